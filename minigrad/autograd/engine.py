@@ -1,0 +1,295 @@
+"""The backward pass: replay the recorded graph in reverse, without recursion.
+
+1. From the roots, walk `next_functions` once (an explicit stack) to count, for every node,
+   how many edges lead into it.
+2. Run nodes from a ready queue, later-created nodes first (as PyTorch orders them): a node is
+   ready when every edge into it has delivered its gradient. Gradients arriving on the same
+   edge are summed.
+3. After a node runs, its saved tensors are released unless `retain_graph`.
+`AccumulateGrad` nodes add into the leaves' `.grad`; `autograd.grad` instead captures the
+gradients flowing into the requested inputs and leaves `.grad` alone.
+"""
+import heapq
+import sys
+
+from .function import AccumulateGrad
+from .grad_mode import state
+
+
+def _make_grads(outputs, grad_outputs):
+    from ..tensor import Tensor
+
+    grads = []
+    for i, t in enumerate(outputs):
+        g = None if grad_outputs is None else grad_outputs[i]
+        if g is None:
+            if not t.requires_grad:
+                grads.append(None)
+                continue
+            if t.data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            xp = _xp(t.data)
+            g = Tensor(xp.ones(t.data.shape, dtype=t.data.dtype))
+        else:
+            if not isinstance(g, Tensor):
+                xp = _xp(t.data)
+                g = Tensor(xp.asarray(g, dtype=t.data.dtype))
+            if tuple(g.shape) != tuple(t.shape):
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
+                    f"a shape of {t.shape}."
+                )
+        grads.append(g)
+    return grads
+
+
+def _xp(a):
+    from ..device import array_module
+
+    return array_module(a)
+
+
+def _roots(outputs):
+    for i, t in enumerate(outputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+
+
+def _dependencies(root_nodes):
+    """Number of edges into each node reachable from the roots (iterative DFS)."""
+    deps = {}
+    seen = set()
+    stack = [n for n in root_nodes if n is not None]
+    for n in stack:
+        seen.add(n)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps, seen
+
+
+def _needed(root_nodes, deps, targets):
+    """Nodes with a target downstream: only those run when `inputs` is given (targets are captured
+    before they would run)."""
+    # reverse topological order via the dependency counts, then propagate "reaches a target"
+    order, counts = [], dict(deps)
+    ready = [n for n in root_nodes if n is not None and counts.get(n, 0) == 0]
+    seen_roots = set()
+    ready = [n for n in ready if not (n in seen_roots or seen_roots.add(n))]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            counts[nxt] -= 1
+            if counts[nxt] == 0:
+                ready.append(nxt)
+    needed = set()
+    for node in reversed(order):
+        if any(nxt in needed or nxt in targets for nxt, _ in node.next_functions if nxt is not None):
+            needed.add(node)
+    return needed
+
+
+def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumulate=True):
+    """Run the graph from `outputs`; returns {(node, nr): grad} for the `capture` edges."""
+    _roots(outputs)
+    grads = _make_grads(outputs, grad_outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+
+    root_edges = []
+    for t, g in zip(outputs, grads):
+        if g is not None:
+            root_edges.append((t._edge(), g))
+    root_nodes = [e[0] for e, _ in root_edges]
+    deps, _ = _dependencies(root_nodes)
+    for n in root_nodes:
+        deps.setdefault(n, 0)
+
+    needed = None
+    if capture is not None:
+        needed = _needed(root_nodes, deps, {node for node, _ in capture})
+
+    buffers = {}  # node -> list of summed grads, one per output_nr
+    for (node, nr), g in root_edges:
+        _add_to_buffer(buffers, node, nr, g)
+
+    captured = {}
+    ready = []
+    queued = set()
+    for node in root_nodes:
+        if deps[node] == 0 and node not in queued:
+            queued.add(node)
+            heapq.heappush(ready, (-node._seq, id(node), node))
+
+    prev_mode = state.grad_enabled
+    state.grad_enabled = bool(create_graph)
+    try:
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            node_grads = buffers.pop(node, None) or []
+            node_grads = _run_pre_hooks(node, node_grads)
+            if capture is not None:
+                for nr, g in enumerate(node_grads):
+                    if (node, nr) in capture:
+                        captured[(node, nr)] = g
+            skip = needed is not None and node not in needed
+            if isinstance(node, AccumulateGrad):
+                if not skip and accumulate and node_grads and node_grads[0] is not None:
+                    node.apply(node_grads[0])
+                continue
+            results = None
+            if not skip and any(g is not None for g in node_grads):
+                n_out = len(node._output_meta)
+                node_grads = list(node_grads) + [None] * (n_out - len(node_grads))
+                results = node.apply(*node_grads)
+                if node._post_hooks:
+                    for hook in node._post_hooks:
+                        r = hook(results, tuple(node_grads))
+                        if r is not None:
+                            results = r
+                if not retain_graph:
+                    node.release_saved()
+            for i, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                g = results[i] if results is not None else None
+                if g is not None:
+                    _add_to_buffer(buffers, nxt, nr, g, node)
+                deps[nxt] -= 1
+                if deps[nxt] == 0 and nxt not in queued:
+                    queued.add(nxt)
+                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+    finally:
+        state.grad_enabled = prev_mode
+    return captured
+
+
+def _add_to_buffer(buffers, node, nr, g, producer=None):
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = []
+    while len(buf) <= nr:
+        buf.append(None)
+    if buf[nr] is None:
+        buf[nr] = g
+    else:
+        buf[nr] = buf[nr] + g  # a Tensor add, so create_graph records it
+
+
+def _run_pre_hooks(node, grads):
+    """Tensor hooks on this node's outputs (register_hook, retain_grad) may replace a gradient."""
+    hooks = node._pre_hooks
+    if not hooks and not (isinstance(node, AccumulateGrad) and node.variable._hooks):
+        return grads
+    grads = list(grads)
+    if isinstance(node, AccumulateGrad):
+        hooks = {0: node.variable._hooks or []}
+    for nr, fns in hooks.items():
+        if nr >= len(grads) or grads[nr] is None:
+            continue
+        # retain_grad's hook runs last, so it sees what the other hooks made of the gradient
+        ordered = [f for f in fns if not _is_retain(f)] + [f for f in fns if _is_retain(f)]
+        for fn in ordered:
+            r = fn(grads[nr])
+            if r is not None:
+                grads[nr] = r
+    return grads
+
+
+def _is_retain(fn):
+    return type(fn).__name__ == "_RetainGrad"
+
+
+def accumulate_into_leaf(variable, grad):
+    """`.grad += grad`, in place when possible; the first gradient is adopted without a copy when
+    nothing else holds its array (as PyTorch steals a gradient whose use count is one)."""
+    from ..tensor import Tensor
+
+    if tuple(grad.data.shape) != tuple(variable.data.shape):
+        raise RuntimeError(
+            f"Function AccumulateGrad returned an invalid gradient - got {list(grad.data.shape)} "
+            f"but expected shape compatible with {list(variable.data.shape)}"
+        )
+    if grad.data.dtype != variable.data.dtype:
+        grad = Tensor(grad.data.astype(variable.data.dtype))
+    old = variable.grad
+    if old is None:
+        if state.grad_enabled:  # create_graph: keep the graph of the gradient
+            variable.grad = grad
+            return
+        arr = grad.data
+        # references: the Tensor's slot, `arr` here, and getrefcount's argument
+        owned = getattr(arr, "base", None) is None and sys.getrefcount(arr) <= 3 and arr.flags.writeable
+        variable.grad = Tensor(arr if owned and arr.flags.c_contiguous else arr.copy())
+    elif state.grad_enabled or old.requires_grad:
+        variable.grad = old + grad
+    else:
+        old.data += grad.data
+        old._bump_version()
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(tensors)/d(leaves) into the leaves' `.grad` (or only into `inputs`')."""
+    from ..tensor import Tensor
+
+    if isinstance(tensors, Tensor):
+        tensors = [tensors]
+    if isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors]
+    if inputs is None:
+        run_backward(list(tensors), grad_tensors, retain_graph, create_graph)
+        return
+    if isinstance(inputs, Tensor):
+        inputs = [inputs]
+    inputs = list(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    edges = [t._edge() for t in inputs]
+    captured = run_backward(list(tensors), grad_tensors, retain_graph, create_graph, capture=set(edges), accumulate=False)
+    for t, e in zip(inputs, edges):
+        g = captured.get(e)
+        if g is None:
+            continue
+        if t.grad_fn is None:
+            accumulate_into_leaf(t, g)
+        else:
+            t.grad = g if t.grad is None else t.grad + g
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+    """Gradients of `outputs` w.r.t. `inputs`, returned (not accumulated into `.grad`).
+
+    With `create_graph=True` the backward pass is itself recorded, so the result can be
+    differentiated again (Hessian-vector products, gradient penalties).
+    """
+    from ..tensor import Tensor
+
+    single = isinstance(inputs, Tensor)
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if single else list(inputs)
+    if isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    edges = [t._edge() for t in inputs]
+    captured = run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=set(edges), accumulate=False)
+    result = []
+    for t, e in zip(inputs, edges):
+        g = captured.get(e)
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                "One of the differentiated Tensors appears to not have been used in the graph. "
+                "Set allow_unused=True if this is the desired behavior."
+            )
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,346 @@
+"""Backward nodes and `Function`, the one mechanism behind every differentiable op.
+
+An op is a `Function` subclass with two static methods side by side:
+  forward(ctx, *args)  -> array(s) or Tensor(s)   computed on the inputs' arrays
+  backward(ctx, *grads) -> one grad per forward arg (None where there is none)
+`Function.apply` runs forward and, when grad mode is on and an input requires grad, makes
+`ctx` a backward node: an instance of the op's node class (`MulBackward0`, ...) holding
+`next_functions` edges to its inputs' nodes and the tensors forward saved. As in PyTorch,
+the ctx that forward fills IS the node that backward later runs on.
+"""
+import itertools
+import weakref
+
+from .grad_mode import state
+
+_sequence = itertools.count()
+
+
+class Node:
+    """A node of the backward graph. `next_functions` is a tuple of (node or None, output_nr)."""
+
+    _freed = False
+    _pre_hooks = None  # {output_nr: [fn(grad) -> grad or None]}: tensor hooks on non-leaf outputs
+    _post_hooks = None
+
+    def name(self):
+        """The node's name, e.g. 'MulBackward0' (as PyTorch's `grad_fn.name()`)."""
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+    def register_hook(self, fn):
+        """`fn(grad_inputs, grad_outputs)` runs after this node's backward."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return _RemovableHandle(self._post_hooks, fn)
+
+    def _register_tensor_hook(self, output_nr, fn):
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        hooks = self._pre_hooks.setdefault(output_nr, [])
+        hooks.append(fn)
+        return _RemovableHandle(hooks, fn)
+
+
+class _RemovableHandle:
+    __slots__ = ("hooks", "fn")
+
+    def __init__(self, hooks, fn):
+        self.hooks, self.fn = hooks, fn
+
+    def remove(self):
+        if self.fn in self.hooks:
+            self.hooks.remove(self.fn)
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf: adds the incoming gradient into `variable.grad`."""
+
+    def __init__(self, variable):
+        self.variable = variable
+        self.next_functions = ()
+        self._seq = next(_sequence)
+
+    def apply(self, grad):
+        """Accumulate `grad` into the leaf, after the leaf's hooks (which may replace it)."""
+        from .engine import accumulate_into_leaf
+
+        accumulate_into_leaf(self.variable, grad)
+        return ()
+
+
+_MISSING = object()
+
+
+class SavedTensor:
+    """A tensor saved for backward, remembering its version so later in-place edits are caught.
+
+    With saved-tensor hooks active (`autograd.graph.saved_tensors_hooks`), what is kept is
+    whatever `pack_hook(tensor)` returned, given back through `unpack_hook` when needed.
+    """
+
+    __slots__ = ("tensor", "packed", "unpack_hook", "version", "counter", "is_output", "shape", "legacy")
+
+    def __init__(self, t, is_output=False):
+        self.counter = t._version_counter
+        self.version = self.counter[0]
+        self.is_output = is_output
+        self.shape = t.data.shape
+        self.legacy = t.dtype._legacy
+        hooks = state.saved_tensors_hooks
+        if hooks:
+            pack, self.unpack_hook = hooks[-1]
+            self.packed = pack(t)
+            self.tensor = None
+        else:
+            self.tensor, self.packed, self.unpack_hook = t, _MISSING, None
+
+    def unpack(self, node):
+        """The saved tensor, after checking it was neither freed nor modified in place."""
+        if self.counter is None:
+            raise RuntimeError(FREED_MESSAGE)
+        if self.counter[0] != self.version:
+            dims = ", ".join(str(s) for s in self.shape)
+            where = f", which is output 0 of {node.name()}," if self.is_output else ""
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [minigrad.{self.legacy} [{dims}]]{where} is at version "
+                f"{self.counter[0]}; expected version {self.version} instead. Hint: the backtrace "
+                "further above shows the operation that failed to compute its gradient. The variable "
+                "in question was changed in there or anywhere later. Good luck!"
+            )
+        if self.packed is not _MISSING:
+            return self.unpack_hook(self.packed)
+        return self.tensor
+
+    def release(self):
+        self.tensor = self.packed = self.unpack_hook = None
+        self.counter = None
+
+    def nbytes(self):
+        """Bytes held by what was saved (a packed value counts if it is a tensor)."""
+        t = self.tensor if self.packed is _MISSING else self.packed
+        data = getattr(t, "data", None)
+        return int(getattr(data, "nbytes", 0))
+
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+class BackwardNode(Node):
+    """Node of a `Function`; the ctx of its forward. Subclassed once per Function."""
+
+    _forward_cls = None
+    _saved = None
+    _saved_output_nr = None
+
+    def save_for_backward(self, *tensors):
+        """Save tensors (or None) for backward; read them back as `ctx.saved_tensors`."""
+        self._saved = [None if t is None else SavedTensor(t) for t in tensors]
+        self._names = None
+
+    def save(node, /, **named):
+        """Save tensors under PyTorch's names (`self=`, `other=`): seen as `_saved_self`, ..."""
+        node._saved = [None if t is None else SavedTensor(t) for t in named.values()]
+        node._names = tuple(named)
+
+    @property
+    def saved_tensors(self):
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(None if s is None else s.unpack(self) for s in (self._saved or ()))
+
+    def __getattr__(self, attr):
+        # _saved_self, _saved_other, _saved_result, ...: the saved tensors by name, as PyTorch shows them
+        if attr.startswith("_saved_") and attr != "_saved_output_nr":
+            names = self.__dict__.get("_names") or ()
+            key = attr[len("_saved_"):]
+            if key in names:
+                if self._freed:
+                    raise RuntimeError(FREED_MESSAGE)
+                s = self._saved[names.index(key)]
+                return None if s is None else s.unpack(self)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+    def mark_dirty(self, *tensors):
+        """Declare inputs that forward modified in place (their versions are bumped)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *outputs):
+        """Declare outputs (arrays or tensors returned by forward) that have no gradient."""
+        self._non_diff = {id(o) for o in outputs}
+
+    def set_materialize_grads(self, value):
+        self._materialize = bool(value)
+
+    def apply(self, *grads):
+        """Run the op's backward; returns one grad per tensor input (in `next_functions` order)."""
+        if getattr(self, "_materialize", True) and any(g is None for g in grads):
+            from ..tensor import _zeros_like_meta
+
+            grads = tuple(_zeros_like_meta(m) if g is None else g for g, m in zip(grads, self._output_meta))
+        out = self._forward_cls.backward(self, *grads)
+        if not isinstance(out, tuple):
+            out = (out,)
+        pos = self._tensor_positions
+        if len(out) != self._n_args:
+            if len(out) == len(pos):  # backward returned grads for the tensor inputs only
+                return out
+            raise RuntimeError(
+                f"function {self.name()} returned an incorrect number of gradients "
+                f"(expected {self._n_args}, got {len(out)})"
+            )
+        return tuple(out[i] for i in pos)
+
+    def release_saved(self):
+        """Free saved tensors (called after backward unless retain_graph)."""
+        if self._saved:
+            for s in self._saved:
+                if s is not None:
+                    s.release()
+            self._freed = True
+
+    def saved_nbytes(self):
+        """Bytes held by this node's saved tensors."""
+        return sum(s.nbytes() for s in (self._saved or ()) if s is not None)
+
+
+class _Never:
+    """needs_input_grad when nothing is recorded: False for every input."""
+
+    def __getitem__(self, i):
+        return False
+
+    def __iter__(self):
+        return iter(())
+
+    def __bool__(self):
+        return False
+
+
+class _ForwardOnlyContext:
+    """The ctx a forward gets when nothing will be recorded: saving is a no-op."""
+
+    needs_input_grad = _Never()
+
+    def save_for_backward(self, *tensors):
+        pass
+
+    def save(ctx, /, **named):
+        pass
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *outputs):
+        pass
+
+    def set_materialize_grads(self, value):
+        pass
+
+
+class FunctionMeta(type):
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        node_name = attrs.get("node_name") or f"{name}Backward"
+        cls._backward_cls = type(node_name, (BackwardNode,), {"_forward_cls": cls, "__module__": cls.__module__})
+
+
+class Function(metaclass=FunctionMeta):
+    """Base class of every differentiable op, built-in or user-defined (as `torch.autograd.Function`).
+
+    Subclasses define `forward(ctx, *args)` and `backward(ctx, *grad_outputs)` as static
+    methods and are called through `apply`. A built-in op's forward returns arrays; a user
+    Function's forward may return Tensors, as in PyTorch.
+    """
+
+    node_name = None
+    saves_result = False  # the op saves its output as `_saved_result` (exp, tanh, sigmoid, ...)
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args):
+        from ..tensor import Tensor, wrap_outputs
+
+        record = False
+        if state.grad_enabled:
+            for a in args:
+                if type(a) is Tensor or isinstance(a, Tensor):
+                    if a.requires_grad:
+                        record = True
+                        break
+        if not record:
+            ctx = _ForwardOnlyContext()
+            out = cls.forward(ctx, *args)
+            return wrap_outputs(out, None, args, ctx)
+
+        node = cls._backward_cls()
+        node._seq = next(_sequence)
+        needs, edges, pos = [], [], []
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                pos.append(i)
+                edges.append(a._edge())
+                needs.append(a.requires_grad)
+            else:
+                needs.append(False)
+        node.needs_input_grad = tuple(needs)
+        node.next_functions = tuple(edges)
+        node._tensor_positions = pos
+        node._n_args = len(args)
+        with _no_grad_inside():
+            out = cls.forward(node, *args)
+        return wrap_outputs(out, node, args, node)
+
+
+class _no_grad_inside:
+    """Forward bodies of user Functions run with grad mode off, as in PyTorch."""
+
+    __slots__ = ("prev",)
+
+    def __enter__(self):
+        self.prev = state.grad_enabled
+        state.grad_enabled = False
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self.prev
+
+
+class once_differentiable:
+    """Marks a backward that works on raw arrays: differentiating it again raises an error."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, ctx, *grads):
+        if state.grad_enabled and any(g is not None and g.requires_grad for g in grads):
+            raise RuntimeError(
+                f"{ctx.name()} is not differentiable twice: its backward is implemented on raw arrays "
+                "(create_graph=True through it is not supported)"
+            )
+        return self.fn(ctx, *grads)
+
+
+def leaf_accumulator(t):
+    """The AccumulateGrad node of leaf `t`, one per leaf (held weakly by the leaf, as in PyTorch)."""
+    ref = t._grad_accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        t._grad_accumulator = weakref.ref(node)
+    return node

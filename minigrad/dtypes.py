@@ -1,0 +1,126 @@
+"""dtypes with PyTorch's names, and PyTorch's type-promotion rule.
+
+A `dtype` is a thin named wrapper over a numpy dtype, so that `t.dtype` prints
+`minigrad.float32` as PyTorch prints `torch.float32`, while the arrays stay plain
+numpy/cupy arrays.
+"""
+import builtins
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type: `minigrad.float32`, `float64`, `int64`, `bool`, ..."""
+
+    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_legacy")
+
+    def __init__(self, name, np_dtype, legacy):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = self.np.kind == "f"
+        self.itemsize = self.np.itemsize
+        self._legacy = legacy  # PyTorch's legacy type name, used in its error texts
+
+    def __repr__(self):
+        return f"minigrad.{self.name}"
+
+    def __eq__(self, other):
+        if isinstance(other, dtype):
+            return self.np == other.np
+        try:
+            return self.np == np.dtype(other)
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self):
+        return hash(self.np)
+
+
+float16 = dtype("float16", np.float16, "HalfTensor")
+float32 = dtype("float32", np.float32, "FloatTensor")
+float64 = dtype("float64", np.float64, "DoubleTensor")
+int8 = dtype("int8", np.int8, "CharTensor")
+uint8 = dtype("uint8", np.uint8, "ByteTensor")
+int16 = dtype("int16", np.int16, "ShortTensor")
+uint16 = dtype("uint16", np.uint16, "UInt16Tensor")
+int32 = dtype("int32", np.int32, "IntTensor")
+int64 = dtype("int64", np.int64, "LongTensor")
+bool_ = dtype("bool", np.bool_, "BoolTensor")
+half, float, double, long, int = float16, float32, float64, int64, int32  # PyTorch aliases
+
+_BY_NP = {d.np: d for d in (float16, float32, float64, int8, uint8, int16, uint16, int32, int64, bool_)}
+_BY_NAME = {d.name: d for d in _BY_NP.values()}
+_BY_NAME.update(half=half, float=float32, double=float64, long=int64, int=int32)
+
+default_float = float32
+
+
+def get_dtype(d):
+    """Normalize a minigrad dtype, numpy dtype, Python type or name to a minigrad dtype."""
+    if isinstance(d, dtype):
+        return d
+    if isinstance(d, str):
+        if d in _BY_NAME:
+            return _BY_NAME[d]
+        raise TypeError(f"unknown dtype {d!r}")
+    if d is builtins.float:
+        return default_float
+    if d is builtins.int:
+        return int64
+    if d is builtins.bool:
+        return bool_
+    try:
+        return _BY_NP[np.dtype(d)]
+    except (TypeError, KeyError):
+        raise TypeError(f"unsupported dtype {d!r}") from None
+
+
+def from_numpy_dtype(npd):
+    """The minigrad dtype of an array's numpy dtype."""
+    try:
+        return _BY_NP[npd]
+    except KeyError:
+        raise TypeError(f"arrays of dtype {npd} are not supported (use float32, float64, int64 or bool)") from None
+
+
+def _category(npd):
+    """0 bool, 1 integer, 2 floating: promotion moves up these categories only."""
+    return 2 if npd.kind == "f" else (0 if npd.kind == "b" else 1)
+
+
+def _combine(higher, lower):
+    # PyTorch's combine_categories: a lower-priority operand (0-dim tensor, then Python scalar)
+    # only changes the result when it is of a higher category.
+    if higher is None:
+        return lower
+    if lower is None or higher.kind == "f":
+        return higher
+    if higher.kind == "b" or lower.kind == "f":
+        return np.promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands):
+    """PyTorch's promotion: dimensioned tensors, then 0-dim tensors, then Python scalars.
+
+    `float32 tensor * 2.0` stays float32; `int64 tensor * 2.0` becomes float32 (the default
+    float), not float64 as numpy would make it.
+    """
+    dim = zero = scalar = None
+    for x in operands:
+        data = getattr(x, "data", None)
+        if data is not None and hasattr(data, "dtype"):
+            if data.ndim:
+                dim = data.dtype if dim is None else np.promote_types(dim, data.dtype)
+            else:
+                zero = data.dtype if zero is None else np.promote_types(zero, data.dtype)
+        else:
+            t = type(x)
+            if t is builtins.bool or isinstance(x, np.bool_):
+                s = np.dtype(np.bool_)
+            elif isinstance(x, (builtins.int, np.integer)):
+                s = np.dtype(np.int64)
+            else:
+                s = default_float.np
+            scalar = s if scalar is None else np.promote_types(scalar, s)
+    return _combine(dim, _combine(zero, scalar))

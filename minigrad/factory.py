@@ -1,0 +1,205 @@
+"""Tensor factories with PyTorch's names and signatures: tensor, zeros, ones, randn, arange, ..."""
+import builtins
+
+import numpy as np
+
+from . import dtypes, random
+from .device import module_for, to_device
+from .tensor import Tensor
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (builtins.int, np.integer)) or s < 0:
+            raise RuntimeError(f"size must be a sequence of non-negative ints, got {list(size)}")
+    return tuple(builtins.int(s) for s in size)
+
+
+def _dt(dtype, default=None):
+    return (dtypes.get_dtype(dtype) if dtype is not None else default or dtypes.default_float).np
+
+
+def _make(array, requires_grad):
+    t = Tensor(array)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(data):
+    """PyTorch's inference for Python data: bools stay bool, ints are int64, floats float32."""
+    flat = data
+    while isinstance(flat, (list, tuple)) and flat:
+        flat = flat[0]
+    if isinstance(flat, (bool, np.bool_)):
+        return np.bool_
+    if isinstance(flat, (builtins.int, np.integer)):
+        arr = np.asarray(data)
+        return np.int64 if arr.dtype.kind in "iu" else dtypes.default_float.np
+    return dtypes.default_float.np
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new leaf tensor holding a copy of `data` (a number, nested lists, an array or a Tensor)."""
+    xp = module_for(device)
+    if isinstance(data, Tensor):
+        data = data.data
+    if hasattr(data, "dtype") and hasattr(data, "shape"):
+        arr = data.astype(_dt(dtype)) if dtype is not None else data.copy()
+        if arr.dtype == np.float16 and dtype is None:
+            pass
+        arr = to_device(arr, device) if device is not None else arr
+        return _make(arr, requires_grad)
+    dt = _dt(dtype) if dtype is not None else _infer_dtype(data)
+    try:
+        arr = np.array(data, dtype=dt)
+    except (ValueError, TypeError) as e:
+        raise TypeError(f"could not make a tensor from {type(data).__name__}: {e}") from None
+    return _make(xp.asarray(arr) if xp is not np else arr, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like `tensor`, but shares memory with an array of the right dtype and device."""
+    if isinstance(data, Tensor) and dtype is None and device is None:
+        return data
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt(dtype)) and device in (None, "cpu"):
+        return Tensor(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array):
+    """A tensor sharing memory with a numpy array."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    dtypes.from_numpy_dtype(array.dtype)
+    return Tensor(array)
+
+
+def _filled(fill, size, dtype, device, requires_grad):
+    xp = module_for(device)
+    dt = _dt(dtype)
+    if fill == "empty":
+        arr = xp.empty(_size(size), dtype=dt)
+    elif fill == 0:
+        arr = xp.zeros(_size(size), dtype=dt)
+    elif fill == 1:
+        arr = xp.ones(_size(size), dtype=dt)
+    else:
+        arr = xp.full(_size(size), fill, dtype=dt)
+    return _make(arr, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros of shape `size`."""
+    return _filled(0, size, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones of shape `size`."""
+    return _filled(1, size, dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """An uninitialised tensor of shape `size`."""
+    return _filled("empty", size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape `size` filled with `fill_value` (dtype inferred from it, as PyTorch does)."""
+    if dtype is None:
+        dtype = np.bool_ if isinstance(fill_value, bool) else np.int64 if isinstance(fill_value, builtins.int) else None
+    if not isinstance(size, (tuple, list)):
+        size = (size,)
+    return _filled(fill_value, tuple(size), dtype, device, requires_grad)
+
+
+def _like(t, dtype, device):
+    return (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
+
+
+def zeros_like(input, dtype=None, device=None, requires_grad=False):
+    dt, dev = _like(input, dtype, device)
+    return zeros(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def ones_like(input, dtype=None, device=None, requires_grad=False):
+    dt, dev = _like(input, dtype, device)
+    return ones(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def empty_like(input, dtype=None, device=None, requires_grad=False):
+    dt, dev = _like(input, dtype, device)
+    return empty(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+    dt, dev = _like(input, dtype, device)
+    return full(tuple(input.shape), fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """Values from start (inclusive) to end (exclusive); int64 unless a bound is a float."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_int = builtins.all(isinstance(v, (builtins.int, np.integer)) for v in (start, end, step))
+        dtype = np.int64 if is_int else None
+    xp = module_for(device)
+    return _make(xp.arange(start, end, step, dtype=_dt(dtype)), requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    xp = module_for(device)
+    return _make(xp.linspace(start, end, steps, dtype=_dt(dtype)), requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    xp = module_for(device)
+    return _make(xp.eye(n, m, dtype=_dt(dtype)), requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    """Samples of N(0, 1) from the seeded default generator."""
+    xp = module_for(device)
+    rng = generator or random.generator(xp)
+    dt = _dt(dtype)
+    if dt.kind != "f":
+        raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{dtypes.get_dtype(dt)._legacy[:-6]}'")
+    return _make(rng.standard_normal(_size(size), dtype=dt), requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    """Samples of U[0, 1) from the seeded default generator."""
+    xp = module_for(device)
+    rng = generator or random.generator(xp)
+    return _make(rng.random(_size(size), dtype=_dt(dtype)), requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
+    """Integers uniform in [low, high) (int64 by default)."""
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    if high is None:
+        low, high = 0, low
+    xp = module_for(device)
+    rng = generator or random.generator(xp)
+    return Tensor(rng.integers(low, high, size=_size((size,) if isinstance(size, builtins.int) else size)).astype(
+        _dt(dtype, dtypes.int64)))
+
+
+def randperm(n, dtype=None, device=None, generator=None):
+    xp = module_for(device)
+    rng = generator or random.generator(xp)
+    return Tensor(rng.permutation(n).astype(_dt(dtype, dtypes.int64)))
+
+
+def randn_like(input, dtype=None, device=None, requires_grad=False):
+    dt, dev = _like(input, dtype, device)
+    return randn(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def rand_like(input, dtype=None, device=None, requires_grad=False):
+    dt, dev = _like(input, dtype, device)
+    return rand(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)

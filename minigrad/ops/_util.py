@@ -1,0 +1,107 @@
+"""The shared mechanisms every op uses: operand promotion, broadcast-gradient reduction."""
+import builtins
+
+import numpy as np
+
+from ..device import array_module
+from ..dtypes import result_type
+from ..tensor import Tensor
+
+
+def broadcast_shapes(a, b):
+    """The broadcast of two shapes, or PyTorch's error naming the mismatching sizes."""
+    out = []
+    for i in range(1, builtins.max(len(a), len(b)) + 1):
+        x = a[-i] if i <= len(a) else 1
+        y = b[-i] if i <= len(b) else 1
+        if x != y and x != 1 and y != 1:
+            dim = builtins.max(len(a), len(b)) - i
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                f"dimension {dim} (shapes {list(a)} and {list(b)})"
+            )
+        out.append(x if y == 1 else y)
+    return tuple(reversed(out))
+
+
+def as_tensor_like(x, ref, dtype):
+    """A Python scalar or array as a (non-grad) tensor of `dtype` on `ref`'s device."""
+    xp = array_module(ref.data)
+    return Tensor(xp.asarray(x, dtype=dtype))
+
+
+def binary_operands(a, b):
+    """Promote two operands (tensors or Python scalars) to one dtype, as PyTorch does.
+
+    A Python scalar becomes a 0-dim tensor (it shows in `next_functions` as (None, 0), as in
+    PyTorch), and does not upcast a float32 tensor.
+    """
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    if ta and tb:
+        da, db = a.data, b.data
+        if da.dtype == db.dtype:
+            if da.shape != db.shape:
+                broadcast_shapes(da.shape, db.shape)
+            return a, b
+        dt = result_type(a, b)
+        if da.shape != db.shape:
+            broadcast_shapes(da.shape, db.shape)
+        return cast(a, dt), cast(b, dt)
+    if ta:
+        if not isinstance(b, (builtins.int, builtins.float, builtins.bool, np.generic)):
+            if hasattr(b, "shape"):
+                b = Tensor(b)
+                return binary_operands(a, b)
+            raise TypeError(f"unsupported operand type: Tensor and {type(b).__name__}")
+        dt = result_type(a, b)
+        return cast(a, dt), as_tensor_like(b, a, dt)
+    if tb:
+        x, y = binary_operands(b, a)
+        return y, x
+    raise TypeError("at least one operand must be a Tensor")
+
+
+def cast(t, dt):
+    """`t` converted to numpy dtype `dt` (recorded, when it requires grad)."""
+    if t.data.dtype == dt:
+        return t
+    from .shape import to_copy
+
+    return to_copy(t, dtype=dt)
+
+
+def sum_to(g, shape):
+    """Reduce a broadcast gradient `g` back to `shape`: the one place broadcasting is undone."""
+    gshape = g.data.shape
+    if gshape == tuple(shape):
+        return g
+    lead = len(gshape) - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1
+    )
+    out = g.sum(dim=dims, keepdim=True) if dims else g
+    if lead:
+        out = out.reshape(tuple(shape))
+    return out
+
+
+def normalize_dim(dim, ndim):
+    """A dim in [0, ndim), or PyTorch's IndexError for one out of range."""
+    n = builtins.max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def normalize_dims(dim, ndim):
+    """A tuple of dims for a reduction; None means all."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (builtins.int, np.integer)):
+        return (normalize_dim(builtins.int(dim), ndim),)
+    return tuple(sorted(normalize_dim(d, ndim) for d in dim))
+
+
+def float_only(t, opname):
+    if t.data.dtype.kind != "f":
+        raise RuntimeError(f"{opname}: expected a floating point tensor, got {t.dtype}")

@@ -1,0 +1,598 @@
+"""Elementwise ops. Each forward works on arrays; each backward is written in Tensor ops, so a
+backward run with create_graph=True is itself recorded (second derivatives come free)."""
+import builtins
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..device import array_module
+from ..tensor import Tensor
+from ._util import as_tensor_like, binary_operands, float_only, sum_to
+
+
+# ---- binary arithmetic ------------------------------------------------------------------
+class Add(Function):
+    node_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a.data + b.data
+
+    @staticmethod
+    def backward(ctx, g):  # d(a+b) = da + db
+        a_shape, b_shape = ctx._shapes
+        return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(g, b_shape) if ctx.needs_input_grad[1] else None)
+
+
+class Sub(Function):
+    node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a.data - b.data
+
+    @staticmethod
+    def backward(ctx, g):  # d(a-b) = da - db
+        a_shape, b_shape = ctx._shapes
+        return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(-g, b_shape) if ctx.needs_input_grad[1] else None)
+
+
+class Mul(Function):
+    node_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a if ctx.needs_input_grad[1] else None, other=b if ctx.needs_input_grad[0] else None)
+        return a.data * b.data
+
+    @staticmethod
+    def backward(ctx, g):  # d(ab) = b da + a db
+        a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx._shapes
+        return (sum_to(g * b, a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(g * a, b_shape) if ctx.needs_input_grad[1] else None)
+
+
+class Div(Function):
+    node_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a if ctx.needs_input_grad[1] else None, other=b)
+        return a.data / b.data
+
+    @staticmethod
+    def backward(ctx, g):  # d(a/b) = da/b - a db/b^2
+        a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx._shapes
+        return (sum_to(g / b, a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(-g * a / (b * b), b_shape) if ctx.needs_input_grad[1] else None)
+
+
+class PowScalar(Function):
+    node_name = "PowBackward0"
+
+    @staticmethod
+    def forward(ctx, a, exponent):
+        ctx.save(self=a)
+        ctx.exponent = exponent
+        return a.data ** exponent
+
+    @staticmethod
+    def backward(ctx, g):  # d(a^e) = e a^(e-1) da
+        (a,) = ctx.saved_tensors
+        e = ctx.exponent
+        if e == 0:
+            return g * 0.0, None
+        return g * (e * a ** (e - 1)), None
+
+
+class PowTensor(Function):
+    node_name = "PowBackward1"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a, other=b)
+        return a.data ** b.data
+
+    @staticmethod
+    def backward(ctx, g):  # d(a^b) = b a^(b-1) da + a^b log(a) db
+        a, b, result = ctx.saved_tensors
+        a_shape, b_shape = ctx._shapes
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = sum_to(g * b * a ** (b - 1), a_shape)
+        if ctx.needs_input_grad[1]:
+            # where a == 0 and b >= 0 the gradient is 0, not nan (PyTorch's convention)
+            zero = (a == 0) & (b >= 0)
+            gb = sum_to(where(zero, 0.0, g * result * log(where(zero, 1.0, a))), b_shape)
+        return ga, gb
+
+
+class RPow(Function):
+    node_name = "PowBackward2"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, base, b):
+        ctx.base = base
+        return np.asarray(base, dtype=b.data.dtype) ** b.data if array_module(b.data) is np else base ** b.data
+
+    @staticmethod
+    def backward(ctx, g):  # d(c^b) = c^b log(c) db
+        (result,) = ctx.saved_tensors
+        return None, g * result * float(np.log(ctx.base))
+
+
+class Maximum(Function):
+    node_name = "MaximumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a, other=b)
+        xp = array_module(a.data)
+        return xp.maximum(a.data, b.data)
+
+    @staticmethod
+    def backward(ctx, g):  # the larger input gets the gradient; ties split it in half
+        a, b = ctx.saved_tensors
+        return _minmax_backward(g, a, b, a > b, ctx)
+
+
+class Minimum(Function):
+    node_name = "MinimumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a, other=b)
+        xp = array_module(a.data)
+        return xp.minimum(a.data, b.data)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return _minmax_backward(g, a, b, a < b, ctx)
+
+
+def _minmax_backward(g, a, b, a_wins, ctx):
+    dt = g.data.dtype
+    tie = (a == b).to(dt) * 0.5
+    wa = a_wins.to(dt) + tie
+    a_shape, b_shape = ctx._shapes
+    return (sum_to(g * wa, a_shape) if ctx.needs_input_grad[0] else None,
+            sum_to(g * (1.0 - wa), b_shape) if ctx.needs_input_grad[1] else None)
+
+
+def _binary(cls, a, b):
+    a, b = binary_operands(a, b)
+    out = cls.apply(a, b)
+    if out.grad_fn is not None:
+        out.grad_fn._shapes = (a.data.shape, b.data.shape)
+    return out
+
+
+def add(input, other, alpha=1):
+    """input + alpha * other, broadcasting."""
+    if alpha != 1:
+        other = other * alpha
+    return _binary(Add, input, other)
+
+
+def sub(input, other, alpha=1):
+    """input - alpha * other, broadcasting."""
+    if alpha != 1:
+        other = other * alpha
+    return _binary(Sub, input, other)
+
+
+def rsub(input, other):
+    """other - input (for `2 - t`)."""
+    return _binary(Sub, other, input)
+
+
+def mul(input, other):
+    """input * other, broadcasting."""
+    return _binary(Mul, input, other)
+
+
+def div(input, other, rounding_mode=None):
+    """input / other (true division; int inputs give float32), or floor/trunc division."""
+    if rounding_mode is not None:
+        return _rounded_div(input, other, rounding_mode)
+    a, b = binary_operands(input, other)
+    if a.data.dtype.kind != "f":
+        from ..dtypes import default_float
+        from ._util import cast
+
+        a, b = cast(a, default_float.np), cast(b, default_float.np)
+    out = Div.apply(a, b)
+    if out.grad_fn is not None:
+        out.grad_fn._shapes = (a.data.shape, b.data.shape)
+    return out
+
+
+def _rounded_div(input, other, mode):
+    a, b = binary_operands(input, other)
+    xp = array_module(a.data)
+    q = a.data / b.data
+    q = xp.floor(q) if mode == "floor" else xp.trunc(q)
+    return Tensor(q.astype(a.data.dtype) if a.data.dtype.kind != "f" else q)
+
+
+def rdiv(input, other):
+    return div(other, input)
+
+
+def pow(input, exponent):
+    """input ** exponent, for a tensor or scalar exponent (or a scalar base)."""
+    if not isinstance(input, Tensor):
+        if isinstance(exponent, Tensor) and exponent.data.dtype.kind == "f":
+            return RPow.apply(input, exponent)
+        input = Tensor(np.asarray(input))
+    if isinstance(exponent, Tensor):
+        return _binary(PowTensor, input, exponent)
+    if input.data.dtype.kind != "f" and isinstance(exponent, builtins.float):
+        from ..dtypes import default_float
+
+        input = input.to(default_float)
+    return PowScalar.apply(input, exponent)
+
+
+def maximum(input, other):
+    """Elementwise max of two tensors."""
+    return _binary(Maximum, input, other)
+
+
+def minimum(input, other):
+    """Elementwise min of two tensors."""
+    return _binary(Minimum, input, other)
+
+
+# ---- unary ------------------------------------------------------------------------------
+class Neg(Function):
+    node_name = "NegBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return -a.data
+
+    @staticmethod
+    def backward(ctx, g):  # d(-a) = -da
+        return -g
+
+
+class Exp(Function):
+    node_name = "ExpBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return array_module(a.data).exp(a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d(e^a) = e^a da
+        return g * ctx._saved_result
+
+
+class Log(Function):
+    node_name = "LogBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save(self=a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return array_module(a.data).log(a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d(log a) = da / a
+        return g / ctx._saved_self
+
+
+class Sqrt(Function):
+    node_name = "SqrtBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        with np.errstate(invalid="ignore"):
+            return array_module(a.data).sqrt(a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d(sqrt a) = da / (2 sqrt a)
+        return g / (2.0 * ctx._saved_result)
+
+
+class Rsqrt(Function):
+    node_name = "RsqrtBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 1.0 / array_module(a.data).sqrt(a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d(a^-1/2) = -1/2 a^-3/2 da
+        r = ctx._saved_result
+        return g * (-0.5 * r * r * r)
+
+
+class Tanh(Function):
+    node_name = "TanhBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return array_module(a.data).tanh(a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d(tanh a) = (1 - tanh^2 a) da
+        r = ctx._saved_result
+        return g * (1.0 - r * r)
+
+
+class Sigmoid(Function):
+    node_name = "SigmoidBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        xp = array_module(a.data)
+        # 1/(1+e^-a) overflows for very negative a; tanh form is stable everywhere
+        return 0.5 * (xp.tanh(0.5 * a.data) + 1.0)
+
+    @staticmethod
+    def backward(ctx, g):  # d(s(a)) = s(a) (1 - s(a)) da
+        r = ctx._saved_result
+        return g * (r * (1.0 - r))
+
+
+class Relu(Function):
+    node_name = "ReluBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        return array_module(a.data).maximum(a.data, 0)
+
+    @staticmethod
+    def backward(ctx, g):  # d(relu a) = [a > 0] da
+        return g * (ctx._saved_result > 0).to(g.dtype)
+
+
+class Abs(Function):
+    node_name = "AbsBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save(self=a)
+        return array_module(a.data).abs(a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d|a| = sign(a) da
+        return g * sign(ctx._saved_self)
+
+
+class Sin(Function):
+    node_name = "SinBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save(self=a)
+        return array_module(a.data).sin(a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d(sin a) = cos(a) da
+        return g * cos(ctx._saved_self)
+
+
+class Cos(Function):
+    node_name = "CosBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save(self=a)
+        return array_module(a.data).cos(a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d(cos a) = -sin(a) da
+        return -g * sin(ctx._saved_self)
+
+
+class Clamp(Function):
+    node_name = "ClampBackward1"
+
+    @staticmethod
+    def forward(ctx, a, lo, hi):
+        ctx.save(self=a)
+        ctx.bounds = (lo, hi)
+        return array_module(a.data).clip(a.data, lo, hi)
+
+    @staticmethod
+    def backward(ctx, g):  # gradient passes where lo <= a <= hi
+        a = ctx._saved_self
+        lo, hi = ctx.bounds
+        mask = a == a
+        if lo is not None:
+            mask = mask & (a >= lo)
+        if hi is not None:
+            mask = mask & (a <= hi)
+        return g * mask.to(g.dtype), None, None
+
+
+def _unary(cls, opname):
+    def op(input):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{opname}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        if input.data.dtype.kind != "f":
+            from ..dtypes import default_float
+
+            input = input.to(default_float)
+        return cls.apply(input)
+
+    op.__name__ = opname
+    op.__doc__ = f"Elementwise {opname}; a `{cls.node_name}` node records it."
+    return op
+
+
+exp = _unary(Exp, "exp")
+log = _unary(Log, "log")
+sqrt = _unary(Sqrt, "sqrt")
+rsqrt = _unary(Rsqrt, "rsqrt")
+tanh = _unary(Tanh, "tanh")
+sigmoid = _unary(Sigmoid, "sigmoid")
+sin = _unary(Sin, "sin")
+cos = _unary(Cos, "cos")
+
+
+def neg(input):
+    """-input."""
+    return Neg.apply(input)
+
+
+def relu(input):
+    """max(input, 0)."""
+    return Relu.apply(input)
+
+
+def abs(input):
+    """|input|."""
+    return Abs.apply(input)
+
+
+def clamp(input, min=None, max=None):
+    """input clipped to [min, max] (either may be None)."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return Clamp.apply(input, min, max)
+
+
+clip = clamp
+
+
+def sign(input):
+    """-1, 0 or 1 elementwise (no gradient)."""
+    return Tensor(array_module(input.data).sign(input.data))
+
+
+def square(input):
+    return input * input
+
+
+# ---- selection --------------------------------------------------------------------------
+class Where(Function):
+    node_name = "WhereBackward0"
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        ctx.save(condition=cond)
+        return array_module(a.data).where(cond.data, a.data, b.data)
+
+    @staticmethod
+    def backward(ctx, g):  # the gradient goes to whichever input was picked
+        cond = ctx._saved_condition
+        zero = g.new_zeros(())
+        a_shape, b_shape = ctx._shapes
+        return (None,
+                sum_to(where(cond, g, zero), a_shape) if ctx.needs_input_grad[1] else None,
+                sum_to(where(cond, zero, g), b_shape) if ctx.needs_input_grad[2] else None)
+
+
+def where(condition, input, other):
+    """Pick `input` where `condition` holds, else `other` (scalars allowed)."""
+    if not isinstance(condition, Tensor):
+        condition = Tensor(np.asarray(condition))
+    if condition.data.dtype != np.bool_:
+        condition = Tensor(condition.data.astype(bool))
+    a, b = binary_operands(input, other)
+    out = Where.apply(condition, a, b)
+    if out.grad_fn is not None:
+        out.grad_fn._shapes = (a.data.shape, b.data.shape)
+    return out
+
+
+class MaskedFill(Function):
+    node_name = "MaskedFillBackward0"
+
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        ctx.save(mask=mask)
+        xp = array_module(a.data)
+        v = value.data if isinstance(value, Tensor) else value
+        return xp.where(mask.data, xp.asarray(v, dtype=a.data.dtype), a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # filled positions get no gradient
+        mask = ctx._saved_mask
+        return where(mask, g.new_zeros(()), g), None, None
+
+
+def masked_fill(input, mask, value):
+    """`input` with `value` wherever the boolean `mask` (broadcastable) is True."""
+    if not isinstance(mask, Tensor):
+        mask = Tensor(np.asarray(mask))
+    if mask.data.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    from ._util import broadcast_shapes
+
+    shape = broadcast_shapes(input.data.shape, mask.data.shape)
+    if shape != input.data.shape:
+        raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not broadcast to input of shape {list(input.shape)}")
+    return MaskedFill.apply(input, mask, value)
+
+
+# ---- comparisons and logic (no gradient) -------------------------------------------------
+def _compare(ufunc_name):
+    def op(input, other):
+        a, b = binary_operands(input, other)
+        xp = array_module(a.data)
+        return Tensor(getattr(xp, ufunc_name)(a.data, b.data))
+
+    op.__name__ = ufunc_name
+    op.__doc__ = f"Elementwise {ufunc_name} (a bool tensor, no gradient)."
+    return op
+
+
+eq = _compare("equal")
+ne = _compare("not_equal")
+lt = _compare("less")
+le = _compare("less_equal")
+gt = _compare("greater")
+ge = _compare("greater_equal")
+logical_and = _compare("logical_and")
+logical_or = _compare("logical_or")
+logical_xor = _compare("logical_xor")
+bitwise_and = _compare("bitwise_and")
+bitwise_or = _compare("bitwise_or")
+
+
+def logical_not(input):
+    return Tensor(array_module(input.data).logical_not(input.data))
+
+
+def isnan(input):
+    return Tensor(array_module(input.data).isnan(input.data))
+
+
+def isinf(input):
+    return Tensor(array_module(input.data).isinf(input.data))
+
+
+def isfinite(input):
+    return Tensor(array_module(input.data).isfinite(input.data))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    xp = array_module(input.data)
+    return bool(xp.allclose(input.data, other.data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(input, other):
+    """True if both have the same shape and elements."""
+    return input.data.shape == other.data.shape and bool((input.data == other.data).all())
+
+
+_ = as_tensor_like, float_only  # re-exported helpers used by other op files

@@ -1,0 +1,149 @@
+"""In-place ops (`add_`, `mul_`, `zero_`, `masked_fill_`, `t[i] = v`, ...).
+
+Without grad recording they write straight into the array. With it, the out-of-place op is
+recorded, its result is copied into this tensor's memory (so views see it), and the tensor's
+`grad_fn` is rebased onto the new node. Either way the version counter is bumped, which is how
+saved tensors find out that they were overwritten.
+"""
+import numpy as np
+
+from ..autograd.grad_mode import state
+from ..device import array_module
+from ..tensor import Tensor
+
+
+def apply_inplace(self, raw, recorded, *others):
+    """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it."""
+    self._check_inplace()
+    if state.grad_enabled and (self.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others)):
+        out = recorded()
+        array_module(self.data).copyto(self.data, out.data, casting="same_kind")
+        self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
+    else:
+        try:
+            raw(self.data)
+        except TypeError as e:  # numpy refuses e.g. writing floats into an int tensor
+            raise RuntimeError(f"result type can't be cast to the desired output type {self.dtype} ({e})") from None
+    self._bump_version()
+    return self
+
+
+def _data(x):
+    return x.data if isinstance(x, Tensor) else x
+
+
+def _ufunc_inplace(name, op):
+    def method(self, other, *args, **kwargs):
+        xp = array_module(self.data)
+        if isinstance(other, Tensor) and other.data.dtype.kind == "f" and self.data.dtype.kind != "f":
+            raise RuntimeError(f"result type Float can't be cast to the desired output type {self.dtype._legacy[:-6]}")
+        alpha = kwargs.get("alpha", args[0] if args else 1)
+
+        def raw(a):
+            o = _data(other)
+            if alpha != 1:
+                o = o * alpha
+            getattr(xp, name)(a, o, out=a, casting="same_kind")
+
+        return apply_inplace(self, raw, lambda: op(self, other, *args, **kwargs), other)
+
+    method.__name__ = f"{name}_"
+    method.__doc__ = f"In-place {name}; bumps the version counter."
+    return method
+
+
+def _setup():
+    from . import elementwise as E
+
+    return {
+        "add_": _ufunc_inplace("add", E.add),
+        "sub_": _ufunc_inplace("subtract", E.sub),
+        "mul_": _ufunc_inplace("multiply", E.mul),
+        "div_": _ufunc_inplace("true_divide", E.div),
+    }
+
+
+def zero_(self):
+    """Fill with zeros, in place."""
+    return fill_(self, 0)
+
+
+def fill_(self, value):
+    """Fill with `value`, in place."""
+    v = _data(value)
+    return apply_inplace(self, lambda a: a.fill(v), lambda: self * 0 + v, value)
+
+
+def copy_(self, src):
+    """Copy `src` (broadcast, converted) into this tensor's memory."""
+    from .shape import expand
+
+    if not isinstance(src, Tensor):
+        src = Tensor(np.asarray(src))
+
+    def raw(a):
+        from ..device import to_device
+
+        array_module(a).copyto(a, to_device(src.data, self.device), casting="unsafe")
+
+    def recorded():
+        s = src.to(self.dtype, self.device) if src.data.dtype != self.data.dtype else src
+        return expand(s, self.shape) * 1.0 if self.data.dtype.kind == "f" else s
+
+    return apply_inplace(self, raw, recorded, src)
+
+
+def masked_fill_(self, mask, value):
+    """Fill positions where `mask` is True with `value`, in place."""
+    from .elementwise import masked_fill
+
+    if not isinstance(mask, Tensor):
+        mask = Tensor(np.asarray(mask))
+
+    def raw(a):
+        xp = array_module(a)
+        xp.copyto(a, xp.asarray(_data(value), dtype=a.dtype), where=xp.broadcast_to(mask.data, a.shape))
+
+    return apply_inplace(self, raw, lambda: masked_fill(self, mask, value), value)
+
+
+def clamp_(self, min=None, max=None):
+    """Clip to [min, max], in place."""
+    from .elementwise import clamp
+
+    return apply_inplace(self, lambda a: array_module(a).clip(a, min, max, out=a), lambda: clamp(self, min, max))
+
+
+def uniform_(self, a=0.0, b=1.0, generator=None):
+    """Fill with U(a, b) samples (no gradient is recorded)."""
+    from .. import random
+
+    rng = generator or random.generator(array_module(self.data))
+    vals = rng.random(self.data.shape, dtype=self.data.dtype) if self.data.dtype.kind == "f" else None
+    self.data[...] = vals * (b - a) + a
+    self._bump_version()
+    return self
+
+
+def normal_(self, mean=0.0, std=1.0, generator=None):
+    """Fill with N(mean, std^2) samples (no gradient is recorded)."""
+    from .. import random
+
+    rng = generator or random.generator(array_module(self.data))
+    vals = rng.standard_normal(self.data.shape, dtype=self.data.dtype)
+    if std != 1.0:
+        vals *= std
+    if mean != 0.0:
+        vals += mean
+    self.data[...] = vals
+    self._bump_version()
+    return self
+
+
+def bernoulli_(self, p=0.5, generator=None):
+    from .. import random
+
+    rng = generator or random.generator(array_module(self.data))
+    self.data[...] = rng.random(self.data.shape) < p
+    self._bump_version()
+    return self

@@ -1,0 +1,385 @@
+"""Reductions over dims (sum, mean, var, max, logsumexp, softmax, ...), with keepdim."""
+from collections import namedtuple
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..device import array_module
+from ..tensor import Tensor
+from ._util import normalize_dim, normalize_dims
+
+values_indices = namedtuple("return_types", ["values", "indices"])
+
+
+def _keep_shape(shape, dims):
+    """`shape` with the reduced `dims` kept as size 1 (how a reduced grad broadcasts back)."""
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def _expand_back(g, shape, dims, keepdim):
+    """Broadcast a reduction's gradient back over the reduced dims."""
+    if not keepdim and dims:
+        g = g.reshape(_keep_shape(shape, dims))
+    return g.expand(shape)
+
+
+class Sum(Function):
+    node_name = "SumBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):
+        ctx.shape, ctx.dims, ctx.keepdim = a.data.shape, dims, keepdim
+        return a.data.sum(axis=dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):  # d(sum a) = 1 for every element reduced
+        return _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim), None, None
+
+
+class SumAll(Sum):
+    node_name = "SumBackward0"
+
+
+class Mean(Function):
+    node_name = "MeanBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):
+        ctx.shape, ctx.dims, ctx.keepdim = a.data.shape, dims, keepdim
+        return a.data.mean(axis=dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):  # d(mean a) = 1/n
+        n = 1
+        for d in ctx.dims:
+            n *= ctx.shape[d]
+        return _expand_back(g / n, ctx.shape, ctx.dims, ctx.keepdim), None, None
+
+
+class MeanAll(Mean):
+    node_name = "MeanBackward0"
+
+
+def _integral_to_int64(t, dtype):
+    if dtype is not None:
+        return t.to(dtype)
+    if t.data.dtype.kind in "biu":
+        from ..dtypes import int64
+
+        return t.to(int64)
+    return t
+
+
+def sum(input, dim=None, keepdim=False, dtype=None):
+    """Sum over `dim` (an int, a tuple, or None for all). Bool and int sums are int64."""
+    input = _integral_to_int64(input, dtype)
+    dims = normalize_dims(dim, input.data.ndim)
+    return (SumAll if dim is None else Sum).apply(input, dims, keepdim)
+
+
+def mean(input, dim=None, keepdim=False, dtype=None):
+    """Mean over `dim` (floating tensors only, as in PyTorch)."""
+    if dtype is not None:
+        input = input.to(dtype)
+    if input.data.dtype.kind != "f":
+        raise RuntimeError(
+            f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"complex dtype. Got: {input.dtype._legacy.replace('Tensor', '')}"
+        )
+    dims = normalize_dims(dim, input.data.ndim)
+    return (MeanAll if dim is None else Mean).apply(input, dims, keepdim)
+
+
+class Var(Function):
+    node_name = "VarBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims, correction, keepdim):
+        ctx.save(self=a)
+        ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        return a.data.var(axis=dims, ddof=correction, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):  # d(var a) = 2 (a - mean a) / (n - correction)
+        a = ctx._saved_self
+        n = 1
+        for d in ctx.dims:
+            n *= a.shape[d]
+        if not ctx.keepdim and ctx.dims:
+            g = g.reshape(_keep_shape(a.shape, ctx.dims))
+        centered = a - a.mean(dim=ctx.dims, keepdim=True)
+        return g * centered * (2.0 / (n - ctx.correction)), None, None, None
+
+
+class Std(Function):
+    node_name = "StdBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dims, correction, keepdim):
+        ctx.save(self=a)
+        ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        return a.data.std(axis=dims, ddof=correction, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):  # d(std a) = (a - mean a) / ((n - correction) std a)
+        a, result = ctx.saved_tensors
+        n = 1
+        for d in ctx.dims:
+            n *= a.shape[d]
+        if not ctx.keepdim and ctx.dims:
+            g = g.reshape(_keep_shape(a.shape, ctx.dims))
+            result = result.reshape(_keep_shape(a.shape, ctx.dims))
+        centered = a - a.mean(dim=ctx.dims, keepdim=True)
+        return g * centered / (result * (n - ctx.correction)), None, None, None
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    return 1 if unbiased is None or unbiased else 0
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, correction=None):
+    """Variance over `dim`, with Bessel's correction by default (correction=1)."""
+    return Var.apply(input, normalize_dims(dim, input.data.ndim), _correction(unbiased, correction), keepdim)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, correction=None):
+    """Standard deviation over `dim` (correction=1 by default)."""
+    return Std.apply(input, normalize_dims(dim, input.data.ndim), _correction(unbiased, correction), keepdim)
+
+
+class Amax(Function):
+    node_name = "AmaxBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim, largest=True):
+        ctx.save(self=a)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        if a.data.size == 0:
+            raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() == 0.")
+        fn = a.data.max if largest else a.data.min
+        return fn(axis=dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):  # the gradient is shared evenly among the elements equal to the max
+        a, result = ctx.saved_tensors
+        if not ctx.keepdim and ctx.dims:
+            g = g.reshape(_keep_shape(a.shape, ctx.dims))
+            result = result.reshape(_keep_shape(a.shape, ctx.dims))
+        mask = (a == result).to(g.dtype)
+        return g * mask / mask.sum(dim=ctx.dims, keepdim=True), None, None, None
+
+
+class Amin(Amax):
+    node_name = "AminBackward0"
+
+
+class MaxAll(Amax):
+    node_name = "MaxBackward1"
+
+
+class MinAll(Amax):
+    node_name = "MinBackward1"
+
+
+def amax(input, dim=None, keepdim=False):
+    """Max values over `dim` (gradient shared among ties)."""
+    return Amax.apply(input, normalize_dims(dim, input.data.ndim), keepdim)
+
+
+def amin(input, dim=None, keepdim=False):
+    """Min values over `dim` (gradient shared among ties)."""
+    return Amin.apply(input, normalize_dims(dim, input.data.ndim), keepdim, False)
+
+
+class MaxDim(Function):
+    node_name = "MaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim, largest=True):
+        xp = array_module(a.data)
+        arg = a.data.argmax if largest else a.data.argmin
+        idx = xp.expand_dims(arg(axis=dim), dim)
+        values = xp.take_along_axis(a.data, idx, axis=dim)
+        if not keepdim:
+            idx, values = idx.squeeze(dim), values.squeeze(dim)
+        ctx.shape, ctx.dim, ctx.keepdim = a.data.shape, dim, keepdim
+        ctx.indices = idx
+        ctx.mark_non_differentiable(idx)
+        return values, idx
+
+    @staticmethod
+    def backward(ctx, g, _):  # the gradient goes to the index that was picked
+        from .indexing import index_scatter
+
+        idx = Tensor(ctx.indices)
+        if not ctx.keepdim:
+            g, idx = g.unsqueeze(ctx.dim), idx.unsqueeze(ctx.dim)
+        return index_scatter(g, ctx.dim, idx, ctx.shape), None, None, None
+
+
+class MinDim(MaxDim):
+    node_name = "MinBackward0"
+
+
+def _max_min(input, dim, keepdim, other, full_cls, dim_cls, pair_fn, largest):
+    if isinstance(dim, Tensor):  # max(a, b): the elementwise form
+        other, dim = dim, None
+    if other is not None:
+        return pair_fn(input, other)
+    if dim is None:
+        return full_cls.apply(input, tuple(range(input.data.ndim)), False, largest)
+    if input.data.ndim == 0:
+        return values_indices(input, Tensor(array_module(input.data).zeros((), dtype=np.int64)))
+    values, indices = dim_cls.apply(input, normalize_dim(dim, input.data.ndim), keepdim, largest)
+    return values_indices(values, indices)
+
+
+def max(input, dim=None, keepdim=False, other=None):
+    """max(): the largest value; max(dim): (values, indices); max(a, b): elementwise."""
+    from .elementwise import maximum
+
+    return _max_min(input, dim, keepdim, other, MaxAll, MaxDim, maximum, True)
+
+
+def min(input, dim=None, keepdim=False, other=None):
+    """min(): the smallest value; min(dim): (values, indices); min(a, b): elementwise."""
+    from .elementwise import minimum
+
+    return _max_min(input, dim, keepdim, other, MinAll, MinDim, minimum, False)
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Index of the max (over the flattened tensor when dim is None)."""
+    if dim is None:
+        return Tensor(np.int64(input.data.argmax()) if array_module(input.data) is np else input.data.argmax())
+    d = normalize_dim(dim, input.data.ndim)
+    out = input.data.argmax(axis=d)
+    return Tensor(array_module(out).expand_dims(out, d) if keepdim else out)
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Index of the min (over the flattened tensor when dim is None)."""
+    if dim is None:
+        return Tensor(np.int64(input.data.argmin()) if array_module(input.data) is np else input.data.argmin())
+    d = normalize_dim(dim, input.data.ndim)
+    out = input.data.argmin(axis=d)
+    return Tensor(array_module(out).expand_dims(out, d) if keepdim else out)
+
+
+class Logsumexp(Function):
+    node_name = "LogsumexpBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):
+        ctx.save(self=a)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        xp = array_module(a.data)
+        m = a.data.max(axis=dims, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows stay -inf instead of nan
+        out = xp.log(xp.exp(a.data - m).sum(axis=dims, keepdims=True)) + m
+        return out if keepdim else out.squeeze(dims)
+
+    @staticmethod
+    def backward(ctx, g):  # d(logsumexp a) = softmax(a)
+        a, result = ctx.saved_tensors
+        if not ctx.keepdim:
+            g = g.reshape(_keep_shape(a.shape, ctx.dims))
+            result = result.reshape(_keep_shape(a.shape, ctx.dims))
+        from .elementwise import exp
+
+        return g * exp(a - result), None, None
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(input))) over `dim`, computed stably."""
+    return Logsumexp.apply(input, normalize_dims(dim, input.data.ndim), keepdim)
+
+
+class Softmax(Function):
+    node_name = "SoftmaxBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        xp = array_module(a.data)
+        e = a.data - a.data.max(axis=dim, keepdims=True)
+        xp.exp(e, out=e)
+        e /= e.sum(axis=dim, keepdims=True)
+        return e
+
+    @staticmethod
+    def backward(ctx, g):  # dx = y * (g - sum(g * y))
+        y = ctx._saved_result
+        return y * (g - (g * y).sum(dim=ctx.dim, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    node_name = "LogSoftmaxBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        xp = array_module(a.data)
+        shifted = a.data - a.data.max(axis=dim, keepdims=True)
+        shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        return shifted
+
+    @staticmethod
+    def backward(ctx, g):  # dx = g - exp(y) * sum(g)
+        from .elementwise import exp
+
+        y = ctx._saved_result
+        return g - exp(y) * g.sum(dim=ctx.dim, keepdim=True), None
+
+
+def _softmax_input(input, dtype):
+    if dtype is not None:
+        input = input.to(dtype)
+    if input.data.dtype.kind != "f":
+        from ..dtypes import default_float
+
+        input = input.to(default_float)
+    return input
+
+
+def softmax(input, dim, dtype=None):
+    """exp(x) / sum(exp(x)) along `dim`: one `SoftmaxBackward0` node."""
+    input = _softmax_input(input, dtype)
+    return Softmax.apply(input, normalize_dim(dim, input.data.ndim))
+
+
+def log_softmax(input, dim, dtype=None):
+    """x - logsumexp(x) along `dim`: one `LogSoftmaxBackward0` node."""
+    input = _softmax_input(input, dtype)
+    return LogSoftmax.apply(input, normalize_dim(dim, input.data.ndim))
+
+
+def all(input, dim=None, keepdim=False):
+    return Tensor(input.data.all(axis=dim, keepdims=keepdim))
+
+
+def any(input, dim=None, keepdim=False):
+    return Tensor(input.data.any(axis=dim, keepdims=keepdim))
+
+
+def prod(input, dim=None, keepdim=False):
+    """Product (no gradient support beyond what exp/log offer)."""
+    return Tensor(input.data.prod(axis=dim, keepdims=keepdim))
+
+
+def norm(input, p=2, dim=None, keepdim=False):
+    """The p-norm (p=2 by default), differentiable."""
+    from .elementwise import abs as _abs
+
+    if p == 2:
+        return (input * input).sum(dim=dim, keepdim=keepdim).sqrt()
+    return (_abs(input) ** p).sum(dim=dim, keepdim=keepdim) ** (1.0 / p)
+
+

@@ -1,0 +1,511 @@
+"""Shape and view ops: reshape/view, transpose/permute, squeeze, expand, cat/stack, split, tril.
+
+View ops return tensors that share memory and the version counter with their input, so an
+in-place change through either is seen by the saved-tensor checks of both.
+"""
+import builtins
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..device import array_module, device, to_device
+from ..dtypes import get_dtype
+from ..tensor import Tensor
+from ._util import normalize_dim
+
+
+def _share_version(out, base):
+    """Views share their base's version counter (in-place edits through one are seen by both)."""
+    if out.data.base is not None:
+        out._version_counter = base._version_counter
+        out._base = base if base._base is None else base._base
+    return out
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(builtins.int(s) for s in shape)
+
+
+def _infer_shape(shape, numel, src_shape):
+    shape = list(shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if -1 in shape:
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[shape.index(-1)] = numel // known
+    n = 1
+    for s in shape:
+        n *= s
+    if n != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel} (input shape {list(src_shape)})")
+    return tuple(shape)
+
+
+class View(Function):
+    node_name = "ViewBackward0"
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.shape = a.data.shape
+        return a.data.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, g):  # reshape the gradient back
+        return g.reshape(ctx.shape), None
+
+
+class UnsafeView(View):
+    node_name = "UnsafeViewBackward0"
+
+
+def view(input, *shape):
+    """The same data seen with another shape; fails (as in PyTorch) if that needs a copy."""
+    shape = _infer_shape(_shape_arg(shape), input.data.size, input.data.shape)
+    if shape == input.data.shape:
+        out = View.apply(input, shape)
+        return _share_version(out, input)
+    xp = array_module(input.data)
+    try:
+        xp.reshape(input.data, shape, copy=False) if xp is np else input.data.view().reshape(shape)
+    except (ValueError, AttributeError):
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one dimension spans "
+            "across two contiguous subspaces). Use .reshape(...) instead."
+        ) from None
+    return _share_version(View.apply(input, shape), input)
+
+
+def reshape(input, *shape):
+    """`input` with a new shape: a view when the layout allows, else a copy."""
+    shape = _infer_shape(_shape_arg(shape), input.data.size, input.data.shape)
+    if shape == input.data.shape:
+        return input
+    out = View.apply(input, shape) if input.data.flags.c_contiguous else UnsafeView.apply(input, shape)
+    return _share_version(out, input)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dims start_dim..end_dim into one."""
+    nd = input.data.ndim
+    if nd == 0:
+        return reshape(input, 1)
+    s, e = normalize_dim(start_dim, nd), normalize_dim(end_dim, nd)
+    shape = input.data.shape
+    n = 1
+    for d in shape[s:e + 1]:
+        n *= d
+    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+
+
+def unflatten(input, dim, sizes):
+    d = normalize_dim(dim, input.data.ndim)
+    shape = input.data.shape
+    return reshape(input, shape[:d] + tuple(sizes) + shape[d + 1:])
+
+
+class Permute(Function):
+    node_name = "PermuteBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = dims
+        return a.data.transpose(dims)
+
+    @staticmethod
+    def backward(ctx, g):  # permute back with the inverse permutation
+        inv = [0] * len(ctx.dims)
+        for i, d in enumerate(ctx.dims):
+            inv[d] = i
+        return permute(g, tuple(inv)), None
+
+
+class Transpose(Function):
+    node_name = "TransposeBackward0"
+
+    @staticmethod
+    def forward(ctx, a, d0, d1):
+        ctx.d = (d0, d1)
+        return a.data.swapaxes(d0, d1)
+
+    @staticmethod
+    def backward(ctx, g):  # swap the same two dims back
+        return transpose(g, *ctx.d), None, None
+
+
+class T(Transpose):
+    node_name = "TBackward0"
+
+
+def permute(input, *dims):
+    """Reorder dims (a view)."""
+    dims = _shape_arg(dims)
+    nd = input.data.ndim
+    if len(dims) != nd:
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
+            f"desired ordering of dimensions i.e. input.dim() = {nd} is not equal to len(dims) = {len(dims)}"
+        )
+    dims = tuple(normalize_dim(d, nd) for d in dims)
+    if len(set(dims)) != nd:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return _share_version(Permute.apply(input, dims), input)
+
+
+def transpose(input, dim0, dim1):
+    """Swap two dims (a view)."""
+    nd = input.data.ndim
+    d0, d1 = normalize_dim(dim0, nd), normalize_dim(dim1, nd)
+    return _share_version(Transpose.apply(input, d0, d1), input)
+
+
+def t(input):
+    """Transpose of a tensor of at most 2 dims."""
+    if input.data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.data.ndim}D")
+    if input.data.ndim < 2:
+        return input
+    return _share_version(T.apply(input, 0, 1), input)
+
+
+def _T(self):
+    return permute(self, tuple(range(self.data.ndim - 1, -1, -1)))
+
+
+def _mT(self):
+    if self.data.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    return transpose(self, -2, -1)
+
+
+class Squeeze(Function):
+    node_name = "SqueezeBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.shape = a.data.shape
+        return a.data.squeeze(dims)
+
+    @staticmethod
+    def backward(ctx, g):  # put the size-1 dims back
+        return g.reshape(ctx.shape), None
+
+
+class SqueezeAll(Squeeze):
+    node_name = "SqueezeBackward0"
+
+
+def squeeze(input, dim=None):
+    """Drop size-1 dims (all of them, or those in `dim`)."""
+    shape = input.data.shape
+    if dim is None:
+        dims = tuple(i for i, s in enumerate(shape) if s == 1)
+        return _share_version(SqueezeAll.apply(input, dims), input)
+    dims = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
+    dims = tuple(i for i in (normalize_dim(d, len(shape)) for d in dims) if shape and shape[i] == 1)
+    return _share_version(Squeeze.apply(input, dims), input)
+
+
+class Unsqueeze(Function):
+    node_name = "UnsqueezeBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        return array_module(a.data).expand_dims(a.data, dim)
+
+    @staticmethod
+    def backward(ctx, g):  # drop the added dim
+        return g.squeeze(ctx.dim), None
+
+
+def unsqueeze(input, dim):
+    """Insert a size-1 dim at `dim`."""
+    return _share_version(Unsqueeze.apply(input, normalize_dim(dim, input.data.ndim + 1)), input)
+
+
+class Expand(Function):
+    node_name = "ExpandBackward0"
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.shape = a.data.shape
+        return array_module(a.data).broadcast_to(a.data, shape)
+
+    @staticmethod
+    def backward(ctx, g):  # sum over the broadcast dims
+        from ._util import sum_to
+
+        return sum_to(g, ctx.shape), None
+
+
+def expand(input, *sizes):
+    """Broadcast to `sizes` without copying (-1 keeps a dim); the result is read-only memory."""
+    sizes = _shape_arg(sizes)
+    shape = input.data.shape
+    lead = len(sizes) - len(shape)
+    if lead < 0:
+        raise RuntimeError(
+            f"expand(minigrad.{input.dtype._legacy}{{{list(shape)}}}, size={list(sizes)}): the number of sizes "
+            f"provided ({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({len(shape)})"
+        )
+    target = []
+    for i, s in enumerate(sizes):
+        cur = shape[i - lead] if i >= lead else 1
+        if s == -1:
+            if i < lead:
+                raise RuntimeError("expand: -1 is not allowed in a leading, non-existing dimension")
+            s = cur
+        if cur != 1 and cur != s:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at non-singleton "
+                f"dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(shape)}"
+            )
+        target.append(s)
+    target = tuple(target)
+    if target == shape:
+        return input
+    return _share_version(Expand.apply(input, target), input)
+
+
+def expand_as(input, other):
+    return expand(input, other.shape)
+
+
+def broadcast_to(input, shape):
+    return expand(input, shape)
+
+
+class Clone(Function):
+    node_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return a.data.copy()
+
+    @staticmethod
+    def backward(ctx, g):  # identity
+        return g
+
+
+def clone(input):
+    """A copy with its own memory (recorded: gradients flow back to `input`)."""
+    return Clone.apply(input)
+
+
+def contiguous(input):
+    """`input` itself when already C-contiguous, else a contiguous copy."""
+    if input.data.flags.c_contiguous:
+        return input
+    return Clone.apply(input)
+
+
+class ToCopy(Function):
+    node_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dt, dev):
+        ctx.src = (a.data.dtype, a.device)
+        out = a.data
+        if dev is not None:
+            out = to_device(out, dev)
+        if dt is not None and out.dtype != dt:
+            out = out.astype(dt)
+        elif out is a.data:
+            out = out.copy()
+        return out
+
+    @staticmethod
+    def backward(ctx, g):  # convert the gradient back to the input's dtype and device
+        dt, dev = ctx.src
+        return to_copy(g, dtype=dt, device=dev), None, None
+
+
+def to_copy(input, dtype=None, device=None, copy=False):
+    """Convert dtype and/or device (recorded for floating inputs)."""
+    dt = None if dtype is None else (get_dtype(dtype).np if not isinstance(dtype, np.dtype) else dtype)
+    dev = None
+    if device is not None:
+        dev = device if not isinstance(device, str) else _device(device)
+        if dev == input.device:
+            dev = None
+        else:
+            from ..device import module_for
+
+            module_for(dev)  # a clear error now if CUDA was asked for and is missing
+    if dt is not None and dt == input.data.dtype:
+        dt = None
+    if dt is None and dev is None and not copy:
+        return input
+    if input.requires_grad and dt is not None and dt.kind != "f":
+        return Tensor(ToCopy.forward(None, input, dt, dev))  # integer results leave the graph
+    return ToCopy.apply(input, dt, dev)
+
+
+def _device(spec):
+    return device(spec)
+
+
+class Cat(Function):
+    node_name = "CatBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        ctx.dim = dim
+        ctx.sizes = [t.data.shape[dim] for t in tensors]
+        return array_module(tensors[0].data).concatenate([t.data for t in tensors], axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):  # slice the gradient back into the pieces
+        return (None,) + tuple(split(g, ctx.sizes, ctx.dim))
+
+
+def _check_same(tensors, what):
+    if not tensors:
+        raise RuntimeError(f"{what}(): expected a non-empty list of Tensors")
+    if not builtins.all(isinstance(t, Tensor) for t in tensors):
+        raise TypeError(f"{what}(): expected a sequence of Tensors")
+
+
+def cat(tensors, dim=0):
+    """Concatenate along an existing dim."""
+    tensors = list(tensors)
+    _check_same(tensors, "cat")
+    nd = tensors[0].data.ndim
+    d = normalize_dim(dim, nd)
+    ref = tensors[0].data.shape
+    for i, t in enumerate(tensors[1:], 1):
+        s = t.data.shape
+        if len(s) != nd or builtins.any(a != b for j, (a, b) in enumerate(zip(ref, s)) if j != d):
+            raise RuntimeError(
+                f"Sizes of tensors must match except in dimension {d}. Expected size "
+                f"{list(ref)} but got size {list(s)} for tensor number {i} in the list."
+            )
+    from ..dtypes import result_type
+    from ._util import cast
+
+    dt = result_type(*tensors)
+    tensors = [cast(t, dt) for t in tensors]
+    return Cat.apply(d, *tensors)
+
+
+concat = concatenate = cat
+
+
+class Stack(Function):
+    node_name = "StackBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        ctx.dim = dim
+        return array_module(tensors[0].data).stack([t.data for t in tensors], axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):  # each input gets its slice of the gradient
+        return (None,) + unbind(g, ctx.dim)
+
+
+def stack(tensors, dim=0):
+    """Join along a new dim."""
+    tensors = list(tensors)
+    _check_same(tensors, "stack")
+    ref = tensors[0].data.shape
+    for i, t in enumerate(tensors):
+        if t.data.shape != ref:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(ref)} at entry 0 and "
+                f"{list(t.data.shape)} at entry {i}"
+            )
+    from ..dtypes import result_type
+    from ._util import cast
+
+    dt = result_type(*tensors)
+    return Stack.apply(normalize_dim(dim, len(ref) + 1), *[cast(t, dt) for t in tensors])
+
+
+class Split(Function):
+    node_name = "SplitWithSizesBackward0"
+
+    @staticmethod
+    def forward(ctx, a, sizes, dim):
+        ctx.shape, ctx.dim = a.data.shape, dim
+        xp = array_module(a.data)
+        bounds = np.cumsum(sizes)[:-1].tolist()
+        return tuple(xp.split(a.data, bounds, axis=dim))
+
+    @staticmethod
+    def backward(ctx, *grads):  # concatenate the pieces' gradients (zeros for unused pieces)
+        return cat(list(grads), ctx.dim), None, None
+
+
+class SplitEqual(Split):
+    node_name = "SplitBackward0"
+
+
+def split(input, split_size_or_sections, dim=0):
+    """Split into pieces of `split_size` (the last may be smaller) or of the given sizes."""
+    d = normalize_dim(dim, input.data.ndim)
+    n = input.data.shape[d]
+    if isinstance(split_size_or_sections, builtins.int):
+        size = split_size_or_sections
+        if size <= 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+        sizes = [size] * (n // size) + ([n % size] if n % size else [])
+        cls = SplitEqual
+    else:
+        sizes = [builtins.int(s) for s in split_size_or_sections]
+        if builtins.sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at dimension "
+                f"{d}), but got split_sizes={sizes}"
+            )
+        cls = Split
+    outs = cls.apply(input, sizes or [0], d)
+    return tuple(_share_version(o, input) for o in outs)
+
+
+def chunk(input, chunks, dim=0):
+    """Split into `chunks` nearly equal pieces."""
+    d = normalize_dim(dim, input.data.ndim)
+    n = input.data.shape[d]
+    size = -(-n // chunks)
+    return split(input, builtins.max(size, 1), d)
+
+
+def unbind(input, dim=0):
+    d = normalize_dim(dim, input.data.ndim)
+    return tuple(squeeze(p, d) for p in split(input, 1, d))
+
+
+class Tril(Function):
+    node_name = "TrilBackward0"
+
+    @staticmethod
+    def forward(ctx, a, diagonal, upper):
+        ctx.k, ctx.upper = diagonal, upper
+        xp = array_module(a.data)
+        return (xp.triu if upper else xp.tril)(a.data, diagonal)
+
+    @staticmethod
+    def backward(ctx, g):  # the kept triangle passes its gradient
+        return (triu if ctx.upper else tril)(g, ctx.k), None, None
+
+
+class Triu(Tril):
+    node_name = "TriuBackward0"
+
+
+def tril(input, diagonal=0):
+    """Lower triangle of the last two dims (zeros above `diagonal`)."""
+    return Tril.apply(input, diagonal, False)
+
+
+def triu(input, diagonal=0):
+    """Upper triangle of the last two dims (zeros below `diagonal`)."""
+    return Triu.apply(input, diagonal, True)

@@ -1,0 +1,387 @@
+"""`Tensor`: an array plus what autograd needs to know about it.
+
+A tensor wraps a numpy (or cupy) array `.data` and carries `requires_grad`, `.grad`,
+`.grad_fn` (the backward node that made it, None for leaves) and a version counter shared with
+its views, which in-place ops bump so that saved tensors can be checked. Ops live in
+`minigrad/ops/`; they are attached to Tensor as methods at import time.
+"""
+import numpy as np
+
+from . import dtypes
+from .autograd.function import leaf_accumulator
+from .autograd.grad_mode import state
+from .device import array_module, device_of, to_device
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it."""
+
+    __slots__ = (
+        "data", "requires_grad", "grad", "grad_fn", "_output_nr", "_version_counter",
+        "_grad_accumulator", "_hooks", "_retains_grad", "_base", "__weakref__",
+    )
+    __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
+
+    def __init__(self, data, requires_grad=False, _version_counter=None):
+        if not hasattr(data, "dtype") or not hasattr(data, "shape"):
+            data = np.asarray(data)
+        self.data = data
+        self.grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._version_counter = _version_counter or [0]
+        self._grad_accumulator = None
+        self._hooks = None
+        self._retains_grad = False
+        self._base = None
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # ---- what it is -------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self.data.shape)
+
+    def size(self, dim=None):
+        """The shape, or its length along `dim`."""
+        return Size(self.data.shape) if dim is None else self.data.shape[dim]
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    def dim(self):
+        return self.data.ndim
+
+    def numel(self):
+        return int(self.data.size)
+
+    def __len__(self):
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    @property
+    def dtype(self):
+        return dtypes.from_numpy_dtype(self.data.dtype)
+
+    @property
+    def device(self):
+        return device_of(self.data)
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    def is_floating_point(self):
+        return self.data.dtype.kind == "f"
+
+    @property
+    def is_leaf(self):
+        """A leaf was made by the user (or does not require grad), not by a recorded op."""
+        return self.grad_fn is None
+
+    @property
+    def _version(self):
+        return self._version_counter[0]
+
+    @property
+    def itemsize(self):
+        return self.data.itemsize
+
+    @property
+    def nbytes(self):
+        return int(self.data.nbytes)
+
+    def element_size(self):
+        return self.data.itemsize
+
+    def is_contiguous(self):
+        return bool(self.data.flags.c_contiguous)
+
+    def stride(self, dim=None):
+        s = tuple(x // self.data.itemsize for x in self.data.strides)
+        return s if dim is None else s[dim]
+
+    # ---- conversions ------------------------------------------------------------------
+    def numpy(self):
+        """The array as numpy (a view sharing memory, on the CPU). Refuses if it requires grad."""
+        if self.requires_grad and state.grad_enabled:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return to_device(self.data, "cpu")
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to Scalar")
+        return self.data.reshape(()).item()
+
+    def tolist(self):
+        return to_device(self.data, "cpu").tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __index__(self):
+        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        a = to_device(self.data, "cpu")
+        return a if dtype is None else a.astype(dtype)
+
+    def __hash__(self):
+        return id(self)
+
+    def __iter__(self):
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.data.shape[0]))
+
+    def __repr__(self):
+        a = to_device(self.data, "cpu")
+        body = np.array2string(
+            a, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
+            formatter=None if a.dtype.kind != "b" else {"bool": lambda b: "True" if b else "False"},
+        )
+        extra = []
+        if self.device.type != "cpu":
+            extra.append(f"device='{self.device}'")
+        if a.dtype not in (np.float32, np.int64, np.bool_) or (a.size == 0 and a.dtype != np.float32):
+            extra.append(f"dtype={self.dtype}")
+        if self.grad_fn is not None:
+            extra.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self.requires_grad:
+            extra.append("requires_grad=True")
+        return "tensor(" + body + "".join(", " + e for e in extra) + ")"
+
+    # ---- autograd ---------------------------------------------------------------------
+    def requires_grad_(self, requires_grad=True):
+        """Mark a leaf as needing gradients (in place). Only floating tensors can."""
+        if not self.is_leaf:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            )
+        if requires_grad and self.data.dtype.kind != "f":
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients (got {self.dtype})"
+            )
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def _edge(self):
+        """The (node, output_nr) that gradients for this tensor flow into."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._output_nr)
+        if self.requires_grad:
+            return (leaf_accumulator(self), 0)
+        return (None, 0)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor w.r.t. the graph's leaves, into their `.grad`."""
+        from .autograd.engine import backward
+
+        backward([self], None if gradient is None else [gradient], retain_graph, create_graph, inputs)
+
+    def retain_grad(self):
+        """Keep `.grad` on this non-leaf tensor after backward (leaves always keep it)."""
+        if self.grad_fn is None:
+            if not self.requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        self._retains_grad = True
+        self.grad_fn._register_tensor_hook(self._output_nr, _RetainGrad(self))
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def register_hook(self, hook):
+        """`hook(grad) -> grad or None` runs when this tensor's gradient is computed; it may replace it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_hook(self._output_nr, hook)
+        from .autograd.function import _RemovableHandle
+
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _RemovableHandle(self._hooks, hook)
+
+    def detach(self):
+        """A new leaf sharing this tensor's data (and version counter), outside the graph."""
+        t = Tensor(self.data, _version_counter=self._version_counter)
+        return t
+
+    def detach_(self):
+        """Detach this tensor from the graph, in place, making it a leaf."""
+        self.grad_fn = None
+        self.requires_grad = False
+        self._output_nr = 0
+        return self
+
+    def _bump_version(self):
+        self._version_counter[0] += 1
+
+    def _check_inplace(self):
+        if self.requires_grad and self.grad_fn is None and state.grad_enabled:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+    # ---- devices and types ------------------------------------------------------------
+    def to(self, *args, dtype=None, device=None, copy=False):
+        """`to(device)`, `to(dtype)` or both; returns self when nothing changes (unless copy)."""
+        from .ops.shape import to_copy
+
+        for a in args:
+            if isinstance(a, (dtypes.dtype, type)) or (isinstance(a, str) and a in dtypes._BY_NAME):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            else:
+                device = a
+        return to_copy(self, dtype=dtype, device=device, copy=copy)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self):
+        return self.to("cuda")
+
+    def float(self):
+        return self.to(dtypes.float32)
+
+    def double(self):
+        return self.to(dtypes.float64)
+
+    def long(self):
+        return self.to(dtypes.int64)
+
+    def int(self):
+        return self.to(dtypes.int32)
+
+    def bool(self):
+        return self.to(dtypes.bool_)
+
+    def half(self):
+        return self.to(dtypes.float16)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"minigrad.{self.dtype._legacy}"
+        return self.to(dtype)
+
+    def new_zeros(self, *size, dtype=None):
+        from .factory import zeros
+
+        return zeros(*size, dtype=dtype or self.dtype, device=self.device)
+
+    def new_ones(self, *size, dtype=None):
+        from .factory import ones
+
+        return ones(*size, dtype=dtype or self.dtype, device=self.device)
+
+    def new_tensor(self, data, dtype=None):
+        from .factory import tensor
+
+        return tensor(data, dtype=dtype or self.dtype, device=self.device)
+
+    def new_empty(self, *size, dtype=None):
+        from .factory import empty
+
+        return empty(*size, dtype=dtype or self.dtype, device=self.device)
+
+    def new_full(self, size, fill_value, dtype=None):
+        from .factory import full
+
+        return full(size, fill_value, dtype=dtype or self.dtype, device=self.device)
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints like PyTorch's `torch.Size([2, 3])`."""
+
+    def __repr__(self):
+        return f"minigrad.Size([{', '.join(str(s) for s in self)}])"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class _RetainGrad:
+    """The hook behind `retain_grad()`: stores the gradient on the non-leaf tensor."""
+
+    def __init__(self, t):
+        import weakref
+
+        self.ref = weakref.ref(t)
+
+    def __call__(self, grad):
+        t = self.ref()
+        if t is not None:
+            if t.grad is None:
+                # a new wrapper, so the array counts as shared and a leaf will not steal it
+                t.grad = Tensor(grad.data) if not grad.requires_grad else grad
+            else:
+                t.grad = t.grad + grad
+
+
+def wrap_outputs(out, node, args, ctx):
+    """Wrap forward's result(s) as Tensors; when recording, attach them to `node`."""
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
+    dirty = getattr(ctx, "_dirty", None)
+    non_diff = getattr(ctx, "_non_diff", None)
+    results = []
+    for o in outs:
+        if isinstance(o, Tensor):
+            if dirty and any(o is d for d in dirty):
+                o._bump_version()
+                t = o
+            else:
+                t = Tensor(o.data, _version_counter=o._version_counter) if o.grad_fn is not None or o.requires_grad else o
+        elif o is None:
+            t = None
+        else:
+            t = Tensor(o)
+        results.append(t)
+    if node is not None:
+        meta = []
+        for i, (t, o) in enumerate(zip(results, outs)):
+            if t is None:
+                meta.append(None)
+                continue
+            meta.append((t.data.shape, t.data.dtype, array_module(t.data)))
+            if t.data.dtype.kind == "f" and not (non_diff and id(o) in non_diff):
+                t.grad_fn, t._output_nr, t.requires_grad = node, i, True
+        node._output_meta = meta
+        if node._forward_cls.saves_result:
+            from .autograd.function import SavedTensor
+
+            saved = SavedTensor(results[0], is_output=True)
+            names = node.__dict__.get("_names") or ()
+            node._saved = (node._saved or []) + [saved]
+            node._names = tuple(names) + ("result",)
+    return results[0] if single else tuple(results)
+
+
+def _zeros_like_meta(meta):
+    shape, dt, xp = meta
+    return Tensor(xp.zeros(shape, dtype=dt))
