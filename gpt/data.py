@@ -119,8 +119,8 @@ def read_text_source(path):
 
     A folder's files (suffixes in TEXT_SUFFIXES, hidden files and folders skipped) are read
     recursively in sorted order of their relative paths and joined with "\\n".
-    Returns (text: str, source: str, the resolved path). Missing, empty or undecodable input
-    raises DataError naming the file.
+    Returns (text, source): str, and the resolved path as a str. Missing, empty or undecodable
+    input raises DataError naming the file.
     """
     p = Path(path).expanduser()
     if p.is_dir():
@@ -172,7 +172,9 @@ class Dataset:
         path = Path(path)
         meta = _read_meta(path)
         if meta is None:
-            raise DataError(f"{str(path)!r} is not a prepared dataset (no meta.json); prepare it with prepare_dataset()")
+            raise DataError(
+                f"{str(path)!r} is not a prepared dataset (no meta.json); prepare it with prepare_dataset()"
+            )
         dataset = cls(path, meta)
         for split in cls.SPLITS:
             _check_token_file(dataset.bin_path(split), meta[f"{split}_tokens"], meta["vocab_size"])
@@ -190,7 +192,7 @@ class Dataset:
 
     def num_tokens(self, split):
         """Number of tokens (int) in split "train" or "val"."""
-        self.bin_path(split)
+        self.bin_path(split)  # an unknown split gets bin_path's clear error, not a KeyError
         return self.meta[f"{split}_tokens"]
 
     def bin_path(self, split):
@@ -234,12 +236,12 @@ class Dataset:
 
 
 class BatchSampler:
-    """The stream of training batches of one run, resumable exactly.
+    """The batches of one run from one PCG64 generator, resumable exactly.
 
-    ``next_batch()`` draws from one PCG64 generator seeded with ``seed``; ``state_dict()`` saves
-    it as JSON-serialisable data, so a run restored with ``load_state_dict`` at iteration N
-    draws the same batches as one never stopped. ``eval_batches`` uses generators of its own,
-    derived from (seed, split, step), so evaluating never shifts the training stream.
+    ``state_dict()`` saves the generator as JSON-serialisable data, so a run restored with
+    ``load_state_dict`` at iteration N draws the same batches as one never stopped. Evaluation
+    should use a sampler of its own (seeded, say, by the iteration), so that it never shifts
+    the training stream.
     """
 
     def __init__(self, dataset, batch_size, block_size, seed):
@@ -251,17 +253,12 @@ class BatchSampler:
         self.rng = np.random.Generator(np.random.PCG64(seed))
         self.batches_drawn = 0
 
-    def next_batch(self):
-        """Next training batch (x, y): np.int64 arrays of shape (batch_size, block_size)."""
+    def get_batch(self, split="train"):
+        """Next batch (x, y) of ``split``: np.int64 arrays of shape (batch_size, block_size),
+        y shifted one token ahead of x (see Dataset.get_batch)."""
+        batch = self.dataset.get_batch(split, self.batch_size, self.block_size, self.rng)
         self.batches_drawn += 1
-        return self.dataset.get_batch("train", self.batch_size, self.block_size, self.rng)
-
-    def eval_batches(self, split, n, step=0):
-        """Yield ``n`` batches (x, y) of ``split`` for evaluation at iteration ``step``; the same
-        (seed, split, step) always gives the same batches."""
-        rng = np.random.default_rng([self.seed, Dataset.SPLITS.index(split), step])
-        for _ in range(n):
-            yield self.dataset.get_batch(split, self.batch_size, self.block_size, rng)
+        return batch
 
     def state_dict(self):
         """JSON-serialisable state: {"seed": int, "batches_drawn": int, "bit_generator": {...}}."""
@@ -270,9 +267,9 @@ class BatchSampler:
     def load_state_dict(self, state):
         """Continue the stream saved by ``state_dict()``; a malformed state raises DataError."""
         try:
-            self.rng.bit_generator.state = state["bit_generator"]
-            self.batches_drawn = int(state["batches_drawn"])
-            self.seed = state["seed"]
+            seed, drawn = state["seed"], int(state["batches_drawn"])
+            self.rng.bit_generator.state = state["bit_generator"]  # checks the state's shape
+            self.seed, self.batches_drawn = seed, drawn
         except (KeyError, TypeError, ValueError) as e:
             raise DataError(f"batch sampler state is malformed ({type(e).__name__}: {e})") from None
 
@@ -312,7 +309,10 @@ def _download_shakespeare(out):
     try:
         text = download_text(SHAKESPEARE_URL)
     except DataError as e:
-        raise DataError(f"{e}. Tiny Shakespeare is needed for dataset {out.name!r}: download it yourself and pass --input=PATH") from None
+        raise DataError(
+            f"{e}. Tiny Shakespeare is needed for dataset {out.name!r}: download it yourself "
+            "and pass --input=PATH"
+        ) from None
     if hashlib.sha256(text.encode("utf-8")).hexdigest() != SHAKESPEARE_SHA256:
         raise DataError(f"the text downloaded from {SHAKESPEARE_URL} is not Tiny Shakespeare; pass --input=PATH")
     out.mkdir(parents=True, exist_ok=True)
@@ -470,4 +470,7 @@ def _check_token_file(file, n_tokens, vocab_size):
     data = np.memmap(file, dtype=TOKEN_DTYPE, mode="r")
     if int(data.max()) >= vocab_size:
         at = int(np.argmax(data >= vocab_size))
-        raise DataError(f"token file {str(file)!r}: token id {int(data[at])} at position {at} is outside the vocabulary of size {vocab_size}")
+        raise DataError(
+            f"token file {str(file)!r}: token id {int(data[at])} at position {at} "
+            f"is outside the vocabulary of size {vocab_size}"
+        )

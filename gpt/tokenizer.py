@@ -192,7 +192,8 @@ def _find_gpt2_ranks(ranks_path):
     if blob and blob.is_file() and _sha256(blob) == GPT2_RANKS_SHA256:
         return "tiktoken", str(blob), _fingerprint(blob)
     bpe, enc_json = _cached_blob(GPT2_VOCAB_BPE[0]), _cached_blob(GPT2_ENCODER_JSON[0])
-    if bpe and all(p.is_file() and _sha256(p) == h for p, h in ((bpe, GPT2_VOCAB_BPE[1]), (enc_json, GPT2_ENCODER_JSON[1]))):
+    pairs = ((bpe, GPT2_VOCAB_BPE[1]), (enc_json, GPT2_ENCODER_JSON[1]))
+    if bpe and all(p.is_file() and _sha256(p) == h for p, h in pairs):
         return "data-gym", str(bpe), _fingerprint(bpe)
     raise DataError(GPT2_HOWTO)
 
@@ -240,7 +241,10 @@ def _read_tiktoken_ranks(path):
     data = Path(path).read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if digest != GPT2_RANKS_SHA256:
-        raise DataError(f"{path!r} is not GPT-2's ranks file (sha256 {digest[:12]}..., expected {GPT2_RANKS_SHA256[:12]}...). {GPT2_HOWTO}")
+        raise DataError(
+            f"{path!r} is not GPT-2's ranks file (sha256 {digest[:12]}..., "
+            f"expected {GPT2_RANKS_SHA256[:12]}...). {GPT2_HOWTO}"
+        )
     ranks = {}
     for line in data.splitlines():
         if line:

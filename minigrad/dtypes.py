@@ -88,6 +88,17 @@ def _category(npd):
     return 2 if npd.kind == "f" else (0 if npd.kind == "b" else 1)
 
 
+def promote_types(a, b):
+    """PyTorch's promote_types: like numpy's, except that an integer or bool with a floating type
+    gives that floating type (int64 with float32 is float32, where numpy says float64)."""
+    if a == b:
+        return a
+    fa, fb = a.kind == "f", b.kind == "f"
+    if fa != fb:
+        return a if fa else b
+    return np.promote_types(a, b)
+
+
 def _combine(higher, lower):
     # PyTorch's combine_categories: a lower-priority operand (0-dim tensor, then Python scalar)
     # only changes the result when it is of a higher category.
@@ -96,7 +107,7 @@ def _combine(higher, lower):
     if lower is None or higher.kind == "f":
         return higher
     if higher.kind == "b" or lower.kind == "f":
-        return np.promote_types(higher, lower)
+        return promote_types(higher, lower)
     return higher
 
 
@@ -111,9 +122,9 @@ def result_type(*operands):
         data = getattr(x, "data", None)
         if data is not None and hasattr(data, "dtype"):
             if data.ndim:
-                dim = data.dtype if dim is None else np.promote_types(dim, data.dtype)
+                dim = data.dtype if dim is None else promote_types(dim, data.dtype)
             else:
-                zero = data.dtype if zero is None else np.promote_types(zero, data.dtype)
+                zero = data.dtype if zero is None else promote_types(zero, data.dtype)
         else:
             t = type(x)
             if t is builtins.bool or isinstance(x, np.bool_):
@@ -122,5 +133,5 @@ def result_type(*operands):
                 s = np.dtype(np.int64)
             else:
                 s = default_float.np
-            scalar = s if scalar is None else np.promote_types(scalar, s)
+            scalar = s if scalar is None else promote_types(scalar, s)
     return _combine(dim, _combine(zero, scalar))

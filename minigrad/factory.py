@@ -179,6 +179,8 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
 
 def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
     """Integers uniform in [low, high) (int64 by default)."""
+    if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
     if high is None:

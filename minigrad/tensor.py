@@ -128,7 +128,7 @@ class Tensor:
 
     def __bool__(self):
         if self.data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __index__(self):
@@ -149,21 +149,21 @@ class Tensor:
         return (self[i] for i in range(self.data.shape[0]))
 
     def __repr__(self):
+        from ._format import tensor_repr
+
         a = to_device(self.data, "cpu")
-        body = np.array2string(
-            a, separator=", ", prefix="tensor(", threshold=1000, edgeitems=3,
-            formatter=None if a.dtype.kind != "b" else {"bool": lambda b: "True" if b else "False"},
-        )
         extra = []
         if self.device.type != "cpu":
             extra.append(f"device='{self.device}'")
-        if a.dtype not in (np.float32, np.int64, np.bool_) or (a.size == 0 and a.dtype != np.float32):
+        if a.size == 0 and a.ndim != 1:
+            extra.append(f"size={tuple(a.shape)}")
+        if a.dtype != np.float32 and (a.size == 0 or a.dtype not in (np.int64, np.bool_)):
             extra.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             extra.append("requires_grad=True")
-        return "tensor(" + body + "".join(", " + e for e in extra) + ")"
+        return tensor_repr(a, extra)
 
     # ---- autograd ---------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
@@ -249,7 +249,7 @@ class Tensor:
         from .ops.shape import to_copy
 
         for a in args:
-            if isinstance(a, (dtypes.dtype, type)) or (isinstance(a, str) and a in dtypes._BY_NAME):
+            if isinstance(a, (dtypes.dtype, type, np.dtype)) or (isinstance(a, str) and a in dtypes._BY_NAME):
                 dtype = a
             elif isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
@@ -354,6 +354,11 @@ def wrap_outputs(out, node, args, ctx):
         if isinstance(o, Tensor):
             if dirty and any(o is d for d in dirty):
                 o._bump_version()
+                if node is not None and node._saved:
+                    # PyTorch saves after the dirty bump: a tensor saved from a dirty input is current
+                    for s in node._saved:
+                        if s is not None and s.counter is o._version_counter:
+                            s.version = s.counter[0]
                 t = o
             else:
                 t = Tensor(o.data, _version_counter=o._version_counter) if o.grad_fn is not None or o.requires_grad else o

@@ -110,6 +110,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
         if g is not None:
             root_edges.append((t._edge(), g))
     root_nodes = [e[0] for e, _ in root_edges]
+    grads = None
     deps, _ = _dependencies(root_nodes)
     for n in root_nodes:
         deps.setdefault(n, 0)
@@ -121,6 +122,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     buffers = {}  # node -> list of summed grads, one per output_nr
     for (node, nr), g in root_edges:
         _add_to_buffer(buffers, node, nr, g)
+    root_edges = g = results = None
 
     captured = {}
     ready = []
@@ -144,7 +146,11 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             skip = needed is not None and node not in needed
             if isinstance(node, AccumulateGrad):
                 if not skip and accumulate and node_grads and node_grads[0] is not None:
-                    node.apply(node_grads[0])
+                    # drop the engine's other references, so that accumulate_into_leaf's count of
+                    # references to the gradient is exact (it may then adopt it without a copy)
+                    grad, node_grads, results, g = node_grads[0], None, None, None
+                    node.apply(grad)
+                    grad = None
                 continue
             results = None
             if not skip and any(g is not None for g in node_grads):
@@ -209,9 +215,20 @@ def _is_retain(fn):
     return type(fn).__name__ == "_RetainGrad"
 
 
+# References to the gradient tensor when the engine hands it over: run_backward's local,
+# AccumulateGrad.apply's and accumulate_into_leaf's arguments, and getrefcount's own argument.
+_ENGINE_REFS = 4
+
+
 def accumulate_into_leaf(variable, grad):
-    """`.grad += grad`, in place when possible; the first gradient is adopted without a copy when
-    nothing else holds its array (as PyTorch steals a gradient whose use count is one)."""
+    """`.grad += grad`, in place when possible.
+
+    The first gradient is adopted without a copy only when nothing else can see it: neither the
+    Tensor (a hook may have kept it, the user may have passed it to backward) nor its array (another
+    leaf may have adopted it: `y = x + w` gives both the same gradient) is referenced from anywhere
+    but here, as PyTorch steals a gradient whose use count is one. Otherwise it is copied, so two
+    leaves' `.grad` never alias each other or anything else.
+    """
     from ..tensor import Tensor
 
     if tuple(grad.data.shape) != tuple(variable.data.shape):
@@ -219,17 +236,20 @@ def accumulate_into_leaf(variable, grad):
             f"Function AccumulateGrad returned an invalid gradient - got {list(grad.data.shape)} "
             f"but expected shape compatible with {list(variable.data.shape)}"
         )
+    fresh = False
     if grad.data.dtype != variable.data.dtype:
         grad = Tensor(grad.data.astype(variable.data.dtype))
+        fresh = True
     old = variable.grad
     if old is None:
         if state.grad_enabled:  # create_graph: keep the graph of the gradient
             variable.grad = grad
             return
         arr = grad.data
-        # references: the Tensor's slot, `arr` here, and getrefcount's argument
-        owned = getattr(arr, "base", None) is None and sys.getrefcount(arr) <= 3 and arr.flags.writeable
-        variable.grad = Tensor(arr if owned and arr.flags.c_contiguous else arr.copy())
+        # array references: the Tensor's slot, `arr` here, and getrefcount's argument
+        owned = (fresh or sys.getrefcount(grad) <= _ENGINE_REFS) and sys.getrefcount(arr) <= 3
+        owned = owned and getattr(arr, "base", None) is None and arr.flags.writeable and arr.flags.c_contiguous
+        variable.grad = Tensor(arr if owned else arr.copy())
     elif state.grad_enabled or old.requires_grad:
         variable.grad = old + grad
     else:
@@ -284,7 +304,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     edges = [t._edge() for t in inputs]
     captured = run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=set(edges), accumulate=False)
     result = []
-    for t, e in zip(inputs, edges):
+    for e in edges:
         g = captured.get(e)
         if g is None and not allow_unused:
             raise RuntimeError(

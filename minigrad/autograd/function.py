@@ -9,6 +9,7 @@ An op is a `Function` subclass with two static methods side by side:
 the ctx that forward fills IS the node that backward later runs on.
 """
 import itertools
+import threading
 import weakref
 
 from .grad_mode import state
@@ -16,10 +17,20 @@ from .grad_mode import state
 _sequence = itertools.count()
 
 
+class _ScopeState(threading.local):
+    """The innermost `autograd.graph.scope(name)` of this thread; None outside any scope."""
+
+    current = None
+
+
+scope_state = _ScopeState()
+
+
 class Node:
     """A node of the backward graph. `next_functions` is a tuple of (node or None, output_nr)."""
 
     _freed = False
+    _scope = None  # the autograd.graph.scope active when the node was made ("transformer.h.0.attn")
     _pre_hooks = None  # {output_nr: [fn(grad) -> grad or None]}: tensor hooks on non-leaf outputs
     _post_hooks = None
 
@@ -78,11 +89,20 @@ _MISSING = object()
 class SavedTensor:
     """A tensor saved for backward, remembering its version so later in-place edits are caught.
 
+    An op's own output (`_saved_result`) is kept without its grad_fn, as PyTorch keeps it: holding
+    the output itself would make a cycle node -> output -> node that only the garbage collector
+    frees. Unpacking rebuilds a tensor on the same memory whose grad_fn is the node.
+
     With saved-tensor hooks active (`autograd.graph.saved_tensors_hooks`), what is kept is
-    whatever `pack_hook(tensor)` returned, given back through `unpack_hook` when needed.
+    whatever `pack_hook(tensor)` returned, given back through `unpack_hook` when needed. As in
+    PyTorch, the tensor unpack_hook returns is put back in the original's place in the graph
+    (`_reattach`), so a hook may keep a detached copy or a plain array and create_graph still
+    differentiates through it.
     """
 
-    __slots__ = ("tensor", "packed", "unpack_hook", "version", "counter", "is_output", "shape", "legacy")
+    __slots__ = (
+        "tensor", "packed", "unpack_hook", "version", "counter", "is_output", "shape", "legacy", "edge",
+    )
 
     def __init__(self, t, is_output=False):
         self.counter = t._version_counter
@@ -93,28 +113,46 @@ class SavedTensor:
         hooks = state.saved_tensors_hooks
         if hooks:
             pack, self.unpack_hook = hooks[-1]
+            # the original's place in the graph: its edge (None for an op's output: the node itself)
+            self.edge = (None if is_output else t._edge()) if t.requires_grad else False
             self.packed = pack(t)
             self.tensor = None
         else:
-            self.tensor, self.packed, self.unpack_hook = t, _MISSING, None
+            self.packed, self.unpack_hook = _MISSING, None
+            self.tensor = type(t)(t.data, _version_counter=t._version_counter) if is_output else t
 
     def unpack(self, node):
         """The saved tensor, after checking it was neither freed nor modified in place."""
         if self.counter is None:
             raise RuntimeError(FREED_MESSAGE)
         if self.counter[0] != self.version:
-            dims = ", ".join(str(s) for s in self.shape)
-            where = f", which is output 0 of {node.name()}," if self.is_output else ""
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [minigrad.{self.legacy} [{dims}]]{where} is at version "
-                f"{self.counter[0]}; expected version {self.version} instead. Hint: the backtrace "
-                "further above shows the operation that failed to compute its gradient. The variable "
-                "in question was changed in there or anywhere later. Good luck!"
-            )
+            raise RuntimeError(self._version_message(node))
         if self.packed is not _MISSING:
-            return self.unpack_hook(self.packed)
-        return self.tensor
+            return _reattach(self.unpack_hook(self.packed), self.edge, node)
+        t = self.tensor
+        if self.is_output:
+            out = type(t)(t.data, _version_counter=self.counter)
+            out.grad_fn, out.requires_grad = node, True
+            return out
+        return t
+
+    def _version_message(self, node):
+        # As PyTorch: a saved output names its own node; a saved input names the node that
+        # produces it now (after an in-place op, the in-place op's node); a leaf names none.
+        fn = node if self.is_output else getattr(self.tensor, "grad_fn", None)
+        if fn is not None:
+            nr = 0 if self.is_output else self.tensor._output_nr
+            where = f", which is output {nr} of {fn.name()},"
+        else:
+            where = ""
+        dims = ", ".join(str(s) for s in self.shape)
+        return (
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [minigrad.{self.legacy} [{dims}]]{where} is at version "
+            f"{self.counter[0]}; expected version {self.version} instead. Hint: the backtrace "
+            "further above shows the operation that failed to compute its gradient. The variable "
+            "in question was changed in there or anywhere later. Good luck!"
+        )
 
     def release(self):
         self.tensor = self.packed = self.unpack_hook = None
@@ -125,6 +163,26 @@ class SavedTensor:
         t = self.tensor if self.packed is _MISSING else self.packed
         data = getattr(t, "data", None)
         return int(getattr(data, "nbytes", 0))
+
+
+def _reattach(t, edge, node):
+    """What an unpack hook returned, put in the saved original's place in the graph (PyTorch's rule)."""
+    from ..tensor import Tensor
+
+    if not isinstance(t, Tensor):
+        raise TypeError(f"a saved-tensor unpack hook must return a Tensor, got {type(t).__name__}")
+    if edge is False:  # the original did not require grad
+        return t
+    fn, nr = (node, 0) if edge is None else edge
+    if t.grad_fn is fn and t._output_nr == nr:
+        return t
+    out = Tensor(t.data, _version_counter=t._version_counter)
+    out.requires_grad = True
+    if isinstance(fn, AccumulateGrad):  # a leaf: gradients flow into the original leaf's accumulator
+        out._grad_accumulator = weakref.ref(fn)
+    else:
+        out.grad_fn, out._output_nr = fn, nr
+    return out
 
 
 FREED_MESSAGE = (
@@ -141,6 +199,11 @@ class BackwardNode(Node):
     _forward_cls = None
     _saved = None
     _saved_output_nr = None
+    # class-level defaults, so that reading them never falls through to the (slow) __getattr__
+    _names = None
+    _dirty = None
+    _non_diff = None
+    _materialize = True
 
     def save_for_backward(self, *tensors):
         """Save tensors (or None) for backward; read them back as `ctx.saved_tensors`."""
@@ -183,7 +246,7 @@ class BackwardNode(Node):
 
     def apply(self, *grads):
         """Run the op's backward; returns one grad per tensor input (in `next_functions` order)."""
-        if getattr(self, "_materialize", True) and any(g is None for g in grads):
+        if self._materialize and any(g is None for g in grads):
             from ..tensor import _zeros_like_meta
 
             grads = tuple(_zeros_like_meta(m) if g is None else g for g, m in zip(grads, self._output_meta))
@@ -230,6 +293,8 @@ class _ForwardOnlyContext:
     """The ctx a forward gets when nothing will be recorded: saving is a no-op."""
 
     needs_input_grad = _Never()
+    _dirty = None
+    _non_diff = None
 
     def save_for_backward(self, *tensors):
         pass
@@ -252,6 +317,9 @@ class FunctionMeta(type):
         super().__init__(name, bases, attrs)
         node_name = attrs.get("node_name") or f"{name}Backward"
         cls._backward_cls = type(node_name, (BackwardNode,), {"_forward_cls": cls, "__module__": cls.__module__})
+        # PyTorch gives a user Function an edge for every tensor argument; a built-in op has edges only
+        # for its differentiable (floating) inputs: no edge for where's condition or gather's index.
+        cls._float_edges_only = cls.__module__.startswith("minigrad.")
 
 
 class Function(metaclass=FunctionMeta):
@@ -291,9 +359,12 @@ class Function(metaclass=FunctionMeta):
 
         node = cls._backward_cls()
         node._seq = next(_sequence)
+        if scope_state.current is not None:
+            node._scope = scope_state.current
         needs, edges, pos = [], [], []
+        float_only = cls._float_edges_only
         for i, a in enumerate(args):
-            if isinstance(a, Tensor):
+            if isinstance(a, Tensor) and not (float_only and a.data.dtype.kind != "f"):
                 pos.append(i)
                 edges.append(a._edge())
                 needs.append(a.requires_grad)

@@ -67,8 +67,13 @@ class set_grad_enabled(_GradModeContext):
         self.mode = bool(mode)
         state.grad_enabled = self.mode
 
+    def __call__(self, func):
+        # used as a decorator, it must not change the mode now: undo what __init__ did
+        state.grad_enabled = self.prev
+        return super().__call__(func)
+
     def __enter__(self):
-        pass
+        state.grad_enabled = self.mode
 
     def __exit__(self, *exc):
         state.grad_enabled = self.prev

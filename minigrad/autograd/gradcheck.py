@@ -23,15 +23,16 @@ def _numerical_jacobian(fn, inputs, out_index, eps):
         if not getattr(x, "requires_grad", False):
             jacobians.append(None)
             continue
-        flat = x.data.reshape(-1)  # a view: writes change x
+        data = x.data  # written in place, element by element (any memory layout)
         cols = []
-        for i in range(flat.size):
-            orig = flat[i].item()
-            flat[i] = orig + eps
+        for i in range(data.size):
+            at = np.unravel_index(i, data.shape)
+            orig = data[at].item()
+            data[at] = orig + eps
             plus = np.array(_outputs(fn(*inputs))[out_index].data, dtype=np.float64).ravel()
-            flat[i] = orig - eps
+            data[at] = orig - eps
             minus = np.array(_outputs(fn(*inputs))[out_index].data, dtype=np.float64).ravel()
-            flat[i] = orig
+            data[at] = orig
             cols.append((plus - minus) / (2 * eps))
         jacobians.append(np.stack(cols, axis=1) if cols else np.zeros((0, 0)))
     return jacobians
@@ -68,7 +69,7 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
         if getattr(x, "requires_grad", False) and x.data.dtype != np.float64:
             import warnings
 
-            warnings.warn(f"gradcheck: input of dtype {x.dtype} is not float64; expect precision failures")
+            warnings.warn(f"gradcheck: input of dtype {x.dtype} is not float64; expect precision failures", stacklevel=2)
     outputs = _outputs(func(*inputs))
     for k, out in enumerate(outputs):
         if not out.requires_grad:

@@ -3,7 +3,11 @@
 `with saved_tensors_hooks(pack, unpack):` every tensor an op saves inside the block is passed
 to `pack` and what pack returns is kept instead; backward calls `unpack` on it (possibly more
 than once) to get a tensor back. Thread-local; the innermost pair wins.
+
+`with scope("encoder.layer0"):` stamps that name on every backward node made inside the block
+(`node._scope`), so tools such as `minigrad.memory` can say which layer holds what.
 """
+from .function import scope_state
 from .grad_mode import state
 
 
@@ -22,17 +26,32 @@ class saved_tensors_hooks:
 
 
 class save_on_cpu(saved_tensors_hooks):
-    """Keep saved tensors of a GPU computation in host memory; copy them back for backward."""
+    """Keep saved tensors of a GPU computation in host memory; copy them back for backward.
+
+    Tensors already on the CPU are kept as they are (the round trip is a no-op). With
+    `pin_memory=True` the host copies go to page-locked memory (faster transfers).
+    """
 
     def __init__(self, pin_memory=False):
-        def pack(t):
-            from ..tensor import Tensor
+        from ..device import to_device
 
-            return (t.device, Tensor(t.cpu().data) if t.device.type != "cpu" else t)
+        def pack(t):
+            a = t.data
+            if t.device.type == "cpu":
+                return ("cpu", a)
+            if pin_memory:
+                import cupyx
+
+                host = cupyx.empty_pinned(a.shape, dtype=a.dtype)
+                a.get(out=host)
+                return ("cuda", host)
+            return ("cuda", to_device(a, "cpu"))
 
         def unpack(packed):
-            dev, t = packed
-            return t if dev.type == "cpu" else t.to(dev)
+            from ..tensor import Tensor
+
+            dev, a = packed
+            return Tensor(a if dev == "cpu" else to_device(a, "cuda"))
 
         super().__init__(pack, unpack)
 
@@ -49,3 +68,27 @@ class disable_saved_tensors_hooks:
 
     def __exit__(self, *exc):
         state.saved_tensors_hooks[:] = self.saved
+
+
+class scope:
+    """`with scope(name):` names the backward nodes made inside (thread-local; innermost wins).
+
+    Function.apply stamps the active name on each node it records as `node._scope`; nothing is
+    stamped outside any scope. `minigrad.memory.module_scopes(model)` enters one per module.
+    """
+
+    def __init__(self, name):
+        self.name = str(name)
+
+    def __enter__(self):
+        self.prev = scope_state.current
+        scope_state.current = self.name
+        return self
+
+    def __exit__(self, *exc):
+        scope_state.current = self.prev
+
+
+def current_scope():
+    """The innermost active scope name on this thread, or None."""
+    return scope_state.current

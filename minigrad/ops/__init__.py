@@ -1,9 +1,9 @@
 """Every op, grouped by family; `_bind_methods` attaches them to Tensor (as `t.exp()`, `a @ b`, ...)."""
-from . import elementwise, indexing, inplace, matmul, reduction, shape  # noqa: F401
+from . import elementwise, indexing, inplace, reduction, shape  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs, add, allclose, bitwise_and, bitwise_or, clamp, clip, cos, div, eq, equal, exp, ge, gt, isfinite, isinf,
     isnan, le, log, logical_and, logical_not, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
-    neg, pow, relu, rsqrt, sigmoid, sign, sin, sqrt, square, sub, tanh, where,
+    neg, pow, reciprocal, relu, rsqrt, sigmoid, sign, sin, sqrt, square, sub, tanh, where,
 )
 from .indexing import gather, index_select, multinomial, sort, topk  # noqa: F401
 from .matmul import bmm, dot, matmul, mm  # noqa: F401
@@ -22,7 +22,7 @@ def _bind_methods(Tensor):
     methods = dict(
         add=add, sub=sub, mul=mul, div=div, pow=pow, neg=neg, exp=exp, log=log, sqrt=sqrt, rsqrt=rsqrt, tanh=tanh,
         sigmoid=sigmoid, relu=relu, abs=abs, clamp=clamp, clip=clip, maximum=maximum, minimum=minimum, sin=sin,
-        cos=cos, sign=sign, square=square, masked_fill=masked_fill, where=lambda self, cond, other: where(cond, self, other),
+        cos=cos, sign=sign, square=square, reciprocal=reciprocal, masked_fill=masked_fill, where=lambda self, cond, other: where(cond, self, other),
         eq=eq, ne=ne, lt=lt, le=le, gt=gt, ge=ge, logical_not=logical_not, logical_and=logical_and,
         logical_or=logical_or, isnan=isnan, isinf=isinf, isfinite=isfinite, allclose=allclose, equal=equal,
         sum=sum, mean=mean, var=var, std=std, max=max, min=min, amax=amax, amin=amin, argmax=argmax, argmin=argmin,

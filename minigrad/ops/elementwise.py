@@ -10,33 +10,74 @@ from ..tensor import Tensor
 from ._util import as_tensor_like, binary_operands, float_only, sum_to
 
 
+_BOOL_SUB = (
+    "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+    "use the `~` or `logical_not()` operator instead."
+)
+
+
 # ---- binary arithmetic ------------------------------------------------------------------
 class Add(Function):
     node_name = "AddBackward0"
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, alpha=1):
+        if alpha != 1:
+            ctx.alpha = alpha
+            return a.data + alpha * b.data
         return a.data + b.data
 
     @staticmethod
-    def backward(ctx, g):  # d(a+b) = da + db
+    def backward(ctx, g):  # d(a + alpha b) = da + alpha db
         a_shape, b_shape = ctx._shapes
+        alpha = ctx.__dict__.get("alpha", 1)
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(g, b_shape) if ctx.needs_input_grad[1] else None)
+                sum_to(g if alpha == 1 else g * alpha, b_shape) if ctx.needs_input_grad[1] else None)
 
 
 class Sub(Function):
     node_name = "SubBackward0"
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, alpha=1):
+        if alpha != 1:
+            ctx.alpha = alpha
+            return a.data - alpha * b.data
         return a.data - b.data
 
     @staticmethod
-    def backward(ctx, g):  # d(a-b) = da - db
+    def backward(ctx, g):  # d(a - alpha b) = da - alpha db
         a_shape, b_shape = ctx._shapes
+        alpha = ctx.__dict__.get("alpha", 1)
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(-g, b_shape) if ctx.needs_input_grad[1] else None)
+                sum_to(-g if alpha == 1 else g * -alpha, b_shape) if ctx.needs_input_grad[1] else None)
+
+
+class RsubScalar(Function):
+    node_name = "RsubBackward1"
+
+    @staticmethod
+    def forward(ctx, a, other):  # `other` is a 0-dim array of a's dtype: not an input, no edge
+        return other - a.data
+
+    @staticmethod
+    def backward(ctx, g):  # d(c - a) = -da
+        return -g, None
+
+
+class Reciprocal(Function):
+    node_name = "ReciprocalBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a):
+        with np.errstate(divide="ignore"):
+            return 1.0 / a.data
+
+    @staticmethod
+    def backward(ctx, g):  # d(1/a) = -da / a^2
+        r = ctx._saved_result
+        return g * -(r * r)
 
 
 class Mul(Function):
@@ -104,7 +145,8 @@ class PowTensor(Function):
         a_shape, b_shape = ctx._shapes
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = sum_to(g * b * a ** (b - 1), a_shape)
+            # where b == 0 the gradient is 0 (not 0 * a^-1, nan at a == 0), as in PyTorch
+            ga = sum_to(where(b == 0, 0.0, g * b * a ** (b - 1)), a_shape)
         if ctx.needs_input_grad[1]:
             # where a == 0 and b >= 0 the gradient is 0, not nan (PyTorch's convention)
             zero = (a == 0) & (b >= 0)
@@ -119,10 +161,16 @@ class RPow(Function):
     @staticmethod
     def forward(ctx, base, b):
         ctx.base = base
+        if base == 0:
+            ctx.save(exponent=b)
         return np.asarray(base, dtype=b.data.dtype) ** b.data if array_module(b.data) is np else base ** b.data
 
     @staticmethod
     def backward(ctx, g):  # d(c^b) = c^b log(c) db
+        if ctx.base == 0:  # 0^b: PyTorch's convention, gradient 0 where b >= 0
+            b, result = ctx.saved_tensors
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return None, where(b >= 0, 0.0, g * result * float("-inf"))
         (result,) = ctx.saved_tensors
         return None, g * result * float(np.log(ctx.base))
 
@@ -166,9 +214,9 @@ def _minmax_backward(g, a, b, a_wins, ctx):
             sum_to(g * (1.0 - wa), b_shape) if ctx.needs_input_grad[1] else None)
 
 
-def _binary(cls, a, b):
+def _binary(cls, a, b, *extra):
     a, b = binary_operands(a, b)
-    out = cls.apply(a, b)
+    out = cls.apply(a, b, *extra)
     if out.grad_fn is not None:
         out.grad_fn._shapes = (a.data.shape, b.data.shape)
     return out
@@ -177,20 +225,32 @@ def _binary(cls, a, b):
 def add(input, other, alpha=1):
     """input + alpha * other, broadcasting."""
     if alpha != 1:
-        other = other * alpha
+        return _binary(Add, input, other, alpha)
     return _binary(Add, input, other)
 
 
+def _refuse_bool(x):
+    if x.__class__ is builtins.bool or (isinstance(x, Tensor) and x.data.dtype == np.bool_):
+        raise RuntimeError(_BOOL_SUB)
+
+
 def sub(input, other, alpha=1):
-    """input - alpha * other, broadcasting."""
+    """input - alpha * other, broadcasting (bool operands are refused, as in PyTorch)."""
+    _refuse_bool(input)
+    _refuse_bool(other)
     if alpha != 1:
-        other = other * alpha
+        return _binary(Sub, input, other, alpha)
     return _binary(Sub, input, other)
 
 
 def rsub(input, other):
-    """other - input (for `2 - t`)."""
-    return _binary(Sub, other, input)
+    """other - input (for `2 - t`): PyTorch's RsubBackward1 when `other` is a number."""
+    _refuse_bool(input)
+    _refuse_bool(other)
+    if isinstance(other, Tensor):
+        return _binary(Sub, other, input)
+    a, b = binary_operands(input, other)
+    return RsubScalar.apply(a, b.data)
 
 
 def mul(input, other):
@@ -223,22 +283,38 @@ def _rounded_div(input, other, mode):
 
 
 def rdiv(input, other):
-    return div(other, input)
+    """other / input (for `2 / t`): reciprocal(input) * other, as PyTorch records it."""
+    if isinstance(other, Tensor):
+        return div(other, input)
+    return mul(reciprocal(input), other)
 
 
 def pow(input, exponent):
     """input ** exponent, for a tensor or scalar exponent (or a scalar base)."""
-    if not isinstance(input, Tensor):
-        if isinstance(exponent, Tensor) and exponent.data.dtype.kind == "f":
-            return RPow.apply(input, exponent)
-        input = Tensor(np.asarray(input))
-    if isinstance(exponent, Tensor):
-        return _binary(PowTensor, input, exponent)
-    if input.data.dtype.kind != "f" and isinstance(exponent, builtins.float):
-        from ..dtypes import default_float
+    if not isinstance(input, Tensor) and isinstance(exponent, Tensor) and exponent.data.dtype.kind == "f":
+        return RPow.apply(input, exponent)
+    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        if isinstance(exponent, Tensor) or not isinstance(exponent, (builtins.int, builtins.float, np.number)):
+            raise TypeError(f"pow(): unsupported exponent of type {type(exponent).__name__}")
+        from ..dtypes import result_type
+        from ._util import cast
 
-        input = input.to(default_float)
-    return PowScalar.apply(input, exponent)
+        dt = result_type(input, exponent)
+        _check_pow(dt, exponent)
+        return PowScalar.apply(cast(input, dt), exponent)
+    a, b = binary_operands(input, exponent)
+    _check_pow(a.data.dtype, None)
+    out = PowTensor.apply(a, b)
+    if out.grad_fn is not None:
+        out.grad_fn._shapes = (a.data.shape, b.data.shape)
+    return out
+
+
+def _check_pow(dt, exponent):
+    if dt == np.bool_:
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    if dt.kind in "iu" and exponent is not None and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
 def maximum(input, other):
@@ -341,8 +417,11 @@ class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a):
         xp = array_module(a.data)
-        # 1/(1+e^-a) overflows for very negative a; tanh form is stable everywhere
-        return 0.5 * (xp.tanh(0.5 * a.data) + 1.0)
+        # with e = exp(-|a|) <= 1 nothing overflows, and for a < 0, e/(1+e) keeps full relative
+        # precision (1/(1+e^-a) overflows; 0.5*(tanh(a/2)+1) cancels to 0 for very negative a)
+        e = xp.exp(-xp.abs(a.data))
+        r = 1.0 / (1.0 + e)
+        return xp.where(a.data >= 0, r, e * r)
 
     @staticmethod
     def backward(ctx, g):  # d(s(a)) = s(a) (1 - s(a)) da
@@ -439,6 +518,7 @@ def _unary(cls, opname):
 
 
 exp = _unary(Exp, "exp")
+reciprocal = _unary(Reciprocal, "reciprocal")
 log = _unary(Log, "log")
 sqrt = _unary(Sqrt, "sqrt")
 rsqrt = _unary(Rsqrt, "rsqrt")
@@ -479,7 +559,8 @@ def sign(input):
 
 
 def square(input):
-    return input * input
+    """input ** 2 (a PowBackward0 node, as in PyTorch)."""
+    return pow(input, 2)
 
 
 # ---- selection --------------------------------------------------------------------------
@@ -525,13 +606,20 @@ class MaskedFill(Function):
         return xp.where(mask.data, xp.asarray(v, dtype=a.data.dtype), a.data)
 
     @staticmethod
-    def backward(ctx, g):  # filled positions get no gradient
+    def backward(ctx, g):  # filled positions pass nothing to `a`; a tensor `value` gets their sum
         mask = ctx._saved_mask
-        return where(mask, g.new_zeros(()), g), None, None
+        zero = g.new_zeros(())
+        ga = where(mask, zero, g) if ctx.needs_input_grad[0] else None
+        gv = where(mask, g, zero).sum() if ctx.needs_input_grad[2] else None
+        return ga, None, gv
+
+
+class MaskedFillTensor(MaskedFill):
+    node_name = "MaskedFillBackward1"
 
 
 def masked_fill(input, mask, value):
-    """`input` with `value` wherever the boolean `mask` (broadcastable) is True."""
+    """`input` with `value` (a number or a 0-dim tensor) wherever the boolean `mask` (broadcastable) is True."""
     if not isinstance(mask, Tensor):
         mask = Tensor(np.asarray(mask))
     if mask.data.dtype != np.bool_:
@@ -541,6 +629,14 @@ def masked_fill(input, mask, value):
     shape = broadcast_shapes(input.data.shape, mask.data.shape)
     if shape != input.data.shape:
         raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not broadcast to input of shape {list(input.shape)}")
+    if isinstance(value, Tensor):
+        if value.data.ndim:
+            raise RuntimeError(
+                f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.data.ndim} dimension(s)."
+            )
+        if value.data.dtype != input.data.dtype and value.data.dtype.kind == "f":
+            value = value.to(input.dtype)
+        return MaskedFillTensor.apply(input, mask, value)
     return MaskedFill.apply(input, mask, value)
 
 

@@ -11,10 +11,12 @@ import numpy as np
 
 from .. import random as _random
 from ..autograd.function import Function
+from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import normalize_dim
 from .reduction import values_indices
+from .shape import Unsqueeze, _share_version
 
 
 def _convert_index(index, xp, shape):
@@ -50,8 +52,74 @@ def _convert_index(index, xp, shape):
 
 
 def _index_error(e, shape):
+    """numpy's IndexError in PyTorch's words (dimension, not axis; tensor, not array)."""
     msg = str(e).replace("axis", "dimension")
+    if msg.startswith("too many indices"):
+        return IndexError(f"too many indices for tensor of dimension {len(shape)}")
     return IndexError(f"{msg} (indexing a tensor of shape {list(shape)})")
+
+
+def _check_masks(idx, shape):
+    """PyTorch's error for a boolean mask whose shape does not match the dims it indexes (shapes only)."""
+    n_consumed = builtins.sum(
+        (i.ndim if i.dtype.kind == "b" else 1) if hasattr(i, "dtype") else (0 if i is None or i is Ellipsis else 1)
+        for i in idx
+    )
+    d = 0
+    for i in idx:
+        if i is Ellipsis:
+            d += len(shape) - n_consumed
+        elif i is None:
+            continue
+        elif hasattr(i, "dtype") and i.dtype.kind == "b":
+            for j, m in enumerate(i.shape):
+                if d + j >= len(shape) or shape[d + j] != m:
+                    raise IndexError(
+                        f"The shape of the mask {list(i.shape)} at index {j} does not match the shape of the "
+                        f"indexed tensor {list(shape)} at index {d + j}"
+                    )
+            d += i.ndim
+        else:
+            d += 1
+
+
+def _basic_steps(idx, shape, keep_full=False):
+    """A basic index (ints, slices, None, Ellipsis) as PyTorch applies it: one step per component.
+
+    Returns [(kind, dim, component)] with kind in select/slice/unsqueeze, `dim` the dim of the
+    tensor at that step, after checking every component with PyTorch's errors.
+    """
+    nd = len(shape)
+    consumed = builtins.sum(1 for i in idx if i is not None and i is not Ellipsis)
+    if consumed > nd:
+        raise IndexError(f"too many indices for tensor of dimension {nd}")
+    steps, dim, orig = [], 0, 0
+    seen_ellipsis = False
+    for i in idx:
+        if i is Ellipsis:
+            if seen_ellipsis:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            seen_ellipsis = True
+            skip = nd - consumed
+            dim, orig = dim + skip, orig + skip
+        elif i is None:
+            steps.append(("unsqueeze", dim, None))
+            dim += 1
+        elif isinstance(i, slice):
+            if i.step is not None and i.step <= 0:
+                raise ValueError("step must be greater than zero")
+            n = shape[orig]
+            if i.indices(n) != (0, n, 1) or keep_full:  # PyTorch keeps a lone `t[:]`
+                steps.append(("slice", dim, i))
+            dim, orig = dim + 1, orig + 1
+        else:
+            n = shape[orig]
+            k = builtins.int(i)
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for dimension {orig} with size {n}")
+            steps.append(("select", dim, k))
+            orig += 1
+    return steps
 
 
 class Index(Function):
@@ -76,6 +144,14 @@ class Select(Index):
 
 class Slice(Index):
     node_name = "SliceBackward0"
+
+
+class Alias(Index):
+    node_name = "AliasBackward0"
+
+
+class IndexSelect(Index):
+    node_name = "IndexSelectBackward0"
 
 
 class IndexPutAdd(Function):
@@ -108,20 +184,35 @@ def _add_at(xp, out, index, values):
 
 
 def getitem(self, index):
-    """`t[index]`: basic indexing gives a view; integer tensors and masks give a copy."""
+    """`t[index]`: basic indexing gives a view; integer tensors and masks give a copy.
+
+    Recorded as PyTorch records it: a basic index is one SelectBackward0 / SliceBackward0 /
+    UnsqueezeBackward0 node per component (full slices skipped), an advanced index one
+    IndexBackward0 node (after a single node for any basic components mixed in).
+    """
     xp = array_module(self.data)
-    idx, advanced = _convert_index(index, xp, self.data.shape)
+    shape = self.data.shape
+    idx, advanced = _convert_index(index, xp, shape)
     if advanced:
-        cls = Index
-    elif builtins.all(isinstance(i, (builtins.int, np.integer)) for i in idx):
-        cls = Select
-    else:
-        cls = Slice
-    out = cls.apply(self, idx, advanced)
-    if not advanced and out.data.base is not None:
-        out._version_counter = self._version_counter
-        out._base = self if self._base is None else self._base
-    return out
+        _check_masks(idx, shape)
+        return Index.apply(self, idx, True)
+    idx = tuple(builtins.int(i) if hasattr(i, "dtype") else i for i in idx)  # 0-dim integer tensors
+    steps = _basic_steps(idx, shape, keep_full=isinstance(index, slice))
+    if not (self.requires_grad and state.grad_enabled) or len(steps) == 1:
+        if not steps:
+            cls = Alias
+        elif len(steps) > 1 or steps[0][0] != "unsqueeze":
+            cls = Select if steps[-1][0] == "select" else Slice
+        else:
+            return _share_version(Unsqueeze.apply(self, steps[0][1]), self)
+        return _share_version(cls.apply(self, idx, False), self)
+    out = self
+    for kind, dim, comp in steps:
+        if kind == "unsqueeze":
+            out = Unsqueeze.apply(out, dim)
+        else:
+            out = (Select if kind == "select" else Slice).apply(out, (slice(None),) * dim + (comp,), False)
+    return _share_version(out, self)
 
 
 class IndexPut(Function):
@@ -227,9 +318,11 @@ def index_scatter(g, dim, index, shape):
 
 
 def index_select(input, dim, index):
-    """Rows (along dim) picked by a 1-D index tensor."""
+    """Entries along `dim` picked by a 1-D integer index tensor (repeats allowed)."""
     d = normalize_dim(dim, input.data.ndim)
-    return getitem(input, (slice(None),) * d + (index,))
+    if not isinstance(index, Tensor) or index.data.dtype.kind not in "iu" or index.data.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector of integers")
+    return IndexSelect.apply(input, (slice(None),) * d + (index.data.reshape(-1),), True)
 
 
 class Topk(Function):
@@ -262,19 +355,24 @@ class Topk(Function):
         return index_scatter(g, ctx.dim, ctx._saved_indices, ctx.shape), None, None, None, None
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True):
+class Sort(Topk):
+    node_name = "SortBackward0"
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, _cls=Topk):
     """The k largest (or smallest) values along dim and their indices."""
     d = normalize_dim(dim, input.data.ndim)
     n = input.data.shape[d] if input.data.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range (k={k}, dimension {d} has size {n})")
-    values, indices = Topk.apply(input, k, d, largest, sorted)
+    values, indices = _cls.apply(input, k, d, largest, sorted)
     return values_indices(values, indices)
 
 
 def sort(input, dim=-1, descending=False):
+    """Values sorted along `dim` (stable) and their indices."""
     d = normalize_dim(dim, input.data.ndim)
-    return topk(input, input.data.shape[d], d, largest=descending, sorted=True)
+    return topk(input, input.data.shape[d], d, largest=descending, sorted=True, _cls=Sort)
 
 
 def multinomial(input, num_samples, replacement=False, generator=None):

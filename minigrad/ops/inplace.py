@@ -15,7 +15,22 @@ from ..tensor import Tensor
 def apply_inplace(self, raw, recorded, *others):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it."""
     self._check_inplace()
+    if not self.data.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation."
+        )
     if state.grad_enabled and (self.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others)):
+        if self._base is not None:
+            # PyTorch rewrites the base's history (CopySlices over the view); minigrad does not, so
+            # it refuses rather than leave the base with a wrong gradient.
+            if self._base.requires_grad and self._base.grad_fn is None:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+            raise RuntimeError(
+                "an in-place operation on a view of another tensor, while gradients are being recorded, is not "
+                "supported by minigrad (the base's graph would not see it). Modify the base itself "
+                "(base[index] = value), or clone() the view first, or do it under minigrad.no_grad()."
+            )
         out = recorded()
         array_module(self.data).copyto(self.data, out.data, casting="same_kind")
         self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True

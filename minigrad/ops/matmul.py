@@ -13,11 +13,13 @@ class Matmul(Function):
         return array_module(a.data).matmul(a.data, b.data)
 
     @staticmethod
-    def backward(ctx, g):  # d(AB) = dA B^T... : gA = g B^T, gB = A^T g (summed over broadcast batches)
+    def backward(ctx, g):  # C = A B: gA = g B^T, gB = A^T g (summed over broadcast batch dims)
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
         a_vec, b_vec = len(a_shape) == 1, len(b_shape) == 1
-        # treat vectors as matrices, as matmul does, so one formula serves every case
+        if a_vec and b_vec:  # dot: g is a scalar
+            return (g * b if ctx.needs_input_grad[0] else None, g * a if ctx.needs_input_grad[1] else None)
+        # treat vectors as matrices, as matmul does, so one formula serves every other case
         if a_vec:
             g = g.unsqueeze(-2)
         if b_vec:
@@ -51,31 +53,64 @@ class BroadcastMatmul(Matmul):
 
 
 def _check(a, b):
+    """PyTorch's checks, naming both shapes (never a numpy error from inside the product)."""
     sa, sb = a.data.shape, b.data.shape
     if not sa or not sb:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
     k_a = sa[-1]
     k_b = sb[0] if len(sb) == 1 else sb[-2]
     if k_a != k_b:
-        if len(sa) <= 2 and len(sb) <= 2:
-            fa = "x".join(str(s) for s in (sa if len(sa) == 2 else (1,) + sa))
-            fb = "x".join(str(s) for s in (sb if len(sb) == 2 else sb + (1,)))
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({fa} and {fb})")
+        if len(sa) == 2 and len(sb) == 2:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})")
+        which = "size" if len(sb) == 1 else "second-to-last dim"
         raise RuntimeError(
-            f"matmul: the last dim of the first tensor ({k_a}) must match the second-to-last dim of the second "
-            f"({k_b}); shapes {list(sa)} and {list(sb)}"
+            f"matmul: shapes {list(sa)} and {list(sb)} cannot be multiplied (the last dim of the first, {k_a}, "
+            f"must match the {which} of the second, {k_b})"
         )
     if len(sa) > 2 and len(sb) > 2:
         from ._util import broadcast_shapes
 
-        broadcast_shapes(sa[:-2], sb[:-2])
+        try:
+            broadcast_shapes(sa[:-2], sb[:-2])
+        except RuntimeError:
+            raise RuntimeError(
+                f"matmul: the batch dims of shapes {list(sa)} and {list(sb)} do not broadcast "
+                f"({list(sa[:-2])} and {list(sb[:-2])})"
+            ) from None
+
+
+def _operands(input, other):
+    """Both operands as tensors of one dtype (PyTorch's promotion), without the elementwise broadcast check."""
+    from ..dtypes import result_type
+    from ..tensor import Tensor
+    from ._util import cast
+
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError(
+            f"matmul(): argument 'other' must be Tensor, not {type(other if isinstance(input, Tensor) else input).__name__}"
+        )
+    if input.data.dtype != other.data.dtype:
+        dt = result_type(input, other)
+        input, other = cast(input, dt), cast(other, dt)
+    return input, other
+
+
+def _apply(cls, a, b):
+    out = cls.apply(a, b)
+    if out.grad_fn is not None:
+        out.grad_fn._shapes = (a.data.shape, b.data.shape)
+    return out
 
 
 def matmul(input, other):
-    """Matrix product with numpy's rules: 1-D operands are vectors, leading dims broadcast."""
-    from ._util import binary_operands
+    """Matrix product with numpy's rules: 1-D operands are vectors, leading dims broadcast.
 
-    a, b = binary_operands(input, other)
+    One node per product. PyTorch names 2-D @ 2-D `MmBackward0`, 2-D @ 1-D `MvBackward0` and
+    1-D @ 1-D `DotBackward0`, as here; for batched and 1-D @ 2-D operands it decomposes into
+    view/expand + mm/bmm + unsafe_view nodes, where minigrad records a single `BmmBackward0`
+    (equal 3-D batches) or `MatmulBackward0` node (a deliberate difference: fewer nodes).
+    """
+    a, b = _operands(input, other)
     _check(a, b)
     na, nb = a.data.ndim, b.data.ndim
     if na == 2 and nb == 2:
@@ -88,14 +123,39 @@ def matmul(input, other):
         cls = Bmm
     else:
         cls = BroadcastMatmul
-    out = cls.apply(a, b)
-    if out.grad_fn is not None:
-        out.grad_fn._shapes = (a.data.shape, b.data.shape)
-    return out
+    return _apply(cls, a, b)
 
 
-mm = bmm = matmul
+def mm(input, mat2):
+    """Product of two matrices (2-D only, as torch.mm)."""
+    a, b = _operands(input, mat2)
+    if a.data.ndim != 2:
+        raise RuntimeError(f"self must be a matrix (got a {a.data.ndim}-D tensor of shape {list(a.shape)})")
+    if b.data.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix (got a {b.data.ndim}-D tensor of shape {list(b.shape)})")
+    _check(a, b)
+    return _apply(Matmul, a, b)
+
+
+def bmm(input, mat2):
+    """Batched product of two 3-D tensors with equal batch sizes (as torch.bmm)."""
+    a, b = _operands(input, mat2)
+    if a.data.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor (got shape {list(a.shape)})")
+    if b.data.ndim != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor (got shape {list(b.shape)})")
+    if a.data.shape[0] != b.data.shape[0] or a.data.shape[2] != b.data.shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{a.data.shape[0]}, {a.data.shape[2]}] "
+            f"but got: [{b.data.shape[0]}, {b.data.shape[1]}]."
+        )
+    return _apply(Bmm, a, b)
 
 
 def dot(input, other):
-    return matmul(input, other)
+    """Inner product of two 1-D tensors."""
+    a, b = _operands(input, other)
+    if a.data.ndim != 1 or b.data.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.data.ndim}D and {b.data.ndim}D tensors")
+    _check(a, b)
+    return _apply(Dot, a, b)

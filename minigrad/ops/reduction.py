@@ -187,7 +187,7 @@ class MinAll(Amax):
 
 def amax(input, dim=None, keepdim=False):
     """Max values over `dim` (gradient shared among ties)."""
-    return Amax.apply(input, normalize_dims(dim, input.data.ndim), keepdim)
+    return Amax.apply(input, normalize_dims(dim, input.data.ndim), keepdim, True)
 
 
 def amin(input, dim=None, keepdim=False):
@@ -343,9 +343,7 @@ def _softmax_input(input, dtype):
     if dtype is not None:
         input = input.to(dtype)
     if input.data.dtype.kind != "f":
-        from ..dtypes import default_float
-
-        input = input.to(default_float)
+        raise NotImplementedError(f"\"softmax\" not implemented for '{input.dtype._legacy[:-6]}' (pass dtype=)")
     return input
 
 
@@ -369,9 +367,51 @@ def any(input, dim=None, keepdim=False):
     return Tensor(input.data.any(axis=dim, keepdims=keepdim))
 
 
-def prod(input, dim=None, keepdim=False):
-    """Product (no gradient support beyond what exp/log offer)."""
-    return Tensor(input.data.prod(axis=dim, keepdims=keepdim))
+class Prod(Function):
+    node_name = "ProdBackward1"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):
+        ctx.save(self=a)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        return a.data.prod(axis=dims, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):  # d(prod a)/da_i = prod of the others (= prod / a_i when no a_j is 0)
+        a, result = ctx.saved_tensors
+        if not ctx.keepdim and ctx.dims:
+            g = g.reshape(_keep_shape(a.shape, ctx.dims))
+            result = result.reshape(_keep_shape(a.shape, ctx.dims))
+        if not bool((a.data == 0).any()):
+            return g * result / a, None, None
+        return g * Tensor(_prod_of_others(a.data, ctx.dims)), None, None
+
+
+class ProdAll(Prod):
+    node_name = "ProdBackward0"
+
+
+def _prod_of_others(x, dims):
+    """For each element, the product of the other elements reduced with it (exact with zeros)."""
+    xp = array_module(x)
+    keep = [d for d in range(x.ndim) if d not in dims]
+    moved = xp.moveaxis(x, list(dims), list(range(x.ndim - len(dims), x.ndim)))
+    flat = moved.reshape(moved.shape[: len(keep)] + (-1,))
+    ones = xp.ones(flat.shape[:-1] + (1,), dtype=x.dtype)
+    left = xp.cumprod(xp.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = xp.flip(xp.cumprod(xp.flip(xp.concatenate([flat[..., 1:], ones], axis=-1), -1), axis=-1), -1)
+    out = (left * right).reshape(moved.shape)
+    return xp.moveaxis(out, list(range(x.ndim - len(dims), x.ndim)), list(dims))
+
+
+def prod(input, dim=None, keepdim=False, dtype=None):
+    """Product over `dim` (all elements when None); bool and int products are int64."""
+    input = _integral_to_int64(input, dtype)
+    dims = normalize_dims(dim, input.data.ndim)
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError("prod(): argument 'dim' must be int, not tuple")
+    return (ProdAll if dim is None else Prod).apply(input, dims, keepdim)
 
 
 def norm(input, p=2, dim=None, keepdim=False):

@@ -16,7 +16,7 @@ from ._util import normalize_dim
 
 def _share_version(out, base):
     """Views share their base's version counter (in-place edits through one are seen by both)."""
-    if out.data.base is not None:
+    if out.data.base is not None and array_module(out.data).may_share_memory(out.data, base.data):
         out._version_counter = base._version_counter
         out._base = base if base._base is None else base._base
     return out
@@ -83,12 +83,15 @@ def view(input, *shape):
 
 
 def reshape(input, *shape):
-    """`input` with a new shape: a view when the layout allows, else a copy."""
+    """`input` with a new shape: a view (ViewBackward0) when the layout allows, else, as PyTorch
+    does it, a contiguous copy (CloneBackward0) seen with the new shape (UnsafeViewBackward0)."""
     shape = _infer_shape(_shape_arg(shape), input.data.size, input.data.shape)
-    if shape == input.data.shape:
-        return input
-    out = View.apply(input, shape) if input.data.flags.c_contiguous else UnsafeView.apply(input, shape)
-    return _share_version(out, input)
+    a = input.data
+    if not a.flags.c_contiguous:
+        r = a.reshape(shape)
+        if r.base is None or not array_module(a).may_share_memory(r, a):
+            return UnsafeView.apply(Clone.apply(input), shape)
+    return _share_version(View.apply(input, shape), input)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -306,20 +309,24 @@ def contiguous(input):
     return Clone.apply(input)
 
 
+def _convert(data, dt, dev):
+    out = data
+    if dev is not None:
+        out = to_device(out, dev)
+    if dt is not None and out.dtype != dt:
+        out = out.astype(dt)
+    elif out is data:
+        out = out.copy()
+    return out
+
+
 class ToCopy(Function):
     node_name = "ToCopyBackward0"
 
     @staticmethod
     def forward(ctx, a, dt, dev):
         ctx.src = (a.data.dtype, a.device)
-        out = a.data
-        if dev is not None:
-            out = to_device(out, dev)
-        if dt is not None and out.dtype != dt:
-            out = out.astype(dt)
-        elif out is a.data:
-            out = out.copy()
-        return out
+        return _convert(a.data, dt, dev)
 
     @staticmethod
     def backward(ctx, g):  # convert the gradient back to the input's dtype and device
@@ -343,8 +350,8 @@ def to_copy(input, dtype=None, device=None, copy=False):
         dt = None
     if dt is None and dev is None and not copy:
         return input
-    if input.requires_grad and dt is not None and dt.kind != "f":
-        return Tensor(ToCopy.forward(None, input, dt, dev))  # integer results leave the graph
+    if dt is not None and dt.kind != "f":
+        return Tensor(_convert(input.data, dt, dev))  # integer and bool results leave the graph
     return ToCopy.apply(input, dt, dev)
 
 
@@ -478,9 +485,26 @@ def chunk(input, chunks, dim=0):
     return split(input, builtins.max(size, 1), d)
 
 
+class Unbind(Function):
+    node_name = "UnbindBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        return tuple(a.data[(slice(None),) * dim + (i,)] for i in range(a.data.shape[dim]))
+
+    @staticmethod
+    def backward(ctx, *grads):  # stack the pieces' gradients (zeros for unused pieces)
+        return stack(list(grads), ctx.dim), None
+
+
 def unbind(input, dim=0):
+    """The slices along `dim`, as a tuple of views."""
     d = normalize_dim(dim, input.data.ndim)
-    return tuple(squeeze(p, d) for p in split(input, 1, d))
+    outs = Unbind.apply(input, d)
+    if not isinstance(outs, tuple):
+        outs = (outs,)
+    return tuple(_share_version(o, input) for o in outs)
 
 
 class Tril(Function):

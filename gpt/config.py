@@ -1,0 +1,311 @@
+"""Training configuration: every knob of nanoGPT's train.py, set from config files and flags.
+
+As in nanoGPT, ``python train.py config/x.py --batch_size=32`` applies the config file, then the
+flag. Unlike nanoGPT, a config file is parsed, never executed: it may only hold
+``name = literal`` lines (arithmetic of numbers such as ``5000 * 2`` allowed).
+"""
+
+import ast
+import difflib
+import math
+import operator
+import re
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+
+
+class ConfigError(ValueError):
+    """A bad setting; the message names the setting, and the file and line it came from."""
+
+
+def knob(default, doc, choices=None):
+    """A TrainConfig field with its one-line help ``doc`` and, optionally, its allowed values."""
+    return field(default=default, metadata={"help": doc, "choices": choices})
+
+
+@dataclass
+class TrainConfig:
+    """All training settings. The defaults train a small character model on the Python docs
+    corpus in a few minutes on 2 CPU cores (nanoGPT's "baby" shakespeare_char settings)."""
+
+    # I/O
+    out_dir: str = knob("out", "folder for checkpoints")
+    eval_interval: int = knob(250, "estimate train/val loss every this many iterations")
+    log_interval: int = knob(10, "print the training loss every this many iterations")
+    eval_iters: int = knob(20, "batches per split averaged in each loss estimate")
+    eval_only: bool = knob(False, "estimate the loss once, then exit")
+    always_save_checkpoint: bool = knob(False, "save at every evaluation, not only when val loss improves")
+    init_from: str = knob("scratch", "start from scratch, or resume from out_dir's checkpoint", ("scratch", "resume"))
+    # data
+    dataset: str = knob("default", "default (Python docs), shakespeare_char, shakespeare, or your own with --input")
+    input: str = knob("", "text file or folder of text files to prepare the dataset from")
+    tokenizer: str = knob("auto", "auto: the dataset's own (gpt2 for shakespeare, else char)",
+                          ("auto", "char", "gpt2"))
+    data_dir: str = knob("data", "folder of prepared datasets")
+    gpt2_tiktoken: str = knob("", "GPT-2's ranks file gpt2.tiktoken (else $MINIGRAD_GPT2_TIKTOKEN or tiktoken's cache)")
+    gradient_accumulation_steps: int = knob(1, "micro-batches per optimizer step")
+    batch_size: int = knob(12, "sequences per micro-batch")
+    block_size: int = knob(64, "context length in tokens")
+    # model
+    n_layer: int = knob(4, "transformer blocks")
+    n_head: int = knob(4, "attention heads per block")
+    n_embd: int = knob(128, "embedding width (a multiple of n_head)")
+    dropout: float = knob(0.0, "dropout probability (0 for small data, 0.1-0.2 when overfitting)")
+    bias: bool = knob(False, "biases in Linear and LayerNorm layers")
+    # AdamW and its schedule
+    learning_rate: float = knob(1e-3, "peak learning rate")
+    max_iters: int = knob(2000, "total training iterations")
+    weight_decay: float = knob(1e-1, "AdamW weight decay (on 2-D weights only)")
+    beta1: float = knob(0.9, "AdamW beta1")
+    beta2: float = knob(0.99, "AdamW beta2")
+    grad_clip: float = knob(1.0, "clip gradients to this global norm (0 = off)")
+    decay_lr: bool = knob(True, "linear warmup, then cosine decay to min_lr")
+    warmup_iters: int = knob(100, "warmup iterations")
+    lr_decay_iters: int = knob(2000, "iteration where the cosine decay reaches min_lr")
+    min_lr: float = knob(1e-4, "final learning rate")
+    # system
+    device: str = knob("cpu", "array backend: cpu (numpy) or cuda", ("cpu", "cuda"))
+    seed: int = knob(1337, "seed of initialisation, dropout and batch sampling")
+    grad_checkpoint: bool = knob(False, "recompute block activations in backward to save memory")
+    memory_report: bool = knob(False, "print a breakdown of memory use")
+    progress: bool = knob(True, "show a progress bar")
+    peak_flops: float = knob(0.0, "the device's peak FLOP/s for MFU (0 = measure)")
+
+    def validate(self):
+        """Raise ConfigError for the first inconsistent or out-of-range setting."""
+        for f in fields(self):
+            choices = f.metadata["choices"]
+            if choices and getattr(self, f.name) not in choices:
+                raise ConfigError(f"{f.name}={getattr(self, f.name)!r} is not one of {', '.join(choices)}")
+        for name in _POSITIVE:
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive, got {getattr(self, name)!r}")
+        for name in _NON_NEGATIVE:
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must not be negative, got {getattr(self, name)!r}")
+        for name in ("dropout", "beta1", "beta2"):
+            if not 0 <= getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be in [0, 1), got {getattr(self, name)!r}")
+        if self.n_embd % self.n_head:
+            raise ConfigError(f"n_embd={self.n_embd} is not a multiple of n_head={self.n_head}")
+        if self.decay_lr and self.min_lr > self.learning_rate:
+            raise ConfigError(f"min_lr={self.min_lr} is above learning_rate={self.learning_rate}")
+        if not self.dataset:
+            raise ConfigError("dataset must not be empty")
+
+
+_POSITIVE = ("eval_interval", "log_interval", "eval_iters", "gradient_accumulation_steps", "batch_size",
+             "block_size", "n_layer", "n_head", "n_embd", "learning_rate", "lr_decay_iters")
+_NON_NEGATIVE = ("max_iters", "weight_decay", "grad_clip", "warmup_iters", "min_lr", "peak_flops")
+_FIELDS = {f.name: f for f in fields(TrainConfig)}
+
+# nanoGPT settings that have no meaning here: accepted, so its config files load, with a notice
+IGNORED_KEYS = {
+    "compile": "minigrad has no graph compiler",
+    "backend": "minigrad trains in one process, without DDP",
+    "dtype": "minigrad chooses its own dtype",
+    "wandb_log": "there is no Weights & Biases logging",
+    "wandb_project": "there is no Weights & Biases logging",
+    "wandb_run_name": "there is no Weights & Biases logging",
+}
+
+
+def parse_config(argv):
+    """Build a TrainConfig from command-line arguments, nanoGPT style.
+
+    argv: list[str]; a plain argument is a config file of ``name = literal`` lines, read
+    without executing it; ``--key=value``, ``--key value`` and, for booleans, ``--key`` set
+    one knob (train.py answers -h/--help itself, with help_text()). Later arguments override
+    earlier ones; values are Python literals where they parse as such, else strings.
+    Returns (config, notices): notices is a list of one-line messages for the caller to print
+    (ignored nanoGPT settings, a dataset name derived from --input). Any bad setting raises
+    ConfigError naming it.
+    """
+    notices = []
+    values = {}
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        if not arg.startswith("--"):
+            for key, value, where in _read_config_file(arg):
+                _assign(values, key, value, where, notices)
+            continue
+        key, eq, raw = arg[2:].partition("=")
+        key = key.replace("-", "_")
+        if not eq:
+            f = _FIELDS.get(key)
+            if f is not None and f.type is not bool:
+                if not args or args[0].startswith("--"):
+                    raise ConfigError(f"--{key} needs a value: --{key}=VALUE")
+                raw = args.pop(0)
+            elif args and args[0].lower() in ("true", "false"):
+                raw = args.pop(0)
+            else:
+                raw = "True"  # a bare flag (an unknown key is reported by _assign)
+        _assign(values, key, _parse_flag_value(key, raw), f"--{key}", notices)
+    if values.get("input") and "dataset" not in values:
+        # a corpus of one's own must not overwrite the prepared default dataset
+        values["dataset"] = _name_from_path(values["input"])
+        notices.append(f"dataset name {values['dataset']!r} taken from --input (--dataset=NAME to choose another)")
+    return _build(values), notices
+
+
+def config_from_dict(values):
+    """TrainConfig from a dict (e.g. ``dataclasses.asdict`` of one stored in a checkpoint),
+    type-checked and validated like parse_config's input; nanoGPT-only keys are dropped."""
+    checked = {}
+    for key, value in values.items():
+        _assign(checked, key, value, "config", [])
+    return _build(checked)
+
+
+def config_to_dict(cfg):
+    """JSON-serialisable dict of a TrainConfig (the inverse of config_from_dict)."""
+    return asdict(cfg)
+
+
+def help_text():
+    """Usage text listing every knob with its default and help (for ``train.py --help``)."""
+    rows = []
+    for f in fields(TrainConfig):
+        choices = f.metadata["choices"]
+        extra = f" ({'|'.join(choices)})" if choices else ""
+        rows.append((f"--{f.name}={_show(f.default)}", f.metadata["help"] + extra))
+    width = max(len(flag) for flag, _ in rows)
+    lines = [
+        "usage: python train.py [CONFIG_FILE.py ...] [--key=value ...]",
+        "",
+        "Config files hold `key = value` lines (nanoGPT's format) and are read, not run.",
+        "Arguments apply left to right, so later ones override earlier ones.",
+        "",
+    ]
+    lines += [f"  {flag:<{width}}  {text}" for flag, text in rows]
+    return "\n".join(lines)
+
+
+def _build(values):
+    cfg = replace(TrainConfig(), **values)
+    cfg.validate()
+    return cfg
+
+
+def _assign(values, key, value, where, notices):
+    """Type-check ``value`` for knob ``key`` and store it in ``values``."""
+    if key in IGNORED_KEYS:
+        notices.append(f"ignoring nanoGPT setting {key}={value!r} ({where}): {IGNORED_KEYS[key]}")
+        return
+    f = _FIELDS.get(key)
+    if f is None:
+        close = difflib.get_close_matches(key, list(_FIELDS) + list(IGNORED_KEYS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else "; see --help for the list"
+        raise ConfigError(f"{where}: unknown setting {key!r}{hint}")
+    values[key] = _coerce(f, value, where)
+
+
+def _coerce(f, value, where):
+    """``value`` as the type of field ``f``; bools are not numbers, ints are accepted as floats
+    (finite ones only), and whole floats such as 5e3 as ints."""
+    typ = f.type
+    if typ is bool:
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        ok = isinstance(value, bool)
+    elif typ is int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif typ is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        value = float(value) if ok else value
+    else:
+        ok = isinstance(value, typ)
+    if not ok:
+        expected = "float (finite)" if typ is float else typ.__name__
+        raise ConfigError(f"{where}: {f.name}={value!r} should be of type {expected}")
+    return value
+
+
+def _parse_flag_value(key, raw):
+    """A flag's text as a literal where it parses as one; for string knobs, the text itself
+    unless it is a quoted string (so --out_dir=1e3 stays "1e3")."""
+    try:
+        value = _literal(ast.parse(raw.strip(), mode="eval").body)
+    except (SyntaxError, _NotLiteral):
+        return raw
+    f = _FIELDS.get(key)
+    if f is not None and f.type is str and not isinstance(value, str):
+        return raw
+    return value
+
+
+def _read_config_file(path):
+    """Yield (key, value, "file:line") for each ``name = literal`` line of a config file."""
+    try:
+        source = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path!r}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path!r} is not UTF-8 text") from None
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except (SyntaxError, ValueError) as e:  # ValueError: NUL bytes, on older Pythons
+        raise ConfigError(f"{path}:{getattr(e, 'lineno', 1)}: syntax error: {getattr(e, 'msg', e)}") from None
+    for node in tree.body:
+        where = f"{path}:{node.lineno}"
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            continue  # a docstring
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            code = (ast.get_source_segment(source, node) or "").splitlines()[0]
+            raise ConfigError(
+                f"{where}: `{code}` is not allowed: a config file is read, not run, "
+                "so it may only hold `name = value` lines"
+            )
+        try:
+            value = _literal(node.value)
+        except _NotLiteral as e:
+            raise ConfigError(f"{where}: the value of {node.targets[0].id} is not a literal ({e})") from None
+        yield node.targets[0].id, value, where
+
+
+class _NotLiteral(Exception):
+    pass
+
+
+_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+               ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+
+
+def _literal(node):
+    """Value of a constant expression: str/number/bool/None literals, and + - * / // % ** of
+    numbers. Anything else (names, calls, attributes...) raises _NotLiteral."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+        operand = _number(node.operand)
+        return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = _number(node.left), _number(node.right)
+        if isinstance(node.op, ast.Pow) and (abs(left) > 1e6 or abs(right) > 100):
+            raise _NotLiteral("power too large")  # keeps 9**9**9 from hanging the parser
+        try:
+            return _ARITHMETIC[type(node.op)](left, right)
+        except (ArithmeticError, ValueError) as e:
+            raise _NotLiteral(str(e)) from None
+    raise _NotLiteral(f"{type(node).__name__} expressions are not allowed")
+
+
+def _number(node):
+    value = _literal(node)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _NotLiteral("arithmetic works on numbers only")
+    return value
+
+
+def _name_from_path(path):
+    stem = Path(path).expanduser().resolve().stem
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).lstrip("._-") or "custom"
+
+
+def _show(value):
+    return value if isinstance(value, str) else repr(value)
+

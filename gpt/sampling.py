@@ -1,0 +1,105 @@
+"""sample.py's logic: load a training checkpoint and stream generated text to the terminal."""
+import argparse
+import sys
+from pathlib import Path
+
+import minigrad
+from gpt.model import GPT, GPTConfig
+from gpt.tokenizer import DataError, tokenizer_from_meta
+from gpt.trainer import BEST_NAME, CKPT_NAME, TrainError, load_checkpoint
+
+
+def build_parser():
+    p = argparse.ArgumentParser(
+        prog="sample.py",
+        description="Generate text from a model trained by train.py.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("--out_dir", default="out", help="folder holding the checkpoint train.py wrote")
+    p.add_argument("--ckpt", default="latest", choices=["latest", "best"], help="which checkpoint to load")
+    p.add_argument("--start", default="\n",
+                   help="the prompt: text, or FILE:path to read it from a file (escapes like \\n are understood)")
+    p.add_argument("--num_samples", type=int, default=3, help="how many samples to draw")
+    p.add_argument("--max_new_tokens", type=int, default=500, help="tokens generated per sample")
+    p.add_argument("--temperature", type=float, default=0.8,
+                   help="1.0 samples the model's distribution; lower is more conservative; 0 is greedy")
+    p.add_argument("--top_k", type=int, default=200, help="keep only the k most likely tokens (0: all)")
+    p.add_argument("--seed", type=int, default=1337, help="random seed")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to run")
+    p.add_argument("--no_cache", action="store_true", help="recompute the whole context per token (nanoGPT's way)")
+    p.add_argument("--gpt2_tiktoken", default=None, help="path of GPT-2's gpt2.tiktoken ranks file (BPE models)")
+    return p
+
+
+def read_prompt(start):
+    """The prompt text: `FILE:path` reads a file; otherwise backslash escapes are interpreted."""
+    if start.startswith("FILE:"):
+        path = Path(start[5:])
+        if not path.is_file():
+            raise DataError(f"prompt file {path} does not exist")
+        return path.read_text(encoding="utf-8")
+    return start.encode("utf-8").decode("unicode_escape") if "\\" in start else start
+
+
+def load_model(out_dir, which="latest", device="cpu"):
+    """The GPT and checkpoint dict from out_dir (ckpt.safetensors or best.safetensors)."""
+    out_dir = Path(out_dir)
+    if not out_dir.is_dir():
+        raise TrainError(f"out_dir {out_dir} does not exist: train a model first (python train.py)")
+    ckpt = load_checkpoint(out_dir / (BEST_NAME if which == "best" else CKPT_NAME))
+    args = dict(ckpt["model_args"])
+    args["dropout"] = 0.0
+    model = GPT(GPTConfig(**args))
+    try:
+        model.load_state_dict(ckpt["model"])
+    except (RuntimeError, ValueError, KeyError) as e:
+        raise TrainError(f"checkpoint in {out_dir} does not fit its own model arguments: {e}") from None
+    model.eval()
+    if device != "cpu":
+        model.to(device)
+    return model, ckpt
+
+
+def stream_sample(model, tok, prompt_ids, args, write):
+    """Generate one sample, writing decoded text as tokens arrive."""
+    idx = minigrad.tensor([prompt_ids], dtype=minigrad.int64, device=args.device)
+    ids, shown = [], ""
+    for t in model.generate_tokens(idx, args.max_new_tokens, temperature=args.temperature,
+                                   top_k=args.top_k or None, use_cache=not args.no_cache):
+        ids.append(int(t.data[0, 0]))
+        text = tok.decode(ids)
+        # BPE tokens can split a character's bytes: hold back an incomplete tail
+        if text.endswith("\ufffd"):
+            continue
+        write(text[len(shown):])
+        shown = text
+    text = tok.decode(ids)
+    write(text[len(shown):])
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        model, ckpt = load_model(args.out_dir, args.ckpt, args.device)
+        meta = ckpt.get("dataset") or {}
+        tok = tokenizer_from_meta(meta.get("tokenizer", meta), ranks_path=args.gpt2_tiktoken)
+        prompt = read_prompt(args.start)
+        prompt_ids = tok.encode(prompt)
+        if not prompt_ids:
+            raise DataError("the prompt is empty: give --start some text")
+        bs = model.config.block_size
+        if len(prompt_ids) > bs:
+            raise DataError(f"the prompt is {len(prompt_ids)} tokens, longer than the model's context of {bs}")
+        minigrad.manual_seed(args.seed)
+        out = sys.stdout
+        for i in range(args.num_samples):
+            out.write(prompt)
+            stream_sample(model, tok, prompt_ids, args, lambda s: (out.write(s), out.flush()))
+            out.write("\n---------------\n")
+            out.flush()
+    except (DataError, TrainError, ValueError, RuntimeError) as e:
+        print(f"sample.py: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,20 @@
+"""minigrad.nn's counterpart: neural-network building blocks (modules, functional ops, optimizers) on minigrad.
+
+    import nn
+    import nn.functional as F
+    from nn.optim import AdamW
+
+`nn.Module` and the layers mirror `torch.nn`; `nn.optim` mirrors `torch.optim`; `nn.save` /
+`nn.load` write and read checkpoints as safetensors files (no pickle, so loading runs no code).
+"""
+from . import functional, init, optim, utils
+from .module import Module
+from .modules import GELU, Dropout, Embedding, Identity, LayerNorm, Linear, ModuleDict, ModuleList, ReLU, Sequential, Tanh
+from .parameter import Parameter
+from .serialization import CheckpointError, load, save
+
+__all__ = [
+    "Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "GELU", "ReLU", "Tanh", "Identity",
+    "Sequential", "ModuleList", "ModuleDict", "functional", "init", "optim", "utils", "save", "load",
+    "CheckpointError",
+]

@@ -1,0 +1,81 @@
+"""Helpers shared by the fused functional ops: array modules, blocked (and threaded) loops, scratch.
+
+numpy runs each ufunc on one core and over the whole array, so a fused op written as k passes
+reads memory k times. The fused ops instead run every pass on a cache-sized block (rows of a
+(N, D) array, or a flat range), block after block, and split the blocks over the cores with
+`minigrad.parallel.parallel_for` (numpy releases the GIL inside ufunc loops). On the GPU (cupy)
+each pass is one kernel over the whole array: no blocking.
+"""
+import threading
+
+import numpy as np
+
+from minigrad import Tensor
+from minigrad.autograd.function import Function, once_differentiable  # noqa: F401 (re-exported)
+from minigrad.device import array_module
+
+from . import erf as _erf
+
+try:  # the engine's thread pool for elementwise work (falls back to a plain loop without it)
+    from minigrad.parallel import parallel_for as _parallel_for
+except ImportError:  # pragma: no cover
+    _parallel_for = None
+
+
+def xp_of(a):
+    """numpy or cupy for array `a` (numpy's fast path first: it is the common case)."""
+    return np if type(a) is np.ndarray else array_module(a)
+
+
+def for_blocks(n, kernel, block, xp=np):
+    """Call kernel(lo, hi) over [0, n) in ranges of `block` items: threaded on numpy, once on cupy.
+
+    Each range is written by exactly one call, so kernels that write only their own slice need no
+    locking; results that combine ranges (column sums) must be reduced in a fixed order after.
+    """
+    if n <= 0:
+        return
+    if xp is not np:
+        kernel(0, n)
+    elif _parallel_for is not None and n > block:
+        _parallel_for(n, kernel, block=block, min_parallel=2 * block)
+    else:
+        for lo in range(0, n, block):
+            kernel(lo, min(lo + block, n))
+
+
+def rows_per_block(row_len):
+    """How many rows of `row_len` elements make one cache-sized block."""
+    return max(1, _erf.BLOCK // max(1, row_len))
+
+
+_tls = threading.local()
+
+
+def scratch(i, n, dtype):
+    """This thread's scratch buffer number `i`, at least `n` elements of `dtype` (reused across calls)."""
+    key = (i, np.dtype(dtype).str)
+    d = _tls.__dict__
+    buf = d.get(key)
+    if buf is None or buf.size < n:
+        buf = d[key] = np.empty(max(n, _erf.BLOCK), dtype=dtype)
+    return buf[:n]
+
+
+def sum_to(a, shape):
+    """Reduce a broadcast array `a` back to `shape` (summing the broadcast dims)."""
+    if a.shape == tuple(shape):
+        return a
+    lead = a.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and a.shape[i + lead] != 1)
+    return a.sum(axis=dims).reshape(shape) if dims else a.reshape(shape)
+
+
+def wrap(a):
+    """An array as a Tensor (a backward's return values must be Tensors), None stays None."""
+    return None if a is None else Tensor(a)
+
+
+def check_tensor(x, name, fn):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(x).__name__}")

@@ -1,0 +1,288 @@
+"""gelu, relu, softmax and log_softmax, each one backward node on raw arrays.
+
+The elementwise math runs block by block on numpy (see `_common.row_blocks`): every pass of a
+block stays in cache. Python floats are used as constants so float32 stays float32.
+"""
+import math
+
+import numpy as np
+
+from . import erf as _erf
+from ._common import Function, Tensor, check_tensor, for_blocks, once_differentiable, rows_per_block, scratch, xp_of
+
+SQRT1_2 = 1.0 / math.sqrt(2.0)
+INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+K_TANH = math.sqrt(2.0 / math.pi)
+A_TANH = 0.044715
+
+
+def _blockwise(kernel, n_scratch, out, *arrays):
+    """Run `kernel(out_b, *arrays_b, *scratch_b)` over flat cache-sized blocks, on all cores (numpy),
+    or once over the whole arrays (cupy)."""
+    xp = xp_of(out)
+    flat_out = out.reshape(-1)
+    flat = [xp.ascontiguousarray(a).reshape(-1) for a in arrays]
+    if xp is not np:
+        kernel(flat_out, *flat, *(xp.empty(flat_out.size, out.dtype) for _ in range(n_scratch)))
+        return out
+    dt = out.dtype
+
+    def run(lo, hi):
+        kernel(flat_out[lo:hi], *(a[lo:hi] for a in flat), *(scratch(i, hi - lo, dt) for i in range(n_scratch)))
+
+    for_blocks(flat_out.size, run, _erf.BLOCK)
+    return out
+
+
+def _erf_into(u, out, s1, s2):
+    """erf(u) into out (may alias u), using s1/s2 as scratch on the fast float32 path."""
+    if type(u) is np.ndarray and u.dtype != np.float64:
+        return _erf.erf32_block(u, out, s1, s2)
+    return _erf.erf(u, out=out)
+
+
+def _gelu_fwd(o, x, s1, s2):  # gelu(x) = x/2 (1 + erf(x/sqrt2))
+    xp = xp_of(x)
+    xp.multiply(x, SQRT1_2, out=o)
+    _erf_into(o, o, s1, s2)
+    o += 1.0
+    o *= x
+    o *= 0.5
+
+
+def _gelu_bwd(o, x, g, s1, s2):  # gelu'(x) = Phi(x) + x phi(x) = (1 + erf(x/sqrt2))/2 + x exp(-x^2/2)/sqrt(2pi)
+    xp = xp_of(x)
+    xp.multiply(x, SQRT1_2, out=o)
+    _erf_into(o, o, s1, s2)
+    o += 1.0
+    o *= 0.5
+    xp.multiply(x, x, out=s1)
+    s1 *= -0.5
+    xp.exp(s1, out=s1)
+    s1 *= x
+    s1 *= INV_SQRT_2PI
+    o += s1
+    o *= g
+
+
+def _gelu_tanh_fwd(o, x, s1):  # gelu(x) ~ x/2 (1 + tanh(k (x + a x^3)))
+    xp = xp_of(x)
+    xp.multiply(x, x, out=o)
+    o *= A_TANH
+    o += 1.0
+    o *= x
+    o *= K_TANH
+    xp.tanh(o, out=o)
+    o += 1.0
+    o *= x
+    o *= 0.5
+
+
+def _gelu_tanh_bwd(o, x, g, s1, s2):  # d/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3a x^2),  t = tanh(k (x + a x^3))
+    xp = xp_of(x)
+    xp.multiply(x, x, out=s1)
+    xp.multiply(s1, A_TANH, out=o)
+    o += 1.0
+    o *= x
+    o *= K_TANH
+    xp.tanh(o, out=o)  # t
+    s1 *= 3.0 * A_TANH
+    s1 += 1.0
+    s1 *= x
+    s1 *= 0.5 * K_TANH  # x/2 k (1 + 3a x^2)
+    xp.multiply(o, o, out=s2)
+    xp.subtract(1.0, s2, out=s2)  # 1 - t^2
+    s1 *= s2
+    o += 1.0
+    o *= 0.5
+    o += s1
+    o *= g
+
+
+class Gelu(Function):
+    node_name = "GeluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, approximate):
+        ctx.save(self=x)
+        ctx.approximate = approximate
+        xd = x.data
+        out = xp_of(xd).empty(xd.shape, dtype=xd.dtype)
+        if approximate == "tanh":
+            return _blockwise(_gelu_tanh_fwd, 1, out, xd)
+        return _blockwise(_gelu_fwd, 2, out, xd)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        xd = ctx._saved_self.data
+        gx = xp_of(xd).empty(xd.shape, dtype=xd.dtype)
+        _blockwise(_gelu_tanh_bwd if ctx.approximate == "tanh" else _gelu_bwd, 2, gx, xd, g.data)
+        return Tensor(gx), None
+
+
+def gelu(input, approximate="none"):
+    check_tensor(input, "input", "gelu")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    _float_only(input, "gelu")
+    return Gelu.apply(input, approximate)
+
+
+class Relu(Function):
+    node_name = "ReluBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, x):  # relu(x) = max(x, 0)
+        return xp_of(x.data).maximum(x.data, 0.0)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):  # d relu = [y > 0] g
+        y = ctx._saved_result.data
+        xp = xp_of(y)
+        return Tensor(xp.multiply(g.data, y > 0.0))
+
+
+def relu(input, inplace=False):
+    check_tensor(input, "input", "relu")
+    _float_only(input, "relu")
+    return Relu.apply(input)
+
+
+# ---- softmax / log_softmax ---------------------------------------------------------------------
+def _last_dim_rows(a, dim):
+    """`a` as (rows, n) with `dim` last (a view when dim is already the last axis), and how to undo it."""
+    xp = xp_of(a)
+    if dim == a.ndim - 1:
+        return xp.ascontiguousarray(a).reshape(-1, a.shape[-1] if a.ndim else 1), None
+    moved = xp.moveaxis(a, dim, -1)
+    return xp.ascontiguousarray(moved).reshape(-1, a.shape[dim]), moved.shape
+
+
+def _back(a2, dim, moved_shape, shape):
+    if moved_shape is None:
+        return a2.reshape(shape)
+    return xp_of(a2).moveaxis(a2.reshape(moved_shape), -1, dim)
+
+
+def _for_rows(a2, kernel):
+    """kernel(lo, hi) over row ranges of the (rows, n) array a2, in cache-sized blocks on all cores."""
+    for_blocks(a2.shape[0], kernel, rows_per_block(a2.shape[1]), xp_of(a2))
+
+
+class Softmax(Function):
+    node_name = "SoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):  # y = exp(x - max) / sum exp(x - max)
+        xd = x.data
+        xp = xp_of(xd)
+        x2, moved = _last_dim_rows(xd, dim)
+        y = xp.empty_like(x2)
+
+        def rows(lo, hi):
+            xb, yb = x2[lo:hi], y[lo:hi]
+            xp.subtract(xb, xb.max(axis=1, keepdims=True), out=yb)
+            xp.exp(yb, out=yb)
+            yb /= yb.sum(axis=1, keepdims=True)
+
+        _for_rows(x2, rows)
+        y = _back(y, dim, moved, xd.shape)
+        ctx.dim = dim
+        ctx.save(result=Tensor(y))
+        return y
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):  # gx = y (g - sum(g y))
+        y = ctx._saved_result.data
+        y2, moved = _last_dim_rows(y, ctx.dim)
+        g2, _ = _last_dim_rows(g.data, ctx.dim)
+        xp = xp_of(y2)
+        gx = xp.empty_like(y2)
+
+        def rows(lo, hi):
+            o, yb, gb = gx[lo:hi], y2[lo:hi], g2[lo:hi]
+            xp.multiply(gb, yb, out=o)
+            xp.subtract(gb, o.sum(axis=1, keepdims=True), out=o)
+            o *= yb
+
+        _for_rows(y2, rows)
+        return Tensor(_back(gx, ctx.dim, moved, y.shape)), None
+
+
+class LogSoftmax(Function):
+    node_name = "LogSoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):  # y = x - max - log sum exp(x - max)
+        xd = x.data
+        xp = xp_of(xd)
+        x2, moved = _last_dim_rows(xd, dim)
+        y = xp.empty_like(x2)
+
+        def rows(lo, hi):
+            xb, yb = x2[lo:hi], y[lo:hi]
+            xp.subtract(xb, xb.max(axis=1, keepdims=True), out=yb)
+            e = xp.exp(yb, out=scratch(0, yb.size, yb.dtype).reshape(yb.shape)) if xp is np else xp.exp(yb)
+            yb -= xp.log(e.sum(axis=1, keepdims=True))
+
+        _for_rows(x2, rows)
+        y = _back(y, dim, moved, xd.shape)
+        ctx.dim = dim
+        ctx.save(result=Tensor(y))
+        return y
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):  # gx = g - exp(y) sum(g)
+        y = ctx._saved_result.data
+        y2, moved = _last_dim_rows(y, ctx.dim)
+        g2, _ = _last_dim_rows(g.data, ctx.dim)
+        xp = xp_of(y2)
+        gx = xp.empty_like(y2)
+
+        def rows(lo, hi):
+            o, gb = gx[lo:hi], g2[lo:hi]
+            xp.exp(y2[lo:hi], out=o)
+            o *= gb.sum(axis=1, keepdims=True)
+            xp.subtract(gb, o, out=o)
+
+        _for_rows(y2, rows)
+        return Tensor(_back(gx, ctx.dim, moved, y.shape)), None
+
+
+def _softmax_args(input, dim, dtype, name):
+    check_tensor(input, "input", name)
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input.data.dtype.kind != "f":
+        input = input.float()
+    nd = input.data.ndim
+    if dim is None:  # PyTorch's legacy implicit choice
+        dim = 0 if nd in (0, 1, 3) else 1
+    n = max(nd, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return input, dim % n
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, dim = _softmax_args(input, dim, dtype, "softmax")
+    if input.data.ndim == 0:
+        return Softmax.apply(input.reshape(1), 0).reshape(())
+    return Softmax.apply(input, dim)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input, dim = _softmax_args(input, dim, dtype, "log_softmax")
+    if input.data.ndim == 0:
+        return LogSoftmax.apply(input.reshape(1), 0).reshape(())
+    return LogSoftmax.apply(input, dim)
+
+
+def _float_only(t, name):
+    if t.data.dtype.kind != "f":
+        raise RuntimeError(f"{name}: expected a floating point tensor, got {t.dtype}")

@@ -1,0 +1,129 @@
+"""linear (one AddmmBackward0 / MmBackward0 node) and embedding (one EmbeddingBackward0 node)."""
+import numpy as np
+
+from ._common import Function, check_tensor, once_differentiable, wrap, xp_of
+
+
+class Linear(Function):
+    node_name = "AddmmBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, b):  # y = x W^T + b, as one GEMM on x viewed as (N, in)
+        xd, wd = x.data, w.data
+        x2 = xd if xd.ndim == 2 else xd.reshape(-1, xd.shape[-1])
+        out = xp_of(wd).matmul(x2, wd.T)  # W.T is a view: BLAS reads it transposed, no copy
+        if b is not None:
+            out += b.data
+        ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
+        return out if xd.ndim == 2 else out.reshape(xd.shape[:-1] + (wd.shape[0],))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):  # gx = g W, gW = g^T x (summed over all leading dims: one GEMM), gb = sum g
+        x, w = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        g = g.data
+        g2 = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])
+        xp = xp_of(g2)
+        gx = gw = gb = None
+        if needs[0]:
+            gx = xp.matmul(g2, w.data)
+            gx = gx if g.ndim == 2 else gx.reshape(g.shape[:-1] + (gx.shape[-1],))
+        if needs[1]:
+            xd = x.data
+            gw = xp.matmul(g2.T, xd if xd.ndim == 2 else xd.reshape(-1, xd.shape[-1]))
+        if len(needs) > 2 and needs[2]:
+            gb = g2.sum(axis=0)
+        return wrap(gx), wrap(gw), wrap(gb)
+
+
+class LinearNoBias(Linear):
+    node_name = "MmBackward0"
+
+
+def linear(input, weight, bias=None):
+    check_tensor(input, "input", "linear")
+    if input.data.shape[-1] != weight.data.shape[-1]:
+        shp = "x".join(map(str, (-1 if input.ndim > 1 else 1, input.data.shape[-1])))
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({shp} and {weight.data.shape[1]}x{weight.data.shape[0]}): "
+            f"input {list(input.shape)}, weight {list(weight.shape)} (out_features, in_features)"
+        )
+    if bias is None:
+        return LinearNoBias.apply(input, weight, None)
+    return Linear.apply(input, weight, bias)
+
+
+class Embedding(Function):
+    node_name = "EmbeddingBackward0"
+
+    @staticmethod
+    def forward(ctx, idx, weight, padding_idx):  # out[...] = weight[idx[...]]
+        xp = xp_of(weight.data)
+        ctx.save(indices=idx)
+        ctx.num_weights, ctx.padding_idx = weight.data.shape[0], padding_idx
+        return xp.take(weight.data, idx.data, axis=0)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):  # gW[v] = sum of g at the positions where idx == v (padding row: 0)
+        idx = ctx._saved_indices.data.reshape(-1)
+        g = g.data.reshape(idx.size, -1)
+        gw = scatter_add_rows(idx, g, ctx.num_weights)
+        if ctx.padding_idx is not None:
+            gw[ctx.padding_idx] = 0
+        return None, wrap(gw), None
+
+
+ONE_HOT_MAX = 128  # up to this many rows, a one-hot GEMM beats sorting
+
+
+def scatter_add_rows(idx, g, n):
+    """zeros((n, C)) with row g[i] added at idx[i] (repeats summed): the embedding gradient.
+
+    np.add.at is slow (an unbuffered loop); instead, for a small vocabulary a one-hot GEMM
+    (n, N) @ (N, C); otherwise a stable sort of the ids and np.add.reduceat over runs of equal ids
+    (and a plain scatter when no id repeats, e.g. position embeddings).
+    """
+    xp = xp_of(g)
+    if xp is not np:
+        out = xp.zeros((n, g.shape[1]), dtype=g.dtype)
+        xp.add.at(out, idx, g)
+        return out
+    if n <= ONE_HOT_MAX:
+        one_hot = np.zeros((n, idx.size), dtype=g.dtype)
+        one_hot[idx, np.arange(idx.size)] = 1.0
+        return one_hot @ g
+    out = np.zeros((n, g.shape[1]), dtype=g.dtype)
+    order = np.argsort(idx, kind="stable")
+    ids = idx[order]
+    new = np.empty(ids.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(ids[1:], ids[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    if starts.size == ids.size:  # all distinct
+        out[ids] = g[order]
+    else:
+        out[ids[starts]] = np.add.reduceat(g[order], starts, axis=0)
+    return out
+
+
+def embedding(input, weight, padding_idx=None):
+    check_tensor(input, "input", "embedding")
+    if input.data.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.dtype} instead (while checking arguments for embedding)")
+    n = weight.data.shape[0]
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise AssertionError(f"padding_idx {padding_idx} must be within num_embeddings {n}")
+        padding_idx %= n
+    ids = input.data
+    if ids.size:
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo < 0 or hi >= n:
+            bad = lo if lo < 0 else hi
+            raise IndexError(f"index out of range in self: embedding id {bad} is not in [0, {n}) "
+                             f"(weight has {n} rows)")
+    return Embedding.apply(input, weight, padding_idx)
+

@@ -1,0 +1,111 @@
+"""layer_norm as one NativeLayerNormBackward0 node, saving x_hat, 1/std and the weight."""
+import numpy as np
+
+from ._common import Function, Tensor, check_tensor, for_blocks, once_differentiable, rows_per_block, scratch, xp_of
+
+
+class LayerNorm(Function):
+    node_name = "NativeLayerNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, b, D, eps):  # x_hat = (x - mean) / sqrt(var + eps);  y = x_hat * w + b   (rows of D)
+        xd = x.data
+        xp = xp_of(xd)
+        shape = xd.shape
+        x2 = xd.reshape(-1, D)
+        N = x2.shape[0]
+        xhat = xp.empty_like(x2)
+        out = xp.empty_like(x2)
+        rstd = xp.empty((N, 1), dtype=xd.dtype)
+        wd = None if w is None else w.data.reshape(D)
+        bd = None if b is None else b.data.reshape(D)
+        inv_d = 1.0 / D
+
+        def rows(lo, hi):  # every pass on a cache-sized block of rows
+            xb, hb, ob, rb = x2[lo:hi], xhat[lo:hi], out[lo:hi], rstd[lo:hi]
+            xp.subtract(xb, xb.mean(axis=1, keepdims=True), out=hb)  # x - mean
+            xp.multiply(hb, hb, out=ob)
+            xp.sum(ob, axis=1, keepdims=True, out=rb)
+            rb *= inv_d  # var (biased)
+            rb += eps
+            xp.sqrt(rb, out=rb)
+            xp.reciprocal(rb, out=rb)  # 1/std
+            hb *= rb
+            if wd is not None:
+                xp.multiply(hb, wd, out=ob)
+            else:
+                ob[...] = hb
+            if bd is not None:
+                ob += bd
+
+        for_blocks(N, rows, rows_per_block(D), xp)
+        ctx.save(xhat=Tensor(xhat), rstd=Tensor(rstd), weight=w if ctx.needs_input_grad[0] else None)
+        ctx.shapes = shape, None if w is None else w.data.shape, None if b is None else b.data.shape
+        return out.reshape(shape)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        # gw = sum_rows g x_hat;  gb = sum_rows g;  gx = rstd (g w - mean(g w) - x_hat mean(g w x_hat))
+        xhat, rstd, w = ctx.saved_tensors
+        xhat, rstd = xhat.data, rstd.data
+        x_shape, w_shape, b_shape = ctx.shapes
+        N, D = xhat.shape
+        xp = xp_of(xhat)
+        g = xp.ascontiguousarray(g.data).reshape(N, D)
+        need_x, need_w, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1], ctx.needs_input_grad[2]
+        wd = None if w is None else w.data.reshape(D)
+        gx = xp.empty_like(g) if need_x else None
+        inv_d = 1.0 / D
+        partial = {}  # row-block start -> (its column sums for gw, for gb), reduced in order below
+
+        def rows(lo, hi):
+            gb_, hb, rb = g[lo:hi], xhat[lo:hi], rstd[lo:hi]
+            t = scratch(0, gb_.size, g.dtype).reshape(gb_.shape) if xp is np else xp.empty_like(gb_)
+            xp.multiply(gb_, hb, out=t)  # g x_hat
+            partial[lo] = (t.sum(axis=0) if need_w else None, gb_.sum(axis=0) if need_b else None)
+            if not need_x:
+                return
+            if wd is None:
+                c2 = t.sum(axis=1, keepdims=True)  # sum(g w x_hat)
+                c1 = gb_.sum(axis=1, keepdims=True)  # sum(g w)
+                t[...] = gb_
+            else:
+                c2 = xp.matmul(t, wd)[:, None]
+                c1 = xp.matmul(gb_, wd)[:, None]
+                xp.multiply(gb_, wd, out=t)  # g w
+            c1 *= inv_d
+            c2 *= -inv_d
+            o = gx[lo:hi]
+            xp.multiply(hb, c2, out=o)
+            o += t
+            o -= c1
+            o *= rb
+
+        for_blocks(N, rows, rows_per_block(D), xp)
+        parts = [partial[k] for k in sorted(partial)]
+        gw = sum(p[0] for p in parts) if need_w else None
+        gb = sum(p[1] for p in parts) if need_b else None
+        return (None if gx is None else Tensor(gx.reshape(x_shape)),
+                None if gw is None else Tensor(gw.reshape(w_shape)),
+                None if gb is None else Tensor(gb.reshape(b_shape)), None, None)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    check_tensor(input, "input", "layer_norm")
+    if isinstance(normalized_shape, (int, np.integer)):
+        normalized_shape = (int(normalized_shape),)
+    normalized_shape = tuple(int(s) for s in normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or tuple(input.data.shape[input.data.ndim - k:]) != normalized_shape or input.data.ndim < k:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape [*, "
+            f"{', '.join(map(str, normalized_shape))}], but got input of size {list(input.shape)}"
+        )
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.data.shape) != normalized_shape:
+            raise RuntimeError(f"layer_norm: expected {name} of shape {list(normalized_shape)}, got {list(p.shape)}")
+    D = 1
+    for s in normalized_shape:
+        D *= s
+    return LayerNorm.apply(input, weight, bias, D, float(eps))

@@ -1,0 +1,142 @@
+"""The functional ops written from primitive minigrad ops (many backward nodes each).
+
+These are the straightforward definitions: the fused versions in this package must agree
+with them, and `tests/nn/test_fused_memory.py` / `bench` compare memory and time against
+them. Not used by the models.
+"""
+import math
+
+import minigrad
+from minigrad import Tensor
+from minigrad.autograd.function import Function
+from minigrad.device import array_module
+
+from .erf import erf as _erf_array
+
+
+class Erf(Function):
+    node_name = "ErfBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save(self=x)
+        return _erf_array(x.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d erf(x) = 2/sqrt(pi) exp(-x^2) dx
+        x = ctx._saved_self
+        return g * (2.0 / math.sqrt(math.pi)) * minigrad.exp(-(x * x))
+
+
+def erf(x):
+    return Erf.apply(x)
+
+
+def linear(input, weight, bias=None):
+    out = input @ weight.t()
+    return out if bias is None else out + bias
+
+
+def embedding(input, weight, padding_idx=None):
+    out = weight[input]
+    if padding_idx is not None:  # same values, but no gradient flows into the padding row
+        keep = (input != padding_idx).unsqueeze(-1)
+        out = minigrad.where(keep, out, out.detach())
+    return out
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    dims = tuple(range(-len(normalized_shape), 0))
+    mean = input.mean(dim=dims, keepdim=True)
+    xc = input - mean
+    var = (xc * xc).mean(dim=dims, keepdim=True)
+    out = xc / (var + eps).sqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def gelu(input, approximate="none"):
+    if approximate == "tanh":
+        inner = (input + 0.044715 * input * input * input) * math.sqrt(2.0 / math.pi)
+        return 0.5 * input * (1.0 + minigrad.tanh(inner))
+    return 0.5 * input * (1.0 + erf(input * (1.0 / math.sqrt(2.0))))
+
+
+def relu(input):
+    return minigrad.relu(input)
+
+
+def softmax(input, dim):
+    e = (input - input.amax(dim=dim, keepdim=True).detach()).exp()
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+def log_softmax(input, dim):
+    shifted = input - input.amax(dim=dim, keepdim=True).detach()
+    return shifted - shifted.exp().sum(dim=dim, keepdim=True).log()
+
+
+def dropout(input, p=0.5, training=True):
+    if not training or p == 0:
+        return input
+    xp = array_module(input.data)
+    keep = minigrad.random.generator(xp).random(input.data.shape) >= p
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    return input * Tensor((keep * scale).astype(input.data.dtype))
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    if input.ndim == 1:
+        input, target = input.unsqueeze(0), target.unsqueeze(0)
+    C = input.shape[1]
+    if input.ndim > 2:  # (N, C, d1...) -> (N*d1*..., C)
+        perm = (0,) + tuple(range(2, input.ndim)) + (1,)
+        input = input.permute(*perm).reshape(-1, C)
+    out_shape = target.shape
+    target = target.reshape(-1)
+    logp = log_softmax(input, 1)
+    valid = target != ignore_index
+    safe = minigrad.where(valid, target, 0)
+    picked = logp.gather(1, safe.unsqueeze(1)).squeeze(1)
+    w_t = weight[safe] if weight is not None else None
+    nll = -picked if w_t is None else -picked * w_t
+    validf = valid.to(input.dtype)
+    nll = nll * validf
+    denom = validf.sum() if w_t is None else (w_t * validf).sum()
+    if label_smoothing > 0:
+        smooth = -(logp if weight is None else logp * weight).sum(dim=1) * validf
+        nll = (1.0 - label_smoothing) * nll + (label_smoothing / C) * smooth
+    if reduction == "none":
+        return nll.reshape(out_shape)
+    if reduction == "sum":
+        return nll.sum()
+    return nll.sum() / denom
+
+
+def mse_loss(input, target, reduction="mean"):
+    d = input - target
+    sq = d * d
+    return sq if reduction == "none" else sq.sum() if reduction == "sum" else sq.mean()
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    att = (query @ key.transpose(-2, -1)) * scale
+    xp = array_module(query.data)
+    if is_causal:
+        keep = Tensor(xp.tril(xp.ones((L, S), dtype=bool)))
+        att = att.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == minigrad.bool:
+            att = att.masked_fill(~attn_mask, float("-inf"))
+        else:
+            att = att + attn_mask
+    att = softmax(att, -1)
+    att = dropout(att, dropout_p, True)
+    return att @ value

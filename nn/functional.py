@@ -1,0 +1,119 @@
+"""Functional neural-network ops, as `torch.nn.functional` (use as `import nn.functional as F`).
+
+Every function takes and returns minigrad Tensors and has PyTorch's signature. The heavy ones
+(linear, layer_norm, gelu, softmax, log_softmax, cross_entropy, scaled_dot_product_attention,
+embedding, dropout) are each one backward node with a hand-written backward on raw arrays that
+saves only what it needs; `nn/_functional/` holds them, one file per idea.
+"""
+from ._functional.activation import gelu as _gelu
+from ._functional.activation import log_softmax as _log_softmax
+from ._functional.activation import relu as _relu
+from ._functional.activation import softmax as _softmax
+from ._functional.attention import scaled_dot_product_attention as _sdpa
+from ._functional.dropout import dropout as _dropout
+from ._functional.linear import embedding as _embedding
+from ._functional.linear import linear as _linear
+from ._functional.loss import cross_entropy as _cross_entropy
+from ._functional.loss import mse_loss as _mse_loss
+from ._functional.normalization import layer_norm as _layer_norm
+
+__all__ = [
+    "linear", "embedding", "layer_norm", "gelu", "relu", "softmax", "log_softmax", "dropout",
+    "cross_entropy", "mse_loss", "scaled_dot_product_attention",
+]
+
+
+def linear(input, weight, bias=None):
+    """y = input @ weight.T + bias.
+
+    Shapes: input (*, in_features), weight (out_features, in_features), bias (out_features,)
+    or None -> output (*, out_features).
+    """
+    return _linear(input, weight, bias)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """Rows of `weight` picked by the integer ids in `input`.
+
+    Shapes: input (*) int64 ids in [0, num_embeddings), weight (num_embeddings, embedding_dim)
+    -> output (*, embedding_dim). The row `padding_idx` (if given) gets no gradient.
+    max_norm, scale_grad_by_freq and sparse are not supported (they raise).
+    """
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    return _embedding(input, weight, padding_idx)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Layer normalisation over the last len(normalized_shape) dims: (x - mean) / sqrt(var + eps) * weight + bias.
+
+    Shapes: input (*, *normalized_shape), weight and bias normalized_shape (or None) -> output like input.
+    The variance is the biased one (divided by the number of normalised elements).
+    """
+    return _layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def gelu(input, approximate="none"):
+    """GELU(x) = x * Phi(x), Phi the standard normal CDF: 0.5 x (1 + erf(x / sqrt 2)).
+
+    approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Shape: (*) -> (*).
+    """
+    return _gelu(input, approximate)
+
+
+def relu(input, inplace=False):
+    """max(x, 0) elementwise. Shape: (*) -> (*)."""
+    return _relu(input)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum(exp(x)) along `dim`. Shape: (*) -> (*)."""
+    return _softmax(input, dim, _stacklevel, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """x - logsumexp(x) along `dim`. Shape: (*) -> (*)."""
+    return _log_softmax(input, dim, _stacklevel, dtype)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
+
+    Shape: (*) -> (*). With p=0 or training=False, returns `input` itself. The mask comes from
+    minigrad's default generator, so `minigrad.manual_seed` makes it reproducible.
+    """
+    return _dropout(input, p, training, inplace)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """Cross entropy between logits and class-index targets: -log softmax(input)[target].
+
+    Shapes: input (N, C) or (N, C, d1, ..., dK) or (C,); target (N) or (N, d1, ..., dK) or () with
+    int64 ids in [0, C) or equal to `ignore_index`; weight (C,) or None. Output: a scalar for
+    reduction 'mean' (weighted mean over non-ignored targets) or 'sum', else the target's shape.
+    label_smoothing mixes in the uniform distribution: (1 - ls) * nll + ls * mean_c(-log p_c).
+    """
+    return _cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error: (input - target)^2, averaged ('mean'), summed ('sum') or not ('none').
+
+    Shapes: input (*), target (*) the same -> scalar, or (*) for 'none'. With `weight`
+    (broadcastable to input), each squared error is multiplied by it and 'mean' divides by the
+    sum of the (broadcast) weights, as PyTorch.
+    """
+    return _mse_loss(input, target, size_average, reduce, reduction, weight)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(query @ key^T * scale + mask) @ value, scale = 1/sqrt(E) by default.
+
+    Shapes: query (*, L, E), key (*, S, E), value (*, S, Ev) -> output (*, L, Ev).
+    attn_mask broadcastable to (*, L, S): bool (True = may attend, as PyTorch) or float (added to
+    the scores). is_causal masks key j > query i (top-left aligned). dropout_p drops attention
+    probabilities (pass 0.0 in eval).
+    """
+    return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)

@@ -1,0 +1,442 @@
+"""`Module`: the base class of every layer and model, as `torch.nn.Module`.
+
+A module owns three ordered name -> value tables, filled by plain attribute assignment:
+`_parameters` (Parameters), `_buffers` (Tensors that are state but not learned, e.g. a causal
+mask) and `_modules` (sub-modules). Everything else (walking the tree, moving it between
+devices and dtypes, state dicts, repr) is built on walking those tables.
+"""
+import itertools
+from collections import OrderedDict, namedtuple
+
+import minigrad
+from minigrad import Tensor, dtypes
+from minigrad.device import device as Device
+from minigrad.device import module_for, to_device
+
+from .parameter import Parameter
+from .utils import _zero_grad
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What `load_state_dict(strict=False)` returns: the keys it could not match."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _typename(value):
+    if isinstance(value, Tensor):
+        return f"minigrad.{value.dtype._legacy}"
+    return type(value).__name__
+
+
+def _check_member_name(kind, name):
+    """Names of parameters, buffers and sub-modules are path components: non-empty strings without '.'."""
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+
+
+class Module:
+    """Base class for all neural-network modules; subclasses define `forward(*inputs)`.
+
+    Assigning a Parameter, a Module or (through `register_buffer`) a Tensor to an attribute
+    registers it, so `parameters()`, `state_dict()`, `to()` ... see it.
+    """
+
+    def __init__(self):
+        # object.__setattr__: our own __setattr__ consults these tables, which do not exist yet
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+
+    # ---- forward ------------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        """The computation; subclasses define it. Call the module (`m(x)`), not `m.forward(x)`."""
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # ---- registration -------------------------------------------------------------------
+    def _require_init(self, what):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"cannot assign {what} before Module.__init__() call")
+
+    def register_parameter(self, name, param):
+        """Add a Parameter (or None, a declared-but-absent one such as a disabled bias) under `name`."""
+        self._require_init("parameter")
+        _check_member_name("parameter", name)
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(nn.Parameter or None required)")
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Add a Tensor that is state but not a parameter (moved by `to()`; in `state_dict()` if persistent)."""
+        self._require_init("buffer")
+        _check_member_name("buffer", name)
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name, module):
+        """Add a sub-module (or None) under `name`."""
+        self._require_init("module")
+        _check_member_name("module", name)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def _forget(self, name):
+        """Remove `name` from every table, before it is registered again as something else."""
+        self.__dict__.pop(name, None)
+        for table in (self._parameters, self._buffers, self._modules):
+            table.pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params, modules, buffers = d.get("_parameters"), d.get("_modules"), d.get("_buffers")
+        if isinstance(value, Parameter):
+            self._require_init("parameters")
+            self._forget(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(nn.Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            self._require_init("module")
+            self._forget(name)
+            modules[name] = value
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                "(nn.Module or None expected)")
+            modules[name] = None
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' (Tensor or None expected)")
+            buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        # only called when ordinary lookup fails: the registered members live in the tables
+        d = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            members = d.get(table)
+            if members is not None and name in members:
+                return members[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for table in (self._parameters, self._buffers, self._modules):
+            if name in table:
+                del table[name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+    # ---- walking the tree ---------------------------------------------------------------
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted name, module) for this module and every descendant, pre-order; a shared module once."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+    def modules(self):
+        """This module and every descendant, each once."""
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        """(name, module) for the direct sub-modules, each once."""
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self):
+        """The direct sub-modules, each once."""
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, table, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, tensor) from one table ("_parameters" or "_buffers") across the tree.
+
+        With remove_duplicate a tensor shared by two modules (tied weights) is listed once, under
+        the first name found."""
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for mod_prefix, mod in mods:
+            for name, t in getattr(mod, table).items():
+                if t is None or (remove_duplicate and id(t) in seen):
+                    continue
+                seen.add(id(t))
+                yield mod_prefix + ("." if mod_prefix else "") + name, t
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, Parameter) pairs, e.g. ('0.weight', ...); tied parameters once."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        """Every Parameter of the tree, each once (the list an optimizer wants)."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, buffer) pairs, persistent or not; a shared buffer once."""
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        """Every buffer of the tree, each once."""
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def get_submodule(self, target):
+        """The module at dotted path `target` ('' is this module)."""
+        mod = self
+        for part in target.split(".") if target else []:
+            sub = mod._modules.get(part)
+            if sub is None:
+                raise AttributeError(f"{mod._get_name()} has no attribute `{part}`")
+            mod = sub
+        return mod
+
+    def apply(self, fn):
+        """Call `fn(module)` on every sub-module (children first) and then on this one; returns self."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # ---- modes and gradients ------------------------------------------------------------
+    def train(self, mode=True):
+        """Set training mode (Dropout drops) on this module and its descendants; returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            m.training = mode
+        return self
+
+    def eval(self):
+        """Evaluation mode: `train(False)`."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set requires_grad on every parameter (e.g. False to freeze); returns self."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Reset the gradients of every parameter: to None (default, frees memory) or to zeros."""
+        _zero_grad(self.parameters(), set_to_none)
+
+    # ---- devices and dtypes -------------------------------------------------------------
+    def _apply(self, convert):
+        """Replace the array of every parameter, buffer and gradient by `convert(array)`, in place.
+
+        The Tensor objects stay the same, so an optimizer built before `to()` keeps working.
+        Shared (tied) tensors are converted once."""
+        for t in itertools.chain(self.parameters(), self.buffers()):
+            new = convert(t.data)
+            if new is not t.data:
+                t.data = new
+                t._bump_version()  # a graph recorded before the move must not backprop into the new array
+            if t.grad is not None:
+                t.grad.data = convert(t.grad.data)
+        return self
+
+    def to(self, *args, **kwargs):
+        """`to(device)`, `to(dtype)`, `to(device, dtype)` or `to(tensor)`, in place; returns self.
+
+        Only floating-point parameters and buffers change dtype (integer buffers keep theirs)."""
+        dev, dt = kwargs.pop("device", None), kwargs.pop("dtype", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dev, dt = a.device, a.dtype
+            elif isinstance(a, (str, Device)) and str(a).split(":")[0] in ("cpu", "cuda"):
+                dev = a
+            else:
+                dt = a
+        if dt is not None:
+            dt = dtypes.get_dtype(dt)
+            if not dt.is_floating_point:
+                raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dt}")
+        if dev is not None:
+            module_for(dev)  # fail now, before anything moved, on a bad spec or "cuda" without cupy / a GPU
+
+        def convert(a):
+            if dt is not None and a.dtype.kind == "f" and a.dtype != dt.np:
+                a = a.astype(dt.np)
+            return a if dev is None else to_device(a, dev)
+
+        return self._apply(convert)
+
+    def cpu(self):
+        """Move every parameter and buffer to the CPU, in place; returns self."""
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        """Move every parameter and buffer to the GPU (cupy), in place; returns self."""
+        return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
+
+    def double(self):
+        """Floating parameters and buffers to float64 (what gradcheck wants)."""
+        return self.to(dtypes.float64)
+
+    def float(self):
+        """Floating parameters and buffers to float32."""
+        return self.to(dtypes.float32)
+
+    def half(self):
+        """Floating parameters and buffers to float16."""
+        return self.to(dtypes.float16)
+
+    # ---- state dicts --------------------------------------------------------------------
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """name -> tensor for every parameter and persistent buffer, in registration order.
+
+        Tensors are detached but share memory with the model (copy them to snapshot). A tied
+        parameter appears under each of its names, as in PyTorch."""
+        out = OrderedDict() if destination is None else destination
+        for mod_prefix, mod in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
+            dot = mod_prefix + ("." if mod_prefix else "")
+            for name, p in mod._parameters.items():
+                if p is not None:
+                    out[dot + name] = p if keep_vars else p.detach()
+            for name, b in mod._buffers.items():
+                if b is not None and name not in mod._non_persistent_buffers_set:
+                    out[dot + name] = b if keep_vars else b.detach()
+        return out
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy tensors from `state_dict` into the parameters and persistent buffers, in place.
+
+        Everything is checked before anything is copied: a size mismatch (always) or, with
+        strict, a missing or unexpected key raises a RuntimeError listing every problem, and the
+        model is left unchanged. Returns (missing_keys, unexpected_keys)."""
+        if not hasattr(state_dict, "keys"):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        if strict:
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+        pairs = []
+        for key, target in own.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                if not (hasattr(value, "shape") and hasattr(value, "dtype")):  # numpy / cupy arrays are welcome
+                    errors.append(f'While copying the parameter named "{key}", expected Tensor or array from '
+                                  f"checkpoint but received {type(value).__name__}")
+                    continue
+                value = Tensor(value)
+            if tuple(value.shape) != tuple(target.shape):
+                errors.append(f"size mismatch for {key}: copying a param with shape {minigrad.Size(value.shape)} "
+                              f"from checkpoint, the shape in current model is {target.shape}.")
+                continue
+            pairs.append((target, value))
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors))
+        with minigrad.no_grad():
+            for target, value in pairs:
+                target.copy_(value)
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ---- repr ---------------------------------------------------------------------------
+    def _get_name(self):
+        return type(self).__name__
+
+    def extra_repr(self):
+        """The text inside the parentheses of this module's repr (its hyperparameters)."""
+        return ""
+
+    def _short_repr(self):
+        """One line naming the module and its hyperparameters, for error messages."""
+        return f"{self._get_name()}({self.extra_repr()})"
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): {_indent(repr(m), 2)}" for name, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if lines:
+            body = extra_lines[0] if len(extra_lines) == 1 and not child_lines else "\n  " + "\n  ".join(lines) + "\n"
+        return f"{self._get_name()}({body})"
+
+
+def _indent(text, n):
+    """Indent every line but the first by n spaces (nested reprs line up under their parent)."""
+    first, *rest = text.split("\n")
+    return "\n".join([first] + [" " * n + line for line in rest])
+
+
+def check_input(module, input, trailing_shape=None, dtype=None):
+    """Raise an error naming `module` unless `input` is a Tensor of `dtype` whose shape ends with `trailing_shape`.
+
+    Shapes: input (*, *trailing_shape). The message names the module as its repr does, what it
+    expected and what it got, e.g. "Linear(in_features=4, out_features=3, bias=True): expected
+    input with last dimension 4, got shape [2, 5]".
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{module._short_repr()}: expected a minigrad Tensor as input, got {type(input).__name__}")
+    shape = tuple(input.shape)
+    if trailing_shape is not None:
+        n = len(trailing_shape)
+        if shape[len(shape) - n:] != tuple(trailing_shape):
+            what = (f"last dimension {trailing_shape[0]}" if n == 1
+                    else f"last {n} dimensions {list(trailing_shape)}")
+            raise RuntimeError(f"{module._short_repr()}: expected input with {what}, got shape {list(shape)}")
+    if dtype is not None and input.dtype != dtype:
+        raise RuntimeError(f"{module._short_repr()}: expected input of dtype {dtype}, got {input.dtype} "
+                           f"(shape {list(shape)})")

@@ -1,0 +1,180 @@
+"""Containers: Sequential (a pipeline), ModuleList and ModuleDict (registered collections)."""
+import operator
+from collections import OrderedDict
+
+from ..module import Module, _indent
+
+
+class Sequential(Module):
+    """Modules applied one after the other: Sequential(a, b)(x) = b(a(x)).
+
+    Build it from modules (named '0', '1', ...) or from an OrderedDict of name -> module.
+    Shape: whatever the first module takes -> whatever the last one returns.
+    """
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, module in args[0].items():
+                self.add_module(name, module)
+        else:
+            for i, module in enumerate(args):
+                self.add_module(str(i), module)
+
+    def forward(self, input):
+        for module in self._modules.values():
+            input = module(input)
+        return input
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return list(self._modules.values())[_index(idx, len(self))]
+
+    def __setitem__(self, idx, module):
+        key = list(self._modules)[_index(idx, len(self))]
+        setattr(self, key, module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]):
+            del self._modules[key]
+        # renumber, so that indices and names keep agreeing (as PyTorch does)
+        items = list(self._modules.values())
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self._modules[str(i)] = m
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        """Add `module` at the end; returns self."""
+        self.add_module(str(len(self)), module)
+        return self
+
+
+def _index(idx, n):
+    """A valid position in [0, n) for an int index (negative counts from the end), or IndexError."""
+    idx = operator.index(idx)
+    if not -n <= idx < n:
+        raise IndexError(f"index {idx} is out of range")
+    return idx % n
+
+
+class ModuleList(Module):
+    """A list of modules, registered so the parent sees their parameters. Index it like a list."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[str(_index(idx, len(self)))]
+
+    def __setitem__(self, idx, module):
+        self.add_module(str(_index(idx, len(self))), module)
+
+    def __delitem__(self, idx):
+        items = list(self._modules.values())
+        del items[idx if isinstance(idx, slice) else _index(idx, len(self))]
+        self._modules.clear()
+        self.extend(items)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def append(self, module):
+        """Add `module` at the end; returns self."""
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        """Add each of `modules` at the end; returns self."""
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        """Insert `module` before position `index`."""
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._modules.clear()
+        self.extend(items)
+
+    def __repr__(self):
+        # PyTorch's compact form: runs of identical entries print once, as "(0-11): 12 x Block(...)"
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []  # [start, end, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [_indent(f"({s}): {r}" if s == e else f"({s}-{e}): {e - s + 1} x {r}", 2) for s, e, r in runs]
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """An ordered dict of name -> module, registered so the parent sees their parameters."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+    def pop(self, key):
+        """Remove `key` and return its module."""
+        m = self[key]
+        del self[key]
+        return m
+
+    def clear(self):
+        self._modules.clear()
+
+    def update(self, modules):
+        """Add (or replace) entries from a mapping or an iterable of (name, module) pairs."""
+        pairs = modules.items() if hasattr(modules, "items") else modules
+        for key, module in pairs:
+            self[key] = module

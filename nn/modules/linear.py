@@ -1,0 +1,52 @@
+"""Linear (y = x W^T + b) and Identity."""
+import math
+
+import minigrad
+
+from .. import functional as F
+from .. import init
+from ..module import Module, check_input
+from ..parameter import Parameter
+
+
+class Identity(Module):
+    """Returns its input unchanged (a placeholder that takes any arguments). Shape: (*) -> (*)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """y = x W^T + b, with W of shape (out_features, in_features) as in PyTorch.
+
+    Shapes: input (*, in_features) -> output (*, out_features).
+    Init (PyTorch's): W ~ U(-1/sqrt(in), 1/sqrt(in)) via kaiming_uniform_(a=sqrt(5)), b likewise.
+    """
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(minigrad.empty(out_features, in_features, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(minigrad.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Draw the initial values again (PyTorch's init for this layer)."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        check_input(self, input, (self.in_features,), self.weight.dtype)
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

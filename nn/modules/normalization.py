@@ -1,0 +1,50 @@
+"""LayerNorm: normalise over the trailing dimensions, then scale and shift."""
+import numbers
+
+import minigrad
+
+from .. import functional as F
+from .. import init
+from ..module import Module, check_input
+from ..parameter import Parameter
+
+
+class LayerNorm(Module):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims.
+
+    Shapes: input (*, *normalized_shape) -> output of the same shape; weight and bias
+    normalized_shape (weight ones, bias zeros). `bias=False` drops the bias (nanoGPT's option);
+    `elementwise_affine=False` drops both.
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(int(s) for s in normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(minigrad.empty(*self.normalized_shape, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(minigrad.empty(*self.normalized_shape, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Draw the initial values again (PyTorch's init for this layer)."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, input):
+        check_input(self, input, self.normalized_shape, None if self.weight is None else self.weight.dtype)
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"

@@ -1,0 +1,74 @@
+"""Embedding: a lookup table of learned vectors, indexed by integer ids."""
+import minigrad
+
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ..parameter import Parameter
+
+
+class Embedding(Module):
+    """Row `i` of `weight` for each id `i` in the input.
+
+    Shapes: input (*) int64/int32 ids in [0, num_embeddings) -> output (*, embedding_dim);
+    weight (num_embeddings, embedding_dim), initialised N(0, 1). The row `padding_idx` (if
+    given) starts at zero and gets no gradient.
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, _weight=None, device=None, dtype=None):
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(minigrad.empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+
+    def reset_parameters(self):
+        """Draw the initial values again (PyTorch's init for this layer)."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            self.weight.data[self.padding_idx] = 0
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
+        """An Embedding whose weight is `embeddings` (num_embeddings, embedding_dim), frozen by default."""
+        if embeddings.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        m = cls(*embeddings.shape, padding_idx=padding_idx, _weight=embeddings)
+        m.weight.requires_grad_(not freeze)
+        return m
+
+    def forward(self, input):
+        self._check_ids(input)
+        return F.embedding(input, self.weight, self.padding_idx)
+
+    def _check_ids(self, input):
+        """Integer ids in range, or an error naming the module, the offending id and num_embeddings."""
+        if not isinstance(input, minigrad.Tensor):
+            raise TypeError(f"{self._short_repr()}: expected a minigrad Tensor of integer ids, got {type(input).__name__}")
+        if input.data.dtype.kind not in "iu":
+            raise RuntimeError(f"{self._short_repr()}: expected integer indices (int64 or int32), got {input.dtype} "
+                               f"with shape {list(input.shape)}")
+        if input.numel() == 0:
+            return
+        # one reduction each way; on a GPU this is the only host sync of the forward
+        lo, hi = int(input.data.min()), int(input.data.max())
+        if lo < 0 or hi >= self.num_embeddings:
+            bad = lo if lo < 0 else hi
+            raise IndexError(f"{self._short_repr()}: index {bad} is out of range for num_embeddings="
+                             f"{self.num_embeddings} (ids must be in [0, {self.num_embeddings}))")
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s

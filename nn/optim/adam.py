@@ -1,0 +1,96 @@
+"""Adam and AdamW, as `torch.optim.Adam` / `torch.optim.AdamW` (betas, eps, weight decay, amsgrad)."""
+from minigrad.device import array_module
+
+from .optimizer import Optimizer, _blocks
+
+
+class Adam(Optimizer):
+    """Adam. Per parameter p with gradient g, at step t:
+
+        g = g + weight_decay * p                  (Adam: L2 penalty in the gradient)
+        p = p * (1 - lr * weight_decay)           (AdamW: decoupled decay, instead)
+        m = beta1 m + (1 - beta1) g ;  v = beta2 v + (1 - beta2) g^2   (v_max = max(v_max, v) with amsgrad)
+        p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+
+    State per parameter: `step` (a Python int), `exp_avg` m, `exp_avg_sq` v (and
+    `max_exp_avg_sq` with amsgrad), each the shape of p.
+    """
+
+    decoupled_weight_decay = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if eps < 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        for i, b in enumerate(betas):
+            if not 0.0 <= b < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {b}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad)
+        super().__init__(params, defaults)
+
+    def _step_group(self, group):
+        # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout
+        lr, beta1, beta2, eps = float(group["lr"]), float(group["betas"][0]), float(group["betas"][1]), float(group["eps"])
+        wd, amsgrad = float(group["weight_decay"]), group["amsgrad"]
+        decoupled = self.decoupled_weight_decay
+        l2 = wd != 0 and not decoupled
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = p.new_zeros(p.shape)
+                state["exp_avg_sq"] = p.new_zeros(p.shape)
+                if amsgrad:
+                    state["max_exp_avg_sq"] = p.new_zeros(p.shape)
+            state["step"] += 1
+            step = state["step"]
+            # the bias corrections folded into two scalars:
+            #   p -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = p + (-lr sqrt(bc2)/bc1) * m / (sqrt(v) + eps sqrt(bc2))
+            bc2_sqrt = (1 - beta2**step) ** 0.5
+            step_scale = -lr / (1 - beta1**step) * bc2_sqrt
+            eps_scaled = eps * bc2_sqrt
+            xp = array_module(p.data)
+            arrays = [p.data, p.grad.data, state["exp_avg"].data, state["exp_avg_sq"].data]
+            if amsgrad:
+                arrays.append(state["max_exp_avg_sq"].data)
+            for blk in _blocks(arrays):
+                w, g, m, v = blk[:4]
+                s, *s2 = self._scratch(w, 2 if l2 else 1)
+                if wd != 0:
+                    if decoupled:
+                        w *= 1 - lr * wd
+                    else:
+                        xp.multiply(w, wd, out=s2[0])
+                        s2[0] += g
+                        g = s2[0]
+                xp.subtract(g, m, out=s)  # m = m + (1 - beta1) (g - m), PyTorch's lerp
+                s *= 1 - beta1
+                m += s
+                xp.multiply(g, 1 - beta2, out=s)  # v = beta2 v + (1 - beta2) g g
+                s *= g
+                v *= beta2
+                v += s
+                if amsgrad:
+                    xp.maximum(blk[4], v, out=blk[4])
+                    v = blk[4]
+                xp.sqrt(v, out=s)
+                s += eps_scaled
+                xp.divide(m, s, out=s)
+                s *= step_scale
+                w += s
+            p._bump_version()
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): p *= 1 - lr * weight_decay before the
+    Adam step, instead of adding weight_decay * p to the gradient. Default weight_decay 1e-2."""
+
+    decoupled_weight_decay = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)

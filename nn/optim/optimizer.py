@@ -1,0 +1,199 @@
+"""`Optimizer`: parameter groups, per-parameter state, state dicts; subclasses write the update.
+
+Updates run on the raw arrays (`p.data`, `p.grad.data`), in place, with numpy's `out=` ufuncs.
+Two mechanisms here keep them fast and allocation-free:
+
+* `_blocks` walks a parameter and its state arrays in matching blocks of `BLOCK` elements, so
+  the half-dozen passes an update makes over a block hit the CPU cache instead of memory.
+* `_scratch` hands out preallocated buffers for the update's temporaries, shared by all
+  parameters of a dtype (they are updated one at a time) and never part of the saved state.
+"""
+import warnings
+from collections import defaultdict
+
+import numpy as np
+
+from minigrad import Tensor, enable_grad, no_grad
+from minigrad.device import array_module, to_device
+
+from ..utils import _zero_grad
+
+# 128K elements: the 5 float32 arrays of one AdamW block (512 KiB each) stay in the L2/L3 cache across its
+# 13 passes, and blocks are big enough that the per-block Python overhead is noise. Measured on a
+# 10M-element parameter: 23 ms per AdamW step blocked at 128K, 27 ms at 32K (overhead), 38 ms whole (memory).
+BLOCK = 1 << 17
+
+
+class _Required:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _Required()  # a default that a parameter group must provide (e.g. SGD's lr, in PyTorch)
+
+
+_SET_ERROR = ("optimizer parameters need to be organized in ordered collections, but the ordering of tensors in "
+              "sets will change between runs. Please use a list instead.")
+
+
+def _blocks(arrays):
+    """Matching views of same-shape `arrays`, BLOCK elements at a time (or the whole arrays at once).
+
+    Whole arrays when they are small, not contiguous (no flat view exists) or on a GPU (where one
+    kernel per pass over the whole array is what is fast)."""
+    first = arrays[0]
+    if first.size <= BLOCK or not isinstance(first, np.ndarray) or not all(a.flags.c_contiguous for a in arrays):
+        yield arrays
+        return
+    flats = [a.reshape(-1) for a in arrays]
+    for i in range(0, first.size, BLOCK):
+        yield [f[i:i + BLOCK] for f in flats]
+
+
+class Optimizer:
+    """Base class: holds `param_groups` (dicts of params + hyperparameters) and `state` (per parameter).
+
+    `params` is an iterable of Tensors, or of dicts {"params": [...], <hyperparameter overrides>}.
+    Subclasses implement `_step_group(group)`.
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        self._scratch_buffers = {}
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {type(params).__name__}")
+        if isinstance(params, set):
+            raise TypeError(_SET_ERROR)
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def __repr__(self):
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines.extend(f"    {k}: {group[k]}" for k in sorted(group) if k != "params")
+        return "\n".join(lines) + "\n)"
+
+    def add_param_group(self, param_group):
+        """Add a group {"params": [...], hyperparameter: value, ...}; missing hyperparameters take the defaults."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError(_SET_ERROR)
+        params = list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+        ids = [id(p) for p in params]
+        if len(set(ids)) != len(ids):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters", stacklevel=3)
+        taken = {id(p) for g in self.param_groups for p in g["params"]}
+        if taken.intersection(ids):
+            raise ValueError("some parameters appear in more than one parameter group")
+        group = {**self.defaults, **param_group, "params": params}
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none=True):
+        """Reset every parameter's gradient: to None (default, frees memory) or to zeros."""
+        _zero_grad((p for g in self.param_groups for p in g["params"]), set_to_none)
+
+    def step(self, closure=None):
+        """Update every parameter that has a gradient, in place. `closure()` (optional) recomputes
+        and returns the loss, with grad enabled; its result is returned."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                self._step_group(group)
+        return loss
+
+    def _step_group(self, group):
+        raise NotImplementedError
+
+    def _scratch(self, like, count):
+        """`count` temporaries shaped like array `like`: views of buffers kept across steps.
+
+        One set of buffers per (device, dtype), grown to the largest block seen; a parameter's
+        update may overwrite them freely, since parameters are updated one after another."""
+        xp = array_module(like)
+        key = (xp.__name__, like.dtype.str)
+        bufs = self._scratch_buffers.get(key)
+        if bufs is None or len(bufs) < count or bufs[0].size < like.size:
+            n = max(like.size, bufs[0].size if bufs else 0)
+            bufs = [xp.empty(n, dtype=like.dtype) for _ in range(max(count, len(bufs) if bufs else 0))]
+            self._scratch_buffers[key] = bufs
+        return [b[:like.size].reshape(like.shape) for b in bufs[:count]]
+
+    # ---- state dicts --------------------------------------------------------------------
+    def state_dict(self):
+        """PyTorch's layout: {"state": {index: {name: value}}, "param_groups": [{..., "params": [index]}]}.
+
+        Parameters are numbered in group order; state tensors are shared with the optimizer (not
+        copied), and `step` is a Python int."""
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            groups.append({**{k: v for k, v in group.items() if k != "params"},
+                           "params": [index[id(p)] for p in group["params"]]})
+        state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Restore `state_dict()`'s output (also one saved by PyTorch). Everything is checked first:
+        on any error the optimizer is unchanged. State arrays are copied, cast to each parameter's
+        floating dtype and moved to its device."""
+        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
+            raise ValueError("optimizer state_dict must be a dict with 'state' and 'param_groups' entries")
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        by_index = {}
+        for group, saved in zip(self.param_groups, saved_groups):
+            if len(group["params"]) != len(saved["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                                 "optimizer's group")
+            by_index.update(zip(saved["params"], group["params"]))
+        new_state = defaultdict(dict)
+        for key, values in state_dict["state"].items():
+            p = by_index.get(int(key))
+            if p is not None:
+                new_state[p] = {name: _restore(v, p, name, key) for name, v in values.items()}
+        new_groups = []
+        for group, saved in zip(self.param_groups, saved_groups):
+            new_groups.append({**group, **{k: v for k, v in saved.items() if k != "params"}, "params": group["params"]})
+        self.state, self.param_groups = new_state, new_groups
+
+
+def _restore(value, p, name, key):
+    """A saved state value made ready for parameter `p`: an int step, or an owned array on p's device."""
+    if name == "step":
+        return int(value.item() if isinstance(value, Tensor) else value)
+    if not isinstance(value, Tensor):
+        return value
+    if tuple(value.shape) != tuple(p.shape):
+        raise ValueError(f"loaded optimizer state for parameter {key} has '{name}' of shape {list(value.shape)}, "
+                         f"but the parameter has shape {list(p.shape)}")
+    arr = to_device(value.data, p.device)
+    xp = array_module(arr)
+    dtype = p.data.dtype if value.data.dtype.kind == "f" else arr.dtype
+    return Tensor(xp.array(arr, dtype=dtype, copy=True, order="C"))

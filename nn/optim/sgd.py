@@ -1,0 +1,72 @@
+"""SGD with momentum, dampening, Nesterov and (L2) weight decay, as `torch.optim.SGD`."""
+from minigrad.device import array_module
+
+from .optimizer import Optimizer, _blocks
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent. Per parameter p with gradient g:
+
+        d = g + weight_decay * p
+        buf = d (first step), else momentum * buf + (1 - dampening) * d
+        d = d + momentum * buf (nesterov) or buf (momentum) or d (plain)
+        p = p - lr * d
+
+    State: `momentum_buffer` (shape of p) when momentum != 0.
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov)
+        super().__init__(params, defaults)
+
+    def _step_group(self, group):
+        # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout
+        lr, wd, momentum = float(group["lr"]), float(group["weight_decay"]), float(group["momentum"])
+        dampening, nesterov = float(group["dampening"]), group["nesterov"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            xp = array_module(p.data)
+            arrays = [p.data, p.grad.data]
+            first = False
+            if momentum != 0:
+                state = self.state[p]
+                if "momentum_buffer" not in state:
+                    state["momentum_buffer"] = p.new_empty(p.shape)
+                    first = True
+                arrays.append(state["momentum_buffer"].data)
+            for blk in _blocks(arrays):
+                s, s2 = self._scratch(blk[0], 2)
+                w, d = blk[0], blk[1]
+                if wd != 0:
+                    xp.multiply(w, wd, out=s)
+                    s += d
+                    d = s
+                if momentum != 0:
+                    buf = blk[2]
+                    if first:
+                        buf[...] = d
+                    else:
+                        buf *= momentum
+                        if dampening != 0:
+                            xp.multiply(d, 1 - dampening, out=s2)
+                            buf += s2
+                        else:
+                            buf += d
+                    if nesterov:
+                        xp.multiply(buf, momentum, out=s2)
+                        s2 += d
+                        d = s2
+                    else:
+                        d = buf
+                xp.multiply(d, -lr, out=s)
+                w += s
+            p._bump_version()

@@ -1,0 +1,38 @@
+"""`Parameter`: a tensor that a `Module` treats as one of its learnable weights."""
+from minigrad import Tensor
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad and that a Module registers when assigned to one of its attributes.
+
+    `Parameter(t)` shares `t`'s array (no copy), as `torch.nn.Parameter` shares storage.
+    Shapes: any; `data` (*) -> a Parameter of shape (*).
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data=None, requires_grad=True):
+        if data is None:
+            import numpy as np
+
+            data = np.empty((0,), dtype=np.float32)
+        if isinstance(data, Tensor):
+            # the same array and version counter: in-place edits through either are seen by both
+            super().__init__(data.data, _version_counter=data._version_counter)
+        else:
+            super().__init__(data)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __deepcopy__(self, memo):
+        # a copy of the array, never of the autograd graph or of .grad's identity (PyTorch copies .grad too)
+        result = memo.get(id(self))
+        if result is None:
+            result = type(self)(self.data.copy(), self.requires_grad)
+            if self.grad is not None:
+                result.grad = Tensor(self.grad.data.copy())
+            memo[id(self)] = result
+        return result

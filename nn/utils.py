@@ -1,0 +1,95 @@
+"""Gradient utilities, as `torch.nn.utils`: clip_grad_norm_, clip_grad_value_.
+
+They work on the gradient arrays directly (in place, nothing recorded), as an optimizer does.
+"""
+import math
+import warnings
+
+from minigrad import Tensor
+from minigrad.device import array_module
+
+
+def _grads(parameters):
+    """The existing `.grad` tensors of a tensor or an iterable of tensors."""
+    params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
+    return [p.grad for p in params if p.grad is not None]
+
+
+def _vector_norm(a, norm_type, xp):
+    """The `norm_type`-norm of all of array `a`'s elements, as a 0-d array of a's dtype. Shape: (*) -> ()."""
+    if a.size == 0:
+        return xp.zeros((), dtype=a.dtype)
+    flat = a.reshape(-1)
+    if norm_type == 2.0:
+        return xp.sqrt(xp.vdot(flat, flat))  # one BLAS pass, no temporary the size of the gradient
+    if norm_type == math.inf:
+        return xp.abs(flat).max()
+    if norm_type == 1.0:
+        return xp.abs(flat).sum()
+    if norm_type == 0.0:
+        return xp.count_nonzero(flat).astype(a.dtype)
+    return (xp.abs(flat) ** norm_type).sum() ** (1.0 / norm_type)
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Scale the gradients in place so that their joint norm is at most `max_norm`; return that norm.
+
+    The norm is taken over all gradients together, as if they were concatenated into one vector.
+    Shapes: each `p.grad` (*) is scaled in place; returns a 0-d Tensor (the norm before clipping).
+
+    A non-finite norm (a nan or inf gradient) cannot be clipped: with `error_if_nonfinite` it
+    raises PyTorch's RuntimeError; otherwise the gradients are left untouched and a
+    RuntimeWarning says so (PyTorch would multiply them by nan and write nan into every weight).
+    """
+    grads = _grads(parameters)
+    norm_type = float(norm_type)
+    if not grads:
+        import minigrad
+
+        return minigrad.tensor(0.0)
+    xp = array_module(grads[0].data)
+    norms = [_vector_norm(g.data, norm_type, xp) for g in grads]
+    total = _vector_norm(xp.stack(norms), norm_type, xp)
+    if not bool(xp.isfinite(total)):
+        if error_if_nonfinite:
+            raise RuntimeError(
+                f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it "
+                "cannot be clipped. To disable this error and leave the gradients unclipped (with a warning), "
+                "set `error_if_nonfinite=False`"
+            )
+        warnings.warn(
+            f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {float(total)}; the "
+            "gradients were left unclipped (an optimizer step with them would write non-finite values)",
+            RuntimeWarning, stacklevel=2,
+        )
+        return Tensor(total)
+    coef = max_norm / (total + 1e-6)  # in the gradients' dtype, as PyTorch computes it
+    if coef < 1.0:  # PyTorch multiplies by min(coef, 1); by 1 is a no-op, so skip it
+        for g in grads:
+            xp.multiply(g.data, coef, out=g.data)
+            g._bump_version()
+    return Tensor(xp.asarray(total))
+
+
+def clip_grad_value_(parameters, clip_value):
+    """Clamp every gradient element into [-clip_value, clip_value], in place. Shapes: each p.grad (*)."""
+    clip_value = float(clip_value)
+    for g in _grads(parameters):
+        array_module(g.data).clip(g.data, -clip_value, clip_value, out=g.data)
+        g._bump_version()
+
+
+def _zero_grad(parameters, set_to_none=True):
+    """Forget (set_to_none) or zero the `.grad` of each parameter: the one mechanism behind
+    `Module.zero_grad` and `Optimizer.zero_grad`."""
+    for p in parameters:
+        g = p.grad
+        if g is None:
+            continue
+        if set_to_none:
+            p.grad = None
+            continue
+        # a gradient built with create_graph is part of a graph: cut it off before overwriting it
+        g.grad_fn, g.requires_grad = None, False
+        g.data.fill(0)
+        g._bump_version()

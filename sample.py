@@ -1,0 +1,10 @@
+"""Generate text from a trained model: `python sample.py --start="ROMEO:" --num_samples=2`.
+
+Loads the checkpoint train.py wrote in --out_dir and streams tokens as they are generated.
+"""
+import sys
+
+from gpt.sampling import main
+
+if __name__ == "__main__":
+    sys.exit(main())

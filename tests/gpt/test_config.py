@@ -1,0 +1,235 @@
+import json
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from gpt.config import ConfigError, TrainConfig, config_from_dict, config_to_dict, help_text, parse_config
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
+
+# nanoGPT's config/train_shakespeare_char.py in its own format: comments, wandb keys and all
+NANOGPT_FILE = """\
+# train a miniature character-level shakespeare model
+out_dir = 'out-shakespeare-char'
+eval_interval = 250 # keep frequent because we'll overfit
+eval_iters = 200
+log_interval = 10 # don't print too too often
+
+always_save_checkpoint = False
+
+wandb_log = False # override via command line if you like
+wandb_project = 'shakespeare-char'
+wandb_run_name = 'mini-gpt'
+
+dataset = 'shakespeare_char'
+gradient_accumulation_steps = 1
+batch_size = 64
+block_size = 256 # context of up to 256 previous characters
+
+n_layer = 6
+n_head = 6
+n_embd = 384
+dropout = 0.2
+
+learning_rate = 1e-3 # with baby networks can afford to go a bit higher
+max_iters = 5000
+lr_decay_iters = 5000 # make equal to max_iters usually
+min_lr = 1e-4 # learning_rate / 10 usually
+beta2 = 0.99 # make a bit bigger because number of tokens per iter is small
+
+warmup_iters = 100 # not super necessary potentially
+
+# on macbook also add
+# device = 'cpu'  # run on cpu only
+# compile = False # do not torch compile the model
+"""
+
+
+def config(argv):
+    """parse_config's TrainConfig alone."""
+    cfg, _ = parse_config(argv)
+    return cfg
+
+
+def config_file(tmp_path, text, name="conf.py"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_defaults_are_valid_and_documented():
+    cfg, notices = parse_config([])
+    assert cfg == TrainConfig() and notices == []
+    assert (cfg.dataset, cfg.tokenizer, cfg.device, cfg.init_from) == ("default", "auto", "cpu", "scratch")
+    assert (cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.block_size, cfg.batch_size) == (4, 4, 128, 64, 12)
+    assert cfg.max_iters == cfg.lr_decay_iters == 2000
+    text = help_text()
+    for f in fields(TrainConfig):
+        assert f.type in (bool, int, float, str)
+        assert f.metadata["help"]
+        assert f"--{f.name}=" in text
+
+
+def test_nanogpt_config_file_is_read_with_notices(tmp_path):
+    cfg, notices = parse_config([config_file(tmp_path, NANOGPT_FILE)])
+    assert (cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.block_size, cfg.batch_size) == (6, 6, 384, 256, 64)
+    assert (cfg.dropout, cfg.learning_rate, cfg.min_lr, cfg.beta2) == (0.2, 1e-3, 1e-4, 0.99)
+    assert cfg.out_dir == "out-shakespeare-char" and cfg.eval_iters == 200
+    assert len(notices) == 3
+    assert all(n.startswith("ignoring nanoGPT setting wandb_") for n in notices)
+    assert "conf.py:9" in notices[0]
+
+
+@pytest.mark.parametrize(
+    "line, found",
+    [
+        ("import os", "import os"),
+        ("batch_size = len('abc')", "not a literal"),
+        ("os.system('touch pwned')", "os.system"),
+        ("if True:\n    batch_size = 1", "if True:"),
+        ("batch_size: int = 3", "batch_size: int = 3"),
+        ("a = b = 3", "a = b = 3"),
+        ("max_iters = max_iters * 2", "not a literal"),
+        ("max_iters = 9 ** 9 ** 9", "power too large"),
+        ("max_iters = 1 / 0", "division by zero"),
+        ("out_dir = 'a' * 3", "numbers only"),
+        ("batch_size = (", "syntax error"),
+    ],
+)
+def test_config_files_are_parsed_not_executed(tmp_path, line, found):
+    path = config_file(tmp_path, f"# header\nseed = 1\n{line}\n")
+    with pytest.raises(ConfigError, match=r"conf\.py:3: ") as err:
+        parse_config([path])
+    assert found in str(err.value)
+
+
+def test_a_config_file_cannot_run_code(tmp_path):
+    marker = tmp_path / "ran"
+    path = config_file(tmp_path, f"batch_size = __import__('pathlib').Path({str(marker)!r}).touch()\n")
+    with pytest.raises(ConfigError):
+        parse_config([path])
+    assert not marker.exists()
+
+
+def test_arithmetic_of_literals_in_files_and_flags(tmp_path):
+    path = config_file(tmp_path, '"""docstring"""\nmax_iters = 5000 * 2\nmin_lr = 6e-4 / 10\nseed = -1\n')
+    cfg = config([path, "--lr_decay_iters=2**10", "--learning_rate=-(-6e-4)"])
+    assert (cfg.max_iters, cfg.seed, cfg.lr_decay_iters, cfg.learning_rate) == (10000, -1, 1024, 6e-4)
+    assert cfg.min_lr == pytest.approx(6e-5)
+
+
+def test_later_arguments_override_earlier_ones(tmp_path):
+    path = config_file(tmp_path, "batch_size = 64\n")
+    assert config([path, "--batch_size=8"]).batch_size == 8
+    assert config(["--batch_size=8", path]).batch_size == 64
+
+
+def test_flag_forms():
+    cfg = config(["--eval_only", "--bias", "false", "--decay-lr=False", "--n_layer", "2", "--seed", "-5"])
+    assert (cfg.eval_only, cfg.bias, cfg.decay_lr, cfg.n_layer, cfg.seed) == (True, False, False, 2, -5)
+    assert config(["--always_save_checkpoint=True"]).always_save_checkpoint is True
+    with pytest.raises(ConfigError, match="--batch_size needs a value"):
+        parse_config(["--batch_size", "--n_layer=2"])
+
+
+def test_strings_stay_strings():
+    cfg = config(["--out_dir=1e3", "--dataset=shakespeare_char", "--data_dir='quoted dir'", "--init_from=resume"])
+    assert (cfg.out_dir, cfg.dataset) == ("1e3", "shakespeare_char")
+    assert (cfg.data_dir, cfg.init_from) == ("quoted dir", "resume")
+
+
+def test_whole_floats_are_accepted_as_ints():
+    assert config(["--max_iters=5e3"]).max_iters == 5000
+    assert config(["--learning_rate=1"]).learning_rate == 1.0
+
+
+def test_unknown_key_suggests_the_closest(tmp_path):
+    with pytest.raises(ConfigError, match=r"--n_heads: unknown setting 'n_heads'; did you mean 'n_head'\?"):
+        parse_config(["--n_heads=4"])
+    with pytest.raises(ConfigError, match=r"conf\.py:1: unknown setting 'learnig_rate'; did you mean 'learning_rate'"):
+        parse_config([config_file(tmp_path, "learnig_rate = 1e-3\n")])
+    with pytest.raises(ConfigError, match="unknown setting 'zzz'; see --help"):
+        parse_config(["--zzz"])
+
+
+@pytest.mark.parametrize(
+    "arg, message",
+    [
+        ("--batch_size=1.5", "batch_size=1.5 should be of type int"),
+        ("--batch_size=abc", "batch_size='abc' should be of type int"),
+        ("--eval_only=1", "eval_only=1 should be of type bool"),
+        ("--learning_rate=True", "learning_rate=True should be of type float"),
+        ("--learning_rate=1e999", r"learning_rate=inf should be of type float \(finite\)"),
+        ("--dropout=[0.1]", r"dropout='\[0.1\]' should be of type float"),
+    ],
+)
+def test_wrong_type_names_key_value_and_type(arg, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_config([arg])
+
+
+def test_wrong_type_in_a_file_names_the_line(tmp_path):
+    with pytest.raises(ConfigError, match=r"conf\.py:2: out_dir=5 should be of type str"):
+        parse_config([config_file(tmp_path, "seed = 1\nout_dir = 5\n")])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--n_embd=100", "--n_head=3"], "n_embd=100 is not a multiple of n_head=3"),
+        (["--init_from=gpt2-xl"], "init_from='gpt2-xl' is not one of scratch, resume"),
+        (["--device=tpu"], "device='tpu' is not one of cpu, cuda"),
+        (["--tokenizer=bpe"], "tokenizer='bpe' is not one of auto, char, gpt2"),
+        (["--batch_size=0"], "batch_size must be positive, got 0"),
+        (["--max_iters=-1"], "max_iters must not be negative"),
+        (["--dropout=1.0"], r"dropout must be in \[0, 1\)"),
+        (["--min_lr=1e-2"], "min_lr=0.01 is above learning_rate=0.001"),
+        (["--dataset="], "dataset must not be empty"),
+    ],
+)
+def test_validation(args, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_config(args)
+
+
+def test_ignored_nanogpt_flags_give_notices():
+    cfg, notices = parse_config(["--compile=False", "--dtype=bfloat16", "--wandb_log"])
+    assert cfg == TrainConfig()
+    assert [n.split("=")[0] for n in notices] == [
+        "ignoring nanoGPT setting compile",
+        "ignoring nanoGPT setting dtype",
+        "ignoring nanoGPT setting wandb_log",
+    ]
+
+
+def test_an_input_names_its_own_dataset():
+    cfg, notices = parse_config(["--input=/texts/My Novel.txt"])
+    assert cfg.dataset == "My_Novel"
+    assert "'My_Novel' taken from --input" in notices[0]
+    assert config(["--input=/texts/x.txt", "--dataset=mine"]).dataset == "mine"
+
+
+def test_dict_round_trip():
+    cfg = config(["--batch_size=3", "--dropout=0.1", "--out_dir=o"])
+    again = config_from_dict(json.loads(json.dumps(config_to_dict(cfg))))
+    assert again == cfg
+    with pytest.raises(ConfigError, match="config: unknown setting 'batchsize'"):
+        config_from_dict({"batchsize": 3})
+
+
+def test_missing_config_file():
+    with pytest.raises(ConfigError, match="cannot read config file 'nowhere.py'"):
+        parse_config(["nowhere.py"])
+
+
+def test_shipped_config_files():
+    baby = config([str(CONFIG_DIR / "train_shakespeare_char_baby.py")])
+    assert baby.out_dir == "out-shakespeare-char-baby" and baby.dataset == "shakespeare_char"
+    assert (baby.n_layer, baby.n_head, baby.n_embd, baby.block_size, baby.batch_size) == (4, 4, 128, 64, 12)
+    assert (baby.max_iters, baby.lr_decay_iters, baby.eval_iters, baby.dropout) == (2000, 2000, 20, 0.0)
+    full = config([str(CONFIG_DIR / "train_shakespeare_char.py")])
+    assert full.out_dir == "out-shakespeare-char" and full.dataset == "shakespeare_char"
+    assert (full.n_layer, full.n_head, full.n_embd, full.block_size, full.batch_size) == (6, 6, 384, 256, 64)
+    assert (full.max_iters, full.lr_decay_iters, full.eval_iters, full.dropout) == (5000, 5000, 200, 0.2)
+    assert (full.learning_rate, full.min_lr, full.beta2, full.warmup_iters) == (1e-3, 1e-4, 0.99, 100)

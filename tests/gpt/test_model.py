@@ -1,0 +1,167 @@
+"""The GPT model: nanoGPT's architecture, checked against a PyTorch nanoGPT with the same weights."""
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigrad
+from gpt.model import GPT, GPTConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def small_config(**kw):
+    cfg = dict(block_size=16, vocab_size=37, n_layer=2, n_head=2, n_embd=16, dropout=0.0, bias=True)
+    cfg.update(kw)
+    return GPTConfig(**cfg)
+
+
+def torch_reference():
+    spec = importlib.util.spec_from_file_location("nanogpt_torch", ROOT / "bench" / "nanogpt_torch.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def batch(cfg, B=3, T=None, seed=0):
+    rng = np.random.default_rng(seed)
+    T = T or cfg.block_size
+    x = rng.integers(0, cfg.vocab_size, size=(B, T))
+    y = rng.integers(0, cfg.vocab_size, size=(B, T))
+    return x, y
+
+
+def test_parameter_names_follow_nanogpt():
+    model = GPT(small_config())
+    names = [n for n, _ in model.named_parameters()]
+    assert names[0] == "transformer.wte.weight"
+    for expected in ("transformer.wpe.weight", "transformer.h.0.ln_1.weight", "transformer.h.0.attn.c_attn.weight",
+                     "transformer.h.0.attn.c_proj.bias", "transformer.h.1.mlp.c_fc.weight",
+                     "transformer.h.0.mlp.c_proj.bias", "transformer.ln_f.weight"):
+        assert expected in names
+    # the lm_head is tied to the token embedding: one Parameter, listed once, but both keys in the state dict
+    assert "lm_head.weight" not in names
+    assert model.lm_head.weight is model.transformer.wte.weight
+    sd = model.state_dict()
+    assert "lm_head.weight" in sd and "transformer.wte.weight" in sd
+
+
+def test_init_statistics_and_num_params():
+    cfg = GPTConfig(block_size=32, vocab_size=100, n_layer=4, n_head=4, n_embd=64, bias=False)
+    minigrad.manual_seed(0)
+    model = GPT(cfg)
+    w = model.transformer.h[0].mlp.c_fc.weight.data
+    assert abs(float(w.std()) - 0.02) < 0.002
+    proj = model.transformer.h[0].attn.c_proj.weight.data
+    assert abs(float(proj.std()) - 0.02 / np.sqrt(2 * cfg.n_layer)) < 0.002
+    total = sum(p.numel() for p in model.parameters())
+    assert model.get_num_params() == total - 32 * 64
+    assert model.get_num_params(non_embedding=False) == total
+
+
+def test_forward_shapes_and_loss_at_init():
+    cfg = small_config()
+    model = GPT(cfg)
+    x, y = batch(cfg)
+    logits, loss = model(minigrad.tensor(x), minigrad.tensor(y))
+    assert logits.shape == (3, cfg.block_size, cfg.vocab_size)
+    # at init the prediction is near uniform: loss close to log(vocab)
+    assert abs(loss.item() - np.log(cfg.vocab_size)) < 0.3
+    logits, loss = model(minigrad.tensor(x))
+    assert logits.shape == (3, 1, cfg.vocab_size) and loss is None
+
+
+def test_matches_pytorch_nanogpt(torch):
+    ref = torch_reference()
+    for bias in (True, False):
+        cfg = small_config(bias=bias)
+        minigrad.manual_seed(1)
+        model = GPT(cfg)
+        tmodel = ref.load_from_minigrad(ref.GPT(cfg), model)
+        x, y = batch(cfg)
+        y[0, :3] = -1  # ignored targets
+        logits, loss = model(minigrad.tensor(x), minigrad.tensor(y))
+        loss.backward()
+        tlogits, tloss = tmodel(torch.from_numpy(x), torch.from_numpy(y))
+        tloss.backward()
+        np.testing.assert_allclose(logits.detach().numpy(), tlogits.detach().numpy(), atol=1e-4)
+        assert abs(loss.item() - tloss.item()) < 1e-4
+        tgrads = dict(tmodel.named_parameters())
+        for name, p in model.named_parameters():
+            np.testing.assert_allclose(p.grad.numpy(), tgrads[name].grad.numpy(), atol=1e-4, err_msg=name)
+
+
+def test_configure_optimizers_decays_matrices_only():
+    model = GPT(small_config())
+    opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95))
+    decay, no_decay = opt.param_groups
+    assert decay["weight_decay"] == 0.1 and no_decay["weight_decay"] == 0.0
+    assert all(p.ndim >= 2 for p in decay["params"]) and all(p.ndim < 2 for p in no_decay["params"])
+    assert len(decay["params"]) + len(no_decay["params"]) == len(list(model.parameters()))
+
+
+def test_crop_block_size():
+    cfg = small_config()
+    model = GPT(cfg)
+    model.crop_block_size(8)
+    assert model.transformer.wpe.weight.shape == (8, cfg.n_embd)
+    x, y = batch(cfg, T=8)
+    _, loss = model(minigrad.tensor(x), minigrad.tensor(y))
+    assert np.isfinite(loss.item())
+    with pytest.raises(ValueError, match="block size"):
+        model(minigrad.tensor(batch(cfg, T=9)[0]))
+
+
+def test_bad_shapes_are_clear():
+    with pytest.raises(ValueError, match=r"n_embd \(10\) must be divisible by n_head \(3\)"):
+        GPTConfig(n_embd=10, n_head=3)
+    model = GPT(small_config())
+    with pytest.raises(ValueError, match="block size is only 16"):
+        model(minigrad.tensor(np.zeros((1, 17), dtype=np.int64)))
+
+
+def test_estimate_mfu_uses_given_peak():
+    model = GPT(small_config())
+    fpt = model.flops_per_token()
+    mfu = model.estimate_mfu(fwdbwd_per_iter=2, dt=0.5, peak_flops=1e9)
+    assert mfu == pytest.approx(fpt * 16 * 2 / 0.5 / 1e9)
+
+
+@pytest.mark.parametrize("temperature,top_k", [(0, None), (1.0, None), (0.8, 5)])
+def test_cached_generation_equals_recomputation(temperature, top_k):
+    cfg = small_config(block_size=32)
+    minigrad.manual_seed(3)
+    model = GPT(cfg)
+    prompt = minigrad.tensor(batch(cfg, B=2, T=5)[0])
+    minigrad.manual_seed(7)
+    a = model.generate(prompt, 27, temperature=temperature, top_k=top_k, use_cache=True)
+    minigrad.manual_seed(7)
+    b = model.generate(prompt, 27, temperature=temperature, top_k=top_k, use_cache=False)
+    assert a.shape == (2, 32)
+    assert a.tolist() == b.tolist()
+    assert a[:, :5].tolist() == prompt.tolist()
+
+
+def test_generation_past_the_block_size_and_stop_token():
+    cfg = small_config(block_size=8)
+    model = GPT(cfg)
+    prompt = minigrad.tensor([[1, 2, 3]])
+    out = model.generate(prompt, 30, temperature=0)
+    assert out.shape == (1, 33)
+    assert 0 <= int(out.data.min()) and int(out.data.max()) < cfg.vocab_size
+    first = int(out[0, 3])
+    stopped = model.generate(prompt, 30, temperature=0, stop_token=first)
+    assert stopped.shape == (1, 4)
+
+
+def test_generation_rejects_bad_token_ids():
+    model = GPT(small_config())
+    with pytest.raises(ValueError, match="token id 37 is outside the vocabulary"):
+        model.generate(minigrad.tensor([[1, 37]]), 2)
+
+
+def test_generate_builds_no_graph():
+    model = GPT(small_config())
+    out = model.generate(minigrad.tensor([[1, 2]]), 3)
+    assert out.grad_fn is None and not out.requires_grad

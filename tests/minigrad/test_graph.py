@@ -1,0 +1,1115 @@
+"""The recorded graph, as PyTorch builds it: nodes, edges, leaves, hooks, grad modes, versions."""
+import gc
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import Function
+
+FREED = "Trying to backward through the graph a second time"
+
+
+def leaf(*shape, dtype=mg.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    return mg.tensor(rng.standard_normal(shape), dtype=dtype, requires_grad=True)
+
+
+def edge_names(t):
+    return [(None if n is None else type(n).__name__, i) for n, i in t.grad_fn.next_functions]
+
+
+def node_name(node):
+    """`node.name()` without PyTorch's C++ namespace (`torch::autograd::CopySlices` -> `CopySlices`)."""
+    return node.name().rsplit("::", 1)[-1]
+
+
+# ---- the tutorial example -------------------------------------------------------------------
+def test_tutorial_example_graph_and_gradient():
+    x = mg.tensor(3.0, requires_grad=True)
+    a = x * 2
+    b = a + 1
+    loss = b**2
+    assert loss.item() == 49.0
+    pow_node = loss.grad_fn
+    assert type(pow_node).__name__ == "PowBackward0" and pow_node.name() == "PowBackward0"
+    assert len(pow_node.next_functions) == 1
+    add_node, nr = pow_node.next_functions[0]
+    assert nr == 0 and add_node is b.grad_fn and add_node.name() == "AddBackward0"
+    assert len(add_node.next_functions) == 2 and add_node.next_functions[1] == (None, 0)
+    mul_node, nr = add_node.next_functions[0]
+    assert nr == 0 and mul_node is a.grad_fn and mul_node.name() == "MulBackward0"
+    assert mul_node.next_functions[1] == (None, 0)
+    acc, nr = mul_node.next_functions[0]
+    assert nr == 0 and type(acc).__name__ == "AccumulateGrad"
+    assert acc.variable is x
+    assert acc.next_functions == ()
+    # one AccumulateGrad per leaf
+    assert (x * 3).grad_fn.next_functions[0][0] is acc
+    assert pow_node._saved_self is b
+    loss.backward()
+    assert x.grad is not None and x.grad.item() == 28.0
+    assert repr(x.grad) == "tensor(28.)"
+    with pytest.raises(RuntimeError, match=FREED):
+        loss.backward()
+
+
+def test_tutorial_matches_torch(torch):
+    def run(lib):
+        x = lib.tensor(3.0, requires_grad=True)
+        loss = (x * 2 + 1) ** 2
+        names, node = [], loss.grad_fn
+        while node is not None:
+            names.append(type(node).__name__)
+            node = node.next_functions[0][0] if node.next_functions else None
+        loss.backward()
+        return names, x.grad.item()
+
+    assert run(mg) == run(torch)
+
+
+# ---- node names against PyTorch ---------------------------------------------------------------
+A, B = (3, 4), (3, 4)
+NAMED_OPS = {
+    "add": lambda L, a, b: a + b, "add_scalar": lambda L, a, b: a + 2, "radd": lambda L, a, b: 2 + a,
+    "add_alpha": lambda L, a, b: L.add(a, b, alpha=2), "sub": lambda L, a, b: a - b,
+    "sub_scalar": lambda L, a, b: a - 1, "rsub": lambda L, a, b: 2 - a, "sub_alpha": lambda L, a, b: L.sub(a, b, alpha=3),
+    "mul": lambda L, a, b: a * b, "mul_scalar": lambda L, a, b: a * 2, "rmul": lambda L, a, b: 2 * a,
+    "mul_bool": lambda L, a, b: a * True, "mul_0dim": lambda L, a, b: a * L.tensor(2.0, dtype=a.dtype),
+    "div": lambda L, a, b: a / b, "div_scalar": lambda L, a, b: a / 2, "rdiv": lambda L, a, b: 2 / a,
+    "pow_scalar": lambda L, a, b: a**2, "pow_float": lambda L, a, b: a.abs() ** 2.5,
+    "pow_tensor": lambda L, a, b: a.abs() ** b, "rpow": lambda L, a, b: 2**a, "pow_fn": lambda L, a, b: L.pow(2, a),
+    "square": lambda L, a, b: a.square(), "neg": lambda L, a, b: -a, "exp": lambda L, a, b: a.exp(),
+    "log": lambda L, a, b: a.abs().log(), "sqrt": lambda L, a, b: a.abs().sqrt(), "rsqrt": lambda L, a, b: a.abs().rsqrt(),
+    "tanh": lambda L, a, b: a.tanh(), "sigmoid": lambda L, a, b: a.sigmoid(), "relu": lambda L, a, b: a.relu(),
+    "abs": lambda L, a, b: a.abs(), "clamp": lambda L, a, b: a.clamp(-0.5, 0.5), "clamp_max": lambda L, a, b: a.clamp(max=1),
+    "maximum": lambda L, a, b: L.maximum(a, b), "minimum": lambda L, a, b: L.minimum(a, b),
+    "max_binary": lambda L, a, b: L.max(a, b), "sin": lambda L, a, b: a.sin(), "cos": lambda L, a, b: a.cos(),
+    "sum": lambda L, a, b: a.sum(), "sum_dim": lambda L, a, b: a.sum(1), "sum_dims": lambda L, a, b: a.sum((0, 1)),
+    "sum_keepdim": lambda L, a, b: a.sum(0, keepdim=True), "mean": lambda L, a, b: a.mean(),
+    "mean_dim": lambda L, a, b: a.mean(0, keepdim=True), "var": lambda L, a, b: a.var(), "var_dim": lambda L, a, b: a.var(1),
+    "std": lambda L, a, b: a.std(), "std_dim": lambda L, a, b: a.std(0, keepdim=True), "max": lambda L, a, b: a.max(),
+    "max_dim": lambda L, a, b: a.max(1)[0], "min": lambda L, a, b: a.min(), "min_dim": lambda L, a, b: a.min(0).values,
+    "amax": lambda L, a, b: a.amax(1), "amin": lambda L, a, b: a.amin((0, 1)), "logsumexp": lambda L, a, b: a.logsumexp(1),
+    "reshape": lambda L, a, b: a.reshape(4, 3), "reshape_copy": lambda L, a, b: a.t().reshape(12),
+    "view": lambda L, a, b: a.view(12), "view_infer": lambda L, a, b: a.view(-1, 2),
+    "transpose": lambda L, a, b: a.transpose(0, 1), "permute": lambda L, a, b: a.permute(1, 0), "T": lambda L, a, b: a.T,
+    "mT": lambda L, a, b: a.mT, "t": lambda L, a, b: a.t(), "squeeze": lambda L, a, b: a.unsqueeze(0).squeeze(),
+    "squeeze_dim": lambda L, a, b: a.unsqueeze(0).squeeze(0), "unsqueeze": lambda L, a, b: a.unsqueeze(1),
+    "expand": lambda L, a, b: a.unsqueeze(0).expand(5, 3, 4), "flatten": lambda L, a, b: a.flatten(),
+    "contiguous": lambda L, a, b: a.T.contiguous(), "clone": lambda L, a, b: a.clone(),
+    "split": lambda L, a, b: a.split(2)[1], "split_sizes": lambda L, a, b: a.split([1, 2])[1],
+    "chunk": lambda L, a, b: a.chunk(2, 1)[0], "unbind": lambda L, a, b: a.unbind(1)[2],
+    "cat": lambda L, a, b: L.cat([a, b]), "stack": lambda L, a, b: L.stack([a, b], 1),
+    "index_int": lambda L, a, b: a[0], "index_neg": lambda L, a, b: a[-1], "index_slice": lambda L, a, b: a[1:],
+    "index_full_slice": lambda L, a, b: a[:], "index_step": lambda L, a, b: a[::2], "index_col": lambda L, a, b: a[:, -1],
+    "index_none": lambda L, a, b: a[None], "index_none2": lambda L, a, b: a[:, None], "index_ellipsis": lambda L, a, b: a[..., 1],
+    "index_two_ints": lambda L, a, b: a[0, 1], "index_int_slice": lambda L, a, b: a[0, 1:], "index_slice_int": lambda L, a, b: a[1:, 2],
+    "index_none_int": lambda L, a, b: a[None, 0], "index_0dim_tensor": lambda L, a, b: a[L.tensor(1)],
+    "index_tensor": lambda L, a, b: a[L.tensor([0, 0, 2])], "index_list": lambda L, a, b: a[:, [1, 1, 2]],
+    "index_mask": lambda L, a, b: a[a > 0], "index_pairs": lambda L, a, b: a[[0, 1], [1, 2]],
+    "where": lambda L, a, b: L.where(a > 0, a, b), "where_scalar": lambda L, a, b: L.where(a > 0, a, 0.0),
+    "where_scalar_first": lambda L, a, b: L.where(a > 0, 1.0, a),
+    "masked_fill": lambda L, a, b: a.masked_fill(a > 0, 0.0),
+    "masked_fill_tensor": lambda L, a, b: a.masked_fill(a > 0, L.tensor(1.0, dtype=a.dtype)),
+    "tril": lambda L, a, b: a.tril(), "triu": lambda L, a, b: L.triu(a, 1),
+    "gather": lambda L, a, b: a.gather(1, L.tensor([[0, 1], [2, 2], [3, 0]])),
+    "index_select": lambda L, a, b: a.index_select(0, L.tensor([0, 2])),
+    "softmax": lambda L, a, b: a.softmax(-1), "log_softmax": lambda L, a, b: L.log_softmax(a, 0),
+    "topk": lambda L, a, b: a.topk(2)[0], "topk_smallest": lambda L, a, b: a.topk(2, largest=False)[0],
+    "sort": lambda L, a, b: a.sort(1)[0], "to_double": lambda L, a, b: a.float(),
+    "mm": lambda L, a, b: a @ b.T, "mm_fn": lambda L, a, b: L.mm(a, b.t()), "mv": lambda L, a, b: a @ b[0],
+    "dot": lambda L, a, b: a[0] @ b[0], "bmm_fn": lambda L, a, b: L.bmm(a[None], b.T[None]),
+    "matmul_fn": lambda L, a, b: L.matmul(a, b.T), "inplace_sub": lambda L, a, b: a.exp().sub_(b, alpha=2),
+    "inplace_add": lambda L, a, b: a.exp().add_(b), "inplace_mul_scalar": lambda L, a, b: a.exp().mul_(2),
+    "setitem": lambda L, a, b: _setitem(a.exp(), b),
+}
+
+
+def _setitem(t, v):
+    t[0] = v[1]
+    return t
+
+
+@pytest.mark.parametrize("name", sorted(NAMED_OPS))
+def test_node_names_and_edges_match_torch(torch, name):
+    fn = NAMED_OPS[name]
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(A), rng.standard_normal(B)
+    got = fn(mg, mg.tensor(a, requires_grad=True), mg.tensor(b, requires_grad=True))
+    want = fn(torch, torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True))
+    assert type(got.grad_fn).__name__ == type(want.grad_fn).__name__
+    assert got.grad_fn.name() == node_name(want.grad_fn)
+    assert edge_names(got) == edge_names(want)
+    # one level deeper: the chain PyTorch builds (decomposed indexing, ...)
+    for (gn, _), (wn, _) in zip(got.grad_fn.next_functions, want.grad_fn.next_functions):
+        if gn is not None and wn is not None and type(wn).__name__ != "AccumulateGrad":
+            assert [(None if n is None else type(n).__name__, i) for n, i in gn.next_functions] == [
+                (None if n is None else type(n).__name__, i) for n, i in wn.next_functions
+            ]
+
+
+@pytest.mark.parametrize(
+    "sa, sb, name",
+    [
+        ((2, 3, 4), (2, 4, 5), "BmmBackward0"),
+        ((2, 3, 4), (4, 5), "MatmulBackward0"),
+        ((4,), (2, 4, 5), "MatmulBackward0"),
+        ((4,), (4, 5), "MatmulBackward0"),
+        ((5, 2, 3, 4), (2, 4, 5), "MatmulBackward0"),
+    ],
+)
+def test_batched_matmul_is_one_node(sa, sb, name):
+    # Deliberately one node where PyTorch decomposes into view/mm/unsafe_view (see ops/matmul.py).
+    a, b = leaf(*sa), leaf(*sb)
+    out = a @ b
+    assert out.grad_fn.name() == name
+    assert [type(n).__name__ for n, _ in out.grad_fn.next_functions] == ["AccumulateGrad", "AccumulateGrad"]
+
+
+def test_next_functions_shapes():
+    x, w = leaf(3), leaf(3, seed=1)
+    y = x * w
+    assert len(y.grad_fn.next_functions) == 2
+    assert all(type(n).__name__ == "AccumulateGrad" for n, _ in y.grad_fn.next_functions)
+    assert y.grad_fn.next_functions[0][0].variable is x and y.grad_fn.next_functions[1][0].variable is w
+    # a scalar or a tensor that does not require grad is (None, 0)
+    assert (x + 1).grad_fn.next_functions[1] == (None, 0)
+    assert (mg.ones(3, dtype=mg.float64) * x).grad_fn.next_functions[0] == (None, 0)
+    # multi-output nodes: the output index is the second element
+    parts = x.split(1)
+    s = parts[2] * parts[0]
+    assert s.grad_fn.next_functions[0] == (parts[0].grad_fn, 2)
+    assert s.grad_fn.next_functions[1] == (parts[0].grad_fn, 0)
+    # cat: one edge per input tensor
+    c = mg.cat([x, w, x])
+    assert [n.variable for n, _ in c.grad_fn.next_functions] == [x, w, x]
+
+
+def test_leaf_flags():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    c = mg.tensor([1.0, 2.0])
+    assert x.is_leaf and x.requires_grad and x.grad_fn is None and x.grad is None
+    assert c.is_leaf and not c.requires_grad
+    y = x * c
+    assert not y.is_leaf and y.requires_grad and y.grad_fn is not None
+    z = c * 2
+    assert z.is_leaf and not z.requires_grad and z.grad_fn is None
+    with mg.no_grad():
+        n = x * 2
+    assert n.is_leaf and not n.requires_grad
+    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
+        y.requires_grad_(False)
+    assert y.requires_grad_(True) is y
+    assert c.requires_grad_() is c and c.requires_grad
+    c.requires_grad_(False)
+    assert not c.requires_grad
+    # comparisons and argmax never require grad
+    assert not (x > 1).requires_grad and (x > 1).grad_fn is None
+    assert not x.argmax().requires_grad
+    # non-leaf .grad is None (with no retain_grad)
+    y.sum().backward()
+    assert y.grad is None
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 2.0])
+
+
+def test_retain_grad():
+    x = leaf(3)
+    y = x * 2
+    y.retain_grad()
+    assert y.retains_grad and not x.retains_grad
+    z = (y * y).sum()
+    z.backward()
+    np.testing.assert_allclose(y.grad.numpy(), 2 * y.detach().numpy())
+    assert not y.grad.requires_grad
+    # the retained grad must not alias the leaf's grad
+    x.grad.data[...] = 0
+    assert np.all(y.grad.numpy() != 0)
+    # retain_grad on a leaf is a no-op; on a tensor without grad it is an error
+    x.retain_grad()
+    with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad=False"):
+        mg.zeros(2).retain_grad()
+
+
+def test_retain_grad_accumulates_across_backwards():
+    x = leaf(3)
+    y = x * 2
+    y.retain_grad()
+    (y.sum() * 3).backward(retain_graph=True)
+    (y.sum() * 3).backward()
+    np.testing.assert_allclose(y.grad.numpy(), 6.0)
+
+
+def test_hooks_replace_gradient_on_leaf_and_non_leaf():
+    x = leaf(3)
+    seen = []
+    h = x.register_hook(lambda g: g * 10)
+    y = x * 2
+    y.register_hook(lambda g: seen.append(g.detach().numpy().copy()))
+    y.register_hook(lambda g: g + 1)
+    y.retain_grad()
+    y.sum().backward()
+    np.testing.assert_allclose(seen[0], 1.0)
+    # y's grad was replaced by 1 + 1 = 2; retain_grad sees the hooked value, then x gets 2*2*10
+    np.testing.assert_allclose(y.grad.numpy(), 2.0)
+    np.testing.assert_allclose(x.grad.numpy(), 40.0)
+    h.remove()
+    x.grad = None
+    (x * 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2.0)
+
+
+def test_hook_on_tensor_without_grad_is_an_error():
+    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+        mg.zeros(2).register_hook(lambda g: g)
+
+
+def test_hooks_match_torch(torch):
+    def run(L):
+        x = L.tensor([1.0, -2.0, 3.0], dtype=L.float64, requires_grad=True)
+        x.register_hook(lambda g: g * 2)
+        y = x.exp()
+        y.register_hook(lambda g: g - 1)
+        y.retain_grad()
+        (y * x).sum().backward()
+        return x.grad.numpy(), y.grad.numpy()
+
+    for g, w in zip(run(mg), run(torch)):
+        np.testing.assert_allclose(g, w, atol=1e-12)
+
+
+def test_stashed_hook_gradient_is_not_stolen():
+    x = leaf(3)
+    stash = []
+    x.register_hook(lambda g: stash.append(g))
+    (x * 1.0).sum().backward()
+    before = stash[0].numpy().copy()
+    x.grad.data[...] = 123.0
+    np.testing.assert_array_equal(stash[0].numpy(), before)
+    (x * 1.0).sum().backward()
+    np.testing.assert_array_equal(stash[0].numpy(), before)
+
+
+def test_detach_shares_data_and_version():
+    x = leaf(3)
+    y = x * 2
+    d = y.detach()
+    assert d.is_leaf and not d.requires_grad and d.grad_fn is None
+    assert np.shares_memory(d.data, y.data)
+    d.add_(1)
+    assert y._version == 1
+    np.testing.assert_allclose(y.detach().numpy(), d.numpy())
+
+
+def test_detach_inplace():
+    x = leaf(3)
+    y = x * 2
+    z = y.detach_()
+    assert z is y and y.is_leaf and not y.requires_grad and y.grad_fn is None
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad"):
+        y.sum().backward()
+
+
+def test_clone_records_and_copies():
+    x = leaf(3)
+    c = x.clone()
+    assert c.grad_fn.name() == "CloneBackward0" and not np.shares_memory(c.data, x.data)
+    (c * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3.0)
+    d = mg.ones(2).clone()
+    assert d.grad_fn is None and not d.requires_grad
+
+
+def test_requires_grad_toggles_recording():
+    x = mg.tensor([1.0, 2.0])
+    assert (x * 2).grad_fn is None
+    x.requires_grad_()
+    assert (x * 2).grad_fn is not None
+
+
+def test_retain_graph():
+    x = leaf(3)
+    y = (x.exp() * x).sum()
+    y.backward(retain_graph=True)
+    g1 = x.grad.numpy().copy()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * g1)
+    with pytest.raises(RuntimeError, match=FREED):
+        y.backward()
+    with pytest.raises(RuntimeError, match=FREED):
+        y.grad_fn.next_functions[0][0]._saved_self  # noqa: B018
+
+
+def test_second_backward_without_saved_tensors_succeeds():
+    # as in PyTorch: nodes that saved nothing can run again
+    x = leaf(3)
+    y = (x + 1).sum()
+    y.backward()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2.0)
+
+
+def test_saved_tensors_visible_by_name():
+    x, w = leaf(3), leaf(3, seed=1)
+    y = x * w
+    assert y.grad_fn._saved_self is x and y.grad_fn._saved_other is w
+    e = x.exp()
+    # as in PyTorch: a saved output comes back as a new tensor on the same memory, with the node as grad_fn
+    r = e.grad_fn._saved_result
+    assert r is not e and r.grad_fn is e.grad_fn and np.shares_memory(r.data, e.data)
+    p = x**3
+    assert p.grad_fn._saved_self is x
+    with pytest.raises(AttributeError):
+        e.grad_fn._saved_nothing  # noqa: B018
+
+
+def test_long_chain_backward_without_recursion():
+    n = 100_000
+    x = mg.tensor(1.0, dtype=mg.float64, requires_grad=True)
+    y = x
+    for _ in range(n):
+        y = y + 1.0
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(200)
+    try:
+        y.backward()
+    finally:
+        sys.setrecursionlimit(limit)
+    assert y.item() == n + 1 and x.grad.item() == 1.0
+    del y
+    gc.collect()
+
+
+def test_long_chain_graph_is_freed_without_recursion():
+    # dropping the last reference to a deep graph must not overflow the C stack either
+    x = mg.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y * 1.0
+    del y
+    gc.collect()
+
+
+def test_backward_order_is_reverse_topological():
+    x = leaf(2)
+    order = []
+    a = x * 2
+    b = a.exp()
+    c = a * b  # a is used twice: its node runs once, after both consumers
+    a.grad_fn.register_hook(lambda gi, go: order.append("a"))
+    b.grad_fn.register_hook(lambda gi, go: order.append("b"))
+    c.grad_fn.register_hook(lambda gi, go: order.append("c"))
+    c.sum().backward()
+    assert order == ["c", "b", "a"]
+
+
+# ---- grad modes -----------------------------------------------------------------------------
+def test_no_grad_context_and_decorator():
+    x = leaf(2)
+    with mg.no_grad():
+        assert not mg.is_grad_enabled()
+        y = x * 2
+        with mg.enable_grad():
+            assert mg.is_grad_enabled()
+            z = x * 2
+    assert mg.is_grad_enabled()
+    assert y.grad_fn is None and not y.requires_grad
+    assert z.grad_fn is not None
+
+    @mg.no_grad()
+    def f(t):
+        return t * 2, mg.is_grad_enabled()
+
+    out, enabled = f(x)
+    assert not enabled and out.grad_fn is None and mg.is_grad_enabled()
+
+    @mg.enable_grad()
+    def g(t):
+        return t * 2
+
+    with mg.no_grad():
+        assert g(x).grad_fn is not None
+        assert not mg.is_grad_enabled()
+
+
+def test_no_grad_restores_on_exception():
+    with pytest.raises(ValueError):
+        with mg.no_grad():
+            raise ValueError
+    assert mg.is_grad_enabled()
+
+
+def test_set_grad_enabled():
+    x = leaf(2)
+    with mg.set_grad_enabled(False):
+        assert (x * 2).grad_fn is None
+    assert mg.is_grad_enabled()
+    with mg.set_grad_enabled(True):
+        assert (x * 2).grad_fn is not None
+    mg.set_grad_enabled(False)  # as a function call, it sets the mode at once
+    try:
+        assert not mg.is_grad_enabled()
+    finally:
+        mg.set_grad_enabled(True)
+    assert mg.is_grad_enabled()
+
+    @mg.set_grad_enabled(False)
+    def f():
+        return mg.is_grad_enabled()
+
+    assert f() is False and mg.is_grad_enabled()
+
+
+def test_inference_mode():
+    x = leaf(2)
+    with mg.inference_mode():
+        assert not mg.is_grad_enabled()
+        assert mg.autograd.grad_mode.is_inference_mode_enabled()
+        assert (x * 2).grad_fn is None
+    assert mg.is_grad_enabled()
+    with mg.inference_mode(False):
+        assert (x * 2).grad_fn is not None
+
+    @mg.inference_mode()
+    def f(t):
+        return t * 2
+
+    assert f(x).grad_fn is None and mg.is_grad_enabled()
+
+
+def test_grad_mode_is_thread_local():
+    x = leaf(2)
+    inside, release, results = threading.Event(), threading.Event(), {}
+
+    def worker():
+        with mg.no_grad():
+            results["worker_enabled"] = mg.is_grad_enabled()
+            inside.set()
+            release.wait(5)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    assert inside.wait(5)
+    try:
+        assert mg.is_grad_enabled()
+        assert (x * 2).grad_fn is not None
+    finally:
+        release.set()
+        t.join()
+    assert results["worker_enabled"] is False
+
+    def fresh():
+        results["fresh"] = mg.is_grad_enabled()
+
+    with mg.no_grad():
+        t = threading.Thread(target=fresh)
+        t.start()
+        t.join()
+    assert results["fresh"] is True
+
+
+# ---- versions and in-place ops -----------------------------------------------------------------
+INPLACE = {
+    "add_": lambda t: t.add_(1.0), "add_tensor": lambda t: t.add_(mg.ones(3)), "sub_": lambda t: t.sub_(1.0),
+    "mul_": lambda t: t.mul_(2.0), "div_": lambda t: t.div_(2.0), "zero_": lambda t: t.zero_(),
+    "fill_": lambda t: t.fill_(3.0), "copy_": lambda t: t.copy_(mg.ones(3)),
+    "masked_fill_": lambda t: t.masked_fill_(mg.tensor([True, False, True]), 0.0),
+    "clamp_": lambda t: t.clamp_(0.0, 0.5), "iadd": lambda t: t.__iadd__(1.0), "isub": lambda t: t.__isub__(1.0),
+    "imul": lambda t: t.__imul__(2.0), "itruediv": lambda t: t.__itruediv__(2.0),
+    "setitem": lambda t: t.__setitem__(0, 5.0), "setitem_slice": lambda t: t.__setitem__(slice(1, None), mg.zeros(2)),
+    "setitem_mask": lambda t: t.__setitem__(mg.tensor([True, False, False]), 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_inplace_ops_bump_version(name):
+    t = mg.tensor([0.25, 0.5, 2.0])
+    before = t.numpy().copy()
+    assert t._version == 0
+    out = INPLACE[name](t)
+    assert t._version == 1
+    assert out is None or out is t
+    assert not np.array_equal(t.numpy(), before) or name == "clamp_"
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_inplace_ops_match_torch(torch, name):
+    m = mg.tensor([0.25, 0.5, 2.0])
+    w = torch.tensor([0.25, 0.5, 2.0])
+    INPLACE[name](m)
+    TORCH_INPLACE = {
+        "add_tensor": lambda t: t.add_(torch.ones(3)), "copy_": lambda t: t.copy_(torch.ones(3)),
+        "masked_fill_": lambda t: t.masked_fill_(torch.tensor([True, False, True]), 0.0),
+        "setitem_slice": lambda t: t.__setitem__(slice(1, None), torch.zeros(2)),
+        "setitem_mask": lambda t: t.__setitem__(torch.tensor([True, False, False]), 1.0),
+    }
+    TORCH_INPLACE.get(name, INPLACE[name])(w)
+    np.testing.assert_allclose(m.numpy(), w.numpy())
+    assert m._version == w._version
+
+
+def test_augmented_assignment_keeps_identity():
+    t = mg.tensor([1.0, 2.0])
+    ref = t
+    t += 1
+    t -= 0.5
+    t *= 2
+    t /= 3
+    assert t is ref and t._version == 4
+    np.testing.assert_allclose(t.numpy(), [1.0, 5.0 / 3.0])
+
+
+def test_views_share_version_counter():
+    base = mg.zeros(3, 4)
+    views = [base[0], base[:, 1:], base.view(12), base.reshape(4, 3), base.T, base.transpose(0, 1),
+             base.permute(1, 0), base.unsqueeze(0), base[None], base.expand(2, 3, 4), base.split(1)[0],
+             base.chunk(2, dim=1)[1], base.flatten(), base.unsqueeze(0).squeeze(0), base.detach()]
+    base.add_(1)
+    for v in views:
+        assert v._version == 1
+    views[1].mul_(2)  # in-place through a view is seen by the base and the other views
+    assert base._version == 2 and views[0]._version == 2
+    np.testing.assert_allclose(base.numpy()[0], [1, 2, 2, 2])
+    # a copy does not share it
+    c = base.clone()
+    base.zero_()
+    assert c._version == 0
+    idx = base[mg.tensor([0, 1])]
+    base.zero_()
+    assert idx._version == 0
+
+
+def test_saved_tensor_modified_through_view_is_caught():
+    x = leaf(3)
+    y = x.exp()
+    z = y.sum()
+    with mg.no_grad():
+        y[0:2].mul_(2)
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0 instead"):
+        z.backward()
+
+
+def test_inplace_on_non_leaf_records_and_rebases():
+    x = leaf(3)
+    y = x * 2
+    y.add_(1)
+    assert y.grad_fn.name() == "AddBackward0" and y._version == 1
+    c = mg.tensor([1.0, 2.0, 3.0], dtype=mg.float64)
+    y.mul_(c)
+    assert y.grad_fn.name() == "MulBackward0" and y._version == 2
+    (y.sum()).backward()
+    # d/dx [(2x + 1) * c] = 2c
+    np.testing.assert_allclose(x.grad.numpy(), 2 * c.numpy())
+
+
+def test_inplace_under_no_grad_on_leaf_is_allowed():
+    x = leaf(3)
+    with mg.no_grad():
+        x.mul_(2)
+        x -= 1
+    assert x.is_leaf and x._version == 2 and x.grad_fn is None
+
+
+def test_setitem_with_grad_matches_torch(torch):
+    def run(L):
+        x = L.tensor([1.0, 2.0, 3.0, 4.0], dtype=L.float64, requires_grad=True)
+        v = L.tensor([5.0, 7.0], dtype=L.float64, requires_grad=True)
+        y = x * 3
+        y[1:3] = v * v
+        (y * L.tensor([1.0, 2.0, 3.0, 4.0], dtype=L.float64)).sum().backward()
+        return y.detach().numpy(), x.grad.numpy(), v.grad.numpy(), node_name(y.grad_fn)
+
+    got, want = run(mg), run(torch)
+    for g, w in zip(got[:3], want[:3]):
+        np.testing.assert_allclose(g, w)
+    assert got[3] == want[3]
+
+
+def test_inplace_on_view_of_grad_tensor_raises_clearly():
+    # PyTorch rebases the base's graph (CopySlices); minigrad does not, and refuses instead of being wrong
+    x = leaf(3, 2)
+    y = x * 2
+    v = y[0]
+    with pytest.raises(RuntimeError, match="view"):
+        v.mul_(2)
+
+
+# ---- autograd.grad and higher order ------------------------------------------------------------
+def test_autograd_grad_returns_without_accumulating():
+    x = leaf(3)
+    y = (x**3).sum()
+    (g,) = mg.autograd.grad(y, x, retain_graph=True)
+    np.testing.assert_allclose(g.numpy(), 3 * x.detach().numpy() ** 2)
+    assert x.grad is None and not g.requires_grad
+    (g2,) = mg.autograd.grad([y], [x], grad_outputs=[mg.tensor(2.0, dtype=mg.float64)], retain_graph=True)
+    np.testing.assert_allclose(g2.numpy(), 6 * x.detach().numpy() ** 2)
+
+
+def test_autograd_grad_with_intermediate_input():
+    x = leaf(3)
+    h = x.exp()
+    y = (h * h).sum()
+    (gh,) = mg.autograd.grad(y, h)
+    np.testing.assert_allclose(gh.numpy(), 2 * h.detach().numpy())
+    assert x.grad is None
+
+
+def test_hessian_vector_product():
+    x = leaf(4)
+    v = mg.tensor(np.arange(4.0), dtype=mg.float64)
+    y = (x**3).sum() + (x[0] * x[1])
+    (g,) = mg.autograd.grad(y, x, create_graph=True)
+    assert g.requires_grad and g.grad_fn is not None
+    (hv,) = mg.autograd.grad((g * v).sum(), x)
+    xv = x.detach().numpy()
+    H = np.diag(6 * xv)
+    H[0, 1] = H[1, 0] = 1.0
+    np.testing.assert_allclose(hv.numpy(), H @ np.arange(4.0))
+
+
+def test_gradient_penalty_matches_torch(torch):
+    rng = np.random.default_rng(3)
+    W, X = rng.standard_normal((3, 4)), rng.standard_normal((5, 3))
+
+    def run(L):
+        w = L.tensor(W, requires_grad=True)
+        x = L.tensor(X, requires_grad=True)
+        out = (x @ w).tanh().sum()
+        (gx,) = L.autograd.grad(out, x, create_graph=True)
+        penalty = ((gx * gx).sum(1).sqrt() - 1) ** 2
+        penalty.mean().backward()
+        return w.grad.numpy(), x.grad.numpy()
+
+    for g, w in zip(run(mg), run(torch)):
+        np.testing.assert_allclose(g, w, atol=1e-10)
+
+
+def test_backward_create_graph_then_double_backward():
+    x = leaf(3)
+    y = (x**3).sum()
+    y.backward(create_graph=True)
+    g = x.grad
+    assert g.requires_grad
+    x.grad = None
+    g.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * x.detach().numpy())
+
+
+def test_allow_unused():
+    x, w = leaf(3), leaf(3, seed=1)
+    y = (x * 2).sum()
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        mg.autograd.grad(y, [x, w], retain_graph=True)
+    gx, gw = mg.autograd.grad(y, [x, w], allow_unused=True)
+    assert gw is None
+    np.testing.assert_allclose(gx.numpy(), 2.0)
+
+
+def test_grad_of_input_without_grad_is_an_error():
+    x = leaf(3)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        mg.autograd.grad((x * 2).sum(), mg.ones(3))
+
+
+def test_backward_inputs_restricts_accumulation():
+    x, w = leaf(3), leaf(3, seed=1)
+    y = (x * w).sum()
+    y.backward(inputs=[x], retain_graph=True)
+    assert w.grad is None
+    np.testing.assert_allclose(x.grad.numpy(), w.detach().numpy())
+    y.backward(inputs=w)
+    np.testing.assert_allclose(w.grad.numpy(), x.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), w.detach().numpy())
+
+
+def test_backward_inputs_non_leaf():
+    x = leaf(3)
+    h = x * 2
+    (h * h).sum().backward(inputs=[h])
+    assert x.grad is None
+    np.testing.assert_allclose(h.grad.numpy(), 2 * h.detach().numpy())
+
+
+def test_backward_inputs_empty_is_an_error():
+    x = leaf(3)
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        x.sum().backward(inputs=[])
+
+
+def test_backward_with_gradient_argument():
+    x = leaf(3)
+    y = x * 2
+    y.backward(mg.tensor([1.0, 2.0, 3.0], dtype=mg.float64))
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0])
+
+
+def test_autograd_backward_multiple_roots():
+    x = leaf(3)
+    a, b = (x * 2).sum(), (x * 3).sum()
+    mg.autograd.backward([a, b])
+    np.testing.assert_allclose(x.grad.numpy(), 5.0)
+
+
+def test_multi_output_partial_use():
+    # only one output of a multi-output node used: the other's gradient is materialized as zeros
+    x = leaf(4)
+    a, b = x.split(2)
+    (a * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3, 3, 0, 0])
+    x.grad = None
+    v, i = x.max(0)
+    v.backward()
+    expect = np.zeros(4)
+    expect[int(i.item())] = 1
+    np.testing.assert_allclose(x.grad.numpy(), expect)
+
+
+# ---- custom Function -------------------------------------------------------------------------
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x, k):
+        ctx.save_for_backward(x)
+        ctx.k = k
+        ctx.seen_needs = tuple(ctx.needs_input_grad)
+        return x * x * x * k
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x * x * ctx.k, None
+
+
+class MulAdd(Function):
+    @staticmethod
+    def forward(ctx, a, b, c):
+        ctx.save_for_backward(a, b)
+        return a * b + c
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        ga = g * b if ctx.needs_input_grad[0] else None
+        gb = g * a if ctx.needs_input_grad[1] else None
+        gc = g if ctx.needs_input_grad[2] else None
+        return ga, gb, gc
+
+
+class ExpInplace(Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.data[...] = np.exp(x.data)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        (r,) = ctx.saved_tensors
+        return g * r
+
+
+def test_custom_function_forward_backward_and_names():
+    x = leaf(3)
+    y = Cube.apply(x, 2.0)
+    assert type(y.grad_fn).__name__ == "CubeBackward" and y.grad_fn.name() == "CubeBackward"
+    assert edge_names(y) == [("AccumulateGrad", 0)]
+    assert y.grad_fn.needs_input_grad == (True, False)
+    assert y.grad_fn.saved_tensors[0] is x
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * x.detach().numpy() ** 2)
+
+
+def test_custom_function_name_matches_torch(torch):
+    class Cube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    t = Cube.apply(torch.ones(2, requires_grad=True), 2.0)
+    m = globals()["Cube"].apply(mg.ones(2, requires_grad=True), 2.0)
+    assert type(m.grad_fn).__name__ == type(t.grad_fn).__name__ and m.grad_fn.name() == t.grad_fn.name()
+
+
+def test_custom_function_needs_input_grad_and_edges(torch):
+    a, b, c = leaf(3), mg.ones(3, dtype=mg.float64), leaf(3, seed=2)
+    y = MulAdd.apply(a, b, c)
+    assert y.grad_fn.needs_input_grad == (True, False, True)
+    assert edge_names(y) == [("AccumulateGrad", 0), (None, 0), ("AccumulateGrad", 0)]
+    y.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 1.0)
+    np.testing.assert_allclose(c.grad.numpy(), 1.0)
+    # PyTorch gives a custom Function an edge for every tensor argument, integer ones too
+    t = torch.ones(2, requires_grad=True)
+
+    class TF(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, i):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None
+
+    class MF(Function):
+        @staticmethod
+        def forward(ctx, x, i):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None
+
+    tw = TF.apply(t, torch.tensor([1]))
+    mw = MF.apply(mg.ones(2, requires_grad=True), mg.tensor([1]))
+    assert edge_names(mw) == [(None if n is None else type(n).__name__, i) for n, i in tw.grad_fn.next_functions]
+
+
+def test_custom_function_forward_runs_without_grad_and_output_is_new_node():
+    x = leaf(3)
+    y = Cube.apply(x, 1.0)
+    assert y.grad_fn.seen_needs == (True, False)
+    # the forward's inner ops were not recorded
+    assert y.grad_fn.next_functions[0][0].variable is x
+
+
+def test_custom_function_without_grad():
+    x = mg.ones(3)
+    y = Cube.apply(x, 2.0)
+    assert y.grad_fn is None and not y.requires_grad
+    with mg.no_grad():
+        assert Cube.apply(leaf(3), 1.0).grad_fn is None
+
+
+def test_custom_function_mark_dirty():
+    x = leaf(3)
+    h = x * 1.0
+    out = ExpInplace.apply(h)
+    assert out is h and h._version == 1 and h.grad_fn.name() == "ExpInplaceBackward"
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(x.detach().numpy()))
+
+
+def test_custom_function_saved_tensor_version_check():
+    x = leaf(3)
+    h = x * 1.0
+    y = Cube.apply(h, 1.0)
+    with mg.no_grad():
+        h.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_custom_function_wrong_number_of_grads():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g, g
+
+    y = Bad.apply(leaf(2), leaf(2, seed=1))
+    with pytest.raises(RuntimeError, match="incorrect number of gradients"):
+        y.sum().backward()
+
+
+def test_custom_function_double_backward():
+    x = leaf(3)
+    y = Cube.apply(x, 1.0).sum()
+    (g,) = mg.autograd.grad(y, x, create_graph=True)
+    (gg,) = mg.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), 6 * x.detach().numpy())
+
+
+def test_custom_function_matches_torch(torch):
+    def define(L):
+        class Gelu(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * (x * 1.702).sigmoid()
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                s = (x * 1.702).sigmoid()
+                return g * (s + x * 1.702 * s * (1 - s))
+
+        return Gelu
+
+    X = np.linspace(-2, 2, 7)
+    out = []
+    for L in (mg, torch):
+        x = L.tensor(X, requires_grad=True)
+        y = define(L).apply(x)
+        (y * y).sum().backward()
+        out.append((y.detach().numpy(), x.grad.numpy(), y.grad_fn.name()))
+    np.testing.assert_allclose(out[0][0], out[1][0], atol=1e-12)
+    np.testing.assert_allclose(out[0][1], out[1][1], atol=1e-12)
+    assert out[0][2] == out[1][2]
+
+
+# ---- accumulation and aliasing ---------------------------------------------------------------------
+def test_gradient_accumulates_across_backward_calls():
+    x = leaf(3)
+    (x * 2).sum().backward()
+    g = x.grad
+    (x * 3).sum().backward()
+    assert x.grad is g  # accumulated in place, as PyTorch does
+    np.testing.assert_allclose(x.grad.numpy(), 5.0)
+    x.grad = None
+    (x * 4).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 4.0)
+    x.grad.zero_()
+    (x * 1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 1.0)
+
+
+def test_leaf_used_twice_sums():
+    x = leaf(3)
+    (x * x + x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy() + 1)
+
+
+SHARING_GRAPHS = {
+    "add": lambda x, w: x + w,
+    "add_sum": lambda x, w: (x + w).sum(),
+    "add_broadcast_same": lambda x, w: x + w + 0.0,
+    "sub": lambda x, w: x - w,
+    "x_plus_x": lambda x, w: x + x + w,
+    "cat": lambda x, w: mg.cat([x, w]),
+    "stack": lambda x, w: mg.stack([x, w]),
+    "where": lambda x, w: mg.where(mg.tensor([True, False, True]), x, w),
+    "reshape": lambda x, w: x.reshape(3, 1) + w.reshape(3, 1),
+    "clone": lambda x, w: x.clone() + w.clone(),
+    "maximum_tie": lambda x, w: mg.maximum(x * 0, w * 0),
+    "expand": lambda x, w: (x + w).expand(2, 3),
+    "view_chain": lambda x, w: (x.view(3) + w.view(3)).view(1, 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHARING_GRAPHS))
+def test_leaf_grads_never_alias(name):
+    x, w = leaf(3), leaf(3, seed=1)
+    out = SHARING_GRAPHS[name](x, w)
+    out.backward(mg.ones(out.shape, dtype=out.dtype))
+    gw = w.grad.numpy().copy()
+    assert not np.shares_memory(x.grad.data, w.grad.data)
+    x.grad.data += 100.0
+    np.testing.assert_array_equal(w.grad.numpy(), gw)
+    # and accumulating again (the in-place path) keeps them apart
+    out = SHARING_GRAPHS[name](x, w)
+    out.backward(mg.ones(out.shape, dtype=out.dtype))
+    assert not np.shares_memory(x.grad.data, w.grad.data)
+
+
+def test_leaf_grad_does_not_alias_user_gradient():
+    x = leaf(3)
+    g = mg.ones(3, dtype=mg.float64)
+    (x * 1).backward(g)
+    x.grad.data += 1
+    np.testing.assert_array_equal(g.numpy(), 1.0)
+    y = leaf(3)
+    g = mg.ones(3, dtype=mg.float64)
+    y.backward(g)  # the leaf itself is the root: its grad is the user's tensor
+    y.grad.data += 1
+    np.testing.assert_array_equal(g.numpy(), 1.0)
+
+
+def test_leaf_grad_does_not_alias_retained_or_captured_grads():
+    x, w = leaf(3), leaf(3, seed=1)
+    h = x + w
+    h.retain_grad()
+    (h * 1.0).sum().backward()
+    x.grad.data += 5
+    np.testing.assert_array_equal(h.grad.numpy(), 1.0)
+    np.testing.assert_array_equal(w.grad.numpy(), 1.0)
+
+
+def test_leaf_grad_does_not_alias_hook_output_held_elsewhere():
+    x, w = leaf(3), leaf(3, seed=1)
+    keep = mg.ones(3, dtype=mg.float64)
+    x.register_hook(lambda g: keep)
+    (x + w).sum().backward()
+    x.grad.data += 1
+    np.testing.assert_array_equal(keep.numpy(), 1.0)
+    np.testing.assert_array_equal(w.grad.numpy(), 1.0)
+
+
+def test_leaf_grad_of_view_gradient_is_contiguous_and_owned():
+    x = leaf(3, 4)
+    x.T.sum(0).sum().backward()
+    assert x.grad.data.flags.c_contiguous and x.grad.data.flags.writeable
+    x = leaf(3, 4)
+    x.expand(2, 3, 4).sum().backward()
+    assert x.grad.data.flags.writeable
+    x.grad.data += 1
+    np.testing.assert_allclose(x.grad.numpy(), 3.0)
+
+
+def test_grad_dtype_follows_leaf():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    (x.double() * 2).sum().backward()
+    assert x.grad.dtype == mg.float32
+    np.testing.assert_allclose(x.grad.numpy(), 2.0)
+
+
+def test_grad_can_be_set_and_cleared():
+    x = leaf(2)
+    x.grad = mg.ones(2, dtype=mg.float64)
+    (x * 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3.0)
+
+
+def test_freed_graph_releases_saved_memory():
+    x = leaf(100)
+    y = x.exp()
+    z = (y * y).sum()
+    assert z.grad_fn.next_functions[0][0].saved_nbytes() > 0
+    z.backward()
+    assert z.grad_fn.next_functions[0][0].saved_nbytes() == 0
+
+
+def test_fresh_leaf_gradient_is_adopted_without_copy():
+    # the engine steals a gradient nothing else holds (as PyTorch does), instead of copying it
+    import weakref
+
+    x = leaf(4)
+    y = x * 3
+    seen = []
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(weakref.ref(grad_inputs[0].data)))
+    y.sum().backward()
+    assert seen[0]() is x.grad.data
+
+
+def test_inplace_on_view_of_leaf_message():
+    x = leaf(3, 2)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an in-place operation."):
+        x[0].add_(1)
+    with mg.no_grad():
+        x[0].add_(1)  # allowed without recording, as in PyTorch
+    assert x._version == 1
+
+
+def test_setitem_into_buffer_without_grad_records_copyslices():
+    w = leaf(3)
+    buf = mg.zeros(2, 3, dtype=mg.float64)
+    buf[1] = w * 2
+    assert buf.requires_grad and buf.grad_fn.name() == "CopySlices" and buf._version == 1
+    (buf * buf).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 8 * w.detach().numpy())
+
+
+def test_hook_on_multi_output_node():
+    x = leaf(4)
+    a, b = x.split(2)
+    b.register_hook(lambda g: g * 10)
+    (a.sum() + b.sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1, 1, 10, 10])

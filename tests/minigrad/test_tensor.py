@@ -1,0 +1,433 @@
+"""Tensors: factories and conversions with PyTorch's names, repr, dtype promotion, seeded randomness."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+
+def torch_name(s):
+    return s.replace("torch.", "minigrad.")
+
+
+# ---- factories ------------------------------------------------------------------------------------
+def test_tensor_infers_dtype_like_torch():
+    assert mg.tensor(1.0).dtype == mg.float32
+    assert mg.tensor(1).dtype == mg.int64
+    assert mg.tensor(True).dtype == mg.bool
+    assert mg.tensor([1, 2.5]).dtype == mg.float32
+    assert mg.tensor([[1, 2], [3, 4]]).dtype == mg.int64
+    assert mg.tensor([True, False]).dtype == mg.bool
+    assert mg.tensor(np.ones(2)).dtype == mg.float64  # numpy arrays keep their dtype
+    assert mg.tensor(np.ones(2, dtype=np.int32)).dtype == mg.int32
+    assert mg.tensor([1, 2], dtype=mg.float64).dtype == mg.float64
+    assert mg.tensor([]).dtype == mg.float32 and mg.tensor([]).shape == (0,)
+
+
+def test_tensor_copies_its_input():
+    a = np.ones(3)
+    t = mg.tensor(a)
+    a[0] = 5
+    assert t[0].item() == 1.0
+    u = mg.tensor(t)
+    t.add_(1)
+    assert u[0].item() == 1.0
+
+
+def test_tensor_dtype_inference_matches_torch(torch):
+    for data in (1.0, 1, True, [1, 2.5], [[1, 2], [3, 4]], [True, False], [], [[1.5]], (1, 2)):
+        assert str(mg.tensor(data).dtype) == torch_name(str(torch.tensor(data).dtype)), data
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty"])
+def test_filled_factories(name, torch):
+    fn = getattr(mg, name)
+    for args in [(2, 3), ((2, 3),), ([2, 3],), (0,), ((),)]:
+        t = fn(*args)
+        w = getattr(torch, name)(*args)
+        assert tuple(t.shape) == tuple(w.shape) and t.dtype == mg.float32
+        if name != "empty":
+            np.testing.assert_array_equal(t.numpy(), w.numpy())
+    t = fn(2, dtype=mg.int64)
+    assert t.dtype == mg.int64
+    t = fn(2, requires_grad=True)
+    assert t.requires_grad and t.is_leaf
+
+
+def test_full(torch):
+    for fill in (2.5, 3, True):
+        t, w = mg.full((2, 3), fill), torch.full((2, 3), fill)
+        assert str(t.dtype) == torch_name(str(w.dtype))
+        np.testing.assert_array_equal(t.numpy(), w.numpy())
+    assert mg.full((2,), 1.0, dtype=mg.float64).dtype == mg.float64
+    assert mg.full([2, 2], 7).shape == (2, 2)
+
+
+def test_arange(torch):
+    for args in [(5,), (1, 5), (1, 10, 3), (0.0, 1.0, 0.25), (5.0,), (-3, 3)]:
+        t, w = mg.arange(*args), torch.arange(*args)
+        assert str(t.dtype) == torch_name(str(w.dtype)), args
+        np.testing.assert_allclose(t.numpy(), w.numpy())
+    assert mg.arange(3, dtype=mg.float32).dtype == mg.float32
+
+
+def test_like_factories():
+    x = mg.ones(2, 3, dtype=mg.float64)
+    for fn in (mg.zeros_like, mg.ones_like, mg.randn_like, mg.empty_like, mg.rand_like):
+        t = fn(x)
+        assert t.shape == (2, 3) and t.dtype == mg.float64 and not t.requires_grad
+    assert mg.zeros_like(x, dtype=mg.float32).dtype == mg.float32
+    assert mg.ones_like(x, requires_grad=True).requires_grad
+    np.testing.assert_array_equal(mg.zeros_like(x).numpy(), 0)
+    np.testing.assert_array_equal(mg.ones_like(x).numpy(), 1)
+    assert mg.full_like(x, 3.0).numpy().tolist() == [[3.0] * 3] * 2
+
+
+def test_random_factories_shapes_and_dtypes():
+    assert mg.randn(2, 3).shape == (2, 3) and mg.randn(2, 3).dtype == mg.float32
+    assert mg.randn((4,)).shape == (4,)
+    assert mg.rand(5).dtype == mg.float32 and mg.rand(5, dtype=mg.float64).dtype == mg.float64
+    r = mg.rand(1000).numpy()
+    assert r.min() >= 0 and r.max() < 1
+    i = mg.randint(0, 5, (100,))
+    assert i.dtype == mg.int64 and i.shape == (100,) and i.numpy().min() >= 0 and i.numpy().max() < 5
+    assert mg.randint(3, (2, 2)).numpy().max() < 3
+    assert mg.randn(2, requires_grad=True).requires_grad
+    n = mg.randn(10000, dtype=mg.float64).numpy()
+    assert abs(n.mean()) < 0.05 and abs(n.std() - 1) < 0.05
+
+
+def test_from_numpy_shares_memory():
+    a = np.arange(6.0).reshape(2, 3)
+    t = mg.from_numpy(a)
+    assert t.dtype == mg.float64 and t.shape == (2, 3)
+    a[0, 0] = 42
+    assert t[0, 0].item() == 42
+    t.add_(1)
+    assert a[0, 0] == 43
+    with pytest.raises(TypeError):
+        mg.from_numpy([1, 2])
+
+
+def test_numpy_shares_memory_and_refuses_grad():
+    t = mg.zeros(3)
+    a = t.numpy()
+    a[0] = 1
+    assert t[0].item() == 1
+    x = mg.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
+        x.numpy()
+    assert x.detach().numpy().shape == (2,)
+
+
+def test_item_tolist():
+    assert mg.tensor(2.5).item() == 2.5 and isinstance(mg.tensor(2.5).item(), float)
+    assert mg.tensor([7]).item() == 7 and isinstance(mg.tensor([7]).item(), int)
+    assert isinstance(mg.tensor(True).item(), bool)
+    assert mg.tensor([[1, 2], [3, 4]]).tolist() == [[1, 2], [3, 4]]
+    assert mg.tensor(1.5).tolist() == 1.5
+    assert mg.tensor([1.5, 2.0]).tolist() == [1.5, 2.0]
+    assert float(mg.tensor(2.5)) == 2.5 and int(mg.tensor(3)) == 3
+    with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
+        mg.tensor([1.0, 2.0]).item()
+
+
+def test_shape_ndim_size_numel_len(torch):
+    t, w = mg.zeros(2, 3, 4), torch.zeros(2, 3, 4)
+    assert t.shape == (2, 3, 4) and isinstance(t.shape, tuple) and t.shape == w.shape
+    assert t.ndim == 3 and t.dim() == 3
+    assert t.size() == (2, 3, 4) and t.size(1) == 3 and t.size(-1) == 4
+    assert t.numel() == 24 and mg.numel(t) == 24
+    assert len(t) == 2
+    assert torch_name(repr(t.shape)) == torch_name(repr(w.shape))
+    assert t.shape.numel() == 24
+    with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
+        len(mg.tensor(1.0))
+
+
+def test_dtype_and_device_attributes(torch):
+    t = mg.zeros(2)
+    assert t.dtype == mg.float32 and t.dtype == mg.float and repr(t.dtype) == "minigrad.float32"
+    assert mg.float64 == mg.double and mg.int64 == mg.long
+    assert t.device == mg.device("cpu") and str(t.device) == "cpu" and t.device.type == "cpu"
+    assert repr(t.device) == repr(torch.zeros(2).device)
+    assert not t.is_cuda and t.is_floating_point() and not mg.zeros(2, dtype=mg.int64).is_floating_point()
+    assert t.dtype.is_floating_point and t.dtype.itemsize == 4
+
+
+def test_conversions_between_dtypes():
+    t = mg.tensor([1.7, -2.2])
+    assert t.long().tolist() == [1, -2] and t.long().dtype == mg.int64
+    assert t.double().dtype == mg.float64 and t.float() is t
+    assert t.to(mg.float64).dtype == mg.float64 and t.to("cpu") is t
+    assert t.to(mg.float64, copy=False).dtype == mg.float64
+    assert t.bool().tolist() == [True, True]
+    assert mg.tensor([1, 0]).float().tolist() == [1.0, 0.0]
+    assert t.to(dtype=mg.float64).dtype == mg.float64
+    assert t.type() == "minigrad.FloatTensor"
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    d = x.double()
+    assert d.grad_fn.name() == "ToCopyBackward0"
+    (d * 2).sum().backward()
+    assert x.grad.dtype == mg.float32 and x.grad.tolist() == [2.0, 2.0]
+
+
+def test_new_factories():
+    t = mg.zeros(2, dtype=mg.float64)
+    assert t.new_zeros(3).dtype == mg.float64 and t.new_ones((2, 2)).shape == (2, 2)
+    assert t.new_tensor([1, 2]).dtype == mg.float64 and t.new_full((2,), 5.0).tolist() == [5.0, 5.0]
+
+
+# ---- repr -------------------------------------------------------------------------------------------
+REPR_CASES = {
+    "scalar": lambda L: L.tensor(28.0),
+    "vector": lambda L: L.tensor([1.0, 2.0]),
+    "fractions": lambda L: L.tensor([1.5, 2.25]),
+    "matrix": lambda L: L.tensor([[1.0, -2.0], [3.5, 4.0]]),
+    "sci": lambda L: L.tensor([1e-5, 1.0]),
+    "big": lambda L: L.tensor([1e10, 1.0]),
+    "ints": lambda L: L.tensor([1, -20, 300]),
+    "bools": lambda L: L.tensor([True, False]),
+    "nonfinite": lambda L: L.tensor([float("inf"), 0.0, float("nan")]),
+    "zero": lambda L: L.tensor(0.0),
+    "neg_half": lambda L: L.tensor(-0.5),
+    "float64": lambda L: L.tensor(2.5, dtype=L.float64),
+    "int32": lambda L: L.tensor([1, 2], dtype=L.int32),
+    "empty": lambda L: L.zeros(0),
+    "empty_2d": lambda L: L.zeros(2, 0),
+    "empty_int": lambda L: L.tensor([], dtype=L.int64),
+    "3d": lambda L: L.arange(12.0).reshape(2, 3, 2),
+    "wrapped": lambda L: L.arange(30.0) / 7,
+    "summarized": lambda L: L.arange(2000.0),
+    "summarized_2d": lambda L: L.ones(100, 100),
+    "requires_grad": lambda L: L.tensor([1.0, 2.0], requires_grad=True),
+    "grad_fn": lambda L: L.tensor([1.0, 2.0], requires_grad=True) * 2,
+    "grad_fn_scalar": lambda L: (L.tensor(3.0, requires_grad=True) * 2 + 1) ** 2,
+    "grad_fn_float64": lambda L: L.tensor([1.0, 2.0], dtype=L.float64, requires_grad=True).exp(),
+    "long_line_grad_fn": lambda L: L.arange(20.0, requires_grad=True) / 3,
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPR_CASES))
+def test_repr_matches_torch(torch, name):
+    assert repr(REPR_CASES[name](mg)) == torch_name(repr(REPR_CASES[name](torch)))
+
+
+def test_repr_examples():
+    x = mg.tensor(3.0, requires_grad=True)
+    loss = (x * 2 + 1) ** 2
+    loss.backward()
+    assert repr(x.grad) == "tensor(28.)"
+    assert repr(mg.tensor([1.0, 2.0], requires_grad=True)) == "tensor([1., 2.], requires_grad=True)"
+    assert repr(loss) == "tensor(49., grad_fn=<PowBackward0>)"
+    assert str(mg.tensor([1, 2])) == "tensor([1, 2])"
+
+
+# ---- dtype promotion ----------------------------------------------------------------------------------
+def _make(L, spec):
+    """A tensor (or Python scalar) from a spec: ('t', dtype, ndim) or ('s', value)."""
+    if spec[0] == "s":
+        return spec[1]
+    _, dt, nd = spec
+    data = {0: 1, 1: [1, 0]}[nd]
+    if dt == "bool":
+        data = {0: True, 1: [True, False]}[nd]
+    return L.tensor(data, dtype=getattr(L, dt))
+
+
+PROMOTION = [
+    (("t", "float32", 1), ("s", 2.5)), (("t", "float32", 1), ("s", 2)), (("t", "float32", 1), ("s", True)),
+    (("t", "int64", 1), ("s", 2.5)), (("t", "int64", 1), ("s", 2)), (("t", "int64", 1), ("t", "bool", 1)),
+    (("t", "bool", 1), ("t", "bool", 1)), (("t", "bool", 1), ("s", 2)), (("t", "bool", 1), ("s", 2.5)),
+    (("t", "float32", 1), ("t", "float64", 1)), (("t", "float32", 1), ("t", "float64", 0)),
+    (("t", "int64", 1), ("t", "float64", 0)), (("t", "int32", 1), ("t", "int64", 0)), (("t", "int32", 1), ("s", 2.5)),
+    (("t", "float32", 0), ("t", "float64", 0)), (("t", "int64", 0), ("t", "float32", 1)),
+    (("t", "float64", 1), ("s", 1.5)), (("t", "int32", 1), ("t", "int64", 1)), (("t", "uint8", 1), ("t", "int8", 1)),
+    (("t", "bool", 0), ("t", "int32", 1)), (("t", "float16", 1), ("s", 2.5)), (("t", "float16", 1), ("t", "float32", 0)),
+    (("t", "int64", 0), ("s", 2.5)), (("t", "bool", 0), ("s", 1)), (("s", 2.5), ("t", "int64", 1)),
+]
+PROMOTION_OPS = {
+    "add": lambda a, b: a + b, "mul": lambda a, b: a * b, "sub": lambda a, b: a - b if not _is_bool(a, b) else a * b,
+    "div": lambda a, b: a / b, "maximum": None, "where": None, "eq": lambda a, b: a == b,
+}
+
+
+def _is_bool(a, b):
+    return all(getattr(x, "dtype", None) is not None and "bool" in str(x.dtype) or isinstance(x, bool) for x in (a, b))
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "sub", "div", "maximum", "where", "eq", "pow"])
+@pytest.mark.parametrize("case", range(len(PROMOTION)))
+def test_promotion_matches_torch(torch, case, op):
+    sa, sb = PROMOTION[case]
+
+    def run(L):
+        a, b = _make(L, sa), _make(L, sb)
+        if op == "maximum":
+            if not all(hasattr(x, "dtype") for x in (a, b)):
+                pytest.skip("maximum takes two tensors")
+            return L.maximum(a, b)
+        if op == "where":
+            return L.where(L.tensor([True, False]), a, b)
+        if op == "pow":
+            return a**b
+        if op == "sub" and _is_bool(a, b):
+            pytest.skip("PyTorch refuses bool subtraction")
+        return PROMOTION_OPS[op](a, b)
+
+    try:
+        want = run(torch)
+    except (RuntimeError, NotImplementedError):
+        with pytest.raises(Exception):  # noqa: B017 - whatever PyTorch refuses, minigrad should too
+            run(mg)
+        return
+    got = run(mg)
+    assert str(got.dtype) == torch_name(str(want.dtype)), (sa, sb, op)
+    np.testing.assert_allclose(got.numpy().astype(np.float64), want.numpy().astype(np.float64))
+
+
+def test_python_scalar_does_not_upcast_float32():
+    t = mg.ones(2)
+    for r in (t * 2.5, t + 1, 2.5 * t, t / 3, t - 1e10, t**2.0, 2.0**t, mg.where(t > 0, t, 0.0)):
+        assert r.dtype == mg.float32
+    assert (mg.ones(2, dtype=mg.float64) * 2.5).dtype == mg.float64
+
+
+def test_int_tensor_times_float_scalar_is_float32():
+    r = mg.tensor([1, 2]) * 2.5
+    assert r.dtype == mg.float32 and r.tolist() == [2.5, 5.0]
+    assert (mg.tensor([1, 2]) / 2).dtype == mg.float32
+    assert (mg.tensor([1, 2]) // 2).dtype == mg.int64
+    assert (mg.tensor([1, 2]) + True).dtype == mg.int64
+
+
+def test_reductions_and_unary_dtypes_match_torch(torch):
+    cases = {
+        "sum_int": lambda L: L.tensor([1, 2]).sum(), "sum_bool": lambda L: L.tensor([True, True]).sum(),
+        "sum_float": lambda L: L.tensor([1.0]).sum(), "exp_int": lambda L: L.tensor([1, 2]).exp(),
+        "sqrt_int": lambda L: L.tensor([1, 4]).sqrt(), "mean_f64": lambda L: L.tensor([1.0], dtype=L.float64).mean(),
+        "softmax_int": lambda L: L.tensor([1, 2]).softmax(0, dtype=L.float64), "argmax": lambda L: L.tensor([1.0, 3.0]).argmax(),
+        "max_int": lambda L: L.tensor([1, 3]).max(), "neg_int": lambda L: -L.tensor([1, 3]),
+        "abs_int": lambda L: L.tensor([-1, 3]).abs(), "cat_mixed": lambda L: L.cat([L.tensor([1]), L.tensor([1.5])]),
+        "stack_mixed": lambda L: L.stack([L.tensor([1], dtype=L.int32), L.tensor([2])]),
+        "prod_int": lambda L: L.tensor([2, 3]).prod(), "pow_int": lambda L: L.tensor([2, 3]) ** 2,
+        "pow_int_float": lambda L: L.tensor([2, 3]) ** 0.5, "rpow_int": lambda L: 2.0 ** L.tensor([2, 3]),
+        "cmp_mixed": lambda L: L.tensor([1, 2]) < L.tensor([1.5, 2.5]), "var_f64": lambda L: L.tensor([1.0, 2.0], dtype=L.float64).var(),
+        "clamp_int": lambda L: L.tensor([1, 5]).clamp(0, 3), "relu_int": lambda L: L.tensor([-1, 5]).relu(),
+    }
+    for name, fn in cases.items():
+        got, want = fn(mg), fn(torch)
+        assert str(got.dtype) == torch_name(str(want.dtype)), name
+        np.testing.assert_allclose(np.asarray(got.tolist(), dtype=float), np.asarray(want.tolist(), dtype=float),
+                                   rtol=1e-6, err_msg=name)
+
+
+def test_zero_dim_tensors():
+    s = mg.tensor(2.0)
+    assert s.shape == () and s.ndim == 0 and s.numel() == 1 and s.item() == 2.0
+    assert (mg.ones(3) * s).shape == (3,)
+    assert (mg.ones(3, dtype=mg.float64) * mg.tensor(2.0)).dtype == mg.float64
+    assert (mg.ones(3) * mg.tensor(2.0, dtype=mg.float64)).dtype == mg.float32
+    assert (mg.tensor([1, 2]) * mg.tensor(2.0, dtype=mg.float64)).dtype == mg.float64
+
+
+# ---- seeded randomness -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "draw",
+    [lambda: mg.randn(3, 4), lambda: mg.rand(5), lambda: mg.randint(0, 10, (6,)), lambda: mg.randperm(7),
+     lambda: mg.multinomial(mg.tensor([0.1, 0.2, 0.7]), 5, replacement=True),
+     lambda: mg.multinomial(mg.tensor([[0.1, 0.2, 0.7], [0.5, 0.5, 0.0]]), 2),
+     lambda: mg.randn_like(mg.zeros(2, 2)), lambda: mg.rand_like(mg.zeros(3)), lambda: mg.zeros(4).normal_(),
+     lambda: mg.zeros(4).uniform_(-1, 1)],
+)
+def test_manual_seed_reproduces(draw):
+    mg.manual_seed(1234)
+    a = [draw().tolist() for _ in range(3)]
+    mg.manual_seed(1234)
+    b = [draw().tolist() for _ in range(3)]
+    assert a == b
+    assert a[0] != a[1] or len(np.unique(np.asarray(a[0]))) <= 1
+    mg.manual_seed(4321)
+    c = [draw().tolist() for _ in range(3)]
+    assert c != a
+
+
+def test_manual_seed_covers_all_functions_in_sequence():
+    def sample():
+        return (mg.randn(2).tolist(), mg.rand(2).tolist(), mg.randint(0, 100, (2,)).tolist(),
+                mg.multinomial(mg.ones(10), 3).tolist())
+
+    mg.manual_seed(7)
+    first = sample()
+    mg.manual_seed(7)
+    assert sample() == first
+    assert mg.initial_seed() == 7
+
+
+def test_rng_state_roundtrip():
+    mg.manual_seed(3)
+    state = mg.get_rng_state()
+    a = mg.randn(4).tolist()
+    mg.set_rng_state(state)
+    assert mg.randn(4).tolist() == a
+
+
+def test_multinomial_properties():
+    mg.manual_seed(0)
+    s = mg.multinomial(mg.tensor([0.0, 1.0, 0.0]), 4, replacement=True)
+    assert s.tolist() == [1, 1, 1, 1] and s.dtype == mg.int64
+    s = mg.multinomial(mg.tensor([1.0, 1.0, 1.0, 1.0]), 4)
+    assert sorted(s.tolist()) == [0, 1, 2, 3]
+    counts = np.bincount(mg.multinomial(mg.tensor([0.2, 0.8]), 4000, replacement=True).numpy(), minlength=2)
+    assert abs(counts[1] / 4000 - 0.8) < 0.03
+    with pytest.raises(RuntimeError, match="cannot sample n_sample > prob_dist.size"):
+        mg.multinomial(mg.ones(2), 3)
+    with pytest.raises(RuntimeError, match="probability tensor contains either `inf`, `nan` or element < 0"):
+        mg.multinomial(mg.tensor([-1.0, 2.0]), 1)
+
+
+# ---- methods and functions --------------------------------------------------------------------------------
+FUNCTION_AND_METHOD = [
+    "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "clamp",
+    "maximum", "minimum", "sum", "mean", "var", "std", "max", "min", "amax", "argmax", "logsumexp", "reshape",
+    "transpose", "permute", "squeeze", "unsqueeze", "flatten", "split", "chunk", "masked_fill", "tril", "triu",
+    "gather", "softmax", "log_softmax", "topk", "multinomial", "matmul", "where", "clone", "detach",
+]
+METHOD_ONLY = ["view", "expand", "contiguous", "T", "mT", "requires_grad_", "retain_grad", "register_hook", "backward",
+               "detach_", "add_", "sub_", "mul_", "div_", "zero_", "fill_", "copy_", "masked_fill_", "clamp_", "item",
+               "tolist", "numpy", "size", "numel", "dim"]
+FUNCTION_ONLY = ["cat", "stack", "tensor", "zeros", "ones", "empty", "full", "arange", "randn", "rand", "randint",
+                 "zeros_like", "ones_like", "randn_like", "from_numpy", "manual_seed", "no_grad", "enable_grad",
+                 "set_grad_enabled", "inference_mode", "is_grad_enabled"]
+
+
+@pytest.mark.parametrize("name", FUNCTION_AND_METHOD)
+def test_op_is_function_and_method(name, torch):
+    assert callable(getattr(mg, name)) and hasattr(mg.Tensor, name)
+    assert hasattr(torch, name) and hasattr(torch.Tensor, name)
+
+
+@pytest.mark.parametrize("name", METHOD_ONLY + FUNCTION_ONLY)
+def test_api_names_exist(name):
+    assert hasattr(mg.Tensor, name) or hasattr(mg, name)
+    if name in FUNCTION_ONLY:
+        assert hasattr(mg, name)
+    else:
+        assert hasattr(mg.Tensor, name)
+
+
+def test_iteration_and_indexing_helpers():
+    t = mg.arange(6).reshape(2, 3)
+    rows = list(t)
+    assert [r.tolist() for r in rows] == [[0, 1, 2], [3, 4, 5]]
+    assert t[1, 2].item() == 5 and t[-1].tolist() == [3, 4, 5]
+    assert bool(mg.tensor([1])) and not bool(mg.tensor(0.0))
+    assert hash(t) == id(t)
+    assert mg.is_tensor(t) and not mg.is_tensor(1)
+
+
+def test_contiguity_and_strides(torch):
+    t, w = mg.zeros(2, 3), torch.zeros(2, 3)
+    assert t.stride() == w.stride() and t.is_contiguous()
+    assert t.T.stride() == w.T.stride() and not t.T.is_contiguous()
+    assert t.T.contiguous().is_contiguous()
+    assert t.element_size() == 4 and t.nbytes == 24

@@ -1,0 +1,329 @@
+"""Forward values and gradients against PyTorch on the same inputs, including property tests."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mg_op_table import CASE_BY_NAME, CASES, make_inputs
+
+import minigrad as mg
+
+torch = pytest.importorskip("torch")
+
+TOL = {"float64": dict(atol=1e-10, rtol=1e-10), "float32": dict(atol=1e-5, rtol=1e-4)}
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _outputs(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def run_both(fn, arrays, dtype="float64", seed=0):
+    """Run fn(L, *leaves) in both libraries; loss = sum_k (out_k * W_k).sum(); return outs, loss, grads."""
+    rng = np.random.default_rng(seed + 1000)
+    results = {}
+    weights = None
+    for L in (mg, torch):
+        dt = getattr(L, dtype)
+        leaves = [L.tensor(a, dtype=dt, requires_grad=True) for a in arrays]
+        outs = [o for o in _outputs(fn(L, *leaves)) if o.dtype == dt]
+        if weights is None:
+            weights = [rng.standard_normal(tuple(o.shape)) for o in outs]
+        loss = None
+        for o, w in zip(outs, weights):
+            term = (o * L.tensor(w, dtype=dt)).sum()
+            loss = term if loss is None else loss + term
+        loss.backward()
+        results[L.__name__] = (
+            [o.detach().numpy() for o in outs],
+            loss.item(),
+            [None if x.grad is None else x.grad.numpy() for x in leaves],
+        )
+    return results["minigrad"], results["torch"]
+
+
+def assert_same(got, want, dtype="float64"):
+    tol = TOL[dtype]
+    (g_outs, g_loss, g_grads), (w_outs, w_loss, w_grads) = got, want
+    assert len(g_outs) == len(w_outs)
+    for g, w in zip(g_outs, w_outs):
+        assert g.shape == w.shape
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, **tol)
+    np.testing.assert_allclose(g_loss, w_loss, **tol)
+    for g, w in zip(g_grads, w_grads):
+        assert (g is None) == (w is None)
+        if g is not None:
+            assert g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, **tol)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", [c.name for c in CASES])
+def test_op_matches_torch(name, dtype):
+    case = CASE_BY_NAME[name]
+    arrays = make_inputs(case)
+    assert_same(*run_both(case.fn, arrays, dtype), dtype)
+
+
+@pytest.mark.parametrize("name", ["exp2", "matmul(2,2,3)x(3,2)", "softmax_last", "var_dim", "index_tensor_repeats"])
+def test_second_derivative_matches_torch(name):
+    case = CASE_BY_NAME[name]
+    arrays = make_inputs(case)
+    res = []
+    for L in (mg, torch):
+        xs = [L.tensor(a, dtype=L.float64, requires_grad=True) for a in arrays]
+        out = sum((o * o).sum() for o in _outputs(case.fn(L, *xs)))
+        grads = L.autograd.grad(out, xs, create_graph=True)
+        total = sum((g * g.tanh()).sum() for g in grads)
+        total.backward()
+        res.append([x.grad.numpy() for x in xs])
+    for g, w in zip(*res):
+        np.testing.assert_allclose(g, w, atol=1e-10, rtol=1e-10)
+
+
+def test_comparisons_and_argmax_match_torch():
+    a = np.array([[0.5, -1.0, 2.0], [2.0, 0.0, -3.0]])
+    b = np.array([0.5, 1.0, -3.0])
+    for op in ("eq", "ne", "lt", "le", "gt", "ge"):
+        got = getattr(mg.tensor(a), op)(mg.tensor(b))
+        want = getattr(torch.tensor(a), op)(torch.tensor(b))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        assert got.dtype == mg.bool
+    for dim in (None, 0, 1):
+        got = mg.tensor(a).argmax() if dim is None else mg.tensor(a).argmax(dim)
+        want = torch.tensor(a).argmax() if dim is None else torch.tensor(a).argmax(dim)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        assert got.dtype == mg.int64
+    got, want = mg.tensor(a).argmax(1, keepdim=True), torch.tensor(a).argmax(1, keepdim=True)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_max_dim_returns_values_and_indices_like_torch():
+    a = np.array([[0.5, -1.0, 2.0], [2.5, 0.0, -3.0]])
+    for keepdim in (False, True):
+        g = mg.tensor(a).max(1, keepdim=keepdim)
+        w = torch.tensor(a).max(1, keepdim=keepdim)
+        np.testing.assert_array_equal(g.values.numpy(), w.values.numpy())
+        np.testing.assert_array_equal(g.indices.numpy(), w.indices.numpy())
+        gv, gi = mg.tensor(a).min(0, keepdim=keepdim)
+        wv, wi = torch.tensor(a).min(0, keepdim=keepdim)
+        np.testing.assert_array_equal(gv.numpy(), wv.numpy())
+        np.testing.assert_array_equal(gi.numpy(), wi.numpy())
+
+
+def test_topk_indices_like_torch():
+    a = np.array([[0.5, -1.0, 2.0, 1.5], [2.5, 0.0, -3.0, 9.0]])
+    for largest in (True, False):
+        g = mg.tensor(a).topk(3, largest=largest)
+        w = torch.tensor(a).topk(3, largest=largest)
+        np.testing.assert_array_equal(g.values.numpy(), w.values.numpy())
+        np.testing.assert_array_equal(g.indices.numpy(), w.indices.numpy())
+        assert g.indices.dtype == mg.int64
+
+
+def test_softmax_extremes_like_torch():
+    a = np.array([[1000.0, 0.0, -1000.0], [-np.inf, 0.0, 1.0], [-np.inf, -np.inf, 5.0]])
+    for fn in ("softmax", "log_softmax"):
+        g = getattr(mg.tensor(a), fn)(-1).numpy()
+        w = getattr(torch.tensor(a), fn)(-1).numpy()
+        np.testing.assert_allclose(g, w)
+    g = mg.tensor(a).logsumexp(-1).numpy()
+    w = torch.tensor(a).logsumexp(-1).numpy()
+    np.testing.assert_allclose(g, w)
+
+
+def test_sigmoid_and_tanh_extremes_like_torch():
+    a = np.array([-1000.0, -50.0, 0.0, 50.0, 1000.0])
+    for fn in ("sigmoid", "tanh", "exp", "relu"):
+        x, t = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        gy, ty = getattr(x, fn)(), getattr(t, fn)()
+        np.testing.assert_allclose(gy.detach().numpy(), ty.detach().numpy())
+        gy.sum().backward()
+        ty.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
+
+
+def test_pow_edge_cases_like_torch():
+    base = np.array([0.0, 0.0, 1.0, 2.0])
+    expo = np.array([2.0, 0.0, 0.0, 0.5])
+    res = []
+    for L in (mg, torch):
+        b = L.tensor(base, requires_grad=True)
+        e = L.tensor(expo, requires_grad=True)
+        (b**e).sum().backward()
+        res.append((b.grad.numpy(), e.grad.numpy()))
+    for g, w in zip(*res):
+        np.testing.assert_allclose(g, w)
+
+
+def test_prod_like_torch():
+    for a in (np.array([[1.5, -2.0, 0.5], [3.0, 0.0, 2.0]]), np.array([[0.0, 0.0, 2.0], [1.0, 2.0, 3.0]])):
+        for dim in (None, 0, 1):
+            res = []
+            for L in (mg, torch):
+                x = L.tensor(a, requires_grad=True)
+                y = x.prod() if dim is None else x.prod(dim)
+                (y * y.detach().abs().add(1)).sum().backward()
+                res.append((y.detach().numpy(), x.grad.numpy(), y.grad_fn.name()))
+            np.testing.assert_allclose(res[0][0], res[1][0])
+            np.testing.assert_allclose(res[0][1], res[1][1])
+            assert res[0][2] == res[1][2]
+
+
+def test_multi_step_training_like_torch():
+    # a small MLP trained by hand for a few steps: losses and weights stay equal to PyTorch's
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((8, 5)), rng.integers(0, 3, 8)
+    W1, W2 = rng.standard_normal((5, 7)) * 0.3, rng.standard_normal((7, 3)) * 0.3
+    hist = []
+    for L in (mg, torch):
+        w1, w2 = L.tensor(W1, requires_grad=True), L.tensor(W2, requires_grad=True)
+        x, y = L.tensor(X), L.tensor(Y)
+        losses = []
+        for _ in range(5):
+            h = (x @ w1).tanh()
+            logp = (h @ w2).log_softmax(-1)
+            loss = -logp.gather(1, y[:, None]).mean()
+            loss.backward()
+            with L.no_grad():
+                for w in (w1, w2):
+                    w -= 0.5 * w.grad
+                    w.grad.zero_()
+            losses.append(loss.item())
+        hist.append((losses, w1.detach().numpy(), w2.detach().numpy()))
+    np.testing.assert_allclose(hist[0][0], hist[1][0], atol=1e-12)
+    np.testing.assert_allclose(hist[0][1], hist[1][1], atol=1e-12)
+    np.testing.assert_allclose(hist[0][2], hist[1][2], atol=1e-12)
+
+
+# ---- property tests --------------------------------------------------------------------------------
+@st.composite
+def broadcast_pair(draw):
+    """Two shapes that broadcast together: drop leading dims and set dims to 1 at random."""
+    nd = draw(st.integers(0, 3))
+    base = draw(st.lists(st.integers(1, 4), min_size=nd, max_size=nd))
+
+    def derive():
+        lead = draw(st.integers(0, nd))
+        dims = base[lead:]
+        return tuple(1 if draw(st.booleans()) else d for d in dims)
+
+    return derive(), derive()
+
+
+BINARY = {
+    "add": lambda L, a, b: a + b,
+    "sub": lambda L, a, b: a - b,
+    "mul": lambda L, a, b: a * b,
+    "div": lambda L, a, b: a / (b * b + 0.5),
+    "pow": lambda L, a, b: (a * a + 0.5) ** b,
+    "maximum": lambda L, a, b: L.maximum(a, b),
+    "minimum": lambda L, a, b: L.minimum(a, b),
+    "where": lambda L, a, b: L.where(a > b, a * 2, b),
+    "add_alpha": lambda L, a, b: L.add(a, b, alpha=-1.5),
+    "masked_fill_mix": lambda L, a, b: a * (b > 0) + b,
+}
+
+
+@SETTINGS
+@given(shapes=broadcast_pair(), op=st.sampled_from(sorted(BINARY)), seed=st.integers(0, 2**16))
+def test_binary_ops_broadcast_like_torch(shapes, op, seed):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    assert_same(*run_both(BINARY[op], arrays, "float64", seed))
+
+
+@SETTINGS
+@given(shapes=broadcast_pair(), seed=st.integers(0, 2**16))
+def test_binary_broadcast_float32_like_torch(shapes, seed):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    assert_same(*run_both(lambda L, a, b: (a * b + a / (b * b + 1) - b).tanh(), arrays, "float32", seed), "float32")
+
+
+# unary steps keep values bounded; binary steps combine two earlier values (all of shape (3, 4))
+UNARY_STEPS = {
+    "tanh": lambda L, x: x.tanh(), "sigmoid": lambda L, x: x.sigmoid(), "relu": lambda L, x: x.relu(),
+    "exp_tanh": lambda L, x: x.tanh().exp(), "neg": lambda L, x: -x, "affine": lambda L, x: x * 1.5 + 0.25,
+    "abs": lambda L, x: x.abs(), "square": lambda L, x: x.square() * 0.5, "sqrt": lambda L, x: (x * x + 1).sqrt(),
+    "rsqrt": lambda L, x: (x * x + 1).rsqrt(), "log_sigmoid": lambda L, x: x.sigmoid().log(),
+    "clamp": lambda L, x: x.clamp(-1, 1), "softmax": lambda L, x: x.softmax(-1), "log_softmax": lambda L, x: x.log_softmax(0),
+    "center": lambda L, x: x - x.mean(1, keepdim=True), "scale": lambda L, x: x / (x.std(0, keepdim=True) + 1),
+    "lse": lambda L, x: x - x.logsumexp(1, keepdim=True), "amax": lambda L, x: x - x.amax(0, keepdim=True),
+    "max_dim": lambda L, x: x * x.max(1, keepdim=True)[0].tanh(), "var": lambda L, x: x * x.var(1, keepdim=True),
+    "transpose": lambda L, x: x.T.contiguous().T, "reshape": lambda L, x: x.reshape(12).reshape(3, 4) + x.view(4, 3).T.T.reshape(3, 4),
+    "permute_cols": lambda L, x: x[:, L.tensor([3, 1, 1, 0])], "rows": lambda L, x: L.cat([x[1:], x[:1]]),
+    "stack_mean": lambda L, x: L.stack([x, x * 2]).mean(0), "split_cat": lambda L, x: L.cat(x.split([1, 3], dim=1)[::-1], 1),
+    "tril": lambda L, x: x.tril() + x.triu(1) * 0.5, "gather": lambda L, x: x.gather(1, L.tensor([[0, 0, 1, 3]] * 3)),
+    "masked_fill": lambda L, x: x.masked_fill(x > 0.5, 0.5), "matmul": lambda L, x: (x @ x.T) @ x * 0.25,
+    "sum_bcast": lambda L, x: x * x.sum(0).tanh(), "index_int": lambda L, x: x * x[1],
+    "topk": lambda L, x: x * x.topk(2, dim=1)[0].sum(1, keepdim=True).tanh(),
+    "unsqueeze": lambda L, x: (x.unsqueeze(0) * x.unsqueeze(1)[:, :, :]).sum(1) * 0.1,
+}
+BINARY_STEPS = {
+    "add": lambda L, a, b: a + b, "sub": lambda L, a, b: a - b, "mul": lambda L, a, b: a * b,
+    "div": lambda L, a, b: a / (b * b + 1), "maximum": lambda L, a, b: L.maximum(a, b),
+    "minimum": lambda L, a, b: L.minimum(a, b), "where": lambda L, a, b: L.where(a > b, a, b * 0.5),
+    "pow": lambda L, a, b: (a * a + 0.5) ** b.tanh(), "bcast_row": lambda L, a, b: a + b[0],
+}
+
+
+@st.composite
+def programs(draw):
+    n = draw(st.integers(3, 8))
+    steps = []
+    for _ in range(n):
+        if draw(st.booleans()):
+            steps.append(("u", draw(st.sampled_from(sorted(UNARY_STEPS))), draw(st.integers(0, 10**6))))
+        else:
+            steps.append(("b", draw(st.sampled_from(sorted(BINARY_STEPS))), draw(st.integers(0, 10**6)),
+                          draw(st.integers(0, 10**6))))
+    return steps
+
+
+def run_program(steps):
+    def fn(L, x, w, v, m):
+        values = [x, w * x, v + x, m @ x.tanh() * 0.5]  # leaves of shapes (3,4), (4,), (3,1), (3,3)
+        for step in steps:
+            if step[0] == "u":
+                values.append(UNARY_STEPS[step[1]](L, values[step[2] % len(values)]))
+            else:
+                a, b = values[step[2] % len(values)], values[step[3] % len(values)]
+                values.append(BINARY_STEPS[step[1]](L, a, b))
+        return values[-1] + values[len(values) // 2] * 0.5
+
+    return fn
+
+
+@SETTINGS
+@given(steps=programs(), seed=st.integers(0, 2**16))
+def test_random_graphs_like_torch(steps, seed):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal((3, 1)),
+              rng.standard_normal((3, 3))]
+    got, want = run_both(run_program(steps), arrays, "float64", seed)
+    # values can grow through a few products: compare relative to their scale
+    scale = max(1.0, float(np.max(np.abs(want[0][0]))))
+    for g, w in zip(got[2], want[2]):
+        assert (g is None) == (w is None)
+        if g is not None:
+            np.testing.assert_allclose(g, w, atol=1e-10 * scale, rtol=1e-9)
+    np.testing.assert_allclose(got[0][0], want[0][0], atol=1e-10 * scale, rtol=1e-10)
+    np.testing.assert_allclose(got[1], want[1], atol=1e-10 * scale, rtol=1e-10)
+
+
+@SETTINGS
+@given(steps=programs(), seed=st.integers(0, 2**16))
+def test_random_graphs_float32_like_torch(steps, seed):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal((3, 1)),
+              rng.standard_normal((3, 3))]
+    got, want = run_both(run_program(steps), arrays, "float32", seed)
+    scale = max(1.0, float(np.max(np.abs(want[0][0]))))
+    for g, w in zip(got[2], want[2]):
+        assert (g is None) == (w is None)
+        if g is None:
+            continue
+        gscale = max(1.0, float(np.max(np.abs(w))))
+        np.testing.assert_allclose(g, w, atol=1e-5 * max(scale, gscale), rtol=1e-4)
+    np.testing.assert_allclose(got[0][0], want[0][0], atol=1e-5 * scale, rtol=1e-4)

@@ -1,0 +1,73 @@
+"""nn.utils.clip_grad_norm_ / clip_grad_value_: PyTorch's numbers, and no NaN ever written into gradients."""
+import math
+
+import numpy as np
+import pytest
+
+import minigrad
+import nn
+from nn.utils import clip_grad_norm_, clip_grad_value_
+
+
+def _params(grads):
+    params = []
+    for g in grads:
+        p = nn.Parameter(minigrad.zeros(*np.shape(g)))
+        p.grad = minigrad.tensor(np.asarray(g, dtype=np.float32))
+        params.append(p)
+    return params
+
+
+GRADS = [np.arange(12, dtype=np.float32).reshape(3, 4) - 5, np.array([3.0, -4.0], dtype=np.float32), np.float32(2.5)]
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, math.inf, 3])
+@pytest.mark.parametrize("max_norm", [1.0, 1e4])
+def test_matches_torch(torch, norm_type, max_norm):
+    ours = _params(GRADS)
+    theirs = [torch.nn.Parameter(torch.zeros(np.shape(g))) for g in GRADS]
+    for q, g in zip(theirs, GRADS):
+        q.grad = torch.tensor(np.asarray(g))
+    total = clip_grad_norm_(ours, max_norm, norm_type)
+    expected = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type)
+    assert isinstance(total, minigrad.Tensor) and total.ndim == 0 and total.dtype == minigrad.float32
+    np.testing.assert_allclose(total.item(), expected.item(), rtol=1e-6)
+    for p, q in zip(ours, theirs):
+        np.testing.assert_allclose(p.grad.data, q.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_small_norm_leaves_grads_bitwise_unchanged():
+    params = _params(GRADS)
+    before = [p.grad.data.copy() for p in params]
+    clip_grad_norm_(params, 1e6)
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.grad.data, b)
+
+
+def test_accepts_one_tensor_and_skips_missing_grads():
+    (p,) = _params([[3.0, 4.0]])
+    assert clip_grad_norm_(p, 1.0).item() == pytest.approx(5.0)
+    np.testing.assert_allclose(p.grad.data, [0.6, 0.8], rtol=1e-5)
+    assert clip_grad_norm_([nn.Parameter(minigrad.ones(2))], 1.0).item() == 0.0
+    assert clip_grad_norm_([], 1.0).item() == 0.0
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nonfinite_norm_is_reported_and_grads_left_alone(bad):
+    params = _params([[1.0, bad], [2.0, 3.0]])
+    before = [p.grad.data.copy() for p in params]
+    with pytest.raises(RuntimeError) as err:
+        clip_grad_norm_(params, 1.0, error_if_nonfinite=True)
+    assert str(err.value).startswith("The total norm of order 2.0 for gradients from `parameters` is non-finite, "
+                                     "so it cannot be clipped.")
+    with pytest.warns(RuntimeWarning, match="left unclipped"):
+        total = clip_grad_norm_(params, 1.0)
+    assert not math.isfinite(total.item())
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.grad.data, b)  # in particular: the finite gradient got no NaN
+
+
+def test_clip_grad_value():
+    params = _params([[-3.0, 0.5, 2.0]])
+    clip_grad_value_(params, 1.0)
+    np.testing.assert_array_equal(params[0].grad.data, [-1.0, 0.5, 1.0])

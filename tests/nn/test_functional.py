@@ -1,0 +1,435 @@
+"""nn.functional: gradcheck (float64) of every op, agreement with PyTorch (float32 and float64),
+node names, dtype preservation, errors, and the fused ops against their composite definitions."""
+import math
+
+import numpy as np
+import pytest
+
+import minigrad
+import nn.functional as F
+from minigrad.autograd import gradcheck
+from nn._functional import reference as R
+from nn._functional.erf import erf
+
+F64 = minigrad.float64
+RNG = np.random.default_rng(0)
+
+
+def rand(*shape, dtype=np.float64, grad=True, scale=1.0):
+    return minigrad.tensor((RNG.standard_normal(shape) * scale).astype(dtype), requires_grad=grad)
+
+
+def ids(high, shape):
+    return minigrad.tensor(RNG.integers(0, high, shape))
+
+
+def T(torch, t, grad=None):
+    """A torch copy of a minigrad tensor (a leaf requiring grad when the original does)."""
+    out = torch.tensor(np.array(t.data))
+    if (t.requires_grad if grad is None else grad) and out.is_floating_point():
+        out.requires_grad_(True)
+    return out
+
+
+def close(a, b, dtype):
+    a = a.data if isinstance(a, minigrad.Tensor) else a
+    b = b.detach().numpy() if hasattr(b, "detach") else b
+    if dtype == np.float32:
+        np.testing.assert_allclose(a, b, atol=1e-5, rtol=1e-4)
+    else:
+        np.testing.assert_allclose(a, b, atol=1e-10, rtol=1e-9)
+
+
+def compare(torch, ours, theirs, args, dtype, seed_grad=True):
+    """Forward and input gradients of `ours(*args)` vs `theirs(*torch args)` for a random upstream gradient."""
+    targs = [T(torch, a) if isinstance(a, minigrad.Tensor) else a for a in args]
+    y, ty = ours(*args), theirs(*targs)
+    assert y.dtype == minigrad.tensor(np.zeros(1, dtype)).dtype
+    close(y, ty, dtype)
+    g = RNG.standard_normal(y.shape).astype(dtype)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    for a, ta in zip(args, targs):
+        if isinstance(a, minigrad.Tensor) and a.requires_grad:
+            assert a.grad.dtype == a.dtype
+            close(a.grad, ta.grad, dtype)
+
+
+# ---- erf ---------------------------------------------------------------------------------------
+def test_erf_float64_matches_math_erf():
+    x = np.concatenate([np.linspace(-9, 9, 40001), np.logspace(-300, 1.3, 2000), -np.logspace(-300, 1.3, 2000),
+                        [0.0, -0.0, 0.46875, 4.0, 6.0, 27.0, 1e300]])
+    ref = np.array([math.erf(v) for v in x])
+    assert np.max(np.abs(erf(x) - ref)) < 1e-15
+    assert np.max(np.abs(erf(x) - ref) / np.maximum(np.abs(ref), 1e-300)) < 1e-15
+
+
+def test_erf_special_values_and_float32():
+    r = erf(np.array([np.inf, -np.inf, np.nan, 0.0]))
+    assert r[0] == 1 and r[1] == -1 and np.isnan(r[2]) and r[3] == 0
+    x = np.linspace(-7, 7, 300001).astype(np.float32)  # several blocks
+    r = erf(x)
+    assert r.dtype == np.float32
+    ref = np.array([math.erf(float(v)) for v in x[::7]])
+    assert np.max(np.abs(r[::7] - ref)) < 5e-7
+    out = x.copy()
+    assert erf(out, out=out) is out and np.array_equal(out, r)
+
+
+# ---- linear ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(4,), (3, 4), (2, 3, 4)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_gradcheck(shape, bias):
+    x, w = rand(*shape), rand(5, 4)
+    b = rand(5) if bias else None
+    assert gradcheck(lambda x, w, b: F.linear(x, w, b), (x, w, b))
+    assert F.linear(x, w, b).grad_fn.name() == ("AddmmBackward0" if bias else "MmBackward0")
+    assert F.linear(x, w, b).shape == shape[:-1] + (5,)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_linear_vs_torch(torch, dtype):
+    x, w, b = rand(4, 7, 16, dtype=dtype), rand(24, 16, dtype=dtype), rand(24, dtype=dtype)
+    compare(torch, F.linear, torch.nn.functional.linear, (x, w, b), dtype)
+    x, w = rand(9, 16, dtype=dtype), rand(3, 16, dtype=dtype)
+    compare(torch, F.linear, torch.nn.functional.linear, (x, w), dtype)
+
+
+def test_linear_saves_only_inputs_and_shape_error():
+    x, w = rand(3, 4), rand(5, 4)
+    y = F.linear(x.detach(), w)
+    assert y.grad_fn.saved_nbytes() == x.nbytes  # input only: weight is not needed for gW
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        F.linear(rand(3, 5), w)
+
+
+# ---- embedding ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("V", [7, 300])  # one-hot GEMM path and sort/reduceat path
+def test_embedding_gradcheck_repeated_indices(V):
+    w = rand(V, 3)
+    idx = minigrad.tensor([[1, 2, 1], [0, V - 1, 1], [2, 2, 2]])
+    assert gradcheck(lambda w: F.embedding(idx, w), (w,))
+    assert F.embedding(idx, w).grad_fn.name() == "EmbeddingBackward0"
+    distinct = minigrad.tensor([4, 0, 5, 3])
+    assert gradcheck(lambda w: F.embedding(distinct, w), (w,))
+
+
+@pytest.mark.parametrize("V", [65, 500])
+def test_embedding_vs_torch(torch, V):
+    w = rand(V, 8, dtype=np.float32)
+    idx = ids(V, (6, 33))
+    compare(torch, lambda w: F.embedding(idx, w), lambda w: torch.nn.functional.embedding(T(torch, idx), w), (w,),
+            np.float32)
+    w = rand(V, 8, dtype=np.float32)
+    compare(torch, lambda w: F.embedding(idx, w, padding_idx=3),
+            lambda w: torch.nn.functional.embedding(T(torch, idx), w, padding_idx=3), (w,), np.float32)
+
+
+def test_embedding_padding_row_gets_no_gradient_and_errors():
+    w = rand(6, 3)
+    F.embedding(minigrad.tensor([0, 1, 0, 2]), w, padding_idx=0).sum().backward()
+    assert np.all(w.grad.data[0] == 0) and np.all(w.grad.data[1] == 1)
+    with pytest.raises(IndexError, match=r"id 6 is not in \[0, 6\)"):
+        F.embedding(minigrad.tensor([1, 6]), w)
+    with pytest.raises(RuntimeError, match="indices"):
+        F.embedding(minigrad.tensor([1.0]), w)
+
+
+# ---- layer_norm --------------------------------------------------------------------------------
+@pytest.mark.parametrize("affine", ["both", "weight", "none"])
+@pytest.mark.parametrize("shape,norm", [((3, 5), (5,)), ((2, 3, 4), (4,)), ((2, 3, 4), (3, 4))])
+def test_layer_norm_gradcheck(affine, shape, norm):
+    x = rand(*shape)
+    w = rand(*norm) if affine != "none" else None
+    b = rand(*norm) if affine == "both" else None
+    assert gradcheck(lambda x, w, b: F.layer_norm(x, norm, w, b), (x, w, b))
+    assert F.layer_norm(x, norm, w, b).grad_fn.name() == "NativeLayerNormBackward0"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_layer_norm_vs_torch(torch, dtype):
+    # 300 rows of 384: several row blocks
+    x, w, b = rand(3, 100, 384, dtype=dtype, scale=3.0), rand(384, dtype=dtype), rand(384, dtype=dtype)
+    compare(torch, lambda x, w, b: F.layer_norm(x, (384,), w, b, 1e-5),
+            lambda x, w, b: torch.nn.functional.layer_norm(x, (384,), w, b, 1e-5), (x, w, b), dtype)
+    x = rand(4, 6, 5, dtype=dtype)
+    compare(torch, lambda x: F.layer_norm(x, (6, 5), eps=1e-3),
+            lambda x: torch.nn.functional.layer_norm(x, (6, 5), eps=1e-3), (x,), dtype)
+
+
+def test_layer_norm_saves_xhat_rstd_weight_and_errors():
+    x, w, b = rand(4, 8, dtype=np.float32), rand(8, dtype=np.float32), rand(8, dtype=np.float32)
+    node = F.layer_norm(x, (8,), w, b).grad_fn
+    assert node.saved_nbytes() == 4 * 8 * 4 + 4 * 4 + 8 * 4  # x_hat, 1/std per row, weight
+    with pytest.raises(RuntimeError, match="normalized_shape"):
+        F.layer_norm(x, (4,))
+
+
+# ---- gelu, relu, softmax, log_softmax ---------------------------------------------------------
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_gradcheck(approximate):
+    x = rand(3, 4, scale=2.0)
+    assert gradcheck(lambda x: F.gelu(x, approximate=approximate), (x,))
+    y = F.gelu(x, approximate)
+    assert y.grad_fn.name() == "GeluBackward0" and y.grad_fn.saved_nbytes() == x.nbytes
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gelu_vs_torch(torch, approximate, dtype):
+    x = rand(3, 90, 400, dtype=dtype, scale=3.0)  # several blocks, tails beyond |x| = 4
+    compare(torch, lambda x: F.gelu(x, approximate=approximate),
+            lambda x: torch.nn.functional.gelu(x, approximate=approximate), (x,), dtype)
+
+
+def test_relu():
+    x = rand(3, 4)
+    assert gradcheck(F.relu, (x,))
+    assert F.relu(x).grad_fn.name() == "ReluBackward0"
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_gradcheck(fn, dim):
+    x = rand(3, 4, 2)
+    f = getattr(F, fn)
+    assert gradcheck(lambda x: f(x, dim), (x,))
+    assert f(x, dim).grad_fn.name() == ("SoftmaxBackward0" if fn == "softmax" else "LogSoftmaxBackward0")
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_vs_torch(torch, fn, dtype):
+    x = rand(50, 7, 300, dtype=dtype, scale=4.0)
+    for dim in (-1, 1):
+        x.grad = None
+        compare(torch, lambda x, d=dim: getattr(F, fn)(x, d), lambda x, d=dim: getattr(torch.nn.functional, fn)(x, d),
+                (x,), dtype)
+
+
+# ---- dropout ----------------------------------------------------------------------------------
+def test_dropout_statistics_scaling_and_mask_only_saved():
+    minigrad.manual_seed(0)
+    x = minigrad.ones(400, 500, requires_grad=True)
+    y = F.dropout(x, 0.3)
+    kept = y.data != 0
+    assert abs(kept.mean() - 0.7) < 0.005
+    np.testing.assert_allclose(y.data[kept], 1 / 0.7, rtol=1e-6)
+    assert y.dtype == minigrad.float32 and y.grad_fn.name() == "NativeDropoutBackward0"
+    assert y.grad_fn.saved_nbytes() == x.numel()  # one bool per element
+    y.backward(minigrad.full((400, 500), 2.0))
+    np.testing.assert_allclose(x.grad.data, np.where(kept, 2 / 0.7, 0.0), rtol=1e-6)
+
+
+def test_dropout_reproducible_and_identity_when_off():
+    x = rand(50, 40)
+    minigrad.manual_seed(7)
+    a = F.dropout(x, 0.5)
+    minigrad.manual_seed(7)
+    b = F.dropout(x, 0.5)
+    assert np.array_equal(a.data, b.data)
+    assert F.dropout(x, 0.5, training=False) is x
+    assert F.dropout(x, 0.0) is x
+    assert np.all(F.dropout(x, 1.0).data == 0)
+    with pytest.raises(ValueError):
+        F.dropout(x, 1.5)
+
+
+def test_dropout_gradcheck_with_fixed_seed():
+    x = rand(4, 5)
+
+    def f(x):
+        minigrad.manual_seed(3)
+        return F.dropout(x, 0.4)
+
+    assert gradcheck(f, (x,))
+
+
+# ---- cross_entropy ----------------------------------------------------------------------------
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_gradcheck(reduction, label_smoothing, weighted):
+    x = rand(6, 5)
+    w = minigrad.tensor(RNG.random(5) + 0.5) if weighted else None
+    t = minigrad.tensor([0, 4, -100, 2, 2, 1])  # one ignored position, a repeated class
+    f = lambda x: F.cross_entropy(x, t, weight=w, reduction=reduction, label_smoothing=label_smoothing)
+    assert gradcheck(f, (x,))
+    assert f(x).grad_fn.name() == "CrossEntropyLossBackward0"
+
+
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_cross_entropy_gradcheck_spatial_and_unbatched(reduction):
+    x = rand(2, 5, 3, 2)
+    t = ids(5, (2, 3, 2))
+    t.data[0, 1, 0] = 9  # ignore_index=9
+    assert gradcheck(lambda x: F.cross_entropy(x, t, ignore_index=9, reduction=reduction, label_smoothing=0.1), (x,))
+    assert gradcheck(lambda x: F.cross_entropy(x, minigrad.tensor(3)), (rand(5),))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_vs_torch(torch, dtype, reduction):
+    x = rand(8 * 64, 65, dtype=dtype, scale=3.0)
+    t = ids(65, (8 * 64,))
+    t.data[::7] = -1
+    w = minigrad.tensor((RNG.random(65) + 0.5).astype(dtype))
+    for kw in (dict(ignore_index=-1), dict(ignore_index=-1, label_smoothing=0.1, weight=w)):
+        x.grad = None
+        tkw = {k: T(torch, v) if isinstance(v, minigrad.Tensor) else v for k, v in kw.items()}
+        compare(torch, lambda x, kw=kw: F.cross_entropy(x, t, reduction=reduction, **kw),
+                lambda x, kw=tkw: torch.nn.functional.cross_entropy(x, T(torch, t), reduction=reduction, **kw), (x,),
+                dtype)
+    x3, t3 = rand(2, 6, 4, 3, dtype=dtype), ids(6, (2, 4, 3))
+    compare(torch, lambda x: F.cross_entropy(x, t3, reduction=reduction, label_smoothing=0.3),
+            lambda x: torch.nn.functional.cross_entropy(x, T(torch, t3), reduction=reduction, label_smoothing=0.3),
+            (x3,), dtype)
+
+
+def test_cross_entropy_saves_one_array_and_all_ignored():
+    x = rand(16, 10, dtype=np.float32)
+    node = F.cross_entropy(x, ids(10, (16,))).grad_fn
+    assert node.saved_nbytes() == x.nbytes  # one (N, C) array, no copy of the logits besides
+    loss = F.cross_entropy(x, minigrad.tensor([-100] * 16))
+    assert math.isnan(loss.item())
+    loss.backward()
+    assert np.all(x.grad.data == 0)  # as PyTorch
+
+
+def test_cross_entropy_errors():
+    x = rand(4, 5)
+    with pytest.raises(IndexError, match=r"Target 5 is out of bounds.*\[0, 5\).*C=5"):
+        F.cross_entropy(x, minigrad.tensor([0, 1, 5, 2]))
+    with pytest.raises(IndexError, match="Target -3"):
+        F.cross_entropy(x, minigrad.tensor([0, 1, -3, 2]))
+    with pytest.raises(ValueError, match="batch_size"):
+        F.cross_entropy(x, minigrad.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match=r"expected target of shape \[2, 3\]"):
+        F.cross_entropy(rand(2, 5, 3), minigrad.tensor([[0, 1], [1, 1]]))
+    with pytest.raises(RuntimeError, match="weight"):
+        F.cross_entropy(x, minigrad.tensor([0, 1, 2, 3]), weight=rand(4))
+    with pytest.raises(ValueError):
+        F.cross_entropy(x, minigrad.tensor([0, 1, 2, 3]), reduction="avg")
+
+
+# ---- mse_loss ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss(torch, reduction):
+    x, y = rand(3, 4), rand(3, 4)
+    assert gradcheck(lambda x, y: F.mse_loss(x, y, reduction=reduction), (x, y))
+    assert F.mse_loss(x, y, reduction=reduction).grad_fn.name() == "MseLossBackward0"
+    for dtype in (np.float32, np.float64):
+        x, y = rand(5, 6, dtype=dtype), rand(5, 6, dtype=dtype)
+        compare(torch, lambda x, y: F.mse_loss(x, y, reduction=reduction),
+                lambda x, y: torch.nn.functional.mse_loss(x, y, reduction=reduction), (x, y), dtype)
+
+
+# ---- scaled_dot_product_attention -------------------------------------------------------------
+def _masks(L, S, H=3):
+    bool_mask = minigrad.tensor(RNG.random((L, S)) > 0.3)
+    bool_mask.data[1] = False  # a fully masked row: zeros, as PyTorch
+    return [dict(), dict(is_causal=True), dict(attn_mask=bool_mask),
+            dict(attn_mask=minigrad.tensor(RNG.standard_normal((2, 1, L, S)))),
+            dict(attn_mask=minigrad.tensor(RNG.random((2, H, L, S)) > 0.5)), dict(scale=0.3)]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_attention_gradcheck(case):
+    q, k, v = rand(2, 3, 4, 5), rand(2, 3, 6, 5), rand(2, 3, 6, 2)
+    kw = _masks(4, 6)[case]
+    assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, **kw), (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, **kw)
+    assert y.shape == (2, 3, 4, 2) and y.grad_fn.name() == "ScaledDotProductAttentionBackward0"
+
+
+def test_attention_gradcheck_dropout_broadcast_and_gqa():
+    q, k, v = rand(2, 4, 3, 5), rand(2, 2, 3, 5), rand(2, 2, 3, 4)
+
+    def drop(q, k, v):
+        minigrad.manual_seed(1)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=0.3, is_causal=True)
+
+    assert gradcheck(drop, (q, rand(2, 4, 3, 5), rand(2, 4, 3, 4)))
+    assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), (q, k, v))
+    assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v), (q, rand(3, 5), rand(1, 1, 3, 4)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_vs_torch(torch, dtype):
+    L = 40
+    for kw in _masks(L, L, H=6) + [dict(enable_gqa=True, is_causal=True)]:
+        q = rand(2, 6, L, 16, dtype=dtype)
+        kh = 3 if kw.get("enable_gqa") else 6
+        k, v = rand(2, kh, L, 16, dtype=dtype), rand(2, kh, L, 8, dtype=dtype)
+        kw = {a: (minigrad.tensor(b.data.astype(dtype)) if isinstance(b, minigrad.Tensor) and b.data.dtype.kind == "f"
+                  else b) for a, b in kw.items()}
+        tkw = {a: T(torch, b) if isinstance(b, minigrad.Tensor) else b for a, b in kw.items()}
+        compare(torch, lambda q, k, v, kw=kw: F.scaled_dot_product_attention(q, k, v, **kw),
+                lambda q, k, v, kw=tkw: torch.nn.functional.scaled_dot_product_attention(q, k, v, **kw), (q, k, v),
+                dtype)
+
+
+def test_attention_saves_qkv_and_probs_and_errors():
+    q, k, v = rand(2, 3, 4, 5, dtype=np.float32), rand(2, 3, 6, 5, dtype=np.float32), rand(2, 3, 6, 2, dtype=np.float32)
+    node = F.scaled_dot_product_attention(q, k, v).grad_fn
+    assert node.saved_nbytes() == q.nbytes + k.nbytes + v.nbytes + 2 * 3 * 4 * 6 * 4
+    with pytest.raises(RuntimeError, match="is_causal"):
+        F.scaled_dot_product_attention(q, k, v, attn_mask=minigrad.ones(4, 6, dtype=minigrad.bool), is_causal=True)
+    with pytest.raises(RuntimeError, match="embedding size"):
+        F.scaled_dot_product_attention(q, rand(2, 3, 6, 4, dtype=np.float32), v)
+    with pytest.raises(RuntimeError, match="sequence length"):
+        F.scaled_dot_product_attention(q, k, rand(2, 3, 5, 2, dtype=np.float32))
+
+
+# ---- across ops -------------------------------------------------------------------------------
+CASES = {
+    "linear": (lambda x, w: F.linear(x, w), lambda x, w: R.linear(x, w), lambda: (rand(2, 3, 4), rand(5, 4))),
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, (6,), w, b), lambda x, w, b: R.layer_norm(x, (6,), w, b),
+                   lambda: (rand(3, 4, 6), rand(6), rand(6))),
+    "gelu": (F.gelu, R.gelu, lambda: (rand(5, 7),)),
+    "softmax": (lambda x: F.softmax(x, -1), lambda x: R.softmax(x, -1), lambda: (rand(5, 7),)),
+    "log_softmax": (lambda x: F.log_softmax(x, 0), lambda x: R.log_softmax(x, 0), lambda: (rand(5, 7),)),
+    "cross_entropy": (lambda x: F.cross_entropy(x, minigrad.tensor([1, 0, -100, 6]), label_smoothing=0.1),
+                      lambda x: R.cross_entropy(x, minigrad.tensor([1, 0, -100, 6]), label_smoothing=0.1),
+                      lambda: (rand(4, 7),)),
+    "attention": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                  lambda q, k, v: R.scaled_dot_product_attention(q, k, v, is_causal=True),
+                  lambda: (rand(2, 5, 4), rand(2, 5, 4), rand(2, 5, 3))),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fused_matches_composite(name):
+    fused, composite, make = CASES[name]
+    a = make()
+    b = [x.detach().requires_grad_() for x in a]
+    y1, y2 = fused(*a), composite(*b)
+    np.testing.assert_allclose(y1.data, y2.data, rtol=1e-12, atol=1e-12)
+    y1.sum().backward()
+    y2.sum().backward()
+    for x1, x2 in zip(a, b):
+        np.testing.assert_allclose(x1.grad.data, x2.grad.data, rtol=1e-10, atol=1e-12)
+
+
+def test_float32_stays_float32_everywhere():
+    x = rand(4, 6, 8, dtype=np.float32)
+    w8, b8 = rand(8, dtype=np.float32), rand(8, dtype=np.float32)
+    outs = [F.linear(x, rand(3, 8, dtype=np.float32), rand(3, dtype=np.float32)), F.layer_norm(x, (8,), w8, b8),
+            F.gelu(x), F.gelu(x, "tanh"), F.relu(x), F.softmax(x, -1), F.log_softmax(x, 1), F.dropout(x, 0.2),
+            F.cross_entropy(x.reshape(-1, 8), ids(8, (24,)), label_smoothing=0.1, weight=w8.detach()),
+            F.mse_loss(x, x.detach() * 0.5), F.scaled_dot_product_attention(x, x, x, is_causal=True),
+            F.embedding(ids(8, (3,)), rand(8, 8, dtype=np.float32))]
+    for y in outs:
+        assert y.dtype == minigrad.float32, y.grad_fn.name()
+        x.grad = None
+        y.sum().backward()
+        assert x.grad is None or x.grad.dtype == minigrad.float32, y.grad_fn.name()
+
+
+def test_backward_is_once_differentiable():
+    x = rand(3, 4)
+    (g,) = minigrad.autograd.grad(F.gelu(x).sum(), x)
+    assert g.shape == x.shape
+    v = rand(3, 4)  # an upstream gradient that itself requires grad: double backward through gelu
+    with pytest.raises(RuntimeError, match="not differentiable twice"):
+        minigrad.autograd.grad(F.gelu(x), x, grad_outputs=v, create_graph=True)

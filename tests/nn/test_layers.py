@@ -1,0 +1,245 @@
+"""Layers, containers and nn.init: gradcheck in float64, PyTorch parity in float32, input errors."""
+import math
+
+import numpy as np
+import pytest
+
+import minigrad
+import nn
+from minigrad.autograd import gradcheck
+
+LAYERS = {
+    "linear": lambda: nn.Linear(4, 3),
+    "linear_nobias": lambda: nn.Linear(4, 3, bias=False),
+    "layernorm": lambda: nn.LayerNorm(4),
+    "layernorm_nobias": lambda: nn.LayerNorm(4, bias=False),
+    "layernorm_2d": lambda: nn.LayerNorm((3, 4)),
+    "layernorm_noaffine": lambda: nn.LayerNorm(4, elementwise_affine=False),
+    "gelu": lambda: nn.GELU(),
+    "gelu_tanh": lambda: nn.GELU(approximate="tanh"),
+    "relu": lambda: nn.ReLU(),
+    "tanh": lambda: nn.Tanh(),
+    "identity": lambda: nn.Identity(),
+    "mlp": lambda: nn.Sequential(nn.Linear(4, 5), nn.GELU(), nn.Linear(5, 4), nn.LayerNorm(4)),
+}
+
+
+def _perturbed(module):
+    """Parameters moved off their init values, so ones/zeros LayerNorm weights test something."""
+    for p in module.parameters():
+        p.data += minigrad.randn(*p.shape, dtype=p.dtype).data * 0.5
+    return module
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_gradcheck_float64(name):
+    minigrad.manual_seed(0)
+    m = _perturbed(LAYERS[name]().double())
+    x = minigrad.randn(2, 3, 4, dtype=minigrad.float64, requires_grad=True)
+    if name == "relu":  # keep inputs away from the kink, where finite differences are meaningless
+        x.data[np.abs(x.data) < 0.1] = 0.5
+    params = list(m.parameters())
+    assert gradcheck(lambda x, *ps: m(x), (x, *params))
+
+
+def test_gradcheck_embedding():
+    minigrad.manual_seed(0)
+    m = nn.Embedding(6, 3).double()  # (padding_idx deliberately has no gradient, so no gradcheck)
+    ids = minigrad.tensor([[0, 2, 2], [5, 1, 0]])
+    assert gradcheck(lambda w: m(ids) * minigrad.arange(3, dtype=minigrad.float64), (m.weight,))
+
+
+def test_gradcheck_dropout():
+    m = nn.Dropout(0.4).double()
+    x = minigrad.randn(3, 5, dtype=minigrad.float64, requires_grad=True)
+
+    def f(x):
+        minigrad.manual_seed(1)  # the same mask on every evaluation
+        return m(x)
+
+    assert gradcheck(f, (x,))
+
+
+# ---- PyTorch parity (float32) ---------------------------------------------------------------
+def _torch_twin(torch, ours, theirs):
+    """Copy our parameters into the PyTorch module by name."""
+    with torch.no_grad():
+        for name, p in ours.named_parameters():
+            theirs.get_parameter(name).copy_(torch.from_numpy(p.data.copy()))
+    return theirs
+
+
+def _compare(torch, ours, theirs, x):
+    xo = minigrad.tensor(x, requires_grad=x.dtype.kind == "f")
+    xt = torch.from_numpy(x.copy()).requires_grad_(x.dtype.kind == "f")
+    yo, yt = ours(xo), theirs(xt)
+    np.testing.assert_allclose(yo.data, yt.detach().numpy(), atol=1e-5, rtol=1e-4)
+    g = np.random.default_rng(1).standard_normal(yt.shape).astype(np.float32)
+    yo.backward(minigrad.tensor(g))
+    yt.backward(torch.from_numpy(g))
+    if xo.requires_grad:
+        np.testing.assert_allclose(xo.grad.data, xt.grad.numpy(), atol=1e-5, rtol=1e-4)
+    for name, p in ours.named_parameters():
+        np.testing.assert_allclose(p.grad.data, theirs.get_parameter(name).grad.numpy(), atol=1e-5, rtol=1e-4,
+                                   err_msg=name)
+
+
+def test_torch_parity(torch):
+    tnn = torch.nn
+    pairs = [
+        (nn.Linear(8, 5), tnn.Linear(8, 5)),
+        (nn.Linear(8, 5, bias=False), tnn.Linear(8, 5, bias=False)),
+        (nn.LayerNorm(8), tnn.LayerNorm(8)),
+        (nn.LayerNorm(8, bias=False), tnn.LayerNorm(8, bias=False)),
+        (nn.GELU(), tnn.GELU()),
+        (nn.GELU(approximate="tanh"), tnn.GELU(approximate="tanh")),
+        (nn.ReLU(), tnn.ReLU()),
+        (nn.Tanh(), tnn.Tanh()),
+        (nn.Dropout(0.3).eval(), tnn.Dropout(0.3).eval()),
+        (nn.Identity(), tnn.Identity()),
+        (nn.Sequential(nn.Linear(8, 6), nn.GELU(), nn.Linear(6, 8), nn.LayerNorm(8)),
+         tnn.Sequential(tnn.Linear(8, 6), tnn.GELU(), tnn.Linear(6, 8), tnn.LayerNorm(8))),
+    ]
+    x = np.random.default_rng(0).standard_normal((3, 4, 8)).astype(np.float32)
+    for ours, theirs in pairs:
+        _compare(torch, _perturbed(ours), _torch_twin(torch, ours, theirs), x)
+
+
+def test_torch_parity_embedding(torch):
+    ours = nn.Embedding(10, 4, padding_idx=3)
+    theirs = _torch_twin(torch, ours, torch.nn.Embedding(10, 4, padding_idx=3))
+    _compare(torch, ours, theirs, np.array([[1, 3, 9], [3, 0, 1]], dtype=np.int64))
+
+
+def test_default_init_matches_pytorch_rule():
+    minigrad.manual_seed(0)
+    lin = nn.Linear(100, 50)
+    bound = 1 / math.sqrt(100)  # kaiming_uniform_(a=sqrt(5)) on fan_in 100, and the bias rule
+    for p in (lin.weight, lin.bias):
+        assert p.data.min() >= -bound and p.data.max() <= bound and p.data.max() > 0.9 * bound
+    assert lin.weight.shape == (50, 100) and lin.weight.dtype == minigrad.float32
+    emb = nn.Embedding(200, 50)
+    assert abs(emb.weight.data.mean()) < 0.05 and abs(emb.weight.data.std() - 1) < 0.05
+    ln = nn.LayerNorm(6)
+    assert (ln.weight.data == 1).all() and (ln.bias.data == 0).all()
+    assert nn.LayerNorm(6, bias=False).bias is None
+    minigrad.manual_seed(0)
+    np.testing.assert_array_equal(nn.Linear(100, 50).weight.data, lin.weight.data)  # seeded: reproducible
+    assert nn.Linear(3, 2, dtype=minigrad.float64).weight.dtype == minigrad.float64
+
+
+def test_init_functions():
+    minigrad.manual_seed(0)
+    w = nn.Parameter(minigrad.empty(300, 200))
+    version = w._version
+    assert nn.init.normal_(w, mean=1.0, std=2.0) is w
+    assert w._version > version and w.is_leaf and w.grad_fn is None
+    assert abs(w.data.mean() - 1) < 0.02 and abs(w.data.std() - 2) < 0.02
+    nn.init.uniform_(w, -0.5, 0.25)
+    assert w.data.min() >= -0.5 and w.data.max() <= 0.25
+    nn.init.xavier_uniform_(w)
+    bound = math.sqrt(6 / 500)
+    assert np.abs(w.data).max() <= bound and np.abs(w.data).max() > 0.95 * bound
+    nn.init.kaiming_uniform_(w, a=0, nonlinearity="relu")
+    assert np.abs(w.data).max() <= math.sqrt(6 / 200)
+    nn.init.trunc_normal_(w, std=1.0, a=-0.5, b=0.5)
+    assert w.data.min() >= -0.5 and w.data.max() <= 0.5
+    nn.init.constant_(w, 0.3)
+    assert (w.data == np.float32(0.3)).all()
+    nn.init.zeros_(w)
+    assert not w.data.any()
+    nn.init.ones_(w)
+    assert (w.data == 1).all() and w.dtype == minigrad.float32
+    h = nn.init.normal_(minigrad.empty(4, dtype=minigrad.float16))
+    assert h.dtype == minigrad.float16
+    with pytest.raises(ValueError, match="fewer than 2 dimensions"):
+        nn.init.xavier_uniform_(minigrad.empty(3))
+
+
+# ---- errors on bad input --------------------------------------------------------------------
+def test_linear_bad_input_names_module_and_shapes():
+    lin = nn.Linear(4, 3)
+    with pytest.raises(RuntimeError) as err:
+        lin(minigrad.zeros(2, 5))
+    assert str(err.value) == ("Linear(in_features=4, out_features=3, bias=True): expected input with last "
+                              "dimension 4, got shape [2, 5]")
+    with pytest.raises(RuntimeError, match=r"expected input of dtype minigrad.float32, got minigrad.float64"):
+        lin(minigrad.zeros(2, 4, dtype=minigrad.float64))
+    with pytest.raises(TypeError, match=r"Linear\(in_features=4.*expected a minigrad Tensor"):
+        lin([[1.0, 2.0, 3.0, 4.0]])
+
+
+def test_layernorm_bad_input():
+    with pytest.raises(RuntimeError, match=r"LayerNorm\(\(4,\), eps=1e-05.*expected input with last dimension 4, "
+                                           r"got shape \[2, 3\]"):
+        nn.LayerNorm(4)(minigrad.zeros(2, 3))
+    with pytest.raises(RuntimeError, match=r"expected input with last 2 dimensions \[3, 4\], got shape \[4, 3\]"):
+        nn.LayerNorm((3, 4))(minigrad.zeros(4, 3))
+
+
+def test_embedding_bad_input():
+    emb = nn.Embedding(10, 4)
+    with pytest.raises(RuntimeError, match=r"Embedding\(10, 4\): expected integer indices .*got minigrad.float32"):
+        emb(minigrad.tensor([1.0, 2.0]))
+    with pytest.raises(IndexError, match=r"Embedding\(10, 4\): index 12 is out of range for num_embeddings=10"):
+        emb(minigrad.tensor([[1, 12], [3, 4]]))
+    with pytest.raises(IndexError, match="index -1 is out of range"):
+        emb(minigrad.tensor([-1]))
+    assert emb(minigrad.tensor([], dtype=minigrad.int64)).shape == (0, 4)
+    assert emb(minigrad.tensor([1, 2], dtype=minigrad.int32)).shape == (2, 4)
+
+
+# ---- behaviour ------------------------------------------------------------------------------
+def test_dropout_modes():
+    minigrad.manual_seed(0)
+    m = nn.Dropout(0.25)
+    x = minigrad.ones(100, 100)
+    y = m(x).data
+    assert abs((y == 0).mean() - 0.25) < 0.02 and np.allclose(y[y != 0], 1 / 0.75)
+    m.eval()
+    assert m(x) is x
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        nn.Dropout(1.5)
+    with pytest.raises(ValueError, match="none or tanh"):
+        nn.GELU(approximate="fast")
+
+
+def test_sequential():
+    a, b, c = nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1)
+    seq = nn.Sequential(a, b, c)
+    assert len(seq) == 3 and seq[0] is a and seq[-1] is c and list(seq) == [a, b, c]
+    assert list(seq[1:]) == [b, c] and isinstance(seq[1:], nn.Sequential)
+    assert seq(minigrad.zeros(5, 2)).shape == (5, 1)
+    seq.append(nn.Tanh())
+    assert len(seq) == 4 and [n for n, _ in seq.named_children()] == ["0", "1", "2", "3"]
+    del seq[1]
+    assert [n for n, _ in seq.named_children()] == ["0", "1", "2"] and seq[1] is c
+    named = nn.Sequential(__import__("collections").OrderedDict(first=a, second=c))
+    assert named.first is a and [n for n, _ in named.named_parameters()][0] == "first.weight"
+    with pytest.raises(IndexError):
+        seq[5]
+
+
+def test_module_list_and_dict():
+    layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(2)])
+    layers.append(nn.Linear(2, 3))
+    layers.extend([nn.ReLU()])
+    layers.insert(0, nn.Tanh())
+    assert len(layers) == 5 and isinstance(layers[0], nn.Tanh) and isinstance(layers[-1], nn.ReLU)
+    assert len(list(layers.parameters())) == 6
+    layers[0] = nn.Identity()
+    assert isinstance(layers[0], nn.Identity)
+    layers += [nn.GELU()]
+    assert len(layers) == 6 and isinstance(layers[1:3], nn.ModuleList)
+    del layers[0]
+    assert [n for n, _ in layers.named_children()] == ["0", "1", "2", "3", "4"]
+    with pytest.raises(IndexError):
+        layers[10]
+
+    d = nn.ModuleDict({"enc": nn.Linear(2, 2), "act": nn.ReLU()})
+    d["dec"] = nn.Linear(2, 1)
+    assert list(d.keys()) == ["enc", "act", "dec"] and "act" in d and len(d) == 3
+    assert [n for n, _ in d.named_parameters()] == ["enc.weight", "enc.bias", "dec.weight", "dec.bias"]
+    assert isinstance(d.pop("act"), nn.ReLU) and "act" not in d
+    d.update([("act", nn.GELU())])
+    assert list(d) == ["enc", "dec", "act"] and dict(d.items())["act"] is d["act"]

@@ -1,0 +1,235 @@
+"""nn.Module and nn.Parameter: registration, traversal, modes, devices/dtypes, state dicts, repr."""
+import copy
+
+import numpy as np
+import pytest
+
+import minigrad
+import nn
+
+
+class Net(nn.Module):
+    """Two layers, a persistent and a non-persistent buffer, and a tied weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 3)
+        self.act = nn.ReLU()
+        self.fc2 = nn.Linear(3, 3, bias=False)
+        self.head = nn.Linear(3, 3, bias=False)
+        self.head.weight = self.fc2.weight  # tied: one Parameter, two names
+        self.register_buffer("steps", minigrad.zeros(1, dtype=minigrad.int64))
+        self.register_buffer("scratch", minigrad.ones(2), persistent=False)
+
+    def forward(self, x):
+        return self.head(self.act(self.fc2(self.act(self.fc1(x)))))
+
+
+def test_parameter_is_a_leaf_sharing_data():
+    t = minigrad.ones(3)
+    p = nn.Parameter(t)
+    assert isinstance(p, minigrad.Tensor) and p.requires_grad and p.is_leaf and p.grad_fn is None
+    assert p.data is t.data
+    assert repr(p) == "Parameter containing:\ntensor([1., 1., 1.], requires_grad=True)"
+    assert not nn.Parameter(t, requires_grad=False).requires_grad
+    assert nn.Parameter().shape == (0,)
+
+
+def test_registration_and_traversal():
+    net = Net()
+    names = [n for n, _ in net.named_parameters()]
+    assert names == ["fc1.weight", "fc1.bias", "fc2.weight"]  # the tied weight once
+    assert len(list(net.parameters())) == 3
+    assert [n for n, _ in net.named_parameters(remove_duplicate=False)] == names + ["head.weight"]
+    assert [n for n, _ in net.named_buffers()] == ["steps", "scratch"]
+    assert [n for n, _ in net.named_children()] == ["fc1", "act", "fc2", "head"]
+    assert [n for n, _ in net.named_modules()] == ["", "fc1", "act", "fc2", "head"]
+    assert list(net.modules())[0] is net and len(list(net.children())) == 4
+    assert [n for n, _ in net.fc1.named_parameters(prefix="fc1")] == ["fc1.weight", "fc1.bias"]
+    assert net.get_submodule("fc1") is net.fc1
+    # re-assigning an attribute moves it between tables
+    net.fc1 = None
+    assert "fc1" in net._modules and net.fc1 is None
+    del net.act
+    assert "act" not in net._modules
+    net.extra = minigrad.zeros(1)  # a plain tensor is a plain attribute, not a buffer
+    assert "extra" not in dict(net.named_buffers())
+    assert "fc2" in dir(net)
+
+
+def test_registration_errors():
+    class NoInit(nn.Module):
+        def __init__(self):
+            self.w = nn.Parameter(minigrad.ones(1))
+
+    with pytest.raises(AttributeError, match="before Module.__init__"):
+        NoInit()
+    lin = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="cannot assign 'minigrad.FloatTensor' as parameter 'weight'"):
+        lin.weight = minigrad.ones(2, 2)
+    with pytest.raises(KeyError, match="attribute 'forward' already exists"):
+        lin.register_buffer("forward", minigrad.ones(1))
+    with pytest.raises(KeyError, match=r'contain "\."'):
+        lin.register_buffer("a.b", minigrad.ones(1))
+    with pytest.raises(TypeError, match="Tensor or None required"):
+        lin.register_buffer("x", [1, 2])
+    with pytest.raises(AttributeError, match="'Linear' object has no attribute 'nope'"):
+        _ = lin.nope
+    with pytest.raises(NotImplementedError, match="missing the required \"forward\""):
+        nn.Module()(1)
+
+
+def test_train_eval_apply_requires_grad():
+    net = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.Dropout(0.5)))
+    assert net.eval() is net
+    assert all(not m.training for m in net.modules())
+    net.train()
+    assert all(m.training for m in net.modules())
+    visited = []
+    net.apply(lambda m: visited.append(type(m).__name__))
+    assert visited == ["Linear", "Dropout", "Sequential", "Sequential"]  # children first
+    net.requires_grad_(False)
+    assert not any(p.requires_grad for p in net.parameters())
+    with pytest.raises(ValueError, match="boolean"):
+        net.train("yes")
+
+
+def test_zero_grad():
+    lin = nn.Linear(3, 2)
+    lin(minigrad.randn(4, 3)).sum().backward()
+    grad = lin.weight.grad
+    lin.zero_grad(set_to_none=False)
+    assert lin.weight.grad is grad and not grad.data.any()
+    lin.zero_grad()
+    assert lin.weight.grad is None and lin.bias.grad is None
+
+
+def test_to_dtype_keeps_parameter_identity_and_converts_grads():
+    net = Net()
+    params = list(net.parameters())
+    net(minigrad.randn(2, 4)).sum().backward()
+    assert net.double() is net
+    assert list(net.parameters()) == params  # the same objects (an optimizer built before stays valid)
+    assert all(p.dtype == minigrad.float64 and p.grad.dtype == minigrad.float64 for p in params)
+    assert net.steps.dtype == minigrad.int64  # only floating tensors change dtype
+    assert net.scratch.dtype == minigrad.float64
+    assert net.head.weight is net.fc2.weight
+    net.to(minigrad.float32).to("cpu").cpu().float()
+    assert all(p.dtype == minigrad.float32 for p in params)
+    out = net(minigrad.randn(2, 4))
+    assert out.dtype == minigrad.float32
+    with pytest.raises(TypeError, match="floating point"):
+        net.to(minigrad.int64)
+
+
+@pytest.mark.skipif(not minigrad.cuda_is_available(), reason="needs a CUDA GPU and cupy")
+def test_to_cuda_and_back():
+    net = Net()
+    params = list(net.parameters())
+    net.cuda()
+    assert list(net.parameters()) == params and all(p.is_cuda for p in params)
+    assert net.steps.is_cuda
+    out = net(minigrad.randn(2, 4, device="cuda"))
+    assert out.is_cuda
+    net.cpu()
+    assert not any(p.is_cuda for p in params)
+
+
+def test_deepcopy_is_independent():
+    net = Net()
+    twin = copy.deepcopy(net)
+    assert twin.fc1.weight is not net.fc1.weight
+    assert twin.head.weight is twin.fc2.weight  # ties survive the copy
+    np.testing.assert_array_equal(twin.fc1.weight.data, net.fc1.weight.data)
+    twin.fc1.weight.data[...] = 0
+    assert net.fc1.weight.data.any()
+
+
+def test_state_dict_keys_and_sharing():
+    net = Net()
+    sd = net.state_dict()
+    # a module's own entries come before its children's (as in PyTorch); no non-persistent buffer;
+    # the tied weight under both of its names
+    assert list(sd) == ["steps", "fc1.weight", "fc1.bias", "fc2.weight", "head.weight"]
+    assert not isinstance(sd["fc1.weight"], nn.Parameter) and not sd["fc1.weight"].requires_grad
+    assert sd["fc1.weight"].data is net.fc1.weight.data  # detached, not copied
+    assert net.state_dict(keep_vars=True)["fc1.weight"] is net.fc1.weight
+
+
+def test_load_state_dict_roundtrip():
+    a, b = Net(), Net()
+    result = b.load_state_dict({k: v.clone() for k, v in a.state_dict().items()})
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert repr(result) == "<All keys matched successfully>"
+    for va, vb in zip(a.state_dict().values(), b.state_dict().values()):
+        np.testing.assert_array_equal(va.data, vb.data)
+    # numpy arrays are accepted as values too
+    b.load_state_dict({k: np.zeros(v.shape, dtype=v.data.dtype) for k, v in a.state_dict().items()})
+    assert not b.fc1.weight.data.any()
+
+
+def _snapshot(module):
+    return {k: v.data.copy() for k, v in module.state_dict().items()}
+
+
+def _assert_unchanged(module, snap):
+    for k, v in module.state_dict().items():
+        np.testing.assert_array_equal(v.data, snap[k])
+
+
+def test_load_state_dict_missing_and_unexpected_keys():
+    net = Net()
+    snap = _snapshot(net)
+    sd = {k: minigrad.zeros(*v.shape, dtype=v.dtype) for k, v in net.state_dict().items()}
+    del sd["fc1.bias"]
+    sd["fc3.weight"] = minigrad.zeros(1)
+    with pytest.raises(RuntimeError) as err:
+        net.load_state_dict(sd)
+    msg = str(err.value)
+    assert "Error(s) in loading state_dict for Net" in msg
+    assert 'Missing key(s) in state_dict: "fc1.bias"' in msg
+    assert 'Unexpected key(s) in state_dict: "fc3.weight"' in msg
+    _assert_unchanged(net, snap)  # strict failure copies nothing
+    result = net.load_state_dict(sd, strict=False)
+    assert result == (["fc1.bias"], ["fc3.weight"])
+    assert result.missing_keys == ["fc1.bias"] and result.unexpected_keys == ["fc3.weight"]
+    assert not net.fc1.weight.data.any()
+
+
+def test_load_state_dict_size_mismatch_names_every_key_and_changes_nothing():
+    net = Net()
+    snap = _snapshot(net)
+    sd = {k: minigrad.zeros(*v.shape, dtype=v.dtype) for k, v in net.state_dict().items()}
+    sd["fc1.weight"] = minigrad.zeros(3, 5)
+    sd["fc2.weight"] = minigrad.zeros(2, 3)
+    sd["steps"] = "not a tensor"
+    for strict in (True, False):
+        with pytest.raises(RuntimeError) as err:
+            net.load_state_dict(sd, strict=strict)
+        msg = str(err.value)
+        assert "size mismatch for fc1.weight: copying a param with shape minigrad.Size([3, 5]) from checkpoint, " \
+               "the shape in current model is minigrad.Size([3, 4])." in msg
+        assert "size mismatch for fc2.weight" in msg
+        assert 'While copying the parameter named "steps"' in msg
+        _assert_unchanged(net, snap)
+
+
+def test_repr():
+    assert repr(nn.Linear(4, 3)) == "Linear(in_features=4, out_features=3, bias=True)"
+    net = nn.Sequential(nn.Linear(4, 3, bias=False), nn.ModuleDict({"act": nn.GELU(approximate="tanh")}))
+    assert repr(net) == (
+        "Sequential(\n"
+        "  (0): Linear(in_features=4, out_features=3, bias=False)\n"
+        "  (1): ModuleDict(\n"
+        "    (act): GELU(approximate='tanh')\n"
+        "  )\n"
+        ")"
+    )
+    blocks = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)] + [nn.LayerNorm(2, bias=False)])
+    assert repr(blocks) == (
+        "ModuleList(\n"
+        "  (0-2): 3 x Linear(in_features=2, out_features=2, bias=True)\n"
+        "  (3): LayerNorm((2,), eps=1e-05, elementwise_affine=True)\n"
+        ")"
+    )
+    assert repr(nn.ModuleList()) == "ModuleList()"

@@ -1,0 +1,268 @@
+"""Optimizers: PyTorch's trajectories (float64, 1e-10) through a mid-run checkpoint, state dicts, errors."""
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import minigrad
+import nn
+import nn.functional as F
+from nn.optim import SGD, Adam, AdamW, Optimizer
+
+STEPS, RESUME_AT = 50, 25
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((16, 6)), rng.standard_normal((16, 3))
+
+
+SMALL_BLOCK = 4096
+
+
+@pytest.fixture
+def torch(torch):
+    """The shared fixture's PyTorch, on one thread: its 150-odd tiny steps per test are 100x slower
+    when its thread pool competes with other processes for the cores."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield torch
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(autouse=True)
+def small_blocks(monkeypatch):
+    """Blocks of 4096 elements, so that the blocked update path (with a partial last block) runs on
+    parameters of test size."""
+    monkeypatch.setattr(nn.optim.optimizer, "BLOCK", SMALL_BLOCK)
+
+
+def _model():
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 100), nn.Tanh(), nn.Linear(100, 100), nn.Tanh(), nn.Linear(100, 3)).double()
+    assert model[2].weight.numel() % SMALL_BLOCK != 0 and model[2].weight.numel() > 2 * SMALL_BLOCK
+    return model
+
+
+def _groups(params, cls, kwargs):
+    """Two parameter groups: the first layer with its own lr (and no weight decay), the rest with the defaults."""
+    params = list(params)
+    return cls([{"params": params[:2], "lr": kwargs["lr"] * 0.5, "weight_decay": 0.0}, {"params": params[2:]}],
+               **kwargs)
+
+
+def _torch_twin(torch, model):
+    tnn = torch.nn
+    twin = tnn.Sequential(tnn.Linear(6, 100), tnn.Tanh(), tnn.Linear(100, 100), tnn.Tanh(), tnn.Linear(100, 3)).double()
+    with torch.no_grad():
+        for p, q in zip(model.parameters(), twin.parameters()):
+            q.copy_(torch.from_numpy(p.data.copy()))
+    return twin
+
+
+def _our_step(model, opt, X, Y):
+    opt.zero_grad()
+    F.mse_loss(model(minigrad.tensor(X)), minigrad.tensor(Y)).backward()
+    opt.step()
+
+
+def _torch_step(torch, model, opt, X, Y):
+    opt.zero_grad()
+    torch.nn.functional.mse_loss(model(torch.from_numpy(X)), torch.from_numpy(Y)).backward()
+    opt.step()
+
+
+def _assert_same(model, twin, step):
+    for (name, p), q in zip(model.named_parameters(), twin.parameters()):
+        np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=0, atol=1e-10, err_msg=f"{name} at step {step}")
+
+
+CONFIGS = [
+    (SGD, dict(lr=0.1)),
+    (SGD, dict(lr=0.1, weight_decay=0.05)),
+    (SGD, dict(lr=0.05, momentum=0.9)),
+    (SGD, dict(lr=0.05, momentum=0.9, dampening=0.2, weight_decay=0.05)),
+    (SGD, dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.05)),
+    (Adam, dict(lr=0.01)),
+    (Adam, dict(lr=0.01, betas=(0.8, 0.95), weight_decay=0.1)),
+    (Adam, dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+    (AdamW, dict(lr=0.01, weight_decay=0.0)),
+    (AdamW, dict(lr=0.01, betas=(0.9, 0.95), eps=1e-6, weight_decay=0.1)),
+    (AdamW, dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+]
+
+
+@pytest.mark.parametrize("cls,kwargs", CONFIGS, ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(CONFIGS)])
+def test_trajectory_matches_torch_across_checkpoint(torch, tmp_path, cls, kwargs):
+    X, Y = _data()
+    model = _model()
+    twin = _torch_twin(torch, model)
+    opt = _groups(model.parameters(), cls, kwargs)
+    topt = _groups(twin.parameters(), getattr(torch.optim, cls.__name__), kwargs)
+    for step in range(STEPS):
+        if step == RESUME_AT:  # checkpoint to disk, then carry on with a new model and optimizer
+            nn.save({"model": model.state_dict(), "optimizer": opt.state_dict()}, tmp_path / "ckpt.safetensors")
+            ckpt = nn.load(tmp_path / "ckpt.safetensors")
+            model = _model()
+            model.load_state_dict(ckpt["model"])
+            opt = _groups(model.parameters(), cls, {**kwargs, "lr": 123.0})  # hyperparameters come from the file
+            opt.load_state_dict(ckpt["optimizer"])
+        _our_step(model, opt, X, Y)
+        _torch_step(torch, twin, topt, X, Y)
+        _assert_same(model, twin, step)
+
+
+def test_loads_pytorch_optimizer_state(torch):
+    """A state dict in PyTorch's own layout (tensor steps, extra group keys) continues the same trajectory."""
+    X, Y = _data()
+    model = _model()
+    twin = _torch_twin(torch, model)
+    topt = torch.optim.AdamW(twin.parameters(), lr=0.01, weight_decay=0.1)
+    for _ in range(5):
+        _torch_step(torch, twin, topt, X, Y)
+    tsd = topt.state_dict()
+    sd = {"state": {k: {n: minigrad.tensor(v.numpy()) for n, v in s.items()} for k, s in tsd["state"].items()},
+          "param_groups": tsd["param_groups"]}
+    with minigrad.no_grad():
+        for p, q in zip(model.parameters(), twin.parameters()):
+            p.copy_(minigrad.tensor(q.detach().numpy()))
+    opt = AdamW(model.parameters())
+    opt.load_state_dict(sd)
+    assert opt.state[model[0].weight]["step"] == 5 and opt.param_groups[0]["lr"] == 0.01
+    for step in range(5):
+        _our_step(model, opt, X, Y)
+        _torch_step(torch, twin, topt, X, Y)
+        _assert_same(model, twin, step)
+
+
+def test_state_dict_layout():
+    model = _model()
+    opt = _groups(model.parameters(), AdamW, dict(lr=0.01, betas=(0.9, 0.95)))
+    X, Y = _data()
+    _our_step(model, opt, X, Y)
+    sd = opt.state_dict()
+    assert sorted(sd) == ["param_groups", "state"]
+    assert list(sd["state"]) == [0, 1, 2, 3, 4, 5]
+    s0 = sd["state"][0]
+    assert s0["step"] == 1 and type(s0["step"]) is int
+    assert s0["exp_avg"].shape == model[0].weight.shape and s0["exp_avg"].dtype == minigrad.float64
+    g0, g1 = sd["param_groups"]
+    assert g0["params"] == [0, 1] and g1["params"] == [2, 3, 4, 5]
+    assert g0["lr"] == 0.005 and g1["lr"] == 0.01 and g1["betas"] == (0.9, 0.95) and g0["weight_decay"] == 0.0
+
+
+def test_load_state_dict_validates_before_changing_anything():
+    model = _model()
+    opt = AdamW(model.parameters(), lr=0.01)
+    X, Y = _data()
+    _our_step(model, opt, X, Y)
+    sd = opt.state_dict()
+    before = {id(p): {k: (v.data.copy() if hasattr(v, "data") else v) for k, v in s.items()}
+              for p, s in opt.state.items()}
+
+    def unchanged():
+        assert opt.param_groups[0]["lr"] == 0.01
+        for p, s in opt.state.items():
+            for k, v in s.items():
+                np.testing.assert_array_equal(getattr(v, "data", v), before[id(p)][k])
+
+    other = AdamW(list(model.parameters())[:2], lr=0.5)
+    with pytest.raises(ValueError, match="doesn't match the size of optimizer's group"):
+        opt.load_state_dict(other.state_dict())
+    unchanged()
+    with pytest.raises(ValueError, match="different number of parameter groups"):
+        opt.load_state_dict({"state": {}, "param_groups": []})
+    bad = {"state": {**sd["state"], 5: {**sd["state"][5], "exp_avg": minigrad.zeros(7)}},
+           "param_groups": [{**sd["param_groups"][0], "lr": 0.5}]}
+    with pytest.raises(ValueError, match=r"parameter 5 has 'exp_avg' of shape \[7\]"):
+        opt.load_state_dict(bad)
+    unchanged()
+    # the loaded state is a copy: the state dict's tensors can be reused freely
+    opt.load_state_dict(sd)
+    assert opt.state[model[0].weight]["exp_avg"] is not sd["state"][0]["exp_avg"]
+
+
+def test_errors():
+    w = nn.Parameter(minigrad.ones(2))
+    with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
+        SGD([w * 2], lr=0.1)
+    with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
+        AdamW([])
+    with pytest.raises(TypeError, match="ordered collections"):
+        Adam({w})
+    with pytest.raises(TypeError, match="can only optimize Tensors"):
+        Adam([w, 3.0])
+    with pytest.raises(TypeError, match="iterable of Tensors"):
+        Adam(w)
+    with pytest.raises(ValueError, match="Invalid learning rate: -1"):
+        AdamW([w], lr=-1)
+    with pytest.raises(ValueError, match="Invalid beta parameter at index 1"):
+        AdamW([w], betas=(0.9, 1.0))
+    with pytest.raises(ValueError, match="Nesterov momentum requires"):
+        SGD([w], lr=0.1, nesterov=True)
+    opt = SGD([w], lr=0.1)
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        opt.add_param_group({"params": [w]})
+
+
+def test_param_groups_zero_grad_and_closure():
+    a, b = nn.Parameter(minigrad.ones(3)), nn.Parameter(minigrad.ones(2))
+    opt = SGD([a], lr=0.1)
+    opt.add_param_group({"params": b, "lr": 1.0})
+    assert opt.param_groups[1]["momentum"] == 0.0 and opt.param_groups[1]["params"] == [b]
+
+    def closure():
+        opt.zero_grad()
+        loss = (a * a).sum() + b.sum()
+        loss.backward()
+        return loss
+
+    loss = opt.step(closure)
+    assert loss.item() == 5.0
+    np.testing.assert_allclose(a.data, 0.8)  # 1 - 0.1 * 2a
+    np.testing.assert_allclose(b.data, 0.0)  # 1 - 1.0 * 1
+    grad = a.grad
+    opt.zero_grad(set_to_none=False)
+    assert a.grad is grad and not grad.data.any()
+    opt.zero_grad()
+    assert a.grad is None and b.grad is None
+    opt.step()  # parameters without gradients are skipped
+    np.testing.assert_allclose(a.data, 0.8)
+    assert "Parameter Group 1" in repr(opt)
+
+
+def test_blocked_and_whole_array_updates_agree():
+    """A non-contiguous gradient takes the whole-array path; the result is the same, bit for bit."""
+    rng = np.random.default_rng(0)
+    w0 = rng.standard_normal((300, 200)).astype(np.float32)
+    g = rng.standard_normal((200, 300)).astype(np.float32)
+    results = []
+    for grad in (np.ascontiguousarray(g.T), g.T):
+        p = nn.Parameter(minigrad.tensor(w0.copy()))
+        opt = AdamW([p], lr=1e-2, weight_decay=0.1)
+        for _ in range(3):
+            p.grad = minigrad.Tensor(grad)
+            opt.step()
+        results.append(p.data)
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+@pytest.mark.parametrize("cls,kwargs", [(AdamW, dict(amsgrad=True)), (Adam, dict(weight_decay=0.1)),
+                                        (SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1))])
+def test_step_allocates_no_parameter_sized_memory(cls, kwargs):
+    p = nn.Parameter(minigrad.randn(400, 400))
+    p.grad = minigrad.randn(400, 400)
+    opt = cls([p], **kwargs)
+    opt.step()  # the first step creates the state
+    data = p.data
+    tracemalloc.start()
+    opt.step()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < p.nbytes / 20, f"a step allocated {peak} bytes for a {p.nbytes}-byte parameter"
+    assert p.data is data  # updated in place
+
+
+def test_optimizer_base_requires_step_group():
+    with pytest.raises(NotImplementedError):
+        Optimizer([nn.Parameter(minigrad.ones(1))], {}).step()

@@ -1,0 +1,11 @@
+"""Train a GPT: `python train.py [config_file.py ...] [--key=value ...]` (`--help` lists every knob).
+
+With no arguments it trains a small character-level model on the Python documentation that
+ships with every Python (offline, a few minutes on 2 CPU cores); then `python sample.py`.
+"""
+import sys
+
+from gpt.trainer import main
+
+if __name__ == "__main__":
+    sys.exit(main())
