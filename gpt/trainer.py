@@ -67,9 +67,9 @@ def save_checkpoint(path, model, optimizer, cfg, iter_num, best_val_loss, sample
 class Trainer:
     """Holds the model, optimizer, data and loop state of one training run."""
 
-    def __init__(self, cfg, log=print):
+    def __init__(self, cfg, log=None):
         self.cfg = cfg
-        self.log = log
+        self.log = log or (lambda msg: print(msg, flush=True))
         self.out_dir = Path(cfg.out_dir)
         self.stop_requested = False
         self._setup()
@@ -209,7 +209,7 @@ class Trainer:
             return self.estimate_loss()
         previous = signal.getsignal(signal.SIGINT)
         signal.signal(signal.SIGINT, self._on_interrupt)
-        bar = _progress(cfg, self.iter_num)
+        bar = _progress(cfg, self.iter_num, self.log)
         try:
             t_last = time.perf_counter()
             mfu = -1.0
@@ -257,8 +257,9 @@ def _tokenizer_arg(cfg):
 class _progress:
     """A tqdm bar on a terminal; plain log lines every log_interval when output is a file or pipe."""
 
-    def __init__(self, cfg, start):
+    def __init__(self, cfg, start, log=print):
         self.cfg = cfg
+        self.log = log
         self.tty = sys.stderr.isatty() and cfg.progress
         self.bar = None
         if self.tty:
@@ -271,8 +272,8 @@ class _progress:
             self.bar.n = it
             self.bar.set_postfix_str(f"loss {loss:.4f}, lr {lr:.2e}, {tok_s:,.0f} tok/s, mfu {mfu * 100:.1f}%")
         elif it % self.cfg.log_interval == 0 or it == 1:
-            print(f"iter {it}/{self.cfg.max_iters}: loss {loss:.4f}, lr {lr:.2e}, time {dt * 1e3:.1f} ms, "
-                  f"{tok_s:,.0f} tok/s, mfu {mfu * 100:.1f}%", flush=True)
+            self.log(f"iter {it}/{self.cfg.max_iters}: loss {loss:.4f}, lr {lr:.2e}, time {dt * 1e3:.1f} ms, "
+                     f"{tok_s:,.0f} tok/s, mfu {mfu * 100:.1f}%")
 
     def close(self):
         if self.bar is not None:

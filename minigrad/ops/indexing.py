@@ -129,7 +129,10 @@ class Index(Function):
     def forward(ctx, a, index, advanced):
         ctx.shape, ctx.index, ctx.advanced = a.data.shape, index, advanced
         try:
-            return a.data[index]
+            out = a.data[index]
+            # an advanced index makes a new, contiguous tensor in PyTorch (numpy may lay it out
+            # transposed, and a later .view() would then fail where PyTorch's succeeds)
+            return array_module(out).ascontiguousarray(out) if advanced else out
         except IndexError as e:
             raise _index_error(e, a.data.shape) from None
 
@@ -271,7 +274,7 @@ class Gather(Function):
         ctx.shape, ctx.dim = a.data.shape, dim
         ctx.save(index=index)
         xp = array_module(a.data)
-        return xp.take_along_axis(a.data, index.data, axis=dim)
+        return xp.ascontiguousarray(xp.take_along_axis(a.data, index.data, axis=dim))
 
     @staticmethod
     def backward(ctx, g):  # scatter-add the gradient back along dim
@@ -286,8 +289,10 @@ def gather(input, dim, index):
     if index.data.ndim != input.data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     n = input.data.shape[d]
-    if index.data.size and (builtins.int(index.data.max()) >= n or builtins.int(index.data.min()) < -n):
-        raise RuntimeError(f"index {builtins.int(index.data.max())} is out of bounds for dimension {d} with size {n}")
+    if index.data.size:
+        hi, lo = builtins.int(index.data.max()), builtins.int(index.data.min())
+        if hi >= n or lo < 0:  # PyTorch refuses negative indices here
+            raise RuntimeError(f"index {hi if hi >= n else lo} is out of bounds for dimension {d} with size {n}")
     return Gather.apply(input, d, index)
 
 

@@ -348,8 +348,10 @@ def test_setitem_out_of_range_and_bad_shape():
 
 
 def test_gather_out_of_range():
-    with pytest.raises(RuntimeError, match="out of bounds for dimension 1 with size 3"):
+    with pytest.raises(RuntimeError, match="index 3 is out of bounds for dimension 1 with size 3"):
         mg.ones(2, 3).gather(1, mg.tensor([[0], [3]]))
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 1 with size 3"):
+        mg.ones(2, 3).gather(1, mg.tensor([[0], [-1]]))
 
 
 def test_cuda_without_gpu_is_a_clear_error():

@@ -65,6 +65,18 @@ def test_op_matches_torch(name, dtype):
     assert_same(*run_both(case.fn, arrays, dtype), dtype)
 
 
+@pytest.mark.parametrize("name", [c.name for c in CASES])
+def test_op_output_layout_matches_torch(name):
+    # same contiguity as PyTorch's outputs, so that a later .view() works (or fails) alike
+    case = CASE_BY_NAME[name]
+    arrays = make_inputs(case)
+    layouts = []
+    for L in (mg, torch):
+        outs = _outputs(case.fn(L, *[L.tensor(a, requires_grad=True) for a in arrays]))
+        layouts.append([(tuple(o.shape), o.is_contiguous()) for o in outs])
+    assert layouts[0] == layouts[1]
+
+
 @pytest.mark.parametrize("name", ["exp2", "matmul(2,2,3)x(3,2)", "softmax_last", "var_dim", "index_tensor_repeats"])
 def test_second_derivative_matches_torch(name):
     case = CASE_BY_NAME[name]
@@ -251,7 +263,7 @@ UNARY_STEPS = {
     "center": lambda L, x: x - x.mean(1, keepdim=True), "scale": lambda L, x: x / (x.std(0, keepdim=True) + 1),
     "lse": lambda L, x: x - x.logsumexp(1, keepdim=True), "amax": lambda L, x: x - x.amax(0, keepdim=True),
     "max_dim": lambda L, x: x * x.max(1, keepdim=True)[0].tanh(), "var": lambda L, x: x * x.var(1, keepdim=True),
-    "transpose": lambda L, x: x.T.contiguous().T, "reshape": lambda L, x: x.reshape(12).reshape(3, 4) + x.view(4, 3).T.T.reshape(3, 4),
+    "transpose": lambda L, x: x.T.contiguous().T, "reshape": lambda L, x: x.reshape(12).reshape(3, 4) + x.contiguous().view(4, 3).T.T.reshape(3, 4),
     "permute_cols": lambda L, x: x[:, L.tensor([3, 1, 1, 0])], "rows": lambda L, x: L.cat([x[1:], x[:1]]),
     "stack_mean": lambda L, x: L.stack([x, x * 2]).mean(0), "split_cat": lambda L, x: L.cat(x.split([1, 3], dim=1)[::-1], 1),
     "tril": lambda L, x: x.tril() + x.triu(1) * 0.5, "gather": lambda L, x: x.gather(1, L.tensor([[0, 0, 1, 3]] * 3)),
