@@ -215,9 +215,17 @@ def _is_retain(fn):
     return type(fn).__name__ == "_RetainGrad"
 
 
-# References to the gradient tensor when the engine hands it over: run_backward's local,
-# AccumulateGrad.apply's and accumulate_into_leaf's arguments, and getrefcount's own argument.
-_ENGINE_REFS = 4
+def _getrefcount_own():
+    o = object()  # held by this local only
+    return sys.getrefcount(o) - 1
+
+
+# What sys.getrefcount adds for its own argument (1 up to Python 3.13; newer interpreters may pass
+# it as a borrowed reference and add 0), measured rather than assumed.
+_OWN = _getrefcount_own()
+# References to the gradient tensor when the engine hands it over: run_backward's local and
+# AccumulateGrad.apply's and accumulate_into_leaf's arguments.
+_ENGINE_REFS = 3 + _OWN
 
 
 def accumulate_into_leaf(variable, grad):
@@ -246,8 +254,8 @@ def accumulate_into_leaf(variable, grad):
             variable.grad = grad
             return
         arr = grad.data
-        # array references: the Tensor's slot, `arr` here, and getrefcount's argument
-        owned = (fresh or sys.getrefcount(grad) <= _ENGINE_REFS) and sys.getrefcount(arr) <= 3
+        # array references: the Tensor's slot and `arr` here
+        owned = (fresh or sys.getrefcount(grad) <= _ENGINE_REFS) and sys.getrefcount(arr) <= 2 + _OWN
         owned = owned and getattr(arr, "base", None) is None and arr.flags.writeable and arr.flags.c_contiguous
         variable.grad = Tensor(arr if owned else arr.copy())
     elif state.grad_enabled or old.requires_grad:
@@ -275,14 +283,23 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     edges = [t._edge() for t in inputs]
     captured = run_backward(list(tensors), grad_tensors, retain_graph, create_graph, capture=set(edges), accumulate=False)
-    for t, e in zip(inputs, edges):
-        g = captured.get(e)
-        if g is None:
-            continue
-        if t.grad_fn is None:
-            accumulate_into_leaf(t, g)
-        else:
-            t.grad = g if t.grad is None else t.grad + g
+    # accumulate as the engine's AccumulateGrad does: in grad mode only with create_graph
+    prev_mode = state.grad_enabled
+    state.grad_enabled = bool(create_graph)
+    try:
+        for t, e in zip(inputs, edges):
+            # references here: `captured`, `g`, then accumulate_into_leaf's argument (the same count
+            # as the engine's _ENGINE_REFS, so a gradient anyone else holds is copied)
+            g = captured.get(e)
+            if g is None:
+                continue
+            if t.grad_fn is None:
+                accumulate_into_leaf(t, g)
+            else:
+                t.grad = g if t.grad is None else t.grad + g
+            g = None
+    finally:
+        state.grad_enabled = prev_mode
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):

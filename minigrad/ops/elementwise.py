@@ -294,7 +294,7 @@ def pow(input, exponent):
     if not isinstance(input, Tensor) and isinstance(exponent, Tensor) and exponent.data.dtype.kind == "f":
         return RPow.apply(input, exponent)
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        if isinstance(exponent, Tensor) or not isinstance(exponent, (builtins.int, builtins.float, np.number)):
+        if not isinstance(exponent, (builtins.int, builtins.float, np.number)):
             raise TypeError(f"pow(): unsupported exponent of type {type(exponent).__name__}")
         from ..dtypes import result_type
         from ._util import cast

@@ -131,7 +131,12 @@ class Std(Function):
             g = g.reshape(_keep_shape(a.shape, ctx.dims))
             result = result.reshape(_keep_shape(a.shape, ctx.dims))
         centered = a - a.mean(dim=ctx.dims, keepdim=True)
-        return g * centered / (result * (n - ctx.correction)), None, None, None
+        # where std is 0 the gradient is 0 (PyTorch's convention), not 0/0
+        from .elementwise import where
+
+        zero = result == 0
+        coef = where(zero, 0.0, g / where(zero, 1.0, result))
+        return coef * centered / (n - ctx.correction), None, None, None
 
 
 def _correction(unbiased, correction):

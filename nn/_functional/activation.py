@@ -1,14 +1,17 @@
 """gelu, relu, softmax and log_softmax, each one backward node on raw arrays.
 
-The elementwise math runs block by block on numpy (see `_common.row_blocks`): every pass of a
-block stays in cache. Python floats are used as constants so float32 stays float32.
+The elementwise math runs block by block, the blocks spread over the cores (see
+`_common.for_blocks`): every pass of a block stays in cache. Constants are Python floats, so
+float32 stays float32.
 """
 import math
 
 import numpy as np
 
 from . import erf as _erf
-from ._common import Function, Tensor, check_tensor, for_blocks, once_differentiable, rows_per_block, scratch, xp_of
+from ._common import (
+    Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block, scratch, xp_of,
+)
 
 SQRT1_2 = 1.0 / math.sqrt(2.0)
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -156,15 +159,19 @@ def _last_dim_rows(a, dim):
     """`a` as (rows, n) with `dim` last (a view when dim is already the last axis), and how to undo it."""
     xp = xp_of(a)
     if dim == a.ndim - 1:
-        return xp.ascontiguousarray(a).reshape(-1, a.shape[-1] if a.ndim else 1), None
+        return xp.ascontiguousarray(a).reshape(-1, a.shape[-1]), None
     moved = xp.moveaxis(a, dim, -1)
     return xp.ascontiguousarray(moved).reshape(-1, a.shape[dim]), moved.shape
 
 
-def _back(a2, dim, moved_shape, shape):
-    if moved_shape is None:
-        return a2.reshape(shape)
-    return xp_of(a2).moveaxis(a2.reshape(moved_shape), -1, dim)
+def _rows_like(a2, moved, shape):
+    """(result in its final layout, its (rows, n) view to compute into)."""
+    full = xp_of(a2).empty(shape if moved is None else moved, dtype=a2.dtype)
+    return full, full.reshape(a2.shape)
+
+
+def _back(full, dim, moved):
+    return full if moved is None else xp_of(full).moveaxis(full, -1, dim)
 
 
 def _for_rows(a2, kernel):
@@ -180,16 +187,16 @@ class Softmax(Function):
         xd = x.data
         xp = xp_of(xd)
         x2, moved = _last_dim_rows(xd, dim)
-        y = xp.empty_like(x2)
+        y_full, y = _rows_like(x2, moved, xd.shape)
 
         def rows(lo, hi):
             xb, yb = x2[lo:hi], y[lo:hi]
             xp.subtract(xb, xb.max(axis=1, keepdims=True), out=yb)
             xp.exp(yb, out=yb)
-            yb /= yb.sum(axis=1, keepdims=True)
+            yb /= row_sum(yb, xp)
 
         _for_rows(x2, rows)
-        y = _back(y, dim, moved, xd.shape)
+        y = _back(y_full, dim, moved)
         ctx.dim = dim
         ctx.save(result=Tensor(y))
         return y
@@ -201,16 +208,16 @@ class Softmax(Function):
         y2, moved = _last_dim_rows(y, ctx.dim)
         g2, _ = _last_dim_rows(g.data, ctx.dim)
         xp = xp_of(y2)
-        gx = xp.empty_like(y2)
+        gx_full, gx = _rows_like(y2, moved, y.shape)
 
         def rows(lo, hi):
             o, yb, gb = gx[lo:hi], y2[lo:hi], g2[lo:hi]
             xp.multiply(gb, yb, out=o)
-            xp.subtract(gb, o.sum(axis=1, keepdims=True), out=o)
+            xp.subtract(gb, row_sum(o, xp), out=o)
             o *= yb
 
         _for_rows(y2, rows)
-        return Tensor(_back(gx, ctx.dim, moved, y.shape)), None
+        return Tensor(_back(gx_full, ctx.dim, moved)), None
 
 
 class LogSoftmax(Function):
@@ -221,16 +228,16 @@ class LogSoftmax(Function):
         xd = x.data
         xp = xp_of(xd)
         x2, moved = _last_dim_rows(xd, dim)
-        y = xp.empty_like(x2)
+        y_full, y = _rows_like(x2, moved, xd.shape)
 
         def rows(lo, hi):
             xb, yb = x2[lo:hi], y[lo:hi]
             xp.subtract(xb, xb.max(axis=1, keepdims=True), out=yb)
             e = xp.exp(yb, out=scratch(0, yb.size, yb.dtype).reshape(yb.shape)) if xp is np else xp.exp(yb)
-            yb -= xp.log(e.sum(axis=1, keepdims=True))
+            yb -= xp.log(row_sum(e, xp))
 
         _for_rows(x2, rows)
-        y = _back(y, dim, moved, xd.shape)
+        y = _back(y_full, dim, moved)
         ctx.dim = dim
         ctx.save(result=Tensor(y))
         return y
@@ -242,16 +249,16 @@ class LogSoftmax(Function):
         y2, moved = _last_dim_rows(y, ctx.dim)
         g2, _ = _last_dim_rows(g.data, ctx.dim)
         xp = xp_of(y2)
-        gx = xp.empty_like(y2)
+        gx_full, gx = _rows_like(y2, moved, y.shape)
 
         def rows(lo, hi):
             o, gb = gx[lo:hi], g2[lo:hi]
             xp.exp(y2[lo:hi], out=o)
-            o *= gb.sum(axis=1, keepdims=True)
+            o *= row_sum(gb, xp)
             xp.subtract(gb, o, out=o)
 
         _for_rows(y2, rows)
-        return Tensor(_back(gx, ctx.dim, moved, y.shape)), None
+        return Tensor(_back(gx_full, ctx.dim, moved)), None
 
 
 def _softmax_args(input, dim, dtype, name):

@@ -1,33 +1,47 @@
 """scaled_dot_product_attention as one ScaledDotProductAttentionBackward0 node.
 
 It saves q, k, v (the input tensors themselves: no copies) and the attention probabilities P
-(plus the boolean dropout mask when dropout_p > 0). Forward and backward run over the flattened
-batch*heads in small groups of heads, so the (L, S) score blocks of a group are made, masked,
-softmaxed and used while in cache, and the (L, S) gradient scratch is never as large as P.
+(plus the boolean dropout mask when dropout_p > 0). Forward and backward run over the leading
+batch dim in small groups, so the (L, S) score blocks of a group are made, masked, softmaxed and
+used while in cache, and the (L, S) gradient scratch is never as large as P. q, k, v may be
+strided views (heads split off a fused qkv projection): matmul reads them in place, no copies.
+Broadcast batch dims and grouped-query attention (key/value heads shared by several query heads)
+are handled as broadcasting: a size-1 axis that the gradient is summed over.
 """
 import math
 
 import numpy as np
 
 from . import erf as _erf
-from ._common import Function, Tensor, check_tensor, once_differentiable, sum_to, xp_of
+from ._common import (
+    Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, scratch_like, sum_to, xp_of,
+)
 from .dropout import keep_mask
 
 _NEG_INF = float("-inf")
 
 
-def _groups(n, per_item, xp):
-    """Slices over n (L, S) items, a few per group (all at once on cupy)."""
-    if xp is not np:
-        return (slice(0, n),)
-    step = max(1, (4 * _erf.BLOCK) // max(1, per_item))
-    return [slice(i, min(i + step, n)) for i in range(0, n, step)]
+def _views(q, k, v, gqa, xp):
+    """(batch, out_batch, [q, k, v] broadcast as views to batch + (X, Y), their pre-broadcast shapes).
+
+    `batch` is the computing batch shape (never empty; with grouped-query attention the query
+    heads are split as (Hk, G) against key/value heads (Hk, 1)); `out_batch` is the caller's.
+    """
+    if gqa > 1:  # (..., Hq, L, E) -> (..., Hk, G, L, E) against k, v (..., Hk, 1, S, E)
+        q = q.reshape(q.shape[:-3] + (q.shape[-3] // gqa, gqa) + q.shape[-2:])
+        k, v = xp.expand_dims(k, -3), xp.expand_dims(v, -3)
+    batch = _broadcast(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    out_batch = batch[:-2] + (batch[-2] * batch[-1],) if gqa > 1 else batch
+    batch = batch or (1,)
+    return batch, out_batch, [xp.broadcast_to(a, batch + a.shape[-2:]) for a in (q, k, v)], (q.shape, k.shape, v.shape)
 
 
-def _flat(a, batch, xp):
-    """(*batch, X, Y) -> (N, X, Y): a view unless `a` had to be broadcast to `batch`."""
-    a = xp.broadcast_to(a, batch + a.shape[-2:]) if a.shape[:-2] != batch else a
-    return a.reshape((-1,) + a.shape[-2:])
+def _group(batch, L, S):
+    """How many items of the first batch dim one group holds: about 4 cache blocks of scores."""
+    per = L * S
+    for d in batch[1:]:
+        per *= d
+    return max(1, (4 * _erf.BLOCK) // max(1, per))
 
 
 class Attention(Function):
@@ -37,42 +51,41 @@ class Attention(Function):
     def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, gqa):
         # P = softmax(q k^T * scale + mask);  out = dropout(P) v
         xp = xp_of(q.data)
-        qd, kd, vd = q.data, _repeat_heads(k.data, gqa, xp), _repeat_heads(v.data, gqa, xp)
-        L, S = qd.shape[-2], kd.shape[-2]
-        batch = _broadcast(qd.shape[:-2], kd.shape[:-2], vd.shape[:-2])
-        qf, kf, vf = _flat(qd, batch, xp), _flat(kd, batch, xp), _flat(vd, batch, xp)
-        N = qf.shape[0]
-        P = xp.empty((N, L, S), dtype=qd.dtype)
-        out = xp.empty((N, L, vf.shape[-1]), dtype=qd.dtype)
-        neg, add, per_item = _mask_arrays(mask, is_causal, L, S, batch, xp)
-        keep = keep_mask(xp, (N, L, S), dropout_p) if dropout_p else None
+        batch, out_batch, (qb, kb, vb), _ = _views(q.data, k.data, v.data, gqa, xp)
+        L, S = qb.shape[-2], kb.shape[-2]
+        P = xp.empty(batch + (L, S), dtype=qb.dtype)
+        out = xp.empty(batch + (L, vb.shape[-1]), dtype=qb.dtype)
+        neg, add = _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp)
+        masked = neg is not None or add is not None
+        keep = keep_mask(xp, P.shape, dropout_p) if dropout_p else None
         dscale = 1.0 / (1.0 - dropout_p) if dropout_p else 1.0
-        for c in _groups(N, L * S, xp):
-            s = P[c]
-            xp.matmul(qf[c], xp.swapaxes(kf[c], -1, -2), out=s)
+
+        def group(lo, hi):
+            s = P[lo:hi]
+            xp.matmul(qb[lo:hi], xp.swapaxes(kb[lo:hi], -1, -2), out=s)
             s *= scale
             if add is not None:
-                s += add[c] if per_item else add
+                s += add[lo:hi]
             if neg is not None:
-                xp.copyto(s, _NEG_INF, where=neg[c] if per_item else neg)
+                xp.copyto(s, _NEG_INF, where=neg if neg.ndim == 2 else neg[lo:hi])
             m = s.max(axis=-1, keepdims=True)
-            if neg is not None or add is not None:  # a fully masked row gives zeros, not NaN (as PyTorch)
+            if masked:  # a fully masked row gives zeros, not NaN (as PyTorch)
                 m[~xp.isfinite(m)] = 0.0
             s -= m
             xp.exp(s, out=s)
-            d = s.sum(axis=-1, keepdims=True)
-            if neg is not None or add is not None:
+            d = row_sum(s, xp)
+            if masked:
                 d[d == 0.0] = 1.0
             s /= d
             if keep is not None:
-                pd = s * keep[c]
-                pd *= dscale
-                xp.matmul(pd, vf[c], out=out[c])
-            else:
-                xp.matmul(s, vf[c], out=out[c])
-        ctx.scale, ctx.dscale, ctx.batch, ctx.gqa = scale, dscale, batch, gqa
+                s = s * keep[lo:hi]
+                s *= dscale
+            xp.matmul(s, vb[lo:hi], out=out[lo:hi])
+
+        for_blocks(batch[0], group, _group(batch, L, S), xp)
+        ctx.scale, ctx.dscale, ctx.gqa = scale, dscale, gqa
         ctx.save(query=q, key=k, value=v, attn=Tensor(P), mask=None if keep is None else Tensor(keep))
-        return out.reshape(batch + out.shape[1:])
+        return _to_shape(out, out_batch + out.shape[-2:])
 
     @staticmethod
     @once_differentiable
@@ -81,58 +94,40 @@ class Attention(Function):
         q, k, v, P, keep = ctx.saved_tensors
         P = P.data
         xp = xp_of(P)
-        batch, gqa = ctx.batch, ctx.gqa
-        qd, kd, vd = q.data, _repeat_heads(k.data, gqa, xp), _repeat_heads(v.data, gqa, xp)
-        qf, kf, vf = _flat(qd, batch, xp), _flat(kd, batch, xp), _flat(vd, batch, xp)
-        gf = xp.ascontiguousarray(g.data).reshape((-1,) + g.data.shape[-2:])
+        batch, _, (qb, kb, vb), shapes = _views(q.data, k.data, v.data, ctx.gqa, xp)
+        g = g.data.reshape(batch + g.data.shape[-2:])
         keep = None if keep is None else keep.data
-        N, L, S = P.shape
-        gq, gk, gv = xp.empty(qf.shape, qd.dtype), xp.empty(kf.shape, qd.dtype), xp.empty(vf.shape, qd.dtype)
-        groups = _groups(N, L * S, xp)
-        h = groups[0].stop - groups[0].start
-        gP_buf, t_buf = xp.empty((h, L, S), P.dtype), xp.empty((h, L, S), P.dtype)
-        for c in groups:
-            Pc = P[c]
-            n = Pc.shape[0]
-            gP, t = gP_buf[:n], t_buf[:n]
+        L, S = P.shape[-2:]
+        gq, gk, gv = (xp.empty(batch + a.shape[-2:], P.dtype) for a in (qb, kb, vb))
+        scale, dscale = ctx.scale, ctx.dscale
+
+        def group(lo, hi):
+            Pc, gc = P[lo:hi], g[lo:hi]
             if keep is not None:
-                xp.multiply(Pc, keep[c], out=t)
-                t *= ctx.dscale
-                xp.matmul(xp.swapaxes(t, -1, -2), gf[c], out=gv[c])
+                t = xp.multiply(Pc, keep[lo:hi], out=scratch_like(1, Pc.shape, Pc.dtype, xp))
+                t *= dscale
+                xp.matmul(xp.swapaxes(t, -1, -2), gc, out=gv[lo:hi])
             else:
-                xp.matmul(xp.swapaxes(Pc, -1, -2), gf[c], out=gv[c])
-            xp.matmul(gf[c], xp.swapaxes(vf[c], -1, -2), out=gP)
+                xp.matmul(xp.swapaxes(Pc, -1, -2), gc, out=gv[lo:hi])
+            gP = xp.matmul(gc, xp.swapaxes(vb[lo:hi], -1, -2), out=scratch_like(0, Pc.shape, Pc.dtype, xp))
             if keep is not None:
-                gP *= keep[c]
-                gP *= ctx.dscale
-            xp.multiply(gP, Pc, out=t)  # gP P
-            d = t.sum(axis=-1, keepdims=True)
-            xp.multiply(Pc, d, out=gP)
+                gP *= keep[lo:hi]
+                gP *= dscale
+            t = xp.multiply(gP, Pc, out=scratch_like(1, Pc.shape, Pc.dtype, xp))  # gP P
+            xp.multiply(Pc, row_sum(t, xp), out=gP)
             xp.subtract(t, gP, out=t)  # gS / scale
-            t *= ctx.scale
-            xp.matmul(t, kf[c], out=gq[c])
-            xp.matmul(xp.swapaxes(t, -1, -2), qf[c], out=gk[c])
+            t *= scale
+            xp.matmul(t, kb[lo:hi], out=gq[lo:hi])
+            xp.matmul(xp.swapaxes(t, -1, -2), qb[lo:hi], out=gk[lo:hi])
+
+        for_blocks(batch[0], group, _group(batch, L, S), xp)
         needs = ctx.needs_input_grad
-        return (Tensor(_grad(gq, batch, qd.shape)) if needs[0] else None,
-                _unrepeat(_grad(gk, batch, kd.shape), gqa) if needs[1] else None,
-                _unrepeat(_grad(gv, batch, vd.shape), gqa) if needs[2] else None,
-                None, None, None, None, None)
+        return tuple(Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
+                     for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)) + (None,) * 5
 
 
-def _grad(gf, batch, shape):
-    return sum_to(gf.reshape(batch + gf.shape[1:]), shape)
-
-
-def _repeat_heads(a, gqa, xp):
-    """Grouped-query attention: each of the Hk key/value heads serves `gqa` query heads."""
-    return a if gqa == 1 else xp.repeat(a, gqa, axis=-3)
-
-
-def _unrepeat(g, gqa):
-    if g is None or gqa == 1:
-        return None if g is None else Tensor(g)
-    shape = g.shape[:-3] + (g.shape[-3] // gqa, gqa) + g.shape[-2:]
-    return Tensor(g.reshape(shape).sum(axis=-3))
+def _to_shape(a, shape):
+    return a if a.shape == shape else a.reshape(shape)
 
 
 def _broadcast(*shapes):
@@ -143,26 +138,23 @@ def _broadcast(*shapes):
                            f"{[list(s) for s in shapes]}") from None
 
 
-def _mask_arrays(mask, is_causal, L, S, batch, xp):
-    """(neg, add, per_item): a bool 'masked out' array, a float array to add, and whether they are per (N) item."""
+def _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp):
+    """(neg, add): a bool 'masked out' array, or a float one to add: (L, S) or a view of shape batch + (L, S)."""
     if is_causal:
-        return xp.triu(xp.ones((L, S), dtype=bool), 1), None, False
+        return xp.triu(xp.ones((L, S), dtype=bool), 1), None
     if mask is None:
-        return None, None, False
-    m = mask.data
-    shape = np.broadcast_shapes(m.shape, batch + (L, S))
-    if shape != batch + (L, S):
-        raise RuntimeError(f"scaled_dot_product_attention: attn_mask of shape {list(m.shape)} does not broadcast "
-                           f"to the attention scores' shape {list(batch + (L, S))}")
-    if all(s == 1 for s in m.shape[:-2]):
-        m2 = m.reshape(m.shape[-2:]) if m.ndim >= 2 else m
-        per_item = False
-    else:
-        m2 = xp.broadcast_to(m, batch + m.shape[-2:] if m.ndim >= 2 else batch + (1,) * 2).reshape((-1,) + m.shape[-2:])
-        per_item = True
+        return None, None
+    full = out_batch + (L, S)
+    try:
+        if np.broadcast_shapes(mask.data.shape, full) != full:
+            raise ValueError
+    except ValueError:
+        raise RuntimeError(f"scaled_dot_product_attention: attn_mask of shape {list(mask.shape)} does not broadcast "
+                           f"to the attention scores' shape {list(full)}") from None
+    m = xp.broadcast_to(mask.data, full).reshape(batch + (L, S))  # a view (splits or adds dims only)
     if m.dtype == np.bool_:
-        return xp.logical_not(m2), None, per_item
-    return None, m2, per_item
+        return xp.logical_not(m), None
+    return None, m
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,

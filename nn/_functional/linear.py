@@ -10,12 +10,13 @@ class Linear(Function):
     @staticmethod
     def forward(ctx, x, w, b):  # y = x W^T + b, as one GEMM on x viewed as (N, in)
         xd, wd = x.data, w.data
-        x2 = xd if xd.ndim == 2 else xd.reshape(-1, xd.shape[-1])
-        out = xp_of(wd).matmul(x2, wd.T)  # W.T is a view: BLAS reads it transposed, no copy
+        xp = xp_of(wd)
+        out = xp.empty(xd.shape[:-1] + (wd.shape[0],), dtype=xd.dtype)
+        xp.matmul(_2d(xd), wd.T, out=_2d(out))  # W.T is a view: BLAS reads it transposed, no copy
         if b is not None:
             out += b.data
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
-        return out if xd.ndim == 2 else out.reshape(xd.shape[:-1] + (wd.shape[0],))
+        return out
 
     @staticmethod
     @once_differentiable
@@ -23,18 +24,22 @@ class Linear(Function):
         x, w = ctx.saved_tensors
         needs = ctx.needs_input_grad
         g = g.data
-        g2 = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])
+        g2 = _2d(g)
         xp = xp_of(g2)
         gx = gw = gb = None
-        if needs[0]:
-            gx = xp.matmul(g2, w.data)
-            gx = gx if g.ndim == 2 else gx.reshape(g.shape[:-1] + (gx.shape[-1],))
+        if needs[0]:  # allocated in its final shape: owned, so the engine adopts it without a copy
+            gx = xp.empty(g.shape[:-1] + (w.data.shape[1],), dtype=g.dtype)
+            xp.matmul(g2, w.data, out=_2d(gx))
         if needs[1]:
-            xd = x.data
-            gw = xp.matmul(g2.T, xd if xd.ndim == 2 else xd.reshape(-1, xd.shape[-1]))
+            gw = xp.matmul(g2.T, _2d(x.data))
         if len(needs) > 2 and needs[2]:
             gb = g2.sum(axis=0)
         return wrap(gx), wrap(gw), wrap(gb)
+
+
+def _2d(a):
+    """(..., n) as (rows, n): the array itself when 2-D, else a view (a copy only if `a` is not viewable)."""
+    return a if a.ndim == 2 else a.reshape(-1, a.shape[-1])
 
 
 class LinearNoBias(Linear):
@@ -86,9 +91,11 @@ def scatter_add_rows(idx, g, n):
     (and a plain scatter when no id repeats, e.g. position embeddings).
     """
     xp = xp_of(g)
-    if xp is not np:
+    if xp is not np:  # GPU: atomic adds
         out = xp.zeros((n, g.shape[1]), dtype=g.dtype)
-        xp.add.at(out, idx, g)
+        import cupyx
+
+        cupyx.scatter_add(out, idx, g)
         return out
     if n <= ONE_HOT_MAX:
         one_hot = np.zeros((n, idx.size), dtype=g.dtype)

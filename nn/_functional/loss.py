@@ -2,7 +2,9 @@
 copy of the logits) and mse_loss (one MseLossBackward0 node)."""
 import numpy as np
 
-from ._common import Function, Tensor, check_tensor, for_blocks, once_differentiable, rows_per_block, sum_to, xp_of
+from ._common import (
+    Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block, sum_to, xp_of,
+)
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -44,14 +46,17 @@ class CrossEntropy(Function):
         lse = xp.empty((M, 1), dtype=xd.dtype)
         D = xp.empty_like(x2)
         rows = xp.arange(M)
+        need_grad = ctx.needs_input_grad[0]
 
         def block(lo, hi):  # every pass on a cache-sized block of rows
             db, xb, lb = D[lo:hi], x2[lo:hi], lse[lo:hi]
             xb.max(axis=1, keepdims=True, out=lb)
             xp.subtract(xb, lb, out=db)
             xp.exp(db, out=db)
-            s = db.sum(axis=1, keepdims=True)
+            s = row_sum(db, xp)
             lb += xp.log(s)
+            if not need_grad:
+                return
             db *= (a[lo:hi] / s[:, 0])[:, None]  # a_i p_ic
             db[rows[: hi - lo], t_safe[lo:hi]] -= hit[lo:hi]
             if vs is not None:

@@ -1,7 +1,9 @@
 """layer_norm as one NativeLayerNormBackward0 node, saving x_hat, 1/std and the weight."""
 import numpy as np
 
-from ._common import Function, Tensor, check_tensor, for_blocks, once_differentiable, rows_per_block, scratch, xp_of
+from ._common import (
+    Function, Tensor, check_tensor, col_sum, for_blocks, once_differentiable, row_sum, rows_per_block, scratch, xp_of,
+)
 
 
 class LayerNorm(Function):
@@ -15,7 +17,8 @@ class LayerNorm(Function):
         x2 = xd.reshape(-1, D)
         N = x2.shape[0]
         xhat = xp.empty_like(x2)
-        out = xp.empty_like(x2)
+        out_full = xp.empty(shape, dtype=xd.dtype)  # allocated in its final shape: the output owns its memory
+        out = out_full.reshape(N, D)
         rstd = xp.empty((N, 1), dtype=xd.dtype)
         wd = None if w is None else w.data.reshape(D)
         bd = None if b is None else b.data.reshape(D)
@@ -23,9 +26,11 @@ class LayerNorm(Function):
 
         def rows(lo, hi):  # every pass on a cache-sized block of rows
             xb, hb, ob, rb = x2[lo:hi], xhat[lo:hi], out[lo:hi], rstd[lo:hi]
-            xp.subtract(xb, xb.mean(axis=1, keepdims=True), out=hb)  # x - mean
+            mean = row_sum(xb, xp)
+            mean *= inv_d
+            xp.subtract(xb, mean, out=hb)  # x - mean
             xp.multiply(hb, hb, out=ob)
-            xp.sum(ob, axis=1, keepdims=True, out=rb)
+            rb[...] = row_sum(ob, xp)
             rb *= inv_d  # var (biased)
             rb += eps
             xp.sqrt(rb, out=rb)
@@ -41,7 +46,7 @@ class LayerNorm(Function):
         for_blocks(N, rows, rows_per_block(D), xp)
         ctx.save(xhat=Tensor(xhat), rstd=Tensor(rstd), weight=w if ctx.needs_input_grad[0] else None)
         ctx.shapes = shape, None if w is None else w.data.shape, None if b is None else b.data.shape
-        return out.reshape(shape)
+        return out_full
 
     @staticmethod
     @once_differentiable
@@ -55,7 +60,8 @@ class LayerNorm(Function):
         g = xp.ascontiguousarray(g.data).reshape(N, D)
         need_x, need_w, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1], ctx.needs_input_grad[2]
         wd = None if w is None else w.data.reshape(D)
-        gx = xp.empty_like(g) if need_x else None
+        gx_full = xp.empty(x_shape, dtype=g.dtype) if need_x else None  # owned, so the engine adopts it uncopied
+        gx = None if gx_full is None else gx_full.reshape(N, D)
         inv_d = 1.0 / D
         partial = {}  # row-block start -> (its column sums for gw, for gb), reduced in order below
 
@@ -63,12 +69,12 @@ class LayerNorm(Function):
             gb_, hb, rb = g[lo:hi], xhat[lo:hi], rstd[lo:hi]
             t = scratch(0, gb_.size, g.dtype).reshape(gb_.shape) if xp is np else xp.empty_like(gb_)
             xp.multiply(gb_, hb, out=t)  # g x_hat
-            partial[lo] = (t.sum(axis=0) if need_w else None, gb_.sum(axis=0) if need_b else None)
+            partial[lo] = (col_sum(t, xp) if need_w else None, col_sum(gb_, xp) if need_b else None)
             if not need_x:
                 return
             if wd is None:
-                c2 = t.sum(axis=1, keepdims=True)  # sum(g w x_hat)
-                c1 = gb_.sum(axis=1, keepdims=True)  # sum(g w)
+                c2 = row_sum(t, xp)  # sum(g w x_hat)
+                c1 = row_sum(gb_, xp)  # sum(g w)
                 t[...] = gb_
             else:
                 c2 = xp.matmul(t, wd)[:, None]
@@ -86,9 +92,9 @@ class LayerNorm(Function):
         parts = [partial[k] for k in sorted(partial)]
         gw = sum(p[0] for p in parts) if need_w else None
         gb = sum(p[1] for p in parts) if need_b else None
-        return (None if gx is None else Tensor(gx.reshape(x_shape)),
-                None if gw is None else Tensor(gw.reshape(w_shape)),
-                None if gb is None else Tensor(gb.reshape(b_shape)), None, None)
+        return (None if gx_full is None else Tensor(gx_full),
+                None if gw is None else Tensor(gw if gw.shape == w_shape else gw.reshape(w_shape)),
+                None if gb is None else Tensor(gb if gb.shape == b_shape else gb.reshape(b_shape)), None, None)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -339,3 +339,15 @@ def test_random_graphs_float32_like_torch(steps, seed):
         gscale = max(1.0, float(np.max(np.abs(w))))
         np.testing.assert_allclose(g, w, atol=1e-5 * max(scale, gscale), rtol=1e-4)
     np.testing.assert_allclose(got[0][0], want[0][0], atol=1e-5 * scale, rtol=1e-4)
+
+
+def test_zero_std_and_var_gradients_like_torch():
+    # std of a constant slice: PyTorch's gradient is 0 there (not 0/0)
+    a = np.array([[1.0, 2.0], [1.0, 3.0], [1.0, 5.0]])
+    for fn in (lambda t: t.std(0), lambda t: t.var(0), lambda t: t.std(), lambda t: t[:, :1].std(0, keepdim=True)):
+        res = []
+        for L in (mg, torch):
+            x = L.tensor(a, requires_grad=True)
+            fn(x).sum().backward()
+            res.append(x.grad.numpy())
+        np.testing.assert_allclose(res[0], res[1], atol=1e-12)

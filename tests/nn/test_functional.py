@@ -352,6 +352,21 @@ def test_attention_gradcheck_dropout_broadcast_and_gqa():
     assert gradcheck(drop, (q, rand(2, 4, 3, 5), rand(2, 4, 3, 4)))
     assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), (q, k, v))
     assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v), (q, rand(3, 5), rand(1, 1, 3, 4)))
+    head_mask = minigrad.tensor(RNG.random((2, 4, 3, 3)) > 0.3)
+    assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, head_mask, enable_gqa=True), (q, k, v))
+    y = F.scaled_dot_product_attention(rand(3, 5), rand(2, 4, 5), rand(2, 4, 2))  # q with fewer batch dims
+    assert y.shape == (2, 3, 2)
+
+
+def test_attention_on_strided_head_views():
+    # heads split off a fused qkv projection, as the GPT does: non-contiguous views, read in place
+    x = rand(2, 5, 24)
+
+    def attend(x):
+        q, k, v = (x[:, :, i * 8:(i + 1) * 8].view(2, 5, 2, 4).transpose(1, 2) for i in range(3))
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    assert gradcheck(attend, (x,))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
