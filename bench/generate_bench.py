@@ -38,7 +38,7 @@ def main():
     rows = {}
     for name, use_cache in (("minigrad, KV cache", True), ("minigrad, recompute", False)):
         model.generate(prompt, 8, use_cache=use_cache)  # warm-up
-        best = min(timed(lambda: model.generate(prompt, args.new, use_cache=use_cache))[0]
+        best = min(timed(lambda c=use_cache: model.generate(prompt, args.new, use_cache=c))[0]
                    for _ in range(args.repeats))
         rows[name] = args.new / best
     try:

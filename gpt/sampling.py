@@ -92,7 +92,7 @@ def main(argv=None):
             raise DataError(f"the prompt is {len(prompt_ids)} tokens, longer than the model's context of {bs}")
         minigrad.manual_seed(args.seed)
         out = sys.stdout
-        for i in range(args.num_samples):
+        for _ in range(args.num_samples):
             out.write(prompt)
             stream_sample(model, tok, prompt_ids, args, lambda s: (out.write(s), out.flush()))
             out.write("\n---------------\n")

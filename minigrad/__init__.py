@@ -39,3 +39,12 @@ def detach(t):
 
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # minigrad.cuda, .memory, .viz and .utils load on first use: the engine itself needs none of them
+    if name in ("cuda", "memory", "viz", "utils"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'minigrad' has no attribute '{name}'")

@@ -18,6 +18,8 @@ def _import_cupy():
                 "device='cuda' needs cupy, which is not installed. Install the GPU extra "
                 "(pip install -e '.[cuda13]' or '.[cuda12]') on a machine with an NVIDIA GPU."
             ) from None
+        except Exception as e:  # a cupy that fails to load (CUDA libraries missing or mismatched)
+            raise RuntimeError(f"device='cuda' needs cupy, but importing it failed: {e}") from None
         try:
             n = cupy.cuda.runtime.getDeviceCount()
         except Exception as e:  # cupy raises its own CUDARuntimeError when no driver is present

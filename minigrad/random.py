@@ -1,6 +1,9 @@
-"""The default random generator. `manual_seed(n)` makes every random function reproducible.
+"""The default random generators. `manual_seed(n)` makes every random function reproducible.
 
-numpy's PCG64 drives CPU tensors; cupy's generator (seeded from the same seed) drives CUDA ones.
+numpy's PCG64 drives CPU tensors. CUDA tensors draw from `CudaGenerator`, a counter-based
+generator seeded from the same seed: its whole state is {"seed": int, "draws": int}, so
+`get_rng_state()` stays JSON-serialisable and a checkpoint made on a GPU restores anywhere
+(setting the state needs no GPU, nor cupy).
 """
 import numpy as np
 
@@ -11,12 +14,88 @@ _cpu = np.random.default_rng(_seed)
 _cuda = None
 
 
+class CudaGenerator:
+    """minigrad's CUDA generator, with numpy Generator methods that return cupy arrays.
+
+    Counter-based: draw number k (k = 0, 1, ...) comes from a fresh cupy Generator over cuRAND's
+    Philox4x32-10 (XORWOW where a cupy lacks Philox) seeded with numpy's
+    `SeedSequence([seed, k])`, then k goes up by one. The state is therefore two integers; a
+    restored state repeats the same draws exactly. (cupy keeps 32 bits of each draw's seed, so
+    two draws of one run share a stream with probability ~ draws^2 / 2^33: harmless for
+    initialisation and dropout.)
+
+    Methods: random, standard_normal, normal, uniform, integers, permutation, with numpy's
+    arguments (and `dtype` where numpy has it).
+    """
+
+    def __init__(self, seed=0, draws=0):
+        self.seed = int(seed)
+        self.draws = int(draws)
+
+    def __repr__(self):
+        return f"CudaGenerator(seed={self.seed}, draws={self.draws})"
+
+    # ---- state -------------------------------------------------------------------------------
+    @property
+    def state(self):
+        """{"seed": int, "draws": int}: JSON-serialisable."""
+        return {"seed": self.seed, "draws": self.draws}
+
+    @state.setter
+    def state(self, value):
+        self.seed, self.draws = int(value["seed"]), int(value.get("draws", 0))
+
+    # ---- draws -------------------------------------------------------------------------------
+    def _next(self):
+        """The cupy Generator of the next draw (the counter advances once the draw succeeds)."""
+        cp = _import_cupy()
+        bitgen = getattr(cp.random, "Philox4x3210", None) or cp.random.XORWOW
+        seq = np.random.SeedSequence([self.seed & 0xFFFFFFFFFFFFFFFF, self.draws])
+        return cp.random.Generator(bitgen(seq))
+
+    def _draw(self, method, *args, **kwargs):
+        out = getattr(self._next(), method)(*args, **kwargs)
+        self.draws += 1
+        return out
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        """Uniform floats in [0, 1)."""
+        return self._draw("random", size, dtype=dtype, out=out)
+
+    def standard_normal(self, size=None, dtype=np.float64, out=None):
+        return self._draw("standard_normal", size, dtype=dtype, out=out)
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        return self.standard_normal(size) * scale + loc
+
+    def uniform(self, low=0.0, high=1.0, size=None, dtype=np.float64):
+        return self.random(size, dtype=dtype) * (high - low) + low
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        return self._draw("integers", low, high, size=size, dtype=dtype, endpoint=endpoint)
+
+    def permutation(self, x):
+        """A random permutation of range(x) (int64), or of array x's first axis."""
+        cp = _import_cupy()
+        n = int(x) if isinstance(x, (int, np.integer)) else len(x)
+        order = cp.argsort(self.random(n)).astype(cp.int64, copy=False)
+        if isinstance(x, (int, np.integer)):
+            return order
+        return cp.asarray(x)[order]
+
+
 def manual_seed(seed):
     """Seed every generator (CPU and, once used, CUDA)."""
     global _seed, _cpu, _cuda
     _seed = int(seed)
     _cpu = np.random.default_rng(_seed)
     _cuda = None
+
+
+def set_cuda_seed(seed):
+    """Seed the CUDA generator alone (`minigrad.cuda.manual_seed`)."""
+    global _cuda
+    _cuda = CudaGenerator(seed)
 
 
 def seed():
@@ -31,25 +110,35 @@ def initial_seed():
 
 
 def generator(xp=np):
-    """The default generator for array module `xp` (numpy Generator or cupy Generator)."""
+    """The default generator for array module `xp`: numpy's Generator, or the `CudaGenerator`."""
     global _cuda
     if xp is np:
         return _cpu
     if _cuda is None:
-        _cuda = _import_cupy().random.default_rng(_seed)
+        _cuda = CudaGenerator(_seed)
     return _cuda
 
 
 def get_rng_state():
-    """A JSON-serialisable snapshot of the generators, for checkpoints and recomputation."""
+    """A JSON-serialisable snapshot of the generators, for checkpoints and recomputation.
+
+    {"cpu": numpy's PCG64 state} plus {"cuda": {"seed", "draws"}} once the CUDA generator is used."""
     state = {"cpu": _cpu.bit_generator.state}
     if _cuda is not None:
-        state["cuda"] = _cuda.bit_generator.state if hasattr(_cuda.bit_generator, "state") else None
+        state["cuda"] = _cuda.state
     return state
 
 
 def set_rng_state(state):
-    """Restore a snapshot taken by `get_rng_state`."""
+    """Restore a snapshot taken by `get_rng_state` (no GPU needed, also for the CUDA part).
+
+    A snapshot without a CUDA part (taken before any CUDA draw) puts the CUDA generator back to
+    its start: the first CUDA draw after this is the first one made after seeding."""
+    global _cuda
     _cpu.bit_generator.state = state["cpu"]
-    if state.get("cuda") is not None:
-        generator(_import_cupy()).bit_generator.state = state["cuda"]
+    cuda = state.get("cuda")
+    if isinstance(cuda, dict):
+        _cuda = CudaGenerator(cuda["seed"], cuda.get("draws", 0))
+    elif "cuda" not in state:
+        _cuda = None
+    # "cuda": None (snapshots of older minigrad, which could not save cupy's state): left as it is

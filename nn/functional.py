@@ -27,7 +27,8 @@ def linear(input, weight, bias=None):
     """y = input @ weight.T + bias.
 
     Shapes: input (*, in_features), weight (out_features, in_features), bias (out_features,)
-    or None -> output (*, out_features).
+    or None -> output (*, out_features). One `AddmmBackward0` node (`MmBackward0` without bias):
+    one GEMM each way on input viewed as (N, in_features), W.T read in place; saves input and weight.
     """
     return _linear(input, weight, bias)
 
@@ -37,7 +38,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
     Shapes: input (*) int64 ids in [0, num_embeddings), weight (num_embeddings, embedding_dim)
     -> output (*, embedding_dim). The row `padding_idx` (if given) gets no gradient.
-    max_norm, scale_grad_by_freq and sparse are not supported (they raise).
+    max_norm, scale_grad_by_freq and sparse are not supported (they raise). One
+    `EmbeddingBackward0` node saving the ids; its backward sums repeated ids without np.add.at.
     """
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
@@ -48,7 +50,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Layer normalisation over the last len(normalized_shape) dims: (x - mean) / sqrt(var + eps) * weight + bias.
 
     Shapes: input (*, *normalized_shape), weight and bias normalized_shape (or None) -> output like input.
-    The variance is the biased one (divided by the number of normalised elements).
+    The variance is the biased one (divided by the number of normalised elements). One
+    `NativeLayerNormBackward0` node saving x_hat, 1/std per row and the weight.
     """
     return _layer_norm(input, normalized_shape, weight, bias, eps)
 
@@ -57,22 +60,30 @@ def gelu(input, approximate="none"):
     """GELU(x) = x * Phi(x), Phi the standard normal CDF: 0.5 x (1 + erf(x / sqrt 2)).
 
     approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Shape: (*) -> (*).
+    One `GeluBackward0` node saving its input.
     """
     return _gelu(input, approximate)
 
 
 def relu(input, inplace=False):
-    """max(x, 0) elementwise. Shape: (*) -> (*)."""
+    """max(x, 0) elementwise. Shape: (*) -> (*). One `ReluBackward0` node saving its output
+    (`inplace` is accepted and ignored: the result is a new tensor)."""
     return _relu(input)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """exp(x) / sum(exp(x)) along `dim`. Shape: (*) -> (*)."""
+    """exp(x) / sum(exp(x)) along `dim` (computed in `dtype` if given). Shape: (*) -> (*).
+
+    One `SoftmaxBackward0` node saving its output.
+    """
     return _softmax(input, dim, _stacklevel, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """x - logsumexp(x) along `dim`. Shape: (*) -> (*)."""
+    """x - logsumexp(x) along `dim` (computed in `dtype` if given). Shape: (*) -> (*).
+
+    One `LogSoftmaxBackward0` node saving its output.
+    """
     return _log_softmax(input, dim, _stacklevel, dtype)
 
 
@@ -80,7 +91,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1/(1-p) (training only).
 
     Shape: (*) -> (*). With p=0 or training=False, returns `input` itself. The mask comes from
-    minigrad's default generator, so `minigrad.manual_seed` makes it reproducible.
+    minigrad's default generator, so `minigrad.manual_seed` makes it reproducible (p is applied
+    to 1/65536). One `NativeDropoutBackward0` node saving only the boolean mask.
     """
     return _dropout(input, p, training, inplace)
 
@@ -93,6 +105,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     int64 ids in [0, C) or equal to `ignore_index`; weight (C,) or None. Output: a scalar for
     reduction 'mean' (weighted mean over non-ignored targets) or 'sum', else the target's shape.
     label_smoothing mixes in the uniform distribution: (1 - ls) * nll + ls * mean_c(-log p_c).
+    A target outside [0, C) (other than ignore_index) raises IndexError naming it and C. One
+    `CrossEntropyLossBackward0` node saving one (N, C) array (no copy of the logits).
     """
     return _cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)
 
@@ -102,7 +116,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
     Shapes: input (*), target (*) the same -> scalar, or (*) for 'none'. With `weight`
     (broadcastable to input), each squared error is multiplied by it and 'mean' divides by the
-    sum of the (broadcast) weights, as PyTorch.
+    sum of the (broadcast) weights, as PyTorch. One `MseLossBackward0` node (without weight).
     """
     return _mse_loss(input, target, size_average, reduce, reduction, weight)
 
@@ -114,6 +128,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Shapes: query (*, L, E), key (*, S, E), value (*, S, Ev) -> output (*, L, Ev).
     attn_mask broadcastable to (*, L, S): bool (True = may attend, as PyTorch) or float (added to
     the scores). is_causal masks key j > query i (top-left aligned). dropout_p drops attention
-    probabilities (pass 0.0 in eval).
+    probabilities (pass 0.0 in eval). enable_gqa lets Hq query heads share Hk key/value heads
+    (Hq a multiple of Hk). A fully masked row gives zeros (as PyTorch). One
+    `ScaledDotProductAttentionBackward0` node saving q, k, v (no copies) and the probabilities.
     """
     return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)

@@ -18,3 +18,35 @@ def shared_data():
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present")
     return SHARED_DATA
+
+
+# ---- devices ---------------------------------------------------------------------------------------
+def _cuda_available():
+    """cupy imports and sees a GPU (never raises; cupy is not imported by minigrad here)."""
+    try:
+        import cupy
+    except Exception:
+        return False
+    try:
+        return bool(cupy.cuda.is_available())
+    except Exception:
+        return False
+
+
+CUDA_AVAILABLE = _cuda_available()
+DEVICES = ["cpu"] + (["cuda"] if CUDA_AVAILABLE else [])
+
+
+def devices():
+    """The devices tests can run on here: ['cpu'], plus 'cuda' with cupy and a GPU."""
+    return list(DEVICES)
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """Runs a test once per available device ('cpu', and 'cuda' where cupy sees a GPU)."""
+    if request.param == "cuda":
+        import minigrad.cuda
+
+        minigrad.cuda.set_tf32(False)  # exact float32 matmuls in tests
+    return request.param

@@ -9,32 +9,15 @@ import math
 import numpy as np
 
 from . import erf as _erf
+from . import cuda_kernels
 from ._common import (
-    Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block, scratch, xp_of,
+    Function, Tensor, blockwise, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block, scratch, xp_of,
 )
 
 SQRT1_2 = 1.0 / math.sqrt(2.0)
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 K_TANH = math.sqrt(2.0 / math.pi)
 A_TANH = 0.044715
-
-
-def _blockwise(kernel, n_scratch, out, *arrays):
-    """Run `kernel(out_b, *arrays_b, *scratch_b)` over flat cache-sized blocks, on all cores (numpy),
-    or once over the whole arrays (cupy)."""
-    xp = xp_of(out)
-    flat_out = out.reshape(-1)
-    flat = [xp.ascontiguousarray(a).reshape(-1) for a in arrays]
-    if xp is not np:
-        kernel(flat_out, *flat, *(xp.empty(flat_out.size, out.dtype) for _ in range(n_scratch)))
-        return out
-    dt = out.dtype
-
-    def run(lo, hi):
-        kernel(flat_out[lo:hi], *(a[lo:hi] for a in flat), *(scratch(i, hi - lo, dt) for i in range(n_scratch)))
-
-    for_blocks(flat_out.size, run, _erf.BLOCK)
-    return out
 
 
 def _erf_into(u, out, s1, s2):
@@ -107,20 +90,24 @@ class Gelu(Function):
 
     @staticmethod
     def forward(ctx, x, approximate):
+        if cuda_kernels.use(x.data):  # the fused GPU kernel (docs/gpu.md)
+            return cuda_kernels.Gelu.forward(ctx, x, approximate)
         ctx.save(self=x)
         ctx.approximate = approximate
         xd = x.data
         out = xp_of(xd).empty(xd.shape, dtype=xd.dtype)
         if approximate == "tanh":
-            return _blockwise(_gelu_tanh_fwd, 1, out, xd)
-        return _blockwise(_gelu_fwd, 2, out, xd)
+            return blockwise(_gelu_tanh_fwd, 1, out, xd)
+        return blockwise(_gelu_fwd, 2, out, xd)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):
+        if cuda_kernels.use(g.data):
+            return cuda_kernels.Gelu.backward(ctx, g)
         xd = ctx._saved_self.data
         gx = xp_of(xd).empty(xd.shape, dtype=xd.dtype)
-        _blockwise(_gelu_tanh_bwd if ctx.approximate == "tanh" else _gelu_bwd, 2, gx, xd, g.data)
+        blockwise(_gelu_tanh_bwd if ctx.approximate == "tanh" else _gelu_bwd, 2, gx, xd, g.data)
         return Tensor(gx), None
 
 
@@ -184,6 +171,8 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):  # y = exp(x - max) / sum exp(x - max)
+        if cuda_kernels.use(x.data):  # the fused GPU kernel (docs/gpu.md)
+            return cuda_kernels.Softmax.forward(ctx, x, dim)
         xd = x.data
         xp = xp_of(xd)
         x2, moved = _last_dim_rows(xd, dim)
@@ -204,6 +193,8 @@ class Softmax(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = y (g - sum(g y))
+        if cuda_kernels.use(g.data):
+            return cuda_kernels.Softmax.backward(ctx, g)
         y = ctx._saved_result.data
         y2, moved = _last_dim_rows(y, ctx.dim)
         g2, _ = _last_dim_rows(g.data, ctx.dim)
@@ -225,6 +216,8 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, dim):  # y = x - max - log sum exp(x - max)
+        if cuda_kernels.use(x.data):  # the fused GPU kernel (docs/gpu.md)
+            return cuda_kernels.LogSoftmax.forward(ctx, x, dim)
         xd = x.data
         xp = xp_of(xd)
         x2, moved = _last_dim_rows(xd, dim)
@@ -245,6 +238,8 @@ class LogSoftmax(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = g - exp(y) sum(g)
+        if cuda_kernels.use(g.data):
+            return cuda_kernels.LogSoftmax.backward(ctx, g)
         y = ctx._saved_result.data
         y2, moved = _last_dim_rows(y, ctx.dim)
         g2, _ = _last_dim_rows(g.data, ctx.dim)

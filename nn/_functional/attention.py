@@ -12,9 +12,10 @@ import math
 
 import numpy as np
 
-from . import erf as _erf
+from . import _common
+from . import cuda_kernels
 from ._common import (
-    Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, scratch_like, sum_to, xp_of,
+    Function, Tensor, check_tensor, for_blocks, num_threads, once_differentiable, row_sum, scratch_like, sum_to, xp_of,
 )
 from .dropout import keep_mask
 
@@ -36,12 +37,19 @@ def _views(q, k, v, gqa, xp):
     return batch, out_batch, [xp.broadcast_to(a, batch + a.shape[-2:]) for a in (q, k, v)], (q.shape, k.shape, v.shape)
 
 
-def _group(batch, L, S):
-    """How many items of the first batch dim one group holds: about 4 cache blocks of scores."""
+def _group(batch, L, S, xp):
+    """(items of the first batch dim per group, per block): a block's scores fit in cache; a group is
+    one block per core, small enough for L3. The matmuls of a group run on the calling thread (BLAS
+    has its own threads), the softmax passes on its blocks in parallel: two BLAS callers never
+    compete for the cores."""
+    if xp is not np:
+        return batch[0], batch[0]
     per = L * S
     for d in batch[1:]:
         per *= d
-    return max(1, (4 * _erf.BLOCK) // max(1, per))
+    block = max(1, _common.BLOCK // max(1, per))
+    group = max(block, min(block * num_threads(), (1 << 22) // max(1, per)))
+    return group, block
 
 
 class Attention(Function):
@@ -49,6 +57,8 @@ class Attention(Function):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, gqa):
+        if cuda_kernels.use(q.data):  # the fused GPU kernel (docs/gpu.md)
+            return cuda_kernels.Attention.forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, gqa)
         # P = softmax(q k^T * scale + mask);  out = dropout(P) v
         xp = xp_of(q.data)
         batch, out_batch, (qb, kb, vb), _ = _views(q.data, k.data, v.data, gqa, xp)
@@ -60,9 +70,8 @@ class Attention(Function):
         keep = keep_mask(xp, P.shape, dropout_p) if dropout_p else None
         dscale = 1.0 / (1.0 - dropout_p) if dropout_p else 1.0
 
-        def group(lo, hi):
+        def softmax(lo, hi):  # P[lo:hi] holds q k^T: scale, mask, softmax in place
             s = P[lo:hi]
-            xp.matmul(qb[lo:hi], xp.swapaxes(kb[lo:hi], -1, -2), out=s)
             s *= scale
             if add is not None:
                 s += add[lo:hi]
@@ -77,12 +86,17 @@ class Attention(Function):
             if masked:
                 d[d == 0.0] = 1.0
             s /= d
-            if keep is not None:
-                s = s * keep[lo:hi]
-                s *= dscale
-            xp.matmul(s, vb[lo:hi], out=out[lo:hi])
 
-        for_blocks(batch[0], group, _group(batch, L, S), xp)
+        group, block = _group(batch, L, S, xp)
+        for g0 in range(0, batch[0], group):
+            g1 = min(g0 + group, batch[0])
+            Pg = P[g0:g1]
+            xp.matmul(qb[g0:g1], xp.swapaxes(kb[g0:g1], -1, -2), out=Pg)
+            for_blocks(g1 - g0, lambda lo, hi, g0=g0: softmax(g0 + lo, g0 + hi), block, xp)
+            if keep is not None:
+                Pg = Pg * keep[g0:g1]
+                Pg *= dscale
+            xp.matmul(Pg, vb[g0:g1], out=out[g0:g1])
         ctx.scale, ctx.dscale, ctx.gqa = scale, dscale, gqa
         ctx.save(query=q, key=k, value=v, attn=Tensor(P), mask=None if keep is None else Tensor(keep))
         return _to_shape(out, out_batch + out.shape[-2:])
@@ -90,6 +104,8 @@ class Attention(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):
+        if cuda_kernels.use(g.data):
+            return cuda_kernels.Attention.backward(ctx, g)
         # gv = P'^T g;  gP' = g v^T;  gP = gP' * keep/(1-p);  gS = P (gP - rowsum(gP P)) * scale;  gq = gS k;  gk = gS^T q
         q, k, v, P, keep = ctx.saved_tensors
         P = P.data
@@ -100,27 +116,29 @@ class Attention(Function):
         L, S = P.shape[-2:]
         gq, gk, gv = (xp.empty(batch + a.shape[-2:], P.dtype) for a in (qb, kb, vb))
         scale, dscale = ctx.scale, ctx.dscale
+        group, block = _group(batch, L, S, xp)
+        gP_buf = xp.empty((min(group, batch[0]),) + P.shape[1:], P.dtype)
 
-        def group(lo, hi):
-            Pc, gc = P[lo:hi], g[lo:hi]
+        def softmax_grad(lo, hi, gP):  # gP (relative rows) <- gS = P (gP - rowsum(gP P)) * scale
+            Pc, gc = P[lo:hi], gP
             if keep is not None:
-                t = xp.multiply(Pc, keep[lo:hi], out=scratch_like(1, Pc.shape, Pc.dtype, xp))
-                t *= dscale
-                xp.matmul(xp.swapaxes(t, -1, -2), gc, out=gv[lo:hi])
-            else:
-                xp.matmul(xp.swapaxes(Pc, -1, -2), gc, out=gv[lo:hi])
-            gP = xp.matmul(gc, xp.swapaxes(vb[lo:hi], -1, -2), out=scratch_like(0, Pc.shape, Pc.dtype, xp))
-            if keep is not None:
-                gP *= keep[lo:hi]
-                gP *= dscale
-            t = xp.multiply(gP, Pc, out=scratch_like(1, Pc.shape, Pc.dtype, xp))  # gP P
-            xp.multiply(Pc, row_sum(t, xp), out=gP)
-            xp.subtract(t, gP, out=t)  # gS / scale
-            t *= scale
-            xp.matmul(t, kb[lo:hi], out=gq[lo:hi])
-            xp.matmul(xp.swapaxes(t, -1, -2), qb[lo:hi], out=gk[lo:hi])
+                gc *= keep[lo:hi]
+                gc *= dscale
+            t = xp.multiply(gc, Pc, out=scratch_like(0, Pc.shape, Pc.dtype, xp))  # gP P
+            d = row_sum(t, xp)
+            xp.multiply(Pc, d, out=gc)
+            xp.subtract(t, gc, out=gc)
+            gc *= scale
 
-        for_blocks(batch[0], group, _group(batch, L, S), xp)
+        for g0 in range(0, batch[0], group):
+            g1 = min(g0 + group, batch[0])
+            Pg, gg, gP = P[g0:g1], g[g0:g1], gP_buf[: g1 - g0]
+            Pd = Pg if keep is None else Pg * keep[g0:g1] * dscale
+            xp.matmul(xp.swapaxes(Pd, -1, -2), gg, out=gv[g0:g1])
+            xp.matmul(gg, xp.swapaxes(vb[g0:g1], -1, -2), out=gP)
+            for_blocks(g1 - g0, lambda lo, hi, g0=g0, gP=gP: softmax_grad(g0 + lo, g0 + hi, gP[lo:hi]), block, xp)
+            xp.matmul(gP, kb[g0:g1], out=gq[g0:g1])
+            xp.matmul(xp.swapaxes(gP, -1, -2), qb[g0:g1], out=gk[g0:g1])
         needs = ctx.needs_input_grad
         return tuple(Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)) + (None,) * 5

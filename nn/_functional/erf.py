@@ -18,8 +18,6 @@ numpy has no erf and scipy is not a dependency, so this implements two published
 
 On cupy, `cupyx.scipy.special.erf` (a native kernel) is used when importable.
 """
-import math
-
 import numpy as np
 
 BLOCK = 32768  # elements per block of the float32 path: a few float32 buffers fit in L2
@@ -208,5 +206,3 @@ def _cupy_special():
         _special = special
     return _special
 
-
-SQRT1_2 = 1.0 / math.sqrt(2.0)

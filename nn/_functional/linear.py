@@ -48,12 +48,17 @@ class LinearNoBias(Linear):
 
 def linear(input, weight, bias=None):
     check_tensor(input, "input", "linear")
-    if input.data.shape[-1] != weight.data.shape[-1]:
-        shp = "x".join(map(str, (-1 if input.ndim > 1 else 1, input.data.shape[-1])))
+    check_tensor(weight, "weight", "linear")
+    xs, ws = input.data.shape, weight.data.shape
+    if not xs or len(ws) != 2 or xs[-1] != ws[-1]:
+        rows = int(np.prod(xs[:-1])) if len(xs) > 1 else 1
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({shp} and {weight.data.shape[1]}x{weight.data.shape[0]}): "
-            f"input {list(input.shape)}, weight {list(weight.shape)} (out_features, in_features)"
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{xs[-1] if xs else 0} and "
+            f"{'x'.join(map(str, ws[::-1]))}): input {list(xs)}, weight {list(ws)} (out_features, in_features)"
         )
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and p.data.dtype != input.data.dtype:
+            raise RuntimeError(f"linear: expected {name} to have the input's dtype {input.dtype}, got {p.dtype}")
     if bias is None:
         return LinearNoBias.apply(input, weight, None)
     return Linear.apply(input, weight, bias)

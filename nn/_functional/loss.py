@@ -1,7 +1,8 @@
-"""cross_entropy (one CrossEntropyLossBackward0 node, saving the softmax probabilities and no
-copy of the logits) and mse_loss (one MseLossBackward0 node)."""
+"""cross_entropy as one CrossEntropyLossBackward0 node that saves a single (N, C) array (made in
+place over the softmax probabilities; no copy of the logits), and mse_loss (one MseLossBackward0)."""
 import numpy as np
 
+from . import cuda_kernels
 from ._common import (
     Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block, sum_to, xp_of,
 )
@@ -21,6 +22,8 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction, ls, layout):
+        if cuda_kernels.use(x.data):  # the fused GPU kernel (docs/gpu.md)
+            return cuda_kernels.CrossEntropy.forward(ctx, x, target, weight, ignore_index, reduction, ls, layout)
         # nll_i = lse_i - x_i[t_i];  smooth_i = sum_c w_c (lse_i - x_ic);  lse_i = logsumexp_c x_ic
         # loss_i = valid_i ((1 - ls) w[t_i] nll_i + ls/C smooth_i);  'mean' divides by sum_i valid_i w[t_i]
         # D_ic = d loss_i / d x_ic = ((1 - ls) wv_i + ls/C W valid_i) p_ic - (1 - ls) wv_i [c == t_i] - ls/C valid_i w_c
@@ -85,6 +88,8 @@ class CrossEntropy(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = D * g (per row for 'none'; / sum_i valid_i w[t_i] for 'mean')
+        if cuda_kernels.use(g.data):
+            return cuda_kernels.CrossEntropy.backward(ctx, g)
         D = ctx._saved_grad_logits.data
         if ctx.reduction == "none":
             gx = D * g.data.reshape(-1, 1)

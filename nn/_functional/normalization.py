@@ -1,6 +1,7 @@
 """layer_norm as one NativeLayerNormBackward0 node, saving x_hat, 1/std and the weight."""
 import numpy as np
 
+from . import cuda_kernels
 from ._common import (
     Function, Tensor, check_tensor, col_sum, for_blocks, once_differentiable, row_sum, rows_per_block, scratch, xp_of,
 )
@@ -11,6 +12,8 @@ class LayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, w, b, D, eps):  # x_hat = (x - mean) / sqrt(var + eps);  y = x_hat * w + b   (rows of D)
+        if cuda_kernels.use(x.data):  # the fused GPU kernel (docs/gpu.md)
+            return cuda_kernels.LayerNorm.forward(ctx, x, w, b, D, eps)
         xd = x.data
         xp = xp_of(xd)
         shape = xd.shape
@@ -51,6 +54,8 @@ class LayerNorm(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):
+        if cuda_kernels.use(g.data):
+            return cuda_kernels.LayerNorm.backward(ctx, g)
         # gw = sum_rows g x_hat;  gb = sum_rows g;  gx = rstd (g w - mean(g w) - x_hat mean(g w x_hat))
         xhat, rstd, w = ctx.saved_tensors
         xhat, rstd = xhat.data, rstd.data
@@ -77,8 +82,8 @@ class LayerNorm(Function):
                 c1 = row_sum(gb_, xp)  # sum(g w)
                 t[...] = gb_
             else:
-                c2 = xp.matmul(t, wd)[:, None]
-                c1 = xp.matmul(gb_, wd)[:, None]
+                c2 = _row_dot(t, wd, xp)
+                c1 = _row_dot(gb_, wd, xp)
                 xp.multiply(gb_, wd, out=t)  # g w
             c1 *= inv_d
             c2 *= -inv_d
@@ -95,6 +100,11 @@ class LayerNorm(Function):
         return (None if gx_full is None else Tensor(gx_full),
                 None if gw is None else Tensor(gw if gw.shape == w_shape else gw.reshape(w_shape)),
                 None if gb is None else Tensor(gb if gb.shape == b_shape else gb.reshape(b_shape)), None, None)
+
+
+def _row_dot(a, w, xp):
+    """a @ w as a column (rows, 1); einsum on numpy: no BLAS call inside the block threads."""
+    return (np.einsum("ij,j->i", a, w) if xp is np else xp.matmul(a, w))[:, None]
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -23,6 +23,18 @@ def ids(high, shape):
     return minigrad.tensor(RNG.integers(0, high, shape))
 
 
+@pytest.fixture(params=["blocks", "default"])
+def blocking(request, monkeypatch):
+    """Run twice: with tiny blocks (many blocks, spread over threads) and with the default size."""
+    if request.param == "blocks":
+        import nn._functional._common as common
+        import nn._functional.erf as erf_module
+
+        monkeypatch.setattr(common, "BLOCK", 4096)
+        monkeypatch.setattr(erf_module, "BLOCK", 4096)
+    return request.param
+
+
 def T(torch, t, grad=None):
     """A torch copy of a minigrad tensor (a leaf requiring grad when the original does)."""
     out = torch.tensor(np.array(t.data))
@@ -147,7 +159,7 @@ def test_layer_norm_gradcheck(affine, shape, norm):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_layer_norm_vs_torch(torch, dtype):
+def test_layer_norm_vs_torch(torch, blocking, dtype):
     # 300 rows of 384: several row blocks
     x, w, b = rand(3, 100, 384, dtype=dtype, scale=3.0), rand(384, dtype=dtype), rand(384, dtype=dtype)
     compare(torch, lambda x, w, b: F.layer_norm(x, (384,), w, b, 1e-5),
@@ -176,7 +188,7 @@ def test_gelu_gradcheck(approximate):
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_gelu_vs_torch(torch, approximate, dtype):
+def test_gelu_vs_torch(torch, blocking, approximate, dtype):
     x = rand(3, 90, 400, dtype=dtype, scale=3.0)  # several blocks, tails beyond |x| = 4
     compare(torch, lambda x: F.gelu(x, approximate=approximate),
             lambda x: torch.nn.functional.gelu(x, approximate=approximate), (x,), dtype)
@@ -199,7 +211,7 @@ def test_softmax_gradcheck(fn, dim):
 
 @pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_softmax_vs_torch(torch, fn, dtype):
+def test_softmax_vs_torch(torch, blocking, fn, dtype):
     x = rand(50, 7, 300, dtype=dtype, scale=4.0)
     for dim in (-1, 1):
         x.grad = None
@@ -233,6 +245,17 @@ def test_dropout_reproducible_and_identity_when_off():
     assert np.all(F.dropout(x, 1.0).data == 0)
     with pytest.raises(ValueError):
         F.dropout(x, 1.5)
+
+
+def test_dropout_mask_independent_of_threads(monkeypatch):
+    x = minigrad.ones(1500, 1000)  # several random streams
+    masks = []
+    for threads in ("1", "2"):
+        monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
+        minigrad.manual_seed(11)
+        masks.append(F.dropout(x, 0.25).data != 0)
+    assert np.array_equal(masks[0], masks[1])
+    assert abs(masks[0].mean() - 0.75) < 0.003
 
 
 def test_dropout_gradcheck_with_fixed_seed():
@@ -269,7 +292,7 @@ def test_cross_entropy_gradcheck_spatial_and_unbatched(reduction):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_cross_entropy_vs_torch(torch, dtype, reduction):
+def test_cross_entropy_vs_torch(torch, blocking, dtype, reduction):
     x = rand(8 * 64, 65, dtype=dtype, scale=3.0)
     t = ids(65, (8 * 64,))
     t.data[::7] = -1
@@ -370,7 +393,7 @@ def test_attention_on_strided_head_views():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_attention_vs_torch(torch, dtype):
+def test_attention_vs_torch(torch, blocking, dtype):
     L = 40
     for kw in _masks(L, L, H=6) + [dict(enable_gqa=True, is_causal=True)]:
         q = rand(2, 6, L, 16, dtype=dtype)
