@@ -88,17 +88,17 @@ print("minigrad sees", minigrad.cuda.device_count(), "GPU(s):", minigrad.cuda.ge
 sys.exit(0 if minigrad.cuda.is_available() else 1)
 EOF
 
-run_step kernels_compile 60 "$PY" bench/check_kernels.py
+run_step kernels_compile 45 "$PY" bench/check_kernels.py
 
-run_step tests 200 "$PY" -m pytest tests/test_cuda.py tests/nn/test_module.py::test_to_cuda_and_back \
+run_step tests 210 "$PY" -m pytest tests/test_cuda.py tests/nn/test_module.py::test_to_cuda_and_back \
     -q -p no:cacheprovider -rfEs --durations=10 -o addopts=""
 
 run_step parity 60 "$PY" bench/gpu_parity.py --atol 1e-4
 
-run_step bench_shakespeare_char 80 "$PY" bench/train_bench_gpu.py --preset shakespeare_char --batch_size 64 \
+run_step bench_shakespeare_char 75 "$PY" bench/train_bench_gpu.py --preset shakespeare_char --batch_size 64 \
     --steps 20 --warmup 3 --chunk 5 $TF32_FLAG --json "$LOG_DIR/bench_shakespeare_char.json"
 
-run_step bench_gpt2 120 "$PY" bench/train_bench_gpu.py --preset gpt2 --batch_size 8 \
+run_step bench_gpt2 110 "$PY" bench/train_bench_gpu.py --preset gpt2 --batch_size 8 \
     --steps 8 --warmup 2 --chunk 4 $TF32_FLAG --json "$LOG_DIR/bench_gpt2.json"
 
 # ---- summary -------------------------------------------------------------------------------------------

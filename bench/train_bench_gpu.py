@@ -164,11 +164,18 @@ class Worker:
         self._read()
 
     def _read(self):
-        line = self.proc.stdout.readline()
-        if not line:
-            self.proc.wait()
-            raise RuntimeError(f"the {self.name} worker died (exit {self.proc.returncode}; its error is above)")
-        return json.loads(line)
+        """The worker's next JSON answer (other lines it prints are passed through)."""
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                self.proc.wait()
+                raise RuntimeError(f"the {self.name} worker died (exit {self.proc.returncode}; its error is above)")
+            if line.startswith("{"):
+                try:
+                    return json.loads(line)
+                except ValueError:
+                    pass
+            print(f"[{self.name}] {line.rstrip()}", flush=True)
 
     def ask(self, text):
         self.proc.stdin.write(text + "\n")

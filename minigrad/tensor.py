@@ -8,7 +8,8 @@ its views, which in-place ops bump so that saved tensors can be checked. Ops liv
 import numpy as np
 
 from . import dtypes
-from .autograd.function import leaf_accumulator
+from .autograd import function as _function
+from .autograd.function import SavedTensor, leaf_accumulator
 from .autograd.grad_mode import state
 from .device import array_module, device_of, to_device
 
@@ -378,8 +379,6 @@ def wrap_outputs(out, node, args, ctx):
                 t.grad_fn, t._output_nr, t.requires_grad = node, i, True
         node._output_meta = meta
         if node._forward_cls.saves_result:
-            from .autograd.function import SavedTensor
-
             saved = SavedTensor(results[0], is_output=True)
             names = node.__dict__.get("_names") or ()
             node._saved = (node._saved or []) + [saved]
@@ -390,3 +389,6 @@ def wrap_outputs(out, node, args, ctx):
 def _zeros_like_meta(meta):
     shape, dt, xp = meta
     return Tensor(xp.zeros(shape, dtype=dt))
+
+
+_function.Tensor, _function.wrap_outputs = Tensor, wrap_outputs

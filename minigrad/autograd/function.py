@@ -14,6 +14,10 @@ import weakref
 
 from .grad_mode import state
 
+# Bound by minigrad.tensor right after it defines them (it imports this module, so this module
+# cannot import it): the hot path of Function.apply then pays no import per call.
+Tensor = wrap_outputs = None
+
 _sequence = itertools.count()
 
 
@@ -167,8 +171,6 @@ class SavedTensor:
 
 def _reattach(t, edge, node):
     """What an unpack hook returned, put in the saved original's place in the graph (PyTorch's rule)."""
-    from ..tensor import Tensor
-
     if not isinstance(t, Tensor):
         raise TypeError(f"a saved-tensor unpack hook must return a Tensor, got {type(t).__name__}")
     if edge is False:  # the original did not require grad
@@ -343,8 +345,6 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args):
-        from ..tensor import Tensor, wrap_outputs
-
         record = False
         if state.grad_enabled:
             for a in args:
