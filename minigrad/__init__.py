@@ -7,7 +7,7 @@
     >>> x.grad
     tensor(28.)
 """
-from . import autograd, dtypes, ops, random  # noqa: F401
+from . import _allocator, autograd, dtypes, ops, random  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .device import cuda_is_available, device  # noqa: F401
 from .dtypes import (  # noqa: F401
