@@ -1,17 +1,19 @@
 """Keep freed array memory in the process for the next array, instead of returning it to the OS.
 
 A training step allocates and frees the same few hundred array sizes every iteration. With
-glibc's defaults, arrays above a dynamic threshold are fresh `mmap`s and the top of the heap
-is trimmed back to the OS, so each new array pays page faults and the kernel zeroing its pages
-again: measured here, a baby-GPT step spent a third of its time that way. Raising the mmap
-threshold to its maximum (32 MiB) and the trim threshold lets glibc reuse the memory instead.
-Set MINIGRAD_MALLOC_TUNING=0 (or glibc's own MALLOC_* variables) to keep the defaults.
+glibc's defaults, large arrays are fresh `mmap`s and the top of the heap is trimmed back to the
+OS, so each new array pays page faults and the kernel zeroing its pages again. Measured here: a
+baby-GPT step spent a third of its time that way, and a shakespeare_char step 3 s of kernel time
+in 10 s. Serving every array from the heap (no mmap) and never trimming it lets glibc hand the
+same memory back out instead: the process keeps its peak footprint, which a training run
+reaches every step anyway. Set MINIGRAD_MALLOC_TUNING=0 (or glibc's own MALLOC_* variables)
+to keep glibc's defaults.
 """
 import ctypes
 import os
 import sys
 
-M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
+M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD, M_MMAP_MAX = -1, -2, -3, -4
 
 
 def tune_malloc():
@@ -25,9 +27,9 @@ def tune_malloc():
         mallopt = libc.mallopt
     except (OSError, AttributeError):  # musl or another libc
         return False
-    ok = mallopt(M_MMAP_THRESHOLD, 32 << 20)
-    ok &= mallopt(M_TRIM_THRESHOLD, 1 << 30)
-    ok &= mallopt(M_TOP_PAD, 64 << 20)
+    ok = mallopt(M_MMAP_MAX, 0)  # no mmap: large arrays come from the heap too, and are reused
+    ok &= mallopt(M_TRIM_THRESHOLD, 2**31 - 1)  # never give the heap's top back to the OS
+    ok &= mallopt(M_TOP_PAD, 64 << 20)  # grow the heap in large steps
     return bool(ok)
 
 
