@@ -7,7 +7,13 @@ its inputs from cache rather than from memory on every pass.
 
 `parallel_for(n, kernel)` calls `kernel(lo, hi)` over ranges covering [0, n); the kernel slices
 its own arrays. On cupy (GPU) arrays the whole range runs at once: the GPU is already parallel.
+
+Kernels may call BLAS (`blas=True`): many small matrix products (attention's per-head products)
+run faster one per core than each split over the cores by BLAS's own threads, so during such a
+loop every participating thread asks OpenBLAS for one thread (`openblas_set_num_threads_local`,
+a per-thread setting). Without that function (another BLAS), the loop runs on the calling thread.
 """
+import ctypes
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -28,24 +34,59 @@ def num_threads():
         return os.cpu_count() or 1
 
 
+_UNSET = object()
+_blas_setter = _UNSET
+
+
+def blas_thread_setter():
+    """OpenBLAS's per-thread `openblas_set_num_threads_local(n) -> previous`, or None if unavailable."""
+    global _blas_setter
+    if _blas_setter is _UNSET:
+        _blas_setter = None
+        try:
+            with open("/proc/self/maps") as f:
+                paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line})
+            for path in paths:
+                fn = getattr(ctypes.CDLL(path), "openblas_set_num_threads_local", None)
+                if fn is not None:
+                    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
+                    _blas_setter = fn
+                    break
+        except OSError:  # no /proc (not Linux) or a library that will not load: keep BLAS as it is
+            pass
+    return _blas_setter
+
+
+def _init_worker():
+    setter = blas_thread_setter()
+    if setter is not None:  # a worker's BLAS calls are one of several running at once: one thread each
+        setter(1)
+
+
 def _executor():
     global _pool
     if _pool is None:
         with _lock:
             if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=num_threads(), thread_name_prefix="minigrad")
+                _pool = ThreadPoolExecutor(max_workers=num_threads(), thread_name_prefix="minigrad",
+                                           initializer=_init_worker)
     return _pool
 
 
-def parallel_for(n, kernel, block=1 << 15, min_parallel=1 << 16, gpu=False):
+def parallel_for(n, kernel, block=1 << 15, min_parallel=1 << 16, gpu=False, blas=False):
     """Run `kernel(lo, hi)` over [0, n) in blocks of about `block` items, split across the cores.
 
     Ranges are disjoint, so kernels that write only their own slice need no locking. Small jobs
-    (under `min_parallel` items), GPU jobs and calls made from inside a worker run inline.
+    (under `min_parallel` items), GPU jobs and calls made from inside a worker run inline. With
+    `blas=True` the kernel calls BLAS: it runs in parallel only where BLAS can be held to one
+    thread per caller, and otherwise on the calling thread (where BLAS uses the cores itself).
     """
     if n <= 0:
         return
     threads = num_threads()
+    setter = blas_thread_setter() if blas else None
+    if blas and setter is None:
+        threads = 1
     if gpu or n < min_parallel or threads == 1 or getattr(_local, "inside", False):
         if gpu:
             kernel(0, n)
@@ -65,6 +106,11 @@ def parallel_for(n, kernel, block=1 << 15, min_parallel=1 << 16, gpu=False):
             _local.inside = False
 
     futures = [_executor().submit(run, p) for p in range(1, threads)]
-    run(0)  # the calling thread does a share too instead of waiting idle
-    for f in futures:
-        f.result()
+    previous = setter(1) if setter is not None else None
+    try:
+        run(0)  # the calling thread does a share too instead of waiting idle
+    finally:
+        if setter is not None:
+            setter(previous)
+        for f in futures:
+            f.result()

@@ -31,18 +31,19 @@ def xp_of(a):
     return np if type(a) is np.ndarray else array_module(a)
 
 
-def for_blocks(n, kernel, block, xp=np):
+def for_blocks(n, kernel, block, xp=np, blas=False):
     """Call kernel(lo, hi) over [0, n) in ranges of `block` items: threaded on numpy, once on cupy.
 
     Each range is written by exactly one call, so kernels that write only their own slice need no
     locking; results that combine ranges (column sums) must be reduced in a fixed order after.
+    `blas=True`: the kernel makes BLAS calls (see minigrad.parallel).
     """
     if n <= 0:
         return
     if xp is not np:
         kernel(0, n)
     elif _parallel_for is not None and n > block:
-        _parallel_for(n, kernel, block=block, min_parallel=block + 1)
+        _parallel_for(n, kernel, block=block, min_parallel=block + 1, blas=blas)
     else:
         for lo in range(0, n, block):
             kernel(lo, min(lo + block, n))

@@ -15,7 +15,7 @@ import numpy as np
 from . import _common
 from . import cuda_kernels
 from ._common import (
-    Function, Tensor, check_tensor, for_blocks, num_threads, once_differentiable, row_sum, scratch_like, sum_to, xp_of,
+    Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, scratch_like, sum_to, xp_of,
 )
 from .dropout import keep_mask
 
@@ -37,19 +37,15 @@ def _views(q, k, v, gqa, xp):
     return batch, out_batch, [xp.broadcast_to(a, batch + a.shape[-2:]) for a in (q, k, v)], (q.shape, k.shape, v.shape)
 
 
-def _group(batch, L, S, xp):
-    """(items of the first batch dim per group, per block): a block's scores fit in cache; a group is
-    one block per core, small enough for L3. The matmuls of a group run on the calling thread (BLAS
-    has its own threads), the softmax passes on its blocks in parallel: two BLAS callers never
-    compete for the cores."""
+def _items_per_block(batch, L, S, xp):
+    """Items of the first batch dim handled together: their (L, S) scores fit in cache. Blocks run
+    one per core, each with single-threaded BLAS (many small products go faster that way)."""
     if xp is not np:
-        return batch[0], batch[0]
+        return batch[0]
     per = L * S
     for d in batch[1:]:
         per *= d
-    block = max(1, _common.BLOCK // max(1, per))
-    group = max(block, min(block * num_threads(), (1 << 22) // max(1, per)))
-    return group, block
+    return max(1, _common.BLOCK // max(1, per))
 
 
 class Attention(Function):
@@ -70,9 +66,8 @@ class Attention(Function):
         keep = keep_mask(xp, P.shape, dropout_p) if dropout_p else None
         dscale = 1.0 / (1.0 - dropout_p) if dropout_p else 1.0
 
-        def softmax(lo, hi):  # P[lo:hi] holds q k^T: scale, mask, softmax in place
+        def softmax(lo, hi):  # P[lo:hi] holds (q scale) k^T: mask, softmax in place
             s = P[lo:hi]
-            s *= scale
             if add is not None:
                 s += add[lo:hi]
             if neg is not None:
@@ -85,18 +80,23 @@ class Attention(Function):
             d = row_sum(s, xp)
             if masked:
                 d[d == 0.0] = 1.0
-            s /= d
+            xp.reciprocal(d, out=d)  # one division per row, then a multiply per element
+            s *= d
 
-        group, block = _group(batch, L, S, xp)
-        for g0 in range(0, batch[0], group):
-            g1 = min(g0 + group, batch[0])
-            Pg = P[g0:g1]
-            xp.matmul(qb[g0:g1], xp.swapaxes(kb[g0:g1], -1, -2), out=Pg)
-            for_blocks(g1 - g0, lambda lo, hi, g0=g0: softmax(g0 + lo, g0 + hi), block, xp)
+        block = _items_per_block(batch, L, S, xp)
+
+        def attend(lo, hi):  # batch items lo:hi, start to end on one core, while in cache
+            Pb = P[lo:hi]
+            # the scale goes on q (L x E per item) rather than on the scores (L x S)
+            qs = xp.multiply(qb[lo:hi], scale, out=scratch_like(1, qb[lo:hi].shape, qb.dtype, xp))
+            xp.matmul(qs, xp.swapaxes(kb[lo:hi], -1, -2), out=Pb)
+            softmax(lo, hi)
             if keep is not None:
-                Pg = Pg * keep[g0:g1]
-                Pg *= dscale
-            xp.matmul(Pg, vb[g0:g1], out=out[g0:g1])
+                Pb = Pb * keep[lo:hi]
+                Pb *= dscale
+            xp.matmul(Pb, vb[lo:hi], out=out[lo:hi])
+
+        for_blocks(batch[0], attend, block, xp, blas=True)
         ctx.scale, ctx.dscale, ctx.gqa = scale, dscale, gqa
         ctx.save(query=q, key=k, value=v, attn=Tensor(P), mask=None if keep is None else Tensor(keep))
         return _to_shape(out, out_batch + out.shape[-2:])
@@ -106,7 +106,8 @@ class Attention(Function):
     def backward(ctx, g):
         if cuda_kernels.use(g.data):
             return cuda_kernels.Attention.backward(ctx, g)
-        # gv = P'^T g;  gP' = g v^T;  gP = gP' * keep/(1-p);  gS = P (gP - rowsum(gP P)) * scale;  gq = gS k;  gk = gS^T q
+        # gv = P'^T g;  gP' = g v^T;  gP = gP' * keep/(1-p);  gS = P (gP - rowsum(gP P));
+        # gq = gS k scale;  gk = gS^T q scale  (the scale is applied to the small L x E results)
         q, k, v, P, keep = ctx.saved_tensors
         P = P.data
         xp = xp_of(P)
@@ -116,32 +117,40 @@ class Attention(Function):
         L, S = P.shape[-2:]
         gq, gk, gv = (xp.empty(batch + a.shape[-2:], P.dtype) for a in (qb, kb, vb))
         scale, dscale = ctx.scale, ctx.dscale
-        group, block = _group(batch, L, S, xp)
-        gP_buf = xp.empty((min(group, batch[0]),) + P.shape[1:], P.dtype)
+        block = _items_per_block(batch, L, S, xp)
 
-        def softmax_grad(lo, hi, gP):  # gP (relative rows) <- gS = P (gP - rowsum(gP P)) * scale
-            Pc, gc = P[lo:hi], gP
+        def softmax_grad(lo, hi, gc):  # gc (rows lo:hi of gP) <- gS = P (gP - rowsum(gP P))
+            Pc = P[lo:hi]
             if keep is not None:
                 gc *= keep[lo:hi]
                 gc *= dscale
-            t = xp.multiply(gc, Pc, out=scratch_like(0, Pc.shape, Pc.dtype, xp))  # gP P
-            d = row_sum(t, xp)
-            xp.multiply(Pc, d, out=gc)
-            xp.subtract(t, gc, out=gc)
-            gc *= scale
+            d = _row_dot(gc, Pc, xp)
+            gc -= d
+            gc *= Pc
 
-        for g0 in range(0, batch[0], group):
-            g1 = min(g0 + group, batch[0])
-            Pg, gg, gP = P[g0:g1], g[g0:g1], gP_buf[: g1 - g0]
-            Pd = Pg if keep is None else Pg * keep[g0:g1] * dscale
-            xp.matmul(xp.swapaxes(Pd, -1, -2), gg, out=gv[g0:g1])
-            xp.matmul(gg, xp.swapaxes(vb[g0:g1], -1, -2), out=gP)
-            for_blocks(g1 - g0, lambda lo, hi, g0=g0, gP=gP: softmax_grad(g0 + lo, g0 + hi, gP[lo:hi]), block, xp)
-            xp.matmul(gP, kb[g0:g1], out=gq[g0:g1])
-            xp.matmul(xp.swapaxes(gP, -1, -2), qb[g0:g1], out=gk[g0:g1])
+        def attend_grad(lo, hi):  # batch items lo:hi on one core
+            Pb, gb = P[lo:hi], g[lo:hi]
+            gP = scratch_like(0, Pb.shape, P.dtype, xp)
+            Pd = Pb if keep is None else Pb * keep[lo:hi] * dscale
+            xp.matmul(xp.swapaxes(Pd, -1, -2), gb, out=gv[lo:hi])
+            xp.matmul(gb, xp.swapaxes(vb[lo:hi], -1, -2), out=gP)
+            softmax_grad(lo, hi, gP)
+            xp.matmul(gP, kb[lo:hi], out=gq[lo:hi])
+            gq[lo:hi] *= scale
+            qs = xp.multiply(qb[lo:hi], scale, out=scratch_like(1, qb[lo:hi].shape, qb.dtype, xp))
+            xp.matmul(xp.swapaxes(gP, -1, -2), qs, out=gk[lo:hi])
+
+        for_blocks(batch[0], attend_grad, block, xp, blas=True)
         needs = ctx.needs_input_grad
         return tuple(Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)) + (None,) * 5
+
+
+def _row_dot(a, b, xp):
+    """sum(a * b) along the last axis, keeping it: one pass and no temporary on numpy (einsum)."""
+    if xp is np:
+        return np.einsum("...j,...j->...", a, b)[..., None]
+    return (a * b).sum(axis=-1, keepdims=True)
 
 
 def _to_shape(a, shape):
