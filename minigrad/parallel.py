@@ -10,8 +10,9 @@ its own arrays. On cupy (GPU) arrays the whole range runs at once: the GPU is al
 
 Kernels may call BLAS (`blas=True`): many small matrix products (attention's per-head products)
 run faster one per core than each split over the cores by BLAS's own threads, so during such a
-loop every participating thread asks OpenBLAS for one thread (`openblas_set_num_threads_local`,
-a per-thread setting). Without that function (another BLAS), the loop runs on the calling thread.
+loop OpenBLAS is asked for one thread per call (`openblas_set_num_threads_local`; in the OpenBLAS
+that numpy ships it acts on every thread, so it is set before the loop and restored after it).
+Without that function (another BLAS), the loop runs on the calling thread.
 """
 import ctypes
 import os
@@ -38,18 +39,25 @@ _UNSET = object()
 _blas_setter = _UNSET
 
 
+_GETTERS = ("openblas_get_num_threads", "scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_")
+
+
 def blas_thread_setter():
-    """OpenBLAS's per-thread `openblas_set_num_threads_local(n) -> previous`, or None if unavailable."""
-    global _blas_setter
+    """OpenBLAS's per-thread `openblas_set_num_threads_local(n)`, or None if unavailable."""
+    global _blas_setter, _blas_threads
     if _blas_setter is _UNSET:
         _blas_setter = None
         try:
             with open("/proc/self/maps") as f:
                 paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line})
             for path in paths:
-                fn = getattr(ctypes.CDLL(path), "openblas_set_num_threads_local", None)
-                if fn is not None:
+                lib = ctypes.CDLL(path)
+                fn = getattr(lib, "openblas_set_num_threads_local", None)
+                getter = next((getattr(lib, n) for n in _GETTERS if hasattr(lib, n)), None)
+                if fn is not None and getter is not None:
                     fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
+                    # what the calling threads go back to after a loop (asked before anything changed it)
+                    _blas_threads = max(1, int(getter()))
                     _blas_setter = fn
                     break
         except OSError:  # no /proc (not Linux) or a library that will not load: keep BLAS as it is
@@ -57,10 +65,7 @@ def blas_thread_setter():
     return _blas_setter
 
 
-def _init_worker():
-    setter = blas_thread_setter()
-    if setter is not None:  # a worker's BLAS calls are one of several running at once: one thread each
-        setter(1)
+_blas_threads = 1
 
 
 def _executor():
@@ -68,8 +73,7 @@ def _executor():
     if _pool is None:
         with _lock:
             if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=num_threads(), thread_name_prefix="minigrad",
-                                           initializer=_init_worker)
+                _pool = ThreadPoolExecutor(max_workers=num_threads(), thread_name_prefix="minigrad")
     return _pool
 
 
@@ -105,12 +109,13 @@ def parallel_for(n, kernel, block=1 << 15, min_parallel=1 << 16, gpu=False, blas
         finally:
             _local.inside = False
 
-    futures = [_executor().submit(run, p) for p in range(1, threads)]
-    previous = setter(1) if setter is not None else None
+    if setter is not None:
+        setter(1)
     try:
+        futures = [_executor().submit(run, p) for p in range(1, threads)]
         run(0)  # the calling thread does a share too instead of waiting idle
-    finally:
-        if setter is not None:
-            setter(previous)
         for f in futures:
             f.result()
+    finally:
+        if setter is not None:  # back to BLAS's own threads for the big products that follow
+            setter(_blas_threads)
