@@ -51,6 +51,20 @@ def _gelu_bwd(o, x, g, s1, s2):  # gelu'(x) = Phi(x) + x phi(x) = (1 + erf(x/sqr
     o *= g
 
 
+def _gelu_bwd_from_out(o, x, y, g, s1):  # gelu'(x) = Phi(x) + x phi(x), with Phi(x) = y / x from the output
+    xp = xp_of(x)
+    xp.multiply(x, x, out=s1)
+    s1 *= -0.5
+    xp.exp(s1, out=s1)
+    s1 *= x
+    s1 *= INV_SQRT_2PI  # x phi(x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        xp.divide(y, x, out=o)  # Phi(x): no second erf
+    xp.copyto(o, 0.5, where=x == 0.0)  # 0/0 at x = 0, where Phi = 1/2
+    o += s1
+    o *= g
+
+
 def _gelu_tanh_fwd(o, x, s1):  # gelu(x) ~ x/2 (1 + tanh(k (x + a x^3)))
     xp = xp_of(x)
     xp.multiply(x, x, out=o)
@@ -87,6 +101,9 @@ def _gelu_tanh_bwd(o, x, g, s1, s2):  # d/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 
 
 class Gelu(Function):
     node_name = "GeluBackward0"
+    # The output is saved too: the next layer keeps that same array alive anyway (no extra memory),
+    # and backward then gets Phi(x) = gelu(x) / x with one division instead of a second erf.
+    saves_result = True
 
     @staticmethod
     def forward(ctx, x, approximate):
@@ -107,8 +124,18 @@ class Gelu(Function):
             return cuda_kernels.Gelu.backward(ctx, g)
         xd = ctx._saved_self.data
         gx = xp_of(xd).empty(xd.shape, dtype=xd.dtype)
-        blockwise(_gelu_tanh_bwd if ctx.approximate == "tanh" else _gelu_bwd, 2, gx, xd, g.data)
+        if ctx.approximate == "tanh":
+            blockwise(_gelu_tanh_bwd, 2, gx, xd, g.data)
+        else:
+            blockwise(_gelu_bwd_from_out, 1, gx, xd, ctx._saved_result.data, g.data)
         return Tensor(gx), None
+
+
+class GeluTanh(Gelu):
+    """The tanh form's backward needs only the input."""
+
+    node_name = "GeluBackward0"
+    saves_result = False
 
 
 def gelu(input, approximate="none"):
@@ -116,7 +143,7 @@ def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
     _float_only(input, "gelu")
-    return Gelu.apply(input, approximate)
+    return (GeluTanh if approximate == "tanh" else Gelu).apply(input, approximate)
 
 
 class Relu(Function):

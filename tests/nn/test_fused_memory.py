@@ -79,7 +79,8 @@ def test_gelu_memory(approximate):
     fused, composite = F.gelu(x, approximate), R.gelu(x, approximate)
     f, c = saved_bytes(fused), saved_bytes(composite)
     report(f"gelu {approximate} (B={B}, T={T}, 4C={4 * C}) float32", f, c)
-    assert f[0] == x.nbytes and f[0] < c[0]
+    # the exact form also keeps its output (the array the next layer keeps anyway), to skip a second erf
+    assert f[0] == (2 if approximate == "none" else 1) * x.nbytes and f[0] < c[0]
 
 
 def test_attention_memory():
