@@ -37,15 +37,35 @@ def _views(q, k, v, gqa, xp):
     return batch, out_batch, [xp.broadcast_to(a, batch + a.shape[-2:]) for a in (q, k, v)], (q.shape, k.shape, v.shape)
 
 
-def _items_per_block(batch, L, S, xp):
-    """Items of the first batch dim handled together: their (L, S) scores fit in cache. Blocks run
-    one per core, each with single-threaded BLAS (many small products go faster that way)."""
-    if xp is not np:
-        return batch[0]
+def _work_split(batch, L, S, xp):
+    """How the batch is cut into work items: (number of items, indices(lo, hi) -> index tuples, items
+    per block). Items are single (batch, head) pairs when the batch is (B, H), so that even B = 1
+    gives every core work; otherwise items of the first batch dim. A block's (L, S) scores fit in
+    cache; blocks run one per core, each with single-threaded BLAS (many small products go faster
+    that way)."""
+    if len(batch) == 2 and xp is np:
+        H = batch[1]
+
+        def indices(lo, hi):  # the flat item range as whole batch entries and (b, heads h0:h1) pieces
+            out = []
+            while lo < hi:
+                b, h = divmod(lo, H)
+                if h == 0 and hi - lo >= H:  # a run of whole batch entries in one piece
+                    b1 = b + (hi - lo) // H
+                    out.append((slice(b, b1),))
+                    lo = b1 * H
+                    continue
+                h1 = min(H, h + hi - lo)
+                out.append((b, slice(h, h1)))
+                lo += h1 - h
+            return out
+
+        return batch[0] * H, indices, max(1, _common.BLOCK // max(1, L * S))
     per = L * S
     for d in batch[1:]:
         per *= d
-    return max(1, _common.BLOCK // max(1, per))
+    block = batch[0] if xp is not np else max(1, _common.BLOCK // max(1, per))
+    return batch[0], lambda lo, hi: [(slice(lo, hi),)], block
 
 
 class Attention(Function):
@@ -66,12 +86,12 @@ class Attention(Function):
         keep = keep_mask(xp, P.shape, dropout_p) if dropout_p else None
         dscale = 1.0 / (1.0 - dropout_p) if dropout_p else 1.0
 
-        def softmax(lo, hi):  # P[lo:hi] holds (q scale) k^T: mask, softmax in place
-            s = P[lo:hi]
+        def softmax(ix):  # P[ix] holds (q scale) k^T: mask, softmax in place
+            s = P[ix]
             if add is not None:
-                s += add[lo:hi]
+                s += add[ix]
             if neg is not None:
-                xp.copyto(s, _NEG_INF, where=neg if neg.ndim == 2 else neg[lo:hi])
+                xp.copyto(s, _NEG_INF, where=neg if neg.ndim == 2 else neg[ix])
             m = s.max(axis=-1, keepdims=True)
             if masked:  # a fully masked row gives zeros, not NaN (as PyTorch)
                 m[~xp.isfinite(m)] = 0.0
@@ -83,20 +103,21 @@ class Attention(Function):
             xp.reciprocal(d, out=d)  # one division per row, then a multiply per element
             s *= d
 
-        block = _items_per_block(batch, L, S, xp)
+        n_items, indices, block = _work_split(batch, L, S, xp)
 
-        def attend(lo, hi):  # batch items lo:hi, start to end on one core, while in cache
-            Pb = P[lo:hi]
-            # the scale goes on q (L x E per item) rather than on the scores (L x S)
-            qs = xp.multiply(qb[lo:hi], scale, out=scratch_like(1, qb[lo:hi].shape, qb.dtype, xp))
-            xp.matmul(qs, xp.swapaxes(kb[lo:hi], -1, -2), out=Pb)
-            softmax(lo, hi)
-            if keep is not None:
-                Pb = Pb * keep[lo:hi]
-                Pb *= dscale
-            xp.matmul(Pb, vb[lo:hi], out=out[lo:hi])
+        def attend(lo, hi):  # items lo:hi, start to end on one core, while in cache
+            for ix in indices(lo, hi):
+                Pb = P[ix]
+                # the scale goes on q (L x E per item) rather than on the scores (L x S)
+                qs = xp.multiply(qb[ix], scale, out=scratch_like(1, qb[ix].shape, qb.dtype, xp))
+                xp.matmul(qs, xp.swapaxes(kb[ix], -1, -2), out=Pb)
+                softmax(ix)
+                if keep is not None:
+                    Pb = Pb * keep[ix]
+                    Pb *= dscale
+                xp.matmul(Pb, vb[ix], out=out[ix])
 
-        for_blocks(batch[0], attend, block, xp, blas=True)
+        for_blocks(n_items, attend, block, xp, blas=True)
         ctx.scale, ctx.dscale, ctx.gqa = scale, dscale, gqa
         ctx.save(query=q, key=k, value=v, attn=Tensor(P), mask=None if keep is None else Tensor(keep))
         return _to_shape(out, out_batch + out.shape[-2:])
@@ -117,30 +138,31 @@ class Attention(Function):
         L, S = P.shape[-2:]
         gq, gk, gv = (xp.empty(batch + a.shape[-2:], P.dtype) for a in (qb, kb, vb))
         scale, dscale = ctx.scale, ctx.dscale
-        block = _items_per_block(batch, L, S, xp)
+        n_items, indices, block = _work_split(batch, L, S, xp)
 
-        def softmax_grad(lo, hi, gc):  # gc (rows lo:hi of gP) <- gS = P (gP - rowsum(gP P))
-            Pc = P[lo:hi]
+        def softmax_grad(ix, gc):  # gc <- gS = P (gP - rowsum(gP P)) for the items P[ix]
+            Pc = P[ix]
             if keep is not None:
-                gc *= keep[lo:hi]
+                gc *= keep[ix]
                 gc *= dscale
             d = _row_dot(gc, Pc, xp)
             gc -= d
             gc *= Pc
 
-        def attend_grad(lo, hi):  # batch items lo:hi on one core
-            Pb, gb = P[lo:hi], g[lo:hi]
-            gP = scratch_like(0, Pb.shape, P.dtype, xp)
-            Pd = Pb if keep is None else Pb * keep[lo:hi] * dscale
-            xp.matmul(xp.swapaxes(Pd, -1, -2), gb, out=gv[lo:hi])
-            xp.matmul(gb, xp.swapaxes(vb[lo:hi], -1, -2), out=gP)
-            softmax_grad(lo, hi, gP)
-            xp.matmul(gP, kb[lo:hi], out=gq[lo:hi])
-            gq[lo:hi] *= scale
-            qs = xp.multiply(qb[lo:hi], scale, out=scratch_like(1, qb[lo:hi].shape, qb.dtype, xp))
-            xp.matmul(xp.swapaxes(gP, -1, -2), qs, out=gk[lo:hi])
+        def attend_grad(lo, hi):  # items lo:hi on one core
+            for ix in indices(lo, hi):
+                Pb, gb = P[ix], g[ix]
+                gP = scratch_like(0, Pb.shape, P.dtype, xp)
+                Pd = Pb if keep is None else Pb * keep[ix] * dscale
+                xp.matmul(xp.swapaxes(Pd, -1, -2), gb, out=gv[ix])
+                xp.matmul(gb, xp.swapaxes(vb[ix], -1, -2), out=gP)
+                softmax_grad(ix, gP)
+                xp.matmul(gP, kb[ix], out=gq[ix])
+                gq[ix] *= scale
+                qs = xp.multiply(qb[ix], scale, out=scratch_like(1, qb[ix].shape, qb.dtype, xp))
+                xp.matmul(xp.swapaxes(gP, -1, -2), qs, out=gk[ix])
 
-        for_blocks(batch[0], attend_grad, block, xp, blas=True)
+        for_blocks(n_items, attend_grad, block, xp, blas=True)
         needs = ctx.needs_input_grad
         return tuple(Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)) + (None,) * 5
