@@ -411,6 +411,23 @@ def test_attention_vs_torch(torch, blocking, dtype):
                 dtype)
 
 
+@pytest.mark.parametrize("L", [128, 520])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_long_causal_attention_in_chunks_vs_torch(torch, dtype, L):
+    """Long causal sequences are computed in row chunks that skip the future keys (4 or 8 chunks)."""
+    q, k, v = rand(1, 3, L, 8, dtype=dtype), rand(1, 3, L, 8, dtype=dtype), rand(1, 3, L, 4, dtype=dtype)
+    compare(torch, lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+            lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), dtype)
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    P = y.grad_fn._saved_attn.data
+    assert np.array_equal(P, np.tril(P)) and np.allclose(P.sum(-1), 1.0)  # the skipped keys hold exact zeros
+
+
+def test_long_causal_attention_gradcheck():
+    q, k, v = (rand(1, 1, 128, 2, dtype=np.float64) for _ in range(3))
+    assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v))
+
+
 def test_attention_saves_qkv_and_probs_and_errors():
     q, k, v = rand(2, 3, 4, 5, dtype=np.float32), rand(2, 3, 6, 5, dtype=np.float32), rand(2, 3, 6, 2, dtype=np.float32)
     node = F.scaled_dot_product_attention(q, k, v).grad_fn
