@@ -95,8 +95,16 @@ def parallel_for(n, kernel, block=1 << 15, min_parallel=1 << 16, gpu=False, blas
         if gpu:
             kernel(0, n)
             return
-        for lo in range(0, n, block):
-            kernel(lo, min(lo + block, n))
+        # a small BLAS job: its products are small too, and BLAS's threads cost more than they give
+        small_blas = setter is not None and not getattr(_local, "inside", False)
+        if small_blas:
+            setter(1)
+        try:
+            for lo in range(0, n, block):
+                kernel(lo, min(lo + block, n))
+        finally:
+            if small_blas:
+                setter(_blas_threads)
         return
     bounds = [n * i // threads for i in range(threads + 1)]
 

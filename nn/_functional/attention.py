@@ -15,7 +15,7 @@ import numpy as np
 from . import _common
 from . import cuda_kernels
 from ._common import (
-    Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, scratch_like, sum_to, xp_of,
+    Function, Tensor, check_tensor, for_blocks, num_threads, once_differentiable, row_sum, scratch_like, sum_to, xp_of,
 )
 from .dropout import keep_mask
 
@@ -60,12 +60,18 @@ def _work_split(batch, L, S, xp):
                 lo += h1 - h
             return out
 
-        return batch[0] * H, indices, max(1, _common.BLOCK // max(1, L * S))
+        n = batch[0] * H
+        return n, indices, _per_core(n, max(1, _common.BLOCK // max(1, L * S)))
     per = L * S
     for d in batch[1:]:
         per *= d
-    block = batch[0] if xp is not np else max(1, _common.BLOCK // max(1, per))
+    block = batch[0] if xp is not np else _per_core(batch[0], max(1, _common.BLOCK // max(1, per)))
     return batch[0], lambda lo, hi: [(slice(lo, hi),)], block
+
+
+def _per_core(n, block):
+    """A block size that still gives every core a share when all the work would fit in one block."""
+    return max(1, min(block, -(-n // num_threads())))
 
 
 class Attention(Function):
