@@ -174,6 +174,20 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         return total
 
+    def memory_report(self):
+        """The bytes one training step keeps for backward, by node type and by module (the report
+        is taken before backward; the step is then undone: no gradient is applied)."""
+        from minigrad.memory import module_scopes, saved_tensors_report
+
+        x, y = self.sampler.get_batch("train")
+        state = self.sampler.state_dict()
+        with module_scopes(self.model):
+            _, loss = self.model(minigrad.tensor(x, device=self.cfg.device), minigrad.tensor(y, device=self.cfg.device))
+        report = saved_tensors_report(loss)
+        del loss  # frees the graph: nothing was trained
+        self.sampler.load_state_dict(state)
+        return report
+
     def save(self, name=CKPT_NAME):
         self.out_dir.mkdir(parents=True, exist_ok=True)
         save_checkpoint(self.out_dir / name, self.model, self.optimizer, self.cfg, self.iter_num,
@@ -205,6 +219,8 @@ class Trainer:
         self.log(f"model: {self.model.get_num_params() / 1e6:.2f}M parameters, "
                  f"{self.tokens_per_iter:,} tokens per iteration, dataset {cfg.dataset!r} "
                  f"(vocab {self.dataset.vocab_size})")
+        if cfg.memory_report:
+            self.log(str(self.memory_report()))
         if cfg.eval_only:
             return self.estimate_loss()
         previous = signal.getsignal(signal.SIGINT)

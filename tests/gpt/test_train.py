@@ -156,3 +156,26 @@ def test_eval_does_not_move_the_training_batches(tmp_path, corpus):
     rng = json.dumps(minigrad.get_rng_state())
     t.estimate_loss()
     assert json.dumps(t.sampler.state_dict()) == state and json.dumps(minigrad.get_rng_state()) == rng
+
+
+def test_memory_report_flag_prints_saved_bytes_by_module(tmp_path, corpus):
+    lines = []
+    cfg, _ = parse_config(tiny_args(tmp_path, corpus, memory_report=True, max_iters=1))
+    t = Trainer(cfg, log=lines.append)
+    report = t.memory_report()
+    assert report.total_bytes > 0
+    assert any(k.startswith("transformer.h.0") for k in report.by_scope)
+    t.run()
+    assert any("saved for backward" in line for line in lines)
+
+
+def test_graph_of_a_gpt_training_step():
+    from gpt.viz import training_step
+    from minigrad.viz import to_mermaid
+
+    loss, params = training_step()
+    text = to_mermaid(loss, params=params)
+    assert text.startswith("flowchart TD")
+    for name in ("CrossEntropyLossBackward0", "NativeLayerNormBackward0", "ScaledDotProductAttentionBackward0",
+                 "GeluBackward0", "EmbeddingBackward0", "AccumulateGrad"):
+        assert name in text
