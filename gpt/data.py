@@ -19,17 +19,16 @@ Any other name is prepared from ``input=``, a text file or a folder of text file
 
 import hashlib
 import json
-import os
 import re
 import sys
 import urllib.request
-import uuid
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
 from gpt.tokenizer import CharTokenizer, DataError, GPT2Tokenizer, tokenizer_from_meta
+from nn.serialization import atomic_write
 
 __all__ = [
     "BatchSampler",
@@ -316,7 +315,7 @@ def _download_shakespeare(out):
     if hashlib.sha256(text.encode("utf-8")).hexdigest() != SHAKESPEARE_SHA256:
         raise DataError(f"the text downloaded from {SHAKESPEARE_URL} is not Tiny Shakespeare; pass --input=PATH")
     out.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out / "input.txt", lambda f: f.write(text.encode("utf-8")))
+    atomic_write(out / "input.txt", lambda tmp: Path(tmp).write_bytes(text.encode("utf-8")))
     return text
 
 
@@ -345,7 +344,7 @@ def _write_dataset(out, text, tok, info):
         # without meta.json the old data no longer looks complete while its files are replaced
         (out / "meta.json").unlink(missing_ok=True)
         for split, ids in splits.items():
-            _atomic_write(out / f"{split}.bin", ids.tofile)
+            atomic_write(out / f"{split}.bin", ids.tofile)
         meta = {
             "tokenizer": tok.to_meta(),
             "vocab_size": tok.vocab_size,
@@ -354,7 +353,7 @@ def _write_dataset(out, text, tok, info):
             "val_tokens": len(splits["val"]),
             "dtype": "uint16",
         }
-        _atomic_write(out / "meta.json", lambda f: f.write(json.dumps(meta, indent=1).encode("utf-8")))
+        atomic_write(out / "meta.json", lambda tmp: Path(tmp).write_text(json.dumps(meta, indent=1), encoding="utf-8"))
     except OSError as e:
         raise DataError(f"cannot write dataset {str(out)!r}: {e}") from None
 
@@ -385,36 +384,6 @@ def _bpe_safe_chunks(text, size):
         end = cut.start() if cut else len(text)
         yield text[start:end]
         start = end
-
-
-def _atomic_write(path, write):
-    """Write ``path`` via a temp file in its folder: ``write(f)`` fills it, then flush, fsync
-    and os.replace, so a reader sees the old file or the new one, never a part."""
-    tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(tmp, "xb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder):
-    # makes the rename itself durable; not possible on every OS, where it is skipped
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _prepared_meta(out):

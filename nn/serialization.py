@@ -122,10 +122,18 @@ def save(obj, path):
         "minigrad.tree": json.dumps(tree, allow_nan=False, separators=(",", ":")),
         "minigrad.crc32": _checksum(enc.arrays),
     }
+    atomic_write(path, lambda tmp: safetensors.numpy.save_file(enc.arrays, tmp, metadata=metadata))
+
+
+def atomic_write(path, write):
+    """Create or replace the file `path` so that a reader (or a crash) sees the old file or the new
+    one, never a part: `write(tmp)` fills a temporary file in the same folder, which is flushed to
+    disk (fsync) and renamed over `path`; on any error the temporary file is removed."""
+    path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        safetensors.numpy.save_file(enc.arrays, tmp, metadata=metadata)
+        write(tmp)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)

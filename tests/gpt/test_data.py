@@ -259,21 +259,21 @@ def test_truncated_token_file_and_broken_meta(data_dir, tmp_path):
 def test_an_interrupted_prepare_never_looks_complete(data_dir, tmp_path, monkeypatch):
     source = write(tmp_path / "t.txt", "abcdefghij" * 10)
     path = prepare_dataset("x", data_dir, input=source)
-    real_write = data._atomic_write
+    real_write = data.atomic_write
 
     def crash_on_val(target, fill):
         if target.name == "val.bin":
             raise KeyboardInterrupt
         real_write(target, fill)
 
-    monkeypatch.setattr(data, "_atomic_write", crash_on_val)
+    monkeypatch.setattr(data, "atomic_write", crash_on_val)
     with pytest.raises(KeyboardInterrupt):
         prepare_dataset("x", data_dir, input=write(source, "klmnopqrst" * 10))
     assert not (path / "meta.json").exists()
-    assert not list(path.glob("*.tmp"))
+    assert not [p for p in path.iterdir() if p.name.endswith(".tmp")]
     with pytest.raises(DataError, match="not a prepared dataset"):
         Dataset.load(path)
-    monkeypatch.setattr(data, "_atomic_write", real_write)
+    monkeypatch.setattr(data, "atomic_write", real_write)
     assert Dataset.load(prepare_dataset("x", data_dir, input=source)).tokenizer().chars[0] == "k"
 
 
