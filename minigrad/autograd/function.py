@@ -344,6 +344,12 @@ class Function(metaclass=FunctionMeta):
         raise NotImplementedError
 
     @classmethod
+    def forward_only(cls, *args):
+        """Run forward without recording anything and return what it returns (arrays, for a built-in
+        op): `apply` under no_grad minus the Tensor wrapping. For hot inference loops on arrays."""
+        return cls.forward(_ForwardOnlyContext(), *args)
+
+    @classmethod
     def apply(cls, *args):
         record = False
         if state.grad_enabled:

@@ -31,10 +31,12 @@ def _views(q, k, v, gqa, xp):
     if gqa > 1:  # (..., Hq, L, E) -> (..., Hk, G, L, E) against k, v (..., Hk, 1, S, E)
         q = q.reshape(q.shape[:-3] + (q.shape[-3] // gqa, gqa) + q.shape[-2:])
         k, v = xp.expand_dims(k, -3), xp.expand_dims(v, -3)
-    batch = _broadcast(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    qb, kb, vb = q.shape[:-2], k.shape[:-2], v.shape[:-2]
+    batch = qb if qb == kb == vb else _broadcast(qb, kb, vb)
     out_batch = batch[:-2] + (batch[-2] * batch[-1],) if gqa > 1 else batch
     batch = batch or (1,)
-    return batch, out_batch, [xp.broadcast_to(a, batch + a.shape[-2:]) for a in (q, k, v)], (q.shape, k.shape, v.shape)
+    views = [a if a.shape[:-2] == batch else xp.broadcast_to(a, batch + a.shape[-2:]) for a in (q, k, v)]
+    return batch, out_batch, views, (q.shape, k.shape, v.shape)
 
 
 def _work_split(batch, L, S, xp):
@@ -61,16 +63,19 @@ def _work_split(batch, L, S, xp):
             return out
 
         n = batch[0] * H
-        return n, indices, _per_core(n, max(1, _common.BLOCK // max(1, L * S)))
+        return n, indices, _per_core(n, max(1, _common.BLOCK // max(1, L * S)), L * S)
     per = L * S
     for d in batch[1:]:
         per *= d
-    block = batch[0] if xp is not np else _per_core(batch[0], max(1, _common.BLOCK // max(1, per)))
+    block = batch[0] if xp is not np else _per_core(batch[0], max(1, _common.BLOCK // max(1, per)), per)
     return batch[0], lambda lo, hi: [(slice(lo, hi),)], block
 
 
-def _per_core(n, block):
-    """A block size that still gives every core a share when all the work would fit in one block."""
+def _per_core(n, block, per_item):
+    """A block size that still gives every core a share when all the work would fit in one block,
+    unless the work is too small to be worth a thread (one generated token, say)."""
+    if n * per_item < _common.BLOCK // 4:
+        return n
     return max(1, min(block, -(-n // num_threads())))
 
 

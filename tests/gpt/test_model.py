@@ -165,3 +165,24 @@ def test_generate_builds_no_graph():
     model = GPT(small_config())
     out = model.generate(minigrad.tensor([[1, 2]]), 3)
     assert out.grad_fn is None and not out.requires_grad
+
+
+def test_decode_step_equals_the_module_forward_bit_for_bit():
+    from gpt.model import KVCache
+
+    cfg = small_config(block_size=32)
+    minigrad.manual_seed(5)
+    model = GPT(cfg)
+    model.eval()
+    prompt = minigrad.tensor(batch(cfg, B=2, T=6)[0])
+    tok = minigrad.tensor([[4], [9]])
+    with minigrad.no_grad():
+        a, b = KVCache(cfg.n_layer), KVCache(cfg.n_layer)
+        model(prompt, cache=a)
+        model(prompt, cache=b)
+        fast = model._decode_step(tok, a)
+        slow = model(tok, cache=b)[0][:, -1, :].data
+    assert np.array_equal(fast, slow)
+    assert a.length == b.length == 7
+    for la, lb in zip(a.layers, b.layers):
+        assert np.array_equal(la.k[:, :, :7], lb.k[:, :, :7]) and np.array_equal(la.v[:, :, :7], lb.v[:, :, :7])
