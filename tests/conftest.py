@@ -3,6 +3,8 @@ from pathlib import Path
 
 import pytest
 
+from minigrad import cuda_is_available
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
@@ -21,19 +23,7 @@ def shared_data():
 
 
 # ---- devices ---------------------------------------------------------------------------------------
-def _cuda_available():
-    """cupy imports and sees a GPU (never raises; cupy is not imported by minigrad here)."""
-    try:
-        import cupy
-    except Exception:
-        return False
-    try:
-        return bool(cupy.cuda.is_available())
-    except Exception:
-        return False
-
-
-CUDA_AVAILABLE = _cuda_available()
+CUDA_AVAILABLE = cuda_is_available()  # cupy imports and sees a GPU; never raises
 DEVICES = ["cpu"] + (["cuda"] if CUDA_AVAILABLE else [])
 
 

@@ -19,18 +19,7 @@ import nn.functional as F
 from nn._functional import cuda_kernels as ck
 
 
-def _gpu():
-    try:
-        import cupy
-    except Exception:
-        return False
-    try:
-        return bool(cupy.cuda.is_available())
-    except Exception:
-        return False
-
-
-HAS_GPU = _gpu()
+HAS_GPU = minigrad.cuda_is_available()
 DEVICES = ["cpu"] + (["cuda"] if HAS_GPU else [])
 TOL = {np.float32: dict(rtol=1e-5, atol=1e-5), np.float64: dict(rtol=1e-10, atol=1e-10)}
 MODES = ["generic", "fused"]  # the ops' own code on cupy, or the fused kernels

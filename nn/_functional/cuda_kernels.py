@@ -874,37 +874,6 @@ class Dropout:
         return Tensor(dropout_backward(g.data, keep, ctx.scale)), None
 
 
-def use_group(group):
-    """True when every parameter of an optimizer group that has a gradient is a cupy float array."""
-    ps = [p for p in group["params"] if p.grad is not None]
-    return bool(ps) and all(use(p.data) and use(p.grad.data) for p in ps)
-
-
-def adam_step_group(opt, group):
-    """nn.optim.Adam / AdamW's `_step_group` for a group of cupy parameters: one fused kernel each."""
-    lr, beta1, beta2, eps = float(group["lr"]), float(group["betas"][0]), float(group["betas"][1]), float(group["eps"])
-    wd, amsgrad = float(group["weight_decay"]), group["amsgrad"]
-    decoupled = opt.decoupled_weight_decay
-    for p in group["params"]:
-        if p.grad is None:
-            continue
-        state = opt.state[p]
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = p.new_zeros(p.shape)
-            state["exp_avg_sq"] = p.new_zeros(p.shape)
-            if amsgrad:
-                state["max_exp_avg_sq"] = p.new_zeros(p.shape)
-        state["step"] += 1
-        step = state["step"]
-        bc2_sqrt = (1 - beta2**step) ** 0.5
-        step_scale = -lr / (1 - beta1**step) * bc2_sqrt
-        eps_scaled = eps * bc2_sqrt
-        adam_update(p.data, p.grad.data, state["exp_avg"].data, state["exp_avg_sq"].data, lr, beta1, beta2, wd,
-                    decoupled, step_scale, eps_scaled, state["max_exp_avg_sq"].data if amsgrad else None)
-        p._bump_version()
-
-
 # ==== installing the dispatch from outside (until the one-line dispatches are in the ops) ==============
 _TWINS = (
     ("nn._functional.activation", "Gelu", Gelu),
@@ -937,7 +906,7 @@ def _dispatching(orig_fwd, orig_bwd, twin):
 
 
 def install():
-    """Route the fused ops (and Adam / AdamW) to the kernels for cupy float arrays, by patching the
+    """Route the fused ops to the kernels for cupy float arrays, by patching the
     ops' classes; `uninstall()` restores them. Harmless once the dispatch lines are in the ops."""
     if _saved:
         return
@@ -950,17 +919,6 @@ def install():
         new_f, new_b = _dispatching(fwd, bwd, twin)
         _saved.extend([(cls, "forward", fwd), (cls, "backward", bwd)])
         cls.forward, cls.backward = new_f, new_b
-    adam = getattr(importlib.import_module("nn.optim.adam"), "Adam", None)
-    if adam is not None and "_step_group" in vars(adam):
-        orig = vars(adam)["_step_group"]
-
-        def _step_group(self, group):
-            if use_group(group):
-                return adam_step_group(self, group)
-            return orig(self, group)
-
-        _saved.append((adam, "_step_group", orig))
-        adam._step_group = _step_group
 
 
 def uninstall():

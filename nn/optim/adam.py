@@ -1,5 +1,6 @@
 """Adam and AdamW, as `torch.optim.Adam` / `torch.optim.AdamW` (betas, eps, weight decay, amsgrad)."""
 from minigrad.device import array_module
+from nn._functional import cuda_kernels
 
 from .optimizer import Optimizer, _blocks
 
@@ -54,6 +55,12 @@ class Adam(Optimizer):
             bc2_sqrt = (1 - beta2**step) ** 0.5
             step_scale = -lr / (1 - beta1**step) * bc2_sqrt
             eps_scaled = eps * bc2_sqrt
+            if cuda_kernels.use(p.data):  # one fused kernel on the GPU (docs/gpu.md)
+                cuda_kernels.adam_update(p.data, p.grad.data, state["exp_avg"].data, state["exp_avg_sq"].data, lr,
+                                         beta1, beta2, wd, decoupled, step_scale, eps_scaled,
+                                         state["max_exp_avg_sq"].data if amsgrad else None)
+                p._bump_version()
+                continue
             xp = array_module(p.data)
             arrays = [p.data, p.grad.data, state["exp_avg"].data, state["exp_avg_sq"].data]
             if amsgrad:
