@@ -28,7 +28,10 @@ def tune_malloc():
     except (OSError, AttributeError):  # musl or another libc
         return False
     ok = mallopt(M_MMAP_MAX, 0)  # no mmap: large arrays come from the heap too, and are reused
-    ok &= mallopt(M_TRIM_THRESHOLD, 2**31 - 1)  # never give the heap's top back to the OS
+    # never give the heap's top back to the OS: -1 is SIZE_MAX once glibc takes it as a size_t. A
+    # 2 GiB threshold (the largest positive int) was not enough: a shakespeare_char step frees more
+    # than that at once, and re-faulting it cost 0.7 s of a 7.8 s step.
+    ok &= mallopt(M_TRIM_THRESHOLD, -1)
     ok &= mallopt(M_TOP_PAD, 64 << 20)  # grow the heap in large steps
     return bool(ok)
 
