@@ -234,6 +234,9 @@ class Dataset:
         return np.ascontiguousarray(window[:, :-1]), np.ascontiguousarray(window[:, 1:])
 
 
+BATCH_STREAM = 0xBA7C4  # sets the batch stream of a seed apart from its default stream
+
+
 class BatchSampler:
     """The batches of one run from one PCG64 generator, resumable exactly.
 
@@ -249,7 +252,9 @@ class BatchSampler:
         self.batch_size = batch_size
         self.block_size = block_size
         self.seed = seed
-        self.rng = np.random.Generator(np.random.PCG64(seed))
+        # a stream of its own, not minigrad.manual_seed(seed)'s (numpy's default_rng(seed)): with
+        # one stream for both, the batch offsets would come from the bits that initialised the weights
+        self.rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, BATCH_STREAM])))
         self.batches_drawn = 0
 
     def get_batch(self, split="train"):

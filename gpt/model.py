@@ -15,12 +15,13 @@ import minigrad
 import nn
 import nn.functional as F
 from minigrad import Tensor
+from minigrad.autograd.function import ArrayArg
 from minigrad.device import array_module
 from minigrad.utils.checkpoint import checkpoint
-from nn._functional.activation import Gelu
+from nn._functional.activation import gelu_arrays
 from nn._functional.attention import Attention
-from nn._functional.linear import Linear
-from nn._functional.normalization import LayerNorm
+from nn._functional.linear import linear_arrays
+from nn._functional.normalization import layer_norm_arrays
 
 
 @dataclass
@@ -134,7 +135,11 @@ class _LayerCache:
 
     def append(self, k, v):
         """Write k, v (B, nh, T, hs) after the cached positions; return all keys and values so far."""
-        kd, vd = k.data, v.data
+        k, v = self.append_arrays(k.data, v.data)
+        return Tensor(k), Tensor(v)
+
+    def append_arrays(self, kd, vd):
+        """`append` on arrays: returns views of the (B, nh, length, hs) keys and values."""
         B, nh, T, hs = kd.shape
         end = self.length + T
         if self.k is None or self.k.shape[0] != B or self.k.shape[2] < end:
@@ -147,7 +152,7 @@ class _LayerCache:
         self.k[:, :, self.length:end] = kd
         self.v[:, :, self.length:end] = vd
         self.length = end
-        return Tensor(self.k[:, :, :end]), Tensor(self.v[:, :, :end])
+        return self.k[:, :, :end], self.v[:, :, :end]
 
 
 class GPT(nn.Module):
@@ -224,37 +229,54 @@ class GPT(nn.Module):
         # inference: only the last position's logits are needed (a list index keeps the time dim)
         return self.lm_head(x[:, [-1], :]), None
 
-    def _decode_step(self, tok, cache):
-        """Logits (B, V) for one new token per row, tok (B, 1) int64, extending `cache`.
+    def _decode_weights(self):
+        """The weights `_cached_forward` reads, as arrays, looked up once per generation rather than
+        per token: (wte, wpe, per block (ln_1, c_attn, attn.c_proj, ln_2, c_fc, mlp.c_proj), ln_f,
+        lm_head), linear layers as (weight, bias), layer norms as (weight, bias, eps)."""
+        tr = self.transformer
 
-        The same model and the same fused kernels as `forward`, called as `Function.forward_only`
-        on arrays: generating a token is ~100 small ops, and the Tensor, graph-mode and Module
-        bookkeeping around each one would cost more than the arithmetic (measured: 3x slower).
-        Equal to `forward(tok, cache=cache)`'s last logits, bit for bit (tested).
+        def arr(p):
+            return None if p is None else p.data
+
+        def lin(m):
+            return arr(m.weight), arr(m.bias)
+
+        def ln(m):
+            return arr(m.weight), arr(m.bias), m.eps
+
+        blocks = [(ln(b.ln_1), lin(b.attn.c_attn), lin(b.attn.c_proj), ln(b.ln_2), lin(b.mlp.c_fc), lin(b.mlp.c_proj))
+                  for b in tr.h]
+        return tr.wte.weight.data, tr.wpe.weight.data, blocks, ln(tr.ln_f), lin(self.lm_head)
+
+    def _cached_forward(self, idx, cache, weights=None):
+        """Logits (B, V) of the last position of idx (a (B, T) int64 array), extending `cache`.
+
+        T = 1 is one generation step; T > 1 fills an empty cache with a prompt (causal attention).
+        The same model and the same kernels as `forward` (the ops' array-level forwards), without
+        Tensors: a generated token is ~100 small ops, and the Tensor, graph-mode and Module
+        bookkeeping around each would cost more than the arithmetic (measured: 3x slower).
+        Equal to `forward(idx, cache=cache)`'s last logits, bit for bit (tested).
         """
         cfg = self.config
-        B = tok.shape[0]
+        B, T = idx.shape
         C, nh = cfg.n_embd, cfg.n_head
         hs = C // nh
-        pos = cache.length
-        tr = self.transformer
-        x = tr.wte.weight.data[tok.data[:, 0]] + tr.wpe.weight.data[pos]  # (B, C)
-
-        def linear(layer, a):  # (B, in) -> (B, out)
-            return Linear.forward_only(Tensor(a), layer.weight, layer.bias)
-
-        def norm(ln, a):
-            return LayerNorm.forward_only(Tensor(a), ln.weight, ln.bias, C, ln.eps)
-
+        start = cache.length
+        if T > 1 and start:
+            raise ValueError("a prompt of several tokens can only fill an empty cache")
+        wte, wpe, blocks, (lnf_w, lnf_b, lnf_eps), (head_w, head_b) = weights or self._decode_weights()
+        x = wte[idx] + wpe[start:start + T]  # (B, T, C)
         scale = 1.0 / math.sqrt(hs)
-        for block, layer_cache in zip(tr.h, cache.layers):
-            qkv = linear(block.attn.c_attn, norm(block.ln_1, x)).reshape(B, 3, nh, 1, hs)
-            k, v = layer_cache.append(Tensor(qkv[:, 1]), Tensor(qkv[:, 2]))
-            y = Attention.forward_only(Tensor(qkv[:, 0]), k, v, None, 0.0, False, scale, 1)  # (B, nh, 1, hs)
-            x = x + linear(block.attn.c_proj, y.reshape(B, C))
-            h = Gelu.forward_only(Tensor(linear(block.mlp.c_fc, norm(block.ln_2, x))), "none")
-            x = x + linear(block.mlp.c_proj, h)
-        return linear(self.lm_head, norm(tr.ln_f, x))
+        for (ln_1, c_attn, attn_proj, ln_2, c_fc, mlp_proj), layer_cache in zip(blocks, cache.layers):
+            h = layer_norm_arrays(x, ln_1[0], ln_1[1], C, ln_1[2])[0]
+            qkv = linear_arrays(h, *c_attn).reshape(B, T, 3, nh, hs)
+            q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))  # (B, nh, T, hs) views
+            k, v = layer_cache.append_arrays(k, v)
+            y = Attention.forward_only(ArrayArg(q), ArrayArg(k), ArrayArg(v), None, 0.0, T > 1, scale, 1)
+            x = x + linear_arrays(y.transpose(0, 2, 1, 3).reshape(B, T, C), *attn_proj)
+            h = layer_norm_arrays(x, ln_2[0], ln_2[1], C, ln_2[2])[0]
+            x = x + linear_arrays(gelu_arrays(linear_arrays(h, *c_fc)), *mlp_proj)
+        return linear_arrays(layer_norm_arrays(x[:, -1], lnf_w, lnf_b, C, lnf_eps)[0], head_w, head_b)
 
     def crop_block_size(self, block_size):
         """Shrink the context length (e.g. to fine-tune a pretrained model on shorter blocks)."""
@@ -322,25 +344,30 @@ class GPT(nn.Module):
             bad = lo if lo < 0 else hi
             raise ValueError(f"token id {bad} is outside the vocabulary [0, {V})")
         bs = self.config.block_size
+        B, n = idx.shape
+        # every token so far, written in place: seq[:, :n] (no growing concatenation per token)
+        seq = array_module(idx.data).empty((B, n + max_new_tokens), dtype=np.int64)
+        seq[:, :n] = idx.data
         was_training = self.training
         self.eval()
         try:
             cache = KVCache(self.config.n_layer) if use_cache else None
-            seq = idx
-            done = np.zeros(idx.shape[0], dtype=bool)
-            pending = None  # tokens not yet fed to the cached model
+            weights = self._decode_weights() if use_cache else None
+            done = np.zeros(B, dtype=bool)
+            pending = None  # the token not yet fed to the cached model
             for _ in range(max_new_tokens):
                 if cache is None:
-                    logits = self(seq[:, -bs:])[0][:, -1, :]
-                elif pending is None or cache.length + pending.shape[1] > bs:
-                    cache.reset()  # (re)fill the cache with the prompt, or the recent tokens once it is full
-                    keep = bs // 2 if seq.shape[1] > bs else bs
-                    logits = self(seq[:, -keep:], cache=cache)[0][:, -1, :]
+                    logits = self(Tensor(seq[:, max(0, n - bs):n]))[0][:, -1, :]
                 else:
-                    logits = Tensor(self._decode_step(pending, cache))
+                    if pending is None or cache.length + 1 > bs:
+                        cache.reset()  # (re)fill the cache with the prompt, or the recent tokens once it is full
+                        keep = bs // 2 if n > bs else bs
+                        pending = seq[:, max(0, n - keep):n]
+                    logits = Tensor(self._cached_forward(pending, cache, weights))
                 tok = self._sample(logits, temperature, top_k)
-                seq = minigrad.cat([seq, tok], dim=1)
-                pending = tok
+                seq[:, n] = tok.data[:, 0]
+                pending = seq[:, n:n + 1]
+                n += 1
                 yield tok
                 if stop_token is not None:
                     done |= tok.data[:, 0] == stop_token
@@ -354,7 +381,8 @@ class GPT(nn.Module):
         """One token per row from logits (B, V): greedy at temperature 0, else softmax sampling."""
         if temperature == 0:
             return logits.argmax(dim=-1, keepdim=True)
-        logits = logits / temperature
+        if temperature != 1.0:  # dividing by 1 changes nothing
+            logits = logits / temperature
         if top_k is not None:
             k = min(top_k, logits.shape[-1])
             v, _ = minigrad.topk(logits, k)

@@ -213,8 +213,12 @@ class BackwardNode(Node):
         self._names = None
 
     def save(node, /, **named):
-        """Save tensors under PyTorch's names (`self=`, `other=`): seen as `_saved_self`, ..."""
-        node._saved = [None if t is None else SavedTensor(t) for t in named.values()]
+        """Save tensors under PyTorch's names (`self=`, `other=`): seen as `_saved_self`, ...
+
+        A value may be a plain array (an intermediate a fused op keeps): it is saved as a new
+        Tensor, made only here, so a forward that records nothing never pays for one."""
+        node._saved = [None if t is None else SavedTensor(t if isinstance(t, Tensor) else Tensor(t))
+                       for t in named.values()]
         node._names = tuple(named)
 
     @property
@@ -291,6 +295,17 @@ class _Never:
         return False
 
 
+class ArrayArg:
+    """An array handed to `Function.forward_only` where forward expects a Tensor: the built-in
+    forwards read only `.data` of their inputs, and a full Tensor costs more to make than the
+    arithmetic of one generated token's small ops."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
+
+
 class _ForwardOnlyContext:
     """The ctx a forward gets when nothing will be recorded: saving is a no-op."""
 
@@ -346,7 +361,8 @@ class Function(metaclass=FunctionMeta):
     @classmethod
     def forward_only(cls, *args):
         """Run forward without recording anything and return what it returns (arrays, for a built-in
-        op): `apply` under no_grad minus the Tensor wrapping. For hot inference loops on arrays."""
+        op): `apply` under no_grad minus the Tensor wrapping. For hot inference loops on arrays, whose
+        tensor arguments may be `ArrayArg`s (a built-in forward reads only their `.data`)."""
         return cls.forward(_ForwardOnlyContext(), *args)
 
     @classmethod

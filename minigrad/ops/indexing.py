@@ -351,7 +351,7 @@ class Topk(Function):
             idx = xp.take_along_axis(idx, order, axis=dim)
             vals = xp.take_along_axis(vals, order, axis=dim)
         ctx.shape, ctx.dim = a.data.shape, dim
-        ctx.save(indices=Tensor(idx))
+        ctx.save(indices=idx)
         ctx.mark_non_differentiable(idx)
         return (vals if largest else -vals), idx
 
@@ -401,7 +401,10 @@ def multinomial(input, num_samples, replacement=False, generator=None):
         cdf = xp.cumsum(rows, axis=1)
         cdf[:, -1] = 1.0
         u = rng.random((rows.shape[0], num_samples))
-        out = xp.stack([xp.searchsorted(cdf[i], u[i], side="right") for i in range(rows.shape[0])])
+        if num_samples == 1:  # searchsorted(cdf, u, side="right") of every row at once: #{cdf <= u}
+            out = (cdf <= u).sum(axis=1, keepdims=True)
+        else:
+            out = xp.stack([xp.searchsorted(cdf[i], u[i], side="right") for i in range(rows.shape[0])])
     else:
         # Gumbel top-k: sampling without replacement in proportion to the weights
         gumbel = -xp.log(-xp.log(rng.random(rows.shape)))

@@ -71,12 +71,16 @@ def blockwise(kernel, n_scratch, out, *arrays):
         kernel(flat_out, *flat, *(xp.empty(flat_out.size, out.dtype) for _ in range(n_scratch)))
         return out
     dt = out.dtype
+    n = flat_out.size
+    if n <= BLOCK:  # one block (a generated token's activations): no loop machinery
+        kernel(flat_out, *flat, *(scratch(i, n, dt) for i in range(n_scratch)))
+        return out
 
     def run(lo, hi):
         kernel(flat_out[lo:hi], *(a[lo:hi] if hasattr(a, "shape") else a for a in flat),
                *(scratch(i, hi - lo, dt) for i in range(n_scratch)))
 
-    for_blocks(flat_out.size, run, BLOCK)
+    for_blocks(n, run, BLOCK)
     return out
 
 
@@ -129,6 +133,13 @@ def row_sum(a, xp=np):
     if xp is np:
         return np.einsum("...j->...", a)[..., None]
     return a.sum(axis=-1, keepdims=True)
+
+
+def row_dot(a, b, xp=np):
+    """sum(a * b) along the last axis, keeping it (size 1): one pass and no temporary on numpy (einsum)."""
+    if xp is np:
+        return np.einsum("...j,...j->...", a, b)[..., None]
+    return (a * b).sum(axis=-1, keepdims=True)
 
 
 def col_sum(a, xp=np):

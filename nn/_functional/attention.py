@@ -15,7 +15,8 @@ import numpy as np
 from . import _common
 from . import cuda_kernels
 from ._common import (
-    Function, Tensor, check_tensor, for_blocks, num_threads, once_differentiable, row_sum, scratch_like, sum_to, xp_of,
+    Function, Tensor, check_tensor, for_blocks, num_threads, once_differentiable, row_dot, row_sum, scratch_like, sum_to,
+    xp_of,
 )
 from .dropout import keep_mask
 
@@ -88,30 +89,32 @@ class Attention(Function):
             return cuda_kernels.Attention.forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, gqa)
         # P = softmax(q k^T * scale + mask);  out = dropout(P) v
         xp = xp_of(q.data)
-        batch, out_batch, (qb, kb, vb), _ = _views(q.data, k.data, v.data, gqa, xp)
+        ctx.scale, ctx.dscale, ctx.gqa, ctx.is_causal = scale, 1.0 / (1.0 - dropout_p), gqa, is_causal
+        qd, kd, vd = q.data, k.data, v.data
+        if (xp is np and mask is None and not is_causal and not dropout_p and gqa == 1 and qd.ndim > 2
+                and qd.shape[:-2] == kd.shape[:-2] == vd.shape[:-2]
+                and qd.size // qd.shape[-1] * kd.shape[-2] < _common.BLOCK // 4):
+            # a small unmasked job, such as a generated token's one query: the loop below would run
+            # once over everything; the same operations without its machinery
+            P = np.matmul(np.multiply(qd, scale), np.swapaxes(kd, -1, -2))
+            _softmax_(P, np, False)
+            ctx.save(query=q, key=k, value=v, attn=P, mask=None)
+            return np.matmul(P, vd)
+        batch, out_batch, (qb, kb, vb), _ = _views(qd, kd, vd, gqa, xp)
         L, S = qb.shape[-2], kb.shape[-2]
         P = xp.empty(batch + (L, S), dtype=qb.dtype)
         out = xp.empty(batch + (L, vb.shape[-1]), dtype=qb.dtype)
         neg, add = _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp)
         masked = neg is not None or add is not None
         keep = keep_mask(xp, P.shape, dropout_p) if dropout_p else None
-        dscale = 1.0 / (1.0 - dropout_p) if dropout_p else 1.0
+        dscale = ctx.dscale
 
         def softmax(s, ix, rows, cols):  # s = P[ix][rows, cols] holds (q scale) k^T: mask, softmax in place
             if add is not None:
                 s += add[ix][..., rows, cols]
             if neg is not None:
                 xp.copyto(s, _NEG_INF, where=neg[rows, cols] if neg.ndim == 2 else neg[ix][..., rows, cols])
-            m = s.max(axis=-1, keepdims=True)
-            if masked:  # a fully masked row gives zeros, not NaN (as PyTorch)
-                m[~xp.isfinite(m)] = 0.0
-            s -= m
-            xp.exp(s, out=s)
-            d = row_sum(s, xp)
-            if masked:
-                d[d == 0.0] = 1.0
-            xp.reciprocal(d, out=d)  # one division per row, then a multiply per element
-            s *= d
+            _softmax_(s, xp, masked)
 
         n_items, indices, block = _work_split(batch, L, S, xp)
         chunks = _causal_chunks(L, S, is_causal, xp)
@@ -134,8 +137,7 @@ class Attention(Function):
                     xp.matmul(Pc, vi[..., cols, :], out=oi[..., rows, :])
 
         for_blocks(n_items, attend, block, xp, blas=True)
-        ctx.scale, ctx.dscale, ctx.gqa, ctx.is_causal = scale, dscale, gqa, is_causal
-        ctx.save(query=q, key=k, value=v, attn=Tensor(P), mask=None if keep is None else Tensor(keep))
+        ctx.save(query=q, key=k, value=v, attn=P, mask=keep)
         return _to_shape(out, out_batch + out.shape[-2:])
 
     @staticmethod
@@ -179,7 +181,7 @@ class Attention(Function):
                     if keep is not None:
                         gP *= keep[ix][..., rows, cols]
                         gP *= dscale
-                    gP -= _row_dot(gP, Pc, xp)  # gS = P (gP - rowsum(gP P))
+                    gP -= row_dot(gP, Pc, xp)  # gS = P (gP - rowsum(gP P))
                     gP *= Pc
                     xp.matmul(gP, ki[..., cols, :], out=gqi[..., rows, :])
                     gqi[..., rows, :] *= scale
@@ -194,6 +196,21 @@ class Attention(Function):
                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)) + (None,) * 5
 
 
+def _softmax_(s, xp, masked):
+    """softmax of the scores `s` along the last axis, in place. `masked`: rows may hold -inf, and a row
+    of only -inf gives zeros, not NaN (as PyTorch)."""
+    m = s.max(axis=-1, keepdims=True)
+    if masked:
+        m[~xp.isfinite(m)] = 0.0
+    s -= m
+    xp.exp(s, out=s)
+    d = row_sum(s, xp)
+    if masked:
+        d[d == 0.0] = 1.0
+    xp.reciprocal(d, out=d)  # one division per row, then a multiply per element
+    s *= d
+
+
 def _causal_chunks(L, S, is_causal, xp):
     """[(r0, r1, c1)]: query rows r0:r1 attend to keys 0:c1. Causal attention over a long square
     block is cut into row chunks that skip the keys after their last row: about 40% less work
@@ -203,13 +220,6 @@ def _causal_chunks(L, S, is_causal, xp):
     n = 4 if L < 512 else 8
     bounds = [L * i // n for i in range(n + 1)]
     return [(bounds[i], bounds[i + 1], bounds[i + 1]) for i in range(n)]
-
-
-def _row_dot(a, b, xp):
-    """sum(a * b) along the last axis, keeping it: one pass and no temporary on numpy (einsum)."""
-    if xp is np:
-        return np.einsum("...j,...j->...", a, b)[..., None]
-    return (a * b).sum(axis=-1, keepdims=True)
 
 
 def _to_shape(a, shape):

@@ -662,7 +662,7 @@ class Softmax:
     def _forward(cls, ctx, x, dim):
         y = softmax_forward(x.data, dim, cls.log)
         ctx.dim = dim
-        ctx.save(result=Tensor(y))
+        ctx.save(result=y)
         return y
 
     @classmethod
@@ -700,7 +700,7 @@ class LayerNorm:
         shape = xd.shape
         y, xhat, rstd = layer_norm_forward(xd.reshape(-1, D), None if w is None else w.data,
                                            None if b is None else b.data, eps)
-        ctx.save(xhat=Tensor(xhat), rstd=Tensor(rstd), weight=w if ctx.needs_input_grad[0] else None)
+        ctx.save(xhat=xhat, rstd=rstd, weight=w if ctx.needs_input_grad[0] else None)
         ctx.shapes = shape, None if w is None else w.data.shape, None if b is None else b.data.shape
         return y.reshape(shape)
 
@@ -756,7 +756,7 @@ class CrossEntropy:
         else:
             out = loss.reshape(target.data.shape)
         ctx.reduction, ctx.denom, ctx.layout, ctx.shape = reduction, denom, layout, xd.shape
-        ctx.save(grad_logits=None if D is None else Tensor(D))
+        ctx.save(grad_logits=D)
         return out
 
     @staticmethod
@@ -829,7 +829,7 @@ class Attention:
             Pd = P
         out = cp.matmul(Pd, vb)
         ctx.scale, ctx.dscale, ctx.gqa = scale, dscale, gqa
-        ctx.save(query=q, key=k, value=v, attn=Tensor(P), mask=None if keep is None else Tensor(keep))
+        ctx.save(query=q, key=k, value=v, attn=P, mask=keep)
         return _to_shape(out, out_batch + out.shape[-2:])
 
     @staticmethod
@@ -864,7 +864,7 @@ class Dropout:
     def forward(ctx, x, p):
         y, keep = dropout_forward(x.data, p)
         ctx.scale = 1.0 / (1.0 - p)
-        ctx.save(mask=Tensor(keep))
+        ctx.save(mask=keep)
         return y
 
     @staticmethod

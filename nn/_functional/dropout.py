@@ -53,7 +53,7 @@ class Dropout(Function):
         xp = xp_of(xd)
         keep = keep_mask(xp, xd.shape, p)
         ctx.scale = 1.0 / (1.0 - p)
-        ctx.save(mask=Tensor(keep))
+        ctx.save(mask=keep)
         return blockwise(_scale_kept, 0, xp.empty(xd.shape, xd.dtype), xd, keep, ctx.scale)
 
     @staticmethod

@@ -8,15 +8,9 @@ class Linear(Function):
     node_name = "AddmmBackward0"
 
     @staticmethod
-    def forward(ctx, x, w, b):  # y = x W^T + b, as one GEMM on x viewed as (N, in)
-        xd, wd = x.data, w.data
-        xp = xp_of(wd)
-        out = xp.empty(xd.shape[:-1] + (wd.shape[0],), dtype=xd.dtype)
-        xp.matmul(_2d(xd), wd.T, out=_2d(out))  # W.T is a view: BLAS reads it transposed, no copy
-        if b is not None:
-            out += b.data
+    def forward(ctx, x, w, b):
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
-        return out
+        return linear_arrays(x.data, w.data, None if b is None else b.data)
 
     @staticmethod
     @once_differentiable
@@ -35,6 +29,16 @@ class Linear(Function):
         if len(needs) > 2 and needs[2]:
             gb = g2.sum(axis=0)
         return wrap(gx), wrap(gw), wrap(gb)
+
+
+def linear_arrays(x, w, b=None):  # y = x W^T + b, as one GEMM on x viewed as (N, in)
+    """Linear's forward on arrays: x (..., in), w (out, in), b (out,) or None -> (..., out)."""
+    xp = xp_of(w)
+    out = xp.empty(x.shape[:-1] + (w.shape[0],), dtype=x.dtype)
+    xp.matmul(_2d(x), w.T, out=_2d(out))  # W.T is a view: BLAS reads it transposed, no copy
+    if b is not None:
+        out += b
+    return out
 
 
 def _2d(a):

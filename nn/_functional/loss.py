@@ -82,7 +82,7 @@ class CrossEntropy(Function):
         else:
             out = loss.reshape(target.data.shape)
         ctx.reduction, ctx.denom, ctx.layout, ctx.shape = reduction, denom, layout, xd.shape
-        ctx.save(grad_logits=Tensor(D))
+        ctx.save(grad_logits=D)
         return out
 
     @staticmethod
@@ -163,7 +163,7 @@ class MseLoss(Function):
     @staticmethod
     def forward(ctx, x, y, reduction):  # loss = (x - y)^2, reduced
         d = x.data - y.data
-        ctx.save(diff=Tensor(d))
+        ctx.save(diff=d)
         ctx.reduction, ctx.shapes = reduction, (x.data.shape, y.data.shape)
         xp = xp_of(d)
         if reduction == "none":

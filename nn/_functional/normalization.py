@@ -3,53 +3,67 @@ import numpy as np
 
 from . import cuda_kernels
 from ._common import (
-    Function, Tensor, check_tensor, col_sum, for_blocks, once_differentiable, row_sum, rows_per_block, scratch, xp_of,
+    Function, Tensor, check_tensor, col_sum, for_blocks, once_differentiable, row_dot, row_sum, rows_per_block, scratch,
+    xp_of,
 )
+
+
+def layer_norm_arrays(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps);  y = x_hat * w + b   (rows of D)
+    """LayerNorm's forward on arrays: x (..., D), w and b (D,) or None -> (y (..., D), x_hat (N, D),
+    1/std (N, 1)) with N the number of rows. On the GPU, the fused kernel (docs/gpu.md), as the
+    op's twin there uses it."""
+    if cuda_kernels.use(xd):
+        y, xhat, rstd = cuda_kernels.layer_norm_forward(xd.reshape(-1, D), wd, bd, eps)
+        return y.reshape(xd.shape), xhat, rstd
+    xp = xp_of(xd)
+    shape = xd.shape
+    x2 = xd.reshape(-1, D)
+    N = x2.shape[0]
+    xhat = xp.empty_like(x2)
+    out_full = xp.empty(shape, dtype=xd.dtype)  # allocated in its final shape: the output owns its memory
+    out = out_full.reshape(N, D)
+    rstd = xp.empty((N, 1), dtype=xd.dtype)
+    wd = None if wd is None else wd.reshape(D)
+    bd = None if bd is None else bd.reshape(D)
+    inv_d = 1.0 / D
+
+    def rows(lo, hi):  # every pass on a cache-sized block of rows
+        xb, hb, ob, rb = x2[lo:hi], xhat[lo:hi], out[lo:hi], rstd[lo:hi]
+        mean = row_sum(xb, xp)
+        mean *= inv_d
+        xp.subtract(xb, mean, out=hb)  # x - mean
+        rb[...] = row_dot(hb, hb, xp)
+        rb *= inv_d  # var (biased)
+        rb += eps
+        xp.sqrt(rb, out=rb)
+        xp.reciprocal(rb, out=rb)  # 1/std
+        hb *= rb
+        if wd is not None:
+            xp.multiply(hb, wd, out=ob)
+        else:
+            ob[...] = hb
+        if bd is not None:
+            ob += bd
+
+    block = rows_per_block(D)
+    if N <= block:  # one block (a generated token's row): no loop machinery
+        rows(0, N)
+    else:
+        for_blocks(N, rows, block, xp)
+    return out_full, xhat, rstd
 
 
 class LayerNorm(Function):
     node_name = "NativeLayerNormBackward0"
 
     @staticmethod
-    def forward(ctx, x, w, b, D, eps):  # x_hat = (x - mean) / sqrt(var + eps);  y = x_hat * w + b   (rows of D)
+    def forward(ctx, x, w, b, D, eps):
         if cuda_kernels.use(x.data):  # the fused GPU kernel (docs/gpu.md)
             return cuda_kernels.LayerNorm.forward(ctx, x, w, b, D, eps)
-        xd = x.data
-        xp = xp_of(xd)
-        shape = xd.shape
-        x2 = xd.reshape(-1, D)
-        N = x2.shape[0]
-        xhat = xp.empty_like(x2)
-        out_full = xp.empty(shape, dtype=xd.dtype)  # allocated in its final shape: the output owns its memory
-        out = out_full.reshape(N, D)
-        rstd = xp.empty((N, 1), dtype=xd.dtype)
-        wd = None if w is None else w.data.reshape(D)
-        bd = None if b is None else b.data.reshape(D)
-        inv_d = 1.0 / D
-
-        def rows(lo, hi):  # every pass on a cache-sized block of rows
-            xb, hb, ob, rb = x2[lo:hi], xhat[lo:hi], out[lo:hi], rstd[lo:hi]
-            mean = row_sum(xb, xp)
-            mean *= inv_d
-            xp.subtract(xb, mean, out=hb)  # x - mean
-            xp.multiply(hb, hb, out=ob)
-            rb[...] = row_sum(ob, xp)
-            rb *= inv_d  # var (biased)
-            rb += eps
-            xp.sqrt(rb, out=rb)
-            xp.reciprocal(rb, out=rb)  # 1/std
-            hb *= rb
-            if wd is not None:
-                xp.multiply(hb, wd, out=ob)
-            else:
-                ob[...] = hb
-            if bd is not None:
-                ob += bd
-
-        for_blocks(N, rows, rows_per_block(D), xp)
-        ctx.save(xhat=Tensor(xhat), rstd=Tensor(rstd), weight=w if ctx.needs_input_grad[0] else None)
-        ctx.shapes = shape, None if w is None else w.data.shape, None if b is None else b.data.shape
-        return out_full
+        out, xhat, rstd = layer_norm_arrays(x.data, None if w is None else w.data, None if b is None else b.data, D, eps)
+        ctx.save(xhat=xhat, rstd=rstd, weight=w if ctx.needs_input_grad[0] else None)
+        ctx.shapes = x.data.shape, None if w is None else w.data.shape, None if b is None else b.data.shape
+        return out
 
     @staticmethod
     @once_differentiable

@@ -5,6 +5,7 @@ import socket
 
 import numpy as np
 import pytest
+import minigrad
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -345,6 +346,14 @@ def test_samplers_with_the_same_seed_draw_the_same_batches(counting):
         np.testing.assert_array_equal(a.get_batch(split)[1], b.get_batch(split)[1])
     other = BatchSampler(counting, batch_size=4, block_size=8, seed=6)
     assert not np.array_equal(a.get_batch()[0], other.get_batch()[0])
+
+
+def test_batch_stream_is_not_the_initialisation_stream(counting):
+    # train.py seeds both from one seed; the batches must not reuse the bits that drew the weights
+    minigrad.manual_seed(1337)
+    init_state = minigrad.get_rng_state()["cpu"]["state"]
+    sampler = BatchSampler(counting, batch_size=4, block_size=8, seed=1337)
+    assert sampler.state_dict()["bit_generator"]["state"] != init_state
 
 
 def test_malformed_sampler_state(counting):

@@ -167,7 +167,7 @@ def test_generate_builds_no_graph():
     assert out.grad_fn is None and not out.requires_grad
 
 
-def test_decode_step_equals_the_module_forward_bit_for_bit():
+def test_cached_forward_equals_the_module_forward_bit_for_bit():
     from gpt.model import KVCache
 
     cfg = small_config(block_size=32)
@@ -178,11 +178,14 @@ def test_decode_step_equals_the_module_forward_bit_for_bit():
     tok = minigrad.tensor([[4], [9]])
     with minigrad.no_grad():
         a, b = KVCache(cfg.n_layer), KVCache(cfg.n_layer)
-        model(prompt, cache=a)
-        model(prompt, cache=b)
-        fast = model._decode_step(tok, a)
+        fast = model._cached_forward(prompt.data, a)  # a prompt fills the empty cache
+        slow = model(prompt, cache=b)[0][:, -1, :].data
+        assert np.array_equal(fast, slow)
+        fast = model._cached_forward(tok.data, a)  # one generated token
         slow = model(tok, cache=b)[0][:, -1, :].data
     assert np.array_equal(fast, slow)
     assert a.length == b.length == 7
     for la, lb in zip(a.layers, b.layers):
         assert np.array_equal(la.k[:, :, :7], lb.k[:, :, :7]) and np.array_equal(la.v[:, :, :7], lb.v[:, :, :7])
+    with pytest.raises(ValueError, match="only fill an empty cache"):
+        model._cached_forward(prompt.data, a)

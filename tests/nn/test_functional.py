@@ -198,6 +198,18 @@ def test_gelu_vs_torch(torch, blocking, approximate, dtype):
             lambda x: torch.nn.functional.gelu(x, approximate=approximate), (x,), dtype)
 
 
+def test_gelu_float32_accuracy_and_sign():
+    # against math.erf in float64, over the polynomial's range, its clip and beyond
+    x = np.concatenate([np.linspace(-14.0, 14.0, 20001), [0.0, -0.0, 1e-30, -1e-30]]).astype(np.float32)
+    y = F.gelu(minigrad.tensor(x)).data
+    assert y.dtype == np.float32
+    x64 = x.astype(np.float64)
+    ref = np.array([0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0))) for v in x64])
+    assert np.abs(y - ref).max() < 2e-6
+    assert np.all(y[x < 0] <= 0.0) and np.all(y[x > 0] > 0.0)  # no sign flip where 1 + erf(x) rounds to 0
+    assert np.isnan(F.gelu(minigrad.tensor(np.array([np.nan], np.float32))).data).all()
+
+
 def test_relu():
     x = rand(3, 4)
     assert gradcheck(F.relu, (x,))
