@@ -50,6 +50,11 @@ class CrossEntropy(Function):
         D = xp.empty_like(x2)
         rows = xp.arange(M)
         need_grad = ctx.needs_input_grad[0]
+        denom = float(wv.sum()) if reduction == "mean" else 1.0
+        # D is saved already divided by 'mean''s denominator, inside the block loop: backward from a
+        # loss of gradient 1 (loss.backward()) then hands D on as it is, with no pass over the logits
+        inv = 1.0 / denom if denom else 0.0
+        hit_g, a_g, vs_g = (hit, a, vs) if inv == 1.0 else (hit * inv, a * inv, None if vs is None else vs * inv)
 
         def block(lo, hi):  # every pass on a cache-sized block of rows
             db, xb, lb = D[lo:hi], x2[lo:hi], lse[lo:hi]
@@ -60,10 +65,10 @@ class CrossEntropy(Function):
             lb += xp.log(s)
             if not need_grad:
                 return
-            db *= (a[lo:hi] / s[:, 0])[:, None]  # a_i p_ic
-            db[rows[: hi - lo], t_safe[lo:hi]] -= hit[lo:hi]
-            if vs is not None:
-                db -= vs[lo:hi, None] if wd is None else vs[lo:hi, None] * wd
+            db *= (a_g[lo:hi] / s[:, 0])[:, None]  # a_i p_ic
+            db[rows[: hi - lo], t_safe[lo:hi]] -= hit_g[lo:hi]
+            if vs_g is not None:
+                db -= vs_g[lo:hi, None] if wd is None else vs_g[lo:hi, None] * wd
 
         for_blocks(M, block, rows_per_block(C), xp)
         lse = lse.reshape(M)
@@ -73,28 +78,29 @@ class CrossEntropy(Function):
             smooth = lse * float(C) - x2.sum(axis=1) if wd is None else lse * wd.sum() - xp.matmul(x2, wd)
             smooth *= vs
             loss += smooth
-        denom = 1.0
         if reduction == "mean":
-            denom = float(wv.sum())
             out = xp.asarray(loss.sum() / denom if denom else float("nan"), dtype=xd.dtype)
         elif reduction == "sum":
             out = xp.asarray(loss.sum(), dtype=xd.dtype)
         else:
             out = loss.reshape(target.data.shape)
-        ctx.reduction, ctx.denom, ctx.layout, ctx.shape = reduction, denom, layout, xd.shape
+        # denom 1: what is saved is already the gradient of 'mean' (the GPU twin's backward reads it too)
+        ctx.reduction, ctx.denom, ctx.layout, ctx.shape = reduction, 1.0, layout, xd.shape
         ctx.save(grad_logits=D)
         return out
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, g):  # gx = D * g (per row for 'none'; / sum_i valid_i w[t_i] for 'mean')
+    def backward(ctx, g):  # gx = D * g (per row for 'none'; D holds the 1 / sum_i valid_i w[t_i] of 'mean')
         if cuda_kernels.use(g.data):
             return cuda_kernels.CrossEntropy.backward(ctx, g)
         D = ctx._saved_grad_logits.data
         if ctx.reduction == "none":
             gx = D * g.data.reshape(-1, 1)
+        elif float(g.data) == 1.0:
+            gx = D  # read-only from here on: the next backward (a matmul) does not write its input
         else:
-            gx = D * (g.data * (1.0 / ctx.denom if ctx.denom else 0.0))
+            gx = D * g.data
         return Tensor(_unrows(gx, ctx.layout, ctx.shape)), None, None, None, None, None, None
 
 

@@ -297,6 +297,25 @@ def test_cross_entropy_gradcheck(reduction, label_smoothing, weighted):
     assert f(x).grad_fn.name() == "CrossEntropyLossBackward0"
 
 
+def test_cross_entropy_gradient_is_handed_on_uncopied_yet_never_shared():
+    # loss.backward() passes the saved gradient of the logits on as it is (no pass over them);
+    # a retained graph must still give the same gradient twice, and .grad must not alias it
+    x = rand(6, 5, dtype=np.float32)
+    t = minigrad.tensor([0, 4, 2, -1, 1, 3])
+    loss = F.cross_entropy(x, t, ignore_index=-1)
+    loss.backward(retain_graph=True)
+    first = x.grad.data.copy()
+    x.grad = None
+    loss.backward(retain_graph=True)
+    np.testing.assert_array_equal(x.grad.data, first)
+    x.grad.data[...] = 0.0  # writing into .grad must not reach what the graph saved
+    x.grad = None
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.data, first)
+    (F.cross_entropy(x, t, ignore_index=-1) * 3.0).backward()  # an upstream gradient other than 1
+    np.testing.assert_allclose(x.grad.data, 4 * first, rtol=1e-6)
+
+
 @pytest.mark.parametrize("reduction", ["mean", "none"])
 def test_cross_entropy_gradcheck_spatial_and_unbatched(reduction):
     x = rand(2, 5, 3, 2)
