@@ -112,7 +112,10 @@ class Attention(Function):
         def softmax(s, ix, rows, cols):  # s = P[ix][rows, cols] holds (q scale) k^T: mask, softmax in place
             if add is not None:
                 s += add[ix][..., rows, cols]
-            if neg is not None:
+            if neg is not None and is_causal:  # keys before the first row are seen by every row
+                r0 = rows.start
+                xp.copyto(s[..., r0:], _NEG_INF, where=neg[rows, r0:cols.stop])
+            elif neg is not None:
                 xp.copyto(s, _NEG_INF, where=neg[rows, cols] if neg.ndim == 2 else neg[ix][..., rows, cols])
             _softmax_(s, xp, masked)
 
