@@ -92,6 +92,40 @@ def test_matches_pytorch_nanogpt(torch):
             np.testing.assert_allclose(p.grad.numpy(), tgrads[name].grad.numpy(), atol=1e-4, err_msg=name)
 
 
+def test_training_steps_follow_pytorch_nanogpt(torch):
+    # train.py's step (forward, backward, clip to norm 1, AdamW with the warmup-cosine rate) on both
+    # frameworks from the same weights on the same batches: the weights stay together
+    import nn
+    from nn.optim.lr_scheduler import warmup_cosine_lr
+
+    ref = torch_reference()
+    cfg = small_config(bias=False)
+    minigrad.manual_seed(2)
+    model = GPT(cfg)
+    tmodel = ref.load_from_minigrad(ref.GPT(cfg), model)
+    opt = model.configure_optimizers(0.1, 3e-3, (0.9, 0.99))
+    topt = tmodel.configure_optimizers(0.1, 3e-3, (0.9, 0.99))
+    for it in range(30):
+        lr = warmup_cosine_lr(it, 3e-3, 5, 30, 3e-4)
+        for group in opt.param_groups + topt.param_groups:
+            group["lr"] = lr
+        x, y = batch(cfg, seed=100 + it)
+        _, loss = model(minigrad.tensor(x), minigrad.tensor(y))
+        loss.backward()
+        norm = nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        _, tloss = tmodel(torch.from_numpy(x), torch.from_numpy(y))
+        tloss.backward()
+        tnorm = torch.nn.utils.clip_grad_norm_(tmodel.parameters(), 1.0)
+        topt.step()
+        topt.zero_grad(set_to_none=True)
+        assert abs(loss.item() - tloss.item()) < 1e-4 and abs(float(norm.item()) - float(tnorm)) < 1e-4
+    tparams = dict(tmodel.named_parameters())
+    for name, p in model.named_parameters():
+        np.testing.assert_allclose(p.data, tparams[name].detach().numpy(), atol=1e-5, err_msg=name)
+
+
 def test_configure_optimizers_decays_matrices_only():
     model = GPT(small_config())
     opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95))
