@@ -93,7 +93,7 @@ class Attention(Function):
         qd, kd, vd = q.data, k.data, v.data
         if (xp is np and mask is None and not is_causal and not dropout_p and gqa == 1 and qd.ndim > 2
                 and qd.shape[:-2] == kd.shape[:-2] == vd.shape[:-2]
-                and qd.size // qd.shape[-1] * kd.shape[-2] < _common.BLOCK // 4):
+                and qd.size // max(1, qd.shape[-1]) * kd.shape[-2] < _common.BLOCK // 4):
             # a small unmasked job, such as a generated token's one query: the loop below would run
             # once over everything; the same operations without its machinery
             P = np.matmul(np.multiply(qd, scale), np.swapaxes(kd, -1, -2))

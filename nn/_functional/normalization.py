@@ -45,11 +45,7 @@ def layer_norm_arrays(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + ep
         if bd is not None:
             ob += bd
 
-    block = rows_per_block(D)
-    if N <= block:  # one block (a generated token's row): no loop machinery
-        rows(0, N)
-    else:
-        for_blocks(N, rows, block, xp)
+    for_blocks(N, rows, rows_per_block(D), xp)
     return out_full, xhat, rstd
 
 
