@@ -2,7 +2,7 @@
 from minigrad.device import array_module
 from nn._functional import cuda_kernels
 
-from .optimizer import Optimizer, _blocks
+from .optimizer import Optimizer
 
 
 class Adam(Optimizer):
@@ -65,16 +65,17 @@ class Adam(Optimizer):
             arrays = [p.data, p.grad.data, state["exp_avg"].data, state["exp_avg_sq"].data]
             if amsgrad:
                 arrays.append(state["max_exp_avg_sq"].data)
-            for blk in _blocks(arrays):
+
+            def update(blk, tmp, xp=xp, step_scale=step_scale, eps_scaled=eps_scaled):  # one block of (p, g, m, v[, v_max])
                 w, g, m, v = blk[:4]
-                s, *s2 = self._scratch(w, 2 if l2 else 1)
+                s = tmp[0]
                 if wd != 0:
                     if decoupled:
                         w *= 1 - lr * wd
                     else:
-                        xp.multiply(w, wd, out=s2[0])
-                        s2[0] += g
-                        g = s2[0]
+                        xp.multiply(w, wd, out=tmp[1])
+                        tmp[1] += g
+                        g = tmp[1]
                 xp.subtract(g, m, out=s)  # m = m + (1 - beta1) (g - m), PyTorch's lerp
                 s *= 1 - beta1
                 m += s
@@ -90,6 +91,8 @@ class Adam(Optimizer):
                 xp.divide(m, s, out=s)
                 s *= step_scale
                 w += s
+
+            self._for_blocks(arrays, update, 2 if l2 else 1)
             p._bump_version()
 
 

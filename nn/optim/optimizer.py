@@ -3,10 +3,11 @@
 Updates run on the raw arrays (`p.data`, `p.grad.data`), in place, with numpy's `out=` ufuncs.
 Two mechanisms here keep them fast and allocation-free:
 
-* `_blocks` walks a parameter and its state arrays in matching blocks of `BLOCK` elements, so
-  the half-dozen passes an update makes over a block hit the CPU cache instead of memory.
-* `_scratch` hands out preallocated buffers for the update's temporaries, shared by all
-  parameters of a dtype (they are updated one at a time) and never part of the saved state.
+* `_for_blocks` walks a parameter and its state arrays in matching blocks of `BLOCK` elements, so
+  the half-dozen passes an update makes over a block hit the CPU cache instead of memory, and
+  spreads the blocks of a large parameter over the cores (`minigrad.parallel`).
+* Temporaries come from preallocated buffers (`_scratch`, and the threads' own in
+  `nn._functional._common.scratch`), never part of the saved state.
 """
 import warnings
 from collections import defaultdict
@@ -16,6 +17,7 @@ import numpy as np
 from minigrad import Tensor, enable_grad, no_grad
 from minigrad.device import array_module, to_device
 
+from .._functional._common import for_blocks, scratch
 from ..utils import _zero_grad
 
 # 128K elements: the 5 float32 arrays of one AdamW block (512 KiB each) stay in the L2/L3 cache across its
@@ -36,18 +38,6 @@ _SET_ERROR = ("optimizer parameters need to be organized in ordered collections,
               "sets will change between runs. Please use a list instead.")
 
 
-def _blocks(arrays):
-    """Matching views of same-shape `arrays`, BLOCK elements at a time (or the whole arrays at once).
-
-    Whole arrays when they are small, not contiguous (no flat view exists) or on a GPU (where one
-    kernel per pass over the whole array is what is fast)."""
-    first = arrays[0]
-    if first.size <= BLOCK or not isinstance(first, np.ndarray) or not all(a.flags.c_contiguous for a in arrays):
-        yield arrays
-        return
-    flats = [a.reshape(-1) for a in arrays]
-    for i in range(0, first.size, BLOCK):
-        yield [f[i:i + BLOCK] for f in flats]
 
 
 class Optimizer:
@@ -127,6 +117,22 @@ class Optimizer:
 
     def _step_group(self, group):
         raise NotImplementedError
+
+    def _for_blocks(self, arrays, update, n_scratch):
+        """Call update(views, scratch) on matching views of the same-shape `arrays` (a parameter and its
+        state), BLOCK elements at a time, blocks spread over the cores; `scratch` is `n_scratch`
+        temporaries shaped like the views. Whole arrays in one call when they are small, not
+        contiguous (no flat view exists) or on a GPU (where one kernel per pass is what is fast)."""
+        first = arrays[0]
+        if first.size <= BLOCK or not isinstance(first, np.ndarray) or not all(a.flags.c_contiguous for a in arrays):
+            update(arrays, self._scratch(first, n_scratch))
+            return
+        flats = [a.reshape(-1) for a in arrays]
+
+        def run(lo, hi):  # on a worker thread: its own scratch buffers
+            update([f[lo:hi] for f in flats], [scratch(i, hi - lo, first.dtype) for i in range(n_scratch)])
+
+        for_blocks(first.size, run, BLOCK)
 
     def _scratch(self, like, count):
         """`count` temporaries shaped like array `like`: views of buffers kept across steps.

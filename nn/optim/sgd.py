@@ -1,7 +1,7 @@
 """SGD with momentum, dampening, Nesterov and (L2) weight decay, as `torch.optim.SGD`."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, _blocks
+from .optimizer import Optimizer
 
 
 class SGD(Optimizer):
@@ -43,8 +43,9 @@ class SGD(Optimizer):
                     state["momentum_buffer"] = p.new_empty(p.shape)
                     first = True
                 arrays.append(state["momentum_buffer"].data)
-            for blk in _blocks(arrays):
-                s, s2 = self._scratch(blk[0], 2)
+
+            def update(blk, tmp, xp=xp, first=first):  # one block of (p, d_p[, momentum_buffer]), temporaries tmp
+                s, s2 = tmp
                 w, d = blk[0], blk[1]
                 if wd != 0:
                     xp.multiply(w, wd, out=s)
@@ -69,4 +70,6 @@ class SGD(Optimizer):
                         d = buf
                 xp.multiply(d, -lr, out=s)
                 w += s
+
+            self._for_blocks(arrays, update, 2)
             p._bump_version()
