@@ -431,3 +431,16 @@ def test_contiguity_and_strides(torch):
     assert t.T.stride() == w.T.stride() and not t.T.is_contiguous()
     assert t.T.contiguous().is_contiguous()
     assert t.element_size() == 4 and t.nbytes == 24
+
+
+@pytest.mark.parametrize("dim", [1, 2, -1])
+def test_cat_of_large_arrays_on_all_cores_equals_numpy(dim):
+    # above a million elements, cat along a dim > 0 is filled by several threads, rows of axis 0 each
+    rng = np.random.default_rng(0)
+    parts = [mg.tensor(rng.standard_normal((6, 300, 400)).astype(np.float32), requires_grad=True) for _ in range(2)]
+    view = mg.tensor(rng.standard_normal((6, 400, 300)).astype(np.float32)).transpose(1, 2)  # a strided input
+    out = mg.cat(parts + [view], dim=dim)
+    np.testing.assert_array_equal(out.data, np.concatenate([p.data for p in parts] + [view.data], axis=dim))
+    weights = mg.tensor(rng.standard_normal(out.shape).astype(np.float32))
+    (out * weights).sum().backward()
+    np.testing.assert_array_equal(parts[1].grad.data, np.split(weights.data, 3, axis=dim)[1])
