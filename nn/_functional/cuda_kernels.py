@@ -41,6 +41,8 @@ import numpy as np
 from minigrad import Tensor
 from minigrad.autograd.function import once_differentiable
 
+from ._common import sum_to
+
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _enabled = os.environ.get("MINIGRAD_CUDA_KERNELS", "1").strip().lower() not in ("0", "false", "off", "no")
 _kernels = {}  # (name, dtype char) or name -> cupy kernel object, built once per process (and block limits)
@@ -773,36 +775,14 @@ class CrossEntropy:
         return Tensor(_ce_unrows(_cp(), gx, ctx.layout, ctx.shape)), None, None, None, None, None, None
 
 
-def _attn_views(cp, q, k, v, gqa):
-    """As the CPU op's `_views`: (batch, out_batch, [q, k, v] broadcast to batch + (X, Y), their shapes)."""
-    if gqa > 1:
-        q = q.reshape(q.shape[:-3] + (q.shape[-3] // gqa, gqa) + q.shape[-2:])
-        k, v = cp.expand_dims(k, -3), cp.expand_dims(v, -3)
-    batch = tuple(np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]))
-    out_batch = batch[:-2] + (batch[-2] * batch[-1],) if gqa > 1 else batch
-    batch = batch or (1,)
-    views = [a if a.shape[:-2] == batch else cp.broadcast_to(a, batch + a.shape[-2:]) for a in (q, k, v)]
-    return batch, out_batch, views, (q.shape, k.shape, v.shape)
-
-
-def _sum_to(a, shape):
-    if a.shape == tuple(shape):
-        return a
-    lead = a.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and a.shape[i + lead] != 1)
-    return a.sum(axis=dims).reshape(shape) if dims else a.reshape(shape)
-
-
-def _to_shape(a, shape):
-    return a if a.shape == tuple(shape) else a.reshape(shape)
-
-
 class Attention:
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, gqa):
         # P = softmax(q k^T * scale + mask): one matmul, one fused scale/mask/softmax kernel;  out = dropout(P) v
+        from .attention import _to_shape, _views  # the CPU op's own (it imports this module: no import cycle at load)
+
         cp = _cp()
-        batch, out_batch, (qb, kb, vb), _ = _attn_views(cp, q.data, k.data, v.data, gqa)
+        batch, out_batch, (qb, kb, vb), _ = _views(q.data, k.data, v.data, gqa, cp)
         L, S = qb.shape[-2], kb.shape[-2]
         P = cp.matmul(qb, cp.swapaxes(kb, -1, -2))
         if is_causal or mask is None:
@@ -836,10 +816,12 @@ class Attention:
     @once_differentiable
     def backward(ctx, g):
         # gv = P'^T g;  gP' = g v^T;  gP = gP' keep/(1-p);  gS = P (gP - rowsum(gP P)) scale;  gq = gS k;  gk = gS^T q
+        from .attention import _to_shape, _views
+
         cp = _cp()
         q, k, v, P, keep = ctx.saved_tensors
         P = P.data
-        batch, _, (qb, kb, vb), shapes = _attn_views(cp, q.data, k.data, v.data, ctx.gqa)
+        batch, _, (qb, kb, vb), shapes = _views(q.data, k.data, v.data, ctx.gqa, cp)
         gd = g.data.reshape(batch + g.data.shape[-2:])
         keep = None if keep is None else keep.data
         dscale = _scalar(P.dtype, ctx.dscale)
@@ -855,7 +837,7 @@ class Attention:
         gq = cp.matmul(gS, kb)
         gk = cp.matmul(cp.swapaxes(gS, -1, -2), qb)
         needs = ctx.needs_input_grad
-        return tuple(Tensor(_to_shape(_sum_to(ga, shp), t.data.shape)) if need else None
+        return tuple(Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)) + (None,) * 5
 
 
