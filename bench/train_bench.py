@@ -52,6 +52,26 @@ def peak_rss_mib():
 
 
 # ---- workers --------------------------------------------------------------------------------
+def timed_step(forward, optimizer, sync=None):
+    """One training step, `loss = forward()`, backward, `optimizer` step and zero_grad, timed:
+    (loss, forward s, backward s, optimizer s). `sync` waits for a GPU's queued work before each
+    clock reading (asynchronous devices would otherwise be timed as they queue, not as they run)."""
+    sync = sync or (lambda: None)
+    sync()
+    t0 = time.perf_counter()
+    loss = forward()
+    sync()
+    t1 = time.perf_counter()
+    loss.backward()
+    sync()
+    t2 = time.perf_counter()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    sync()
+    t3 = time.perf_counter()
+    return loss.item(), t1 - t0, t2 - t1, t3 - t2
+
+
 class MinigradStep:
     def __init__(self, p, weights):
         import minigrad
@@ -67,15 +87,7 @@ class MinigradStep:
 
     def step(self, x, y):
         mg = self.mg
-        t0 = time.perf_counter()
-        _, loss = self.model(mg.tensor(x), mg.tensor(y))
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
-        t3 = time.perf_counter()
-        return loss.item(), t1 - t0, t2 - t1, t3 - t2
+        return timed_step(lambda: self.model(mg.tensor(x), mg.tensor(y))[1], self.opt)
 
 
 class TorchStep:
@@ -96,15 +108,7 @@ class TorchStep:
 
     def step(self, x, y):
         torch = self.torch
-        t0 = time.perf_counter()
-        _, loss = self.model(torch.from_numpy(x), torch.from_numpy(y))
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
-        t3 = time.perf_counter()
-        return loss.item(), t1 - t0, t2 - t1, t3 - t2
+        return timed_step(lambda: self.model(torch.from_numpy(x), torch.from_numpy(y))[1], self.opt)
 
 
 def worker(framework, preset, weights):

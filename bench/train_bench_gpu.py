@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.train_bench import PRESETS, batches, model_config  # noqa: E402
+from bench.train_bench import PRESETS, batches, model_config, timed_step  # noqa: E402
 
 FRAMEWORKS = ("minigrad", "minigrad_fused", "torch")
 
@@ -66,20 +66,9 @@ class MinigradGPUStep:
         self.cuda.synchronize()
 
     def step(self, x, y):
-        mg, sync = self.mg, self.cuda.synchronize
-        sync()
-        t0 = time.perf_counter()
-        _, loss = self.model(mg.tensor(x, device="cuda"), mg.tensor(y, device="cuda"))
-        sync()
-        t1 = time.perf_counter()
-        loss.backward()
-        sync()
-        t2 = time.perf_counter()
-        self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
-        sync()
-        t3 = time.perf_counter()
-        return loss.item(), t1 - t0, t2 - t1, t3 - t2
+        mg = self.mg
+        return timed_step(lambda: self.model(mg.tensor(x, device="cuda"), mg.tensor(y, device="cuda"))[1], self.opt,
+                          self.cuda.synchronize)
 
     def peak(self, x, y):
         self.cuda.reset_peak_memory_stats()
@@ -111,20 +100,8 @@ class TorchGPUStep:
 
     def step(self, x, y):
         torch = self.torch
-        sync = torch.cuda.synchronize
-        sync()
-        t0 = time.perf_counter()
-        _, loss = self.model(torch.from_numpy(x).to("cuda"), torch.from_numpy(y).to("cuda"))
-        sync()
-        t1 = time.perf_counter()
-        loss.backward()
-        sync()
-        t2 = time.perf_counter()
-        self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
-        sync()
-        t3 = time.perf_counter()
-        return loss.item(), t1 - t0, t2 - t1, t3 - t2
+        return timed_step(lambda: self.model(torch.from_numpy(x).to("cuda"), torch.from_numpy(y).to("cuda"))[1],
+                          self.opt, torch.cuda.synchronize)
 
     def peak(self, x, y):
         self.torch.cuda.reset_peak_memory_stats()
