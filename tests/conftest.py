@@ -22,6 +22,16 @@ def shared_data():
     return SHARED_DATA
 
 
+@pytest.fixture(params=["compiled", "numpy passes"])
+def kernels(request, monkeypatch):
+    """Runs a test with the compiled CPU kernels (nn/_functional/cpu_kernels.py, when numba is
+    installed) and again with them off: the numpy passes, as on a machine without numba."""
+    from nn._functional import cpu_kernels
+
+    monkeypatch.setattr(cpu_kernels, "_enabled", request.param == "compiled")
+    return request.param
+
+
 # ---- devices ---------------------------------------------------------------------------------------
 CUDA_AVAILABLE = cuda_is_available()  # cupy imports and sees a GPU; never raises
 DEVICES = ["cpu"] + (["cuda"] if CUDA_AVAILABLE else [])

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from . import _common
-from . import cuda_kernels
+from . import cpu_kernels, cuda_kernels
 from ._common import (
     Function, Tensor, check_tensor, for_blocks, num_threads, once_differentiable, row_dot, row_sum, scratch_like, sum_to,
     xp_of,
@@ -109,7 +109,11 @@ class Attention(Function):
         keep = keep_mask(xp, P.shape, dropout_p) if dropout_p else None
         dscale = ctx.dscale
 
+        compiled = cpu_kernels.use(P) and add is None and (neg is None or is_causal)
+
         def softmax(s, ix, rows, cols):  # s = P[ix][rows, cols] holds (q scale) k^T: mask, softmax in place
+            if compiled and _softmax_compiled(s, rows.start if is_causal else -1):
+                return
             if add is not None:
                 s += add[ix][..., rows, cols]
             if neg is not None and is_causal:  # keys before the first row are seen by every row
@@ -161,6 +165,7 @@ class Attention(Function):
         scale, dscale = ctx.scale, ctx.dscale
         n_items, indices, block = _work_split(batch, L, S, xp)
         chunks = _causal_chunks(L, S, ctx.is_causal, xp)
+        compiled = cpu_kernels.use(P)
 
         def attend_grad(lo, hi):  # items lo:hi on one core
             for ix in indices(lo, hi):
@@ -184,8 +189,9 @@ class Attention(Function):
                     if keep is not None:
                         gP *= keep[ix][..., rows, cols]
                         gP *= dscale
-                    gP -= row_dot(gP, Pc, xp)  # gS = P (gP - rowsum(gP P))
-                    gP *= Pc
+                    if not (compiled and _softmax_grad_compiled(gP, Pc)):
+                        gP -= row_dot(gP, Pc, xp)  # gS = P (gP - rowsum(gP P))
+                        gP *= Pc
                     xp.matmul(gP, ki[..., cols, :], out=gqi[..., rows, :])
                     gqi[..., rows, :] *= scale
                     if whole:
@@ -212,6 +218,80 @@ def _softmax_(s, xp, masked):
         d[d == 0.0] = 1.0
     xp.reciprocal(d, out=d)  # one division per row, then a multiply per element
     s *= d
+
+
+# The compiled softmax (cpu_kernels): the row max, the mask and the normalisation each in one
+# pass over a row while it is in cache; the exp stays numpy's (vectorized; a compiled exp is not).
+@cpu_kernels.kernel
+def _softmax_shift(s, r0):  # s (n, R, C): s - max over the keys a row sees, -inf past them
+    n, R, C = s.shape
+    for b in range(n):
+        for i in range(R):
+            end = C if r0 < 0 else min(C, r0 + i + 1)  # causal (r0 >= 0): row i is query r0 + i
+            m = -np.inf
+            for j in range(end):
+                m = max(m, s[b, i, j])
+            if not np.isfinite(m):  # a row of -inf (or NaN): left to give zeros (or NaN), as the numpy form
+                m = 0.0
+            for j in range(end):
+                s[b, i, j] -= m
+            for j in range(end, C):
+                s[b, i, j] = -np.inf
+
+
+@cpu_kernels.kernel
+def _softmax_normalise(s):  # s (n, R, C) of exp(x - max): divided by its row sums (a zero sum stays zeros)
+    n, R, C = s.shape
+    for b in range(n):
+        for i in range(R):
+            d = 0.0
+            for j in range(C):
+                d += s[b, i, j]
+            r = 1.0 / d if d != 0.0 else 1.0
+            for j in range(C):
+                s[b, i, j] *= r
+
+
+@cpu_kernels.kernel
+def _softmax_grad_rows(gP, P):  # gS = P (gP - rowsum(gP P)), into gP; both (n, R, C)
+    n, R, C = gP.shape
+    for b in range(n):
+        for i in range(R):
+            d = 0.0
+            for j in range(C):
+                d += gP[b, i, j] * P[b, i, j]
+            for j in range(C):
+                gP[b, i, j] = P[b, i, j] * (gP[b, i, j] - d)
+
+
+def _as_rows3(a):
+    """a (..., R, C) as an (n, R, C) view, or None when its batch dims do not merge without a copy."""
+    if a.ndim == 3:
+        return a
+    try:
+        return np.reshape(a, (-1,) + a.shape[-2:], copy=False)
+    except ValueError:
+        return None
+
+
+def _softmax_compiled(s, r0):
+    """Softmax of the scores s (..., R, C) in place with the compiled kernels (r0 >= 0: causal, the
+    rows being queries r0...). False, having done nothing, when s is not a view they take."""
+    s3 = _as_rows3(s)
+    if s3 is None:
+        return False
+    _softmax_shift(s3, r0)
+    np.exp(s, out=s)
+    _softmax_normalise(s3)
+    return True
+
+
+def _softmax_grad_compiled(gP, P):
+    g3, p3 = _as_rows3(gP), _as_rows3(P)
+    if g3 is None or p3 is None:
+        return False
+    _softmax_grad_rows(g3, p3)
+    return True
 
 
 def _causal_chunks(L, S, is_causal, xp):

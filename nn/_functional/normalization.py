@@ -1,11 +1,64 @@
 """layer_norm as one NativeLayerNormBackward0 node, saving x_hat, 1/std and the weight."""
 import numpy as np
 
-from . import cuda_kernels
+from . import cpu_kernels, cuda_kernels
 from ._common import (
     Function, Tensor, check_tensor, col_sum, for_blocks, once_differentiable, row_dot, row_sum, rows_per_block, scratch,
     xp_of,
 )
+
+
+# The compiled forms (cpu_kernels): each row read once into cache and finished there. Sums are
+# accumulated in float64.
+@cpu_kernels.kernel
+def _layer_norm_rows(y, xhat, rstd, x, w, b, eps):  # rows of x (N, D); w, b of size D, or 0 when absent
+    N, D = x.shape
+    for i in range(N):
+        s = 0.0
+        for j in range(D):
+            s += x[i, j]
+        mean = s / D
+        s = 0.0
+        for j in range(D):
+            h = x[i, j] - mean
+            xhat[i, j] = h
+            s += h * h
+        r = 1.0 / np.sqrt(s / D + eps)
+        rstd[i, 0] = r
+        for j in range(D):
+            h = xhat[i, j] * r
+            xhat[i, j] = h
+            if w.size and b.size:
+                y[i, j] = h * w[j] + b[j]
+            elif w.size:
+                y[i, j] = h * w[j]
+            elif b.size:
+                y[i, j] = h + b[j]
+            else:
+                y[i, j] = h
+
+
+@cpu_kernels.kernel
+def _layer_norm_rows_backward(gx, gw, gb, g, xhat, rstd, w):  # see LayerNorm.backward; gx of size 0: not needed
+    N, D = g.shape
+    for i in range(N):
+        c1 = 0.0  # sum(g w)
+        c2 = 0.0  # sum(g w x_hat)
+        for j in range(D):
+            gj, hj = g[i, j], xhat[i, j]
+            gw[j] += gj * hj
+            gb[j] += gj
+            if w.size:
+                gj = gj * w[j]
+            c1 += gj
+            c2 += gj * hj
+        if gx.size:
+            c1 /= D
+            c2 /= D
+            r = rstd[i, 0]
+            for j in range(D):
+                gj = g[i, j] * w[j] if w.size else g[i, j]
+                gx[i, j] = r * (gj - c1 - xhat[i, j] * c2)
 
 
 def layer_norm_arrays(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps);  y = x_hat * w + b   (rows of D)
@@ -26,6 +79,16 @@ def layer_norm_arrays(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + ep
     wd = None if wd is None else wd.reshape(D)
     bd = None if bd is None else bd.reshape(D)
     inv_d = 1.0 / D
+
+    if cpu_kernels.use(x2):
+        none = x2[:0, 0]
+
+        def rows(lo, hi):
+            _layer_norm_rows(out[lo:hi], xhat[lo:hi], rstd[lo:hi], x2[lo:hi], none if wd is None else wd,
+                             none if bd is None else bd, eps)
+
+        for_blocks(N, rows, rows_per_block(D), xp)
+        return out_full, xhat, rstd
 
     def rows(lo, hi):  # every pass on a cache-sized block of rows
         xb, hb, ob, rb = x2[lo:hi], xhat[lo:hi], out[lo:hi], rstd[lo:hi]
@@ -79,7 +142,6 @@ class LayerNorm(Function):
         gx = None if gx_full is None else gx_full.reshape(N, D)
         inv_d = 1.0 / D
         partial = {}  # row-block start -> (its column sums for gw, for gb), reduced in order below
-
         def rows(lo, hi):
             gb_, hb, rb = g[lo:hi], xhat[lo:hi], rstd[lo:hi]
             t = scratch(0, gb_.size, g.dtype).reshape(gb_.shape) if xp is np else xp.empty_like(gb_)
@@ -102,6 +164,15 @@ class LayerNorm(Function):
             o += t
             o -= c1
             o *= rb
+
+        if cpu_kernels.use(g) and cpu_kernels.use(xhat):
+            none = xhat[:0, 0]
+
+            def rows(lo, hi):  # noqa: F811 (the compiled form of the block above)
+                sums = np.zeros((2, D))  # this block's column sums for gw and gb, in float64
+                _layer_norm_rows_backward(none if gx is None else gx[lo:hi], sums[0], sums[1], g[lo:hi],
+                                          xhat[lo:hi], rstd[lo:hi], none if wd is None else wd)
+                partial[lo] = (sums[0].astype(g.dtype), sums[1].astype(g.dtype))
 
         for_blocks(N, rows, rows_per_block(D), xp)
         parts = [partial[k] for k in sorted(partial)]

@@ -1,6 +1,8 @@
 """Adam and AdamW, as `torch.optim.Adam` / `torch.optim.AdamW` (betas, eps, weight decay, amsgrad)."""
+import numpy as np
+
 from minigrad.device import array_module
-from nn._functional import cuda_kernels
+from nn._functional import cpu_kernels, cuda_kernels
 
 from .optimizer import Optimizer
 
@@ -65,6 +67,20 @@ class Adam(Optimizer):
             arrays = [p.data, p.grad.data, state["exp_avg"].data, state["exp_avg_sq"].data]
             if amsgrad:
                 arrays.append(state["max_exp_avg_sq"].data)
+            if all(cpu_kernels.use(a) and a.dtype == p.data.dtype and (a.flags.c_contiguous or a is arrays[1])
+                   for a in arrays):
+                # one compiled pass per block, with the scalars in the parameter's precision (as PyTorch's float32 math)
+                dt = p.data.dtype.type
+                scalars = (dt(1 - lr * wd) if decoupled else dt(1), dt(wd if l2 else 0), dt(1 - beta1), dt(beta2),
+                           dt(1 - beta2), dt(step_scale), dt(eps_scaled))
+
+                def compiled(blk, tmp, scalars=scalars):
+                    flat = [a.reshape(-1) for a in blk]  # views, but of a strided gradient (read only): a copy
+                    _adam_compiled(*flat[:4], flat[4] if amsgrad else flat[0][:0], *scalars)
+
+                self._for_blocks(arrays, compiled, 0)
+                p._bump_version()
+                continue
 
             def update(blk, tmp, xp=xp, step_scale=step_scale, eps_scaled=eps_scaled):  # one block of (p, g, m, v[, v_max])
                 w, g, m, v = blk[:4]
@@ -94,6 +110,23 @@ class Adam(Optimizer):
 
             self._for_blocks(arrays, update, 2 if l2 else 1)
             p._bump_version()
+
+
+@cpu_kernels.kernel
+def _adam_compiled(w, g, m, v, v_max, decay, l2, one_minus_beta1, beta2, one_minus_beta2, step_scale, eps_scaled):
+    # Adam's update above in one pass per element (v_max of size 0: no amsgrad); `decay` is AdamW's
+    # 1 - lr wd (1 for Adam), `l2` Adam's weight decay (0 for AdamW)
+    for i in range(w.size):
+        wi = w[i] * decay
+        gi = g[i] + l2 * wi
+        mi = m[i] + one_minus_beta1 * (gi - m[i])
+        vi = beta2 * v[i] + one_minus_beta2 * gi * gi
+        m[i] = mi
+        v[i] = vi
+        if v_max.size:
+            vi = max(v_max[i], vi)
+            v_max[i] = vi
+        w[i] = wi + step_scale * mi / (np.sqrt(vi) + eps_scaled)
 
 
 class AdamW(Adam):

@@ -139,6 +139,8 @@ class Optimizer:
 
         One set of buffers per (device, dtype), grown to the largest block seen; a parameter's
         update may overwrite them freely, since parameters are updated one after another."""
+        if count == 0:
+            return []
         xp = array_module(like)
         key = (xp.__name__, like.dtype.str)
         bufs = self._scratch_buffers.get(key)

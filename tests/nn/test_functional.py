@@ -8,6 +8,7 @@ import pytest
 import minigrad
 import nn.functional as F
 from minigrad.autograd import gradcheck
+from nn._functional import activation, cpu_kernels, normalization
 from nn._functional import reference as R
 from nn._functional.erf import erf
 
@@ -23,9 +24,12 @@ def ids(high, shape):
     return minigrad.tensor(RNG.integers(0, high, shape))
 
 
-@pytest.fixture(params=["blocks", "default"])
+@pytest.fixture(params=["blocks", "default", "numpy passes"])
 def blocking(request, monkeypatch):
-    """Run twice: with tiny blocks (many blocks, spread over threads) and with the default size."""
+    """Run three times: with tiny blocks (many blocks, spread over threads), with the default size,
+    and with the compiled CPU kernels off (the numpy passes, as without numba)."""
+    if request.param == "numpy passes":
+        monkeypatch.setattr(cpu_kernels, "_enabled", False)
     if request.param == "blocks":
         import nn._functional._common as common
         import nn._functional.erf as erf_module
@@ -150,7 +154,7 @@ def test_embedding_padding_row_gets_no_gradient_and_errors():
 # ---- layer_norm --------------------------------------------------------------------------------
 @pytest.mark.parametrize("affine", ["both", "weight", "none"])
 @pytest.mark.parametrize("shape,norm", [((3, 5), (5,)), ((2, 3, 4), (4,)), ((2, 3, 4), (3, 4))])
-def test_layer_norm_gradcheck(affine, shape, norm):
+def test_layer_norm_gradcheck(kernels, affine, shape, norm):
     x = rand(*shape)
     w = rand(*norm) if affine != "none" else None
     b = rand(*norm) if affine == "both" else None
@@ -179,7 +183,7 @@ def test_layer_norm_saves_xhat_rstd_weight_and_errors():
 
 # ---- gelu, relu, softmax, log_softmax ---------------------------------------------------------
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
-def test_gelu_gradcheck(approximate):
+def test_gelu_gradcheck(kernels, approximate):
     x = rand(3, 4, scale=2.0)
     assert gradcheck(lambda x: F.gelu(x, approximate=approximate), (x,))
     y = F.gelu(x, approximate)
@@ -198,16 +202,42 @@ def test_gelu_vs_torch(torch, blocking, approximate, dtype):
             lambda x: torch.nn.functional.gelu(x, approximate=approximate), (x,), dtype)
 
 
-def test_gelu_float32_accuracy_and_sign():
+def test_gelu_float32_accuracy_and_sign(kernels):
     # against math.erf in float64, over the polynomial's range, its clip and beyond
     x = np.concatenate([np.linspace(-14.0, 14.0, 20001), [0.0, -0.0, 1e-30, -1e-30]]).astype(np.float32)
-    y = F.gelu(minigrad.tensor(x)).data
+    xt = minigrad.tensor(x, requires_grad=True)
+    y = F.gelu(xt)
+    y.sum().backward()
+    y = y.data
     assert y.dtype == np.float32
     x64 = x.astype(np.float64)
     ref = np.array([0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0))) for v in x64])
     assert np.abs(y - ref).max() < 2e-6
     assert np.all(y[x < 0] <= 0.0) and np.all(y[x > 0] > 0.0)  # no sign flip where 1 + erf(x) rounds to 0
-    assert np.isnan(F.gelu(minigrad.tensor(np.array([np.nan], np.float32))).data).all()
+    # the derivative Phi(x) + x phi(x)
+    dref = np.array([0.5 * (1.0 + math.erf(v / math.sqrt(2.0))) + v * math.exp(-v * v / 2) / math.sqrt(2 * math.pi)
+                     for v in x64])
+    assert np.abs(xt.grad.data - dref).max() < 1e-6
+    nan = minigrad.tensor(np.array([np.nan], np.float32), requires_grad=True)
+    out = F.gelu(nan)
+    out.backward(minigrad.ones(1))
+    assert np.isnan(out.data).all() and np.isnan(nan.grad.data).all()
+
+
+def test_compiled_cpu_kernels_are_used_when_numba_is_installed():
+    # the fast path is what runs by default: a missing numba or a kernel that never compiles would
+    # otherwise pass every test on the numpy passes and only show in the benchmarks
+    pytest.importorskip("numba")
+    assert cpu_kernels.use(np.zeros(2, np.float32)) and cpu_kernels.use(np.zeros(2))
+    assert not cpu_kernels.use(np.zeros(2, np.float16)) and not cpu_kernels.use(np.zeros(2, np.int64))
+    x = rand(4, 8, dtype=np.float32)
+    F.layer_norm(F.gelu(x), (8,)).sum().backward()
+    assert activation._gelu_fwd_compiled._compiled is not None
+    assert activation._gelu_bwd_tail._compiled is not None
+    assert normalization._layer_norm_rows._compiled is not None
+    assert normalization._layer_norm_rows_backward._compiled is not None
+    with cpu_kernels.enabled(False):
+        assert not cpu_kernels.use(np.zeros(2, np.float32))
 
 
 def test_relu():

@@ -93,7 +93,7 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize("cls,kwargs", CONFIGS, ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(CONFIGS)])
-def test_trajectory_matches_torch_across_checkpoint(torch, tmp_path, cls, kwargs):
+def test_trajectory_matches_torch_across_checkpoint(torch, tmp_path, kernels, cls, kwargs):
     X, Y = _data()
     model = _model()
     twin = _torch_twin(torch, model)
@@ -231,7 +231,7 @@ def test_param_groups_zero_grad_and_closure():
     assert "Parameter Group 1" in repr(opt)
 
 
-def test_blocked_and_whole_array_updates_agree():
+def test_blocked_and_whole_array_updates_agree(kernels):
     """A non-contiguous gradient takes the whole-array path; the result is the same, bit for bit."""
     rng = np.random.default_rng(0)
     w0 = rng.standard_normal((300, 200)).astype(np.float32)
@@ -249,7 +249,7 @@ def test_blocked_and_whole_array_updates_agree():
 
 @pytest.mark.parametrize("cls,kwargs", [(AdamW, dict(amsgrad=True)), (Adam, dict(weight_decay=0.1)),
                                         (SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1))])
-def test_step_allocates_no_parameter_sized_memory(cls, kwargs):
+def test_step_allocates_no_parameter_sized_memory(kernels, cls, kwargs):
     p = nn.Parameter(minigrad.randn(400, 400))
     p.grad = minigrad.randn(400, 400)
     opt = cls([p], **kwargs)
