@@ -471,7 +471,33 @@ class Split(Function):
 
     @staticmethod
     def backward(ctx, *grads):  # concatenate the pieces' gradients (zeros for unused pieces)
+        if not builtins.any(g.requires_grad for g in grads):
+            joined = _joined_view([g.data for g in grads], ctx.dim)
+            if joined is not None:
+                return Tensor(joined), None, None
         return cat(list(grads), ctx.dim), None, None
+
+
+def _joined_view(arrays, dim):
+    """The array that the numpy views `arrays` already form side by side along `dim` in one buffer,
+    as a view, or None. Gradients computed into one buffer (attention writes q, k and v's side by
+    side, laid out as the fused projection's output they came from) then need no concatenation."""
+    first = arrays[0]
+    if type(first) is not np.ndarray or first.base is None or first.ndim == 0:
+        return None
+    dim %= first.ndim
+    step = first.strides[dim]
+    start = first.__array_interface__["data"][0]
+    n = 0
+    for a in arrays:
+        if (type(a) is not np.ndarray or a.base is not first.base or a.dtype != first.dtype
+                or a.strides != first.strides or a.shape[:dim] != first.shape[:dim]
+                or a.shape[dim + 1:] != first.shape[dim + 1:]
+                or a.__array_interface__["data"][0] != start + n * step):
+            return None
+        n += a.shape[dim]
+    shape = first.shape[:dim] + (n,) + first.shape[dim + 1:]
+    return np.lib.stride_tricks.as_strided(first, shape, first.strides)
 
 
 class SplitEqual(Split):

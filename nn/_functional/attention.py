@@ -103,7 +103,7 @@ class Attention(Function):
         batch, out_batch, (qb, kb, vb), _ = _views(qd, kd, vd, gqa, xp)
         L, S = qb.shape[-2], kb.shape[-2]
         P = xp.empty(batch + (L, S), dtype=qb.dtype)
-        out = xp.empty(batch + (L, vb.shape[-1]), dtype=qb.dtype)
+        out = _empty_heads_last(batch, L, vb.shape[-1], qb.dtype, xp)
         neg, add = _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp)
         masked = neg is not None or add is not None
         keep = keep_mask(xp, P.shape, dropout_p) if dropout_p else None
@@ -161,7 +161,7 @@ class Attention(Function):
         g = g.data.reshape(batch + g.data.shape[-2:])
         keep = None if keep is None else keep.data
         L, S = P.shape[-2:]
-        gq, gk, gv = (xp.empty(batch + a.shape[-2:], P.dtype) for a in (qb, kb, vb))
+        gq, gk, gv = _grads_like(q.data, k.data, v.data, batch, P.dtype, xp)
         scale, dscale = ctx.scale, ctx.dscale
         n_items, indices, block = _work_split(batch, L, S, xp)
         chunks = _causal_chunks(L, S, ctx.is_causal, xp)
@@ -303,6 +303,37 @@ def _causal_chunks(L, S, is_causal, xp):
     n = 4 if L < 512 else 8
     bounds = [L * i // n for i in range(n + 1)]
     return [(bounds[i], bounds[i + 1], bounds[i + 1]) for i in range(n)]
+
+
+def _empty_heads_last(batch, L, E, dtype, xp):
+    """The output (B, H, L, E), stored as (B, L, H, E) (as PyTorch's CPU flash attention stores it):
+    the caller's `y.transpose(1, 2).reshape(B, L, H * E)` is then a view, not a copy."""
+    if xp is np and len(batch) == 2:
+        return np.empty((batch[0], L, batch[1], E), dtype=dtype).transpose(0, 2, 1, 3)
+    return xp.empty(batch + (L, E), dtype=dtype)
+
+
+def _grads_like(q, k, v, batch, dtype, xp):
+    """Empty arrays for the gradients of q, k, v. When q, k and v are views of one contiguous array
+    (heads split off a fused qkv projection's output) their gradients are laid out the same way in
+    one new array, so that the gradient flows back through the views and the split without copies
+    (`Split.backward` sees them side by side). Otherwise, three contiguous arrays."""
+    base = q.base
+    if (xp is np and base is not None and k.base is base and v.base is base and base.dtype == dtype
+            and base.flags.c_contiguous and q.shape[:-2] == k.shape[:-2] == v.shape[:-2] == batch
+            and not (_overlap(q, k) or _overlap(k, v) or _overlap(q, v))):  # q = k = v: three separate gradients
+        flat = np.empty(base.size, dtype=dtype)
+        start = base.__array_interface__["data"][0]
+        return [np.ndarray(a.shape, dtype, buffer=flat, offset=a.__array_interface__["data"][0] - start,
+                           strides=a.strides) for a in (q, k, v)]
+    return [xp.empty(batch + a.shape[-2:], dtype) for a in (q, k, v)]
+
+
+def _overlap(a, b):
+    try:
+        return np.shares_memory(a, b, max_work=10_000)
+    except np.exceptions.TooHardError:
+        return True
 
 
 def _to_shape(a, shape):

@@ -457,6 +457,64 @@ def test_attention_on_strided_head_views():
     assert gradcheck(attend, (x,))
 
 
+def test_attention_gradients_flow_back_to_the_fused_projection_without_copies(torch, monkeypatch):
+    # the GPT's path: qkv.split -> view -> transpose -> attention -> transpose -> reshape. The output is
+    # stored heads-last and q, k, v's gradients side by side as qkv is, so neither the reshape after the
+    # attention nor the split's backward copies; the results are PyTorch's all the same
+    B, L, H, E = 2, 6, 3, 4
+    C = H * E
+    qkv = rand(B, L, 3 * C)
+    q, k, v = (a.view(B, L, H, E).transpose(1, 2) for a in qkv.split(C, dim=2))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    out = y.transpose(1, 2).reshape(B, L, C)
+    assert out.grad_fn.name() == "ViewBackward0"  # a view: no CloneBackward0 / UnsafeViewBackward0
+    g = RNG.standard_normal((B, L, C))
+    import minigrad.ops.shape as shape_ops
+
+    def no_cat(*args, **kwargs):
+        raise AssertionError("the split's backward concatenated")
+
+    monkeypatch.setattr(shape_ops, "cat", no_cat)
+    out.backward(minigrad.tensor(g))
+    monkeypatch.undo()
+
+    tqkv = T(torch, qkv)
+    tq, tk, tv = (a.view(B, L, H, E).transpose(1, 2) for a in tqkv.split(C, dim=2))
+    tout = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=True).transpose(1, 2).reshape(B, L, C)
+    tout.backward(torch.tensor(g))
+    close(out, tout, np.float64)
+    close(qkv.grad, tqkv.grad, np.float64)
+
+
+def test_attention_with_one_view_as_query_key_and_value():
+    # q, k and v the same view of one array: their gradients must not share one buffer
+    x = rand(2, 5, 8)
+
+    def attend(x):
+        h = x.view(2, 5, 2, 4).transpose(1, 2)
+        return F.scaled_dot_product_attention(h, h, h, is_causal=True)
+
+    assert gradcheck(attend, (x,))
+
+
+def test_split_backward_joins_side_by_side_gradients_as_a_view_else_concatenates():
+    from minigrad.ops.shape import _joined_view
+
+    buf = np.arange(24.0).reshape(2, 12)
+    parts = [buf[:, 0:4], buf[:, 4:8], buf[:, 8:12]]
+    joined = _joined_view(parts, 1)
+    assert joined is not None and np.shares_memory(joined, buf)
+    np.testing.assert_array_equal(joined, buf)
+    assert _joined_view([buf[:, 4:8], buf[:, 0:4]], 1) is None  # out of order
+    assert _joined_view([buf[:, 0:4], buf[:, 5:9]], 1) is None  # a gap
+    assert _joined_view([buf[:, 0:4], np.ones((2, 4))], 1) is None  # another buffer
+    # through the graph: pieces' gradients that are not side by side are concatenated as before
+    x = rand(2, 12)
+    a, b, c = x.split(4, dim=1)
+    (a * 1.0 + c * 3.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, np.repeat([[1.0, 0.0, 3.0]], 4, axis=1).repeat(2, axis=0).reshape(2, 12))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_attention_vs_torch(torch, blocking, dtype):
     L = 40
