@@ -90,6 +90,9 @@ class kernel:
             with _lock:
                 if self._compiled is None:
                     available()
-                    self._compiled = _numba.njit(**_OPTIONS)(self.py_func)
+                    try:
+                        self._compiled = _numba.njit(**_OPTIONS)(self.py_func)
+                    except RuntimeError:  # no writable place for numba's cache: compile for this process only
+                        self._compiled = _numba.njit(**dict(_OPTIONS, cache=False))(self.py_func)
             c = self._compiled
         return c(*args)
