@@ -80,24 +80,25 @@ def _gelu_fwd_compiled(out, x):  # float32 blocks: out = x max(1/2 + c P(c^2) / 
 
 
 @cpu_kernels.kernel
-def _neg_half_square(out, x):  # out = -x^2 / 2
+def _times_square(out, x, c):  # out = c x^2
     for i in range(x.size):
-        out[i] = -0.5 * x[i] * x[i]
+        out[i] = c * x[i] * x[i]
 
 
 @cpu_kernels.kernel
-def _gelu_bwd_tail(out, x, y, g, e):  # out = g (Phi(x) + x phi(x)), Phi = y / x (1/2 at 0), phi = e / sqrt(2 pi)
+def _gelu_bwd_tail(out, x, y, g, e, half, inv_sqrt_2pi):  # out = g (Phi(x) + x phi(x)), Phi = y / x (1/2 at 0), phi = e / sqrt(2 pi)
     for i in range(x.size):
         v = x[i]
-        Phi = y[i] / v  # in the input's precision: a float64 division costs more than the rest together
-        Phi = 0.5 if v == 0.0 else Phi
-        out[i] = g[i] * (Phi + v * e[i] * INV_SQRT_2PI)
+        Phi = y[i] / v
+        Phi = half if v == 0.0 else Phi
+        out[i] = g[i] * (Phi + v * e[i] * inv_sqrt_2pi)
 
 
 def _gelu_bwd_compiled(o, x, y, g, s1):  # numpy's exp is vectorized (a compiled one is not): prepare, exp, finish
-    _neg_half_square(s1, x)
+    dt = x.dtype.type  # constants in the input's precision: float64 ones would turn float32 loops into float64 ones
+    _times_square(s1, x, dt(-0.5))
     np.exp(s1, out=s1)
-    _gelu_bwd_tail(o, x, y, g, s1)
+    _gelu_bwd_tail(o, x, y, g, s1, dt(0.5), dt(INV_SQRT_2PI))
 
 
 def _gelu_bwd_from_out(o, x, y, g, s1):  # gelu'(x) = Phi(x) + x phi(x), with Phi(x) = y / x from the output

@@ -223,41 +223,41 @@ def _softmax_(s, xp, masked):
 # The compiled softmax (cpu_kernels): the row max, the mask and the normalisation each in one
 # pass over a row while it is in cache; the exp stays numpy's (vectorized; a compiled exp is not).
 @cpu_kernels.kernel
-def _softmax_shift(s, r0):  # s (n, R, C): s - max over the keys a row sees, -inf past them
+def _softmax_shift(s, r0, zero, neg_inf):  # s (n, R, C): s - max over the keys a row sees, -inf past them
     n, R, C = s.shape
     for b in range(n):
         for i in range(R):
             end = C if r0 < 0 else min(C, r0 + i + 1)  # causal (r0 >= 0): row i is query r0 + i
-            m = -np.inf
+            m = neg_inf
             for j in range(end):
                 m = max(m, s[b, i, j])
             if not np.isfinite(m):  # a row of -inf (or NaN): left to give zeros (or NaN), as the numpy form
-                m = 0.0
+                m = zero
             for j in range(end):
                 s[b, i, j] -= m
             for j in range(end, C):
-                s[b, i, j] = -np.inf
+                s[b, i, j] = neg_inf
 
 
 @cpu_kernels.kernel
-def _softmax_normalise(s):  # s (n, R, C) of exp(x - max): divided by its row sums (a zero sum stays zeros)
+def _softmax_normalise(s, zero, one):  # s (n, R, C) of exp(x - max): divided by its row sums (a zero sum stays zeros)
     n, R, C = s.shape
     for b in range(n):
         for i in range(R):
-            d = 0.0
+            d = zero
             for j in range(C):
                 d += s[b, i, j]
-            r = 1.0 / d if d != 0.0 else 1.0
+            r = one / d if d != zero else one
             for j in range(C):
                 s[b, i, j] *= r
 
 
 @cpu_kernels.kernel
-def _softmax_grad_rows(gP, P):  # gS = P (gP - rowsum(gP P)), into gP; both (n, R, C)
+def _softmax_grad_rows(gP, P, zero):  # gS = P (gP - rowsum(gP P)), into gP; both (n, R, C)
     n, R, C = gP.shape
     for b in range(n):
         for i in range(R):
-            d = 0.0
+            d = zero
             for j in range(C):
                 d += gP[b, i, j] * P[b, i, j]
             for j in range(C):
@@ -280,9 +280,10 @@ def _softmax_compiled(s, r0):
     s3 = _as_rows3(s)
     if s3 is None:
         return False
-    _softmax_shift(s3, r0)
+    dt = s.dtype.type  # scalars in the scores' precision: float64 ones would make the loops float64
+    _softmax_shift(s3, r0, dt(0), dt(-np.inf))
     np.exp(s, out=s)
-    _softmax_normalise(s3)
+    _softmax_normalise(s3, dt(0), dt(1))
     return True
 
 
@@ -290,7 +291,7 @@ def _softmax_grad_compiled(gP, P):
     g3, p3 = _as_rows3(gP), _as_rows3(P)
     if g3 is None or p3 is None:
         return False
-    _softmax_grad_rows(g3, p3)
+    _softmax_grad_rows(g3, p3, gP.dtype.type(0))
     return True
 
 
