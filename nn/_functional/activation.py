@@ -184,11 +184,10 @@ class Gelu(Function):
         gx = xp_of(xd).empty(xd.shape, dtype=xd.dtype)
         if ctx.approximate == "tanh":
             blockwise(_gelu_tanh_bwd, 2, gx, xd, g.data)
+        elif cpu_kernels.use(xd) and cpu_kernels.use(g.data):
+            blockwise(_gelu_bwd_compiled, 1, gx, xd, ctx._saved_result.data, g.data)
         else:
-            if cpu_kernels.use(xd) and cpu_kernels.use(g.data):
-                blockwise(_gelu_bwd_compiled, 1, gx, xd, ctx._saved_result.data, g.data)
-            else:
-                blockwise(_gelu_bwd_from_out, 1, gx, xd, ctx._saved_result.data, g.data)
+            blockwise(_gelu_bwd_from_out, 1, gx, xd, ctx._saved_result.data, g.data)
         return Tensor(gx), None
 
 
