@@ -10,7 +10,8 @@ with and without the variable). 2^12 cycles (~2 us) still bridges back-to-back G
 
 OpenBLAS reads OPENBLAS_THREAD_TIMEOUT once, when it loads, so this applies only when minigrad
 is imported before numpy (train.py and sample.py do so), and never over a value the user set.
-MINIGRAD_BLAS_TUNING=0 leaves it alone.
+Being an environment variable, it is inherited by child processes too. MINIGRAD_BLAS_TUNING=0
+leaves it alone.
 """
 import os
 import sys

@@ -338,8 +338,9 @@ class _RetainGrad:
         t = self.ref()
         if t is not None:
             if t.grad is None:
-                # a new wrapper, so the array counts as shared and a leaf will not steal it
-                t.grad = Tensor(grad.data) if not grad.requires_grad else grad
+                # a copy, as PyTorch's retain_grad makes: the gradient the engine hands on may be a view
+                # of other gradients (a split's pieces side by side) or be adopted by a leaf
+                t.grad = Tensor(grad.data.copy()) if not grad.requires_grad else grad
             else:
                 t.grad = t.grad + grad
 

@@ -57,7 +57,9 @@ def _gelu_fwd(o, x, s1, s2):  # gelu(x) = x/2 (1 + erf(x/sqrt2))
     o *= 0.5
 
 
-# The same float32 forward compiled (cpu_kernels): one vectorized loop instead of 27 passes.
+# The same float32 forward compiled (cpu_kernels): one vectorized loop instead of 27 passes. numba
+# freezes these arrays into the compiled (and disk-cached) kernel, and its cache is refreshed when
+# this file changes, not erf.py: after editing erf.py's coefficients, clear nn/_functional/__pycache__.
 _GELU_P32 = np.array(_GELU_P, np.float32)
 _GELU_Q32 = np.array(_GELU_Q, np.float32)
 _GELU_CLIP32 = np.float32(_GELU_CLIP)

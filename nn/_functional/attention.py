@@ -103,7 +103,7 @@ class Attention(Function):
         batch, out_batch, (qb, kb, vb), _ = _views(qd, kd, vd, gqa, xp)
         L, S = qb.shape[-2], kb.shape[-2]
         P = xp.empty(batch + (L, S), dtype=qb.dtype)
-        out = _empty_heads_last(batch, L, vb.shape[-1], qb.dtype, xp)
+        out = xp.empty(batch + (L, vb.shape[-1]), dtype=qb.dtype)
         neg, add = _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp)
         masked = neg is not None or add is not None
         keep = keep_mask(xp, P.shape, dropout_p) if dropout_p else None
@@ -306,28 +306,33 @@ def _causal_chunks(L, S, is_causal, xp):
     return [(bounds[i], bounds[i + 1], bounds[i + 1]) for i in range(n)]
 
 
-def _empty_heads_last(batch, L, E, dtype, xp):
-    """The output (B, H, L, E), stored as (B, L, H, E) (as PyTorch's CPU flash attention stores it):
-    the caller's `y.transpose(1, 2).reshape(B, L, H * E)` is then a view, not a copy."""
-    if xp is np and len(batch) == 2:
-        return np.empty((batch[0], L, batch[1], E), dtype=dtype).transpose(0, 2, 1, 3)
-    return xp.empty(batch + (L, E), dtype=dtype)
-
-
 def _grads_like(q, k, v, batch, dtype, xp):
-    """Empty arrays for the gradients of q, k, v. When q, k and v are views of one contiguous array
-    (heads split off a fused qkv projection's output) their gradients are laid out the same way in
-    one new array, so that the gradient flows back through the views and the split without copies
-    (`Split.backward` sees them side by side). Otherwise, three contiguous arrays."""
+    """Empty arrays for the gradients of q, k, v. When q, k and v are views that tile one contiguous
+    array between them (heads split off a fused qkv projection's output), their gradients are laid
+    out the same way in one new array, so that the gradient flows back through the views and the
+    split without copies (`Split.backward` sees them side by side). Otherwise, three contiguous arrays."""
     base = q.base
-    if (xp is np and base is not None and k.base is base and v.base is base and base.dtype == dtype
+    if (xp is np and type(base) is np.ndarray and k.base is base and v.base is base and base.dtype == dtype
             and base.flags.c_contiguous and q.shape[:-2] == k.shape[:-2] == v.shape[:-2] == batch
+            and q.size + k.size + v.size == base.size  # nothing else in it: no memory wasted on a larger array
+            and all(_one_to_one(a) for a in (q, k, v))  # no stride-0 (expanded) or self-overlapping view
             and not (_overlap(q, k) or _overlap(k, v) or _overlap(q, v))):  # q = k = v: three separate gradients
         flat = np.empty(base.size, dtype=dtype)
         start = base.__array_interface__["data"][0]
         return [np.ndarray(a.shape, dtype, buffer=flat, offset=a.__array_interface__["data"][0] - start,
                            strides=a.strides) for a in (q, k, v)]
     return [xp.empty(batch + a.shape[-2:], dtype) for a in (q, k, v)]
+
+
+def _one_to_one(a):
+    """True when no two elements of the view `a` share memory: its axes, by increasing stride, each
+    step over the whole extent of the ones before (a sufficient test)."""
+    extent = a.itemsize
+    for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n > 1):
+        if stride < extent:
+            return False
+        extent = stride * n
+    return True
 
 
 def _overlap(a, b):

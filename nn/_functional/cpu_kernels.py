@@ -87,6 +87,8 @@ class kernel:
     def __call__(self, *args):
         c = self._compiled
         if c is None:
+            # the lock guards making the dispatcher; numba compiles each signature on its first call
+            # (under its own lock, so threads calling a new kernel at once are safe)
             with _lock:
                 if self._compiled is None:
                     available()

@@ -118,7 +118,7 @@ def _adam_compiled(w, g, m, v, v_max, decay, l2, one_minus_beta1, beta2, one_min
     # 1 - lr wd (1 for Adam), `l2` Adam's weight decay (0 for AdamW)
     for i in range(w.size):
         wi = w[i] * decay
-        gi = g[i] + l2 * wi
+        gi = g[i] + l2 * wi if l2 != 0 else g[i]  # not 0 * w: an inf weight would turn the state NaN
         mi = m[i] + one_minus_beta1 * (gi - m[i])
         vi = beta2 * v[i] + one_minus_beta2 * gi * gi
         m[i] = mi

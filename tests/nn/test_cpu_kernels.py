@@ -22,7 +22,11 @@ def test_compiled_kernels_are_what_runs_when_numba_is_installed():
     h = F.layer_norm(F.gelu(x), (8,)).view(2, 4, 2, 4).transpose(1, 2)
     y = F.scaled_dot_product_attention(h, h, h, is_causal=True)
     y.sum().backward()
-    for k in (activation._gelu_fwd_compiled, activation._gelu_bwd_tail, normalization._layer_norm_rows,
+    p = nn.Parameter(minigrad.ones(4))
+    p.grad = minigrad.ones(4)
+    nn.optim.AdamW([p]).step()
+    for k in (activation._gelu_fwd_compiled, activation._times_square, activation._gelu_bwd_tail,
+              normalization._layer_norm_rows, adam._adam_compiled,
               normalization._layer_norm_rows_backward, attention._softmax_shift, attention._softmax_normalise,
               attention._softmax_grad_rows):
         assert k._compiled is not None, k.__name__

@@ -442,16 +442,16 @@ def test_attention_on_strided_head_views():
 
 
 def test_attention_gradients_flow_back_to_the_fused_projection_without_copies(torch, monkeypatch):
-    # the GPT's path: qkv.split -> view -> transpose -> attention -> transpose -> reshape. The output is
-    # stored heads-last and q, k, v's gradients side by side as qkv is, so neither the reshape after the
-    # attention nor the split's backward copies; the results are PyTorch's all the same
+    # the GPT's path: qkv.split -> view -> transpose -> attention -> transpose -> reshape. q, k, v's
+    # gradients are written side by side as qkv is, so the split's backward does not concatenate;
+    # the results are PyTorch's all the same, and the output is contiguous as PyTorch's is
     B, L, H, E = 2, 6, 3, 4
     C = H * E
     qkv = rand(B, L, 3 * C)
     q, k, v = (a.view(B, L, H, E).transpose(1, 2) for a in qkv.split(C, dim=2))
     y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert y.data.flags.c_contiguous
     out = y.transpose(1, 2).reshape(B, L, C)
-    assert out.grad_fn.name() == "ViewBackward0"  # a view: no CloneBackward0 / UnsafeViewBackward0
     g = RNG.standard_normal((B, L, C))
     import minigrad.ops.shape as shape_ops
 
@@ -468,6 +468,40 @@ def test_attention_gradients_flow_back_to_the_fused_projection_without_copies(to
     tout.backward(torch.tensor(g))
     close(out, tout, np.float64)
     close(qkv.grad, tqkv.grad, np.float64)
+
+
+def test_attention_with_expanded_key_value_heads_of_a_fused_projection(torch):
+    # multi-query attention off one projection: k and v are one head expanded (stride 0) over the
+    # query heads; their gradients cannot be laid out like them (every head would write one place)
+    B, L, H, E = 2, 5, 3, 4
+    x = rand(B, L, (H + 2) * E)
+
+    def heads(x, lib):
+        h = x * 1.0  # the projection's output: one contiguous array
+        q, k, v = h.split([H * E, E, E], dim=2)
+        q = q.reshape(B, L, H, E).transpose(1, 2)
+        k = k.reshape(B, L, 1, E).transpose(1, 2).expand(B, H, L, E)
+        v = v.reshape(B, L, 1, E).transpose(1, 2).expand(B, H, L, E)
+        return lib.scaled_dot_product_attention(q, k, v)
+
+    y = heads(x, F)
+    tx = T(torch, x)
+    ty = heads(tx, torch.nn.functional)
+    g = RNG.standard_normal(y.shape)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    close(y, ty, np.float64)
+    close(x.grad, tx.grad, np.float64)
+
+
+def test_one_to_one_views():
+    from nn._functional.attention import _one_to_one
+
+    a = np.zeros((2, 6, 36))
+    q = a[:, :, 12:24].reshape(2, 6, 3, 4).transpose(0, 2, 1, 3)  # a head view of a fused projection
+    assert _one_to_one(a) and _one_to_one(a.T) and _one_to_one(q) and _one_to_one(a[:, ::2])
+    assert not _one_to_one(np.broadcast_to(a[:, :1], (2, 5, 36)))  # stride 0
+    assert not _one_to_one(np.lib.stride_tricks.as_strided(a, (4, 4), (8, 8)))  # rows overlap
 
 
 def test_attention_with_one_view_as_query_key_and_value():

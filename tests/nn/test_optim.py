@@ -266,3 +266,15 @@ def test_step_allocates_no_parameter_sized_memory(kernels, cls, kwargs):
 def test_optimizer_base_requires_step_group():
     with pytest.raises(NotImplementedError):
         Optimizer([nn.Parameter(minigrad.ones(1))], {}).step()
+
+
+@pytest.mark.parametrize("cls", [Adam, AdamW])
+def test_an_infinite_weight_leaves_the_moments_finite(kernels, cls):
+    # a diverged weight stays inf, as in PyTorch, without turning its moments NaN (0 * inf)
+    p = nn.Parameter(minigrad.tensor(np.array([np.inf, 1.0], np.float32)))
+    p.grad = minigrad.tensor(np.array([0.5, 0.5], np.float32))
+    opt = cls([p], lr=0.1)
+    opt.step()
+    state = opt.state[p]
+    assert np.isinf(p.data[0]) and np.isfinite(p.data[1])
+    assert np.isfinite(state["exp_avg"].data).all() and np.isfinite(state["exp_avg_sq"].data).all()
