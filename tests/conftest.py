@@ -28,7 +28,7 @@ def kernels(request, monkeypatch):
     installed) and again with them off: the numpy passes, as on a machine without numba."""
     from nn._functional import cpu_kernels
 
-    monkeypatch.setattr(cpu_kernels, "_enabled", request.param == "compiled")
+    monkeypatch.setattr(cpu_kernels.switch, "on", request.param == "compiled")
     return request.param
 
 

@@ -7,6 +7,8 @@ array, or a flat range) before the next block, and spread the blocks over the co
 made inside those threads (BLAS has threads of its own). On the GPU (cupy) each pass is one
 kernel over the whole array: no blocking.
 """
+import contextlib
+import os
 import threading
 
 import numpy as np
@@ -24,6 +26,28 @@ except ImportError:  # pragma: no cover
 
     def num_threads():
         return 1
+
+
+class KernelSwitch:
+    """Turns one family of fused kernels (cpu_kernels, cuda_kernels) on or off for this process.
+
+    Starts on unless the environment variable `env` is 0, false, off or no. `set(flag)` switches;
+    `with switch.enabled(flag):` switches for a block (tests and benchmarks run both ways)."""
+
+    def __init__(self, env):
+        self.on = os.environ.get(env, "1").strip().lower() not in ("0", "false", "off", "no")
+
+    def set(self, flag):
+        self.on = bool(flag)
+
+    @contextlib.contextmanager
+    def enabled(self, flag=True):
+        before = self.on
+        self.on = bool(flag)
+        try:
+            yield
+        finally:
+            self.on = before
 
 
 def xp_of(a):

@@ -23,15 +23,16 @@ Compiler flags: fused multiply-add, reassociation (vectorized sums) and reciproc
 allowed; NaN and infinity semantics are kept (no `nnan`/`ninf`), so a NaN input still gives NaN.
 Division never raises (numpy's error model: 0/0 is NaN, as in the numpy passes).
 """
-import contextlib
-import os
 import threading
 
 import numpy as np
 
+from ._common import KernelSwitch
+
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _OPTIONS = dict(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc", "arcp", "nsz"})
-_enabled = os.environ.get("MINIGRAD_CPU_KERNELS", "1").strip().lower() not in ("0", "false", "off", "no")
+switch = KernelSwitch("MINIGRAD_CPU_KERNELS")
+set_enabled, enabled = switch.set, switch.enabled  # `with cpu_kernels.enabled(False):` runs the numpy passes
 _numba = None  # the module once imported; False when it is not installed
 _lock = threading.RLock()  # reentrant: compiling a kernel imports numba under it
 
@@ -52,28 +53,11 @@ def available():
 
 def use(a):
     """True when `a` is a numpy float32 / float64 array and the compiled kernels are enabled."""
-    return _enabled and type(a) is np.ndarray and a.dtype in _FLOATS and available()
-
-
-def set_enabled(flag):
-    """Turn the compiled kernels on or off for this process (MINIGRAD_CPU_KERNELS=0 starts them off)."""
-    global _enabled
-    _enabled = bool(flag)
+    return switch.on and type(a) is np.ndarray and a.dtype in _FLOATS and available()
 
 
 def is_enabled():
-    return _enabled
-
-
-@contextlib.contextmanager
-def enabled(flag=True):
-    """`with cpu_kernels.enabled(False):` runs the numpy passes (tests run both)."""
-    before = _enabled
-    set_enabled(flag)
-    try:
-        yield
-    finally:
-        set_enabled(before)
+    return switch.on
 
 
 class kernel:

@@ -33,7 +33,6 @@ per row, with a block size from `_threads(row_length)` (a multiple of 32, at mos
 import contextlib
 import importlib
 import math
-import os
 import warnings
 
 import numpy as np
@@ -41,10 +40,11 @@ import numpy as np
 from minigrad import Tensor
 from minigrad.autograd.function import once_differentiable
 
-from ._common import sum_to
+from ._common import KernelSwitch, sum_to
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-_enabled = os.environ.get("MINIGRAD_CUDA_KERNELS", "1").strip().lower() not in ("0", "false", "off", "no")
+switch = KernelSwitch("MINIGRAD_CUDA_KERNELS")
+set_enabled, enabled = switch.set, switch.enabled
 _kernels = {}  # (name, dtype char) or name -> cupy kernel object, built once per process (and block limits)
 
 SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -55,28 +55,12 @@ A_TANH = 0.044715
 
 def use(a):
     """True when array `a` is a cupy float32 / float64 array and the fused kernels are enabled."""
-    return (_enabled and type(a) is not np.ndarray and type(a).__module__.startswith("cupy")
+    return (switch.on and type(a) is not np.ndarray and type(a).__module__.startswith("cupy")
             and a.dtype in _FLOATS)
 
 
-def set_enabled(flag):
-    """Turn the fused kernels on or off for this process (MINIGRAD_CUDA_KERNELS=0 starts them off)."""
-    global _enabled
-    _enabled = bool(flag)
-
-
 def is_enabled():
-    return _enabled
-
-
-@contextlib.contextmanager
-def enabled(flag=True):
-    before = _enabled
-    set_enabled(flag)
-    try:
-        yield
-    finally:
-        set_enabled(before)
+    return switch.on
 
 
 def _cp():

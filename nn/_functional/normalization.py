@@ -98,27 +98,24 @@ def layer_norm_arrays(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + ep
         def rows(lo, hi):
             _layer_norm_rows(out[lo:hi], xhat[lo:hi], rstd[lo:hi], x2[lo:hi], none if wd is None else wd,
                              none if bd is None else bd, dt(eps), dt(inv_d))
-
-        for_blocks(N, rows, rows_per_block(D), xp)
-        return out_full, xhat, rstd
-
-    def rows(lo, hi):  # every pass on a cache-sized block of rows
-        xb, hb, ob, rb = x2[lo:hi], xhat[lo:hi], out[lo:hi], rstd[lo:hi]
-        mean = row_sum(xb, xp)
-        mean *= inv_d
-        xp.subtract(xb, mean, out=hb)  # x - mean
-        rb[...] = row_dot(hb, hb, xp)
-        rb *= inv_d  # var (biased)
-        rb += eps
-        xp.sqrt(rb, out=rb)
-        xp.reciprocal(rb, out=rb)  # 1/std
-        hb *= rb
-        if wd is not None:
-            xp.multiply(hb, wd, out=ob)
-        else:
-            ob[...] = hb
-        if bd is not None:
-            ob += bd
+    else:
+        def rows(lo, hi):  # every pass on a cache-sized block of rows
+            xb, hb, ob, rb = x2[lo:hi], xhat[lo:hi], out[lo:hi], rstd[lo:hi]
+            mean = row_sum(xb, xp)
+            mean *= inv_d
+            xp.subtract(xb, mean, out=hb)  # x - mean
+            rb[...] = row_dot(hb, hb, xp)
+            rb *= inv_d  # var (biased)
+            rb += eps
+            xp.sqrt(rb, out=rb)
+            xp.reciprocal(rb, out=rb)  # 1/std
+            hb *= rb
+            if wd is not None:
+                xp.multiply(hb, wd, out=ob)
+            else:
+                ob[...] = hb
+            if bd is not None:
+                ob += bd
 
     for_blocks(N, rows, rows_per_block(D), xp)
     return out_full, xhat, rstd
@@ -154,37 +151,37 @@ class LayerNorm(Function):
         gx = None if gx_full is None else gx_full.reshape(N, D)
         inv_d = 1.0 / D
         partial = {}  # row-block start -> (its column sums for gw, for gb), reduced in order below
-        def rows(lo, hi):
-            gb_, hb, rb = g[lo:hi], xhat[lo:hi], rstd[lo:hi]
-            t = scratch(0, gb_.size, g.dtype).reshape(gb_.shape) if xp is np else xp.empty_like(gb_)
-            xp.multiply(gb_, hb, out=t)  # g x_hat
-            partial[lo] = (col_sum(t, xp) if need_w else None, col_sum(gb_, xp) if need_b else None)
-            if not need_x:
-                return
-            if wd is None:
-                c2 = row_sum(t, xp)  # sum(g w x_hat)
-                c1 = row_sum(gb_, xp)  # sum(g w)
-                t[...] = gb_
-            else:
-                c2 = _row_dot(t, wd, xp)
-                c1 = _row_dot(gb_, wd, xp)
-                xp.multiply(gb_, wd, out=t)  # g w
-            c1 *= inv_d
-            c2 *= -inv_d
-            o = gx[lo:hi]
-            xp.multiply(hb, c2, out=o)
-            o += t
-            o -= c1
-            o *= rb
-
         if cpu_kernels.use(g) and cpu_kernels.use(xhat):
             none = xhat[:0, 0]
 
-            def rows(lo, hi):  # noqa: F811 (the compiled form of the block above)
+            def rows(lo, hi):
                 sums = np.zeros((2, D), dtype=g.dtype)  # this block's column sums for gw and gb
                 _layer_norm_rows_backward(none if gx is None else gx[lo:hi], sums[0], sums[1], g[lo:hi],
                                           xhat[lo:hi], rstd[lo:hi], none if wd is None else wd, g.dtype.type(inv_d))
                 partial[lo] = (sums[0], sums[1])
+        else:
+            def rows(lo, hi):
+                gb_, hb, rb = g[lo:hi], xhat[lo:hi], rstd[lo:hi]
+                t = scratch(0, gb_.size, g.dtype).reshape(gb_.shape) if xp is np else xp.empty_like(gb_)
+                xp.multiply(gb_, hb, out=t)  # g x_hat
+                partial[lo] = (col_sum(t, xp) if need_w else None, col_sum(gb_, xp) if need_b else None)
+                if not need_x:
+                    return
+                if wd is None:
+                    c2 = row_sum(t, xp)  # sum(g w x_hat)
+                    c1 = row_sum(gb_, xp)  # sum(g w)
+                    t[...] = gb_
+                else:
+                    c2 = _row_dot(t, wd, xp)
+                    c1 = _row_dot(gb_, wd, xp)
+                    xp.multiply(gb_, wd, out=t)  # g w
+                c1 *= inv_d
+                c2 *= -inv_d
+                o = gx[lo:hi]
+                xp.multiply(hb, c2, out=o)
+                o += t
+                o -= c1
+                o *= rb
 
         for_blocks(N, rows, rows_per_block(D), xp)
         parts = [partial[k] for k in sorted(partial)]

@@ -38,8 +38,6 @@ _SET_ERROR = ("optimizer parameters need to be organized in ordered collections,
               "sets will change between runs. Please use a list instead.")
 
 
-
-
 class Optimizer:
     """Base class: holds `param_groups` (dicts of params + hyperparameters) and `state` (per parameter).
 

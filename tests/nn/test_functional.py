@@ -29,7 +29,7 @@ def blocking(request, monkeypatch):
     """Run three times: with tiny blocks (many blocks, spread over threads), with the default size,
     and with the compiled CPU kernels off (the numpy passes, as without numba)."""
     if request.param == "numpy passes":
-        monkeypatch.setattr(cpu_kernels, "_enabled", False)
+        monkeypatch.setattr(cpu_kernels.switch, "on", False)
     if request.param == "blocks":
         import nn._functional._common as common
         import nn._functional.erf as erf_module
