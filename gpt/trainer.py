@@ -221,8 +221,10 @@ class Trainer:
                  f"(vocab {self.dataset.vocab_size})")
         if cfg.memory_report:
             self.log(str(self.memory_report()))
-        if cfg.eval_only:
-            return self.estimate_loss()
+        if cfg.eval_only:  # report the estimate and stop: no training, no checkpoint written
+            losses = self.estimate_loss()
+            self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+            return losses
         previous = signal.getsignal(signal.SIGINT)
         signal.signal(signal.SIGINT, self._on_interrupt)
         bar = _progress(cfg, self.iter_num, self.log)

@@ -55,19 +55,20 @@ def xp_of(a):
     return np if type(a) is np.ndarray else array_module(a)
 
 
-def for_blocks(n, kernel, block, xp=np, blas=False):
+def for_blocks(n, kernel, block, xp=np, blas=False, grain=None, cost_key=None):
     """Call kernel(lo, hi) over [0, n) in ranges of `block` items: threaded on numpy, once on cupy.
 
     Each range is written by exactly one call, so kernels that write only their own slice need no
     locking; results that combine ranges (column sums) must be reduced in a fixed order after.
-    `blas=True`: the kernel makes BLAS calls (see minigrad.parallel).
+    `blas=True`: the kernel makes BLAS calls; `grain`: its results do not depend on where the
+    ranges are cut, at multiples of `grain` (see minigrad.parallel).
     """
     if n <= 0:
         return
     if xp is not np:
         kernel(0, n)
     elif _parallel_for is not None and n > block:
-        _parallel_for(n, kernel, block=block, min_parallel=block + 1, blas=blas)
+        _parallel_for(n, kernel, block=block, min_parallel=block + 1, blas=blas, grain=grain, cost_key=cost_key)
     else:
         for lo in range(0, n, block):
             kernel(lo, min(lo + block, n))
@@ -104,7 +105,9 @@ def blockwise(kernel, n_scratch, out, *arrays):
         kernel(flat_out[lo:hi], *(a[lo:hi] if hasattr(a, "shape") else a for a in flat),
                *(scratch(i, hi - lo, dt) for i in range(n_scratch)))
 
-    for_blocks(n, run, BLOCK)
+    # elementwise: any cut gives the same values; 256 elements keeps every cut where a vectorized
+    # loop would start a full vector anyway (the same elements take the same code path)
+    for_blocks(n, run, BLOCK, grain=256, cost_key=kernel)
     return out
 
 

@@ -143,7 +143,7 @@ class Attention(Function):
                         Pc *= dscale
                     xp.matmul(Pc, vi[..., cols, :], out=oi[..., rows, :])
 
-        for_blocks(n_items, attend, block, xp, blas=True)
+        for_blocks(n_items, attend, block, xp, blas=True, grain=1)
         ctx.save(query=q, key=k, value=v, attn=P, mask=keep)
         return _to_shape(out, out_batch + out.shape[-2:])
 
@@ -199,7 +199,7 @@ class Attention(Function):
                     else:
                         gki[..., cols, :] += xp.matmul(xp.swapaxes(gP, -1, -2), qs[..., rows, :])
 
-        for_blocks(n_items, attend_grad, block, xp, blas=True)
+        for_blocks(n_items, attend_grad, block, xp, blas=True, grain=1)
         needs = ctx.needs_input_grad
         return tuple(Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)) + (None,) * 5

@@ -78,6 +78,20 @@ def test_resume_is_exact(tmp_path, corpus):
         assert np.array_equal(sa[i]["exp_avg"].data, sb[i]["exp_avg"].data)
 
 
+def test_eval_only_reports_the_losses_and_writes_nothing(tmp_path, corpus):
+    run(tiny_args(tmp_path, corpus, max_iters=4))
+    ckpt = tmp_path / "out" / "ckpt.safetensors"
+    before = ckpt.read_bytes()
+    lines = []
+    t = run(tiny_args(tmp_path, corpus, max_iters=4, init_from="resume", eval_only=True, eval_iters=3), log=lines.append)
+    assert t.iter_num == 4
+    reported = [line for line in lines if line.startswith("step 4: train loss ")]
+    assert len(reported) == 1
+    val = float(reported[0].rsplit("val loss ", 1)[1])
+    assert np.isfinite(val) and abs(val - t.estimate_loss()["val"]) < 1e-4  # the same batches: the same estimate
+    assert ckpt.read_bytes() == before
+
+
 def test_gradient_accumulation_runs(tmp_path, corpus):
     t = run(tiny_args(tmp_path, corpus, gradient_accumulation_steps=2, max_iters=2))
     assert t.tokens_per_iter == 2 * 4 * 16

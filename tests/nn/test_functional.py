@@ -629,3 +629,38 @@ def test_backward_is_once_differentiable():
     v = rand(3, 4)  # an upstream gradient that itself requires grad: double backward through gelu
     with pytest.raises(RuntimeError, match="not differentiable twice"):
         minigrad.autograd.grad(F.gelu(x), x, grad_outputs=v, create_graph=True)
+
+
+@pytest.mark.parametrize("caller_share", [1 / 8, 7 / 8])
+def test_results_do_not_depend_on_where_the_balanced_split_cuts(monkeypatch, caller_share):
+    """GELU and attention declare that any cut (at their grain) gives the same values, which lets
+    the thread split adapt to how long a worker takes to wake: check bit for bit, both directions."""
+    from minigrad import parallel
+
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    x = rand(6, 64, 1024)  # 393,216 elements: more than one block, so the elementwise work is split
+    qkv = rand(24, 64, 3 * 64)
+    q, k, v = [a.view(24, 64, 4, 16).transpose(1, 2) for a in qkv.split(64, dim=2)]
+
+    def run():
+        x.grad = qkv.grad = None
+        y = F.gelu(x)
+        y.backward(minigrad.ones_like(y))
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        o.backward(minigrad.ones_like(o))
+        return [a.copy() for a in (y.data, x.grad.data, o.data, qkv.grad.data)]
+
+    even = run()
+    calls = []
+
+    def skewed(n, threads, grain, key):
+        if not grain:
+            return [n * i // threads for i in range(threads + 1)]
+        calls.append(grain)
+        cut = int(n * caller_share) // grain * grain
+        return [0, cut, n]
+
+    monkeypatch.setattr(parallel, "_cuts", skewed)
+    for a, b in zip(even, run()):
+        assert np.array_equal(a, b)
+    assert 256 in calls and 1 in calls  # both the elementwise and the attention work went through it
