@@ -347,6 +347,15 @@ class _RetainGrad:
 
 def wrap_outputs(out, node, args, ctx):
     """Wrap forward's result(s) as Tensors; when recording, attach them to `node`."""
+    if type(out) is np.ndarray and ctx._dirty is None and ctx._non_diff is None:  # the usual: one new array
+        t = Tensor(out)
+        if node is not None:
+            node._output_meta = ((out.shape, out.dtype, np),)
+            if out.dtype.kind == "f":
+                t.grad_fn, t.requires_grad = node, True
+            if node._forward_cls.saves_result:
+                _save_result(node, t)
+        return t
     single = not isinstance(out, tuple)
     outs = (out,) if single else out
     dirty = getattr(ctx, "_dirty", None)
@@ -380,11 +389,15 @@ def wrap_outputs(out, node, args, ctx):
                 t.grad_fn, t._output_nr, t.requires_grad = node, i, True
         node._output_meta = meta
         if node._forward_cls.saves_result:
-            saved = SavedTensor(results[0], is_output=True)
-            names = node.__dict__.get("_names") or ()
-            node._saved = (node._saved or []) + [saved]
-            node._names = tuple(names) + ("result",)
+            _save_result(node, results[0])
     return results[0] if single else tuple(results)
+
+
+def _save_result(node, t):
+    """Save the op's output `t` as `_saved_result` (after whatever forward saved)."""
+    names = node.__dict__.get("_names") or ()
+    node._saved = (node._saved or []) + [SavedTensor(t, is_output=True)]
+    node._names = tuple(names) + ("result",)
 
 
 def _zeros_like_meta(meta):

@@ -11,6 +11,8 @@ gradients flowing into the requested inputs and leaves `.grad` alone.
 """
 import heapq
 import sys
+from itertools import repeat
+from operator import is_not
 
 from .function import AccumulateGrad
 from .grad_mode import state
@@ -131,20 +133,23 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
         if deps[node] == 0 and node not in queued:
             queued.add(node)
             heapq.heappush(ready, (-node._seq, id(node), node))
+    queued = None  # past the roots, a node becomes ready once: when its last incoming edge delivers
 
+    push, pop = heapq.heappush, heapq.heappop
     prev_mode = state.grad_enabled
     state.grad_enabled = bool(create_graph)
     try:
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = pop(ready)[2]
             node_grads = buffers.pop(node, None) or []
-            node_grads = _run_pre_hooks(node, node_grads)
+            if node._pre_hooks or (type(node) is AccumulateGrad and node.variable._hooks):
+                node_grads = _run_pre_hooks(node, node_grads)
             if capture is not None:
                 for nr, g in enumerate(node_grads):
                     if (node, nr) in capture:
                         captured[(node, nr)] = g
             skip = needed is not None and node not in needed
-            if isinstance(node, AccumulateGrad):
+            if type(node) is AccumulateGrad:
                 if not skip and accumulate and node_grads and node_grads[0] is not None:
                     # drop the engine's other references, so that accumulate_into_leaf's count of
                     # references to the gradient is exact (it may then adopt it without a copy)
@@ -153,9 +158,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     grad = None
                 continue
             results = None
-            if not skip and any(g is not None for g in node_grads):
-                n_out = len(node._output_meta)
-                node_grads = list(node_grads) + [None] * (n_out - len(node_grads))
+            if not skip and any(map(is_not, node_grads, repeat(None))):
+                missing = len(node._output_meta) - len(node_grads)
+                if missing > 0:
+                    node_grads = node_grads + [None] * missing
                 results = node.apply(*node_grads)
                 if node._post_hooks:
                     for hook in node._post_hooks:
@@ -167,13 +173,21 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             for i, (nxt, nr) in enumerate(node.next_functions):
                 if nxt is None:
                     continue
-                g = results[i] if results is not None else None
-                if g is not None:
-                    _add_to_buffer(buffers, nxt, nr, g, node)
-                deps[nxt] -= 1
-                if deps[nxt] == 0 and nxt not in queued:
-                    queued.add(nxt)
-                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                if results is not None:
+                    g = results[i]
+                    if g is not None:  # into nxt's buffer, summed with what other edges brought
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            buf = buffers[nxt] = [None] * (nr + 1)
+                        elif len(buf) <= nr:
+                            buf += [None] * (nr + 1 - len(buf))
+                        old = buf[nr]
+                        buf[nr] = g if old is None else old + g  # a Tensor add: create_graph records it
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    push(ready, (-nxt._seq, id(nxt), nxt))
+            g = buf = old = None  # no stray references: a leaf adopts a gradient only no one else holds
     finally:
         state.grad_enabled = prev_mode
     return captured

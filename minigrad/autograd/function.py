@@ -11,6 +11,8 @@ the ctx that forward fills IS the node that backward later runs on.
 import itertools
 import threading
 import weakref
+from itertools import repeat
+from operator import is_not
 
 from .grad_mode import state
 
@@ -252,7 +254,7 @@ class BackwardNode(Node):
 
     def apply(self, *grads):
         """Run the op's backward; returns one grad per tensor input (in `next_functions` order)."""
-        if self._materialize and any(g is None for g in grads):
+        if self._materialize and not all(map(is_not, grads, repeat(None))):  # (`None in grads` would call Tensor.__eq__)
             from ..tensor import _zeros_like_meta
 
             grads = tuple(_zeros_like_meta(m) if g is None else g for g, m in zip(grads, self._output_meta))
@@ -267,7 +269,9 @@ class BackwardNode(Node):
                 f"function {self.name()} returned an incorrect number of gradients "
                 f"(expected {self._n_args}, got {len(out)})"
             )
-        return tuple(out[i] for i in pos)
+        if len(pos) == len(out):  # every argument is a tensor
+            return out
+        return tuple([out[i] for i in pos])
 
     def release_saved(self):
         """Free saved tensors (called after backward unless retain_graph)."""
@@ -381,12 +385,13 @@ class Function(metaclass=FunctionMeta):
 
         node = cls._backward_cls()
         node._seq = next(_sequence)
-        if scope_state.current is not None:
-            node._scope = scope_state.current
+        scope = scope_state.current
+        if scope is not None:
+            node._scope = scope
         needs, edges, pos = [], [], []
         float_only = cls._float_edges_only
         for i, a in enumerate(args):
-            if isinstance(a, Tensor) and not (float_only and a.data.dtype.kind != "f"):
+            if (type(a) is Tensor or isinstance(a, Tensor)) and not (float_only and a.data.dtype.kind != "f"):
                 pos.append(i)
                 edges.append(a._edge())
                 needs.append(a.requires_grad)
@@ -396,22 +401,12 @@ class Function(metaclass=FunctionMeta):
         node.next_functions = tuple(edges)
         node._tensor_positions = pos
         node._n_args = len(args)
-        with _no_grad_inside():
+        state.grad_enabled = False  # forward bodies run with grad mode off, as in PyTorch
+        try:
             out = cls.forward(node, *args)
+        finally:
+            state.grad_enabled = True  # it was on: that is how we got here
         return wrap_outputs(out, node, args, node)
-
-
-class _no_grad_inside:
-    """Forward bodies of user Functions run with grad mode off, as in PyTorch."""
-
-    __slots__ = ("prev",)
-
-    def __enter__(self):
-        self.prev = state.grad_enabled
-        state.grad_enabled = False
-
-    def __exit__(self, *exc):
-        state.grad_enabled = self.prev
 
 
 class once_differentiable:

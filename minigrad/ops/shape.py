@@ -59,6 +59,8 @@ class View(Function):
 
     @staticmethod
     def backward(ctx, g):  # reshape the gradient back
+        if not g.requires_grad:  # nothing to record (no create_graph): the array op alone
+            return Tensor(g.data.reshape(ctx.shape)), None
         return g.reshape(ctx.shape), None
 
 
@@ -140,6 +142,8 @@ class Transpose(Function):
 
     @staticmethod
     def backward(ctx, g):  # swap the same two dims back
+        if not g.requires_grad:  # nothing to record (no create_graph): the array op alone
+            return Tensor(g.data.swapaxes(*ctx.d)), None, None
         return transpose(g, *ctx.d), None, None
 
 
@@ -465,9 +469,11 @@ class Split(Function):
     @staticmethod
     def forward(ctx, a, sizes, dim):
         ctx.shape, ctx.dim = a.data.shape, dim
-        xp = array_module(a.data)
-        bounds = np.cumsum(sizes)[:-1].tolist()
-        return tuple(xp.split(a.data, bounds, axis=dim))
+        lead, pieces, lo = (slice(None),) * dim, [], 0
+        for n in sizes:  # basic slices: views (np.split does the same, with more Python around it)
+            pieces.append(a.data[lead + (slice(lo, lo + n),)])
+            lo += n
+        return tuple(pieces)
 
     @staticmethod
     def backward(ctx, *grads):  # concatenate the pieces' gradients (zeros for unused pieces)
@@ -483,21 +489,28 @@ def _joined_view(arrays, dim):
     as a view, or None. Gradients computed into one buffer (attention writes q, k and v's side by
     side, laid out as the fused projection's output they came from) then need no concatenation."""
     first = arrays[0]
-    if type(first) is not np.ndarray or first.base is None or first.ndim == 0:
+    base = first.base
+    if (type(first) is not np.ndarray or type(base) is not np.ndarray or first.ndim == 0
+            or not base.flags.c_contiguous):
         return None
     dim %= first.ndim
     step = first.strides[dim]
-    start = first.__array_interface__["data"][0]
+    origin = base.__array_interface__["data"][0]
+    offset = first.__array_interface__["data"][0] - origin
     n = 0
     for a in arrays:
-        if (type(a) is not np.ndarray or a.base is not first.base or a.dtype != first.dtype
+        if (type(a) is not np.ndarray or a.base is not base or a.dtype != first.dtype
                 or a.strides != first.strides or a.shape[:dim] != first.shape[:dim]
                 or a.shape[dim + 1:] != first.shape[dim + 1:]
-                or a.__array_interface__["data"][0] != start + n * step):
+                or a.__array_interface__["data"][0] - origin != offset + n * step):
             return None
         n += a.shape[dim]
     shape = first.shape[:dim] + (n,) + first.shape[dim + 1:]
-    return np.lib.stride_tricks.as_strided(first, shape, first.strides)
+    # a view of the base (as_strided does the same through more layers); the base's buffer bounds it
+    try:
+        return np.ndarray(shape, first.dtype, buffer=base, offset=offset, strides=first.strides)
+    except (TypeError, ValueError):  # reaching outside the base (negative strides, say): concatenate
+        return None
 
 
 class SplitEqual(Split):

@@ -103,7 +103,13 @@ class Attention(Function):
         batch, out_batch, (qb, kb, vb), _ = _views(qd, kd, vd, gqa, xp)
         L, S = qb.shape[-2], kb.shape[-2]
         P = xp.empty(batch + (L, S), dtype=qb.dtype)
-        out = xp.empty(batch + (L, vb.shape[-1]), dtype=qb.dtype)
+        out_shape = batch + (L, vb.shape[-1])
+        # PyTorch's fused CPU kernel (4-D, no dropout, equal head sizes, q's rows unit-stride) lays its
+        # output out as q is: heads split off a (B, L, H E) projection give a (B, H, L, E) view of
+        # (B, L, H, E) memory, and merging the heads back after it is a view, not a copy. Likewise here.
+        like_q = (qd.ndim == 4 and not dropout_p and gqa == 1 and qd.shape[:-1] == batch + (L,)
+                  and vb.shape[-1] == qd.shape[-1] and qd.strides[-1] == qd.itemsize)
+        out = _empty_in_order_of(qd, out_shape, qb.dtype) if like_q else xp.empty(out_shape, qb.dtype)
         neg, add = _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp)
         masked = neg is not None or add is not None
         keep = keep_mask(xp, P.shape, dropout_p) if dropout_p else None
@@ -340,6 +346,18 @@ def _overlap(a, b):
         return np.shares_memory(a, b, max_work=10_000)
     except np.exceptions.TooHardError:
         return True
+
+
+def _empty_in_order_of(ref, shape, dtype):
+    """An empty numpy array of `shape` (as many dims as `ref`) whose memory is ordered like `ref`'s:
+    dims with larger strides outer (PyTorch's empty_like for a strided, non-dense tensor)."""
+    big = [d for d in range(ref.ndim) if ref.shape[d] > 1]  # size-1 dims stay where they are
+    order = list(range(ref.ndim))
+    for at, d in zip(big, sorted(big, key=lambda d: -abs(ref.strides[d]))):
+        order[at] = d
+    if order == sorted(order):
+        return np.empty(shape, dtype)
+    return np.empty(tuple(shape[d] for d in order), dtype).transpose(np.argsort(order))
 
 
 def _to_shape(a, shape):

@@ -444,14 +444,16 @@ def test_attention_on_strided_head_views():
 def test_attention_gradients_flow_back_to_the_fused_projection_without_copies(torch, monkeypatch):
     # the GPT's path: qkv.split -> view -> transpose -> attention -> transpose -> reshape. q, k, v's
     # gradients are written side by side as qkv is, so the split's backward does not concatenate;
-    # the results are PyTorch's all the same, and the output is contiguous as PyTorch's is
+    # the results are PyTorch's all the same, and the output is laid out as PyTorch's is: like q, so
+    # that merging the heads back is a view (no copy) in both
     B, L, H, E = 2, 6, 3, 4
     C = H * E
     qkv = rand(B, L, 3 * C)
     q, k, v = (a.view(B, L, H, E).transpose(1, 2) for a in qkv.split(C, dim=2))
     y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    assert y.data.flags.c_contiguous
-    out = y.transpose(1, 2).reshape(B, L, C)
+    out = y.transpose(1, 2)
+    assert out.is_contiguous() and out.view(B, L, C).data.base is not None
+    out = out.reshape(B, L, C)
     g = RNG.standard_normal((B, L, C))
     import minigrad.ops.shape as shape_ops
 
@@ -464,7 +466,9 @@ def test_attention_gradients_flow_back_to_the_fused_projection_without_copies(to
 
     tqkv = T(torch, qkv)
     tq, tk, tv = (a.view(B, L, H, E).transpose(1, 2) for a in tqkv.split(C, dim=2))
-    tout = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=True).transpose(1, 2).reshape(B, L, C)
+    ty = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
+    assert y.stride() == ty.stride()
+    tout = ty.transpose(1, 2).reshape(B, L, C)
     tout.backward(torch.tensor(g))
     close(out, tout, np.float64)
     close(qkv.grad, tqkv.grad, np.float64)
@@ -629,6 +633,31 @@ def test_backward_is_once_differentiable():
     v = rand(3, 4)  # an upstream gradient that itself requires grad: double backward through gelu
     with pytest.raises(RuntimeError, match="not differentiable twice"):
         minigrad.autograd.grad(F.gelu(x), x, grad_outputs=v, create_graph=True)
+
+
+@pytest.mark.parametrize("q_layout", ["contiguous", "heads of a projection", "heads outer", "rows strided"])
+@pytest.mark.parametrize("variant", ["causal", "mask", "value size", "dropout"])
+def test_attention_output_is_laid_out_as_torch_lays_it_out(torch, q_layout, variant):
+    # PyTorch's fused kernel lays the output out like q (when q's rows are unit-stride); its other
+    # path (dropout, a different value size) makes it contiguous. Which layout matters to a user:
+    # `.view` works only on a contiguous one.
+    B, L, H, E = 2, 5, 3, 4
+    base, make_q = {
+        "contiguous": ((B, H, L, E), lambda a: a),
+        "heads of a projection": ((B, L, 2 * H * E), lambda a: a[:, :, :H * E].view(B, L, H, E).transpose(1, 2)),
+        "heads outer": ((H, B, L, E), lambda a: a.transpose(0, 1)),
+        "rows strided": ((B, E, L, H), lambda a: a.permute(0, 3, 2, 1)),
+    }[q_layout]
+    qb, k, v = rand(*base), rand(B, H, L, E), rand(B, H, L, 2 if variant == "value size" else E)
+    kw = dict(is_causal=variant != "mask", attn_mask=rand(L, L) if variant == "mask" else None,
+              dropout_p=0.5 if variant == "dropout" else 0.0)
+    y = F.scaled_dot_product_attention(make_q(qb), k, v, **kw)
+    targs = [T(torch, a, grad=False) for a in (qb, k, v)]
+    tkw = dict(kw, attn_mask=None if kw["attn_mask"] is None else T(torch, kw["attn_mask"], grad=False))
+    ty = torch.nn.functional.scaled_dot_product_attention(make_q(targs[0]), *targs[1:], **tkw)
+    assert y.stride() == ty.stride()
+    if variant != "dropout":
+        close(y, ty, np.float64)
 
 
 @pytest.mark.parametrize("caller_share", [1 / 8, 7 / 8])
