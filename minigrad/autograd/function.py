@@ -14,6 +14,7 @@ import weakref
 from itertools import repeat
 from operator import is_not
 
+from ..dtypes import from_numpy_dtype
 from .grad_mode import state
 
 # Bound by minigrad.tensor right after it defines them (it imports this module, so this module
@@ -90,6 +91,7 @@ class AccumulateGrad(Node):
 
 
 _MISSING = object()
+_NO_EDGE = (None, 0)  # the edge of a tensor that needs no gradient
 
 
 class SavedTensor:
@@ -107,7 +109,7 @@ class SavedTensor:
     """
 
     __slots__ = (
-        "tensor", "packed", "unpack_hook", "version", "counter", "is_output", "shape", "legacy", "edge",
+        "tensor", "packed", "unpack_hook", "version", "counter", "is_output", "shape", "dtype", "edge",
     )
 
     def __init__(self, t, is_output=False):
@@ -115,7 +117,7 @@ class SavedTensor:
         self.version = self.counter[0]
         self.is_output = is_output
         self.shape = t.data.shape
-        self.legacy = t.dtype._legacy
+        self.dtype = t.data.dtype  # the array's: the error message alone needs minigrad's name for it
         hooks = state.saved_tensors_hooks
         if hooks:
             pack, self.unpack_hook = hooks[-1]
@@ -154,7 +156,7 @@ class SavedTensor:
         dims = ", ".join(str(s) for s in self.shape)
         return (
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [minigrad.{self.legacy} [{dims}]]{where} is at version "
+            f"inplace operation: [minigrad.{from_numpy_dtype(self.dtype)._legacy} [{dims}]]{where} is at version "
             f"{self.counter[0]}; expected version {self.version} instead. Hint: the backtrace "
             "further above shows the operation that failed to compute its gradient. The variable "
             "in question was changed in there or anywhere later. Good luck!"
@@ -393,7 +395,11 @@ class Function(metaclass=FunctionMeta):
         for i, a in enumerate(args):
             if (type(a) is Tensor or isinstance(a, Tensor)) and not (float_only and a.data.dtype.kind != "f"):
                 pos.append(i)
-                edges.append(a._edge())
+                fn = a.grad_fn  # a._edge(), inlined: this loop runs for every recorded op
+                if fn is not None:
+                    edges.append((fn, a._output_nr))
+                else:
+                    edges.append((leaf_accumulator(a), 0) if a.requires_grad else _NO_EDGE)
                 needs.append(a.requires_grad)
             else:
                 needs.append(False)

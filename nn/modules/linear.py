@@ -45,7 +45,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        check_input(self, input, (self.in_features,), self.weight.dtype)
+        check_input(self, input, (self.in_features,), self.weight.data.dtype)
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):

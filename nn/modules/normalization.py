@@ -43,7 +43,7 @@ class LayerNorm(Module):
             init.zeros_(self.bias)
 
     def forward(self, input):
-        check_input(self, input, self.normalized_shape, None if self.weight is None else self.weight.dtype)
+        check_input(self, input, self.normalized_shape, None if self.weight is None else self.weight.data.dtype)
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
