@@ -8,6 +8,7 @@ strided views (heads split off a fused qkv projection): matmul reads them in pla
 Broadcast batch dims and grouped-query attention (key/value heads shared by several query heads)
 are handled as broadcasting: a size-1 axis that the gradient is summed over.
 """
+import functools
 import math
 
 import numpy as np
@@ -372,10 +373,19 @@ def _broadcast(*shapes):
                            f"{[list(s) for s in shapes]}") from None
 
 
+@functools.lru_cache(maxsize=8)
+def _causal_mask(L, S):
+    """The (L, S) 'masked out' array of causal attention (keys after the query), made once per shape
+    (every layer of every step asks for the same one); read-only, as it is shared."""
+    m = np.triu(np.ones((L, S), dtype=bool), 1)
+    m.flags.writeable = False
+    return m
+
+
 def _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp):
     """(neg, add): a bool 'masked out' array, or a float one to add: (L, S) or a view of shape batch + (L, S)."""
     if is_causal:
-        return xp.triu(xp.ones((L, S), dtype=bool), 1), None
+        return (_causal_mask(L, S) if xp is np else xp.triu(xp.ones((L, S), dtype=bool), 1)), None
     if mask is None:
         return None, None
     full = out_batch + (L, S)
