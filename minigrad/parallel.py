@@ -13,6 +13,12 @@ run faster one per core than each split over the cores by BLAS's own threads, so
 loop OpenBLAS is asked for one thread per call (`openblas_set_num_threads_local`; in the OpenBLAS
 that numpy ships it acts on every thread, so it is set before the loop and restored after it).
 Without that function (another BLAS), the loop runs on the calling thread.
+
+The pool's threads sleep between jobs, and a sleeping thread takes tens of microseconds to start
+(more when the machine is busy), while the calling thread starts on its own share at once. Kernels
+whose results do not depend on where the range is cut (`grain`) get a split that gives the caller
+the items it finishes meanwhile, learnt from the last calls; the others always get the same even
+split, so that their per-block partial results, and hence their sums, never change.
 """
 import ctypes
 import os
