@@ -12,7 +12,8 @@ config/train_shakespeare_char_baby.py --seed=S`.
 
 With --lockstep N: minigrad and PyTorch train from the same initial weights on the same batches
 for N steps (forward, backward, clip, AdamW, warmup-cosine rate) and the largest weight difference
-is printed every 50 steps: a faithful engine keeps it at float32 rounding level.
+is printed every 50 steps: a faithful engine keeps it at float32 rounding level. At the end both
+models are evaluated on the same --accurate validation batches.
 
 The data is the char-level Tiny Shakespeare prepared by train.py (--data_dir, prepared here from
 --input when missing). PyTorch is needed.
@@ -121,6 +122,19 @@ def lockstep(args, torch, GPT, load_from_minigrad, ds, splits, c):
             diff = max(float(np.abs(p.data - tparams[n].detach().numpy()).max()) for n, p in model.named_parameters())
             print(f"step {it}: loss minigrad {loss.item():.4f}, PyTorch {tloss.item():.4f}; "
                   f"largest weight difference {diff:.1e}", flush=True)
+    # both models on the same validation batches: what the runs' final evaluations would agree on
+    model.eval()
+    tmodel.eval()
+    vrng, vdata = np.random.default_rng(args.seed + 1), splits["val"]
+    losses = np.zeros((args.accurate, 2))
+    with minigrad.no_grad(), torch.no_grad():
+        for k in range(args.accurate):
+            ix = vrng.integers(0, len(vdata) - T, c["batch_size"])
+            window = vdata[ix[:, None] + np.arange(T + 1)].astype(np.int64)
+            x, y = np.ascontiguousarray(window[:, :-1]), np.ascontiguousarray(window[:, 1:])
+            losses[k] = model(minigrad.tensor(x), minigrad.tensor(y))[1].item(), tmodel(torch.from_numpy(x), torch.from_numpy(y))[1].item()
+    print(f"after {args.lockstep} steps, over {args.accurate} validation batches: val loss minigrad {losses[:, 0].mean():.4f}, "
+          f"PyTorch {losses[:, 1].mean():.4f}", flush=True)
 
 
 def model_config(ds, c):

@@ -151,7 +151,11 @@ _item_seconds = {}  # cost key -> the calling thread's seconds per item
 
 
 def _average(old, new):
-    return new if old is None else 0.8 * old + 0.2 * new
+    """A running average that one outlier (a thread preempted, a core woken from deep sleep after a
+    pause) moves by at most 40%: a sample counts as at most 3x the average so far."""
+    if not old:
+        return new
+    return 0.8 * old + 0.2 * min(new, 3.0 * old)
 
 
 def _cuts(n, threads, grain, key):
@@ -254,7 +258,6 @@ def parallel_for(n, kernel, block=1 << 15, min_parallel=1 << 16, gpu=False, blas
 def _learn(key, handed, times, bounds):
     """Update the averages behind the split from one parallel call (under `_busy`: one writer)."""
     global _start_delay
-    delay = min(times[1] - handed, 1e-3)  # a worker preempted for long is not the usual wake
-    _start_delay = _average(_start_delay, max(0.0, delay))
+    _start_delay = _average(_start_delay, max(0.0, times[1] - handed))
     if bounds[1] > 0:
         _item_seconds[key] = _average(_item_seconds.get(key), (times[-1] - times[0]) / bounds[1])

@@ -135,3 +135,15 @@ def test_the_split_adapts_after_a_few_calls(monkeypatch):
         parallel.parallel_for(4096, kernel, block=4096, min_parallel=1, grain=16)
         assert sorted((lo, hi) for _, lo, hi in seen)[0][0] == 0 and sum(hi - lo for _, lo, hi in seen) == 4096
     assert kernel.__code__ in parallel._item_seconds and parallel._start_delay > 0
+
+
+def test_one_outlier_moves_the_running_averages_little():
+    avg = None
+    for _ in range(20):
+        avg = parallel._average(avg, 40e-6)
+    assert abs(avg - 40e-6) < 1e-9
+    assert parallel._average(avg, 0.08) <= 1.41 * avg  # a worker woken after a long pause
+    high = avg
+    for _ in range(10):  # a lasting change is followed within a few calls
+        high = parallel._average(high, 400e-6)
+    assert high > 300e-6
