@@ -77,8 +77,8 @@ class _Worker:
     """One pool thread, handed one job at a time through two locks, one each way.
 
     Leaner than concurrent.futures' submit/result (a Future, a Condition and a queue per call):
-    a baby GPT step makes ~16 parallel_for calls of 50-300 us each, and ran 2.5-4% faster with
-    this (bench A/B, same weights and batches)."""
+    a baby GPT step makes ~16 parallel_for calls of 50-900 us each, and ran 1-4% faster with this
+    (bench/ab_bench.py, whose noise floor here is ~1%)."""
 
     def __init__(self, name):
         self.go, self.done = threading.Lock(), threading.Lock()

@@ -175,34 +175,27 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     continue
                 if results is not None:
                     g = results[i]
-                    if g is not None:  # into nxt's buffer, summed with what other edges brought
-                        buf = buffers.get(nxt)
-                        if buf is None:
-                            buf = buffers[nxt] = [None] * (nr + 1)
-                        elif len(buf) <= nr:
-                            buf += [None] * (nr + 1 - len(buf))
-                        old = buf[nr]
-                        buf[nr] = g if old is None else old + g  # a Tensor add: create_graph records it
+                    if g is not None:
+                        _add_to_buffer(buffers, nxt, nr, g)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
                     push(ready, (-nxt._seq, id(nxt), nxt))
-            g = buf = old = None  # no stray references: a leaf adopts a gradient only no one else holds
+            g = None  # no stray reference: a leaf adopts a gradient only no one else holds
     finally:
         state.grad_enabled = prev_mode
     return captured
 
 
-def _add_to_buffer(buffers, node, nr, g, producer=None):
+def _add_to_buffer(buffers, node, nr, g):
+    """Put `g` in `node`'s input buffer at `nr`, summed with what other edges brought there."""
     buf = buffers.get(node)
     if buf is None:
-        buf = buffers[node] = []
-    while len(buf) <= nr:
-        buf.append(None)
-    if buf[nr] is None:
-        buf[nr] = g
-    else:
-        buf[nr] = buf[nr] + g  # a Tensor add, so create_graph records it
+        buf = buffers[node] = [None] * (nr + 1)
+    elif len(buf) <= nr:
+        buf += [None] * (nr + 1 - len(buf))
+    old = buf[nr]
+    buf[nr] = g if old is None else old + g  # a Tensor add, so create_graph records it
 
 
 def _run_pre_hooks(node, grads):
