@@ -29,7 +29,9 @@ from bench.train_bench import PRESETS, model_config  # noqa: E402
 def spawn(variant, preset, weights):
     *assignments, root = variant.split()
     root = str(Path(root).resolve())
-    env = dict(os.environ, PYTHONPATH=root, **dict(a.split("=", 1) for a in assignments))
+    assigned = dict(a.split("=", 1) for a in assignments)
+    env = {**os.environ, **assigned}  # the tree first on the path, then any PYTHONPATH given for it
+    env["PYTHONPATH"] = root if "PYTHONPATH" not in assigned else root + os.pathsep + assigned["PYTHONPATH"]
     proc = subprocess.Popen([sys.executable, os.path.join(root, "bench", "train_bench.py"), "--worker", "minigrad",
                              "--preset", preset, "--weights", weights],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=root)

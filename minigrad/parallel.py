@@ -85,6 +85,7 @@ class _Worker:
         self.go.acquire()
         self.done.acquire()
         self.job = self.error = None
+        self.started = self.finished = 0  # jobs handed over / completed: the truth; `done` only wakes the caller
         threading.Thread(target=self._loop, name=name, daemon=True).start()
 
     def _loop(self):
@@ -95,20 +96,27 @@ class _Worker:
             except BaseException as e:  # handed to the caller, which raises it
                 self.error = e
             self.job = None
-            self.done.release()
+            self.finished += 1
+            try:
+                self.done.release()
+            except RuntimeError:  # a wake-up is pending already (its caller stopped waiting early): one is enough
+                pass
 
     def start(self, job):
+        # a wake-up left over from a job whose caller was interrupted before it consumed it
+        self.done.acquire(blocking=False)
         self.job = job
+        self.started += 1
         self.go.release()
 
     def join(self):
-        """Wait for the job; an interrupt while waiting is raised only once the job is done, so the
-        caller's arrays are never written behind its back and the locks stay paired."""
+        """Wait until the job has finished, then raise its error if it had one. An interrupt
+        (Ctrl-C) while waiting is raised only after the wait, so the caller's arrays are never
+        written behind its back; calling join again after an interrupted join is safe."""
         interrupt = None
-        while True:
+        while self.finished != self.started:
             try:
-                self.done.acquire()
-                break
+                self.done.acquire(timeout=1.0)
             except BaseException as e:  # KeyboardInterrupt: finish waiting first
                 interrupt = e
         error, self.error = self.error, None
@@ -241,10 +249,14 @@ def parallel_for(n, kernel, block=1 << 15, min_parallel=1 << 16, gpu=False, blas
         finally:
             errors = []
             for w in started:  # always wait: the workers write into the caller's arrays
-                try:
-                    w.join()
-                except BaseException as e:
-                    errors.append(e)
+                while True:
+                    try:
+                        w.join()
+                        break
+                    except BaseException as e:  # its error, or an interrupt (if before the wait: wait again)
+                        errors.append(e)
+                        if w.finished == w.started:
+                            break
             if errors:
                 raise errors[0]
         if grain and started:

@@ -108,8 +108,9 @@ class Attention(Function):
         # PyTorch's fused CPU kernel (4-D, no dropout, equal head sizes, q's rows unit-stride) lays its
         # output out as q is: heads split off a (B, L, H E) projection give a (B, H, L, E) view of
         # (B, L, H, E) memory, and merging the heads back after it is a view, not a copy. Likewise here.
-        like_q = (qd.ndim == 4 and not dropout_p and gqa == 1 and qd.shape[:-1] == batch + (L,)
-                  and vb.shape[-1] == qd.shape[-1] and qd.strides[-1] == qd.itemsize)
+        like_q = (qd.ndim == 4 and not dropout_p and gqa == 1 and vb.shape[-1] == qd.shape[-1]
+                  and qd.shape[:-2] == kd.shape[:-2] == vd.shape[:-2] == batch  # nothing broadcast
+                  and qd.strides[-1] == qd.itemsize)
         out = _empty_in_order_of(qd, out_shape, qb.dtype) if like_q else xp.empty(out_shape, qb.dtype)
         neg, add = _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp)
         masked = neg is not None or add is not None
@@ -150,7 +151,7 @@ class Attention(Function):
                         Pc *= dscale
                     xp.matmul(Pc, vi[..., cols, :], out=oi[..., rows, :])
 
-        for_blocks(n_items, attend, block, xp, blas=True, grain=1)
+        for_blocks(n_items, attend, block, xp, blas=True)
         ctx.save(query=q, key=k, value=v, attn=P, mask=keep)
         return _to_shape(out, out_batch + out.shape[-2:])
 
@@ -206,7 +207,7 @@ class Attention(Function):
                     else:
                         gki[..., cols, :] += xp.matmul(xp.swapaxes(gP, -1, -2), qs[..., rows, :])
 
-        for_blocks(n_items, attend_grad, block, xp, blas=True, grain=1)
+        for_blocks(n_items, attend_grad, block, xp, blas=True)
         needs = ctx.needs_input_grad
         return tuple(Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)) + (None,) * 5
@@ -351,10 +352,10 @@ def _overlap(a, b):
 
 def _empty_in_order_of(ref, shape, dtype):
     """An empty numpy array of `shape` (as many dims as `ref`) whose memory is ordered like `ref`'s:
-    dims with larger strides outer (PyTorch's empty_like for a strided, non-dense tensor)."""
+    dims with larger strides outer, an expanded (stride-0) dim outermost, as PyTorch orders them."""
     big = [d for d in range(ref.ndim) if ref.shape[d] > 1]  # size-1 dims stay where they are
     order = list(range(ref.ndim))
-    for at, d in zip(big, sorted(big, key=lambda d: -abs(ref.strides[d]))):
+    for at, d in zip(big, sorted(big, key=lambda d: -abs(ref.strides[d]) if ref.strides[d] else -np.inf)):
         order[at] = d
     if order == sorted(order):
         return np.empty(shape, dtype)
@@ -373,10 +374,14 @@ def _broadcast(*shapes):
                            f"{[list(s) for s in shapes]}") from None
 
 
-@functools.lru_cache(maxsize=8)
 def _causal_mask(L, S):
-    """The (L, S) 'masked out' array of causal attention (keys after the query), made once per shape
-    (every layer of every step asks for the same one); read-only, as it is shared."""
+    """The (L, S) 'masked out' array of causal attention (keys after the query): every layer of every
+    step asks for the same one, so up to 4 MiB of them are made once and shared (read-only)."""
+    return _causal_mask_cached(L, S) if L * S <= 1 << 22 else np.triu(np.ones((L, S), dtype=bool), 1)
+
+
+@functools.lru_cache(maxsize=4)
+def _causal_mask_cached(L, S):
     m = np.triu(np.ones((L, S), dtype=bool), 1)
     m.flags.writeable = False
     return m

@@ -147,3 +147,33 @@ def test_one_outlier_moves_the_running_averages_little():
     for _ in range(10):  # a lasting change is followed within a few calls
         high = parallel._average(high, 400e-6)
     assert high > 300e-6
+
+
+def test_ctrl_c_while_waiting_for_a_worker_is_raised_after_the_wait_and_the_pool_recovers(monkeypatch):
+    # an interrupt that arrives while the caller waits (here from the worker's job, as a SIGINT
+    # delivered to that thread would): raised once the worker is done writing, never a hang
+    import _thread
+    import signal
+    import time
+
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("needs the main thread")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    written = np.zeros(100, dtype=np.int64)
+
+    def kernel(lo, hi):
+        if threading.current_thread() is not threading.main_thread():
+            time.sleep(0.1)  # the caller is waiting by now
+            _thread.interrupt_main()
+            time.sleep(0.05)
+        written[lo:hi] += 1
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            parallel.parallel_for(100, kernel, block=10, min_parallel=1)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert np.all(written == 1)  # the worker's half was complete when the interrupt surfaced
+    out, hits, threads = fill(100, block=10, min_parallel=1)
+    assert np.all(hits == 1) and len(threads) == 2
