@@ -12,10 +12,8 @@ figure on a noisy machine). A change measured this way needs no PyTorch; run a t
 itself to see the noise floor.
 """
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,31 +21,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.train_bench import PRESETS, model_config  # noqa: E402
+from bench.train_bench import PRESETS, model_config, run_chunk, spawn  # noqa: E402
 
 
-def spawn(variant, preset, weights):
+def spawn_tree(variant, preset, weights):
+    """The minigrad worker of a tree spec 'PATH' or 'VAR=value ... PATH'."""
     *assignments, root = variant.split()
-    root = str(Path(root).resolve())
-    assigned = dict(a.split("=", 1) for a in assignments)
-    env = {**os.environ, **assigned}  # the tree first on the path, then any PYTHONPATH given for it
-    env["PYTHONPATH"] = root if "PYTHONPATH" not in assigned else root + os.pathsep + assigned["PYTHONPATH"]
-    proc = subprocess.Popen([sys.executable, os.path.join(root, "bench", "train_bench.py"), "--worker", "minigrad",
-                             "--preset", preset, "--weights", weights],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=root)
-    line = proc.stdout.readline()
-    if not line:
-        raise SystemExit(f"ab_bench.py: the worker of {variant!r} did not start (see its error above)")
-    return proc
+    return spawn("minigrad", preset, weights, Path(root).resolve(), dict(a.split("=", 1) for a in assignments))
 
 
-def run_chunk(proc, n):
-    proc.stdin.write(f"run {n}\n")
-    proc.stdin.flush()
-    line = proc.stdout.readline()
-    if not line:
-        raise SystemExit("ab_bench.py: a worker died (see its error above)")
-    return [s[1] + s[2] + s[3] for s in json.loads(line)["steps"]]
+def step_times(proc, n):
+    """n steps' total times (forward + backward + optimizer), in seconds."""
+    return [s[1] + s[2] + s[3] for s in run_chunk(proc, n)["steps"]]
 
 
 def main():
@@ -67,16 +52,16 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         weights = os.path.join(tmp, "weights.safetensors")
         nn.save(GPT(model_config(PRESETS[args.preset])).state_dict(), weights)
-        procs = [spawn(t, args.preset, weights) for t in args.trees]
+        procs = [spawn_tree(t, args.preset, weights) for t in args.trees]
         for p in procs:
-            run_chunk(p, args.warmup)
+            step_times(p, args.warmup)
         times = [[] for _ in procs]
         chunk_medians = [[] for _ in procs]
         done = 0
         while done < args.steps:
             n = min(args.chunk, args.steps - done)
             for i, p in enumerate(procs):
-                t = run_chunk(p, n)
+                t = step_times(p, n)
                 times[i] += t
                 chunk_medians[i].append(statistics.median(t))
             done += n

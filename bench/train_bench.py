@@ -141,11 +141,21 @@ def _timed(fn):
     return time.perf_counter() - t
 
 
-def spawn(framework, preset, weights):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, __file__, "--worker", framework, "--preset", preset, "--weights", weights],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    json.loads(proc.stdout.readline())
+def spawn(framework, preset, weights, root=ROOT, env=None):
+    """A worker process running this benchmark as source tree `root` has it (bench/ab_bench.py passes
+    other checkouts), in this process's environment with `env` on top: `root` first on PYTHONPATH,
+    then any PYTHONPATH given in `env`."""
+    root = str(root)
+    extra = dict(env or {})
+    env = dict(os.environ, **extra)
+    env["PYTHONPATH"] = os.pathsep.join([root] + ([extra["PYTHONPATH"]] if "PYTHONPATH" in extra else []))
+    proc = subprocess.Popen([sys.executable, os.path.join(root, "bench", "train_bench.py"), "--worker", framework,
+                             "--preset", preset, "--weights", weights],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=root)
+    line = proc.stdout.readline()
+    if not line:
+        raise RuntimeError(f"a benchmark worker ({framework}, {root}) did not start (see its error above)")
+    json.loads(line)
     return proc
 
 

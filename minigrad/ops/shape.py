@@ -368,8 +368,9 @@ _PARALLEL_MIN = 1 << 20  # elements: below this a second thread costs more than 
 
 
 def _concatenate(arrays, dim):
-    """concatenate(arrays, axis=dim). A large numpy result along dim > 0 (a split's gradient: q, k
-    and v's gradients into one) is filled on all cores, each writing its own rows of axis 0."""
+    """concatenate(arrays, axis=dim). A large numpy result along dim > 0 (a split's gradient whose
+    pieces are not already side by side, a concatenation of activations) is filled on all cores,
+    each writing its own rows of axis 0."""
     first = arrays[0]
     xp = array_module(first)
     if first.ndim:

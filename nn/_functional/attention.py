@@ -374,15 +374,21 @@ def _broadcast(*shapes):
                            f"{[list(s) for s in shapes]}") from None
 
 
-def _causal_mask(L, S):
-    """The (L, S) 'masked out' array of causal attention (keys after the query): every layer of every
-    step asks for the same one, so up to 4 MiB of them are made once and shared (read-only)."""
-    return _causal_mask_cached(L, S) if L * S <= 1 << 22 else np.triu(np.ones((L, S), dtype=bool), 1)
+def _causal_mask(L, S, xp):
+    """The (L, S) 'masked out' array of causal attention (keys after the query). Every layer of every
+    step asks for the same one, so on the CPU up to 4 MiB of them are made once and shared (read-only)."""
+    if xp is np and L * S <= 1 << 22:
+        return _shared_causal_mask(L, S)
+    return _keys_after(L, S, xp)
+
+
+def _keys_after(L, S, xp):
+    return xp.triu(xp.ones((L, S), dtype=bool), 1)
 
 
 @functools.lru_cache(maxsize=4)
-def _causal_mask_cached(L, S):
-    m = np.triu(np.ones((L, S), dtype=bool), 1)
+def _shared_causal_mask(L, S):
+    m = _keys_after(L, S, np)
     m.flags.writeable = False
     return m
 
@@ -390,7 +396,7 @@ def _causal_mask_cached(L, S):
 def _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp):
     """(neg, add): a bool 'masked out' array, or a float one to add: (L, S) or a view of shape batch + (L, S)."""
     if is_causal:
-        return (_causal_mask(L, S) if xp is np else xp.triu(xp.ones((L, S), dtype=bool), 1)), None
+        return _causal_mask(L, S, xp), None
     if mask is None:
         return None, None
     full = out_batch + (L, S)
