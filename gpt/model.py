@@ -269,15 +269,15 @@ class GPT(nn.Module):
         x = wte[idx] + wpe[start:start + T]  # (B, T, C)
         scale = 1.0 / math.sqrt(hs)
         for (ln_1, c_attn, attn_proj, ln_2, c_fc, mlp_proj), layer_cache in zip(blocks, cache.layers):
-            h = layer_norm_arrays(x, ln_1[0], ln_1[1], C, ln_1[2])[0]
+            h = layer_norm_arrays(x, ln_1[0], ln_1[1], C, ln_1[2])
             qkv = linear_arrays(h, *c_attn).reshape(B, T, 3, nh, hs)
             q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))  # (B, nh, T, hs) views
             k, v = layer_cache.append_arrays(k, v)
             y = Attention.forward_only(ArrayArg(q), ArrayArg(k), ArrayArg(v), None, 0.0, T > 1, scale, 1)
             x = x + linear_arrays(y.transpose(0, 2, 1, 3).reshape(B, T, C), *attn_proj)
-            h = layer_norm_arrays(x, ln_2[0], ln_2[1], C, ln_2[2])[0]
+            h = layer_norm_arrays(x, ln_2[0], ln_2[1], C, ln_2[2])
             x = x + linear_arrays(gelu_arrays(linear_arrays(h, *c_fc)), *mlp_proj)
-        return linear_arrays(layer_norm_arrays(x[:, -1], lnf_w, lnf_b, C, lnf_eps)[0], head_w, head_b)
+        return linear_arrays(layer_norm_arrays(x[:, -1], lnf_w, lnf_b, C, lnf_eps), head_w, head_b)
 
     def crop_block_size(self, block_size):
         """Shrink the context length (e.g. to fine-tune a pretrained model on shorter blocks)."""

@@ -173,12 +173,53 @@ def test_layer_norm_vs_torch(torch, blocking, dtype):
             lambda x: torch.nn.functional.layer_norm(x, (6, 5), eps=1e-3), (x,), dtype)
 
 
-def test_layer_norm_saves_xhat_rstd_weight_and_errors():
+def test_layer_norm_saves_input_mean_rstd_weight_and_errors():
     x, w, b = rand(4, 8, dtype=np.float32), rand(8, dtype=np.float32), rand(8, dtype=np.float32)
     node = F.layer_norm(x, (8,), w, b).grad_fn
-    assert node.saved_nbytes() == 4 * 8 * 4 + 4 * 4 + 8 * 4  # x_hat, 1/std per row, weight
+    assert node.saved_nbytes() == 4 * 8 * 4 + 2 * 4 * 4 + 8 * 4  # input, mean and 1/std per row, weight
+    assert node._saved_input.data is x.data and node._saved_weight.data is w.data
+    np.testing.assert_allclose(node._saved_mean.data[:, 0], x.data.mean(axis=1), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(node._saved_rstd.data[:, 0], 1 / np.sqrt(x.data.var(axis=1) + 1e-5), rtol=1e-5)
     with pytest.raises(RuntimeError, match="normalized_shape"):
         F.layer_norm(x, (4,))
+
+
+def test_layer_norm_input_modified_in_place_is_caught(torch):
+    # the input is saved (as PyTorch saves it): changing it before backward is the usual version error
+    def run(layer_norm, x):
+        h = x * 1.0
+        y = layer_norm(h, (8,))
+        h.mul_(2.0)
+        y.sum().backward()
+
+    x = rand(4, 8)
+    with pytest.raises(RuntimeError) as ours:
+        run(F.layer_norm, x)
+    with pytest.raises(RuntimeError) as theirs:
+        run(torch.nn.functional.layer_norm, T(torch, x))
+    # the same words up to the hint (PyTorch's hint depends on its anomaly mode), its node names ours
+    want = str(theirs.value).replace("torch.", "minigrad.").replace("output 0 of Mul,", "output 0 of MulBackward0,")
+    got = str(ours.value)
+    assert got[:got.index("instead.")] == want[:want.index("instead.")]
+
+
+def test_layer_norm_strided_input(torch, blocking):
+    # a transposed input: normalized over its (strided) last axis, gradient in the input's own layout
+    base = rand(6, 3, 5, dtype=np.float32, grad=False)
+    x = minigrad.tensor(base.data, requires_grad=True)
+    w = rand(6, dtype=np.float32)
+    compare(torch, lambda x, w: F.layer_norm(x.transpose(0, 2), (6,), w),
+            lambda x, w: torch.nn.functional.layer_norm(x.transpose(0, 2), (6,), w), (x, w), np.float32)
+
+
+def test_layer_norm_no_rows():
+    # zero rows: an empty output and gradient of the input's shape, zero weight and bias gradients
+    x = minigrad.tensor(np.zeros((2, 0, 8), np.float32), requires_grad=True)
+    w, b = rand(8, dtype=np.float32), rand(8, dtype=np.float32)
+    y = F.layer_norm(x, (8,), w, b)
+    y.sum().backward()
+    assert y.shape == (2, 0, 8) and x.grad.shape == (2, 0, 8)
+    assert w.grad.shape == (8,) and not w.grad.data.any() and not b.grad.data.any()
 
 
 # ---- gelu, relu, softmax, log_softmax ---------------------------------------------------------
@@ -302,7 +343,7 @@ def test_dropout_gradcheck_with_fixed_seed():
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_cross_entropy_gradcheck(reduction, label_smoothing, weighted):
+def test_cross_entropy_gradcheck(kernels, reduction, label_smoothing, weighted):
     x = rand(6, 5)
     w = minigrad.tensor(RNG.random(5) + 0.5) if weighted else None
     t = minigrad.tensor([0, 4, -100, 2, 2, 1])  # one ignored position, a repeated class
@@ -331,7 +372,7 @@ def test_cross_entropy_gradient_is_handed_on_uncopied_yet_never_shared():
 
 
 @pytest.mark.parametrize("reduction", ["mean", "none"])
-def test_cross_entropy_gradcheck_spatial_and_unbatched(reduction):
+def test_cross_entropy_gradcheck_spatial_and_unbatched(kernels, reduction):
     x = rand(2, 5, 3, 2)
     t = ids(5, (2, 3, 2))
     t.data[0, 1, 0] = 9  # ignore_index=9
@@ -358,7 +399,7 @@ def test_cross_entropy_vs_torch(torch, blocking, dtype, reduction):
             (x3,), dtype)
 
 
-def test_cross_entropy_saves_one_array_and_all_ignored():
+def test_cross_entropy_saves_one_array_and_all_ignored(kernels):
     x = rand(16, 10, dtype=np.float32)
     node = F.cross_entropy(x, ids(10, (16,))).grad_fn
     assert node.saved_nbytes() == x.nbytes  # one (N, C) array, no copy of the logits besides
@@ -366,6 +407,19 @@ def test_cross_entropy_saves_one_array_and_all_ignored():
     assert math.isnan(loss.item())
     loss.backward()
     assert np.all(x.grad.data == 0)  # as PyTorch
+
+
+@pytest.mark.parametrize("kw", [{}, dict(label_smoothing=0.1, ignore_index=3), dict(weight="w", reduction="sum")])
+def test_cross_entropy_without_grad_gives_the_same_loss(kernels, kw):
+    # under no_grad the forward skips the gradient rows: the loss must not change by a bit
+    x = rand(50, 7, dtype=np.float32, scale=4.0)
+    t = ids(7, (50,))
+    kw = {k: (minigrad.tensor(RNG.random(7).astype(np.float32) + 0.5) if v == "w" else v) for k, v in kw.items()}
+    with_graph = F.cross_entropy(x, t, **kw)
+    with minigrad.no_grad():
+        without = F.cross_entropy(x, t, **kw)
+    assert with_graph.grad_fn is not None and without.grad_fn is None
+    np.testing.assert_array_equal(without.data, with_graph.data)
 
 
 def test_cross_entropy_errors():

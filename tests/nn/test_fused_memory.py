@@ -69,7 +69,9 @@ def test_layer_norm_memory():
     f, c = saved_bytes(fused), saved_bytes(composite)
     report(f"layer_norm (B={B}, T={T}, C={C}) float32", f, c)
     assert fused.grad_fn.name() == "NativeLayerNormBackward0"
-    assert f[0] == B * T * C * 4 + B * T * 4 + C * 4  # x_hat, 1/std, weight
+    # the input (alive anyway: it is the caller's tensor), mean and 1/std per row, the weight; as PyTorch
+    assert f[0] == B * T * C * 4 + 2 * B * T * 4 + C * 4
+    assert fused.grad_fn._saved_input.data is x.data  # not a copy: no array of x's size is added
     assert f[0] < c[0] and f[1] < c[1]
 
 
