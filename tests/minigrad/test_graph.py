@@ -1056,6 +1056,80 @@ def test_leaf_grad_does_not_alias_hook_output_held_elsewhere():
     np.testing.assert_array_equal(w.grad.numpy(), 1.0)
 
 
+def _spy_in_place(monkeypatch):
+    """Record whether each sum of two branches' gradients in the engine's buffers was made in place."""
+    from minigrad.autograd import engine
+
+    seen, real = [], engine._add_in_place
+
+    def spy(buf, nr, g):
+        seen.append(real(buf, nr, g))
+        return seen[-1]
+
+    monkeypatch.setattr(engine, "_add_in_place", spy)
+    return seen
+
+
+def test_branch_gradients_are_summed_in_place_when_nothing_else_holds_them(monkeypatch):
+    seen = _spy_in_place(monkeypatch)
+    x = leaf(4, 5)
+    h = x * 2.0
+    (h.exp() + h.sin()).sum().backward()  # h's two uses: their gradients meet in h's node's buffer
+    xd = x.detach().numpy()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (np.exp(2 * xd) + np.cos(2 * xd)))
+    assert seen == [True]
+    seen.clear()
+    x.grad = None
+    h = x * 2.0
+    (h.exp() + h.sin()).sum().backward(create_graph=True)  # create_graph: the sum is recorded, never in place
+    assert seen == [] and x.grad.grad_fn is not None
+
+
+def test_branch_gradient_held_elsewhere_is_not_summed_into(monkeypatch):
+    # a hook hands down a tensor the user keeps: the other branch's gradient must not be added into it
+    seen = _spy_in_place(monkeypatch)
+    for keep_first in (True, False):  # the node made last runs first: its gradient reaches u's buffer first
+        x = leaf(3)
+        keep = mg.ones(3, dtype=mg.float64)
+        u = x * 1.0
+        if keep_first:
+            w = u * 3.0
+        v = u + 0.0  # passes its gradient on unchanged: u's node is handed `keep` itself
+        v.register_hook(lambda g, keep=keep: keep)
+        if not keep_first:
+            w = u * 3.0
+        (v.sum() + w.sum()).backward()
+        np.testing.assert_array_equal(keep.numpy(), 1.0)
+        np.testing.assert_allclose(x.grad.numpy(), 4.0)
+    assert seen == [False, True]  # into `keep`: never; into the product's own gradient: in place
+
+
+def test_saved_array_handed_out_as_a_gradient_is_not_summed_into(monkeypatch):
+    # a Function may return a saved array as its gradient (cross_entropy does): with retain_graph,
+    # summing another branch into it would change what the next backward reads
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save(d=np.full(x.data.shape, 2.0))
+            return x.data * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return ctx._saved_d  # the saved tensor itself (valid for an upstream gradient of ones)
+
+    seen = _spy_in_place(monkeypatch)
+    x = leaf(3)
+    u = x * 1.0
+    out = Scale.apply(u).sum() + (u * 5.0).sum()
+    out.backward(retain_graph=True)
+    first = x.grad.numpy().copy()
+    x.grad = None
+    out.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), first)
+    np.testing.assert_allclose(first, 7.0)
+    assert seen[0] in (True, False) and len(seen) == 2
+
+
 def test_leaf_grad_of_view_gradient_is_contiguous_and_owned():
     x = leaf(3, 4)
     x.T.sum(0).sum().backward()

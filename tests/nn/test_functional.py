@@ -120,8 +120,8 @@ def test_linear_saves_only_inputs_and_shape_error():
 
 
 # ---- embedding ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("V", [7, 300])  # one-hot GEMM path and sort/reduceat path
-def test_embedding_gradcheck_repeated_indices(V):
+@pytest.mark.parametrize("V", [7, 300])  # compiled: one loop; numpy: one-hot GEMM path and sort/reduceat path
+def test_embedding_gradcheck_repeated_indices(kernels, V):
     w = rand(V, 3)
     idx = minigrad.tensor([[1, 2, 1], [0, V - 1, 1], [2, 2, 2]])
     assert gradcheck(lambda w: F.embedding(idx, w), (w,))
@@ -131,7 +131,7 @@ def test_embedding_gradcheck_repeated_indices(V):
 
 
 @pytest.mark.parametrize("V", [65, 500])
-def test_embedding_vs_torch(torch, V):
+def test_embedding_vs_torch(torch, kernels, V):
     w = rand(V, 8, dtype=np.float32)
     idx = ids(V, (6, 33))
     compare(torch, lambda w: F.embedding(idx, w), lambda w: torch.nn.functional.embedding(T(torch, idx), w), (w,),
@@ -139,6 +139,23 @@ def test_embedding_vs_torch(torch, V):
     w = rand(V, 8, dtype=np.float32)
     compare(torch, lambda w: F.embedding(idx, w, padding_idx=3),
             lambda w: torch.nn.functional.embedding(T(torch, idx), w, padding_idx=3), (w,), np.float32)
+
+
+@pytest.mark.parametrize("n", [5, 200])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scatter_add_rows_every_path(kernels, n, dtype):
+    # the embedding gradient: rows added at their ids, repeats summed, untouched rows zero; an
+    # int32 index array and a non-contiguous gradient as well
+    from nn._functional.linear import scatter_add_rows
+
+    g = RNG.standard_normal((300, 6)).astype(dtype)
+    for idx in (RNG.integers(0, n, 150), np.arange(150) % n, RNG.permutation(n)[: min(n, 150)].astype(np.int32)):
+        rows = g[: 2 * idx.size : 2]  # every other row: a strided view
+        want = np.zeros((n, 6))
+        np.add.at(want, idx, rows.astype(np.float64))
+        got = scatter_add_rows(idx, rows, n)
+        assert got.shape == (n, 6) and got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
 
 
 def test_embedding_padding_row_gets_no_gradient_and_errors():
