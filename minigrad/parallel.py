@@ -42,9 +42,29 @@ def num_threads():
 
 _UNSET = object()
 _blas_setter = _UNSET
+_openblas = _UNSET
 
 
 _GETTERS = ("openblas_get_num_threads", "scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_")
+
+
+def openblas():
+    """The OpenBLAS library numpy has loaded (a ctypes CDLL), or None: found among the shared
+    libraries mapped into this process (numpy's wheels bundle their own, under a mangled name)."""
+    global _openblas
+    if _openblas is _UNSET:
+        _openblas = None
+        try:
+            with open("/proc/self/maps") as f:
+                paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line})
+            for path in paths:
+                lib = ctypes.CDLL(path)
+                if hasattr(lib, "openblas_set_num_threads_local") and any(hasattr(lib, n) for n in _GETTERS):
+                    _openblas = lib
+                    break
+        except OSError:  # no /proc (not Linux) or a library that will not load
+            pass
+    return _openblas
 
 
 def blas_thread_setter():
@@ -52,21 +72,14 @@ def blas_thread_setter():
     global _blas_setter, _blas_threads
     if _blas_setter is _UNSET:
         _blas_setter = None
-        try:
-            with open("/proc/self/maps") as f:
-                paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line})
-            for path in paths:
-                lib = ctypes.CDLL(path)
-                fn = getattr(lib, "openblas_set_num_threads_local", None)
-                getter = next((getattr(lib, n) for n in _GETTERS if hasattr(lib, n)), None)
-                if fn is not None and getter is not None:
-                    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
-                    # what the calling threads go back to after a loop (asked before anything changed it)
-                    _blas_threads = max(1, int(getter()))
-                    _blas_setter = fn
-                    break
-        except OSError:  # no /proc (not Linux) or a library that will not load: keep BLAS as it is
-            pass
+        lib = openblas()
+        if lib is not None:
+            fn = lib.openblas_set_num_threads_local
+            getter = next(getattr(lib, n) for n in _GETTERS if hasattr(lib, n))
+            fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
+            # what the calling threads go back to after a loop (asked before anything changed it)
+            _blas_threads = max(1, int(getter()))
+            _blas_setter = fn
     return _blas_setter
 
 

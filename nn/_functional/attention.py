@@ -133,6 +133,17 @@ class Attention(Function):
 
         n_items, indices, block = _work_split(batch, L, S, xp)
         chunks = _causal_chunks(L, S, is_causal, xp)
+        gemm = _fused_gemm(compiled and not dropout_p and gqa == 1 and len(batch) == 2, qb, kb, vb, out)
+        if gemm is not None:  # the whole of each item in one compiled call (see _attention_items)
+            spans, dt = np.array(chunks, dtype=np.int64), qb.dtype.type
+
+            def attend_items(lo, hi):
+                _attention_items(out, P, qb, kb, vb, spans, lo, hi, dt(scale), is_causal, dt(0), dt(1), *gemm)
+
+            # every item is computed alike wherever the range is cut: the split may adapt (grain 1)
+            for_blocks(n_items, attend_items, block, xp, blas=True, grain=1, cost_key=("attention", L, S, qb.shape[-1]))
+            ctx.save(query=q, key=k, value=v, attn=P, mask=None)
+            return _to_shape(out, out_batch + out.shape[-2:])
 
         def attend(lo, hi):  # items lo:hi, start to end on one core, while in cache
             for ix in indices(lo, hi):
@@ -174,43 +185,59 @@ class Attention(Function):
         n_items, indices, block = _work_split(batch, L, S, xp)
         chunks = _causal_chunks(L, S, ctx.is_causal, xp)
         compiled = cpu_kernels.use(P)
+        gemm = _fused_gemm(compiled and keep is None and ctx.gqa == 1 and len(batch) == 2, qb, kb, vb, g, gq, gk, gv)
+        if gemm is not None:  # the whole of each item in one compiled call (see _attention_items_backward)
+            spans, dt = np.array(chunks, dtype=np.int64), P.dtype.type
 
-        def attend_grad(lo, hi):  # items lo:hi on one core
-            for ix in indices(lo, hi):
-                Pi, gi, ki, vi = P[ix], g[ix], kb[ix], vb[ix]
-                gqi, gki, gvi = gq[ix], gk[ix], gv[ix]
-                qs = xp.multiply(qb[ix], scale, out=scratch_like(1, qb[ix].shape, qb.dtype, xp))
-                whole = len(chunks) == 1
-                if not whole:  # key and value rows gather gradient from every chunk of queries after them
-                    gki[...] = 0.0
-                    gvi[...] = 0.0
-                for r0, r1, c1 in chunks:
-                    rows, cols = slice(r0, r1), slice(0, c1)
-                    Pc, gc = Pi[..., rows, cols], gi[..., rows, :]
-                    gP = scratch_like(0, Pc.shape, P.dtype, xp)
-                    Pd = Pc if keep is None else Pc * keep[ix][..., rows, cols] * dscale
-                    if whole:
-                        xp.matmul(xp.swapaxes(Pd, -1, -2), gc, out=gvi)
-                    else:
-                        gvi[..., cols, :] += xp.matmul(xp.swapaxes(Pd, -1, -2), gc)
-                    xp.matmul(gc, xp.swapaxes(vi[..., cols, :], -1, -2), out=gP)
-                    if keep is not None:
-                        gP *= keep[ix][..., rows, cols]
-                        gP *= dscale
-                    if not (compiled and _softmax_grad_compiled(gP, Pc)):
-                        gP -= row_dot(gP, Pc, xp)  # gS = P (gP - rowsum(gP P))
-                        gP *= Pc
-                    xp.matmul(gP, ki[..., cols, :], out=gqi[..., rows, :])
-                    gqi[..., rows, :] *= scale
-                    if whole:
-                        xp.matmul(xp.swapaxes(gP, -1, -2), qs, out=gki)
-                    else:
-                        gki[..., cols, :] += xp.matmul(xp.swapaxes(gP, -1, -2), qs[..., rows, :])
+            def attend_grad_items(lo, hi):
+                _attention_items_backward(gq, gk, gv, g, P, qb, kb, vb, spans, lo, hi, dt(scale), dt(0), dt(1), *gemm)
 
-        for_blocks(n_items, attend_grad, block, xp, blas=True)
+            for_blocks(n_items, attend_grad_items, block, xp, blas=True, grain=1,
+                       cost_key=("attention backward", L, S, qb.shape[-1]))
+        else:
+            for_blocks(n_items, _attend_grad_numpy(P, g, qb, kb, vb, gq, gk, gv, keep, indices, chunks, compiled,
+                                                   scale, dscale, xp), block, xp, blas=True)
         needs = ctx.needs_input_grad
         return tuple(Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)) + (None,) * 5
+
+
+def _attend_grad_numpy(P, g, qb, kb, vb, gq, gk, gv, keep, indices, chunks, compiled, scale, dscale, xp):
+    """Attention's backward over items lo:hi in numpy passes and matmuls (the general case)."""
+
+    def attend_grad(lo, hi):  # items lo:hi on one core
+        for ix in indices(lo, hi):
+            Pi, gi, ki, vi = P[ix], g[ix], kb[ix], vb[ix]
+            gqi, gki, gvi = gq[ix], gk[ix], gv[ix]
+            qs = xp.multiply(qb[ix], scale, out=scratch_like(1, qb[ix].shape, qb.dtype, xp))
+            whole = len(chunks) == 1
+            if not whole:  # key and value rows gather gradient from every chunk of queries after them
+                gki[...] = 0.0
+                gvi[...] = 0.0
+            for r0, r1, c1 in chunks:
+                rows, cols = slice(r0, r1), slice(0, c1)
+                Pc, gc = Pi[..., rows, cols], gi[..., rows, :]
+                gP = scratch_like(0, Pc.shape, P.dtype, xp)
+                Pd = Pc if keep is None else Pc * keep[ix][..., rows, cols] * dscale
+                if whole:
+                    xp.matmul(xp.swapaxes(Pd, -1, -2), gc, out=gvi)
+                else:
+                    gvi[..., cols, :] += xp.matmul(xp.swapaxes(Pd, -1, -2), gc)
+                xp.matmul(gc, xp.swapaxes(vi[..., cols, :], -1, -2), out=gP)
+                if keep is not None:
+                    gP *= keep[ix][..., rows, cols]
+                    gP *= dscale
+                if not (compiled and _softmax_grad_compiled(gP, Pc)):
+                    gP -= row_dot(gP, Pc, xp)  # gS = P (gP - rowsum(gP P))
+                    gP *= Pc
+                xp.matmul(gP, ki[..., cols, :], out=gqi[..., rows, :])
+                gqi[..., rows, :] *= scale
+                if whole:
+                    xp.matmul(xp.swapaxes(gP, -1, -2), qs, out=gki)
+                else:
+                    gki[..., cols, :] += xp.matmul(xp.swapaxes(gP, -1, -2), qs[..., rows, :])
+
+    return attend_grad
 
 
 def _softmax_(s, xp, masked):
@@ -301,6 +328,100 @@ def _softmax_grad_compiled(gP, P):
         return False
     _softmax_grad_rows(g3, p3, gP.dtype.type(0))
     return True
+
+
+def _fused_gemm(ok, *arrays):
+    """(gemm address, ilp64) for the one-call-per-item forward, or None. It needs the compiled
+    kernels, OpenBLAS, (B, H, rows, cols) arrays of one float dtype whose rows are unit-stride (as
+    BLAS reads them), and no mask but the causal one, no dropout, no grouped heads (the caller's `ok`)."""
+    if not ok:
+        return None
+    a0 = arrays[0]
+    for a in arrays:
+        if (type(a) is not np.ndarray or a.ndim != 4 or a.dtype != a0.dtype or a.shape[:2] != a0.shape[:2]
+                or min(a.shape) == 0 or a.strides[-1] != a.itemsize or a.strides[-2] % a.itemsize
+                or a.strides[-2] < a.shape[-1] * a.itemsize):
+            return None
+    return cpu_kernels.gemm_address(a0.dtype)
+
+
+# The forward of one (batch, head) item after another, each start to end in one compiled call: two
+# BLAS products and the softmax between them, with no GIL to hand back and forth between threads.
+# Scores and exp only for the keys a row sees (causal), in row chunks (as _causal_chunks cuts them).
+@cpu_kernels.kernel
+def _attention_items(out, P, q, k, v, spans, lo, hi, scale, causal, zero, one, address, ilp64):
+    B, H, L, E = q.shape
+    S, Ev = k.shape[2], v.shape[3]
+    it = q.itemsize
+    for item in range(lo, hi):
+        b = item // H
+        h = item - b * H
+        qi, ki, vi, Pi, oi = q[b, h], k[b, h], v[b, h], P[b, h], out[b, h]
+        for c in range(spans.shape[0]):
+            r0, r1, c1 = spans[c, 0], spans[c, 1], spans[c, 2]
+            # P[r0:r1, :c1] = scale q[r0:r1] k[:c1]^T
+            cpu_kernels.gemm(address, ilp64, 111, 112, r1 - r0, c1, E, scale, qi[r0:], qi.strides[0] // it,
+                             ki, ki.strides[0] // it, zero, Pi[r0:], S)
+            for i in range(r0, r1):  # softmax over the keys row i sees; zeros after them
+                end = min(c1, i + 1) if causal else c1
+                m = Pi[i, 0]
+                for j in range(end):
+                    m = max(m, Pi[i, j])
+                if not np.isfinite(m):  # a row of -inf (or NaN): zeros (or NaN), as the numpy form
+                    m = zero
+                d = zero
+                for j in range(end):
+                    e = cpu_kernels.exp_nonpositive(Pi[i, j] - m)
+                    Pi[i, j] = e
+                    d += e
+                r = one / d if d != zero else one
+                for j in range(end):
+                    Pi[i, j] *= r
+                for j in range(end, S):
+                    Pi[i, j] = zero
+            # out[r0:r1] = P[r0:r1, :c1] v[:c1]
+            cpu_kernels.gemm(address, ilp64, 111, 111, r1 - r0, Ev, c1, one, Pi[r0:], S, vi, vi.strides[0] // it,
+                             zero, oi[r0:], oi.strides[0] // it)
+
+
+# The backward of one item after another, each in one compiled call (as _attention_items): five
+# BLAS products and the softmax's gradient, on the saved P (zero where a row sees no key).
+@cpu_kernels.kernel
+def _attention_items_backward(gq, gk, gv, g, P, q, k, v, spans, lo, hi, scale, zero, one, address, ilp64):
+    B, H, L, E = q.shape
+    S, Ev = k.shape[2], v.shape[3]
+    it = q.itemsize
+    gP = np.empty((L, S), dtype=P.dtype)
+    whole = spans.shape[0] == 1
+    for item in range(lo, hi):
+        b = item // H
+        h = item - b * H
+        Pi, gi, qi, ki, vi = P[b, h], g[b, h], q[b, h], k[b, h], v[b, h]
+        gqi, gki, gvi = gq[b, h], gk[b, h], gv[b, h]
+        if not whole:  # key and value rows gather gradient from every chunk of queries after them
+            gki[:, :] = zero
+            gvi[:, :] = zero
+        beta = zero if whole else one
+        for c in range(spans.shape[0]):
+            r0, r1, c1 = spans[c, 0], spans[c, 1], spans[c, 2]
+            n = r1 - r0
+            # gv[:c1] (+)= P[r0:r1, :c1]^T g[r0:r1]
+            cpu_kernels.gemm(address, ilp64, 112, 111, c1, Ev, n, one, Pi[r0:], S, gi[r0:], gi.strides[0] // it,
+                             beta, gvi, gvi.strides[0] // it)
+            # gP = g[r0:r1] v[:c1]^T
+            cpu_kernels.gemm(address, ilp64, 111, 112, n, c1, Ev, one, gi[r0:], gi.strides[0] // it, vi,
+                             vi.strides[0] // it, zero, gP, S)
+            for i in range(n):  # gS = P (gP - rowsum(gP P)), into gP
+                d = zero
+                for j in range(c1):
+                    d += gP[i, j] * Pi[r0 + i, j]
+                for j in range(c1):
+                    gP[i, j] = Pi[r0 + i, j] * (gP[i, j] - d)
+            # gq[r0:r1] = scale gS k[:c1];  gk[:c1] (+)= scale gS^T q[r0:r1]
+            cpu_kernels.gemm(address, ilp64, 111, 111, n, E, c1, scale, gP, S, ki, ki.strides[0] // it, zero,
+                             gqi[r0:], gqi.strides[0] // it)
+            cpu_kernels.gemm(address, ilp64, 112, 111, c1, E, n, scale, gP, S, qi[r0:], qi.strides[0] // it,
+                             beta, gki, gki.strides[0] // it)
 
 
 def _causal_chunks(L, S, is_causal, xp):

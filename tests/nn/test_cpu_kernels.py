@@ -8,7 +8,8 @@ import pytest
 import minigrad
 import nn
 import nn.functional as F
-from nn._functional import activation, attention, cpu_kernels, normalization
+from nn._functional import activation, attention, cpu_kernels, linear, normalization
+from nn._functional import loss as loss_module
 from nn.optim import adam
 
 
@@ -20,15 +21,19 @@ def test_compiled_kernels_are_what_runs_when_numba_is_installed():
     assert not cpu_kernels.use(np.zeros(2, np.float16)) and not cpu_kernels.use(np.zeros(2, np.int64))
     x = minigrad.tensor(np.random.default_rng(0).standard_normal((2, 4, 8)).astype(np.float32), requires_grad=True)
     h = F.layer_norm(F.gelu(x), (8,)).view(2, 4, 2, 4).transpose(1, 2)
-    y = F.scaled_dot_product_attention(h, h, h, is_causal=True)
-    y.sum().backward()
+    y = F.scaled_dot_product_attention(h, h, h, is_causal=True)  # one compiled call per (batch, head)
+    y = y + F.scaled_dot_product_attention(h, h, h, is_causal=True, dropout_p=0.5)  # numpy products, compiled softmax
+    loss = y.sum() + F.cross_entropy(y.reshape(-1, 4), minigrad.tensor(np.arange(16) % 4))
+    loss = loss + F.embedding(minigrad.tensor([0, 2, 2]), y.reshape(-1, 4)).sum()
+    loss.backward()
     p = nn.Parameter(minigrad.ones(4))
     p.grad = minigrad.ones(4)
     nn.optim.AdamW([p]).step()
     for k in (activation._gelu_fwd_compiled, activation._times_square, activation._gelu_bwd_tail,
               normalization._layer_norm_rows, adam._adam_compiled,
               normalization._layer_norm_rows_backward, attention._softmax_shift, attention._softmax_normalise,
-              attention._softmax_grad_rows):
+              attention._softmax_grad_rows, attention._attention_items, attention._attention_items_backward,
+              loss_module._shift_rows, loss_module._cross_entropy_finish, linear._scatter_add_rows_compiled):
         assert k._compiled is not None, k.__name__
     with cpu_kernels.enabled(False):
         assert not cpu_kernels.use(np.zeros(2, np.float32))

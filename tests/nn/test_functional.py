@@ -748,24 +748,11 @@ def test_attention_with_broadcast_inputs_is_laid_out_as_torch_lays_it_out(torch,
     close(y, ty, np.float64)
 
 
-@pytest.mark.parametrize("caller_share", [1 / 8, 7 / 8])
-def test_results_do_not_depend_on_where_the_balanced_split_cuts(monkeypatch, caller_share):
-    """Elementwise kernels declare that any cut (at their grain) gives the same values, which lets
-    the thread split adapt to how long a worker takes to wake: check bit for bit, both directions.
-    Attention does not declare one: its compiled softmax rounds a lone item's rows differently from
-    a group's (numba compiles each memory layout apart), so its cuts stay fixed."""
+def _skew_the_split(monkeypatch, caller_share):
+    """Make every parallel call that declares a grain cut at `caller_share` of its range (a multiple of
+    the grain); returns the list of the grains seen."""
     from minigrad import parallel
 
-    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
-    x = rand(6, 64, 1024)  # 393,216 elements: more than one block, so the elementwise work is split
-
-    def run():
-        x.grad = None
-        y = F.gelu(x)
-        y.backward(minigrad.ones_like(y))
-        return [a.copy() for a in (y.data, x.grad.data)]
-
-    even = run()
     calls = []
 
     def skewed(n, threads, grain, key):
@@ -776,13 +763,57 @@ def test_results_do_not_depend_on_where_the_balanced_split_cuts(monkeypatch, cal
         return [0, cut, n]
 
     monkeypatch.setattr(parallel, "_cuts", skewed)
+    return calls
+
+
+@pytest.mark.parametrize("caller_share", [1 / 8, 7 / 8])
+def test_results_do_not_depend_on_where_the_balanced_split_cuts(monkeypatch, caller_share):
+    """Elementwise kernels declare that any cut (at their grain) gives the same values, which lets
+    the thread split adapt to how long a worker takes to wake: check bit for bit, both directions."""
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    x = rand(6, 64, 1024)  # 393,216 elements: more than one block, so the elementwise work is split
+
+    def run():
+        x.grad = None
+        y = F.gelu(x)
+        y.backward(minigrad.ones_like(y))
+        return [a.copy() for a in (y.data, x.grad.data)]
+
+    even = run()
+    calls = _skew_the_split(monkeypatch, caller_share)
     for a, b in zip(even, run()):
         assert np.array_equal(a, b)
     assert calls and set(calls) == {256}
-    qkv = rand(24, 256, 3 * 64)  # long enough for the causal row chunks
-    q, k, v = [a.view(24, 256, 4, 16).transpose(1, 2) for a in qkv.split(64, dim=2)]
-    F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    assert set(calls) == {256}  # attention's split never moved
+
+
+@pytest.mark.parametrize("caller_share", [1 / 8, 7 / 8])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("L,causal", [(64, True), (64, False), (256, True)])  # 256: causal row chunks
+def test_attention_split_may_move_where_each_item_is_one_compiled_call(monkeypatch, caller_share, dtype, L, causal):
+    """Where attention runs each (batch, head) item in one compiled call, every item is computed the
+    same way wherever the range of items is cut: it declares a grain of one item, and the outputs
+    and gradients must be the same bits under any split. With dropout (numpy products and passes
+    over groups of items, whose rounding depends on the group) the split stays fixed."""
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    H, E = 4, 16
+    qkv = rand(24, L, 3 * H * E, dtype=dtype)
+    q, k, v = [a.view(24, L, H, E).transpose(1, 2) for a in qkv.split(H * E, dim=2)]
+    g = minigrad.tensor(RNG.standard_normal((24, H, L, E)).astype(dtype))
+
+    def run():
+        qkv.grad = None
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        o.backward(g)
+        return o.data.copy(), qkv.grad.data.copy()
+
+    even = run()
+    calls = _skew_the_split(monkeypatch, caller_share)
+    skewed = run()
+    assert np.array_equal(even[0], skewed[0]) and np.array_equal(even[1], skewed[1])
+    assert calls == ([1, 1] if cpu_kernels.available() else [])  # forward and backward
+    calls.clear()
+    F.scaled_dot_product_attention(q, k, v, is_causal=causal, dropout_p=0.1).sum().backward()
+    assert calls == []
 
 
 def test_causal_attention_is_bit_identical_from_call_to_call(monkeypatch):
