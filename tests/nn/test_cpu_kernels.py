@@ -79,3 +79,57 @@ def test_a_numba_that_cannot_write_its_cache_still_compiles(monkeypatch):
     out = np.empty_like(x)
     twice(out, x)
     np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_gemm_from_a_kernel_matches_numpy():
+    # OpenBLAS's gemm called from compiled code: both transposes, strided rows, alpha and beta, both dtypes
+    pytest.importorskip("numba")
+    if cpu_kernels.gemm_address(np.float32) is None:
+        pytest.skip("numpy is not built on OpenBLAS here")
+    assert cpu_kernels.gemm_address(np.int64) is None and cpu_kernels.gemm_address(np.float16) is None
+
+    @cpu_kernels.kernel
+    def product(C, A, B, ta, tb, alpha, beta, address, ilp64):
+        it = A.itemsize
+        M, N = C.shape
+        K = A.shape[0] if ta == 112 else A.shape[1]
+        cpu_kernels.gemm(address, ilp64, ta, tb, M, N, K, alpha, A, A.strides[0] // it, B, B.strides[0] // it,
+                         beta, C, C.strides[0] // it)
+
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        address, ilp64 = cpu_kernels.gemm_address(dtype)
+        for ta in (111, 112):
+            for tb in (111, 112):
+                a = rng.standard_normal((7, 12)).astype(dtype)[:, 2:7]  # (7, 5), rows 12 apart
+                A = a.T if ta == 112 else a  # the kernel is given the array as stored; ta says how to read it
+                M, K = A.shape
+                b = rng.standard_normal((K, 9) if tb == 111 else (9, K)).astype(dtype)
+                C0 = rng.standard_normal((M, 11)).astype(dtype)[:, :9]  # rows 11 apart
+                C = C0.copy()
+                product(C, a, b, ta, tb, dtype(0.5), dtype(2.0), address, ilp64)
+                want = 0.5 * (A @ (b.T if tb == 112 else b)) + 2.0 * C0
+                np.testing.assert_allclose(C, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
+
+
+def test_exp_nonpositive_accuracy_and_special_values():
+    pytest.importorskip("numba")
+
+    @cpu_kernels.kernel
+    def exps(out, x):
+        for i in range(x.size):
+            out[i] = cpu_kernels.exp_nonpositive(x[i])
+
+    x = np.concatenate([-np.linspace(0, 90, 200001), [-0.0, -1e-30, -86.9, -87.0, -87.1, -103.0, -np.inf, np.nan]])
+    for dtype, tol in ((np.float32, 4e-7), (np.float64, 1e-15)):
+        xs = x.astype(dtype)
+        out = np.empty_like(xs)
+        exps(out, xs)
+        assert out.dtype == dtype
+        ref = np.exp(xs.astype(np.float64))
+        normal = (xs >= -87.0) if dtype == np.float32 else ~np.isnan(xs)  # float32: 0 below -87 (denormal range)
+        rel = np.abs(out[normal].astype(np.float64) - ref[normal]) / np.where(ref[normal] > 0, ref[normal], 1)
+        assert rel.max() < tol, (dtype, rel.max())
+        if dtype == np.float32:
+            assert np.all(out[xs < -87.0] == 0.0)
+        assert out[-2] == 0.0 and np.isnan(out[-1]) and out[-8] == 1.0  # exp(-inf) = 0, NaN stays NaN, exp(-0) = 1
