@@ -103,7 +103,6 @@ class Attention(Function):
             return np.matmul(P, vd)
         batch, out_batch, (qb, kb, vb), _ = _views(qd, kd, vd, gqa, xp)
         L, S = qb.shape[-2], kb.shape[-2]
-        P = xp.empty(batch + (L, S), dtype=qb.dtype)
         out_shape = batch + (L, vb.shape[-1])
         # PyTorch's fused CPU kernel (4-D, no dropout, equal head sizes, q's rows unit-stride) lays its
         # output out as q is: heads split off a (B, L, H E) projection give a (B, H, L, E) view of
@@ -114,10 +113,10 @@ class Attention(Function):
         out = _empty_in_order_of(qd, out_shape, qb.dtype) if like_q else xp.empty(out_shape, qb.dtype)
         neg, add = _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp)
         masked = neg is not None or add is not None
-        keep = keep_mask(xp, P.shape, dropout_p) if dropout_p else None
+        keep = keep_mask(xp, batch + (L, S), dropout_p) if dropout_p else None
         dscale = ctx.dscale
 
-        compiled = cpu_kernels.use(P) and add is None and (neg is None or is_causal)
+        compiled = cpu_kernels.use(qb) and add is None and (neg is None or is_causal)
 
         def softmax(s, ix, rows, cols):  # s = P[ix][rows, cols] holds (q scale) k^T: mask, softmax in place
             if compiled and _softmax_compiled(s, rows.start if is_causal else -1):
@@ -133,17 +132,23 @@ class Attention(Function):
 
         n_items, indices, block = _work_split(batch, L, S, xp)
         chunks = _causal_chunks(L, S, is_causal, xp)
-        gemm = _fused_gemm(compiled and not dropout_p and gqa == 1 and len(batch) == 2, qb, kb, vb, out)
+        gemm = _fused_gemm(compiled and mask is None and not dropout_p and gqa == 1 and len(batch) == 2,
+                           qb, kb, vb, out)
         if gemm is not None:  # the whole of each item in one compiled call (see _attention_items)
-            spans, dt = np.array(chunks, dtype=np.int64), qb.dtype.type
+            keep_P = _keeps_probabilities(L, S, qb.shape[-1], vb.shape[-1])
+            P = xp.empty(batch + (L, S), dtype=qb.dtype) if keep_P else None
+            P3 = None if P is None else P.reshape(n_items, L, S)
+            ctx.fused = (np.array(chunks, dtype=np.int64), is_causal, gemm)
 
             def attend_items(lo, hi):
-                _attention_items(out, P, qb, kb, vb, spans, lo, hi, dt(scale), is_causal, dt(0), dt(1), *gemm)
+                _fused_forward(out, P3, qb, kb, vb, lo, hi, scale, ctx.fused, True)
 
             # every item is computed alike wherever the range is cut: the split may adapt (grain 1)
             for_blocks(n_items, attend_items, block, xp, blas=True, grain=1, cost_key=("attention", L, S, qb.shape[-1]))
             ctx.save(query=q, key=k, value=v, attn=P, mask=None)
             return _to_shape(out, out_batch + out.shape[-2:])
+
+        P = xp.empty(batch + (L, S), dtype=qb.dtype)
 
         def attend(lo, hi):  # items lo:hi, start to end on one core, while in cache
             for ix in indices(lo, hi):
@@ -174,23 +179,35 @@ class Attention(Function):
         # gv = P'^T g;  gP' = g v^T;  gP = gP' * keep/(1-p);  gS = P (gP - rowsum(gP P));
         # gq = gS k scale;  gk = gS^T q scale  (the scale is applied to the small L x E results)
         q, k, v, P, keep = ctx.saved_tensors
-        P = P.data
-        xp = xp_of(P)
+        P = None if P is None else P.data  # None: not kept (see _keeps_probabilities)
+        xp = xp_of(q.data)
         batch, _, (qb, kb, vb), shapes = _views(q.data, k.data, v.data, ctx.gqa, xp)
         g = g.data.reshape(batch + g.data.shape[-2:])
         keep = None if keep is None else keep.data
-        L, S = P.shape[-2:]
-        gq, gk, gv = _grads_like(q.data, k.data, v.data, batch, P.dtype, xp)
+        L, S = qb.shape[-2], kb.shape[-2]
+        gq, gk, gv = _grads_like(q.data, k.data, v.data, batch, qb.dtype, xp)
         scale, dscale = ctx.scale, ctx.dscale
         n_items, indices, block = _work_split(batch, L, S, xp)
         chunks = _causal_chunks(L, S, ctx.is_causal, xp)
-        compiled = cpu_kernels.use(P)
-        gemm = _fused_gemm(compiled and keep is None and ctx.gqa == 1 and len(batch) == 2, qb, kb, vb, g, gq, gk, gv)
-        if gemm is not None:  # the whole of each item in one compiled call (see _attention_items_backward)
-            spans, dt = np.array(chunks, dtype=np.int64), P.dtype.type
+        compiled = P is not None and cpu_kernels.use(P)
+        fused = ctx.__dict__.get("fused")
+        if fused is not None and _fused_gemm(True, g) is None:  # a gradient BLAS cannot read (sum's stride-0
+            g = np.ascontiguousarray(g)  # one, say): a copy, so that the fused forward's backward always takes it
+        use_fused = fused is not None and _fused_gemm(True, g, gq, gk, gv) is not None
+        if P is None and not use_fused:  # cannot happen: the gradients are laid out as q, k, v, which BLAS read
+            raise RuntimeError("scaled_dot_product_attention backward: the probabilities were not kept and "
+                               "cannot be made again here")
+        if use_fused:  # the whole of each item in one compiled call (see _attention_items_backward)
+            spans, _, (address, ilp64) = fused
+            dt = qb.dtype.type
+            P3 = None if P is None else P.reshape(n_items, L, S)
 
             def attend_grad_items(lo, hi):
-                _attention_items_backward(gq, gk, gv, g, P, qb, kb, vb, spans, lo, hi, dt(scale), dt(0), dt(1), *gemm)
+                # forward's probabilities of these items: kept, or made again exactly as the forward made
+                # them (`gq` stands in for the output, which is not written)
+                Pb, p0 = (P3, 0) if P3 is not None else _fused_forward(gq, None, qb, kb, vb, lo, hi, scale, fused, False)
+                _attention_items_backward(gq, gk, gv, g, Pb, p0, qb, kb, vb, spans, lo, hi, dt(scale), dt(0), dt(1),
+                                          address, ilp64)
 
             for_blocks(n_items, attend_grad_items, block, xp, blas=True, grain=1,
                        cost_key=("attention backward", L, S, qb.shape[-1]))
@@ -345,18 +362,38 @@ def _fused_gemm(ok, *arrays):
     return cpu_kernels.gemm_address(a0.dtype)
 
 
+def _keeps_probabilities(L, S, E, Ev):
+    """Whether the fused forward keeps P for backward. Only where P is no larger than q, k and v
+    together (short sequences: a baby GPT's 64 x 64 per head against 3 x 64 x 32); for longer ones the
+    backward makes P again (one more product per item) rather than hold an (L, S) array per head,
+    as PyTorch's flash attention does: at block 256 that is 100 MB a layer."""
+    return L * S <= L * E + S * E + S * Ev
+
+
+def _fused_forward(out, P3, q, k, v, lo, hi, scale, fused, with_output):
+    """Items lo:hi of the fused forward, into P3 (items, L, S); when P3 is None, into a new array for
+    these items alone. Returns (the probabilities' array, the item at its index 0)."""
+    spans, causal, (address, ilp64) = fused
+    p0 = 0
+    if P3 is None:
+        P3, p0 = np.empty((hi - lo,) + (q.shape[2], k.shape[2]), dtype=q.dtype), lo
+    dt = q.dtype.type
+    _attention_items(out, P3, p0, q, k, v, spans, lo, hi, dt(scale), causal, dt(0), dt(1), with_output, address, ilp64)
+    return P3, p0
+
+
 # The forward of one (batch, head) item after another, each start to end in one compiled call: two
 # BLAS products and the softmax between them, with no GIL to hand back and forth between threads.
 # Scores and exp only for the keys a row sees (causal), in row chunks (as _causal_chunks cuts them).
 @cpu_kernels.kernel
-def _attention_items(out, P, q, k, v, spans, lo, hi, scale, causal, zero, one, address, ilp64):
-    B, H, L, E = q.shape
+def _attention_items(out, P, p0, q, k, v, spans, lo, hi, scale, causal, zero, one, with_output, address, ilp64):
+    B, H, L, E = q.shape  # P: (items, L, S), item i's probabilities at P[i - p0]
     S, Ev = k.shape[2], v.shape[3]
     it = q.itemsize
     for item in range(lo, hi):
         b = item // H
         h = item - b * H
-        qi, ki, vi, Pi, oi = q[b, h], k[b, h], v[b, h], P[b, h], out[b, h]
+        qi, ki, vi, Pi, oi = q[b, h], k[b, h], v[b, h], P[item - p0], out[b, h]
         for c in range(spans.shape[0]):
             r0, r1, c1 = spans[c, 0], spans[c, 1], spans[c, 2]
             # P[r0:r1, :c1] = scale q[r0:r1] k[:c1]^T
@@ -379,15 +416,15 @@ def _attention_items(out, P, q, k, v, spans, lo, hi, scale, causal, zero, one, a
                     Pi[i, j] *= r
                 for j in range(end, S):
                     Pi[i, j] = zero
-            # out[r0:r1] = P[r0:r1, :c1] v[:c1]
-            cpu_kernels.gemm(address, ilp64, 111, 111, r1 - r0, Ev, c1, one, Pi[r0:], S, vi, vi.strides[0] // it,
-                             zero, oi[r0:], oi.strides[0] // it)
+            if with_output:  # out[r0:r1] = P[r0:r1, :c1] v[:c1]
+                cpu_kernels.gemm(address, ilp64, 111, 111, r1 - r0, Ev, c1, one, Pi[r0:], S, vi, vi.strides[0] // it,
+                                 zero, oi[r0:], oi.strides[0] // it)
 
 
 # The backward of one item after another, each in one compiled call (as _attention_items): five
 # BLAS products and the softmax's gradient, on the saved P (zero where a row sees no key).
 @cpu_kernels.kernel
-def _attention_items_backward(gq, gk, gv, g, P, q, k, v, spans, lo, hi, scale, zero, one, address, ilp64):
+def _attention_items_backward(gq, gk, gv, g, P, p0, q, k, v, spans, lo, hi, scale, zero, one, address, ilp64):
     B, H, L, E = q.shape
     S, Ev = k.shape[2], v.shape[3]
     it = q.itemsize
@@ -396,7 +433,7 @@ def _attention_items_backward(gq, gk, gv, g, P, q, k, v, spans, lo, hi, scale, z
     for item in range(lo, hi):
         b = item // H
         h = item - b * H
-        Pi, gi, qi, ki, vi = P[b, h], g[b, h], q[b, h], k[b, h], v[b, h]
+        Pi, gi, qi, ki, vi = P[item - p0], g[b, h], q[b, h], k[b, h], v[b, h]
         gqi, gki, gvi = gq[b, h], gk[b, h], gv[b, h]
         if not whole:  # key and value rows gather gradient from every chunk of queries after them
             gki[:, :] = zero

@@ -630,9 +630,42 @@ def test_long_causal_attention_in_chunks_vs_torch(torch, dtype, L):
     q, k, v = rand(1, 3, L, 8, dtype=dtype), rand(1, 3, L, 8, dtype=dtype), rand(1, 3, L, 4, dtype=dtype)
     compare(torch, lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
             lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v), dtype)
-    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    P = y.grad_fn._saved_attn.data
-    assert np.array_equal(P, np.tril(P)) and np.allclose(P.sum(-1), 1.0)  # the skipped keys hold exact zeros
+    # the skipped keys hold exact zeros in P, on the compiled path and on the numpy passes (P is kept
+    # where it is no larger than q, k and v: E = L / 3 here)
+    E = -(-L // 3)
+    q, k, v = (rand(1, 2, L, E, dtype=dtype) for _ in range(3))
+    for on in (True, False):
+        with cpu_kernels.enabled(on):
+            P = F.scaled_dot_product_attention(q, k, v, is_causal=True).grad_fn._saved_attn.data
+        assert np.array_equal(P, np.tril(P)) and np.allclose(P.sum(-1), 1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("L", [64, 256])
+def test_attention_probabilities_made_again_in_backward_are_the_same_bits(monkeypatch, dtype, L):
+    """Longer sequences do not keep P (an (L, S) array per head) for backward but make it again: the
+    output and the gradients must be exactly those of keeping it, for any upstream gradient layout."""
+    from nn._functional import attention
+
+    H, E = 3, 8
+    qkv = rand(2, L, 3 * H * E, dtype=dtype)
+    q, k, v = [a.view(2, L, H, E).transpose(1, 2) for a in qkv.split(H * E, dim=2)]
+    g = RNG.standard_normal((2, H, L, E)).astype(dtype)
+    results = {}
+    for keep in (True, False):
+        monkeypatch.setattr(attention, "_keeps_probabilities", lambda *shape, keep=keep: keep)
+        runs = []
+        for upstream in ("given", "sum"):  # a contiguous gradient, and sum's stride-0 one
+            qkv.grad = None
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            saved = y.grad_fn.saved_nbytes()
+            y.backward(minigrad.tensor(g)) if upstream == "given" else y.sum().backward()
+            runs.append((y.data.copy(), qkv.grad.data.copy()))
+        results[keep] = runs
+        if cpu_kernels.available():
+            assert saved == 3 * q.nbytes + (2 * H * L * L * q.itemsize if keep else 0)
+    for a, b in zip(results[True], results[False]):
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
 
 
 def test_long_causal_attention_gradcheck():
