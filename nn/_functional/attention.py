@@ -404,7 +404,11 @@ def _attention_items(out, P, p0, q, k, v, spans, lo, hi, scale, causal, zero, on
                 m = Pi[i, 0]
                 for j in range(end):
                     m = max(m, Pi[i, j])
-                if not np.isfinite(m):  # a row of -inf (or NaN): zeros (or NaN), as the numpy form
+                if m != m or m > zero and not np.isfinite(m):  # a NaN or +inf score: a row of NaN, as PyTorch's
+                    for j in range(end):
+                        Pi[i, j] = zero / zero
+                    m = zero
+                elif not np.isfinite(m):  # every score -inf: zeros, as the numpy form
                     m = zero
                 d = zero
                 for j in range(end):
@@ -421,7 +425,7 @@ def _attention_items(out, P, p0, q, k, v, spans, lo, hi, scale, causal, zero, on
                                  zero, oi[r0:], oi.strides[0] // it)
 
 
-# The backward of one item after another, each in one compiled call (as _attention_items): five
+# The backward of one item after another, each in one compiled call (as _attention_items): four
 # BLAS products and the softmax's gradient, on the saved P (zero where a row sees no key).
 @cpu_kernels.kernel
 def _attention_items_backward(gq, gk, gv, g, P, p0, q, k, v, spans, lo, hi, scale, zero, one, address, ilp64):

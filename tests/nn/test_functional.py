@@ -668,6 +668,20 @@ def test_attention_probabilities_made_again_in_backward_are_the_same_bits(monkey
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
 
 
+@pytest.mark.parametrize("value", [np.inf, -np.inf])
+def test_attention_infinite_scores_like_torch(torch, kernels, value):
+    # an infinite query or key entry: +inf scores give rows of NaN and -inf ones drop out, as in PyTorch
+    q, k, v = (RNG.standard_normal((2, 3, 8, 4)).astype(np.float32) for _ in range(3))
+    q[0, 1, 5, 2] = value
+    k[1, 2, 3, 0] = value
+    for causal in (True, False):
+        ours = F.scaled_dot_product_attention(*(minigrad.tensor(a) for a in (q, k, v)), is_causal=causal).data
+        theirs = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(a) for a in (q, k, v)),
+                                                                  is_causal=causal).numpy()
+        assert np.array_equal(np.isnan(ours), np.isnan(theirs)) and np.isnan(theirs).any()
+        np.testing.assert_allclose(ours[~np.isnan(ours)], theirs[~np.isnan(theirs)], rtol=1e-5, atol=1e-6)
+
+
 def test_long_causal_attention_gradcheck():
     q, k, v = (rand(1, 1, 128, 2, dtype=np.float64) for _ in range(3))
     assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v))
