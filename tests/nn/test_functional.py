@@ -675,7 +675,8 @@ def test_attention_infinite_scores_like_torch(torch, kernels, value):
     q[0, 1, 5, 2] = value
     k[1, 2, 3, 0] = value
     for causal in (True, False):
-        ours = F.scaled_dot_product_attention(*(minigrad.tensor(a) for a in (q, k, v)), is_causal=causal).data
+        with np.errstate(invalid="ignore"):  # inf - inf in the numpy passes: the NaN is the point
+            ours = F.scaled_dot_product_attention(*(minigrad.tensor(a) for a in (q, k, v)), is_causal=causal).data
         theirs = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(a) for a in (q, k, v)),
                                                                   is_causal=causal).numpy()
         assert np.array_equal(np.isnan(ours), np.isnan(theirs)) and np.isnan(theirs).any()
