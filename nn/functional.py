@@ -51,7 +51,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
     Shapes: input (*, *normalized_shape), weight and bias normalized_shape (or None) -> output like input.
     The variance is the biased one (divided by the number of normalised elements). One
-    `NativeLayerNormBackward0` node saving x_hat, 1/std per row and the weight.
+    `NativeLayerNormBackward0` node saving the input, its mean and 1/std per row, and the weight
+    (the GPU kernel keeps x_hat instead of the input and mean).
     """
     return _layer_norm(input, normalized_shape, weight, bias, eps)
 

@@ -1,10 +1,13 @@
 """scaled_dot_product_attention as one ScaledDotProductAttentionBackward0 node.
 
 It saves q, k, v (the input tensors themselves: no copies) and the attention probabilities P
-(plus the boolean dropout mask when dropout_p > 0). Forward and backward run over the leading
-batch dim in small groups, so the (L, S) score blocks of a group are made, masked, softmaxed and
-used while in cache, and the (L, S) gradient scratch is never as large as P. q, k, v may be
-strided views (heads split off a fused qkv projection): matmul reads them in place, no copies.
+(plus the boolean dropout mask when dropout_p > 0); on the CPU's fused path, P only where it is
+no larger than q, k and v (`_keeps_probabilities`), else backward makes it again. Forward and
+backward run over the leading batch dim in small groups, so the (L, S) score blocks of a group
+are made, masked, softmaxed and used while in cache, and the (L, S) gradient scratch is never as
+large as P. The common case (4-D, no mask but the causal one, no dropout, OpenBLAS) runs each
+(batch, head) item in one compiled call, BLAS products included (`_attention_items`). q, k, v may
+be strided views (heads split off a fused qkv projection): BLAS reads them in place, no copies.
 Broadcast batch dims and grouped-query attention (key/value heads shared by several query heads)
 are handled as broadcasting: a size-1 axis that the gradient is summed over.
 """
