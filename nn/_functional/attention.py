@@ -194,8 +194,10 @@ class Attention(Function):
         chunks = _causal_chunks(L, S, ctx.is_causal, xp)
         compiled = P is not None and cpu_kernels.use(P)
         fused = ctx.__dict__.get("fused")
-        if fused is not None and _fused_gemm(True, g) is None:  # a gradient BLAS cannot read (sum's stride-0
-            g = np.ascontiguousarray(g)  # one, say): a copy, so that the fused forward's backward always takes it
+        if fused is not None and (g.dtype != qb.dtype or _fused_gemm(True, g) is None):
+            # a gradient BLAS cannot read (sum's stride-0 one, say) or of another dtype: a copy in the
+            # output's dtype (as PyTorch casts it), so that the fused forward's backward always takes it
+            g = np.ascontiguousarray(g, dtype=qb.dtype)
         use_fused = fused is not None and _fused_gemm(True, g, gq, gk, gv) is not None
         if P is None and not use_fused:  # cannot happen: the gradients are laid out as q, k, v, which BLAS read
             raise RuntimeError("scaled_dot_product_attention backward: the probabilities were not kept and "

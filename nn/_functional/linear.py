@@ -83,7 +83,7 @@ class Embedding(Function):
     @once_differentiable
     def backward(ctx, g):  # gW[v] = sum of g at the positions where idx == v (padding row: 0)
         idx = ctx._saved_indices.data.reshape(-1)
-        g = g.data.reshape(idx.size, -1)
+        g = g.data.reshape(idx.size, g.data.shape[-1])  # (not -1: no ids at all is a (0, C) gradient)
         gw = scatter_add_rows(idx, g, ctx.num_weights)
         if ctx.padding_idx is not None:
             gw[ctx.padding_idx] = 0

@@ -156,8 +156,9 @@ class LayerNorm(Function):
         gx = None if gx_full is None else gx_full.reshape(N, D)
         inv_d = 1.0 / D
         if cpu_kernels.use(g2) and cpu_kernels.use(x2):
-            none, dt = x2[:0, 0], g2.dtype.type
-            gx_, w_ = none if gx is None else gx, none if wd is None else wd
+            dt = g2.dtype.type
+            # stand-ins of the right dimensions for what is not there: no gx (2-D), no weight (1-D)
+            gx_, w_ = x2[:0] if gx is None else gx, x2[:0, 0] if wd is None else wd
 
             def rows(lo, hi, sums):  # sums (2, D): this block's column sums for gw and gb, added to
                 _layer_norm_rows_backward(gx_[lo:hi], sums[0], sums[1], g2[lo:hi], x2[lo:hi], mean[lo:hi],
@@ -195,8 +196,14 @@ class LayerNorm(Function):
             sums = xp.zeros((2, D), dtype=g2.dtype)
             rows(0, N, sums)
         else:  # each block's own sums, added up in block order after: the same bits on any thread count
-            partial = xp.zeros((-(-N // block), 2, D), dtype=g2.dtype)
-            for_blocks(N, lambda lo, hi: rows(lo, hi, partial[lo // block]), block, xp)
+            n_blocks = -(-N // block)
+            partial = xp.zeros((n_blocks, 2, D), dtype=g2.dtype)
+
+            def blocks(i0, i1):  # blocks i0:i1, whole: a thread's range is cut between blocks, never in one
+                for i in range(i0, i1):
+                    rows(i * block, min(N, (i + 1) * block), partial[i])
+
+            for_blocks(n_blocks, blocks, 1, xp)
             sums = partial[0]
             for p in partial[1:]:
                 sums += p

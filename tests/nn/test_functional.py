@@ -158,6 +158,14 @@ def test_scatter_add_rows_every_path(kernels, n, dtype):
         np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
 
 
+def test_embedding_of_no_ids(kernels):
+    w = rand(5, 3, dtype=np.float32)
+    y = F.embedding(minigrad.tensor(np.zeros((2, 0), dtype=np.int64)), w)
+    assert y.shape == (2, 0, 3)
+    y.sum().backward()
+    assert w.grad.shape == (5, 3) and not w.grad.data.any()
+
+
 def test_embedding_padding_row_gets_no_gradient_and_errors():
     w = rand(6, 3)
     F.embedding(minigrad.tensor([0, 1, 0, 2]), w, padding_idx=0).sum().backward()
@@ -199,6 +207,31 @@ def test_layer_norm_saves_input_mean_rstd_weight_and_errors():
     np.testing.assert_allclose(node._saved_rstd.data[:, 0], 1 / np.sqrt(x.data.var(axis=1) + 1e-5), rtol=1e-5)
     with pytest.raises(RuntimeError, match="normalized_shape"):
         F.layer_norm(x, (4,))
+
+
+def test_layer_norm_parameter_gradients_are_the_same_bits_on_any_thread_count(monkeypatch):
+    # rows in 3 blocks of 341 (D = 768): two threads cut the range mid-block; each block's column sums
+    # must still be its own (no two threads adding into one), summed in block order
+    D = 768
+    x = rand(3 * 341, D, dtype=np.float32)
+    w, b = rand(D, dtype=np.float32), rand(D, dtype=np.float32)
+    g = minigrad.tensor(RNG.standard_normal((3 * 341, D)).astype(np.float32))
+    seen = {}
+    for threads in ("1", "2", "2", "2", "2", "2"):
+        monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
+        w.grad = b.grad = x.grad = None
+        F.layer_norm(x, (D,), w, b).backward(g)
+        seen.setdefault(w.grad.data.tobytes() + b.grad.data.tobytes() + x.grad.data.tobytes(), threads)
+    assert len(seen) == 1
+    np.testing.assert_allclose(b.grad.data, g.data.astype(np.float64).sum(0), rtol=1e-4, atol=1e-3)
+
+
+def test_layer_norm_gradient_of_the_parameters_only(torch, kernels):
+    # an input that needs no gradient, a weight and bias that do (a frozen feature extractor's output)
+    x = rand(5, 7, dtype=np.float32, grad=False)
+    w, b = rand(7, dtype=np.float32), rand(7, dtype=np.float32)
+    compare(torch, lambda w, b: F.layer_norm(x, (7,), w, b), lambda w, b: torch.nn.functional.layer_norm(
+        T(torch, x), (7,), w, b), (w, b), np.float32)
 
 
 def test_layer_norm_input_modified_in_place_is_caught(torch):
@@ -681,6 +714,21 @@ def test_attention_infinite_scores_like_torch(torch, kernels, value):
                                                                   is_causal=causal).numpy()
         assert np.array_equal(np.isnan(ours), np.isnan(theirs)) and np.isnan(theirs).any()
         np.testing.assert_allclose(ours[~np.isnan(ours)], theirs[~np.isnan(theirs)], rtol=1e-5, atol=1e-6)
+
+
+def test_attention_gradient_of_another_dtype_is_cast(torch):
+    # a float64 upstream gradient for a float32 output (PyTorch casts it): the same gradients as
+    # handing it in float32, whether P was kept (L = 16) or is made again in backward (L = 64)
+    for L in (16, 64):
+        qkv = rand(2, L, 3 * 2 * 8, dtype=np.float32)
+        q, k, v = [a.view(2, L, 2, 8).transpose(1, 2) for a in qkv.split(16, dim=2)]
+        g64 = RNG.standard_normal((2, 2, L, 8))
+        grads = []
+        for g in (g64, g64.astype(np.float32)):
+            qkv.grad = None
+            F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(minigrad.tensor(g))
+            grads.append(qkv.grad.data.copy())
+        assert grads[0].dtype == np.float32 and np.array_equal(grads[0], grads[1])
 
 
 def test_long_causal_attention_gradcheck():
