@@ -93,8 +93,12 @@ def gemm_address(dtype):
                 if fn is not None:
                     found = (ctypes.cast(fn, ctypes.c_void_p).value, ilp64)
                     break
+        if found is not None and not (available() and _gemm_works(dtype, *found)):
+            found = None  # e.g. a 64-bit-integer build under a plain name: the numpy passes run instead
         _gemm_addresses[dtype] = found
     return _gemm_addresses[dtype]
+
+
 
 
 def _define_helpers(numba):
@@ -206,3 +210,20 @@ class kernel:
                         self._compiled = _numba.njit(**dict(_OPTIONS, cache=False))(self.py_func)
             c = self._compiled
         return c(*args)
+
+
+@kernel
+def _gemm_product(C, A, B, address, ilp64):  # C = A B^T through `gemm`
+    it = A.itemsize
+    gemm(address, ilp64, 111, 112, C.shape[0], C.shape[1], A.shape[1], 1.0, A, A.strides[0] // it, B,
+         B.strides[0] // it, 0.0, C, C.strides[0] // it)
+
+
+def _gemm_works(dtype, address, ilp64):
+    """One small product with leading dimensions larger than the rows, against numpy's, before the
+    symbol is trusted: the integer width is read from its name, which a build may not follow."""
+    A = np.arange(21, dtype=dtype).reshape(3, 7)[:, 1:6]
+    B = np.arange(20, dtype=dtype).reshape(4, 5)[:, ::-1].copy()
+    C = np.full((3, 6), -7.0, dtype=dtype)
+    _gemm_product(C[:, :4], A, B, address, ilp64)
+    return bool(np.array_equal(C[:, :4], A @ B.T) and np.all(C[:, 4:] == -7.0))

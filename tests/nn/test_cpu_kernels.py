@@ -133,3 +133,27 @@ def test_exp_nonpositive_accuracy_and_special_values():
         if dtype == np.float32:
             assert np.all(out[xs < -87.0] == 0.0)
         assert out[-2] == 0.0 and np.isnan(out[-1]) and out[-8] == 1.0  # exp(-inf) = 0, NaN stays NaN, exp(-0) = 1
+
+
+def test_a_gemm_that_fails_its_check_is_not_used(monkeypatch):
+    # the symbol's integer width is read from its name; a product that does not match numpy's at first
+    # use turns the fused attention off (the numpy passes run, with the same results)
+    pytest.importorskip("numba")
+    if cpu_kernels.gemm_address(np.float32) is None:
+        pytest.skip("numpy is not built on OpenBLAS here")
+    address, ilp64 = cpu_kernels.gemm_address(np.float32)
+    assert cpu_kernels._gemm_works(np.float32, address, ilp64) and cpu_kernels._gemm_works(np.float64,
+                                                                                           *cpu_kernels.gemm_address(np.float64))
+    x = minigrad.tensor(np.random.default_rng(1).standard_normal((2, 3, 16, 8)).astype(np.float32), requires_grad=True)
+    want = F.scaled_dot_product_attention(x, x, x, is_causal=True)
+    assert want.grad_fn.__dict__.get("fused") is not None  # the fused path ran
+    monkeypatch.setattr(cpu_kernels, "_gemm_addresses", {})
+    monkeypatch.setattr(cpu_kernels, "_gemm_works", lambda *args: False)
+    assert cpu_kernels.gemm_address(np.float32) is None
+
+    def never(*args):
+        raise AssertionError("the fused attention ran with an untrusted gemm")
+
+    monkeypatch.setattr(attention, "_attention_items", never)
+    got = F.scaled_dot_product_attention(x, x, x, is_causal=True)
+    np.testing.assert_allclose(got.data, want.data, rtol=1e-5, atol=1e-6)
