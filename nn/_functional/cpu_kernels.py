@@ -26,12 +26,17 @@ Division never raises (numpy's error model: 0/0 is NaN, as in the numpy passes).
 Two helpers kernels may call, defined once numba imports:
 - `gemm(address, ilp64, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)`: OpenBLAS's
   row-major cblas_?gemm through the address `gemm_address(dtype)` gives, on arrays A, B, C of one
-  dtype (from their first element, with the leading dimensions given). A kernel can then run a whole sequence of small products and loops in one call
-  without the GIL (numpy's matmul takes it back after each product, and every hand-back between two
-  threads costs a sleeping thread's wake).
+  dtype (from their first element, with the leading dimensions given). A kernel can then run a
+  whole sequence of small products and loops in one call without the GIL (numpy's matmul takes it
+  back after each product, and every hand-back between two threads costs a sleeping thread's wake).
 - `exp_nonpositive(x)`: exp(x) for x <= 0 (a softmax's shifted scores) that LLVM vectorizes: numba's
   own exp is a scalar call per element. float32: a degree-6 polynomial on a reduced argument (as
-  Cephes' expf; relative error under 4e-7, about 3 ulp; numpy's is ~1), 0 below -87 (where float32's exp is denormal); float64: exp.
+  Cephes' expf; relative error under 4e-7, about 3 ulp; numpy's is ~1), 0 below -87 (where
+  float32's exp is denormal); float64: exp.
+
+numba's disk cache is keyed on each kernel's own source file: after editing `gemm` or
+`exp_nonpositive` here, delete the cached kernels of the files that call them (the *.nbi / *.nbc
+files in their __pycache__), or those kernels keep the old code.
 """
 import ctypes
 import threading
