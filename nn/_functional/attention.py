@@ -114,6 +114,25 @@ class Attention(Function):
                   and qd.shape[:-2] == kd.shape[:-2] == vd.shape[:-2] == batch  # nothing broadcast
                   and qd.strides[-1] == qd.itemsize)
         out = _empty_in_order_of(qd, out_shape, qb.dtype) if like_q else xp.empty(out_shape, qb.dtype)
+        n_items, indices, block = _work_split(batch, L, S, xp)
+        chunks = _causal_chunks(L, S, is_causal, xp)
+        gemm = _fused_gemm(cpu_kernels.use(qb) and mask is None and not dropout_p and gqa == 1 and len(batch) == 2,
+                           qb, kb, vb, out)
+        if gemm is not None:  # the whole of each item in one compiled call (see _attention_items)
+            P = xp.empty(batch + (L, S), dtype=qb.dtype) if _keeps_probabilities(L, S, qb.shape[-1],
+                                                                                  vb.shape[-1]) else None
+            P3 = None if P is None else P.reshape(n_items, L, S)
+            ctx.gemm = gemm  # backward takes the same path (and makes P again when it was not kept)
+            spans = np.array(chunks, dtype=np.int64)
+
+            def attend_items(lo, hi):
+                _fused_forward(out, P3, qb, kb, vb, lo, hi, scale, spans, is_causal, gemm, True)
+
+            # every item is computed alike wherever the range is cut: the split may adapt (grain 1)
+            for_blocks(n_items, attend_items, block, xp, blas=True, grain=1, cost_key=("attention", L, S, qb.shape[-1]))
+            ctx.save(query=q, key=k, value=v, attn=P, mask=None)
+            return _to_shape(out, out_batch + out.shape[-2:])
+
         neg, add = _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp)
         masked = neg is not None or add is not None
         keep = keep_mask(xp, batch + (L, S), dropout_p) if dropout_p else None
@@ -132,24 +151,6 @@ class Attention(Function):
             elif neg is not None:
                 xp.copyto(s, _NEG_INF, where=neg[rows, cols] if neg.ndim == 2 else neg[ix][..., rows, cols])
             _softmax_(s, xp, masked)
-
-        n_items, indices, block = _work_split(batch, L, S, xp)
-        chunks = _causal_chunks(L, S, is_causal, xp)
-        gemm = _fused_gemm(compiled and mask is None and not dropout_p and gqa == 1 and len(batch) == 2,
-                           qb, kb, vb, out)
-        if gemm is not None:  # the whole of each item in one compiled call (see _attention_items)
-            keep_P = _keeps_probabilities(L, S, qb.shape[-1], vb.shape[-1])
-            P = xp.empty(batch + (L, S), dtype=qb.dtype) if keep_P else None
-            P3 = None if P is None else P.reshape(n_items, L, S)
-            ctx.fused = (np.array(chunks, dtype=np.int64), is_causal, gemm)
-
-            def attend_items(lo, hi):
-                _fused_forward(out, P3, qb, kb, vb, lo, hi, scale, ctx.fused, True)
-
-            # every item is computed alike wherever the range is cut: the split may adapt (grain 1)
-            for_blocks(n_items, attend_items, block, xp, blas=True, grain=1, cost_key=("attention", L, S, qb.shape[-1]))
-            ctx.save(query=q, key=k, value=v, attn=P, mask=None)
-            return _to_shape(out, out_batch + out.shape[-2:])
 
         P = xp.empty(batch + (L, S), dtype=qb.dtype)
 
@@ -193,7 +194,7 @@ class Attention(Function):
         n_items, indices, block = _work_split(batch, L, S, xp)
         chunks = _causal_chunks(L, S, ctx.is_causal, xp)
         compiled = P is not None and cpu_kernels.use(P)
-        fused = ctx.__dict__.get("fused")
+        fused = ctx.__dict__.get("gemm")  # set by the forward's fused path
         if fused is not None and (g.dtype != qb.dtype or _fused_gemm(True, g) is None):
             # a gradient BLAS cannot read (sum's stride-0 one, say) or of another dtype: a copy in the
             # output's dtype (as PyTorch casts it), so that the fused forward's backward always takes it
@@ -203,16 +204,16 @@ class Attention(Function):
             raise RuntimeError("scaled_dot_product_attention backward: the probabilities were not kept and "
                                "cannot be made again here")
         if use_fused:  # the whole of each item in one compiled call (see _attention_items_backward)
-            spans, _, (address, ilp64) = fused
-            dt = qb.dtype.type
+            spans, dt = np.array(chunks, dtype=np.int64), qb.dtype.type
             P3 = None if P is None else P.reshape(n_items, L, S)
 
             def attend_grad_items(lo, hi):
                 # forward's probabilities of these items: kept, or made again exactly as the forward made
                 # them (`gq` stands in for the output, which is not written)
-                Pb, p0 = (P3, 0) if P3 is not None else _fused_forward(gq, None, qb, kb, vb, lo, hi, scale, fused, False)
+                Pb, p0 = (P3, 0) if P3 is not None else _fused_forward(gq, None, qb, kb, vb, lo, hi, scale, spans,
+                                                                       ctx.is_causal, fused, False)
                 _attention_items_backward(gq, gk, gv, g, Pb, p0, qb, kb, vb, spans, lo, hi, dt(scale), dt(0), dt(1),
-                                          address, ilp64)
+                                          *fused)
 
             for_blocks(n_items, attend_grad_items, block, xp, blas=True, grain=1,
                        cost_key=("attention backward", L, S, qb.shape[-1]))
@@ -375,10 +376,10 @@ def _keeps_probabilities(L, S, E, Ev):
     return L * S <= L * E + S * E + S * Ev
 
 
-def _fused_forward(out, P3, q, k, v, lo, hi, scale, fused, with_output):
+def _fused_forward(out, P3, q, k, v, lo, hi, scale, spans, causal, gemm, with_output):
     """Items lo:hi of the fused forward, into P3 (items, L, S); when P3 is None, into a new array for
     these items alone. Returns (the probabilities' array, the item at its index 0)."""
-    spans, causal, (address, ilp64) = fused
+    address, ilp64 = gemm
     p0 = 0
     if P3 is None:
         P3, p0 = np.empty((hi - lo,) + (q.shape[2], k.shape[2]), dtype=q.dtype), lo

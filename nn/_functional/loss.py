@@ -27,15 +27,9 @@ def _shift_rows(D, mx, x):  # mx_i = max_c x_ic;  D_ic = x_ic - mx_i
 
 
 @cpu_kernels.kernel
-def _cross_entropy_finish(D, loss, x, mx, t, w, ignore_index, ls, inv, need_grad):  # D holds exp(x - mx)
-    M, C = x.shape
-    zero = ls - ls
-    one = zero + 1
-    W = zero + C
-    if w.size:
-        W = zero
-        for c in range(C):
-            W += w[c]
+def _cross_entropy_finish(D, loss, x, mx, t, w, ignore_index, ls, vs, W, inv, one, need_grad):  # D holds exp(x - mx)
+    M, C = x.shape  # vs = ls / C;  W = sum_c w_c (C without weights)
+    zero = one - one
     for i in range(M):
         ti = t[i]
         if ti != ignore_index and (ti < 0 or ti >= C):  # cross_entropy checks first: never read outside a row
@@ -47,7 +41,6 @@ def _cross_entropy_finish(D, loss, x, mx, t, w, ignore_index, ls, inv, need_grad
                     D[i, c] = zero
             continue
         hit = (w[ti] if w.size else one) * (one - ls)  # (1 - ls) w[t_i]
-        vs = ls / C
         s = zero
         for c in range(C):
             s += D[i, c]
@@ -95,8 +88,9 @@ class CrossEntropy(Function):
         M, C = x2.shape
         need_grad = ctx.needs_input_grad[0]
         wd = None if weight is None else weight.data
+        compiled = cpu_kernels.use(x2)
         valid = t != ignore_index
-        t_safe = xp.where(valid, t, 0) if wd is not None or not cpu_kernels.use(x2) else None
+        t_safe = xp.where(valid, t, 0) if wd is not None or not compiled else None
         denom = 1.0
         if reduction == "mean":  # sum_i valid_i w[t_i]
             denom = float(xp.count_nonzero(valid)) if wd is None else float((valid * wd[t_safe]).sum())
@@ -104,24 +98,21 @@ class CrossEntropy(Function):
         # loss of gradient 1 (loss.backward()) then hands D on as it is, with no pass over the logits
         inv = 1.0 / denom if denom else 0.0
         D = xp.empty_like(x2)
-        if cpu_kernels.use(x2):
+        if compiled:
             loss, mx = np.empty(M, dtype=xd.dtype), np.empty(M, dtype=xd.dtype)
             dt = xd.dtype.type
             w_ = x2[:0, 0] if wd is None else wd.astype(xd.dtype, copy=False)
+            W = dt(C if wd is None else w_.sum())
 
             def block(lo, hi):
                 db = D[lo:hi]
                 _shift_rows(db, mx[lo:hi], x2[lo:hi])
                 np.exp(db, out=db)
                 _cross_entropy_finish(db, loss[lo:hi], x2[lo:hi], mx[lo:hi], t[lo:hi], w_, ignore_index, dt(ls),
-                                      dt(inv), need_grad)
+                                      dt(ls / C), W, dt(inv), dt(1), need_grad)
         else:
             loss, block = _cross_entropy_passes(D, x2, t_safe, valid, wd, ls, inv, need_grad)
-        n_block = rows_per_block(C)
-        if M <= n_block:
-            block(0, M)
-        else:
-            for_blocks(M, block, n_block, xp)
+        for_blocks(M, block, rows_per_block(C), xp)
         if reduction == "mean":
             out = xp.asarray(loss.sum() / denom if denom else float("nan"), dtype=xd.dtype)
         elif reduction == "sum":

@@ -106,11 +106,7 @@ def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps); 
             if bd is not None:
                 ob += bd
 
-    block = rows_per_block(D)
-    if N <= block:  # one block (every baby-sized batch): no loop machinery
-        rows(0, N)
-    else:
-        for_blocks(N, rows, block, xp)
+    for_blocks(N, rows, rows_per_block(D), xp)
     return out_full, mean, rstd
 
 
@@ -180,8 +176,8 @@ class LayerNorm(Function):
                     c1 = row_sum(gb_, xp)  # sum(g w)
                     t[...] = gb_
                 else:
-                    c2 = _row_dot(t, wd, xp)
-                    c1 = _row_dot(gb_, wd, xp)
+                    c2 = row_dot(t, wd, xp)  # sum(g w x_hat)
+                    c1 = row_dot(gb_, wd, xp)  # sum(g w)
                     xp.multiply(gb_, wd, out=t)  # g w
                 c1 *= inv_d
                 c2 *= -inv_d
@@ -191,31 +187,24 @@ class LayerNorm(Function):
                 o -= c1
                 o *= rstd[lo:hi]
 
+        # each block's own sums, added up in block order after: the same bits on any thread count
         block = rows_per_block(D)
-        if N <= block:  # one block: its sums are the result
-            sums = xp.zeros((2, D), dtype=g2.dtype)
-            rows(0, N, sums)
-        else:  # each block's own sums, added up in block order after: the same bits on any thread count
-            n_blocks = -(-N // block)
-            partial = xp.zeros((n_blocks, 2, D), dtype=g2.dtype)
+        partial = xp.zeros((max(1, -(-N // block)), 2, D), dtype=g2.dtype)
 
-            def blocks(i0, i1):  # blocks i0:i1, whole: a thread's range is cut between blocks, never in one
-                for i in range(i0, i1):
-                    rows(i * block, min(N, (i + 1) * block), partial[i])
+        def blocks(i0, i1):  # blocks i0:i1, whole: a thread's range is cut between blocks, never in one
+            for i in range(i0, i1):
+                rows(i * block, min(N, (i + 1) * block), partial[i])
 
-            for_blocks(n_blocks, blocks, 1, xp)
-            sums = partial[0]
-            for p in partial[1:]:
-                sums += p
+        for_blocks(len(partial), blocks, 1, xp)
+        sums = partial[0]
+        for p in partial[1:]:
+            sums += p
         gw = (sums[0] if sums[0].shape == w_shape else sums[0].reshape(w_shape)) if need_w else None
         gb = (sums[1] if sums[1].shape == b_shape else sums[1].reshape(b_shape)) if need_b else None
         return (None if gx_full is None else Tensor(gx_full), None if gw is None else Tensor(gw),
                 None if gb is None else Tensor(gb), None, None)
 
 
-def _row_dot(a, w, xp):
-    """a @ w as a column (rows, 1); einsum on numpy: no BLAS call inside the block threads."""
-    return (np.einsum("ij,j->i", a, w) if xp is np else xp.matmul(a, w))[:, None]
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     check_tensor(input, "input", "layer_norm")
     if isinstance(normalized_shape, (int, np.integer)):
