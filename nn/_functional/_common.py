@@ -87,11 +87,12 @@ def rows_per_block(row_len):
 
 def blockwise(kernel, n_scratch, out, *arrays):
     """Run `kernel(out_b, *arrays_b, *scratch_b)` over flat blocks of `out` and the same-sized `arrays`
-    (Python scalars among them are passed as they are), on all cores (numpy), or once over the whole
-    arrays (cupy). Returns `out`."""
+    (scalars among them, Python's or numpy's, are passed as they are), on all cores (numpy), or once
+    over the whole arrays (cupy). Returns `out`."""
     xp = xp_of(out)
     flat_out = out.reshape(-1)
-    flat = [xp.ascontiguousarray(a).reshape(-1) if hasattr(a, "shape") else a for a in arrays]
+    is_array = [hasattr(a, "shape") and not isinstance(a, np.generic) for a in arrays]
+    flat = [xp.ascontiguousarray(a).reshape(-1) if arr else a for a, arr in zip(arrays, is_array)]
     if xp is not np:
         kernel(flat_out, *flat, *(xp.empty(flat_out.size, out.dtype) for _ in range(n_scratch)))
         return out
@@ -102,7 +103,7 @@ def blockwise(kernel, n_scratch, out, *arrays):
         return out
 
     def run(lo, hi):
-        kernel(flat_out[lo:hi], *(a[lo:hi] if hasattr(a, "shape") else a for a in flat),
+        kernel(flat_out[lo:hi], *(a[lo:hi] if arr else a for a, arr in zip(flat, is_array)),
                *(scratch(i, hi - lo, dt) for i in range(n_scratch)))
 
     # elementwise: any cut gives the same values; 256 elements keeps every cut where a vectorized

@@ -82,25 +82,12 @@ def _gelu_fwd_compiled(out, x):  # float32 blocks: out = x max(1/2 + c P(c^2) / 
 
 
 @cpu_kernels.kernel
-def _times_square(out, x, c):  # out = c x^2
-    for i in range(x.size):
-        out[i] = c * x[i] * x[i]
-
-
-@cpu_kernels.kernel
-def _gelu_bwd_tail(out, x, y, g, e, half, inv_sqrt_2pi):  # out = g (Phi(x) + x phi(x)), Phi = y / x (1/2 at 0), phi = e / sqrt(2 pi)
-    for i in range(x.size):
+def _gelu_bwd_compiled(out, x, y, g, half, minus_half, inv_sqrt_2pi):  # out = g (Phi(x) + x phi(x)), Phi = y / x (1/2 at 0)
+    for i in range(x.size):  # one pass: exp_nonpositive vectorizes where numba's exp is a scalar call
         v = x[i]
         Phi = y[i] / v
         Phi = half if v == 0.0 else Phi
-        out[i] = g[i] * (Phi + v * e[i] * inv_sqrt_2pi)
-
-
-def _gelu_bwd_compiled(o, x, y, g, s1):  # numpy's exp is vectorized (a compiled one is not): prepare, exp, finish
-    dt = x.dtype.type  # constants in the input's precision: float64 ones would turn float32 loops into float64 ones
-    _times_square(s1, x, dt(-0.5))
-    np.exp(s1, out=s1)
-    _gelu_bwd_tail(o, x, y, g, s1, dt(0.5), dt(INV_SQRT_2PI))
+        out[i] = g[i] * (Phi + v * cpu_kernels.exp_nonpositive(minus_half * v * v) * inv_sqrt_2pi)
 
 
 def _gelu_bwd_from_out(o, x, y, g, s1):  # gelu'(x) = Phi(x) + x phi(x), with Phi(x) = y / x from the output
@@ -187,7 +174,8 @@ class Gelu(Function):
         if ctx.approximate == "tanh":
             blockwise(_gelu_tanh_bwd, 2, gx, xd, g.data)
         elif cpu_kernels.use(xd) and cpu_kernels.use(g.data):
-            blockwise(_gelu_bwd_compiled, 1, gx, xd, ctx._saved_result.data, g.data)
+            dt = xd.dtype.type  # constants in the input's precision: float64 ones would make the loop float64
+            blockwise(_gelu_bwd_compiled, 0, gx, xd, ctx._saved_result.data, g.data, dt(0.5), dt(-0.5), dt(INV_SQRT_2PI))
         else:
             blockwise(_gelu_bwd_from_out, 1, gx, xd, ctx._saved_result.data, g.data)
         return Tensor(gx), None
