@@ -85,10 +85,12 @@ def rows_per_block(row_len):
     return max(1, BLOCK // max(1, row_len))
 
 
-def blockwise(kernel, n_scratch, out, *arrays):
+def blockwise(kernel, n_scratch, out, *arrays, team=None):
     """Run `kernel(out_b, *arrays_b, *scratch_b)` over flat blocks of `out` and the same-sized `arrays`
     (scalars among them, Python's or numpy's, are passed as they are), on all cores (numpy), or once
-    over the whole arrays (cupy). Returns `out`."""
+    over the whole arrays (cupy). `team`: the same work as one compiled kernel that shares it out over
+    the kernels' thread team (cpu_kernels), given the number of threads as its last argument, run
+    instead where the team is. Returns `out`."""
     xp = xp_of(out)
     flat_out = out.reshape(-1)
     is_array = [hasattr(a, "shape") and not isinstance(a, np.generic) for a in arrays]
@@ -98,6 +100,9 @@ def blockwise(kernel, n_scratch, out, *arrays):
         return out
     dt = out.dtype
     n = flat_out.size
+    if team is not None and team.on_team():
+        team(flat_out, *flat, team.threads())
+        return out
     if n <= BLOCK:  # one block (a generated token's activations): no loop machinery
         kernel(flat_out, *flat, *(scratch(i, n, dt) for i in range(n_scratch)))
         return out

@@ -66,7 +66,7 @@ _GELU_CLIP32 = np.float32(_GELU_CLIP)
 
 
 @cpu_kernels.kernel
-def _gelu_fwd_compiled(out, x):  # float32 blocks: out = x max(1/2 + c P(c^2) / Q(c^2), 0)
+def _gelu_fwd_compiled(out, x):  # float32: out = x max(1/2 + c P(c^2) / Q(c^2), 0)
     zero, half = np.float32(0.0), np.float32(0.5)
     for i in range(x.size):
         v = x[i]
@@ -88,6 +88,21 @@ def _gelu_bwd_compiled(out, x, y, g, half, minus_half, inv_sqrt_2pi):  # out = g
         Phi = y[i] / v
         Phi = half if v == 0.0 else Phi
         out[i] = g[i] * (Phi + v * cpu_kernels.exp_nonpositive(minus_half * v * v) * inv_sqrt_2pi)
+
+
+# The same two on the kernels' thread team (cpu_kernels): each thread runs the loop above on its share.
+@cpu_kernels.kernel(parallel=True)
+def _gelu_fwd_team(out, x, parts):
+    for p in cpu_kernels.prange(parts):
+        lo, hi = cpu_kernels.share(x.size, p, parts)
+        _gelu_fwd_compiled(out[lo:hi], x[lo:hi])
+
+
+@cpu_kernels.kernel(parallel=True)
+def _gelu_bwd_team(out, x, y, g, half, minus_half, inv_sqrt_2pi, parts):
+    for p in cpu_kernels.prange(parts):
+        lo, hi = cpu_kernels.share(x.size, p, parts)
+        _gelu_bwd_compiled(out[lo:hi], x[lo:hi], y[lo:hi], g[lo:hi], half, minus_half, inv_sqrt_2pi)
 
 
 def _gelu_bwd_from_out(o, x, y, g, s1):  # gelu'(x) = Phi(x) + x phi(x), with Phi(x) = y / x from the output
@@ -146,7 +161,7 @@ def gelu_arrays(x, approximate="none"):
     if approximate == "tanh":
         return blockwise(_gelu_tanh_fwd, 1, out, x)
     if x.dtype == np.float32 and cpu_kernels.use(x):
-        return blockwise(_gelu_fwd_compiled, 0, out, x)
+        return blockwise(_gelu_fwd_compiled, 0, out, x, team=_gelu_fwd_team)
     return blockwise(_gelu_fwd, 2, out, x)
 
 
@@ -175,7 +190,8 @@ class Gelu(Function):
             blockwise(_gelu_tanh_bwd, 2, gx, xd, g.data)
         elif cpu_kernels.use(xd) and cpu_kernels.use(g.data):
             dt = xd.dtype.type  # constants in the input's precision: float64 ones would make the loop float64
-            blockwise(_gelu_bwd_compiled, 0, gx, xd, ctx._saved_result.data, g.data, dt(0.5), dt(-0.5), dt(INV_SQRT_2PI))
+            blockwise(_gelu_bwd_compiled, 0, gx, xd, ctx._saved_result.data, g.data, dt(0.5), dt(-0.5),
+                      dt(INV_SQRT_2PI), team=_gelu_bwd_team)
         else:
             blockwise(_gelu_bwd_from_out, 1, gx, xd, ctx._saved_result.data, g.data)
         return Tensor(gx), None

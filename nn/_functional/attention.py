@@ -121,15 +121,10 @@ class Attention(Function):
         if gemm is not None:  # the whole of each item in one compiled call (see _attention_items)
             P = xp.empty(batch + (L, S), dtype=qb.dtype) if _keeps_probabilities(L, S, qb.shape[-1],
                                                                                   vb.shape[-1]) else None
-            P3 = None if P is None else P.reshape(n_items, L, S)
+            P3 = np.empty((0, L, S), qb.dtype) if P is None else P.reshape(n_items, L, S)  # empty: a scratch per item
             ctx.gemm = gemm  # backward takes the same path (and makes P again when it was not kept)
             spans = np.array(chunks, dtype=np.int64)
-
-            def attend_items(lo, hi):
-                _fused_forward(out, P3, qb, kb, vb, lo, hi, scale, spans, is_causal, gemm, True)
-
-            # every item is computed alike wherever the range is cut: the split may adapt (grain 1)
-            for_blocks(n_items, attend_items, block, xp, blas=True, grain=1, cost_key=("attention", L, S, qb.shape[-1]))
+            _fused_forward(out, P3, 0, qb, kb, vb, 0, n_items, scale, spans, is_causal, gemm, True)
             ctx.save(query=q, key=k, value=v, attn=P, mask=None)
             return _to_shape(out, out_batch + out.shape[-2:])
 
@@ -205,18 +200,18 @@ class Attention(Function):
                                "cannot be made again here")
         if use_fused:  # the whole of each item in one compiled call (see _attention_items_backward)
             spans, dt = np.array(chunks, dtype=np.int64), qb.dtype.type
-            P3 = None if P is None else P.reshape(n_items, L, S)
-
-            def attend_grad_items(lo, hi):
-                # forward's probabilities of these items: kept, or made again exactly as the forward made
-                # them (`gq` stands in for the output, which is not written)
-                Pb, p0 = (P3, 0) if P3 is not None else _fused_forward(gq, None, qb, kb, vb, lo, hi, scale, spans,
-                                                                       ctx.is_causal, fused, False)
-                _attention_items_backward(gq, gk, gv, g, Pb, p0, qb, kb, vb, spans, lo, hi, dt(scale), dt(0), dt(1),
-                                          *fused)
-
-            for_blocks(n_items, attend_grad_items, block, xp, blas=True, grain=1,
-                       cost_key=("attention backward", L, S, qb.shape[-1]))
+            # forward's probabilities: kept, or made again, exactly as the forward made them, for a group
+            # of items at a time (`gq` stands in for the output, which is not written)
+            group = n_items if P is not None else _items_per_group(L, S, qb.itemsize)
+            P3 = P.reshape(n_items, L, S) if P is not None else np.empty((min(group, n_items), L, S), qb.dtype)
+            for lo in range(0, n_items, group):
+                hi = min(n_items, lo + group)
+                p0 = 0 if P is not None else lo
+                if P is None:
+                    _fused_forward(gq, P3, p0, qb, kb, vb, lo, hi, scale, spans, ctx.is_causal, fused, False)
+                with cpu_kernels.one_blas_thread():
+                    _attention_items_backward(gq, gk, gv, g, P3, p0, qb, kb, vb, spans, lo, hi, dt(scale), dt(0),
+                                              dt(1), *fused)
         else:
             for_blocks(n_items, _attend_grad_numpy(P, g, qb, kb, vb, gq, gk, gv, keep, indices, chunks, compiled,
                                                    scale, dscale, xp), block, xp, blas=True)
@@ -376,30 +371,35 @@ def _keeps_probabilities(L, S, E, Ev):
     return L * S <= L * E + S * E + S * Ev
 
 
-def _fused_forward(out, P3, q, k, v, lo, hi, scale, spans, causal, gemm, with_output):
-    """Items lo:hi of the fused forward, into P3 (items, L, S); when P3 is None, into a new array for
-    these items alone. Returns (the probabilities' array, the item at its index 0)."""
-    address, ilp64 = gemm
-    p0 = 0
-    if P3 is None:
-        P3, p0 = np.empty((hi - lo,) + (q.shape[2], k.shape[2]), dtype=q.dtype), lo
+def _fused_forward(out, P3, p0, q, k, v, lo, hi, scale, spans, causal, gemm, with_output):
+    """Items lo:hi of the fused forward on the kernels' thread team; item i's probabilities into
+    P3[i - p0], or, where P3 is empty (none kept), into a scratch array of each item's own."""
     dt = q.dtype.type
-    _attention_items(out, P3, p0, q, k, v, spans, lo, hi, dt(scale), causal, dt(0), dt(1), with_output, address, ilp64)
-    return P3, p0
+    with cpu_kernels.one_blas_thread():
+        _attention_items(out, P3, p0, q, k, v, spans, lo, hi, dt(scale), causal, dt(0), dt(1), with_output, *gemm)
+
+
+def _items_per_group(L, S, itemsize):
+    """Items whose probabilities backward makes again at once (when they were not kept): a multiple of
+    the team's threads, their (L, S) arrays together about 8 MiB."""
+    team = max(1, cpu_kernels.threads())
+    return max(team, (8 << 20) // (L * S * itemsize) // team * team)
 
 
 # The forward of one (batch, head) item after another, each start to end in one compiled call: two
-# BLAS products and the softmax between them, with no GIL to hand back and forth between threads.
-# Scores and exp only for the keys a row sees (causal), in row chunks (as _causal_chunks cuts them).
-@cpu_kernels.kernel
+# BLAS products and the softmax between them, with no GIL, the items shared by the kernels' thread
+# team (each item is computed alike on any thread). Scores and exp only for the keys a row sees
+# (causal), in row chunks (as _causal_chunks cuts them).
+@cpu_kernels.kernel(parallel=True)
 def _attention_items(out, P, p0, q, k, v, spans, lo, hi, scale, causal, zero, one, with_output, address, ilp64):
-    B, H, L, E = q.shape  # P: (items, L, S), item i's probabilities at P[i - p0]
+    B, H, L, E = q.shape  # P: (items, L, S), item i's probabilities at P[i - p0]; empty: not kept
     S, Ev = k.shape[2], v.shape[3]
     it = q.itemsize
-    for item in range(lo, hi):
+    for item in cpu_kernels.prange(lo, hi):
         b = item // H
         h = item - b * H
-        qi, ki, vi, Pi, oi = q[b, h], k[b, h], v[b, h], P[item - p0], out[b, h]
+        Pi = P[item - p0] if P.shape[0] else np.empty((L, S), dtype=q.dtype)
+        qi, ki, vi, oi = q[b, h], k[b, h], v[b, h], out[b, h]
         for c in range(spans.shape[0]):
             r0, r1, c1 = spans[c, 0], spans[c, 1], spans[c, 2]
             # P[r0:r1, :c1] = scale q[r0:r1] k[:c1]^T
@@ -433,14 +433,14 @@ def _attention_items(out, P, p0, q, k, v, spans, lo, hi, scale, causal, zero, on
 
 # The backward of one item after another, each in one compiled call (as _attention_items): four
 # BLAS products and the softmax's gradient, on the saved P (zero where a row sees no key).
-@cpu_kernels.kernel
+@cpu_kernels.kernel(parallel=True)
 def _attention_items_backward(gq, gk, gv, g, P, p0, q, k, v, spans, lo, hi, scale, zero, one, address, ilp64):
     B, H, L, E = q.shape
     S, Ev = k.shape[2], v.shape[3]
     it = q.itemsize
-    gP = np.empty((L, S), dtype=P.dtype)
     whole = spans.shape[0] == 1
-    for item in range(lo, hi):
+    for item in cpu_kernels.prange(lo, hi):
+        gP = np.empty((L, S), dtype=P.dtype)  # each item's own (numba makes it once per thread)
         b = item // H
         h = item - b * H
         Pi, gi, qi, ki, vi = P[item - p0], g[b, h], q[b, h], k[b, h], v[b, h]

@@ -39,7 +39,9 @@ numba's disk cache is keyed on each kernel's own source file: after editing `gem
 files in their __pycache__), or those kernels keep the old code.
 """
 import ctypes
+import os
 import threading
+import types
 
 import numpy as np
 
@@ -71,6 +73,10 @@ def available():
 
 def gemm(*args):  # replaced by the numba intrinsic when numba imports (see the module docstring)
     raise RuntimeError("cpu_kernels.gemm is callable from compiled kernels only")
+
+
+def prange(*args):  # numba.prange once numba imports: a parallel kernel's loop over independent items
+    return range(*args)
 
 
 def exp_nonpositive(x):  # replaced by a numba-overloaded function when numba imports
@@ -108,10 +114,10 @@ def gemm_address(dtype):
 
 def _define_helpers(numba):
     """Make `gemm` and `exp_nonpositive` (module docstring) once numba has imported."""
-    global gemm, exp_nonpositive
+    global gemm, exp_nonpositive, prange
     from llvmlite import ir
     from numba import types
-    from numba.extending import intrinsic, overload
+    from numba.extending import intrinsic, overload, typeof_impl
 
     @intrinsic
     def _gemm(typingctx, address, ilp64, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc):
@@ -180,7 +186,13 @@ def _define_helpers(numba):
 
         return expf
 
-    gemm, exp_nonpositive = _gemm, _exp_nonpositive
+    # a kernel named in another kernel is numba's dispatcher of its plain-loop form: a team kernel's
+    # threads each call it on their share (numba compiles a loop written inside a prange worse)
+    @typeof_impl.register(kernel)
+    def _typeof_kernel(val, c):
+        return types.Dispatcher(val._plain())
+
+    gemm, exp_nonpositive, prange = _gemm, _exp_nonpositive, numba.prange
 
 
 def use(a):
@@ -193,28 +205,166 @@ def is_enabled():
 
 
 class kernel:
-    """A function compiled by numba on its first call (callers check `use` first)."""
+    """A function compiled by numba on its first call (callers check `use` first).
 
-    def __init__(self, fn):
+    `@kernel(parallel=True)`: the function's outer loop is a `prange` over independent items, which
+    numba runs on a team of native threads (`threads()`) when it can, and as a plain loop otherwise.
+    """
+
+    def __new__(cls, fn=None, parallel=False):
+        if fn is None:  # @kernel(parallel=True)
+            return lambda f: cls(f, parallel)
+        return super().__new__(cls)
+
+    def __init__(self, fn, parallel=False):
         self.py_func = fn
+        self.parallel = parallel
         self._compiled = None
+        self._team_compiled = None
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
 
+    def _compile(self, team):
+        options = dict(_OPTIONS, parallel=True) if team else _OPTIONS
+        fn = self.py_func
+        if team:  # a second function on the same code: numba's disk cache keys its files on the name
+            fn = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+            fn.__qualname__ = self.py_func.__qualname__ + "_team"
+        try:
+            return _numba.njit(**options)(fn)
+        except RuntimeError:  # no writable place for numba's cache: compile for this process only
+            return _numba.njit(**dict(options, cache=False))(fn)
+
+    def _plain(self):
+        """numba's dispatcher of the plain-loop form (compiled without `parallel`)."""
+        if self._compiled is None:
+            with _lock:
+                available()
+                if self._compiled is None:
+                    self._compiled = self._compile(False)
+        return self._compiled
+
+    def on_team(self):
+        """Whether a call runs on the thread team (and shares the work out itself)."""
+        return self.parallel and has_team()
+
+    threads = staticmethod(lambda: threads())  # the parts a team kernel is asked to cut its work in
+
     def __call__(self, *args):
-        c = self._compiled
+        # one thread is the team's code on one thread: the same bits as on many
+        team = self.parallel and has_team()
+        c = self._team_compiled if team else self._compiled
         if c is None:
             # the lock guards making the dispatcher; numba compiles each signature on its first call
             # (under its own lock, so threads calling a new kernel at once are safe)
             with _lock:
-                if self._compiled is None:
-                    available()
-                    try:
-                        self._compiled = _numba.njit(**_OPTIONS)(self.py_func)
-                    except RuntimeError:  # no writable place for numba's cache: compile for this process only
-                        self._compiled = _numba.njit(**dict(_OPTIONS, cache=False))(self.py_func)
-            c = self._compiled
+                available()
+                if team:
+                    if self._team_compiled is None:
+                        self._team_compiled = self._compile(True)
+                    c = self._team_compiled
+                else:
+                    if self._compiled is None:
+                        self._compiled = self._compile(False)
+                    c = self._compiled
+        if team:
+            _team_size_for_this_thread(threads())
         return c(*args)
+
+
+# ---- the team: numba's native threads for parallel kernels --------------------------------------
+# minigrad's own pool (minigrad.parallel) runs Python: a parked worker needs a futex wake and then the
+# GIL, ~60 us inside a training step here, paid by every parallel op and, inside OpenBLAS, by every
+# matrix product (its workers sleep between calls). numba's OpenMP threads run compiled code with no
+# GIL and spin a while between jobs, as PyTorch's do: a parallel kernel starts on every core at once.
+_layer_ok = None  # whether numba's threading layer here is one to use: None until first asked
+_launched = False  # the team's threads were started (after a fork, the child has none: _after_fork)
+_team_tls = threading.local()
+
+
+def threads():
+    """Threads a parallel kernel runs on: minigrad.parallel.num_threads() (at most numba's) where the
+    team runs here (`has_team`), else 1."""
+    if not has_team():
+        return 1
+    from minigrad.parallel import num_threads
+
+    return min(num_threads(), _numba.config.NUMBA_NUM_THREADS)
+
+
+def has_team():
+    """Whether parallel kernels run on numba's threads here: its OpenMP or TBB threading layer loads
+    (its fallback layer sleeps between jobs, and aborts when two threads of the process launch at
+    once), and this is not a child forked after GNU OpenMP started (which cannot use it). Otherwise
+    they run as plain loops, compiled without `parallel` (their sums may round differently)."""
+    return available() and _threading_layer_ok()
+
+
+def _threading_layer_ok():
+    global _layer_ok, _launched
+    if _layer_ok is None:
+        with _lock:
+            if _layer_ok is None:
+                try:
+                    _numba.njit(parallel=True, nogil=True, cache=True)(_probe)(np.zeros(4))
+                    _launched = True
+                    _layer_ok = _numba.threading_layer() in ("omp", "tbb")
+                except Exception:  # no threading layer loads: the kernels run as plain loops
+                    _layer_ok = False
+    return _layer_ok
+
+
+def _probe(a):  # the first parallel launch: numba picks and starts its threading layer
+    for i in prange(a.size):
+        a[i] += 1.0
+
+
+def _team_size_for_this_thread(n):
+    # numba's thread count is per calling thread; MINIGRAD_NUM_THREADS may be below the cores
+    if getattr(_team_tls, "n", None) != n:
+        _numba.set_num_threads(n)
+        _team_tls.n = n
+
+
+def _after_fork():
+    global _layer_ok
+    if _launched:  # GNU OpenMP cannot run in a child forked after it started: plain loops there
+        _layer_ok = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def one_blas_thread():
+    """A context in which OpenBLAS runs each call on the calling thread (a parallel kernel's threads
+    each call gemm); no-op without OpenBLAS's thread setter."""
+    return _OneBlasThread()
+
+
+class _OneBlasThread:
+    def __enter__(self):
+        from minigrad import parallel
+
+        self.setter = parallel.blas_thread_setter()
+        if self.setter is not None:
+            self.setter(1)
+
+    def __exit__(self, *exc):
+        if self.setter is not None:
+            from minigrad import parallel
+
+            self.setter(parallel._blas_threads)
+
+
+GRAIN = 256  # share() cuts at multiples of this many items: full vectors on both sides of a cut
+
+
+@kernel
+def share(n, p, parts):  # part p of [0, n) in `parts`, cut at multiples of GRAIN (the last part ends at n)
+    lo = n * p // parts // GRAIN * GRAIN
+    hi = n if p == parts - 1 else n * (p + 1) // parts // GRAIN * GRAIN
+    return lo, hi
 
 
 @kernel

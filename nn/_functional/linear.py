@@ -24,9 +24,13 @@ class Linear(Function):
         gx = gw = gb = None
         if needs[0]:  # allocated in its final shape: owned, so the engine adopts it without a copy
             gx = xp.empty(g.shape[:-1] + (w.data.shape[1],), dtype=g.dtype)
-            xp.matmul(g2, w.data, out=_2d(gx))
-        if needs[1]:
-            gw = xp.matmul(g2.T, _2d(x.data))
+        if needs[1]:  # (out, in)
+            gw = xp.empty((g.shape[-1], x.data.shape[-1]), dtype=g.dtype)
+        products = ([(_2d(gx), g2, w.data, False, False)] if needs[0] else []) + (
+            [(gw, g2, _2d(x.data), True, False)] if needs[1] else [])
+        if products and not _team_products(products):
+            for C, A, B, ta, tb in products:
+                xp.matmul(A.T if ta else A, B.T if tb else B, out=C)
         if len(needs) > 2 and needs[2]:
             gb = g2.sum(axis=0)
         return wrap(gx), wrap(gw), wrap(gb)
@@ -36,10 +40,67 @@ def linear_arrays(x, w, b=None):  # y = x W^T + b, as one GEMM on x viewed as (N
     """Linear's forward on arrays: x (..., in), w (out, in), b (out,) or None -> (..., out)."""
     xp = xp_of(w)
     out = xp.empty(x.shape[:-1] + (w.shape[0],), dtype=x.dtype)
-    xp.matmul(_2d(x), w.T, out=_2d(out))  # W.T is a view: BLAS reads it transposed, no copy
+    if not _team_products([(_2d(out), _2d(x), w, False, True)]):
+        xp.matmul(_2d(x), w.T, out=_2d(out))  # W.T is a view: BLAS reads it transposed, no copy
     if b is not None:
         out += b
     return out
+
+
+# The matrix products on the compiled kernels' thread team (cpu_kernels.threads), each thread calling
+# single-threaded BLAS on its share: OpenBLAS's own workers sleep between calls here and take ~25 us
+# to wake for each product, a tenth of a baby GPT's. The shares are cut along the longer side of the
+# result, never along the sum (K): at a GPT's shapes every element comes out as in one whole product
+# (the same bits as numpy's matmul); where a share is small, BLAS may take its small-matrix path,
+# which sums in another order (rounding-level differences). A given thread count always cuts alike.
+TEAM_MIN_WORK = 1 << 18  # multiply-adds below which a product stays one numpy call
+
+
+@cpu_kernels.kernel(parallel=True)
+def _products_kernel(C1, A1, B1, ta1, tb1, C2, A2, B2, ta2, tb2, n, parts, one, zero, address, ilp64):
+    # C_j = op(A_j) op(B_j) for j < n (op: transposed where ta_j / tb_j), each in `parts` shares
+    for t in cpu_kernels.prange(n * parts):
+        j, p = t // parts, t % parts
+        C, A, B, ta, tb = (C1, A1, B1, ta1, tb1) if j == 0 else (C2, A2, B2, ta2, tb2)
+        M, N = C.shape
+        K = A.shape[0] if ta else A.shape[1]
+        lda, ldb = A.shape[1], B.shape[1]
+        if M >= N:  # rows r0:r1 of C: rows of op(A)
+            r0, r1 = M * p // parts, M * (p + 1) // parts
+            Ap = A[:, r0:] if ta else A[r0:]
+            cpu_kernels.gemm(address, ilp64, 112 if ta else 111, 112 if tb else 111, r1 - r0, N, K, one, Ap, lda,
+                             B, ldb, zero, C[r0:], N)
+        else:  # columns c0:c1 of C: columns of op(B)
+            c0, c1 = N * p // parts, N * (p + 1) // parts
+            Bp = B[c0:] if tb else B[:, c0:]
+            cpu_kernels.gemm(address, ilp64, 112 if ta else 111, 112 if tb else 111, M, c1 - c0, K, one, A, lda,
+                             Bp, ldb, zero, C[:, c0:], N)
+
+
+def _team_products(products):
+    """Compute [(C, A, B, ta, tb)]: C = op(A) op(B), on the team, and return True; or return False,
+    computing nothing, where the team or BLAS's gemm is not there, an operand is not a contiguous
+    float32/float64 numpy array of the one dtype, a side is empty, or the work is too small to share."""
+    C0 = products[0][0]
+    if not cpu_kernels.use(C0):
+        return False
+    work = 0
+    for C, A, B, ta, tb in products:
+        if not all(type(a) is np.ndarray and a.dtype == C0.dtype and a.flags.c_contiguous and a.ndim == 2
+                   and a.size for a in (C, A, B)):
+            return False
+        work += C.size * (A.shape[0] if ta else A.shape[1])
+    if work < TEAM_MIN_WORK:
+        return False
+    parts = cpu_kernels.threads()
+    found = cpu_kernels.gemm_address(C0.dtype) if parts > 1 else None
+    if found is None:
+        return False
+    dt = C0.dtype.type
+    C2, A2, B2, ta2, tb2 = products[-1]
+    with cpu_kernels.one_blas_thread():
+        _products_kernel(*products[0], C2, A2, B2, ta2, tb2, len(products), parts, dt(1), dt(0), *found)
+    return True
 
 
 def _2d(a):

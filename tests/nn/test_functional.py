@@ -8,7 +8,7 @@ import pytest
 import minigrad
 import nn.functional as F
 from minigrad.autograd import gradcheck
-from nn._functional import cpu_kernels
+from nn._functional import attention, cpu_kernels
 from nn._functional import reference as R
 from nn._functional.erf import erf
 
@@ -882,34 +882,35 @@ def test_results_do_not_depend_on_where_the_balanced_split_cuts(monkeypatch, cal
     assert calls and set(calls) == {256}
 
 
-@pytest.mark.parametrize("caller_share", [1 / 8, 7 / 8])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("L,causal", [(64, True), (64, False), (256, True)])  # 256: causal row chunks
-def test_attention_split_may_move_where_each_item_is_one_compiled_call(monkeypatch, caller_share, dtype, L, causal):
-    """Where attention runs each (batch, head) item in one compiled call, every item is computed the
-    same way wherever the range of items is cut: it declares a grain of one item, and the outputs
-    and gradients must be the same bits under any split. With dropout (numpy products and passes
-    over groups of items, whose rounding depends on the group) the split stays fixed."""
-    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+@pytest.mark.parametrize("L,causal", [(64, True), (64, False), (256, True)])  # 256: causal row chunks, P made again
+def test_fused_attention_gives_the_same_bits_on_any_number_of_threads(monkeypatch, dtype, L, causal):
+    """Where attention runs each (batch, head) item in one compiled call, the items are shared by the
+    kernels' thread team; every item is computed the same way on any thread, so the outputs and
+    gradients are the same bits with one thread (the kernels' plain loop) and with the team. At L = 256
+    P is not kept: backward makes it again, a group of items at a time."""
     H, E = 4, 16
     qkv = rand(24, L, 3 * H * E, dtype=dtype)
     q, k, v = [a.view(24, L, H, E).transpose(1, 2) for a in qkv.split(H * E, dim=2)]
     g = minigrad.tensor(RNG.standard_normal((24, H, L, E)).astype(dtype))
 
-    def run():
+    def run(threads):
+        monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
         qkv.grad = None
         o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         o.backward(g)
         return o.data.copy(), qkv.grad.data.copy()
 
-    even = run()
-    calls = _skew_the_split(monkeypatch, caller_share)
-    skewed = run()
-    assert np.array_equal(even[0], skewed[0]) and np.array_equal(even[1], skewed[1])
-    assert calls == ([1, 1] if cpu_kernels.available() else [])  # forward and backward
-    calls.clear()
-    F.scaled_dot_product_attention(q, k, v, is_causal=causal, dropout_p=0.1).sum().backward()
-    assert calls == []
+    one, team = run("1"), run("2")
+    assert np.array_equal(one[0], team[0]) and np.array_equal(one[1], team[1])
+    if cpu_kernels.threads() > 1:  # the team ran (where numba's OpenMP or TBB layer loads)
+        assert attention._attention_items._team_compiled is not None
+        assert attention._attention_items_backward._team_compiled is not None
+    small_groups = run("2") if L < 256 else None
+    if L == 256:  # made again in groups of 2 items instead of 32: the same bits
+        monkeypatch.setattr(attention, "_items_per_group", lambda L, S, itemsize: 2)
+        small_groups = run("2")
+    assert np.array_equal(one[1], small_groups[1])
 
 
 def test_causal_attention_is_bit_identical_from_call_to_call(monkeypatch):
