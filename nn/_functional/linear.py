@@ -85,7 +85,7 @@ def _team_products(products):
     if not cpu_kernels.use(C0):
         return False
     work = 0
-    for C, A, B, ta, tb in products:
+    for C, A, B, ta, _ in products:
         if not all(type(a) is np.ndarray and a.dtype == C0.dtype and a.flags.c_contiguous and a.ndim == 2
                    and a.size for a in (C, A, B)):
             return False
