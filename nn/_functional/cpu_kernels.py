@@ -282,14 +282,21 @@ _launched = False  # the team's threads were started (after a fork, the child ha
 _team_tls = threading.local()
 
 
+_threads_for = (False, 1)  # (MINIGRAD_NUM_THREADS when last asked, the answer then)
+
+
 def threads():
     """Threads a parallel kernel runs on: minigrad.parallel.num_threads() (at most numba's) where the
-    team runs here (`has_team`), else 1."""
+    team runs here (`has_team`), else 1. (The cores this process may use are looked up once.)"""
+    global _threads_for
     if not has_team():
         return 1
-    from minigrad.parallel import num_threads
+    env = os.environ.get("MINIGRAD_NUM_THREADS")
+    if _threads_for[0] != env:
+        from minigrad.parallel import num_threads
 
-    return min(num_threads(), _numba.config.NUMBA_NUM_THREADS)
+        _threads_for = (env, min(num_threads(), _numba.config.NUMBA_NUM_THREADS))
+    return _threads_for[1]
 
 
 def has_team():

@@ -68,6 +68,30 @@ def _layer_norm_rows_backward(gx, gw, gb, g, x, mean, rstd, w, inv_d):  # see La
                     gx[i, j] = r * (g[i, j] - c1 - (x[i, j] - m) * r * c2)
 
 
+# The same two on the kernels' thread team (cpu_kernels): rows are independent, so any cut gives the
+# same bits; backward's weight and bias sums are kept per chunk of CHUNK_ELEMENTS and added up in chunk
+# order after, the same bits on any number of threads.
+CHUNK_ELEMENTS = 1 << 14
+
+
+@cpu_kernels.kernel(parallel=True)
+def _layer_norm_rows_team(y, mean, rstd, x, w, b, eps, inv_d, parts):
+    N = x.shape[0]
+    for p in cpu_kernels.prange(parts):
+        lo, hi = N * p // parts, N * (p + 1) // parts
+        _layer_norm_rows(y[lo:hi], mean[lo:hi], rstd[lo:hi], x[lo:hi], w, b, eps, inv_d)
+
+
+@cpu_kernels.kernel(parallel=True)
+def _layer_norm_rows_backward_team(gx, partial, g, x, mean, rstd, w, inv_d, chunk, parts):
+    N, n = g.shape[0], partial.shape[0]  # partial (chunks, 2, D): each chunk's gw and gb sums
+    for p in cpu_kernels.prange(parts):
+        for c in range(n * p // parts, n * (p + 1) // parts):
+            lo, hi = c * chunk, min(N, c * chunk + chunk)
+            _layer_norm_rows_backward(gx[lo:hi], partial[c, 0], partial[c, 1], g[lo:hi], x[lo:hi], mean[lo:hi],
+                                      rstd[lo:hi], w, inv_d)
+
+
 def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps);  y = x_hat * w + b   (rows of D)
     """x (..., D), w and b (D,) or None -> (y (..., D), mean (N, 1), 1/std (N, 1)), N rows: the compiled
     kernel on the CPU, else numpy (or, with the GPU kernels off, cupy) passes."""
@@ -86,6 +110,9 @@ def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps); 
     if cpu_kernels.use(x2):
         none, dt = x2[:0, 0], x2.dtype.type
         w_, b_ = none if wd is None else wd, none if bd is None else bd
+        if _layer_norm_rows_team.on_team():
+            _layer_norm_rows_team(out, mean, rstd, x2, w_, b_, dt(eps), dt(inv_d), _layer_norm_rows_team.threads())
+            return out_full, mean, rstd
 
         def rows(lo, hi):
             _layer_norm_rows(out[lo:hi], mean[lo:hi], rstd[lo:hi], x2[lo:hi], w_, b_, dt(eps), dt(inv_d))
@@ -151,7 +178,15 @@ class LayerNorm(Function):
         gx_full = xp.empty(xd.shape, dtype=g2.dtype) if need_x else None  # owned: the engine adopts it uncopied
         gx = None if gx_full is None else gx_full.reshape(N, D)
         inv_d = 1.0 / D
-        if cpu_kernels.use(g2) and cpu_kernels.use(x2):
+        compiled = cpu_kernels.use(g2) and cpu_kernels.use(x2)
+        if compiled and _layer_norm_rows_backward_team.on_team():
+            chunk = max(1, CHUNK_ELEMENTS // D)
+            partial = xp.zeros((-(-N // chunk), 2, D), dtype=g2.dtype)
+            _layer_norm_rows_backward_team(x2[:0] if gx is None else gx, partial, g2, x2, mean, rstd,
+                                           x2[:0, 0] if wd is None else wd, g2.dtype.type(inv_d), chunk,
+                                           _layer_norm_rows_backward_team.threads())
+            return _layer_norm_grads(gx_full, partial.sum(axis=0), need_w, need_b, w_shape, b_shape)
+        if compiled:
             dt = g2.dtype.type
             # stand-ins of the right dimensions for what is not there: no gx (2-D), no weight (1-D)
             gx_, w_ = x2[:0] if gx is None else gx, x2[:0, 0] if wd is None else wd
@@ -199,10 +234,15 @@ class LayerNorm(Function):
         sums = partial[0]
         for p in partial[1:]:
             sums += p
-        gw = (sums[0] if sums[0].shape == w_shape else sums[0].reshape(w_shape)) if need_w else None
-        gb = (sums[1] if sums[1].shape == b_shape else sums[1].reshape(b_shape)) if need_b else None
-        return (None if gx_full is None else Tensor(gx_full), None if gw is None else Tensor(gw),
-                None if gb is None else Tensor(gb), None, None)
+        return _layer_norm_grads(gx_full, sums, need_w, need_b, w_shape, b_shape)
+
+
+def _layer_norm_grads(gx, sums, need_w, need_b, w_shape, b_shape):
+    """backward's return: gx, and the weight's and bias's gradients from their sums (2, D)."""
+    gw = (sums[0] if sums[0].shape == w_shape else sums[0].reshape(w_shape)) if need_w else None
+    gb = (sums[1] if sums[1].shape == b_shape else sums[1].reshape(b_shape)) if need_b else None
+    return (None if gx is None else Tensor(gx), None if gw is None else Tensor(gw),
+            None if gb is None else Tensor(gb), None, None)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
