@@ -80,6 +80,11 @@ def for_blocks(n, kernel, block, xp=np, blas=False, grain=None, cost_key=None):
 BLOCK = 1 << 18
 
 
+# Elements from which a compiled kernel's work goes to the thread team (cpu_kernels.threads): starting
+# the team costs ~7 us, a tenth of a baby GPT layer norm's work and more than a generated token's.
+TEAM_MIN_ELEMENTS = 1 << 14
+
+
 def rows_per_block(row_len):
     """How many rows of `row_len` elements make one block."""
     return max(1, BLOCK // max(1, row_len))
@@ -100,7 +105,7 @@ def blockwise(kernel, n_scratch, out, *arrays, team=None):
         return out
     dt = out.dtype
     n = flat_out.size
-    if team is not None and team.on_team():
+    if team is not None and n >= TEAM_MIN_ELEMENTS and team.on_team():
         team(flat_out, *flat, team.threads())
         return out
     if n <= BLOCK:  # one block (a generated token's activations): no loop machinery

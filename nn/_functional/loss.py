@@ -4,7 +4,8 @@ import numpy as np
 
 from . import cpu_kernels, cuda_kernels
 from ._common import (
-    Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block, sum_to, xp_of,
+    TEAM_MIN_ELEMENTS, Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
+    sum_to, xp_of,
 )
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -64,6 +65,18 @@ def _cross_entropy_finish(D, loss, x, mx, t, w, ignore_index, ls, vs, W, inv, on
             D[i, ti] -= hit * inv
 
 
+@cpu_kernels.kernel(parallel=True)
+def _cross_entropy_team(D, loss, x, mx, t, w, ignore_index, ls, vs, W, inv, one, need_grad, parts):
+    # both loops on the kernels' thread team, each thread on its share of the rows (numba drops an
+    # exception raised inside a team: cross_entropy has checked the targets before this runs)
+    M = x.shape[0]
+    for p in cpu_kernels.prange(parts):
+        lo, hi = M * p // parts, M * (p + 1) // parts
+        _exp_shifted_rows(D[lo:hi], mx[lo:hi], x[lo:hi])
+        _cross_entropy_finish(D[lo:hi], loss[lo:hi], x[lo:hi], mx[lo:hi], t[lo:hi], w, ignore_index, ls, vs, W, inv,
+                              one, need_grad)
+
+
 class CrossEntropy(Function):
     """One node for log_softmax + nll (+ label smoothing, class weights, ignore_index).
 
@@ -111,7 +124,11 @@ class CrossEntropy(Function):
                                       dt(ls / C), W, dt(inv), dt(1), need_grad)
         else:
             loss, block = _cross_entropy_passes(D, x2, t_safe, valid, wd, ls, inv, need_grad)
-        for_blocks(M, block, rows_per_block(C), xp)
+        if compiled and x2.size >= TEAM_MIN_ELEMENTS and _cross_entropy_team.on_team():
+            _cross_entropy_team(D, loss, x2, mx, t, w_, ignore_index, dt(ls), dt(ls / C), W, dt(inv), dt(1), need_grad,
+                                _cross_entropy_team.threads())
+        else:
+            for_blocks(M, block, rows_per_block(C), xp)
         if reduction == "mean":
             out = xp.asarray(loss.sum() / denom if denom else float("nan"), dtype=xd.dtype)
         elif reduction == "sum":

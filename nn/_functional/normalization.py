@@ -4,8 +4,8 @@ import numpy as np
 
 from . import cpu_kernels, cuda_kernels
 from ._common import (
-    Function, Tensor, check_tensor, col_sum, for_blocks, once_differentiable, row_dot, row_sum, rows_per_block,
-    scratch_like, xp_of,
+    TEAM_MIN_ELEMENTS, Function, Tensor, check_tensor, col_sum, for_blocks, once_differentiable, row_dot, row_sum,
+    rows_per_block, scratch_like, xp_of,
 )
 
 
@@ -110,7 +110,7 @@ def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps); 
     if cpu_kernels.use(x2):
         none, dt = x2[:0, 0], x2.dtype.type
         w_, b_ = none if wd is None else wd, none if bd is None else bd
-        if _layer_norm_rows_team.on_team():
+        if x2.size >= TEAM_MIN_ELEMENTS and _layer_norm_rows_team.on_team():
             _layer_norm_rows_team(out, mean, rstd, x2, w_, b_, dt(eps), dt(inv_d), _layer_norm_rows_team.threads())
             return out_full, mean, rstd
 
@@ -179,7 +179,7 @@ class LayerNorm(Function):
         gx = None if gx_full is None else gx_full.reshape(N, D)
         inv_d = 1.0 / D
         compiled = cpu_kernels.use(g2) and cpu_kernels.use(x2)
-        if compiled and _layer_norm_rows_backward_team.on_team():
+        if compiled and g2.size >= TEAM_MIN_ELEMENTS and _layer_norm_rows_backward_team.on_team():
             chunk = max(1, CHUNK_ELEMENTS // D)
             partial = xp.zeros((-(-N // chunk), 2, D), dtype=g2.dtype)
             _layer_norm_rows_backward_team(x2[:0] if gx is None else gx, partial, g2, x2, mean, rstd,

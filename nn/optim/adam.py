@@ -3,6 +3,7 @@ import numpy as np
 
 from minigrad.device import array_module
 from nn._functional import cpu_kernels, cuda_kernels
+from nn._functional._common import TEAM_MIN_ELEMENTS
 
 from .optimizer import Optimizer
 
@@ -78,7 +79,11 @@ class Adam(Optimizer):
                     flat = [a.reshape(-1) for a in blk]  # views, but of a strided gradient (read only): a copy
                     _adam_compiled(*flat[:4], flat[4] if amsgrad else flat[0][:0], *scalars)
 
-                self._for_blocks(arrays, compiled, 0)
+                if p.data.size >= TEAM_MIN_ELEMENTS and _adam_team.on_team():
+                    flat = [a.reshape(-1) for a in arrays]
+                    _adam_team(*flat[:4], flat[4] if amsgrad else flat[0][:0], *scalars, _adam_team.threads())
+                else:
+                    self._for_blocks(arrays, compiled, 0)
                 p._bump_version()
                 continue
 
@@ -127,6 +132,15 @@ def _adam_compiled(w, g, m, v, v_max, decay, l2, one_minus_beta1, beta2, one_min
             vi = max(v_max[i], vi)
             v_max[i] = vi
         w[i] = wi + step_scale * mi / (np.sqrt(vi) + eps_scaled)
+
+
+@cpu_kernels.kernel(parallel=True)
+def _adam_team(w, g, m, v, v_max, decay, l2, one_minus_beta1, beta2, one_minus_beta2, step_scale, eps_scaled, parts):
+    # the same on the kernels' thread team, each thread on its share of the elements
+    for p in cpu_kernels.prange(parts):
+        lo, hi = cpu_kernels.share(w.size, p, parts)
+        _adam_compiled(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], v_max[lo:hi] if v_max.size else v_max, decay, l2,
+                       one_minus_beta1, beta2, one_minus_beta2, step_scale, eps_scaled)
 
 
 class AdamW(Adam):

@@ -29,14 +29,11 @@ def test_compiled_kernels_are_what_runs_when_numba_is_installed():
     p = nn.Parameter(minigrad.ones(4))
     p.grad = minigrad.ones(4)
     nn.optim.AdamW([p]).step()
-    # on the thread team, GELU's kernels run inside its team kernels (which numba may load compiled from disk)
-    gelu = ((activation._gelu_fwd_team, activation._gelu_bwd_team) if activation._gelu_fwd_team.on_team()
-            else (activation._gelu_fwd_compiled, activation._gelu_bwd_compiled))
-    for k in (*gelu,
-              normalization._layer_norm_rows, adam._adam_compiled,
-              normalization._layer_norm_rows_backward, attention._softmax_shift, attention._softmax_normalise,
-              attention._softmax_grad_rows, attention._attention_items, attention._attention_items_backward,
-              loss_module._exp_shifted_rows, loss_module._cross_entropy_finish, linear._scatter_add_rows_compiled):
+    for k in (activation._gelu_fwd_compiled, activation._gelu_bwd_compiled, normalization._layer_norm_rows,
+              adam._adam_compiled, normalization._layer_norm_rows_backward, attention._softmax_shift,
+              attention._softmax_normalise, attention._softmax_grad_rows, attention._attention_items,
+              attention._attention_items_backward, loss_module._exp_shifted_rows, loss_module._cross_entropy_finish,
+              linear._scatter_add_rows_compiled):
         assert (k._team_compiled if k.on_team() else k._compiled) is not None, k.__name__
     with cpu_kernels.enabled(False):
         assert not cpu_kernels.use(np.zeros(2, np.float32))
