@@ -116,16 +116,16 @@ class Attention(Function):
         out = _empty_in_order_of(qd, out_shape, qb.dtype) if like_q else xp.empty(out_shape, qb.dtype)
         n_items, indices, block = _work_split(batch, L, S, xp)
         chunks = _causal_chunks(L, S, is_causal, xp)
-        gemm = _fused_gemm(cpu_kernels.use(qb) and mask is None and not dropout_p and gqa == 1 and len(batch) == 2,
-                           qb, kb, vb, out)
+        gemm = _fused_gemm(cpu_kernels.use(qb) and mask is None and gqa == 1 and len(batch) == 2, qb, kb, vb, out)
         if gemm is not None:  # the whole of each item in one compiled call (see _attention_items)
             P = xp.empty(batch + (L, S), dtype=qb.dtype) if _keeps_probabilities(L, S, qb.shape[-1],
                                                                                   vb.shape[-1]) else None
             P3 = np.empty((0, L, S), qb.dtype) if P is None else P.reshape(n_items, L, S)  # empty: a scratch per item
             ctx.gemm = gemm  # backward takes the same path (and makes P again when it was not kept)
             spans = np.array(chunks, dtype=np.int64)
-            _fused_forward(out, P3, 0, qb, kb, vb, 0, n_items, scale, spans, is_causal, gemm, True)
-            ctx.save(query=q, key=k, value=v, attn=P, mask=None)
+            keep = keep_mask(xp, batch + (L, S), dropout_p) if dropout_p else None
+            _fused_forward(out, P3, 0, qb, kb, vb, keep, ctx.dscale, 0, n_items, scale, spans, is_causal, gemm, True)
+            ctx.save(query=q, key=k, value=v, attn=P, mask=keep)
             return _to_shape(out, out_batch + out.shape[-2:])
 
         neg, add = _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp)
@@ -208,10 +208,10 @@ class Attention(Function):
                 hi = min(n_items, lo + group)
                 p0 = 0 if P is not None else lo
                 if P is None:
-                    _fused_forward(gq, P3, p0, qb, kb, vb, lo, hi, scale, spans, ctx.is_causal, fused, False)
+                    _fused_forward(gq, P3, p0, qb, kb, vb, None, 1.0, lo, hi, scale, spans, ctx.is_causal, fused, False)
                 with cpu_kernels.one_blas_thread():
-                    _attention_items_backward(gq, gk, gv, g, P3, p0, qb, kb, vb, spans, lo, hi, dt(scale), dt(0),
-                                              dt(1), *fused)
+                    _attention_items_backward(gq, gk, gv, g, P3, p0, qb, kb, vb, _no_mask() if keep is None else keep,
+                                              dt(dscale), spans, lo, hi, dt(scale), dt(0), dt(1), *fused)
         else:
             for_blocks(n_items, _attend_grad_numpy(P, g, qb, kb, vb, gq, gk, gv, keep, indices, chunks, compiled,
                                                    scale, dscale, xp), block, xp, blas=True)
@@ -371,12 +371,18 @@ def _keeps_probabilities(L, S, E, Ev):
     return L * S <= L * E + S * E + S * Ev
 
 
-def _fused_forward(out, P3, p0, q, k, v, lo, hi, scale, spans, causal, gemm, with_output):
+def _fused_forward(out, P3, p0, q, k, v, keep, dscale, lo, hi, scale, spans, causal, gemm, with_output):
     """Items lo:hi of the fused forward on the kernels' thread team; item i's probabilities into
-    P3[i - p0], or, where P3 is empty (none kept), into a scratch array of each item's own."""
+    P3[i - p0], or, where P3 is empty (none kept), into a scratch array of each item's own. `keep`:
+    dropout's mask (B, H, L, S) of the probabilities, kept ones scaled by `dscale`, or None."""
     dt = q.dtype.type
     with cpu_kernels.one_blas_thread():
-        _attention_items(out, P3, p0, q, k, v, spans, lo, hi, dt(scale), causal, dt(0), dt(1), with_output, *gemm)
+        _attention_items(out, P3, p0, q, k, v, _no_mask() if keep is None else keep, dt(dscale), spans, lo, hi,
+                         dt(scale), causal, dt(0), dt(1), with_output, *gemm)
+
+
+def _no_mask():
+    return np.empty((0, 0, 0, 0), dtype=bool)
 
 
 def _items_per_group(L, S, itemsize):
@@ -391,14 +397,16 @@ def _items_per_group(L, S, itemsize):
 # team (each item is computed alike on any thread). Scores and exp only for the keys a row sees
 # (causal), in row chunks (as _causal_chunks cuts them).
 @cpu_kernels.kernel(parallel=True)
-def _attention_items(out, P, p0, q, k, v, spans, lo, hi, scale, causal, zero, one, with_output, address, ilp64):
+def _attention_items(out, P, p0, q, k, v, keep, dscale, spans, lo, hi, scale, causal, zero, one, with_output,
+                     address, ilp64):
     B, H, L, E = q.shape  # P: (items, L, S), item i's probabilities at P[i - p0]; empty: not kept
-    S, Ev = k.shape[2], v.shape[3]
+    S, Ev = k.shape[2], v.shape[3]  # keep: dropout's (B, H, L, S) mask, or empty
     it = q.itemsize
     for item in cpu_kernels.prange(lo, hi):
         b = item // H
         h = item - b * H
         Pi = P[item - p0] if P.shape[0] else np.empty((L, S), dtype=q.dtype)
+        Pd = np.empty((L if keep.size else 0, S), dtype=q.dtype)  # the dropped-out probabilities
         qi, ki, vi, oi = q[b, h], k[b, h], v[b, h], out[b, h]
         for c in range(spans.shape[0]):
             r0, r1, c1 = spans[c, 0], spans[c, 1], spans[c, 2]
@@ -426,21 +434,29 @@ def _attention_items(out, P, p0, q, k, v, spans, lo, hi, scale, causal, zero, on
                     Pi[i, j] *= r
                 for j in range(end, S):
                     Pi[i, j] = zero
-            if with_output:  # out[r0:r1] = P[r0:r1, :c1] v[:c1]
-                cpu_kernels.gemm(address, ilp64, 111, 111, r1 - r0, Ev, c1, one, Pi[r0:], S, vi, vi.strides[0] // it,
+            if with_output:  # out[r0:r1] = P'[r0:r1, :c1] v[:c1], P' = P (keep dscale with dropout)
+                Po = Pi
+                if keep.size:
+                    for i in range(r0, r1):
+                        for j in range(c1):
+                            Pd[i, j] = Pi[i, j] * keep[b, h, i, j] * dscale
+                    Po = Pd
+                cpu_kernels.gemm(address, ilp64, 111, 111, r1 - r0, Ev, c1, one, Po[r0:], S, vi, vi.strides[0] // it,
                                  zero, oi[r0:], oi.strides[0] // it)
 
 
 # The backward of one item after another, each in one compiled call (as _attention_items): four
 # BLAS products and the softmax's gradient, on the saved P (zero where a row sees no key).
 @cpu_kernels.kernel(parallel=True)
-def _attention_items_backward(gq, gk, gv, g, P, p0, q, k, v, spans, lo, hi, scale, zero, one, address, ilp64):
+def _attention_items_backward(gq, gk, gv, g, P, p0, q, k, v, keep, dscale, spans, lo, hi, scale, zero, one, address,
+                              ilp64):
     B, H, L, E = q.shape
     S, Ev = k.shape[2], v.shape[3]
     it = q.itemsize
     whole = spans.shape[0] == 1
     for item in cpu_kernels.prange(lo, hi):
         gP = np.empty((L, S), dtype=P.dtype)  # each item's own (numba makes it once per thread)
+        Pd = np.empty((L if keep.size else 0, S), dtype=P.dtype)  # the dropped-out probabilities
         b = item // H
         h = item - b * H
         Pi, gi, qi, ki, vi = P[item - p0], g[b, h], q[b, h], k[b, h], v[b, h]
@@ -452,12 +468,22 @@ def _attention_items_backward(gq, gk, gv, g, P, p0, q, k, v, spans, lo, hi, scal
         for c in range(spans.shape[0]):
             r0, r1, c1 = spans[c, 0], spans[c, 1], spans[c, 2]
             n = r1 - r0
-            # gv[:c1] (+)= P[r0:r1, :c1]^T g[r0:r1]
-            cpu_kernels.gemm(address, ilp64, 112, 111, c1, Ev, n, one, Pi[r0:], S, gi[r0:], gi.strides[0] // it,
+            # gv[:c1] (+)= P'[r0:r1, :c1]^T g[r0:r1], P' = P (keep dscale with dropout)
+            Po = Pi
+            if keep.size:
+                for i in range(r0, r1):
+                    for j in range(c1):
+                        Pd[i, j] = Pi[i, j] * keep[b, h, i, j] * dscale
+                Po = Pd
+            cpu_kernels.gemm(address, ilp64, 112, 111, c1, Ev, n, one, Po[r0:], S, gi[r0:], gi.strides[0] // it,
                              beta, gvi, gvi.strides[0] // it)
-            # gP = g[r0:r1] v[:c1]^T
+            # gP = g[r0:r1] v[:c1]^T (keep dscale with dropout)
             cpu_kernels.gemm(address, ilp64, 111, 112, n, c1, Ev, one, gi[r0:], gi.strides[0] // it, vi,
                              vi.strides[0] // it, zero, gP, S)
+            if keep.size:
+                for i in range(n):
+                    for j in range(c1):
+                        gP[i, j] = gP[i, j] * keep[b, h, r0 + i, j] * dscale
             for i in range(n):  # gS = P (gP - rowsum(gP P)), into gP
                 d = zero
                 for j in range(c1):

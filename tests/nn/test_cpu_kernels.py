@@ -22,7 +22,9 @@ def test_compiled_kernels_are_what_runs_when_numba_is_installed():
     x = minigrad.tensor(np.random.default_rng(0).standard_normal((2, 4, 8)).astype(np.float32), requires_grad=True)
     h = F.layer_norm(F.gelu(x), (8,)).view(2, 4, 2, 4).transpose(1, 2)
     y = F.scaled_dot_product_attention(h, h, h, is_causal=True)  # one compiled call per (batch, head)
-    y = y + F.scaled_dot_product_attention(h, h, h, is_causal=True, dropout_p=0.5)  # numpy products, compiled softmax
+    y = y + F.scaled_dot_product_attention(h, h, h, is_causal=True, dropout_p=0.5)  # the same, with dropout
+    h3 = h.reshape(4, 4, 4)  # 3-D (one batch dim): numpy products, compiled softmax
+    y = y + F.scaled_dot_product_attention(h3, h3, h3, is_causal=True).reshape(2, 2, 4, 4)
     loss = y.sum() + F.cross_entropy(y.reshape(-1, 4), minigrad.tensor(np.arange(16) % 4))
     loss = loss + F.embedding(minigrad.tensor([0, 2, 2]), y.reshape(-1, 4)).sum()
     loss.backward()
