@@ -1,0 +1,181 @@
+"""The compiled kernels' thread team (nn/_functional/cpu_kernels.py: numba's OpenMP threads): where it
+runs, that work shared over it gives the same bits as on one thread, that two threads of the user's may
+use it at once, that a forked child falls back to plain loops, and that the matrix products cut in
+shares and the fused attention with dropout agree with numpy's."""
+import os
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import minigrad
+import nn.functional as F
+from nn._functional import attention, cpu_kernels
+from nn._functional import linear as linear_module
+
+numba = pytest.importorskip("numba")
+RNG = np.random.default_rng(7)
+
+
+def team_or_skip():
+    if not cpu_kernels.has_team():
+        pytest.skip("numba's OpenMP / TBB threading layer does not load here: the kernels run as plain loops")
+
+
+def baby_step(threads, monkeypatch, dropout=0.0):
+    """One training step of a small GPT: the loss, every gradient and the updated weights, as arrays."""
+    from gpt.model import GPT, GPTConfig
+
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
+    minigrad.manual_seed(0)
+    model = GPT(GPTConfig(block_size=64, vocab_size=65, n_layer=2, n_head=4, n_embd=128, dropout=dropout, bias=False))
+    opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.99))
+    x = np.random.default_rng(1).integers(0, 65, size=(12, 65))
+    _, loss = model(minigrad.tensor(x[:, :-1].copy()), minigrad.tensor(x[:, 1:].copy()))
+    loss.backward()
+    grads = [p.grad.data.copy() for p in model.parameters()]
+    opt.step()
+    return [loss.data.copy()] + grads + [p.data.copy() for p in model.parameters()]
+
+
+def test_the_team_is_what_runs_where_numba_has_openmp(monkeypatch):
+    team_or_skip()
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    assert cpu_kernels.threads() == min(2, numba.config.NUMBA_NUM_THREADS)
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "1")
+    assert cpu_kernels.threads() == 1 and cpu_kernels.has_team()  # the team's code, on one thread
+    with cpu_kernels.enabled(False):
+        x = minigrad.tensor(RNG.standard_normal((64, 512)).astype(np.float32))
+        F.gelu(x)  # the numpy passes: no kernel at all
+    assert numba.threading_layer() in ("omp", "tbb")
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.2])
+def test_a_gpt_step_is_the_same_bits_on_one_thread_and_on_the_team(monkeypatch, dropout):
+    # matrix products in shares, attention's items, GELU, layer norm's per-chunk sums, cross-entropy
+    # and AdamW: each cut so that no result depends on which thread computed it
+    team_or_skip()
+    one, team = baby_step("1", monkeypatch, dropout), baby_step("2", monkeypatch, dropout)
+    assert len(one) == len(team)
+    for a, b in zip(one, team):
+        assert np.array_equal(a, b)
+    assert attention._attention_items._team_compiled is not None
+    assert linear_module._products_kernel._team_compiled is not None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("M,K,N", [(768, 128, 384), (100, 7, 3000), (5, 300, 200), (1, 3, 2), (3, 2000, 40)])
+def test_products_in_shares_match_numpy(monkeypatch, dtype, M, K, N):
+    # cut along the result's longer side (rows, or columns when there are more of those), never the sum
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    x = minigrad.tensor(RNG.standard_normal((M, K)).astype(dtype), requires_grad=True)
+    w = minigrad.tensor(RNG.standard_normal((N, K)).astype(dtype), requires_grad=True)
+    g = RNG.standard_normal((M, N)).astype(dtype)
+    y = F.linear(x, w)
+    y.backward(minigrad.tensor(g))
+    tol = dict(rtol=1e-5, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-11)
+    np.testing.assert_allclose(y.data, x.data @ w.data.T, **tol)
+    np.testing.assert_allclose(x.grad.data, g @ w.data, **tol)
+    np.testing.assert_allclose(w.grad.data, g.T @ x.data, **tol)
+    assert x.grad.data.dtype == dtype and w.grad.data.shape == (N, K)
+
+
+def test_products_of_strided_operands_take_numpy(monkeypatch):
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    xs = RNG.standard_normal((300, 2, 64)).astype(np.float32)[:, 0, :]  # rows 128 apart: not contiguous
+    w = RNG.standard_normal((256, 64)).astype(np.float32)
+    assert not linear_module._team_products([(np.empty((300, 256), np.float32), xs, w, False, True)])
+    np.testing.assert_allclose(linear_module.linear_arrays(xs, w), xs @ w.T, rtol=1e-5, atol=1e-4)
+
+
+def test_two_threads_of_the_user_may_use_the_team_at_once(monkeypatch):
+    team_or_skip()
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    qkv = minigrad.tensor(RNG.standard_normal((12, 64, 384)).astype(np.float32), requires_grad=True)
+    w = minigrad.tensor(RNG.standard_normal((512, 128)).astype(np.float32), requires_grad=True)
+
+    def work():
+        q, k, v = [a.view(12, 64, 4, 32).transpose(1, 2) for a in qkv.split(128, dim=2)]
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(12, 64, 128)
+        out = F.gelu(F.linear(F.layer_norm(y, (128,)), w))
+        gq, gw = minigrad.autograd.grad(out.sum(), (qkv, w))
+        return out.data.copy(), gq.data.copy(), gw.data.copy()
+
+    want = work()
+    results, errors = [], []
+
+    def run():
+        try:
+            for _ in range(5):
+                results.append(work())
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=run) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors and len(results) == 10
+    for got in results:
+        assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or sys.platform != "linux", reason="fork is Linux-only here")
+def test_a_forked_child_runs_the_kernels_as_plain_loops(monkeypatch):
+    # GNU OpenMP cannot run in a child forked after it started (numba aborts such a child): plain loops
+    team_or_skip()
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    x = minigrad.tensor(RNG.standard_normal((64, 1024)).astype(np.float32))
+    w = minigrad.tensor(RNG.standard_normal((512, 1024)).astype(np.float32))
+    want = F.layer_norm(F.gelu(F.linear(x, w)), (512,)).data
+    r, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ok = not cpu_kernels.has_team() and cpu_kernels.threads() == 1
+            got = F.layer_norm(F.gelu(F.linear(x, w)), (512,)).data
+            ok = ok and np.allclose(got, want, rtol=1e-5, atol=1e-5)
+            os.write(wr, b"ok" if ok else b"bad")
+        finally:
+            os._exit(0)
+    os.close(wr)
+    os.waitpid(pid, 0)
+    assert os.read(r, 10) == b"ok"
+    assert cpu_kernels.has_team()  # the parent keeps its team
+
+
+def test_without_the_team_the_plain_loops_give_the_same_values(monkeypatch):
+    # numba's fallback threading layer (or a forked child): the kernels compiled without `parallel`
+    team_or_skip()
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    on_team = baby_step("2", monkeypatch)
+    monkeypatch.setattr(cpu_kernels, "_layer_ok", False)
+    assert not cpu_kernels.has_team()
+    plain = baby_step("2", monkeypatch)
+    for a, b in zip(on_team, plain):  # (Adam's first step is +-lr where a gradient is near 0: atol)
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("L", [64, 256])  # 256: P not kept, made again in backward
+def test_fused_attention_with_dropout_matches_the_numpy_passes(L):
+    H, E = 4, 16
+    qkv = minigrad.tensor(RNG.standard_normal((3, L, 3 * H * E)).astype(np.float32), requires_grad=True)
+    g = minigrad.tensor(RNG.standard_normal((3, H, L, E)).astype(np.float32))
+
+    def run():
+        qkv.grad = None
+        q, k, v = [a.view(3, L, H, E).transpose(1, 2) for a in qkv.split(H * E, dim=2)]
+        minigrad.manual_seed(3)  # the same dropout mask both times
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=0.3)
+        mask = o.grad_fn._saved_mask.data.copy()
+        o.backward(g)
+        return o.data.copy(), qkv.grad.data.copy(), mask
+
+    fused = run()
+    with cpu_kernels.enabled(False):
+        passes = run()
+    assert np.array_equal(fused[2], passes[2]) and 0.6 < fused[2].mean() < 0.8  # the same mask, ~70% kept
+    np.testing.assert_allclose(fused[0], passes[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(fused[1], passes[1], rtol=1e-4, atol=1e-5)
