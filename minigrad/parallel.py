@@ -1,5 +1,9 @@
 """Use every core for large elementwise work, as PyTorch's CPU kernels do.
 
+(With numba, nn's compiled kernels run on numba's own native threads instead: see
+nn/_functional/cpu_kernels.py, "the thread team". This pool serves the numpy passes that run
+without them, and the engine, which knows nothing of nn.)
+
 numpy runs an ufunc on one core, but it releases the GIL while it loops, so a large elementwise
 job split in as many parts as there are cores runs that many times faster in a thread pool.
 Each part is processed in cache-sized blocks, so a kernel made of several ufunc passes reads

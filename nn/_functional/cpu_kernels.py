@@ -17,13 +17,28 @@ The kernels sit in the op's own file, beside the numpy passes they replace, mark
 enabled (MINIGRAD_CPU_KERNELS=0 turns them off; the numpy passes are then used everywhere, as on a
 machine without numba). Kernels are compiled on first call, once per argument types, and cached
 on disk by numba (`cache=True`: __pycache__, or numba's user cache directory when that is read-only).
-They release the GIL, so the ops still run them block by block on all cores (`_common.for_blocks`).
+They release the GIL.
+
+The thread team. `@kernel(parallel=True)` marks a kernel whose outer loop is a `prange` over
+independent shares; numba runs it on its OpenMP (or TBB) threads, `threads()` of them, which run
+compiled code with no GIL and spin a while between jobs, as PyTorch's OpenMP threads do. That is
+why the hot ops use it rather than minigrad's own pool (minigrad.parallel), whose parked Python
+worker took ~60 us to start inside a training step (a futex wake, then the GIL), or OpenBLAS's
+threads, which sleep between products and took ~25 us to wake for each (a baby GPT makes 51 a
+step). A team kernel's threads call a plain kernel on their share (a loop written inside a prange
+compiles worse): a kernel named inside another is numba's dispatcher of its plain form. Shares are
+cut so that no result depends on the thread that computed it: one thread runs the same team code,
+so a step is the same bits on one thread and on many (tested). Where numba has only its fallback
+layer (which sleeps between jobs and aborts when two threads launch at once), and in a child
+forked after GNU OpenMP started (which cannot use it), `has_team()` is false and team kernels run
+as plain loops, compiled without `parallel` (their sums may round differently). An exception
+raised inside a team is dropped by numba: team kernels run on inputs their op has checked.
 
 Compiler flags: fused multiply-add, reassociation (vectorized sums) and reciprocal division are
 allowed; NaN and infinity semantics are kept (no `nnan`/`ninf`), so a NaN input still gives NaN.
 Division never raises (numpy's error model: 0/0 is NaN, as in the numpy passes).
 
-Two helpers kernels may call, defined once numba imports:
+Helpers kernels may call, defined once numba imports (and `prange`, numba's, for team kernels):
 - `gemm(address, ilp64, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)`: OpenBLAS's
   row-major cblas_?gemm through the address `gemm_address(dtype)` gives, on arrays A, B, C of one
   dtype (from their first element, with the leading dimensions given). A kernel can then run a
