@@ -81,8 +81,9 @@ BLOCK = 1 << 18
 
 
 # Elements from which a compiled kernel's work goes to the thread team (cpu_kernels.threads): starting
-# the team costs ~7 us, a tenth of a baby GPT layer norm's work and more than a generated token's.
-TEAM_MIN_ELEMENTS = 1 << 14
+# the team costs ~7 us, more than a generated token's or a small layer's whole work (a baby GPT's
+# layer norm, 98K elements: ~20 us).
+TEAM_MIN_ELEMENTS = 1 << 16
 
 
 def rows_per_block(row_len):

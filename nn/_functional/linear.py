@@ -53,7 +53,7 @@ def linear_arrays(x, w, b=None):  # y = x W^T + b, as one GEMM on x viewed as (N
 # result, never along the sum (K): at a GPT's shapes every element comes out as in one whole product
 # (the same bits as numpy's matmul); where a share is small, BLAS may take its small-matrix path,
 # which sums in another order (rounding-level differences). A given thread count always cuts alike.
-TEAM_MIN_WORK = 1 << 18  # multiply-adds below which a product stays one numpy call
+TEAM_MIN_WORK = 1 << 21  # multiply-adds (~20 us of work) below which a product stays one numpy call
 
 
 @cpu_kernels.kernel(parallel=True)
@@ -81,17 +81,15 @@ def _team_products(products):
     """Compute [(C, A, B, ta, tb)]: C = op(A) op(B), on the team, and return True; or return False,
     computing nothing, where the team or BLAS's gemm is not there, an operand is not a contiguous
     float32/float64 numpy array of the one dtype, a side is empty, or the work is too small to share."""
+    if sum(C.size * A.shape[0 if ta else -1] for C, A, _, ta, _ in products) < TEAM_MIN_WORK:
+        return False  # (first: a small product, the common case of generation, pays for nothing else)
     C0 = products[0][0]
     if not cpu_kernels.use(C0):
         return False
-    work = 0
-    for C, A, B, ta, _ in products:
+    for C, A, B, _, _ in products:
         if not all(type(a) is np.ndarray and a.dtype == C0.dtype and a.flags.c_contiguous and a.ndim == 2
                    and a.size for a in (C, A, B)):
             return False
-        work += C.size * (A.shape[0] if ta else A.shape[1])
-    if work < TEAM_MIN_WORK:
-        return False
     parts = cpu_kernels.threads()
     found = cpu_kernels.gemm_address(C0.dtype) if parts > 1 else None
     if found is None:
