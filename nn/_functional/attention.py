@@ -209,9 +209,10 @@ class Attention(Function):
                 p0 = 0 if P is not None else lo
                 if P is None:
                     _fused_forward(gq, P3, p0, qb, kb, vb, None, 1.0, lo, hi, scale, spans, ctx.is_causal, fused, False)
+                run = _attention_items_backward if _shared_out(hi - lo, qb, kb) else _attention_items_backward.plain
                 with cpu_kernels.one_blas_thread():
-                    _attention_items_backward(gq, gk, gv, g, P3, p0, qb, kb, vb, _no_mask() if keep is None else keep,
-                                              dt(dscale), spans, lo, hi, dt(scale), dt(0), dt(1), *fused)
+                    run(gq, gk, gv, g, P3, p0, qb, kb, vb, _no_mask() if keep is None else keep, dt(dscale), spans, lo,
+                        hi, dt(scale), dt(0), dt(1), *fused)
         else:
             for_blocks(n_items, _attend_grad_numpy(P, g, qb, kb, vb, gq, gk, gv, keep, indices, chunks, compiled,
                                                    scale, dscale, xp), block, xp, blas=True)
@@ -376,9 +377,16 @@ def _fused_forward(out, P3, p0, q, k, v, keep, dscale, lo, hi, scale, spans, cau
     P3[i - p0], or, where P3 is empty (none kept), into a scratch array of each item's own. `keep`:
     dropout's mask (B, H, L, S) of the probabilities, kept ones scaled by `dscale`, or None."""
     dt = q.dtype.type
+    run = _attention_items if _shared_out(hi - lo, q, k) else _attention_items.plain
     with cpu_kernels.one_blas_thread():
-        _attention_items(out, P3, p0, q, k, v, _no_mask() if keep is None else keep, dt(dscale), spans, lo, hi,
-                         dt(scale), causal, dt(0), dt(1), with_output, *gemm)
+        run(out, P3, p0, q, k, v, _no_mask() if keep is None else keep, dt(dscale), spans, lo, hi, dt(scale), causal,
+            dt(0), dt(1), with_output, *gemm)
+
+
+def _shared_out(n_items, q, k):
+    """Whether items go to the thread team: from 4M multiply-adds of scores (a baby GPT layer's 6M);
+    less (a generated sequence's cache rebuilt from 32 positions) costs less on this thread."""
+    return n_items * q.shape[-2] * k.shape[-2] * q.shape[-1] >= 1 << 22
 
 
 def _no_mask():

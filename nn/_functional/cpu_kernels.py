@@ -259,6 +259,10 @@ class kernel:
                     self._compiled = self._compile(False)
         return self._compiled
 
+    def plain(self, *args):
+        """Call the plain-loop form on this thread (work too small to share out)."""
+        return self._plain()(*args)
+
     def on_team(self):
         """Whether a call runs on the thread team (and shares the work out itself)."""
         return self.parallel and has_team()

@@ -40,7 +40,7 @@ def linear_arrays(x, w, b=None):  # y = x W^T + b, as one GEMM on x viewed as (N
     """Linear's forward on arrays: x (..., in), w (out, in), b (out,) or None -> (..., out)."""
     xp = xp_of(w)
     out = xp.empty(x.shape[:-1] + (w.shape[0],), dtype=x.dtype)
-    if not _team_products([(_2d(out), _2d(x), w, False, True)]):
+    if x.size * w.shape[0] < TEAM_MIN_WORK or not _team_products([(_2d(out), _2d(x), w, False, True)]):
         xp.matmul(_2d(x), w.T, out=_2d(out))  # W.T is a view: BLAS reads it transposed, no copy
     if b is not None:
         out += b
@@ -53,7 +53,7 @@ def linear_arrays(x, w, b=None):  # y = x W^T + b, as one GEMM on x viewed as (N
 # result, never along the sum (K): at a GPT's shapes every element comes out as in one whole product
 # (the same bits as numpy's matmul); where a share is small, BLAS may take its small-matrix path,
 # which sums in another order (rounding-level differences). A given thread count always cuts alike.
-TEAM_MIN_WORK = 1 << 21  # multiply-adds (~20 us of work) below which a product stays one numpy call
+TEAM_MIN_WORK = 1 << 22  # multiply-adds (~40 us of work) below which a product stays one numpy call
 
 
 @cpu_kernels.kernel(parallel=True)

@@ -36,7 +36,7 @@ def test_compiled_kernels_are_what_runs_when_numba_is_installed():
               attention._softmax_normalise, attention._softmax_grad_rows, attention._attention_items,
               attention._attention_items_backward, loss_module._exp_shifted_rows, loss_module._cross_entropy_finish,
               linear._scatter_add_rows_compiled):
-        assert (k._team_compiled if k.on_team() else k._compiled) is not None, k.__name__
+        assert k._compiled is not None, k.__name__  # small inputs: the plain loops, on this thread
     with cpu_kernels.enabled(False):
         assert not cpu_kernels.use(np.zeros(2, np.float32))
 
