@@ -204,12 +204,14 @@ class Attention(Function):
             # of items at a time (`gq` stands in for the output, which is not written)
             group = n_items if P is not None else _items_per_group(L, S, qb.itemsize)
             P3 = P.reshape(n_items, L, S) if P is not None else np.empty((min(group, n_items), L, S), qb.dtype)
+            team = _shared_out(n_items, qb, kb)  # (decided for the whole job: any grouping gives the same bits)
             for lo in range(0, n_items, group):
                 hi = min(n_items, lo + group)
                 p0 = 0 if P is not None else lo
                 if P is None:
-                    _fused_forward(gq, P3, p0, qb, kb, vb, None, 1.0, lo, hi, scale, spans, ctx.is_causal, fused, False)
-                run = _attention_items_backward if _shared_out(hi - lo, qb, kb) else _attention_items_backward.plain
+                    _fused_forward(gq, P3, p0, qb, kb, vb, None, 1.0, lo, hi, scale, spans, ctx.is_causal, fused, False,
+                                   team)
+                run = _attention_items_backward if team else _attention_items_backward.plain
                 with cpu_kernels.one_blas_thread():
                     run(gq, gk, gv, g, P3, p0, qb, kb, vb, _no_mask() if keep is None else keep, dt(dscale), spans, lo,
                         hi, dt(scale), dt(0), dt(1), *fused)
@@ -372,12 +374,15 @@ def _keeps_probabilities(L, S, E, Ev):
     return L * S <= L * E + S * E + S * Ev
 
 
-def _fused_forward(out, P3, p0, q, k, v, keep, dscale, lo, hi, scale, spans, causal, gemm, with_output):
-    """Items lo:hi of the fused forward on the kernels' thread team; item i's probabilities into
-    P3[i - p0], or, where P3 is empty (none kept), into a scratch array of each item's own. `keep`:
-    dropout's mask (B, H, L, S) of the probabilities, kept ones scaled by `dscale`, or None."""
+def _fused_forward(out, P3, p0, q, k, v, keep, dscale, lo, hi, scale, spans, causal, gemm, with_output, team=None):
+    """Items lo:hi of the fused forward, on the kernels' thread team or on this thread (`team`; by
+    default, by their size); item i's probabilities into P3[i - p0], or, where P3 is empty (none
+    kept), into a scratch array of each item's own. `keep`: dropout's mask (B, H, L, S) of the
+    probabilities, kept ones scaled by `dscale`, or None."""
     dt = q.dtype.type
-    run = _attention_items if _shared_out(hi - lo, q, k) else _attention_items.plain
+    if team is None:  # on the thread team or on this thread (see _shared_out)
+        team = _shared_out(hi - lo, q, k)
+    run = _attention_items if team else _attention_items.plain
     with cpu_kernels.one_blas_thread():
         run(out, P3, p0, q, k, v, _no_mask() if keep is None else keep, dt(dscale), spans, lo, hi, dt(scale), causal,
             dt(0), dt(1), with_output, *gemm)
