@@ -72,8 +72,9 @@ def openblas():
 
 
 def blas_thread_setter():
-    """OpenBLAS's per-thread `openblas_set_num_threads_local(n)`, or None if unavailable."""
-    global _blas_setter, _blas_threads
+    """OpenBLAS's `openblas_set_num_threads_local(n)`, or None if unavailable (in the OpenBLAS that
+    numpy ships it sets the count for the whole process, not only the calling thread)."""
+    global _blas_setter, _blas_threads, _blas_getter
     if _blas_setter is _UNSET:
         _blas_setter = None
         lib = openblas()
@@ -83,11 +84,18 @@ def blas_thread_setter():
             fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
             # what the calling threads go back to after a loop (asked before anything changed it)
             _blas_threads = max(1, int(getter()))
-            _blas_setter = fn
+            _blas_getter, _blas_setter = getter, fn
     return _blas_setter
 
 
 _blas_threads = 1
+_blas_getter = None
+
+
+def blas_threads_now():
+    """OpenBLAS's thread count now (process-wide in numpy's build), or 1 without OpenBLAS."""
+    blas_thread_setter()
+    return max(1, int(_blas_getter())) if _blas_getter is not None else 1
 
 
 class _Worker:

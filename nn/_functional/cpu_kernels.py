@@ -28,7 +28,10 @@ threads, which sleep between products and took ~25 us to wake for each (a baby G
 step). A team kernel's threads call a plain kernel on their share (a loop written inside a prange
 compiles worse): a kernel named inside another is numba's dispatcher of its plain form. Shares are
 cut so that no result depends on the thread that computed it: one thread runs the same team code,
-so a step is the same bits on one thread and on many (tested). Where numba has only its fallback
+so a step is the same bits on one thread and on many (tested). (Linear's products are cut in
+`threads()` shares, one product on one thread: at a GPT's shapes each share takes BLAS's code path
+for the whole, and the bits are numpy's; a skinny product, whose shares are small enough for BLAS's
+small-matrix path, may round differently for another thread count.) Where numba has only its fallback
 layer (which sleeps between jobs and aborts when two threads launch at once), and in a child
 forked after GNU OpenMP started (which cannot use it), `has_team()` is false and team kernels run
 as plain loops, compiled without `parallel` (their sums may round differently). An exception
@@ -49,12 +52,14 @@ Helpers kernels may call, defined once numba imports (and `prange`, numba's, for
   Cephes' expf; relative error under 4e-7, about 3 ulp; numpy's is ~1), 0 below -87 (where
   float32's exp is denormal); float64: exp.
 
-numba's disk cache is keyed on each kernel's own source file: after editing `gemm` or
-`exp_nonpositive` here, delete the cached kernels of the files that call them (the *.nbi / *.nbc
-files in their __pycache__), or those kernels keep the old code.
+numba's disk cache is keyed on each kernel's own source file: after editing `gemm`,
+`exp_nonpositive` or `share` here (or a kernel another file's kernel calls), delete the cached
+kernels of the files that call them (the *.nbi / *.nbc files in their __pycache__), or those
+kernels keep the old code.
 """
 import ctypes
 import os
+import sys
 import threading
 import types
 
@@ -354,7 +359,9 @@ def _team_size_for_this_thread(n):
 
 def _after_fork():
     global _layer_ok
-    if _launched:  # GNU OpenMP cannot run in a child forked after it started: plain loops there
+    # GNU OpenMP cannot run in a child forked after it started (here, or in the user's own numba code)
+    layer = sys.modules.get("numba.np.ufunc.parallel")
+    if _launched or getattr(layer, "_is_initialized", False):
         _layer_ok = False
 
 
@@ -363,24 +370,40 @@ if hasattr(os, "register_at_fork"):
 
 
 def one_blas_thread():
-    """A context in which OpenBLAS runs each call on the calling thread (a parallel kernel's threads
-    each call gemm); no-op without OpenBLAS's thread setter."""
-    return _OneBlasThread()
+    """A context in which OpenBLAS runs each call on the thread that makes it (the team's threads each
+    call gemm). numpy's OpenBLAS has one process-wide setting: it is set to 1 by the first of any
+    nested or concurrent contexts and set back, to what it was before, by the last one out (so a
+    user's own setting survives). A no-op without OpenBLAS's thread setter."""
+    return _ONE_BLAS_THREAD
 
 
 class _OneBlasThread:
+    def __init__(self):
+        self.depth, self.before, self.lock = 0, None, threading.Lock()
+
     def __enter__(self):
         from minigrad import parallel
 
-        self.setter = parallel.blas_thread_setter()
-        if self.setter is not None:
-            self.setter(1)
+        setter = parallel.blas_thread_setter()
+        if setter is not None:
+            with self.lock:
+                if self.depth == 0:
+                    self.before = parallel.blas_threads_now()
+                    setter(1)
+                self.depth += 1
 
     def __exit__(self, *exc):
-        if self.setter is not None:
-            from minigrad import parallel
+        from minigrad import parallel
 
-            self.setter(parallel._blas_threads)
+        setter = parallel.blas_thread_setter()
+        if setter is not None:
+            with self.lock:
+                self.depth -= 1
+                if self.depth == 0:
+                    setter(self.before)
+
+
+_ONE_BLAS_THREAD = _OneBlasThread()
 
 
 GRAIN = 256  # share() cuts at multiples of this many items: full vectors on both sides of a cut

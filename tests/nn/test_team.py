@@ -179,3 +179,28 @@ def test_fused_attention_with_dropout_matches_the_numpy_passes(L):
     assert np.array_equal(fused[2], passes[2]) and 0.6 < fused[2].mean() < 0.8  # the same mask, ~70% kept
     np.testing.assert_allclose(fused[0], passes[0], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(fused[1], passes[1], rtol=1e-4, atol=1e-5)
+
+
+def test_a_users_blas_thread_count_survives_the_team(monkeypatch):
+    # numpy's OpenBLAS has one process-wide thread count: the team sets it to 1 while its threads call
+    # gemm, then back to what it was (nested and concurrent contexts: the last one out restores it)
+    from minigrad import parallel
+
+    setter = parallel.blas_thread_setter()
+    if setter is None:
+        pytest.skip("no OpenBLAS thread setter here")
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    before = parallel.blas_threads_now()
+    x = minigrad.tensor(RNG.standard_normal((512, 512)).astype(np.float32), requires_grad=True)
+    try:
+        for n in (1, 2):
+            setter(n)
+            F.linear(x, x).sum().backward()  # products on the team where it runs
+            assert parallel.blas_threads_now() == n
+        with cpu_kernels.one_blas_thread():
+            with cpu_kernels.one_blas_thread():
+                assert parallel.blas_threads_now() == 1
+            assert parallel.blas_threads_now() == 1
+        assert parallel.blas_threads_now() == 2
+    finally:
+        setter(before)
