@@ -94,14 +94,14 @@ def _gelu_bwd_compiled(out, x, y, g, half, minus_half, inv_sqrt_2pi):  # out = g
 @cpu_kernels.kernel(parallel=True)
 def _gelu_fwd_team(out, x, parts):
     for p in cpu_kernels.prange(parts):
-        lo, hi = cpu_kernels.share(x.size, p, parts)
+        lo, hi = cpu_kernels.share(x.size, p, parts, cpu_kernels.GRAIN)
         _gelu_fwd_compiled(out[lo:hi], x[lo:hi])
 
 
 @cpu_kernels.kernel(parallel=True)
 def _gelu_bwd_team(out, x, y, g, half, minus_half, inv_sqrt_2pi, parts):
     for p in cpu_kernels.prange(parts):
-        lo, hi = cpu_kernels.share(x.size, p, parts)
+        lo, hi = cpu_kernels.share(x.size, p, parts, cpu_kernels.GRAIN)
         _gelu_bwd_compiled(out[lo:hi], x[lo:hi], y[lo:hi], g[lo:hi], half, minus_half, inv_sqrt_2pi)
 
 

@@ -450,12 +450,17 @@ def _attention_items(out, P, p0, q, k, v, keep, dscale, spans, lo, hi, scale, ca
             if with_output:  # out[r0:r1] = P'[r0:r1, :c1] v[:c1], P' = P (keep dscale with dropout)
                 Po = Pi
                 if keep.size:
-                    for i in range(r0, r1):
-                        for j in range(c1):
-                            Pd[i, j] = Pi[i, j] * keep[b, h, i, j] * dscale
+                    _dropped(Pd[r0:r1], Pi[r0:r1], keep[b, h, r0:r1], c1, dscale)
                     Po = Pd
                 cpu_kernels.gemm(address, ilp64, 111, 111, r1 - r0, Ev, c1, one, Po[r0:], S, vi, vi.strides[0] // it,
                                  zero, oi[r0:], oi.strides[0] // it)
+
+
+@cpu_kernels.kernel
+def _dropped(out, x, keep, cols, dscale):  # out[:, :cols] = x keep dscale: dropout's kept values, scaled
+    for i in range(x.shape[0]):
+        for j in range(cols):
+            out[i, j] = x[i, j] * keep[i, j] * dscale
 
 
 # The backward of one item after another, each in one compiled call (as _attention_items): four
@@ -484,9 +489,7 @@ def _attention_items_backward(gq, gk, gv, g, P, p0, q, k, v, keep, dscale, spans
             # gv[:c1] (+)= P'[r0:r1, :c1]^T g[r0:r1], P' = P (keep dscale with dropout)
             Po = Pi
             if keep.size:
-                for i in range(r0, r1):
-                    for j in range(c1):
-                        Pd[i, j] = Pi[i, j] * keep[b, h, i, j] * dscale
+                _dropped(Pd[r0:r1], Pi[r0:r1], keep[b, h, r0:r1], c1, dscale)
                 Po = Pd
             cpu_kernels.gemm(address, ilp64, 112, 111, c1, Ev, n, one, Po[r0:], S, gi[r0:], gi.strides[0] // it,
                              beta, gvi, gvi.strides[0] // it)
@@ -494,9 +497,7 @@ def _attention_items_backward(gq, gk, gv, g, P, p0, q, k, v, keep, dscale, spans
             cpu_kernels.gemm(address, ilp64, 111, 112, n, c1, Ev, one, gi[r0:], gi.strides[0] // it, vi,
                              vi.strides[0] // it, zero, gP, S)
             if keep.size:
-                for i in range(n):
-                    for j in range(c1):
-                        gP[i, j] = gP[i, j] * keep[b, h, r0 + i, j] * dscale
+                _dropped(gP[:n], gP[:n], keep[b, h, r0:r1], c1, dscale)
             for i in range(n):  # gS = P (gP - rowsum(gP P)), into gP
                 d = zero
                 for j in range(c1):

@@ -406,13 +406,13 @@ class _OneBlasThread:
 _ONE_BLAS_THREAD = _OneBlasThread()
 
 
-GRAIN = 256  # share() cuts at multiples of this many items: full vectors on both sides of a cut
+GRAIN = 256  # elementwise shares are cut at multiples of this many items: full vectors on both sides
 
 
 @kernel
-def share(n, p, parts):  # part p of [0, n) in `parts`, cut at multiples of GRAIN (the last part ends at n)
-    lo = n * p // parts // GRAIN * GRAIN
-    hi = n if p == parts - 1 else n * (p + 1) // parts // GRAIN * GRAIN
+def share(n, p, parts, grain):  # part p of [0, n) in `parts`, cut at multiples of `grain` (the last ends at n)
+    lo = n * p // parts // grain * grain
+    hi = n if p == parts - 1 else n * (p + 1) // parts // grain * grain
     return lo, hi
 
 

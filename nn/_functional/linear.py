@@ -66,12 +66,12 @@ def _products_kernel(C1, A1, B1, ta1, tb1, C2, A2, B2, ta2, tb2, n, parts, one, 
         K = A.shape[0] if ta else A.shape[1]
         lda, ldb = A.shape[1], B.shape[1]
         if M >= N:  # rows r0:r1 of C: rows of op(A)
-            r0, r1 = M * p // parts, M * (p + 1) // parts
+            r0, r1 = cpu_kernels.share(M, p, parts, 1)
             Ap = A[:, r0:] if ta else A[r0:]
             cpu_kernels.gemm(address, ilp64, 112 if ta else 111, 112 if tb else 111, r1 - r0, N, K, one, Ap, lda,
                              B, ldb, zero, C[r0:], N)
         else:  # columns c0:c1 of C: columns of op(B)
-            c0, c1 = N * p // parts, N * (p + 1) // parts
+            c0, c1 = cpu_kernels.share(N, p, parts, 1)
             Bp = B[c0:] if tb else B[:, c0:]
             cpu_kernels.gemm(address, ilp64, 112 if ta else 111, 112 if tb else 111, M, c1 - c0, K, one, A, lda,
                              Bp, ldb, zero, C[:, c0:], N)

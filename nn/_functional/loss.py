@@ -71,7 +71,7 @@ def _cross_entropy_team(D, loss, x, mx, t, w, ignore_index, ls, vs, W, inv, one,
     # exception raised inside a team: cross_entropy has checked the targets before this runs)
     M = x.shape[0]
     for p in cpu_kernels.prange(parts):
-        lo, hi = M * p // parts, M * (p + 1) // parts
+        lo, hi = cpu_kernels.share(M, p, parts, 1)
         _exp_shifted_rows(D[lo:hi], mx[lo:hi], x[lo:hi])
         _cross_entropy_finish(D[lo:hi], loss[lo:hi], x[lo:hi], mx[lo:hi], t[lo:hi], w, ignore_index, ls, vs, W, inv,
                               one, need_grad)

@@ -78,7 +78,7 @@ CHUNK_ELEMENTS = 1 << 14
 def _layer_norm_rows_team(y, mean, rstd, x, w, b, eps, inv_d, parts):
     N = x.shape[0]
     for p in cpu_kernels.prange(parts):
-        lo, hi = N * p // parts, N * (p + 1) // parts
+        lo, hi = cpu_kernels.share(N, p, parts, 1)
         _layer_norm_rows(y[lo:hi], mean[lo:hi], rstd[lo:hi], x[lo:hi], w, b, eps, inv_d)
 
 
@@ -86,7 +86,8 @@ def _layer_norm_rows_team(y, mean, rstd, x, w, b, eps, inv_d, parts):
 def _layer_norm_rows_backward_team(gx, partial, g, x, mean, rstd, w, inv_d, chunk, parts):
     N, n = g.shape[0], partial.shape[0]  # partial (chunks, 2, D): each chunk's gw and gb sums
     for p in cpu_kernels.prange(parts):
-        for c in range(n * p // parts, n * (p + 1) // parts):
+        c0, c1 = cpu_kernels.share(n, p, parts, 1)
+        for c in range(c0, c1):
             lo, hi = c * chunk, min(N, c * chunk + chunk)
             _layer_norm_rows_backward(gx[lo:hi], partial[c, 0], partial[c, 1], g[lo:hi], x[lo:hi], mean[lo:hi],
                                       rstd[lo:hi], w, inv_d)

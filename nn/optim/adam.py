@@ -138,7 +138,7 @@ def _adam_compiled(w, g, m, v, v_max, decay, l2, one_minus_beta1, beta2, one_min
 def _adam_team(w, g, m, v, v_max, decay, l2, one_minus_beta1, beta2, one_minus_beta2, step_scale, eps_scaled, parts):
     # the same on the kernels' thread team, each thread on its share of the elements
     for p in cpu_kernels.prange(parts):
-        lo, hi = cpu_kernels.share(w.size, p, parts)
+        lo, hi = cpu_kernels.share(w.size, p, parts, cpu_kernels.GRAIN)
         _adam_compiled(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], v_max[lo:hi] if v_max.size else v_max, decay, l2,
                        one_minus_beta1, beta2, one_minus_beta2, step_scale, eps_scaled)
 
