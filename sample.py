@@ -4,7 +4,7 @@ Loads the checkpoint train.py wrote in --out_dir and streams tokens as they are 
 """
 import sys
 
-import minigrad  # noqa: F401 (before numpy: it tunes the process; see minigrad/_blas.py)
+import minigrad  # noqa: F401 (before numpy: it tunes the process; see minigrad/backends/cpu/blas.py)
 from gpt.sampling import main
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ ships with every Python (offline, a few minutes on 2 CPU cores); then `python sa
 """
 import sys
 
-import minigrad  # noqa: F401 (before numpy: it tunes the process; see minigrad/_blas.py)
+import minigrad  # noqa: F401 (before numpy: it tunes the process; see minigrad/backends/cpu/blas.py)
 from gpt.trainer import main
 
 if __name__ == "__main__":

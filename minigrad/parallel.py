@@ -1,8 +1,6 @@
-"""Use every core for large elementwise work, as PyTorch's CPU kernels do.
+"""A thread pool for large numpy jobs: `minigrad.ops.shape`'s concatenate fills its rows on it.
 
-(With numba, nn's compiled kernels run on numba's own native threads instead: see
-nn/_functional/cpu_kernels.py, "the thread team". This pool serves the numpy passes that run
-without them, and the engine, which knows nothing of nn.)
+(The fused ops' compiled kernels run on numba's native threads instead: minigrad/backends/cpu/team.py.)
 
 numpy runs an ufunc on one core, but it releases the GIL while it loops, so a large elementwise
 job split in as many parts as there are cores runs that many times faster in a thread pool.
@@ -12,19 +10,12 @@ its inputs from cache rather than from memory on every pass.
 `parallel_for(n, kernel)` calls `kernel(lo, hi)` over ranges covering [0, n); the kernel slices
 its own arrays. On cupy (GPU) arrays the whole range runs at once: the GPU is already parallel.
 
-Kernels may call BLAS (`blas=True`): many small matrix products (attention's per-head products)
-run faster one per core than each split over the cores by BLAS's own threads, so during such a
-loop OpenBLAS is asked for one thread per call (`openblas_set_num_threads_local`; in the OpenBLAS
-that numpy ships it acts on every thread, so it is set before the loop and restored after it).
-Without that function (another BLAS), the loop runs on the calling thread.
-
 The pool's threads sleep between jobs, and a sleeping thread takes tens of microseconds to start
 (more when the machine is busy), while the calling thread starts on its own share at once. Kernels
 whose results do not depend on where the range is cut (`grain`) get a split that gives the caller
 the items it finishes meanwhile, learnt from the last calls; the others always get the same even
 split, so that their per-block partial results, and hence their sums, never change.
 """
-import ctypes
 import os
 import threading
 import time
@@ -42,60 +33,6 @@ def num_threads():
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
-
-
-_UNSET = object()
-_blas_setter = _UNSET
-_openblas = _UNSET
-
-
-_GETTERS = ("openblas_get_num_threads", "scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_")
-
-
-def openblas():
-    """The OpenBLAS library numpy has loaded (a ctypes CDLL), or None: found among the shared
-    libraries mapped into this process (numpy's wheels bundle their own, under a mangled name)."""
-    global _openblas
-    if _openblas is _UNSET:
-        _openblas = None
-        try:
-            with open("/proc/self/maps") as f:
-                paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line})
-            for path in paths:
-                lib = ctypes.CDLL(path)
-                if hasattr(lib, "openblas_set_num_threads_local") and any(hasattr(lib, n) for n in _GETTERS):
-                    _openblas = lib
-                    break
-        except OSError:  # no /proc (not Linux) or a library that will not load
-            pass
-    return _openblas
-
-
-def blas_thread_setter():
-    """OpenBLAS's `openblas_set_num_threads_local(n)`, or None if unavailable (in the OpenBLAS that
-    numpy ships it sets the count for the whole process, not only the calling thread)."""
-    global _blas_setter, _blas_threads, _blas_getter
-    if _blas_setter is _UNSET:
-        _blas_setter = None
-        lib = openblas()
-        if lib is not None:
-            fn = lib.openblas_set_num_threads_local
-            getter = next(getattr(lib, n) for n in _GETTERS if hasattr(lib, n))
-            fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
-            # what the calling threads go back to after a loop (asked before anything changed it)
-            _blas_threads = max(1, int(getter()))
-            _blas_getter, _blas_setter = getter, fn
-    return _blas_setter
-
-
-_blas_threads = 1
-_blas_getter = None
-
-
-def blas_threads_now():
-    """OpenBLAS's thread count now (process-wide in numpy's build), or 1 without OpenBLAS."""
-    blas_thread_setter()
-    return max(1, int(_blas_getter())) if _blas_getter is not None else 1
 
 
 class _Worker:
@@ -202,13 +139,11 @@ def _cuts(n, threads, grain, key):
     return cuts
 
 
-def parallel_for(n, kernel, block=1 << 15, min_parallel=1 << 16, gpu=False, blas=False, grain=None, cost_key=None):
+def parallel_for(n, kernel, block=1 << 15, min_parallel=1 << 16, gpu=False, grain=None, cost_key=None):
     """Run `kernel(lo, hi)` over [0, n) in blocks of about `block` items, split across the cores.
 
     Ranges are disjoint, so kernels that write only their own slice need no locking. Small jobs
-    (under `min_parallel` items), GPU jobs and calls made from inside a worker run inline. With
-    `blas=True` the kernel calls BLAS: it runs in parallel only where BLAS can be held to one
-    thread per caller, and otherwise on the calling thread (where BLAS uses the cores itself).
+    (under `min_parallel` items), GPU jobs and calls made from inside a worker run inline.
 
     `grain`: the kernel gives the same results wherever [0, n) is cut, as long as the cuts fall on
     multiples of `grain` (elementwise work, independent items); the split then adapts so that the
@@ -219,23 +154,12 @@ def parallel_for(n, kernel, block=1 << 15, min_parallel=1 << 16, gpu=False, blas
     if n <= 0:
         return
     threads = num_threads()
-    setter = blas_thread_setter() if blas else None
-    if blas and setter is None:
-        threads = 1
     if gpu or n < min_parallel or threads == 1 or getattr(_local, "inside", False):
         if gpu:
             kernel(0, n)
             return
-        # a small BLAS job: its products are small too, and BLAS's threads cost more than they give
-        small_blas = setter is not None and not getattr(_local, "inside", False)
-        if small_blas:
-            setter(1)
-        try:
-            for lo in range(0, n, block):
-                kernel(lo, min(lo + block, n))
-        finally:
-            if small_blas:
-                setter(_blas_threads)
+        for lo in range(0, n, block):
+            kernel(lo, min(lo + block, n))
         return
     key = (cost_key or kernel.__code__) if grain else None
     bounds = _cuts(n, threads, grain, key)
@@ -260,8 +184,6 @@ def parallel_for(n, kernel, block=1 << 15, min_parallel=1 << 16, gpu=False, blas
         for part in range(threads):  # same blocks, one after the other on this thread
             blocks(part)
         return
-    if setter is not None:
-        setter(1)
     try:
         workers = _pool(threads - 1)[:threads - 1]
         started = []
@@ -288,8 +210,6 @@ def parallel_for(n, kernel, block=1 << 15, min_parallel=1 << 16, gpu=False, blas
             _learn(key, handed, times, bounds)
     finally:
         _busy.release()
-        if setter is not None:  # back to BLAS's own threads for the big products that follow
-            setter(_blas_threads)
 
 
 def _learn(key, handed, times, bounds):

@@ -22,14 +22,14 @@ def shared_data():
     return SHARED_DATA
 
 
-@pytest.fixture(params=["compiled", "numpy passes"])
-def kernels(request, monkeypatch):
-    """Runs a test with the compiled CPU kernels (nn/_functional/cpu_kernels.py, when numba is
-    installed) and again with them off: the numpy passes, as on a machine without numba."""
-    from nn._functional import cpu_kernels
+@pytest.fixture(params=["fast", "numpy"])
+def kernels(request):
+    """Runs a test with the backends (minigrad/backends: compiled CPU kernels when numba is installed)
+    and again without them (MINIGRAD_KERNELS=numpy: the ops' own array code)."""
+    from minigrad import backends
 
-    monkeypatch.setattr(cpu_kernels.switch, "on", request.param == "compiled")
-    return request.param
+    with backends.kernels(request.param):
+        yield request.param
 
 
 # ---- devices ---------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """minigrad on CUDA (cupy): tensors and modules moved to the GPU, every fused op and optimizer on it
-(the generic cupy path of each op, and the fused kernels of nn/_functional/cuda_kernels.py) held
+(the generic cupy path of each op, and the fused kernels of minigrad/backends/cuda) held
 against the CPU, the GPT's forward and backward CPU vs GPU, train.py / sample.py with
 --device=cuda, minigrad.cuda's memory API, the CUDA random state, save_on_cpu with cupy.
 
@@ -16,7 +16,8 @@ import minigrad
 import minigrad.cuda
 import nn
 import nn.functional as F
-from nn._functional import cuda_kernels as ck
+from minigrad import backends
+from minigrad.backends.cuda import kernels as ck
 
 
 HAS_GPU = minigrad.cuda_is_available()
@@ -42,8 +43,8 @@ def mode(request):
 
 
 def kernels(mode):
-    """The context a GPU computation runs in: fused kernels on (patched in), or off."""
-    return ck.patched() if mode == "fused" else ck.enabled(False)
+    """The context a GPU computation runs in: the backends on (MINIGRAD_KERNELS=fast), or off (numpy)."""
+    return backends.kernels("fast" if mode == "fused" else "numpy")
 
 
 def host(a):
@@ -122,7 +123,7 @@ def test_cuda_generator_is_counter_based(monkeypatch):
 
 
 def test_kernels_only_take_gpu_float_arrays():
-    assert not ck.use(np.zeros(3, np.float32))
+    assert backends.lookup("dropout", np.zeros(3, np.float32)) is None  # dropout's only backend is CUDA's
     assert ck._threads(1) == 32 and ck._threads(384) == 96 and ck._threads(50304) == 1024
     assert all(ck._threads(n) % 32 == 0 for n in range(1, 5000, 37))
 
@@ -221,7 +222,7 @@ def both(fn, arrays, mode, grad_seed=1):
     res = []
     for dev in ("cpu", "cuda"):
         ts = [minigrad.tensor(a, device=dev, requires_grad=a.dtype.kind == "f") for a in arrays]
-        ctx = kernels(mode) if dev == "cuda" else ck.enabled(False)
+        ctx = kernels(mode) if dev == "cuda" else backends.kernels("numpy")
         with ctx:
             out = fn(*ts)
             g = np.random.default_rng(grad_seed).standard_normal(out.shape).astype(out.data.dtype)
@@ -325,7 +326,7 @@ def test_attention_masks(mode, kind):
     res = []
     for dev in ("cpu", "cuda"):
         ts = [minigrad.tensor(a, device=dev, requires_grad=True) for a in (q, k, v)]
-        with kernels(mode) if dev == "cuda" else ck.enabled(False):
+        with kernels(mode) if dev == "cuda" else backends.kernels("numpy"):
             out = F.scaled_dot_product_attention(*ts, attn_mask=minigrad.tensor(m, device=dev))
             out.sum().backward()
         res.append((host(out.data), [host(t.grad.data) for t in ts]))
@@ -367,7 +368,7 @@ def test_optimizer_steps_match_cpu(mode, dtype, opt_name, kw):
     for dev in ("cpu", "cuda"):
         ps = [nn.Parameter(minigrad.tensor(a.copy(), device=dev)) for a in (p0, b0)]
         opt = getattr(nn.optim, opt_name)(ps, **kw)
-        with kernels(mode) if dev == "cuda" else ck.enabled(False):
+        with kernels(mode) if dev == "cuda" else backends.kernels("numpy"):
             for gs in grads:
                 for p, g in zip(ps, gs):
                     p.grad = minigrad.tensor(g, device=dev)
@@ -399,7 +400,7 @@ def gpt_run(device, dtype, mode, cfg, x, y, sd):
     if dtype == np.float64:
         model.double()
     model.to(device)
-    with kernels(mode) if device == "cuda" else ck.enabled(False):
+    with kernels(mode) if device == "cuda" else backends.kernels("numpy"):
         logits, loss = model(minigrad.tensor(x, device=device), minigrad.tensor(y, device=device))
         loss.backward()
     grads = {n: host(p.grad.data) for n, p in model.named_parameters()}

@@ -1,14 +1,15 @@
 """The implementations behind `nn.functional`, one file per idea.
 
+    reference.py      every fused op from minigrad's primitive ops, differentiated by autograd: read this first
     linear.py         linear (AddmmBackward0 / MmBackward0), embedding (EmbeddingBackward0)
     normalization.py  layer_norm (NativeLayerNormBackward0)
-    activation.py     gelu (GeluBackward0), relu, softmax, log_softmax
+    activation.py     gelu (GeluBackward0), relu; softmax, log_softmax (minigrad's own ops)
     dropout.py        dropout (NativeDropoutBackward0) and the keep-masks attention uses too
     loss.py           cross_entropy (CrossEntropyLossBackward0), mse_loss (MseLossBackward0)
     attention.py      scaled_dot_product_attention (ScaledDotProductAttentionBackward0)
     erf.py            erf on raw numpy/cupy arrays (Cody in float64, a fast rational in float32)
-    _common.py        blocked, threaded loops over arrays; scratch buffers
-    cpu_kernels.py    compiling the ops' one-loop CPU kernels with numba (the numpy passes without it)
-    cuda_kernels.py   the ops' fused GPU kernels (cupy)
-    reference.py      the same functions from primitive minigrad ops (tests and benchmarks only)
+    _common.py        blocked loops over arrays; scratch buffers
+
+Each op is one Function of plain array code; its compiled CPU and CUDA kernels are in
+minigrad/backends, reached through `minigrad.backends.lookup` (MINIGRAD_KERNELS picks the layer).
 """

@@ -1,9 +1,10 @@
-"""dropout as one NativeDropoutBackward0 node that saves only its boolean keep-mask."""
+"""dropout as one NativeDropoutBackward0 node that saves only its boolean keep-mask.
+The reference (primitive ops, autograd): nn/_functional/reference.py's dropout."""
 import numpy as np
 
 import minigrad
+from minigrad import backends
 
-from . import cuda_kernels
 from ._common import Function, Tensor, blockwise, check_tensor, for_blocks, once_differentiable, xp_of
 
 CHUNK = 1 << 20  # mask elements per random stream (fixed, so masks do not depend on the thread count)
@@ -15,7 +16,7 @@ def keep_mask(xp, shape, p):
 
     On the CPU each element compares 16 random bits with round(p * 65536) (p is used to 1/65536),
     which is twice as fast as drawing float32 uniforms; a large mask is cut in fixed chunks, each
-    drawn from its own stream (seeded from the default generator) on all cores.
+    drawn from its own stream (seeded from the default generator).
     """
     if xp is not np:
         return minigrad.random.generator(xp).random(shape, dtype="float32") >= p
@@ -47,22 +48,26 @@ class Dropout(Function):
 
     @staticmethod
     def forward(ctx, x, p):  # y = x * keep / (1 - p)
-        if cuda_kernels.use(x.data):  # the fused GPU kernel (docs/gpu.md)
-            return cuda_kernels.Dropout.forward(ctx, x, p)
         xd = x.data
         xp = xp_of(xd)
-        keep = keep_mask(xp, xd.shape, p)
         ctx.scale = 1.0 / (1.0 - p)
+        fast = backends.lookup("dropout", xd)
+        if fast is not None:
+            y, keep = fast.forward(xd, p)
+        else:
+            keep = keep_mask(xp, xd.shape, p)
+            y = blockwise(_scale_kept, 0, xp.empty(xd.shape, xd.dtype), xd, keep, ctx.scale)
         ctx.save(mask=keep)
-        return blockwise(_scale_kept, 0, xp.empty(xd.shape, xd.dtype), xd, keep, ctx.scale)
+        return y
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = g * keep / (1 - p)
-        if cuda_kernels.use(g.data):
-            return cuda_kernels.Dropout.backward(ctx, g)
         keep = ctx._saved_mask.data
         gd = g.data
+        fast = backends.lookup("dropout", gd)
+        if fast is not None:
+            return Tensor(fast.backward(gd, keep, ctx.scale)), None
         return Tensor(blockwise(_scale_kept, 0, xp_of(gd).empty(gd.shape, gd.dtype), gd, keep, ctx.scale)), None
 
 

@@ -1,7 +1,9 @@
-"""linear (one AddmmBackward0 / MmBackward0 node) and embedding (one EmbeddingBackward0 node)."""
+"""linear (one AddmmBackward0 / MmBackward0 node) and embedding (one EmbeddingBackward0 node).
+The references (primitive ops, autograd): nn/_functional/reference.py's linear and embedding."""
 import numpy as np
 
-from . import cpu_kernels
+from minigrad import backends
+
 from ._common import Function, check_tensor, once_differentiable, wrap, xp_of
 
 
@@ -28,7 +30,8 @@ class Linear(Function):
             gw = xp.empty((g.shape[-1], x.data.shape[-1]), dtype=g.dtype)
         products = ([(_2d(gx), g2, w.data, False, False)] if needs[0] else []) + (
             [(gw, g2, _2d(x.data), True, False)] if needs[1] else [])
-        if products and not _team_products(products):
+        fast = backends.lookup("linear", *(a for p in products for a in p[:3])) if products else None
+        if products and not (fast is not None and fast.products(products)):
             for C, A, B, ta, tb in products:
                 xp.matmul(A.T if ta else A, B.T if tb else B, out=C)
         if len(needs) > 2 and needs[2]:
@@ -40,65 +43,12 @@ def linear_arrays(x, w, b=None):  # y = x W^T + b, as one GEMM on x viewed as (N
     """Linear's forward on arrays: x (..., in), w (out, in), b (out,) or None -> (..., out)."""
     xp = xp_of(w)
     out = xp.empty(x.shape[:-1] + (w.shape[0],), dtype=x.dtype)
-    if x.size * w.shape[0] < TEAM_MIN_WORK or not _team_products([(_2d(out), _2d(x), w, False, True)]):
+    fast = backends.lookup("linear", x, w)
+    if fast is None or not fast.products([(_2d(out), _2d(x), w, False, True)]):
         xp.matmul(_2d(x), w.T, out=_2d(out))  # W.T is a view: BLAS reads it transposed, no copy
     if b is not None:
         out += b
     return out
-
-
-# The matrix products on the compiled kernels' thread team (cpu_kernels.threads), each thread calling
-# single-threaded BLAS on its share: OpenBLAS's own workers sleep between calls here and take ~25 us
-# to wake for each product, a tenth of a baby GPT's. The shares are cut along the longer side of the
-# result, never along the sum (K): at a GPT's shapes every element comes out as in one whole product
-# (the same bits as numpy's matmul); where a share is small, BLAS may take its small-matrix path,
-# which sums in another order (rounding-level differences). A given thread count always cuts alike.
-TEAM_MIN_WORK = 1 << 22  # multiply-adds (~40 us of work) below which a product stays one numpy call
-
-
-@cpu_kernels.kernel(parallel=True)
-def _products_kernel(C1, A1, B1, ta1, tb1, C2, A2, B2, ta2, tb2, n, parts, one, zero, address, ilp64):
-    # C_j = op(A_j) op(B_j) for j < n (op: transposed where ta_j / tb_j), each in `parts` shares
-    for t in cpu_kernels.prange(n * parts):
-        j, p = t // parts, t % parts
-        C, A, B, ta, tb = (C1, A1, B1, ta1, tb1) if j == 0 else (C2, A2, B2, ta2, tb2)
-        M, N = C.shape
-        K = A.shape[0] if ta else A.shape[1]
-        lda, ldb = A.shape[1], B.shape[1]
-        if M >= N:  # rows r0:r1 of C: rows of op(A)
-            r0, r1 = cpu_kernels.share(M, p, parts, 1)
-            Ap = A[:, r0:] if ta else A[r0:]
-            cpu_kernels.gemm(address, ilp64, 112 if ta else 111, 112 if tb else 111, r1 - r0, N, K, one, Ap, lda,
-                             B, ldb, zero, C[r0:], N)
-        else:  # columns c0:c1 of C: columns of op(B)
-            c0, c1 = cpu_kernels.share(N, p, parts, 1)
-            Bp = B[c0:] if tb else B[:, c0:]
-            cpu_kernels.gemm(address, ilp64, 112 if ta else 111, 112 if tb else 111, M, c1 - c0, K, one, A, lda,
-                             Bp, ldb, zero, C[:, c0:], N)
-
-
-def _team_products(products):
-    """Compute [(C, A, B, ta, tb)]: C = op(A) op(B), on the team, and return True; or return False,
-    computing nothing, where the team or BLAS's gemm is not there, an operand is not a contiguous
-    float32/float64 numpy array of the one dtype, a side is empty, or the work is too small to share."""
-    if sum(C.size * A.shape[0 if ta else -1] for C, A, _, ta, _ in products) < TEAM_MIN_WORK:
-        return False  # (first: a small product, the common case of generation, pays for nothing else)
-    C0 = products[0][0]
-    if not cpu_kernels.use(C0):
-        return False
-    for C, A, B, _, _ in products:
-        if not all(type(a) is np.ndarray and a.dtype == C0.dtype and a.flags.c_contiguous and a.ndim == 2
-                   and a.size for a in (C, A, B)):
-            return False
-    parts = cpu_kernels.threads()
-    found = cpu_kernels.gemm_address(C0.dtype) if parts > 1 else None
-    if found is None:
-        return False
-    dt = C0.dtype.type
-    C2, A2, B2, ta2, tb2 = products[-1]
-    with cpu_kernels.one_blas_thread():
-        _products_kernel(*products[0], C2, A2, B2, ta2, tb2, len(products), parts, dt(1), dt(0), *found)
-    return True
 
 
 def _2d(a):
@@ -152,24 +102,12 @@ class Embedding(Function):
 ONE_HOT_MAX = 128  # up to this many rows, a one-hot GEMM beats sorting
 
 
-@cpu_kernels.kernel
-def _scatter_add_rows_compiled(out, idx, g):  # out[idx[i]] += g[i], in the order of i
-    n = out.shape[0]
-    for i in range(idx.size):
-        r = idx[i]
-        if r < 0 or r >= n:  # embedding checks the ids first: never write outside `out`
-            raise IndexError("embedding backward: an index is out of range")
-        for c in range(g.shape[1]):
-            out[r, c] += g[i, c]
-
-
 def scatter_add_rows(idx, g, n):
     """zeros((n, C)) with row g[i] added at idx[i] (repeats summed): the embedding gradient.
 
-    np.add.at is slow (an unbuffered loop). Compiled (cpu_kernels): one loop over the rows in
-    order, ~6x faster than the one-hot product at a baby GPT's 768 x 128 (no BLAS threads to
-    wake). Otherwise, for a small vocabulary a one-hot GEMM (n, N) @ (N, C); else a stable sort of
-    the ids and np.add.reduceat over runs of equal ids (a plain scatter when no id repeats).
+    np.add.at is slow (an unbuffered loop): for a small vocabulary a one-hot GEMM (n, N) @ (N, C);
+    else a stable sort of the ids and np.add.reduceat over runs of equal ids (a plain scatter when no
+    id repeats). The CPU backend's is one compiled loop over the rows in order.
     """
     xp = xp_of(g)
     if xp is not np:  # GPU: atomic adds
@@ -178,10 +116,9 @@ def scatter_add_rows(idx, g, n):
 
         cupyx.scatter_add(out, idx, g)
         return out
-    if cpu_kernels.use(g) and idx.dtype.kind in "iu":
-        out = np.zeros((n, g.shape[1]), dtype=g.dtype)
-        _scatter_add_rows_compiled(out, idx, np.ascontiguousarray(g))
-        return out
+    fast = backends.lookup("embedding", g)
+    if fast is not None and idx.dtype.kind in "iu":
+        return fast.scatter_add_rows(idx, g, n)
     if n <= ONE_HOT_MAX:
         one_hot = np.zeros((n, idx.size), dtype=g.dtype)
         one_hot[idx, np.arange(idx.size)] = 1.0

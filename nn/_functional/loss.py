@@ -2,83 +2,16 @@
 place over the softmax probabilities; no copy of the logits), and mse_loss (one MseLossBackward0)."""
 import numpy as np
 
-from . import cpu_kernels, cuda_kernels
-from ._common import (
-    TEAM_MIN_ELEMENTS, Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
-    sum_to, xp_of,
-)
+from minigrad import backends
+
+from ._common import Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block, sum_to, xp_of
 
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-# The compiled form (cpu_kernels) of the forward's passes below: two loops, each a row at a time in
-# cache (at a baby-GPT batch, 768 x 65, the ~20 numpy calls cost ~130 us). The exp is
-# cpu_kernels.exp_nonpositive, which vectorizes (numba's own exp is a scalar call). `w` of size 0: no
-# class weights. Scalars in the logits' precision.
-@cpu_kernels.kernel
-def _exp_shifted_rows(D, mx, x):  # mx_i = max_c x_ic;  D_ic = exp(x_ic - mx_i)
-    M, C = x.shape
-    for i in range(M):
-        m = x[i, 0]
-        for c in range(C):
-            m = max(m, x[i, c])
-        mx[i] = m
-        for c in range(C):
-            D[i, c] = cpu_kernels.exp_nonpositive(x[i, c] - m)
-
-
-@cpu_kernels.kernel
-def _cross_entropy_finish(D, loss, x, mx, t, w, ignore_index, ls, vs, W, inv, one, need_grad):  # D holds exp(x - mx)
-    M, C = x.shape  # vs = ls / C;  W = sum_c w_c (C without weights)
-    zero = one - one
-    for i in range(M):
-        ti = t[i]
-        if ti != ignore_index and (ti < 0 or ti >= C):  # cross_entropy checks first: never read outside a row
-            raise IndexError("cross_entropy: a target class id is out of range")
-        if ti == ignore_index:  # no loss, a zero gradient row
-            loss[i] = zero
-            if need_grad:
-                for c in range(C):
-                    D[i, c] = zero
-            continue
-        hit = (w[ti] if w.size else one) * (one - ls)  # (1 - ls) w[t_i]
-        s = zero
-        for c in range(C):
-            s += D[i, c]
-        lse = mx[i] + np.log(s)
-        li = hit * (lse - x[i, ti])
-        if ls:
-            sm = zero
-            for c in range(C):
-                sm += (w[c] if w.size else one) * (lse - x[i, c])
-            li += vs * sm
-        loss[i] = li
-        if need_grad:
-            k = (hit + vs * W) * inv / s  # a_i / s_i: a_i p_ic = k exp(x_ic - mx_i)
-            if ls:
-                u = vs * inv
-                for c in range(C):
-                    D[i, c] = D[i, c] * k - u * (w[c] if w.size else one)
-            else:
-                for c in range(C):
-                    D[i, c] *= k
-            D[i, ti] -= hit * inv
-
-
-@cpu_kernels.kernel(parallel=True)
-def _cross_entropy_team(D, loss, x, mx, t, w, ignore_index, ls, vs, W, inv, one, need_grad, parts):
-    # both loops on the kernels' thread team, each thread on its share of the rows (numba drops an
-    # exception raised inside a team: cross_entropy has checked the targets before this runs)
-    M = x.shape[0]
-    for p in cpu_kernels.prange(parts):
-        lo, hi = cpu_kernels.share(M, p, parts, 1)
-        _exp_shifted_rows(D[lo:hi], mx[lo:hi], x[lo:hi])
-        _cross_entropy_finish(D[lo:hi], loss[lo:hi], x[lo:hi], mx[lo:hi], t[lo:hi], w, ignore_index, ls, vs, W, inv,
-                              one, need_grad)
-
-
 class CrossEntropy(Function):
-    """One node for log_softmax + nll (+ label smoothing, class weights, ignore_index).
+    """One node for log_softmax + nll (+ label smoothing, class weights, ignore_index); the reference
+    (primitive ops, autograd) is nn/_functional/reference.py's cross_entropy.
 
     Its only saved tensor is one (M, C) array D, made in place over the softmax probabilities:
     the gradient of the per-row loss w.r.t. the logits, so backward is gx = D * (upstream
@@ -89,8 +22,6 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction, ls, layout):
-        if cuda_kernels.use(x.data):  # the fused GPU kernel (docs/gpu.md)
-            return cuda_kernels.CrossEntropy.forward(ctx, x, target, weight, ignore_index, reduction, ls, layout)
         # nll_i = lse_i - x_i[t_i];  smooth_i = sum_c w_c (lse_i - x_ic);  lse_i = logsumexp_c x_ic
         # loss_i = valid_i ((1 - ls) w[t_i] nll_i + ls/C smooth_i);  'mean' divides by sum_i valid_i w[t_i]
         # D_ic = d loss_i / d x_ic = ((1 - ls) wv_i + ls/C W valid_i) p_ic - (1 - ls) wv_i [c == t_i] - ls/C valid_i w_c
@@ -101,9 +32,9 @@ class CrossEntropy(Function):
         M, C = x2.shape
         need_grad = ctx.needs_input_grad[0]
         wd = None if weight is None else weight.data
-        compiled = cpu_kernels.use(x2)
+        fast = backends.lookup("cross_entropy", x2)
         valid = t != ignore_index
-        t_safe = xp.where(valid, t, 0) if wd is not None or not compiled else None
+        t_safe = xp.where(valid, t, 0) if wd is not None or fast is None else None
         denom = 1.0
         if reduction == "mean":  # sum_i valid_i w[t_i]
             denom = float(xp.count_nonzero(valid)) if wd is None else float((valid * wd[t_safe]).sum())
@@ -111,23 +42,10 @@ class CrossEntropy(Function):
         # loss of gradient 1 (loss.backward()) then hands D on as it is, with no pass over the logits
         inv = 1.0 / denom if denom else 0.0
         D = xp.empty_like(x2)
-        if compiled:
-            loss, mx = np.empty(M, dtype=xd.dtype), np.empty(M, dtype=xd.dtype)
-            dt = xd.dtype.type
-            w_ = x2[:0, 0] if wd is None else wd.astype(xd.dtype, copy=False)
-            W = dt(C if wd is None else w_.sum())
-
-            def block(lo, hi):
-                db = D[lo:hi]
-                _exp_shifted_rows(db, mx[lo:hi], x2[lo:hi])
-                _cross_entropy_finish(db, loss[lo:hi], x2[lo:hi], mx[lo:hi], t[lo:hi], w_, ignore_index, dt(ls),
-                                      dt(ls / C), W, dt(inv), dt(1), need_grad)
+        if fast is not None:
+            loss = fast.forward(D, x2, t, wd, ignore_index, ls, inv, need_grad)
         else:
             loss, block = _cross_entropy_passes(D, x2, t_safe, valid, wd, ls, inv, need_grad)
-        if compiled and x2.size >= TEAM_MIN_ELEMENTS and _cross_entropy_team.on_team():
-            _cross_entropy_team(D, loss, x2, mx, t, w_, ignore_index, dt(ls), dt(ls / C), W, dt(inv), dt(1), need_grad,
-                                _cross_entropy_team.threads())
-        else:
             for_blocks(M, block, rows_per_block(C), xp)
         if reduction == "mean":
             out = xp.asarray(loss.sum() / denom if denom else float("nan"), dtype=xd.dtype)
@@ -135,16 +53,13 @@ class CrossEntropy(Function):
             out = xp.asarray(loss.sum(), dtype=xd.dtype)
         else:
             out = loss.reshape(target.data.shape)
-        # denom 1: what is saved is already the gradient of 'mean' (the GPU twin's backward reads it too)
-        ctx.reduction, ctx.denom, ctx.layout, ctx.shape = reduction, 1.0, layout, xd.shape
+        ctx.reduction, ctx.layout, ctx.shape = reduction, layout, xd.shape
         ctx.save(grad_logits=D)
         return out
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = D * g (per row for 'none'; D holds the 1 / sum_i valid_i w[t_i] of 'mean')
-        if cuda_kernels.use(g.data):
-            return cuda_kernels.CrossEntropy.backward(ctx, g)
         D = ctx._saved_grad_logits.data
         if ctx.reduction == "none":
             gx = D * g.data.reshape(-1, 1)

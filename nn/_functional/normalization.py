@@ -1,101 +1,19 @@
 """layer_norm as one NativeLayerNormBackward0 node, saving the input, its mean and 1/std per row, and
-the weight (PyTorch's saved set: x_hat is recomputed in backward, so the forward writes one array)."""
+the weight (PyTorch's saved set: x_hat is recomputed in backward, so the forward writes one array).
+The reference (primitive ops, autograd): nn/_functional/reference.py's layer_norm."""
 import numpy as np
 
-from . import cpu_kernels, cuda_kernels
+from minigrad import backends
+
 from ._common import (
-    TEAM_MIN_ELEMENTS, Function, Tensor, check_tensor, col_sum, for_blocks, once_differentiable, row_dot, row_sum,
-    rows_per_block, scratch_like, xp_of,
+    Function, Tensor, check_tensor, col_sum, for_blocks, once_differentiable, row_dot, row_sum, rows_per_block,
+    scratch_like, xp_of,
 )
 
 
-# The compiled forms (cpu_kernels): each row read once into cache and finished there. Scalars come in
-# the rows' precision (eps, 1/D): mixing in float64 made the loops 2.5x slower.
-@cpu_kernels.kernel
-def _layer_norm_rows(y, mean, rstd, x, w, b, eps, inv_d):  # rows of x (N, D); w, b of size D, or 0 when absent
-    N, D = x.shape
-    zero = inv_d - inv_d
-    for i in range(N):
-        s = zero
-        for j in range(D):
-            s += x[i, j]
-        m = s * inv_d
-        s = zero
-        for j in range(D):
-            h = x[i, j] - m
-            s += h * h
-        r = (inv_d / inv_d) / np.sqrt(s * inv_d + eps)
-        mean[i, 0] = m
-        rstd[i, 0] = r
-        if w.size and b.size:
-            for j in range(D):
-                y[i, j] = (x[i, j] - m) * r * w[j] + b[j]
-        elif w.size:
-            for j in range(D):
-                y[i, j] = (x[i, j] - m) * r * w[j]
-        elif b.size:
-            for j in range(D):
-                y[i, j] = (x[i, j] - m) * r + b[j]
-        else:
-            for j in range(D):
-                y[i, j] = (x[i, j] - m) * r
-
-
-@cpu_kernels.kernel
-def _layer_norm_rows_backward(gx, gw, gb, g, x, mean, rstd, w, inv_d):  # see LayerNorm.backward; gx of size 0: not needed
-    N, D = g.shape
-    zero = inv_d - inv_d
-    for i in range(N):
-        m, r = mean[i, 0], rstd[i, 0]
-        c1 = zero  # sum(g w)
-        c2 = zero  # sum(g w x_hat)
-        for j in range(D):
-            gj, hj = g[i, j], (x[i, j] - m) * r
-            gw[j] += gj * hj
-            gb[j] += gj
-            if w.size:
-                gj = gj * w[j]
-            c1 += gj
-            c2 += gj * hj
-        if gx.size:
-            c1 *= inv_d
-            c2 *= inv_d
-            if w.size:
-                for j in range(D):
-                    gx[i, j] = r * (g[i, j] * w[j] - c1 - (x[i, j] - m) * r * c2)
-            else:
-                for j in range(D):
-                    gx[i, j] = r * (g[i, j] - c1 - (x[i, j] - m) * r * c2)
-
-
-# The same two on the kernels' thread team (cpu_kernels): rows are independent, so any cut gives the
-# same bits; backward's weight and bias sums are kept per chunk of CHUNK_ELEMENTS and added up in chunk
-# order after, the same bits on any number of threads.
-CHUNK_ELEMENTS = 1 << 14
-
-
-@cpu_kernels.kernel(parallel=True)
-def _layer_norm_rows_team(y, mean, rstd, x, w, b, eps, inv_d, parts):
-    N = x.shape[0]
-    for p in cpu_kernels.prange(parts):
-        lo, hi = cpu_kernels.share(N, p, parts, 1)
-        _layer_norm_rows(y[lo:hi], mean[lo:hi], rstd[lo:hi], x[lo:hi], w, b, eps, inv_d)
-
-
-@cpu_kernels.kernel(parallel=True)
-def _layer_norm_rows_backward_team(gx, partial, g, x, mean, rstd, w, inv_d, chunk, parts):
-    N, n = g.shape[0], partial.shape[0]  # partial (chunks, 2, D): each chunk's gw and gb sums
-    for p in cpu_kernels.prange(parts):
-        c0, c1 = cpu_kernels.share(n, p, parts, 1)
-        for c in range(c0, c1):
-            lo, hi = c * chunk, min(N, c * chunk + chunk)
-            _layer_norm_rows_backward(gx[lo:hi], partial[c, 0], partial[c, 1], g[lo:hi], x[lo:hi], mean[lo:hi],
-                                      rstd[lo:hi], w, inv_d)
-
-
 def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps);  y = x_hat * w + b   (rows of D)
-    """x (..., D), w and b (D,) or None -> (y (..., D), mean (N, 1), 1/std (N, 1)), N rows: the compiled
-    kernel on the CPU, else numpy (or, with the GPU kernels off, cupy) passes."""
+    """x (..., D), w and b (D,) or None -> (y (..., D), mean (N, 1), 1/std (N, 1)), N rows: a backend's
+    kernel where one takes x, else numpy (or cupy) passes."""
     xp = xp_of(xd)
     shape = xd.shape
     # contiguous rows: a strided view (the last position's row, when generating) would compile to a
@@ -108,42 +26,28 @@ def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps); 
     wd = None if wd is None else wd.reshape(D)
     bd = None if bd is None else bd.reshape(D)
     inv_d = 1.0 / D
-    if cpu_kernels.use(x2):
-        none, dt = x2[:0, 0], x2.dtype.type
-        w_, b_ = none if wd is None else wd, none if bd is None else bd
-        if x2.size >= TEAM_MIN_ELEMENTS and _layer_norm_rows_team.on_team():
-            _layer_norm_rows_team(out, mean, rstd, x2, w_, b_, dt(eps), dt(inv_d), _layer_norm_rows_team.threads())
-            return out_full, mean, rstd
+    fast = backends.lookup("layer_norm", x2)
+    if fast is not None and fast.forward(out, mean, rstd, x2, wd, bd, eps):
+        return out_full, mean, rstd
 
-        def rows(lo, hi):
-            _layer_norm_rows(out[lo:hi], mean[lo:hi], rstd[lo:hi], x2[lo:hi], w_, b_, dt(eps), dt(inv_d))
-    else:
-        def rows(lo, hi):  # every pass on a cache-sized block of rows
-            xb, ob, mb, rb = x2[lo:hi], out[lo:hi], mean[lo:hi], rstd[lo:hi]
-            mb[...] = row_sum(xb, xp)
-            mb *= inv_d
-            xp.subtract(xb, mb, out=ob)  # x - mean
-            rb[...] = row_dot(ob, ob, xp)
-            rb *= inv_d  # var (biased)
-            rb += eps
-            xp.sqrt(rb, out=rb)
-            xp.reciprocal(rb, out=rb)  # 1/std
-            ob *= rb
-            if wd is not None:
-                ob *= wd
-            if bd is not None:
-                ob += bd
+    def rows(lo, hi):  # every pass on a cache-sized block of rows
+        xb, ob, mb, rb = x2[lo:hi], out[lo:hi], mean[lo:hi], rstd[lo:hi]
+        mb[...] = row_sum(xb, xp)
+        mb *= inv_d
+        xp.subtract(xb, mb, out=ob)  # x - mean
+        rb[...] = row_dot(ob, ob, xp)
+        rb *= inv_d  # var (biased)
+        rb += eps
+        xp.sqrt(rb, out=rb)
+        xp.reciprocal(rb, out=rb)  # 1/std
+        ob *= rb
+        if wd is not None:
+            ob *= wd
+        if bd is not None:
+            ob += bd
 
     for_blocks(N, rows, rows_per_block(D), xp)
     return out_full, mean, rstd
-
-
-def layer_norm_arrays(xd, wd, bd, D, eps):
-    """LayerNorm's forward on arrays (no graph: generation): x (..., D), w and b (D,) or None -> y
-    (..., D). On the GPU, the fused kernel (docs/gpu.md), as the op's twin there uses it."""
-    if cuda_kernels.use(xd):
-        return cuda_kernels.layer_norm_forward(xd.reshape(-1, D), wd, bd, eps)[0].reshape(xd.shape)
-    return _forward_rows(xd, wd, bd, D, eps)[0]
 
 
 class LayerNorm(Function):
@@ -151,8 +55,6 @@ class LayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, w, b, D, eps):
-        if cuda_kernels.use(x.data):  # the fused GPU kernel (docs/gpu.md)
-            return cuda_kernels.LayerNorm.forward(ctx, x, w, b, D, eps)
         out, mean, rstd = _forward_rows(x.data, None if w is None else w.data, None if b is None else b.data, D, eps)
         # the input itself, not a normalized copy: it is alive anyway (the residual stream), and
         # backward recomputes x_hat from it row by row in cache
@@ -163,8 +65,6 @@ class LayerNorm(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):
-        if cuda_kernels.use(g.data):
-            return cuda_kernels.LayerNorm.backward(ctx, g)
         # x_hat = (x - mean) rstd;  gw = sum_rows g x_hat;  gb = sum_rows g;
         # gx = rstd (g w - mean(g w) - x_hat mean(g w x_hat))
         x, mean, rstd, w = ctx.saved_tensors
@@ -179,49 +79,37 @@ class LayerNorm(Function):
         gx_full = xp.empty(xd.shape, dtype=g2.dtype) if need_x else None  # owned: the engine adopts it uncopied
         gx = None if gx_full is None else gx_full.reshape(N, D)
         inv_d = 1.0 / D
-        compiled = cpu_kernels.use(g2) and cpu_kernels.use(x2)
-        if compiled and g2.size >= TEAM_MIN_ELEMENTS and _layer_norm_rows_backward_team.on_team():
-            chunk = max(1, CHUNK_ELEMENTS // D)
-            partial = xp.zeros((-(-N // chunk), 2, D), dtype=g2.dtype)
-            _layer_norm_rows_backward_team(x2[:0] if gx is None else gx, partial, g2, x2, mean, rstd,
-                                           x2[:0, 0] if wd is None else wd, g2.dtype.type(inv_d), chunk,
-                                           _layer_norm_rows_backward_team.threads())
-            return _layer_norm_grads(gx_full, partial.sum(axis=0), need_w, need_b, w_shape, b_shape)
-        if compiled:
-            dt = g2.dtype.type
-            # stand-ins of the right dimensions for what is not there: no gx (2-D), no weight (1-D)
-            gx_, w_ = x2[:0] if gx is None else gx, x2[:0, 0] if wd is None else wd
+        fast = backends.lookup("layer_norm", g2, x2)
+        if fast is not None:
+            return _layer_norm_grads(gx_full, fast.backward(gx, g2, x2, mean, rstd, wd), need_w, need_b, w_shape,
+                                     b_shape)
 
-            def rows(lo, hi, sums):  # sums (2, D): this block's column sums for gw and gb, added to
-                _layer_norm_rows_backward(gx_[lo:hi], sums[0], sums[1], g2[lo:hi], x2[lo:hi], mean[lo:hi],
-                                          rstd[lo:hi], w_, dt(inv_d))
-        else:
-            def rows(lo, hi, sums):
-                gb_, xb = g2[lo:hi], x2[lo:hi]
-                h = scratch_like(0, gb_.shape, g2.dtype, xp)
-                xp.subtract(xb, mean[lo:hi], out=h)
-                h *= rstd[lo:hi]  # x_hat
-                t = scratch_like(1, gb_.shape, g2.dtype, xp)
-                xp.multiply(gb_, h, out=t)  # g x_hat
-                sums[0] += col_sum(t, xp)
-                sums[1] += col_sum(gb_, xp)
-                if gx is None:
-                    return
-                if wd is None:
-                    c2 = row_sum(t, xp)  # sum(g w x_hat)
-                    c1 = row_sum(gb_, xp)  # sum(g w)
-                    t[...] = gb_
-                else:
-                    c2 = row_dot(t, wd, xp)  # sum(g w x_hat)
-                    c1 = row_dot(gb_, wd, xp)  # sum(g w)
-                    xp.multiply(gb_, wd, out=t)  # g w
-                c1 *= inv_d
-                c2 *= -inv_d
-                o = gx[lo:hi]
-                xp.multiply(h, c2, out=o)
-                o += t
-                o -= c1
-                o *= rstd[lo:hi]
+        def rows(lo, hi, sums):
+            gb_, xb = g2[lo:hi], x2[lo:hi]
+            h = scratch_like(0, gb_.shape, g2.dtype, xp)
+            xp.subtract(xb, mean[lo:hi], out=h)
+            h *= rstd[lo:hi]  # x_hat
+            t = scratch_like(1, gb_.shape, g2.dtype, xp)
+            xp.multiply(gb_, h, out=t)  # g x_hat
+            sums[0] += col_sum(t, xp)
+            sums[1] += col_sum(gb_, xp)
+            if gx is None:
+                return
+            if wd is None:
+                c2 = row_sum(t, xp)  # sum(g w x_hat)
+                c1 = row_sum(gb_, xp)  # sum(g w)
+                t[...] = gb_
+            else:
+                c2 = row_dot(t, wd, xp)  # sum(g w x_hat)
+                c1 = row_dot(gb_, wd, xp)  # sum(g w)
+                xp.multiply(gb_, wd, out=t)  # g w
+            c1 *= inv_d
+            c2 *= -inv_d
+            o = gx[lo:hi]
+            xp.multiply(h, c2, out=o)
+            o += t
+            o -= c1
+            o *= rstd[lo:hi]
 
         # each block's own sums, added up in block order after: the same bits on any thread count
         block = rows_per_block(D)

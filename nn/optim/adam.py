@@ -1,9 +1,7 @@
 """Adam and AdamW, as `torch.optim.Adam` / `torch.optim.AdamW` (betas, eps, weight decay, amsgrad)."""
-import numpy as np
 
+from minigrad import backends
 from minigrad.device import array_module
-from nn._functional import cpu_kernels, cuda_kernels
-from nn._functional._common import TEAM_MIN_ELEMENTS
 
 from .optimizer import Optimizer
 
@@ -17,7 +15,9 @@ class Adam(Optimizer):
         p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 
     State per parameter: `step` (a Python int), `exp_avg` m, `exp_avg_sq` v (and
-    `max_exp_avg_sq` with amsgrad), each the shape of p.
+    `max_exp_avg_sq` with amsgrad), each the shape of p. The update is written three times: with
+    minigrad's ops (nn/_functional/reference.py's adam_update, for reading), as array code below
+    (MINIGRAD_KERNELS=numpy), and in the backends (minigrad/backends/{cpu,cuda}/adamw.py).
     """
 
     decoupled_weight_decay = False
@@ -58,34 +58,15 @@ class Adam(Optimizer):
             bc2_sqrt = (1 - beta2**step) ** 0.5
             step_scale = -lr / (1 - beta1**step) * bc2_sqrt
             eps_scaled = eps * bc2_sqrt
-            if cuda_kernels.use(p.data):  # one fused kernel on the GPU (docs/gpu.md)
-                cuda_kernels.adam_update(p.data, p.grad.data, state["exp_avg"].data, state["exp_avg_sq"].data, lr,
-                                         beta1, beta2, wd, decoupled, step_scale, eps_scaled,
-                                         state["max_exp_avg_sq"].data if amsgrad else None)
-                p._bump_version()
-                continue
-            xp = array_module(p.data)
             arrays = [p.data, p.grad.data, state["exp_avg"].data, state["exp_avg_sq"].data]
             if amsgrad:
                 arrays.append(state["max_exp_avg_sq"].data)
-            if all(cpu_kernels.use(a) and a.dtype == p.data.dtype and (a.flags.c_contiguous or a is arrays[1])
-                   for a in arrays):
-                # one compiled pass per block, with the scalars in the parameter's precision (as PyTorch's float32 math)
-                dt = p.data.dtype.type
-                scalars = (dt(1 - lr * wd) if decoupled else dt(1), dt(wd if l2 else 0), dt(1 - beta1), dt(beta2),
-                           dt(1 - beta2), dt(step_scale), dt(eps_scaled))
-
-                def compiled(blk, tmp, scalars=scalars):
-                    flat = [a.reshape(-1) for a in blk]  # views, but of a strided gradient (read only): a copy
-                    _adam_compiled(*flat[:4], flat[4] if amsgrad else flat[0][:0], *scalars)
-
-                if p.data.size >= TEAM_MIN_ELEMENTS and _adam_team.on_team():
-                    flat = [a.reshape(-1) for a in arrays]
-                    _adam_team(*flat[:4], flat[4] if amsgrad else flat[0][:0], *scalars, _adam_team.threads())
-                else:
-                    self._for_blocks(arrays, compiled, 0)
+            fast = backends.lookup("adamw", *arrays)
+            if fast is not None and fast.update(*arrays[:4], lr, beta1, beta2, wd, decoupled, step_scale, eps_scaled,
+                                                arrays[4] if amsgrad else None):
                 p._bump_version()
                 continue
+            xp = array_module(p.data)
 
             def update(blk, tmp, xp=xp, step_scale=step_scale, eps_scaled=eps_scaled):  # one block of (p, g, m, v[, v_max])
                 w, g, m, v = blk[:4]
@@ -115,32 +96,6 @@ class Adam(Optimizer):
 
             self._for_blocks(arrays, update, 2 if l2 else 1)
             p._bump_version()
-
-
-@cpu_kernels.kernel
-def _adam_compiled(w, g, m, v, v_max, decay, l2, one_minus_beta1, beta2, one_minus_beta2, step_scale, eps_scaled):
-    # Adam's update above in one pass per element (v_max of size 0: no amsgrad); `decay` is AdamW's
-    # 1 - lr wd (1 for Adam), `l2` Adam's weight decay (0 for AdamW)
-    for i in range(w.size):
-        wi = w[i] * decay
-        gi = g[i] + l2 * wi if l2 != 0 else g[i]  # not 0 * w: an inf weight would turn the state NaN
-        mi = m[i] + one_minus_beta1 * (gi - m[i])
-        vi = beta2 * v[i] + one_minus_beta2 * gi * gi
-        m[i] = mi
-        v[i] = vi
-        if v_max.size:
-            vi = max(v_max[i], vi)
-            v_max[i] = vi
-        w[i] = wi + step_scale * mi / (np.sqrt(vi) + eps_scaled)
-
-
-@cpu_kernels.kernel(parallel=True)
-def _adam_team(w, g, m, v, v_max, decay, l2, one_minus_beta1, beta2, one_minus_beta2, step_scale, eps_scaled, parts):
-    # the same on the kernels' thread team, each thread on its share of the elements
-    for p in cpu_kernels.prange(parts):
-        lo, hi = cpu_kernels.share(w.size, p, parts, cpu_kernels.GRAIN)
-        _adam_compiled(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], v_max[lo:hi] if v_max.size else v_max, decay, l2,
-                       one_minus_beta1, beta2, one_minus_beta2, step_scale, eps_scaled)
 
 
 class AdamW(Adam):

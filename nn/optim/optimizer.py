@@ -5,7 +5,7 @@ Two mechanisms here keep them fast and allocation-free:
 
 * `_for_blocks` walks a parameter and its state arrays in matching blocks of `BLOCK` elements, so
   the half-dozen passes an update makes over a block hit the CPU cache instead of memory, and
-  spreads the blocks of a large parameter over the cores (`minigrad.parallel`).
+  keeps the per-block Python overhead small.
 * Temporaries come from preallocated buffers (`_scratch`, and the threads' own in
   `nn._functional._common.scratch`), never part of the saved state.
 """

@@ -1,56 +1,52 @@
-"""The compiled CPU kernels' plumbing (nn/_functional/cpu_kernels.py): they run by default when numba
-is installed, the numpy passes run without them, and a numba that cannot write its disk cache
+"""The CPU backend's plumbing (minigrad/backends/cpu): its kernels run by default when numba is
+installed, the ops' own array code runs without them, and a numba that cannot write its disk cache
 still compiles. The ops' results in both modes are tested with the ops (the `kernels` and
-`blocking` fixtures run them with the kernels on and off)."""
+`blocking` fixtures run them with the backends on and off)."""
 import numpy as np
 import pytest
 
 import minigrad
 import nn
 import nn.functional as F
-from nn._functional import activation, attention, cpu_kernels, linear, normalization
-from nn._functional import loss as loss_module
-from nn.optim import adam
+from minigrad import backends
+from minigrad.backends.cpu import adamw, attention, blas, cross_entropy, embedding, gelu, layer_norm
+from minigrad.backends.cpu import team as cpu_kernels
 
 
 def test_compiled_kernels_are_what_runs_when_numba_is_installed():
     # a missing numba or a kernel that never compiles would otherwise pass every test on the numpy
     # passes and show only in the benchmarks
     pytest.importorskip("numba")
-    assert cpu_kernels.use(np.zeros(2, np.float32)) and cpu_kernels.use(np.zeros(2))
-    assert not cpu_kernels.use(np.zeros(2, np.float16)) and not cpu_kernels.use(np.zeros(2, np.int64))
+    assert backends.lookup("gelu", np.zeros(2, np.float32)) is gelu and backends.lookup("gelu", np.zeros(2)) is gelu
+    assert backends.lookup("gelu", np.zeros(2, np.float16)) is None and backends.lookup("gelu", np.zeros(2, np.int64)) is None
     x = minigrad.tensor(np.random.default_rng(0).standard_normal((2, 4, 8)).astype(np.float32), requires_grad=True)
     h = F.layer_norm(F.gelu(x), (8,)).view(2, 4, 2, 4).transpose(1, 2)
     y = F.scaled_dot_product_attention(h, h, h, is_causal=True)  # one compiled call per (batch, head)
     y = y + F.scaled_dot_product_attention(h, h, h, is_causal=True, dropout_p=0.5)  # the same, with dropout
-    h3 = h.reshape(4, 4, 4)  # 3-D (one batch dim): numpy products, compiled softmax
-    y = y + F.scaled_dot_product_attention(h3, h3, h3, is_causal=True).reshape(2, 2, 4, 4)
     loss = y.sum() + F.cross_entropy(y.reshape(-1, 4), minigrad.tensor(np.arange(16) % 4))
     loss = loss + F.embedding(minigrad.tensor([0, 2, 2]), y.reshape(-1, 4)).sum()
     loss.backward()
     p = nn.Parameter(minigrad.ones(4))
     p.grad = minigrad.ones(4)
     nn.optim.AdamW([p]).step()
-    for k in (activation._gelu_fwd_compiled, activation._gelu_bwd_compiled, normalization._layer_norm_rows,
-              adam._adam_compiled, normalization._layer_norm_rows_backward, attention._softmax_shift,
-              attention._softmax_normalise, attention._softmax_grad_rows, attention._attention_items,
-              attention._attention_items_backward, loss_module._exp_shifted_rows, loss_module._cross_entropy_finish,
-              linear._scatter_add_rows_compiled):
+    for k in (gelu._forward, gelu._backward, layer_norm._rows, adamw._adam, layer_norm._rows_backward,
+              attention._attention_items, attention._attention_items_backward, cross_entropy._exp_shifted_rows,
+              cross_entropy._cross_entropy_finish, embedding._scatter_add_rows):
         assert k._compiled is not None, k.__name__  # small inputs: the plain loops, on this thread
-    with cpu_kernels.enabled(False):
-        assert not cpu_kernels.use(np.zeros(2, np.float32))
+    with backends.kernels("numpy"):
+        assert backends.lookup("gelu", np.zeros(2, np.float32)) is None
 
 
 def test_without_numba_the_numpy_passes_run(monkeypatch):
     monkeypatch.setattr(cpu_kernels, "_numba", False)  # as if `import numba` had failed
-    assert not cpu_kernels.available() and not cpu_kernels.use(np.zeros(2, np.float32))
+    assert not cpu_kernels.available() and backends.lookup("gelu", np.zeros(2, np.float32)) is None
 
     def never(*args):
         raise AssertionError("a compiled kernel ran without numba")
 
-    monkeypatch.setattr(activation, "_gelu_fwd_compiled", never)
-    monkeypatch.setattr(normalization, "_layer_norm_rows", never)
-    monkeypatch.setattr(adam, "_adam_compiled", never)
+    monkeypatch.setattr(gelu, "_forward", never)
+    monkeypatch.setattr(layer_norm, "_rows", never)
+    monkeypatch.setattr(adamw, "_adam", never)
     x = minigrad.tensor(np.linspace(-3, 3, 16, dtype=np.float32).reshape(2, 8), requires_grad=True)
     y = F.layer_norm(F.gelu(x), (8,))
     y.sum().backward()
@@ -86,9 +82,9 @@ def test_a_numba_that_cannot_write_its_cache_still_compiles(monkeypatch):
 def test_gemm_from_a_kernel_matches_numpy():
     # OpenBLAS's gemm called from compiled code: both transposes, strided rows, alpha and beta, both dtypes
     pytest.importorskip("numba")
-    if cpu_kernels.gemm_address(np.float32) is None:
+    if blas.gemm_address(np.float32) is None:
         pytest.skip("numpy is not built on OpenBLAS here")
-    assert cpu_kernels.gemm_address(np.int64) is None and cpu_kernels.gemm_address(np.float16) is None
+    assert blas.gemm_address(np.int64) is None and blas.gemm_address(np.float16) is None
 
     @cpu_kernels.kernel
     def product(C, A, B, ta, tb, alpha, beta, address, ilp64):
@@ -100,7 +96,7 @@ def test_gemm_from_a_kernel_matches_numpy():
 
     rng = np.random.default_rng(0)
     for dtype in (np.float32, np.float64):
-        address, ilp64 = cpu_kernels.gemm_address(dtype)
+        address, ilp64 = blas.gemm_address(dtype)
         for ta in (111, 112):
             for tb in (111, 112):
                 a = rng.standard_normal((7, 12)).astype(dtype)[:, 2:7]  # (7, 5), rows 12 apart
@@ -141,17 +137,17 @@ def test_a_gemm_that_fails_its_check_is_not_used(monkeypatch):
     # the symbol's integer width is read from its name; a product that does not match numpy's at first
     # use turns the fused attention off (the numpy passes run, with the same results)
     pytest.importorskip("numba")
-    if cpu_kernels.gemm_address(np.float32) is None:
+    if blas.gemm_address(np.float32) is None:
         pytest.skip("numpy is not built on OpenBLAS here")
-    address, ilp64 = cpu_kernels.gemm_address(np.float32)
-    assert cpu_kernels._gemm_works(np.float32, address, ilp64) and cpu_kernels._gemm_works(np.float64,
-                                                                                           *cpu_kernels.gemm_address(np.float64))
+    address, ilp64 = blas.gemm_address(np.float32)
+    assert cpu_kernels.gemm_works(np.float32, address, ilp64) and cpu_kernels.gemm_works(np.float64,
+                                                                                         *blas.gemm_address(np.float64))
     x = minigrad.tensor(np.random.default_rng(1).standard_normal((2, 3, 16, 8)).astype(np.float32), requires_grad=True)
     want = F.scaled_dot_product_attention(x, x, x, is_causal=True)
-    assert want.grad_fn.__dict__.get("gemm") is not None  # the fused path ran
-    monkeypatch.setattr(cpu_kernels, "_gemm_addresses", {})
-    monkeypatch.setattr(cpu_kernels, "_gemm_works", lambda *args: False)
-    assert cpu_kernels.gemm_address(np.float32) is None
+    assert want.grad_fn.fast is not None  # the fused path ran
+    monkeypatch.setattr(blas, "_gemm_addresses", {})
+    monkeypatch.setattr(cpu_kernels, "gemm_works", lambda *args: False)
+    assert blas.gemm_address(np.float32) is None
 
     def never(*args):
         raise AssertionError("the fused attention ran with an untrusted gemm")

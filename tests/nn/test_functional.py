@@ -8,7 +8,9 @@ import pytest
 import minigrad
 import nn.functional as F
 from minigrad.autograd import gradcheck
-from nn._functional import attention, cpu_kernels
+from minigrad import backends
+from minigrad.backends.cpu import attention as cpu_attention
+from minigrad.backends.cpu import team
 from nn._functional import reference as R
 from nn._functional.erf import erf
 
@@ -27,9 +29,9 @@ def ids(high, shape):
 @pytest.fixture(params=["blocks", "default", "numpy passes"])
 def blocking(request, monkeypatch):
     """Run three times: with tiny blocks (many blocks, spread over threads), with the default size,
-    and with the compiled CPU kernels off (the numpy passes, as without numba)."""
+    and without the backends (MINIGRAD_KERNELS=numpy: the ops' own array code)."""
     if request.param == "numpy passes":
-        monkeypatch.setattr(cpu_kernels.switch, "on", False)
+        monkeypatch.setattr(backends, "_kernels", "numpy")
     if request.param == "blocks":
         import nn._functional._common as common
         import nn._functional.erf as erf_module
@@ -668,7 +670,7 @@ def test_long_causal_attention_in_chunks_vs_torch(torch, dtype, L):
     E = -(-L // 3)
     q, k, v = (rand(1, 2, L, E, dtype=dtype) for _ in range(3))
     for on in (True, False):
-        with cpu_kernels.enabled(on):
+        with backends.kernels("fast" if on else "numpy"):
             P = F.scaled_dot_product_attention(q, k, v, is_causal=True).grad_fn._saved_attn.data
         assert np.array_equal(P, np.tril(P)) and np.allclose(P.sum(-1), 1.0)
 
@@ -678,15 +680,13 @@ def test_long_causal_attention_in_chunks_vs_torch(torch, dtype, L):
 def test_attention_probabilities_made_again_in_backward_are_the_same_bits(monkeypatch, dtype, L):
     """Longer sequences do not keep P (an (L, S) array per head) for backward but make it again: the
     output and the gradients must be exactly those of keeping it, for any upstream gradient layout."""
-    from nn._functional import attention
-
     H, E = 3, 8
     qkv = rand(2, L, 3 * H * E, dtype=dtype)
     q, k, v = [a.view(2, L, H, E).transpose(1, 2) for a in qkv.split(H * E, dim=2)]
     g = RNG.standard_normal((2, H, L, E)).astype(dtype)
     results = {}
     for keep in (True, False):
-        monkeypatch.setattr(attention, "_keeps_probabilities", lambda *shape, keep=keep: keep)
+        monkeypatch.setattr(cpu_attention, "_keeps_probabilities", lambda *shape, keep=keep: keep)
         runs = []
         for upstream in ("given", "sum"):  # a contiguous gradient, and sum's stride-0 one
             qkv.grad = None
@@ -695,7 +695,7 @@ def test_attention_probabilities_made_again_in_backward_are_the_same_bits(monkey
             y.backward(minigrad.tensor(g)) if upstream == "given" else y.sum().backward()
             runs.append((y.data.copy(), qkv.grad.data.copy()))
         results[keep] = runs
-        if cpu_kernels.available():
+        if team.available():
             assert saved == 3 * q.nbytes + (2 * H * L * L * q.itemsize if keep else 0)
     for a, b in zip(results[True], results[False]):
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
@@ -844,44 +844,6 @@ def test_attention_with_broadcast_inputs_is_laid_out_as_torch_lays_it_out(torch,
     close(y, ty, np.float64)
 
 
-def _skew_the_split(monkeypatch, caller_share):
-    """Make every parallel call that declares a grain cut at `caller_share` of its range (a multiple of
-    the grain); returns the list of the grains seen."""
-    from minigrad import parallel
-
-    calls = []
-
-    def skewed(n, threads, grain, key):
-        if not grain:
-            return [n * i // threads for i in range(threads + 1)]
-        calls.append(grain)
-        cut = int(n * caller_share) // grain * grain
-        return [0, cut, n]
-
-    monkeypatch.setattr(parallel, "_cuts", skewed)
-    return calls
-
-
-@pytest.mark.parametrize("caller_share", [1 / 8, 7 / 8])
-def test_results_do_not_depend_on_where_the_balanced_split_cuts(monkeypatch, caller_share):
-    """Elementwise kernels declare that any cut (at their grain) gives the same values, which lets
-    the thread split adapt to how long a worker takes to wake: check bit for bit, both directions."""
-    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
-    x = rand(6, 64, 1024)  # 393,216 elements: more than one block, so the elementwise work is split
-
-    def run():
-        x.grad = None
-        y = F.gelu(x)
-        y.backward(minigrad.ones_like(y))
-        return [a.copy() for a in (y.data, x.grad.data)]
-
-    even = run()
-    calls = _skew_the_split(monkeypatch, caller_share)
-    for a, b in zip(even, run()):
-        assert np.array_equal(a, b)
-    assert calls and set(calls) == {256}
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("L,causal", [(64, True), (64, False), (256, True)])  # 256: causal row chunks, P made again
 def test_fused_attention_gives_the_same_bits_on_any_number_of_threads(monkeypatch, dtype, L, causal):
@@ -901,14 +863,14 @@ def test_fused_attention_gives_the_same_bits_on_any_number_of_threads(monkeypatc
         o.backward(g)
         return o.data.copy(), qkv.grad.data.copy()
 
-    one, team = run("1"), run("2")
-    assert np.array_equal(one[0], team[0]) and np.array_equal(one[1], team[1])
-    if cpu_kernels.threads() > 1:  # the team ran (where numba's OpenMP or TBB layer loads)
-        assert attention._attention_items._team_compiled is not None
-        assert attention._attention_items_backward._team_compiled is not None
+    one, shared = run("1"), run("2")
+    assert np.array_equal(one[0], shared[0]) and np.array_equal(one[1], shared[1])
+    if team.threads() > 1:  # the team ran (where numba's OpenMP or TBB layer loads)
+        assert cpu_attention._attention_items._team_compiled is not None
+        assert cpu_attention._attention_items_backward._team_compiled is not None
     small_groups = run("2") if L < 256 else None
     if L == 256:  # made again in groups of 2 items instead of 32: the same bits
-        monkeypatch.setattr(attention, "_items_per_group", lambda L, S, itemsize: 2)
+        monkeypatch.setattr(cpu_attention, "_items_per_group", lambda L, S, itemsize: 2)
         small_groups = run("2")
     assert np.array_equal(one[1], small_groups[1])
 

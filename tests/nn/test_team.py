@@ -1,4 +1,4 @@
-"""The compiled kernels' thread team (nn/_functional/cpu_kernels.py: numba's OpenMP threads): where it
+"""The compiled kernels' thread team (minigrad/backends/cpu/team.py: numba's OpenMP threads): where it
 runs, that work shared over it gives the same bits as on one thread, that two threads of the user's may
 use it at once, that a forked child falls back to plain loops, and that the matrix products cut in
 shares and the fused attention with dropout agree with numpy's."""
@@ -11,8 +11,11 @@ import pytest
 
 import minigrad
 import nn.functional as F
-from nn._functional import attention, cpu_kernels
-from nn._functional import linear as linear_module
+from minigrad import backends
+from minigrad.backends.cpu import attention, blas
+from minigrad.backends.cpu import linear as linear_module
+from minigrad.backends.cpu import team as cpu_kernels
+from nn._functional.linear import linear_arrays
 
 numba = pytest.importorskip("numba")
 RNG = np.random.default_rng(7)
@@ -45,7 +48,7 @@ def test_the_team_is_what_runs_where_numba_has_openmp(monkeypatch):
     assert cpu_kernels.threads() == min(2, numba.config.NUMBA_NUM_THREADS)
     monkeypatch.setenv("MINIGRAD_NUM_THREADS", "1")
     assert cpu_kernels.threads() == 1 and cpu_kernels.has_team()  # the team's code, on one thread
-    with cpu_kernels.enabled(False):
+    with backends.kernels("numpy"):
         x = minigrad.tensor(RNG.standard_normal((64, 512)).astype(np.float32))
         F.gelu(x)  # the numpy passes: no kernel at all
     assert numba.threading_layer() in ("omp", "tbb")
@@ -85,8 +88,8 @@ def test_products_of_strided_operands_take_numpy(monkeypatch):
     monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
     xs = RNG.standard_normal((300, 2, 64)).astype(np.float32)[:, 0, :]  # rows 128 apart: not contiguous
     w = RNG.standard_normal((256, 64)).astype(np.float32)
-    assert not linear_module._team_products([(np.empty((300, 256), np.float32), xs, w, False, True)])
-    np.testing.assert_allclose(linear_module.linear_arrays(xs, w), xs @ w.T, rtol=1e-5, atol=1e-4)
+    assert not linear_module.products([(np.empty((300, 256), np.float32), xs, w, False, True)])
+    np.testing.assert_allclose(linear_arrays(xs, w), xs @ w.T, rtol=1e-5, atol=1e-4)
 
 
 def test_two_threads_of_the_user_may_use_the_team_at_once(monkeypatch):
@@ -174,7 +177,7 @@ def test_fused_attention_with_dropout_matches_the_numpy_passes(L):
         return o.data.copy(), qkv.grad.data.copy(), mask
 
     fused = run()
-    with cpu_kernels.enabled(False):
+    with backends.kernels("numpy"):
         passes = run()
     assert np.array_equal(fused[2], passes[2]) and 0.6 < fused[2].mean() < 0.8  # the same mask, ~70% kept
     np.testing.assert_allclose(fused[0], passes[0], rtol=1e-5, atol=1e-5)
@@ -184,23 +187,21 @@ def test_fused_attention_with_dropout_matches_the_numpy_passes(L):
 def test_a_users_blas_thread_count_survives_the_team(monkeypatch):
     # numpy's OpenBLAS has one process-wide thread count: the team sets it to 1 while its threads call
     # gemm, then back to what it was (nested and concurrent contexts: the last one out restores it)
-    from minigrad import parallel
-
-    setter = parallel.blas_thread_setter()
+    setter = blas.blas_thread_setter()
     if setter is None:
         pytest.skip("no OpenBLAS thread setter here")
     monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
-    before = parallel.blas_threads_now()
+    before = blas.blas_threads_now()
     x = minigrad.tensor(RNG.standard_normal((512, 512)).astype(np.float32), requires_grad=True)
     try:
         for n in (1, 2):
             setter(n)
             F.linear(x, x).sum().backward()  # products on the team where it runs
-            assert parallel.blas_threads_now() == n
-        with cpu_kernels.one_blas_thread():
-            with cpu_kernels.one_blas_thread():
-                assert parallel.blas_threads_now() == 1
-            assert parallel.blas_threads_now() == 1
-        assert parallel.blas_threads_now() == 2
+            assert blas.blas_threads_now() == n
+        with blas.one_blas_thread():
+            with blas.one_blas_thread():
+                assert blas.blas_threads_now() == 1
+            assert blas.blas_threads_now() == 1
+        assert blas.blas_threads_now() == 2
     finally:
         setter(before)

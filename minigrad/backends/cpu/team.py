@@ -1,40 +1,34 @@
-"""Compiled CPU kernels (numba) for the ops that numpy can only run as many passes over memory.
+"""Compiling CPU kernels with numba, and the thread team they share their work out on.
 
-numpy has one ufunc per elementary operation, so GELU's erf rational is 27 passes over its block
-and a layer norm about ten; PyTorch's CPU kernels make one. Written as plain loops and compiled by
-numba, each becomes one loop that LLVM vectorizes (AVX2 / AVX-512): GELU's forward at (768, 512)
-float32 went from 0.58 ms to 0.14 ms here (PyTorch: 0.10; bench/kernels_bench.py times each op).
-The kernels sit in the op's own file, beside the numpy passes they replace, marked
-`@cpu_kernels.kernel`:
+numpy has one ufunc per elementary operation, so GELU's erf rational is 27 passes over memory and a
+layer norm about ten. Written as plain loops and compiled by numba, each becomes one loop that LLVM
+vectorizes. The CPU backend's files (gelu.py, layer_norm.py, ...) mark theirs `@team.kernel`:
 
-    @cpu_kernels.kernel
-    def _gelu_fwd_compiled(out, x): ...                       # a plain loop over one block
+    @team.kernel
+    def gelu_rows(out, x): ...                          # a plain loop over one block
 
-    if cpu_kernels.use(x): blockwise(_gelu_fwd_compiled, ...)  # in the op: numpy arrays, kernels on
-    else: ...the numpy passes...
+    @team.kernel(parallel=True)
+    def gelu_team(out, x, parts):                       # the same, each team thread on its share
+        for p in team.prange(parts): ...
 
-`use(a)` is true for numpy float32 / float64 arrays when numba imports and the kernels are
-enabled (MINIGRAD_CPU_KERNELS=0 turns them off; the numpy passes are then used everywhere, as on a
-machine without numba). Kernels are compiled on first call, once per argument types, and cached
-on disk by numba (`cache=True`: __pycache__, or numba's user cache directory when that is read-only).
-They release the GIL.
+Kernels are compiled on first call, once per argument types, and cached on disk by numba
+(`cache=True`: __pycache__, or numba's user cache directory when that is read-only). They release
+the GIL.
 
 The thread team. `@kernel(parallel=True)` marks a kernel whose outer loop is a `prange` over
 independent shares; numba runs it on its OpenMP (or TBB) threads, `threads()` of them, which run
-compiled code with no GIL and spin a while between jobs, as PyTorch's OpenMP threads do. That is
-why the hot ops use it rather than minigrad's own pool (minigrad.parallel), whose parked Python
-worker took ~60 us to start inside a training step (a futex wake, then the GIL), or OpenBLAS's
-threads, which sleep between products and took ~25 us to wake for each (a baby GPT makes 51 a
-step). A team kernel's threads call a plain kernel on their share (a loop written inside a prange
-compiles worse): a kernel named inside another is numba's dispatcher of its plain form. Shares are
-cut so that no result depends on the thread that computed it: one thread runs the same team code,
-so a step is the same bits on one thread and on many (tested). (Linear's products are cut in
-`threads()` shares, one product on one thread: at a GPT's shapes each share takes BLAS's code path
-for the whole, and the bits are numpy's; a skinny product, whose shares are small enough for BLAS's
-small-matrix path, may round differently for another thread count.) Where numba has only its fallback
-layer (which sleeps between jobs and aborts when two threads launch at once), and in a child
-forked after GNU OpenMP started (which cannot use it), `has_team()` is false and team kernels run
-as plain loops, compiled without `parallel` (their sums may round differently). An exception
+compiled code with no GIL and spin a while between jobs, as PyTorch's OpenMP threads do (a parked
+Python thread or a sleeping OpenBLAS worker takes tens of microseconds to wake, a large part of a
+small op). A team kernel's threads call a plain kernel on their share (a loop written inside a
+prange compiles worse): a kernel named inside another is numba's dispatcher of its plain form.
+Shares are cut so that no result depends on the thread that computed it: one thread runs the same
+team code, so a step is the same bits on one thread and on many (tested). (Linear's products are
+cut in `threads()` shares, one product on one thread: at a GPT's shapes each share takes BLAS's
+code path for the whole, and the bits are numpy's; a skinny product, whose shares are small enough
+for BLAS's small-matrix path, may round differently for another thread count.) Where numba has only
+its fallback layer (which sleeps between jobs and aborts when two threads launch at once), and in a
+child forked after GNU OpenMP started (which cannot use it), `has_team()` is false and team kernels
+run as plain loops, compiled without `parallel` (their sums may round differently). An exception
 raised inside a team is dropped by numba: team kernels run on inputs their op has checked.
 
 Compiler flags: fused multiply-add, reassociation (vectorized sums) and reciprocal division are
@@ -42,22 +36,21 @@ allowed; NaN and infinity semantics are kept (no `nnan`/`ninf`), so a NaN input 
 Division never raises (numpy's error model: 0/0 is NaN, as in the numpy passes).
 
 Helpers kernels may call, defined once numba imports (and `prange`, numba's, for team kernels):
-- `gemm(address, ilp64, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)`: OpenBLAS's
-  row-major cblas_?gemm through the address `gemm_address(dtype)` gives, on arrays A, B, C of one
-  dtype (from their first element, with the leading dimensions given). A kernel can then run a
-  whole sequence of small products and loops in one call without the GIL (numpy's matmul takes it
-  back after each product, and every hand-back between two threads costs a sleeping thread's wake).
+- `gemm(address, ilp64, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)`: BLAS's
+  row-major cblas_?gemm through the address `blas.gemm_address(dtype)` gives, on arrays A, B, C of
+  one dtype (from their first element, with the leading dimensions given). A kernel can then run a
+  whole sequence of small products and loops in one call without the GIL.
 - `exp_nonpositive(x)`: exp(x) for x <= 0 (a softmax's shifted scores) that LLVM vectorizes: numba's
   own exp is a scalar call per element. float32: a degree-6 polynomial on a reduced argument (as
   Cephes' expf; relative error under 4e-7, about 3 ulp; numpy's is ~1), 0 below -87 (where
   float32's exp is denormal); float64: exp.
+- `share(n, p, parts, grain)`: part p of [0, n) (`GRAIN` for elementwise kernels, 1 for rows).
 
 numba's disk cache is keyed on each kernel's own source file: after editing `gemm`,
 `exp_nonpositive` or `share` here (or a kernel another file's kernel calls), delete the cached
 kernels of the files that call them (the *.nbi / *.nbc files in their __pycache__), or those
 kernels keep the old code.
 """
-import ctypes
 import os
 import sys
 import threading
@@ -65,12 +58,7 @@ import types
 
 import numpy as np
 
-from ._common import KernelSwitch
-
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _OPTIONS = dict(nogil=True, cache=True, error_model="numpy", fastmath={"contract", "reassoc", "arcp", "nsz"})
-switch = KernelSwitch("MINIGRAD_CPU_KERNELS")
-set_enabled, enabled = switch.set, switch.enabled  # `with cpu_kernels.enabled(False):` runs the numpy passes
 _numba = None  # the module once imported; False when it is not installed
 _lock = threading.RLock()  # reentrant: compiling a kernel imports numba under it
 
@@ -92,7 +80,7 @@ def available():
 
 
 def gemm(*args):  # replaced by the numba intrinsic when numba imports (see the module docstring)
-    raise RuntimeError("cpu_kernels.gemm is callable from compiled kernels only")
+    raise RuntimeError("team.gemm is callable from compiled kernels only")
 
 
 def prange(*args):  # numba.prange once numba imports: a parallel kernel's loop over independent items
@@ -100,36 +88,7 @@ def prange(*args):  # numba.prange once numba imports: a parallel kernel's loop 
 
 
 def exp_nonpositive(x):  # replaced by a numba-overloaded function when numba imports
-    raise RuntimeError("cpu_kernels.exp_nonpositive is callable from compiled kernels only")
-
-
-_GEMMS = {np.dtype(np.float32): "sgemm", np.dtype(np.float64): "dgemm"}
-_gemm_addresses = {}
-
-
-def gemm_address(dtype):
-    """(address of OpenBLAS's row-major cblas_?gemm for `dtype`, whether its integers are 64-bit), or
-    None: no OpenBLAS in this process (numpy built on another BLAS), or a dtype without one."""
-    dtype = np.dtype(dtype)
-    if dtype not in _gemm_addresses:
-        found = None
-        name = _GEMMS.get(dtype)
-        from minigrad.parallel import openblas
-
-        lib = openblas() if name else None
-        if lib is not None:
-            # numpy's wheels: scipy-openblas, 64-bit integers and a prefix; other builds: plain names
-            for symbol, ilp64 in ((f"scipy_cblas_{name}64_", True), (f"cblas_{name}64_", True), (f"cblas_{name}", False)):
-                fn = getattr(lib, symbol, None)
-                if fn is not None:
-                    found = (ctypes.cast(fn, ctypes.c_void_p).value, ilp64)
-                    break
-        if found is not None and not (available() and _gemm_works(dtype, *found)):
-            found = None  # e.g. a 64-bit-integer build under a plain name: the numpy passes run instead
-        _gemm_addresses[dtype] = found
-    return _gemm_addresses[dtype]
-
-
+    raise RuntimeError("team.exp_nonpositive is callable from compiled kernels only")
 
 
 def _define_helpers(numba):
@@ -215,17 +174,8 @@ def _define_helpers(numba):
     gemm, exp_nonpositive, prange = _gemm, _exp_nonpositive, numba.prange
 
 
-def use(a):
-    """True when `a` is a numpy float32 / float64 array and the compiled kernels are enabled."""
-    return switch.on and type(a) is np.ndarray and a.dtype in _FLOATS and available()
-
-
-def is_enabled():
-    return switch.on
-
-
 class kernel:
-    """A function compiled by numba on its first call (callers check `use` first).
+    """A function compiled by numba on its first call (callers check `available()` first).
 
     `@kernel(parallel=True)`: the function's outer loop is a `prange` over independent items, which
     numba runs on a team of native threads (`threads()`) when it can, and as a plain loop otherwise.
@@ -297,10 +247,6 @@ class kernel:
 
 
 # ---- the team: numba's native threads for parallel kernels --------------------------------------
-# minigrad's own pool (minigrad.parallel) runs Python: a parked worker needs a futex wake and then the
-# GIL, ~60 us inside a training step here, paid by every parallel op and, inside OpenBLAS, by every
-# matrix product (its workers sleep between calls). numba's OpenMP threads run compiled code with no
-# GIL and spin a while between jobs, as PyTorch's do: a parallel kernel starts on every core at once.
 _layer_ok = None  # whether numba's threading layer here is one to use: None until first asked
 _launched = False  # the team's threads were started (after a fork, the child has none: _after_fork)
 _team_tls = threading.local()
@@ -309,16 +255,25 @@ _team_tls = threading.local()
 _threads_for = (False, 1)  # (MINIGRAD_NUM_THREADS when last asked, the answer then)
 
 
+def num_threads():
+    """The cores to use: $MINIGRAD_NUM_THREADS, else the number of cores this process may use."""
+    env = os.environ.get("MINIGRAD_NUM_THREADS")
+    if env:
+        return max(1, int(env))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def threads():
-    """Threads a parallel kernel runs on: minigrad.parallel.num_threads() (at most numba's) where the
+    """Threads a parallel kernel runs on: num_threads() (at most numba's) where the
     team runs here (`has_team`), else 1. (The cores this process may use are looked up once.)"""
     global _threads_for
     if not has_team():
         return 1
     env = os.environ.get("MINIGRAD_NUM_THREADS")
     if _threads_for[0] != env:
-        from minigrad.parallel import num_threads
-
         _threads_for = (env, min(num_threads(), _numba.config.NUMBA_NUM_THREADS))
     return _threads_for[1]
 
@@ -369,44 +324,11 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
 
-def one_blas_thread():
-    """A context in which OpenBLAS runs each call on the thread that makes it (the team's threads each
-    call gemm). numpy's OpenBLAS has one process-wide setting: it is set to 1 by the first of any
-    nested or concurrent contexts and set back, to what it was before, by the last one out (so a
-    user's own setting survives). A no-op without OpenBLAS's thread setter."""
-    return _ONE_BLAS_THREAD
-
-
-class _OneBlasThread:
-    def __init__(self):
-        self.depth, self.before, self.lock = 0, None, threading.Lock()
-
-    def __enter__(self):
-        from minigrad import parallel
-
-        setter = parallel.blas_thread_setter()
-        if setter is not None:
-            with self.lock:
-                if self.depth == 0:
-                    self.before = parallel.blas_threads_now()
-                    setter(1)
-                self.depth += 1
-
-    def __exit__(self, *exc):
-        from minigrad import parallel
-
-        setter = parallel.blas_thread_setter()
-        if setter is not None:
-            with self.lock:
-                self.depth -= 1
-                if self.depth == 0:
-                    setter(self.before)
-
-
-_ONE_BLAS_THREAD = _OneBlasThread()
-
-
 GRAIN = 256  # elementwise shares are cut at multiples of this many items: full vectors on both sides
+
+# Elements from which a kernel's work goes to the team: starting it costs ~7 us, more than a generated
+# token's or a small layer's whole work (a baby GPT's layer norm, 98K elements: ~20 us).
+TEAM_MIN_ELEMENTS = 1 << 16
 
 
 @kernel
@@ -416,6 +338,19 @@ def share(n, p, parts, grain):  # part p of [0, n) in `parts`, cut at multiples 
     return lo, hi
 
 
+def elementwise(plain, shared, out, *arrays):
+    """Run an elementwise kernel over `out` and the same-sized `arrays` as flat arrays (scalars among
+    them are passed as they are): `shared(out, *arrays, threads)` on the team for large work, else
+    `plain(out, *arrays)` on this thread. Returns `out`."""
+    flat_out = out.reshape(-1)
+    flat = [np.ascontiguousarray(a).reshape(-1) if isinstance(a, np.ndarray) else a for a in arrays]
+    if flat_out.size >= TEAM_MIN_ELEMENTS and shared.on_team():
+        shared(flat_out, *flat, shared.threads())
+    else:
+        plain(flat_out, *flat)
+    return out
+
+
 @kernel
 def _gemm_product(C, A, B, address, ilp64):  # C = A B^T through `gemm`
     it = A.itemsize
@@ -423,7 +358,7 @@ def _gemm_product(C, A, B, address, ilp64):  # C = A B^T through `gemm`
          B.strides[0] // it, 0.0, C, C.strides[0] // it)
 
 
-def _gemm_works(dtype, address, ilp64):
+def gemm_works(dtype, address, ilp64):
     """One small product with leading dimensions larger than the rows, against numpy's, before the
     symbol is trusted: the integer width is read from its name, which a build may not follow."""
     A = np.arange(21, dtype=dtype).reshape(3, 7)[:, 1:6]

@@ -1,0 +1,54 @@
+"""Adam / AdamW's update on the CPU: one compiled pass over a parameter and its state, in place, with
+the scalars in the parameter's precision (as PyTorch's float32 math); on the team for large ones."""
+import numpy as np
+
+from . import team
+
+
+def update(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, weight_decay, decoupled, step_scale, eps_scaled,
+           max_exp_avg_sq=None):
+    """One Adam (decoupled=False) / AdamW step on one parameter, in place; False, having done nothing,
+    where the arrays are not of one dtype or (but for the gradient) not contiguous.
+
+    `step_scale` = -lr sqrt(1 - beta2^t) / (1 - beta1^t) and `eps_scaled` = eps sqrt(1 - beta2^t), as
+    nn/optim/adam.py folds the bias corrections; max_exp_avg_sq: amsgrad's running max (or None)."""
+    arrays = [param, grad, exp_avg, exp_avg_sq] + ([] if max_exp_avg_sq is None else [max_exp_avg_sq])
+    if not all(a.dtype == param.dtype and (a.flags.c_contiguous or a is grad) for a in arrays):
+        return False
+    dt = param.dtype.type
+    wd = weight_decay
+    scalars = (dt(1 - lr * wd) if decoupled else dt(1), dt(wd if wd != 0 and not decoupled else 0), dt(1 - beta1),
+               dt(beta2), dt(1 - beta2), dt(step_scale), dt(eps_scaled))
+    flat = [a.reshape(-1) for a in arrays]  # views, but of a strided gradient (read only): a copy
+    v_max = flat[4] if max_exp_avg_sq is not None else flat[0][:0]
+    if param.size >= team.TEAM_MIN_ELEMENTS and _adam_team.on_team():
+        _adam_team(*flat[:4], v_max, *scalars, _adam_team.threads())
+    else:
+        _adam(*flat[:4], v_max, *scalars)
+    return True
+
+
+@team.kernel
+def _adam(w, g, m, v, v_max, decay, l2, one_minus_beta1, beta2, one_minus_beta2, step_scale, eps_scaled):
+    # Adam's update (nn/optim/adam.py) in one pass per element (v_max of size 0: no amsgrad); `decay` is AdamW's
+    # 1 - lr wd (1 for Adam), `l2` Adam's weight decay (0 for AdamW)
+    for i in range(w.size):
+        wi = w[i] * decay
+        gi = g[i] + l2 * wi if l2 != 0 else g[i]  # not 0 * w: an inf weight would turn the state NaN
+        mi = m[i] + one_minus_beta1 * (gi - m[i])
+        vi = beta2 * v[i] + one_minus_beta2 * gi * gi
+        m[i] = mi
+        v[i] = vi
+        if v_max.size:
+            vi = max(v_max[i], vi)
+            v_max[i] = vi
+        w[i] = wi + step_scale * mi / (np.sqrt(vi) + eps_scaled)
+
+
+@team.kernel(parallel=True)
+def _adam_team(w, g, m, v, v_max, decay, l2, one_minus_beta1, beta2, one_minus_beta2, step_scale, eps_scaled, parts):
+    # the same on the kernels' thread team, each thread on its share of the elements
+    for p in team.prange(parts):
+        lo, hi = team.share(w.size, p, parts, team.GRAIN)
+        _adam(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], v_max[lo:hi] if v_max.size else v_max, decay, l2,
+                       one_minus_beta1, beta2, one_minus_beta2, step_scale, eps_scaled)

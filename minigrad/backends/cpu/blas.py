@@ -1,0 +1,144 @@
+"""BLAS on the CPU: OpenBLAS's idle threads, its thread count, and the address of its gemm.
+
+- `tune_blas_threads` (run when minigrad is imported): after each call, OpenBLAS's worker threads
+  busy-wait for the next one, by default for 2^28 cycles (about 0.1 s), and a spinning BLAS thread
+  takes a core from the thread team's kernels that follow a product. 2^12 cycles (~2 us) still
+  bridges back-to-back products. OpenBLAS reads OPENBLAS_THREAD_TIMEOUT once, when it loads, so
+  this applies only when minigrad is imported before numpy (train.py and sample.py do so), and never
+  over a value the user set. Being an environment variable, it is inherited by child processes.
+  MINIGRAD_BLAS_TUNING=0 leaves it alone.
+- `one_blas_thread()`: a context in which BLAS runs each call on the thread that makes it (the team's
+  threads each call gemm on their share).
+- `gemm_address(dtype)`: the address of cblas_?gemm, which compiled kernels call (team.gemm).
+
+numpy is imported only by the functions that need it: this module runs before numpy loads.
+"""
+import ctypes
+import os
+import sys
+import threading
+
+THREAD_TIMEOUT = "12"  # log2 of the cycles an idle OpenBLAS thread spins before it sleeps
+
+
+def tune_blas_threads():
+    """Set OPENBLAS_THREAD_TIMEOUT for this process if it can still take effect; returns whether it did."""
+    if os.environ.get("MINIGRAD_BLAS_TUNING", "1") == "0" or "OPENBLAS_THREAD_TIMEOUT" in os.environ:
+        return False
+    if "numpy" in sys.modules:  # OpenBLAS is loaded and has read its environment already
+        return False
+    os.environ["OPENBLAS_THREAD_TIMEOUT"] = THREAD_TIMEOUT
+    return True
+
+
+applied = tune_blas_threads()
+
+_UNSET = object()
+_openblas = _UNSET
+_blas_setter = _UNSET
+_blas_getter = None
+_GETTERS = ("openblas_get_num_threads", "scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_")
+
+
+def openblas():
+    """The OpenBLAS library numpy has loaded (a ctypes CDLL), or None: found among the shared
+    libraries mapped into this process (numpy's wheels bundle their own, under a mangled name)."""
+    global _openblas
+    if _openblas is _UNSET:
+        import numpy  # noqa: F401 (loads OpenBLAS)
+
+        _openblas = None
+        try:
+            with open("/proc/self/maps") as f:
+                paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line})
+            for path in paths:
+                lib = ctypes.CDLL(path)
+                if hasattr(lib, "openblas_set_num_threads_local") and any(hasattr(lib, n) for n in _GETTERS):
+                    _openblas = lib
+                    break
+        except OSError:  # no /proc (not Linux) or a library that will not load
+            pass
+    return _openblas
+
+
+def blas_thread_setter():
+    """OpenBLAS's `openblas_set_num_threads_local(n)`, or None if unavailable (in the OpenBLAS that
+    numpy ships it sets the count for the whole process, not only the calling thread)."""
+    global _blas_setter, _blas_getter
+    if _blas_setter is _UNSET:
+        _blas_setter = None
+        lib = openblas()
+        if lib is not None:
+            fn = lib.openblas_set_num_threads_local
+            fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
+            _blas_getter = next(getattr(lib, n) for n in _GETTERS if hasattr(lib, n))
+            _blas_setter = fn
+    return _blas_setter
+
+
+def blas_threads_now():
+    """OpenBLAS's thread count now (process-wide in numpy's build), or 1 without OpenBLAS."""
+    blas_thread_setter()
+    return max(1, int(_blas_getter())) if _blas_getter is not None else 1
+
+
+_GEMMS = {"float32": "sgemm", "float64": "dgemm"}
+_gemm_addresses = {}
+
+
+def gemm_address(dtype):
+    """(address of OpenBLAS's row-major cblas_?gemm for `dtype`, whether its integers are 64-bit), or
+    None: no OpenBLAS in this process (numpy built on another BLAS), or a dtype without one."""
+    import numpy as np
+
+    dtype = np.dtype(dtype)
+    if dtype not in _gemm_addresses:
+        found = None
+        name = _GEMMS.get(dtype.name)
+        lib = openblas() if name else None
+        if lib is not None:
+            # numpy's wheels: scipy-openblas, 64-bit integers and a prefix; other builds: plain names
+            for symbol, ilp64 in ((f"scipy_cblas_{name}64_", True), (f"cblas_{name}64_", True), (f"cblas_{name}", False)):
+                fn = getattr(lib, symbol, None)
+                if fn is not None:
+                    found = (ctypes.cast(fn, ctypes.c_void_p).value, ilp64)
+                    break
+        from . import team
+
+        if found is not None and not (team.available() and team.gemm_works(dtype, *found)):
+            found = None  # e.g. a 64-bit-integer build under a plain name: the numpy passes run instead
+        _gemm_addresses[dtype] = found
+    return _gemm_addresses[dtype]
+
+
+def one_blas_thread():
+    """A context in which OpenBLAS runs each call on the thread that makes it (the team's threads each
+    call gemm). numpy's OpenBLAS has one process-wide setting: it is set to 1 by the first of any
+    nested or concurrent contexts and set back, to what it was before, by the last one out (so a
+    user's own setting survives). A no-op without OpenBLAS's thread setter."""
+    return _ONE_BLAS_THREAD
+
+
+class _OneBlasThread:
+    def __init__(self):
+        self.depth, self.before, self.lock = 0, None, threading.Lock()
+
+    def __enter__(self):
+        setter = blas_thread_setter()
+        if setter is not None:
+            with self.lock:
+                if self.depth == 0:
+                    self.before = blas_threads_now()
+                    setter(1)
+                self.depth += 1
+
+    def __exit__(self, *exc):
+        setter = blas_thread_setter()
+        if setter is not None:
+            with self.lock:
+                self.depth -= 1
+                if self.depth == 0:
+                    setter(self.before)
+
+
+_ONE_BLAS_THREAD = _OneBlasThread()

@@ -1,0 +1,55 @@
+"""Linear's matrix products on the CPU's thread team, each thread calling single-threaded BLAS on its
+share (OpenBLAS's own workers sleep between calls and take ~25 us to wake for each product, a tenth
+of a baby GPT's). The shares are cut along the longer side of the result, never along the sum (K):
+at a GPT's shapes every element comes out as in one whole product (the same bits as numpy's matmul);
+where a share is small, BLAS may take its small-matrix path, which sums in another order
+(rounding-level differences). A given thread count always cuts alike.
+"""
+import numpy as np
+
+from . import blas, team
+
+MIN_WORK = 1 << 22  # multiply-adds (~40 us of work) below which a product stays one numpy call
+
+
+def products(products):
+    """Compute [(C, A, B, ta, tb)]: C = op(A) op(B), on the team, and return True; or return False,
+    computing nothing, where the team or BLAS's gemm is not there, an operand is not a contiguous
+    float32/float64 numpy array of the one dtype, a side is empty, or the work is too small to share."""
+    if sum(C.size * A.shape[0 if ta else -1] for C, A, _, ta, _ in products) < MIN_WORK:
+        return False  # (first: a small product, the common case of generation, pays for nothing else)
+    C0 = products[0][0]
+    for C, A, B, _, _ in products:
+        if not all(type(a) is np.ndarray and a.dtype == C0.dtype and a.flags.c_contiguous and a.ndim == 2
+                   and a.size for a in (C, A, B)):
+            return False
+    parts = team.threads()
+    found = blas.gemm_address(C0.dtype) if parts > 1 else None
+    if found is None:
+        return False
+    dt = C0.dtype.type
+    C2, A2, B2, ta2, tb2 = products[-1]
+    with blas.one_blas_thread():
+        _products_kernel(*products[0], C2, A2, B2, ta2, tb2, len(products), parts, dt(1), dt(0), *found)
+    return True
+
+
+@team.kernel(parallel=True)
+def _products_kernel(C1, A1, B1, ta1, tb1, C2, A2, B2, ta2, tb2, n, parts, one, zero, address, ilp64):
+    # C_j = op(A_j) op(B_j) for j < n (op: transposed where ta_j / tb_j), each in `parts` shares
+    for t in team.prange(n * parts):
+        j, p = t // parts, t % parts
+        C, A, B, ta, tb = (C1, A1, B1, ta1, tb1) if j == 0 else (C2, A2, B2, ta2, tb2)
+        M, N = C.shape
+        K = A.shape[0] if ta else A.shape[1]
+        lda, ldb = A.shape[1], B.shape[1]
+        if M >= N:  # rows r0:r1 of C: rows of op(A)
+            r0, r1 = team.share(M, p, parts, 1)
+            Ap = A[:, r0:] if ta else A[r0:]
+            team.gemm(address, ilp64, 112 if ta else 111, 112 if tb else 111, r1 - r0, N, K, one, Ap, lda,
+                             B, ldb, zero, C[r0:], N)
+        else:  # columns c0:c1 of C: columns of op(B)
+            c0, c1 = team.share(N, p, parts, 1)
+            Bp = B[c0:] if tb else B[:, c0:]
+            team.gemm(address, ilp64, 112 if ta else 111, 112 if tb else 111, M, c1 - c0, K, one, A, lda,
+                             Bp, ldb, zero, C[:, c0:], N)

@@ -1,0 +1,11 @@
+"""dropout on the GPU: the keep-mask (from minigrad's CUDA generator) and the scaling in one kernel."""
+from . import kernels
+
+
+def forward(x, p):
+    """(y, keep): keep = u >= p for u uniform; y = x keep / (1 - p)."""
+    return kernels.dropout_forward(x, p)
+
+
+def backward(g, keep, scale):
+    return kernels.dropout_backward(g, keep, scale)

@@ -1,0 +1,10 @@
+"""GELU on the GPU: one elementwise kernel each way (CUDA's erf, or the tanh form)."""
+from . import kernels
+
+
+def forward(x, approximate):
+    return kernels.gelu_forward(x, approximate)
+
+
+def backward(x, y, g, approximate):
+    return kernels.gelu_backward(x, g.astype(x.dtype, copy=False), approximate)
