@@ -1,8 +1,8 @@
-"""The functional ops written from primitive minigrad ops (many backward nodes each).
+"""The fused ops written from minigrad's primitive ops, differentiated by autograd: what to read.
 
-These are the straightforward definitions: the fused versions in this package must agree
-with them, and `tests/nn/test_fused_memory.py` / `bench` compare memory and time against
-them. Not used by the models.
+Each function here is the definition of an op of nn.functional (and AdamW's update): the ops in this
+package (one Function each, plain array code) and the backends (minigrad/backends) must agree with
+it (tests/nn/test_three_layers.py). MINIGRAD_KERNELS=reference runs these instead of the ops.
 """
 import math
 
@@ -140,3 +140,23 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     att = softmax(att, -1)
     att = dropout(att, dropout_p, True)
     return att @ value
+
+
+def adam_update(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, decoupled, step,
+                max_exp_avg_sq=None):
+    """One Adam (decoupled=False) / AdamW step on the Tensors param, exp_avg m, exp_avg_sq v (and
+    max_exp_avg_sq with amsgrad), written into them: nn/optim/adam.py's update, with minigrad's ops."""
+    with minigrad.no_grad():
+        g = grad
+        if weight_decay and not decoupled:
+            g = g + weight_decay * param  # Adam: an L2 penalty in the gradient
+        p = param * (1.0 - lr * weight_decay) if decoupled else param  # AdamW: decoupled decay
+        m = beta1 * exp_avg + (1.0 - beta1) * g
+        v = beta2 * exp_avg_sq + (1.0 - beta2) * g * g
+        exp_avg.copy_(m)
+        exp_avg_sq.copy_(v)
+        if max_exp_avg_sq is not None:
+            v = minigrad.maximum(max_exp_avg_sq, v)
+            max_exp_avg_sq.copy_(v)
+        bc1, bc2 = 1.0 - beta1**step, 1.0 - beta2**step
+        param.copy_(p - (lr / bc1) * m / ((v / bc2).sqrt() + eps))

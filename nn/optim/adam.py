@@ -2,6 +2,7 @@
 
 from minigrad import backends
 from minigrad.device import array_module
+from nn._functional import reference
 
 from .optimizer import Optimizer
 
@@ -58,6 +59,10 @@ class Adam(Optimizer):
             bc2_sqrt = (1 - beta2**step) ** 0.5
             step_scale = -lr / (1 - beta1**step) * bc2_sqrt
             eps_scaled = eps * bc2_sqrt
+            if backends.get_kernels() == "reference":
+                reference.adam_update(p, p.grad, state["exp_avg"], state["exp_avg_sq"], lr, beta1, beta2, eps, wd,
+                                      decoupled, step, state["max_exp_avg_sq"] if amsgrad else None)
+                continue
             arrays = [p.data, p.grad.data, state["exp_avg"].data, state["exp_avg_sq"].data]
             if amsgrad:
                 arrays.append(state["max_exp_avg_sq"].data)
