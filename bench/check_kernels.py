@@ -1,4 +1,4 @@
-"""Compile every fused CUDA kernel of nn/_functional/cuda_kernels.py with NVRTC, without a GPU.
+"""Compile every fused CUDA kernel of minigrad/backends/cuda/kernels.py with NVRTC, without a GPU.
 
     python bench/check_kernels.py [--arch compute_90] [--nvrtc /path/to/libnvrtc.so]   (or NVRTC_PATH=...)
 
@@ -78,7 +78,7 @@ class NVRTC:
 
 def elementwise_source(name, ctype):
     """An elementwise kernel's body and preamble in a kernel shaped like cupy's ElementwiseKernel."""
-    from nn._functional import cuda_kernels as ck
+    from minigrad.backends.cuda import kernels as ck
 
     in_p, out_p, body = ck.ELEMENTWISE[name]
     types = {"T": "T", "float32": "float", "float64": "double", "bool": "bool"}
@@ -97,7 +97,7 @@ def elementwise_source(name, ctype):
 
 def sources():
     """[(label, source, kernel name)] of every kernel, float and double."""
-    from nn._functional import cuda_kernels as ck
+    from minigrad.backends.cuda import kernels as ck
 
     out = []
     for name in ck.RAW:

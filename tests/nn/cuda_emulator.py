@@ -1,4 +1,4 @@
-"""Runs the CUDA kernels of nn/_functional/cuda_kernels.py on the CPU, to test them without a GPU.
+"""Runs the CUDA kernels of minigrad/backends/cuda/kernels.py on the CPU, to test them without a GPU.
 
 The kernels' CUDA source is compiled as C++ (g++) with a small emulation of what they use:
 threadIdx / blockIdx / blockDim, __shared__ (a static: blocks run one after another),
@@ -7,7 +7,7 @@ a buffer and a barrier) and the float intrinsics. Each CUDA thread of a block is
 block-wide reductions run as on a GPU, with the same order of operations.
 
 `fake_cupy(lib)` is a stand-in for the cupy module, backed by numpy, whose RawKernel and
-ElementwiseKernel run the compiled kernels: with it, cuda_kernels' wrappers and Function twins run
+ElementwiseKernel run the compiled kernels: with it, the CUDA backend's wrappers run
 unchanged on numpy arrays.
 """
 import ctypes
@@ -117,7 +117,7 @@ def build(workdir):
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     from bench.check_kernels import elementwise_source
-    from nn._functional import cuda_kernels as ck
+    from minigrad.backends.cuda import kernels as ck
 
     parts = [PRELUDE]
     for name in ck.RAW:
@@ -212,7 +212,8 @@ def fake_cupy(lib):
     LIB[0] = lib
     m = types.ModuleType("fake_cupy")
     for name in ("empty", "empty_like", "zeros", "ones", "ascontiguousarray", "moveaxis", "matmul", "swapaxes",
-                 "broadcast_to", "expand_dims", "where", "asarray", "argsort", "int64", "float32", "float64", "bool_"):
+                 "broadcast_to", "expand_dims", "where", "asarray", "argsort", "int64", "float32", "float64", "bool_",
+                 "stack", "multiply"):
         setattr(m, name, getattr(np, name))
     m.ndarray = np.ndarray
     m.RawKernel = RawKernel

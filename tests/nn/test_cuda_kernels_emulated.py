@@ -1,14 +1,16 @@
-"""The fused CUDA kernels (nn/_functional/cuda_kernels.py), checked without a GPU.
+"""The CUDA backend (minigrad/backends/cuda), checked without a GPU.
 
 * With NVRTC (the nvidia-cuda-nvrtc wheel or a CUDA toolkit): every kernel compiles, as cupy will
   compile it (skipped when no libnvrtc is found).
 * With g++: the kernels run on the CPU under an emulation of the CUDA features they use
-  (tests/nn/cuda_emulator.py), behind a numpy stand-in for cupy, so the wrappers, the Function
-  twins and the dispatch that `cuda_kernels.install()` adds all run unchanged; their results are
-  held against the CPU fused ops (float64 tightly, float32 to 1e-5), up to a GPT training step.
+  (tests/nn/cuda_emulator.py), behind a numpy stand-in for cupy, so the backend's wrappers run
+  unchanged. Each result is held against the op's own array code (MINIGRAD_KERNELS=numpy, float64
+  tightly, float32 to 1e-5), up to a GPT training step, and every test checks that the kernels it
+  means to test did run.
 
 The same checks on a real GPU are in tests/test_cuda.py.
 """
+import importlib
 import sys
 from pathlib import Path
 
@@ -18,7 +20,8 @@ import pytest
 import minigrad
 import nn
 import nn.functional as F
-from nn._functional import cuda_kernels as ck
+from minigrad import backends
+from minigrad.backends.cuda import kernels as ck
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ (the NVRTC check) is not a package here
 cuda_emulator = pytest.importorskip("cuda_emulator")
@@ -44,34 +47,57 @@ def emu_lib(tmp_path_factory):
     return cuda_emulator.build(tmp_path_factory.mktemp("cuda_emu"))
 
 
+class Emulated:
+    """`with emu.kernels():` the ops dispatch numpy float arrays to the CUDA backend (as if they were
+    cupy arrays), whose kernels run on the emulator; `served` names the ops it ran."""
+
+    def __init__(self, fake, monkeypatch):
+        self.fake, self.monkeypatch, self.served = fake, monkeypatch, set()
+
+    def lookup(self, op, *arrays):
+        name = backends._BACKENDS[op][1]
+        if name is None or not all(getattr(a, "dtype", np.dtype(int)).kind == "f" for a in arrays):
+            return None
+        self.served.add(op)
+        return importlib.import_module(f"minigrad.backends.{name}")
+
+    def kernels(self):
+        import contextlib
+
+        @contextlib.contextmanager
+        def on():
+            with self.monkeypatch.context() as m:
+                m.setattr(backends, "lookup", self.lookup)
+                yield
+
+        return on()
+
+
 @pytest.fixture
 def emu(emu_lib, monkeypatch):
-    """cuda_kernels running on the emulator: numpy arrays count as GPU arrays, the ops are dispatched."""
     fake = cuda_emulator.fake_cupy(emu_lib)
     monkeypatch.setattr(ck, "_cp", lambda: fake)
-    monkeypatch.setattr(ck, "use", lambda a: isinstance(a, np.ndarray) and a.dtype in ck._FLOATS)
     monkeypatch.setattr(ck, "_kernels", {})
-    yield fake
-    ck.uninstall()
+    return Emulated(fake, monkeypatch)
 
 
 def t(a, grad=True):
     return minigrad.tensor(a, requires_grad=grad)
 
 
-def run_both(fn, *arrays):
-    """fn(*tensors) -> (outputs, grads of the inputs), on the CPU ops and on the kernels."""
+def run_both(emu, fn, *arrays, served=None):
+    """fn(*tensors) -> (outputs, grads of the inputs): first the op's own array code, then the CUDA
+    backend on the emulator; `served`: the op that must have reached the backend."""
     results = []
     for kernels in (False, True):
-        if kernels:
-            ck.install()
-        ts = [t(a.copy()) for a in arrays]
-        out = fn(*ts)
-        g = np.random.default_rng(1).standard_normal(out.shape).astype(out.data.dtype)
-        out.backward(minigrad.tensor(g))
-        results.append((out.data.copy(), [None if x.grad is None else x.grad.data.copy() for x in ts]))
-        if kernels:
-            ck.uninstall()
+        with emu.kernels() if kernels else backends.kernels("numpy"):
+            ts = [t(a.copy()) for a in arrays]
+            out = fn(*ts)
+            g = np.random.default_rng(1).standard_normal(out.shape).astype(out.data.dtype)
+            out.backward(minigrad.tensor(g))
+            results.append((out.data.copy(), [None if x.grad is None else x.grad.data.copy() for x in ts]))
+    if served is not None:
+        assert served in emu.served, f"the CUDA backend's {served} did not run"
     return results
 
 
@@ -83,7 +109,7 @@ def close(a, b, dtype):
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 def test_gelu(emu, dtype, approximate):
     x = (RNG.standard_normal((3, 50)) * 3).astype(dtype)
-    (o0, g0), (o1, g1) = run_both(lambda a: F.gelu(a, approximate=approximate), x)
+    (o0, g0), (o1, g1) = run_both(emu, lambda a: F.gelu(a, approximate=approximate), x, served="gelu")
     close(o1, o0, dtype)
     close(g1[0], g0[0], dtype)
 
@@ -92,11 +118,15 @@ def test_gelu(emu, dtype, approximate):
 @pytest.mark.parametrize("shape,dim", [((4, 65), -1), ((2, 300), 1), ((3, 7, 5), 1), ((2, 1000), -1), ((5,), 0)])
 @pytest.mark.parametrize("log", [False, True])
 def test_softmax(emu, dtype, shape, dim, log):
+    """The softmax kernels (attention's backward uses the gradient one) against minigrad's softmax op."""
     x = (RNG.standard_normal(shape) * 4).astype(dtype)
-    f = F.log_softmax if log else F.softmax
-    (o0, g0), (o1, g1) = run_both(lambda a: f(a, dim=dim), x)
-    close(o1, o0, dtype)
-    close(g1[0], g0[0], dtype)
+    g = RNG.standard_normal(shape).astype(dtype)
+    a = t(x.copy())
+    y = (minigrad.log_softmax if log else minigrad.softmax)(a, dim)
+    y.backward(minigrad.tensor(g))
+    out = ck.softmax_forward(x, dim, log)
+    close(out, y.data, dtype)
+    close(ck.softmax_backward(out, g, dim, log, 1.0), a.grad.data, dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -108,9 +138,9 @@ def test_layer_norm(emu, dtype, affine, shape):
     w = (RNG.standard_normal(D) + 1).astype(dtype)
     b = RNG.standard_normal(D).astype(dtype)
     if affine:
-        res = run_both(lambda a, w_, b_: F.layer_norm(a, (D,), w_, b_), x, w, b)
+        res = run_both(emu, lambda a, w_, b_: F.layer_norm(a, (D,), w_, b_), x, w, b, served="layer_norm")
     else:
-        res = run_both(lambda a: F.layer_norm(a, (D,)), x)
+        res = run_both(emu, lambda a: F.layer_norm(a, (D,)), x, served="layer_norm")
     (o0, g0), (o1, g1) = res
     close(o1, o0, dtype)
     for a, b_ in zip(g1, g0):
@@ -133,7 +163,7 @@ def test_cross_entropy(emu, dtype, reduction, ls, weighted):
                                reduction=reduction, label_smoothing=ls)
 
     arrays = (x, w) if weighted else (x,)
-    (o0, g0), (o1, g1) = run_both(f, *arrays)
+    (o0, g0), (o1, g1) = run_both(emu, f, *arrays, served="cross_entropy")
     close(o1, o0, dtype)
     close(g1[0], g0[0], dtype)
 
@@ -145,7 +175,7 @@ def test_cross_entropy_layouts(emu, shape):
     x = RNG.standard_normal(shape).astype(dtype)
     tshape = () if len(shape) == 1 else (shape[0],) + shape[2:]
     tgt = RNG.integers(0, C, tshape)
-    (o0, g0), (o1, g1) = run_both(lambda a: F.cross_entropy(a, minigrad.tensor(tgt)), x)
+    (o0, g0), (o1, g1) = run_both(emu, lambda a: F.cross_entropy(a, minigrad.tensor(tgt)), x, served="cross_entropy")
     close(o1, o0, dtype)
     close(g1[0], g0[0], dtype)
 
@@ -156,37 +186,8 @@ def test_cross_entropy_layouts(emu, shape):
 def test_attention(emu, dtype, causal, L, S):
     B, H, E = (2, 3, 8) if L < 10 else (1, 2, 8)  # rows of 40 keys: each thread of a warp takes two
     q, k, v = ((RNG.standard_normal((B, H, n, E))).astype(dtype) for n in (L, S, S))
-    (o0, g0), (o1, g1) = run_both(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=causal), q, k, v)
-    close(o1, o0, dtype)
-    for a, b in zip(g1, g0):
-        close(a, b, dtype)
-
-
-@pytest.mark.parametrize("kind", ["bool", "float"])
-def test_attention_masks(emu, kind):
-    dtype = np.float64
-    B, H, L, S, E = 2, 2, 5, 7, 4
-    q, k, v = (RNG.standard_normal((B, H, n, E)).astype(dtype) for n in (L, S, S))
-    if kind == "bool":
-        m = RNG.random((L, S)) > 0.4
-        m[1] = False  # a fully masked row: zeros, not NaN
-        mask = minigrad.tensor(m)
-    else:
-        mask = minigrad.tensor(RNG.standard_normal((B, 1, L, S)))
-    (o0, g0), (o1, g1) = run_both(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, attn_mask=mask), q, k, v)
-    assert np.isfinite(o1).all()
-    close(o1, o0, dtype)
-    for a, b in zip(g1, g0):
-        close(a, b, dtype)
-
-
-def test_attention_gqa_and_broadcast(emu):
-    dtype = np.float64
-    q = RNG.standard_normal((2, 4, 6, 8))
-    k = RNG.standard_normal((2, 2, 6, 8))
-    v = RNG.standard_normal((2, 2, 6, 8))
-    res = run_both(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True, enable_gqa=True), q, k, v)
-    (o0, g0), (o1, g1) = res
+    (o0, g0), (o1, g1) = run_both(emu, lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=causal), q, k,
+                                  v, served="attention")
     close(o1, o0, dtype)
     for a, b in zip(g1, g0):
         close(a, b, dtype)
@@ -214,10 +215,11 @@ def test_dropout(emu, monkeypatch):
     monkeypatch.setattr(minigrad.random, "generator", lambda xp=np: np.random.default_rng(5))
     x = RNG.standard_normal((6, 40)).astype(dtype)
     keep = np.random.default_rng(5).random(x.shape, dtype=np.float32) >= p
-    ck.install()
-    a = t(x.copy())
-    y = F.dropout(a, p, training=True)
-    y.backward(minigrad.ones(*y.shape))
+    with emu.kernels():
+        a = t(x.copy())
+        y = F.dropout(a, p, training=True)
+        y.backward(minigrad.ones(*y.shape))
+    assert "dropout" in emu.served
     close(y.data, x * np.float32(1 / (1 - p)) * keep, dtype)
     close(a.grad.data, np.float32(1 / (1 - p)) * keep, dtype)
     assert 0.5 < keep.mean() < 0.9
@@ -231,15 +233,14 @@ def test_adam(emu, dtype, opt_name, kw):
     grads = [RNG.standard_normal((7, 9)).astype(dtype) for _ in range(3)]
     finals = []
     for kernels in (False, True):
-        if kernels:
-            ck.install()
-        p = nn.Parameter(minigrad.tensor(p0.copy()))
-        opt = getattr(nn.optim, opt_name)([p], lr=0.01, **kw)
-        for g in grads:
-            p.grad = minigrad.tensor(g.copy())
-            opt.step()
-        finals.append((p.data.copy(), {k: v.data.copy() for k, v in opt.state[p].items() if k != "step"}))
-        ck.uninstall()
+        with emu.kernels() if kernels else backends.kernels("numpy"):
+            p = nn.Parameter(minigrad.tensor(p0.copy()))
+            opt = getattr(nn.optim, opt_name)([p], lr=0.01, **kw)
+            for g in grads:
+                p.grad = minigrad.tensor(g.copy())
+                opt.step()
+            finals.append((p.data.copy(), {k: v.data.copy() for k, v in opt.state[p].items() if k != "step"}))
+    assert "adamw" in emu.served
     close(finals[1][0], finals[0][0], dtype)
     for k in finals[0][1]:
         close(finals[1][1][k], finals[0][1][k], dtype)
@@ -258,20 +259,19 @@ def test_gpt_step(emu, dtype):
     y = RNG.integers(0, 37, (2, 16))
     runs = []
     for kernels in (False, True):
-        if kernels:
-            ck.install()
-        model = GPT(cfg)
-        model.load_state_dict({k: minigrad.tensor(v.copy()) for k, v in sd.items()})
-        if dtype == np.float64:
-            model.double()
-        opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95))
-        logits, loss = model(minigrad.tensor(x), minigrad.tensor(y))
-        loss.backward()
-        grads = {n: p.grad.data.copy() for n, p in model.named_parameters()}
-        opt.step()
-        after = {n: p.data.copy() for n, p in model.named_parameters()}
-        runs.append((logits.data.copy(), float(loss.item()), grads, after))
-        ck.uninstall()
+        with emu.kernels() if kernels else backends.kernels("numpy"):
+            model = GPT(cfg)
+            model.load_state_dict({k: minigrad.tensor(v.copy()) for k, v in sd.items()})
+            if dtype == np.float64:
+                model.double()
+            opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95))
+            logits, loss = model(minigrad.tensor(x), minigrad.tensor(y))
+            loss.backward()
+            grads = {n: p.grad.data.copy() for n, p in model.named_parameters()}
+            opt.step()
+            after = {n: p.data.copy() for n, p in model.named_parameters()}
+            runs.append((logits.data.copy(), float(loss.item()), grads, after))
+    assert {"gelu", "layer_norm", "attention", "cross_entropy", "adamw"} <= emu.served
     (l0, s0, g0, a0), (l1, s1, g1, a1) = runs
     close(l1, l0, dtype)
     assert abs(s1 - s0) <= TOL[dtype]["atol"] * 10
