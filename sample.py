@@ -4,7 +4,11 @@ Loads the checkpoint train.py wrote in --out_dir and streams tokens as they are 
 """
 import sys
 
-import minigrad  # noqa: F401 (before numpy: it tunes the process; see minigrad/backends/cpu/blas.py)
+try:
+    import minigrad  # noqa: F401 (before numpy: it tunes the process; see minigrad/backends/cpu/blas.py)
+except ValueError as e:  # a bad MINIGRAD_KERNELS value: one line, as for any bad argument
+    print(f"sample.py: error: {e}", file=sys.stderr)
+    sys.exit(2)
 from gpt.sampling import main
 
 if __name__ == "__main__":

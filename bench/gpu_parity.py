@@ -4,8 +4,8 @@
     python bench/gpu_parity.py --atol 1e-4 --dtype float64
 
 The same weights and batch run once on the CPU (numpy) and on the GPU (cupy) twice: with every op's
-own code on cupy (`generic`) and with the fused CUDA kernels (`fused`, nn/_functional/cuda_kernels.py,
-installed with `cuda_kernels.install()`). Prints the largest absolute difference of the logits,
+own code on cupy (`generic`, MINIGRAD_KERNELS=numpy) and with the CUDA backend (`fused`,
+minigrad/backends/cuda, MINIGRAD_KERNELS=fast). Prints the largest absolute difference of the logits,
 the loss and each gradient (the five worst parameters by name), then PASS or FAIL per mode against
 --atol; exits 1 if any mode fails. TF32 is off (exact float32 matmuls).
 """
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import minigrad  # noqa: E402
 import minigrad.cuda  # noqa: E402
 from gpt.model import GPT, GPTConfig  # noqa: E402
-from nn._functional import cuda_kernels as ck  # noqa: E402
+from minigrad import backends  # noqa: E402
 
 
 def host(a):
@@ -34,7 +34,7 @@ def run(cfg, sd, x, y, device, dtype, mode):
     if dtype == "float64":
         model.double()
     model.to(device)
-    ctx = ck.patched() if mode == "fused" else ck.enabled(False)
+    ctx = backends.kernels("fast" if mode == "fused" else "numpy")
     t0 = time.perf_counter()
     with ctx:
         logits, loss = model(minigrad.tensor(x, device=device), minigrad.tensor(y, device=device))

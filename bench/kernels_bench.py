@@ -3,7 +3,7 @@
     python bench/kernels_bench.py [--preset baby|shakespeare_char] [--repeats 50]
 
 For each fused op of the GPT step, on that preset's shapes (float32, forward + backward unless
-said): minigrad with the compiled kernels (nn/_functional/cpu_kernels.py, numba), minigrad with
+said): minigrad with the compiled kernels (minigrad/backends/cpu, numba), minigrad with
 them off (the numpy passes, as on a machine without numba), and PyTorch. One process, the three
 timed in turns, repeat after repeat, so machine noise hits them alike; medians in ms. This is the
 measured reason numba is a run-time dependency.
@@ -89,9 +89,10 @@ def main():
     ap.add_argument("--preset", choices=sorted(PRESETS), default="baby")
     ap.add_argument("--repeats", type=int, default=50)
     args = ap.parse_args()
-    from nn._functional import cpu_kernels
+    from minigrad import backends
+    from minigrad.backends.cpu import team
 
-    if not cpu_kernels.available():
+    if not team.available():
         sys.exit("numba is not installed: nothing to compare (pip install numba)")
     print(f"preset {args.preset}: (batch, block, n_embd, n_head) = {PRESETS[args.preset]}, float32, "
           f"forward + backward, median ms of {args.repeats}")
@@ -100,11 +101,11 @@ def main():
         runs = [("compiled", ours, True), ("numpy", ours, False)] + ([("torch", theirs, True)] if theirs else [])
         times = {label: [] for label, _, _ in runs}
         for _label, fn, flag in runs:  # warm-up (the first compiled call compiles, or loads the cache)
-            with cpu_kernels.enabled(flag):
+            with backends.kernels("fast" if flag else "numpy"):
                 fn()
         for _ in range(args.repeats):
             for label, fn, flag in runs:
-                with cpu_kernels.enabled(flag):
+                with backends.kernels("fast" if flag else "numpy"):
                     t0 = time.perf_counter()
                     fn()
                     times[label].append(time.perf_counter() - t0)

@@ -4,9 +4,8 @@
     python bench/train_bench_gpu.py --preset gpt2 --batch_size 8 --steps 10
     python bench/train_bench_gpu.py --preset baby --frameworks minigrad_fused,torch --tf32
 
-Frameworks: `minigrad` (every op's own code on cupy), `minigrad_fused` (the fused CUDA kernels of
-nn/_functional/cuda_kernels.py, installed with `cuda_kernels.install()` until the ops dispatch to
-them themselves) and `torch` (bench/nanogpt_torch.py, eager, float32). Same weights, same
+Frameworks: `minigrad` (every op's own code on cupy: MINIGRAD_KERNELS=numpy), `minigrad_fused` (the
+CUDA backend, minigrad/backends/cuda: MINIGRAD_KERNELS=fast) and `torch` (bench/nanogpt_torch.py, eager, float32). Same weights, same
 batches, same TF32 setting (off unless --tf32) for all. As bench/train_bench.py, each framework runs
 in its own worker process and the parent alternates them `--chunk` steps at a time.
 
@@ -50,14 +49,9 @@ class MinigradGPUStep:
         import minigrad.cuda
         import nn
         from gpt.model import GPT
-        from nn._functional import cuda_kernels
-
         self.mg, self.cuda = minigrad, minigrad.cuda
         minigrad.cuda.set_tf32(tf32)
-        if fused:
-            cuda_kernels.install()
-        else:
-            cuda_kernels.set_enabled(False)
+        minigrad.set_kernels("fast" if fused else "numpy")
         minigrad.manual_seed(0)
         self.model = GPT(model_config(p))
         self.model.load_state_dict(nn.load(weights))

@@ -224,3 +224,15 @@ def test_the_engine_and_gpt_import_no_backend_and_backends_import_no_nn():
     for path in [*(ROOT / "nn").rglob("*.py")]:  # only the public dispatch API
         bad = [m for m in _imports(path) if m.startswith("minigrad.backends.")]
         assert not bad, (path, bad)
+
+
+def test_a_bad_kernels_value_is_one_line_and_status_2():
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, MINIGRAD_KERNELS="turbo", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "train.py", "--max_iters=1"], cwd=ROOT, env=env, capture_output=True,
+                         text=True)
+    assert out.returncode == 2
+    assert out.stderr.strip() == "train.py: error: MINIGRAD_KERNELS must be one of reference, numpy, fast, got 'turbo'"
