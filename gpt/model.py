@@ -3,7 +3,8 @@
 Token + learned position embeddings, `n_layer` pre-LayerNorm blocks of causal self-attention
 (one fused q/k/v projection) and a 4x GELU MLP, a final LayerNorm and an `lm_head` tied to the
 token embedding. Parameter names follow nanoGPT and GPT-2 (`transformer.h.0.attn.c_attn.weight`)
-so weights map one to one onto a PyTorch nanoGPT model.
+so weights map one to one onto a PyTorch nanoGPT model. What each nn.functional op the model calls
+computes, written with minigrad's primitive ops: nn/_functional/reference.py.
 """
 import math
 import time

@@ -1,6 +1,6 @@
-"""cross_entropy's forward on the CPU: two loops, each a row at a time in cache (at a baby GPT's
-batch, 768 x 65, the ~20 numpy calls cost ~130 us). The exp is team.exp_nonpositive, which
-vectorizes (numba's own exp is a scalar call). Scalars in the logits' precision.
+"""cross_entropy's forward on the CPU: two loops, each a row at a time in cache, instead of the op's
+~20 numpy calls. The exp is team.exp_nonpositive, which vectorizes (numba's own exp is a scalar
+call). Scalars in the logits' precision.
 """
 import numpy as np
 

@@ -1,6 +1,6 @@
 """Linear's matrix products on the CPU's thread team, each thread calling single-threaded BLAS on its
-share (OpenBLAS's own workers sleep between calls and take ~25 us to wake for each product, a tenth
-of a baby GPT's). The shares are cut along the longer side of the result, never along the sum (K):
+share (OpenBLAS's own workers sleep between calls, and waking them for each product costs a good part
+of a small product). The shares are cut along the longer side of the result, never along the sum (K):
 at a GPT's shapes every element comes out as in one whole product (the same bits as numpy's matmul);
 where a share is small, BLAS may take its small-matrix path, which sums in another order
 (rounding-level differences). A given thread count always cuts alike.
@@ -9,7 +9,7 @@ import numpy as np
 
 from . import blas, team
 
-MIN_WORK = 1 << 22  # multiply-adds (~40 us of work) below which a product stays one numpy call
+MIN_WORK = 1 << 22  # multiply-adds below which a product stays one numpy call (sharing it costs more)
 
 
 def products(products):

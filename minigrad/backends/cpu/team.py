@@ -326,8 +326,8 @@ if hasattr(os, "register_at_fork"):
 
 GRAIN = 256  # elementwise shares are cut at multiples of this many items: full vectors on both sides
 
-# Elements from which a kernel's work goes to the team: starting it costs ~7 us, more than a generated
-# token's or a small layer's whole work (a baby GPT's layer norm, 98K elements: ~20 us).
+# Elements from which a kernel's work goes to the team: below, starting the team costs more than a
+# generated token's or a small layer's whole work.
 TEAM_MIN_ELEMENTS = 1 << 16
 
 
