@@ -75,27 +75,32 @@ def lookup(op, *arrays):
     Only under the 'fast' setting."""
     if _kernels != "fast":
         return None
-    a = arrays[0]
-    cuda = type(a).__module__.startswith("cupy")
-    if not all(_float(b) and type(b) is type(a) for b in arrays):
-        return None
-    name = _BACKENDS[op][1 if cuda else 0]
-    if name is None:
-        return None
-    if not cuda and not _numba_imports():
-        return None
-    module = _modules.get(name)
+    kind = type(arrays[0])
+    for b in arrays:
+        if type(b) is not kind or b.dtype.char not in _FLOATS:
+            return None
+    key = (op, kind)
+    module = _modules.get(key)
     if module is None:
-        module = _modules[name] = importlib.import_module(f".{name}", __name__)
+        cuda = kind.__module__.startswith("cupy")
+        name = _BACKENDS[op][1 if cuda else 0]
+        if name is None or not (cuda or (kind.__module__ == "numpy" and kind.__name__ == "ndarray")):
+            return None
+        module = _modules[key] = importlib.import_module(f".{name}", __name__)
+    if module.__name__.startswith(_CPU) and not _cpu_team().available():  # numba did not import
+        return None
     return module
 
 
-def _numba_imports():
-    from .cpu import team
+_CPU = __name__ + ".cpu."
+_FLOATS = ("f", "d")  # float32, float64 (numpy's and cupy's dtype characters)
+_team = None
 
-    return team.available()
 
+def _cpu_team():
+    global _team
+    if _team is None:
+        from .cpu import team as _team_module
 
-def _float(a):
-    dtype = getattr(a, "dtype", None)
-    return dtype is not None and dtype.kind == "f" and dtype.itemsize in (4, 8) and hasattr(a, "shape")
+        _team = _team_module
+    return _team
