@@ -10,7 +10,6 @@ import numpy as np
 from ..autograd.function import Function
 from ..device import array_module, device, to_device
 from ..dtypes import get_dtype
-from ..parallel import parallel_for
 from ..tensor import Tensor
 from ._util import normalize_dim
 
@@ -364,29 +363,6 @@ def _device(spec):
     return device(spec)
 
 
-_PARALLEL_MIN = 1 << 20  # elements: below this a second thread costs more than it saves
-
-
-def _concatenate(arrays, dim):
-    """concatenate(arrays, axis=dim). A large numpy result along dim > 0 (a split's gradient whose
-    pieces are not already side by side, a concatenation of activations) is filled on all cores,
-    each writing its own rows of axis 0."""
-    first = arrays[0]
-    xp = array_module(first)
-    if first.ndim:
-        dim %= first.ndim
-    if (xp is not np or dim == 0 or first.ndim < 2 or first.shape[0] < 2
-            or builtins.sum(a.size for a in arrays) < _PARALLEL_MIN
-            or any(a.dtype != first.dtype or a.ndim != first.ndim for a in arrays)):
-        return xp.concatenate(arrays, axis=dim)
-    shape = list(first.shape)
-    shape[dim] = builtins.sum(a.shape[dim] for a in arrays)
-    out = np.empty(shape, dtype=first.dtype)
-    parallel_for(first.shape[0], lambda lo, hi: np.concatenate([a[lo:hi] for a in arrays], axis=dim, out=out[lo:hi]),
-                 block=1, min_parallel=2)
-    return out
-
-
 class Cat(Function):
     node_name = "CatBackward0"
 
@@ -394,7 +370,8 @@ class Cat(Function):
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
         ctx.sizes = [t.data.shape[dim] for t in tensors]
-        return _concatenate([t.data for t in tensors], dim)
+        arrays = [t.data for t in tensors]
+        return array_module(arrays[0]).concatenate(arrays, axis=dim)
 
     @staticmethod
     def backward(ctx, g):  # slice the gradient back into the pieces
