@@ -1,11 +1,15 @@
 """The shared mechanisms every op uses: operand promotion, broadcast-gradient reduction."""
 import builtins
+from collections import namedtuple
 
 import numpy as np
 
 from ..device import array_module
 from ..dtypes import result_type
 from ..tensor import Tensor
+
+# what max(dim=), min(dim=), sort and topk return, as PyTorch's torch.return_types
+values_indices = namedtuple("return_types", ["values", "indices"])
 
 
 def broadcast_shapes(a, b):
