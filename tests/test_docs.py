@@ -50,3 +50,41 @@ def test_mermaid_blocks_are_real_output(path):
 
 def test_autograd_guide_exists():
     assert (ROOT / "docs" / "autograd.md") in DOCS
+
+
+# ---- the reading guide -------------------------------------------------------------------------
+GUIDE = ROOT / "docs" / "reading-guide.md"
+ROW = re.compile(r"^\|(?:\s*(\d+)\s*\|)?\s*`([\w/.\-]+)`\s*\|\s*([\d,]+)\s*\|", re.M)
+
+
+def guide_rows():
+    """(step or None, path, stated line count) of every table row that names a file and its lines."""
+    return [(m.group(1), m.group(2), int(m.group(3).replace(",", ""))) for m in ROW.finditer(GUIDE.read_text())]
+
+
+def line_count(path):
+    return len((ROOT / path).read_text().splitlines())
+
+
+def test_reading_guide_files_exist_with_their_stated_line_counts():
+    rows = guide_rows()
+    assert len([r for r in rows if r[0]]) >= 7, "the guide's path (tensor -> ... -> training loop) is gone"
+    for _, path, stated in rows:
+        assert (ROOT / path).is_file(), f"reading-guide.md lists {path}, which does not exist"
+        real = line_count(path)
+        assert abs(stated - real) <= 0.15 * real, f"reading-guide.md: {path} has {real} lines, not {stated}"
+
+
+def test_reading_guide_total_and_order():
+    steps = [(int(s), p) for s, p, _ in guide_rows() if s]
+    assert [s for s, _ in steps] == list(range(1, len(steps) + 1))
+    paths = [p for _, p in steps]
+    # tensor -> Function -> engine -> ops -> reference ops -> model -> training loop
+    for a, b in zip(["minigrad/tensor.py", "minigrad/autograd/function.py", "minigrad/autograd/engine.py"],
+                    ["minigrad/autograd/function.py", "minigrad/autograd/engine.py", "minigrad/ops/"]):
+        assert paths.index(a) < min(i for i, p in enumerate(paths) if p.startswith(b))
+    assert paths[-2:] == ["gpt/model.py", "gpt/trainer.py"]
+    total = int(re.search(r"([\d,]+) lines in all", GUIDE.read_text()).group(1).replace(",", ""))
+    real = sum(line_count(p) for p in paths)
+    assert abs(total - real) <= 0.15 * real, f"reading-guide.md: its path is {real} lines, not {total}"
+
