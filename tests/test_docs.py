@@ -88,3 +88,8 @@ def test_reading_guide_total_and_order():
     real = sum(line_count(p) for p in paths)
     assert abs(total - real) <= 0.15 * real, f"reading-guide.md: its path is {real} lines, not {total}"
 
+
+
+def test_readme_links_the_reading_guide_first():
+    links = re.findall(r"\]\((docs/[\w.\-]+)", (ROOT / "README.md").read_text())
+    assert links and links[0] == "docs/reading-guide.md"
