@@ -247,7 +247,7 @@ class Tensor:
     # ---- devices and types ------------------------------------------------------------
     def to(self, *args, dtype=None, device=None, copy=False):
         """`to(device)`, `to(dtype)` or both; returns self when nothing changes (unless copy)."""
-        from .ops.shape import to_copy
+        from .ops.conversion import to_copy
 
         for a in args:
             if isinstance(a, (dtypes.dtype, type, np.dtype)) or (isinstance(a, str) and a in dtypes._BY_NAME):
