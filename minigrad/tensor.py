@@ -9,9 +9,9 @@ import numpy as np
 
 from . import dtypes
 from .autograd import function as _function
-from .autograd.function import SavedTensor, leaf_accumulator
+from .autograd.function import leaf_accumulator
 from .autograd.grad_mode import state
-from .device import array_module, device_of, to_device
+from .device import device_of, to_device
 
 
 class Tensor:
@@ -247,7 +247,7 @@ class Tensor:
     # ---- devices and types ------------------------------------------------------------
     def to(self, *args, dtype=None, device=None, copy=False):
         """`to(device)`, `to(dtype)` or both; returns self when nothing changes (unless copy)."""
-        from .ops.shape import to_copy
+        from .ops.conversion import to_copy
 
         for a in args:
             if isinstance(a, (dtypes.dtype, type, np.dtype)) or (isinstance(a, str) and a in dtypes._BY_NAME):
@@ -345,64 +345,5 @@ class _RetainGrad:
                 t.grad = t.grad + grad
 
 
-def wrap_outputs(out, node, args, ctx):
-    """Wrap forward's result(s) as Tensors; when recording, attach them to `node`."""
-    if type(out) is np.ndarray and ctx._dirty is None and ctx._non_diff is None:  # the usual: one new array
-        t = Tensor(out)
-        if node is not None:
-            node._output_meta = ((out.shape, out.dtype, np),)
-            if out.dtype.kind == "f":
-                t.grad_fn, t.requires_grad = node, True
-            if node._forward_cls.saves_result:
-                _save_result(node, t)
-        return t
-    single = not isinstance(out, tuple)
-    outs = (out,) if single else out
-    dirty = getattr(ctx, "_dirty", None)
-    non_diff = getattr(ctx, "_non_diff", None)
-    results = []
-    for o in outs:
-        if isinstance(o, Tensor):
-            if dirty and any(o is d for d in dirty):
-                o._bump_version()
-                if node is not None and node._saved:
-                    # PyTorch saves after the dirty bump: a tensor saved from a dirty input is current
-                    for s in node._saved:
-                        if s is not None and s.counter is o._version_counter:
-                            s.version = s.counter[0]
-                t = o
-            else:
-                t = Tensor(o.data, _version_counter=o._version_counter) if o.grad_fn is not None or o.requires_grad else o
-        elif o is None:
-            t = None
-        else:
-            t = Tensor(o)
-        results.append(t)
-    if node is not None:
-        meta = []
-        for i, (t, o) in enumerate(zip(results, outs)):
-            if t is None:
-                meta.append(None)
-                continue
-            meta.append((t.data.shape, t.data.dtype, array_module(t.data)))
-            if t.data.dtype.kind == "f" and not (non_diff and id(o) in non_diff):
-                t.grad_fn, t._output_nr, t.requires_grad = node, i, True
-        node._output_meta = meta
-        if node._forward_cls.saves_result:
-            _save_result(node, results[0])
-    return results[0] if single else tuple(results)
-
-
-def _save_result(node, t):
-    """Save the op's output `t` as `_saved_result` (after whatever forward saved)."""
-    names = node.__dict__.get("_names") or ()
-    node._saved = (node._saved or []) + [SavedTensor(t, is_output=True)]
-    node._names = tuple(names) + ("result",)
-
-
-def _zeros_like_meta(meta):
-    shape, dt, xp = meta
-    return Tensor(xp.zeros(shape, dtype=dt))
-
-
-_function.Tensor, _function.wrap_outputs = Tensor, wrap_outputs
+# function.py cannot import this module (this module imports it): hand it the class instead
+_function.Tensor = Tensor

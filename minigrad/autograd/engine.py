@@ -6,6 +6,8 @@
    ready when every edge into it has delivered its gradient. Gradients arriving on the same
    edge are summed.
 3. After a node runs, its saved tensors are released unless `retain_graph`.
+A gradient's array is reused (summed into in place, adopted as a leaf's `.grad`) only when nothing
+outside the engine can see it: `reusable` is that one test.
 `AccumulateGrad` nodes add into the leaves' `.grad`; `autograd.grad` instead captures the
 gradients flowing into the requested inputs and leaves `.grad` alone.
 """
@@ -153,8 +155,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             skip = needed is not None and node not in needed
             if type(node) is AccumulateGrad:
                 if not skip and accumulate and node_grads and node_grads[0] is not None:
-                    # drop the engine's other references, so that accumulate_into_leaf's count of
-                    # references to the gradient is exact (it may then adopt it without a copy)
+                    # drop the engine's other references, so that `reusable` counts exactly the
+                    # _LEAF_HOLDERS it expects (the leaf may then adopt the gradient without a copy)
                     grad, node_grads, results, g = node_grads[0], None, None, None
                     node.apply(grad)
                     grad = None
@@ -203,16 +205,16 @@ def _add_to_buffer(buffers, node, nr, g):
 
 
 def _add_in_place(buf, nr, g):
-    """`buf[nr] += g` where only the buffer holds that gradient (one summed here from two branches,
-    such as a residual stream's): no new array for each sum. False, doing nothing, when anything
-    else may see the tensor or its array (a hook kept it, another edge was handed the same tensor, a
-    node's saved tensor is that array, it is a view of one), or when the sum would broadcast or promote."""
-    old = buf[nr]
-    a, b = old.data, g.data
-    # references to `old`: the buffer's slot and the local here; to `a`: the Tensor's slot and the local
-    return (type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape and a.dtype == b.dtype
-            and a.base is None and a.flags.writeable and sys.getrefcount(old) <= 2 + _OWN
-            and sys.getrefcount(a) <= 2 + _OWN and np.add(a, b, out=a) is a)
+    """`buf[nr] += g` when the buffer's gradient may be reused (a sum of two branches, such as a
+    residual stream's, then makes no new array); False, doing nothing, when it may not or when the
+    sum would broadcast or promote."""
+    old = buf[nr]  # references to `old` outside `reusable`: the buffer's slot and this local
+    # (no local names old.data: it would count as one more holder of the array)
+    if not (type(old.data) is np.ndarray and type(g.data) is np.ndarray and old.data.shape == g.data.shape
+            and old.data.dtype == g.data.dtype and reusable(old, 2)):
+        return False
+    np.add(old.data, g.data, out=old.data)
+    return True
 
 
 def _run_pre_hooks(node, grads):
@@ -247,18 +249,35 @@ def _getrefcount_own():
 # What sys.getrefcount adds for its own argument (1 up to Python 3.13; newer interpreters may pass
 # it as a borrowed reference and add 0), measured rather than assumed.
 _OWN = _getrefcount_own()
-# References to the gradient tensor when the engine hands it over: run_backward's local and
-# AccumulateGrad.apply's and accumulate_into_leaf's arguments.
-_ENGINE_REFS = 3 + _OWN
+
+
+def reusable(grad, holders):
+    """Whether the engine may reuse gradient `grad`'s array: sum another gradient into it in place,
+    or adopt it as a leaf's `.grad` without a copy. The one test behind both reuses.
+
+    Reuse is safe only when nothing but the engine can see the tensor or its array, as PyTorch
+    steals a gradient whose use count is one: `grad` has no references beyond the `holders` its
+    caller counts (the engine's buffer slots and locals on the way here), its array none beyond
+    `grad` itself (no hook kept it, no other leaf adopted it, no node saved it), and the array owns
+    writeable memory (it is no view). Otherwise writing into it would change what someone else
+    holds, and adopting it would let two `.grad`s alias each other.
+    """
+    return (sys.getrefcount(grad) <= holders + 1 + _OWN  # + this call's parameter
+            and sys.getrefcount(arr := grad.data) <= 2 + _OWN  # the tensor's slot and `arr` here
+            and getattr(arr, "base", None) is None and arr.flags.writeable)
+
+
+# References to the gradient a leaf receives, outside accumulate_into_leaf: run_backward's local and
+# AccumulateGrad.apply's argument, then accumulate_into_leaf's own argument.
+_LEAF_HOLDERS = 3
 
 
 def accumulate_into_leaf(variable, grad):
     """`.grad += grad`, in place when possible.
 
-    The first gradient is adopted without a copy only when nothing else can see it: neither the
-    Tensor (a hook may have kept it, the user may have passed it to backward) nor its array (another
-    leaf may have adopted it: `y = x + w` gives both the same gradient) is referenced from anywhere
-    but here, as PyTorch steals a gradient whose use count is one. Otherwise it is copied, so two
+    The first gradient is adopted without a copy only when `reusable` says nothing else can see it
+    (a hook may have kept the tensor, the user may have passed it to backward, another leaf may have
+    adopted its array: `y = x + w` gives both the same gradient). Otherwise it is copied, so two
     leaves' `.grad` never alias each other or anything else.
     """
     from ..tensor import Tensor
@@ -268,20 +287,15 @@ def accumulate_into_leaf(variable, grad):
             f"Function AccumulateGrad returned an invalid gradient - got {list(grad.data.shape)} "
             f"but expected shape compatible with {list(variable.data.shape)}"
         )
-    fresh = False
     if grad.data.dtype != variable.data.dtype:
-        grad = Tensor(grad.data.astype(variable.data.dtype))
-        fresh = True
+        grad = Tensor(grad.data.astype(variable.data.dtype))  # fresh: held by this local alone
     old = variable.grad
     if old is None:
         if state.grad_enabled:  # create_graph: keep the graph of the gradient
             variable.grad = grad
             return
-        arr = grad.data
-        # array references: the Tensor's slot and `arr` here
-        owned = (fresh or sys.getrefcount(grad) <= _ENGINE_REFS) and sys.getrefcount(arr) <= 2 + _OWN
-        owned = owned and getattr(arr, "base", None) is None and arr.flags.writeable and arr.flags.c_contiguous
-        variable.grad = Tensor(arr if owned else arr.copy())
+        owned = reusable(grad, _LEAF_HOLDERS) and grad.data.flags.c_contiguous
+        variable.grad = Tensor(grad.data if owned else grad.data.copy())
     elif state.grad_enabled or old.requires_grad:
         variable.grad = old + grad
     else:
@@ -313,7 +327,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     try:
         for t, e in zip(inputs, edges):
             # references here: `captured`, `g`, then accumulate_into_leaf's argument (the same count
-            # as the engine's _ENGINE_REFS, so a gradient anyone else holds is copied)
+            # as the engine's _LEAF_HOLDERS, so a gradient anyone else holds is copied)
             g = captured.get(e)
             if g is None:
                 continue

@@ -6,7 +6,8 @@ An op is a `Function` subclass with two static methods side by side:
 `Function.apply` runs forward and, when grad mode is on and an input requires grad, makes
 `ctx` a backward node: an instance of the op's node class (`MulBackward0`, ...) holding
 `next_functions` edges to its inputs' nodes and the tensors forward saved. As in PyTorch,
-the ctx that forward fills IS the node that backward later runs on.
+the ctx that forward fills IS the node that backward later runs on. `wrap_outputs` turns
+forward's arrays into the Tensors `apply` returns, each pointing at the node.
 """
 import itertools
 import threading
@@ -14,12 +15,15 @@ import weakref
 from itertools import repeat
 from operator import is_not
 
+import numpy as np
+
+from ..device import array_module
 from ..dtypes import from_numpy_dtype
 from .grad_mode import state
 
-# Bound by minigrad.tensor right after it defines them (it imports this module, so this module
+# Bound by minigrad.tensor right after it defines the class (it imports this module, so this module
 # cannot import it): the hot path of Function.apply then pays no import per call.
-Tensor = wrap_outputs = None
+Tensor = None
 
 _sequence = itertools.count()
 
@@ -257,8 +261,6 @@ class BackwardNode(Node):
     def apply(self, *grads):
         """Run the op's backward; returns one grad per tensor input (in `next_functions` order)."""
         if self._materialize and not all(map(is_not, grads, repeat(None))):  # (`None in grads` would call Tensor.__eq__)
-            from ..tensor import _zeros_like_meta
-
             grads = tuple(_zeros_like_meta(m) if g is None else g for g, m in zip(grads, self._output_meta))
         out = self._forward_cls.backward(self, *grads)
         if not isinstance(out, tuple):
@@ -286,6 +288,12 @@ class BackwardNode(Node):
     def saved_nbytes(self):
         """Bytes held by this node's saved tensors."""
         return sum(s.nbytes() for s in (self._saved or ()) if s is not None)
+
+
+def _zeros_like_meta(meta):
+    """Zeros standing in for the gradient of an output backward got none for (materialized grads)."""
+    shape, dt, xp = meta
+    return Tensor(xp.zeros(shape, dtype=dt))
 
 
 class _Never:
@@ -413,6 +421,61 @@ class Function(metaclass=FunctionMeta):
         finally:
             state.grad_enabled = True  # it was on: that is how we got here
         return wrap_outputs(out, node, args, node)
+
+
+def wrap_outputs(out, node, args, ctx):
+    """Wrap forward's result(s) as Tensors; when recording, attach them to `node`."""
+    if type(out) is np.ndarray and ctx._dirty is None and ctx._non_diff is None:  # the usual: one new array
+        t = Tensor(out)
+        if node is not None:
+            node._output_meta = ((out.shape, out.dtype, np),)
+            if out.dtype.kind == "f":
+                t.grad_fn, t.requires_grad = node, True
+            if node._forward_cls.saves_result:
+                _save_result(node, t)
+        return t
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
+    dirty = getattr(ctx, "_dirty", None)
+    non_diff = getattr(ctx, "_non_diff", None)
+    results = []
+    for o in outs:
+        if isinstance(o, Tensor):
+            if dirty and any(o is d for d in dirty):
+                o._bump_version()
+                if node is not None and node._saved:
+                    # PyTorch saves after the dirty bump: a tensor saved from a dirty input is current
+                    for s in node._saved:
+                        if s is not None and s.counter is o._version_counter:
+                            s.version = s.counter[0]
+                t = o
+            else:
+                t = Tensor(o.data, _version_counter=o._version_counter) if o.grad_fn is not None or o.requires_grad else o
+        elif o is None:
+            t = None
+        else:
+            t = Tensor(o)
+        results.append(t)
+    if node is not None:
+        meta = []
+        for i, (t, o) in enumerate(zip(results, outs)):
+            if t is None:
+                meta.append(None)
+                continue
+            meta.append((t.data.shape, t.data.dtype, array_module(t.data)))
+            if t.data.dtype.kind == "f" and not (non_diff and id(o) in non_diff):
+                t.grad_fn, t._output_nr, t.requires_grad = node, i, True
+        node._output_meta = meta
+        if node._forward_cls.saves_result:
+            _save_result(node, results[0])
+    return results[0] if single else tuple(results)
+
+
+def _save_result(node, t):
+    """Save the op's output `t` as `_saved_result` (after whatever forward saved)."""
+    names = node.__dict__.get("_names") or ()
+    node._saved = (node._saved or []) + [SavedTensor(t, is_output=True)]
+    node._names = tuple(names) + ("result",)
 
 
 class once_differentiable:

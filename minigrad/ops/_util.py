@@ -1,11 +1,16 @@
 """The shared mechanisms every op uses: operand promotion, broadcast-gradient reduction."""
 import builtins
+from collections import namedtuple
 
 import numpy as np
 
 from ..device import array_module
 from ..dtypes import result_type
 from ..tensor import Tensor
+from .conversion import to_copy
+
+# what max(dim=), min(dim=), sort and topk return, as PyTorch's torch.return_types
+values_indices = namedtuple("return_types", ["values", "indices"])
 
 
 def broadcast_shapes(a, b):
@@ -65,8 +70,6 @@ def cast(t, dt):
     """`t` converted to numpy dtype `dt` (recorded, when it requires grad)."""
     if t.data.dtype == dt:
         return t
-    from .shape import to_copy
-
     return to_copy(t, dtype=dt)
 
 

@@ -14,8 +14,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import normalize_dim
-from .reduction import values_indices
+from ._util import normalize_dim, values_indices
 from .shape import Unsqueeze, _share_version
 
 

@@ -1,14 +1,10 @@
 """Reductions over dims (sum, mean, var, max, logsumexp, softmax, ...), with keepdim."""
-from collections import namedtuple
-
 import numpy as np
 
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import normalize_dim, normalize_dims
-
-values_indices = namedtuple("return_types", ["values", "indices"])
+from ._util import normalize_dim, normalize_dims, values_indices
 
 
 def _keep_shape(shape, dims):

@@ -8,9 +8,7 @@ import builtins
 import numpy as np
 
 from ..autograd.function import Function
-from ..device import array_module, device, to_device
-from ..dtypes import get_dtype
-from ..parallel import parallel_for
+from ..device import array_module
 from ..tensor import Tensor
 from ._util import normalize_dim
 
@@ -314,79 +312,6 @@ def contiguous(input):
     return Clone.apply(input)
 
 
-def _convert(data, dt, dev):
-    out = data
-    if dev is not None:
-        out = to_device(out, dev)
-    if dt is not None and out.dtype != dt:
-        out = out.astype(dt)
-    elif out is data:
-        out = out.copy()
-    return out
-
-
-class ToCopy(Function):
-    node_name = "ToCopyBackward0"
-
-    @staticmethod
-    def forward(ctx, a, dt, dev):
-        ctx.src = (a.data.dtype, a.device)
-        return _convert(a.data, dt, dev)
-
-    @staticmethod
-    def backward(ctx, g):  # convert the gradient back to the input's dtype and device
-        dt, dev = ctx.src
-        return to_copy(g, dtype=dt, device=dev), None, None
-
-
-def to_copy(input, dtype=None, device=None, copy=False):
-    """Convert dtype and/or device (recorded for floating inputs)."""
-    dt = None if dtype is None else (get_dtype(dtype).np if not isinstance(dtype, np.dtype) else dtype)
-    dev = None
-    if device is not None:
-        dev = device if not isinstance(device, str) else _device(device)
-        if dev == input.device:
-            dev = None
-        else:
-            from ..device import module_for
-
-            module_for(dev)  # a clear error now if CUDA was asked for and is missing
-    if dt is not None and dt == input.data.dtype:
-        dt = None
-    if dt is None and dev is None and not copy:
-        return input
-    if dt is not None and dt.kind != "f":
-        return Tensor(_convert(input.data, dt, dev))  # integer and bool results leave the graph
-    return ToCopy.apply(input, dt, dev)
-
-
-def _device(spec):
-    return device(spec)
-
-
-_PARALLEL_MIN = 1 << 20  # elements: below this a second thread costs more than it saves
-
-
-def _concatenate(arrays, dim):
-    """concatenate(arrays, axis=dim). A large numpy result along dim > 0 (a split's gradient whose
-    pieces are not already side by side, a concatenation of activations) is filled on all cores,
-    each writing its own rows of axis 0."""
-    first = arrays[0]
-    xp = array_module(first)
-    if first.ndim:
-        dim %= first.ndim
-    if (xp is not np or dim == 0 or first.ndim < 2 or first.shape[0] < 2
-            or builtins.sum(a.size for a in arrays) < _PARALLEL_MIN
-            or any(a.dtype != first.dtype or a.ndim != first.ndim for a in arrays)):
-        return xp.concatenate(arrays, axis=dim)
-    shape = list(first.shape)
-    shape[dim] = builtins.sum(a.shape[dim] for a in arrays)
-    out = np.empty(shape, dtype=first.dtype)
-    parallel_for(first.shape[0], lambda lo, hi: np.concatenate([a[lo:hi] for a in arrays], axis=dim, out=out[lo:hi]),
-                 block=1, min_parallel=2)
-    return out
-
-
 class Cat(Function):
     node_name = "CatBackward0"
 
@@ -394,7 +319,8 @@ class Cat(Function):
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
         ctx.sizes = [t.data.shape[dim] for t in tensors]
-        return _concatenate([t.data for t in tensors], dim)
+        arrays = [t.data for t in tensors]
+        return array_module(arrays[0]).concatenate(arrays, axis=dim)
 
     @staticmethod
     def backward(ctx, g):  # slice the gradient back into the pieces

@@ -1,0 +1,57 @@
+"""Conversion between dtypes and devices: `Tensor.to`, and the casts of operand promotion."""
+import numpy as np
+
+from ..autograd.function import Function
+from ..device import device, to_device
+from ..dtypes import get_dtype
+from ..tensor import Tensor
+
+
+def _convert(data, dt, dev):
+    out = data
+    if dev is not None:
+        out = to_device(out, dev)
+    if dt is not None and out.dtype != dt:
+        out = out.astype(dt)
+    elif out is data:
+        out = out.copy()
+    return out
+
+
+class ToCopy(Function):
+    node_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dt, dev):
+        ctx.src = (a.data.dtype, a.device)
+        return _convert(a.data, dt, dev)
+
+    @staticmethod
+    def backward(ctx, g):  # convert the gradient back to the input's dtype and device
+        dt, dev = ctx.src
+        return to_copy(g, dtype=dt, device=dev), None, None
+
+
+def to_copy(input, dtype=None, device=None, copy=False):
+    """Convert dtype and/or device (recorded for floating inputs)."""
+    dt = None if dtype is None else (get_dtype(dtype).np if not isinstance(dtype, np.dtype) else dtype)
+    dev = None
+    if device is not None:
+        dev = device if not isinstance(device, str) else _device(device)
+        if dev == input.device:
+            dev = None
+        else:
+            from ..device import module_for
+
+            module_for(dev)  # a clear error now if CUDA was asked for and is missing
+    if dt is not None and dt == input.data.dtype:
+        dt = None
+    if dt is None and dev is None and not copy:
+        return input
+    if dt is not None and dt.kind != "f":
+        return Tensor(_convert(input.data, dt, dev))  # integer and bool results leave the graph
+    return ToCopy.apply(input, dt, dev)
+
+
+def _device(spec):
+    return device(spec)

@@ -1,0 +1,51 @@
+"""The engine's layering, read from the source: what the core files may import, and no import circles."""
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2] / "minigrad"
+CORE = [ROOT / "tensor.py", *sorted((ROOT / "autograd").glob("*.py")), *sorted((ROOT / "ops").glob("*.py"))]
+# speed machinery the engine must not reach for: it is plain array code
+FORBIDDEN = {"minigrad.parallel", "minigrad._blas", "minigrad._allocator", "minigrad.backends", "numba"}
+
+
+def imports(path):
+    """Absolute names of every module `path` imports, at the top or inside a function."""
+    package = ".".join(path.relative_to(ROOT.parent).with_suffix("").parts[:-1])
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            names.add(mod)
+            names.update(f"{mod}.{a.name}" for a in node.names)  # `from . import shape` names a module
+    return names
+
+
+def test_core_files_import_no_speed_machinery():
+    found = {
+        (str(p.relative_to(ROOT.parent)), name)
+        for p in CORE for name in imports(p)
+        if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
+    }
+    assert not found
+
+
+def test_op_files_import_each_other_without_a_circle():
+    ops = {p.stem: p for p in (ROOT / "ops").glob("*.py") if p.stem != "__init__"}
+    graph = {m: {n.split(".")[2] for n in imports(p) if n.startswith("minigrad.ops.") and n.split(".")[2] in ops} - {m}
+             for m, p in ops.items()}
+    state = {}
+
+    def visit(m, path):
+        state[m] = "open"
+        for n in sorted(graph[m]):
+            assert state.get(n) != "open", f"import circle: {' -> '.join(path + [n])}"
+            if n not in state:
+                visit(n, path + [n])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
