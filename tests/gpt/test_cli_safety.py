@@ -2,9 +2,10 @@
 no checkpoint in out_dir changes unless the user asked for it (issue 21's cases, each by its number)."""
 import json
 import shutil
+import subprocess
 
 import pytest
-from cli_runner import checkpoint_hashes, cli, one_line, tiny
+from cli_runner import checkpoint_hashes, cli, one_line, popen, tiny
 
 import nn
 
@@ -91,3 +92,94 @@ def test_3_help_says_what_may_change_on_resume():
     assert r.returncode == 0
     assert "keeps" in r.stdout and "n_layer, n_head, n_embd, block_size, bias, dataset" in r.stdout
     assert "max_iters, the learning-rate" in r.stdout
+
+
+# ---- 7: one line, never a traceback ----------------------------------------------------------------
+def test_7_out_dir_that_is_a_file(tmp_path):
+    target = tmp_path / "notes.txt"
+    target.write_text("mine\n")
+    for more in ([], ["--init_from=resume"]):
+        r = cli("train.py", *tiny(tmp_path, out_dir=target), *more)
+        assert r.returncode == 2
+        line = one_line(r.stderr)
+        assert f"out_dir {target} is a file, not a folder" in line
+        assert r.stdout == ""  # refused before any work
+    assert target.read_text() == "mine\n"
+
+
+def test_7_cuda_without_cupy(tmp_path):
+    from minigrad import cuda_is_available
+
+    if cuda_is_available():
+        pytest.skip("this machine has a GPU")
+    r = cli("train.py", *tiny(tmp_path), "--device=cuda")
+    assert r.returncode == 2
+    assert "cupy" in one_line(r.stderr) or "GPU" in one_line(r.stderr)
+    assert not (tmp_path / "out" / "ckpt.safetensors").exists()
+
+
+def test_7_a_batch_that_cannot_fit_says_how_much_memory_it_needs(tmp_path):
+    r = cli("train.py", *tiny(tmp_path), "--batch_size=100000000")
+    assert r.returncode == 2
+    line = one_line(r.stderr)
+    assert "batch_size=100000000 with block_size=16 needs at least " in line and "iB of memory" in line
+    assert "lower batch_size" in line
+
+
+def test_7_a_closed_stdout_pipe_stops_printing_not_training(tmp_path):
+    p = popen("train.py", *tiny(tmp_path, max_iters=40, log_interval=1, eval_interval=20),
+              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    head = [p.stdout.readline() for _ in range(2)]  # `python train.py | head -2`
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 0, err
+    assert head[0].startswith(b"model: ") and "Traceback" not in err and "BrokenPipe" not in err
+    assert nn.load(tmp_path / "out" / "ckpt.safetensors")["iter_num"] == 40  # the final save happened
+
+
+def edit_tree(path, change, recompute_crc=False):
+    """Rewrite the checkpoint at `path` with its object tree changed by `change(tree)`: a hand edit
+    (by default leaving the tree's CRC as it was, as an editor would)."""
+    import zlib
+
+    import safetensors
+    import safetensors.numpy
+
+    with safetensors.safe_open(str(path), framework="np") as f:
+        meta = dict(f.metadata())
+        arrays = {k: f.get_tensor(k) for k in f.keys()}
+    tree = json.loads(meta["minigrad.tree"])
+    change(tree)
+    meta["minigrad.tree"] = json.dumps(tree)
+    if recompute_crc:
+        meta["minigrad.tree_crc32"] = f"{zlib.crc32(meta['minigrad.tree'].encode()):08x}"
+    safetensors.numpy.save_file(arrays, str(path), metadata=meta)
+
+
+EDITS = {
+    "iter_num a string": (lambda t: t.update(iter_num="six"), "entry 'iter_num' holds a str"),
+    "model_args a list": (lambda t: t.update(model_args=[1, 2]), "entry 'model_args' holds a list"),
+    "n_layer zero": (lambda t: t["model_args"].update(n_layer=0), "model argument n_layer=0 is not valid"),
+    "a bad tuple tag": (lambda t: t.update(model_args={"__tuple__": 5}), "malformed object tree"),
+    "sampler state": (lambda t: t["sampler"].update(bit_generator="x"), "batch sampler state is malformed"),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_7_hand_edited_checkpoint_metadata(run_dir, edit):
+    args, out, _ = run_dir
+    change, message = EDITS[edit]
+    ckpt = out / "ckpt.safetensors"
+    edit_tree(ckpt, change)
+    before = checkpoint_hashes(out)
+    r = cli("train.py", *flags(args, init_from="resume", max_iters=9))
+    assert r.returncode == 2 and "checksum mismatch: the header's object tree was edited" in one_line(r.stderr)
+    # edited by a tool that also fixed the CRC: the entries are checked
+    edit_tree(ckpt, lambda t: None, recompute_crc=True)
+    before = checkpoint_hashes(out)
+    r = cli("train.py", *flags(args, init_from="resume", max_iters=9))
+    assert r.returncode == 2 and message in one_line(r.stderr), r.stderr
+    if edit != "sampler state":  # sample.py needs no sampler
+        r = cli("sample.py", f"--out_dir={out}", "--max_new_tokens=3", "--num_samples=1")
+        assert r.returncode == 2 and message in one_line(r.stderr), r.stderr
+    assert checkpoint_hashes(out) == before
