@@ -558,7 +558,12 @@ class Trainer:
             t_last = time.perf_counter()
         if self.stop_requested:
             return None
-        return self.evaluate_and_save()
+        losses = self.evaluate_and_save()
+        if self.ckpt_iter != self.iter_num:
+            where = f"iteration {self.ckpt_iter}" if self.ckpt_iter is not None else "no checkpoint"
+            self.log(f"val loss {losses['val']:.4f} is not below the best, {self.best_val_loss:.4f}: "
+                     f"{self.out_dir / CKPT_NAME} keeps {where} (--always_save_checkpoint=True saves the latest)")
+        return losses
 
     def _save_on_stop(self):
         path = self.out_dir / CKPT_NAME

@@ -183,3 +183,56 @@ def test_7_hand_edited_checkpoint_metadata(run_dir, edit):
         r = cli("sample.py", f"--out_dir={out}", "--max_new_tokens=3", "--num_samples=1")
         assert r.returncode == 2 and message in one_line(r.stderr), r.stderr
     assert checkpoint_hashes(out) == before
+
+
+# ---- 4: always_save_checkpoint means what its help says --------------------------------------------
+@pytest.mark.parametrize("always", [False, True])
+def test_4_ckpt_is_written_when_val_improves_or_always(tmp_path, always):
+    # a high constant learning rate: val loss goes down, then up at the last evaluation (iteration 14)
+    args = tiny(tmp_path, learning_rate=0.1, decay_lr=False, grad_clip=0.0, max_iters=14, eval_interval=2,
+                always_save_checkpoint=always)
+    r = cli("train.py", *args)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "out"
+    evals = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    evals = [(e["iter"], e["val_loss"]) for e in evals if "val_loss" in e and e["iter"] > 0]
+    best_iter = min(evals, key=lambda e: e[1])[0]
+    assert best_iter < 14  # the setting does what the test needs
+    assert nn.load(out / "best.safetensors")["iter_num"] == best_iter
+    assert nn.load(out / "ckpt.safetensors")["iter_num"] == (14 if always else best_iter)
+    if not always:
+        assert f"keeps iteration {best_iter} (--always_save_checkpoint=True saves the latest)" in r.stdout
+
+
+# ---- 5: a save cut off by a kill leaves a temporary: the next start removes it ---------------------
+def test_5_next_start_removes_stale_temporaries_and_says_so(run_dir):
+    args, out, _ = run_dir
+    stale = [out / ".ckpt.safetensors.0badf00d.tmp", out / ".best.safetensors.12345678.tmp"]
+    for p in stale:
+        p.write_bytes(b"half a checkpoint")
+    mine = out / ".ckpt.safetensors.notes.tmp"  # not a name a save makes: the user's, kept
+    mine.write_text("keep me")
+    r = cli("train.py", *flags(args, init_from="resume", max_iters=7))
+    assert r.returncode == 0, r.stderr
+    for p in stale:
+        assert not p.exists()
+        assert f"removed {p}, left by a save that was cut off" in r.stdout
+    assert mine.read_text() == "keep me"
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [".ckpt.safetensors.notes.tmp", "best.safetensors", "ckpt.safetensors", "log.jsonl"])
+
+
+def test_5_a_second_process_in_the_same_out_dir_is_refused(run_dir):
+    args, out, before = run_dir
+    # a run that holds out_dir while a second one starts
+    first = popen("train.py", *flags(args, init_from="resume", max_iters=100000, eval_interval=100000),
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert first.stdout.readline().startswith("resuming from")
+        r = cli("train.py", *flags(args, init_from="resume", max_iters=9))
+        assert r.returncode == 2
+        assert f"another process is training in out_dir {out}" in one_line(r.stderr)
+    finally:
+        first.kill()
+        first.wait()
+    assert checkpoint_hashes(out) == before
