@@ -2,6 +2,7 @@
 no checkpoint in out_dir changes unless the user asked for it (issue 21's cases, each by its number)."""
 import json
 import shutil
+import signal
 import subprocess
 
 import pytest
@@ -236,3 +237,21 @@ def test_5_a_second_process_in_the_same_out_dir_is_refused(run_dir):
         first.kill()
         first.wait()
     assert checkpoint_hashes(out) == before
+
+
+# ---- 10: a stopped run saves, then exits 130 (SIGINT) or 143 (SIGTERM) ------------------------------
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_10_a_stopped_run_saves_then_exits_with_the_signals_status(tmp_path, sig, status):
+    p = popen("train.py", *tiny(tmp_path, max_iters=100000, eval_interval=100000),
+              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in p.stdout:
+        if line.startswith("iter 3/"):
+            break
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == status, err
+    saved = [line for line in out.splitlines() if line.startswith("stopped: saved ")]
+    assert len(saved) == 1 and "continue with --init_from=resume" in saved[0]
+    it = nn.load(tmp_path / "out" / "ckpt.safetensors")["iter_num"]
+    assert saved[0].startswith(f"stopped: saved {tmp_path / 'out' / 'ckpt.safetensors'} at iteration {it} ")
+    assert it >= 3 and "Traceback" not in err
