@@ -255,3 +255,32 @@ def test_10_a_stopped_run_saves_then_exits_with_the_signals_status(tmp_path, sig
     it = nn.load(tmp_path / "out" / "ckpt.safetensors")["iter_num"]
     assert saved[0].startswith(f"stopped: saved {tmp_path / 'out' / 'ckpt.safetensors'} at iteration {it} ")
     assert it >= 3 and "Traceback" not in err
+
+
+# ---- 8: sample.py refuses nonsense, and crops a long prompt as nanoGPT does ------------------------
+@pytest.mark.parametrize("arg, message", [
+    ("--temperature=-1", "--temperature must be 0 (greedy) or more, got -1.0"),
+    ("--temperature=nan", "--temperature must be 0 (greedy) or more, got nan"),
+    ("--num_samples=0", "--num_samples must be at least 1, got 0"),
+    ("--max_new_tokens=-5", "--max_new_tokens must be at least 1, got -5"),
+    ("--top_k=-1", "--top_k must be 0 (all tokens) or more, got -1"),
+    ("--num_samples=two", "argument --num_samples: invalid int value: 'two'"),
+])
+def test_8_sample_refuses_nonsense(run_dir, arg, message):
+    _, out, before = run_dir
+    r = cli("sample.py", f"--out_dir={out}", arg)
+    assert r.returncode == 2 and r.stdout == ""
+    assert one_line(r.stderr).startswith(f"sample.py: error: {message}")
+    assert checkpoint_hashes(out) == before
+
+
+def test_8_a_prompt_longer_than_the_context_is_cropped_with_a_notice(run_dir):
+    _, out, before = run_dir
+    prompt = "Speak, speak. " * 4  # 56 characters, the context is 16
+    r = cli("sample.py", f"--out_dir={out}", f"--start={prompt}", "--num_samples=1", "--max_new_tokens=8")
+    assert r.returncode == 0, r.stderr
+    assert one_line(r.stderr) == ("sample.py: note: the prompt is 56 tokens, longer than the model's context of 16: "
+                                  "generating from its last 16")
+    sample = r.stdout.split("\n---------------\n")[0]
+    assert sample.startswith(prompt) and len(sample) == len(prompt) + 8
+    assert checkpoint_hashes(out) == before
