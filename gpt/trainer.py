@@ -490,8 +490,9 @@ class Trainer:
         if m > 1:
             achieved = m * self.peak_flops
             if self.cfg.peak_flops:
-                self.log(f"note: a step ran at {achieved:.3g} FLOP/s, above --peak_flops={self.peak_flops:.3g}; "
-                         "MFU is a share of that rate from now on")
+                if self.peak_flops == self.cfg.peak_flops:  # said once
+                    self.log(f"note: a step ran at {achieved:.3g} FLOP/s, above --peak_flops={self.peak_flops:.3g}; "
+                             "MFU is a share of the fastest step's rate from now on")
                 self.peak_flops = achieved
             else:
                 self.peak_flops = max(achieved, measure_peak_flops(self.cfg.device))

@@ -1,6 +1,7 @@
 """train.py and sample.py as a user runs them: every mistake is one line with exit status 2, and
 no checkpoint in out_dir changes unless the user asked for it (issue 21's cases, each by its number)."""
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -284,3 +285,52 @@ def test_8_a_prompt_longer_than_the_context_is_cropped_with_a_notice(run_dir):
     sample = r.stdout.split("\n---------------\n")[0]
     assert sample.startswith(prompt) and len(sample) == len(prompt) + 8
     assert checkpoint_hashes(out) == before
+
+
+# ---- 6: MFU is never above 100% -----------------------------------------------------------------
+def mfus(text):
+    return [float(m) for m in re.findall(r"mfu (\d+\.\d)%", text)]
+
+
+def test_6_mfu_never_shows_above_100_percent_of_a_peak_given_too_low(tmp_path):
+    r = cli("train.py", *tiny(tmp_path, peak_flops=1000, max_iters=10))
+    assert r.returncode == 0, r.stderr
+    shown = mfus(r.stdout)
+    assert len(shown) == 10 and max(shown) <= 100.0 and shown[0] == 100.0
+    assert r.stdout.count("above --peak_flops=1e+03") == 1
+    logged = [json.loads(line).get("mfu") for line in (tmp_path / "out" / "log.jsonl").read_text().splitlines()]
+    assert max(m for m in logged if m is not None) <= 1.0
+
+
+def test_6_a_peak_measured_on_a_busy_machine_is_measured_again(tmp_path, monkeypatch):
+    from gpt import trainer as tr
+    from gpt.config import parse_config
+
+    real, calls = tr.measure_peak_flops, []
+
+    def busy_then_real(device):  # the first reading as if another program had the cores
+        calls.append(device)
+        return 1e3 if len(calls) == 1 else real(device)
+
+    monkeypatch.setattr(tr, "measure_peak_flops", busy_then_real)
+    lines = []
+    cfg, _ = parse_config(tiny(tmp_path, max_iters=10))
+    t = tr.Trainer(cfg, log=lines.append)
+    t.run()
+    assert len(calls) >= 2 and t.peak_flops > 1e3
+    assert max(mfus("\n".join(lines))) <= 100.0
+
+
+def test_6_the_peak_measurement_draws_no_random_numbers():
+    import minigrad
+    from gpt.trainer import measure_peak_flops
+
+    minigrad.manual_seed(3)
+    before = json.dumps(minigrad.get_rng_state())
+    assert measure_peak_flops("cpu", n=256, runs=3) > 1e6
+    assert json.dumps(minigrad.get_rng_state()) == before
+
+
+def test_6_help_says_what_mfu_is_measured_against():
+    out = cli("train.py", "--help").stdout
+    assert "MFU" in out and "best of several float32 1024x1024 matmuls" in out and "never shown above 100%" in out
