@@ -334,3 +334,35 @@ def test_6_the_peak_measurement_draws_no_random_numbers():
 def test_6_help_says_what_mfu_is_measured_against():
     out = cli("train.py", "--help").stdout
     assert "MFU" in out and "best of several float32 1024x1024 matmuls" in out and "never shown above 100%" in out
+
+
+# ---- 9: on a terminal, evaluation lines go above the progress bar, not onto it ---------------------
+def test_9_evaluation_lines_are_printed_through_the_progress_bar(tmp_path):
+    pty = pytest.importorskip("pty")
+    import fcntl
+    import os
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    p = popen("train.py", *tiny(tmp_path, max_iters=12, eval_interval=4, progress=True),
+              stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    assert p.wait(timeout=60) == 0
+    screen = b"".join(chunks).decode(errors="replace")
+    assert "it/s" in screen or "s/it" in screen  # a bar was drawn
+    starts = [m.start() for m in re.finditer(r"step \d+: train loss", screen)]
+    assert len(starts) == 4  # iterations 0, 4, 8 and 12
+    for i in starts:  # each at the start of a line, the bar cleared away before it
+        assert screen[i - 1] in "\r\n", repr(screen[max(0, i - 40):i + 10])
