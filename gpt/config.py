@@ -232,7 +232,7 @@ def help_text():
         "schedule, evaluation, logging, batch size, dropout, device...",
         "",
         "A fresh run (--init_from=scratch) refuses an out_dir that holds an earlier run's checkpoints",
-        "or log unless --overwrite=True. MFU is the model's forward+backward FLOPs per second as a share",
+        "unless --overwrite=True. MFU is the model's forward+backward FLOPs per second as a share",
         "of --peak_flops (measured at start unless given), never shown above 100%.",
     ]
     return "\n".join(lines)

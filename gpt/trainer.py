@@ -138,7 +138,7 @@ def check_device(device):
 
 def check_out_dir(cfg):
     """Refuse an out_dir this run must not write to: a file, a missing run to resume, or, for a
-    fresh run, an earlier run's files (unless cfg.overwrite)."""
+    fresh run, an earlier run's checkpoints (unless cfg.overwrite)."""
     out_dir = Path(cfg.out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise TrainError(f"out_dir {out_dir} is a file, not a folder: choose another --out_dir")
@@ -150,7 +150,7 @@ def check_out_dir(cfg):
         return
     if cfg.eval_only or cfg.overwrite or not out_dir.is_dir():
         return
-    if any((out_dir / n).exists() for n in RUN_FILES):
+    if any((out_dir / n).exists() for n in (CKPT_NAME, BEST_NAME)):
         raise TrainError(f"out_dir {out_dir} already holds a run ({describe_run(out_dir)}): continue it with "
                          "--init_from=resume, choose another --out_dir, or replace it with --overwrite=True")
 
@@ -224,12 +224,14 @@ def prepare_out_dir(cfg, log):
         for tmp in temporaries(out_dir / name):
             os.unlink(tmp)
             log(f"removed {tmp}, left by a save that was cut off")
-    if cfg.init_from == "scratch" and cfg.overwrite:
+    if cfg.init_from == "scratch":
         found = [n for n in RUN_FILES if (out_dir / n).exists()]
-        if found:
+        if found == [LOG_NAME]:  # check_out_dir let it pass: a run that never saved a checkpoint
+            log(f"starting a new {out_dir / LOG_NAME}: the run that wrote the old one saved no checkpoint")
+        elif found:
             log(f"--overwrite: replacing the run in {out_dir} ({describe_run(out_dir)})")
-            for n in found:
-                (out_dir / n).unlink()
+        for n in found:
+            (out_dir / n).unlink()
     return lock
 
 
