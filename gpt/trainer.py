@@ -33,7 +33,7 @@ from gpt.config import ConfigError, config_to_dict, resume_config
 from gpt.data import BatchSampler, DataError, Dataset, prepare_dataset
 from gpt.model import GPT, GPTConfig
 from nn.optim.lr_scheduler import warmup_cosine_lr
-from nn.serialization import temporaries
+from nn.serialization import atomic_write, temporaries
 
 MODEL_KEYS = ("n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size", "dropout")
 CKPT_NAME, BEST_NAME, LOG_NAME = "ckpt.safetensors", "best.safetensors", "log.jsonl"
@@ -235,6 +235,27 @@ def prepare_out_dir(cfg, log):
     return lock
 
 
+def trim_log(path, iter_num, log):
+    """Drop the records of iterations after `iter_num` from the log at `path`: a resumed run
+    continues from its checkpoint, and the iterations a killed run made after it were lost."""
+    if not path.exists():
+        return
+    lines = path.read_text().splitlines(keepends=True)
+    # (a last line without its newline was cut off by a kill)
+    keep = [line for line in lines if line.endswith("\n") and _record_iter(line) <= iter_num]
+    if len(keep) < len(lines):
+        atomic_write(path, lambda tmp: Path(tmp).write_text("".join(keep)))
+        log(f"{path}: dropped {len(lines) - len(keep)} records of iterations after {iter_num}, which the "
+            "checkpoint does not hold")
+
+
+def _record_iter(line):
+    try:
+        return int(json.loads(line)["iter"])
+    except (ValueError, KeyError, TypeError):
+        return -1  # not a record of ours: kept
+
+
 # ---- peak FLOP/s --------------------------------------------------------------------------------
 def measure_peak_flops(device="cpu", n=1024, runs=5):
     """This machine's float32 matmul FLOP/s, the best of `runs` (n, n) products: what MFU is a
@@ -385,6 +406,8 @@ class Trainer:
         self.iter_num = self.ckpt_iter = int(ckpt["iter_num"])
         self.best_val_loss = float(ckpt.get("best_val_loss", float("inf")))
         self.log(f"resuming from {path} at iteration {self.iter_num}")
+        if not self.cfg.eval_only:
+            trim_log(self.out_dir / LOG_NAME, self.iter_num, self.log)
 
     def close(self):
         """Release out_dir (run() does, when it ends)."""

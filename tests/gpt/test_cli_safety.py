@@ -366,3 +366,31 @@ def test_9_evaluation_lines_are_printed_through_the_progress_bar(tmp_path):
     assert len(starts) == 4  # iterations 0, 4, 8 and 12
     for i in starts:  # each at the start of a line, the bar cleared away before it
         assert screen[i - 1] in "\r\n", repr(screen[max(0, i - 40):i + 10])
+
+
+# ---- not listed: what a careful user expects ---------------------------------------------------------
+def test_resume_drops_the_log_records_the_checkpoint_does_not_hold(run_dir):
+    args, out, _ = run_dir
+    log = out / "log.jsonl"
+    kept = log.read_text()
+    # what a run killed after its last save appends: records of later iterations, one cut off
+    log.write_text(kept + json.dumps({"iter": 7, "loss": 1.0}) + "\n" + '{"iter": 8, "lo')
+    r = cli("train.py", *flags(args, init_from="resume", max_iters=8))
+    assert r.returncode == 0, r.stderr
+    assert "dropped 2 records of iterations after 6" in r.stdout
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert log.read_text().startswith(kept)
+    assert [r["iter"] for r in records if "loss" in r][-2:] == [7, 8] and records[-1]["iter"] == 8
+    assert all(r.get("loss") != 1.0 for r in records)
+
+
+def test_a_fresh_run_may_start_over_a_log_whose_run_saved_no_checkpoint(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "log.jsonl").write_text(json.dumps({"iter": 0, "train_loss": 3.0, "val_loss": 3.0, "lr": 0.0}) + "\n")
+    r = cli("train.py", *tiny(tmp_path, max_iters=3))
+    assert r.returncode == 0, r.stderr
+    assert "saved no checkpoint" in r.stdout
+    records = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    assert records[0]["iter"] == 0 and records[0]["val_loss"] != 3.0  # a new log, not the old one continued
+    assert nn.load(out / "ckpt.safetensors")["iter_num"] == 3
