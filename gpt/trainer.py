@@ -224,7 +224,7 @@ def prepare_out_dir(cfg, log):
         for tmp in temporaries(out_dir / name):
             os.unlink(tmp)
             log(f"removed {tmp}, left by a save that was cut off")
-    if cfg.init_from == "scratch":
+    if cfg.init_from != "resume":
         found = [n for n in RUN_FILES if (out_dir / n).exists()]
         if found == [LOG_NAME]:  # check_out_dir let it pass: a run that never saved a checkpoint
             log(f"starting a new {out_dir / LOG_NAME}: the run that wrote the old one saved no checkpoint")
@@ -480,8 +480,14 @@ class Trainer:
         return report
 
     def save(self, name=CKPT_NAME):
-        save_checkpoint(self.out_dir / name, self.model, self.optimizer, self.cfg, self.iter_num,
-                        self.best_val_loss, self.sampler, self.meta)
+        path = self.out_dir / name
+        try:
+            save_checkpoint(path, self.model, self.optimizer, self.cfg, self.iter_num, self.best_val_loss,
+                            self.sampler, self.meta)
+        except OSError as e:  # a full disk, a folder made read-only: the file there is as it was
+            kept = "is as it was" if path.exists() else "was not written"
+            raise TrainError(f"cannot save iteration {self.iter_num} to {path}: {e.strerror or e} "
+                             f"({path.name} {kept})") from None
         if name == CKPT_NAME:
             self.ckpt_iter = self.iter_num
 

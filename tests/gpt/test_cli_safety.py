@@ -394,3 +394,23 @@ def test_a_fresh_run_may_start_over_a_log_whose_run_saved_no_checkpoint(tmp_path
     records = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     assert records[0]["iter"] == 0 and records[0]["val_loss"] != 3.0  # a new log, not the old one continued
     assert nn.load(out / "ckpt.safetensors")["iter_num"] == 3
+
+
+def test_a_save_that_fails_ends_with_one_line_and_keeps_the_checkpoint(run_dir, monkeypatch, capsys):
+    import errno
+
+    from gpt import trainer as tr
+
+    args, out, before = run_dir
+
+    def disk_full(path, write):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(nn.serialization, "atomic_write", disk_full)
+    assert tr.main(flags(args, init_from="resume", max_iters=9)) == 2
+    line = one_line(capsys.readouterr().err)
+    assert line.startswith("train.py: error: cannot save iteration 9 to ") and "No space left on device" in line
+    assert "(ckpt.safetensors is as it was)" in line
+    before.pop("log.jsonl")
+    after = checkpoint_hashes(out)
+    assert {k: after[k] for k in before} == before
