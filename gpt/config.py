@@ -227,9 +227,10 @@ def help_text():
     lines += [
         "",
         "--init_from=resume continues the run in out_dir with the settings stored in its checkpoint;",
-        f"settings given again override them, except {', '.join(RESUME_FIXED)}, which a resumed run",
-        "keeps (giving another value is an error). The rest may change: max_iters, the learning-rate",
-        "schedule, evaluation, logging, batch size, dropout, device...",
+        "settings given again override them, except the model's shape and data, which a resumed run",
+        f"keeps ({', '.join(RESUME_FIXED)}: giving another value is an error).",
+        "The rest may change: max_iters, the learning-rate schedule, evaluation, logging, batch size,",
+        "dropout, device...",
         "",
         "A fresh run (--init_from=scratch) refuses an out_dir that holds an earlier run's checkpoints",
         "unless --overwrite=True. MFU is the model's forward+backward FLOPs per second as a share",

@@ -93,7 +93,7 @@ def test_3_help_says_what_may_change_on_resume():
     r = cli("train.py", "--help")
     assert r.returncode == 0
     assert "keeps" in r.stdout and "n_layer, n_head, n_embd, block_size, bias, dataset" in r.stdout
-    assert "max_iters, the learning-rate" in r.stdout
+    assert "The rest may change: max_iters, the learning-rate schedule" in r.stdout
 
 
 # ---- 7: one line, never a traceback ----------------------------------------------------------------
