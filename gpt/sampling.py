@@ -65,6 +65,8 @@ def read_prompt(start):
 def load_model(out_dir, which="latest", device="cpu"):
     """The GPT and checkpoint dict from out_dir (ckpt.safetensors or best.safetensors)."""
     out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise TrainError(f"out_dir {out_dir} is a file, not the folder train.py wrote")
     if not out_dir.is_dir():
         raise TrainError(f"out_dir {out_dir} does not exist: train a model first (python train.py)")
     ckpt = load_checkpoint(out_dir / (BEST_NAME if which == "best" else CKPT_NAME))

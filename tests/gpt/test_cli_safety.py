@@ -414,3 +414,27 @@ def test_a_save_that_fails_ends_with_one_line_and_keeps_the_checkpoint(run_dir, 
     before.pop("log.jsonl")
     after = checkpoint_hashes(out)
     assert {k: after[k] for k in before} == before
+
+
+def test_sample_mistakes_are_one_line(run_dir, tmp_path):
+    from minigrad import cuda_is_available
+
+    _, out, before = run_dir
+    r = cli("sample.py", f"--out_dir={out / 'log.jsonl'}")
+    assert r.returncode == 2 and "is a file, not the folder train.py wrote" in one_line(r.stderr)
+    r = cli("sample.py", f"--out_dir={tmp_path / 'nowhere'}")
+    assert r.returncode == 2 and "does not exist: train a model first" in one_line(r.stderr)
+    if not cuda_is_available():
+        r = cli("sample.py", f"--out_dir={out}", "--device=cuda", "--max_new_tokens=3")
+        assert r.returncode == 2 and "cupy" in one_line(r.stderr)
+    assert checkpoint_hashes(out) == before
+
+
+def test_sample_into_a_closed_pipe_ends_quietly(run_dir):
+    _, out, _ = run_dir
+    p = popen("sample.py", f"--out_dir={out}", "--num_samples=200", "--max_new_tokens=200",
+              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.read(10)  # `python sample.py | head -c 10`
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 0 and err == ""
