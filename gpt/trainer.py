@@ -220,7 +220,7 @@ def prepare_out_dir(cfg, log):
         lock = _OutDirLock(out_dir)
     except OSError as e:
         raise TrainError(f"cannot use out_dir {out_dir}: {e.strerror or e}") from None
-    for name in (CKPT_NAME, BEST_NAME):
+    for name in RUN_FILES:
         for tmp in temporaries(out_dir / name):
             os.unlink(tmp)
             log(f"removed {tmp}, left by a save that was cut off")

@@ -209,7 +209,8 @@ def test_4_ckpt_is_written_when_val_improves_or_always(tmp_path, always):
 # ---- 5: a save cut off by a kill leaves a temporary: the next start removes it ---------------------
 def test_5_next_start_removes_stale_temporaries_and_says_so(run_dir):
     args, out, _ = run_dir
-    stale = [out / ".ckpt.safetensors.0badf00d.tmp", out / ".best.safetensors.12345678.tmp"]
+    stale = [out / ".ckpt.safetensors.0badf00d.tmp", out / ".best.safetensors.12345678.tmp",
+             out / ".log.jsonl.9abcdef0.tmp"]
     for p in stale:
         p.write_bytes(b"half a checkpoint")
     mine = out / ".ckpt.safetensors.notes.tmp"  # not a name a save makes: the user's, kept

@@ -18,8 +18,12 @@ from nn.serialization import temporaries
 KILLS = 20
 
 
-def stale(out):
-    return {p for name in ("ckpt.safetensors", "best.safetensors") for p in temporaries(out / name)}
+CHECKPOINTS = ("ckpt.safetensors", "best.safetensors")
+
+
+def stale(out, names=(*CHECKPOINTS, "log.jsonl")):
+    """The temporaries of the saves (of `names`) now under way or cut off."""
+    return {p for name in names for p in temporaries(out / name)}
 
 
 def wait_for(predicate, timeout=60.0, every=0.0005):
@@ -35,7 +39,7 @@ def writing(out, before, n):
     seen = set()
 
     def check():
-        now = stale(out) - before
+        now = stale(out, CHECKPOINTS) - before
         seen.update(now)
         return len(seen) >= n and bool(now)
 
@@ -77,7 +81,7 @@ def test_kill_9_at_random_moments_never_loses_a_checkpoint(tmp_path):
         assert p.returncode == -signal.SIGKILL, stderr
         if "resuming from" in stdout:
             assert f"at iteration {expected}" in stdout and not before & stale(out)
-        left_behind += bool(stale(out) - before)
+        left_behind += bool(stale(out, CHECKPOINTS) - before)
         for name in ("ckpt.safetensors", "best.safetensors"):  # both load after every kill
             if (out / name).exists():
                 load_checkpoint(out / name, need=_RESUME_ENTRIES)
