@@ -507,10 +507,11 @@ class Trainer:
         if improved:
             self.best_val_loss = losses["val"]
         if self.iter_num > 0:
-            if (improved or self.cfg.always_save_checkpoint) and self.ckpt_iter != self.iter_num:
-                self.save(CKPT_NAME)
+            # best first: a kill between the two leaves a ckpt whose resume makes this evaluation again
             if improved:
                 self.save(BEST_NAME)
+            if (improved or self.cfg.always_save_checkpoint) and self.ckpt_iter != self.iter_num:
+                self.save(CKPT_NAME)
         return losses
 
     def _mfu(self, dt):
