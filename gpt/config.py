@@ -26,7 +26,10 @@ def knob(default, doc, choices=None):
 @dataclass
 class TrainConfig:
     """All training settings. The defaults train a small character model on the Python docs
-    corpus in a few minutes on 2 CPU cores (nanoGPT's "baby" shakespeare_char settings)."""
+    corpus in a few minutes on 2 CPU cores (nanoGPT's "baby" shakespeare_char settings).
+
+    parse_config also sets ``given``, the names of the settings its arguments set (a resumed run
+    takes the others from its checkpoint); it is not a field, so it is never saved or compared."""
 
     # I/O
     out_dir: str = knob("out", "folder for checkpoints")
@@ -34,8 +37,11 @@ class TrainConfig:
     log_interval: int = knob(10, "print the training loss every this many iterations")
     eval_iters: int = knob(20, "batches per split averaged in each loss estimate")
     eval_only: bool = knob(False, "estimate the loss once, then exit")
-    always_save_checkpoint: bool = knob(False, "save at every evaluation, not only when val loss improves")
+    always_save_checkpoint: bool = knob(
+        False, "write ckpt.safetensors at every evaluation (else only when val loss improves, as nanoGPT); "
+        "best.safetensors is written whenever it does")
     init_from: str = knob("scratch", "start from scratch, or resume from out_dir's checkpoint", ("scratch", "resume"))
+    overwrite: bool = knob(False, "let a fresh run replace the checkpoints and log of an earlier run in out_dir")
     # data
     dataset: str = knob("default", "default (Python docs), shakespeare_char, shakespeare, or your own with --input")
     input: str = knob("", "text file or folder of text files to prepare the dataset from")
@@ -69,7 +75,9 @@ class TrainConfig:
     grad_checkpoint: bool = knob(False, "recompute block activations in backward to save memory")
     memory_report: bool = knob(False, "print a breakdown of memory use")
     progress: bool = knob(True, "show a progress bar")
-    peak_flops: float = knob(0.0, "the device's peak FLOP/s for MFU (0 = measure)")
+    peak_flops: float = knob(
+        0.0, "the FLOP/s that MFU (the model's forward+backward FLOPs per second) is a share of; 0 = measure: "
+        "the best of several float32 1024x1024 matmuls at start, raised whenever a step runs faster")
 
     def validate(self):
         """Raise ConfigError for the first inconsistent or out-of-range setting."""
@@ -98,6 +106,9 @@ _POSITIVE = ("eval_interval", "log_interval", "eval_iters", "gradient_accumulati
              "block_size", "n_layer", "n_head", "n_embd", "learning_rate", "lr_decay_iters")
 _NON_NEGATIVE = ("max_iters", "weight_decay", "grad_clip", "warmup_iters", "min_lr", "peak_flops")
 _FIELDS = {f.name: f for f in fields(TrainConfig)}
+
+# what a resumed run cannot change: the model's shape and the data it was trained on
+RESUME_FIXED = ("n_layer", "n_head", "n_embd", "block_size", "bias", "dataset")
 
 # nanoGPT settings that have no meaning here: accepted, so its config files load, with a notice
 IGNORED_KEYS = {
@@ -147,7 +158,40 @@ def parse_config(argv):
         # a corpus of one's own must not overwrite the prepared default dataset
         values["dataset"] = _name_from_path(values["input"])
         notices.append(f"dataset name {values['dataset']!r} taken from --input (--dataset=NAME to choose another)")
-    return _build(values), notices
+    cfg = _build(values)
+    cfg.given = frozenset(values)
+    return cfg, notices
+
+
+def given_keys(cfg):
+    """The settings a config file or flag set (parse_config records them); for a TrainConfig built
+    another way, every setting counts as given."""
+    given = getattr(cfg, "given", None)
+    return frozenset(_FIELDS) if given is None else given
+
+
+def resume_config(cfg, saved):
+    """The config of a resumed run: the checkpoint's settings `saved` (a dict), overridden by the
+    ones `cfg` was given. Raises ConfigError when a given one is in RESUME_FIXED and differs."""
+    given = given_keys(cfg)
+    values = {}
+    for key, value in saved.items():
+        # the data is read as prepared then, not prepared again from a file that may have changed since
+        if key in _FIELDS and key not in ("init_from", "out_dir", "overwrite", "input"):
+            try:
+                values[key] = _coerce(_FIELDS[key], value, "checkpoint")
+            except ConfigError:
+                continue  # a setting this version reads differently: the flag's value stands
+    for key in RESUME_FIXED:
+        if key in given and key in values and getattr(cfg, key) != values[key]:
+            raise ConfigError(
+                f"cannot resume with {key}={getattr(cfg, key)!r}: the checkpoint was trained with "
+                f"{key}={values[key]!r} (a resumed run keeps {', '.join(RESUME_FIXED)}; see --help)")
+    values.update({key: getattr(cfg, key) for key in given if key in _FIELDS})
+    values["init_from"], values["out_dir"] = cfg.init_from, cfg.out_dir
+    out = _build(values)
+    out.given = given_keys(cfg)
+    return out
 
 
 def config_from_dict(values):
@@ -180,6 +224,18 @@ def help_text():
         "",
     ]
     lines += [f"  {flag:<{width}}  {text}" for flag, text in rows]
+    lines += [
+        "",
+        "--init_from=resume continues the run in out_dir with the settings stored in its checkpoint;",
+        "settings given again override them, except the model's shape and data, which a resumed run",
+        f"keeps ({', '.join(RESUME_FIXED)}: giving another value is an error).",
+        "The rest may change: max_iters, the learning-rate schedule, evaluation, logging, batch size,",
+        "dropout, device...",
+        "",
+        "A fresh run (--init_from=scratch) refuses an out_dir that holds an earlier run's checkpoints",
+        "unless --overwrite=True. MFU is the model's forward+backward FLOPs per second as a share",
+        "of --peak_flops (measured at start unless given), never shown above 100%.",
+    ]
     return "\n".join(lines)
 
 

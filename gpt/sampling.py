@@ -1,5 +1,7 @@
 """sample.py's logic: load a training checkpoint and stream generated text to the terminal."""
 import argparse
+import math
+import os
 import sys
 from pathlib import Path
 
@@ -9,8 +11,15 @@ from gpt.tokenizer import DataError, tokenizer_from_meta
 from gpt.trainer import BEST_NAME, CKPT_NAME, TrainError, load_checkpoint
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (its own print the usage first)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser():
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="sample.py",
         description="Generate text from a model trained by train.py.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -31,6 +40,18 @@ def build_parser():
     return p
 
 
+def check_args(args):
+    """The first nonsensical setting, as one line (or None)."""
+    if not (math.isfinite(args.temperature) and args.temperature >= 0):
+        return f"--temperature must be 0 (greedy) or more, got {args.temperature}"
+    for name in ("num_samples", "max_new_tokens"):
+        if getattr(args, name) < 1:
+            return f"--{name} must be at least 1, got {getattr(args, name)}"
+    if args.top_k < 0:
+        return f"--top_k must be 0 (all tokens) or more, got {args.top_k}"
+    return None
+
+
 def read_prompt(start):
     """The prompt text: `FILE:path` reads a file; otherwise backslash escapes are interpreted."""
     if start.startswith("FILE:"):
@@ -44,6 +65,8 @@ def read_prompt(start):
 def load_model(out_dir, which="latest", device="cpu"):
     """The GPT and checkpoint dict from out_dir (ckpt.safetensors or best.safetensors)."""
     out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise TrainError(f"out_dir {out_dir} is a file, not the folder train.py wrote")
     if not out_dir.is_dir():
         raise TrainError(f"out_dir {out_dir} does not exist: train a model first (python train.py)")
     ckpt = load_checkpoint(out_dir / (BEST_NAME if which == "best" else CKPT_NAME))
@@ -79,6 +102,10 @@ def stream_sample(model, tok, prompt_ids, args, write):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    problem = check_args(args)
+    if problem:
+        print(f"sample.py: error: {problem}", file=sys.stderr)
+        return 2
     try:
         model, ckpt = load_model(args.out_dir, args.ckpt, args.device)
         meta = ckpt.get("dataset") or {}
@@ -89,7 +116,10 @@ def main(argv=None):
             raise DataError("the prompt is empty: give --start some text")
         bs = model.config.block_size
         if len(prompt_ids) > bs:
-            raise DataError(f"the prompt is {len(prompt_ids)} tokens, longer than the model's context of {bs}")
+            # as nanoGPT: the model sees the last block_size tokens; the whole prompt is printed
+            print(f"sample.py: note: the prompt is {len(prompt_ids)} tokens, longer than the model's context of "
+                  f"{bs}: generating from its last {bs}", file=sys.stderr)
+            prompt_ids = prompt_ids[-bs:]
         minigrad.manual_seed(args.seed)
         out = sys.stdout
         for _ in range(args.num_samples):
@@ -100,6 +130,11 @@ def main(argv=None):
     except (DataError, TrainError, ValueError, RuntimeError) as e:
         print(f"sample.py: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `sample.py | head`: the reader has all it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 0
     except KeyboardInterrupt:
         return 130
     return 0

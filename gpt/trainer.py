@@ -2,40 +2,60 @@
 
 Each iteration: zero_grad, forward and backward over `gradient_accumulation_steps` micro-batches,
 clip, step, at a warmup-then-cosine learning rate. Every `eval_interval` iterations (and at the
-end) the train and val losses are estimated under no_grad in eval mode and checkpoints are
-written: `ckpt.safetensors` (the latest) and `best.safetensors` (best val loss so far).
+end) the train and val losses are estimated under no_grad in eval mode; `best.safetensors` is
+written when val loss improves, and `ckpt.safetensors` too (at every evaluation with
+`always_save_checkpoint`, and when Ctrl-C or SIGTERM stops the run).
 
 A checkpoint holds the model, optimizer state, config, iteration, best val loss, and the RNG and
 batch-sampler state, so `init_from="resume"` continues exactly where the run stopped: a run of
-2N iterations and one of N resumed to 2N end with the same weights, bit for bit.
+2N iterations and one of N resumed to 2N end with the same weights, bit for bit. Nothing else
+draws from those streams (the peak-FLOP/s measurement and the memory report included).
+
+Checkpoints are never lost: a fresh run refuses an out_dir holding another run unless
+`overwrite`, a resumed run refuses to change the model's shape, writes are atomic, an out_dir is
+trained in by one process at a time, and the temporaries of a save cut off by a kill are
+removed by the next start.
 """
 import json
 import math
+import os
 import signal
 import sys
 import time
-from dataclasses import asdict
+import weakref
 from pathlib import Path
 
 import numpy as np
 
 import minigrad
 import nn
-from gpt.config import ConfigError
+from gpt.config import ConfigError, config_to_dict, resume_config
 from gpt.data import BatchSampler, DataError, Dataset, prepare_dataset
-from gpt.model import GPT, GPTConfig, measure_peak_flops
+from gpt.model import GPT, GPTConfig
 from nn.optim.lr_scheduler import warmup_cosine_lr
+from nn.serialization import atomic_write, temporaries
 
 MODEL_KEYS = ("n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size", "dropout")
-CKPT_NAME, BEST_NAME = "ckpt.safetensors", "best.safetensors"
+CKPT_NAME, BEST_NAME, LOG_NAME = "ckpt.safetensors", "best.safetensors", "log.jsonl"
+RUN_FILES = (CKPT_NAME, BEST_NAME, LOG_NAME)
 
 
 class TrainError(RuntimeError):
     """A problem that ends training with one clear line (bad checkpoint, missing out_dir, ...)."""
 
 
-def load_checkpoint(path):
-    """Read a training checkpoint written by `save_checkpoint`; errors name the file."""
+# ---- checkpoints ------------------------------------------------------------------------------
+# entry -> the types it may hold; a file that passes the CRC can still have been written by hand
+_ENTRIES = {"model": dict, "model_args": dict, "iter_num": int, "best_val_loss": (int, float), "optimizer": dict,
+            "config": dict, "rng": dict, "sampler": dict, "dataset": dict}
+_RESUME_ENTRIES = ("optimizer", "config", "rng", "sampler")
+
+
+def load_checkpoint(path, need=()):
+    """Read and check a training checkpoint written by `save_checkpoint`; errors name the file.
+
+    need: entries required beyond model, model_args and iter_num (resuming needs optimizer,
+    config, rng and sampler)."""
     path = Path(path)
     if not path.exists():
         raise TrainError(f"no checkpoint at {path}")
@@ -43,10 +63,37 @@ def load_checkpoint(path):
         ckpt = nn.load(path)
     except Exception as e:  # nn.load's errors already name the file and the problem
         raise TrainError(str(e)) from None
-    for key in ("model", "model_args", "iter_num"):
+    if not isinstance(ckpt, dict):
+        raise TrainError(f"{path} is not a minigrad training checkpoint (it holds a {type(ckpt).__name__})")
+    for key in ("model", "model_args", "iter_num", *need):
         if key not in ckpt:
             raise TrainError(f"{path} is not a minigrad training checkpoint (no '{key}' entry)")
+    for key, types in _ENTRIES.items():
+        if key in ckpt and (not isinstance(ckpt[key], types) or isinstance(ckpt[key], bool)):
+            raise TrainError(f"{path}: entry '{key}' holds a {type(ckpt[key]).__name__}, not a "
+                             f"{getattr(types, '__name__', 'number')} (was the file edited?)")
+    if ckpt["iter_num"] < 0:
+        raise TrainError(f"{path}: entry 'iter_num' is {ckpt['iter_num']} (was the file edited?)")
+    _check_model_args(ckpt["model_args"], path)
+    bad = [k for k, v in ckpt["model"].items() if not isinstance(v, minigrad.Tensor)]
+    if bad:
+        raise TrainError(f"{path}: model entry {bad[0]!r} is not a tensor (was the file edited?)")
     return ckpt
+
+
+def _check_model_args(args, path):
+    for key in MODEL_KEYS:
+        value = args.get(key)
+        if key == "bias":
+            ok = isinstance(value, bool)
+        elif key == "dropout":
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1
+        else:
+            ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+        if not ok:
+            raise TrainError(f"{path}: model argument {key}={value!r} is not valid (was the file edited?)")
+    if args["n_embd"] % args["n_head"]:
+        raise TrainError(f"{path}: model arguments n_embd={args['n_embd']} and n_head={args['n_head']} do not fit")
 
 
 def save_checkpoint(path, model, optimizer, cfg, iter_num, best_val_loss, sampler, meta):
@@ -55,7 +102,7 @@ def save_checkpoint(path, model, optimizer, cfg, iter_num, best_val_loss, sample
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict(),
         "model_args": {k: getattr(model.config, k) for k in MODEL_KEYS},
-        "config": asdict(cfg),
+        "config": config_to_dict(cfg),
         "iter_num": iter_num,
         "best_val_loss": best_val_loss,
         "rng": minigrad.get_rng_state(),
@@ -64,67 +111,309 @@ def save_checkpoint(path, model, optimizer, cfg, iter_num, best_val_loss, sample
     }, path)
 
 
+def describe_run(out_dir):
+    """One phrase on the run in out_dir: its checkpoint's iteration and best val loss."""
+    out_dir = Path(out_dir)
+    found = [n for n in RUN_FILES if (out_dir / n).exists()]
+    for name in (CKPT_NAME, BEST_NAME):
+        if name in found:
+            try:
+                ckpt = load_checkpoint(out_dir / name)
+            except TrainError:
+                return f"{', '.join(found)}; {name} does not load"
+            best = ckpt.get("best_val_loss", float("nan"))
+            return f"{name} at iteration {ckpt['iter_num']}, best val loss {best:.4f}"
+    return ", ".join(found)
+
+
+# ---- checks made before any work ----------------------------------------------------------------
+def check_device(device):
+    """A one-line error when `device` cannot be used here (cuda without cupy or a GPU)."""
+    if device != "cpu":
+        try:
+            minigrad.zeros(1, device=device)
+        except RuntimeError as e:
+            raise TrainError(str(e)) from None
+
+
+def check_out_dir(cfg):
+    """Refuse an out_dir this run must not write to: a file, a missing run to resume, or, for a
+    fresh run, an earlier run's checkpoints (unless cfg.overwrite)."""
+    out_dir = Path(cfg.out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise TrainError(f"out_dir {out_dir} is a file, not a folder: choose another --out_dir")
+    if cfg.init_from == "resume":
+        if not out_dir.is_dir():
+            raise TrainError(f"cannot resume: out_dir {out_dir} does not exist")
+        if not (out_dir / CKPT_NAME).exists():
+            raise TrainError(f"cannot resume: no checkpoint at {out_dir / CKPT_NAME}")
+        return
+    if cfg.eval_only or cfg.overwrite or not out_dir.is_dir():
+        return
+    if any((out_dir / n).exists() for n in (CKPT_NAME, BEST_NAME)):
+        raise TrainError(f"out_dir {out_dir} already holds a run ({describe_run(out_dir)}): continue it with "
+                         "--init_from=resume, choose another --out_dir, or replace it with --overwrite=True")
+
+
+def check_memory(cfg, model_config):
+    """A one-line error when one training step's activations cannot fit in this machine's memory.
+
+    The estimate is a lower bound (a few float32 tensors of width n_embd per layer and token,
+    the logits and their gradient), so a refused setting could never have run."""
+    B, T, C, L, V = cfg.batch_size, model_config.block_size, model_config.n_embd, model_config.n_layer, \
+        model_config.vocab_size
+    need = B * T * (4 * (8 * C * L + 2 * V) + 16)
+    have = _memory_bytes(cfg.device)
+    if have and need > have:
+        raise TrainError(f"batch_size={B} with block_size={T} needs at least {_gib(need)} of memory for one "
+                         f"step, more than the {_gib(have)} here: lower batch_size (and raise "
+                         "gradient_accumulation_steps to keep the tokens per iteration)")
+
+
+def _memory_bytes(device):
+    try:
+        if device == "cpu":
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        import cupy
+
+        return cupy.cuda.Device().mem_info[1]
+    except (AttributeError, ValueError, OSError, ImportError):
+        return None
+
+
+def _gib(n):
+    return f"{n / 2**30:,.1f} GiB" if n < 2**40 else f"{n / 2**40:,.1f} TiB"
+
+
+class _OutDirLock:
+    """An exclusive lock on the out_dir folder while this process trains in it (the OS drops it
+    when the process ends, even by kill -9); a second train.py in the same out_dir is refused."""
+
+    def __init__(self, out_dir):
+        self.fd = None
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows): no lock
+            return
+        fd = os.open(out_dir, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise TrainError(f"another process is training in out_dir {out_dir}: wait for it to end, or "
+                             "choose another --out_dir") from None
+        self.fd = fd
+        self._finalizer = weakref.finalize(self, os.close, fd)
+
+    def release(self):
+        if self.fd is not None:
+            self._finalizer()
+            self.fd = None
+
+
+def prepare_out_dir(cfg, log):
+    """Create and lock out_dir; remove what a killed run left there (temporaries of a save that
+    was cut off) and, for --overwrite, the earlier run's files. Returns the lock."""
+    out_dir = Path(cfg.out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        lock = _OutDirLock(out_dir)
+    except OSError as e:
+        raise TrainError(f"cannot use out_dir {out_dir}: {e.strerror or e}") from None
+    for name in RUN_FILES:
+        for tmp in temporaries(out_dir / name):
+            os.unlink(tmp)
+            log(f"removed {tmp}, left by a save that was cut off")
+    if cfg.init_from != "resume":
+        found = [n for n in RUN_FILES if (out_dir / n).exists()]
+        if found == [LOG_NAME]:  # check_out_dir let it pass: a run that never saved a checkpoint
+            log(f"starting a new {out_dir / LOG_NAME}: the run that wrote the old one saved no checkpoint")
+        elif found:
+            log(f"--overwrite: replacing the run in {out_dir} ({describe_run(out_dir)})")
+        for n in found:
+            (out_dir / n).unlink()
+    return lock
+
+
+def trim_log(path, iter_num, log):
+    """Drop the records of iterations after `iter_num` from the log at `path`: a resumed run
+    continues from its checkpoint, and the iterations a killed run made after it were lost."""
+    if not path.exists():
+        return
+    lines = path.read_text().splitlines(keepends=True)
+    # (a last line without its newline was cut off by a kill)
+    keep = [line for line in lines if line.endswith("\n") and _record_iter(line) <= iter_num]
+    if len(keep) < len(lines):
+        atomic_write(path, lambda tmp: Path(tmp).write_text("".join(keep)))
+        log(f"{path}: dropped {len(lines) - len(keep)} records of iterations after {iter_num}, which the "
+            "checkpoint does not hold")
+
+
+def _record_iter(line):
+    try:
+        return int(json.loads(line)["iter"])
+    except (ValueError, KeyError, TypeError):
+        return -1  # not a record of ours: kept
+
+
+# ---- peak FLOP/s --------------------------------------------------------------------------------
+def measure_peak_flops(device="cpu", n=1024, runs=5):
+    """This machine's float32 matmul FLOP/s, the best of `runs` (n, n) products: what MFU is a
+    share of. The operands are constants, so the measurement never draws from a random stream."""
+    from minigrad.device import array_module
+
+    a = minigrad.full((n, n), 0.5, dtype=minigrad.float32, device=device).data
+    xp = array_module(a)
+    out = xp.empty_like(a)
+    xp.matmul(a, a, out=out)  # warm-up (thread pools, cuBLAS handles)
+    best = float("inf")
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        xp.matmul(a, a, out=out)
+        if xp is not np:
+            xp.cuda.Device().synchronize()
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 / best
+
+
+# ---- console ------------------------------------------------------------------------------------
+class Console:
+    """Prints lines to stdout, through the progress bar while one is shown, and goes quiet when
+    stdout is a pipe that was closed (`train.py | head`): training goes on, and saves."""
+
+    def __init__(self):
+        self.bar = None
+        self.quiet = False
+
+    def __call__(self, msg):
+        if self.quiet:
+            return
+        try:
+            if self.bar is not None:
+                self.bar.write(str(msg), file=sys.stdout)
+                sys.stdout.flush()
+            else:
+                print(msg, flush=True)
+        except BrokenPipeError:
+            self.quiet = True
+            # later writes (and the interpreter's own flush at exit) go nowhere instead of failing
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+
+
+class _progress:
+    """A tqdm bar on a terminal; plain log lines every log_interval when output is a file or pipe."""
+
+    def __init__(self, cfg, start, console):
+        self.cfg = cfg
+        self.console = console
+        self.bar = None
+        if sys.stderr.isatty() and cfg.progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=cfg.max_iters, initial=start, dynamic_ncols=True, unit="it")
+            if isinstance(console, Console):
+                console.bar = self.bar  # evaluation lines are printed above the bar, not onto it
+
+    def update(self, it, loss, lr, tok_s, mfu, dt):
+        if self.bar is not None:
+            self.bar.n = it
+            self.bar.set_postfix_str(f"loss {loss:.4f}, lr {lr:.2e}, {tok_s:,.0f} tok/s, mfu {mfu * 100:.1f}%")
+        elif it % self.cfg.log_interval == 0 or it == 1:
+            self.console(f"iter {it}/{self.cfg.max_iters}: loss {loss:.4f}, lr {lr:.2e}, time {dt * 1e3:.1f} ms, "
+                         f"{tok_s:,.0f} tok/s, mfu {mfu * 100:.1f}%")
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            if isinstance(self.console, Console):
+                self.console.bar = None
+
+
+# ---- the run ------------------------------------------------------------------------------------
 class Trainer:
     """Holds the model, optimizer, data and loop state of one training run."""
 
     def __init__(self, cfg, log=None):
+        self.log = log or Console()
         self.cfg = cfg
-        self.log = log or (lambda msg: print(msg, flush=True))
         self.out_dir = Path(cfg.out_dir)
-        self.stop_requested = False
-        self._setup()
+        self.stop_signal = None  # SIGINT or SIGTERM once one asked the run to stop
+        self._lock = None
+        try:
+            self._setup()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def stop_requested(self):
+        return self.stop_signal is not None
 
     # ---- setup --------------------------------------------------------------------------
     def _setup(self):
-        cfg = self.cfg
-        resume = cfg.init_from == "resume"
+        check_device(self.cfg.device)
+        check_out_dir(self.cfg)
         ckpt = None
-        if resume:
-            if not self.out_dir.is_dir():
-                raise TrainError(f"cannot resume: out_dir {self.out_dir} does not exist")
-            ckpt = load_checkpoint(self.out_dir / CKPT_NAME)
+        if self.cfg.init_from == "resume":
+            ckpt = load_checkpoint(self.out_dir / CKPT_NAME, need=_RESUME_ENTRIES)
+            self.cfg = resume_config(self.cfg, ckpt["config"])
+        if not self.cfg.eval_only:
+            self._lock = prepare_out_dir(self.cfg, self.log)
+        self._load_data()
+        self._build(ckpt)
+        check_memory(self.cfg, self.model.config)
+        self.iter_num, self.best_val_loss = 0, float("inf")
+        self.ckpt_iter = None  # the iteration ckpt.safetensors holds, once this run knows it
+        if ckpt is not None:
+            self._restore(ckpt)
+        self.peak_flops = self.cfg.peak_flops or measure_peak_flops(self.cfg.device)
+        self.tokens_per_iter = self.cfg.gradient_accumulation_steps * self.cfg.batch_size * self.model.config.block_size
 
+    def _load_data(self):
+        cfg = self.cfg
         path = prepare_dataset(cfg.dataset, data_dir=cfg.data_dir, input=cfg.input or None,
-                               tokenizer=_tokenizer_arg(cfg), ranks_path=getattr(cfg, "gpt2_tiktoken", None) or None)
+                               tokenizer=_tokenizer_arg(cfg), ranks_path=cfg.gpt2_tiktoken or None)
         self.dataset = Dataset.load(path)
         self.dataset.check_block_size(cfg.block_size)
         self.meta = self.dataset.meta
 
+    def _build(self, ckpt):
+        cfg = self.cfg
         model_args = {k: getattr(cfg, k) for k in MODEL_KEYS if k != "vocab_size"}
         model_args["vocab_size"] = self.dataset.vocab_size
-        if ckpt is not None:
-            saved = ckpt["model_args"]
-            # the architecture comes from the checkpoint; say so when the flags disagree
-            for k in MODEL_KEYS:
-                if k in saved and k != "dropout" and saved[k] != model_args.get(k):
-                    self.log(f"note: {k}={saved[k]} from the checkpoint (config said {model_args.get(k)})")
-                    model_args[k] = saved[k]
-            if saved.get("vocab_size") != self.dataset.vocab_size:
-                raise TrainError(
-                    f"the checkpoint's vocabulary ({saved.get('vocab_size')}) differs from dataset "
-                    f"{cfg.dataset!r} ({self.dataset.vocab_size}): resume with the dataset it was trained on"
-                )
+        if ckpt is not None and ckpt["model_args"]["vocab_size"] != self.dataset.vocab_size:
+            raise TrainError(
+                f"the checkpoint's vocabulary ({ckpt['model_args']['vocab_size']}) differs from dataset "
+                f"{cfg.dataset!r} ({self.dataset.vocab_size}): resume with the dataset it was trained on")
         minigrad.manual_seed(cfg.seed)
         self.model = GPT(GPTConfig(grad_checkpoint=cfg.grad_checkpoint, **model_args))
         if cfg.device != "cpu":
             self.model.to(cfg.device)
         self.optimizer = self.model.configure_optimizers(cfg.weight_decay, cfg.learning_rate, (cfg.beta1, cfg.beta2))
         self.sampler = BatchSampler(self.dataset, cfg.batch_size, self.model.config.block_size, seed=cfg.seed)
-        self.iter_num = 0
-        self.best_val_loss = float("inf")
-        if ckpt is not None:
-            try:
-                self.model.load_state_dict(ckpt["model"])
-                self.optimizer.load_state_dict(ckpt["optimizer"])
-            except (RuntimeError, ValueError, KeyError) as e:
-                raise TrainError(f"checkpoint {self.out_dir / CKPT_NAME} does not fit this model: {e}") from None
-            self.iter_num = int(ckpt["iter_num"])
-            self.best_val_loss = float(ckpt["best_val_loss"])
+
+    def _restore(self, ckpt):
+        path = self.out_dir / CKPT_NAME
+        try:
+            self.model.load_state_dict(ckpt["model"])
+            self.optimizer.load_state_dict(ckpt["optimizer"])
             self.sampler.load_state_dict(ckpt["sampler"])
             minigrad.set_rng_state(ckpt["rng"])
-            self.log(f"resuming from {self.out_dir / CKPT_NAME} at iteration {self.iter_num}")
-        self.peak_flops = cfg.peak_flops or measure_peak_flops(cfg.device)
-        self.tokens_per_iter = cfg.gradient_accumulation_steps * cfg.batch_size * self.model.config.block_size
+        except (RuntimeError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+            raise TrainError(f"checkpoint {path} does not fit this model: {e}") from None
+        self.iter_num = self.ckpt_iter = int(ckpt["iter_num"])
+        self.best_val_loss = float(ckpt.get("best_val_loss", float("inf")))
+        self.log(f"resuming from {path} at iteration {self.iter_num}")
+        if not self.cfg.eval_only:
+            trim_log(self.out_dir / LOG_NAME, self.iter_num, self.log)
+
+    def close(self):
+        """Release out_dir (run() does, when it ends)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     # ---- pieces of the loop -------------------------------------------------------------
     def lr_at(self, it):
@@ -176,29 +465,40 @@ class Trainer:
 
     def memory_report(self):
         """The bytes one training step keeps for backward, by node type and by module (the report
-        is taken before backward; the step is then undone: no gradient is applied)."""
+        is taken before backward; the step is then undone: no gradient is applied, and the
+        batch and dropout streams are put back)."""
         from minigrad.memory import module_scopes, saved_tensors_report
 
+        state, rng = self.sampler.state_dict(), minigrad.get_rng_state()
         x, y = self.sampler.get_batch("train")
-        state = self.sampler.state_dict()
         with module_scopes(self.model):
             _, loss = self.model(minigrad.tensor(x, device=self.cfg.device), minigrad.tensor(y, device=self.cfg.device))
         report = saved_tensors_report(loss)
         del loss  # frees the graph: nothing was trained
         self.sampler.load_state_dict(state)
+        minigrad.set_rng_state(rng)
         return report
 
     def save(self, name=CKPT_NAME):
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        save_checkpoint(self.out_dir / name, self.model, self.optimizer, self.cfg, self.iter_num,
-                        self.best_val_loss, self.sampler, self.meta)
+        path = self.out_dir / name
+        try:
+            save_checkpoint(path, self.model, self.optimizer, self.cfg, self.iter_num, self.best_val_loss,
+                            self.sampler, self.meta)
+        except OSError as e:  # a full disk, a folder made read-only: the file there is as it was
+            kept = "is as it was" if path.exists() else "was not written"
+            raise TrainError(f"cannot save iteration {self.iter_num} to {path}: {e.strerror or e} "
+                             f"({path.name} {kept})") from None
+        if name == CKPT_NAME:
+            self.ckpt_iter = self.iter_num
 
     def _record(self, entry):
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.out_dir / "log.jsonl", "a") as f:
+        with open(self.out_dir / LOG_NAME, "a") as f:
             f.write(json.dumps(entry) + "\n")
 
     def evaluate_and_save(self):
+        """Estimate the losses, log them, and save as nanoGPT does: best.safetensors when val
+        loss improves, ckpt.safetensors then too (or at every evaluation with
+        always_save_checkpoint); never the untrained model, nor a state ckpt already holds."""
         losses = self.estimate_loss()
         self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
         self._record({"iter": self.iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
@@ -206,15 +506,41 @@ class Trainer:
         improved = losses["val"] < self.best_val_loss
         if improved:
             self.best_val_loss = losses["val"]
-        if self.iter_num > 0 or self.cfg.always_save_checkpoint:
-            self.save(CKPT_NAME)
+        if self.iter_num > 0:
+            # best first: a kill between the two leaves a ckpt whose resume makes this evaluation again
             if improved:
                 self.save(BEST_NAME)
+            if (improved or self.cfg.always_save_checkpoint) and self.ckpt_iter != self.iter_num:
+                self.save(CKPT_NAME)
         return losses
+
+    def _mfu(self, dt):
+        """This step's MFU, at most 1: a step faster than the peak means the peak was measured
+        while the machine was busy, so it is measured again (and is at least this step's rate)."""
+        fwdbwd = self.cfg.gradient_accumulation_steps * self.cfg.batch_size
+        m = self.model.estimate_mfu(fwdbwd, dt, self.peak_flops)
+        if m > 1:
+            achieved = m * self.peak_flops
+            if self.cfg.peak_flops:
+                if self.peak_flops == self.cfg.peak_flops:  # said once
+                    self.log(f"note: a step ran at {achieved:.3g} FLOP/s, above --peak_flops={self.peak_flops:.3g}; "
+                             "MFU is a share of the fastest step's rate from now on")
+                self.peak_flops = achieved
+            else:
+                self.peak_flops = max(achieved, measure_peak_flops(self.cfg.device))
+            m = self.model.estimate_mfu(fwdbwd, dt, self.peak_flops)
+        return min(m, 1.0)
 
     # ---- the loop -----------------------------------------------------------------------
     def run(self):
-        """Train until max_iters; Ctrl-C finishes the current iteration, saves and stops."""
+        """Train until max_iters; Ctrl-C (or SIGTERM) finishes the current iteration, saves and
+        stops, leaving the signal in `stop_signal`. Releases out_dir when it ends."""
+        try:
+            return self._run()
+        finally:
+            self.close()
+
+    def _run(self):
         cfg = self.cfg
         self.log(f"model: {self.model.get_num_params() / 1e6:.2f}M parameters, "
                  f"{self.tokens_per_iter:,} tokens per iteration, dataset {cfg.dataset!r} "
@@ -225,98 +551,106 @@ class Trainer:
             losses = self.estimate_loss()
             self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
             return losses
-        previous = signal.getsignal(signal.SIGINT)
-        signal.signal(signal.SIGINT, self._on_interrupt)
+        if self.ckpt_iter is not None and self.iter_num >= cfg.max_iters:
+            self.log(f"nothing to train: {self.out_dir / CKPT_NAME} is at iteration {self.iter_num}, "
+                     f"max_iters={cfg.max_iters} (raise --max_iters to train on)")
+            return None
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         bar = _progress(cfg, self.iter_num, self.log)
         try:
-            t_last = time.perf_counter()
-            mfu = -1.0
-            while self.iter_num < cfg.max_iters and not self.stop_requested:
-                if self.iter_num % cfg.eval_interval == 0 and (self.iter_num > 0 or cfg.eval_iters > 0):
-                    self.evaluate_and_save()
-                    t_last = time.perf_counter()  # don't count evaluation in the step time
-                lr = self.lr_at(self.iter_num)
-                loss = self.train_step(lr)
-                if not math.isfinite(loss):
-                    raise TrainError(f"loss became {loss} at iteration {self.iter_num}; lower the learning rate "
-                                     f"or set grad_clip (checkpoints so far are kept)")
-                now = time.perf_counter()
-                dt, t_last = now - t_last, now
-                self.iter_num += 1
-                tok_s = self.tokens_per_iter / dt
-                m = self.model.estimate_mfu(cfg.gradient_accumulation_steps * cfg.batch_size, dt, self.peak_flops)
-                mfu = m if mfu < 0 else 0.9 * mfu + 0.1 * m
-                bar.update(self.iter_num, loss, lr, tok_s, mfu, dt)
-                if self.iter_num % cfg.log_interval == 0:
-                    self._record({"iter": self.iter_num, "loss": loss, "lr": lr, "ms": dt * 1e3,
-                                  "tokens_per_s": tok_s, "mfu": mfu})
-            if not self.stop_requested:
-                losses = self.evaluate_and_save()
-            else:
-                self.save(CKPT_NAME)
-                self.log(f"interrupted: saved {self.out_dir / CKPT_NAME} at iteration {self.iter_num}")
-                losses = None
+            losses = self._loop(bar)
         finally:
             bar.close()
-            signal.signal(signal.SIGINT, previous)
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        if self.stop_requested:
+            self._save_on_stop()
         return losses
 
-    def _on_interrupt(self, signum, frame):
+    def _loop(self, bar):
+        cfg = self.cfg
+        t_last = time.perf_counter()
+        mfu = -1.0
+        while self.iter_num < cfg.max_iters and not self.stop_requested:
+            if self.iter_num % cfg.eval_interval == 0 and (self.iter_num > 0 or cfg.eval_iters > 0):
+                self.evaluate_and_save()
+                t_last = time.perf_counter()  # don't count evaluation in the step time
+            lr = self.lr_at(self.iter_num)
+            loss = self.train_step(lr)
+            if not math.isfinite(loss):
+                raise TrainError(f"loss became {loss} at iteration {self.iter_num}; lower the learning rate "
+                                 f"or set grad_clip (checkpoints so far are kept)")
+            dt = time.perf_counter() - t_last
+            self.iter_num += 1
+            m = self._mfu(dt)
+            mfu = m if mfu < 0 else 0.9 * mfu + 0.1 * m
+            bar.update(self.iter_num, loss, lr, self.tokens_per_iter / dt, mfu, dt)
+            if self.iter_num % cfg.log_interval == 0:
+                self._record({"iter": self.iter_num, "loss": loss, "lr": lr, "ms": dt * 1e3,
+                              "tokens_per_s": self.tokens_per_iter / dt, "mfu": mfu})
+            t_last = time.perf_counter()
+        if self.stop_requested:
+            return None
+        losses = self.evaluate_and_save()
+        if self.ckpt_iter != self.iter_num:
+            where = f"iteration {self.ckpt_iter}" if self.ckpt_iter is not None else "no checkpoint"
+            self.log(f"val loss {losses['val']:.4f} is not below the best, {self.best_val_loss:.4f}: "
+                     f"{self.out_dir / CKPT_NAME} keeps {where} (--always_save_checkpoint=True saves the latest)")
+        return losses
+
+    def _save_on_stop(self):
+        path = self.out_dir / CKPT_NAME
+        if self.ckpt_iter == self.iter_num:
+            self.log(f"stopped: {path} holds iteration {self.iter_num} (continue with --init_from=resume)")
+        elif self.iter_num == 0:
+            self.log("stopped before the first iteration: nothing saved")
+        else:
+            self.save(CKPT_NAME)
+            self.log(f"stopped: saved {path} at iteration {self.iter_num} (continue with --init_from=resume)")
+
+    def _on_signal(self, signum, frame):
         if self.stop_requested:  # a second Ctrl-C stops at once
             raise KeyboardInterrupt
-        self.stop_requested = True
-        self.log("\nCtrl-C: finishing this iteration, then saving a checkpoint (Ctrl-C again to abort)")
+        self.stop_signal = signum
+        name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        self.log(f"\n{name}: finishing this iteration, then saving a checkpoint (Ctrl-C again to abort)")
 
 
 def _tokenizer_arg(cfg):
     return getattr(cfg, "tokenizer", None) or None
 
 
-class _progress:
-    """A tqdm bar on a terminal; plain log lines every log_interval when output is a file or pipe."""
-
-    def __init__(self, cfg, start, log=print):
-        self.cfg = cfg
-        self.log = log
-        self.tty = sys.stderr.isatty() and cfg.progress
-        self.bar = None
-        if self.tty:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=cfg.max_iters, initial=start, dynamic_ncols=True, unit="it")
-
-    def update(self, it, loss, lr, tok_s, mfu, dt):
-        if self.bar is not None:
-            self.bar.n = it
-            self.bar.set_postfix_str(f"loss {loss:.4f}, lr {lr:.2e}, {tok_s:,.0f} tok/s, mfu {mfu * 100:.1f}%")
-        elif it % self.cfg.log_interval == 0 or it == 1:
-            self.log(f"iter {it}/{self.cfg.max_iters}: loss {loss:.4f}, lr {lr:.2e}, time {dt * 1e3:.1f} ms, "
-                     f"{tok_s:,.0f} tok/s, mfu {mfu * 100:.1f}%")
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
-
-
 def main(argv=None):
-    """train.py's entry point: returns the process exit status."""
+    """train.py's entry point: returns the process exit status (2 for a user's mistake, 128 +
+    the signal's number when SIGINT or SIGTERM stopped the run, after saving)."""
     from gpt.config import help_text, parse_config
 
     argv = sys.argv[1:] if argv is None else argv
+    console = Console()
     if any(a in ("-h", "--help") for a in argv):
-        print(help_text())
+        console(help_text())
         return 0
     try:
         cfg, notices = parse_config(argv)
         for n in notices:
-            print(n)
-        trainer = Trainer(cfg)
+            console(n)
+        trainer = Trainer(cfg, log=console)
         trainer.run()
     except (ConfigError, DataError, TrainError, ValueError) as e:
-        print(f"train.py: error: {e}", file=sys.stderr)
-        return 2
+        return _fail(e)
+    except MemoryError:
+        return _fail("out of memory: lower batch_size or block_size (checkpoints so far are kept)")
     except KeyboardInterrupt:
-        print("train.py: aborted", file=sys.stderr)
+        _fail("aborted (checkpoints so far are kept)")
         return 130
+    if trainer.stop_signal is not None:
+        return 128 + int(trainer.stop_signal)
     return 0
 
+
+def _fail(msg):
+    try:
+        print(f"train.py: error: {msg}", file=sys.stderr)
+    except OSError:
+        pass
+    return 2

@@ -17,11 +17,13 @@ object with a tag key:
 Tensor names are the path of keys to them joined by "/" (a state dict's own keys when it is
 saved alone), so other safetensors tools show meaningful names. A tensor whose array appears
 twice (tied weights) is stored once and loads as one Tensor. "minigrad.crc32" is a CRC-32 of
-all tensor bytes, so corruption of the data is detected, not just of the header.
+all tensor bytes and "minigrad.tree_crc32" one of the tree's JSON text, so corruption of the data
+or a hand edit of the tree is detected (files written before the tree had one load unchecked).
 """
 import json
 import math
 import os
+import re
 import uuid
 import zlib
 
@@ -35,6 +37,7 @@ from minigrad.device import to_device
 from .parameter import Parameter
 
 FORMAT_VERSION = 1
+_TMP_SUFFIX = ".tmp"
 _TAGS = ("__tensor__", "__ndarray__", "__tuple__", "__dict__", "__float__")
 
 
@@ -106,6 +109,10 @@ def _checksum(arrays):
     return f"{crc:08x}"
 
 
+def _text_checksum(text):
+    return f"{zlib.crc32(text.encode('utf-8')):08x}"
+
+
 def save(obj, path):
     """Write `obj` (a state dict, an optimizer state dict, a checkpoint dict of those, ...) to `path`.
 
@@ -116,10 +123,12 @@ def save(obj, path):
     path = os.fspath(path)
     enc = _Encoder()
     tree = enc.encode(obj, [])
+    text = json.dumps(tree, allow_nan=False, separators=(",", ":"))
     metadata = {
         "format": "minigrad",
         "minigrad.format_version": str(FORMAT_VERSION),
-        "minigrad.tree": json.dumps(tree, allow_nan=False, separators=(",", ":")),
+        "minigrad.tree": text,
+        "minigrad.tree_crc32": _text_checksum(text),
         "minigrad.crc32": _checksum(enc.arrays),
     }
     atomic_write(path, lambda tmp: safetensors.numpy.save_file(enc.arrays, tmp, metadata=metadata))
@@ -131,7 +140,7 @@ def atomic_write(path, write):
     disk (fsync) and renamed over `path`; on any error the temporary file is removed."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex[:8]}{_TMP_SUFFIX}")
     try:
         write(tmp)
         with open(tmp, "rb") as f:
@@ -142,6 +151,18 @@ def atomic_write(path, write):
             os.unlink(tmp)
         raise
     _fsync_folder(folder)
+
+
+def temporaries(path):
+    """The temporary files `atomic_write(path, ...)` creates for `path` (sorted paths): any found
+    while no write is running were left by a process killed mid-write, and may be removed."""
+    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    pattern = re.compile(re.escape(f".{os.path.basename(os.fspath(path))}.") + r"[0-9a-f]{8}" + re.escape(_TMP_SUFFIX))
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(os.path.join(folder, n) for n in names if pattern.fullmatch(n))
 
 
 def _fsync_folder(folder):
@@ -211,8 +232,11 @@ def load(path, device=None):
                               f"({FORMAT_VERSION})")
     if metadata.get("minigrad.crc32") != _checksum(arrays):
         raise CheckpointError(f"{path}: checksum mismatch: the tensor data is corrupted")
+    text = metadata["minigrad.tree"]
+    if "minigrad.tree_crc32" in metadata and metadata["minigrad.tree_crc32"] != _text_checksum(text):
+        raise CheckpointError(f"{path}: checksum mismatch: the header's object tree was edited or is corrupted")
     try:
-        tree = json.loads(metadata["minigrad.tree"])
+        tree = json.loads(text)
     except ValueError as e:
         raise CheckpointError(f"{path}: corrupted header: the object tree is not valid JSON ({e})") from None
     return _Decoder(path, arrays, tensor).decode_all(tree)
@@ -243,6 +267,12 @@ class _Decoder:
         return name
 
     def decode(self, node):
+        try:
+            return self._decode(node)
+        except (TypeError, ValueError, AttributeError) as e:  # a tag whose value has the wrong shape
+            self.fail(f"malformed object tree ({type(e).__name__}: {e})")
+
+    def _decode(self, node):
         if isinstance(node, list):
             return [self.decode(v) for v in node]
         if not isinstance(node, dict):

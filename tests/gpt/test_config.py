@@ -233,3 +233,17 @@ def test_shipped_config_files():
     assert (full.n_layer, full.n_head, full.n_embd, full.block_size, full.batch_size) == (6, 6, 384, 256, 64)
     assert (full.max_iters, full.lr_decay_iters, full.eval_iters, full.dropout) == (5000, 5000, 200, 0.2)
     assert (full.learning_rate, full.min_lr, full.beta2, full.warmup_iters) == (1e-3, 1e-4, 0.99, 100)
+
+
+def test_resume_config_takes_the_checkpoints_settings_unless_given():
+    from gpt.config import resume_config
+
+    saved = config_to_dict(config(["--n_layer=2", "--max_iters=100", "--learning_rate=3e-3", "--out_dir=old"]))
+    cfg = resume_config(config(["--init_from=resume", "--max_iters=200", "--out_dir=here"]), saved)
+    assert (cfg.n_layer, cfg.learning_rate, cfg.max_iters) == (2, 3e-3, 200)  # from the checkpoint / given
+    assert (cfg.init_from, cfg.out_dir) == ("resume", "here")
+    assert resume_config(config(["--init_from=resume", "--n_layer=2"]), saved).n_layer == 2  # the same: fine
+    with pytest.raises(ConfigError, match="cannot resume with n_layer=4: the checkpoint was trained with n_layer=2"):
+        resume_config(config(["--init_from=resume", "--n_layer=4"]), saved)  # the default, but given
+    saved["future_knob"] = 1  # a setting of another version: ignored
+    assert resume_config(config(["--init_from=resume"]), saved).n_layer == 2

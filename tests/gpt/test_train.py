@@ -155,8 +155,12 @@ def test_sample_prompt_from_file_and_errors(tmp_path, corpus, capsys):
     assert sampling.main([f"--out_dir={tmp_path / 'out'}", f"--start=FILE:{prompt}", "--num_samples=1",
                           "--max_new_tokens=5"]) == 0
     assert capsys.readouterr().out.startswith("All:\n")
-    assert sampling.main([f"--out_dir={tmp_path / 'out'}", "--start=" + "a" * 40, "--max_new_tokens=5"]) == 2
-    assert "longer than the model's context of 16" in capsys.readouterr().err
+    # a prompt longer than the context: the model sees its last block_size tokens (nanoGPT's way)
+    assert sampling.main([f"--out_dir={tmp_path / 'out'}", "--start=" + "a" * 40, "--max_new_tokens=5",
+                          "--num_samples=1"]) == 0
+    captured = capsys.readouterr()
+    assert "longer than the model's context of 16: generating from its last 16" in captured.err
+    assert captured.out.startswith("a" * 40) and len(captured.out.split("\n---")[0]) >= 45
     assert sampling.main([f"--out_dir={tmp_path / 'out'}", "--start=Zebra!", "--max_new_tokens=5"]) == 2
     assert "Z" in capsys.readouterr().err
     assert sampling.main([f"--out_dir={tmp_path / 'nowhere'}"]) == 2

@@ -185,3 +185,50 @@ def test_loading_mismatched_shapes_leaves_model_unchanged(tmp_path):
         model.load_state_dict(nn.load(tmp_path / "small.safetensors"))
     for k, v in model.state_dict().items():
         np.testing.assert_array_equal(v.data, before[k])
+
+
+def test_an_edited_tree_fails_its_checksum(tmp_path):
+    path = tmp_path / "t.safetensors"
+    nn.save({"iter_num": 6, "w": minigrad.ones(2)}, path)
+    with safetensors.safe_open(str(path), framework="np") as f:
+        meta, arrays = dict(f.metadata()), {k: f.get_tensor(k) for k in f.keys()}
+    meta["minigrad.tree"] = meta["minigrad.tree"].replace("6", "7")  # a hand edit
+    safetensors.numpy.save_file(arrays, path, metadata=meta)
+    with pytest.raises(CheckpointError, match="object tree was edited or is corrupted"):
+        nn.load(path)
+
+
+@pytest.mark.parametrize("tree", [{"__tuple__": 5}, {"__float__": "many"}, {"__dict__": 3}, {"__dict__": [[1]]}])
+def test_malformed_tags_raise_checkpoint_error(tmp_path, tree):
+    from nn.serialization import _checksum, _text_checksum
+
+    path = tmp_path / "t.safetensors"
+    arrays = {"w": np.ones(2, dtype=np.float32)}
+    text = json.dumps({"w": {"__ndarray__": "w"}, "x": tree})
+    safetensors.numpy.save_file(arrays, path, metadata={
+        "format": "minigrad", "minigrad.format_version": "1", "minigrad.tree": text,
+        "minigrad.tree_crc32": _text_checksum(text), "minigrad.crc32": _checksum(arrays)})
+    with pytest.raises(CheckpointError, match=r"t\.safetensors: corrupted checkpoint: (malformed object tree|bad dict)"):
+        nn.load(path)
+
+
+def test_temporaries_are_the_files_a_cut_off_save_leaves(tmp_path, monkeypatch):
+    from nn.serialization import temporaries
+
+    path = tmp_path / "ckpt.safetensors"
+    nn.save({"w": minigrad.ones(3)}, path)
+    left = []
+
+    def killed(tensors, filename, metadata=None):  # a save that never returns, as under kill -9
+        left.append(filename)
+        with open(filename, "wb") as f:
+            f.write(b"partial")
+        raise SystemExit  # (atomic_write removes its temporary on the way out: put one back)
+
+    monkeypatch.setattr(safetensors.numpy, "save_file", killed)
+    with pytest.raises(SystemExit):
+        nn.save({"w": minigrad.zeros(3)}, path)
+    (tmp_path / os.path.basename(left[0])).write_bytes(b"partial")
+    (tmp_path / ".ckpt.safetensors.mine.tmp").write_text("not a save's")
+    assert temporaries(path) == [left[0]]
+    assert temporaries(tmp_path / "best.safetensors") == []

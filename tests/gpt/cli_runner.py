@@ -1,0 +1,51 @@
+"""Running train.py and sample.py as a user does: a fresh Python process from the repository root."""
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXT = ("First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n\n" * 40)
+
+
+def env():
+    e = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
+    e.pop("PYTHONWARNINGS", None)
+    return e
+
+
+def cli(script, *args, timeout=120, **kw):
+    """Run `python script args...`; returns the CompletedProcess (text stdout and stderr)."""
+    return subprocess.run([sys.executable, str(ROOT / script), *map(str, args)], cwd=ROOT, env=env(),
+                          capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def popen(script, *args, **kw):
+    return subprocess.Popen([sys.executable, str(ROOT / script), *map(str, args)], cwd=ROOT, env=env(), **kw)
+
+
+def tiny(tmp, **over):
+    """Flags of a tiny run on TEXT (written to tmp/corpus.txt) with its data and out_dir under tmp."""
+    tmp = Path(tmp)
+    corpus = tmp / "corpus.txt"
+    if not corpus.exists():
+        tmp.mkdir(parents=True, exist_ok=True)
+        corpus.write_text(TEXT)
+    args = dict(out_dir=tmp / "out", dataset="tiny", input=corpus, data_dir=tmp / "data", n_layer=1, n_head=2,
+                n_embd=16, block_size=16, batch_size=4, max_iters=6, eval_interval=3, eval_iters=2, log_interval=1,
+                warmup_iters=2, lr_decay_iters=12, progress=False)
+    args.update(over)
+    return [f"--{k}={v}" for k, v in args.items() if v is not None]
+
+
+def checkpoint_hashes(out_dir):
+    """{name: sha256} of every file in out_dir (checkpoints, log, temporaries)."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(Path(out_dir).iterdir()) if p.is_file()}
+
+
+def one_line(text):
+    """The single non-empty line of `text` (asserts there is exactly one)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    return lines[0]
