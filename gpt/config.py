@@ -35,7 +35,8 @@ class TrainConfig:
     eval_iters: int = knob(20, "batches per split averaged in each loss estimate")
     eval_only: bool = knob(False, "estimate the loss once, then exit")
     always_save_checkpoint: bool = knob(False, "save at every evaluation, not only when val loss improves")
-    init_from: str = knob("scratch", "start from scratch, or resume from out_dir's checkpoint", ("scratch", "resume"))
+    init_from: str = knob("scratch", "scratch, resume (out_dir's checkpoint), gpt2|gpt2-medium|gpt2-large|gpt2-xl, "
+                          "or a folder of config.json + model.safetensors (docs/pretrained.md)")
     # data
     dataset: str = knob("default", "default (Python docs), shakespeare_char, shakespeare, or your own with --input")
     input: str = knob("", "text file or folder of text files to prepare the dataset from")

@@ -68,7 +68,7 @@ def find_model_dir(name_or_path):
     looked = []
     for folder, shown in _search_folders(name):
         looked.append(shown)
-        if all((folder / f).is_file() for f in (CONFIG_NAME, WEIGHTS_NAME)):
+        if folder is not None and all((folder / f).is_file() for f in (CONFIG_NAME, WEIGHTS_NAME)):
             return folder
     raise PretrainedError(
         f"{name}: no folder holding {CONFIG_NAME} and {WEIGHTS_NAME} in {', '.join(looked)}; "
@@ -199,16 +199,18 @@ class SafetensorsFile:
             size = path.stat().st_size
             with open(path, "rb") as f:
                 head = f.read(8)
-                if head.startswith(b"version "):
-                    raise PretrainedError(f"{path} is a Git LFS pointer, not the weights: fetch them (git lfs pull)")
                 n = int.from_bytes(head, "little") if len(head) == 8 else -1
-                if n < 2 or 8 + n > size:
-                    raise PretrainedError(f"{path} is truncated or not a safetensors file ({size:,} bytes, "
-                                          "too short for the header it announces)")
-                header = json.loads(f.read(n))
+                raw = f.read(n) if 2 <= n <= size - 8 else b""
         except OSError as e:
             raise PretrainedError(f"cannot read {path}: {e.strerror or e}") from None
-        except (UnicodeDecodeError, ValueError):
+        if head.startswith(b"version "):
+            raise PretrainedError(f"{path} is a Git LFS pointer, not the weights: fetch them (git lfs pull)")
+        if not raw:
+            raise PretrainedError(f"{path} is truncated or not a safetensors file ({size:,} bytes, too short "
+                                  "for the header it announces)")
+        try:
+            header = json.loads(raw)
+        except ValueError:  # (UnicodeDecodeError is one)
             raise PretrainedError(f"{path} is not a safetensors file (its header is not JSON)") from None
         if not isinstance(header, dict):
             raise PretrainedError(f"{path} is not a safetensors file (its header is not a JSON object)")

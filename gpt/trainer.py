@@ -24,9 +24,11 @@ import nn
 from gpt.config import ConfigError
 from gpt.data import BatchSampler, DataError, Dataset, prepare_dataset
 from gpt.model import GPT, GPTConfig, measure_peak_flops
+from gpt.plot import update_run_plot
+from gpt.pretrained import check_tokenizer, for_finetuning, is_pretrained
 from nn.optim.lr_scheduler import warmup_cosine_lr
 
-MODEL_KEYS = ("n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size", "dropout")
+MODEL_KEYS = ("n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size", "dropout", "activation")
 CKPT_NAME, BEST_NAME = "ckpt.safetensors", "best.safetensors"
 
 
@@ -83,6 +85,8 @@ class Trainer:
             if not self.out_dir.is_dir():
                 raise TrainError(f"cannot resume: out_dir {self.out_dir} does not exist")
             ckpt = load_checkpoint(self.out_dir / CKPT_NAME)
+        # GPT-2's weights or a folder in their layout (gpt/pretrained.py), read before any data is written
+        pretrained = for_finetuning(cfg, self.log) if is_pretrained(cfg.init_from) else None
 
         path = prepare_dataset(cfg.dataset, data_dir=cfg.data_dir, input=cfg.input or None,
                                tokenizer=_tokenizer_arg(cfg), ranks_path=getattr(cfg, "gpt2_tiktoken", None) or None)
@@ -90,14 +94,15 @@ class Trainer:
         self.dataset.check_block_size(cfg.block_size)
         self.meta = self.dataset.meta
 
-        model_args = {k: getattr(cfg, k) for k in MODEL_KEYS if k != "vocab_size"}
+        model_args = {k: getattr(cfg, k) for k in MODEL_KEYS if k != "vocab_size" and hasattr(cfg, k)}
         model_args["vocab_size"] = self.dataset.vocab_size
         if ckpt is not None:
             saved = ckpt["model_args"]
             # the architecture comes from the checkpoint; say so when the flags disagree
             for k in MODEL_KEYS:
                 if k in saved and k != "dropout" and saved[k] != model_args.get(k):
-                    self.log(f"note: {k}={saved[k]} from the checkpoint (config said {model_args.get(k)})")
+                    if k in model_args:  # (activation is no flag: only the checkpoint sets it)
+                        self.log(f"note: {k}={saved[k]} from the checkpoint (config said {model_args.get(k)})")
                     model_args[k] = saved[k]
             if saved.get("vocab_size") != self.dataset.vocab_size:
                 raise TrainError(
@@ -105,7 +110,11 @@ class Trainer:
                     f"{cfg.dataset!r} ({self.dataset.vocab_size}): resume with the dataset it was trained on"
                 )
         minigrad.manual_seed(cfg.seed)
-        self.model = GPT(GPTConfig(grad_checkpoint=cfg.grad_checkpoint, **model_args))
+        if pretrained is not None:
+            check_tokenizer(pretrained, self.meta["tokenizer"]["kind"], self.dataset.vocab_size, f"dataset {cfg.dataset!r}")
+            self.model = pretrained
+        else:
+            self.model = GPT(GPTConfig(grad_checkpoint=cfg.grad_checkpoint, **model_args))
         if cfg.device != "cpu":
             self.model.to(cfg.device)
         self.optimizer = self.model.configure_optimizers(cfg.weight_decay, cfg.learning_rate, (cfg.beta1, cfg.beta2))
@@ -194,6 +203,7 @@ class Trainer:
                         self.best_val_loss, self.sampler, self.meta)
 
     def _record(self, entry):
+        entry.setdefault("tokens", entry["iter"] * self.tokens_per_iter)  # gpt.plot's second x axis
         self.out_dir.mkdir(parents=True, exist_ok=True)
         with open(self.out_dir / "log.jsonl", "a") as f:
             f.write(json.dumps(entry) + "\n")
@@ -203,6 +213,7 @@ class Trainer:
         self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
         self._record({"iter": self.iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
                       "lr": self.lr_at(self.iter_num)})
+        update_run_plot(self.out_dir, self.log)  # OUT_DIR/loss.png (gpt/plot.py)
         improved = losses["val"] < self.best_val_loss
         if improved:
             self.best_val_loss = losses["val"]
@@ -269,7 +280,10 @@ class Trainer:
 
 
 def _tokenizer_arg(cfg):
-    return getattr(cfg, "tokenizer", None) or None
+    kind = getattr(cfg, "tokenizer", None) or None
+    if kind in (None, "auto") and is_pretrained(cfg.init_from):
+        return "gpt2"  # a pretrained GPT-2 reads GPT-2's token ids
+    return kind
 
 
 class _progress:
