@@ -57,6 +57,9 @@ def read_log(out_dir):
     return runs
 
 
+_KINDS = ("train, each step", "train (estimate)", "val (estimate)")
+
+
 def figure(runs, labels):
     """A matplotlib Figure of the runs' losses: against iterations and, where the log records
     them, against tokens seen."""
@@ -64,10 +67,14 @@ def figure(runs, labels):
     from matplotlib.ticker import EngFormatter
 
     with_tokens = any("tokens" in e for run in runs for e in run["evals"] + run["steps"])
-    fig = Figure(figsize=(12 if with_tokens else 7, 4.5))
+    # the legend goes below the axes, a row per run, where it can hide no curve
+    legend_in = 0.1 + 0.2 * len(runs)
+    height = 4.2 + legend_in
+    fig = Figure(figsize=(12 if with_tokens else 7, height))
     axes = fig.subplots(1, 2 if with_tokens else 1, squeeze=False)[0]
     # fixed margins: a layout engine would double the time of a redraw, which train.py does at each evaluation
-    fig.subplots_adjust(left=0.07 if with_tokens else 0.11, right=0.98, bottom=0.12, top=0.92, wspace=0.2)
+    fig.subplots_adjust(left=0.07 if with_tokens else 0.11, right=0.98, bottom=(0.55 + legend_in) / height,
+                        top=1 - 0.35 / height, wspace=0.2)
     xs = [("iter", "iteration")] + ([("tokens", "tokens seen")] if with_tokens else [])
     for ax, (key, name) in zip(axes, xs):
         for i, (run, label) in enumerate(zip(runs, labels)):
@@ -76,19 +83,21 @@ def figure(runs, labels):
             evals = [e for e in run["evals"] if key in e]
             if steps:
                 ax.plot([e[key] for e in steps], [e["loss"] for e in steps], color=color, alpha=0.25, lw=0.8,
-                        label=f"{label}: train (each step)")
+                        label=f"{label}: {_KINDS[0]}")
             if evals:
                 ax.plot([e[key] for e in evals], [e["train_loss"] for e in evals], color=color, marker=".",
-                        label=f"{label}: train")
+                        label=f"{label}: {_KINDS[1]}")
                 ax.plot([e[key] for e in evals], [e["val_loss"] for e in evals], color=color, ls="--", marker=".",
-                        label=f"{label}: val")
+                        label=f"{label}: {_KINDS[2]}")
         ax.set_xlabel(name)
         ax.set_ylabel("loss (cross-entropy, nats per token)")
         ax.set_title(f"loss against {name}")
         ax.grid(True, alpha=0.3)
         if key == "tokens":
             ax.xaxis.set_major_formatter(EngFormatter())
-    axes[0].legend(fontsize="small", loc="upper right")  # losses fall: their upper right is empty
+    # the legend fills its 3 columns one after the other: ordered by kind of line, each run gets a row
+    entries = sorted(zip(*axes[0].get_legend_handles_labels()), key=lambda e: _KINDS.index(e[1].rsplit(": ", 1)[1]))
+    fig.legend(*zip(*entries), loc="lower center", ncol=3, fontsize="small", frameon=False)
     return fig
 
 

@@ -388,8 +388,8 @@ def for_finetuning(cfg, log):
     cropped to cfg.block_size when that is shorter. The shape flags (n_layer, ...) do not apply."""
     model = load_pretrained(cfg.init_from, {"dropout": cfg.dropout, "grad_checkpoint": cfg.grad_checkpoint})
     c = model.config
-    log(f"init_from={cfg.init_from}: {model.source} (n_layer={c.n_layer}, n_head={c.n_head}, n_embd={c.n_embd}, "
-        f"vocab_size={c.vocab_size}, activation={c.activation}; the shape comes from its {CONFIG_NAME})")
+    log(f"init_from={cfg.init_from}: weights from {model.source} (n_layer={c.n_layer}, n_head={c.n_head}, "
+        f"n_embd={c.n_embd}, vocab_size={c.vocab_size}, activation={c.activation}: the shape is its {CONFIG_NAME}'s)")
     if cfg.block_size < c.block_size:
         log(f"context cropped from {c.block_size} to block_size={cfg.block_size} tokens")
         model.crop_block_size(cfg.block_size)

@@ -47,13 +47,14 @@ def test_two_runs_on_one_figure_with_named_axes_and_a_legend_entry_per_run(tmp_p
     by_iter, by_tokens = fig.axes
     assert by_iter.get_xlabel() == "iteration" and by_tokens.get_xlabel() == "tokens seen"
     assert "loss" in by_iter.get_ylabel() and "loss" in by_tokens.get_ylabel()
-    legend = [t.get_text() for t in by_iter.get_legend().get_texts()]
+    (legend,) = fig.legends
+    names = [t.get_text() for t in legend.get_texts()]
     for run in ("scratch", "finetuned"):
-        assert {f"{run}: train", f"{run}: val"} <= set(legend)
+        assert {f"{run}: train (estimate)", f"{run}: val (estimate)", f"{run}: train, each step"} <= set(names)
     # the tokens axis is the iterations times each run's tokens per iteration
     lines = {line.get_label(): line for line in by_tokens.get_lines()}
-    assert list(lines["finetuned: val"].get_xdata()) == [0, 10240, 20480]
-    assert list(lines["finetuned: val"].get_ydata()) == [3.1, 3.1 - 10 / 11, 3.1 - 20 / 11]
+    assert list(lines["finetuned: val (estimate)"].get_xdata()) == [0, 10240, 20480]
+    assert list(lines["finetuned: val (estimate)"].get_ydata()) == [3.1, 3.1 - 10 / 11, 3.1 - 20 / 11]
 
 
 def test_cli_writes_a_png(tmp_path, capsys):
