@@ -32,7 +32,7 @@ def main(argv=None):
             raise TrainError(f"{target / present[0]} exists: pass --force to replace it")
         model, _ = load_model(args.out_dir, args.ckpt)
         model.save_pretrained(target)
-    except (TrainError, ValueError) as e:
+    except (TrainError, ValueError, OSError) as e:
         print(f"gpt.export: error: {e}", file=sys.stderr)
         return 2
     c = model.config

@@ -6,6 +6,7 @@ of 50257, 64 positions), its weights perturbed so that no bias is zero and no La
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -440,3 +441,17 @@ def test_fine_tuned_run_samples_and_exports_to_transformers(finetuned, tmp_path,
     assert export.main([str(out), str(target), "--force", "--ckpt=best"]) == 0
     assert export.main([str(tmp_path / "nowhere"), str(tmp_path / "new")]) == 2
     assert "does not exist" in capsys.readouterr().err and not (tmp_path / "new").exists()
+
+
+def test_a_fine_tuned_run_resumes_with_gpt2s_activation(finetuned, tmp_path):
+    out, _ = finetuned
+    shutil.copytree(out, tmp_path / "out")
+    saved = nn.load(out / "ckpt.safetensors")
+    cfg = dict(saved["config"], out_dir=str(tmp_path / "out"), init_from="resume", max_iters=6)
+    argv = [f"--{k}={v}" for k, v in cfg.items() if v != ""]
+    lines = []
+    t = trainer.Trainer(parse_config(argv)[0], log=lines.append)
+    assert t.model.config.activation == "gelu_tanh" and t.model.config.block_size == 32
+    assert not any("activation" in line for line in lines)  # no flag sets it: no note about it
+    t.run()
+    assert t.iter_num == 6
