@@ -56,6 +56,8 @@ def find_model_dir(name_or_path):
     """
     name = os.fspath(name_or_path)
     path = Path(name).expanduser()
+    if name.removeprefix("openai-community/") in NAMES and not path.is_dir():  # the Hugging Face repo id
+        name = name.removeprefix("openai-community/")
     if name not in NAMES or path.is_dir():
         if path.is_file():
             raise PretrainedError(f"{path} is a file: pass the folder that holds {CONFIG_NAME} and {WEIGHTS_NAME}")

@@ -220,6 +220,7 @@ def test_names_are_found_in_the_pretrained_dir_and_the_hugging_face_cache(tmp_pa
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text("abc123")
     assert find_model_dir("gpt2") == repo / "snapshots" / "abc123"
+    assert find_model_dir("openai-community/gpt2") == repo / "snapshots" / "abc123"  # the repo id works too
     assert GPT.from_pretrained("gpt2").config.n_embd == 16
     # $MINIGRAD_PRETRAINED_DIR/NAME comes first
     mine = tmp_path / "mine"
