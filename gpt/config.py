@@ -40,7 +40,8 @@ class TrainConfig:
     always_save_checkpoint: bool = knob(
         False, "write ckpt.safetensors at every evaluation (else only when val loss improves, as nanoGPT); "
         "best.safetensors is written whenever it does")
-    init_from: str = knob("scratch", "start from scratch, or resume from out_dir's checkpoint", ("scratch", "resume"))
+    init_from: str = knob("scratch", "scratch, resume (out_dir's checkpoint), gpt2|gpt2-medium|gpt2-large|gpt2-xl, "
+                          "or a folder of config.json + model.safetensors (docs/pretrained.md)")
     overwrite: bool = knob(False, "let a fresh run replace the checkpoints and log of an earlier run in out_dir")
     # data
     dataset: str = knob("default", "default (Python docs), shakespeare_char, shakespeare, or your own with --input")

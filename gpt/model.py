@@ -32,6 +32,7 @@ class GPTConfig:
     dropout: float = 0.0
     bias: bool = True  # biases in Linear and LayerNorm layers, as GPT-2; False is a bit better and faster
     grad_checkpoint: bool = False  # recompute each block's activations in backward instead of keeping them
+    activation: str = "gelu"  # the MLP's: "gelu" (exact, nanoGPT's) or "gelu_tanh" (GPT-2's tanh approximation)
 
     def __post_init__(self):
         for name in ("block_size", "vocab_size", "n_layer", "n_head", "n_embd"):
@@ -42,6 +43,12 @@ class GPTConfig:
             raise ValueError(f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.activation not in GELU_APPROXIMATE:
+            raise ValueError(f"activation must be one of {', '.join(GELU_APPROXIMATE)}, got {self.activation!r}")
+
+
+# GPTConfig.activation -> nn.GELU's `approximate`
+GELU_APPROXIMATE = {"gelu": "none", "gelu_tanh": "tanh"}
 
 
 class CausalSelfAttention(nn.Module):
@@ -82,7 +89,7 @@ class MLP(nn.Module):
     def __init__(self, config):
         super().__init__()
         self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd, bias=config.bias)
-        self.gelu = nn.GELU()
+        self.gelu = nn.GELU(approximate=GELU_APPROXIMATE[config.activation])
         self.c_proj = nn.Linear(4 * config.n_embd, config.n_embd, bias=config.bias)
         self.dropout = nn.Dropout(config.dropout)
 
@@ -258,6 +265,7 @@ class GPT(nn.Module):
         if T > 1 and start:
             raise ValueError("a prompt of several tokens can only fill an empty cache")
         wte, wpe, blocks, (lnf_w, lnf_b, lnf_eps), (head_w, head_b) = weights or self._decode_weights()
+        approximate = GELU_APPROXIMATE[cfg.activation]
         with minigrad.no_grad():
             x = F.embedding(Tensor(idx), wte) + wpe[start:start + T]  # (B, T, C)
             for (ln_1, c_attn, attn_proj, ln_2, c_fc, mlp_proj), layer_cache in zip(blocks, cache.layers):
@@ -268,8 +276,23 @@ class GPT(nn.Module):
                 y = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1)
                 x = x + F.linear(y.transpose(1, 2).reshape(B, T, C), *attn_proj)
                 h = F.layer_norm(x, (C,), *ln_2)
-                x = x + F.linear(F.gelu(F.linear(h, *c_fc)), *mlp_proj)
+                x = x + F.linear(F.gelu(F.linear(h, *c_fc), approximate=approximate), *mlp_proj)
             return F.linear(F.layer_norm(x[:, -1], (C,), lnf_w, lnf_b, lnf_eps), head_w, head_b).data
+
+    @classmethod
+    def from_pretrained(cls, name_or_path, override_args=None):
+        """OpenAI's GPT-2 ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", found in a local cache) or
+        any folder of config.json + model.safetensors in Hugging Face's GPT-2 layout. override_args
+        may set dropout and grad_checkpoint. See gpt/pretrained.py and docs/pretrained.md."""
+        from gpt.pretrained import load_pretrained  # (gpt.pretrained imports this module)
+
+        return load_pretrained(name_or_path, override_args)
+
+    def save_pretrained(self, directory):
+        """Write config.json + model.safetensors in Hugging Face's GPT-2 layout (GPT2LMHeadModel loads it)."""
+        from gpt.pretrained import save_pretrained
+
+        save_pretrained(self, directory)
 
     def crop_block_size(self, block_size):
         """Shrink the context length (e.g. to fine-tune a pretrained model on shorter blocks)."""

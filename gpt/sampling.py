@@ -7,6 +7,7 @@ from pathlib import Path
 
 import minigrad
 from gpt.model import GPT, GPTConfig
+from gpt.pretrained import for_sampling
 from gpt.tokenizer import DataError, tokenizer_from_meta
 from gpt.trainer import BEST_NAME, CKPT_NAME, TrainError, load_checkpoint
 
@@ -24,6 +25,9 @@ def build_parser():
         description="Generate text from a model trained by train.py.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
+    p.add_argument("--init_from", default="resume",
+                   help="resume: the checkpoint in --out_dir; or gpt2, gpt2-medium, gpt2-large, gpt2-xl, or a folder "
+                        "of config.json + model.safetensors (GPT-2's layout)")
     p.add_argument("--out_dir", default="out", help="folder holding the checkpoint train.py wrote")
     p.add_argument("--ckpt", default="latest", choices=["latest", "best"], help="which checkpoint to load")
     p.add_argument("--start", default="\n",
@@ -107,9 +111,12 @@ def main(argv=None):
         print(f"sample.py: error: {problem}", file=sys.stderr)
         return 2
     try:
-        model, ckpt = load_model(args.out_dir, args.ckpt, args.device)
-        meta = ckpt.get("dataset") or {}
-        tok = tokenizer_from_meta(meta.get("tokenizer", meta), ranks_path=args.gpt2_tiktoken)
+        if args.init_from == "resume":
+            model, ckpt = load_model(args.out_dir, args.ckpt, args.device)
+            meta = ckpt.get("dataset") or {}
+            tok = tokenizer_from_meta(meta.get("tokenizer", meta), ranks_path=args.gpt2_tiktoken)
+        else:  # GPT-2's weights or a folder in their layout (gpt/pretrained.py)
+            model, tok = for_sampling(args.init_from, args.device, args.gpt2_tiktoken)
         prompt = read_prompt(args.start)
         prompt_ids = tok.encode(prompt)
         if not prompt_ids:

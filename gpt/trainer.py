@@ -32,10 +32,12 @@ import nn
 from gpt.config import ConfigError, config_to_dict, resume_config
 from gpt.data import BatchSampler, DataError, Dataset, prepare_dataset
 from gpt.model import GPT, GPTConfig
+from gpt.plot import update_run_plot
+from gpt.pretrained import check_tokenizer, for_finetuning, is_pretrained
 from nn.optim.lr_scheduler import warmup_cosine_lr
 from nn.serialization import atomic_write, temporaries
 
-MODEL_KEYS = ("n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size", "dropout")
+MODEL_KEYS = ("n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size", "dropout", "activation")
 CKPT_NAME, BEST_NAME, LOG_NAME = "ckpt.safetensors", "best.safetensors", "log.jsonl"
 RUN_FILES = (CKPT_NAME, BEST_NAME, LOG_NAME)
 
@@ -359,10 +361,12 @@ class Trainer:
         if self.cfg.init_from == "resume":
             ckpt = load_checkpoint(self.out_dir / CKPT_NAME, need=_RESUME_ENTRIES)
             self.cfg = resume_config(self.cfg, ckpt["config"])
+        # GPT-2's weights or a folder in their layout (gpt/pretrained.py), read before anything is written
+        pretrained = for_finetuning(self.cfg, self.log) if is_pretrained(self.cfg.init_from) else None
         if not self.cfg.eval_only:
             self._lock = prepare_out_dir(self.cfg, self.log)
         self._load_data()
-        self._build(ckpt)
+        self._build(ckpt, pretrained)
         check_memory(self.cfg, self.model.config)
         self.iter_num, self.best_val_loss = 0, float("inf")
         self.ckpt_iter = None  # the iteration ckpt.safetensors holds, once this run knows it
@@ -379,16 +383,24 @@ class Trainer:
         self.dataset.check_block_size(cfg.block_size)
         self.meta = self.dataset.meta
 
-    def _build(self, ckpt):
+    def _build(self, ckpt, pretrained=None):
         cfg = self.cfg
-        model_args = {k: getattr(cfg, k) for k in MODEL_KEYS if k != "vocab_size"}
-        model_args["vocab_size"] = self.dataset.vocab_size
+        model_args = {k: getattr(cfg, k) for k in MODEL_KEYS if k not in ("vocab_size", "activation")}
+        model_args["vocab_size"], model_args["activation"] = self.dataset.vocab_size, "gelu"
+        if ckpt is not None:  # the architecture is the checkpoint's (a fine-tuned GPT-2's is no flag's)
+            model_args.update({k: v for k, v in ckpt["model_args"].items() if k in MODEL_KEYS and k != "dropout"})
         if ckpt is not None and ckpt["model_args"]["vocab_size"] != self.dataset.vocab_size:
             raise TrainError(
                 f"the checkpoint's vocabulary ({ckpt['model_args']['vocab_size']}) differs from dataset "
                 f"{cfg.dataset!r} ({self.dataset.vocab_size}): resume with the dataset it was trained on")
         minigrad.manual_seed(cfg.seed)
-        self.model = GPT(GPTConfig(grad_checkpoint=cfg.grad_checkpoint, **model_args))
+        if pretrained is not None:
+            check_tokenizer(pretrained, self.meta["tokenizer"]["kind"], self.dataset.vocab_size, f"dataset {cfg.dataset!r}")
+            self.model = pretrained
+            for k in ("n_layer", "n_head", "n_embd", "block_size", "bias"):  # the config saved says what was trained
+                setattr(self.cfg, k, getattr(pretrained.config, k))
+        else:
+            self.model = GPT(GPTConfig(grad_checkpoint=cfg.grad_checkpoint, **model_args))
         if cfg.device != "cpu":
             self.model.to(cfg.device)
         self.optimizer = self.model.configure_optimizers(cfg.weight_decay, cfg.learning_rate, (cfg.beta1, cfg.beta2))
@@ -492,6 +504,7 @@ class Trainer:
             self.ckpt_iter = self.iter_num
 
     def _record(self, entry):
+        entry.setdefault("tokens", entry["iter"] * self.tokens_per_iter)  # gpt.plot's second x axis
         with open(self.out_dir / LOG_NAME, "a") as f:
             f.write(json.dumps(entry) + "\n")
 
@@ -503,6 +516,7 @@ class Trainer:
         self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
         self._record({"iter": self.iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
                       "lr": self.lr_at(self.iter_num)})
+        update_run_plot(self.out_dir, self.log)  # OUT_DIR/loss.png (gpt/plot.py)
         improved = losses["val"] < self.best_val_loss
         if improved:
             self.best_val_loss = losses["val"]
@@ -617,7 +631,10 @@ class Trainer:
 
 
 def _tokenizer_arg(cfg):
-    return getattr(cfg, "tokenizer", None) or None
+    kind = getattr(cfg, "tokenizer", None) or None
+    if kind in (None, "auto") and is_pretrained(cfg.init_from):
+        return "gpt2"  # a pretrained GPT-2 reads GPT-2's token ids
+    return kind
 
 
 def main(argv=None):

@@ -178,7 +178,6 @@ def test_wrong_type_in_a_file_names_the_line(tmp_path):
     "args, message",
     [
         (["--n_embd=100", "--n_head=3"], "n_embd=100 is not a multiple of n_head=3"),
-        (["--init_from=gpt2-xl"], "init_from='gpt2-xl' is not one of scratch, resume"),
         (["--device=tpu"], "device='tpu' is not one of cpu, cuda"),
         (["--tokenizer=bpe"], "tokenizer='bpe' is not one of auto, char, gpt2"),
         (["--batch_size=0"], "batch_size must be positive, got 0"),
