@@ -31,7 +31,7 @@ import minigrad
 import nn
 from gpt.config import ConfigError, config_to_dict, resume_config
 from gpt.data import BatchSampler, DataError, Dataset, prepare_dataset
-from gpt.model import GPT, GPTConfig
+from gpt.model import GELU_APPROXIMATE, GPT, GPTConfig
 from gpt.plot import update_run_plot
 from gpt.pretrained import check_tokenizer, for_finetuning, is_pretrained
 from nn.optim.lr_scheduler import warmup_cosine_lr
@@ -84,9 +84,12 @@ def load_checkpoint(path, need=()):
 
 
 def _check_model_args(args, path):
+    args.setdefault("activation", "gelu")  # checkpoints written before GPT-2's tanh GELU was an option
     for key in MODEL_KEYS:
         value = args.get(key)
-        if key == "bias":
+        if key == "activation":
+            ok = value in GELU_APPROXIMATE
+        elif key == "bias":
             ok = isinstance(value, bool)
         elif key == "dropout":
             ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1
@@ -363,11 +366,11 @@ class Trainer:
             self.cfg = resume_config(self.cfg, ckpt["config"])
         # GPT-2's weights or a folder in their layout (gpt/pretrained.py), read before anything is written
         pretrained = for_finetuning(self.cfg, self.log) if is_pretrained(self.cfg.init_from) else None
-        if not self.cfg.eval_only:
-            self._lock = prepare_out_dir(self.cfg, self.log)
         self._load_data()
         self._build(ckpt, pretrained)
         check_memory(self.cfg, self.model.config)
+        if not self.cfg.eval_only:  # only now that every setting has been checked is out_dir touched
+            self._lock = prepare_out_dir(self.cfg, self.log)
         self.iter_num, self.best_val_loss = 0, float("inf")
         self.ckpt_iter = None  # the iteration ckpt.safetensors holds, once this run knows it
         if ckpt is not None:

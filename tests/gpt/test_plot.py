@@ -113,7 +113,7 @@ def test_without_matplotlib_training_says_so_once(tmp_path, monkeypatch, capsys)
     monkeypatch.setattr(plot, "_notice_shown", False)
     lines = []
     out = tiny_run(tmp_path, log=lines.append)
-    notices = [line for line in lines if "matplotlib" in line]
+    notices = [line for line in lines if "loss.png" in line and "matplotlib" in line]
     assert notices == ["note: no loss.png is drawn without matplotlib: pip install 'minigrad[plot]' (matplotlib)"]
     assert not (out / "loss.png").exists() and (out / "ckpt.safetensors").exists()
     assert plot.main([str(out)]) == 2
