@@ -50,6 +50,11 @@ def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps); 
     return out_full, mean, rstd
 
 
+def layer_norm_arrays(xd, wd, bd, D, eps):
+    """LayerNorm's forward on arrays (no graph): x (..., D), w and b (D,) or None -> y (..., D)."""
+    return _forward_rows(xd, wd, bd, D, eps)[0]
+
+
 class LayerNorm(Function):
     node_name = "NativeLayerNormBackward0"
 
