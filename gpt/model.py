@@ -233,28 +233,31 @@ class GPT(nn.Module):
         return self.lm_head(x[:, [-1], :]), None
 
     def _decode_weights(self):
-        """The weights `_cached_forward` reads, looked up once per generation rather than per token:
-        (wte, wpe, per block (ln_1, c_attn, attn.c_proj, ln_2, c_fc, mlp.c_proj), ln_f, lm_head),
-        linear layers as (weight, bias), layer norms as (weight, bias, eps)."""
+        """The weights `_cached_forward` reads, as arrays, looked up once per generation rather than
+        per token: (wte, wpe, per block (ln_1, c_attn, attn.c_proj, ln_2, c_fc, mlp.c_proj), ln_f,
+        lm_head), linear layers as (weight, bias), layer norms as (weight, bias, eps)."""
         tr = self.transformer
 
+        def arr(p):
+            return None if p is None else p.data
+
         def lin(m):
-            return m.weight, m.bias
+            return arr(m.weight), arr(m.bias)
 
         def ln(m):
-            return m.weight, m.bias, m.eps
+            return arr(m.weight), arr(m.bias), m.eps
 
         blocks = [(ln(b.ln_1), lin(b.attn.c_attn), lin(b.attn.c_proj), ln(b.ln_2), lin(b.mlp.c_fc), lin(b.mlp.c_proj))
                   for b in tr.h]
-        return tr.wte.weight, tr.wpe.weight, blocks, ln(tr.ln_f), lin(self.lm_head)
+        return tr.wte.weight.data, tr.wpe.weight.data, blocks, ln(tr.ln_f), lin(self.lm_head)
 
     def _cached_forward(self, idx, cache, weights=None):
         """Logits (B, V) of the last position of idx (a (B, T) int64 array), extending `cache`.
 
         T = 1 is one generation step; T > 1 fills an empty cache with a prompt (causal attention).
-        The same model and the same functions as `forward` (nn.functional's, with the graph off),
-        without the Module calls around them: a generated token is ~100 small ops, and the Module
-        bookkeeping around each costs more than the arithmetic.
+        The same model and the same ops as `forward`, through nn.functional's array forms (the ops'
+        forwards on raw arrays): a generated token is ~100 small ops, and the Tensor, graph-mode and
+        Module bookkeeping around each would cost more than the arithmetic.
         Equal to `forward(idx, cache=cache)`'s last logits, bit for bit (tested).
         """
         cfg = self.config
@@ -266,18 +269,18 @@ class GPT(nn.Module):
             raise ValueError("a prompt of several tokens can only fill an empty cache")
         wte, wpe, blocks, (lnf_w, lnf_b, lnf_eps), (head_w, head_b) = weights or self._decode_weights()
         approximate = GELU_APPROXIMATE[cfg.activation]
-        with minigrad.no_grad():
-            x = F.embedding(Tensor(idx), wte) + wpe[start:start + T]  # (B, T, C)
-            for (ln_1, c_attn, attn_proj, ln_2, c_fc, mlp_proj), layer_cache in zip(blocks, cache.layers):
-                h = F.layer_norm(x, (C,), *ln_1)
-                qkv = F.linear(h, *c_attn).reshape(B, T, 3, nh, hs)
-                q, k, v = (qkv[:, :, i].transpose(1, 2) for i in range(3))  # (B, nh, T, hs) views
-                k, v = layer_cache.append(k, v)
-                y = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1)
-                x = x + F.linear(y.transpose(1, 2).reshape(B, T, C), *attn_proj)
-                h = F.layer_norm(x, (C,), *ln_2)
-                x = x + F.linear(F.gelu(F.linear(h, *c_fc), approximate=approximate), *mlp_proj)
-            return F.linear(F.layer_norm(x[:, -1], (C,), lnf_w, lnf_b, lnf_eps), head_w, head_b).data
+        x = wte[idx] + wpe[start:start + T]  # (B, T, C)
+        scale = 1.0 / math.sqrt(hs)
+        for (ln_1, c_attn, attn_proj, ln_2, c_fc, mlp_proj), layer_cache in zip(blocks, cache.layers):
+            h = F.layer_norm_arrays(x, ln_1[0], ln_1[1], C, ln_1[2])
+            qkv = F.linear_arrays(h, *c_attn).reshape(B, T, 3, nh, hs)
+            q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))  # (B, nh, T, hs) views
+            k, v = layer_cache.append_arrays(k, v)
+            y = F.attention_arrays(q, k, v, T > 1, scale)
+            x = x + F.linear_arrays(y.transpose(0, 2, 1, 3).reshape(B, T, C), *attn_proj)
+            h = F.layer_norm_arrays(x, ln_2[0], ln_2[1], C, ln_2[2])
+            x = x + F.linear_arrays(F.gelu_arrays(F.linear_arrays(h, *c_fc), approximate), *mlp_proj)
+        return F.linear_arrays(F.layer_norm_arrays(x[:, -1], lnf_w, lnf_b, C, lnf_eps), head_w, head_b)
 
     @classmethod
     def from_pretrained(cls, name_or_path, override_args=None):

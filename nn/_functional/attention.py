@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from minigrad import backends
+from minigrad.autograd.function import ArrayArg
 
 from ._common import Function, Tensor, check_tensor, once_differentiable, row_dot, row_sum, sum_to, xp_of
 from .dropout import keep_mask
@@ -120,6 +121,12 @@ class Attention(Function):
         needs = ctx.needs_input_grad
         return tuple(Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)) + (None,) * 5
+
+
+def attention_arrays(q, k, v, is_causal, scale):
+    """Attention's forward on arrays (no graph, no mask, no dropout): q (..., L, E), k (..., S, E),
+    v (..., S, Ev) of one batch shape -> (..., L, Ev)."""
+    return Attention.forward_only(ArrayArg(q), ArrayArg(k), ArrayArg(v), None, 0.0, is_causal, scale, 1)
 
 
 def _softmax_(s, xp, masked):

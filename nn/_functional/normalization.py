@@ -50,6 +50,11 @@ def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps); 
     return out_full, mean, rstd
 
 
+def layer_norm_arrays(xd, wd, bd, D, eps):
+    """LayerNorm's forward on arrays (no graph): x (..., D), w and b (D,) or None -> y (..., D)."""
+    return _forward_rows(xd, wd, bd, D, eps)[0]
+
+
 class LayerNorm(Function):
     node_name = "NativeLayerNormBackward0"
 
@@ -111,18 +116,8 @@ class LayerNorm(Function):
             o -= c1
             o *= rstd[lo:hi]
 
-        # each block's own sums, added up in block order after: the same bits on any thread count
-        block = rows_per_block(D)
-        partial = xp.zeros((max(1, -(-N // block)), 2, D), dtype=g2.dtype)
-
-        def blocks(i0, i1):  # blocks i0:i1, whole: a thread's range is cut between blocks, never in one
-            for i in range(i0, i1):
-                rows(i * block, min(N, (i + 1) * block), partial[i])
-
-        for_blocks(len(partial), blocks, 1, xp)
-        sums = partial[0]
-        for p in partial[1:]:
-            sums += p
+        sums = xp.zeros((2, D), dtype=g2.dtype)  # gw's and gb's column sums, added up block by block
+        for_blocks(N, lambda lo, hi: rows(lo, hi, sums), rows_per_block(D), xp)
         return _layer_norm_grads(gx_full, sums, need_w, need_b, w_shape, b_shape)
 
 

@@ -155,3 +155,9 @@ def test_a_gemm_that_fails_its_check_is_not_used(monkeypatch):
     monkeypatch.setattr(attention, "_attention_items", never)
     got = F.scaled_dot_product_attention(x, x, x, is_causal=True)
     np.testing.assert_allclose(got.data, want.data, rtol=1e-5, atol=1e-6)
+
+
+def test_the_compiled_gelu_uses_erfs_float32_coefficients():
+    from nn._functional import erf
+
+    assert gelu._ALPHA == erf._ALPHA and gelu._BETA == erf._BETA

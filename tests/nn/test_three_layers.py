@@ -236,3 +236,13 @@ def test_a_bad_kernels_value_is_one_line_and_status_2():
                          text=True)
     assert out.returncode == 2
     assert out.stderr.strip() == "train.py: error: MINIGRAD_KERNELS must be one of reference, numpy, fast, got 'turbo'"
+
+
+def test_importing_minigrad_and_nn_loads_neither_numba_nor_cupy():
+    import subprocess
+    import sys
+
+    code = "import sys, minigrad, nn, nn.functional; print('numba' in sys.modules, 'cupy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.split() == ["False", "False"]
