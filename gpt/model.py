@@ -7,7 +7,6 @@ so weights map one to one onto a PyTorch nanoGPT model. What each nn.functional 
 computes, written with minigrad's primitive ops: nn/_functional/reference.py.
 """
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -409,21 +408,3 @@ class GPT(nn.Module):
         probs = F.softmax(logits, dim=-1)
         return minigrad.multinomial(probs, num_samples=1)
 
-
-def measure_peak_flops(device="cpu", n=1024, repeats=5):
-    """Achieved float32 matmul FLOP/s of this machine: the peak MFU is measured against."""
-    from minigrad.device import array_module
-
-    a = minigrad.randn(n, n, device=device).data
-    b = minigrad.randn(n, n, device=device).data
-    xp = array_module(a)
-    out = xp.empty_like(a)
-    xp.matmul(a, b, out=out)  # warm-up (thread pools, cuBLAS handles)
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        xp.matmul(a, b, out=out)
-        if xp is not np:
-            xp.cuda.Device().synchronize()
-        best = min(best, time.perf_counter() - t0)
-    return 2 * n**3 / best
