@@ -10,6 +10,7 @@ import difflib
 import math
 import operator
 import re
+import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
@@ -311,6 +312,8 @@ def _read_config_file(path):
         where = f"{path}:{node.lineno}"
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             continue  # a docstring
+        if isinstance(node, ast.Import) and all(a.name == "time" and a.asname is None for a in node.names):
+            continue  # nanoGPT's configs import time for a run name: time.time() is understood below, nothing is run
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
             code = (ast.get_source_segment(source, node) or "").splitlines()[0]
             raise ConfigError(
@@ -332,11 +335,30 @@ _ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.
                ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
 
 
+_CONVERSIONS = {"str": str, "int": int, "float": float}
+
+
 def _literal(node):
-    """Value of a constant expression: str/number/bool/None literals, and + - * / // % ** of
-    numbers. Anything else (names, calls, attributes...) raises _NotLiteral."""
+    """Value of a constant expression: str/number/bool/None literals, + - * / // % ** of numbers,
+    + of strings, str/int/float of those, and time.time() (nanoGPT's run names). Anything else
+    (names, other calls, attributes...) raises _NotLiteral."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
         return node.value
+    if isinstance(node, ast.Call) and not node.keywords:
+        f = node.func
+        if (isinstance(f, ast.Attribute) and f.attr == "time" and isinstance(f.value, ast.Name)
+                and f.value.id == "time" and not node.args):
+            return time.time()
+        if isinstance(f, ast.Name) and f.id in _CONVERSIONS and len(node.args) == 1:
+            try:
+                return _CONVERSIONS[f.id](_literal(node.args[0]))
+            except (TypeError, ValueError) as e:
+                raise _NotLiteral(str(e)) from None
+        raise _NotLiteral("calls other than str(), int(), float() and time.time() are not allowed")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _literal(node.left), _literal(node.right)
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
         operand = _number(node.operand)
         return -operand if isinstance(node.op, ast.USub) else operand

@@ -246,3 +246,21 @@ def test_resume_config_takes_the_checkpoints_settings_unless_given():
         resume_config(config(["--init_from=resume", "--n_layer=4"]), saved)  # the default, but given
     saved["future_knob"] = 1  # a setting of another version: ignored
     assert resume_config(config(["--init_from=resume"]), saved).n_layer == 2
+
+
+def test_nanogpt_finetune_config_is_read_as_it_is(tmp_path):
+    # nanoGPT's config/finetune_shakespeare.py imports time for its run name; the name is
+    # understood without running the file, and nothing else a config file could call is
+    path = config_file(tmp_path, "import time\n\nout_dir = 'out-shakespeare'\neval_interval = 5\n"
+                                 "wandb_log = False # feel free to turn on\nwandb_project = 'shakespeare'\n"
+                                 "wandb_run_name = 'ft-' + str(time.time())\n\ndataset = 'shakespeare'\n"
+                                 "init_from = 'gpt2-xl' # this is the largest GPT-2 model\n"
+                                 "batch_size = 1\ngradient_accumulation_steps = 32\nmax_iters = 20\n"
+                                 "learning_rate = 3e-5\ndecay_lr = False\n")
+    cfg, notices = parse_config([path])
+    assert (cfg.init_from, cfg.dataset, cfg.gradient_accumulation_steps, cfg.learning_rate) == \
+        ("gpt2-xl", "shakespeare", 32, 3e-5)
+    assert any("wandb_run_name" in n for n in notices)
+    for line in ("import os", "import time as t", "seed = time.sleep(5)", "seed = int(open('f'))"):
+        with pytest.raises(ConfigError, match="conf.py:1: "):
+            parse_config([config_file(tmp_path, line + "\n")])
