@@ -5,8 +5,11 @@ ships with every Python (offline, a few minutes on 2 CPU cores); then `python sa
 """
 import sys
 
-import minigrad  # noqa: F401 (before numpy: it tunes the process; see minigrad/_blas.py)
-from gpt.trainer import main
+from gpt.distributed import threads_per_rank
+
+threads_per_rank()  # under mpiexec: the cores shared among this machine's ranks (before numpy loads)
+import minigrad  # noqa: E402,F401 (before numpy: it tunes the process; see minigrad/_blas.py)
+from gpt.trainer import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

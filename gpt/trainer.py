@@ -23,6 +23,7 @@ import minigrad
 import nn
 from gpt.config import ConfigError
 from gpt.data import BatchSampler, DataError, Dataset, prepare_dataset
+from gpt.distributed import Distributed, Shared
 from gpt.model import GPT, GPTConfig, measure_peak_flops
 from nn.optim.lr_scheduler import warmup_cosine_lr
 
@@ -49,8 +50,10 @@ def load_checkpoint(path):
     return ckpt
 
 
-def save_checkpoint(path, model, optimizer, cfg, iter_num, best_val_loss, sampler, meta):
-    """Write everything needed to resume, atomically (a crash leaves the previous file intact)."""
+def save_checkpoint(path, model, optimizer, cfg, iter_num, best_val_loss, sampler, meta, ranks=None):
+    """Write everything needed to resume, atomically (a crash leaves the previous file intact).
+    `ranks`: every rank's RNG and sampler state, from a data-parallel run (gpt/distributed.py)."""
+    extra = {} if ranks is None else {"ranks": ranks}
     nn.save({
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict(),
@@ -61,18 +64,24 @@ def save_checkpoint(path, model, optimizer, cfg, iter_num, best_val_loss, sample
         "rng": minigrad.get_rng_state(),
         "sampler": sampler.state_dict(),
         "dataset": meta,
+        **extra,
     }, path)
 
 
 class Trainer:
     """Holds the model, optimizer, data and loop state of one training run."""
 
-    def __init__(self, cfg, log=None):
+    def __init__(self, cfg, log=None, dist=None):
         self.cfg = cfg
-        self.log = log or (lambda msg: print(msg, flush=True))
+        # data-parallel (gpt/distributed.py): rank 0 alone logs; a failed setup fails on every rank
+        self.dist = dist or Distributed()
+        self.log = (log or (lambda msg: print(msg, flush=True))) if self.dist.master else (lambda msg: None)
         self.out_dir = Path(cfg.out_dir)
-        self.stop_requested = False
-        self._setup()
+        self.stop_requested = False  # the ranks' agreed decision, taken once per iteration
+        self.interrupted = False  # this process saw Ctrl-C (or the launcher's SIGTERM)
+        self.dist.together(self._prepare_data, rank0_first=True)  # rank 0 writes the dataset, the others read it
+        self.dist.together(self._setup)
+        self.train_model = self.dist.wrap(self.model)  # DDP under several ranks, else the model
 
     # ---- setup --------------------------------------------------------------------------
     def _setup(self):
@@ -84,8 +93,7 @@ class Trainer:
                 raise TrainError(f"cannot resume: out_dir {self.out_dir} does not exist")
             ckpt = load_checkpoint(self.out_dir / CKPT_NAME)
 
-        path = prepare_dataset(cfg.dataset, data_dir=cfg.data_dir, input=cfg.input or None,
-                               tokenizer=_tokenizer_arg(cfg), ranks_path=getattr(cfg, "gpt2_tiktoken", None) or None)
+        path = self._prepare_data()
         self.dataset = Dataset.load(path)
         self.dataset.check_block_size(cfg.block_size)
         self.meta = self.dataset.meta
@@ -104,12 +112,13 @@ class Trainer:
                     f"the checkpoint's vocabulary ({saved.get('vocab_size')}) differs from dataset "
                     f"{cfg.dataset!r} ({self.dataset.vocab_size}): resume with the dataset it was trained on"
                 )
-        minigrad.manual_seed(cfg.seed)
+        minigrad.manual_seed(self.dist.seed(cfg.seed))  # seed + rank
         self.model = GPT(GPTConfig(grad_checkpoint=cfg.grad_checkpoint, **model_args))
         if cfg.device != "cpu":
             self.model.to(cfg.device)
         self.optimizer = self.model.configure_optimizers(cfg.weight_decay, cfg.learning_rate, (cfg.beta1, cfg.beta2))
-        self.sampler = BatchSampler(self.dataset, cfg.batch_size, self.model.config.block_size, seed=cfg.seed)
+        self.sampler = BatchSampler(self.dataset, cfg.batch_size, self.model.config.block_size,
+                                    seed=self.dist.seed(cfg.seed))
         self.iter_num = 0
         self.best_val_loss = float("inf")
         if ckpt is not None:
@@ -120,11 +129,17 @@ class Trainer:
                 raise TrainError(f"checkpoint {self.out_dir / CKPT_NAME} does not fit this model: {e}") from None
             self.iter_num = int(ckpt["iter_num"])
             self.best_val_loss = float(ckpt["best_val_loss"])
-            self.sampler.load_state_dict(ckpt["sampler"])
-            minigrad.set_rng_state(ckpt["rng"])
+            rng, sampler = self.dist.restore_states(ckpt, self.out_dir / CKPT_NAME)  # this rank's
+            self.sampler.load_state_dict(sampler)
+            minigrad.set_rng_state(rng)
             self.log(f"resuming from {self.out_dir / CKPT_NAME} at iteration {self.iter_num}")
         self.peak_flops = cfg.peak_flops or measure_peak_flops(cfg.device)
         self.tokens_per_iter = cfg.gradient_accumulation_steps * cfg.batch_size * self.model.config.block_size
+
+    def _prepare_data(self):
+        cfg = self.cfg
+        return prepare_dataset(cfg.dataset, data_dir=cfg.data_dir, input=cfg.input or None,
+                               tokenizer=_tokenizer_arg(cfg), ranks_path=getattr(cfg, "gpt2_tiktoken", None) or None)
 
     # ---- pieces of the loop -------------------------------------------------------------
     def lr_at(self, it):
@@ -160,12 +175,14 @@ class Trainer:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         total = 0.0
-        for _ in range(cfg.gradient_accumulation_steps):
+        steps = self.dist.micro_steps(cfg)  # this rank's share of gradient_accumulation_steps
+        for micro in range(steps):
             x, y = self.sampler.get_batch("train")
             x = minigrad.tensor(x, device=cfg.device)
             y = minigrad.tensor(y, device=cfg.device)
-            _, loss = self.model(x, y)
-            loss = loss / cfg.gradient_accumulation_steps
+            self.dist.sync_gradients(micro == steps - 1)
+            _, loss = self.train_model(x, y)
+            loss = loss / steps
             loss.backward()
             total += loss.item()
         if cfg.grad_clip != 0.0:
@@ -188,10 +205,17 @@ class Trainer:
         self.sampler.load_state_dict(state)
         return report
 
-    def save(self, name=CKPT_NAME):
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        save_checkpoint(self.out_dir / name, self.model, self.optimizer, self.cfg, self.iter_num,
-                        self.best_val_loss, self.sampler, self.meta)
+    def save(self, *names):
+        """Write the checkpoint under each name (default ckpt.safetensors). With several ranks every
+        rank calls this (it gathers their RNG and sampler states); rank 0 writes, the others wait."""
+        ranks = self.dist.gather_states(minigrad.get_rng_state(), self.sampler.state_dict()) \
+            if self.dist.world > 1 else None
+        if self.dist.master:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            for name in names or (CKPT_NAME,):
+                save_checkpoint(self.out_dir / name, self.model, self.optimizer, self.cfg, self.iter_num,
+                                self.best_val_loss, self.sampler, self.meta, ranks)
+        self.dist.barrier()
 
     def _record(self, entry):
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -199,17 +223,17 @@ class Trainer:
             f.write(json.dumps(entry) + "\n")
 
     def evaluate_and_save(self):
-        losses = self.estimate_loss()
-        self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
-        self._record({"iter": self.iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
-                      "lr": self.lr_at(self.iter_num)})
-        improved = losses["val"] < self.best_val_loss
-        if improved:
-            self.best_val_loss = losses["val"]
-        if self.iter_num > 0 or self.cfg.always_save_checkpoint:
-            self.save(CKPT_NAME)
+        losses, improved = None, False
+        if self.dist.master:  # with several ranks, rank 0 evaluates; the others wait at the save
+            losses = self.estimate_loss()
+            self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+            self._record({"iter": self.iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
+                          "lr": self.lr_at(self.iter_num)})
+            improved = losses["val"] < self.best_val_loss
             if improved:
-                self.save(BEST_NAME)
+                self.best_val_loss = losses["val"]
+        if self.iter_num > 0 or self.cfg.always_save_checkpoint:
+            self.save(CKPT_NAME, BEST_NAME) if improved else self.save(CKPT_NAME)
         return losses
 
     # ---- the loop -----------------------------------------------------------------------
@@ -222,12 +246,15 @@ class Trainer:
         if cfg.memory_report:
             self.log(str(self.memory_report()))
         if cfg.eval_only:  # report the estimate and stop: no training, no checkpoint written
+            if not self.dist.master:
+                return None
             losses = self.estimate_loss()
             self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
             return losses
         previous = signal.getsignal(signal.SIGINT)
         signal.signal(signal.SIGINT, self._on_interrupt)
-        bar = _progress(cfg, self.iter_num, self.log)
+        previous_term = signal.signal(signal.SIGTERM, self._on_interrupt) if self.dist.world > 1 else None
+        bar = _progress(cfg, self.iter_num, self.log, draw=self.dist.master)
         try:
             t_last = time.perf_counter()
             mfu = -1.0
@@ -237,6 +264,7 @@ class Trainer:
                     t_last = time.perf_counter()  # don't count evaluation in the step time
                 lr = self.lr_at(self.iter_num)
                 loss = self.train_step(lr)
+                self.stop_requested = self.dist.any(self.interrupted)  # a Ctrl-C on one rank stops all
                 if not math.isfinite(loss):
                     raise TrainError(f"loss became {loss} at iteration {self.iter_num}; lower the learning rate "
                                      f"or set grad_clip (checkpoints so far are kept)")
@@ -244,7 +272,7 @@ class Trainer:
                 dt, t_last = now - t_last, now
                 self.iter_num += 1
                 tok_s = self.tokens_per_iter / dt
-                m = self.model.estimate_mfu(cfg.gradient_accumulation_steps * cfg.batch_size, dt, self.peak_flops)
+                m = self.model.estimate_mfu(self.dist.micro_steps(cfg) * cfg.batch_size, dt, self.peak_flops)
                 mfu = m if mfu < 0 else 0.9 * mfu + 0.1 * m
                 bar.update(self.iter_num, loss, lr, tok_s, mfu, dt)
                 if self.iter_num % cfg.log_interval == 0:
@@ -259,12 +287,14 @@ class Trainer:
         finally:
             bar.close()
             signal.signal(signal.SIGINT, previous)
+            if previous_term is not None:
+                signal.signal(signal.SIGTERM, previous_term)
         return losses
 
     def _on_interrupt(self, signum, frame):
-        if self.stop_requested:  # a second Ctrl-C stops at once
+        if self.interrupted:  # a second Ctrl-C stops at once
             raise KeyboardInterrupt
-        self.stop_requested = True
+        self.interrupted = True
         self.log("\nCtrl-C: finishing this iteration, then saving a checkpoint (Ctrl-C again to abort)")
 
 
@@ -275,10 +305,10 @@ def _tokenizer_arg(cfg):
 class _progress:
     """A tqdm bar on a terminal; plain log lines every log_interval when output is a file or pipe."""
 
-    def __init__(self, cfg, start, log=print):
+    def __init__(self, cfg, start, log=print, draw=True):
         self.cfg = cfg
         self.log = log
-        self.tty = sys.stderr.isatty() and cfg.progress
+        self.tty = sys.stderr.isatty() and cfg.progress and draw
         self.bar = None
         if self.tty:
             from tqdm import tqdm
@@ -301,22 +331,52 @@ class _progress:
 def main(argv=None):
     """train.py's entry point: returns the process exit status."""
     from gpt.config import help_text, parse_config
+    from gpt.distributed import launched_rank
+    from minigrad.distributed import DistBackendError
 
     argv = sys.argv[1:] if argv is None else argv
     if any(a in ("-h", "--help") for a in argv):
         print(help_text())
         return 0
+    # under mpiexec every rank runs this: an error all ranks meet is printed by rank 0 alone, one a
+    # rank meets by itself by that rank, which tells the others (they exit naming it)
+    dist = Distributed()
+    quiet = launched_rank() != 0  # until the ranks have joined, every rank parses the same argv
     try:
         cfg, notices = parse_config(argv)
-        for n in notices:
+        dist = Distributed(cfg)  # under mpiexec: join the other ranks, check they all have this config
+        quiet = not dist.master
+        for n in notices if not quiet else ():
             print(n)
-        trainer = Trainer(cfg)
+        trainer = Trainer(cfg, dist=dist)
         trainer.run()
-    except (ConfigError, DataError, TrainError, ValueError) as e:
+    except Shared as e:
+        if not quiet:
+            print(f"train.py: error: {e}", file=sys.stderr)
+        return dist.exit(2)
+    except DistBackendError as e:  # another rank failed or vanished, or a collective timed out
         print(f"train.py: error: {e}", file=sys.stderr)
-        return 2
+        return dist.exit(1)
+    except (ConfigError, DataError, TrainError, ValueError) as e:
+        if dist.world > 1 or not quiet:
+            print(f"train.py: error: {_who(dist)}{e}", file=sys.stderr)
+        dist.fail(e)
+        return dist.exit(2)
     except KeyboardInterrupt:
-        print("train.py: aborted", file=sys.stderr)
-        return 130
+        print(f"train.py: {_who(dist)}aborted", file=sys.stderr)
+        dist.fail(KeyboardInterrupt("aborted by a second Ctrl-C"))
+        return dist.exit(130)
+    except BaseException as e:
+        if dist.world == 1:
+            raise
+        import traceback
+
+        traceback.print_exc()  # a bug: its traceback, and the others told which rank stopped
+        dist.fail(e)
+        return dist.exit(1)
+    dist.close()
     return 0
 
+
+def _who(dist):
+    return f"rank {dist.rank}: " if dist.world > 1 else ""

@@ -33,7 +33,7 @@ __all__ = [
     "ReduceOp", "Work", "DistError", "DistBackendError", "init_process_group", "destroy_process_group",
     "is_available", "is_initialized", "is_mpi_available", "is_nccl_available", "get_backend", "get_rank",
     "get_world_size", "get_node_local_rank", "all_reduce", "broadcast", "all_gather", "barrier",
-    "all_gather_object", "broadcast_object_list", "abort", "progress",
+    "all_gather_object", "broadcast_object_list", "abort", "progress", "dead_local_peers",
 ]
 
 INSTALL_HINT = "minigrad.distributed needs mpi4py and an MPI library: pip install -e '.[mpi]'"
@@ -116,9 +116,12 @@ class _Group:
         limit = self.timeout if timeout is None else timeout
         start = time.monotonic()
         pause = 0.0
-        while not Testall(reqs):
+        now = start
+        while True:
+            self.check_peers(now)  # before MPI meets a dead peer (MPICH may end this process then)
+            if Testall(reqs):
+                return
             now = time.monotonic()
-            self.check_peers(now)
             if now - start > limit:
                 for r in reqs:
                     try:
@@ -135,8 +138,14 @@ class _Group:
             pause = min(0.002, pause * 2 or 2e-5) if now - start > 1e-3 else 0.0
 
     def check_peers(self, now=None, force=False):
+        """Raise if a rank on this machine has ended (checked every call: it must come before MPI
+        meets the dead peer) or another rank has aborted (checked every 0.2 s)."""
         if self.broken is not None:
             raise self.broken
+        for r, pid in self.local_peers:
+            if not _alive(pid):
+                self.broken = DistBackendError(f"rank {r} (pid {pid}) died")
+                raise self.broken
         now = time.monotonic() if now is None else now
         if now < self.next_check and not force:
             return
@@ -148,16 +157,12 @@ class _Group:
             self.ctl.Isend([bytearray(1), self.MPI.BYTE], dest=status.Get_source(), tag=_ACK_TAG)
             self.broken = DistBackendError(f"rank {status.Get_source()} failed: {buf.decode(errors='replace')}")
             raise self.broken
-        for r, pid in self.local_peers:
-            if not _alive(pid):
-                self.broken = DistBackendError(f"rank {r} (pid {pid}) died")
-                raise self.broken
 
     def exchange(self, obj, what):
         """Every rank's JSON-serialisable `obj`, in rank order (all_gather_object's engine)."""
         data = np.frombuffer(json.dumps(obj).encode(), dtype=np.uint8)
-        sizes = np.zeros(self.size, dtype=np.int64)
-        self.wait([self.comm.Iallgather(np.array([data.size], dtype=np.int64), sizes)], what)
+        mine, sizes = np.array([data.size], dtype=np.int64), np.zeros(self.size, dtype=np.int64)
+        self.wait([self.comm.Iallgather(mine, sizes)], what)
         out = np.empty(int(sizes.sum()), dtype=np.uint8)
         self.wait([self.comm.Iallgatherv(data, [out, sizes.tolist()])], what)
         offsets = np.concatenate([[0], np.cumsum(sizes)])
@@ -304,6 +309,13 @@ def progress():
     g.check_peers()
     for w in g.pending:
         w.is_completed()
+
+
+def dead_local_peers():
+    """[(rank, pid)] of the group's processes on this machine that have ended (no MPI call: safe
+    from any thread, and before touching MPI, which may take this process down with a dead peer)."""
+    g = _default()
+    return [(r, pid) for r, pid in g.local_peers if not _alive(pid)]
 
 
 def _nccl(group, device_id=None):

@@ -205,5 +205,28 @@ def single(out):
         f.write("ok")
 
 
+def train_differing(out, *argv):
+    """train.py where rank 1 was given another n_layer."""
+    from gpt import trainer
+
+    rank = int(os.environ.get("PMI_RANK", 0))
+    sys.exit(trainer.main(list(argv) + (["--n_layer=3"] if rank == 1 else [])))
+
+
+def train_raising(out, *argv):
+    """train.py where rank 1's fourth training step raises."""
+    from gpt import trainer
+
+    step = trainer.Trainer.train_step
+
+    def failing(self, lr):
+        if self.dist.rank == 1 and self.iter_num == 3:
+            raise trainer.TrainError("injected fault at iteration 3")
+        return step(self, lr)
+
+    trainer.Trainer.train_step = failing
+    sys.exit(trainer.main(list(argv)))
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]](*sys.argv[2:])
