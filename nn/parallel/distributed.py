@@ -2,7 +2,7 @@
 
 At construction every rank's parameters and buffers become rank 0's (a broadcast), after a check
 that all ranks built the same model. The parameters are cut into buckets of about
-`bucket_cap_mb`, in reverse registration order (roughly the order backward produces their
+`bucket_cap_mb` (the first of 1 MiB), in reverse registration order (roughly the order backward produces their
 gradients), the same buckets on every rank. A hook after each parameter's gradient accumulation
 (`Tensor.register_post_accumulate_grad_hook`) marks it ready; a bucket whose gradients are all
 ready is copied into one flat array and its allreduce (AVG) starts, non-blocking, while backward
@@ -24,6 +24,9 @@ from minigrad.device import array_module
 
 from ..module import Module
 
+# as PyTorch: the first bucket (the last layers' gradients, ready first) is small, so that
+# communication starts early in backward instead of after a quarter of it
+FIRST_BUCKET_BYTES = 2 ** 20
 UNUSED = ("Expected to have finished reduction in the prior iteration before starting a new one. This error "
           "indicates that your module has parameters that were not used in producing loss: every parameter "
           "that requires grad must receive a gradient in each backward that synchronizes.")
@@ -66,7 +69,8 @@ class DistributedDataParallel(Module):
         _check_same_model(module)
         self._sync_module_states()
         params = [p for p in module.parameters() if p.requires_grad]
-        self._buckets = self._make_buckets(list(reversed(params)), int(bucket_cap_mb * 2 ** 20))
+        self._buckets = self._make_buckets(list(reversed(params)), int(bucket_cap_mb * 2 ** 20),
+                                           min(FIRST_BUCKET_BYTES, int(bucket_cap_mb * 2 ** 20)))
         self._where = {}
         for b in self._buckets:
             for i, p in enumerate(b.params):
@@ -78,11 +82,12 @@ class DistributedDataParallel(Module):
         self.last_sync = {"launch_s": 0.0, "wait_s": 0.0}  # time spent starting and waiting, last step
 
     @staticmethod
-    def _make_buckets(params, cap_bytes):
+    def _make_buckets(params, cap_bytes, first_cap):
         buckets, current, size = [], [], 0
         for p in params:
             nbytes = p.data.size * p.data.dtype.itemsize
-            if current and (size + nbytes > cap_bytes or p.data.dtype != current[0].data.dtype
+            cap = first_cap if not buckets else cap_bytes
+            if current and (size + nbytes > cap or p.data.dtype != current[0].data.dtype
                             or array_module(p.data) is not array_module(current[0].data)):
                 buckets.append(_Bucket(current))
                 current, size = [], 0
