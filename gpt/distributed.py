@@ -60,6 +60,7 @@ class Distributed:
         self.rank, self.world, self.local_rank, self.local_world = 0, 1, 0, 1
         self.dist = None
         self.ddp = None
+        self._watching = None
         if cfg is None or launched_world_size() <= 1:
             return
         if cfg.backend == "nccl" and cfg.device != "cuda":
@@ -76,11 +77,11 @@ class Distributed:
 
             cupy.cuda.Device(int(os.environ.get("LOCAL_RANK", self.local_rank))).use()  # one GPU per rank
         self._check_same_config(cfg)
-        self._watching = _watch_local_peers(dist)
         if cfg.gradient_accumulation_steps % self.world:
             raise Shared(ConfigError(
                 f"gradient_accumulation_steps={cfg.gradient_accumulation_steps} does not divide by the "
                 f"{self.world} ranks (each rank does an equal share of the micro-steps)"))
+        self._watching = _watch_local_peers(dist)
 
     @property
     def master(self):
@@ -180,6 +181,8 @@ class Distributed:
     # ---- ending -------------------------------------------------------------------------
     def fail(self, error):
         """Tell the other ranks that this one failed (they exit naming it)."""
+        if self._watching is not None:
+            self._watching.set()  # the others now end on purpose
         if self.dist is not None and not isinstance(error, (Shared, self.dist.DistBackendError)):
             self.dist.abort(f"{type(error).__name__}: {error}".splitlines()[0])
 
@@ -187,6 +190,8 @@ class Distributed:
         """End the process now: after a fault, MPI's own shutdown may wait for ranks that are gone."""
         if self.dist is None:
             return status
+        if self._watching is not None:
+            self._watching.set()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)
@@ -199,7 +204,7 @@ class Distributed:
             self.dist.destroy_process_group()
 
 
-def _watch_local_peers(dist, every=0.25):
+def _watch_local_peers(dist, every=0.25, grace=1.0):
     """A thread that ends this rank, with one line naming the rank, when another rank on this
     machine has died (killed, crashed): the launcher or MPI would end the job too, but say less.
     Returns the event that stops it (set by every rank before the final barrier: past it a
@@ -211,7 +216,9 @@ def _watch_local_peers(dist, every=0.25):
     def watch():
         while not stop.wait(every):
             dead = dist.dead_local_peers()
-            if dead and not stop.is_set():
+            # a rank that ended on purpose (an error every rank met, another rank's failure) lets
+            # this rank's main thread reach exit() meanwhile, which stops the watch: say nothing
+            if dead and not stop.wait(grace):
                 r, pid = dead[0]
                 print(f"train.py: error: rank {r} (pid {pid}) died", file=sys.stderr, flush=True)
                 os._exit(1)

@@ -116,12 +116,12 @@ class _Group:
         limit = self.timeout if timeout is None else timeout
         start = time.monotonic()
         pause = 0.0
-        now = start
         while True:
-            self.check_peers(now)  # before MPI meets a dead peer (MPICH may end this process then)
             if Testall(reqs):
                 return
             now = time.monotonic()
+            # only for an operation not done yet: a peer that has finished its part may have ended
+            self.check_peers(now)
             if now - start > limit:
                 for r in reqs:
                     try:
@@ -138,8 +138,9 @@ class _Group:
             pause = min(0.002, pause * 2 or 2e-5) if now - start > 1e-3 else 0.0
 
     def check_peers(self, now=None, force=False):
-        """Raise if a rank on this machine has ended (checked every call: it must come before MPI
-        meets the dead peer) or another rank has aborted (checked every 0.2 s)."""
+        """Raise if a rank on this machine has ended (checked every call: a poll that follows sees
+        the death before MPI's next call meets the dead peer, which may end this process) or
+        another rank has aborted (checked every 0.2 s)."""
         if self.broken is not None:
             raise self.broken
         for r, pid in self.local_peers:

@@ -54,10 +54,13 @@ def test_resume_under_two_ranks_is_bit_exact(mpirun, tmp_path):
         "it with `mpiexec -n 2 python train.py ...` (each rank's batches continue from its own saved state)"]
 
 
-def test_a_single_process_checkpoint_trains_on_under_two_ranks_only_from_its_weights(mpirun, tmp_path):
+def test_a_single_process_checkpoint_loads_under_two_ranks_but_does_not_resume(mpirun, tmp_path):
     one = subprocess.run([sys.executable, str(TRAIN), *train_args(tmp_path, max_iters=3)], cwd=ROOT, env=mpi_env(),
                          capture_output=True, text=True, timeout=60)
     assert one.returncode == 0, one.stdout + one.stderr
+    loaded = mpirun(2, WORKERS, "load_into_ddp", tmp_path, tmp_path / "out" / "ckpt.safetensors")
+    assert loaded.returncode == 0 and sorted(p.name for p in tmp_path.glob("ok_*")) == ["ok_0", "ok_1"], \
+        loaded.stdout + loaded.stderr
     resumed = mpirun(2, TRAIN, *train_args(tmp_path, max_iters=6, init_from="resume"))
     assert resumed.returncode == 2 and len(errors(resumed)) == 1, resumed.stdout + resumed.stderr
     assert "was written by 1 process and this run has 2: resume it with `python train.py ...`" in resumed.stderr

@@ -205,6 +205,19 @@ def single(out):
         f.write("ok")
 
 
+def load_into_ddp(out, ckpt_path):
+    """A checkpoint's model (from any number of ranks) loads into a DDP-wrapped GPT on every rank."""
+    dist.init_process_group(timeout=30)
+    ckpt = nn.load(ckpt_path)
+    args = {k: v for k, v in ckpt["model_args"].items()}
+    ddp = DistributedDataParallel(GPT(GPTConfig(**args)))
+    ddp.load_state_dict(ckpt["model"])
+    for k, v in ddp.module.state_dict().items():
+        check(np.array_equal(v.numpy(), ckpt["model"][k].numpy()), k)
+    with open(os.path.join(out, f"ok_{dist.get_rank()}"), "w") as f:
+        f.write("ok")
+
+
 def train_differing(out, *argv):
     """train.py where rank 1 was given another n_layer."""
     from gpt import trainer
