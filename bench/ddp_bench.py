@@ -168,6 +168,35 @@ def train_bench(args):
         print(f"{name:>24} {statistics.median(toks):>10,.0f} tok/s {statistics.median(toks) / base:>6.2f}x")
 
 
+GPT2_124M_PARAMS = 124_475_904  # GPT(GPTConfig()) with vocab 50304, weights tied: float32 gradients of ~498 MB
+LINKS = {  # (allreduce bus bandwidth in bytes/s: what each rank sends per second in a ring, latency of one ring step)
+    "this machine (MPI, shared memory)": (None, 25e-6),  # measured here: --bandwidth; 52 us per 2-rank tiny allreduce
+    "InfiniBand HDR 200 Gb/s": (25e9 * 0.8, 5e-6),  # ~80% of the link's rate, as NCCL's tests reach
+    "InfiniBand NDR 400 Gb/s": (50e9 * 0.8, 5e-6),
+    "NVLink 3 (A100, NVSwitch)": (230e9, 3e-6),
+    "NVLink 4 (H100, NVSwitch)": (450e9, 3e-6),
+}
+RANKS = [8, 16, 64, 256, 1024]
+
+
+def scaling(args):
+    """Efficiency of N ranks = compute / (compute + exposed allreduce). Allreducing B bytes in a
+    ring costs 2 (N - 1) / N x B / bandwidth plus 2 (N - 1) steps of latency per bucket; the
+    overlap with backward hides `hidden` of it."""
+    nbytes = GPT2_124M_PARAMS * 4
+    buckets = -(-nbytes // int(args.bucket_cap_mb * 2 ** 20))
+    print(f"GPT-2 124M: {nbytes / 1e6:.0f} MB of float32 gradients in {buckets} buckets per sync; compute per "
+          f"sync {args.compute:g} s; the overlap hides {args.hidden * 100:.0f}% of the allreduce")
+    print(f"{'link':>36} {'GB/s':>6} {'us':>4} " + " ".join(f"{'N=' + str(n):>6}" for n in RANKS))
+    for name, (bw, alpha) in LINKS.items():
+        bw = bw or args.bandwidth
+        effs = []
+        for n in RANKS:
+            comm = 2 * (n - 1) / n * nbytes / bw + buckets * 2 * (n - 1) * alpha
+            effs.append(args.compute / (args.compute + (1 - args.hidden) * comm))
+        print(f"{name:>36} {bw / 1e9:>6.1f} {alpha * 1e6:>4.0f} " + " ".join(f"{e * 100:>5.0f}%" for e in effs))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--preset", default="baby", choices=sorted(PRESETS))
@@ -179,11 +208,17 @@ def main():
     ap.add_argument("--train", action="store_true", help="time train.py itself (the issue's 0.9x bar)")
     ap.add_argument("--iters", type=int, default=8, help="--train: iterations per run")
     ap.add_argument("--rounds", type=int, default=2, help="--train: alternations of the two runs")
+    ap.add_argument("--scaling", action="store_true", help="print the scaling model (docs/distributed.md)")
+    ap.add_argument("--compute", type=float, default=4.65, help="--scaling: compute seconds per gradient sync")
+    ap.add_argument("--bandwidth", type=float, default=0.89e9, help="--scaling: this machine's allreduce bytes/s")
+    ap.add_argument("--hidden", type=float, default=0.0, help="--scaling: share of the allreduce the overlap hides")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         worker(args)
+    elif args.scaling:
+        scaling(args)
     elif args.train:
         train_bench(args)
     else:

@@ -103,7 +103,7 @@ class _Group:
         self.broken = None  # the error every later call raises, once a peer failed
         self.pending = []  # outstanding Work, for progress()
         self.nccl = None
-        self.next_check = 0.0
+        self.next_check = self.next_pid_check = 0.0
         self.local_peers = []
         host = socket.gethostname()
         self.peers = self.exchange((host, os.getpid()), "init_process_group")
@@ -132,22 +132,27 @@ class _Group:
                     f"rank {self.rank}: {what} timed out after {limit:g} s waiting for the other ranks "
                     f"(one stopped, hangs or took another path; init_process_group(timeout=...) sets the limit)")
                 raise self.broken
-            # poll at once for short waits, then sleep a little: a waiting rank leaves the core to others
-            if pause:
+            # poll (yielding the core) through short waits, as MPI's own blocking wait spins: a sleep
+            # costs the collective a scheduler tick each time; past 50 ms, sleep a little
+            if now - start < 0.05:
+                _yield()
+            else:
+                pause = min(0.001, pause * 2 or 5e-5)
                 time.sleep(pause)
-            pause = min(0.002, pause * 2 or 2e-5) if now - start > 1e-3 else 0.0
 
     def check_peers(self, now=None, force=False):
-        """Raise if a rank on this machine has ended (checked every call: a poll that follows sees
-        the death before MPI's next call meets the dead peer, which may end this process) or
-        another rank has aborted (checked every 0.2 s)."""
+        """Raise if a rank on this machine has ended (checked every 5 ms: soon enough to see the
+        death before MPI meets the dead peer, which may end this process) or another rank has
+        aborted (checked every 0.2 s)."""
         if self.broken is not None:
             raise self.broken
-        for r, pid in self.local_peers:
-            if not _alive(pid):
-                self.broken = DistBackendError(f"rank {r} (pid {pid}) died")
-                raise self.broken
         now = time.monotonic() if now is None else now
+        if now >= self.next_pid_check or force:
+            self.next_pid_check = now + 0.005
+            for r, pid in self.local_peers:
+                if not _alive(pid):
+                    self.broken = DistBackendError(f"rank {r} (pid {pid}) died")
+                    raise self.broken
         if now < self.next_check and not force:
             return
         self.next_check = now + 0.2
@@ -168,6 +173,9 @@ class _Group:
         self.wait([self.comm.Iallgatherv(data, [out, sizes.tolist()])], what)
         offsets = np.concatenate([[0], np.cumsum(sizes)])
         return [json.loads(out[offsets[i]:offsets[i + 1]].tobytes()) for i in range(self.size)]
+
+
+_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 def _alive(pid):
