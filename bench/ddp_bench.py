@@ -142,8 +142,9 @@ def steps_bench(args):
 
 
 def train_bench(args):
-    """train.py on the shakespeare_char config: 1 process with 2 threads vs 2 ranks with 1 thread each,
-    the same tokens per iteration (gradient_accumulation_steps=2 in both), alternated `rounds` times."""
+    """train.py on the shakespeare_char config (data prepared from --input in a temporary folder): 1 process
+    with 2 threads vs 2 ranks with 1 thread each (and 1 process with 1 thread), the same tokens per
+    iteration (gradient_accumulation_steps=2 in all), the runs alternated `rounds` times."""
     import tempfile
 
     flags = ["config/train_shakespeare_char.py", f"--max_iters={args.iters}", "--eval_interval=100000",
@@ -152,12 +153,17 @@ def train_bench(args):
              f"--lr_decay_iters={args.iters}", "--peak_flops=1e12"]
     found = {}
     with tempfile.TemporaryDirectory() as tmp:
+        flags.append(f"--data_dir={tmp}/data")
+        if args.input:
+            flags.append(f"--input={args.input}")
+        jobs = (("1 process x 2 threads", [sys.executable, "train.py"], 2),
+                ("2 ranks x 1 thread", ["mpiexec", "-n", "2", sys.executable, "train.py"], 1),
+                ("1 process x 1 thread", [sys.executable, "train.py"], 1))
         for rnd in range(args.rounds):
-            for name, cmd, threads in (("1 process x 2 threads", [sys.executable, "train.py"], 2),
-                                       ("2 ranks x 1 thread", ["mpiexec", "-n", "2", sys.executable, "train.py"], 1)):
+            for job, (name, cmd, threads) in enumerate(jobs):
                 env = dict(os.environ, PYTHONPATH=str(ROOT), MINIGRAD_NUM_THREADS=str(threads),
                            OPENBLAS_NUM_THREADS=str(threads))
-                out = subprocess.run(cmd + flags + [f"--out_dir={tmp}/{rnd}{threads}"], env=env, cwd=ROOT,
+                out = subprocess.run(cmd + flags + [f"--out_dir={tmp}/{rnd}-{job}"], env=env, cwd=ROOT,
                                      capture_output=True, text=True, check=True).stdout
                 toks = [float(m.replace(",", "")) for m in re.findall(r"([\d,]+) tok/s", out)][2:]  # past warm-up
                 found.setdefault(name, []).extend(toks)
@@ -208,6 +214,9 @@ def main():
     ap.add_argument("--train", action="store_true", help="time train.py itself (the issue's 0.9x bar)")
     ap.add_argument("--iters", type=int, default=8, help="--train: iterations per run")
     ap.add_argument("--rounds", type=int, default=2, help="--train: alternations of the two runs")
+    shared = ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"
+    ap.add_argument("--input", default=str(shared) if shared.exists() else "",
+                    help="--train: Tiny Shakespeare's text (else data/shakespeare_char must be prepared)")
     ap.add_argument("--scaling", action="store_true", help="print the scaling model (docs/distributed.md)")
     ap.add_argument("--compute", type=float, default=4.65, help="--scaling: compute seconds per gradient sync")
     ap.add_argument("--bandwidth", type=float, default=0.89e9, help="--scaling: this machine's allreduce bytes/s")

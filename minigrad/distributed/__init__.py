@@ -236,7 +236,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     _group = group
     if backend == "nccl":
         try:
-            _nccl(group, device_id)
+            _nccl_comm(group, device_id)
         except BaseException:
             _group = None
             raise
@@ -327,7 +327,7 @@ def dead_local_peers():
     return [(r, pid) for r, pid in g.local_peers if not _alive(pid)]
 
 
-def _nccl(group, device_id=None):
+def _nccl_comm(group, device_id=None):
     if group.nccl is None:
         from ._nccl import NcclComm
 
@@ -393,7 +393,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     _check_op(op, a)
     tensor._bump_version()
     if _use_nccl(g, a):
-        return _handle(_nccl(g).all_reduce(a, op), async_op)
+        return _handle(_nccl_comm(g).all_reduce(a, op), async_op)
     h, back = _host(a)
     req = g.comm.Iallreduce(g.MPI.IN_PLACE, h, op=_mpi_op(g.MPI, op))
     size = g.size
@@ -409,7 +409,7 @@ def broadcast(tensor, src, group=None, async_op=False):
         raise ValueError(f"Invalid src rank {src}: the world has ranks 0 to {g.size - 1}")
     tensor._bump_version()
     if _use_nccl(g, a):
-        return _handle(_nccl(g).broadcast(a, src), async_op)
+        return _handle(_nccl_comm(g).broadcast(a, src), async_op)
     h, back = _host(a)
     req = g.comm.Ibcast(h, root=src)
     return _handle(Work(g, [req], "broadcast", back), async_op)
@@ -429,7 +429,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     for t in tensor_list:
         t._bump_version()
     if _use_nccl(g, a):
-        return _handle(_nccl(g).all_gather([t.data for t in tensor_list], a), async_op)
+        return _handle(_nccl_comm(g).all_gather([t.data for t in tensor_list], a), async_op)
     send = np.ascontiguousarray(a.get() if _is_cuda(a) else a)
     recv = np.empty((g.size,) + send.shape, dtype=send.dtype)
     req = g.comm.Iallgather(send, recv)

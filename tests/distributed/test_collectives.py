@@ -21,6 +21,10 @@ def test_ddp_checks_models_unused_parameters_and_no_sync(mpirun, tmp_path):
     ok(mpirun(2, WORKERS, "ddp_errors", tmp_path), tmp_path, 2)
 
 
+def test_nccl_backend_takes_rank_0s_unique_id_over_mpi(mpirun, tmp_path):
+    ok(mpirun(2, WORKERS, "fake_nccl", tmp_path), tmp_path, 2)
+
+
 def test_abort_names_the_failed_rank_on_the_others(mpirun, tmp_path):
     proc = mpirun(2, WORKERS, "aborting", tmp_path, timeout=30)
     assert "rank 0 saw: rank 1 failed: ValueError: bad batch" in proc.stdout, proc.stdout + proc.stderr
@@ -70,3 +74,17 @@ def test_two_ranks_of_batch_b_train_as_one_process_of_batch_2b(mpirun, tmp_path)
         rel = _rel(one, two)
         assert rel < tol, (accum, dtype, rel)
         assert _rel(np.load(tmp_path / f"init_{accum}_{dtype}.npz"), one) > 1e-2  # it did train
+
+
+def test_the_guides_example_runs_on_two_ranks(mpirun, tmp_path):
+    """docs/distributed.md's DDP program (a ```py block: it needs mpiexec, so it is no doctest)."""
+    import re
+
+    text = (ROOT / "docs" / "distributed.md").read_text()
+    (block,) = re.findall(r"^```py\n(.*?)^```", text, re.M | re.S)
+    script = tmp_path / "ddp_example.py"
+    script.write_text(block)
+    proc = mpirun(2, script)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # local gradients 16 (rank 0) and 32 (rank 1) per weight, accumulated over two backwards, averaged
+    assert sorted(proc.stdout.splitlines()) == ["rank 0: grad [24. 24. 24. 24.]", "rank 1: grad [24. 24. 24. 24.]"]

@@ -218,6 +218,40 @@ def load_into_ddp(out, ckpt_path):
         f.write("ok")
 
 
+def fake_nccl(out):
+    """backend="nccl" without a GPU: a stand-in for cupy.cuda.nccl records what the backend asks of
+    it: rank 0's unique id must reach every rank over MPI, and each rank build its communicator
+    with (world size, that id, its rank)."""
+    import types
+
+    from minigrad.distributed import _nccl
+
+    made = []
+    nccl = types.SimpleNamespace(
+        get_unique_id=lambda: tuple(range(100 + dist.get_rank(), 228 + dist.get_rank())),  # differs per rank
+        NcclCommunicator=lambda n, uid, rank: made.append((n, uid, rank)) or types.SimpleNamespace(destroy=lambda: None),
+        NCCL_SUM=0, NCCL_PROD=1, NCCL_MAX=2, NCCL_MIN=3, NCCL_AVG=4, NCCL_FLOAT32=7, NCCL_FLOAT64=8, NCCL_INT64=5)
+    cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(Stream=lambda non_blocking: None))
+    _nccl._module = lambda: (cupy, nccl)
+    dist.init_process_group(backend="nccl", timeout=20)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    check(made == [(world, tuple(range(100, 228)), rank)], f"communicator built with {made}")
+    check(dist.get_backend() == "nccl", "backend")
+    check([_nccl.nccl_op(nccl, op) for op in dist.ReduceOp] == [0, 4, 1, 3, 2], "ops")
+    check(_nccl.nccl_dtype(nccl, np.dtype("float32")) == 7, "dtype")
+    try:
+        _nccl.nccl_dtype(nccl, np.dtype("complex64"))
+        check(False, "complex64")
+    except TypeError as e:
+        check("NCCL has no data type for complex64" in str(e), str(e))
+    t = minigrad.ones(2)  # CPU tensors still travel over MPI
+    dist.all_reduce(t)
+    check(np.array_equal(t.numpy(), np.full(2, float(world))), "cpu tensor under nccl")
+    dist.destroy_process_group()
+    with open(os.path.join(out, f"ok_{rank}"), "w") as f:
+        f.write("ok")
+
+
 def train_differing(out, *argv):
     """train.py where rank 1 was given another n_layer."""
     from gpt import trainer
