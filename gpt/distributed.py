@@ -67,8 +67,11 @@ class Distributed:
             raise ConfigError("backend=nccl needs --device=cuda (mpi carries CPU tensors)")
         import minigrad.distributed as dist
 
+        try:
+            dist.init_process_group(backend={"auto": None}.get(cfg.backend, cfg.backend), timeout=cfg.ddp_timeout)
+        except RuntimeError as e:  # no mpi4py, no cupy for nccl: one line saying what to install
+            raise _train_error(str(e)) from None
         self.dist = dist
-        dist.init_process_group(backend={"auto": None}.get(cfg.backend, cfg.backend), timeout=cfg.ddp_timeout)
         self.rank, self.world = dist.get_rank(), dist.get_world_size()
         self.local_rank = dist.get_node_local_rank()
         self.local_world = dist._default().local_size
