@@ -160,9 +160,11 @@ class Distributed:
         self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
         return bool(t.numpy()[0])
 
-    def barrier(self):
+    def wait_for_rank0(self):
+        """A barrier while rank 0 evaluates or writes a checkpoint, which may take longer than
+        ddp_timeout: no time limit here (a rank that dies or fails still ends the wait)."""
         if self.dist is not None:
-            self.dist.barrier()
+            self.dist.barrier(async_op=True).wait(timeout=float("inf"))
 
     # ---- checkpoints --------------------------------------------------------------------
     def gather_states(self, rng, sampler):

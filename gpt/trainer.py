@@ -215,7 +215,7 @@ class Trainer:
             for name in names or (CKPT_NAME,):
                 save_checkpoint(self.out_dir / name, self.model, self.optimizer, self.cfg, self.iter_num,
                                 self.best_val_loss, self.sampler, self.meta, ranks)
-        self.dist.barrier()
+        self.dist.wait_for_rank0()
 
     def _record(self, entry):
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -232,6 +232,7 @@ class Trainer:
             improved = losses["val"] < self.best_val_loss
             if improved:
                 self.best_val_loss = losses["val"]
+        self.dist.wait_for_rank0()
         if self.iter_num > 0 or self.cfg.always_save_checkpoint:
             self.save(CKPT_NAME, BEST_NAME) if improved else self.save(CKPT_NAME)
         return losses
