@@ -80,6 +80,10 @@ class TrainConfig:
     peak_flops: float = knob(
         0.0, "the FLOP/s that MFU (the model's forward+backward FLOPs per second) is a share of; 0 = measure: "
         "the best of several float32 1024x1024 matmuls at start, raised whenever a step runs faster")
+    # data-parallel training under `mpiexec -n N python train.py` (gpt/distributed.py)
+    backend: str = knob("auto", "collectives between ranks: auto (mpi on cpu, nccl on cuda), mpi or nccl",
+                        ("auto", "mpi", "nccl"))
+    ddp_timeout: float = knob(300.0, "seconds a rank waits for the others in a collective before it gives up")
 
     def validate(self):
         """Raise ConfigError for the first inconsistent or out-of-range setting."""
@@ -105,7 +109,7 @@ class TrainConfig:
 
 
 _POSITIVE = ("eval_interval", "log_interval", "eval_iters", "gradient_accumulation_steps", "batch_size",
-             "block_size", "n_layer", "n_head", "n_embd", "learning_rate", "lr_decay_iters")
+             "block_size", "n_layer", "n_head", "n_embd", "learning_rate", "lr_decay_iters", "ddp_timeout")
 _NON_NEGATIVE = ("max_iters", "weight_decay", "grad_clip", "warmup_iters", "min_lr", "peak_flops")
 _FIELDS = {f.name: f for f in fields(TrainConfig)}
 
@@ -115,7 +119,6 @@ RESUME_FIXED = ("n_layer", "n_head", "n_embd", "block_size", "bias", "dataset")
 # nanoGPT settings that have no meaning here: accepted, so its config files load, with a notice
 IGNORED_KEYS = {
     "compile": "minigrad has no graph compiler",
-    "backend": "minigrad trains in one process, without DDP",
     "dtype": "minigrad chooses its own dtype",
     "wandb_log": "there is no Weights & Biases logging",
     "wandb_project": "there is no Weights & Biases logging",

@@ -31,6 +31,7 @@ import minigrad
 import nn
 from gpt.config import ConfigError, config_to_dict, resume_config
 from gpt.data import BatchSampler, DataError, Dataset, prepare_dataset
+from gpt.distributed import Distributed, Shared
 from gpt.model import GELU_APPROXIMATE, GPT, GPTConfig
 from gpt.plot import update_run_plot
 from gpt.pretrained import check_tokenizer, for_finetuning, is_pretrained
@@ -49,7 +50,7 @@ class TrainError(RuntimeError):
 # ---- checkpoints ------------------------------------------------------------------------------
 # entry -> the types it may hold; a file that passes the CRC can still have been written by hand
 _ENTRIES = {"model": dict, "model_args": dict, "iter_num": int, "best_val_loss": (int, float), "optimizer": dict,
-            "config": dict, "rng": dict, "sampler": dict, "dataset": dict}
+            "config": dict, "rng": dict, "sampler": dict, "dataset": dict, "ranks": dict}
 _RESUME_ENTRIES = ("optimizer", "config", "rng", "sampler")
 
 
@@ -101,8 +102,10 @@ def _check_model_args(args, path):
         raise TrainError(f"{path}: model arguments n_embd={args['n_embd']} and n_head={args['n_head']} do not fit")
 
 
-def save_checkpoint(path, model, optimizer, cfg, iter_num, best_val_loss, sampler, meta):
-    """Write everything needed to resume, atomically (a crash leaves the previous file intact)."""
+def save_checkpoint(path, model, optimizer, cfg, iter_num, best_val_loss, sampler, meta, ranks=None):
+    """Write everything needed to resume, atomically (a crash leaves the previous file intact).
+    `ranks`: every rank's RNG and sampler state, from a data-parallel run (gpt/distributed.py)."""
+    extra = {} if ranks is None else {"ranks": ranks}
     nn.save({
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict(),
@@ -113,6 +116,7 @@ def save_checkpoint(path, model, optimizer, cfg, iter_num, best_val_loss, sample
         "rng": minigrad.get_rng_state(),
         "sampler": sampler.state_dict(),
         "dataset": meta,
+        **extra,
     }, path)
 
 
@@ -310,11 +314,11 @@ class Console:
 class _progress:
     """A tqdm bar on a terminal; plain log lines every log_interval when output is a file or pipe."""
 
-    def __init__(self, cfg, start, console):
+    def __init__(self, cfg, start, console, draw=True):
         self.cfg = cfg
         self.console = console
         self.bar = None
-        if sys.stderr.isatty() and cfg.progress:
+        if sys.stderr.isatty() and cfg.progress and draw:
             from tqdm import tqdm
 
             self.bar = tqdm(total=cfg.max_iters, initial=start, dynamic_ncols=True, unit="it")
@@ -340,36 +344,42 @@ class _progress:
 class Trainer:
     """Holds the model, optimizer, data and loop state of one training run."""
 
-    def __init__(self, cfg, log=None):
-        self.log = log or Console()
+    def __init__(self, cfg, log=None, dist=None):
         self.cfg = cfg
+        # data-parallel (gpt/distributed.py): rank 0 alone logs; a setup that fails on one rank fails on all
+        self.dist = dist or Distributed()
+        self.log = (log or Console()) if self.dist.master else (lambda msg: None)
         self.out_dir = Path(cfg.out_dir)
-        self.stop_signal = None  # SIGINT or SIGTERM once one asked the run to stop
+        self.stop_signal = None  # SIGINT or SIGTERM once one asked this process to stop
+        self.stop_requested = False  # the ranks' agreed decision, taken once per iteration
         self._lock = None
+        self._ckpt = None
         try:
-            self._setup()
+            self.dist.together(self._configure)
+            self.dist.together(self._prepare_data, rank0_first=True)  # rank 0 writes the dataset, the others read it
+            self.dist.together(self._setup)
+            self.train_model = self.dist.wrap(self.model)  # DDP under several ranks, else the model
         except BaseException:
             self.close()
             raise
 
-    @property
-    def stop_requested(self):
-        return self.stop_signal is not None
-
     # ---- setup --------------------------------------------------------------------------
-    def _setup(self):
+    def _configure(self):
+        """Checks that need no data, and a resumed run's settings (its checkpoint's, unless given)."""
         check_device(self.cfg.device)
         check_out_dir(self.cfg)
-        ckpt = None
         if self.cfg.init_from == "resume":
-            ckpt = load_checkpoint(self.out_dir / CKPT_NAME, need=_RESUME_ENTRIES)
-            self.cfg = resume_config(self.cfg, ckpt["config"])
+            self._ckpt = load_checkpoint(self.out_dir / CKPT_NAME, need=_RESUME_ENTRIES)
+            self.cfg = resume_config(self.cfg, self._ckpt["config"])
+
+    def _setup(self):
+        ckpt, self._ckpt = self._ckpt, None
         # GPT-2's weights or a folder in their layout (gpt/pretrained.py), read before anything is written
         pretrained = for_finetuning(self.cfg, self.log) if is_pretrained(self.cfg.init_from) else None
         self._load_data()
         self._build(ckpt, pretrained)
         check_memory(self.cfg, self.model.config)
-        if not self.cfg.eval_only:  # only now that every setting has been checked is out_dir touched
+        if not self.cfg.eval_only and self.dist.master:  # only now that every setting is checked is out_dir touched
             self._lock = prepare_out_dir(self.cfg, self.log)
         self.iter_num, self.best_val_loss = 0, float("inf")
         self.ckpt_iter = None  # the iteration ckpt.safetensors holds, once this run knows it
@@ -378,11 +388,14 @@ class Trainer:
         self.peak_flops = self.cfg.peak_flops or measure_peak_flops(self.cfg.device)
         self.tokens_per_iter = self.cfg.gradient_accumulation_steps * self.cfg.batch_size * self.model.config.block_size
 
+    def _prepare_data(self):
+        cfg = self.cfg
+        return prepare_dataset(cfg.dataset, data_dir=cfg.data_dir, input=cfg.input or None,
+                               tokenizer=_tokenizer_arg(cfg), ranks_path=cfg.gpt2_tiktoken or None)
+
     def _load_data(self):
         cfg = self.cfg
-        path = prepare_dataset(cfg.dataset, data_dir=cfg.data_dir, input=cfg.input or None,
-                               tokenizer=_tokenizer_arg(cfg), ranks_path=cfg.gpt2_tiktoken or None)
-        self.dataset = Dataset.load(path)
+        self.dataset = Dataset.load(self._prepare_data())  # (prepared already: this finds it)
         self.dataset.check_block_size(cfg.block_size)
         self.meta = self.dataset.meta
 
@@ -396,7 +409,7 @@ class Trainer:
             raise TrainError(
                 f"the checkpoint's vocabulary ({ckpt['model_args']['vocab_size']}) differs from dataset "
                 f"{cfg.dataset!r} ({self.dataset.vocab_size}): resume with the dataset it was trained on")
-        minigrad.manual_seed(cfg.seed)
+        minigrad.manual_seed(self.dist.seed(cfg.seed))  # seed + rank, as nanoGPT
         if pretrained is not None:
             check_tokenizer(pretrained, self.meta["tokenizer"]["kind"], self.dataset.vocab_size, f"dataset {cfg.dataset!r}")
             self.model = pretrained
@@ -407,21 +420,23 @@ class Trainer:
         if cfg.device != "cpu":
             self.model.to(cfg.device)
         self.optimizer = self.model.configure_optimizers(cfg.weight_decay, cfg.learning_rate, (cfg.beta1, cfg.beta2))
-        self.sampler = BatchSampler(self.dataset, cfg.batch_size, self.model.config.block_size, seed=cfg.seed)
+        self.sampler = BatchSampler(self.dataset, cfg.batch_size, self.model.config.block_size,
+                                    seed=self.dist.seed(cfg.seed))
 
     def _restore(self, ckpt):
         path = self.out_dir / CKPT_NAME
         try:
             self.model.load_state_dict(ckpt["model"])
             self.optimizer.load_state_dict(ckpt["optimizer"])
-            self.sampler.load_state_dict(ckpt["sampler"])
-            minigrad.set_rng_state(ckpt["rng"])
+            rng, sampler = self.dist.restore_states(ckpt, path)  # this rank's (another world size is refused)
+            self.sampler.load_state_dict(sampler)
+            minigrad.set_rng_state(rng)
         except (RuntimeError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
             raise TrainError(f"checkpoint {path} does not fit this model: {e}") from None
         self.iter_num = self.ckpt_iter = int(ckpt["iter_num"])
         self.best_val_loss = float(ckpt.get("best_val_loss", float("inf")))
         self.log(f"resuming from {path} at iteration {self.iter_num}")
-        if not self.cfg.eval_only:
+        if not self.cfg.eval_only and self.dist.master:
             trim_log(self.out_dir / LOG_NAME, self.iter_num, self.log)
 
     def close(self):
@@ -464,12 +479,14 @@ class Trainer:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         total = 0.0
-        for _ in range(cfg.gradient_accumulation_steps):
+        steps = self.dist.micro_steps(cfg)  # this rank's share of gradient_accumulation_steps
+        for micro in range(steps):
             x, y = self.sampler.get_batch("train")
             x = minigrad.tensor(x, device=cfg.device)
             y = minigrad.tensor(y, device=cfg.device)
-            _, loss = self.model(x, y)
-            loss = loss / cfg.gradient_accumulation_steps
+            self.dist.sync_gradients(micro == steps - 1)  # the ranks average gradients in the last backward only
+            _, loss = self.train_model(x, y)
+            loss = loss / steps
             loss.backward()
             total += loss.item()
         if cfg.grad_clip != 0.0:
@@ -495,18 +512,26 @@ class Trainer:
         return report
 
     def save(self, name=CKPT_NAME):
-        path = self.out_dir / name
-        try:
-            save_checkpoint(path, self.model, self.optimizer, self.cfg, self.iter_num, self.best_val_loss,
-                            self.sampler, self.meta)
-        except OSError as e:  # a full disk, a folder made read-only: the file there is as it was
-            kept = "is as it was" if path.exists() else "was not written"
-            raise TrainError(f"cannot save iteration {self.iter_num} to {path}: {e.strerror or e} "
-                             f"({path.name} {kept})") from None
+        """Write checkpoint `name`. With several ranks every rank calls this (it gathers their RNG
+        and sampler states); rank 0 writes, the others wait."""
+        ranks = self.dist.gather_states(minigrad.get_rng_state(), self.sampler.state_dict()) \
+            if self.dist.world > 1 else None
+        if self.dist.master:
+            path = self.out_dir / name
+            try:
+                save_checkpoint(path, self.model, self.optimizer, self.cfg, self.iter_num, self.best_val_loss,
+                                self.sampler, self.meta, ranks)
+            except OSError as e:  # a full disk, a folder made read-only: the file there is as it was
+                kept = "is as it was" if path.exists() else "was not written"
+                raise TrainError(f"cannot save iteration {self.iter_num} to {path}: {e.strerror or e} "
+                                 f"({path.name} {kept})") from None
+        self.dist.wait_for_rank0()
         if name == CKPT_NAME:
             self.ckpt_iter = self.iter_num
 
     def _record(self, entry):
+        if not self.dist.master:
+            return
         entry.setdefault("tokens", entry["iter"] * self.tokens_per_iter)  # gpt.plot's second x axis
         with open(self.out_dir / LOG_NAME, "a") as f:
             f.write(json.dumps(entry) + "\n")
@@ -515,14 +540,19 @@ class Trainer:
         """Estimate the losses, log them, and save as nanoGPT does: best.safetensors when val
         loss improves, ckpt.safetensors then too (or at every evaluation with
         always_save_checkpoint); never the untrained model, nor a state ckpt already holds."""
-        losses = self.estimate_loss()
-        self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
-        self._record({"iter": self.iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
-                      "lr": self.lr_at(self.iter_num)})
-        update_run_plot(self.out_dir, self.log)  # OUT_DIR/loss.png (gpt/plot.py)
-        improved = losses["val"] < self.best_val_loss
-        if improved:
-            self.best_val_loss = losses["val"]
+        losses, improved = None, False
+        if self.dist.master:  # with several ranks, rank 0 evaluates; the others wait at the save
+            losses = self.estimate_loss()
+            self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+            self._record({"iter": self.iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
+                          "lr": self.lr_at(self.iter_num)})
+            update_run_plot(self.out_dir, self.log)  # OUT_DIR/loss.png (gpt/plot.py)
+            improved = losses["val"] < self.best_val_loss
+            if improved:
+                self.best_val_loss = losses["val"]
+        if self.dist.world > 1:
+            self.dist.wait_for_rank0()
+            improved = self.dist.any(improved)  # every rank makes the same saves: each is a collective
         if self.iter_num > 0:
             # best first: a kill between the two leaves a ckpt whose resume makes this evaluation again
             if improved:
@@ -534,7 +564,7 @@ class Trainer:
     def _mfu(self, dt):
         """This step's MFU, at most 1: a step faster than the peak means the peak was measured
         while the machine was busy, so it is measured again (and is at least this step's rate)."""
-        fwdbwd = self.cfg.gradient_accumulation_steps * self.cfg.batch_size
+        fwdbwd = self.dist.micro_steps(self.cfg) * self.cfg.batch_size  # this process's share
         m = self.model.estimate_mfu(fwdbwd, dt, self.peak_flops)
         if m > 1:
             achieved = m * self.peak_flops
@@ -573,7 +603,7 @@ class Trainer:
                      f"max_iters={cfg.max_iters} (raise --max_iters to train on)")
             return None
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-        bar = _progress(cfg, self.iter_num, self.log)
+        bar = _progress(cfg, self.iter_num, self.log, draw=self.dist.master)
         try:
             losses = self._loop(bar)
         finally:
@@ -588,7 +618,7 @@ class Trainer:
         cfg = self.cfg
         t_last = time.perf_counter()
         mfu = -1.0
-        while self.iter_num < cfg.max_iters and not self.stop_requested:
+        while self.iter_num < cfg.max_iters and not self._stopping():
             if self.iter_num % cfg.eval_interval == 0 and (self.iter_num > 0 or cfg.eval_iters > 0):
                 self.evaluate_and_save()
                 t_last = time.perf_counter()  # don't count evaluation in the step time
@@ -606,10 +636,10 @@ class Trainer:
                 self._record({"iter": self.iter_num, "loss": loss, "lr": lr, "ms": dt * 1e3,
                               "tokens_per_s": self.tokens_per_iter / dt, "mfu": mfu})
             t_last = time.perf_counter()
-        if self.stop_requested:
+        if self._stopping():  # (asked again: a signal in the last iteration also stops before the final save)
             return None
         losses = self.evaluate_and_save()
-        if self.ckpt_iter != self.iter_num:
+        if self.dist.master and self.ckpt_iter != self.iter_num:
             where = f"iteration {self.ckpt_iter}" if self.ckpt_iter is not None else "no checkpoint"
             self.log(f"val loss {losses['val']:.4f} is not below the best, {self.best_val_loss:.4f}: "
                      f"{self.out_dir / CKPT_NAME} keeps {where} (--always_save_checkpoint=True saves the latest)")
@@ -625,8 +655,13 @@ class Trainer:
             self.save(CKPT_NAME)
             self.log(f"stopped: saved {path} at iteration {self.iter_num} (continue with --init_from=resume)")
 
+    def _stopping(self):
+        """Whether to stop now: a Ctrl-C or SIGTERM seen by any rank stops them all at the same iteration."""
+        self.stop_requested = self.dist.any(self.stop_signal is not None)
+        return self.stop_requested
+
     def _on_signal(self, signum, frame):
-        if self.stop_requested:  # a second Ctrl-C stops at once
+        if self.stop_signal is not None:  # a second Ctrl-C stops at once
             raise KeyboardInterrupt
         self.stop_signal = signum
         name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
@@ -644,28 +679,62 @@ def main(argv=None):
     """train.py's entry point: returns the process exit status (2 for a user's mistake, 128 +
     the signal's number when SIGINT or SIGTERM stopped the run, after saving)."""
     from gpt.config import help_text, parse_config
+    from gpt.distributed import launched_rank
+    from minigrad.distributed import DistBackendError
 
     argv = sys.argv[1:] if argv is None else argv
     console = Console()
     if any(a in ("-h", "--help") for a in argv):
         console(help_text())
         return 0
+    # under mpiexec every rank runs this: an error all ranks meet is printed by rank 0 alone, one a
+    # rank meets by itself by that rank, which tells the others (they exit naming it)
+    dist = Distributed()
+    quiet = launched_rank() != 0  # until the ranks have joined, every rank parses the same argv
     try:
         cfg, notices = parse_config(argv)
-        for n in notices:
+        dist = Distributed(cfg)  # under mpiexec: join the other ranks, check they all have this config
+        quiet = not dist.master
+        for n in notices if not quiet else ():
             console(n)
-        trainer = Trainer(cfg, log=console)
+        trainer = Trainer(cfg, log=console, dist=dist)
         trainer.run()
+    except Shared as e:
+        if not quiet:
+            _fail(e)
+        return dist.exit(2)
+    except DistBackendError as e:  # another rank failed or vanished, or a collective timed out
+        _fail(e)
+        return dist.exit(1)
     except (ConfigError, DataError, TrainError, ValueError) as e:
-        return _fail(e)
+        if dist.world > 1 or not quiet:
+            _fail(f"{_who(dist)}{e}")
+        dist.fail(e)
+        return dist.exit(2)
     except MemoryError:
-        return _fail("out of memory: lower batch_size or block_size (checkpoints so far are kept)")
+        _fail(f"{_who(dist)}out of memory: lower batch_size or block_size (checkpoints so far are kept)")
+        dist.fail(MemoryError("out of memory"))
+        return dist.exit(2)
     except KeyboardInterrupt:
-        _fail("aborted (checkpoints so far are kept)")
-        return 130
-    if trainer.stop_signal is not None:
-        return 128 + int(trainer.stop_signal)
+        _fail(f"{_who(dist)}aborted (checkpoints so far are kept)")
+        dist.fail(KeyboardInterrupt("aborted by a second Ctrl-C"))
+        return dist.exit(130)
+    except BaseException as e:
+        if dist.world == 1:
+            raise
+        import traceback
+
+        traceback.print_exc()  # a bug: its traceback, and the others told which rank stopped
+        dist.fail(e)
+        return dist.exit(1)
+    dist.close()
+    if trainer.stop_requested or trainer.stop_signal is not None:  # stopped by a signal, after saving
+        return 128 + int(trainer.stop_signal or signal.SIGINT)
     return 0
+
+
+def _who(dist):
+    return f"rank {dist.rank}: " if dist.world > 1 else ""
 
 
 def _fail(msg):

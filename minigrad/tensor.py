@@ -19,7 +19,7 @@ class Tensor:
 
     __slots__ = (
         "data", "requires_grad", "grad", "grad_fn", "_output_nr", "_version_counter",
-        "_grad_accumulator", "_hooks", "_retains_grad", "_base", "__weakref__",
+        "_grad_accumulator", "_hooks", "_post_accumulate_grad_hooks", "_retains_grad", "_base", "__weakref__",
     )
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 
@@ -33,6 +33,7 @@ class Tensor:
         self._version_counter = _version_counter or [0]
         self._grad_accumulator = None
         self._hooks = None
+        self._post_accumulate_grad_hooks = None
         self._retains_grad = False
         self._base = None
         self.requires_grad = False
@@ -224,6 +225,20 @@ class Tensor:
             self._hooks = []
         self._hooks.append(hook)
         return _RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """`hook(tensor)` runs after backward has added into this leaf's `.grad` (data-parallel
+        training starts a gradient's allreduce there, while backward goes on with the rest)."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from .autograd.function import _RemovableHandle
+
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = []
+        self._post_accumulate_grad_hooks.append(hook)
+        return _RemovableHandle(self._post_accumulate_grad_hooks, hook)
 
     def detach(self):
         """A new leaf sharing this tensor's data (and version counter), outside the graph."""

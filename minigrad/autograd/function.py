@@ -91,6 +91,10 @@ class AccumulateGrad(Node):
         from .engine import accumulate_into_leaf
 
         accumulate_into_leaf(self.variable, grad)
+        hooks = self.variable._post_accumulate_grad_hooks
+        if hooks:
+            for hook in tuple(hooks):
+                hook(self.variable)
         return ()
 
 

@@ -1,0 +1,506 @@
+"""Collectives between processes, with PyTorch's names: `torch.distributed` for minigrad.
+
+    mpiexec -n 2 python script.py          # every process runs the same script
+
+    import minigrad.distributed as dist
+    dist.init_process_group()              # MPI's world: rank and size come from the launcher
+    t = minigrad.ones(3) * dist.get_rank()
+    dist.all_reduce(t)                     # t is now the sum over the ranks, on every rank
+
+Two engines carry the data, neither of them ours: MPI (through mpi4py) for CPU arrays, on one
+machine or many, and NCCL (through cupy.cuda.nccl) for GPU arrays, one GPU per process; NCCL's
+communicator is set up with a unique id that rank 0 makes and MPI broadcasts. `backend=None`
+takes MPI for CPU tensors and NCCL for CUDA ones; `backend="mpi"` carries CUDA tensors over MPI
+through host memory.
+
+Every collective is non-blocking underneath: `async_op=True` returns a `Work` whose `.wait()`
+finishes it; otherwise the call waits itself. A wait never hangs for ever: it gives up after the
+group's timeout (`init_process_group(timeout=...)`) with a DistBackendError, and it ends at once
+when a process on this machine that belongs to the group has died, or when another rank has
+called `abort(reason)`, naming that rank. The waits poll (MPI moves data only inside its calls):
+`progress()` lets the pending ones move while the caller computes.
+"""
+import json
+import os
+import socket
+import time
+from datetime import timedelta
+from enum import Enum
+
+import numpy as np
+
+__all__ = [
+    "ReduceOp", "Work", "DistError", "DistBackendError", "init_process_group", "destroy_process_group",
+    "is_available", "is_initialized", "is_mpi_available", "is_nccl_available", "get_backend", "get_rank",
+    "get_world_size", "get_node_local_rank", "all_reduce", "broadcast", "all_gather", "barrier",
+    "all_gather_object", "broadcast_object_list", "abort", "progress", "dead_local_peers",
+]
+
+INSTALL_HINT = "minigrad.distributed needs mpi4py and an MPI library: pip install -e '.[mpi]'"
+NOT_INITIALIZED = "Default process group has not been initialized, please make sure to call init_process_group."
+DEFAULT_TIMEOUT = timedelta(minutes=30)  # PyTorch's default for its CPU backends
+_FAULT_TAG = 7  # on the control communicator: "this rank failed", with the reason as text
+_ACK_TAG = 8  # the answer: "seen", so that the failed rank may end (the launcher then ends the rest)
+
+
+class DistError(RuntimeError):
+    """A collective failed (PyTorch's torch.distributed.DistError)."""
+
+
+class DistBackendError(DistError):
+    """The engine under a collective failed: a timeout, a rank that died or aborted."""
+
+
+class ReduceOp(Enum):
+    SUM = "sum"
+    AVG = "avg"
+    PRODUCT = "product"
+    MIN = "min"
+    MAX = "max"
+
+
+def is_mpi_available():
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def is_nccl_available():
+    try:
+        from cupy.cuda import nccl  # noqa: F401
+    except Exception:  # no cupy, or a cupy built without NCCL
+        return False
+    return True
+
+
+is_available = is_mpi_available
+
+
+def _mpi():
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        raise RuntimeError(INSTALL_HINT) from None
+    return MPI
+
+
+class _Group:
+    """The default process group: MPI's world, its control channel, and NCCL's communicator once made."""
+
+    def __init__(self, backend, timeout):
+        MPI = _mpi()
+        self.MPI = MPI
+        self.backend = backend
+        self.timeout = timeout
+        self.comm = MPI.COMM_WORLD.Dup()  # our own: a user's MPI traffic never mixes with ours
+        self.ctl = MPI.COMM_WORLD.Dup()  # fault notices travel here, outside the collectives' order
+        self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
+        node = self.comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
+        self.local_rank, self.local_size = node.Get_rank(), node.Get_size()
+        node.Free()
+        self.broken = None  # the error every later call raises, once a peer failed
+        self.pending = []  # outstanding Work, for progress()
+        self.nccl = None
+        self.next_check = self.next_pid_check = 0.0
+        self.local_peers = []
+        host = socket.gethostname()
+        self.peers = self.exchange((host, os.getpid()), "init_process_group")
+        self.local_peers = [(r, pid) for r, (h, pid) in enumerate(self.peers) if h == host and r != self.rank]
+
+    # ---- waiting ----
+    def wait(self, reqs, what, timeout=None):
+        """Complete MPI requests, watching the timeout, dead local peers and fault notices."""
+        Testall = self.MPI.Request.Testall
+        limit = self.timeout if timeout is None else timeout
+        start = time.monotonic()
+        pause = 0.0
+        while True:
+            if Testall(reqs):
+                return
+            now = time.monotonic()
+            try:
+                self.check_peers(now)
+            except DistBackendError:
+                # a peer that did its part of this operation may have ended on purpose meanwhile (an
+                # error every rank met): what it sent is here, so the operation still completes
+                deadline = now + 1.0
+                while time.monotonic() < deadline:
+                    if Testall(reqs):
+                        return  # the group stays broken: the next operation raises
+                    time.sleep(0.001)
+                raise
+            if now - start > limit:
+                for r in reqs:
+                    try:
+                        r.Cancel()
+                    except Exception:  # collectives cannot be cancelled in every MPI: the process ends anyway
+                        pass
+                self.broken = DistBackendError(
+                    f"rank {self.rank}: {what} timed out after {limit:g} s waiting for the other ranks "
+                    f"(one stopped, hangs or took another path; init_process_group(timeout=...) sets the limit)")
+                raise self.broken
+            # poll (yielding the core) through short waits, as MPI's own blocking wait spins: a sleep
+            # costs the collective a scheduler tick each time; past 50 ms, sleep a little
+            if now - start < 0.05:
+                _yield()
+            else:
+                pause = min(0.001, pause * 2 or 5e-5)
+                time.sleep(pause)
+
+    def check_peers(self, now=None, force=False):
+        """Raise if a rank on this machine has ended (checked every 5 ms: soon enough to see the
+        death before MPI meets the dead peer, which may end this process) or another rank has
+        aborted (checked every 0.2 s)."""
+        if self.broken is not None:
+            raise self.broken
+        now = time.monotonic() if now is None else now
+        if now >= self.next_pid_check or force:
+            self.next_pid_check = now + 0.005
+            for r, pid in self.local_peers:
+                if not _alive(pid):
+                    self.broken = DistBackendError(f"rank {r} (pid {pid}) died")
+                    raise self.broken
+        if now < self.next_check and not force:
+            return
+        self.next_check = now + 0.2
+        status = self.MPI.Status()
+        if self.ctl.Iprobe(source=self.MPI.ANY_SOURCE, tag=_FAULT_TAG, status=status):
+            buf = bytearray(status.Get_count(self.MPI.BYTE))
+            self.ctl.Recv([buf, self.MPI.BYTE], source=status.Get_source(), tag=_FAULT_TAG)
+            self.ctl.Isend([bytearray(1), self.MPI.BYTE], dest=status.Get_source(), tag=_ACK_TAG)
+            self.broken = DistBackendError(f"rank {status.Get_source()} failed: {buf.decode(errors='replace')}")
+            raise self.broken
+
+    def exchange(self, obj, what):
+        """Every rank's JSON-serialisable `obj`, in rank order (all_gather_object's engine)."""
+        data = np.frombuffer(json.dumps(obj).encode(), dtype=np.uint8)
+        mine, sizes = np.array([data.size], dtype=np.int64), np.zeros(self.size, dtype=np.int64)
+        self.wait([self.comm.Iallgather(mine, sizes)], what)
+        out = np.empty(int(sizes.sum()), dtype=np.uint8)
+        self.wait([self.comm.Iallgatherv(data, [out, sizes.tolist()])], what)
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        return [json.loads(out[offsets[i]:offsets[i + 1]].tobytes()) for i in range(self.size)]
+
+
+_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
+
+
+def _alive(pid):
+    """Whether process `pid` still runs (a zombie has ended: its parent has not reaped it yet)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:  # no /proc (not Linux)
+        return True
+
+
+_group = None
+
+
+def _default():
+    if _group is None:
+        raise ValueError(NOT_INITIALIZED)
+    if _group.broken is not None:
+        raise _group.broken
+    return _group
+
+
+def _seconds(timeout):
+    if timeout is None:
+        timeout = DEFAULT_TIMEOUT
+    seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+    if not seconds > 0:  # float("inf"): no limit
+        raise ValueError(f"timeout must be positive, got {timeout!r}")
+    return seconds
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, device_id=None):
+    """Join the processes that the launcher (mpiexec) started into the default group.
+
+    backend: None (MPI for CPU tensors, NCCL for CUDA ones), "mpi", or "nccl" (NCCL made now, on
+    `device_id` or cupy's current device). timeout: a timedelta or seconds: how long any collective
+    waits for the others. world_size and rank, when given, must agree with the launcher's."""
+    global _group
+    if _group is not None:
+        raise RuntimeError("trying to initialize the default process group twice!")
+    if backend not in (None, "mpi", "nccl"):
+        raise ValueError(f"Invalid backend: {backend!r}: minigrad.distributed has 'mpi' and 'nccl'")
+    if init_method not in (None, "env://", "mpi://"):
+        raise ValueError(f"init_method {init_method!r}: the processes find each other through MPI's launcher (mpiexec)")
+    seconds = _seconds(timeout)
+    group = _Group(backend, seconds)
+    for name, given, actual in (("world_size", world_size, group.size), ("rank", rank, group.rank)):
+        if given not in (-1, None) and given != actual:
+            group.comm.Free()
+            group.ctl.Free()
+            raise ValueError(f"{name}={given} differs from the launcher's {actual} (mpiexec -n sets the world size)")
+    _group = group
+    if backend == "nccl":
+        try:
+            _nccl_comm(group, device_id)
+        except BaseException:
+            _group = None
+            raise
+
+
+def destroy_process_group():
+    """Leave the default group (MPI itself stays up until the process ends)."""
+    global _group
+    g, _group = _group, None
+    if g is None:
+        return
+    if g.nccl is not None:
+        g.nccl.destroy()
+    if g.broken is None:  # a broken group's communicators may have operations that never end
+        g.comm.Free()
+        g.ctl.Free()
+
+
+def is_initialized():
+    return _group is not None
+
+
+def get_backend():
+    return _default().backend or "mpi"
+
+
+def get_rank():
+    return _default().rank
+
+
+def get_world_size():
+    return _default().size
+
+
+def get_node_local_rank():
+    """This process's rank among the group's processes on this machine (e.g. its GPU index)."""
+    return _default().local_rank
+
+
+class Work:
+    """A collective in flight: `.wait()` finishes it (and writes the result into the tensor)."""
+
+    def __init__(self, group, reqs, what, finish=None, poll=None):
+        self.group, self.reqs, self.what, self.finish, self.poll = group, reqs, what, finish, poll
+        self.done = False
+        group.pending.append(self)
+
+    def is_completed(self):
+        if self.done:
+            return True
+        if self.poll is not None:
+            return self.poll()
+        return self.group.MPI.Request.Testall(self.reqs)
+
+    def wait(self, timeout=None):
+        """Block until done (at most the group's timeout, or `timeout` seconds); returns True."""
+        if self.done:
+            return True
+        g = self.group
+        try:
+            if self.poll is not None:
+                g.nccl.wait(self, timeout)
+            else:
+                g.wait(self.reqs, self.what, None if timeout is None else _seconds(timeout))
+        finally:
+            if self in g.pending:
+                g.pending.remove(self)
+        self.done = True
+        if self.finish is not None:
+            self.finish()
+        return True
+
+
+def progress():
+    """Let pending collectives move on (MPI progresses only inside its calls); raises if a peer failed."""
+    g = _group
+    if g is None or not g.pending:
+        return
+    g.check_peers()
+    for w in g.pending:
+        w.is_completed()
+
+
+def dead_local_peers():
+    """[(rank, pid)] of the group's processes on this machine that have ended (no MPI call: safe
+    from any thread, and before touching MPI, which may take this process down with a dead peer)."""
+    g = _default()
+    return [(r, pid) for r, pid in g.local_peers if not _alive(pid)]
+
+
+def _nccl_comm(group, device_id=None):
+    if group.nccl is None:
+        from ._nccl import NcclComm
+
+        group.nccl = NcclComm(group, device_id)
+    return group.nccl
+
+
+def _array(tensor, what):
+    from ..tensor import Tensor
+
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{what}: expected a Tensor, got {type(tensor).__name__}")
+    return tensor.data
+
+
+def _is_cuda(a):
+    return type(a).__module__.startswith("cupy")
+
+
+def _use_nccl(group, a):
+    return _is_cuda(a) and group.backend != "mpi"
+
+
+def _host(a):
+    """(a contiguous host array for MPI, a function that writes it back into `a` if it is a copy)."""
+    if _is_cuda(a):
+        h = a.get()
+        return h, lambda: a.set(h)
+    if a.flags.c_contiguous and a.flags.writeable:
+        return a, None
+    h = np.ascontiguousarray(a)
+    return h, lambda: np.copyto(a, h)
+
+
+def _then(*steps):
+    steps = [s for s in steps if s is not None]
+    return (lambda: [s() for s in steps]) if steps else None
+
+
+def _handle(work, async_op):
+    if async_op:
+        return work
+    work.wait()
+    return None
+
+
+def _mpi_op(MPI, op):
+    return {ReduceOp.SUM: MPI.SUM, ReduceOp.AVG: MPI.SUM, ReduceOp.PRODUCT: MPI.PROD,
+            ReduceOp.MIN: MPI.MIN, ReduceOp.MAX: MPI.MAX}[op]
+
+
+def _check_op(op, a):
+    if not isinstance(op, ReduceOp):
+        raise ValueError(f"op must be a ReduceOp, got {op!r}")
+    if op is ReduceOp.AVG and a.dtype.kind not in "fc":
+        raise ValueError(f"ReduceOp.AVG needs a floating-point tensor, got {a.dtype}")
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce `tensor` over the ranks, in place, on every rank (AVG: the sum / world size)."""
+    g = _default()
+    a = _array(tensor, "all_reduce")
+    _check_op(op, a)
+    tensor._bump_version()
+    if _use_nccl(g, a):
+        return _handle(_nccl_comm(g).all_reduce(a, op), async_op)
+    h, back = _host(a)
+    req = g.comm.Iallreduce(g.MPI.IN_PLACE, h, op=_mpi_op(g.MPI, op))
+    size = g.size
+    average = (lambda: np.divide(h, size, out=h)) if op is ReduceOp.AVG else None
+    return _handle(Work(g, [req], "all_reduce", _then(average, back)), async_op)
+
+
+def broadcast(tensor, src, group=None, async_op=False):
+    """Copy rank `src`'s `tensor` into every other rank's, in place."""
+    g = _default()
+    a = _array(tensor, "broadcast")
+    if not 0 <= src < g.size:
+        raise ValueError(f"Invalid src rank {src}: the world has ranks 0 to {g.size - 1}")
+    tensor._bump_version()
+    if _use_nccl(g, a):
+        return _handle(_nccl_comm(g).broadcast(a, src), async_op)
+    h, back = _host(a)
+    req = g.comm.Ibcast(h, root=src)
+    return _handle(Work(g, [req], "broadcast", back), async_op)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    """Fill `tensor_list[r]` with rank r's `tensor`, on every rank."""
+    g = _default()
+    a = _array(tensor, "all_gather")
+    if len(tensor_list) != g.size:
+        raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors for a world of {g.size}")
+    for i, t in enumerate(tensor_list):
+        b = _array(t, "all_gather")
+        if b.shape != a.shape or b.dtype != a.dtype:
+            raise ValueError(f"all_gather: tensor_list[{i}] is {tuple(b.shape)} {b.dtype}, "
+                             f"the input is {tuple(a.shape)} {a.dtype}")
+    for t in tensor_list:
+        t._bump_version()
+    if _use_nccl(g, a):
+        return _handle(_nccl_comm(g).all_gather([t.data for t in tensor_list], a), async_op)
+    send = np.ascontiguousarray(a.get() if _is_cuda(a) else a)
+    recv = np.empty((g.size,) + send.shape, dtype=send.dtype)
+    req = g.comm.Iallgather(send, recv)
+
+    def finish():
+        for t, part in zip(tensor_list, recv):
+            t.data[...] = _to_like(t.data, part)
+
+    return _handle(Work(g, [req], "all_gather", finish), async_op)
+
+
+def _to_like(dst, part):
+    if _is_cuda(dst):
+        import cupy
+
+        return cupy.asarray(part)
+    return part
+
+
+def barrier(group=None, async_op=False, device_ids=None):
+    """Wait until every rank has reached its barrier."""
+    g = _default()
+    return _handle(Work(g, [g.comm.Ibarrier()], "barrier"), async_op)
+
+
+def all_gather_object(object_list, obj, group=None):
+    """`object_list[r] = rank r's obj`. Objects travel as JSON (never pickle): dicts, lists, str, numbers."""
+    g = _default()
+    if len(object_list) != g.size:
+        raise ValueError(f"all_gather_object: object_list has {len(object_list)} entries for a world of {g.size}")
+    object_list[:] = g.exchange(obj, "all_gather_object")
+
+
+def broadcast_object_list(object_list, src=0, group=None):
+    """Replace every rank's `object_list` entries with rank `src`'s (JSON-serialisable objects)."""
+    g = _default()
+    gathered = g.exchange(list(object_list) if g.rank == src else None, "broadcast_object_list")
+    object_list[:] = gathered[src]
+
+
+def abort(reason, grace=5.0):
+    """Tell every other rank that this one failed: their current or next collective raises
+    DistBackendError("rank R failed: reason"). Returns once each has answered and those on this
+    machine have ended (at most `grace` seconds): the caller then ends its own process, and the
+    launcher, seeing a failed process, may end the others before they could say why."""
+    g = _group
+    if g is None or g.size == 1:
+        return
+    MPI = g.MPI
+    data = bytearray(str(reason).encode())
+    others = [r for r in range(g.size) if r != g.rank]
+    reqs = [g.ctl.Isend([data, MPI.BYTE], dest=r, tag=_FAULT_TAG) for r in others]
+    deadline = time.monotonic() + grace
+    answered, status = set(), MPI.Status()
+    while time.monotonic() < deadline:
+        MPI.Request.Testall(reqs)
+        while g.ctl.Iprobe(source=MPI.ANY_SOURCE, tag=_ACK_TAG, status=status):
+            src = status.Get_source()
+            g.ctl.Recv([bytearray(1), MPI.BYTE], source=src, tag=_ACK_TAG)
+            answered.add(src)
+        local_left = any(_alive(pid) for _, pid in g.local_peers)
+        if len(answered) == len(others) and not local_left:
+            break
+        time.sleep(0.005)
+    g.broken = DistBackendError(f"rank {g.rank} aborted: {reason}")

@@ -1,0 +1,203 @@
+"""DistributedDataParallel: the same model on every rank, gradients averaged as backward makes them.
+
+At construction every rank's parameters and buffers become rank 0's (a broadcast), after a check
+that all ranks built the same model. The parameters are cut into buckets of about
+`bucket_cap_mb` (the first of 1 MiB), in reverse registration order (roughly the order backward produces their
+gradients), the same buckets on every rank. A hook after each parameter's gradient accumulation
+(`Tensor.register_post_accumulate_grad_hook`) marks it ready; a bucket whose gradients are all
+ready is copied into one flat array and its allreduce (AVG) starts, non-blocking, while backward
+computes the next ones. Buckets start strictly in order, so every rank issues the same sequence
+of collectives. When the last bucket has started, the hook waits for all of them and writes the
+averaged gradients back into `.grad`: `loss.backward()` returns with every rank's gradients equal.
+
+Inside `with ddp.no_sync():` forwards' backwards only accumulate locally (gradient accumulation);
+the first backward of a forward run outside it reduces the sum of everything accumulated.
+"""
+import contextlib
+import time
+
+import numpy as np
+
+import minigrad
+import minigrad.distributed as dist
+from minigrad.device import array_module
+
+from ..module import Module
+
+# as PyTorch: the first bucket (the last layers' gradients, ready first) is small, so that
+# communication starts early in backward instead of after a quarter of it
+FIRST_BUCKET_BYTES = 2 ** 20
+UNUSED = ("Expected to have finished reduction in the prior iteration before starting a new one. This error "
+          "indicates that your module has parameters that were not used in producing loss: every parameter "
+          "that requires grad must receive a gradient in each backward that synchronizes.")
+
+
+class _Bucket:
+    def __init__(self, params):
+        self.params = params
+        self.sizes = [p.data.size for p in params]
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).tolist()
+        xp = array_module(params[0].data)
+        self.flat = xp.empty(self.offsets[-1], dtype=params[0].data.dtype)
+        self.left = len(params)
+        self.work = None
+
+
+class DistributedDataParallel(Module):
+    """Wrap `module` for data-parallel training over the default process group.
+
+    module: any nn.Module, built the same way on every rank. bucket_cap_mb: the size of a
+    gradient bucket (one allreduce each). broadcast_buffers: rank 0's buffers are copied to
+    every rank before each forward. `.module` is the wrapped model; `state_dict()` and
+    `load_state_dict()` are the module's, with no "module." prefix, so a checkpoint loads with or
+    without the wrapper."""
+
+    def __init__(self, module, device_ids=None, output_device=None, broadcast_buffers=True, bucket_cap_mb=25,
+                 find_unused_parameters=False):
+        super().__init__()
+        if find_unused_parameters:
+            raise NotImplementedError("find_unused_parameters=True: every parameter must take part in the loss")
+        if not isinstance(module, Module):
+            raise TypeError(f"DistributedDataParallel wraps an nn.Module, got {type(module).__name__}")
+        if not bucket_cap_mb > 0:
+            raise ValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb!r}")
+        self.module = module
+        self.world_size = dist.get_world_size()  # ValueError before init_process_group
+        self.broadcast_buffers = broadcast_buffers
+        self.bucket_cap_mb = bucket_cap_mb
+        self.require_backward_grad_sync = True
+        _check_same_model(module)
+        self._sync_module_states()
+        params = [p for p in module.parameters() if p.requires_grad]
+        self._buckets = self._make_buckets(list(reversed(params)), int(bucket_cap_mb * 2 ** 20),
+                                           min(FIRST_BUCKET_BYTES, int(bucket_cap_mb * 2 ** 20)))
+        self._where = {}
+        for b in self._buckets:
+            for i, p in enumerate(b.params):
+                self._where[id(p)] = (b, i)
+        self._handles = [p.register_post_accumulate_grad_hook(self._on_grad) for p in params]
+        self._syncing = False  # set by forward: whether the coming backward reduces
+        self._marked = set()
+        self._next = 0  # the next bucket to start: they start in order on every rank
+        self.last_sync = {"launch_s": 0.0, "wait_s": 0.0}  # time spent starting and waiting, last step
+
+    @staticmethod
+    def _make_buckets(params, cap_bytes, first_cap):
+        buckets, current, size = [], [], 0
+        for p in params:
+            nbytes = p.data.size * p.data.dtype.itemsize
+            cap = first_cap if not buckets else cap_bytes
+            if current and (size + nbytes > cap or p.data.dtype != current[0].data.dtype
+                            or array_module(p.data) is not array_module(current[0].data)):
+                buckets.append(_Bucket(current))
+                current, size = [], 0
+            current.append(p)
+            size += nbytes
+        if current:
+            buckets.append(_Bucket(current))
+        return buckets
+
+    def _sync_module_states(self):
+        works = [dist.broadcast(t, 0, async_op=True) for t in self.module.parameters()]
+        works += [dist.broadcast(b, 0, async_op=True) for b in self.module.buffers()]
+        for w in works:
+            w.wait()
+
+    # ---- forward and backward -----------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        if self._marked:
+            raise RuntimeError(UNUSED)
+        if self.broadcast_buffers and self.world_size > 1:
+            buffers = list(self.module.buffers())
+            if buffers:
+                with minigrad.no_grad():
+                    for w in [dist.broadcast(b, 0, async_op=True) for b in buffers]:
+                        w.wait()
+        self._syncing = self.require_backward_grad_sync and minigrad.is_grad_enabled()
+        self.last_sync = {"launch_s": 0.0, "wait_s": 0.0}
+        return self.module(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Backwards of forwards run inside only accumulate into .grad (no communication)."""
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+    def _on_grad(self, param):
+        if not self._syncing:
+            return
+        key = id(param)
+        if key in self._marked:
+            raise RuntimeError("Expected to mark a variable ready only once: a parameter's gradient was "
+                               "accumulated twice in one backward (a reentrant backward, or the parameter "
+                               "used by two checkpointed segments)")
+        self._marked.add(key)
+        bucket, _ = self._where[key]
+        bucket.left -= 1
+        t0 = time.perf_counter()
+        while self._next < len(self._buckets) and self._buckets[self._next].left == 0:
+            self._launch(self._buckets[self._next])
+            self._next += 1
+        t1 = time.perf_counter()
+        self.last_sync["launch_s"] += t1 - t0
+        if self._next == len(self._buckets):
+            self._finish()
+            self.last_sync["wait_s"] += time.perf_counter() - t1
+        else:
+            dist.progress()  # MPI moves the started buckets only inside its calls
+
+    def _launch(self, b):
+        for p, lo, hi in zip(b.params, b.offsets, b.offsets[1:]):
+            b.flat[lo:hi] = p.grad.data.reshape(-1)
+        b.work = dist.all_reduce(minigrad.Tensor(b.flat), op=dist.ReduceOp.AVG, async_op=True)
+
+    def _finish(self):
+        try:
+            for b in self._buckets:
+                b.work.wait()
+                for p, lo, hi in zip(b.params, b.offsets, b.offsets[1:]):
+                    avg = b.flat[lo:hi].reshape(p.data.shape)
+                    g = p.grad.data
+                    if g.flags.writeable and g.base is None:
+                        g[...] = avg
+                    else:
+                        p.grad.data = avg.copy()
+        finally:
+            for b in self._buckets:
+                b.left, b.work = len(b.params), None
+            self._marked.clear()
+            self._next = 0
+            self._syncing = False
+
+    # ---- the wrapped module's state, without a prefix -------------------------------------
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        return self.module.state_dict(destination, prefix, keep_vars)
+
+    def load_state_dict(self, state_dict, strict=True):
+        return self.module.load_state_dict(state_dict, strict)
+
+    def extra_repr(self):
+        return f"world_size={self.world_size}, buckets={len(self._buckets)}, bucket_cap_mb={self.bucket_cap_mb}"
+
+
+def _check_same_model(module):
+    """Every rank built the same model: the same parameter and buffer names, shapes and dtypes."""
+    mine = [[n, list(t.shape), str(t.data.dtype)] for n, t in
+            list(module.named_parameters()) + list(module.named_buffers())]
+    every = [None] * dist.get_world_size()
+    dist.all_gather_object(every, mine)
+    ref = every[0]
+    for r, theirs in enumerate(every[1:], 1):
+        if theirs == ref:
+            continue
+        if len(theirs) != len(ref):
+            raise RuntimeError(f"DDP expects the same model on every rank, but rank 0 has {len(ref)} parameters "
+                               f"and buffers, while rank {r} has {len(theirs)}")
+        for a, b in zip(ref, theirs):
+            if a != b:
+                raise RuntimeError(f"DDP expects the same model on every rank, but rank 0 has {a[0]} of shape "
+                                   f"{tuple(a[1])} {a[2]}, while rank {r} has {b[0]} of shape {tuple(b[1])} {b[2]}")
