@@ -425,10 +425,10 @@ class Trainer:
 
     def _restore(self, ckpt):
         path = self.out_dir / CKPT_NAME
+        rng, sampler = self.dist.restore_states(ckpt, path)  # this rank's (another world size is refused)
         try:
             self.model.load_state_dict(ckpt["model"])
             self.optimizer.load_state_dict(ckpt["optimizer"])
-            rng, sampler = self.dist.restore_states(ckpt, path)  # this rank's (another world size is refused)
             self.sampler.load_state_dict(sampler)
             minigrad.set_rng_state(rng)
         except (RuntimeError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
