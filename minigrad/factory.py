@@ -151,8 +151,19 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """`steps` evenly spaced values from start to end (an integer dtype truncates, as PyTorch)."""
     xp = module_for(device)
-    return _make(xp.linspace(start, end, steps, dtype=_dt(dtype)), requires_grad)
+    dt = _dt(dtype)
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    if dt.kind in "iub":
+        # PyTorch's integer linspace: start + step*i for the first half, end - step*(steps-1-i) for
+        # the rest, computed in double and truncated towards zero
+        i = np.arange(steps, dtype=np.float64)
+        step = (float(end) - float(start)) / (steps - 1) if steps > 1 else 0.0
+        vals = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i)) if steps > 1 else i + start
+        return _make(xp.asarray(np.trunc(vals).astype(dt)), requires_grad)
+    return _make(xp.linspace(start, end, steps, dtype=dt), requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):

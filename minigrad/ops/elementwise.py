@@ -274,12 +274,42 @@ def div(input, other, rounding_mode=None):
     return out
 
 
+class RoundedDiv(Function):
+    node_name = "DivBackward2"
+
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        xp = array_module(a.data)
+        x, y = a.data, b.data
+        if x.dtype.kind in "iub":
+            if not bool(y.all()):
+                raise RuntimeError("ZeroDivisionError")
+            if mode == "floor":
+                return xp.floor_divide(x, y)
+            q = xp.floor_divide(x, y)  # trunc rounds towards 0: one up where the signs differ and it is inexact
+            return q + ((q < 0) & (q * y != x)).astype(q.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xp.floor_divide(x, y) if mode == "floor" else xp.trunc(x / y)
+
+    @staticmethod
+    def backward(ctx, g):  # a rounded quotient is flat: zero gradient almost everywhere
+        a_shape, b_shape = ctx._shapes
+        return (sum_to(g * 0.0, a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(g * 0.0, b_shape) if ctx.needs_input_grad[1] else None, None)
+
+
 def _rounded_div(input, other, mode):
+    if mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'")
     a, b = binary_operands(input, other)
-    xp = array_module(a.data)
-    q = a.data / b.data
-    q = xp.floor(q) if mode == "floor" else xp.trunc(q)
-    return Tensor(q.astype(a.data.dtype) if a.data.dtype.kind != "f" else q)
+    if a.data.dtype == np.bool_:
+        raise NotImplementedError(f"\"div_{mode}_cpu\" not implemented for 'Bool'")
+    return _binary(RoundedDiv, a, b, mode)
+
+
+def floor_divide(input, other):
+    """input // other: the quotient rounded down (PyTorch's floor_divide)."""
+    return div(input, other, rounding_mode="floor")
 
 
 def rdiv(input, other):
@@ -300,6 +330,8 @@ def pow(input, exponent):
         from ._util import cast
 
         dt = result_type(input, exponent)
+        if dt == np.bool_ and exponent.__class__ is builtins.bool:  # b ** True is b, b ** False is all True
+            return Tensor(input.data.copy() if exponent else array_module(input.data).ones_like(input.data))
         _check_pow(dt, exponent)
         return PowScalar.apply(cast(input, dt), exponent)
     a, b = binary_operands(input, exponent)
@@ -317,13 +349,21 @@ def _check_pow(dt, exponent):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
+def _tensors_only(name, input, other):
+    for arg, x in (("input", input), ("other", other)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+
+
 def maximum(input, other):
     """Elementwise max of two tensors."""
+    _tensors_only("maximum", input, other)
     return _binary(Maximum, input, other)
 
 
 def minimum(input, other):
     """Elementwise min of two tensors."""
+    _tensors_only("minimum", input, other)
     return _binary(Minimum, input, other)
 
 
@@ -553,9 +593,23 @@ def clamp(input, min=None, max=None):
 clip = clamp
 
 
+class Sign(Function):
+    node_name = "SignBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return array_module(a.data).sign(a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d(sign a) = 0 almost everywhere
+        return g * 0.0
+
+
 def sign(input):
-    """-1, 0 or 1 elementwise (no gradient)."""
-    return Tensor(array_module(input.data).sign(input.data))
+    """-1, 0 or 1 elementwise (a zero gradient, as PyTorch's SignBackward0)."""
+    if input.data.dtype == np.bool_:
+        return Tensor(input.data.copy())
+    return Sign.apply(input)
 
 
 def square(input):

@@ -19,8 +19,18 @@ from .reduction import values_indices
 from .shape import Unsqueeze, _share_version
 
 
+def _sequence_as_tuple(index):
+    """PyTorch's rule for a list index: a short one holding sequences, tensors, slices, None or
+    Ellipsis is a tuple of indices (`t[[[0, 1], [1, 2]]]` is `t[[0, 1], [1, 2]]`)."""
+    if len(index) >= 32:
+        return False
+    return builtins.any(isinstance(i, (list, tuple, Tensor, slice)) or i is None or i is Ellipsis for i in index)
+
+
 def _convert_index(index, xp, shape):
     """A numpy/cupy index from a user index, with PyTorch's checks and errors."""
+    if isinstance(index, list) and _sequence_as_tuple(index):
+        index = tuple(index)
     if not isinstance(index, tuple):
         index = (index,)
     out = []
@@ -32,8 +42,8 @@ def _convert_index(index, xp, shape):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
             advanced = advanced or a.ndim > 0 or a.dtype.kind == "b"
-        elif isinstance(i, (list, np.ndarray)):
-            a = xp.asarray(i)
+        elif isinstance(i, (list, tuple, np.ndarray)):
+            a = xp.asarray(i) if len(i) else xp.zeros(0, dtype=np.int64)
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
@@ -49,6 +59,48 @@ def _convert_index(index, xp, shape):
                 f"(got {type(i).__name__})"
             )
     return tuple(out), advanced
+
+
+class TwoStep(tuple):
+    """An advanced index with integers in it, applied as PyTorch applies it: the integers first
+    (a view), then the rest. numpy counts an integer as an advanced index, which moves the result
+    dims when it stands between a slice and an array (`t[0, :, [1, 2]]`)."""
+
+
+def _ints_first(idx, ndim):
+    if not builtins.any(isinstance(i, (builtins.int, np.integer)) for i in idx):
+        return idx
+    consumed = builtins.sum(
+        (i.ndim if i.dtype.kind == "b" else 1) if hasattr(i, "dtype") else (0 if i is None or i is Ellipsis else 1)
+        for i in idx
+    )
+    first, rest = [], []
+    for i in idx:
+        if i is Ellipsis:
+            first += [slice(None)] * builtins.max(ndim - consumed, 0)
+            rest.append(i)
+        elif i is None:
+            rest.append(i)
+        elif isinstance(i, (builtins.int, np.integer)):
+            first.append(builtins.int(i))
+        else:
+            first += [slice(None)] * (i.ndim if hasattr(i, "dtype") and i.dtype.kind == "b" else 1)
+            rest.append(i)
+    return TwoStep((tuple(first), tuple(rest)))
+
+
+def _take(a, index):
+    """a[index], for a plain or a TwoStep index."""
+    if type(index) is TwoStep:
+        return a[index[0]][index[1]]
+    return a[index]
+
+
+def _target(a, index):
+    """The array and the index to write `a[index]` through (a view for a TwoStep index)."""
+    if type(index) is TwoStep:
+        return a[index[0]], index[1]
+    return a, index
 
 
 def _index_error(e, shape):
@@ -129,7 +181,7 @@ class Index(Function):
     def forward(ctx, a, index, advanced):
         ctx.shape, ctx.index, ctx.advanced = a.data.shape, index, advanced
         try:
-            out = a.data[index]
+            out = _take(a.data, index)
             # an advanced index makes a new, contiguous tensor in PyTorch (numpy may lay it out
             # transposed, and a later .view() would then fail where PyTorch's succeeds)
             return array_module(out).ascontiguousarray(out) if advanced else out
@@ -168,7 +220,7 @@ class IndexPutAdd(Function):
         xp = array_module(g.data)
         out = xp.zeros(shape, dtype=g.data.dtype)
         if advanced:
-            _add_at(xp, out, index, g.data)
+            _add_at(xp, *_target(out, index), g.data)
         else:
             out[index] = g.data
         return out
@@ -198,7 +250,7 @@ def getitem(self, index):
     idx, advanced = _convert_index(index, xp, shape)
     if advanced:
         _check_masks(idx, shape)
-        return Index.apply(self, idx, True)
+        return Index.apply(self, _ints_first(idx, len(shape)), True)
     idx = tuple(builtins.int(i) if hasattr(i, "dtype") else i for i in idx)  # 0-dim integer tensors
     steps = _basic_steps(idx, shape, keep_full=isinstance(index, slice))
     if not (self.requires_grad and state.grad_enabled) or len(steps) == 1:
@@ -226,7 +278,8 @@ class IndexPut(Function):
         ctx.index = index
         ctx.value_shape = value.data.shape
         out = a.data.copy()
-        out[index] = value.data
+        o, i = _target(out, index)
+        o[i] = value.data
         return out
 
     @staticmethod
@@ -236,10 +289,12 @@ class IndexPut(Function):
         ga = gv = None
         if ctx.needs_input_grad[0]:
             mask = Tensor(array_module(g.data).ones(g.data.shape, dtype=g.data.dtype))
-            mask.data[ctx.index] = 0
+            m, i = _target(mask.data, ctx.index)
+            m[i] = 0
             ga = g * mask
         if ctx.needs_input_grad[1]:
-            gv = sum_to(getitem(g, ctx.index), ctx.value_shape)
+            gv = sum_to(Index.apply(g, ctx.index, True) if type(ctx.index) is TwoStep else getitem(g, ctx.index),
+                        ctx.value_shape)
         return ga, gv, None
 
 
@@ -248,7 +303,9 @@ def setitem(self, index, value):
     from .inplace import apply_inplace
 
     xp = array_module(self.data)
-    idx, _ = _convert_index(index, xp, self.data.shape)
+    idx, advanced = _convert_index(index, xp, self.data.shape)
+    if advanced:
+        idx = _ints_first(idx, self.data.ndim)
     if not isinstance(value, Tensor):
         value = Tensor(xp.asarray(value, dtype=self.data.dtype))
     elif value.data.dtype != self.data.dtype:
@@ -256,7 +313,8 @@ def setitem(self, index, value):
 
     def raw(a):
         try:
-            a[idx] = value.data
+            target, i = _target(a, idx)
+            target[i] = value.data
         except IndexError as e:
             raise _index_error(e, a.shape) from None
         except ValueError as e:
@@ -273,26 +331,59 @@ class Gather(Function):
     def forward(ctx, a, dim, index):
         ctx.shape, ctx.dim = a.data.shape, dim
         ctx.save(index=index)
-        xp = array_module(a.data)
-        return xp.ascontiguousarray(xp.take_along_axis(a.data, index.data, axis=dim))
+        return a.data[_along(array_module(a.data), dim, index.data)]
 
     @staticmethod
     def backward(ctx, g):  # scatter-add the gradient back along dim
         return index_scatter(g, ctx.dim, ctx._saved_index, ctx.shape), None, None
 
 
-def gather(input, dim, index):
-    """out[i][j] = input[i][index[i][j]] (for dim=1), with the gradient scattered back."""
-    if index.data.dtype.kind not in "iu":
-        raise RuntimeError(f"gather(): Expected dtype int64 for index, got {index.dtype}")
-    d = normalize_dim(dim, input.data.ndim)
-    if index.data.ndim != input.data.ndim:
+def _along(xp, dim, index):
+    """The numpy index of `index` along `dim` (the other dims counted from 0): gather's and scatter's."""
+    idx = list(xp.indices(index.shape, sparse=True))
+    if idx:
+        idx[dim] = index
+    else:  # a 0-d index of a 0-d input
+        return index
+    return tuple(idx)
+
+
+def check_index_shape(op, input, dim, index, src=None):
+    """PyTorch's checks of gather's / scatter's index: same ndim, no larger than self apart from dim
+    (and no larger than src), entries in range."""
+    if index.data.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    nd = input.data.ndim
+    if index.data.ndim != builtins.max(nd, 1) and not (nd == 0 and index.data.ndim == 0) and index.data.size:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    n = input.data.shape[d]
+    d = normalize_dim(dim, nd)
+    if index.data.size and nd:
+        ishape, sshape = index.data.shape, input.data.shape
+        for k in range(nd):
+            if k != d and ishape[k] > sshape[k]:
+                raise RuntimeError(
+                    f"Size does not match at dimension {k} expected index {list(ishape)} to be no larger than "
+                    f"self {list(sshape)} apart from dimension {d}"
+                )
+            if src is not None and ishape[k] > src.data.shape[k]:
+                raise RuntimeError(
+                    f"Size does not match at dimension {k} expected index {list(ishape)} to be no larger than "
+                    f"src {list(src.data.shape)}"
+                )
+    n = input.data.shape[d] if nd else 1
     if index.data.size:
         hi, lo = builtins.int(index.data.max()), builtins.int(index.data.min())
         if hi >= n or lo < 0:  # PyTorch refuses negative indices here
-            raise RuntimeError(f"index {hi if hi >= n else lo} is out of bounds for dimension {d} with size {n}")
+            bad = hi if hi >= n else lo
+            raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    return d
+
+
+def gather(input, dim, index):
+    """out[i][j] = input[i][index[i][j]] (for dim=1), with the gradient scattered back."""
+    d = check_index_shape("gather", input, dim, index)
+    if input.data.ndim == 0 and index.data.ndim == 1:  # PyTorch lets a 0-d input take a 1-element index
+        return Gather.apply(input.reshape(1), 0, index)
     return Gather.apply(input, d, index)
 
 
@@ -307,9 +398,7 @@ class ScatterAdd(Function):
         ctx.save(index=index)
         xp = array_module(g.data)
         out = xp.zeros(shape, dtype=g.data.dtype)
-        idx = list(xp.indices(index.data.shape, sparse=True))
-        idx[dim] = index.data
-        _add_at(xp, out, tuple(idx), g.data)
+        _add_at(xp, out, _along(xp, dim, index.data), g.data)
         return out
 
     @staticmethod

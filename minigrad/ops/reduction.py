@@ -1,4 +1,6 @@
 """Reductions over dims (sum, mean, var, max, logsumexp, softmax, ...), with keepdim."""
+import contextlib
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -90,6 +92,14 @@ def mean(input, dim=None, keepdim=False, dtype=None):
     return (MeanAll if dim is None else Mean).apply(input, dims, keepdim)
 
 
+@contextlib.contextmanager
+def _quiet():
+    """numpy's warning for correction >= n silenced (the result, nan or inf, says it)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
 class Var(Function):
     node_name = "VarBackward0"
 
@@ -97,7 +107,8 @@ class Var(Function):
     def forward(ctx, a, dims, correction, keepdim):
         ctx.save(self=a)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
-        return a.data.var(axis=dims, ddof=correction, keepdims=keepdim)
+        with np.errstate(divide="ignore", invalid="ignore"), _quiet():
+            return a.data.var(axis=dims, ddof=correction, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d(var a) = 2 (a - mean a) / (n - correction)
@@ -108,7 +119,9 @@ class Var(Function):
         if not ctx.keepdim and ctx.dims:
             g = g.reshape(_keep_shape(a.shape, ctx.dims))
         centered = a - a.mean(dim=ctx.dims, keepdim=True)
-        return g * centered * (2.0 / (n - ctx.correction)), None, None, None
+        with np.errstate(divide="ignore"):  # no degrees of freedom left: inf, nan as in PyTorch
+            scale = np.float64(2.0) / (n - ctx.correction)
+        return g * centered * float(scale), None, None, None
 
 
 class Std(Function):
@@ -119,7 +132,8 @@ class Std(Function):
     def forward(ctx, a, dims, correction, keepdim):
         ctx.save(self=a)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
-        return a.data.std(axis=dims, ddof=correction, keepdims=keepdim)
+        with np.errstate(divide="ignore", invalid="ignore"), _quiet():
+            return a.data.std(axis=dims, ddof=correction, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d(std a) = (a - mean a) / ((n - correction) std a)
@@ -238,6 +252,7 @@ def _max_min(input, dim, keepdim, other, full_cls, dim_cls, pair_fn, largest):
     if dim is None:
         return full_cls.apply(input, tuple(range(input.data.ndim)), False, largest)
     if input.data.ndim == 0:
+        normalize_dim(dim, 0)
         return values_indices(input, Tensor(array_module(input.data).zeros((), dtype=np.int64)))
     values, indices = dim_cls.apply(input, normalize_dim(dim, input.data.ndim), keepdim, largest)
     return values_indices(values, indices)
@@ -313,6 +328,8 @@ class Softmax(Function):
     def forward(ctx, a, dim):
         ctx.dim = dim
         xp = array_module(a.data)
+        if a.data.ndim == 0:  # exp(a - a) / 1: one (nan for a non-finite a)
+            return xp.asarray(xp.exp(a.data - a.data))
         e = a.data - a.data.max(axis=dim, keepdims=True)
         xp.exp(e, out=e)
         e /= e.sum(axis=dim, keepdims=True)
@@ -332,6 +349,8 @@ class LogSoftmax(Function):
     def forward(ctx, a, dim):
         ctx.dim = dim
         xp = array_module(a.data)
+        if a.data.ndim == 0:
+            return xp.asarray(a.data - a.data)
         shifted = a.data - a.data.max(axis=dim, keepdims=True)
         shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         return shifted
@@ -352,24 +371,40 @@ def _softmax_input(input, dtype):
     return input
 
 
-def softmax(input, dim, dtype=None):
+def _softmax_dim(input, dim):
+    if dim is None:  # PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1
+        dim = 0 if input.data.ndim in (0, 1, 3) else 1
+    d = normalize_dim(dim, input.data.ndim)
+    return d if input.data.ndim else ()  # a 0-d tensor: the reductions run over no axis
+
+
+def softmax(input, dim=None, dtype=None):
     """exp(x) / sum(exp(x)) along `dim`: one `SoftmaxBackward0` node."""
     input = _softmax_input(input, dtype)
-    return Softmax.apply(input, normalize_dim(dim, input.data.ndim))
+    return Softmax.apply(input, _softmax_dim(input, dim))
 
 
-def log_softmax(input, dim, dtype=None):
+def log_softmax(input, dim=None, dtype=None):
     """x - logsumexp(x) along `dim`: one `LogSoftmaxBackward0` node."""
     input = _softmax_input(input, dtype)
-    return LogSoftmax.apply(input, normalize_dim(dim, input.data.ndim))
+    return LogSoftmax.apply(input, _softmax_dim(input, dim))
+
+
+def _all_any(input, dim, keepdim, name):
+    dims = normalize_dims(dim, input.data.ndim)
+    out = getattr(input.data, name)(axis=dims, keepdims=keepdim)
+    out = array_module(input.data).asarray(out)
+    return Tensor(out.astype(np.uint8) if input.data.dtype == np.uint8 else out)
 
 
 def all(input, dim=None, keepdim=False):
-    return Tensor(input.data.all(axis=dim, keepdims=keepdim))
+    """True where every element along `dim` is nonzero (uint8 in, uint8 out, as PyTorch)."""
+    return _all_any(input, dim, keepdim, "all")
 
 
 def any(input, dim=None, keepdim=False):
-    return Tensor(input.data.any(axis=dim, keepdims=keepdim))
+    """True where some element along `dim` is nonzero."""
+    return _all_any(input, dim, keepdim, "any")
 
 
 class Prod(Function):
