@@ -2,7 +2,7 @@
 import functools
 import inspect
 
-from . import elementwise, indexing, inplace, movement, pointwise, reduction, scan, scatter, shape  # noqa: F401
+from . import composite, elementwise, indexing, inplace, movement, pointwise, reduction, scan, scatter, shape  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs, add, allclose, clamp, clip, cos, div, eq, equal, exp, ge, gt, isfinite, isinf,
     isnan, le, log, logical_and, logical_not, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
@@ -20,6 +20,17 @@ from .elementwise import floor_divide  # noqa: F401
 from .movement import (  # noqa: F401
     argsort, argwhere, diag, diag_embed, diagonal, einsum, flip, fliplr, flipud, masked_select, msort, nonzero,
     repeat_interleave, roll, tile,
+)
+from .composite import (  # noqa: F401
+    absolute, addbmm, addcdiv, addcmul, addmm, addmv, addr, aminmax, atleast_1d, atleast_2d, atleast_3d, baddbmm,
+    bincount, block_diag, bucketize, cartesian_prod, cdist, clamp_max, clamp_min, column_stack, corrcoef,
+    count_nonzero, cov, cross, deg2rad, diagflat, diff, dist, divide, dsplit, dstack, float_power, fmax, fmin, gcd,
+    ger, greater, greater_equal, heaviside, histc, hsplit, hstack, hypot, index_copy, index_fill, inner, isneginf,
+    isposinf, isreal, kron, kthvalue, lcm, ldexp, less, less_equal, logaddexp2, logit, masked_scatter, median,
+    meshgrid, mode, moveaxis, movedim, multiply, mv, nan_to_num, nanmean, nanmedian, nansum, narrow, negative,
+    not_equal, outer, positive, rad2deg, ravel, renorm, rot90, row_stack, searchsorted, select, sgn, signbit, sinc,
+    std_mean, subtract, swapaxes, swapdims, take, take_along_dim, tensor_split, trace, trapezoid, trapz, tril_indices,
+    triu_indices, true_divide, unique, unique_consecutive, vander, var_mean, vsplit, vstack, xlogy,
 )
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import index_add, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)
@@ -104,6 +115,17 @@ def _bind_methods(Tensor):
     for name in ("argsort", "argwhere", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "masked_select",
                  "msort", "nonzero", "repeat_interleave", "roll", "tile", "cummax", "cummin", "cumprod", "cumsum",
                  "logcumsumexp", "index_add", "scatter", "scatter_add", "scatter_reduce"):
+        methods[name] = globals()[name]
+    for name in ("absolute", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "aminmax", "baddbmm",
+                 "bincount", "clamp_max", "clamp_min", "count_nonzero", "cross", "deg2rad", "diagflat", "diff", "dist",
+                 "divide", "dsplit", "float_power", "fmax", "fmin", "gcd", "ger", "greater", "greater_equal",
+                 "heaviside", "histc", "hsplit", "hypot", "index_copy", "index_fill", "inner", "isneginf", "isposinf",
+                 "isreal", "kron", "kthvalue", "lcm", "ldexp", "less", "less_equal", "logaddexp2", "logit",
+                 "masked_scatter", "median", "mode", "moveaxis", "movedim", "multiply", "mv", "nan_to_num", "nanmean",
+                 "nanmedian", "nansum", "narrow", "negative", "not_equal", "outer", "positive", "rad2deg", "ravel",
+                 "renorm", "rot90", "select", "sgn", "signbit", "sinc", "subtract", "swapaxes", "swapdims", "take",
+                 "take_along_dim", "tensor_split", "trace", "true_divide", "unique", "unique_consecutive", "vsplit",
+                 "xlogy", "broadcast_to"):
         methods[name] = globals()[name]
     methods.update(repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
                    scatter_reduce_=_scatter_reduce_, index_add_=_index_add_)
