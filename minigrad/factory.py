@@ -112,6 +112,9 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
         dtype = np.bool_ if isinstance(fill_value, bool) else np.int64 if isinstance(fill_value, builtins.int) else None
     if not isinstance(size, (tuple, list)):
         size = (size,)
+    if not isinstance(fill_value, (builtins.int, builtins.float, builtins.bool, np.number, np.bool_)) and not (
+            hasattr(fill_value, "shape") and fill_value.shape == ()):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
     return _filled(fill_value, tuple(size), dtype, device, requires_grad)
 
 
@@ -146,6 +149,11 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if dtype is None:
         is_int = builtins.all(isinstance(v, (builtins.int, np.integer)) for v in (start, end, step))
         dtype = np.int64 if is_int else None
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"upper bound and lower bound inconsistent with step sign (start={start}, end={end}, "
+                           f"step={step})")
     xp = module_for(device)
     return _make(xp.arange(start, end, step, dtype=_dt(dtype)), requires_grad)
 
@@ -167,6 +175,9 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     xp = module_for(device)
     return _make(xp.eye(n, m, dtype=_dt(dtype)), requires_grad)
 
@@ -196,6 +207,8 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
         raise TypeError("randint() missing required argument 'size'")
     if high is None:
         low, high = 0, low
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     xp = module_for(device)
     rng = generator or random.generator(xp)
     return Tensor(rng.integers(low, high, size=_size((size,) if isinstance(size, builtins.int) else size)).astype(

@@ -32,9 +32,14 @@ from .composite import (  # noqa: F401
     std_mean, subtract, swapaxes, swapdims, take, take_along_dim, tensor_split, trace, trapezoid, trapz, tril_indices,
     triu_indices, true_divide, unique, unique_consecutive, vander, var_mean, vsplit, vstack, xlogy,
 )
+from .composite import (  # noqa: F401
+    index_put, is_complex, is_nonzero, is_same_size, is_signed, nanquantile, nextafter, quantile, resolve_conj,
+    split_with_sizes, sum_to_size, type_as, vdot,
+)
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import index_add, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)
 from .scatter import index_add_ as _index_add_, scatter_ as _scatter_, scatter_add_ as _scatter_add_
+from .scatter import make_inplace as _make_inplace
 from .scatter import scatter_reduce_ as _scatter_reduce_
 from .reduction import (  # noqa: F401
     all, amax, amin, any, argmax, argmin, log_softmax, logsumexp, max, mean, min, norm, prod, softmax, std, sum, var,
@@ -45,6 +50,20 @@ from .shape import (  # noqa: F401
 )
 
 _E, _P = elementwise, pointwise
+from ..dtypes import int8, int16, uint8  # noqa: E402
+
+
+# the value-changing ops that PyTorch also offers in place (`t.exp_()`), made by one wrapper
+_INPLACE = (
+    "abs absolute acos acosh addbmm addcdiv addcmul addmm addmv addr arccos arccosh arcsin arcsinh arctan2 arctan "
+    "arctanh asin asinh atan2 atan atanh baddbmm bitwise_and bitwise_left_shift bitwise_not bitwise_or "
+    "bitwise_right_shift bitwise_xor ceil clamp_max clamp_min clip copysign cos cosh cumprod cumsum deg2rad divide "
+    "eq erf erfc exp2 exp expm1 fix float_power floor floor_divide fmod frac gcd ge greater greater_equal gt "
+    "heaviside hypot index_copy index_fill lcm ldexp le lerp less less_equal log10 log1p log2 log logical_and "
+    "logical_not logical_or logical_xor logit lt masked_scatter multiply nan_to_num ne neg negative not_equal pow "
+    "rad2deg reciprocal relu remainder renorm round rsqrt sgn sigmoid sign sin sinc sinh sqrt square subtract tan "
+    "tanh tril triu true_divide trunc xlogy"
+).split()
 
 
 def _numpy_names(fn):
@@ -125,10 +144,18 @@ def _bind_methods(Tensor):
                  "nanmedian", "nansum", "narrow", "negative", "not_equal", "outer", "positive", "rad2deg", "ravel",
                  "renorm", "rot90", "select", "sgn", "signbit", "sinc", "subtract", "swapaxes", "swapdims", "take",
                  "take_along_dim", "tensor_split", "trace", "true_divide", "unique", "unique_consecutive", "vsplit",
-                 "xlogy", "broadcast_to"):
+                 "xlogy", "broadcast_to", "index_put", "is_complex", "is_nonzero", "is_same_size", "is_signed",
+                 "nanquantile", "nextafter", "quantile", "resolve_conj", "split_with_sizes", "sum_to_size", "type_as",
+                 "vdot"):
         methods[name] = globals()[name]
+    methods.update(resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
+                   char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
+                   ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put"))
     methods.update(repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
                    scatter_reduce_=_scatter_reduce_, index_add_=_index_add_)
+    for name in _INPLACE:
+        if name + "_" not in methods:
+            methods[name + "_"] = _make_inplace(methods[name], name)
     for name, fn in inplace._setup().items():
         methods[name] = fn
     methods.update(__iadd__=methods["add_"], __isub__=methods["sub_"], __imul__=methods["mul_"],

@@ -67,13 +67,15 @@ moveaxis = movedim
 
 def narrow(input, dim, start, length):
     """The slice start:start+length of `dim` (a view)."""
+    if input.data.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = normalize_dim(dim, input.data.ndim)
     n = input.data.shape[d]
     start = builtins.int(start)
     if start < 0:
         start += n
     if not 0 <= start <= n or length < 0 or start + length > n:
-        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return input[(slice(None),) * d + (slice(start, start + length),)]
 
 
@@ -237,6 +239,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 # ---- elementwise compositions --------------------------------------------------------------------------
 def hypot(input, other):
+    a, _ = binary_operands(input, other)
+    if a.data.dtype.kind != "f":
+        raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
     return E.sqrt(input * input + other * other)
 
 
@@ -395,6 +400,8 @@ def _sorted_stat(input, dim, keepdim, k_of_n):
 
 def median(input, dim=None, keepdim=False):
     """The lower median (PyTorch's: no averaging of the middle two)."""
+    if input.data.dtype == np.bool_:
+        raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
     return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2)
 
 
@@ -407,7 +414,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     d = normalize_dim(dim, input.data.ndim)
     n = input.data.shape[d] if input.data.ndim else 1
     if not 1 <= k <= n:
-        raise IndexError(f"kthvalue(): selected number k out of range for dimension {d}")
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _sorted_stat(input, d, keepdim, lambda n: k - 1)
 
 
@@ -746,3 +753,106 @@ def vander(x, N=None, increasing=False):
     if not increasing:
         powers = powers[::-1]
     return S.stack(powers, 1)
+
+
+# ---- small conveniences ------------------------------------------------------------------------------
+def type_as(input, other):
+    return input.to(other.dtype)
+
+
+def is_complex(input):
+    return False
+
+
+def is_signed(input):
+    return input.data.dtype.kind in "if"
+
+
+def is_nonzero(input):
+    if input.data.size != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {'no values' if input.data.size == 0 else 'more than one value'} "
+                           "is ambiguous")
+    return bool(input.data.reshape(()).item())
+
+
+def is_same_size(input, other):
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def sum_to_size(input, *size):
+    from ._util import sum_to
+
+    size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    return sum_to(input, size)
+
+
+def resolve_conj(input):
+    return input
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    return S.split(input, list(split_sizes), dim)
+
+
+def vdot(input, other):
+    return M.dot(input, other)
+
+
+def nextafter(input, other):
+    a, b = binary_operands(input, other)
+    return Tensor(array_module(a.data).nextafter(a.data, b.data))
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-th quantiles along `dim` (the flattened tensor when None), interpolated as PyTorch does."""
+    x = S.reshape(input, -1) if dim is None else input
+    d = 0 if dim is None else normalize_dim(dim, input.data.ndim)
+    qs = q.data if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)
+    scalar_q = qs.ndim == 0
+    qs = qs.reshape(-1)
+    if builtins.any((v < 0) or (v > 1) for v in qs.tolist()):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    srt = I.sort(x, d).values
+    n = x.data.shape[d]
+    outs = []
+    for v in qs.tolist():
+        pos = v * (n - 1)
+        lo, hi = math.floor(pos), math.ceil(pos)
+        if interpolation == "lower":
+            hi = lo
+        elif interpolation == "higher":
+            lo = hi
+        elif interpolation == "nearest":
+            lo = hi = builtins.round(pos)
+        a, b = select(srt, d, lo), select(srt, d, hi)
+        w = (pos - lo) if interpolation == "linear" else 0.0
+        if interpolation == "midpoint":
+            w = 0.5 if hi != lo else 0.0
+        r = a + (b - a) * w if w else a
+        if keepdim:
+            r = S.unsqueeze(r, d) if dim is not None else S.reshape(r, (1,) * input.data.ndim)
+        outs.append(r)
+    return outs[0] if scalar_q else S.stack(outs, 0)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    return quantile(input, q, dim, keepdim, interpolation=interpolation)
+
+
+def index_put(input, indices, values, accumulate=False):
+    """A copy of `input` with `values` written (or added, accumulate=True: repeats summed) at `input[indices]`."""
+    idx = tuple(indices)
+    if not accumulate:
+        out = S.clone(input)
+        out[idx] = values
+        return out
+    from .indexing import IndexPutAdd, _convert_index, _ints_first, _take
+
+    xp = array_module(input.data)
+    conv, advanced = _convert_index(idx, xp, input.data.shape)
+    if advanced:
+        conv = _ints_first(conv, input.data.ndim)
+    shape = _take(input.data, conv).shape
+    v = values if isinstance(values, Tensor) else Tensor(xp.asarray(values, dtype=input.data.dtype))
+    v = S.expand(v.to(input.dtype), *shape) if tuple(v.shape) != tuple(shape) else v.to(input.dtype)
+    return input + IndexPutAdd.apply(v, input.data.shape, conv, True)

@@ -16,6 +16,12 @@ _BOOL_SUB = (
 )
 
 
+def zeros_like_grad(g, shape=None):
+    """The zero gradient of a flat op: zeros, not g * 0 (which would turn an inf or nan g into nan)."""
+    xp = array_module(g.data)
+    return Tensor(xp.zeros(g.data.shape if shape is None else shape, dtype=g.data.dtype))
+
+
 # ---- binary arithmetic ------------------------------------------------------------------
 class Add(Function):
     node_name = "AddBackward0"
@@ -126,7 +132,7 @@ class PowScalar(Function):
         (a,) = ctx.saved_tensors
         e = ctx.exponent
         if e == 0:
-            return g * 0.0, None
+            return zeros_like_grad(g), None
         return g * (e * a ** (e - 1)), None
 
 
@@ -206,12 +212,12 @@ class Minimum(Function):
 
 
 def _minmax_backward(g, a, b, a_wins, ctx):
-    dt = g.data.dtype
-    tie = (a == b).to(dt) * 0.5
-    wa = a_wins.to(dt) + tie
+    # picked with where, not multiplied by a 0/1 mask: an inf gradient on the losing side stays out
+    tie = a == b
+    half = g * 0.5
     a_shape, b_shape = ctx._shapes
-    return (sum_to(g * wa, a_shape) if ctx.needs_input_grad[0] else None,
-            sum_to(g * (1.0 - wa), b_shape) if ctx.needs_input_grad[1] else None)
+    return (sum_to(where(a_wins, g, where(tie, half, 0.0)), a_shape) if ctx.needs_input_grad[0] else None,
+            sum_to(where(a_wins | tie, where(tie, half, 0.0), g), b_shape) if ctx.needs_input_grad[1] else None)
 
 
 def _binary(cls, a, b, *extra):
@@ -294,8 +300,8 @@ class RoundedDiv(Function):
     @staticmethod
     def backward(ctx, g):  # a rounded quotient is flat: zero gradient almost everywhere
         a_shape, b_shape = ctx._shapes
-        return (sum_to(g * 0.0, a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(g * 0.0, b_shape) if ctx.needs_input_grad[1] else None, None)
+        return (zeros_like_grad(g, a_shape) if ctx.needs_input_grad[0] else None,
+                zeros_like_grad(g, b_shape) if ctx.needs_input_grad[1] else None, None)
 
 
 def _rounded_div(input, other, mode):
@@ -478,8 +484,8 @@ class Relu(Function):
         return array_module(a.data).maximum(a.data, 0)
 
     @staticmethod
-    def backward(ctx, g):  # d(relu a) = [a > 0] da
-        return g * (ctx._saved_result > 0).to(g.dtype)
+    def backward(ctx, g):  # d(relu a) = [a > 0] da (picked, not multiplied: an inf or nan g stays out, as PyTorch)
+        return where(ctx._saved_result > 0, g, 0.0)
 
 
 class Abs(Function):
@@ -539,7 +545,7 @@ class Clamp(Function):
             mask = mask & (a >= lo)
         if hi is not None:
             mask = mask & (a <= hi)
-        return g * mask.to(g.dtype), None, None
+        return where(mask, g, 0.0), None, None
 
 
 def _unary(cls, opname):
@@ -570,16 +576,23 @@ cos = _unary(Cos, "cos")
 
 def neg(input):
     """-input."""
+    if input.data.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
+                           "mask, use the `~` or `logical_not()` operator instead.")
     return Neg.apply(input)
 
 
 def relu(input):
     """max(input, 0)."""
+    if input.data.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
     return Relu.apply(input)
 
 
 def abs(input):
     """|input|."""
+    if input.data.dtype == np.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return Abs.apply(input)
 
 
@@ -587,7 +600,19 @@ def clamp(input, min=None, max=None):
     """input clipped to [min, max] (either may be None)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return Clamp.apply(input, min, max)
+    from ..dtypes import result_type
+    from ._util import cast
+
+    bounds = [b for b in (min, max) if b is not None]
+    if builtins.any(isinstance(b, Tensor) for b in bounds):  # tensor bounds: elementwise max/min, broadcasting
+        out = input
+        if min is not None:
+            out = maximum(out, min if isinstance(min, Tensor) else as_tensor_like(min, input, input.data.dtype))
+        if max is not None:
+            out = minimum(out, max if isinstance(max, Tensor) else as_tensor_like(max, input, out.data.dtype))
+        return out
+    dt = result_type(input, *bounds)  # an integer tensor clamped to float bounds becomes float, as PyTorch
+    return Clamp.apply(cast(input, dt), min, max)
 
 
 clip = clamp
@@ -602,7 +627,7 @@ class Sign(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(sign a) = 0 almost everywhere
-        return g * 0.0
+        return zeros_like_grad(g)
 
 
 def sign(input):
@@ -641,6 +666,9 @@ def where(condition, input, other):
     if not isinstance(condition, Tensor):
         condition = Tensor(np.asarray(condition))
     if condition.data.dtype != np.bool_:
+        if condition.data.dtype != np.uint8:
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                               f"{condition.dtype._legacy[:-6]}")
         condition = Tensor(condition.data.astype(bool))
     a, b = binary_operands(input, other)
     out = Where.apply(condition, a, b)

@@ -331,6 +331,8 @@ class Gather(Function):
     def forward(ctx, a, dim, index):
         ctx.shape, ctx.dim = a.data.shape, dim
         ctx.save(index=index)
+        if a.data.ndim == 0:  # a 0-d input and index (the index is 0)
+            return a.data.copy()
         return a.data[_along(array_module(a.data), dim, index.data)]
 
     @staticmethod
@@ -397,6 +399,8 @@ class ScatterAdd(Function):
         ctx.dim = dim
         ctx.save(index=index)
         xp = array_module(g.data)
+        if not shape:
+            return g.data.copy()
         out = xp.zeros(shape, dtype=g.data.dtype)
         _add_at(xp, out, _along(xp, dim, index.data), g.data)
         return out
@@ -415,7 +419,23 @@ def index_select(input, dim, index):
     """Entries along `dim` picked by a 1-D integer index tensor (repeats allowed)."""
     d = normalize_dim(dim, input.data.ndim)
     if not isinstance(index, Tensor) or index.data.dtype.kind not in "iu" or index.data.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector of integers")
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if input.data.ndim == 0:
+        if index.data.size != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.data.size} value(s)")
+        if builtins.int(index.data.reshape(-1)[0]) != 0:
+            raise IndexError("index_select(): index out of range in self")
+        return IndexSelect.apply(input, (), False)
+    n = input.data.shape[d]
+    if index.data.size:
+        if n == 0 and input.data.ndim > 1:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+        lo = builtins.int(index.data.min())
+        if lo < 0:
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={lo} axis_dim={n}")
+        if builtins.int(index.data.max()) >= n:
+            raise IndexError(f"index out of range in self (index {builtins.int(index.data.max())} for dimension {d} "
+                             f"with size {n})")
     return IndexSelect.apply(input, (slice(None),) * d + (index.data.reshape(-1),), True)
 
 
@@ -424,25 +444,36 @@ class Topk(Function):
 
     @staticmethod
     def forward(ctx, a, k, dim, largest, sorted_):
+        from .movement import _descending_key
+
         xp = array_module(a.data)
-        src = a.data if largest else -a.data
+        if a.data.ndim == 0:
+            idx = xp.zeros((), dtype=np.int64)
+            ctx.shape, ctx.dim = a.data.shape, dim
+            ctx.save(indices=idx)
+            ctx.mark_non_differentiable(idx)
+            return a.data.copy(), idx
+
+        def key(x):  # ascending order of key(x) is the order wanted (descending for largest; nan first)
+            return _descending_key(xp, x) if largest else x
+
         n = a.data.shape[dim]
         if k < n:
-            idx = xp.argpartition(-src, k - 1, axis=dim)
+            idx = xp.argpartition(key(a.data), k - 1, axis=dim)
             idx = xp.take(idx, xp.arange(k), axis=dim)
         else:
             idx = xp.broadcast_to(
                 xp.arange(n).reshape([-1 if i == dim else 1 for i in range(a.data.ndim)]), a.data.shape
             ).copy()
-        vals = xp.take_along_axis(src, idx, axis=dim)
+        vals = xp.take_along_axis(a.data, idx, axis=dim)
         if sorted_:
-            order = xp.argsort(-vals, axis=dim, kind="stable")
+            order = xp.argsort(key(vals), axis=dim, kind="stable")
             idx = xp.take_along_axis(idx, order, axis=dim)
             vals = xp.take_along_axis(vals, order, axis=dim)
         ctx.shape, ctx.dim = a.data.shape, dim
-        ctx.save(indices=idx)
+        ctx.save(indices=idx.astype(np.int64))
         ctx.mark_non_differentiable(idx)
-        return (vals if largest else -vals), idx
+        return vals, idx.astype(np.int64)
 
     @staticmethod
     def backward(ctx, g, _):
@@ -466,7 +497,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, _cls=Topk):
 def sort(input, dim=-1, descending=False):
     """Values sorted along `dim` (stable) and their indices."""
     d = normalize_dim(dim, input.data.ndim)
-    return topk(input, input.data.shape[d], d, largest=descending, sorted=True, _cls=Sort)
+    n = input.data.shape[d] if input.data.ndim else 1
+    return topk(input, n, d, largest=descending, sorted=True, _cls=Sort)
 
 
 def multinomial(input, num_samples, replacement=False, generator=None):

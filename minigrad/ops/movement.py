@@ -59,7 +59,8 @@ def flip(input, *dims):
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     nd = input.data.ndim
-    return Flip.apply(input, () if nd == 0 else _dims(dims, nd))
+    d = _dims(dims, nd)
+    return Flip.apply(input, () if nd == 0 else d)
 
 
 def fliplr(input):
@@ -101,9 +102,11 @@ def roll(input, shifts, dims=None):
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     nd = input.data.ndim
-    dims = tuple(normalize_dim(d, nd) for d in dims)
-    if nd == 0:
+    if input.data.size == 0:  # PyTorch returns an empty tensor's roll before it checks the dims
         return Roll.apply(input, tuple(builtins.int(s) for s in shifts), None)
+    if nd == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    dims = tuple(normalize_dim(d, nd) for d in dims)
     return Roll.apply(input, tuple(builtins.int(s) for s in shifts), dims)
 
 
@@ -135,6 +138,8 @@ def _size_args(sizes):
 
 def repeat(input, *sizes):
     """The tensor tiled `sizes` times along each dim (sizes may add leading dims)."""
+    if not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     sizes = _size_args(sizes)
     if len(sizes) < input.data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
@@ -172,7 +177,8 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
         if r.ndim != 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         if r.shape[0] not in (1, n):
-            raise RuntimeError("repeats must have the same size as input along dim")
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{r.shape[0]} and input.size({d}) = {n}")
         if bool((r < 0).any()):
             raise RuntimeError("repeats can not be negative")
     else:

@@ -11,7 +11,7 @@ from ..device import array_module
 from ..dtypes import default_float
 from ..tensor import Tensor
 from ._util import binary_operands, cast, sum_to
-from .elementwise import _binary, _unary, cos, exp, sin, sqrt, where
+from .elementwise import _binary, _unary, cos, exp, sin, sqrt, where, zeros_like_grad
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -86,7 +86,7 @@ _ = cos, sin  # the derivatives of sin and cos live in elementwise.py
 
 # ---- rounding: flat almost everywhere, so a zero gradient ---------------------------------------
 def _rounding(opname, node, array_fn):
-    cls = _unary_class(opname.capitalize(), node, array_fn, lambda g, a: g * 0.0, saves=None)
+    cls = _unary_class(opname.capitalize(), node, array_fn, lambda g, a: zeros_like_grad(g), saves=None)
 
     def op(input):
         if input.data.dtype == np.bool_:
@@ -117,7 +117,7 @@ class RoundDecimals(Function):
 
     @staticmethod
     def backward(ctx, g):  # flat almost everywhere
-        return g * 0.0, None
+        return zeros_like_grad(g), None
 
 
 def round(input, decimals=0):
@@ -256,7 +256,7 @@ class CopysignTensor(Function):
         ga = None
         if ctx.needs_input_grad[0]:
             ga = sum_to(where(a == 0, 0.0, g * result / where(a == 0, 1.0, a)), a_shape)
-        return ga, (sum_to(g * 0.0, b_shape) if ctx.needs_input_grad[1] else None)
+        return ga, (zeros_like_grad(g, b_shape) if ctx.needs_input_grad[1] else None)
 
 
 class CopysignScalar(CopysignTensor):
@@ -310,8 +310,11 @@ class Logaddexp(Function):
 
 
 def logaddexp(input, other):
-    """log(exp(input) + exp(other)), without overflow."""
-    return _two_kinds(Logaddexp, Logaddexp, input, other, floats=True)
+    """log(exp(input) + exp(other)), without overflow (floating tensors only, as PyTorch)."""
+    a, _ = binary_operands(input, other)
+    if a.data.dtype.kind != "f":
+        raise NotImplementedError(f"\"logaddexp_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
+    return _two_kinds(Logaddexp, Logaddexp, input, other)
 
 
 class LerpScalar(Function):
@@ -349,13 +352,18 @@ class LerpTensor(Function):
 
 def lerp(input, end, weight):
     """input + weight * (end - input); `weight` a number or a tensor (all floating, one dtype)."""
-    if input.data.dtype.kind != "f" or end.data.dtype != input.data.dtype:
+    from ._util import broadcast_shapes
+
+    broadcast_shapes(input.data.shape, end.data.shape)
+    if input.data.dtype.kind != "f":
+        kind = "scalar" if not isinstance(weight, Tensor) else "tensor"
+        raise NotImplementedError(f"\"lerp_kernel_{kind}\" not implemented for '{input.dtype._legacy[:-6]}'")
+    if end.data.dtype != input.data.dtype:
         raise RuntimeError(f"expected dtype {input.dtype} for `end` but got dtype {end.dtype}")
     if not isinstance(weight, Tensor):
         return _binary(LerpScalar, input, end, weight)
     if weight.data.dtype != input.data.dtype:
         raise RuntimeError(f"expected dtype {input.dtype} for `weight` but got dtype {weight.dtype}")
-    from ._util import broadcast_shapes
 
     broadcast_shapes(broadcast_shapes(input.data.shape, end.data.shape), weight.data.shape)
     out = LerpTensor.apply(input, end, weight)

@@ -1,4 +1,5 @@
 """Reductions over dims (sum, mean, var, max, logsumexp, softmax, ...), with keepdim."""
+import builtins
 import contextlib
 import warnings
 from collections import namedtuple
@@ -159,13 +160,20 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
+def _floating(input):
+    if input.data.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+
+
 def var(input, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance over `dim`, with Bessel's correction by default (correction=1)."""
+    _floating(input)
     return Var.apply(input, normalize_dims(dim, input.data.ndim), _correction(unbiased, correction), keepdim)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation over `dim` (correction=1 by default)."""
+    _floating(input)
     return Std.apply(input, normalize_dims(dim, input.data.ndim), _correction(unbiased, correction), keepdim)
 
 
@@ -177,7 +185,7 @@ class Amax(Function):
     def forward(ctx, a, dims, keepdim, largest=True):
         ctx.save(self=a)
         ctx.dims, ctx.keepdim = dims, keepdim
-        if a.data.size == 0:
+        if builtins.any(a.data.shape[d] == 0 for d in dims) or (a.data.size == 0 and not a.data.ndim):
             raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() == 0.")
         fn = a.data.max if largest else a.data.min
         return fn(axis=dims, keepdims=keepdim)
@@ -204,14 +212,26 @@ class MinAll(Amax):
     node_name = "MinBackward1"
 
 
+def _nonempty_dims(name, input, dims):
+    for d in dims:
+        if input.data.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
 def amax(input, dim=None, keepdim=False):
     """Max values over `dim` (gradient shared among ties)."""
-    return Amax.apply(input, normalize_dims(dim, input.data.ndim), keepdim, True)
+    dims = normalize_dims(dim, input.data.ndim)
+    if dim is not None:
+        _nonempty_dims("amax", input, dims)
+    return Amax.apply(input, dims, keepdim, True)
 
 
 def amin(input, dim=None, keepdim=False):
     """Min values over `dim` (gradient shared among ties)."""
-    return Amin.apply(input, normalize_dims(dim, input.data.ndim), keepdim, False)
+    dims = normalize_dims(dim, input.data.ndim)
+    if dim is not None:
+        _nonempty_dims("amin", input, dims)
+    return Amin.apply(input, dims, keepdim, False)
 
 
 class MaxDim(Function):
@@ -254,7 +274,11 @@ def _max_min(input, dim, keepdim, other, full_cls, dim_cls, pair_fn, largest):
     if input.data.ndim == 0:
         normalize_dim(dim, 0)
         return values_indices(input, Tensor(array_module(input.data).zeros((), dtype=np.int64)))
-    values, indices = dim_cls.apply(input, normalize_dim(dim, input.data.ndim), keepdim, largest)
+    d = normalize_dim(dim, input.data.ndim)
+    if input.data.shape[d] == 0:
+        name = "max" if largest else "min"
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    values, indices = dim_cls.apply(input, d, keepdim, largest)
     return values_indices(values, indices)
 
 
@@ -274,20 +298,28 @@ def min(input, dim=None, keepdim=False, other=None):
 
 def argmax(input, dim=None, keepdim=False):
     """Index of the max (over the flattened tensor when dim is None)."""
+    if input.data.dtype == np.bool_:
+        raise RuntimeError("argmax(): does not support bool input")
+    if input.data.size == 0 and (dim is None or input.data.shape[normalize_dim(dim, input.data.ndim)] == 0):
+        raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
     if dim is None:
         return Tensor(np.int64(input.data.argmax()) if array_module(input.data) is np else input.data.argmax())
     d = normalize_dim(dim, input.data.ndim)
     out = input.data.argmax(axis=d)
-    return Tensor(array_module(out).expand_dims(out, d) if keepdim else out)
+    return Tensor(array_module(out).expand_dims(out, d) if keepdim and input.data.ndim else out)
 
 
 def argmin(input, dim=None, keepdim=False):
     """Index of the min (over the flattened tensor when dim is None)."""
+    if input.data.dtype == np.bool_:
+        raise RuntimeError("argmin(): does not support bool input")
+    if input.data.size == 0 and (dim is None or input.data.shape[normalize_dim(dim, input.data.ndim)] == 0):
+        raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
     if dim is None:
         return Tensor(np.int64(input.data.argmin()) if array_module(input.data) is np else input.data.argmin())
     d = normalize_dim(dim, input.data.ndim)
     out = input.data.argmin(axis=d)
-    return Tensor(array_module(out).expand_dims(out, d) if keepdim else out)
+    return Tensor(array_module(out).expand_dims(out, d) if keepdim and input.data.ndim else out)
 
 
 class Logsumexp(Function):
@@ -299,6 +331,9 @@ class Logsumexp(Function):
         ctx.save(self=a)
         ctx.dims, ctx.keepdim = dims, keepdim
         xp = array_module(a.data)
+        if a.data.size == 0:  # the log of an empty sum: -inf (or an empty result)
+            with np.errstate(divide="ignore"):
+                return xp.log(xp.exp(a.data).sum(axis=dims, keepdims=keepdim))
         m = a.data.max(axis=dims, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows stay -inf instead of nan
         out = xp.log(xp.exp(a.data - m).sum(axis=dims, keepdims=True)) + m
@@ -316,7 +351,11 @@ class Logsumexp(Function):
 
 
 def logsumexp(input, dim, keepdim=False):
-    """log(sum(exp(input))) over `dim`, computed stably."""
+    """log(sum(exp(input))) over `dim`, computed stably (integers promoted to the default float)."""
+    if input.data.dtype.kind != "f":
+        from ..dtypes import default_float
+
+        input = input.to(default_float)
     return Logsumexp.apply(input, normalize_dims(dim, input.data.ndim), keepdim)
 
 
@@ -330,6 +369,8 @@ class Softmax(Function):
         xp = array_module(a.data)
         if a.data.ndim == 0:  # exp(a - a) / 1: one (nan for a non-finite a)
             return xp.asarray(xp.exp(a.data - a.data))
+        if a.data.size == 0:
+            return a.data.copy()
         e = a.data - a.data.max(axis=dim, keepdims=True)
         xp.exp(e, out=e)
         e /= e.sum(axis=dim, keepdims=True)
@@ -351,6 +392,8 @@ class LogSoftmax(Function):
         xp = array_module(a.data)
         if a.data.ndim == 0:
             return xp.asarray(a.data - a.data)
+        if a.data.size == 0:
+            return a.data.copy()
         shifted = a.data - a.data.max(axis=dim, keepdims=True)
         shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         return shifted
@@ -366,7 +409,7 @@ class LogSoftmax(Function):
 def _softmax_input(input, dtype):
     if dtype is not None:
         input = input.to(dtype)
-    if input.data.dtype.kind != "f":
+    if input.data.dtype.kind != "f" and input.data.size:  # PyTorch returns an empty tensor before it checks
         raise NotImplementedError(f"\"softmax\" not implemented for '{input.dtype._legacy[:-6]}' (pass dtype=)")
     return input
 
@@ -380,14 +423,14 @@ def _softmax_dim(input, dim):
 
 def softmax(input, dim=None, dtype=None):
     """exp(x) / sum(exp(x)) along `dim`: one `SoftmaxBackward0` node."""
-    input = _softmax_input(input, dtype)
-    return Softmax.apply(input, _softmax_dim(input, dim))
+    d = _softmax_dim(input, dim)
+    return Softmax.apply(_softmax_input(input, dtype), d)
 
 
 def log_softmax(input, dim=None, dtype=None):
     """x - logsumexp(x) along `dim`: one `LogSoftmaxBackward0` node."""
-    input = _softmax_input(input, dtype)
-    return LogSoftmax.apply(input, _softmax_dim(input, dim))
+    d = _softmax_dim(input, dim)
+    return LogSoftmax.apply(_softmax_input(input, dtype), d)
 
 
 def _all_any(input, dim, keepdim, name):
@@ -454,10 +497,28 @@ def prod(input, dim=None, keepdim=False, dtype=None):
     return (ProdAll if dim is None else Prod).apply(input, dims, keepdim)
 
 
-def norm(input, p=2, dim=None, keepdim=False):
-    """The p-norm (p=2 by default), differentiable."""
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """The vector p-norm over `dim` (all elements by default): p = 2 ("fro"), 1, inf, -inf, 0 or any number."""
     from .elementwise import abs as _abs
 
+    if dtype is not None:
+        input = input.to(dtype)
+    if input.data.dtype.kind != "f":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {input.dtype._legacy[:-6]}")
+    if dim is not None:
+        normalize_dims(dim, input.data.ndim)
+    if p == "fro" or p is None:
+        p = 2
+    if isinstance(p, str):
+        raise RuntimeError(f"norm(): unsupported norm type {p!r} for a vector norm (use a number or 'fro')")
+    if p == float("inf"):
+        return amax(_abs(input), dim, keepdim)
+    if p == float("-inf"):
+        return amin(_abs(input), dim, keepdim)
+    if p == 0:
+        return (input != 0).to(input.dtype).sum(dim=dim, keepdim=keepdim)
+    if p == 1:
+        return _abs(input).sum(dim=dim, keepdim=keepdim)
     if p == 2:
         return (input * input).sum(dim=dim, keepdim=keepdim).sqrt()
     return (_abs(input) ** p).sum(dim=dim, keepdim=keepdim) ** (1.0 / p)

@@ -133,14 +133,24 @@ class Cummin(Cummax):
     node_name = "CumminBackward0"
 
 
+def _empty_scan(input):
+    """PyTorch returns an empty tensor's scan before it checks the dim."""
+    xp = array_module(input.data)
+    return values_indices(input.clone(), Tensor(xp.zeros(input.data.shape, dtype=np.int64)))
+
+
 def cummax(input, dim):
     """Running maxima along `dim` and the index each came from."""
+    if input.data.size == 0:
+        return _empty_scan(input)
     values, indices = Cummax.apply(input, _dim(input, dim), True)
     return values_indices(values, indices)
 
 
 def cummin(input, dim):
     """Running minima along `dim` and the index each came from."""
+    if input.data.size == 0:
+        return _empty_scan(input)
     values, indices = Cummin.apply(input, _dim(input, dim), False)
     return values_indices(values, indices)
 
@@ -175,6 +185,7 @@ class Logcumsumexp(Function):
 
 def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along `dim`, without overflow (floating tensors only)."""
+    d = _dim(input, dim)
     if input.data.dtype.kind != "f":
-        raise RuntimeError(f"\"logcumsumexp_out_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
-    return Logcumsumexp.apply(input, _dim(input, dim))
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
+    return Logcumsumexp.apply(input, d)

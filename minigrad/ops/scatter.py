@@ -306,3 +306,44 @@ scatter_ = _inplace(scatter)
 scatter_add_ = _inplace(scatter_add)
 scatter_reduce_ = _inplace(scatter_reduce)
 index_add_ = _inplace(index_add)
+
+
+def make_inplace(fn, name):
+    """`t.name_(...)`: the out-of-place op `fn`, written back into t (PyTorch's checks: the result
+    must keep t's shape and be castable to t's dtype)."""
+    from .inplace import apply_inplace
+
+    def check(self, out):
+        if tuple(out.data.shape) != tuple(self.data.shape):
+            raise RuntimeError(f"output with shape {list(self.data.shape)} doesn't match the broadcast shape "
+                               f"{list(out.data.shape)}")
+        if not np.can_cast(out.data.dtype, self.data.dtype, "same_kind"):
+            raise RuntimeError(f"result type {out.dtype._legacy[:-6]} can't be cast to the desired output type "
+                               f"{self.dtype._legacy[:-6]}")
+
+    def raw(self, args, kwargs):
+        def write(arr):
+            out = fn(Tensor(arr), *args, **kwargs)
+            check(self, out)
+            arr[...] = out.data
+
+        return write
+
+    def recorded(self, args, kwargs):
+        def run():
+            from .shape import clone
+
+            # on a clone: the op may save its input for backward, and the result is written over self
+            out = fn(clone(self), *args, **kwargs)
+            check(self, out)
+            return out
+
+        return run
+
+    def op(self, *args, **kwargs):
+        others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+        return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others)
+
+    op.__name__ = name + "_"
+    op.__doc__ = f"In-place {name}: the result written into this tensor (version bumped)."
+    return op

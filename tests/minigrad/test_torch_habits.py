@@ -176,3 +176,63 @@ def test_type_promotion_like_torch(torch, op):
                 else:
                     b = base.astype(other[0]) if other[1] else np.array(1).astype(other[0])
                     same(torch, lambda L, x, y: f(x, y), a, b)
+
+
+@pytest.mark.parametrize("name,args", [("exp", ()), ("sqrt", ()), ("tanh", ()), ("clamp_min", (0.5,)), ("tril", ()),
+                                       ("mul", (2.0,)), ("atan2", (1.5,)), ("lerp", (None, 0.3)), ("cumsum", (1,)),
+                                       ("round", ()), ("fmod", (0.7,)), ("logit", ())])
+def test_inplace_forms_like_torch(torch, name, args):
+    res = []
+    for L in (mg, torch):
+        base = L.tensor(np.linspace(0.1, 0.9, 6).reshape(2, 3), requires_grad=True)
+        x = base * 1.0
+        a = tuple(L.tensor(np.full((2, 3), v)) if isinstance(v, float) and name in ("atan2",) else
+                  (L.tensor(np.ones((2, 3))) if v is None else v) for v in args)
+        out = getattr(x, name + "_")(*a)
+        assert out is x and x._version > 0
+        x.sum().backward()
+        res.append((x.detach().numpy(), base.grad.numpy()))
+    np.testing.assert_allclose(res[0][0], res[1][0])
+    np.testing.assert_allclose(res[0][1], res[1][1])
+
+
+def test_inplace_refuses_a_wider_result(torch):
+    for L in (mg, torch):
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            L.tensor([1, 4]).sqrt_()
+        with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+            L.ones(3).add_(L.ones(2, 3))
+
+
+def test_index_put_accumulates_repeats_like_torch(torch):
+    res = []
+    for L in (mg, torch):
+        x = L.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        v = L.tensor([1.0, 2.0, 3.0], dtype=L.float64, requires_grad=True)
+        y = x.index_put((L.tensor([0, 0, 2]), L.tensor([1, 1, 3])), v, accumulate=True)
+        (y * L.tensor(np.arange(12.0).reshape(3, 4))).sum().backward()
+        res.append((y.detach().numpy(), x.grad.numpy(), v.grad.numpy()))
+    for g, w in zip(*res):
+        np.testing.assert_allclose(g, w)
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_quantile_like_torch(torch, interpolation):
+    a = np.random.default_rng(3).standard_normal((3, 5))
+    for q in (0.3, [0.0, 0.5, 1.0]):
+        for dim in (None, 1):
+            res = []
+            for L in (mg, torch):
+                x = L.tensor(a, requires_grad=True)
+                qq = L.tensor(q, dtype=L.float64) if isinstance(q, list) else q
+                y = L.quantile(x, qq, dim=dim, keepdim=dim is not None, interpolation=interpolation)
+                y.sum().backward()
+                res.append((y.detach().numpy(), x.grad.numpy()))
+            for g, w in zip(*res):
+                np.testing.assert_allclose(g, w, atol=1e-12)
+
+
+def test_scatter_src_larger_than_index_forward(torch):
+    res = [L.scatter(L.tensor(np.arange(12.0).reshape(3, 4)), 1, L.tensor([[0], [3]]), L.ones(3, 2, dtype=L.float64))
+           .numpy() for L in (mg, torch)]
+    np.testing.assert_array_equal(*res)
