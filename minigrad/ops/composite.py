@@ -53,6 +53,8 @@ def movedim(input, source, destination):
                            f"number of dims as destination ({dst} dims)")
     src = [normalize_dim(d, nd) for d in src]
     dst = [normalize_dim(d, nd) for d in dst]
+    if nd == 0:
+        return S.reshape(input, ())
     order = [d for d in range(nd) if d not in src]
     perm = [None] * nd
     for s, d in zip(src, dst):
@@ -400,6 +402,8 @@ def _sorted_stat(input, dim, keepdim, k_of_n):
 
 def median(input, dim=None, keepdim=False):
     """The lower median (PyTorch's: no averaging of the middle two)."""
+    if dim is not None:
+        normalize_dim(dim, input.data.ndim)
     if input.data.dtype == np.bool_:
         raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
     return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2)

@@ -92,7 +92,9 @@ def _operands(input, other):
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                                f"{input.dtype._legacy[:-6]} and {other.dtype._legacy[:-6]}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_c_name(input)} != {_c_name(other)}")
-    if input.data.dtype.kind == "b" and input.data.size and other.data.size and input.data.ndim and other.data.ndim:
+    one_d = input.data.ndim == 1 and other.data.ndim == 1
+    if input.data.dtype.kind == "b" and (one_d or (input.data.size and other.data.size and input.data.ndim
+                                                    and other.data.ndim)):
         which = "dot" if input.data.ndim == 1 and other.data.ndim == 1 else "addmm_impl_cpu_"
         raise NotImplementedError(f"\"{which}\" not implemented for 'Bool'")
     return input, other

@@ -141,7 +141,7 @@ class ScatterReduce(Function):
                 count[at] = 0
             xp.add.at(count, at, 1)
             count = xp.maximum(count, 1)
-            out = out / count if out.dtype.kind == "f" else xp.floor_divide(out, count)
+            out = out / count if out.dtype.kind == "f" else xp.floor_divide(out, count).astype(out.dtype)
         ctx.dim, ctx.reduce, ctx.include_self, ctx.src_shape = dim, reduce, include_self, src.data.shape
         ctx.count = count
         ctx.save(self=a, index=index, src=src)
@@ -259,6 +259,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = check_index_shape("scatter_reduce", input, dim, index, src)
+    if reduce == "mean" and input.data.dtype == np.bool_:
+        raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
     return ScatterReduce.apply(input, d, index, _src_tensor(input, src), reduce, bool(include_self))
 
 
@@ -279,6 +281,8 @@ def index_add(input, dim, index, source, *, alpha=1):
         raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice shapes. Destination slice "
                            f"shape: {list(input.data.shape[:d] + input.data.shape[d + 1:])} at dimension {d} and "
                            f"source slice shape: {list(source.data.shape)} at dimension 0.")
+    if nd > 1 and input.data.size == 0:  # PyTorch returns an empty matrix unchanged, the index unchecked
+        return input.clone()
     if idx.size and (int(idx.max()) >= n or int(idx.min()) < -n):
         bad = int(idx.max()) if int(idx.max()) >= n else int(idx.min())
         raise IndexError(f"index out of range in self (index {bad} for dimension {d} with size {n})")

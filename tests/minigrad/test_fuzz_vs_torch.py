@@ -82,7 +82,8 @@ def broadcast_partner(shape):
 
 
 UNARY = ["neg", "abs", "exp", "tanh", "sigmoid", "sin", "cos", "relu", "sign", "floor", "round", "erf", "atan",
-         "square", "sqrt_abs", "log_abs", "expm1", "log1p_abs", "sinh", "asinh", "erfc", "exp2", "trunc", "frac_like"]
+         "square", "sqrt_abs", "log_abs", "expm1", "log1p_abs", "sinh", "asinh", "erfc", "exp2", "trunc", "frac_like",
+         "tan", "asin_tanh", "acos_tanh", "atanh_tanh", "cosh", "ceil", "sigmoid", "log2_abs", "logit_sig", "nan_to_num", "sgn"]
 
 
 def unary(L, x, name):
@@ -91,6 +92,13 @@ def unary(L, x, name):
         "log_abs": lambda: (x.abs() + 0.5).log() if x.is_floating_point() else x.log(),
         "log1p_abs": lambda: x.abs().log1p(),
         "frac_like": lambda: x - x.trunc(),
+        "log2_abs": lambda: (x.abs() + 0.5).log2() if x.is_floating_point() else x.log2(),
+        "logit_sig": lambda: x.sigmoid().logit(),
+        # inside their domains: a nan gradient's spread is where libraries legitimately differ
+        "asin_tanh": lambda: (x.tanh() * 0.9).asin(),
+        "acos_tanh": lambda: (x.tanh() * 0.9).acos(),
+        "atanh_tanh": lambda: (x.tanh() * 0.9).atanh(),
+        "nan_to_num": lambda: (x / 0).nan_to_num() if x.is_floating_point() else x.nan_to_num(),
     }.get(name)
     return f() if f else getattr(x, name)()
 
@@ -162,7 +170,8 @@ def scalar(L, x, name, s):
 SHAPE_OPS = ["reshape_flat", "transpose", "permute", "t", "flatten", "T", "repeat", "expand", "diagonal", "unfold",
              "index_int", "index_slice", "index_list", "index_mask", "gather", "index_select", "masked_fill", "tile",
              "contiguous_t", "double", "float", "long", "bool", "matmul", "cat", "stack", "scatter_add", "einsum_t",
-             "repeat_interleave", "trace_like", "split0", "chunk"]
+             "repeat_interleave", "trace_like", "split0", "chunk", "scatter_reduce", "index_add", "tril", "triu",
+             "take_along_dim", "outer_flat", "movedim", "rot90", "kron_small", "cumsum_dtype", "where_scalar"]
 
 
 @st.composite
@@ -256,6 +265,45 @@ def shape_op(L, x, name, seed):
         return x.repeat_interleave(2, dim=d if nd else None)
     if name == "trace_like":
         return x.diagonal().sum() if nd >= 2 else x.sum()
+    if name == "scatter_reduce":
+        if nd == 0:
+            return x
+        dd = d % nd
+        ishape = tuple(int(rng.integers(0, s + 1)) for s in shape)
+        idx = L.tensor(rng.integers(0, max(shape[dd], 1), ishape).astype(np.int64))
+        reduce = ["sum", "prod", "mean", "amax", "amin"][int(rng.integers(0, 5))]
+        src = L.tensor(make_array(ishape, "float64", seed)).to(x.dtype)
+        return x.scatter_reduce(d, idx, src, reduce, include_self=bool(rng.integers(0, 2)))
+    if name == "index_add":
+        if nd == 0:
+            return x
+        dd = d % nd
+        idx = rng.integers(0, max(shape[dd], 1), 3).astype(np.int64)
+        sshape = list(shape)
+        sshape[dd] = 3
+        return x.index_add(d, L.tensor(idx), L.tensor(make_array(tuple(sshape), "float64", seed)).to(x.dtype), alpha=2)
+    if name in ("tril", "triu"):
+        return getattr(x, name)(int(rng.integers(-1, 2)))
+    if name == "take_along_dim":
+        if nd == 0:
+            return x
+        ishape = list(shape)
+        ishape[d % nd] = 2
+        return L.take_along_dim(x, L.tensor(rng.integers(0, max(shape[d % nd], 1), ishape).astype(np.int64)), d)
+    if name == "outer_flat":
+        v = x.reshape(-1)[:3]
+        return L.outer(v, v)
+    if name == "movedim":
+        return x.movedim(d, 0)
+    if name == "rot90":
+        return x.rot90(int(rng.integers(-1, 3)), (0, 1)) if nd >= 2 else x
+    if name == "kron_small":
+        # (contiguous: PyTorch's kron views a transposed input and fails)
+        return L.kron(x.contiguous(), L.tensor(make_array((2,), "float64", seed)).to(x.dtype)) if nd <= 2 else x
+    if name == "cumsum_dtype":
+        return x.cumsum(d, dtype=L.float64)
+    if name == "where_scalar":
+        return L.where(x > 0, x, 0.5 if x.is_floating_point() else 1)
     if name == "split0":
         return x.split(1, d)[0] if nd else x
     if name == "chunk":
@@ -327,8 +375,15 @@ def run(L, shape, dtype, steps):
                 (x * w).sum().backward()
             except RuntimeError:  # PyTorch has no derivative for some ops (floor_divide, ...)
                 return outs, None, "unsupported"
-            grad = None if x0.grad is None else x0.grad.numpy().copy()
+            grad = None if x0.grad is None else _array(x0.grad)
     return outs, None, grad
+
+
+def _array(t):
+    try:
+        return t.numpy().copy()
+    except RuntimeError:  # PyTorch's ZeroTensor (sgn's gradient) refuses numpy()
+        return np.zeros(tuple(t.shape))
 
 
 def _kind(e):
