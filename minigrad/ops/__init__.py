@@ -36,6 +36,8 @@ from .composite import (  # noqa: F401
     index_put, is_complex, is_nonzero, is_same_size, is_signed, nanquantile, nextafter, quantile, resolve_conj,
     split_with_sizes, sum_to_size, type_as, vdot,
 )
+from .linalg import det, inverse, logdet, matrix_power, pinverse, slogdet  # noqa: F401
+from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import index_add, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)
 from .scatter import index_add_ as _index_add_, scatter_ as _scatter_, scatter_add_ as _scatter_add_
@@ -146,7 +148,7 @@ def _bind_methods(Tensor):
                  "take_along_dim", "tensor_split", "trace", "true_divide", "unique", "unique_consecutive", "vsplit",
                  "xlogy", "broadcast_to", "index_put", "is_complex", "is_nonzero", "is_same_size", "is_signed",
                  "nanquantile", "nextafter", "quantile", "resolve_conj", "split_with_sizes", "sum_to_size", "type_as",
-                 "vdot"):
+                 "vdot", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"):
         methods[name] = globals()[name]
     methods.update(resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),

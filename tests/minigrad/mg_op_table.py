@@ -16,6 +16,7 @@ class Case:
     fn: object  # fn(L, *inputs) -> tensor or tuple of tensors
     inputs: list  # [(shape, domain)] with domain in DOMAINS
     gradgrad: bool = True  # also run gradgradcheck
+    layout: bool = True  # also compare the output's contiguity with PyTorch's
     torch_only: dict = field(default_factory=dict)
 
 
@@ -65,8 +66,8 @@ def _b(L, x):
 CASES = []
 
 
-def case(name, fn, *inputs, gradgrad=True):
-    CASES.append(Case(name, fn, list(inputs), gradgrad))
+def case(name, fn, *inputs, gradgrad=True, layout=True):
+    CASES.append(Case(name, fn, list(inputs), gradgrad, layout))
 
 
 # ---- binary arithmetic with broadcasting -------------------------------------------------------
@@ -350,6 +351,26 @@ for reduce in ("sum", "prod", "mean", "amax", "amin"):
              ((3, 4), dom), ((2, 4), dom), gradgrad=reduce not in ("amax", "amin"))
 case("index_add", lambda L, a, b: a.index_add(0, _i(L, [2, 0, 2]), b), R34, ((3, 4), "n"))
 case("index_add_alpha", lambda L, a, b: L.index_add(a, 1, _i(L, [1, 1]), b, alpha=-2.0), R34, ((3, 2), "n"))
+
+# ---- issue 16: linear algebra ------------------------------------------------------------------------------------
+def _wellconditioned(rng, shape):
+    return rng.standard_normal(shape) * 0.5 + 2.0 * np.eye(shape[-1])
+
+
+DOMAINS.update(w=_wellconditioned)
+case("inverse", lambda L, a: a.inverse(), ((3, 3), "w"))
+case("inverse_batched", lambda L, a: L.linalg.inv(a), ((2, 3, 3), "w"))
+case("det", lambda L, a: a.det(), ((3, 3), "w"))
+case("det_batched", lambda L, a: L.linalg.det(a), ((2, 3, 3), "w"))
+case("slogdet", lambda L, a: L.linalg.slogdet(a)[1], ((2, 3, 3), "w"))
+case("logdet", lambda L, a: a.logdet(), ((3, 3), "w"))
+# (solve is inverse(A) @ B here: a row-major result where LAPACK's is column-major)
+case("solve", lambda L, a, b: L.linalg.solve(a, b), ((3, 3), "w"), ((3, 2), "n"), layout=False)
+case("solve_vector", lambda L, a, b: L.linalg.solve(a, b), ((2, 3, 3), "w"), ((2, 3), "n"), layout=False)
+case("matrix_power", lambda L, a: a.matrix_power(3), ((3, 3), "w"))
+case("matrix_power_neg", lambda L, a: L.matrix_power(a, -2), ((3, 3), "w"))
+case("vector_norm", lambda L, a: L.linalg.vector_norm(a, 3, dim=-1), ((2, 3), "a"))
+case("matrix_norm_1", lambda L, a: L.linalg.matrix_norm(a, 1), ((2, 3, 3), "d"), gradgrad=False)
 
 CASE_BY_NAME = {c.name: c for c in CASES}
 assert len(CASE_BY_NAME) == len(CASES), "duplicate case names"
