@@ -661,8 +661,13 @@ class Where(Function):
                 sum_to(where(cond, zero, g), b_shape) if ctx.needs_input_grad[2] else None)
 
 
-def where(condition, input, other):
-    """Pick `input` where `condition` holds, else `other` (scalars allowed)."""
+def where(condition, input=None, other=None):
+    """Pick `input` where `condition` holds, else `other` (scalars allowed); where(condition) alone
+    is nonzero(condition, as_tuple=True)."""
+    if input is None and other is None:
+        from .movement import nonzero
+
+        return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor):
         condition = Tensor(np.asarray(condition))
     if condition.data.dtype != np.bool_:

@@ -494,7 +494,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, _cls=Topk):
     return values_indices(values, indices)
 
 
-def sort(input, dim=-1, descending=False):
+def sort(input, dim=-1, descending=False, stable=False):
     """Values sorted along `dim` (stable) and their indices."""
     d = normalize_dim(dim, input.data.ndim)
     n = input.data.shape[d] if input.data.ndim else 1

@@ -8,7 +8,7 @@ import numpy as np
 from .. import special
 from ..autograd.function import Function
 from ..device import array_module
-from ..dtypes import default_float
+from .. import dtypes as _dtypes
 from ..tensor import Tensor
 from ._util import binary_operands, cast, sum_to
 from .elementwise import _binary, _unary, cos, exp, sin, sqrt, where, zeros_like_grad
@@ -161,7 +161,7 @@ def _two_kinds(tensor_cls, scalar_cls, input, other, floats=False, bool_name=Non
     if bool_name and a.data.dtype == np.bool_:
         raise NotImplementedError(f"\"{bool_name}_cpu\" not implemented for 'Bool'")
     if floats and a.data.dtype.kind != "f":
-        a, b = cast(a, default_float.np), cast(b, default_float.np)
+        a, b = cast(a, _dtypes.default_float.np), cast(b, _dtypes.default_float.np)
     return _binary(scalar_cls if scalar else tensor_cls, a, b)
 
 

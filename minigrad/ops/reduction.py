@@ -303,7 +303,8 @@ def argmax(input, dim=None, keepdim=False):
     if input.data.size == 0 and (dim is None or input.data.shape[normalize_dim(dim, input.data.ndim)] == 0):
         raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
     if dim is None:
-        return Tensor(np.int64(input.data.argmax()) if array_module(input.data) is np else input.data.argmax())
+        out = Tensor(np.int64(input.data.argmax()) if array_module(input.data) is np else input.data.argmax())
+        return out.reshape((1,) * input.data.ndim) if keepdim else out
     d = normalize_dim(dim, input.data.ndim)
     out = input.data.argmax(axis=d)
     return Tensor(array_module(out).expand_dims(out, d) if keepdim and input.data.ndim else out)
@@ -316,7 +317,8 @@ def argmin(input, dim=None, keepdim=False):
     if input.data.size == 0 and (dim is None or input.data.shape[normalize_dim(dim, input.data.ndim)] == 0):
         raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
     if dim is None:
-        return Tensor(np.int64(input.data.argmin()) if array_module(input.data) is np else input.data.argmin())
+        out = Tensor(np.int64(input.data.argmin()) if array_module(input.data) is np else input.data.argmin())
+        return out.reshape((1,) * input.data.ndim) if keepdim else out
     d = normalize_dim(dim, input.data.ndim)
     out = input.data.argmin(axis=d)
     return Tensor(array_module(out).expand_dims(out, d) if keepdim and input.data.ndim else out)

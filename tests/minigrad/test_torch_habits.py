@@ -236,3 +236,40 @@ def test_scatter_src_larger_than_index_forward(torch):
     res = [L.scatter(L.tensor(np.arange(12.0).reshape(3, 4)), 1, L.tensor([[0], [3]]), L.ones(3, 2, dtype=L.float64))
            .numpy() for L in (mg, torch)]
     np.testing.assert_array_equal(*res)
+
+
+def test_dtype_helpers_like_torch(torch):
+    for name in ("float16", "float32", "float64"):
+        assert mg.finfo(getattr(mg, name)).eps == torch.finfo(getattr(torch, name)).eps
+        assert mg.finfo(getattr(mg, name)).max == torch.finfo(getattr(torch, name)).max
+    for name in ("uint8", "int8", "int16", "int32", "int64"):
+        assert (mg.iinfo(getattr(mg, name)).min, mg.iinfo(getattr(mg, name)).max) == \
+            (torch.iinfo(getattr(torch, name)).min, torch.iinfo(getattr(torch, name)).max)
+    names = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+    for a in names:
+        for b in names:
+            assert str(mg.promote_types(getattr(mg, a), getattr(mg, b))).split(".")[-1] == \
+                str(torch.promote_types(getattr(torch, a), getattr(torch, b))).split(".")[-1]
+            assert mg.can_cast(getattr(mg, a), getattr(mg, b)) == torch.can_cast(getattr(torch, a), getattr(torch, b))
+    assert str(mg.result_type(mg.tensor([1]), 2.5)) == "minigrad.float32"
+
+
+def test_set_default_dtype_like_torch(torch):
+    try:
+        mg.set_default_dtype(mg.float64)
+        assert mg.get_default_dtype() == mg.float64
+        assert mg.tensor([1.5]).dtype == mg.float64 and mg.ones(2).dtype == mg.float64
+        assert (mg.tensor([1]) / 2).dtype == mg.float64 and mg.tensor([1]).exp().dtype == mg.float64
+    finally:
+        mg.set_default_dtype(mg.float32)
+    assert mg.tensor([1.5]).dtype == mg.float32
+
+
+def test_small_torch_habits(torch):
+    for L in (mg, torch):
+        assert tuple(L.ones(2, 3).argmax(keepdim=True).shape) == (1, 1)
+        assert [t.tolist() for t in L.where(L.tensor([0, 1, 1]))] == [[1, 2]]
+        assert L.ones(2, 3).size(-1) == 3
+        with pytest.raises(IndexError, match="Dimension out of range"):
+            L.ones(2, 3).size(2)
+        assert L.ones(3, 1).sort(dim=0, stable=True).values.shape == (3, 1)
