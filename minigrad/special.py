@@ -230,3 +230,99 @@ def _cupy_special():
         _special = special
     return _special
 
+
+
+# ---- erfinv, lgamma, digamma, trigamma (numpy has none of them) ------------------------------------
+def erfinv(y):
+    """The inverse error function: M. Giles' approximation ("Approximating the erfinv function",
+    GPU Computing Gems, 2010), then two Newton steps on erf, to float64 precision; +-inf at +-1."""
+    xp = np if isinstance(y, np.ndarray) else _array_module(y)
+    dt = y.dtype if y.dtype.kind == "f" else np.dtype(np.float64)
+    v = y.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -xp.log((1.0 - v) * (1.0 + v))
+        small = w < 5.0
+        ws, wb = w - 2.5, xp.sqrt(w) - 3.0
+        ps = xp.full_like(v, 2.81022636e-08)
+        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
+                  0.246640727, 1.50140941):
+            ps = c + ps * ws
+        pb = xp.full_like(v, -0.000200214257)
+        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
+                  1.00167406, 2.83297682):
+            pb = c + pb * wb
+        x = xp.where(small, ps, pb) * v
+        for _ in range(2):  # Newton on erf(x) = v
+            x = x - (erf(x) - v) / (TWO_OVER_SQRT_PI_ * xp.exp(-x * x))
+        x = xp.where(v == 1.0, np.inf, xp.where(v == -1.0, -np.inf, x))
+        x = xp.where(xp.abs(v) > 1.0, np.nan, x)
+    return x.astype(dt, copy=False)
+
+
+TWO_OVER_SQRT_PI_ = 1.1283791670955126
+
+
+def lgamma(x):
+    """log|Gamma(x)|, elementwise (math.lgamma per element; inf at the poles)."""
+    import math
+
+    xp = np if isinstance(x, np.ndarray) else _array_module(x)
+    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
+
+    def one(v):
+        try:
+            return math.lgamma(v)
+        except ValueError:  # a pole
+            return math.inf
+
+    flat = np.asarray(x, dtype=np.float64).reshape(-1)
+    out = np.fromiter((one(float(v)) if v == v else math.nan for v in flat), dtype=np.float64, count=flat.size)
+    return xp.asarray(out.reshape(x.shape).astype(dt))
+
+
+def _polygamma_series(x, order):
+    """digamma (order 0) or trigamma (order 1) of float64 x: recurrence up to x >= 12, then the asymptotic series."""
+    acc = np.zeros_like(x)
+    x = x.copy()
+    for _ in range(64):
+        low = x < 12.0
+        if not low.any():
+            break
+        acc = np.where(low, acc - (1.0 / x if order == 0 else -1.0 / (x * x)), acc)
+        x = np.where(low, x + 1.0, x)
+    inv = 1.0 / x
+    inv2 = inv * inv
+    if order == 0:
+        series = np.log(x) - 0.5 * inv - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
+    else:
+        series = inv + 0.5 * inv2 + inv * inv2 * (1 / 6 - inv2 * (1 / 30 - inv2 * (1 / 42 - inv2 / 30)))
+    return acc + series
+
+
+def digamma(x):
+    """d/dx log Gamma(x), elementwise (reflection for x < 0.5; -inf/nan at the poles as PyTorch: nan)."""
+    xp = np if isinstance(x, np.ndarray) else _array_module(x)
+    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
+    v = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        neg = v < 0.5
+        r = np.where(neg, 1.0 - v, v)
+        out = _polygamma_series(r, 0)
+        out = np.where(neg, out - np.pi / np.tan(np.pi * v), out)
+        out = np.where((v <= 0) & (v == np.floor(v)), np.nan, out)
+        out = np.where(v == 0, -np.inf, out)
+    return xp.asarray(out.astype(dt))
+
+
+def trigamma(x):
+    """The second derivative of log Gamma, elementwise."""
+    xp = np if isinstance(x, np.ndarray) else _array_module(x)
+    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
+    v = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        neg = v < 0.5
+        r = np.where(neg, 1.0 - v, v)
+        out = _polygamma_series(r, 1)
+        out = np.where(neg, -out + (np.pi / np.sin(np.pi * v)) ** 2, out)
+        out = np.where((v <= 0) & (v == np.floor(v)), np.inf, out)
+    return xp.asarray(out.astype(dt))

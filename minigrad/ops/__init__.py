@@ -16,6 +16,7 @@ from .pointwise import (  # noqa: F401
     fix, floor, fmod, frac, isclose, lerp, log1p, log2, log10, logaddexp, remainder, round, sinh, tan, trunc,
 )
 from .pointwise import bitwise_and, bitwise_or  # noqa: F401,F811 (integer-keeping versions)
+from .pointwise import digamma, erfinv, lgamma, polygamma  # noqa: F401
 from .elementwise import floor_divide  # noqa: F401
 from .movement import (  # noqa: F401
     argsort, argwhere, diag, diag_embed, diagonal, einsum, flip, fliplr, flipud, masked_select, msort, nonzero,
@@ -64,7 +65,7 @@ _INPLACE = (
     "heaviside hypot index_copy index_fill lcm ldexp le lerp less less_equal log10 log1p log2 log logical_and "
     "logical_not logical_or logical_xor logit lt masked_scatter multiply nan_to_num ne neg negative not_equal pow "
     "rad2deg reciprocal relu remainder renorm round rsqrt sgn sigmoid sign sin sinc sinh sqrt square subtract tan "
-    "tanh tril triu true_divide trunc xlogy"
+    "tanh tril triu true_divide trunc xlogy digamma erfinv lgamma"
 ).split()
 
 
@@ -148,9 +149,9 @@ def _bind_methods(Tensor):
                  "take_along_dim", "tensor_split", "trace", "true_divide", "unique", "unique_consecutive", "vsplit",
                  "xlogy", "broadcast_to", "index_put", "is_complex", "is_nonzero", "is_same_size", "is_signed",
                  "nanquantile", "nextafter", "quantile", "resolve_conj", "split_with_sizes", "sum_to_size", "type_as",
-                 "vdot", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"):
+                 "vdot", "digamma", "erfinv", "lgamma", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"):
         methods[name] = globals()[name]
-    methods.update(resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
+    methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
                    ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put"))
     methods.update(repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,

@@ -423,3 +423,28 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
             return Tensor(xp.asarray(xp.abs(a.data.astype(np.float64) - b.data) <= atol + rtol * xp.abs(b.data.astype(np.float64))))
         return Tensor(xp.asarray(xp.isclose(a.data, b.data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
+
+
+# ---- special functions -------------------------------------------------------------------------------
+SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
+
+erfinv = _float_unary("erfinv", "ErfinvBackward0", lambda xp, x: special.erfinv(x),
+                      lambda g, r: g * (SQRT_PI_OVER_2 * exp(r * r)), saves="result")  # d erfinv y = sqrt(pi)/2 e^(x^2) dy
+lgamma = _float_unary("lgamma", "LgammaBackward0", lambda xp, x: special.lgamma(x),
+                      lambda g, a: g * digamma(a))  # d log Gamma(a) = digamma(a) da
+digamma = _float_unary("digamma", "DigammaBackward0", lambda xp, x: special.digamma(x),
+                       lambda g, a: g * _trigamma(a))  # d digamma(a) = trigamma(a) da
+def _no_tetragamma(g, a):
+    raise RuntimeError("the derivative of polygamma(1, x) (polygamma(2, x)) is not implemented in minigrad")
+
+
+_trigamma = _float_unary("trigamma", "PolygammaBackward0", lambda xp, x: special.trigamma(x), _no_tetragamma)
+
+
+def polygamma(n, input):
+    """The n-th derivative of digamma; n = 0 (digamma) and 1 (trigamma) are supported."""
+    if n == 0:
+        return digamma(input)
+    if n == 1:
+        return _trigamma(input)
+    raise NotImplementedError(f"polygamma(n={n}): only n = 0 and n = 1 are implemented in minigrad")

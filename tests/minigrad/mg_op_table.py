@@ -282,6 +282,9 @@ for shape in [(), (2, 3)]:
     case(f"erf{tag}", lambda L, a: a.erf(), (shape, "n"))
     case(f"erfc{tag}", lambda L, a: L.erfc(a), (shape, "n"))
     case(f"rounding{tag}", lambda L, a: a.floor() + a.ceil() * a + L.trunc(a) + a.round() + a.frac() * a, (shape, "o"))
+case("erfinv", lambda L, a: a.erfinv(), ((2, 3), "u"))
+case("lgamma", lambda L, a: a.lgamma(), ((2, 3), "p"))
+case("lgamma_negative", lambda L, a: L.lgamma(a - 3.0), ((2, 3), "o"))
 case("round_decimals", lambda L, a: a.round(decimals=1) * a, ((2, 3), "o"))
 case("sign", lambda L, a: a.sign() * a, ((2, 3), "a"))
 for sa, sb in [((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3))]:

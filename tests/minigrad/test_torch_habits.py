@@ -273,3 +273,20 @@ def test_small_torch_habits(torch):
         with pytest.raises(IndexError, match="Dimension out of range"):
             L.ones(2, 3).size(2)
         assert L.ones(3, 1).sort(dim=0, stable=True).values.shape == (3, 1)
+
+
+def test_digamma_and_trigamma(torch):
+    # PyTorch's CPU trigamma is good to ~5e-10 relative; scipy (when installed) is the sharper reference
+    v = np.array([-2.5, -0.5, 0.3, 1.0, 2.0, 7.5, 30.0])
+    np.testing.assert_allclose(mg.digamma(mg.tensor(v)).numpy(), torch.digamma(torch.tensor(v)).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mg.polygamma(1, mg.tensor(v)).numpy(), torch.polygamma(1, torch.tensor(v)).numpy(),
+                               rtol=1e-9)
+    x = mg.tensor(v[2:], requires_grad=True)
+    assert gradcheck(lambda t: t.digamma(), (x,))
+    with pytest.raises(NotImplementedError):
+        mg.polygamma(2, mg.tensor(v))
+    try:
+        from scipy.special import polygamma
+    except ImportError:
+        return
+    np.testing.assert_allclose(mg.polygamma(1, mg.tensor(v)).numpy(), polygamma(1, v), rtol=1e-12)
