@@ -8,6 +8,21 @@ from .device import module_for, to_device
 from .tensor import Tensor
 
 
+def _size_keyword(fn):
+    """PyTorch also takes the shape as `size=` (`ones(size=(2, 3))`)."""
+    import functools
+
+    @functools.wraps(fn)
+    def op(*size, **kwargs):
+        if "size" in kwargs:
+            if size:
+                raise TypeError(f"{fn.__name__}() got multiple values for argument 'size'")
+            size = (kwargs.pop("size"),)
+        return fn(*size, **kwargs)
+
+    return op
+
+
 def _size(size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
@@ -91,16 +106,19 @@ def _filled(fill, size, dtype, device, requires_grad):
     return _make(arr, requires_grad)
 
 
+@_size_keyword
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros of shape `size`."""
     return _filled(0, size, dtype, device, requires_grad)
 
 
+@_size_keyword
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of shape `size`."""
     return _filled(1, size, dtype, device, requires_grad)
 
 
+@_size_keyword
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of shape `size`."""
     return _filled("empty", size, dtype, device, requires_grad)
@@ -182,6 +200,7 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     return _make(xp.eye(n, m, dtype=_dt(dtype)), requires_grad)
 
 
+@_size_keyword
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples of N(0, 1) from the seeded default generator."""
     xp = module_for(device)
@@ -192,6 +211,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     return _make(rng.standard_normal(_size(size), dtype=dt), requires_grad)
 
 
+@_size_keyword
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples of U[0, 1) from the seeded default generator."""
     xp = module_for(device)

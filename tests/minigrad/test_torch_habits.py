@@ -290,3 +290,8 @@ def test_digamma_and_trigamma(torch):
     except ImportError:
         return
     np.testing.assert_allclose(mg.polygamma(1, mg.tensor(v)).numpy(), polygamma(1, v), rtol=1e-12)
+
+
+def test_factories_take_size_keyword(torch):
+    for name in ("zeros", "ones", "empty", "rand", "randn"):
+        assert tuple(getattr(mg, name)(size=(2, 3)).shape) == tuple(getattr(torch, name)(size=(2, 3)).shape)
