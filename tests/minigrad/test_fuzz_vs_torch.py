@@ -427,6 +427,18 @@ def test_random_programs_match_torch(program):
     ((), "float64", [("reduction", "logsumexp", 0, True)]),
     ((2, 3), "int64", [("scalar", "radd", True), ("shape", "bool", 0)]),
     ((3, 1), "float64", [("shape", "gather", 7), ("reduction", "cumsum", 0, False)]),
+    ((), "bool", [("unary", "neg")]),
+    ((), "int64", [("shape", "transpose", 866)]),
+    ((), "float64", [("shape", "scatter_add", 440), ("scalar", "mul_int", 2), ("shape", "index_select", 162)]),
+    ((3,), "float64", [("shape", "double", 1544), ("unary", "relu"), ("scalar", "pow_half_abs", 3)]),
+    ((3, 1, 1), "float64", [("unary", "round"), ("scalar", "pow_half_abs", True)]),
+    ((3, 1, 1), "float64", [("binary", "minimum", (1,), "bool", 64), ("binary", "div", (2, 3, 1, 1), "bool", 61),
+                            ("unary", "frac_like")]),
+    ((), "int64", [("scalar", "clamp", 3), ("shape", "flatten", 2337)]),
+    ((4, 2, 4), "int64", [("reduction", "logsumexp", -3, False), ("reduction", "mean", 0, False)]),
+    ((2, 2, 0), "float64", [("shape", "contiguous_t", 65536), ("reduction", "logsumexp", 0, False)]),
+    ((0, 3), "float32", [("shape", "index_add", 58674)]),
+    ((4, 2, 4), "bool", [("binary", "lt", (), "float32", 2), ("shape", "scatter_reduce", 24397)]),
 ])
 def test_fuzzer_regressions(program):
     check(*program)
