@@ -860,3 +860,49 @@ def index_put(input, indices, values, accumulate=False):
     v = values if isinstance(values, Tensor) else Tensor(xp.asarray(values, dtype=input.data.dtype))
     v = S.expand(v.to(input.dtype), *shape) if tuple(v.shape) != tuple(shape) else v.to(input.dtype)
     return input + IndexPutAdd.apply(v, input.data.shape, conv, True)
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of `input` with `src` written at `index` of `dim`."""
+    d = normalize_dim(dim, input.data.ndim)
+    out = S.clone(input)
+    out[(slice(None),) * d + (builtins.int(index),)] = src
+    return out
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of `input` with `src` written at start:end:step of `dim`."""
+    d = normalize_dim(dim, input.data.ndim)
+    out = S.clone(input)
+    out[(slice(None),) * d + (slice(start, end, step),)] = src
+    return out
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of `input` with `src` written on the diagonal (offset, dim1, dim2)."""
+    nd = input.data.ndim
+    d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
+    rows, cols = V._diag_index(input.data.shape, offset, d1, d2)
+    if tuple(src.data.shape) != tuple(V.diagonal(input.detach(), offset, d1, d2).shape):
+        raise RuntimeError(f"diagonal_scatter(): expected src to have a size equal to the diagonal of input "
+                           f"{list(V.diagonal(input.detach(), offset, d1, d2).shape)}, got {list(src.data.shape)}")
+    moved = movedim(S.clone(input), (d1, d2), (-2, -1))
+    moved = S.clone(moved)
+    moved[(Ellipsis, Tensor(rows.astype(np.int64)), Tensor(cols.astype(np.int64)))] = src
+    return movedim(moved, (-2, -1), (d1, d2))
+
+
+def as_strided(input, size, stride, storage_offset=0):
+    """The elements at `storage_offset + sum(i_k * stride_k)` of the input's (contiguous) memory, as a
+    new tensor of shape `size` (a gather here, not a view; repeats' gradients are summed)."""
+    xp = array_module(input.data)
+    n = input.data.size
+    flat_idx = np.full(tuple(size), builtins.int(storage_offset), dtype=np.int64)
+    for k, (sz, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[k] = sz
+        flat_idx = flat_idx + (np.arange(sz, dtype=np.int64) * st).reshape(shape)
+    if flat_idx.size and (flat_idx.max() >= n or flat_idx.min() < 0):
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                           f"{storage_offset} require more elements than the {n} of the input")
+    return S.reshape(S.contiguous(input), -1)[Tensor(xp.asarray(flat_idx))]

@@ -87,6 +87,11 @@ CASES = {
  "signbit": (lambda L,a: a.signbit(), [A]),
  "atleast_3d": (lambda L,a: L.atleast_3d(a), [V3]),
  "swapaxes": (lambda L,a: a.swapaxes(0, 1), [A]),
+ "select_scatter": (lambda L,a,b: L.select_scatter(a, b[0], 0, 1), [A, B]),
+ "slice_scatter": (lambda L,a,b: L.slice_scatter(a, b[:, :2], 1, 2, 4), [A, B]),
+ "diagonal_scatter": (lambda L,a,b: L.diagonal_scatter(a, b.diagonal(1), 1), [A, B]),
+ "as_strided": (lambda L,a: a.as_strided((2, 2), (1, 2), 1), [A]),
+ "as_strided_overlap": (lambda L,a: L.as_strided(a, (3, 3), (1, 1)), [A]),
 }
 
 # PyTorch has no derivative for heaviside, and its ldexp with integer exponents rounds 2^-k to 0
