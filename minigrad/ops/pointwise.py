@@ -11,7 +11,7 @@ from ..device import array_module
 from .. import dtypes as _dtypes
 from ..tensor import Tensor
 from ._util import binary_operands, cast, sum_to
-from .elementwise import _binary, _unary, cos, exp, sin, sqrt, where, zeros_like_grad
+from .elementwise import _binary, _unary, exp, sqrt, where, zeros_like_grad
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -81,7 +81,6 @@ erf = _float_unary("erf", "ErfBackward0", lambda xp, x: special.erf(x),
                    lambda g, a: g * (TWO_OVER_SQRT_PI * exp(-(a * a))))  # d erf a = 2/sqrt(pi) e^(-a^2) da
 erfc = _float_unary("erfc", "ErfcBackward0", lambda xp, x: special.erfc(x),
                     lambda g, a: g * (-TWO_OVER_SQRT_PI * exp(-(a * a))))  # d erfc a = -d erf a
-_ = cos, sin  # the derivatives of sin and cos live in elementwise.py
 
 
 # ---- rounding: flat almost everywhere, so a zero gradient ---------------------------------------
