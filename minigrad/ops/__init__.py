@@ -44,6 +44,7 @@ from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import index_add, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)
 from .scatter import index_add_ as _index_add_, scatter_ as _scatter_, scatter_add_ as _scatter_add_
 from .scatter import make_inplace as _make_inplace
+from .scatter import make_view_inplace as _make_view_inplace
 from .scatter import scatter_reduce_ as _scatter_reduce_
 from .reduction import (  # noqa: F401
     all, amax, amin, any, argmax, argmin, log_softmax, logsumexp, max, mean, min, norm, prod, softmax, std, sum, var,
@@ -160,6 +161,8 @@ def _bind_methods(Tensor):
     for name in _INPLACE:
         if name + "_" not in methods:
             methods[name + "_"] = _make_inplace(methods[name], name)
+    for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
+        methods[name + "_"] = _make_view_inplace(methods[name], name)
     for name, fn in inplace._setup().items():
         methods[name] = fn
     methods.update(__iadd__=methods["add_"], __isub__=methods["sub_"], __imul__=methods["mul_"],

@@ -351,3 +351,18 @@ def make_inplace(fn, name):
     op.__name__ = name + "_"
     op.__doc__ = f"In-place {name}: the result written into this tensor (version bumped)."
     return op
+
+
+def make_view_inplace(fn, name):
+    """`t.unsqueeze_(0)`, `t.t_()`, ...: the tensor itself takes the view's shape (and, outside a leaf, its node)."""
+
+    def op(self, *args, **kwargs):
+        out = fn(self, *args, **kwargs)
+        self.data = out.data
+        if out.grad_fn is not None and self.grad_fn is not None:
+            self.grad_fn, self._output_nr = out.grad_fn, out._output_nr
+        return self
+
+    op.__name__ = name + "_"
+    op.__doc__ = f"In-place {name}: this tensor takes the new shape."
+    return op

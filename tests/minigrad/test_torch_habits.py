@@ -295,3 +295,18 @@ def test_digamma_and_trigamma(torch):
 def test_factories_take_size_keyword(torch):
     for name in ("zeros", "ones", "empty", "rand", "randn"):
         assert tuple(getattr(mg, name)(size=(2, 3)).shape) == tuple(getattr(torch, name)(size=(2, 3)).shape)
+
+
+def test_shape_changing_inplace_forms_like_torch(torch):
+    res = []
+    for L in (mg, torch):
+        x = L.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        y = x * 2
+        y.unsqueeze_(0)
+        y.transpose_(0, 2)
+        (y * L.arange(6.0).reshape(3, 2, 1)).sum().backward()
+        z = L.ones(2, 1, 3)
+        z.squeeze_(1)
+        z.t_()
+        res.append((tuple(y.shape), x.grad.tolist(), tuple(z.shape)))
+    assert res[0] == res[1]
