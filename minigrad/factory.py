@@ -8,6 +8,21 @@ from .device import module_for, to_device
 from .tensor import Tensor
 
 
+def _size_keyword(fn):
+    """PyTorch also takes the shape as `size=` (`ones(size=(2, 3))`)."""
+    import functools
+
+    @functools.wraps(fn)
+    def op(*size, **kwargs):
+        if "size" in kwargs:
+            if size:
+                raise TypeError(f"{fn.__name__}() got multiple values for argument 'size'")
+            size = (kwargs.pop("size"),)
+        return fn(*size, **kwargs)
+
+    return op
+
+
 def _size(size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
@@ -91,16 +106,19 @@ def _filled(fill, size, dtype, device, requires_grad):
     return _make(arr, requires_grad)
 
 
+@_size_keyword
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros of shape `size`."""
     return _filled(0, size, dtype, device, requires_grad)
 
 
+@_size_keyword
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of shape `size`."""
     return _filled(1, size, dtype, device, requires_grad)
 
 
+@_size_keyword
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of shape `size`."""
     return _filled("empty", size, dtype, device, requires_grad)
@@ -112,6 +130,9 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
         dtype = np.bool_ if isinstance(fill_value, bool) else np.int64 if isinstance(fill_value, builtins.int) else None
     if not isinstance(size, (tuple, list)):
         size = (size,)
+    if not isinstance(fill_value, (builtins.int, builtins.float, builtins.bool, np.number, np.bool_)) and not (
+            hasattr(fill_value, "shape") and fill_value.shape == ()):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
     return _filled(fill_value, tuple(size), dtype, device, requires_grad)
 
 
@@ -146,20 +167,40 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if dtype is None:
         is_int = builtins.all(isinstance(v, (builtins.int, np.integer)) for v in (start, end, step))
         dtype = np.int64 if is_int else None
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"upper bound and lower bound inconsistent with step sign (start={start}, end={end}, "
+                           f"step={step})")
     xp = module_for(device)
     return _make(xp.arange(start, end, step, dtype=_dt(dtype)), requires_grad)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """`steps` evenly spaced values from start to end (an integer dtype truncates, as PyTorch)."""
     xp = module_for(device)
-    return _make(xp.linspace(start, end, steps, dtype=_dt(dtype)), requires_grad)
+    dt = _dt(dtype)
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    if dt.kind in "iub":
+        # PyTorch's integer linspace: start + step*i for the first half, end - step*(steps-1-i) for
+        # the rest, computed in double and truncated towards zero
+        i = np.arange(steps, dtype=np.float64)
+        step = (float(end) - float(start)) / (steps - 1) if steps > 1 else 0.0
+        vals = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i)) if steps > 1 else i + start
+        return _make(xp.asarray(np.trunc(vals).astype(dt)), requires_grad)
+    return _make(xp.linspace(start, end, steps, dtype=dt), requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     xp = module_for(device)
     return _make(xp.eye(n, m, dtype=_dt(dtype)), requires_grad)
 
 
+@_size_keyword
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples of N(0, 1) from the seeded default generator."""
     xp = module_for(device)
@@ -170,6 +211,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     return _make(rng.standard_normal(_size(size), dtype=dt), requires_grad)
 
 
+@_size_keyword
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples of U[0, 1) from the seeded default generator."""
     xp = module_for(device)
@@ -185,6 +227,8 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
         raise TypeError("randint() missing required argument 'size'")
     if high is None:
         low, high = 0, low
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     xp = module_for(device)
     rng = generator or random.generator(xp)
     return Tensor(rng.integers(low, high, size=_size((size,) if isinstance(size, builtins.int) else size)).astype(

@@ -5,6 +5,8 @@ A tensor wraps a numpy (or cupy) array `.data` and carries `requires_grad`, `.gr
 its views, which in-place ops bump so that saved tensors can be checked. Ops live in
 `minigrad/ops/`; they are attached to Tensor as methods at import time.
 """
+from builtins import max as builtins_max
+
 import numpy as np
 
 from . import dtypes
@@ -47,7 +49,7 @@ class Tensor:
 
     def size(self, dim=None):
         """The shape, or its length along `dim`."""
-        return Size(self.data.shape) if dim is None else self.data.shape[dim]
+        return Size(self.data.shape) if dim is None else self.data.shape[self._dim(dim)]
 
     @property
     def ndim(self):
@@ -104,7 +106,19 @@ class Tensor:
 
     def stride(self, dim=None):
         s = tuple(x // self.data.itemsize for x in self.data.strides)
-        return s if dim is None else s[dim]
+        return s if dim is None else s[self._dim(dim)]
+
+    def _dim(self, dim):
+        n = self.data.ndim
+        if not -n <= dim < n:
+            lo, hi = -builtins_max(n, 1), builtins_max(n, 1) - 1
+            raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+        return dim
+
+    def data_ptr(self):
+        """The address of the first element (numpy's, or cupy's device pointer)."""
+        iface = getattr(self.data, "__array_interface__", None) or self.data.__cuda_array_interface__
+        return iface["data"][0]
 
     # ---- conversions ------------------------------------------------------------------
     def numpy(self):

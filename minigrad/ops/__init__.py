@@ -1,12 +1,51 @@
 """Every op, grouped by family; `_bind_methods` attaches them to Tensor (as `t.exp()`, `a @ b`, ...)."""
-from . import elementwise, indexing, inplace, reduction, shape  # noqa: F401
+import functools
+import inspect
+
+from . import composite, elementwise, indexing, inplace, movement, pointwise, reduction, scan, scatter, shape  # noqa: F401
 from .elementwise import (  # noqa: F401
-    abs, add, allclose, bitwise_and, bitwise_or, clamp, clip, cos, div, eq, equal, exp, ge, gt, isfinite, isinf,
+    abs, add, allclose, clamp, clip, cos, div, eq, equal, exp, ge, gt, isfinite, isinf,
     isnan, le, log, logical_and, logical_not, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
     neg, pow, reciprocal, relu, rsqrt, sigmoid, sign, sin, sqrt, square, sub, tanh, where,
 )
 from .indexing import gather, index_select, multinomial, sort, topk  # noqa: F401
 from .matmul import bmm, dot, matmul, mm  # noqa: F401
+from .pointwise import (  # noqa: F401
+    acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, asin, asinh, atan, atan2, atanh,
+    bitwise_left_shift, bitwise_not, bitwise_right_shift, bitwise_xor, ceil, copysign, cosh, erf, erfc, exp2, expm1,
+    fix, floor, fmod, frac, isclose, lerp, log1p, log2, log10, logaddexp, remainder, round, sinh, tan, trunc,
+)
+from .pointwise import bitwise_and, bitwise_or  # noqa: F401,F811 (integer-keeping versions)
+from .pointwise import digamma, erfinv, lgamma, polygamma  # noqa: F401
+from .elementwise import floor_divide  # noqa: F401
+from .movement import (  # noqa: F401
+    argsort, argwhere, diag, diag_embed, diagonal, einsum, flip, fliplr, flipud, masked_select, msort, nonzero,
+    repeat_interleave, roll, tile,
+)
+from .composite import (  # noqa: F401
+    absolute, addbmm, addcdiv, addcmul, addmm, addmv, addr, aminmax, atleast_1d, atleast_2d, atleast_3d, baddbmm,
+    bincount, block_diag, bucketize, cartesian_prod, cdist, clamp_max, clamp_min, column_stack, corrcoef,
+    count_nonzero, cov, cross, deg2rad, diagflat, diff, dist, divide, dsplit, dstack, float_power, fmax, fmin, gcd,
+    ger, greater, greater_equal, heaviside, histc, hsplit, hstack, hypot, index_copy, index_fill, inner, isneginf,
+    isposinf, isreal, kron, kthvalue, lcm, ldexp, less, less_equal, logaddexp2, logit, masked_scatter, median,
+    meshgrid, mode, moveaxis, movedim, multiply, mv, nan_to_num, nanmean, nanmedian, nansum, narrow, negative,
+    not_equal, outer, positive, rad2deg, ravel, renorm, rot90, row_stack, searchsorted, select, sgn, signbit, sinc,
+    std_mean, subtract, swapaxes, swapdims, take, take_along_dim, tensor_split, trace, trapezoid, trapz, tril_indices,
+    triu_indices, true_divide, unique, unique_consecutive, vander, var_mean, vsplit, vstack, xlogy,
+)
+from .composite import (  # noqa: F401
+    index_put, is_complex, is_nonzero, is_same_size, is_signed, nanquantile, nextafter, quantile, resolve_conj,
+    split_with_sizes, sum_to_size, type_as, vdot,
+)
+from .composite import as_strided, diagonal_scatter, select_scatter, slice_scatter  # noqa: F401
+from .linalg import det, inverse, logdet, matrix_power, pinverse, slogdet  # noqa: F401
+from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)
+from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
+from .scatter import index_add, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)
+from .scatter import index_add_ as _index_add_, scatter_ as _scatter_, scatter_add_ as _scatter_add_
+from .scatter import make_inplace as _make_inplace
+from .scatter import make_view_inplace as _make_view_inplace
+from .scatter import scatter_reduce_ as _scatter_reduce_
 from .reduction import (  # noqa: F401
     all, amax, amin, any, argmax, argmin, log_softmax, logsumexp, max, mean, min, norm, prod, softmax, std, sum, var,
 )
@@ -15,7 +54,50 @@ from .shape import (  # noqa: F401
     split, squeeze, stack, t, transpose, tril, triu, unbind, unflatten, unsqueeze, view,
 )
 
-_E = elementwise
+_E, _P = elementwise, pointwise
+from ..dtypes import int8, int16, uint8  # noqa: E402
+
+
+# the value-changing ops that PyTorch also offers in place (`t.exp_()`), made by one wrapper
+_INPLACE = (
+    "abs absolute acos acosh addbmm addcdiv addcmul addmm addmv addr arccos arccosh arcsin arcsinh arctan2 arctan "
+    "arctanh asin asinh atan2 atan atanh baddbmm bitwise_and bitwise_left_shift bitwise_not bitwise_or "
+    "bitwise_right_shift bitwise_xor ceil clamp_max clamp_min clip copysign cos cosh cumprod cumsum deg2rad divide "
+    "eq erf erfc exp2 exp expm1 fix float_power floor floor_divide fmod frac gcd ge greater greater_equal gt "
+    "heaviside hypot index_copy index_fill lcm ldexp le lerp less less_equal log10 log1p log2 log logical_and "
+    "logical_not logical_or logical_xor logit lt masked_scatter multiply nan_to_num ne neg negative not_equal pow "
+    "rad2deg reciprocal relu remainder renorm round rsqrt sgn sigmoid sign sin sinc sinh sqrt square subtract tan "
+    "tanh tril triu true_divide trunc xlogy digamma erfinv lgamma"
+).split()
+
+
+def _numpy_names(fn):
+    """PyTorch's numpy-style keyword aliases, `axis=` for `dim=` and `keepdims=` for `keepdim=`,
+    on every op that takes a dim (one wrapper, as PyTorch's argument parser does it)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    if "dim" not in params and "keepdim" not in params:
+        return fn
+
+    @functools.wraps(fn)
+    def op(*args, **kwargs):
+        if kwargs:
+            if "axis" in kwargs:
+                if "dim" in kwargs:
+                    raise TypeError(f"{fn.__name__}() got multiple values for argument 'dim' (axis is its alias)")
+                kwargs["dim"] = kwargs.pop("axis")
+            if "keepdims" in kwargs:
+                kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+
+    return op
+
+
+for _name, _fn in list(globals().items()):
+    if inspect.isfunction(_fn) and not _name.startswith("_"):
+        globals()[_name] = _numpy_names(_fn)
 
 
 def _bind_methods(Tensor):
@@ -40,10 +122,47 @@ def _bind_methods(Tensor):
         __truediv__=div, __rtruediv__=_E.rdiv, __pow__=pow, __rpow__=lambda self, other: pow(other, self),
         __matmul__=matmul, __rmatmul__=lambda self, other: matmul(other, self), __neg__=neg, __abs__=abs,
         __eq__=eq, __ne__=ne, __lt__=lt, __le__=le, __gt__=gt, __ge__=ge,
-        __and__=_E.logical_and, __or__=_E.logical_or, __xor__=_E.logical_xor, __invert__=logical_not,
-        __floordiv__=lambda self, other: div(self, other, rounding_mode="floor"),
-        __mod__=lambda self, other: self - div(self, other, rounding_mode="floor") * other,
+        __and__=bitwise_and, __or__=bitwise_or, __xor__=bitwise_xor, __invert__=bitwise_not,
+        __rand__=bitwise_and, __ror__=bitwise_or, __rxor__=bitwise_xor,
+        __lshift__=bitwise_left_shift, __rshift__=bitwise_right_shift,
+        __rlshift__=_P._reflected(bitwise_left_shift), __rrshift__=_P._reflected(bitwise_right_shift),
+        __floordiv__=floor_divide, __rfloordiv__=_P.rfloordiv, __mod__=remainder, __rmod__=_P.rremainder,
+        bitwise_and=bitwise_and, bitwise_or=bitwise_or, bitwise_xor=bitwise_xor, bitwise_not=bitwise_not,
+        bitwise_left_shift=bitwise_left_shift, bitwise_right_shift=bitwise_right_shift, logical_xor=logical_xor,
+        floor_divide=floor_divide,
     )
+    for name in ("acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin",
+                 "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cosh", "erf", "erfc", "exp2", "expm1", "fix",
+                 "floor", "fmod", "frac", "isclose", "lerp", "log1p", "log2", "log10", "logaddexp", "remainder",
+                 "round", "sinh", "tan", "trunc"):
+        methods[name] = globals()[name]
+    for name in ("argsort", "argwhere", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "masked_select",
+                 "msort", "nonzero", "repeat_interleave", "roll", "tile", "cummax", "cummin", "cumprod", "cumsum",
+                 "logcumsumexp", "index_add", "scatter", "scatter_add", "scatter_reduce"):
+        methods[name] = globals()[name]
+    for name in ("absolute", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "aminmax", "baddbmm",
+                 "bincount", "clamp_max", "clamp_min", "count_nonzero", "cross", "deg2rad", "diagflat", "diff", "dist",
+                 "divide", "dsplit", "float_power", "fmax", "fmin", "gcd", "ger", "greater", "greater_equal",
+                 "heaviside", "histc", "hsplit", "hypot", "index_copy", "index_fill", "inner", "isneginf", "isposinf",
+                 "isreal", "kron", "kthvalue", "lcm", "ldexp", "less", "less_equal", "logaddexp2", "logit",
+                 "masked_scatter", "median", "mode", "moveaxis", "movedim", "multiply", "mv", "nan_to_num", "nanmean",
+                 "nanmedian", "nansum", "narrow", "negative", "not_equal", "outer", "positive", "rad2deg", "ravel",
+                 "renorm", "rot90", "select", "sgn", "signbit", "sinc", "subtract", "swapaxes", "swapdims", "take",
+                 "take_along_dim", "tensor_split", "trace", "true_divide", "unique", "unique_consecutive", "vsplit",
+                 "xlogy", "broadcast_to", "index_put", "is_complex", "is_nonzero", "is_same_size", "is_signed",
+                 "nanquantile", "nextafter", "quantile", "resolve_conj", "split_with_sizes", "sum_to_size", "type_as",
+                 "vdot", "as_strided", "diagonal_scatter", "select_scatter", "slice_scatter", "digamma", "erfinv", "lgamma", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"):
+        methods[name] = globals()[name]
+    methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
+                   char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
+                   ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put"))
+    methods.update(repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
+                   scatter_reduce_=_scatter_reduce_, index_add_=_index_add_)
+    for name in _INPLACE:
+        if name + "_" not in methods:
+            methods[name + "_"] = _make_inplace(methods[name], name)
+    for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
+        methods[name + "_"] = _make_view_inplace(methods[name], name)
     for name, fn in inplace._setup().items():
         methods[name] = fn
     methods.update(__iadd__=methods["add_"], __isub__=methods["sub_"], __imul__=methods["mul_"],

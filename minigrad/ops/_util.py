@@ -98,11 +98,16 @@ def normalize_dim(dim, ndim):
 
 def normalize_dims(dim, ndim):
     """A tuple of dims for a reduction; None means all."""
-    if dim is None:
-        return tuple(range(ndim))
+    if dim is None or (not isinstance(dim, (builtins.int, np.integer)) and len(dim) == 0):
+        return tuple(range(ndim))  # PyTorch: an empty dim list reduces over all dims
     if isinstance(dim, (builtins.int, np.integer)):
-        return (normalize_dim(builtins.int(dim), ndim),)
-    return tuple(sorted(normalize_dim(d, ndim) for d in dim))
+        d = normalize_dim(builtins.int(dim), ndim)
+        return (d,) if ndim else ()  # a 0-d tensor takes dim 0 or -1 and has nothing to reduce
+    dims = [normalize_dim(d, ndim) for d in dim]
+    if len(set(dims)) != len(dims):
+        d = next(d for d in dims if dims.count(d) > 1)
+        raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return tuple(sorted(dims)) if ndim else ()
 
 
 def float_only(t, opname):

@@ -16,6 +16,12 @@ _BOOL_SUB = (
 )
 
 
+def zeros_like_grad(g, shape=None):
+    """The zero gradient of a flat op: zeros, not g * 0 (which would turn an inf or nan g into nan)."""
+    xp = array_module(g.data)
+    return Tensor(xp.zeros(g.data.shape if shape is None else shape, dtype=g.data.dtype))
+
+
 # ---- binary arithmetic ------------------------------------------------------------------
 class Add(Function):
     node_name = "AddBackward0"
@@ -126,7 +132,7 @@ class PowScalar(Function):
         (a,) = ctx.saved_tensors
         e = ctx.exponent
         if e == 0:
-            return g * 0.0, None
+            return zeros_like_grad(g), None
         return g * (e * a ** (e - 1)), None
 
 
@@ -206,12 +212,12 @@ class Minimum(Function):
 
 
 def _minmax_backward(g, a, b, a_wins, ctx):
-    dt = g.data.dtype
-    tie = (a == b).to(dt) * 0.5
-    wa = a_wins.to(dt) + tie
+    # picked with where, not multiplied by a 0/1 mask: an inf gradient on the losing side stays out
+    tie = a == b
+    half = g * 0.5
     a_shape, b_shape = ctx._shapes
-    return (sum_to(g * wa, a_shape) if ctx.needs_input_grad[0] else None,
-            sum_to(g * (1.0 - wa), b_shape) if ctx.needs_input_grad[1] else None)
+    return (sum_to(where(a_wins, g, where(tie, half, 0.0)), a_shape) if ctx.needs_input_grad[0] else None,
+            sum_to(where(a_wins | tie, where(tie, half, 0.0), g), b_shape) if ctx.needs_input_grad[1] else None)
 
 
 def _binary(cls, a, b, *extra):
@@ -274,12 +280,42 @@ def div(input, other, rounding_mode=None):
     return out
 
 
+class RoundedDiv(Function):
+    node_name = "DivBackward2"
+
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        xp = array_module(a.data)
+        x, y = a.data, b.data
+        if x.dtype.kind in "iub":
+            if not bool(y.all()):
+                raise RuntimeError("ZeroDivisionError")
+            if mode == "floor":
+                return xp.floor_divide(x, y)
+            q = xp.floor_divide(x, y)  # trunc rounds towards 0: one up where the signs differ and it is inexact
+            return q + ((q < 0) & (q * y != x)).astype(q.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xp.floor_divide(x, y) if mode == "floor" else xp.trunc(x / y)
+
+    @staticmethod
+    def backward(ctx, g):  # a rounded quotient is flat: zero gradient almost everywhere
+        a_shape, b_shape = ctx._shapes
+        return (zeros_like_grad(g, a_shape) if ctx.needs_input_grad[0] else None,
+                zeros_like_grad(g, b_shape) if ctx.needs_input_grad[1] else None, None)
+
+
 def _rounded_div(input, other, mode):
+    if mode not in ("trunc", "floor"):
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'")
     a, b = binary_operands(input, other)
-    xp = array_module(a.data)
-    q = a.data / b.data
-    q = xp.floor(q) if mode == "floor" else xp.trunc(q)
-    return Tensor(q.astype(a.data.dtype) if a.data.dtype.kind != "f" else q)
+    if a.data.dtype == np.bool_:
+        raise NotImplementedError(f"\"div_{mode}_cpu\" not implemented for 'Bool'")
+    return _binary(RoundedDiv, a, b, mode)
+
+
+def floor_divide(input, other):
+    """input // other: the quotient rounded down (PyTorch's floor_divide)."""
+    return div(input, other, rounding_mode="floor")
 
 
 def rdiv(input, other):
@@ -300,6 +336,8 @@ def pow(input, exponent):
         from ._util import cast
 
         dt = result_type(input, exponent)
+        if dt == np.bool_ and exponent.__class__ is builtins.bool:  # b ** True is b, b ** False is all True
+            return Tensor(input.data.copy() if exponent else array_module(input.data).ones_like(input.data))
         _check_pow(dt, exponent)
         return PowScalar.apply(cast(input, dt), exponent)
     a, b = binary_operands(input, exponent)
@@ -317,13 +355,21 @@ def _check_pow(dt, exponent):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
+def _tensors_only(name, input, other):
+    for arg, x in (("input", input), ("other", other)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+
+
 def maximum(input, other):
     """Elementwise max of two tensors."""
+    _tensors_only("maximum", input, other)
     return _binary(Maximum, input, other)
 
 
 def minimum(input, other):
     """Elementwise min of two tensors."""
+    _tensors_only("minimum", input, other)
     return _binary(Minimum, input, other)
 
 
@@ -438,8 +484,8 @@ class Relu(Function):
         return array_module(a.data).maximum(a.data, 0)
 
     @staticmethod
-    def backward(ctx, g):  # d(relu a) = [a > 0] da
-        return g * (ctx._saved_result > 0).to(g.dtype)
+    def backward(ctx, g):  # d(relu a) = [a > 0] da (picked, not multiplied: an inf or nan g stays out, as PyTorch)
+        return where(ctx._saved_result > 0, g, 0.0)
 
 
 class Abs(Function):
@@ -499,7 +545,7 @@ class Clamp(Function):
             mask = mask & (a >= lo)
         if hi is not None:
             mask = mask & (a <= hi)
-        return g * mask.to(g.dtype), None, None
+        return where(mask, g, 0.0), None, None
 
 
 def _unary(cls, opname):
@@ -530,16 +576,23 @@ cos = _unary(Cos, "cos")
 
 def neg(input):
     """-input."""
+    if input.data.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
+                           "mask, use the `~` or `logical_not()` operator instead.")
     return Neg.apply(input)
 
 
 def relu(input):
     """max(input, 0)."""
+    if input.data.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
     return Relu.apply(input)
 
 
 def abs(input):
     """|input|."""
+    if input.data.dtype == np.bool_:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return Abs.apply(input)
 
 
@@ -547,15 +600,41 @@ def clamp(input, min=None, max=None):
     """input clipped to [min, max] (either may be None)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return Clamp.apply(input, min, max)
+    from ..dtypes import result_type
+    from ._util import cast
+
+    bounds = [b for b in (min, max) if b is not None]
+    if builtins.any(isinstance(b, Tensor) for b in bounds):  # tensor bounds: elementwise max/min, broadcasting
+        out = input
+        if min is not None:
+            out = maximum(out, min if isinstance(min, Tensor) else as_tensor_like(min, input, input.data.dtype))
+        if max is not None:
+            out = minimum(out, max if isinstance(max, Tensor) else as_tensor_like(max, input, out.data.dtype))
+        return out
+    dt = result_type(input, *bounds)  # an integer tensor clamped to float bounds becomes float, as PyTorch
+    return Clamp.apply(cast(input, dt), min, max)
 
 
 clip = clamp
 
 
+class Sign(Function):
+    node_name = "SignBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return array_module(a.data).sign(a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d(sign a) = 0 almost everywhere
+        return zeros_like_grad(g)
+
+
 def sign(input):
-    """-1, 0 or 1 elementwise (no gradient)."""
-    return Tensor(array_module(input.data).sign(input.data))
+    """-1, 0 or 1 elementwise (a zero gradient, as PyTorch's SignBackward0)."""
+    if input.data.dtype == np.bool_:
+        return Tensor(input.data.copy())
+    return Sign.apply(input)
 
 
 def square(input):
@@ -582,11 +661,19 @@ class Where(Function):
                 sum_to(where(cond, zero, g), b_shape) if ctx.needs_input_grad[2] else None)
 
 
-def where(condition, input, other):
-    """Pick `input` where `condition` holds, else `other` (scalars allowed)."""
+def where(condition, input=None, other=None):
+    """Pick `input` where `condition` holds, else `other` (scalars allowed); where(condition) alone
+    is nonzero(condition, as_tuple=True)."""
+    if input is None and other is None:
+        from .movement import nonzero
+
+        return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor):
         condition = Tensor(np.asarray(condition))
     if condition.data.dtype != np.bool_:
+        if condition.data.dtype != np.uint8:
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                               f"{condition.dtype._legacy[:-6]}")
         condition = Tensor(condition.data.astype(bool))
     a, b = binary_operands(input, other)
     out = Where.apply(condition, a, b)

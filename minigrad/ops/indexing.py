@@ -18,8 +18,18 @@ from ._util import normalize_dim, values_indices
 from .shape import Unsqueeze, _share_version
 
 
+def _sequence_as_tuple(index):
+    """PyTorch's rule for a list index: a short one holding sequences, tensors, slices, None or
+    Ellipsis is a tuple of indices (`t[[[0, 1], [1, 2]]]` is `t[[0, 1], [1, 2]]`)."""
+    if len(index) >= 32:
+        return False
+    return builtins.any(isinstance(i, (list, tuple, Tensor, slice)) or i is None or i is Ellipsis for i in index)
+
+
 def _convert_index(index, xp, shape):
     """A numpy/cupy index from a user index, with PyTorch's checks and errors."""
+    if isinstance(index, list) and _sequence_as_tuple(index):
+        index = tuple(index)
     if not isinstance(index, tuple):
         index = (index,)
     out = []
@@ -31,8 +41,8 @@ def _convert_index(index, xp, shape):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
             advanced = advanced or a.ndim > 0 or a.dtype.kind == "b"
-        elif isinstance(i, (list, np.ndarray)):
-            a = xp.asarray(i)
+        elif isinstance(i, (list, tuple, np.ndarray)):
+            a = xp.asarray(i) if len(i) else xp.zeros(0, dtype=np.int64)
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
@@ -48,6 +58,48 @@ def _convert_index(index, xp, shape):
                 f"(got {type(i).__name__})"
             )
     return tuple(out), advanced
+
+
+class TwoStep(tuple):
+    """An advanced index with integers in it, applied as PyTorch applies it: the integers first
+    (a view), then the rest. numpy counts an integer as an advanced index, which moves the result
+    dims when it stands between a slice and an array (`t[0, :, [1, 2]]`)."""
+
+
+def _ints_first(idx, ndim):
+    if not builtins.any(isinstance(i, (builtins.int, np.integer)) for i in idx):
+        return idx
+    consumed = builtins.sum(
+        (i.ndim if i.dtype.kind == "b" else 1) if hasattr(i, "dtype") else (0 if i is None or i is Ellipsis else 1)
+        for i in idx
+    )
+    first, rest = [], []
+    for i in idx:
+        if i is Ellipsis:
+            first += [slice(None)] * builtins.max(ndim - consumed, 0)
+            rest.append(i)
+        elif i is None:
+            rest.append(i)
+        elif isinstance(i, (builtins.int, np.integer)):
+            first.append(builtins.int(i))
+        else:
+            first += [slice(None)] * (i.ndim if hasattr(i, "dtype") and i.dtype.kind == "b" else 1)
+            rest.append(i)
+    return TwoStep((tuple(first), tuple(rest)))
+
+
+def _take(a, index):
+    """a[index], for a plain or a TwoStep index."""
+    if type(index) is TwoStep:
+        return a[index[0]][index[1]]
+    return a[index]
+
+
+def _target(a, index):
+    """The array and the index to write `a[index]` through (a view for a TwoStep index)."""
+    if type(index) is TwoStep:
+        return a[index[0]], index[1]
+    return a, index
 
 
 def _index_error(e, shape):
@@ -128,7 +180,7 @@ class Index(Function):
     def forward(ctx, a, index, advanced):
         ctx.shape, ctx.index, ctx.advanced = a.data.shape, index, advanced
         try:
-            out = a.data[index]
+            out = _take(a.data, index)
             # an advanced index makes a new, contiguous tensor in PyTorch (numpy may lay it out
             # transposed, and a later .view() would then fail where PyTorch's succeeds)
             return array_module(out).ascontiguousarray(out) if advanced else out
@@ -167,7 +219,7 @@ class IndexPutAdd(Function):
         xp = array_module(g.data)
         out = xp.zeros(shape, dtype=g.data.dtype)
         if advanced:
-            _add_at(xp, out, index, g.data)
+            _add_at(xp, *_target(out, index), g.data)
         else:
             out[index] = g.data
         return out
@@ -197,7 +249,7 @@ def getitem(self, index):
     idx, advanced = _convert_index(index, xp, shape)
     if advanced:
         _check_masks(idx, shape)
-        return Index.apply(self, idx, True)
+        return Index.apply(self, _ints_first(idx, len(shape)), True)
     idx = tuple(builtins.int(i) if hasattr(i, "dtype") else i for i in idx)  # 0-dim integer tensors
     steps = _basic_steps(idx, shape, keep_full=isinstance(index, slice))
     if not (self.requires_grad and state.grad_enabled) or len(steps) == 1:
@@ -225,7 +277,8 @@ class IndexPut(Function):
         ctx.index = index
         ctx.value_shape = value.data.shape
         out = a.data.copy()
-        out[index] = value.data
+        o, i = _target(out, index)
+        o[i] = value.data
         return out
 
     @staticmethod
@@ -235,10 +288,12 @@ class IndexPut(Function):
         ga = gv = None
         if ctx.needs_input_grad[0]:
             mask = Tensor(array_module(g.data).ones(g.data.shape, dtype=g.data.dtype))
-            mask.data[ctx.index] = 0
+            m, i = _target(mask.data, ctx.index)
+            m[i] = 0
             ga = g * mask
         if ctx.needs_input_grad[1]:
-            gv = sum_to(getitem(g, ctx.index), ctx.value_shape)
+            gv = sum_to(Index.apply(g, ctx.index, True) if type(ctx.index) is TwoStep else getitem(g, ctx.index),
+                        ctx.value_shape)
         return ga, gv, None
 
 
@@ -247,7 +302,9 @@ def setitem(self, index, value):
     from .inplace import apply_inplace
 
     xp = array_module(self.data)
-    idx, _ = _convert_index(index, xp, self.data.shape)
+    idx, advanced = _convert_index(index, xp, self.data.shape)
+    if advanced:
+        idx = _ints_first(idx, self.data.ndim)
     if not isinstance(value, Tensor):
         value = Tensor(xp.asarray(value, dtype=self.data.dtype))
     elif value.data.dtype != self.data.dtype:
@@ -255,7 +312,8 @@ def setitem(self, index, value):
 
     def raw(a):
         try:
-            a[idx] = value.data
+            target, i = _target(a, idx)
+            target[i] = value.data
         except IndexError as e:
             raise _index_error(e, a.shape) from None
         except ValueError as e:
@@ -272,26 +330,61 @@ class Gather(Function):
     def forward(ctx, a, dim, index):
         ctx.shape, ctx.dim = a.data.shape, dim
         ctx.save(index=index)
-        xp = array_module(a.data)
-        return xp.ascontiguousarray(xp.take_along_axis(a.data, index.data, axis=dim))
+        if a.data.ndim == 0:  # a 0-d input and index (the index is 0)
+            return a.data.copy()
+        return a.data[_along(array_module(a.data), dim, index.data)]
 
     @staticmethod
     def backward(ctx, g):  # scatter-add the gradient back along dim
         return index_scatter(g, ctx.dim, ctx._saved_index, ctx.shape), None, None
 
 
-def gather(input, dim, index):
-    """out[i][j] = input[i][index[i][j]] (for dim=1), with the gradient scattered back."""
-    if index.data.dtype.kind not in "iu":
-        raise RuntimeError(f"gather(): Expected dtype int64 for index, got {index.dtype}")
-    d = normalize_dim(dim, input.data.ndim)
-    if index.data.ndim != input.data.ndim:
+def _along(xp, dim, index):
+    """The numpy index of `index` along `dim` (the other dims counted from 0): gather's and scatter's."""
+    idx = list(xp.indices(index.shape, sparse=True))
+    if idx:
+        idx[dim] = index
+    else:  # a 0-d index of a 0-d input
+        return index
+    return tuple(idx)
+
+
+def check_index_shape(op, input, dim, index, src=None):
+    """PyTorch's checks of gather's / scatter's index: same ndim, no larger than self apart from dim
+    (and no larger than src), entries in range."""
+    if index.data.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    nd = input.data.ndim
+    if index.data.ndim != builtins.max(nd, 1) and not (nd == 0 and index.data.ndim == 0) and index.data.size:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    n = input.data.shape[d]
+    d = normalize_dim(dim, nd)
+    if index.data.size and nd:
+        ishape, sshape = index.data.shape, input.data.shape
+        for k in range(nd):
+            if k != d and ishape[k] > sshape[k]:
+                raise RuntimeError(
+                    f"Size does not match at dimension {k} expected index {list(ishape)} to be no larger than "
+                    f"self {list(sshape)} apart from dimension {d}"
+                )
+            if src is not None and ishape[k] > src.data.shape[k]:
+                raise RuntimeError(
+                    f"Size does not match at dimension {k} expected index {list(ishape)} to be no larger than "
+                    f"src {list(src.data.shape)}"
+                )
+    n = input.data.shape[d] if nd else 1
     if index.data.size:
         hi, lo = builtins.int(index.data.max()), builtins.int(index.data.min())
         if hi >= n or lo < 0:  # PyTorch refuses negative indices here
-            raise RuntimeError(f"index {hi if hi >= n else lo} is out of bounds for dimension {d} with size {n}")
+            bad = hi if hi >= n else lo
+            raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    return d
+
+
+def gather(input, dim, index):
+    """out[i][j] = input[i][index[i][j]] (for dim=1), with the gradient scattered back."""
+    d = check_index_shape("gather", input, dim, index)
+    if input.data.ndim == 0 and index.data.ndim == 1:  # PyTorch lets a 0-d input take a 1-element index
+        return Gather.apply(input.reshape(1), 0, index)
     return Gather.apply(input, d, index)
 
 
@@ -305,10 +398,10 @@ class ScatterAdd(Function):
         ctx.dim = dim
         ctx.save(index=index)
         xp = array_module(g.data)
+        if not shape:
+            return g.data.copy()
         out = xp.zeros(shape, dtype=g.data.dtype)
-        idx = list(xp.indices(index.data.shape, sparse=True))
-        idx[dim] = index.data
-        _add_at(xp, out, tuple(idx), g.data)
+        _add_at(xp, out, _along(xp, dim, index.data), g.data)
         return out
 
     @staticmethod
@@ -325,7 +418,23 @@ def index_select(input, dim, index):
     """Entries along `dim` picked by a 1-D integer index tensor (repeats allowed)."""
     d = normalize_dim(dim, input.data.ndim)
     if not isinstance(index, Tensor) or index.data.dtype.kind not in "iu" or index.data.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector of integers")
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if input.data.ndim == 0:
+        if index.data.size != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.data.size} value(s)")
+        if builtins.int(index.data.reshape(-1)[0]) != 0:
+            raise IndexError("index_select(): index out of range in self")
+        return IndexSelect.apply(input, (), False)
+    n = input.data.shape[d]
+    if index.data.size:
+        if n == 0 and input.data.ndim > 1:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+        lo = builtins.int(index.data.min())
+        if lo < 0:
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={lo} axis_dim={n}")
+        if builtins.int(index.data.max()) >= n:
+            raise IndexError(f"index out of range in self (index {builtins.int(index.data.max())} for dimension {d} "
+                             f"with size {n})")
     return IndexSelect.apply(input, (slice(None),) * d + (index.data.reshape(-1),), True)
 
 
@@ -334,25 +443,36 @@ class Topk(Function):
 
     @staticmethod
     def forward(ctx, a, k, dim, largest, sorted_):
+        from .movement import _descending_key
+
         xp = array_module(a.data)
-        src = a.data if largest else -a.data
+        if a.data.ndim == 0:
+            idx = xp.zeros((), dtype=np.int64)
+            ctx.shape, ctx.dim = a.data.shape, dim
+            ctx.save(indices=idx)
+            ctx.mark_non_differentiable(idx)
+            return a.data.copy(), idx
+
+        def key(x):  # ascending order of key(x) is the order wanted (descending for largest; nan first)
+            return _descending_key(xp, x) if largest else x
+
         n = a.data.shape[dim]
         if k < n:
-            idx = xp.argpartition(-src, k - 1, axis=dim)
+            idx = xp.argpartition(key(a.data), k - 1, axis=dim)
             idx = xp.take(idx, xp.arange(k), axis=dim)
         else:
             idx = xp.broadcast_to(
                 xp.arange(n).reshape([-1 if i == dim else 1 for i in range(a.data.ndim)]), a.data.shape
             ).copy()
-        vals = xp.take_along_axis(src, idx, axis=dim)
+        vals = xp.take_along_axis(a.data, idx, axis=dim)
         if sorted_:
-            order = xp.argsort(-vals, axis=dim, kind="stable")
+            order = xp.argsort(key(vals), axis=dim, kind="stable")
             idx = xp.take_along_axis(idx, order, axis=dim)
             vals = xp.take_along_axis(vals, order, axis=dim)
         ctx.shape, ctx.dim = a.data.shape, dim
-        ctx.save(indices=idx)
+        ctx.save(indices=idx.astype(np.int64))
         ctx.mark_non_differentiable(idx)
-        return (vals if largest else -vals), idx
+        return vals, idx.astype(np.int64)
 
     @staticmethod
     def backward(ctx, g, _):
@@ -373,10 +493,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True, _cls=Topk):
     return values_indices(values, indices)
 
 
-def sort(input, dim=-1, descending=False):
+def sort(input, dim=-1, descending=False, stable=False):
     """Values sorted along `dim` (stable) and their indices."""
     d = normalize_dim(dim, input.data.ndim)
-    return topk(input, input.data.shape[d], d, largest=descending, sorted=True, _cls=Sort)
+    n = input.data.shape[d] if input.data.ndim else 1
+    return topk(input, n, d, largest=descending, sorted=True, _cls=Sort)
 
 
 def multinomial(input, num_samples, replacement=False, generator=None):

@@ -58,7 +58,12 @@ def _ufunc_inplace(name, op):
             o = _data(other)
             if alpha != 1:
                 o = o * alpha
-            getattr(xp, name)(a, o, out=a, casting="same_kind")
+            try:
+                getattr(xp, name)(a, o, out=a, casting="same_kind")
+            except ValueError:  # numpy's broadcast error, in PyTorch's words
+                shape = np.broadcast_shapes(a.shape, np.shape(o))
+                raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
+                                   f"{list(shape)}") from None
 
         return apply_inplace(self, raw, lambda: op(self, other, *args, **kwargs), other)
 

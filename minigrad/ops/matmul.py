@@ -81,18 +81,29 @@ def _check(a, b):
 
 def _operands(input, other):
     """Both operands as tensors of one dtype (PyTorch's promotion), without the elementwise broadcast check."""
-    from ..dtypes import result_type
     from ..tensor import Tensor
-    from ._util import cast
 
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError(
             f"matmul(): argument 'other' must be Tensor, not {type(other if isinstance(input, Tensor) else input).__name__}"
         )
-    if input.data.dtype != other.data.dtype:
-        dt = result_type(input, other)
-        input, other = cast(input, dt), cast(other, dt)
+    if input.data.dtype != other.data.dtype:  # PyTorch promotes elementwise ops, not products
+        if input.data.ndim == 1 and other.data.ndim == 1:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                               f"{input.dtype._legacy[:-6]} and {other.dtype._legacy[:-6]}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_c_name(input)} != {_c_name(other)}")
+    one_d = input.data.ndim == 1 and other.data.ndim == 1
+    if input.data.dtype.kind == "b" and (one_d or (input.data.size and other.data.size and input.data.ndim
+                                                    and other.data.ndim)):
+        which = "dot" if input.data.ndim == 1 and other.data.ndim == 1 else "addmm_impl_cpu_"
+        raise NotImplementedError(f"\"{which}\" not implemented for 'Bool'")
     return input, other
+
+
+def _c_name(t):
+    """PyTorch's C++ scalar name in its matmul dtype error ("float", "double", "long int")."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}.get(t.dtype.name, t.dtype.name)
 
 
 def _apply(cls, a, b):

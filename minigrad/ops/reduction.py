@@ -1,4 +1,8 @@
 """Reductions over dims (sum, mean, var, max, logsumexp, softmax, ...), with keepdim."""
+import builtins
+import contextlib
+import warnings
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -86,6 +90,14 @@ def mean(input, dim=None, keepdim=False, dtype=None):
     return (MeanAll if dim is None else Mean).apply(input, dims, keepdim)
 
 
+@contextlib.contextmanager
+def _quiet():
+    """numpy's warning for correction >= n silenced (the result, nan or inf, says it)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
 class Var(Function):
     node_name = "VarBackward0"
 
@@ -93,7 +105,8 @@ class Var(Function):
     def forward(ctx, a, dims, correction, keepdim):
         ctx.save(self=a)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
-        return a.data.var(axis=dims, ddof=correction, keepdims=keepdim)
+        with np.errstate(divide="ignore", invalid="ignore"), _quiet():
+            return a.data.var(axis=dims, ddof=correction, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d(var a) = 2 (a - mean a) / (n - correction)
@@ -104,7 +117,9 @@ class Var(Function):
         if not ctx.keepdim and ctx.dims:
             g = g.reshape(_keep_shape(a.shape, ctx.dims))
         centered = a - a.mean(dim=ctx.dims, keepdim=True)
-        return g * centered * (2.0 / (n - ctx.correction)), None, None, None
+        with np.errstate(divide="ignore"):  # no degrees of freedom left: inf, nan as in PyTorch
+            scale = np.float64(2.0) / (n - ctx.correction)
+        return g * centered * float(scale), None, None, None
 
 
 class Std(Function):
@@ -115,7 +130,8 @@ class Std(Function):
     def forward(ctx, a, dims, correction, keepdim):
         ctx.save(self=a)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
-        return a.data.std(axis=dims, ddof=correction, keepdims=keepdim)
+        with np.errstate(divide="ignore", invalid="ignore"), _quiet():
+            return a.data.std(axis=dims, ddof=correction, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d(std a) = (a - mean a) / ((n - correction) std a)
@@ -141,13 +157,20 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
+def _floating(input):
+    if input.data.dtype.kind != "f":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+
+
 def var(input, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance over `dim`, with Bessel's correction by default (correction=1)."""
+    _floating(input)
     return Var.apply(input, normalize_dims(dim, input.data.ndim), _correction(unbiased, correction), keepdim)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation over `dim` (correction=1 by default)."""
+    _floating(input)
     return Std.apply(input, normalize_dims(dim, input.data.ndim), _correction(unbiased, correction), keepdim)
 
 
@@ -159,7 +182,7 @@ class Amax(Function):
     def forward(ctx, a, dims, keepdim, largest=True):
         ctx.save(self=a)
         ctx.dims, ctx.keepdim = dims, keepdim
-        if a.data.size == 0:
+        if builtins.any(a.data.shape[d] == 0 for d in dims) or (a.data.size == 0 and not a.data.ndim):
             raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() == 0.")
         fn = a.data.max if largest else a.data.min
         return fn(axis=dims, keepdims=keepdim)
@@ -186,14 +209,26 @@ class MinAll(Amax):
     node_name = "MinBackward1"
 
 
+def _nonempty_dims(name, input, dims):
+    for d in dims:
+        if input.data.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
 def amax(input, dim=None, keepdim=False):
     """Max values over `dim` (gradient shared among ties)."""
-    return Amax.apply(input, normalize_dims(dim, input.data.ndim), keepdim, True)
+    dims = normalize_dims(dim, input.data.ndim)
+    if dim is not None:
+        _nonempty_dims("amax", input, dims)
+    return Amax.apply(input, dims, keepdim, True)
 
 
 def amin(input, dim=None, keepdim=False):
     """Min values over `dim` (gradient shared among ties)."""
-    return Amin.apply(input, normalize_dims(dim, input.data.ndim), keepdim, False)
+    dims = normalize_dims(dim, input.data.ndim)
+    if dim is not None:
+        _nonempty_dims("amin", input, dims)
+    return Amin.apply(input, dims, keepdim, False)
 
 
 class MaxDim(Function):
@@ -234,8 +269,13 @@ def _max_min(input, dim, keepdim, other, full_cls, dim_cls, pair_fn, largest):
     if dim is None:
         return full_cls.apply(input, tuple(range(input.data.ndim)), False, largest)
     if input.data.ndim == 0:
+        normalize_dim(dim, 0)
         return values_indices(input, Tensor(array_module(input.data).zeros((), dtype=np.int64)))
-    values, indices = dim_cls.apply(input, normalize_dim(dim, input.data.ndim), keepdim, largest)
+    d = normalize_dim(dim, input.data.ndim)
+    if input.data.shape[d] == 0:
+        name = "max" if largest else "min"
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    values, indices = dim_cls.apply(input, d, keepdim, largest)
     return values_indices(values, indices)
 
 
@@ -255,20 +295,30 @@ def min(input, dim=None, keepdim=False, other=None):
 
 def argmax(input, dim=None, keepdim=False):
     """Index of the max (over the flattened tensor when dim is None)."""
+    if input.data.dtype == np.bool_:
+        raise RuntimeError("argmax(): does not support bool input")
+    if input.data.size == 0 and (dim is None or input.data.shape[normalize_dim(dim, input.data.ndim)] == 0):
+        raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
     if dim is None:
-        return Tensor(np.int64(input.data.argmax()) if array_module(input.data) is np else input.data.argmax())
+        out = Tensor(np.int64(input.data.argmax()) if array_module(input.data) is np else input.data.argmax())
+        return out.reshape((1,) * input.data.ndim) if keepdim else out
     d = normalize_dim(dim, input.data.ndim)
     out = input.data.argmax(axis=d)
-    return Tensor(array_module(out).expand_dims(out, d) if keepdim else out)
+    return Tensor(array_module(out).expand_dims(out, d) if keepdim and input.data.ndim else out)
 
 
 def argmin(input, dim=None, keepdim=False):
     """Index of the min (over the flattened tensor when dim is None)."""
+    if input.data.dtype == np.bool_:
+        raise RuntimeError("argmin(): does not support bool input")
+    if input.data.size == 0 and (dim is None or input.data.shape[normalize_dim(dim, input.data.ndim)] == 0):
+        raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
     if dim is None:
-        return Tensor(np.int64(input.data.argmin()) if array_module(input.data) is np else input.data.argmin())
+        out = Tensor(np.int64(input.data.argmin()) if array_module(input.data) is np else input.data.argmin())
+        return out.reshape((1,) * input.data.ndim) if keepdim else out
     d = normalize_dim(dim, input.data.ndim)
     out = input.data.argmin(axis=d)
-    return Tensor(array_module(out).expand_dims(out, d) if keepdim else out)
+    return Tensor(array_module(out).expand_dims(out, d) if keepdim and input.data.ndim else out)
 
 
 class Logsumexp(Function):
@@ -280,6 +330,9 @@ class Logsumexp(Function):
         ctx.save(self=a)
         ctx.dims, ctx.keepdim = dims, keepdim
         xp = array_module(a.data)
+        if a.data.size == 0:  # the log of an empty sum: -inf (or an empty result)
+            with np.errstate(divide="ignore"):
+                return xp.log(xp.exp(a.data).sum(axis=dims, keepdims=keepdim))
         m = a.data.max(axis=dims, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows stay -inf instead of nan
         out = xp.log(xp.exp(a.data - m).sum(axis=dims, keepdims=True)) + m
@@ -297,7 +350,11 @@ class Logsumexp(Function):
 
 
 def logsumexp(input, dim, keepdim=False):
-    """log(sum(exp(input))) over `dim`, computed stably."""
+    """log(sum(exp(input))) over `dim`, computed stably (integers promoted to the default float)."""
+    if input.data.dtype.kind != "f":
+        from ..dtypes import default_float
+
+        input = input.to(default_float)
     return Logsumexp.apply(input, normalize_dims(dim, input.data.ndim), keepdim)
 
 
@@ -309,6 +366,10 @@ class Softmax(Function):
     def forward(ctx, a, dim):
         ctx.dim = dim
         xp = array_module(a.data)
+        if a.data.ndim == 0:  # exp(a - a) / 1: one (nan for a non-finite a)
+            return xp.asarray(xp.exp(a.data - a.data))
+        if a.data.size == 0:
+            return a.data.copy()
         e = a.data - a.data.max(axis=dim, keepdims=True)
         xp.exp(e, out=e)
         e /= e.sum(axis=dim, keepdims=True)
@@ -328,6 +389,10 @@ class LogSoftmax(Function):
     def forward(ctx, a, dim):
         ctx.dim = dim
         xp = array_module(a.data)
+        if a.data.ndim == 0:
+            return xp.asarray(a.data - a.data)
+        if a.data.size == 0:
+            return a.data.copy()
         shifted = a.data - a.data.max(axis=dim, keepdims=True)
         shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         return shifted
@@ -343,29 +408,45 @@ class LogSoftmax(Function):
 def _softmax_input(input, dtype):
     if dtype is not None:
         input = input.to(dtype)
-    if input.data.dtype.kind != "f":
+    if input.data.dtype.kind != "f" and input.data.size:  # PyTorch returns an empty tensor before it checks
         raise NotImplementedError(f"\"softmax\" not implemented for '{input.dtype._legacy[:-6]}' (pass dtype=)")
     return input
 
 
-def softmax(input, dim, dtype=None):
+def _softmax_dim(input, dim):
+    if dim is None:  # PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1
+        dim = 0 if input.data.ndim in (0, 1, 3) else 1
+    d = normalize_dim(dim, input.data.ndim)
+    return d if input.data.ndim else ()  # a 0-d tensor: the reductions run over no axis
+
+
+def softmax(input, dim=None, dtype=None):
     """exp(x) / sum(exp(x)) along `dim`: one `SoftmaxBackward0` node."""
-    input = _softmax_input(input, dtype)
-    return Softmax.apply(input, normalize_dim(dim, input.data.ndim))
+    d = _softmax_dim(input, dim)
+    return Softmax.apply(_softmax_input(input, dtype), d)
 
 
-def log_softmax(input, dim, dtype=None):
+def log_softmax(input, dim=None, dtype=None):
     """x - logsumexp(x) along `dim`: one `LogSoftmaxBackward0` node."""
-    input = _softmax_input(input, dtype)
-    return LogSoftmax.apply(input, normalize_dim(dim, input.data.ndim))
+    d = _softmax_dim(input, dim)
+    return LogSoftmax.apply(_softmax_input(input, dtype), d)
+
+
+def _all_any(input, dim, keepdim, name):
+    dims = normalize_dims(dim, input.data.ndim)
+    out = getattr(input.data, name)(axis=dims, keepdims=keepdim)
+    out = array_module(input.data).asarray(out)
+    return Tensor(out.astype(np.uint8) if input.data.dtype == np.uint8 else out)
 
 
 def all(input, dim=None, keepdim=False):
-    return Tensor(input.data.all(axis=dim, keepdims=keepdim))
+    """True where every element along `dim` is nonzero (uint8 in, uint8 out, as PyTorch)."""
+    return _all_any(input, dim, keepdim, "all")
 
 
 def any(input, dim=None, keepdim=False):
-    return Tensor(input.data.any(axis=dim, keepdims=keepdim))
+    """True where some element along `dim` is nonzero."""
+    return _all_any(input, dim, keepdim, "any")
 
 
 class Prod(Function):
@@ -415,10 +496,28 @@ def prod(input, dim=None, keepdim=False, dtype=None):
     return (ProdAll if dim is None else Prod).apply(input, dims, keepdim)
 
 
-def norm(input, p=2, dim=None, keepdim=False):
-    """The p-norm (p=2 by default), differentiable."""
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """The vector p-norm over `dim` (all elements by default): p = 2 ("fro"), 1, inf, -inf, 0 or any number."""
     from .elementwise import abs as _abs
 
+    if dtype is not None:
+        input = input.to(dtype)
+    if input.data.dtype.kind != "f":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {input.dtype._legacy[:-6]}")
+    if dim is not None:
+        normalize_dims(dim, input.data.ndim)
+    if p == "fro" or p is None:
+        p = 2
+    if isinstance(p, str):
+        raise RuntimeError(f"norm(): unsupported norm type {p!r} for a vector norm (use a number or 'fro')")
+    if p == float("inf"):
+        return amax(_abs(input), dim, keepdim)
+    if p == float("-inf"):
+        return amin(_abs(input), dim, keepdim)
+    if p == 0:
+        return (input != 0).to(input.dtype).sum(dim=dim, keepdim=keepdim)
+    if p == 1:
+        return _abs(input).sum(dim=dim, keepdim=keepdim)
     if p == 2:
         return (input * input).sum(dim=dim, keepdim=keepdim).sqrt()
     return (_abs(input) ** p).sum(dim=dim, keepdim=keepdim) ** (1.0 / p)

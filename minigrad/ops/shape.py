@@ -101,6 +101,8 @@ def flatten(input, start_dim=0, end_dim=-1):
     if nd == 0:
         return reshape(input, 1)
     s, e = normalize_dim(start_dim, nd), normalize_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = input.data.shape
     n = 1
     for d in shape[s:e + 1]:
@@ -151,6 +153,8 @@ class T(Transpose):
 
 def permute(input, *dims):
     """Reorder dims (a view)."""
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
     nd = input.data.ndim
     if len(dims) != nd:
@@ -168,7 +172,21 @@ def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
     nd = input.data.ndim
     d0, d1 = normalize_dim(dim0, nd), normalize_dim(dim1, nd)
+    if nd == 0:  # dims 0 and -1 of a 0-d tensor: nothing to swap
+        return _share_version(Alias0.apply(input), input)
     return _share_version(Transpose.apply(input, d0, d1), input)
+
+
+class Alias0(Function):
+    node_name = "TransposeBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return a.data.view()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
 
 
 def t(input):
@@ -253,6 +271,8 @@ class Expand(Function):
 
 def expand(input, *sizes):
     """Broadcast to `sizes` without copying (-1 keeps a dim); the result is read-only memory."""
+    if not sizes:
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
     sizes = _shape_arg(sizes)
     shape = input.data.shape
     lead = len(sizes) - len(shape)
@@ -339,6 +359,9 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     _check_same(tensors, "cat")
     nd = tensors[0].data.ndim
+    for i, t in enumerate(tensors):
+        if t.data.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     d = normalize_dim(dim, nd)
     ref = tensors[0].data.shape
     for i, t in enumerate(tensors[1:], 1):
@@ -468,6 +491,8 @@ def split(input, split_size_or_sections, dim=0):
 
 def chunk(input, chunks, dim=0):
     """Split into `chunks` nearly equal pieces."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = normalize_dim(dim, input.data.ndim)
     n = input.data.shape[d]
     size = -(-n // chunks)
@@ -516,9 +541,13 @@ class Triu(Tril):
 
 def tril(input, diagonal=0):
     """Lower triangle of the last two dims (zeros above `diagonal`)."""
+    if input.data.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     return Tril.apply(input, diagonal, False)
 
 
 def triu(input, diagonal=0):
     """Upper triangle of the last two dims (zeros below `diagonal`)."""
+    if input.data.ndim < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return Triu.apply(input, diagonal, True)

@@ -16,6 +16,7 @@ class Case:
     fn: object  # fn(L, *inputs) -> tensor or tuple of tensors
     inputs: list  # [(shape, domain)] with domain in DOMAINS
     gradgrad: bool = True  # also run gradgradcheck
+    layout: bool = True  # also compare the output's contiguity with PyTorch's
     torch_only: dict = field(default_factory=dict)
 
 
@@ -65,8 +66,8 @@ def _b(L, x):
 CASES = []
 
 
-def case(name, fn, *inputs, gradgrad=True):
-    CASES.append(Case(name, fn, list(inputs), gradgrad))
+def case(name, fn, *inputs, gradgrad=True, layout=True):
+    CASES.append(Case(name, fn, list(inputs), gradgrad, layout))
 
 
 # ---- binary arithmetic with broadcasting -------------------------------------------------------
@@ -246,6 +247,133 @@ case("mm", lambda L, a, b: L.mm(a, b), ((2, 3), "n"), ((3, 2), "n"))
 case("bmm", lambda L, a, b: L.bmm(a, b), ((2, 2, 3), "n"), ((2, 3, 2), "n"))
 case("matmul_fn", lambda L, a, b: L.matmul(a, b.T), ((2, 3), "n"), ((2, 3), "n"))
 case("matmul_self", lambda L, a: a @ a.T, ((2, 3), "n"))
+
+# ---- issue 16: more elementwise ops --------------------------------------------------------------------
+def _unit(rng, shape):
+    return rng.uniform(-0.8, 0.8, shape)
+
+
+def _above1(rng, shape):
+    return rng.uniform(1.3, 3.0, shape)
+
+
+def _offgrid(rng, shape):
+    # away from the integers and half-integers, where rounding and fmod jump
+    return rng.integers(-3, 4, shape) + rng.uniform(0.1, 0.4, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+DOMAINS.update(u=_unit, g=_above1, o=_offgrid)
+for shape in [(), (2, 3)]:
+    tag = str(len(shape))
+    case(f"tan{tag}", lambda L, a: a.tan(), (shape, "u"))
+    case(f"asin{tag}", lambda L, a: a.asin(), (shape, "u"))
+    case(f"acos{tag}", lambda L, a: L.acos(a), (shape, "u"))
+    case(f"atan{tag}", lambda L, a: a.atan(), (shape, "n"))
+    case(f"sinh{tag}", lambda L, a: a.sinh(), (shape, "n"))
+    case(f"cosh{tag}", lambda L, a: L.cosh(a), (shape, "n"))
+    case(f"asinh{tag}", lambda L, a: a.asinh(), (shape, "n"))
+    case(f"acosh{tag}", lambda L, a: a.acosh(), (shape, "g"))
+    case(f"atanh{tag}", lambda L, a: L.atanh(a), (shape, "u"))
+    case(f"exp2_{tag}", lambda L, a: a.exp2(), (shape, "n"))
+    case(f"log2{tag}", lambda L, a: a.log2(), (shape, "p"))
+    case(f"log10{tag}", lambda L, a: L.log10(a), (shape, "p"))
+    case(f"expm1{tag}", lambda L, a: a.expm1(), (shape, "n"))
+    case(f"log1p{tag}", lambda L, a: a.log1p(), (shape, "p"))
+    case(f"erf{tag}", lambda L, a: a.erf(), (shape, "n"))
+    case(f"erfc{tag}", lambda L, a: L.erfc(a), (shape, "n"))
+    case(f"rounding{tag}", lambda L, a: a.floor() + a.ceil() * a + L.trunc(a) + a.round() + a.frac() * a, (shape, "o"))
+case("erfinv", lambda L, a: a.erfinv(), ((2, 3), "u"))
+case("lgamma", lambda L, a: a.lgamma(), ((2, 3), "p"))
+case("lgamma_negative", lambda L, a: L.lgamma(a - 3.0), ((2, 3), "o"))
+case("round_decimals", lambda L, a: a.round(decimals=1) * a, ((2, 3), "o"))
+case("sign", lambda L, a: a.sign() * a, ((2, 3), "a"))
+for sa, sb in [((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3))]:
+    tag = f"{sa}x{sb}".replace(" ", "")
+    case(f"fmod{tag}", lambda L, a, b: L.fmod(a, b), (sa, "o"), (sb, "g"))
+    case(f"remainder{tag}", lambda L, a, b: L.remainder(a, b), (sa, "o"), (sb, "g"))
+    case(f"copysign{tag}", lambda L, a, b: L.copysign(a, b), (sa, "a"), (sb, "a"))
+    case(f"atan2{tag}", lambda L, a, b: L.atan2(a, b), (sa, "a"), (sb, "a"))
+    case(f"logaddexp{tag}", lambda L, a, b: L.logaddexp(a, b), (sa, "n"), (sb, "n"))
+    case(f"lerp{tag}", lambda L, a, b: L.lerp(a, b, 0.3), (sa, "n"), (sb, "n"))
+    case(f"lerp_tensor{tag}", lambda L, a, b, w: L.lerp(a, b, w), (sa, "n"), (sb, "n"), (sb, "n"))
+case("fmod_scalar", lambda L, a: a.fmod(1.5), ((2, 3), "o"))
+case("remainder_scalar", lambda L, a: a % 1.5, ((2, 3), "o"))
+case("copysign_scalar", lambda L, a: a.copysign(-1.0), ((2, 3), "a"))
+
+# ---- issue 16: scans --------------------------------------------------------------------------------------
+for dim in (0, -1):
+    case(f"cumsum{dim}", lambda L, a, d=dim: a.cumsum(d), ((3, 4), "n"))
+    case(f"cumprod{dim}", lambda L, a, d=dim: a.cumprod(d), ((3, 4), "a"))
+    case(f"cummax{dim}", lambda L, a, d=dim: a.cummax(d)[0], ((3, 4), "d"))
+    case(f"cummin{dim}", lambda L, a, d=dim: L.cummin(a, d).values, ((3, 4), "d"))
+    case(f"logcumsumexp{dim}", lambda L, a, d=dim: a.logcumsumexp(d), ((3, 4), "n"))
+case("cumsum_0d", lambda L, a: a.cumsum(0), ((), "n"))
+case("cumprod_with_zero", lambda L, a: (a * L.tensor(np.array([1.0, 0.0, 1.0, 1.0]), dtype=a.dtype)).cumprod(0),
+     ((4,), "a"), gradgrad=False)
+
+# ---- issue 16: moving and picking ---------------------------------------------------------------------------
+R34 = ((3, 4), "n")
+case("flip", lambda L, a: a.flip(0), R34)
+case("flip_dims", lambda L, a: L.flip(a, (0, -1)), R34)
+case("roll", lambda L, a: a.roll(1, 1), R34)
+case("roll_dims", lambda L, a: L.roll(a, (1, -2), (0, 1)), R34)
+case("roll_flat", lambda L, a: a.roll(5), R34)
+case("repeat", lambda L, a: a.repeat(2, 1, 3), R34)
+case("tile", lambda L, a: L.tile(a, (2,)), R34)
+case("repeat_interleave", lambda L, a: a.repeat_interleave(2, dim=1), R34)
+case("repeat_interleave_flat", lambda L, a: L.repeat_interleave(a, 2), R34)
+case("repeat_interleave_counts", lambda L, a: a.repeat_interleave(_i(L, [1, 0, 2]), dim=0), R34)
+case("diagonal", lambda L, a: a.diagonal(), R34)
+case("diagonal_offset", lambda L, a: L.diagonal(a, 1), R34)
+case("diagonal_3d", lambda L, a: a.diagonal(-1, 0, 2), ((3, 2, 4), "n"))
+case("diag_vector", lambda L, a: L.diag(a, 1), ((3,), "n"))
+case("diag_matrix", lambda L, a: L.diag(a, -1), R34)
+case("diag_embed", lambda L, a: L.diag_embed(a), R34)
+case("unfold", lambda L, a: a.unfold(1, 2, 1), R34)
+case("unfold_step", lambda L, a: a.unfold(0, 2, 2), ((5, 2), "n"))
+case("masked_select", lambda L, a: a.masked_select(_b(L, [[True, False, True, True]])), R34)
+case("einsum_mm", lambda L, a, b: L.einsum("ij,jk->ik", a, b), ((2, 3), "n"), ((3, 4), "n"))
+case("einsum_trace", lambda L, a: L.einsum("ii", a), ((3, 3), "n"))
+case("einsum_diag", lambda L, a: L.einsum("ii->i", a), ((3, 3), "n"))
+case("einsum_outer", lambda L, a, b: L.einsum("i,j->ij", a, b), ((3,), "n"), ((2,), "n"))
+case("einsum_batch", lambda L, a, b: L.einsum("bij,bjk->bik", a, b), ((2, 2, 3), "n"), ((2, 3, 2), "n"))
+case("einsum_sum_one", lambda L, a, b: L.einsum("ij,k->i", a, b), ((2, 3), "n"), ((2,), "n"))
+case("einsum_ellipsis", lambda L, a, b: L.einsum("...ij,...jk", a, b), ((2, 2, 3), "n"), ((2, 3, 2), "n"))
+case("einsum_implicit", lambda L, a, b: L.einsum("ij,jk", a, b), ((2, 3), "n"), ((3, 2), "n"))
+
+# ---- issue 16: scatter -----------------------------------------------------------------------------------------
+IDX = [[0, 1, 2, 0], [2, 0, 0, 1]]
+case("scatter", lambda L, a, b: a.scatter(0, _i(L, [[0, 1, 2, 1], [2, 0, 1, 0]]), b), R34, ((2, 4), "n"))
+case("scatter_value", lambda L, a: a.scatter(1, _i(L, [[0], [3], [1]]), 2.5), R34)
+case("scatter_add", lambda L, a, b: a.scatter_add(0, _i(L, IDX), b), R34, ((2, 4), "n"))
+for reduce in ("sum", "prod", "mean", "amax", "amin"):
+    for inc in (True, False):
+        dom = "d" if reduce in ("amax", "amin") else ("a" if reduce == "prod" else "n")
+        case(f"scatter_reduce_{reduce}_{inc}",
+             lambda L, a, b, r=reduce, i=inc: a.scatter_reduce(0, _i(L, IDX), b, r, include_self=i),
+             ((3, 4), dom), ((2, 4), dom))
+case("index_add", lambda L, a, b: a.index_add(0, _i(L, [2, 0, 2]), b), R34, ((3, 4), "n"))
+case("index_add_alpha", lambda L, a, b: L.index_add(a, 1, _i(L, [1, 1]), b, alpha=-2.0), R34, ((3, 2), "n"))
+
+# ---- issue 16: linear algebra ------------------------------------------------------------------------------------
+def _wellconditioned(rng, shape):
+    return rng.standard_normal(shape) * 0.5 + 2.0 * np.eye(shape[-1])
+
+
+DOMAINS.update(w=_wellconditioned)
+case("inverse", lambda L, a: a.inverse(), ((3, 3), "w"))
+case("inverse_batched", lambda L, a: L.linalg.inv(a), ((2, 3, 3), "w"))
+case("det", lambda L, a: a.det(), ((3, 3), "w"))
+case("det_batched", lambda L, a: L.linalg.det(a), ((2, 3, 3), "w"))
+case("slogdet", lambda L, a: L.linalg.slogdet(a)[1], ((2, 3, 3), "w"))
+case("logdet", lambda L, a: a.logdet(), ((3, 3), "w"))
+# (solve is inverse(A) @ B here: a row-major result where LAPACK's is column-major)
+case("solve", lambda L, a, b: L.linalg.solve(a, b), ((3, 3), "w"), ((3, 2), "n"), layout=False)
+case("solve_vector", lambda L, a, b: L.linalg.solve(a, b), ((2, 3, 3), "w"), ((2, 3), "n"), layout=False)
+case("matrix_power", lambda L, a: a.matrix_power(3), ((3, 3), "w"))
+case("matrix_power_neg", lambda L, a: L.matrix_power(a, -2), ((3, 3), "w"))
+case("vector_norm", lambda L, a: L.linalg.vector_norm(a, 3, dim=-1), ((2, 3), "a"))
+case("matrix_norm_1", lambda L, a: L.linalg.matrix_norm(a, 1), ((2, 3, 3), "d"), gradgrad=False)
 
 CASE_BY_NAME = {c.name: c for c in CASES}
 assert len(CASE_BY_NAME) == len(CASES), "duplicate case names"

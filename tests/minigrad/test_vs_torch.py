@@ -65,7 +65,7 @@ def test_op_matches_torch(name, dtype):
     assert_same(*run_both(case.fn, arrays, dtype), dtype)
 
 
-@pytest.mark.parametrize("name", [c.name for c in CASES])
+@pytest.mark.parametrize("name", [c.name for c in CASES if c.layout])
 def test_op_output_layout_matches_torch(name):
     # same contiguity as PyTorch's outputs, so that a later .view() works (or fails) alike
     case = CASE_BY_NAME[name]

@@ -34,7 +34,7 @@ def blocking(request, monkeypatch):
         monkeypatch.setattr(backends, "_kernels", "numpy")
     if request.param == "blocks":
         import nn._functional._common as common
-        import nn._functional.erf as erf_module
+        import minigrad.special as erf_module
 
         monkeypatch.setattr(common, "BLOCK", 4096)
         monkeypatch.setattr(erf_module, "BLOCK", 4096)

@@ -1,0 +1,524 @@
+"""Ops that move or pick elements: flip, roll, repeat/tile, repeat_interleave, diagonal/diag,
+unfold, masked_select, nonzero, argsort and einsum. Each backward is itself a recorded op (the
+reverse move, or the scatter whose backward is the pick again), so all are twice differentiable."""
+import builtins
+import functools
+import string
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..device import array_module
+from ..tensor import Tensor
+from ._util import broadcast_shapes, normalize_dim, sum_to
+
+
+def _strided(xp, x, shape, strides):
+    if xp is np:
+        return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+    return xp.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+def _view(fn):
+    """The op's result shares memory and the version counter with its input, as a view."""
+    from .shape import _share_version
+
+    @functools.wraps(fn)
+    def op(input, *args, **kwargs):
+        return _share_version(fn(input, *args, **kwargs), input)
+
+    return op
+
+
+def _dims(dims, ndim):
+    if isinstance(dims, (builtins.int, np.integer)):
+        dims = (dims,)
+    out = tuple(normalize_dim(d, ndim) for d in dims)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"dims has duplicates, original flip dims size={len(out)}, but unique flip dims size={len(set(out))}")
+    return out
+
+
+# ---- flip, roll ----------------------------------------------------------------------------------
+class Flip(Function):
+    node_name = "FlipBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = dims
+        xp = array_module(a.data)
+        return xp.ascontiguousarray(xp.flip(a.data, dims)) if dims else a.data.copy()
+
+    @staticmethod
+    def backward(ctx, g):  # flipping is its own inverse
+        return Flip.apply(g, ctx.dims), None
+
+
+def flip(input, *dims):
+    """The elements in reverse order along `dims` (a copy, as PyTorch)."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    nd = input.data.ndim
+    d = _dims(dims, nd)
+    return Flip.apply(input, () if nd == 0 else d)
+
+
+def fliplr(input):
+    if input.data.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, 1)
+
+
+def flipud(input):
+    if input.data.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, 0)
+
+
+class Roll(Function):
+    node_name = "RollBackward0"
+
+    @staticmethod
+    def forward(ctx, a, shifts, dims):
+        ctx.shifts, ctx.dims = shifts, dims
+        xp = array_module(a.data)
+        if dims is None:
+            return xp.roll(a.data.reshape(-1), shifts).reshape(a.data.shape)
+        return xp.roll(a.data, shifts, dims)
+
+    @staticmethod
+    def backward(ctx, g):  # roll back by the same shifts
+        return Roll.apply(g, tuple(-s for s in ctx.shifts), ctx.dims), None, None
+
+
+def roll(input, shifts, dims=None):
+    """Elements shifted cyclically along `dims` (the flattened tensor when dims is None)."""
+    shifts = (shifts,) if isinstance(shifts, (builtins.int, np.integer)) else tuple(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return Roll.apply(input, tuple(builtins.int(s) for s in shifts), None)
+    dims = (dims,) if isinstance(dims, (builtins.int, np.integer)) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    nd = input.data.ndim
+    if input.data.size == 0:  # PyTorch returns an empty tensor's roll before it checks the dims
+        return Roll.apply(input, tuple(builtins.int(s) for s in shifts), None)
+    if nd == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    dims = tuple(normalize_dim(d, nd) for d in dims)
+    return Roll.apply(input, tuple(builtins.int(s) for s in shifts), dims)
+
+
+# ---- repeat, tile, repeat_interleave -----------------------------------------------------------------
+class Repeat(Function):
+    node_name = "RepeatBackward0"
+
+    @staticmethod
+    def forward(ctx, a, repeats):
+        ctx.shape, ctx.repeats = a.data.shape, repeats
+        lead = (1,) * (len(repeats) - a.data.ndim)
+        return array_module(a.data).tile(a.data.reshape(lead + a.data.shape), repeats)
+
+    @staticmethod
+    def backward(ctx, g):  # each copy's gradient summed back: view as (r0, s0, r1, s1, ...), sum the r's
+        full = (1,) * (len(ctx.repeats) - len(ctx.shape)) + tuple(ctx.shape)
+        pairs = []
+        for r, s in zip(ctx.repeats, full):
+            pairs += [r, s]
+        summed = g.reshape(tuple(pairs)).sum(dim=tuple(range(0, len(pairs), 2)))
+        return summed.reshape(ctx.shape), None
+
+
+def _size_args(sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    return tuple(builtins.int(s) for s in sizes)
+
+
+def repeat(input, *sizes):
+    """The tensor tiled `sizes` times along each dim (sizes may add leading dims)."""
+    if not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
+    sizes = _size_args(sizes)
+    if len(sizes) < input.data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    if builtins.any(s < 0 for s in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(sizes)}: {list(sizes)}")
+    return Repeat.apply(input, sizes)
+
+
+def tile(input, dims):
+    """repeat(), with `dims` padded with leading ones to the tensor's ndim (as torch.tile)."""
+    dims = _size_args((dims,)) if not isinstance(dims, (builtins.int, np.integer)) else (builtins.int(dims),)
+    dims = (1,) * (input.data.ndim - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def repeat_interleave(input, repeats=None, dim=None, output_size=None):
+    """Each element repeated `repeats` times (an int or a 1-D tensor of counts) along `dim`
+    (the flattened tensor when dim is None). With only a counts tensor: arange repeated."""
+    from .indexing import index_select
+
+    xp = array_module(input.data)
+    if repeats is None:  # repeat_interleave(counts): 0, 1, ... each repeated counts[i] times
+        counts = input.data
+        if counts.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        return Tensor(xp.repeat(xp.arange(counts.shape[0], dtype=np.int64), counts))
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    d = normalize_dim(dim, input.data.ndim)
+    if input.data.ndim == 0:
+        input = input.reshape(1)
+    n = input.data.shape[d]
+    if isinstance(repeats, Tensor):
+        r = repeats.data.reshape(-1) if repeats.data.ndim == 0 else repeats.data
+        if r.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if r.shape[0] not in (1, n):
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{r.shape[0]} and input.size({d}) = {n}")
+        if bool((r < 0).any()):
+            raise RuntimeError("repeats can not be negative")
+    else:
+        if repeats < 0:
+            raise RuntimeError("repeats can not be negative")
+        r = repeats
+    idx = xp.repeat(xp.arange(n, dtype=np.int64), r)
+    return index_select(input, d, Tensor(idx))
+
+
+# ---- diagonal, diag ------------------------------------------------------------------------------------
+def _diag_index(shape, offset, d1, d2):
+    """(rows, cols) of the diagonal `offset` of dims d1, d2 (moved last), and its length."""
+    n1, n2 = shape[d1], shape[d2]
+    length = builtins.max(0, builtins.min(n1 + builtins.min(offset, 0), n2 - builtins.max(offset, 0)))
+    i = np.arange(length)
+    return i + builtins.max(-offset, 0), i + builtins.max(offset, 0)
+
+
+class Diagonal(Function):
+    node_name = "DiagonalBackward0"
+
+    @staticmethod
+    def forward(ctx, a, offset, d1, d2):
+        ctx.shape, ctx.args = a.data.shape, (offset, d1, d2)
+        xp = array_module(a.data)
+        rows, cols = _diag_index(a.data.shape, offset, d1, d2)
+        moved = xp.moveaxis(a.data, (d1, d2), (-2, -1))
+        if not len(rows):
+            return moved[..., rows, cols]
+        start = moved[..., rows[0]:, cols[0]:]  # a view, as PyTorch's: strides (..., s1 + s2)
+        return _strided(xp, start, start.shape[:-2] + (len(rows),), start.strides[:-2] + (sum(start.strides[-2:]),))
+
+    @staticmethod
+    def backward(ctx, g):  # the gradient written back onto the diagonal of zeros
+        return DiagonalScatter.apply(g, ctx.shape, *ctx.args), None, None, None
+
+
+class DiagonalScatter(Function):
+    """zeros(shape) with `g` on a diagonal: diagonal's backward, diag and diag_embed's forward."""
+
+    node_name = "DiagEmbedBackward0"
+
+    @staticmethod
+    def forward(ctx, g, shape, offset, d1, d2):
+        ctx.args = (offset, d1, d2)
+        xp = array_module(g.data)
+        out = xp.zeros(shape, dtype=g.data.dtype)
+        rows, cols = _diag_index(shape, offset, d1, d2)
+        xp.moveaxis(out, (d1, d2), (-2, -1))[..., rows, cols] = g.data
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):  # the diagonal picked out again
+        return Diagonal.apply(gg, *ctx.args), None, None, None, None
+
+
+class DiagonalCopy(Diagonal):
+    """diag() of a matrix: the diagonal as a new contiguous tensor (diagonal() gives a view)."""
+
+    @staticmethod
+    def forward(ctx, a, offset, d1, d2):
+        return array_module(a.data).ascontiguousarray(Diagonal.forward(ctx, a, offset, d1, d2))
+
+
+@_view
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal `offset` of the matrices over dims dim1, dim2, as a new last dim."""
+    nd = input.data.ndim
+    if nd < 2:
+        raise RuntimeError(f"diagonal dimensions requires ndim larger than 1, but got ndim {nd}")
+    d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return Diagonal.apply(input, builtins.int(offset), d1, d2)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Matrices (over the new dims dim1, dim2) with the last dim of `input` on diagonal `offset`."""
+    nd = input.data.ndim + 1
+    d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = input.data.shape[-1] + builtins.abs(offset)
+    rest = list(input.data.shape[:-1])
+    shape = []
+    for k in range(nd):
+        shape.append(n if k in (d1, d2) else rest.pop(0))
+    return DiagonalScatter.apply(input, tuple(shape), builtins.int(offset), d1, d2)
+
+
+def diag(input, diagonal=0):
+    """1-D: a square matrix with `input` on diagonal `diagonal`; 2-D: that diagonal."""
+    if input.data.ndim == 1:
+        n = input.data.shape[0] + builtins.abs(diagonal)
+        return DiagonalScatter.apply(input, (n, n), builtins.int(diagonal), 0, 1)
+    if input.data.ndim == 2:
+        return DiagonalCopy.apply(input, builtins.int(diagonal), 0, 1)
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.data.ndim}D")
+
+
+# ---- unfold ------------------------------------------------------------------------------------------
+def _window_index(n, size, step):
+    count = (n - size) // step + 1
+    return np.arange(count)[:, None] * step + np.arange(size)[None, :]
+
+
+class Unfold(Function):
+    node_name = "UnfoldBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, size, step):
+        ctx.shape, ctx.args = a.data.shape, (dim, size, step)
+        xp = array_module(a.data)
+        if a.data.ndim == 0:
+            return a.data.reshape(1)
+        # a view, as PyTorch's: dim strides by `step` elements, the new last dim by one
+        x = a.data
+        shape, strides = list(x.shape), list(x.strides)
+        shape[dim] = (x.shape[dim] - size) // step + 1
+        strides[dim] = x.strides[dim] * step
+        return _strided(xp, x, tuple(shape) + (size,), tuple(strides) + (x.strides[dim],))
+
+    @staticmethod
+    def backward(ctx, g):  # each window's gradient added back where it came from
+        return UnfoldScatter.apply(g, ctx.shape, *ctx.args), None, None, None
+
+
+class UnfoldScatter(Function):
+    node_name = "UnfoldBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, shape, dim, size, step):
+        ctx.args = (dim, size, step)
+        xp = array_module(g.data)
+        out = xp.zeros(shape, dtype=g.data.dtype)
+        if not shape:
+            return g.data.reshape(())
+        idx = xp.asarray(_window_index(shape[dim], size, step))
+        moved = xp.moveaxis(out, dim, -1)
+        xp.add.at(moved, (Ellipsis, idx), xp.moveaxis(g.data, dim, -2))
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return Unfold.apply(gg, *ctx.args), None, None, None, None
+
+
+@_view
+def unfold(input, dimension, size, step):
+    """Windows of `size` elements every `step` along `dimension`, as a new last dim."""
+    nd = input.data.ndim
+    d = normalize_dim(dimension, nd)
+    n = input.data.shape[d] if nd else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    return Unfold.apply(input, d, builtins.int(size), builtins.int(step))
+
+
+# ---- masked_select, nonzero, argsort ------------------------------------------------------------------
+class MaskedSelect(Function):
+    node_name = "MaskedSelectBackward0"
+
+    @staticmethod
+    def forward(ctx, a, mask, shape):
+        xp = array_module(a.data)
+        ctx.shape, ctx.full = a.data.shape, shape
+        ctx.mask = xp.broadcast_to(mask.data, shape)
+        return xp.broadcast_to(a.data, shape)[ctx.mask]
+
+    @staticmethod
+    def backward(ctx, g):  # the gradient put back at the selected places, summed over broadcast dims
+        return sum_to(MaskedScatter.apply(g, ctx.mask, ctx.full), ctx.shape), None, None
+
+
+class MaskedScatter(Function):
+    node_name = "MaskedScatterBackward0"
+
+    @staticmethod
+    def forward(ctx, g, mask, shape):
+        ctx.mask, ctx.shape = mask, shape
+        out = array_module(g.data).zeros(shape, dtype=g.data.dtype)
+        out[mask] = g.data
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return MaskedSelect.apply(gg, Tensor(ctx.mask), ctx.shape), None, None
+
+
+def masked_select(input, mask):
+    """The elements of `input` where the boolean `mask` (broadcast together) holds, as a 1-D tensor."""
+    if not isinstance(mask, Tensor) or mask.data.dtype != np.bool_:
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask (got {getattr(mask, 'dtype', type(mask).__name__)})")
+    shape = broadcast_shapes(input.data.shape, mask.data.shape)
+    return MaskedSelect.apply(input, mask, shape)
+
+
+def nonzero(input, as_tuple=False):
+    """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
+    xp = array_module(input.data)
+    idx = xp.argwhere(input.data).astype(np.int64)
+    if as_tuple:
+        if input.data.ndim == 0:
+            return (Tensor(xp.zeros(idx.shape[0], dtype=np.int64)),)
+        return tuple(Tensor(xp.ascontiguousarray(idx[:, k])) for k in range(input.data.ndim))
+    return Tensor(idx)
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort `input` along `dim` (stable: equal elements keep their order)."""
+    xp = array_module(input.data)
+    d = normalize_dim(dim, input.data.ndim)
+    if input.data.ndim == 0:
+        return Tensor(xp.zeros((), dtype=np.int64))
+    src = input.data
+    idx = xp.argsort(_descending_key(xp, src) if descending else src, axis=d, kind="stable")
+    return Tensor(idx.astype(np.int64))
+
+
+def _descending_key(xp, src):
+    """A key whose ascending stable order is `src`'s descending order (nan first, as PyTorch)."""
+    if src.dtype == np.bool_:
+        return ~src
+    if src.dtype.kind == "u":
+        return src.max() - src if src.size else src
+    if src.dtype.kind == "i":
+        return ~src  # -x - 1: reverses the order without overflow
+    return xp.where(xp.isnan(src), -np.inf, -src)
+
+
+def msort(input):
+    return input.sort(0).values
+
+
+# ---- einsum ---------------------------------------------------------------------------------------------
+class Einsum(Function):
+    node_name = "EinsumBackward0"
+
+    @staticmethod
+    def forward(ctx, spec, *operands):
+        ins, out = spec
+        ctx.spec, ctx.shapes = spec, [o.data.shape for o in operands]
+        ctx.save_for_backward(*operands)
+        xp = array_module(operands[0].data)
+        return xp.asarray(xp.einsum(",".join(ins) + "->" + out, *[o.data for o in operands]))
+
+    @staticmethod
+    def backward(ctx, g):
+        # d/dX_k of einsum(ins -> out) is einsum(out, the other ins -> ins_k), with an identity
+        # tying the letters X_k repeats (a diagonal) and ones for the letters only X_k sums over
+        ins, out = ctx.spec
+        ops = ctx.saved_tensors
+        grads = [None]
+        for k, sub in enumerate(ins):
+            if not ctx.needs_input_grad[k + 1]:
+                grads.append(None)
+                continue
+            sizes = {c: n for s, shp in zip(ins, ctx.shapes) for c, n in zip(s, shp)}
+            fresh = iter(c for c in string.ascii_letters if c not in sizes and c not in out)
+            terms, args = [out], [g]
+            for j, (s, o) in enumerate(zip(ins, ops)):
+                if j != k:
+                    terms.append(s)
+                    args.append(o)
+            target, seen = [], set()
+            for c in sub:
+                if c in seen:  # a repeated letter: a fresh one, tied to the first by an identity
+                    f = next(fresh)
+                    terms.append(c + f)
+                    args.append(Tensor(np.eye(sizes[c], dtype=g.data.dtype)))
+                    target.append(f)
+                else:
+                    seen.add(c)
+                    target.append(c)
+            present = set("".join(terms))
+            for c in set(sub):
+                if c not in present:  # summed over in X_k alone: its gradient is the same at every index
+                    terms.append(c)
+                    args.append(Tensor(array_module(g.data).ones(sizes[c], dtype=g.data.dtype)))
+            grads.append(_einsum(terms, "".join(target), args))
+        return tuple(grads)
+
+
+def _einsum(ins, out, operands):
+    return Einsum.apply((tuple(ins), out), *operands)
+
+
+def _parse(equation, operands):
+    """The equation's operand and output subscripts, with '...' spelt out as capital letters."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(ins) else "einsum(): fewer operands were provided than specified in the equation")
+    ell = builtins.max([o.data.ndim - len(s.replace("...", "")) for s, o in zip(ins, operands) if "..." in s] or [0])
+    letters = [c for c in string.ascii_uppercase if c not in eq][:ell]
+    spelt = []
+    for s, o in zip(ins, operands):
+        if "..." in s:
+            n = o.data.ndim - len(s.replace("...", ""))
+            s = s.replace("...", "".join(letters[ell - n:]))
+        if len(s) != o.data.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s)}) does not match the "
+                               f"number of dimensions ({o.data.ndim}) for operand {len(spelt)}"
+                               + ("" if "..." in s else " and no ellipsis was given"))
+        spelt.append(s)
+    if arrow:
+        out = rhs.replace("...", "".join(letters))
+    else:
+        counts = {}
+        for s in spelt:
+            for c in s:
+                counts[c] = counts.get(c, 0) + 1
+        out = "".join(letters) + "".join(sorted(c for c in counts if counts[c] == 1 and c not in letters))
+    sizes = {}
+    for s, o in zip(spelt, operands):
+        for c, n in zip(s, o.data.shape):
+            if sizes.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes (original->remapped): "
+                                   f"subscript {c} has size {sizes[c]} for one operand and {n} for another")
+    return spelt, out
+
+
+def einsum(equation, *operands):
+    """Einstein summation (`torch.einsum("ij,jk->ik", a, b)`), one differentiable node."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ins, out = _parse(equation, operands)
+    dts = {o.data.dtype for o in operands}
+    if len(dts) > 1:
+        raise RuntimeError(f"expected scalar type {operands[0].dtype._legacy[:-6]} but found "
+                           f"{next(o.dtype for o in operands if o.data.dtype != operands[0].data.dtype)._legacy[:-6]}")
+    return _einsum(ins, out, operands)

@@ -1,0 +1,449 @@
+"""More elementwise ops with PyTorch's names: trigonometric and hyperbolic functions and their
+inverses, exp2/log2/log10, erf/erfc, rounding, fmod/remainder, copysign, atan2, logaddexp, lerp,
+the bitwise ops and isclose. Forward on arrays, backward in Tensor ops (twice differentiable)."""
+import math
+
+import numpy as np
+
+from .. import special
+from ..autograd.function import Function
+from ..device import array_module
+from .. import dtypes as _dtypes
+from ..tensor import Tensor
+from ._util import binary_operands, cast, sum_to
+from .elementwise import _binary, _unary, exp, sqrt, where, zeros_like_grad
+
+LN2, LN10 = math.log(2.0), math.log(10.0)
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _quiet(fn, *arrays):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return fn(*arrays)
+
+
+def _unary_class(name, node, array_fn, backward, saves="self"):
+    """A one-input Function: forward `array_fn(xp, x)`, backward `backward(g, saved)` in Tensor ops,
+    where `saved` is the input (saves="self") or the result (saves="result")."""
+
+    def forward(ctx, a):
+        if saves == "self":
+            ctx.save(self=a)
+        return _quiet(array_fn, array_module(a.data), a.data)
+
+    def bwd(ctx, g):
+        if saves is None:
+            return backward(g, None)
+        return backward(g, ctx._saved_self if saves == "self" else ctx._saved_result)
+
+    cls = type(name, (Function,), dict(node_name=node, saves_result=saves == "result",
+                                        forward=staticmethod(forward), backward=staticmethod(bwd)))
+    return cls
+
+
+def _float_unary(opname, node, array_fn, backward, saves="self"):
+    return _unary(_unary_class(opname.capitalize(), node, array_fn, backward, saves), opname)
+
+
+# ---- trigonometric and hyperbolic -------------------------------------------------------------
+tan = _float_unary("tan", "TanBackward0", lambda xp, x: xp.tan(x),
+                   lambda g, r: g * (1.0 + r * r), saves="result")  # d tan a = (1 + tan^2 a) da
+asin = _float_unary("asin", "AsinBackward0", lambda xp, x: xp.arcsin(x),
+                    lambda g, a: g / sqrt(1.0 - a * a))  # d asin a = da / sqrt(1 - a^2)
+acos = _float_unary("acos", "AcosBackward0", lambda xp, x: xp.arccos(x),
+                    lambda g, a: -g / sqrt(1.0 - a * a))  # d acos a = -da / sqrt(1 - a^2)
+atan = _float_unary("atan", "AtanBackward0", lambda xp, x: xp.arctan(x),
+                    lambda g, a: g / (1.0 + a * a))  # d atan a = da / (1 + a^2)
+sinh = _float_unary("sinh", "SinhBackward0", lambda xp, x: xp.sinh(x),
+                    lambda g, a: g * cosh(a))  # d sinh a = cosh a da
+cosh = _float_unary("cosh", "CoshBackward0", lambda xp, x: xp.cosh(x),
+                    lambda g, a: g * sinh(a))  # d cosh a = sinh a da
+asinh = _float_unary("asinh", "AsinhBackward0", lambda xp, x: xp.arcsinh(x),
+                     lambda g, a: g / sqrt(a * a + 1.0))  # d asinh a = da / sqrt(a^2 + 1)
+acosh = _float_unary("acosh", "AcoshBackward0", lambda xp, x: xp.arccosh(x),
+                     lambda g, a: g / sqrt(a * a - 1.0))  # d acosh a = da / sqrt(a^2 - 1)
+atanh = _float_unary("atanh", "AtanhBackward0", lambda xp, x: xp.arctanh(x),
+                     lambda g, a: g / (1.0 - a * a))  # d atanh a = da / (1 - a^2)
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+
+# ---- exponentials, logarithms, error functions ------------------------------------------------
+exp2 = _float_unary("exp2", "Exp2Backward0", lambda xp, x: xp.exp2(x),
+                    lambda g, r: g * r * LN2, saves="result")  # d 2^a = 2^a ln 2 da
+log2 = _float_unary("log2", "Log2Backward0", lambda xp, x: xp.log2(x),
+                    lambda g, a: g / (a * LN2))  # d log2 a = da / (a ln 2)
+log10 = _float_unary("log10", "Log10Backward0", lambda xp, x: xp.log10(x),
+                     lambda g, a: g / (a * LN10))  # d log10 a = da / (a ln 10)
+expm1 = _float_unary("expm1", "Expm1Backward0", lambda xp, x: xp.expm1(x),
+                     lambda g, r: g * (r + 1.0), saves="result")  # d (e^a - 1) = e^a da
+log1p = _float_unary("log1p", "Log1pBackward0", lambda xp, x: xp.log1p(x),
+                     lambda g, a: g / (a + 1.0))  # d log(1 + a) = da / (1 + a)
+erf = _float_unary("erf", "ErfBackward0", lambda xp, x: special.erf(x),
+                   lambda g, a: g * (TWO_OVER_SQRT_PI * exp(-(a * a))))  # d erf a = 2/sqrt(pi) e^(-a^2) da
+erfc = _float_unary("erfc", "ErfcBackward0", lambda xp, x: special.erfc(x),
+                    lambda g, a: g * (-TWO_OVER_SQRT_PI * exp(-(a * a))))  # d erfc a = -d erf a
+
+
+# ---- rounding: flat almost everywhere, so a zero gradient ---------------------------------------
+def _rounding(opname, node, array_fn):
+    cls = _unary_class(opname.capitalize(), node, array_fn, lambda g, a: zeros_like_grad(g), saves=None)
+
+    def op(input):
+        if input.data.dtype == np.bool_:
+            raise NotImplementedError(f"\"{opname}_vml_cpu\" not implemented for 'Bool'")
+        if input.data.dtype.kind in "iu":  # integers are already whole: a copy, as in PyTorch
+            return Tensor(input.data.copy())
+        return cls.apply(input)
+
+    op.__name__ = opname
+    op.__doc__ = f"Elementwise {opname} (integer tensors are returned as a copy; zero gradient)."
+    return op
+
+
+floor = _rounding("floor", "FloorBackward0", lambda xp, x: xp.floor(x))
+ceil = _rounding("ceil", "CeilBackward0", lambda xp, x: xp.ceil(x))
+trunc = _rounding("trunc", "TruncBackward0", lambda xp, x: xp.trunc(x))
+fix = trunc
+_round0 = _rounding("round", "RoundBackward0", lambda xp, x: xp.round(x))  # half to even, as PyTorch
+
+
+class RoundDecimals(Function):
+    node_name = "RoundBackward1"
+
+    @staticmethod
+    def forward(ctx, a, decimals):
+        xp = array_module(a.data)
+        return _quiet(lambda: xp.round(a.data, decimals))
+
+    @staticmethod
+    def backward(ctx, g):  # flat almost everywhere
+        return zeros_like_grad(g), None
+
+
+def round(input, decimals=0):
+    """Round half to even (to `decimals` places); zero gradient."""
+    if decimals == 0:
+        return _round0(input)
+    if input.data.dtype.kind in "iub":
+        raise NotImplementedError(f"\"round_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
+    return RoundDecimals.apply(input, decimals)
+
+
+class Frac(Function):
+    node_name = "FracBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return a.data - array_module(a.data).trunc(a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d(a - trunc a) = da
+        return g
+
+
+def frac(input):
+    """input - trunc(input) (floating tensors only)."""
+    if input.data.dtype.kind != "f":
+        raise RuntimeError(f"\"frac_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
+    return Frac.apply(input)
+
+
+# ---- binary: fmod, remainder, copysign, atan2, logaddexp ----------------------------------------
+def _zero_division(a, b):
+    if a.data.dtype.kind in "iu" and not bool((b.data != 0).all()):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _two_kinds(tensor_cls, scalar_cls, input, other, floats=False, bool_name=None):
+    """Apply the op's node for a tensor `other` or for a number (PyTorch names them apart)."""
+    scalar = not isinstance(other, Tensor)
+    a, b = binary_operands(input, other)
+    if bool_name and a.data.dtype == np.bool_:
+        raise NotImplementedError(f"\"{bool_name}_cpu\" not implemented for 'Bool'")
+    if floats and a.data.dtype.kind != "f":
+        a, b = cast(a, _dtypes.default_float.np), cast(b, _dtypes.default_float.np)
+    return _binary(scalar_cls if scalar else tensor_cls, a, b)
+
+
+class FmodTensor(Function):
+    node_name = "FmodBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _zero_division(a, b)
+        ctx.save(self=a, other=b)
+        return _quiet(array_module(a.data).fmod, a.data, b.data)
+
+    @staticmethod
+    def backward(ctx, g):  # fmod(a, b) = a - trunc(a/b) b: da, -trunc(a/b) db
+        a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx._shapes
+        return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(-g * (a / b).trunc(), b_shape) if ctx.needs_input_grad[1] else None)
+
+
+class FmodScalar(FmodTensor):
+    node_name = "FmodBackward0"
+
+
+def fmod(input, other):
+    """The C remainder: the sign of `input` (a - trunc(a / b) * b)."""
+    return _two_kinds(FmodTensor, FmodScalar, input, other, bool_name="fmod")
+
+
+class RemainderTensor(Function):
+    node_name = "RemainderBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _zero_division(a, b)
+        ctx.save(self=a, other=b)
+        xp = array_module(a.data)
+        if a.data.dtype.kind == "f":  # a - floor(a/b) b, as PyTorch computes it (numpy's mod differs at signs)
+            return _quiet(lambda: a.data - xp.floor(a.data / b.data) * b.data)
+        return xp.remainder(a.data, b.data)
+
+    @staticmethod
+    def backward(ctx, g):  # remainder(a, b) = a - floor(a/b) b: da, -floor(a/b) db
+        a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx._shapes
+        return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(-g * (a / b).floor(), b_shape) if ctx.needs_input_grad[1] else None)
+
+
+class RemainderScalar(RemainderTensor):
+    node_name = "RemainderBackward0"
+
+
+def remainder(input, other):
+    """Python's modulus: the sign of `other` (a - floor(a / b) * b)."""
+    return _two_kinds(RemainderTensor, RemainderScalar, input, other, bool_name="remainder")
+
+
+def rremainder(input, other):
+    """other % input, for `2 % t`."""
+    return remainder(_as_tensor(other, input), input)
+
+
+def rfloordiv(input, other):
+    """other // input, for `2 // t`."""
+    from .elementwise import div
+
+    return div(_as_tensor(other, input), input, rounding_mode="floor")
+
+
+def _as_tensor(x, like):
+    """A Python number as a 0-d tensor (a wrapped number: it promotes as the number would)."""
+    if isinstance(x, Tensor):
+        return x
+    a, _ = binary_operands(x, like)
+    return a
+
+
+class CopysignTensor(Function):
+    node_name = "CopysignBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a)
+        return array_module(a.data).copysign(a.data, b.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d copysign(a, b) = sign(a) sign(result) da (0 at a == 0); nothing to b
+        a, result = ctx.saved_tensors
+        a_shape, b_shape = ctx._shapes
+        ga = None
+        if ctx.needs_input_grad[0]:
+            ga = sum_to(where(a == 0, 0.0, g * result / where(a == 0, 1.0, a)), a_shape)
+        return ga, (zeros_like_grad(g, b_shape) if ctx.needs_input_grad[1] else None)
+
+
+class CopysignScalar(CopysignTensor):
+    node_name = "CopysignBackward1"
+
+
+def copysign(input, other):
+    """|input| with the sign of `other` (floating result)."""
+    return _two_kinds(CopysignTensor, CopysignScalar, input, other, floats=True)
+
+
+class Atan2(Function):
+    node_name = "Atan2Backward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a, other=b)
+        return array_module(a.data).arctan2(a.data, b.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d atan2(a, b) = (b da - a db) / (a^2 + b^2)
+        a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx._shapes
+        r = g / (a * a + b * b)
+        return (sum_to(r * b, a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(-r * a, b_shape) if ctx.needs_input_grad[1] else None)
+
+
+def atan2(input, other):
+    """The angle of (other, input): atan(input / other) in the right quadrant."""
+    return _two_kinds(Atan2, Atan2, input, other, floats=True)
+
+
+arctan2 = atan2
+
+
+class Logaddexp(Function):
+    node_name = "LogaddexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a, other=b)
+        return _quiet(array_module(a.data).logaddexp, a.data, b.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d log(e^a + e^b) = da / (1 + e^(b-a)) + db / (1 + e^(a-b))
+        a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx._shapes
+        return (sum_to(g / (1.0 + exp(b - a)), a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(g / (1.0 + exp(a - b)), b_shape) if ctx.needs_input_grad[1] else None)
+
+
+def logaddexp(input, other):
+    """log(exp(input) + exp(other)), without overflow (floating tensors only, as PyTorch)."""
+    a, _ = binary_operands(input, other)
+    if a.data.dtype.kind != "f":
+        raise NotImplementedError(f"\"logaddexp_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
+    return _two_kinds(Logaddexp, Logaddexp, input, other)
+
+
+class LerpScalar(Function):
+    node_name = "LerpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, weight):
+        ctx.weight = weight
+        return a.data + weight * (b.data - a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d(a + w (b - a)) = (1 - w) da + w db
+        a_shape, b_shape = ctx._shapes
+        w = ctx.weight
+        return (sum_to(g * (1.0 - w), a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(g * w, b_shape) if ctx.needs_input_grad[1] else None, None)
+
+
+class LerpTensor(Function):
+    node_name = "LerpBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b, w):
+        ctx.save(self=a, end=b, weight=w)
+        return a.data + w.data * (b.data - a.data)
+
+    @staticmethod
+    def backward(ctx, g):  # d(a + w (b - a)) = (1 - w) da + w db + (b - a) dw
+        a, b, w = ctx.saved_tensors
+        a_shape, b_shape, w_shape = ctx._shapes3
+        return (sum_to(g * (1.0 - w), a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(g * w, b_shape) if ctx.needs_input_grad[1] else None,
+                sum_to(g * (b - a), w_shape) if ctx.needs_input_grad[2] else None)
+
+
+def lerp(input, end, weight):
+    """input + weight * (end - input); `weight` a number or a tensor (all floating, one dtype)."""
+    from ._util import broadcast_shapes
+
+    broadcast_shapes(input.data.shape, end.data.shape)
+    if input.data.dtype.kind != "f":
+        kind = "scalar" if not isinstance(weight, Tensor) else "tensor"
+        raise NotImplementedError(f"\"lerp_kernel_{kind}\" not implemented for '{input.dtype._legacy[:-6]}'")
+    if end.data.dtype != input.data.dtype:
+        raise RuntimeError(f"expected dtype {input.dtype} for `end` but got dtype {end.dtype}")
+    if not isinstance(weight, Tensor):
+        return _binary(LerpScalar, input, end, weight)
+    if weight.data.dtype != input.data.dtype:
+        raise RuntimeError(f"expected dtype {input.dtype} for `weight` but got dtype {weight.dtype}")
+
+    broadcast_shapes(broadcast_shapes(input.data.shape, end.data.shape), weight.data.shape)
+    out = LerpTensor.apply(input, end, weight)
+    if out.grad_fn is not None:
+        out.grad_fn._shapes3 = (input.data.shape, end.data.shape, weight.data.shape)
+    return out
+
+
+# ---- bitwise (integers and bool; no gradient) --------------------------------------------------
+def _bitwise(name, ufunc):
+    def op(input, other):
+        a, b = binary_operands(input, other)
+        if a.data.dtype.kind == "f":
+            raise NotImplementedError(f"\"{name.replace('bitwise_', '') if 'shift' in name else name}_cpu\" "
+                                      f"not implemented for '{a.dtype._legacy[:-6]}'")
+        if "shift" in name and a.data.dtype == np.bool_:
+            a, b = cast(a, np.dtype(np.int64)), cast(b, np.dtype(np.int64))
+        xp = array_module(a.data)
+        out = getattr(xp, ufunc)(a.data, b.data)
+        return Tensor(xp.asarray(out, dtype=a.data.dtype))
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name} of integer or bool tensors (the promoted integer dtype)."
+    return op
+
+
+bitwise_and = _bitwise("bitwise_and", "bitwise_and")
+bitwise_or = _bitwise("bitwise_or", "bitwise_or")
+bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
+bitwise_left_shift = _bitwise("bitwise_left_shift", "left_shift")
+bitwise_right_shift = _bitwise("bitwise_right_shift", "right_shift")
+
+
+def bitwise_not(input):
+    """~input: bit flip of an integer tensor, logical not of a bool tensor."""
+    if input.data.dtype.kind == "f":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return Tensor(array_module(input.data).invert(input.data))
+
+
+def _reflected(fn):
+    def op(self, other):
+        return fn(_as_tensor(other, self), self)
+
+    return op
+
+
+# ---- closeness ---------------------------------------------------------------------------------
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol |other|, elementwise (a bool tensor)."""
+    if isinstance(other, Tensor) and other.data.dtype != input.data.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    a, b = binary_operands(input, other)
+    xp = array_module(a.data)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if a.data.dtype.kind != "f":
+            return Tensor(xp.asarray(xp.abs(a.data.astype(np.float64) - b.data) <= atol + rtol * xp.abs(b.data.astype(np.float64))))
+        return Tensor(xp.asarray(xp.isclose(a.data, b.data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+
+# ---- special functions -------------------------------------------------------------------------------
+SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
+
+erfinv = _float_unary("erfinv", "ErfinvBackward0", lambda xp, x: special.erfinv(x),
+                      lambda g, r: g * (SQRT_PI_OVER_2 * exp(r * r)), saves="result")  # d erfinv y = sqrt(pi)/2 e^(x^2) dy
+lgamma = _float_unary("lgamma", "LgammaBackward0", lambda xp, x: special.lgamma(x),
+                      lambda g, a: g * digamma(a))  # d log Gamma(a) = digamma(a) da
+digamma = _float_unary("digamma", "DigammaBackward0", lambda xp, x: special.digamma(x),
+                       lambda g, a: g * _trigamma(a))  # d digamma(a) = trigamma(a) da
+def _no_tetragamma(g, a):
+    raise RuntimeError("the derivative of polygamma(1, x) (polygamma(2, x)) is not implemented in minigrad")
+
+
+_trigamma = _float_unary("trigamma", "PolygammaBackward0", lambda xp, x: special.trigamma(x), _no_tetragamma)
+
+
+def polygamma(n, input):
+    """The n-th derivative of digamma; n = 0 (digamma) and 1 (trigamma) are supported."""
+    if n == 0:
+        return digamma(input)
+    if n == 1:
+        return _trigamma(input)
+    raise NotImplementedError(f"polygamma(n={n}): only n = 0 and n = 1 are implemented in minigrad")

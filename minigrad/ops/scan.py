@@ -1,0 +1,191 @@
+"""Scans along a dim: cumsum, cumprod, cummax, cummin, logcumsumexp."""
+import numpy as np
+
+from ..autograd.function import Function
+from ..device import array_module
+from ..tensor import Tensor
+from ._util import normalize_dim
+from .reduction import values_indices
+
+
+def _dim(input, dim):
+    d = normalize_dim(dim, input.data.ndim)
+    return d if input.data.ndim else None
+
+
+def _integral_to_int64(input, dtype):
+    if dtype is not None:
+        return input.to(dtype)
+    if input.data.dtype.kind in "biu":
+        from ..dtypes import int64
+
+        return input.to(int64)
+    return input
+
+
+def reverse_cumsum(g, dim):
+    """sum_{j >= i} g_j along dim: the adjoint of cumsum."""
+    from .movement import flip
+
+    if dim is None:
+        return g
+    return flip(cumsum(flip(g, dim), dim), dim)
+
+
+class Cumsum(Function):
+    node_name = "CumsumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        if dim is None:
+            return a.data.copy()
+        return array_module(a.data).cumsum(a.data, axis=dim, dtype=a.data.dtype)
+
+    @staticmethod
+    def backward(ctx, g):  # d(cumsum a)_j / da_i = [i <= j]: the gradient summed from the end
+        return reverse_cumsum(g, ctx.dim), None
+
+
+def cumsum(input, dim, dtype=None):
+    """Running sums along `dim` (bool and integer inputs give int64, as PyTorch)."""
+    input = _integral_to_int64(input, dtype)
+    return Cumsum.apply(input, _dim(input, dim))
+
+
+class Cumprod(Function):
+    node_name = "CumprodBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.save(self=a)
+        ctx.dim = dim
+        if dim is None:
+            return a.data.copy()
+        return array_module(a.data).cumprod(a.data, axis=dim, dtype=a.data.dtype)
+
+    @staticmethod
+    def backward(ctx, g):  # d(cumprod a)_j / da_i = prod_{k <= j, k != i} a_k for i <= j
+        a, result = ctx.saved_tensors
+        if ctx.dim is None:
+            return g, None
+        if not bool((a.data == 0).any()):
+            return reverse_cumsum(g * result, ctx.dim) / a, None
+        return Tensor(_cumprod_grad_with_zeros(a.data, g.data, ctx.dim)), None
+
+
+def _cumprod_grad_with_zeros(a, g, dim):
+    """The exact gradient where some a_i are 0 (there prod / a_i is 0/0): one pass per position."""
+    xp = array_module(a)
+    a_m, g_m = xp.moveaxis(a, dim, -1), xp.moveaxis(g, dim, -1)
+    n = a_m.shape[-1]
+    out = xp.zeros_like(a_m)
+    for i in range(n):
+        others = a_m.copy()
+        others[..., i] = 1
+        prods = xp.cumprod(others, axis=-1)
+        out[..., i] = (g_m[..., i:] * prods[..., i:]).sum(-1)
+    return xp.moveaxis(out, -1, dim)
+
+
+def cumprod(input, dim, dtype=None):
+    """Running products along `dim` (bool and integer inputs give int64)."""
+    input = _integral_to_int64(input, dtype)
+    return Cumprod.apply(input, _dim(input, dim))
+
+
+class Cummax(Function):
+    node_name = "CummaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, largest):
+        xp = array_module(a.data)
+        ctx.shape, ctx.dim = a.data.shape, dim
+        if dim is None:
+            idx = xp.zeros((), dtype=np.int64)
+            ctx.indices = idx
+            ctx.mark_non_differentiable(idx)
+            return a.data.copy(), idx
+        acc = xp.maximum if largest else xp.minimum
+        values = acc.accumulate(a.data, axis=dim)
+        # the index is that of the last element that reached the running extreme (ties: the later one,
+        # as PyTorch); a nan sticks with its own index
+        hit = (a.data == values) | (xp.isnan(a.data) if a.data.dtype.kind == "f" else False)
+        shape = [1] * a.data.ndim
+        shape[dim] = -1
+        pos = xp.where(hit, xp.arange(a.data.shape[dim]).reshape(shape), 0)
+        idx = xp.maximum.accumulate(pos, axis=dim).astype(np.int64)
+        ctx.indices = idx
+        ctx.mark_non_differentiable(idx)
+        return values, idx
+
+    @staticmethod
+    def backward(ctx, g, _):  # each running extreme's gradient goes to the element it came from
+        from .indexing import index_scatter
+
+        if ctx.dim is None:
+            return g, None, None
+        return index_scatter(g, ctx.dim, Tensor(ctx.indices), ctx.shape), None, None
+
+
+class Cummin(Cummax):
+    node_name = "CumminBackward0"
+
+
+def _empty_scan(input):
+    """PyTorch returns an empty tensor's scan before it checks the dim."""
+    xp = array_module(input.data)
+    return values_indices(input.clone(), Tensor(xp.zeros(input.data.shape, dtype=np.int64)))
+
+
+def cummax(input, dim):
+    """Running maxima along `dim` and the index each came from."""
+    if input.data.size == 0:
+        return _empty_scan(input)
+    values, indices = Cummax.apply(input, _dim(input, dim), True)
+    return values_indices(values, indices)
+
+
+def cummin(input, dim):
+    """Running minima along `dim` and the index each came from."""
+    if input.data.size == 0:
+        return _empty_scan(input)
+    values, indices = Cummin.apply(input, _dim(input, dim), False)
+    return values_indices(values, indices)
+
+
+class Logcumsumexp(Function):
+    node_name = "LogcumsumexpBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.save(self=a)
+        ctx.dim = dim
+        if dim is None:
+            return a.data.copy()
+        with np.errstate(invalid="ignore"):
+            return array_module(a.data).logaddexp.accumulate(a.data, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):  # d out_j / d a_i = exp(a_i - out_j) for i <= j (each term <= 1: no overflow)
+        from .elementwise import exp, where
+
+        a, result = ctx.saved_tensors
+        d = ctx.dim
+        if d is None:
+            return g, None
+        n = a.shape[d]
+        a_m, r_m, g_m = a.transpose(d, -1), result.transpose(d, -1), g.transpose(d, -1)
+        upper = Tensor(np.triu(np.ones((n, n), dtype=bool)))  # [i <= j]
+        terms = exp(where(upper, a_m.unsqueeze(-1) - r_m.unsqueeze(-2), float("-inf")))
+        return (terms * g_m.unsqueeze(-2)).sum(-1).transpose(d, -1), None
+
+
+def logcumsumexp(input, dim):
+    """log(cumsum(exp(input))) along `dim`, without overflow (floating tensors only)."""
+    d = _dim(input, dim)
+    if input.data.dtype.kind != "f":
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
+    return Logcumsumexp.apply(input, d)

@@ -1,0 +1,368 @@
+"""Writing along an index: scatter, scatter_add, scatter_reduce (sum, prod, mean, amax, amin;
+include_self) and index_add, out of place and in place (the trailing-underscore methods)."""
+import numpy as np
+
+from ..autograd.function import Function
+from ..device import array_module
+from ..tensor import Tensor
+from ._util import normalize_dim
+from .indexing import _along, check_index_shape
+
+
+def _used(src, index):
+    """The part of `src` the index reaches (src may be larger than index in any dim)."""
+    if src.shape == index.shape:
+        return src
+    return src[tuple(slice(0, n) for n in index.shape)]
+
+
+def _pad_to(g, shape):
+    """g (the index's shape) zero-padded to `shape`: src's gradient where src is larger than index."""
+    if g.data.shape == tuple(shape):
+        return g
+    return _PadTo.apply(g, tuple(shape))
+
+
+class _PadTo(Function):
+    node_name = "ConstantPadNdBackward0"
+
+    @staticmethod
+    def forward(ctx, g, shape):
+        ctx.region = tuple(slice(0, n) for n in g.data.shape)
+        out = array_module(g.data).zeros(shape, dtype=g.data.dtype)
+        out[ctx.region] = g.data
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return gg[ctx.region], None
+
+
+def gather_along(g, dim, index):
+    from .indexing import Gather
+
+    return Gather.apply(g, dim, index)
+
+
+class Scatter(Function):
+    node_name = "ScatterBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index, src):
+        ctx.dim, ctx.src_shape = dim, src.data.shape
+        ctx.save(index=index)
+        out = a.data.copy()
+        out[_along(array_module(a.data), dim, index.data)] = _used(src.data, index.data)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):  # overwritten places pass nothing to self; src gets the gradient there
+        index = ctx._saved_index
+        ga = gs = None
+        if ctx.needs_input_grad[0]:
+            ga = ScatterValue.apply(g, ctx.dim, index, 0.0)
+        if ctx.needs_input_grad[3]:
+            gs = _pad_to(gather_along(g, ctx.dim, index), ctx.src_shape)
+        return ga, None, None, gs
+
+
+class ScatterValue(Function):
+    node_name = "ScatterBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dim, index, value):
+        ctx.dim = dim
+        ctx.save(index=index)
+        out = a.data.copy()
+        out[_along(array_module(a.data), dim, index.data)] = value
+        return out
+
+    @staticmethod
+    def backward(ctx, g):  # overwritten places pass nothing back
+        return ScatterValue.apply(g, ctx.dim, ctx._saved_index, 0.0), None, None, None
+
+
+class ScatterAdd(Function):
+    node_name = "ScatterAddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index, src):
+        ctx.dim, ctx.src_shape = dim, src.data.shape
+        ctx.save(index=index)
+        xp = array_module(a.data)
+        out = a.data.copy()
+        xp.add.at(out, _along(xp, dim, index.data), _used(src.data, index.data))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):  # d(self + scattered src) = dself + gathered dsrc
+        gs = None
+        if ctx.needs_input_grad[3]:
+            gs = _pad_to(gather_along(g, ctx.dim, ctx._saved_index), ctx.src_shape)
+        return (g if ctx.needs_input_grad[0] else None), None, None, gs
+
+
+_IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
+
+
+def _reduce_into(xp, out, at, src, reduce, include_self):
+    if not include_self:
+        if reduce in _IDENTITY:
+            out[at] = _IDENTITY[reduce]
+        elif out.dtype.kind == "f":
+            out[at] = -np.inf if reduce == "amax" else np.inf
+        else:
+            info = np.iinfo(out.dtype) if out.dtype != np.bool_ else None
+            out[at] = (info.min if reduce == "amax" else info.max) if info else (reduce != "amax")
+    if reduce in ("sum", "mean"):
+        xp.add.at(out, at, src)
+    elif reduce == "prod":
+        xp.multiply.at(out, at, src)
+    elif reduce == "amax":
+        xp.maximum.at(out, at, src)
+    else:
+        xp.minimum.at(out, at, src)
+
+
+class ScatterReduce(Function):
+    node_name = "ScatterReduceBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index, src, reduce, include_self):
+        xp = array_module(a.data)
+        at = _along(xp, dim, index.data)
+        s = _used(src.data, index.data)
+        out = a.data.copy()
+        _reduce_into(xp, out, at, s, reduce, include_self)
+        count = None
+        if reduce == "mean":
+            count = xp.full(a.data.shape, 1 if include_self else 0, dtype=a.data.dtype)
+            if not include_self:
+                count[at] = 0
+            xp.add.at(count, at, 1)
+            count = xp.maximum(count, 1)
+            out = out / count if out.dtype.kind == "f" else xp.floor_divide(out, count).astype(out.dtype)
+        ctx.dim, ctx.reduce, ctx.include_self, ctx.src_shape = dim, reduce, include_self, src.data.shape
+        ctx.count = count
+        ctx.save(self=a, index=index, src=src)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        from .elementwise import where
+
+        a, index, src = ctx.saved_tensors
+        dim, reduce = ctx.dim, ctx.reduce
+        s = src if tuple(src.shape) == tuple(index.shape) else src[tuple(slice(0, n) for n in index.shape)]
+        touched = Tensor(_touched(a.data, dim, index.data))
+        ga = gs = None
+        if reduce == "sum":  # d(self + sum src) = dself + dsrc
+            ga = g if ctx.include_self else where(touched, 0.0, g)
+            gs = gather_along(g, dim, index)
+        elif reduce == "mean":  # each of the count terms gets 1/count of the gradient
+            gc = g / Tensor(ctx.count)
+            ga = gc if ctx.include_self else where(touched, 0.0, g)
+            gs = gather_along(gc, dim, index)
+        elif reduce == "prod":  # d prod / d x = prod / x (x nonzero)
+            result = ScatterReduce.apply(a, dim, index, src, "prod", ctx.include_self)
+            gr = g * result
+            ga = where(a == 0, 0.0, gr / where(a == 0, 1.0, a)) if ctx.include_self else where(touched, 0.0, g)
+            gsel = gather_along(gr, dim, index)
+            gs = where(s == 0, 0.0, gsel / where(s == 0, 1.0, s))
+        else:  # amax / amin: the gradient shared evenly among the elements equal to the result
+            result = ScatterReduce.apply(a.detach(), dim, index, src.detach(), reduce, ctx.include_self).detach()
+            self_hit = (a == result).to(g.dtype)
+            if not ctx.include_self:
+                self_hit = where(touched, 0.0, self_hit)
+            src_hit = (s == gather_along(result, dim, index)).to(g.dtype)
+            ties = ScatterAdd.apply(self_hit, dim, index, src_hit)
+            ga = where(touched, g * self_hit / ties, g) if ctx.include_self else where(touched, 0.0, g)
+            gs = gather_along(g / ties, dim, index) * src_hit
+        if gs is not None:
+            gs = _pad_to(gs, ctx.src_shape)
+        return (ga if ctx.needs_input_grad[0] else None), None, None, (gs if ctx.needs_input_grad[3] else None), None, None
+
+
+def _touched(a, dim, index):
+    xp = array_module(a)
+    t = xp.zeros(a.shape, dtype=bool)
+    t[_along(xp, dim, index)] = True
+    return t
+
+
+class IndexAdd(Function):
+    node_name = "IndexAddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index, source, alpha):
+        xp = array_module(a.data)
+        ctx.dim, ctx.alpha, ctx.source_shape = dim, alpha, source.data.shape
+        ctx.save(index=index)
+        out = a.data.copy()
+        if a.data.ndim == 0:
+            return out + alpha * source.data.reshape(())
+        moved = xp.moveaxis(out, dim, 0)
+        xp.add.at(moved, index.data, xp.moveaxis(source.data, dim, 0) * alpha if alpha != 1 else xp.moveaxis(source.data, dim, 0))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):  # d(self + alpha source placed at index) = dself + alpha index_select(g)
+        from .indexing import index_select
+
+        gs = None
+        if ctx.needs_input_grad[3]:
+            if g.data.ndim == 0:
+                gs = g.reshape(ctx.source_shape)
+            else:
+                gs = index_select(g, ctx.dim, ctx._saved_index).reshape(ctx.source_shape)
+            if ctx.alpha != 1:
+                gs = gs * ctx.alpha
+        return (g if ctx.needs_input_grad[0] else None), None, None, gs, None
+
+
+# ---- argument checks and the public functions ------------------------------------------------------
+def _src_tensor(input, src):
+    if not isinstance(src, Tensor):
+        raise TypeError(f"scatter(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if src.data.dtype != input.data.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    return src
+
+
+def scatter(input, dim, index, src=None, value=None, reduce=None):
+    """A copy of `input` with src[i][j] (or `value`) written at [index[i][j]][j] (for dim=0)."""
+    if src is None and value is None:
+        raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
+    if src is not None and not isinstance(src, Tensor):
+        src, value = None, src
+    d = check_index_shape("scatter", input, dim, index, src)
+    if reduce is not None:
+        modes = {"add": "sum", "multiply": "prod"}
+        if reduce not in modes:
+            raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+        if src is None:
+            src = Tensor(array_module(input.data).full(index.data.shape, value, dtype=input.data.dtype))
+        return scatter_reduce(input.detach(), d, index, src.detach(), modes[reduce])
+    if src is not None:
+        return Scatter.apply(input, d, index, _src_tensor(input, src))
+    return ScatterValue.apply(input, d, index, value.item() if isinstance(value, Tensor) else value)
+
+
+def scatter_add(input, dim, index, src):
+    """A copy of `input` with src added at the index along `dim` (repeats summed)."""
+    d = check_index_shape("scatter_add", input, dim, index, src)
+    return ScatterAdd.apply(input, d, index, _src_tensor(input, src))
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """A copy of `input` with src reduced into it at the index: "sum", "prod", "mean", "amax" or "amin"."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    d = check_index_shape("scatter_reduce", input, dim, index, src)
+    if reduce == "mean" and input.data.dtype == np.bool_:
+        raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
+    return ScatterReduce.apply(input, d, index, _src_tensor(input, src), reduce, bool(include_self))
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """A copy of `input` with alpha * source[k] added at input[index[k]] along `dim` (repeats summed)."""
+    nd = input.data.ndim
+    d = normalize_dim(dim, nd)
+    if not isinstance(index, Tensor) or index.data.dtype not in (np.int64, np.int32) or index.data.ndim > 1:
+        raise IndexError("index_add_(): Index is supposed to be a vector")
+    idx = index.data.reshape(-1)
+    n = input.data.shape[d] if nd else 1
+    if source.data.ndim != nd and not (nd == 0 and source.data.size == 1) and not (source.data.ndim == 0 and idx.size == 1):
+        raise IndexError("index_add_(): Source/destination tensor must have same slice shapes.")
+    want = list(input.data.shape)
+    if nd:
+        want[d] = idx.size
+    if nd and tuple(source.data.shape) != tuple(want):
+        raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {list(input.data.shape[:d] + input.data.shape[d + 1:])} at dimension {d} and "
+                           f"source slice shape: {list(source.data.shape)} at dimension 0.")
+    if nd > 1 and input.data.size == 0:  # PyTorch returns an empty matrix unchanged, the index unchecked
+        return input.clone()
+    if idx.size and (int(idx.max()) >= n or int(idx.min()) < -n):
+        bad = int(idx.max()) if int(idx.max()) >= n else int(idx.min())
+        raise IndexError(f"index out of range in self (index {bad} for dimension {d} with size {n})")
+    if source.data.dtype != input.data.dtype:
+        raise RuntimeError(f"index_add_(): self ({input.dtype._legacy[:-6]}) and source ({source.dtype._legacy[:-6]}) "
+                           "must have the same scalar type")
+    return IndexAdd.apply(input, d, Tensor(idx), source, alpha)
+
+
+def _inplace(fn):
+    """The in-place form `t.scatter_(...)`: the out-of-place op, written back into t."""
+    from .inplace import apply_inplace
+
+    def op(self, *args, **kwargs):
+        others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+        return apply_inplace(self, lambda arr: arr.__setitem__(Ellipsis, fn(Tensor(arr), *args, **kwargs).data),
+                             lambda: fn(self, *args, **kwargs), *others)
+
+    op.__name__ = fn.__name__ + "_"
+    op.__doc__ = f"In-place {fn.__name__}."
+    return op
+
+
+scatter_ = _inplace(scatter)
+scatter_add_ = _inplace(scatter_add)
+scatter_reduce_ = _inplace(scatter_reduce)
+index_add_ = _inplace(index_add)
+
+
+def make_inplace(fn, name):
+    """`t.name_(...)`: the out-of-place op `fn`, written back into t (PyTorch's checks: the result
+    must keep t's shape and be castable to t's dtype)."""
+    from .inplace import apply_inplace
+
+    def check(self, out):
+        if tuple(out.data.shape) != tuple(self.data.shape):
+            raise RuntimeError(f"output with shape {list(self.data.shape)} doesn't match the broadcast shape "
+                               f"{list(out.data.shape)}")
+        if not np.can_cast(out.data.dtype, self.data.dtype, "same_kind"):
+            raise RuntimeError(f"result type {out.dtype._legacy[:-6]} can't be cast to the desired output type "
+                               f"{self.dtype._legacy[:-6]}")
+
+    def raw(self, args, kwargs):
+        def write(arr):
+            out = fn(Tensor(arr), *args, **kwargs)
+            check(self, out)
+            arr[...] = out.data
+
+        return write
+
+    def recorded(self, args, kwargs):
+        def run():
+            from .shape import clone
+
+            # on a clone: the op may save its input for backward, and the result is written over self
+            out = fn(clone(self), *args, **kwargs)
+            check(self, out)
+            return out
+
+        return run
+
+    def op(self, *args, **kwargs):
+        others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+        return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others)
+
+    op.__name__ = name + "_"
+    op.__doc__ = f"In-place {name}: the result written into this tensor (version bumped)."
+    return op
+
+
+def make_view_inplace(fn, name):
+    """`t.unsqueeze_(0)`, `t.t_()`, ...: the tensor itself takes the view's shape (and, outside a leaf, its node)."""
+
+    def op(self, *args, **kwargs):
+        out = fn(self, *args, **kwargs)
+        self.data = out.data
+        if out.grad_fn is not None and self.grad_fn is not None:
+            self.grad_fn, self._output_nr = out.grad_fn, out._output_nr
+        return self
+
+    op.__name__ = name + "_"
+    op.__doc__ = f"In-place {name}: this tensor takes the new shape."
+    return op

@@ -1,0 +1,67 @@
+"""PyTorch's dtype helpers: finfo, iinfo, promote_types, result_type, can_cast and the default
+floating dtype (get_default_dtype / set_default_dtype)."""
+import numpy as np
+
+from . import dtypes
+
+
+class finfo:
+    """Machine limits of a floating dtype (`minigrad.finfo(minigrad.float32).eps`)."""
+
+    def __init__(self, type=None):
+        d = dtypes.get_dtype(type if type is not None else dtypes.default_float)
+        if not d.is_floating_point:
+            raise TypeError(f"finfo(): dtype must be a floating point type, not {d}")
+        info = np.finfo(d.np)
+        self.bits, self.eps, self.max, self.min = info.bits, float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(info.resolution)
+        self.dtype = d.name
+
+    def __repr__(self):
+        return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, dtype={self.dtype})"
+
+
+class iinfo:
+    """Limits of an integer dtype (`minigrad.iinfo(minigrad.int64).max`)."""
+
+    def __init__(self, type):
+        d = dtypes.get_dtype(type)
+        if d.is_floating_point:
+            raise TypeError(f"iinfo(): dtype must be an integer type, not {d}")
+        info = np.iinfo(d.np) if d.np != np.bool_ else None
+        self.bits = info.bits if info else 8
+        self.max, self.min = (int(info.max), int(info.min)) if info else (1, 0)
+        self.dtype = d.name
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+def promote_types(type1, type2):
+    """The dtype PyTorch promotes two dtypes to (int64 with float32 is float32)."""
+    return dtypes.from_numpy_dtype(dtypes.promote_types(dtypes.get_dtype(type1).np, dtypes.get_dtype(type2).np))
+
+
+def result_type(tensor1, tensor2):
+    """The dtype of an elementwise op on these operands (tensors or numbers), by PyTorch's rules."""
+    return dtypes.from_numpy_dtype(dtypes.result_type(tensor1, tensor2))
+
+
+def can_cast(from_, to):
+    """Whether PyTorch casts `from_` to `to` in place (no float to int, no int to bool)."""
+    f, t = dtypes.get_dtype(from_).np, dtypes.get_dtype(to).np
+    order = {"b": 0, "u": 1, "i": 1, "f": 2}
+    return order[f.kind] <= order[t.kind]
+
+
+def get_default_dtype():
+    return dtypes.default_float
+
+
+def set_default_dtype(d):
+    """The dtype of float tensors made from Python floats (float32 unless changed; float64 allowed)."""
+    d = dtypes.get_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type (got {d})")
+    dtypes.default_float = d

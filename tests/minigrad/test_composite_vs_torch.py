@@ -1,0 +1,126 @@
+"""PyTorch's convenience ops (minigrad/ops/composite.py and friends) against PyTorch: values,
+dtypes and float64 gradients of the same call in both libraries."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+rng = np.random.default_rng(0)
+A, B = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+V3, V4 = rng.standard_normal(3), rng.standard_normal(4)
+M33, C3 = rng.standard_normal((3, 3)), rng.standard_normal((2, 3))
+BT, BT2 = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4, 3))
+I, S = np.array([3, 1, 1, 0, 5]), np.sort(rng.standard_normal(6))
+CASES = {
+ "addmm": (lambda L,a,b,c: L.addmm(a,b,c,beta=0.5,alpha=2), [M33, A, rng.standard_normal((4,3))]),
+ "addmv": (lambda L,a,b,c: L.addmv(a,b,c), [V3, A, V4]),
+ "addbmm": (lambda L,a,b,c: L.addbmm(a,b,c), [M33, BT[:, :3, :], BT2]),
+ "baddbmm": (lambda L,a,b,c: L.baddbmm(a,b,c, alpha=0.5), [rng.standard_normal((2,3,3)), BT[:, :3, :], BT2]),
+ "addr": (lambda L,a,b,c: L.addr(a,b,c), [A, V3, V4]),
+ "addcmul": (lambda L,a,b,c: L.addcmul(a,b,c,value=0.3), [A, B, V4]),
+ "addcdiv": (lambda L,a,b,c: a.addcdiv(b,c+5,value=0.3), [A, B, V4]),
+ "outer": (lambda L,a,b: L.outer(a,b), [V3, V4]),
+ "inner": (lambda L,a,b: L.inner(a,b), [A, B]),
+ "trace": (lambda L,a: L.trace(a), [A]),
+ "kron": (lambda L,a,b: L.kron(a,b), [C3, M33]),
+ "cross": (lambda L,a,b: L.cross(a,b,dim=1), [C3, C3[::-1].copy()]),
+ "diff": (lambda L,a: L.diff(a, n=2, dim=1), [A]),
+ "hypot": (lambda L,a,b: L.hypot(a,b), [A, B]),
+ "logaddexp2": (lambda L,a,b: L.logaddexp2(a,b), [A, B]),
+ "xlogy": (lambda L,a,b: L.xlogy(a,b.abs()), [A, B]),
+ "sinc": (lambda L,a: L.sinc(a), [A]),
+ "logit": (lambda L,a: L.logit(a.sigmoid()), [A]),
+ "fmax": (lambda L,a,b: L.fmax(a,b), [A, B]),
+ "heaviside": (lambda L,a,b: L.heaviside(a,b), [A, B]),
+ "nansum": (lambda L,a: L.nansum(a,1), [A]),
+ "nanmean": (lambda L,a: L.nanmean(a), [A]),
+ "median": (lambda L,a: L.median(a), [A]),
+ "median_dim": (lambda L,a: a.median(1)[0], [A]),
+ "median_dim_idx": (lambda L,a: a.median(1, keepdim=True)[1], [A]),
+ "kthvalue": (lambda L,a: a.kthvalue(2, 0)[0], [A]),
+ "mode": (lambda L,a: L.mode(L.round(a), 1)[0], [A]),
+ "hstack": (lambda L,a,b: L.hstack([a,b]), [A, B]),
+ "vstack": (lambda L,a,b: L.vstack([a,b]), [V4, B]),
+ "dstack": (lambda L,a,b: L.dstack([a,b]), [A, B]),
+ "column_stack": (lambda L,a,b: L.column_stack([a,b]), [V3, A]),
+ "tensor_split": (lambda L,a: L.tensor_split(a, 3, dim=1)[2], [A]),
+ "tensor_split_idx": (lambda L,a: a.tensor_split([1, 3], dim=1)[1], [A]),
+ "rot90": (lambda L,a: L.rot90(a, 1), [A]),
+ "rot90_3": (lambda L,a: L.rot90(a, -1, (1, 0)), [A]),
+ "diagflat": (lambda L,a: L.diagflat(a, 1), [C3]),
+ "block_diag": (lambda L,a,b: L.block_diag(a,b), [C3, M33]),
+ "cartesian_prod": (lambda L,a,b: L.cartesian_prod(a,b), [V3, V4]),
+ "meshgrid_xy": (lambda L,a,b: L.meshgrid(a,b,indexing="xy")[0], [V3, V4]),
+ "cov": (lambda L,a: L.cov(a), [A]),
+ "corrcoef": (lambda L,a: L.corrcoef(a), [A]),
+ "cdist": (lambda L,a,b: L.cdist(a,b), [A, B]),
+ "movedim": (lambda L,a: L.movedim(a, (0, 1), (2, 0)), [BT]),
+ "narrow": (lambda L,a: a.narrow(1, -3, 2), [A]),
+ "select": (lambda L,a: a.select(1, -1), [A]),
+ "take": (lambda L,a: L.take(a, L.tensor([[0, 5], [11, 2]])), [A]),
+ "take_along_dim": (lambda L,a: L.take_along_dim(a, L.tensor([[0], [2], [1]]), 1), [A]),
+ "index_fill": (lambda L,a: a.index_fill(1, L.tensor([0, 2]), -1.0), [A]),
+ "index_copy": (lambda L,a,b: a.index_copy(0, L.tensor([2, 0]), b), [A, B[:2]]),
+ "masked_scatter": (lambda L,a,b: a.masked_scatter(a > 0, b), [A, B]),
+ "renorm": (lambda L,a: a.renorm(2, 0, 1.0), [A]),
+ "trapz": (lambda L,a: L.trapezoid(a), [A]),
+ "vander": (lambda L,a: L.vander(a, 4), [V3]),
+ "float_power": (lambda L,a: L.float_power(a.abs(), 2.5), [A]),
+ "nan_to_num": (lambda L,a: L.nan_to_num(L.log(a)), [A]),
+ "std_mean": (lambda L,a: L.std_mean(a, 1)[0], [A]),
+ "var_mean": (lambda L,a: L.var_mean(a, 0, correction=0)[0], [A]),
+ "aminmax": (lambda L,a: L.aminmax(a, dim=1)[1], [A]),
+ "dist": (lambda L,a,b: L.dist(a,b), [A, B]),
+ "count_nonzero": (lambda L,a: L.count_nonzero(L.round(a), 1), [A]),
+ "searchsorted": (lambda L,a: L.searchsorted(L.tensor(S), a), [A]),
+ "bucketize": (lambda L,a: L.bucketize(a, L.tensor(S), right=True), [A]),
+ "bincount": (lambda L: L.bincount(L.tensor(I)), []),
+ "bincount_w": (lambda L: L.bincount(L.tensor(I), weights=L.tensor(np.arange(5.))), []),
+ "unique": (lambda L: L.unique(L.tensor(I), return_inverse=True, return_counts=True)[1], []),
+ "unique_c": (lambda L: L.unique_consecutive(L.tensor(I), return_counts=True)[1], []),
+ "histc": (lambda L,a: L.histc(a, 5), [A]),
+ "tril_indices": (lambda L: L.tril_indices(3, 4, 1), []),
+ "gcd": (lambda L: L.gcd(L.tensor(I), L.tensor([6, 4, 2, 3, 10])), []),
+ "ldexp": (lambda L,a: L.ldexp(a, L.tensor([1, 2, -1, 0])), [A]),
+ "signbit": (lambda L,a: a.signbit(), [A]),
+ "atleast_3d": (lambda L,a: L.atleast_3d(a), [V3]),
+ "swapaxes": (lambda L,a: a.swapaxes(0, 1), [A]),
+ "select_scatter": (lambda L,a,b: L.select_scatter(a, b[0], 0, 1), [A, B]),
+ "slice_scatter": (lambda L,a,b: L.slice_scatter(a, b[:, :2], 1, 2, 4), [A, B]),
+ "diagonal_scatter": (lambda L,a,b: L.diagonal_scatter(a, b.diagonal(1), 1), [A, B]),
+ "as_strided": (lambda L,a: a.as_strided((2, 2), (1, 2), 1), [A]),
+ "as_strided_overlap": (lambda L,a: L.as_strided(a, (3, 3), (1, 1)), [A]),
+}
+
+# PyTorch has no derivative for heaviside, and its ldexp with integer exponents rounds 2^-k to 0
+NO_GRAD = {"heaviside", "histc", "ldexp", "vander"}
+
+
+def run(L, name):
+    fn, arrays = CASES[name]
+    ts = [L.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(L, *ts)
+    value = out.detach().numpy().copy()
+    grads = None
+    if out.dtype == L.float64 and ts and name not in NO_GRAD:
+        w = L.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)))
+        (out * w).sum().backward()
+        grads = [None if t.grad is None else t.grad.numpy() for t in ts]
+    return value, str(out.dtype).split(".")[-1], grads
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_composite_matches_torch(torch, name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (gv, gd, gg), (wv, wd, wg) = run(mg, name), run(torch, name)
+    assert gd == wd and gv.shape == wv.shape
+    if name != "ldexp":
+        np.testing.assert_allclose(gv, wv, rtol=1e-10, atol=1e-12, equal_nan=True)
+    if wg is not None:
+        for a, b in zip(gg, wg):
+            assert (a is None) == (b is None)
+            if a is not None:
+                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

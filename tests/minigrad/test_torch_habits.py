@@ -1,0 +1,312 @@
+"""The PyTorch habits of issue 16, each against PyTorch itself: numpy-style keywords, 0-d
+reductions, gather with a small index, sign's node, list indexing, integer bitwise ops,
+integer linspace, rounding division, mixed-dtype products and type promotion."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.autograd import gradcheck
+
+
+def both(torch, fn, *arrays, grad=False):
+    """fn(L, *tensors) in minigrad and torch: (value, dtype name, exception type) for each."""
+    out = []
+    for L in (mg, torch):
+        ts = [L.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+        try:
+            r = fn(L, *ts)
+            out.append((np.asarray(r.detach().numpy() if hasattr(r, "detach") else r), str(r.dtype).split(".")[-1], None))
+        except Exception as e:  # noqa: BLE001 - the exception type is what is compared
+            out.append((None, None, type(e)))
+    return out
+
+
+def same(torch, fn, *arrays):
+    (g, gd, ge), (w, wd, we) = both(torch, fn, *arrays)
+    assert (ge is None) == (we is None), (ge, we)
+    if ge is not None:
+        assert issubclass(ge, we) or issubclass(we, ge), (ge, we)
+        return
+    assert gd == wd and g.shape == w.shape
+    np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+X = np.arange(12.0).reshape(3, 4) - 5
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "std", "var", "prod", "any", "all", "amax", "amin", "logsumexp"])
+def test_axis_and_keepdims_are_aliases(torch, op):
+    same(torch, lambda L, x: getattr(x, op)(axis=1), X)
+    same(torch, lambda L, x: getattr(L, op)(x, axis=0, keepdims=True), X)
+
+
+@pytest.mark.parametrize("op", ["sum", "amax", "amin", "mean", "logsumexp", "prod", "softmax", "log_softmax",
+                                "std", "var", "argmax", "max"])
+@pytest.mark.parametrize("dim", [0, -1, 1])
+def test_reductions_of_0d_tensors(torch, op, dim):
+    def fn(L, x):
+        r = getattr(x, op)(dim)
+        return r[0] if op == "max" else r
+
+    same(torch, fn, np.array(2.5))
+    if dim != 1 and op not in ("argmax", "max", "std", "var"):
+        x = mg.tensor(2.5, dtype=mg.float64, requires_grad=True)
+        assert gradcheck(lambda t: getattr(t, op)(dim), (x,))
+
+
+def test_empty_dim_list_reduces_everything(torch):
+    same(torch, lambda L, x: x.sum(dim=()), X)
+    same(torch, lambda L, x: x.mean(dim=[]), X)
+
+
+def test_gather_with_a_smaller_index(torch):
+    idx = np.array([[0, 3], [2, 1]])
+    same(torch, lambda L, x, i: x.gather(1, i), X, idx)
+    same(torch, lambda L, x, i: x.gather(0, i), X, idx[:, :1] % 3)
+    x = mg.tensor(X, requires_grad=True)
+    assert gradcheck(lambda t: t.gather(1, mg.tensor(idx)), (x,))
+    for bad in (np.array([[0], [1], [1], [0]]), np.array([[4]]), np.array([[-1]]), np.array([0, 1])):
+        same(torch, lambda L, x, i: x.gather(1, i), X, bad)
+
+
+def test_sign_records_a_zero_gradient(torch):
+    for L in (mg, torch):
+        x = L.tensor([-2.0, 0.0, 3.0], requires_grad=True)
+        y = x.sign()
+        assert y.grad_fn.name() == "SignBackward0"
+        (y * 2).sum().backward()
+        assert x.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+A3 = np.arange(60.0).reshape(3, 4, 5)
+
+
+@pytest.mark.parametrize("index", [
+    [[0, 1], [1, 2]], ([0, 1], [1, 2]), (slice(None), [0, 2]), ([0, 2], slice(1, 3)), ([0, 1], slice(None), [1, 2]),
+    (0, slice(None), [1, 2]), (slice(None), 1, [0, 3]), ([0, 1], 1, [0, 1]), (Ellipsis, [0, 1]), ([],), (1, [0, 2], 2),
+    (None, [0, 1], None, [1, 2]), ([[0], [1]], slice(None), [1, 2]), ([[0, 1]], slice(1, None), [[2], [3]]),
+    [0, 2], [[0, 2]],
+])
+def test_list_indexing_like_torch(torch, index):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's deprecation of a list of lists as a tuple index
+        same(torch, lambda L, x: x[index], A3)
+    x = mg.tensor(A3, requires_grad=True)
+    assert gradcheck(lambda t: t[index] * 1.0, (x,)) if mg.tensor(A3)[index].numel() else True
+
+
+def test_setitem_with_int_and_list_separated_by_slice(torch):
+    res = []
+    for L in (mg, torch):
+        x = L.tensor(A3.copy())
+        x[0, :, [1, 2]] = L.tensor(np.arange(8.0).reshape(4, 2))
+        res.append(x.numpy())
+    np.testing.assert_array_equal(*res)
+
+
+I = np.array([[5, -3, 12], [7, 0, 1]], dtype=np.int64)
+
+
+@pytest.mark.parametrize("op", ["and", "or", "xor", "lshift", "rshift", "invert", "rand", "ror", "rxor"])
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.bool_])
+def test_bitwise_ops_keep_the_integer_dtype(torch, op, dtype):
+    a = np.abs(I).astype(dtype)
+    fns = {"and": lambda L, x: x & 6, "or": lambda L, x: x | x.flip(0), "xor": lambda L, x: x ^ 3,
+           "lshift": lambda L, x: x << 2, "rshift": lambda L, x: x >> 1, "invert": lambda L, x: ~x,
+           "rand": lambda L, x: 1 & x, "ror": lambda L, x: 2 | x, "rxor": lambda L, x: True ^ x}
+    if dtype is np.bool_ and op in ("lshift", "rshift"):
+        return
+    same(torch, fns[op], a)
+
+
+def test_bitwise_ops_refuse_floats(torch):
+    same(torch, lambda L, x: x & 1, X)
+    same(torch, lambda L, x: ~x, X)
+
+
+@pytest.mark.parametrize("args", [(-5, 5, 4), (0, 10, 7), (3, -8, 5), (0, 1, 1), (2, 7, 0), (-3.5, 9.2, 6)])
+def test_integer_linspace_like_torch(torch, args):
+    for dt in ("int64", "int32"):
+        assert mg.linspace(*args, dtype=getattr(mg, dt)).tolist() == torch.linspace(*args, dtype=getattr(torch, dt)).tolist()
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc", "nearest"])
+def test_rounding_div_like_torch(torch, mode):
+    b = np.array([2.0, -3.0, 0.5, 4.0])
+    same(torch, lambda L, x, y: L.div(x, y, rounding_mode=mode), X, b)
+    same(torch, lambda L, x, y: L.div(x, y, rounding_mode=mode), I[:, :2].repeat(2, 1), np.array([[2, -3, 5, -1]]))
+    with pytest.raises(RuntimeError, match="rounding_mode"):
+        mg.div(mg.ones(2), 2, rounding_mode="nearest") if mode == "nearest" else (_ for _ in ()).throw(RuntimeError("rounding_mode"))
+
+
+def test_floordiv_and_mod_operators(torch):
+    b = np.array([[2, -3, 5, -1]])
+    for fn in (lambda L, x, y: x // y, lambda L, x, y: x % y, lambda L, x, y: 7 // y, lambda L, x, y: 7 % y,
+               lambda L, x, y: x % 2.5, lambda L, x, y: -7.5 // y):
+        same(torch, fn, I[:, :2].repeat(2, 1), b)
+        same(torch, fn, X, b.astype(np.float64))
+    same(torch, lambda L, x: x // 0, I)  # integer division by zero is an error in both
+
+
+@pytest.mark.parametrize("sa,sb", [((2, 3), (3, 2)), ((3,), (3,)), ((2, 3), (3,)), ((2, 2, 3), (2, 3, 2)), ((2, 2, 3), (3,))])
+def test_matmul_refuses_mixed_dtypes(torch, sa, sb):
+    same(torch, lambda L, a, b: a @ b.double(), np.ones(sa, np.float32), np.ones(sb, np.float32))
+    same(torch, lambda L, a, b: a * b.double().sum(), np.ones(sa, np.float32), np.ones(sb, np.float32))
+
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "div", "floordiv", "mod", "sub", "lt", "and", "pow"])
+def test_type_promotion_like_torch(torch, op):
+    fns = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b, "sub": lambda a, b: a - b,
+           "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "lt": lambda a, b: a < b,
+           "and": lambda a, b: a & b, "pow": lambda a, b: a ** b}
+    f = fns[op]
+    base = np.array([[1, 2], [3, 1]])
+    for d1 in DTYPES:
+        for shape1 in ((2, 2), ()):
+            a = base.astype(d1) if shape1 else np.array(2).astype(d1)
+            for other in [(d, s) for d in DTYPES for s in ((2, 2), ())] + [(True, None), (3, None), (2.5, None)]:
+                if other[1] is None:
+                    same(torch, lambda L, x, s=other[0]: f(x, s), a)
+                    same(torch, lambda L, x, s=other[0]: f(s, x), a)
+                else:
+                    b = base.astype(other[0]) if other[1] else np.array(1).astype(other[0])
+                    same(torch, lambda L, x, y: f(x, y), a, b)
+
+
+@pytest.mark.parametrize("name,args", [("exp", ()), ("sqrt", ()), ("tanh", ()), ("clamp_min", (0.5,)), ("tril", ()),
+                                       ("mul", (2.0,)), ("atan2", (1.5,)), ("lerp", (None, 0.3)), ("cumsum", (1,)),
+                                       ("round", ()), ("fmod", (0.7,)), ("logit", ())])
+def test_inplace_forms_like_torch(torch, name, args):
+    res = []
+    for L in (mg, torch):
+        base = L.tensor(np.linspace(0.1, 0.9, 6).reshape(2, 3), requires_grad=True)
+        x = base * 1.0
+        a = tuple(L.tensor(np.full((2, 3), v)) if isinstance(v, float) and name in ("atan2",) else
+                  (L.tensor(np.ones((2, 3))) if v is None else v) for v in args)
+        out = getattr(x, name + "_")(*a)
+        assert out is x and x._version > 0
+        x.sum().backward()
+        res.append((x.detach().numpy(), base.grad.numpy()))
+    np.testing.assert_allclose(res[0][0], res[1][0])
+    np.testing.assert_allclose(res[0][1], res[1][1])
+
+
+def test_inplace_refuses_a_wider_result(torch):
+    for L in (mg, torch):
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            L.tensor([1, 4]).sqrt_()
+        with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+            L.ones(3).add_(L.ones(2, 3))
+
+
+def test_index_put_accumulates_repeats_like_torch(torch):
+    res = []
+    for L in (mg, torch):
+        x = L.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        v = L.tensor([1.0, 2.0, 3.0], dtype=L.float64, requires_grad=True)
+        y = x.index_put((L.tensor([0, 0, 2]), L.tensor([1, 1, 3])), v, accumulate=True)
+        (y * L.tensor(np.arange(12.0).reshape(3, 4))).sum().backward()
+        res.append((y.detach().numpy(), x.grad.numpy(), v.grad.numpy()))
+    for g, w in zip(*res):
+        np.testing.assert_allclose(g, w)
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_quantile_like_torch(torch, interpolation):
+    a = np.random.default_rng(3).standard_normal((3, 5))
+    for q in (0.3, [0.0, 0.5, 1.0]):
+        for dim in (None, 1):
+            res = []
+            for L in (mg, torch):
+                x = L.tensor(a, requires_grad=True)
+                qq = L.tensor(q, dtype=L.float64) if isinstance(q, list) else q
+                y = L.quantile(x, qq, dim=dim, keepdim=dim is not None, interpolation=interpolation)
+                y.sum().backward()
+                res.append((y.detach().numpy(), x.grad.numpy()))
+            for g, w in zip(*res):
+                np.testing.assert_allclose(g, w, atol=1e-12)
+
+
+def test_scatter_src_larger_than_index_forward(torch):
+    res = [L.scatter(L.tensor(np.arange(12.0).reshape(3, 4)), 1, L.tensor([[0], [3]]), L.ones(3, 2, dtype=L.float64))
+           .numpy() for L in (mg, torch)]
+    np.testing.assert_array_equal(*res)
+
+
+def test_dtype_helpers_like_torch(torch):
+    for name in ("float16", "float32", "float64"):
+        assert mg.finfo(getattr(mg, name)).eps == torch.finfo(getattr(torch, name)).eps
+        assert mg.finfo(getattr(mg, name)).max == torch.finfo(getattr(torch, name)).max
+    for name in ("uint8", "int8", "int16", "int32", "int64"):
+        assert (mg.iinfo(getattr(mg, name)).min, mg.iinfo(getattr(mg, name)).max) == \
+            (torch.iinfo(getattr(torch, name)).min, torch.iinfo(getattr(torch, name)).max)
+    names = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+    for a in names:
+        for b in names:
+            assert str(mg.promote_types(getattr(mg, a), getattr(mg, b))).split(".")[-1] == \
+                str(torch.promote_types(getattr(torch, a), getattr(torch, b))).split(".")[-1]
+            assert mg.can_cast(getattr(mg, a), getattr(mg, b)) == torch.can_cast(getattr(torch, a), getattr(torch, b))
+    assert str(mg.result_type(mg.tensor([1]), 2.5)) == "minigrad.float32"
+
+
+def test_set_default_dtype_like_torch(torch):
+    try:
+        mg.set_default_dtype(mg.float64)
+        assert mg.get_default_dtype() == mg.float64
+        assert mg.tensor([1.5]).dtype == mg.float64 and mg.ones(2).dtype == mg.float64
+        assert (mg.tensor([1]) / 2).dtype == mg.float64 and mg.tensor([1]).exp().dtype == mg.float64
+    finally:
+        mg.set_default_dtype(mg.float32)
+    assert mg.tensor([1.5]).dtype == mg.float32
+
+
+def test_small_torch_habits(torch):
+    for L in (mg, torch):
+        assert tuple(L.ones(2, 3).argmax(keepdim=True).shape) == (1, 1)
+        assert [t.tolist() for t in L.where(L.tensor([0, 1, 1]))] == [[1, 2]]
+        assert L.ones(2, 3).size(-1) == 3
+        with pytest.raises(IndexError, match="Dimension out of range"):
+            L.ones(2, 3).size(2)
+        assert L.ones(3, 1).sort(dim=0, stable=True).values.shape == (3, 1)
+
+
+def test_digamma_and_trigamma(torch):
+    # PyTorch's CPU trigamma is good to ~5e-10 relative; scipy (when installed) is the sharper reference
+    v = np.array([-2.5, -0.5, 0.3, 1.0, 2.0, 7.5, 30.0])
+    np.testing.assert_allclose(mg.digamma(mg.tensor(v)).numpy(), torch.digamma(torch.tensor(v)).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mg.polygamma(1, mg.tensor(v)).numpy(), torch.polygamma(1, torch.tensor(v)).numpy(),
+                               rtol=1e-9)
+    x = mg.tensor(v[2:], requires_grad=True)
+    assert gradcheck(lambda t: t.digamma(), (x,))
+    with pytest.raises(NotImplementedError):
+        mg.polygamma(2, mg.tensor(v))
+    try:
+        from scipy.special import polygamma
+    except ImportError:
+        return
+    np.testing.assert_allclose(mg.polygamma(1, mg.tensor(v)).numpy(), polygamma(1, v), rtol=1e-12)
+
+
+def test_factories_take_size_keyword(torch):
+    for name in ("zeros", "ones", "empty", "rand", "randn"):
+        assert tuple(getattr(mg, name)(size=(2, 3)).shape) == tuple(getattr(torch, name)(size=(2, 3)).shape)
+
+
+def test_shape_changing_inplace_forms_like_torch(torch):
+    res = []
+    for L in (mg, torch):
+        x = L.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        y = x * 2
+        y.unsqueeze_(0)
+        y.transpose_(0, 2)
+        (y * L.arange(6.0).reshape(3, 2, 1)).sum().backward()
+        z = L.ones(2, 1, 3)
+        z.squeeze_(1)
+        z.t_()
+        res.append((tuple(y.shape), x.grad.tolist(), tuple(z.shape)))
+    assert res[0] == res[1]
