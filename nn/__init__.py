@@ -18,3 +18,12 @@ __all__ = [
     "Sequential", "ModuleList", "ModuleDict", "functional", "init", "optim", "utils", "save", "load",
     "CheckpointError",
 ]
+
+from .modules import (  # noqa: E402
+    CELU, ELU, SELU, Hardsigmoid, Hardswish, LeakyReLU, LogSigmoid, Mish, ReLU6, SiLU, Softmin, Softplus, Softsign,
+)
+
+__all__ += [
+    "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardswish", "Hardsigmoid", "Softplus", "Softsign",
+    "LogSigmoid", "Softmin",
+]

@@ -134,3 +134,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     `ScaledDotProductAttentionBackward0` node saving q, k, v (no copies) and the probabilities.
     """
     return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+# ---- activations, losses, convolutions, pooling, padding and batch norm beyond the GPT's needs ---------------
+# (each documented where it is defined; `help(F.silu)` shows it)
+from ._functional.activation import (  # noqa: E402
+    celu, elu, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, relu6, selu, silu, softmin, softplus,
+    softsign,
+)
+
+__all__ += [
+    "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "relu6", "hardswish", "hardsigmoid", "softplus",
+    "softsign", "logsigmoid", "softmin",
+]
