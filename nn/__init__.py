@@ -27,3 +27,8 @@ __all__ += [
     "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardswish", "Hardsigmoid", "Softplus", "Softsign",
     "LogSigmoid", "Softmin",
 ]
+from .modules import (  # noqa: E402
+    AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, Flatten, MaxPool2d,
+)
+
+__all__ += ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "Flatten"]

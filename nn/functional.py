@@ -147,3 +147,12 @@ __all__ += [
     "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "relu6", "hardswish", "hardsigmoid", "softplus",
     "softsign", "logsigmoid", "softmin",
 ]
+from ._functional.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
+from ._functional.normalization import batch_norm  # noqa: E402
+from ._functional.padding import pad  # noqa: E402
+from ._functional.pooling import adaptive_avg_pool2d, avg_pool2d, interpolate, max_pool2d  # noqa: E402
+
+__all__ += [
+    "conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "interpolate", "pad",
+    "batch_norm",
+]

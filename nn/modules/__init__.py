@@ -8,3 +8,7 @@ from .sparse import Embedding
 from .activation import (  # noqa: E402
     CELU, ELU, SELU, Hardsigmoid, Hardswish, LeakyReLU, LogSigmoid, Mish, ReLU6, SiLU, Softmin, Softplus, Softsign,
 )
+from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: E402
+from .conv import Conv1d, Conv2d  # noqa: E402
+from .flatten import Flatten  # noqa: E402
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: E402
