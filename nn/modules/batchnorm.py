@@ -11,13 +11,16 @@ class _BatchNorm(Module):
     _dims = ()  # the input ranks this layer takes
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(minigrad.empty(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(minigrad.empty(num_features, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(minigrad.empty(num_features, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -40,8 +43,9 @@ class _BatchNorm(Module):
     def reset_parameters(self):
         """Running statistics to (0, 1, 0 batches), weight to ones, bias to zeros."""
         self.reset_running_stats()
-        if self.affine:
+        if self.weight is not None:
             init.ones_(self.weight)
+        if self.bias is not None:
             init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
@@ -67,7 +71,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
