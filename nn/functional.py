@@ -156,3 +156,11 @@ __all__ += [
     "conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "interpolate", "pad",
     "batch_norm",
 ]
+from ._functional.loss import (  # noqa: E402
+    binary_cross_entropy, binary_cross_entropy_with_logits, kl_div, l1_loss, nll_loss, one_hot, smooth_l1_loss,
+)
+
+__all__ += [
+    "l1_loss", "smooth_l1_loss", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "one_hot",
+]

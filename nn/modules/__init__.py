@@ -12,3 +12,6 @@ from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: E402
 from .conv import Conv1d, Conv2d  # noqa: E402
 from .flatten import Flatten  # noqa: E402
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: E402
+from .loss import (  # noqa: E402
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+)
