@@ -27,10 +27,9 @@ def _pool_args(input, kernel_size, stride, padding, dilation, name):
     if min(kernel) <= 0 or min(stride) <= 0 or min(dilation) <= 0:
         raise RuntimeError(f"{name}: kernel_size, stride and dilation must be greater than zero, but got "
                            f"kernel_size={list(kernel)}, stride={list(stride)}, dilation={list(dilation)}")
-    for p, k, d in zip(padding, kernel, dilation):
-        if p < 0 or p > (d * (k - 1) + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} "
-                               f"and dilation={d}")
+    if min(padding) < 0 or any(p > k // 2 for p, k in zip(padding, kernel)):  # half the kernel, whatever the dilation
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {padding[1]}, "
+                           f"padH = {padding[0]}, kW = {kernel[1]}, kH = {kernel[0]}")
     return kernel, stride, padding, dilation
 
 
