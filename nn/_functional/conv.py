@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 
 from . import cpu_kernels
-from ._common import Function, check_tensor, once_differentiable, wrap, xp_of
+from ._common import Function, check_tensor, xp_of
 
 
 # ---- the two moves: windows as columns, columns back into windows ------------------------------------
@@ -98,6 +98,23 @@ def _prod(t):
 
 
 # ---- convolution ------------------------------------------------------------------------------------------
+# Three linear maps, each the others' adjoints: Convolution (y from x and w), ConvolutionTranspose (its
+# gradient in x) and ConvolutionWeight (its gradient in w). Each one's backward calls the other two through
+# apply, so the gradients are recorded ops themselves and create_graph=True differentiates them again.
+def _weight_grad_arrays(xd, gd, kernel, stride, pads, dilation, groups):
+    """sum_{n, p} g[n, o, p] x_pad[n, c, p*s + k*d]: x (N, C, *in), g (N, O, *out) -> (O, C/G, *kernel)."""
+    xp = xp_of(gd)
+    O, out = gd.shape[1], gd.shape[2:]
+    cols = im2col(pad_array(xd, pads), kernel, stride, dilation, out)  # (C * K, N * L)
+    g2 = xp.ascontiguousarray(gd.swapaxes(0, 1)).reshape(groups, O // groups, -1)  # (G, O/G, N*L)
+    gw = grouped_matmul(g2, cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1))
+    return gw.reshape((O, xd.shape[1] // groups) + tuple(kernel))
+
+
+def _bias_grad(g):
+    return g.sum(dim=(0,) + tuple(range(2, g.ndim)))
+
+
 class Convolution(Function):
     node_name = "ConvolutionBackward0"
 
@@ -115,28 +132,18 @@ class Convolution(Function):
         if b is not None:
             y += b.data.reshape((O,) + (1,) * len(out))
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
-        ctx.conv = stride, pads, dilation, groups, xd.shape, wd.shape, out
+        ctx.conv = stride, pads, dilation, groups, xd.shape[2:], wd.shape[2:]
         return y
 
     @staticmethod
-    @once_differentiable
-    def backward(ctx, g):  # gw = g cols^T,  gcols = w^T g -> col2im -> gx,  gb = sum g
+    def backward(ctx, g):  # gx = conv_transpose(g, w),  gw = sum g x_windows,  gb = sum g
         x, w = ctx.saved_tensors
-        stride, pads, dilation, groups, x_shape, w_shape, out = ctx.conv
-        gd = g.data
-        xp = xp_of(gd)
-        O, kernel = w_shape[0], w_shape[2:]
-        g2 = xp.ascontiguousarray(gd.swapaxes(0, 1)).reshape(groups, O // groups, -1)  # (G, O/G, N*L)
+        stride, pads, dilation, groups, in_sp, kernel = ctx.conv
         needs = ctx.needs_input_grad
-        gx = gw = gb = None
-        if needs[1]:
-            cols = im2col(pad_array(x.data, pads), kernel, stride, dilation, out)
-            gw = grouped_matmul(g2, cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1)).reshape(w_shape)
-        if needs[0]:
-            gx = _input_grad(g2, w.data, x_shape, pads, kernel, stride, dilation, out, groups)
-        if len(needs) > 2 and needs[2]:
-            gb = gd.sum(axis=(0,) + tuple(range(2, gd.ndim)))
-        return wrap(gx), wrap(gw), wrap(gb), None, None, None, None
+        gx = ConvolutionTranspose.apply(g, w, None, stride, pads, dilation, groups, in_sp) if needs[0] else None
+        gw = ConvolutionWeight.apply(x, g, kernel, stride, pads, dilation, groups) if needs[1] else None
+        gb = _bias_grad(g) if len(needs) > 2 and needs[2] else None
+        return gx, gw, gb, None, None, None, None
 
 
 def _input_grad(g2, wd, x_shape, pads, kernel, stride, dilation, out, groups):
@@ -167,30 +174,37 @@ class ConvolutionTranspose(Function):
         if b is not None:
             y += b.data.reshape((Cout,) + (1,) * len(kernel))
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
-        ctx.conv = stride, pads, dilation, groups, xd.shape, wd.shape
+        ctx.conv = stride, pads, dilation, groups, wd.shape[2:]
         return y
 
     @staticmethod
-    @once_differentiable
-    def backward(ctx, g):  # gx = conv(g, w) (its forward), gw = x g_cols^T, gb = sum g
+    def backward(ctx, g):  # gx = conv(g, w),  gw = sum x g_windows (the roles of conv's weight gradient swapped)
         x, w = ctx.saved_tensors
-        stride, pads, dilation, groups, x_shape, w_shape = ctx.conv
-        gd = g.data
-        xp = xp_of(gd)
-        Cin, kernel, in_sp = w_shape[0], w_shape[2:], x_shape[2:]
-        cols = im2col(pad_array(gd, pads), kernel, stride, dilation, in_sp)  # (C_out * K, N * L_in)
-        cols = cols.reshape(groups, -1, cols.shape[1])
+        stride, pads, dilation, groups, kernel = ctx.conv
         needs = ctx.needs_input_grad
-        gx = gw = gb = None
-        if needs[0]:
-            y = grouped_matmul(w.data.reshape(groups, Cin // groups, -1), cols)  # (G, C_in/G, N*L_in)
-            gx = xp.ascontiguousarray(y.reshape((Cin, x_shape[0]) + tuple(in_sp)).swapaxes(0, 1))
-        if needs[1]:
-            x2 = xp.ascontiguousarray(x.data.swapaxes(0, 1)).reshape(groups, Cin // groups, -1)
-            gw = grouped_matmul(x2, cols.transpose(0, 2, 1)).reshape(w_shape)
-        if len(needs) > 2 and needs[2]:
-            gb = gd.sum(axis=(0,) + tuple(range(2, gd.ndim)))
-        return wrap(gx), wrap(gw), wrap(gb), None, None, None, None, None
+        gx = Convolution.apply(g, w, None, stride, pads, dilation, groups) if needs[0] else None
+        gw = ConvolutionWeight.apply(g, x, kernel, stride, pads, dilation, groups) if needs[1] else None
+        gb = _bias_grad(g) if len(needs) > 2 and needs[2] else None
+        return gx, gw, gb, None, None, None, None, None
+
+
+class ConvolutionWeight(Function):
+    node_name = "ConvolutionBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, x, g, kernel, stride, pads, dilation, groups):  # Convolution's weight gradient
+        ctx.save(input=x if ctx.needs_input_grad[1] else None, grad=g if ctx.needs_input_grad[0] else None)
+        ctx.conv = kernel, stride, pads, dilation, groups, x.data.shape[2:]
+        return _weight_grad_arrays(x.data, g.data, kernel, stride, pads, dilation, groups)
+
+    @staticmethod
+    def backward(ctx, gg):  # linear in x and in g: d/dx = conv_transpose(g, gg),  d/dg = conv(x, gg)
+        x, g = ctx.saved_tensors
+        kernel, stride, pads, dilation, groups, in_sp = ctx.conv
+        needs = ctx.needs_input_grad
+        gx = ConvolutionTranspose.apply(g, gg, None, stride, pads, dilation, groups, in_sp) if needs[0] else None
+        gg_ = Convolution.apply(x, gg, None, stride, pads, dilation, groups) if needs[1] else None
+        return gx, gg_, None, None, None, None, None
 
 
 # ---- argument checks (PyTorch's messages) -----------------------------------------------------------------

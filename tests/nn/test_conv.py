@@ -8,7 +8,7 @@ import pytest
 import minigrad
 import nn
 import nn.functional as F
-from minigrad.autograd import gradcheck
+from minigrad.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(7)
 
@@ -90,6 +90,31 @@ def test_gradcheck(fn, xs, ws, kw):
     out_channels = ws[1] if fn is F.conv_transpose2d else ws[0]
     args = [minigrad.tensor(a, requires_grad=True) for a in (arr(*xs), arr(*ws), arr(out_channels))]
     assert gradcheck(lambda x, w, b: fn(x, w, b, **kw), args)
+
+
+@pytest.mark.parametrize("fn,xs,ws,kw", [
+    (F.conv2d, (1, 2, 4, 3), (2, 1, 2, 2), {"stride": (2, 1), "padding": 1, "groups": 2}),
+    (F.conv1d, (2, 2, 5), (3, 2, 3), {"padding": "same", "dilation": 2}),
+    (F.conv_transpose2d, (1, 2, 3, 2), (2, 2, 2, 2), {"stride": 2, "padding": 1, "output_padding": 1}),
+])
+def test_gradgradcheck(fn, xs, ws, kw):
+    # the gradients are convolutions themselves (recorded): differentiable again, in x, w and the upstream grad
+    out_channels = ws[1] if fn is F.conv_transpose2d else ws[0]
+    args = [minigrad.tensor(a, requires_grad=True) for a in (arr(*xs), arr(*ws), arr(out_channels))]
+    assert gradgradcheck(lambda x, w, b: fn(x, w, b, **kw), args)
+
+
+def test_second_derivative_vs_torch(torch):
+    x, w = arr(2, 3, 5, 5), arr(4, 3, 3, 3)
+    ours = [minigrad.tensor(a, requires_grad=True) for a in (x, w)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w)]
+    gx, gw = minigrad.autograd.grad((F.conv2d(*ours, stride=2, padding=1) ** 2).sum(), ours, create_graph=True)
+    ((gx ** 2).sum() + (gw ** 2).sum()).backward()
+    tgx, tgw = torch.autograd.grad((torch.nn.functional.conv2d(*theirs, stride=2, padding=1) ** 2).sum(), theirs,
+                                   create_graph=True)
+    ((tgx ** 2).sum() + (tgw ** 2).sum()).backward()
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.grad.data, t.grad.numpy(), rtol=1e-10, atol=1e-10)
 
 
 def test_only_needed_gradients_and_no_grad():
