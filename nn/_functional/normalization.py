@@ -293,34 +293,37 @@ class BatchNorm(Function):
         shift = -mean * scale if b is None else b.data - mean * scale
         y = xd * scale.reshape(bshape).astype(xd.dtype, copy=False)
         y += shift.reshape(bshape).astype(xd.dtype, copy=False)
-        ctx.save(input=x, weight=w, mean=mean.astype(xd.dtype, copy=False), rstd=rstd.astype(xd.dtype, copy=False))
-        ctx.training = training
+        # training's statistics are recomputed in backward (as ops of x); eval's are constants, kept
+        ctx.save(input=x, weight=w, mean=None if training else mean.astype(xd.dtype, copy=False),
+                 rstd=None if training else rstd.astype(xd.dtype, copy=False))
+        ctx.training, ctx.eps = training, eps
         return y
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, g):
         # x_hat = (x - mean) rstd;  gw = sum g x_hat;  gb = sum g;  (sums over every dim but the channels)
         # training: gx = rstd w (g - mean(g) - x_hat mean(g x_hat));  eval: gx = rstd w g
+        # In Tensor ops, with training's statistics recomputed from x as ops: differentiable again.
         x, w, mean, rstd = ctx.saved_tensors
-        xd, gd = x.data, g.data
-        axes = (0,) + tuple(range(2, xd.ndim))
-        bshape = (1, -1) + (1,) * (xd.ndim - 2)
-        xhat = (xd - mean.data.reshape(bshape)) * rstd.data.reshape(bshape)
-        gb = gd.sum(axis=axes)
-        gw = (gd * xhat).sum(axis=axes)
+        dims = (0,) + tuple(range(2, x.ndim))
+        bshape = (1, -1) + (1,) * (x.ndim - 2)
+        if ctx.training:
+            mean = x.mean(dim=dims, keepdim=True)
+            rstd = ((x - mean) ** 2).mean(dim=dims, keepdim=True).add(ctx.eps).rsqrt()
+        else:  # the running statistics: constants
+            mean, rstd = mean.reshape(bshape), rstd.reshape(bshape)
+        xhat = (x - mean) * rstd
         needs = ctx.needs_input_grad
         gx = None
         if needs[0]:
-            k = rstd.data if w is None else rstd.data * w.data
+            k = rstd if w is None else rstd * w.reshape(bshape)
             if ctx.training:
-                n = xd.size // xd.shape[1]
-                gx = gd - (gb / n).reshape(bshape) - xhat * (gw / n).reshape(bshape)
-                gx *= k.reshape(bshape)
+                gx = k * (g - g.mean(dim=dims, keepdim=True) - xhat * (g * xhat).mean(dim=dims, keepdim=True))
             else:
-                gx = gd * k.reshape(bshape)
-        return (None if gx is None else Tensor(gx), Tensor(gw) if needs[1] else None, Tensor(gb) if needs[2] else None,
-                None, None, None, None, None)
+                gx = k * g
+        gw = (g * xhat).sum(dim=dims) if needs[1] else None
+        gb = g.sum(dim=dims) if needs[2] else None
+        return gx, gw, gb, None, None, None, None, None
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):

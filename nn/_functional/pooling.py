@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ._common import Function, Tensor, check_tensor, once_differentiable, xp_of
+from ._common import Function, check_tensor, xp_of
 from .conv import col2im, crop, expand_param, pad_array, windows
 
 
@@ -69,17 +69,49 @@ class MaxPool2d(Function):
         return (y, idx) if x.data.ndim == 4 else (y[0], idx[0])
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, g, _):  # each window's gradient goes to its max
-        kernel, stride, dilation, pads, out, shape = ctx.pool
-        gd, arg = g.data.reshape(ctx.arg.shape), ctx.arg
+        return MaxPoolScatter.apply(g, ctx.arg, ctx.pool), None, None, None, None, None, None
+
+
+# max_pool2d's backward, and that backward's own: adding each window's value at its argmax, and reading the
+# value at each window's argmax, are adjoint linear maps (with the argmaxes fixed): each one's backward is the
+# other, so max_pool2d differentiates twice
+class MaxPoolScatter(Function):
+    node_name = "MaxPool2DWithIndicesBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, arg, pool):  # window values (N, C, oh, ow) -> added at their argmax in (N, C, H, W)
+        kernel, stride, dilation, pads, out, shape = pool
+        gd = g.data.reshape(arg.shape)
         xp = xp_of(gd)
         padded = tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], pads))
         zero = gd.dtype.type(0)
         acc = col2im(lambda k: xp.where(arg == k[0] * kernel[1] + k[1], gd, zero), shape[:2], padded, kernel, stride,
                      dilation, out, gd.dtype, xp)
         gx = xp.ascontiguousarray(crop(acc, pads, shape[2:]))
-        return Tensor(gx if g.data.ndim == 4 else gx[0]), None, None, None, None, None, None
+        ctx.arg, ctx.pool, ctx.unbatched = arg, pool, g.data.ndim == 3
+        return gx[0] if ctx.unbatched else gx
+
+    @staticmethod
+    def backward(ctx, gg):
+        return MaxPoolGather.apply(gg, ctx.arg, ctx.pool), None, None
+
+
+class MaxPoolGather(Function):
+    node_name = "MaxPool2DWithIndicesBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, x, arg, pool):  # (N, C, H, W) -> the value at each window's argmax (N, C, oh, ow)
+        kernel, stride, dilation, pads, out, shape = pool
+        xd = x.data.reshape(shape)
+        v = windows(pad_array(xd, pads), kernel, stride, dilation, out)
+        y = xp_of(xd).take_along_axis(v.reshape(v.shape[:4] + (-1,)), arg[..., None], axis=-1)[..., 0]
+        ctx.arg, ctx.pool = arg, pool
+        return y[0] if x.data.ndim == 3 else y
+
+    @staticmethod
+    def backward(ctx, g):
+        return MaxPoolScatter.apply(g, ctx.arg, ctx.pool), None, None
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -113,15 +145,30 @@ class AvgPool2d(Function):
         return y if x.data.ndim == 4 else y[0]
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, g):  # every element of a window gets g / divisor
-        kernel, stride, pads, out, shape, divisor = ctx.pool
+        return AvgPoolAdjoint.apply(g, ctx.pool), None, None, None, None, None
+
+
+class AvgPoolAdjoint(Function):
+    """avg_pool2d's backward as an op of its own; its backward is avg_pool2d again (both linear)."""
+
+    node_name = "AvgPool2DBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, pool):
+        kernel, stride, pads, out, shape, divisor = pool
         gd = g.data.reshape(shape[:2] + tuple(out)) / divisor
         xp = xp_of(gd)
         padded = tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], pads))
         acc = col2im(lambda k: gd, shape[:2], padded, kernel, stride, (1, 1), out, gd.dtype, xp)
         gx = xp.ascontiguousarray(crop(acc, pads, shape[2:]))
-        return Tensor(gx if g.data.ndim == 4 else gx[0]), None, None, None, None, None
+        ctx.pool = pool
+        return gx if g.data.ndim == 4 else gx[0]
+
+    @staticmethod
+    def backward(ctx, gg):
+        kernel, stride, pads, out, shape, divisor = ctx.pool
+        return AvgPool2d.apply(gg, kernel, stride, pads, out, divisor), None
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,

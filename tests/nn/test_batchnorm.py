@@ -6,7 +6,7 @@ import pytest
 import minigrad
 import nn
 import nn.functional as F
-from minigrad.autograd import gradcheck
+from minigrad.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(5)
 
@@ -73,6 +73,26 @@ def test_gradcheck(training):
     # running statistics are updated in place when training: pass none then (the batch's statistics normalize)
     assert gradcheck(lambda x, w, b: F.batch_norm(x, None if training else rm, None if training else rv, w, b,
                                                   training=training), (x, w, b))
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_gradgradcheck_and_second_derivative_vs_torch(torch, training):
+    x, w, b = arr(3, 2, 2, 2), arr(2), arr(2)
+    rm, rv = arr(2), np.abs(arr(2)) + 0.5
+    ours = [minigrad.tensor(a, requires_grad=True) for a in (x, w, b)]
+
+    def f(x, w, b, mod=F, T=minigrad.tensor):
+        stats = (None, None) if training else (T(rm), T(rv))
+        return mod.batch_norm(x, *stats, w, b, training=training) ** 2
+
+    assert gradgradcheck(f, ours)
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    g = minigrad.autograd.grad(f(*ours).sum(), ours, create_graph=True)
+    sum((t ** 2).sum() for t in g).backward()
+    tg = torch.autograd.grad(f(*theirs, mod=torch.nn.functional, T=torch.tensor).sum(), theirs, create_graph=True)
+    sum((t ** 2).sum() for t in tg).backward()
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.grad.data, t.grad.numpy(), rtol=1e-9, atol=1e-10)
 
 
 def test_state_dict_round_trip_and_eval_uses_running_stats():

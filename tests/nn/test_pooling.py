@@ -146,14 +146,31 @@ def test_gradcheck(fn):
 
 
 @pytest.mark.parametrize("fn", [
+    lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True) ** 2,
+    lambda x: F.max_pool2d(x[0], 2, dilation=(1, 2)) ** 2,
+    lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False) ** 2,
+    lambda x: F.avg_pool2d(x[0], 2) ** 2,
     lambda x: F.adaptive_avg_pool2d(x, (3, 2)) ** 2,
     lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear") ** 2,
     lambda x: F.pad(x, (1, 2, -1, 1)) ** 2,
     lambda x: F.pad(x, (2, 1, 1, 3), mode="replicate") ** 2,
 ])
-def test_gradgradcheck_of_the_linear_maps(fn):
+def test_gradgradcheck(fn):
     x = minigrad.tensor(arr(1, 2, 4, 4), requires_grad=True)
     assert gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("name,args", [("max_pool2d", (3, 2, 1)), ("avg_pool2d", (3, 2, 1)),
+                                       ("interpolate", (None, 1.5, "bilinear"))])
+def test_second_derivative_vs_torch(torch, name, args):
+    x = arr(2, 2, 5, 5)
+    ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (g,) = minigrad.autograd.grad((getattr(F, name)(ours, *args) ** 3).sum(), ours, create_graph=True)
+    (g ** 2).sum().backward()
+    (tg,) = torch.autograd.grad((getattr(torch.nn.functional, name)(theirs, *args) ** 3).sum(), theirs,
+                                create_graph=True)
+    (tg ** 2).sum().backward()
+    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("call", [
