@@ -2,10 +2,10 @@
 
 im2col: every window of the zero-padded input is a column of one matrix, read through an
 `as_strided` view of the input (no loop) and copied once; the convolution is then one matrix
-product per group. Backward is the same product transposed, and col2im, which adds each kernel
-offset's slab of columns back into the input's shape (prod(kernel_size) strided adds: 9 for 3x3).
-A transposed convolution is the adjoint: its forward is conv's input gradient, and its backward
-conv's forward (input) and weight gradient. Forward and backward work on raw arrays (numpy or cupy).
+product per group. col2im is its adjoint: it adds each kernel offset's slab of columns back into
+the input's shape (prod(kernel_size) strided adds: 9 for 3x3). A convolution, its gradient in the
+input (= conv_transpose2d's forward) and its gradient in the weight are three linear maps, each a
+Function on raw arrays (numpy or cupy) whose backward applies the other two: differentiable twice.
 """
 import contextlib
 import itertools
@@ -73,8 +73,7 @@ def crop(a, pads, sizes):
 
 
 # Products below this many multiply-adds run on the calling thread alone: waking OpenBLAS's workers
-# costs more than a small CNN's whole product, and far more on a busy machine (0.05 ms alone, up to
-# 6 ms with two threads for a (32, 144) @ (144, 512) while other processes held the cores).
+# costs more than a small CNN's whole product (and far more when other processes hold the cores).
 SMALL_PRODUCT = 1 << 22
 
 

@@ -1,7 +1,8 @@
 """max_pool2d, avg_pool2d, adaptive_avg_pool2d and interpolate (nearest, linear, bilinear).
 
 The two window pools read the (padded) input through conv.py's `windows` view; their backward is
-conv.py's col2im. adaptive_avg_pool2d and interpolate are linear maps acting on each spatial axis
+conv.py's col2im, an op of its own whose backward reads windows again (both pools differentiate twice).
+adaptive_avg_pool2d and interpolate are linear maps acting on each spatial axis
 alone: y = A_h x A_w^T with small dense matrices (an averaging or a selection or an interpolation
 matrix per axis), one node `Separable` whose backward is the same op with the transposed matrices,
 so it is differentiable twice. The matrices cost O(out * in) per axis: meant for feature maps of a
