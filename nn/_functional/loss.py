@@ -362,9 +362,9 @@ def _warn_broadcast(input, target):
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error |input - target|, averaged ('mean'), summed ('sum') or not ('none').
 
-    Shapes: input (*), target broadcastable to it -> scalar, or (*) for 'none'. With `weight`, each term is
-    multiplied by it and 'mean' divides by the sum of the (broadcast) weights. Composed of minigrad ops, as
-    in PyTorch (a MeanBackward0 / SumBackward0 / AbsBackward0 node last)."""
+    Shapes: input (*), target broadcastable to it -> scalar, or (*) for 'none'. With `weight` (input's shape),
+    each term is multiplied by it and 'mean' divides by the weights' sum. Composed of minigrad ops, as in
+    PyTorch (a MeanBackward0 / SumBackward0 / AbsBackward0 node last)."""
     target = _float_pair(input, target, "l1_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_broadcast(input, target)
@@ -375,7 +375,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
         raise ValueError(f"Weights and input must have the same size (weight {list(weight.shape)}, input "
                          f"{list(input.shape)}).")
     d = d * weight
-    return d if reduction == "none" else d.sum() if reduction == "sum" else d.sum() / weight.expand(*d.shape).sum()
+    return d if reduction == "none" else d.sum() if reduction == "sum" else d.sum() / weight.sum()
 
 
 class SmoothL1Loss(Function):
