@@ -80,7 +80,9 @@ def timed(fn):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--epochs", type=int, default=12)
-    p.add_argument("--threads", type=int, default=1, help="PyTorch intra-op threads (1: like minigrad, whose small products run on one thread; on a busy machine two spin badly)")
+    # 1 by default: minigrad runs this model's small products on one thread too (and on a busy machine
+    # two of PyTorch's threads spin, many times slower)
+    p.add_argument("--threads", type=int, default=1, help="PyTorch's intra-op threads")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args()
     import torch

@@ -20,11 +20,13 @@ __all__ = [
 ]
 
 from .modules import (  # noqa: E402
-    CELU, ELU, SELU, Hardsigmoid, Hardswish, LeakyReLU, LogSigmoid, Mish, ReLU6, SiLU, Softmin, Softplus, Softsign,
+    CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6, SiLU, Softmin, Softplus,
+    Softsign,
 )
 
 __all__ += [
-    "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardswish", "Hardsigmoid", "Softplus", "Softsign",
+    "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus",
+    "Softsign",
     "LogSigmoid", "Softmin",
 ]
 from .modules import (  # noqa: E402

@@ -6,7 +6,8 @@ from .linear import Identity, Linear
 from .normalization import LayerNorm
 from .sparse import Embedding
 from .activation import (  # noqa: E402
-    CELU, ELU, SELU, Hardsigmoid, Hardswish, LeakyReLU, LogSigmoid, Mish, ReLU6, SiLU, Softmin, Softplus, Softsign,
+    CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6, SiLU, Softmin, Softplus,
+    Softsign,
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: E402
 from .conv import Conv1d, Conv2d  # noqa: E402

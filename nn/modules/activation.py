@@ -83,6 +83,8 @@ SELU = _activation("SELU", F.selu, (_INPLACE,), "scale elu(x, alpha), PyTorch's 
 CELU = _activation("CELU", F.celu, (("alpha", 1.0), _INPLACE), "max(0, x) + min(0, alpha (e^(x/alpha) - 1)).")
 LeakyReLU = _activation("LeakyReLU", F.leaky_relu, (("negative_slope", 0.01), _INPLACE), "x if x > 0 else slope x.")
 ReLU6 = _activation("ReLU6", F.relu6, (_INPLACE,), "min(max(x, 0), 6).")
+Hardtanh = _activation("Hardtanh", F.hardtanh, (("min_val", -1.0), ("max_val", 1.0), _INPLACE),
+                       "x clipped to [min_val, max_val].")
 Hardswish = _activation("Hardswish", F.hardswish, (_INPLACE,), "x relu6(x + 3) / 6.")
 Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, (_INPLACE,), "relu6(x + 3) / 6.")
 Softplus = _activation("Softplus", F.softplus, (("beta", 1.0), ("threshold", 20.0)), "log(1 + e^(beta x)) / beta.")

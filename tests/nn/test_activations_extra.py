@@ -101,7 +101,7 @@ def test_celu_alpha_zero_and_hardtanh_bounds(torch):
 
 MODULES = [
     ("SiLU", (), {}), ("Mish", (), {}), ("ELU", (0.5,), {}), ("SELU", (), {}), ("CELU", (), {"alpha": 1.5}),
-    ("LeakyReLU", (0.1,), {}), ("ReLU6", (), {}), ("Hardswish", (), {}), ("Hardsigmoid", (), {}),
+    ("LeakyReLU", (0.1,), {}), ("ReLU6", (), {}), ("Hardtanh", (-2.0, 0.5), {}), ("Hardswish", (), {}), ("Hardsigmoid", (), {}),
     ("Softplus", (2.0, 5.0), {}), ("Softsign", (), {}), ("LogSigmoid", (), {}), ("Softmin", (), {"dim": -1}),
 ]
 
