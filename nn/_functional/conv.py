@@ -114,6 +114,14 @@ def _bias_grad(g):
     return g.sum(dim=(0,) + tuple(range(2, g.ndim)))
 
 
+def _fit(t, spatial):
+    """t's leading `spatial` positions: as a transposed convolution's adjoint, a convolution also sees the rows
+    output_padding added (when output_padding >= stride), which no input position reached."""
+    if tuple(t.shape[2:]) == tuple(spatial):
+        return t
+    return t[(slice(None), slice(None)) + tuple(slice(0, s) for s in spatial)]
+
+
 class Convolution(Function):
     node_name = "ConvolutionBackward0"
 
@@ -173,15 +181,15 @@ class ConvolutionTranspose(Function):
         if b is not None:
             y += b.data.reshape((Cout,) + (1,) * len(kernel))
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
-        ctx.conv = stride, pads, dilation, groups, wd.shape[2:]
+        ctx.conv = stride, pads, dilation, groups, wd.shape[2:], xd.shape[2:]
         return y
 
     @staticmethod
     def backward(ctx, g):  # gx = conv(g, w),  gw = sum x g_windows (the roles of conv's weight gradient swapped)
         x, w = ctx.saved_tensors
-        stride, pads, dilation, groups, kernel = ctx.conv
+        stride, pads, dilation, groups, kernel, in_sp = ctx.conv
         needs = ctx.needs_input_grad
-        gx = Convolution.apply(g, w, None, stride, pads, dilation, groups) if needs[0] else None
+        gx = _fit(Convolution.apply(g, w, None, stride, pads, dilation, groups), in_sp) if needs[0] else None
         gw = ConvolutionWeight.apply(g, x, kernel, stride, pads, dilation, groups) if needs[1] else None
         gb = _bias_grad(g) if len(needs) > 2 and needs[2] else None
         return gx, gw, gb, None, None, None, None, None
@@ -193,16 +201,16 @@ class ConvolutionWeight(Function):
     @staticmethod
     def forward(ctx, x, g, kernel, stride, pads, dilation, groups):  # Convolution's weight gradient
         ctx.save(input=x if ctx.needs_input_grad[1] else None, grad=g if ctx.needs_input_grad[0] else None)
-        ctx.conv = kernel, stride, pads, dilation, groups, x.data.shape[2:]
+        ctx.conv = kernel, stride, pads, dilation, groups, x.data.shape[2:], g.data.shape[2:]
         return _weight_grad_arrays(x.data, g.data, kernel, stride, pads, dilation, groups)
 
     @staticmethod
     def backward(ctx, gg):  # linear in x and in g: d/dx = conv_transpose(g, gg),  d/dg = conv(x, gg)
         x, g = ctx.saved_tensors
-        kernel, stride, pads, dilation, groups, in_sp = ctx.conv
+        kernel, stride, pads, dilation, groups, in_sp, out_sp = ctx.conv
         needs = ctx.needs_input_grad
         gx = ConvolutionTranspose.apply(g, gg, None, stride, pads, dilation, groups, in_sp) if needs[0] else None
-        gg_ = Convolution.apply(x, gg, None, stride, pads, dilation, groups) if needs[1] else None
+        gg_ = _fit(Convolution.apply(x, gg, None, stride, pads, dilation, groups), out_sp) if needs[1] else None
         return gx, gg_, None, None, None, None, None
 
 

@@ -71,6 +71,7 @@ def test_conv1d_vs_torch(torch, xs, ws, kw, dtype):
                                         "dilation": (1, 2)}),
     ((4, 5, 4), (4, 3, 3, 3), False, {"stride": 2, "padding": 2, "output_padding": 1, "dilation": 2}),
     ((1, 2, 3, 3), (2, 2, 2, 2), True, {}),
+    ((2, 3, 1, 2), (3, 2, 1, 2), True, {"dilation": 2, "output_padding": 1}),  # output_padding >= stride
 ])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_conv_transpose2d_vs_torch(torch, xs, ws, bias, kw, dtype):
@@ -96,6 +97,7 @@ def test_gradcheck(fn, xs, ws, kw):
     (F.conv2d, (1, 2, 4, 3), (2, 1, 2, 2), {"stride": (2, 1), "padding": 1, "groups": 2}),
     (F.conv1d, (2, 2, 5), (3, 2, 3), {"padding": "same", "dilation": 2}),
     (F.conv_transpose2d, (1, 2, 3, 2), (2, 2, 2, 2), {"stride": 2, "padding": 1, "output_padding": 1}),
+    (F.conv_transpose2d, (1, 2, 2, 2), (2, 2, 1, 2), {"dilation": 2, "output_padding": 1}),
 ])
 def test_gradgradcheck(fn, xs, ws, kw):
     # the gradients are convolutions themselves (recorded): differentiable again, in x, w and the upstream grad
