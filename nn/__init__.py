@@ -19,24 +19,16 @@ __all__ = [
     "CheckpointError",
 ]
 
+# the layers beyond the GPT's: more activations, convolution, pooling, batch norm, the loss modules
 from .modules import (  # noqa: E402
-    CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6, SiLU, Softmin, Softplus,
-    Softsign,
+    CELU, ELU, SELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, BCELoss, BCEWithLogitsLoss, Conv1d,
+    Conv2d, CrossEntropyLoss, Flatten, Hardsigmoid, Hardswish, Hardtanh, KLDivLoss, L1Loss, LeakyReLU, LogSigmoid,
+    MaxPool2d, Mish, MSELoss, NLLLoss, ReLU6, SiLU, SmoothL1Loss, Softmin, Softplus, Softsign,
 )
 
 __all__ += [
     "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus",
-    "Softsign",
-    "LogSigmoid", "Softmin",
+    "Softsign", "LogSigmoid", "Softmin", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
+    "BatchNorm1d", "BatchNorm2d", "Flatten", "CrossEntropyLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "NLLLoss",
+    "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
 ]
-from .modules import (  # noqa: E402
-    AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, Flatten, MaxPool2d,
-)
-
-__all__ += ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "Flatten"]
-from .modules import (  # noqa: E402
-    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
-)
-
-__all__ += ["CrossEntropyLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
-            "KLDivLoss"]

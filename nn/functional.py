@@ -142,25 +142,17 @@ from ._functional.activation import (  # noqa: E402
     celu, elu, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, relu6, selu, silu, softmin, softplus,
     softsign,
 )
-
-__all__ += [
-    "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "relu6", "hardswish", "hardsigmoid", "softplus",
-    "softsign", "logsigmoid", "softmin",
-]
 from ._functional.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
+from ._functional.loss import (  # noqa: E402
+    binary_cross_entropy, binary_cross_entropy_with_logits, kl_div, l1_loss, nll_loss, one_hot, smooth_l1_loss,
+)
 from ._functional.normalization import batch_norm  # noqa: E402
 from ._functional.padding import pad  # noqa: E402
 from ._functional.pooling import adaptive_avg_pool2d, avg_pool2d, interpolate, max_pool2d  # noqa: E402
 
 __all__ += [
-    "conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "interpolate", "pad",
-    "batch_norm",
-]
-from ._functional.loss import (  # noqa: E402
-    binary_cross_entropy, binary_cross_entropy_with_logits, kl_div, l1_loss, nll_loss, one_hot, smooth_l1_loss,
-)
-
-__all__ += [
-    "l1_loss", "smooth_l1_loss", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
-    "one_hot",
+    "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "relu6", "hardswish", "hardsigmoid", "softplus",
+    "softsign", "logsigmoid", "softmin", "conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
+    "adaptive_avg_pool2d", "interpolate", "pad", "batch_norm", "l1_loss", "smooth_l1_loss", "nll_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "one_hot",
 ]
