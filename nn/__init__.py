@@ -18,3 +18,17 @@ __all__ = [
     "Sequential", "ModuleList", "ModuleDict", "functional", "init", "optim", "utils", "save", "load",
     "CheckpointError",
 ]
+
+# the layers beyond the GPT's: more activations, convolution, pooling, batch norm, the loss modules
+from .modules import (  # noqa: E402
+    CELU, ELU, SELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, BCELoss, BCEWithLogitsLoss, Conv1d,
+    Conv2d, CrossEntropyLoss, Flatten, Hardsigmoid, Hardswish, Hardtanh, KLDivLoss, L1Loss, LeakyReLU, LogSigmoid,
+    MaxPool2d, Mish, MSELoss, NLLLoss, ReLU6, SiLU, SmoothL1Loss, Softmin, Softplus, Softsign,
+)
+
+__all__ += [
+    "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus",
+    "Softsign", "LogSigmoid", "Softmin", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
+    "BatchNorm1d", "BatchNorm2d", "Flatten", "CrossEntropyLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "NLLLoss",
+    "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+]

@@ -163,3 +163,25 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if backends.get_kernels() == "reference" and not enable_gqa:
         return _ref.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
     return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+# ---- activations, losses, convolutions, pooling, padding and batch norm beyond the GPT's needs ---------------
+# (each documented where it is defined; `help(F.silu)` shows it)
+from ._functional.activation import (  # noqa: E402
+    celu, elu, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, relu6, selu, silu, softmin, softplus,
+    softsign,
+)
+from ._functional.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
+from ._functional.loss import (  # noqa: E402
+    binary_cross_entropy, binary_cross_entropy_with_logits, kl_div, l1_loss, nll_loss, one_hot, smooth_l1_loss,
+)
+from ._functional.normalization import batch_norm  # noqa: E402
+from ._functional.padding import pad  # noqa: E402
+from ._functional.pooling import adaptive_avg_pool2d, avg_pool2d, interpolate, max_pool2d  # noqa: E402
+
+__all__ += [
+    "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "relu6", "hardswish", "hardsigmoid", "softplus",
+    "softsign", "logsigmoid", "softmin", "conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
+    "adaptive_avg_pool2d", "interpolate", "pad", "batch_norm", "l1_loss", "smooth_l1_loss", "nll_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "one_hot",
+]

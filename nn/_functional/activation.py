@@ -224,3 +224,270 @@ def _rows_of(fn, input, dim):  # fn(input, dim), a 0-d input as one element
 def _float_only(t, name):
     if t.data.dtype.kind != "f":
         raise RuntimeError(f"{name}: expected a floating point tensor, got {t.dtype}")
+
+
+# ---- more activations (silu ... softmin): forward on arrays, backward in Tensor ops of the saved input,
+# so create_graph=True differentiates them again (piecewise-linear ones multiply by a constant mask)
+def _floating(t, name):
+    """PyTorch's refusal of integer input to a smooth activation (NotImplementedError naming the dtype)."""
+    check_tensor(t, "input", name)
+    if t.data.dtype.kind != "f":
+        raise NotImplementedError(f'"{name}" not implemented for {t.dtype}: pass a floating point tensor')
+
+
+def _softplus_array(z):  # log(1 + e^z) without overflow
+    return xp_of(z).logaddexp(0.0, z).astype(z.dtype, copy=False)
+
+
+def _mask(cond, like):  # a constant 0/1 tensor in `like`'s dtype: the slope of a piecewise-linear op
+    return Tensor(cond.astype(like.dtype))
+
+
+def _mg():  # minigrad's Tensor ops (imported late: nn imports minigrad, this keeps module loading flat)
+    import minigrad
+
+    return minigrad
+
+
+class Silu(Function):
+    node_name = "SiluBackward0"
+
+    @staticmethod
+    def forward(ctx, x):  # silu(x) = x sigmoid(x)
+        ctx.save(self=x)
+        return x.data * xp_of(x.data).exp(-_softplus_array(-x.data))
+
+    @staticmethod
+    def backward(ctx, g):  # silu' = s (1 + x (1 - s)),  s = sigmoid(x)
+        x = ctx._saved_self
+        s = _mg().sigmoid(x)
+        return g * (s * (x * (1.0 - s) + 1.0))
+
+
+class Mish(Function):
+    node_name = "MishBackward0"
+
+    @staticmethod
+    def forward(ctx, x):  # mish(x) = x tanh(softplus(x))
+        ctx.save(self=x)
+        return x.data * xp_of(x.data).tanh(_softplus_array(x.data))
+
+    @staticmethod
+    def backward(ctx, g):  # mish' = t + x (1 - t^2) sigmoid(x),  t = tanh(softplus(x))
+        x = ctx._saved_self
+        mg = _mg()
+        t = mg.tanh(Softplus.apply(x, 1.0, 20.0))
+        return g * (t + x * (1.0 - t * t) * mg.sigmoid(x))
+
+
+class Elu(Function):
+    node_name = "EluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, alpha, scale, input_scale):  # elu(x) = scale (x if x > 0 else alpha (e^(input_scale x) - 1))
+        ctx.save(self=x)
+        ctx.params = alpha, scale, input_scale
+        xd = x.data
+        xp = xp_of(xd)
+        neg = xp.expm1(xp.minimum(xd, 0.0) * input_scale) * alpha
+        return xp.where(xd > 0, xd, neg) * scale
+
+    @staticmethod
+    def backward(ctx, g):  # elu' = scale (1 if x > 0 else alpha input_scale e^(input_scale x))
+        x = ctx._saved_self
+        alpha, scale, input_scale = ctx.params
+        pos = _mask(x.data > 0, x.data)
+        neg = _mg().exp(x.clamp(max=0.0) * input_scale) * (alpha * input_scale)
+        return g * ((pos + (1.0 - pos) * neg) * scale), None, None, None
+
+
+class Celu(Elu):
+    node_name = "CeluBackward0"
+
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+class LeakyRelu(Function):
+    node_name = "LeakyReluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, slope):  # x if x > 0 else slope x
+        ctx.save(self=x)
+        ctx.slope = slope
+        xd = x.data
+        return xp_of(xd).where(xd > 0, xd, xd * slope)
+
+    @staticmethod
+    def backward(ctx, g):  # 1 if x > 0 else slope
+        xd = ctx._saved_self.data
+        return g * Tensor(xp_of(xd).where(xd > 0, 1.0, ctx.slope).astype(xd.dtype)), None
+
+
+class Hardtanh(Function):
+    node_name = "HardtanhBackward0"
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):  # clip(x, lo, hi)
+        ctx.save(self=x)
+        ctx.bounds = lo, hi
+        return xp_of(x.data).clip(x.data, lo, hi)
+
+    @staticmethod
+    def backward(ctx, g):  # 1 strictly inside (lo, hi), else 0
+        xd = ctx._saved_self.data
+        lo, hi = ctx.bounds
+        return g * _mask((xd > lo) & (xd < hi), xd), None, None
+
+
+class Hardswish(Function):
+    node_name = "HardswishBackward0"
+
+    @staticmethod
+    def forward(ctx, x):  # x relu6(x + 3) / 6
+        ctx.save(self=x)
+        xd = x.data
+        return xd * xp_of(xd).clip(xd + 3.0, 0.0, 6.0) / 6.0
+
+    @staticmethod
+    def backward(ctx, g):  # 0 below -3, x/3 + 1/2 on [-3, 3], 1 above
+        x = ctx._saved_self
+        mid = _mask((x.data >= -3.0) & (x.data <= 3.0), x.data)
+        high = _mask(x.data > 3.0, x.data)
+        return g * (mid * (x / 3.0 + 0.5) + high)
+
+
+class Hardsigmoid(Function):
+    node_name = "HardsigmoidBackward0"
+
+    @staticmethod
+    def forward(ctx, x):  # relu6(x + 3) / 6
+        ctx.save(self=x)
+        return xp_of(x.data).clip(x.data + 3.0, 0.0, 6.0) / 6.0
+
+    @staticmethod
+    def backward(ctx, g):  # 1/6 strictly inside (-3, 3)
+        xd = ctx._saved_self.data
+        return g * (_mask((xd > -3.0) & (xd < 3.0), xd) / 6.0)
+
+
+class Softplus(Function):
+    node_name = "SoftplusBackward0"
+
+    @staticmethod
+    def forward(ctx, x, beta, threshold):  # log(1 + e^(beta x)) / beta; x itself where beta x > threshold
+        ctx.save(self=x)
+        ctx.params = beta, threshold
+        xd = x.data
+        bx = xd * beta
+        return xp_of(xd).where(bx > threshold, xd, _softplus_array(bx) / beta)
+
+    @staticmethod
+    def backward(ctx, g):  # sigmoid(beta x); 1 where beta x > threshold
+        x = ctx._saved_self
+        beta, threshold = ctx.params
+        lin = _mask(x.data * beta > threshold, x.data)
+        return g * (lin + (1.0 - lin) * _mg().sigmoid(x * beta)), None, None
+
+
+class LogSigmoid(Function):
+    node_name = "LogSigmoidBackward0"
+
+    @staticmethod
+    def forward(ctx, x):  # log sigmoid(x) = -softplus(-x)
+        ctx.save(self=x)
+        return -_softplus_array(-x.data)
+
+    @staticmethod
+    def backward(ctx, g):  # sigmoid(-x)
+        return g * _mg().sigmoid(-ctx._saved_self)
+
+
+def silu(input, inplace=False):
+    """x sigmoid(x) (swish). Shape: (*) -> (*). One `SiluBackward0` node."""
+    _floating(input, "silu")
+    return Silu.apply(input)
+
+
+def mish(input, inplace=False):
+    """x tanh(softplus(x)). Shape: (*) -> (*). One `MishBackward0` node."""
+    _floating(input, "mish")
+    return Mish.apply(input)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x for x > 0, alpha (e^x - 1) otherwise. Shape: (*) -> (*). One `EluBackward0` node."""
+    _floating(input, "elu")
+    return Elu.apply(input, float(alpha), 1.0, 1.0)
+
+
+def selu(input, inplace=False):
+    """scale elu(x, alpha) with PyTorch's fixed alpha ~1.6733 and scale ~1.0507. One `EluBackward0` node."""
+    _floating(input, "elu")
+    return Elu.apply(input, SELU_ALPHA, SELU_SCALE, 1.0)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha (e^(x/alpha) - 1)); alpha 0 raises. One `CeluBackward0` node."""
+    _floating(input, "elu")
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return Celu.apply(input, float(alpha), 1.0, 1.0 / alpha)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x for x > 0, negative_slope x otherwise. One `LeakyReluBackward0` node."""
+    _floating(input, "leaky_relu")
+    return LeakyRelu.apply(input, float(negative_slope))
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clipped to [min_val, max_val]; the gradient passes strictly inside. One `HardtanhBackward0` node."""
+    check_tensor(input, "input", "hardtanh")
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if input.data.dtype.kind in "iu":  # integer input stays integer (no gradient)
+        min_val, max_val = int(min_val), int(max_val)
+    return Hardtanh.apply(input, min_val, max_val)
+
+
+def relu6(input, inplace=False):
+    """min(max(x, 0), 6): hardtanh(x, 0, 6), a `HardtanhBackward0` node as in PyTorch."""
+    return hardtanh(input, 0.0, 6.0)
+
+
+def hardswish(input, inplace=False):
+    """x relu6(x + 3) / 6. One `HardswishBackward0` node."""
+    _floating(input, "hardswish")
+    return Hardswish.apply(input)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6. One `HardsigmoidBackward0` node."""
+    _floating(input, "hardsigmoid")
+    return Hardsigmoid.apply(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + e^(beta x)) / beta, and x itself where beta x > threshold. One `SoftplusBackward0` node."""
+    _floating(input, "softplus")
+    return Softplus.apply(input, float(beta), float(threshold))
+
+
+def softsign(input):  # x / (1 + |x|): composite, as PyTorch (a DivBackward0 node)
+    check_tensor(input, "input", "softsign")
+    return input / (input.abs() + 1)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)), computed as -softplus(-x) (no overflow). One `LogSigmoidBackward0` node."""
+    _floating(input, "log_sigmoid")
+    return LogSigmoid.apply(input)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):  # softmax(-x): a SoftmaxBackward0 after a NegBackward0
+    check_tensor(input, "input", "softmin")
+    if dtype is not None:
+        input = input.to(dtype)
+    return softmax(-input, dim, _stacklevel)

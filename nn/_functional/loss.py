@@ -226,3 +226,355 @@ def _legacy_reduction(size_average, reduce, reduction):
     return reduction
 
 
+
+
+# ---- more losses (PyTorch's names): forward on arrays, backward in Tensor ops (twice differentiable), or
+# composed of minigrad ops where PyTorch composes them too (l1_loss, kl_div)
+def _mg():  # minigrad's Tensor ops (nn imports minigrad; imported late to keep module loading flat)
+    import minigrad
+
+    return minigrad
+
+
+def _reduce(t, reduction):
+    """A loss of per-element terms, reduced: 'mean', 'sum' or 'none' (already checked)."""
+    return t if reduction == "none" else t.sum() if reduction == "sum" else t.mean()
+
+
+def _reduce_array(a, reduction):
+    if reduction == "none":
+        return a
+    s = xp_of(a).asarray(a.sum(), dtype=a.dtype)
+    if reduction == "sum":
+        return s
+    return s / float(a.size) if a.size else s * float("nan")  # the mean of nothing is NaN, as in PyTorch
+
+
+def _upstream(g, reduction, n):
+    """The gradient each element's term gets from a reduced loss's upstream gradient g."""
+    return g / float(n) if reduction == "mean" else g
+
+
+def _float_pair(input, target, name):
+    check_tensor(input, "input", name)
+    check_tensor(target, "target", name)
+    if input.data.dtype.kind != "f":
+        raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
+    if target.data.dtype != input.data.dtype:
+        target = target.to(input.dtype)
+    return target
+
+
+def _warn_broadcast(input, target):
+    if tuple(target.shape) != tuple(input.shape):
+        import warnings
+
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                      "same size.", stacklevel=3)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error |input - target|, averaged ('mean'), summed ('sum') or not ('none').
+
+    Shapes: input (*), target broadcastable to it -> scalar, or (*) for 'none'. With `weight` (input's shape),
+    each term is multiplied by it and 'mean' divides by the weights' sum. Composed of minigrad ops, as in
+    PyTorch (a MeanBackward0 / SumBackward0 / AbsBackward0 node last)."""
+    target = _float_pair(input, target, "l1_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_broadcast(input, target)
+    d = (input - target).abs()
+    if weight is None:
+        return _reduce(d, reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError(f"Weights and input must have the same size (weight {list(weight.shape)}, input "
+                         f"{list(input.shape)}).")
+    d = d * weight
+    return d if reduction == "none" else d.sum() if reduction == "sum" else d.sum() / weight.sum()
+
+
+class SmoothL1Loss(Function):
+    node_name = "SmoothL1LossBackward0"
+
+    @staticmethod
+    def forward(ctx, d, reduction, beta):  # d = input - target: 0.5 d^2 / beta where |d| < beta, |d| - beta/2 beyond
+        ctx.save(diff=d)
+        ctx.reduction, ctx.beta = reduction, beta
+        dd = d.data
+        xp = xp_of(dd)
+        ad = xp.abs(dd)
+        return _reduce_array(xp.where(ad < beta, 0.5 * dd * dd / beta, ad - 0.5 * beta), reduction)
+
+    @staticmethod
+    def backward(ctx, g):  # d / beta where |d| < beta, sign(d) beyond
+        d = ctx._saved_diff
+        inside = Tensor((xp_of(d.data).abs(d.data) < ctx.beta).astype(d.data.dtype))
+        outside = Tensor(xp_of(d.data).sign(d.data) * (1 - inside.data))
+        return _upstream(g, ctx.reduction, d.data.size) * (inside * d / ctx.beta + outside), None, None
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """Huber-like loss: 0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - beta / 2; beta = 0 is l1_loss.
+
+    Shapes: input (*), target broadcastable to it -> scalar, or (*) for 'none'. One `SmoothL1LossBackward0`
+    node after the difference's SubBackward0."""
+    target = _float_pair(input, target, "smooth_l1_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:
+        return l1_loss(input, target, reduction=reduction)
+    _warn_broadcast(input, target)
+    return SmoothL1Loss.apply(input - target, reduction, float(beta))
+
+
+def _class_rows(shape):
+    """How a (C,), (N, C) or (N, C, d1, ...) input lays out: (layout, C, the target's shape)."""
+    if len(shape) == 1:
+        return 1, shape[0], ()
+    return (2 if len(shape) == 2 else 3), shape[1], (shape[0],) + tuple(shape[2:])
+
+
+class NllLoss(Function):
+    node_name = "NllLossBackward0"
+
+    @staticmethod
+    def forward(ctx, x, target, weight, ignore_index, reduction, layout):
+        # loss_i = -w[t_i] x_i[t_i] (0 where t_i == ignore_index); 'mean' divides by sum_i w[t_i] over the kept
+        xd = x.data
+        xp = xp_of(xd)
+        x2 = _rows(xd, layout)
+        t = target.data.reshape(-1)
+        valid = t != ignore_index
+        t_safe = xp.where(valid, t, 0)
+        wt = valid.astype(xd.dtype) if weight is None else valid * weight.data[t_safe].astype(xd.dtype)
+        rows = xp.arange(t.size)
+        loss = -wt * x2[rows, t_safe]
+        denom = float(wt.sum()) if reduction == "mean" else 1.0
+        # d loss / d x: -w[t_i] (/ denom) at each row's target column; nll is linear in x, so backward is
+        # this constant times the upstream gradient (a Tensor op: differentiable again)
+        if ctx.needs_input_grad[0]:
+            ctx.coef = xp.zeros(x2.shape, dtype=xd.dtype)
+            ctx.coef[rows, t_safe] = -wt / denom if denom else float("nan")
+        ctx.reduction, ctx.layout, ctx.shape = reduction, layout, xd.shape
+        if reduction == "none":
+            return loss.reshape(target.data.shape)
+        s = loss.sum()
+        return xp.asarray(s / denom if denom else float("nan"), dtype=xd.dtype) if reduction == "mean" else \
+            xp.asarray(s, dtype=xd.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        gx2 = Tensor(ctx.coef) * (g.reshape(-1, 1) if ctx.reduction == "none" else g)
+        shape = ctx.shape
+        if ctx.layout == 1:
+            gx = gx2.reshape(shape)
+        elif ctx.layout == 2:
+            gx = gx2
+        else:  # rows were (N, d1, ..., C): put the classes back on dim 1
+            n = len(shape)
+            gx = gx2.reshape((shape[0],) + tuple(shape[2:]) + (shape[1],)).permute(0, n - 1, *range(1, n - 1))
+        return gx, None, None, None, None, None
+
+
+class NllLoss2d(NllLoss):
+    node_name = "NllLoss2DBackward0"  # PyTorch's name when the input has dims past the classes
+
+
+def _check_class_target(input, target, weight, ignore_index, name):
+    """PyTorch's checks of (log-)probabilities over classes against int64 class-index targets."""
+    xs, ts = tuple(input.shape), tuple(target.shape)
+    if len(xs) == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if target.data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}: expected target of int64 class indices, got {target.dtype}")
+    layout, C, want = _class_rows(xs)
+    if len(xs) > 1 and (not ts or ts[0] != xs[0]):
+        raise ValueError(f"Expected input batch_size ({xs[0]}) to match target batch_size "
+                         f"({ts[0] if ts else 'none: a 0-d target'}).")
+    if ts != want:
+        raise RuntimeError(f"Expected target size {list(want)}, got {list(ts)}")
+    if weight is not None and tuple(weight.shape) != (C,):
+        raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
+                           f"tensor of shape: {list(weight.shape)}")
+    t = target.data
+    if t.size:
+        bad = (t != ignore_index) & ((t < 0) | (t >= C))
+        if bool(bad.any()):
+            raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds: class ids must be in [0, {C}) "
+                             f"(or equal ignore_index={ignore_index})")
+    return layout
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log likelihood of class-index targets: -input[target] (input holds log-probabilities).
+
+    Shapes: input (N, C), (N, C, d1, ...) or (C,); target (N), (N, d1, ...) or () of int64 ids in [0, C)
+    or ignore_index; weight (C,). 'mean' is the weighted mean over the kept targets. One
+    `NllLossBackward0` node."""
+    check_tensor(input, "input", "nll_loss")
+    check_tensor(target, "target", "nll_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    layout = _check_class_target(input, target, weight, ignore_index, "nll_loss")
+    if input.data.dtype.kind != "f":
+        raise RuntimeError(f"nll_loss: expected floating point input, got {input.dtype}")
+    return (NllLoss2d if layout == 3 else NllLoss).apply(input, target, weight, int(ignore_index), reduction, layout)
+
+
+class BinaryCrossEntropy(Function):
+    node_name = "BinaryCrossEntropyBackward0"
+
+    @staticmethod
+    def forward(ctx, x, t, w, reduction):  # -w (t log x + (1 - t) log(1 - x)), each log at least -100 (PyTorch)
+        xd, td = x.data, t.data
+        xp = xp_of(xd)
+        with np.errstate(divide="ignore"):
+            lx, l1x = xp.maximum(xp.log(xd), -100.0), xp.maximum(xp.log1p(-xd), -100.0)
+        loss = -(td * lx + (1.0 - td) * l1x)
+        if w is not None:
+            loss = loss * w.data
+        ctx.save(self=x, target=t, weight=w)
+        ctx.reduction = reduction
+        return _reduce_array(loss.astype(xd.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, g):  # d/dx = w (x - t) / max(x (1 - x), 1e-12);  d/dt = w (log(1 - x) - log x)
+        x, t, w = ctx.saved_tensors
+        mg = _mg()
+        gl = _upstream(g, ctx.reduction, x.data.size)
+        if w is not None:
+            gl = gl * w
+        needs = ctx.needs_input_grad
+        gx = gl * (x - t) / mg.clamp(x * (1.0 - x), min=1e-12) if needs[0] else None
+        gt = gl * (mg.clamp(mg.log(1.0 - x), min=-100.0) - mg.clamp(mg.log(x), min=-100.0)) if needs[1] else None
+        return gx, gt, None, None
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-w (t log x + (1 - t) log(1 - x)) for probabilities x in [0, 1] (logs clamped at -100, as PyTorch).
+
+    Shapes: input (*), target (*) the same, weight broadcastable -> scalar, or (*) for 'none'. One
+    `BinaryCrossEntropyBackward0` node (gradients for input and target)."""
+    target = _float_pair(input, target, "binary_cross_entropy")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is "
+                         "deprecated. Please ensure they have the same size.")
+    xd = input.data
+    if xd.size and bool(((xd < 0) | (xd > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if weight is not None:
+        weight = _broadcast_weight(weight, input, "weight")
+    return BinaryCrossEntropy.apply(input, target, weight, reduction)
+
+
+def _broadcast_weight(weight, input, name):
+    check_tensor(weight, name, "binary_cross_entropy")
+    from minigrad.ops._util import broadcast_shapes
+
+    if broadcast_shapes(tuple(weight.shape), tuple(input.shape)) != tuple(input.shape):
+        raise RuntimeError(f"binary_cross_entropy: {name} of shape {list(weight.shape)} does not broadcast to the "
+                           f"input's shape {list(input.shape)}")
+    return weight if weight.data.dtype == input.data.dtype else weight.to(input.dtype)
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    node_name = "BinaryCrossEntropyWithLogitsBackward0"
+
+    @staticmethod
+    def forward(ctx, x, t, w, pw, reduction):
+        # (1 - t) x + (1 + (pw - 1) t) softplus(-x), times w: -w (pw t log s(x) + (1 - t) log(1 - s(x))), s = sigmoid
+        xd, td = x.data, t.data
+        sp = xp_of(xd).logaddexp(0.0, -xd)  # softplus(-x) = -log sigmoid(x), without overflow
+        lw = 1.0 if pw is None else 1.0 + (pw.data - 1.0) * td
+        loss = (1.0 - td) * xd + lw * sp
+        if w is not None:
+            loss = loss * w.data
+        ctx.save(self=x, target=t, weight=w, pos_weight=pw)
+        ctx.reduction = reduction
+        return _reduce_array(loss.astype(xd.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, g):  # d/dx = w ((1 - t) - lw sigmoid(-x));  d/dt = w (-x + (pw - 1) softplus(-x))
+        x, t, w, pw = ctx.saved_tensors
+        mg = _mg()
+        gl = _upstream(g, ctx.reduction, x.data.size)
+        if w is not None:
+            gl = gl * w
+        needs = ctx.needs_input_grad
+        gx = gt = None
+        if needs[0]:
+            lw = 1.0 if pw is None else (pw - 1.0) * t + 1.0
+            gx = gl * ((1.0 - t) - lw * mg.sigmoid(-x))
+        if needs[1]:
+            from .activation import LogSigmoid
+
+            gt = gl * (-x if pw is None else -x - (pw - 1.0) * LogSigmoid.apply(x))
+        return gx, gt, None, None, None
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """binary_cross_entropy(sigmoid(input), target) computed from the logits without overflow; pos_weight
+    (broadcast along the last dim, the classes) weighs the positive term.
+
+    Shapes: input (*), target (*) the same, weight and pos_weight broadcastable -> scalar, or (*) for 'none'.
+    One `BinaryCrossEntropyWithLogitsBackward0` node."""
+    target = _float_pair(input, target, "binary_cross_entropy_with_logits")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    if weight is not None:
+        weight = _broadcast_weight(weight, input, "weight")
+    if pos_weight is not None:
+        pos_weight = _broadcast_weight(pos_weight, input, "pos_weight")
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL(target || exp(input)) pointwise: target (log target - input), input holding log-probabilities.
+
+    log_target=True: target holds log-probabilities too (exp(target) (target - input)). reduction
+    'batchmean' divides the sum by the batch size (input.size(0)): the true KL divergence; 'mean' divides
+    by every element (and warns, as PyTorch). Composed of minigrad ops, as PyTorch. Shapes: input (*),
+    target broadcastable."""
+    target = _float_pair(input, target, "kl_div")
+    if reduction == "batchmean":
+        legacy = _legacy_reduction(size_average, reduce, "sum")
+    else:
+        legacy = _legacy_reduction(size_average, reduce, reduction)
+        if legacy == "mean":
+            import warnings
+
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+    mg = _mg()
+    if log_target:
+        terms = mg.exp(target) * (target - input)
+    else:  # xlogy(t, t) - t x, with 0 log 0 = 0 (and no NaN gradient at t = 0)
+        pos = target > 0
+        terms = mg.where(pos, target * mg.log(mg.where(pos, target, 1.0)), 0.0) - target * input
+    if reduction == "batchmean":
+        s = terms.sum()
+        return s / input.shape[0] if input.ndim else s
+    return _reduce(terms, legacy)
+
+
+def one_hot(tensor, num_classes=-1):
+    """(*) int64 class ids -> (*, num_classes) int64 with a 1 at each id; num_classes -1: max id + 1."""
+    check_tensor(tensor, "tensor", "one_hot")
+    if tensor.data.dtype != np.int64:
+        raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor (int64), got {tensor.dtype}.")
+    t = tensor.data
+    xp = xp_of(t)
+    if num_classes == -1:
+        if t.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(t.max()) + 1
+    if t.size and int(t.min()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes < 0 or (t.size and int(t.max()) >= num_classes):
+        raise RuntimeError(f"Class values must be smaller than num_classes ({num_classes}).")
+    return Tensor((t[..., None] == xp.arange(num_classes)).astype(np.int64))

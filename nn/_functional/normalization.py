@@ -147,3 +147,89 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     for s in normalized_shape:
         D *= s
     return LayerNorm.apply(input, weight, bias, D, float(eps))
+
+
+# ---- batch_norm: one NativeBatchNormBackward0 node; statistics per channel (dim 1) over every other dim -----
+class BatchNorm(Function):
+    node_name = "NativeBatchNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, b, running_mean, running_var, training, momentum, eps):
+        # training: batch statistics (the running ones move toward them); eval: the running statistics
+        xd = x.data
+        xp = xp_of(xd)
+        axes = (0,) + tuple(range(2, xd.ndim))
+        bshape = (1, -1) + (1,) * (xd.ndim - 2)
+        if training:
+            mean = xd.mean(axis=axes)
+            var = xd.var(axis=axes)  # biased: what normalizes
+            if running_mean is not None:  # PyTorch's update: the unbiased variance goes into running_var
+                n = xd.size // xd.shape[1]
+                running_mean.data[...] = (1.0 - momentum) * running_mean.data + momentum * mean
+                running_var.data[...] = (1.0 - momentum) * running_var.data + momentum * var * (n / max(n - 1, 1))
+                running_mean._bump_version()
+                running_var._bump_version()
+        else:  # copies: a later training step updates the running statistics in place
+            mean, var = running_mean.data.copy(), running_var.data
+        rstd = 1.0 / xp.sqrt(var + eps)
+        scale = rstd if w is None else rstd * w.data
+        shift = -mean * scale if b is None else b.data - mean * scale
+        y = xd * scale.reshape(bshape).astype(xd.dtype, copy=False)
+        y += shift.reshape(bshape).astype(xd.dtype, copy=False)
+        # training's statistics are recomputed in backward (as ops of x); eval's are constants, kept
+        ctx.save(input=x, weight=w, mean=None if training else mean.astype(xd.dtype, copy=False),
+                 rstd=None if training else rstd.astype(xd.dtype, copy=False))
+        ctx.training, ctx.eps = training, eps
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        # x_hat = (x - mean) rstd;  gw = sum g x_hat;  gb = sum g;  (sums over every dim but the channels)
+        # training: gx = rstd w (g - mean(g) - x_hat mean(g x_hat));  eval: gx = rstd w g
+        # In Tensor ops, with training's statistics recomputed from x as ops: differentiable again.
+        x, w, mean, rstd = ctx.saved_tensors
+        dims = (0,) + tuple(range(2, x.ndim))
+        bshape = (1, -1) + (1,) * (x.ndim - 2)
+        if ctx.training:
+            mean = x.mean(dim=dims, keepdim=True)
+            rstd = ((x - mean) ** 2).mean(dim=dims, keepdim=True).add(ctx.eps).rsqrt()
+        else:  # the running statistics: constants
+            mean, rstd = mean.reshape(bshape), rstd.reshape(bshape)
+        xhat = (x - mean) * rstd
+        needs = ctx.needs_input_grad
+        gx = None
+        if needs[0]:
+            k = rstd if w is None else rstd * w.reshape(bshape)
+            if ctx.training:
+                gx = k * (g - g.mean(dim=dims, keepdim=True) - xhat * (g * xhat).mean(dim=dims, keepdim=True))
+            else:
+                gx = k * g
+        gw = (g * xhat).sum(dim=dims) if needs[1] else None
+        gb = g.sum(dim=dims) if needs[2] else None
+        return gx, gw, gb, None, None, None, None, None
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) * weight + bias per channel (dim 1), statistics over all other dims.
+
+    Shapes: input (N, C, *), running_mean, running_var, weight, bias (C,) or None -> like input.
+    training=True: the batch's mean and biased variance normalize, and the running statistics (when
+    given) move to (1 - momentum) running + momentum batch (the unbiased variance), in place;
+    training=False: the running statistics normalize. One `NativeBatchNormBackward0` node.
+    """
+    check_tensor(input, "input", "batch_norm")
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected input of at least 2 dimensions (N, C, *), got size {list(input.shape)}")
+    C = input.shape[1]
+    if training:
+        n = input.numel() // max(C, 1)
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("batch_norm: running_mean and running_var must be given when training=False")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (C,):
+            raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
+    if input.data.dtype.kind != "f":
+        raise NotImplementedError(f'"batch_norm" not implemented for {input.dtype}: pass a floating point tensor')
+    return BatchNorm.apply(input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps))

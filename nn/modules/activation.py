@@ -40,3 +40,54 @@ class Tanh(Module):
 
     def forward(self, input):
         return minigrad.tanh(input)
+
+
+# ---- more activations, each the functional op of the same name ------------------------------------------
+class _Elementwise(Module):
+    """An activation module: `fn(input, **args)` with the arguments given at construction."""
+
+    fn = None
+    _args = ()  # names of the constructor's arguments, in order (also the repr's)
+
+    def forward(self, input):
+        return type(self).fn(input, **{k: getattr(self, k) for k in self._args})
+
+    def extra_repr(self):
+        return ", ".join(f"{k}={getattr(self, k)}" for k in self._args if k != "inplace" or self.inplace)
+
+
+def _activation(name, fn, args=(), doc=""):
+    """A Module class `name` whose constructor takes `args` ((name, default) pairs) and calls `fn`."""
+    def __init__(self, *values, **kw):
+        _Elementwise.__init__(self)
+        names = [a for a, _ in args]
+        if len(values) > len(names):
+            raise TypeError(f"{name}.__init__() takes {len(names)} positional arguments but {len(values)} were given")
+        given = dict(zip(names, values))
+        for k in kw:
+            if k not in names or k in given:
+                raise TypeError(f"{name}.__init__() got an unexpected or repeated keyword argument '{k}'")
+        given.update(kw)
+        for a, default in args:
+            setattr(self, a, given.get(a, default))
+
+    return type(name, (_Elementwise,), {"__init__": __init__, "fn": staticmethod(fn), "_args": tuple(a for a, _ in args),
+                                        "__doc__": doc, "__module__": __name__})
+
+
+_INPLACE = ("inplace", False)
+SiLU = _activation("SiLU", F.silu, (_INPLACE,), "x sigmoid(x).")
+Mish = _activation("Mish", F.mish, (_INPLACE,), "x tanh(softplus(x)).")
+ELU = _activation("ELU", F.elu, (("alpha", 1.0), _INPLACE), "x if x > 0 else alpha (e^x - 1).")
+SELU = _activation("SELU", F.selu, (_INPLACE,), "scale elu(x, alpha), PyTorch's fixed constants.")
+CELU = _activation("CELU", F.celu, (("alpha", 1.0), _INPLACE), "max(0, x) + min(0, alpha (e^(x/alpha) - 1)).")
+LeakyReLU = _activation("LeakyReLU", F.leaky_relu, (("negative_slope", 0.01), _INPLACE), "x if x > 0 else slope x.")
+ReLU6 = _activation("ReLU6", F.relu6, (_INPLACE,), "min(max(x, 0), 6).")
+Hardtanh = _activation("Hardtanh", F.hardtanh, (("min_val", -1.0), ("max_val", 1.0), _INPLACE),
+                       "x clipped to [min_val, max_val].")
+Hardswish = _activation("Hardswish", F.hardswish, (_INPLACE,), "x relu6(x + 3) / 6.")
+Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, (_INPLACE,), "relu6(x + 3) / 6.")
+Softplus = _activation("Softplus", F.softplus, (("beta", 1.0), ("threshold", 20.0)), "log(1 + e^(beta x)) / beta.")
+Softsign = _activation("Softsign", F.softsign, (), "x / (1 + |x|).")
+LogSigmoid = _activation("LogSigmoid", F.logsigmoid, (), "log sigmoid(x).")
+Softmin = _activation("Softmin", F.softmin, (("dim", None),), "softmax(-x) along `dim`.")

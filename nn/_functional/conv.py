@@ -1,0 +1,340 @@
+"""conv1d, conv2d and conv_transpose2d through im2col: one ConvolutionBackward0 node each.
+
+im2col: every window of the zero-padded input is a column of one matrix, read through an
+`as_strided` view of the input (no loop) and copied once; the convolution is then one matrix
+product per group. col2im is its adjoint: it adds each kernel offset's slab of columns back into
+the input's shape (prod(kernel_size) strided adds: 9 for 3x3). A convolution, its gradient in the
+input (= conv_transpose2d's forward) and its gradient in the weight are three linear maps, each a
+Function on raw arrays (numpy or cupy) whose backward applies the other two: differentiable twice.
+"""
+import contextlib
+import itertools
+
+import numpy as np
+
+from . import cpu_kernels
+from ._common import Function, check_tensor, xp_of
+
+
+# ---- the two moves: windows as columns, columns back into windows ------------------------------------
+def as_strided(a, shape, strides):
+    xp = xp_of(a)
+    return xp.lib.stride_tricks.as_strided(a, shape=shape, strides=strides)
+
+
+def out_size(size, k, s, d, lo, hi):
+    """Windows of kernel k, stride s and dilation d along a dim of `size` padded by lo and hi."""
+    return (size + lo + hi - d * (k - 1) - 1) // s + 1
+
+
+def windows(a, kernel, stride, dilation, out):
+    """View of a (B0, B1, *spatial) as (B0, B1, *out, *kernel): element [.., o, k] = a[.., o*s + k*d]."""
+    n = len(kernel)
+    st = a.strides
+    sp = st[2:]
+    return as_strided(a, a.shape[:2] + tuple(out) + tuple(kernel),
+                      st[:2] + tuple(sp[i] * stride[i] for i in range(n)) + tuple(sp[i] * dilation[i] for i in range(n)))
+
+
+def pad_array(a, pads, value=0.0):
+    """a (B0, B1, *spatial) with pads ((lo, hi), ...) per spatial dim filled with `value` (no copy if none)."""
+    if not any(lo or hi for lo, hi in pads):
+        return a
+    xp = xp_of(a)
+    out = xp.full(a.shape[:2] + tuple(s + lo + hi for s, (lo, hi) in zip(a.shape[2:], pads)), value, dtype=a.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(a.shape[2:], pads))] = a
+    return out
+
+
+def im2col(a, kernel, stride, dilation, out):
+    """a (N, C, *spatial), already padded -> columns (C * prod(kernel), N * prod(out)), rows ordered (c, *k)."""
+    n = len(kernel)
+    v = windows(a, kernel, stride, dilation, out)  # (N, C, *out, *k)
+    order = (1,) + tuple(range(2 + n, 2 + 2 * n)) + (0,) + tuple(range(2, 2 + n))  # (C, *k, N, *out)
+    cols = xp_of(a).ascontiguousarray(v.transpose(order))
+    return cols.reshape(cols.shape[0] * _prod(kernel), -1)
+
+
+def col2im(piece, lead, padded, kernel, stride, dilation, out, dtype, xp):
+    """zeros(lead + padded) with, for each kernel offset k, piece(k) (shape lead + out) added at the
+    window positions o*s + k*d: the adjoint of reading windows."""
+    acc = xp.zeros(tuple(lead) + tuple(padded), dtype=dtype)
+    for k in itertools.product(*(range(kk) for kk in kernel)):
+        at = tuple(slice(ki * d, ki * d + s * (o - 1) + 1, s) for ki, d, s, o in zip(k, dilation, stride, out))
+        acc[(slice(None), slice(None)) + at] += piece(k)
+    return acc
+
+
+def crop(a, pads, sizes):
+    """The inverse of pad_array: the middle `sizes` of a (B0, B1, *padded)."""
+    if not any(lo or hi for lo, hi in pads):
+        return a
+    return a[(slice(None), slice(None)) + tuple(slice(lo, lo + s) for (lo, _), s in zip(pads, sizes))]
+
+
+# Products below this many multiply-adds run on the calling thread alone: waking OpenBLAS's workers
+# costs more than a small CNN's whole product (and far more when other processes hold the cores).
+SMALL_PRODUCT = 1 << 22
+
+
+def grouped_matmul(a, b):
+    """a (G, m, k) @ b (G, k, n) -> (G, m, n) as G plain 2-D products (numpy's stacked matmul is slower)."""
+    xp = xp_of(a)
+    G, m, k = a.shape
+    out = xp.empty((G, m, b.shape[2]), dtype=xp.result_type(a, b))
+    small = xp is np and m * k * b.shape[2] < SMALL_PRODUCT
+    with cpu_kernels.one_blas_thread() if small else contextlib.nullcontext():
+        for i in range(G):
+            xp.matmul(a[i], b[i], out=out[i])
+    return out
+
+
+def _prod(t):
+    n = 1
+    for v in t:
+        n *= v
+    return n
+
+
+# ---- convolution ------------------------------------------------------------------------------------------
+# Three linear maps, each the others' adjoints: Convolution (y from x and w), ConvolutionTranspose (its
+# gradient in x) and ConvolutionWeight (its gradient in w). Each one's backward calls the other two through
+# apply, so the gradients are recorded ops themselves and create_graph=True differentiates them again.
+def _weight_grad_arrays(xd, gd, kernel, stride, pads, dilation, groups):
+    """sum_{n, p} g[n, o, p] x_pad[n, c, p*s + k*d]: x (N, C, *in), g (N, O, *out) -> (O, C/G, *kernel)."""
+    xp = xp_of(gd)
+    O, out = gd.shape[1], gd.shape[2:]
+    cols = im2col(pad_array(xd, pads), kernel, stride, dilation, out)  # (C * K, N * L)
+    g2 = xp.ascontiguousarray(gd.swapaxes(0, 1)).reshape(groups, O // groups, -1)  # (G, O/G, N*L)
+    gw = grouped_matmul(g2, cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1))
+    return gw.reshape((O, xd.shape[1] // groups) + tuple(kernel))
+
+
+def _bias_grad(g):
+    return g.sum(dim=(0,) + tuple(range(2, g.ndim)))
+
+
+def _fit(t, spatial):
+    """t's leading `spatial` positions: as a transposed convolution's adjoint, a convolution also sees the rows
+    output_padding added (when output_padding >= stride), which no input position reached."""
+    if tuple(t.shape[2:]) == tuple(spatial):
+        return t
+    return t[(slice(None), slice(None)) + tuple(slice(0, s) for s in spatial)]
+
+
+class Convolution(Function):
+    node_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, b, stride, pads, dilation, groups):
+        # y[n, o, p] = b[o] + sum_{c in o's group, k} w[o, c, k] x_pad[n, c, p*s + k*d]
+        xd, wd = x.data, w.data
+        xp = xp_of(xd)
+        N, O, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
+        out = tuple(out_size(s, k, st, d, lo, hi) for s, k, st, d, (lo, hi) in
+                    zip(xd.shape[2:], kernel, stride, dilation, pads))
+        cols = im2col(pad_array(xd, pads), kernel, stride, dilation, out)
+        y = grouped_matmul(wd.reshape(groups, O // groups, -1), cols.reshape(groups, -1, cols.shape[1]))  # (G, O/G, N*L)
+        y = xp.ascontiguousarray(y.reshape((O, N) + out).swapaxes(0, 1))
+        if b is not None:
+            y += b.data.reshape((O,) + (1,) * len(out))
+        ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
+        ctx.conv = stride, pads, dilation, groups, xd.shape[2:], wd.shape[2:]
+        return y
+
+    @staticmethod
+    def backward(ctx, g):  # gx = conv_transpose(g, w),  gw = sum g x_windows,  gb = sum g
+        x, w = ctx.saved_tensors
+        stride, pads, dilation, groups, in_sp, kernel = ctx.conv
+        needs = ctx.needs_input_grad
+        gx = ConvolutionTranspose.apply(g, w, None, stride, pads, dilation, groups, in_sp) if needs[0] else None
+        gw = ConvolutionWeight.apply(x, g, kernel, stride, pads, dilation, groups) if needs[1] else None
+        gb = _bias_grad(g) if len(needs) > 2 and needs[2] else None
+        return gx, gw, gb, None, None, None, None
+
+
+def _input_grad(g2, wd, x_shape, pads, kernel, stride, dilation, out, groups):
+    """col2im(w^T g): g2 (G, O/G, N*L), w (O, C/G, *k) -> gx of x_shape (N, C, *spatial)."""
+    xp = xp_of(g2)
+    N, C = x_shape[:2]
+    O = wd.shape[0]
+    gcols = grouped_matmul(wd.reshape(groups, O // groups, -1).transpose(0, 2, 1), g2)  # (G, C/G * K, N*L)
+    gcols = gcols.reshape((C,) + tuple(kernel) + (N,) + tuple(out))
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(x_shape[2:], pads))
+    acc = col2im(lambda k: gcols[(slice(None),) + k], (C, N), padded, kernel, stride, dilation, out, g2.dtype, xp)
+    return xp.ascontiguousarray(crop(acc, pads, x_shape[2:]).swapaxes(0, 1))
+
+
+class ConvolutionTranspose(Function):
+    node_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, b, stride, pads, dilation, groups, out_spatial):
+        # the adjoint of Convolution in its input: y = col2im(w^T x), w of shape (C_in, C_out/G, *k)
+        xd, wd = x.data, w.data
+        xp = xp_of(xd)
+        N, Cin, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
+        Cout = wd.shape[1] * groups
+        x2 = xp.ascontiguousarray(xd.swapaxes(0, 1)).reshape(groups, Cin // groups, -1)
+        # the conv whose input gradient this is has weight w viewed as (C_in, C_out/G, k): its "O" is C_in
+        y = _input_grad(x2, wd, (N, Cout) + tuple(out_spatial), pads, kernel, stride, dilation, xd.shape[2:], groups)
+        if b is not None:
+            y += b.data.reshape((Cout,) + (1,) * len(kernel))
+        ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
+        ctx.conv = stride, pads, dilation, groups, wd.shape[2:], xd.shape[2:]
+        return y
+
+    @staticmethod
+    def backward(ctx, g):  # gx = conv(g, w),  gw = sum x g_windows (the roles of conv's weight gradient swapped)
+        x, w = ctx.saved_tensors
+        stride, pads, dilation, groups, kernel, in_sp = ctx.conv
+        needs = ctx.needs_input_grad
+        gx = _fit(Convolution.apply(g, w, None, stride, pads, dilation, groups), in_sp) if needs[0] else None
+        gw = ConvolutionWeight.apply(g, x, kernel, stride, pads, dilation, groups) if needs[1] else None
+        gb = _bias_grad(g) if len(needs) > 2 and needs[2] else None
+        return gx, gw, gb, None, None, None, None, None
+
+
+class ConvolutionWeight(Function):
+    node_name = "ConvolutionBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, x, g, kernel, stride, pads, dilation, groups):  # Convolution's weight gradient
+        ctx.save(input=x if ctx.needs_input_grad[1] else None, grad=g if ctx.needs_input_grad[0] else None)
+        ctx.conv = kernel, stride, pads, dilation, groups, x.data.shape[2:], g.data.shape[2:]
+        return _weight_grad_arrays(x.data, g.data, kernel, stride, pads, dilation, groups)
+
+    @staticmethod
+    def backward(ctx, gg):  # linear in x and in g: d/dx = conv_transpose(g, gg),  d/dg = conv(x, gg)
+        x, g = ctx.saved_tensors
+        kernel, stride, pads, dilation, groups, in_sp, out_sp = ctx.conv
+        needs = ctx.needs_input_grad
+        gx = ConvolutionTranspose.apply(g, gg, None, stride, pads, dilation, groups, in_sp) if needs[0] else None
+        gg_ = _fit(Convolution.apply(x, gg, None, stride, pads, dilation, groups), out_sp) if needs[1] else None
+        return gx, gg_, None, None, None, None, None
+
+
+# ---- argument checks (PyTorch's messages) -----------------------------------------------------------------
+def expand_param(value, n, name):
+    """An int or a sequence of n ints -> a tuple of n ints, or PyTorch's RuntimeError."""
+    if isinstance(value, int):
+        return (value,) * n
+    value = tuple(int(v) for v in value)
+    if len(value) == 1:
+        return value * n
+    if len(value) != n:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match the "
+                           f"convolution dimensions, but got {name}={list(value)}")
+    return value
+
+
+def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, transposed=False):
+    check_tensor(input, "input", name)
+    check_tensor(weight, "weight", name)
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {name}, but got input of "
+                           f"size: {list(input.shape)}")
+    if weight.ndim != n + 2:
+        raise RuntimeError(f"{name}: expected weight to be {n + 2}-dimensional (out_channels, in_channels/groups, "
+                           f"*kernel_size), but got weight of size {list(weight.shape)}")
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None and t.data.dtype != input.data.dtype:
+            raise RuntimeError(f"Input type ({input.dtype}) and {what} type ({t.dtype}) should be the same")
+    if input.data.dtype.kind != "f":
+        raise NotImplementedError(f'"{name}" not implemented for {input.dtype}: pass a floating point tensor')
+    stride, dilation = expand_param(stride, n, "stride"), expand_param(dilation, n, "dilation")
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) <= 0:
+        raise RuntimeError("dilation should be greater than zero")
+    if not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    ws = list(weight.shape)
+    batched = input.ndim == n + 2
+    xs = list(input.shape) if batched else [1] + list(input.shape)
+    if ws[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got "
+                           f"weight of size [{ws}] instead")
+    if transposed:
+        if xs[1] != ws[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {ws}, expected input{xs} to have {ws[0]} channels, "
+                               f"but got {xs[1]} channels instead")
+        out_channels = ws[1] * groups
+    else:
+        if xs[1] != ws[1] * groups:
+            raise RuntimeError(f"Given groups={groups}, weight of size {ws}, expected input{xs} to have "
+                               f"{ws[1] * groups} channels, but got {xs[1]} channels instead")
+        out_channels = ws[0]
+    if bias is not None and tuple(bias.shape) != (out_channels,):
+        raise RuntimeError(f"Given weight of size {ws}, expected bias to be 1-dimensional with {out_channels} elements, "
+                           f"but got bias of size {list(bias.shape)} instead")
+    kernel = tuple(ws[2:])
+    if isinstance(padding, str):
+        if padding == "valid":
+            pads = ((0, 0),) * n
+        elif padding == "same" and not transposed:
+            if max(stride) > 1:
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            # the total d (k - 1) split as PyTorch does: the odd one extra on the right
+            pads = tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation))
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        p = expand_param(padding, n, "padding")
+        if min(p) < 0:
+            raise RuntimeError("negative padding is not supported")
+        pads = tuple((v, v) for v in p)
+    return input if batched else input.unsqueeze(0), batched, stride, pads, dilation, kernel
+
+
+def _convnd(input, weight, bias, stride, padding, dilation, groups, n, name):
+    x, batched, stride, pads, dilation, kernel = _conv_args(input, weight, bias, stride, padding, dilation, groups, n,
+                                                            name)
+    padded = tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[2:], pads))
+    eff = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    if any(e > p for e, p in zip(eff, padded)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
+    y = Convolution.apply(x, weight, bias, stride, pads, dilation, groups)
+    return y if batched else y.squeeze(0)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation, as PyTorch). Shapes: input (N, C_in, L) or (C_in, L), weight
+    (C_out, C_in/groups, k), bias (C_out,) -> (N, C_out, L_out), L_out = (L + 2p - d (k - 1) - 1) // s + 1.
+    padding: an int, 'valid' (0) or 'same' (stride 1 only). One `ConvolutionBackward0` node."""
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation, as PyTorch). Shapes: input (N, C_in, H, W) or (C_in, H, W), weight
+    (C_out, C_in/groups, kH, kW), bias (C_out,) -> (N, C_out, H_out, W_out), H_out = (H + 2p - d (kH - 1) - 1)
+    // s + 1. stride, padding, dilation: an int or a pair; padding also 'valid' or 'same' (stride 1; an odd
+    total puts the extra row and column at the end, as PyTorch). One `ConvolutionBackward0` node."""
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of conv2d in its input (a "deconvolution"). Shapes: input (N, C_in, H, W) or (C_in, H, W),
+    weight (C_in, C_out/groups, kH, kW), bias (C_out,) -> (N, C_out, H_out, W_out), H_out = (H - 1) s - 2p +
+    d (kH - 1) + output_padding + 1. One `ConvolutionBackward0` node."""
+    if isinstance(padding, str):
+        raise RuntimeError("conv_transpose2d: padding must be an int or a pair of ints, not a string")
+    x, batched, stride, pads, dilation, kernel = _conv_args(input, weight, bias, stride, padding, dilation, groups, 2,
+                                                            "conv_transpose2d", transposed=True)
+    op = expand_param(output_padding, 2, "output_padding")
+    if any(o >= s and o >= d for o, s, d in zip(op, stride, dilation)) or min(op) < 0:
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
+                           f"output_padding_height: {op[0]} output_padding_width: {op[1]} stride_height: {stride[0]} "
+                           f"stride_width: {stride[1]} dilation_height: {dilation[0]} dilation_width: {dilation[1]}")
+    out = tuple((s - 1) * st - 2 * lo + d * (k - 1) + o + 1
+                for s, st, (lo, _), d, k, o in zip(x.shape[2:], stride, pads, dilation, kernel, op))
+    if min(out) <= 0:
+        raise RuntimeError(f"conv_transpose2d: calculated output size {list(out)} is too small for input of size "
+                           f"{list(input.shape)}")
+    # col2im writes positions up to (H - 1) s + d (kH - 1): the padded frame holds those and the cropped
+    # output [p, p + H_out); output_padding's extra rows past the last window stay zero
+    pads = tuple((lo, max(lo - o, 0)) for (lo, _), o in zip(pads, op))
+    y = ConvolutionTranspose.apply(x, weight, bias, stride, pads, dilation, groups, out)
+    return y if batched else y.squeeze(0)
+

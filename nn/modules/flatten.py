@@ -1,0 +1,16 @@
+"""Flatten: dims start_dim..end_dim merged into one (a view where the input allows)."""
+from ..module import Module
+
+
+class Flatten(Module):
+    """Shapes: (*, S_start, ..., S_end, *) -> (*, prod(S_start..S_end), *); by default all but the batch dim."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

@@ -1,0 +1,122 @@
+"""The activations beyond the GPT's (silu ... softmin) and their modules, against PyTorch: values, gradients,
+second derivatives, dtypes, grad_fn names and the errors for integer input."""
+import numpy as np
+import pytest
+
+import minigrad
+import nn
+import nn.functional as F
+from minigrad.autograd import gradcheck, gradgradcheck
+
+RNG = np.random.default_rng(16)
+
+# (name, kwargs): each F.<name>(x, **kwargs) against torch.nn.functional.<name>
+CASES = [
+    ("silu", {}), ("mish", {}), ("elu", {}), ("elu", {"alpha": 0.3}), ("selu", {}), ("celu", {}),
+    ("celu", {"alpha": 2.5}), ("leaky_relu", {}), ("leaky_relu", {"negative_slope": 0.2}),
+    ("leaky_relu", {"negative_slope": -0.5}), ("relu6", {}), ("hardtanh", {"min_val": -2.0, "max_val": 0.5}),
+    ("hardswish", {}), ("hardsigmoid", {}), ("softplus", {}), ("softplus", {"beta": 2.0, "threshold": 3.0}),
+    ("softplus", {"beta": 0.5}), ("softsign", {}), ("logsigmoid", {}), ("softmin", {"dim": 1}),
+    ("softmin", {"dim": 0}),
+]
+SMOOTH = {"silu", "mish", "elu", "selu", "celu", "softplus", "softsign", "logsigmoid", "softmin"}
+
+
+def data(shape, dtype, scale=4.0):
+    x = RNG.standard_normal(shape) * scale
+    x[np.abs(np.abs(x) - 3.0) < 1e-3] += 0.01  # away from the kinks at +-3 (hardswish, hardsigmoid)
+    x[np.abs(x) < 1e-3] += 0.01
+    return x.astype(dtype)
+
+
+def ids(cases):
+    return [f"{n}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for n, kw in cases]
+
+
+@pytest.mark.parametrize("name,kw", CASES, ids=ids(CASES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_values_gradients_dtype_and_node_vs_torch(torch, name, kw, dtype):
+    x = data((4, 7), dtype)
+    x[0, :3] = [40.0, -40.0, 0.0]  # the overflow-prone ends, and 0
+    ours = minigrad.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    y, ty = getattr(F, name)(ours, **kw), getattr(torch.nn.functional, name)(theirs, **kw)
+    assert y.dtype == ours.dtype and y.shape == tuple(ty.shape)
+    assert y.grad_fn.name() == ty.grad_fn.name()
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+    g = RNG.standard_normal(y.shape).astype(dtype)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    assert ours.grad.dtype == ours.dtype
+    if name == "hardsigmoid" and dtype == np.float64:  # PyTorch's float64 backward multiplies by a float32 1/6
+        tol = dict(rtol=1e-7, atol=1e-13)
+    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("name,kw", CASES, ids=ids(CASES))
+def test_gradcheck_and_gradgradcheck(name, kw):
+    x = minigrad.tensor(data((3, 4), np.float64, scale=2.0), requires_grad=True)
+    f = lambda x: getattr(F, name)(x, **kw)  # noqa: E731
+    assert gradcheck(f, (x,))
+    if name != "softmin":  # softmin is softmax(-x), and F.softmax's fused backward is once-differentiable
+        assert gradgradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("name", ["silu", "mish", "softplus", "logsigmoid", "elu"])
+def test_second_derivative_vs_torch(torch, name):
+    x = data((6,), np.float64, scale=2.0)
+    ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (g,) = minigrad.autograd.grad(getattr(F, name)(ours).sum(), ours, create_graph=True)
+    g.sum().backward()
+    (tg,) = torch.autograd.grad(getattr(torch.nn.functional, name)(theirs).sum(), theirs, create_graph=True)
+    tg.sum().backward()
+    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardswish", "hardsigmoid",
+                                  "softplus", "logsigmoid"])
+def test_integer_input_raises_like_torch(torch, name):
+    with pytest.raises(NotImplementedError) as theirs:
+        getattr(torch.nn.functional, name)(torch.tensor([1, 2]))
+    with pytest.raises(NotImplementedError, match="not implemented for .*int64") as ours:
+        getattr(F, name)(minigrad.tensor([1, 2]))
+    assert type(ours.value) is type(theirs.value)
+
+
+def test_relu6_of_integers_stays_integer(torch):
+    x = [-3, 2, 9]
+    assert F.relu6(minigrad.tensor(x)).tolist() == torch.nn.functional.relu6(torch.tensor(x)).tolist()
+    assert F.relu6(minigrad.tensor(x)).dtype == minigrad.int64
+
+
+def test_celu_alpha_zero_and_hardtanh_bounds(torch):
+    with pytest.raises(RuntimeError, match="alpha cannot be 0"):
+        F.celu(minigrad.randn(3), alpha=0.0)
+    with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):
+        F.hardtanh(minigrad.randn(3), 1.0, -1.0)
+    with pytest.raises(TypeError, match="must be Tensor"):
+        F.silu([1.0, 2.0])
+
+
+MODULES = [
+    ("SiLU", (), {}), ("Mish", (), {}), ("ELU", (0.5,), {}), ("SELU", (), {}), ("CELU", (), {"alpha": 1.5}),
+    ("LeakyReLU", (0.1,), {}), ("ReLU6", (), {}), ("Hardtanh", (-2.0, 0.5), {}), ("Hardswish", (), {}), ("Hardsigmoid", (), {}),
+    ("Softplus", (2.0, 5.0), {}), ("Softsign", (), {}), ("LogSigmoid", (), {}), ("Softmin", (), {"dim": -1}),
+]
+
+
+@pytest.mark.parametrize("name,args,kw", MODULES, ids=[m[0] for m in MODULES])
+def test_modules_match_torch(torch, name, args, kw):
+    x = data((3, 5), np.float32)
+    m, tm = getattr(nn, name)(*args, **kw), getattr(torch.nn, name)(*args, **kw)
+    np.testing.assert_allclose(m(minigrad.tensor(x)).data, tm(torch.tensor(x)).numpy(), rtol=1e-5, atol=1e-6)
+    assert repr(m) == repr(tm)
+    assert list(m.state_dict()) == []
+
+
+def test_module_bad_arguments():
+    with pytest.raises(TypeError, match="positional arguments"):
+        nn.ELU(1.0, False, 3)
+    with pytest.raises(TypeError, match="unexpected or repeated keyword argument 'beta'"):
+        nn.ELU(beta=1.0)

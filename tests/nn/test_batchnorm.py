@@ -1,0 +1,124 @@
+"""F.batch_norm and nn.BatchNorm1d / BatchNorm2d against PyTorch: values, gradients, running statistics
+(momentum, cumulative average, eval mode), affine and track_running_stats, buffers in state_dict, errors."""
+import numpy as np
+import pytest
+
+import minigrad
+import nn
+import nn.functional as F
+from minigrad.autograd import gradcheck, gradgradcheck
+
+RNG = np.random.default_rng(5)
+
+
+def arr(*shape, dtype=np.float64):
+    return (RNG.standard_normal(shape) * 2 + 1).astype(dtype)
+
+
+def copy_to_torch(torch, m, tm):
+    with torch.no_grad():
+        for name, p in tm.named_parameters():
+            p.copy_(torch.tensor(np.array(getattr(m, name).data)))
+
+
+@pytest.mark.parametrize("cls,shape", [("BatchNorm2d", (4, 3, 5, 5)), ("BatchNorm1d", (6, 3)),
+                                       ("BatchNorm1d", (4, 3, 7))])
+@pytest.mark.parametrize("kw", [{}, {"momentum": 0.3}, {"momentum": None}, {"affine": False},
+                                {"track_running_stats": False}, {"eps": 1e-3}, {"bias": False}])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_module_train_then_eval_vs_torch(torch, cls, shape, kw, dtype):
+    m, tm = getattr(nn, cls)(3, **kw), getattr(torch.nn, cls)(3, **kw)
+    if dtype == np.float64:
+        m, tm = m.double(), tm.double()
+    for p in m.parameters():  # non-trivial affine parameters
+        p.data[...] = arr(3, dtype=dtype)
+    copy_to_torch(torch, m, tm)
+    assert repr(m) == repr(tm)
+    assert list(m.state_dict()) == list(tm.state_dict())
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-11)
+    for step in range(3):
+        x = arr(*shape, dtype=dtype) * (step + 1)
+        ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        y, ty = m(ours), tm(theirs)
+        assert y.grad_fn.name() == ty.grad_fn.name() == "NativeBatchNormBackward0"
+        assert y.dtype == ours.dtype
+        np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+        g = arr(*shape, dtype=dtype)
+        y.backward(minigrad.tensor(g))
+        ty.backward(torch.tensor(g))
+        np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), **tol)
+        for name, p in tm.named_parameters():
+            np.testing.assert_allclose(getattr(m, name).grad.data, p.grad.numpy(), **tol)
+    for k, v in tm.state_dict().items():
+        np.testing.assert_allclose(m.state_dict()[k].data, v.numpy(), **tol)
+        assert m.state_dict()[k].dtype.itemsize == v.element_size()
+    m.eval()
+    tm.eval()
+    x = arr(*shape, dtype=dtype)
+    ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = m(ours), tm(theirs)
+    np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+    y.backward(minigrad.tensor(x))
+    ty.backward(torch.tensor(x))
+    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), **tol)
+    if m.num_batches_tracked is not None:
+        assert m.num_batches_tracked.item() == 3
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_gradcheck(training):
+    x = minigrad.tensor(arr(3, 2, 2, 2), requires_grad=True)
+    w, b = minigrad.tensor(arr(2), requires_grad=True), minigrad.tensor(arr(2), requires_grad=True)
+    rm, rv = minigrad.tensor(arr(2)), minigrad.tensor(np.abs(arr(2)) + 0.5)
+    # running statistics are updated in place when training: pass none then (the batch's statistics normalize)
+    assert gradcheck(lambda x, w, b: F.batch_norm(x, None if training else rm, None if training else rv, w, b,
+                                                  training=training), (x, w, b))
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_gradgradcheck_and_second_derivative_vs_torch(torch, training):
+    x, w, b = arr(3, 2, 2, 2), arr(2), arr(2)
+    rm, rv = arr(2), np.abs(arr(2)) + 0.5
+    ours = [minigrad.tensor(a, requires_grad=True) for a in (x, w, b)]
+
+    def f(x, w, b, mod=F, T=minigrad.tensor):
+        stats = (None, None) if training else (T(rm), T(rv))
+        return mod.batch_norm(x, *stats, w, b, training=training) ** 2
+
+    assert gradgradcheck(f, ours)
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    g = minigrad.autograd.grad(f(*ours).sum(), ours, create_graph=True)
+    sum((t ** 2).sum() for t in g).backward()
+    tg = torch.autograd.grad(f(*theirs, mod=torch.nn.functional, T=torch.tensor).sum(), theirs, create_graph=True)
+    sum((t ** 2).sum() for t in tg).backward()
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.grad.data, t.grad.numpy(), rtol=1e-9, atol=1e-10)
+
+
+def test_state_dict_round_trip_and_eval_uses_running_stats():
+    m = nn.BatchNorm2d(2)
+    for _ in range(4):
+        m(minigrad.tensor(arr(8, 2, 3, 3)))
+    m2 = nn.BatchNorm2d(2)
+    m2.load_state_dict(m.state_dict())
+    assert m2.num_batches_tracked.item() == 4 and m2.num_batches_tracked.dtype == minigrad.int64
+    m.eval()
+    m2.eval()
+    x = minigrad.tensor(arr(2, 2, 3, 3))
+    np.testing.assert_array_equal(m(x).data, m2(x).data)
+    mean, var = m.running_mean.data[None, :, None, None], m.running_var.data[None, :, None, None]
+    np.testing.assert_allclose(m(x).data, (x.data - mean) / np.sqrt(var + 1e-5), rtol=1e-5, atol=1e-6)
+
+
+def test_errors_match_torch(torch):
+    cases = [
+        (lambda t, n: n.BatchNorm2d(4)(t.randn(4, 5, 5)), ValueError, r"expected 4D input \(got 3D input\)"),
+        (lambda t, n: n.BatchNorm1d(4)(t.randn(4, 5, 5, 5)), ValueError, r"expected 2D or 3D input \(got 4D input\)"),
+        (lambda t, n: n.BatchNorm1d(4)(t.randn(1, 4)), ValueError, "Expected more than 1 value per channel"),
+        (lambda t, n: n.BatchNorm2d(4)(t.randn(2, 3, 5, 5)), RuntimeError, "running_mean should contain 3 elements"),
+    ]
+    for call, kind, match in cases:
+        with pytest.raises(kind, match=match):
+            call(torch, torch.nn)
+        with pytest.raises(kind, match=match):
+            call(minigrad, nn)

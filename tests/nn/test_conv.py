@@ -1,0 +1,218 @@
+"""conv1d, conv2d, conv_transpose2d and nn.Conv1d / nn.Conv2d against PyTorch: values, gradients (float32 and
+float64), finite differences, node names, PyTorch's init, and the errors for bad input."""
+import math
+
+import numpy as np
+import pytest
+
+import minigrad
+import nn
+import nn.functional as F
+from minigrad.autograd import gradcheck, gradgradcheck
+
+RNG = np.random.default_rng(7)
+
+
+def arr(*shape, dtype=np.float64):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def vs_torch(torch, ours, theirs, arrays, dtype, **kw):
+    """ours(*tensors, **kw) against theirs(*torch tensors, **kw): output, node name and every input's gradient."""
+    xs = [None if a is None else minigrad.tensor(a, requires_grad=True) for a in arrays]
+    ts = [None if a is None else torch.tensor(a, requires_grad=True) for a in arrays]
+    y, ty = ours(*xs, **kw), theirs(*ts, **kw)
+    assert y.shape == tuple(ty.shape) and y.dtype == xs[0].dtype
+    assert y.grad_fn.name() == ty.grad_fn.name()
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-11)
+    np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+    g = arr(*y.shape, dtype=dtype)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    for x, t in zip(xs, ts):
+        if x is not None:
+            assert x.grad.dtype == x.dtype
+            np.testing.assert_allclose(x.grad.data, t.grad.numpy(), **tol)
+
+
+CONV2D = [
+    ((2, 3, 7, 6), (4, 3, 3, 3), True, {}),
+    ((2, 3, 7, 6), (4, 3, 3, 2), True, {"stride": 2, "padding": 1}),
+    ((2, 4, 9, 8), (6, 2, 3, 3), True, {"stride": (2, 1), "padding": (1, 2), "dilation": (2, 1), "groups": 2}),
+    ((1, 3, 6, 7), (5, 3, 3, 3), False, {"padding": "same", "dilation": 2}),
+    ((2, 3, 6, 6), (2, 3, 2, 4), True, {"padding": "same"}),  # even kernels: the extra pad goes last
+    ((2, 3, 5, 5), (2, 3, 5, 5), True, {"padding": "valid"}),
+    ((3, 6, 6), (4, 3, 3, 3), True, {"padding": 1}),  # unbatched
+    ((2, 6, 5, 5), (6, 1, 3, 3), True, {"groups": 6}),  # depthwise
+    ((2, 3, 1, 1), (4, 3, 1, 1), True, {}),
+]
+
+
+@pytest.mark.parametrize("xs,ws,bias,kw", CONV2D)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv2d_vs_torch(torch, xs, ws, bias, kw, dtype):
+    vs_torch(torch, F.conv2d, torch.nn.functional.conv2d,
+             [arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype) if bias else None], dtype, **kw)
+
+
+@pytest.mark.parametrize("xs,ws,kw", [
+    ((2, 3, 9), (4, 3, 3), {}), ((2, 4, 11), (6, 2, 4), {"stride": 2, "padding": 2, "dilation": 2, "groups": 2}),
+    ((3, 8), (2, 3, 3), {"padding": "same"}),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv1d_vs_torch(torch, xs, ws, kw, dtype):
+    vs_torch(torch, F.conv1d, torch.nn.functional.conv1d,
+             [arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype)], dtype, **kw)
+
+
+@pytest.mark.parametrize("xs,ws,bias,kw", [
+    ((2, 4, 5, 4), (4, 3, 3, 3), True, {"stride": 2, "padding": 1, "output_padding": 1}),
+    ((2, 4, 5, 4), (4, 3, 3, 2), True, {"stride": (3, 2), "padding": (0, 2), "output_padding": (2, 1), "groups": 2,
+                                        "dilation": (1, 2)}),
+    ((4, 5, 4), (4, 3, 3, 3), False, {"stride": 2, "padding": 2, "output_padding": 1, "dilation": 2}),
+    ((1, 2, 3, 3), (2, 2, 2, 2), True, {}),
+    ((2, 3, 1, 2), (3, 2, 1, 2), True, {"dilation": 2, "output_padding": 1}),  # output_padding >= stride
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv_transpose2d_vs_torch(torch, xs, ws, bias, kw, dtype):
+    out_channels = ws[1] * kw.get("groups", 1)
+    vs_torch(torch, F.conv_transpose2d, torch.nn.functional.conv_transpose2d,
+             [arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(out_channels, dtype=dtype) if bias else None], dtype,
+             **kw)
+
+
+@pytest.mark.parametrize("fn,xs,ws,kw", [
+    (F.conv2d, (2, 4, 5, 4), (4, 2, 3, 2), {"stride": (2, 1), "padding": 1, "groups": 2}),
+    (F.conv2d, (1, 2, 5, 5), (3, 2, 2, 2), {"padding": "same", "dilation": 2}),
+    (F.conv1d, (2, 2, 7), (3, 2, 3), {"stride": 2, "padding": 1}),
+    (F.conv_transpose2d, (1, 2, 3, 3), (2, 3, 2, 3), {"stride": 2, "padding": 1, "output_padding": 1}),
+])
+def test_gradcheck(fn, xs, ws, kw):
+    out_channels = ws[1] if fn is F.conv_transpose2d else ws[0]
+    args = [minigrad.tensor(a, requires_grad=True) for a in (arr(*xs), arr(*ws), arr(out_channels))]
+    assert gradcheck(lambda x, w, b: fn(x, w, b, **kw), args)
+
+
+@pytest.mark.parametrize("fn,xs,ws,kw", [
+    (F.conv2d, (1, 2, 4, 3), (2, 1, 2, 2), {"stride": (2, 1), "padding": 1, "groups": 2}),
+    (F.conv1d, (2, 2, 5), (3, 2, 3), {"padding": "same", "dilation": 2}),
+    (F.conv_transpose2d, (1, 2, 3, 2), (2, 2, 2, 2), {"stride": 2, "padding": 1, "output_padding": 1}),
+    (F.conv_transpose2d, (1, 2, 2, 2), (2, 2, 1, 2), {"dilation": 2, "output_padding": 1}),
+])
+def test_gradgradcheck(fn, xs, ws, kw):
+    # the gradients are convolutions themselves (recorded): differentiable again, in x, w and the upstream grad
+    out_channels = ws[1] if fn is F.conv_transpose2d else ws[0]
+    args = [minigrad.tensor(a, requires_grad=True) for a in (arr(*xs), arr(*ws), arr(out_channels))]
+    assert gradgradcheck(lambda x, w, b: fn(x, w, b, **kw), args)
+
+
+def test_second_derivative_vs_torch(torch):
+    x, w = arr(2, 3, 5, 5), arr(4, 3, 3, 3)
+    ours = [minigrad.tensor(a, requires_grad=True) for a in (x, w)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w)]
+    gx, gw = minigrad.autograd.grad((F.conv2d(*ours, stride=2, padding=1) ** 2).sum(), ours, create_graph=True)
+    ((gx ** 2).sum() + (gw ** 2).sum()).backward()
+    tgx, tgw = torch.autograd.grad((torch.nn.functional.conv2d(*theirs, stride=2, padding=1) ** 2).sum(), theirs,
+                                   create_graph=True)
+    ((tgx ** 2).sum() + (tgw ** 2).sum()).backward()
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.grad.data, t.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_only_needed_gradients_and_no_grad():
+    x, w = minigrad.tensor(arr(2, 3, 5, 5)), minigrad.tensor(arr(4, 3, 3, 3), requires_grad=True)
+    F.conv2d(x, w).sum().backward()
+    assert x.grad is None and w.grad.shape == w.shape
+    with minigrad.no_grad():
+        y = F.conv2d(x, w)
+    assert y.grad_fn is None and not y.requires_grad
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, m: m.conv2d(t.randn(2, 3), t.randn(3, 2, 3, 3)),  # rank
+    lambda t, m: m.conv2d(t.randn(1, 4, 5, 5), t.randn(3, 2, 3, 3)),  # channels
+    lambda t, m: m.conv2d(t.randn(1, 2, 2, 2), t.randn(3, 2, 3, 3)),  # kernel larger than the input
+    lambda t, m: m.conv2d(t.randn(1, 4, 5, 5), t.randn(3, 2, 3, 3), groups=2),  # groups do not divide
+    lambda t, m: m.conv2d(t.randn(1, 4, 5, 5), t.randn(4, 4, 3, 3), stride=2, padding="same"),
+    lambda t, m: m.conv2d(t.randn(1, 4, 5, 5), t.randn(4, 4, 3, 3), padding="foo"),
+    lambda t, m: m.conv2d(t.randn(1, 4, 5, 5), t.randn(4, 4, 3, 3), padding=-1),
+    lambda t, m: m.conv2d(t.randn(1, 4, 5, 5), t.randn(4, 4, 3, 3), stride=0),
+    lambda t, m: m.conv2d(t.randn(1, 4, 5, 5), t.randn(4, 4, 3, 3), t.randn(3)),  # bias size
+    lambda t, m: m.conv2d(t.randn(1, 4, 5, 5), t.randn(4, 4, 3, 3), stride=(1, 2, 3)),
+    lambda t, m: m.conv2d(t.randn(1, 4, 5, 5), t.randn(4, 4, 3, 3), t.randn(4).double()),  # bias dtype
+    lambda t, m: m.conv1d(t.randn(2, 4, 5, 5), t.randn(3, 4, 3)),
+    lambda t, m: m.conv_transpose2d(t.randn(1, 4, 5, 5), t.randn(3, 2, 3, 3)),
+    lambda t, m: m.conv_transpose2d(t.randn(1, 4, 5, 5), t.randn(4, 2, 3, 3), stride=2, output_padding=2),
+])
+def test_errors_match_torch_types(torch, call):
+    with pytest.raises(Exception) as theirs:
+        call(torch, torch.nn.functional)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(minigrad, F)
+    assert "\n" not in str(ours.value) and len(str(ours.value)) > 20
+
+
+def test_error_messages_name_the_shapes():
+    with pytest.raises(RuntimeError, match=r"expected input\[1, 4, 5, 5\] to have 2 channels, but got 4"):
+        F.conv2d(minigrad.randn(1, 4, 5, 5), minigrad.randn(3, 2, 3, 3))
+    with pytest.raises(RuntimeError, match=r"Expected 3D \(unbatched\) or 4D \(batched\) input to conv2d"):
+        F.conv2d(minigrad.randn(5, 5), minigrad.randn(3, 2, 3, 3))
+    with pytest.raises(RuntimeError, match=r"Kernel size can't be greater than actual input size"):
+        F.conv2d(minigrad.randn(1, 2, 2, 2), minigrad.randn(3, 2, 3, 3))
+
+
+@pytest.mark.parametrize("cls,args,kw", [
+    ("Conv2d", (3, 8, 3), {"padding": 1}),
+    ("Conv2d", (4, 6, (3, 2)), {"stride": 2, "groups": 2, "bias": False}),
+    ("Conv2d", (3, 4, 3), {"padding": "same", "padding_mode": "reflect"}),
+    ("Conv2d", (3, 4, 3), {"padding": 2, "padding_mode": "circular", "dilation": 2}),
+    ("Conv2d", (3, 4, 2), {"padding": 1, "padding_mode": "replicate"}),
+    ("Conv1d", (3, 5, 3), {"stride": 2, "padding": 1}),
+])
+def test_modules_match_torch_with_the_same_weights(torch, cls, args, kw):
+    m, tm = getattr(nn, cls)(*args, **kw), getattr(torch.nn, cls)(*args, **kw)
+    assert repr(m) == repr(tm)
+    assert list(m.state_dict()) == list(tm.state_dict())
+    assert m.weight.shape == tuple(tm.weight.shape)
+    with torch.no_grad():
+        for name, p in tm.named_parameters():
+            p.copy_(torch.tensor(np.array(getattr(m, name).data)))
+    x = arr(2, args[0], 9, 8) if cls == "Conv2d" else arr(2, args[0], 9)
+    x = x.astype(np.float32)
+    np.testing.assert_allclose(m(minigrad.tensor(x)).data, tm(torch.tensor(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_init_is_pytorchs_kaiming_uniform():
+    minigrad.manual_seed(0)
+    m = nn.Conv2d(16, 64, 3)
+    bound = 1 / math.sqrt(16 * 9)  # kaiming_uniform_(a=sqrt(5)) on fan_in = 16 * 3 * 3
+    w = m.weight.data
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.95 * bound
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.05 * bound  # U(-b, b) has std b / sqrt 3
+    assert np.abs(m.bias.data).max() <= bound
+    assert m.weight.dtype == minigrad.float32
+
+
+def test_module_argument_errors():
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.Conv2d(3, 4, 3, groups=2)
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        nn.Conv2d(3, 4, 3, padding_mode="mirror")
+    with pytest.raises(ValueError, match="padding='same' is not supported for strided convolutions"):
+        nn.Conv2d(3, 4, 3, stride=2, padding="same")
+
+
+def test_conv2d_trains_a_step():
+    minigrad.manual_seed(0)
+    m = nn.Conv2d(2, 3, 3, padding=1)
+    x = minigrad.randn(4, 2, 6, 6)
+    target = minigrad.randn(4, 3, 6, 6)
+    opt = nn.optim.SGD(m.parameters(), lr=0.1)
+    losses = []
+    for _ in range(5):
+        loss = ((m(x) - target) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]

@@ -1,0 +1,272 @@
+"""The losses beyond cross_entropy (l1, smooth_l1, nll, binary_cross_entropy(_with_logits), kl_div, mse_loss),
+one_hot, and the loss modules, against PyTorch: values, gradients for input and target, node names, dtypes,
+finite differences (first and second), and bad input."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+import nn
+import nn.functional as F
+from minigrad.autograd import gradcheck, gradgradcheck
+
+RNG = np.random.default_rng(3)
+REDUCTIONS = ["mean", "sum", "none"]
+
+
+def arr(*shape, dtype=np.float64):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def prob(*shape, dtype=np.float64):
+    return RNG.uniform(0.05, 0.95, shape).astype(dtype)
+
+
+def log_prob(*shape, dtype=np.float64):
+    x = arr(*shape, dtype=dtype)
+    return (x - np.log(np.exp(x).sum(axis=1, keepdims=True))).astype(dtype)
+
+
+def vs_torch(torch, name, arrays, dtype, grads=None, node=True, **kw):
+    """F.<name>(*arrays, **kw) against PyTorch's; `grads`: which arrays are differentiable (default: floats)."""
+    grads = grads or [a is not None and a.dtype.kind == "f" for a in arrays]
+    ours = [None if a is None else minigrad.tensor(a, requires_grad=g) for a, g in zip(arrays, grads)]
+    theirs = [None if a is None else torch.tensor(a, requires_grad=g) for a, g in zip(arrays, grads)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # kl_div's 'mean' warning (both warn)
+        y, ty = getattr(F, name)(*ours, **kw), getattr(torch.nn.functional, name)(*theirs, **kw)
+    assert y.shape == tuple(ty.shape) and y.dtype == ours[0].dtype
+    if node:
+        assert y.grad_fn.name() == ty.grad_fn.name()
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+    g = arr(*y.shape, dtype=dtype)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    for o, t, need in zip(ours, theirs, grads):
+        if need:
+            assert o.grad.dtype == o.dtype
+            np.testing.assert_allclose(o.grad.data, t.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["l1_loss", "mse_loss"])
+def test_l1_and_mse(torch, name, reduction, dtype):
+    vs_torch(torch, name, [arr(3, 4, dtype=dtype), arr(3, 4, dtype=dtype)], dtype, reduction=reduction)
+
+
+@pytest.mark.parametrize("name", ["l1_loss", "mse_loss"])
+def test_l1_and_mse_weighted(torch, name):
+    x, t, w = arr(3, 4), arr(3, 4), prob(3, 4)
+    for reduction in REDUCTIONS:
+        y = getattr(F, name)(minigrad.tensor(x), minigrad.tensor(t), reduction=reduction, weight=minigrad.tensor(w))
+        ty = getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(t), reduction=reduction,
+                                                weight=torch.tensor(w))
+        np.testing.assert_allclose(y.data, ty.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("beta", [1.0, 0.3, 0.0])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_smooth_l1(torch, reduction, beta, dtype):
+    vs_torch(torch, "smooth_l1_loss", [arr(4, 5, dtype=dtype), arr(4, 5, dtype=dtype)], dtype, node=beta == 0,
+             reduction=reduction, beta=beta)
+
+
+def test_smooth_l1_node(torch):
+    y = F.smooth_l1_loss(minigrad.tensor(arr(3), requires_grad=True), minigrad.tensor(arr(3)))
+    assert y.grad_fn.name() == "SmoothL1LossBackward0"  # after the difference's SubBackward0 (PyTorch: its inputs)
+
+
+NLL = [((5, 4), (5,)), ((4,), ()), ((2, 4, 3, 2), (2, 3, 2))]
+
+
+@pytest.mark.parametrize("xs,ts", NLL)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nll_loss(torch, xs, ts, reduction, weighted, dtype):
+    C = xs[1] if len(xs) > 1 else xs[0]
+    t = RNG.integers(0, C, ts)
+    if t.ndim:
+        t.reshape(-1)[0] = -100  # one ignored target
+    w = prob(C, dtype=dtype) if weighted else None
+    x = log_prob(*xs, dtype=dtype) if len(xs) > 1 else arr(*xs, dtype=dtype)
+    vs_torch(torch, "nll_loss", [x, t, w], dtype, grads=[True, False, False], reduction=reduction)
+
+
+def test_nll_loss_ignore_index_and_log_softmax_is_cross_entropy(torch):
+    x, t = arr(6, 5), RNG.integers(0, 5, 6)
+    t[2] = 3
+    a = F.nll_loss(F.log_softmax(minigrad.tensor(x), 1), minigrad.tensor(t), ignore_index=3)
+    b = F.cross_entropy(minigrad.tensor(x), minigrad.tensor(t), ignore_index=3)
+    np.testing.assert_allclose(a.data, b.data, rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_binary_cross_entropy(torch, reduction, weighted, dtype):
+    vs_torch(torch, "binary_cross_entropy", [prob(3, 4, dtype=dtype), prob(3, 4, dtype=dtype),
+                                             prob(4, dtype=dtype) if weighted else None], dtype,
+             grads=[True, True, False], reduction=reduction)
+
+
+def test_binary_cross_entropy_clamps_the_logs(torch):
+    x, t = np.array([0.0, 1.0, 0.5]), np.array([1.0, 0.0, 0.5])
+    y = F.binary_cross_entropy(minigrad.tensor(x), minigrad.tensor(t), reduction="none")
+    ty = torch.nn.functional.binary_cross_entropy(torch.tensor(x), torch.tensor(t), reduction="none")
+    np.testing.assert_allclose(y.data, ty.numpy())
+    assert y.data[0] == 100.0
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weights", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_binary_cross_entropy_with_logits(torch, reduction, weights, dtype):
+    x = arr(3, 4, dtype=dtype) * 5
+    x[0, 0], x[0, 1] = 60.0, -60.0  # no overflow either way
+    vs_torch(torch, "binary_cross_entropy_with_logits",
+             [x, prob(3, 4, dtype=dtype), prob(3, 4, dtype=dtype) if weights[0] else None],
+             dtype, grads=[True, True, False], reduction=reduction)
+    if weights[1]:  # pos_weight (C,), keyword
+        pw = prob(4, dtype=dtype) * 3
+        xs, ts = minigrad.tensor(x, requires_grad=True), minigrad.tensor(prob(3, 4, dtype=dtype), requires_grad=True)
+        tx, tt = torch.tensor(x, requires_grad=True), torch.tensor(ts.data, requires_grad=True)
+        y = F.binary_cross_entropy_with_logits(xs, ts, reduction=reduction, pos_weight=minigrad.tensor(pw))
+        ty = torch.nn.functional.binary_cross_entropy_with_logits(tx, tt, reduction=reduction,
+                                                                  pos_weight=torch.tensor(pw))
+        tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-12)
+        np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+        g = arr(*y.shape, dtype=dtype)
+        y.backward(minigrad.tensor(g))
+        ty.backward(torch.tensor(g))
+        np.testing.assert_allclose(xs.grad.data, tx.grad.numpy(), **tol)
+        np.testing.assert_allclose(ts.grad.data, tt.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none", "batchmean"])
+@pytest.mark.parametrize("log_target", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_kl_div(torch, reduction, log_target, dtype):
+    t = log_prob(4, 5, dtype=dtype) if log_target else np.exp(log_prob(4, 5)).astype(dtype)
+    vs_torch(torch, "kl_div", [log_prob(4, 5, dtype=dtype), t], dtype, node=False, reduction=reduction,
+             log_target=log_target)
+
+
+def test_kl_div_zero_target(torch):
+    # 0 log 0 = 0 in value; the target's gradient there is finite (PyTorch's is NaN: d/dt t log t = log t + 1)
+    x, t = log_prob(2, 3), np.exp(log_prob(2, 3))
+    t[0, 0] = 0.0
+    ours, ot = minigrad.tensor(x, requires_grad=True), minigrad.tensor(t, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    y = F.kl_div(ours, ot, reduction="sum")
+    ty = torch.nn.functional.kl_div(theirs, torch.tensor(t), reduction="sum")
+    np.testing.assert_allclose(y.data, ty.detach().numpy(), rtol=1e-12)
+    y.backward()
+    ty.backward()
+    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), rtol=1e-12)
+    assert np.isfinite(ot.grad.data).all()
+
+
+def test_kl_div_mean_warns_like_torch():
+    with pytest.warns(UserWarning, match="batchmean"):
+        F.kl_div(minigrad.tensor(log_prob(2, 3)), minigrad.tensor(prob(2, 3)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, t: F.l1_loss(x, t),
+    lambda x, t: F.smooth_l1_loss(x, t, beta=0.7, reduction="sum"),
+    lambda x, t: F.binary_cross_entropy(minigrad.sigmoid(x), minigrad.sigmoid(t)),
+    lambda x, t: F.binary_cross_entropy_with_logits(x, minigrad.sigmoid(t), pos_weight=minigrad.tensor([2.0, 0.5, 1.0])),
+    lambda x, t: F.kl_div(x, minigrad.sigmoid(t), reduction="batchmean"),
+    lambda x, t: F.kl_div(x, t, reduction="sum", log_target=True),
+    lambda x, t: F.nll_loss(x, minigrad.tensor([0, 2, 1, -100])) * x.sum(),
+])
+def test_gradcheck_and_gradgradcheck(fn):
+    x, t = minigrad.tensor(arr(4, 3), requires_grad=True), minigrad.tensor(arr(4, 3), requires_grad=True)
+    x.data[np.abs(x.data - t.data) < 0.05] += 0.1  # away from smooth_l1's kink
+    assert gradcheck(fn, (x, t))
+    assert gradgradcheck(fn, (x, t))
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, F: F.mse_loss(t.randn(3), t.randn(3), reduction="bad"),
+    lambda t, F: F.l1_loss(t.randn(3), t.randn(2)),
+    lambda t, F: F.l1_loss(t.randn(3), t.randn(3), reduction="avg"),
+    lambda t, F: F.smooth_l1_loss(t.randn(3), t.randn(3), beta=-1),
+    lambda t, F: F.nll_loss(t.randn(3, 4), t.tensor([0, 1])),
+    lambda t, F: F.nll_loss(t.randn(3, 4), t.tensor([0, 1, 4])),
+    lambda t, F: F.nll_loss(t.randn(3, 4), t.tensor([0.0, 1.0, 2.0])),
+    lambda t, F: F.nll_loss(t.randn(3, 4, 5), t.tensor([0, 1, 2])),
+    lambda t, F: F.nll_loss(t.randn(3, 4), t.tensor([0, 1, 2]), weight=t.ones(3)),
+    lambda t, F: F.nll_loss(t.randn(()), t.tensor(1)),
+    lambda t, F: F.nll_loss(t.randn(3, 4), t.tensor([0, 1, 2]), reduction="x"),
+    lambda t, F: F.binary_cross_entropy(t.rand(3), t.rand(2)),
+    lambda t, F: F.binary_cross_entropy(t.rand(3) + 1, t.rand(3)),
+    lambda t, F: F.binary_cross_entropy_with_logits(t.rand(3), t.rand(2)),
+    lambda t, F: F.kl_div(t.rand(3), t.rand(2)),
+    lambda t, F: F.kl_div(t.rand(3), t.rand(3), reduction="x"),
+    lambda t, F: F.one_hot(t.tensor([1.0])),
+    lambda t, F: F.one_hot(t.tensor([-1])),
+    lambda t, F: F.one_hot(t.tensor([3]), 3),
+    lambda t, F: F.one_hot(t.tensor([], dtype=t.int64)),
+    lambda t, F: F.l1_loss(t.randn(3), t.randn(3), weight=t.rand(1)),
+])
+def test_errors_match_torch_types(torch, call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(Exception) as theirs:
+            call(torch, torch.nn.functional)
+        with pytest.raises(type(theirs.value)) as ours:
+            call(minigrad, F)
+    assert len(str(ours.value)) > 15 and "\n" not in str(ours.value)
+
+
+def test_one_hot_vs_torch(torch):
+    for ids, n in (([0, 2, 1], -1), ([[1, 0], [3, 3]], 5), ([], 3)):
+        ours = F.one_hot(minigrad.tensor(ids, dtype=minigrad.int64), n)
+        theirs = torch.nn.functional.one_hot(torch.tensor(ids, dtype=torch.int64), n)
+        assert ours.dtype == minigrad.int64 and ours.shape == tuple(theirs.shape)
+        np.testing.assert_array_equal(ours.data, theirs.numpy())
+
+
+MODULES = [
+    ("L1Loss", {}, "real"), ("MSELoss", {"reduction": "sum"}, "real"), ("SmoothL1Loss", {"beta": 0.5}, "real"),
+    ("NLLLoss", {"ignore_index": 1}, "class"), ("CrossEntropyLoss", {"label_smoothing": 0.1}, "class"),
+    ("BCELoss", {"reduction": "none"}, "prob"), ("BCEWithLogitsLoss", {}, "logit"),
+    ("KLDivLoss", {"reduction": "batchmean", "log_target": True}, "real"),
+    ("MSELoss", {"size_average": False}, "real"),
+]
+
+
+@pytest.mark.parametrize("cls,kw,kind", MODULES)
+def test_loss_modules_match_torch(torch, cls, kw, kind):
+    x = log_prob(4, 3) if kind == "class" else prob(4, 3) if kind == "prob" else arr(4, 3)
+    t = RNG.integers(0, 3, 4) if kind == "class" else prob(4, 3) if kind in ("prob", "logit") else arr(4, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # size_average's deprecation warning
+        m, tm = getattr(nn, cls)(**kw), getattr(torch.nn, cls)(**kw)
+    assert m.reduction == tm.reduction and repr(m) == repr(tm)
+    np.testing.assert_allclose(m(minigrad.tensor(x), minigrad.tensor(t)).data,
+                               tm(torch.tensor(x), torch.tensor(t)).numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_weights_are_buffers_in_the_state_dict(torch):
+    w = prob(3)
+    for cls, kw in (("CrossEntropyLoss", {"weight": w}), ("NLLLoss", {"weight": w}), ("BCELoss", {"weight": w}),
+                    ("BCEWithLogitsLoss", {"weight": w, "pos_weight": w})):
+        m = getattr(nn, cls)(**{k: minigrad.tensor(v) for k, v in kw.items()})
+        tm = getattr(torch.nn, cls)(**{k: torch.tensor(v) for k, v in kw.items()})
+        assert list(m.state_dict()) == list(tm.state_dict())
+    x, t = arr(5, 3), RNG.integers(0, 3, 5)
+    np.testing.assert_allclose(
+        nn.CrossEntropyLoss(weight=minigrad.tensor(w))(minigrad.tensor(x), minigrad.tensor(t)).data,
+        torch.nn.CrossEntropyLoss(weight=torch.tensor(w))(torch.tensor(x), torch.tensor(t)).numpy(), rtol=1e-12)
+
+
+def test_bad_reduction_in_a_module():
+    with pytest.raises(ValueError, match="avg is not a valid value for reduction"):
+        nn.L1Loss(reduction="avg")
