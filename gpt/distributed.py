@@ -235,7 +235,7 @@ def _watch_local_peers(dist, every=0.25, grace=1.0):
 def _attempt(fn):
     """The user-facing error `fn()` raised (bad config, data, checkpoint), or None."""
     from gpt.data import DataError
-    from gpt.trainer import TrainError
+    from gpt.checkpoint import TrainError
 
     try:
         fn()
@@ -245,7 +245,7 @@ def _attempt(fn):
 
 
 def _train_error(text):
-    from gpt.trainer import TrainError
+    from gpt.checkpoint import TrainError
 
     return TrainError(text)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import minigrad  # noqa: F401 (before numpy: it tunes the process; see minigrad/backends/cpu/blas.py)
 from gpt.pretrained import CONFIG_NAME, WEIGHTS_NAME
 from gpt.sampling import load_model
-from gpt.trainer import TrainError
+from gpt.checkpoint import TrainError
 
 
 def main(argv=None):

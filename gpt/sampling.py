@@ -9,7 +9,7 @@ import minigrad
 from gpt.model import GPT, GPTConfig
 from gpt.pretrained import for_sampling
 from gpt.tokenizer import DataError, tokenizer_from_meta
-from gpt.trainer import BEST_NAME, CKPT_NAME, TrainError, load_checkpoint
+from gpt.checkpoint import BEST_NAME, CKPT_NAME, TrainError, load_checkpoint
 
 
 class _Parser(argparse.ArgumentParser):

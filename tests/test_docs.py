@@ -15,6 +15,8 @@ FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```\s*$", re.M | re.S)
 NO_EXAMPLES = {
     "performance.md": "measurements and the bench/ commands that make them",
     "reading-guide.md": "a list of files to read; test_reading_guide_* check it against the files",
+    "distributed.md": "mpiexec commands; its Python program runs under mpiexec in tests/distributed/test_collectives.py",
+    "training.md": "train.py and sample.py commands, which tests/gpt/test_cli_safety.py runs as a user would",
 }
 
 

@@ -32,6 +32,7 @@ _BACKENDS = {
     "dropout": (None, "cuda.dropout"),
     "attention": ("cpu.attention", "cuda.attention"),
     "adamw": ("cpu.adamw", "cuda.adamw"),
+    "conv": ("cpu.conv", None),
 }
 _modules = {}
 

@@ -7,12 +7,11 @@ the input's shape (prod(kernel_size) strided adds: 9 for 3x3). A convolution, it
 input (= conv_transpose2d's forward) and its gradient in the weight are three linear maps, each a
 Function on raw arrays (numpy or cupy) whose backward applies the other two: differentiable twice.
 """
-import contextlib
 import itertools
 
-import numpy as np
 
-from . import cpu_kernels
+from minigrad import backends
+
 from ._common import Function, check_tensor, xp_of
 
 
@@ -72,20 +71,15 @@ def crop(a, pads, sizes):
     return a[(slice(None), slice(None)) + tuple(slice(lo, lo + s) for (lo, _), s in zip(pads, sizes))]
 
 
-# Products below this many multiply-adds run on the calling thread alone: waking OpenBLAS's workers
-# costs more than a small CNN's whole product (and far more when other processes hold the cores).
-SMALL_PRODUCT = 1 << 22
-
-
 def grouped_matmul(a, b):
     """a (G, m, k) @ b (G, k, n) -> (G, m, n) as G plain 2-D products (numpy's stacked matmul is slower)."""
+    fast = backends.lookup("conv", a, b)
+    if fast is not None:
+        return fast.grouped_matmul(a, b)
     xp = xp_of(a)
-    G, m, k = a.shape
-    out = xp.empty((G, m, b.shape[2]), dtype=xp.result_type(a, b))
-    small = xp is np and m * k * b.shape[2] < SMALL_PRODUCT
-    with cpu_kernels.one_blas_thread() if small else contextlib.nullcontext():
-        for i in range(G):
-            xp.matmul(a[i], b[i], out=out[i])
+    out = xp.empty((a.shape[0], a.shape[1], b.shape[2]), dtype=xp.result_type(a, b))
+    for i in range(a.shape[0]):
+        xp.matmul(a[i], b[i], out=out[i])
     return out
 
 

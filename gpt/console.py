@@ -1,0 +1,86 @@
+"""What a training run shows: one line at a time on the console (above the progress bar on a
+terminal, quiet when the pipe closes), and the peak FLOP/s its MFU is a share of."""
+import os
+import sys
+import time
+
+import numpy as np
+
+import minigrad
+
+
+def measure_peak_flops(device="cpu", n=1024, runs=5):
+    """This machine's float32 matmul FLOP/s, the best of `runs` (n, n) products: what MFU is a
+    share of. The operands are constants, so the measurement never draws from a random stream."""
+    from minigrad.device import array_module
+
+    a = minigrad.full((n, n), 0.5, dtype=minigrad.float32, device=device).data
+    xp = array_module(a)
+    out = xp.empty_like(a)
+    xp.matmul(a, a, out=out)  # warm-up (thread pools, cuBLAS handles)
+    best = float("inf")
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        xp.matmul(a, a, out=out)
+        if xp is not np:
+            xp.cuda.Device().synchronize()
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 / best
+
+
+# ---- console ------------------------------------------------------------------------------------
+class Console:
+    """Prints lines to stdout, through the progress bar while one is shown, and goes quiet when
+    stdout is a pipe that was closed (`train.py | head`): training goes on, and saves."""
+
+    def __init__(self):
+        self.bar = None
+        self.quiet = False
+
+    def __call__(self, msg):
+        if self.quiet:
+            return
+        try:
+            if self.bar is not None:
+                self.bar.write(str(msg), file=sys.stdout)
+                sys.stdout.flush()
+            else:
+                print(msg, flush=True)
+        except BrokenPipeError:
+            self.quiet = True
+            # later writes (and the interpreter's own flush at exit) go nowhere instead of failing
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+
+
+class Progress:
+    """A tqdm bar on a terminal; plain log lines every log_interval when output is a file or pipe."""
+
+    def __init__(self, cfg, start, console, draw=True):
+        self.cfg = cfg
+        self.console = console
+        self.bar = None
+        if sys.stderr.isatty() and cfg.progress and draw:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=cfg.max_iters, initial=start, dynamic_ncols=True, unit="it")
+            if isinstance(console, Console):
+                console.bar = self.bar  # evaluation lines are printed above the bar, not onto it
+
+    def update(self, it, loss, lr, tok_s, mfu, dt):
+        if self.bar is not None:
+            self.bar.n = it
+            self.bar.set_postfix_str(f"loss {loss:.4f}, lr {lr:.2e}, {tok_s:,.0f} tok/s, mfu {mfu * 100:.1f}%")
+        elif it % self.cfg.log_interval == 0 or it == 1:
+            self.console(f"iter {it}/{self.cfg.max_iters}: loss {loss:.4f}, lr {lr:.2e}, time {dt * 1e3:.1f} ms, "
+                         f"{tok_s:,.0f} tok/s, mfu {mfu * 100:.1f}%")
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            if isinstance(self.console, Console):
+                self.console.bar = None
+
+
+# ---- the run ------------------------------------------------------------------------------------
