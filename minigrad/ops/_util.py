@@ -113,3 +113,14 @@ def normalize_dims(dim, ndim):
 def float_only(t, opname):
     if t.data.dtype.kind != "f":
         raise RuntimeError(f"{opname}: expected a floating point tensor, got {t.dtype}")
+
+
+def descending_key(xp, src):
+    """A key whose ascending stable order is `src`'s descending order (nan first, as PyTorch)."""
+    if src.dtype == np.bool_:
+        return ~src
+    if src.dtype.kind == "u":
+        return src.max() - src if src.size else src
+    if src.dtype.kind == "i":
+        return ~src  # -x - 1: reverses the order without overflow
+    return xp.where(xp.isnan(src), -np.inf, -src)

@@ -664,10 +664,10 @@ class Where(Function):
 def where(condition, input=None, other=None):
     """Pick `input` where `condition` holds, else `other` (scalars allowed); where(condition) alone
     is nonzero(condition, as_tuple=True)."""
-    if input is None and other is None:
-        from .movement import nonzero
-
-        return nonzero(condition, as_tuple=True)
+    if input is None and other is None:  # nonzero(condition, as_tuple=True): one index tensor per dim
+        data = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
+        xp = array_module(data)
+        return tuple(Tensor(i.astype(np.int64)) for i in xp.nonzero(xp.atleast_1d(data)))
     if not isinstance(condition, Tensor):
         condition = Tensor(np.asarray(condition))
     if condition.data.dtype != np.bool_:

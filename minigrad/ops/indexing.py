@@ -14,7 +14,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import normalize_dim, values_indices
+from ._util import descending_key, normalize_dim, values_indices
 from .shape import Unsqueeze, _share_version
 
 
@@ -443,8 +443,6 @@ class Topk(Function):
 
     @staticmethod
     def forward(ctx, a, k, dim, largest, sorted_):
-        from .movement import _descending_key
-
         xp = array_module(a.data)
         if a.data.ndim == 0:
             idx = xp.zeros((), dtype=np.int64)
@@ -454,7 +452,7 @@ class Topk(Function):
             return a.data.copy(), idx
 
         def key(x):  # ascending order of key(x) is the order wanted (descending for largest; nan first)
-            return _descending_key(xp, x) if largest else x
+            return descending_key(xp, x) if largest else x
 
         n = a.data.shape[dim]
         if k < n:

@@ -10,7 +10,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import broadcast_shapes, normalize_dim, sum_to
+from ._util import broadcast_shapes, descending_key, normalize_dim, sum_to
 
 
 def _strided(xp, x, shape, strides):
@@ -403,19 +403,8 @@ def argsort(input, dim=-1, descending=False, stable=False):
     if input.data.ndim == 0:
         return Tensor(xp.zeros((), dtype=np.int64))
     src = input.data
-    idx = xp.argsort(_descending_key(xp, src) if descending else src, axis=d, kind="stable")
+    idx = xp.argsort(descending_key(xp, src) if descending else src, axis=d, kind="stable")
     return Tensor(idx.astype(np.int64))
-
-
-def _descending_key(xp, src):
-    """A key whose ascending stable order is `src`'s descending order (nan first, as PyTorch)."""
-    if src.dtype == np.bool_:
-        return ~src
-    if src.dtype.kind == "u":
-        return src.max() - src if src.size else src
-    if src.dtype.kind == "i":
-        return ~src  # -x - 1: reverses the order without overflow
-    return xp.where(xp.isnan(src), -np.inf, -src)
 
 
 def msort(input):
