@@ -7,8 +7,10 @@ Each framework runs in its own worker process (BLAS/OpenMP threads that spin aft
 slow the other down), both with the same weights and the same batches. The parent alternates
 them, `--chunk` steps at a time, so machine noise hits both alike. Reported per framework:
 median tokens/s, median ms of forward / backward / optimizer, peak RSS of the process, MFU
-(FLOPs per token as nanoGPT counts them, against this machine's measured matmul peak), and the
-ratio minigrad / PyTorch.
+(FLOPs per token as nanoGPT counts them, against this machine's matmul peak: the best of numpy's,
+minigrad's through each BLAS it finds, and PyTorch's), and the ratio minigrad / PyTorch. minigrad's
+workers use the BLAS chosen for this machine (minigrad/backends/cpu/blas_library.py; MINIGRAD_BLAS
+forces one), printed with the peak.
 """
 import argparse
 import json
@@ -113,6 +115,13 @@ class TorchStep:
 
 def worker(framework, preset, weights):
     """Read 'run N' lines from stdin, answer one JSON line of timings per chunk."""
+    if framework == "peak":  # a process of its own: its memory and threads stay out of the workers'
+        peak, rates = measured_peak_flops(weights.split(","))  # (here: the frameworks compared)
+        from minigrad.backends.cpu import blas_library
+
+        blas = blas_library.library()  # chosen (and cached) here, so the workers only read the choice
+        print(json.dumps({"peak": peak, "rates": rates, "blas": blas.name if blas else "none"}), flush=True)
+        return
     p = PRESETS[preset]
     stepper = (MinigradStep if framework == "minigrad" else TorchStep)(p, weights)
     data = batches(p, 10**9)
@@ -124,15 +133,41 @@ def worker(framework, preset, weights):
 
 
 # ---- parent ---------------------------------------------------------------------------------
-def measured_peak_flops():
-    """float32 GEMM FLOP/s of this machine (both cores), the MFU denominator."""
+def measured_peak_flops(frameworks):
+    """float32 GEMM FLOP/s of this machine (all cores), the MFU denominator: the best of the matrix
+    products measured here at 1024^3 (numpy's matmul, minigrad's products through each BLAS library
+    it finds, PyTorch's matmul), so that no framework's MFU passes 100%. Returns (best, {name: FLOP/s})."""
     import numpy as np
+
+    from minigrad.backends.cpu import blas_library
+    from nn._functional.linear import linear_arrays
 
     a = np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32)
     out = np.empty_like(a)
-    np.matmul(a, a, out=out)
-    best = min(_timed(lambda: np.matmul(a, a, out=out)) for _ in range(10))
-    return 2 * 1024**3 / best
+    rates = {"numpy": _best_rate(lambda: np.matmul(a, a, out=out))}
+    forced = os.environ.get(blas_library.ENV)
+    try:
+        for name in sorted(blas_library.found()):
+            os.environ[blas_library.ENV] = name
+            blas_library.forget()
+            rates[f"minigrad {name}"] = _best_rate(lambda: linear_arrays(a, a))  # a a^T on the kernels' team
+    finally:
+        if forced is None:
+            os.environ.pop(blas_library.ENV, None)
+        else:
+            os.environ[blas_library.ENV] = forced
+        blas_library.forget()
+    if "torch" in frameworks:
+        import torch
+
+        t = torch.from_numpy(a)
+        rates["torch"] = _best_rate(lambda: torch.matmul(t, t))
+    return max(rates.values()), rates
+
+
+def _best_rate(fn, repeats=10):
+    fn()
+    return 2 * 1024**3 / min(_timed(fn) for _ in range(repeats))
 
 
 def _timed(fn):
@@ -203,7 +238,9 @@ def main():
         weights = os.path.join(tmp, "weights.safetensors")
         nn.save(model.state_dict(), weights)
         del model
-        peak = measured_peak_flops()
+        found = json.loads(subprocess.run([sys.executable, __file__, "--worker", "peak", "--weights", ",".join(frameworks)],
+                                          stdout=subprocess.PIPE, text=True, check=True).stdout)
+        peak, rates, blas = found["peak"], found["rates"], found["blas"]
         procs = {f: spawn(f, args.preset, weights) for f in frameworks}
         results = {f: [] for f in frameworks}
         rss = {}
@@ -223,7 +260,8 @@ def main():
 
     tokens = p["batch_size"] * p["block_size"]
     print(f"preset {args.preset}: {p}, {tokens} tokens/step, {args.steps} steps each, "
-          f"matmul peak {peak / 1e9:.0f} GFLOP/s")
+          f"minigrad's BLAS {blas}, "
+          f"matmul peak {peak / 1e9:.0f} GFLOP/s (best of {', '.join(f'{k} {v / 1e9:.0f}' for k, v in rates.items())})")
     print(f"{'framework':<10} {'tokens/s':>10} {'fwd ms':>9} {'bwd ms':>9} {'opt ms':>8} {'step ms':>9} "
           f"{'GFLOP/s':>8} {'MFU':>6} {'peak RSS MiB':>13}")
     summary = {}

@@ -2,6 +2,8 @@
 installed, the ops' own array code runs without them, and a numba that cannot write its disk cache
 still compiles. The ops' results in both modes are tested with the ops (the `kernels` and
 `blocking` fixtures run them with the backends on and off)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -145,7 +147,7 @@ def test_a_gemm_that_fails_its_check_is_not_used(monkeypatch):
     x = minigrad.tensor(np.random.default_rng(1).standard_normal((2, 3, 16, 8)).astype(np.float32), requires_grad=True)
     want = F.scaled_dot_product_attention(x, x, x, is_causal=True)
     assert want.grad_fn.fast is not None  # the fused path ran
-    monkeypatch.setattr(blas, "_gemm_addresses", {})
+    monkeypatch.setattr(blas, "_gemm_found_for", {})
     monkeypatch.setattr(cpu_kernels, "gemm_works", lambda *args: False)
     assert blas.gemm_address(np.float32) is None
 
@@ -161,3 +163,34 @@ def test_the_compiled_gelu_uses_erfs_float32_coefficients():
     from nn._functional import erf
 
     assert gelu._ALPHA == erf._ALPHA and gelu._BETA == erf._BETA
+
+
+def test_kernels_use_the_full_vector_width_unless_the_user_chose(monkeypatch):
+    # LLVM prefers 256-bit vectors on AVX-512 CPUs; the kernels ask for 512, but never over the user's setting
+    pytest.importorskip("numba")
+    import types
+
+    from numba.core.codegen import get_host_cpu_features
+
+    host = get_host_cpu_features()
+    cpu_kernels.available()
+    set_here = os.environ.get("NUMBA_CPU_FEATURES") == host + ",-prefer-256-bit"  # (not by the user)
+    fake = types.SimpleNamespace(config=types.SimpleNamespace(CPU_FEATURES=None))
+    monkeypatch.setenv("NUMBA_CPU_FEATURES", "+avx2")
+    cpu_kernels._full_vector_width(fake)
+    assert fake.config.CPU_FEATURES is None and os.environ["NUMBA_CPU_FEATURES"] == "+avx2"
+    monkeypatch.delenv("NUMBA_CPU_FEATURES")
+    monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
+    cpu_kernels._full_vector_width(fake)
+    if "+avx512f" in host.split(","):
+        assert fake.config.CPU_FEATURES == os.environ["NUMBA_CPU_FEATURES"] == host + ",-prefer-256-bit"
+    if set_here:
+        x = np.linspace(-3, 3, 4096, dtype=np.float32)  # and a compiled kernel here does use 512-bit registers
+        out = np.empty_like(x)
+        import numba  # compiled afresh (code loaded from numba's disk cache cannot be inspected)
+
+        k = numba.njit(**dict(cpu_kernels._OPTIONS, cache=False))(gelu._forward.py_func)
+        k(out, x)
+        assert "zmm" in k.inspect_asm(k.signatures[0])
+    if "+avx512f" not in host.split(","):
+        assert fake.config.CPU_FEATURES is None and "NUMBA_CPU_FEATURES" not in os.environ

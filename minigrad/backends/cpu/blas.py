@@ -9,7 +9,8 @@
   MINIGRAD_BLAS_TUNING=0 leaves it alone.
 - `one_blas_thread()`: a context in which BLAS runs each call on the thread that makes it (the team's
   threads each call gemm on their share).
-- `gemm_address(dtype)`: the address of cblas_?gemm, which compiled kernels call (team.gemm).
+- `gemm_address(dtype)`: the address of cblas_?gemm, which compiled kernels call (team.gemm), from
+  the library `blas_library` chose (numpy's OpenBLAS, or MKL where installed and faster).
 
 numpy is imported only by the functions that need it: this module runs before numpy loads.
 """
@@ -82,33 +83,35 @@ def blas_threads_now():
     return max(1, int(_blas_getter())) if _blas_getter is not None else 1
 
 
-_GEMMS = {"float32": "sgemm", "float64": "dgemm"}
-_gemm_addresses = {}
+_gemm_found_for = {}  # {dtype: (blas_library.generation when found, (address, ilp64, library) or None)}
 
 
 def gemm_address(dtype):
-    """(address of OpenBLAS's row-major cblas_?gemm for `dtype`, whether its integers are 64-bit), or
-    None: no OpenBLAS in this process (numpy built on another BLAS), or a dtype without one."""
+    """(address of the row-major cblas_?gemm for `dtype`, whether its integers are 64-bit), or None
+    (no BLAS found, or a dtype without one), from the library blas_library chose for this machine
+    (numpy's OpenBLAS, or MKL where installed and faster; MINIGRAD_BLAS, read once, forces one)."""
+    found = _gemm_found(dtype)
+    return None if found is None else found[:2]
+
+
+def gemm_library(dtype):
+    """The name of the library gemm_address(dtype) is from ("openblas", "mkl"), or None."""
+    found = _gemm_found(dtype)
+    return None if found is None else found[2]
+
+
+def _gemm_found(dtype):
     import numpy as np
 
-    dtype = np.dtype(dtype)
-    if dtype not in _gemm_addresses:
-        found = None
-        name = _GEMMS.get(dtype.name)
-        lib = openblas() if name else None
-        if lib is not None:
-            # numpy's wheels: scipy-openblas, 64-bit integers and a prefix; other builds: plain names
-            for symbol, ilp64 in ((f"scipy_cblas_{name}64_", True), (f"cblas_{name}64_", True), (f"cblas_{name}", False)):
-                fn = getattr(lib, symbol, None)
-                if fn is not None:
-                    found = (ctypes.cast(fn, ctypes.c_void_p).value, ilp64)
-                    break
-        from . import team
+    from . import blas_library, team
 
-        if found is not None and not (team.available() and team.gemm_works(dtype, *found)):
-            found = None  # e.g. a 64-bit-integer build under a plain name: the numpy passes run instead
-        _gemm_addresses[dtype] = found
-    return _gemm_addresses[dtype]
+    entry = _gemm_found_for.get(dtype)
+    if entry is None or entry[0] != blas_library.generation:
+        found = blas_library.gemm(dtype)
+        if found is not None and not (team.available() and team.gemm_works(np.dtype(dtype), *found[:2])):
+            found = None  # a gemm the kernels' call does not match: the numpy passes run instead
+        entry = _gemm_found_for[dtype] = (blas_library.generation, found)
+    return entry[1]
 
 
 def one_blas_thread():

@@ -24,8 +24,9 @@ def products(products):
                    and a.size for a in (C, A, B)):
             return False
     parts = team.threads()
-    found = blas.gemm_address(C0.dtype) if parts > 1 else None
-    if found is None:
+    found = blas.gemm_address(C0.dtype)
+    # one thread: numpy's matmul where it is the same library (OpenBLAS; its own threads where no team)
+    if found is None or (parts == 1 and (blas.gemm_library(C0.dtype) == "openblas" or not team.has_team())):
         return False
     dt = C0.dtype.type
     C2, A2, B2, ta2, tb2 = products[-1]

@@ -74,9 +74,25 @@ def available():
                 except ImportError:
                     _numba = False
                 else:
+                    _full_vector_width(numba)
                     _define_helpers(numba)
                     _numba = numba
     return _numba is not False
+
+
+def _full_vector_width(numba):
+    """On AVX-512 CPUs, let LLVM vectorize at 512 bits: its tuning for Intel's prefers 256 (older
+    Xeons clocked down for 512-bit code; the BLAS products run 512-bit code anyway), and the kernels'
+    polynomials do more work per instruction at 512. Done through numba's NUMBA_CPU_FEATURES (the
+    host's features, less that preference) before its first compile, and so for this process's other
+    numba code and its children too; a NUMBA_CPU_NAME or NUMBA_CPU_FEATURES the user set is kept."""
+    if "NUMBA_CPU_FEATURES" in os.environ or "NUMBA_CPU_NAME" in os.environ:
+        return
+    from numba.core.codegen import get_host_cpu_features
+
+    features = get_host_cpu_features()
+    if "+avx512f" in features.split(","):
+        os.environ["NUMBA_CPU_FEATURES"] = numba.config.CPU_FEATURES = features + ",-prefer-256-bit"
 
 
 def gemm(*args):  # replaced by the numba intrinsic when numba imports (see the module docstring)
