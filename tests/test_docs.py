@@ -17,6 +17,7 @@ NO_EXAMPLES = {
     "reading-guide.md": "a list of files to read; test_reading_guide_* check it against the files",
     "distributed.md": "mpiexec commands; its Python program runs under mpiexec in tests/distributed/test_collectives.py",
     "training.md": "train.py and sample.py commands, which tests/gpt/test_cli_safety.py runs as a user would",
+    "cpu_blas.md": "environment variables and a cache file; tests/minigrad/test_blas_library.py checks each",
 }
 
 
