@@ -69,34 +69,30 @@ def _times_exp_neg_sq(xp, y, r):
     return r
 
 
+def _rational(x, p, q, n):
+    """(p[n+1] x^(n+1) + p[0] x^n + ... + p[n]) / (x^(n+1) + q[0] x^n + ... + q[n]), by Horner, in place."""
+    num = p[n + 1] * x
+    den = x.copy()
+    for i in range(n):
+        num += p[i]
+        num *= x
+        den += q[i]
+        den *= x
+    num += p[n]
+    den += q[n]
+    num /= den
+    return num
+
+
 def _cody_erfc_mid(xp, y):
     """erfc(y) for 0.46875 < y <= 4."""
-    num = _C[8] * y
-    den = y.copy()
-    for i in range(7):
-        num += _C[i]
-        num *= y
-        den += _D[i]
-        den *= y
-    num += _C[7]
-    den += _D[7]
-    num /= den
-    return _times_exp_neg_sq(xp, y, num)
+    return _times_exp_neg_sq(xp, y, _rational(y, _C, _D, 7))
 
 
 def _cody_erfc_large(xp, y):
     """erfc(y) for y > 4 (y <= _BIG)."""
     z = 1.0 / (y * y)
-    num = _P[5] * z
-    den = z.copy()
-    for i in range(4):
-        num += _P[i]
-        num *= z
-        den += _Q[i]
-        den *= z
-    num += _P[4]
-    den += _Q[4]
-    num /= den
+    num = _rational(z, _P, _Q, 4)
     num *= z
     num *= -1.0
     num += _SQRPI
