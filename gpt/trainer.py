@@ -129,12 +129,12 @@ class Trainer:
 
     def _prepare_data(self):
         cfg = self.cfg
-        return prepare_dataset(cfg.dataset, data_dir=cfg.data_dir, input=cfg.input or None,
-                               tokenizer=_tokenizer_arg(cfg), ranks_path=cfg.gpt2_tiktoken or None)
+        self._data_path = prepare_dataset(cfg.dataset, data_dir=cfg.data_dir, input=cfg.input or None,
+                                          tokenizer=_tokenizer_arg(cfg), ranks_path=cfg.gpt2_tiktoken or None)
 
     def _load_data(self):
         cfg = self.cfg
-        self.dataset = Dataset.load(self._prepare_data())  # (prepared already: this finds it)
+        self.dataset = Dataset.load(self._data_path)
         self.dataset.check_block_size(cfg.block_size)
         self.meta = self.dataset.meta
 
