@@ -8,6 +8,8 @@ them), no mask but the causal one and no grouped heads (the op's checks); with d
 keep-mask. P is kept for backward only where it is no larger than q, k and v (`_keeps_probabilities`),
 else backward makes it again.
 """
+import functools
+
 import numpy as np
 
 from . import blas, team
@@ -26,7 +28,7 @@ def forward(plan, out, q, k, v, keep, dscale, scale, is_causal):
     n_items = B * H
     P = np.empty((B, H, L, S), dtype=q.dtype) if _keeps_probabilities(L, S, q.shape[-1], v.shape[-1]) else None
     P3 = np.empty((0, L, S), q.dtype) if P is None else P.reshape(n_items, L, S)  # empty: a scratch per item
-    spans = np.array(_causal_chunks(L, S, is_causal, np), dtype=np.int64)
+    spans = _spans(L, S, is_causal)
     _fused_forward(out, P3, 0, q, k, v, keep, dscale, 0, n_items, scale, spans, is_causal, plan, True)
     return P
 
@@ -43,7 +45,7 @@ def backward(plan, g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
         g = np.ascontiguousarray(g, dtype=q.dtype)
     if _fused_gemm(True, g, gq, gk, gv) is None:
         return False
-    spans, dt = np.array(_causal_chunks(L, S, is_causal, np), dtype=np.int64), q.dtype.type
+    spans, dt = _spans(L, S, is_causal), q.dtype.type
     # forward's probabilities: kept, or made again, exactly as the forward made them, for a group
     # of items at a time (`gq` stands in for the output, which is not written)
     group = n_items if P is not None else _items_per_group(L, S, q.itemsize)
@@ -55,7 +57,7 @@ def backward(plan, g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
         if P is None:
             _fused_forward(gq, P3, p0, q, k, v, None, 1.0, lo, hi, scale, spans, is_causal, plan, False, on_team)
         run = _attention_items_backward if on_team else _attention_items_backward.plain
-        with blas.one_blas_thread():
+        with blas.team_gemm_context(q.dtype):
             run(gq, gk, gv, g, P3, p0, q, k, v, _no_mask() if keep is None else keep, dt(dscale), spans, lo, hi,
                 dt(scale), dt(0), dt(1), *plan)
     return True
@@ -93,7 +95,7 @@ def _fused_forward(out, P3, p0, q, k, v, keep, dscale, lo, hi, scale, spans, cau
     if on_team is None:  # on the thread team or on this thread (see _shared_out)
         on_team = _shared_out(hi - lo, q, k)
     run = _attention_items if on_team else _attention_items.plain
-    with blas.one_blas_thread():
+    with blas.team_gemm_context(q.dtype):
         run(out, P3, p0, q, k, v, _no_mask() if keep is None else keep, dt(dscale), spans, lo, hi, dt(scale), causal,
             dt(0), dt(1), with_output, *gemm)
 
@@ -105,7 +107,17 @@ def _shared_out(n_items, q, k):
 
 
 def _no_mask():
-    return np.empty((0, 0, 0, 0), dtype=bool)
+    return _NO_MASK
+
+
+_NO_MASK = np.empty((0, 0, 0, 0), dtype=bool)  # no dropout: the kernels' stand-in for the keep-mask
+
+
+@functools.lru_cache(maxsize=16)
+def _spans(L, S, is_causal):
+    """_causal_chunks as the kernels read it, an (n, 3) int64 array, made once per shape and shared
+    (the kernels only read it; left writeable, so they keep their compiled signature)."""
+    return np.array(_causal_chunks(L, S, is_causal, np), dtype=np.int64)
 
 
 def _items_per_group(L, S, itemsize):

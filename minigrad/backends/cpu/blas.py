@@ -11,9 +11,14 @@
   threads each call gemm on their share).
 - `gemm_address(dtype)`: the address of cblas_?gemm, which compiled kernels call (team.gemm), from
   the library `blas_library` chose (numpy's OpenBLAS, or MKL where installed and faster).
+- `gemm_found(dtype)`: both at once, (address, ilp64, library name) or None.
+- `team_gemm_context(dtype)`: the context the team's gemm calls run in: `one_blas_thread()` for
+  OpenBLAS's gemm; none for MKL's, which is loaded sequential (setting OpenBLAS's count and back
+  costs about 20 us a product in a training step, for nothing there).
 
 numpy is imported only by the functions that need it: this module runs before numpy loads.
 """
+import contextlib
 import ctypes
 import os
 import sys
@@ -84,34 +89,52 @@ def blas_threads_now():
 
 
 _gemm_found_for = {}  # {dtype: (blas_library.generation when found, (address, ilp64, library) or None)}
+_blas_library_module = None
+
+
+def _blas_library():  # imported on first use: this module runs before numpy loads
+    global _blas_library_module
+    if _blas_library_module is None:
+        from . import blas_library
+
+        _blas_library_module = blas_library
+    return _blas_library_module
 
 
 def gemm_address(dtype):
     """(address of the row-major cblas_?gemm for `dtype`, whether its integers are 64-bit), or None
     (no BLAS found, or a dtype without one), from the library blas_library chose for this machine
     (numpy's OpenBLAS, or MKL where installed and faster; MINIGRAD_BLAS, read once, forces one)."""
-    found = _gemm_found(dtype)
+    found = gemm_found(dtype)
     return None if found is None else found[:2]
 
 
 def gemm_library(dtype):
     """The name of the library gemm_address(dtype) is from ("openblas", "mkl"), or None."""
-    found = _gemm_found(dtype)
+    found = gemm_found(dtype)
     return None if found is None else found[2]
 
 
-def _gemm_found(dtype):
-    import numpy as np
-
-    from . import blas_library, team
-
+def gemm_found(dtype):
+    """(address, ilp64, library name) of gemm for `dtype`, or None; looked up again only after
+    blas_library's choice changed (its `generation`). Asked for every product: a dict lookup then."""
     entry = _gemm_found_for.get(dtype)
-    if entry is None or entry[0] != blas_library.generation:
+    if entry is None or entry[0] != _blas_library().generation:
+        import numpy as np
+
+        from . import blas_library, team
+
         found = blas_library.gemm(dtype)
         if found is not None and not (team.available() and team.gemm_works(np.dtype(dtype), *found[:2])):
             found = None  # a gemm the kernels' call does not match: the numpy passes run instead
         entry = _gemm_found_for[dtype] = (blas_library.generation, found)
     return entry[1]
+
+
+def team_gemm_context(dtype):
+    """What the team's threads call gemm_address(dtype)'s gemm inside: OpenBLAS at one thread per
+    call when the gemm is OpenBLAS's; nothing when it is MKL's (sequential as loaded) or none."""
+    return _ONE_BLAS_THREAD if gemm_library(dtype) == "openblas" else _NO_CONTEXT
 
 
 def one_blas_thread():
@@ -145,3 +168,4 @@ class _OneBlasThread:
 
 
 _ONE_BLAS_THREAD = _OneBlasThread()
+_NO_CONTEXT = contextlib.nullcontext()

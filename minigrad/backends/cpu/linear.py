@@ -18,20 +18,23 @@ def products(products):
     float32/float64 numpy array of the one dtype, a side is empty, or the work is too small to share."""
     if sum(C.size * A.shape[0 if ta else -1] for C, A, _, ta, _ in products) < MIN_WORK:
         return False  # (first: a small product, the common case of generation, pays for nothing else)
-    C0 = products[0][0]
+    dtype = products[0][0].dtype
     for C, A, B, _, _ in products:
-        if not all(type(a) is np.ndarray and a.dtype == C0.dtype and a.flags.c_contiguous and a.ndim == 2
-                   and a.size for a in (C, A, B)):
-            return False
-    parts = team.threads()
-    found = blas.gemm_address(C0.dtype)
-    # one thread: numpy's matmul where it is the same library (OpenBLAS; its own threads where no team)
-    if found is None or (parts == 1 and (blas.gemm_library(C0.dtype) == "openblas" or not team.has_team())):
+        for a in (C, A, B):
+            if type(a) is not np.ndarray or a.dtype != dtype or a.ndim != 2 or not a.size or not a.flags.c_contiguous:
+                return False
+    found = blas.gemm_found(dtype)
+    if found is None:
         return False
-    dt = C0.dtype.type
+    address, ilp64, library = found
+    parts = team.threads()
+    # one thread: numpy's matmul where it is the same library (OpenBLAS; its own threads where no team)
+    if parts == 1 and (library == "openblas" or not team.has_team()):
+        return False
+    dt = dtype.type
     C2, A2, B2, ta2, tb2 = products[-1]
-    with blas.one_blas_thread():
-        _products_kernel(*products[0], C2, A2, B2, ta2, tb2, len(products), parts, dt(1), dt(0), *found)
+    with blas.team_gemm_context(dtype):
+        _products_kernel(*products[0], C2, A2, B2, ta2, tb2, len(products), parts, dt(1), dt(0), address, ilp64)
     return True
 
 
