@@ -26,7 +26,7 @@ class Tensor:
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 
     def __init__(self, data, requires_grad=False, _version_counter=None):
-        if not hasattr(data, "dtype") or not hasattr(data, "shape"):
+        if type(data) is not np.ndarray and not (hasattr(data, "dtype") and hasattr(data, "shape")):
             data = np.asarray(data)
         self.data = data
         self.grad = None

@@ -15,7 +15,9 @@ from ._util import normalize_dim
 
 def _share_version(out, base):
     """Views share their base's version counter (in-place edits through one are seen by both)."""
-    if out.data.base is not None and array_module(out.data).may_share_memory(out.data, base.data):
+    owner = out.data.base  # numpy and cupy name the array that owns the memory (or its view's base)
+    if owner is not None and (owner is base.data or owner is base.data.base
+                              or array_module(out.data).may_share_memory(out.data, base.data)):
         out._version_counter = base._version_counter
         out._base = base if base._base is None else base._base
     return out
@@ -69,9 +71,8 @@ class UnsafeView(View):
 def view(input, *shape):
     """The same data seen with another shape; fails (as in PyTorch) if that needs a copy."""
     shape = _infer_shape(_shape_arg(shape), input.data.size, input.data.shape)
-    if shape == input.data.shape:
-        out = View.apply(input, shape)
-        return _share_version(out, input)
+    if shape == input.data.shape or input.data.flags.c_contiguous:  # contiguous memory takes any shape
+        return _share_version(View.apply(input, shape), input)
     xp = array_module(input.data)
     try:
         xp.reshape(input.data, shape, copy=False) if xp is np else input.data.view().reshape(shape)
