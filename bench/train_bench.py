@@ -1,6 +1,6 @@
 """Training-step benchmark: minigrad vs PyTorch (nanoGPT's model), side by side in one run.
 
-    python bench/train_bench.py --preset baby            # or shakespeare_char, gpt2
+    python bench/train_bench.py --preset baby            # or shakespeare_char, gpt2, tiny (per-op overhead)
     python bench/train_bench.py --preset baby --steps 30 --chunk 5
 
 Each framework runs in its own worker process (BLAS/OpenMP threads that spin after a call would
@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 PRESETS = {
     "baby": dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12, vocab_size=65),
     "shakespeare_char": dict(n_layer=6, n_head=6, n_embd=384, block_size=256, batch_size=64, vocab_size=65),
+    # per-op overhead: the baby model's graph at width 8 and 4 positions, where the arithmetic costs next to nothing
     "tiny": dict(n_layer=4, n_head=4, n_embd=8, block_size=4, batch_size=1, vocab_size=65),
     "gpt2": dict(n_layer=12, n_head=12, n_embd=768, block_size=1024, batch_size=1, vocab_size=50304),
 }

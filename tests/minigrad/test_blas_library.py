@@ -185,3 +185,30 @@ def test_linear_through_each_library_agrees_and_repeats_bit_for_bit(monkeypatch,
     for again in (run(2), run(1)):  # the same bits again, and on one thread (the team's code on one)
         for a, b in zip(first, again):
             assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("name", libraries())
+def test_openblas_is_set_to_one_thread_around_the_teams_products_only_when_they_call_it(monkeypatch, team, name):
+    """The team's threads each call gemm on a share: OpenBLAS's process-wide count must be 1 meanwhile
+    (its own workers would fight them), set and restored around every product. MKL is loaded
+    sequential, so its products leave OpenBLAS's setting alone (no two calls a product)."""
+    import minigrad
+    import nn.functional as F
+
+    if blas.blas_thread_setter() is None:
+        pytest.skip("no OpenBLAS thread setter here")
+    monkeypatch.setenv("MINIGRAD_BLAS", name)
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    blas_library.forget()
+    assert blas.gemm_library(np.float32) == name
+    calls, real = [], blas._blas_setter
+    monkeypatch.setattr(blas, "_blas_setter", lambda n: calls.append(n) or real(n))
+    x = minigrad.tensor(np.ones((512, 512), np.float32), requires_grad=True)
+    y = F.linear(x, x)  # 2^27 multiply-adds: the team's products
+    y.sum().backward()
+    np.testing.assert_array_equal(y.data, np.full((512, 512), 512.0, np.float32))
+    if name == "openblas":
+        assert calls and calls[0] == 1 and len(calls) % 2 == 0  # to one thread and back, each product
+        assert blas.team_gemm_context(np.float32) is blas.one_blas_thread()
+    else:
+        assert calls == []
