@@ -184,13 +184,17 @@ def _overlap(a, b):
 def _empty_in_order_of(ref, shape, dtype):
     """An empty numpy array of `shape` (as many dims as `ref`) whose memory is ordered like `ref`'s:
     dims with larger strides outer, an expanded (stride-0) dim outermost, as PyTorch orders them."""
-    big = [d for d in range(ref.ndim) if ref.shape[d] > 1]  # size-1 dims stay where they are
-    order = list(range(ref.ndim))
-    for at, d in zip(big, sorted(big, key=lambda d: -abs(ref.strides[d]) if ref.strides[d] else -np.inf)):
+    dims, strides = ref.shape, ref.strides
+    big = [d for d in range(len(dims)) if dims[d] > 1]  # size-1 dims stay where they are
+    order = list(range(len(dims)))
+    for at, d in zip(big, sorted(big, key=lambda d: -abs(strides[d]) if strides[d] else _NEG_INF)):
         order[at] = d
     if order == sorted(order):
         return np.empty(shape, dtype)
-    return np.empty(tuple(shape[d] for d in order), dtype).transpose(np.argsort(order))
+    inverse = [0] * len(order)  # the argsort of the permutation `order`, without making an array of it
+    for i, d in enumerate(order):
+        inverse[d] = i
+    return np.empty(tuple(shape[d] for d in order), dtype).transpose(inverse)
 
 
 def _to_shape(a, shape):
