@@ -26,7 +26,7 @@ def _share_version(out, base):
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(builtins.int(s) for s in shape)
+    return tuple(map(builtins.int, shape))
 
 
 def _infer_shape(shape, numel, src_shape):
