@@ -119,8 +119,8 @@ class Attention(Function):
             gq *= scale
             xp.matmul(xp.swapaxes(gP, -1, -2), xp.multiply(qb, scale), out=gk)
         needs = ctx.needs_input_grad
-        return tuple(Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
-                     for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)) + (None,) * 5
+        return tuple([Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
+                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)]) + (None,) * 5
 
 
 def attention_arrays(q, k, v, is_causal, scale):
@@ -167,7 +167,7 @@ def _one_to_one(a):
     """True when no two elements of the view `a` share memory: its axes, by increasing stride, each
     step over the whole extent of the ones before (a sufficient test)."""
     extent = a.itemsize
-    for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n > 1):
+    for stride, n in sorted([(abs(st), n) for st, n in zip(a.strides, a.shape) if n > 1]):
         if stride < extent:
             return False
         extent = stride * n
