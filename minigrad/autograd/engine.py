@@ -180,7 +180,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 if results is not None:
                     g = results[i]
                     if g is not None:
-                        _add_to_buffer(buffers, nxt, nr, g)
+                        if nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum
+                            buffers[nxt] = [g]
+                        else:
+                            _add_to_buffer(buffers, nxt, nr, g)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:

@@ -237,7 +237,7 @@ class BackwardNode(Node):
     def saved_tensors(self):
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple(None if s is None else s.unpack(self) for s in (self._saved or ()))
+        return tuple([None if s is None else s.unpack(self) for s in (self._saved or ())])  # (a list: no generator per call)
 
     def __getattr__(self, attr):
         # _saved_self, _saved_other, _saved_result, ...: the saved tensors by name, as PyTorch shows them

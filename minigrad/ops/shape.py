@@ -26,7 +26,7 @@ def _share_version(out, base):
 def _shape_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(builtins.int(s) for s in shape)
+    return tuple(map(builtins.int, shape))
 
 
 def _infer_shape(shape, numel, src_shape):
@@ -75,7 +75,7 @@ def view(input, *shape):
         return _share_version(View.apply(input, shape), input)
     xp = array_module(input.data)
     try:
-        xp.reshape(input.data, shape, copy=False) if xp is np else input.data.view().reshape(shape)
+        input.data.reshape(shape, copy=False) if xp is np else input.data.view().reshape(shape)
     except (ValueError, AttributeError):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one dimension spans "
@@ -487,7 +487,7 @@ def split(input, split_size_or_sections, dim=0):
             )
         cls = Split
     outs = cls.apply(input, sizes or [0], d)
-    return tuple(_share_version(o, input) for o in outs)
+    return tuple([_share_version(o, input) for o in outs])
 
 
 def chunk(input, chunks, dim=0):
@@ -519,7 +519,7 @@ def unbind(input, dim=0):
     outs = Unbind.apply(input, d)
     if not isinstance(outs, tuple):
         outs = (outs,)
-    return tuple(_share_version(o, input) for o in outs)
+    return tuple([_share_version(o, input) for o in outs])
 
 
 class Tril(Function):

@@ -119,8 +119,8 @@ class Attention(Function):
             gq *= scale
             xp.matmul(xp.swapaxes(gP, -1, -2), xp.multiply(qb, scale), out=gk)
         needs = ctx.needs_input_grad
-        return tuple(Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
-                     for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)) + (None,) * 5
+        return tuple([Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
+                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)]) + (None,) * 5
 
 
 def attention_arrays(q, k, v, is_causal, scale):
@@ -167,7 +167,7 @@ def _one_to_one(a):
     """True when no two elements of the view `a` share memory: its axes, by increasing stride, each
     step over the whole extent of the ones before (a sufficient test)."""
     extent = a.itemsize
-    for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n > 1):
+    for stride, n in sorted([(abs(st), n) for st, n in zip(a.strides, a.shape) if n > 1]):
         if stride < extent:
             return False
         extent = stride * n
@@ -184,13 +184,17 @@ def _overlap(a, b):
 def _empty_in_order_of(ref, shape, dtype):
     """An empty numpy array of `shape` (as many dims as `ref`) whose memory is ordered like `ref`'s:
     dims with larger strides outer, an expanded (stride-0) dim outermost, as PyTorch orders them."""
-    big = [d for d in range(ref.ndim) if ref.shape[d] > 1]  # size-1 dims stay where they are
-    order = list(range(ref.ndim))
-    for at, d in zip(big, sorted(big, key=lambda d: -abs(ref.strides[d]) if ref.strides[d] else -np.inf)):
+    dims, strides = ref.shape, ref.strides
+    big = [d for d in range(len(dims)) if dims[d] > 1]  # size-1 dims stay where they are
+    order = list(range(len(dims)))
+    for at, d in zip(big, sorted(big, key=lambda d: -abs(strides[d]) if strides[d] else _NEG_INF)):
         order[at] = d
     if order == sorted(order):
         return np.empty(shape, dtype)
-    return np.empty(tuple(shape[d] for d in order), dtype).transpose(np.argsort(order))
+    inverse = [0] * len(order)  # the argsort of the permutation `order`, without making an array of it
+    for i, d in enumerate(order):
+        inverse[d] = i
+    return np.empty(tuple(shape[d] for d in order), dtype).transpose(inverse)
 
 
 def _to_shape(a, shape):

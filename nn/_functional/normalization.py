@@ -133,7 +133,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     check_tensor(input, "input", "layer_norm")
     if isinstance(normalized_shape, (int, np.integer)):
         normalized_shape = (int(normalized_shape),)
-    normalized_shape = tuple(int(s) for s in normalized_shape)
+    normalized_shape = tuple(map(int, normalized_shape))
     k = len(normalized_shape)
     if k == 0 or tuple(input.data.shape[input.data.ndim - k:]) != normalized_shape or input.data.ndim < k:
         raise RuntimeError(

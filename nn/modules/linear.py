@@ -45,8 +45,9 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        check_input(self, input, (self.in_features,), self.weight.data.dtype)
-        return F.linear(input, self.weight, self.bias)
+        weight = self.weight  # (a registered parameter: each read goes through Module.__getattr__)
+        check_input(self, input, (self.in_features,), weight.data.dtype)
+        return F.linear(input, weight, self.bias)
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

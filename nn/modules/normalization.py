@@ -43,8 +43,9 @@ class LayerNorm(Module):
             init.zeros_(self.bias)
 
     def forward(self, input):
-        check_input(self, input, self.normalized_shape, None if self.weight is None else self.weight.data.dtype)
-        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        weight = self.weight  # (a registered parameter: each read goes through Module.__getattr__)
+        check_input(self, input, self.normalized_shape, None if weight is None else weight.data.dtype)
+        return F.layer_norm(input, self.normalized_shape, weight, self.bias, self.eps)
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
