@@ -295,30 +295,27 @@ def _polygamma_series(x, order):
     return acc + series
 
 
-def digamma(x):
-    """d/dx log Gamma(x), elementwise (reflection for x < 0.5; -inf/nan at the poles as PyTorch: nan)."""
+def _reflected(x, order, reflection, at_poles):
+    """polygamma of `order` (0, 1) elementwise in float64: the series for x >= 0.5, below it
+    `reflection(series at 1 - x, x)`; `at_poles` at 0, -1, -2, ... Returned in x's float dtype
+    (float32 for integers) on x's device."""
     xp = np if isinstance(x, np.ndarray) else _array_module(x)
     dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
     v = np.asarray(x, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         neg = v < 0.5
-        r = np.where(neg, 1.0 - v, v)
-        out = _polygamma_series(r, 0)
-        out = np.where(neg, out - np.pi / np.tan(np.pi * v), out)
-        out = np.where((v <= 0) & (v == np.floor(v)), np.nan, out)
-        out = np.where(v == 0, -np.inf, out)
+        out = _polygamma_series(np.where(neg, 1.0 - v, v), order)
+        out = np.where(neg, reflection(out, v), out)
+        out = np.where((v <= 0) & (v == np.floor(v)), at_poles(v), out)
     return xp.asarray(out.astype(dt))
+
+
+def digamma(x):
+    """d/dx log Gamma(x), elementwise (reflection for x < 0.5); as PyTorch: -inf at 0, nan at the
+    negative integers."""
+    return _reflected(x, 0, lambda s, v: s - np.pi / np.tan(np.pi * v), lambda v: np.where(v == 0, -np.inf, np.nan))
 
 
 def trigamma(x):
-    """The second derivative of log Gamma, elementwise."""
-    xp = np if isinstance(x, np.ndarray) else _array_module(x)
-    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
-    v = np.asarray(x, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        neg = v < 0.5
-        r = np.where(neg, 1.0 - v, v)
-        out = _polygamma_series(r, 1)
-        out = np.where(neg, -out + (np.pi / np.sin(np.pi * v)) ** 2, out)
-        out = np.where((v <= 0) & (v == np.floor(v)), np.inf, out)
-    return xp.asarray(out.astype(dt))
+    """The second derivative of log Gamma, elementwise (inf at the poles)."""
+    return _reflected(x, 1, lambda s, v: -s + (np.pi / np.sin(np.pi * v)) ** 2, lambda v: np.inf)

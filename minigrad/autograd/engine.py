@@ -180,7 +180,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 if results is not None:
                     g = results[i]
                     if g is not None:
-                        if nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum
+                        if nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum (inline: once an edge)
                             buffers[nxt] = [g]
                         else:
                             _add_to_buffer(buffers, nxt, nr, g)

@@ -58,7 +58,7 @@ def backward(plan, g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
             _fused_forward(gq, P3, p0, q, k, v, None, 1.0, lo, hi, scale, spans, is_causal, plan, False, on_team)
         run = _attention_items_backward if on_team else _attention_items_backward.plain
         with blas.team_gemm_context(q.dtype):
-            run(gq, gk, gv, g, P3, p0, q, k, v, _no_mask() if keep is None else keep, dt(dscale), spans, lo, hi,
+            run(gq, gk, gv, g, P3, p0, q, k, v, _NO_MASK if keep is None else keep, dt(dscale), spans, lo, hi,
                 dt(scale), dt(0), dt(1), *plan)
     return True
 
@@ -96,7 +96,7 @@ def _fused_forward(out, P3, p0, q, k, v, keep, dscale, lo, hi, scale, spans, cau
         on_team = _shared_out(hi - lo, q, k)
     run = _attention_items if on_team else _attention_items.plain
     with blas.team_gemm_context(q.dtype):
-        run(out, P3, p0, q, k, v, _no_mask() if keep is None else keep, dt(dscale), spans, lo, hi, dt(scale), causal,
+        run(out, P3, p0, q, k, v, _NO_MASK if keep is None else keep, dt(dscale), spans, lo, hi, dt(scale), causal,
             dt(0), dt(1), with_output, *gemm)
 
 
@@ -104,10 +104,6 @@ def _shared_out(n_items, q, k):
     """Whether items go to the thread team: from 4M multiply-adds of scores (a baby GPT layer's 6M);
     less (a generated sequence's cache rebuilt from 32 positions) costs less on this thread."""
     return n_items * q.shape[-2] * k.shape[-2] * q.shape[-1] >= 1 << 22
-
-
-def _no_mask():
-    return _NO_MASK
 
 
 _NO_MASK = np.empty((0, 0, 0, 0), dtype=bool)  # no dropout: the kernels' stand-in for the keep-mask

@@ -119,10 +119,11 @@ def gemm_found(dtype):
     """(address, ilp64, library name) of gemm for `dtype`, or None; looked up again only after
     blas_library's choice changed (its `generation`). Asked for every product: a dict lookup then."""
     entry = _gemm_found_for.get(dtype)
-    if entry is None or entry[0] != _blas_library().generation:
+    blas_library = _blas_library()
+    if entry is None or entry[0] != blas_library.generation:
         import numpy as np
 
-        from . import blas_library, team
+        from . import team
 
         found = blas_library.gemm(dtype)
         if found is not None and not (team.available() and team.gemm_works(np.dtype(dtype), *found[:2])):
