@@ -101,7 +101,9 @@ _team = None
 def _cpu_team():
     global _team
     if _team is None:
-        from .cpu import team as _team_module
+        from .cpu import array_memory, team as _team_module
 
+        if _team_module.available():  # numba imports: the kernels run, on arrays aligned for them
+            array_memory.install()
         _team = _team_module
     return _team

@@ -1,0 +1,90 @@
+"""numpy's arrays on cache lines once the CPU backend loads (minigrad/backends/cpu/array_memory.py):
+which arrays it serves, that its memory behaves as numpy's (zeroed, resized, freed), and the ways
+to keep numpy's own allocator. Each case runs in a fresh process: the allocator is process state."""
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("numba")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the allocator is Linux's")
+
+PRELUDE = """
+import numpy as np
+import minigrad, nn
+import nn.functional as F
+name = np._core.multiarray.get_handler_name
+before = np.ones(1 << 16)  # numpy's allocator made it
+x, w = minigrad.randn(64, 512), minigrad.randn(256, 512)
+y = F.linear(x, w)  # the first fused op on the CPU: the backend loads
+"""
+
+
+def run(body, **env):
+    code = PRELUDE + textwrap.dedent(body)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_large_arrays_start_on_a_cache_line_after_the_backend_loads():
+    out = run("""
+        print(name(), name(before), name(F.linear(x, w).data))  # (y itself was made just before)
+        sizes = [1 << 16, (1 << 16) + 4, 3 * 40000 + 8, 5 << 20]  # from the threshold up, odd sizes too
+        print(all(np.empty(n, np.uint8).ctypes.data % 64 == 0 for n in sizes for _ in range(20)))
+        print(all((np.ones(n, np.float32) + 1).ctypes.data % 64 == 0 for n in (20000, 98304, 300001)))
+        print(np.empty(10).ctypes.data % 16 == 0)  # small ones: malloc's alignment, as numpy's
+    """)
+    assert out == ["minigrad_aligned_64", "default_allocator", "minigrad_aligned_64", "True", "True", "True"]
+
+
+def test_its_memory_behaves_as_numpys():
+    out = run("""
+        import gc
+        z = np.zeros((1 << 21) + 3)  # calloc: zeroed, above and below the threshold
+        print(z.ctypes.data % 64 == 0 and not z.any() and not np.zeros(100).any())
+        a = np.arange(40000.0)
+        a.resize(90000, refcheck=False)  # realloc keeps the data, zero-fills the rest
+        print(np.array_equal(a[:40000], np.arange(40000.0)) and not a[40000:].any())
+        b = np.ones(3)
+        b.resize(50000, refcheck=False)  # from a small block to a large one
+        print(b[:3].sum() == 3 and not b[3:].any())
+        del before  # made by numpy's allocator, freed by it
+        for i in range(2000):  # freed by ours, reused, no growth
+            t = np.full(1 << 15, float(i))
+            assert t[-1] == i
+        del t
+        gc.collect()
+        import resource
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 2 << 20)  # KiB: well under 2 GiB
+        print(np.array_equal(y.data, x.data @ w.data.T))
+    """)
+    assert out == ["True"] * 5
+
+
+def test_it_can_be_kept_off():
+    assert run("print(name(), name(F.linear(x, w).data))", MINIGRAD_MALLOC_TUNING="0") == ["default_allocator"] * 2
+    # the numpy setting loads no backend, so numpy's allocator stays
+    assert run("print(name())", MINIGRAD_KERNELS="numpy") == ["default_allocator"]
+
+
+def test_a_step_is_the_same_bits_either_way():
+    """The allocator moves arrays, not values: a training step's loss and gradients are identical."""
+    body = """
+        from gpt.model import GPT, GPTConfig
+        minigrad.manual_seed(0)
+        m = GPT(GPTConfig(block_size=16, vocab_size=50, n_layer=2, n_head=2, n_embd=32, dropout=0.0))
+        idx = minigrad.tensor(np.arange(64).reshape(4, 16) % 50)
+        _, loss = m(idx, idx)
+        loss.backward()
+        g = np.concatenate([p.grad.data.ravel() for p in m.parameters()])
+        print(name(), loss.item().hex(), float(g.astype(np.float64).sum()).hex(), float(np.abs(g).max()).hex())
+    """
+    on, off = run(body), run(body, MINIGRAD_MALLOC_TUNING="0")
+    assert on[0] == "minigrad_aligned_64" and off[0] == "default_allocator"
+    assert on[1:] == off[1:]
