@@ -135,6 +135,86 @@ def test_exp_nonpositive_accuracy_and_special_values():
         assert out[-2] == 0.0 and np.isnan(out[-1]) and out[-8] == 1.0  # exp(-inf) = 0, NaN stays NaN, exp(-0) = 1
 
 
+def test_max_of_is_the_largest_value_and_keeps_a_positive_nan():
+    pytest.importorskip("numba")
+
+    @cpu_kernels.kernel
+    def maxes(out, x, ns):
+        for i in range(ns.size):
+            out[i] = cpu_kernels.max_of(x, ns[i])
+
+    rng = np.random.default_rng(1)
+    for dtype in (np.float32, np.float64):
+        tiny = np.finfo(dtype).smallest_subnormal
+        cases = [rng.standard_normal(100) * 1e3, -np.abs(rng.standard_normal(100)) - 1,  # all negative
+                 np.array([-0.0, 0.0, -0.0]), np.array([0.0, -0.0]), np.array([-np.inf, -1e30, np.inf, 3.0]),
+                 np.array([-np.inf] * 5), np.array([-tiny, tiny, -2 * tiny]), np.array([-3.0, -tiny])]
+        for x in cases:
+            x = x.astype(dtype)
+            ns = np.arange(1, x.size + 1)
+            out = np.empty(x.size, dtype)
+            maxes(out, x, ns)
+            want = np.array([x[:n].max() for n in ns], dtype)
+            assert out.dtype == dtype and np.array_equal(out, want), (dtype, x, out)
+            top = [x[:n][x[:n] == w] for n, w in zip(ns, want)]  # zeros: +0 is above -0 (numpy's max takes either)
+            assert np.array_equal(np.signbit(out), [np.signbit(t).all() for t in top])
+        x = np.array([1.0, np.nan, 5.0, 2.0], dtype)  # numpy's NaN: sign bit clear
+        out = np.empty(4, dtype)
+        maxes(out, x, np.arange(1, 5))
+        assert out[0] == 1.0 and np.isnan(out[1:]).all()
+        x[1] = -x[1]  # a NaN with its sign bit set counts as the smallest value (documented)
+        maxes(out, x, np.arange(1, 5))
+        assert out[0] == 1.0 and out[1] == 1.0 and out[2] == 5.0 and out[3] == 5.0
+
+
+@pytest.mark.parametrize("L", [64, 256])  # 256: causal rows cut into chunks, some columns never scored
+def test_fused_attention_special_scores_match_the_numpy_passes(L):
+    # a NaN, a +inf and a -inf among the scores (through q), each NaN sign: the same rows of NaN, the
+    # same zeros after the causal edge, the same values elsewhere as the numpy passes
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((2, 2, L, 16)).astype(np.float32) for _ in range(3))
+    q[0, 0, 5, 3] = np.nan
+    q[0, 1, 9, 0] = -np.float32(np.nan)
+    q[1, 0, 40, 2] = np.inf
+    q[1, 1, 33, :] = -np.inf  # scores +-inf: v's sign decides
+    k[1, 1, 0, :] = 0.0  # a 0 * inf score: NaN
+    for causal in (True, False):
+        def run():
+            t = [minigrad.tensor(a) for a in (q, k, v)]
+            return F.scaled_dot_product_attention(*t, is_causal=causal).data
+
+        fused = run()
+        with backends.kernels("numpy"), np.errstate(invalid="ignore"):
+            passes = run()
+        assert np.array_equal(np.isnan(fused), np.isnan(passes))
+        assert np.isnan(fused[0, 0, 5]).all() and np.isnan(fused[0, 1, 9]).all()
+        np.testing.assert_allclose(fused, passes, rtol=1e-5, atol=1e-6)
+
+
+def test_fused_cross_entropy_special_logits_match_the_numpy_passes():
+    # a NaN of each sign, a +inf and a -inf logit: NaN losses in those rows (finite where -inf), the
+    # same values elsewhere, and the same gradients, as the numpy passes
+    pytest.importorskip("numba")
+    x = np.random.default_rng(3).standard_normal((6, 300)).astype(np.float32)
+    x[1, 7], x[2, 100], x[3, 299], x[4, 0] = np.nan, -np.float32(np.nan), np.inf, -np.inf
+    target = minigrad.tensor(np.array([0, 1, 2, 3, 4, 5]))
+
+    def run():
+        logits = minigrad.tensor(x, requires_grad=True)
+        loss = F.cross_entropy(logits, target, reduction="none")
+        loss.sum().backward()
+        return loss.data, logits.grad.data
+
+    fused = run()
+    with backends.kernels("numpy"), np.errstate(invalid="ignore"):
+        passes = run()
+    assert np.isnan(fused[0][1:4]).all() and np.isfinite(fused[0][[0, 4, 5]]).all()
+    for a, b in zip(fused, passes):
+        assert np.array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
 def test_a_gemm_that_fails_its_check_is_not_used(monkeypatch):
     # the symbol's integer width is read from its name; a product that does not match numpy's at first
     # use turns the fused attention off (the numpy passes run, with the same results)

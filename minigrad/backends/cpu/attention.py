@@ -146,25 +146,28 @@ def _attention_items(out, P, p0, q, k, v, keep, dscale, spans, lo, hi, scale, ca
                              ki, ki.strides[0] // it, zero, Pi[r0:], S)
             for i in range(r0, r1):  # softmax over the keys row i sees; zeros after them
                 end = min(c1, i + 1) if causal else c1
-                m = Pi[i, 0]
-                for j in range(end):
-                    m = max(m, Pi[i, j])
+                row = Pi[i]
+                m = team.max_of(row, end)
                 if m != m or m > zero and not np.isfinite(m):  # a NaN or +inf score: a row of NaN, as PyTorch's
                     for j in range(end):
-                        Pi[i, j] = zero / zero
+                        row[j] = zero / zero
                     m = zero
                 elif not np.isfinite(m):  # every score -inf: zeros, as the numpy form
                     m = zero
+                # over all c1 columns, those from `end` on computed and dropped: a loop of one length for
+                # every row vectorizes whole, where a loop to `end` runs up to 15 elements of each row scalar.
+                # (Dropped scores may exceed m: clamped to 0, or exp's arithmetic overflows, which is slow.)
                 d = zero
-                for j in range(end):
-                    e = team.exp_nonpositive(Pi[i, j] - m)
-                    Pi[i, j] = e
+                for j in range(c1):
+                    e = team.exp_nonpositive(min(row[j] - m, zero))
+                    e = e if j < end else zero
+                    row[j] = e
                     d += e
                 r = one / d if d != zero else one
-                for j in range(end):
-                    Pi[i, j] *= r
-                for j in range(end, S):
-                    Pi[i, j] = zero
+                for j in range(c1):
+                    row[j] = row[j] * r if j < end else zero
+                for j in range(c1, S):
+                    row[j] = zero
             if with_output:  # out[r0:r1] = P'[r0:r1, :c1] v[:c1], P' = P (keep dscale with dropout)
                 Po = Pi
                 if keep.size:

@@ -29,9 +29,7 @@ def forward(D, x, t, w, ignore_index, ls, inv, need_grad):
 def _exp_shifted_rows(D, mx, x):  # mx_i = max_c x_ic;  D_ic = exp(x_ic - mx_i)
     M, C = x.shape
     for i in range(M):
-        m = x[i, 0]
-        for c in range(C):
-            m = max(m, x[i, c])
+        m = team.max_of(x[i], C)  # (a NaN it passes over still makes the row's loss NaN, through exp)
         mx[i] = m
         for c in range(C):
             D[i, c] = team.exp_nonpositive(x[i, c] - m)

@@ -44,6 +44,11 @@ Helpers kernels may call, defined once numba imports (and `prange`, numba's, for
   own exp is a scalar call per element. float32: a degree-6 polynomial on a reduced argument (as
   Cephes' expf; relative error under 4e-7, about 3 ulp; numpy's is ~1), 0 below -87 (where
   float32's exp is denormal); float64: exp.
+- `max_of(x, n)`: the largest of x[:n] (n >= 1, x 1-D float32 or float64) that LLVM vectorizes: a
+  float max it vectorizes only under no-NaN math, so this compares the floats' bits as integers,
+  mapped so that integer order is float order (negatives' magnitude bits flipped). A NaN whose
+  sign bit is clear comes out as NaN; one whose sign bit is set (x86's 0/0) as the smallest value,
+  so a caller that must see every NaN lets it through its own arithmetic (a softmax's exp does).
 - `share(n, p, parts, grain)`: part p of [0, n) (`GRAIN` for elementwise kernels, 1 for rows).
 
 numba's disk cache is keyed on each kernel's own source file: after editing `gemm`,
@@ -107,9 +112,13 @@ def exp_nonpositive(x):  # replaced by a numba-overloaded function when numba im
     raise RuntimeError("team.exp_nonpositive is callable from compiled kernels only")
 
 
+def max_of(x, n):  # replaced by a numba-overloaded function when numba imports
+    raise RuntimeError("team.max_of is callable from compiled kernels only")
+
+
 def _define_helpers(numba):
-    """Make `gemm` and `exp_nonpositive` (module docstring) once numba has imported."""
-    global gemm, exp_nonpositive, prange
+    """Make `gemm`, `exp_nonpositive` and `max_of` (module docstring) once numba has imported."""
+    global gemm, exp_nonpositive, max_of, prange
     from llvmlite import ir
     from numba import types
     from numba.extending import intrinsic, overload, typeof_impl
@@ -181,13 +190,49 @@ def _define_helpers(numba):
 
         return expf
 
+    @intrinsic
+    def _float_bits(typingctx, x):  # a float's bits as the signed integer of its width
+        bits = types.int32 if x == types.float32 else types.int64
+
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir.IntType(bits.bitwidth))
+
+        return bits(x), codegen
+
+    @intrinsic
+    def _bits_float(typingctx, i):  # the inverse
+        real = types.float32 if i == types.int32 else types.float64
+
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(real))
+
+        return real(i), codegen
+
+    def _max_of(x, n):
+        pass
+
+    @overload(_max_of, inline="always")
+    def _max_of_impl(x, n):
+        int_type = np.int32 if x.dtype == types.float32 else np.int64
+        smallest, magnitude = int_type(np.iinfo(int_type).min), int_type(np.iinfo(int_type).max)
+        sign = int_type(8 * np.dtype(int_type).itemsize - 1)
+
+        def max_of(x, n):  # key(f) = bits(f), magnitude bits flipped when negative: its own inverse
+            k = smallest  # (kept in its width: numba widens int32 arithmetic to int64)
+            for j in range(n):
+                b = _float_bits(x[j])
+                k = max(k, int_type(b ^ ((b >> sign) & magnitude)))
+            return _bits_float(int_type(k ^ ((k >> sign) & magnitude)))
+
+        return max_of
+
     # a kernel named in another kernel is numba's dispatcher of its plain-loop form: a team kernel's
     # threads each call it on their share (numba compiles a loop written inside a prange worse)
     @typeof_impl.register(kernel)
     def _typeof_kernel(val, c):
         return types.Dispatcher(val._plain())
 
-    gemm, exp_nonpositive, prange = _gemm, _exp_nonpositive, numba.prange
+    gemm, exp_nonpositive, max_of, prange = _gemm, _exp_nonpositive, _max_of, numba.prange
 
 
 class kernel:
