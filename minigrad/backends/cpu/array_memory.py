@@ -3,10 +3,16 @@
 numpy takes array memory from malloc, which aligns it to 16 bytes. A row of 512-bit vector loads
 from such an array crosses a cache line on three loads in four, and BLAS's products and the
 kernels' loops read and write every array of a step that way. This module gives numpy an
-allocator whose arrays of 64 KiB and more start on a cache line (smaller ones come from malloc, as
-before). It keeps what numpy's own allocator does for large arrays: asking the kernel for huge
-pages (madvise) from 4 MiB on, where numpy's setting (`np._core.multiarray._set_madvise_hugepage`)
-says so. Measured on an Intel Xeon: docs/performance.md.
+allocator whose arrays of 64 KiB and more start on a cache line. It keeps what numpy's own
+allocator does for large arrays: asking the kernel for huge pages (madvise) from 4 MiB on, where
+numpy's setting (`np._core.multiarray._set_madvise_hugepage`) says so. Measured on an Intel Xeon:
+docs/performance.md.
+
+Every block is malloc's (or calloc's, or realloc's), a little larger than asked: the array starts
+past a header of HEADER bytes, on the next 64-byte boundary for a large one, and the 8 bytes just
+before it hold its distance from the block's start, which free and realloc read. (glibc's own
+aligned_alloc was tried first: the small pieces it splits off each block and keeps in its fast
+bins stopped freed blocks from merging, and a shakespeare_char step's peak memory grew by 40%.)
 
 The CPU backend installs it when it first loads (`install()`), so it serves the arrays made after
 that in the thread (strictly: the contextvars context) that loaded it, the training loop's.
@@ -15,8 +21,8 @@ mix safely. MINIGRAD_MALLOC_TUNING=0 in the environment keeps numpy's allocator,
 glibc's defaults (minigrad/_allocator.py).
 
 The four functions are compiled by numba (`cfunc`, cached on disk like the kernels) and call the C
-library's aligned_alloc, malloc, calloc, realloc, free, memset and madvise by name; numpy calls
-them with the GIL held or not, as it calls its own.
+library's malloc, calloc, realloc, free, memmove and madvise by name; numpy calls them with the
+GIL held or not, as it calls its own.
 """
 import ctypes
 import os
@@ -26,7 +32,8 @@ import numpy as np
 
 NAME = "minigrad_aligned_64"  # what np._core.multiarray.get_handler_name() reports
 ALIGNMENT = 64
-LARGE = 1 << 16  # bytes from which an array is aligned
+LARGE = 1 << 16  # bytes from which an array is aligned to ALIGNMENT (below: to malloc's 16)
+HEADER = 16  # bytes before every array's start, the last 8 its distance from the block's start
 HUGE = 1 << 22  # bytes from which huge pages are asked for (numpy's threshold)
 _PAGE = 4096
 _MADV_HUGEPAGE = 14  # Linux's
@@ -70,7 +77,7 @@ def install():
 
 def _compile():
     """The four functions compiled (numba cfuncs with numpy's signatures), or None without numba."""
-    global _aligned_alloc, _malloc, _calloc, _realloc, _free, _memset, _madvise, _aligned_block
+    global _malloc, _calloc, _realloc, _free, _memmove, _madvise, _peek, _poke, _place
     try:
         import numba
         from llvmlite import ir
@@ -98,52 +105,74 @@ def _compile():
             return intrinsic(lambda typingctx, a, b: (result(a, b), codegen))
         return intrinsic(lambda typingctx, a, b, c: (result(a, b, c), codegen))
 
-    _aligned_alloc, _malloc = c_function("aligned_alloc", i8p, i64, i64), c_function("malloc", i8p, i64)
-    _calloc, _realloc = c_function("calloc", i8p, i64, i64), c_function("realloc", i8p, i8p, i64)
-    _free, _memset = c_function("free", void, i8p), c_function("memset", i8p, i8p, i32, i64)
-    _madvise = c_function("madvise", i32, i8p, i64, i32)
+    def peek_codegen(context, builder, signature, values):  # the 8-byte word at an address
+        return builder.load(builder.inttoptr(context.cast(builder, values[0], signature.args[0], types.uint64),
+                                             i64.as_pointer()))
+
+    def poke_codegen(context, builder, signature, values):  # store an 8-byte word at an address
+        address, word = (context.cast(builder, v, t, types.uint64) for v, t in zip(values, signature.args))
+        builder.store(word, builder.inttoptr(address, i64.as_pointer()))
+        return context.get_dummy_value()
+
+    _malloc, _calloc = c_function("malloc", i8p, i64), c_function("calloc", i8p, i64, i64)
+    _realloc, _free = c_function("realloc", i8p, i8p, i64), c_function("free", void, i8p)
+    _memmove, _madvise = c_function("memmove", i8p, i8p, i8p, i64), c_function("madvise", i32, i8p, i64, i32)
+    _peek = intrinsic(lambda typingctx, address: (types.uintp(address), peek_codegen))
+    _poke = intrinsic(lambda typingctx, address, word: (types.void(address, word), poke_codegen))
     u = types.uintp
     signatures = ((_allocate, u(u, u)), (_allocate_zeroed, u(u, u, u)), (_reallocate, u(u, u, u)),
                   (_release, types.void(u, u, u)))
     for cache in (True, False):  # (False: no writable place for numba's cache; compiled for this process)
         try:
-            _aligned_block = numba.njit(cache=cache)(_aligned_block_py)
+            _place = numba.njit(cache=cache)(_place_py)
             return [numba.cfunc(sig, cache=cache)(fn) for fn, sig in signatures]
         except RuntimeError:
             if not cache:
                 raise
 
 
-# numpy's allocator functions; ctx is 1 where huge pages are asked for, 0 where not. The C functions
-# they call are bound by _compile() (numba intrinsics).
-_aligned_alloc = _malloc = _calloc = _realloc = _free = _memset = _madvise = _aligned_block = None
+# numpy's allocator functions (ctx: 1 where huge pages are asked for, else 0), on addresses as
+# integers. The C functions and the word access they use are bound by _compile() (numba intrinsics).
+_malloc = _calloc = _realloc = _free = _memmove = _madvise = _peek = _poke = _place = None
+_EXTRA = HEADER + ALIGNMENT  # bytes a block has beyond its array: room for the header and the alignment
 
 
-def _aligned_block_py(ctx, n):
-    p = _aligned_alloc(ALIGNMENT, (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT)
-    if p != 0 and ctx != 0 and n >= HUGE:  # the whole pages inside the block
-        lo = (p + _PAGE - 1) // _PAGE * _PAGE
-        _madvise(lo, (p + n - lo) // _PAGE * _PAGE, _MADV_HUGEPAGE)
+def _place_py(ctx, block, n, start):
+    """The array's address in a block of at least n + _EXTRA bytes at `block` (0: none), its header
+    written; `start`: where the array's bytes are now (0: nowhere yet), moved there if elsewhere."""
+    if block == 0:
+        return 0
+    p = block + HEADER
+    if n >= LARGE:
+        p = (p + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+        if ctx != 0 and n >= HUGE:  # the whole pages inside the array
+            lo = (p + _PAGE - 1) // _PAGE * _PAGE
+            _madvise(lo, (p + n - lo) // _PAGE * _PAGE, _MADV_HUGEPAGE)
+    if start != 0 and start != p:
+        _memmove(p, start, n)
+    _poke(p - 8, p - block)
     return p
 
 
 def _allocate(ctx, n):
-    return _malloc(n) if n < LARGE else _aligned_block(ctx, n)
+    return _place(ctx, _malloc(n + _EXTRA), n, 0)
 
 
 def _allocate_zeroed(ctx, count, size):
+    if size != 0 and count > (2**63 - 1 - _EXTRA) // size:  # the byte count would overflow
+        return 0
     n = count * size
-    if n < LARGE:
-        return _calloc(count, size)
-    p = _aligned_block(ctx, n)
-    if p != 0:
-        _memset(p, 0, n)
-    return p
+    return _place(ctx, _calloc(1, n + _EXTRA), n, 0)
 
 
-def _reallocate(ctx, p, n):  # numpy resizes arrays this way only rarely: an unaligned result is fine
-    return _realloc(p, n)
+def _reallocate(ctx, p, n):  # (realloc keeps the bytes at the old offset; _place moves them if that changed)
+    if p == 0:
+        return _place(ctx, _malloc(n + _EXTRA), n, 0)
+    offset = _peek(p - 8)
+    block = _realloc(p - offset, n + _EXTRA)
+    return _place(ctx, block, n, block + offset if block != 0 else 0)
 
 
 def _release(ctx, p, n):
-    _free(p)
+    if p != 0:
+        _free(p - _peek(p - 8))
