@@ -180,13 +180,13 @@ def test_fused_attention_special_scores_match_the_numpy_passes(L):
     q[1, 1, 33, :] = -np.inf  # scores +-inf: v's sign decides
     k[1, 1, 0, :] = 0.0  # a 0 * inf score: NaN
     for causal in (True, False):
-        def run():
+        def run(causal):
             t = [minigrad.tensor(a) for a in (q, k, v)]
             return F.scaled_dot_product_attention(*t, is_causal=causal).data
 
-        fused = run()
+        fused = run(causal)
         with backends.kernels("numpy"), np.errstate(invalid="ignore"):
-            passes = run()
+            passes = run(causal)
         assert np.array_equal(np.isnan(fused), np.isnan(passes))
         assert np.isnan(fused[0, 0, 5]).all() and np.isnan(fused[0, 1, 9]).all()
         np.testing.assert_allclose(fused, passes, rtol=1e-5, atol=1e-6)
