@@ -7,7 +7,9 @@ baby-GPT step spent a third of its time that way, and a shakespeare_char step 3 
 in 10 s. Serving every array from the heap (no mmap) and never trimming it lets glibc hand the
 same memory back out instead: the process keeps its peak footprint, which a training run
 reaches every step anyway. Set MINIGRAD_MALLOC_TUNING=0 (or glibc's own MALLOC_* variables)
-to keep glibc's defaults.
+to keep glibc's defaults; MINIGRAD_MALLOC_TUNING=0 also keeps numpy's own array allocator, which
+the CPU backend otherwise replaces with one that aligns arrays to cache lines
+(minigrad/backends/cpu/array_memory.py).
 """
 import ctypes
 import os

@@ -27,6 +27,7 @@ GIL held or not, as it calls its own.
 import ctypes
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -38,7 +39,8 @@ HUGE = 1 << 22  # bytes from which huge pages are asked for (numpy's threshold)
 _PAGE = 4096
 _MADV_HUGEPAGE = 14  # Linux's
 _API_SET_HANDLER = 304  # PyDataMem_SetHandler's slot in numpy's C-API table (fixed since numpy 1.22)
-_installed = None  # the handler's structure and capsule, kept alive while arrays use them
+_installed = None  # the handler's structure, capsule and functions, once installed
+_lock = threading.Lock()  # two threads may load the backend at once
 
 
 class _Handler(ctypes.Structure):  # numpy's PyDataMem_Handler, version 1
@@ -49,30 +51,32 @@ class _Handler(ctypes.Structure):  # numpy's PyDataMem_Handler, version 1
 
 def install():
     """Make numpy's new arrays here 64-byte aligned (module docstring); returns whether it applied.
-    Needs Linux, a 64-bit build and numba; applies once."""
+    Needs Linux, a 64-bit build and numba; applies once, and not over another allocator someone
+    else gave numpy."""
     global _installed
-    if _installed is not None:
+    with _lock:
+        if _installed is not None:
+            return True
+        if (not sys.platform.startswith("linux") or os.environ.get("MINIGRAD_MALLOC_TUNING", "1") == "0"
+                or ctypes.sizeof(ctypes.c_void_p) != 8 or np._core.multiarray.get_handler_name() != "default_allocator"):
+            return False
+        functions = _compile()
+        if functions is None:
+            return False
+        huge = bool(getattr(np._core.multiarray, "_get_madvise_hugepage", lambda: True)())
+        handler = _Handler(NAME.encode(), 1, 1 if huge else None, *(f.address for f in functions))
+        api = ctypes.pythonapi  # (private prototypes: setting argtypes on pythonapi's would change them for everyone)
+        capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+            ("PyCapsule_New", api))
+        capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+            ("PyCapsule_GetPointer", api))
+        capsule = capsule_new(ctypes.addressof(handler), b"mem_handler", None)
+        table = capsule_pointer(np._core._multiarray_umath._ARRAY_API, None)
+        set_handler = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object)(
+            ctypes.c_void_p.from_address(table + _API_SET_HANDLER * ctypes.sizeof(ctypes.c_void_p)).value)
+        set_handler(capsule)
+        _installed = (handler, capsule, functions)  # alive for the process: arrays keep pointing at them
         return True
-    if (not sys.platform.startswith("linux") or os.environ.get("MINIGRAD_MALLOC_TUNING", "1") == "0"
-            or ctypes.sizeof(ctypes.c_void_p) != 8):
-        return False
-    functions = _compile()
-    if functions is None:
-        return False
-    huge = bool(np._core.multiarray._get_madvise_hugepage())
-    handler = _Handler(NAME.encode(), 1, 1 if huge else None, *(f.address for f in functions))
-    api = ctypes.pythonapi
-    api.PyCapsule_New.restype, api.PyCapsule_New.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
-                                                                               ctypes.c_void_p]
-    api.PyCapsule_GetPointer.restype, api.PyCapsule_GetPointer.argtypes = ctypes.c_void_p, [ctypes.py_object,
-                                                                                            ctypes.c_char_p]
-    capsule = api.PyCapsule_New(ctypes.addressof(handler), b"mem_handler", None)
-    table = api.PyCapsule_GetPointer(np._core._multiarray_umath._ARRAY_API, None)
-    set_handler = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object)(
-        ctypes.c_void_p.from_address(table + _API_SET_HANDLER * ctypes.sizeof(ctypes.c_void_p)).value)
-    set_handler(capsule)
-    _installed = (handler, capsule, functions)
-    return True
 
 
 def _compile():
