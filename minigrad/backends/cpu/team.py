@@ -52,7 +52,7 @@ Helpers kernels may call, defined once numba imports (and `prange`, numba's, for
 - `share(n, p, parts, grain)`: part p of [0, n) (`GRAIN` for elementwise kernels, 1 for rows).
 
 numba's disk cache is keyed on each kernel's own source file: after editing `gemm`,
-`exp_nonpositive` or `share` here (or a kernel another file's kernel calls), delete the cached
+`exp_nonpositive`, `max_of` or `share` here (or a kernel another file's kernel calls), delete the cached
 kernels of the files that call them (the *.nbi / *.nbc files in their __pycache__), or those
 kernels keep the old code.
 """
@@ -159,11 +159,22 @@ def _define_helpers(numba):
         return sig, codegen
 
     @intrinsic
-    def _bits_to_float32(typingctx, i):  # reinterpret an int32's bits as a float32
-        def codegen(context, builder, signature, args):
-            return builder.bitcast(args[0], ir.FloatType())
+    def _float_bits(typingctx, x):  # a float's bits as the signed integer of its width
+        bits = types.int32 if x == types.float32 else types.int64
 
-        return types.float32(types.int32), codegen
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir.IntType(bits.bitwidth))
+
+        return bits(x), codegen
+
+    @intrinsic
+    def _bits_float(typingctx, i):  # the inverse
+        real = types.float32 if i == types.int32 else types.float64
+
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(real))
+
+        return real(i), codegen
 
     def _exp_nonpositive(x):
         pass
@@ -184,29 +195,11 @@ def _define_helpers(numba):
             r = xc - n * ln2_hi - n * ln2_lo
             p = ((((c0 * r + c1) * r + c2) * r + c3) * r + c4) * r + c5
             p = p * (r * r) + r + one
-            e = p * _bits_to_float32((np.int32(n) + np.int32(127)) << np.int32(23))  # times 2^n
+            e = p * _bits_float(np.int32((np.int32(n) + np.int32(127)) << np.int32(23)))  # times 2^n
             e = zero if x < low else e
             return x if x != x else e  # NaN stays NaN
 
         return expf
-
-    @intrinsic
-    def _float_bits(typingctx, x):  # a float's bits as the signed integer of its width
-        bits = types.int32 if x == types.float32 else types.int64
-
-        def codegen(context, builder, signature, args):
-            return builder.bitcast(args[0], ir.IntType(bits.bitwidth))
-
-        return bits(x), codegen
-
-    @intrinsic
-    def _bits_float(typingctx, i):  # the inverse
-        real = types.float32 if i == types.int32 else types.float64
-
-        def codegen(context, builder, signature, args):
-            return builder.bitcast(args[0], context.get_value_type(real))
-
-        return real(i), codegen
 
     def _max_of(x, n):
         pass
