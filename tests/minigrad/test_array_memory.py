@@ -126,3 +126,24 @@ def test_a_training_run_peaks_at_numpys_memory():
         assert handler == ("default_allocator" if which == "numpy" else "minigrad_aligned_64")
         peaks[which] = int(kib)
     assert peaks["ours"] <= peaks["numpy"] * 1.05 + 10 * 1024, peaks
+
+
+def test_a_numba_that_cannot_write_its_cache_still_installs_it():
+    code = """
+        import numba, numpy as np
+        real_cfunc, real_njit = numba.cfunc, numba.njit
+        def refuse(real):
+            def wrapper(*args, **options):
+                if options.get("cache"):
+                    raise RuntimeError("cannot cache function: no locator available")
+                return real(*args, **options)
+            return wrapper
+        numba.cfunc, numba.njit = refuse(real_cfunc), refuse(real_njit)
+        from minigrad.backends.cpu import array_memory
+        print(array_memory.install(), np._core.multiarray.get_handler_name(), np.ones(1 << 15).ctypes.data % 64,
+              float(np.ones(1 << 15).sum()))
+    """
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "minigrad_aligned_64", "0", "32768.0"]
