@@ -24,12 +24,17 @@ y = F.linear(x, w)  # the first fused op on the CPU: the backend loads
 """
 
 
-def run(body, **env):
-    code = PRELUDE + textwrap.dedent(body)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **env}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+def python(code, *argv, **env):
+    """What `code` (dedented) prints in a fresh process, split into words."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *argv], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **env}, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
+
+
+def run(body, **env):
+    """`body` after PRELUDE (the backend loaded)."""
+    return python(PRELUDE + textwrap.dedent(body), **env)
 
 
 def test_large_arrays_start_on_a_cache_line_after_the_backend_loads():
@@ -100,6 +105,7 @@ def test_a_training_run_peaks_at_numpys_memory():
     between freed blocks, and this run peaked 25% higher than on numpy's allocator."""
     code = """
         import resource, sys
+        import numpy as np, minigrad
         from minigrad.backends.cpu import array_memory
         if sys.argv[1] == "numpy":
             array_memory.install = lambda: False  # the backend then keeps numpy's allocator
@@ -114,15 +120,11 @@ def test_a_training_run_peaks_at_numpys_memory():
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
-        print(name(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)  # KiB
+        print(np._core.multiarray.get_handler_name(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)  # KiB
     """
     peaks = {}
     for which in ("numpy", "ours"):
-        src = "import numpy as np, minigrad\nname = np._core.multiarray.get_handler_name\n" + textwrap.dedent(code)
-        done = subprocess.run([sys.executable, "-c", src, which], capture_output=True, text=True, timeout=300,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
-        assert done.returncode == 0, done.stderr
-        handler, kib = done.stdout.split()
+        handler, kib = python(code, which)
         assert handler == ("default_allocator" if which == "numpy" else "minigrad_aligned_64")
         peaks[which] = int(kib)
     assert peaks["ours"] <= peaks["numpy"] * 1.05 + 10 * 1024, peaks
@@ -143,7 +145,4 @@ def test_a_numba_that_cannot_write_its_cache_still_installs_it():
         print(array_memory.install(), np._core.multiarray.get_handler_name(), np.ones(1 << 15).ctypes.data % 64,
               float(np.ones(1 << 15).sum()))
     """
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["True", "minigrad_aligned_64", "0", "32768.0"]
+    assert python(code) == ["True", "minigrad_aligned_64", "0", "32768.0"]

@@ -164,7 +164,7 @@ def _attention_items(out, P, p0, q, k, v, keep, dscale, spans, lo, hi, scale, ca
                     row[j] = e
                     d += e
                 r = one / d if d != zero else one
-                for j in range(c1):
+                for j in range(c1):  # (the dropped columns stay 0 where r is NaN: not 0 * r)
                     row[j] = row[j] * r if j < end else zero
                 for j in range(c1, S):
                     row[j] = zero
