@@ -1,9 +1,8 @@
 """Linear's matrix products on the CPU's thread team, each thread calling single-threaded BLAS on its
 share (OpenBLAS's own workers sleep between calls, and waking them for each product costs a good part
-of a small product). The shares are cut along the longer side of the result, never along the sum (K):
-at a GPT's shapes every element comes out as in one whole product (the same bits as numpy's matmul);
-where a share is small, BLAS may take its small-matrix path, which sums in another order
-(rounding-level differences). A given thread count always cuts alike.
+of a small product). The shares are cut along the longer side of the result, never along the sum (K).
+A given thread count always cuts alike, so the same inputs give the same bits; across thread counts
+the bits may differ by rounding, as BLAS's own do (OpenBLAS's kernels pick paths by share size).
 """
 import numpy as np
 
