@@ -42,6 +42,10 @@ class Tensor:
         if requires_grad:
             self.requires_grad_(True)
 
+    @property
+    def array(self):  # (the raw array's own name; `.data` becomes PyTorch's, a Tensor outside autograd)
+        return self.data
+
     # ---- what it is -------------------------------------------------------------------
     @property
     def shape(self):
