@@ -119,7 +119,7 @@ def lockstep(args, torch, GPT, load_from_minigrad, ds, splits, c):
         topt.step()
         topt.zero_grad(set_to_none=True)
         if it % 50 == 0 or it == args.lockstep - 1:
-            diff = max(float(np.abs(p.data - tparams[n].detach().numpy()).max()) for n, p in model.named_parameters())
+            diff = max(float(np.abs(p.array - tparams[n].detach().numpy()).max()) for n, p in model.named_parameters())
             print(f"step {it}: loss minigrad {loss.item():.4f}, PyTorch {tloss.item():.4f}; "
                   f"largest weight difference {diff:.1e}", flush=True)
     # both models on the same validation batches: what the runs' final evaluations would agree on

@@ -95,7 +95,7 @@ def worker(args):
         comm = statistics.median(times)
     med = statistics.median
     compute, step_s = med(local) + med(opt_s), med(synced) + med(opt_s)
-    grad_bytes = sum(q.data.nbytes for q in model.parameters())
+    grad_bytes = sum(q.array.nbytes for q in model.parameters())
     result = {"world": world, "step_s": step_s, "compute_s": compute, "exposed_s": max(0.0, step_s - compute),
               "wait_s": med(waits), "comm_s": comm, "grad_bytes": grad_bytes,
               "buckets": len(ddp._buckets) if ddp else 0}

@@ -44,7 +44,7 @@ def torch_model(torch, ours):
             return self.classifier(self.flatten(self.features(x)))
 
     m = DigitsCNN()
-    m.load_state_dict({k: torch.tensor(np.array(v.data)) for k, v in ours.state_dict().items()})
+    m.load_state_dict({k: torch.tensor(np.array(v.array)) for k, v in ours.state_dict().items()})
     return m
 
 

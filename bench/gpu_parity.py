@@ -39,8 +39,8 @@ def run(cfg, sd, x, y, device, dtype, mode):
     with ctx:
         logits, loss = model(minigrad.tensor(x, device=device), minigrad.tensor(y, device=device))
         loss.backward()
-    grads = {n: host(p.grad.data) for n, p in model.named_parameters()}
-    out = host(logits.data), float(loss.item()), grads
+    grads = {n: host(p.grad.array) for n, p in model.named_parameters()}
+    out = host(logits.array), float(loss.item()), grads
     return out, time.perf_counter() - t0
 
 
@@ -65,7 +65,7 @@ def main():
     cfg = GPTConfig(block_size=args.block_size, vocab_size=args.vocab_size, n_layer=args.n_layer, n_head=args.n_head,
                     n_embd=args.n_embd, dropout=0.0, bias=True)
     minigrad.manual_seed(0)
-    sd = {k: v.data.copy() for k, v in GPT(cfg).state_dict().items()}
+    sd = {k: v.array.copy() for k, v in GPT(cfg).state_dict().items()}
     rng = np.random.default_rng(0)
     x = rng.integers(0, args.vocab_size, (args.batch_size, args.block_size))
     y = rng.integers(0, args.vocab_size, (args.batch_size, args.block_size))

@@ -65,9 +65,9 @@ def cases(B, T, C, H):
         opt = nn.optim.AdamW(params, lr=1e-4)
         if torch is None:
             return opt.step, None
-        tparams = [torch.nn.Parameter(torch.tensor(p.data)) for p in params]
+        tparams = [torch.nn.Parameter(torch.tensor(p.array)) for p in params]
         for tp, p in zip(tparams, params):
-            tp.grad = torch.tensor(p.grad.data)
+            tp.grad = torch.tensor(p.grad.array)
         topt = torch.optim.AdamW(tparams, lr=1e-4)
         return opt.step, topt.step
 

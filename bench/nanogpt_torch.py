@@ -123,7 +123,7 @@ def load_from_minigrad(torch_model, minigrad_model):
     """Copy a minigrad GPT's weights into the PyTorch model (same names, same layouts)."""
     import numpy as np
 
-    sd = {k: torch.from_numpy(np.array(v.data, copy=True)) for k, v in minigrad_model.state_dict().items()}
+    sd = {k: torch.from_numpy(np.array(v.array, copy=True)) for k, v in minigrad_model.state_dict().items()}
     missing, unexpected = torch_model.load_state_dict(sd, strict=False)
     assert not unexpected, unexpected
     assert all(k == "lm_head.weight" or k == "transformer.wte.weight" for k in missing), missing

@@ -32,12 +32,12 @@ for step in range(int(sys.argv[3])):
     _, loss = model(minigrad.tensor(x), minigrad.tensor(y))
     opt.zero_grad()
     loss.backward()
-    out[f"loss{step}"] = loss.data.copy()
+    out[f"loss{step}"] = loss.array.copy()
     for n, p in model.named_parameters():
-        out[f"grad{step}.{n}"] = p.grad.data.copy()
+        out[f"grad{step}.{n}"] = p.grad.array.copy()
     opt.step()
 for n, p in model.named_parameters():
-    out[f"param.{n}"] = p.data.copy()
+    out[f"param.{n}"] = p.array.copy()
 np.savez(sys.argv[1], **out)
 """
 

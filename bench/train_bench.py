@@ -106,7 +106,7 @@ class TorchStep:
         self.model = GPT(model_config(p))
         import nn  # only to read the weights file (numpy arrays); minigrad does no work here
 
-        sd = {k: torch.from_numpy(np.array(v.data)) for k, v in nn.load(weights).items()}
+        sd = {k: torch.from_numpy(np.array(v.array)) for k, v in nn.load(weights).items()}
         self.model.load_state_dict(sd)
         self.opt = self.model.configure_optimizers(0.1, 1e-3, (0.9, 0.99))
 

@@ -86,7 +86,7 @@ class TorchGPUStep:
         torch.set_float32_matmul_precision("high" if tf32 else "highest")
         torch.manual_seed(0)
         self.model = GPT(model_config(p))
-        sd = {k: torch.from_numpy(np.array(v.data)) for k, v in nn.load(weights).items()}
+        sd = {k: torch.from_numpy(np.array(v.array)) for k, v in nn.load(weights).items()}
         self.model.load_state_dict(sd)
         self.model.to("cuda")
         self.opt = self.model.configure_optimizers(0.1, 1e-3, (0.9, 0.99))

@@ -14,7 +14,7 @@ def measure_peak_flops(device="cpu", n=1024, runs=5):
     share of. The operands are constants, so the measurement never draws from a random stream."""
     from minigrad.device import array_module
 
-    a = minigrad.full((n, n), 0.5, dtype=minigrad.float32, device=device).data
+    a = minigrad.full((n, n), 0.5, dtype=minigrad.float32, device=device).array
     xp = array_module(a)
     out = xp.empty_like(a)
     xp.matmul(a, a, out=out)  # warm-up (thread pools, cuBLAS handles)

@@ -137,7 +137,7 @@ class _LayerCache:
 
     def append(self, k, v):
         """Write k, v (B, nh, T, hs) after the cached positions; return all keys and values so far."""
-        k, v = self.append_arrays(k.data, v.data)
+        k, v = self.append_arrays(k.array, v.array)
         return Tensor(k), Tensor(v)
 
     def append_arrays(self, kd, vd):
@@ -238,7 +238,7 @@ class GPT(nn.Module):
         tr = self.transformer
 
         def arr(p):
-            return None if p is None else p.data
+            return None if p is None else p.array
 
         def lin(m):
             return arr(m.weight), arr(m.bias)
@@ -248,7 +248,7 @@ class GPT(nn.Module):
 
         blocks = [(ln(b.ln_1), lin(b.attn.c_attn), lin(b.attn.c_proj), ln(b.ln_2), lin(b.mlp.c_fc), lin(b.mlp.c_proj))
                   for b in tr.h]
-        return tr.wte.weight.data, tr.wpe.weight.data, blocks, ln(tr.ln_f), lin(self.lm_head)
+        return tr.wte.weight.array, tr.wpe.weight.array, blocks, ln(tr.ln_f), lin(self.lm_head)
 
     def _cached_forward(self, idx, cache, weights=None):
         """Logits (B, V) of the last position of idx (a (B, T) int64 array), extending `cache`.
@@ -357,15 +357,15 @@ class GPT(nn.Module):
         if idx.ndim != 2 or idx.shape[1] == 0:
             raise ValueError(f"generate expects a non-empty (batch, time) prompt, got shape {list(idx.shape)}")
         V = self.config.vocab_size
-        lo, hi = int(idx.data.min()), int(idx.data.max())
+        lo, hi = int(idx.array.min()), int(idx.array.max())
         if lo < 0 or hi >= V:
             bad = lo if lo < 0 else hi
             raise ValueError(f"token id {bad} is outside the vocabulary [0, {V})")
         bs = self.config.block_size
         B, n = idx.shape
         # every token so far, written in place: seq[:, :n] (no growing concatenation per token)
-        seq = array_module(idx.data).empty((B, n + max_new_tokens), dtype=np.int64)
-        seq[:, :n] = idx.data
+        seq = array_module(idx.array).empty((B, n + max_new_tokens), dtype=np.int64)
+        seq[:, :n] = idx.array
         was_training = self.training
         self.eval()
         try:
@@ -383,12 +383,12 @@ class GPT(nn.Module):
                         pending = seq[:, max(0, n - keep):n]
                     logits = Tensor(self._cached_forward(pending, cache, weights))
                 tok = self._sample(logits, temperature, top_k)
-                seq[:, n] = tok.data[:, 0]
+                seq[:, n] = tok.array[:, 0]
                 pending = seq[:, n:n + 1]
                 n += 1
                 yield tok
                 if stop_token is not None:
-                    done |= tok.data[:, 0] == stop_token
+                    done |= tok.array[:, 0] == stop_token
                     if done.all():
                         return
         finally:

@@ -299,7 +299,7 @@ def load_pretrained(name_or_path, override_args=None):
     plan = _match(model, weights, config)
     with open(weights.path, "rb") as f:
         for name, param, transpose in plan:
-            weights.read_into(f, name, param.data, transpose)
+            weights.read_into(f, name, param.array, transpose)
     model.source = str(folder)  # where the weights came from, for messages
     return model
 
@@ -356,11 +356,11 @@ def hf_tensors(model):
     out = []
     for name, m in model.named_modules():
         if isinstance(m, nn.Embedding):
-            out.append((f"{name}.weight", m.weight.data))
+            out.append((f"{name}.weight", m.weight.array))
         elif isinstance(m, (nn.Linear, nn.LayerNorm)) and name != "lm_head":  # lm_head is wte, tied
-            w = m.weight.data
+            w = m.weight.array
             out.append((f"{name}.weight", w.T if isinstance(m, nn.Linear) else w))
-            b = m.bias.data if m.bias is not None else np.zeros(w.shape[0], w.dtype)
+            b = m.bias.array if m.bias is not None else np.zeros(w.shape[0], w.dtype)
             out.append((f"{name}.bias", b))
     return out
 

@@ -93,7 +93,7 @@ def stream_sample(model, tok, prompt_ids, args, write):
     ids, shown = [], ""
     for t in model.generate_tokens(idx, args.max_new_tokens, temperature=args.temperature,
                                    top_k=args.top_k or None, use_cache=not args.no_cache):
-        ids.append(int(t.data[0, 0]))
+        ids.append(int(t.array[0, 0]))
         text = tok.decode(ids)
         # BPE tokens can split a character's bytes: hold back an incomplete tail
         if text.endswith("\ufffd"):

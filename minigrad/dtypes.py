@@ -119,7 +119,7 @@ def result_type(*operands):
     """
     dim = zero = scalar = None
     for x in operands:
-        data = getattr(x, "data", None)
+        data = getattr(x, "array", None)
         if data is not None and hasattr(data, "dtype"):
             if data.ndim:
                 dim = data.dtype if dim is None else promote_types(dim, data.dtype)

@@ -60,7 +60,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new leaf tensor holding a copy of `data` (a number, nested lists, an array or a Tensor)."""
     xp = module_for(device)
     if isinstance(data, Tensor):
-        data = data.data
+        data = data.array
     if hasattr(data, "dtype") and hasattr(data, "shape"):
         arr = data.astype(_dt(dtype)) if dtype is not None else data.copy()
         if arr.dtype == np.float16 and dtype is None:

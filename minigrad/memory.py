@@ -97,7 +97,7 @@ def saved_tensors_report(*tensors):
     owner = {}  # id(root buffer) -> (seq, node type, scope, nbytes)
     for node in nodes:
         if isinstance(node, AccumulateGrad):
-            root = _root(node.variable.data)
+            root = _root(node.variable.array)
             leaf_roots[id(root)] = root.nbytes
             continue
         seq = getattr(node, "_seq", 0)
@@ -150,7 +150,7 @@ def _collect(obj, label, out, depth):
     if depth > 8 or obj is None:
         return
     if isinstance(obj, Tensor):
-        out.append((label, obj.data))
+        out.append((label, obj.array))
     elif _is_array(obj):
         out.append((label, obj))
     elif isinstance(obj, SavedTensor):

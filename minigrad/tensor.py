@@ -1,6 +1,6 @@
 """`Tensor`: an array plus what autograd needs to know about it.
 
-A tensor wraps a numpy (or cupy) array `.data` and carries `requires_grad`, `.grad`,
+A tensor wraps a numpy (or cupy) array, `.array`, and carries `requires_grad`, `.grad`,
 `.grad_fn` (the backward node that made it, None for leaves) and a version counter shared with
 its views, which in-place ops bump so that saved tensors can be checked. Ops live in
 `minigrad/ops/`; they are attached to Tensor as methods at import time.
@@ -20,7 +20,7 @@ class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
-        "data", "requires_grad", "grad", "grad_fn", "_output_nr", "_version_counter",
+        "array", "requires_grad", "grad", "grad_fn", "_output_nr", "_version_counter",
         "_grad_accumulator", "_hooks", "_post_accumulate_grad_hooks", "_retains_grad", "_base", "__weakref__",
     )
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
@@ -28,7 +28,7 @@ class Tensor:
     def __init__(self, data, requires_grad=False, _version_counter=None):
         if type(data) is not np.ndarray and not (hasattr(data, "dtype") and hasattr(data, "shape")):
             data = np.asarray(data)
-        self.data = data
+        self.array = data
         self.grad = None
         self.grad_fn = None
         self._output_nr = 0
@@ -43,47 +43,56 @@ class Tensor:
             self.requires_grad_(True)
 
     @property
-    def array(self):  # (the raw array's own name; `.data` becomes PyTorch's, a Tensor outside autograd)
-        return self.data
+    def data(self):
+        """PyTorch's `.data`: a tensor sharing this one's memory, outside autograd (no grad, no graph,
+        and a version counter of its own, so in-place changes through it go unchecked, as in PyTorch).
+        The raw array is `.array`."""
+        return Tensor(self.array)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        self.array = value.array
 
     # ---- what it is -------------------------------------------------------------------
     @property
     def shape(self):
-        return Size(self.data.shape)
+        return Size(self.array.shape)
 
     def size(self, dim=None):
         """The shape, or its length along `dim`."""
-        return Size(self.data.shape) if dim is None else self.data.shape[self._dim(dim)]
+        return Size(self.array.shape) if dim is None else self.array.shape[self._dim(dim)]
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self.array.ndim
 
     def dim(self):
-        return self.data.ndim
+        return self.array.ndim
 
     def numel(self):
-        return int(self.data.size)
+        return int(self.array.size)
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self.array.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self.array.shape[0]
 
     @property
     def dtype(self):
-        return dtypes.from_numpy_dtype(self.data.dtype)
+        return dtypes.from_numpy_dtype(self.array.dtype)
 
     @property
     def device(self):
-        return device_of(self.data)
+        return device_of(self.array)
 
     @property
     def is_cuda(self):
         return self.device.type == "cuda"
 
     def is_floating_point(self):
-        return self.data.dtype.kind == "f"
+        return self.array.dtype.kind == "f"
 
     @property
     def is_leaf(self):
@@ -96,24 +105,24 @@ class Tensor:
 
     @property
     def itemsize(self):
-        return self.data.itemsize
+        return self.array.itemsize
 
     @property
     def nbytes(self):
-        return int(self.data.nbytes)
+        return int(self.array.nbytes)
 
     def element_size(self):
-        return self.data.itemsize
+        return self.array.itemsize
 
     def is_contiguous(self):
-        return bool(self.data.flags.c_contiguous)
+        return bool(self.array.flags.c_contiguous)
 
     def stride(self, dim=None):
-        s = tuple(x // self.data.itemsize for x in self.data.strides)
+        s = tuple(x // self.array.itemsize for x in self.array.strides)
         return s if dim is None else s[self._dim(dim)]
 
     def _dim(self, dim):
-        n = self.data.ndim
+        n = self.array.ndim
         if not -n <= dim < n:
             lo, hi = -builtins_max(n, 1), builtins_max(n, 1) - 1
             raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
@@ -121,7 +130,7 @@ class Tensor:
 
     def data_ptr(self):
         """The address of the first element (numpy's, or cupy's device pointer)."""
-        iface = getattr(self.data, "__array_interface__", None) or self.data.__cuda_array_interface__
+        iface = getattr(self.array, "__array_interface__", None) or self.array.__cuda_array_interface__
         return iface["data"][0]
 
     # ---- conversions ------------------------------------------------------------------
@@ -129,16 +138,16 @@ class Tensor:
         """The array as numpy (a view sharing memory, on the CPU). Refuses if it requires grad."""
         if self.requires_grad and state.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        return to_device(self.data, "cpu")
+        return to_device(self.array, "cpu")
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
-        if self.data.size != 1:
-            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to Scalar")
-        return self.data.reshape(()).item()
+        if self.array.size != 1:
+            raise RuntimeError(f"a Tensor with {self.array.size} elements cannot be converted to Scalar")
+        return self.array.reshape(()).item()
 
     def tolist(self):
-        return to_device(self.data, "cpu").tolist()
+        return to_device(self.array, "cpu").tolist()
 
     def __float__(self):
         return float(self.item())
@@ -147,31 +156,31 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self.array.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __index__(self):
-        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+        if self.array.dtype.kind not in "iub" or self.array.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __array__(self, dtype=None, copy=None):
-        a = to_device(self.data, "cpu")
+        a = to_device(self.array, "cpu")
         return a if dtype is None else a.astype(dtype)
 
     def __hash__(self):
         return id(self)
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self.array.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.data.shape[0]))
+        return (self[i] for i in range(self.array.shape[0]))
 
     def __repr__(self):
         from ._format import tensor_repr
 
-        a = to_device(self.data, "cpu")
+        a = to_device(self.array, "cpu")
         extra = []
         if self.device.type != "cpu":
             extra.append(f"device='{self.device}'")
@@ -195,7 +204,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
-        if requires_grad and self.data.dtype.kind != "f":
+        if requires_grad and self.array.dtype.kind != "f":
             raise RuntimeError(
                 f"only Tensors of floating point and complex dtype can require gradients (got {self.dtype})"
             )
@@ -260,7 +269,7 @@ class Tensor:
 
     def detach(self):
         """A new leaf sharing this tensor's data (and version counter), outside the graph."""
-        t = Tensor(self.data, _version_counter=self._version_counter)
+        t = Tensor(self.array, _version_counter=self._version_counter)
         return t
 
     def detach_(self):
@@ -373,7 +382,7 @@ class _RetainGrad:
             if t.grad is None:
                 # a copy, as PyTorch's retain_grad makes: the gradient the engine hands on may be a view
                 # of other gradients (a split's pieces side by side) or be adopted by a leaf
-                t.grad = Tensor(grad.data.copy()) if not grad.requires_grad else grad
+                t.grad = Tensor(grad.array.copy()) if not grad.requires_grad else grad
             else:
                 t.grad = t.grad + grad
 

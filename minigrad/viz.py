@@ -62,7 +62,7 @@ def _label_lines(node, show_saved, names):
     if isinstance(node, AccumulateGrad):
         v = node.variable
         name = names.get(id(v))
-        shape = tuple(v.data.shape)
+        shape = tuple(v.array.shape)
         return ["AccumulateGrad", f"{name} {shape}" if name else f"leaf {shape}"]
     lines = [node.name()]
     if show_saved:
@@ -82,7 +82,7 @@ def _saved_lines(node):
             continue
         dims = tuple(s.shape)
         if s.tensor is not None:
-            a = s.tensor.data
+            a = s.tensor.array
             out.append(f"{key}: {dims} {a.dtype} {_fmt(a.nbytes)}")
         else:
             out.append(f"{key}: {dims} (packed by a hook)")

@@ -14,7 +14,7 @@ from minigrad.device import array_module
 def _fill(tensor, values):
     """Write `values` (an array broadcastable to tensor's shape, or a scalar) into `tensor`, in place."""
     with no_grad():
-        tensor.data[...] = values
+        tensor.array[...] = values
         tensor._bump_version()
     return tensor
 
@@ -23,10 +23,10 @@ def _samples(tensor, draw):
     """`draw(rng, shape, dtype)` from the tensor's device's default generator, in the tensor's dtype.
 
     numpy's generator only draws float32 / float64, so other floating dtypes are drawn as float32."""
-    xp = array_module(tensor.data)
-    dt = tensor.data.dtype
+    xp = array_module(tensor.array)
+    dt = tensor.array.dtype
     draw_dt = dt if dt in (np.float32, np.float64) else np.float32
-    return draw(random.generator(xp), tensor.data.shape, draw_dt)
+    return draw(random.generator(xp), tensor.array.shape, draw_dt)
 
 
 def uniform_(tensor, a=0.0, b=1.0):
@@ -71,8 +71,8 @@ def eye_(tensor):
     """Fill a 2-D tensor with the identity matrix. Shape: (n, m), in place."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    xp = array_module(tensor.data)
-    return _fill(tensor, xp.eye(*tensor.data.shape, dtype=tensor.data.dtype))
+    xp = array_module(tensor.array)
+    return _fill(tensor, xp.eye(*tensor.array.shape, dtype=tensor.array.dtype))
 
 
 def calculate_gain(nonlinearity, param=None):

@@ -278,12 +278,12 @@ class Module:
         The Tensor objects stay the same, so an optimizer built before `to()` keeps working.
         Shared (tied) tensors are converted once."""
         for t in itertools.chain(self.parameters(), self.buffers()):
-            new = convert(t.data)
-            if new is not t.data:
-                t.data = new
+            new = convert(t.array)
+            if new is not t.array:
+                t.array = new
                 t._bump_version()  # a graph recorded before the move must not backprop into the new array
             if t.grad is not None:
-                t.grad.data = convert(t.grad.data)
+                t.grad.array = convert(t.grad.array)
         return self
 
     def to(self, *args, **kwargs):
@@ -431,13 +431,13 @@ def check_input(module, input, trailing_shape=None, dtype=None):
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"{module._short_repr()}: expected a minigrad Tensor as input, got {type(input).__name__}")
-    shape = input.data.shape
+    shape = input.array.shape
     if trailing_shape is not None:
         n = len(trailing_shape)
         if shape[len(shape) - n:] != tuple(trailing_shape):
             what = (f"last dimension {trailing_shape[0]}" if n == 1
                     else f"last {n} dimensions {list(trailing_shape)}")
             raise RuntimeError(f"{module._short_repr()}: expected input with {what}, got shape {list(shape)}")
-    if dtype is not None and input.data.dtype != dtype:
+    if dtype is not None and input.array.dtype != dtype:
         raise RuntimeError(f"{module._short_repr()}: expected input of dtype {dtypes.from_numpy_dtype(dtype)}, got {input.dtype} "
                            f"(shape {list(shape)})")

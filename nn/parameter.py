@@ -18,7 +18,7 @@ class Parameter(Tensor):
             data = np.empty((0,), dtype=np.float32)
         if isinstance(data, Tensor):
             # the same array and version counter: in-place edits through either are seen by both
-            super().__init__(data.data, _version_counter=data._version_counter)
+            super().__init__(data.array, _version_counter=data._version_counter)
         else:
             super().__init__(data)
         if requires_grad:
@@ -31,8 +31,8 @@ class Parameter(Tensor):
         # a copy of the array, never of the autograd graph or of .grad's identity (PyTorch copies .grad too)
         result = memo.get(id(self))
         if result is None:
-            result = type(self)(self.data.copy(), self.requires_grad)
+            result = type(self)(self.array.copy(), self.requires_grad)
             if self.grad is not None:
-                result.grad = Tensor(self.grad.data.copy())
+                result.grad = Tensor(self.grad.array.copy())
             memo[id(self)] = result
         return result

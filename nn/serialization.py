@@ -77,7 +77,7 @@ class _Encoder:
         if isinstance(obj, np.generic):  # numpy scalars are stored as the Python number they hold
             return self.encode(obj.item(), path)
         if isinstance(obj, Tensor):
-            node = {"__tensor__": self.add(obj.data, path)}
+            node = {"__tensor__": self.add(obj.array, path)}
             if obj.requires_grad:
                 node["requires_grad"] = True
             if isinstance(obj, Parameter):

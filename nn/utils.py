@@ -47,8 +47,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         import minigrad
 
         return minigrad.tensor(0.0)
-    xp = array_module(grads[0].data)
-    norms = [_vector_norm(g.data, norm_type, xp) for g in grads]
+    xp = array_module(grads[0].array)
+    norms = [_vector_norm(g.array, norm_type, xp) for g in grads]
     total = _vector_norm(xp.stack(norms), norm_type, xp)
     if not bool(xp.isfinite(total)):
         if error_if_nonfinite:
@@ -66,7 +66,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     coef = max_norm / (total + 1e-6)  # in the gradients' dtype, as PyTorch computes it
     if coef < 1.0:  # PyTorch multiplies by min(coef, 1); by 1 is a no-op, so skip it
         for g in grads:
-            xp.multiply(g.data, coef, out=g.data)
+            xp.multiply(g.array, coef, out=g.array)
             g._bump_version()
     return Tensor(xp.asarray(total))
 
@@ -75,7 +75,7 @@ def clip_grad_value_(parameters, clip_value):
     """Clamp every gradient element into [-clip_value, clip_value], in place. Shapes: each p.grad (*)."""
     clip_value = float(clip_value)
     for g in _grads(parameters):
-        array_module(g.data).clip(g.data, -clip_value, clip_value, out=g.data)
+        array_module(g.array).clip(g.array, -clip_value, clip_value, out=g.array)
         g._bump_version()
 
 
@@ -91,5 +91,5 @@ def _zero_grad(parameters, set_to_none=True):
             continue
         # a gradient built with create_graph is part of a graph: cut it off before overwriting it
         g.grad_fn, g.requires_grad = None, False
-        g.data.fill(0)
+        g.array.fill(0)
         g._bump_version()

@@ -135,9 +135,9 @@ def test_tensor_to_cuda_and_back(dtype):
     a = minigrad.tensor(np.arange(12).reshape(3, 4) % 3).to(dtype)
     g = a.to("cuda")
     assert g.is_cuda and g.device.type == "cuda" and g.dtype == dtype and g.shape == a.shape
-    assert type(g.data).__module__.startswith("cupy")
+    assert type(g.array).__module__.startswith("cupy")
     back = g.cpu()
-    assert not back.is_cuda and np.array_equal(back.data, a.data)
+    assert not back.is_cuda and np.array_equal(back.array, a.array)
     assert a.cuda().is_cuda and a.to(device="cuda:0").is_cuda and g.to("cuda") is g
 
 
@@ -147,7 +147,7 @@ def test_gradient_flows_across_devices():
     y = (x.to("cuda") * 2.0).sum()
     y.backward()
     assert not x.grad.is_cuda
-    close(x.grad.data, [2.0, 2.0, 2.0])
+    close(x.grad.array, [2.0, 2.0, 2.0])
 
 
 @gpu
@@ -155,14 +155,14 @@ def test_module_to_cuda_and_back():
     minigrad.manual_seed(0)
     net = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.LayerNorm(8), nn.Linear(8, 3))
     x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
-    ref = net(minigrad.tensor(x)).data
+    ref = net(minigrad.tensor(x)).array
     params = list(net.parameters())
     net.to("cuda")
     assert list(net.parameters()) == params and all(p.is_cuda for p in params)
     out = net(minigrad.tensor(x, device="cuda"))
     assert out.is_cuda
-    close(out.data, ref)
-    assert all(type(v.data).__module__.startswith("cupy") for v in net.state_dict().values())
+    close(out.array, ref)
+    assert all(type(v.array).__module__.startswith("cupy") for v in net.state_dict().values())
     net.to("cpu")
     assert not any(p.is_cuda for p in params)
 
@@ -173,12 +173,12 @@ def test_random_is_reproducible_on_each_device(device):
     a = minigrad.randn(1000, device=device)
     b = minigrad.rand(10, device=device, dtype=minigrad.float32)
     minigrad.manual_seed(7)
-    assert np.array_equal(host(minigrad.randn(1000, device=device).data), host(a.data))
-    assert np.array_equal(host(minigrad.rand(10, device=device, dtype=minigrad.float32).data), host(b.data))
-    assert b.dtype == minigrad.float32 and abs(float(host(a.data).std()) - 1.0) < 0.1
-    p = host(minigrad.randperm(50, device=device).data)
+    assert np.array_equal(host(minigrad.randn(1000, device=device).array), host(a.array))
+    assert np.array_equal(host(minigrad.rand(10, device=device, dtype=minigrad.float32).array), host(b.array))
+    assert b.dtype == minigrad.float32 and abs(float(host(a.array).std()) - 1.0) < 0.1
+    p = host(minigrad.randperm(50, device=device).array)
     assert sorted(p.tolist()) == list(range(50))
-    r = host(minigrad.randint(0, 5, (100,), device=device).data)
+    r = host(minigrad.randint(0, 5, (100,), device=device).array)
     assert r.min() >= 0 and r.max() < 5
 
 
@@ -192,8 +192,8 @@ def test_cuda_rng_state_round_trip():
     a = minigrad.randn(5, 5, device="cuda")
     b = minigrad.rand(5, device="cuda")
     minigrad.set_rng_state(json.loads(json.dumps(state)))
-    assert np.array_equal(minigrad.randn(5, 5, device="cuda").data.get(), a.data.get())
-    assert np.array_equal(minigrad.rand(5, device="cuda").data.get(), b.data.get())
+    assert np.array_equal(minigrad.randn(5, 5, device="cuda").array.get(), a.array.get())
+    assert np.array_equal(minigrad.rand(5, device="cuda").array.get(), b.array.get())
 
 
 @gpu
@@ -212,7 +212,7 @@ def test_checkpoint_with_dropout_on_cuda_matches_no_checkpoint():
         w.grad = None
         out = checkpoint(block, x) if ck_on else block(x)
         out.sum().backward()
-        grads.append(w.grad.data.get())
+        grads.append(w.grad.array.get())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6, atol=1e-6)
 
 
@@ -225,9 +225,9 @@ def both(fn, arrays, mode, grad_seed=1):
         ctx = kernels(mode) if dev == "cuda" else backends.kernels("numpy")
         with ctx:
             out = fn(*ts)
-            g = np.random.default_rng(grad_seed).standard_normal(out.shape).astype(out.data.dtype)
+            g = np.random.default_rng(grad_seed).standard_normal(out.shape).astype(out.array.dtype)
             out.backward(minigrad.tensor(g, device=dev))
-        res.append((host(out.data), [None if t.grad is None else host(t.grad.data) for t in ts]))
+        res.append((host(out.array), [None if t.grad is None else host(t.grad.array) for t in ts]))
     return res
 
 
@@ -329,7 +329,7 @@ def test_attention_masks(mode, kind):
         with kernels(mode) if dev == "cuda" else backends.kernels("numpy"):
             out = F.scaled_dot_product_attention(*ts, attn_mask=minigrad.tensor(m, device=dev))
             out.sum().backward()
-        res.append((host(out.data), [host(t.grad.data) for t in ts]))
+        res.append((host(out.array), [host(t.grad.array) for t in ts]))
     assert np.isfinite(res[1][0]).all()
     check(res, dtype)
 
@@ -342,7 +342,7 @@ def test_dropout_on_cuda(mode):
         minigrad.manual_seed(0)
         y = F.dropout(x, 0.25, training=True)
         y.sum().backward()
-    yd, gd = y.data.get(), x.grad.data.get()
+    yd, gd = y.array.get(), x.grad.array.get()
     kept = yd != 0
     assert 0.72 < kept.mean() < 0.78
     np.testing.assert_allclose(yd[kept], 1 / 0.75, rtol=1e-6)
@@ -350,7 +350,7 @@ def test_dropout_on_cuda(mode):
     with kernels(mode):
         minigrad.manual_seed(0)
         y2 = F.dropout(x.detach(), 0.25, training=True)
-    np.testing.assert_array_equal(y2.data.get(), yd)  # manual_seed repeats the mask
+    np.testing.assert_array_equal(y2.array.get(), yd)  # manual_seed repeats the mask
 
 
 @gpu
@@ -373,7 +373,7 @@ def test_optimizer_steps_match_cpu(mode, dtype, opt_name, kw):
                 for p, g in zip(ps, gs):
                     p.grad = minigrad.tensor(g, device=dev)
                 opt.step()
-        finals.append([host(p.data) for p in ps] + [host(v.data) for p in ps for k, v in opt.state[p].items()
+        finals.append([host(p.array) for p in ps] + [host(v.array) for p in ps for k, v in opt.state[p].items()
                                                      if isinstance(v, minigrad.Tensor)])
     for a, b in zip(finals[1], finals[0]):
         close(a, b, dtype, **({"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {}))
@@ -381,7 +381,7 @@ def test_optimizer_steps_match_cpu(mode, dtype, opt_name, kw):
 
 @gpu
 def test_kernels_are_built_once():
-    x = minigrad.randn(4, 100, device="cuda").data
+    x = minigrad.randn(4, 100, device="cuda").array
     ck.softmax_forward(x)
     ck.gelu_forward(x)
     built = dict(ck._kernels)
@@ -403,8 +403,8 @@ def gpt_run(device, dtype, mode, cfg, x, y, sd):
     with kernels(mode) if device == "cuda" else backends.kernels("numpy"):
         logits, loss = model(minigrad.tensor(x, device=device), minigrad.tensor(y, device=device))
         loss.backward()
-    grads = {n: host(p.grad.data) for n, p in model.named_parameters()}
-    return host(logits.data), float(loss.item()), grads
+    grads = {n: host(p.grad.array) for n, p in model.named_parameters()}
+    return host(logits.array), float(loss.item()), grads
 
 
 @gpu
@@ -415,7 +415,7 @@ def test_gpt_forward_backward_cpu_vs_gpu(mode, dtype):
 
     cfg = GPTConfig(block_size=64, vocab_size=65, n_layer=2, n_head=4, n_embd=64, dropout=0.0, bias=True)
     minigrad.manual_seed(0)
-    sd = {k: v.data.copy() for k, v in GPT(cfg).state_dict().items()}
+    sd = {k: v.array.copy() for k, v in GPT(cfg).state_dict().items()}
     x = RNG.integers(0, 65, (4, 64))
     y = RNG.integers(0, 65, (4, 64))
     y[0, :5] = -1  # ignored targets
@@ -491,8 +491,8 @@ def test_tf32_setting():
         minigrad.cuda.set_tf32(False)
         assert minigrad.cuda.get_tf32() is False
         a = minigrad.randn(256, 256, device="cuda")
-        ref = a.data.get().astype(np.float64) @ a.data.get().astype(np.float64)
-        np.testing.assert_allclose((a @ a).data.get(), ref, rtol=1e-4, atol=1e-3)  # full float32 (TF32: ~1e-2)
+        ref = a.array.get().astype(np.float64) @ a.array.get().astype(np.float64)
+        np.testing.assert_allclose((a @ a).array.get(), ref, rtol=1e-4, atol=1e-3)  # full float32 (TF32: ~1e-2)
     finally:
         minigrad.cuda.set_tf32(before)
 
@@ -525,8 +525,8 @@ def test_save_on_cpu_with_cupy(pin):
     assert kept and all(dev == "cuda" and isinstance(a, np.ndarray) for dev, a in kept)  # host copies
     y.backward()
     assert x.grad.is_cuda and w.grad.is_cuda
-    xr = minigrad.tensor(x.data.get(), requires_grad=True)
-    wr = minigrad.tensor(w.data.get(), requires_grad=True)
+    xr = minigrad.tensor(x.array.get(), requires_grad=True)
+    wr = minigrad.tensor(w.array.get(), requires_grad=True)
     F.gelu((xr @ wr).tanh() * 3.0).sum().backward()
-    close(x.grad.data, xr.grad.data, rtol=1e-4, atol=1e-4)
-    close(w.grad.data, wr.grad.data, rtol=1e-4, atol=1e-4)
+    close(x.grad.array, xr.grad.array, rtol=1e-4, atol=1e-4)
+    close(w.grad.array, wr.grad.array, rtol=1e-4, atol=1e-4)

@@ -32,14 +32,14 @@ def _make_grads(outputs, grad_outputs):
             if not t.requires_grad:
                 grads.append(None)
                 continue
-            if t.data.size != 1:
+            if t.array.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            xp = _xp(t.data)
-            g = Tensor(xp.ones(t.data.shape, dtype=t.data.dtype))
+            xp = _xp(t.array)
+            g = Tensor(xp.ones(t.array.shape, dtype=t.array.dtype))
         else:
             if not isinstance(g, Tensor):
-                xp = _xp(t.data)
-                g = Tensor(xp.asarray(g, dtype=t.data.dtype))
+                xp = _xp(t.array)
+                g = Tensor(xp.asarray(g, dtype=t.array.dtype))
             if tuple(g.shape) != tuple(t.shape):
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
@@ -212,11 +212,11 @@ def _add_in_place(buf, nr, g):
     residual stream's, then makes no new array); False, doing nothing, when it may not or when the
     sum would broadcast or promote."""
     old = buf[nr]  # references to `old` outside `reusable`: the buffer's slot and this local
-    # (no local names old.data: it would count as one more holder of the array)
-    if not (type(old.data) is np.ndarray and type(g.data) is np.ndarray and old.data.shape == g.data.shape
-            and old.data.dtype == g.data.dtype and reusable(old, 2)):
+    # (no local names old.array: it would count as one more holder of the array)
+    if not (type(old.array) is np.ndarray and type(g.array) is np.ndarray and old.array.shape == g.array.shape
+            and old.array.dtype == g.array.dtype and reusable(old, 2)):
         return False
-    np.add(old.data, g.data, out=old.data)
+    np.add(old.array, g.array, out=old.array)
     return True
 
 
@@ -266,7 +266,7 @@ def reusable(grad, holders):
     holds, and adopting it would let two `.grad`s alias each other.
     """
     return (sys.getrefcount(grad) <= holders + 1 + _OWN  # + this call's parameter
-            and sys.getrefcount(arr := grad.data) <= 2 + _OWN  # the tensor's slot and `arr` here
+            and sys.getrefcount(arr := grad.array) <= 2 + _OWN  # the tensor's slot and `arr` here
             and getattr(arr, "base", None) is None and arr.flags.writeable)
 
 
@@ -285,24 +285,24 @@ def accumulate_into_leaf(variable, grad):
     """
     from ..tensor import Tensor
 
-    if tuple(grad.data.shape) != tuple(variable.data.shape):
+    if tuple(grad.array.shape) != tuple(variable.array.shape):
         raise RuntimeError(
-            f"Function AccumulateGrad returned an invalid gradient - got {list(grad.data.shape)} "
-            f"but expected shape compatible with {list(variable.data.shape)}"
+            f"Function AccumulateGrad returned an invalid gradient - got {list(grad.array.shape)} "
+            f"but expected shape compatible with {list(variable.array.shape)}"
         )
-    if grad.data.dtype != variable.data.dtype:
-        grad = Tensor(grad.data.astype(variable.data.dtype))  # fresh: held by this local alone
+    if grad.array.dtype != variable.array.dtype:
+        grad = Tensor(grad.array.astype(variable.array.dtype))  # fresh: held by this local alone
     old = variable.grad
     if old is None:
         if state.grad_enabled:  # create_graph: keep the graph of the gradient
             variable.grad = grad
             return
-        owned = reusable(grad, _LEAF_HOLDERS) and grad.data.flags.c_contiguous
-        variable.grad = Tensor(grad.data if owned else grad.data.copy())
+        owned = reusable(grad, _LEAF_HOLDERS) and grad.array.flags.c_contiguous
+        variable.grad = Tensor(grad.array if owned else grad.array.copy())
     elif state.grad_enabled or old.requires_grad:
         variable.grad = old + grad
     else:
-        old.data += grad.data
+        old.array += grad.array
         old._bump_version()
 
 

@@ -124,8 +124,8 @@ class SavedTensor:
         self.counter = t._version_counter
         self.version = self.counter[0]
         self.is_output = is_output
-        self.shape = t.data.shape
-        self.dtype = t.data.dtype  # the array's: the error message alone needs minigrad's name for it
+        self.shape = t.array.shape
+        self.dtype = t.array.dtype  # the array's: the error message alone needs minigrad's name for it
         hooks = state.saved_tensors_hooks
         if hooks:
             pack, self.unpack_hook = hooks[-1]
@@ -135,7 +135,7 @@ class SavedTensor:
             self.tensor = None
         else:
             self.packed, self.unpack_hook = _MISSING, None
-            self.tensor = type(t)(t.data, _version_counter=t._version_counter) if is_output else t
+            self.tensor = type(t)(t.array, _version_counter=t._version_counter) if is_output else t
 
     def unpack(self, node):
         """The saved tensor, after checking it was neither freed nor modified in place."""
@@ -147,7 +147,7 @@ class SavedTensor:
             return _reattach(self.unpack_hook(self.packed), self.edge, node)
         t = self.tensor
         if self.is_output:
-            out = type(t)(t.data, _version_counter=self.counter)
+            out = type(t)(t.array, _version_counter=self.counter)
             out.grad_fn, out.requires_grad = node, True
             return out
         return t
@@ -177,7 +177,7 @@ class SavedTensor:
     def nbytes(self):
         """Bytes held by what was saved (a packed value counts if it is a tensor)."""
         t = self.tensor if self.packed is _MISSING else self.packed
-        data = getattr(t, "data", None)
+        data = getattr(t, "array", None)
         return int(getattr(data, "nbytes", 0))
 
 
@@ -190,7 +190,7 @@ def _reattach(t, edge, node):
     fn, nr = (node, 0) if edge is None else edge
     if t.grad_fn is fn and t._output_nr == nr:
         return t
-    out = Tensor(t.data, _version_counter=t._version_counter)
+    out = Tensor(t.array, _version_counter=t._version_counter)
     out.requires_grad = True
     if isinstance(fn, AccumulateGrad):  # a leaf: gradients flow into the original leaf's accumulator
         out._grad_accumulator = weakref.ref(fn)
@@ -315,13 +315,13 @@ class _Never:
 
 class ArrayArg:
     """An array handed to `Function.forward_only` where forward expects a Tensor: the built-in
-    forwards read only `.data` of their inputs, and a full Tensor costs more to make than the
+    forwards read only `.array` of their inputs, and a full Tensor costs more to make than the
     arithmetic of one generated token's small ops."""
 
-    __slots__ = ("data",)
+    __slots__ = ("array",)
 
     def __init__(self, data):
-        self.data = data
+        self.array = data
 
 
 class _ForwardOnlyContext:
@@ -380,7 +380,7 @@ class Function(metaclass=FunctionMeta):
     def forward_only(cls, *args):
         """Run forward without recording anything and return what it returns (arrays, for a built-in
         op): `apply` under no_grad minus the Tensor wrapping. For hot inference loops on arrays, whose
-        tensor arguments may be `ArrayArg`s (a built-in forward reads only their `.data`)."""
+        tensor arguments may be `ArrayArg`s (a built-in forward reads only their `.array`)."""
         return cls.forward(_ForwardOnlyContext(), *args)
 
     @classmethod
@@ -405,7 +405,7 @@ class Function(metaclass=FunctionMeta):
         needs, edges, pos = [], [], []
         float_only = cls._float_edges_only
         for i, a in enumerate(args):
-            if (type(a) is Tensor or isinstance(a, Tensor)) and not (float_only and a.data.dtype.kind != "f"):
+            if (type(a) is Tensor or isinstance(a, Tensor)) and not (float_only and a.array.dtype.kind != "f"):
                 pos.append(i)
                 fn = a.grad_fn  # a._edge(), inlined: this loop runs for every recorded op
                 if fn is not None:
@@ -454,7 +454,7 @@ def wrap_outputs(out, node, args, ctx):
                             s.version = s.counter[0]
                 t = o
             else:
-                t = Tensor(o.data, _version_counter=o._version_counter) if o.grad_fn is not None or o.requires_grad else o
+                t = Tensor(o.array, _version_counter=o._version_counter) if o.grad_fn is not None or o.requires_grad else o
         elif o is None:
             t = None
         else:
@@ -466,8 +466,8 @@ def wrap_outputs(out, node, args, ctx):
             if t is None:
                 meta.append(None)
                 continue
-            meta.append((t.data.shape, t.data.dtype, array_module(t.data)))
-            if t.data.dtype.kind == "f" and not (non_diff and id(o) in non_diff):
+            meta.append((t.array.shape, t.array.dtype, array_module(t.array)))
+            if t.array.dtype.kind == "f" and not (non_diff and id(o) in non_diff):
                 t.grad_fn, t._output_nr, t.requires_grad = node, i, True
         node._output_meta = meta
         if node._forward_cls.saves_result:

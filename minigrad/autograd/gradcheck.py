@@ -23,15 +23,15 @@ def _numerical_jacobian(fn, inputs, out_index, eps):
         if not getattr(x, "requires_grad", False):
             jacobians.append(None)
             continue
-        data = x.data  # written in place, element by element (any memory layout)
+        data = x.array  # written in place, element by element (any memory layout)
         cols = []
         for i in range(data.size):
             at = np.unravel_index(i, data.shape)
             orig = data[at].item()
             data[at] = orig + eps
-            plus = np.array(_outputs(fn(*inputs))[out_index].data, dtype=np.float64).ravel()
+            plus = np.array(_outputs(fn(*inputs))[out_index].array, dtype=np.float64).ravel()
             data[at] = orig - eps
-            minus = np.array(_outputs(fn(*inputs))[out_index].data, dtype=np.float64).ravel()
+            minus = np.array(_outputs(fn(*inputs))[out_index].array, dtype=np.float64).ravel()
             data[at] = orig
             cols.append((plus - minus) / (2 * eps))
         jacobians.append(np.stack(cols, axis=1) if cols else np.zeros((0, 0)))
@@ -41,12 +41,12 @@ def _numerical_jacobian(fn, inputs, out_index, eps):
 def _analytical_jacobian(out, inputs):
     from ..factory import zeros_like
 
-    n = out.data.size
+    n = out.array.size
     rows = [[] for _ in inputs]
     diff = [x for x in inputs if getattr(x, "requires_grad", False)]
     for i in range(n):
         g = zeros_like(out)
-        g.data.reshape(-1)[i] = 1
+        g.array.reshape(-1)[i] = 1
         grads = autograd_grad([out], diff, [g], retain_graph=True, allow_unused=True)
         k = 0
         for j, x in enumerate(inputs):
@@ -54,7 +54,7 @@ def _analytical_jacobian(out, inputs):
                 continue
             gx = grads[k]
             k += 1
-            rows[j].append(np.zeros(x.data.size) if gx is None else np.asarray(gx.data, dtype=np.float64).ravel())
+            rows[j].append(np.zeros(x.array.size) if gx is None else np.asarray(gx.array, dtype=np.float64).ravel())
     return [np.stack(r, axis=0) if r else None for r in rows]
 
 
@@ -66,7 +66,7 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
     """
     inputs = _inputs(inputs)
     for x in inputs:
-        if getattr(x, "requires_grad", False) and x.data.dtype != np.float64:
+        if getattr(x, "requires_grad", False) and x.array.dtype != np.float64:
             import warnings
 
             warnings.warn(f"gradcheck: input of dtype {x.dtype} is not float64; expect precision failures", stacklevel=2)

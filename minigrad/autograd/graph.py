@@ -36,7 +36,7 @@ class save_on_cpu(saved_tensors_hooks):
         from ..device import array_module, to_device
 
         def pack(t):
-            a = t.data
+            a = t.array
             if t.device.type == "cpu":
                 return ("cpu", a)
             if pin_memory:

@@ -349,7 +349,7 @@ def _array(tensor, what):
 
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{what}: expected a Tensor, got {type(tensor).__name__}")
-    return tensor.data
+    return tensor.array
 
 
 def _is_cuda(a):
@@ -438,14 +438,14 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     for t in tensor_list:
         t._bump_version()
     if _use_nccl(g, a):
-        return _handle(_nccl_comm(g).all_gather([t.data for t in tensor_list], a), async_op)
+        return _handle(_nccl_comm(g).all_gather([t.array for t in tensor_list], a), async_op)
     send = np.ascontiguousarray(a.get() if _is_cuda(a) else a)
     recv = np.empty((g.size,) + send.shape, dtype=send.dtype)
     req = g.comm.Iallgather(send, recv)
 
     def finish():
         for t, part in zip(tensor_list, recv):
-            t.data[...] = _to_like(t.data, part)
+            t.array[...] = _to_like(t.array, part)
 
     return _handle(Work(g, [req], "all_gather", finish), async_op)
 

@@ -31,7 +31,7 @@ def broadcast_shapes(a, b):
 
 def as_tensor_like(x, ref, dtype):
     """A Python scalar or array as a (non-grad) tensor of `dtype` on `ref`'s device."""
-    xp = array_module(ref.data)
+    xp = array_module(ref.array)
     return Tensor(xp.asarray(x, dtype=dtype))
 
 
@@ -43,7 +43,7 @@ def binary_operands(a, b):
     """
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb:
-        da, db = a.data, b.data
+        da, db = a.array, b.array
         if da.dtype == db.dtype:
             if da.shape != db.shape:
                 broadcast_shapes(da.shape, db.shape)
@@ -68,14 +68,14 @@ def binary_operands(a, b):
 
 def cast(t, dt):
     """`t` converted to numpy dtype `dt` (recorded, when it requires grad)."""
-    if t.data.dtype == dt:
+    if t.array.dtype == dt:
         return t
     return to_copy(t, dtype=dt)
 
 
 def sum_to(g, shape):
     """Reduce a broadcast gradient `g` back to `shape`: the one place broadcasting is undone."""
-    gshape = g.data.shape
+    gshape = g.array.shape
     if gshape == tuple(shape):
         return g
     lead = len(gshape) - len(shape)
@@ -111,7 +111,7 @@ def normalize_dims(dim, ndim):
 
 
 def float_only(t, opname):
-    if t.data.dtype.kind != "f":
+    if t.array.dtype.kind != "f":
         raise RuntimeError(f"{opname}: expected a floating point tensor, got {t.dtype}")
 
 

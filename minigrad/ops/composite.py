@@ -26,7 +26,7 @@ sgn = E.sign
 
 
 def positive(input):
-    if input.data.dtype == np.bool_:
+    if input.array.dtype == np.bool_:
         raise TypeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
@@ -45,7 +45,7 @@ def ravel(input):
 
 def movedim(input, source, destination):
     """Dims `source` moved to positions `destination`, the others keeping their order."""
-    nd = input.data.ndim
+    nd = input.array.ndim
     src = [source] if isinstance(source, (builtins.int, np.integer)) else list(source)
     dst = [destination] if isinstance(destination, (builtins.int, np.integer)) else list(destination)
     if len(src) != len(dst):
@@ -69,10 +69,10 @@ moveaxis = movedim
 
 def narrow(input, dim, start, length):
     """The slice start:start+length of `dim` (a view)."""
-    if input.data.ndim == 0:
+    if input.array.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
-    d = normalize_dim(dim, input.data.ndim)
-    n = input.data.shape[d]
+    d = normalize_dim(dim, input.array.ndim)
+    n = input.array.shape[d]
     start = builtins.int(start)
     if start < 0:
         start += n
@@ -83,7 +83,7 @@ def narrow(input, dim, start, length):
 
 def select(input, dim, index):
     """input[..., index, ...] at `dim` (the dim removed)."""
-    d = normalize_dim(dim, input.data.ndim)
+    d = normalize_dim(dim, input.array.ndim)
     return input[(slice(None),) * d + (builtins.int(index),)]
 
 
@@ -96,18 +96,18 @@ def take_along_dim(input, indices, dim=None):
     """gather() with the index broadcast against the input (flattened when dim is None)."""
     if dim is None:
         return S.reshape(input, -1)[S.reshape(indices, -1)]
-    d = normalize_dim(dim, input.data.ndim)
-    shape_i = list(indices.data.shape)
-    shape_x = list(input.data.shape)
+    d = normalize_dim(dim, input.array.ndim)
+    shape_i = list(indices.array.shape)
+    shape_x = list(input.array.shape)
     shape_i[d] = shape_x[d] = 1
     from ._util import broadcast_shapes
 
     b = broadcast_shapes(tuple(shape_i), tuple(shape_x))
     want_i = list(b)
-    want_i[d] = indices.data.shape[d]
+    want_i[d] = indices.array.shape[d]
     want_x = list(b)
-    want_x[d] = input.data.shape[d]
-    return I.gather(S.expand(input, *want_x), d, Tensor(array_module(indices.data).broadcast_to(indices.data, want_i).copy()))
+    want_x[d] = input.array.shape[d]
+    return I.gather(S.expand(input, *want_x), d, Tensor(array_module(indices.array).broadcast_to(indices.array, want_i).copy()))
 
 
 # ---- multiply-adds ------------------------------------------------------------------------------------
@@ -147,7 +147,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2."""
-    if tensor1.data.dtype.kind in "iub" and tensor2.data.dtype.kind in "iub":
+    if tensor1.array.dtype.kind in "iub" and tensor2.array.dtype.kind in "iub":
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv will "
                            "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
                            "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
@@ -158,15 +158,15 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 
 def mv(input, vec):
-    if input.data.ndim != 2 or vec.data.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {input.data.ndim}, {input.data.ndim}, {vec.data.ndim}")
+    if input.array.ndim != 2 or vec.array.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.array.ndim}, {input.array.ndim}, {vec.array.ndim}")
     return M.matmul(input, vec)
 
 
 def outer(input, vec2):
     """input[i] * vec2[j]."""
-    if input.data.ndim != 1 or vec2.data.ndim != 1:
-        raise RuntimeError(f"outer: expected 1-D tensors, got {input.data.ndim}-D and {vec2.data.ndim}-D")
+    if input.array.ndim != 1 or vec2.array.ndim != 1:
+        raise RuntimeError(f"outer: expected 1-D tensors, got {input.array.ndim}-D and {vec2.array.ndim}-D")
     return S.unsqueeze(input, 1) * S.unsqueeze(vec2, 0)
 
 
@@ -175,48 +175,48 @@ ger = outer
 
 def inner(input, other):
     """Sum over the last dims of both (a scalar product for 1-D)."""
-    if input.data.ndim == 0 or other.data.ndim == 0:
+    if input.array.ndim == 0 or other.array.ndim == 0:
         return input * other
     a, b = input, other
-    if a.data.shape[-1] != b.data.shape[-1]:
+    if a.array.shape[-1] != b.array.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{list(a.shape)} and {list(b.shape)}")
-    flat = M.matmul(S.reshape(a, -1, a.data.shape[-1]), S.transpose(S.reshape(b, -1, b.data.shape[-1]), 0, 1))
-    return S.reshape(flat, tuple(a.data.shape[:-1]) + tuple(b.data.shape[:-1]))
+    flat = M.matmul(S.reshape(a, -1, a.array.shape[-1]), S.transpose(S.reshape(b, -1, b.array.shape[-1]), 0, 1))
+    return S.reshape(flat, tuple(a.array.shape[:-1]) + tuple(b.array.shape[:-1]))
 
 
 def trace(input):
-    if input.data.ndim != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.data.ndim}")
+    if input.array.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.array.ndim}")
     return R.sum(V.diagonal(input))
 
 
 def kron(input, other):
     """The Kronecker product."""
-    nd = builtins.max(input.data.ndim, other.data.ndim)
-    a = S.reshape(input, (1,) * (nd - input.data.ndim) + tuple(input.data.shape))
-    b = S.reshape(other, (1,) * (nd - other.data.ndim) + tuple(other.data.shape))
+    nd = builtins.max(input.array.ndim, other.array.ndim)
+    a = S.reshape(input, (1,) * (nd - input.array.ndim) + tuple(input.array.shape))
+    b = S.reshape(other, (1,) * (nd - other.array.ndim) + tuple(other.array.shape))
     inter_a, inter_b = [], []
-    for sa, sb in zip(a.data.shape, b.data.shape):
+    for sa, sb in zip(a.array.shape, b.array.shape):
         inter_a += [sa, 1]
         inter_b += [1, sb]
     out = S.reshape(a, tuple(inter_a)) * S.reshape(b, tuple(inter_b))
-    return S.reshape(out, tuple(sa * sb for sa, sb in zip(a.data.shape, b.data.shape)))
+    return S.reshape(out, tuple(sa * sb for sa, sb in zip(a.array.shape, b.array.shape)))
 
 
 def cross(input, other, dim=None):
     """The cross product of 3-vectors along `dim` (the first dim of size 3 when None)."""
     from ._util import broadcast_shapes
 
-    shape = broadcast_shapes(input.data.shape, other.data.shape)
+    shape = broadcast_shapes(input.array.shape, other.array.shape)
     if dim is None:
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
     d = normalize_dim(dim, len(shape))
     if shape[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.data.shape[d]} and "
-                           f"{other.data.shape[d]}")
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.array.shape[d]} and "
+                           f"{other.array.shape[d]}")
     a, b = S.expand(input, *shape), S.expand(other, *shape)
     ax, ay, az = (select(a, d, k) for k in range(3))
     bx, by, bz = (select(b, d, k) for k in range(3))
@@ -229,12 +229,12 @@ def dist(input, other, p=2):
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along `dim`."""
-    d = normalize_dim(dim, input.data.ndim)
+    d = normalize_dim(dim, input.array.ndim)
     x = input
     if prepend is not None or append is not None:
         x = S.cat([t for t in (prepend, x, append) if t is not None], d)
     for _ in range(n):
-        m = x.data.shape[d]
+        m = x.array.shape[d]
         x = narrow(x, d, 1, builtins.max(m - 1, 0)) - narrow(x, d, 0, builtins.max(m - 1, 0))
     return x
 
@@ -242,7 +242,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 # ---- elementwise compositions --------------------------------------------------------------------------
 def hypot(input, other):
     a, _ = binary_operands(input, other)
-    if a.data.dtype.kind != "f":
+    if a.array.dtype.kind != "f":
         raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
     return E.sqrt(input * input + other * other)
 
@@ -255,10 +255,10 @@ def xlogy(input, other):
     """input * log(other), 0 where input is 0 (and other is not nan)."""
     a, b = (input, other)
     if not isinstance(a, Tensor):
-        a = Tensor(array_module(b.data).asarray(a, dtype=b.data.dtype if b.data.dtype.kind == "f" else np.float32))
+        a = Tensor(array_module(b.array).asarray(a, dtype=b.array.dtype if b.array.dtype.kind == "f" else np.float32))
     if not isinstance(b, Tensor):
-        b = Tensor(array_module(a.data).asarray(b, dtype=a.data.dtype if a.data.dtype.kind == "f" else np.float32))
-    if a.data.dtype.kind != "f":
+        b = Tensor(array_module(a.array).asarray(b, dtype=a.array.dtype if a.array.dtype.kind == "f" else np.float32))
+    if a.array.dtype.kind != "f":
         a = a.float()
     zero = (a == 0) & ~E.isnan(b)
     return E.where(zero, 0.0, a * E.log(E.where(zero, 1.0, b)))
@@ -266,7 +266,7 @@ def xlogy(input, other):
 
 def sinc(input):
     """sin(pi x) / (pi x), 1 at 0."""
-    x = input if input.data.dtype.kind == "f" else input.float()
+    x = input if input.array.dtype.kind == "f" else input.float()
     px = x * math.pi
     zero = x == 0
     return E.where(zero, 1.0, E.sin(px) / E.where(zero, 1.0, px))
@@ -295,9 +295,9 @@ def float_power(input, exponent):
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """nan, +inf and -inf replaced by finite numbers (the dtype's largest by default)."""
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         return S.clone(input)
-    info = np.finfo(input.data.dtype)
+    info = np.finfo(input.array.dtype)
     out = E.where(E.isnan(input), nan, input)
     out = E.where(out == math.inf, info.max if posinf is None else posinf, out)
     return E.where(out == -math.inf, info.min if neginf is None else neginf, out)
@@ -315,44 +315,44 @@ def fmin(input, other):
 
 
 def heaviside(input, values):
-    zero = Tensor(array_module(input.data).zeros((), dtype=input.data.dtype))
-    one = Tensor(array_module(input.data).ones((), dtype=input.data.dtype))
+    zero = Tensor(array_module(input.array).zeros((), dtype=input.array.dtype))
+    one = Tensor(array_module(input.array).ones((), dtype=input.array.dtype))
     return E.where(input == 0, values, E.where(input > 0, one, zero))
 
 
 def signbit(input):
-    return Tensor(array_module(input.data).signbit(input.data))
+    return Tensor(array_module(input.array).signbit(input.array))
 
 
 def isposinf(input):
-    return Tensor(array_module(input.data).isposinf(input.data))
+    return Tensor(array_module(input.array).isposinf(input.array))
 
 
 def isneginf(input):
-    return Tensor(array_module(input.data).isneginf(input.data))
+    return Tensor(array_module(input.array).isneginf(input.array))
 
 
 def isreal(input):
-    return Tensor(array_module(input.data).ones(input.data.shape, dtype=bool))
+    return Tensor(array_module(input.array).ones(input.array.shape, dtype=bool))
 
 
 def gcd(input, other):
     a, b = binary_operands(input, other)
-    return Tensor(array_module(a.data).gcd(a.data, b.data))
+    return Tensor(array_module(a.array).gcd(a.array, b.array))
 
 
 def lcm(input, other):
     a, b = binary_operands(input, other)
-    return Tensor(array_module(a.data).lcm(a.data, b.data))
+    return Tensor(array_module(a.array).lcm(a.array, b.array))
 
 
 def ldexp(input, other):
-    return input * E.pow(2.0, other if other.data.dtype.kind == "f" else other.float())
+    return input * E.pow(2.0, other if other.array.dtype.kind == "f" else other.float())
 
 
 # ---- reductions ---------------------------------------------------------------------------------------
 def nansum(input, dim=None, keepdim=False, dtype=None):
-    return R.sum(E.where(E.isnan(input), 0.0, input) if input.data.dtype.kind == "f" else input, dim, keepdim, dtype)
+    return R.sum(E.where(E.isnan(input), 0.0, input) if input.array.dtype.kind == "f" else input, dim, keepdim, dtype)
 
 
 def nanmean(input, dim=None, keepdim=False, dtype=None):
@@ -383,15 +383,15 @@ def _sorted_stat(input, dim, keepdim, k_of_n):
     """(values, indices) of the element at sorted position k_of_n(n) along dim (or the flattened tensor)."""
     if dim is None:
         flat = S.reshape(input, -1)
-        n = flat.data.shape[0]
+        n = flat.array.shape[0]
         if n == 0:
             raise IndexError("median() input tensor cannot be empty")
         values, indices = I.sort(flat, 0)
         return values[k_of_n(n)]
-    d = normalize_dim(dim, input.data.ndim)
-    if input.data.ndim == 0:
+    d = normalize_dim(dim, input.array.ndim)
+    if input.array.ndim == 0:
         return R.values_indices(input, Tensor(np.zeros((), dtype=np.int64)))
-    n = input.data.shape[d]
+    n = input.array.shape[d]
     values, indices = I.sort(input, d)
     k = k_of_n(n)
     v, i = select(values, d, k), select(indices, d, k)
@@ -403,8 +403,8 @@ def _sorted_stat(input, dim, keepdim, k_of_n):
 def median(input, dim=None, keepdim=False):
     """The lower median (PyTorch's: no averaging of the middle two)."""
     if dim is not None:
-        normalize_dim(dim, input.data.ndim)
-    if input.data.dtype == np.bool_:
+        normalize_dim(dim, input.array.ndim)
+    if input.array.dtype == np.bool_:
         raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
     return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2)
 
@@ -415,8 +415,8 @@ def nanmedian(input, dim=None, keepdim=False):
 
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest element (1-based) along `dim` and its index."""
-    d = normalize_dim(dim, input.data.ndim)
-    n = input.data.shape[d] if input.data.ndim else 1
+    d = normalize_dim(dim, input.array.ndim)
+    n = input.array.shape[d] if input.array.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _sorted_stat(input, d, keepdim, lambda n: k - 1)
@@ -424,40 +424,40 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along `dim` (the smallest among ties) and an index of it."""
-    xp = array_module(input.data)
-    d = normalize_dim(dim, input.data.ndim)
-    x = xp.moveaxis(input.data, d, -1) if input.data.ndim else input.data.reshape(1)
+    xp = array_module(input.array)
+    d = normalize_dim(dim, input.array.ndim)
+    x = xp.moveaxis(input.array, d, -1) if input.array.ndim else input.array.reshape(1)
     srt = xp.sort(x, axis=-1)
     counts = (srt[..., :, None] == srt[..., None, :]).sum(-1)
     best = xp.take_along_axis(srt, counts.argmax(-1)[..., None], -1)[..., 0]
     idx = (x.shape[-1] - 1 - xp.argmax(xp.flip(x == best[..., None], -1), -1)).astype(np.int64)
     v = Tensor(best)
     if input.requires_grad:
-        v = take_along_dim(input, Tensor(xp.expand_dims(idx, d) if input.data.ndim else idx.reshape(())), d if input.data.ndim else None)
-        v = S.squeeze(v, d) if input.data.ndim else S.reshape(v, ())
-    i = Tensor(idx if input.data.ndim else idx.reshape(()))
-    if keepdim and input.data.ndim:
+        v = take_along_dim(input, Tensor(xp.expand_dims(idx, d) if input.array.ndim else idx.reshape(())), d if input.array.ndim else None)
+        v = S.squeeze(v, d) if input.array.ndim else S.reshape(v, ())
+    i = Tensor(idx if input.array.ndim else idx.reshape(()))
+    if keepdim and input.array.ndim:
         v, i = S.unsqueeze(v, d), S.unsqueeze(i, d)
     return R.values_indices(v, i)
 
 
 # ---- stacking, splitting ---------------------------------------------------------------------------------
 def atleast_1d(*tensors):
-    out = [t if t.data.ndim >= 1 else S.reshape(t, 1) for t in _flat(tensors)]
+    out = [t if t.array.ndim >= 1 else S.reshape(t, 1) for t in _flat(tensors)]
     return out[0] if len(out) == 1 else tuple(out)
 
 
 def atleast_2d(*tensors):
     out = []
     for t in _flat(tensors):
-        out.append(t if t.data.ndim >= 2 else S.reshape(t, (1,) + tuple(t.data.shape) if t.data.ndim else (1, 1)))
+        out.append(t if t.array.ndim >= 2 else S.reshape(t, (1,) + tuple(t.array.shape) if t.array.ndim else (1, 1)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
 def atleast_3d(*tensors):
     out = []
     for t in _flat(tensors):
-        nd = t.data.ndim
+        nd = t.array.ndim
         if nd == 0:
             t = S.reshape(t, 1, 1, 1)
         elif nd == 1:
@@ -477,7 +477,7 @@ def _flat(tensors):
 def hstack(tensors):
     ts = atleast_1d(*tensors)
     ts = [ts] if isinstance(ts, Tensor) else list(ts)
-    return S.cat(ts, 0 if ts[0].data.ndim == 1 else 1)
+    return S.cat(ts, 0 if ts[0].array.ndim == 1 else 1)
 
 
 def vstack(tensors):
@@ -494,14 +494,14 @@ def dstack(tensors):
 
 
 def column_stack(tensors):
-    ts = [S.reshape(t, -1, 1) if t.data.ndim <= 1 else t for t in tensors]
+    ts = [S.reshape(t, -1, 1) if t.array.ndim <= 1 else t for t in tensors]
     return S.cat(ts, 1)
 
 
 def tensor_split(input, indices_or_sections, dim=0):
     """Split into n nearly equal parts (the first n % size one longer), or at the given indices."""
-    d = normalize_dim(dim, input.data.ndim)
-    n = input.data.shape[d]
+    d = normalize_dim(dim, input.array.ndim)
+    n = input.array.shape[d]
     if isinstance(indices_or_sections, (builtins.int, np.integer)):
         k = builtins.int(indices_or_sections)
         if k <= 0:
@@ -519,7 +519,7 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 
 def hsplit(input, sections):
-    return tensor_split(input, sections, 1 if input.data.ndim > 1 else 0)
+    return tensor_split(input, sections, 1 if input.array.ndim > 1 else 0)
 
 
 def vsplit(input, sections):
@@ -532,7 +532,7 @@ def dsplit(input, sections):
 
 def rot90(input, k=1, dims=(0, 1)):
     """Rotation by 90 degrees k times in the plane of `dims` (from the first towards the second)."""
-    d0, d1 = (normalize_dim(d, input.data.ndim) for d in dims)
+    d0, d1 = (normalize_dim(d, input.array.ndim) for d in dims)
     k %= 4
     if k == 1:
         return S.transpose(V.flip(input, d1), d0, d1)
@@ -548,16 +548,16 @@ def diagflat(input, offset=0):
 
 
 def block_diag(*tensors):
-    ts = [S.reshape(t, 1, -1) if t.data.ndim < 2 else t for t in tensors]
-    cols = builtins.sum(t.data.shape[1] for t in ts)
+    ts = [S.reshape(t, 1, -1) if t.array.ndim < 2 else t for t in tensors]
+    cols = builtins.sum(t.array.shape[1] for t in ts)
     from ..dtypes import from_numpy_dtype, result_type
 
     dt = result_type(*ts)
     out, c = [], 0
     for t in ts:
-        h, w = t.data.shape
-        left = Tensor(array_module(t.data).zeros((h, c), dtype=dt))
-        right = Tensor(array_module(t.data).zeros((h, cols - c - w), dtype=dt))
+        h, w = t.array.shape
+        left = Tensor(array_module(t.array).zeros((h, c), dtype=dt))
+        right = Tensor(array_module(t.array).zeros((h, cols - c - w), dtype=dt))
         out.append(S.cat([left, t.to(from_numpy_dtype(dt)), right], 1))
         c += w
     return S.cat(out, 0)
@@ -572,7 +572,7 @@ def meshgrid(*tensors, indexing="ij"):
     ts = _flat(tensors)
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
-    shape = tuple(t.data.size for t in ts)
+    shape = tuple(t.array.size for t in ts)
     out = []
     for i, t in enumerate(ts):
         view = [1] * len(ts)
@@ -595,23 +595,23 @@ def triu_indices(row, col, offset=0, dtype=None, device=None):
 
 # ---- counting and searching -------------------------------------------------------------------------------
 def bincount(input, weights=None, minlength=0):
-    if input.data.ndim != 1 or input.data.dtype.kind not in "iu":
+    if input.array.ndim != 1 or input.array.dtype.kind not in "iu":
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    if input.data.size and int(input.data.min()) < 0:
+    if input.array.size and int(input.array.min()) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    xp = array_module(input.data)
-    w = None if weights is None else weights.data
-    out = xp.bincount(input.data, weights=w, minlength=minlength)
+    xp = array_module(input.array)
+    w = None if weights is None else weights.array
+    out = xp.bincount(input.array, weights=w, minlength=minlength)
     if weights is None:
         return Tensor(out.astype(np.int64))
-    return Tensor(out.astype(weights.data.dtype if weights.data.dtype.kind == "f" else np.float64))
+    return Tensor(out.astype(weights.array.dtype if weights.array.dtype.kind == "f" else np.float64))
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
-    xp = array_module(sorted_sequence.data)
+    xp = array_module(sorted_sequence.array)
     side = side or ("right" if right else "left")
-    seq = sorted_sequence.data
-    vals = input.data if isinstance(input, Tensor) else xp.asarray(input)
+    seq = sorted_sequence.array
+    vals = input.array if isinstance(input, Tensor) else xp.asarray(input)
     if seq.ndim == 1:
         out = xp.searchsorted(seq, vals, side=side)
     else:
@@ -626,24 +626,24 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
 
 
 def histc(input, bins=100, min=0, max=0):
-    xp = array_module(input.data)
+    xp = array_module(input.array)
     lo, hi = float(min), float(max)
     if lo == hi:
-        lo, hi = float(input.data.min()), float(input.data.max())
+        lo, hi = float(input.array.min()), float(input.array.max())
         if lo == hi:
             lo, hi = lo - 1, hi + 1
-    counts, _ = np.histogram(np.asarray(input.data), bins=bins, range=(lo, hi))
-    return Tensor(xp.asarray(counts.astype(input.data.dtype)))
+    counts, _ = np.histogram(np.asarray(input.array), bins=bins, range=(lo, hi))
+    return Tensor(xp.asarray(counts.astype(input.array.dtype)))
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    xp = array_module(input.data)
+    xp = array_module(input.array)
     if dim is None:
-        vals, inv, counts = xp.unique(input.data, return_inverse=True, return_counts=True)
-        inv = inv.reshape(input.data.shape)
+        vals, inv, counts = xp.unique(input.array, return_inverse=True, return_counts=True)
+        inv = inv.reshape(input.array.shape)
     else:
-        d = normalize_dim(dim, input.data.ndim)
-        vals, inv, counts = xp.unique(input.data, return_inverse=True, return_counts=True, axis=d)
+        d = normalize_dim(dim, input.array.ndim)
+        vals, inv, counts = xp.unique(input.array, return_inverse=True, return_counts=True, axis=d)
         inv = inv.reshape(-1)
     out = [Tensor(vals)]
     if return_inverse:
@@ -654,8 +654,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
-    xp = array_module(input.data)
-    flat = input.data.reshape(-1)
+    xp = array_module(input.array)
+    flat = input.array.reshape(-1)
     if flat.size == 0:
         starts = xp.zeros(0, dtype=bool)
     else:
@@ -663,7 +663,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     vals = flat[starts]
     out = [Tensor(vals)]
     if return_inverse:
-        out.append(Tensor((xp.cumsum(starts) - 1).astype(np.int64).reshape(input.data.shape)))
+        out.append(Tensor((xp.cumsum(starts) - 1).astype(np.int64).reshape(input.array.shape)))
     if return_counts:
         pos = xp.flatnonzero(starts)
         out.append(Tensor(xp.diff(xp.concatenate([pos, xp.asarray([flat.size])])).astype(np.int64)))
@@ -672,20 +672,20 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 # ---- index helpers -----------------------------------------------------------------------------------------
 def index_fill(input, dim, index, value):
-    d = normalize_dim(dim, input.data.ndim)
-    mask = array_module(input.data).zeros(input.data.shape[d] if input.data.ndim else 1, dtype=bool)
-    mask[index.data.reshape(-1)] = True
-    shape = [1] * input.data.ndim
-    if input.data.ndim:
+    d = normalize_dim(dim, input.array.ndim)
+    mask = array_module(input.array).zeros(input.array.shape[d] if input.array.ndim else 1, dtype=bool)
+    mask[index.array.reshape(-1)] = True
+    shape = [1] * input.array.ndim
+    if input.array.ndim:
         shape[d] = -1
-    return E.masked_fill(input, Tensor(mask.reshape(shape) if input.data.ndim else mask.reshape(())), value)
+    return E.masked_fill(input, Tensor(mask.reshape(shape) if input.array.ndim else mask.reshape(())), value)
 
 
 def index_copy(input, dim, index, source):
     from .scatter import index_add
 
-    d = normalize_dim(dim, input.data.ndim)
-    kept = index_fill(input, d, index, 0.0 if input.data.dtype.kind == "f" else 0)
+    d = normalize_dim(dim, input.array.ndim)
+    kept = index_fill(input, d, index, 0.0 if input.array.dtype.kind == "f" else 0)
     return index_add(kept, d, index, source)
 
 
@@ -693,10 +693,10 @@ def masked_scatter(input, mask, source):
     """`input` with the masked places filled, in order, from the first elements of `source`."""
     from ._util import broadcast_shapes
 
-    shape = broadcast_shapes(input.data.shape, mask.data.shape)
-    m = array_module(mask.data).broadcast_to(mask.data, shape)
+    shape = broadcast_shapes(input.array.shape, mask.array.shape)
+    m = array_module(mask.array).broadcast_to(mask.array, shape)
     n = int(m.sum())
-    if n > source.data.size:
+    if n > source.array.size:
         raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
     taken = S.reshape(source, -1)[:n]
     placed = V.MaskedScatter.apply(taken, m, shape)
@@ -704,16 +704,16 @@ def masked_scatter(input, mask, source):
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
-    x = input if input.data.ndim == 2 else S.reshape(input, 1, -1)
-    n = x.data.shape[1]
+    x = input if input.array.ndim == 2 else S.reshape(input, 1, -1)
+    n = x.array.shape[1]
     centered = x - R.mean(x, 1, keepdim=True)
     c = M.matmul(centered, S.transpose(centered, 0, 1)) / builtins.max(n - correction, 0)
-    return S.reshape(c, ()) if input.data.ndim < 2 or x.data.shape[0] == 1 and input.data.ndim == 1 else c
+    return S.reshape(c, ()) if input.array.ndim < 2 or x.array.shape[0] == 1 and input.array.ndim == 1 else c
 
 
 def corrcoef(input):
     c = cov(input)
-    if c.data.ndim == 0:
+    if c.array.ndim == 0:
         return c / c
     d = E.sqrt(V.diagonal(c))
     return c / S.unsqueeze(d, 1) / S.unsqueeze(d, 0)
@@ -732,27 +732,27 @@ def cdist(x1, x2, p=2.0):
 
 
 def renorm(input, p, dim, maxnorm):
-    d = normalize_dim(dim, input.data.ndim)
-    others = tuple(i for i in range(input.data.ndim) if i != d)
+    d = normalize_dim(dim, input.array.ndim)
+    others = tuple(i for i in range(input.array.ndim) if i != d)
     norms = R.sum(E.abs(input) ** p, others, keepdim=True) ** (1.0 / p)
     scale = E.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
     return input * scale
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
-    d = normalize_dim(dim, y.data.ndim)
-    m = y.data.shape[d]
+    d = normalize_dim(dim, y.array.ndim)
+    m = y.array.shape[d]
     mid = (narrow(y, d, 1, m - 1) + narrow(y, d, 0, m - 1)) * 0.5
     if x is None:
         return R.sum(mid, d) * (1.0 if dx is None else dx)
-    return R.sum(mid * diff(x, dim=d if x.data.ndim > 1 else 0), d)
+    return R.sum(mid * diff(x, dim=d if x.array.ndim > 1 else 0), d)
 
 
 trapz = trapezoid
 
 
 def vander(x, N=None, increasing=False):
-    n = x.data.shape[0] if N is None else N
+    n = x.array.shape[0] if N is None else N
     powers = [x ** k if k else E.pow(x, 0) for k in range(n)]
     if not increasing:
         powers = powers[::-1]
@@ -769,14 +769,14 @@ def is_complex(input):
 
 
 def is_signed(input):
-    return input.data.dtype.kind in "if"
+    return input.array.dtype.kind in "if"
 
 
 def is_nonzero(input):
-    if input.data.size != 1:
-        raise RuntimeError(f"Boolean value of Tensor with {'no values' if input.data.size == 0 else 'more than one value'} "
+    if input.array.size != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {'no values' if input.array.size == 0 else 'more than one value'} "
                            "is ambiguous")
-    return bool(input.data.reshape(()).item())
+    return bool(input.array.reshape(()).item())
 
 
 def is_same_size(input, other):
@@ -804,20 +804,20 @@ def vdot(input, other):
 
 def nextafter(input, other):
     a, b = binary_operands(input, other)
-    return Tensor(array_module(a.data).nextafter(a.data, b.data))
+    return Tensor(array_module(a.array).nextafter(a.array, b.array))
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles along `dim` (the flattened tensor when None), interpolated as PyTorch does."""
     x = S.reshape(input, -1) if dim is None else input
-    d = 0 if dim is None else normalize_dim(dim, input.data.ndim)
-    qs = q.data if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)
+    d = 0 if dim is None else normalize_dim(dim, input.array.ndim)
+    qs = q.array if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)
     scalar_q = qs.ndim == 0
     qs = qs.reshape(-1)
     if builtins.any((v < 0) or (v > 1) for v in qs.tolist()):
         raise RuntimeError("quantile() q values must be in the range [0, 1]")
     srt = I.sort(x, d).values
-    n = x.data.shape[d]
+    n = x.array.shape[d]
     outs = []
     for v in qs.tolist():
         pos = v * (n - 1)
@@ -834,7 +834,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
             w = 0.5 if hi != lo else 0.0
         r = a + (b - a) * w if w else a
         if keepdim:
-            r = S.unsqueeze(r, d) if dim is not None else S.reshape(r, (1,) * input.data.ndim)
+            r = S.unsqueeze(r, d) if dim is not None else S.reshape(r, (1,) * input.array.ndim)
         outs.append(r)
     return outs[0] if scalar_q else S.stack(outs, 0)
 
@@ -852,19 +852,19 @@ def index_put(input, indices, values, accumulate=False):
         return out
     from .indexing import IndexPutAdd, _convert_index, _ints_first, _take
 
-    xp = array_module(input.data)
-    conv, advanced = _convert_index(idx, xp, input.data.shape)
+    xp = array_module(input.array)
+    conv, advanced = _convert_index(idx, xp, input.array.shape)
     if advanced:
-        conv = _ints_first(conv, input.data.ndim)
-    shape = _take(input.data, conv).shape
-    v = values if isinstance(values, Tensor) else Tensor(xp.asarray(values, dtype=input.data.dtype))
+        conv = _ints_first(conv, input.array.ndim)
+    shape = _take(input.array, conv).shape
+    v = values if isinstance(values, Tensor) else Tensor(xp.asarray(values, dtype=input.array.dtype))
     v = S.expand(v.to(input.dtype), *shape) if tuple(v.shape) != tuple(shape) else v.to(input.dtype)
-    return input + IndexPutAdd.apply(v, input.data.shape, conv, True)
+    return input + IndexPutAdd.apply(v, input.array.shape, conv, True)
 
 
 def select_scatter(input, src, dim, index):
     """A copy of `input` with `src` written at `index` of `dim`."""
-    d = normalize_dim(dim, input.data.ndim)
+    d = normalize_dim(dim, input.array.ndim)
     out = S.clone(input)
     out[(slice(None),) * d + (builtins.int(index),)] = src
     return out
@@ -872,7 +872,7 @@ def select_scatter(input, src, dim, index):
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """A copy of `input` with `src` written at start:end:step of `dim`."""
-    d = normalize_dim(dim, input.data.ndim)
+    d = normalize_dim(dim, input.array.ndim)
     out = S.clone(input)
     out[(slice(None),) * d + (slice(start, end, step),)] = src
     return out
@@ -880,12 +880,12 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of `input` with `src` written on the diagonal (offset, dim1, dim2)."""
-    nd = input.data.ndim
+    nd = input.array.ndim
     d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
-    rows, cols = V._diag_index(input.data.shape, offset, d1, d2)
-    if tuple(src.data.shape) != tuple(V.diagonal(input.detach(), offset, d1, d2).shape):
+    rows, cols = V._diag_index(input.array.shape, offset, d1, d2)
+    if tuple(src.array.shape) != tuple(V.diagonal(input.detach(), offset, d1, d2).shape):
         raise RuntimeError(f"diagonal_scatter(): expected src to have a size equal to the diagonal of input "
-                           f"{list(V.diagonal(input.detach(), offset, d1, d2).shape)}, got {list(src.data.shape)}")
+                           f"{list(V.diagonal(input.detach(), offset, d1, d2).shape)}, got {list(src.array.shape)}")
     moved = movedim(S.clone(input), (d1, d2), (-2, -1))
     moved = S.clone(moved)
     moved[(Ellipsis, Tensor(rows.astype(np.int64)), Tensor(cols.astype(np.int64)))] = src
@@ -895,8 +895,8 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 def as_strided(input, size, stride, storage_offset=0):
     """The elements at `storage_offset + sum(i_k * stride_k)` of the input's (contiguous) memory, as a
     new tensor of shape `size` (a gather here, not a view; repeats' gradients are summed)."""
-    xp = array_module(input.data)
-    n = input.data.size
+    xp = array_module(input.array)
+    n = input.array.size
     flat_idx = np.full(tuple(size), builtins.int(storage_offset), dtype=np.int64)
     for k, (sz, st) in enumerate(zip(size, stride)):
         shape = [1] * len(size)

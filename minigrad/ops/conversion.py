@@ -23,8 +23,8 @@ class ToCopy(Function):
 
     @staticmethod
     def forward(ctx, a, dt, dev):
-        ctx.src = (a.data.dtype, a.device)
-        return _convert(a.data, dt, dev)
+        ctx.src = (a.array.dtype, a.device)
+        return _convert(a.array, dt, dev)
 
     @staticmethod
     def backward(ctx, g):  # convert the gradient back to the input's dtype and device
@@ -44,12 +44,12 @@ def to_copy(input, dtype=None, device=None, copy=False):
             from ..device import module_for
 
             module_for(dev)  # a clear error now if CUDA was asked for and is missing
-    if dt is not None and dt == input.data.dtype:
+    if dt is not None and dt == input.array.dtype:
         dt = None
     if dt is None and dev is None and not copy:
         return input
     if dt is not None and dt.kind != "f":
-        return Tensor(_convert(input.data, dt, dev))  # integer and bool results leave the graph
+        return Tensor(_convert(input.array, dt, dev))  # integer and bool results leave the graph
     return ToCopy.apply(input, dt, dev)
 
 

@@ -18,8 +18,8 @@ _BOOL_SUB = (
 
 def zeros_like_grad(g, shape=None):
     """The zero gradient of a flat op: zeros, not g * 0 (which would turn an inf or nan g into nan)."""
-    xp = array_module(g.data)
-    return Tensor(xp.zeros(g.data.shape if shape is None else shape, dtype=g.data.dtype))
+    xp = array_module(g.array)
+    return Tensor(xp.zeros(g.array.shape if shape is None else shape, dtype=g.array.dtype))
 
 
 # ---- binary arithmetic ------------------------------------------------------------------
@@ -30,8 +30,8 @@ class Add(Function):
     def forward(ctx, a, b, alpha=1):
         if alpha != 1:
             ctx.alpha = alpha
-            return a.data + alpha * b.data
-        return a.data + b.data
+            return a.array + alpha * b.array
+        return a.array + b.array
 
     @staticmethod
     def backward(ctx, g):  # d(a + alpha b) = da + alpha db
@@ -48,8 +48,8 @@ class Sub(Function):
     def forward(ctx, a, b, alpha=1):
         if alpha != 1:
             ctx.alpha = alpha
-            return a.data - alpha * b.data
-        return a.data - b.data
+            return a.array - alpha * b.array
+        return a.array - b.array
 
     @staticmethod
     def backward(ctx, g):  # d(a - alpha b) = da - alpha db
@@ -64,7 +64,7 @@ class RsubScalar(Function):
 
     @staticmethod
     def forward(ctx, a, other):  # `other` is a 0-dim array of a's dtype: not an input, no edge
-        return other - a.data
+        return other - a.array
 
     @staticmethod
     def backward(ctx, g):  # d(c - a) = -da
@@ -78,7 +78,7 @@ class Reciprocal(Function):
     @staticmethod
     def forward(ctx, a):
         with np.errstate(divide="ignore"):
-            return 1.0 / a.data
+            return 1.0 / a.array
 
     @staticmethod
     def backward(ctx, g):  # d(1/a) = -da / a^2
@@ -92,7 +92,7 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save(self=a if ctx.needs_input_grad[1] else None, other=b if ctx.needs_input_grad[0] else None)
-        return a.data * b.data
+        return a.array * b.array
 
     @staticmethod
     def backward(ctx, g):  # d(ab) = b da + a db
@@ -108,7 +108,7 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save(self=a if ctx.needs_input_grad[1] else None, other=b)
-        return a.data / b.data
+        return a.array / b.array
 
     @staticmethod
     def backward(ctx, g):  # d(a/b) = da/b - a db/b^2
@@ -125,7 +125,7 @@ class PowScalar(Function):
     def forward(ctx, a, exponent):
         ctx.save(self=a)
         ctx.exponent = exponent
-        return a.data ** exponent
+        return a.array ** exponent
 
     @staticmethod
     def backward(ctx, g):  # d(a^e) = e a^(e-1) da
@@ -143,7 +143,7 @@ class PowTensor(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save(self=a, other=b)
-        return a.data ** b.data
+        return a.array ** b.array
 
     @staticmethod
     def backward(ctx, g):  # d(a^b) = b a^(b-1) da + a^b log(a) db
@@ -169,7 +169,7 @@ class RPow(Function):
         ctx.base = base
         if base == 0:
             ctx.save(exponent=b)
-        return np.asarray(base, dtype=b.data.dtype) ** b.data if array_module(b.data) is np else base ** b.data
+        return np.asarray(base, dtype=b.array.dtype) ** b.array if array_module(b.array) is np else base ** b.array
 
     @staticmethod
     def backward(ctx, g):  # d(c^b) = c^b log(c) db
@@ -187,8 +187,8 @@ class Maximum(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save(self=a, other=b)
-        xp = array_module(a.data)
-        return xp.maximum(a.data, b.data)
+        xp = array_module(a.array)
+        return xp.maximum(a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):  # the larger input gets the gradient; ties split it in half
@@ -202,8 +202,8 @@ class Minimum(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save(self=a, other=b)
-        xp = array_module(a.data)
-        return xp.minimum(a.data, b.data)
+        xp = array_module(a.array)
+        return xp.minimum(a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):
@@ -224,7 +224,7 @@ def _binary(cls, a, b, *extra):
     a, b = binary_operands(a, b)
     out = cls.apply(a, b, *extra)
     if out.grad_fn is not None:
-        out.grad_fn._shapes = (a.data.shape, b.data.shape)
+        out.grad_fn._shapes = (a.array.shape, b.array.shape)
     return out
 
 
@@ -236,7 +236,7 @@ def add(input, other, alpha=1):
 
 
 def _refuse_bool(x):
-    if x.__class__ is builtins.bool or (isinstance(x, Tensor) and x.data.dtype == np.bool_):
+    if x.__class__ is builtins.bool or (isinstance(x, Tensor) and x.array.dtype == np.bool_):
         raise RuntimeError(_BOOL_SUB)
 
 
@@ -256,7 +256,7 @@ def rsub(input, other):
     if isinstance(other, Tensor):
         return _binary(Sub, other, input)
     a, b = binary_operands(input, other)
-    return RsubScalar.apply(a, b.data)
+    return RsubScalar.apply(a, b.array)
 
 
 def mul(input, other):
@@ -269,14 +269,14 @@ def div(input, other, rounding_mode=None):
     if rounding_mode is not None:
         return _rounded_div(input, other, rounding_mode)
     a, b = binary_operands(input, other)
-    if a.data.dtype.kind != "f":
+    if a.array.dtype.kind != "f":
         from ..dtypes import default_float
         from ._util import cast
 
         a, b = cast(a, default_float.np), cast(b, default_float.np)
     out = Div.apply(a, b)
     if out.grad_fn is not None:
-        out.grad_fn._shapes = (a.data.shape, b.data.shape)
+        out.grad_fn._shapes = (a.array.shape, b.array.shape)
     return out
 
 
@@ -285,8 +285,8 @@ class RoundedDiv(Function):
 
     @staticmethod
     def forward(ctx, a, b, mode):
-        xp = array_module(a.data)
-        x, y = a.data, b.data
+        xp = array_module(a.array)
+        x, y = a.array, b.array
         if x.dtype.kind in "iub":
             if not bool(y.all()):
                 raise RuntimeError("ZeroDivisionError")
@@ -308,7 +308,7 @@ def _rounded_div(input, other, mode):
     if mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'")
     a, b = binary_operands(input, other)
-    if a.data.dtype == np.bool_:
+    if a.array.dtype == np.bool_:
         raise NotImplementedError(f"\"div_{mode}_cpu\" not implemented for 'Bool'")
     return _binary(RoundedDiv, a, b, mode)
 
@@ -327,7 +327,7 @@ def rdiv(input, other):
 
 def pow(input, exponent):
     """input ** exponent, for a tensor or scalar exponent (or a scalar base)."""
-    if not isinstance(input, Tensor) and isinstance(exponent, Tensor) and exponent.data.dtype.kind == "f":
+    if not isinstance(input, Tensor) and isinstance(exponent, Tensor) and exponent.array.dtype.kind == "f":
         return RPow.apply(input, exponent)
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         if not isinstance(exponent, (builtins.int, builtins.float, np.number)):
@@ -337,14 +337,14 @@ def pow(input, exponent):
 
         dt = result_type(input, exponent)
         if dt == np.bool_ and exponent.__class__ is builtins.bool:  # b ** True is b, b ** False is all True
-            return Tensor(input.data.copy() if exponent else array_module(input.data).ones_like(input.data))
+            return Tensor(input.array.copy() if exponent else array_module(input.array).ones_like(input.array))
         _check_pow(dt, exponent)
         return PowScalar.apply(cast(input, dt), exponent)
     a, b = binary_operands(input, exponent)
-    _check_pow(a.data.dtype, None)
+    _check_pow(a.array.dtype, None)
     out = PowTensor.apply(a, b)
     if out.grad_fn is not None:
-        out.grad_fn._shapes = (a.data.shape, b.data.shape)
+        out.grad_fn._shapes = (a.array.shape, b.array.shape)
     return out
 
 
@@ -379,7 +379,7 @@ class Neg(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return -a.data
+        return -a.array
 
     @staticmethod
     def backward(ctx, g):  # d(-a) = -da
@@ -392,7 +392,7 @@ class Exp(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return array_module(a.data).exp(a.data)
+        return array_module(a.array).exp(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(e^a) = e^a da
@@ -406,7 +406,7 @@ class Log(Function):
     def forward(ctx, a):
         ctx.save(self=a)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return array_module(a.data).log(a.data)
+            return array_module(a.array).log(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(log a) = da / a
@@ -420,7 +420,7 @@ class Sqrt(Function):
     @staticmethod
     def forward(ctx, a):
         with np.errstate(invalid="ignore"):
-            return array_module(a.data).sqrt(a.data)
+            return array_module(a.array).sqrt(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(sqrt a) = da / (2 sqrt a)
@@ -434,7 +434,7 @@ class Rsqrt(Function):
     @staticmethod
     def forward(ctx, a):
         with np.errstate(divide="ignore", invalid="ignore"):
-            return 1.0 / array_module(a.data).sqrt(a.data)
+            return 1.0 / array_module(a.array).sqrt(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(a^-1/2) = -1/2 a^-3/2 da
@@ -448,7 +448,7 @@ class Tanh(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return array_module(a.data).tanh(a.data)
+        return array_module(a.array).tanh(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(tanh a) = (1 - tanh^2 a) da
@@ -462,12 +462,12 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, a):
-        xp = array_module(a.data)
+        xp = array_module(a.array)
         # with e = exp(-|a|) <= 1 nothing overflows, and for a < 0, e/(1+e) keeps full relative
         # precision (1/(1+e^-a) overflows; 0.5*(tanh(a/2)+1) cancels to 0 for very negative a)
-        e = xp.exp(-xp.abs(a.data))
+        e = xp.exp(-xp.abs(a.array))
         r = 1.0 / (1.0 + e)
-        return xp.where(a.data >= 0, r, e * r)
+        return xp.where(a.array >= 0, r, e * r)
 
     @staticmethod
     def backward(ctx, g):  # d(s(a)) = s(a) (1 - s(a)) da
@@ -481,7 +481,7 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return array_module(a.data).maximum(a.data, 0)
+        return array_module(a.array).maximum(a.array, 0)
 
     @staticmethod
     def backward(ctx, g):  # d(relu a) = [a > 0] da (picked, not multiplied: an inf or nan g stays out, as PyTorch)
@@ -494,7 +494,7 @@ class Abs(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save(self=a)
-        return array_module(a.data).abs(a.data)
+        return array_module(a.array).abs(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d|a| = sign(a) da
@@ -507,7 +507,7 @@ class Sin(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save(self=a)
-        return array_module(a.data).sin(a.data)
+        return array_module(a.array).sin(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(sin a) = cos(a) da
@@ -520,7 +520,7 @@ class Cos(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save(self=a)
-        return array_module(a.data).cos(a.data)
+        return array_module(a.array).cos(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(cos a) = -sin(a) da
@@ -534,7 +534,7 @@ class Clamp(Function):
     def forward(ctx, a, lo, hi):
         ctx.save(self=a)
         ctx.bounds = (lo, hi)
-        return array_module(a.data).clip(a.data, lo, hi)
+        return array_module(a.array).clip(a.array, lo, hi)
 
     @staticmethod
     def backward(ctx, g):  # gradient passes where lo <= a <= hi
@@ -552,7 +552,7 @@ def _unary(cls, opname):
     def op(input):
         if not isinstance(input, Tensor):
             raise TypeError(f"{opname}(): argument 'input' must be Tensor, not {type(input).__name__}")
-        if input.data.dtype.kind != "f":
+        if input.array.dtype.kind != "f":
             from ..dtypes import default_float
 
             input = input.to(default_float)
@@ -576,7 +576,7 @@ cos = _unary(Cos, "cos")
 
 def neg(input):
     """-input."""
-    if input.data.dtype == np.bool_:
+    if input.array.dtype == np.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
                            "mask, use the `~` or `logical_not()` operator instead.")
     return Neg.apply(input)
@@ -584,14 +584,14 @@ def neg(input):
 
 def relu(input):
     """max(input, 0)."""
-    if input.data.dtype == np.bool_:
+    if input.array.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
     return Relu.apply(input)
 
 
 def abs(input):
     """|input|."""
-    if input.data.dtype == np.bool_:
+    if input.array.dtype == np.bool_:
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     return Abs.apply(input)
 
@@ -607,9 +607,9 @@ def clamp(input, min=None, max=None):
     if builtins.any(isinstance(b, Tensor) for b in bounds):  # tensor bounds: elementwise max/min, broadcasting
         out = input
         if min is not None:
-            out = maximum(out, min if isinstance(min, Tensor) else as_tensor_like(min, input, input.data.dtype))
+            out = maximum(out, min if isinstance(min, Tensor) else as_tensor_like(min, input, input.array.dtype))
         if max is not None:
-            out = minimum(out, max if isinstance(max, Tensor) else as_tensor_like(max, input, out.data.dtype))
+            out = minimum(out, max if isinstance(max, Tensor) else as_tensor_like(max, input, out.array.dtype))
         return out
     dt = result_type(input, *bounds)  # an integer tensor clamped to float bounds becomes float, as PyTorch
     return Clamp.apply(cast(input, dt), min, max)
@@ -623,7 +623,7 @@ class Sign(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return array_module(a.data).sign(a.data)
+        return array_module(a.array).sign(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(sign a) = 0 almost everywhere
@@ -632,8 +632,8 @@ class Sign(Function):
 
 def sign(input):
     """-1, 0 or 1 elementwise (a zero gradient, as PyTorch's SignBackward0)."""
-    if input.data.dtype == np.bool_:
-        return Tensor(input.data.copy())
+    if input.array.dtype == np.bool_:
+        return Tensor(input.array.copy())
     return Sign.apply(input)
 
 
@@ -649,7 +649,7 @@ class Where(Function):
     @staticmethod
     def forward(ctx, cond, a, b):
         ctx.save(condition=cond)
-        return array_module(a.data).where(cond.data, a.data, b.data)
+        return array_module(a.array).where(cond.array, a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):  # the gradient goes to whichever input was picked
@@ -665,20 +665,20 @@ def where(condition, input=None, other=None):
     """Pick `input` where `condition` holds, else `other` (scalars allowed); where(condition) alone
     is nonzero(condition, as_tuple=True)."""
     if input is None and other is None:  # nonzero(condition, as_tuple=True): one index tensor per dim
-        data = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
+        data = condition.array if isinstance(condition, Tensor) else np.asarray(condition)
         xp = array_module(data)
         return tuple(Tensor(i.astype(np.int64)) for i in xp.nonzero(xp.atleast_1d(data)))
     if not isinstance(condition, Tensor):
         condition = Tensor(np.asarray(condition))
-    if condition.data.dtype != np.bool_:
-        if condition.data.dtype != np.uint8:
+    if condition.array.dtype != np.bool_:
+        if condition.array.dtype != np.uint8:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{condition.dtype._legacy[:-6]}")
-        condition = Tensor(condition.data.astype(bool))
+        condition = Tensor(condition.array.astype(bool))
     a, b = binary_operands(input, other)
     out = Where.apply(condition, a, b)
     if out.grad_fn is not None:
-        out.grad_fn._shapes = (a.data.shape, b.data.shape)
+        out.grad_fn._shapes = (a.array.shape, b.array.shape)
     return out
 
 
@@ -688,9 +688,9 @@ class MaskedFill(Function):
     @staticmethod
     def forward(ctx, a, mask, value):
         ctx.save(mask=mask)
-        xp = array_module(a.data)
-        v = value.data if isinstance(value, Tensor) else value
-        return xp.where(mask.data, xp.asarray(v, dtype=a.data.dtype), a.data)
+        xp = array_module(a.array)
+        v = value.array if isinstance(value, Tensor) else value
+        return xp.where(mask.array, xp.asarray(v, dtype=a.array.dtype), a.array)
 
     @staticmethod
     def backward(ctx, g):  # filled positions pass nothing to `a`; a tensor `value` gets their sum
@@ -709,19 +709,19 @@ def masked_fill(input, mask, value):
     """`input` with `value` (a number or a 0-dim tensor) wherever the boolean `mask` (broadcastable) is True."""
     if not isinstance(mask, Tensor):
         mask = Tensor(np.asarray(mask))
-    if mask.data.dtype != np.bool_:
+    if mask.array.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
     from ._util import broadcast_shapes
 
-    shape = broadcast_shapes(input.data.shape, mask.data.shape)
-    if shape != input.data.shape:
+    shape = broadcast_shapes(input.array.shape, mask.array.shape)
+    if shape != input.array.shape:
         raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not broadcast to input of shape {list(input.shape)}")
     if isinstance(value, Tensor):
-        if value.data.ndim:
+        if value.array.ndim:
             raise RuntimeError(
-                f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.data.ndim} dimension(s)."
+                f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.array.ndim} dimension(s)."
             )
-        if value.data.dtype != input.data.dtype and value.data.dtype.kind == "f":
+        if value.array.dtype != input.array.dtype and value.array.dtype.kind == "f":
             value = value.to(input.dtype)
         return MaskedFillTensor.apply(input, mask, value)
     return MaskedFill.apply(input, mask, value)
@@ -731,8 +731,8 @@ def masked_fill(input, mask, value):
 def _compare(ufunc_name):
     def op(input, other):
         a, b = binary_operands(input, other)
-        xp = array_module(a.data)
-        return Tensor(getattr(xp, ufunc_name)(a.data, b.data))
+        xp = array_module(a.array)
+        return Tensor(getattr(xp, ufunc_name)(a.array, b.array))
 
     op.__name__ = ufunc_name
     op.__doc__ = f"Elementwise {ufunc_name} (a bool tensor, no gradient)."
@@ -753,29 +753,29 @@ bitwise_or = _compare("bitwise_or")
 
 
 def logical_not(input):
-    return Tensor(array_module(input.data).logical_not(input.data))
+    return Tensor(array_module(input.array).logical_not(input.array))
 
 
 def isnan(input):
-    return Tensor(array_module(input.data).isnan(input.data))
+    return Tensor(array_module(input.array).isnan(input.array))
 
 
 def isinf(input):
-    return Tensor(array_module(input.data).isinf(input.data))
+    return Tensor(array_module(input.array).isinf(input.array))
 
 
 def isfinite(input):
-    return Tensor(array_module(input.data).isfinite(input.data))
+    return Tensor(array_module(input.array).isfinite(input.array))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    xp = array_module(input.data)
-    return bool(xp.allclose(input.data, other.data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    xp = array_module(input.array)
+    return bool(xp.allclose(input.array, other.array, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def equal(input, other):
     """True if both have the same shape and elements."""
-    return input.data.shape == other.data.shape and bool((input.data == other.data).all())
+    return input.array.shape == other.array.shape and bool((input.array == other.array).all())
 
 
 _ = as_tensor_like, float_only  # re-exported helpers used by other op files

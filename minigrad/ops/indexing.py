@@ -36,7 +36,7 @@ def _convert_index(index, xp, shape):
     advanced = False
     for i in index:
         if isinstance(i, Tensor):
-            a = i.data
+            a = i.array
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
@@ -178,14 +178,14 @@ class Index(Function):
 
     @staticmethod
     def forward(ctx, a, index, advanced):
-        ctx.shape, ctx.index, ctx.advanced = a.data.shape, index, advanced
+        ctx.shape, ctx.index, ctx.advanced = a.array.shape, index, advanced
         try:
-            out = _take(a.data, index)
+            out = _take(a.array, index)
             # an advanced index makes a new, contiguous tensor in PyTorch (numpy may lay it out
             # transposed, and a later .view() would then fail where PyTorch's succeeds)
             return array_module(out).ascontiguousarray(out) if advanced else out
         except IndexError as e:
-            raise _index_error(e, a.data.shape) from None
+            raise _index_error(e, a.array.shape) from None
 
     @staticmethod
     def backward(ctx, g):  # scatter the gradient to where the elements came from
@@ -216,12 +216,12 @@ class IndexPutAdd(Function):
     @staticmethod
     def forward(ctx, g, shape, index, advanced):
         ctx.index, ctx.advanced = index, advanced
-        xp = array_module(g.data)
-        out = xp.zeros(shape, dtype=g.data.dtype)
+        xp = array_module(g.array)
+        out = xp.zeros(shape, dtype=g.array.dtype)
         if advanced:
-            _add_at(xp, *_target(out, index), g.data)
+            _add_at(xp, *_target(out, index), g.array)
         else:
-            out[index] = g.data
+            out[index] = g.array
         return out
 
     @staticmethod
@@ -244,8 +244,8 @@ def getitem(self, index):
     UnsqueezeBackward0 node per component (full slices skipped), an advanced index one
     IndexBackward0 node (after a single node for any basic components mixed in).
     """
-    xp = array_module(self.data)
-    shape = self.data.shape
+    xp = array_module(self.array)
+    shape = self.array.shape
     idx, advanced = _convert_index(index, xp, shape)
     if advanced:
         _check_masks(idx, shape)
@@ -275,10 +275,10 @@ class IndexPut(Function):
     @staticmethod
     def forward(ctx, a, value, index):
         ctx.index = index
-        ctx.value_shape = value.data.shape
-        out = a.data.copy()
+        ctx.value_shape = value.array.shape
+        out = a.array.copy()
         o, i = _target(out, index)
-        o[i] = value.data
+        o[i] = value.array
         return out
 
     @staticmethod
@@ -287,8 +287,8 @@ class IndexPut(Function):
 
         ga = gv = None
         if ctx.needs_input_grad[0]:
-            mask = Tensor(array_module(g.data).ones(g.data.shape, dtype=g.data.dtype))
-            m, i = _target(mask.data, ctx.index)
+            mask = Tensor(array_module(g.array).ones(g.array.shape, dtype=g.array.dtype))
+            m, i = _target(mask.array, ctx.index)
             m[i] = 0
             ga = g * mask
         if ctx.needs_input_grad[1]:
@@ -301,19 +301,19 @@ def setitem(self, index, value):
     """`t[index] = value` in place (recorded as PyTorch's CopySlices when grad is needed)."""
     from .inplace import apply_inplace
 
-    xp = array_module(self.data)
-    idx, advanced = _convert_index(index, xp, self.data.shape)
+    xp = array_module(self.array)
+    idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:
-        idx = _ints_first(idx, self.data.ndim)
+        idx = _ints_first(idx, self.array.ndim)
     if not isinstance(value, Tensor):
-        value = Tensor(xp.asarray(value, dtype=self.data.dtype))
-    elif value.data.dtype != self.data.dtype:
+        value = Tensor(xp.asarray(value, dtype=self.array.dtype))
+    elif value.array.dtype != self.array.dtype:
         value = value.to(self.dtype)
 
     def raw(a):
         try:
             target, i = _target(a, idx)
-            target[i] = value.data
+            target[i] = value.array
         except IndexError as e:
             raise _index_error(e, a.shape) from None
         except ValueError as e:
@@ -328,11 +328,11 @@ class Gather(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index):
-        ctx.shape, ctx.dim = a.data.shape, dim
+        ctx.shape, ctx.dim = a.array.shape, dim
         ctx.save(index=index)
-        if a.data.ndim == 0:  # a 0-d input and index (the index is 0)
-            return a.data.copy()
-        return a.data[_along(array_module(a.data), dim, index.data)]
+        if a.array.ndim == 0:  # a 0-d input and index (the index is 0)
+            return a.array.copy()
+        return a.array[_along(array_module(a.array), dim, index.array)]
 
     @staticmethod
     def backward(ctx, g):  # scatter-add the gradient back along dim
@@ -352,28 +352,28 @@ def _along(xp, dim, index):
 def check_index_shape(op, input, dim, index, src=None):
     """PyTorch's checks of gather's / scatter's index: same ndim, no larger than self apart from dim
     (and no larger than src), entries in range."""
-    if index.data.dtype not in (np.int64, np.int32):
+    if index.array.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
-    nd = input.data.ndim
-    if index.data.ndim != builtins.max(nd, 1) and not (nd == 0 and index.data.ndim == 0) and index.data.size:
+    nd = input.array.ndim
+    if index.array.ndim != builtins.max(nd, 1) and not (nd == 0 and index.array.ndim == 0) and index.array.size:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     d = normalize_dim(dim, nd)
-    if index.data.size and nd:
-        ishape, sshape = index.data.shape, input.data.shape
+    if index.array.size and nd:
+        ishape, sshape = index.array.shape, input.array.shape
         for k in range(nd):
             if k != d and ishape[k] > sshape[k]:
                 raise RuntimeError(
                     f"Size does not match at dimension {k} expected index {list(ishape)} to be no larger than "
                     f"self {list(sshape)} apart from dimension {d}"
                 )
-            if src is not None and ishape[k] > src.data.shape[k]:
+            if src is not None and ishape[k] > src.array.shape[k]:
                 raise RuntimeError(
                     f"Size does not match at dimension {k} expected index {list(ishape)} to be no larger than "
-                    f"src {list(src.data.shape)}"
+                    f"src {list(src.array.shape)}"
                 )
-    n = input.data.shape[d] if nd else 1
-    if index.data.size:
-        hi, lo = builtins.int(index.data.max()), builtins.int(index.data.min())
+    n = input.array.shape[d] if nd else 1
+    if index.array.size:
+        hi, lo = builtins.int(index.array.max()), builtins.int(index.array.min())
         if hi >= n or lo < 0:  # PyTorch refuses negative indices here
             bad = hi if hi >= n else lo
             raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
@@ -383,7 +383,7 @@ def check_index_shape(op, input, dim, index, src=None):
 def gather(input, dim, index):
     """out[i][j] = input[i][index[i][j]] (for dim=1), with the gradient scattered back."""
     d = check_index_shape("gather", input, dim, index)
-    if input.data.ndim == 0 and index.data.ndim == 1:  # PyTorch lets a 0-d input take a 1-element index
+    if input.array.ndim == 0 and index.array.ndim == 1:  # PyTorch lets a 0-d input take a 1-element index
         return Gather.apply(input.reshape(1), 0, index)
     return Gather.apply(input, d, index)
 
@@ -397,11 +397,11 @@ class ScatterAdd(Function):
     def forward(ctx, g, dim, index, shape):
         ctx.dim = dim
         ctx.save(index=index)
-        xp = array_module(g.data)
+        xp = array_module(g.array)
         if not shape:
-            return g.data.copy()
-        out = xp.zeros(shape, dtype=g.data.dtype)
-        _add_at(xp, out, _along(xp, dim, index.data), g.data)
+            return g.array.copy()
+        out = xp.zeros(shape, dtype=g.array.dtype)
+        _add_at(xp, out, _along(xp, dim, index.array), g.array)
         return out
 
     @staticmethod
@@ -416,26 +416,26 @@ def index_scatter(g, dim, index, shape):
 
 def index_select(input, dim, index):
     """Entries along `dim` picked by a 1-D integer index tensor (repeats allowed)."""
-    d = normalize_dim(dim, input.data.ndim)
-    if not isinstance(index, Tensor) or index.data.dtype.kind not in "iu" or index.data.ndim > 1:
+    d = normalize_dim(dim, input.array.ndim)
+    if not isinstance(index, Tensor) or index.array.dtype.kind not in "iu" or index.array.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    if input.data.ndim == 0:
-        if index.data.size != 1:
-            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.data.size} value(s)")
-        if builtins.int(index.data.reshape(-1)[0]) != 0:
+    if input.array.ndim == 0:
+        if index.array.size != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.array.size} value(s)")
+        if builtins.int(index.array.reshape(-1)[0]) != 0:
             raise IndexError("index_select(): index out of range in self")
         return IndexSelect.apply(input, (), False)
-    n = input.data.shape[d]
-    if index.data.size:
-        if n == 0 and input.data.ndim > 1:
+    n = input.array.shape[d]
+    if index.array.size:
+        if n == 0 and input.array.ndim > 1:
             raise RuntimeError("index_select(): self indexing axis dim should be positive")
-        lo = builtins.int(index.data.min())
+        lo = builtins.int(index.array.min())
         if lo < 0:
             raise RuntimeError(f"INDICES element is out of DATA bounds, id={lo} axis_dim={n}")
-        if builtins.int(index.data.max()) >= n:
-            raise IndexError(f"index out of range in self (index {builtins.int(index.data.max())} for dimension {d} "
+        if builtins.int(index.array.max()) >= n:
+            raise IndexError(f"index out of range in self (index {builtins.int(index.array.max())} for dimension {d} "
                              f"with size {n})")
-    return IndexSelect.apply(input, (slice(None),) * d + (index.data.reshape(-1),), True)
+    return IndexSelect.apply(input, (slice(None),) * d + (index.array.reshape(-1),), True)
 
 
 class Topk(Function):
@@ -443,31 +443,31 @@ class Topk(Function):
 
     @staticmethod
     def forward(ctx, a, k, dim, largest, sorted_):
-        xp = array_module(a.data)
-        if a.data.ndim == 0:
+        xp = array_module(a.array)
+        if a.array.ndim == 0:
             idx = xp.zeros((), dtype=np.int64)
-            ctx.shape, ctx.dim = a.data.shape, dim
+            ctx.shape, ctx.dim = a.array.shape, dim
             ctx.save(indices=idx)
             ctx.mark_non_differentiable(idx)
-            return a.data.copy(), idx
+            return a.array.copy(), idx
 
         def key(x):  # ascending order of key(x) is the order wanted (descending for largest; nan first)
             return descending_key(xp, x) if largest else x
 
-        n = a.data.shape[dim]
+        n = a.array.shape[dim]
         if k < n:
-            idx = xp.argpartition(key(a.data), k - 1, axis=dim)
+            idx = xp.argpartition(key(a.array), k - 1, axis=dim)
             idx = xp.take(idx, xp.arange(k), axis=dim)
         else:
             idx = xp.broadcast_to(
-                xp.arange(n).reshape([-1 if i == dim else 1 for i in range(a.data.ndim)]), a.data.shape
+                xp.arange(n).reshape([-1 if i == dim else 1 for i in range(a.array.ndim)]), a.array.shape
             ).copy()
-        vals = xp.take_along_axis(a.data, idx, axis=dim)
+        vals = xp.take_along_axis(a.array, idx, axis=dim)
         if sorted_:
             order = xp.argsort(key(vals), axis=dim, kind="stable")
             idx = xp.take_along_axis(idx, order, axis=dim)
             vals = xp.take_along_axis(vals, order, axis=dim)
-        ctx.shape, ctx.dim = a.data.shape, dim
+        ctx.shape, ctx.dim = a.array.shape, dim
         ctx.save(indices=idx.astype(np.int64))
         ctx.mark_non_differentiable(idx)
         return vals, idx.astype(np.int64)
@@ -483,8 +483,8 @@ class Sort(Topk):
 
 def topk(input, k, dim=-1, largest=True, sorted=True, _cls=Topk):
     """The k largest (or smallest) values along dim and their indices."""
-    d = normalize_dim(dim, input.data.ndim)
-    n = input.data.shape[d] if input.data.ndim else 1
+    d = normalize_dim(dim, input.array.ndim)
+    n = input.array.shape[d] if input.array.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range (k={k}, dimension {d} has size {n})")
     values, indices = _cls.apply(input, k, d, largest, sorted)
@@ -493,15 +493,15 @@ def topk(input, k, dim=-1, largest=True, sorted=True, _cls=Topk):
 
 def sort(input, dim=-1, descending=False, stable=False):
     """Values sorted along `dim` (stable) and their indices."""
-    d = normalize_dim(dim, input.data.ndim)
-    n = input.data.shape[d] if input.data.ndim else 1
+    d = normalize_dim(dim, input.array.ndim)
+    n = input.array.shape[d] if input.array.ndim else 1
     return topk(input, n, d, largest=descending, sorted=True, _cls=Sort)
 
 
 def multinomial(input, num_samples, replacement=False, generator=None):
     """Sample indices from each row of non-negative weights `input` (1-D or 2-D)."""
-    xp = array_module(input.data)
-    p = input.data
+    xp = array_module(input.array)
+    p = input.array
     if p.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim (got {p.ndim})")
     if bool((p < 0).any()) or not bool(xp.isfinite(p).all()):

@@ -15,7 +15,7 @@ from ..tensor import Tensor
 def apply_inplace(self, raw, recorded, *others):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it."""
     self._check_inplace()
-    if not self.data.flags.writeable:
+    if not self.array.flags.writeable:
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation."
@@ -32,11 +32,11 @@ def apply_inplace(self, raw, recorded, *others):
                 "(base[index] = value), or clone() the view first, or do it under minigrad.no_grad()."
             )
         out = recorded()
-        array_module(self.data).copyto(self.data, out.data, casting="same_kind")
+        array_module(self.array).copyto(self.array, out.array, casting="same_kind")
         self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
     else:
         try:
-            raw(self.data)
+            raw(self.array)
         except TypeError as e:  # numpy refuses e.g. writing floats into an int tensor
             raise RuntimeError(f"result type can't be cast to the desired output type {self.dtype} ({e})") from None
     self._bump_version()
@@ -44,13 +44,13 @@ def apply_inplace(self, raw, recorded, *others):
 
 
 def _data(x):
-    return x.data if isinstance(x, Tensor) else x
+    return x.array if isinstance(x, Tensor) else x
 
 
 def _ufunc_inplace(name, op):
     def method(self, other, *args, **kwargs):
-        xp = array_module(self.data)
-        if isinstance(other, Tensor) and other.data.dtype.kind == "f" and self.data.dtype.kind != "f":
+        xp = array_module(self.array)
+        if isinstance(other, Tensor) and other.array.dtype.kind == "f" and self.array.dtype.kind != "f":
             raise RuntimeError(f"result type Float can't be cast to the desired output type {self.dtype._legacy[:-6]}")
         alpha = kwargs.get("alpha", args[0] if args else 1)
 
@@ -104,11 +104,11 @@ def copy_(self, src):
     def raw(a):
         from ..device import to_device
 
-        array_module(a).copyto(a, to_device(src.data, self.device), casting="unsafe")
+        array_module(a).copyto(a, to_device(src.array, self.device), casting="unsafe")
 
     def recorded():
-        s = src.to(self.dtype, self.device) if src.data.dtype != self.data.dtype else src
-        return expand(s, self.shape) * 1.0 if self.data.dtype.kind == "f" else s
+        s = src.to(self.dtype, self.device) if src.array.dtype != self.array.dtype else src
+        return expand(s, self.shape) * 1.0 if self.array.dtype.kind == "f" else s
 
     return apply_inplace(self, raw, recorded, src)
 
@@ -122,7 +122,7 @@ def masked_fill_(self, mask, value):
 
     def raw(a):
         xp = array_module(a)
-        xp.copyto(a, xp.asarray(_data(value), dtype=a.dtype), where=xp.broadcast_to(mask.data, a.shape))
+        xp.copyto(a, xp.asarray(_data(value), dtype=a.dtype), where=xp.broadcast_to(mask.array, a.shape))
 
     return apply_inplace(self, raw, lambda: masked_fill(self, mask, value), value)
 
@@ -138,9 +138,9 @@ def uniform_(self, a=0.0, b=1.0, generator=None):
     """Fill with U(a, b) samples (no gradient is recorded)."""
     from .. import random
 
-    rng = generator or random.generator(array_module(self.data))
-    vals = rng.random(self.data.shape, dtype=self.data.dtype) if self.data.dtype.kind == "f" else None
-    self.data[...] = vals * (b - a) + a
+    rng = generator or random.generator(array_module(self.array))
+    vals = rng.random(self.array.shape, dtype=self.array.dtype) if self.array.dtype.kind == "f" else None
+    self.array[...] = vals * (b - a) + a
     self._bump_version()
     return self
 
@@ -149,13 +149,13 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
     """Fill with N(mean, std^2) samples (no gradient is recorded)."""
     from .. import random
 
-    rng = generator or random.generator(array_module(self.data))
-    vals = rng.standard_normal(self.data.shape, dtype=self.data.dtype)
+    rng = generator or random.generator(array_module(self.array))
+    vals = rng.standard_normal(self.array.shape, dtype=self.array.dtype)
     if std != 1.0:
         vals *= std
     if mean != 0.0:
         vals += mean
-    self.data[...] = vals
+    self.array[...] = vals
     self._bump_version()
     return self
 
@@ -163,7 +163,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
 def bernoulli_(self, p=0.5, generator=None):
     from .. import random
 
-    rng = generator or random.generator(array_module(self.data))
-    self.data[...] = rng.random(self.data.shape) < p
+    rng = generator or random.generator(array_module(self.array))
+    self.array[...] = rng.random(self.array.shape) < p
     self._bump_version()
     return self

@@ -14,12 +14,12 @@ slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
 
 
 def _square(name, A):
-    if A.data.ndim < 2:
+    if A.array.ndim < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
-    if A.data.shape[-1] != A.data.shape[-2]:
+    if A.array.shape[-1] != A.array.shape[-2]:
         raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are "
-                           f"{A.data.shape[-2]} by {A.data.shape[-1]} matrices")
-    if A.data.dtype.kind != "f":
+                           f"{A.array.shape[-2]} by {A.array.shape[-1]} matrices")
+    if A.array.dtype.kind != "f":
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. "
                            f"Got {A.dtype._legacy[:-6]}")
 
@@ -34,9 +34,9 @@ class Inverse(Function):
 
     @staticmethod
     def forward(ctx, a):
-        xp = array_module(a.data)
+        xp = array_module(a.array)
         try:  # laid out column-major, as PyTorch's (LAPACK's) result: inv(A^T)^T
-            return xp.swapaxes(xp.ascontiguousarray(xp.linalg.inv(xp.swapaxes(a.data, -1, -2))), -1, -2)
+            return xp.swapaxes(xp.ascontiguousarray(xp.linalg.inv(xp.swapaxes(a.array, -1, -2))), -1, -2)
         except np.linalg.LinAlgError:
             raise RuntimeError("linalg.inv: The diagonal element 1 is zero, the inversion could not be completed "
                                "because the input matrix is singular.") from None
@@ -60,7 +60,7 @@ class Det(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save(A=a)
-        return array_module(a.data).asarray(array_module(a.data).linalg.det(a.data))
+        return array_module(a.array).asarray(array_module(a.array).linalg.det(a.array))
 
     @staticmethod
     def backward(ctx, g):  # d det A = det A tr(A^-1 dA): the gradient det A * A^-T
@@ -80,8 +80,8 @@ class Slogdet(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save(A=a)
-        xp = array_module(a.data)
-        sign, logabs = xp.linalg.slogdet(a.data)
+        xp = array_module(a.array)
+        sign, logabs = xp.linalg.slogdet(a.array)
         sign = xp.asarray(sign)
         ctx.mark_non_differentiable(sign)
         return sign, xp.asarray(logabs)
@@ -111,7 +111,7 @@ def solve(A, B, *, left=True):
     """X with A X = B (X A = B when left=False)."""
     _square("solve", A)
     if left:
-        if B.data.ndim == 1 or (B.data.ndim == A.data.ndim - 1 and B.data.shape == A.data.shape[:-1]):  # vectors
+        if B.array.ndim == 1 or (B.array.ndim == A.array.ndim - 1 and B.array.shape == A.array.shape[:-1]):  # vectors
             return (inverse(A) @ B.unsqueeze(-1)).squeeze(-1)
         return inverse(A) @ B
     return B @ inverse(A)
@@ -121,8 +121,8 @@ def matrix_power(input, n):
     """A^n by repeated squaring (n < 0: of the inverse; n == 0: the identity)."""
     _square("matrix_power", input)
     if n == 0:
-        xp = array_module(input.data)
-        eye = xp.broadcast_to(xp.eye(input.data.shape[-1], dtype=input.data.dtype), input.data.shape)
+        xp = array_module(input.array)
+        eye = xp.broadcast_to(xp.eye(input.array.shape[-1], dtype=input.array.dtype), input.array.shape)
         return Tensor(xp.ascontiguousarray(eye))
     base = inverse(input) if n < 0 else input
     n = builtins.abs(n)
@@ -138,14 +138,14 @@ def matrix_power(input, n):
 
 def pinverse(input, rcond=1e-15):
     """The Moore-Penrose pseudo-inverse: (A^T A)^-1 A^T for full column rank, via numpy otherwise (no gradient)."""
-    xp = array_module(input.data)
-    m, n = input.data.shape[-2:]
+    xp = array_module(input.array)
+    m, n = input.array.shape[-2:]
     try:
         if m >= n:
             return inverse(_mT(input) @ input) @ _mT(input)
         return _mT(input) @ inverse(input @ _mT(input))
     except RuntimeError:
-        return Tensor(xp.linalg.pinv(input.data, rcond=rcond))
+        return Tensor(xp.linalg.pinv(input.array, rcond=rcond))
 
 
 class _Linalg:
@@ -170,7 +170,7 @@ class _Linalg:
 
         if ord is None or (isinstance(ord, str) and ord == "fro"):
             return norm(x, 2, dim, keepdim, dtype=dtype)
-        if x.data.ndim >= 2 and dim is None and ord in (1, -1, float("inf"), float("-inf")):
+        if x.array.ndim >= 2 and dim is None and ord in (1, -1, float("inf"), float("-inf")):
             return _Linalg.matrix_norm(x, ord, keepdim=keepdim)
         return norm(x, ord, dim, keepdim, dtype=dtype)
 
@@ -184,14 +184,14 @@ class _Linalg:
         r, c = dim
         if ord in (1, -1):
             s = _abs(x).sum(dim=r, keepdim=True)
-            out = (amax if ord == 1 else amin)(s, c % x.data.ndim, keepdim=True)
+            out = (amax if ord == 1 else amin)(s, c % x.array.ndim, keepdim=True)
         elif ord in (float("inf"), float("-inf")):
             s = _abs(x).sum(dim=c, keepdim=True)
-            out = (amax if ord > 0 else amin)(s, r % x.data.ndim, keepdim=True)
+            out = (amax if ord > 0 else amin)(s, r % x.array.ndim, keepdim=True)
         else:
             raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-        return out if keepdim else out.squeeze(builtins.max(r % x.data.ndim, c % x.data.ndim)).squeeze(
-            builtins.min(r % x.data.ndim, c % x.data.ndim))
+        return out if keepdim else out.squeeze(builtins.max(r % x.array.ndim, c % x.array.ndim)).squeeze(
+            builtins.min(r % x.array.ndim, c % x.array.ndim))
 
     @staticmethod
     def cross(input, other, *, dim=-1):

@@ -10,7 +10,7 @@ class Matmul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save(self=a if ctx.needs_input_grad[1] else None, mat2=b if ctx.needs_input_grad[0] else None)
-        return array_module(a.data).matmul(a.data, b.data)
+        return array_module(a.array).matmul(a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):  # C = A B: gA = g B^T, gB = A^T g (summed over broadcast batch dims)
@@ -54,7 +54,7 @@ class BroadcastMatmul(Matmul):
 
 def _check(a, b):
     """PyTorch's checks, naming both shapes (never a numpy error from inside the product)."""
-    sa, sb = a.data.shape, b.data.shape
+    sa, sb = a.array.shape, b.array.shape
     if not sa or not sb:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
     k_a = sa[-1]
@@ -87,15 +87,15 @@ def _operands(input, other):
         raise TypeError(
             f"matmul(): argument 'other' must be Tensor, not {type(other if isinstance(input, Tensor) else input).__name__}"
         )
-    if input.data.dtype != other.data.dtype:  # PyTorch promotes elementwise ops, not products
-        if input.data.ndim == 1 and other.data.ndim == 1:
+    if input.array.dtype != other.array.dtype:  # PyTorch promotes elementwise ops, not products
+        if input.array.ndim == 1 and other.array.ndim == 1:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                                f"{input.dtype._legacy[:-6]} and {other.dtype._legacy[:-6]}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_c_name(input)} != {_c_name(other)}")
-    one_d = input.data.ndim == 1 and other.data.ndim == 1
-    if input.data.dtype.kind == "b" and (one_d or (input.data.size and other.data.size and input.data.ndim
-                                                    and other.data.ndim)):
-        which = "dot" if input.data.ndim == 1 and other.data.ndim == 1 else "addmm_impl_cpu_"
+    one_d = input.array.ndim == 1 and other.array.ndim == 1
+    if input.array.dtype.kind == "b" and (one_d or (input.array.size and other.array.size and input.array.ndim
+                                                    and other.array.ndim)):
+        which = "dot" if input.array.ndim == 1 and other.array.ndim == 1 else "addmm_impl_cpu_"
         raise NotImplementedError(f"\"{which}\" not implemented for 'Bool'")
     return input, other
 
@@ -109,7 +109,7 @@ def _c_name(t):
 def _apply(cls, a, b):
     out = cls.apply(a, b)
     if out.grad_fn is not None:
-        out.grad_fn._shapes = (a.data.shape, b.data.shape)
+        out.grad_fn._shapes = (a.array.shape, b.array.shape)
     return out
 
 
@@ -123,14 +123,14 @@ def matmul(input, other):
     """
     a, b = _operands(input, other)
     _check(a, b)
-    na, nb = a.data.ndim, b.data.ndim
+    na, nb = a.array.ndim, b.array.ndim
     if na == 2 and nb == 2:
         cls = Matmul
     elif na == 1 and nb == 1:
         cls = Dot
     elif na == 2 and nb == 1:
         cls = Mv
-    elif na == 3 and nb == 3 and a.data.shape[0] == b.data.shape[0]:
+    elif na == 3 and nb == 3 and a.array.shape[0] == b.array.shape[0]:
         cls = Bmm
     else:
         cls = BroadcastMatmul
@@ -140,10 +140,10 @@ def matmul(input, other):
 def mm(input, mat2):
     """Product of two matrices (2-D only, as torch.mm)."""
     a, b = _operands(input, mat2)
-    if a.data.ndim != 2:
-        raise RuntimeError(f"self must be a matrix (got a {a.data.ndim}-D tensor of shape {list(a.shape)})")
-    if b.data.ndim != 2:
-        raise RuntimeError(f"mat2 must be a matrix (got a {b.data.ndim}-D tensor of shape {list(b.shape)})")
+    if a.array.ndim != 2:
+        raise RuntimeError(f"self must be a matrix (got a {a.array.ndim}-D tensor of shape {list(a.shape)})")
+    if b.array.ndim != 2:
+        raise RuntimeError(f"mat2 must be a matrix (got a {b.array.ndim}-D tensor of shape {list(b.shape)})")
     _check(a, b)
     return _apply(Matmul, a, b)
 
@@ -151,14 +151,14 @@ def mm(input, mat2):
 def bmm(input, mat2):
     """Batched product of two 3-D tensors with equal batch sizes (as torch.bmm)."""
     a, b = _operands(input, mat2)
-    if a.data.ndim != 3:
+    if a.array.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor (got shape {list(a.shape)})")
-    if b.data.ndim != 3:
+    if b.array.ndim != 3:
         raise RuntimeError(f"batch2 must be a 3D tensor (got shape {list(b.shape)})")
-    if a.data.shape[0] != b.data.shape[0] or a.data.shape[2] != b.data.shape[1]:
+    if a.array.shape[0] != b.array.shape[0] or a.array.shape[2] != b.array.shape[1]:
         raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: [{a.data.shape[0]}, {a.data.shape[2]}] "
-            f"but got: [{b.data.shape[0]}, {b.data.shape[1]}]."
+            f"Expected size for first two dimensions of batch2 tensor to be: [{a.array.shape[0]}, {a.array.shape[2]}] "
+            f"but got: [{b.array.shape[0]}, {b.array.shape[1]}]."
         )
     return _apply(Bmm, a, b)
 
@@ -166,7 +166,7 @@ def bmm(input, mat2):
 def dot(input, other):
     """Inner product of two 1-D tensors."""
     a, b = _operands(input, other)
-    if a.data.ndim != 1 or b.data.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {a.data.ndim}D and {b.data.ndim}D tensors")
+    if a.array.ndim != 1 or b.array.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.array.ndim}D and {b.array.ndim}D tensors")
     _check(a, b)
     return _apply(Dot, a, b)

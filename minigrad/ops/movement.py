@@ -46,8 +46,8 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, a, dims):
         ctx.dims = dims
-        xp = array_module(a.data)
-        return xp.ascontiguousarray(xp.flip(a.data, dims)) if dims else a.data.copy()
+        xp = array_module(a.array)
+        return xp.ascontiguousarray(xp.flip(a.array, dims)) if dims else a.array.copy()
 
     @staticmethod
     def backward(ctx, g):  # flipping is its own inverse
@@ -58,19 +58,19 @@ def flip(input, *dims):
     """The elements in reverse order along `dims` (a copy, as PyTorch)."""
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
-    nd = input.data.ndim
+    nd = input.array.ndim
     d = _dims(dims, nd)
     return Flip.apply(input, () if nd == 0 else d)
 
 
 def fliplr(input):
-    if input.data.ndim < 2:
+    if input.array.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, 1)
 
 
 def flipud(input):
-    if input.data.ndim < 1:
+    if input.array.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, 0)
 
@@ -81,10 +81,10 @@ class Roll(Function):
     @staticmethod
     def forward(ctx, a, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
-        xp = array_module(a.data)
+        xp = array_module(a.array)
         if dims is None:
-            return xp.roll(a.data.reshape(-1), shifts).reshape(a.data.shape)
-        return xp.roll(a.data, shifts, dims)
+            return xp.roll(a.array.reshape(-1), shifts).reshape(a.array.shape)
+        return xp.roll(a.array, shifts, dims)
 
     @staticmethod
     def backward(ctx, g):  # roll back by the same shifts
@@ -101,8 +101,8 @@ def roll(input, shifts, dims=None):
     dims = (dims,) if isinstance(dims, (builtins.int, np.integer)) else tuple(dims)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
-    nd = input.data.ndim
-    if input.data.size == 0:  # PyTorch returns an empty tensor's roll before it checks the dims
+    nd = input.array.ndim
+    if input.array.size == 0:  # PyTorch returns an empty tensor's roll before it checks the dims
         return Roll.apply(input, tuple(builtins.int(s) for s in shifts), None)
     if nd == 0:
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
@@ -116,9 +116,9 @@ class Repeat(Function):
 
     @staticmethod
     def forward(ctx, a, repeats):
-        ctx.shape, ctx.repeats = a.data.shape, repeats
-        lead = (1,) * (len(repeats) - a.data.ndim)
-        return array_module(a.data).tile(a.data.reshape(lead + a.data.shape), repeats)
+        ctx.shape, ctx.repeats = a.array.shape, repeats
+        lead = (1,) * (len(repeats) - a.array.ndim)
+        return array_module(a.array).tile(a.array.reshape(lead + a.array.shape), repeats)
 
     @staticmethod
     def backward(ctx, g):  # each copy's gradient summed back: view as (r0, s0, r1, s1, ...), sum the r's
@@ -141,7 +141,7 @@ def repeat(input, *sizes):
     if not sizes:
         raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     sizes = _size_args(sizes)
-    if len(sizes) < input.data.ndim:
+    if len(sizes) < input.array.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     if builtins.any(s < 0 for s in sizes):
         raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(sizes)}: {list(sizes)}")
@@ -151,7 +151,7 @@ def repeat(input, *sizes):
 def tile(input, dims):
     """repeat(), with `dims` padded with leading ones to the tensor's ndim (as torch.tile)."""
     dims = _size_args((dims,)) if not isinstance(dims, (builtins.int, np.integer)) else (builtins.int(dims),)
-    dims = (1,) * (input.data.ndim - len(dims)) + dims
+    dims = (1,) * (input.array.ndim - len(dims)) + dims
     return repeat(input, dims)
 
 
@@ -160,20 +160,20 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
     (the flattened tensor when dim is None). With only a counts tensor: arange repeated."""
     from .indexing import index_select
 
-    xp = array_module(input.data)
+    xp = array_module(input.array)
     if repeats is None:  # repeat_interleave(counts): 0, 1, ... each repeated counts[i] times
-        counts = input.data
+        counts = input.array
         if counts.ndim > 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         return Tensor(xp.repeat(xp.arange(counts.shape[0], dtype=np.int64), counts))
     if dim is None:
         input, dim = input.reshape(-1), 0
-    d = normalize_dim(dim, input.data.ndim)
-    if input.data.ndim == 0:
+    d = normalize_dim(dim, input.array.ndim)
+    if input.array.ndim == 0:
         input = input.reshape(1)
-    n = input.data.shape[d]
+    n = input.array.shape[d]
     if isinstance(repeats, Tensor):
-        r = repeats.data.reshape(-1) if repeats.data.ndim == 0 else repeats.data
+        r = repeats.array.reshape(-1) if repeats.array.ndim == 0 else repeats.array
         if r.ndim != 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         if r.shape[0] not in (1, n):
@@ -203,10 +203,10 @@ class Diagonal(Function):
 
     @staticmethod
     def forward(ctx, a, offset, d1, d2):
-        ctx.shape, ctx.args = a.data.shape, (offset, d1, d2)
-        xp = array_module(a.data)
-        rows, cols = _diag_index(a.data.shape, offset, d1, d2)
-        moved = xp.moveaxis(a.data, (d1, d2), (-2, -1))
+        ctx.shape, ctx.args = a.array.shape, (offset, d1, d2)
+        xp = array_module(a.array)
+        rows, cols = _diag_index(a.array.shape, offset, d1, d2)
+        moved = xp.moveaxis(a.array, (d1, d2), (-2, -1))
         if not len(rows):
             return moved[..., rows, cols]
         start = moved[..., rows[0]:, cols[0]:]  # a view, as PyTorch's: strides (..., s1 + s2)
@@ -225,10 +225,10 @@ class DiagonalScatter(Function):
     @staticmethod
     def forward(ctx, g, shape, offset, d1, d2):
         ctx.args = (offset, d1, d2)
-        xp = array_module(g.data)
-        out = xp.zeros(shape, dtype=g.data.dtype)
+        xp = array_module(g.array)
+        out = xp.zeros(shape, dtype=g.array.dtype)
         rows, cols = _diag_index(shape, offset, d1, d2)
-        xp.moveaxis(out, (d1, d2), (-2, -1))[..., rows, cols] = g.data
+        xp.moveaxis(out, (d1, d2), (-2, -1))[..., rows, cols] = g.array
         return out
 
     @staticmethod
@@ -241,13 +241,13 @@ class DiagonalCopy(Diagonal):
 
     @staticmethod
     def forward(ctx, a, offset, d1, d2):
-        return array_module(a.data).ascontiguousarray(Diagonal.forward(ctx, a, offset, d1, d2))
+        return array_module(a.array).ascontiguousarray(Diagonal.forward(ctx, a, offset, d1, d2))
 
 
 @_view
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal `offset` of the matrices over dims dim1, dim2, as a new last dim."""
-    nd = input.data.ndim
+    nd = input.array.ndim
     if nd < 2:
         raise RuntimeError(f"diagonal dimensions requires ndim larger than 1, but got ndim {nd}")
     d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
@@ -258,12 +258,12 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Matrices (over the new dims dim1, dim2) with the last dim of `input` on diagonal `offset`."""
-    nd = input.data.ndim + 1
+    nd = input.array.ndim + 1
     d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    n = input.data.shape[-1] + builtins.abs(offset)
-    rest = list(input.data.shape[:-1])
+    n = input.array.shape[-1] + builtins.abs(offset)
+    rest = list(input.array.shape[:-1])
     shape = []
     for k in range(nd):
         shape.append(n if k in (d1, d2) else rest.pop(0))
@@ -272,12 +272,12 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 
 def diag(input, diagonal=0):
     """1-D: a square matrix with `input` on diagonal `diagonal`; 2-D: that diagonal."""
-    if input.data.ndim == 1:
-        n = input.data.shape[0] + builtins.abs(diagonal)
+    if input.array.ndim == 1:
+        n = input.array.shape[0] + builtins.abs(diagonal)
         return DiagonalScatter.apply(input, (n, n), builtins.int(diagonal), 0, 1)
-    if input.data.ndim == 2:
+    if input.array.ndim == 2:
         return DiagonalCopy.apply(input, builtins.int(diagonal), 0, 1)
-    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.data.ndim}D")
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.array.ndim}D")
 
 
 # ---- unfold ------------------------------------------------------------------------------------------
@@ -291,12 +291,12 @@ class Unfold(Function):
 
     @staticmethod
     def forward(ctx, a, dim, size, step):
-        ctx.shape, ctx.args = a.data.shape, (dim, size, step)
-        xp = array_module(a.data)
-        if a.data.ndim == 0:
-            return a.data.reshape(1)
+        ctx.shape, ctx.args = a.array.shape, (dim, size, step)
+        xp = array_module(a.array)
+        if a.array.ndim == 0:
+            return a.array.reshape(1)
         # a view, as PyTorch's: dim strides by `step` elements, the new last dim by one
-        x = a.data
+        x = a.array
         shape, strides = list(x.shape), list(x.strides)
         shape[dim] = (x.shape[dim] - size) // step + 1
         strides[dim] = x.strides[dim] * step
@@ -313,13 +313,13 @@ class UnfoldScatter(Function):
     @staticmethod
     def forward(ctx, g, shape, dim, size, step):
         ctx.args = (dim, size, step)
-        xp = array_module(g.data)
-        out = xp.zeros(shape, dtype=g.data.dtype)
+        xp = array_module(g.array)
+        out = xp.zeros(shape, dtype=g.array.dtype)
         if not shape:
-            return g.data.reshape(())
+            return g.array.reshape(())
         idx = xp.asarray(_window_index(shape[dim], size, step))
         moved = xp.moveaxis(out, dim, -1)
-        xp.add.at(moved, (Ellipsis, idx), xp.moveaxis(g.data, dim, -2))
+        xp.add.at(moved, (Ellipsis, idx), xp.moveaxis(g.array, dim, -2))
         return out
 
     @staticmethod
@@ -330,9 +330,9 @@ class UnfoldScatter(Function):
 @_view
 def unfold(input, dimension, size, step):
     """Windows of `size` elements every `step` along `dimension`, as a new last dim."""
-    nd = input.data.ndim
+    nd = input.array.ndim
     d = normalize_dim(dimension, nd)
-    n = input.data.shape[d] if nd else 1
+    n = input.array.shape[d] if nd else 1
     if size > n:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
     if step <= 0:
@@ -348,10 +348,10 @@ class MaskedSelect(Function):
 
     @staticmethod
     def forward(ctx, a, mask, shape):
-        xp = array_module(a.data)
-        ctx.shape, ctx.full = a.data.shape, shape
-        ctx.mask = xp.broadcast_to(mask.data, shape)
-        return xp.broadcast_to(a.data, shape)[ctx.mask]
+        xp = array_module(a.array)
+        ctx.shape, ctx.full = a.array.shape, shape
+        ctx.mask = xp.broadcast_to(mask.array, shape)
+        return xp.broadcast_to(a.array, shape)[ctx.mask]
 
     @staticmethod
     def backward(ctx, g):  # the gradient put back at the selected places, summed over broadcast dims
@@ -364,8 +364,8 @@ class MaskedScatter(Function):
     @staticmethod
     def forward(ctx, g, mask, shape):
         ctx.mask, ctx.shape = mask, shape
-        out = array_module(g.data).zeros(shape, dtype=g.data.dtype)
-        out[mask] = g.data
+        out = array_module(g.array).zeros(shape, dtype=g.array.dtype)
+        out[mask] = g.array
         return out
 
     @staticmethod
@@ -375,20 +375,20 @@ class MaskedScatter(Function):
 
 def masked_select(input, mask):
     """The elements of `input` where the boolean `mask` (broadcast together) holds, as a 1-D tensor."""
-    if not isinstance(mask, Tensor) or mask.data.dtype != np.bool_:
+    if not isinstance(mask, Tensor) or mask.array.dtype != np.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask (got {getattr(mask, 'dtype', type(mask).__name__)})")
-    shape = broadcast_shapes(input.data.shape, mask.data.shape)
+    shape = broadcast_shapes(input.array.shape, mask.array.shape)
     return MaskedSelect.apply(input, mask, shape)
 
 
 def nonzero(input, as_tuple=False):
     """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
-    xp = array_module(input.data)
-    idx = xp.argwhere(input.data).astype(np.int64)
+    xp = array_module(input.array)
+    idx = xp.argwhere(input.array).astype(np.int64)
     if as_tuple:
-        if input.data.ndim == 0:
+        if input.array.ndim == 0:
             return (Tensor(xp.zeros(idx.shape[0], dtype=np.int64)),)
-        return tuple(Tensor(xp.ascontiguousarray(idx[:, k])) for k in range(input.data.ndim))
+        return tuple(Tensor(xp.ascontiguousarray(idx[:, k])) for k in range(input.array.ndim))
     return Tensor(idx)
 
 
@@ -398,11 +398,11 @@ def argwhere(input):
 
 def argsort(input, dim=-1, descending=False, stable=False):
     """The indices that sort `input` along `dim` (stable: equal elements keep their order)."""
-    xp = array_module(input.data)
-    d = normalize_dim(dim, input.data.ndim)
-    if input.data.ndim == 0:
+    xp = array_module(input.array)
+    d = normalize_dim(dim, input.array.ndim)
+    if input.array.ndim == 0:
         return Tensor(xp.zeros((), dtype=np.int64))
-    src = input.data
+    src = input.array
     idx = xp.argsort(descending_key(xp, src) if descending else src, axis=d, kind="stable")
     return Tensor(idx.astype(np.int64))
 
@@ -418,10 +418,10 @@ class Einsum(Function):
     @staticmethod
     def forward(ctx, spec, *operands):
         ins, out = spec
-        ctx.spec, ctx.shapes = spec, [o.data.shape for o in operands]
+        ctx.spec, ctx.shapes = spec, [o.array.shape for o in operands]
         ctx.save_for_backward(*operands)
-        xp = array_module(operands[0].data)
-        return xp.asarray(xp.einsum(",".join(ins) + "->" + out, *[o.data for o in operands]))
+        xp = array_module(operands[0].array)
+        return xp.asarray(xp.einsum(",".join(ins) + "->" + out, *[o.array for o in operands]))
 
     @staticmethod
     def backward(ctx, g):
@@ -446,7 +446,7 @@ class Einsum(Function):
                 if c in seen:  # a repeated letter: a fresh one, tied to the first by an identity
                     f = next(fresh)
                     terms.append(c + f)
-                    args.append(Tensor(np.eye(sizes[c], dtype=g.data.dtype)))
+                    args.append(Tensor(np.eye(sizes[c], dtype=g.array.dtype)))
                     target.append(f)
                 else:
                     seen.add(c)
@@ -455,7 +455,7 @@ class Einsum(Function):
             for c in set(sub):
                 if c not in present:  # summed over in X_k alone: its gradient is the same at every index
                     terms.append(c)
-                    args.append(Tensor(array_module(g.data).ones(sizes[c], dtype=g.data.dtype)))
+                    args.append(Tensor(array_module(g.array).ones(sizes[c], dtype=g.array.dtype)))
             grads.append(_einsum(terms, "".join(target), args))
         return tuple(grads)
 
@@ -472,16 +472,16 @@ def _parse(equation, operands):
     if len(ins) != len(operands):
         raise RuntimeError("einsum(): more operands were provided than specified in the equation"
                            if len(operands) > len(ins) else "einsum(): fewer operands were provided than specified in the equation")
-    ell = builtins.max([o.data.ndim - len(s.replace("...", "")) for s, o in zip(ins, operands) if "..." in s] or [0])
+    ell = builtins.max([o.array.ndim - len(s.replace("...", "")) for s, o in zip(ins, operands) if "..." in s] or [0])
     letters = [c for c in string.ascii_uppercase if c not in eq][:ell]
     spelt = []
     for s, o in zip(ins, operands):
         if "..." in s:
-            n = o.data.ndim - len(s.replace("...", ""))
+            n = o.array.ndim - len(s.replace("...", ""))
             s = s.replace("...", "".join(letters[ell - n:]))
-        if len(s) != o.data.ndim:
+        if len(s) != o.array.ndim:
             raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s)}) does not match the "
-                               f"number of dimensions ({o.data.ndim}) for operand {len(spelt)}"
+                               f"number of dimensions ({o.array.ndim}) for operand {len(spelt)}"
                                + ("" if "..." in s else " and no ellipsis was given"))
         spelt.append(s)
     if arrow:
@@ -494,7 +494,7 @@ def _parse(equation, operands):
         out = "".join(letters) + "".join(sorted(c for c in counts if counts[c] == 1 and c not in letters))
     sizes = {}
     for s, o in zip(spelt, operands):
-        for c, n in zip(s, o.data.shape):
+        for c, n in zip(s, o.array.shape):
             if sizes.setdefault(c, n) != n:
                 raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes (original->remapped): "
                                    f"subscript {c} has size {sizes[c]} for one operand and {n} for another")
@@ -506,8 +506,8 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ins, out = _parse(equation, operands)
-    dts = {o.data.dtype for o in operands}
+    dts = {o.array.dtype for o in operands}
     if len(dts) > 1:
         raise RuntimeError(f"expected scalar type {operands[0].dtype._legacy[:-6]} but found "
-                           f"{next(o.dtype for o in operands if o.data.dtype != operands[0].data.dtype)._legacy[:-6]}")
+                           f"{next(o.dtype for o in operands if o.array.dtype != operands[0].array.dtype)._legacy[:-6]}")
     return _einsum(ins, out, operands)

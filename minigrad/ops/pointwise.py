@@ -29,7 +29,7 @@ def _unary_class(name, node, array_fn, backward, saves="self"):
     def forward(ctx, a):
         if saves == "self":
             ctx.save(self=a)
-        return _quiet(array_fn, array_module(a.data), a.data)
+        return _quiet(array_fn, array_module(a.array), a.array)
 
     def bwd(ctx, g):
         if saves is None:
@@ -88,10 +88,10 @@ def _rounding(opname, node, array_fn):
     cls = _unary_class(opname.capitalize(), node, array_fn, lambda g, a: zeros_like_grad(g), saves=None)
 
     def op(input):
-        if input.data.dtype == np.bool_:
+        if input.array.dtype == np.bool_:
             raise NotImplementedError(f"\"{opname}_vml_cpu\" not implemented for 'Bool'")
-        if input.data.dtype.kind in "iu":  # integers are already whole: a copy, as in PyTorch
-            return Tensor(input.data.copy())
+        if input.array.dtype.kind in "iu":  # integers are already whole: a copy, as in PyTorch
+            return Tensor(input.array.copy())
         return cls.apply(input)
 
     op.__name__ = opname
@@ -111,8 +111,8 @@ class RoundDecimals(Function):
 
     @staticmethod
     def forward(ctx, a, decimals):
-        xp = array_module(a.data)
-        return _quiet(lambda: xp.round(a.data, decimals))
+        xp = array_module(a.array)
+        return _quiet(lambda: xp.round(a.array, decimals))
 
     @staticmethod
     def backward(ctx, g):  # flat almost everywhere
@@ -123,7 +123,7 @@ def round(input, decimals=0):
     """Round half to even (to `decimals` places); zero gradient."""
     if decimals == 0:
         return _round0(input)
-    if input.data.dtype.kind in "iub":
+    if input.array.dtype.kind in "iub":
         raise NotImplementedError(f"\"round_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
     return RoundDecimals.apply(input, decimals)
 
@@ -133,7 +133,7 @@ class Frac(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return a.data - array_module(a.data).trunc(a.data)
+        return a.array - array_module(a.array).trunc(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(a - trunc a) = da
@@ -142,14 +142,14 @@ class Frac(Function):
 
 def frac(input):
     """input - trunc(input) (floating tensors only)."""
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise RuntimeError(f"\"frac_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
     return Frac.apply(input)
 
 
 # ---- binary: fmod, remainder, copysign, atan2, logaddexp ----------------------------------------
 def _zero_division(a, b):
-    if a.data.dtype.kind in "iu" and not bool((b.data != 0).all()):
+    if a.array.dtype.kind in "iu" and not bool((b.array != 0).all()):
         raise RuntimeError("ZeroDivisionError")
 
 
@@ -157,9 +157,9 @@ def _two_kinds(tensor_cls, scalar_cls, input, other, floats=False, bool_name=Non
     """Apply the op's node for a tensor `other` or for a number (PyTorch names them apart)."""
     scalar = not isinstance(other, Tensor)
     a, b = binary_operands(input, other)
-    if bool_name and a.data.dtype == np.bool_:
+    if bool_name and a.array.dtype == np.bool_:
         raise NotImplementedError(f"\"{bool_name}_cpu\" not implemented for 'Bool'")
-    if floats and a.data.dtype.kind != "f":
+    if floats and a.array.dtype.kind != "f":
         a, b = cast(a, _dtypes.default_float.np), cast(b, _dtypes.default_float.np)
     return _binary(scalar_cls if scalar else tensor_cls, a, b)
 
@@ -171,7 +171,7 @@ class FmodTensor(Function):
     def forward(ctx, a, b):
         _zero_division(a, b)
         ctx.save(self=a, other=b)
-        return _quiet(array_module(a.data).fmod, a.data, b.data)
+        return _quiet(array_module(a.array).fmod, a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):  # fmod(a, b) = a - trunc(a/b) b: da, -trunc(a/b) db
@@ -197,10 +197,10 @@ class RemainderTensor(Function):
     def forward(ctx, a, b):
         _zero_division(a, b)
         ctx.save(self=a, other=b)
-        xp = array_module(a.data)
-        if a.data.dtype.kind == "f":  # a - floor(a/b) b, as PyTorch computes it (numpy's mod differs at signs)
-            return _quiet(lambda: a.data - xp.floor(a.data / b.data) * b.data)
-        return xp.remainder(a.data, b.data)
+        xp = array_module(a.array)
+        if a.array.dtype.kind == "f":  # a - floor(a/b) b, as PyTorch computes it (numpy's mod differs at signs)
+            return _quiet(lambda: a.array - xp.floor(a.array / b.array) * b.array)
+        return xp.remainder(a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):  # remainder(a, b) = a - floor(a/b) b: da, -floor(a/b) db
@@ -246,7 +246,7 @@ class CopysignTensor(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save(self=a)
-        return array_module(a.data).copysign(a.data, b.data)
+        return array_module(a.array).copysign(a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):  # d copysign(a, b) = sign(a) sign(result) da (0 at a == 0); nothing to b
@@ -273,7 +273,7 @@ class Atan2(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save(self=a, other=b)
-        return array_module(a.data).arctan2(a.data, b.data)
+        return array_module(a.array).arctan2(a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):  # d atan2(a, b) = (b da - a db) / (a^2 + b^2)
@@ -298,7 +298,7 @@ class Logaddexp(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save(self=a, other=b)
-        return _quiet(array_module(a.data).logaddexp, a.data, b.data)
+        return _quiet(array_module(a.array).logaddexp, a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):  # d log(e^a + e^b) = da / (1 + e^(b-a)) + db / (1 + e^(a-b))
@@ -311,7 +311,7 @@ class Logaddexp(Function):
 def logaddexp(input, other):
     """log(exp(input) + exp(other)), without overflow (floating tensors only, as PyTorch)."""
     a, _ = binary_operands(input, other)
-    if a.data.dtype.kind != "f":
+    if a.array.dtype.kind != "f":
         raise NotImplementedError(f"\"logaddexp_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
     return _two_kinds(Logaddexp, Logaddexp, input, other)
 
@@ -322,7 +322,7 @@ class LerpScalar(Function):
     @staticmethod
     def forward(ctx, a, b, weight):
         ctx.weight = weight
-        return a.data + weight * (b.data - a.data)
+        return a.array + weight * (b.array - a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(a + w (b - a)) = (1 - w) da + w db
@@ -338,7 +338,7 @@ class LerpTensor(Function):
     @staticmethod
     def forward(ctx, a, b, w):
         ctx.save(self=a, end=b, weight=w)
-        return a.data + w.data * (b.data - a.data)
+        return a.array + w.array * (b.array - a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(a + w (b - a)) = (1 - w) da + w db + (b - a) dw
@@ -353,21 +353,21 @@ def lerp(input, end, weight):
     """input + weight * (end - input); `weight` a number or a tensor (all floating, one dtype)."""
     from ._util import broadcast_shapes
 
-    broadcast_shapes(input.data.shape, end.data.shape)
-    if input.data.dtype.kind != "f":
+    broadcast_shapes(input.array.shape, end.array.shape)
+    if input.array.dtype.kind != "f":
         kind = "scalar" if not isinstance(weight, Tensor) else "tensor"
         raise NotImplementedError(f"\"lerp_kernel_{kind}\" not implemented for '{input.dtype._legacy[:-6]}'")
-    if end.data.dtype != input.data.dtype:
+    if end.array.dtype != input.array.dtype:
         raise RuntimeError(f"expected dtype {input.dtype} for `end` but got dtype {end.dtype}")
     if not isinstance(weight, Tensor):
         return _binary(LerpScalar, input, end, weight)
-    if weight.data.dtype != input.data.dtype:
+    if weight.array.dtype != input.array.dtype:
         raise RuntimeError(f"expected dtype {input.dtype} for `weight` but got dtype {weight.dtype}")
 
-    broadcast_shapes(broadcast_shapes(input.data.shape, end.data.shape), weight.data.shape)
+    broadcast_shapes(broadcast_shapes(input.array.shape, end.array.shape), weight.array.shape)
     out = LerpTensor.apply(input, end, weight)
     if out.grad_fn is not None:
-        out.grad_fn._shapes3 = (input.data.shape, end.data.shape, weight.data.shape)
+        out.grad_fn._shapes3 = (input.array.shape, end.array.shape, weight.array.shape)
     return out
 
 
@@ -375,14 +375,14 @@ def lerp(input, end, weight):
 def _bitwise(name, ufunc):
     def op(input, other):
         a, b = binary_operands(input, other)
-        if a.data.dtype.kind == "f":
+        if a.array.dtype.kind == "f":
             raise NotImplementedError(f"\"{name.replace('bitwise_', '') if 'shift' in name else name}_cpu\" "
                                       f"not implemented for '{a.dtype._legacy[:-6]}'")
-        if "shift" in name and a.data.dtype == np.bool_:
+        if "shift" in name and a.array.dtype == np.bool_:
             a, b = cast(a, np.dtype(np.int64)), cast(b, np.dtype(np.int64))
-        xp = array_module(a.data)
-        out = getattr(xp, ufunc)(a.data, b.data)
-        return Tensor(xp.asarray(out, dtype=a.data.dtype))
+        xp = array_module(a.array)
+        out = getattr(xp, ufunc)(a.array, b.array)
+        return Tensor(xp.asarray(out, dtype=a.array.dtype))
 
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} of integer or bool tensors (the promoted integer dtype)."
@@ -398,9 +398,9 @@ bitwise_right_shift = _bitwise("bitwise_right_shift", "right_shift")
 
 def bitwise_not(input):
     """~input: bit flip of an integer tensor, logical not of a bool tensor."""
-    if input.data.dtype.kind == "f":
+    if input.array.dtype.kind == "f":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
-    return Tensor(array_module(input.data).invert(input.data))
+    return Tensor(array_module(input.array).invert(input.array))
 
 
 def _reflected(fn):
@@ -413,14 +413,14 @@ def _reflected(fn):
 # ---- closeness ---------------------------------------------------------------------------------
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol |other|, elementwise (a bool tensor)."""
-    if isinstance(other, Tensor) and other.data.dtype != input.data.dtype:
+    if isinstance(other, Tensor) and other.array.dtype != input.array.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
     a, b = binary_operands(input, other)
-    xp = array_module(a.data)
+    xp = array_module(a.array)
     with np.errstate(invalid="ignore", over="ignore"):
-        if a.data.dtype.kind != "f":
-            return Tensor(xp.asarray(xp.abs(a.data.astype(np.float64) - b.data) <= atol + rtol * xp.abs(b.data.astype(np.float64))))
-        return Tensor(xp.asarray(xp.isclose(a.data, b.data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+        if a.array.dtype.kind != "f":
+            return Tensor(xp.asarray(xp.abs(a.array.astype(np.float64) - b.array) <= atol + rtol * xp.abs(b.array.astype(np.float64))))
+        return Tensor(xp.asarray(xp.isclose(a.array, b.array, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
 
 

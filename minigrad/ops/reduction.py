@@ -28,8 +28,8 @@ class Sum(Function):
 
     @staticmethod
     def forward(ctx, a, dims, keepdim):
-        ctx.shape, ctx.dims, ctx.keepdim = a.data.shape, dims, keepdim
-        return a.data.sum(axis=dims, keepdims=keepdim)
+        ctx.shape, ctx.dims, ctx.keepdim = a.array.shape, dims, keepdim
+        return a.array.sum(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d(sum a) = 1 for every element reduced
@@ -45,8 +45,8 @@ class Mean(Function):
 
     @staticmethod
     def forward(ctx, a, dims, keepdim):
-        ctx.shape, ctx.dims, ctx.keepdim = a.data.shape, dims, keepdim
-        return a.data.mean(axis=dims, keepdims=keepdim)
+        ctx.shape, ctx.dims, ctx.keepdim = a.array.shape, dims, keepdim
+        return a.array.mean(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d(mean a) = 1/n
@@ -63,7 +63,7 @@ class MeanAll(Mean):
 def _integral_to_int64(t, dtype):
     if dtype is not None:
         return t.to(dtype)
-    if t.data.dtype.kind in "biu":
+    if t.array.dtype.kind in "biu":
         from ..dtypes import int64
 
         return t.to(int64)
@@ -73,7 +73,7 @@ def _integral_to_int64(t, dtype):
 def sum(input, dim=None, keepdim=False, dtype=None):
     """Sum over `dim` (an int, a tuple, or None for all). Bool and int sums are int64."""
     input = _integral_to_int64(input, dtype)
-    dims = normalize_dims(dim, input.data.ndim)
+    dims = normalize_dims(dim, input.array.ndim)
     return (SumAll if dim is None else Sum).apply(input, dims, keepdim)
 
 
@@ -81,12 +81,12 @@ def mean(input, dim=None, keepdim=False, dtype=None):
     """Mean over `dim` (floating tensors only, as in PyTorch)."""
     if dtype is not None:
         input = input.to(dtype)
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {input.dtype._legacy.replace('Tensor', '')}"
         )
-    dims = normalize_dims(dim, input.data.ndim)
+    dims = normalize_dims(dim, input.array.ndim)
     return (MeanAll if dim is None else Mean).apply(input, dims, keepdim)
 
 
@@ -106,7 +106,7 @@ class Var(Function):
         ctx.save(self=a)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
         with np.errstate(divide="ignore", invalid="ignore"), _quiet():
-            return a.data.var(axis=dims, ddof=correction, keepdims=keepdim)
+            return a.array.var(axis=dims, ddof=correction, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d(var a) = 2 (a - mean a) / (n - correction)
@@ -131,7 +131,7 @@ class Std(Function):
         ctx.save(self=a)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
         with np.errstate(divide="ignore", invalid="ignore"), _quiet():
-            return a.data.std(axis=dims, ddof=correction, keepdims=keepdim)
+            return a.array.std(axis=dims, ddof=correction, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d(std a) = (a - mean a) / ((n - correction) std a)
@@ -158,20 +158,20 @@ def _correction(unbiased, correction):
 
 
 def _floating(input):
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise RuntimeError("std and var only support floating point and complex dtypes")
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance over `dim`, with Bessel's correction by default (correction=1)."""
     _floating(input)
-    return Var.apply(input, normalize_dims(dim, input.data.ndim), _correction(unbiased, correction), keepdim)
+    return Var.apply(input, normalize_dims(dim, input.array.ndim), _correction(unbiased, correction), keepdim)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation over `dim` (correction=1 by default)."""
     _floating(input)
-    return Std.apply(input, normalize_dims(dim, input.data.ndim), _correction(unbiased, correction), keepdim)
+    return Std.apply(input, normalize_dims(dim, input.array.ndim), _correction(unbiased, correction), keepdim)
 
 
 class Amax(Function):
@@ -182,9 +182,9 @@ class Amax(Function):
     def forward(ctx, a, dims, keepdim, largest=True):
         ctx.save(self=a)
         ctx.dims, ctx.keepdim = dims, keepdim
-        if builtins.any(a.data.shape[d] == 0 for d in dims) or (a.data.size == 0 and not a.data.ndim):
+        if builtins.any(a.array.shape[d] == 0 for d in dims) or (a.array.size == 0 and not a.array.ndim):
             raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() == 0.")
-        fn = a.data.max if largest else a.data.min
+        fn = a.array.max if largest else a.array.min
         return fn(axis=dims, keepdims=keepdim)
 
     @staticmethod
@@ -211,13 +211,13 @@ class MinAll(Amax):
 
 def _nonempty_dims(name, input, dims):
     for d in dims:
-        if input.data.shape[d] == 0:
+        if input.array.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 def amax(input, dim=None, keepdim=False):
     """Max values over `dim` (gradient shared among ties)."""
-    dims = normalize_dims(dim, input.data.ndim)
+    dims = normalize_dims(dim, input.array.ndim)
     if dim is not None:
         _nonempty_dims("amax", input, dims)
     return Amax.apply(input, dims, keepdim, True)
@@ -225,7 +225,7 @@ def amax(input, dim=None, keepdim=False):
 
 def amin(input, dim=None, keepdim=False):
     """Min values over `dim` (gradient shared among ties)."""
-    dims = normalize_dims(dim, input.data.ndim)
+    dims = normalize_dims(dim, input.array.ndim)
     if dim is not None:
         _nonempty_dims("amin", input, dims)
     return Amin.apply(input, dims, keepdim, False)
@@ -236,13 +236,13 @@ class MaxDim(Function):
 
     @staticmethod
     def forward(ctx, a, dim, keepdim, largest=True):
-        xp = array_module(a.data)
-        arg = a.data.argmax if largest else a.data.argmin
+        xp = array_module(a.array)
+        arg = a.array.argmax if largest else a.array.argmin
         idx = xp.expand_dims(arg(axis=dim), dim)
-        values = xp.take_along_axis(a.data, idx, axis=dim)
+        values = xp.take_along_axis(a.array, idx, axis=dim)
         if not keepdim:
             idx, values = idx.squeeze(dim), values.squeeze(dim)
-        ctx.shape, ctx.dim, ctx.keepdim = a.data.shape, dim, keepdim
+        ctx.shape, ctx.dim, ctx.keepdim = a.array.shape, dim, keepdim
         ctx.indices = idx
         ctx.mark_non_differentiable(idx)
         return values, idx
@@ -267,12 +267,12 @@ def _max_min(input, dim, keepdim, other, full_cls, dim_cls, pair_fn, largest):
     if other is not None:
         return pair_fn(input, other)
     if dim is None:
-        return full_cls.apply(input, tuple(range(input.data.ndim)), False, largest)
-    if input.data.ndim == 0:
+        return full_cls.apply(input, tuple(range(input.array.ndim)), False, largest)
+    if input.array.ndim == 0:
         normalize_dim(dim, 0)
-        return values_indices(input, Tensor(array_module(input.data).zeros((), dtype=np.int64)))
-    d = normalize_dim(dim, input.data.ndim)
-    if input.data.shape[d] == 0:
+        return values_indices(input, Tensor(array_module(input.array).zeros((), dtype=np.int64)))
+    d = normalize_dim(dim, input.array.ndim)
+    if input.array.shape[d] == 0:
         name = "max" if largest else "min"
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     values, indices = dim_cls.apply(input, d, keepdim, largest)
@@ -295,30 +295,30 @@ def min(input, dim=None, keepdim=False, other=None):
 
 def argmax(input, dim=None, keepdim=False):
     """Index of the max (over the flattened tensor when dim is None)."""
-    if input.data.dtype == np.bool_:
+    if input.array.dtype == np.bool_:
         raise RuntimeError("argmax(): does not support bool input")
-    if input.data.size == 0 and (dim is None or input.data.shape[normalize_dim(dim, input.data.ndim)] == 0):
+    if input.array.size == 0 and (dim is None or input.array.shape[normalize_dim(dim, input.array.ndim)] == 0):
         raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
     if dim is None:
-        out = Tensor(np.int64(input.data.argmax()) if array_module(input.data) is np else input.data.argmax())
-        return out.reshape((1,) * input.data.ndim) if keepdim else out
-    d = normalize_dim(dim, input.data.ndim)
-    out = input.data.argmax(axis=d)
-    return Tensor(array_module(out).expand_dims(out, d) if keepdim and input.data.ndim else out)
+        out = Tensor(np.int64(input.array.argmax()) if array_module(input.array) is np else input.array.argmax())
+        return out.reshape((1,) * input.array.ndim) if keepdim else out
+    d = normalize_dim(dim, input.array.ndim)
+    out = input.array.argmax(axis=d)
+    return Tensor(array_module(out).expand_dims(out, d) if keepdim and input.array.ndim else out)
 
 
 def argmin(input, dim=None, keepdim=False):
     """Index of the min (over the flattened tensor when dim is None)."""
-    if input.data.dtype == np.bool_:
+    if input.array.dtype == np.bool_:
         raise RuntimeError("argmin(): does not support bool input")
-    if input.data.size == 0 and (dim is None or input.data.shape[normalize_dim(dim, input.data.ndim)] == 0):
+    if input.array.size == 0 and (dim is None or input.array.shape[normalize_dim(dim, input.array.ndim)] == 0):
         raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
     if dim is None:
-        out = Tensor(np.int64(input.data.argmin()) if array_module(input.data) is np else input.data.argmin())
-        return out.reshape((1,) * input.data.ndim) if keepdim else out
-    d = normalize_dim(dim, input.data.ndim)
-    out = input.data.argmin(axis=d)
-    return Tensor(array_module(out).expand_dims(out, d) if keepdim and input.data.ndim else out)
+        out = Tensor(np.int64(input.array.argmin()) if array_module(input.array) is np else input.array.argmin())
+        return out.reshape((1,) * input.array.ndim) if keepdim else out
+    d = normalize_dim(dim, input.array.ndim)
+    out = input.array.argmin(axis=d)
+    return Tensor(array_module(out).expand_dims(out, d) if keepdim and input.array.ndim else out)
 
 
 class Logsumexp(Function):
@@ -329,13 +329,13 @@ class Logsumexp(Function):
     def forward(ctx, a, dims, keepdim):
         ctx.save(self=a)
         ctx.dims, ctx.keepdim = dims, keepdim
-        xp = array_module(a.data)
-        if a.data.size == 0:  # the log of an empty sum: -inf (or an empty result)
+        xp = array_module(a.array)
+        if a.array.size == 0:  # the log of an empty sum: -inf (or an empty result)
             with np.errstate(divide="ignore"):
-                return xp.log(xp.exp(a.data).sum(axis=dims, keepdims=keepdim))
-        m = a.data.max(axis=dims, keepdims=True)
+                return xp.log(xp.exp(a.array).sum(axis=dims, keepdims=keepdim))
+        m = a.array.max(axis=dims, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows stay -inf instead of nan
-        out = xp.log(xp.exp(a.data - m).sum(axis=dims, keepdims=True)) + m
+        out = xp.log(xp.exp(a.array - m).sum(axis=dims, keepdims=True)) + m
         return out if keepdim else out.squeeze(dims)
 
     @staticmethod
@@ -351,11 +351,11 @@ class Logsumexp(Function):
 
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over `dim`, computed stably (integers promoted to the default float)."""
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         from ..dtypes import default_float
 
         input = input.to(default_float)
-    return Logsumexp.apply(input, normalize_dims(dim, input.data.ndim), keepdim)
+    return Logsumexp.apply(input, normalize_dims(dim, input.array.ndim), keepdim)
 
 
 class Softmax(Function):
@@ -365,12 +365,12 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        xp = array_module(a.data)
-        if a.data.ndim == 0:  # exp(a - a) / 1: one (nan for a non-finite a)
-            return xp.asarray(xp.exp(a.data - a.data))
-        if a.data.size == 0:
-            return a.data.copy()
-        e = a.data - a.data.max(axis=dim, keepdims=True)
+        xp = array_module(a.array)
+        if a.array.ndim == 0:  # exp(a - a) / 1: one (nan for a non-finite a)
+            return xp.asarray(xp.exp(a.array - a.array))
+        if a.array.size == 0:
+            return a.array.copy()
+        e = a.array - a.array.max(axis=dim, keepdims=True)
         xp.exp(e, out=e)
         e /= e.sum(axis=dim, keepdims=True)
         return e
@@ -388,12 +388,12 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        xp = array_module(a.data)
-        if a.data.ndim == 0:
-            return xp.asarray(a.data - a.data)
-        if a.data.size == 0:
-            return a.data.copy()
-        shifted = a.data - a.data.max(axis=dim, keepdims=True)
+        xp = array_module(a.array)
+        if a.array.ndim == 0:
+            return xp.asarray(a.array - a.array)
+        if a.array.size == 0:
+            return a.array.copy()
+        shifted = a.array - a.array.max(axis=dim, keepdims=True)
         shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
         return shifted
 
@@ -408,16 +408,16 @@ class LogSoftmax(Function):
 def _softmax_input(input, dtype):
     if dtype is not None:
         input = input.to(dtype)
-    if input.data.dtype.kind != "f" and input.data.size:  # PyTorch returns an empty tensor before it checks
+    if input.array.dtype.kind != "f" and input.array.size:  # PyTorch returns an empty tensor before it checks
         raise NotImplementedError(f"\"softmax\" not implemented for '{input.dtype._legacy[:-6]}' (pass dtype=)")
     return input
 
 
 def _softmax_dim(input, dim):
     if dim is None:  # PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1
-        dim = 0 if input.data.ndim in (0, 1, 3) else 1
-    d = normalize_dim(dim, input.data.ndim)
-    return d if input.data.ndim else ()  # a 0-d tensor: the reductions run over no axis
+        dim = 0 if input.array.ndim in (0, 1, 3) else 1
+    d = normalize_dim(dim, input.array.ndim)
+    return d if input.array.ndim else ()  # a 0-d tensor: the reductions run over no axis
 
 
 def softmax(input, dim=None, dtype=None):
@@ -433,10 +433,10 @@ def log_softmax(input, dim=None, dtype=None):
 
 
 def _all_any(input, dim, keepdim, name):
-    dims = normalize_dims(dim, input.data.ndim)
-    out = getattr(input.data, name)(axis=dims, keepdims=keepdim)
-    out = array_module(input.data).asarray(out)
-    return Tensor(out.astype(np.uint8) if input.data.dtype == np.uint8 else out)
+    dims = normalize_dims(dim, input.array.ndim)
+    out = getattr(input.array, name)(axis=dims, keepdims=keepdim)
+    out = array_module(input.array).asarray(out)
+    return Tensor(out.astype(np.uint8) if input.array.dtype == np.uint8 else out)
 
 
 def all(input, dim=None, keepdim=False):
@@ -457,7 +457,7 @@ class Prod(Function):
     def forward(ctx, a, dims, keepdim):
         ctx.save(self=a)
         ctx.dims, ctx.keepdim = dims, keepdim
-        return a.data.prod(axis=dims, keepdims=keepdim)
+        return a.array.prod(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d(prod a)/da_i = prod of the others (= prod / a_i when no a_j is 0)
@@ -465,9 +465,9 @@ class Prod(Function):
         if not ctx.keepdim and ctx.dims:
             g = g.reshape(_keep_shape(a.shape, ctx.dims))
             result = result.reshape(_keep_shape(a.shape, ctx.dims))
-        if not bool((a.data == 0).any()):
+        if not bool((a.array == 0).any()):
             return g * result / a, None, None
-        return g * Tensor(_prod_of_others(a.data, ctx.dims)), None, None
+        return g * Tensor(_prod_of_others(a.array, ctx.dims)), None, None
 
 
 class ProdAll(Prod):
@@ -490,7 +490,7 @@ def _prod_of_others(x, dims):
 def prod(input, dim=None, keepdim=False, dtype=None):
     """Product over `dim` (all elements when None); bool and int products are int64."""
     input = _integral_to_int64(input, dtype)
-    dims = normalize_dims(dim, input.data.ndim)
+    dims = normalize_dims(dim, input.array.ndim)
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError("prod(): argument 'dim' must be int, not tuple")
     return (ProdAll if dim is None else Prod).apply(input, dims, keepdim)
@@ -502,10 +502,10 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
     if dtype is not None:
         input = input.to(dtype)
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {input.dtype._legacy[:-6]}")
     if dim is not None:
-        normalize_dims(dim, input.data.ndim)
+        normalize_dims(dim, input.array.ndim)
     if p == "fro" or p is None:
         p = 2
     if isinstance(p, str):

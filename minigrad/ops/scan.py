@@ -9,14 +9,14 @@ from .reduction import values_indices
 
 
 def _dim(input, dim):
-    d = normalize_dim(dim, input.data.ndim)
-    return d if input.data.ndim else None
+    d = normalize_dim(dim, input.array.ndim)
+    return d if input.array.ndim else None
 
 
 def _integral_to_int64(input, dtype):
     if dtype is not None:
         return input.to(dtype)
-    if input.data.dtype.kind in "biu":
+    if input.array.dtype.kind in "biu":
         from ..dtypes import int64
 
         return input.to(int64)
@@ -39,8 +39,8 @@ class Cumsum(Function):
     def forward(ctx, a, dim):
         ctx.dim = dim
         if dim is None:
-            return a.data.copy()
-        return array_module(a.data).cumsum(a.data, axis=dim, dtype=a.data.dtype)
+            return a.array.copy()
+        return array_module(a.array).cumsum(a.array, axis=dim, dtype=a.array.dtype)
 
     @staticmethod
     def backward(ctx, g):  # d(cumsum a)_j / da_i = [i <= j]: the gradient summed from the end
@@ -62,17 +62,17 @@ class Cumprod(Function):
         ctx.save(self=a)
         ctx.dim = dim
         if dim is None:
-            return a.data.copy()
-        return array_module(a.data).cumprod(a.data, axis=dim, dtype=a.data.dtype)
+            return a.array.copy()
+        return array_module(a.array).cumprod(a.array, axis=dim, dtype=a.array.dtype)
 
     @staticmethod
     def backward(ctx, g):  # d(cumprod a)_j / da_i = prod_{k <= j, k != i} a_k for i <= j
         a, result = ctx.saved_tensors
         if ctx.dim is None:
             return g, None
-        if not bool((a.data == 0).any()):
+        if not bool((a.array == 0).any()):
             return reverse_cumsum(g * result, ctx.dim) / a, None
-        return Tensor(_cumprod_grad_with_zeros(a.data, g.data, ctx.dim)), None
+        return Tensor(_cumprod_grad_with_zeros(a.array, g.array, ctx.dim)), None
 
 
 def _cumprod_grad_with_zeros(a, g, dim):
@@ -100,21 +100,21 @@ class Cummax(Function):
 
     @staticmethod
     def forward(ctx, a, dim, largest):
-        xp = array_module(a.data)
-        ctx.shape, ctx.dim = a.data.shape, dim
+        xp = array_module(a.array)
+        ctx.shape, ctx.dim = a.array.shape, dim
         if dim is None:
             idx = xp.zeros((), dtype=np.int64)
             ctx.indices = idx
             ctx.mark_non_differentiable(idx)
-            return a.data.copy(), idx
+            return a.array.copy(), idx
         acc = xp.maximum if largest else xp.minimum
-        values = acc.accumulate(a.data, axis=dim)
+        values = acc.accumulate(a.array, axis=dim)
         # the index is that of the last element that reached the running extreme (ties: the later one,
         # as PyTorch); a nan sticks with its own index
-        hit = (a.data == values) | (xp.isnan(a.data) if a.data.dtype.kind == "f" else False)
-        shape = [1] * a.data.ndim
+        hit = (a.array == values) | (xp.isnan(a.array) if a.array.dtype.kind == "f" else False)
+        shape = [1] * a.array.ndim
         shape[dim] = -1
-        pos = xp.where(hit, xp.arange(a.data.shape[dim]).reshape(shape), 0)
+        pos = xp.where(hit, xp.arange(a.array.shape[dim]).reshape(shape), 0)
         idx = xp.maximum.accumulate(pos, axis=dim).astype(np.int64)
         ctx.indices = idx
         ctx.mark_non_differentiable(idx)
@@ -135,13 +135,13 @@ class Cummin(Cummax):
 
 def _empty_scan(input):
     """PyTorch returns an empty tensor's scan before it checks the dim."""
-    xp = array_module(input.data)
-    return values_indices(input.clone(), Tensor(xp.zeros(input.data.shape, dtype=np.int64)))
+    xp = array_module(input.array)
+    return values_indices(input.clone(), Tensor(xp.zeros(input.array.shape, dtype=np.int64)))
 
 
 def cummax(input, dim):
     """Running maxima along `dim` and the index each came from."""
-    if input.data.size == 0:
+    if input.array.size == 0:
         return _empty_scan(input)
     values, indices = Cummax.apply(input, _dim(input, dim), True)
     return values_indices(values, indices)
@@ -149,7 +149,7 @@ def cummax(input, dim):
 
 def cummin(input, dim):
     """Running minima along `dim` and the index each came from."""
-    if input.data.size == 0:
+    if input.array.size == 0:
         return _empty_scan(input)
     values, indices = Cummin.apply(input, _dim(input, dim), False)
     return values_indices(values, indices)
@@ -164,9 +164,9 @@ class Logcumsumexp(Function):
         ctx.save(self=a)
         ctx.dim = dim
         if dim is None:
-            return a.data.copy()
+            return a.array.copy()
         with np.errstate(invalid="ignore"):
-            return array_module(a.data).logaddexp.accumulate(a.data, axis=dim)
+            return array_module(a.array).logaddexp.accumulate(a.array, axis=dim)
 
     @staticmethod
     def backward(ctx, g):  # d out_j / d a_i = exp(a_i - out_j) for i <= j (each term <= 1: no overflow)
@@ -186,6 +186,6 @@ class Logcumsumexp(Function):
 def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along `dim`, without overflow (floating tensors only)."""
     d = _dim(input, dim)
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
     return Logcumsumexp.apply(input, d)

@@ -18,7 +18,7 @@ def _used(src, index):
 
 def _pad_to(g, shape):
     """g (the index's shape) zero-padded to `shape`: src's gradient where src is larger than index."""
-    if g.data.shape == tuple(shape):
+    if g.array.shape == tuple(shape):
         return g
     return _PadTo.apply(g, tuple(shape))
 
@@ -28,9 +28,9 @@ class _PadTo(Function):
 
     @staticmethod
     def forward(ctx, g, shape):
-        ctx.region = tuple(slice(0, n) for n in g.data.shape)
-        out = array_module(g.data).zeros(shape, dtype=g.data.dtype)
-        out[ctx.region] = g.data
+        ctx.region = tuple(slice(0, n) for n in g.array.shape)
+        out = array_module(g.array).zeros(shape, dtype=g.array.dtype)
+        out[ctx.region] = g.array
         return out
 
     @staticmethod
@@ -49,10 +49,10 @@ class Scatter(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index, src):
-        ctx.dim, ctx.src_shape = dim, src.data.shape
+        ctx.dim, ctx.src_shape = dim, src.array.shape
         ctx.save(index=index)
-        out = a.data.copy()
-        out[_along(array_module(a.data), dim, index.data)] = _used(src.data, index.data)
+        out = a.array.copy()
+        out[_along(array_module(a.array), dim, index.array)] = _used(src.array, index.array)
         return out
 
     @staticmethod
@@ -73,8 +73,8 @@ class ScatterValue(Function):
     def forward(ctx, a, dim, index, value):
         ctx.dim = dim
         ctx.save(index=index)
-        out = a.data.copy()
-        out[_along(array_module(a.data), dim, index.data)] = value
+        out = a.array.copy()
+        out[_along(array_module(a.array), dim, index.array)] = value
         return out
 
     @staticmethod
@@ -87,11 +87,11 @@ class ScatterAdd(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index, src):
-        ctx.dim, ctx.src_shape = dim, src.data.shape
+        ctx.dim, ctx.src_shape = dim, src.array.shape
         ctx.save(index=index)
-        xp = array_module(a.data)
-        out = a.data.copy()
-        xp.add.at(out, _along(xp, dim, index.data), _used(src.data, index.data))
+        xp = array_module(a.array)
+        out = a.array.copy()
+        xp.add.at(out, _along(xp, dim, index.array), _used(src.array, index.array))
         return out
 
     @staticmethod
@@ -129,20 +129,20 @@ class ScatterReduce(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce, include_self):
-        xp = array_module(a.data)
-        at = _along(xp, dim, index.data)
-        s = _used(src.data, index.data)
-        out = a.data.copy()
+        xp = array_module(a.array)
+        at = _along(xp, dim, index.array)
+        s = _used(src.array, index.array)
+        out = a.array.copy()
         _reduce_into(xp, out, at, s, reduce, include_self)
         count = None
         if reduce == "mean":
-            count = xp.full(a.data.shape, 1 if include_self else 0, dtype=a.data.dtype)
+            count = xp.full(a.array.shape, 1 if include_self else 0, dtype=a.array.dtype)
             if not include_self:
                 count[at] = 0
             xp.add.at(count, at, 1)
             count = xp.maximum(count, 1)
             out = out / count if out.dtype.kind == "f" else xp.floor_divide(out, count).astype(out.dtype)
-        ctx.dim, ctx.reduce, ctx.include_self, ctx.src_shape = dim, reduce, include_self, src.data.shape
+        ctx.dim, ctx.reduce, ctx.include_self, ctx.src_shape = dim, reduce, include_self, src.array.shape
         ctx.count = count
         ctx.save(self=a, index=index, src=src)
         return out
@@ -154,7 +154,7 @@ class ScatterReduce(Function):
         a, index, src = ctx.saved_tensors
         dim, reduce = ctx.dim, ctx.reduce
         s = src if tuple(src.shape) == tuple(index.shape) else src[tuple(slice(0, n) for n in index.shape)]
-        touched = Tensor(_touched(a.data, dim, index.data))
+        touched = Tensor(_touched(a.array, dim, index.array))
         ga = gs = None
         if reduce == "sum":  # d(self + sum src) = dself + dsrc
             ga = g if ctx.include_self else where(touched, 0.0, g)
@@ -195,14 +195,14 @@ class IndexAdd(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index, source, alpha):
-        xp = array_module(a.data)
-        ctx.dim, ctx.alpha, ctx.source_shape = dim, alpha, source.data.shape
+        xp = array_module(a.array)
+        ctx.dim, ctx.alpha, ctx.source_shape = dim, alpha, source.array.shape
         ctx.save(index=index)
-        out = a.data.copy()
-        if a.data.ndim == 0:
-            return out + alpha * source.data.reshape(())
+        out = a.array.copy()
+        if a.array.ndim == 0:
+            return out + alpha * source.array.reshape(())
         moved = xp.moveaxis(out, dim, 0)
-        xp.add.at(moved, index.data, xp.moveaxis(source.data, dim, 0) * alpha if alpha != 1 else xp.moveaxis(source.data, dim, 0))
+        xp.add.at(moved, index.array, xp.moveaxis(source.array, dim, 0) * alpha if alpha != 1 else xp.moveaxis(source.array, dim, 0))
         return out
 
     @staticmethod
@@ -211,7 +211,7 @@ class IndexAdd(Function):
 
         gs = None
         if ctx.needs_input_grad[3]:
-            if g.data.ndim == 0:
+            if g.array.ndim == 0:
                 gs = g.reshape(ctx.source_shape)
             else:
                 gs = index_select(g, ctx.dim, ctx._saved_index).reshape(ctx.source_shape)
@@ -224,7 +224,7 @@ class IndexAdd(Function):
 def _src_tensor(input, src):
     if not isinstance(src, Tensor):
         raise TypeError(f"scatter(): argument 'src' must be Tensor, not {type(src).__name__}")
-    if src.data.dtype != input.data.dtype:
+    if src.array.dtype != input.array.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     return src
 
@@ -241,7 +241,7 @@ def scatter(input, dim, index, src=None, value=None, reduce=None):
         if reduce not in modes:
             raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
         if src is None:
-            src = Tensor(array_module(input.data).full(index.data.shape, value, dtype=input.data.dtype))
+            src = Tensor(array_module(input.array).full(index.array.shape, value, dtype=input.array.dtype))
         return scatter_reduce(input.detach(), d, index, src.detach(), modes[reduce])
     if src is not None:
         return Scatter.apply(input, d, index, _src_tensor(input, src))
@@ -259,34 +259,34 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = check_index_shape("scatter_reduce", input, dim, index, src)
-    if reduce == "mean" and input.data.dtype == np.bool_:
+    if reduce == "mean" and input.array.dtype == np.bool_:
         raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
     return ScatterReduce.apply(input, d, index, _src_tensor(input, src), reduce, bool(include_self))
 
 
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of `input` with alpha * source[k] added at input[index[k]] along `dim` (repeats summed)."""
-    nd = input.data.ndim
+    nd = input.array.ndim
     d = normalize_dim(dim, nd)
-    if not isinstance(index, Tensor) or index.data.dtype not in (np.int64, np.int32) or index.data.ndim > 1:
+    if not isinstance(index, Tensor) or index.array.dtype not in (np.int64, np.int32) or index.array.ndim > 1:
         raise IndexError("index_add_(): Index is supposed to be a vector")
-    idx = index.data.reshape(-1)
-    n = input.data.shape[d] if nd else 1
-    if source.data.ndim != nd and not (nd == 0 and source.data.size == 1) and not (source.data.ndim == 0 and idx.size == 1):
+    idx = index.array.reshape(-1)
+    n = input.array.shape[d] if nd else 1
+    if source.array.ndim != nd and not (nd == 0 and source.array.size == 1) and not (source.array.ndim == 0 and idx.size == 1):
         raise IndexError("index_add_(): Source/destination tensor must have same slice shapes.")
-    want = list(input.data.shape)
+    want = list(input.array.shape)
     if nd:
         want[d] = idx.size
-    if nd and tuple(source.data.shape) != tuple(want):
+    if nd and tuple(source.array.shape) != tuple(want):
         raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice shapes. Destination slice "
-                           f"shape: {list(input.data.shape[:d] + input.data.shape[d + 1:])} at dimension {d} and "
-                           f"source slice shape: {list(source.data.shape)} at dimension 0.")
-    if nd > 1 and input.data.size == 0:  # PyTorch returns an empty matrix unchanged, the index unchecked
+                           f"shape: {list(input.array.shape[:d] + input.array.shape[d + 1:])} at dimension {d} and "
+                           f"source slice shape: {list(source.array.shape)} at dimension 0.")
+    if nd > 1 and input.array.size == 0:  # PyTorch returns an empty matrix unchanged, the index unchecked
         return input.clone()
     if idx.size and (int(idx.max()) >= n or int(idx.min()) < -n):
         bad = int(idx.max()) if int(idx.max()) >= n else int(idx.min())
         raise IndexError(f"index out of range in self (index {bad} for dimension {d} with size {n})")
-    if source.data.dtype != input.data.dtype:
+    if source.array.dtype != input.array.dtype:
         raise RuntimeError(f"index_add_(): self ({input.dtype._legacy[:-6]}) and source ({source.dtype._legacy[:-6]}) "
                            "must have the same scalar type")
     return IndexAdd.apply(input, d, Tensor(idx), source, alpha)
@@ -298,7 +298,7 @@ def _inplace(fn):
 
     def op(self, *args, **kwargs):
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
-        return apply_inplace(self, lambda arr: arr.__setitem__(Ellipsis, fn(Tensor(arr), *args, **kwargs).data),
+        return apply_inplace(self, lambda arr: arr.__setitem__(Ellipsis, fn(Tensor(arr), *args, **kwargs).array),
                              lambda: fn(self, *args, **kwargs), *others)
 
     op.__name__ = fn.__name__ + "_"
@@ -318,10 +318,10 @@ def make_inplace(fn, name):
     from .inplace import apply_inplace
 
     def check(self, out):
-        if tuple(out.data.shape) != tuple(self.data.shape):
-            raise RuntimeError(f"output with shape {list(self.data.shape)} doesn't match the broadcast shape "
-                               f"{list(out.data.shape)}")
-        if not np.can_cast(out.data.dtype, self.data.dtype, "same_kind"):
+        if tuple(out.array.shape) != tuple(self.array.shape):
+            raise RuntimeError(f"output with shape {list(self.array.shape)} doesn't match the broadcast shape "
+                               f"{list(out.array.shape)}")
+        if not np.can_cast(out.array.dtype, self.array.dtype, "same_kind"):
             raise RuntimeError(f"result type {out.dtype._legacy[:-6]} can't be cast to the desired output type "
                                f"{self.dtype._legacy[:-6]}")
 
@@ -329,7 +329,7 @@ def make_inplace(fn, name):
         def write(arr):
             out = fn(Tensor(arr), *args, **kwargs)
             check(self, out)
-            arr[...] = out.data
+            arr[...] = out.array
 
         return write
 
@@ -358,7 +358,7 @@ def make_view_inplace(fn, name):
 
     def op(self, *args, **kwargs):
         out = fn(self, *args, **kwargs)
-        self.data = out.data
+        self.array = out.array
         if out.grad_fn is not None and self.grad_fn is not None:
             self.grad_fn, self._output_nr = out.grad_fn, out._output_nr
         return self

@@ -15,9 +15,9 @@ from ._util import normalize_dim
 
 def _share_version(out, base):
     """Views share their base's version counter (in-place edits through one are seen by both)."""
-    owner = out.data.base  # numpy and cupy name the array that owns the memory (or its view's base)
-    if owner is not None and (owner is base.data or owner is base.data.base
-                              or array_module(out.data).may_share_memory(out.data, base.data)):
+    owner = out.array.base  # numpy and cupy name the array that owns the memory (or its view's base)
+    if owner is not None and (owner is base.array or owner is base.array.base
+                              or array_module(out.array).may_share_memory(out.array, base.array)):
         out._version_counter = base._version_counter
         out._base = base if base._base is None else base._base
     return out
@@ -54,13 +54,13 @@ class View(Function):
 
     @staticmethod
     def forward(ctx, a, shape):
-        ctx.shape = a.data.shape
-        return a.data.reshape(shape)
+        ctx.shape = a.array.shape
+        return a.array.reshape(shape)
 
     @staticmethod
     def backward(ctx, g):  # reshape the gradient back
         if not g.requires_grad:  # nothing to record (no create_graph): the array op alone
-            return Tensor(g.data.reshape(ctx.shape)), None
+            return Tensor(g.array.reshape(ctx.shape)), None
         return g.reshape(ctx.shape), None
 
 
@@ -70,12 +70,12 @@ class UnsafeView(View):
 
 def view(input, *shape):
     """The same data seen with another shape; fails (as in PyTorch) if that needs a copy."""
-    shape = _infer_shape(_shape_arg(shape), input.data.size, input.data.shape)
-    if shape == input.data.shape or input.data.flags.c_contiguous:  # contiguous memory takes any shape
+    shape = _infer_shape(_shape_arg(shape), input.array.size, input.array.shape)
+    if shape == input.array.shape or input.array.flags.c_contiguous:  # contiguous memory takes any shape
         return _share_version(View.apply(input, shape), input)
-    xp = array_module(input.data)
+    xp = array_module(input.array)
     try:
-        input.data.reshape(shape, copy=False) if xp is np else input.data.view().reshape(shape)
+        input.array.reshape(shape, copy=False) if xp is np else input.array.view().reshape(shape)
     except (ValueError, AttributeError):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one dimension spans "
@@ -87,8 +87,8 @@ def view(input, *shape):
 def reshape(input, *shape):
     """`input` with a new shape: a view (ViewBackward0) when the layout allows, else, as PyTorch
     does it, a contiguous copy (CloneBackward0) seen with the new shape (UnsafeViewBackward0)."""
-    shape = _infer_shape(_shape_arg(shape), input.data.size, input.data.shape)
-    a = input.data
+    shape = _infer_shape(_shape_arg(shape), input.array.size, input.array.shape)
+    a = input.array
     if not a.flags.c_contiguous:
         r = a.reshape(shape)
         if r.base is None or not array_module(a).may_share_memory(r, a):
@@ -98,13 +98,13 @@ def reshape(input, *shape):
 
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims start_dim..end_dim into one."""
-    nd = input.data.ndim
+    nd = input.array.ndim
     if nd == 0:
         return reshape(input, 1)
     s, e = normalize_dim(start_dim, nd), normalize_dim(end_dim, nd)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = input.data.shape
+    shape = input.array.shape
     n = 1
     for d in shape[s:e + 1]:
         n *= d
@@ -112,8 +112,8 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 
 def unflatten(input, dim, sizes):
-    d = normalize_dim(dim, input.data.ndim)
-    shape = input.data.shape
+    d = normalize_dim(dim, input.array.ndim)
+    shape = input.array.shape
     return reshape(input, shape[:d] + tuple(sizes) + shape[d + 1:])
 
 
@@ -123,7 +123,7 @@ class Permute(Function):
     @staticmethod
     def forward(ctx, a, dims):
         ctx.dims = dims
-        return a.data.transpose(dims)
+        return a.array.transpose(dims)
 
     @staticmethod
     def backward(ctx, g):  # permute back with the inverse permutation
@@ -139,12 +139,12 @@ class Transpose(Function):
     @staticmethod
     def forward(ctx, a, d0, d1):
         ctx.d = (d0, d1)
-        return a.data.swapaxes(d0, d1)
+        return a.array.swapaxes(d0, d1)
 
     @staticmethod
     def backward(ctx, g):  # swap the same two dims back
         if not g.requires_grad:  # nothing to record (no create_graph): the array op alone
-            return Tensor(g.data.swapaxes(*ctx.d)), None, None
+            return Tensor(g.array.swapaxes(*ctx.d)), None, None
         return transpose(g, *ctx.d), None, None
 
 
@@ -157,7 +157,7 @@ def permute(input, *dims):
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
-    nd = input.data.ndim
+    nd = input.array.ndim
     if len(dims) != nd:
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the length of the "
@@ -171,7 +171,7 @@ def permute(input, *dims):
 
 def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
-    nd = input.data.ndim
+    nd = input.array.ndim
     d0, d1 = normalize_dim(dim0, nd), normalize_dim(dim1, nd)
     if nd == 0:  # dims 0 and -1 of a 0-d tensor: nothing to swap
         return _share_version(Alias0.apply(input), input)
@@ -183,7 +183,7 @@ class Alias0(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return a.data.view()
+        return a.array.view()
 
     @staticmethod
     def backward(ctx, g):
@@ -192,19 +192,19 @@ class Alias0(Function):
 
 def t(input):
     """Transpose of a tensor of at most 2 dims."""
-    if input.data.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.data.ndim}D")
-    if input.data.ndim < 2:
+    if input.array.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.array.ndim}D")
+    if input.array.ndim < 2:
         return input
     return _share_version(T.apply(input, 0, 1), input)
 
 
 def _T(self):
-    return permute(self, tuple(range(self.data.ndim - 1, -1, -1)))
+    return permute(self, tuple(range(self.array.ndim - 1, -1, -1)))
 
 
 def _mT(self):
-    if self.data.ndim < 2:
+    if self.array.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
     return transpose(self, -2, -1)
 
@@ -214,8 +214,8 @@ class Squeeze(Function):
 
     @staticmethod
     def forward(ctx, a, dims):
-        ctx.shape = a.data.shape
-        return a.data.squeeze(dims)
+        ctx.shape = a.array.shape
+        return a.array.squeeze(dims)
 
     @staticmethod
     def backward(ctx, g):  # put the size-1 dims back
@@ -228,7 +228,7 @@ class SqueezeAll(Squeeze):
 
 def squeeze(input, dim=None):
     """Drop size-1 dims (all of them, or those in `dim`)."""
-    shape = input.data.shape
+    shape = input.array.shape
     if dim is None:
         dims = tuple(i for i, s in enumerate(shape) if s == 1)
         return _share_version(SqueezeAll.apply(input, dims), input)
@@ -243,7 +243,7 @@ class Unsqueeze(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        return array_module(a.data).expand_dims(a.data, dim)
+        return array_module(a.array).expand_dims(a.array, dim)
 
     @staticmethod
     def backward(ctx, g):  # drop the added dim
@@ -252,7 +252,7 @@ class Unsqueeze(Function):
 
 def unsqueeze(input, dim):
     """Insert a size-1 dim at `dim`."""
-    return _share_version(Unsqueeze.apply(input, normalize_dim(dim, input.data.ndim + 1)), input)
+    return _share_version(Unsqueeze.apply(input, normalize_dim(dim, input.array.ndim + 1)), input)
 
 
 class Expand(Function):
@@ -260,8 +260,8 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, a, shape):
-        ctx.shape = a.data.shape
-        return array_module(a.data).broadcast_to(a.data, shape)
+        ctx.shape = a.array.shape
+        return array_module(a.array).broadcast_to(a.array, shape)
 
     @staticmethod
     def backward(ctx, g):  # sum over the broadcast dims
@@ -275,7 +275,7 @@ def expand(input, *sizes):
     if not sizes:
         raise TypeError('expand() missing 1 required positional arguments: "size"')
     sizes = _shape_arg(sizes)
-    shape = input.data.shape
+    shape = input.array.shape
     lead = len(sizes) - len(shape)
     if lead < 0:
         raise RuntimeError(
@@ -314,7 +314,7 @@ class Clone(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return a.data.copy()
+        return a.array.copy()
 
     @staticmethod
     def backward(ctx, g):  # identity
@@ -328,7 +328,7 @@ def clone(input):
 
 def contiguous(input):
     """`input` itself when already C-contiguous, else a contiguous copy."""
-    if input.data.flags.c_contiguous:
+    if input.array.flags.c_contiguous:
         return input
     return Clone.apply(input)
 
@@ -339,8 +339,8 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
-        ctx.sizes = [t.data.shape[dim] for t in tensors]
-        arrays = [t.data for t in tensors]
+        ctx.sizes = [t.array.shape[dim] for t in tensors]
+        arrays = [t.array for t in tensors]
         return array_module(arrays[0]).concatenate(arrays, axis=dim)
 
     @staticmethod
@@ -359,14 +359,14 @@ def cat(tensors, dim=0):
     """Concatenate along an existing dim."""
     tensors = list(tensors)
     _check_same(tensors, "cat")
-    nd = tensors[0].data.ndim
+    nd = tensors[0].array.ndim
     for i, t in enumerate(tensors):
-        if t.data.ndim == 0:
+        if t.array.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     d = normalize_dim(dim, nd)
-    ref = tensors[0].data.shape
+    ref = tensors[0].array.shape
     for i, t in enumerate(tensors[1:], 1):
-        s = t.data.shape
+        s = t.array.shape
         if len(s) != nd or builtins.any(a != b for j, (a, b) in enumerate(zip(ref, s)) if j != d):
             raise RuntimeError(
                 f"Sizes of tensors must match except in dimension {d}. Expected size "
@@ -389,7 +389,7 @@ class Stack(Function):
     @staticmethod
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
-        return array_module(tensors[0].data).stack([t.data for t in tensors], axis=dim)
+        return array_module(tensors[0].array).stack([t.array for t in tensors], axis=dim)
 
     @staticmethod
     def backward(ctx, g):  # each input gets its slice of the gradient
@@ -400,12 +400,12 @@ def stack(tensors, dim=0):
     """Join along a new dim."""
     tensors = list(tensors)
     _check_same(tensors, "stack")
-    ref = tensors[0].data.shape
+    ref = tensors[0].array.shape
     for i, t in enumerate(tensors):
-        if t.data.shape != ref:
+        if t.array.shape != ref:
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got {list(ref)} at entry 0 and "
-                f"{list(t.data.shape)} at entry {i}"
+                f"{list(t.array.shape)} at entry {i}"
             )
     from ..dtypes import result_type
     from ._util import cast
@@ -419,17 +419,17 @@ class Split(Function):
 
     @staticmethod
     def forward(ctx, a, sizes, dim):
-        ctx.shape, ctx.dim = a.data.shape, dim
+        ctx.shape, ctx.dim = a.array.shape, dim
         lead, pieces, lo = (slice(None),) * dim, [], 0
         for n in sizes:  # basic slices: views (np.split does the same, with more Python around it)
-            pieces.append(a.data[lead + (slice(lo, lo + n),)])
+            pieces.append(a.array[lead + (slice(lo, lo + n),)])
             lo += n
         return tuple(pieces)
 
     @staticmethod
     def backward(ctx, *grads):  # concatenate the pieces' gradients (zeros for unused pieces)
         if not builtins.any(g.requires_grad for g in grads):
-            joined = _joined_view([g.data for g in grads], ctx.dim)
+            joined = _joined_view([g.array for g in grads], ctx.dim)
             if joined is not None:
                 return Tensor(joined), None, None
         return cat(list(grads), ctx.dim), None, None
@@ -470,8 +470,8 @@ class SplitEqual(Split):
 
 def split(input, split_size_or_sections, dim=0):
     """Split into pieces of `split_size` (the last may be smaller) or of the given sizes."""
-    d = normalize_dim(dim, input.data.ndim)
-    n = input.data.shape[d]
+    d = normalize_dim(dim, input.array.ndim)
+    n = input.array.shape[d]
     if isinstance(split_size_or_sections, builtins.int):
         size = split_size_or_sections
         if size <= 0:
@@ -494,8 +494,8 @@ def chunk(input, chunks, dim=0):
     """Split into `chunks` nearly equal pieces."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = normalize_dim(dim, input.data.ndim)
-    n = input.data.shape[d]
+    d = normalize_dim(dim, input.array.ndim)
+    n = input.array.shape[d]
     size = -(-n // chunks)
     return split(input, builtins.max(size, 1), d)
 
@@ -506,7 +506,7 @@ class Unbind(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        return tuple(a.data[(slice(None),) * dim + (i,)] for i in range(a.data.shape[dim]))
+        return tuple(a.array[(slice(None),) * dim + (i,)] for i in range(a.array.shape[dim]))
 
     @staticmethod
     def backward(ctx, *grads):  # stack the pieces' gradients (zeros for unused pieces)
@@ -515,7 +515,7 @@ class Unbind(Function):
 
 def unbind(input, dim=0):
     """The slices along `dim`, as a tuple of views."""
-    d = normalize_dim(dim, input.data.ndim)
+    d = normalize_dim(dim, input.array.ndim)
     outs = Unbind.apply(input, d)
     if not isinstance(outs, tuple):
         outs = (outs,)
@@ -528,8 +528,8 @@ class Tril(Function):
     @staticmethod
     def forward(ctx, a, diagonal, upper):
         ctx.k, ctx.upper = diagonal, upper
-        xp = array_module(a.data)
-        return (xp.triu if upper else xp.tril)(a.data, diagonal)
+        xp = array_module(a.array)
+        return (xp.triu if upper else xp.tril)(a.array, diagonal)
 
     @staticmethod
     def backward(ctx, g):  # the kept triangle passes its gradient
@@ -542,13 +542,13 @@ class Triu(Tril):
 
 def tril(input, diagonal=0):
     """Lower triangle of the last two dims (zeros above `diagonal`)."""
-    if input.data.ndim < 2:
+    if input.array.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     return Tril.apply(input, diagonal, False)
 
 
 def triu(input, diagonal=0):
     """Upper triangle of the last two dims (zeros below `diagonal`)."""
-    if input.data.ndim < 2:
+    if input.array.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return Triu.apply(input, diagonal, True)

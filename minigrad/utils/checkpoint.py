@@ -129,7 +129,7 @@ class _Frame:
 
     def pack(self, t):
         h = _Handle(self, len(self.meta))
-        self.meta.append((tuple(t.data.shape), t.data.dtype))
+        self.meta.append((tuple(t.array.shape), t.array.dtype))
         self.handles.append(weakref.ref(h))
         return h
 
@@ -151,7 +151,7 @@ class _Frame:
             if isinstance(a, tuple):
                 saved, requires_grad = a
                 t = saved.unpack(self)
-                d = Tensor(t.data, _version_counter=t._version_counter)  # detached, as the original
+                d = Tensor(t.array, _version_counter=t._version_counter)  # detached, as the original
                 d.requires_grad = requires_grad
                 args.append(d)
             else:
@@ -168,13 +168,13 @@ class _Frame:
                         f"backward saved more tensors for backward than the original forward ({len(meta)})"
                     )
                 shape, dtype = meta[i]
-                if tuple(t.data.shape) != shape or t.data.dtype != dtype:
+                if tuple(t.array.shape) != shape or t.array.dtype != dtype:
                     raise CheckpointError(
                         "checkpoint: the checkpointed function is not deterministic: the tensor saved for "
                         f"backward at index {i} had shape {shape} and dtype {dtype} in the original forward, "
-                        f"but shape {tuple(t.data.shape)} and dtype {t.data.dtype} in the recomputation"
+                        f"but shape {tuple(t.array.shape)} and dtype {t.array.dtype} in the recomputation"
                     )
-            recorded.append(Tensor(t.data, _version_counter=t._version_counter))  # no graph kept
+            recorded.append(Tensor(t.array, _version_counter=t._version_counter))  # no graph kept
             return None
 
         rng_now = _rng_snapshot(()) if self.rng is not None else None

@@ -132,22 +132,22 @@ class Gelu(Function):
     def forward(ctx, x, approximate):
         ctx.save(self=x)
         ctx.approximate = approximate
-        return gelu_arrays(x.data, approximate)
+        return gelu_arrays(x.array, approximate)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = g (Phi(x) + x phi(x))
-        xd = ctx._saved_self.data
-        y = None if ctx.approximate == "tanh" else ctx._saved_result.data  # (the tanh form keeps no output)
-        fast = backends.lookup("gelu", xd, g.data)
-        gx = None if fast is None else fast.backward(xd, y, g.data, ctx.approximate)
+        xd = ctx._saved_self.array
+        y = None if ctx.approximate == "tanh" else ctx._saved_result.array  # (the tanh form keeps no output)
+        fast = backends.lookup("gelu", xd, g.array)
+        gx = None if fast is None else fast.backward(xd, y, g.array, ctx.approximate)
         if gx is not None:
             return Tensor(gx), None
         gx = xp_of(xd).empty(xd.shape, dtype=xd.dtype)
         if ctx.approximate == "tanh":
-            blockwise(_gelu_tanh_bwd, 2, gx, xd, g.data)
+            blockwise(_gelu_tanh_bwd, 2, gx, xd, g.array)
         else:
-            blockwise(_gelu_bwd_from_out, 1, gx, xd, y, g.data)
+            blockwise(_gelu_bwd_from_out, 1, gx, xd, y, g.array)
         return Tensor(gx), None
 
 
@@ -172,14 +172,14 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, x):  # relu(x) = max(x, 0)
-        return xp_of(x.data).maximum(x.data, 0.0)
+        return xp_of(x.array).maximum(x.array, 0.0)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # d relu = [y > 0] g
-        y = ctx._saved_result.data
+        y = ctx._saved_result.array
         xp = xp_of(y)
-        return Tensor(xp.multiply(g.data, y > 0.0))
+        return Tensor(xp.multiply(g.array, y > 0.0))
 
 
 def relu(input, inplace=False):
@@ -193,9 +193,9 @@ def _softmax_args(input, dim, dtype, name):
     check_tensor(input, "input", name)
     if dtype is not None:
         input = input.to(dtype)
-    elif input.data.dtype.kind != "f":
+    elif input.array.dtype.kind != "f":
         input = input.float()
-    nd = input.data.ndim
+    nd = input.array.ndim
     if dim is None:  # PyTorch's legacy implicit choice
         dim = 0 if nd in (0, 1, 3) else 1
     n = max(nd, 1)
@@ -216,13 +216,13 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def _rows_of(fn, input, dim):  # fn(input, dim), a 0-d input as one element
-    if input.data.ndim == 0:
+    if input.array.ndim == 0:
         return fn(input.reshape(1), 0).reshape(())
     return fn(input, dim)
 
 
 def _float_only(t, name):
-    if t.data.dtype.kind != "f":
+    if t.array.dtype.kind != "f":
         raise RuntimeError(f"{name}: expected a floating point tensor, got {t.dtype}")
 
 
@@ -231,7 +231,7 @@ def _float_only(t, name):
 def _floating(t, name):
     """PyTorch's refusal of integer input to a smooth activation (NotImplementedError naming the dtype)."""
     check_tensor(t, "input", name)
-    if t.data.dtype.kind != "f":
+    if t.array.dtype.kind != "f":
         raise NotImplementedError(f'"{name}" not implemented for {t.dtype}: pass a floating point tensor')
 
 
@@ -255,7 +255,7 @@ class Silu(Function):
     @staticmethod
     def forward(ctx, x):  # silu(x) = x sigmoid(x)
         ctx.save(self=x)
-        return x.data * xp_of(x.data).exp(-_softplus_array(-x.data))
+        return x.array * xp_of(x.array).exp(-_softplus_array(-x.array))
 
     @staticmethod
     def backward(ctx, g):  # silu' = s (1 + x (1 - s)),  s = sigmoid(x)
@@ -270,7 +270,7 @@ class Mish(Function):
     @staticmethod
     def forward(ctx, x):  # mish(x) = x tanh(softplus(x))
         ctx.save(self=x)
-        return x.data * xp_of(x.data).tanh(_softplus_array(x.data))
+        return x.array * xp_of(x.array).tanh(_softplus_array(x.array))
 
     @staticmethod
     def backward(ctx, g):  # mish' = t + x (1 - t^2) sigmoid(x),  t = tanh(softplus(x))
@@ -287,7 +287,7 @@ class Elu(Function):
     def forward(ctx, x, alpha, scale, input_scale):  # elu(x) = scale (x if x > 0 else alpha (e^(input_scale x) - 1))
         ctx.save(self=x)
         ctx.params = alpha, scale, input_scale
-        xd = x.data
+        xd = x.array
         xp = xp_of(xd)
         neg = xp.expm1(xp.minimum(xd, 0.0) * input_scale) * alpha
         return xp.where(xd > 0, xd, neg) * scale
@@ -296,7 +296,7 @@ class Elu(Function):
     def backward(ctx, g):  # elu' = scale (1 if x > 0 else alpha input_scale e^(input_scale x))
         x = ctx._saved_self
         alpha, scale, input_scale = ctx.params
-        pos = _mask(x.data > 0, x.data)
+        pos = _mask(x.array > 0, x.array)
         neg = _mg().exp(x.clamp(max=0.0) * input_scale) * (alpha * input_scale)
         return g * ((pos + (1.0 - pos) * neg) * scale), None, None, None
 
@@ -316,12 +316,12 @@ class LeakyRelu(Function):
     def forward(ctx, x, slope):  # x if x > 0 else slope x
         ctx.save(self=x)
         ctx.slope = slope
-        xd = x.data
+        xd = x.array
         return xp_of(xd).where(xd > 0, xd, xd * slope)
 
     @staticmethod
     def backward(ctx, g):  # 1 if x > 0 else slope
-        xd = ctx._saved_self.data
+        xd = ctx._saved_self.array
         return g * Tensor(xp_of(xd).where(xd > 0, 1.0, ctx.slope).astype(xd.dtype)), None
 
 
@@ -332,11 +332,11 @@ class Hardtanh(Function):
     def forward(ctx, x, lo, hi):  # clip(x, lo, hi)
         ctx.save(self=x)
         ctx.bounds = lo, hi
-        return xp_of(x.data).clip(x.data, lo, hi)
+        return xp_of(x.array).clip(x.array, lo, hi)
 
     @staticmethod
     def backward(ctx, g):  # 1 strictly inside (lo, hi), else 0
-        xd = ctx._saved_self.data
+        xd = ctx._saved_self.array
         lo, hi = ctx.bounds
         return g * _mask((xd > lo) & (xd < hi), xd), None, None
 
@@ -347,14 +347,14 @@ class Hardswish(Function):
     @staticmethod
     def forward(ctx, x):  # x relu6(x + 3) / 6
         ctx.save(self=x)
-        xd = x.data
+        xd = x.array
         return xd * xp_of(xd).clip(xd + 3.0, 0.0, 6.0) / 6.0
 
     @staticmethod
     def backward(ctx, g):  # 0 below -3, x/3 + 1/2 on [-3, 3], 1 above
         x = ctx._saved_self
-        mid = _mask((x.data >= -3.0) & (x.data <= 3.0), x.data)
-        high = _mask(x.data > 3.0, x.data)
+        mid = _mask((x.array >= -3.0) & (x.array <= 3.0), x.array)
+        high = _mask(x.array > 3.0, x.array)
         return g * (mid * (x / 3.0 + 0.5) + high)
 
 
@@ -364,11 +364,11 @@ class Hardsigmoid(Function):
     @staticmethod
     def forward(ctx, x):  # relu6(x + 3) / 6
         ctx.save(self=x)
-        return xp_of(x.data).clip(x.data + 3.0, 0.0, 6.0) / 6.0
+        return xp_of(x.array).clip(x.array + 3.0, 0.0, 6.0) / 6.0
 
     @staticmethod
     def backward(ctx, g):  # 1/6 strictly inside (-3, 3)
-        xd = ctx._saved_self.data
+        xd = ctx._saved_self.array
         return g * (_mask((xd > -3.0) & (xd < 3.0), xd) / 6.0)
 
 
@@ -379,7 +379,7 @@ class Softplus(Function):
     def forward(ctx, x, beta, threshold):  # log(1 + e^(beta x)) / beta; x itself where beta x > threshold
         ctx.save(self=x)
         ctx.params = beta, threshold
-        xd = x.data
+        xd = x.array
         bx = xd * beta
         return xp_of(xd).where(bx > threshold, xd, _softplus_array(bx) / beta)
 
@@ -387,7 +387,7 @@ class Softplus(Function):
     def backward(ctx, g):  # sigmoid(beta x); 1 where beta x > threshold
         x = ctx._saved_self
         beta, threshold = ctx.params
-        lin = _mask(x.data * beta > threshold, x.data)
+        lin = _mask(x.array * beta > threshold, x.array)
         return g * (lin + (1.0 - lin) * _mg().sigmoid(x * beta)), None, None
 
 
@@ -397,7 +397,7 @@ class LogSigmoid(Function):
     @staticmethod
     def forward(ctx, x):  # log sigmoid(x) = -softplus(-x)
         ctx.save(self=x)
-        return -_softplus_array(-x.data)
+        return -_softplus_array(-x.array)
 
     @staticmethod
     def backward(ctx, g):  # sigmoid(-x)
@@ -447,7 +447,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     check_tensor(input, "input", "hardtanh")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    if input.data.dtype.kind in "iu":  # integer input stays integer (no gradient)
+    if input.array.dtype.kind in "iu":  # integer input stays integer (no gradient)
         min_val, max_val = int(min_val), int(max_val)
     return Hardtanh.apply(input, min_val, max_val)
 

@@ -46,9 +46,9 @@ class Attention(Function):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, gqa):
-        xp = xp_of(q.data)
+        xp = xp_of(q.array)
         ctx.scale, ctx.dscale, ctx.gqa, ctx.is_causal = scale, 1.0 / (1.0 - dropout_p), gqa, is_causal
-        qd, kd, vd = q.data, k.data, v.data
+        qd, kd, vd = q.array, k.array, v.array
         batch, out_batch, (qb, kb, vb), _ = _views(qd, kd, vd, gqa, xp)
         L, S = qb.shape[-2], kb.shape[-2]
         out_shape = batch + (L, vb.shape[-1])
@@ -91,12 +91,12 @@ class Attention(Function):
         # gv = P'^T g;  gP' = g v^T;  gP = gP' * keep/(1-p);  gS = P (gP - rowsum(gP P));
         # gq = gS k scale;  gk = gS^T q scale
         q, k, v, P, keep = ctx.saved_tensors
-        P = None if P is None else P.data  # None: not kept by the backend (it makes P again)
-        xp = xp_of(q.data)
-        batch, _, (qb, kb, vb), shapes = _views(q.data, k.data, v.data, ctx.gqa, xp)
-        g = g.data.reshape(batch + g.data.shape[-2:])
-        keep = None if keep is None else keep.data
-        gq, gk, gv = _grads_like(q.data, k.data, v.data, batch, qb.dtype, xp)
+        P = None if P is None else P.array  # None: not kept by the backend (it makes P again)
+        xp = xp_of(q.array)
+        batch, _, (qb, kb, vb), shapes = _views(q.array, k.array, v.array, ctx.gqa, xp)
+        g = g.array.reshape(batch + g.array.shape[-2:])
+        keep = None if keep is None else keep.array
+        gq, gk, gv = _grads_like(q.array, k.array, v.array, batch, qb.dtype, xp)
         scale, dscale = ctx.scale, ctx.dscale
         done = False
         if ctx.fast is not None:
@@ -119,7 +119,7 @@ class Attention(Function):
             gq *= scale
             xp.matmul(xp.swapaxes(gP, -1, -2), xp.multiply(qb, scale), out=gk)
         needs = ctx.needs_input_grad
-        return tuple([Tensor(_to_shape(sum_to(ga, shp), t.data.shape)) if need else None
+        return tuple([Tensor(_to_shape(sum_to(ga, shp), t.array.shape)) if need else None
                       for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)]) + (None,) * 5
 
 
@@ -236,12 +236,12 @@ def _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp):
         return None, None
     full = out_batch + (L, S)
     try:
-        if np.broadcast_shapes(mask.data.shape, full) != full:
+        if np.broadcast_shapes(mask.array.shape, full) != full:
             raise ValueError
     except ValueError:
         raise RuntimeError(f"scaled_dot_product_attention: attn_mask of shape {list(mask.shape)} does not broadcast "
                            f"to the attention scores' shape {list(full)}") from None
-    m = xp.broadcast_to(mask.data, full).reshape(batch + (L, S))  # a view (splits or adds dims only)
+    m = xp.broadcast_to(mask.array, full).reshape(batch + (L, S))  # a view (splits or adds dims only)
     if m.dtype == np.bool_:
         return xp.logical_not(m), None
     return None, m
@@ -251,10 +251,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  enable_gqa=False):
     for name, t in (("query", query), ("key", key), ("value", value)):
         check_tensor(t, name, "scaled_dot_product_attention")
-        if t.data.ndim < 2:
+        if t.array.ndim < 2:
             raise RuntimeError(f"scaled_dot_product_attention: {name} must have at least 2 dims (..., seq, features), "
                                f"got shape {list(t.shape)}")
-    qs, ks, vs = query.data.shape, key.data.shape, value.data.shape
+    qs, ks, vs = query.array.shape, key.array.shape, value.array.shape
     if qs[-1] != ks[-1]:
         raise RuntimeError(f"scaled_dot_product_attention: query and key must have the same embedding size E, "
                            f"got query {list(qs)} and key {list(ks)}")
@@ -269,11 +269,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError(f"scaled_dot_product_attention: with enable_gqa the number of query heads ({qs[-3]}) "
                                f"must be a multiple of the key/value heads ({ks[-3]}, {vs[-3]})")
         gqa = qs[-3] // ks[-3]
-    dt = query.data.dtype
-    if key.data.dtype != dt or value.data.dtype != dt:
+    dt = query.array.dtype
+    if key.array.dtype != dt or value.array.dtype != dt:
         raise RuntimeError(f"scaled_dot_product_attention: expected query, key and value to have the same dtype, "
                            f"got {query.dtype}, {key.dtype} and {value.dtype}")
-    if attn_mask is not None and attn_mask.data.dtype.kind not in "bf":
+    if attn_mask is not None and attn_mask.array.dtype.kind not in "bf":
         raise RuntimeError(f"scaled_dot_product_attention: attn_mask must be bool or float, got {attn_mask.dtype}")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout probability has to be in [0, 1), but got {dropout_p}")

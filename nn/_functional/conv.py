@@ -122,7 +122,7 @@ class Convolution(Function):
     @staticmethod
     def forward(ctx, x, w, b, stride, pads, dilation, groups):
         # y[n, o, p] = b[o] + sum_{c in o's group, k} w[o, c, k] x_pad[n, c, p*s + k*d]
-        xd, wd = x.data, w.data
+        xd, wd = x.array, w.array
         xp = xp_of(xd)
         N, O, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
         out = tuple(out_size(s, k, st, d, lo, hi) for s, k, st, d, (lo, hi) in
@@ -131,7 +131,7 @@ class Convolution(Function):
         y = grouped_matmul(wd.reshape(groups, O // groups, -1), cols.reshape(groups, -1, cols.shape[1]))  # (G, O/G, N*L)
         y = xp.ascontiguousarray(y.reshape((O, N) + out).swapaxes(0, 1))
         if b is not None:
-            y += b.data.reshape((O,) + (1,) * len(out))
+            y += b.array.reshape((O,) + (1,) * len(out))
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
         ctx.conv = stride, pads, dilation, groups, xd.shape[2:], wd.shape[2:]
         return y
@@ -165,7 +165,7 @@ class ConvolutionTranspose(Function):
     @staticmethod
     def forward(ctx, x, w, b, stride, pads, dilation, groups, out_spatial):
         # the adjoint of Convolution in its input: y = col2im(w^T x), w of shape (C_in, C_out/G, *k)
-        xd, wd = x.data, w.data
+        xd, wd = x.array, w.array
         xp = xp_of(xd)
         N, Cin, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
         Cout = wd.shape[1] * groups
@@ -173,7 +173,7 @@ class ConvolutionTranspose(Function):
         # the conv whose input gradient this is has weight w viewed as (C_in, C_out/G, k): its "O" is C_in
         y = _input_grad(x2, wd, (N, Cout) + tuple(out_spatial), pads, kernel, stride, dilation, xd.shape[2:], groups)
         if b is not None:
-            y += b.data.reshape((Cout,) + (1,) * len(kernel))
+            y += b.array.reshape((Cout,) + (1,) * len(kernel))
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
         ctx.conv = stride, pads, dilation, groups, wd.shape[2:], xd.shape[2:]
         return y
@@ -195,8 +195,8 @@ class ConvolutionWeight(Function):
     @staticmethod
     def forward(ctx, x, g, kernel, stride, pads, dilation, groups):  # Convolution's weight gradient
         ctx.save(input=x if ctx.needs_input_grad[1] else None, grad=g if ctx.needs_input_grad[0] else None)
-        ctx.conv = kernel, stride, pads, dilation, groups, x.data.shape[2:], g.data.shape[2:]
-        return _weight_grad_arrays(x.data, g.data, kernel, stride, pads, dilation, groups)
+        ctx.conv = kernel, stride, pads, dilation, groups, x.array.shape[2:], g.array.shape[2:]
+        return _weight_grad_arrays(x.array, g.array, kernel, stride, pads, dilation, groups)
 
     @staticmethod
     def backward(ctx, gg):  # linear in x and in g: d/dx = conv_transpose(g, gg),  d/dg = conv(x, gg)
@@ -232,9 +232,9 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, 
         raise RuntimeError(f"{name}: expected weight to be {n + 2}-dimensional (out_channels, in_channels/groups, "
                            f"*kernel_size), but got weight of size {list(weight.shape)}")
     for t, what in ((weight, "weight"), (bias, "bias")):
-        if t is not None and t.data.dtype != input.data.dtype:
+        if t is not None and t.array.dtype != input.array.dtype:
             raise RuntimeError(f"Input type ({input.dtype}) and {what} type ({t.dtype}) should be the same")
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"{name}" not implemented for {input.dtype}: pass a floating point tensor')
     stride, dilation = expand_param(stride, n, "stride"), expand_param(dilation, n, "dilation")
     if min(stride) <= 0:

@@ -48,7 +48,7 @@ class Dropout(Function):
 
     @staticmethod
     def forward(ctx, x, p):  # y = x * keep / (1 - p)
-        xd = x.data
+        xd = x.array
         xp = xp_of(xd)
         ctx.scale = 1.0 / (1.0 - p)
         fast = backends.lookup("dropout", xd)
@@ -63,8 +63,8 @@ class Dropout(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = g * keep / (1 - p)
-        keep = ctx._saved_mask.data
-        gd = g.data
+        keep = ctx._saved_mask.array
+        gd = g.array
         fast = backends.lookup("dropout", gd)
         if fast is not None:
             return Tensor(fast.backward(gd, keep, ctx.scale)), None

@@ -13,23 +13,23 @@ class Linear(Function):
     @staticmethod
     def forward(ctx, x, w, b):
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
-        return linear_arrays(x.data, w.data, None if b is None else b.data)
+        return linear_arrays(x.array, w.array, None if b is None else b.array)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = g W, gW = g^T x (summed over all leading dims: one GEMM), gb = sum g
         x, w = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        g = g.data
+        g = g.array
         g2 = _2d(g)
         xp = xp_of(g2)
         gx = gw = gb = None
         if needs[0]:  # allocated in its final shape: owned, so the engine adopts it without a copy
-            gx = xp.empty(g.shape[:-1] + (w.data.shape[1],), dtype=g.dtype)
+            gx = xp.empty(g.shape[:-1] + (w.array.shape[1],), dtype=g.dtype)
         if needs[1]:  # (out, in)
-            gw = xp.empty((g.shape[-1], x.data.shape[-1]), dtype=g.dtype)
-        products = ([(_2d(gx), g2, w.data, False, False)] if needs[0] else []) + (
-            [(gw, g2, _2d(x.data), True, False)] if needs[1] else [])
+            gw = xp.empty((g.shape[-1], x.array.shape[-1]), dtype=g.dtype)
+        products = ([(_2d(gx), g2, w.array, False, False)] if needs[0] else []) + (
+            [(gw, g2, _2d(x.array), True, False)] if needs[1] else [])
         fast = backends.lookup("linear", *products[0][:3]) if products else None  # (products() checks them all)
         if products and not (fast is not None and fast.products(products)):
             for C, A, B, ta, tb in products:
@@ -63,7 +63,7 @@ class LinearNoBias(Linear):
 def linear(input, weight, bias=None):
     check_tensor(input, "input", "linear")
     check_tensor(weight, "weight", "linear")
-    xs, ws = input.data.shape, weight.data.shape
+    xs, ws = input.array.shape, weight.array.shape
     if not xs or len(ws) != 2 or xs[-1] != ws[-1]:
         rows = int(np.prod(xs[:-1])) if len(xs) > 1 else 1
         raise RuntimeError(
@@ -71,7 +71,7 @@ def linear(input, weight, bias=None):
             f"{'x'.join(map(str, ws[::-1]))}): input {list(xs)}, weight {list(ws)} (out_features, in_features)"
         )
     for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and p.data.dtype != input.data.dtype:
+        if p is not None and p.array.dtype != input.array.dtype:
             raise RuntimeError(f"linear: expected {name} to have the input's dtype {input.dtype}, got {p.dtype}")
     if bias is None:
         return LinearNoBias.apply(input, weight, None)
@@ -83,16 +83,16 @@ class Embedding(Function):
 
     @staticmethod
     def forward(ctx, idx, weight, padding_idx):  # out[...] = weight[idx[...]]
-        xp = xp_of(weight.data)
+        xp = xp_of(weight.array)
         ctx.save(indices=idx)
-        ctx.num_weights, ctx.padding_idx = weight.data.shape[0], padding_idx
-        return xp.take(weight.data, idx.data, axis=0)
+        ctx.num_weights, ctx.padding_idx = weight.array.shape[0], padding_idx
+        return xp.take(weight.array, idx.array, axis=0)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gW[v] = sum of g at the positions where idx == v (padding row: 0)
-        idx = ctx._saved_indices.data.reshape(-1)
-        g = g.data.reshape(idx.size, g.data.shape[-1])  # (not -1: no ids at all is a (0, C) gradient)
+        idx = ctx._saved_indices.array.reshape(-1)
+        g = g.array.reshape(idx.size, g.array.shape[-1])  # (not -1: no ids at all is a (0, C) gradient)
         gw = scatter_add_rows(idx, g, ctx.num_weights)
         if ctx.padding_idx is not None:
             gw[ctx.padding_idx] = 0
@@ -139,15 +139,15 @@ def scatter_add_rows(idx, g, n):
 
 def embedding(input, weight, padding_idx=None):
     check_tensor(input, "input", "embedding")
-    if input.data.dtype.kind not in "iu":
+    if input.array.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got {input.dtype} instead (while checking arguments for embedding)")
-    n = weight.data.shape[0]
+    n = weight.array.shape[0]
     if padding_idx is not None:
         if not -n <= padding_idx < n:
             raise AssertionError(f"padding_idx {padding_idx} must be within num_embeddings {n}")
         padding_idx %= n
-    ids = input.data
+    ids = input.array
     if ids.size:
         lo, hi = int(ids.min()), int(ids.max())
         if lo < 0 or hi >= n:

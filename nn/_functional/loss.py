@@ -26,12 +26,12 @@ class CrossEntropy(Function):
         # loss_i = valid_i ((1 - ls) w[t_i] nll_i + ls/C smooth_i);  'mean' divides by sum_i valid_i w[t_i]
         # D_ic = d loss_i / d x_ic = ((1 - ls) wv_i + ls/C W valid_i) p_ic - (1 - ls) wv_i [c == t_i] - ls/C valid_i w_c
         #        (p = softmax(x_i), wv_i = valid_i w[t_i], W = sum_c w_c)
-        xd, t = x.data, target.data.reshape(-1)
+        xd, t = x.array, target.array.reshape(-1)
         xp = xp_of(xd)
         x2 = _rows(xd, layout)  # (M, C): a view for 2-D input
         M, C = x2.shape
         need_grad = ctx.needs_input_grad[0]
-        wd = None if weight is None else weight.data
+        wd = None if weight is None else weight.array
         fast = backends.lookup("cross_entropy", x2)
         valid = t != ignore_index
         t_safe = xp.where(valid, t, 0) if wd is not None or fast is None else None
@@ -52,7 +52,7 @@ class CrossEntropy(Function):
         elif reduction == "sum":
             out = xp.asarray(loss.sum(), dtype=xd.dtype)
         else:
-            out = loss.reshape(target.data.shape)
+            out = loss.reshape(target.array.shape)
         ctx.reduction, ctx.layout, ctx.shape = reduction, layout, xd.shape
         ctx.save(grad_logits=D)
         return out
@@ -60,13 +60,13 @@ class CrossEntropy(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = D * g (per row for 'none'; D holds the 1 / sum_i valid_i w[t_i] of 'mean')
-        D = ctx._saved_grad_logits.data
+        D = ctx._saved_grad_logits.array
         if ctx.reduction == "none":
-            gx = D * g.data.reshape(-1, 1)
-        elif float(g.data) == 1.0:
+            gx = D * g.array.reshape(-1, 1)
+        elif float(g.array) == 1.0:
             gx = D  # read-only from here on: the next backward (a matmul) does not write its input
         else:
-            gx = D * g.data
+            gx = D * g.array
         return Tensor(_unrows(gx, ctx.layout, ctx.shape)), None, None, None, None, None, None
 
 
@@ -138,11 +138,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     check_tensor(input, "input", "cross_entropy")
     check_tensor(target, "target", "cross_entropy")
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    xs, ts = tuple(input.data.shape), tuple(target.data.shape)
-    if input.data.dtype.kind != "f":
+    xs, ts = tuple(input.array.shape), tuple(target.array.shape)
+    if input.array.dtype.kind != "f":
         raise RuntimeError(f"cross_entropy: expected floating point logits, got {input.dtype}")
-    if target.data.dtype.kind not in "iu":
-        if target.data.dtype.kind == "f" and ts == xs:
+    if target.array.dtype.kind not in "iu":
+        if target.array.dtype.kind == "f" and ts == xs:
             raise NotImplementedError("cross_entropy: class-probability targets are not supported; "
                                       "pass int64 class indices of shape (N, d1, ...)")
         raise RuntimeError(f"cross_entropy: expected target of int64 class indices, got {target.dtype}")
@@ -160,9 +160,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if ts != want:
         raise RuntimeError(f"cross_entropy: expected target of shape {list(want)} for input of shape {list(xs)} "
                            f"(C={C} classes on dim {0 if len(xs) == 1 else 1}), got target of shape {list(ts)}")
-    if weight is not None and tuple(weight.data.shape) != (C,):
+    if weight is not None and tuple(weight.array.shape) != (C,):
         raise RuntimeError(f"cross_entropy: weight should be a 1D tensor of size C={C}, got shape {list(weight.shape)}")
-    t = target.data
+    t = target.array
     if t.size:
         bad = (t != ignore_index) & ((t < 0) | (t >= C))
         if bool(bad.any()):
@@ -178,9 +178,9 @@ class MseLoss(Function):
 
     @staticmethod
     def forward(ctx, x, y, reduction):  # loss = (x - y)^2, reduced
-        d = x.data - y.data
+        d = x.array - y.array
         ctx.save(diff=d)
-        ctx.reduction, ctx.shapes = reduction, (x.data.shape, y.data.shape)
+        ctx.reduction, ctx.shapes = reduction, (x.array.shape, y.array.shape)
         xp = xp_of(d)
         if reduction == "none":
             return d * d
@@ -190,10 +190,10 @@ class MseLoss(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = 2 (x - y) g [/ n],  gy = -gx
-        d = ctx._saved_diff.data
+        d = ctx._saved_diff.array
         k = 2.0 / d.size if ctx.reduction == "mean" else 2.0
         gx = d * k
-        gx *= g.data
+        gx *= g.array
         xs, ys = ctx.shapes
         needs = ctx.needs_input_grad
         return (Tensor(sum_to(gx, xs)) if needs[0] else None,
@@ -204,7 +204,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     check_tensor(input, "input", "mse_loss")
     check_tensor(target, "target", "mse_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if target.data.dtype != input.data.dtype:
+    if target.array.dtype != input.array.dtype:
         target = target.to(input.dtype)
     if weight is None:
         return MseLoss.apply(input, target, reduction)
@@ -258,9 +258,9 @@ def _upstream(g, reduction, n):
 def _float_pair(input, target, name):
     check_tensor(input, "input", name)
     check_tensor(target, "target", name)
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
-    if target.data.dtype != input.data.dtype:
+    if target.array.dtype != input.array.dtype:
         target = target.to(input.dtype)
     return target
 
@@ -300,7 +300,7 @@ class SmoothL1Loss(Function):
     def forward(ctx, d, reduction, beta):  # d = input - target: 0.5 d^2 / beta where |d| < beta, |d| - beta/2 beyond
         ctx.save(diff=d)
         ctx.reduction, ctx.beta = reduction, beta
-        dd = d.data
+        dd = d.array
         xp = xp_of(dd)
         ad = xp.abs(dd)
         return _reduce_array(xp.where(ad < beta, 0.5 * dd * dd / beta, ad - 0.5 * beta), reduction)
@@ -308,9 +308,9 @@ class SmoothL1Loss(Function):
     @staticmethod
     def backward(ctx, g):  # d / beta where |d| < beta, sign(d) beyond
         d = ctx._saved_diff
-        inside = Tensor((xp_of(d.data).abs(d.data) < ctx.beta).astype(d.data.dtype))
-        outside = Tensor(xp_of(d.data).sign(d.data) * (1 - inside.data))
-        return _upstream(g, ctx.reduction, d.data.size) * (inside * d / ctx.beta + outside), None, None
+        inside = Tensor((xp_of(d.array).abs(d.array) < ctx.beta).astype(d.array.dtype))
+        outside = Tensor(xp_of(d.array).sign(d.array) * (1 - inside.array))
+        return _upstream(g, ctx.reduction, d.array.size) * (inside * d / ctx.beta + outside), None, None
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -341,13 +341,13 @@ class NllLoss(Function):
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction, layout):
         # loss_i = -w[t_i] x_i[t_i] (0 where t_i == ignore_index); 'mean' divides by sum_i w[t_i] over the kept
-        xd = x.data
+        xd = x.array
         xp = xp_of(xd)
         x2 = _rows(xd, layout)
-        t = target.data.reshape(-1)
+        t = target.array.reshape(-1)
         valid = t != ignore_index
         t_safe = xp.where(valid, t, 0)
-        wt = valid.astype(xd.dtype) if weight is None else valid * weight.data[t_safe].astype(xd.dtype)
+        wt = valid.astype(xd.dtype) if weight is None else valid * weight.array[t_safe].astype(xd.dtype)
         rows = xp.arange(t.size)
         loss = -wt * x2[rows, t_safe]
         denom = float(wt.sum()) if reduction == "mean" else 1.0
@@ -358,7 +358,7 @@ class NllLoss(Function):
             ctx.coef[rows, t_safe] = -wt / denom if denom else float("nan")
         ctx.reduction, ctx.layout, ctx.shape = reduction, layout, xd.shape
         if reduction == "none":
-            return loss.reshape(target.data.shape)
+            return loss.reshape(target.array.shape)
         s = loss.sum()
         return xp.asarray(s / denom if denom else float("nan"), dtype=xd.dtype) if reduction == "mean" else \
             xp.asarray(s, dtype=xd.dtype)
@@ -386,7 +386,7 @@ def _check_class_target(input, target, weight, ignore_index, name):
     xs, ts = tuple(input.shape), tuple(target.shape)
     if len(xs) == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    if target.data.dtype.kind not in "iu":
+    if target.array.dtype.kind not in "iu":
         raise RuntimeError(f"{name}: expected target of int64 class indices, got {target.dtype}")
     layout, C, want = _class_rows(xs)
     if len(xs) > 1 and (not ts or ts[0] != xs[0]):
@@ -397,7 +397,7 @@ def _check_class_target(input, target, weight, ignore_index, name):
     if weight is not None and tuple(weight.shape) != (C,):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
                            f"tensor of shape: {list(weight.shape)}")
-    t = target.data
+    t = target.array
     if t.size:
         bad = (t != ignore_index) & ((t < 0) | (t >= C))
         if bool(bad.any()):
@@ -416,7 +416,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     check_tensor(target, "target", "nll_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     layout = _check_class_target(input, target, weight, ignore_index, "nll_loss")
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise RuntimeError(f"nll_loss: expected floating point input, got {input.dtype}")
     return (NllLoss2d if layout == 3 else NllLoss).apply(input, target, weight, int(ignore_index), reduction, layout)
 
@@ -426,13 +426,13 @@ class BinaryCrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, x, t, w, reduction):  # -w (t log x + (1 - t) log(1 - x)), each log at least -100 (PyTorch)
-        xd, td = x.data, t.data
+        xd, td = x.array, t.array
         xp = xp_of(xd)
         with np.errstate(divide="ignore"):
             lx, l1x = xp.maximum(xp.log(xd), -100.0), xp.maximum(xp.log1p(-xd), -100.0)
         loss = -(td * lx + (1.0 - td) * l1x)
         if w is not None:
-            loss = loss * w.data
+            loss = loss * w.array
         ctx.save(self=x, target=t, weight=w)
         ctx.reduction = reduction
         return _reduce_array(loss.astype(xd.dtype, copy=False), reduction)
@@ -441,7 +441,7 @@ class BinaryCrossEntropy(Function):
     def backward(ctx, g):  # d/dx = w (x - t) / max(x (1 - x), 1e-12);  d/dt = w (log(1 - x) - log x)
         x, t, w = ctx.saved_tensors
         mg = _mg()
-        gl = _upstream(g, ctx.reduction, x.data.size)
+        gl = _upstream(g, ctx.reduction, x.array.size)
         if w is not None:
             gl = gl * w
         needs = ctx.needs_input_grad
@@ -460,7 +460,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is "
                          "deprecated. Please ensure they have the same size.")
-    xd = input.data
+    xd = input.array
     if xd.size and bool(((xd < 0) | (xd > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     if weight is not None:
@@ -475,7 +475,7 @@ def _broadcast_weight(weight, input, name):
     if broadcast_shapes(tuple(weight.shape), tuple(input.shape)) != tuple(input.shape):
         raise RuntimeError(f"binary_cross_entropy: {name} of shape {list(weight.shape)} does not broadcast to the "
                            f"input's shape {list(input.shape)}")
-    return weight if weight.data.dtype == input.data.dtype else weight.to(input.dtype)
+    return weight if weight.array.dtype == input.array.dtype else weight.to(input.dtype)
 
 
 class BinaryCrossEntropyWithLogits(Function):
@@ -484,12 +484,12 @@ class BinaryCrossEntropyWithLogits(Function):
     @staticmethod
     def forward(ctx, x, t, w, pw, reduction):
         # (1 - t) x + (1 + (pw - 1) t) softplus(-x), times w: -w (pw t log s(x) + (1 - t) log(1 - s(x))), s = sigmoid
-        xd, td = x.data, t.data
+        xd, td = x.array, t.array
         sp = xp_of(xd).logaddexp(0.0, -xd)  # softplus(-x) = -log sigmoid(x), without overflow
-        lw = 1.0 if pw is None else 1.0 + (pw.data - 1.0) * td
+        lw = 1.0 if pw is None else 1.0 + (pw.array - 1.0) * td
         loss = (1.0 - td) * xd + lw * sp
         if w is not None:
-            loss = loss * w.data
+            loss = loss * w.array
         ctx.save(self=x, target=t, weight=w, pos_weight=pw)
         ctx.reduction = reduction
         return _reduce_array(loss.astype(xd.dtype, copy=False), reduction)
@@ -498,7 +498,7 @@ class BinaryCrossEntropyWithLogits(Function):
     def backward(ctx, g):  # d/dx = w ((1 - t) - lw sigmoid(-x));  d/dt = w (-x + (pw - 1) softplus(-x))
         x, t, w, pw = ctx.saved_tensors
         mg = _mg()
-        gl = _upstream(g, ctx.reduction, x.data.size)
+        gl = _upstream(g, ctx.reduction, x.array.size)
         if w is not None:
             gl = gl * w
         needs = ctx.needs_input_grad
@@ -565,9 +565,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def one_hot(tensor, num_classes=-1):
     """(*) int64 class ids -> (*, num_classes) int64 with a 1 at each id; num_classes -1: max id + 1."""
     check_tensor(tensor, "tensor", "one_hot")
-    if tensor.data.dtype != np.int64:
+    if tensor.array.dtype != np.int64:
         raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor (int64), got {tensor.dtype}.")
-    t = tensor.data
+    t = tensor.array
     xp = xp_of(t)
     if num_classes == -1:
         if t.size == 0:

@@ -60,11 +60,11 @@ class LayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, w, b, D, eps):
-        out, mean, rstd = _forward_rows(x.data, None if w is None else w.data, None if b is None else b.data, D, eps)
+        out, mean, rstd = _forward_rows(x.array, None if w is None else w.array, None if b is None else b.array, D, eps)
         # the input itself, not a normalized copy: it is alive anyway (the residual stream), and
         # backward recomputes x_hat from it row by row in cache
         ctx.save(input=x, mean=mean, rstd=rstd, weight=w if ctx.needs_input_grad[0] else None)
-        ctx.shapes = D, None if w is None else w.data.shape, None if b is None else b.data.shape
+        ctx.shapes = D, None if w is None else w.array.shape, None if b is None else b.array.shape
         return out
 
     @staticmethod
@@ -73,14 +73,14 @@ class LayerNorm(Function):
         # x_hat = (x - mean) rstd;  gw = sum_rows g x_hat;  gb = sum_rows g;
         # gx = rstd (g w - mean(g w) - x_hat mean(g w x_hat))
         x, mean, rstd, w = ctx.saved_tensors
-        xd, mean, rstd = x.data, mean.data, rstd.data
+        xd, mean, rstd = x.array, mean.array, rstd.array
         D, w_shape, b_shape = ctx.shapes
         N = mean.shape[0]
         xp = xp_of(xd)
         x2 = xp.ascontiguousarray(xd).reshape(N, D)
-        g2 = xp.ascontiguousarray(g.data).reshape(N, D)
+        g2 = xp.ascontiguousarray(g.array).reshape(N, D)
         need_x, need_w, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1], ctx.needs_input_grad[2]
-        wd = None if w is None else w.data.reshape(D)
+        wd = None if w is None else w.array.reshape(D)
         gx_full = xp.empty(xd.shape, dtype=g2.dtype) if need_x else None  # owned: the engine adopts it uncopied
         gx = None if gx_full is None else gx_full.reshape(N, D)
         inv_d = 1.0 / D
@@ -135,13 +135,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         normalized_shape = (int(normalized_shape),)
     normalized_shape = tuple(map(int, normalized_shape))
     k = len(normalized_shape)
-    if k == 0 or tuple(input.data.shape[input.data.ndim - k:]) != normalized_shape or input.data.ndim < k:
+    if k == 0 or tuple(input.array.shape[input.array.ndim - k:]) != normalized_shape or input.array.ndim < k:
         raise RuntimeError(
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape [*, "
             f"{', '.join(map(str, normalized_shape))}], but got input of size {list(input.shape)}"
         )
     for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and tuple(p.data.shape) != normalized_shape:
+        if p is not None and tuple(p.array.shape) != normalized_shape:
             raise RuntimeError(f"layer_norm: expected {name} of shape {list(normalized_shape)}, got {list(p.shape)}")
     D = 1
     for s in normalized_shape:
@@ -156,7 +156,7 @@ class BatchNorm(Function):
     @staticmethod
     def forward(ctx, x, w, b, running_mean, running_var, training, momentum, eps):
         # training: batch statistics (the running ones move toward them); eval: the running statistics
-        xd = x.data
+        xd = x.array
         xp = xp_of(xd)
         axes = (0,) + tuple(range(2, xd.ndim))
         bshape = (1, -1) + (1,) * (xd.ndim - 2)
@@ -165,15 +165,15 @@ class BatchNorm(Function):
             var = xd.var(axis=axes)  # biased: what normalizes
             if running_mean is not None:  # PyTorch's update: the unbiased variance goes into running_var
                 n = xd.size // xd.shape[1]
-                running_mean.data[...] = (1.0 - momentum) * running_mean.data + momentum * mean
-                running_var.data[...] = (1.0 - momentum) * running_var.data + momentum * var * (n / max(n - 1, 1))
+                running_mean.array[...] = (1.0 - momentum) * running_mean.array + momentum * mean
+                running_var.array[...] = (1.0 - momentum) * running_var.array + momentum * var * (n / max(n - 1, 1))
                 running_mean._bump_version()
                 running_var._bump_version()
         else:  # copies: a later training step updates the running statistics in place
-            mean, var = running_mean.data.copy(), running_var.data
+            mean, var = running_mean.array.copy(), running_var.array
         rstd = 1.0 / xp.sqrt(var + eps)
-        scale = rstd if w is None else rstd * w.data
-        shift = -mean * scale if b is None else b.data - mean * scale
+        scale = rstd if w is None else rstd * w.array
+        shift = -mean * scale if b is None else b.array - mean * scale
         y = xd * scale.reshape(bshape).astype(xd.dtype, copy=False)
         y += shift.reshape(bshape).astype(xd.dtype, copy=False)
         # training's statistics are recomputed in backward (as ops of x); eval's are constants, kept
@@ -230,6 +230,6 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != (C,):
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"batch_norm" not implemented for {input.dtype}: pass a floating point tensor')
     return BatchNorm.apply(input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps))

@@ -17,7 +17,7 @@ class ConstantPadNd(Function):
 
     @staticmethod
     def forward(ctx, x, pads, value):  # pads ((lo, hi), ...) for the last len(pads) dims; negative crops
-        xd = x.data
+        xd = x.array
         xp = xp_of(xd)
         lead = xd.ndim - len(pads)
         shape = xd.shape[:lead] + tuple(s + lo + hi for s, (lo, hi) in zip(xd.shape[lead:], pads))
@@ -89,7 +89,7 @@ def pad(input, pad, mode="constant", value=None):
                 raise RuntimeError(f"pad: the padding ({lo}, {hi}) of dim {nd - k + j} (size {shape[nd - k + j]}) "
                                    f"would give a negative size")
         v = 0 if value is None else value
-        if input.data.dtype.kind in "iub":
+        if input.array.dtype.kind in "iub":
             v = int(v)
         return ConstantPadNd.apply(input, pads, v)
     if value is not None:
@@ -112,9 +112,9 @@ def pad(input, pad, mode="constant", value=None):
         if n + lo + hi <= 0 or min(lo, hi) < -n:
             raise RuntimeError(f"pad: the padding ({lo}, {hi}) of dim {nd - k + j} (size {n}) would give a "
                                "non-positive size")
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise NotImplementedError(f'pad: mode "{mode}" is implemented for floating point tensors only, got '
                                   f"{input.dtype}")
-    xp, dt = xp_of(input.data), input.data.dtype
+    xp, dt = xp_of(input.array), input.array.dtype
     mats = tuple(xp.asarray(_pick_matrix(shape[nd - k + j], lo, hi, mode, dt)) for j, (lo, hi) in enumerate(pads))
     return _PAD_NODES[(mode, k)].apply(input, mats)

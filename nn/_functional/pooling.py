@@ -58,7 +58,7 @@ class MaxPool2d(Function):
     @staticmethod
     def forward(ctx, x, kernel, stride, dilation, padding, pads, out):
         # y = the max of each window (NaN wins, as in PyTorch), and where it is as a flat index into the plane
-        xd = x.data if x.data.ndim == 4 else x.data[None]  # an unbatched (C, H, W) input as one sample
+        xd = x.array if x.array.ndim == 4 else x.array[None]  # an unbatched (C, H, W) input as one sample
         xp = xp_of(xd)
         low = -np.inf if xd.dtype.kind == "f" else np.iinfo(xd.dtype).min
         v = windows(pad_array(xd, pads, low), kernel, stride, dilation, out)
@@ -67,7 +67,7 @@ class MaxPool2d(Function):
         y = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
         ctx.arg, ctx.pool = arg, (kernel, stride, dilation, pads, out, xd.shape)
         idx = _flat_indices(arg, kernel, stride, dilation, padding, xd.shape[-1], xp)
-        return (y, idx) if x.data.ndim == 4 else (y[0], idx[0])
+        return (y, idx) if x.array.ndim == 4 else (y[0], idx[0])
 
     @staticmethod
     def backward(ctx, g, _):  # each window's gradient goes to its max
@@ -83,14 +83,14 @@ class MaxPoolScatter(Function):
     @staticmethod
     def forward(ctx, g, arg, pool):  # window values (N, C, oh, ow) -> added at their argmax in (N, C, H, W)
         kernel, stride, dilation, pads, out, shape = pool
-        gd = g.data.reshape(arg.shape)
+        gd = g.array.reshape(arg.shape)
         xp = xp_of(gd)
         padded = tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], pads))
         zero = gd.dtype.type(0)
         acc = col2im(lambda k: xp.where(arg == k[0] * kernel[1] + k[1], gd, zero), shape[:2], padded, kernel, stride,
                      dilation, out, gd.dtype, xp)
         gx = xp.ascontiguousarray(crop(acc, pads, shape[2:]))
-        ctx.arg, ctx.pool, ctx.unbatched = arg, pool, g.data.ndim == 3
+        ctx.arg, ctx.pool, ctx.unbatched = arg, pool, g.array.ndim == 3
         return gx[0] if ctx.unbatched else gx
 
     @staticmethod
@@ -104,11 +104,11 @@ class MaxPoolGather(Function):
     @staticmethod
     def forward(ctx, x, arg, pool):  # (N, C, H, W) -> the value at each window's argmax (N, C, oh, ow)
         kernel, stride, dilation, pads, out, shape = pool
-        xd = x.data.reshape(shape)
+        xd = x.array.reshape(shape)
         v = windows(pad_array(xd, pads), kernel, stride, dilation, out)
         y = xp_of(xd).take_along_axis(v.reshape(v.shape[:4] + (-1,)), arg[..., None], axis=-1)[..., 0]
         ctx.arg, ctx.pool = arg, pool
-        return y[0] if x.data.ndim == 3 else y
+        return y[0] if x.array.ndim == 3 else y
 
     @staticmethod
     def backward(ctx, g):
@@ -139,11 +139,11 @@ class AvgPool2d(Function):
 
     @staticmethod
     def forward(ctx, x, kernel, stride, pads, out, divisor):  # y = sum of each window / divisor
-        xd = x.data if x.data.ndim == 4 else x.data[None]  # an unbatched (C, H, W) input as one sample
+        xd = x.array if x.array.ndim == 4 else x.array[None]  # an unbatched (C, H, W) input as one sample
         v = windows(pad_array(xd, pads), kernel, stride, (1, 1), out)
         ctx.pool = kernel, stride, pads, out, xd.shape, divisor
         y = v.sum(axis=(-2, -1)) / divisor
-        return y if x.data.ndim == 4 else y[0]
+        return y if x.array.ndim == 4 else y[0]
 
     @staticmethod
     def backward(ctx, g):  # every element of a window gets g / divisor
@@ -158,13 +158,13 @@ class AvgPoolAdjoint(Function):
     @staticmethod
     def forward(ctx, g, pool):
         kernel, stride, pads, out, shape, divisor = pool
-        gd = g.data.reshape(shape[:2] + tuple(out)) / divisor
+        gd = g.array.reshape(shape[:2] + tuple(out)) / divisor
         xp = xp_of(gd)
         padded = tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], pads))
         acc = col2im(lambda k: gd, shape[:2], padded, kernel, stride, (1, 1), out, gd.dtype, xp)
         gx = xp.ascontiguousarray(crop(acc, pads, shape[2:]))
         ctx.pool = pool
-        return gx if g.data.ndim == 4 else gx[0]
+        return gx if g.array.ndim == 4 else gx[0]
 
     @staticmethod
     def backward(ctx, gg):
@@ -178,13 +178,13 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     the padded input (count_include_pad) or to the input itself, or `divisor_override`. One
     `AvgPool2DBackward0` node."""
     kernel, stride, padding, _ = _pool_args(input, kernel_size, stride, padding, 1, "avg_pool2d")
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"avg_pool2d" not implemented for {input.dtype}: pass a floating point tensor')
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     x = input
     out, pads = _pool_geometry(x.shape, kernel, stride, padding, (1, 1), ceil_mode)
-    xp = xp_of(x.data)
+    xp = xp_of(x.array)
     if divisor_override is not None:
         divisor = float(divisor_override)
     else:
@@ -193,7 +193,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
             start = np.arange(o) * st - p
             end = np.minimum(start + k, s + p)
             counts.append(end - start if count_include_pad else np.minimum(end, s) - np.maximum(start, 0))
-        divisor = xp.asarray(np.outer(counts[0], counts[1]), dtype=x.data.dtype)
+        divisor = xp.asarray(np.outer(counts[0], counts[1]), dtype=x.array.dtype)
     return AvgPool2d.apply(x, kernel, stride, pads, out, divisor)
 
 
@@ -205,7 +205,7 @@ class Separable(Function):
 
     @staticmethod
     def forward(ctx, x, mats):
-        y = x.data
+        y = x.array
         xp = xp_of(y)
         n = len(mats)
         for i, a in enumerate(mats):
@@ -257,9 +257,9 @@ def adaptive_avg_pool2d(input, output_size):
     if min(size) < 0 or (min(size) == 0 and input.numel()):
         raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
                            f"received {list(size)}")
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for {input.dtype}')
-    xp, dt = xp_of(input.data), input.data.dtype
+    xp, dt = xp_of(input.array), input.array.dtype
     mats = tuple(xp.asarray(_average_matrix(s, o, dt)) for s, o in zip(input.shape[-2:], size))
     return AdaptiveAvgPool2d.apply(input, mats)
 
@@ -325,9 +325,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if min(size) <= 0:
         raise RuntimeError(f"interpolate: output size must be positive, got {list(size)} for input of size "
                            f"{list(input.shape)}")
-    if input.data.dtype.kind != "f":
+    if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"interpolate" not implemented for {input.dtype}: pass a floating point tensor')
-    xp, dt = xp_of(input.data), input.data.dtype
+    xp, dt = xp_of(input.array), input.array.dtype
     mats = tuple(xp.asarray(_interp_matrix(s, o, mode, bool(align_corners), f, dt))
                  for s, o, f in zip(sp, size, scales))
     return _UPSAMPLE[(mode, n)].apply(input, mats)

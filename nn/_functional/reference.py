@@ -20,7 +20,7 @@ class Erf(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save(self=x)
-        return _erf_array(x.data)
+        return _erf_array(x.array)
 
     @staticmethod
     def backward(ctx, g):  # d erf(x) = 2/sqrt(pi) exp(-x^2) dx
@@ -84,10 +84,10 @@ def log_softmax(input, dim):
 def dropout(input, p=0.5, training=True):
     if not training or p == 0:
         return input
-    xp = array_module(input.data)
-    keep = minigrad.random.generator(xp).random(input.data.shape) >= p
+    xp = array_module(input.array)
+    keep = minigrad.random.generator(xp).random(input.array.shape) >= p
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    return input * Tensor((keep * scale).astype(input.data.dtype))
+    return input * Tensor((keep * scale).astype(input.array.dtype))
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
@@ -128,7 +128,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     att = (query @ key.transpose(-2, -1)) * scale
-    xp = array_module(query.data)
+    xp = array_module(query.array)
     if is_causal:
         keep = Tensor(xp.tril(xp.ones((L, S), dtype=bool)))
         att = att.masked_fill(~keep, float("-inf"))

@@ -46,7 +46,7 @@ class Linear(Module):
 
     def forward(self, input):
         weight = self.weight  # (a registered parameter: each read goes through Module.__getattr__)
-        check_input(self, input, (self.in_features,), weight.data.dtype)
+        check_input(self, input, (self.in_features,), weight.array.dtype)
         return F.linear(input, weight, self.bias)
 
     def extra_repr(self):

@@ -44,7 +44,7 @@ class LayerNorm(Module):
 
     def forward(self, input):
         weight = self.weight  # (a registered parameter: each read goes through Module.__getattr__)
-        check_input(self, input, self.normalized_shape, None if weight is None else weight.data.dtype)
+        check_input(self, input, self.normalized_shape, None if weight is None else weight.array.dtype)
         return F.layer_norm(input, self.normalized_shape, weight, self.bias, self.eps)
 
     def extra_repr(self):

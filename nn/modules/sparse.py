@@ -36,7 +36,7 @@ class Embedding(Module):
         """Draw the initial values again (PyTorch's init for this layer)."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            self.weight.data[self.padding_idx] = 0
+            self.weight.array[self.padding_idx] = 0
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
@@ -55,13 +55,13 @@ class Embedding(Module):
         """Integer ids in range, or an error naming the module, the offending id and num_embeddings."""
         if not isinstance(input, minigrad.Tensor):
             raise TypeError(f"{self._short_repr()}: expected a minigrad Tensor of integer ids, got {type(input).__name__}")
-        if input.data.dtype.kind not in "iu":
+        if input.array.dtype.kind not in "iu":
             raise RuntimeError(f"{self._short_repr()}: expected integer indices (int64 or int32), got {input.dtype} "
                                f"with shape {list(input.shape)}")
         if input.numel() == 0:
             return
         # one reduction each way; on a GPU this is the only host sync of the forward
-        lo, hi = int(input.data.min()), int(input.data.max())
+        lo, hi = int(input.array.min()), int(input.array.max())
         if lo < 0 or hi >= self.num_embeddings:
             bad = lo if lo < 0 else hi
             raise IndexError(f"{self._short_repr()}: index {bad} is out of range for num_embeddings="

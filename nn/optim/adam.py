@@ -63,15 +63,15 @@ class Adam(Optimizer):
                 reference.adam_update(p, p.grad, state["exp_avg"], state["exp_avg_sq"], lr, beta1, beta2, eps, wd,
                                       decoupled, step, state["max_exp_avg_sq"] if amsgrad else None)
                 continue
-            arrays = [p.data, p.grad.data, state["exp_avg"].data, state["exp_avg_sq"].data]
+            arrays = [p.array, p.grad.array, state["exp_avg"].array, state["exp_avg_sq"].array]
             if amsgrad:
-                arrays.append(state["max_exp_avg_sq"].data)
+                arrays.append(state["max_exp_avg_sq"].array)
             fast = backends.lookup("adamw", *arrays)
             if fast is not None and fast.update(*arrays[:4], lr, beta1, beta2, wd, decoupled, step_scale, eps_scaled,
                                                 arrays[4] if amsgrad else None):
                 p._bump_version()
                 continue
-            xp = array_module(p.data)
+            xp = array_module(p.array)
 
             def update(blk, tmp, xp=xp, step_scale=step_scale, eps_scaled=eps_scaled):  # one block of (p, g, m, v[, v_max])
                 w, g, m, v = blk[:4]

@@ -1,6 +1,6 @@
 """`Optimizer`: parameter groups, per-parameter state, state dicts; subclasses write the update.
 
-Updates run on the raw arrays (`p.data`, `p.grad.data`), in place, with numpy's `out=` ufuncs.
+Updates run on the raw arrays (`p.array`, `p.grad.array`), in place, with numpy's `out=` ufuncs.
 Two mechanisms here keep them fast and allocation-free:
 
 * `_for_blocks` walks a parameter and its state arrays in matching blocks of `BLOCK` elements, so
@@ -199,7 +199,7 @@ def _restore(value, p, name, key):
     if tuple(value.shape) != tuple(p.shape):
         raise ValueError(f"loaded optimizer state for parameter {key} has '{name}' of shape {list(value.shape)}, "
                          f"but the parameter has shape {list(p.shape)}")
-    arr = to_device(value.data, p.device)
+    arr = to_device(value.array, p.device)
     xp = array_module(arr)
-    dtype = p.data.dtype if value.data.dtype.kind == "f" else arr.dtype
+    dtype = p.array.dtype if value.array.dtype.kind == "f" else arr.dtype
     return Tensor(xp.array(arr, dtype=dtype, copy=True, order="C"))

@@ -34,15 +34,15 @@ class SGD(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            xp = array_module(p.data)
-            arrays = [p.data, p.grad.data]
+            xp = array_module(p.array)
+            arrays = [p.array, p.grad.array]
             first = False
             if momentum != 0:
                 state = self.state[p]
                 if "momentum_buffer" not in state:
                     state["momentum_buffer"] = p.new_empty(p.shape)
                     first = True
-                arrays.append(state["momentum_buffer"].data)
+                arrays.append(state["momentum_buffer"].array)
 
             def update(blk, tmp, xp=xp, first=first):  # one block of (p, d_p[, momentum_buffer]), temporaries tmp
                 s, s2 = tmp

@@ -35,10 +35,10 @@ UNUSED = ("Expected to have finished reduction in the prior iteration before sta
 class _Bucket:
     def __init__(self, params):
         self.params = params
-        self.sizes = [p.data.size for p in params]
+        self.sizes = [p.array.size for p in params]
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).tolist()
-        xp = array_module(params[0].data)
-        self.flat = xp.empty(self.offsets[-1], dtype=params[0].data.dtype)
+        xp = array_module(params[0].array)
+        self.flat = xp.empty(self.offsets[-1], dtype=params[0].array.dtype)
         self.left = len(params)
         self.work = None
 
@@ -85,10 +85,10 @@ class DistributedDataParallel(Module):
     def _make_buckets(params, cap_bytes, first_cap):
         buckets, current, size = [], [], 0
         for p in params:
-            nbytes = p.data.size * p.data.dtype.itemsize
+            nbytes = p.array.size * p.array.dtype.itemsize
             cap = first_cap if not buckets else cap_bytes
-            if current and (size + nbytes > cap or p.data.dtype != current[0].data.dtype
-                            or array_module(p.data) is not array_module(current[0].data)):
+            if current and (size + nbytes > cap or p.array.dtype != current[0].array.dtype
+                            or array_module(p.array) is not array_module(current[0].array)):
                 buckets.append(_Bucket(current))
                 current, size = [], 0
             current.append(p)
@@ -152,7 +152,7 @@ class DistributedDataParallel(Module):
 
     def _launch(self, b):
         for p, lo, hi in zip(b.params, b.offsets, b.offsets[1:]):
-            b.flat[lo:hi] = p.grad.data.reshape(-1)
+            b.flat[lo:hi] = p.grad.array.reshape(-1)
         b.work = dist.all_reduce(minigrad.Tensor(b.flat), op=dist.ReduceOp.AVG, async_op=True)
 
     def _finish(self):
@@ -160,12 +160,12 @@ class DistributedDataParallel(Module):
             for b in self._buckets:
                 b.work.wait()
                 for p, lo, hi in zip(b.params, b.offsets, b.offsets[1:]):
-                    avg = b.flat[lo:hi].reshape(p.data.shape)
-                    g = p.grad.data
+                    avg = b.flat[lo:hi].reshape(p.array.shape)
+                    g = p.grad.array
                     if g.flags.writeable and g.base is None:
                         g[...] = avg
                     else:
-                        p.grad.data = avg.copy()
+                        p.grad.array = avg.copy()
         finally:
             for b in self._buckets:
                 b.left, b.work = len(b.params), None
@@ -186,7 +186,7 @@ class DistributedDataParallel(Module):
 
 def _check_same_model(module):
     """Every rank built the same model: the same parameter and buffer names, shapes and dtypes."""
-    mine = [[n, list(t.shape), str(t.data.dtype)] for n, t in
+    mine = [[n, list(t.shape), str(t.array.dtype)] for n, t in
             list(module.named_parameters()) + list(module.named_buffers())]
     every = [None] * dist.get_world_size()
     dist.all_gather_object(every, mine)

@@ -100,4 +100,4 @@ def test_kill_9_at_random_moments_never_loses_a_checkpoint(tmp_path):
     a, b = nn.load(out / "ckpt.safetensors"), nn.load(tmp_path / "straight" / "ckpt.safetensors")
     assert a["iter_num"] == b["iter_num"] == end
     for name, t in a["model"].items():
-        assert np.array_equal(t.data, b["model"][name].data), name
+        assert np.array_equal(t.array, b["model"][name].array), name

@@ -51,9 +51,9 @@ def test_init_statistics_and_num_params():
     cfg = GPTConfig(block_size=32, vocab_size=100, n_layer=4, n_head=4, n_embd=64, bias=False)
     minigrad.manual_seed(0)
     model = GPT(cfg)
-    w = model.transformer.h[0].mlp.c_fc.weight.data
+    w = model.transformer.h[0].mlp.c_fc.weight.array
     assert abs(float(w.std()) - 0.02) < 0.002
-    proj = model.transformer.h[0].attn.c_proj.weight.data
+    proj = model.transformer.h[0].attn.c_proj.weight.array
     assert abs(float(proj.std()) - 0.02 / np.sqrt(2 * cfg.n_layer)) < 0.002
     total = sum(p.numel() for p in model.parameters())
     assert model.get_num_params() == total - 32 * 64
@@ -123,7 +123,7 @@ def test_training_steps_follow_pytorch_nanogpt(torch):
         assert abs(loss.item() - tloss.item()) < 1e-4 and abs(float(norm.item()) - float(tnorm)) < 1e-4
     tparams = dict(tmodel.named_parameters())
     for name, p in model.named_parameters():
-        np.testing.assert_allclose(p.data, tparams[name].detach().numpy(), atol=1e-5, err_msg=name)
+        np.testing.assert_allclose(p.array, tparams[name].detach().numpy(), atol=1e-5, err_msg=name)
 
 
 def test_configure_optimizers_decays_matrices_only():
@@ -183,7 +183,7 @@ def test_generation_past_the_block_size_and_stop_token():
     prompt = minigrad.tensor([[1, 2, 3]])
     out = model.generate(prompt, 30, temperature=0)
     assert out.shape == (1, 33)
-    assert 0 <= int(out.data.min()) and int(out.data.max()) < cfg.vocab_size
+    assert 0 <= int(out.array.min()) and int(out.array.max()) < cfg.vocab_size
     first = int(out[0, 3])
     stopped = model.generate(prompt, 30, temperature=0, stop_token=first)
     assert stopped.shape == (1, 4)
@@ -212,14 +212,14 @@ def test_cached_forward_equals_the_module_forward_bit_for_bit():
     tok = minigrad.tensor([[4], [9]])
     with minigrad.no_grad():
         a, b = KVCache(cfg.n_layer), KVCache(cfg.n_layer)
-        fast = model._cached_forward(prompt.data, a)  # a prompt fills the empty cache
-        slow = model(prompt, cache=b)[0][:, -1, :].data
+        fast = model._cached_forward(prompt.array, a)  # a prompt fills the empty cache
+        slow = model(prompt, cache=b)[0][:, -1, :].array
         assert np.array_equal(fast, slow)
-        fast = model._cached_forward(tok.data, a)  # one generated token
-        slow = model(tok, cache=b)[0][:, -1, :].data
+        fast = model._cached_forward(tok.array, a)  # one generated token
+        slow = model(tok, cache=b)[0][:, -1, :].array
     assert np.array_equal(fast, slow)
     assert a.length == b.length == 7
     for la, lb in zip(a.layers, b.layers):
         assert np.array_equal(la.k[:, :, :7], lb.k[:, :, :7]) and np.array_equal(la.v[:, :, :7], lb.v[:, :, :7])
     with pytest.raises(ValueError, match="only fill an empty cache"):
-        model._cached_forward(prompt.data, a)
+        model._cached_forward(prompt.array, a)

@@ -60,7 +60,7 @@ def mg_logits(model, idx):
     """minigrad's logits of every position (the targets make forward return them all)."""
     with minigrad.no_grad():
         logits, _ = model(minigrad.tensor(idx), minigrad.tensor(np.zeros_like(idx)))
-    return logits.data
+    return logits.array
 
 
 def tokens(n=2, t=16, seed=0):
@@ -122,7 +122,7 @@ def test_greedy_generation_equals_transformers(hf_tiny, use_cache):
                            max_new_tokens=24, do_sample=False, pad_token_id=50256).numpy()
     got = model.generate(minigrad.tensor(prompt), 24, temperature=0, use_cache=use_cache)
     assert got.shape == (2, 30)
-    np.testing.assert_array_equal(got.data, want)
+    np.testing.assert_array_equal(got.array, want)
 
 
 @pytest.mark.parametrize("bias, activation, vocab", [(True, "gelu_tanh", 50257), (False, "gelu", 100)])
@@ -134,7 +134,7 @@ def test_export_loads_in_transformers_and_round_trips_exactly(tmp_path, bias, ac
     model = GPT(GPTConfig(block_size=48, vocab_size=vocab, n_layer=2, n_head=4, n_embd=32, bias=bias,
                           activation=activation))
     for p in model.parameters():  # no bias zero, no LayerNorm weight one
-        p.data += np.random.default_rng(p.numel()).normal(0, 0.05, p.shape).astype(np.float32)
+        p.array += np.random.default_rng(p.numel()).normal(0, 0.05, p.shape).astype(np.float32)
     model.eval()
     model.save_pretrained(tmp_path / "export")
     assert sorted(os.listdir(tmp_path / "export")) == ["config.json", "model.safetensors"]
@@ -148,9 +148,9 @@ def test_export_loads_in_transformers_and_round_trips_exactly(tmp_path, bias, ac
     assert back.config.activation == activation and back.config.block_size == 48
     theirs = dict(back.named_parameters())
     for name, p in model.named_parameters():
-        assert np.array_equal(theirs[name].data, p.data), name
+        assert np.array_equal(theirs[name].array, p.array), name
     if not bias:
-        assert all(not theirs[n].data.any() for n in theirs if n.endswith(".bias"))
+        assert all(not theirs[n].array.any() for n in theirs if n.endswith(".bias"))
     assert back.lm_head.weight is back.transformer.wte.weight  # still tied
 
 
@@ -178,7 +178,7 @@ def test_openai_names_and_mask_buffers_load_as_the_same_model(tmp_path):
     openai = copy_model(folder, tmp_path / "openai", tensors=openai_layout)
     loaded = GPT.from_pretrained(openai)
     for (name, p), (_, q) in zip(model.named_parameters(), loaded.named_parameters()):
-        assert np.array_equal(p.data, q.data), name
+        assert np.array_equal(p.array, q.array), name
 
 
 def test_half_precision_files_load_as_float32(tmp_path):
@@ -186,8 +186,8 @@ def test_half_precision_files_load_as_float32(tmp_path):
     half = copy_model(folder, tmp_path / "f16", tensors=lambda a: {k: v.astype(np.float16) for k, v in a.items()})
     loaded = GPT.from_pretrained(half)
     for (name, p), (_, q) in zip(model.named_parameters(), loaded.named_parameters()):
-        assert q.data.dtype == np.float32
-        np.testing.assert_array_equal(q.data, p.data.astype(np.float16).astype(np.float32), err_msg=name)
+        assert q.array.dtype == np.float32
+        np.testing.assert_array_equal(q.array, p.array.astype(np.float16).astype(np.float32), err_msg=name)
 
 
 def test_override_args_and_crop_block_size(tmp_path):
@@ -251,7 +251,7 @@ def test_peak_memory_of_loading_stays_near_the_weights_size(tmp_path):
         "def kb(key):\n    return next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith(key))\n"
         "open('/proc/self/clear_refs', 'w').write('5')\nbase = kb('VmRSS')\n"
         "m = GPT.from_pretrained(sys.argv[1])\n"
-        "print((kb('VmHWM') - base) * 1024 / sum(p.data.nbytes for p in m.parameters()))\n"
+        "print((kb('VmHWM') - base) * 1024 / sum(p.array.nbytes for p in m.parameters()))\n"
     )
     out = subprocess.run([sys.executable, "-c", child, str(folder)], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=ROOT, timeout=120)
@@ -399,8 +399,8 @@ def test_finetuning_from_a_gpt2_folder_runs_offline(finetuned, hf_tiny):
     evals = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines() if "val_loss" in line]
     assert [e["iter"] for e in evals] == [0, 2, 4]
     start = GPT.from_pretrained(folder)
-    assert not np.array_equal(ckpt["model"]["transformer.h.0.mlp.c_fc.weight"].data,
-                              start.transformer.h[0].mlp.c_fc.weight.data)  # it trained
+    assert not np.array_equal(ckpt["model"]["transformer.h.0.mlp.c_fc.weight"].array,
+                              start.transformer.h[0].mlp.c_fc.weight.array)  # it trained
     pytest.importorskip("matplotlib")
     assert (out / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

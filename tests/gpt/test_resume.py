@@ -21,7 +21,7 @@ def same(a, b, where="checkpoint"):
     """Assert two decoded checkpoint trees are equal, tensors bit for bit."""
     if isinstance(a, minigrad.Tensor):
         assert isinstance(b, minigrad.Tensor) and a.dtype == b.dtype, where
-        assert np.array_equal(a.data, b.data), where
+        assert np.array_equal(a.array, b.array), where
     elif isinstance(a, np.ndarray):
         assert np.array_equal(a, b), where
     elif isinstance(a, dict):

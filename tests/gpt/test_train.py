@@ -37,7 +37,7 @@ def run(argv, log=lambda *a: None):
 
 
 def weights(model):
-    return {k: v.data.copy() for k, v in model.state_dict().items()}
+    return {k: v.array.copy() for k, v in model.state_dict().items()}
 
 
 def test_tiny_training_run_writes_checkpoints_and_log(tmp_path, corpus):
@@ -59,7 +59,7 @@ def test_checkpoint_round_trip(tmp_path, corpus):
     t = run(tiny_args(tmp_path, corpus))
     model, ckpt = sampling.load_model(tmp_path / "out")
     for k, v in t.model.state_dict().items():
-        assert np.array_equal(model.state_dict()[k].data, v.data), k
+        assert np.array_equal(model.state_dict()[k].array, v.array), k
     assert ckpt["best_val_loss"] == t.best_val_loss
 
 
@@ -75,7 +75,7 @@ def test_resume_is_exact(tmp_path, corpus):
         assert np.array_equal(a[k], b[k]), k
     sa, sb = straight.optimizer.state_dict()["state"], resumed.optimizer.state_dict()["state"]
     for i in sa:
-        assert np.array_equal(sa[i]["exp_avg"].data, sb[i]["exp_avg"].data)
+        assert np.array_equal(sa[i]["exp_avg"].array, sb[i]["exp_avg"].array)
 
 
 def test_eval_only_reports_the_losses_and_writes_nothing(tmp_path, corpus):

@@ -39,7 +39,7 @@ def run(body, **env):
 
 def test_large_arrays_start_on_a_cache_line_after_the_backend_loads():
     out = run("""
-        print(name(), name(before), name(F.linear(x, w).data))  # (y itself was made just before)
+        print(name(), name(before), name(F.linear(x, w).array))  # (y itself was made just before)
         sizes = [1 << 16, (1 << 16) + 4, 3 * 40000 + 8, 5 << 20]  # from the threshold up, odd sizes too
         print(all(np.empty(n, np.uint8).ctypes.data % 64 == 0 for n in sizes for _ in range(20)))
         print(all((np.ones(n, np.float32) + 1).ctypes.data % 64 == 0 for n in (20000, 98304, 300001)))
@@ -74,13 +74,13 @@ def test_its_memory_behaves_as_numpys():
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 2 << 20)  # KiB: well under 2 GiB
         # y, made as the allocator came in, still holds its product: the same bits as the same product
         # now (same inputs, same thread count), and numpy's to rounding (numpy's BLAS threads differ)
-        print(np.array_equal(y.data, F.linear(x, w).data) and np.allclose(y.data, x.data @ w.data.T, atol=1e-4))
+        print(np.array_equal(y.array, F.linear(x, w).array) and np.allclose(y.array, x.array @ w.array.T, atol=1e-4))
     """)
     assert out == ["True"] * 6
 
 
 def test_it_can_be_kept_off():
-    assert run("print(name(), name(F.linear(x, w).data))", MINIGRAD_MALLOC_TUNING="0") == ["default_allocator"] * 2
+    assert run("print(name(), name(F.linear(x, w).array))", MINIGRAD_MALLOC_TUNING="0") == ["default_allocator"] * 2
     # the numpy setting loads no backend, so numpy's allocator stays
     assert run("print(name())", MINIGRAD_KERNELS="numpy") == ["default_allocator"]
 
@@ -94,7 +94,7 @@ def test_a_step_is_the_same_bits_either_way():
         idx = minigrad.tensor(np.arange(64).reshape(4, 16) % 50)
         _, loss = m(idx, idx)
         loss.backward()
-        g = np.concatenate([p.grad.data.ravel() for p in m.parameters()])
+        g = np.concatenate([p.grad.array.ravel() for p in m.parameters()])
         print(name(), loss.item().hex(), float(g.astype(np.float64).sum()).hex(), float(np.abs(g).max()).hex())
     """
     on, off = run(body), run(body, MINIGRAD_MALLOC_TUNING="0")

@@ -176,7 +176,7 @@ def test_linear_through_each_library_agrees_and_repeats_bit_for_bit(monkeypatch,
         xt, wt = minigrad.tensor(x, requires_grad=True), minigrad.tensor(w, requires_grad=True)
         y = F.linear(xt, wt)
         y.backward(minigrad.tensor(g))
-        return y.data.copy(), xt.grad.data.copy(), wt.grad.data.copy()
+        return y.array.copy(), xt.grad.array.copy(), wt.grad.array.copy()
 
     first = run(2)
     ref = (x @ w.T, g @ w, g.reshape(-1, 352).T @ x.reshape(-1, 160))
@@ -209,7 +209,7 @@ def test_openblas_is_set_to_one_thread_around_the_teams_products_only_when_they_
     x = minigrad.tensor(np.ones((512, 512), np.float32), requires_grad=True)
     y = F.linear(x, x)  # 2^27 multiply-adds: the team's products
     y.sum().backward()
-    np.testing.assert_array_equal(y.data, np.full((512, 512), 512.0, np.float32))
+    np.testing.assert_array_equal(y.array, np.full((512, 512), 512.0, np.float32))
     if name == "openblas":
         assert calls and calls[0] == 1 and len(calls) % 2 == 0  # to one thread and back, each product
         assert blas.team_gemm_context(np.float32) is blas.one_blas_thread()

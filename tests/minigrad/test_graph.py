@@ -225,7 +225,7 @@ def test_retain_grad():
     np.testing.assert_allclose(y.grad.numpy(), 2 * y.detach().numpy())
     assert not y.grad.requires_grad
     # the retained grad must not alias the leaf's grad
-    x.grad.data[...] = 0
+    x.grad.array[...] = 0
     assert np.all(y.grad.numpy() != 0)
     # retain_grad on a leaf is a no-op; on a tensor without grad it is an error
     x.retain_grad()
@@ -287,7 +287,7 @@ def test_stashed_hook_gradient_is_not_stolen(inputs):
     x.register_hook(lambda g: stash.append(g))
     (x * 1.0).sum().backward(inputs=[x] if inputs else None)
     before = stash[0].numpy().copy()
-    x.grad.data[...] = 123.0
+    x.grad.array[...] = 123.0
     np.testing.assert_array_equal(stash[0].numpy(), before)
     (x * 1.0).sum().backward()
     np.testing.assert_array_equal(stash[0].numpy(), before)
@@ -298,7 +298,7 @@ def test_detach_shares_data_and_version():
     y = x * 2
     d = y.detach()
     assert d.is_leaf and not d.requires_grad and d.grad_fn is None
-    assert np.shares_memory(d.data, y.data)
+    assert np.shares_memory(d.array, y.array)
     d.add_(1)
     assert y._version == 1
     np.testing.assert_allclose(y.detach().numpy(), d.numpy())
@@ -316,7 +316,7 @@ def test_detach_inplace():
 def test_clone_records_and_copies():
     x = leaf(3)
     c = x.clone()
-    assert c.grad_fn.name() == "CloneBackward0" and not np.shares_memory(c.data, x.data)
+    assert c.grad_fn.name() == "CloneBackward0" and not np.shares_memory(c.array, x.array)
     (c * 3).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 3.0)
     d = mg.ones(2).clone()
@@ -359,7 +359,7 @@ def test_saved_tensors_visible_by_name():
     e = x.exp()
     # as in PyTorch: a saved output comes back as a new tensor on the same memory, with the node as grad_fn
     r = e.grad_fn._saved_result
-    assert r is not e and r.grad_fn is e.grad_fn and np.shares_memory(r.data, e.data)
+    assert r is not e and r.grad_fn is e.grad_fn and np.shares_memory(r.array, e.array)
     p = x**3
     assert p.grad_fn._saved_self is x
     with pytest.raises(AttributeError):
@@ -800,7 +800,7 @@ class MulAdd(Function):
 class ExpInplace(Function):
     @staticmethod
     def forward(ctx, x):
-        x.data[...] = np.exp(x.data)
+        x.array[...] = np.exp(x.array)
         ctx.mark_dirty(x)
         ctx.save_for_backward(x)
         return x
@@ -1015,24 +1015,24 @@ def test_leaf_grads_never_alias(name, via):
 
     run()
     gw = w.grad.numpy().copy()
-    assert not np.shares_memory(x.grad.data, w.grad.data)
-    x.grad.data += 100.0
+    assert not np.shares_memory(x.grad.array, w.grad.array)
+    x.grad.array += 100.0
     np.testing.assert_array_equal(w.grad.numpy(), gw)
     # and accumulating again (the in-place path) keeps them apart
     run()
-    assert not np.shares_memory(x.grad.data, w.grad.data)
+    assert not np.shares_memory(x.grad.array, w.grad.array)
 
 
 def test_leaf_grad_does_not_alias_user_gradient():
     x = leaf(3)
     g = mg.ones(3, dtype=mg.float64)
     (x * 1).backward(g)
-    x.grad.data += 1
+    x.grad.array += 1
     np.testing.assert_array_equal(g.numpy(), 1.0)
     y = leaf(3)
     g = mg.ones(3, dtype=mg.float64)
     y.backward(g)  # the leaf itself is the root: its grad is the user's tensor
-    y.grad.data += 1
+    y.grad.array += 1
     np.testing.assert_array_equal(g.numpy(), 1.0)
 
 
@@ -1041,7 +1041,7 @@ def test_leaf_grad_does_not_alias_retained_or_captured_grads():
     h = x + w
     h.retain_grad()
     (h * 1.0).sum().backward()
-    x.grad.data += 5
+    x.grad.array += 5
     np.testing.assert_array_equal(h.grad.numpy(), 1.0)
     np.testing.assert_array_equal(w.grad.numpy(), 1.0)
 
@@ -1051,7 +1051,7 @@ def test_leaf_grad_does_not_alias_hook_output_held_elsewhere():
     keep = mg.ones(3, dtype=mg.float64)
     x.register_hook(lambda g: keep)
     (x + w).sum().backward()
-    x.grad.data += 1
+    x.grad.array += 1
     np.testing.assert_array_equal(keep.numpy(), 1.0)
     np.testing.assert_array_equal(w.grad.numpy(), 1.0)
 
@@ -1110,8 +1110,8 @@ def test_saved_array_handed_out_as_a_gradient_is_not_summed_into(monkeypatch):
     class Scale(Function):
         @staticmethod
         def forward(ctx, x):
-            ctx.save(d=np.full(x.data.shape, 2.0))
-            return x.data * 2.0
+            ctx.save(d=np.full(x.array.shape, 2.0))
+            return x.array * 2.0
 
         @staticmethod
         def backward(ctx, g):
@@ -1138,11 +1138,11 @@ def test_saved_array_handed_out_as_a_gradient_is_not_summed_into(monkeypatch):
 def test_leaf_grad_of_view_gradient_is_contiguous_and_owned():
     x = leaf(3, 4)
     x.T.sum(0).sum().backward()
-    assert x.grad.data.flags.c_contiguous and x.grad.data.flags.writeable
+    assert x.grad.array.flags.c_contiguous and x.grad.array.flags.writeable
     x = leaf(3, 4)
     x.expand(2, 3, 4).sum().backward()
-    assert x.grad.data.flags.writeable
-    x.grad.data += 1
+    assert x.grad.array.flags.writeable
+    x.grad.array += 1
     np.testing.assert_allclose(x.grad.numpy(), 3.0)
 
 
@@ -1176,9 +1176,9 @@ def test_fresh_leaf_gradient_is_adopted_without_copy():
     x = leaf(4)
     y = x * 3
     seen = []
-    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(weakref.ref(grad_inputs[0].data)))
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: seen.append(weakref.ref(grad_inputs[0].array)))
     y.sum().backward()
-    assert seen[0]() is x.grad.data
+    assert seen[0]() is x.grad.array
 
 
 def test_inplace_on_view_of_leaf_message():

@@ -109,7 +109,7 @@ def freed_when_released(make):
     tracemalloc.start()  # before the graph is built, so that its buffers are traced
     loss, keep = make()
     report = saved_tensors_report(loss)
-    value = loss.data  # the loss value itself is not part of the graph's memory
+    value = loss.array  # the loss value itself is not part of the graph's memory
     owners = [a for a in reachable_arrays(loss.grad_fn) if a.base is None]
     refs = [(weakref.ref(a), a.nbytes) for a in owners]
     del owners

@@ -440,7 +440,7 @@ def test_cat_of_large_arrays_on_all_cores_equals_numpy(dim):
     parts = [mg.tensor(rng.standard_normal((6, 300, 400)).astype(np.float32), requires_grad=True) for _ in range(2)]
     view = mg.tensor(rng.standard_normal((6, 400, 300)).astype(np.float32)).transpose(1, 2)  # a strided input
     out = mg.cat(parts + [view], dim=dim)
-    np.testing.assert_array_equal(out.data, np.concatenate([p.data for p in parts] + [view.data], axis=dim))
+    np.testing.assert_array_equal(out.array, np.concatenate([p.array for p in parts] + [view.array], axis=dim))
     weights = mg.tensor(rng.standard_normal(out.shape).astype(np.float32))
     (out * weights).sum().backward()
-    np.testing.assert_array_equal(parts[1].grad.data, np.split(weights.data, 3, axis=dim)[1])
+    np.testing.assert_array_equal(parts[1].grad.array, np.split(weights.array, 3, axis=dim)[1])

@@ -44,14 +44,14 @@ def test_values_gradients_dtype_and_node_vs_torch(torch, name, kw, dtype):
     assert y.dtype == ours.dtype and y.shape == tuple(ty.shape)
     assert y.grad_fn.name() == ty.grad_fn.name()
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-13)
-    np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), **tol)
     g = RNG.standard_normal(y.shape).astype(dtype)
     y.backward(minigrad.tensor(g))
     ty.backward(torch.tensor(g))
     assert ours.grad.dtype == ours.dtype
     if name == "hardsigmoid" and dtype == np.float64:  # PyTorch's float64 backward multiplies by a float32 1/6
         tol = dict(rtol=1e-7, atol=1e-13)
-    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), **tol)
+    np.testing.assert_allclose(ours.grad.array, theirs.grad.numpy(), **tol)
 
 
 @pytest.mark.parametrize("name,kw", CASES, ids=ids(CASES))
@@ -71,7 +71,7 @@ def test_second_derivative_vs_torch(torch, name):
     g.sum().backward()
     (tg,) = torch.autograd.grad(getattr(torch.nn.functional, name)(theirs).sum(), theirs, create_graph=True)
     tg.sum().backward()
-    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours.grad.array, theirs.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardswish", "hardsigmoid",
@@ -110,7 +110,7 @@ MODULES = [
 def test_modules_match_torch(torch, name, args, kw):
     x = data((3, 5), np.float32)
     m, tm = getattr(nn, name)(*args, **kw), getattr(torch.nn, name)(*args, **kw)
-    np.testing.assert_allclose(m(minigrad.tensor(x)).data, tm(torch.tensor(x)).numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(m(minigrad.tensor(x)).array, tm(torch.tensor(x)).numpy(), rtol=1e-5, atol=1e-6)
     assert repr(m) == repr(tm)
     assert list(m.state_dict()) == []
 

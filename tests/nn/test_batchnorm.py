@@ -18,7 +18,7 @@ def arr(*shape, dtype=np.float64):
 def copy_to_torch(torch, m, tm):
     with torch.no_grad():
         for name, p in tm.named_parameters():
-            p.copy_(torch.tensor(np.array(getattr(m, name).data)))
+            p.copy_(torch.tensor(np.array(getattr(m, name).array)))
 
 
 @pytest.mark.parametrize("cls,shape", [("BatchNorm2d", (4, 3, 5, 5)), ("BatchNorm1d", (6, 3)),
@@ -31,7 +31,7 @@ def test_module_train_then_eval_vs_torch(torch, cls, shape, kw, dtype):
     if dtype == np.float64:
         m, tm = m.double(), tm.double()
     for p in m.parameters():  # non-trivial affine parameters
-        p.data[...] = arr(3, dtype=dtype)
+        p.array[...] = arr(3, dtype=dtype)
     copy_to_torch(torch, m, tm)
     assert repr(m) == repr(tm)
     assert list(m.state_dict()) == list(tm.state_dict())
@@ -42,25 +42,25 @@ def test_module_train_then_eval_vs_torch(torch, cls, shape, kw, dtype):
         y, ty = m(ours), tm(theirs)
         assert y.grad_fn.name() == ty.grad_fn.name() == "NativeBatchNormBackward0"
         assert y.dtype == ours.dtype
-        np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+        np.testing.assert_allclose(y.array, ty.detach().numpy(), **tol)
         g = arr(*shape, dtype=dtype)
         y.backward(minigrad.tensor(g))
         ty.backward(torch.tensor(g))
-        np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), **tol)
+        np.testing.assert_allclose(ours.grad.array, theirs.grad.numpy(), **tol)
         for name, p in tm.named_parameters():
-            np.testing.assert_allclose(getattr(m, name).grad.data, p.grad.numpy(), **tol)
+            np.testing.assert_allclose(getattr(m, name).grad.array, p.grad.numpy(), **tol)
     for k, v in tm.state_dict().items():
-        np.testing.assert_allclose(m.state_dict()[k].data, v.numpy(), **tol)
+        np.testing.assert_allclose(m.state_dict()[k].array, v.numpy(), **tol)
         assert m.state_dict()[k].dtype.itemsize == v.element_size()
     m.eval()
     tm.eval()
     x = arr(*shape, dtype=dtype)
     ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     y, ty = m(ours), tm(theirs)
-    np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), **tol)
     y.backward(minigrad.tensor(x))
     ty.backward(torch.tensor(x))
-    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), **tol)
+    np.testing.assert_allclose(ours.grad.array, theirs.grad.numpy(), **tol)
     if m.num_batches_tracked is not None:
         assert m.num_batches_tracked.item() == 3
 
@@ -92,7 +92,7 @@ def test_gradgradcheck_and_second_derivative_vs_torch(torch, training):
     tg = torch.autograd.grad(f(*theirs, mod=torch.nn.functional, T=torch.tensor).sum(), theirs, create_graph=True)
     sum((t ** 2).sum() for t in tg).backward()
     for o, t in zip(ours, theirs):
-        np.testing.assert_allclose(o.grad.data, t.grad.numpy(), rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(o.grad.array, t.grad.numpy(), rtol=1e-9, atol=1e-10)
 
 
 def test_state_dict_round_trip_and_eval_uses_running_stats():
@@ -105,9 +105,9 @@ def test_state_dict_round_trip_and_eval_uses_running_stats():
     m.eval()
     m2.eval()
     x = minigrad.tensor(arr(2, 2, 3, 3))
-    np.testing.assert_array_equal(m(x).data, m2(x).data)
-    mean, var = m.running_mean.data[None, :, None, None], m.running_var.data[None, :, None, None]
-    np.testing.assert_allclose(m(x).data, (x.data - mean) / np.sqrt(var + 1e-5), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(m(x).array, m2(x).array)
+    mean, var = m.running_mean.array[None, :, None, None], m.running_var.array[None, :, None, None]
+    np.testing.assert_allclose(m(x).array, (x.array - mean) / np.sqrt(var + 1e-5), rtol=1e-5, atol=1e-6)
 
 
 def test_errors_match_torch(torch):

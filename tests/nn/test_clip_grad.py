@@ -33,21 +33,21 @@ def test_matches_torch(torch, norm_type, max_norm):
     assert isinstance(total, minigrad.Tensor) and total.ndim == 0 and total.dtype == minigrad.float32
     np.testing.assert_allclose(total.item(), expected.item(), rtol=1e-6)
     for p, q in zip(ours, theirs):
-        np.testing.assert_allclose(p.grad.data, q.grad.numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(p.grad.array, q.grad.numpy(), rtol=1e-6, atol=1e-7)
 
 
 def test_small_norm_leaves_grads_bitwise_unchanged():
     params = _params(GRADS)
-    before = [p.grad.data.copy() for p in params]
+    before = [p.grad.array.copy() for p in params]
     clip_grad_norm_(params, 1e6)
     for p, b in zip(params, before):
-        np.testing.assert_array_equal(p.grad.data, b)
+        np.testing.assert_array_equal(p.grad.array, b)
 
 
 def test_accepts_one_tensor_and_skips_missing_grads():
     (p,) = _params([[3.0, 4.0]])
     assert clip_grad_norm_(p, 1.0).item() == pytest.approx(5.0)
-    np.testing.assert_allclose(p.grad.data, [0.6, 0.8], rtol=1e-5)
+    np.testing.assert_allclose(p.grad.array, [0.6, 0.8], rtol=1e-5)
     assert clip_grad_norm_([nn.Parameter(minigrad.ones(2))], 1.0).item() == 0.0
     assert clip_grad_norm_([], 1.0).item() == 0.0
 
@@ -55,7 +55,7 @@ def test_accepts_one_tensor_and_skips_missing_grads():
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_nonfinite_norm_is_reported_and_grads_left_alone(bad):
     params = _params([[1.0, bad], [2.0, 3.0]])
-    before = [p.grad.data.copy() for p in params]
+    before = [p.grad.array.copy() for p in params]
     with pytest.raises(RuntimeError) as err:
         clip_grad_norm_(params, 1.0, error_if_nonfinite=True)
     assert str(err.value).startswith("The total norm of order 2.0 for gradients from `parameters` is non-finite, "
@@ -64,10 +64,10 @@ def test_nonfinite_norm_is_reported_and_grads_left_alone(bad):
         total = clip_grad_norm_(params, 1.0)
     assert not math.isfinite(total.item())
     for p, b in zip(params, before):
-        np.testing.assert_array_equal(p.grad.data, b)  # in particular: the finite gradient got no NaN
+        np.testing.assert_array_equal(p.grad.array, b)  # in particular: the finite gradient got no NaN
 
 
 def test_clip_grad_value():
     params = _params([[-3.0, 0.5, 2.0]])
     clip_grad_value_(params, 1.0)
-    np.testing.assert_array_equal(params[0].grad.data, [-1.0, 0.5, 1.0])
+    np.testing.assert_array_equal(params[0].grad.array, [-1.0, 0.5, 1.0])

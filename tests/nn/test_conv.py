@@ -25,14 +25,14 @@ def vs_torch(torch, ours, theirs, arrays, dtype, **kw):
     assert y.shape == tuple(ty.shape) and y.dtype == xs[0].dtype
     assert y.grad_fn.name() == ty.grad_fn.name()
     tol = dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-11)
-    np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), **tol)
     g = arr(*y.shape, dtype=dtype)
     y.backward(minigrad.tensor(g))
     ty.backward(torch.tensor(g))
     for x, t in zip(xs, ts):
         if x is not None:
             assert x.grad.dtype == x.dtype
-            np.testing.assert_allclose(x.grad.data, t.grad.numpy(), **tol)
+            np.testing.assert_allclose(x.grad.array, t.grad.numpy(), **tol)
 
 
 CONV2D = [
@@ -116,7 +116,7 @@ def test_second_derivative_vs_torch(torch):
                                    create_graph=True)
     ((tgx ** 2).sum() + (tgw ** 2).sum()).backward()
     for o, t in zip(ours, theirs):
-        np.testing.assert_allclose(o.grad.data, t.grad.numpy(), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(o.grad.array, t.grad.numpy(), rtol=1e-10, atol=1e-10)
 
 
 def test_only_needed_gradients_and_no_grad():
@@ -176,20 +176,20 @@ def test_modules_match_torch_with_the_same_weights(torch, cls, args, kw):
     assert m.weight.shape == tuple(tm.weight.shape)
     with torch.no_grad():
         for name, p in tm.named_parameters():
-            p.copy_(torch.tensor(np.array(getattr(m, name).data)))
+            p.copy_(torch.tensor(np.array(getattr(m, name).array)))
     x = arr(2, args[0], 9, 8) if cls == "Conv2d" else arr(2, args[0], 9)
     x = x.astype(np.float32)
-    np.testing.assert_allclose(m(minigrad.tensor(x)).data, tm(torch.tensor(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(m(minigrad.tensor(x)).array, tm(torch.tensor(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
 def test_init_is_pytorchs_kaiming_uniform():
     minigrad.manual_seed(0)
     m = nn.Conv2d(16, 64, 3)
     bound = 1 / math.sqrt(16 * 9)  # kaiming_uniform_(a=sqrt(5)) on fan_in = 16 * 3 * 3
-    w = m.weight.data
+    w = m.weight.array
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.95 * bound
     assert abs(w.std() - bound / math.sqrt(3)) < 0.05 * bound  # U(-b, b) has std b / sqrt 3
-    assert np.abs(m.bias.data).max() <= bound
+    assert np.abs(m.bias.array).max() <= bound
     assert m.weight.dtype == minigrad.float32
 
 

@@ -28,7 +28,7 @@ def outcome(fn, x, *params):
     if isinstance(y, tuple):
         y = y[0]
     (y * y).sum().backward()
-    grads = [np.array(t.grad.numpy() if hasattr(t.grad, "numpy") else t.grad.data) for t in (x, *params)
+    grads = [np.array(t.grad.numpy() if hasattr(t.grad, "numpy") else t.grad.array) for t in (x, *params)
              if hasattr(t, "grad") and t.grad is not None]
     return "ok", np.array(y.detach().numpy()), grads
 

@@ -52,11 +52,11 @@ def test_without_numba_the_numpy_passes_run(monkeypatch):
     x = minigrad.tensor(np.linspace(-3, 3, 16, dtype=np.float32).reshape(2, 8), requires_grad=True)
     y = F.layer_norm(F.gelu(x), (8,))
     y.sum().backward()
-    assert np.isfinite(x.grad.data).all()
+    assert np.isfinite(x.grad.array).all()
     p = nn.Parameter(minigrad.ones(4))
     p.grad = minigrad.ones(4)
     nn.optim.AdamW([p], lr=0.1).step()
-    assert (p.data < 1).all()
+    assert (p.array < 1).all()
 
 
 def test_a_numba_that_cannot_write_its_cache_still_compiles(monkeypatch):
@@ -182,7 +182,7 @@ def test_fused_attention_special_scores_match_the_numpy_passes(L):
     for causal in (True, False):
         def run(causal):
             t = [minigrad.tensor(a) for a in (q, k, v)]
-            return F.scaled_dot_product_attention(*t, is_causal=causal).data
+            return F.scaled_dot_product_attention(*t, is_causal=causal).array
 
         fused = run(causal)
         with backends.kernels("numpy"), np.errstate(invalid="ignore"):
@@ -204,7 +204,7 @@ def test_fused_cross_entropy_special_logits_match_the_numpy_passes():
         logits = minigrad.tensor(x, requires_grad=True)
         loss = F.cross_entropy(logits, target, reduction="none")
         loss.sum().backward()
-        return loss.data, logits.grad.data
+        return loss.array, logits.grad.array
 
     fused = run()
     with backends.kernels("numpy"), np.errstate(invalid="ignore"):
@@ -236,7 +236,7 @@ def test_a_gemm_that_fails_its_check_is_not_used(monkeypatch):
 
     monkeypatch.setattr(attention, "_attention_items", never)
     got = F.scaled_dot_product_attention(x, x, x, is_causal=True)
-    np.testing.assert_allclose(got.data, want.data, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got.array, want.array, rtol=1e-5, atol=1e-6)
 
 
 def test_the_compiled_gelu_uses_erfs_float32_coefficients():

@@ -93,9 +93,9 @@ def run_both(emu, fn, *arrays, served=None):
         with emu.kernels() if kernels else backends.kernels("numpy"):
             ts = [t(a.copy()) for a in arrays]
             out = fn(*ts)
-            g = np.random.default_rng(1).standard_normal(out.shape).astype(out.data.dtype)
+            g = np.random.default_rng(1).standard_normal(out.shape).astype(out.array.dtype)
             out.backward(minigrad.tensor(g))
-            results.append((out.data.copy(), [None if x.grad is None else x.grad.data.copy() for x in ts]))
+            results.append((out.array.copy(), [None if x.grad is None else x.grad.array.copy() for x in ts]))
     if served is not None:
         assert served in emu.served, f"the CUDA backend's {served} did not run"
     return results
@@ -125,8 +125,8 @@ def test_softmax(emu, dtype, shape, dim, log):
     y = (minigrad.log_softmax if log else minigrad.softmax)(a, dim)
     y.backward(minigrad.tensor(g))
     out = ck.softmax_forward(x, dim, log)
-    close(out, y.data, dtype)
-    close(ck.softmax_backward(out, g, dim, log, 1.0), a.grad.data, dtype)
+    close(out, y.array, dtype)
+    close(ck.softmax_backward(out, g, dim, log, 1.0), a.grad.array, dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -220,8 +220,8 @@ def test_dropout(emu, monkeypatch):
         y = F.dropout(a, p, training=True)
         y.backward(minigrad.ones(*y.shape))
     assert "dropout" in emu.served
-    close(y.data, x * np.float32(1 / (1 - p)) * keep, dtype)
-    close(a.grad.data, np.float32(1 / (1 - p)) * keep, dtype)
+    close(y.array, x * np.float32(1 / (1 - p)) * keep, dtype)
+    close(a.grad.array, np.float32(1 / (1 - p)) * keep, dtype)
     assert 0.5 < keep.mean() < 0.9
 
 
@@ -239,7 +239,7 @@ def test_adam(emu, dtype, opt_name, kw):
             for g in grads:
                 p.grad = minigrad.tensor(g.copy())
                 opt.step()
-            finals.append((p.data.copy(), {k: v.data.copy() for k, v in opt.state[p].items() if k != "step"}))
+            finals.append((p.array.copy(), {k: v.array.copy() for k, v in opt.state[p].items() if k != "step"}))
     assert "adamw" in emu.served
     close(finals[1][0], finals[0][0], dtype)
     for k in finals[0][1]:
@@ -254,7 +254,7 @@ def test_gpt_step(emu, dtype):
     cfg = GPTConfig(block_size=16, vocab_size=37, n_layer=2, n_head=2, n_embd=32, dropout=0.0, bias=True)
     minigrad.manual_seed(0)
     ref = GPT(cfg)
-    sd = {k: v.data.astype(dtype) for k, v in ref.state_dict().items()}
+    sd = {k: v.array.astype(dtype) for k, v in ref.state_dict().items()}
     x = RNG.integers(0, 37, (2, 16))
     y = RNG.integers(0, 37, (2, 16))
     runs = []
@@ -267,10 +267,10 @@ def test_gpt_step(emu, dtype):
             opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95))
             logits, loss = model(minigrad.tensor(x), minigrad.tensor(y))
             loss.backward()
-            grads = {n: p.grad.data.copy() for n, p in model.named_parameters()}
+            grads = {n: p.grad.array.copy() for n, p in model.named_parameters()}
             opt.step()
-            after = {n: p.data.copy() for n, p in model.named_parameters()}
-            runs.append((logits.data.copy(), float(loss.item()), grads, after))
+            after = {n: p.array.copy() for n, p in model.named_parameters()}
+            runs.append((logits.array.copy(), float(loss.item()), grads, after))
     assert {"gelu", "layer_norm", "attention", "cross_entropy", "adamw"} <= emu.served
     (l0, s0, g0, a0), (l1, s1, g1, a1) = runs
     close(l1, l0, dtype)

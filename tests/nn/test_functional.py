@@ -43,14 +43,14 @@ def blocking(request, monkeypatch):
 
 def T(torch, t, grad=None):
     """A torch copy of a minigrad tensor (a leaf requiring grad when the original does)."""
-    out = torch.tensor(np.array(t.data))
+    out = torch.tensor(np.array(t.array))
     if (t.requires_grad if grad is None else grad) and out.is_floating_point():
         out.requires_grad_(True)
     return out
 
 
 def close(a, b, dtype):
-    a = a.data if isinstance(a, minigrad.Tensor) else a
+    a = a.array if isinstance(a, minigrad.Tensor) else a
     b = b.detach().numpy() if hasattr(b, "detach") else b
     if dtype == np.float32:
         np.testing.assert_allclose(a, b, atol=1e-5, rtol=1e-4)
@@ -165,13 +165,13 @@ def test_embedding_of_no_ids(kernels):
     y = F.embedding(minigrad.tensor(np.zeros((2, 0), dtype=np.int64)), w)
     assert y.shape == (2, 0, 3)
     y.sum().backward()
-    assert w.grad.shape == (5, 3) and not w.grad.data.any()
+    assert w.grad.shape == (5, 3) and not w.grad.array.any()
 
 
 def test_embedding_padding_row_gets_no_gradient_and_errors():
     w = rand(6, 3)
     F.embedding(minigrad.tensor([0, 1, 0, 2]), w, padding_idx=0).sum().backward()
-    assert np.all(w.grad.data[0] == 0) and np.all(w.grad.data[1] == 1)
+    assert np.all(w.grad.array[0] == 0) and np.all(w.grad.array[1] == 1)
     with pytest.raises(IndexError, match=r"id 6 is not in \[0, 6\)"):
         F.embedding(minigrad.tensor([1, 6]), w)
     with pytest.raises(RuntimeError, match="indices"):
@@ -204,9 +204,9 @@ def test_layer_norm_saves_input_mean_rstd_weight_and_errors():
     x, w, b = rand(4, 8, dtype=np.float32), rand(8, dtype=np.float32), rand(8, dtype=np.float32)
     node = F.layer_norm(x, (8,), w, b).grad_fn
     assert node.saved_nbytes() == 4 * 8 * 4 + 2 * 4 * 4 + 8 * 4  # input, mean and 1/std per row, weight
-    assert node._saved_input.data is x.data and node._saved_weight.data is w.data
-    np.testing.assert_allclose(node._saved_mean.data[:, 0], x.data.mean(axis=1), rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(node._saved_rstd.data[:, 0], 1 / np.sqrt(x.data.var(axis=1) + 1e-5), rtol=1e-5)
+    assert node._saved_input.array is x.array and node._saved_weight.array is w.array
+    np.testing.assert_allclose(node._saved_mean.array[:, 0], x.array.mean(axis=1), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(node._saved_rstd.array[:, 0], 1 / np.sqrt(x.array.var(axis=1) + 1e-5), rtol=1e-5)
     with pytest.raises(RuntimeError, match="normalized_shape"):
         F.layer_norm(x, (4,))
 
@@ -223,9 +223,9 @@ def test_layer_norm_parameter_gradients_are_the_same_bits_on_any_thread_count(mo
         monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
         w.grad = b.grad = x.grad = None
         F.layer_norm(x, (D,), w, b).backward(g)
-        seen.setdefault(w.grad.data.tobytes() + b.grad.data.tobytes() + x.grad.data.tobytes(), threads)
+        seen.setdefault(w.grad.array.tobytes() + b.grad.array.tobytes() + x.grad.array.tobytes(), threads)
     assert len(seen) == 1
-    np.testing.assert_allclose(b.grad.data, g.data.astype(np.float64).sum(0), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(b.grad.array, g.array.astype(np.float64).sum(0), rtol=1e-4, atol=1e-3)
 
 
 def test_layer_norm_gradient_of_the_parameters_only(torch, kernels):
@@ -258,7 +258,7 @@ def test_layer_norm_input_modified_in_place_is_caught(torch):
 def test_layer_norm_strided_input(torch, blocking):
     # a transposed input: normalized over its (strided) last axis, gradient in the input's own layout
     base = rand(6, 3, 5, dtype=np.float32, grad=False)
-    x = minigrad.tensor(base.data, requires_grad=True)
+    x = minigrad.tensor(base.array, requires_grad=True)
     w = rand(6, dtype=np.float32)
     compare(torch, lambda x, w: F.layer_norm(x.transpose(0, 2), (6,), w),
             lambda x, w: torch.nn.functional.layer_norm(x.transpose(0, 2), (6,), w), (x, w), np.float32)
@@ -271,7 +271,7 @@ def test_layer_norm_no_rows():
     y = F.layer_norm(x, (8,), w, b)
     y.sum().backward()
     assert y.shape == (2, 0, 8) and x.grad.shape == (2, 0, 8)
-    assert w.grad.shape == (8,) and not w.grad.data.any() and not b.grad.data.any()
+    assert w.grad.shape == (8,) and not w.grad.array.any() and not b.grad.array.any()
 
 
 # ---- gelu, relu, softmax, log_softmax ---------------------------------------------------------
@@ -284,7 +284,7 @@ def test_gelu_gradcheck(kernels, approximate):
     n_saved = 2 if approximate == "none" else 1
     assert y.grad_fn.name() == "GeluBackward0" and y.grad_fn.saved_nbytes() == n_saved * x.nbytes
     if approximate == "none":
-        assert y.grad_fn._saved_result.data is y.data
+        assert y.grad_fn._saved_result.array is y.array
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
@@ -301,7 +301,7 @@ def test_gelu_float32_accuracy_and_sign(kernels):
     xt = minigrad.tensor(x, requires_grad=True)
     y = F.gelu(xt)
     y.sum().backward()
-    y = y.data
+    y = y.array
     assert y.dtype == np.float32
     x64 = x.astype(np.float64)
     ref = np.array([0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0))) for v in x64])
@@ -310,11 +310,11 @@ def test_gelu_float32_accuracy_and_sign(kernels):
     # the derivative Phi(x) + x phi(x)
     dref = np.array([0.5 * (1.0 + math.erf(v / math.sqrt(2.0))) + v * math.exp(-v * v / 2) / math.sqrt(2 * math.pi)
                      for v in x64])
-    assert np.abs(xt.grad.data - dref).max() < 1e-6
+    assert np.abs(xt.grad.array - dref).max() < 1e-6
     nan = minigrad.tensor(np.array([np.nan], np.float32), requires_grad=True)
     out = F.gelu(nan)
     out.backward(minigrad.ones(1))
-    assert np.isnan(out.data).all() and np.isnan(nan.grad.data).all()
+    assert np.isnan(out.array).all() and np.isnan(nan.grad.array).all()
 
 
 def test_relu():
@@ -347,13 +347,13 @@ def test_dropout_statistics_scaling_and_mask_only_saved():
     minigrad.manual_seed(0)
     x = minigrad.ones(400, 500, requires_grad=True)
     y = F.dropout(x, 0.3)
-    kept = y.data != 0
+    kept = y.array != 0
     assert abs(kept.mean() - 0.7) < 0.005
-    np.testing.assert_allclose(y.data[kept], 1 / 0.7, rtol=1e-6)
+    np.testing.assert_allclose(y.array[kept], 1 / 0.7, rtol=1e-6)
     assert y.dtype == minigrad.float32 and y.grad_fn.name() == "NativeDropoutBackward0"
     assert y.grad_fn.saved_nbytes() == x.numel()  # one bool per element
     y.backward(minigrad.full((400, 500), 2.0))
-    np.testing.assert_allclose(x.grad.data, np.where(kept, 2 / 0.7, 0.0), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.array, np.where(kept, 2 / 0.7, 0.0), rtol=1e-6)
 
 
 def test_dropout_reproducible_and_identity_when_off():
@@ -362,10 +362,10 @@ def test_dropout_reproducible_and_identity_when_off():
     a = F.dropout(x, 0.5)
     minigrad.manual_seed(7)
     b = F.dropout(x, 0.5)
-    assert np.array_equal(a.data, b.data)
+    assert np.array_equal(a.array, b.array)
     assert F.dropout(x, 0.5, training=False) is x
     assert F.dropout(x, 0.0) is x
-    assert np.all(F.dropout(x, 1.0).data == 0)
+    assert np.all(F.dropout(x, 1.0).array == 0)
     with pytest.raises(ValueError):
         F.dropout(x, 1.5)
 
@@ -376,7 +376,7 @@ def test_dropout_mask_independent_of_threads(monkeypatch):
     for threads in ("1", "2"):
         monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
         minigrad.manual_seed(11)
-        masks.append(F.dropout(x, 0.25).data != 0)
+        masks.append(F.dropout(x, 0.25).array != 0)
     assert np.array_equal(masks[0], masks[1])
     assert abs(masks[0].mean() - 0.75) < 0.003
 
@@ -411,23 +411,23 @@ def test_cross_entropy_gradient_is_handed_on_uncopied_yet_never_shared():
     t = minigrad.tensor([0, 4, 2, -1, 1, 3])
     loss = F.cross_entropy(x, t, ignore_index=-1)
     loss.backward(retain_graph=True)
-    first = x.grad.data.copy()
+    first = x.grad.array.copy()
     x.grad = None
     loss.backward(retain_graph=True)
-    np.testing.assert_array_equal(x.grad.data, first)
-    x.grad.data[...] = 0.0  # writing into .grad must not reach what the graph saved
+    np.testing.assert_array_equal(x.grad.array, first)
+    x.grad.array[...] = 0.0  # writing into .grad must not reach what the graph saved
     x.grad = None
     loss.backward()
-    np.testing.assert_array_equal(x.grad.data, first)
+    np.testing.assert_array_equal(x.grad.array, first)
     (F.cross_entropy(x, t, ignore_index=-1) * 3.0).backward()  # an upstream gradient other than 1
-    np.testing.assert_allclose(x.grad.data, 4 * first, rtol=1e-6)
+    np.testing.assert_allclose(x.grad.array, 4 * first, rtol=1e-6)
 
 
 @pytest.mark.parametrize("reduction", ["mean", "none"])
 def test_cross_entropy_gradcheck_spatial_and_unbatched(kernels, reduction):
     x = rand(2, 5, 3, 2)
     t = ids(5, (2, 3, 2))
-    t.data[0, 1, 0] = 9  # ignore_index=9
+    t.array[0, 1, 0] = 9  # ignore_index=9
     assert gradcheck(lambda x: F.cross_entropy(x, t, ignore_index=9, reduction=reduction, label_smoothing=0.1), (x,))
     assert gradcheck(lambda x: F.cross_entropy(x, minigrad.tensor(3)), (rand(5),))
 
@@ -437,7 +437,7 @@ def test_cross_entropy_gradcheck_spatial_and_unbatched(kernels, reduction):
 def test_cross_entropy_vs_torch(torch, blocking, dtype, reduction):
     x = rand(8 * 64, 65, dtype=dtype, scale=3.0)
     t = ids(65, (8 * 64,))
-    t.data[::7] = -1
+    t.array[::7] = -1
     w = minigrad.tensor((RNG.random(65) + 0.5).astype(dtype))
     for kw in (dict(ignore_index=-1), dict(ignore_index=-1, label_smoothing=0.1, weight=w)):
         x.grad = None
@@ -458,7 +458,7 @@ def test_cross_entropy_saves_one_array_and_all_ignored(kernels):
     loss = F.cross_entropy(x, minigrad.tensor([-100] * 16))
     assert math.isnan(loss.item())
     loss.backward()
-    assert np.all(x.grad.data == 0)  # as PyTorch
+    assert np.all(x.grad.array == 0)  # as PyTorch
 
 
 @pytest.mark.parametrize("kw", [{}, dict(label_smoothing=0.1, ignore_index=3), dict(weight="w", reduction="sum")])
@@ -471,7 +471,7 @@ def test_cross_entropy_without_grad_gives_the_same_loss(kernels, kw):
     with minigrad.no_grad():
         without = F.cross_entropy(x, t, **kw)
     assert with_graph.grad_fn is not None and without.grad_fn is None
-    np.testing.assert_array_equal(without.data, with_graph.data)
+    np.testing.assert_array_equal(without.array, with_graph.array)
 
 
 def test_cross_entropy_errors():
@@ -505,7 +505,7 @@ def test_mse_loss(torch, reduction):
 # ---- scaled_dot_product_attention -------------------------------------------------------------
 def _masks(L, S, H=3):
     bool_mask = minigrad.tensor(RNG.random((L, S)) > 0.3)
-    bool_mask.data[1] = False  # a fully masked row: zeros, as PyTorch
+    bool_mask.array[1] = False  # a fully masked row: zeros, as PyTorch
     return [dict(), dict(is_causal=True), dict(attn_mask=bool_mask),
             dict(attn_mask=minigrad.tensor(RNG.standard_normal((2, 1, L, S)))),
             dict(attn_mask=minigrad.tensor(RNG.random((2, H, L, S)) > 0.5)), dict(scale=0.3)]
@@ -558,7 +558,7 @@ def test_attention_gradients_flow_back_to_the_fused_projection_without_copies(to
     q, k, v = (a.view(B, L, H, E).transpose(1, 2) for a in qkv.split(C, dim=2))
     y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     out = y.transpose(1, 2)
-    assert out.is_contiguous() and out.view(B, L, C).data.base is not None
+    assert out.is_contiguous() and out.view(B, L, C).array.base is not None
     out = out.reshape(B, L, C)
     g = RNG.standard_normal((B, L, C))
     import minigrad.ops.shape as shape_ops
@@ -640,7 +640,7 @@ def test_split_backward_joins_side_by_side_gradients_as_a_view_else_concatenates
     x = rand(2, 12)
     a, b, c = x.split(4, dim=1)
     (a * 1.0 + c * 3.0).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, np.repeat([[1.0, 0.0, 3.0]], 4, axis=1).repeat(2, axis=0).reshape(2, 12))
+    np.testing.assert_array_equal(x.grad.array, np.repeat([[1.0, 0.0, 3.0]], 4, axis=1).repeat(2, axis=0).reshape(2, 12))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -650,7 +650,7 @@ def test_attention_vs_torch(torch, blocking, dtype):
         q = rand(2, 6, L, 16, dtype=dtype)
         kh = 3 if kw.get("enable_gqa") else 6
         k, v = rand(2, kh, L, 16, dtype=dtype), rand(2, kh, L, 8, dtype=dtype)
-        kw = {a: (minigrad.tensor(b.data.astype(dtype)) if isinstance(b, minigrad.Tensor) and b.data.dtype.kind == "f"
+        kw = {a: (minigrad.tensor(b.array.astype(dtype)) if isinstance(b, minigrad.Tensor) and b.array.dtype.kind == "f"
                   else b) for a, b in kw.items()}
         tkw = {a: T(torch, b) if isinstance(b, minigrad.Tensor) else b for a, b in kw.items()}
         compare(torch, lambda q, k, v, kw=kw: F.scaled_dot_product_attention(q, k, v, **kw),
@@ -671,7 +671,7 @@ def test_long_causal_attention_in_chunks_vs_torch(torch, dtype, L):
     q, k, v = (rand(1, 2, L, E, dtype=dtype) for _ in range(3))
     for on in (True, False):
         with backends.kernels("fast" if on else "numpy"):
-            P = F.scaled_dot_product_attention(q, k, v, is_causal=True).grad_fn._saved_attn.data
+            P = F.scaled_dot_product_attention(q, k, v, is_causal=True).grad_fn._saved_attn.array
         assert np.array_equal(P, np.tril(P)) and np.allclose(P.sum(-1), 1.0)
 
 
@@ -693,7 +693,7 @@ def test_attention_probabilities_made_again_in_backward_are_the_same_bits(monkey
             y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
             saved = y.grad_fn.saved_nbytes()
             y.backward(minigrad.tensor(g)) if upstream == "given" else y.sum().backward()
-            runs.append((y.data.copy(), qkv.grad.data.copy()))
+            runs.append((y.array.copy(), qkv.grad.array.copy()))
         results[keep] = runs
         if team.available():
             assert saved == 3 * q.nbytes + (2 * H * L * L * q.itemsize if keep else 0)
@@ -709,7 +709,7 @@ def test_attention_infinite_scores_like_torch(torch, kernels, value):
     k[1, 2, 3, 0] = value
     for causal in (True, False):
         with np.errstate(invalid="ignore"):  # inf - inf in the numpy passes: the NaN is the point
-            ours = F.scaled_dot_product_attention(*(minigrad.tensor(a) for a in (q, k, v)), is_causal=causal).data
+            ours = F.scaled_dot_product_attention(*(minigrad.tensor(a) for a in (q, k, v)), is_causal=causal).array
         theirs = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(a) for a in (q, k, v)),
                                                                   is_causal=causal).numpy()
         assert np.array_equal(np.isnan(ours), np.isnan(theirs)) and np.isnan(theirs).any()
@@ -727,7 +727,7 @@ def test_attention_gradient_of_another_dtype_is_cast(torch):
         for g in (g64, g64.astype(np.float32)):
             qkv.grad = None
             F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(minigrad.tensor(g))
-            grads.append(qkv.grad.data.copy())
+            grads.append(qkv.grad.array.copy())
         assert grads[0].dtype == np.float32 and np.array_equal(grads[0], grads[1])
 
 
@@ -771,11 +771,11 @@ def test_fused_matches_composite(name):
     a = make()
     b = [x.detach().requires_grad_() for x in a]
     y1, y2 = fused(*a), composite(*b)
-    np.testing.assert_allclose(y1.data, y2.data, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(y1.array, y2.array, rtol=1e-12, atol=1e-12)
     y1.sum().backward()
     y2.sum().backward()
     for x1, x2 in zip(a, b):
-        np.testing.assert_allclose(x1.grad.data, x2.grad.data, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(x1.grad.array, x2.grad.array, rtol=1e-10, atol=1e-12)
 
 
 def test_float32_stays_float32_everywhere():
@@ -861,7 +861,7 @@ def test_fused_attention_gives_the_same_bits_on_any_number_of_threads(monkeypatc
         qkv.grad = None
         o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         o.backward(g)
-        return o.data.copy(), qkv.grad.data.copy()
+        return o.array.copy(), qkv.grad.array.copy()
 
     one, shared = run("1"), run("2")
     assert np.array_equal(one[0], shared[0]) and np.array_equal(one[1], shared[1])
@@ -884,5 +884,5 @@ def test_causal_attention_is_bit_identical_from_call_to_call(monkeypatch):
         qkv.grad = None
         o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         o.backward(minigrad.ones_like(o))
-        outs.add((o.data.tobytes(), qkv.grad.data.tobytes()))
+        outs.add((o.array.tobytes(), qkv.grad.array.tobytes()))
     assert len(outs) == 1

@@ -33,7 +33,7 @@ def saved_bytes(t):
     arrays = {}
     for n in nodes:
         for s in getattr(n, "_saved", None) or ():
-            a = getattr(getattr(s, "tensor", None), "data", None)
+            a = getattr(getattr(s, "tensor", None), "array", None)
             if a is not None and hasattr(a, "nbytes"):
                 base = a if a.base is None else a.base
                 arrays[id(base)] = base.nbytes
@@ -71,7 +71,7 @@ def test_layer_norm_memory():
     assert fused.grad_fn.name() == "NativeLayerNormBackward0"
     # the input (alive anyway: it is the caller's tensor), mean and 1/std per row, the weight; as PyTorch
     assert f[0] == B * T * C * 4 + 2 * B * T * 4 + C * 4
-    assert fused.grad_fn._saved_input.data is x.data  # not a copy: no array of x's size is added
+    assert fused.grad_fn._saved_input.array is x.array  # not a copy: no array of x's size is added
     assert f[0] < c[0] and f[1] < c[1]
 
 

@@ -27,7 +27,7 @@ LAYERS = {
 def _perturbed(module):
     """Parameters moved off their init values, so ones/zeros LayerNorm weights test something."""
     for p in module.parameters():
-        p.data += minigrad.randn(*p.shape, dtype=p.dtype).data * 0.5
+        p.array += minigrad.randn(*p.shape, dtype=p.dtype).array * 0.5
     return module
 
 
@@ -37,7 +37,7 @@ def test_gradcheck_float64(name):
     m = _perturbed(LAYERS[name]().double())
     x = minigrad.randn(2, 3, 4, dtype=minigrad.float64, requires_grad=True)
     if name == "relu":  # keep inputs away from the kink, where finite differences are meaningless
-        x.data[np.abs(x.data) < 0.1] = 0.5
+        x.array[np.abs(x.array) < 0.1] = 0.5
     params = list(m.parameters())
     assert gradcheck(lambda x, *ps: m(x), (x, *params))
 
@@ -65,7 +65,7 @@ def _torch_twin(torch, ours, theirs):
     """Copy our parameters into the PyTorch module by name."""
     with torch.no_grad():
         for name, p in ours.named_parameters():
-            theirs.get_parameter(name).copy_(torch.from_numpy(p.data.copy()))
+            theirs.get_parameter(name).copy_(torch.from_numpy(p.array.copy()))
     return theirs
 
 
@@ -73,14 +73,14 @@ def _compare(torch, ours, theirs, x):
     xo = minigrad.tensor(x, requires_grad=x.dtype.kind == "f")
     xt = torch.from_numpy(x.copy()).requires_grad_(x.dtype.kind == "f")
     yo, yt = ours(xo), theirs(xt)
-    np.testing.assert_allclose(yo.data, yt.detach().numpy(), atol=1e-5, rtol=1e-4)
+    np.testing.assert_allclose(yo.array, yt.detach().numpy(), atol=1e-5, rtol=1e-4)
     g = np.random.default_rng(1).standard_normal(yt.shape).astype(np.float32)
     yo.backward(minigrad.tensor(g))
     yt.backward(torch.from_numpy(g))
     if xo.requires_grad:
-        np.testing.assert_allclose(xo.grad.data, xt.grad.numpy(), atol=1e-5, rtol=1e-4)
+        np.testing.assert_allclose(xo.grad.array, xt.grad.numpy(), atol=1e-5, rtol=1e-4)
     for name, p in ours.named_parameters():
-        np.testing.assert_allclose(p.grad.data, theirs.get_parameter(name).grad.numpy(), atol=1e-5, rtol=1e-4,
+        np.testing.assert_allclose(p.grad.array, theirs.get_parameter(name).grad.numpy(), atol=1e-5, rtol=1e-4,
                                    err_msg=name)
 
 
@@ -116,15 +116,15 @@ def test_default_init_matches_pytorch_rule():
     lin = nn.Linear(100, 50)
     bound = 1 / math.sqrt(100)  # kaiming_uniform_(a=sqrt(5)) on fan_in 100, and the bias rule
     for p in (lin.weight, lin.bias):
-        assert p.data.min() >= -bound and p.data.max() <= bound and p.data.max() > 0.9 * bound
+        assert p.array.min() >= -bound and p.array.max() <= bound and p.array.max() > 0.9 * bound
     assert lin.weight.shape == (50, 100) and lin.weight.dtype == minigrad.float32
     emb = nn.Embedding(200, 50)
-    assert abs(emb.weight.data.mean()) < 0.05 and abs(emb.weight.data.std() - 1) < 0.05
+    assert abs(emb.weight.array.mean()) < 0.05 and abs(emb.weight.array.std() - 1) < 0.05
     ln = nn.LayerNorm(6)
-    assert (ln.weight.data == 1).all() and (ln.bias.data == 0).all()
+    assert (ln.weight.array == 1).all() and (ln.bias.array == 0).all()
     assert nn.LayerNorm(6, bias=False).bias is None
     minigrad.manual_seed(0)
-    np.testing.assert_array_equal(nn.Linear(100, 50).weight.data, lin.weight.data)  # seeded: reproducible
+    np.testing.assert_array_equal(nn.Linear(100, 50).weight.array, lin.weight.array)  # seeded: reproducible
     assert nn.Linear(3, 2, dtype=minigrad.float64).weight.dtype == minigrad.float64
 
 
@@ -134,22 +134,22 @@ def test_init_functions():
     version = w._version
     assert nn.init.normal_(w, mean=1.0, std=2.0) is w
     assert w._version > version and w.is_leaf and w.grad_fn is None
-    assert abs(w.data.mean() - 1) < 0.02 and abs(w.data.std() - 2) < 0.02
+    assert abs(w.array.mean() - 1) < 0.02 and abs(w.array.std() - 2) < 0.02
     nn.init.uniform_(w, -0.5, 0.25)
-    assert w.data.min() >= -0.5 and w.data.max() <= 0.25
+    assert w.array.min() >= -0.5 and w.array.max() <= 0.25
     nn.init.xavier_uniform_(w)
     bound = math.sqrt(6 / 500)
-    assert np.abs(w.data).max() <= bound and np.abs(w.data).max() > 0.95 * bound
+    assert np.abs(w.array).max() <= bound and np.abs(w.array).max() > 0.95 * bound
     nn.init.kaiming_uniform_(w, a=0, nonlinearity="relu")
-    assert np.abs(w.data).max() <= math.sqrt(6 / 200)
+    assert np.abs(w.array).max() <= math.sqrt(6 / 200)
     nn.init.trunc_normal_(w, std=1.0, a=-0.5, b=0.5)
-    assert w.data.min() >= -0.5 and w.data.max() <= 0.5
+    assert w.array.min() >= -0.5 and w.array.max() <= 0.5
     nn.init.constant_(w, 0.3)
-    assert (w.data == np.float32(0.3)).all()
+    assert (w.array == np.float32(0.3)).all()
     nn.init.zeros_(w)
-    assert not w.data.any()
+    assert not w.array.any()
     nn.init.ones_(w)
-    assert (w.data == 1).all() and w.dtype == minigrad.float32
+    assert (w.array == 1).all() and w.dtype == minigrad.float32
     h = nn.init.normal_(minigrad.empty(4, dtype=minigrad.float16))
     assert h.dtype == minigrad.float16
     with pytest.raises(ValueError, match="fewer than 2 dimensions"):
@@ -194,7 +194,7 @@ def test_dropout_modes():
     minigrad.manual_seed(0)
     m = nn.Dropout(0.25)
     x = minigrad.ones(100, 100)
-    y = m(x).data
+    y = m(x).array
     assert abs((y == 0).mean() - 0.25) < 0.02 and np.allclose(y[y != 0], 1 / 0.75)
     m.eval()
     assert m(x) is x

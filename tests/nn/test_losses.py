@@ -40,14 +40,14 @@ def vs_torch(torch, name, arrays, dtype, grads=None, node=True, **kw):
     if node:
         assert y.grad_fn.name() == ty.grad_fn.name()
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-12)
-    np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), **tol)
     g = arr(*y.shape, dtype=dtype)
     y.backward(minigrad.tensor(g))
     ty.backward(torch.tensor(g))
     for o, t, need in zip(ours, theirs, grads):
         if need:
             assert o.grad.dtype == o.dtype
-            np.testing.assert_allclose(o.grad.data, t.grad.numpy(), **tol)
+            np.testing.assert_allclose(o.grad.array, t.grad.numpy(), **tol)
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -64,7 +64,7 @@ def test_l1_and_mse_weighted(torch, name):
         y = getattr(F, name)(minigrad.tensor(x), minigrad.tensor(t), reduction=reduction, weight=minigrad.tensor(w))
         ty = getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(t), reduction=reduction,
                                                 weight=torch.tensor(w))
-        np.testing.assert_allclose(y.data, ty.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(y.array, ty.numpy(), rtol=1e-12)
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -102,7 +102,7 @@ def test_nll_loss_ignore_index_and_log_softmax_is_cross_entropy(torch):
     t[2] = 3
     a = F.nll_loss(F.log_softmax(minigrad.tensor(x), 1), minigrad.tensor(t), ignore_index=3)
     b = F.cross_entropy(minigrad.tensor(x), minigrad.tensor(t), ignore_index=3)
-    np.testing.assert_allclose(a.data, b.data, rtol=1e-12)
+    np.testing.assert_allclose(a.array, b.array, rtol=1e-12)
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -118,8 +118,8 @@ def test_binary_cross_entropy_clamps_the_logs(torch):
     x, t = np.array([0.0, 1.0, 0.5]), np.array([1.0, 0.0, 0.5])
     y = F.binary_cross_entropy(minigrad.tensor(x), minigrad.tensor(t), reduction="none")
     ty = torch.nn.functional.binary_cross_entropy(torch.tensor(x), torch.tensor(t), reduction="none")
-    np.testing.assert_allclose(y.data, ty.numpy())
-    assert y.data[0] == 100.0
+    np.testing.assert_allclose(y.array, ty.numpy())
+    assert y.array[0] == 100.0
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -134,17 +134,17 @@ def test_binary_cross_entropy_with_logits(torch, reduction, weights, dtype):
     if weights[1]:  # pos_weight (C,), keyword
         pw = prob(4, dtype=dtype) * 3
         xs, ts = minigrad.tensor(x, requires_grad=True), minigrad.tensor(prob(3, 4, dtype=dtype), requires_grad=True)
-        tx, tt = torch.tensor(x, requires_grad=True), torch.tensor(ts.data, requires_grad=True)
+        tx, tt = torch.tensor(x, requires_grad=True), torch.tensor(ts.array, requires_grad=True)
         y = F.binary_cross_entropy_with_logits(xs, ts, reduction=reduction, pos_weight=minigrad.tensor(pw))
         ty = torch.nn.functional.binary_cross_entropy_with_logits(tx, tt, reduction=reduction,
                                                                   pos_weight=torch.tensor(pw))
         tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-12)
-        np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+        np.testing.assert_allclose(y.array, ty.detach().numpy(), **tol)
         g = arr(*y.shape, dtype=dtype)
         y.backward(minigrad.tensor(g))
         ty.backward(torch.tensor(g))
-        np.testing.assert_allclose(xs.grad.data, tx.grad.numpy(), **tol)
-        np.testing.assert_allclose(ts.grad.data, tt.grad.numpy(), **tol)
+        np.testing.assert_allclose(xs.grad.array, tx.grad.numpy(), **tol)
+        np.testing.assert_allclose(ts.grad.array, tt.grad.numpy(), **tol)
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none", "batchmean"])
@@ -164,11 +164,11 @@ def test_kl_div_zero_target(torch):
     theirs = torch.tensor(x, requires_grad=True)
     y = F.kl_div(ours, ot, reduction="sum")
     ty = torch.nn.functional.kl_div(theirs, torch.tensor(t), reduction="sum")
-    np.testing.assert_allclose(y.data, ty.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), rtol=1e-12)
     y.backward()
     ty.backward()
-    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), rtol=1e-12)
-    assert np.isfinite(ot.grad.data).all()
+    np.testing.assert_allclose(ours.grad.array, theirs.grad.numpy(), rtol=1e-12)
+    assert np.isfinite(ot.grad.array).all()
 
 
 def test_kl_div_mean_warns_like_torch():
@@ -187,7 +187,7 @@ def test_kl_div_mean_warns_like_torch():
 ])
 def test_gradcheck_and_gradgradcheck(fn):
     x, t = minigrad.tensor(arr(4, 3), requires_grad=True), minigrad.tensor(arr(4, 3), requires_grad=True)
-    x.data[np.abs(x.data - t.data) < 0.05] += 0.1  # away from smooth_l1's kink
+    x.array[np.abs(x.array - t.array) < 0.05] += 0.1  # away from smooth_l1's kink
     assert gradcheck(fn, (x, t))
     assert gradgradcheck(fn, (x, t))
 
@@ -230,7 +230,7 @@ def test_one_hot_vs_torch(torch):
         ours = F.one_hot(minigrad.tensor(ids, dtype=minigrad.int64), n)
         theirs = torch.nn.functional.one_hot(torch.tensor(ids, dtype=torch.int64), n)
         assert ours.dtype == minigrad.int64 and ours.shape == tuple(theirs.shape)
-        np.testing.assert_array_equal(ours.data, theirs.numpy())
+        np.testing.assert_array_equal(ours.array, theirs.numpy())
 
 
 MODULES = [
@@ -250,7 +250,7 @@ def test_loss_modules_match_torch(torch, cls, kw, kind):
         warnings.simplefilter("ignore")  # size_average's deprecation warning
         m, tm = getattr(nn, cls)(**kw), getattr(torch.nn, cls)(**kw)
     assert m.reduction == tm.reduction and repr(m) == repr(tm)
-    np.testing.assert_allclose(m(minigrad.tensor(x), minigrad.tensor(t)).data,
+    np.testing.assert_allclose(m(minigrad.tensor(x), minigrad.tensor(t)).array,
                                tm(torch.tensor(x), torch.tensor(t)).numpy(), rtol=1e-12, atol=1e-12)
 
 
@@ -263,7 +263,7 @@ def test_weights_are_buffers_in_the_state_dict(torch):
         assert list(m.state_dict()) == list(tm.state_dict())
     x, t = arr(5, 3), RNG.integers(0, 3, 5)
     np.testing.assert_allclose(
-        nn.CrossEntropyLoss(weight=minigrad.tensor(w))(minigrad.tensor(x), minigrad.tensor(t)).data,
+        nn.CrossEntropyLoss(weight=minigrad.tensor(w))(minigrad.tensor(x), minigrad.tensor(t)).array,
         torch.nn.CrossEntropyLoss(weight=torch.tensor(w))(torch.tensor(x), torch.tensor(t)).numpy(), rtol=1e-12)
 
 

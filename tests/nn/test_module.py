@@ -29,7 +29,7 @@ def test_parameter_is_a_leaf_sharing_data():
     t = minigrad.ones(3)
     p = nn.Parameter(t)
     assert isinstance(p, minigrad.Tensor) and p.requires_grad and p.is_leaf and p.grad_fn is None
-    assert p.data is t.data
+    assert p.array is t.array
     assert repr(p) == "Parameter containing:\ntensor([1., 1., 1.], requires_grad=True)"
     assert not nn.Parameter(t, requires_grad=False).requires_grad
     assert nn.Parameter().shape == (0,)
@@ -99,7 +99,7 @@ def test_zero_grad():
     lin(minigrad.randn(4, 3)).sum().backward()
     grad = lin.weight.grad
     lin.zero_grad(set_to_none=False)
-    assert lin.weight.grad is grad and not grad.data.any()
+    assert lin.weight.grad is grad and not grad.array.any()
     lin.zero_grad()
     assert lin.weight.grad is None and lin.bias.grad is None
 
@@ -140,9 +140,9 @@ def test_deepcopy_is_independent():
     twin = copy.deepcopy(net)
     assert twin.fc1.weight is not net.fc1.weight
     assert twin.head.weight is twin.fc2.weight  # ties survive the copy
-    np.testing.assert_array_equal(twin.fc1.weight.data, net.fc1.weight.data)
-    twin.fc1.weight.data[...] = 0
-    assert net.fc1.weight.data.any()
+    np.testing.assert_array_equal(twin.fc1.weight.array, net.fc1.weight.array)
+    twin.fc1.weight.array[...] = 0
+    assert net.fc1.weight.array.any()
 
 
 def test_state_dict_keys_and_sharing():
@@ -152,7 +152,7 @@ def test_state_dict_keys_and_sharing():
     # the tied weight under both of its names
     assert list(sd) == ["steps", "fc1.weight", "fc1.bias", "fc2.weight", "head.weight"]
     assert not isinstance(sd["fc1.weight"], nn.Parameter) and not sd["fc1.weight"].requires_grad
-    assert sd["fc1.weight"].data is net.fc1.weight.data  # detached, not copied
+    assert sd["fc1.weight"].array is net.fc1.weight.array  # detached, not copied
     assert net.state_dict(keep_vars=True)["fc1.weight"] is net.fc1.weight
 
 
@@ -162,19 +162,19 @@ def test_load_state_dict_roundtrip():
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert repr(result) == "<All keys matched successfully>"
     for va, vb in zip(a.state_dict().values(), b.state_dict().values()):
-        np.testing.assert_array_equal(va.data, vb.data)
+        np.testing.assert_array_equal(va.array, vb.array)
     # numpy arrays are accepted as values too
-    b.load_state_dict({k: np.zeros(v.shape, dtype=v.data.dtype) for k, v in a.state_dict().items()})
-    assert not b.fc1.weight.data.any()
+    b.load_state_dict({k: np.zeros(v.shape, dtype=v.array.dtype) for k, v in a.state_dict().items()})
+    assert not b.fc1.weight.array.any()
 
 
 def _snapshot(module):
-    return {k: v.data.copy() for k, v in module.state_dict().items()}
+    return {k: v.array.copy() for k, v in module.state_dict().items()}
 
 
 def _assert_unchanged(module, snap):
     for k, v in module.state_dict().items():
-        np.testing.assert_array_equal(v.data, snap[k])
+        np.testing.assert_array_equal(v.array, snap[k])
 
 
 def test_load_state_dict_missing_and_unexpected_keys():
@@ -193,7 +193,7 @@ def test_load_state_dict_missing_and_unexpected_keys():
     result = net.load_state_dict(sd, strict=False)
     assert result == (["fc1.bias"], ["fc3.weight"])
     assert result.missing_keys == ["fc1.bias"] and result.unexpected_keys == ["fc3.weight"]
-    assert not net.fc1.weight.data.any()
+    assert not net.fc1.weight.array.any()
 
 
 def test_load_state_dict_size_mismatch_names_every_key_and_changes_nothing():

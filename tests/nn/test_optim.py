@@ -56,7 +56,7 @@ def _torch_twin(torch, model):
     twin = tnn.Sequential(tnn.Linear(6, 100), tnn.Tanh(), tnn.Linear(100, 100), tnn.Tanh(), tnn.Linear(100, 3)).double()
     with torch.no_grad():
         for p, q in zip(model.parameters(), twin.parameters()):
-            q.copy_(torch.from_numpy(p.data.copy()))
+            q.copy_(torch.from_numpy(p.array.copy()))
     return twin
 
 
@@ -74,7 +74,7 @@ def _torch_step(torch, model, opt, X, Y):
 
 def _assert_same(model, twin, step):
     for (name, p), q in zip(model.named_parameters(), twin.parameters()):
-        np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=0, atol=1e-10, err_msg=f"{name} at step {step}")
+        np.testing.assert_allclose(p.array, q.detach().numpy(), rtol=0, atol=1e-10, err_msg=f"{name} at step {step}")
 
 
 CONFIGS = [
@@ -157,14 +157,14 @@ def test_load_state_dict_validates_before_changing_anything():
     X, Y = _data()
     _our_step(model, opt, X, Y)
     sd = opt.state_dict()
-    before = {id(p): {k: (v.data.copy() if hasattr(v, "data") else v) for k, v in s.items()}
+    before = {id(p): {k: (v.array.copy() if hasattr(v, "array") else v) for k, v in s.items()}
               for p, s in opt.state.items()}
 
     def unchanged():
         assert opt.param_groups[0]["lr"] == 0.01
         for p, s in opt.state.items():
             for k, v in s.items():
-                np.testing.assert_array_equal(getattr(v, "data", v), before[id(p)][k])
+                np.testing.assert_array_equal(getattr(v, "array", v), before[id(p)][k])
 
     other = AdamW(list(model.parameters())[:2], lr=0.5)
     with pytest.raises(ValueError, match="doesn't match the size of optimizer's group"):
@@ -219,15 +219,15 @@ def test_param_groups_zero_grad_and_closure():
 
     loss = opt.step(closure)
     assert loss.item() == 5.0
-    np.testing.assert_allclose(a.data, 0.8)  # 1 - 0.1 * 2a
-    np.testing.assert_allclose(b.data, 0.0)  # 1 - 1.0 * 1
+    np.testing.assert_allclose(a.array, 0.8)  # 1 - 0.1 * 2a
+    np.testing.assert_allclose(b.array, 0.0)  # 1 - 1.0 * 1
     grad = a.grad
     opt.zero_grad(set_to_none=False)
-    assert a.grad is grad and not grad.data.any()
+    assert a.grad is grad and not grad.array.any()
     opt.zero_grad()
     assert a.grad is None and b.grad is None
     opt.step()  # parameters without gradients are skipped
-    np.testing.assert_allclose(a.data, 0.8)
+    np.testing.assert_allclose(a.array, 0.8)
     assert "Parameter Group 1" in repr(opt)
 
 
@@ -243,7 +243,7 @@ def test_blocked_and_whole_array_updates_agree(kernels):
         for _ in range(3):
             p.grad = minigrad.Tensor(grad)
             opt.step()
-        results.append(p.data)
+        results.append(p.array)
     np.testing.assert_array_equal(results[0], results[1])
 
 
@@ -254,13 +254,13 @@ def test_step_allocates_no_parameter_sized_memory(kernels, cls, kwargs):
     p.grad = minigrad.randn(400, 400)
     opt = cls([p], **kwargs)
     opt.step()  # the first step creates the state
-    data = p.data
+    data = p.array
     tracemalloc.start()
     opt.step()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert peak < p.nbytes / 20, f"a step allocated {peak} bytes for a {p.nbytes}-byte parameter"
-    assert p.data is data  # updated in place
+    assert p.array is data  # updated in place
 
 
 def test_optimizer_base_requires_step_group():
@@ -276,5 +276,5 @@ def test_an_infinite_weight_leaves_the_moments_finite(kernels, cls):
     opt = cls([p], lr=0.1)
     opt.step()
     state = opt.state[p]
-    assert np.isinf(p.data[0]) and np.isfinite(p.data[1])
-    assert np.isfinite(state["exp_avg"].data).all() and np.isfinite(state["exp_avg_sq"].data).all()
+    assert np.isinf(p.array[0]) and np.isfinite(p.array[1])
+    assert np.isfinite(state["exp_avg"].array).all() and np.isfinite(state["exp_avg_sq"].array).all()

@@ -21,18 +21,18 @@ def vs_torch(torch, name, x, dtype, *args, node=True, **kw):
     y, ty = getattr(F, name)(ours, *args, **kw), getattr(torch.nn.functional, name)(theirs, *args, **kw)
     if isinstance(ty, tuple):  # (values, indices)
         assert y[1].dtype == minigrad.int64
-        np.testing.assert_array_equal(y[1].data, ty[1].numpy())
+        np.testing.assert_array_equal(y[1].array, ty[1].numpy())
         y, ty = y[0], ty[0]
     assert y.shape == tuple(ty.shape) and y.dtype == ours.dtype
     if node:
         assert y.grad_fn.name() == ty.grad_fn.name()
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(y.data, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), **tol)
     g = arr(*y.shape, dtype=dtype)
     y.backward(minigrad.tensor(g))
     ty.backward(torch.tensor(g))
     assert ours.grad.dtype == ours.dtype
-    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), **tol)
+    np.testing.assert_allclose(ours.grad.array, theirs.grad.numpy(), **tol)
 
 
 MAX = [
@@ -55,8 +55,8 @@ def test_max_pool2d_nan_wins_and_ties_go_to_the_first(torch):
     x = np.array([[[[1.0, np.nan], [3.0, 2.0]], [[5.0, 5.0], [5.0, 1.0]]]])
     y, i = F.max_pool2d(minigrad.tensor(x), 2, return_indices=True)
     ty, ti = torch.nn.functional.max_pool2d(torch.tensor(x), 2, return_indices=True)
-    np.testing.assert_array_equal(y.data, ty.numpy())
-    np.testing.assert_array_equal(i.data, ti.numpy())
+    np.testing.assert_array_equal(y.array, ty.numpy())
+    np.testing.assert_array_equal(i.array, ti.numpy())
 
 
 AVG = [
@@ -170,7 +170,7 @@ def test_second_derivative_vs_torch(torch, name, args):
     (tg,) = torch.autograd.grad((getattr(torch.nn.functional, name)(theirs, *args) ** 3).sum(), theirs,
                                 create_graph=True)
     (tg ** 2).sum().backward()
-    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(ours.grad.array, theirs.grad.numpy(), rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("call", [
@@ -211,7 +211,7 @@ def test_errors_match_torch_types(torch, call):
 def test_modules_match_torch(torch, cls, args, kw):
     m, tm = getattr(nn, cls)(*args, **kw), getattr(torch.nn, cls)(*args, **kw)
     x = arr(2, 3, 7, 6, dtype=np.float32)
-    np.testing.assert_allclose(m(minigrad.tensor(x)).data, tm(torch.tensor(x)).numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(m(minigrad.tensor(x)).array, tm(torch.tensor(x)).numpy(), rtol=1e-6, atol=1e-6)
     assert repr(m) == repr(tm)
 
 
@@ -219,7 +219,7 @@ def test_maxpool_module_return_indices_and_flatten(torch):
     x = arr(2, 3, 4, 4, dtype=np.float32)
     y, i = nn.MaxPool2d(2, return_indices=True)(minigrad.tensor(x))
     ty, ti = torch.nn.MaxPool2d(2, return_indices=True)(torch.tensor(x))
-    np.testing.assert_array_equal(i.data, ti.numpy())
+    np.testing.assert_array_equal(i.array, ti.numpy())
     f, tf = nn.Flatten(), torch.nn.Flatten()
     assert f(y).shape == tuple(tf(ty).shape) == (2, 12)
     assert repr(f) == repr(tf)

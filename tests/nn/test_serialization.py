@@ -28,14 +28,14 @@ def test_state_dict_round_trip_is_bit_exact(tmp_path):
     assert list(loaded) == list(sd)
     for k in sd:
         assert type(loaded[k]) is minigrad.Tensor and loaded[k].dtype == sd[k].dtype
-        assert loaded[k].data.tobytes() == sd[k].data.tobytes()
+        assert loaded[k].array.tobytes() == sd[k].array.tobytes()
     # the tied weight is stored once and comes back as one tensor
     with safetensors.safe_open(tmp_path / "m.safetensors", framework="np") as f:
         assert sorted(f.keys()) == ["0.weight", "1.weight"]  # a state dict's keys name its tensors
     assert loaded["0.weight"] is loaded["2.weight"]
     fresh = nn.Sequential(nn.Embedding(11, 4), nn.LayerNorm(4, bias=False), nn.Linear(4, 11, bias=False))
     fresh.load_state_dict(loaded)
-    np.testing.assert_array_equal(fresh[2].weight.data, model[0].weight.data)
+    np.testing.assert_array_equal(fresh[2].weight.array, model[0].weight.array)
 
 
 def test_dtypes_shapes_and_python_values_round_trip(tmp_path):
@@ -59,11 +59,11 @@ def test_dtypes_shapes_and_python_values_round_trip(tmp_path):
     nn.save(obj, tmp_path / "o.safetensors")
     back = nn.load(tmp_path / "o.safetensors")
     for a, b in zip(obj["tensors"], back["tensors"]):
-        assert b.data.dtype == a.data.dtype and b.data.tobytes() == a.data.tobytes()
+        assert b.array.dtype == a.array.dtype and b.array.tobytes() == a.array.tobytes()
     assert back["scalar"].shape == () and back["scalar"].item() == 3.5 and back["scalar"].dtype == minigrad.float64
     assert back["empty"].shape == (0, 3) and back["empty"].dtype == minigrad.float32
     assert back["mask"].tolist() == [True, False]
-    np.testing.assert_array_equal(back["strided"].data, obj["strided"].data)
+    np.testing.assert_array_equal(back["strided"].array, obj["strided"].array)
     assert isinstance(back["array"], np.ndarray) and back["array"].dtype == np.int16
     assert type(back["param"]) is nn.Parameter and back["param"].requires_grad
     assert type(back["frozen"]) is nn.Parameter and not back["frozen"].requires_grad
@@ -86,7 +86,7 @@ def test_optimizer_state_round_trip(tmp_path):
     sd = nn.load(tmp_path / "opt.safetensors")
     assert list(sd["state"]) == [0, 1] and sd["state"][0]["step"] == 1
     assert sd["param_groups"][0]["betas"] == (0.9, 0.95) and sd["param_groups"][0]["params"] == [0, 1]
-    np.testing.assert_array_equal(sd["state"][0]["exp_avg"].data, opt.state[model[0].weight]["exp_avg"].data)
+    np.testing.assert_array_equal(sd["state"][0]["exp_avg"].array, opt.state[model[0].weight]["exp_avg"].array)
 
 
 def test_load_to_device_cpu(tmp_path):
@@ -179,12 +179,12 @@ def test_plain_safetensors_file_loads_as_a_dict_of_tensors(tmp_path):
 def test_loading_mismatched_shapes_leaves_model_unchanged(tmp_path):
     nn.save(nn.Linear(5, 3).state_dict(), tmp_path / "small.safetensors")
     model = nn.Linear(4, 3)
-    before = {k: v.data.copy() for k, v in model.state_dict().items()}
+    before = {k: v.array.copy() for k, v in model.state_dict().items()}
     with pytest.raises(RuntimeError, match=r"size mismatch for weight: copying a param with shape "
                                            r"minigrad.Size\(\[3, 5\]\)"):
         model.load_state_dict(nn.load(tmp_path / "small.safetensors"))
     for k, v in model.state_dict().items():
-        np.testing.assert_array_equal(v.data, before[k])
+        np.testing.assert_array_equal(v.array, before[k])
 
 
 def test_an_edited_tree_fails_its_checksum(tmp_path):

@@ -37,9 +37,9 @@ def baby_step(threads, monkeypatch, dropout=0.0):
     x = np.random.default_rng(1).integers(0, 65, size=(12, 65))
     _, loss = model(minigrad.tensor(x[:, :-1].copy()), minigrad.tensor(x[:, 1:].copy()))
     loss.backward()
-    grads = [p.grad.data.copy() for p in model.parameters()]
+    grads = [p.grad.array.copy() for p in model.parameters()]
     opt.step()
-    return [loss.data.copy()] + grads + [p.data.copy() for p in model.parameters()]
+    return [loss.array.copy()] + grads + [p.array.copy() for p in model.parameters()]
 
 
 def test_the_team_is_what_runs_where_numba_has_openmp(monkeypatch):
@@ -99,10 +99,10 @@ def test_products_in_shares_match_numpy(monkeypatch, dtype, M, K, N):
     y = F.linear(x, w)
     y.backward(minigrad.tensor(g))
     tol = dict(rtol=1e-5, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-11)
-    np.testing.assert_allclose(y.data, x.data @ w.data.T, **tol)
-    np.testing.assert_allclose(x.grad.data, g @ w.data, **tol)
-    np.testing.assert_allclose(w.grad.data, g.T @ x.data, **tol)
-    assert x.grad.data.dtype == dtype and w.grad.data.shape == (N, K)
+    np.testing.assert_allclose(y.array, x.array @ w.array.T, **tol)
+    np.testing.assert_allclose(x.grad.array, g @ w.array, **tol)
+    np.testing.assert_allclose(w.grad.array, g.T @ x.array, **tol)
+    assert x.grad.array.dtype == dtype and w.grad.array.shape == (N, K)
 
 
 def test_products_of_strided_operands_take_numpy(monkeypatch):
@@ -124,7 +124,7 @@ def test_two_threads_of_the_user_may_use_the_team_at_once(monkeypatch):
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(12, 64, 128)
         out = F.gelu(F.linear(F.layer_norm(y, (128,)), w))
         gq, gw = minigrad.autograd.grad(out.sum(), (qkv, w))
-        return out.data.copy(), gq.data.copy(), gw.data.copy()
+        return out.array.copy(), gq.array.copy(), gw.array.copy()
 
     want = work()
     results, errors = [], []
@@ -153,13 +153,13 @@ def test_a_forked_child_runs_the_kernels_as_plain_loops(monkeypatch):
     monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
     x = minigrad.tensor(RNG.standard_normal((64, 1024)).astype(np.float32))
     w = minigrad.tensor(RNG.standard_normal((512, 1024)).astype(np.float32))
-    want = F.layer_norm(F.gelu(F.linear(x, w)), (512,)).data
+    want = F.layer_norm(F.gelu(F.linear(x, w)), (512,)).array
     r, wr = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             ok = not cpu_kernels.has_team() and cpu_kernels.threads() == 1
-            got = F.layer_norm(F.gelu(F.linear(x, w)), (512,)).data
+            got = F.layer_norm(F.gelu(F.linear(x, w)), (512,)).array
             ok = ok and np.allclose(got, want, rtol=1e-5, atol=1e-5)
             os.write(wr, b"ok" if ok else b"bad")
         finally:
@@ -193,9 +193,9 @@ def test_fused_attention_with_dropout_matches_the_numpy_passes(L):
         q, k, v = [a.view(3, L, H, E).transpose(1, 2) for a in qkv.split(H * E, dim=2)]
         minigrad.manual_seed(3)  # the same dropout mask both times
         o = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=0.3)
-        mask = o.grad_fn._saved_mask.data.copy()
+        mask = o.grad_fn._saved_mask.array.copy()
         o.backward(g)
-        return o.data.copy(), qkv.grad.data.copy(), mask
+        return o.array.copy(), qkv.grad.array.copy(), mask
 
     fused = run()
     with backends.kernels("numpy"):

@@ -25,9 +25,9 @@ def run(fn, arrays, layer, seed=1):
     with backends.kernels(layer):
         ts = [minigrad.tensor(a.copy(), requires_grad=a.dtype.kind == "f") for a in arrays]
         out = fn(*ts)
-        g = np.random.default_rng(seed).standard_normal(out.shape).astype(out.data.dtype)
+        g = np.random.default_rng(seed).standard_normal(out.shape).astype(out.array.dtype)
         out.backward(minigrad.tensor(g))
-    return out.data.copy(), [t.grad.data.copy() for t in ts if t.grad is not None]
+    return out.array.copy(), [t.grad.array.copy() for t in ts if t.grad is not None]
 
 
 def agree(fn, *arrays, tol=1e-9, torch_fn=None):
@@ -135,7 +135,7 @@ def test_adam_update(amsgrad, decoupled):
             for step in range(3):
                 p.grad = minigrad.tensor(np.cos(np.arange(90000, dtype=np.float32) * (step + 1)))
                 opt.step()
-        results.append(p.data.copy())
+        results.append(p.array.copy())
     for layer, got in zip(LAYERS[1:], results[1:]):
         np.testing.assert_allclose(got, results[0], rtol=1e-5, atol=1e-6, err_msg=layer)
 
@@ -150,7 +150,7 @@ def _gpt_step(layer):
         x, y = (minigrad.tensor(rng.integers(0, 40, (3, 16))) for _ in range(2))
         _, loss = model(x, y)
         loss.backward()
-    return loss, {n: p.grad.data.copy() for n, p in model.named_parameters()}
+    return loss, {n: p.grad.array.copy() for n, p in model.named_parameters()}
 
 
 def _nodes(t):
@@ -170,7 +170,7 @@ def test_a_gpt_step_agrees_on_every_layer_and_the_reference_graph_is_primitive()
     ref_loss, ref_grads = steps["reference"]
     for layer in ("numpy", "fast"):
         loss, grads = steps[layer]
-        np.testing.assert_allclose(loss.data, ref_loss.data, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(loss.array, ref_loss.array, rtol=1e-5, atol=1e-5)
         assert grads.keys() == ref_grads.keys()
         for name in grads:
             np.testing.assert_allclose(grads[name], ref_grads[name], rtol=1e-5, atol=1e-5, err_msg=f"{layer} {name}")
