@@ -47,7 +47,9 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
     for t in _steps(T, reverse):
         a = gates[t]
         if mode == "GRU":  # r, z = sigmoid(.); n = tanh(x W_in^T + b_in + r (h W_hn^T + b_hn)); h = (1 - z) n + z h
-            gh = linear_arrays(h, w_hh, b_hh)
+            gh = xp.matmul(h, w_hh.T)  # (the steps' products stay on this thread: each is small and waits on the last)
+            if b_hh is not None:
+                gh += b_hh
             a[:, :2 * H] += gh[:, :2 * H]
             _sigmoid_(a[:, :2 * H], xp)
             r, z, n = a[:, :H], a[:, H:2 * H], a[:, 2 * H:]
