@@ -38,7 +38,7 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
     (T, B, G*H; for RNN the output itself), the cells c_t (LSTM) and W_hn h + b_hn (GRU)."""
     xp = xp_of(x)
     T, B, H = x.shape[0], x.shape[1], w_hh.shape[0] // GATES[mode]
-    # b_hh is outside GRU's r * (...) only for r and z, so GRU adds it per step; the others fold it in
+    # GRU's b_hn is inside r * (h W_hn^T + b_hn): GRU adds b_hh at each step; the others fold it into the bias here
     bias = None if b_ih is None else b_ih if mode == "GRU" else b_ih + b_hh
     gates = linear_arrays(x, w_ih, bias)  # every step's x W_ih^T + b as one matmul
     out = gates if GATES[mode] == 1 else xp.empty((T, B, h.shape[1]), dtype=x.dtype)
@@ -213,12 +213,12 @@ def _reference():
     return backends.get_kernels() == "reference"
 
 
-def _same_dtype(input, *tensors):
-    """PyTorch's text for weights or states of another dtype than the input (a matmul's check)."""
+def _same_dtype(weight, *tensors):
+    """PyTorch's text (its matmul's) for an input, a state or a weight of another dtype than the weights."""
     for t in tensors:
-        if t is not None and t.dtype != input.dtype:
-            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {input.dtype._legacy[:-6]} and "
-                               f"{t.dtype._legacy[:-6]}")
+        if t is not None and t.dtype != weight.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {t.dtype._legacy[:-6]} and "
+                               f"{weight.dtype._legacy[:-6]}")
 
 
 def rnn_layer(mode, input, hx, cx, w_ih, w_hh, b_ih=None, b_hh=None, w_hr=None, reverse=False):
@@ -236,7 +236,7 @@ def _rnn(mode, input, hx, cx, params, has_biases, num_layers, dropout, train, bi
     check_tensor(input, "input", mode.lower())
     D = 2 if bidirectional else 1
     per = len(params) // (num_layers * D)  # weights per layer and direction: 2 or 4, one more with W_hr
-    _same_dtype(input, hx, cx, *params)
+    _same_dtype(params[0], input, hx, cx, *params)
     x = input.transpose(0, 1) if batch_first else input
     if x.shape[0] == 0:
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
@@ -298,7 +298,7 @@ def _cell(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh):
         if state.shape[1] != w_hh.shape[1]:
             raise RuntimeError(f"hidden{n} has inconsistent hidden_size: got {state.shape[1]}, expected "
                                f"{w_hh.shape[1]}")
-    _same_dtype(input, hx, cx, w_ih, w_hh, b_ih, b_hh)
+    _same_dtype(w_ih, input, hx, cx, w_hh, b_ih, b_hh)
     if _reference():
         h, c = reference.rnn_cell(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh)
         return (h, c) if mode == "LSTM" else h
