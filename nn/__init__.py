@@ -25,10 +25,12 @@ from .modules import (  # noqa: E402
     Conv2d, CrossEntropyLoss, Flatten, Hardsigmoid, Hardswish, Hardtanh, KLDivLoss, L1Loss, LeakyReLU, LogSigmoid,
     MaxPool2d, Mish, MSELoss, NLLLoss, ReLU6, SiLU, SmoothL1Loss, Softmin, Softplus, Softsign,
 )
+from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
 
 __all__ += [
     "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus",
     "Softsign", "LogSigmoid", "Softmin", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
     "BatchNorm1d", "BatchNorm2d", "Flatten", "CrossEntropyLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "NLLLoss",
-    "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
+    "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
+    "LSTMCell", "GRUCell",
 ]

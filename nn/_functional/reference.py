@@ -142,6 +142,35 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return att @ value
 
 
+def rnn_cell(mode, input, hx, cx, w_ih, w_hh, b_ih=None, b_hh=None, w_hr=None):
+    """One step of a recurrent layer -> (h, c) (c None but for LSTM). mode 'RNN_TANH' or 'RNN_RELU':
+    h = act(x W_ih^T + b_ih + h W_hh^T + b_hh); 'LSTM', gates i, f, g, o (and h projected by w_hr when
+    given); 'GRU', gates r, z, n, with r applied to W_hn h + b_hn."""
+    gi, gh = linear(input, w_ih, b_ih), linear(hx, w_hh, b_hh)
+    if mode == "LSTM":
+        i, f, g, o = (gi + gh).chunk(4, -1)
+        c = minigrad.sigmoid(f) * cx + minigrad.sigmoid(i) * minigrad.tanh(g)
+        h = minigrad.sigmoid(o) * minigrad.tanh(c)
+        return (h if w_hr is None else linear(h, w_hr)), c
+    if mode == "GRU":
+        (i_r, i_z, i_n), (h_r, h_z, h_n) = gi.chunk(3, -1), gh.chunk(3, -1)
+        r, z = minigrad.sigmoid(i_r + h_r), minigrad.sigmoid(i_z + h_z)
+        n = minigrad.tanh(i_n + r * h_n)
+        return (1 - z) * n + z * hx, None
+    return (minigrad.tanh(gi + gh) if mode == "RNN_TANH" else minigrad.relu(gi + gh)), None
+
+
+def rnn_layer(mode, input, hx, cx, w_ih, w_hh, b_ih=None, b_hh=None, w_hr=None, reverse=False):
+    """One layer in one direction over input (T, B, I) from hx (B, Hr) and cx (B, H) (LSTM; else None)
+    -> (output (T, B, Hr), the last h, the last c); reverse runs from t = T-1 down to 0."""
+    T = input.shape[0]
+    outs = [None] * T
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        hx, cx = rnn_cell(mode, input[t], hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr)
+        outs[t] = hx
+    return minigrad.stack(outs), hx, cx
+
+
 def adam_update(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, decoupled, step,
                 max_exp_avg_sq=None):
     """One Adam (decoupled=False) / AdamW step on the Tensors param, exp_avg m, exp_avg_sq v (and

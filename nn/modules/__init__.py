@@ -13,6 +13,7 @@ from .batchnorm import BatchNorm1d, BatchNorm2d  # noqa: E402
 from .conv import Conv1d, Conv2d  # noqa: E402
 from .flatten import Flatten  # noqa: E402
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: E402
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
 from .loss import (  # noqa: E402
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 )
