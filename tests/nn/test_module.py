@@ -246,7 +246,7 @@ def test_repr():
     assert repr(blocks) == (
         "ModuleList(\n"
         "  (0-2): 3 x Linear(in_features=2, out_features=2, bias=True)\n"
-        "  (3): LayerNorm((2,), eps=1e-05, elementwise_affine=True)\n"
+        "  (3): LayerNorm((2,), eps=1e-05, elementwise_affine=True, bias=False)\n"
         ")"
     )
     assert repr(nn.ModuleList()) == "ModuleList()"
