@@ -32,3 +32,14 @@ __all__ += [
     "BatchNorm1d", "BatchNorm2d", "Flatten", "CrossEntropyLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "NLLLoss",
     "BCELoss", "BCEWithLogitsLoss", "KLDivLoss",
 ]
+
+# attention and the Transformer (torch.nn.modules.activation's MultiheadAttention, torch.nn.modules.transformer)
+from .modules import (  # noqa: E402
+    MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+__all__ += [
+    "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+]

@@ -7,6 +7,7 @@
     dropout.py        dropout (NativeDropoutBackward0) and the keep-masks attention uses too
     loss.py           cross_entropy (CrossEntropyLossBackward0), mse_loss (MseLossBackward0)
     attention.py      scaled_dot_product_attention (ScaledDotProductAttentionBackward0)
+    multi_head_attention.py  multi_head_attention_forward: nn.MultiheadAttention's, composed of the ops above
     erf.py            erf on raw numpy/cupy arrays (Cody in float64, a fast rational in float32)
     _common.py        blocked loops over arrays; scratch buffers
 

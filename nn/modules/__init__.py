@@ -16,3 +16,8 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: E402
 from .loss import (  # noqa: E402
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 )
+from .activation import MultiheadAttention  # noqa: E402
+from .linear import NonDynamicallyQuantizableLinear  # noqa: E402
+from .transformer import (  # noqa: E402
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
