@@ -34,3 +34,14 @@ __all__ += [
     "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
     "LSTMCell", "GRUCell",
 ]
+
+# attention and the Transformer (torch.nn.modules.activation's MultiheadAttention, torch.nn.modules.transformer)
+from .modules import (  # noqa: E402
+    MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+__all__ += [
+    "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+]

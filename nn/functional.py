@@ -175,6 +175,8 @@ from ._functional.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
 from ._functional.loss import (  # noqa: E402
     binary_cross_entropy, binary_cross_entropy_with_logits, kl_div, l1_loss, nll_loss, one_hot, smooth_l1_loss,
 )
+from ._functional.multi_head_attention import _canonical_mask, _none_or_dtype  # noqa: E402, F401 (the modules')
+from ._functional.multi_head_attention import multi_head_attention_forward  # noqa: E402
 from ._functional.normalization import batch_norm  # noqa: E402
 from ._functional.padding import pad  # noqa: E402
 from ._functional.pooling import adaptive_avg_pool2d, avg_pool2d, interpolate, max_pool2d  # noqa: E402
@@ -183,5 +185,5 @@ __all__ += [
     "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "relu6", "hardswish", "hardsigmoid", "softplus",
     "softsign", "logsigmoid", "softmin", "conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d",
     "adaptive_avg_pool2d", "interpolate", "pad", "batch_norm", "l1_loss", "smooth_l1_loss", "nll_loss",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "one_hot",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "one_hot", "multi_head_attention_forward",
 ]

@@ -111,11 +111,13 @@ class Module:
 
     register_module = add_module
 
-    def _forget(self, name):
-        """Remove `name` from every table, before it is registered again as something else."""
+    def _forget(self, name, keep=None):
+        """Remove `name` from every table but `keep`, the one it is registered in again: there a new value
+        takes the old one's place, so that replacing a member keeps the order of state_dict() (as PyTorch)."""
         self.__dict__.pop(name, None)
         for table in (self._parameters, self._buffers, self._modules):
-            table.pop(name, None)
+            if table is not keep:
+                table.pop(name, None)
         self._non_persistent_buffers_set.discard(name)
 
     def __setattr__(self, name, value):
@@ -123,7 +125,7 @@ class Module:
         params, modules, buffers = d.get("_parameters"), d.get("_modules"), d.get("_buffers")
         if isinstance(value, Parameter):
             self._require_init("parameters")
-            self._forget(name)
+            self._forget(name, keep=params)
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -132,7 +134,7 @@ class Module:
             params[name] = None
         elif isinstance(value, Module):
             self._require_init("module")
-            self._forget(name)
+            self._forget(name, keep=modules)
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:

@@ -8,6 +8,7 @@
     loss.py           cross_entropy (CrossEntropyLossBackward0), mse_loss (MseLossBackward0)
     attention.py      scaled_dot_product_attention (ScaledDotProductAttentionBackward0)
     rnn.py            RNN / LSTM / GRU layers (MkldnnRnnLayerBackward0 per layer and direction) and cells
+    multi_head_attention.py  multi_head_attention_forward: nn.MultiheadAttention's, composed of the ops above
     erf.py            erf on raw numpy/cupy arrays (Cody in float64, a fast rational in float32)
     _common.py        blocked loops over arrays; scratch buffers
 

@@ -48,6 +48,7 @@ class Attention(Function):
     def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, gqa):
         xp = xp_of(q.array)
         ctx.scale, ctx.dscale, ctx.gqa, ctx.is_causal = scale, 1.0 / (1.0 - dropout_p), gqa, is_causal
+        ctx.mask_grad = None
         qd, kd, vd = q.array, k.array, v.array
         batch, out_batch, (qb, kb, vb), _ = _views(qd, kd, vd, gqa, xp)
         L, S = qb.shape[-2], kb.shape[-2]
@@ -69,6 +70,8 @@ class Attention(Function):
             return _to_shape(out, out_batch + out.shape[-2:])
         # P = softmax(q scale k^T + mask);  out = dropout(P) v   (the scale on q: L x E, not L x S)
         neg, add = _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp)
+        # a float mask that requires grad gets the scores' gradient, summed over where it was broadcast
+        ctx.mask_grad = (out_batch + (L, S), mask.array.shape, mask.array.dtype) if ctx.needs_input_grad[3] else None
         P = xp.matmul(xp.multiply(qb, scale), xp.swapaxes(kb, -1, -2))
         if add is not None:
             P += add
@@ -89,7 +92,7 @@ class Attention(Function):
     @once_differentiable
     def backward(ctx, g):
         # gv = P'^T g;  gP' = g v^T;  gP = gP' * keep/(1-p);  gS = P (gP - rowsum(gP P));
-        # gq = gS k scale;  gk = gS^T q scale
+        # gq = gS k scale;  gk = gS^T q scale;  gmask = gS (summed to the mask's shape)
         q, k, v, P, keep = ctx.saved_tensors
         P = None if P is None else P.array  # None: not kept by the backend (it makes P again)
         xp = xp_of(q.array)
@@ -119,8 +122,12 @@ class Attention(Function):
             gq *= scale
             xp.matmul(xp.swapaxes(gP, -1, -2), xp.multiply(qb, scale), out=gk)
         needs = ctx.needs_input_grad
+        gmask = None
+        if ctx.mask_grad is not None:  # (the backend never runs with a mask: gP holds gS here)
+            full, mask_shape, mask_dtype = ctx.mask_grad
+            gmask = Tensor(sum_to(gP.reshape(full), mask_shape).astype(mask_dtype, copy=False))
         return tuple([Tensor(_to_shape(sum_to(ga, shp), t.array.shape)) if need else None
-                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)]) + (None,) * 5
+                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)]) + (gmask,) + (None,) * 4
 
 
 def attention_arrays(q, k, v, is_causal, scale):

@@ -17,3 +17,8 @@ from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBas
 from .loss import (  # noqa: E402
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 )
+from .activation import MultiheadAttention  # noqa: E402
+from .linear import NonDynamicallyQuantizableLinear  # noqa: E402
+from .transformer import (  # noqa: E402
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)

@@ -1,8 +1,12 @@
-"""Elementwise activations: GELU, ReLU, Tanh. Each maps shape (*) to (*)."""
+"""Elementwise activations: GELU, ReLU, Tanh, ... Each maps shape (*) to (*). And MultiheadAttention
+(where PyTorch keeps it, torch.nn.modules.activation)."""
 import minigrad
 
 from .. import functional as F
+from .. import init
 from ..module import Module
+from ..parameter import Parameter
+from .linear import NonDynamicallyQuantizableLinear
 
 
 class GELU(Module):
@@ -91,3 +95,116 @@ Softplus = _activation("Softplus", F.softplus, (("beta", 1.0), ("threshold", 20.
 Softsign = _activation("Softsign", F.softsign, (), "x / (1 + |x|).")
 LogSigmoid = _activation("LogSigmoid", F.logsigmoid, (), "log sigmoid(x).")
 Softmin = _activation("Softmin", F.softmin, (("dim", None),), "softmax(-x) along `dim`.")
+
+
+# ---- attention ----------------------------------------------------------------------------------------
+class MultiheadAttention(Module):
+    """Attention of `num_heads` heads of size embed_dim / num_heads, from queries to keys and values.
+
+    Shapes: query (L, N, E), key (S, N, kdim), value (S, N, vdim) ((N, L, E), ... with batch_first;
+    unbatched (L, E), (S, kdim), (S, vdim)) -> (attn_output like query, attn_weights (N, L, S) or
+    None); see F.multi_head_attention_forward for the masks. Parameters (PyTorch's names): in_proj_weight
+    (3E, E), the query, key and value projections stacked, or q_proj_weight (E, E), k_proj_weight
+    (E, kdim), v_proj_weight (E, vdim) when kdim or vdim is not E; in_proj_bias (3E); out_proj, a
+    Linear(E, E); bias_k, bias_v (1, 1, E) with add_bias_kv. Init (PyTorch's): xavier_uniform_ on the
+    projections, zeros on in_proj_bias and out_proj.bias, xavier_normal_ on bias_k and bias_v.
+    """
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                             f"num_heads={num_heads} instead")
+        super().__init__()
+        kw = dict(device=device, dtype=dtype)
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(minigrad.empty(3 * embed_dim, embed_dim, **kw))
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(name, None)
+        else:
+            self.q_proj_weight = Parameter(minigrad.empty(embed_dim, embed_dim, **kw))
+            self.k_proj_weight = Parameter(minigrad.empty(embed_dim, self.kdim, **kw))
+            self.v_proj_weight = Parameter(minigrad.empty(embed_dim, self.vdim, **kw))
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(minigrad.empty(3 * embed_dim, **kw))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
+        if add_bias_kv:
+            self.bias_k = Parameter(minigrad.empty(1, 1, embed_dim, **kw))
+            self.bias_v = Parameter(minigrad.empty(1, 1, embed_dim, **kw))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            for w in (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight):
+                init.xavier_uniform_(w)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        is_batched = query.dim() == 3
+        key_padding_mask = F._canonical_mask(key_padding_mask, "key_padding_mask", F._none_or_dtype(attn_mask),
+                                             "attn_mask", query.dtype)
+        attn_mask = F._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+        if self.batch_first and is_batched:
+            # to sequence first, keeping which of query, key and value are the same tensor (self-attention's
+            # one projection)
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(1, 0)
+                else:
+                    query = query.transpose(1, 0)
+                    key = value = key.transpose(1, 0)
+            else:
+                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+        separate = not self._qkv_same_embed_dim
+        attn_output, attn_output_weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+            self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if self.batch_first and is_batched:
+            return attn_output.transpose(1, 0), attn_output_weights
+        return attn_output, attn_output_weights
+
+    def merge_masks(self, attn_mask, key_padding_mask, query):
+        """(mask, mask_type) for self-attention on batch-first `query` (N, L, E): the key padding mask
+        alone (type 1), or the attention mask as (N, H, L, L), plus the padding mask if any (type 2)."""
+        merged, mask_type = None, None
+        if key_padding_mask is not None:
+            merged, mask_type = key_padding_mask, 1
+        if attn_mask is not None:
+            n, L, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                merged = attn_mask.view(n, -1, L, L)
+            else:
+                merged = attn_mask.view(1, 1, L, L).expand(n, self.num_heads, -1, -1)
+            if key_padding_mask is not None:
+                merged = merged + key_padding_mask.view(n, 1, 1, L).expand(-1, self.num_heads, -1, -1)
+        return merged, mask_type

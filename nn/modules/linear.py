@@ -51,3 +51,8 @@ class Linear(Module):
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under PyTorch's name for MultiheadAttention's out_proj (a class PyTorch's quantization
+    tools leave alone); here it is a Linear in every way but its name."""

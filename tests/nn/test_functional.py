@@ -731,6 +731,26 @@ def test_attention_gradient_of_another_dtype_is_cast(torch):
         assert grads[0].dtype == np.float32 and np.array_equal(grads[0], grads[1])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mask_shape", [(5, 7), (2, 1, 5, 7), (1, 4, 5, 7), (2, 4, 5, 7), (4, 1, 7)])
+def test_attention_float_mask_gets_its_gradient_vs_torch(torch, kernels, dtype, mask_shape):
+    # a float mask is added to the scores: it gets their gradient, summed over where it was broadcast
+    q, k, v = rand(2, 4, 5, 3, dtype=dtype), rand(2, 4, 7, 3, dtype=dtype), rand(2, 4, 7, 2, dtype=dtype)
+    mask = rand(*mask_shape, dtype=dtype)
+    mask.array[..., 1] = -np.inf  # a key no query sees: a zero gradient there
+    compare(torch, F.scaled_dot_product_attention, torch.nn.functional.scaled_dot_product_attention,
+            (q, k, v, mask), dtype)
+    assert not mask.grad.array[..., 1].any() and mask.grad.array.any()
+
+
+def test_attention_float_mask_gradcheck_with_gqa_and_the_reference():
+    q, k, v, mask = rand(2, 4, 3, 5), rand(2, 2, 4, 5), rand(2, 2, 4, 2), rand(4, 1, 4)
+    assert gradcheck(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m, enable_gqa=True), (q, k, v, mask))
+    with backends.kernels("reference"):
+        assert gradcheck(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m), (q, rand(2, 1, 4, 5),
+                                                                                         rand(2, 1, 4, 2), mask))
+
+
 def test_long_causal_attention_gradcheck():
     q, k, v = (rand(1, 1, 128, 2, dtype=np.float64) for _ in range(3))
     assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), (q, k, v))

@@ -156,6 +156,23 @@ def test_state_dict_keys_and_sharing():
     assert net.state_dict(keep_vars=True)["fc1.weight"] is net.fc1.weight
 
 
+def test_replacing_a_member_keeps_its_place(torch):
+    # a new module or parameter under an old name takes the old one's place (PyTorch's order), so that
+    # a subclass replacing a submodule (nn.Transformer's decoder by a Linear) has torch's state_dict keys
+    # and a Sequential still runs its modules in order
+    seq = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    seq[0] = nn.Linear(2, 3, bias=False)
+    assert list(seq.state_dict()) == ["0.weight", "2.weight", "2.bias"]
+    assert seq(minigrad.ones(4, 2)).shape == (4, 1)
+    net, theirs = Net(), torch.nn.Linear(4, 3)
+    net.fc1 = nn.Linear(4, 3, bias=False)
+    net.fc1.weight = nn.Parameter(minigrad.zeros(3, 4))
+    net.fc1.register_parameter("bias", nn.Parameter(minigrad.zeros(3)))
+    theirs.weight = torch.nn.Parameter(torch.zeros(3, 4))
+    assert list(net.state_dict())[:3] == ["steps", "fc1.weight", "fc1.bias"]
+    assert list(net.fc1.state_dict()) == list(theirs.state_dict())
+
+
 def test_load_state_dict_roundtrip():
     a, b = Net(), Net()
     result = b.load_state_dict({k: v.clone() for k, v in a.state_dict().items()})
@@ -229,7 +246,7 @@ def test_repr():
     assert repr(blocks) == (
         "ModuleList(\n"
         "  (0-2): 3 x Linear(in_features=2, out_features=2, bias=True)\n"
-        "  (3): LayerNorm((2,), eps=1e-05, elementwise_affine=True)\n"
+        "  (3): LayerNorm((2,), eps=1e-05, elementwise_affine=True, bias=False)\n"
         ")"
     )
     assert repr(nn.ModuleList()) == "ModuleList()"
