@@ -91,6 +91,10 @@ def set_offset(worker_id):
     get_worker_info().dataset.offset = 100 * (worker_id + 1)
 
 
+def fail_to_start(worker_id):
+    raise OSError(f"no GPU for worker {worker_id}")
+
+
 class Failing(Dataset):
     def __init__(self, exc):
         self.exc = exc
@@ -501,6 +505,8 @@ def test_worker_init_fn_runs_in_each_worker():
     got = batches(DataLoader(Offset(), batch_size=None, num_workers=2, worker_init_fn=set_offset))
     assert [int(x) for x in got] == [100, 201, 102, 203, 104, 205]  # tasks go to the workers in turn
     assert [int(x) for x in batches(DataLoader(Offset(), batch_size=None))] == list(range(6))
+    with pytest.raises(OSError, match="Caught OSError in DataLoader worker process 0.(.|\n)*no GPU for worker 0"):
+        list(DataLoader(Offset(), batch_size=None, num_workers=2, worker_init_fn=fail_to_start))
 
 
 @pytest.mark.parametrize("exc", [ValueError("bad sample"), KeyError("missing"), ZeroDivisionError("zero")])
@@ -573,3 +579,15 @@ def test_too_many_workers_warns():
         warnings.simplefilter("always")
         DataLoader([1], num_workers=(os.cpu_count() or 1) * 64)
     assert any("worker processes in total" in str(w.message) for w in caught)
+
+
+def test_the_data_package_needs_the_engine_alone():
+    import ast
+    from pathlib import Path
+
+    root = Path(minigrad.__file__).parent / "utils" / "data"
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            assert not [n for n in names if n.split(".")[0] in ("nn", "gpt", "torch")], path

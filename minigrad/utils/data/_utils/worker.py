@@ -114,7 +114,7 @@ def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_col
                 init_fn(worker_id)
             fetcher = create_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last)
         except Exception:
-            init_error = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")  # the first task reports it
+            init_error = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")  # every task reports it
         ended = False  # this worker's stream is exhausted: it waits for None (or a new pass)
         parent = os.getppid()
         while os.getppid() == parent:  # (a worker whose main process died is handed to another parent: it stops)
@@ -135,7 +135,7 @@ def worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_col
                 continue
             task, index = r
             if init_error is not None:
-                data, init_error = init_error, None
+                data = init_error
             else:
                 try:
                     data = fetcher.fetch(index)
