@@ -7,7 +7,7 @@
 out_dir = 'out-shakespeare'
 eval_interval = 5
 eval_iters = 40
-wandb_log = False  # (no Weights & Biases here: accepted and ignored)
+wandb_log = False  # feel free to turn on (the wandb extra: pip install 'minigrad[wandb]')
 wandb_project = 'shakespeare'
 wandb_run_name = 'ft-shakespeare'  # (nanoGPT appends the time; a config file here holds literals only)
 

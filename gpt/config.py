@@ -44,6 +44,11 @@ class TrainConfig:
     init_from: str = knob("scratch", "scratch, resume (out_dir's checkpoint), gpt2|gpt2-medium|gpt2-large|gpt2-xl, "
                           "or a folder of config.json + model.safetensors (docs/pretrained.md)")
     overwrite: bool = knob(False, "let a fresh run replace the checkpoints and log of an earlier run in out_dir")
+    # Weights & Biases (gpt/wandb_log.py)
+    wandb_log: bool = knob(False, "log each evaluation to Weights & Biases (the wandb extra: pip install "
+                           "'minigrad[wandb]'; WANDB_MODE=offline needs no network)")
+    wandb_project: str = knob("owt", "the Weights & Biases project")
+    wandb_run_name: str = knob("gpt2", "the Weights & Biases run's name")
     # data
     dataset: str = knob("default", "default (Python docs), shakespeare_char, shakespeare, or your own with --input")
     input: str = knob("", "text file or folder of text files to prepare the dataset from")
@@ -120,9 +125,6 @@ RESUME_FIXED = ("n_layer", "n_head", "n_embd", "block_size", "bias", "dataset")
 IGNORED_KEYS = {
     "compile": "minigrad has no graph compiler",
     "dtype": "minigrad chooses its own dtype",
-    "wandb_log": "there is no Weights & Biases logging",
-    "wandb_project": "there is no Weights & Biases logging",
-    "wandb_run_name": "there is no Weights & Biases logging",
 }
 
 

@@ -39,6 +39,7 @@ from gpt.distributed import Distributed, Shared
 from gpt.model import GPT, GPTConfig
 from gpt.plot import update_run_plot
 from gpt.pretrained import check_tokenizer, for_finetuning, is_pretrained
+from gpt.wandb_log import WandbLog
 from nn.optim.lr_scheduler import warmup_cosine_lr
 
 
@@ -93,6 +94,8 @@ class Trainer:
         self.stop_requested = False  # the ranks' agreed decision, taken once per iteration
         self._lock = None
         self._ckpt = None
+        self._wandb = None  # a WandbLog with --wandb_log=True, on rank 0
+        self.running_mfu = -1.0  # the smoothed MFU (nanoGPT's -1 until a step is measured)
         try:
             self.dist.together(self._configure)
             self.dist.together(self._prepare_data, rank0_first=True)  # rank 0 writes the dataset, the others read it
@@ -110,6 +113,8 @@ class Trainer:
         if self.cfg.init_from == "resume":
             self._ckpt = load_checkpoint(self.out_dir / CKPT_NAME, need=_RESUME_ENTRIES)
             self.cfg = resume_config(self.cfg, self._ckpt["config"])
+        if self.cfg.wandb_log and self.dist.master:
+            self._wandb = WandbLog(self.cfg)  # (no wandb installed: an error now, before any work)
 
     def _setup(self):
         ckpt, self._ckpt = self._ckpt, None
@@ -179,7 +184,9 @@ class Trainer:
             trim_log(self.out_dir / LOG_NAME, self.iter_num, self.log)
 
     def close(self):
-        """Release out_dir (run() does, when it ends)."""
+        """Release out_dir and end the W&B run (run() does, when it ends)."""
+        if self._wandb is not None:
+            self._wandb.finish()
         if self._lock is not None:
             self._lock.release()
             self._lock = None
@@ -285,6 +292,8 @@ class Trainer:
             self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
             self._record({"iter": self.iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
                           "lr": self.lr_at(self.iter_num)})
+            if self._wandb is not None:
+                self._wandb.log(self.iter_num, losses, self.lr_at(self.iter_num), self.running_mfu)
             update_run_plot(self.out_dir, self.log)  # OUT_DIR/loss.png (gpt/plot.py)
             improved = losses["val"] < self.best_val_loss
             if improved:
@@ -333,9 +342,13 @@ class Trainer:
                  f"(vocab {self.dataset.vocab_size})")
         if cfg.memory_report:
             self.log(str(self.memory_report()))
+        if self._wandb is not None:
+            self._wandb.start()
         if cfg.eval_only:  # report the estimate and stop: no training, no checkpoint written
             losses = self.estimate_loss()
             self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+            if self._wandb is not None:
+                self._wandb.log(self.iter_num, losses, self.lr_at(self.iter_num), self.running_mfu)
             return losses
         if self.ckpt_iter is not None and self.iter_num >= cfg.max_iters:
             self.log(f"nothing to train: {self.out_dir / CKPT_NAME} is at iteration {self.iter_num}, "
@@ -369,7 +382,7 @@ class Trainer:
             dt = time.perf_counter() - t_last
             self.iter_num += 1
             m = self._mfu(dt)
-            mfu = m if mfu < 0 else 0.9 * mfu + 0.1 * m
+            mfu = self.running_mfu = m if mfu < 0 else 0.9 * mfu + 0.1 * m
             bar.update(self.iter_num, loss, lr, self.tokens_per_iter / dt, mfu, dt)
             if self.iter_num % cfg.log_interval == 0:
                 self._record({"iter": self.iter_num, "loss": loss, "lr": lr, "ms": dt * 1e3,

@@ -84,6 +84,77 @@ class CudaGenerator:
         return cp.asarray(x)[order]
 
 
+# torch.Generator()'s seed before any manual_seed
+DEFAULT_SEED = 67280421310721
+
+
+class Generator:
+    """A random generator of one's own, as `torch.Generator`: pass it as `generator=` to the random
+    functions (`randperm`, `rand`, `multinomial`, ...) to draw apart from the default generators.
+
+        >>> g = minigrad.Generator().manual_seed(0)
+        >>> minigrad.randperm(4, generator=g)   # the same permutation each time g is seeded with 0
+
+    On the CPU it is numpy's PCG64; with `device="cuda"` a `CudaGenerator`. It has the numpy
+    Generator methods the random functions call (random, standard_normal, normal, uniform,
+    integers, permutation). `get_state()` is a dict (numpy's state, or {"seed", "draws"}), where
+    PyTorch's is a byte tensor.
+    """
+
+    def __init__(self, device="cpu"):
+        from .device import device as _device
+
+        self.device = _device(device)
+        self.manual_seed(DEFAULT_SEED)
+
+    def __repr__(self):
+        return f"<minigrad.Generator object at {hex(id(self))}>"
+
+    def manual_seed(self, seed):
+        """Restart from `seed` (any int; taken modulo 2**64, as PyTorch); returns the generator."""
+        self._seed = int(seed) % 2**64
+        self._rng = CudaGenerator(self._seed) if self.device.type == "cuda" else np.random.default_rng(self._seed)
+        return self
+
+    def seed(self):
+        """Reseed from the OS's entropy; returns the new seed."""
+        s = int(np.random.SeedSequence().entropy % 2**63)
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        return self._rng.state if self.device.type == "cuda" else self._rng.bit_generator.state
+
+    def set_state(self, new_state):
+        if self.device.type == "cuda":
+            self._rng.state = new_state
+        else:
+            self._rng.bit_generator.state = new_state
+        return self
+
+    # ---- the draws the random functions make (numpy's Generator methods) -------------------------
+    def random(self, *args, **kwargs):
+        return self._rng.random(*args, **kwargs)
+
+    def standard_normal(self, *args, **kwargs):
+        return self._rng.standard_normal(*args, **kwargs)
+
+    def normal(self, *args, **kwargs):
+        return self._rng.normal(*args, **kwargs)
+
+    def uniform(self, *args, **kwargs):
+        return self._rng.uniform(*args, **kwargs)
+
+    def integers(self, *args, **kwargs):
+        return self._rng.integers(*args, **kwargs)
+
+    def permutation(self, x):
+        return self._rng.permutation(x)
+
+
 def manual_seed(seed):
     """Seed every generator (CPU and, once used, CUDA)."""
     global _seed, _cpu, _cuda

@@ -1,2 +1,12 @@
-"""Utilities built on the engine, named as in `torch.utils` (`minigrad.utils.checkpoint`)."""
+"""Utilities built on the engine, named as in `torch.utils`: `minigrad.utils.checkpoint`,
+`minigrad.utils.data` (datasets and the DataLoader), `minigrad.utils.tensorboard`."""
 from . import checkpoint  # noqa: F401
+
+
+def __getattr__(name):
+    # data and tensorboard load on first use (tensorboard needs the optional package of that name)
+    if name in ("data", "tensorboard"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'minigrad.utils' has no attribute '{name}'")

@@ -1,0 +1,2 @@
+"""The DataLoader's machinery: collation, fetching one index, and the worker processes."""
+from . import collate, fetch, worker  # noqa: F401
