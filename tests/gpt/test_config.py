@@ -193,10 +193,9 @@ def test_validation(args, message):
 
 
 def test_ignored_nanogpt_flags_give_notices():
-    cfg, notices = parse_config(["--compile=False", "--dtype=bfloat16", "--wandb_log"])
+    cfg, notices = parse_config(["--dtype=bfloat16", "--wandb_log"])
     assert cfg == TrainConfig()
     assert [n.split("=")[0] for n in notices] == [
-        "ignoring nanoGPT setting compile",
         "ignoring nanoGPT setting dtype",
         "ignoring nanoGPT setting wandb_log",
     ]
