@@ -138,7 +138,8 @@ def explain(new, old):
 def _show(label, v):
     if label.startswith("argument") and isinstance(v, tuple) and len(v) == 5:
         shape, dtype, device, rg, alias = v
-        return f"Tensor(shape={list(shape)}, dtype={np.dtype(dtype).name}, device={device}, requires_grad={rg})"
+        same = "" if alias == int(label.split()[1]) else f", the same memory as argument {alias}"
+        return f"Tensor(shape={list(shape)}, dtype={np.dtype(dtype).name}, device={device}, requires_grad={rg}{same})"
     if label.startswith("module"):
         return f"(training flags {v[0]}, {len(v[1])} parameters)"
     return repr(v[1] if isinstance(v, tuple) and len(v) == 2 else v)
