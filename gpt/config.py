@@ -80,6 +80,8 @@ class TrainConfig:
     device: str = knob("cpu", "array backend: cpu (numpy) or cuda", ("cpu", "cuda"))
     seed: int = knob(1337, "seed of initialisation, dropout and batch sampling")
     grad_checkpoint: bool = knob(False, "recompute block activations in backward to save memory")
+    compile: bool = knob(False, "capture the training micro-step and the evaluation once, then replay them "
+                                "(minigrad.compile, nanoGPT's knob)")
     memory_report: bool = knob(False, "print a breakdown of memory use")
     progress: bool = knob(True, "show a progress bar")
     peak_flops: float = knob(
@@ -123,7 +125,6 @@ RESUME_FIXED = ("n_layer", "n_head", "n_embd", "block_size", "bias", "dataset")
 
 # nanoGPT settings that have no meaning here: accepted, so its config files load, with a notice
 IGNORED_KEYS = {
-    "compile": "minigrad has no graph compiler",
     "dtype": "minigrad chooses its own dtype",
 }
 

@@ -101,6 +101,7 @@ class Trainer:
             self.dist.together(self._prepare_data, rank0_first=True)  # rank 0 writes the dataset, the others read it
             self.dist.together(self._setup)
             self.train_model = self.dist.wrap(self.model)  # DDP under several ranks, else the model
+            self.micro_step, self.eval_step = _steps(self.train_model, self.model, self.cfg.compile)
         except BaseException:
             self.close()
             raise
@@ -212,8 +213,8 @@ class Trainer:
             losses = np.zeros(self.cfg.eval_iters)
             for k in range(self.cfg.eval_iters):
                 x, y = sampler.get_batch(split)
-                _, loss = self.model(minigrad.tensor(x, device=self.cfg.device),
-                                     minigrad.tensor(y, device=self.cfg.device))
+                loss = self.eval_step(minigrad.tensor(x, device=self.cfg.device),
+                                      minigrad.tensor(y, device=self.cfg.device))
                 losses[k] = loss.item()
             out[split] = float(losses.mean())
         self.model.train()
@@ -231,9 +232,7 @@ class Trainer:
             x = minigrad.tensor(x, device=cfg.device)
             y = minigrad.tensor(y, device=cfg.device)
             self.dist.sync_gradients(micro == steps - 1)  # the ranks average gradients in the last backward only
-            _, loss = self.train_model(x, y)
-            loss = loss / steps
-            loss.backward()
+            loss = self.micro_step(x, y, steps)
             total += loss.item()
         if cfg.grad_clip != 0.0:
             nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
@@ -418,6 +417,23 @@ class Trainer:
         self.stop_signal = signum
         name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         self.log(f"\n{name}: finishing this iteration, then saving a checkpoint (Ctrl-C again to abort)")
+
+
+def _steps(train_model, model, compile):
+    """The training micro-step (forward and backward) and the evaluation step; with --compile=True,
+    each is captured once and replayed (minigrad.compile)."""
+    def micro_step(x, y, steps):
+        _, loss = train_model(x, y)
+        loss = loss / steps
+        loss.backward()
+        return loss
+
+    def eval_step(x, y):
+        return model(x, y)[1]
+
+    if compile:
+        return minigrad.compile(micro_step), minigrad.compile(eval_step)
+    return micro_step, eval_step
 
 
 def _tokenizer_arg(cfg):

@@ -28,6 +28,8 @@ from .typeinfo import can_cast, finfo, get_default_dtype, iinfo, promote_types, 
 
 _bind_methods(Tensor)
 
+from .compiler import compile  # noqa: E402 (torch.compile's name; after the ops it records)
+
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)

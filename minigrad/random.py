@@ -7,6 +7,7 @@ generator seeded from the same seed: its whole state is {"seed": int, "draws": i
 """
 import numpy as np
 
+from .autograd import recording
 from .device import _import_cupy
 
 _seed = 0
@@ -183,6 +184,8 @@ def initial_seed():
 def generator(xp=np):
     """The default generator for array module `xp`: numpy's Generator, or the `CudaGenerator`."""
     global _cuda
+    if recording.recorder is not None:  # a draw outside any op, inside a minigrad.compile capture
+        recording.recorder.on_escape("a random draw outside an op (minigrad.randn, rand, ...)")
     if xp is np:
         return _cpu
     if _cuda is None:

@@ -18,6 +18,7 @@ from operator import is_not
 
 import numpy as np
 
+from . import recording
 from .function import AccumulateGrad
 from .grad_mode import state
 
@@ -203,8 +204,8 @@ def _add_to_buffer(buffers, node, nr, g):
         buf += [None] * (nr + 1 - len(buf))
     if buf[nr] is None:
         buf[nr] = g
-    elif state.grad_enabled or not _add_in_place(buf, nr, g):
-        buf[nr] = buf[nr] + g  # a Tensor add, so create_graph records it
+    elif state.grad_enabled or recording.recorder is not None or not _add_in_place(buf, nr, g):
+        buf[nr] = buf[nr] + g  # a Tensor add, so create_graph (and minigrad.compile) records it
 
 
 def _add_in_place(buf, nr, g):
@@ -285,6 +286,8 @@ def accumulate_into_leaf(variable, grad):
     """
     from ..tensor import Tensor
 
+    if recording.recorder is not None:  # minigrad.compile is capturing
+        return recording.recorder.on_accumulate(variable, grad)
     if tuple(grad.array.shape) != tuple(variable.array.shape):
         raise RuntimeError(
             f"Function AccumulateGrad returned an invalid gradient - got {list(grad.array.shape)} "

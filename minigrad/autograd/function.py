@@ -19,6 +19,7 @@ import numpy as np
 
 from ..device import array_module
 from ..dtypes import from_numpy_dtype
+from . import recording
 from .grad_mode import state
 
 # Bound by minigrad.tensor right after it defines the class (it imports this module, so this module
@@ -264,6 +265,8 @@ class BackwardNode(Node):
 
     def apply(self, *grads):
         """Run the op's backward; returns one grad per tensor input (in `next_functions` order)."""
+        if recording.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+            return recording.recorder.on_backward(self, grads)
         if self._materialize and not all(map(is_not, grads, repeat(None))):  # (`None in grads` would call Tensor.__eq__)
             grads = tuple(_zeros_like_meta(m) if g is None else g for g, m in zip(grads, self._output_meta))
         out = self._forward_cls.backward(self, *grads)
@@ -381,10 +384,14 @@ class Function(metaclass=FunctionMeta):
         """Run forward without recording anything and return what it returns (arrays, for a built-in
         op): `apply` under no_grad minus the Tensor wrapping. For hot inference loops on arrays, whose
         tensor arguments may be `ArrayArg`s (a built-in forward reads only their `.array`)."""
+        if recording.recorder is not None:  # minigrad.compile is capturing
+            return recording.recorder.on_forward_only(cls, args)
         return cls.forward(_ForwardOnlyContext(), *args)
 
     @classmethod
     def apply(cls, *args):
+        if recording.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+            return recording.recorder.on_apply(cls, args)
         record = False
         if state.grad_enabled:
             for a in args:

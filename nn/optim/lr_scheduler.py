@@ -5,6 +5,8 @@ A scheduler sets `group["lr"]` of each parameter group; call `scheduler.step()` 
 """
 import math
 
+from minigrad.autograd import recording
+
 from .optimizer import Optimizer
 
 
@@ -67,6 +69,8 @@ class LRScheduler:
 
     def step(self):
         """Advance one step and set each group's lr."""
+        if recording.recorder is not None:  # minigrad.compile replays it as one call
+            return recording.recorder.on_call(self.step)
         self._step_count += 1
         self.last_epoch += 1
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):

@@ -15,6 +15,7 @@ from collections import defaultdict
 import numpy as np
 
 from minigrad import Tensor, enable_grad, no_grad
+from minigrad.autograd import recording
 from minigrad.device import array_module, to_device
 
 from .._functional._common import for_blocks, scratch
@@ -99,11 +100,15 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Reset every parameter's gradient: to None (default, frees memory) or to zeros."""
+        if recording.recorder is not None:
+            return recording.recorder.on_call(self.zero_grad, set_to_none)
         _zero_grad((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def step(self, closure=None):
         """Update every parameter that has a gradient, in place. `closure()` (optional) recomputes
         and returns the loss, with grad enabled; its result is returned."""
+        if recording.recorder is not None:  # minigrad.compile replays the whole step as one call
+            return recording.recorder.on_call(self.step, closure)
         loss = None
         if closure is not None:
             with enable_grad():

@@ -78,9 +78,8 @@ def test_nanogpt_config_file_is_read(tmp_path):
     assert cfg.out_dir == "out-shakespeare-char" and cfg.eval_iters == 200
     assert (cfg.wandb_log, cfg.wandb_project, cfg.wandb_run_name) == (False, "shakespeare-char", "mini-gpt")
     assert notices == []
-    _, notices = parse_config([config_file(tmp_path, NANOGPT_FILE + "compile = False\n")])
-    assert notices == [f"ignoring nanoGPT setting compile=False ({tmp_path / 'conf.py'}:34): minigrad has no graph "
-                       "compiler"]
+    cfg, notices = parse_config([config_file(tmp_path, NANOGPT_FILE + "compile = True\n")])
+    assert notices == [] and cfg.compile is True  # a setting of its own now (minigrad.compile)
 
 
 @pytest.mark.parametrize(
@@ -195,10 +194,9 @@ def test_validation(args, message):
 
 
 def test_ignored_nanogpt_flags_give_notices():
-    cfg, notices = parse_config(["--compile=False", "--dtype=bfloat16"])
+    cfg, notices = parse_config(["--dtype=bfloat16"])
     assert cfg == TrainConfig()
     assert [n.split("=")[0] for n in notices] == [
-        "ignoring nanoGPT setting compile",
         "ignoring nanoGPT setting dtype",
     ]
     assert config(["--wandb_log", "--wandb_project=p"]).wandb_log  # a setting of its own (gpt/wandb_log.py)

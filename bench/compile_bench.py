@@ -1,0 +1,135 @@
+"""minigrad.compile vs eager minigrad: training steps per second, capture time, peak RSS.
+
+    python bench/compile_bench.py                      # baby preset and a small MLP, 30 steps each
+    python bench/compile_bench.py --preset tiny --steps 5
+
+Each (model, mode) runs in its own worker process, so each peak RSS is its own. A step is the
+whole training step (forward, backward, AdamW step, zero_grad) with dropout 0.1; the compiled
+worker's first call is the capture, timed apart and left out of the steps/s. The CPU is named.
+"""
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.train_bench import PRESETS, batches, model_config, peak_rss_mib  # noqa: E402
+
+MLP = dict(width=128, depth=4, batch_size=64, inputs=64, classes=10)
+
+
+def _cpu_name():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _gpt_step(preset):
+    import minigrad
+
+    from gpt.model import GPT
+
+    p = PRESETS[preset]
+    minigrad.manual_seed(0)
+    model = GPT(model_config(p, dropout=0.1))
+    opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95))
+
+    def step(x, y):
+        _, loss = model(x, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    def data(n):
+        return [(minigrad.tensor(x), minigrad.tensor(y)) for x, y in batches(p, n)]
+
+    return step, data, p["batch_size"] * p["block_size"]
+
+
+def _mlp_step():
+    import numpy as np
+
+    import minigrad
+    import nn
+    import nn.functional as F
+
+    minigrad.manual_seed(0)
+    layers = []
+    width = MLP["inputs"]
+    for _ in range(MLP["depth"] - 1):
+        layers += [nn.Linear(width, MLP["width"]), nn.GELU(), nn.Dropout(0.1)]
+        width = MLP["width"]
+    model = nn.Sequential(*layers, nn.Linear(width, MLP["classes"]))
+    opt = nn.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    def data(n):
+        rng = np.random.default_rng(0)
+        return [(minigrad.tensor(rng.standard_normal((MLP["batch_size"], MLP["inputs"])).astype(np.float32)),
+                 minigrad.tensor(rng.integers(0, MLP["classes"], MLP["batch_size"]))) for _ in range(n)]
+
+    return step, data, MLP["batch_size"]
+
+
+def worker(model, mode, steps):
+    import minigrad
+
+    step, data, _ = _mlp_step() if model == "mlp" else _gpt_step(model)
+    batches_ = data(steps + 1)
+    f = minigrad.compile(step) if mode == "compiled" else step
+    t0 = time.perf_counter()
+    f(*batches_[0])  # compiled: the capture
+    first = time.perf_counter() - t0
+    times = []
+    for x, y in batches_[1:]:
+        t0 = time.perf_counter()
+        f(x, y)
+        times.append(time.perf_counter() - t0)
+    stats = getattr(f, "stats", None)
+    return dict(first_s=first, median_s=statistics.median(times), rss_mib=peak_rss_mib(),
+                replays=stats.replays if stats else 0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", default="baby", choices=sorted(PRESETS))
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--worker", nargs=2, metavar=("MODEL", "MODE"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(worker(args.worker[0], args.worker[1], args.steps)))
+        return
+    print(f"CPU: {_cpu_name()}; {args.steps} steps per run")
+    print(f"{'model':>18} {'mode':>9} {'steps/s':>9} {'first call ms':>14} {'peak RSS MiB':>13} {'speed-up':>9}")
+    for model in (args.preset, "mlp"):
+        eager = None
+        for mode in ("eager", "compiled"):
+            out = subprocess.run([sys.executable, __file__, "--steps", str(args.steps), "--worker", model, mode],
+                                 capture_output=True, text=True, check=True)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            rate = 1 / r["median_s"]
+            eager = eager or rate
+            name = model if model != "mlp" else f"mlp {MLP['depth']}x{MLP['width']}"
+            print(f"{name:>18} {mode:>9} {rate:9.1f} {r['first_s'] * 1e3:14.1f} {r['rss_mib']:13.0f} "
+                  f"{rate / eager:8.2f}x")
+
+
+if __name__ == "__main__":
+    main()

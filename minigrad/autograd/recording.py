@@ -1,0 +1,16 @@
+"""The one hook `minigrad.compile` needs: `recorder`, None except while a compiled call is captured.
+
+Eager code never depends on compile. The few places that make or change arrays outside a
+`Function` check `recording.recorder is not None` (one attribute read) and, when a capture is on,
+hand the work to the recorder, which runs it eagerly and writes down how to replay it:
+
+    Function.apply / Function.forward_only   an op's forward       (autograd/function.py)
+    BackwardNode.apply                        an op's backward      (autograd/function.py)
+    accumulate_into_leaf, _add_to_buffer      the engine's sums     (autograd/engine.py)
+    Optimizer.step, zero_grad, clip_grad_norm_, LRScheduler.step   replayed as calls  (nn/)
+    Tensor.item / tolist / numpy / repr, random.generator          values leaving the trace
+
+The recorder sets `recorder` back to None while it runs an op, so the ops an op calls internally
+are not recorded twice. minigrad/compiler/capture.py is the recorder.
+"""
+recorder = None

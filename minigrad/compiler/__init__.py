@@ -1,0 +1,170 @@
+"""minigrad.compile: capture one call's array work, replay it on later calls (docs/compile.md).
+
+    step = minigrad.compile(train_step)   # or @minigrad.compile, or minigrad.compile(model)
+    step(x, y)   # captured: runs eagerly while recording every op's forward and backward,
+                 # the engine's gradient sums, the optimizer step and zero_grad
+    step(x, y)   # replayed: the same steps on the new inputs, no Module calls, no graph
+
+Files: capture.py (the recorder), program.py (the steps and their replay), guards.py (when a
+program may be replayed).
+"""
+import functools
+import warnings
+from collections import OrderedDict
+
+from ..autograd import recording
+from . import guards
+from .capture import GraphBreak, Recorder
+
+CACHE_SIZE_LIMIT = 8  # programs kept per compiled function (PyTorch's torch._dynamo cache_size_limit)
+
+
+class RecompileWarning(UserWarning):
+    """One line each time a compiled function captures again, or falls back to eager, and why."""
+
+
+class _Eager:
+    """A cache entry for calls that cannot be replayed: they run eagerly."""
+
+    def __init__(self, reason, objects=()):
+        self.reason, self.objects = reason, objects
+
+
+class Stats:
+    """How a compiled function's calls went (tests and the benchmark read it)."""
+
+    def __init__(self):
+        self.captures = self.replays = self.eager_calls = 0
+
+    def __repr__(self):
+        return f"Stats(captures={self.captures}, replays={self.replays}, eager_calls={self.eager_calls})"
+
+
+class CompiledFunction:
+    """`fn` behind a cache of captured programs, one per guard key."""
+
+    def __init__(self, fn, fullgraph=False, modules=()):
+        self.fn, self.fullgraph, self.modules = fn, fullgraph, tuple(modules)
+        self.name = getattr(fn, "__qualname__", None) or type(fn).__name__
+        self.cache = OrderedDict()
+        self.stats = Stats()
+        functools.update_wrapper(self, fn, updated=())
+
+    def __get__(self, obj, objtype=None):
+        # @minigrad.compile on a method: bound to each instance, which the guard key then names (so two
+        # instances never share a program that reads the other's parameters)
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+    def __call__(self, *args, **kwargs):
+        if recording.recorder is not None:  # called inside another capture: its ops belong to that program
+            return self.fn(*args, **kwargs)
+        try:
+            key, objects = guards.call_key(self.fn, args, kwargs, self.modules)
+        except guards.Unsupported as e:
+            self._warn(f"running eagerly: {e}")
+            self.stats.eager_calls += 1
+            return self.fn(*args, **kwargs)
+        entry = self.cache.get(key)
+        if entry is None:
+            return self._capture(key, objects, args, kwargs)
+        if isinstance(entry, _Eager):
+            self.stats.eager_calls += 1
+            return self.fn(*args, **kwargs)
+        why = entry.check()
+        if why is not None:
+            del self.cache[key]
+            self._warn(f"capturing again: {why}")
+            return self._capture(key, objects, args, kwargs, warned=True)
+        self.stats.replays += 1
+        return entry.replay([v for v in guards.flatten((args, kwargs), []) if _is_tensor(v)])
+
+    def _capture(self, key, objects, args, kwargs, warned=False):
+        if len(self.cache) >= CACHE_SIZE_LIMIT:
+            self._warn(f"running eagerly: the cache of {CACHE_SIZE_LIMIT} programs is full (the calls keep changing: "
+                       f"{guards.explain(key, next(reversed(self.cache)))})")
+            self.stats.eager_calls += 1
+            return self.fn(*args, **kwargs)
+        if self.cache and not warned:
+            self._warn(f"capturing again: {guards.explain(key, next(reversed(self.cache)))}")
+        rec = Recorder(self.name, self.fullgraph)
+        for v in guards.flatten((args, kwargs), []):
+            if _is_tensor(v):
+                rec.add_input(v)
+        self.stats.captures += 1
+        recording.recorder = rec
+        try:
+            out = self.fn(*args, **kwargs)
+        finally:
+            recording.recorder = None
+        try:
+            program = rec.finish(out, key)
+            program.objects = objects
+            self.cache[key] = program
+        except GraphBreak as e:
+            if self.fullgraph:
+                raise RuntimeError(f"minigrad.compile(fullgraph=True): {self.name}: {e}") from None
+            self._warn(f"running eagerly: {e}")
+            self.cache[key] = _Eager(str(e), objects)
+        return out
+
+    def _warn(self, msg):
+        warnings.warn(f"minigrad.compile: {self.name}: {msg}", RecompileWarning, stacklevel=3)
+
+    def reset(self):
+        """Forget every captured program (the next call captures again)."""
+        self.cache.clear()
+
+
+def _is_tensor(v):
+    from ..tensor import Tensor
+
+    return isinstance(v, Tensor)
+
+
+class OptimizedModule:
+    """What `minigrad.compile(module)` returns (PyTorch's name): calls go through the compiled
+    `module.__call__`; every other attribute is the module's (`_orig_mod` is the module itself)."""
+
+    def __init__(self, module, fullgraph=False):
+        object.__setattr__(self, "_orig_mod", module)
+        object.__setattr__(self, "_compiled", CompiledFunction(module.__call__, fullgraph, modules=(module,)))
+
+    def __call__(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._orig_mod, name, value)
+
+    def __repr__(self):
+        return f"OptimizedModule({self._orig_mod!r})"
+
+
+_BACKENDS = ("minigrad", "inductor", "eager")
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="minigrad", mode=None, options=None,
+            disable=False):
+    """Compile a function or a module (`torch.compile`'s signature; also a decorator, with or without
+    arguments). The first call with new shapes captures, later ones replay (docs/compile.md).
+
+    fullgraph=True: what would make a call run eagerly (`item()` inside, a hook, ...) raises instead.
+    dynamic, mode, options: accepted for PyTorch's sake; shapes are always static here.
+    backend: "minigrad" (or PyTorch's default name "inductor") captures and replays; "eager" only calls.
+    disable=True returns `model` unchanged."""
+    if backend not in _BACKENDS:
+        raise ValueError(f"minigrad.compile: unknown backend {backend!r}; expected one of {list(_BACKENDS)}")
+    if model is None:
+        return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                 options=options, disable=disable)
+    if not callable(model):
+        raise RuntimeError("compile() expects a callable (a function or a module)")
+    if disable or backend == "eager":
+        return model
+    if guards.is_module(model):
+        return OptimizedModule(model, fullgraph)
+    return CompiledFunction(model, fullgraph)

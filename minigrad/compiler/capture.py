@@ -1,0 +1,273 @@
+"""Capture: run a call eagerly while writing down, step by step, the array work it did.
+
+The recorder is installed as `minigrad.autograd.recording.recorder` for the length of one call.
+Each hook (`on_apply`, `on_backward`, ...) runs the real eager code with the recorder switched
+off (so an op's inner ops are not recorded twice), then writes one step of the program: which
+Function ran, where its arguments came from, which slots its results went to.
+
+Every tensor the call touches is classified once:
+  - an input of the call, or a value a recorded step made: a slot, re-made at each replay;
+  - a tensor from outside (a parameter, a buffer, a constant made inside the call from Python
+    values): read live at replay, its shape and dtype guarded.
+A tensor that is neither, yet shares memory with a slot (made from `.array` behind minigrad's
+back), would be a frozen copy of traced data: the capture stops there, and so does any value that
+leaves the trace as a Python value (`item()`, `float()`, `bool()`, `print`): see `on_escape`.
+"""
+from ..autograd import recording
+from ..autograd.function import ArrayArg
+from ..autograd.grad_mode import state
+from ..tensor import Tensor
+from .program import Accumulate, Backward, Call, Forward, ForwardOnly, Program
+
+
+class GraphBreak(Exception):
+    """A capture cannot continue: the reason is one line, for the user."""
+
+
+class Recorder:
+    def __init__(self, name, fullgraph=False):
+        self.name, self.fullgraph = name, fullgraph
+        self.steps = []
+        self.n_slots = 0
+        self.slot_of = {}  # id(Tensor or array) -> slot
+        self.alive = []  # everything whose id is in slot_of, so no id is reused during the capture
+        self.values = []  # slot -> the object first stored there
+        self.node_step = {}  # id(backward node) -> index of the forward step that made it
+        self.ran_backward = set()  # ids of nodes whose backward ran inside the call
+        self.accumulated = set()  # ids of leaves a gradient was accumulated into
+        self.externals = {}  # id -> (tensor, shape, dtype, requires_grad)
+        self.broken = None  # the reason the capture stopped, once it has
+        self.input_slots = []
+
+    # ---- slots ----------------------------------------------------------------------------
+    def _new_slot(self, value):
+        s = self.n_slots
+        self.n_slots += 1
+        self.slot_of[id(value)] = s
+        self.values.append(value)
+        if isinstance(value, Tensor):
+            self.slot_of.setdefault(id(value.array), s)
+            self.alive.append(value.array)
+        return s
+
+    def add_input(self, t):
+        """Input tensor `t` of the call: its slot (the same one for a tensor passed twice)."""
+        s = self.slot_of.get(id(t))
+        if s is None:
+            s = self._new_slot(t)
+        self.input_slots.append(s)
+        return s
+
+    def _outputs(self, out):
+        """Slots for the values an op returned (reusing the slot of a value already known)."""
+        outs = out if isinstance(out, tuple) else (out,)
+        slots = []
+        for o in outs:
+            if o is None or not (isinstance(o, Tensor) or _is_array(o)):
+                slots.append(None)
+                continue
+            s = self.slot_of.get(id(o))
+            slots.append(s if s is not None and self.values[s] is o else self._new_slot(o))
+        return tuple(slots)
+
+    def spec(self, a):
+        """Where argument `a` comes from, for the replay (see program.py's spec kinds)."""
+        if isinstance(a, Tensor):
+            s = self.slot_of.get(id(a))
+            if s is None:
+                s = self.slot_of.get(id(a.array))  # a detach() or .data of a traced tensor: same memory
+            if s is not None:
+                return ("t", s)
+            self._check_not_derived(a.array, "a tensor")
+            if id(a) not in self.externals:
+                self.externals[id(a)] = (a, a.array.shape, a.array.dtype, a.requires_grad)
+            return ("x", a)
+        if type(a) is ArrayArg:
+            return ("arrayarg", self.spec(a.array))
+        if _is_array(a):
+            s = self.slot_of.get(id(a))
+            if s is not None:
+                return ("a", s)
+            self._check_not_derived(a, "an array")
+            return ("c", a)
+        if isinstance(a, (list, tuple)) and any(isinstance(x, (Tensor, ArrayArg, list, tuple)) or _is_array(x)
+                                                for x in a):
+            return ("seq", list if isinstance(a, list) else tuple, [self.spec(x) for x in a])
+        return ("c", a)
+
+    def _check_not_derived(self, arr, what):
+        """A value sharing memory with a slot, though no recorded step made it, is data frozen at capture."""
+        base = getattr(arr, "base", None)
+        while base is not None:
+            if id(base) in self.slot_of:
+                raise GraphBreak(f"{what} made from a traced tensor's array outside minigrad's ops (a view or "
+                                 "numpy result of `.array`) would be frozen in the replay")
+            base = getattr(base, "base", None)
+
+    # ---- the hooks (called from minigrad's code while this recorder is installed) --------------
+    def _run(self, fn, *args):
+        """Run eager code with recording off, so the ops it calls inside are not recorded again."""
+        recording.recorder = None
+        try:
+            return fn(*args)
+        finally:
+            recording.recorder = self if self.broken is None else None
+
+    def _guarded(self, record):
+        """Write a step; a GraphBreak stops the capture (the call itself goes on, eagerly)."""
+        try:
+            record()
+        except GraphBreak as e:
+            self.stop(str(e))
+
+    def on_apply(self, cls, args):
+        out = self._run(cls.apply, *args)
+        self._guarded(lambda: self._record_apply(cls, args, out))
+        return out
+
+    def _record_apply(self, cls, args, out):
+        specs = [self.spec(a) for a in args]
+        node = _node_of(cls, out)
+        slots = self._outputs(out)
+        if node is None:
+            self.steps.append(Forward(cls, specs, slots))
+            return
+        self.node_step[id(node)] = len(self.steps)
+        self.alive.append(node)
+        step = Forward(cls, specs, slots, node.needs_input_grad, (node._tensor_positions, node._n_args))
+        step.node, step.forward_keys = node, set(node.__dict__)  # to find what callers add after apply
+        self.steps.append(step)
+
+    def on_forward_only(self, cls, args):
+        out = self._run(cls.forward_only, *args)
+        self._guarded(lambda: self.steps.append(ForwardOnly(cls, [self.spec(a) for a in args], self._outputs(out))))
+        return out
+
+    def on_backward(self, node, grads):
+        out = self._run(node.apply, *grads)
+        self._guarded(lambda: self._record_backward(node, grads, out))
+        return out
+
+    def _record_backward(self, node, grads, out):
+        if state.grad_enabled:
+            raise GraphBreak("backward with create_graph=True (a graph of the backward) is not captured")
+        if node._pre_hooks or node._post_hooks:
+            raise GraphBreak("a hook on a tensor or node in the backward (register_hook, retain_grad) runs Python "
+                             "the replay would skip")
+        fwd = self.node_step.get(id(node))
+        if fwd is None:
+            raise GraphBreak(f"backward through {node.name()}, a node made outside the compiled function")
+        self.ran_backward.add(id(node))
+        specs = [None if g is None else self.spec(g) for g in grads]
+        self.steps.append(Backward(fwd, specs, self._outputs(tuple(out)), release=None))
+        self.steps[-1].node = node  # until finish(): whether the engine released its saved tensors
+
+    def on_accumulate(self, variable, grad):
+        from ..autograd.engine import accumulate_into_leaf
+
+        out = self._run(accumulate_into_leaf, variable, grad)
+        self._guarded(lambda: self._record_accumulate(variable, grad))
+        return out
+
+    def _record_accumulate(self, variable, grad):
+        if variable._hooks or variable._post_accumulate_grad_hooks:
+            raise GraphBreak("a hook on a leaf's gradient (register_hook, register_post_accumulate_grad_hook) runs "
+                             "Python the replay would skip")
+        self.accumulated.add(id(variable))
+        self.steps.append(Accumulate(self.spec(variable), self.spec(grad)))
+
+    def on_call(self, fn, *args):
+        if any(callable(a) for a in args):
+            self.stop(f"{_qualname(fn)} with a closure (Python the replay cannot re-run)")
+            return fn(*args)
+        out = self._run(fn, *args)
+
+        def record():
+            specs = [self.spec(a) for a in args]
+            if out is not None and not isinstance(out, Tensor):
+                raise GraphBreak(f"{_qualname(fn)} returned a Python value, which the replay would freeze")
+            self.steps.append(Call(fn, specs, None if out is None else self._new_slot(out)))
+
+        self._guarded(record)
+        return out
+
+    def on_escape(self, what):
+        """A value leaves the trace for Python (`item()`, `print`, a draw outside an op)."""
+        msg = (f"{what} inside the compiled function: a replay would freeze the value it gives now; return the "
+               "tensor and use it outside the compiled function")
+        if self.fullgraph:
+            self.stop(msg)
+            raise RuntimeError(f"minigrad.compile(fullgraph=True): {self.name}: {msg}")
+        self.stop(msg)
+
+    def stop(self, reason):
+        """Stop capturing; the call goes on eagerly, and its key will run eagerly from now on."""
+        if self.broken is None:
+            self.broken = reason
+        recording.recorder = None
+
+    # ---- the result -------------------------------------------------------------------------
+    def finish(self, result, key):
+        """The Program of the call that returned `result`; GraphBreak if it cannot be replayed."""
+        if self.broken is not None:
+            raise GraphBreak(self.broken)
+        output = self._output_spec(result)
+        for step in self.steps:
+            if isinstance(step, Backward):
+                step.release = step.node._freed  # the engine freed its saved tensors (no retain_graph)
+                del step.node
+            elif isinstance(step, Forward) and step.needs is not None:
+                step.after_apply = _set_after_apply(step.node, step.forward_keys)
+                del step.node, step.forward_keys
+        externals = [(t, shape, dtype, rg, id(t) in self.accumulated)
+                     for t, shape, dtype, rg in self.externals.values()]
+        return Program(self.steps, self.n_slots, self.input_slots, output, externals, key)
+
+    def _output_spec(self, out):
+        if isinstance(out, Tensor):
+            if out.grad_fn is not None and id(out.grad_fn) not in self.ran_backward:
+                raise GraphBreak("the result requires grad, so its backward would run outside the compiled function "
+                                 "(compile the whole step: forward, backward and optimizer step)")
+            s = self.slot_of.get(id(out))
+            if s is not None and s in self.input_slots:
+                return ("input", s)
+            return self.spec(out)
+        if isinstance(out, (list, tuple)):
+            return ("seq", type(out) if type(out) in (list, tuple) else tuple, [self._output_spec(o) for o in out])
+        if isinstance(out, dict):
+            return ("dict", [(k, self._output_spec(v)) for k, v in out.items()])
+        if out is None or isinstance(out, (str, bool)):
+            return ("c", out)
+        raise GraphBreak(f"the function returns a {type(out).__name__}, a Python value the replay would freeze; "
+                         "return tensors")
+
+
+def _is_array(a):
+    return hasattr(a, "shape") and hasattr(a, "dtype") and hasattr(a, "__array_interface__") or \
+        hasattr(a, "__cuda_array_interface__")
+
+
+_ENGINE_KEYS = {"_freed", "_saved", "_names", "_pre_hooks", "_post_hooks"}  # what the engine sets on a node later
+
+
+def _set_after_apply(node, forward_keys):
+    """What the op's caller set on its node after `apply` (`grad_fn._shapes = ...`): static facts
+    (shapes), replayed as they were; a tensor there would be data frozen at capture."""
+    extra = {k: v for k, v in node.__dict__.items() if k not in forward_keys and k not in _ENGINE_KEYS}
+    for k, v in extra.items():
+        if any(isinstance(x, Tensor) or _is_array(x) for x in (v if isinstance(v, (list, tuple)) else (v,))):
+            raise GraphBreak(f"a tensor was set on {node.name()}.{k} outside its forward")
+    return tuple(extra.items())
+
+
+def _node_of(cls, out):
+    """The backward node `Function.apply` attached to its outputs (None when none was made)."""
+    for o in out if isinstance(out, tuple) else (out,):
+        fn = getattr(o, "grad_fn", None)
+        if fn is not None and type(fn) is cls._backward_cls:
+            return fn
+    return None
+
+
+def _qualname(fn):
+    return getattr(fn, "__qualname__", repr(fn))

@@ -1,0 +1,145 @@
+"""Guards: what a captured program assumed about its call, as one hashable key.
+
+A program is only valid for calls like the one it was captured from: the same tensor shapes,
+dtypes, devices and requires_grad, inputs aliasing each other in the same way, the same Python
+numbers (they are baked into the steps), the same grad mode, the same train/eval mode of every
+module, the same parameter and buffer objects. `call_key` writes all of that down; a call whose
+key is not in the cache is captured anew (or runs eagerly), never replayed on a wrong program.
+
+The key is a tuple of (label, value) pairs, so that a miss can say in one line what changed.
+"""
+import numpy as np
+
+from ..autograd.grad_mode import state
+from ..backends import get_kernels
+from ..tensor import Tensor
+from ..typeinfo import get_default_dtype
+
+_SCALARS = (bool, int, float, complex, str, type(None))
+
+
+class Unsupported(Exception):
+    """The call cannot be compiled at all (the reason is one line)."""
+
+
+def flatten(obj, leaves):
+    """The leaves of a structure of lists, tuples and dicts (what tensors a call was given)."""
+    if isinstance(obj, (list, tuple)):
+        for x in obj:
+            flatten(x, leaves)
+    elif isinstance(obj, dict):
+        for k in obj:
+            flatten(obj[k], leaves)
+    else:
+        leaves.append(obj)
+    return leaves
+
+
+def is_module(obj):
+    """A module, told apart by duck typing (minigrad does not import nn)."""
+    return hasattr(obj, "named_modules") and hasattr(obj, "training") and hasattr(obj, "parameters")
+
+
+def _module_state(m):
+    """What a captured program assumes about a module: train/eval of each submodule, and which
+    parameter and buffer objects it holds (a replaced parameter is a different program)."""
+    return (tuple(sub.training for sub in m.modules()), tuple(id(p) for p in m.parameters()),
+            tuple(id(b) for b in m.buffers()))
+
+
+def _tensor_guard(t):
+    a = t.array
+    return (a.shape, a.dtype.str, str(t.device), t.requires_grad)
+
+
+def _scalar_or_none(v):
+    if isinstance(v, _SCALARS):
+        return (type(v).__name__, v)
+    if isinstance(v, tuple) and all(isinstance(x, _SCALARS) for x in v):
+        return ("tuple", v)
+    return None
+
+
+def call_key(fn, args, kwargs, extra_modules=()):
+    """(key, objects): the guard key of calling `fn(*args, **kwargs)`, and the objects the key names
+    by id (a program keeps them alive, so no other object can later take the same id)."""
+    key = [("grad mode", state.grad_enabled), ("inference mode", state.inference),
+           ("default dtype", str(get_default_dtype())), ("kernels", get_kernels())]
+    objects = []
+    modules = list(extra_modules)
+    leaves = flatten((args, kwargs), [])
+    arrays = {}  # id of an input's memory -> its position, for aliasing inputs
+    for i, v in enumerate(leaves):
+        label = f"argument {i}"
+        if isinstance(v, Tensor):
+            base = v.array.base if v.array.base is not None else v.array
+            alias = arrays.setdefault(id(base), i)
+            key.append((label, _tensor_guard(v) + (alias,)))
+        elif isinstance(v, np.ndarray) or hasattr(v, "__cuda_array_interface__"):
+            raise Unsupported(f"argument {i} is an array: pass a Tensor (minigrad.tensor(x)), so that its data is an "
+                              "input of the compiled program rather than a constant")
+        else:
+            sc = _scalar_or_none(v)
+            if sc is not None:
+                key.append((label, sc))
+            else:
+                key.append((label, ("object", type(v).__name__, id(v))))
+                objects.append(v)
+                if is_module(v):
+                    modules.append(v)
+    # what the function reads besides its arguments: closure cells and the globals it names
+    target = getattr(fn, "__func__", fn)
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and is_module(owner):
+        modules.append(owner)
+    code = getattr(target, "__code__", None)
+    if code is not None:
+        cells = zip(code.co_freevars, target.__closure__ or ())
+        for name, cell in cells:
+            try:
+                v = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            _free_value(key, modules, f"closure variable {name!r}", v)
+        g = target.__globals__
+        for name in code.co_names:
+            if name in g:
+                _free_value(key, modules, f"global {name!r}", g[name])
+    seen = set()
+    for m in modules:
+        if id(m) not in seen:
+            seen.add(id(m))
+            key.append((f"module {type(m).__name__}", _module_state(m)))
+            objects.append(m)
+    return tuple(key), objects
+
+
+def _free_value(key, modules, label, v):
+    """A value the function reads from outside: numbers are baked into the program (guarded by
+    value), modules by their state; anything else (functions, classes, optimizers) is used live."""
+    sc = _scalar_or_none(v)
+    if sc is not None:
+        key.append((label, sc))
+    elif is_module(v):
+        modules.append(v)
+
+
+def explain(new, old):
+    """One line: the first thing that differs between a call's key and a cached program's."""
+    old_map = dict(old)
+    for label, value in new:
+        if label not in old_map:
+            return f"{label} is new"
+        if old_map[label] != value:
+            return f"{label} changed: {_show(label, old_map[label])} -> {_show(label, value)}"
+    return "the call differs from the captured one"
+
+
+def _show(label, v):
+    if label.startswith("argument") and isinstance(v, tuple) and len(v) == 5:
+        shape, dtype, device, rg, alias = v
+        same = "" if alias == int(label.split()[1]) else f", the same memory as argument {alias}"
+        return f"Tensor(shape={list(shape)}, dtype={np.dtype(dtype).name}, device={device}, requires_grad={rg}{same})"
+    if label.startswith("module"):
+        return f"(training flags {v[0]}, {len(v[1])} parameters)"
+    return repr(v[1] if isinstance(v, tuple) and len(v) == 2 else v)

@@ -1,0 +1,253 @@
+"""A captured program: the list of steps one call made, replayed on new inputs without autograd.
+
+A value the program computes lives in a numbered slot of `env` (a list). A step's arguments are
+*specs*, written down at capture, that say where each argument comes from at replay:
+
+    ("t", s)        the Tensor in slot s (an array there is wrapped)
+    ("a", s)        the array in slot s
+    ("x", tensor)   a tensor from outside the call (a parameter, a buffer): used live, so the
+                    optimizer's in-place updates and `load_state_dict` are seen
+    ("c", value)    a constant (a Python number, a dtype, a frozen index array)
+    ("seq", type, [specs])   a list or tuple of the above (cat's tensors)
+    ("arrayarg", spec)       an `ArrayArg` around an array spec (Function.forward_only's inputs)
+
+Steps run the same code the eager call ran, in the same order, so results (and the random
+numbers dropout draws) are equal bit for bit; what they skip is the bookkeeping around it: no
+Module calls, no backward graph built, no engine queue, no argument checks of the functional
+layer.
+"""
+from ..autograd.engine import accumulate_into_leaf
+from ..autograd.function import ArrayArg, _ForwardOnlyContext, wrap_outputs
+from ..autograd.grad_mode import state
+from ..tensor import Tensor
+
+
+def resolve(spec, env):
+    """The value `spec` names at replay."""
+    kind = spec[0]
+    if kind == "t":
+        v = env[spec[1]]
+        return v if isinstance(v, Tensor) else Tensor(v)
+    if kind == "a":
+        v = env[spec[1]]
+        return v.array if isinstance(v, Tensor) else v
+    if kind == "x" or kind == "c":
+        return spec[1]
+    if kind == "seq":
+        return spec[1](resolve(s, env) for s in spec[2])
+    if kind == "arrayarg":
+        return ArrayArg(resolve(spec[1], env))
+    raise AssertionError(spec)
+
+
+def _store(env, slots, out):
+    """Put an op's output(s) in their slots (a single value, or a tuple matching `slots`)."""
+    if len(slots) == 1 and not isinstance(out, tuple):
+        env[slots[0]] = out
+        return
+    for s, o in zip(slots, out):
+        if s is not None:
+            env[s] = o
+
+
+class Forward:
+    """An op's forward: `cls.forward(ctx, *args)`, then the same output wrapping `Function.apply` does.
+
+    `needs` is the op's `needs_input_grad` at capture, or None when no backward node was made; with
+    a node, its backward step reads the ctx this forward fills (saved tensors, ctx.scale, ...)."""
+
+    def __init__(self, cls, specs, slots, needs=None, node_meta=None):
+        self.cls, self.specs, self.slots, self.needs, self.node_meta = cls, specs, slots, needs, node_meta
+        self.frees = ()
+        self.keeps_ctx = False  # a backward step reads this op's ctx
+        self.after_apply = ()  # (name, value) the op's caller set on its node after apply (ctx._shapes)
+
+    def run(self, env, ctxs, i):
+        args = [resolve(s, env) for s in self.specs]
+        if not self.keeps_ctx:
+            ctx = _ForwardOnlyContext()
+            env_out = wrap_outputs(self.cls.forward(ctx, *args), None, args, ctx)
+        else:
+            node = self.cls._backward_cls()
+            node.needs_input_grad = self.needs
+            node.next_functions = ()
+            node._tensor_positions, node._n_args = self.node_meta
+            env_out = wrap_outputs(self.cls.forward(node, *args), node, args, node)
+            for k, v in self.after_apply:
+                setattr(node, k, v)
+            ctxs[i] = node
+        _store(env, self.slots, env_out)
+
+    def __repr__(self):
+        return f"forward {self.cls.__name__} -> {self.slots}"
+
+
+class ForwardOnly:
+    """`cls.forward_only(*args)`: a forward on arrays, returning arrays."""
+
+    def __init__(self, cls, specs, slots):
+        self.cls, self.specs, self.slots = cls, specs, slots
+        self.frees = ()
+
+    def run(self, env, ctxs, i):
+        _store(env, self.slots, self.cls.forward(_ForwardOnlyContext(), *[resolve(s, env) for s in self.specs]))
+
+    def __repr__(self):
+        return f"forward_only {self.cls.__name__} -> {self.slots}"
+
+
+class Backward:
+    """The backward of forward step `fwd` (its node's `apply`, as the engine called it), on grads."""
+
+    def __init__(self, fwd, specs, slots, release):
+        self.fwd, self.specs, self.slots, self.release = fwd, specs, slots, release
+        self.frees = ()
+        self.frees_ctx = False  # the last step to read that ctx: drop it after
+
+    def run(self, env, ctxs, i):
+        node = ctxs[self.fwd]
+        out = node.apply(*[None if s is None else resolve(s, env) for s in self.specs])
+        for s, o in zip(self.slots, out):
+            if s is not None:
+                env[s] = o
+        if self.release:
+            node.release_saved()
+        if self.frees_ctx:
+            ctxs[self.fwd] = None
+
+    def __repr__(self):
+        return f"backward of step {self.fwd} -> {self.slots}"
+
+
+class Accumulate:
+    """The engine's `.grad += grad` into a leaf (a parameter, or an input that requires grad)."""
+
+    def __init__(self, variable, grad):
+        self.variable, self.grad = variable, grad
+        self.frees = ()
+
+    def run(self, env, ctxs, i):
+        accumulate_into_leaf(resolve(self.variable, env), resolve(self.grad, env))
+
+    def __repr__(self):
+        return f"accumulate {self.grad} into a leaf"
+
+
+class Call:
+    """A library call replayed as a whole (optimizer.step, zero_grad, clip_grad_norm_, scheduler.step):
+    its Python runs again, reading the live state (the step count, the lr, the gradients)."""
+
+    def __init__(self, fn, specs, slot):
+        self.fn, self.specs, self.slot = fn, specs, slot
+        self.frees = ()
+
+    def run(self, env, ctxs, i):
+        out = self.fn(*[resolve(s, env) for s in self.specs])
+        if self.slot is not None:
+            env[self.slot] = out
+
+    def __repr__(self):
+        return f"call {getattr(self.fn, '__qualname__', self.fn)}"
+
+
+class Program:
+    """The steps of one captured call, with where its inputs go and where its outputs come from."""
+
+    def __init__(self, steps, n_slots, input_slots, output, externals, key):
+        self.steps, self.n_slots, self.input_slots = steps, n_slots, input_slots
+        self.output = output  # the returned structure, tensors as specs
+        self.externals = externals  # [(tensor, shape, dtype, requires_grad)] the program reads live
+        self.key = key
+        _plan_frees(self)
+
+    def check(self):
+        """Why an outside tensor no longer matches what the capture saw (None: it matches)."""
+        for t, shape, dtype, requires_grad, hooked in self.externals:
+            a = t.array
+            if a.shape != shape or a.dtype != dtype or t.requires_grad != requires_grad:
+                return (f"a tensor the function reads from outside changed: shape {shape} -> {a.shape}, "
+                        f"dtype {dtype} -> {a.dtype}, requires_grad {requires_grad} -> {t.requires_grad}")
+            if hooked and (t._hooks or t._post_accumulate_grad_hooks):
+                return "a hook was registered on a parameter the function accumulates a gradient into"
+        return None
+
+    def replay(self, inputs):
+        """Run the steps on `inputs` (the call's tensors, flattened) and return the call's result."""
+        env = [None] * self.n_slots
+        for s, t in zip(self.input_slots, inputs):
+            env[s] = t
+        ctxs = [None] * len(self.steps)
+        prev = state.grad_enabled
+        state.grad_enabled = False  # no graph: the backward steps are in the program
+        try:
+            for i, step in enumerate(self.steps):
+                step.run(env, ctxs, i)
+                for s in step.frees:  # the step was the slot's last reader: free its memory now
+                    env[s] = None
+        finally:
+            state.grad_enabled = prev
+        return _build(self.output, env)
+
+
+def _build(out, env):
+    """The call's result from its recorded structure: each tensor is a new Tensor, so a result the
+    caller keeps is never the one the next call writes (each call's arrays are its own)."""
+    kind = out[0]
+    if kind == "t" or kind == "a":
+        v = env[out[1]]
+        return Tensor(v.array if isinstance(v, Tensor) else v)
+    if kind == "input":
+        return env[out[1]]
+    if kind == "x" or kind == "c":
+        return out[1]
+    if kind == "seq":
+        return out[1](_build(o, env) for o in out[2])
+    if kind == "dict":
+        return {k: _build(o, env) for k, o in out[1]}
+    raise AssertionError(out)
+
+
+def _reads(spec):
+    """The slots a spec reads."""
+    kind = spec[0]
+    if kind in ("t", "a", "input"):
+        return (spec[1],)
+    if kind == "seq":
+        return tuple(s for sub in spec[2] for s in _reads(sub))
+    if kind == "arrayarg":
+        return _reads(spec[1])
+    if kind == "dict":
+        return tuple(s for _, sub in spec[1] for s in _reads(sub))
+    return ()
+
+
+def _step_reads(step):
+    if isinstance(step, Accumulate):
+        return _reads(step.variable) + _reads(step.grad)
+    return tuple(s for spec in step.specs if spec is not None for s in _reads(spec))
+
+
+def _plan_frees(program):
+    """Liveness: each slot is dropped right after its last reader, as eager Python frees a
+    temporary once nothing refers to it (outputs and inputs are kept); each ctx after its last
+    backward step."""
+    keep = set(_reads(program.output)) | set(program.input_slots)
+    last = {}
+    last_ctx = {}
+    for i, step in enumerate(program.steps):
+        for s in _step_reads(step):
+            last[s] = i
+        for s in getattr(step, "slots", None) or ((step.slot,) if getattr(step, "slot", None) is not None else ()):
+            if s is not None:
+                last.setdefault(s, i)  # written and never read: free at once
+        if isinstance(step, Backward):
+            last_ctx[step.fwd] = i
+            program.steps[step.fwd].keeps_ctx = True
+    frees = {}
+    for s, i in last.items():
+        if s not in keep:
+            frees.setdefault(i, []).append(s)
+    for i, lst in frees.items():
+        program.steps[i].frees = tuple(lst)
+    for i in last_ctx.values():
+        program.steps[i].frees_ctx = True

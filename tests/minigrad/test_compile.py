@@ -1,0 +1,397 @@
+"""minigrad.compile: a replayed call equals the eager call bit for bit, and every trap of a tracing
+JIT (tinygrad's test_jit_footguns list) gives the right result or a clear error."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+import nn
+import nn.functional as F
+from minigrad.compiler import RecompileWarning
+
+rng = np.random.default_rng(0)
+
+
+def _t(*shape, dtype=np.float32):
+    return minigrad.tensor(rng.standard_normal(shape).astype(dtype))
+
+
+def _mlp(seed=0, p=0.0):
+    minigrad.manual_seed(seed)
+    return nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Dropout(p), nn.Linear(16, 4))
+
+
+def _train(compiled, model_fn, batches, loss_fn, steps_kw=None):
+    """Run the same steps eagerly or compiled; returns everything a step leaves behind."""
+    model = model_fn()
+    opt = nn.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model, x, y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    f = minigrad.compile(step) if compiled else step
+    losses = [f(x, y) for x, y in batches]
+    return dict(losses=[loss.array.copy() for loss in losses], params=[p.array.copy() for p in model.parameters()],
+                grads=[p.grad.array.copy() for p in model.parameters()],
+                exp_avg=[opt.state[p]["exp_avg"].array.copy() for p in model.parameters()],
+                rng=minigrad.get_rng_state(), f=f)
+
+
+def _assert_same(a, b):
+    for k in ("losses", "params", "grads", "exp_avg"):
+        assert len(a[k]) == len(b[k])
+        for u, v in zip(a[k], b[k]):
+            assert u.dtype == v.dtype and np.array_equal(u, v), k
+    assert a["rng"] == b["rng"]
+
+
+def _mlp_loss(model, x, y):
+    return F.cross_entropy(model(x), y)
+
+
+def _batches(n, shape=(6, 8), classes=4):
+    return [(_t(*shape), minigrad.tensor(rng.integers(0, classes, shape[0]))) for _ in range(n)]
+
+
+def test_mlp_adamw_bit_for_bit():
+    batches = _batches(6)
+    eager = _train(False, lambda: _mlp(p=0.2), batches, _mlp_loss)
+    comp = _train(True, lambda: _mlp(p=0.2), batches, _mlp_loss)
+    _assert_same(eager, comp)
+    assert (comp["f"].stats.captures, comp["f"].stats.replays) == (1, 5)
+
+
+def test_gpt_with_dropout_bit_for_bit():
+    from gpt.model import GPT, GPTConfig
+
+    def model():
+        minigrad.manual_seed(3)
+        return GPT(GPTConfig(block_size=8, vocab_size=24, n_layer=2, n_head=2, n_embd=16, dropout=0.2))
+
+    def loss_fn(m, x, y):
+        _, loss = m(x, y)
+        return loss
+
+    y_ignore = rng.integers(0, 24, (3, 8))
+    y_ignore[0, :3] = -1  # ignored targets change the mean's denominator: it must not be frozen
+    batches = [(minigrad.tensor(rng.integers(0, 24, (3, 8))), minigrad.tensor(rng.integers(0, 24, (3, 8))))
+               for _ in range(4)] + [(minigrad.tensor(rng.integers(0, 24, (3, 8))), minigrad.tensor(y_ignore))]
+    eager = _train(False, model, batches, loss_fn)
+    comp = _train(True, model, batches, loss_fn)
+    _assert_same(eager, comp)
+    assert comp["f"].stats.replays == 4
+
+
+def test_clip_and_lr_changes_between_calls_are_seen():
+    """optimizer.step and clip_grad_norm_ replay as calls: they read the live lr and gradients."""
+    batches = _batches(4)
+
+    def run(compiled):
+        model = _mlp()
+        opt = nn.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x, y):
+            loss = _mlp_loss(model, x, y)
+            loss.backward()
+            norm = nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+            opt.step()
+            opt.zero_grad()
+            return loss, norm
+
+        f = minigrad.compile(step) if compiled else step
+        out = []
+        for i, (x, y) in enumerate(batches):
+            opt.param_groups[0]["lr"] = 0.1 / (i + 1)
+            out += [t.array.copy() for t in f(x, y)]
+        return out + [p.array.copy() for p in model.parameters()]
+
+    for u, v in zip(run(False), run(True)):
+        assert np.array_equal(u, v)
+
+
+def _same(x):
+    return minigrad.tensor(x.array.copy(), requires_grad=True)
+
+
+def test_replayed_input_grad_equals_eager():
+    w = _t(4, 3)
+
+    def f(x):
+        (x @ w).sigmoid().sum().backward()
+
+    g = minigrad.compile(f)
+    for _ in range(3):
+        a = _t(2, 4).requires_grad_()
+        b = _same(a)
+        f(a)
+        g(b)
+        assert np.array_equal(a.grad.array, b.grad.array)
+
+
+# ---- guards ---------------------------------------------------------------------------------------
+def _fwd(model):
+    return minigrad.compile(lambda x: model(x))
+
+
+def test_shape_change_captures_again_and_keeps_both():
+    model = _mlp()
+    f = _fwd(model)
+    with minigrad.no_grad():
+        f(_t(2, 8))
+        with pytest.warns(RecompileWarning, match=r"argument 0 changed: Tensor\(shape=\[2, 8\].*shape=\[5, 8\]"):
+            f(_t(5, 8))
+        x = _t(2, 8)
+        assert np.array_equal(f(x).array, model(x).array)
+    assert (f.stats.captures, f.stats.replays) == (2, 1)
+
+
+@pytest.mark.parametrize("change", ["dtype", "requires_grad", "grad_mode", "eval", "scalar", "parameter"])
+def test_a_failed_guard_never_replays_a_wrong_program(change):
+    model = _mlp(p=0.5)
+    state = {"scale": 2.0}
+
+    def step(x, scale):
+        out = model(x) * scale
+        if out.requires_grad:
+            out.sum().backward()
+        return out.detach() if out.requires_grad else out
+
+    f = minigrad.compile(step)
+    x = _t(3, 8)
+    f(x, state["scale"])
+    f(x, state["scale"])
+    if change == "dtype":
+        x = minigrad.tensor(x.array.astype(np.float64))
+        model.double()
+    elif change == "requires_grad":
+        x = _t(3, 8).requires_grad_()
+    elif change == "grad_mode":
+        minigrad.set_grad_enabled(False)
+    elif change == "eval":
+        model.eval()
+    elif change == "scalar":
+        state["scale"] = 3.0
+    elif change == "parameter":
+        model[0].weight = nn.Parameter(_t(16, 8))
+    try:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            minigrad.manual_seed(5)
+            got = f(x, state["scale"]).array.copy()
+        assert any(issubclass(m.category, RecompileWarning) for m in w)
+        minigrad.manual_seed(5)
+        want = step(x, state["scale"]).array
+    finally:
+        minigrad.set_grad_enabled(True)
+    assert np.array_equal(got, want)
+
+
+def test_outside_tensor_replaced_in_place_shape_captures_again():
+    model = nn.Linear(3, 2)
+    f = minigrad.compile(lambda x: model(x))
+    with minigrad.no_grad():
+        f(_t(4, 3))
+        f(_t(4, 3))
+        model.bias.data = _t(1, 2)  # same object, new shape: broadcasting differs
+        x = _t(4, 3)
+        with pytest.warns(RecompileWarning, match="from outside changed"):
+            got = f(x)
+        assert np.array_equal(got.array, model(x).array)
+
+
+# ---- the footguns of a tracing JIT (tinygrad's test_jit_footguns) -----------------------------------
+def test_frozen_constants_closure_and_global_numbers_are_guarded():
+    scale = 1.0
+
+    def f(x):
+        return x * scale + OFFSET
+
+    g = minigrad.compile(f)
+    x = _t(3)
+    for scale, off in [(1.0, 0.0), (1.0, 0.0), (2.0, 0.0), (2.0, 5.0)]:
+        globals()["OFFSET"] = off
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecompileWarning)
+            assert np.array_equal(g(x).array, (x.array * scale + off).astype(np.float32))
+    assert g.stats.captures == 3
+
+
+OFFSET = 0.0
+
+
+def test_frozen_branch_on_a_python_argument_is_guarded():
+    def f(x, flip):
+        return -x if flip else x * 2
+
+    g = minigrad.compile(f)
+    x = _t(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        for flip in [False, False, True, True, False]:
+            assert np.array_equal(g(x, flip).array, f(x, flip).array)
+    assert (g.stats.captures, g.stats.replays) == (2, 3)
+
+
+@pytest.mark.parametrize("escape", ["item", "float", "bool_branch", "print", "tolist", "numpy"])
+def test_values_leaving_the_trace_run_eagerly_with_a_reason(escape, capsys):
+    def f(x):
+        y = x * 2
+        if escape == "item":
+            return y * y.sum().item()
+        if escape == "float":
+            return y * float(y.sum())
+        if escape == "bool_branch":
+            return y if y.sum() > 0 else -y  # a data-dependent branch
+        if escape == "print":
+            print(y)
+            return y
+        if escape == "tolist":
+            return y + y.tolist()[0]
+        return y + float(y.numpy()[0])
+
+    g = minigrad.compile(f)
+    with pytest.warns(RecompileWarning, match="running eagerly: .*inside the compiled function"):
+        g(_t(3))
+    for _ in range(3):
+        x = _t(3)
+        assert np.array_equal(g(x).array, f(x).array)  # the data-dependent value is fresh every call
+    assert g.stats.replays == 0 and g.stats.eager_calls == 3
+
+
+def test_item_inside_fullgraph_is_an_error():
+    g = minigrad.compile(lambda x: x * x.sum().item(), fullgraph=True)
+    with pytest.raises(RuntimeError, match=r"fullgraph=True.*item\(\)"):
+        g(_t(3))
+
+
+def test_outputs_are_not_overwritten_by_the_next_call():
+    model = _mlp()
+    f = _fwd(model)
+    xs = [_t(2, 8) for _ in range(4)]
+    with minigrad.no_grad():
+        outs = [f(x) for x in xs]
+        for x, o in zip(xs, outs):
+            assert np.array_equal(o.array, model(x).array)
+    assert len({id(o.array) for o in outs}) == 4
+
+
+def test_duplicate_inputs():
+    def f(a, b):
+        return a * 2 + b
+
+    g = minigrad.compile(f)
+    x = _t(3)
+    g(x, x)
+    g(x, x)
+    a, b = _t(3), _t(3)
+    with pytest.warns(RecompileWarning, match="argument 1 changed: .*the same memory as argument 0"):
+        got = g(a, b)  # the program of g(x, x) read one slot for both: it must not be replayed here
+    assert np.array_equal(got.array, f(a, b).array)
+
+
+def test_method_shared_across_instances():
+    class Scaler:
+        def __init__(self, w):
+            self.w = w
+
+        @minigrad.compile
+        def __call__(self, x):
+            return x * self.w
+
+    a, b = Scaler(_t(3)), Scaler(_t(3))
+    x = _t(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        for _ in range(2):
+            assert np.array_equal(a(x).array, x.array * a.w.array)
+            assert np.array_equal(b(x).array, x.array * b.w.array)
+
+
+def test_nested_compile():
+    inner = minigrad.compile(lambda x: x.exp() * 2)
+    outer = minigrad.compile(lambda x: inner(x) + 1)
+    for _ in range(3):
+        x = _t(4)
+        assert np.array_equal(outer(x).array, np.exp(x.array) * 2 + 1)
+    assert outer.stats.replays == 2 and inner.stats.captures == 0  # inner ran inside outer's capture only
+
+
+def test_python_side_effects_run_at_capture_only():
+    """Documented: the replay runs tensor work only; a Python counter in the function counts captures."""
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x + 1
+
+    g = minigrad.compile(f)
+    for _ in range(3):
+        g(_t(2))
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("what", ["inplace", "randn", "hook", "numpy_arg", "escaping_graph"])
+def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
+    w = _t(3).requires_grad_()
+
+    def f(x):
+        if what == "inplace":
+            y = x * 1
+            y.add_(1)
+            return y
+        if what == "randn":
+            return x + minigrad.randn(3)
+        if what == "hook":
+            y = x * w
+            y.register_hook(lambda g: g * 2)
+            y.sum().backward()
+            return w.grad.detach()
+        if what == "escaping_graph":
+            return x * w
+        return minigrad.as_tensor(x) + 1
+
+    reasons = {"inplace": "in-place", "randn": "random draw", "hook": "hook", "numpy_arg": "is an array",
+               "escaping_graph": "requires grad"}
+    g = minigrad.compile(f)
+    arg = rng.standard_normal(3) if what == "numpy_arg" else _t(3)
+    with pytest.warns(RecompileWarning, match=reasons[what]):
+        g(arg)
+    minigrad.manual_seed(1)
+    w.grad = None
+    got = g(arg)
+    minigrad.manual_seed(1)
+    w.grad = None
+    want = f(arg)
+    assert np.array_equal(got.array, want.array)
+    assert g.stats.replays == 0
+
+
+def test_compile_a_module():
+    model = _mlp()
+    cm = minigrad.compile(model)
+    assert cm._orig_mod is model and cm.training and list(cm.parameters()) == list(model.parameters())
+    with minigrad.no_grad():
+        for _ in range(3):
+            x = _t(2, 8)
+            assert np.array_equal(cm(x).array, model(x).array)
+    assert cm._compiled.stats.replays == 2
+
+
+def test_compile_arguments():
+    assert minigrad.compile(disable=True)(len) is len
+    assert minigrad.compile(len, backend="eager") is len
+    with pytest.raises(ValueError, match="unknown backend"):
+        minigrad.compile(len, backend="tvm")
+
+    @minigrad.compile(fullgraph=True)
+    def f(x):
+        return x + 1
+
+    x = _t(2)
+    f(x)
+    assert np.array_equal(f(x).array, x.array + 1)
