@@ -74,12 +74,13 @@ def prepare_dataset(name, data_dir="data", input=None, tokenizer=None, ranks_pat
     """
     _check_name(name)
     out = Path(data_dir) / name
-    with _preparing(Path(data_dir)):  # one process at a time: the others then find it prepared
-        return _prepare(name, out, input, tokenizer, ranks_path, force)
+    with _Preparing(Path(data_dir)) as lock:  # one process writes at a time: the others then find it prepared
+        return _prepare(name, out, input, tokenizer, ranks_path, force, lock)
 
 
-def _prepare(name, out, input, tokenizer, ranks_path, force):
+def _prepare(name, out, input, tokenizer, ranks_path, force, lock):
     meta, problem = _prepared_meta(out)
+    downloaded = False
     kind = _tokenizer_kind(name, tokenizer, meta)
     if input:
         text, source = read_text_source(input)
@@ -90,7 +91,7 @@ def _prepare(name, out, input, tokenizer, ranks_path, force):
         if text is None:
             if meta is not None and not force:
                 return out
-            text = _download_shakespeare(out)
+            text, downloaded = _download_shakespeare(out.name), True
     elif meta is not None and not force:
         return out
     elif problem is not None:  # damaged, and nothing to prepare it again from
@@ -101,30 +102,43 @@ def _prepare(name, out, input, tokenizer, ranks_path, force):
             "(a text file or a folder of text files) to prepare it"
         )
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    if meta is not None and not force and meta["sha256"] == sha and meta["tokenizer"]["kind"] == kind:
-        return out
-    if meta is not None and input and not force and meta["sha256"] != sha and meta["source"] != source:
-        # two files named input.txt both make a dataset "input": the second must not take the first's place
-        raise DataError(
-            f"dataset {name!r} in {str(out)!r} was prepared from {meta['source']}, and {source} is another text: "
-            f"give it a name of its own with --dataset=NAME (or delete {str(out)!r} to replace it)")
+    for locked in (False, True):  # checked again under the lock: another process may have prepared it meanwhile
+        if meta is not None and not force and meta["sha256"] == sha and meta["tokenizer"]["kind"] == kind:
+            return out
+        if meta is not None and input and not force and meta["sha256"] != sha and meta["source"] != source:
+            # two files named input.txt both make a dataset "input": the second must not take the first's place
+            raise DataError(
+                f"dataset {name!r} in {str(out)!r} was prepared from {meta['source']}, and {source} is another "
+                f"text: give it a name of its own with --dataset=NAME (or delete {str(out)!r} to replace it)")
+        if not locked:
+            lock.acquire()
+            meta, _ = _prepared_meta(out)
+    if downloaded:  # a copy, so that the other shakespeare dataset needs no download
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write(out / "input.txt", lambda tmp: Path(tmp).write_bytes(text.encode("utf-8")))
+        except OSError as e:
+            raise DataError(f"cannot write dataset {str(out)!r}: {e}") from None
     tok = CharTokenizer.from_text(text) if kind == "char" else GPT2Tokenizer(ranks_path)
     _write_dataset(out, text, tok, {"source": source, "sha256": sha})
     return out
 
 
-class _preparing:
-    """An exclusive lock on the data_dir folder while a dataset in it is checked and prepared
-    (the OS drops it when the process ends, even by kill -9)."""
+class _Preparing:
+    """An exclusive lock on the data_dir folder, taken (`acquire`) only to write a dataset there
+    and held until the block ends (the OS drops it when the process ends, even by kill -9)."""
 
     def __init__(self, data_dir):
         self.data_dir, self.fd = data_dir, None
 
     def __enter__(self):
+        return self
+
+    def acquire(self):
         try:
             import fcntl
         except ImportError:  # no flock (Windows): no lock
-            return self
+            return
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             self.fd = os.open(self.data_dir, os.O_RDONLY)
@@ -132,7 +146,6 @@ class _preparing:
         except OSError as e:
             self.__exit__()
             raise DataError(f"cannot use data_dir {str(self.data_dir)!r}: {e.strerror or e}") from None
-        return self
 
     def __exit__(self, *exc):
         if self.fd is not None:
@@ -350,19 +363,17 @@ def _local_shakespeare(data_dir):
     return None
 
 
-def _download_shakespeare(out):
-    """Download Tiny Shakespeare, keep a copy as out/input.txt, and return its text."""
+def _download_shakespeare(name):
+    """Download Tiny Shakespeare (for dataset `name`) and return its text."""
     try:
         text = download_text(SHAKESPEARE_URL)
     except DataError as e:
         raise DataError(
-            f"{e}. Tiny Shakespeare is needed for dataset {out.name!r}: download it yourself "
+            f"{e}. Tiny Shakespeare is needed for dataset {name!r}: download it yourself "
             "and pass --input=PATH"
         ) from None
     if hashlib.sha256(text.encode("utf-8")).hexdigest() != SHAKESPEARE_SHA256:
         raise DataError(f"the text downloaded from {SHAKESPEARE_URL} is not Tiny Shakespeare; pass --input=PATH")
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / "input.txt", lambda tmp: Path(tmp).write_bytes(text.encode("utf-8")))
     return text
 
 
