@@ -10,6 +10,7 @@ import minigrad
 import nn
 from gpt.config import config_to_dict
 from gpt.model import GELU_APPROXIMATE
+from gpt.plot import PLOT_NAME
 from nn.serialization import atomic_write, temporaries
 
 MODEL_KEYS = ("n_layer", "n_head", "n_embd", "block_size", "bias", "vocab_size", "dropout", "activation")
@@ -109,6 +110,14 @@ def describe_run(out_dir):
     return ", ".join(found)
 
 
+def resume_path(out_dir):
+    """The checkpoint a resumed run starts from: ckpt.safetensors, or best.safetensors where a
+    kill between a run's first two saves left no ckpt (best is written first, and is as complete)."""
+    out_dir = Path(out_dir)
+    return out_dir / CKPT_NAME if (out_dir / CKPT_NAME).exists() or not (out_dir / BEST_NAME).exists() \
+        else out_dir / BEST_NAME
+
+
 # ---- checks made before any work ----------------------------------------------------------------
 
 def check_out_dir(cfg):
@@ -120,7 +129,7 @@ def check_out_dir(cfg):
     if cfg.init_from == "resume":
         if not out_dir.is_dir():
             raise TrainError(f"cannot resume: out_dir {out_dir} does not exist")
-        if not (out_dir / CKPT_NAME).exists():
+        if not resume_path(out_dir).exists():
             raise TrainError(f"cannot resume: no checkpoint at {out_dir / CKPT_NAME}")
         return
     if cfg.eval_only or cfg.overwrite or not out_dir.is_dir():
@@ -165,7 +174,7 @@ def prepare_out_dir(cfg, log):
         lock = _OutDirLock(out_dir)
     except OSError as e:
         raise TrainError(f"cannot use out_dir {out_dir}: {e.strerror or e}") from None
-    for name in RUN_FILES:
+    for name in (*RUN_FILES, PLOT_NAME):
         for tmp in temporaries(out_dir / name):
             os.unlink(tmp)
             log(f"removed {tmp}, left by a save that was cut off")
@@ -189,7 +198,10 @@ def trim_log(path, iter_num, log):
     # (a last line without its newline was cut off by a kill)
     keep = [line for line in lines if line.endswith("\n") and _record_iter(line) <= iter_num]
     if len(keep) < len(lines):
-        atomic_write(path, lambda tmp: Path(tmp).write_text("".join(keep)))
+        try:
+            atomic_write(path, lambda tmp: Path(tmp).write_text("".join(keep)))
+        except OSError as e:  # a full disk: the log is as it was, and nothing was trained yet
+            raise TrainError(f"cannot rewrite {path}: {e.strerror or e} (it is as it was)") from None
         log(f"{path}: dropped {len(lines) - len(keep)} records of iterations after {iter_num}, which the "
             "checkpoint does not hold")
 

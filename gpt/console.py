@@ -28,6 +28,23 @@ def measure_peak_flops(device="cpu", n=1024, runs=5):
     return 2 * n**3 / best
 
 
+def memory_bytes(device="cpu"):
+    """This machine's memory (or the GPU's), in bytes; None where it cannot be told."""
+    try:
+        if device == "cpu":
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        import cupy
+
+        return cupy.cuda.Device().mem_info[1]
+    except (AttributeError, ValueError, OSError, ImportError):
+        return None
+
+
+def gib(n):
+    """A byte count as people read it: GiB, or TiB past 1024 of them."""
+    return f"{n / 2**30:,.1f} GiB" if n < 2**40 else f"{n / 2**40:,.1f} TiB"
+
+
 # ---- console ------------------------------------------------------------------------------------
 class Console:
     """Prints lines to stdout, through the progress bar while one is shown, and goes quiet when

@@ -19,6 +19,7 @@ Any other name is prepared from ``input=``, a text file or a folder of text file
 
 import hashlib
 import json
+import os
 import re
 import sys
 import urllib.request
@@ -73,31 +74,83 @@ def prepare_dataset(name, data_dir="data", input=None, tokenizer=None, ranks_pat
     """
     _check_name(name)
     out = Path(data_dir) / name
-    meta = _prepared_meta(out)
+    with _Preparing(Path(data_dir)) as lock:  # one process writes at a time: the others then find it prepared
+        return _prepare(name, out, input, tokenizer, ranks_path, force, lock)
+
+
+def _prepare(name, out, input, tokenizer, ranks_path, force, lock):
+    meta, problem = _prepared_meta(out)
+    downloaded = False
     kind = _tokenizer_kind(name, tokenizer, meta)
     if input:
         text, source = read_text_source(input)
     elif name == "default":
         text, source = default_corpus_text(), f"pydoc_data.topics of Python {sys.version.split()[0]}"
     elif name in FIXED_TOKENIZER:
-        text, source = _local_shakespeare(Path(data_dir)), SHAKESPEARE_URL
+        text, source = _local_shakespeare(out.parent), SHAKESPEARE_URL
         if text is None:
             if meta is not None and not force:
                 return out
-            text = _download_shakespeare(out)
+            text, downloaded = _download_shakespeare(out.name), True
     elif meta is not None and not force:
         return out
+    elif problem is not None:  # damaged, and nothing to prepare it again from
+        raise DataError(f"dataset {name!r} is damaged ({problem}): pass --input=PATH to prepare it again")
     else:
         raise DataError(
             f"dataset {name!r} is not prepared in {str(out)!r}: pass --input=PATH "
             "(a text file or a folder of text files) to prepare it"
         )
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    if meta is not None and not force and meta["sha256"] == sha and meta["tokenizer"]["kind"] == kind:
-        return out
+    for locked in (False, True):  # checked again under the lock: another process may have prepared it meanwhile
+        if meta is not None and not force and meta["sha256"] == sha and meta["tokenizer"]["kind"] == kind:
+            return out
+        if meta is not None and input and not force and meta["sha256"] != sha and meta["source"] != source:
+            # two files named input.txt both make a dataset "input": the second must not take the first's place
+            raise DataError(
+                f"dataset {name!r} in {str(out)!r} was prepared from {meta['source']}, and {source} is another "
+                f"text: give it a name of its own with --dataset=NAME (or delete {str(out)!r} to replace it)")
+        if not locked:
+            lock.acquire()
+            meta, _ = _prepared_meta(out)
+    if downloaded:  # a copy, so that the other shakespeare dataset needs no download
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write(out / "input.txt", lambda tmp: Path(tmp).write_bytes(text.encode("utf-8")))
+        except OSError as e:
+            raise DataError(f"cannot write dataset {str(out)!r}: {e}") from None
     tok = CharTokenizer.from_text(text) if kind == "char" else GPT2Tokenizer(ranks_path)
     _write_dataset(out, text, tok, {"source": source, "sha256": sha})
     return out
+
+
+class _Preparing:
+    """An exclusive lock on the data_dir folder, taken (`acquire`) only to write a dataset there
+    and held until the block ends (the OS drops it when the process ends, even by kill -9)."""
+
+    def __init__(self, data_dir):
+        self.data_dir, self.fd = data_dir, None
+
+    def __enter__(self):
+        return self
+
+    def acquire(self):
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows): no lock
+            return
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self.fd = os.open(self.data_dir, os.O_RDONLY)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except OSError as e:
+            self.__exit__()
+            raise DataError(f"cannot use data_dir {str(self.data_dir)!r}: {e.strerror or e}") from None
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)  # closing the last descriptor releases the lock
+            self.fd = None
 
 
 def default_corpus_text():
@@ -133,6 +186,8 @@ def read_text_source(path):
         text = "\n".join(_read_utf8(f) for f in files)
     elif p.is_file():
         text = _read_utf8(p)
+    elif p.exists():  # a device, a pipe...: not a corpus that can be prepared again to the same data
+        raise DataError(f"input {str(p)!r} is not a text file or a folder of text files")
     else:
         raise DataError(f"input {str(p)!r} does not exist")
     if not text:
@@ -308,19 +363,17 @@ def _local_shakespeare(data_dir):
     return None
 
 
-def _download_shakespeare(out):
-    """Download Tiny Shakespeare, keep a copy as out/input.txt, and return its text."""
+def _download_shakespeare(name):
+    """Download Tiny Shakespeare (for dataset `name`) and return its text."""
     try:
         text = download_text(SHAKESPEARE_URL)
     except DataError as e:
         raise DataError(
-            f"{e}. Tiny Shakespeare is needed for dataset {out.name!r}: download it yourself "
+            f"{e}. Tiny Shakespeare is needed for dataset {name!r}: download it yourself "
             "and pass --input=PATH"
         ) from None
     if hashlib.sha256(text.encode("utf-8")).hexdigest() != SHAKESPEARE_SHA256:
         raise DataError(f"the text downloaded from {SHAKESPEARE_URL} is not Tiny Shakespeare; pass --input=PATH")
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / "input.txt", lambda tmp: Path(tmp).write_bytes(text.encode("utf-8")))
     return text
 
 
@@ -392,16 +445,16 @@ def _bpe_safe_chunks(text, size):
 
 
 def _prepared_meta(out):
-    """meta.json of a complete prepared dataset in ``out``, or None if it is absent or broken
-    (then it is prepared again)."""
+    """(meta.json of the complete prepared dataset in ``out``, None) or, if it is absent or
+    damaged (then it is prepared again, where there is a source), (None, the problem or None)."""
     try:
         meta = _read_meta(out)
         if meta is not None:
             for split in Dataset.SPLITS:
                 _check_file_size(out / f"{split}.bin", meta[f"{split}_tokens"])
-        return meta
-    except DataError:
-        return None
+        return meta, None
+    except DataError as e:
+        return None, e
 
 
 def _read_meta(path):
@@ -423,6 +476,17 @@ def _read_meta(path):
             raise DataError(f"{str(file)!r}: {key} must be a non-negative integer, got {meta[key]!r}")
     if not isinstance(meta["tokenizer"], dict) or meta["tokenizer"].get("kind") not in TOKENIZER_KINDS:
         raise DataError(f"{str(file)!r}: unknown tokenizer {meta['tokenizer']!r}")
+    # the vocabulary must be the tokenizer's: a wrong one trains a model sample.py cannot decode
+    if meta["tokenizer"]["kind"] == "char":
+        try:
+            size = tokenizer_from_meta(meta["tokenizer"]).vocab_size
+        except DataError as e:
+            raise DataError(f"{str(file)!r}: {e}") from None
+    else:
+        size = GPT2Tokenizer.vocab_size
+    if meta["vocab_size"] != size:
+        raise DataError(f"{str(file)!r}: vocab_size {meta['vocab_size']} is not its tokenizer's {size} "
+                        "(was the file edited? prepare the dataset again)")
     return meta
 
 

@@ -3,7 +3,8 @@
 Every rank runs the same program on its own batches: rank r seeds with `seed + r`, so the ranks
 draw different batches (and rank 0's initial weights, which DDP copies to all, are those of a
 single-process run). `gradient_accumulation_steps` is the global count and each rank does its
-1/N share (it must divide), gradients are averaged over the ranks on the last micro-step only,
+1/N share (rounded up: the default 1 runs as one micro-step per rank, and a line says the
+global batch), gradients are averaged over the ranks on the last micro-step only,
 so an iteration is N times the tokens of one process's micro-batches. Rank 0 alone prints,
 evaluates, draws the bar and writes checkpoints; the others wait for it at each save.
 
@@ -80,10 +81,6 @@ class Distributed:
 
             cupy.cuda.Device(int(os.environ.get("LOCAL_RANK", self.local_rank))).use()  # one GPU per rank
         self._check_same_config(cfg)
-        if cfg.gradient_accumulation_steps % self.world:
-            raise Shared(ConfigError(
-                f"gradient_accumulation_steps={cfg.gradient_accumulation_steps} does not divide by the "
-                f"{self.world} ranks (each rank does an equal share of the micro-steps)"))
         self._watching = _watch_local_peers(dist)
 
     @property
@@ -140,7 +137,20 @@ class Distributed:
         return self.ddp
 
     def micro_steps(self, cfg):
-        return cfg.gradient_accumulation_steps // self.world
+        """This rank's micro-steps: an equal share of gradient_accumulation_steps, rounded up (so
+        the default 1 runs under any number of ranks, each doing one)."""
+        return -(-cfg.gradient_accumulation_steps // self.world)
+
+    def global_batch(self, cfg, block_size):
+        """One line on what an iteration is made of under several ranks."""
+        m, B = self.micro_steps(cfg), cfg.batch_size
+        line = (f"data-parallel: {self.world} ranks x {m} micro-batch{'es' if m > 1 else ''} x {B} sequences = a "
+                f"global batch of {self.world * m * B} sequences ({self.world * m * B * block_size:,} tokens) per "
+                "iteration")
+        if m * self.world != cfg.gradient_accumulation_steps:
+            line += (f" (gradient_accumulation_steps={cfg.gradient_accumulation_steps} rounded up to "
+                     f"{m * self.world}, a multiple of the ranks)")
+        return line
 
     def sync_gradients(self, last_micro_step):
         """Average gradients over the ranks in this micro-step's backward only when it is the last."""

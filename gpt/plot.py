@@ -1,6 +1,6 @@
 """Loss curves of train.py runs:
 
-    python -m gpt.plot OUT_DIR [OUT_DIR ...] [--out loss.png]
+    python -m gpt.plot OUT_DIR [OUT_DIR ...] [--out IMAGE]   (default: OUT_DIR/loss.png for one run)
 
 Reads each run's OUT_DIR/log.jsonl (train.py appends a line every log_interval iterations and one
 per evaluation) and draws the estimated train and val losses against iterations, and against
@@ -118,19 +118,15 @@ def write_plot(out_dirs, out, labels=None):
     atomic_write(out, lambda tmp: fig.savefig(tmp, format=fmt, dpi=110))
 
 
-_notice_shown = False
-
-
-def update_run_plot(out_dir, log):
+def update_run_plot(out_dir, log, say_missing=True):
     """train.py's hook at each evaluation: redraw OUT_DIR/loss.png. Without matplotlib, says so
-    once; a plot that fails is reported and training goes on."""
-    global _notice_shown
+    when `say_missing` (train.py: at the first evaluation of a new log, so once per out_dir);
+    a plot that fails is reported and training goes on."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        if not _notice_shown:
+        if say_missing:
             log(f"note: no {PLOT_NAME} is drawn without matplotlib: {INSTALL}")
-            _notice_shown = True
         return
     try:
         write_plot([out_dir], Path(out_dir) / PLOT_NAME, labels=[Path(out_dir).name or str(out_dir)])
@@ -141,8 +137,12 @@ def update_run_plot(out_dir, log):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m gpt.plot", description="Draw train.py runs' loss curves.")
     p.add_argument("out_dirs", nargs="+", metavar="OUT_DIR", help="a folder train.py wrote (holding log.jsonl)")
-    p.add_argument("--out", default=PLOT_NAME, help="image to write (.png, .pdf, .svg)")
+    p.add_argument("--out", default=None,
+                   help=f"image to write (.png, .pdf, .svg); default: OUT_DIR/{PLOT_NAME} for one run, ./{PLOT_NAME} "
+                        "for several")
     args = p.parse_args(argv)
+    if args.out is None:  # one run's picture goes with its run, where train.py draws it too
+        args.out = str(Path(args.out_dirs[0]) / PLOT_NAME) if len(args.out_dirs) == 1 else PLOT_NAME
     try:
         write_plot(args.out_dirs, args.out)
     except (PlotError, OSError) as e:

@@ -6,10 +6,16 @@ import sys
 from pathlib import Path
 
 import minigrad
+from gpt.console import gib, memory_bytes
 from gpt.model import GPT, GPTConfig
 from gpt.pretrained import for_sampling
 from gpt.tokenizer import DataError, tokenizer_from_meta
 from gpt.checkpoint import BEST_NAME, CKPT_NAME, TrainError, load_checkpoint
+
+
+MIN_TEMPERATURE = 1e-6
+# what one sample's tokens take while it is generated: the model's int64 sequence and the ids decoded
+BYTES_PER_TOKEN = 8 + 40
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,6 +54,9 @@ def check_args(args):
     """The first nonsensical setting, as one line (or None)."""
     if not (math.isfinite(args.temperature) and args.temperature >= 0):
         return f"--temperature must be 0 (greedy) or more, got {args.temperature}"
+    if 0 < args.temperature < MIN_TEMPERATURE:  # the logits divided by it overflow float32
+        return (f"--temperature={args.temperature:g} is too small to divide the logits by: use 0 (greedy, which is "
+                f"what it would sample) or at least {MIN_TEMPERATURE:g}")
     for name in ("num_samples", "max_new_tokens"):
         if getattr(args, name) < 1:
             return f"--{name} must be at least 1, got {getattr(args, name)}"
@@ -60,10 +69,27 @@ def read_prompt(start):
     """The prompt text: `FILE:path` reads a file; otherwise backslash escapes are interpreted."""
     if start.startswith("FILE:"):
         path = Path(start[5:])
-        if not path.is_file():
+        if path.is_dir():
+            raise DataError(f"prompt file {path} is a folder: give --start=FILE:path a text file")
+        if not path.exists():
             raise DataError(f"prompt file {path} does not exist")
-        return path.read_text(encoding="utf-8")
+        try:
+            return path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise DataError(f"prompt file {path} is not UTF-8 text (byte {e.start}: {e.reason})") from None
+        except OSError as e:
+            raise DataError(f"cannot read prompt file {path}: {e.strerror or e}") from None
     return start.encode("utf-8").decode("unicode_escape") if "\\" in start else start
+
+
+def check_memory(max_new_tokens, prompt_tokens, block_size, device):
+    """A one-line error when a sample cannot be held in this machine's memory (the model sees
+    only its last block_size tokens, but the sample keeps every one)."""
+    need, have = (max_new_tokens + prompt_tokens) * BYTES_PER_TOKEN, memory_bytes(device)
+    if have and need > have:
+        raise DataError(f"--max_new_tokens={max_new_tokens} needs at least {gib(need)} of memory to hold one sample, more "
+                        f"than the {gib(have)} here: generate fewer tokens (the model's context is its last "
+                        f"{block_size} tokens: a longer sample is not a longer context)")
 
 
 def load_model(out_dir, which="latest", device="cpu"):
@@ -122,6 +148,7 @@ def main(argv=None):
         if not prompt_ids:
             raise DataError("the prompt is empty: give --start some text")
         bs = model.config.block_size
+        check_memory(args.max_new_tokens, min(len(prompt_ids), bs), bs, args.device)
         if len(prompt_ids) > bs:
             # as nanoGPT: the model sees the last block_size tokens; the whole prompt is printed
             print(f"sample.py: note: the prompt is {len(prompt_ids)} tokens, longer than the model's context of "

@@ -4,7 +4,9 @@ Each iteration: zero_grad, forward and backward over `gradient_accumulation_step
 clip, step, at a warmup-then-cosine learning rate. Every `eval_interval` iterations (and at the
 end) the train and val losses are estimated under no_grad in eval mode; `best.safetensors` is
 written when val loss improves, and `ckpt.safetensors` too (at every evaluation with
-`always_save_checkpoint`, and when Ctrl-C or SIGTERM stops the run).
+`always_save_checkpoint`, and whenever the run ends: at max_iters, Ctrl-C or SIGTERM), so a
+resumed run continues from the last iteration. A state whose loss or parameters are not
+finite is never saved.
 
 A checkpoint holds the model, optimizer state, config, iteration, best val loss, and the RNG and
 batch-sampler state, so `init_from="resume"` continues exactly where the run stopped: a run of
@@ -18,22 +20,25 @@ removed by the next start.
 """
 import json
 import math
-import os
+import re
 import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
+from safetensors import SafetensorError
 
 import minigrad
 import nn
+from minigrad.device import array_module
 from gpt.checkpoint import (  # noqa: F401 (TrainError, load_checkpoint: also reached as gpt.trainer.*)
     _RESUME_ENTRIES, BEST_NAME, CKPT_NAME, LOG_NAME, MODEL_KEYS, TrainError, check_out_dir, load_checkpoint,
-    prepare_out_dir, save_checkpoint, trim_log,
+    prepare_out_dir, resume_path, save_checkpoint, trim_log,
 )
 from gpt.config import ConfigError, resume_config
-from gpt.console import Console, Progress, measure_peak_flops
+from gpt.console import Console, Progress, gib, measure_peak_flops, memory_bytes
 from gpt.data import BatchSampler, DataError, Dataset, prepare_dataset
 from gpt.distributed import Distributed, Shared
 from gpt.model import GPT, GPTConfig
@@ -52,6 +57,18 @@ def check_device(device):
         except RuntimeError as e:
             raise TrainError(str(e)) from None
 
+def check_parameters(model_args, device):
+    """A one-line error, before the model is built, when its parameters cannot fit in memory:
+    float32 weights, gradients and AdamW's two moments, 16 bytes per parameter."""
+    L, C, T, V = (model_args[k] for k in ("n_layer", "n_embd", "block_size", "vocab_size"))
+    n = L * (12 * C * C + 13 * C) + (V + T + 2) * C
+    need, have = 16 * n, memory_bytes(device)
+    if have and need > have:
+        raise TrainError(f"n_layer={L} with n_embd={C} makes a model of {n:,} parameters, whose weights, gradients "
+                         f"and AdamW state need {gib(need)} of memory, more than the {gib(have)} here: lower n_layer "
+                         "or n_embd")
+
+
 def check_memory(cfg, model_config):
     """A one-line error when one training step's activations cannot fit in this machine's memory.
 
@@ -59,27 +76,17 @@ def check_memory(cfg, model_config):
     the logits and their gradient), so a refused setting could never have run."""
     B, T, C, L, V = cfg.batch_size, model_config.block_size, model_config.n_embd, model_config.n_layer, \
         model_config.vocab_size
-    need = B * T * (4 * (8 * C * L + 2 * V) + 16)
-    have = _memory_bytes(cfg.device)
-    if have and need > have:
-        raise TrainError(f"batch_size={B} with block_size={T} needs at least {_gib(need)} of memory for one "
-                         f"step, more than the {_gib(have)} here: lower batch_size (and raise "
+    per_sequence = T * (4 * (8 * C * L + 2 * V) + 16)
+    have = memory_bytes(cfg.device)
+    if have and per_sequence > have:  # not even one sequence fits: the batch is not to blame
+        raise TrainError(f"one sequence of block_size={T} through n_layer={L} blocks of n_embd={C} needs at least "
+                         f"{gib(per_sequence)} of memory for one step, more than the {gib(have)} here: lower "
+                         "block_size, n_embd or n_layer")
+    if have and B * per_sequence > have:
+        raise TrainError(f"batch_size={B} with block_size={T} needs at least {gib(B * per_sequence)} of memory for one "
+                         f"step, more than the {gib(have)} here: lower batch_size (and raise "
                          "gradient_accumulation_steps to keep the tokens per iteration)")
 
-
-def _memory_bytes(device):
-    try:
-        if device == "cpu":
-            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        import cupy
-
-        return cupy.cuda.Device().mem_info[1]
-    except (AttributeError, ValueError, OSError, ImportError):
-        return None
-
-
-def _gib(n):
-    return f"{n / 2**30:,.1f} GiB" if n < 2**40 else f"{n / 2**40:,.1f} TiB"
 
 class Trainer:
     """Holds the model, optimizer, data and loop state of one training run."""
@@ -112,8 +119,9 @@ class Trainer:
         check_device(self.cfg.device)
         check_out_dir(self.cfg)
         if self.cfg.init_from == "resume":
-            self._ckpt = load_checkpoint(self.out_dir / CKPT_NAME, need=_RESUME_ENTRIES)
-            self.cfg = resume_config(self.cfg, self._ckpt["config"])
+            self._resume_from = resume_path(self.out_dir)
+            self._ckpt = load_checkpoint(self._resume_from, need=_RESUME_ENTRIES)
+            self.cfg = resume_config(self.cfg, self._ckpt["config"], where=str(self._resume_from))
         if self.cfg.wandb_log and self.dist.master:
             self._wandb = WandbLog(self.cfg)  # (no wandb installed: an error now, before any work)
 
@@ -126,12 +134,14 @@ class Trainer:
         check_memory(self.cfg, self.model.config)
         if not self.cfg.eval_only and self.dist.master:  # only now that every setting is checked is out_dir touched
             self._lock = prepare_out_dir(self.cfg, self.log)
+        self._new_log = not (self.out_dir / LOG_NAME).exists()  # a run of its own, not one resumed
         self.iter_num, self.best_val_loss = 0, float("inf")
         self.ckpt_iter = None  # the iteration ckpt.safetensors holds, once this run knows it
         if ckpt is not None:
             self._restore(ckpt)
         self.peak_flops = self.cfg.peak_flops or measure_peak_flops(self.cfg.device)
-        self.tokens_per_iter = self.cfg.gradient_accumulation_steps * self.cfg.batch_size * self.model.config.block_size
+        self.tokens_per_iter = self.dist.world * self.dist.micro_steps(self.cfg) * self.cfg.batch_size * \
+            self.model.config.block_size
 
     def _prepare_data(self):
         cfg = self.cfg
@@ -150,6 +160,12 @@ class Trainer:
         model_args["vocab_size"], model_args["activation"] = self.dataset.vocab_size, "gelu"
         if ckpt is not None:  # the architecture is the checkpoint's (a fine-tuned GPT-2's is no flag's)
             model_args.update({k: v for k, v in ckpt["model_args"].items() if k in MODEL_KEYS and k != "dropout"})
+        trained_on = (ckpt or {}).get("dataset") or {}
+        if trained_on.get("sha256") not in (None, self.meta["sha256"]):  # same name, another text
+            raise TrainError(
+                f"dataset {cfg.dataset!r} in {self.dataset.path} is not the text {self._resume_from.name} was trained "
+                f"on (it was prepared from {self.meta['source']}, the checkpoint's from {trained_on.get('source')}): "
+                f"delete {self.dataset.path} and resume with --input={trained_on.get('source')} to prepare it again")
         if ckpt is not None and ckpt["model_args"]["vocab_size"] != self.dataset.vocab_size:
             raise TrainError(
                 f"the checkpoint's vocabulary ({ckpt['model_args']['vocab_size']}) differs from dataset "
@@ -161,6 +177,7 @@ class Trainer:
             for k in ("n_layer", "n_head", "n_embd", "block_size", "bias"):  # the config saved says what was trained
                 setattr(self.cfg, k, getattr(pretrained.config, k))
         else:
+            check_parameters(model_args, cfg.device)
             self.model = GPT(GPTConfig(grad_checkpoint=cfg.grad_checkpoint, **model_args))
         if cfg.device != "cpu":
             self.model.to(cfg.device)
@@ -169,7 +186,7 @@ class Trainer:
                                     seed=self.dist.seed(cfg.seed))
 
     def _restore(self, ckpt):
-        path = self.out_dir / CKPT_NAME
+        path = self._resume_from
         rng, sampler = self.dist.restore_states(ckpt, path)  # this rank's (another world size is refused)
         try:
             self.model.load_state_dict(ckpt["model"])
@@ -178,9 +195,11 @@ class Trainer:
             minigrad.set_rng_state(rng)
         except (RuntimeError, ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
             raise TrainError(f"checkpoint {path} does not fit this model: {e}") from None
-        self.iter_num = self.ckpt_iter = int(ckpt["iter_num"])
+        self.iter_num = int(ckpt["iter_num"])
+        self.ckpt_iter = self.iter_num if path.name == CKPT_NAME else None
         self.best_val_loss = float(ckpt.get("best_val_loss", float("inf")))
-        self.log(f"resuming from {path} at iteration {self.iter_num}")
+        missing = "" if path.name == CKPT_NAME else f" ({CKPT_NAME} is missing: the run was stopped before saving it)"
+        self.log(f"resuming from {path} at iteration {self.iter_num}{missing}")
         if not self.cfg.eval_only and self.dist.master:
             trim_log(self.out_dir / LOG_NAME, self.iter_num, self.log)
 
@@ -256,9 +275,19 @@ class Trainer:
         minigrad.set_rng_state(rng)
         return report
 
+    def _diverged_advice(self):
+        clip = " or set --grad_clip=1.0" if self.cfg.grad_clip == 0 else ""
+        return f"lower --learning_rate (now {self.cfg.learning_rate:g}){clip} (checkpoints so far are kept)"
+
     def save(self, name=CKPT_NAME):
         """Write checkpoint `name`. With several ranks every rank calls this (it gathers their RNG
-        and sampler states); rank 0 writes, the others wait."""
+        and sampler states); rank 0 writes, the others wait. A state whose parameters are not
+        all finite is refused: it would replace a good checkpoint with one that cannot train."""
+        bad = next((n for n, p in self.model.named_parameters() if not array_module(p.array).isfinite(p.array).all()),
+                   None)
+        if bad is not None:
+            raise TrainError(f"parameter {bad} is not finite at iteration {self.iter_num}: not saved; "
+                             f"{self._diverged_advice()}")
         ranks = self.dist.gather_states(minigrad.get_rng_state(), self.sampler.state_dict()) \
             if self.dist.world > 1 else None
         if self.dist.master:
@@ -266,9 +295,9 @@ class Trainer:
             try:
                 save_checkpoint(path, self.model, self.optimizer, self.cfg, self.iter_num, self.best_val_loss,
                                 self.sampler, self.meta, ranks)
-            except OSError as e:  # a full disk, a folder made read-only: the file there is as it was
+            except (OSError, SafetensorError) as e:  # a full disk, a read-only folder: the file there is as it was
                 kept = "is as it was" if path.exists() else "was not written"
-                raise TrainError(f"cannot save iteration {self.iter_num} to {path}: {e.strerror or e} "
+                raise TrainError(f"cannot save iteration {self.iter_num} to {path}: {_reason(e)} "
                                  f"({path.name} {kept})") from None
         self.dist.wait_for_rank0()
         if name == CKPT_NAME:
@@ -278,22 +307,31 @@ class Trainer:
         if not self.dist.master:
             return
         entry.setdefault("tokens", entry["iter"] * self.tokens_per_iter)  # gpt.plot's second x axis
-        with open(self.out_dir / LOG_NAME, "a") as f:
-            f.write(json.dumps(entry) + "\n")
+        try:
+            with open(self.out_dir / LOG_NAME, "a") as f:
+                f.write(json.dumps(entry) + "\n")
+        except OSError as e:
+            raise TrainError(f"cannot write {self.out_dir / LOG_NAME}: {_reason(e)} (checkpoints so far are kept)") \
+                from None
 
     def evaluate_and_save(self):
         """Estimate the losses, log them, and save as nanoGPT does: best.safetensors when val
         loss improves, ckpt.safetensors then too (or at every evaluation with
-        always_save_checkpoint); never the untrained model, nor a state ckpt already holds."""
+        always_save_checkpoint); never the untrained model, nor a state ckpt already holds, nor
+        one whose loss is not finite (that ends the run)."""
         losses, improved = None, False
         if self.dist.master:  # with several ranks, rank 0 evaluates; the others wait at the save
             losses = self.estimate_loss()
             self.log(f"step {self.iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
+            if not all(map(math.isfinite, losses.values())):  # a diverged state is never saved
+                raise TrainError(f"the estimated losses became {losses['train']} (train) and {losses['val']} (val) "
+                                 f"at iteration {self.iter_num}: not saved; {self._diverged_advice()}")
             self._record({"iter": self.iter_num, "train_loss": losses["train"], "val_loss": losses["val"],
                           "lr": self.lr_at(self.iter_num)})
             if self._wandb is not None:
                 self._wandb.log(self.iter_num, losses, self.lr_at(self.iter_num), self.running_mfu)
-            update_run_plot(self.out_dir, self.log)  # OUT_DIR/loss.png (gpt/plot.py)
+            update_run_plot(self.out_dir, self.log, say_missing=self._new_log)  # OUT_DIR/loss.png (gpt/plot.py)
+            self._new_log = False
             improved = losses["val"] < self.best_val_loss
             if improved:
                 self.best_val_loss = losses["val"]
@@ -339,6 +377,8 @@ class Trainer:
         self.log(f"model: {self.model.get_num_params() / 1e6:.2f}M parameters, "
                  f"{self.tokens_per_iter:,} tokens per iteration, dataset {cfg.dataset!r} "
                  f"(vocab {self.dataset.vocab_size})")
+        if self.dist.world > 1:
+            self.log(self.dist.global_batch(cfg, self.model.config.block_size))
         if cfg.memory_report:
             self.log(str(self.memory_report()))
         if self._wandb is not None:
@@ -376,8 +416,7 @@ class Trainer:
             lr = self.lr_at(self.iter_num)
             loss = self.train_step(lr)
             if not math.isfinite(loss):
-                raise TrainError(f"loss became {loss} at iteration {self.iter_num}; lower the learning rate "
-                                 f"or set grad_clip (checkpoints so far are kept)")
+                raise TrainError(f"loss became {loss} at iteration {self.iter_num}; {self._diverged_advice()}")
             dt = time.perf_counter() - t_last
             self.iter_num += 1
             m = self._mfu(dt)
@@ -390,10 +429,13 @@ class Trainer:
         if self._stopping():  # (asked again: a signal in the last iteration also stops before the final save)
             return None
         losses = self.evaluate_and_save()
-        if self.dist.master and self.ckpt_iter != self.iter_num:
-            where = f"iteration {self.ckpt_iter}" if self.ckpt_iter is not None else "no checkpoint"
-            self.log(f"val loss {losses['val']:.4f} is not below the best, {self.best_val_loss:.4f}: "
-                     f"{self.out_dir / CKPT_NAME} keeps {where} (--always_save_checkpoint=True saves the latest)")
+        if self.ckpt_iter != self.iter_num and self.iter_num > 0:  # the end is resumable: ckpt is the last iteration
+            self.save(CKPT_NAME)
+            if self.dist.master:
+                best = f"{BEST_NAME} keeps the best" if (self.out_dir / BEST_NAME).exists() else \
+                    "no trained iteration evaluated better than step 0's"
+                self.log(f"val loss {losses['val']:.4f} is not below the best, {self.best_val_loss:.4f} ({best}): "
+                         f"saved {self.out_dir / CKPT_NAME} at iteration {self.iter_num} to continue from")
         return losses
 
     def _save_on_stop(self):
@@ -436,6 +478,14 @@ def _steps(train_model, model, compile):
     return micro_step, eval_step
 
 
+def _reason(e):
+    """An OSError's or safetensors' error's cause, as the OS words it ("No space left on device")."""
+    if isinstance(e, OSError):
+        return e.strerror or str(e)
+    m = re.search(r"I/O error: (.*?)(?: \(os error \d+\))?$", str(e))
+    return m.group(1) if m else str(e)
+
+
 def _tokenizer_arg(cfg):
     kind = getattr(cfg, "tokenizer", None) or None
     if kind in (None, "auto") and is_pretrained(cfg.init_from):
@@ -451,6 +501,8 @@ def main(argv=None):
     from minigrad.distributed import DistBackendError
 
     argv = sys.argv[1:] if argv is None else argv
+    # numpy's overflow warnings are noise here: a loss that stops being finite is said in one line
+    warnings.filterwarnings("ignore", r"(overflow|invalid value|divide by zero) encountered", RuntimeWarning)
     console = Console()
     if any(a in ("-h", "--help") for a in argv):
         console(help_text())

@@ -23,6 +23,7 @@ called `abort(reason)`, naming that rank. The waits poll (MPI moves data only in
 import json
 import os
 import socket
+import sys
 import time
 from datetime import timedelta
 from enum import Enum
@@ -243,6 +244,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             group.ctl.Free()
             raise ValueError(f"{name}={given} differs from the launcher's {actual} (mpiexec -n sets the world size)")
     _group = group
+    _abort_on_uncaught_exceptions()
     if backend == "nccl":
         try:
             _nccl_comm(group, device_id)
@@ -251,12 +253,35 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             raise
 
 
+def _abort_on_uncaught_exceptions():
+    """While the group is up, an exception nothing caught ends the whole job (as `python -m mpi4py`
+    does): its traceback, the other ranks told, then MPI_Abort. Without it a rank that raised
+    leaves the others waiting in a collective until their timeout (30 minutes by default)."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        previous(kind, value, tb)
+        g = _group
+        if g is None or g.size == 1:
+            return
+        if not isinstance(value, DistBackendError):  # (a rank that failed because another did tells nobody)
+            abort(f"{kind.__name__}: {value}".splitlines()[0], grace=2.0)
+        sys.stderr.flush()
+        g.MPI.COMM_WORLD.Abort(1)
+
+    hook.previous = previous
+    sys.excepthook = hook
+
+
 def destroy_process_group():
     """Leave the default group (MPI itself stays up until the process ends)."""
     global _group
     g, _group = _group, None
     if g is None:
         return
+    previous = getattr(sys.excepthook, "previous", None)
+    if previous is not None:
+        sys.excepthook = previous
     if g.nccl is not None:
         g.nccl.destroy()
     if g.broken is None:  # a broken group's communicators may have operations that never end

@@ -19,11 +19,18 @@ from .shape import Unsqueeze, _share_version
 
 
 def _sequence_as_tuple(index):
-    """PyTorch's rule for a list index: a short one holding sequences, tensors, slices, None or
-    Ellipsis is a tuple of indices (`t[[[0, 1], [1, 2]]]` is `t[[0, 1], [1, 2]]`)."""
+    """A list index is one index tensor (`t[[[0, 1], [1, 2]]]` is `t[tensor([[0, 1], [1, 2]])]`,
+    PyTorch's reading from 2.9, and numpy's), unless it holds what no tensor can: slices, None,
+    Ellipsis, tensors, or rows of unequal lengths; then it is a tuple of indices, as it was."""
     if len(index) >= 32:
         return False
-    return builtins.any(isinstance(i, (list, tuple, Tensor, slice)) or i is None or i is Ellipsis for i in index)
+    if builtins.any(isinstance(i, (Tensor, slice)) or i is None or i is Ellipsis for i in index):
+        return True
+    try:
+        np.asarray(index, dtype=np.int64)
+    except (ValueError, TypeError):  # ragged, as [0, [1, 2]]
+        return builtins.any(isinstance(i, (list, tuple)) for i in index)
+    return False
 
 
 def _convert_index(index, xp, shape):

@@ -229,10 +229,11 @@ def _separable(node_name):
 
 
 AdaptiveAvgPool2d = _separable("AdaptiveAvgPool2DBackward0")
-_UPSAMPLE = {("nearest", 1): _separable("UpsampleNearest1DBackward0"),
-             ("nearest", 2): _separable("UpsampleNearest2DBackward0"),
-             ("linear", 1): _separable("UpsampleLinear1DBackward0"),
-             ("bilinear", 2): _separable("UpsampleBilinear2DBackward0")}
+_UPSAMPLE = {(mode, n): _separable(f"Upsample{name}{n}DBackward0") for mode, name in
+             (("nearest", "Nearest"), ("nearest-exact", "NearestExact")) for n in (1, 2, 3)}
+_UPSAMPLE.update({("linear", 1): _separable("UpsampleLinear1DBackward0"),
+                  ("bilinear", 2): _separable("UpsampleBilinear2DBackward0"),
+                  ("trilinear", 3): _separable("UpsampleTrilinear3DBackward0")})
 
 
 def _average_matrix(n_in, n_out, dtype):  # row i averages [floor(i n_in / n_out), ceil((i + 1) n_in / n_out))
@@ -270,8 +271,9 @@ def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype):
     a = np.zeros((n_out, n_in), dtype=dtype)
     rows = np.arange(n_out)
     ratio = (1.0 / scale) if scale else n_in / n_out
-    if mode == "nearest":
-        src = np.minimum(np.floor(rows * ratio).astype(np.int64), n_in - 1)
+    if mode in ("nearest", "nearest-exact"):  # the pixel left of the source position, or (exact) its centre's
+        src = np.minimum(np.floor((rows + (0.5 if mode == "nearest-exact" else 0.0)) * ratio).astype(np.int64),
+                         n_in - 1)
         a[rows, src] = 1.0
         return a
     if align_corners:
@@ -288,24 +290,25 @@ def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype):
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
-    """Resize the spatial dims: mode 'nearest' (3-D or 4-D input), 'linear' (3-D) or 'bilinear' (4-D), with
-    PyTorch's pixel geometry (align_corners for the linear modes). Give `size` (an int or one per spatial dim)
-    or `scale_factor`. Shapes: (N, C, L) or (N, C, H, W) -> the same with the new sizes. One
-    `UpsampleNearest2DBackward0` / `UpsampleBilinear2DBackward0` / ... node."""
+    """Resize the spatial dims: mode 'nearest' or 'nearest-exact' (3-D, 4-D or 5-D input), 'linear' (3-D),
+    'bilinear' (4-D) or 'trilinear' (5-D), with PyTorch's pixel geometry (align_corners for the linear
+    modes). Give `size` (an int or one per spatial dim) or `scale_factor`. Shapes: (N, C, L), (N, C, H, W)
+    or (N, C, D, H, W) -> the same with the new sizes. One `UpsampleNearest2DBackward0` /
+    `UpsampleBilinear2DBackward0` / ... node."""
     check_tensor(input, "input", "interpolate")
-    modes = ("nearest", "linear", "bilinear")
+    modes = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear")
     if mode not in modes:
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; minigrad has {' | '.join(modes)}")
-    if align_corners is not None and mode == "nearest":
+    if align_corners is not None and mode.startswith("nearest"):
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported")
     n = input.ndim - 2
-    need = {"linear": 1, "bilinear": 2}.get(mode)
-    if n not in (1, 2) or (need is not None and n != need):
+    need = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode)
+    if n not in (1, 2, 3) or (need is not None and n != need):
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
-                                  f"{'3D or 4D' if need is None else f'{need + 2}D'} input")
+                                  f"{'3D, 4D or 5D' if need is None else f'{need + 2}D'} input")
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined" if size is not None else
                          "either size or scale_factor should be defined")

@@ -30,6 +30,14 @@ def test_abort_names_the_failed_rank_on_the_others(mpirun, tmp_path):
     assert "rank 0 saw: rank 1 failed: ValueError: bad batch" in proc.stdout, proc.stdout + proc.stderr
 
 
+def test_an_uncaught_exception_ends_the_job_instead_of_hanging_it(mpirun, tmp_path):
+    # rank 0 waits in all_reduce under the default 30-minute timeout: only MPI_Abort ends it in time
+    proc = mpirun(2, WORKERS, "raising_while_another_waits", tmp_path, timeout=30)
+    assert proc.returncode != 0
+    assert "ValueError: a bug in rank 1's own code" in proc.stderr, proc.stdout + proc.stderr
+    assert not (tmp_path / "rank0_went_on").exists()
+
+
 def test_a_world_of_one_without_mpiexec_and_its_errors(tmp_path):
     if not HAVE_MPI:
         pytest.skip("mpi4py is not installed")

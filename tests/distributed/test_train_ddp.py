@@ -66,11 +66,22 @@ def test_a_single_process_checkpoint_loads_under_two_ranks_but_does_not_resume(m
     assert "was written by 1 process and this run has 2: resume it with `python train.py ...`" in resumed.stderr
 
 
+def test_the_default_accumulation_runs_under_two_ranks_and_says_the_global_batch(mpirun, tmp_path):
+    # no --gradient_accumulation_steps: the default 1, one micro-batch on each rank
+    args = [a for a in train_args(tmp_path, max_iters=2) if not a.startswith("--gradient_accumulation_steps=")]
+    proc = mpirun(2, TRAIN, *args)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    said = [line for line in proc.stdout.splitlines() if line.startswith("data-parallel: ")]
+    assert said == ["data-parallel: 2 ranks x 1 micro-batch x 4 sequences = a global batch of 8 sequences (128 "
+                    "tokens) per iteration (gradient_accumulation_steps=1 rounded up to 2, a multiple of the ranks)"]
+    assert "128 tokens per iteration" in proc.stdout.splitlines()[0]
+    ckpt = nn.load(tmp_path / "out" / "ckpt.safetensors")
+    assert ckpt["iter_num"] == 2 and ckpt["ranks"]["world_size"] == 2
+    # each rank drew its own batches: one per iteration
+    assert [s["batches_drawn"] for s in ckpt["ranks"]["sampler"]] == [2, 2]
+
+
 def test_config_errors_under_two_ranks_are_one_line(mpirun, tmp_path):
-    bad = mpirun(2, TRAIN, *train_args(tmp_path, gradient_accumulation_steps=3))
-    assert bad.returncode == 2 and errors(bad) == [
-        "train.py: error: gradient_accumulation_steps=3 does not divide by the 2 ranks (each rank does an equal "
-        "share of the micro-steps)"]
     bad = mpirun(2, TRAIN, *train_args(tmp_path, n_layr=3))
     assert bad.returncode == 2 and len(errors(bad)) == 1 and "n_layr" in bad.stderr
 

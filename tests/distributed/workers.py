@@ -275,5 +275,15 @@ def train_raising(out, *argv):
     sys.exit(trainer.main(list(argv)))
 
 
+def raising_while_another_waits(out):
+    """A user's own script: rank 1 raises while rank 0 waits in all_reduce (the default timeout,
+    30 minutes, is far away: only the uncaught exception can end the job)."""
+    dist.init_process_group()
+    if dist.get_rank() == 1:
+        raise ValueError("a bug in rank 1's own code")
+    dist.all_reduce(minigrad.ones(3))
+    open(os.path.join(out, "rank0_went_on"), "w").close()
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]](*sys.argv[2:])

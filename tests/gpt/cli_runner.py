@@ -1,5 +1,6 @@
 """Running train.py and sample.py as a user does: a fresh Python process from the repository root."""
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -15,10 +16,11 @@ def env():
     return e
 
 
-def cli(script, *args, timeout=120, **kw):
-    """Run `python script args...`; returns the CompletedProcess (text stdout and stderr)."""
-    return subprocess.run([sys.executable, str(ROOT / script), *map(str, args)], cwd=ROOT, env=env(),
-                          capture_output=True, text=True, timeout=timeout, **kw)
+def cli(script, *args, timeout=120, extra_env=None, **kw):
+    """Run `python script args...` (with `extra_env` added to the environment); returns the
+    CompletedProcess (text stdout and stderr)."""
+    return subprocess.run([sys.executable, str(ROOT / script), *map(str, args)], cwd=ROOT,
+                          env={**env(), **(extra_env or {})}, capture_output=True, text=True, timeout=timeout, **kw)
 
 
 def popen(script, *args, **kw):
@@ -49,3 +51,22 @@ def one_line(text):
     lines = [line for line in text.splitlines() if line.strip()]
     assert len(lines) == 1, lines
     return lines[0]
+
+
+def edit_tree(path, change, recompute_crc=False):
+    """Rewrite the checkpoint at `path` with its object tree changed by `change(tree)`: a hand edit
+    (by default leaving the tree's CRC as it was, as an editor would)."""
+    import zlib
+
+    import safetensors
+    import safetensors.numpy
+
+    with safetensors.safe_open(str(path), framework="np") as f:
+        meta = dict(f.metadata())
+        arrays = {k: f.get_tensor(k) for k in f.keys()}
+    tree = json.loads(meta["minigrad.tree"])
+    change(tree)
+    meta["minigrad.tree"] = json.dumps(tree)
+    if recompute_crc:
+        meta["minigrad.tree_crc32"] = f"{zlib.crc32(meta['minigrad.tree'].encode()):08x}"
+    safetensors.numpy.save_file(arrays, str(path), metadata=meta)

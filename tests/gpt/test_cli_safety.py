@@ -8,7 +8,7 @@ import signal
 import subprocess
 
 import pytest
-from cli_runner import checkpoint_hashes, cli, one_line, popen, tiny
+from cli_runner import checkpoint_hashes, cli, edit_tree, one_line, popen, tiny
 
 import nn
 
@@ -140,25 +140,6 @@ def test_7_a_closed_stdout_pipe_stops_printing_not_training(tmp_path):
     assert nn.load(tmp_path / "out" / "ckpt.safetensors")["iter_num"] == 40  # the final save happened
 
 
-def edit_tree(path, change, recompute_crc=False):
-    """Rewrite the checkpoint at `path` with its object tree changed by `change(tree)`: a hand edit
-    (by default leaving the tree's CRC as it was, as an editor would)."""
-    import zlib
-
-    import safetensors
-    import safetensors.numpy
-
-    with safetensors.safe_open(str(path), framework="np") as f:
-        meta = dict(f.metadata())
-        arrays = {k: f.get_tensor(k) for k in f.keys()}
-    tree = json.loads(meta["minigrad.tree"])
-    change(tree)
-    meta["minigrad.tree"] = json.dumps(tree)
-    if recompute_crc:
-        meta["minigrad.tree_crc32"] = f"{zlib.crc32(meta['minigrad.tree'].encode()):08x}"
-    safetensors.numpy.save_file(arrays, str(path), metadata=meta)
-
-
 EDITS = {
     "iter_num a string": (lambda t: t.update(iter_num="six"), "entry 'iter_num' holds a str"),
     "model_args a list": (lambda t: t.update(model_args=[1, 2]), "entry 'model_args' holds a list"),
@@ -188,7 +169,7 @@ def test_7_hand_edited_checkpoint_metadata(run_dir, edit):
     assert checkpoint_hashes(out) == before
 
 
-# ---- 4: always_save_checkpoint means what its help says --------------------------------------------
+# ---- 4: always_save_checkpoint means what its help says; the end is always resumable ----------------
 @pytest.mark.parametrize("always", [False, True])
 def test_4_ckpt_is_written_when_val_improves_or_always(tmp_path, always):
     # a high constant learning rate: val loss goes down, then up at the last evaluation (iteration 14)
@@ -202,16 +183,16 @@ def test_4_ckpt_is_written_when_val_improves_or_always(tmp_path, always):
     best_iter = min(evals, key=lambda e: e[1])[0]
     assert best_iter < 14  # the setting does what the test needs
     assert nn.load(out / "best.safetensors")["iter_num"] == best_iter
-    assert nn.load(out / "ckpt.safetensors")["iter_num"] == (14 if always else best_iter)
-    if not always:
-        assert f"keeps iteration {best_iter} (--always_save_checkpoint=True saves the latest)" in r.stdout
+    assert nn.load(out / "ckpt.safetensors")["iter_num"] == 14  # the run's end, whatever its loss
+    saved_at_end = f"(best.safetensors keeps the best): saved {out / 'ckpt.safetensors'} at iteration 14 to continue from"
+    assert (saved_at_end in r.stdout) is not always  # with always_save_checkpoint, the evaluation saved it
 
 
 # ---- 5: a save cut off by a kill leaves a temporary: the next start removes it ---------------------
 def test_5_next_start_removes_stale_temporaries_and_says_so(run_dir):
     args, out, _ = run_dir
     stale = [out / ".ckpt.safetensors.0badf00d.tmp", out / ".best.safetensors.12345678.tmp",
-             out / ".log.jsonl.9abcdef0.tmp"]
+             out / ".log.jsonl.9abcdef0.tmp", out / ".loss.png.0123abcd.tmp"]
     for p in stale:
         p.write_bytes(b"half a checkpoint")
     mine = out / ".ckpt.safetensors.notes.tmp"  # not a name a save makes: the user's, kept

@@ -114,9 +114,9 @@ def test_a_config_file_cannot_run_code(tmp_path):
 
 
 def test_arithmetic_of_literals_in_files_and_flags(tmp_path):
-    path = config_file(tmp_path, '"""docstring"""\nmax_iters = 5000 * 2\nmin_lr = 6e-4 / 10\nseed = -1\n')
+    path = config_file(tmp_path, '"""docstring"""\nmax_iters = 5000 * 2\nmin_lr = 6e-4 / 10\nseed = 3 - 1\n')
     cfg = config([path, "--lr_decay_iters=2**10", "--learning_rate=-(-6e-4)"])
-    assert (cfg.max_iters, cfg.seed, cfg.lr_decay_iters, cfg.learning_rate) == (10000, -1, 1024, 6e-4)
+    assert (cfg.max_iters, cfg.seed, cfg.lr_decay_iters, cfg.learning_rate) == (10000, 2, 1024, 6e-4)
     assert cfg.min_lr == pytest.approx(6e-5)
 
 
@@ -127,8 +127,10 @@ def test_later_arguments_override_earlier_ones(tmp_path):
 
 
 def test_flag_forms():
-    cfg = config(["--eval_only", "--bias", "false", "--decay-lr=False", "--n_layer", "2", "--seed", "-5"])
-    assert (cfg.eval_only, cfg.bias, cfg.decay_lr, cfg.n_layer, cfg.seed) == (True, False, False, 2, -5)
+    cfg = config(["--eval_only", "--bias", "false", "--decay-lr=False", "--n_layer", "2", "--seed", "5"])
+    assert (cfg.eval_only, cfg.bias, cfg.decay_lr, cfg.n_layer, cfg.seed) == (True, False, False, 2, 5)
+    with pytest.raises(ConfigError, match="seed must not be negative, got -5"):  # "-5" is the value, not a flag
+        config(["--seed", "-5"])
     assert config(["--always_save_checkpoint=True"]).always_save_checkpoint is True
     with pytest.raises(ConfigError, match="--batch_size needs a value"):
         parse_config(["--batch_size", "--n_layer=2"])

@@ -110,7 +110,6 @@ def test_train_py_draws_loss_png_at_each_evaluation(tmp_path, monkeypatch):
 
 def test_without_matplotlib_training_says_so_once(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
-    monkeypatch.setattr(plot, "_notice_shown", False)
     lines = []
     out = tiny_run(tmp_path, log=lines.append)
     notices = [line for line in lines if "loss.png" in line and "matplotlib" in line]

@@ -82,10 +82,10 @@ A3 = np.arange(60.0).reshape(3, 4, 5)
 
 
 @pytest.mark.parametrize("index", [
-    [[0, 1], [1, 2]], ([0, 1], [1, 2]), (slice(None), [0, 2]), ([0, 2], slice(1, 3)), ([0, 1], slice(None), [1, 2]),
+    ([0, 1], [1, 2]), (slice(None), [0, 2]), ([0, 2], slice(1, 3)), ([0, 1], slice(None), [1, 2]),
     (0, slice(None), [1, 2]), (slice(None), 1, [0, 3]), ([0, 1], 1, [0, 1]), (Ellipsis, [0, 1]), ([],), (1, [0, 2], 2),
     (None, [0, 1], None, [1, 2]), ([[0], [1]], slice(None), [1, 2]), ([[0, 1]], slice(1, None), [[2], [3]]),
-    [0, 2], [[0, 2]],
+    [0, 2], [slice(None), [0, 2]], [Ellipsis, [0, 1]],
 ])
 def test_list_indexing_like_torch(torch, index):
     import warnings
@@ -95,6 +95,21 @@ def test_list_indexing_like_torch(torch, index):
         same(torch, lambda L, x: x[index], A3)
     x = mg.tensor(A3, requires_grad=True)
     assert gradcheck(lambda t: t[index] * 1.0, (x,)) if mg.tensor(A3)[index].numel() else True
+
+
+@pytest.mark.parametrize("index", [[[0, 1], [1, 2]], [[0, 2]], [[[0], [2]], [[1], [1]]], [[2, 0], [1, 1], [0, 2]]])
+def test_a_nested_list_is_one_index_tensor_as_pytorch_reads_it(torch, index):
+    # PyTorch 2.9's reading of a list of lists, x[torch.tensor(seq)] (older versions warn and read a tuple)
+    got = mg.tensor(A3)[index]
+    want = torch.tensor(A3)[torch.tensor(index)]
+    assert list(got.shape) == list(want.shape) and np.array_equal(got.numpy(), want.numpy())
+    assert got.shape == A3[np.asarray(index)].shape  # numpy's reading too
+    x = mg.tensor(A3, requires_grad=True)
+    assert gradcheck(lambda t: t[index] * 1.0, (x,))
+
+
+def test_a_nested_list_index_of_a_matrix_has_pytorchs_shape():
+    assert mg.arange(12).reshape(3, 4)[[[0, 1], [1, 2]]].shape == (2, 2, 4)
 
 
 def test_setitem_with_int_and_list_separated_by_slice(torch):

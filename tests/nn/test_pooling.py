@@ -94,6 +94,11 @@ INTERP = [
     ((2, 3, 5), {"scale_factor": 2.5, "mode": "linear"}), ((2, 3, 5), {"size": 1, "mode": "linear",
                                                                         "align_corners": True}),
     ((2, 3, 5), {"scale_factor": 2.5, "recompute_scale_factor": True}), ((1, 1, 6, 6), {"size": 3}),
+    ((2, 3, 5, 4), {"scale_factor": (1.7, 0.6), "mode": "nearest-exact"}), ((2, 3, 7), {"size": 4, "mode": "nearest-exact"}),
+    ((1, 2, 6, 6), {"size": 4, "mode": "nearest-exact"}), ((2, 2, 3, 4, 5), {"scale_factor": 1.5}),
+    ((2, 2, 3, 4, 5), {"size": (5, 2, 7), "mode": "nearest-exact"}),
+    ((2, 2, 3, 4, 5), {"scale_factor": (2, 0.5, 1.3), "mode": "trilinear"}),
+    ((2, 2, 3, 4, 5), {"size": (4, 4, 4), "mode": "trilinear", "align_corners": True}),
 ]
 
 
@@ -184,6 +189,8 @@ def test_second_derivative_vs_torch(torch, name, args):
     lambda t, m: m.interpolate(t.randn(1, 4, 5, 5)),
     lambda t, m: m.interpolate(t.randn(1, 4, 5, 5), size=3, mode="foo"),
     lambda t, m: m.interpolate(t.randn(4, 5, 5), size=3, mode="bilinear"),
+    lambda t, m: m.interpolate(t.randn(1, 4, 5, 5), size=3, mode="trilinear"),
+    lambda t, m: m.interpolate(t.randn(1, 4, 5, 5), size=3, mode="nearest-exact", align_corners=False),
     lambda t, m: m.interpolate(t.randn(1, 4, 5, 5), size=3, align_corners=True),
     lambda t, m: m.pad(t.randn(1, 4, 5, 5), (1, 1, 1)),
     lambda t, m: m.pad(t.randn(1, 4, 5, 5), (3, 3), mode="reflect"),
