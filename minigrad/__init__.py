@@ -8,7 +8,7 @@
     tensor(28.)
 """
 from .backends.cpu import blas as _blas  # noqa: F401, I001 (first: it must run before numpy loads OpenBLAS)
-from . import _allocator, autograd, dtypes, ops, random  # noqa: F401
+from . import _aliases, _allocator, autograd, dtypes, ops, random  # noqa: F401
 from .backends import get_kernels, kernels, set_kernels  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .device import cuda_is_available, device  # noqa: F401
@@ -44,10 +44,16 @@ def detach(t):
 __version__ = "0.1.0"
 
 
-def __getattr__(name):
-    # minigrad.cuda, .memory, .viz and .utils load on first use: the engine itself needs none of them
-    if name in ("cuda", "memory", "viz", "utils"):
-        import importlib
+_aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn package, bound on first use
 
+
+def __getattr__(name):
+    # minigrad.cuda, .memory, .viz, .utils, ... load on first use: the engine itself needs none of them;
+    # minigrad.nn and minigrad.optim are nn and nn.optim (through the alias finder in _aliases.py)
+    import importlib
+
+    if name in ("cuda", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim"):
         return importlib.import_module(f".{name}", __name__)
+    if name in ("save", "load"):  # minigrad.serialization's (zipfile and pickle load with it)
+        return getattr(importlib.import_module(".serialization", __name__), name)
     raise AttributeError(f"module 'minigrad' has no attribute '{name}'")
