@@ -156,6 +156,13 @@ class Tensor:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
+    def __format__(self, format_spec):
+        # PyTorch's rule: a 0-d Tensor (not a subclass such as Parameter) formats its number, so
+        # f"{loss:.4f}" works; anything else follows object's (str() for "", a TypeError otherwise)
+        if self.array.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def __array__(self, dtype=None, copy=None):
         a = to_device(self.data, "cpu")
         return a if dtype is None else a.astype(dtype)
