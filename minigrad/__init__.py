@@ -22,7 +22,7 @@ from .factory import (  # noqa: F401
 )
 from .ops import *  # noqa: F401,F403
 from .ops import _bind_methods
-from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
+from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
 from .tensor import Size, Tensor  # noqa: F401
 from .typeinfo import can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype  # noqa: F401
 
