@@ -4,6 +4,7 @@ import collections
 import io
 import os
 import pickle
+import re
 import subprocess
 import sys
 import types
@@ -150,8 +151,8 @@ def test_a_whole_module_loads_with_weights_only_false(tmp_path):
     assert isinstance(back.head.weight, nn.Parameter) and back._non_persistent_buffers_set == {"scratch"}
     x = minigrad.randn(5, 3)
     same_tensor(back(x).detach(), net(x).detach())
-    with pytest.raises(pickle.UnpicklingError, match=r"GLOBAL test_serialization\.Net was not an allowed global.*"
-                                                     r"weights_only=False"):
+    with pytest.raises(pickle.UnpicklingError, match=rf"GLOBAL {re.escape(Net.__module__)}\.Net was not an "
+                                                     r"allowed global.*weights_only=False"):
         minigrad.load(tmp_path / "net.pt")
     with minigrad.serialization.safe_globals([Net, nn.Sequential, nn.Linear, nn.Tanh, nn.functional.gelu]):
         assert type(minigrad.load(tmp_path / "net.pt")) is Net  # listed classes load with weights_only=True too
@@ -220,7 +221,7 @@ def test_eval_and_other_globals_are_refused_with_one_line_naming_them(weights_on
                                             "`minigrad.serialization.add_safe_globals([eval])`"),
         (b"\x80\x02cbuiltins\ngetattr\n.", "GLOBAL getattr was not an allowed global"),
         (b"\x80\x02csubprocess\nPopen\n(X\x04\x00\x00\x00trueK\x00tR.", "GLOBAL subprocess.Popen was not"),
-        (pickle.dumps(_Plain(), protocol=2), "GLOBAL test_serialization._Plain was not an allowed global"),
+        (pickle.dumps(_Plain(), protocol=2), f"GLOBAL {_Plain.__module__}._Plain was not an allowed global"),
         (b"\x80\x02ccopyreg\n_reconstructor\n.", "GLOBAL copyreg._reconstructor"),
     ]
     for pickled, message in cases:
@@ -260,14 +261,14 @@ def test_dict_keys_of_unknown_types_are_refused():
 def test_safe_globals_api(tmp_path):
     path = tmp_path / "cfg.pt"
     minigrad.save({"cfg": _Plain(), "w": minigrad.ones(1)}, path)
-    assert minigrad.serialization.get_unsafe_globals_in_checkpoint(path) == ["test_serialization._Plain"]
+    assert minigrad.serialization.get_unsafe_globals_in_checkpoint(path) == [f"{_Plain.__module__}._Plain"]
     before = minigrad.serialization.get_safe_globals()
     with minigrad.serialization.safe_globals([_Plain]):
         assert _Plain in minigrad.serialization.get_safe_globals()
         assert minigrad.load(path)["cfg"].n == 3
         assert minigrad.serialization.get_unsafe_globals_in_checkpoint(path) == []
     assert minigrad.serialization.get_safe_globals() == before
-    minigrad.serialization.add_safe_globals([(_Plain, "test_serialization._Plain")])
+    minigrad.serialization.add_safe_globals([(_Plain, f"{_Plain.__module__}._Plain")])
     try:
         assert minigrad.load(path)["cfg"].n == 3
     finally:
@@ -443,5 +444,5 @@ def test_pytorch_refusals_match_for_a_hostile_file(torch, tmp_path):
         torch.load(path)
     with pytest.raises(pickle.UnpicklingError) as ours:
         minigrad.load(path)
-    clause = "Unsupported global: GLOBAL test_serialization._Plain was not an allowed global by default."
+    clause = f"Unsupported global: GLOBAL {_Plain.__module__}._Plain was not an allowed global by default."
     assert clause in str(theirs.value) and clause in str(ours.value)
