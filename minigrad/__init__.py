@@ -10,6 +10,10 @@
 from .backends.cpu import blas as _blas  # noqa: F401, I001 (first: it must run before numpy loads OpenBLAS)
 from . import _aliases, _allocator, autograd, dtypes, ops, random  # noqa: F401
 from .backends import get_kernels, kernels, set_kernels  # noqa: F401
+from .backends.flags import (  # noqa: F401
+    are_deterministic_algorithms_enabled, get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision, use_deterministic_algorithms,
+)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .device import cuda_is_available, device  # noqa: F401
 from .dtypes import (  # noqa: F401
