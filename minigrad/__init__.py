@@ -8,12 +8,14 @@
     tensor(28.)
 """
 from .backends.cpu import blas as _blas  # noqa: F401, I001 (first: it must run before numpy loads OpenBLAS)
+import math as _math
 from . import _aliases, _allocator, autograd, dtypes, ops, random  # noqa: F401
 from .backends import get_kernels, kernels, set_kernels  # noqa: F401
 from .backends.flags import (  # noqa: F401
     are_deterministic_algorithms_enabled, get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
     set_float32_matmul_precision, use_deterministic_algorithms,
 )
+from ._format import set_printoptions  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .device import cuda_is_available, device  # noqa: F401
 from .dtypes import (  # noqa: F401
@@ -21,8 +23,9 @@ from .dtypes import (  # noqa: F401
     uint8, uint16,
 )
 from .factory import (  # noqa: F401
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand,
-    rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
+    arange, as_tensor, asarray, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, normal, ones,
+    ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, scalar_tensor, tensor, zeros,
+    zeros_like,
 )
 from .ops import *  # noqa: F401,F403
 from .ops import _bind_methods
@@ -35,6 +38,18 @@ _bind_methods(Tensor)
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def get_default_device():
+    """The device factories use when none is given: the CPU (minigrad has no settable default device)."""
+    return device("cpu")
+
+
+pi, e, inf, nan, newaxis = _math.pi, _math.e, _math.inf, _math.nan, None  # PyTorch's constants
 
 
 def numel(t):

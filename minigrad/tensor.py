@@ -5,6 +5,9 @@ A tensor wraps a numpy (or cupy) array `.data` and carries `requires_grad`, `.gr
 its views, which in-place ops bump so that saved tensors can be checked. Ops live in
 `minigrad/ops/`; they are attached to Tensor as methods at import time.
 """
+from builtins import bool as builtins_bool
+from builtins import float as builtins_float
+from builtins import int as builtins_int
 from builtins import max as builtins_max
 
 import numpy as np
@@ -81,6 +84,14 @@ class Tensor:
     @property
     def is_cuda(self):
         return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    def get_device(self):
+        """The GPU's index, or -1 on the CPU (as PyTorch)."""
+        return -1 if self.device.type == "cpu" else int(self.array.device.id)
 
     def is_floating_point(self):
         return self.data.dtype.kind == "f"
@@ -169,6 +180,25 @@ class Tensor:
 
     def __hash__(self):
         return id(self)
+
+    def __contains__(self, element):
+        # PyTorch's `x in t`: does any element equal x (a number, or a tensor broadcast against t)
+        if not isinstance(element, (Tensor, builtins_int, builtins_float, builtins_bool)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool((self == element).any())
+
+    @property
+    def H(self):
+        """The conjugate transpose of a matrix: its transpose (minigrad's tensors are real)."""
+        if self.array.ndim not in (0, 2):
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.array.ndim}-D tensor.")
+        return self if self.array.ndim == 0 else self.transpose(0, 1)
+
+    @property
+    def mH(self):
+        """The conjugate transpose of the last two dims: mT (minigrad's tensors are real)."""
+        return self.mT
 
     def __iter__(self):
         if self.data.ndim == 0:
