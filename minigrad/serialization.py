@@ -250,12 +250,12 @@ class _Pickler(pickle._Pickler):
         while isinstance(root.base, np.ndarray):
             root = root.base
         item = a.itemsize
-        if (root is not a and a.size and root.flags.c_contiguous and root.dtype == a.dtype
-                and a.dtype.byteorder in "=|<" and all(s >= 0 and s % item == 0 for s in a.strides)):
+        if (root is not a and a.size and root.flags.c_contiguous and root.dtype == a.dtype and _little(a.dtype)
+                and all(s >= 0 and s % item == 0 for s in a.strides)):
             start = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
             if start >= 0 and start % item == 0:
                 return self._ref(root, location), start // item, tuple(s // item for s in a.strides)
-        if a.flags.c_contiguous and a.dtype.byteorder in "=|<" and a.base is None:
+        if a.flags.c_contiguous and _little(a.dtype) and a.base is None:
             own = a
         else:
             own = np.array(a, dtype=a.dtype.newbyteorder("<"), order="C")
@@ -269,6 +269,11 @@ class _Pickler(pickle._Pickler):
             self._alive.append(root)
             self.storages.append(ref)
         return ref
+
+
+def _little(d):
+    """Whether arrays of dtype d hold little-endian bytes (the order the files are written in)."""
+    return d.byteorder == "<" or d.byteorder == "|" or (d.byteorder == "=" and sys.byteorder == "little")
 
 
 def _add_record(z, name, data):

@@ -936,7 +936,7 @@ def broadcast_tensors(*tensors):
     ts = _flat(tensors)
     shape = ()
     for t in ts:
-        shape = pair(shape, tuple(t.data.shape))
+        shape = pair(shape, tuple(t.array.shape))
     return tuple(S.expand(t, shape) for t in ts)
 
 
@@ -951,16 +951,16 @@ def tensordot(a, b, dims=2):
         given_a, given_b = ([d] if isinstance(d, int) else list(d) for d in dims)
     if len(given_a) != len(given_b):
         raise RuntimeError("both dimension lists should have same length")
-    da = [normalize_dim(d, a.data.ndim) for d in given_a]
-    db = [normalize_dim(d, b.data.ndim) for d in given_b]
+    da = [normalize_dim(d, a.array.ndim) for d in given_a]
+    db = [normalize_dim(d, b.array.ndim) for d in given_b]
     for x, y, gx, gy in zip(da, db, given_a, given_b):
-        if a.data.shape[x] != b.data.shape[y]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.data.shape[x]} in dim "
-                               f"{gx} and second has size {b.data.shape[y]} in dim {gy}")
-    free_a = [d for d in range(a.data.ndim) if d not in da]
-    free_b = [d for d in range(b.data.ndim) if d not in db]
-    k = math.prod(a.data.shape[d] for d in da)
+        if a.array.shape[x] != b.array.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.array.shape[x]} in dim "
+                               f"{gx} and second has size {b.array.shape[y]} in dim {gy}")
+    free_a = [d for d in range(a.array.ndim) if d not in da]
+    free_b = [d for d in range(b.array.ndim) if d not in db]
+    k = math.prod(a.array.shape[d] for d in da)
     left = S.reshape(S.permute(a, *free_a, *da), (-1, k))
     right = S.reshape(S.permute(b, *db, *free_b), (k, -1))
-    shape = tuple(a.data.shape[d] for d in free_a) + tuple(b.data.shape[d] for d in free_b)
+    shape = tuple(a.array.shape[d] for d in free_a) + tuple(b.array.shape[d] for d in free_b)
     return S.reshape(M.matmul(left, right), shape)

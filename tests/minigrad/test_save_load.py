@@ -446,3 +446,17 @@ def test_pytorch_refusals_match_for_a_hostile_file(torch, tmp_path):
         minigrad.load(path)
     clause = f"Unsupported global: GLOBAL {_Plain.__module__}._Plain was not an allowed global by default."
     assert clause in str(theirs.value) and clause in str(ours.value)
+
+
+@pytest.mark.parametrize("protocol", [2, 3, 4, 5])
+def test_every_pickle_protocol_round_trips(protocol):
+    x = minigrad.arange(6.0).reshape(2, 3)
+    obj = {"x": x, "t": x.T, "np": np.arange(3.0), "b": b"xy", "fs": frozenset([1]), "big": minigrad.tensor(
+        np.arange(3, dtype=">f4"))}  # (a big-endian array is written little-endian)
+    buf = io.BytesIO()
+    minigrad.save(obj, buf, pickle_protocol=protocol)
+    buf.seek(0)
+    back = minigrad.load(buf)
+    same_tensor(back["t"], x.T)
+    assert back["big"].tolist() == [0.0, 1.0, 2.0] and back["b"] == b"xy" and back["fs"] == frozenset([1])
+    np.testing.assert_array_equal(back["np"], obj["np"])
