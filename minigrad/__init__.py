@@ -8,8 +8,14 @@
     tensor(28.)
 """
 from .backends.cpu import blas as _blas  # noqa: F401, I001 (first: it must run before numpy loads OpenBLAS)
-from . import _allocator, autograd, dtypes, ops, random  # noqa: F401
+import math as _math
+from . import _aliases, _allocator, autograd, dtypes, ops, random  # noqa: F401
 from .backends import get_kernels, kernels, set_kernels  # noqa: F401
+from .backends.flags import (  # noqa: F401
+    are_deterministic_algorithms_enabled, get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision, use_deterministic_algorithms,
+)
+from ._format import set_printoptions  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .device import cuda_is_available, device  # noqa: F401
 from .dtypes import (  # noqa: F401
@@ -17,12 +23,13 @@ from .dtypes import (  # noqa: F401
     uint8, uint16,
 )
 from .factory import (  # noqa: F401
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like, rand,
-    rand_like, randint, randn, randn_like, randperm, tensor, zeros, zeros_like,
+    arange, as_tensor, asarray, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, normal, ones,
+    ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, scalar_tensor, tensor, zeros,
+    zeros_like,
 )
 from .ops import *  # noqa: F401,F403
 from .ops import _bind_methods
-from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
+from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
 from .tensor import Size, Tensor  # noqa: F401
 from .typeinfo import can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype  # noqa: F401
 
@@ -33,6 +40,18 @@ from .compiler import compile  # noqa: E402 (torch.compile's name; after the ops
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def get_default_device():
+    """The device factories use when none is given: the CPU (minigrad has no settable default device)."""
+    return device("cpu")
+
+
+pi, e, inf, nan, newaxis = _math.pi, _math.e, _math.inf, _math.nan, None  # PyTorch's constants
 
 
 def numel(t):
@@ -46,10 +65,16 @@ def detach(t):
 __version__ = "0.1.0"
 
 
-def __getattr__(name):
-    # minigrad.cuda, .memory, .viz and .utils load on first use: the engine itself needs none of them
-    if name in ("cuda", "memory", "viz", "utils"):
-        import importlib
+_aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn package, bound on first use
 
+
+def __getattr__(name):
+    # minigrad.cuda, .memory, .viz, .utils, ... load on first use: the engine itself needs none of them;
+    # minigrad.nn and minigrad.optim are nn and nn.optim (through the alias finder in _aliases.py)
+    import importlib
+
+    if name in ("cuda", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim"):
         return importlib.import_module(f".{name}", __name__)
+    if name in ("save", "load"):  # minigrad.serialization's (zipfile and pickle load with it)
+        return getattr(importlib.import_module(".serialization", __name__), name)
     raise AttributeError(f"module 'minigrad' has no attribute '{name}'")

@@ -5,6 +5,24 @@ import math
 import numpy as np
 
 PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
+SCI_MODE = None  # None: chosen per tensor; True / False: always / never scientific
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """PyTorch's print options: digits after the point, the element count past which a tensor is summarized,
+    the items kept at each edge then, the line width; a profile ('default', 'short', 'full') sets all four
+    first. sci_mode True / False forces scientific notation on or off (None: chosen per tensor)."""
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"Unknown profile {profile!r}: use 'default', 'short' or 'full'")
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]
+    PRECISION = PRECISION if precision is None else int(precision)
+    THRESHOLD = THRESHOLD if threshold is None else threshold
+    EDGEITEMS = EDGEITEMS if edgeitems is None else int(edgeitems)
+    LINEWIDTH = LINEWIDTH if linewidth is None else int(linewidth)
+    SCI_MODE = sci_mode
 
 
 class _Formatter:
@@ -25,6 +43,8 @@ class _Formatter:
         lo, hi = absv.min(), absv.max()
         self.int_mode = bool(np.all(vals == np.ceil(vals)))
         self.sci_mode = bool(hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4)
+        if SCI_MODE is not None:
+            self.sci_mode = bool(SCI_MODE)
         for v in vals.tolist():
             if self.sci_mode:
                 s = f"{v:.{PRECISION}e}"

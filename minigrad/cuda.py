@@ -46,7 +46,7 @@ from .device import _import_cupy, cuda_is_available
 __all__ = [
     "is_available", "device_count", "current_device", "get_device_name", "synchronize", "memory_allocated",
     "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats", "stop_peak_tracking", "empty_cache",
-    "set_tf32", "get_tf32", "tf32", "manual_seed",
+    "set_tf32", "get_tf32", "tf32", "manual_seed", "manual_seed_all", "seed", "seed_all",
 ]
 
 
@@ -239,8 +239,24 @@ def _apply_tf32(cp, enabled):
 
 
 # ---- random --------------------------------------------------------------------------------------
+# (they work without a GPU, as PyTorch's do: the seed waits for the CUDA generator's first draw)
 def manual_seed(seed):
     """Seed the CUDA generator only (`minigrad.manual_seed` seeds every generator)."""
     from . import random as _random
 
     _random.set_cuda_seed(seed)
+
+
+def manual_seed_all(seed):
+    """Seed the generator of every GPU: minigrad draws on one GPU per process, so as `manual_seed`."""
+    manual_seed(seed)
+
+
+def seed():
+    """Seed the CUDA generator from the OS's entropy."""
+    from . import random as _random
+
+    _random.set_cuda_seed(_random._fresh_seed())
+
+
+seed_all = seed

@@ -249,3 +249,58 @@ def randn_like(input, dtype=None, device=None, requires_grad=False):
 def rand_like(input, dtype=None, device=None, requires_grad=False):
     dt, dev = _like(input, dtype, device)
     return rand(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False):
+    """Integers uniform in [low, high) (or [0, low) with one bound) in input's shape, dtype and device."""
+    if high is None:
+        low, high = 0, low
+    dt, dev = _like(input, dtype, device)
+    out = randint(low, high, tuple(input.shape), dtype=dt, device=dev)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def bernoulli(input, p=None, generator=None):
+    """1 with probability `input` (or `p`) element by element, else 0, in input's dtype (no gradient)."""
+    xp = module_for(input.device)
+    rng = generator or random.generator(xp)
+    probs = input.array if p is None else p
+    return Tensor((rng.random(input.array.shape) < probs).astype(input.array.dtype))
+
+
+def normal(mean, std=1.0, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+    """Samples of N(mean, std^2): mean and std tensors (broadcast) or numbers (then `size` gives the shape).
+    Written as mean + std * N(0, 1), so the samples are differentiable in mean and std, as PyTorch's."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        like = mean if isinstance(mean, Tensor) else std
+        shape = tuple(like.shape)
+        if isinstance(mean, Tensor) and isinstance(std, Tensor):
+            from .ops._util import broadcast_shapes
+
+            shape = broadcast_shapes(tuple(mean.shape), tuple(std.shape))
+        noise = randn(shape, dtype=like.dtype, device=like.device, generator=generator)
+        return mean + std * noise
+    if size is None:
+        raise TypeError("normal() received an invalid combination of arguments: with a float mean and std, "
+                        "size= is needed")
+    out = randn(size, dtype=dtype, device=device, generator=generator)
+    with _no_grad():
+        out = out * std + mean
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def _no_grad():
+    from .autograd import no_grad
+
+    return no_grad()
+
+
+def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
+    """A 0-d tensor of the number s, in the default float dtype unless `dtype` (PyTorch's rule)."""
+    return tensor(s, dtype=dtype or dtypes.default_float, device=device, requires_grad=requires_grad)
+
+
+def asarray(obj, dtype=None, device=None, copy=None, requires_grad=False):
+    """`obj` as a tensor, sharing memory where it can (as_tensor's rule), or a copy when copy=True."""
+    t = tensor(obj, dtype=dtype, device=device) if copy else as_tensor(obj, dtype=dtype, device=device)
+    return t.requires_grad_(True) if requires_grad else t

@@ -4,14 +4,19 @@ numpy's PCG64 drives CPU tensors. CUDA tensors draw from `CudaGenerator`, a coun
 generator seeded from the same seed: its whole state is {"seed": int, "draws": int}, so
 `get_rng_state()` stays JSON-serialisable and a checkpoint made on a GPU restores anywhere
 (setting the state needs no GPU, nor cupy).
+
+As in PyTorch, each process starts from a seed of its own (drawn from the OS's entropy), so two
+runs differ unless `manual_seed` is called; `initial_seed()` reports the seed in use. A
+`Generator` is a stream of its own, passed as `generator=` to the random functions; a new one
+starts from PyTorch's fixed seed 67280421310721.
 """
 import numpy as np
 
 from .autograd import recording
 from .device import _import_cupy
+from .device import device as Device
 
-_seed = 0
-_cpu = np.random.default_rng(_seed)
+_NEW_GENERATOR_SEED = 67280421310721  # PyTorch's seed for a freshly made torch.Generator()
 _cuda = None
 
 
@@ -85,41 +90,43 @@ class CudaGenerator:
         return cp.asarray(x)[order]
 
 
-# torch.Generator()'s seed before any manual_seed
-DEFAULT_SEED = 67280421310721
+def _checked_seed(seed):
+    """PyTorch's seed rule: any int from -2**63 to 2**64 - 1, kept modulo 2**64."""
+    seed = int(seed)
+    if not -(2**63) <= seed < 2**64:
+        raise ValueError("Overflow when unpacking long long")
+    return seed % 2**64
+
+
+def _fresh_seed():
+    """A seed from the OS's entropy (64 bits, as PyTorch's)."""
+    return int(np.random.SeedSequence().entropy % 2**64)
 
 
 class Generator:
-    """A random generator of one's own, as `torch.Generator`: pass it as `generator=` to the random
-    functions (`randperm`, `rand`, `multinomial`, ...) to draw apart from the default generators.
+    """`torch.Generator`: a random stream of its own, for `generator=` of randn, randint, randperm, ...
 
-        >>> g = minigrad.Generator().manual_seed(0)
-        >>> minigrad.randperm(4, generator=g)   # the same permutation each time g is seeded with 0
-
-    On the CPU it is numpy's PCG64; with `device="cuda"` a `CudaGenerator`. It has the numpy
-    Generator methods the random functions call (random, standard_normal, normal, uniform,
-    integers, permutation). `get_state()` is a dict (numpy's state, or {"seed", "draws"}), where
-    PyTorch's is a byte tensor.
+    Its draws have numpy Generator's names (`random`, `standard_normal`, `integers`, `permutation`,
+    `normal`, `uniform`), which is how the random functions call any generator. device='cuda' keeps
+    a `CudaGenerator` (cupy is needed only for its first draw).
     """
 
     def __init__(self, device="cpu"):
-        from .device import device as _device
-
-        self.device = _device(device)
-        self.manual_seed(DEFAULT_SEED)
+        self.device = Device(device)
+        self.manual_seed(_NEW_GENERATOR_SEED)
 
     def __repr__(self):
-        return f"<minigrad.Generator object at {hex(id(self))}>"
+        return f"<minigrad.Generator object (device='{self.device}', initial_seed={self._seed})>"
 
     def manual_seed(self, seed):
-        """Restart from `seed` (any int; taken modulo 2**64, as PyTorch); returns the generator."""
-        self._seed = int(seed) % 2**64
-        self._rng = CudaGenerator(self._seed) if self.device.type == "cuda" else np.random.default_rng(self._seed)
+        """Restart the stream from `seed`; returns the generator (as PyTorch's)."""
+        self._seed = _checked_seed(seed)
+        self._rng = np.random.default_rng(self._seed) if self.device.type == "cpu" else CudaGenerator(self._seed)
         return self
 
     def seed(self):
-        """Reseed from the OS's entropy; returns the new seed."""
-        s = int(np.random.SeedSequence().entropy % 2**63)
+        """Restart from a seed drawn from the OS's entropy, and return it."""
+        s = _fresh_seed()
         self.manual_seed(s)
         return s
 
@@ -127,16 +134,25 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        return self._rng.state if self.device.type == "cuda" else self._rng.bit_generator.state
+        """A JSON-serialisable snapshot ({"seed", ...}) that `set_state` restores."""
+        if self.device.type == "cpu":
+            return {"seed": self._seed, "cpu": self._rng.bit_generator.state}
+        return dict(self._rng.state)
 
-    def set_state(self, new_state):
-        if self.device.type == "cuda":
-            self._rng.state = new_state
+    def set_state(self, state):
+        self._seed = int(state["seed"])
+        if self.device.type == "cpu":
+            self._rng = np.random.default_rng(self._seed)
+            self._rng.bit_generator.state = state["cpu"]
         else:
-            self._rng.bit_generator.state = new_state
+            self._rng = CudaGenerator(state["seed"], state.get("draws", 0))
         return self
 
-    # ---- the draws the random functions make (numpy's Generator methods) -------------------------
+    # ---- draws (numpy Generator's names) -------------------------------------------------
+    @property
+    def bit_generator(self):
+        return self._rng.bit_generator
+
     def random(self, *args, **kwargs):
         return self._rng.random(*args, **kwargs)
 
@@ -152,33 +168,38 @@ class Generator:
     def integers(self, *args, **kwargs):
         return self._rng.integers(*args, **kwargs)
 
-    def permutation(self, x):
-        return self._rng.permutation(x)
+    def permutation(self, *args, **kwargs):
+        return self._rng.permutation(*args, **kwargs)
+
+
+default_generator = Generator()
+default_generator.manual_seed(_fresh_seed())  # a seed of its own in every process, as PyTorch's
 
 
 def manual_seed(seed):
-    """Seed every generator (CPU and, once used, CUDA)."""
-    global _seed, _cpu, _cuda
-    _seed = int(seed)
-    _cpu = np.random.default_rng(_seed)
+    """Seed every generator (CPU and, once used, CUDA); returns the default generator."""
+    global _cuda
+    default_generator.manual_seed(seed)
     _cuda = None
+    return default_generator
 
 
 def set_cuda_seed(seed):
     """Seed the CUDA generator alone (`minigrad.cuda.manual_seed`)."""
     global _cuda
-    _cuda = CudaGenerator(seed)
+    _cuda = CudaGenerator(_checked_seed(seed))
 
 
 def seed():
     """Seed from the OS's entropy and return the seed used."""
-    s = int(np.random.SeedSequence().entropy % (2**63))
+    s = _fresh_seed()
     manual_seed(s)
     return s
 
 
 def initial_seed():
-    return _seed
+    """The seed the default generator started from (drawn per process unless `manual_seed` set it)."""
+    return default_generator.initial_seed()
 
 
 def generator(xp=np):
@@ -187,9 +208,9 @@ def generator(xp=np):
     if recording.recorder is not None:  # a draw outside any op, inside a minigrad.compile capture
         recording.recorder.on_escape("a random draw outside an op (minigrad.randn, rand, ...)")
     if xp is np:
-        return _cpu
+        return default_generator._rng
     if _cuda is None:
-        _cuda = CudaGenerator(_seed)
+        _cuda = CudaGenerator(default_generator.initial_seed())
     return _cuda
 
 
@@ -197,7 +218,7 @@ def get_rng_state():
     """A JSON-serialisable snapshot of the generators, for checkpoints and recomputation.
 
     {"cpu": numpy's PCG64 state} plus {"cuda": {"seed", "draws"}} once the CUDA generator is used."""
-    state = {"cpu": _cpu.bit_generator.state}
+    state = {"cpu": default_generator._rng.bit_generator.state}
     if _cuda is not None:
         state["cuda"] = _cuda.state
     return state
@@ -209,7 +230,7 @@ def set_rng_state(state):
     A snapshot without a CUDA part (taken before any CUDA draw) puts the CUDA generator back to
     its start: the first CUDA draw after this is the first one made after seeding."""
     global _cuda
-    _cpu.bit_generator.state = state["cpu"]
+    default_generator._rng.bit_generator.state = state["cpu"]
     cuda = state.get("cuda")
     if isinstance(cuda, dict):
         _cuda = CudaGenerator(cuda["seed"], cuda.get("draws", 0))

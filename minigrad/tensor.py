@@ -5,6 +5,9 @@ A tensor wraps a numpy (or cupy) array, `.array`, and carries `requires_grad`, `
 its views, which in-place ops bump so that saved tensors can be checked. Ops live in
 `minigrad/ops/`; they are attached to Tensor as methods at import time.
 """
+from builtins import bool as builtins_bool
+from builtins import float as builtins_float
+from builtins import int as builtins_int
 from builtins import max as builtins_max
 
 import numpy as np
@@ -92,6 +95,14 @@ class Tensor:
     def is_cuda(self):
         return self.device.type == "cuda"
 
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    def get_device(self):
+        """The GPU's index, or -1 on the CPU (as PyTorch)."""
+        return -1 if self.device.type == "cpu" else int(self.array.device.id)
+
     def is_floating_point(self):
         return self.array.dtype.kind == "f"
 
@@ -172,6 +183,13 @@ class Tensor:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
+    def __format__(self, format_spec):
+        # PyTorch's rule: a 0-d Tensor (not a subclass such as Parameter) formats its number, so
+        # f"{loss:.4f}" works; anything else follows object's (str() for "", a TypeError otherwise)
+        if self.array.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def __array__(self, dtype=None, copy=None):
         if recording.recorder is not None:  # a value leaving a minigrad.compile capture
             recording.recorder.on_escape("numpy's conversion of a Tensor (np.asarray)")
@@ -180,6 +198,25 @@ class Tensor:
 
     def __hash__(self):
         return id(self)
+
+    def __contains__(self, element):
+        # PyTorch's `x in t`: does any element equal x (a number, or a tensor broadcast against t)
+        if not isinstance(element, (Tensor, builtins_int, builtins_float, builtins_bool)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool((self == element).any())
+
+    @property
+    def H(self):
+        """The conjugate transpose of a matrix: its transpose (minigrad's tensors are real)."""
+        if self.array.ndim not in (0, 2):
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.array.ndim}-D tensor.")
+        return self if self.array.ndim == 0 else self.transpose(0, 1)
+
+    @property
+    def mH(self):
+        """The conjugate transpose of the last two dims: mT (minigrad's tensors are real)."""
+        return self.mT
 
     def __iter__(self):
         if self.array.ndim == 0:

@@ -45,3 +45,22 @@ __all__ += [
     "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",
 ]
+
+# the modules of the functional ops in nn/_functional/composed*.py
+from .modules import (  # noqa: E402
+    GLU, AdaptiveAvgPool1d, AlphaDropout, AvgPool1d, Bilinear, ChannelShuffle, CosineEmbeddingLoss, CosineSimilarity,
+    Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout, GaussianNLLLoss, GroupNorm, Hardshrink, HingeEmbeddingLoss,
+    HuberLoss, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LogSoftmax, MarginRankingLoss, MaxPool1d,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, PairwiseDistance, PixelShuffle, PixelUnshuffle, PoissonNLLLoss, PReLU,
+    RMSNorm, RReLU, Sigmoid, Softmax, Softmax2d, SoftMarginLoss, Softshrink, Tanhshrink, Threshold, TripletMarginLoss,
+    Unflatten,
+)
+
+__all__ += [
+    "Sigmoid", "Softmax", "LogSoftmax", "Softmax2d", "GLU", "Hardshrink", "Softshrink", "Tanhshrink", "Threshold",
+    "RReLU", "PReLU", "CosineSimilarity", "PairwiseDistance", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+    "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Unflatten", "MaxPool1d",
+    "AvgPool1d", "AdaptiveAvgPool1d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "RMSNorm",
+    "Bilinear", "HuberLoss", "SoftMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
+    "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+]

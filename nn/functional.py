@@ -187,3 +187,29 @@ __all__ += [
     "adaptive_avg_pool2d", "interpolate", "pad", "batch_norm", "l1_loss", "smooth_l1_loss", "nll_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "one_hot", "multi_head_attention_forward",
 ]
+
+# ---- the rest of PyTorch's names that compose the ops above (nn/_functional/composed*.py) -----------------
+from ._functional.composed import (  # noqa: E402
+    bilinear, celu_, channel_shuffle, cosine_similarity, elu_, glu, gumbel_softmax, hardshrink, hardtanh_,
+    leaky_relu_, normalize, pairwise_distance, pdist, pixel_shuffle, pixel_unshuffle, prelu, relu_, rrelu, rrelu_,
+    selu_, sigmoid, softshrink, tanh, tanhshrink, threshold, threshold_,
+)
+from ._functional.composed_layers import (  # noqa: E402
+    adaptive_avg_pool1d, alpha_dropout, avg_pool1d, dropout1d, dropout2d, dropout3d, feature_alpha_dropout,
+    group_norm, instance_norm, max_pool1d, rms_norm, upsample, upsample_bilinear, upsample_nearest,
+)
+from ._functional.composed_losses import (  # noqa: E402
+    cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, margin_ranking_loss,
+    multi_margin_loss, multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
+)
+
+__all__ += [
+    "sigmoid", "tanh", "glu", "threshold", "hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu",
+    "gumbel_softmax", "normalize", "cosine_similarity", "pairwise_distance", "pdist", "bilinear", "pixel_shuffle",
+    "pixel_unshuffle", "channel_shuffle", "relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "threshold_",
+    "rrelu_", "group_norm", "instance_norm", "rms_norm", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+    "feature_alpha_dropout", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "upsample", "upsample_nearest",
+    "upsample_bilinear", "huber_loss", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
+    "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
+    "multilabel_soft_margin_loss", "multi_margin_loss",
+]

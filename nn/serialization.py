@@ -23,8 +23,6 @@ or a hand edit of the tree is detected (files written before the tree had one lo
 import json
 import math
 import os
-import re
-import uuid
 import zlib
 
 import numpy as np
@@ -33,16 +31,12 @@ import safetensors.numpy
 
 from minigrad import Tensor
 from minigrad.device import to_device
+from minigrad.serialization import CheckpointError, atomic_write, temporaries  # noqa: F401 (one mechanism each)
 
 from .parameter import Parameter
 
 FORMAT_VERSION = 1
-_TMP_SUFFIX = ".tmp"
 _TAGS = ("__tensor__", "__ndarray__", "__tuple__", "__dict__", "__float__")
-
-
-class CheckpointError(RuntimeError):
-    """A file that is not a readable minigrad checkpoint (truncated, corrupted, or not a safetensors file)."""
 
 
 # ---- encoding -------------------------------------------------------------------------------
@@ -132,51 +126,6 @@ def save(obj, path):
         "minigrad.crc32": _checksum(enc.arrays),
     }
     atomic_write(path, lambda tmp: safetensors.numpy.save_file(enc.arrays, tmp, metadata=metadata))
-
-
-def atomic_write(path, write):
-    """Create or replace the file `path` so that a reader (or a crash) sees the old file or the new
-    one, never a part: `write(tmp)` fills a temporary file in the same folder, which is flushed to
-    disk (fsync) and renamed over `path`; on any error the temporary file is removed."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex[:8]}{_TMP_SUFFIX}")
-    try:
-        write(tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    _fsync_folder(folder)
-
-
-def temporaries(path):
-    """The temporary files `atomic_write(path, ...)` creates for `path` (sorted paths): any found
-    while no write is running were left by a process killed mid-write, and may be removed."""
-    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
-    pattern = re.compile(re.escape(f".{os.path.basename(os.fspath(path))}.") + r"[0-9a-f]{8}" + re.escape(_TMP_SUFFIX))
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return []
-    return sorted(os.path.join(folder, n) for n in names if pattern.fullmatch(n))
-
-
-def _fsync_folder(folder):
-    """Make the rename itself durable (best effort: not every OS lets a folder be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # ---- decoding -------------------------------------------------------------------------------

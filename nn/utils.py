@@ -1,4 +1,5 @@
-"""Gradient utilities, as `torch.nn.utils`: clip_grad_norm_, clip_grad_value_.
+"""Gradient utilities, as `torch.nn.utils`: clip_grad_norm_, clip_grad_value_; parameters_to_vector and
+vector_to_parameters.
 
 They work on the gradient arrays directly (in place, nothing recorded), as an optimizer does.
 """
@@ -99,3 +100,40 @@ def _zero_grad(parameters, set_to_none=True):
         g.grad_fn, g.requires_grad = None, False
         g.array.fill(0)
         g._bump_version()
+
+
+def parameters_to_vector(parameters):
+    """Every parameter flattened and concatenated, in order, as one 1-d tensor (differentiable, a copy).
+    Shapes: parameters of shapes (*) -> (total numel,)."""
+    import minigrad
+
+    params = list(parameters)
+    _one_device(params)
+    return minigrad.cat([p.reshape(-1) for p in params])
+
+
+def vector_to_parameters(vec, parameters):
+    """Copy consecutive slices of the 1-d `vec` into the parameters, in place and unrecorded (the inverse of
+    parameters_to_vector). Shapes: vec (total numel,)."""
+    import minigrad
+
+    if not isinstance(vec, Tensor):
+        raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
+    params = list(parameters)
+    _one_device(params)
+    total = sum(p.numel() for p in params)
+    if vec.ndim != 1 or vec.numel() != total:
+        raise RuntimeError(f"vector_to_parameters: vec has shape {list(vec.shape)}, the parameters hold {total} "
+                           "elements")
+    start = 0
+    with minigrad.no_grad():
+        for p in params:
+            n = p.numel()
+            p.copy_(vec[start:start + n].reshape(tuple(p.shape)))
+            start += n
+
+
+def _one_device(params):
+    devices = {p.device.type for p in params}
+    if len(devices) > 1:
+        raise TypeError("Found two parameters on different devices, this is currently not supported.")

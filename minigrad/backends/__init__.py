@@ -107,3 +107,6 @@ def _cpu_team():
             array_memory.install()
         _team = _team_module
     return _team
+
+
+from . import cuda, cudnn, mps  # noqa: E402,F401 (torch.backends.cuda.matmul, .cudnn, .mps: their flags, flags.py)

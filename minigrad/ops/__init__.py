@@ -38,6 +38,7 @@ from .composite import (  # noqa: F401
     split_with_sizes, sum_to_size, type_as, vdot,
 )
 from .composite import as_strided, diagonal_scatter, select_scatter, slice_scatter  # noqa: F401
+from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F401
 from .linalg import det, inverse, logdet, matrix_power, pinverse, slogdet  # noqa: F401
 from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
@@ -117,6 +118,8 @@ def _bind_methods(Tensor):
         reshape_as=lambda self, other: reshape(self, other.shape),
         zero_=inplace.zero_, fill_=inplace.fill_, copy_=inplace.copy_, masked_fill_=inplace.masked_fill_,
         clamp_=inplace.clamp_, uniform_=inplace.uniform_, normal_=inplace.normal_, bernoulli_=inplace.bernoulli_,
+        exponential_=inplace.exponential_, geometric_=inplace.geometric_, cauchy_=inplace.cauchy_,
+        log_normal_=inplace.log_normal_, random_=inplace.random_, fill_diagonal_=inplace.fill_diagonal_,
         __getitem__=indexing.getitem, __setitem__=indexing.setitem,
         __add__=add, __radd__=add, __sub__=sub, __rsub__=_E.rsub, __mul__=mul, __rmul__=mul,
         __truediv__=div, __rtruediv__=_E.rdiv, __pow__=pow, __rpow__=lambda self, other: pow(other, self),

@@ -906,3 +906,61 @@ def as_strided(input, size, stride, storage_offset=0):
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
                            f"{storage_offset} require more elements than the {n} of the input")
     return S.reshape(S.contiguous(input), -1)[Tensor(xp.asarray(flat_idx))]
+
+
+# ---- broadcasting and tensordot ----------------------------------------------------------------------------
+def broadcast_shapes(*shapes):
+    """The shape every one of `shapes` (ints or tuples) broadcasts to, as a Size; PyTorch's errors."""
+    from ..tensor import Size
+
+    shapes = [(s,) if isinstance(s, (int, np.integer)) else tuple(s) for s in shapes]
+    out = ()
+    for i, s in enumerate(shapes):
+        if any(n < 0 for n in s):
+            raise ValueError("Attempting to broadcast a dimension with negative length!")
+        for k in range(1, builtins.min(len(out), len(s)) + 1):
+            if s[-k] != out[-k] and builtins.min(s[-k], out[-k]) != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s[-k]} at {-k}! Mismatching "
+                                   f"argument at index {i} had {s}; but expected shape should be broadcastable to "
+                                   f"{list(out)}")
+        n = builtins.max(len(out), len(s))
+        a, b = (1,) * (n - len(out)) + out, (1,) * (n - len(s)) + s
+        out = tuple(y if x == 1 else x for x, y in zip(a, b))
+    return Size(out)
+
+
+def broadcast_tensors(*tensors):
+    """Views of the tensors expanded to their common broadcast shape (a tuple)."""
+    from ._util import broadcast_shapes as pair
+
+    ts = _flat(tensors)
+    shape = ()
+    for t in ts:
+        shape = pair(shape, tuple(t.array.shape))
+    return tuple(S.expand(t, shape) for t in ts)
+
+
+def tensordot(a, b, dims=2):
+    """Sum over the last `dims` dims of a and the first `dims` of b (or over the dims listed as (dims_a, dims_b)),
+    as one matmul of the two reshaped. Shapes: a (*A, *K), b (*K, *B) -> (*A, *B)."""
+    if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        given_a, given_b = list(range(-dims, 0)), list(range(dims))
+    else:
+        given_a, given_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(given_a) != len(given_b):
+        raise RuntimeError("both dimension lists should have same length")
+    da = [normalize_dim(d, a.array.ndim) for d in given_a]
+    db = [normalize_dim(d, b.array.ndim) for d in given_b]
+    for x, y, gx, gy in zip(da, db, given_a, given_b):
+        if a.array.shape[x] != b.array.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.array.shape[x]} in dim "
+                               f"{gx} and second has size {b.array.shape[y]} in dim {gy}")
+    free_a = [d for d in range(a.array.ndim) if d not in da]
+    free_b = [d for d in range(b.array.ndim) if d not in db]
+    k = math.prod(a.array.shape[d] for d in da)
+    left = S.reshape(S.permute(a, *free_a, *da), (-1, k))
+    right = S.reshape(S.permute(b, *db, *free_b), (k, -1))
+    shape = tuple(a.array.shape[d] for d in free_a) + tuple(b.array.shape[d] for d in free_b)
+    return S.reshape(M.matmul(left, right), shape)

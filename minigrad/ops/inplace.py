@@ -170,3 +170,70 @@ def bernoulli_(self, p=0.5, generator=None):
     self.array[...] = rng.random(self.array.shape) < p
     self._bump_version()
     return self
+
+
+# ---- more random fills, from uniform draws (no gradient is recorded) --------------------------------------
+def _fill_draws(self, draw, generator):
+    """Write draw(rng, xp, shape) into the tensor; rng the given generator or the default one."""
+    from .. import random
+
+    xp = array_module(self.array)
+    rng = generator or random.generator(xp)
+    self.array[...] = draw(rng, xp, self.array.shape)
+    self._bump_version()
+    return self
+
+
+def exponential_(self, lambd=1.0, generator=None):  # -log(1 - U) / lambd
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={float(lambd)}")
+    return _fill_draws(self, lambda rng, xp, s: -xp.log1p(-rng.random(s)) / lambd, generator)
+
+
+def geometric_(self, p, generator=None):  # trials to the first success: floor(log(1 - U) / log(1 - p)) + 1
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={float(p)}")
+    return _fill_draws(self, lambda rng, xp, s: xp.floor(xp.log1p(-rng.random(s)) / np.log1p(-p)) + 1, generator)
+
+
+def cauchy_(self, median=0.0, sigma=1.0, generator=None):  # median + sigma tan(pi (U - 1/2))
+    return _fill_draws(self, lambda rng, xp, s: median + sigma * xp.tan(np.pi * (rng.random(s) - 0.5)), generator)
+
+
+def log_normal_(self, mean=1.0, std=2.0, generator=None):  # exp(N(mean, std^2))
+    return _fill_draws(self, lambda rng, xp, s: xp.exp(mean + std * rng.standard_normal(s)), generator)
+
+
+def random_(self, *bounds, generator=None, **kwargs):
+    """Integers uniform in [from, to): random_(to), random_(from, to), or random_() over every integer the
+    dtype holds exactly ([0, 2^mantissa] for floats, as PyTorch)."""
+    lo, hi = kwargs.pop("from", 0), kwargs.pop("to", None)
+    if kwargs:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if len(bounds) == 1:
+        hi = bounds[0]
+    elif len(bounds) == 2:
+        lo, hi = bounds
+    if hi is None:
+        d = self.array.dtype
+        hi = 2 if d.kind == "b" else (1 << np.finfo(d).nmant) + 1 if d.kind == "f" else int(np.iinfo(d).max) + 1
+    if lo >= hi:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
+    return _fill_draws(self, lambda rng, xp, s: rng.integers(lo, hi, size=s), generator)
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Write fill_value on the main diagonal (every dim the same length beyond 2-D; wrap: restart below a tall
+    matrix's diagonal every n + 1 rows, as numpy's fill_diagonal)."""
+    from .elementwise import masked_fill
+
+    a = self.array
+    if a.ndim < 2 or (a.ndim > 2 and len(set(a.shape)) != 1):
+        raise RuntimeError("all dimensions of input must be of equal length" if a.ndim > 2 else
+                           "dimensions must larger than 1")
+    xp = array_module(a)
+    mask = xp.zeros(a.shape, dtype=bool)
+    xp.fill_diagonal(mask, True, wrap=wrap)
+    mask = Tensor(mask)
+    return apply_inplace(self, lambda arr: xp.copyto(arr, fill_value, where=mask.array, casting="unsafe"),
+                         lambda: masked_fill(self, mask, fill_value))

@@ -22,3 +22,18 @@ from .linear import NonDynamicallyQuantizableLinear  # noqa: E402
 from .transformer import (  # noqa: E402
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
+from .activation import (  # noqa: E402
+    GLU, Hardshrink, LogSoftmax, PReLU, RReLU, Sigmoid, Softmax, Softmax2d, Softshrink, Tanhshrink, Threshold,
+)
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+from .dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: E402
+from .flatten import Unflatten  # noqa: E402
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: E402
+from .linear import Bilinear  # noqa: E402
+from .loss import (  # noqa: E402
+    CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, MarginRankingLoss, MultiLabelSoftMarginLoss,
+    MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+)
+from .normalization import GroupNorm, RMSNorm  # noqa: E402
+from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle  # noqa: E402
+from .pooling import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d  # noqa: E402

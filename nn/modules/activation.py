@@ -208,3 +208,94 @@ class MultiheadAttention(Module):
             if key_padding_mask is not None:
                 merged = merged + key_padding_mask.view(n, 1, 1, L).expand(-1, self.num_heads, -1, -1)
         return merged, mask_type
+# ---- the activations of nn/_functional/composed.py ------------------------------------------------------
+Sigmoid = _activation("Sigmoid", F.sigmoid, (), "1 / (1 + e^-x).")
+Tanhshrink = _activation("Tanhshrink", F.tanhshrink, (), "x - tanh(x).")
+GLU = _activation("GLU", F.glu, (("dim", -1),), "a sigmoid(b), a and b the halves of the input along `dim`.")
+Softmax = _activation("Softmax", F.softmax, (("dim", None),), "exp(x) / sum(exp(x)) along `dim`.")
+LogSoftmax = _activation("LogSoftmax", F.log_softmax, (("dim", None),), "x - logsumexp(x) along `dim`.")
+
+
+class Softmax2d(Module):
+    """softmax over the channels at each position. Shapes: (N, C, H, W) or (C, H, W) -> the same."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)
+
+
+class _Shrink(_Elementwise):
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return type(self).fn(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Hardshrink(_Shrink):
+    """x where |x| > lambd, else 0."""
+
+    fn = staticmethod(F.hardshrink)
+
+
+class Softshrink(_Shrink):
+    """x -+ lambd outside [-lambd, lambd], else 0."""
+
+    fn = staticmethod(F.softshrink)
+
+
+class Threshold(Module):
+    """x where x > threshold, else value."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class RReLU(Module):
+    """x for x >= 0, a x otherwise: a ~ U(lower, upper) per element in training, (lower + upper) / 2 in eval."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class PReLU(Module):
+    """x for x > 0, a x otherwise, the slope a learned: one (num_parameters=1) or one per channel (dim 1).
+    Shapes: input (N, C, *) or (*) -> the same; weight (num_parameters,), initialized to `init`."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        from ..parameter import Parameter
+
+        super().__init__()
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(minigrad.empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        from .. import init as _init
+
+        _init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"

@@ -21,3 +21,40 @@ class Dropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class _DropoutNd(Dropout):
+    fn = None
+
+    def forward(self, input):
+        return type(self).fn(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    """Zero whole channels with probability p in training. Shapes: (N, C, L) or (C, L)."""
+
+    fn = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero whole channels with probability p in training. Shapes: (N, C, H, W)."""
+
+    fn = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels with probability p in training. Shapes: (N, C, D, H, W) or (C, D, H, W)."""
+
+    fn = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps SELU's zero mean and unit variance, in training. Shape: (*) -> (*)."""
+
+    fn = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """AlphaDropout of whole channels, in training. Shapes: (N, C, *)."""
+
+    fn = staticmethod(F.feature_alpha_dropout)

@@ -56,3 +56,29 @@ class Linear(Module):
 class NonDynamicallyQuantizableLinear(Linear):
     """A Linear under PyTorch's name for MultiheadAttention's out_proj (a class PyTorch's quantization
     tools leave alone); here it is a Linear in every way but its name."""
+class Bilinear(Module):
+    """y_k = x1^T A_k x2 + b_k. Shapes: input1 (*, in1_features), input2 (*, in2_features) -> (*, out_features);
+    weight (out, in1, in2) and bias (out,) both U(-1/sqrt(in1), 1/sqrt(in1)) (PyTorch's init)."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(minigrad.empty(out_features, in1_features, in2_features, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(minigrad.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

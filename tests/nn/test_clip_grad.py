@@ -1,4 +1,5 @@
-"""nn.utils.clip_grad_norm_ / clip_grad_value_: PyTorch's numbers, and no NaN ever written into gradients."""
+"""nn.utils.clip_grad_norm_ / clip_grad_value_: PyTorch's numbers, and no NaN ever written into gradients;
+parameters_to_vector / vector_to_parameters as PyTorch's."""
 import math
 
 import numpy as np
@@ -6,7 +7,7 @@ import pytest
 
 import minigrad
 import nn
-from nn.utils import clip_grad_norm_, clip_grad_value_
+from nn.utils import clip_grad_norm_, clip_grad_value_, parameters_to_vector, vector_to_parameters
 
 
 def _params(grads):
@@ -71,3 +72,25 @@ def test_clip_grad_value():
     params = _params([[-3.0, 0.5, 2.0]])
     clip_grad_value_(params, 1.0)
     np.testing.assert_array_equal(params[0].grad.array, [-1.0, 0.5, 1.0])
+
+
+def test_parameters_to_vector_and_back(torch):
+    shapes = [(2, 3), (3,), (1, 1, 2)]
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    ours = [nn.Parameter(minigrad.tensor(a)) for a in arrays]
+    theirs = [torch.nn.Parameter(torch.tensor(a)) for a in arrays]
+    v, tv = parameters_to_vector(ours), torch.nn.utils.parameters_to_vector(theirs)
+    np.testing.assert_array_equal(v.detach().numpy(), tv.detach().numpy())
+    (v * minigrad.arange(v.numel())).sum().backward()  # differentiable back into each parameter
+    (tv * torch.arange(tv.numel())).sum().backward()
+    for p, q in zip(ours, theirs):
+        np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
+    new = rng.standard_normal(v.numel())
+    vector_to_parameters(minigrad.tensor(new), ours)
+    torch.nn.utils.vector_to_parameters(torch.tensor(new), theirs)
+    for p, q in zip(ours, theirs):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+        assert p.requires_grad and p.grad_fn is None
+    with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
+        vector_to_parameters([1.0], ours)

@@ -1,0 +1,74 @@
+"""The switches PyTorch scripts set on `torch.backends` and `torch`: TF32 matmuls, float32 matmul
+precision, deterministic algorithms. Each is one setting here, read or written from every spelling.
+
+    minigrad.backends.cuda.matmul.allow_tf32 = True      # the same switch as
+    minigrad.set_float32_matmul_precision("high")         # and as minigrad.cuda.set_tf32(True)
+
+TF32 is the one that changes what runs (float32 matmuls on a GPU, through cupy: see minigrad/cuda.py).
+The reduced-precision-reduction flags and `use_deterministic_algorithms` are kept and read back only:
+they select nothing in minigrad.
+"""
+
+_PRECISIONS = ("highest", "high", "medium")
+
+
+def _tf32():
+    from .. import cuda
+
+    return cuda.get_tf32()
+
+
+def _set_tf32(enabled):
+    from .. import cuda
+
+    cuda.set_tf32(bool(enabled))
+
+
+class CudaMatmul:
+    """`torch.backends.cuda.matmul`: allow_tf32, allow_fp16/bf16_reduced_precision_reduction."""
+
+    def __init__(self):
+        self.allow_fp16_reduced_precision_reduction = True
+        self.allow_bf16_reduced_precision_reduction = True
+
+    @property
+    def allow_tf32(self):
+        return _tf32()
+
+    @allow_tf32.setter
+    def allow_tf32(self, value):
+        _set_tf32(value)
+
+
+matmul = CudaMatmul()
+
+
+def get_float32_matmul_precision():
+    """'highest' (full float32 products) or 'high' (TF32 allowed), as PyTorch reports them."""
+    return "high" if _tf32() else "highest"
+
+
+def set_float32_matmul_precision(precision):
+    """'highest' keeps float32 products exact; 'high' and 'medium' let them use TF32 (PyTorch's meaning)."""
+    if precision not in _PRECISIONS:
+        import warnings
+
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                      "set_float32_matmul_precision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _set_tf32(precision != "highest")
+
+
+_deterministic = {"mode": False, "warn_only": False}
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    _deterministic.update(mode=bool(mode), warn_only=bool(warn_only))
+
+
+def are_deterministic_algorithms_enabled():
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _deterministic["warn_only"]

@@ -1,0 +1,217 @@
+"""The rest of torch.nn.functional's activations, distances and shape ops: compositions of minigrad's ops,
+as PyTorch composes most of them, so autograd differentiates them (twice, too) with no node of their own.
+
+    sigmoid, tanh, glu, threshold, hardshrink, softshrink, tanhshrink, prelu, rrelu, gumbel_softmax
+    normalize, cosine_similarity, pairwise_distance, pdist, bilinear
+    pixel_shuffle, pixel_unshuffle, channel_shuffle
+    relu_, elu_, leaky_relu_, hardtanh_, selu_, celu_, threshold_, rrelu_   (the in-place forms)
+"""
+from minigrad.ops.scatter import make_inplace
+
+from . import activation
+from ._common import check_tensor
+
+
+def _mg():  # minigrad's Tensor ops (imported late: nn imports minigrad, this keeps module loading flat)
+    import minigrad
+
+    return minigrad
+
+
+# ---- activations --------------------------------------------------------------------------------------
+def sigmoid(input):
+    """1 / (1 + e^-x) (PyTorch keeps F.sigmoid as minigrad.sigmoid). Shape: (*) -> (*)."""
+    return input.sigmoid()
+
+
+def tanh(input):
+    """tanh(x) (PyTorch keeps F.tanh as minigrad.tanh). Shape: (*) -> (*)."""
+    return input.tanh()
+
+
+def glu(input, dim=-1):
+    """a sigmoid(b), a and b the two halves of `input` along `dim`. Shape: (*, 2n, *) -> (*, n, *)."""
+    check_tensor(input, "input", "glu")
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} is size {n}")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, else value. Shape: (*) -> (*)."""
+    check_tensor(input, "input", "threshold")
+    return _mg().where(input > threshold, input, value)
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0. Shape: (*) -> (*)."""
+    check_tensor(input, "input", "hardshrink")
+    return _mg().where(input.abs() > lambd, input, 0.0)
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between. Shape: (*) -> (*)."""
+    check_tensor(input, "input", "softshrink")
+    if lambd < 0:
+        import minigrad
+
+        top = f"{minigrad.finfo(input.dtype).max:g}" if input.is_floating_point() else "inf"
+        raise RuntimeError(f"lambda must be in range [0, {top}] for input dtype {input.dtype._legacy[:-6]}, but "
+                           f"found {lambd:g}")
+    mg = _mg()
+    return mg.where(input > lambd, input - lambd, mg.where(input < -lambd, input + lambd, 0.0))
+
+
+def tanhshrink(input):
+    """x - tanh(x). Shape: (*) -> (*)."""
+    return input - input.tanh()
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight x: `weight` one slope (numel 1) or one per channel (dim 1 of input).
+    Shapes: input (N, C, *) or (C,) ..., weight (1,) or (C,) -> like input."""
+    check_tensor(input, "input", "prelu")
+    channels = input.shape[1] if input.ndim >= 2 else (input.shape[0] if input.ndim == 1 else 1)
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{weight.numel()} and channel size = {channels}.")
+    if weight.numel() != 1 and input.ndim >= 2:
+        weight = weight.reshape((channels,) + (1,) * (input.ndim - 2))
+    return _mg().where(input > 0, input, weight * input)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """x for x >= 0, a x otherwise: a drawn from U(lower, upper) per element in training (from the default
+    generator), (lower + upper) / 2 in eval. Shape: (*) -> (*)."""
+    check_tensor(input, "input", "rrelu")
+    if not training:
+        return activation.leaky_relu(input, (lower + upper) / 2)
+    slopes = _mg().empty_like(input).uniform_(lower, upper)
+    return _mg().where(input >= 0, input, input * slopes)
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) along `dim`, g Gumbel(0, 1) noise from the default generator. hard: the
+    one-hot of its argmax in the forward pass, the soft sample's gradient in the backward one (straight
+    through). Shape: (*) -> (*)."""
+    check_tensor(logits, "logits", "gumbel_softmax")
+    gumbels = -_mg().empty_like(logits).exponential_().log()
+    soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return soft
+    index = soft.argmax(dim, keepdim=True)
+    one_hot = _mg().zeros_like(logits).scatter_(dim, index, 1.0)
+    return one_hot - soft.detach() + soft
+
+
+# ---- distances ----------------------------------------------------------------------------------------
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p, eps) along `dim`. Shape: (*) -> (*)."""
+    check_tensor(input, "input", "normalize")
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported")
+    return input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """x1 . x2 / (max(||x1||, eps) max(||x2||, eps)) along `dim`, the inputs broadcast together.
+    Shapes: x1, x2 broadcastable to (*, D, *) -> (*, *)."""
+    check_tensor(x1, "x1", "cosine_similarity")
+    check_tensor(x2, "x2", "cosine_similarity")
+    x1, x2 = broadcast_pair(x1, x2)
+    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def broadcast_pair(a, b):
+    shape = _mg().broadcast_shapes(a.shape, b.shape)
+    return a.expand(shape), b.expand(shape)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim. Shapes: (N, D) or (D,), broadcastable -> (N,) or ()."""
+    check_tensor(x1, "x1", "pairwise_distance")
+    check_tensor(x2, "x2", "pairwise_distance")
+    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+def pdist(input, p=2.0):
+    """||x_i - x_j||_p for every row pair i < j, in row-major order. Shape: (N, M) -> (N (N - 1) / 2,)."""
+    check_tensor(input, "input", "pdist")
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    i, j = _mg().triu_indices(input.shape[0], input.shape[0], 1)
+    return (input[i] - input[j]).norm(p, -1)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y_k = x1^T A_k x2 + b_k. Shapes: input1 (*, H1), input2 (*, H2), weight (O, H1, H2), bias (O,) -> (*, O)."""
+    check_tensor(input1, "input1", "bilinear")
+    check_tensor(input2, "input2", "bilinear")
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
+                           f"{list(input2.shape[:-1])}")
+    y = _mg().einsum("...i,oij,...j->...o", input1, weight, input2)
+    return y if bias is None else y + bias
+
+
+# ---- shape ops ----------------------------------------------------------------------------------------
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): each r x r block of channels becomes a patch of pixels."""
+    check_tensor(input, "input", "pixel_shuffle")
+    r = int(upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    n = len(lead)
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H r, W r) -> (*, C r^2, H, W): pixel_shuffle undone."""
+    check_tensor(input, "input", "pixel_unshuffle")
+    r = int(downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        which, size = ("height", h) if h % r else ("width", w)
+        raise RuntimeError(f"pixel_unshuffle expects {which} to be divisible by downscale_factor, but input.size("
+                           f"{-2 if which == 'height' else -1})={size} is not divisible by {r}")
+    n = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input, groups):
+    """(N, C, *) -> (N, C, *) with the channels of `groups` groups interleaved (C g-major becomes group-minor)."""
+    check_tensor(input, "input", "channel_shuffle")
+    n, c = input.shape[0], input.shape[1]
+    if groups <= 0 or c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
+# ---- in place: the op on a clone, written back (make_inplace: PyTorch's shape and dtype checks) -----------
+relu_ = make_inplace(activation.relu, "relu")
+elu_ = make_inplace(activation.elu, "elu")
+leaky_relu_ = make_inplace(activation.leaky_relu, "leaky_relu")
+hardtanh_ = make_inplace(activation.hardtanh, "hardtanh")
+selu_ = make_inplace(activation.selu, "selu")
+celu_ = make_inplace(activation.celu, "celu")
+threshold_ = make_inplace(threshold, "threshold")
+rrelu_ = make_inplace(rrelu, "rrelu")

@@ -1,0 +1,241 @@
+"""The rest of torch.nn.functional's normalizations, dropouts and 1-d pools, composed of minigrad's ops and
+of nn.functional's own batch_norm, dropout masks and 2-d pools (so autograd differentiates them):
+
+    group_norm, instance_norm, rms_norm
+    dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout
+    max_pool1d, avg_pool1d, adaptive_avg_pool1d
+"""
+import warnings
+
+import minigrad
+
+from ._common import Tensor, check_tensor, xp_of
+from .activation import SELU_ALPHA, SELU_SCALE
+from .dropout import keep_mask
+from .normalization import batch_norm
+from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+
+SELU_SATURATION = SELU_SCALE * SELU_ALPHA  # -SELU's limit at -inf, which alpha dropout writes for a dropped value
+
+
+# ---- normalizations ------------------------------------------------------------------------------------
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize each group of C / num_groups channels of each sample over its channels and positions
+    (biased variance), then weight and bias per channel. Shapes: input (N, C, *), weight, bias (C,) -> like input."""
+    check_tensor(input, "input", "group_norm")
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    N, C = input.shape[0], input.shape[1]
+    if C % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    g = input.reshape(N, num_groups, -1)
+    mean = g.mean(-1, keepdim=True)
+    var = ((g - mean) ** 2).mean(-1, keepdim=True)
+    y = ((g - mean) / (var + eps).sqrt()).reshape(input.shape)
+    return _affine(y, weight, bias)
+
+
+def _affine(y, weight, bias):
+    """y * weight + bias, weight and bias (C,) per channel (dim 1)."""
+    shape = (1, -1) + (1,) * (y.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalize each channel of each sample over its positions: batch_norm of the input seen as one sample
+    of N C channels, as PyTorch computes it; running statistics (when given) move by the mean over the batch.
+    Shapes: input (N, C, *), running_mean, running_var, weight, bias (C,) -> like input."""
+    check_tensor(input, "input", "instance_norm")
+    if input.ndim < 3:
+        raise ValueError(f"instance_norm: expected input of at least 3 dimensions (N, C, L...), got size "
+                         f"{list(input.shape)}")
+    if use_input_stats and input.numel() // (input.shape[0] * input.shape[1]) <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    N, C = input.shape[0], input.shape[1]
+    rm = None if running_mean is None else running_mean.repeat(N)
+    rv = None if running_var is None else running_var.repeat(N)
+    y = batch_norm(input.reshape(1, N * C, *input.shape[2:]), rm, rv, None, None, use_input_stats, momentum, eps)
+    with minigrad.no_grad():
+        for run, per in ((running_mean, rm), (running_var, rv)):
+            if run is not None and use_input_stats:
+                run.copy_(per.reshape(N, C).mean(0))
+    return _affine(y.reshape(input.shape), weight, bias)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) * weight over the last len(normalized_shape) dims; eps None: the dtype's
+    machine epsilon (PyTorch's default). Shapes: input (*, *normalized_shape), weight normalized_shape."""
+    check_tensor(input, "input", "rms_norm")
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{input.shape}")
+    eps = minigrad.finfo(input.dtype).eps if eps is None else eps
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return y if weight is None else y * weight
+
+
+# ---- dropouts ------------------------------------------------------------------------------------------
+def _check_p(p):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_mask(input, p, batched):
+    """A 0/1 tensor in input's dtype, one draw per (sample, channel) (per channel when not batched)."""
+    lead = 2 if batched else 1
+    shape = tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
+    return Tensor(keep_mask(xp_of(input.array), shape, p).astype(input.array.dtype))
+
+
+def _channels_dropout(input, p, training, batched):
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    return input * _feature_mask(input, p, batched) / (1.0 - p)
+
+
+def _deprecated_dims(name, ndim, dims, spatial):
+    if ndim not in dims:
+        warnings.warn(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in an error "
+                      "in a future release. To retain the behavior and silence this warning, please use dropout "
+                      f"instead. Note that {name} exists to provide channel-wise dropout on inputs with {spatial} "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                      f"{dims[0]}D or {dims[1]}D inputs).", stacklevel=3)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels with probability p (scaling the rest by 1/(1-p)). Shapes: (N, C, L) or (C, L)."""
+    check_tensor(input, "input", "dropout1d")
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _channels_dropout(input, p, training, input.ndim == 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels with probability p (scaling the rest by 1/(1-p)). Shapes: (N, C, H, W); as PyTorch, dims
+    0 and 1 are always (N, C), so a 3-D input is (N, C, L), with a warning."""
+    check_tensor(input, "input", "dropout2d")
+    _check_p(p)
+    _deprecated_dims("dropout2d", input.ndim, (3, 4), 2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                      "dropout1d instead.", stacklevel=2)
+    return _channels_dropout(input, p, training, True)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels with probability p (scaling the rest by 1/(1-p)). Shapes: (N, C, D, H, W) or (C, D, H, W)."""
+    check_tensor(input, "input", "dropout3d")
+    _check_p(p)
+    _deprecated_dims("dropout3d", input.ndim, (4, 5), 3)
+    return _channels_dropout(input, p, training, input.ndim == 5)
+
+
+def _alpha_dropout(input, p, training, mask_of):
+    check_tensor(input, "input", "alpha_dropout")
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    # keep x, or write SELU's limit at -inf (-s); then y = a x' + a s p restores zero mean and unit variance,
+    # a = ((1 - p) (1 + p s^2))^-1/2
+    s = SELU_SATURATION
+    a = ((1.0 - p) * (1.0 + p * s * s)) ** -0.5
+    keep = mask_of(input, p)
+    return input * (keep * a) + ((keep - 1.0) * (s * a) + s * a * p)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's self-normalization: a dropped value becomes SELU's negative saturation, and an
+    affine map keeps mean 0 and variance 1. Shape: (*) -> (*)."""
+    return _alpha_dropout(input, p, training,
+                          lambda x, q: Tensor(keep_mask(xp_of(x.array), x.array.shape, q).astype(x.array.dtype)))
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels. Shapes: (N, C, *)."""
+    return _alpha_dropout(input, p, training, lambda x, q: _feature_mask(x, q, True))
+
+
+# ---- 1-d pools: the 2-d pools over a height of one ------------------------------------------------------
+def _one(v, name):
+    v = v if isinstance(v, int) else tuple(v)
+    if isinstance(v, tuple):
+        if len(v) != 1:
+            raise ValueError(f"{name} must be an int or a tuple of one int, got {v}")
+        v = v[0]
+    return v
+
+
+def _pool1d_input(input, name):
+    check_tensor(input, "input", name)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"{name}() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    return input.unsqueeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The max over each window of kernel_size positions. Shapes: (N, C, L) or (C, L) -> (N, C, L_out)."""
+    x = _pool1d_input(input, "max_pool1d")
+    stride = None if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _one(stride, "stride")
+    out = max_pool2d(x, (1, _one(kernel_size, "kernel_size")), None if stride is None else (1, stride),
+                     (0, _one(padding, "padding")), (1, _one(dilation, "dilation")), ceil_mode, return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """The mean of each window of kernel_size positions. Shapes: (N, C, L) or (C, L) -> (N, C, L_out)."""
+    x = _pool1d_input(input, "avg_pool1d")
+    stride = None if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _one(stride, "stride")
+    return avg_pool2d(x, (1, _one(kernel_size, "kernel_size")), None if stride is None else (1, stride),
+                      (0, _one(padding, "padding")), ceil_mode, count_include_pad).squeeze(-2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Means over output_size windows that tile the length. Shapes: (N, C, L) or (C, L) -> (N, C, output_size)."""
+    x = _pool1d_input(input, "adaptive_avg_pool1d")
+    return adaptive_avg_pool2d(x, (1, _one(output_size, "output_size"))).squeeze(-2)
+
+
+# ---- PyTorch's deprecated names for interpolate ----------------------------------------------------------
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """interpolate(input, size, scale_factor, mode, align_corners), with PyTorch's deprecation warning."""
+    from .pooling import interpolate
+
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """interpolate(input, size, scale_factor, mode='nearest'), with PyTorch's deprecation warning."""
+    from .pooling import interpolate
+
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """interpolate(input, size, scale_factor, mode='bilinear', align_corners=True), with PyTorch's warning."""
+    from .pooling import interpolate
+
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -1,0 +1,156 @@
+"""The rest of torch.nn.functional's losses, each a composition of minigrad's ops (as PyTorch composes
+them), differentiated by autograd:
+
+    huber_loss, soft_margin_loss, margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss,
+    triplet_margin_loss, poisson_nll_loss, gaussian_nll_loss, multilabel_soft_margin_loss, multi_margin_loss
+
+Every one takes `reduction` ('mean', 'sum', 'none') and PyTorch's deprecated size_average / reduce.
+"""
+import math
+
+from ._common import check_tensor
+from .composed import pairwise_distance
+from .loss import _legacy_reduction, _mg, _reduce, _warn_broadcast
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2), d = input - target. Shapes: (*), (*) -> () or (*)."""
+    check_tensor(input, "input", "huber_loss")
+    reduction = _legacy_reduction(None, None, reduction)
+    _warn_broadcast(input, target)
+    d = (input - target).abs()
+    terms = _mg().where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    if weight is not None:
+        terms = terms * weight
+    return _reduce(terms, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + e^(-y x)) (y = +-1), averaged over every element. Shapes: (*), (*) -> () or (*)."""
+    check_tensor(input, "input", "soft_margin_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _reduce(_mg().logaddexp(-input * target, input.new_zeros(())), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -y (x1 - x2) + margin): y = 1 asks x1 to rank above x2, y = -1 below. Shapes: (N,) or () each."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if not (input1.ndim == input2.ndim == target.ndim):
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """x where y = 1, max(0, margin - x) where y = -1 (x a distance, y = +-1). Shapes: (*), (*) -> () or (*)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    mg = _mg()
+    hinge = mg.where(target != 1, (margin - input).clamp_min(0.0), 0.0)
+    return _reduce(hinge + mg.where(target != -1, input, 0.0), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1; cos over dim 1 (dim 0 for 1-d
+    inputs), each squared norm with 1e-12 added. Shapes: (N, D), (N, D), (N,) or (D,), (D,), () -> () or (N,)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if input1.ndim not in (1, 2) or input1.shape != input2.shape:
+        raise RuntimeError(f"cosine_embedding_loss: expected 1D or 2D inputs of one size, got {list(input1.shape)} "
+                           f"and {list(input2.shape)}")
+    dim = input1.ndim - 1
+    eps = 1e-12
+    cos = (input1 * input2).sum(dim) / (((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)).sqrt()
+    mg = _mg()
+    terms = mg.where(target == 1, 1.0 - cos, 0.0) + mg.where(target == -1, (cos - margin).clamp_min(0.0), 0.0)
+    return _reduce(terms, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0), d = pairwise_distance(p, eps); swap: d(a, n) is min(d(a, n),
+    d(p, n)). Shapes: (N, D) or (D,) each -> () or (N,)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = _mg().minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0.0), reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """Negative log likelihood of target ~ Poisson(rate): e^x - y x with log_input (x = log rate), else
+    x - y log(x + eps); full adds Stirling's y log y - y + log(2 pi y) / 2 where y > 1. Shapes: (*), (*)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    mg = _mg()
+    terms = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        y = mg.where(target > 1, target, 1.0)  # (where y <= 1 the term is 0; 1 keeps the log finite)
+        stirling = y * y.log() - y + 0.5 * (2 * math.pi * y).log()
+        terms = terms + mg.where(target > 1, stirling, 0.0)
+    return _reduce(terms, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """(log max(var, eps) + (input - target)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2 with full); the clamp
+    passes no gradient, as PyTorch's. var: input's shape, or it without its last dim, or it with one dim of
+    size 1 (one variance shared along it), or a float. Shapes: (N, *), (N, *), var -> () or (N, *)."""
+    mg = _mg()
+    if not isinstance(var, mg.Tensor):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = input.new_full(tuple(input.shape), float(var))
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    with mg.no_grad():
+        floor = var.clamp_min(eps) - var  # the clamp's shift, added outside the graph
+    var = var + floor
+    terms = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        terms = terms + 0.5 * math.log(2 * math.pi)
+    return _reduce(terms, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(y log sigmoid(x) + (1 - y) log sigmoid(-x)), averaged over the C labels of each sample.
+    Shapes: input (N, C) or (C,), target the same (0/1), weight (C,) -> () or (N,)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    from .activation import logsigmoid
+
+    terms = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        terms = terms * weight
+    per_sample = terms.sum(-1) / input.shape[-1]
+    return _reduce(per_sample, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """sum over classes i != y of max(0, margin - x[y] + x[i])^p / C (times weight[y]), per sample.
+    Shapes: input (N, C) or (C,), target (N,) or () int64 in [0, C) -> () or (N,)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    y = target.reshape(-1, 1)
+    C = x.shape[1]
+    if y.shape[0] != x.shape[0]:
+        raise RuntimeError(f"inconsistent target size, expected {x.shape[0]} but got {list(target.shape)}")
+    mg = _mg()
+    hinge = (margin - x.gather(1, y) + x).clamp_min(0.0)
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * weight[y]
+    not_target = mg.arange(C, device=x.device).reshape(1, C) != y
+    per_sample = mg.where(not_target, hinge, 0.0).sum(1) / C
+    return _reduce(per_sample if input.ndim == 2 else per_sample.reshape(()), reduction)

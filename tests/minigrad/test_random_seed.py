@@ -1,0 +1,77 @@
+"""The default seed as PyTorch's: a seed of its own per process unless manual_seed is called, initial_seed()
+reporting it, PyTorch's seed range; minigrad.Generator as a stream of its own for generator=."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigrad
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def fresh(code):
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_two_processes_draw_differently_unless_seeded():
+    draw = "import minigrad; print(minigrad.initial_seed(), minigrad.randn(3).tolist())"
+    a, b = fresh(draw), fresh(draw)
+    assert a != b and a.split()[0] != b.split()[0]
+    seeded = "import minigrad; minigrad.manual_seed(1234); print(minigrad.initial_seed(), minigrad.randn(3).tolist())"
+    a, b = fresh(seeded), fresh(seeded)
+    assert a == b and a.split()[0] == "1234"
+
+
+def test_initial_seed_reports_the_seed_in_use():
+    seed = minigrad.initial_seed()
+    assert 0 <= seed < 2**64
+    state = minigrad.get_rng_state()
+    try:
+        s = minigrad.seed()
+        assert minigrad.initial_seed() == s and 0 <= s < 2**64
+        assert minigrad.manual_seed(7) is minigrad.default_generator and minigrad.initial_seed() == 7
+    finally:
+        minigrad.set_rng_state(state)
+
+
+@pytest.mark.parametrize("seed", [0, 5, 2**64 - 1, -1, -(2**63), 2**64, -(2**63) - 1, 1.9, True, "12"])
+def test_seed_range_as_pytorch(torch, seed):
+    state = minigrad.get_rng_state()
+    try:
+        outcomes = []
+        for lib in (minigrad, torch):
+            try:
+                lib.manual_seed(seed)
+                outcomes.append(lib.initial_seed())
+            except (ValueError, TypeError, OverflowError) as e:
+                outcomes.append((type(e), str(e)))
+        assert outcomes[0] == outcomes[1]
+    finally:
+        minigrad.set_rng_state(state)
+
+
+def test_a_generator_is_a_stream_of_its_own(torch):
+    g = minigrad.Generator()
+    assert g.initial_seed() == torch.Generator().initial_seed()  # PyTorch's fixed seed for a new generator
+    assert g.manual_seed(3) is g and g.device == minigrad.device("cpu")
+    before = minigrad.get_rng_state()
+    a = [minigrad.randint(0, 100, (4,), generator=g).tolist(), minigrad.randn(3, generator=g).tolist(),
+         minigrad.rand(2, generator=g).tolist(), minigrad.randperm(5, generator=g).tolist(),
+         minigrad.ones(2, 5).multinomial(2, generator=g).tolist(), minigrad.empty(3).normal_(generator=g).tolist()]
+    assert minigrad.get_rng_state() == before  # the default generator did not move
+    g.manual_seed(3)
+    b = [minigrad.randint(0, 100, (4,), generator=g).tolist(), minigrad.randn(3, generator=g).tolist(),
+         minigrad.rand(2, generator=g).tolist(), minigrad.randperm(5, generator=g).tolist(),
+         minigrad.ones(2, 5).multinomial(2, generator=g).tolist(), minigrad.empty(3).normal_(generator=g).tolist()]
+    assert a == b
+    state = g.get_state()
+    x = minigrad.rand(3, generator=g)
+    g.set_state(state)
+    np.testing.assert_array_equal(minigrad.rand(3, generator=g).numpy(), x.numpy())
+    assert g.seed() == g.initial_seed()
