@@ -14,6 +14,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd import function as _function
+from .autograd import engine as _engine
 from .autograd import recording
 from .autograd.function import leaf_accumulator
 from .autograd.grad_mode import state
@@ -269,9 +270,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph's leaves, into their `.grad`."""
-        from .autograd.engine import backward
-
-        backward([self], None if gradient is None else [gradient], retain_graph, create_graph, inputs)
+        _engine.backward([self], None if gradient is None else [gradient], retain_graph, create_graph, inputs)
 
     def retain_grad(self):
         """Keep `.grad` on this non-leaf tensor after backward (leaves always keep it)."""

@@ -7,7 +7,8 @@ import numpy as np
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import as_tensor_like, binary_operands, float_only, sum_to
+from ..dtypes import result_type
+from ._util import as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to
 
 
 _BOOL_SUB = (
@@ -271,7 +272,6 @@ def div(input, other, rounding_mode=None):
     a, b = binary_operands(input, other)
     if a.array.dtype.kind != "f":
         from ..dtypes import default_float
-        from ._util import cast
 
         a, b = cast(a, default_float.np), cast(b, default_float.np)
     out = Div.apply(a, b)
@@ -332,9 +332,6 @@ def pow(input, exponent):
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         if not isinstance(exponent, (builtins.int, builtins.float, np.number)):
             raise TypeError(f"pow(): unsupported exponent of type {type(exponent).__name__}")
-        from ..dtypes import result_type
-        from ._util import cast
-
         dt = result_type(input, exponent)
         if dt == np.bool_ and exponent.__class__ is builtins.bool:  # b ** True is b, b ** False is all True
             return Tensor(input.array.copy() if exponent else array_module(input.array).ones_like(input.array))
@@ -600,9 +597,6 @@ def clamp(input, min=None, max=None):
     """input clipped to [min, max] (either may be None)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    from ..dtypes import result_type
-    from ._util import cast
-
     bounds = [b for b in (min, max) if b is not None]
     if builtins.any(isinstance(b, Tensor) for b in bounds):  # tensor bounds: elementwise max/min, broadcasting
         out = input
@@ -711,8 +705,6 @@ def masked_fill(input, mask, value):
         mask = Tensor(np.asarray(mask))
     if mask.array.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
-    from ._util import broadcast_shapes
-
     shape = broadcast_shapes(input.array.shape, mask.array.shape)
     if shape != input.array.shape:
         raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not broadcast to input of shape {list(input.shape)}")

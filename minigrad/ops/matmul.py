@@ -1,7 +1,8 @@
 """Matrix products: `matmul` (`@`) for 1-D, 2-D and batched, broadcasting shapes."""
 from ..autograd.function import Function
 from ..device import array_module
-from ._util import sum_to
+from ..tensor import Tensor
+from ._util import broadcast_shapes, sum_to
 
 
 class Matmul(Function):
@@ -68,8 +69,6 @@ def _check(a, b):
             f"must match the {which} of the second, {k_b})"
         )
     if len(sa) > 2 and len(sb) > 2:
-        from ._util import broadcast_shapes
-
         try:
             broadcast_shapes(sa[:-2], sb[:-2])
         except RuntimeError:
@@ -81,8 +80,6 @@ def _check(a, b):
 
 def _operands(input, other):
     """Both operands as tensors of one dtype (PyTorch's promotion), without the elementwise broadcast check."""
-    from ..tensor import Tensor
-
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError(
             f"matmul(): argument 'other' must be Tensor, not {type(other if isinstance(input, Tensor) else input).__name__}"

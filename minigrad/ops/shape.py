@@ -8,9 +8,10 @@ import builtins
 import numpy as np
 
 from ..autograd.function import Function
+from ..dtypes import result_type
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import normalize_dim
+from ._util import cast, normalize_dim, sum_to
 
 
 def _share_version(out, base):
@@ -265,8 +266,6 @@ class Expand(Function):
 
     @staticmethod
     def backward(ctx, g):  # sum over the broadcast dims
-        from ._util import sum_to
-
         return sum_to(g, ctx.shape), None
 
 
@@ -372,9 +371,6 @@ def cat(tensors, dim=0):
                 f"Sizes of tensors must match except in dimension {d}. Expected size "
                 f"{list(ref)} but got size {list(s)} for tensor number {i} in the list."
             )
-    from ..dtypes import result_type
-    from ._util import cast
-
     dt = result_type(*tensors)
     tensors = [cast(t, dt) for t in tensors]
     return Cat.apply(d, *tensors)
@@ -407,9 +403,6 @@ def stack(tensors, dim=0):
                 f"stack expects each tensor to be equal size, but got {list(ref)} at entry 0 and "
                 f"{list(t.array.shape)} at entry {i}"
             )
-    from ..dtypes import result_type
-    from ._util import cast
-
     dt = result_type(*tensors)
     return Stack.apply(normalize_dim(dim, len(ref) + 1), *[cast(t, dt) for t in tensors])
 

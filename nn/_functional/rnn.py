@@ -29,6 +29,13 @@ def _sigmoid_(a, xp):
     a[...] = xp.where(a >= 0, r, e * r)
 
 
+def _lstm_kernels(*arrays):
+    """The backend with the LSTM step's compiled gate math (minigrad/backends/cpu/rnn.py), or None."""
+    if "rnn" not in backends._BACKENDS:  # (until the backends register it as "rnn")
+        return None
+    return backends.lookup("rnn", *arrays)
+
+
 def _steps(T, reverse):
     return range(T - 1, -1, -1) if reverse else range(T)
 
@@ -43,6 +50,7 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
     gates = linear_arrays(x, w_ih, bias)  # every step's x W_ih^T + b as one matmul
     out = gates if GATES[mode] == 1 else xp.empty((T, B, h.shape[1]), dtype=x.dtype)
     cells = xp.empty((T, B, H), dtype=x.dtype) if mode == "LSTM" else None
+    fast = _lstm_kernels(gates, h, c, w_hh) if mode == "LSTM" else None
     hidden_n = xp.empty((T, B, H), dtype=x.dtype) if mode == "GRU" else None
     for t in _steps(T, reverse):
         a = gates[t]
@@ -57,6 +65,12 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
             n += r * hidden_n[t]
             xp.tanh(n, out=n)
             h = out[t] = n + z * (h - n)
+            continue
+        if fast is not None:  # the LSTM step's gate math in one compiled call (same formulas as below)
+            m = out[t] if w_hr is None else xp.empty((B, H), dtype=x.dtype)
+            fast.lstm_step(a, xp.matmul(h, w_hh.T), c, cells[t], m)
+            c = cells[t]
+            h = m if w_hr is None else xp.matmul(m, w_hr.T, out=out[t])
             continue
         a += xp.matmul(h, w_hh.T)
         if mode == "LSTM":  # i, f, o = sigmoid(.), g = tanh(.); c = f c + i g; h = o tanh(c) (W_hr^T)
@@ -99,6 +113,7 @@ def _backward(ctx, g_out, g_h, g_c):
     dh = xp.zeros_like(h0) if g_h is None else g_h.copy()
     dc = None if mode != "LSTM" else xp.zeros_like(c0) if g_c is None else g_c.copy()
     tanh_c = xp.tanh(cells) if mode == "LSTM" else None
+    fast = _lstm_kernels(gates, h0, c0, dc, w_hh) if mode == "LSTM" else None
     steps = list(_steps(T, reverse))
     for k in range(T - 1, -1, -1):
         t, prev = steps[k], steps[k - 1] if k else None
@@ -110,6 +125,10 @@ def _backward(ctx, g_out, g_h, g_c):
                 dhs[t] = dh
                 dh = xp.matmul(dh, w_hr)
             tc = tanh_c[t]
+            if fast is not None:  # the lines below in one compiled call
+                fast.lstm_step_backward(a, tc, c0 if prev is None else cells[prev], dh, dc, d)
+                dh = xp.matmul(d, w_hh)
+                continue
             dc += dh * o * (1 - tc * tc)  # m = o tanh(c):  dc += dm o (1 - tanh^2 c)
             d[:, 3 * H:] = dh * tc * o * (1 - o)  # do = dm tanh(c), through o = sigmoid
             d[:, :H] = dc * g * i * (1 - i)  # di = dc g

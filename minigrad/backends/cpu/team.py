@@ -228,6 +228,26 @@ def _define_helpers(numba):
     gemm, exp_nonpositive, max_of, prange = _gemm, _exp_nonpositive, _max_of, numba.prange
 
 
+_said_compiling = False
+
+
+def _say_if_compiling(dispatcher):
+    """Once per process, where a kernel has nothing in numba's disk cache yet: say on the console that the
+    kernels are being compiled (seconds each, the first run on a machine only), so a long first step is
+    not taken for a hang."""
+    global _said_compiling
+    if _said_compiling:
+        return
+    try:
+        index = dispatcher._cache._cache_file._index_path  # numba's cache index of this function
+    except AttributeError:  # another numba's layout: say nothing
+        return
+    if not os.path.exists(index):
+        _said_compiling = True
+        print("minigrad: compiling CPU kernels for this machine (once: they are cached for later runs)",
+              file=sys.stderr, flush=True)
+
+
 class kernel:
     """A function compiled by numba on its first call (callers check `available()` first).
 
@@ -255,9 +275,11 @@ class kernel:
             fn = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
             fn.__qualname__ = self.py_func.__qualname__ + "_team"
         try:
-            return _numba.njit(**options)(fn)
+            compiled = _numba.njit(**options)(fn)
         except RuntimeError:  # no writable place for numba's cache: compile for this process only
             return _numba.njit(**dict(options, cache=False))(fn)
+        _say_if_compiling(compiled)
+        return compiled
 
     def _plain(self):
         """numba's dispatcher of the plain-loop form (compiled without `parallel`)."""

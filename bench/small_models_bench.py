@@ -1,0 +1,458 @@
+"""Small models, minigrad vs PyTorch side by side: steady-state step time and the first step.
+
+    python bench/small_models_bench.py                    # every kind, 3 repeats of 20 steps
+    python bench/small_models_bench.py --kinds rnn gru --repeats 5 --steps 30
+
+The kinds mirror the project's own PyTorch-form scripts (tests/scripts/*.py), written once below
+against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
+tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
+the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
+optimizer step (or the script's hand-written SGD through `.data`).
+
+Each (kind, framework) runs in a fresh process on one thread (OMP_NUM_THREADS=1,
+MINIGRAD_NUM_THREADS=1, torch.set_num_threads(1)); the two frameworks of a kind run one after the
+other. Inside the process: the import, the build, the first step, then `--warmup` steps not
+counted, then `--repeats` timed runs of `--steps` steps; the best run's mean is the step time
+(the machine is shared: the best of several is the steadiest figure; the spread is printed too).
+"first step" = import + build + first step - one steady step, the latency a user waits for.
+"""
+import argparse  # noqa: I001 (T_START first: the first-step time counts the imports)
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+T_START = time.perf_counter()
+ROOT = Path(__file__).resolve().parents[1]
+KINDS = ["mlp", "mlp_module", "rnn", "gru", "bow", "transformer", "lecture_gpt", "poly",
+         "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs"]
+
+
+# ---- the models: each builder returns a step() closure ------------------------------------------
+
+def names_data(torch, block=8, batch=32, vocab=27):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, vocab, (batch, block), generator=g)
+    y = torch.randint(0, vocab, (batch, block), generator=g)
+    return x, y
+
+
+def build_mlp(torch):
+    """tests/scripts/names_mlp.py: embedding table + tanh MLP on raw tensors, SGD through .data."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(0)
+    vocab, block = 27, 3
+    X = torch.randint(0, vocab, (2000, block), generator=g)
+    Y = torch.randint(0, vocab, (2000,), generator=g)
+    C = torch.randn((vocab, 10), generator=g)
+    W1 = torch.randn((block * 10, 64), generator=g) * 0.2
+    b1 = torch.randn(64, generator=g) * 0.01
+    W2 = torch.randn((64, vocab), generator=g) * 0.01
+    b2 = torch.zeros(vocab)
+    params = [C, W1, b1, W2, b2]
+    for p in params:
+        p.requires_grad = True
+
+    def step():
+        ix = torch.randint(0, X.shape[0], (32,), generator=g)
+        emb = C[X[ix]]
+        h = torch.tanh(emb.view(-1, block * 10) @ W1 + b1)
+        loss = F.cross_entropy(h @ W2 + b2, Y[ix])
+        for p in params:
+            p.grad = None
+        loss.backward()
+        for p in params:
+            p.data += -0.1 * p.grad
+    return step
+
+
+def names_models(torch, kind):
+    """tests/scripts/names_models.py's models (block 8, vocab 27, batch 32), AdamW + clip_grad_norm_."""
+    nn, F = torch.nn, torch.nn.functional
+    vocab, block = 27, 8
+
+    class RNN(nn.Module):
+        def __init__(self, cell):
+            super().__init__()
+            self.wte = nn.Embedding(vocab, 32)
+            self.rnn = (nn.GRU if cell == "gru" else nn.RNN)(32, 64, batch_first=True)
+            self.lm_head = nn.Linear(64, vocab)
+
+        def forward(self, idx):
+            out, _ = self.rnn(self.wte(idx))
+            return self.lm_head(out)
+
+    class BoW(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(vocab, 32)
+            self.wpe = nn.Embedding(block, 32)
+            self.register_buffer("bias", torch.tril(torch.ones(block, block)).view(1, block, block))
+            self.mlp = nn.Sequential(nn.Linear(32, 128), nn.Tanh(), nn.Linear(128, 32))
+            self.lm_head = nn.Linear(32, vocab)
+
+        def forward(self, idx):
+            B, T = idx.size()
+            x = self.wte(idx) + self.wpe(torch.arange(0, T, dtype=torch.long).unsqueeze(0))
+            att = torch.zeros((B, T, T)).masked_fill(self.bias[:, :T, :T] == 0, float("-inf"))
+            x = x + F.softmax(att, dim=-1) @ x
+            x = x + self.mlp(x)
+            return self.lm_head(x)
+
+    class Transformer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(vocab, 32)
+            self.wpe = nn.Embedding(block, 32)
+            layer = nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0, batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, num_layers=2)
+            self.lm_head = nn.Linear(32, vocab)
+
+        def forward(self, idx):
+            T = idx.size(1)
+            x = self.wte(idx) + self.wpe(torch.arange(T).unsqueeze(0))
+            mask = nn.Transformer.generate_square_subsequent_mask(T)
+            return self.lm_head(self.encoder(x, mask=mask, is_causal=True))
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(vocab + 1, 16)
+            self.mlp = nn.Sequential(nn.Linear(block * 16, 64), nn.Tanh(), nn.Linear(64, vocab))
+
+        def forward(self, idx):
+            embs = []
+            for _ in range(block):
+                embs.append(self.wte(idx))
+                idx = torch.roll(idx, 1, 1)
+                idx[:, 0] = vocab
+            return self.mlp(torch.cat(embs, -1))
+
+    model = {"rnn": lambda: RNN("rnn"), "gru": lambda: RNN("gru"), "bow": BoW, "transformer": Transformer,
+             "mlp_module": MLP}[kind]()
+    opt = torch.optim.AdamW(model.parameters(), lr=5e-3, weight_decay=0.01, betas=(0.9, 0.99), eps=1e-8)
+    X, Y = names_data(torch, block, 32, vocab)
+
+    def step():
+        logits = model(X)
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), Y.view(-1), ignore_index=-1)
+        model.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    return step
+
+
+def build_lecture_gpt(torch):
+    """tests/scripts/lecture_gpt.py: heads as modules, a tril buffer, dropout 0.1, AdamW (batch 8, block 16)."""
+    nn, F = torch.nn, torch.nn.functional
+    batch_size, block_size, n_embd, n_head, n_layer, dropout, vocab_size = 8, 16, 32, 4, 2, 0.1, 65
+
+    class Head(nn.Module):
+        def __init__(self, head_size):
+            super().__init__()
+            self.key = nn.Linear(n_embd, head_size, bias=False)
+            self.query = nn.Linear(n_embd, head_size, bias=False)
+            self.value = nn.Linear(n_embd, head_size, bias=False)
+            self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size)))
+            self.dropout = nn.Dropout(dropout)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            k, q = self.key(x), self.query(x)
+            wei = q @ k.transpose(-2, -1) * k.shape[-1] ** -0.5
+            wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
+            wei = self.dropout(F.softmax(wei, dim=-1))
+            return wei @ self.value(x)
+
+    class MultiHeadAttention(nn.Module):
+        def __init__(self, num_heads, head_size):
+            super().__init__()
+            self.heads = nn.ModuleList([Head(head_size) for _ in range(num_heads)])
+            self.proj = nn.Linear(head_size * num_heads, n_embd)
+            self.dropout = nn.Dropout(dropout)
+
+        def forward(self, x):
+            return self.dropout(self.proj(torch.cat([h(x) for h in self.heads], dim=-1)))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sa = MultiHeadAttention(n_head, n_embd // n_head)
+            self.ffwd = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.ReLU(), nn.Linear(4 * n_embd, n_embd),
+                                      nn.Dropout(dropout))
+            self.ln1, self.ln2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
+
+        def forward(self, x):
+            x = x + self.sa(self.ln1(x))
+            return x + self.ffwd(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(vocab_size, n_embd)
+            self.pos = nn.Embedding(block_size, n_embd)
+            self.blocks = nn.Sequential(*[Block() for _ in range(n_layer)])
+            self.ln_f = nn.LayerNorm(n_embd)
+            self.lm_head = nn.Linear(n_embd, vocab_size)
+
+        def forward(self, idx, targets):
+            B, T = idx.shape
+            x = self.ln_f(self.blocks(self.tok(idx) + self.pos(torch.arange(T))))
+            logits = self.lm_head(x)
+            return F.cross_entropy(logits.view(B * T, -1), targets.view(B * T))
+
+    model = GPT()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    X, Y = names_data(torch, block_size, batch_size, vocab_size)
+
+    def step():
+        loss = model(X, Y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def build_poly(torch):
+    """tests/scripts/poly_regression.py: Linear(3, 1) on cubic features, MSELoss(sum), SGD momentum."""
+    nn = torch.nn
+    x = torch.linspace(-math.pi, math.pi, 200).unsqueeze(1)
+    y = torch.sin(x).flatten()
+    features = torch.cat([x, x ** 2, x ** 3], dim=1)
+    model = nn.Sequential(nn.Linear(3, 1), nn.Flatten(0, 1))
+    loss_fn = nn.MSELoss(reduction="sum")
+    opt = torch.optim.SGD(model.parameters(), lr=1e-5, momentum=0.9)
+
+    def step():
+        loss = loss_fn(model(features), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step
+
+
+def build_word(torch, kind):
+    """tests/scripts/word_lm.py: 2-layer LSTM/GRU (32/32) or Transformer (32, 2 heads, 64), bptt 12,
+    batch 10, vocab 1000, dropout 0.2, clip_grad_norm_ 0.25 and SGD through .data."""
+    nn, F = torch.nn, torch.nn.functional
+    ntokens, bptt, bsz = 1000, 12, 10
+
+    class RNNModel(nn.Module):
+        def __init__(self, rnn_type):
+            super().__init__()
+            self.drop = nn.Dropout(0.2)
+            self.encoder = nn.Embedding(ntokens, 32)
+            self.rnn = getattr(nn, rnn_type)(32, 32, 2, dropout=0.2)
+            self.decoder = nn.Linear(32, ntokens)
+
+        def forward(self, input, hidden):
+            output, hidden = self.rnn(self.drop(self.encoder(input)), hidden)
+            return F.log_softmax(self.decoder(self.drop(output)).view(-1, ntokens), dim=1), hidden
+
+    class PositionalEncoding(nn.Module):
+        def __init__(self, d_model, max_len=64):
+            super().__init__()
+            self.dropout = nn.Dropout(p=0.2)
+            pe = torch.zeros(max_len, d_model)
+            position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)
+            div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+            pe[:, 0::2] = torch.sin(position * div_term)
+            pe[:, 1::2] = torch.cos(position * div_term)
+            self.register_buffer("pe", pe.unsqueeze(0).transpose(0, 1))
+
+        def forward(self, x):
+            return self.dropout(x + self.pe[:x.size(0), :])
+
+    class TransformerModel(nn.Transformer):
+        def __init__(self):
+            super().__init__(d_model=32, nhead=2, dim_feedforward=64, num_encoder_layers=2)
+            self.pos_encoder = PositionalEncoding(32)
+            self.input_emb = nn.Embedding(ntokens, 32)
+            self.decoder = nn.Linear(32, ntokens)
+            self.src_mask = torch.log(torch.tril(torch.ones(bptt, bptt)))
+
+        def forward(self, src):
+            src = self.pos_encoder(self.input_emb(src) * math.sqrt(32))
+            return F.log_softmax(self.decoder(self.encoder(src, mask=self.src_mask)), dim=-1)
+
+    model = TransformerModel() if kind == "Transformer" else RNNModel(kind)
+    criterion = nn.NLLLoss()
+    g = torch.Generator().manual_seed(0)
+    data = torch.randint(0, ntokens, (bptt, bsz), generator=g)
+    targets = torch.randint(0, ntokens, (bptt * bsz,), generator=g)
+    state = {}
+    if kind == "LSTM":
+        state["hidden"] = (torch.zeros(2, bsz, 32), torch.zeros(2, bsz, 32))
+    elif kind == "GRU":
+        state["hidden"] = torch.zeros(2, bsz, 32)
+
+    def step():
+        model.zero_grad()
+        if kind == "Transformer":
+            output = model(data).view(-1, ntokens)
+        else:
+            h = state["hidden"]
+            h = tuple(t.detach() for t in h) if isinstance(h, tuple) else h.detach()
+            output, state["hidden"] = model(data, h)
+        loss = criterion(output, targets)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.25)
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-5.0)
+    return step
+
+
+def build_lstmcell_lbfgs(torch):
+    """tests/scripts/lstm_lbfgs.py: two LSTMCells over 29 steps, float64, one LBFGS step (20 closures)."""
+    import numpy as np
+    nn = torch.nn
+
+    class Sequence(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm1 = nn.LSTMCell(1, 16)
+            self.lstm2 = nn.LSTMCell(16, 16)
+            self.linear = nn.Linear(16, 1)
+
+        def forward(self, input):
+            outputs = []
+            h_t = torch.zeros(input.size(0), 16, dtype=torch.double)
+            c_t = torch.zeros(input.size(0), 16, dtype=torch.double)
+            h_t2 = torch.zeros(input.size(0), 16, dtype=torch.double)
+            c_t2 = torch.zeros(input.size(0), 16, dtype=torch.double)
+            for input_t in input.split(1, dim=1):
+                h_t, c_t = self.lstm1(input_t, (h_t, c_t))
+                h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
+                outputs += [self.linear(h_t2)]
+            return torch.cat(outputs, dim=1)
+
+    rs = np.random.RandomState(2)
+    x = np.array(range(30)) + rs.randint(-80, 80, 8).reshape(8, 1)
+    data = np.sin(x / 20.0).astype("float64")
+    input, target = torch.from_numpy(data[3:, :-1]), torch.from_numpy(data[3:, 1:])
+    seq = Sequence().double()
+    criterion = nn.MSELoss()
+    opt = torch.optim.LBFGS(seq.parameters(), lr=0.8)
+
+    def closure():
+        opt.zero_grad()
+        loss = criterion(seq(input), target)
+        loss.backward()
+        return loss
+
+    def step():
+        opt.step(closure)
+    return step
+
+
+def build(torch, kind):
+    if kind == "mlp":
+        return build_mlp(torch)
+    if kind in ("mlp_module", "rnn", "gru", "bow", "transformer"):
+        return names_models(torch, kind)
+    if kind == "lecture_gpt":
+        return build_lecture_gpt(torch)
+    if kind == "poly":
+        return build_poly(torch)
+    if kind.startswith("word_"):
+        return build_word(torch, {"word_lstm": "LSTM", "word_gru": "GRU", "word_transformer": "Transformer"}[kind])
+    if kind == "lstmcell_lbfgs":
+        return build_lstmcell_lbfgs(torch)
+    raise ValueError(kind)
+
+
+def minigrad_as_torch():
+    """minigrad under PyTorch's layout: `torch.nn` is the nn package, `torch.optim` its optimizers."""
+    import types
+
+    import minigrad
+    import nn
+
+    torch = types.SimpleNamespace(**{k: getattr(minigrad, k) for k in dir(minigrad) if not k.startswith("__")})
+    torch.nn, torch.optim = nn, nn.optim
+    return torch
+
+
+# ---- one process: one framework, one kind ---------------------------------------------------------
+
+def worker(framework, kind, warmup, steps, repeats):
+    if framework == "minigrad":
+        torch = minigrad_as_torch()
+    else:
+        import torch
+        torch.set_num_threads(1)
+    torch.manual_seed(0)
+    t_import = time.perf_counter()
+    step = build(torch, kind)
+    t_build = time.perf_counter()
+    step()
+    t_first = time.perf_counter()
+    for _ in range(warmup):
+        step()
+    runs = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(steps):
+            step()
+        runs.append((time.perf_counter() - t) / steps)
+    best = min(runs)
+    print(json.dumps({"import": t_import - T_START, "build": t_build - t_import, "first": t_first - t_build,
+                      "step": best, "runs": runs, "latency": t_first - T_START - best}))
+
+
+def run_worker(framework, kind, args):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1", MINIGRAD_NUM_THREADS="1")
+    cmd = [sys.executable, __file__, "--worker", framework, "--kinds", kind, "--warmup", str(args.warmup),
+           "--steps", str(args.steps), "--repeats", str(args.repeats)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200, cwd=ROOT)
+    if done.returncode != 0:
+        raise RuntimeError(f"{framework} {kind} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def cpu_name():
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        return next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
+    except (OSError, StopIteration):
+        return "unknown CPU"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kinds", nargs="+", default=KINDS, choices=KINDS)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--frameworks", nargs="+", default=["minigrad", "torch"])
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args.worker, args.kinds[0], args.warmup, args.steps, args.repeats)
+    print(f"CPU: {cpu_name()}; one thread each; best of {args.repeats} x {args.steps} steps after {args.warmup} "
+          "warmup (spread: worst/best run)")
+    head = f"{'kind':<17}" + "".join(f"{f + ' ms/step':>17}{'spread':>8}" for f in args.frameworks)
+    head += f"{'ratio':>7}" if len(args.frameworks) == 2 else ""
+    head += "".join(f"{f[:5] + ' 1st s':>13}" for f in args.frameworks)
+    print(head)
+    for kind in args.kinds:
+        res = {f: run_worker(f, kind, args) for f in args.frameworks}
+        line = f"{kind:<17}"
+        for f in args.frameworks:
+            r = res[f]
+            line += f"{r['step'] * 1e3:>17.3f}{max(r['runs']) / r['step']:>8.2f}"
+        if len(args.frameworks) == 2:
+            line += f"{res[args.frameworks[0]]['step'] / res[args.frameworks[1]]['step']:>7.2f}"
+        line += "".join(f"{res[f]['latency']:>13.3f}" for f in args.frameworks)
+        print(line, flush=True)
+    print("ratio: minigrad time / PyTorch time (below 1: minigrad faster); 1st s: import + build + first step "
+          "- one steady step")
+
+
+if __name__ == "__main__":
+    main()
