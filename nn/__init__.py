@@ -64,3 +64,7 @@ __all__ += [
     "Bilinear", "HuberLoss", "SoftMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
     "TripletMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
 ]
+
+from .modules import ParameterDict, ParameterList  # noqa: E402
+
+__all__ += ["ParameterList", "ParameterDict"]

@@ -1,6 +1,6 @@
 """The layers, one file per idea."""
 from .activation import GELU, ReLU, Tanh
-from .container import ModuleDict, ModuleList, Sequential
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .dropout import Dropout
 from .linear import Identity, Linear
 from .normalization import LayerNorm

@@ -1,4 +1,5 @@
-"""Containers: Sequential (a pipeline), ModuleList and ModuleDict (registered collections)."""
+"""Containers: Sequential (a pipeline), ModuleList and ModuleDict (registered collections of modules),
+ParameterList and ParameterDict (of parameters)."""
 import operator
 from collections import OrderedDict
 
@@ -178,3 +179,109 @@ class ModuleDict(Module):
         pairs = modules.items() if hasattr(modules, "items") else modules
         for key, module in pairs:
             self[key] = module
+
+
+def _as_parameter(value):
+    # PyTorch's containers wrap a plain tensor they are given as a Parameter (it is learned)
+    from ..parameter import Parameter
+    from minigrad import Tensor
+
+    return Parameter(value) if isinstance(value, Tensor) and not isinstance(value, Parameter) else value
+
+
+class ParameterList(Module):
+    """A list of Parameters, registered so the parent sees them (named '0', '1', ...). Plain tensors
+    put in it become Parameters, as in PyTorch."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self._parameters.values())[idx])
+        return self._parameters[str(_index(idx, len(self)))]
+
+    def __setitem__(self, idx, param):
+        self.register_parameter(str(_index(idx, len(self))), _as_parameter(param))
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __iadd__(self, values):
+        return self.extend(values)
+
+    def append(self, value):
+        """Add `value` at the end; returns self."""
+        self.register_parameter(str(len(self)), _as_parameter(value))
+        return self
+
+    def extend(self, values):
+        """Add each of `values` at the end; returns self."""
+        for v in values:
+            self.append(v)
+        return self
+
+    def extra_repr(self):
+        return "\n".join(f"  ({i}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]"
+                         for i, p in enumerate(self))
+
+
+class ParameterDict(Module):
+    """A dict of Parameters, registered under their keys. Plain tensors put in it become Parameters."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __setitem__(self, key, value):
+        self.register_parameter(key, _as_parameter(value))
+
+    def __delitem__(self, key):
+        del self._parameters[key]
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key):
+        return key in self._parameters
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def values(self):
+        return self._parameters.values()
+
+    def items(self):
+        return self._parameters.items()
+
+    def get(self, key, default=None):
+        return self._parameters.get(key, default)
+
+    def pop(self, key):
+        return self._parameters.pop(key)
+
+    def update(self, parameters):
+        """Add (key, value) pairs from a mapping or an iterable of pairs."""
+        pairs = parameters.items() if hasattr(parameters, "items") else parameters
+        for key, value in pairs:
+            self[key] = value
+
+    def extra_repr(self):
+        return "\n".join(f"  ({k}): Parameter containing: [{_legacy_name(p)} of size {'x'.join(map(str, p.shape))}]"
+                         for k, p in self.items())  # (PyTorch's two reprs name the dtype in two ways)
+
+
+def _legacy_name(p):
+    return f"minigrad.{p.dtype._legacy}"
