@@ -7,9 +7,8 @@
     >>> x.grad
     tensor(28.)
 """
-from .backends.cpu import blas as _blas  # noqa: F401, I001 (first: it must run before numpy loads OpenBLAS)
-from . import _allocator, autograd, dtypes, ops, random  # noqa: F401
-from .backends import get_kernels, kernels, set_kernels  # noqa: F401
+from . import autograd, dtypes, ops, random  # noqa: F401
+from .backends import get_kernels, get_num_threads, kernels, set_kernels, set_num_threads  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .device import cuda_is_available, device  # noqa: F401
 from .dtypes import (  # noqa: F401

@@ -20,6 +20,8 @@ import contextlib
 import importlib
 import os
 
+from .process import get_num_threads, set_num_threads, tune_process  # noqa: F401
+
 KERNELS = ("reference", "numpy", "fast")
 
 # op -> (CPU module, CUDA module) under this package, None where that backend has none
@@ -101,9 +103,7 @@ _team = None
 def _cpu_team():
     global _team
     if _team is None:
-        from .cpu import array_memory, team as _team_module
+        from .cpu import team as _team_module
 
-        if _team_module.available():  # numba imports: the kernels run, on arrays aligned for them
-            array_memory.install()
         _team = _team_module
     return _team
