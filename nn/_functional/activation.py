@@ -10,8 +10,8 @@ import numpy as np
 
 import minigrad
 from minigrad import backends
+from minigrad.special import ERF32_ALPHA, ERF32_BETA, erf
 
-from . import erf as _erf
 from . import reference
 from ._common import (
     Function, Tensor, blockwise, check_tensor, once_differentiable, xp_of,
@@ -28,8 +28,8 @@ A_TANH = 0.044715
 # powers of two, exact), which saves two of the 29 passes over each block. Past the clip the folded
 # constant can round to just below -1/2; the max with 0 keeps gelu(x) from turning positive there.
 _GELU_CLIP = 4.0 * math.sqrt(2.0)
-_GELU_P = tuple(a * 0.5 * SQRT1_2 / 2.0 ** (len(_erf._ALPHA) - 1 - j) for j, a in enumerate(_erf._ALPHA))
-_GELU_Q = tuple(b / 2.0 ** (len(_erf._BETA) - 1 - j) for j, b in enumerate(_erf._BETA))
+_GELU_P = tuple(a * 0.5 * SQRT1_2 / 2.0 ** (len(ERF32_ALPHA) - 1 - j) for j, a in enumerate(ERF32_ALPHA))
+_GELU_Q = tuple(b / 2.0 ** (len(ERF32_BETA) - 1 - j) for j, b in enumerate(ERF32_BETA))
 
 
 def _horner(q, z, coeffs):  # q = coeffs[0] z^n + ... + coeffs[n]
@@ -54,7 +54,7 @@ def _gelu_fwd(o, x, s1, s2):  # gelu(x) = x/2 (1 + erf(x/sqrt2))
         return
     xp = xp_of(x)
     xp.multiply(x, SQRT1_2, out=o)
-    _erf.erf(o, out=o)
+    erf(o, out=o)
     o += 1.0
     o *= x
     o *= 0.5

@@ -17,7 +17,7 @@ import numpy as np
 from minigrad import backends
 from minigrad.autograd.function import ArrayArg
 
-from ._common import Function, Tensor, check_tensor, once_differentiable, row_dot, row_sum, sum_to, xp_of
+from ._common import Function, Tensor, check_tensor, once_differentiable, row_dot, row_sum, xp_of
 from .dropout import keep_mask
 
 _NEG_INF = float("-inf")
@@ -119,7 +119,7 @@ class Attention(Function):
             gq *= scale
             xp.matmul(xp.swapaxes(gP, -1, -2), xp.multiply(qb, scale), out=gk)
         needs = ctx.needs_input_grad
-        return tuple([Tensor(_to_shape(sum_to(ga, shp), t.array.shape)) if need else None
+        return tuple([Tensor(_to_shape(Tensor(ga).sum_to_size(shp).array, t.array.shape)) if need else None
                       for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)]) + (None,) * 5
 
 

@@ -239,14 +239,8 @@ def test_a_gemm_that_fails_its_check_is_not_used(monkeypatch):
     np.testing.assert_allclose(got.array, want.array, rtol=1e-5, atol=1e-6)
 
 
-def test_the_compiled_gelu_uses_erfs_float32_coefficients():
-    from nn._functional import erf
-
-    assert gelu._ALPHA == erf._ALPHA and gelu._BETA == erf._BETA
-
-
-def test_kernels_use_the_full_vector_width_unless_the_user_chose(monkeypatch):
-    # LLVM prefers 256-bit vectors on AVX-512 CPUs; the kernels ask for 512, but never over the user's setting
+def test_tuning_asks_for_the_full_vector_width_unless_the_user_chose(monkeypatch):
+    # LLVM prefers 256-bit vectors on AVX-512 CPUs; tune_process asks for 512, never over the user's setting
     pytest.importorskip("numba")
     import types
 
@@ -254,16 +248,20 @@ def test_kernels_use_the_full_vector_width_unless_the_user_chose(monkeypatch):
 
     host = get_host_cpu_features()
     cpu_kernels.available()
-    set_here = os.environ.get("NUMBA_CPU_FEATURES") == host + ",-prefer-256-bit"  # (not by the user)
+    set_here = os.environ.get("NUMBA_CPU_FEATURES") == host + ",-prefer-256-bit"  # (by a tuning, not the user)
     fake = types.SimpleNamespace(config=types.SimpleNamespace(CPU_FEATURES=None))
+    monkeypatch.setattr(cpu_kernels, "_numba", fake)
     monkeypatch.setenv("NUMBA_CPU_FEATURES", "+avx2")
-    cpu_kernels._full_vector_width(fake)
+    assert not cpu_kernels.full_vector_width()
     assert fake.config.CPU_FEATURES is None and os.environ["NUMBA_CPU_FEATURES"] == "+avx2"
     monkeypatch.delenv("NUMBA_CPU_FEATURES")
     monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
-    cpu_kernels._full_vector_width(fake)
+    applied = cpu_kernels.full_vector_width()
     if "+avx512f" in host.split(","):
-        assert fake.config.CPU_FEATURES == os.environ["NUMBA_CPU_FEATURES"] == host + ",-prefer-256-bit"
+        assert applied and fake.config.CPU_FEATURES == os.environ["NUMBA_CPU_FEATURES"] == host + ",-prefer-256-bit"
+    else:
+        assert not applied and fake.config.CPU_FEATURES is None and "NUMBA_CPU_FEATURES" not in os.environ
+    monkeypatch.undo()
     if set_here:
         x = np.linspace(-3, 3, 4096, dtype=np.float32)  # and a compiled kernel here does use 512-bit registers
         out = np.empty_like(x)
@@ -272,5 +270,3 @@ def test_kernels_use_the_full_vector_width_unless_the_user_chose(monkeypatch):
         k = numba.njit(**dict(cpu_kernels._OPTIONS, cache=False))(gelu._forward.py_func)
         k(out, x)
         assert "zmm" in k.inspect_asm(k.signatures[0])
-    if "+avx512f" not in host.split(","):
-        assert fake.config.CPU_FEATURES is None and "NUMBA_CPU_FEATURES" not in os.environ

@@ -12,7 +12,7 @@ from minigrad import backends
 from minigrad.backends.cpu import attention as cpu_attention
 from minigrad.backends.cpu import team
 from nn._functional import reference as R
-from nn._functional.erf import erf
+from minigrad.special import erf
 
 F64 = minigrad.float64
 RNG = np.random.default_rng(0)
