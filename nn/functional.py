@@ -7,9 +7,6 @@ saves only what it needs; `nn/_functional/` holds them, one file per idea. Each 
 from minigrad's primitive ops in nn/_functional/reference.py (read that first): with
 MINIGRAD_KERNELS=reference (or `minigrad.set_kernels("reference")`) these functions call it.
 """
-from minigrad import backends
-
-from ._functional import reference as _ref
 from ._functional.activation import gelu as _gelu
 from ._functional.activation import gelu_arrays
 from ._functional.activation import log_softmax as _log_softmax
@@ -43,8 +40,6 @@ def linear(input, weight, bias=None):
     or None -> output (*, out_features). One `AddmmBackward0` node (`MmBackward0` without bias):
     one GEMM each way on input viewed as (N, in_features), W.T read in place; saves input and weight.
     """
-    if backends.get_kernels() == "reference":
-        return _ref.linear(input, weight, bias)
     return _linear(input, weight, bias)
 
 
@@ -56,8 +51,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     max_norm, scale_grad_by_freq and sparse are not supported (they raise). One
     `EmbeddingBackward0` node saving the ids; its backward sums repeated ids without np.add.at.
     """
-    if backends.get_kernels() == "reference":
-        return _ref.embedding(input, weight, padding_idx)
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
     return _embedding(input, weight, padding_idx)
@@ -71,8 +64,6 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     `NativeLayerNormBackward0` node saving the input, its mean and 1/std per row, and the weight
     (the GPU kernel keeps x_hat instead of the input and mean).
     """
-    if backends.get_kernels() == "reference":
-        return _ref.layer_norm(input, normalized_shape, weight, bias, eps)
     return _layer_norm(input, normalized_shape, weight, bias, eps)
 
 
@@ -82,16 +73,12 @@ def gelu(input, approximate="none"):
     approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Shape: (*) -> (*).
     One `GeluBackward0` node saving its input.
     """
-    if backends.get_kernels() == "reference":
-        return _ref.gelu(input, approximate)
     return _gelu(input, approximate)
 
 
 def relu(input, inplace=False):
     """max(x, 0) elementwise. Shape: (*) -> (*). One `ReluBackward0` node saving its output
     (`inplace` is accepted and ignored: the result is a new tensor)."""
-    if backends.get_kernels() == "reference":
-        return _ref.relu(input)
     return _relu(input)
 
 
@@ -118,8 +105,6 @@ def dropout(input, p=0.5, training=True, inplace=False):
     minigrad's default generator, so `minigrad.manual_seed` makes it reproducible (p is applied
     to 1/65536). One `NativeDropoutBackward0` node saving only the boolean mask.
     """
-    if backends.get_kernels() == "reference":
-        return _ref.dropout(input, p, training)
     return _dropout(input, p, training, inplace)
 
 
@@ -134,8 +119,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     A target outside [0, C) (other than ignore_index) raises IndexError naming it and C. One
     `CrossEntropyLossBackward0` node saving one (N, C) array (no copy of the logits).
     """
-    if backends.get_kernels() == "reference":
-        return _ref.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
     return _cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)
 
 
@@ -160,8 +143,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     (Hq a multiple of Hk). A fully masked row gives zeros (as PyTorch). One
     `ScaledDotProductAttentionBackward0` node saving q, k, v (no copies) and the probabilities.
     """
-    if backends.get_kernels() == "reference" and not enable_gqa:
-        return _ref.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
     return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
 

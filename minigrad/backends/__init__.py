@@ -1,42 +1,94 @@
-"""Where the speed lives: one switch for the whole process and one dispatch point for every fused op.
+"""Where the speed lives: one setting, one registry of implementations, one way to pick one.
 
-The fused ops of nn.functional (linear, embedding, gelu, layer_norm, cross_entropy, dropout,
-scaled_dot_product_attention) and AdamW's update are each written three times:
+A fused op (linear, embedding, gelu, layer_norm, cross_entropy, dropout, scaled_dot_product_attention,
+conv's grouped products, AdamW's update) is defined once, in nn/_functional/<op>.py (nn/optim/adam.py
+for AdamW): its argument checks, its semantics and its plain array code (numpy on the CPU, cupy on a
+GPU), one `Function` whose forward and backward run that code. Its reference, written from
+minigrad's primitive ops and differentiated by autograd, is in nn/_functional/reference.py.
 
-- the reference (nn/_functional/reference.py): minigrad's primitive ops, differentiated by autograd;
-- the op (nn/_functional/<op>.py): one Function whose forward and backward are plain array code;
-- the backends (this package): compiled CPU kernels on a thread team (cpu/) and CUDA kernels (cuda/).
+Which code runs is one setting, `MINIGRAD_KERNELS` in the environment or `set_kernels` here:
 
-Which ones run is one setting, `MINIGRAD_KERNELS` in the environment or `set_kernels` here:
+    reference   the references (a graph of primitive nodes: slow, for reading)
+    numpy       the ops' own array code, and the registrations eligible under 'numpy'
+    fast        (default) the registered implementations that take the arguments, else the ops' code
 
-    reference   nn.functional calls the reference (a graph of primitive nodes: slow, for reading)
-    numpy       the ops' own array code (numpy on the CPU, cupy on a GPU), no backend
-    fast        (default) the backends where they take the arrays, else the ops' array code
+How an op runs (the only places that look at the setting are `pick` and `find`, here):
 
-An op asks `lookup(op, *arrays)` for its backend module; None means: run your own array code.
-Importing this package imports neither numba nor cupy (the backends load on first use).
+    pick(fused, reference)   the op's public function calls `pick(Op.apply, reference_fn)(*args)`: the
+                             reference under 'reference', else the op's Function (one call, no graph
+                             bookkeeping of its own)
+    find(op, *args)          inside the Function: the registered implementation of `op` that takes
+                             these arrays, or None, and then the op runs its own array code
+
+The registration protocol. An implementation is a module (or any object) that defines
+
+    supports(*args) -> bool    whether it takes these arguments: array types and dtypes, layout, sizes,
+                               options. Cheap, and with no side effect: it is asked on every call.
+    forward(*args)             the op's forward, on exactly the arguments supports() accepted; it never
+                               declines (no None or False meaning "not here")
+    backward(*args)            the op's backward (where the op's backward runs on it)
+
+and is registered with `register(op, module, device, kernels)`:
+
+    op        the op's name ("gelu"); `find(op, *args)` is asked with the arguments `supports` takes
+    module    a dotted path under this package ("cpu.gelu"), imported on first use (so importing
+              minigrad imports neither numba nor cupy), or an object
+    device    "cpu" (numpy arrays) or "cuda" (cupy arrays): what the first argument must be
+    kernels   the settings under which it is eligible: ("fast",) for compiled kernels; ("numpy",
+              "fast") for code that is the array library's own way of doing the op (cupyx's scatter-add)
+
+`find` walks the op's registrations in order and returns the first eligible one whose `supports`
+accepts; an implementation found at forward also runs that Function's backward (the op keeps it on
+ctx), so `supports` vouches for both. What each op passes to supports/forward/backward is written in
+the op's file next to its `find` call, and in each backend module. The CPU registrations need numba
+(they are skipped without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py's.
+
+To add a fused op: write its Function with plain array code and its reference; call
+`pick(Fn.apply, reference)` from its public function and `find("name", ...)` where a backend can take
+over; register each backend module below (or from your own code: `register("name", module, "cpu")`).
+
+Also here: `tune_process()`, `set_num_threads(n)`, `get_num_threads()` (minigrad/backends/process.py)
+and `arrays` (where numpy and cupy differ in the ops' array code).
 """
 import contextlib
 import importlib
 import os
 
+from .cpu import team as _team
 from .process import get_num_threads, set_num_threads, tune_process  # noqa: F401
 
 KERNELS = ("reference", "numpy", "fast")
+FAST = ("fast",)
+_registry = {}  # op -> [(module or dotted path, device, kernels)] in the order they are asked
+_loaded = {}  # dotted path -> module, once imported
 
-# op -> (CPU module, CUDA module) under this package, None where that backend has none
-_BACKENDS = {
-    "linear": ("cpu.linear", None),
-    "embedding": ("cpu.embedding", None),
-    "gelu": ("cpu.gelu", "cuda.gelu"),
-    "layer_norm": ("cpu.layer_norm", "cuda.layer_norm"),
-    "cross_entropy": ("cpu.cross_entropy", "cuda.cross_entropy"),
-    "dropout": (None, "cuda.dropout"),
-    "attention": ("cpu.attention", "cuda.attention"),
-    "adamw": ("cpu.adamw", "cuda.adamw"),
-    "conv": ("cpu.conv", None),
-}
-_modules = {}
+
+def register(op, module, device, kernels=FAST):
+    """Add an implementation of `op` (the module docstring's protocol); later registrations are asked
+    after earlier ones."""
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"register: device must be 'cpu' or 'cuda', got {device!r}")
+    kernels = tuple(kernels)
+    if not set(kernels) <= {"numpy", "fast"}:
+        raise ValueError(f"register: kernels must be among 'numpy', 'fast', got {kernels!r}")
+    _registry.setdefault(op, []).append((module, device, kernels))
+
+
+register("linear", "cpu.linear", "cpu")
+register("embedding", "cpu.embedding", "cpu")
+register("embedding", "cuda.embedding", "cuda", ("numpy", "fast"))
+register("gelu", "cpu.gelu", "cpu")
+register("gelu", "cuda.gelu", "cuda")
+register("layer_norm", "cpu.layer_norm", "cpu")
+register("layer_norm", "cuda.layer_norm", "cuda")
+register("cross_entropy", "cpu.cross_entropy", "cpu")
+register("cross_entropy", "cuda.cross_entropy", "cuda")
+register("dropout", "cuda.dropout", "cuda")
+register("attention", "cpu.attention", "cpu")
+register("attention", "cuda.attention", "cuda")
+register("adamw", "cpu.adamw", "cpu")
+register("adamw", "cuda.adamw", "cuda")
+register("grouped_matmul", "cpu.conv", "cpu")
 
 
 def _checked(name):
@@ -71,39 +123,38 @@ def kernels(name):
         set_kernels(before)
 
 
-def lookup(op, *arrays):
-    """The backend module that runs `op` on these arrays, or None (then the op's own array code runs).
+def pick(fused, reference):
+    """The function a fused op's call runs: `reference` under MINIGRAD_KERNELS=reference (None: the op
+    has no reference for these arguments), else `fused` (the op's Function.apply)."""
+    return reference if _kernels == "reference" and reference is not None else fused
 
-    CPU: numpy float32 / float64 arrays, when numba imports. CUDA: cupy float32 / float64 arrays.
-    Only under the 'fast' setting."""
-    if _kernels != "fast":
+
+def find(op, *args):
+    """The registered implementation of `op` that takes `args` (its `supports(*args)` is true), among
+    those eligible under the setting and made for the first argument's device; None: the op runs its
+    own array code."""
+    device = _device_of(args[0])
+    for module, where, eligible in _registry.get(op, ()):
+        if where == device and _kernels in eligible:
+            impl = _load(module)
+            if impl is not None and impl.supports(*args):
+                return impl
+    return None
+
+
+def _device_of(a):
+    kind = type(a)
+    if kind.__module__ == "numpy":
+        return "cpu"
+    return "cuda" if kind.__module__.startswith("cupy") else None
+
+
+def _load(module):
+    if not isinstance(module, str):
+        return module
+    if module.startswith("cpu.") and not _team.available():  # no numba: the CPU kernels cannot run
         return None
-    kind = type(arrays[0])
-    for b in arrays:
-        if type(b) is not kind or b.dtype.char not in _FLOATS:
-            return None
-    key = (op, kind)
-    module = _modules.get(key)
-    if module is None:
-        cuda = kind.__module__.startswith("cupy")
-        name = _BACKENDS[op][1 if cuda else 0]
-        if name is None or not (cuda or (kind.__module__ == "numpy" and kind.__name__ == "ndarray")):
-            return None
-        module = _modules[key] = importlib.import_module(f".{name}", __name__)
-    if module.__name__.startswith(_CPU) and not _cpu_team().available():  # numba did not import
-        return None
-    return module
-
-
-_CPU = __name__ + ".cpu."
-_FLOATS = ("f", "d")  # float32, float64 (numpy's and cupy's dtype characters)
-_team = None
-
-
-def _cpu_team():
-    global _team
-    if _team is None:
-        from .cpu import team as _team_module
-
-        _team = _team_module
-    return _team
+    impl = _loaded.get(module)
+    if impl is None:
+        impl = _loaded[module] = importlib.import_module(f".{module}", __name__)
+    return impl

@@ -108,12 +108,11 @@ def _gelu_tanh_bwd(o, x, g, s1, s2):  # d/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 
     o *= g
 
 
-def gelu_arrays(x, approximate="none"):
-    """GELU's forward on an array (any shape), exact or tanh form (a backend's where one takes x)."""
-    fast = backends.lookup("gelu", x)
-    y = None if fast is None else fast.forward(x, approximate)
-    if y is not None:
-        return y
+def gelu_arrays(x, approximate="none", impl=None):
+    """GELU's forward on an array (any shape), exact or tanh form: the backend `impl`'s, or (None) the
+    numpy (or cupy) passes."""
+    if impl is not None:
+        return impl.forward(x, approximate)
     out = xp_of(x).empty(x.shape, dtype=x.dtype)
     if approximate == "tanh":
         return blockwise(_gelu_tanh_fwd, 1, out, x)
@@ -132,17 +131,16 @@ class Gelu(Function):
     def forward(ctx, x, approximate):
         ctx.save(self=x)
         ctx.approximate = approximate
-        return gelu_arrays(x.array, approximate)
+        ctx.impl = backends.find("gelu", x.array, approximate)
+        return gelu_arrays(x.array, approximate, ctx.impl)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = g (Phi(x) + x phi(x))
         xd = ctx._saved_self.array
         y = None if ctx.approximate == "tanh" else ctx._saved_result.array  # (the tanh form keeps no output)
-        fast = backends.lookup("gelu", xd, g.array)
-        gx = None if fast is None else fast.backward(xd, y, g.array, ctx.approximate)
-        if gx is not None:
-            return Tensor(gx), None
+        if ctx.impl is not None:
+            return Tensor(ctx.impl.backward(xd, y, g.array, ctx.approximate)), None
         gx = xp_of(xd).empty(xd.shape, dtype=xd.dtype)
         if ctx.approximate == "tanh":
             blockwise(_gelu_tanh_bwd, 2, gx, xd, g.array)
@@ -163,7 +161,7 @@ def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
     _float_only(input, "gelu")
-    return (GeluTanh if approximate == "tanh" else Gelu).apply(input, approximate)
+    return backends.pick((GeluTanh if approximate == "tanh" else Gelu).apply, reference.gelu)(input, approximate)
 
 
 class Relu(Function):
@@ -185,7 +183,7 @@ class Relu(Function):
 def relu(input, inplace=False):
     check_tensor(input, "input", "relu")
     _float_only(input, "relu")
-    return Relu.apply(input)
+    return backends.pick(Relu.apply, reference.relu)(input)
 
 
 # ---- softmax / log_softmax: minigrad's own ops (one SoftmaxBackward0 / LogSoftmaxBackward0 node) ----
@@ -206,13 +204,12 @@ def _softmax_args(input, dim, dtype, name):
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, dim = _softmax_args(input, dim, dtype, "softmax")
-    return _rows_of(reference.softmax if backends.get_kernels() == "reference" else minigrad.softmax, input, dim)
+    return _rows_of(backends.pick(minigrad.softmax, reference.softmax), input, dim)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, dim = _softmax_args(input, dim, dtype, "log_softmax")
-    fn = reference.log_softmax if backends.get_kernels() == "reference" else minigrad.log_softmax
-    return _rows_of(fn, input, dim)
+    return _rows_of(backends.pick(minigrad.log_softmax, reference.log_softmax), input, dim)
 
 
 def _rows_of(fn, input, dim):  # fn(input, dim), a 0-d input as one element

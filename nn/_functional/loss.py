@@ -6,6 +6,7 @@ from minigrad import backends
 
 from minigrad.backends.arrays import sum_of_squares
 
+from . import reference
 from ._common import Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block, xp_of
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -34,7 +35,8 @@ class CrossEntropy(Function):
         M, C = x2.shape
         need_grad = ctx.needs_input_grad[0]
         wd = None if weight is None else weight.array
-        fast = backends.lookup("cross_entropy", x2)
+        D = xp.empty_like(x2)
+        fast = backends.find("cross_entropy", D, x2, t, wd, ignore_index, ls, 0.0, need_grad)
         valid = t != ignore_index
         t_safe = xp.where(valid, t, 0) if wd is not None or fast is None else None
         denom = 1.0
@@ -43,7 +45,6 @@ class CrossEntropy(Function):
         # D is saved already divided by 'mean''s denominator, inside the block loop: backward from a
         # loss of gradient 1 (loss.backward()) then hands D on as it is, with no pass over the logits
         inv = 1.0 / denom if denom else 0.0
-        D = xp.empty_like(x2)
         if fast is not None:
             loss = fast.forward(D, x2, t, wd, ignore_index, ls, inv, need_grad)
         else:
@@ -172,7 +173,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise IndexError(f"Target {int(t.reshape(-1)[i])} is out of bounds: class ids must be in [0, {C}) "
                              f"for input with C={C} classes (or equal ignore_index={ignore_index}); "
                              f"found at flat target position {i}")
-    return CrossEntropy.apply(input, target, weight, int(ignore_index), reduction, float(label_smoothing), layout)
+    ignore_index, label_smoothing = int(ignore_index), float(label_smoothing)
+    return backends.pick(CrossEntropy.apply, _reference_cross_entropy)(input, target, weight, ignore_index, reduction,
+                                                                       label_smoothing, layout)
+
+
+def _reference_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing, layout):
+    return reference.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
 class MseLoss(Function):
