@@ -14,9 +14,9 @@ Which code runs is one setting, `MINIGRAD_KERNELS` in the environment or `set_ke
 
 How an op runs (the only places that look at the setting are `pick` and `find`, here):
 
-    pick(fused, reference)   the op's public function calls `pick(Op.apply, reference_fn)(*args)`: the
-                             reference under 'reference', else the op's Function (one call, no graph
-                             bookkeeping of its own)
+    pick(fused, reference)   nn.functional's function calls `pick(op, reference)(*args)`: the reference
+                             (nn/_functional/reference.py) under 'reference', else the op (its checks,
+                             then its Function); both take the same arguments
     find(op, *args)          inside the Function: the registered implementation of `op` that takes
                              these arrays, or None, and then the op runs its own array code
 
@@ -44,8 +44,8 @@ the op's file next to its `find` call, and in each backend module. The CPU regis
 (they are skipped without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py's.
 
 To add a fused op: write its Function with plain array code and its reference; call
-`pick(Fn.apply, reference)` from its public function and `find("name", ...)` where a backend can take
-over; register each backend module below (or from your own code: `register("name", module, "cpu")`).
+`pick(op, reference)` from its public function and `find("name", ...)` where a backend can take over;
+register each backend module below (or from your own code: `register("name", module, "cpu")`).
 
 Also here: `tune_process()`, `set_num_threads(n)`, `get_num_threads()` (minigrad/backends/process.py)
 and `arrays` (where numpy and cupy differ in the ops' array code).

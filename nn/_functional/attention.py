@@ -16,7 +16,6 @@ import numpy as np
 from minigrad import backends
 from minigrad.backends.arrays import causal_mask, empty_in_order_of, grads_like, keep_mask
 
-from . import reference
 from ._common import Function, Tensor, check_tensor, once_differentiable, row_dot, row_sum, xp_of
 
 _NEG_INF = float("-inf")
@@ -201,11 +200,5 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout probability has to be in [0, 1), but got {dropout_p}")
     scale = 1.0 / math.sqrt(qs[-1]) if scale is None else float(scale)
-    reference_attention = _reference_attention if gqa == 1 else None  # (the reference has no grouped heads)
-    return backends.pick(Attention.apply, reference_attention)(query, key, value, attn_mask, float(dropout_p),
-                                                               bool(is_causal), scale, gqa)
-
-
-def _reference_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, gqa):
-    return reference.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
+    return Attention.apply(query, key, value, attn_mask, float(dropout_p), bool(is_causal), scale, gqa)
 

@@ -6,7 +6,6 @@ from minigrad import backends
 
 from minigrad.backends.arrays import sum_of_squares
 
-from . import reference
 from ._common import Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block, xp_of
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -36,7 +35,7 @@ class CrossEntropy(Function):
         need_grad = ctx.needs_input_grad[0]
         wd = None if weight is None else weight.array
         D = xp.empty_like(x2)
-        fast = backends.find("cross_entropy", D, x2, t, wd, ignore_index, ls, 0.0, need_grad)
+        fast = backends.find("cross_entropy", D, x2, t, wd, ignore_index, ls, None, need_grad)  # (inv: below)
         valid = t != ignore_index
         t_safe = xp.where(valid, t, 0) if wd is not None or fast is None else None
         denom = 1.0
@@ -173,13 +172,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise IndexError(f"Target {int(t.reshape(-1)[i])} is out of bounds: class ids must be in [0, {C}) "
                              f"for input with C={C} classes (or equal ignore_index={ignore_index}); "
                              f"found at flat target position {i}")
-    ignore_index, label_smoothing = int(ignore_index), float(label_smoothing)
-    return backends.pick(CrossEntropy.apply, _reference_cross_entropy)(input, target, weight, ignore_index, reduction,
-                                                                       label_smoothing, layout)
-
-
-def _reference_cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing, layout):
-    return reference.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+    return CrossEntropy.apply(input, target, weight, int(ignore_index), reduction, float(label_smoothing), layout)
 
 
 class MseLoss(Function):
