@@ -61,17 +61,20 @@ KERNELS = ("reference", "numpy", "fast")
 FAST = ("fast",)
 _registry = {}  # op -> [(module or dotted path, device, kernels)] in the order they are asked
 _loaded = {}  # dotted path -> module, once imported
+_eligible = {}  # (op, array type, setting) -> registrations find asks: ((module, needs numba), ...)
 
 
-def register(op, module, device, kernels=FAST):
-    """Add an implementation of `op` (the module docstring's protocol); later registrations are asked
-    after earlier ones."""
+def register(op, module, device, kernels=FAST, first=False):
+    """Add an implementation of `op` (the module docstring's protocol), asked after the op's earlier
+    registrations, or before them with first=True."""
     if device not in ("cpu", "cuda"):
         raise ValueError(f"register: device must be 'cpu' or 'cuda', got {device!r}")
     kernels = tuple(kernels)
     if not set(kernels) <= {"numpy", "fast"}:
         raise ValueError(f"register: kernels must be among 'numpy', 'fast', got {kernels!r}")
-    _registry.setdefault(op, []).append((module, device, kernels))
+    registrations = _registry.setdefault(op, [])
+    registrations.insert(0 if first else len(registrations), (module, device, kernels))
+    _eligible.clear()
 
 
 register("linear", "cpu.linear", "cpu")
@@ -133,13 +136,20 @@ def find(op, *args):
     """The registered implementation of `op` that takes `args` (its `supports(*args)` is true), among
     those eligible under the setting and made for the first argument's device; None: the op runs its
     own array code."""
-    device = _device_of(args[0])
-    for module, where, eligible in _registry.get(op, ()):
-        if where == device and _kernels in eligible:
-            impl = _load(module)
-            if impl is not None and impl.supports(*args):
-                return impl
+    key = (op, type(args[0]), _kernels)
+    eligible = _eligible.get(key)
+    if eligible is None:
+        eligible = _eligible[key] = _eligible_for(op, _device_of(args[0]))
+    for module, cpu in eligible:
+        impl = _load(module, cpu)
+        if impl is not None and impl.supports(*args):
+            return impl
     return None
+
+
+def _eligible_for(op, device):
+    return tuple((module, device == "cpu") for module, where, kernels in _registry.get(op, ())
+                 if where == device and _kernels in kernels)
 
 
 def _device_of(a):
@@ -149,11 +159,11 @@ def _device_of(a):
     return "cuda" if kind.__module__.startswith("cupy") else None
 
 
-def _load(module):
+def _load(module, cpu):
+    if cpu and not _team.available():  # no numba: the CPU kernels cannot run
+        return None
     if not isinstance(module, str):
         return module
-    if module.startswith("cpu.") and not _team.available():  # no numba: the CPU kernels cannot run
-        return None
     impl = _loaded.get(module)
     if impl is None:
         impl = _loaded[module] = importlib.import_module(f".{module}", __name__)

@@ -15,6 +15,7 @@ def registry(monkeypatch):
     """A copy of the registry the test may add to (the process's is left as it was)."""
     copy = {op: list(regs) for op, regs in backends._registry.items()}
     monkeypatch.setattr(backends, "_registry", copy)
+    monkeypatch.setattr(backends, "_eligible", {})
     return copy
 
 
@@ -29,6 +30,13 @@ def recording(accept, log):
 
 def x32():
     return minigrad.tensor(np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+
+
+def test_register_puts_first_or_last(registry):
+    a, b = object(), object()
+    backends.register("gelu", a, "cpu")
+    backends.register("gelu", b, "cpu", first=True)
+    assert registry["gelu"][0][0] is b and registry["gelu"][-1][0] is a
 
 
 @pytest.mark.parametrize("setting", ["reference", "numpy", "fast"])
@@ -59,15 +67,14 @@ def test_registrations_are_eligible_under_the_settings_they_name(registry):
         with backends.kernels(setting):
             F.gelu(x)
         assert log == []
-    backends.register("gelu", recording(True, log), "cpu", kernels=("numpy", "fast"))
-    registry["gelu"].reverse()  # this one first
+    backends.register("gelu", recording(True, log), "cpu", kernels=("numpy", "fast"), first=True)
     with backends.kernels("numpy"):
         assert np.array_equal(F.gelu(x).array, [2.0, 2.0, 2.0]) and log == ["supports", "forward"]
 
 
 def test_a_registration_that_declines_falls_back_to_the_next_and_then_the_op(registry):
     log = []
-    registry["gelu"].insert(0, (recording(False, log), "cpu", ("fast",)))
+    backends.register("gelu", recording(False, log), "cpu", first=True)
     x = minigrad.tensor(np.linspace(-2, 2, 5), requires_grad=True)
     y = F.gelu(x)
     assert log == ["supports"]  # asked, declined, never run
@@ -77,8 +84,7 @@ def test_a_registration_that_declines_falls_back_to_the_next_and_then_the_op(reg
 
 def test_registrations_are_per_device(registry):
     log = []
-    backends.register("gelu", recording(True, log), "cuda")
-    registry["gelu"].reverse()
+    backends.register("gelu", recording(True, log), "cuda", first=True)
     F.gelu(minigrad.tensor(np.ones(3)))  # numpy arrays: a CUDA registration is not asked
     assert log == []
 

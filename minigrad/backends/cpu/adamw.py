@@ -7,8 +7,9 @@ from . import floats, team
 
 def supports(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *scalars):
     """numpy float arrays of one dtype, contiguous but for the gradient."""
-    arrays = (param, grad, exp_avg, exp_avg_sq) + (() if max_exp_avg_sq is None else (max_exp_avg_sq,))
-    return floats(*arrays) and all(a.flags.c_contiguous or a is grad for a in arrays)
+    return (floats(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq) and param.flags.c_contiguous
+            and exp_avg.flags.c_contiguous and exp_avg_sq.flags.c_contiguous
+            and (max_exp_avg_sq is None or max_exp_avg_sq.flags.c_contiguous))
 
 
 def forward(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, decoupled, step_scale,

@@ -9,7 +9,7 @@ from . import floats, team
 
 def supports(D, x, t, w, ignore_index, ls, inv, need_grad):
     """numpy float logits (and weights) of one dtype, integer targets."""
-    return floats(D, x, *(() if w is None else (w,))) and t.dtype.kind in "iu"
+    return floats(x, D, w) and t.dtype.kind in "iu"
 
 
 def forward(D, x, t, w, ignore_index, ls, inv, need_grad):

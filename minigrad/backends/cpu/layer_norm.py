@@ -15,7 +15,7 @@ BLOCK = 1 << 18
 
 def supports(y, mean, rstd, x, w, b, eps):
     """numpy float arrays of one dtype (the op makes the rows contiguous)."""
-    return floats(y, mean, rstd, x, *(a for a in (w, b) if a is not None))
+    return floats(x, y, mean, rstd, w, b)
 
 
 def forward(y, mean, rstd, x, w, b, eps):
