@@ -24,28 +24,61 @@ The registration protocol. An implementation is a module (or any object) that de
 
     supports(*args) -> bool    whether it takes these arguments: array types and dtypes, layout, sizes,
                                options. Cheap, and with no side effect: it is asked on every call.
-    forward(*args)             the op's forward, on exactly the arguments supports() accepted; it never
-                               declines (no None or False meaning "not here")
-    backward(*args)            the op's backward (where the op's backward runs on it)
+    forward(...)               the op's forward on the arrays supports() accepted (and what the op
+                               computes after asking, such as a dropout mask); it never declines: no
+                               None or False meaning "not here", that is supports()'s answer
+    backward(...)              the op's backward, where the op's backward runs on the implementation
 
-and is registered with `register(op, module, device, kernels)`:
+and is registered with `register(op, module, device, kernels=("fast",), first=False)`:
 
-    op        the op's name ("gelu"); `find(op, *args)` is asked with the arguments `supports` takes
+    op        the op's name ("gelu"); `find(op, *args)` passes `args` to each `supports`
     module    a dotted path under this package ("cpu.gelu"), imported on first use (so importing
               minigrad imports neither numba nor cupy), or an object
-    device    "cpu" (numpy arrays) or "cuda" (cupy arrays): what the first argument must be
+    device    "cpu" (numpy arrays) or "cuda" (cupy arrays): what find's first argument must be
     kernels   the settings under which it is eligible: ("fast",) for compiled kernels; ("numpy",
               "fast") for code that is the array library's own way of doing the op (cupyx's scatter-add)
+    first     ask it before the op's other registrations (else after them)
 
-`find` walks the op's registrations in order and returns the first eligible one whose `supports`
-accepts; an implementation found at forward also runs that Function's backward (the op keeps it on
-ctx), so `supports` vouches for both. What each op passes to supports/forward/backward is written in
-the op's file next to its `find` call, and in each backend module. The CPU registrations need numba
-(they are skipped without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py's.
+`find` walks the op's eligible registrations in order and returns the first whose `supports`
+accepts. An implementation found at forward also runs that Function's backward (the op keeps it as
+`ctx.impl`), so `supports` vouches for both. The CPU registrations need numba (they are skipped
+without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py's. The ops' calls:
 
-To add a fused op: write its Function with plain array code and its reference; call
-`pick(op, reference)` from its public function and `find("name", ...)` where a backend can take over;
-register each backend module below (or from your own code: `register("name", module, "cpu")`).
+    op              supports / find             forward                            backward
+    linear          out, x, w (2-D)             out, x, w: out = x w^T             g, x, w, gx, gw (None: not needed)
+    embedding       g, ids, n                   (a take: the op's)                 g, ids, n -> (n, C) row sums
+    gelu            x, approximate              x, approximate -> y                x, y, g, approximate -> gx
+    layer_norm      y, mean, rstd, x, w, b, eps the same: fills y, mean, rstd      gx, g, x, mean, rstd, w -> (2, D)
+    cross_entropy   D, x, t, w, ignore, ls,     the same -> per-row losses
+                    inv (None), need_grad       (inv: 1 / the mean's denominator)
+    dropout         x, p                        x, p -> (y, keep)                  g, keep, scale -> gx
+    attention       out, q, k, v, mask, gqa     out, q, k, v, keep, dscale,        g, P, q, k, v, keep, dscale, scale,
+                                                scale, is_causal -> P or None      is_causal, gq, gk, gv
+    adamw           p, g, m, v, v_max, lr, b1,  the same, in place
+                    b2, wd, decoupled, step_scale, eps_scaled
+    grouped_matmul  a, b                        a, b -> a @ b per group
+
+A new fused op, say "lstm_cell", takes four pieces:
+
+    # nn/_functional/rnn.py: the op, defined once
+    class LSTMCell(Function):
+        @staticmethod
+        def forward(ctx, x, h, c, w_ih, w_hh, b):
+            ctx.impl = backends.find("lstm_cell", x.array, h.array, c.array, w_ih.array, w_hh.array, ...)
+            if ctx.impl is not None:
+                h2, c2, saved = ctx.impl.forward(x.array, h.array, ...)
+            else:
+                h2, c2, saved = ...  # the plain numpy / cupy code
+            ...
+        @staticmethod
+        def backward(ctx, gh, gc):
+            if ctx.impl is not None:
+                return tuple(map(wrap, ctx.impl.backward(...)))  # (wrap: nn/_functional/_common.py)
+            ...  # the plain array code
+    # nn/_functional/reference.py (or beside it): lstm_cell(x, h, c, w_ih, w_hh, b) in primitive ops
+    # the public function: backends.pick(lstm_cell_op, reference.lstm_cell)(x, h, c, w_ih, w_hh, b)
+    # minigrad/backends/cpu/lstm_cell.py: supports(...), forward(...), backward(...); registered here:
+    #     register("lstm_cell", "cpu.lstm_cell", "cpu")
 
 Also here: `tune_process()`, `set_num_threads(n)`, `get_num_threads()` (minigrad/backends/process.py)
 and `arrays` (where numpy and cupy differ in the ops' array code).
