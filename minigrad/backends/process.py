@@ -135,8 +135,10 @@ def _tune_malloc():
 def set_num_threads(n):
     """Run minigrad's ops on `n` threads: the thread team's compiled kernels and BLAS (as
     torch.set_num_threads). While a tune_process() holds BLAS at one thread, BLAS stays there."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"set_num_threads expects a positive integer, got {n!r}")
+    if not isinstance(n, int):  # PyTorch's errors
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
     from .cpu import team
 
     team.set_num_threads(n)

@@ -144,12 +144,14 @@ def test_set_num_threads_sets_the_team_and_blas():
         print(minigrad.get_num_threads(), blas.blas_threads_now())
         minigrad.set_num_threads(2)
         print(minigrad.get_num_threads(), blas.blas_threads_now())
-        try:
-            minigrad.set_num_threads(0)
-        except ValueError as e:
-            print("ValueError")
+        for bad in (0, 1.5):
+            try:
+                minigrad.set_num_threads(bad)
+            except RuntimeError as e:
+                print(str(e).replace(" ", "_"))
     """)
-    assert out == ["1", "1", "2", "2", "ValueError"]
+    assert out == ["1", "1", "2", "2", "set_num_threads_expects_a_positive_integer",
+                   "set_num_threads_expects_an_int,_but_got_float"]
 
 
 def test_omp_num_threads_is_the_default():
