@@ -213,7 +213,7 @@ def test_attention_softmax_kernel(emu):
 
 def test_dropout(emu, monkeypatch):
     """keep = u >= p for float32 uniforms u from minigrad's CUDA generator (the GPU path of
-    dropout.keep_mask); y = x keep / (1 - p); the gradient is keep / (1 - p)."""
+    minigrad.backends.arrays.keep_mask); y = x keep / (1 - p); the gradient is keep / (1 - p)."""
     dtype, p = np.float32, 0.3
     monkeypatch.setattr(minigrad.random, "generator", lambda xp=np: np.random.default_rng(5))
     x = RNG.standard_normal((6, 40)).astype(dtype)
