@@ -5,15 +5,15 @@ ships with every Python (offline, a few minutes on 2 CPU cores); then `python sa
 """
 import sys
 
-from gpt.distributed import threads_per_rank
-
-threads_per_rank()  # under mpiexec: the cores shared among this machine's ranks (before numpy loads)
 try:
-    import minigrad  # noqa: E402,F401 (before numpy: it tunes the process; see minigrad/backends/cpu/blas.py)
+    import minigrad
 except ValueError as e:  # a bad MINIGRAD_KERNELS value: one line, as for any bad argument
     print(f"train.py: error: {e}", file=sys.stderr)
     sys.exit(2)
-from gpt.trainer import main  # noqa: E402
+from gpt.distributed import threads_per_rank
+from gpt.trainer import main
 
 if __name__ == "__main__":
+    minigrad.backends.tune_process()  # this process is one training run: keep memory, align arrays
+    threads_per_rank()  # under mpiexec: the cores shared among this machine's ranks
     sys.exit(main())

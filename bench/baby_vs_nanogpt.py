@@ -93,6 +93,7 @@ def lockstep(args, torch, GPT, load_from_minigrad, ds, splits, c):
     import minigrad
     import nn
     from gpt.model import GPT as MiniGPT
+    minigrad.backends.tune_process()  # as train.py's
 
     minigrad.manual_seed(args.seed)
     model = MiniGPT(model_config(ds, c))

@@ -30,6 +30,7 @@ def main():
     import minigrad
     from gpt.model import GPT
 
+    minigrad.backends.tune_process()  # as sample.py's
     p = PRESETS[args.preset]
     minigrad.manual_seed(0)
     model = GPT(model_config(p))

@@ -27,6 +27,7 @@ def cases(B, T, C, H):
     import minigrad
     import nn
     import nn.functional as F
+    minigrad.backends.tune_process()  # as train.py's
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((B, T, C)).astype(np.float32)

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 def minigrad_stepper(layers, batch, width):
     import minigrad
     import nn
+    minigrad.backends.tune_process()  # as train.py's
 
     minigrad.manual_seed(0)
     mods = []

@@ -83,6 +83,7 @@ class MinigradStep:
         from gpt.model import GPT
 
         self.mg = minigrad
+        minigrad.backends.tune_process()  # a worker process of its own: tuned as train.py's
         minigrad.manual_seed(0)
         self.model = GPT(model_config(p))
         sd = nn.load(weights)

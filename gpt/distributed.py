@@ -264,18 +264,18 @@ _LOCAL_SIZE_VARS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORL
 
 
 def threads_per_rank():
-    """Give each rank cores / ranks-on-this-machine threads, unless MINIGRAD_NUM_THREADS is set.
-
-    Called before numpy loads (train.py does so first thing): OpenBLAS reads its thread count
-    once, when it loads. The launcher says how many ranks share this machine."""
+    """Give each rank cores / ranks-on-this-machine threads (minigrad.set_num_threads: the kernels'
+    team and BLAS), unless MINIGRAD_NUM_THREADS is set. The launcher says how many ranks share this
+    machine. Returns the count set, or None."""
     here = next((int(os.environ[v]) for v in _LOCAL_SIZE_VARS if os.environ.get(v, "").isdigit()), 1)
     if here <= 1 or os.environ.get("MINIGRAD_NUM_THREADS"):
         return None
+    import minigrad
+
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
-    n = str(max(1, cores // here))
-    os.environ["MINIGRAD_NUM_THREADS"] = n  # minigrad's pool and the compiled kernels' thread team
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", n)
-    return int(n)
+    n = max(1, cores // here)
+    minigrad.set_num_threads(n)
+    return n

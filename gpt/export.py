@@ -10,7 +10,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import minigrad  # noqa: F401 (before numpy: it tunes the process; see minigrad/backends/cpu/blas.py)
 from gpt.pretrained import CONFIG_NAME, WEIGHTS_NAME
 from gpt.sampling import load_model
 from gpt.checkpoint import TrainError

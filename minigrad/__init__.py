@@ -7,10 +7,9 @@
     >>> x.grad
     tensor(28.)
 """
-from .backends.cpu import blas as _blas  # noqa: F401, I001 (first: it must run before numpy loads OpenBLAS)
 import math as _math
-from . import _aliases, _allocator, autograd, dtypes, ops, random  # noqa: F401
-from .backends import get_kernels, kernels, set_kernels  # noqa: F401
+from . import _aliases, autograd, dtypes, ops, random  # noqa: F401
+from .backends import get_kernels, get_num_threads, kernels, set_kernels, set_num_threads  # noqa: F401
 from .backends.flags import (  # noqa: F401
     are_deterministic_algorithms_enabled, get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
     set_float32_matmul_precision, use_deterministic_algorithms,

@@ -72,7 +72,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         arr = np.array(data, dtype=dt)
     except (ValueError, TypeError) as e:
         raise TypeError(f"could not make a tensor from {type(data).__name__}: {e}") from None
-    return _make(xp.asarray(arr) if xp is not np else arr, requires_grad)
+    return _make(xp.asarray(arr), requires_grad)  # (numpy's asarray of an array is the array itself)
 
 
 def as_tensor(data, dtype=None, device=None):

@@ -119,9 +119,9 @@ def _erf_cody(xp, x, out):
 
 
 # ---- float32: rational minimax on [-4, 4] (Eigen / XLA) ----------------------------------------
-_ALPHA = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
+ERF32_ALPHA = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
           -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02)
-_BETA = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
+ERF32_BETA = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
          -1.42647390514189e-02)
 
 
@@ -129,17 +129,17 @@ def erf32_block(x, out, x2, q):
     """erf of a float32 block `x` into `out` (may be `x` itself), using scratch buffers x2 and q (same size)."""
     np.clip(x, -4.0, 4.0, out=out)
     np.multiply(out, out, out=x2)
-    np.multiply(x2, _ALPHA[0], out=q)  # q holds P for now; out keeps clamped x
-    for a in _ALPHA[1:-1]:
+    np.multiply(x2, ERF32_ALPHA[0], out=q)  # q holds P for now; out keeps clamped x
+    for a in ERF32_ALPHA[1:-1]:
         q += a
         q *= x2
-    q += _ALPHA[-1]
+    q += ERF32_ALPHA[-1]
     out *= q  # x P(x^2)
-    np.multiply(x2, _BETA[0], out=q)
-    for b in _BETA[1:-1]:
+    np.multiply(x2, ERF32_BETA[0], out=q)
+    for b in ERF32_BETA[1:-1]:
         q += b
         q *= x2
-    q += _BETA[-1]
+    q += ERF32_BETA[-1]
     out /= q  # x P / Q
     return out
 

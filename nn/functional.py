@@ -21,6 +21,7 @@ from ._functional.dropout import dropout as _dropout
 from ._functional.linear import embedding as _embedding
 from ._functional.linear import linear as _linear
 from ._functional.linear import linear_arrays
+from ._functional.loss import _legacy_reduction
 from ._functional.loss import cross_entropy as _cross_entropy
 from ._functional.loss import mse_loss as _mse_loss
 from ._functional.normalization import layer_norm as _layer_norm
@@ -43,9 +44,7 @@ def linear(input, weight, bias=None):
     or None -> output (*, out_features). One `AddmmBackward0` node (`MmBackward0` without bias):
     one GEMM each way on input viewed as (N, in_features), W.T read in place; saves input and weight.
     """
-    if backends.get_kernels() == "reference":
-        return _ref.linear(input, weight, bias)
-    return _linear(input, weight, bias)
+    return backends.pick(_linear, _ref.linear)(input, weight, bias)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
@@ -56,11 +55,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     max_norm, scale_grad_by_freq and sparse are not supported (they raise). One
     `EmbeddingBackward0` node saving the ids; its backward sums repeated ids without np.add.at.
     """
-    if backends.get_kernels() == "reference":
-        return _ref.embedding(input, weight, padding_idx)
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
-    return _embedding(input, weight, padding_idx)
+    return backends.pick(_embedding, _ref.embedding)(input, weight, padding_idx)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -71,9 +68,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     `NativeLayerNormBackward0` node saving the input, its mean and 1/std per row, and the weight
     (the GPU kernel keeps x_hat instead of the input and mean).
     """
-    if backends.get_kernels() == "reference":
-        return _ref.layer_norm(input, normalized_shape, weight, bias, eps)
-    return _layer_norm(input, normalized_shape, weight, bias, eps)
+    return backends.pick(_layer_norm, _ref.layer_norm)(input, normalized_shape, weight, bias, eps)
 
 
 def gelu(input, approximate="none"):
@@ -82,17 +77,13 @@ def gelu(input, approximate="none"):
     approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). Shape: (*) -> (*).
     One `GeluBackward0` node saving its input.
     """
-    if backends.get_kernels() == "reference":
-        return _ref.gelu(input, approximate)
-    return _gelu(input, approximate)
+    return backends.pick(_gelu, _ref.gelu)(input, approximate)
 
 
 def relu(input, inplace=False):
     """max(x, 0) elementwise. Shape: (*) -> (*). One `ReluBackward0` node saving its output
     (`inplace` is accepted and ignored: the result is a new tensor)."""
-    if backends.get_kernels() == "reference":
-        return _ref.relu(input)
-    return _relu(input)
+    return backends.pick(_relu, _ref.relu)(input)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -118,9 +109,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     minigrad's default generator, so `minigrad.manual_seed` makes it reproducible (p is applied
     to 1/65536). One `NativeDropoutBackward0` node saving only the boolean mask.
     """
-    if backends.get_kernels() == "reference":
-        return _ref.dropout(input, p, training)
-    return _dropout(input, p, training, inplace)
+    return backends.pick(_dropout, _ref.dropout)(input, p, training)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -134,9 +123,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     A target outside [0, C) (other than ignore_index) raises IndexError naming it and C. One
     `CrossEntropyLossBackward0` node saving one (N, C) array (no copy of the logits).
     """
-    if backends.get_kernels() == "reference":
-        return _ref.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
-    return _cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction, label_smoothing)
+    if size_average is not None or reduce is not None:  # PyTorch's deprecated arguments
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+    return backends.pick(_cross_entropy, _ref.cross_entropy)(input, target, weight, ignore_index=ignore_index,
+                                                             reduction=reduction, label_smoothing=label_smoothing)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -160,9 +150,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     (Hq a multiple of Hk). A fully masked row gives zeros (as PyTorch). One
     `ScaledDotProductAttentionBackward0` node saving q, k, v (no copies) and the probabilities.
     """
-    if backends.get_kernels() == "reference" and not enable_gqa:
-        return _ref.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
-    return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    if enable_gqa:  # (the reference has no grouped heads)
+        return _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa=True)
+    return backends.pick(_sdpa, _ref.scaled_dot_product_attention)(query, key, value, attn_mask, dropout_p, is_causal,
+                                                                   scale)
 
 
 # ---- activations, losses, convolutions, pooling, padding and batch norm beyond the GPT's needs ---------------

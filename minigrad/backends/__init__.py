@@ -1,40 +1,132 @@
-"""Where the speed lives: one switch for the whole process and one dispatch point for every fused op.
+"""Where the speed lives: one setting, one registry of implementations, one way to pick one.
 
-The fused ops of nn.functional (linear, embedding, gelu, layer_norm, cross_entropy, dropout,
-scaled_dot_product_attention) and AdamW's update are each written three times:
+A fused op (linear, embedding, gelu, layer_norm, cross_entropy, dropout, scaled_dot_product_attention,
+conv's grouped products, AdamW's update) is defined once, in nn/_functional/<op>.py (nn/optim/adam.py
+for AdamW): its argument checks, its semantics and its plain array code (numpy on the CPU, cupy on a
+GPU), one `Function` whose forward and backward run that code. Its reference, written from
+minigrad's primitive ops and differentiated by autograd, is in nn/_functional/reference.py.
 
-- the reference (nn/_functional/reference.py): minigrad's primitive ops, differentiated by autograd;
-- the op (nn/_functional/<op>.py): one Function whose forward and backward are plain array code;
-- the backends (this package): compiled CPU kernels on a thread team (cpu/) and CUDA kernels (cuda/).
+Which code runs is one setting, `MINIGRAD_KERNELS` in the environment or `set_kernels` here:
 
-Which ones run is one setting, `MINIGRAD_KERNELS` in the environment or `set_kernels` here:
+    reference   the references (a graph of primitive nodes: slow, for reading)
+    numpy       the ops' own array code, and the registrations eligible under 'numpy'
+    fast        (default) the registered implementations that take the arguments, else the ops' code
 
-    reference   nn.functional calls the reference (a graph of primitive nodes: slow, for reading)
-    numpy       the ops' own array code (numpy on the CPU, cupy on a GPU), no backend
-    fast        (default) the backends where they take the arrays, else the ops' array code
+How an op runs (the only places that look at the setting are `pick` and `find`, here):
 
-An op asks `lookup(op, *arrays)` for its backend module; None means: run your own array code.
-Importing this package imports neither numba nor cupy (the backends load on first use).
+    pick(fused, reference)   nn.functional's function calls `pick(op, reference)(*args)`: the reference
+                             (nn/_functional/reference.py) under 'reference', else the op (its checks,
+                             then its Function); both take the same arguments
+    find(op, *args)          inside the Function: the registered implementation of `op` that takes
+                             these arrays, or None, and then the op runs its own array code
+
+The registration protocol. An implementation is a module (or any object) that defines
+
+    supports(*args) -> bool    whether it takes these arguments: array types and dtypes, layout, sizes,
+                               options. Cheap, and with no side effect: it is asked on every call.
+    forward(...)               the op's forward on the arrays supports() accepted (and what the op
+                               computes after asking, such as a dropout mask); it never declines: no
+                               None or False meaning "not here", that is supports()'s answer
+    backward(...)              the op's backward, where the op's backward runs on the implementation
+
+and is registered with `register(op, module, device, kernels=("fast",), first=False)`:
+
+    op        the op's name ("gelu"); `find(op, *args)` passes `args` to each `supports`
+    module    a dotted path under this package ("cpu.gelu"), imported on first use (so importing
+              minigrad imports neither numba nor cupy), or an object
+    device    "cpu" (numpy arrays) or "cuda" (cupy arrays): what find's first argument must be
+    kernels   the settings under which it is eligible: ("fast",) for compiled kernels; ("numpy",
+              "fast") for code that is the array library's own way of doing the op (cupyx's scatter-add)
+    first     ask it before the op's other registrations (else after them)
+
+`find` walks the op's eligible registrations in order and returns the first whose `supports`
+accepts. An implementation found at forward also runs that Function's backward (the op keeps it as
+`ctx.impl`), so `supports` vouches for both. The CPU registrations need numba (they are skipped
+without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py's. The ops' calls:
+
+    op              supports / find             forward                            backward
+    linear          out, x, w (2-D)             out, x, w: out = x w^T             g, x, w, gx, gw (None: not needed)
+    embedding       g, ids, n                   (a take: the op's)                 g, ids, n -> (n, C) row sums
+    gelu            x, approximate              x, approximate -> y                x, y, g, approximate -> gx
+    layer_norm      y, mean, rstd, x, w, b, eps the same: fills y, mean, rstd      gx, g, x, mean, rstd, w -> (2, D)
+    cross_entropy   D, x, t, w, ignore, ls,     the same -> per-row losses
+                    inv (None), need_grad       (inv: 1 / the mean's denominator)
+    dropout         x, p                        x, p -> (y, keep)                  g, keep, scale -> gx
+    attention       out, q, k, v, mask, gqa     out, q, k, v, keep, dscale,        g, P, q, k, v, keep, dscale, scale,
+                                                scale, is_causal -> P or None      is_causal, gq, gk, gv
+    adamw           p, g, m, v, v_max, lr, b1,  the same, in place
+                    b2, wd, decoupled, step_scale, eps_scaled
+    grouped_matmul  a, b                        a, b -> a @ b per group
+    lstm_step       the step's arrays (2-D)     lstm_step / lstm_step_backward: an LSTM time step's gate math
+
+A new fused op, say "lstm_cell", takes four pieces:
+
+    # nn/_functional/rnn.py: the op, defined once
+    class LSTMCell(Function):
+        @staticmethod
+        def forward(ctx, x, h, c, w_ih, w_hh, b):
+            ctx.impl = backends.find("lstm_cell", x.array, h.array, c.array, w_ih.array, w_hh.array, ...)
+            if ctx.impl is not None:
+                h2, c2, saved = ctx.impl.forward(x.array, h.array, ...)
+            else:
+                h2, c2, saved = ...  # the plain numpy / cupy code
+            ...
+        @staticmethod
+        def backward(ctx, gh, gc):
+            if ctx.impl is not None:
+                return tuple(map(wrap, ctx.impl.backward(...)))  # (wrap: nn/_functional/_common.py)
+            ...  # the plain array code
+    # nn/_functional/reference.py (or beside it): lstm_cell(x, h, c, w_ih, w_hh, b) in primitive ops
+    # the public function: backends.pick(lstm_cell_op, reference.lstm_cell)(x, h, c, w_ih, w_hh, b)
+    # minigrad/backends/cpu/lstm_cell.py: supports(...), forward(...), backward(...); registered here:
+    #     register("lstm_cell", "cpu.lstm_cell", "cpu")
+
+Also here: `tune_process()`, `set_num_threads(n)`, `get_num_threads()` (minigrad/backends/process.py)
+and `arrays` (where numpy and cupy differ in the ops' array code).
 """
 import contextlib
 import importlib
 import os
 
-KERNELS = ("reference", "numpy", "fast")
+from .cpu import team as _team
+from .process import get_num_threads, set_num_threads, tune_process  # noqa: F401
 
-# op -> (CPU module, CUDA module) under this package, None where that backend has none
-_BACKENDS = {
-    "linear": ("cpu.linear", None),
-    "embedding": ("cpu.embedding", None),
-    "gelu": ("cpu.gelu", "cuda.gelu"),
-    "layer_norm": ("cpu.layer_norm", "cuda.layer_norm"),
-    "cross_entropy": ("cpu.cross_entropy", "cuda.cross_entropy"),
-    "dropout": (None, "cuda.dropout"),
-    "attention": ("cpu.attention", "cuda.attention"),
-    "adamw": ("cpu.adamw", "cuda.adamw"),
-    "conv": ("cpu.conv", None),
-}
-_modules = {}
+KERNELS = ("reference", "numpy", "fast")
+FAST = ("fast",)
+_registry = {}  # op -> [(module or dotted path, device, kernels)] in the order they are asked
+_loaded = {}  # dotted path -> module, once imported
+_eligible = {}  # (op, array type, setting) -> registrations find asks: ((module, needs numba), ...)
+
+
+def register(op, module, device, kernels=FAST, first=False):
+    """Add an implementation of `op` (the module docstring's protocol), asked after the op's earlier
+    registrations, or before them with first=True."""
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"register: device must be 'cpu' or 'cuda', got {device!r}")
+    kernels = tuple(kernels)
+    if not set(kernels) <= {"numpy", "fast"}:
+        raise ValueError(f"register: kernels must be among 'numpy', 'fast', got {kernels!r}")
+    registrations = _registry.setdefault(op, [])
+    registrations.insert(0 if first else len(registrations), (module, device, kernels))
+    _eligible.clear()
+
+
+register("linear", "cpu.linear", "cpu")
+register("embedding", "cpu.embedding", "cpu")
+register("embedding", "cuda.embedding", "cuda", ("numpy", "fast"))
+register("gelu", "cpu.gelu", "cpu")
+register("gelu", "cuda.gelu", "cuda")
+register("layer_norm", "cpu.layer_norm", "cpu")
+register("layer_norm", "cuda.layer_norm", "cuda")
+register("cross_entropy", "cpu.cross_entropy", "cpu")
+register("cross_entropy", "cuda.cross_entropy", "cuda")
+register("dropout", "cuda.dropout", "cuda")
+register("attention", "cpu.attention", "cpu")
+register("attention", "cuda.attention", "cuda")
+register("adamw", "cpu.adamw", "cpu")
+register("adamw", "cuda.adamw", "cuda")
+register("grouped_matmul", "cpu.conv", "cpu")
+register("lstm_step", "cpu.rnn", "cpu")
 
 
 def _checked(name):
@@ -69,44 +161,48 @@ def kernels(name):
         set_kernels(before)
 
 
-def lookup(op, *arrays):
-    """The backend module that runs `op` on these arrays, or None (then the op's own array code runs).
+def pick(fused, reference):
+    """The function a fused op's call runs: `reference` under MINIGRAD_KERNELS=reference (None: the op
+    has no reference for these arguments), else `fused` (the op's Function.apply)."""
+    return reference if _kernels == "reference" and reference is not None else fused
 
-    CPU: numpy float32 / float64 arrays, when numba imports. CUDA: cupy float32 / float64 arrays.
-    Only under the 'fast' setting."""
-    if _kernels != "fast":
+
+def find(op, *args):
+    """The registered implementation of `op` that takes `args` (its `supports(*args)` is true), among
+    those eligible under the setting and made for the first argument's device; None: the op runs its
+    own array code."""
+    key = (op, type(args[0]), _kernels)
+    eligible = _eligible.get(key)
+    if eligible is None:
+        eligible = _eligible[key] = _eligible_for(op, _device_of(args[0]))
+    for module, cpu in eligible:
+        impl = _load(module, cpu)
+        if impl is not None and impl.supports(*args):
+            return impl
+    return None
+
+
+def _eligible_for(op, device):
+    return tuple((module, device == "cpu") for module, where, kernels in _registry.get(op, ())
+                 if where == device and _kernels in kernels)
+
+
+def _device_of(a):
+    kind = type(a)
+    if kind.__module__ == "numpy":
+        return "cpu"
+    return "cuda" if kind.__module__.startswith("cupy") else None
+
+
+def _load(module, cpu):
+    if cpu and not _team.available():  # no numba: the CPU kernels cannot run
         return None
-    kind = type(arrays[0])
-    for b in arrays:
-        if type(b) is not kind or b.dtype.char not in _FLOATS:
-            return None
-    key = (op, kind)
-    module = _modules.get(key)
-    if module is None:
-        cuda = kind.__module__.startswith("cupy")
-        name = _BACKENDS[op][1 if cuda else 0]
-        if name is None or not (cuda or (kind.__module__ == "numpy" and kind.__name__ == "ndarray")):
-            return None
-        module = _modules[key] = importlib.import_module(f".{name}", __name__)
-    if module.__name__.startswith(_CPU) and not _cpu_team().available():  # numba did not import
-        return None
-    return module
-
-
-_CPU = __name__ + ".cpu."
-_FLOATS = ("f", "d")  # float32, float64 (numpy's and cupy's dtype characters)
-_team = None
-
-
-def _cpu_team():
-    global _team
-    if _team is None:
-        from .cpu import array_memory, team as _team_module
-
-        if _team_module.available():  # numba imports: the kernels run, on arrays aligned for them
-            array_memory.install()
-        _team = _team_module
-    return _team
+    if not isinstance(module, str):
+        return module
+    impl = _loaded.get(module)
+    if impl is None:
+        impl = _loaded[module] = importlib.import_module(f".{module}", __name__)
+    return impl
 
 
 from . import cuda, cudnn, mps  # noqa: E402,F401 (torch.backends.cuda.matmul, .cudnn, .mps: their flags, flags.py)

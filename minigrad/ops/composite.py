@@ -9,20 +9,16 @@ import numpy as np
 
 from ..device import array_module
 from ..tensor import Tensor
-from . import elementwise as E
-from . import indexing as I
-from . import matmul as M
-from . import movement as V
-from . import pointwise as P
-from . import reduction as R
-from . import shape as S
+from . import elementwise, matmul, movement, pointwise, reduction
+from . import indexing as indexing_ops  # (meshgrid has an argument named indexing)
+from . import shape as shape_ops  # (many functions here have a local named shape)
 from ._util import binary_operands, normalize_dim
 
 # ---- aliases ------------------------------------------------------------------------------------------
-absolute, divide, true_divide, multiply, subtract, negative = E.abs, E.div, E.div, E.mul, E.sub, E.neg
-greater, greater_equal, less, less_equal, not_equal = E.gt, E.ge, E.lt, E.le, E.ne
-swapaxes = swapdims = S.transpose
-sgn = E.sign
+absolute, divide, true_divide, multiply, subtract, negative = elementwise.abs, elementwise.div, elementwise.div, elementwise.mul, elementwise.sub, elementwise.neg
+greater, greater_equal, less, less_equal, not_equal = elementwise.gt, elementwise.ge, elementwise.lt, elementwise.le, elementwise.ne
+swapaxes = swapdims = shape_ops.transpose
+sgn = elementwise.sign
 
 
 def positive(input):
@@ -32,15 +28,15 @@ def positive(input):
 
 
 def clamp_min(input, min):
-    return E.clamp(input, min=min)
+    return elementwise.clamp(input, min=min)
 
 
 def clamp_max(input, max):
-    return E.clamp(input, max=max)
+    return elementwise.clamp(input, max=max)
 
 
 def ravel(input):
-    return S.reshape(input, -1)
+    return shape_ops.reshape(input, -1)
 
 
 def movedim(input, source, destination):
@@ -54,14 +50,14 @@ def movedim(input, source, destination):
     src = [normalize_dim(d, nd) for d in src]
     dst = [normalize_dim(d, nd) for d in dst]
     if nd == 0:
-        return S.reshape(input, ())
+        return shape_ops.reshape(input, ())
     order = [d for d in range(nd) if d not in src]
     perm = [None] * nd
     for s, d in zip(src, dst):
         perm[d] = s
     rest = iter(order)
     perm = [p if p is not None else next(rest) for p in perm]
-    return S.permute(input, *perm) if nd else input
+    return shape_ops.permute(input, *perm) if nd else input
 
 
 moveaxis = movedim
@@ -89,13 +85,13 @@ def select(input, dim, index):
 
 def take(input, index):
     """Elements of the flattened input at `index` (the index's shape)."""
-    return S.reshape(input, -1)[index]
+    return shape_ops.reshape(input, -1)[index]
 
 
 def take_along_dim(input, indices, dim=None):
     """gather() with the index broadcast against the input (flattened when dim is None)."""
     if dim is None:
-        return S.reshape(input, -1)[S.reshape(indices, -1)]
+        return shape_ops.reshape(input, -1)[shape_ops.reshape(indices, -1)]
     d = normalize_dim(dim, input.array.ndim)
     shape_i = list(indices.array.shape)
     shape_x = list(input.array.shape)
@@ -107,7 +103,7 @@ def take_along_dim(input, indices, dim=None):
     want_i[d] = indices.array.shape[d]
     want_x = list(b)
     want_x[d] = input.array.shape[d]
-    return I.gather(S.expand(input, *want_x), d, Tensor(array_module(indices.array).broadcast_to(indices.array, want_i).copy()))
+    return indexing_ops.gather(shape_ops.expand(input, *want_x), d, Tensor(array_module(indices.array).broadcast_to(indices.array, want_i).copy()))
 
 
 # ---- multiply-adds ------------------------------------------------------------------------------------
@@ -117,21 +113,21 @@ def _scaled(t, s):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
-    return _scaled(input, beta) + _scaled(M.mm(mat1, mat2), alpha) if beta != 0 else _scaled(M.mm(mat1, mat2), alpha)
+    return _scaled(input, beta) + _scaled(matmul.mm(mat1, mat2), alpha) if beta != 0 else _scaled(matmul.mm(mat1, mat2), alpha)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    prod = M.matmul(mat, vec)
+    prod = matmul.matmul(mat, vec)
     return _scaled(input, beta) + _scaled(prod, alpha) if beta != 0 else _scaled(prod, alpha)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    prod = R.sum(M.bmm(batch1, batch2), 0)
+    prod = reduction.sum(matmul.bmm(batch1, batch2), 0)
     return _scaled(input, beta) + _scaled(prod, alpha) if beta != 0 else _scaled(prod, alpha)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    prod = M.bmm(batch1, batch2)
+    prod = matmul.bmm(batch1, batch2)
     return _scaled(input, beta) + _scaled(prod, alpha) if beta != 0 else _scaled(prod, alpha)
 
 
@@ -160,14 +156,14 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 def mv(input, vec):
     if input.array.ndim != 2 or vec.array.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.array.ndim}, {input.array.ndim}, {vec.array.ndim}")
-    return M.matmul(input, vec)
+    return matmul.matmul(input, vec)
 
 
 def outer(input, vec2):
     """input[i] * vec2[j]."""
     if input.array.ndim != 1 or vec2.array.ndim != 1:
         raise RuntimeError(f"outer: expected 1-D tensors, got {input.array.ndim}-D and {vec2.array.ndim}-D")
-    return S.unsqueeze(input, 1) * S.unsqueeze(vec2, 0)
+    return shape_ops.unsqueeze(input, 1) * shape_ops.unsqueeze(vec2, 0)
 
 
 ger = outer
@@ -181,27 +177,27 @@ def inner(input, other):
     if a.array.shape[-1] != b.array.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{list(a.shape)} and {list(b.shape)}")
-    flat = M.matmul(S.reshape(a, -1, a.array.shape[-1]), S.transpose(S.reshape(b, -1, b.array.shape[-1]), 0, 1))
-    return S.reshape(flat, tuple(a.array.shape[:-1]) + tuple(b.array.shape[:-1]))
+    flat = matmul.matmul(shape_ops.reshape(a, -1, a.array.shape[-1]), shape_ops.transpose(shape_ops.reshape(b, -1, b.array.shape[-1]), 0, 1))
+    return shape_ops.reshape(flat, tuple(a.array.shape[:-1]) + tuple(b.array.shape[:-1]))
 
 
 def trace(input):
     if input.array.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.array.ndim}")
-    return R.sum(V.diagonal(input))
+    return reduction.sum(movement.diagonal(input))
 
 
 def kron(input, other):
     """The Kronecker product."""
     nd = builtins.max(input.array.ndim, other.array.ndim)
-    a = S.reshape(input, (1,) * (nd - input.array.ndim) + tuple(input.array.shape))
-    b = S.reshape(other, (1,) * (nd - other.array.ndim) + tuple(other.array.shape))
+    a = shape_ops.reshape(input, (1,) * (nd - input.array.ndim) + tuple(input.array.shape))
+    b = shape_ops.reshape(other, (1,) * (nd - other.array.ndim) + tuple(other.array.shape))
     inter_a, inter_b = [], []
     for sa, sb in zip(a.array.shape, b.array.shape):
         inter_a += [sa, 1]
         inter_b += [1, sb]
-    out = S.reshape(a, tuple(inter_a)) * S.reshape(b, tuple(inter_b))
-    return S.reshape(out, tuple(sa * sb for sa, sb in zip(a.array.shape, b.array.shape)))
+    out = shape_ops.reshape(a, tuple(inter_a)) * shape_ops.reshape(b, tuple(inter_b))
+    return shape_ops.reshape(out, tuple(sa * sb for sa, sb in zip(a.array.shape, b.array.shape)))
 
 
 def cross(input, other, dim=None):
@@ -217,14 +213,14 @@ def cross(input, other, dim=None):
     if shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.array.shape[d]} and "
                            f"{other.array.shape[d]}")
-    a, b = S.expand(input, *shape), S.expand(other, *shape)
+    a, b = shape_ops.expand(input, *shape), shape_ops.expand(other, *shape)
     ax, ay, az = (select(a, d, k) for k in range(3))
     bx, by, bz = (select(b, d, k) for k in range(3))
-    return S.stack([ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx], d)
+    return shape_ops.stack([ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx], d)
 
 
 def dist(input, other, p=2):
-    return R.norm(input - other, p)
+    return reduction.norm(input - other, p)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
@@ -232,7 +228,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     d = normalize_dim(dim, input.array.ndim)
     x = input
     if prepend is not None or append is not None:
-        x = S.cat([t for t in (prepend, x, append) if t is not None], d)
+        x = shape_ops.cat([t for t in (prepend, x, append) if t is not None], d)
     for _ in range(n):
         m = x.array.shape[d]
         x = narrow(x, d, 1, builtins.max(m - 1, 0)) - narrow(x, d, 0, builtins.max(m - 1, 0))
@@ -244,11 +240,11 @@ def hypot(input, other):
     a, _ = binary_operands(input, other)
     if a.array.dtype.kind != "f":
         raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
-    return E.sqrt(input * input + other * other)
+    return elementwise.sqrt(input * input + other * other)
 
 
 def logaddexp2(input, other):
-    return P.logaddexp(input * math.log(2.0), other * math.log(2.0)) / math.log(2.0)
+    return pointwise.logaddexp(input * math.log(2.0), other * math.log(2.0)) / math.log(2.0)
 
 
 def xlogy(input, other):
@@ -260,8 +256,8 @@ def xlogy(input, other):
         b = Tensor(array_module(a.array).asarray(b, dtype=a.array.dtype if a.array.dtype.kind == "f" else np.float32))
     if a.array.dtype.kind != "f":
         a = a.float()
-    zero = (a == 0) & ~E.isnan(b)
-    return E.where(zero, 0.0, a * E.log(E.where(zero, 1.0, b)))
+    zero = (a == 0) & ~elementwise.isnan(b)
+    return elementwise.where(zero, 0.0, a * elementwise.log(elementwise.where(zero, 1.0, b)))
 
 
 def sinc(input):
@@ -269,7 +265,7 @@ def sinc(input):
     x = input if input.array.dtype.kind == "f" else input.float()
     px = x * math.pi
     zero = x == 0
-    return E.where(zero, 1.0, E.sin(px) / E.where(zero, 1.0, px))
+    return elementwise.where(zero, 1.0, elementwise.sin(px) / elementwise.where(zero, 1.0, px))
 
 
 def deg2rad(input):
@@ -281,8 +277,8 @@ def rad2deg(input):
 
 
 def logit(input, eps=None):
-    x = input if eps is None else E.clamp(input, eps, 1.0 - eps)
-    return E.log(x / (1.0 - x))
+    x = input if eps is None else elementwise.clamp(input, eps, 1.0 - eps)
+    return elementwise.log(x / (1.0 - x))
 
 
 def float_power(input, exponent):
@@ -290,34 +286,34 @@ def float_power(input, exponent):
 
     a = input.to(float64) if isinstance(input, Tensor) else input
     b = exponent.to(float64) if isinstance(exponent, Tensor) else exponent
-    return E.pow(a, b)
+    return elementwise.pow(a, b)
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """nan, +inf and -inf replaced by finite numbers (the dtype's largest by default)."""
     if input.array.dtype.kind != "f":
-        return S.clone(input)
+        return shape_ops.clone(input)
     info = np.finfo(input.array.dtype)
-    out = E.where(E.isnan(input), nan, input)
-    out = E.where(out == math.inf, info.max if posinf is None else posinf, out)
-    return E.where(out == -math.inf, info.min if neginf is None else neginf, out)
+    out = elementwise.where(elementwise.isnan(input), nan, input)
+    out = elementwise.where(out == math.inf, info.max if posinf is None else posinf, out)
+    return elementwise.where(out == -math.inf, info.min if neginf is None else neginf, out)
 
 
 def fmax(input, other):
     """maximum(), but a nan loses to a number."""
-    pick = E.isnan(other) | (input >= other)
-    return E.where(pick, input, other)
+    pick = elementwise.isnan(other) | (input >= other)
+    return elementwise.where(pick, input, other)
 
 
 def fmin(input, other):
-    pick = E.isnan(other) | (input <= other)
-    return E.where(pick, input, other)
+    pick = elementwise.isnan(other) | (input <= other)
+    return elementwise.where(pick, input, other)
 
 
 def heaviside(input, values):
     zero = Tensor(array_module(input.array).zeros((), dtype=input.array.dtype))
     one = Tensor(array_module(input.array).ones((), dtype=input.array.dtype))
-    return E.where(input == 0, values, E.where(input > 0, one, zero))
+    return elementwise.where(input == 0, values, elementwise.where(input > 0, one, zero))
 
 
 def signbit(input):
@@ -347,57 +343,57 @@ def lcm(input, other):
 
 
 def ldexp(input, other):
-    return input * E.pow(2.0, other if other.array.dtype.kind == "f" else other.float())
+    return input * elementwise.pow(2.0, other if other.array.dtype.kind == "f" else other.float())
 
 
 # ---- reductions ---------------------------------------------------------------------------------------
 def nansum(input, dim=None, keepdim=False, dtype=None):
-    return R.sum(E.where(E.isnan(input), 0.0, input) if input.array.dtype.kind == "f" else input, dim, keepdim, dtype)
+    return reduction.sum(elementwise.where(elementwise.isnan(input), 0.0, input) if input.array.dtype.kind == "f" else input, dim, keepdim, dtype)
 
 
 def nanmean(input, dim=None, keepdim=False, dtype=None):
-    keep = ~E.isnan(input)
-    return nansum(input, dim, keepdim, dtype) / R.sum(keep, dim, keepdim).to(input.dtype)
+    keep = ~elementwise.isnan(input)
+    return nansum(input, dim, keepdim, dtype) / reduction.sum(keep, dim, keepdim).to(input.dtype)
 
 
 def count_nonzero(input, dim=None):
-    return R.sum(input != 0, dim)
+    return reduction.sum(input != 0, dim)
 
 
 def aminmax(input, *, dim=None, keepdim=False):
     from collections import namedtuple
 
     pair = namedtuple("aminmax", ["min", "max"])
-    return pair(R.amin(input, dim, keepdim), R.amax(input, dim, keepdim))
+    return pair(reduction.amin(input, dim, keepdim), reduction.amax(input, dim, keepdim))
 
 
 def std_mean(input, dim=None, *, correction=1, keepdim=False):
-    return R.std(input, dim, keepdim=keepdim, correction=correction), R.mean(input, dim, keepdim)
+    return reduction.std(input, dim, keepdim=keepdim, correction=correction), reduction.mean(input, dim, keepdim)
 
 
 def var_mean(input, dim=None, *, correction=1, keepdim=False):
-    return R.var(input, dim, keepdim=keepdim, correction=correction), R.mean(input, dim, keepdim)
+    return reduction.var(input, dim, keepdim=keepdim, correction=correction), reduction.mean(input, dim, keepdim)
 
 
 def _sorted_stat(input, dim, keepdim, k_of_n):
     """(values, indices) of the element at sorted position k_of_n(n) along dim (or the flattened tensor)."""
     if dim is None:
-        flat = S.reshape(input, -1)
+        flat = shape_ops.reshape(input, -1)
         n = flat.array.shape[0]
         if n == 0:
             raise IndexError("median() input tensor cannot be empty")
-        values, indices = I.sort(flat, 0)
+        values, indices = indexing_ops.sort(flat, 0)
         return values[k_of_n(n)]
     d = normalize_dim(dim, input.array.ndim)
     if input.array.ndim == 0:
-        return R.values_indices(input, Tensor(np.zeros((), dtype=np.int64)))
+        return reduction.values_indices(input, Tensor(np.zeros((), dtype=np.int64)))
     n = input.array.shape[d]
-    values, indices = I.sort(input, d)
+    values, indices = indexing_ops.sort(input, d)
     k = k_of_n(n)
     v, i = select(values, d, k), select(indices, d, k)
     if keepdim:
-        v, i = S.unsqueeze(v, d), S.unsqueeze(i, d)
-    return R.values_indices(v, i)
+        v, i = shape_ops.unsqueeze(v, d), shape_ops.unsqueeze(i, d)
+    return reduction.values_indices(v, i)
 
 
 def median(input, dim=None, keepdim=False):
@@ -434,23 +430,23 @@ def mode(input, dim=-1, keepdim=False):
     v = Tensor(best)
     if input.requires_grad:
         v = take_along_dim(input, Tensor(xp.expand_dims(idx, d) if input.array.ndim else idx.reshape(())), d if input.array.ndim else None)
-        v = S.squeeze(v, d) if input.array.ndim else S.reshape(v, ())
+        v = shape_ops.squeeze(v, d) if input.array.ndim else shape_ops.reshape(v, ())
     i = Tensor(idx if input.array.ndim else idx.reshape(()))
     if keepdim and input.array.ndim:
-        v, i = S.unsqueeze(v, d), S.unsqueeze(i, d)
-    return R.values_indices(v, i)
+        v, i = shape_ops.unsqueeze(v, d), shape_ops.unsqueeze(i, d)
+    return reduction.values_indices(v, i)
 
 
 # ---- stacking, splitting ---------------------------------------------------------------------------------
 def atleast_1d(*tensors):
-    out = [t if t.array.ndim >= 1 else S.reshape(t, 1) for t in _flat(tensors)]
+    out = [t if t.array.ndim >= 1 else shape_ops.reshape(t, 1) for t in _flat(tensors)]
     return out[0] if len(out) == 1 else tuple(out)
 
 
 def atleast_2d(*tensors):
     out = []
     for t in _flat(tensors):
-        out.append(t if t.array.ndim >= 2 else S.reshape(t, (1,) + tuple(t.array.shape) if t.array.ndim else (1, 1)))
+        out.append(t if t.array.ndim >= 2 else shape_ops.reshape(t, (1,) + tuple(t.array.shape) if t.array.ndim else (1, 1)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -459,11 +455,11 @@ def atleast_3d(*tensors):
     for t in _flat(tensors):
         nd = t.array.ndim
         if nd == 0:
-            t = S.reshape(t, 1, 1, 1)
+            t = shape_ops.reshape(t, 1, 1, 1)
         elif nd == 1:
-            t = S.reshape(t, 1, -1, 1)
+            t = shape_ops.reshape(t, 1, -1, 1)
         elif nd == 2:
-            t = S.unsqueeze(t, -1)
+            t = shape_ops.unsqueeze(t, -1)
         out.append(t)
     return out[0] if len(out) == 1 else tuple(out)
 
@@ -477,12 +473,12 @@ def _flat(tensors):
 def hstack(tensors):
     ts = atleast_1d(*tensors)
     ts = [ts] if isinstance(ts, Tensor) else list(ts)
-    return S.cat(ts, 0 if ts[0].array.ndim == 1 else 1)
+    return shape_ops.cat(ts, 0 if ts[0].array.ndim == 1 else 1)
 
 
 def vstack(tensors):
     ts = atleast_2d(*tensors)
-    return S.cat([ts] if isinstance(ts, Tensor) else list(ts), 0)
+    return shape_ops.cat([ts] if isinstance(ts, Tensor) else list(ts), 0)
 
 
 row_stack = vstack
@@ -490,12 +486,12 @@ row_stack = vstack
 
 def dstack(tensors):
     ts = atleast_3d(*tensors)
-    return S.cat([ts] if isinstance(ts, Tensor) else list(ts), 2)
+    return shape_ops.cat([ts] if isinstance(ts, Tensor) else list(ts), 2)
 
 
 def column_stack(tensors):
-    ts = [S.reshape(t, -1, 1) if t.array.ndim <= 1 else t for t in tensors]
-    return S.cat(ts, 1)
+    ts = [shape_ops.reshape(t, -1, 1) if t.array.ndim <= 1 else t for t in tensors]
+    return shape_ops.cat(ts, 1)
 
 
 def tensor_split(input, indices_or_sections, dim=0):
@@ -535,20 +531,20 @@ def rot90(input, k=1, dims=(0, 1)):
     d0, d1 = (normalize_dim(d, input.array.ndim) for d in dims)
     k %= 4
     if k == 1:
-        return S.transpose(V.flip(input, d1), d0, d1)
+        return shape_ops.transpose(movement.flip(input, d1), d0, d1)
     if k == 2:
-        return V.flip(input, (d0, d1))
+        return movement.flip(input, (d0, d1))
     if k == 3:
-        return V.flip(S.transpose(input, d0, d1), d1)
-    return S.clone(input)
+        return movement.flip(shape_ops.transpose(input, d0, d1), d1)
+    return shape_ops.clone(input)
 
 
 def diagflat(input, offset=0):
-    return V.diag(S.reshape(input, -1), offset)
+    return movement.diag(shape_ops.reshape(input, -1), offset)
 
 
 def block_diag(*tensors):
-    ts = [S.reshape(t, 1, -1) if t.array.ndim < 2 else t for t in tensors]
+    ts = [shape_ops.reshape(t, 1, -1) if t.array.ndim < 2 else t for t in tensors]
     cols = builtins.sum(t.array.shape[1] for t in ts)
     from ..dtypes import from_numpy_dtype, result_type
 
@@ -558,14 +554,14 @@ def block_diag(*tensors):
         h, w = t.array.shape
         left = Tensor(array_module(t.array).zeros((h, c), dtype=dt))
         right = Tensor(array_module(t.array).zeros((h, cols - c - w), dtype=dt))
-        out.append(S.cat([left, t.to(from_numpy_dtype(dt)), right], 1))
+        out.append(shape_ops.cat([left, t.to(from_numpy_dtype(dt)), right], 1))
         c += w
-    return S.cat(out, 0)
+    return shape_ops.cat(out, 0)
 
 
 def cartesian_prod(*tensors):
     grids = meshgrid(*tensors, indexing="ij")
-    return S.stack([S.reshape(g, -1) for g in grids], 1) if len(tensors) > 1 else tensors[0]
+    return shape_ops.stack([shape_ops.reshape(g, -1) for g in grids], 1) if len(tensors) > 1 else tensors[0]
 
 
 def meshgrid(*tensors, indexing="ij"):
@@ -577,9 +573,9 @@ def meshgrid(*tensors, indexing="ij"):
     for i, t in enumerate(ts):
         view = [1] * len(ts)
         view[i] = -1
-        out.append(S.expand(S.reshape(t, tuple(view)), *shape))
+        out.append(shape_ops.expand(shape_ops.reshape(t, tuple(view)), *shape))
     if indexing == "xy" and len(out) >= 2:  # Cartesian indexing: the first two dims swapped
-        out = [S.transpose(o, 0, 1) for o in out]
+        out = [shape_ops.transpose(o, 0, 1) for o in out]
     return tuple(out)
 
 
@@ -678,7 +674,7 @@ def index_fill(input, dim, index, value):
     shape = [1] * input.array.ndim
     if input.array.ndim:
         shape[d] = -1
-    return E.masked_fill(input, Tensor(mask.reshape(shape) if input.array.ndim else mask.reshape(())), value)
+    return elementwise.masked_fill(input, Tensor(mask.reshape(shape) if input.array.ndim else mask.reshape(())), value)
 
 
 def index_copy(input, dim, index, source):
@@ -698,44 +694,44 @@ def masked_scatter(input, mask, source):
     n = int(m.sum())
     if n > source.array.size:
         raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
-    taken = S.reshape(source, -1)[:n]
-    placed = V.MaskedScatter.apply(taken, m, shape)
-    return E.where(Tensor(m), placed, S.expand(input, *shape))
+    taken = shape_ops.reshape(source, -1)[:n]
+    placed = movement.MaskedScatter.apply(taken, m, shape)
+    return elementwise.where(Tensor(m), placed, shape_ops.expand(input, *shape))
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
-    x = input if input.array.ndim == 2 else S.reshape(input, 1, -1)
+    x = input if input.array.ndim == 2 else shape_ops.reshape(input, 1, -1)
     n = x.array.shape[1]
-    centered = x - R.mean(x, 1, keepdim=True)
-    c = M.matmul(centered, S.transpose(centered, 0, 1)) / builtins.max(n - correction, 0)
-    return S.reshape(c, ()) if input.array.ndim < 2 or x.array.shape[0] == 1 and input.array.ndim == 1 else c
+    centered = x - reduction.mean(x, 1, keepdim=True)
+    c = matmul.matmul(centered, shape_ops.transpose(centered, 0, 1)) / builtins.max(n - correction, 0)
+    return shape_ops.reshape(c, ()) if input.array.ndim < 2 or x.array.shape[0] == 1 and input.array.ndim == 1 else c
 
 
 def corrcoef(input):
     c = cov(input)
     if c.array.ndim == 0:
         return c / c
-    d = E.sqrt(V.diagonal(c))
-    return c / S.unsqueeze(d, 1) / S.unsqueeze(d, 0)
+    d = elementwise.sqrt(movement.diagonal(c))
+    return c / shape_ops.unsqueeze(d, 1) / shape_ops.unsqueeze(d, 0)
 
 
 def cdist(x1, x2, p=2.0):
     """Pairwise p-norm distances between the rows of x1 and of x2 (batched)."""
-    diffs = S.unsqueeze(x1, -2) - S.unsqueeze(x2, -3)
+    diffs = shape_ops.unsqueeze(x1, -2) - shape_ops.unsqueeze(x2, -3)
     if p == 2:
-        return E.sqrt(R.sum(diffs * diffs, -1))
+        return elementwise.sqrt(reduction.sum(diffs * diffs, -1))
     if p == 1:
-        return R.sum(E.abs(diffs), -1)
+        return reduction.sum(elementwise.abs(diffs), -1)
     if p == math.inf:
-        return R.amax(E.abs(diffs), -1)
-    return R.sum(E.abs(diffs) ** p, -1) ** (1.0 / p)
+        return reduction.amax(elementwise.abs(diffs), -1)
+    return reduction.sum(elementwise.abs(diffs) ** p, -1) ** (1.0 / p)
 
 
 def renorm(input, p, dim, maxnorm):
     d = normalize_dim(dim, input.array.ndim)
     others = tuple(i for i in range(input.array.ndim) if i != d)
-    norms = R.sum(E.abs(input) ** p, others, keepdim=True) ** (1.0 / p)
-    scale = E.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    norms = reduction.sum(elementwise.abs(input) ** p, others, keepdim=True) ** (1.0 / p)
+    scale = elementwise.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
     return input * scale
 
 
@@ -744,8 +740,8 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     m = y.array.shape[d]
     mid = (narrow(y, d, 1, m - 1) + narrow(y, d, 0, m - 1)) * 0.5
     if x is None:
-        return R.sum(mid, d) * (1.0 if dx is None else dx)
-    return R.sum(mid * diff(x, dim=d if x.array.ndim > 1 else 0), d)
+        return reduction.sum(mid, d) * (1.0 if dx is None else dx)
+    return reduction.sum(mid * diff(x, dim=d if x.array.ndim > 1 else 0), d)
 
 
 trapz = trapezoid
@@ -753,10 +749,10 @@ trapz = trapezoid
 
 def vander(x, N=None, increasing=False):
     n = x.array.shape[0] if N is None else N
-    powers = [x ** k if k else E.pow(x, 0) for k in range(n)]
+    powers = [x ** k if k else elementwise.pow(x, 0) for k in range(n)]
     if not increasing:
         powers = powers[::-1]
-    return S.stack(powers, 1)
+    return shape_ops.stack(powers, 1)
 
 
 # ---- small conveniences ------------------------------------------------------------------------------
@@ -795,11 +791,11 @@ def resolve_conj(input):
 
 
 def split_with_sizes(input, split_sizes, dim=0):
-    return S.split(input, list(split_sizes), dim)
+    return shape_ops.split(input, list(split_sizes), dim)
 
 
 def vdot(input, other):
-    return M.dot(input, other)
+    return matmul.dot(input, other)
 
 
 def nextafter(input, other):
@@ -809,14 +805,14 @@ def nextafter(input, other):
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles along `dim` (the flattened tensor when None), interpolated as PyTorch does."""
-    x = S.reshape(input, -1) if dim is None else input
+    x = shape_ops.reshape(input, -1) if dim is None else input
     d = 0 if dim is None else normalize_dim(dim, input.array.ndim)
     qs = q.array if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)
     scalar_q = qs.ndim == 0
     qs = qs.reshape(-1)
     if builtins.any((v < 0) or (v > 1) for v in qs.tolist()):
         raise RuntimeError("quantile() q values must be in the range [0, 1]")
-    srt = I.sort(x, d).values
+    srt = indexing_ops.sort(x, d).values
     n = x.array.shape[d]
     outs = []
     for v in qs.tolist():
@@ -834,9 +830,9 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
             w = 0.5 if hi != lo else 0.0
         r = a + (b - a) * w if w else a
         if keepdim:
-            r = S.unsqueeze(r, d) if dim is not None else S.reshape(r, (1,) * input.array.ndim)
+            r = shape_ops.unsqueeze(r, d) if dim is not None else shape_ops.reshape(r, (1,) * input.array.ndim)
         outs.append(r)
-    return outs[0] if scalar_q else S.stack(outs, 0)
+    return outs[0] if scalar_q else shape_ops.stack(outs, 0)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
@@ -847,7 +843,7 @@ def index_put(input, indices, values, accumulate=False):
     """A copy of `input` with `values` written (or added, accumulate=True: repeats summed) at `input[indices]`."""
     idx = tuple(indices)
     if not accumulate:
-        out = S.clone(input)
+        out = shape_ops.clone(input)
         out[idx] = values
         return out
     from .indexing import IndexPutAdd, _convert_index, _ints_first, _take
@@ -858,14 +854,14 @@ def index_put(input, indices, values, accumulate=False):
         conv = _ints_first(conv, input.array.ndim)
     shape = _take(input.array, conv).shape
     v = values if isinstance(values, Tensor) else Tensor(xp.asarray(values, dtype=input.array.dtype))
-    v = S.expand(v.to(input.dtype), *shape) if tuple(v.shape) != tuple(shape) else v.to(input.dtype)
+    v = shape_ops.expand(v.to(input.dtype), *shape) if tuple(v.shape) != tuple(shape) else v.to(input.dtype)
     return input + IndexPutAdd.apply(v, input.array.shape, conv, True)
 
 
 def select_scatter(input, src, dim, index):
     """A copy of `input` with `src` written at `index` of `dim`."""
     d = normalize_dim(dim, input.array.ndim)
-    out = S.clone(input)
+    out = shape_ops.clone(input)
     out[(slice(None),) * d + (builtins.int(index),)] = src
     return out
 
@@ -873,7 +869,7 @@ def select_scatter(input, src, dim, index):
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """A copy of `input` with `src` written at start:end:step of `dim`."""
     d = normalize_dim(dim, input.array.ndim)
-    out = S.clone(input)
+    out = shape_ops.clone(input)
     out[(slice(None),) * d + (slice(start, end, step),)] = src
     return out
 
@@ -882,12 +878,12 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of `input` with `src` written on the diagonal (offset, dim1, dim2)."""
     nd = input.array.ndim
     d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
-    rows, cols = V._diag_index(input.array.shape, offset, d1, d2)
-    if tuple(src.array.shape) != tuple(V.diagonal(input.detach(), offset, d1, d2).shape):
+    rows, cols = movement._diag_index(input.array.shape, offset, d1, d2)
+    if tuple(src.array.shape) != tuple(movement.diagonal(input.detach(), offset, d1, d2).shape):
         raise RuntimeError(f"diagonal_scatter(): expected src to have a size equal to the diagonal of input "
-                           f"{list(V.diagonal(input.detach(), offset, d1, d2).shape)}, got {list(src.array.shape)}")
-    moved = movedim(S.clone(input), (d1, d2), (-2, -1))
-    moved = S.clone(moved)
+                           f"{list(movement.diagonal(input.detach(), offset, d1, d2).shape)}, got {list(src.array.shape)}")
+    moved = movedim(shape_ops.clone(input), (d1, d2), (-2, -1))
+    moved = shape_ops.clone(moved)
     moved[(Ellipsis, Tensor(rows.astype(np.int64)), Tensor(cols.astype(np.int64)))] = src
     return movedim(moved, (-2, -1), (d1, d2))
 
@@ -905,7 +901,7 @@ def as_strided(input, size, stride, storage_offset=0):
     if flat_idx.size and (flat_idx.max() >= n or flat_idx.min() < 0):
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
                            f"{storage_offset} require more elements than the {n} of the input")
-    return S.reshape(S.contiguous(input), -1)[Tensor(xp.asarray(flat_idx))]
+    return shape_ops.reshape(shape_ops.contiguous(input), -1)[Tensor(xp.asarray(flat_idx))]
 
 
 # ---- broadcasting and tensordot ----------------------------------------------------------------------------
@@ -937,7 +933,7 @@ def broadcast_tensors(*tensors):
     shape = ()
     for t in ts:
         shape = pair(shape, tuple(t.array.shape))
-    return tuple(S.expand(t, shape) for t in ts)
+    return tuple(shape_ops.expand(t, shape) for t in ts)
 
 
 def tensordot(a, b, dims=2):
@@ -960,7 +956,7 @@ def tensordot(a, b, dims=2):
     free_a = [d for d in range(a.array.ndim) if d not in da]
     free_b = [d for d in range(b.array.ndim) if d not in db]
     k = math.prod(a.array.shape[d] for d in da)
-    left = S.reshape(S.permute(a, *free_a, *da), (-1, k))
-    right = S.reshape(S.permute(b, *db, *free_b), (k, -1))
+    left = shape_ops.reshape(shape_ops.permute(a, *free_a, *da), (-1, k))
+    right = shape_ops.reshape(shape_ops.permute(b, *db, *free_b), (k, -1))
     shape = tuple(a.array.shape[d] for d in free_a) + tuple(b.array.shape[d] for d in free_b)
-    return S.reshape(M.matmul(left, right), shape)
+    return shape_ops.reshape(matmul.matmul(left, right), shape)

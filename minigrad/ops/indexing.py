@@ -238,10 +238,7 @@ class IndexPutAdd(Function):
 
 def _add_at(xp, out, index, values):
     """out[index] += values, summing repeated indices."""
-    if xp is np:
-        np.add.at(out, index, values)
-    else:
-        xp.add.at(out, index, values)
+    xp.add.at(out, index, values)
 
 
 def getitem(self, index):

@@ -4,14 +4,14 @@
     linear.py         linear (AddmmBackward0 / MmBackward0), embedding (EmbeddingBackward0)
     normalization.py  layer_norm (NativeLayerNormBackward0)
     activation.py     gelu (GeluBackward0), relu; softmax, log_softmax (minigrad's own ops)
-    dropout.py        dropout (NativeDropoutBackward0) and the keep-masks attention uses too
+    dropout.py        dropout (NativeDropoutBackward0)
     loss.py           cross_entropy (CrossEntropyLossBackward0), mse_loss (MseLossBackward0)
     attention.py      scaled_dot_product_attention (ScaledDotProductAttentionBackward0)
     rnn.py            RNN / LSTM / GRU layers (MkldnnRnnLayerBackward0 per layer and direction) and cells
     multi_head_attention.py  multi_head_attention_forward: nn.MultiheadAttention's, composed of the ops above
-    erf.py            erf on raw numpy/cupy arrays (Cody in float64, a fast rational in float32)
-    _common.py        blocked loops over arrays; scratch buffers
+    _common.py        wrapping arrays, checking arguments (blocked loops and scratch: minigrad/backends/arrays.py)
 
 Each op is one Function of plain array code; its compiled CPU and CUDA kernels are in
-minigrad/backends, reached through `minigrad.backends.lookup` (MINIGRAD_KERNELS picks the layer).
+minigrad/backends, registered there and found by `minigrad.backends.find`; `minigrad.backends.pick`
+runs the reference instead under MINIGRAD_KERNELS=reference.
 """

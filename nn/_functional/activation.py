@@ -10,8 +10,8 @@ import numpy as np
 
 import minigrad
 from minigrad import backends
+from minigrad.special import ERF32_ALPHA, ERF32_BETA, erf
 
-from . import erf as _erf
 from . import reference
 from ._common import (
     Function, Tensor, blockwise, check_tensor, once_differentiable, xp_of,
@@ -28,8 +28,8 @@ A_TANH = 0.044715
 # powers of two, exact), which saves two of the 29 passes over each block. Past the clip the folded
 # constant can round to just below -1/2; the max with 0 keeps gelu(x) from turning positive there.
 _GELU_CLIP = 4.0 * math.sqrt(2.0)
-_GELU_P = tuple(a * 0.5 * SQRT1_2 / 2.0 ** (len(_erf._ALPHA) - 1 - j) for j, a in enumerate(_erf._ALPHA))
-_GELU_Q = tuple(b / 2.0 ** (len(_erf._BETA) - 1 - j) for j, b in enumerate(_erf._BETA))
+_GELU_P = tuple(a * 0.5 * SQRT1_2 / 2.0 ** (len(ERF32_ALPHA) - 1 - j) for j, a in enumerate(ERF32_ALPHA))
+_GELU_Q = tuple(b / 2.0 ** (len(ERF32_BETA) - 1 - j) for j, b in enumerate(ERF32_BETA))
 
 
 def _horner(q, z, coeffs):  # q = coeffs[0] z^n + ... + coeffs[n]
@@ -54,7 +54,7 @@ def _gelu_fwd(o, x, s1, s2):  # gelu(x) = x/2 (1 + erf(x/sqrt2))
         return
     xp = xp_of(x)
     xp.multiply(x, SQRT1_2, out=o)
-    _erf.erf(o, out=o)
+    erf(o, out=o)
     o += 1.0
     o *= x
     o *= 0.5
@@ -110,10 +110,13 @@ def _gelu_tanh_bwd(o, x, g, s1, s2):  # d/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 
 
 def gelu_arrays(x, approximate="none"):
     """GELU's forward on an array (any shape), exact or tanh form (a backend's where one takes x)."""
-    fast = backends.lookup("gelu", x)
-    y = None if fast is None else fast.forward(x, approximate)
-    if y is not None:
-        return y
+    return _gelu_forward(x, approximate, backends.find("gelu", x, approximate))
+
+
+def _gelu_forward(x, approximate, impl):
+    """The backend `impl`'s forward, or (None) the numpy (or cupy) passes."""
+    if impl is not None:
+        return impl.forward(x, approximate)
     out = xp_of(x).empty(x.shape, dtype=x.dtype)
     if approximate == "tanh":
         return blockwise(_gelu_tanh_fwd, 1, out, x)
@@ -132,17 +135,16 @@ class Gelu(Function):
     def forward(ctx, x, approximate):
         ctx.save(self=x)
         ctx.approximate = approximate
-        return gelu_arrays(x.array, approximate)
+        ctx.impl = backends.find("gelu", x.array, approximate)
+        return _gelu_forward(x.array, approximate, ctx.impl)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = g (Phi(x) + x phi(x))
         xd = ctx._saved_self.array
         y = None if ctx.approximate == "tanh" else ctx._saved_result.array  # (the tanh form keeps no output)
-        fast = backends.lookup("gelu", xd, g.array)
-        gx = None if fast is None else fast.backward(xd, y, g.array, ctx.approximate)
-        if gx is not None:
-            return Tensor(gx), None
+        if ctx.impl is not None:
+            return Tensor(ctx.impl.backward(xd, y, g.array, ctx.approximate)), None
         gx = xp_of(xd).empty(xd.shape, dtype=xd.dtype)
         if ctx.approximate == "tanh":
             blockwise(_gelu_tanh_bwd, 2, gx, xd, g.array)
@@ -206,13 +208,12 @@ def _softmax_args(input, dim, dtype, name):
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, dim = _softmax_args(input, dim, dtype, "softmax")
-    return _rows_of(reference.softmax if backends.get_kernels() == "reference" else minigrad.softmax, input, dim)
+    return _rows_of(backends.pick(minigrad.softmax, reference.softmax), input, dim)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, dim = _softmax_args(input, dim, dtype, "log_softmax")
-    fn = reference.log_softmax if backends.get_kernels() == "reference" else minigrad.log_softmax
-    return _rows_of(fn, input, dim)
+    return _rows_of(backends.pick(minigrad.log_softmax, reference.log_softmax), input, dim)
 
 
 def _rows_of(fn, input, dim):  # fn(input, dim), a 0-d input as one element

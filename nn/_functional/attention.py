@@ -9,16 +9,14 @@ there is one (minigrad/backends/{cpu,cuda}/attention.py: each (batch, head) item
 call; P kept only where it is small). The reference (primitive ops, autograd):
 nn/_functional/reference.py's scaled_dot_product_attention, nanoGPT's manual attention.
 """
-import functools
 import math
 
 import numpy as np
 
 from minigrad import backends
-from minigrad.autograd.function import ArrayArg
+from minigrad.backends.arrays import causal_mask, empty_in_order_of, grads_like, keep_mask
 
-from ._common import Function, Tensor, check_tensor, once_differentiable, row_dot, row_sum, sum_to, xp_of
-from .dropout import keep_mask
+from ._common import Function, Tensor, check_tensor, once_differentiable, row_dot, row_sum, xp_of
 
 _NEG_INF = float("-inf")
 
@@ -56,16 +54,14 @@ class Attention(Function):
         # PyTorch's fused CPU kernel (4-D, no dropout, equal head sizes, q's rows unit-stride) lays its
         # output out as q is: heads split off a (B, L, H E) projection give a (B, H, L, E) view of
         # (B, L, H, E) memory, and merging the heads back after it is a view, not a copy. Likewise here.
-        like_q = (xp is np and qd.ndim == 4 and not dropout_p and gqa == 1 and vb.shape[-1] == qd.shape[-1]
+        like_q = (qd.ndim == 4 and not dropout_p and gqa == 1 and vb.shape[-1] == qd.shape[-1]
                   and qd.shape[:-2] == kd.shape[:-2] == vd.shape[:-2] == batch  # nothing broadcast
                   and qd.strides[-1] == qd.itemsize)
-        out = _empty_in_order_of(qd, out_shape, qb.dtype) if like_q else xp.empty(out_shape, qb.dtype)
-        fast = backends.lookup("attention", qb, kb, vb) if mask is None and gqa == 1 and len(batch) == 2 else None
-        plan = None if fast is None else fast.plan(qb, kb, vb, out)
-        ctx.fast = None if plan is None else (fast, plan)
-        keep = keep_mask(xp, batch + (L, S), dropout_p) if dropout_p and plan is not None else None
-        if plan is not None:
-            P = fast.forward(plan, out, qb, kb, vb, keep, ctx.dscale, scale, is_causal)
+        out = empty_in_order_of(qd, out_shape, qb.dtype) if like_q else xp.empty(out_shape, qb.dtype)
+        ctx.impl = backends.find("attention", out, qb, kb, vb, mask, gqa)
+        if ctx.impl is not None:
+            keep = keep_mask(xp, batch + (L, S), dropout_p) if dropout_p else None
+            P = ctx.impl.forward(out, qb, kb, vb, keep, ctx.dscale, scale, is_causal)
             ctx.save(query=q, key=k, value=v, attn=P, mask=keep)
             return _to_shape(out, out_batch + out.shape[-2:])
         # P = softmax(q scale k^T + mask);  out = dropout(P) v   (the scale on q: L x E, not L x S)
@@ -78,8 +74,8 @@ class Attention(Function):
         if neg is not None:
             xp.copyto(P, _NEG_INF, where=neg)
         _softmax_(P, xp, neg is not None or add is not None)
-        if dropout_p:
-            keep = keep_mask(xp, batch + (L, S), dropout_p)
+        keep = keep_mask(xp, batch + (L, S), dropout_p) if dropout_p else None
+        if keep is not None:
             Pd = P * keep
             Pd *= ctx.dscale
         else:
@@ -99,16 +95,11 @@ class Attention(Function):
         batch, _, (qb, kb, vb), shapes = _views(q.array, k.array, v.array, ctx.gqa, xp)
         g = g.array.reshape(batch + g.array.shape[-2:])
         keep = None if keep is None else keep.array
-        gq, gk, gv = _grads_like(q.array, k.array, v.array, batch, qb.dtype, xp)
+        gq, gk, gv = grads_like(q.array, k.array, v.array, batch, qb.dtype)
         scale, dscale = ctx.scale, ctx.dscale
-        done = False
-        if ctx.fast is not None:
-            fast, plan = ctx.fast
-            done = fast.backward(plan, g, P, qb, kb, vb, keep, dscale, scale, ctx.is_causal, gq, gk, gv)
-        if not done:
-            if P is None:  # cannot happen: the gradients are laid out as q, k, v, which the backend reads
-                raise RuntimeError("scaled_dot_product_attention backward: the probabilities were not kept and "
-                                   "cannot be made again here")
+        if ctx.impl is not None:
+            ctx.impl.backward(g, P, qb, kb, vb, keep, dscale, scale, ctx.is_causal, gq, gk, gv)
+        else:
             g = g.astype(qb.dtype, copy=False)
             Pd = P if keep is None else P * keep * dscale
             xp.matmul(xp.swapaxes(Pd, -1, -2), g, out=gv)
@@ -125,14 +116,16 @@ class Attention(Function):
         gmask = None
         if ctx.mask_grad is not None:  # (the backend never runs with a mask: gP holds gS here)
             full, mask_shape, mask_dtype = ctx.mask_grad
-            gmask = Tensor(sum_to(gP.reshape(full), mask_shape).astype(mask_dtype, copy=False))
-        return tuple([Tensor(_to_shape(sum_to(ga, shp), t.array.shape)) if need else None
+            gmask = Tensor(Tensor(gP.reshape(full)).sum_to_size(mask_shape).array.astype(mask_dtype, copy=False))
+        return tuple([Tensor(_to_shape(Tensor(ga).sum_to_size(shp).array, t.array.shape)) if need else None
                       for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)]) + (gmask,) + (None,) * 4
 
 
 def attention_arrays(q, k, v, is_causal, scale):
     """Attention's forward on arrays (no graph, no mask, no dropout): q (..., L, E), k (..., S, E),
     v (..., S, Ev) of one batch shape -> (..., L, Ev)."""
+    from minigrad.autograd.function import ArrayArg
+
     return Attention.forward_only(ArrayArg(q), ArrayArg(k), ArrayArg(v), None, 0.0, is_causal, scale, 1)
 
 
@@ -152,58 +145,6 @@ def _softmax_(s, xp, masked):
 
 
 
-def _grads_like(q, k, v, batch, dtype, xp):
-    """Empty arrays for the gradients of q, k, v. When q, k and v are views that tile one contiguous
-    array between them (heads split off a fused qkv projection's output), their gradients are laid
-    out the same way in one new array, so that the gradient flows back through the views and the
-    split without copies (`Split.backward` sees them side by side). Otherwise, three contiguous arrays."""
-    base = q.base
-    if (xp is np and type(base) is np.ndarray and k.base is base and v.base is base and base.dtype == dtype
-            and base.flags.c_contiguous and q.shape[:-2] == k.shape[:-2] == v.shape[:-2] == batch
-            and q.size + k.size + v.size == base.size  # nothing else in it: no memory wasted on a larger array
-            and all(_one_to_one(a) for a in (q, k, v))  # no stride-0 (expanded) or self-overlapping view
-            and not (_overlap(q, k) or _overlap(k, v) or _overlap(q, v))):  # q = k = v: three separate gradients
-        flat = np.empty(base.size, dtype=dtype)
-        start = base.__array_interface__["data"][0]
-        return [np.ndarray(a.shape, dtype, buffer=flat, offset=a.__array_interface__["data"][0] - start,
-                           strides=a.strides) for a in (q, k, v)]
-    return [xp.empty(batch + a.shape[-2:], dtype) for a in (q, k, v)]
-
-
-def _one_to_one(a):
-    """True when no two elements of the view `a` share memory: its axes, by increasing stride, each
-    step over the whole extent of the ones before (a sufficient test)."""
-    extent = a.itemsize
-    for stride, n in sorted([(abs(st), n) for st, n in zip(a.strides, a.shape) if n > 1]):
-        if stride < extent:
-            return False
-        extent = stride * n
-    return True
-
-
-def _overlap(a, b):
-    try:
-        return np.shares_memory(a, b, max_work=10_000)
-    except np.exceptions.TooHardError:
-        return True
-
-
-def _empty_in_order_of(ref, shape, dtype):
-    """An empty numpy array of `shape` (as many dims as `ref`) whose memory is ordered like `ref`'s:
-    dims with larger strides outer, an expanded (stride-0) dim outermost, as PyTorch orders them."""
-    dims, strides = ref.shape, ref.strides
-    big = [d for d in range(len(dims)) if dims[d] > 1]  # size-1 dims stay where they are
-    order = list(range(len(dims)))
-    for at, d in zip(big, sorted(big, key=lambda d: -abs(strides[d]) if strides[d] else _NEG_INF)):
-        order[at] = d
-    if order == sorted(order):
-        return np.empty(shape, dtype)
-    inverse = [0] * len(order)  # the argsort of the permutation `order`, without making an array of it
-    for i, d in enumerate(order):
-        inverse[d] = i
-    return np.empty(tuple(shape[d] for d in order), dtype).transpose(inverse)
-
-
 def _to_shape(a, shape):
     return a if a.shape == shape else a.reshape(shape)
 
@@ -216,29 +157,10 @@ def _broadcast(*shapes):
                            f"{[list(s) for s in shapes]}") from None
 
 
-def _causal_mask(L, S, xp):
-    """The (L, S) 'masked out' array of causal attention (keys after the query). Every layer of every
-    step asks for the same one, so on the CPU up to 4 MiB of them are made once and shared (read-only)."""
-    if xp is np and L * S <= 1 << 22:
-        return _shared_causal_mask(L, S)
-    return _keys_after(L, S, xp)
-
-
-def _keys_after(L, S, xp):
-    return xp.triu(xp.ones((L, S), dtype=bool), 1)
-
-
-@functools.lru_cache(maxsize=4)
-def _shared_causal_mask(L, S):
-    m = _keys_after(L, S, np)
-    m.flags.writeable = False
-    return m
-
-
 def _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp):
     """(neg, add): a bool 'masked out' array, or a float one to add: (L, S) or a view of shape batch + (L, S)."""
     if is_causal:
-        return _causal_mask(L, S, xp), None
+        return causal_mask(L, S, xp), None
     if mask is None:
         return None, None
     full = out_batch + (L, S)

@@ -13,7 +13,8 @@ class Linear(Function):
     @staticmethod
     def forward(ctx, x, w, b):
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
-        return linear_arrays(x.array, w.array, None if b is None else b.array)
+        out, ctx.impl = _forward(x.array, w.array, None if b is None else b.array)
+        return out
 
     @staticmethod
     @once_differentiable
@@ -28,27 +29,37 @@ class Linear(Function):
             gx = xp.empty(g.shape[:-1] + (w.array.shape[1],), dtype=g.dtype)
         if needs[1]:  # (out, in)
             gw = xp.empty((g.shape[-1], x.array.shape[-1]), dtype=g.dtype)
-        products = ([(_2d(gx), g2, w.array, False, False)] if needs[0] else []) + (
-            [(gw, g2, _2d(x.array), True, False)] if needs[1] else [])
-        fast = backends.lookup("linear", *products[0][:3]) if products else None  # (products() checks them all)
-        if products and not (fast is not None and fast.products(products)):
-            for C, A, B, ta, tb in products:
-                xp.matmul(A.T if ta else A, B.T if tb else B, out=C)
+        x2 = _2d(x.array) if needs[1] else None
+        if ctx.impl is not None:
+            ctx.impl.backward(g2, x2, w.array if needs[0] else None, None if gx is None else _2d(gx), gw)
+        else:
+            if needs[0]:
+                xp.matmul(g2, w.array, out=_2d(gx))
+            if needs[1]:
+                xp.matmul(g2.T, x2, out=gw)
         if len(needs) > 2 and needs[2]:
             gb = g2.sum(axis=0)
         return wrap(gx), wrap(gw), wrap(gb)
 
 
-def linear_arrays(x, w, b=None):  # y = x W^T + b, as one GEMM on x viewed as (N, in)
-    """Linear's forward on arrays: x (..., in), w (out, in), b (out,) or None -> (..., out)."""
+def _forward(x, w, b):  # y = x W^T + b, as one GEMM on x viewed as (N, in)
+    """x (..., in), w (out, in), b (out,) or None -> (y (..., out), the backend that ran or None)."""
     xp = xp_of(w)
     out = xp.empty(x.shape[:-1] + (w.shape[0],), dtype=x.dtype)
-    fast = backends.lookup("linear", x, w)
-    if fast is None or not fast.products([(_2d(out), _2d(x), w, False, True)]):
-        xp.matmul(_2d(x), w.T, out=_2d(out))  # W.T is a view: BLAS reads it transposed, no copy
+    out2, x2 = _2d(out), _2d(x)
+    impl = backends.find("linear", out2, x2, w)
+    if impl is not None:
+        impl.forward(out2, x2, w)
+    else:
+        xp.matmul(x2, w.T, out=out2)  # W.T is a view: BLAS reads it transposed, no copy
     if b is not None:
         out += b
-    return out
+    return out, impl
+
+
+def linear_arrays(x, w, b=None):
+    """Linear's forward on arrays: x (..., in), w (out, in), b (out,) or None -> (..., out)."""
+    return _forward(x, w, b)[0]
 
 
 def _2d(a):
@@ -73,9 +84,7 @@ def linear(input, weight, bias=None):
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None and p.array.dtype != input.array.dtype:
             raise RuntimeError(f"linear: expected {name} to have the input's dtype {input.dtype}, got {p.dtype}")
-    if bias is None:
-        return LinearNoBias.apply(input, weight, None)
-    return Linear.apply(input, weight, bias)
+    return (LinearNoBias if bias is None else Linear).apply(input, weight, bias)
 
 
 class Embedding(Function):
@@ -107,18 +116,12 @@ def scatter_add_rows(idx, g, n):
 
     np.add.at is slow (an unbuffered loop): for a small vocabulary a one-hot GEMM (n, N) @ (N, C);
     else a stable sort of the ids and np.add.reduceat over runs of equal ids (a plain scatter when no
-    id repeats). The CPU backend's is one compiled loop over the rows in order.
+    id repeats). The CPU backend's is one compiled loop over the rows in order; the GPU's, cupyx's
+    atomic adds.
     """
-    xp = xp_of(g)
-    if xp is not np:  # GPU: atomic adds
-        out = xp.zeros((n, g.shape[1]), dtype=g.dtype)
-        import cupyx
-
-        cupyx.scatter_add(out, idx, g)
-        return out
-    fast = backends.lookup("embedding", g)
-    if fast is not None and idx.dtype.kind in "iu":
-        return fast.scatter_add_rows(idx, g, n)
+    impl = backends.find("embedding", g, idx, n)
+    if impl is not None:
+        return impl.backward(g, idx, n)
     if n <= ONE_HOT_MAX:
         one_hot = np.zeros((n, idx.size), dtype=g.dtype)
         one_hot[idx, np.arange(idx.size)] = 1.0

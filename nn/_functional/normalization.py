@@ -12,8 +12,8 @@ from ._common import (
 
 
 def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps);  y = x_hat * w + b   (rows of D)
-    """x (..., D), w and b (D,) or None -> (y (..., D), mean (N, 1), 1/std (N, 1)), N rows: a backend's
-    kernel where one takes x, else numpy (or cupy) passes."""
+    """x (..., D), w and b (D,) or None -> (y (..., D), mean (N, 1), 1/std (N, 1), the backend that ran
+    or None), N rows: a backend's kernel where one takes x, else numpy (or cupy) passes."""
     xp = xp_of(xd)
     shape = xd.shape
     # contiguous rows: a strided view (the last position's row, when generating) would compile to a
@@ -26,9 +26,10 @@ def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps); 
     wd = None if wd is None else wd.reshape(D)
     bd = None if bd is None else bd.reshape(D)
     inv_d = 1.0 / D
-    fast = backends.lookup("layer_norm", x2)
-    if fast is not None and fast.forward(out, mean, rstd, x2, wd, bd, eps):
-        return out_full, mean, rstd
+    impl = backends.find("layer_norm", out, mean, rstd, x2, wd, bd, eps)
+    if impl is not None:
+        impl.forward(out, mean, rstd, x2, wd, bd, eps)
+        return out_full, mean, rstd, impl
 
     def rows(lo, hi):  # every pass on a cache-sized block of rows
         xb, ob, mb, rb = x2[lo:hi], out[lo:hi], mean[lo:hi], rstd[lo:hi]
@@ -47,7 +48,7 @@ def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps); 
             ob += bd
 
     for_blocks(N, rows, rows_per_block(D), xp)
-    return out_full, mean, rstd
+    return out_full, mean, rstd, None
 
 
 def layer_norm_arrays(xd, wd, bd, D, eps):
@@ -59,8 +60,12 @@ class LayerNorm(Function):
     node_name = "NativeLayerNormBackward0"
 
     @staticmethod
-    def forward(ctx, x, w, b, D, eps):
-        out, mean, rstd = _forward_rows(x.array, None if w is None else w.array, None if b is None else b.array, D, eps)
+    def forward(ctx, x, normalized_shape, w, b, eps):
+        D = 1
+        for s in normalized_shape:
+            D *= s
+        wd, bd = None if w is None else w.array, None if b is None else b.array
+        out, mean, rstd, ctx.impl = _forward_rows(x.array, wd, bd, D, eps)
         # the input itself, not a normalized copy: it is alive anyway (the residual stream), and
         # backward recomputes x_hat from it row by row in cache
         ctx.save(input=x, mean=mean, rstd=rstd, weight=w if ctx.needs_input_grad[0] else None)
@@ -79,15 +84,14 @@ class LayerNorm(Function):
         xp = xp_of(xd)
         x2 = xp.ascontiguousarray(xd).reshape(N, D)
         g2 = xp.ascontiguousarray(g.array).reshape(N, D)
-        need_x, need_w, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1], ctx.needs_input_grad[2]
+        need_x, need_w, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[2], ctx.needs_input_grad[3]
         wd = None if w is None else w.array.reshape(D)
         gx_full = xp.empty(xd.shape, dtype=g2.dtype) if need_x else None  # owned: the engine adopts it uncopied
         gx = None if gx_full is None else gx_full.reshape(N, D)
         inv_d = 1.0 / D
-        fast = backends.lookup("layer_norm", g2, x2)
-        if fast is not None:
-            return _layer_norm_grads(gx_full, fast.backward(gx, g2, x2, mean, rstd, wd), need_w, need_b, w_shape,
-                                     b_shape)
+        if ctx.impl is not None:
+            return _layer_norm_grads(gx_full, ctx.impl.backward(gx, g2, x2, mean, rstd, wd), need_w, need_b,
+                                     w_shape, b_shape)
 
         def rows(lo, hi, sums):
             gb_, xb = g2[lo:hi], x2[lo:hi]
@@ -125,8 +129,8 @@ def _layer_norm_grads(gx, sums, need_w, need_b, w_shape, b_shape):
     """backward's return: gx, and the weight's and bias's gradients from their sums (2, D)."""
     gw = (sums[0] if sums[0].shape == w_shape else sums[0].reshape(w_shape)) if need_w else None
     gb = (sums[1] if sums[1].shape == b_shape else sums[1].reshape(b_shape)) if need_b else None
-    return (None if gx is None else Tensor(gx), None if gw is None else Tensor(gw),
-            None if gb is None else Tensor(gb), None, None)
+    return (None if gx is None else Tensor(gx), None, None if gw is None else Tensor(gw),
+            None if gb is None else Tensor(gb), None)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -143,10 +147,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None and tuple(p.array.shape) != normalized_shape:
             raise RuntimeError(f"layer_norm: expected {name} of shape {list(normalized_shape)}, got {list(p.shape)}")
-    D = 1
-    for s in normalized_shape:
-        D *= s
-    return LayerNorm.apply(input, weight, bias, D, float(eps))
+    return LayerNorm.apply(input, normalized_shape, weight, bias, float(eps))
 
 
 # ---- batch_norm: one NativeBatchNormBackward0 node; statistics per channel (dim 1) over every other dim -----

@@ -10,8 +10,7 @@ import minigrad
 from minigrad import Tensor
 from minigrad.autograd.function import Function
 from minigrad.device import array_module
-
-from .erf import erf as _erf_array
+from minigrad.special import erf as _erf_array
 
 
 class Erf(Function):
@@ -116,12 +115,6 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if reduction == "sum":
         return nll.sum()
     return nll.sum() / denom
-
-
-def mse_loss(input, target, reduction="mean"):
-    d = input - target
-    sq = d * d
-    return sq if reduction == "none" else sq.sum() if reduction == "sum" else sq.mean()
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):

@@ -30,10 +30,8 @@ def _sigmoid_(a, xp):
 
 
 def _lstm_kernels(*arrays):
-    """The backend with the LSTM step's compiled gate math (minigrad/backends/cpu/rnn.py), or None."""
-    if "rnn" not in backends._BACKENDS:  # (until the backends register it as "rnn")
-        return None
-    return backends.lookup("rnn", *arrays)
+    """The registered implementation of the LSTM step's gate math (minigrad/backends/cpu/rnn.py), or None."""
+    return backends.find("lstm_step", *arrays)
 
 
 def _steps(T, reverse):
@@ -228,10 +226,6 @@ class GRUCell(_CellStep):
 _CELLS = {"RNN_TANH": RNNTanhCell, "RNN_RELU": RNNReluCell, "LSTM": LSTMCell, "GRU": GRUCell}
 
 
-def _reference():
-    return backends.get_kernels() == "reference"
-
-
 def _same_dtype(weight, *tensors):
     """PyTorch's text (its matmul's) for an input, a state or a weight of another dtype than the weights."""
     for t in tensors:
@@ -244,8 +238,10 @@ def rnn_layer(mode, input, hx, cx, w_ih, w_hh, b_ih=None, b_hh=None, w_hr=None, 
     """One layer in one direction: input (T, B, I), hx (B, Hr), cx (B, H) or None -> (output (T, B, Hr),
     h_T (B, Hr), c_T (B, H) or None). One MkldnnRnnLayerBackward0 node (the reference under
     MINIGRAD_KERNELS=reference)."""
-    if _reference():
-        return reference.rnn_layer(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, reverse)
+    return backends.pick(_rnn_layer, reference.rnn_layer)(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, reverse)
+
+
+def _rnn_layer(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, reverse):
     outs = RNNLayer.apply(input, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr, mode, reverse)
     return outs if mode == "LSTM" else (*outs, None)
 
@@ -275,7 +271,7 @@ def _rnn(mode, input, hx, cx, params, has_biases, num_layers, dropout, train, bi
             c_n.append(c)
         x = outs[0] if D == 1 else minigrad.cat(outs, -1)
         if dropout and train and layer < num_layers - 1:
-            x = reference.dropout(x, dropout, True) if _reference() else _dropout(x, dropout, True)
+            x = backends.pick(_dropout, reference.dropout)(x, dropout, True)
     output = x.transpose(0, 1) if batch_first else x
     return output, minigrad.stack(h_n), (minigrad.stack(c_n) if cx is not None else None)
 
@@ -318,10 +314,12 @@ def _cell(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh):
             raise RuntimeError(f"hidden{n} has inconsistent hidden_size: got {state.shape[1]}, expected "
                                f"{w_hh.shape[1]}")
     _same_dtype(w_ih, input, hx, cx, w_hh, b_ih, b_hh)
-    if _reference():
-        h, c = reference.rnn_cell(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh)
-        return (h, c) if mode == "LSTM" else h
-    return _CELLS[mode].apply(input, hx, cx, w_ih, w_hh, b_ih, b_hh, mode)
+    return backends.pick(_CELLS[mode].apply, _cell_reference)(input, hx, cx, w_ih, w_hh, b_ih, b_hh, mode)
+
+
+def _cell_reference(input, hx, cx, w_ih, w_hh, b_ih, b_hh, mode):
+    h, c = reference.rnn_cell(mode, input, hx, cx, w_ih, w_hh, b_ih, b_hh)
+    return (h, c) if mode == "LSTM" else h
 
 
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):

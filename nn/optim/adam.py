@@ -40,8 +40,7 @@ class Adam(Optimizer):
         # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout
         lr, beta1, beta2, eps = float(group["lr"]), float(group["betas"][0]), float(group["betas"][1]), float(group["eps"])
         wd, amsgrad = float(group["weight_decay"]), group["amsgrad"]
-        decoupled = self.decoupled_weight_decay
-        l2 = wd != 0 and not decoupled
+        update = backends.pick(self._update, _reference_update)
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -53,54 +52,62 @@ class Adam(Optimizer):
                 if amsgrad:
                     state["max_exp_avg_sq"] = p.new_zeros(p.shape)
             state["step"] += 1
-            step = state["step"]
-            # the bias corrections folded into two scalars:
-            #   p -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = p + (-lr sqrt(bc2)/bc1) * m / (sqrt(v) + eps sqrt(bc2))
-            bc2_sqrt = (1 - beta2**step) ** 0.5
-            step_scale = -lr / (1 - beta1**step) * bc2_sqrt
-            eps_scaled = eps * bc2_sqrt
-            if backends.get_kernels() == "reference":
-                reference.adam_update(p, p.grad, state["exp_avg"], state["exp_avg_sq"], lr, beta1, beta2, eps, wd,
-                                      decoupled, step, state["max_exp_avg_sq"] if amsgrad else None)
-                continue
-            arrays = [p.array, p.grad.array, state["exp_avg"].array, state["exp_avg_sq"].array]
-            if amsgrad:
-                arrays.append(state["max_exp_avg_sq"].array)
-            fast = backends.lookup("adamw", *arrays)
-            if fast is not None and fast.update(*arrays[:4], lr, beta1, beta2, wd, decoupled, step_scale, eps_scaled,
-                                                arrays[4] if amsgrad else None):
-                p._bump_version()
-                continue
-            xp = array_module(p.array)
+            update(p, state, lr, beta1, beta2, eps, wd, self.decoupled_weight_decay)
 
-            def update(blk, tmp, xp=xp, step_scale=step_scale, eps_scaled=eps_scaled):  # one block of (p, g, m, v[, v_max])
-                w, g, m, v = blk[:4]
-                s = tmp[0]
-                if wd != 0:
-                    if decoupled:
-                        w *= 1 - lr * wd
-                    else:
-                        xp.multiply(w, wd, out=tmp[1])
-                        tmp[1] += g
-                        g = tmp[1]
-                xp.subtract(g, m, out=s)  # m = m + (1 - beta1) (g - m), PyTorch's lerp
-                s *= 1 - beta1
-                m += s
-                xp.multiply(g, 1 - beta2, out=s)  # v = beta2 v + (1 - beta2) g g
-                s *= g
-                v *= beta2
-                v += s
-                if amsgrad:
-                    xp.maximum(blk[4], v, out=blk[4])
-                    v = blk[4]
-                xp.sqrt(v, out=s)
-                s += eps_scaled
-                xp.divide(m, s, out=s)
-                s *= step_scale
-                w += s
-
-            self._for_blocks(arrays, update, 2 if l2 else 1)
+    def _update(self, p, state, lr, beta1, beta2, eps, wd, decoupled):
+        """One parameter's step on its arrays, in place: a backend's where one takes them, else numpy's."""
+        step = state["step"]
+        # the bias corrections folded into two scalars:
+        #   p -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = p + (-lr sqrt(bc2)/bc1) * m / (sqrt(v) + eps sqrt(bc2))
+        bc2_sqrt = (1 - beta2**step) ** 0.5
+        step_scale = -lr / (1 - beta1**step) * bc2_sqrt
+        eps_scaled = eps * bc2_sqrt
+        v_max = state["max_exp_avg_sq"].array if "max_exp_avg_sq" in state else None
+        arrays = [p.array, p.grad.array, state["exp_avg"].array, state["exp_avg_sq"].array]
+        args = (*arrays, v_max, lr, beta1, beta2, wd, decoupled, step_scale, eps_scaled)
+        impl = backends.find("adamw", *args)
+        if impl is not None:
+            impl.forward(*args)
             p._bump_version()
+            return
+        if v_max is not None:
+            arrays.append(v_max)
+        xp = array_module(p.array)
+        l2 = wd != 0 and not decoupled
+
+        def update(blk, tmp):  # one block of (p, g, m, v[, v_max])
+            w, g, m, v = blk[:4]
+            s = tmp[0]
+            if wd != 0:
+                if decoupled:
+                    w *= 1 - lr * wd
+                else:
+                    xp.multiply(w, wd, out=tmp[1])
+                    tmp[1] += g
+                    g = tmp[1]
+            xp.subtract(g, m, out=s)  # m = m + (1 - beta1) (g - m), PyTorch's lerp
+            s *= 1 - beta1
+            m += s
+            xp.multiply(g, 1 - beta2, out=s)  # v = beta2 v + (1 - beta2) g g
+            s *= g
+            v *= beta2
+            v += s
+            if v_max is not None:
+                xp.maximum(blk[4], v, out=blk[4])
+                v = blk[4]
+            xp.sqrt(v, out=s)
+            s += eps_scaled
+            xp.divide(m, s, out=s)
+            s *= step_scale
+            w += s
+
+        self._for_blocks(arrays, update, 2 if l2 else 1)
+        p._bump_version()
+
+
+def _reference_update(p, state, lr, beta1, beta2, eps, wd, decoupled):
+    reference.adam_update(p, p.grad, state["exp_avg"], state["exp_avg_sq"], lr, beta1, beta2, eps, wd, decoupled,
+                          state["step"], state.get("max_exp_avg_sq"))
 
 
 class AdamW(Adam):

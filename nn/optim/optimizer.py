@@ -6,8 +6,8 @@ Two mechanisms here keep them fast and allocation-free:
 * `_for_blocks` walks a parameter and its state arrays in matching blocks of `BLOCK` elements, so
   the half-dozen passes an update makes over a block hit the CPU cache instead of memory, and
   keeps the per-block Python overhead small.
-* Temporaries come from preallocated buffers (`_scratch`, and the threads' own in
-  `nn._functional._common.scratch`), never part of the saved state.
+* Temporaries come from preallocated buffers (`_scratch`, and the thread's own in
+  `minigrad.backends.arrays.scratch`), never part of the saved state.
 """
 import warnings
 from collections import defaultdict
@@ -18,12 +18,11 @@ from minigrad import Tensor, enable_grad, no_grad
 from minigrad.autograd import recording
 from minigrad.device import array_module, to_device
 
-from .._functional._common import for_blocks, scratch
+from minigrad.backends.arrays import for_blocks, scratch
 from ..utils import _zero_grad
 
 # 128K elements: the 5 float32 arrays of one AdamW block (512 KiB each) stay in the L2/L3 cache across its
-# 13 passes, and blocks are big enough that the per-block Python overhead is noise. Measured on a
-# 10M-element parameter: 23 ms per AdamW step blocked at 128K, 27 ms at 32K (overhead), 38 ms whole (memory).
+# 13 passes, and blocks are big enough that the per-block Python overhead is noise (docs/performance.md)
 BLOCK = 1 << 17
 
 
@@ -123,7 +122,7 @@ class Optimizer:
 
     def _for_blocks(self, arrays, update, n_scratch):
         """Call update(views, scratch) on matching views of the same-shape `arrays` (a parameter and its
-        state), BLOCK elements at a time, blocks spread over the cores; `scratch` is `n_scratch`
+        state), BLOCK elements at a time, one block after another; `scratch` is `n_scratch`
         temporaries shaped like the views. Whole arrays in one call when they are small, not
         contiguous (no flat view exists) or on a GPU (where one kernel per pass is what is fast)."""
         first = arrays[0]
@@ -132,7 +131,7 @@ class Optimizer:
             return
         flats = [a.reshape(-1) for a in arrays]
 
-        def run(lo, hi):  # on a worker thread: its own scratch buffers
+        def run(lo, hi):  # the thread's own scratch buffers
             update([f[lo:hi] for f in flats], [scratch(i, hi - lo, first.dtype) for i in range(n_scratch)])
 
         for_blocks(first.size, run, BLOCK)

@@ -1,4 +1,4 @@
-"""The malloc tuning (minigrad._allocator): arrays come from the heap, and freed memory stays there
+"""The malloc tuning (tune_process(), minigrad/backends/process.py): arrays come from the heap, and freed memory stays there
 for the next array instead of going back to the OS (to be faulted in and zeroed again)."""
 import os
 import subprocess
@@ -12,7 +12,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SCRIPT = textwrap.dedent("""
     import ctypes
     import numpy as np
-    import minigrad._allocator as a
+    import minigrad
+    applied = "malloc" in minigrad.backends.tune_process().applied
 
     class MallInfo2(ctypes.Structure):  # glibc >= 2.33
         _fields_ = [(f, ctypes.c_size_t) for f in
@@ -24,7 +25,7 @@ SCRIPT = textwrap.dedent("""
     mmapped = libc.mallinfo2().hblkhd
     heap = libc.mallinfo2().arena
     del x
-    print(a.applied, mmapped, heap, libc.mallinfo2().arena)
+    print(applied, mmapped, heap, libc.mallinfo2().arena)
 """)
 
 

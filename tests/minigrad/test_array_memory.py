@@ -1,4 +1,4 @@
-"""numpy's arrays on cache lines once the CPU backend loads (minigrad/backends/cpu/array_memory.py):
+"""numpy's arrays on cache lines once tune_process() installs its allocator (minigrad/backends/cpu/array_memory.py):
 which arrays it serves, that its memory behaves as numpy's (zeroed, resized, freed), and the ways
 to keep numpy's own allocator. Each case runs in a fresh process: the allocator is process state."""
 import os
@@ -20,7 +20,8 @@ import nn.functional as F
 name = np._core.multiarray.get_handler_name
 before = np.ones(1 << 16)  # numpy's allocator made it
 x, w = minigrad.randn(64, 512), minigrad.randn(256, 512)
-y = F.linear(x, w)  # the first fused op on the CPU: the backend loads
+tuning = minigrad.backends.tune_process()
+y = F.linear(x, w)
 """
 
 
@@ -33,11 +34,11 @@ def python(code, *argv, **env):
 
 
 def run(body, **env):
-    """`body` after PRELUDE (the backend loaded)."""
+    """`body` after PRELUDE (the process tuned)."""
     return python(PRELUDE + textwrap.dedent(body), **env)
 
 
-def test_large_arrays_start_on_a_cache_line_after_the_backend_loads():
+def test_large_arrays_start_on_a_cache_line_once_the_process_is_tuned():
     out = run("""
         print(name(), name(before), name(F.linear(x, w).array))  # (y itself was made just before)
         sizes = [1 << 16, (1 << 16) + 4, 3 * 40000 + 8, 5 << 20]  # from the threshold up, odd sizes too
@@ -72,7 +73,7 @@ def test_its_memory_behaves_as_numpys():
         gc.collect()
         import resource
         print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 2 << 20)  # KiB: well under 2 GiB
-        # y, made as the allocator came in, still holds its product: the same bits as the same product
+        # y, made just after the allocator came in, still holds its product: the same bits as the same product
         # now (same inputs, same thread count), and numpy's to rounding (numpy's BLAS threads differ)
         print(np.array_equal(y.array, F.linear(x, w).array) and np.allclose(y.array, x.array @ w.array.T, atol=1e-4))
     """)
@@ -81,8 +82,6 @@ def test_its_memory_behaves_as_numpys():
 
 def test_it_can_be_kept_off():
     assert run("print(name(), name(F.linear(x, w).array))", MINIGRAD_MALLOC_TUNING="0") == ["default_allocator"] * 2
-    # the numpy setting loads no backend, so numpy's allocator stays
-    assert run("print(name())", MINIGRAD_KERNELS="numpy") == ["default_allocator"]
 
 
 def test_a_step_is_the_same_bits_either_way():
@@ -110,7 +109,8 @@ def test_a_training_run_peaks_at_numpys_memory():
         import numpy as np, minigrad
         from minigrad.backends.cpu import array_memory
         if sys.argv[1] == "numpy":
-            array_memory.install = lambda: False  # the backend then keeps numpy's allocator
+            array_memory.install = lambda: False  # the tuning then keeps numpy's allocator
+        minigrad.backends.tune_process()
         from gpt.model import GPT, GPTConfig
         minigrad.manual_seed(0)
         m = GPT(GPTConfig(block_size=128, vocab_size=65, n_layer=4, n_head=4, n_embd=192, dropout=0.0))

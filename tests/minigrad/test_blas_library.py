@@ -204,8 +204,8 @@ def test_openblas_is_set_to_one_thread_around_the_teams_products_only_when_they_
     monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
     blas_library.forget()
     assert blas.gemm_library(np.float32) == name
-    calls, real = [], blas._blas_setter
-    monkeypatch.setattr(blas, "_blas_setter", lambda n: calls.append(n) or real(n))
+    calls, real = [], blas_library._blas_setter
+    monkeypatch.setattr(blas_library, "_blas_setter", lambda n: calls.append(n) or real(n))
     x = minigrad.tensor(np.ones((512, 512), np.float32), requires_grad=True)
     y = F.linear(x, x)  # 2^27 multiply-adds: the team's products
     y.sum().backward()

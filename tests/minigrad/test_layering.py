@@ -5,7 +5,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2] / "minigrad"
 CORE = [ROOT / "tensor.py", *sorted((ROOT / "autograd").glob("*.py")), *sorted((ROOT / "ops").glob("*.py"))]
 # speed machinery the engine must not reach for: it is plain array code
-FORBIDDEN = {"minigrad.parallel", "minigrad._blas", "minigrad._allocator", "minigrad.backends", "numba"}
+FORBIDDEN = {"minigrad.parallel", "minigrad.backends", "numba", "threadpoolctl"}
 
 
 def imports(path):

@@ -19,8 +19,10 @@ def test_compiled_kernels_are_what_runs_when_numba_is_installed():
     # a missing numba or a kernel that never compiles would otherwise pass every test on the numpy
     # passes and show only in the benchmarks
     pytest.importorskip("numba")
-    assert backends.lookup("gelu", np.zeros(2, np.float32)) is gelu and backends.lookup("gelu", np.zeros(2)) is gelu
-    assert backends.lookup("gelu", np.zeros(2, np.float16)) is None and backends.lookup("gelu", np.zeros(2, np.int64)) is None
+    assert backends.find("gelu", np.zeros(2, np.float32), "none") is gelu
+    # float64's erf, the tanh form and other dtypes: the op's own code
+    assert backends.find("gelu", np.zeros(2), "none") is None and backends.find("gelu", np.zeros(2, np.float32), "tanh") is None
+    assert backends.find("gelu", np.zeros(2, np.float16), "none") is None
     x = minigrad.tensor(np.random.default_rng(0).standard_normal((2, 4, 8)).astype(np.float32), requires_grad=True)
     h = F.layer_norm(F.gelu(x), (8,)).view(2, 4, 2, 4).transpose(1, 2)
     y = F.scaled_dot_product_attention(h, h, h, is_causal=True)  # one compiled call per (batch, head)
@@ -36,12 +38,12 @@ def test_compiled_kernels_are_what_runs_when_numba_is_installed():
               cross_entropy._cross_entropy_finish, embedding._scatter_add_rows):
         assert k._compiled is not None, k.__name__  # small inputs: the plain loops, on this thread
     with backends.kernels("numpy"):
-        assert backends.lookup("gelu", np.zeros(2, np.float32)) is None
+        assert backends.find("gelu", np.zeros(2, np.float32), "none") is None
 
 
 def test_without_numba_the_numpy_passes_run(monkeypatch):
     monkeypatch.setattr(cpu_kernels, "_numba", False)  # as if `import numba` had failed
-    assert not cpu_kernels.available() and backends.lookup("gelu", np.zeros(2, np.float32)) is None
+    assert not cpu_kernels.available() and backends.find("gelu", np.zeros(2, np.float32), "none") is None
 
     def never(*args):
         raise AssertionError("a compiled kernel ran without numba")
@@ -226,7 +228,7 @@ def test_a_gemm_that_fails_its_check_is_not_used(monkeypatch):
                                                                                          *blas.gemm_address(np.float64))
     x = minigrad.tensor(np.random.default_rng(1).standard_normal((2, 3, 16, 8)).astype(np.float32), requires_grad=True)
     want = F.scaled_dot_product_attention(x, x, x, is_causal=True)
-    assert want.grad_fn.fast is not None  # the fused path ran
+    assert want.grad_fn.impl is attention  # the fused path ran
     monkeypatch.setattr(blas, "_gemm_found_for", {})
     monkeypatch.setattr(cpu_kernels, "gemm_works", lambda *args: False)
     assert blas.gemm_address(np.float32) is None
@@ -239,14 +241,8 @@ def test_a_gemm_that_fails_its_check_is_not_used(monkeypatch):
     np.testing.assert_allclose(got.array, want.array, rtol=1e-5, atol=1e-6)
 
 
-def test_the_compiled_gelu_uses_erfs_float32_coefficients():
-    from nn._functional import erf
-
-    assert gelu._ALPHA == erf._ALPHA and gelu._BETA == erf._BETA
-
-
-def test_kernels_use_the_full_vector_width_unless_the_user_chose(monkeypatch):
-    # LLVM prefers 256-bit vectors on AVX-512 CPUs; the kernels ask for 512, but never over the user's setting
+def test_tuning_asks_for_the_full_vector_width_unless_the_user_chose(monkeypatch):
+    # LLVM prefers 256-bit vectors on AVX-512 CPUs; tune_process asks for 512, never over the user's setting
     pytest.importorskip("numba")
     import types
 
@@ -254,16 +250,20 @@ def test_kernels_use_the_full_vector_width_unless_the_user_chose(monkeypatch):
 
     host = get_host_cpu_features()
     cpu_kernels.available()
-    set_here = os.environ.get("NUMBA_CPU_FEATURES") == host + ",-prefer-256-bit"  # (not by the user)
+    set_here = os.environ.get("NUMBA_CPU_FEATURES") == host + ",-prefer-256-bit"  # (by a tuning, not the user)
     fake = types.SimpleNamespace(config=types.SimpleNamespace(CPU_FEATURES=None))
+    monkeypatch.setattr(cpu_kernels, "_numba", fake)
     monkeypatch.setenv("NUMBA_CPU_FEATURES", "+avx2")
-    cpu_kernels._full_vector_width(fake)
+    assert not cpu_kernels.full_vector_width()
     assert fake.config.CPU_FEATURES is None and os.environ["NUMBA_CPU_FEATURES"] == "+avx2"
     monkeypatch.delenv("NUMBA_CPU_FEATURES")
     monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
-    cpu_kernels._full_vector_width(fake)
+    applied = cpu_kernels.full_vector_width()
     if "+avx512f" in host.split(","):
-        assert fake.config.CPU_FEATURES == os.environ["NUMBA_CPU_FEATURES"] == host + ",-prefer-256-bit"
+        assert applied and fake.config.CPU_FEATURES == os.environ["NUMBA_CPU_FEATURES"] == host + ",-prefer-256-bit"
+    else:
+        assert not applied and fake.config.CPU_FEATURES is None and "NUMBA_CPU_FEATURES" not in os.environ
+    monkeypatch.undo()
     if set_here:
         x = np.linspace(-3, 3, 4096, dtype=np.float32)  # and a compiled kernel here does use 512-bit registers
         out = np.empty_like(x)
@@ -272,5 +272,3 @@ def test_kernels_use_the_full_vector_width_unless_the_user_chose(monkeypatch):
         k = numba.njit(**dict(cpu_kernels._OPTIONS, cache=False))(gelu._forward.py_func)
         k(out, x)
         assert "zmm" in k.inspect_asm(k.signatures[0])
-    if "+avx512f" not in host.split(","):
-        assert fake.config.CPU_FEATURES is None and "NUMBA_CPU_FEATURES" not in os.environ

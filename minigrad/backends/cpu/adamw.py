@@ -2,19 +2,22 @@
 the scalars in the parameter's precision (as PyTorch's float32 math); on the team for large ones."""
 import numpy as np
 
-from . import team
+from . import floats, team
 
 
-def update(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, weight_decay, decoupled, step_scale, eps_scaled,
-           max_exp_avg_sq=None):
-    """One Adam (decoupled=False) / AdamW step on one parameter, in place; False, having done nothing,
-    where the arrays are not of one dtype or (but for the gradient) not contiguous.
+def supports(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *scalars):
+    """numpy float arrays of one dtype, contiguous but for the gradient."""
+    return (floats(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq) and param.flags.c_contiguous
+            and exp_avg.flags.c_contiguous and exp_avg_sq.flags.c_contiguous
+            and (max_exp_avg_sq is None or max_exp_avg_sq.flags.c_contiguous))
 
+
+def forward(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, decoupled, step_scale,
+            eps_scaled):
+    """One Adam (decoupled=False) / AdamW step on one parameter, in place.
     `step_scale` = -lr sqrt(1 - beta2^t) / (1 - beta1^t) and `eps_scaled` = eps sqrt(1 - beta2^t), as
     nn/optim/adam.py folds the bias corrections; max_exp_avg_sq: amsgrad's running max (or None)."""
     arrays = [param, grad, exp_avg, exp_avg_sq] + ([] if max_exp_avg_sq is None else [max_exp_avg_sq])
-    if not all(a.dtype == param.dtype and (a.flags.c_contiguous or a is grad) for a in arrays):
-        return False
     dt = param.dtype.type
     wd = weight_decay
     scalars = (dt(1 - lr * wd) if decoupled else dt(1), dt(wd if wd != 0 and not decoupled else 0), dt(1 - beta1),
@@ -25,7 +28,6 @@ def update(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, weight_decay, dec
         _adam_team(*flat[:4], v_max, *scalars, _adam_team.threads())
     else:
         _adam(*flat[:4], v_max, *scalars)
-    return True
 
 
 @team.kernel

@@ -5,27 +5,23 @@ from such an array crosses a cache line on three loads in four, and BLAS's produ
 kernels' loops read and write every array of a step that way. This module gives numpy an
 allocator whose arrays of 64 KiB and more start on a cache line. It keeps what numpy's own
 allocator does for large arrays: asking the kernel for huge pages (madvise) from 4 MiB on, where
-numpy's setting (`np._core.multiarray._set_madvise_hugepage`) says so. Measured on an Intel Xeon:
-docs/performance.md.
+numpy's setting (`np._core.multiarray._set_madvise_hugepage`) says so.
 
 Every block is malloc's (or calloc's, or realloc's), a little larger than asked: the array starts
 past a header of HEADER bytes, on the next 64-byte boundary for a large one, and the 8 bytes just
-before it hold its distance from the block's start, which free and realloc read. (glibc's own
-aligned_alloc was tried first: the small pieces it splits off each block and keeps in its fast
-bins stopped freed blocks from merging, and a shakespeare_char step's peak memory grew by 40%.)
+before it hold its distance from the block's start, which free and realloc read (glibc's own
+aligned_alloc fragments the heap: docs/performance.md).
 
-The CPU backend installs it when it first loads (`install()`), so it serves the arrays made after
-that in the thread (strictly: the contextvars context) that loaded it, the training loop's.
-Arrays made before keep numpy's allocator: each array is freed by the one that made it, so the two
-mix safely. MINIGRAD_MALLOC_TUNING=0 in the environment keeps numpy's allocator, as it keeps
-glibc's defaults (minigrad/_allocator.py).
+`tune_process()` installs it (`install()`; never `import minigrad` nor an op), so it serves the
+arrays made after that in the thread (strictly: the contextvars context) that called it. Arrays
+made before keep numpy's allocator: each array is freed by the one that made it, so the two mix
+safely. `uninstall()` gives numpy back the handler it had before, for the arrays made after.
 
 The four functions are compiled by numba (`cfunc`, cached on disk like the kernels) and call the C
 library's malloc, calloc, realloc, free, memmove and madvise by name; numpy calls them with the
 GIL held or not, as it calls its own.
 """
 import ctypes
-import os
 import sys
 import threading
 
@@ -39,7 +35,8 @@ HUGE = 1 << 22  # bytes from which huge pages are asked for (numpy's threshold)
 _PAGE = 4096
 _MADV_HUGEPAGE = 14  # Linux's
 _API_SET_HANDLER = 304  # PyDataMem_SetHandler's slot in numpy's C-API table (fixed since numpy 1.22)
-_installed = None  # the handler's structure, capsule and functions, once installed
+_installed = None  # the handler's structure, capsule and functions, once made (alive for the process)
+_previous = None  # the handler numpy had before install(), while installed
 _lock = threading.Lock()  # two threads may load the backend at once
 
 
@@ -51,32 +48,50 @@ class _Handler(ctypes.Structure):  # numpy's PyDataMem_Handler, version 1
 
 def install():
     """Make numpy's new arrays here 64-byte aligned (module docstring); returns whether it applied.
-    Needs Linux, a 64-bit build and numba; applies once, and not over another allocator someone
-    else gave numpy."""
-    global _installed
+    Needs Linux, a 64-bit build and numba; not over another allocator someone else gave numpy."""
+    global _installed, _previous
     with _lock:
-        if _installed is not None:
+        name = np._core.multiarray.get_handler_name()
+        if name == NAME:
             return True
-        if (not sys.platform.startswith("linux") or os.environ.get("MINIGRAD_MALLOC_TUNING", "1") == "0"
-                or ctypes.sizeof(ctypes.c_void_p) != 8 or np._core.multiarray.get_handler_name() != "default_allocator"):
+        if not sys.platform.startswith("linux") or ctypes.sizeof(ctypes.c_void_p) != 8 or name != "default_allocator":
             return False
-        functions = _compile()
-        if functions is None:
-            return False
-        huge = bool(getattr(np._core.multiarray, "_get_madvise_hugepage", lambda: True)())
-        handler = _Handler(NAME.encode(), 1, 1 if huge else None, *(f.address for f in functions))
-        api = ctypes.pythonapi  # (private prototypes: setting argtypes on pythonapi's would change them for everyone)
-        capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
-            ("PyCapsule_New", api))
-        capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-            ("PyCapsule_GetPointer", api))
-        capsule = capsule_new(ctypes.addressof(handler), b"mem_handler", None)
-        table = capsule_pointer(np._core._multiarray_umath._ARRAY_API, None)
-        set_handler = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object)(
-            ctypes.c_void_p.from_address(table + _API_SET_HANDLER * ctypes.sizeof(ctypes.c_void_p)).value)
-        set_handler(capsule)
-        _installed = (handler, capsule, functions)  # alive for the process: arrays keep pointing at them
+        if _installed is None:
+            functions = _compile()
+            if functions is None:
+                return False
+            huge = bool(getattr(np._core.multiarray, "_get_madvise_hugepage", lambda: True)())
+            handler = _Handler(NAME.encode(), 1, 1 if huge else None, *(f.address for f in functions))
+            capsule = _capsule_new(ctypes.addressof(handler), b"mem_handler", None)
+            _installed = (handler, capsule, functions)  # arrays made with it point at these until freed
+        _previous = _set_handler(_installed[1])  # (numpy returns the handler it had)
         return True
+
+
+def uninstall():
+    """numpy's handler from before install() again, for the arrays made from now on here; returns
+    whether one was installed."""
+    global _previous
+    with _lock:
+        if _previous is None or np._core.multiarray.get_handler_name() != NAME:
+            return False
+        _set_handler(_previous)
+        _previous = None
+        return True
+
+
+# (private prototypes: setting argtypes on ctypes.pythonapi's own would change them for everyone)
+_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi))
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+
+
+def _set_handler(capsule):
+    """numpy's PyDataMem_SetHandler(capsule), from its C-API table: returns the previous handler."""
+    table = _capsule_pointer(np._core._multiarray_umath._ARRAY_API, None)
+    address = ctypes.c_void_p.from_address(table + _API_SET_HANDLER * ctypes.sizeof(ctypes.c_void_p)).value
+    return ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object)(address)(capsule)
 
 
 def _compile():

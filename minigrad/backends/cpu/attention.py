@@ -15,12 +15,13 @@ import numpy as np
 from . import blas, team
 
 
-def plan(q, k, v, out):
-    """What forward and backward need (BLAS's gemm), or None where this backend does not take the arrays."""
-    return _fused_gemm(True, q, k, v, out)
+def supports(out, q, k, v, mask, gqa):
+    """4-D numpy float arrays of one dtype and batch whose rows are unit-stride (as BLAS reads them),
+    no mask but the causal one, no grouped heads, and BLAS's gemm there."""
+    return mask is None and gqa == 1 and _fused_gemm(True, q, k, v, out) is not None
 
 
-def forward(plan, out, q, k, v, keep, dscale, scale, is_causal):
+def forward(out, q, k, v, keep, dscale, scale, is_causal):
     """Into out (B, H, L, Ev): dropout(softmax(q k^T scale)) v. Returns the probabilities
     (B, H, L, S) kept for backward, or None (backward makes them again)."""
     B, H, L, _ = q.shape
@@ -29,13 +30,14 @@ def forward(plan, out, q, k, v, keep, dscale, scale, is_causal):
     P = np.empty((B, H, L, S), dtype=q.dtype) if _keeps_probabilities(L, S, q.shape[-1], v.shape[-1]) else None
     P3 = np.empty((0, L, S), q.dtype) if P is None else P.reshape(n_items, L, S)  # empty: a scratch per item
     spans = _spans(L, S, is_causal)
+    plan = blas.gemm_address(q.dtype)
     _fused_forward(out, P3, 0, q, k, v, keep, dscale, 0, n_items, scale, spans, is_causal, plan, True)
     return P
 
 
-def backward(plan, g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
+def backward(g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
     """Into gq, gk, gv: the gradients of forward's q, k, v for the output's gradient g (P: forward's
-    return). False, having done nothing, where BLAS cannot read the gradients' layout."""
+    return). The gradients are laid out as q, k, v are (nn/_functional/attention.py), which BLAS reads."""
     B, H, L, _ = q.shape
     S = k.shape[-2]
     n_items = B * H
@@ -43,8 +45,9 @@ def backward(plan, g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
         # a gradient BLAS cannot read (sum's stride-0 one, say) or of another dtype: a copy in the
         # output's dtype (as PyTorch casts it)
         g = np.ascontiguousarray(g, dtype=q.dtype)
-    if _fused_gemm(True, g, gq, gk, gv) is None:
-        return False
+    plan = _fused_gemm(True, g, gq, gk, gv)
+    if plan is None:
+        raise RuntimeError("scaled_dot_product_attention backward: gradients laid out unlike q, k and v")
     spans, dt = _spans(L, S, is_causal), q.dtype.type
     # forward's probabilities: kept, or made again, exactly as the forward made them, for a group
     # of items at a time (`gq` stands in for the output, which is not written)
@@ -60,7 +63,6 @@ def backward(plan, g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
         with blas.team_gemm_context(q.dtype):
             run(gq, gk, gv, g, P3, p0, q, k, v, _NO_MASK if keep is None else keep, dt(dscale), spans, lo, hi,
                 dt(scale), dt(0), dt(1), *plan)
-    return True
 
 
 def _fused_gemm(ok, *arrays):

@@ -76,9 +76,54 @@ class Library:
         return True
 
 
-def _load_openblas():
-    from .blas import openblas
+_UNSET = object()
+_openblas = _UNSET
+_blas_setter = _UNSET
+_blas_getter = None
+_GETTERS = ("openblas_get_num_threads", "scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_")
 
+
+def openblas():
+    """The OpenBLAS library numpy has loaded (a ctypes CDLL), or None: found among the shared
+    libraries mapped into this process (numpy's wheels bundle their own, under a mangled name)."""
+    global _openblas
+    if _openblas is _UNSET:
+        _openblas = None
+        try:
+            with open("/proc/self/maps") as f:
+                paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line})
+            for path in paths:
+                lib = ctypes.CDLL(path)
+                if hasattr(lib, "openblas_set_num_threads_local") and any(hasattr(lib, n) for n in _GETTERS):
+                    _openblas = lib
+                    break
+        except OSError:  # no /proc (not Linux) or a library that will not load
+            pass
+    return _openblas
+
+
+def blas_thread_setter():
+    """OpenBLAS's `openblas_set_num_threads_local(n)`, or None if unavailable (in the OpenBLAS that
+    numpy ships it sets the count for the whole process, not only the calling thread)."""
+    global _blas_setter, _blas_getter
+    if _blas_setter is _UNSET:
+        _blas_setter = None
+        lib = openblas()
+        if lib is not None:
+            fn = lib.openblas_set_num_threads_local
+            fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
+            _blas_getter = next(getattr(lib, n) for n in _GETTERS if hasattr(lib, n))
+            _blas_setter = fn
+    return _blas_setter
+
+
+def blas_threads_now():
+    """OpenBLAS's thread count now (process-wide in numpy's build), or 1 without OpenBLAS."""
+    blas_thread_setter()
+    return max(1, int(_blas_getter())) if _blas_getter is not None else 1
+
+
+def _load_openblas():
     lib = openblas()
     if lib is None:
         return None
@@ -186,8 +231,6 @@ def measure(libraries, repeats=3):
         B = rng.standard_normal((N, K) if tb else (K, N), dtype=np.float32)
         cases.append((A, B, ta, tb, np.empty((M, N), np.float32)))
     best = {name: [float("inf")] * len(cases) for name in libraries}
-    from .blas import blas_thread_setter, blas_threads_now
-
     setter, before = blas_thread_setter(), blas_threads_now()
     if setter is not None:
         setter(1)  # OpenBLAS as the team calls it (MKL is sequential already)

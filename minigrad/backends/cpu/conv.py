@@ -5,12 +5,17 @@ import contextlib
 
 import numpy as np
 
-from . import blas
+from . import blas, floats
 
 SMALL_PRODUCT = 1 << 22  # multiply-adds
 
 
-def grouped_matmul(a, b):
+def supports(a, b):
+    """numpy float arrays of one dtype."""
+    return floats(a, b)
+
+
+def forward(a, b):
     """a (G, m, k) @ b (G, k, n) -> (G, m, n), one 2-D product per group."""
     G, m, k = a.shape
     out = np.empty((G, m, b.shape[2]), dtype=np.result_type(a, b))

@@ -4,7 +4,12 @@ call). Scalars in the logits' precision.
 """
 import numpy as np
 
-from . import team
+from . import floats, team
+
+
+def supports(D, x, t, w, ignore_index, ls, inv, need_grad):
+    """numpy float logits (and weights) of one dtype, integer targets."""
+    return floats(x, D, w) and t.dtype.kind in "iu"
 
 
 def forward(D, x, t, w, ignore_index, ls, inv, need_grad):

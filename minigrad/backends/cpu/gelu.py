@@ -1,8 +1,8 @@
 """GELU on the CPU: one compiled loop each way (the numpy form makes ~27 passes over memory).
 
 float32 forward: gelu(x) = x max(1/2 + c P(c^2) / Q(c^2), 0), c = clip(x, +-4 sqrt2): the float32 erf
-rational of erf(u), u = x / sqrt2 (the same coefficients as nn/_functional/erf.py's, checked by a
-test), with the 1/sqrt2 and the outer 1/2 folded into them (u^2 = c^2 / 2: powers of two, exact).
+rational of erf(u), u = x / sqrt2 (minigrad.special's coefficients), with the 1/sqrt2 and the outer
+1/2 folded into them (u^2 = c^2 / 2: powers of two, exact).
 Past the clip the folded constant can round to just below -1/2; the max with 0 keeps gelu(x) from
 turning positive there. float64 forward runs the op's own array code (erf in float64).
 Backward (either precision): g (Phi(x) + x phi(x)), with Phi(x) = gelu(x) / x from the saved output.
@@ -11,31 +11,30 @@ import math
 
 import numpy as np
 
+from ...special import ERF32_ALPHA, ERF32_BETA
 from . import team
 
-_ALPHA = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
-          -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02)
-_BETA = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
-         -1.42647390514189e-02)
 _SQRT1_2 = 1.0 / math.sqrt(2.0)
 INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # numba freezes these arrays into the compiled (and disk-cached) kernel
-_GELU_P32 = np.array(tuple(a * 0.5 * _SQRT1_2 / 2.0 ** (len(_ALPHA) - 1 - j) for j, a in enumerate(_ALPHA)), np.float32)
-_GELU_Q32 = np.array(tuple(b / 2.0 ** (len(_BETA) - 1 - j) for j, b in enumerate(_BETA)), np.float32)
+_GELU_P32 = np.array(tuple(a * 0.5 * _SQRT1_2 / 2.0 ** (len(ERF32_ALPHA) - 1 - j) for j, a in enumerate(ERF32_ALPHA)), np.float32)
+_GELU_Q32 = np.array(tuple(b / 2.0 ** (len(ERF32_BETA) - 1 - j) for j, b in enumerate(ERF32_BETA)), np.float32)
 _GELU_CLIP32 = np.float32(4.0 * math.sqrt(2.0))
 
 
+def supports(x, approximate):
+    """float32 numpy arrays, the exact form (the tanh form and float64's erf are the op's own code)."""
+    return approximate == "none" and type(x) is np.ndarray and x.dtype == np.float32
+
+
 def forward(x, approximate):
-    """gelu(x), or None where this backend does not take x: the tanh form, float64 (the op's erf)."""
-    if approximate != "none" or x.dtype != np.float32:
-        return None
+    """gelu(x)."""
     return team.elementwise(_forward, _forward_team, np.empty(x.shape, dtype=x.dtype), x)
 
 
 def backward(x, y, g, approximate):
-    """g gelu'(x), from the input x and the output y = gelu(x); None for the tanh form."""
-    if approximate != "none":
-        return None
+    """g gelu'(x), from the input x and the output y = gelu(x)."""
+    g = g if g.dtype == x.dtype else g.astype(x.dtype)
     dt = x.dtype.type  # constants in the input's precision: float64 ones would make the loop float64
     return team.elementwise(_backward, _backward_team, np.empty(x.shape, dtype=x.dtype), x, y, g, dt(0.5), dt(-0.5),
                             dt(INV_SQRT_2PI))

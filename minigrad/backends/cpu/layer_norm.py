@@ -7,15 +7,20 @@ the same bits on any number of threads.
 """
 import numpy as np
 
-from . import team
+from . import floats, team
 
 CHUNK_ELEMENTS = 1 << 14
 BLOCK = 1 << 18
 
 
+def supports(y, mean, rstd, x, w, b, eps):
+    """numpy float arrays of one dtype (the op makes the rows contiguous)."""
+    return floats(x, y, mean, rstd, w, b)
+
+
 def forward(y, mean, rstd, x, w, b, eps):
     """Into y (N, D), mean and rstd (N, 1): the layer norm of the rows of x (N, D), contiguous;
-    w, b (D,) or None. Returns True."""
+    w, b (D,) or None."""
     N, D = x.shape
     none, dt = x[:0, 0], x.dtype.type
     w_, b_ = none if w is None else w, none if b is None else b
@@ -23,7 +28,6 @@ def forward(y, mean, rstd, x, w, b, eps):
         _rows_team(y, mean, rstd, x, w_, b_, dt(eps), dt(1.0 / D), _rows_team.threads())
     else:
         _rows(y, mean, rstd, x, w_, b_, dt(eps), dt(1.0 / D))
-    return True
 
 
 def backward(gx, g, x, mean, rstd, w):

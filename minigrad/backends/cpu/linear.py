@@ -11,10 +11,27 @@ from . import blas, team
 MIN_WORK = 1 << 22  # multiply-adds below which a product stays one numpy call (sharing it costs more)
 
 
-def products(products):
-    """Compute [(C, A, B, ta, tb)]: C = op(A) op(B), on the team, and return True; or return False,
-    computing nothing, where the team or BLAS's gemm is not there, an operand is not a contiguous
-    float32/float64 numpy array of the one dtype, a side is empty, or the work is too small to share."""
+def supports(out, x, w):
+    """out = x w^T for 2-D x (N, in), w (out, in): contiguous numpy float arrays of one dtype, no side
+    empty, work large enough to share out, BLAS's gemm there, and more than one thread to share it on
+    (on one thread, numpy's matmul is the same OpenBLAS call)."""
+    return _takes([(out, x, w, False, True)])
+
+
+def forward(out, x, w):
+    """Into out (N, out): x w^T, on the team."""
+    _products([(out, x, w, False, True)])
+
+
+def backward(g, x, w, gx, gw):
+    """Into gx (N, in) g w and into gw (out, in) g^T x, each where not None, for forward's x and w."""
+    g = np.ascontiguousarray(g)
+    _products(([(gx, g, w, False, False)] if gx is not None else []) + ([(gw, g, x, True, False)] if gw is not None
+                                                                       else []))
+
+
+def _takes(products):
+    """Whether the team computes [(C, A, B, ta, tb)]: C = op(A) op(B) (the conditions of `supports`)."""
     if sum(C.size * A.shape[0 if ta else -1] for C, A, _, ta, _ in products) < MIN_WORK:
         return False  # (first: a small product, the common case of generation, pays for nothing else)
     dtype = products[0][0].dtype
@@ -25,16 +42,19 @@ def products(products):
     found = blas.gemm_found(dtype)
     if found is None:
         return False
-    address, ilp64, library = found
+    return team.threads() > 1 or (found[2] != "openblas" and team.has_team())
+
+
+def _products(products):
+    if not products:
+        return
+    dtype = products[0][0].dtype
+    address, ilp64, _ = blas.gemm_found(dtype)
     parts = team.threads()
-    # one thread: numpy's matmul where it is the same library (OpenBLAS; its own threads where no team)
-    if parts == 1 and (library == "openblas" or not team.has_team()):
-        return False
     dt = dtype.type
     C2, A2, B2, ta2, tb2 = products[-1]
     with blas.team_gemm_context(dtype):
         _products_kernel(*products[0], C2, A2, B2, ta2, tb2, len(products), parts, dt(1), dt(0), address, ilp64)
-    return True
 
 
 @team.kernel(parallel=True)

@@ -11,6 +11,12 @@ import numpy as np
 from . import team
 
 
+def supports(*arrays):
+    """numpy float32 / float64 arrays of one dtype (what rnn.py asks with: the gates, states, W_hh)."""
+    dtype = arrays[0].dtype
+    return dtype.char in "fd" and all(type(a) is np.ndarray and a.dtype == dtype for a in arrays)
+
+
 def lstm_step(a, gh, c_prev, c, m):
     """a (B, 4H): x W_ih^T + b at this step, overwritten by the activations i, f, g, o; gh (B, 4H) = h W_hh^T;
     c (B, H) <- f c_prev + i g; m (B, H) <- o tanh(c) (the output before any projection)."""

@@ -79,25 +79,27 @@ def available():
                 except ImportError:
                     _numba = False
                 else:
-                    _full_vector_width(numba)
                     _define_helpers(numba)
                     _numba = numba
     return _numba is not False
 
 
-def _full_vector_width(numba):
+def full_vector_width():
     """On AVX-512 CPUs, let LLVM vectorize at 512 bits: its tuning for Intel's prefers 256 (older
     Xeons clocked down for 512-bit code; the BLAS products run 512-bit code anyway), and the kernels'
     polynomials do more work per instruction at 512. Done through numba's NUMBA_CPU_FEATURES (the
-    host's features, less that preference) before its first compile, and so for this process's other
-    numba code and its children too; a NUMBA_CPU_NAME or NUMBA_CPU_FEATURES the user set is kept."""
-    if "NUMBA_CPU_FEATURES" in os.environ or "NUMBA_CPU_NAME" in os.environ:
-        return
+    host's features, less that preference), which takes effect before numba's first compile, and so
+    for this process's other numba code and its children too: part of `tune_process()`, never done on
+    import. A NUMBA_CPU_NAME or NUMBA_CPU_FEATURES the user set is kept. Returns whether it set it."""
+    if not available() or "NUMBA_CPU_FEATURES" in os.environ or "NUMBA_CPU_NAME" in os.environ:
+        return False
     from numba.core.codegen import get_host_cpu_features
 
     features = get_host_cpu_features()
-    if "+avx512f" in features.split(","):
-        os.environ["NUMBA_CPU_FEATURES"] = numba.config.CPU_FEATURES = features + ",-prefer-256-bit"
+    if "+avx512f" not in features.split(","):
+        return False
+    os.environ["NUMBA_CPU_FEATURES"] = _numba.config.CPU_FEATURES = features + ",-prefer-256-bit"
+    return True
 
 
 def gemm(*args):  # replaced by the numba intrinsic when numba imports (see the module docstring)
@@ -328,12 +330,22 @@ _launched = False  # the team's threads were started (after a fork, the child ha
 _team_tls = threading.local()
 
 
-_threads_for = (False, 1)  # (MINIGRAD_NUM_THREADS when last asked, the answer then)
+_threads_for = (None, 1)  # ((what num_threads() read), the answer then)
+_requested = None  # set_num_threads(n)'s n
+
+
+def set_num_threads(n):
+    """The team's size from now on (minigrad.set_num_threads: the team and BLAS)."""
+    global _requested
+    _requested = int(n)
 
 
 def num_threads():
-    """The cores to use: $MINIGRAD_NUM_THREADS, else the number of cores this process may use."""
-    env = os.environ.get("MINIGRAD_NUM_THREADS")
+    """The cores to use: set_num_threads(n)'s n, else $MINIGRAD_NUM_THREADS, else $OMP_NUM_THREADS,
+    else the number of cores this process may use."""
+    if _requested is not None:
+        return _requested
+    env = os.environ.get("MINIGRAD_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
     if env:
         return max(1, int(env))
     try:
@@ -348,9 +360,9 @@ def threads():
     global _threads_for
     if not has_team():
         return 1
-    env = os.environ.get("MINIGRAD_NUM_THREADS")
-    if _threads_for[0] != env:
-        _threads_for = (env, min(num_threads(), _numba.config.NUMBA_NUM_THREADS))
+    key = (_requested, os.environ.get("MINIGRAD_NUM_THREADS"), os.environ.get("OMP_NUM_THREADS"))
+    if _threads_for[0] != key:
+        _threads_for = (key, min(num_threads(), _numba.config.NUMBA_NUM_THREADS))
     return _threads_for[1]
 
 
@@ -382,7 +394,7 @@ def _probe(a):  # the first parallel launch: numba picks and starts its threadin
 
 
 def _team_size_for_this_thread(n):
-    # numba's thread count is per calling thread; MINIGRAD_NUM_THREADS may be below the cores
+    # numba's thread count is per calling thread; minigrad's may be below the cores
     if getattr(_team_tls, "n", None) != n:
         _numba.set_num_threads(n)
         _team_tls.n = n

@@ -4,12 +4,12 @@
 from . import kernels
 
 
-def plan(q, k, v, out):
-    """The GPU takes any (B, H, L, E) arrays (the op has checked the rest)."""
-    return ()
+def supports(out, q, k, v, mask, gqa):
+    """(B, H, L, E) float cupy arrays of one batch, no mask but the causal one, no grouped heads."""
+    return mask is None and gqa == 1 and q.ndim == 4 and q.dtype.char in "fd" and q.shape[:2] == k.shape[:2] == v.shape[:2]
 
 
-def forward(plan, out, q, k, v, keep, dscale, scale, is_causal):
+def forward(out, q, k, v, keep, dscale, scale, is_causal):
     """As minigrad/backends/cpu/attention.py's forward; returns P (always kept)."""
     cp = kernels._cp()
     P = cp.matmul(q, cp.swapaxes(k, -1, -2))
@@ -23,8 +23,8 @@ def forward(plan, out, q, k, v, keep, dscale, scale, is_causal):
     return P
 
 
-def backward(plan, g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
-    """As minigrad/backends/cpu/attention.py's backward; returns True."""
+def backward(g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
+    """As minigrad/backends/cpu/attention.py's backward."""
     cp = kernels._cp()
     g = g.astype(q.dtype, copy=False)
     ds = kernels._scalar(P.dtype, dscale)
@@ -39,6 +39,5 @@ def backward(plan, g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
     del gP
     gq[...] = cp.matmul(gS, k)
     gk[...] = cp.matmul(cp.swapaxes(gS, -1, -2), q)
-    return True
 
 

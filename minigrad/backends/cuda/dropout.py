@@ -2,6 +2,11 @@
 from . import kernels
 
 
+def supports(x, p):
+    """float32 and float64 cupy arrays."""
+    return x.dtype.char in "fd"
+
+
 def forward(x, p):
     """(y, keep): keep = u >= p for u uniform; y = x keep / (1 - p)."""
     return kernels.dropout_forward(x, p)

@@ -2,6 +2,11 @@
 from . import kernels
 
 
+def supports(x, approximate):
+    """float32 and float64 cupy arrays, either form."""
+    return x.dtype.char in "fd"
+
+
 def forward(x, approximate):
     return kernels.gelu_forward(x, approximate)
 

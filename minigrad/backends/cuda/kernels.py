@@ -34,7 +34,7 @@ A_TANH = 0.044715
 
 
 def _cp():
-    from minigrad.device import _import_cupy
+    from ...device import _import_cupy
 
     return _import_cupy()
 
@@ -576,19 +576,12 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, weight_decay
         _elementwise("mg_adam_amsgrad")(g, *s, param, exp_avg, exp_avg_sq, max_exp_avg_sq)
 
 
-def keep_mask(shape, p):
-    """A bool keep-mask, True with probability 1 - p, from minigrad's CUDA generator (as dropout.keep_mask)."""
-    import minigrad
-
-    return minigrad.random.generator(_cp()).random(shape, dtype="float32") >= p
-
-
 def dropout_forward(x, p):
     """(y, keep): keep = u >= p for u uniform from minigrad's CUDA generator; y = x keep / (1 - p)."""
-    import minigrad
+    from ...random import generator
 
     cp = _cp()
-    u = minigrad.random.generator(cp).random(x.shape, dtype="float32")
+    u = generator(cp).random(x.shape, dtype="float32")
     return _elementwise("mg_dropout_fwd")(x, u, np.float32(p), _scalar(x.dtype, 1.0 / (1.0 - p)))
 
 

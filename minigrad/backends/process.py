@@ -1,0 +1,155 @@
+"""What minigrad may change in its process, only when asked: `tune_process()` and the thread count.
+
+`import minigrad` and every op leave the host program alone: glibc's malloc settings, numpy's
+allocator, os.environ and BLAS's thread count are as they were. A program that is one training run
+(train.py, sample.py, the benchmarks) makes one call that tunes the process for it:
+
+    tuning = minigrad.backends.tune_process()   # or `with minigrad.backends.tune_process(): ...`
+    ...
+    tuning.undo()                                # numpy's previous allocator back, malloc's defaults
+
+It does, where each can (and says which in `tuning.applied`):
+
+- malloc: glibc keeps freed memory for the next array (no mmap for large arrays, the heap never
+  trimmed): a step frees and allocates the same few hundred sizes, and each fresh mmap costs page
+  faults and the kernel zeroing its pages again. The process keeps its peak footprint.
+- allocator: numpy's arrays of 64 KiB and more start on a cache line (cpu/array_memory.py), in the
+  calling thread's context; `undo()` hands numpy back the handler it had before.
+- blas: where the compiled kernels' thread team runs, BLAS calls made outside it run on one thread
+  (threadpoolctl): the team shares the large products out itself, and OpenBLAS's idle workers spin
+  for ~0.1 s after each call they share, taking a core from the team's kernels that follow.
+  (OpenBLAS reads its spin time only when it loads, so it cannot be shortened at run time.)
+- vector width: on AVX-512 CPUs the kernels compile for 512-bit vectors (cpu/team.py), through
+  NUMBA_CPU_FEATURES, before their first compile (for this process's other numba code too).
+
+MINIGRAD_MALLOC_TUNING=0 in the environment leaves malloc and numpy's allocator alone; glibc's own
+MALLOC_* variables leave malloc alone. docs/performance.md has the measurements.
+
+Threads: `set_num_threads(n)` / `get_num_threads()` are minigrad's intra-op threads, as PyTorch's:
+the thread team's size and BLAS's thread count (through threadpoolctl). The default is
+$MINIGRAD_NUM_THREADS, else $OMP_NUM_THREADS, else the cores this process may use.
+"""
+import ctypes
+import os
+import sys
+
+M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD, M_MMAP_MAX = -1, -2, -3, -4
+# glibc's documented defaults (mallopt(3)), what undo() sets back: glibc has no getter
+_GLIBC_DEFAULTS = ((M_MMAP_MAX, 65536), (M_TRIM_THRESHOLD, 128 * 1024), (M_TOP_PAD, 128 * 1024))
+_blas_at_one = None  # the threadpoolctl limiter while a tuning holds BLAS at one thread
+
+
+class ProcessTuning:
+    """What one `tune_process()` changed (`applied`: a set of 'malloc', 'allocator', 'blas',
+    'vector_width'), and `undo()`. Also a context manager that undoes on exit."""
+
+    def __init__(self):
+        self.applied = set()
+        self._env_before = None
+
+    def undo(self):
+        """Set back what this tuning changed: numpy's previous allocator handler for arrays made from
+        now on (arrays made meanwhile keep theirs), glibc's default malloc settings (its dynamic mmap
+        threshold stays off) with the free heap given back, and BLAS's thread count. Compiled kernels
+        keep their vector width."""
+        global _blas_at_one
+        if "allocator" in self.applied:
+            from .cpu import array_memory
+
+            array_memory.uninstall()
+        if "malloc" in self.applied:
+            libc = _libc()
+            for param, value in _GLIBC_DEFAULTS:
+                libc.mallopt(param, value)
+            libc.malloc_trim(0)
+        if "blas" in self.applied and _blas_at_one is not None:
+            _blas_at_one.restore_original_limits()
+            _blas_at_one = None
+        if "vector_width" in self.applied:
+            if self._env_before is None:
+                os.environ.pop("NUMBA_CPU_FEATURES", None)
+            else:
+                os.environ["NUMBA_CPU_FEATURES"] = self._env_before
+        self.applied = set()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.undo()
+
+    def __repr__(self):
+        return f"ProcessTuning(applied={sorted(self.applied)})"
+
+
+def tune_process():
+    """Tune this process for a training or generation run (the module docstring); returns a
+    ProcessTuning whose `undo()` sets it back."""
+    global _blas_at_one
+    tuning = ProcessTuning()
+    keep_memory = os.environ.get("MINIGRAD_MALLOC_TUNING", "1") == "0"
+    if not keep_memory and _tune_malloc():
+        tuning.applied.add("malloc")
+    from .cpu import team
+
+    if not team.available():  # no numba: no kernels to align arrays for, no team
+        return tuning
+    before = os.environ.get("NUMBA_CPU_FEATURES")
+    if team.full_vector_width():
+        tuning.applied.add("vector_width")
+        tuning._env_before = before
+    if not keep_memory:
+        from .cpu import array_memory
+
+        if array_memory.install():
+            tuning.applied.add("allocator")
+    if team.has_team() and _blas_at_one is None:
+        import threadpoolctl
+
+        _blas_at_one = threadpoolctl.threadpool_limits(limits=1, user_api="blas")
+        tuning.applied.add("blas")
+    return tuning
+
+
+def _libc():
+    return ctypes.CDLL("libc.so.6")
+
+
+def _tune_malloc():
+    """glibc keeps freed memory for the next array; False (nothing done) off Linux / glibc, or when
+    the user tuned glibc with its MALLOC_* variables."""
+    if not sys.platform.startswith("linux") or any(k.startswith("MALLOC_") for k in os.environ):
+        return False
+    try:
+        mallopt = _libc().mallopt
+    except (OSError, AttributeError):  # musl or another libc
+        return False
+    ok = mallopt(M_MMAP_MAX, 0)  # no mmap: large arrays come from the heap too, and are reused
+    # never give the heap's top back: -1 is SIZE_MAX once glibc takes it as a size_t (a step can free
+    # more than 2 GiB, the largest positive int, at once)
+    ok &= mallopt(M_TRIM_THRESHOLD, -1)
+    ok &= mallopt(M_TOP_PAD, 64 << 20)  # grow the heap in large steps
+    return bool(ok)
+
+
+def set_num_threads(n):
+    """Run minigrad's ops on `n` threads: the thread team's compiled kernels and BLAS (as
+    torch.set_num_threads). While a tune_process() holds BLAS at one thread, BLAS stays there."""
+    if not isinstance(n, int):  # PyTorch's errors
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    from .cpu import team
+
+    team.set_num_threads(n)
+    if _blas_at_one is None:
+        import threadpoolctl
+
+        threadpoolctl.threadpool_limits(limits=n, user_api="blas")
+
+
+def get_num_threads():
+    """The threads minigrad's ops run on (as torch.get_num_threads)."""
+    from .cpu import team
+
+    return team.num_threads()
