@@ -228,8 +228,8 @@ class GPT(nn.Module):
             logits = self.lm_head(x)
             loss = F.cross_entropy(logits.view(B * T, -1), targets.reshape(B * T), ignore_index=-1)
             return logits, loss
-        # inference: only the last position's logits are needed (a list index keeps the time dim)
-        return self.lm_head(x[:, [-1], :]), None
+        # inference: only the last position's logits are needed (a slice keeps the time dim, as a view)
+        return self.lm_head(x[:, -1:, :]), None
 
     def _decode_weights(self):
         """The weights `_cached_forward` reads, as arrays, looked up once per generation rather than

@@ -151,10 +151,10 @@ class Module:
     def __getattr__(self, name):
         # only called when ordinary lookup fails: the registered members live in the tables
         d = self.__dict__
-        for table in ("_parameters", "_buffers", "_modules"):
-            members = d.get(table)
-            if members is not None and name in members:
-                return members[name]
+        if "_parameters" in d:  # (`in` and `[]`, not dict.get: this runs for every member read)
+            for table in (d["_parameters"], d["_buffers"], d["_modules"]):
+                if name in table:
+                    return table[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):

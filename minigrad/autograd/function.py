@@ -303,19 +303,6 @@ def _zeros_like_meta(meta):
     return Tensor(xp.zeros(shape, dtype=dt))
 
 
-class _Never:
-    """needs_input_grad when nothing is recorded: False for every input."""
-
-    def __getitem__(self, i):
-        return False
-
-    def __iter__(self):
-        return iter(())
-
-    def __bool__(self):
-        return False
-
-
 class ArrayArg:
     """An array handed to `Function.forward_only` where forward expects a Tensor: the built-in
     forwards read only `.array` of their inputs, and a full Tensor costs more to make than the
@@ -328,9 +315,9 @@ class ArrayArg:
 
 
 class _ForwardOnlyContext:
-    """The ctx a forward gets when nothing will be recorded: saving is a no-op."""
+    """The ctx a forward gets when nothing will be recorded: saving is a no-op. Its maker sets
+    `needs_input_grad` to False per argument (a tuple, as PyTorch's: indexing costs no Python call)."""
 
-    needs_input_grad = _Never()
     _dirty = None
     _non_diff = None
 
@@ -386,7 +373,9 @@ class Function(metaclass=FunctionMeta):
         tensor arguments may be `ArrayArg`s (a built-in forward reads only their `.array`)."""
         if recording.recorder is not None:  # minigrad.compile is capturing
             return recording.recorder.on_forward_only(cls, args)
-        return cls.forward(_ForwardOnlyContext(), *args)
+        ctx = _ForwardOnlyContext()
+        ctx.needs_input_grad = (False,) * len(args)
+        return cls.forward(ctx, *args)
 
     @classmethod
     def apply(cls, *args):
@@ -399,9 +388,12 @@ class Function(metaclass=FunctionMeta):
                     if a.requires_grad:
                         record = True
                         break
-        if not record:
+        if not record:  # nothing to record: no node, no edges, nothing saved
             ctx = _ForwardOnlyContext()
+            ctx.needs_input_grad = (False,) * len(args)
             out = cls.forward(ctx, *args)
+            if type(out) is np.ndarray and ctx._dirty is None:  # the usual: one new array
+                return Tensor(out)
             return wrap_outputs(out, None, args, ctx)
 
         node = cls._backward_cls()

@@ -66,6 +66,7 @@ class Forward:
         args = [resolve(s, env) for s in self.specs]
         if not self.keeps_ctx:
             ctx = _ForwardOnlyContext()
+            ctx.needs_input_grad = (False,) * len(args)
             env_out = wrap_outputs(self.cls.forward(ctx, *args), None, args, ctx)
         else:
             node = self.cls._backward_cls()
@@ -90,7 +91,9 @@ class ForwardOnly:
         self.frees = ()
 
     def run(self, env, ctxs, i):
-        _store(env, self.slots, self.cls.forward(_ForwardOnlyContext(), *[resolve(s, env) for s in self.specs]))
+        ctx = _ForwardOnlyContext()
+        ctx.needs_input_grad = (False,) * len(self.specs)
+        _store(env, self.slots, self.cls.forward(ctx, *[resolve(s, env) for s in self.specs]))
 
     def __repr__(self):
         return f"forward_only {self.cls.__name__} -> {self.slots}"

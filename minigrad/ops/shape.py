@@ -31,6 +31,12 @@ def _shape_arg(shape):
 
 
 def _infer_shape(shape, numel, src_shape):
+    if -1 not in shape:  # the usual: every size given
+        n = 1
+        for s in shape:
+            n *= s
+        if n == numel:
+            return tuple(shape)
     shape = list(shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
@@ -173,7 +179,8 @@ def permute(input, *dims):
 def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
     nd = input.array.ndim
-    d0, d1 = normalize_dim(dim0, nd), normalize_dim(dim1, nd)
+    d0 = dim0 if 0 <= dim0 < nd else normalize_dim(dim0, nd)  # (an in-range dim needs no call)
+    d1 = dim1 if 0 <= dim1 < nd else normalize_dim(dim1, nd)
     if nd == 0:  # dims 0 and -1 of a 0-d tensor: nothing to swap
         return _share_version(Alias0.apply(input), input)
     return _share_version(Transpose.apply(input, d0, d1), input)

@@ -773,7 +773,7 @@ class Cube(Function):
     def forward(ctx, x, k):
         ctx.save_for_backward(x)
         ctx.k = k
-        ctx.seen_needs = tuple(ctx.needs_input_grad)
+        ctx.seen_needs = Cube.last_needs = tuple(ctx.needs_input_grad)
         return x * x * x * k
 
     @staticmethod
@@ -820,6 +820,24 @@ def test_custom_function_forward_backward_and_names():
     assert y.grad_fn.saved_tensors[0] is x
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 6 * x.detach().numpy() ** 2)
+
+
+def test_custom_function_needs_input_grad_without_recording_matches_torch(torch):
+    # no input requires grad: nothing is recorded, and the ctx says False per argument, as PyTorch's
+    class TorchCube(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            seen.append(tuple(ctx.needs_input_grad))
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+    seen = []
+    TorchCube.apply(torch.ones(3), 2.0)
+    y = Cube.apply(mg.ones(3), 2.0)
+    assert y.grad_fn is None and [Cube.last_needs] == seen == [(False, False)]
 
 
 def test_custom_function_name_matches_torch(torch):
