@@ -57,7 +57,7 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     adamw           p, g, m, v, v_max, lr, b1,  the same, in place
                     b2, wd, decoupled, step_scale, eps_scaled
     grouped_matmul  a, b                        a, b -> a @ b per group
-    lstm_step       the step's arrays (2-D)     lstm_step / lstm_step_backward: an LSTM time step's gate math
+    rnn_step        the step's arrays (2-D)     lstm_step, gru_step (and *_backward): a time step's gate math
 
 A new fused op, say "lstm_cell", takes four pieces:
 
@@ -126,7 +126,7 @@ register("attention", "cuda.attention", "cuda")
 register("adamw", "cpu.adamw", "cpu")
 register("adamw", "cuda.adamw", "cuda")
 register("grouped_matmul", "cpu.conv", "cpu")
-register("lstm_step", "cpu.rnn", "cpu")
+register("rnn_step", "cpu.rnn", "cpu")
 
 
 def _checked(name):

@@ -29,9 +29,10 @@ def _sigmoid_(a, xp):
     a[...] = xp.where(a >= 0, r, e * r)
 
 
-def _lstm_kernels(*arrays):
-    """The registered implementation of the LSTM step's gate math (minigrad/backends/cpu/rnn.py), or None."""
-    return backends.find("lstm_step", *arrays)
+def _step_kernels(mode, *arrays):
+    """The registered implementation of an LSTM's or a GRU's step gate math (minigrad/backends/cpu/rnn.py),
+    or None (then the numpy code below runs; an RNN's step is one numpy op already)."""
+    return backends.find("rnn_step", *arrays) if mode in ("LSTM", "GRU") else None
 
 
 def _steps(T, reverse):
@@ -48,7 +49,7 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
     gates = linear_arrays(x, w_ih, bias)  # every step's x W_ih^T + b as one matmul
     out = gates if GATES[mode] == 1 else xp.empty((T, B, h.shape[1]), dtype=x.dtype)
     cells = xp.empty((T, B, H), dtype=x.dtype) if mode == "LSTM" else None
-    fast = _lstm_kernels(gates, h, c, w_hh) if mode == "LSTM" else None
+    fast = _step_kernels(mode, gates, h, w_hh)
     hidden_n = xp.empty((T, B, H), dtype=x.dtype) if mode == "GRU" else None
     for t in _steps(T, reverse):
         a = gates[t]
@@ -56,6 +57,10 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
             gh = xp.matmul(h, w_hh.T)  # (the steps' products stay on this thread: each is small and waits on the last)
             if b_hh is not None:
                 gh += b_hh
+            if fast is not None:  # the lines below in one compiled call
+                fast.gru_step(a, gh, h, hidden_n[t], out[t])
+                h = out[t]
+                continue
             a[:, :2 * H] += gh[:, :2 * H]
             _sigmoid_(a[:, :2 * H], xp)
             r, z, n = a[:, :H], a[:, H:2 * H], a[:, 2 * H:]
@@ -111,7 +116,7 @@ def _backward(ctx, g_out, g_h, g_c):
     dh = xp.zeros_like(h0) if g_h is None else g_h.copy()
     dc = None if mode != "LSTM" else xp.zeros_like(c0) if g_c is None else g_c.copy()
     tanh_c = xp.tanh(cells) if mode == "LSTM" else None
-    fast = _lstm_kernels(gates, h0, c0, dc, w_hh) if mode == "LSTM" else None
+    fast = _step_kernels(mode, gates, h0, dh, w_hh)
     steps = list(_steps(T, reverse))
     for k in range(T - 1, -1, -1):
         t, prev = steps[k], steps[k - 1] if k else None
@@ -137,6 +142,10 @@ def _backward(ctx, g_out, g_h, g_c):
         elif mode == "GRU":
             r, z, n = a[:, :H], a[:, H:2 * H], a[:, 2 * H:]
             h_prev = h0 if prev is None else out[prev]
+            if fast is not None:  # the lines below in one compiled call
+                fast.gru_step_backward(a, hidden_n[t], h_prev, dh, d, dah[t])
+                dh += xp.matmul(dah[t], w_hh)
+                continue
             d[:, 2 * H:] = dh * (1 - z) * (1 - n * n)  # dn = dh (1 - z), through n = tanh
             d[:, :H] = d[:, 2 * H:] * hidden_n[t] * r * (1 - r)  # dr = dn (h W_hn^T + b_hn)
             d[:, H:2 * H] = dh * (h_prev - n) * z * (1 - z)  # dz = dh (h_{t-1} - n)

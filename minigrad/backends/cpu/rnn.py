@@ -1,4 +1,5 @@
-"""An LSTM time step's gate math on the CPU: one compiled loop each way instead of ~15 small numpy ops.
+"""An LSTM's or a GRU's time step gate math on the CPU: one compiled loop each way instead of ~15 small
+numpy ops.
 
 nn/_functional/rnn.py keeps the per-step products (h W_hh^T, d W_hh) in numpy's BLAS and asks these
 kernels for what sits between them. At a small model's shapes (batch 10, hidden 32) each numpy op is
@@ -59,6 +60,50 @@ def _lstm_step_backward(a, tanh_c, c_prev, dm, dc, d):
             d[b, H + j] = dcj * c_prev[b, j] * f * (one - f)
             d[b, 2 * H + j] = dcj * i * (one - g * g)
             dc[b, j] = dcj * f
+
+
+def gru_step(a, gh, h_prev, hidden_n, h):
+    """a (B, 3H): x W_ih^T + b_ih at this step, overwritten by r, z, n; gh (B, 3H) = h_prev W_hh^T + b_hh;
+    hidden_n (B, H) <- gh's n part (h W_hn^T + b_hn, which backward reads); h (B, H) <- the new state."""
+    _gru_step(a, gh, h_prev, hidden_n, h)
+
+
+def gru_step_backward(a, hidden_n, h_prev, dh, d, dah):
+    """From r, z, n (in a), hidden_n and h_{t-1}, and dh = dL/dh_t (scaled in place by z: its part of
+    dL/dh_{t-1}, to which the caller adds dah W_hh): d (B, 3H) <- the gradient of x W_ih^T + b_ih's
+    gates, dah (B, 3H) <- that of h W_hh^T + b_hh's."""
+    _gru_step_backward(a, hidden_n, h_prev, dh, d, dah)
+
+
+@team.kernel
+def _gru_step(a, gh, h_prev, hidden_n, h):
+    B, H = h.shape
+    one = a.dtype.type(1)
+    for b in range(B):
+        for j in range(H):
+            r = _sigmoid(a[b, j] + gh[b, j], one)
+            z = _sigmoid(a[b, H + j] + gh[b, H + j], one)
+            hn = gh[b, 2 * H + j]
+            n = np.tanh(a[b, 2 * H + j] + r * hn)
+            a[b, j], a[b, H + j], a[b, 2 * H + j] = r, z, n
+            hidden_n[b, j] = hn
+            h[b, j] = n + z * (h_prev[b, j] - n)
+
+
+@team.kernel
+def _gru_step_backward(a, hidden_n, h_prev, dh, d, dah):
+    B, H = dh.shape
+    one = a.dtype.type(1)
+    for b in range(B):
+        for j in range(H):
+            r, z, n = a[b, j], a[b, H + j], a[b, 2 * H + j]
+            g = dh[b, j]
+            dn = g * (one - z) * (one - n * n)
+            dr = dn * hidden_n[b, j] * r * (one - r)
+            dz = g * (h_prev[b, j] - n) * z * (one - z)
+            d[b, j], d[b, H + j], d[b, 2 * H + j] = dr, dz, dn
+            dah[b, j], dah[b, H + j], dah[b, 2 * H + j] = dr, dz, dn * r
+            dh[b, j] = g * z
 
 
 @team.kernel
