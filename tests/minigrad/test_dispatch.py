@@ -119,3 +119,18 @@ def test_pick():
     with backends.kernels("reference"):
         assert backends.pick(fused, ref)(0) == "reference"
         assert backends.pick(fused, None)(0) == "fused"  # no reference for these arguments
+
+
+def test_small_cpu_work_runs_the_ops_numpy_code(monkeypatch):
+    # below CPU_MIN_ELEMENTS elements in all the arrays find is given, no CPU kernel is asked (a small
+    # model never starts numba); from it on, the kernels are found as before
+    monkeypatch.setattr(backends, "CPU_MIN_ELEMENTS", 1000)
+    x = np.zeros((10, 50), np.float32)
+    stats = x[:, :1]
+    assert backends.find("gelu", np.zeros(999, np.float32), "none") is None
+    assert backends.find("layer_norm", x, stats, stats, x[:9], None, None, 1e-5) is None  # 500 + 10 + 10 + 450
+    if backends._team.available():
+        from minigrad.backends.cpu import gelu, layer_norm
+
+        assert backends.find("gelu", np.zeros(1000, np.float32), "none") is gelu
+        assert backends.find("layer_norm", x, stats, stats, x, None, None, 1e-5) is layer_norm
