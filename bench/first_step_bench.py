@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = """
-import time
+import json, time
 t0 = time.perf_counter()
 import {module} as torch
 import {module}.nn as nn
@@ -55,8 +55,8 @@ for _ in range(20):
     a = time.perf_counter()
     step()
     steady = min(steady, time.perf_counter() - a)
-print("RESULT", {{"import": t1 - t0, "build": t2 - t1, "first": t3 - t2, "steady": steady,
-                 "latency": t3 - t0 - steady}})
+print("RESULT", json.dumps({{"import": t1 - t0, "build": t2 - t1, "first": t3 - t2, "steady": steady,
+                            "latency": t3 - t0 - steady}}))
 """
 
 TRAIN_FLAGS = ["--n_layer=1", "--n_head=2", "--n_embd=32", "--block_size=16", "--batch_size=4", "--eval_iters=1",
@@ -72,7 +72,7 @@ def small_script(module):
     out = subprocess.run([sys.executable, "-c", SCRIPT.format(module=module)], cwd=ROOT, env=env(),
                          capture_output=True, text=True, check=True)
     line = next(line for line in out.stdout.splitlines() if line.startswith("RESULT "))
-    return eval(line[len("RESULT "):])  # a dict of floats this script printed
+    return json.loads(line[len("RESULT "):])
 
 
 def train_py(out_dir):
