@@ -22,11 +22,9 @@ import json
 import os
 import re
 import sys
-import urllib.request
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from gpt.tokenizer import CharTokenizer, DataError, GPT2Tokenizer, tokenizer_from_meta
 from nn.serialization import atomic_write
@@ -201,6 +199,8 @@ def download_text(url, timeout=10.0):
     The only network access in minigrad's data code; tests replace it.
     """
     try:
+        import urllib.request  # here: only a download needs it (its import, http and email, is 25 ms of train.py's start)
+
         with urllib.request.urlopen(url, timeout=timeout) as response:
             return response.read().decode("utf-8")
     except (OSError, ValueError) as e:  # URLError and timeouts are OSErrors, bad UTF-8 a ValueError
@@ -420,6 +420,8 @@ def _encode(tok, text, desc):
     """Tokenize ``text`` in chunks (showing a bar for large inputs) -> 1-D np.uint16 array."""
     pieces = []
     disable = True if len(text) < PROGRESS_MIN_CHARS else None  # None: only on a terminal
+    from tqdm import tqdm  # here: only preparing a dataset draws a bar (train.py's start need not import it)
+
     with tqdm(total=len(text), desc=f"tokenizing {desc}", unit="char", unit_scale=True, disable=disable) as bar:
         for chunk in _bpe_safe_chunks(text, CHUNK_CHARS):
             pieces.append(np.asarray(tok.encode(chunk, allow_special=False), dtype=TOKEN_DTYPE))

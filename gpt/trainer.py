@@ -330,8 +330,10 @@ class Trainer:
                           "lr": self.lr_at(self.iter_num)})
             if self._wandb is not None:
                 self._wandb.log(self.iter_num, losses, self.lr_at(self.iter_num), self.running_mfu)
-            update_run_plot(self.out_dir, self.log, say_missing=self._new_log)  # OUT_DIR/loss.png (gpt/plot.py)
-            self._new_log = False
+            if self.iter_num > 0:  # step 0's plot would be one point a curve, and drawing it (matplotlib's
+                # import, ~0.5 s) would delay the first iteration: loss.png comes with the first trained evaluation
+                update_run_plot(self.out_dir, self.log, say_missing=self._new_log)  # OUT_DIR/loss.png (gpt/plot.py)
+                self._new_log = False
             improved = losses["val"] < self.best_val_loss
             if improved:
                 self.best_val_loss = losses["val"]

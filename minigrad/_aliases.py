@@ -13,7 +13,6 @@ module under two names, never a second copy). `minigrad.__getattr__` covers `min
     from minigrad.optim.lr_scheduler import StepLR
 """
 import importlib
-import importlib.abc
 import importlib.util
 import sys
 
@@ -33,7 +32,9 @@ def real_name(fullname):
     return None
 
 
-class AliasLoader(importlib.abc.Loader):
+# The finder and loader are plain classes: the import system asks only for their methods, and
+# importlib.abc's base classes would cost every `import minigrad` importlib.resources (~10 ms).
+class AliasLoader:
     """Loads an alias by importing the real module and returning it as it is."""
 
     def __init__(self, real):
@@ -50,7 +51,7 @@ class AliasLoader(importlib.abc.Loader):
         module.__spec__ = self.real_spec
 
 
-class AliasFinder(importlib.abc.MetaPathFinder):
+class AliasFinder:
     """Finds the aliased names (first on sys.meta_path, so that `minigrad.nn.functional` is never found
     again as a file under nn's path and loaded a second time)."""
 

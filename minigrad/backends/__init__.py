@@ -40,7 +40,9 @@ and is registered with `register(op, module, device, kernels=("fast",), first=Fa
     first     ask it before the op's other registrations (else after them)
 
 `find` walks the op's eligible registrations in order and returns the first whose `supports`
-accepts. An implementation found at forward also runs that Function's backward (the op keeps it as
+accepts. On the CPU, until numba has started, it first weighs the work: arrays of fewer than
+`CPU_MIN_ELEMENTS` elements in all run the op's own numpy code, so a small model never starts numba
+(below). An implementation found at forward also runs that Function's backward (the op keeps it as
 `ctx.impl`), so `supports` vouches for both. The CPU registrations need numba (they are skipped
 without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py's. The ops' calls:
 
@@ -87,6 +89,8 @@ and `arrays` (where numpy and cupy differ in the ops' array code).
 import contextlib
 import importlib
 import os
+
+import numpy as np
 
 from .cpu import team as _team
 from .process import get_num_threads, set_num_threads, tune_process  # noqa: F401
@@ -138,6 +142,15 @@ def _checked(name):
 
 _kernels = _checked(os.environ.get("MINIGRAD_KERNELS", "fast") or "fast")
 
+# Elements, in all the arrays an op passes `find`, below which the CPU kernels are not asked while
+# numba has not started. The first kernel a process runs costs it numba's start-up, ~0.8 s however
+# small the kernel (numba's import and its one-time target setup before a cached kernel loads), while
+# at these sizes a kernel saves some tens of microseconds a call over numpy: a small model's first
+# step would cost more than most of its runs save. Once numba has started (a larger op, or
+# tune_process), the saving is free and small work runs on the kernels too (docs/performance.md,
+# "The first step"). The tests set it to 0 (tests/conftest.py).
+CPU_MIN_ELEMENTS = 16384
+
 
 def set_kernels(name):
     """Switch the whole process to 'reference', 'numpy' or 'fast' (see the module docstring)."""
@@ -175,9 +188,12 @@ def find(op, *args):
     eligible = _eligible.get(key)
     if eligible is None:
         eligible = _eligible[key] = _eligible_for(op, _device_of(args[0]))
+    if eligible and eligible[0][1] and not _team.started() and _elements(args) < CPU_MIN_ELEMENTS:
+        return None  # small work on the CPU before numba has started: the op's numpy code, and numba stays unloaded
     for module, cpu in eligible:
-        impl = _load(module, cpu)
-        if impl is not None and impl.supports(*args):
+        impl = _load(module)
+        # supports first: numba (which a CPU kernel needs) is imported only for work a kernel takes
+        if impl.supports(*args) and (not cpu or _team.available()):
             return impl
     return None
 
@@ -187,6 +203,14 @@ def _eligible_for(op, device):
                  if where == device and _kernels in kernels)
 
 
+def _elements(args):
+    n = 0
+    for a in args:
+        if type(a) is np.ndarray:
+            n += a.size
+    return n
+
+
 def _device_of(a):
     kind = type(a)
     if kind.__module__ == "numpy":
@@ -194,9 +218,7 @@ def _device_of(a):
     return "cuda" if kind.__module__.startswith("cupy") else None
 
 
-def _load(module, cpu):
-    if cpu and not _team.available():  # no numba: the CPU kernels cannot run
-        return None
+def _load(module):
     if not isinstance(module, str):
         return module
     impl = _loaded.get(module)

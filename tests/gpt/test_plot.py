@@ -102,7 +102,7 @@ def test_train_py_draws_loss_png_at_each_evaluation(tmp_path, monkeypatch):
     real = plot.write_plot
     monkeypatch.setattr(plot, "write_plot", lambda *a, **k: (drawn.append(a), real(*a, **k)))
     out = tiny_run(tmp_path, log=lambda *a: None)
-    assert len(drawn) == 3  # the evaluations at 0, 2 and 4
+    assert len(drawn) == 2  # the evaluations at 2 and 4 (step 0's, one point a curve, is not drawn)
     assert (out / "loss.png").read_bytes()[:8] == PNG
     entries = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     assert all(e["tokens"] == e["iter"] * 2 * 16 for e in entries)

@@ -119,3 +119,22 @@ def test_pick():
     with backends.kernels("reference"):
         assert backends.pick(fused, ref)(0) == "reference"
         assert backends.pick(fused, None)(0) == "fused"  # no reference for these arguments
+
+
+def test_small_cpu_work_runs_the_ops_numpy_code_until_numba_has_started(monkeypatch):
+    # below CPU_MIN_ELEMENTS elements in all the arrays find is given, no CPU kernel is asked while numba
+    # has not started (a small model never starts it); from that size on, or once numba has started,
+    # the kernels are found as before
+    monkeypatch.setattr(backends, "CPU_MIN_ELEMENTS", 1000)
+    monkeypatch.setattr(backends._team, "started", lambda: False)
+    x = np.zeros((10, 50), np.float32)
+    stats = x[:, :1]
+    assert backends.find("gelu", np.zeros(999, np.float32), "none") is None
+    assert backends.find("layer_norm", x, stats, stats, x[:9], None, None, 1e-5) is None  # 500 + 10 + 10 + 450
+    if backends._team.available():
+        from minigrad.backends.cpu import gelu, layer_norm
+
+        assert backends.find("gelu", np.zeros(1000, np.float32), "none") is gelu
+        assert backends.find("layer_norm", x, stats, stats, x, None, None, 1e-5) is layer_norm
+        monkeypatch.setattr(backends._team, "started", lambda: True)
+        assert backends.find("gelu", np.zeros(999, np.float32), "none") is gelu

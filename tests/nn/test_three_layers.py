@@ -247,3 +247,20 @@ def test_importing_minigrad_and_nn_loads_neither_numba_nor_cupy():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_a_small_models_training_step_loads_no_numba():
+    # a small MLP's step (embedding, linear, tanh, cross_entropy, AdamW) stays under the CPU kernels'
+    # size: numba's start-up (~0.8 s) is not paid for work the numpy code does as fast
+    import subprocess
+    import sys
+
+    code = ("import sys, minigrad, minigrad.nn as nn, minigrad.nn.functional as F\n"
+            "m = nn.Sequential(nn.Embedding(27, 10), nn.Flatten(), nn.Linear(30, 64), nn.Tanh(), nn.Linear(64, 27))\n"
+            "opt = minigrad.optim.AdamW(m.parameters())\n"
+            "loss = F.cross_entropy(m(minigrad.randint(0, 27, (32, 3))), minigrad.randint(0, 27, (32,)))\n"
+            "loss.backward(); opt.step()\n"
+            "print('numba' in sys.modules, m[2].weight.grad.abs().sum().item() > 0)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.split() == ["False", "True"]

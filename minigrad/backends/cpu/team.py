@@ -84,6 +84,11 @@ def available():
     return _numba is not False
 
 
+def started():
+    """Whether numba has been imported here (by `available()`): its start-up is paid."""
+    return _numba is not None and _numba is not False
+
+
 def full_vector_width():
     """On AVX-512 CPUs, let LLVM vectorize at 512 bits: its tuning for Intel's prefers 256 (older
     Xeons clocked down for 512-bit code; the BLAS products run 512-bit code anyway), and the kernels'
