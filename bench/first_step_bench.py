@@ -32,6 +32,7 @@ t0 = time.perf_counter()
 import {module} as torch
 import {module}.nn as nn
 import {module}.nn.functional as F
+{size}
 t1 = time.perf_counter()
 torch.set_num_threads(1)
 torch.manual_seed(0)
@@ -68,8 +69,9 @@ def env():
     return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MINIGRAD_NUM_THREADS="1", PYTHONUNBUFFERED="1")
 
 
-def small_script(module):
-    out = subprocess.run([sys.executable, "-c", SCRIPT.format(module=module)], cwd=ROOT, env=env(),
+def small_script(module, cpu_min_elements=0):
+    size = f"torch.backends.CPU_MIN_ELEMENTS = {cpu_min_elements}" if module == "minigrad" else ""
+    out = subprocess.run([sys.executable, "-c", SCRIPT.format(module=module, size=size)], cwd=ROOT, env=env(),
                          capture_output=True, text=True, check=True)
     line = next(line for line in out.stdout.splitlines() if line.startswith("RESULT "))
     return json.loads(line[len("RESULT "):])
@@ -102,14 +104,16 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--skip-train", action="store_true", help="only the small script")
     ap.add_argument("--skip-torch", action="store_true", help="not PyTorch's small script")
+    ap.add_argument("--cpu-min-elements", type=int, default=0,
+                    help="minigrad.backends.CPU_MIN_ELEMENTS for the small script (16384: small work starts no numba)")
     args = ap.parse_args()
     cpu = next((line.split(":", 1)[1].strip() for line in subprocess.run(["lscpu"], capture_output=True,
                 text=True).stdout.splitlines() if line.startswith("Model name")), "unknown CPU")
     print(f"CPU: {cpu}; best of {args.repeats} fresh processes, warm caches; seconds")
     frameworks = ["minigrad"] + ([] if args.skip_torch else ["torch"])
     for module in frameworks:
-        small_script(module)  # warms the caches
-        r = best([small_script(module) for _ in range(args.repeats)])
+        small_script(module, args.cpu_min_elements)  # warms the caches
+        r = best([small_script(module, args.cpu_min_elements) for _ in range(args.repeats)])
         print(f"small MLP script, {module:8s}: import {r['import']:.3f}  build {r['build']:.3f}  "
               f"first step {r['first']:.3f}  steady step {r['steady'] * 1e3:.2f} ms  -> first step {r['latency']:.3f}")
     if not args.skip_train:

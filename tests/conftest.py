@@ -22,16 +22,6 @@ def shared_data():
     return SHARED_DATA
 
 
-@pytest.fixture(autouse=True)
-def kernels_at_every_size(monkeypatch):
-    """The CPU kernels take work of any size in tests (backends.CPU_MIN_ELEMENTS = 0): a run leaves small
-    work to the ops' numpy code, and tests' arrays are small, so the kernels would go untested.
-    (tests/minigrad/test_dispatch.py and test_three_layers.py test the size itself.)"""
-    from minigrad import backends
-
-    monkeypatch.setattr(backends, "CPU_MIN_ELEMENTS", 0)
-
-
 @pytest.fixture(params=["fast", "numpy"])
 def kernels(request):
     """Runs a test with the backends (minigrad/backends: compiled CPU kernels when numba is installed)

@@ -40,9 +40,9 @@ and is registered with `register(op, module, device, kernels=("fast",), first=Fa
     first     ask it before the op's other registrations (else after them)
 
 `find` walks the op's eligible registrations in order and returns the first whose `supports`
-accepts. On the CPU, until numba has started, it first weighs the work: arrays of fewer than
-`CPU_MIN_ELEMENTS` elements in all run the op's own numpy code, so a small model never starts numba
-(below). An implementation found at forward also runs that Function's backward (the op keeps it as
+accepts. On the CPU, until numba has started, it can first weigh the work: with `CPU_MIN_ELEMENTS`
+set (0, off, by default), arrays of fewer elements in all run the op's own numpy code, so a small
+model never starts numba (below). An implementation found at forward also runs that Function's backward (the op keeps it as
 `ctx.impl`), so `supports` vouches for both. The CPU registrations need numba (they are skipped
 without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py's. The ops' calls:
 
@@ -143,13 +143,13 @@ def _checked(name):
 _kernels = _checked(os.environ.get("MINIGRAD_KERNELS", "fast") or "fast")
 
 # Elements, in all the arrays an op passes `find`, below which the CPU kernels are not asked while
-# numba has not started. The first kernel a process runs costs it numba's start-up, ~0.8 s however
-# small the kernel (numba's import and its one-time target setup before a cached kernel loads), while
-# at these sizes a kernel saves some tens of microseconds a call over numpy: a small model's first
-# step would cost more than most of its runs save. Once numba has started (a larger op, or
-# tune_process), the saving is free and small work runs on the kernels too (docs/performance.md,
-# "The first step"). The tests set it to 0 (tests/conftest.py).
-CPU_MIN_ELEMENTS = 16384
+# numba has not started; 0 (the default): always asked. The first kernel a process runs costs it
+# numba's start-up, ~0.8 s however small the kernel, while at a small model's sizes a kernel saves
+# some tens of microseconds a call: a short run of a tiny model starts faster with 16384 here. It is
+# off by default because the kernels stay faster in the steady state, and because a small op's last
+# bits would then depend on whether numba had started in the process (docs/performance.md, "The
+# first step").
+CPU_MIN_ELEMENTS = 0
 
 
 def set_kernels(name):

@@ -249,13 +249,14 @@ def test_importing_minigrad_and_nn_loads_neither_numba_nor_cupy():
     assert out.stdout.split() == ["False", "False"]
 
 
-def test_a_small_models_training_step_loads_no_numba():
+def test_with_a_cpu_size_a_small_models_training_step_loads_no_numba():
     # a small MLP's step (embedding, linear, tanh, cross_entropy, AdamW) stays under the CPU kernels'
-    # size: numba's start-up (~0.8 s) is not paid for work the numpy code does as fast
+    # size when one is set: numba's start-up (~0.8 s) is not paid
     import subprocess
     import sys
 
     code = ("import sys, minigrad, minigrad.nn as nn, minigrad.nn.functional as F\n"
+            "minigrad.backends.CPU_MIN_ELEMENTS = 16384\n"
             "m = nn.Sequential(nn.Embedding(27, 10), nn.Flatten(), nn.Linear(30, 64), nn.Tanh(), nn.Linear(64, 27))\n"
             "opt = minigrad.optim.AdamW(m.parameters())\n"
             "loss = F.cross_entropy(m(minigrad.randint(0, 27, (32, 3))), minigrad.randint(0, 27, (32,)))\n"
