@@ -453,18 +453,22 @@ class Tanh(Function):
         return g * (1.0 - r * r)
 
 
+def sigmoid_array(x):
+    """1 / (1 + exp(-x)) of an array. With e = exp(-|x|) <= 1 nothing overflows, and for x < 0, e/(1+e)
+    keeps full relative precision (1/(1+e^-x) overflows; 0.5*(tanh(x/2)+1) cancels to 0 for very negative x)."""
+    xp = array_module(x)
+    e = xp.exp(-xp.abs(x))
+    r = 1.0 / (1.0 + e)
+    return xp.where(x >= 0, r, e * r)
+
+
 class Sigmoid(Function):
     node_name = "SigmoidBackward0"
     saves_result = True
 
     @staticmethod
     def forward(ctx, a):
-        xp = array_module(a.array)
-        # with e = exp(-|a|) <= 1 nothing overflows, and for a < 0, e/(1+e) keeps full relative
-        # precision (1/(1+e^-a) overflows; 0.5*(tanh(a/2)+1) cancels to 0 for very negative a)
-        e = xp.exp(-xp.abs(a.array))
-        r = 1.0 / (1.0 + e)
-        return xp.where(a.array >= 0, r, e * r)
+        return sigmoid_array(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(s(a)) = s(a) (1 - s(a)) da

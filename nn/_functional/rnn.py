@@ -13,6 +13,7 @@ g, o) or 3 (GRU: r, z, n); Hr is an LSTM's proj_size when it projects, else H.
 """
 import minigrad
 from minigrad import backends
+from minigrad.ops.elementwise import sigmoid_array
 
 from . import reference
 from ._common import Function, check_tensor, once_differentiable, wrap, xp_of
@@ -22,11 +23,9 @@ from .linear import _2d, linear_arrays
 GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _sigmoid_(a, xp):
-    """a = 1 / (1 + exp(-a)) in place, from exp(-|a|) only (nothing overflows; minigrad.sigmoid's formula)."""
-    e = xp.exp(-xp.abs(a))
-    r = 1.0 / (1.0 + e)
-    a[...] = xp.where(a >= 0, r, e * r)
+def _sigmoid_(a):
+    """a = sigmoid(a) in place (minigrad.sigmoid's array code)."""
+    a[...] = sigmoid_array(a)
 
 
 def _step_kernels(mode, *arrays):
@@ -62,7 +61,7 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
                 h = out[t]
                 continue
             a[:, :2 * H] += gh[:, :2 * H]
-            _sigmoid_(a[:, :2 * H], xp)
+            _sigmoid_(a[:, :2 * H])
             r, z, n = a[:, :H], a[:, H:2 * H], a[:, 2 * H:]
             hidden_n[t] = gh[:, 2 * H:]
             n += r * hidden_n[t]
@@ -77,9 +76,9 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
             continue
         a += xp.matmul(h, w_hh.T)
         if mode == "LSTM":  # i, f, o = sigmoid(.), g = tanh(.); c = f c + i g; h = o tanh(c) (W_hr^T)
-            _sigmoid_(a[:, :2 * H], xp)
+            _sigmoid_(a[:, :2 * H])
             xp.tanh(a[:, 2 * H:3 * H], out=a[:, 2 * H:3 * H])
-            _sigmoid_(a[:, 3 * H:], xp)
+            _sigmoid_(a[:, 3 * H:])
             i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
             c = cells[t] = f * c + i * g
             h = o * xp.tanh(c)

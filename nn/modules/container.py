@@ -3,7 +3,7 @@ ParameterList and ParameterDict (of parameters)."""
 import operator
 from collections import OrderedDict
 
-from ..module import Module, _indent
+from ..module import Module, _indent, _typename
 
 
 class Sequential(Module):
@@ -279,9 +279,5 @@ class ParameterDict(Module):
             self[key] = value
 
     def extra_repr(self):
-        return "\n".join(f"  ({k}): Parameter containing: [{_legacy_name(p)} of size {'x'.join(map(str, p.shape))}]"
+        return "\n".join(f"  ({k}): Parameter containing: [{_typename(p)} of size {'x'.join(map(str, p.shape))}]"
                          for k, p in self.items())  # (PyTorch's two reprs name the dtype in two ways)
-
-
-def _legacy_name(p):
-    return f"minigrad.{p.dtype._legacy}"
