@@ -218,6 +218,7 @@ class Recorder:
                 del step.node
             elif isinstance(step, Forward) and step.needs is not None:
                 step.after_apply = _set_after_apply(step.node, step.forward_keys)
+                step.output_meta = step.node._output_meta
                 del step.node, step.forward_keys
         externals = [(t, shape, dtype, rg, id(t) in self.accumulated)
                      for t, shape, dtype, rg in self.externals.values()]

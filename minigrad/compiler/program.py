@@ -16,6 +16,8 @@ numbers dropout draws) are equal bit for bit; what they skip is the bookkeeping 
 Module calls, no backward graph built, no engine queue, no argument checks of the functional
 layer.
 """
+import numpy as np
+
 from ..autograd.engine import accumulate_into_leaf
 from ..autograd.function import ArrayArg, _ForwardOnlyContext, wrap_outputs
 from ..autograd.grad_mode import state
@@ -50,34 +52,111 @@ def _store(env, slots, out):
             env[s] = o
 
 
+class _ReplaySaves:
+    """What a replayed forward saves for its backward, kept as plain references: no SavedTensor and
+    no version check (the capture ran the same steps eagerly, with the checks, and found nothing
+    modified in place between an op's forward and its backward), and `_saved_self`-style names as
+    plain attributes, so the backward reads them without `BackwardNode.__getattr__`."""
+
+    _replay_saved = ()
+
+    def save_for_backward(self, *tensors):
+        self._replay_saved = tensors
+
+    def save(self, /, **named):
+        saved = tuple([t if t is None or isinstance(t, Tensor) else Tensor(t) for t in named.values()])
+        self._replay_saved = saved
+        d = self.__dict__
+        for k, t in zip(named, saved):
+            d["_saved_" + k] = t
+
+    @property
+    def saved_tensors(self):
+        return self._replay_saved
+
+
+_replay_node_classes = {}
+
+
+def replay_node_class(cls):
+    """The node class a replayed forward of Function `cls` fills: cls's own node class (its name,
+    its methods), with `_ReplaySaves`' light saving."""
+    node_cls = _replay_node_classes.get(cls)
+    if node_cls is None:
+        node_cls = type(cls._backward_cls.__name__, (_ReplaySaves, cls._backward_cls), {"__module__": cls.__module__})
+        _replay_node_classes[cls] = node_cls
+    return node_cls
+
+
+def arg_plan(specs):
+    """(template, fill): the arguments with every constant in place, and (position, slot) for each
+    argument read from a slot as a Tensor; None when a spec needs the general `resolve`."""
+    template, fill = [], []
+    for i, s in enumerate(specs):
+        if s is None:  # a backward's missing gradient
+            template.append(None)
+        elif s[0] == "t":
+            template.append(None)
+            fill.append((i, s[1]))
+        elif s[0] in ("x", "c"):
+            template.append(s[1])
+        else:
+            return None
+    return template, tuple(fill)
+
+
+def resolve_args(step, env):
+    plan = step.plan
+    if plan is None:
+        return [resolve(s, env) for s in step.specs]
+    args = plan[0][:]
+    for i, s in plan[1]:
+        v = env[s]
+        args[i] = v if type(v) is Tensor or isinstance(v, Tensor) else Tensor(v)
+    return args
+
+
 class Forward:
-    """An op's forward: `cls.forward(ctx, *args)`, then the same output wrapping `Function.apply` does.
+    """An op's forward: `cls.forward(ctx, *args)`, its arrays wrapped as Tensors.
 
     `needs` is the op's `needs_input_grad` at capture, or None when no backward node was made; with
-    a node, its backward step reads the ctx this forward fills (saved tensors, ctx.scale, ...)."""
+    a node, its backward step reads the ctx this forward fills (saved tensors, ctx.scale, ...): a
+    node of `replay_node_class(cls)`, which keeps what forward saves without SavedTensors."""
 
     def __init__(self, cls, specs, slots, needs=None, node_meta=None):
         self.cls, self.specs, self.slots, self.needs, self.node_meta = cls, specs, slots, needs, node_meta
         self.frees = ()
         self.keeps_ctx = False  # a backward step reads this op's ctx
         self.after_apply = ()  # (name, value) the op's caller set on its node after apply (ctx._shapes)
+        self.output_meta = None  # the node's (shape, dtype, xp) per output, for materialized grads
+        self.plan = arg_plan(specs)
 
     def run(self, env, ctxs, i):
-        args = [resolve(s, env) for s in self.specs]
+        args = resolve_args(self, env)
+        cls = self.cls
         if not self.keeps_ctx:
             ctx = _ForwardOnlyContext()
             ctx.needs_input_grad = (False,) * len(args)
-            env_out = wrap_outputs(self.cls.forward(ctx, *args), None, args, ctx)
+            out = cls.forward(ctx, *args)
         else:
-            node = self.cls._backward_cls()
-            node.needs_input_grad = self.needs
-            node.next_functions = ()
-            node._tensor_positions, node._n_args = self.node_meta
-            env_out = wrap_outputs(self.cls.forward(node, *args), node, args, node)
+            ctx = replay_node_class(cls)()
+            ctx.needs_input_grad = self.needs
+            ctx._tensor_positions, ctx._n_args = self.node_meta
+            ctx._output_meta = self.output_meta
+            out = cls.forward(ctx, *args)
             for k, v in self.after_apply:
-                setattr(node, k, v)
-            ctxs[i] = node
-        _store(env, self.slots, env_out)
+                setattr(ctx, k, v)
+            ctxs[i] = ctx
+        if type(out) is np.ndarray and ctx._dirty is None:  # the usual: one new array
+            out = Tensor(out)
+            first = out
+        else:
+            out = wrap_outputs(out, None, args, ctx)
+            first = out[0] if isinstance(out, tuple) else out
+        if self.keeps_ctx and cls.saves_result:
+            ctx._replay_saved = tuple(ctx._replay_saved) + (first,)
+            ctx._saved_result = first
+        _store(env, self.slots, out)
 
     def __repr__(self):
         return f"forward {self.cls.__name__} -> {self.slots}"
@@ -105,16 +184,14 @@ class Backward:
     def __init__(self, fwd, specs, slots, release):
         self.fwd, self.specs, self.slots, self.release = fwd, specs, slots, release
         self.frees = ()
-        self.frees_ctx = False  # the last step to read that ctx: drop it after
+        self.frees_ctx = False  # the last step to read that ctx: drop it (and what it saved) after
+        self.plan = arg_plan(specs)
 
     def run(self, env, ctxs, i):
-        node = ctxs[self.fwd]
-        out = node.apply(*[None if s is None else resolve(s, env) for s in self.specs])
+        out = ctxs[self.fwd].apply(*resolve_args(self, env))
         for s, o in zip(self.slots, out):
             if s is not None:
                 env[s] = o
-        if self.release:
-            node.release_saved()
         if self.frees_ctx:
             ctxs[self.fwd] = None
 
