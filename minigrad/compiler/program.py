@@ -131,6 +131,13 @@ class Forward:
         self.output_meta = None  # the node's (shape, dtype, xp) per output, for materialized grads
         self.plan = arg_plan(specs)
 
+    def prepare(self):
+        """After capture: what each replay's node starts with."""
+        if self.keeps_ctx:
+            self.node_cls = replay_node_class(self.cls)
+            self.node_attrs = dict(needs_input_grad=self.needs, _tensor_positions=self.node_meta[0],
+                                   _n_args=self.node_meta[1], _output_meta=self.output_meta)
+
     def run(self, env, ctxs, i):
         args = resolve_args(self, env)
         cls = self.cls
@@ -139,10 +146,8 @@ class Forward:
             ctx.needs_input_grad = (False,) * len(args)
             out = cls.forward(ctx, *args)
         else:
-            ctx = replay_node_class(cls)()
-            ctx.needs_input_grad = self.needs
-            ctx._tensor_positions, ctx._n_args = self.node_meta
-            ctx._output_meta = self.output_meta
+            ctx = self.node_cls()
+            ctx.__dict__.update(self.node_attrs)
             out = cls.forward(ctx, *args)
             for k, v in self.after_apply:
                 setattr(ctx, k, v)
@@ -186,9 +191,25 @@ class Backward:
         self.frees = ()
         self.frees_ctx = False  # the last step to read that ctx: drop it (and what it saved) after
         self.plan = arg_plan(specs)
+        # every gradient present (nothing to materialize): call the op's backward itself
+        self.direct = all(sp is not None for sp in specs)
+        self.pick = None  # the tensor arguments' positions, when some arguments are not tensors
+
+    def prepare(self, forward):
+        pos, n_args = forward.node_meta
+        self.pick = tuple(pos) if len(pos) != n_args else None
 
     def run(self, env, ctxs, i):
-        out = ctxs[self.fwd].apply(*resolve_args(self, env))
+        grads = resolve_args(self, env)
+        node = ctxs[self.fwd]
+        if self.direct:  # BackwardNode.apply's work, with what it checks known since the capture
+            out = node._forward_cls.backward(node, *grads)
+            if not isinstance(out, tuple):
+                out = (out,)
+            if self.pick is not None and len(out) == node._n_args:
+                out = [out[j] for j in self.pick]
+        else:
+            out = node.apply(*grads)
         for s, o in zip(self.slots, out):
             if s is not None:
                 env[s] = o
@@ -239,6 +260,12 @@ class Program:
         self.externals = externals  # [(tensor, shape, dtype, requires_grad)] the program reads live
         self.key = key
         _plan_frees(self)
+        for step in steps:
+            if isinstance(step, Forward):
+                step.prepare()
+            elif isinstance(step, Backward):
+                step.prepare(steps[step.fwd])
+        self.runs = [(step.run, i, step.frees) for i, step in enumerate(steps)]
 
     def check(self):
         """Why an outside tensor no longer matches what the capture saw (None: it matches)."""
@@ -260,9 +287,9 @@ class Program:
         prev = state.grad_enabled
         state.grad_enabled = False  # no graph: the backward steps are in the program
         try:
-            for i, step in enumerate(self.steps):
-                step.run(env, ctxs, i)
-                for s in step.frees:  # the step was the slot's last reader: free its memory now
+            for run, i, frees in self.runs:
+                run(env, ctxs, i)
+                for s in frees:  # the step was the slot's last reader: free its memory now
                     env[s] = None
         finally:
             state.grad_enabled = prev
