@@ -228,7 +228,15 @@ class Accumulate:
         self.frees = ()
 
     def run(self, env, ctxs, i):
-        accumulate_into_leaf(resolve(self.variable, env), resolve(self.grad, env))
+        grad = self.grad
+        if grad[0] == "t" and grad[1] in self.frees and type(env[grad[1]]) is Tensor:
+            # the slot's last reader: let go of it first, so that, as in the engine, a gradient only
+            # the program held is adopted as `.grad` without a copy (`reusable` decides, as there)
+            g = env[grad[1]]
+            env[grad[1]] = None
+            accumulate_into_leaf(resolve(self.variable, env), g)
+        else:
+            accumulate_into_leaf(resolve(self.variable, env), resolve(grad, env))
 
     def __repr__(self):
         return f"accumulate {self.grad} into a leaf"

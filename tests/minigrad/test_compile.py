@@ -395,3 +395,27 @@ def test_compile_arguments():
     x = _t(2)
     f(x)
     assert np.array_equal(f(x).array, x.array + 1)
+
+
+def test_replayed_grads_never_alias_each_other_or_a_result():
+    # the engine adopts a gradient as `.grad` only when nothing else holds it; the replay lets go of a
+    # gradient's slot before accumulating, so the same test decides there: `y = a + b` gives both
+    # leaves one gradient, which must still become two arrays
+    a = minigrad.tensor(np.ones(4, np.float32), requires_grad=True)
+    b = minigrad.tensor(np.ones(4, np.float32), requires_grad=True)
+
+    def step(x):
+        y = (x * a + b) * 2.0
+        y.sum().backward()
+        return y
+
+    f = minigrad.compile(step)
+    for k in range(3):
+        x = minigrad.tensor(np.full(4, k + 1, np.float32))
+        a.grad = b.grad = None  # outside: a Python assignment inside would run at capture only
+        y = f(x)
+        np.testing.assert_array_equal(a.grad.array, 2.0 * x.array)
+        np.testing.assert_array_equal(b.grad.array, np.full(4, 2.0, np.float32))
+        assert not np.shares_memory(a.grad.array, b.grad.array)
+        assert not np.shares_memory(b.grad.array, y.array)
+    assert f.stats.replays == 2
