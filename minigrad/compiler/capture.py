@@ -222,7 +222,8 @@ class Recorder:
                 del step.node, step.forward_keys
         externals = [(t, shape, dtype, rg, id(t) in self.accumulated)
                      for t, shape, dtype, rg in self.externals.values()]
-        return Program(self.steps, self.n_slots, self.input_slots, output, externals, key)
+        return Program(self.steps, self.n_slots, self.input_slots, output, externals, key,
+                       value_of=self.values.__getitem__)
 
     def _output_spec(self, out):
         if isinstance(out, Tensor):

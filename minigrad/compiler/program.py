@@ -22,6 +22,9 @@ from ..autograd.engine import accumulate_into_leaf
 from ..autograd.function import ArrayArg, _ForwardOnlyContext, wrap_outputs
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
+from . import fusion
+
+FUSE = True  # fuse chains of elementwise steps (fusion.py); False: every op runs as it did eagerly
 
 
 def resolve(spec, env):
@@ -262,18 +265,21 @@ class Call:
 class Program:
     """The steps of one captured call, with where its inputs go and where its outputs come from."""
 
-    def __init__(self, steps, n_slots, input_slots, output, externals, key):
+    def __init__(self, steps, n_slots, input_slots, output, externals, key, value_of=None):
         self.steps, self.n_slots, self.input_slots = steps, n_slots, input_slots
         self.output = output  # the returned structure, tensors as specs
         self.externals = externals  # [(tensor, shape, dtype, requires_grad)] the program reads live
         self.key = key
         _plan_frees(self)
+        # value_of(slot): the capture's value there; fusion asks it which backend takes a chain
+        absorbed = fusion.fuse(steps, value_of) if value_of is not None and FUSE else set()
+        self.n_fused = sum(getattr(step, "n_ops", 0) for step in steps)
         for step in steps:
             if isinstance(step, Forward):
                 step.prepare()
             elif isinstance(step, Backward):
                 step.prepare(steps[step.fwd])
-        self.runs = [(step.run, i, step.frees) for i, step in enumerate(steps)]
+        self.runs = [(step.run, i, step.frees) for i, step in enumerate(steps) if i not in absorbed]
 
     def check(self):
         """Why an outside tensor no longer matches what the capture saw (None: it matches)."""
