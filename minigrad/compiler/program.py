@@ -280,6 +280,8 @@ class Program:
             elif isinstance(step, Backward):
                 step.prepare(steps[step.fwd])
         self.runs = [(step.run, i, step.frees) for i, step in enumerate(steps) if i not in absorbed]
+        self.draws_random = False  # set by the capture: the call advanced a random generator
+        self.graph = None  # a cuda_graph.GraphReplay, where the program runs through one
 
     def check(self):
         """Why an outside tensor no longer matches what the capture saw (None: it matches)."""
@@ -294,6 +296,12 @@ class Program:
 
     def replay(self, inputs):
         """Run the steps on `inputs` (the call's tensors, flattened) and return the call's result."""
+        if self.graph is not None:  # on a GPU, through a CUDA graph (cuda_graph.py)
+            return self.graph.replay(inputs)
+        return build_result(self.output, self.run(inputs))
+
+    def run(self, inputs):
+        """The steps on `inputs`; returns the slots (each freed after its last reader)."""
         env = [None] * self.n_slots
         for s, t in zip(self.input_slots, inputs):
             env[s] = t
@@ -307,24 +315,26 @@ class Program:
                     env[s] = None
         finally:
             state.grad_enabled = prev
-        return _build(self.output, env)
+        return env
 
 
-def _build(out, env):
+def build_result(out, env, copy=False):
     """The call's result from its recorded structure: each tensor is a new Tensor, so a result the
-    caller keeps is never the one the next call writes (each call's arrays are its own)."""
+    caller keeps is never the one the next call writes (each call's arrays are its own; `copy`: the
+    arrays are a CUDA graph's, written again at each launch, so the result gets copies)."""
     kind = out[0]
     if kind == "t" or kind == "a":
         v = env[out[1]]
-        return Tensor(v.array if isinstance(v, Tensor) else v)
+        v = v.array if isinstance(v, Tensor) else v
+        return Tensor(v.copy() if copy else v)
     if kind == "input":
         return env[out[1]]
     if kind == "x" or kind == "c":
         return out[1]
     if kind == "seq":
-        return out[1](_build(o, env) for o in out[2])
+        return out[1](build_result(o, env, copy) for o in out[2])
     if kind == "dict":
-        return {k: _build(o, env) for k, o in out[1]}
+        return {k: build_result(o, env, copy) for k, o in out[1]}
     raise AssertionError(out)
 
 
