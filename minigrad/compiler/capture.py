@@ -13,9 +13,12 @@ A tensor that is neither, yet shares memory with a slot (made from `.array` behi
 back), would be a frozen copy of traced data: the capture stops there, and so does any value that
 leaves the trace as a Python value (`item()`, `float()`, `bool()`, `print`): see `on_escape`.
 """
+import weakref
+
 from ..autograd import recording
 from ..autograd.function import ArrayArg
 from ..autograd.grad_mode import state
+from ..device import array_module
 from ..tensor import Tensor
 from .program import Accumulate, Backward, Call, Forward, ForwardOnly, Program
 
@@ -30,8 +33,13 @@ class Recorder:
         self.steps = []
         self.n_slots = 0
         self.slot_of = {}  # id(Tensor or array) -> slot
-        self.alive = []  # everything whose id is in slot_of, so no id is reused during the capture
-        self.values = []  # slot -> the object first stored there
+        # slot_of holds ids, not objects: a value the call drops is freed as in eager mode (the capture's
+        # peak memory is eager's), and its weak reference's callback forgets its id before any new
+        # object can be given the same one
+        self.refs = []  # the weak references behind slot_of
+        self.values = []  # slot -> weak reference to the object first stored there
+        self.meta = []  # slot -> (array module, dtype, shape) of its array, for fusion
+        self.alive = []  # backward nodes, kept: node_step holds their ids
         self.node_step = {}  # id(backward node) -> index of the forward step that made it
         self.ran_backward = set()  # ids of nodes whose backward ran inside the call
         self.accumulated = set()  # ids of leaves a gradient was accumulated into
@@ -40,15 +48,29 @@ class Recorder:
         self.input_slots = []
 
     # ---- slots ----------------------------------------------------------------------------
+    def _track(self, obj, s):
+        key = id(obj)
+        self.slot_of[key] = s
+        try:
+            self.refs.append(weakref.ref(obj, lambda _, key=key, slot_of=self.slot_of: slot_of.pop(key, None)))
+        except TypeError:  # a numpy scalar (an op's 0-d result): tiny, kept
+            self.alive.append(obj)
+
     def _new_slot(self, value):
         s = self.n_slots
         self.n_slots += 1
-        self.slot_of[id(value)] = s
-        self.values.append(value)
-        if isinstance(value, Tensor):
-            self.slot_of.setdefault(id(value.array), s)
-            self.alive.append(value.array)
+        self._track(value, s)
+        self.values.append(_ref(value))
+        arr = value.array if isinstance(value, Tensor) else value
+        self.meta.append((array_module(arr), arr.dtype, arr.shape))
+        if isinstance(value, Tensor) and id(value.array) not in self.slot_of:
+            self._track(value.array, s)
         return s
+
+    def value_like(self, s):
+        """An array standing for slot s's value at capture (its type, dtype and shape; no data)."""
+        xp, dtype, shape = self.meta[s]
+        return xp.broadcast_to(xp.empty((), dtype=dtype), shape)
 
     def add_input(self, t):
         """Input tensor `t` of the call: its slot (the same one for a tensor passed twice)."""
@@ -67,7 +89,7 @@ class Recorder:
                 slots.append(None)
                 continue
             s = self.slot_of.get(id(o))
-            slots.append(s if s is not None and self.values[s] is o else self._new_slot(o))
+            slots.append(s if s is not None and self.values[s]() is o else self._new_slot(o))
         return tuple(slots)
 
     def spec(self, a):
@@ -223,7 +245,7 @@ class Recorder:
         externals = [(t, shape, dtype, rg, id(t) in self.accumulated)
                      for t, shape, dtype, rg in self.externals.values()]
         return Program(self.steps, self.n_slots, self.input_slots, output, externals, key,
-                       value_of=self.values.__getitem__)
+                       value_of=self.value_like)
 
     def _output_spec(self, out):
         if isinstance(out, Tensor):
@@ -242,6 +264,14 @@ class Recorder:
             return ("c", out)
         raise GraphBreak(f"the function returns a {type(out).__name__}, a Python value the replay would freeze; "
                          "return tensors")
+
+
+def _ref(obj):
+    """A weak reference to obj, or (an object that has none, a numpy scalar) a call returning it."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda: obj
 
 
 def _is_array(a):
