@@ -33,8 +33,8 @@ def unsuitable(program, inputs):
         if isinstance(step, Call):
             name = getattr(step.fn, "__qualname__", "a library call")
             return f"it calls {name}, whose Python reads live state (the lr, the step count) at each call"
-        if isinstance(step, Accumulate):
-            return "it accumulates gradients into .grad (the capture's warm-up run would add them twice)"
+    if any(isinstance(step, Accumulate) for step in program.steps):
+        return "it accumulates gradients into .grad (the capture's warm-up run would add them twice)"
     if _returns_input(program.output):
         return "it returns one of its inputs"
     arrays = [t.array for t in inputs] + [t.array for t, *_ in program.externals]
