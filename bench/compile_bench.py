@@ -3,6 +3,7 @@ capture (compile) time, peak RSS.
 
     python bench/compile_bench.py                      # baby, a small GPT, a small MLP; 30 steps each
     python bench/compile_bench.py --preset tiny --steps 5 --no-torch-compile
+    python bench/compile_bench.py --interleaved        # and eager/compiled alternating in one process
 
 Each (model, mode) runs in its own worker process, so each peak RSS is its own. A step is the
 whole training step (forward, backward, AdamW step, zero_grad) with dropout 0.1; the first call
@@ -170,12 +171,37 @@ def worker(model, mode, steps):
                 replays=stats.replays if stats else 0)
 
 
+def interleaved(model, steps, rounds=5):
+    """Eager and compiled minigrad in one process on one model, alternating rounds of `steps` steps:
+    (best eager s/step, best compiled s/step). The ratio of two figures taken side by side, minutes
+    apart at most, is the one to trust on a shared machine."""
+    import minigrad
+
+    minigrad.backends.tune_process()
+    step, data, _ = _mlp_step() if model == "mlp" else _gpt_step(model)
+    batches_ = data(steps + 2)
+    compiled = minigrad.compile(step)
+    for x, y in batches_[:2]:
+        compiled(x, y)
+        step(x, y)
+    best = {"eager": float("inf"), "compiled": float("inf")}
+    for _ in range(rounds):
+        for mode, f in (("eager", step), ("compiled", compiled)):
+            t0 = time.perf_counter()
+            for x, y in batches_[2:]:
+                f(x, y)
+            best[mode] = min(best[mode], (time.perf_counter() - t0) / steps)
+    return best
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="baby", choices=sorted(PRESETS))
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--no-torch", action="store_true", help="minigrad alone")
     ap.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile (its compile is slow)")
+    ap.add_argument("--interleaved", action="store_true",
+                    help="also eager and compiled alternating in one process (best of 5 rounds)")
     ap.add_argument("--worker", nargs=2, metavar=("MODEL", "MODE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -199,6 +225,12 @@ def main():
             eager = eager or rate
             print(f"{name:>18} {mode:>13} {rate:9.1f} {r['first_s'] * 1e3:14.1f} {r['rss_mib']:13.0f} "
                   f"{rate / eager:8.2f}x")
+    if args.interleaved:
+        print("eager and compiled alternating in one process, best of 5 rounds:")
+        for model in ("tiny", args.preset, "small", "mlp"):
+            best = interleaved(model, args.steps)
+            print(f"{model:>18}  eager {best['eager'] * 1e3:8.2f} ms  compiled {best['compiled'] * 1e3:8.2f} ms  "
+                  f"{best['eager'] / best['compiled']:5.2f}x")
 
 
 if __name__ == "__main__":
