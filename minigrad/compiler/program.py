@@ -138,7 +138,7 @@ class Forward:
         """After capture: what each replay's node starts with."""
         if self.keeps_ctx:
             self.node_cls = replay_node_class(self.cls)
-            self.node_attrs = dict(needs_input_grad=self.needs, _tensor_positions=self.node_meta[0],
+            self.node_attrs = dict(needs_input_grad=self.needs, next_functions=(), _tensor_positions=self.node_meta[0],
                                    _n_args=self.node_meta[1], _output_meta=self.output_meta)
 
     def run(self, env, ctxs, i):
