@@ -88,6 +88,7 @@ class GraphReplay:
         self.pool = cupy.cuda.MemoryPool()  # the graph's own memory (see the module docstring)
         self.stream = cupy.cuda.Stream(non_blocking=True)
         self.external_arrays = [(t, t.array) for t, *_ in self.program.externals]
+        cupy.cuda.get_current_stream().synchronize()  # the caller's work on the inputs is done
         with cupy.cuda.using_allocator(self.pool.malloc), self.stream:
             self.static_inputs = [t.array.copy() for t in inputs]
             static = [Tensor(a) for a in self.static_inputs]
