@@ -181,8 +181,7 @@ class Recorder:
             raise GraphBreak(f"backward through {node.name()}, a node made outside the compiled function")
         self.ran_backward.add(id(node))
         specs = [None if g is None else self.spec(g) for g in grads]
-        self.steps.append(Backward(fwd, specs, self._outputs(tuple(out)), release=None))
-        self.steps[-1].node = node  # until finish(): whether the engine released its saved tensors
+        self.steps.append(Backward(fwd, specs, self._outputs(tuple(out))))
 
     def on_accumulate(self, variable, grad):
         from ..autograd.engine import accumulate_into_leaf
@@ -235,10 +234,7 @@ class Recorder:
             raise GraphBreak(self.broken)
         output = self._output_spec(result)
         for step in self.steps:
-            if isinstance(step, Backward):
-                step.release = step.node._freed  # the engine freed its saved tensors (no retain_graph)
-                del step.node
-            elif isinstance(step, Forward) and step.needs is not None:
+            if isinstance(step, Forward) and step.needs is not None:
                 step.after_apply = _set_after_apply(step.node, step.forward_keys)
                 step.output_meta = step.node._output_meta
                 del step.node, step.forward_keys

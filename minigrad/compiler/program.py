@@ -189,8 +189,8 @@ class ForwardOnly:
 class Backward:
     """The backward of forward step `fwd` (its node's `apply`, as the engine called it), on grads."""
 
-    def __init__(self, fwd, specs, slots, release):
-        self.fwd, self.specs, self.slots, self.release = fwd, specs, slots, release
+    def __init__(self, fwd, specs, slots):
+        self.fwd, self.specs, self.slots = fwd, specs, slots
         self.frees = ()
         self.frees_ctx = False  # the last step to read that ctx: drop it (and what it saved) after
         self.plan = arg_plan(specs)
