@@ -1,11 +1,15 @@
-"""minigrad.compile vs eager minigrad: training steps per second, capture time, peak RSS.
+"""minigrad.compile vs eager minigrad vs PyTorch eager vs torch.compile: training steps per second,
+capture (compile) time, peak RSS.
 
-    python bench/compile_bench.py                      # baby preset and a small MLP, 30 steps each
-    python bench/compile_bench.py --preset tiny --steps 5
+    python bench/compile_bench.py                      # baby, a small GPT, a small MLP; 30 steps each
+    python bench/compile_bench.py --preset tiny --steps 5 --no-torch-compile
+    python bench/compile_bench.py --interleaved        # and eager/compiled alternating in one process
 
 Each (model, mode) runs in its own worker process, so each peak RSS is its own. A step is the
-whole training step (forward, backward, AdamW step, zero_grad) with dropout 0.1; the compiled
-worker's first call is the capture, timed apart and left out of the steps/s. The CPU is named.
+whole training step (forward, backward, AdamW step, zero_grad) with dropout 0.1; the first call
+(minigrad's capture, torch.compile's compile) is timed apart and left out of the steps/s, which is
+the median of the timed steps. PyTorch runs nanoGPT's model (bench/nanogpt_torch.py) on the same
+config. The CPU is named; the speed-ups are against eager minigrad of the same run.
 """
 import argparse
 import json
@@ -22,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 from bench.train_bench import PRESETS, batches, model_config, peak_rss_mib  # noqa: E402
 
 MLP = dict(width=128, depth=4, batch_size=64, inputs=64, classes=10)
+SMALL = dict(n_layer=2, n_head=4, n_embd=64, block_size=64, batch_size=12, vocab_size=65)  # the issue's small GPT
 
 
 def _cpu_name():
@@ -39,7 +44,7 @@ def _gpt_step(preset):
 
     from gpt.model import GPT
 
-    p = PRESETS[preset]
+    p = SMALL if preset == "small" else PRESETS[preset]
     minigrad.manual_seed(0)
     model = GPT(model_config(p, dropout=0.1))
     opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95))
@@ -88,12 +93,71 @@ def _mlp_step():
     return step, data, MLP["batch_size"]
 
 
-def worker(model, mode, steps):
-    import minigrad
+def _torch_gpt_step(preset, compiled):
+    import torch
 
-    step, data, _ = _mlp_step() if model == "mlp" else _gpt_step(model)
+    from bench.nanogpt_torch import GPT
+
+    p = SMALL if preset == "small" else PRESETS[preset]
+    torch.manual_seed(0)
+    model = GPT(model_config(p, dropout=0.1))
+    opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95))
+    fwd = torch.compile(model) if compiled else model
+
+    def step(x, y):
+        _, loss = fwd(x, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    def data(n):
+        return [(torch.from_numpy(x), torch.from_numpy(y)) for x, y in batches(p, n)]
+
+    return step, data
+
+
+def _torch_mlp_step(compiled):
+    import numpy as np
+    import torch
+
+    torch.manual_seed(0)
+    layers = []
+    width = MLP["inputs"]
+    for _ in range(MLP["depth"] - 1):
+        layers += [torch.nn.Linear(width, MLP["width"]), torch.nn.GELU(), torch.nn.Dropout(0.1)]
+        width = MLP["width"]
+    model = torch.nn.Sequential(*layers, torch.nn.Linear(width, MLP["classes"]))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    fwd = torch.compile(model) if compiled else model
+
+    def step(x, y):
+        loss = torch.nn.functional.cross_entropy(fwd(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    def data(n):
+        rng = np.random.default_rng(0)
+        return [(torch.from_numpy(rng.standard_normal((MLP["batch_size"], MLP["inputs"])).astype(np.float32)),
+                 torch.from_numpy(rng.integers(0, MLP["classes"], MLP["batch_size"]))) for _ in range(n)]
+
+    return step, data
+
+
+def worker(model, mode, steps):
+    if mode.startswith("torch"):
+        compiled = mode == "torch.compile"
+        step, data = _torch_mlp_step(compiled) if model == "mlp" else _torch_gpt_step(model, compiled)
+        f = step
+    else:
+        import minigrad
+
+        minigrad.backends.tune_process()  # a worker process of its own: tuned as train.py's
+        step, data, _ = _mlp_step() if model == "mlp" else _gpt_step(model)
+        f = minigrad.compile(step) if mode == "compiled" else step
     batches_ = data(steps + 1)
-    f = minigrad.compile(step) if mode == "compiled" else step
     t0 = time.perf_counter()
     f(*batches_[0])  # compiled: the capture
     first = time.perf_counter() - t0
@@ -107,28 +171,66 @@ def worker(model, mode, steps):
                 replays=stats.replays if stats else 0)
 
 
+def interleaved(model, steps, rounds=5):
+    """Eager and compiled minigrad in one process on one model, alternating rounds of `steps` steps:
+    (best eager s/step, best compiled s/step). The ratio of two figures taken side by side, minutes
+    apart at most, is the one to trust on a shared machine."""
+    import minigrad
+
+    minigrad.backends.tune_process()
+    step, data, _ = _mlp_step() if model == "mlp" else _gpt_step(model)
+    batches_ = data(steps + 2)
+    compiled = minigrad.compile(step)
+    for x, y in batches_[:2]:
+        compiled(x, y)
+        step(x, y)
+    best = {"eager": float("inf"), "compiled": float("inf")}
+    for _ in range(rounds):
+        for mode, f in (("eager", step), ("compiled", compiled)):
+            t0 = time.perf_counter()
+            for x, y in batches_[2:]:
+                f(x, y)
+            best[mode] = min(best[mode], (time.perf_counter() - t0) / steps)
+    return best
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="baby", choices=sorted(PRESETS))
     ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--no-torch", action="store_true", help="minigrad alone")
+    ap.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile (its compile is slow)")
+    ap.add_argument("--interleaved", action="store_true",
+                    help="also eager and compiled alternating in one process (best of 5 rounds)")
     ap.add_argument("--worker", nargs=2, metavar=("MODEL", "MODE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker[0], args.worker[1], args.steps)))
         return
     print(f"CPU: {_cpu_name()}; {args.steps} steps per run")
-    print(f"{'model':>18} {'mode':>9} {'steps/s':>9} {'first call ms':>14} {'peak RSS MiB':>13} {'speed-up':>9}")
-    for model in (args.preset, "mlp"):
+    modes = ["eager", "compiled"] + ([] if args.no_torch else ["torch"]) + \
+        ([] if args.no_torch or args.no_torch_compile else ["torch.compile"])
+    print(f"{'model':>18} {'mode':>13} {'steps/s':>9} {'first call ms':>14} {'peak RSS MiB':>13} {'vs eager':>9}")
+    for model in (args.preset, "small", "mlp"):
         eager = None
-        for mode in ("eager", "compiled"):
+        for mode in modes:
             out = subprocess.run([sys.executable, __file__, "--steps", str(args.steps), "--worker", model, mode],
-                                 capture_output=True, text=True, check=True)
+                                 capture_output=True, text=True)
+            name = {"mlp": f"mlp {MLP['depth']}x{MLP['width']}", "small": "gpt 2x64"}.get(model, model)
+            if out.returncode != 0:
+                print(f"{name:>18} {mode:>13} failed: {(out.stderr.strip().splitlines() or ['?'])[-1]}")
+                continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
             rate = 1 / r["median_s"]
             eager = eager or rate
-            name = model if model != "mlp" else f"mlp {MLP['depth']}x{MLP['width']}"
-            print(f"{name:>18} {mode:>9} {rate:9.1f} {r['first_s'] * 1e3:14.1f} {r['rss_mib']:13.0f} "
+            print(f"{name:>18} {mode:>13} {rate:9.1f} {r['first_s'] * 1e3:14.1f} {r['rss_mib']:13.0f} "
                   f"{rate / eager:8.2f}x")
+    if args.interleaved:
+        print("eager and compiled alternating in one process, best of 5 rounds:")
+        for model in ("tiny", args.preset, "small", "mlp"):
+            best = interleaved(model, args.steps)
+            print(f"{model:>18}  eager {best['eager'] * 1e3:8.2f} ms  compiled {best['compiled'] * 1e3:8.2f} ms  "
+                  f"{best['eager'] / best['compiled']:5.2f}x")
 
 
 if __name__ == "__main__":

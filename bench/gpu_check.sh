@@ -7,10 +7,12 @@
 #   2. every fused CUDA kernel compiles with NVRTC (bench/check_kernels.py)
 #   3. the GPU tests: tests/test_cuda.py (+ Module.to('cuda') in tests/nn/test_module.py)
 #   4. CPU-vs-GPU parity of the GPT: logits, loss, every gradient, float32, atol 1e-4 (bench/gpu_parity.py)
-#   5. training step, minigrad (cupy; generic ops and fused kernels) vs PyTorch CUDA eager fp32, same TF32
+#   5. minigrad.compile: fused chains, CUDA graph replay of the eval forward, compiled training = eager
+#      (bench/compile_gpu_check.py)
+#   6. training step, minigrad (cupy; generic ops and fused kernels) vs PyTorch CUDA eager fp32, same TF32
 #      setting (off; GPU_CHECK_TF32=1 turns it on for both): shakespeare_char batch 64, gpt2-small batch 8
 #      (bench/train_bench_gpu.py): tokens/s and peak GPU memory side by side
-#   6. a summary table
+#   7. a summary table
 #
 # Every step has its own time limit, cut further so the whole run stays under GPU_CHECK_BUDGET seconds
 # (default 465); a step that fails or times out is reported and the run goes on. Logs and JSON results go
@@ -94,6 +96,8 @@ run_step tests 210 "$PY" -m pytest tests/test_cuda.py tests/nn/test_module.py::t
     -q -p no:cacheprovider -rfEs --durations=10 -o addopts=""
 
 run_step parity 60 "$PY" bench/gpu_parity.py --atol 1e-4
+
+run_step compile 60 "$PY" bench/compile_gpu_check.py
 
 run_step bench_shakespeare_char 75 "$PY" bench/train_bench_gpu.py --preset shakespeare_char --batch_size 64 \
     --steps 20 --warmup 3 --chunk 5 $TF32_FLAG --json "$LOG_DIR/bench_shakespeare_char.json"

@@ -131,6 +131,8 @@ register("adamw", "cpu.adamw", "cpu")
 register("adamw", "cuda.adamw", "cuda")
 register("grouped_matmul", "cpu.conv", "cpu")
 register("rnn_step", "cpu.rnn", "cpu")
+register("elementwise_chain", "cpu.fused", "cpu")  # minigrad.compile's fusion
+register("elementwise_chain", "cuda.fused", "cuda")
 
 
 def _checked(name):

@@ -6,14 +6,16 @@
     step(x, y)   # replayed: the same steps on the new inputs, no Module calls, no graph
 
 Files: capture.py (the recorder), program.py (the steps and their replay), guards.py (when a
-program may be replayed).
+program may be replayed), fusion.py (elementwise chains as one kernel), cuda_graph.py (on a GPU,
+the replay as one CUDA graph).
 """
 import functools
 import warnings
 from collections import OrderedDict
 
+from .. import random
 from ..autograd import recording
-from . import guards
+from . import cuda_graph, guards
 from .capture import GraphBreak, Recorder
 
 CACHE_SIZE_LIMIT = 8  # programs kept per compiled function (PyTorch's torch._dynamo cache_size_limit)
@@ -89,10 +91,11 @@ class CompiledFunction:
         if self.cache and not warned:
             self._warn(f"capturing again: {guards.explain(key, next(reversed(self.cache)))}")
         rec = Recorder(self.name, self.fullgraph)
-        for v in guards.flatten((args, kwargs), []):
-            if _is_tensor(v):
-                rec.add_input(v)
+        inputs = [v for v in guards.flatten((args, kwargs), []) if _is_tensor(v)]
+        for v in inputs:
+            rec.add_input(v)
         self.stats.captures += 1
+        rng_before = random.get_rng_state()
         recording.recorder = rec
         try:
             out = self.fn(*args, **kwargs)
@@ -101,6 +104,10 @@ class CompiledFunction:
         try:
             program = rec.finish(out, key)
             program.objects = objects
+            program.draws_random = random.get_rng_state() != rng_before
+            program.graph_reason = cuda_graph.unsuitable(program, inputs) if cuda_graph.ENABLED else "disabled"
+            if program.graph_reason is None:
+                program.graph = cuda_graph.GraphReplay(program)
             self.cache[key] = program
         except GraphBreak as e:
             if self.fullgraph:

@@ -13,9 +13,12 @@ A tensor that is neither, yet shares memory with a slot (made from `.array` behi
 back), would be a frozen copy of traced data: the capture stops there, and so does any value that
 leaves the trace as a Python value (`item()`, `float()`, `bool()`, `print`): see `on_escape`.
 """
+import weakref
+
 from ..autograd import recording
 from ..autograd.function import ArrayArg
 from ..autograd.grad_mode import state
+from ..device import array_module
 from ..tensor import Tensor
 from .program import Accumulate, Backward, Call, Forward, ForwardOnly, Program
 
@@ -30,8 +33,13 @@ class Recorder:
         self.steps = []
         self.n_slots = 0
         self.slot_of = {}  # id(Tensor or array) -> slot
-        self.alive = []  # everything whose id is in slot_of, so no id is reused during the capture
-        self.values = []  # slot -> the object first stored there
+        # slot_of holds ids, not objects: a value the call drops is freed as in eager mode (the capture's
+        # peak memory is eager's), and its weak reference's callback forgets its id before any new
+        # object can be given the same one
+        self.refs = []  # the weak references behind slot_of
+        self.values = []  # slot -> weak reference to the object first stored there
+        self.meta = []  # slot -> (array module, dtype, shape) of its array, for fusion
+        self.alive = []  # backward nodes, kept: node_step holds their ids
         self.node_step = {}  # id(backward node) -> index of the forward step that made it
         self.ran_backward = set()  # ids of nodes whose backward ran inside the call
         self.accumulated = set()  # ids of leaves a gradient was accumulated into
@@ -40,15 +48,29 @@ class Recorder:
         self.input_slots = []
 
     # ---- slots ----------------------------------------------------------------------------
+    def _track(self, obj, s):
+        key = id(obj)
+        self.slot_of[key] = s
+        try:
+            self.refs.append(weakref.ref(obj, lambda _, key=key, slot_of=self.slot_of: slot_of.pop(key, None)))
+        except TypeError:  # a numpy scalar (an op's 0-d result): tiny, kept
+            self.alive.append(obj)
+
     def _new_slot(self, value):
         s = self.n_slots
         self.n_slots += 1
-        self.slot_of[id(value)] = s
-        self.values.append(value)
-        if isinstance(value, Tensor):
-            self.slot_of.setdefault(id(value.array), s)
-            self.alive.append(value.array)
+        self._track(value, s)
+        self.values.append(_ref(value))
+        arr = value.array if isinstance(value, Tensor) else value
+        self.meta.append((array_module(arr), arr.dtype, arr.shape))
+        if isinstance(value, Tensor) and id(value.array) not in self.slot_of:
+            self._track(value.array, s)
         return s
+
+    def value_like(self, s):
+        """An array standing for slot s's value at capture (its type, dtype and shape; no data)."""
+        xp, dtype, shape = self.meta[s]
+        return xp.broadcast_to(xp.empty((), dtype=dtype), shape)
 
     def add_input(self, t):
         """Input tensor `t` of the call: its slot (the same one for a tensor passed twice)."""
@@ -67,7 +89,7 @@ class Recorder:
                 slots.append(None)
                 continue
             s = self.slot_of.get(id(o))
-            slots.append(s if s is not None and self.values[s] is o else self._new_slot(o))
+            slots.append(s if s is not None and self.values[s]() is o else self._new_slot(o))
         return tuple(slots)
 
     def spec(self, a):
@@ -159,8 +181,7 @@ class Recorder:
             raise GraphBreak(f"backward through {node.name()}, a node made outside the compiled function")
         self.ran_backward.add(id(node))
         specs = [None if g is None else self.spec(g) for g in grads]
-        self.steps.append(Backward(fwd, specs, self._outputs(tuple(out)), release=None))
-        self.steps[-1].node = node  # until finish(): whether the engine released its saved tensors
+        self.steps.append(Backward(fwd, specs, self._outputs(tuple(out))))
 
     def on_accumulate(self, variable, grad):
         from ..autograd.engine import accumulate_into_leaf
@@ -213,15 +234,14 @@ class Recorder:
             raise GraphBreak(self.broken)
         output = self._output_spec(result)
         for step in self.steps:
-            if isinstance(step, Backward):
-                step.release = step.node._freed  # the engine freed its saved tensors (no retain_graph)
-                del step.node
-            elif isinstance(step, Forward) and step.needs is not None:
+            if isinstance(step, Forward) and step.needs is not None:
                 step.after_apply = _set_after_apply(step.node, step.forward_keys)
+                step.output_meta = step.node._output_meta
                 del step.node, step.forward_keys
         externals = [(t, shape, dtype, rg, id(t) in self.accumulated)
                      for t, shape, dtype, rg in self.externals.values()]
-        return Program(self.steps, self.n_slots, self.input_slots, output, externals, key)
+        return Program(self.steps, self.n_slots, self.input_slots, output, externals, key,
+                       value_of=self.value_like)
 
     def _output_spec(self, out):
         if isinstance(out, Tensor):
@@ -240,6 +260,14 @@ class Recorder:
             return ("c", out)
         raise GraphBreak(f"the function returns a {type(out).__name__}, a Python value the replay would freeze; "
                          "return tensors")
+
+
+def _ref(obj):
+    """A weak reference to obj, or (an object that has none, a numpy scalar) a call returning it."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda: obj
 
 
 def _is_array(a):

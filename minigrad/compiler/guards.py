@@ -42,9 +42,23 @@ def is_module(obj):
 
 def _module_state(m):
     """What a captured program assumes about a module: train/eval of each submodule, and which
-    parameter and buffer objects it holds (a replaced parameter is a different program)."""
-    return (tuple(sub.training for sub in m.modules()), tuple(id(p) for p in m.parameters()),
-            tuple(id(b) for b in m.buffers()))
+    parameter and buffer objects it holds (a replaced parameter is a different program). Read from
+    PyTorch's tables (`_modules`, `_parameters`, `_buffers`) in one walk: this runs on every call."""
+    if not hasattr(m, "_modules"):
+        return (tuple(sub.training for sub in m.modules()), tuple(id(p) for p in m.parameters()),
+                tuple(id(b) for b in m.buffers()))
+    training, params, bufs = [], [], []
+    seen, stack = set(), [m]
+    while stack:
+        mod = stack.pop()
+        if id(mod) in seen:
+            continue
+        seen.add(id(mod))
+        training.append(mod.training)
+        params.extend(map(id, mod._parameters.values()))
+        bufs.extend(map(id, mod._buffers.values()))
+        stack.extend(sub for sub in reversed(mod._modules.values()) if sub is not None)
+    return tuple(training), tuple(params), tuple(bufs)
 
 
 def _tensor_guard(t):

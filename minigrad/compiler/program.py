@@ -16,10 +16,15 @@ numbers dropout draws) are equal bit for bit; what they skip is the bookkeeping 
 Module calls, no backward graph built, no engine queue, no argument checks of the functional
 layer.
 """
+import numpy as np
+
 from ..autograd.engine import accumulate_into_leaf
 from ..autograd.function import ArrayArg, _ForwardOnlyContext, wrap_outputs
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
+from . import fusion
+
+FUSE = True  # fuse chains of elementwise steps (fusion.py); False: every op runs as it did eagerly
 
 
 def resolve(spec, env):
@@ -50,34 +55,116 @@ def _store(env, slots, out):
             env[s] = o
 
 
+class _ReplaySaves:
+    """What a replayed forward saves for its backward, kept as plain references: no SavedTensor and
+    no version check (the capture ran the same steps eagerly, with the checks, and found nothing
+    modified in place between an op's forward and its backward), and `_saved_self`-style names as
+    plain attributes, so the backward reads them without `BackwardNode.__getattr__`."""
+
+    _replay_saved = ()
+
+    def save_for_backward(self, *tensors):
+        self._replay_saved = tensors
+
+    def save(self, /, **named):
+        saved = tuple([t if t is None or isinstance(t, Tensor) else Tensor(t) for t in named.values()])
+        self._replay_saved = saved
+        d = self.__dict__
+        for k, t in zip(named, saved):
+            d["_saved_" + k] = t
+
+    @property
+    def saved_tensors(self):
+        return self._replay_saved
+
+
+_replay_node_classes = {}
+
+
+def replay_node_class(cls):
+    """The node class a replayed forward of Function `cls` fills: cls's own node class (its name,
+    its methods), with `_ReplaySaves`' light saving."""
+    node_cls = _replay_node_classes.get(cls)
+    if node_cls is None:
+        node_cls = type(cls._backward_cls.__name__, (_ReplaySaves, cls._backward_cls), {"__module__": cls.__module__})
+        _replay_node_classes[cls] = node_cls
+    return node_cls
+
+
+def arg_plan(specs):
+    """(template, fill): the arguments with every constant in place, and (position, slot) for each
+    argument read from a slot as a Tensor; None when a spec needs the general `resolve`."""
+    template, fill = [], []
+    for i, s in enumerate(specs):
+        if s is None:  # a backward's missing gradient
+            template.append(None)
+        elif s[0] == "t":
+            template.append(None)
+            fill.append((i, s[1]))
+        elif s[0] in ("x", "c"):
+            template.append(s[1])
+        else:
+            return None
+    return template, tuple(fill)
+
+
+def resolve_args(step, env):
+    plan = step.plan
+    if plan is None:
+        return [resolve(s, env) for s in step.specs]
+    args = plan[0][:]
+    for i, s in plan[1]:
+        v = env[s]
+        args[i] = v if type(v) is Tensor or isinstance(v, Tensor) else Tensor(v)
+    return args
+
+
 class Forward:
-    """An op's forward: `cls.forward(ctx, *args)`, then the same output wrapping `Function.apply` does.
+    """An op's forward: `cls.forward(ctx, *args)`, its arrays wrapped as Tensors.
 
     `needs` is the op's `needs_input_grad` at capture, or None when no backward node was made; with
-    a node, its backward step reads the ctx this forward fills (saved tensors, ctx.scale, ...)."""
+    a node, its backward step reads the ctx this forward fills (saved tensors, ctx.scale, ...): a
+    node of `replay_node_class(cls)`, which keeps what forward saves without SavedTensors."""
 
     def __init__(self, cls, specs, slots, needs=None, node_meta=None):
         self.cls, self.specs, self.slots, self.needs, self.node_meta = cls, specs, slots, needs, node_meta
         self.frees = ()
         self.keeps_ctx = False  # a backward step reads this op's ctx
         self.after_apply = ()  # (name, value) the op's caller set on its node after apply (ctx._shapes)
+        self.output_meta = None  # the node's (shape, dtype, xp) per output, for materialized grads
+        self.plan = arg_plan(specs)
+
+    def prepare(self):
+        """After capture: what each replay's node starts with."""
+        if self.keeps_ctx:
+            self.node_cls = replay_node_class(self.cls)
+            self.node_attrs = dict(needs_input_grad=self.needs, next_functions=(), _tensor_positions=self.node_meta[0],
+                                   _n_args=self.node_meta[1], _output_meta=self.output_meta)
 
     def run(self, env, ctxs, i):
-        args = [resolve(s, env) for s in self.specs]
+        args = resolve_args(self, env)
+        cls = self.cls
         if not self.keeps_ctx:
             ctx = _ForwardOnlyContext()
             ctx.needs_input_grad = (False,) * len(args)
-            env_out = wrap_outputs(self.cls.forward(ctx, *args), None, args, ctx)
+            out = cls.forward(ctx, *args)
         else:
-            node = self.cls._backward_cls()
-            node.needs_input_grad = self.needs
-            node.next_functions = ()
-            node._tensor_positions, node._n_args = self.node_meta
-            env_out = wrap_outputs(self.cls.forward(node, *args), node, args, node)
+            ctx = self.node_cls()
+            ctx.__dict__.update(self.node_attrs)
+            out = cls.forward(ctx, *args)
             for k, v in self.after_apply:
-                setattr(node, k, v)
-            ctxs[i] = node
-        _store(env, self.slots, env_out)
+                setattr(ctx, k, v)
+            ctxs[i] = ctx
+        if type(out) is np.ndarray and ctx._dirty is None:  # the usual: one new array
+            out = Tensor(out)
+            first = out
+        else:
+            out = wrap_outputs(out, None, args, ctx)
+            first = out[0] if isinstance(out, tuple) else out
+        if self.keeps_ctx and cls.saves_result:
+            ctx._replay_saved = tuple(ctx._replay_saved) + (first,)
+            ctx._saved_result = first
+        _store(env, self.slots, out)
 
     def __repr__(self):
         return f"forward {self.cls.__name__} -> {self.slots}"
@@ -102,19 +189,33 @@ class ForwardOnly:
 class Backward:
     """The backward of forward step `fwd` (its node's `apply`, as the engine called it), on grads."""
 
-    def __init__(self, fwd, specs, slots, release):
-        self.fwd, self.specs, self.slots, self.release = fwd, specs, slots, release
+    def __init__(self, fwd, specs, slots):
+        self.fwd, self.specs, self.slots = fwd, specs, slots
         self.frees = ()
-        self.frees_ctx = False  # the last step to read that ctx: drop it after
+        self.frees_ctx = False  # the last step to read that ctx: drop it (and what it saved) after
+        self.plan = arg_plan(specs)
+        # every gradient present (nothing to materialize): call the op's backward itself
+        self.direct = all(sp is not None for sp in specs)
+        self.pick = None  # the tensor arguments' positions, when some arguments are not tensors
+
+    def prepare(self, forward):
+        pos, n_args = forward.node_meta
+        self.pick = tuple(pos) if len(pos) != n_args else None
 
     def run(self, env, ctxs, i):
+        grads = resolve_args(self, env)
         node = ctxs[self.fwd]
-        out = node.apply(*[None if s is None else resolve(s, env) for s in self.specs])
+        if self.direct:  # BackwardNode.apply's work, with what it checks known since the capture
+            out = node._forward_cls.backward(node, *grads)
+            if not isinstance(out, tuple):
+                out = (out,)
+            if self.pick is not None and len(out) == node._n_args:
+                out = [out[j] for j in self.pick]
+        else:
+            out = node.apply(*grads)
         for s, o in zip(self.slots, out):
             if s is not None:
                 env[s] = o
-        if self.release:
-            node.release_saved()
         if self.frees_ctx:
             ctxs[self.fwd] = None
 
@@ -130,7 +231,15 @@ class Accumulate:
         self.frees = ()
 
     def run(self, env, ctxs, i):
-        accumulate_into_leaf(resolve(self.variable, env), resolve(self.grad, env))
+        grad = self.grad
+        if grad[0] == "t" and grad[1] in self.frees and type(env[grad[1]]) is Tensor:
+            # the slot's last reader: let go of it first, so that, as in the engine, a gradient only
+            # the program held is adopted as `.grad` without a copy (`reusable` decides, as there)
+            g = env[grad[1]]
+            env[grad[1]] = None
+            accumulate_into_leaf(resolve(self.variable, env), g)
+        else:
+            accumulate_into_leaf(resolve(self.variable, env), resolve(grad, env))
 
     def __repr__(self):
         return f"accumulate {self.grad} into a leaf"
@@ -156,12 +265,23 @@ class Call:
 class Program:
     """The steps of one captured call, with where its inputs go and where its outputs come from."""
 
-    def __init__(self, steps, n_slots, input_slots, output, externals, key):
+    def __init__(self, steps, n_slots, input_slots, output, externals, key, value_of=None):
         self.steps, self.n_slots, self.input_slots = steps, n_slots, input_slots
         self.output = output  # the returned structure, tensors as specs
         self.externals = externals  # [(tensor, shape, dtype, requires_grad)] the program reads live
         self.key = key
         _plan_frees(self)
+        # value_of(slot): the capture's value there; fusion asks it which backend takes a chain
+        absorbed = fusion.fuse(steps, value_of) if value_of is not None and FUSE else set()
+        self.n_fused = sum(getattr(step, "n_ops", 0) for step in steps)
+        for step in steps:
+            if isinstance(step, Forward):
+                step.prepare()
+            elif isinstance(step, Backward):
+                step.prepare(steps[step.fwd])
+        self.runs = [(step.run, i, step.frees) for i, step in enumerate(steps) if i not in absorbed]
+        self.draws_random = False  # set by the capture: the call advanced a random generator
+        self.graph = None  # a cuda_graph.GraphReplay, where the program runs through one
 
     def check(self):
         """Why an outside tensor no longer matches what the capture saw (None: it matches)."""
@@ -176,6 +296,12 @@ class Program:
 
     def replay(self, inputs):
         """Run the steps on `inputs` (the call's tensors, flattened) and return the call's result."""
+        if self.graph is not None:  # on a GPU, through a CUDA graph (cuda_graph.py)
+            return self.graph.replay(inputs)
+        return build_result(self.output, self.run(inputs))
+
+    def run(self, inputs):
+        """The steps on `inputs`; returns the slots (each freed after its last reader)."""
         env = [None] * self.n_slots
         for s, t in zip(self.input_slots, inputs):
             env[s] = t
@@ -183,30 +309,32 @@ class Program:
         prev = state.grad_enabled
         state.grad_enabled = False  # no graph: the backward steps are in the program
         try:
-            for i, step in enumerate(self.steps):
-                step.run(env, ctxs, i)
-                for s in step.frees:  # the step was the slot's last reader: free its memory now
+            for run, i, frees in self.runs:
+                run(env, ctxs, i)
+                for s in frees:  # the step was the slot's last reader: free its memory now
                     env[s] = None
         finally:
             state.grad_enabled = prev
-        return _build(self.output, env)
+        return env
 
 
-def _build(out, env):
+def build_result(out, env, copy=False):
     """The call's result from its recorded structure: each tensor is a new Tensor, so a result the
-    caller keeps is never the one the next call writes (each call's arrays are its own)."""
+    caller keeps is never the one the next call writes (each call's arrays are its own; `copy`: the
+    arrays are a CUDA graph's, written again at each launch, so the result gets copies)."""
     kind = out[0]
     if kind == "t" or kind == "a":
         v = env[out[1]]
-        return Tensor(v.array if isinstance(v, Tensor) else v)
+        v = v.array if isinstance(v, Tensor) else v
+        return Tensor(v.copy() if copy else v)
     if kind == "input":
         return env[out[1]]
     if kind == "x" or kind == "c":
         return out[1]
     if kind == "seq":
-        return out[1](_build(o, env) for o in out[2])
+        return out[1](build_result(o, env, copy) for o in out[2])
     if kind == "dict":
-        return {k: _build(o, env) for k, o in out[1]}
+        return {k: build_result(o, env, copy) for k, o in out[1]}
     raise AssertionError(out)
 
 
