@@ -83,7 +83,8 @@ class TrainConfig:
     peak_flops: float = knob(0.0, "the FLOP/s MFU (forward+backward FLOPs per second) is a share of; 0 = measure: the "
                              "best of several float32 1024x1024 matmuls at start, raised whenever a step runs faster")
     # data-parallel training under `mpiexec -n N python train.py` (gpt/distributed.py)
-    backend: str = knob("auto", "collectives between ranks: auto (mpi on cpu, nccl on cuda)", ("auto", "mpi", "nccl"))
+    ddp_backend: str = knob("auto", "collectives between ranks: auto (mpi on cpu, nccl on cuda); nanoGPT's "
+                            "`backend` sets it too", ("auto", "mpi", "nccl"))
     ddp_timeout: float = knob(300.0, "seconds a rank waits for the others in a collective before it gives up")
 
     def validate(self):
@@ -117,6 +118,8 @@ RESUME_FIXED = ("n_layer", "n_head", "n_embd", "block_size", "bias", "dataset")
 IGNORED_KEYS = {
     "dtype": "minigrad chooses its own dtype",
 }
+# nanoGPT's names for knobs named otherwise here ("backend" would read as minigrad.backends, the kernels)
+RENAMED_KEYS = {"backend": "ddp_backend"}
 
 
 def parse_config(argv):
@@ -158,6 +161,7 @@ def resume_config(cfg, saved, where="checkpoint"):
     given = getattr(cfg, "given", None) or frozenset(_FIELDS)  # built another way: every setting counts as given
     values = {}
     for key, value in saved.items():
+        key = RENAMED_KEYS.get(key, key)  # (a checkpoint of an earlier version)
         # (the data is read as prepared then, not prepared again from a file that may have changed since)
         if key in _FIELDS and key not in ("init_from", "out_dir", "overwrite", "input"):
             try:
@@ -223,8 +227,12 @@ def _assign(values, key, value, where, notices):
     if key in IGNORED_KEYS:
         notices.append(f"ignoring nanoGPT setting {key}={value!r} ({where}): {IGNORED_KEYS[key]}")
         return
+    key = RENAMED_KEYS.get(key, key)
+    if key == "ddp_backend" and value == "gloo":  # nanoGPT's CPU collectives; here they go over MPI
+        notices.append(f"ddp_backend='gloo' ({where}): minigrad's CPU collectives go over MPI: using mpi")
+        value = "mpi"
     if key not in _FIELDS:
-        close = difflib.get_close_matches(key, list(_FIELDS) + list(IGNORED_KEYS), n=1)
+        close = difflib.get_close_matches(key, list(_FIELDS) + list(IGNORED_KEYS) + list(RENAMED_KEYS), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else "; see --help for the list"
         raise ConfigError(f"{where}: unknown setting {key!r}{hint}")
     values[key] = _coerce(_FIELDS[key], value, where)

@@ -64,12 +64,12 @@ class Distributed:
         self._watching = None
         if cfg is None or launched_world_size() <= 1:
             return
-        if cfg.backend == "nccl" and cfg.device != "cuda":
-            raise ConfigError("backend=nccl needs --device=cuda (mpi carries CPU tensors)")
+        if cfg.ddp_backend == "nccl" and cfg.device != "cuda":
+            raise ConfigError("ddp_backend=nccl needs --device=cuda (mpi carries CPU tensors)")
         import minigrad.distributed as dist
 
         try:
-            dist.init_process_group(backend={"auto": None}.get(cfg.backend, cfg.backend), timeout=cfg.ddp_timeout)
+            dist.init_process_group(backend={"auto": None}.get(cfg.ddp_backend, cfg.ddp_backend), timeout=cfg.ddp_timeout)
         except RuntimeError as e:  # no mpi4py, no cupy for nccl: one line saying what to install
             raise _train_error(str(e)) from None
         self.dist = dist

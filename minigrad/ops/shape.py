@@ -4,6 +4,7 @@ View ops return tensors that share memory and the version counter with their inp
 in-place change through either is seen by the saved-tensor checks of both.
 """
 import builtins
+import math
 
 import numpy as np
 
@@ -31,29 +32,17 @@ def _shape_arg(shape):
 
 
 def _infer_shape(shape, numel, src_shape):
-    if -1 not in shape:  # the usual: every size given
-        n = 1
-        for s in shape:
-            n *= s
-        if n == numel:
-            return tuple(shape)
-    shape = list(shape)
+    """`shape` with its one -1 (if any) worked out so that it holds `numel` elements."""
+    if -1 not in shape and math.prod(shape) == numel:  # the usual: every size given, and right
+        return tuple(shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
+    known = math.prod(s for s in shape if s != -1)
+    if -1 in shape and known and numel % known == 0:
+        return tuple(numel // known if s == -1 else s for s in shape)
     if -1 in shape:
-        known = 1
-        for s in shape:
-            if s != -1:
-                known *= s
-        if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape[shape.index(-1)] = numel // known
-    n = 1
-    for s in shape:
-        n *= s
-    if n != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel} (input shape {list(src_shape)})")
-    return tuple(shape)
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel} (input shape {list(src_shape)})")
 
 
 class View(Function):

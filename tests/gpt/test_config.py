@@ -266,3 +266,18 @@ def test_nanogpt_finetune_config_is_read_as_it_is(tmp_path):
     for line in ("import os", "import time as t", "seed = time.sleep(5)", "seed = int(open('f'))"):
         with pytest.raises(ConfigError, match="conf.py:1: "):
             parse_config([config_file(tmp_path, line + "\n")])
+
+
+def test_nanogpt_backend_knob_sets_ddp_backend(tmp_path):
+    # nanoGPT's `backend` (its DDP collectives) is ddp_backend here: `backend` alone would read as the kernels
+    path = tmp_path / "ddp.py"
+    path.write_text("backend = 'nccl'\n")
+    cfg, notices = parse_config([str(path)])
+    assert cfg.ddp_backend == "nccl" and not notices
+    cfg, _ = parse_config(["--backend=mpi"])
+    assert cfg.ddp_backend == "mpi"
+    cfg, notices = parse_config(["--backend=gloo"])  # nanoGPT's CPU choice: MPI carries CPU tensors here
+    assert cfg.ddp_backend == "mpi" and any("gloo" in n for n in notices)
+    assert not hasattr(cfg, "backend") and "--ddp_backend=auto" in help_text()
+    with pytest.raises(ConfigError, match="ddp_backend='tcp' is not one of auto, mpi, nccl"):
+        parse_config(["--ddp_backend=tcp"])
