@@ -449,8 +449,24 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(tanh a) = (1 - tanh^2 a) da
-        r = ctx._saved_result
+        return TanhBackward.apply(g, ctx._saved_result)
+
+
+class TanhBackward(Function):
+    """g (1 - r^2) for r = tanh(a), in one op (as PyTorch's tanh_backward): one node, not three."""
+
+    node_name = "TanhBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, r):
+        ctx.save(grad_output=g, output=r)
+        g, r = g.array, r.array
         return g * (1.0 - r * r)
+
+    @staticmethod
+    def backward(ctx, gg):  # d(g (1 - r^2)) = (1 - r^2) dg - 2 g r dr
+        g, r = ctx._saved_grad_output, ctx._saved_output
+        return gg * (1.0 - r * r), gg * g * r * -2.0
 
 
 def sigmoid_array(x):
@@ -472,8 +488,24 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(s(a)) = s(a) (1 - s(a)) da
-        r = ctx._saved_result
+        return SigmoidBackward.apply(g, ctx._saved_result)
+
+
+class SigmoidBackward(Function):
+    """g r (1 - r) for r = sigmoid(a), in one op (as PyTorch's sigmoid_backward): one node, not three."""
+
+    node_name = "SigmoidBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, r):
+        ctx.save(grad_output=g, output=r)
+        g, r = g.array, r.array
         return g * (r * (1.0 - r))
+
+    @staticmethod
+    def backward(ctx, gg):  # d(g r (1 - r)) = r (1 - r) dg + g (1 - 2 r) dr
+        g, r = ctx._saved_grad_output, ctx._saved_output
+        return gg * (r * (1.0 - r)), gg * g * (1.0 - 2.0 * r)
 
 
 class Relu(Function):
