@@ -18,6 +18,7 @@ from operator import is_not
 
 import numpy as np
 
+from ..device import array_module
 from . import function as _function  # its `Tensor`, bound by minigrad.tensor: no import per call
 from . import recording
 from .function import AccumulateGrad
@@ -51,8 +52,6 @@ def _make_grads(outputs, grad_outputs):
 
 
 def _xp(a):
-    from ..device import array_module
-
     return array_module(a)
 
 
