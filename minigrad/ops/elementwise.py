@@ -5,6 +5,7 @@ import builtins
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
 from ..dtypes import result_type
@@ -99,6 +100,11 @@ class Mul(Function):
     def backward(ctx, g):  # d(ab) = b da + a db
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
+        dt = g.array.dtype
+        if not state.grad_enabled and (a is None or a.array.dtype == dt) and (b is None or b.array.dtype == dt):
+            # no graph of the backward wanted, and nothing to promote: the arrays' products, no recorded ops
+            return (sum_to(Tensor(g.array * b.array), a_shape) if ctx.needs_input_grad[0] else None,
+                    sum_to(Tensor(g.array * a.array), b_shape) if ctx.needs_input_grad[1] else None)
         return (sum_to(g * b, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(g * a, b_shape) if ctx.needs_input_grad[1] else None)
 
