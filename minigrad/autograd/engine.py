@@ -18,14 +18,15 @@ from operator import is_not
 
 import numpy as np
 
+from ..device import array_module
+from . import function as _function  # its `Tensor`, bound by minigrad.tensor: no import per call
 from . import recording
 from .function import AccumulateGrad
 from .grad_mode import state
 
 
 def _make_grads(outputs, grad_outputs):
-    from ..tensor import Tensor
-
+    Tensor = _function.Tensor
     grads = []
     for i, t in enumerate(outputs):
         g = None if grad_outputs is None else grad_outputs[i]
@@ -51,8 +52,6 @@ def _make_grads(outputs, grad_outputs):
 
 
 def _xp(a):
-    from ..device import array_module
-
     return array_module(a)
 
 
@@ -284,8 +283,7 @@ def accumulate_into_leaf(variable, grad):
     adopted its array: `y = x + w` gives both the same gradient). Otherwise it is copied, so two
     leaves' `.grad` never alias each other or anything else.
     """
-    from ..tensor import Tensor
-
+    Tensor = _function.Tensor
     if recording.recorder is not None:  # minigrad.compile is capturing
         return recording.recorder.on_accumulate(variable, grad)
     if tuple(grad.array.shape) != tuple(variable.array.shape):
@@ -309,10 +307,12 @@ def accumulate_into_leaf(variable, grad):
         old._bump_version()
 
 
+_function.accumulate_into_leaf = accumulate_into_leaf  # function.py's AccumulateGrad calls it (no import per call)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate d(tensors)/d(leaves) into the leaves' `.grad` (or only into `inputs`')."""
-    from ..tensor import Tensor
-
+    Tensor = _function.Tensor
     if isinstance(tensors, Tensor):
         tensors = [tensors]
     if isinstance(grad_tensors, Tensor):
@@ -352,8 +352,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     With `create_graph=True` the backward pass is itself recorded, so the result can be
     differentiated again (Hessian-vector products, gradient penalties).
     """
-    from ..tensor import Tensor
-
+    Tensor = _function.Tensor
     single = isinstance(inputs, Tensor)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     inputs = [inputs] if single else list(inputs)

@@ -25,6 +25,7 @@ from .grad_mode import state
 # Bound by minigrad.tensor right after it defines the class (it imports this module, so this module
 # cannot import it): the hot path of Function.apply then pays no import per call.
 Tensor = None
+accumulate_into_leaf = None  # bound likewise by .engine, which imports this module
 
 _sequence = itertools.count()
 
@@ -89,8 +90,6 @@ class AccumulateGrad(Node):
 
     def apply(self, grad):
         """Accumulate `grad` into the leaf, after the leaf's hooks (which may replace it)."""
-        from .engine import accumulate_into_leaf
-
         accumulate_into_leaf(self.variable, grad)
         hooks = self.variable._post_accumulate_grad_hooks
         if hooks:

@@ -4,6 +4,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import result_type
 from ..tensor import Tensor
@@ -82,6 +83,9 @@ def sum_to(g, shape):
     dims = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1
     )
+    if not state.grad_enabled:  # no graph of the backward wanted: the array's sum, no recorded ops
+        return Tensor(g.array.sum(axis=dims, keepdims=True).reshape(tuple(shape)) if dims
+                      else g.array.reshape(tuple(shape)))
     out = g.sum(dim=dims, keepdim=True) if dims else g
     if lead:
         out = out.reshape(tuple(shape))

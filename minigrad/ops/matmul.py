@@ -1,5 +1,6 @@
 """Matrix products: `matmul` (`@`) for 1-D, 2-D and batched, broadcasting shapes."""
 from ..autograd.function import Function
+from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import broadcast_shapes, sum_to
@@ -17,6 +18,13 @@ class Matmul(Function):
     def backward(ctx, g):  # C = A B: gA = g B^T, gB = A^T g (summed over broadcast batch dims)
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
+        if not state.grad_enabled and len(a_shape) == 2 and len(b_shape) == 2:
+            # no graph of the backward wanted: the two products on the arrays, with none of the four
+            # recorded-op calls (two transposes, two matmuls) the formula below makes
+            xp = array_module(g.array)
+            ga = Tensor(xp.matmul(g.array, b.array.T)) if ctx.needs_input_grad[0] else None
+            gb = Tensor(xp.matmul(a.array.T, g.array)) if ctx.needs_input_grad[1] else None
+            return ga, gb
         a_vec, b_vec = len(a_shape) == 1, len(b_shape) == 1
         if a_vec and b_vec:  # dot: g is a scalar
             return (g * b if ctx.needs_input_grad[0] else None, g * a if ctx.needs_input_grad[1] else None)

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import normalize_dim, normalize_dims, values_indices
@@ -18,6 +19,11 @@ def _keep_shape(shape, dims):
 
 def _expand_back(g, shape, dims, keepdim):
     """Broadcast a reduction's gradient back over the reduced dims."""
+    if not state.grad_enabled:  # no graph of the backward wanted: a broadcast view of the array, no recorded ops
+        a = g.array
+        if not keepdim and dims:
+            a = a.reshape(_keep_shape(shape, dims))
+        return Tensor(array_module(a).broadcast_to(a, shape))
     if not keepdim and dims:
         g = g.reshape(_keep_shape(shape, dims))
     return g.expand(shape)

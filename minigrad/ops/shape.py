@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import state
 from ..dtypes import result_type
 from ..device import array_module
 from ..tensor import Tensor
@@ -340,6 +341,12 @@ class Cat(Function):
 
     @staticmethod
     def backward(ctx, g):  # slice the gradient back into the pieces
+        if not state.grad_enabled:  # no graph of the backward wanted: views of g's array, no recorded split
+            lead, pieces, lo = (slice(None),) * ctx.dim, [None], 0
+            for n in ctx.sizes:
+                pieces.append(Tensor(g.array[lead + (slice(lo, lo + n),)]))
+                lo += n
+            return tuple(pieces)
         return (None,) + tuple(split(g, ctx.sizes, ctx.dim))
 
 

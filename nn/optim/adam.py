@@ -4,7 +4,7 @@ from minigrad import backends
 from minigrad.device import array_module
 from nn._functional import reference
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_implementation
 
 
 class Adam(Optimizer):
@@ -23,7 +23,8 @@ class Adam(Optimizer):
 
     decoupled_weight_decay = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, *,
+                 foreach=None, fused=None):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0.0:
@@ -33,7 +34,9 @@ class Adam(Optimizer):
                 raise ValueError(f"Invalid beta parameter at index {i}: {b}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad)
+        check_implementation(foreach, fused)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        foreach=foreach, fused=fused)
         super().__init__(params, defaults)
 
     def _step_group(self, group):
@@ -116,5 +119,6 @@ class AdamW(Adam):
 
     decoupled_weight_decay = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
+                 foreach=None, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, fused=fused)

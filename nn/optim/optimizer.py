@@ -38,6 +38,13 @@ _SET_ERROR = ("optimizer parameters need to be organized in ordered collections,
               "sets will change between runs. Please use a list instead.")
 
 
+def check_implementation(foreach, fused):
+    """PyTorch's `foreach=` / `fused=` pick among implementations of one update; minigrad has one
+    (array code over each parameter, or a backend kernel), so both are accepted and give its result."""
+    if foreach and fused:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 class Optimizer:
     """Base class: holds `param_groups` (dicts of params + hyperparameters) and `state` (per parameter).
 

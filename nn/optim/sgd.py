@@ -1,7 +1,7 @@
 """SGD with momentum, dampening, Nesterov and (L2) weight decay, as `torch.optim.SGD`."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_implementation
 
 
 class SGD(Optimizer):
@@ -15,7 +15,8 @@ class SGD(Optimizer):
     State: `momentum_buffer` (shape of p) when momentum != 0.
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, *,
+                 foreach=None, fused=None):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -24,7 +25,9 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov)
+        check_implementation(foreach, fused)
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
+                        foreach=foreach, fused=fused)
         super().__init__(params, defaults)
 
     def _step_group(self, group):
