@@ -19,6 +19,8 @@ class Adam(Optimizer):
     `max_exp_avg_sq` with amsgrad), each the shape of p. The update is written three times: with
     minigrad's ops (nn/_functional/reference.py's adam_update, for reading), as array code below
     (MINIGRAD_KERNELS=numpy), and in the backends (minigrad/backends/{cpu,cuda}/adamw.py).
+    `foreach` as PyTorch's: True runs it once over a group's parameters concatenated (their m, v in
+    flat buffers), False once per parameter, None picks by size (Optimizer._foreach_params).
     """
 
     decoupled_weight_decay = False
@@ -43,39 +45,68 @@ class Adam(Optimizer):
         # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout
         lr, beta1, beta2, eps = float(group["lr"]), float(group["betas"][0]), float(group["betas"][1]), float(group["eps"])
         wd, amsgrad = float(group["weight_decay"]), group["amsgrad"]
+        lists = self._foreach_params(group)
+        if lists is not None:
+            for params in lists:
+                self._step_foreach(params, lr, beta1, beta2, eps, wd, amsgrad)
+            return
         update = backends.pick(self._update, _reference_update)
         for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = p.new_zeros(p.shape)
-                state["exp_avg_sq"] = p.new_zeros(p.shape)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = p.new_zeros(p.shape)
-            state["step"] += 1
-            update(p, state, lr, beta1, beta2, eps, wd, self.decoupled_weight_decay)
+            if p.grad is not None:
+                self._step_one(update, p, lr, beta1, beta2, eps, wd, amsgrad)
+
+    def _step_one(self, update, p, lr, beta1, beta2, eps, wd, amsgrad):
+        state = self.state[p]
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = p.new_zeros(p.shape)
+            state["exp_avg_sq"] = p.new_zeros(p.shape)
+            if amsgrad:
+                state["max_exp_avg_sq"] = p.new_zeros(p.shape)
+        state["step"] += 1
+        update(p, state, lr, beta1, beta2, eps, wd, self.decoupled_weight_decay)
+
+    def _step_foreach(self, params, lr, beta1, beta2, eps, wd, amsgrad):
+        """foreach: one update over the concatenation of `params` (one device and dtype; their m, v
+        live in flat buffers), which is the per-parameter update element by element."""
+        steps = {self.state[p].get("step", 0) for p in params}
+        if len(steps) != 1:  # parameters at different steps (added to the group later): one at a time
+            for p in params:
+                self._step_one(self._update, p, lr, beta1, beta2, eps, wd, amsgrad)
+            return
+        names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
+        bufs, _ = self._flat(params, names)
+        step = steps.pop() + 1
+        for p in params:
+            self.state[p]["step"] = step
+        w = self._concat([p.array for p in params])
+        g = self._concat([p.grad.array for p in params])
+        self._update_arrays([w, g, bufs["exp_avg"], bufs["exp_avg_sq"]], bufs.get("max_exp_avg_sq"), step, lr, beta1,
+                            beta2, eps, wd, self.decoupled_weight_decay)
+        self._scatter(params, w)
 
     def _update(self, p, state, lr, beta1, beta2, eps, wd, decoupled):
-        """One parameter's step on its arrays, in place: a backend's where one takes them, else numpy's."""
-        step = state["step"]
+        """One parameter's step on its arrays, in place."""
+        v_max = state["max_exp_avg_sq"].array if "max_exp_avg_sq" in state else None
+        arrays = [p.array, p.grad.array, state["exp_avg"].array, state["exp_avg_sq"].array]
+        self._update_arrays(arrays, v_max, state["step"], lr, beta1, beta2, eps, wd, decoupled)
+        p._bump_version()
+
+    def _update_arrays(self, arrays, v_max, step, lr, beta1, beta2, eps, wd, decoupled):
+        """The step on arrays [p, g, m, v] (and v_max), in place: a backend's where one takes them, else numpy's."""
         # the bias corrections folded into two scalars:
         #   p -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = p + (-lr sqrt(bc2)/bc1) * m / (sqrt(v) + eps sqrt(bc2))
         bc2_sqrt = (1 - beta2**step) ** 0.5
         step_scale = -lr / (1 - beta1**step) * bc2_sqrt
         eps_scaled = eps * bc2_sqrt
-        v_max = state["max_exp_avg_sq"].array if "max_exp_avg_sq" in state else None
-        arrays = [p.array, p.grad.array, state["exp_avg"].array, state["exp_avg_sq"].array]
         args = (*arrays, v_max, lr, beta1, beta2, wd, decoupled, step_scale, eps_scaled)
         impl = backends.find("adamw", *args)
         if impl is not None:
             impl.forward(*args)
-            p._bump_version()
             return
         if v_max is not None:
             arrays.append(v_max)
-        xp = array_module(p.array)
+        xp = array_module(arrays[0])
         l2 = wd != 0 and not decoupled
 
         def update(blk, tmp):  # one block of (p, g, m, v[, v_max])
@@ -105,7 +136,6 @@ class Adam(Optimizer):
             w += s
 
         self._for_blocks(arrays, update, 2 if l2 else 1)
-        p._bump_version()
 
 
 def _reference_update(p, state, lr, beta1, beta2, eps, wd, decoupled):

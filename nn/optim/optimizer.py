@@ -57,6 +57,7 @@ class Optimizer:
         self.state = defaultdict(dict)
         self.param_groups = []
         self._scratch_buffers = {}
+        self._flat_state = {}  # foreach: (parameter ids, state names) -> their state's flat buffers
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             f"but got {type(params).__name__}")
@@ -126,6 +127,65 @@ class Optimizer:
 
     def _step_group(self, group):
         raise NotImplementedError
+
+    def _foreach_params(self, group):
+        """foreach: the group's parameters with gradients in lists of one device and dtype, or None
+        where the per-parameter loop runs instead: foreach=False, MINIGRAD_KERNELS=reference, or
+        foreach=None (the default) over more than BLOCK elements, where the loop's per-parameter
+        cost is noise beside the copies the concatenation makes. Both give the same bits."""
+        from minigrad import backends
+
+        foreach = group.get("foreach")
+        if foreach is False or backends.get_kernels() == "reference":
+            return None
+        lists, total = {}, 0
+        for p in group["params"]:
+            if p.grad is not None:
+                lists.setdefault((array_module(p.array).__name__, p.array.dtype.str), []).append(p)
+                total += p.array.size
+                if foreach is None and total > BLOCK:
+                    return None
+        return list(lists.values())
+
+    def _flat(self, params, names):
+        """foreach: one flat buffer per state name over `params` (one device and dtype), their state
+        arrays views of it (made, from the state there is or zeros, on the first call and whenever the
+        state was replaced, e.g. by load_state_dict) -> (buffers, whether the state was new)."""
+        key = (tuple(id(p) for p in params), names)
+        bufs = self._flat_state.get(key)
+        if bufs is not None and all(self.state[p].get(n) is not None and self.state[p][n].array.base is bufs[n]
+                                    for p in params for n in names):
+            return bufs, False
+        xp = array_module(params[0].array)
+        total = sum(p.array.size for p in params)
+        fresh = not any(n in self.state[p] for p in params for n in names)
+        bufs = {n: xp.zeros(total, dtype=params[0].array.dtype) for n in names}
+        offset = 0
+        for p in params:
+            size = p.array.size
+            for n in names:
+                view = bufs[n][offset:offset + size]
+                if n in self.state[p]:
+                    view[...] = self.state[p][n].array.reshape(-1)
+                self.state[p][n] = Tensor(view.reshape(p.array.shape))
+            offset += size
+        self._flat_state[key] = bufs
+        return bufs, fresh
+
+    @staticmethod
+    def _concat(arrays):
+        xp = array_module(arrays[0])
+        return xp.concatenate([a.reshape(-1) for a in arrays])
+
+    @staticmethod
+    def _scatter(params, flat):
+        """Copy the updated flat parameter values back into each parameter, in place."""
+        offset = 0
+        for p in params:
+            size = p.array.size
+            p.array[...] = flat[offset:offset + size].reshape(p.array.shape)
+            p._bump_version()
+            offset += size
 
     def _for_blocks(self, arrays, update, n_scratch):
         """Call update(views, scratch) on matching views of the same-shape `arrays` (a parameter and its

@@ -12,7 +12,7 @@ class SGD(Optimizer):
         d = d + momentum * buf (nesterov) or buf (momentum) or d (plain)
         p = p - lr * d
 
-    State: `momentum_buffer` (shape of p) when momentum != 0.
+    State: `momentum_buffer` (shape of p) when momentum != 0. `foreach` as Adam's.
     """
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, *,
@@ -34,10 +34,28 @@ class SGD(Optimizer):
         # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout
         lr, wd, momentum = float(group["lr"]), float(group["weight_decay"]), float(group["momentum"])
         dampening, nesterov = float(group["dampening"]), group["nesterov"]
-        for p in group["params"]:
+        lists = self._foreach_params(group)
+        if lists is not None:  # foreach: one update over each list's concatenated parameters
+            for params in lists:
+                have = {"momentum_buffer" in self.state[p] for p in params}
+                if momentum != 0 and len(have) == 2:  # some buffers new, some not (params added later)
+                    self._step_params(params, lr, wd, momentum, dampening, nesterov)
+                    continue
+                w = self._concat([p.array for p in params])
+                arrays = [w, self._concat([p.grad.array for p in params])]
+                first = False
+                if momentum != 0:
+                    bufs, first = self._flat(params, ("momentum_buffer",))
+                    arrays.append(bufs["momentum_buffer"])
+                self._update_arrays(arrays, first, lr, wd, momentum, dampening, nesterov)
+                self._scatter(params, w)
+            return
+        self._step_params(group["params"], lr, wd, momentum, dampening, nesterov)
+
+    def _step_params(self, params, lr, wd, momentum, dampening, nesterov):
+        for p in params:
             if p.grad is None:
                 continue
-            xp = array_module(p.array)
             arrays = [p.array, p.grad.array]
             first = False
             if momentum != 0:
@@ -46,33 +64,38 @@ class SGD(Optimizer):
                     state["momentum_buffer"] = p.new_empty(p.shape)
                     first = True
                 arrays.append(state["momentum_buffer"].array)
-
-            def update(blk, tmp, xp=xp, first=first):  # one block of (p, d_p[, momentum_buffer]), temporaries tmp
-                s, s2 = tmp
-                w, d = blk[0], blk[1]
-                if wd != 0:
-                    xp.multiply(w, wd, out=s)
-                    s += d
-                    d = s
-                if momentum != 0:
-                    buf = blk[2]
-                    if first:
-                        buf[...] = d
-                    else:
-                        buf *= momentum
-                        if dampening != 0:
-                            xp.multiply(d, 1 - dampening, out=s2)
-                            buf += s2
-                        else:
-                            buf += d
-                    if nesterov:
-                        xp.multiply(buf, momentum, out=s2)
-                        s2 += d
-                        d = s2
-                    else:
-                        d = buf
-                xp.multiply(d, -lr, out=s)
-                w += s
-
-            self._for_blocks(arrays, update, 2)
+            self._update_arrays(arrays, first, lr, wd, momentum, dampening, nesterov)
             p._bump_version()
+
+    def _update_arrays(self, arrays, first, lr, wd, momentum, dampening, nesterov):
+        """The step on arrays [p, g(, momentum_buffer)], in place; `first`: the buffer is new."""
+        xp = array_module(arrays[0])
+
+        def update(blk, tmp):  # one block of (p, d_p[, momentum_buffer]), temporaries tmp
+            s, s2 = tmp
+            w, d = blk[0], blk[1]
+            if wd != 0:
+                xp.multiply(w, wd, out=s)
+                s += d
+                d = s
+            if momentum != 0:
+                buf = blk[2]
+                if first:
+                    buf[...] = d
+                else:
+                    buf *= momentum
+                    if dampening != 0:
+                        xp.multiply(d, 1 - dampening, out=s2)
+                        buf += s2
+                    else:
+                        buf += d
+                if nesterov:
+                    xp.multiply(buf, momentum, out=s2)
+                    s2 += d
+                    d = s2
+                else:
+                    d = buf
+            xp.multiply(d, -lr, out=s)
+            w += s
+
+        self._for_blocks(arrays, update, 2)
