@@ -145,6 +145,8 @@ class Optimizer:
                 total += p.array.size
                 if foreach is None and total > BLOCK:
                     return None
+        if len({id(p) for ps in lists.values() for p in ps}) != sum(map(len, lists.values())):
+            return None  # a parameter listed twice (warned of) is stepped twice, as the loop does
         return list(lists.values())
 
     def _flat(self, params, names):
