@@ -36,11 +36,11 @@ def _make_grads(outputs, grad_outputs):
                 continue
             if t.array.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            xp = _xp(t.array)
+            xp = array_module(t.array)
             g = Tensor(xp.ones(t.array.shape, dtype=t.array.dtype))
         else:
             if not isinstance(g, Tensor):
-                xp = _xp(t.array)
+                xp = array_module(t.array)
                 g = Tensor(xp.asarray(g, dtype=t.array.dtype))
             if tuple(g.shape) != tuple(t.shape):
                 raise RuntimeError(
@@ -49,10 +49,6 @@ def _make_grads(outputs, grad_outputs):
                 )
         grads.append(g)
     return grads
-
-
-def _xp(a):
-    return array_module(a)
 
 
 def _roots(outputs):
