@@ -6,6 +6,7 @@ mask) and `_modules` (sub-modules). Everything else (walking the tree, moving it
 devices and dtypes, state dicts, repr) is built on walking those tables.
 """
 import itertools
+import weakref
 from collections import OrderedDict, namedtuple
 
 import minigrad
@@ -46,6 +47,75 @@ def _check_member_name(kind, name):
         raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
 
 
+class _Members(OrderedDict):
+    """One of a module's member tables, mirrored into the module's `__dict__`.
+
+    The table is the truth (state_dict, parameters(), to() walk it); the mirror makes reading a member
+    (`self.weight`) an ordinary attribute lookup. Without it each read first fails, raising an
+    AttributeError inside Python, before `Module.__getattr__` finds the member in a table: a module call
+    reads several. Every write to the table, by key or by method, writes the mirror too.
+    """
+
+    def __init__(self, owner, items=()):
+        super().__init__()
+        self._owner = weakref.ref(owner)  # (not the module itself: a cycle would wait for the garbage collector)
+        for name, value in items:
+            self[name] = value
+
+    def _mirror(self):
+        owner = self._owner()
+        return {} if owner is None else owner.__dict__
+
+    def __setitem__(self, name, value):
+        super().__setitem__(name, value)
+        self._mirror()[name] = value
+
+    def __delitem__(self, name):
+        super().__delitem__(name)
+        self._mirror().pop(name, None)
+
+    def pop(self, name, *default):
+        if name in self:
+            self._mirror().pop(name, None)
+        return super().pop(name, *default)
+
+    def popitem(self, last=True):
+        name, value = super().popitem(last)
+        self._mirror().pop(name, None)
+        return name, value
+
+    def setdefault(self, name, default=None):
+        if name not in self:
+            self[name] = default
+        return self[name]
+
+    def update(self, *others, **named):
+        for name, value in OrderedDict(*others, **named).items():
+            self[name] = value
+
+    def clear(self):
+        mirror = self._mirror()
+        for name in self:
+            mirror.pop(name, None)
+        super().clear()
+
+    def copy(self):
+        return OrderedDict(self)
+
+    def __or__(self, other):
+        return OrderedDict(self) | other
+
+    def __ror__(self, other):
+        return OrderedDict(other) | OrderedDict(self)
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def __reduce__(self):  # a copy or a pickle is a plain table: Module.__setstate__ ties it to its new owner
+        return OrderedDict, (list(self.items()),)
+
+
 class Module:
     """Base class for all neural-network modules; subclasses define `forward(*inputs)`.
 
@@ -56,10 +126,17 @@ class Module:
     def __init__(self):
         # object.__setattr__: our own __setattr__ consults these tables, which do not exist yet
         object.__setattr__(self, "training", True)
-        object.__setattr__(self, "_parameters", OrderedDict())
-        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_parameters", _Members(self))
+        object.__setattr__(self, "_buffers", _Members(self))
         object.__setattr__(self, "_non_persistent_buffers_set", set())
-        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_modules", _Members(self))
+
+    def __setstate__(self, state):  # copy.deepcopy, pickle: the tables become this module's own again
+        self.__dict__.update(state)
+        for name in ("_parameters", "_buffers", "_modules"):
+            table = state.get(name)
+            if table is not None:
+                object.__setattr__(self, name, _Members(self, table.items()))
 
     # ---- forward ------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -149,9 +226,10 @@ class Module:
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
-        # only called when ordinary lookup fails: the registered members live in the tables
+        # only called when ordinary lookup fails: members are found in __dict__ (their mirror, _Members),
+        # so this is a name that is none, or a member of a table a subclass put in place itself
         d = self.__dict__
-        if "_parameters" in d:  # (`in` and `[]`, not dict.get: this runs for every member read)
+        if "_parameters" in d:
             for table in (d["_parameters"], d["_buffers"], d["_modules"]):
                 if name in table:
                     return table[name]

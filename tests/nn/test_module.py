@@ -1,5 +1,6 @@
 """nn.Module and nn.Parameter: registration, traversal, modes, devices/dtypes, state dicts, repr."""
 import copy
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -250,3 +251,57 @@ def test_repr():
         ")"
     )
     assert repr(nn.ModuleList()) == "ModuleList()"
+
+
+# ---- member tables and their mirror in __dict__ (members are read by ordinary attribute lookup) ----
+def _members_agree(m):
+    for table in (m._parameters, m._buffers, m._modules):
+        for name, value in table.items():
+            assert getattr(m, name) is value
+
+
+def test_member_tables_written_directly_are_what_attributes_read():
+    import weakref
+    lin = nn.Linear(3, 2)
+    new = nn.Parameter(minigrad.zeros(2, 3))
+    lin._parameters["weight"] = new  # a library's way (parametrizations, functional_call)
+    assert lin.weight is new
+    del lin._parameters["bias"]
+    with pytest.raises(AttributeError, match="has no attribute 'bias'"):
+        lin.bias
+    lin._parameters.update({"bias": None})
+    assert lin.bias is None
+    assert lin._parameters.pop("bias") is None and not hasattr(lin, "bias")
+    lin._buffers.setdefault("steps", minigrad.zeros(1))
+    assert lin.steps is lin._buffers["steps"]
+    name, value = lin._buffers.popitem()
+    assert name == "steps" and not hasattr(lin, "steps")
+    lin._parameters.clear()
+    assert not hasattr(lin, "weight") and list(lin.parameters()) == []
+    assert type(lin._modules.copy()) is OrderedDict and type(lin._modules | {}) is OrderedDict
+    # the table does not keep its module alive (no reference cycle: freed at once, not by the collector)
+    m = nn.Linear(2, 2)
+    ref = weakref.ref(m)
+    del m
+    assert ref() is None
+
+
+def test_member_mirror_follows_assignment_deletion_and_copies():
+    import copy
+    import pickle
+    seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    seq[0] = nn.Linear(2, 3)
+    _members_agree(seq)
+    lin = seq[0]
+    lin.weight = nn.Parameter(minigrad.ones(3, 2))
+    lin.bias = None
+    _members_agree(lin)
+    del lin.weight
+    assert "weight" not in lin._parameters and not hasattr(lin, "weight")
+    for twin in (copy.deepcopy(seq), pickle.loads(pickle.dumps(seq))):
+        t0 = twin[0]
+        assert t0 is not lin
+        p = nn.Parameter(minigrad.zeros(3, 2))
+        t0._parameters["weight"] = p  # the copy's tables mirror into the copy, not the original
+        assert t0.weight is p and not hasattr(lin, "weight")
+        _members_agree(twin)
