@@ -1,7 +1,7 @@
 """gelu, relu, softmax and log_softmax, each one backward node on raw arrays.
 
-The elementwise math runs block by block, the blocks spread over the cores (see
-`_common.for_blocks`): every pass of a block stays in cache. Constants are Python floats, so
+The elementwise math runs block by block, one block after the other (see `_common.for_blocks`):
+every pass over a block stays in cache. Constants are Python floats, so
 float32 stays float32.
 """
 import math
