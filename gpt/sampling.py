@@ -25,6 +25,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def _flag_bool(text):
+    """A True/False flag value as nanoGPT's configurator takes it (`--compile=False`)."""
+    value = {"true": True, "1": True, "false": False, "0": False}.get(text.lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected True or False, got {text!r}")
+    return value
+
+
 def build_parser():
     p = _Parser(
         prog="sample.py",
@@ -47,6 +55,12 @@ def build_parser():
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to run")
     p.add_argument("--no_cache", action="store_true", help="recompute the whole context per token (nanoGPT's way)")
     p.add_argument("--gpt2_tiktoken", default=None, help="path of GPT-2's gpt2.tiktoken ranks file (BPE models)")
+    # nanoGPT's sample.py knobs that change nothing here, accepted so that its command lines run (a note says so)
+    p.add_argument("--compile", type=_flag_bool, nargs="?", const=True, default=False,
+                   help="nanoGPT's torch.compile knob: the cached generation step is not captured (minigrad.compile "
+                        "replays calls of one shape, and each token's cache is one position longer)")
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
+                   help="nanoGPT's knob: minigrad samples in the checkpoint's float32")
     return p
 
 
@@ -63,6 +77,17 @@ def check_args(args):
     if args.top_k < 0:
         return f"--top_k must be 0 (all tokens) or more, got {args.top_k}"
     return None
+
+
+def knob_notes(args):
+    """One line per nanoGPT knob given that does nothing here."""
+    notes = []
+    if args.compile:
+        notes.append("--compile=True is not used: the cached generation step runs uncaptured (minigrad.compile "
+                     "replays calls of one shape; each token's cache is one position longer)")
+    if args.dtype != "float32":
+        notes.append(f"--dtype={args.dtype} is not used: minigrad samples in float32")
+    return notes
 
 
 def read_prompt(start):
@@ -154,6 +179,8 @@ def main(argv=None):
             print(f"sample.py: note: the prompt is {len(prompt_ids)} tokens, longer than the model's context of "
                   f"{bs}: generating from its last {bs}", file=sys.stderr)
             prompt_ids = prompt_ids[-bs:]
+        for note in knob_notes(args):
+            print(f"sample.py: note: {note}", file=sys.stderr)
         minigrad.manual_seed(args.seed)
         out = sys.stdout
         for _ in range(args.num_samples):

@@ -426,3 +426,22 @@ def test_sample_into_a_closed_pipe_ends_quietly(run_dir):
     p.stdout.close()
     err = p.stderr.read().decode()
     assert p.wait(timeout=120) == 0 and err == ""
+
+
+def test_8_nanogpts_compile_and_dtype_knobs_are_accepted_with_a_note(run_dir):
+    _, out, before = run_dir
+    plain = cli("sample.py", f"--out_dir={out}", "--num_samples=1", "--max_new_tokens=6", "--seed=3")
+    r = cli("sample.py", f"--out_dir={out}", "--num_samples=1", "--max_new_tokens=6", "--seed=3", "--compile=True",
+            "--dtype=bfloat16")
+    assert plain.returncode == 0 and r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() == [
+        "sample.py: note: --compile=True is not used: the cached generation step runs uncaptured (minigrad.compile "
+        "replays calls of one shape; each token's cache is one position longer)",
+        "sample.py: note: --dtype=bfloat16 is not used: minigrad samples in float32"]
+    assert r.stdout == plain.stdout  # the same sample
+    quiet = cli("sample.py", f"--out_dir={out}", "--num_samples=1", "--max_new_tokens=6", "--compile=False")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    bad = cli("sample.py", f"--out_dir={out}", "--compile=maybe")
+    assert bad.returncode == 2 and one_line(bad.stderr).startswith(
+        "sample.py: error: argument --compile: expected True or False, got 'maybe'")
+    assert checkpoint_hashes(out) == before
