@@ -383,8 +383,33 @@ class Softmax(Function):
 
     @staticmethod
     def backward(ctx, g):  # dx = y * (g - sum(g * y))
-        y = ctx._saved_result
-        return y * (g - (g * y).sum(dim=ctx.dim, keepdim=True)), None
+        return SoftmaxBackward.apply(g, ctx._saved_result, ctx.dim), None
+
+
+class SoftmaxBackward(Function):
+    """y (g - sum(g y)) for y = softmax(x), in one op (as PyTorch's _softmax_backward_data): one node and
+    one new array, not five of each."""
+
+    node_name = "SoftmaxBackwardDataBackward0"
+
+    @staticmethod
+    def forward(ctx, g, y, dim):
+        ctx.save(grad_output=g, output=y)
+        ctx.dim = dim
+        g, y = g.array, y.array
+        xp = array_module(y)
+        gy = g * y
+        if gy.ndim == 0 or gy.dtype != g.dtype or gy.dtype != y.dtype:  # 0-d, or mixed precisions: out of place
+            return xp.asarray(y * (g - gy.sum(axis=dim, keepdims=True)))
+        xp.subtract(g, gy.sum(axis=dim, keepdims=True), out=gy)
+        gy *= y
+        return gy
+
+    @staticmethod
+    def backward(ctx, gg):  # d(y (g - s)), s = sum(g y):  dg = y (gg - sum(gg y));  dy = gg (g - s) - g sum(gg y)
+        g, y = ctx._saved_grad_output, ctx._saved_output
+        t = (gg * y).sum(dim=ctx.dim, keepdim=True)
+        return y * (gg - t), gg * (g - (g * y).sum(dim=ctx.dim, keepdim=True)) - g * t, None
 
 
 class LogSoftmax(Function):
@@ -405,10 +430,35 @@ class LogSoftmax(Function):
 
     @staticmethod
     def backward(ctx, g):  # dx = g - exp(y) * sum(g)
+        return LogSoftmaxBackward.apply(g, ctx._saved_result, ctx.dim), None
+
+
+class LogSoftmaxBackward(Function):
+    """g - exp(y) sum(g) for y = log_softmax(x), in one op (as PyTorch's _log_softmax_backward_data): one
+    node and one new array, not four of each."""
+
+    node_name = "LogSoftmaxBackwardDataBackward0"
+
+    @staticmethod
+    def forward(ctx, g, y, dim):
+        ctx.save(grad_output=g, output=y)
+        ctx.dim = dim
+        g, y = g.array, y.array
+        xp = array_module(y)
+        e = xp.exp(y)
+        s = g.sum(axis=dim, keepdims=True)
+        if e.ndim == 0 or e.dtype != g.dtype:  # 0-d, or mixed precisions: out of place
+            return xp.asarray(g - e * s)
+        e *= s
+        return xp.subtract(g, e, out=e)
+
+    @staticmethod
+    def backward(ctx, gg):  # d(g - e s), e = exp(y), s = sum(g):  dg = gg - sum(gg e);  dy = -gg e s
         from .elementwise import exp
 
-        y = ctx._saved_result
-        return g - exp(y) * g.sum(dim=ctx.dim, keepdim=True), None
+        g, y = ctx._saved_grad_output, ctx._saved_output
+        e = exp(y)
+        return gg - (gg * e).sum(dim=ctx.dim, keepdim=True), -(gg * e * g.sum(dim=ctx.dim, keepdim=True)), None
 
 
 def _softmax_input(input, dtype):

@@ -1,0 +1,64 @@
+"""softmax's and log_softmax's backward as one node each (SoftmaxBackwardDataBackward0,
+LogSoftmaxBackwardDataBackward0, PyTorch's names), still differentiable: first and second
+derivatives against PyTorch, and against the formulas in Tensor ops without it."""
+import numpy as np
+import pytest
+
+import minigrad
+
+torch = pytest.importorskip("torch")
+
+CASES = [((4, 7), -1), ((3, 5, 6), 1), ((2, 3), 0), ((), 0)]
+
+
+def _pair(shape, seed, dtype=np.float64):
+    a = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    return minigrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape, dim", CASES)
+def test_first_and_second_derivatives_match_pytorch(name, shape, dim):
+    x, tx = _pair(shape, 0)
+    w, tw = _pair(shape, 1)
+    y = getattr(minigrad, name)(x, dim=dim)
+    ty = getattr(torch, name)(tx, dim=dim)
+    (gx,) = minigrad.autograd.grad((y * w.detach()).sum(), x, create_graph=True)
+    (tgx,) = torch.autograd.grad((ty * tw.detach()).sum(), tx, create_graph=True)
+    np.testing.assert_allclose(gx.array, tgx.detach().numpy(), rtol=1e-12, atol=1e-12)
+    assert gx.grad_fn.name() == tgx.grad_fn.name()  # ...BackwardDataBackward0
+    # the second derivative, through the backward node: with respect to x and to the incoming gradient
+    v, tv = _pair(shape, 2)
+    (ggx, ggw) = minigrad.autograd.grad((gx * v.detach()).sum(), (x, w), allow_unused=True)
+    (tggx, tggw) = torch.autograd.grad((tgx * tv.detach()).sum(), (tx, tw), allow_unused=True)
+    np.testing.assert_allclose(ggx.array, tggx.numpy(), rtol=1e-10, atol=1e-12)
+    assert ggw is None and tggw is None  # w entered detached
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_the_backward_nodes_second_derivative_wrt_the_incoming_gradient(name):
+    # g enters the backward node as a tensor that requires grad: d(dx)/dg, as PyTorch
+    x, tx = _pair((3, 4), 3)
+    g, tg = _pair((3, 4), 4)
+    (gx,) = minigrad.autograd.grad(getattr(minigrad, name)(x, dim=1), x, grad_outputs=g, create_graph=True)
+    (tgx,) = torch.autograd.grad(getattr(torch, name)(tx, dim=1), tx, grad_outputs=tg, create_graph=True)
+    v = np.random.default_rng(5).standard_normal((3, 4))
+    dg, dx = minigrad.autograd.grad((gx * minigrad.tensor(v)).sum(), (g, x))
+    tdg, tdx = torch.autograd.grad((tgx * torch.tensor(v)).sum(), (tg, tx))
+    np.testing.assert_allclose(dg.array, tdg.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dx.array, tdx.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_float32_backward_keeps_the_formulas_bits():
+    # one op on arrays, in the order of the Tensor formula it replaces: the same bits
+    x, _ = _pair((5, 9), 6, np.float32)
+    g = minigrad.tensor(np.random.default_rng(7).standard_normal((5, 9)).astype(np.float32))
+    for name in ("softmax", "log_softmax"):
+        y = getattr(minigrad, name)(x, dim=1)
+        (gx,) = minigrad.autograd.grad(y, x, grad_outputs=g)
+        ya, ga = y.array, g.array
+        if name == "softmax":
+            want = ya * (ga - (ga * ya).sum(axis=1, keepdims=True))
+        else:
+            want = ga - np.exp(ya) * ga.sum(axis=1, keepdims=True)
+        assert gx.array.dtype == np.float32 and np.array_equal(gx.array, want)
