@@ -137,7 +137,7 @@ def parse_config(argv):
         key, eq, raw = arg[2:].partition("=")
         key = key.replace("-", "_")
         if not eq:
-            f = _FIELDS.get(key)
+            f = _FIELDS.get(RENAMED_KEYS.get(key, key))
             if f is not None and f.type is not bool:
                 if not args or args[0].startswith("--"):
                     raise ConfigError(f"--{key} needs a value: --{key}=VALUE")
@@ -246,8 +246,8 @@ def _coerce(f, value, where):
         value = value.lower() == "true"
     elif typ is int and isinstance(value, float) and value.is_integer():
         value = int(value)
-    if typ is float and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        if abs(value) > FLOAT32_MAX:  # finite in Python, inf in float32
+    if typ is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if FLOAT32_MAX < abs(value) < math.inf:  # finite in Python, inf in float32 (10**400: too big for float())
             raise ConfigError(f"{where}: {f.name}={value!r} is beyond float32's range (at most {FLOAT32_MAX:.4g})")
         value = float(value)
     if not isinstance(value, typ) or isinstance(value, bool) != (typ is bool) or (typ is float and not math.isfinite(value)):
@@ -261,7 +261,7 @@ def _flag_value(key, raw):
     unless it is a quoted string (so --out_dir=1e3 stays "1e3")."""
     try:
         value = _literal(ast.parse(raw.strip(), mode="eval").body)
-    except (SyntaxError, _NotLiteral):
+    except (SyntaxError, RecursionError, _NotLiteral):
         return raw
     return raw if key in _FIELDS and _FIELDS[key].type is str and not isinstance(value, str) else value
 
@@ -275,8 +275,8 @@ def _read_config_file(path):
         raise ConfigError(f"cannot read config file {path!r}: {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"config file {path!r} is not UTF-8 text") from None
-    except (SyntaxError, ValueError) as e:  # ValueError: NUL bytes, on older Pythons
-        raise ConfigError(f"{path}:{getattr(e, 'lineno', 1)}: syntax error: {getattr(e, 'msg', e)}") from None
+    except (SyntaxError, ValueError, RecursionError) as e:  # ValueError: NUL bytes, on older Pythons
+        raise ConfigError(f"{path}:{getattr(e, 'lineno', None) or 1}: syntax error: {getattr(e, 'msg', e)}") from None
     for node in tree.body:
         where = f"{path}:{node.lineno}"
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
@@ -289,7 +289,7 @@ def _read_config_file(path):
                               "hold `name = value` lines")
         try:
             yield node.targets[0].id, _literal(node.value), where
-        except _NotLiteral as e:
+        except (_NotLiteral, RecursionError) as e:
             raise ConfigError(f"{where}: the value of {node.targets[0].id} is not a literal ({e})") from None
 
 
@@ -327,7 +327,7 @@ def _literal(node):
         if isinstance(node.func, ast.Name) and node.func.id in _CONVERSIONS and len(node.args) == 1:
             try:
                 return _CONVERSIONS[node.func.id](_literal(node.args[0]))
-            except (TypeError, ValueError) as e:
+            except (ArithmeticError, TypeError, ValueError) as e:  # int(float("inf")): OverflowError
                 raise _NotLiteral(str(e)) from None
         raise _NotLiteral("calls other than str(), int(), float() and time.time() are not allowed")
     raise _NotLiteral(f"{type(node).__name__} expressions are not allowed")
