@@ -11,7 +11,7 @@ import math
 import operator
 import re
 import time
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 
@@ -115,9 +115,7 @@ FLOAT32_MAX = 3.4028234663852886e38
 # what a resumed run cannot change: the model's shape and the data it was trained on
 RESUME_FIXED = ("n_layer", "n_head", "n_embd", "block_size", "bias", "dataset")
 # nanoGPT settings that have no meaning here: accepted, so its config files load, with a notice
-IGNORED_KEYS = {
-    "dtype": "minigrad chooses its own dtype",
-}
+IGNORED_KEYS = {"dtype": "minigrad chooses its own dtype"}
 # nanoGPT's names for knobs named otherwise here ("backend" would read as minigrad.backends, the kernels)
 RENAMED_KEYS = {"backend": "ddp_backend"}
 
@@ -136,22 +134,25 @@ def parse_config(argv):
             continue
         key, eq, raw = arg[2:].partition("=")
         key = key.replace("-", "_")
-        if not eq:
-            f = _FIELDS.get(key)
-            if f is not None and f.type is not bool:
-                if not args or args[0].startswith("--"):
-                    raise ConfigError(f"--{key} needs a value: --{key}=VALUE")
-                raw = args.pop(0)
-            else:  # a bare flag, or one followed by True/False (an unknown key is reported by _assign)
-                raw = args.pop(0) if args and args[0].lower() in ("true", "false") else "True"
-        _assign(values, key, _flag_value(key, raw), f"--{key}", notices)
+        f = _FIELDS.get(RENAMED_KEYS.get(key, key))
+        if not eq and f and f.type is not bool:
+            if not args or args[0].startswith("--"):
+                raise ConfigError(f"--{key} needs a value: --{key}=VALUE")
+            raw = args.pop(0)
+        elif not eq:  # a bare flag, or one followed by True/False (an unknown key is reported by _assign)
+            raw = args.pop(0) if args and args[0].lower() in ("true", "false") else "True"
+        try:
+            value = _literal(ast.parse(raw.strip(), mode="eval").body)
+        except (SyntaxError, RecursionError, _NotLiteral):
+            value = raw
+        if f and f.type is str and not isinstance(value, str):  # --out_dir=1e3 is "1e3"; a quoted string is unquoted
+            value = raw
+        _assign(values, key, value, f"--{key}", notices)
     if values.get("input") and "dataset" not in values:  # a corpus of one's own never overwrites the default's data
         values["dataset"] = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(values["input"]).expanduser().resolve().stem)
         values["dataset"] = values["dataset"].lstrip("._-") or "custom"
         notices.append(f"dataset name {values['dataset']!r} taken from --input (--dataset=NAME to choose another)")
-    cfg = _build(values)
-    cfg.given = frozenset(values)
-    return cfg, notices
+    return _build(values, given=frozenset(values)), notices
 
 
 def resume_config(cfg, saved, where="checkpoint"):
@@ -162,7 +163,7 @@ def resume_config(cfg, saved, where="checkpoint"):
     values = {}
     for key, value in saved.items():
         key = RENAMED_KEYS.get(key, key)  # (a checkpoint of an earlier version)
-        # (the data is read as prepared then, not prepared again from a file that may have changed since)
+        # the data is read as prepared then, not prepared again from a file that may have changed since
         if key in _FIELDS and key not in ("init_from", "out_dir", "overwrite", "input"):
             try:
                 values[key] = _coerce(_FIELDS[key], value, where)
@@ -173,11 +174,8 @@ def resume_config(cfg, saved, where="checkpoint"):
         if key in given and key in values and getattr(cfg, key) != values[key]:
             raise ConfigError(f"cannot resume with {key}={getattr(cfg, key)!r}: the checkpoint was trained with "
                               f"{key}={values[key]!r} (a resumed run keeps {', '.join(RESUME_FIXED)}; see --help)")
-    values.update({key: getattr(cfg, key) for key in given if key in _FIELDS})
-    values["init_from"], values["out_dir"] = cfg.init_from, cfg.out_dir
-    out = _build(values)
-    out.given = given
-    return out
+    values.update({key: getattr(cfg, key) for key in given | {"init_from", "out_dir"}})
+    return _build(values, given)
 
 
 def config_from_dict(values):
@@ -216,9 +214,11 @@ def help_text():
     ])
 
 
-def _build(values):
-    cfg = replace(TrainConfig(), **values)
+def _build(values, given=None):
+    cfg = TrainConfig(**values)
     cfg.validate()
+    if given is not None:
+        cfg.given = given
     return cfg
 
 
@@ -246,24 +246,14 @@ def _coerce(f, value, where):
         value = value.lower() == "true"
     elif typ is int and isinstance(value, float) and value.is_integer():
         value = int(value)
-    if typ is float and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        if abs(value) > FLOAT32_MAX:  # finite in Python, inf in float32
+    elif typ is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if FLOAT32_MAX < abs(value) < math.inf:  # finite in Python, inf in float32 (10**400: too big for float())
             raise ConfigError(f"{where}: {f.name}={value!r} is beyond float32's range (at most {FLOAT32_MAX:.4g})")
         value = float(value)
-    if not isinstance(value, typ) or isinstance(value, bool) != (typ is bool) or (typ is float and not math.isfinite(value)):
+    if type(value) is not typ or typ is float and not math.isfinite(value):
         expected = "float (finite)" if typ is float else typ.__name__
         raise ConfigError(f"{where}: {f.name}={value!r} should be of type {expected}")
     return value
-
-
-def _flag_value(key, raw):
-    """A flag's text as a literal where it parses as one; for string knobs, the text itself
-    unless it is a quoted string (so --out_dir=1e3 stays "1e3")."""
-    try:
-        value = _literal(ast.parse(raw.strip(), mode="eval").body)
-    except (SyntaxError, _NotLiteral):
-        return raw
-    return raw if key in _FIELDS and _FIELDS[key].type is str and not isinstance(value, str) else value
 
 
 def _read_config_file(path):
@@ -275,8 +265,8 @@ def _read_config_file(path):
         raise ConfigError(f"cannot read config file {path!r}: {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"config file {path!r} is not UTF-8 text") from None
-    except (SyntaxError, ValueError) as e:  # ValueError: NUL bytes, on older Pythons
-        raise ConfigError(f"{path}:{getattr(e, 'lineno', 1)}: syntax error: {getattr(e, 'msg', e)}") from None
+    except (SyntaxError, ValueError, RecursionError) as e:  # ValueError: NUL bytes, on older Pythons
+        raise ConfigError(f"{path}:{getattr(e, 'lineno', None) or 1}: syntax error: {getattr(e, 'msg', e)}") from None
     for node in tree.body:
         where = f"{path}:{node.lineno}"
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
@@ -289,7 +279,7 @@ def _read_config_file(path):
                               "hold `name = value` lines")
         try:
             yield node.targets[0].id, _literal(node.value), where
-        except _NotLiteral as e:
+        except (_NotLiteral, RecursionError) as e:
             raise ConfigError(f"{where}: the value of {node.targets[0].id} is not a literal ({e})") from None
 
 
@@ -300,7 +290,7 @@ class _NotLiteral(Exception):
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
         ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.USub: operator.neg,
         ast.UAdd: operator.pos}
-_CONVERSIONS = {"str": str, "int": int, "float": float}
+_CALLS = {"str": str, "int": int, "float": float, "time.time": time.time}
 
 
 def _literal(node):
@@ -308,32 +298,25 @@ def _literal(node):
     other calls, attributes...) raises _NotLiteral. Nothing is evaluated but numbers and strings."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
         return node.value
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
-        return _OPS[type(node.op)](_number(_literal(node.operand)))
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-        left, right = _literal(node.left), _literal(node.right)
-        if isinstance(node.op, ast.Add) and isinstance(left, str) and isinstance(right, str):
-            return left + right
-        left, right = _number(left), _number(right)
-        if isinstance(node.op, ast.Pow) and (abs(left) > 1e6 or abs(right) > 100):
+    if isinstance(node, (ast.UnaryOp, ast.BinOp)) and type(node.op) in _OPS:
+        args = [_literal(n) for n in ([node.operand] if isinstance(node, ast.UnaryOp) else [node.left, node.right])]
+        if isinstance(node.op, ast.Add) and all(isinstance(a, str) for a in args):
+            return args[0] + args[1]
+        if any(isinstance(a, bool) or not isinstance(a, (int, float)) for a in args):
+            raise _NotLiteral("arithmetic works on numbers only")
+        if isinstance(node.op, ast.Pow) and (abs(args[0]) > 1e6 or abs(args[1]) > 100):
             raise _NotLiteral("power too large")  # keeps 9**9**9 from hanging the parser
-        try:
-            return _OPS[type(node.op)](left, right)
-        except (ArithmeticError, ValueError) as e:
-            raise _NotLiteral(str(e)) from None
+        return _apply(_OPS[type(node.op)], args)
     if isinstance(node, ast.Call) and not node.keywords:
-        if ast.unparse(node.func) == "time.time" and not node.args:
-            return time.time()
-        if isinstance(node.func, ast.Name) and node.func.id in _CONVERSIONS and len(node.args) == 1:
-            try:
-                return _CONVERSIONS[node.func.id](_literal(node.args[0]))
-            except (TypeError, ValueError) as e:
-                raise _NotLiteral(str(e)) from None
-        raise _NotLiteral("calls other than str(), int(), float() and time.time() are not allowed")
+        func = _CALLS.get(ast.unparse(node.func))
+        if func is None or len(node.args) != (0 if func is time.time else 1):
+            raise _NotLiteral("calls other than str(), int(), float() and time.time() are not allowed")
+        return _apply(func, [_literal(a) for a in node.args])
     raise _NotLiteral(f"{type(node).__name__} expressions are not allowed")
 
 
-def _number(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _NotLiteral("arithmetic works on numbers only")
-    return value
+def _apply(func, args):
+    try:
+        return func(*args)
+    except (ArithmeticError, TypeError, ValueError) as e:  # 1 / 0, int("x"), int(float("inf"))...
+        raise _NotLiteral(str(e)) from None

@@ -281,3 +281,30 @@ def test_nanogpt_backend_knob_sets_ddp_backend(tmp_path):
     assert not hasattr(cfg, "backend") and "--ddp_backend=auto" in help_text()
     with pytest.raises(ConfigError, match="ddp_backend='tcp' is not one of auto, mpi, nccl"):
         parse_config(["--ddp_backend=tcp"])
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("seed = int(float('inf'))\n", r"conf\.py:1: the value of seed is not a literal \(cannot convert"),
+        ("learning_rate = 1000000 ** 100\n", r"conf\.py:1: learning_rate=1000+ is beyond float32's range"),
+        ("seed = " + "-" * 1200 + "1\n", r"conf\.py:1: (syntax error|the value of seed is not a literal)"),
+        ("seed = " + "-" * 5000 + "1\n", r"conf\.py:1: (syntax error|the value of seed is not a literal)"),
+        ("seed = 1\0\n", r"conf\.py:1: syntax error"),
+    ],
+)
+def test_odd_values_are_one_line_errors(tmp_path, text, message):
+    # these once escaped as OverflowError or RecursionError, or named line None
+    with pytest.raises(ConfigError, match=message):
+        parse_config([config_file(tmp_path, text)])
+
+
+def test_an_int_too_big_for_float_is_out_of_float32s_range():
+    with pytest.raises(ConfigError, match="--learning_rate: learning_rate=1000+ is beyond float32's range"):
+        parse_config(["--learning_rate=1000000**100"])
+
+
+def test_backend_flag_takes_the_next_argument_as_ddp_backend():
+    assert config(["--backend", "nccl"]).ddp_backend == "nccl"
+    with pytest.raises(ConfigError, match="--backend needs a value"):
+        parse_config(["--backend"])
