@@ -72,7 +72,7 @@ def __getattr__(name):
     # minigrad.nn and minigrad.optim are nn and nn.optim (through the alias finder in _aliases.py)
     import importlib
 
-    if name in ("cuda", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim"):
+    if name in ("cuda", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim", "_dynamo"):
         return importlib.import_module(f".{name}", __name__)
     if name in ("save", "load"):  # minigrad.serialization's (zipfile and pickle load with it)
         return getattr(importlib.import_module(".serialization", __name__), name)

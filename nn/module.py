@@ -341,6 +341,12 @@ class Module:
         """Evaluation mode: `train(False)`."""
         return self.train(False)
 
+    def compile(self, *args, **kwargs):
+        """Compile this module's calls in place (PyTorch's `Module.compile`): `module(x)` then goes through
+        `minigrad.compile` of its forward, given these arguments (minigrad.compile's, torch.compile's)."""
+        bound = type(self).forward.__get__(self)
+        object.__setattr__(self, "forward", minigrad.compile(bound, *args, **kwargs))
+
     def requires_grad_(self, requires_grad=True):
         """Set requires_grad on every parameter (e.g. False to freeze); returns self."""
         for p in self.parameters():

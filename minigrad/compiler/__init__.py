@@ -11,6 +11,7 @@ the replay as one CUDA graph).
 """
 import functools
 import warnings
+import weakref
 from collections import OrderedDict
 
 from .. import random
@@ -18,7 +19,8 @@ from ..autograd import recording
 from . import cuda_graph, guards
 from .capture import GraphBreak, Recorder
 
-CACHE_SIZE_LIMIT = 8  # programs kept per compiled function (PyTorch's torch._dynamo cache_size_limit)
+CACHE_SIZE_LIMIT = 8  # programs kept per compiled function (PyTorch's torch._dynamo.config.cache_size_limit)
+_compiled = weakref.WeakSet()  # every CompiledFunction alive, for reset()
 
 
 class RecompileWarning(UserWarning):
@@ -51,6 +53,7 @@ class CompiledFunction:
         self.cache = OrderedDict()
         self.stats = Stats()
         functools.update_wrapper(self, fn, updated=())
+        _compiled.add(self)
 
     def __get__(self, obj, objtype=None):
         # @minigrad.compile on a method: bound to each instance, which the guard key then names (so two
@@ -175,3 +178,59 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="minigrad", mo
     if guards.is_module(model):
         return OptimizedModule(model, fullgraph)
     return CompiledFunction(model, fullgraph)
+
+
+# ---- torch.compiler's functions ------------------------------------------------------------------
+def reset():
+    """Forget every captured program of every compiled function (the next calls capture again)."""
+    for fn in list(_compiled):
+        fn.reset()
+
+
+def is_compiling():
+    """True while a compiled call is being captured (the Python of a replay does not run at all)."""
+    return recording.recorder is not None
+
+
+is_dynamo_compiling = is_compiling
+
+
+def disable(fn=None, recursive=True):
+    """`fn` never runs inside a capture: a compiled call that reaches it runs eagerly, from then on
+    (a graph break, with the usual one-line warning). Also a decorator, with or without arguments."""
+    if fn is None:
+        return functools.partial(disable, recursive=recursive)
+
+    @functools.wraps(fn)
+    def eager_only(*args, **kwargs):
+        rec = recording.recorder
+        if rec is not None:
+            msg = f"{getattr(fn, '__qualname__', fn)} is marked minigrad.compiler.disable"
+            if rec.fullgraph:
+                rec.stop(msg)
+                raise RuntimeError(f"minigrad.compile(fullgraph=True): {rec.name}: {msg}")
+            rec.stop(msg)
+        return fn(*args, **kwargs)
+
+    return eager_only
+
+
+def allow_in_graph(fn):
+    """PyTorch's hint that dynamo may put `fn` in the graph as it is: every op is captured here anyway."""
+    return fn
+
+
+def assume_constant_result(fn):
+    """PyTorch's hint that `fn`'s result is a constant: a Python value a captured call computes is
+    frozen into the program here anyway (and guarded where it is an argument or a global)."""
+    return fn
+
+
+def cudagraph_mark_step_begin():
+    """PyTorch's marker between CUDA-graph replays: a replay here never overwrites what the previous
+    call returned (docs/compile.md), so there is nothing to mark."""
+
+
+def list_backends(exclude_tags=("debug", "experimental")):
+    """The `backend=` names compile accepts (as torch.compiler.list_backends, 'eager' left out)."""
+    return sorted(b for b in _BACKENDS if b != "eager")

@@ -1,0 +1,124 @@
+"""The names PyTorch scripts use around torch.compile: Module.compile, torch.compiler's functions and
+torch._dynamo's config, reset and hints, each doing what it says (or, where shapes are static here,
+accepted and changing nothing)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+import nn
+from minigrad.compiler import RecompileWarning
+
+
+def _mlp():
+    minigrad.manual_seed(0)
+    return nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 2))
+
+
+def test_module_compile_compiles_its_calls_in_place():
+    m = _mlp()
+    x = minigrad.randn(5, 3)
+    with minigrad.no_grad():
+        want = m(x).array.copy()
+        assert m.compile() is None  # in place, as PyTorch's
+        outs = [m(x).array for _ in range(3)]
+    assert all(np.array_equal(o, want) for o in outs)
+    assert m.forward.stats.captures == 1 and m.forward.stats.replays == 2
+    assert list(m.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]  # nothing new registered
+    with minigrad.no_grad():  # the module's own state is still what a replay reads
+        m[0].weight.array[...] = 0.0
+        assert not np.array_equal(m(x).array, want)
+
+
+def test_module_compile_passes_compiles_arguments():
+    m = _mlp()
+    m.compile(fullgraph=True)
+    assert m.forward.fullgraph
+    with pytest.raises(ValueError, match="unknown backend"):
+        _mlp().compile(backend="tvm")
+
+
+def test_reset_forgets_every_program():
+    f = minigrad.compile(lambda x: x * 2)
+    g = minigrad.compile(lambda x: x + 1)
+    x = minigrad.ones(3)
+    for fn in (f, g, f, g):
+        fn(x)
+    assert f.stats.replays == g.stats.replays == 1
+    minigrad.compiler.reset()
+    f(x), g(x)
+    assert f.stats.captures == g.stats.captures == 2
+    minigrad._dynamo.reset()
+    f(x)
+    assert f.stats.captures == 3
+
+
+def test_disable_makes_the_call_run_eagerly_with_a_reason():
+    calls = []
+
+    @minigrad.compiler.disable
+    def log_it(t):
+        calls.append(t.shape)
+        return t
+
+    @minigrad.compile
+    def f(x):
+        return log_it(x * 2) + 1
+
+    x = minigrad.ones(2)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        outs = [f(x) for _ in range(3)]
+    assert all(np.array_equal(o.array, [3.0, 3.0]) for o in outs)
+    assert len(calls) == 3  # the Python ran every time: never replayed without it
+    assert f.stats.replays == 0 and f.stats.eager_calls == 2
+    said = [str(m.message) for m in w if issubclass(m.category, RecompileWarning)]
+    assert len(said) == 1 and "log_it is marked minigrad.compiler.disable" in said[0]
+    with pytest.raises(RuntimeError, match="fullgraph=True.*marked minigrad.compiler.disable"):
+        minigrad.compile(lambda x: log_it(x), fullgraph=True)(x)
+    assert minigrad.compiler.disable(recursive=False)(len) is not len  # the decorator with arguments
+
+
+def test_is_compiling_is_true_only_while_capturing():
+    seen = []
+
+    @minigrad.compile
+    def f(x):
+        seen.append(minigrad.compiler.is_compiling())
+        return x + 1
+
+    assert not minigrad.compiler.is_compiling()
+    x = minigrad.ones(2)
+    f(x), f(x)
+    assert seen == [True]  # the capture ran the Python; the replay did not
+    assert minigrad._dynamo.is_compiling is minigrad.compiler.is_compiling
+
+
+def test_dynamo_config_cache_size_limit_is_the_program_cache():
+    before = minigrad._dynamo.config.cache_size_limit
+    try:
+        minigrad._dynamo.config.cache_size_limit = 2
+        assert minigrad.compiler.CACHE_SIZE_LIMIT == 2 and minigrad._dynamo.config.recompile_limit == 2
+        f = minigrad.compile(lambda x: x + 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecompileWarning)
+            for n in (1, 2, 3):
+                f(minigrad.ones(n))
+        assert f.stats.captures == 2 and f.stats.eager_calls == 1
+        with pytest.raises(ValueError, match="positive int"):
+            minigrad._dynamo.config.cache_size_limit = 0
+    finally:
+        minigrad._dynamo.config.cache_size_limit = before
+    minigrad._dynamo.config.suppress_errors = True  # accepted
+    assert minigrad._dynamo.config.suppress_errors is True
+    with pytest.raises(AttributeError, match="no setting 'cache_limit'"):
+        minigrad._dynamo.config.cache_limit = 3
+
+
+def test_hints_are_accepted():
+    x = minigrad.ones(4, 3)
+    assert minigrad._dynamo.mark_dynamic(x, 0) is None and minigrad._dynamo.mark_static(x) is None
+    assert minigrad.compiler.allow_in_graph(len) is len and minigrad.compiler.assume_constant_result(len) is len
+    assert minigrad.compiler.cudagraph_mark_step_begin() is None
+    assert minigrad.compiler.list_backends() == ["inductor", "minigrad"]
