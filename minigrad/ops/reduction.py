@@ -412,6 +412,18 @@ class SoftmaxBackward(Function):
         return y * (gg - t), gg * (g - (g * y).sum(dim=ctx.dim, keepdim=True)) - g * t, None
 
 
+def log_softmax_array(a, dim):
+    """x - max - log(sum(exp(x - max))) along `dim` of an array."""
+    xp = array_module(a)
+    if a.ndim == 0:
+        return xp.asarray(a - a)
+    if a.size == 0:
+        return a.copy()
+    shifted = a - a.max(axis=dim, keepdims=True)
+    shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+    return shifted
+
+
 class LogSoftmax(Function):
     node_name = "LogSoftmaxBackward0"
     saves_result = True
@@ -419,14 +431,7 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        xp = array_module(a.array)
-        if a.array.ndim == 0:
-            return xp.asarray(a.array - a.array)
-        if a.array.size == 0:
-            return a.array.copy()
-        shifted = a.array - a.array.max(axis=dim, keepdims=True)
-        shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
-        return shifted
+        return log_softmax_array(a.array, dim)
 
     @staticmethod
     def backward(ctx, g):  # dx = g - exp(y) * sum(g)

@@ -10,6 +10,7 @@ import numpy as np
 
 import minigrad
 from minigrad import backends
+from minigrad.ops import reduction
 from minigrad.special import ERF32_ALPHA, ERF32_BETA, erf
 
 from . import reference
@@ -213,7 +214,32 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, dim = _softmax_args(input, dim, dtype, "log_softmax")
-    return _rows_of(backends.pick(minigrad.log_softmax, reference.log_softmax), input, dim)
+    return _rows_of(backends.pick(LogSoftmax.apply, reference.log_softmax), input, dim)
+
+
+class LogSoftmax(reduction.LogSoftmax):
+    """minigrad's log_softmax op (ops/reduction.py: its math, its backward op), with the rows of the last
+    dim going to a backend's kernel where one takes them."""
+
+    node_name = "LogSoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        x = a.array
+        rows = x.reshape(-1, x.shape[-1]) if dim == x.ndim - 1 else None
+        ctx.impl = None if rows is None else backends.find("log_softmax", rows)
+        if ctx.impl is None:
+            return reduction.log_softmax_array(x, dim)
+        return ctx.impl.forward(rows).reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, g):  # dx = g - exp(y) sum(g)
+        y = ctx._saved_result
+        if ctx.impl is None or minigrad.is_grad_enabled():  # (create_graph: the backward is an op, recorded)
+            return reduction.LogSoftmaxBackward.apply(g, y, ctx.dim), None
+        C = y.array.shape[-1]
+        return Tensor(ctx.impl.backward(g.array.reshape(-1, C), y.array.reshape(-1, C)).reshape(y.array.shape)), None
 
 
 def _rows_of(fn, input, dim):  # fn(input, dim), a 0-d input as one element
