@@ -251,20 +251,27 @@ class Module:
         """(dotted name, module) for this module and every descendant, pre-order; a shared module once."""
         if memo is None:
             memo = set()
-        if remove_duplicate:
-            if id(self) in memo:
-                return
-            memo.add(id(self))
-        yield prefix, self
-        for name, module in self._modules.items():
-            if module is None:
-                continue
-            yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+        stack = [(prefix, self)]  # (a stack, not a generator per level: parameters() walks it every step)
+        while stack:
+            name, m = stack.pop()
+            if remove_duplicate:
+                if id(m) in memo:
+                    continue
+                memo.add(id(m))
+            yield name, m
+            dot = name + "." if name else ""
+            stack.extend([(dot + k, c) for k, c in reversed(m._modules.items()) if c is not None])
 
     def modules(self):
         """This module and every descendant, each once."""
-        for _, m in self.named_modules():
+        seen, stack = set(), [self]  # named_modules' walk, without making the names
+        while stack:
+            m = stack.pop()
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
             yield m
+            stack.extend([c for c in reversed(m._modules.values()) if c is not None])
 
     def named_children(self):
         """(name, module) for the direct sub-modules, each once."""
@@ -299,8 +306,16 @@ class Module:
 
     def parameters(self, recurse=True):
         """Every Parameter of the tree, each once (the list an optimizer wants)."""
-        for _, p in self.named_parameters(recurse=recurse):
-            yield p
+        return self._members("_parameters", recurse)
+
+    def _members(self, table, recurse):
+        """_named_members' tensors without their names (zero_grad and clipping walk them every step)."""
+        seen = set()
+        for mod in self.modules() if recurse else (self,):
+            for t in getattr(mod, table).values():
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    yield t
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         """(dotted name, buffer) pairs, persistent or not; a shared buffer once."""
@@ -308,8 +323,7 @@ class Module:
 
     def buffers(self, recurse=True):
         """Every buffer of the tree, each once."""
-        for _, b in self.named_buffers(recurse=recurse):
-            yield b
+        return self._members("_buffers", recurse)
 
     def get_submodule(self, target):
         """The module at dotted path `target` ('' is this module)."""

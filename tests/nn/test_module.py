@@ -305,3 +305,22 @@ def test_member_mirror_follows_assignment_deletion_and_copies():
         t0._parameters["weight"] = p  # the copy's tables mirror into the copy, not the original
         assert t0.weight is p and not hasattr(lin, "weight")
         _members_agree(twin)
+
+
+def test_tree_walks_are_pre_order_with_shared_modules_once():
+    shared = nn.Linear(2, 2)
+    inner = nn.Sequential(shared, nn.ReLU())
+    net = nn.Sequential(inner, nn.Sequential(shared, nn.Linear(2, 3)), shared)
+    assert [n for n, _ in net.named_modules()] == ["", "0", "0.0", "0.1", "1", "1.1"]
+    assert [n for n, _ in net.named_modules(remove_duplicate=False)] == [
+        "", "0", "0.0", "0.1", "1", "1.0", "1.1", "2"]
+    assert list(net.modules()) == [m for _, m in net.named_modules()]
+    assert [n for n, _ in net.named_modules(prefix="net")][:2] == ["net", "net.0"]
+    memo = {id(inner)}  # a memo given in: those modules (and what only they hold) are skipped
+    assert [n for n, _ in net.named_modules(memo=memo)] == ["", "1", "1.0", "1.1"]
+    params = [p for _, p in net.named_parameters()]
+    assert list(net.parameters()) == params and len(params) == 4  # shared weight and bias once
+    assert list(net.parameters(recurse=False)) == []
+    net.register_buffer("b", minigrad.zeros(1))
+    inner.register_buffer("b", net.b)
+    assert list(net.buffers()) == [net.b] and list(net.buffers(recurse=False)) == [net.b]
