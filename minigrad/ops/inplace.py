@@ -50,8 +50,13 @@ def _data(x):
     return x.array if isinstance(x, Tensor) else x
 
 
-def _ufunc_inplace(name, op):
+_OPERANDS = (Tensor, int, float, bool, complex, np.ndarray, np.generic)
+
+
+def _ufunc_inplace(name, op, torch_name):
     def method(self, other, *args, **kwargs):
+        if not isinstance(other, _OPERANDS):  # (p.grad of None, say: PyTorch's words, not numpy's)
+            raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         xp = array_module(self.array)
         if isinstance(other, Tensor) and other.array.dtype.kind == "f" and self.array.dtype.kind != "f":
             raise RuntimeError(f"result type Float can't be cast to the desired output type {self.dtype._legacy[:-6]}")
@@ -70,7 +75,7 @@ def _ufunc_inplace(name, op):
 
         return apply_inplace(self, raw, lambda: op(self, other, *args, **kwargs), other)
 
-    method.__name__ = f"{name}_"
+    method.__name__ = torch_name
     method.__doc__ = f"In-place {name}; bumps the version counter."
     return method
 
@@ -79,10 +84,10 @@ def _setup():
     from . import elementwise as E
 
     return {
-        "add_": _ufunc_inplace("add", E.add),
-        "sub_": _ufunc_inplace("subtract", E.sub),
-        "mul_": _ufunc_inplace("multiply", E.mul),
-        "div_": _ufunc_inplace("true_divide", E.div),
+        "add_": _ufunc_inplace("add", E.add, "add_"),
+        "sub_": _ufunc_inplace("subtract", E.sub, "sub_"),
+        "mul_": _ufunc_inplace("multiply", E.mul, "mul_"),
+        "div_": _ufunc_inplace("true_divide", E.div, "div_"),
     }
 
 

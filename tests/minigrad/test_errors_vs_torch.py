@@ -60,7 +60,11 @@ CALLS.update({
  "multinomial_neg": lambda L,x: L.multinomial(x, 1), "clamp_int_float": lambda L,x: L.tensor([1, 2]).clamp(0.5), "pow_bool": lambda L,x: L.tensor([True]) ** 2,
  "gather_ndim": lambda L,x: x.gather(0, L.tensor([0])), "scatter_add_dtype": lambda L,x: x.scatter_add(0, L.tensor([[0]]), L.ones(1, 1, dtype=L.float64)),
  "index_add_dtype": lambda L,x: x.index_add(0, L.tensor([0]), L.ones(1, 4, dtype=L.float64)), "log_neg": lambda L,x: x.log(),
+ "add_none_": lambda L,x: x.add_(None, alpha=-5.0), "mul_str_": lambda L,x: x.mul_("a"), "div_list_": lambda L,x: x.div_([1]),
+ "sub_none_": lambda L,x: x.sub_(None),
 })
+# the same words as PyTorch's, not only the same exception type
+SAME_MESSAGE = {"add_none_", "mul_str_", "div_list_", "sub_none_"}
 # PyTorch accepts "max" here for a deprecated spelling; torch.cat([]) is a ValueError there
 DIFFERENT = {"scatter_reduce_bad", "cat_empty"}
 
@@ -86,6 +90,13 @@ def test_bad_input_raises_like_torch(torch, name):
     frames = traceback.extract_tb(got.__traceback__)
     assert not any("numpy" in f.filename for f in frames), f"raised inside numpy: {got!r}"
     assert str(got), "an error needs a message"
+
+
+@pytest.mark.parametrize("name", sorted(SAME_MESSAGE))
+def test_bad_operand_of_an_in_place_op_is_pytorchs_message(torch, name):
+    # a gradient of None after zero_grad() in `p.data.add_(p.grad, alpha=-lr)`: PyTorch's line, not numpy's
+    got, want = outcome(mg, CALLS[name]), outcome(torch, CALLS[name])
+    assert type(got) is type(want) is TypeError and str(got) == str(want).splitlines()[0]
 
 
 def test_dim_error_names_the_range():
