@@ -226,3 +226,59 @@ def test_a_users_blas_thread_count_survives_the_team(monkeypatch):
         assert blas.blas_threads_now() == 2
     finally:
         setter(before)
+
+
+# ---- a loaded machine: the team runs alone while its threads wait for a CPU --------------------------
+def test_a_team_run_alone_gives_the_same_bits(monkeypatch):
+    # the kernels keep cutting their work in threads() shares (products included), so running them on
+    # the calling thread alone changes which thread computes a share, never its bits
+    team_or_skip()
+    monkeypatch.setattr(cpu_kernels, "_load", cpu_kernels._Load())
+    full = baby_step("2", monkeypatch, 0.2)
+    cpu_kernels._load.alone, cpu_kernels._load.next_check = True, float("inf")  # as if the cores were busy
+    alone = baby_step("2", monkeypatch, 0.2)
+    assert cpu_kernels._load.team_size(2) == 1
+    for a, b in zip(full, alone):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_the_threads_waiting_moves_the_team_alone_and_back():
+    load, share = cpu_kernels._Load(), cpu_kernels.WAIT_SHARE
+    first, longest = cpu_kernels.RETRY_SECONDS
+    waited = [0.0]
+
+    def reading(t, waiting_per_second):  # the threads waited this much per second since the last reading
+        waited[0] += waiting_per_second * 1e9 * (t - (load.seen[0] if load.seen else t))
+        load.observe(t, waited[0])
+
+    reading(0.0, 0)
+    reading(0.25, share / 2)
+    assert not load.alone  # a little waiting: the whole team
+    reading(0.5, 4 * share)
+    assert load.alone and load.retry_at == 0.5 + first
+    reading(1.0, 4 * share)
+    assert load.alone  # alone until the retry, whatever the readings
+    reading(0.5 + first, 0)
+    assert not load.alone and load.trying  # the whole team on trial
+    reading(0.75 + first, 4 * share)  # still contended: alone again, for twice as long
+    assert load.alone and load.retry_after == 2 * first
+    t = 0.75 + first + 2 * first
+    reading(t, 0)
+    reading(t + 0.25, 0)  # the trial passed: the whole team stays
+    assert not load.alone and not load.trying
+    reading(t + 0.5, 4 * share)  # a new contention starts from the first wait again
+    assert load.alone and load.retry_after == first
+    for _ in range(10):  # the wait doubles up to the longest
+        load.alone, load.trying = False, True
+        reading(load.seen[0] + 0.25, 4 * share)
+    assert load.retry_after == longest
+    load.observe(100.0, None)  # no schedstat here: never read again
+    assert load.next_check == float("inf")
+
+
+def test_the_threads_waiting_is_read_from_linux():
+    w = cpu_kernels._waiting_ns()
+    if sys.platform.startswith("linux") and os.path.exists("/proc/self/task"):
+        assert w is None or (isinstance(w, int) and w >= 0)
+    else:
+        assert w is None

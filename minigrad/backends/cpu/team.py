@@ -59,6 +59,7 @@ kernels keep the old code.
 import os
 import sys
 import threading
+import time
 import types
 
 import numpy as np
@@ -325,7 +326,8 @@ class kernel:
                         self._compiled = self._compile(False)
                     c = self._compiled
         if team:
-            _team_size_for_this_thread(threads())
+            n = threads()
+            _team_size_for_this_thread(_load.team_size(n) if n > 1 else 1)
         return c(*args)
 
 
@@ -403,6 +405,77 @@ def _team_size_for_this_thread(n):
     if getattr(_team_tls, "n", None) != n:
         _numba.set_num_threads(n)
         _team_tls.n = n
+
+
+# ---- a loaded machine ----------------------------------------------------------------------------
+# A team thread that the OS does not run holds up every parallel region at its barrier: with another
+# program busy on the cores, each team kernel waits out a scheduler delay (milliseconds), and a step
+# takes several times longer than on one thread. The process's threads' time spent waiting for a CPU
+# (Linux's schedstat) tells: while it is high, team kernels run on the calling thread alone. They
+# still cut their work in threads() shares, so the results are the same bits either way.
+ADAPT = True  # False: the team always runs on threads() threads
+CHECK_SECONDS = 0.25  # how often the threads' waiting is read
+WAIT_SHARE = 0.25  # waiting (summed over the threads) per second of wall time above which the cores are contended
+RETRY_SECONDS = (2.0, 32.0)  # alone, the whole team is tried again after this long (doubled while it still waits)
+
+
+class _Load:
+    """Whether the team runs alone (on the calling thread), from readings of the threads' waiting."""
+
+    def __init__(self):
+        self.next_check = 0.0
+        self.seen = None  # (monotonic time, waiting in ns) at the last reading
+        self.alone = False
+        self.trying = False  # the whole team is on trial for one reading
+        self.retry_at = 0.0
+        self.retry_after = RETRY_SECONDS[0]
+
+    def team_size(self, n):
+        """n, or 1 while the cores are contended."""
+        if not ADAPT:
+            return n
+        now = time.monotonic()
+        if now >= self.next_check:
+            self.observe(now, _waiting_ns())
+        return 1 if self.alone else n
+
+    def observe(self, now, waited):
+        self.next_check = now + CHECK_SECONDS
+        if waited is None:  # no schedstat here: the team stays as it is
+            self.next_check = float("inf")
+            return
+        if self.seen is not None and now > self.seen[0]:
+            share = (waited - self.seen[1]) / 1e9 / (now - self.seen[0])
+            if self.alone:
+                if now >= self.retry_at:
+                    self.alone, self.trying = False, True
+            elif share > WAIT_SHARE:
+                self.retry_after = min(2 * self.retry_after, RETRY_SECONDS[1]) if self.trying else RETRY_SECONDS[0]
+                self.alone, self.trying, self.retry_at = True, False, now + self.retry_after
+            else:
+                self.trying = False
+        self.seen = (now, waited)
+
+
+_load = _Load()
+
+
+def _waiting_ns():
+    """Nanoseconds this process's threads have waited for a CPU, summed (Linux's
+    /proc/self/task/*/schedstat); None where that is not readable."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    total, read = 0, False
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat", "rb") as f:
+                total += int(f.read().split()[1])
+            read = True
+        except (OSError, ValueError, IndexError):  # a thread that ended meanwhile
+            continue
+    return total if read else None
 
 
 def _after_fork():
