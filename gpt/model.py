@@ -401,9 +401,8 @@ class GPT(nn.Module):
             return logits.argmax(dim=-1, keepdim=True)
         if temperature != 1.0:  # dividing by 1 changes nothing
             logits = logits / temperature
-        if top_k is not None:
-            k = min(top_k, logits.shape[-1])
-            v, _ = minigrad.topk(logits, k)
+        if top_k is not None and top_k < logits.shape[-1]:  # (k >= V keeps every token: nothing to filter)
+            v, _ = minigrad.topk(logits, top_k)
             logits = logits.masked_fill(logits < v[:, [-1]], float("-inf"))
         probs = F.softmax(logits, dim=-1)
         return minigrad.multinomial(probs, num_samples=1)

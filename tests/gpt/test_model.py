@@ -177,6 +177,25 @@ def test_cached_generation_equals_recomputation(temperature, top_k):
     assert a[:, :5].tolist() == prompt.tolist()
 
 
+def test_top_k_of_the_whole_vocabulary_or_more_samples_as_nanogpt_filters():
+    # nanoGPT's filter with k = min(top_k, V) masks nothing when k reaches V: skipping it draws the same
+    import nn.functional as F
+
+    rng = np.random.default_rng(0)
+    logits = minigrad.tensor(rng.standard_normal((3, 11)).astype(np.float32))
+    for top_k in (11, 50):
+        minigrad.manual_seed(5)
+        ours = [GPT._sample(logits, 0.8, top_k).tolist() for _ in range(20)]
+        minigrad.manual_seed(5)
+        theirs = []
+        for _ in range(20):
+            scaled = logits / 0.8
+            v, _ = minigrad.topk(scaled, min(top_k, 11))
+            kept = scaled.masked_fill(scaled < v[:, [-1]], float("-inf"))
+            theirs.append(minigrad.multinomial(F.softmax(kept, dim=-1), num_samples=1).tolist())
+        assert ours == theirs
+
+
 def test_generation_past_the_block_size_and_stop_token():
     cfg = small_config(block_size=8)
     model = GPT(cfg)
