@@ -242,13 +242,9 @@ class BackwardNode(Node):
     def __getattr__(self, attr):
         # _saved_self, _saved_other, _saved_result, ...: the saved tensors by name, as PyTorch shows them
         if attr.startswith("_saved_") and attr != "_saved_output_nr":
-            names = self.__dict__.get("_names") or ()
-            key = attr[len("_saved_"):]
-            if key in names:
-                if self._freed:
-                    raise RuntimeError(FREED_MESSAGE)
-                s = self._saved[names.index(key)]
-                return None if s is None else s.unpack(self)
+            if attr not in BackwardNode.__dict__:  # from now on a class attribute: no failed lookup first
+                setattr(BackwardNode, attr, _SavedByName(attr[len("_saved_"):]))
+            return _saved_by_name(self, attr[len("_saved_"):])
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def mark_dirty(self, *tensors):
@@ -294,6 +290,30 @@ class BackwardNode(Node):
     def saved_nbytes(self):
         """Bytes held by this node's saved tensors."""
         return sum(s.nbytes() for s in (self._saved or ()) if s is not None)
+
+
+def _saved_by_name(node, key):
+    names = node._names or ()
+    if key in names:
+        if node._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        s = node._saved[names.index(key)]
+        return None if s is None else s.unpack(node)
+    raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{key}'")
+
+
+class _SavedByName:
+    """`node._saved_<key>` as a class attribute of BackwardNode, set on its first read through
+    __getattr__: later reads are then a plain lookup, not a failed one (an exception) first. It
+    defines no __set__, so an instance attribute of the name still wins (compile's replay sets them)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __get__(self, node, cls=None):
+        return self if node is None else _saved_by_name(node, self.key)
 
 
 def _zeros_like_meta(meta):
@@ -408,8 +428,12 @@ class Function(metaclass=FunctionMeta):
                 fn = a.grad_fn  # a._edge(), inlined: this loop runs for every recorded op
                 if fn is not None:
                     edges.append((fn, a._output_nr))
+                elif a.requires_grad:
+                    ref = a._grad_accumulator  # (leaf_accumulator's first lines: the leaf's node made already)
+                    fn = ref() if ref is not None else None
+                    edges.append((fn if fn is not None else leaf_accumulator(a), 0))
                 else:
-                    edges.append((leaf_accumulator(a), 0) if a.requires_grad else _NO_EDGE)
+                    edges.append(_NO_EDGE)
                 needs.append(a.requires_grad)
             else:
                 needs.append(False)
