@@ -479,9 +479,15 @@ def sigmoid_array(x):
     """1 / (1 + exp(-x)) of an array. With e = exp(-|x|) <= 1 nothing overflows, and for x < 0, e/(1+e)
     keeps full relative precision (1/(1+e^-x) overflows; 0.5*(tanh(x/2)+1) cancels to 0 for very negative x)."""
     xp = array_module(x)
-    e = xp.exp(-xp.abs(x))
-    r = 1.0 / (1.0 + e)
-    return xp.where(x >= 0, r, e * r)
+    # in place in two buffers (out=: a 0-d input stays an array): each pass of a small array costs a call
+    e, r = xp.empty_like(x), xp.empty_like(x)
+    xp.abs(x, out=e)
+    xp.negative(e, out=e)
+    xp.exp(e, out=e)
+    xp.add(e, 1.0, out=r)
+    xp.reciprocal(r, out=r)  # r = 1 / (1 + e): the result where x >= 0
+    xp.maximum(e, (x >= 0).astype(x.dtype), out=e)  # 1 where x >= 0 (as e <= 1), else e
+    return xp.multiply(r, e, out=r)  # e r = e / (1 + e) where x < 0
 
 
 class Sigmoid(Function):
