@@ -455,7 +455,14 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(tanh a) = (1 - tanh^2 a) da
-        return TanhBackward.apply(g, ctx._saved_result)
+        r = ctx._saved_result
+        if not state.grad_enabled:  # no graph of the backward wanted: TanhBackward's array code, no node
+            return Tensor(_tanh_backward(g.array, r.array))
+        return TanhBackward.apply(g, r)
+
+
+def _tanh_backward(g, r):
+    return g * (1.0 - r * r)
 
 
 class TanhBackward(Function):
@@ -466,8 +473,7 @@ class TanhBackward(Function):
     @staticmethod
     def forward(ctx, g, r):
         ctx.save(grad_output=g, output=r)
-        g, r = g.array, r.array
-        return g * (1.0 - r * r)
+        return _tanh_backward(g.array, r.array)
 
     @staticmethod
     def backward(ctx, gg):  # d(g (1 - r^2)) = (1 - r^2) dg - 2 g r dr
@@ -500,7 +506,14 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(s(a)) = s(a) (1 - s(a)) da
-        return SigmoidBackward.apply(g, ctx._saved_result)
+        r = ctx._saved_result
+        if not state.grad_enabled:  # no graph of the backward wanted: SigmoidBackward's array code, no node
+            return Tensor(_sigmoid_backward(g.array, r.array))
+        return SigmoidBackward.apply(g, r)
+
+
+def _sigmoid_backward(g, r):
+    return g * (r * (1.0 - r))
 
 
 class SigmoidBackward(Function):
@@ -511,8 +524,7 @@ class SigmoidBackward(Function):
     @staticmethod
     def forward(ctx, g, r):
         ctx.save(grad_output=g, output=r)
-        g, r = g.array, r.array
-        return g * (r * (1.0 - r))
+        return _sigmoid_backward(g.array, r.array)
 
     @staticmethod
     def backward(ctx, gg):  # d(g r (1 - r)) = r (1 - r) dg + g (1 - 2 r) dr
