@@ -109,7 +109,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     for t, g in zip(outputs, grads):
         if g is not None:
             node, nr = t._edge()
-            _add_to_buffer(buffers, node, nr, g)
+            if nr == 0 and node not in buffers:  # (as in the loop below)
+                buffers[node] = [g]
+            else:
+                _add_to_buffer(buffers, node, nr, g)
     root_nodes = list(buffers)
     grads = g = results = None
     deps = _dependencies(root_nodes)

@@ -242,9 +242,11 @@ class BackwardNode(Node):
     def __getattr__(self, attr):
         # _saved_self, _saved_other, _saved_result, ...: the saved tensors by name, as PyTorch shows them
         if attr.startswith("_saved_") and attr != "_saved_output_nr":
-            if attr not in BackwardNode.__dict__:  # from now on a class attribute: no failed lookup first
-                setattr(BackwardNode, attr, _SavedByName(attr[len("_saved_"):]))
-            return _saved_by_name(self, attr[len("_saved_"):])
+            named = BackwardNode.__dict__.get(attr)
+            if named is None:  # from now on a class attribute: no failed lookup first
+                named = _SavedByName(attr[len("_saved_"):])
+                setattr(BackwardNode, attr, named)
+            return named.__get__(self)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def mark_dirty(self, *tensors):
@@ -292,16 +294,6 @@ class BackwardNode(Node):
         return sum(s.nbytes() for s in (self._saved or ()) if s is not None)
 
 
-def _saved_by_name(node, key):
-    names = node._names or ()
-    if key in names:
-        if node._freed:
-            raise RuntimeError(FREED_MESSAGE)
-        s = node._saved[names.index(key)]
-        return None if s is None else s.unpack(node)
-    raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{key}'")
-
-
 class _SavedByName:
     """`node._saved_<key>` as a class attribute of BackwardNode, set on its first read through
     __getattr__: later reads are then a plain lookup, not a failed one (an exception) first. It
@@ -313,7 +305,15 @@ class _SavedByName:
         self.key = key
 
     def __get__(self, node, cls=None):
-        return self if node is None else _saved_by_name(node, self.key)
+        if node is None:
+            return self
+        names = node._names
+        if names and self.key in names:
+            if node._freed:
+                raise RuntimeError(FREED_MESSAGE)
+            s = node._saved[names.index(self.key)]
+            return None if s is None else s.unpack(node)
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{self.key}'")
 
 
 def _zeros_like_meta(meta):
