@@ -13,7 +13,7 @@ from ..autograd.grad_mode import state
 from ..dtypes import result_type
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import cast, normalize_dim, sum_to
+from ._util import broadcast_view, cast, normalize_dim, sum_to
 
 
 def _share_version(out, base):
@@ -259,7 +259,7 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, a, shape):
         ctx.shape = a.array.shape
-        return array_module(a.array).broadcast_to(a.array, shape)
+        return broadcast_view(a.array, shape)
 
     @staticmethod
     def backward(ctx, g):  # sum over the broadcast dims
