@@ -411,7 +411,7 @@ class Function(metaclass=FunctionMeta):
             ctx = _ForwardOnlyContext()
             ctx.needs_input_grad = (False,) * len(args)
             out = cls.forward(ctx, *args)
-            if type(out) is np.ndarray and ctx._dirty is None:  # the usual: one new array
+            if (type(out) is np.ndarray or isinstance(out, np.generic)) and ctx._dirty is None:  # the usual: one new array
                 return Tensor(out)
             return wrap_outputs(out, None, args, ctx)
 
@@ -451,7 +451,8 @@ class Function(metaclass=FunctionMeta):
 
 def wrap_outputs(out, node, args, ctx):
     """Wrap forward's result(s) as Tensors; when recording, attach them to `node`."""
-    if type(out) is np.ndarray and ctx._dirty is None and ctx._non_diff is None:  # the usual: one new array
+    # the usual: one new array (or numpy scalar: a full reduction's)
+    if (type(out) is np.ndarray or isinstance(out, np.generic)) and ctx._dirty is None and ctx._non_diff is None:
         t = Tensor(out)
         if node is not None:
             node._output_meta = ((out.shape, out.dtype, np),)
