@@ -59,7 +59,8 @@ def binary_operands(a, b):
                 b = Tensor(b)
                 return binary_operands(a, b)
             raise TypeError(f"unsupported operand type: Tensor and {type(b).__name__}")
-        dt = result_type(a, b)
+        da = a.array.dtype
+        dt = da if da.kind == "f" else result_type(a, b)  # (a floating tensor keeps its dtype against a number)
         return cast(a, dt), as_tensor_like(b, a, dt)
     if tb:
         x, y = binary_operands(b, a)
