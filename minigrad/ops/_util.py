@@ -30,6 +30,13 @@ def broadcast_shapes(a, b):
     return tuple(reversed(out))
 
 
+def _check_broadcast(a, b):
+    """PyTorch's error (broadcast_shapes') for shapes that do not broadcast; one shape the end of the
+    other (a bias's, a scalar's) is the common case, checked first."""
+    if a != b and a[len(a) - len(b):] != b and b[len(b) - len(a):] != a:
+        broadcast_shapes(a, b)
+
+
 def as_tensor_like(x, ref, dtype):
     """A Python scalar or array as a (non-grad) tensor of `dtype` on `ref`'s device."""
     xp = array_module(ref.array)
@@ -45,13 +52,10 @@ def binary_operands(a, b):
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb:
         da, db = a.array, b.array
+        _check_broadcast(da.shape, db.shape)
         if da.dtype == db.dtype:
-            if da.shape != db.shape:
-                broadcast_shapes(da.shape, db.shape)
             return a, b
         dt = result_type(a, b)
-        if da.shape != db.shape:
-            broadcast_shapes(da.shape, db.shape)
         return cast(a, dt), cast(b, dt)
     if ta:
         if not isinstance(b, (builtins.int, builtins.float, builtins.bool, np.generic)):
