@@ -484,15 +484,17 @@ class TanhBackward(Function):
 def sigmoid_array(x):
     """1 / (1 + exp(-x)) of an array. With e = exp(-|x|) <= 1 nothing overflows, and for x < 0, e/(1+e)
     keeps full relative precision (1/(1+e^-x) overflows; 0.5*(tanh(x/2)+1) cancels to 0 for very negative x)."""
+    if x.ndim == 0:  # (a ufunc gives a 0-d input back as a scalar, which the steps below cannot write into)
+        return sigmoid_array(x.reshape(1)).reshape(())
+    # in place in two buffers, with no scalar comparison: each pass of a small array costs a call
     xp = array_module(x)
-    # in place in two buffers (out=: a 0-d input stays an array): each pass of a small array costs a call
-    e, r = xp.empty_like(x), xp.empty_like(x)
-    xp.abs(x, out=e)
+    e = xp.abs(x)
+    one = (x == e).astype(x.dtype)  # 1 where x >= 0 (NaN: 0, as x >= 0 is false)
     xp.negative(e, out=e)
     xp.exp(e, out=e)
-    xp.add(e, 1.0, out=r)
+    r = e + 1.0
     xp.reciprocal(r, out=r)  # r = 1 / (1 + e): the result where x >= 0
-    xp.maximum(e, (x >= 0).astype(x.dtype), out=e)  # 1 where x >= 0 (as e <= 1), else e
+    xp.maximum(e, one, out=e)  # 1 where x >= 0 (as e <= 1), else e
     return xp.multiply(r, e, out=r)  # e r = e / (1 + e) where x < 0
 
 
