@@ -149,7 +149,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     grad = None
                 continue
             results = None
-            if not skip and any(map(is_not, node_grads, repeat(None))):
+            if not skip and node_grads and (node_grads[0] is not None or any(map(is_not, node_grads, repeat(None)))):
                 missing = len(node._output_meta) - len(node_grads)
                 if missing > 0:
                     node_grads = node_grads + [None] * missing

@@ -264,7 +264,8 @@ class BackwardNode(Node):
         """Run the op's backward; returns one grad per tensor input (in `next_functions` order)."""
         if recording.recorder is not None:  # minigrad.compile is capturing: it runs and records this
             return recording.recorder.on_backward(self, grads)
-        if self._materialize and not all(map(is_not, grads, repeat(None))):  # (`None in grads` would call Tensor.__eq__)
+        # (`None in grads` would call Tensor.__eq__; a lone gradient, the usual, is tested alone)
+        if self._materialize and (grads[0] is None if len(grads) == 1 else not all(map(is_not, grads, repeat(None)))):
             grads = tuple(_zeros_like_meta(m) if g is None else g for g, m in zip(grads, self._output_meta))
         out = self._forward_cls.backward(self, *grads)
         if not isinstance(out, tuple):
