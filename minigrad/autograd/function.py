@@ -213,7 +213,7 @@ class BackwardNode(Node):
     _forward_cls = None
     _saved = None
     _saved_output_nr = None
-    # class-level defaults, so that reading them never falls through to the (slow) __getattr__
+    # class-level defaults, so that reading them is a plain lookup before anything sets them
     _names = None
     _dirty = None
     _non_diff = None
@@ -232,22 +232,14 @@ class BackwardNode(Node):
         node._saved = [None if t is None else SavedTensor(t if isinstance(t, Tensor) else Tensor(t))
                        for t in named.values()]
         node._names = tuple(named)
+        if not _SAVED_NAMES.issuperset(named):
+            _read_by_name(named)
 
     @property
     def saved_tensors(self):
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
         return tuple([None if s is None else s.unpack(self) for s in (self._saved or ())])  # (a list: no generator per call)
-
-    def __getattr__(self, attr):
-        # _saved_self, _saved_other, _saved_result, ...: the saved tensors by name, as PyTorch shows them
-        if attr.startswith("_saved_") and attr != "_saved_output_nr":
-            named = BackwardNode.__dict__.get(attr)
-            if named is None:  # from now on a class attribute: no failed lookup first
-                named = _SavedByName(attr[len("_saved_"):])
-                setattr(BackwardNode, attr, named)
-            return named.__get__(self)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def mark_dirty(self, *tensors):
         """Declare inputs that forward modified in place (their versions are bumped)."""
@@ -295,10 +287,23 @@ class BackwardNode(Node):
         return sum(s.nbytes() for s in (self._saved or ()) if s is not None)
 
 
+_SAVED_NAMES = set()  # the names `save` has seen: each read as `_saved_<name>` through a _SavedByName
+
+
+def _read_by_name(names):
+    for name in names:
+        if name not in _SAVED_NAMES:
+            _SAVED_NAMES.add(name)
+            if not hasattr(BackwardNode, "_saved_" + name):  # (_saved_output_nr is the engine's)
+                setattr(BackwardNode, "_saved_" + name, _SavedByName(name))
+
+
 class _SavedByName:
-    """`node._saved_<key>` as a class attribute of BackwardNode, set on its first read through
-    __getattr__: later reads are then a plain lookup, not a failed one (an exception) first. It
-    defines no __set__, so an instance attribute of the name still wins (compile's replay sets them)."""
+    """`node._saved_<key>`: the tensor a node saved under that name, as PyTorch shows them
+    (`_saved_self`, `_saved_other`, `_saved_result`, ...). A class attribute of BackwardNode, one per
+    name `save` has seen, rather than a `__getattr__`, through which every attribute read of every
+    node would go. It defines no __set__, so an instance attribute of the name still wins (compile's
+    replay sets them)."""
 
     __slots__ = ("key",)
 
@@ -497,6 +502,9 @@ def wrap_outputs(out, node, args, ctx):
         if node._forward_cls.saves_result:
             _save_result(node, results[0])
     return results[0] if single else tuple(results)
+
+
+_read_by_name(("result",))
 
 
 def _save_result(node, t):

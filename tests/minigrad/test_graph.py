@@ -367,12 +367,13 @@ def test_saved_tensors_visible_by_name():
 
 
 def test_saved_names_read_again_and_on_other_nodes():
-    # a name read once is then a class attribute of every node: each node still answers for itself
+    # a name saved once is a class attribute of every node: each node still answers for itself
     x, w = leaf(3), leaf(3, seed=1)
     for _ in range(2):
         m, e = x * w, x.exp()
         assert m.grad_fn._saved_self is x and m.grad_fn._saved_other is w
         assert e.grad_fn._saved_result.grad_fn is e.grad_fn
+        assert m.grad_fn._saved_output_nr is None  # (the engine's, not a name)
         for node, name in ((e.grad_fn, "_saved_self"), (m.grad_fn, "_saved_result"), (e.grad_fn, "_saved_nothing")):
             assert not hasattr(node, name)
             with pytest.raises(AttributeError, match=f"'{node.name()}' object has no attribute '{name}'"):
