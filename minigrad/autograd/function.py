@@ -509,9 +509,12 @@ _read_by_name(("result",))
 
 def _save_result(node, t):
     """Save the op's output `t` as `_saved_result` (after whatever forward saved)."""
-    names = node.__dict__.get("_names") or ()
-    node._saved = (node._saved or []) + [SavedTensor(t, is_output=True)]
-    node._names = tuple(names) + ("result",)
+    saved = SavedTensor(t, is_output=True)
+    if node._saved is None:  # (the usual: forward saved nothing else)
+        node._saved, node._names = [saved], ("result",)
+    else:
+        node._saved = node._saved + [saved]
+        node._names = (node._names or ()) + ("result",)
 
 
 class once_differentiable:

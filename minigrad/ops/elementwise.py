@@ -38,7 +38,7 @@ class Add(Function):
     @staticmethod
     def backward(ctx, g):  # d(a + alpha b) = da + alpha db
         a_shape, b_shape = ctx._shapes
-        alpha = ctx.__dict__.get("alpha", 1)
+        alpha = getattr(ctx, "alpha", 1)  # (not ctx.__dict__: reading that makes CPython give the node a dict)
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(g if alpha == 1 else g * alpha, b_shape) if ctx.needs_input_grad[1] else None)
 
@@ -56,7 +56,7 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, g):  # d(a - alpha b) = da - alpha db
         a_shape, b_shape = ctx._shapes
-        alpha = ctx.__dict__.get("alpha", 1)
+        alpha = getattr(ctx, "alpha", 1)  # (not ctx.__dict__: reading that makes CPython give the node a dict)
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(-g if alpha == 1 else g * -alpha, b_shape) if ctx.needs_input_grad[1] else None)
 
