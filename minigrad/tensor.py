@@ -270,7 +270,11 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph's leaves, into their `.grad`."""
-        _engine.backward([self], None if gradient is None else [gradient], retain_graph, create_graph, inputs)
+        grads = None if gradient is None else [gradient]
+        if inputs is None:  # (engine.backward's common case, without its argument handling)
+            _engine.run_backward([self], grads, retain_graph, create_graph)
+        else:
+            _engine.backward([self], grads, retain_graph, create_graph, inputs)
 
     def retain_grad(self):
         """Keep `.grad` on this non-leaf tensor after backward (leaves always keep it)."""

@@ -42,7 +42,7 @@ def _make_grads(outputs, grad_outputs):
             if not isinstance(g, Tensor):
                 xp = array_module(t.array)
                 g = Tensor(xp.asarray(g, dtype=t.array.dtype))
-            if tuple(g.shape) != tuple(t.shape):
+            if g.array.shape != t.array.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
                     f"a shape of {t.shape}."
@@ -58,22 +58,20 @@ def _roots(outputs):
 
 
 def _dependencies(root_nodes):
-    """Number of edges into each node reachable from the roots (iterative DFS)."""
-    deps = {}
-    seen = set()
-    stack = [n for n in root_nodes if n is not None]
-    for n in stack:
-        seen.add(n)
+    """Number of edges into each node reachable from the roots (iterative DFS); the roots are in it
+    (with 0 unless another root leads to them)."""
+    deps = dict.fromkeys(root_nodes, 0)
+    stack = list(deps)
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
                 stack.append(nxt)
-    return deps, seen
+    return deps
 
 
 def _needed(root_nodes, deps, targets):
@@ -107,33 +105,26 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     if retain_graph is None:
         retain_graph = create_graph
 
-    root_edges = []
+    buffers = {}  # node -> list of summed grads, one per output_nr; the roots' first
     for t, g in zip(outputs, grads):
         if g is not None:
-            root_edges.append((t._edge(), g))
-    root_nodes = [e[0] for e, _ in root_edges]
-    grads = None
-    deps, _ = _dependencies(root_nodes)
-    for n in root_nodes:
-        deps.setdefault(n, 0)
+            node, nr = t._edge()
+            if nr == 0 and node not in buffers:  # (as in the loop below)
+                buffers[node] = [g]
+            else:
+                _add_to_buffer(buffers, node, nr, g)
+    root_nodes = list(buffers)
+    grads = g = results = None
+    deps = _dependencies(root_nodes)
 
     needed = None
     if capture is not None:
         needed = _needed(root_nodes, deps, {node for node, _ in capture})
 
-    buffers = {}  # node -> list of summed grads, one per output_nr
-    for (node, nr), g in root_edges:
-        _add_to_buffer(buffers, node, nr, g)
-    root_edges = g = results = None
-
     captured = {}
-    ready = []
-    queued = set()
-    for node in root_nodes:
-        if deps[node] == 0 and node not in queued:
-            queued.add(node)
-            heapq.heappush(ready, (-node._seq, id(node), node))
-    queued = None  # past the roots, a node becomes ready once: when its last incoming edge delivers
+    # past the roots, a node becomes ready once: when its last incoming edge delivers
+    ready = [(-node._seq, id(node), node) for node in root_nodes if deps[node] == 0]
+    heapq.heapify(ready)
 
     push, pop = heapq.heappush, heapq.heappop
     prev_mode = state.grad_enabled
@@ -158,7 +149,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     grad = None
                 continue
             results = None
-            if not skip and any(map(is_not, node_grads, repeat(None))):
+            if not skip and node_grads and (node_grads[0] is not None or any(map(is_not, node_grads, repeat(None)))):
                 missing = len(node._output_meta) - len(node_grads)
                 if missing > 0:
                     node_grads = node_grads + [None] * missing
@@ -282,7 +273,7 @@ def accumulate_into_leaf(variable, grad):
     Tensor = _function.Tensor
     if recording.recorder is not None:  # minigrad.compile is capturing
         return recording.recorder.on_accumulate(variable, grad)
-    if tuple(grad.array.shape) != tuple(variable.array.shape):
+    if grad.array.shape != variable.array.shape:
         raise RuntimeError(
             f"Function AccumulateGrad returned an invalid gradient - got {list(grad.array.shape)} "
             f"but expected shape compatible with {list(variable.array.shape)}"

@@ -213,7 +213,7 @@ class BackwardNode(Node):
     _forward_cls = None
     _saved = None
     _saved_output_nr = None
-    # class-level defaults, so that reading them never falls through to the (slow) __getattr__
+    # class-level defaults, so that reading them is a plain lookup before anything sets them
     _names = None
     _dirty = None
     _non_diff = None
@@ -232,24 +232,14 @@ class BackwardNode(Node):
         node._saved = [None if t is None else SavedTensor(t if isinstance(t, Tensor) else Tensor(t))
                        for t in named.values()]
         node._names = tuple(named)
+        if not _SAVED_NAMES.issuperset(named):
+            _read_by_name(named)
 
     @property
     def saved_tensors(self):
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
         return tuple([None if s is None else s.unpack(self) for s in (self._saved or ())])  # (a list: no generator per call)
-
-    def __getattr__(self, attr):
-        # _saved_self, _saved_other, _saved_result, ...: the saved tensors by name, as PyTorch shows them
-        if attr.startswith("_saved_") and attr != "_saved_output_nr":
-            names = self.__dict__.get("_names") or ()
-            key = attr[len("_saved_"):]
-            if key in names:
-                if self._freed:
-                    raise RuntimeError(FREED_MESSAGE)
-                s = self._saved[names.index(key)]
-                return None if s is None else s.unpack(self)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
 
     def mark_dirty(self, *tensors):
         """Declare inputs that forward modified in place (their versions are bumped)."""
@@ -266,7 +256,8 @@ class BackwardNode(Node):
         """Run the op's backward; returns one grad per tensor input (in `next_functions` order)."""
         if recording.recorder is not None:  # minigrad.compile is capturing: it runs and records this
             return recording.recorder.on_backward(self, grads)
-        if self._materialize and not all(map(is_not, grads, repeat(None))):  # (`None in grads` would call Tensor.__eq__)
+        # (`None in grads` would call Tensor.__eq__; a lone gradient, the usual, is tested alone)
+        if self._materialize and (grads[0] is None if len(grads) == 1 else not all(map(is_not, grads, repeat(None)))):
             grads = tuple(_zeros_like_meta(m) if g is None else g for g, m in zip(grads, self._output_meta))
         out = self._forward_cls.backward(self, *grads)
         if not isinstance(out, tuple):
@@ -294,6 +285,41 @@ class BackwardNode(Node):
     def saved_nbytes(self):
         """Bytes held by this node's saved tensors."""
         return sum(s.nbytes() for s in (self._saved or ()) if s is not None)
+
+
+_SAVED_NAMES = set()  # the names `save` has seen: each read as `_saved_<name>` through a _SavedByName
+
+
+def _read_by_name(names):
+    for name in names:
+        if name not in _SAVED_NAMES:
+            _SAVED_NAMES.add(name)
+            if not hasattr(BackwardNode, "_saved_" + name):  # (_saved_output_nr is the engine's)
+                setattr(BackwardNode, "_saved_" + name, _SavedByName(name))
+
+
+class _SavedByName:
+    """`node._saved_<key>`: the tensor a node saved under that name, as PyTorch shows them
+    (`_saved_self`, `_saved_other`, `_saved_result`, ...). A class attribute of BackwardNode, one per
+    name `save` has seen, rather than a `__getattr__`, through which every attribute read of every
+    node would go. It defines no __set__, so an instance attribute of the name still wins (compile's
+    replay sets them)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __get__(self, node, cls=None):
+        if node is None:
+            return self
+        names = node._names
+        if names and self.key in names:
+            if node._freed:
+                raise RuntimeError(FREED_MESSAGE)
+            s = node._saved[names.index(self.key)]
+            return None if s is None else s.unpack(node)
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{self.key}'")
 
 
 def _zeros_like_meta(meta):
@@ -391,7 +417,7 @@ class Function(metaclass=FunctionMeta):
             ctx = _ForwardOnlyContext()
             ctx.needs_input_grad = (False,) * len(args)
             out = cls.forward(ctx, *args)
-            if type(out) is np.ndarray and ctx._dirty is None:  # the usual: one new array
+            if (type(out) is np.ndarray or isinstance(out, np.generic)) and ctx._dirty is None:  # the usual: one new array
                 return Tensor(out)
             return wrap_outputs(out, None, args, ctx)
 
@@ -408,8 +434,12 @@ class Function(metaclass=FunctionMeta):
                 fn = a.grad_fn  # a._edge(), inlined: this loop runs for every recorded op
                 if fn is not None:
                     edges.append((fn, a._output_nr))
+                elif a.requires_grad:
+                    ref = a._grad_accumulator  # (leaf_accumulator's first lines: the leaf's node made already)
+                    fn = ref() if ref is not None else None
+                    edges.append((fn if fn is not None else leaf_accumulator(a), 0))
                 else:
-                    edges.append((leaf_accumulator(a), 0) if a.requires_grad else _NO_EDGE)
+                    edges.append(_NO_EDGE)
                 needs.append(a.requires_grad)
             else:
                 needs.append(False)
@@ -427,7 +457,8 @@ class Function(metaclass=FunctionMeta):
 
 def wrap_outputs(out, node, args, ctx):
     """Wrap forward's result(s) as Tensors; when recording, attach them to `node`."""
-    if type(out) is np.ndarray and ctx._dirty is None and ctx._non_diff is None:  # the usual: one new array
+    # the usual: one new array (or numpy scalar: a full reduction's)
+    if (type(out) is np.ndarray or isinstance(out, np.generic)) and ctx._dirty is None and ctx._non_diff is None:
         t = Tensor(out)
         if node is not None:
             node._output_meta = ((out.shape, out.dtype, np),)
@@ -473,11 +504,17 @@ def wrap_outputs(out, node, args, ctx):
     return results[0] if single else tuple(results)
 
 
+_read_by_name(("result",))
+
+
 def _save_result(node, t):
     """Save the op's output `t` as `_saved_result` (after whatever forward saved)."""
-    names = node.__dict__.get("_names") or ()
-    node._saved = (node._saved or []) + [SavedTensor(t, is_output=True)]
-    node._names = tuple(names) + ("result",)
+    saved = SavedTensor(t, is_output=True)
+    if node._saved is None:  # (the usual: forward saved nothing else)
+        node._saved, node._names = [saved], ("result",)
+    else:
+        node._saved = node._saved + [saved]
+        node._names = (node._names or ()) + ("result",)
 
 
 class once_differentiable:

@@ -192,7 +192,7 @@ def find(op, *args):
     eligible = _eligible.get(key)
     if eligible is None:
         eligible = _eligible[key] = _eligible_for(op, _device_of(args[0]))
-    if eligible and eligible[0][1] and not _team.started() and _elements(args) < CPU_MIN_ELEMENTS:
+    if CPU_MIN_ELEMENTS and eligible and eligible[0][1] and not _team.started() and _elements(args) < CPU_MIN_ELEMENTS:
         return None  # small work on the CPU before numba has started: the op's numpy code, and numba stays unloaded
     for module, cpu in eligible:
         impl = _load(module)

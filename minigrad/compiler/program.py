@@ -59,7 +59,7 @@ class _ReplaySaves:
     """What a replayed forward saves for its backward, kept as plain references: no SavedTensor and
     no version check (the capture ran the same steps eagerly, with the checks, and found nothing
     modified in place between an op's forward and its backward), and `_saved_self`-style names as
-    plain attributes, so the backward reads them without `BackwardNode.__getattr__`."""
+    plain attributes, so the backward reads them without a SavedTensor's unpacking."""
 
     _replay_saved = ()
 

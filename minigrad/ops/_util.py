@@ -30,6 +30,13 @@ def broadcast_shapes(a, b):
     return tuple(reversed(out))
 
 
+def _check_broadcast(a, b):
+    """PyTorch's error (broadcast_shapes') for shapes that do not broadcast; one shape the end of the
+    other (a bias's, a scalar's) is the common case, checked first."""
+    if a != b and a[len(a) - len(b):] != b and b[len(b) - len(a):] != a:
+        broadcast_shapes(a, b)
+
+
 def as_tensor_like(x, ref, dtype):
     """A Python scalar or array as a (non-grad) tensor of `dtype` on `ref`'s device."""
     xp = array_module(ref.array)
@@ -45,13 +52,10 @@ def binary_operands(a, b):
     ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
     if ta and tb:
         da, db = a.array, b.array
+        _check_broadcast(da.shape, db.shape)
         if da.dtype == db.dtype:
-            if da.shape != db.shape:
-                broadcast_shapes(da.shape, db.shape)
             return a, b
         dt = result_type(a, b)
-        if da.shape != db.shape:
-            broadcast_shapes(da.shape, db.shape)
         return cast(a, dt), cast(b, dt)
     if ta:
         if not isinstance(b, (builtins.int, builtins.float, builtins.bool, np.generic)):
@@ -59,7 +63,8 @@ def binary_operands(a, b):
                 b = Tensor(b)
                 return binary_operands(a, b)
             raise TypeError(f"unsupported operand type: Tensor and {type(b).__name__}")
-        dt = result_type(a, b)
+        da = a.array.dtype
+        dt = da if da.kind == "f" else result_type(a, b)  # (a floating tensor keeps its dtype against a number)
         return cast(a, dt), as_tensor_like(b, a, dt)
     if tb:
         x, y = binary_operands(b, a)
@@ -72,6 +77,19 @@ def cast(t, dt):
     if t.array.dtype == dt:
         return t
     return to_copy(t, dtype=dt)
+
+
+def broadcast_view(a, shape):
+    """xp.broadcast_to(a, shape), for a `shape` that `a` broadcasts to (its callers check): a read-only
+    view of `a` repeated along its size-1 (and new leading) dims. numpy's is a Python function around
+    an nditer, some microseconds; for a C-contiguous numpy array the ndarray constructor makes the
+    same view, its strides 0 where it repeats."""
+    if type(a) is not np.ndarray or not a.flags.c_contiguous or not a.size:
+        return array_module(a).broadcast_to(a, shape)
+    strides = [0] * (len(shape) - a.ndim) + [0 if n == 1 else s for n, s in zip(a.shape, a.strides)]
+    view = np.ndarray(shape, a.dtype, a, 0, strides)
+    view.flags.writeable = False
+    return view
 
 
 def sum_to(g, shape):

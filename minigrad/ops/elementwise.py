@@ -38,7 +38,7 @@ class Add(Function):
     @staticmethod
     def backward(ctx, g):  # d(a + alpha b) = da + alpha db
         a_shape, b_shape = ctx._shapes
-        alpha = ctx.__dict__.get("alpha", 1)
+        alpha = getattr(ctx, "alpha", 1)  # (not ctx.__dict__: reading that makes CPython give the node a dict)
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(g if alpha == 1 else g * alpha, b_shape) if ctx.needs_input_grad[1] else None)
 
@@ -56,7 +56,7 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, g):  # d(a - alpha b) = da - alpha db
         a_shape, b_shape = ctx._shapes
-        alpha = ctx.__dict__.get("alpha", 1)
+        alpha = getattr(ctx, "alpha", 1)  # (not ctx.__dict__: reading that makes CPython give the node a dict)
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(-g if alpha == 1 else g * -alpha, b_shape) if ctx.needs_input_grad[1] else None)
 
@@ -455,7 +455,14 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(tanh a) = (1 - tanh^2 a) da
-        return TanhBackward.apply(g, ctx._saved_result)
+        r = ctx._saved_result
+        if not state.grad_enabled:  # no graph of the backward wanted: TanhBackward's array code, no node
+            return Tensor(_tanh_backward(g.array, r.array))
+        return TanhBackward.apply(g, r)
+
+
+def _tanh_backward(g, r):
+    return g * (1.0 - r * r)
 
 
 class TanhBackward(Function):
@@ -466,8 +473,7 @@ class TanhBackward(Function):
     @staticmethod
     def forward(ctx, g, r):
         ctx.save(grad_output=g, output=r)
-        g, r = g.array, r.array
-        return g * (1.0 - r * r)
+        return _tanh_backward(g.array, r.array)
 
     @staticmethod
     def backward(ctx, gg):  # d(g (1 - r^2)) = (1 - r^2) dg - 2 g r dr
@@ -478,10 +484,18 @@ class TanhBackward(Function):
 def sigmoid_array(x):
     """1 / (1 + exp(-x)) of an array. With e = exp(-|x|) <= 1 nothing overflows, and for x < 0, e/(1+e)
     keeps full relative precision (1/(1+e^-x) overflows; 0.5*(tanh(x/2)+1) cancels to 0 for very negative x)."""
+    if x.ndim == 0:  # (a ufunc gives a 0-d input back as a scalar, which the steps below cannot write into)
+        return sigmoid_array(x.reshape(1)).reshape(())
+    # in place in two buffers, with no scalar comparison: each pass of a small array costs a call
     xp = array_module(x)
-    e = xp.exp(-xp.abs(x))
-    r = 1.0 / (1.0 + e)
-    return xp.where(x >= 0, r, e * r)
+    e = xp.abs(x)
+    one = (x == e).astype(x.dtype)  # 1 where x >= 0 (NaN: 0, as x >= 0 is false)
+    xp.negative(e, out=e)
+    xp.exp(e, out=e)
+    r = e + 1.0
+    xp.reciprocal(r, out=r)  # r = 1 / (1 + e): the result where x >= 0
+    xp.maximum(e, one, out=e)  # 1 where x >= 0 (as e <= 1), else e
+    return xp.multiply(r, e, out=r)  # e r = e / (1 + e) where x < 0
 
 
 class Sigmoid(Function):
@@ -494,7 +508,14 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(s(a)) = s(a) (1 - s(a)) da
-        return SigmoidBackward.apply(g, ctx._saved_result)
+        r = ctx._saved_result
+        if not state.grad_enabled:  # no graph of the backward wanted: SigmoidBackward's array code, no node
+            return Tensor(_sigmoid_backward(g.array, r.array))
+        return SigmoidBackward.apply(g, r)
+
+
+def _sigmoid_backward(g, r):
+    return g * (r * (1.0 - r))
 
 
 class SigmoidBackward(Function):
@@ -505,8 +526,7 @@ class SigmoidBackward(Function):
     @staticmethod
     def forward(ctx, g, r):
         ctx.save(grad_output=g, output=r)
-        g, r = g.array, r.array
-        return g * (r * (1.0 - r))
+        return _sigmoid_backward(g.array, r.array)
 
     @staticmethod
     def backward(ctx, gg):  # d(g r (1 - r)) = r (1 - r) dg + g (1 - 2 r) dr

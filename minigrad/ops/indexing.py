@@ -6,6 +6,7 @@ repeated indices (as PyTorch's index backward does); that scatter is itself an o
 backward is the index again, so indexing is twice differentiable.
 """
 import builtins
+import math
 
 import numpy as np
 
@@ -225,10 +226,12 @@ class IndexPutAdd(Function):
         ctx.index, ctx.advanced = index, advanced
         xp = array_module(g.array)
         out = xp.zeros(shape, dtype=g.array.dtype)
-        if advanced:
-            _add_at(xp, *_target(out, index), g.array)
-        else:
+        if not advanced:
             out[index] = g.array
+        elif xp is np and len(index) == 1 and _integer_array(index[0]):
+            _add_rows_at(out, index[0], g.array)
+        else:
+            _add_at(xp, *_target(out, index), g.array)
         return out
 
     @staticmethod
@@ -239,6 +242,21 @@ class IndexPutAdd(Function):
 def _add_at(xp, out, index, values):
     """out[index] += values, summing repeated indices."""
     xp.add.at(out, index, values)
+
+
+def _integer_array(i):
+    return type(i) is np.ndarray and i.dtype.kind in "iu"
+
+
+def _add_rows_at(out, ids, values):
+    """out[ids] += values for ids indexing dim 0 of C-contiguous `out` (`C[ids]`'s backward): np.add.at
+    on the flat arrays, element by element in the same order (so with its bits), where numpy runs its
+    fast 1-D loop; np.add.at on the rows runs a slow general one."""
+    width = math.prod(out.shape[1:])
+    # row r's elements are r * width + (0 .. width-1); a negative r (from the end) gives a negative
+    # flat position, which also counts from the end: the same element
+    flat = (ids.reshape(-1, 1).astype(np.intp, copy=False) * width + np.arange(width)).reshape(-1)
+    np.add.at(out.reshape(-1), flat, values.reshape(-1))
 
 
 def getitem(self, index):

@@ -9,7 +9,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import normalize_dim, normalize_dims, values_indices
+from ._util import broadcast_view, normalize_dim, normalize_dims, values_indices
 
 
 def _keep_shape(shape, dims):
@@ -23,7 +23,7 @@ def _expand_back(g, shape, dims, keepdim):
         a = g.array
         if not keepdim and dims:
             a = a.reshape(_keep_shape(shape, dims))
-        return Tensor(array_module(a).broadcast_to(a, shape))
+        return Tensor(broadcast_view(a, shape))
     if not keepdim and dims:
         g = g.reshape(_keep_shape(shape, dims))
     return g.expand(shape)

@@ -13,7 +13,7 @@ from ..autograd.grad_mode import state
 from ..dtypes import result_type
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import cast, normalize_dim, sum_to
+from ._util import broadcast_view, cast, normalize_dim, sum_to
 
 
 def _share_version(out, base):
@@ -259,7 +259,7 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, a, shape):
         ctx.shape = a.array.shape
-        return array_module(a.array).broadcast_to(a.array, shape)
+        return broadcast_view(a.array, shape)
 
     @staticmethod
     def backward(ctx, g):  # sum over the broadcast dims
@@ -369,13 +369,15 @@ def cat(tensors, dim=0):
     ref = tensors[0].array.shape
     for i, t in enumerate(tensors[1:], 1):
         s = t.array.shape
-        if len(s) != nd or builtins.any(a != b for j, (a, b) in enumerate(zip(ref, s)) if j != d):
+        if len(s) != nd or s[:d] != ref[:d] or s[d + 1:] != ref[d + 1:]:
             raise RuntimeError(
                 f"Sizes of tensors must match except in dimension {d}. Expected size "
                 f"{list(ref)} but got size {list(s)} for tensor number {i} in the list."
             )
-    dt = result_type(*tensors)
-    tensors = [cast(t, dt) for t in tensors]
+    dt = tensors[0].array.dtype
+    if not builtins.all(t.array.dtype == dt for t in tensors):  # (one dtype, the usual, needs no promotion)
+        dt = result_type(*tensors)
+        tensors = [cast(t, dt) for t in tensors]
     return Cat.apply(d, *tensors)
 
 

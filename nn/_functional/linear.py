@@ -151,7 +151,7 @@ def embedding(input, weight, padding_idx=None):
             raise AssertionError(f"padding_idx {padding_idx} must be within num_embeddings {n}")
         padding_idx %= n
     ids = input.array
-    if ids.size:
+    if int(xp_of(ids).count_nonzero(ids.astype(np.uint64) >= n)):  # (as unsigned, a negative id is a large one)
         lo, hi = int(ids.min()), int(ids.max())
         if lo < 0 or hi >= n:
             bad = lo if lo < 0 else hi

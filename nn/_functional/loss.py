@@ -72,6 +72,12 @@ class CrossEntropy(Function):
         return Tensor(_unrows(gx, ctx.layout, ctx.shape)), None, None, None, None, None, None
 
 
+def _some_id_outside(t, C):
+    """Whether an id of `t` is outside [0, C), in one cheap pass: as unsigned, a negative id wraps to a
+    large one (and count_nonzero, not any: a reduction's overhead)."""
+    return bool(xp_of(t).count_nonzero(t.astype(np.uint64) >= C))
+
+
 def _cross_entropy_passes(D, x2, t_safe, valid, wd, ls, inv, need_grad):
     """The forward as numpy (or cupy) passes over a block of rows: -> (loss (M,), block(lo, hi)) where
     block fills its rows of the per-row loss and, when need_grad, of D."""
@@ -165,7 +171,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if weight is not None and tuple(weight.array.shape) != (C,):
         raise RuntimeError(f"cross_entropy: weight should be a 1D tensor of size C={C}, got shape {list(weight.shape)}")
     t = target.array
-    if t.size:
+    if _some_id_outside(t, C):  # then the ids that are not ignore_index
         bad = (t != ignore_index) & ((t < 0) | (t >= C))
         if bool(bad.any()):
             i = int(xp_of(t).argmax(bad.reshape(-1)))
@@ -399,7 +405,7 @@ def _check_class_target(input, target, weight, ignore_index, name):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
                            f"tensor of shape: {list(weight.shape)}")
     t = target.array
-    if t.size:
+    if _some_id_outside(t, C):  # then the ids that are not ignore_index
         bad = (t != ignore_index) & ((t < 0) | (t >= C))
         if bool(bad.any()):
             raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds: class ids must be in [0, {C}) "

@@ -366,6 +366,36 @@ def test_saved_tensors_visible_by_name():
         e.grad_fn._saved_nothing  # noqa: B018
 
 
+def test_saved_names_read_again_and_on_other_nodes():
+    # a name saved once is a class attribute of every node: each node still answers for itself
+    x, w = leaf(3), leaf(3, seed=1)
+    for _ in range(2):
+        m, e = x * w, x.exp()
+        assert m.grad_fn._saved_self is x and m.grad_fn._saved_other is w
+        assert e.grad_fn._saved_result.grad_fn is e.grad_fn
+        assert m.grad_fn._saved_output_nr is None  # (the engine's, not a name)
+        for node, name in ((e.grad_fn, "_saved_self"), (m.grad_fn, "_saved_result"), (e.grad_fn, "_saved_nothing")):
+            assert not hasattr(node, name)
+            with pytest.raises(AttributeError, match=f"'{node.name()}' object has no attribute '{name}'"):
+                getattr(node, name)
+
+    class Keeps(Function):  # a ctx attribute of a saved name set by forward wins
+        @staticmethod
+        def forward(ctx, a):
+            ctx._saved_self = "mine"
+            return a.array * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    assert Keeps.apply(x).grad_fn._saved_self == "mine"
+    m = x * w
+    (m.sum()).backward()
+    with pytest.raises(RuntimeError, match=FREED):
+        m.grad_fn._saved_self  # noqa: B018
+
+
 def test_long_chain_backward_without_recursion():
     n = 100_000
     x = mg.tensor(1.0, dtype=mg.float64, requires_grad=True)

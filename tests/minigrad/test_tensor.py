@@ -444,3 +444,31 @@ def test_cat_of_large_arrays_on_all_cores_equals_numpy(dim):
     weights = mg.tensor(rng.standard_normal(out.shape).astype(np.float32))
     (out * weights).sum().backward()
     np.testing.assert_array_equal(parts[1].grad.array, np.split(weights.array, 3, axis=dim)[1])
+
+
+def test_broadcast_view_is_numpys_broadcast_to():
+    # expand's view and a reduction's broadcast gradient: numpy's broadcast_to, made without its nditer
+    from minigrad.ops._util import broadcast_view
+
+    rng = np.random.default_rng(0)
+    cases = [((), (3, 4)), ((1, 1), (3, 4)), ((3, 1), (3, 4)), ((4,), (2, 3, 4)), ((2, 1, 3), (2, 5, 3)),
+             ((5,), (5,)), ((1,), (0,)), ((0, 1), (0, 4)), ((3,), (2, 0, 3))]
+    for src, shape in cases:
+        for a in (rng.standard_normal(src), rng.standard_normal(src).astype(np.float32)):
+            for arr in (a, a.T, np.float64(1.5) if not src else a):  # a transposed view, a numpy scalar
+                try:
+                    want = np.broadcast_to(arr, shape)
+                except ValueError:  # (a transposed shape that does not broadcast)
+                    continue
+                got = broadcast_view(arr, shape)
+                assert got.shape == want.shape and got.strides == want.strides and got.dtype == want.dtype
+                assert np.array_equal(got, want) and not got.flags.writeable
+                assert got.size == 0 or np.shares_memory(got, arr) or not isinstance(arr, np.ndarray)
+    x = mg.tensor(rng.standard_normal((3, 1)), requires_grad=True)
+    y = x.expand(2, 3, 4)
+    assert y.array.strides == np.broadcast_to(x.array, (2, 3, 4)).strides and not y.array.flags.writeable
+    (y * 2).sum().backward()
+    assert np.array_equal(x.grad.array, np.full((3, 1), 16.0))
+    s = x.sum()
+    s.backward()
+    assert np.array_equal(x.grad.array, np.full((3, 1), 17.0))

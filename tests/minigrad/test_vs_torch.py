@@ -155,6 +155,50 @@ def test_sigmoid_and_tanh_extremes_like_torch():
         np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy())
 
 
+def test_sigmoid_has_the_bits_of_its_formula():
+    # sigmoid's array code works in place: the bits stay those of where(x >= 0, r, e r), r = 1 / (1 + e),
+    # e = exp(-|x|), for every dtype, layout, 0-d inputs and the extremes (nan, inf, -0.0, subnormals)
+    from minigrad.ops.elementwise import sigmoid_array
+
+    x = np.random.default_rng(0).standard_normal(3000) * 30
+    x[:14] = [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 100, -100, 1e-30, -1e-30, 1e-310, -1e-310, 88.7, -88.7]
+    for dtype in (np.float16, np.float32, np.float64):
+        a = x.astype(dtype)
+        for v in (a, a.reshape(30, 100)[:, ::3], a.reshape(30, 100).T, a[:0], a[7:8].reshape(()), dtype(-3.5)):
+            e = np.exp(-np.abs(v))
+            r = 1.0 / (1.0 + e)
+            want, got = np.where(v >= 0, r, e * r), sigmoid_array(v)
+            assert type(got) is np.ndarray and got.dtype == want.dtype and got.shape == want.shape
+            assert got.strides == want.strides and np.array_equal(got.reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8))
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (6,), (6, 2, 3)])
+@pytest.mark.parametrize("id_dtype", [np.int64, np.int32, np.uint8])
+def test_index_backward_sums_repeated_rows_like_add_at_and_torch(shape, id_dtype):
+    # C[ids] with repeated (and negative) ids: the gradient sums each row's contributions in the order of
+    # the ids, so the bits are np.add.at's; the values and the second derivative are PyTorch's
+    rng = np.random.default_rng(1)
+    ids = rng.integers(0 if id_dtype == np.uint8 else -6, 6, (9, 4)).astype(id_dtype)
+    ids[0, :2] = ids[1, :2] = ids[0, 0]  # repeats, surely
+    c = rng.standard_normal(shape)
+    for dtype in (np.float32, np.float64):
+        g = rng.standard_normal(ids.shape + shape[1:]).astype(dtype)
+        want = np.zeros(shape, dtype)
+        np.add.at(want, (ids,), g)
+        x = mg.tensor(c.astype(dtype), requires_grad=True)
+        x[mg.tensor(ids)].backward(mg.tensor(g))
+        assert x.grad.array.dtype == dtype and np.array_equal(x.grad.array, want)
+    res = []
+    for L in (mg, torch):
+        x = L.tensor(c, requires_grad=True)
+        y = (x[L.tensor(ids.astype(np.int64))] ** 3).sum()
+        (gx,) = L.autograd.grad(y, x, create_graph=True)
+        (gx * L.tensor(c)).sum().backward()
+        res.append((gx.detach().numpy(), x.grad.numpy()))
+    for g, w in zip(*res):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
 def test_pow_edge_cases_like_torch():
     base = np.array([0.0, 0.0, 1.0, 2.0])
     expo = np.array([2.0, 0.0, 0.0, 0.5])

@@ -178,6 +178,19 @@ def test_embedding_padding_row_gets_no_gradient_and_errors():
         F.embedding(minigrad.tensor([1.0]), w)
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8, np.uint8, np.uint64])
+def test_embedding_id_checks_every_id_dtype(dtype):
+    # the ids are checked in one pass as unsigned: a negative id, the last one, the first out of range
+    w = rand(6, 3)
+    assert F.embedding(minigrad.tensor(np.array([0, 5, 5], dtype=dtype)), w).shape == (3, 3)
+    cases = [([1, 6, 2], 6), ([0, 100], 100)]
+    if np.issubdtype(dtype, np.signedinteger):
+        cases += [([1, -1], -1), ([-7, 9], -7)]
+    for bad, named in cases:
+        with pytest.raises(IndexError, match=rf"id {named} is not in \[0, 6\)"):
+            F.embedding(minigrad.tensor(np.array(bad).astype(dtype)), w)
+
+
 # ---- layer_norm --------------------------------------------------------------------------------
 @pytest.mark.parametrize("affine", ["both", "weight", "none"])
 @pytest.mark.parametrize("shape,norm", [((3, 5), (5,)), ((2, 3, 4), (4,)), ((2, 3, 4), (3, 4))])
@@ -526,6 +539,27 @@ def test_cross_entropy_errors():
         F.cross_entropy(x, minigrad.tensor([0, 1, 2, 3]), weight=rand(4))
     with pytest.raises(ValueError):
         F.cross_entropy(x, minigrad.tensor([0, 1, 2, 3]), reduction="avg")
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8, np.uint8])
+def test_cross_entropy_target_checks_with_ignore_index(dtype):
+    # the targets are checked in one pass as unsigned, then against ignore_index where some are outside
+    x = rand(4, 5)
+
+    def target(*v):
+        return minigrad.tensor(np.array(v).astype(dtype))
+
+    assert np.isfinite(F.cross_entropy(x, target(0, 4, 4, 1)).item())
+    assert np.isfinite(F.cross_entropy(x, target(0, 4, 9, 1), ignore_index=9).item())
+    assert np.isfinite(F.cross_entropy(x, target(0, 2, 2, 1), ignore_index=2).item())
+    with pytest.raises(IndexError, match="Target 7 is out of bounds.*position 2"):
+        F.cross_entropy(x, target(0, 9, 7, 1), ignore_index=9)
+    if np.issubdtype(dtype, np.signedinteger):
+        assert np.isfinite(F.cross_entropy(x, target(0, -100, 3, -100)).item())
+        with pytest.raises(IndexError, match="Target -2 is out of bounds.*position 3"):
+            F.cross_entropy(x, target(0, -100, 3, -2))
+        with pytest.raises(IndexError, match="Target 5 is out of bounds"):
+            F.nll_loss(x, target(-100, 5, 0, 1))
 
 
 # ---- mse_loss ---------------------------------------------------------------------------------

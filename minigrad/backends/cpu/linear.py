@@ -15,6 +15,8 @@ def supports(out, x, w):
     """out = x w^T for 2-D x (N, in), w (out, in): contiguous numpy float arrays of one dtype, no side
     empty, work large enough to share out, BLAS's gemm there, and more than one thread to share it on
     (on one thread, numpy's matmul is the same OpenBLAS call)."""
+    if out.size * x.shape[-1] < MIN_WORK:  # (_takes' first test, before it builds its list: the common small case)
+        return False
     return _takes([(out, x, w, False, True)])
 
 
