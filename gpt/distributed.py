@@ -230,7 +230,10 @@ def _watch_local_peers(dist, every=0.25, grace=1.0):
 
     def watch():
         while not stop.wait(every):
-            dead = dist.dead_local_peers()
+            try:
+                dead = dist.dead_local_peers()
+            except Exception:  # the group is already broken: the main thread is saying so, in its one line
+                return
             # a rank that ended on purpose (an error every rank met, another rank's failure) lets
             # this rank's main thread reach exit() meanwhile, which stops the watch: say nothing
             if dead and not stop.wait(grace):
