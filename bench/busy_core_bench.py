@@ -20,6 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.compile_bench import _cpu_name  # noqa: E402
+
 WORKER = """
 import json, os, sys, time
 sys.path.insert(0, {root!r})
@@ -61,8 +63,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=4.0)
     args = ap.parse_args()
-    cpu = next((line.split(":", 1)[1].strip() for line in subprocess.run(["lscpu"], capture_output=True,
-                text=True).stdout.splitlines() if line.startswith("Model name")), "unknown CPU")
+    cpu = _cpu_name()
     rows = [("minigrad", "tuned"), ("minigrad", "fixed team"), ("minigrad", "untuned"), ("torch", "")]
     print(f"CPU: {cpu}; preset {args.preset}, {args.threads} threads, {args.seconds:g} s of steps per figure")
     print(f"{'':30s} {'idle':>10s} {'one core busy':>14s} {'busy / idle':>12s}")
