@@ -387,7 +387,7 @@ class Unpickler:
         self.memo = {}
 
     # ---- globals ----------------------------------------------------------------------------
-    def find_global(self, module, name):
+    def find_class(self, module, name):  # pickle.Unpickler's hook name; here an allow-list, never an import
         if (module, name) in _compat_pickle.NAME_MAPPING:  # Python 2 names, as pickle maps them
             module, name = _compat_pickle.NAME_MAPPING[(module, name)]
         elif module in _compat_pickle.IMPORT_MAPPING:
@@ -680,7 +680,7 @@ def _frozenset(u):
 def _global(u):
     module = u.line().decode("utf-8")
     name = u.line().decode("utf-8")
-    u.push(u.find_global(module, name))
+    u.push(u.find_class(module, name))
 
 
 @_op(pickle.STACK_GLOBAL)
@@ -689,7 +689,7 @@ def _stack_global(u):
     module = u.stack.pop()
     if type(name) is not str or type(module) is not str:
         raise _fail("STACK_GLOBAL needs two strings")
-    u.push(u.find_global(module, name))
+    u.push(u.find_class(module, name))
 
 
 def _name(obj):
