@@ -358,12 +358,11 @@ class NllLoss(Function):
         rows = xp.arange(t.size)
         loss = -wt * x2[rows, t_safe]
         denom = float(wt.sum()) if reduction == "mean" else 1.0
-        # d loss / d x: -w[t_i] (/ denom) at each row's target column; nll is linear in x, so backward is
-        # this constant times the upstream gradient (a Tensor op: differentiable again)
+        # d loss / d x: -w[t_i] (/ denom) at each row's target column, 0 elsewhere; kept as those columns and
+        # values (the dense (N, C) matrix is made in backward, once, as PyTorch's nll_loss_backward does)
         if ctx.needs_input_grad[0]:
-            ctx.coef = xp.zeros(x2.shape, dtype=xd.dtype)
-            ctx.coef[rows, t_safe] = -wt / denom if denom else float("nan")
-        ctx.reduction, ctx.layout, ctx.shape = reduction, layout, xd.shape
+            ctx.picks = (rows, t_safe, -wt / denom if denom else xp.full(wt.shape, float("nan"), dtype=xd.dtype))
+        ctx.reduction, ctx.layout, ctx.shape, ctx.rows_shape = reduction, layout, xd.shape, x2.shape
         if reduction == "none":
             return loss.reshape(target.array.shape)
         s = loss.sum()
@@ -372,7 +371,16 @@ class NllLoss(Function):
 
     @staticmethod
     def backward(ctx, g):
-        gx2 = Tensor(ctx.coef) * (g.reshape(-1, 1) if ctx.reduction == "none" else g)
+        rows, cols, coef = ctx.picks
+        xp = xp_of(coef)
+        if g.requires_grad:  # a graph of the backward: nll is linear in x, so gx = C g as a Tensor op
+            dense = xp.zeros(ctx.rows_shape, dtype=coef.dtype)
+            dense[rows, cols] = coef
+            gx2 = Tensor(dense) * (g.reshape(-1, 1) if ctx.reduction == "none" else g)
+        else:
+            gx2 = xp.zeros(ctx.rows_shape, dtype=coef.dtype)
+            gx2[rows, cols] = coef * (g.array.reshape(-1) if ctx.reduction == "none" else g.array)
+            gx2 = Tensor(gx2)
         shape = ctx.shape
         if ctx.layout == 1:
             gx = gx2.reshape(shape)

@@ -2,6 +2,7 @@
 installed, the ops' own array code runs without them, and a numba that cannot write its disk cache
 still compiles. The ops' results in both modes are tested with the ops (the `kernels` and
 `blocking` fixtures run them with the backends on and off)."""
+import math
 import os
 
 import numpy as np
@@ -135,6 +136,31 @@ def test_exp_nonpositive_accuracy_and_special_values():
         if dtype == np.float32:
             assert np.all(out[xs < -87.0] == 0.0)
         assert out[-2] == 0.0 and np.isnan(out[-1]) and out[-8] == 1.0  # exp(-inf) = 0, NaN stays NaN, exp(-0) = 1
+
+
+def test_tanh_accuracy_odd_symmetry_and_special_values():
+    pytest.importorskip("numba")
+
+    @cpu_kernels.kernel
+    def tanhs(out, x):
+        for i in range(x.size):
+            out[i] = cpu_kernels.tanh(x[i])
+
+    grid = np.concatenate([np.linspace(0, 12, 240001), np.geomspace(1e-30, 1e-3, 1000), [0.39999, 0.4, 0.40001]])
+    x = np.concatenate([grid, -grid, [-0.0, 40.0, -40.0, 1e30, np.inf, -np.inf, np.nan]])
+    for dtype, ulps in ((np.float32, 3), (np.float64, 1)):  # (float64: the C library's tanh)
+        xs = x.astype(dtype)
+        out = np.empty_like(xs)
+        tanhs(out, xs)
+        assert out.dtype == dtype
+        ref = np.array([math.tanh(v) for v in xs.astype(np.float64).tolist()])
+        finite = ~np.isnan(xs)
+        err = np.abs(out[finite].astype(np.float64) - ref[finite]) / np.spacing(np.abs(ref[finite]).astype(dtype))
+        assert err.max() <= ulps, (dtype, err.max())
+        n = grid.size
+        assert np.array_equal(out[n:2 * n], -out[:n])  # odd, bit for bit
+        assert np.signbit(out[2 * n]) and out[2 * n] == 0  # tanh(-0) = -0
+        assert list(out[2 * n + 1:2 * n + 6]) == [1, -1, 1, 1, -1] and np.isnan(out[-1])
 
 
 def test_max_of_is_the_largest_value_and_keeps_a_positive_nan():

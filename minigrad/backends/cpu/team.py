@@ -44,6 +44,9 @@ Helpers kernels may call, defined once numba imports (and `prange`, numba's, for
   own exp is a scalar call per element. float32: a degree-6 polynomial on a reduced argument (as
   Cephes' expf; relative error under 4e-7, about 3 ulp; numpy's is ~1), 0 below -87 (where
   float32's exp is denormal); float64: exp.
+- `tanh(x)`: tanh that LLVM vectorizes (numba's is a scalar call): float32, an odd polynomial below
+  |x| = 0.4 and (1 - e) / (1 + e), e = exp_nonpositive(-2|x|), above (within a few ulp of numpy's);
+  float64: np.tanh.
 - `max_of(x, n)`: the largest of x[:n] (n >= 1, x 1-D float32 or float64) that LLVM vectorizes: a
   float max it vectorizes only under no-NaN math, so this compares the floats' bits as integers,
   mapped so that integer order is float order (negatives' magnitude bits flipped). A NaN whose
@@ -52,7 +55,7 @@ Helpers kernels may call, defined once numba imports (and `prange`, numba's, for
 - `share(n, p, parts, grain)`: part p of [0, n) (`GRAIN` for elementwise kernels, 1 for rows).
 
 numba's disk cache is keyed on each kernel's own source file: after editing `gemm`,
-`exp_nonpositive`, `max_of` or `share` here (or a kernel another file's kernel calls), delete the cached
+`exp_nonpositive`, `tanh`, `max_of` or `share` here (or a kernel another file's kernel calls), delete the cached
 kernels of the files that call them (the *.nbi / *.nbc files in their __pycache__), or those
 kernels keep the old code.
 """
@@ -120,13 +123,17 @@ def exp_nonpositive(x):  # replaced by a numba-overloaded function when numba im
     raise RuntimeError("team.exp_nonpositive is callable from compiled kernels only")
 
 
+def tanh(x):  # replaced by a numba-overloaded function when numba imports
+    raise RuntimeError("team.tanh is callable from compiled kernels only")
+
+
 def max_of(x, n):  # replaced by a numba-overloaded function when numba imports
     raise RuntimeError("team.max_of is callable from compiled kernels only")
 
 
 def _define_helpers(numba):
-    """Make `gemm`, `exp_nonpositive` and `max_of` (module docstring) once numba has imported."""
-    global gemm, exp_nonpositive, max_of, prange
+    """Make `gemm`, `exp_nonpositive`, `tanh` and `max_of` (module docstring) once numba has imported."""
+    global gemm, exp_nonpositive, tanh, max_of, prange
     from llvmlite import ir
     from numba import types
     from numba.extending import intrinsic, overload, typeof_impl
@@ -209,6 +216,30 @@ def _define_helpers(numba):
 
         return expf
 
+    def _tanh(x):
+        pass
+
+    # tanh's odd Taylor series, x (1 + x^2 (t3 + x^2 (t5 + ...))), below |x| = 0.4 (the first term left out,
+    # x^13's, is under one float32 ulp there); above, (1 - e) / (1 + e) with e = exp(-2|x|) >= 0.45 loses
+    # less than a bit to the subtraction
+    t3, t5, t7, t9, t11 = (np.float32(c) for c in (-1 / 3, 2 / 15, -17 / 315, 62 / 2835, -1382 / 155925))
+    small, minus_two = np.float32(0.4), np.float32(-2.0)
+
+    @overload(_tanh)
+    def _tanh_impl(x):
+        if x != types.float32:
+            return lambda x: np.tanh(x)
+
+        def tanhf(x):
+            x2 = x * x
+            near_zero = x * (one + x2 * (t3 + x2 * (t5 + x2 * (t7 + x2 * (t9 + x2 * t11)))))
+            e = _exp_nonpositive(minus_two * abs(x))
+            t = (one - e) / (one + e)
+            far = t if x >= zero else -t  # (NaN: e is NaN, and so is t)
+            return near_zero if abs(x) < small else far
+
+        return tanhf
+
     def _max_of(x, n):
         pass
 
@@ -233,7 +264,7 @@ def _define_helpers(numba):
     def _typeof_kernel(val, c):
         return types.Dispatcher(val._plain())
 
-    gemm, exp_nonpositive, max_of, prange = _gemm, _exp_nonpositive, _max_of, numba.prange
+    gemm, exp_nonpositive, tanh, max_of, prange = _gemm, _exp_nonpositive, _tanh, _max_of, numba.prange
 
 
 _said_compiling = False
