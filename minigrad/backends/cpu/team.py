@@ -225,7 +225,7 @@ def _define_helpers(numba):
     t3, t5, t7, t9, t11 = (np.float32(c) for c in (-1 / 3, 2 / 15, -17 / 315, 62 / 2835, -1382 / 155925))
     small, minus_two = np.float32(0.4), np.float32(-2.0)
 
-    @overload(_tanh)
+    @overload(_tanh)  # (not inline="always": numba's SSA pass then warns on its two selects; LLVM inlines it)
     def _tanh_impl(x):
         if x != types.float32:
             return lambda x: np.tanh(x)
