@@ -372,15 +372,17 @@ class NllLoss(Function):
     @staticmethod
     def backward(ctx, g):
         rows, cols, coef = ctx.picks
-        xp = xp_of(coef)
+
+        def dense(values):  # (N, C): `values` at each row's target column, 0 elsewhere
+            out = xp_of(coef).zeros(ctx.rows_shape, dtype=coef.dtype)
+            out[rows, cols] = values
+            return out
+
+        none = ctx.reduction == "none"
         if g.requires_grad:  # a graph of the backward: nll is linear in x, so gx = C g as a Tensor op
-            dense = xp.zeros(ctx.rows_shape, dtype=coef.dtype)
-            dense[rows, cols] = coef
-            gx2 = Tensor(dense) * (g.reshape(-1, 1) if ctx.reduction == "none" else g)
+            gx2 = Tensor(dense(coef)) * (g.reshape(-1, 1) if none else g)
         else:
-            gx2 = xp.zeros(ctx.rows_shape, dtype=coef.dtype)
-            gx2[rows, cols] = coef * (g.array.reshape(-1) if ctx.reduction == "none" else g.array)
-            gx2 = Tensor(gx2)
+            gx2 = Tensor(dense(coef * (g.array.reshape(-1) if none else g.array)))
         shape = ctx.shape
         if ctx.layout == 1:
             gx = gx2.reshape(shape)

@@ -6,7 +6,7 @@ kernels for what sits between them. At a small model's shapes (batch 10, hidden 
 a microsecond or two of overhead on a few hundred elements, so one call per step is most of the win.
 The formulas are nn/_functional/rnn.py's (its comments carry the math); sigmoid is minigrad's
 exp(-|a|) form, which overflows nowhere. The exp and tanh are team's, which LLVM vectorizes (in float32
-a few ulp from numpy's; float64 calls numpy's own).
+within a few ulp of the C library's; float64 calls numba's own, as before).
 """
 import numpy as np
 

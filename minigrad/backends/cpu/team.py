@@ -45,8 +45,8 @@ Helpers kernels may call, defined once numba imports (and `prange`, numba's, for
   Cephes' expf; relative error under 4e-7, about 3 ulp; numpy's is ~1), 0 below -87 (where
   float32's exp is denormal); float64: exp.
 - `tanh(x)`: tanh that LLVM vectorizes (numba's is a scalar call): float32, an odd polynomial below
-  |x| = 0.4 and (1 - e) / (1 + e), e = exp_nonpositive(-2|x|), above (within a few ulp of numpy's);
-  float64: np.tanh.
+  |x| = 0.4 and (1 - e) / (1 + e), e = exp_nonpositive(-2|x|), above (at most 3 ulp from the C
+  library's tanh, odd bit for bit); float64: np.tanh.
 - `max_of(x, n)`: the largest of x[:n] (n >= 1, x 1-D float32 or float64) that LLVM vectorizes: a
   float max it vectorizes only under no-NaN math, so this compares the floats' bits as integers,
   mapped so that integer order is float order (negatives' magnitude bits flipped). A NaN whose
@@ -230,7 +230,7 @@ def _define_helpers(numba):
         if x != types.float32:
             return lambda x: np.tanh(x)
 
-        def tanhf(x):
+        def tanhf(x):  # both forms computed, then one selected: a select vectorizes, a branch does not
             x2 = x * x
             near_zero = x * (one + x2 * (t3 + x2 * (t5 + x2 * (t7 + x2 * (t9 + x2 * t11)))))
             e = _exp_nonpositive(minus_two * abs(x))
