@@ -66,11 +66,9 @@ class CausalSelfAttention(nn.Module):
         """x: (B, T, C). `cache`, when generating, is a KVCache layer slot to read and extend."""
         B, T, C = x.shape
         hs = C // self.n_head
-        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
-        # (B, T, C) -> (B, nh, T, hs): heads become a batch dim for the attention matmuls
-        q = q.view(B, T, self.n_head, hs).transpose(1, 2)
-        k = k.view(B, T, self.n_head, hs).transpose(1, 2)
-        v = v.view(B, T, self.n_head, hs).transpose(1, 2)
+        # (B, T, 3C) -> q, k, v each (B, nh, T, hs): heads become a batch dim for the attention matmuls
+        # (nanoGPT splits, then views and transposes each of the three: the same views in 3 ops, not 7)
+        q, k, v = self.c_attn(x).view(B, T, 3, self.n_head, hs).permute(2, 0, 3, 1, 4).unbind(0)
         if cache is not None:
             k, v = cache.append(k, v)
         # a single new query attends to every cached key; a prompt (T > 1) fills an empty cache causally
@@ -113,13 +111,16 @@ class Block(nn.Module):
 
 
 class KVCache:
-    """Keys and values of the positions seen so far, per layer: (B, nh, block_size, hs) buffers.
+    """Keys and values of the positions seen so far, per layer: (B, nh, capacity, hs) buffers.
 
-    Generation then costs one position per new token instead of the whole context.
+    Generation then costs one position per new token instead of the whole context. The cache is
+    read and extended only by ops (`CacheAppend`, `CachePositions`), so a compiled call
+    (minigrad.compile) replays them on whichever cache it is given: the cache is a *live* argument
+    (`compile_guard`), not a constant of the captured program.
     """
 
     def __init__(self, n_layer):
-        self.layers = [_LayerCache() for _ in range(n_layer)]
+        self.layers = [_LayerCache(self, i) for i in range(n_layer)]
 
     @property
     def length(self):
@@ -129,16 +130,20 @@ class KVCache:
         for layer in self.layers:
             layer.length = 0
 
+    def compile_guard(self):
+        """What a compiled call may assume about the cache it is given (the rest its ops read)."""
+        return len(self.layers)
+
 
 class _LayerCache:
-    def __init__(self):
+    def __init__(self, cache, index):
+        self.cache, self.index = cache, index
         self.k = self.v = None  # arrays (B, nh, capacity, hs)
         self.length = 0
 
     def append(self, k, v):
         """Write k, v (B, nh, T, hs) after the cached positions; return all keys and values so far."""
-        k, v = self.append_arrays(k.array, v.array)
-        return Tensor(k), Tensor(v)
+        return CacheAppend.apply(k, v, self.cache, self.index)
 
     def append_arrays(self, kd, vd):
         """`append` on arrays: returns views of the (B, nh, length, hs) keys and values."""
@@ -155,6 +160,46 @@ class _LayerCache:
         self.v[:, :, self.length:end] = vd
         self.length = end
         return self.k[:, :, :end], self.v[:, :, :end]
+
+
+class CacheAppend(minigrad.autograd.Function):
+    """Layer `i`'s keys and values so far, after writing k and v (B, nh, T, hs) behind them: views
+    (B, nh, length, hs) of buffers that grow by doubling."""
+
+    @staticmethod
+    def forward(ctx, k, v, cache, i):
+        return cache.layers[i].append_arrays(k.array, v.array)
+
+    @staticmethod
+    def backward(ctx, gk, gv):
+        raise RuntimeError("the KV cache is for generation, under no_grad: nothing differentiates through it")
+
+
+class CachePositions(minigrad.autograd.Function):
+    """The positions (T,) of idx's T tokens, following the cache's: arange(length, length + T)."""
+
+    @staticmethod
+    def forward(ctx, idx, cache, block_size):
+        T, start = idx.array.shape[1], cache.length
+        if start + T > block_size:
+            raise ValueError(f"Cannot forward sequence of length {start + T}, block size is only {block_size}")
+        if T > 1 and start:
+            raise ValueError("a prompt of several tokens can only fill an empty cache")
+        return array_module(idx.array).arange(start, start + T)
+
+
+class _CompiledDecode:
+    """Where a model keeps its compiled generation step. A copy of the model (copy.deepcopy, pickle)
+    starts with none: the captured programs read the original's parameters."""
+
+    def __init__(self):
+        self.step = None
+
+    def __deepcopy__(self, memo):
+        return _CompiledDecode()
+
+    def __reduce__(self):
+        return _CompiledDecode, ()
 
 
 class GPT(nn.Module):
@@ -209,12 +254,12 @@ class GPT(nn.Module):
         if idx.ndim != 2:
             raise ValueError(f"GPT expects idx of shape (batch, time), got shape {list(idx.shape)}")
         B, T = idx.shape
-        start = cache.length if cache is not None else 0
-        if start + T > self.config.block_size:
-            raise ValueError(
-                f"Cannot forward sequence of length {start + T}, block size is only {self.config.block_size}"
-            )
-        pos = minigrad.arange(start, start + T, device=idx.device)
+        if cache is not None:
+            pos = CachePositions.apply(idx, cache, self.config.block_size)
+        elif T > self.config.block_size:
+            raise ValueError(f"Cannot forward sequence of length {T}, block size is only {self.config.block_size}")
+        else:
+            pos = minigrad.arange(T, device=idx.device)
         x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
         for i, block in enumerate(self.transformer.h):
             if cache is not None:
@@ -329,28 +374,36 @@ class GPT(nn.Module):
         return flops_per_iter / dt / peak_flops
 
     @minigrad.no_grad()
-    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, stop_token=None, use_cache=True):
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, stop_token=None, use_cache=True,
+                 compile=False):
         """Continue idx (B, T) by `max_new_tokens` tokens; returns (B, T + new) int64.
 
         temperature 0 is greedy; top_k keeps the k most likely tokens; generation stops early once
-        every row has produced `stop_token`. See `generate_tokens` for the cache's behaviour.
+        every row has produced `stop_token`. See `generate_tokens` for the cache's behaviour and `compile`.
         """
         if not isinstance(idx, minigrad.Tensor):
             idx = minigrad.tensor(np.asarray(idx), dtype=minigrad.int64)
         out = [idx]
-        for tok in self.generate_tokens(idx, max_new_tokens, temperature, top_k, stop_token, use_cache):
+        for tok in self.generate_tokens(idx, max_new_tokens, temperature, top_k, stop_token, use_cache, compile):
             out.append(tok)
         return minigrad.cat(out, dim=1)
 
     @minigrad.no_grad()
-    def generate_tokens(self, idx, max_new_tokens, temperature=1.0, top_k=None, stop_token=None, use_cache=True):
+    def generate_tokens(self, idx, max_new_tokens, temperature=1.0, top_k=None, stop_token=None, use_cache=True,
+                        compile=False):
         """Yield new tokens one step at a time, each (B, 1) int64 (for streaming to a terminal).
 
         With the cache, each step runs the model on one position. While the sequence fits in
         block_size its logits are those of recomputing the whole context (nanoGPT's way,
-        use_cache=False) up to float rounding: the same tokens (tested). When it is full, the cache is rebuilt from the last block_size // 2
-        tokens, so positions never exceed block_size and the rebuild costs O(1) per token amortised;
-        the uncached path instead slides its window by one token per step.
+        use_cache=False) up to float rounding: the same tokens (tested). When it is full, the cache is
+        rebuilt from the last block_size // 2 tokens, so positions never exceed block_size and the
+        rebuild costs O(1) per token amortised; the uncached path instead slides its window by one
+        token per step.
+
+        compile=True (sample.py --compile=True) runs each cached step, `forward(idx, cache)` and the
+        sampling, through minigrad.compile: captured once per model, replayed after. Off by default:
+        a replay still runs each op's Python, and `_cached_forward`'s arrays are faster at this size
+        (docs/compile.md).
         """
         if not isinstance(idx, minigrad.Tensor):
             idx = minigrad.tensor(np.asarray(idx), dtype=minigrad.int64)
@@ -370,19 +423,25 @@ class GPT(nn.Module):
         self.eval()
         try:
             cache = KVCache(self.config.n_layer) if use_cache else None
-            weights = self._decode_weights() if use_cache else None
+            weights = self._decode_weights() if use_cache and not compile else None
+            decode = self._compiled_decode() if use_cache and compile else None
             done = np.zeros(B, dtype=bool)
             pending = None  # the token not yet fed to the cached model
             for _ in range(max_new_tokens):
                 if cache is None:
-                    logits = self(Tensor(seq[:, max(0, n - bs):n]))[0][:, -1, :]
+                    tok = self._decode(Tensor(seq[:, max(0, n - bs):n]), None, temperature, top_k)
                 else:
-                    if pending is None or cache.length + 1 > bs:
+                    refill = pending is None or cache.length + 1 > bs
+                    if refill:
                         cache.reset()  # (re)fill the cache with the prompt, or the recent tokens once it is full
                         keep = bs // 2 if n > bs else bs
                         pending = seq[:, max(0, n - keep):n]
-                    logits = Tensor(self._cached_forward(pending, cache, weights))
-                tok = self._sample(logits, temperature, top_k)
+                    if decode is None:
+                        tok = self._sample(Tensor(self._cached_forward(pending, cache, weights)), temperature, top_k)
+                    elif refill and n == idx.shape[1]:  # the prompt: eagerly (prompts differ in length)
+                        tok = self._decode(Tensor(pending), cache, temperature, top_k)
+                    else:
+                        tok = decode(Tensor(pending), cache, temperature, top_k)
                 seq[:, n] = tok.array[:, 0]
                 pending = seq[:, n:n + 1]
                 n += 1
@@ -393,6 +452,24 @@ class GPT(nn.Module):
                         return
         finally:
             self.train(was_training)
+
+    def _decode(self, idx, cache, temperature, top_k):
+        """The next token (B, 1) after idx (B, T), extending `cache` (a KVCache or None): the model's
+        forward and the sampling, the step `generate(compile=True)` captures."""
+        logits, _ = self(idx, cache=cache)
+        return self._sample(logits[:, -1, :], temperature, top_k)
+
+    def _compiled_decode(self):
+        """`_decode`, compiled once per model and kept with it (its programs read this model's
+        parameters, so a copy of the model compiles its own). A new batch size, temperature or top_k
+        captures again, quietly: those are generate's arguments, not a user's compiled call."""
+        holder = self.__dict__.get("_decode_holder")
+        if holder is None:
+            holder = self.__dict__["_decode_holder"] = _CompiledDecode()
+        if holder.step is None:
+            holder.step = minigrad.compile(self._decode)
+            holder.step.warn = False
+        return holder.step
 
     @staticmethod
     def _sample(logits, temperature, top_k):

@@ -47,6 +47,12 @@ def _check_member_name(kind, name):
         raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
 
 
+# Counts changes to any module's attributes and member tables. minigrad.compile's guards reuse a
+# module's walked state (train/eval, which parameters and buffers) while this count stands still,
+# instead of walking every submodule at every compiled call.
+module_changes = [0]
+
+
 class _Members(OrderedDict):
     """One of a module's member tables, mirrored into the module's `__dict__`.
 
@@ -62,7 +68,8 @@ class _Members(OrderedDict):
         for name, value in items:
             self[name] = value
 
-    def _mirror(self):
+    def _mirror(self):  # (every write to the table goes through here)
+        module_changes[0] += 1
         owner = self._owner()
         return {} if owner is None else owner.__dict__
 
@@ -123,7 +130,10 @@ class Module:
     registers it, so `parameters()`, `state_dict()`, `to()` ... see it.
     """
 
+    _changes = module_changes  # (read by minigrad.compile's guards, which do not import nn)
+
     def __init__(self):
+        module_changes[0] += 1
         # object.__setattr__: our own __setattr__ consults these tables, which do not exist yet
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_parameters", _Members(self))
@@ -132,6 +142,7 @@ class Module:
         object.__setattr__(self, "_modules", _Members(self))
 
     def __setstate__(self, state):  # copy.deepcopy, pickle: the tables become this module's own again
+        module_changes[0] += 1
         self.__dict__.update(state)
         for name in ("_parameters", "_buffers", "_modules"):
             table = state.get(name)
@@ -198,6 +209,7 @@ class Module:
         self._non_persistent_buffers_set.discard(name)
 
     def __setattr__(self, name, value):
+        module_changes[0] += 1
         d = self.__dict__
         params, modules, buffers = d.get("_parameters"), d.get("_modules"), d.get("_buffers")
         if isinstance(value, Parameter):
@@ -236,6 +248,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
+        module_changes[0] += 1
         for table in (self._parameters, self._buffers, self._modules):
             if name in table:
                 del table[name]

@@ -52,6 +52,7 @@ class CompiledFunction:
         self.name = getattr(fn, "__qualname__", None) or type(fn).__name__
         self.cache = OrderedDict()
         self.stats = Stats()
+        self.warn = True  # a RecompileWarning when it captures again or runs eagerly (off for library-internal steps)
         functools.update_wrapper(self, fn, updated=())
         _compiled.add(self)
 
@@ -66,14 +67,14 @@ class CompiledFunction:
         if recording.recorder is not None:  # called inside another capture: its ops belong to that program
             return self.fn(*args, **kwargs)
         try:
-            key, objects = guards.call_key(self.fn, args, kwargs, self.modules)
+            key, objects, inputs = guards.call_key(self.fn, args, kwargs, self.modules)
         except guards.Unsupported as e:
             self._warn(f"running eagerly: {e}")
             self.stats.eager_calls += 1
             return self.fn(*args, **kwargs)
         entry = self.cache.get(key)
         if entry is None:
-            return self._capture(key, objects, args, kwargs)
+            return self._capture(key, objects, inputs, args, kwargs)
         if isinstance(entry, _Eager):
             self.stats.eager_calls += 1
             return self.fn(*args, **kwargs)
@@ -81,11 +82,11 @@ class CompiledFunction:
         if why is not None:
             del self.cache[key]
             self._warn(f"capturing again: {why}")
-            return self._capture(key, objects, args, kwargs, warned=True)
+            return self._capture(key, objects, inputs, args, kwargs, warned=True)
         self.stats.replays += 1
-        return entry.replay([v for v in guards.flatten((args, kwargs), []) if _is_tensor(v)])
+        return entry.replay(inputs)
 
-    def _capture(self, key, objects, args, kwargs, warned=False):
+    def _capture(self, key, objects, inputs, args, kwargs, warned=False):
         if len(self.cache) >= CACHE_SIZE_LIMIT:
             self._warn(f"running eagerly: the cache of {CACHE_SIZE_LIMIT} programs is full (the calls keep changing: "
                        f"{guards.explain(key, next(reversed(self.cache)))})")
@@ -94,9 +95,11 @@ class CompiledFunction:
         if self.cache and not warned:
             self._warn(f"capturing again: {guards.explain(key, next(reversed(self.cache)))}")
         rec = Recorder(self.name, self.fullgraph)
-        inputs = [v for v in guards.flatten((args, kwargs), []) if _is_tensor(v)]
         for v in inputs:
-            rec.add_input(v)
+            if _is_tensor(v):
+                rec.add_input(v)
+            else:
+                rec.add_live_object(v)
         self.stats.captures += 1
         rng_before = random.get_rng_state()
         recording.recorder = rec
@@ -120,7 +123,8 @@ class CompiledFunction:
         return out
 
     def _warn(self, msg):
-        warnings.warn(f"minigrad.compile: {self.name}: {msg}", RecompileWarning, stacklevel=3)
+        if self.warn:
+            warnings.warn(f"minigrad.compile: {self.name}: {msg}", RecompileWarning, stacklevel=3)
 
     def reset(self):
         """Forget every captured program (the next call captures again)."""
@@ -131,6 +135,7 @@ def _is_tensor(v):
     from ..tensor import Tensor
 
     return isinstance(v, Tensor)
+
 
 
 class OptimizedModule:

@@ -46,6 +46,7 @@ class Recorder:
         self.externals = {}  # id -> (tensor, shape, dtype, requires_grad)
         self.broken = None  # the reason the capture stopped, once it has
         self.input_slots = []
+        self.object_slots = set()  # slots of live argument objects
 
     # ---- slots ----------------------------------------------------------------------------
     def _track(self, obj, s):
@@ -80,6 +81,20 @@ class Recorder:
         self.input_slots.append(s)
         return s
 
+    def add_live_object(self, obj):
+        """A live argument of the call (guards.is_live): a slot the replay fills with each call's object."""
+        s = self.slot_of.get(id(obj))
+        if s is None:
+            s = self.n_slots
+            self.n_slots += 1
+            self.slot_of[id(obj)] = s
+            self.alive.append(obj)
+            self.values.append(_ref(obj))
+            self.meta.append(None)
+        self.input_slots.append(s)
+        self.object_slots.add(s)
+        return s
+
     def _outputs(self, out):
         """Slots for the values an op returned (reusing the slot of a value already known)."""
         outs = out if isinstance(out, tuple) else (out,)
@@ -104,14 +119,17 @@ class Recorder:
             if id(a) not in self.externals:
                 self.externals[id(a)] = (a, a.array.shape, a.array.dtype, a.requires_grad)
             return ("x", a)
-        if type(a) is ArrayArg:
-            return ("arrayarg", self.spec(a.array))
         if _is_array(a):
             s = self.slot_of.get(id(a))
             if s is not None:
                 return ("a", s)
             self._check_not_derived(a, "an array")
             return ("c", a)
+        if type(a) is ArrayArg:
+            return ("arrayarg", self.spec(a.array))
+        s = self.slot_of.get(id(a))
+        if s is not None and s in self.object_slots:
+            return ("o", s)
         if isinstance(a, (list, tuple)) and any(isinstance(x, (Tensor, ArrayArg, list, tuple)) or _is_array(x)
                                                 for x in a):
             return ("seq", list if isinstance(a, list) else tuple, [self.spec(x) for x in a])
@@ -241,7 +259,7 @@ class Recorder:
         externals = [(t, shape, dtype, rg, id(t) in self.accumulated)
                      for t, shape, dtype, rg in self.externals.values()]
         return Program(self.steps, self.n_slots, self.input_slots, output, externals, key,
-                       value_of=self.value_like)
+                       value_of=self.value_like, object_slots=self.object_slots)
 
     def _output_spec(self, out):
         if isinstance(out, Tensor):

@@ -37,6 +37,8 @@ def unsuitable(program, inputs):
         return "it accumulates gradients into .grad (the capture's warm-up run would add them twice)"
     if _returns_input(program.output):
         return "it returns one of its inputs"
+    if program.object_slots:
+        return "it reads a live object (a KV cache), whose arrays change shape from call to call"
     arrays = [t.array for t in inputs] + [t.array for t, *_ in program.externals]
     if not arrays or not all(hasattr(a, "__cuda_array_interface__") for a in arrays):
         return "its arrays are not all on a GPU"

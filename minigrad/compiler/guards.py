@@ -35,15 +35,42 @@ def flatten(obj, leaves):
     return leaves
 
 
+def is_live(obj):
+    """An argument a program reads at each replay, like a tensor, rather than the object the capture
+    saw: an object with a `compile_guard()` method, which returns what a program may assume about it
+    (the rest is read by ops at run time). A KV cache is one: each call passes the cache it extends,
+    and the program, which appends through ops, must extend that one."""
+    return not isinstance(obj, type) and callable(getattr(obj, "compile_guard", None))
+
+
 def is_module(obj):
     """A module, told apart by duck typing (minigrad does not import nn)."""
     return hasattr(obj, "named_modules") and hasattr(obj, "training") and hasattr(obj, "parameters")
 
 
+_walked = {}  # id(module) -> (nn's change count when walked, the state then)
+
+
 def _module_state(m):
     """What a captured program assumes about a module: train/eval of each submodule, and which
-    parameter and buffer objects it holds (a replaced parameter is a different program). Read from
-    PyTorch's tables (`_modules`, `_parameters`, `_buffers`) in one walk: this runs on every call."""
+    parameter and buffer objects it holds (a replaced parameter is a different program). nn counts
+    every change to any module (`_changes`): while the count stands still, the last walk holds."""
+    changes = getattr(m, "_changes", None)
+    if changes is None:
+        return _walk(m)
+    walked = _walked.get(id(m))
+    if walked is not None and walked[0] == changes[0]:
+        return walked[1]
+    if len(_walked) > 1024:  # (the ids of modules long gone)
+        _walked.clear()
+    state = _walk(m)
+    _walked[id(m)] = (changes[0], state)
+    return state
+
+
+def _walk(m):
+    """The state `_module_state` describes, read from PyTorch's tables (`_modules`, `_parameters`,
+    `_buffers`) in one walk."""
     if not hasattr(m, "_modules"):
         return (tuple(sub.training for sub in m.modules()), tuple(id(p) for p in m.parameters()),
                 tuple(id(b) for b in m.buffers()))
@@ -75,23 +102,29 @@ def _scalar_or_none(v):
 
 
 def call_key(fn, args, kwargs, extra_modules=()):
-    """(key, objects): the guard key of calling `fn(*args, **kwargs)`, and the objects the key names
-    by id (a program keeps them alive, so no other object can later take the same id)."""
+    """(key, objects, inputs): the guard key of calling `fn(*args, **kwargs)`, the objects the key
+    names by id (a program keeps them alive, so no other object can later take the same id), and
+    what a program takes from the call (its tensors and live objects, in order)."""
     key = [("grad mode", state.grad_enabled), ("inference mode", state.inference),
            ("default dtype", str(get_default_dtype())), ("kernels", get_kernels())]
     objects = []
     modules = list(extra_modules)
     leaves = flatten((args, kwargs), [])
     arrays = {}  # id of an input's memory -> its position, for aliasing inputs
+    inputs = []
     for i, v in enumerate(leaves):
         label = f"argument {i}"
         if isinstance(v, Tensor):
             base = v.array.base if v.array.base is not None else v.array
             alias = arrays.setdefault(id(base), i)
             key.append((label, _tensor_guard(v) + (alias,)))
+            inputs.append(v)
         elif isinstance(v, np.ndarray) or hasattr(v, "__cuda_array_interface__"):
             raise Unsupported(f"argument {i} is an array: pass a Tensor (minigrad.tensor(x)), so that its data is an "
                               "input of the compiled program rather than a constant")
+        elif is_live(v):
+            key.append((label, ("live", type(v).__name__, v.compile_guard())))
+            inputs.append(v)
         else:
             sc = _scalar_or_none(v)
             if sc is not None:
@@ -125,7 +158,7 @@ def call_key(fn, args, kwargs, extra_modules=()):
             seen.add(id(m))
             key.append((f"module {type(m).__name__}", _module_state(m)))
             objects.append(m)
-    return tuple(key), objects
+    return tuple(key), objects, inputs
 
 
 def _free_value(key, modules, label, v):

@@ -10,6 +10,7 @@ A value the program computes lives in a numbered slot of `env` (a list). A step'
     ("c", value)    a constant (a Python number, a dtype, a frozen index array)
     ("seq", type, [specs])   a list or tuple of the above (cat's tensors)
     ("arrayarg", spec)       an `ArrayArg` around an array spec (Function.forward_only's inputs)
+    ("o", s)        the live argument object in slot s (a KV cache: guards.is_live), as it is
 
 Steps run the same code the eager call ran, in the same order, so results (and the random
 numbers dropout draws) are equal bit for bit; what they skip is the bookkeeping around it: no
@@ -22,7 +23,7 @@ from ..autograd.engine import accumulate_into_leaf
 from ..autograd.function import ArrayArg, _ForwardOnlyContext, wrap_outputs
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
-from . import fusion
+from . import codegen, fusion
 
 FUSE = True  # fuse chains of elementwise steps (fusion.py); False: every op runs as it did eagerly
 
@@ -38,10 +39,12 @@ def resolve(spec, env):
         return v.array if isinstance(v, Tensor) else v
     if kind == "x" or kind == "c":
         return spec[1]
-    if kind == "seq":
-        return spec[1](resolve(s, env) for s in spec[2])
+    if kind == "o":
+        return env[spec[1]]
     if kind == "arrayarg":
         return ArrayArg(resolve(spec[1], env))
+    if kind == "seq":
+        return spec[1](resolve(s, env) for s in spec[2])
     raise AssertionError(spec)
 
 
@@ -92,20 +95,24 @@ def replay_node_class(cls):
 
 
 def arg_plan(specs):
-    """(template, fill): the arguments with every constant in place, and (position, slot) for each
-    argument read from a slot as a Tensor; None when a spec needs the general `resolve`."""
-    template, fill = [], []
+    """(template, fill, live): the arguments with every constant in place, (position, slot) for each
+    argument read from a slot as a Tensor, and (position, slot) for each live object; None when a
+    spec needs the general `resolve`."""
+    template, fill, live = [], [], []
     for i, s in enumerate(specs):
         if s is None:  # a backward's missing gradient
             template.append(None)
         elif s[0] == "t":
             template.append(None)
             fill.append((i, s[1]))
+        elif s[0] == "o":
+            template.append(None)
+            live.append((i, s[1]))
         elif s[0] in ("x", "c"):
             template.append(s[1])
         else:
             return None
-    return template, tuple(fill)
+    return template, tuple(fill), tuple(live)
 
 
 def resolve_args(step, env):
@@ -116,6 +123,8 @@ def resolve_args(step, env):
     for i, s in plan[1]:
         v = env[s]
         args[i] = v if type(v) is Tensor or isinstance(v, Tensor) else Tensor(v)
+    for i, s in plan[2]:
+        args[i] = env[s]
     return args
 
 
@@ -265,10 +274,14 @@ class Call:
 class Program:
     """The steps of one captured call, with where its inputs go and where its outputs come from."""
 
-    def __init__(self, steps, n_slots, input_slots, output, externals, key, value_of=None):
+    def __init__(self, steps, n_slots, input_slots, output, externals, key, value_of=None, object_slots=()):
         self.steps, self.n_slots, self.input_slots = steps, n_slots, input_slots
+        self.object_slots = frozenset(object_slots)  # the inputs that are live objects, not tensors
         self.output = output  # the returned structure, tensors as specs
-        self.externals = externals  # [(tensor, shape, dtype, requires_grad)] the program reads live
+        self.externals = externals  # [(tensor, shape, dtype, requires_grad, hooked)] the program reads live
+        self._external_tensors = [t for t, *_ in externals]
+        self._as_captured = [(shape, dtype, rg) for _, shape, dtype, rg, _ in externals]
+        self._accumulated_into = [t for t, *_, hooked in externals if hooked]
         self.key = key
         _plan_frees(self)
         # value_of(slot): the capture's value there; fusion asks it which backend takes a chain
@@ -279,12 +292,17 @@ class Program:
                 step.prepare()
             elif isinstance(step, Backward):
                 step.prepare(steps[step.fwd])
-        self.runs = [(step.run, i, step.frees) for i, step in enumerate(steps) if i not in absorbed]
+        # what a replay runs: (step, index, frees), written out as one function (codegen.py)
+        self.runs = [(step, i, step.frees) for i, step in enumerate(steps) if i not in absorbed]
+        self.code, self._run_steps = codegen.generate(self, self.runs)
         self.draws_random = False  # set by the capture: the call advanced a random generator
         self.graph = None  # a cuda_graph.GraphReplay, where the program runs through one
 
     def check(self):
         """Why an outside tensor no longer matches what the capture saw (None: it matches)."""
+        if [(t.array.shape, t.array.dtype, t.requires_grad) for t in self._external_tensors] == self._as_captured \
+                and not any(t._hooks or t._post_accumulate_grad_hooks for t in self._accumulated_into):
+            return None  # (the usual answer, in one pass)
         for t, shape, dtype, requires_grad, hooked in self.externals:
             a = t.array
             if a.shape != shape or a.dtype != dtype or t.requires_grad != requires_grad:
@@ -309,10 +327,7 @@ class Program:
         prev = state.grad_enabled
         state.grad_enabled = False  # no graph: the backward steps are in the program
         try:
-            for run, i, frees in self.runs:
-                run(env, ctxs, i)
-                for s in frees:  # the step was the slot's last reader: free its memory now
-                    env[s] = None
+            self._run_steps(env, ctxs)  # each slot freed after its last reader (codegen.py)
         finally:
             state.grad_enabled = prev
         return env
@@ -341,7 +356,7 @@ def build_result(out, env, copy=False):
 def _reads(spec):
     """The slots a spec reads."""
     kind = spec[0]
-    if kind in ("t", "a", "input"):
+    if kind in ("t", "a", "o", "input"):
         return (spec[1],)
     if kind == "seq":
         return tuple(s for sub in spec[2] for s in _reads(sub))

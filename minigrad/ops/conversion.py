@@ -4,7 +4,6 @@ import numpy as np
 from ..autograd.function import Function
 from ..device import device, to_device
 from ..dtypes import get_dtype
-from ..tensor import Tensor
 
 
 def _convert(data, dt, dev):
@@ -48,8 +47,10 @@ def to_copy(input, dtype=None, device=None, copy=False):
         dt = None
     if dt is None and dev is None and not copy:
         return input
-    if dt is not None and dt.kind != "f":
-        return Tensor(_convert(input.array, dt, dev))  # integer and bool results leave the graph
+    if dt is not None and dt.kind != "f":  # integer and bool results leave the graph
+        from .array_op import array_op
+
+        return array_op(lambda a: _convert(a, dt, dev), input)
     return ToCopy.apply(input, dt, dev)
 
 

@@ -9,6 +9,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
 from ..dtypes import result_type
+from .array_op import array_op
 from ._util import as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to
 
 
@@ -340,7 +341,7 @@ def pow(input, exponent):
             raise TypeError(f"pow(): unsupported exponent of type {type(exponent).__name__}")
         dt = result_type(input, exponent)
         if dt == np.bool_ and exponent.__class__ is builtins.bool:  # b ** True is b, b ** False is all True
-            return Tensor(input.array.copy() if exponent else array_module(input.array).ones_like(input.array))
+            return array_op("copy" if exponent else "ones_like", input)
         _check_pow(dt, exponent)
         return PowScalar.apply(cast(input, dt), exponent)
     a, b = binary_operands(input, exponent)
@@ -689,7 +690,7 @@ class Sign(Function):
 def sign(input):
     """-1, 0 or 1 elementwise (a zero gradient, as PyTorch's SignBackward0)."""
     if input.array.dtype == np.bool_:
-        return Tensor(input.array.copy())
+        return array_op("copy", input)
     return Sign.apply(input)
 
 
@@ -785,8 +786,7 @@ def masked_fill(input, mask, value):
 def _compare(ufunc_name):
     def op(input, other):
         a, b = binary_operands(input, other)
-        xp = array_module(a.array)
-        return Tensor(getattr(xp, ufunc_name)(a.array, b.array))
+        return array_op(ufunc_name, a, b)
 
     op.__name__ = ufunc_name
     op.__doc__ = f"Elementwise {ufunc_name} (a bool tensor, no gradient)."
@@ -807,19 +807,19 @@ bitwise_or = _compare("bitwise_or")
 
 
 def logical_not(input):
-    return Tensor(array_module(input.array).logical_not(input.array))
+    return array_op("logical_not", input)
 
 
 def isnan(input):
-    return Tensor(array_module(input.array).isnan(input.array))
+    return array_op("isnan", input)
 
 
 def isinf(input):
-    return Tensor(array_module(input.array).isinf(input.array))
+    return array_op("isinf", input)
 
 
 def isfinite(input):
-    return Tensor(array_module(input.array).isfinite(input.array))
+    return array_op("isfinite", input)
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -520,36 +520,45 @@ def sort(input, dim=-1, descending=False, stable=False):
     return topk(input, n, d, largest=descending, sorted=True, _cls=Sort)
 
 
+class Multinomial(Function):
+    """Indices drawn from each row of non-negative weights (an op, so that minigrad.compile replays
+    the draw with fresh numbers from the same generator; no gradient: its output is integer)."""
+
+    @staticmethod
+    def forward(ctx, input, num_samples, replacement, generator):
+        xp = array_module(input.array)
+        p = input.array
+        if bool((p < 0).any()) or not bool(xp.isfinite(p).all()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        rows = p.reshape(-1, p.shape[-1]).astype(np.float64)
+        sums = rows.sum(axis=1, keepdims=True)
+        if bool((sums <= 0).any()):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        rng = generator or _random.generator(xp)
+        rows = rows / sums
+        if replacement or num_samples == 1:
+            # inverse-CDF sampling: one uniform per draw, searched in the row's cumulative sum
+            cdf = xp.cumsum(rows, axis=1)
+            cdf[:, -1] = 1.0
+            u = rng.random((rows.shape[0], num_samples))
+            if num_samples == 1:  # searchsorted(cdf, u, side="right") of every row at once: #{cdf <= u}
+                out = (cdf <= u).sum(axis=1, keepdims=True)
+            else:
+                out = xp.stack([xp.searchsorted(cdf[i], u[i], side="right") for i in range(rows.shape[0])])
+        else:
+            # Gumbel top-k: sampling without replacement in proportion to the weights
+            gumbel = -xp.log(-xp.log(rng.random(rows.shape)))
+            with np.errstate(divide="ignore"):
+                keys = xp.log(rows) + gumbel
+            out = xp.argsort(-keys, axis=1)[:, :num_samples]
+        return out.astype(np.int64).reshape(p.shape[:-1] + (num_samples,))
+
+
 def multinomial(input, num_samples, replacement=False, generator=None):
     """Sample indices from each row of non-negative weights `input` (1-D or 2-D)."""
-    xp = array_module(input.array)
     p = input.array
     if p.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim (got {p.ndim})")
-    if bool((p < 0).any()) or not bool(xp.isfinite(p).all()):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    rows = p.reshape(-1, p.shape[-1]).astype(np.float64)
-    sums = rows.sum(axis=1, keepdims=True)
-    if bool((sums <= 0).any()):
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     if not replacement and num_samples > p.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    rng = generator or _random.generator(xp)
-    rows = rows / sums
-    if replacement or num_samples == 1:
-        # inverse-CDF sampling: one uniform per draw, searched in the row's cumulative sum
-        cdf = xp.cumsum(rows, axis=1)
-        cdf[:, -1] = 1.0
-        u = rng.random((rows.shape[0], num_samples))
-        if num_samples == 1:  # searchsorted(cdf, u, side="right") of every row at once: #{cdf <= u}
-            out = (cdf <= u).sum(axis=1, keepdims=True)
-        else:
-            out = xp.stack([xp.searchsorted(cdf[i], u[i], side="right") for i in range(rows.shape[0])])
-    else:
-        # Gumbel top-k: sampling without replacement in proportion to the weights
-        gumbel = -xp.log(-xp.log(rng.random(rows.shape)))
-        with np.errstate(divide="ignore"):
-            keys = xp.log(rows) + gumbel
-        out = xp.argsort(-keys, axis=1)[:, :num_samples]
-    out = out.astype(np.int64)
-    return Tensor(out.reshape(p.shape[:-1] + (num_samples,)))
+    return Multinomial.apply(input, num_samples, replacement, generator)

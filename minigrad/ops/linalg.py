@@ -8,6 +8,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..device import array_module
+from .array_op import array_op
 from ..tensor import Tensor
 
 slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
@@ -138,14 +139,13 @@ def matrix_power(input, n):
 
 def pinverse(input, rcond=1e-15):
     """The Moore-Penrose pseudo-inverse: (A^T A)^-1 A^T for full column rank, via numpy otherwise (no gradient)."""
-    xp = array_module(input.array)
     m, n = input.array.shape[-2:]
     try:
         if m >= n:
             return inverse(_mT(input) @ input) @ _mT(input)
         return _mT(input) @ inverse(input @ _mT(input))
     except RuntimeError:
-        return Tensor(xp.linalg.pinv(input.array, rcond=rcond))
+        return array_op(lambda a: array_module(a).linalg.pinv(a, rcond=rcond), input)
 
 
 class _Linalg:

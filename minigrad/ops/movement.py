@@ -10,6 +10,8 @@ import numpy as np
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
+from ..autograd import recording
+from .array_op import array_op
 from ._util import broadcast_shapes, descending_key, normalize_dim, sum_to
 
 
@@ -165,6 +167,8 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
         counts = input.array
         if counts.ndim > 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if recording.recorder is not None:  # minigrad.compile: the shape would be frozen with the data
+            recording.recorder.on_escape("repeat_interleave of counts, whose result's shape depends on the data,")
         return Tensor(xp.repeat(xp.arange(counts.shape[0], dtype=np.int64), counts))
     if dim is None:
         input, dim = input.reshape(-1), 0
@@ -383,6 +387,8 @@ def masked_select(input, mask):
 
 def nonzero(input, as_tuple=False):
     """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
+    if recording.recorder is not None:  # minigrad.compile: the shape would be frozen with the data
+        recording.recorder.on_escape("nonzero (argwhere, boolean-mask indexing), whose result's shape depends on the data,")
     xp = array_module(input.array)
     idx = xp.argwhere(input.array).astype(np.int64)
     if as_tuple:
@@ -398,13 +404,15 @@ def argwhere(input):
 
 def argsort(input, dim=-1, descending=False, stable=False):
     """The indices that sort `input` along `dim` (stable: equal elements keep their order)."""
-    xp = array_module(input.array)
     d = normalize_dim(dim, input.array.ndim)
-    if input.array.ndim == 0:
-        return Tensor(xp.zeros((), dtype=np.int64))
-    src = input.array
-    idx = xp.argsort(descending_key(xp, src) if descending else src, axis=d, kind="stable")
-    return Tensor(idx.astype(np.int64))
+
+    def indices(src):
+        xp = array_module(src)
+        if src.ndim == 0:
+            return xp.zeros((), dtype=np.int64)
+        return xp.argsort(descending_key(xp, src) if descending else src, axis=d, kind="stable").astype(np.int64)
+
+    return array_op(indices, input)
 
 
 def msort(input):

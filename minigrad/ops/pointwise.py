@@ -10,6 +10,7 @@ from ..autograd.function import Function
 from ..device import array_module
 from .. import dtypes as _dtypes
 from ..tensor import Tensor
+from .array_op import array_op
 from ._util import binary_operands, cast, sum_to
 from .elementwise import _binary, _unary, exp, sqrt, where, zeros_like_grad
 
@@ -91,7 +92,7 @@ def _rounding(opname, node, array_fn):
         if input.array.dtype == np.bool_:
             raise NotImplementedError(f"\"{opname}_vml_cpu\" not implemented for 'Bool'")
         if input.array.dtype.kind in "iu":  # integers are already whole: a copy, as in PyTorch
-            return Tensor(input.array.copy())
+            return array_op("copy", input)
         return cls.apply(input)
 
     op.__name__ = opname
@@ -380,9 +381,7 @@ def _bitwise(name, ufunc):
                                       f"not implemented for '{a.dtype._legacy[:-6]}'")
         if "shift" in name and a.array.dtype == np.bool_:
             a, b = cast(a, np.dtype(np.int64)), cast(b, np.dtype(np.int64))
-        xp = array_module(a.array)
-        out = getattr(xp, ufunc)(a.array, b.array)
-        return Tensor(xp.asarray(out, dtype=a.array.dtype))
+        return array_op(lambda x, y: array_module(x).asarray(getattr(array_module(x), ufunc)(x, y), dtype=x.dtype), a, b)
 
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} of integer or bool tensors (the promoted integer dtype)."
@@ -400,7 +399,7 @@ def bitwise_not(input):
     """~input: bit flip of an integer tensor, logical not of a bool tensor."""
     if input.array.dtype.kind == "f":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
-    return Tensor(array_module(input.array).invert(input.array))
+    return array_op("invert", input)
 
 
 def _reflected(fn):
@@ -416,11 +415,15 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if isinstance(other, Tensor) and other.array.dtype != input.array.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
     a, b = binary_operands(input, other)
-    xp = array_module(a.array)
-    with np.errstate(invalid="ignore", over="ignore"):
-        if a.array.dtype.kind != "f":
-            return Tensor(xp.asarray(xp.abs(a.array.astype(np.float64) - b.array) <= atol + rtol * xp.abs(b.array.astype(np.float64))))
-        return Tensor(xp.asarray(xp.isclose(a.array, b.array, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+    def close(x, y):
+        xp = array_module(x)
+        with np.errstate(invalid="ignore", over="ignore"):
+            if x.dtype.kind != "f":
+                return xp.asarray(xp.abs(x.astype(np.float64) - y) <= atol + rtol * xp.abs(y.astype(np.float64)))
+            return xp.asarray(xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+    return array_op(close, a, b)
 
 
 

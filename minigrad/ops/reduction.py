@@ -9,6 +9,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
+from .array_op import array_op
 from ._util import broadcast_view, normalize_dim, normalize_dims, values_indices
 
 
@@ -306,11 +307,11 @@ def argmax(input, dim=None, keepdim=False):
     if input.array.size == 0 and (dim is None or input.array.shape[normalize_dim(dim, input.array.ndim)] == 0):
         raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
     if dim is None:
-        out = Tensor(np.int64(input.array.argmax()) if array_module(input.array) is np else input.array.argmax())
+        out = array_op(lambda a: np.int64(a.argmax()) if array_module(a) is np else a.argmax(), input)
         return out.reshape((1,) * input.array.ndim) if keepdim else out
     d = normalize_dim(dim, input.array.ndim)
-    out = input.array.argmax(axis=d)
-    return Tensor(array_module(out).expand_dims(out, d) if keepdim and input.array.ndim else out)
+    keep = keepdim and input.array.ndim
+    return array_op(lambda a: array_module(a).expand_dims(a.argmax(axis=d), d) if keep else a.argmax(axis=d), input)
 
 
 def argmin(input, dim=None, keepdim=False):
@@ -320,11 +321,11 @@ def argmin(input, dim=None, keepdim=False):
     if input.array.size == 0 and (dim is None or input.array.shape[normalize_dim(dim, input.array.ndim)] == 0):
         raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")
     if dim is None:
-        out = Tensor(np.int64(input.array.argmin()) if array_module(input.array) is np else input.array.argmin())
+        out = array_op(lambda a: np.int64(a.argmin()) if array_module(a) is np else a.argmin(), input)
         return out.reshape((1,) * input.array.ndim) if keepdim else out
     d = normalize_dim(dim, input.array.ndim)
-    out = input.array.argmin(axis=d)
-    return Tensor(array_module(out).expand_dims(out, d) if keepdim and input.array.ndim else out)
+    keep = keepdim and input.array.ndim
+    return array_op(lambda a: array_module(a).expand_dims(a.argmin(axis=d), d) if keep else a.argmin(axis=d), input)
 
 
 class Logsumexp(Function):
@@ -495,9 +496,12 @@ def log_softmax(input, dim=None, dtype=None):
 
 def _all_any(input, dim, keepdim, name):
     dims = normalize_dims(dim, input.array.ndim)
-    out = getattr(input.array, name)(axis=dims, keepdims=keepdim)
-    out = array_module(input.array).asarray(out)
-    return Tensor(out.astype(np.uint8) if input.array.dtype == np.uint8 else out)
+
+    def reduce(a):
+        out = array_module(a).asarray(getattr(a, name)(axis=dims, keepdims=keepdim))
+        return out.astype(np.uint8) if a.dtype == np.uint8 else out
+
+    return array_op(reduce, input)
 
 
 def all(input, dim=None, keepdim=False):

@@ -242,3 +242,74 @@ def test_cached_forward_equals_the_module_forward_bit_for_bit():
         assert np.array_equal(la.k[:, :, :7], lb.k[:, :, :7]) and np.array_equal(la.v[:, :, :7], lb.v[:, :, :7])
     with pytest.raises(ValueError, match="only fill an empty cache"):
         model._cached_forward(prompt.array, a)
+
+
+def test_a_compiled_cached_step_replays_on_each_cache_bit_for_bit():
+    """minigrad.compile of the model with a KV cache: the cache's append and the positions are ops,
+    so a replay extends the cache it is given, at its own length (nothing frozen at capture)."""
+    from gpt.model import KVCache
+
+    cfg = small_config(block_size=24)
+    minigrad.manual_seed(5)
+    model = GPT(cfg)
+    model.eval()
+    step = minigrad.compile(model)
+    rng = np.random.default_rng(0)
+    with minigrad.no_grad():
+        for trial in range(2):  # the second cache is a new object: the same program replays on it
+            prompt = minigrad.tensor(batch(cfg, B=2, T=3 + trial)[0])
+            a, b = KVCache(cfg.n_layer), KVCache(cfg.n_layer)
+            model(prompt, cache=a), model(prompt, cache=b)
+            for i in range(cfg.block_size - prompt.shape[1]):
+                tok = minigrad.tensor(rng.integers(0, cfg.vocab_size, (2, 1)))
+                fast = step(tok, cache=a)[0]
+                slow = model(tok, cache=b)[0]
+                assert np.array_equal(fast.array, slow.array), (trial, i)
+            assert a.length == b.length == cfg.block_size
+            for la, lb in zip(a.layers, b.layers):
+                assert np.array_equal(la.k[:, :, :a.length], lb.k[:, :, :b.length])
+                assert np.array_equal(la.v[:, :, :a.length], lb.v[:, :, :b.length])
+            with pytest.raises(ValueError, match="block size is only 24"):  # checked inside the replay too
+                step(tok, cache=a)
+        assert step._compiled.stats.captures == 1
+        c = KVCache(cfg.n_layer)
+        model(prompt, cache=c)
+        with pytest.raises(ValueError, match="only fill an empty cache"):
+            model(prompt, cache=c)
+
+
+@pytest.mark.parametrize("temperature,top_k", [(0, None), (1.0, None), (0.8, 5)])
+def test_compiled_generation_gives_the_same_tokens(temperature, top_k):
+    """generate(compile=True): the same tokens as the array path, through the cache's refills."""
+    cfg = small_config(block_size=16)
+    minigrad.manual_seed(2)
+    model = GPT(cfg)
+    prompt = minigrad.tensor(batch(cfg, B=2, T=3)[0])
+    for run in range(2):  # the second run replays what the first captured
+        minigrad.manual_seed(9 + run)
+        a = model.generate(prompt, 30, temperature=temperature, top_k=top_k)  # refills the cache twice
+        minigrad.manual_seed(9 + run)
+        b = model.generate(prompt, 30, temperature=temperature, top_k=top_k, compile=True)
+        assert a.tolist() == b.tolist()
+    stats = model._compiled_decode().stats
+    # the one-token step and the refill of block_size // 2 tokens: captured once each
+    assert (stats.captures, stats.eager_calls) == (2, 0) and stats.replays > 40
+
+
+def test_a_copy_of_a_model_compiles_its_own_generation_step():
+    import copy
+
+    cfg = small_config(block_size=16)
+    minigrad.manual_seed(2)
+    model = GPT(cfg)
+    prompt = minigrad.tensor([[1, 2, 3]])
+    model.generate(prompt, 5, compile=True)
+    twin = copy.deepcopy(model)
+    assert model._compiled_decode().stats.captures == 1 and twin._compiled_decode().stats.captures == 0
+    with minigrad.no_grad():
+        twin.lm_head.weight.mul_(2.0)  # (the twin's own parameters: a program of the original would miss this)
+    minigrad.manual_seed(9)
+    a = twin.generate(prompt, 20, compile=True)
+    minigrad.manual_seed(9)
+    b = twin.generate(prompt, 20)
+    assert a.tolist() == b.tolist()

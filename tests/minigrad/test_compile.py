@@ -224,6 +224,31 @@ def test_frozen_constants_closure_and_global_numbers_are_guarded():
 OFFSET = 0.0
 
 
+NO_GRADIENT_OPS = {  # ops whose result has no gradient: each must be recorded, not frozen at capture
+    "compare": lambda x: (x > 0) & (x < 1) | (x == x.max()),
+    "logical": lambda x: minigrad.logical_not((x > 0).logical_xor(x < -1)),
+    "isnan_isinf": lambda x: minigrad.isnan(x / x.abs().min()) | minigrad.isinf(x / 0.0) | minigrad.isfinite(x),
+    "integer_cast": lambda x: (x * 10).long() + (x > 0).int(),
+    "argmax": lambda x: x.argmax(dim=1) * 10 + x.argmin() + x.argmax(dim=0, keepdim=True).sum(),
+    "isclose_signbit": lambda x: minigrad.isclose(x, x.round(decimals=1), atol=0.05) ^ minigrad.signbit(x),
+    "mask_from_a_comparison": lambda x: x.masked_fill(x < x.mean(-1, keepdim=True), float("-inf")).softmax(-1),
+}
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+@pytest.mark.parametrize("op", sorted(NO_GRADIENT_OPS))
+def test_ops_without_a_gradient_are_replayed_on_new_data(op):
+    f = NO_GRADIENT_OPS[op]
+    g = minigrad.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RecompileWarning)  # nothing breaks the capture
+        for _ in range(4):  # the first call captures; each later one must follow its own input
+            x = _t(5, 7)
+            got, want = g(x), f(x)
+            assert got.dtype == want.dtype and np.array_equal(got.array, want.array)
+    assert (g.stats.captures, g.stats.replays) == (1, 3)
+
+
 def test_frozen_branch_on_a_python_argument_is_guarded():
     def f(x, flip):
         return -x if flip else x * 2

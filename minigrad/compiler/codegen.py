@@ -1,0 +1,142 @@
+"""A captured program as one Python function, written out as source (`program.code`).
+
+Replaying a list of step objects costs, per step, a method call, an argument plan walked in a loop
+and a store through a helper: about 2 us, as much as a small op's own arithmetic. Written out as
+straight-line code, with each step's constants bound as names and each slot an index into `env`,
+the same steps cost only what they run. torch.fx shows a traced graph the same way
+(`GraphModule.code`); print `program.code` to read what a replay does, step by step.
+
+The common steps (an op's forward, an op's backward with all its gradients) become a few lines
+each; every other step (fused chains, accumulations into `.grad`, library calls) is one call of
+its own `run`, so there is one definition of what each step does: `program.py`'s.
+"""
+import numpy as np
+
+from ..autograd.function import _ForwardOnlyContext, wrap_outputs
+from ..tensor import Tensor
+
+
+def as_tensor(v):
+    """A slot's value as the Tensor an op's forward or backward expects (a slot may hold an array)."""
+    return v if isinstance(v, Tensor) else Tensor(v)
+
+
+def store(env, slots, out):
+    """Several outputs into their slots (None: an output nobody reads)."""
+    for s, o in zip(slots, out):
+        if s is not None:
+            env[s] = o
+
+
+class _Writer:
+    def __init__(self):
+        self.lines = ["def replay(env, ctxs):"]
+        self.names = {"Tensor": Tensor, "ndarray": np.ndarray, "ForwardOnlyContext": _ForwardOnlyContext,
+                      "wrap_outputs": wrap_outputs, "as_tensor": as_tensor, "store": store}
+        self.tensor_slots = set()  # slots known to hold a Tensor (not an array) when read
+
+    def bind(self, name, value):
+        self.names[name] = value
+        return name
+
+    def line(self, text):
+        self.lines.append("    " + text)
+
+    def args(self, i, plan):
+        """The argument list of step i from its plan: constants by name, slots from env."""
+        template, fill, live = plan
+        from_slot, live = dict(fill), dict(live)
+        out = []
+        for j, value in enumerate(template):
+            if j in from_slot:
+                s = from_slot[j]
+                out.append(f"env[{s}]" if s in self.tensor_slots else f"as_tensor(env[{s}])")
+            elif j in live:
+                out.append(f"env[{live[j]}]")
+            elif value is None:
+                out.append("None")
+            else:
+                out.append(self.bind(f"c{i}_{j}", value))
+        return out
+
+    def store_forward(self, i, step, args):
+        """Wrap a forward's result as the eager `apply` would and put it in its slot(s)."""
+        slots = step.slots
+        if len(slots) == 1:
+            self.line(f"env[{slots[0]}] = Tensor(out) if type(out) is ndarray and ctx._dirty is None "
+                      f"else wrap_outputs(out, None, ({', '.join(args)},), ctx)")
+        else:  # several outputs: the usual, a tuple of new arrays, each wrapped as it is
+            arrays = " and ".join(f"type(out[{k}]) is ndarray" for k in range(len(slots)))
+            self.line(f"if type(out) is tuple and len(out) == {len(slots)} and ctx._dirty is None and {arrays}:")
+            for k, s in enumerate(slots):
+                if s is not None:
+                    self.line(f"    env[{s}] = Tensor(out[{k}])")
+            self.line("else:")
+            self.line(f"    store(env, {self.bind(f'slots{i}', slots)}, wrap_outputs(out, None, ({', '.join(args)},), ctx))")
+        self.tensor_slots.update(s for s in slots if s is not None)
+
+
+def generate(program, runs):
+    """(source, function) for `runs`, the program's (step, index, frees) in order; the function
+    takes (env, ctxs) and runs every step, freeing each slot after its last reader."""
+    from .fusion import Fused
+    from .program import Backward, Forward
+
+    w = _Writer()
+    w.tensor_slots.update(s for s in program.input_slots if s not in program.object_slots)
+    # with no backward in the program, no forward's ctx is read after its step: each step keeps one
+    # ctx from call to call instead of making one per call (what forwards set on it is small: shapes,
+    # the backend that ran; what they save goes nowhere, `save` being a no-op there)
+    w.reuse_ctx = not any(type(step) is Backward for step, _, _ in runs)
+    for step, i, frees in runs:
+        w.line(f"# {i}: {step!r}")
+        if type(step) is Forward and step.plan is not None and not (step.keeps_ctx and (
+                len(step.slots) != 1 or step.cls.saves_result)):
+            _forward(w, i, step)
+        elif type(step) is Backward and step.direct and step.plan is not None:
+            _backward(w, i, step, program.steps[step.fwd].cls)
+        else:  # the step's own replay
+            w.line(f"{w.bind(f'step{i}', step.run)}(env, ctxs, {i})")
+            if type(step) is Fused:
+                w.tensor_slots.add(step.slot)
+        for s in frees:
+            w.line(f"env[{s}] = None")
+    source = "\n".join(w.lines) + "\n"
+    namespace = dict(w.names)
+    exec(compile(source, "<minigrad.compile replay>", "exec"), namespace)
+    return source, namespace["replay"]
+
+
+def _forward(w, i, step):
+    args = w.args(i, step.plan)
+    fwd = w.bind(f"{step.cls.__name__}_forward{i}", step.cls.forward)
+    if step.keeps_ctx:  # a backward step reads this ctx: a light node (program.py's replay_node_class)
+        w.line(f"ctx = {w.bind(f'node{i}', step.node_cls)}(); ctx.__dict__.update({w.bind(f'node_attrs{i}', step.node_attrs)})")
+        w.line(f"out = {fwd}(ctx, {', '.join(args)})")
+        if step.after_apply:
+            w.line(f"ctx.__dict__.update({w.bind(f'after_apply{i}', dict(step.after_apply))})")
+        w.line(f"ctxs[{i}] = ctx")
+    elif w.reuse_ctx:
+        ctx = _ForwardOnlyContext()
+        ctx.needs_input_grad = (False,) * len(args)
+        w.line(f"ctx = {w.bind(f'ctx{i}', ctx)}")
+        w.line(f"out = {fwd}(ctx, {', '.join(args)})")
+    else:
+        w.line(f"ctx = ForwardOnlyContext(); ctx.needs_input_grad = {(False,) * len(args)!r}")
+        w.line(f"out = {fwd}(ctx, {', '.join(args)})")
+    w.store_forward(i, step, args)
+
+
+def _backward(w, i, step, forward_cls):
+    grads = w.args(i, step.plan)
+    node = f"ctxs[{step.fwd}]"
+    w.line(f"out = {w.bind(f'{forward_cls.__name__}_backward{i}', forward_cls.backward)}({node}, {', '.join(grads)})")
+    w.line("if not isinstance(out, tuple): out = (out,)")
+    if step.pick is not None:
+        w.line(f"if len(out) == {node}._n_args: out = [out[j] for j in {step.pick!r}]")
+    for k, s in enumerate(step.slots):
+        if s is not None:
+            w.line(f"env[{s}] = out[{k}] if len(out) > {k} else None")
+            w.tensor_slots.discard(s)
+    if step.frees_ctx:
+        w.line(f"{node} = None")
