@@ -1,5 +1,6 @@
-"""Generation benchmark: tokens/s for 500 new tokens with the KV cache, without it (nanoGPT's
-way: the whole context recomputed per token), and PyTorch nanoGPT's generate, on one model.
+"""Generation benchmark: tokens/s for 500 new tokens with the KV cache (its step on arrays, and
+compiled: `forward(idx, cache)` replayed by minigrad.compile), without it (nanoGPT's way: the whole
+context recomputed per token), and PyTorch nanoGPT's generate, on one model.
 
     python bench/generate_bench.py [--preset baby] [--new 500]
 """
@@ -37,9 +38,11 @@ def main():
     model.eval()
     prompt = minigrad.tensor([[0]])
     rows = {}
-    for name, use_cache in (("minigrad, KV cache", True), ("minigrad, recompute", False)):
-        model.generate(prompt, 8, use_cache=use_cache)  # warm-up
-        best = min(timed(lambda c=use_cache: model.generate(prompt, args.new, use_cache=c))[0]
+    for name, use_cache, compile in (("minigrad, KV cache", True, False), ("minigrad, KV cache, compiled", True, True),
+                                     ("minigrad, recompute", False, False)):
+        # warm-up (and, compiled, the captures: the one-token step and the cache's refill)
+        model.generate(prompt, p["block_size"] + 2, use_cache=use_cache, compile=compile)
+        best = min(timed(lambda c=use_cache, k=compile: model.generate(prompt, args.new, use_cache=c, compile=k))[0]
                    for _ in range(args.repeats))
         rows[name] = args.new / best
     try:
@@ -60,6 +63,7 @@ def main():
     for name, tps in rows.items():
         print(f"{name:<30} {tps:>10,.0f} tokens/s")
     print(f"KV cache speed-up over recomputation: {rows['minigrad, KV cache'] / rows['minigrad, recompute']:.1f}x")
+    print(f"compiled cached step vs the array step: {rows['minigrad, KV cache, compiled'] / rows['minigrad, KV cache']:.2f}x")
     if "PyTorch nanoGPT (recompute)" in rows:
         print(f"KV cache vs PyTorch nanoGPT generate: "
               f"{rows['minigrad, KV cache'] / rows['PyTorch nanoGPT (recompute)']:.1f}x")
