@@ -68,9 +68,11 @@ class CausalSelfAttention(nn.Module):
         """x: (B, T, C). `cache`, when generating, is a KVCache layer slot to read and extend."""
         B, T, C = x.shape
         hs = C // self.n_head
-        # (B, T, 3C) -> q, k, v each (B, nh, T, hs): heads become a batch dim for the attention matmuls
-        # (nanoGPT splits, then views and transposes each of the three: the same views in 3 ops, not 7)
-        q, k, v = self.c_attn(x).view(B, T, 3, self.n_head, hs).permute(2, 0, 3, 1, 4).unbind(0)
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        # (B, T, C) -> (B, nh, T, hs): heads become a batch dim for the attention matmuls
+        q = q.view(B, T, self.n_head, hs).transpose(1, 2)
+        k = k.view(B, T, self.n_head, hs).transpose(1, 2)
+        v = v.view(B, T, self.n_head, hs).transpose(1, 2)
         if cache is not None:
             k, v = cache.append(k, v)
         # a single new query attends to every cached key; a prompt (T > 1) fills an empty cache causally

@@ -85,8 +85,9 @@ def generate(program, runs):
     w = _Writer()
     w.tensor_slots.update(s for s in program.input_slots if s not in program.object_slots)
     # with no backward in the program, no forward's ctx is read after its step: each step keeps one
-    # ctx from call to call instead of making one per call (what forwards set on it is small: shapes,
-    # the backend that ran; what they save goes nowhere, `save` being a no-op there)
+    # ctx from call to call instead of making one per call. What a forward sets on it stays until the
+    # next call: shapes, the backend that ran, at most an index array (pooling's argmax); what it
+    # saves goes nowhere, `save` being a no-op there.
     w.reuse_ctx = not any(type(step) is Backward for step, _, _ in runs)
     for step, i, frees in runs:
         w.line(f"# {i}: {step!r}")

@@ -4,6 +4,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..device import device, to_device
 from ..dtypes import get_dtype
+from .array_op import array_op
 
 
 def _convert(data, dt, dev):
@@ -48,8 +49,6 @@ def to_copy(input, dtype=None, device=None, copy=False):
     if dt is None and dev is None and not copy:
         return input
     if dt is not None and dt.kind != "f":  # integer and bool results leave the graph
-        from .array_op import array_op
-
         return array_op(lambda a: _convert(a, dt, dev), input)
     return ToCopy.apply(input, dt, dev)
 
