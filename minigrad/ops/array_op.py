@@ -1,11 +1,18 @@
 """Ops without a gradient (comparisons, logical ops, isnan, integer casts, argmax) as one Function.
 
-They have nothing to record for autograd, but every op that reads a tensor's data and returns a
-tensor goes through `Function.apply` all the same: that is where minigrad.compile records an op.
-A result made outside an op would be taken by a capture for a constant, and replayed frozen.
+They have nothing to record for autograd, but inside a minigrad.compile capture every op that reads
+a tensor's data and returns a tensor must go through `Function.apply`, where the capture records
+ops: a result made outside an op would be taken for a constant, and replayed frozen. Outside a
+capture they skip `apply`, which would only build a node for a result with no gradient.
 """
+from ..autograd import recording
 from ..autograd.function import Function
 from ..device import array_module
+from ..tensor import Tensor
+
+
+def _run(fn, arrays):
+    return (getattr(array_module(arrays[0]), fn) if isinstance(fn, str) else fn)(*arrays)
 
 
 class ArrayOp(Function):
@@ -13,8 +20,7 @@ class ArrayOp(Function):
 
     @staticmethod
     def forward(ctx, fn, *tensors):
-        arrays = [t.array for t in tensors]
-        return (getattr(array_module(arrays[0]), fn) if isinstance(fn, str) else fn)(*arrays)
+        return _run(fn, [t.array for t in tensors])
 
     @staticmethod
     def backward(ctx, *grads):  # (not reached: the result is integer or bool, so nothing flows back)
@@ -23,4 +29,6 @@ class ArrayOp(Function):
 
 def array_op(fn, *tensors):
     """The tensor of `fn` applied to the tensors' arrays, with no gradient (see ArrayOp)."""
+    if recording.recorder is None:
+        return Tensor(_run(fn, [t.array for t in tensors]))
     return ArrayOp.apply(fn, *tensors)
