@@ -238,7 +238,10 @@ def _watch_local_peers(dist, every=0.25, grace=1.0):
             # this rank's main thread reach exit() meanwhile, which stops the watch: say nothing
             if dead and not stop.wait(grace):
                 r, pid = dead[0]
-                print(f"train.py: error: rank {r} (pid {pid}) died", file=sys.stderr, flush=True)
+                sys.stderr.flush()
+                # one write of the whole line: with PYTHONUNBUFFERED, print writes the text and its
+                # newline apart, and the launcher's banner on the same pipe could land in between
+                os.write(2, f"train.py: error: rank {r} (pid {pid}) died\n".encode())
                 os._exit(1)
 
     threading.Thread(target=watch, name="minigrad-peer-watch", daemon=True).start()

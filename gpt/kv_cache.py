@@ -10,13 +10,7 @@ from minigrad.device import array_module
 
 
 class KVCache:
-    """Keys and values of the positions seen so far, per layer: (B, nh, capacity, hs) buffers.
-
-    Generation then costs one position per new token instead of the whole context. The cache is
-    read and extended only by ops (`CacheAppend`, `CachePositions`), so a compiled call
-    (minigrad.compile) replays them on whichever cache it is given: the cache is a *live* argument
-    (`compile_guard`), not a constant of the captured program.
-    """
+    """Keys and values of the positions seen so far, per layer: (B, nh, capacity, hs) buffers."""
 
     def __init__(self, n_layer):
         self.layers = [_LayerCache(self, i) for i in range(n_layer)]
