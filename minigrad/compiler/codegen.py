@@ -21,18 +21,13 @@ def as_tensor(v):
     return v if isinstance(v, Tensor) else Tensor(v)
 
 
-def store(env, slots, out):
-    """Several outputs into their slots (None: an output nobody reads)."""
-    for s, o in zip(slots, out):
-        if s is not None:
-            env[s] = o
-
-
 class _Writer:
     def __init__(self):
         self.lines = ["def replay(env, ctxs):"]
+        from .program import _store  # (program.py imports this module)
+
         self.names = {"Tensor": Tensor, "ndarray": np.ndarray, "ForwardOnlyContext": _ForwardOnlyContext,
-                      "wrap_outputs": wrap_outputs, "as_tensor": as_tensor, "store": store}
+                      "wrap_outputs": wrap_outputs, "as_tensor": as_tensor, "store": _store}
         self.tensor_slots = set()  # slots known to hold a Tensor (not an array) when read
 
     def bind(self, name, value):
