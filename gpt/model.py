@@ -68,11 +68,8 @@ class CausalSelfAttention(nn.Module):
         """x: (B, T, C). `cache`, when generating, is a KVCache layer slot to read and extend."""
         B, T, C = x.shape
         hs = C // self.n_head
-        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
-        # (B, T, C) -> (B, nh, T, hs): heads become a batch dim for the attention matmuls
-        q = q.view(B, T, self.n_head, hs).transpose(1, 2)
-        k = k.view(B, T, self.n_head, hs).transpose(1, 2)
-        v = v.view(B, T, self.n_head, hs).transpose(1, 2)
+        # (B, T, 3C) -> q, k, v each (B, nh, T, hs): heads become a batch dim for the attention matmuls
+        q, k, v = self.c_attn(x).view(B, T, 3, self.n_head, hs).permute(2, 0, 3, 1, 4).unbind(0)
         if cache is not None:
             k, v = cache.append(k, v)
         # a single new query attends to every cached key; a prompt (T > 1) fills an empty cache causally

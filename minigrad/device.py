@@ -74,6 +74,17 @@ CPU = device("cpu")
 _CUDA = device("cuda")
 
 
+def one_to_one(a):
+    """True when no two elements of the view `a` share memory: its axes, by increasing stride, each
+    step over the whole extent of the ones before (a sufficient test)."""
+    extent = a.itemsize
+    for stride, n in sorted([(abs(st), n) for st, n in zip(a.strides, a.shape) if n > 1]):
+        if stride < extent:
+            return False
+        extent = stride * n
+    return True
+
+
 def array_module(x):
     """numpy or cupy, whichever owns array `x`."""
     if isinstance(x, np.ndarray) or _cupy is None:

@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from ..device import array_module
+from ..device import array_module, one_to_one
 from ..random import generator
 
 
@@ -158,7 +158,7 @@ def grads_like(q, k, v, batch, dtype):
     if (type(base) is np.ndarray and k.base is base and v.base is base and base.dtype == dtype
             and base.flags.c_contiguous and q.shape[:-2] == k.shape[:-2] == v.shape[:-2] == batch
             and q.size + k.size + v.size == base.size  # nothing else in it: no memory wasted on a larger array
-            and all(_one_to_one(a) for a in (q, k, v))  # no stride-0 (expanded) or self-overlapping view
+            and all(one_to_one(a) for a in (q, k, v))  # no stride-0 (expanded) or self-overlapping view
             and not (_overlap(q, k) or _overlap(k, v) or _overlap(q, v))):  # q = k = v: three separate gradients
         flat = np.empty(base.size, dtype=dtype)
         start = base.__array_interface__["data"][0]
@@ -166,17 +166,6 @@ def grads_like(q, k, v, batch, dtype):
                            strides=a.strides) for a in (q, k, v)]
     xp = xp_of(q)
     return [xp.empty(batch + a.shape[-2:], dtype) for a in (q, k, v)]
-
-
-def _one_to_one(a):
-    """True when no two elements of the view `a` share memory: its axes, by increasing stride, each
-    step over the whole extent of the ones before (a sufficient test)."""
-    extent = a.itemsize
-    for stride, n in sorted([(abs(st), n) for st, n in zip(a.strides, a.shape) if n > 1]):
-        if stride < extent:
-            return False
-        extent = stride * n
-    return True
 
 
 def _overlap(a, b):
@@ -190,6 +179,15 @@ def empty_in_order_of(ref, shape, dtype):
     """An empty array of `shape` (as many dims as `ref`) whose memory is ordered like `ref`'s:
     dims with larger strides outer, an expanded (stride-0) dim outermost, as PyTorch orders them."""
     dims, strides = ref.shape, ref.strides
+    key = float("inf")
+    for d in range(len(dims)):  # the common case first: the dims already in that order
+        if dims[d] > 1:
+            k = abs(strides[d]) if strides[d] else float("inf")
+            if k > key:
+                break
+            key = k
+    else:
+        return xp_of(ref).empty(shape, dtype)
     big = [d for d in range(len(dims)) if dims[d] > 1]  # size-1 dims stay where they are
     order = list(range(len(dims)))
     for at, d in zip(big, sorted(big, key=lambda d: -abs(strides[d]) if strides[d] else float("-inf"))):

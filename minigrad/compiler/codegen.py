@@ -29,6 +29,7 @@ class _Writer:
         self.names = {"Tensor": Tensor, "ndarray": np.ndarray, "ForwardOnlyContext": _ForwardOnlyContext,
                       "wrap_outputs": wrap_outputs, "as_tensor": as_tensor, "store": _store}
         self.tensor_slots = set()  # slots known to hold a Tensor (not an array) when read
+        self.shells = {}  # slot -> the Tensor it is stored in at each call (see `generate`)
 
     def bind(self, name, value):
         self.names[name] = value
@@ -57,14 +58,22 @@ class _Writer:
     def store_forward(self, i, step, args):
         """Wrap a forward's result as the eager `apply` would and put it in its slot(s)."""
         slots = step.slots
-        if len(slots) == 1:
+        if len(slots) == 1 and slots[0] in self.shells:
+            s = slots[0]
+            self.line("if type(out) is ndarray and ctx._dirty is None:")
+            self.line(f"    t = {self.bind(f'shell{s}', self.shells[s])}; t.array = out; env[{s}] = t")
+            self.line("else:")
+            self.line(f"    env[{s}] = wrap_outputs(out, None, ({', '.join(args)},), ctx)")
+        elif len(slots) == 1:
             self.line(f"env[{slots[0]}] = Tensor(out) if type(out) is ndarray and ctx._dirty is None "
                       f"else wrap_outputs(out, None, ({', '.join(args)},), ctx)")
         else:  # several outputs: the usual, a tuple of new arrays, each wrapped as it is
             arrays = " and ".join(f"type(out[{k}]) is ndarray" for k in range(len(slots)))
             self.line(f"if type(out) is tuple and len(out) == {len(slots)} and ctx._dirty is None and {arrays}:")
             for k, s in enumerate(slots):
-                if s is not None:
+                if s in self.shells:
+                    self.line(f"    t = {self.bind(f'shell{s}', self.shells[s])}; t.array = out[{k}]; env[{s}] = t")
+                elif s is not None:
                     self.line(f"    env[{s}] = Tensor(out[{k}])")
             self.line("else:")
             self.line(f"    store(env, {self.bind(f'slots{i}', slots)}, wrap_outputs(out, None, ({', '.join(args)},), ctx))")
@@ -75,7 +84,7 @@ def generate(program, runs):
     """(source, function) for `runs`, the program's (step, index, frees) in order; the function
     takes (env, ctxs) and runs every step, freeing each slot after its last reader."""
     from .fusion import Fused
-    from .program import Backward, Forward
+    from .program import Backward, Forward, _step_reads
 
     w = _Writer()
     w.tensor_slots.update(s for s in program.input_slots if s not in program.object_slots)
@@ -84,10 +93,25 @@ def generate(program, runs):
     # next call: shapes, the backend that ran, at most an index array (pooling's argmax); what it
     # saves goes nowhere, `save` being a no-op there.
     w.reuse_ctx = not any(type(step) is Backward for step, _, _ in runs)
+    inline = {i for step, i, _ in runs if type(step) is Forward and step.plan is not None and not (
+        step.keeps_ctx and (len(step.slots) != 1 or step.cls.saves_result))}
+    if w.reuse_ctx:
+        # in an inference program, a slot only inline forwards read (no backward, no library call
+        # keeps it) is stored in one Tensor of its own, its array replaced at each call: no Tensor
+        # made per op. The caller's results are new Tensors all the same (build_result).
+        readers = {}
+        for step, i, _ in runs:
+            for s in _step_reads(step):
+                readers.setdefault(s, set()).add(i)
+        keep = set(program.input_slots)
+        for step, i, _ in runs:
+            if i in inline:
+                for s in step.slots:
+                    if s is not None and s not in keep and readers.get(s, set()) <= inline:
+                        w.shells[s] = Tensor(np.empty(0))
     for step, i, frees in runs:
         w.line(f"# {i}: {step!r}")
-        if type(step) is Forward and step.plan is not None and not (step.keeps_ctx and (
-                len(step.slots) != 1 or step.cls.saves_result)):
+        if i in inline:
             _forward(w, i, step)
         elif type(step) is Backward and step.direct and step.plan is not None:
             _backward(w, i, step, program.steps[step.fwd].cls)
@@ -95,8 +119,8 @@ def generate(program, runs):
             w.line(f"{w.bind(f'step{i}', step.run)}(env, ctxs, {i})")
             if type(step) is Fused:
                 w.tensor_slots.add(step.slot)
-        for s in frees:
-            w.line(f"env[{s}] = None")
+        for s in frees:  # (a shell lets go of its array too: memory as eager frees it)
+            w.line(f"env[{s}] = {w.bind(f'shell{s}', w.shells[s])}.array = None" if s in w.shells else f"env[{s}] = None")
     source = "\n".join(w.lines) + "\n"
     namespace = dict(w.names)
     exec(compile(source, "<minigrad.compile replay>", "exec"), namespace)

@@ -26,13 +26,19 @@ def flatten(obj, leaves):
     """The leaves of a structure of lists, tuples and dicts (what tensors a call was given)."""
     if isinstance(obj, (list, tuple)):
         for x in obj:
-            flatten(x, leaves)
+            if isinstance(x, _CONTAINERS):
+                flatten(x, leaves)
+            else:  # (a leaf without a call: this runs for every argument of every compiled call)
+                leaves.append(x)
     elif isinstance(obj, dict):
         for k in obj:
             flatten(obj[k], leaves)
     else:
         leaves.append(obj)
     return leaves
+
+
+_CONTAINERS = (list, tuple, dict)
 
 
 def is_live(obj):
@@ -113,12 +119,16 @@ def call_key(fn, args, kwargs, extra_modules=()):
     arrays = {}  # id of an input's memory -> its position, for aliasing inputs
     inputs = []
     for i, v in enumerate(leaves):
-        label = f"argument {i}"
+        label = _ARGUMENT[i] if i < len(_ARGUMENT) else f"argument {i}"
         if isinstance(v, Tensor):
             base = v.array.base if v.array.base is not None else v.array
             alias = arrays.setdefault(id(base), i)
             key.append((label, _tensor_guard(v) + (alias,)))
             inputs.append(v)
+            continue
+        sc = _scalar_or_none(v)  # (before is_live: a number has no compile_guard to look up)
+        if sc is not None:
+            key.append((label, sc))
         elif isinstance(v, np.ndarray) or hasattr(v, "__cuda_array_interface__"):
             raise Unsupported(f"argument {i} is an array: pass a Tensor (minigrad.tensor(x)), so that its data is an "
                               "input of the compiled program rather than a constant")
@@ -126,14 +136,10 @@ def call_key(fn, args, kwargs, extra_modules=()):
             key.append((label, ("live", type(v).__name__, v.compile_guard())))
             inputs.append(v)
         else:
-            sc = _scalar_or_none(v)
-            if sc is not None:
-                key.append((label, sc))
-            else:
-                key.append((label, ("object", type(v).__name__, id(v))))
-                objects.append(v)
-                if is_module(v):
-                    modules.append(v)
+            key.append((label, ("object", type(v).__name__, id(v))))
+            objects.append(v)
+            if is_module(v):
+                modules.append(v)
     # what the function reads besides its arguments: closure cells and the globals it names
     target = getattr(fn, "__func__", fn)
     owner = getattr(fn, "__self__", None)
@@ -141,17 +147,18 @@ def call_key(fn, args, kwargs, extra_modules=()):
         modules.append(owner)
     code = getattr(target, "__code__", None)
     if code is not None:
-        cells = zip(code.co_freevars, target.__closure__ or ())
-        for name, cell in cells:
-            try:
-                v = cell.cell_contents
-            except ValueError:  # an empty cell
-                continue
-            _free_value(key, modules, f"closure variable {name!r}", v)
+        if target.__closure__:
+            for name, cell in zip(code.co_freevars, target.__closure__):
+                try:
+                    v = cell.cell_contents
+                except ValueError:  # an empty cell
+                    continue
+                _free_value(key, modules, f"closure variable {name!r}", v)
         g = target.__globals__
-        for name in code.co_names:
-            if name in g:
-                _free_value(key, modules, f"global {name!r}", g[name])
+        for name, label in _global_labels(code):
+            v = g.get(name, _MISSING)
+            if v is not _MISSING:
+                _free_value(key, modules, label, v)
     seen = set()
     for m in modules:
         if id(m) not in seen:
@@ -159,6 +166,20 @@ def call_key(fn, args, kwargs, extra_modules=()):
             key.append((f"module {type(m).__name__}", _module_state(m)))
             objects.append(m)
     return tuple(key), objects, inputs
+
+
+_ARGUMENT = [f"argument {i}" for i in range(32)]  # (labels made once: a key is built at every call)
+_MISSING = object()
+_labels = {}  # code object -> ((name, label) for each global name it reads)
+
+
+def _global_labels(code):
+    labels = _labels.get(code)
+    if labels is None:
+        if len(_labels) > 4096:
+            _labels.clear()
+        labels = _labels[code] = tuple((name, f"global {name!r}") for name in code.co_names)
+    return labels
 
 
 def _free_value(key, modules, label, v):

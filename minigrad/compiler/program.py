@@ -17,6 +17,8 @@ numbers dropout draws) are equal bit for bit; what they skip is the bookkeeping 
 Module calls, no backward graph built, no engine queue, no argument checks of the functional
 layer.
 """
+import operator
+
 import numpy as np
 
 from ..autograd.engine import accumulate_into_leaf
@@ -271,6 +273,9 @@ class Call:
         return f"call {getattr(self.fn, '__qualname__', self.fn)}"
 
 
+_ARRAY, _REQUIRES_GRAD = operator.attrgetter("array"), operator.attrgetter("requires_grad")
+
+
 class Program:
     """The steps of one captured call, with where its inputs go and where its outputs come from."""
 
@@ -281,6 +286,8 @@ class Program:
         self.externals = externals  # [(tensor, shape, dtype, requires_grad, hooked)] the program reads live
         self._external_tensors = [t for t, *_ in externals]
         self._as_captured = [(shape, dtype, rg) for _, shape, dtype, rg, _ in externals]
+        self._arrays = [t.array for t in self._external_tensors]  # check's fast path: the same arrays
+        self._rgs = [rg for _, _, _, rg, _ in externals]
         self._accumulated_into = [t for t, *_, hooked in externals if hooked]
         self.key = key
         _plan_frees(self)
@@ -300,9 +307,16 @@ class Program:
 
     def check(self):
         """Why an outside tensor no longer matches what the capture saw (None: it matches)."""
-        if [(t.array.shape, t.array.dtype, t.requires_grad) for t in self._external_tensors] == self._as_captured \
+        ext = self._external_tensors
+        # the usual answer, in C loops: each tensor still holds the array it held when last checked
+        # (updated in place, as an optimizer does), with the same requires_grad, and no new hook
+        if all(map(operator.is_, map(_ARRAY, ext), self._arrays)) and list(map(_REQUIRES_GRAD, ext)) == self._rgs \
                 and not any(t._hooks or t._post_accumulate_grad_hooks for t in self._accumulated_into):
-            return None  # (the usual answer, in one pass)
+            return None
+        if [(t.array.shape, t.array.dtype, t.requires_grad) for t in ext] == self._as_captured \
+                and not any(t._hooks or t._post_accumulate_grad_hooks for t in self._accumulated_into):
+            self._arrays = [t.array for t in ext]  # (another array of the same kind: `p.data = ...`)
+            return None
         for t, shape, dtype, requires_grad, hooked in self.externals:
             a = t.array
             if a.shape != shape or a.dtype != dtype or t.requires_grad != requires_grad:

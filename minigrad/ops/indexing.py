@@ -528,11 +528,12 @@ class Multinomial(Function):
     def forward(ctx, input, num_samples, replacement, generator):
         xp = array_module(input.array)
         p = input.array
-        if bool((p < 0).any()) or not bool(xp.isfinite(p).all()):
-            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
         rows = p.reshape(-1, p.shape[-1]).astype(np.float64)
         sums = rows.sum(axis=1, keepdims=True)
-        if bool((sums <= 0).any()):
+        # (a NaN fails both comparisons; an inf, or float64's overflow, makes its row's sum inf)
+        if p.size and not (bool(p.min() >= 0) and bool(sums.max() < np.inf)):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if sums.size and not bool(sums.min() > 0):
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         rng = generator or _random.generator(xp)
         rows = rows / sums
@@ -551,7 +552,7 @@ class Multinomial(Function):
             with np.errstate(divide="ignore"):
                 keys = xp.log(rows) + gumbel
             out = xp.argsort(-keys, axis=1)[:, :num_samples]
-        return out.astype(np.int64).reshape(p.shape[:-1] + (num_samples,))
+        return out.astype(np.int64, copy=False).reshape(p.shape[:-1] + (num_samples,))
 
 
 def multinomial(input, num_samples, replacement=False, generator=None):

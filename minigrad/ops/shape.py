@@ -11,7 +11,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..dtypes import result_type
-from ..device import array_module
+from ..device import array_module, one_to_one
 from ..tensor import Tensor
 from ._util import broadcast_view, cast, normalize_dim, sum_to
 
@@ -433,33 +433,44 @@ class Split(Function):
         return cat(list(grads), ctx.dim), None, None
 
 
-def _joined_view(arrays, dim):
-    """The array that the numpy views `arrays` already form side by side along `dim` in one buffer,
-    as a view, or None. Gradients computed into one buffer (attention writes q, k and v's side by
-    side, laid out as the fused projection's output they came from) then need no concatenation."""
+def _joined_view(arrays, dim, new_axis=False):
+    """The array that the numpy views `arrays` already form in one buffer, as a view, or None: side
+    by side along `dim` (what cat would make), or, with `new_axis`, evenly spaced along a new axis
+    `dim` (what stack would make). Gradients computed into one buffer (attention writes q, k and v's
+    side by side, laid out as the fused projection's output they came from) then need no copy."""
     first = arrays[0]
     base = first.base
-    if (type(first) is not np.ndarray or type(base) is not np.ndarray or first.ndim == 0
-            or not base.flags.c_contiguous):
+    if (type(first) is not np.ndarray or type(base) is not np.ndarray or (first.ndim == 0 and not new_axis)
+            or not base.flags.c_contiguous or (new_axis and len(arrays) < 2)):
         return None
-    dim %= first.ndim
-    step = first.strides[dim]
     origin = base.__array_interface__["data"][0]
     offset = first.__array_interface__["data"][0] - origin
+    if new_axis:  # one piece after another, `step` bytes apart
+        dim %= first.ndim + 1
+        step = arrays[1].__array_interface__["data"][0] - origin - offset
+        shape, strides = first.shape[:dim] + (len(arrays),) + first.shape[dim:], \
+            first.strides[:dim] + (step,) + first.strides[dim:]
+    else:
+        dim %= first.ndim
+        step = first.strides[dim]
+        strides = first.strides
     n = 0
     for a in arrays:
-        if (type(a) is not np.ndarray or a.base is not base or a.dtype != first.dtype
-                or a.strides != first.strides or a.shape[:dim] != first.shape[:dim]
-                or a.shape[dim + 1:] != first.shape[dim + 1:]
+        if (type(a) is not np.ndarray or a.base is not base or a.dtype != first.dtype or a.strides != first.strides
+                or (a.shape != first.shape if new_axis else
+                    a.shape[:dim] != first.shape[:dim] or a.shape[dim + 1:] != first.shape[dim + 1:])
                 or a.__array_interface__["data"][0] - origin != offset + n * step):
             return None
-        n += a.shape[dim]
-    shape = first.shape[:dim] + (n,) + first.shape[dim + 1:]
+        n += 1 if new_axis else a.shape[dim]
+    if not new_axis:
+        shape = first.shape[:dim] + (n,) + first.shape[dim + 1:]
     # a view of the base (as_strided does the same through more layers); the base's buffer bounds it
     try:
-        return np.ndarray(shape, first.dtype, buffer=base, offset=offset, strides=first.strides)
+        joined = np.ndarray(shape, first.dtype, buffer=base, offset=offset, strides=strides)
     except (TypeError, ValueError):  # reaching outside the base (negative strides, say): concatenate
         return None
+    # (stacked pieces that overlap each other would be one memory seen twice: stack copies them apart)
+    return joined if not new_axis or one_to_one(joined) else None
 
 
 class SplitEqual(Split):
@@ -504,10 +515,15 @@ class Unbind(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        return tuple(a.array[(slice(None),) * dim + (i,)] for i in range(a.array.shape[dim]))
+        # iterating an array yields its views along axis 0 (in C: a per-slice index costs more)
+        return tuple(a.array if dim == 0 else array_module(a.array).moveaxis(a.array, dim, 0))
 
     @staticmethod
     def backward(ctx, *grads):  # stack the pieces' gradients (zeros for unused pieces)
+        if not builtins.any(g.requires_grad for g in grads):
+            joined = _joined_view([g.array for g in grads], ctx.dim, new_axis=True)
+            if joined is not None:
+                return Tensor(joined), None
         return stack(list(grads), ctx.dim), None
 
 

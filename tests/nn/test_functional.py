@@ -677,7 +677,7 @@ def test_attention_with_expanded_key_value_heads_of_a_fused_projection(torch):
 
 
 def test_one_to_one_views():
-    from minigrad.backends.arrays import _one_to_one
+    from minigrad.device import one_to_one as _one_to_one
 
     a = np.zeros((2, 6, 36))
     q = a[:, :, 12:24].reshape(2, 6, 3, 4).transpose(0, 2, 1, 3)  # a head view of a fused projection
@@ -713,6 +713,28 @@ def test_split_backward_joins_side_by_side_gradients_as_a_view_else_concatenates
     a, b, c = x.split(4, dim=1)
     (a * 1.0 + c * 3.0).sum().backward()
     np.testing.assert_array_equal(x.grad.array, np.repeat([[1.0, 0.0, 3.0]], 4, axis=1).repeat(2, axis=0).reshape(2, 12))
+
+
+def test_unbind_backward_stacks_evenly_spaced_gradients_as_a_view_else_copies():
+    from minigrad.ops.shape import _joined_view
+
+    buf = np.arange(60.0).reshape(2, 5, 3, 2)
+    pieces = [buf[:, :, i] for i in range(3)]  # (2, 5, 2) each, one buffer, evenly spaced
+    joined = _joined_view(pieces, 2, new_axis=True)
+    assert joined is not None and np.shares_memory(joined, buf)
+    np.testing.assert_array_equal(joined, buf)
+    np.testing.assert_array_equal(_joined_view(pieces, 0, new_axis=True), np.stack(pieces))
+    assert _joined_view([buf[:, :, 0], buf[:, :, 2], buf[:, :, 1]], 2, new_axis=True) is None  # out of order
+    assert _joined_view([buf[:, :, 0], buf[:, :, 0]], 2, new_axis=True) is None  # one memory twice
+    flat = buf.reshape(-1)
+    assert _joined_view([flat[0:4], flat[2:6]], 0, new_axis=True) is None  # overlapping pieces
+    assert _joined_view([buf[:, :, 0]], 2, new_axis=True) is None  # one piece: stack copies
+    # through the graph (nanoGPT's heads as in gpt/model.py): the same gradient either way
+    x = rand(2, 4, 3 * 6)
+    q, k, v = x.view(2, 4, 3, 2, 3).permute(2, 0, 3, 1, 4).unbind(0)
+    (q * 1.0 + v * 3.0).sum().backward()
+    want = np.concatenate([np.ones((2, 4, 6)), np.zeros((2, 4, 6)), np.full((2, 4, 6), 3.0)], axis=2)
+    np.testing.assert_array_equal(x.grad.array, want)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -72,12 +72,16 @@ def _fused_gemm(ok, *arrays):
     if not ok:
         return None
     a0 = arrays[0]
+    if type(a0) is not np.ndarray or a0.ndim != 4:
+        return None
+    dtype, it, (B, H, _, _) = a0.dtype, a0.itemsize, a0.shape
     for a in arrays:
-        if (type(a) is not np.ndarray or a.ndim != 4 or a.dtype != a0.dtype or a.shape[:2] != a0.shape[:2]
-                or min(a.shape) == 0 or a.strides[-1] != a.itemsize or a.strides[-2] % a.itemsize
-                or a.strides[-2] < a.shape[-1] * a.itemsize):
+        if type(a) is not np.ndarray or a.ndim != 4 or a.dtype != dtype:
             return None
-    return blas.gemm_address(a0.dtype)
+        (b, h, r, c), (_, _, row, col) = a.shape, a.strides
+        if b != B or h != H or not r or not c or not B or not H or col != it or row % it or row < c * it:
+            return None
+    return blas.gemm_address(dtype)
 
 
 def _keeps_probabilities(L, S, E, Ev):

@@ -76,7 +76,8 @@ class _OneBlasThread:
             with self.lock:
                 if self.depth == 0:
                     self.before = blas_threads_now()
-                    setter(1)
+                    if self.before != 1:  # (tune_process leaves it at 1: then nothing to set, or to set back)
+                        setter(1)
                 self.depth += 1
 
     def __exit__(self, *exc):
@@ -84,7 +85,7 @@ class _OneBlasThread:
         if setter is not None:
             with self.lock:
                 self.depth -= 1
-                if self.depth == 0:
+                if self.depth == 0 and self.before != 1:
                     setter(self.before)
 
 
