@@ -199,56 +199,6 @@ class GPT(nn.Module):
         # inference: only the last position's logits are needed (a slice keeps the time dim, as a view)
         return self.lm_head(x[:, -1:, :]), None
 
-    def _decode_weights(self):
-        """The weights `_cached_forward` reads, as arrays, looked up once per generation rather than
-        per token: (wte, wpe, per block (ln_1, c_attn, attn.c_proj, ln_2, c_fc, mlp.c_proj), ln_f,
-        lm_head), linear layers as (weight, bias), layer norms as (weight, bias, eps)."""
-        tr = self.transformer
-
-        def arr(p):
-            return None if p is None else p.array
-
-        def lin(m):
-            return arr(m.weight), arr(m.bias)
-
-        def ln(m):
-            return arr(m.weight), arr(m.bias), m.eps
-
-        blocks = [(ln(b.ln_1), lin(b.attn.c_attn), lin(b.attn.c_proj), ln(b.ln_2), lin(b.mlp.c_fc), lin(b.mlp.c_proj))
-                  for b in tr.h]
-        return tr.wte.weight.array, tr.wpe.weight.array, blocks, ln(tr.ln_f), lin(self.lm_head)
-
-    def _cached_forward(self, idx, cache, weights=None):
-        """Logits (B, V) of the last position of idx (a (B, T) int64 array), extending `cache`.
-
-        T = 1 is one generation step; T > 1 fills an empty cache with a prompt (causal attention).
-        The same model and the same ops as `forward`, through nn.functional's array forms (the ops'
-        forwards on raw arrays): a generated token is ~100 small ops, and the Tensor, graph-mode and
-        Module bookkeeping around each would cost more than the arithmetic.
-        Equal to `forward(idx, cache=cache)`'s last logits, bit for bit (tested).
-        """
-        cfg = self.config
-        B, T = idx.shape
-        C, nh = cfg.n_embd, cfg.n_head
-        hs = C // nh
-        start = cache.length
-        if T > 1 and start:
-            raise ValueError("a prompt of several tokens can only fill an empty cache")
-        wte, wpe, blocks, (lnf_w, lnf_b, lnf_eps), (head_w, head_b) = weights or self._decode_weights()
-        approximate = GELU_APPROXIMATE[cfg.activation]
-        x = wte[idx] + wpe[start:start + T]  # (B, T, C)
-        scale = 1.0 / math.sqrt(hs)
-        for (ln_1, c_attn, attn_proj, ln_2, c_fc, mlp_proj), layer_cache in zip(blocks, cache.layers):
-            h = F.layer_norm_arrays(x, ln_1[0], ln_1[1], C, ln_1[2])
-            qkv = F.linear_arrays(h, *c_attn).reshape(B, T, 3, nh, hs)
-            q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))  # (B, nh, T, hs) views
-            k, v = layer_cache.append_arrays(k, v)
-            y = F.attention_arrays(q, k, v, T > 1, scale)
-            x = x + F.linear_arrays(y.transpose(0, 2, 1, 3).reshape(B, T, C), *attn_proj)
-            h = F.layer_norm_arrays(x, ln_2[0], ln_2[1], C, ln_2[2])
-            x = x + F.linear_arrays(F.gelu_arrays(F.linear_arrays(h, *c_fc), approximate), *mlp_proj)
-        return F.linear_arrays(F.layer_norm_arrays(x[:, -1], lnf_w, lnf_b, C, lnf_eps), head_w, head_b)
-
     @classmethod
     def from_pretrained(cls, name_or_path, override_args=None):
         """OpenAI's GPT-2 ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", found in a local cache) or
@@ -298,7 +248,7 @@ class GPT(nn.Module):
 
     @minigrad.no_grad()
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, stop_token=None, use_cache=True,
-                 compile=False):
+                 compile=True):
         """Continue idx (B, T) by `max_new_tokens` tokens; returns (B, T + new) int64.
 
         temperature 0 is greedy; top_k keeps the k most likely tokens; generation stops early once
@@ -313,7 +263,7 @@ class GPT(nn.Module):
 
     @minigrad.no_grad()
     def generate_tokens(self, idx, max_new_tokens, temperature=1.0, top_k=None, stop_token=None, use_cache=True,
-                        compile=False):
+                        compile=True):
         """Yield new tokens one step at a time, each (B, 1) int64 (for streaming to a terminal).
 
         With the cache, each step runs the model on one position. While the sequence fits in
@@ -323,10 +273,10 @@ class GPT(nn.Module):
         rebuild costs O(1) per token amortised; the uncached path instead slides its window by one
         token per step.
 
-        compile=True (sample.py --compile=True) runs each cached step, `forward(idx, cache)` and the
-        sampling, through minigrad.compile: captured once per model, replayed after. Off by default:
-        a replay still runs each op's Python, and `_cached_forward`'s arrays are faster at this size
-        (docs/compile.md).
+        Each cached step is the model's own `forward(idx, cache)` and the sampling (`_decode`), run
+        through minigrad.compile: captured once per model, then replayed, which skips the per-op
+        bookkeeping a one-token step would otherwise spend most of its time on (docs/compile.md).
+        compile=False runs every step eagerly: the same tokens, slower.
         """
         if not isinstance(idx, minigrad.Tensor):
             idx = minigrad.tensor(np.asarray(idx), dtype=minigrad.int64)
@@ -346,8 +296,7 @@ class GPT(nn.Module):
         self.eval()
         try:
             cache = KVCache(self.config.n_layer) if use_cache else None
-            weights = self._decode_weights() if use_cache and not compile else None
-            decode = self._compiled_decode() if use_cache and compile else None
+            decode = self._compiled_decode() if use_cache and compile else self._decode
             done = np.zeros(B, dtype=bool)
             pending = None  # the token not yet fed to the cached model
             for _ in range(max_new_tokens):
@@ -359,12 +308,10 @@ class GPT(nn.Module):
                         cache.reset()  # (re)fill the cache with the prompt, or the recent tokens once it is full
                         keep = bs // 2 if n > bs else bs
                         pending = seq[:, max(0, n - keep):n]
-                    if decode is None:
-                        tok = self._sample(Tensor(self._cached_forward(pending, cache, weights)), temperature, top_k)
-                    elif refill and n == idx.shape[1]:  # the prompt: eagerly (prompts differ in length)
-                        tok = self._decode(Tensor(pending), cache, temperature, top_k)
-                    else:
-                        tok = decode(Tensor(pending), cache, temperature, top_k)
+                    # replayed: one token a step and the refills of block_size // 2 tokens (two shapes,
+                    # each captured once); a prompt of several tokens runs eagerly (prompts differ in length)
+                    step = self._decode if refill and n == idx.shape[1] and pending.shape[1] > 1 else decode
+                    tok = step(Tensor(pending), cache, temperature, top_k)
                 seq[:, n] = tok.array[:, 0]
                 pending = seq[:, n:n + 1]
                 n += 1
@@ -378,7 +325,7 @@ class GPT(nn.Module):
 
     def _decode(self, idx, cache, temperature, top_k):
         """The next token (B, 1) after idx (B, T), extending `cache` (a KVCache or None): the model's
-        forward and the sampling, the step `generate(compile=True)` captures."""
+        forward and the sampling, the step generation captures and replays."""
         logits, _ = self(idx, cache=cache)
         return self._sample(logits[:, -1, :], temperature, top_k)
 

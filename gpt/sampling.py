@@ -55,9 +55,10 @@ def build_parser():
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where to run")
     p.add_argument("--no_cache", action="store_true", help="recompute the whole context per token (nanoGPT's way)")
     p.add_argument("--gpt2_tiktoken", default=None, help="path of GPT-2's gpt2.tiktoken ranks file (BPE models)")
-    p.add_argument("--compile", type=_flag_bool, nargs="?", const=True, default=False,
-                   help="nanoGPT's torch.compile knob: capture the cached generation step once and replay it "
-                        "(minigrad.compile; the same tokens, not yet faster at small sizes: docs/compile.md)")
+    p.add_argument("--compile", type=_flag_bool, nargs="?", const=True, default=None,
+                   help="nanoGPT's torch.compile knob. Here the cached generation step is captured once and "
+                        "replayed (minigrad.compile, docs/compile.md) unless --compile=False, which runs it "
+                        "eagerly: the same tokens, slower")
     # nanoGPT's sample.py knob that changes nothing here, accepted so that its command lines run (a note says so)
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
                    help="nanoGPT's knob: minigrad samples in the checkpoint's float32")
@@ -82,7 +83,7 @@ def check_args(args):
 def knob_notes(args):
     """One line per nanoGPT knob given that does nothing here."""
     notes = []
-    if args.compile and args.no_cache:
+    if args.compile is True and args.no_cache:  # (given: by default the cached step is compiled)
         notes.append("--compile=True is not used with --no_cache: only the cached generation step is compiled")
     if args.dtype != "float32":
         notes.append(f"--dtype={args.dtype} is not used: minigrad samples in float32")
@@ -142,7 +143,7 @@ def stream_sample(model, tok, prompt_ids, args, write):
     idx = minigrad.tensor([prompt_ids], dtype=minigrad.int64, device=args.device)
     ids, shown = [], ""
     for t in model.generate_tokens(idx, args.max_new_tokens, temperature=args.temperature,
-                                   top_k=args.top_k or None, use_cache=not args.no_cache, compile=args.compile):
+                                   top_k=args.top_k or None, use_cache=not args.no_cache, compile=args.compile is not False):
         ids.append(int(t.array[0, 0]))
         text = tok.decode(ids)
         # BPE tokens can split a character's bytes: hold back an incomplete tail

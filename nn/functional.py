@@ -11,29 +11,21 @@ from minigrad import backends
 
 from ._functional import reference as _ref
 from ._functional.activation import gelu as _gelu
-from ._functional.activation import gelu_arrays
 from ._functional.activation import log_softmax as _log_softmax
 from ._functional.activation import relu as _relu
 from ._functional.activation import softmax as _softmax
-from ._functional.attention import attention_arrays
 from ._functional.attention import scaled_dot_product_attention as _sdpa
 from ._functional.dropout import dropout as _dropout
 from ._functional.linear import embedding as _embedding
 from ._functional.linear import linear as _linear
-from ._functional.linear import linear_arrays
 from ._functional.loss import _legacy_reduction
 from ._functional.loss import cross_entropy as _cross_entropy
 from ._functional.loss import mse_loss as _mse_loss
 from ._functional.normalization import layer_norm as _layer_norm
-from ._functional.normalization import layer_norm_arrays
 
 __all__ = [
     "linear", "embedding", "layer_norm", "gelu", "relu", "softmax", "log_softmax", "dropout",
     "cross_entropy", "mse_loss", "scaled_dot_product_attention",
-    # the same ops' forwards on raw arrays, with no Tensor and no graph (a generated token's ~100 small
-    # ops cost less than the Tensor bookkeeping around them): linear_arrays(x, w, b), layer_norm_arrays(x,
-    # w, b, D, eps), gelu_arrays(x, approximate), attention_arrays(q, k, v, is_causal, scale)
-    "linear_arrays", "layer_norm_arrays", "gelu_arrays", "attention_arrays",
 ]
 
 

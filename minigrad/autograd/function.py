@@ -328,17 +328,6 @@ def _zeros_like_meta(meta):
     return Tensor(xp.zeros(shape, dtype=dt))
 
 
-class ArrayArg:
-    """An array handed to `Function.forward_only` where forward expects a Tensor: the built-in
-    forwards read only `.array` of their inputs, and a full Tensor costs more to make than the
-    arithmetic of one generated token's small ops."""
-
-    __slots__ = ("array",)
-
-    def __init__(self, data):
-        self.array = data
-
-
 class _ForwardOnlyContext:
     """The ctx a forward gets when nothing will be recorded: saving is a no-op. Its maker sets
     `needs_input_grad` to False per argument (a tuple, as PyTorch's: indexing costs no Python call)."""
@@ -390,17 +379,6 @@ class Function(metaclass=FunctionMeta):
     @staticmethod
     def backward(ctx, *grad_outputs):
         raise NotImplementedError
-
-    @classmethod
-    def forward_only(cls, *args):
-        """Run forward without recording anything and return what it returns (arrays, for a built-in
-        op): `apply` under no_grad minus the Tensor wrapping. For hot inference loops on arrays, whose
-        tensor arguments may be `ArrayArg`s (a built-in forward reads only their `.array`)."""
-        if recording.recorder is not None:  # minigrad.compile is capturing
-            return recording.recorder.on_forward_only(cls, args)
-        ctx = _ForwardOnlyContext()
-        ctx.needs_input_grad = (False,) * len(args)
-        return cls.forward(ctx, *args)
 
     @classmethod
     def apply(cls, *args):

@@ -4,7 +4,7 @@ Eager code never depends on compile. The few places that make or change arrays o
 `Function` check `recording.recorder is not None` (one attribute read) and, when a capture is on,
 hand the work to the recorder, which runs it eagerly and writes down how to replay it:
 
-    Function.apply / Function.forward_only   an op's forward       (autograd/function.py)
+    Function.apply                            an op's forward       (autograd/function.py)
     BackwardNode.apply                        an op's backward      (autograd/function.py)
     accumulate_into_leaf, _add_to_buffer      the engine's sums     (autograd/engine.py)
     Optimizer.step, zero_grad, clip_grad_norm_, LRScheduler.step   replayed as calls  (nn/)

@@ -100,7 +100,7 @@ KERNELS = ("reference", "numpy", "fast")
 FAST = ("fast",)
 _registry = {}  # op -> [(module or dotted path, device, kernels)] in the order they are asked
 _loaded = {}  # dotted path -> module, once imported
-_eligible = {}  # (op, array type, setting) -> registrations find asks: ((module, needs numba), ...)
+_eligible = {}  # (op, array type, setting) -> registrations find asks, imported: ((module, needs numba), ...)
 
 
 def register(op, module, device, kernels=FAST, first=False):
@@ -194,8 +194,7 @@ def find(op, *args):
         eligible = _eligible[key] = _eligible_for(op, _device_of(args[0]))
     if CPU_MIN_ELEMENTS and eligible and eligible[0][1] and not _team.started() and _elements(args) < CPU_MIN_ELEMENTS:
         return None  # small work on the CPU before numba has started: the op's numpy code, and numba stays unloaded
-    for module, cpu in eligible:
-        impl = _load(module)
+    for impl, cpu in eligible:
         # supports first: numba (which a CPU kernel needs) is imported only for work a kernel takes
         if impl.supports(*args) and (not cpu or _team.available()):
             return impl
@@ -203,7 +202,7 @@ def find(op, *args):
 
 
 def _eligible_for(op, device):
-    return tuple((module, device == "cpu") for module, where, kernels in _registry.get(op, ())
+    return tuple((_load(module), device == "cpu") for module, where, kernels in _registry.get(op, ())
                  if where == device and _kernels in kernels)
 
 

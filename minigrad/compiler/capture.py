@@ -16,11 +16,10 @@ leaves the trace as a Python value (`item()`, `float()`, `bool()`, `print`): see
 import weakref
 
 from ..autograd import recording
-from ..autograd.function import ArrayArg
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from .program import Accumulate, Backward, Call, Forward, ForwardOnly, Program
+from .program import Accumulate, Backward, Call, Forward, Program
 
 
 class GraphBreak(Exception):
@@ -125,12 +124,10 @@ class Recorder:
                 return ("a", s)
             self._check_not_derived(a, "an array")
             return ("c", a)
-        if type(a) is ArrayArg:
-            return ("arrayarg", self.spec(a.array))
         s = self.slot_of.get(id(a))
         if s is not None and s in self.object_slots:
             return ("o", s)
-        if isinstance(a, (list, tuple)) and any(isinstance(x, (Tensor, ArrayArg, list, tuple)) or _is_array(x)
+        if isinstance(a, (list, tuple)) and any(isinstance(x, (Tensor, list, tuple)) or _is_array(x)
                                                 for x in a):
             return ("seq", list if isinstance(a, list) else tuple, [self.spec(x) for x in a])
         return ("c", a)
@@ -177,11 +174,6 @@ class Recorder:
         step = Forward(cls, specs, slots, node.needs_input_grad, (node._tensor_positions, node._n_args))
         step.node, step.forward_keys = node, set(node.__dict__)  # to find what callers add after apply
         self.steps.append(step)
-
-    def on_forward_only(self, cls, args):
-        out = self._run(cls.forward_only, *args)
-        self._guarded(lambda: self.steps.append(ForwardOnly(cls, [self.spec(a) for a in args], self._outputs(out))))
-        return out
 
     def on_backward(self, node, grads):
         out = self._run(node.apply, *grads)

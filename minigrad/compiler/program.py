@@ -9,7 +9,6 @@ A value the program computes lives in a numbered slot of `env` (a list). A step'
                     optimizer's in-place updates and `load_state_dict` are seen
     ("c", value)    a constant (a Python number, a dtype, a frozen index array)
     ("seq", type, [specs])   a list or tuple of the above (cat's tensors)
-    ("arrayarg", spec)       an `ArrayArg` around an array spec (Function.forward_only's inputs)
     ("o", s)        the live argument object in slot s (a KV cache: guards.is_live), as it is
 
 Steps run the same code the eager call ran, in the same order, so results (and the random
@@ -22,7 +21,7 @@ import operator
 import numpy as np
 
 from ..autograd.engine import accumulate_into_leaf
-from ..autograd.function import ArrayArg, _ForwardOnlyContext, wrap_outputs
+from ..autograd.function import _ForwardOnlyContext, wrap_outputs
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
 from . import codegen, fusion
@@ -43,8 +42,6 @@ def resolve(spec, env):
         return spec[1]
     if kind == "o":
         return env[spec[1]]
-    if kind == "arrayarg":
-        return ArrayArg(resolve(spec[1], env))
     if kind == "seq":
         return spec[1](resolve(s, env) for s in spec[2])
     raise AssertionError(spec)
@@ -179,22 +176,6 @@ class Forward:
 
     def __repr__(self):
         return f"forward {self.cls.__name__} -> {self.slots}"
-
-
-class ForwardOnly:
-    """`cls.forward_only(*args)`: a forward on arrays, returning arrays."""
-
-    def __init__(self, cls, specs, slots):
-        self.cls, self.specs, self.slots = cls, specs, slots
-        self.frees = ()
-
-    def run(self, env, ctxs, i):
-        ctx = _ForwardOnlyContext()
-        ctx.needs_input_grad = (False,) * len(self.specs)
-        _store(env, self.slots, self.cls.forward(ctx, *[resolve(s, env) for s in self.specs]))
-
-    def __repr__(self):
-        return f"forward_only {self.cls.__name__} -> {self.slots}"
 
 
 class Backward:
@@ -374,8 +355,6 @@ def _reads(spec):
         return (spec[1],)
     if kind == "seq":
         return tuple(s for sub in spec[2] for s in _reads(sub))
-    if kind == "arrayarg":
-        return _reads(spec[1])
     if kind == "dict":
         return tuple(s for _, sub in spec[1] for s in _reads(sub))
     return ()

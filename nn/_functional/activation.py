@@ -109,11 +109,6 @@ def _gelu_tanh_bwd(o, x, g, s1, s2):  # d/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 
     o *= g
 
 
-def gelu_arrays(x, approximate="none"):
-    """GELU's forward on an array (any shape), exact or tanh form (a backend's where one takes x)."""
-    return _gelu_forward(x, approximate, backends.find("gelu", x, approximate))
-
-
 def _gelu_forward(x, approximate, impl):
     """The backend `impl`'s forward, or (None) the numpy (or cupy) passes."""
     if impl is not None:

@@ -27,6 +27,9 @@ def _views(q, k, v, gqa, xp):
     `batch` is the computing batch shape (never empty; with grouped-query attention the query
     heads are split as (Hk, G) against key/value heads (Hk, 1)); `out_batch` is the caller's.
     """
+    batch = q.shape[:-2]
+    if gqa == 1 and q.ndim > 2 and batch == k.shape[:-2] == v.shape[:-2]:  # the common case: nothing to broadcast
+        return batch, batch, [q, k, v], (q.shape, k.shape, v.shape)
     if gqa > 1:  # (..., Hq, L, E) -> (..., Hk, G, L, E) against k, v (..., Hk, 1, S, E)
         q = q.reshape(q.shape[:-3] + (q.shape[-3] // gqa, gqa) + q.shape[-2:])
         k, v = xp.expand_dims(k, -3), xp.expand_dims(v, -3)
@@ -119,14 +122,6 @@ class Attention(Function):
             gmask = Tensor(Tensor(gP.reshape(full)).sum_to_size(mask_shape).array.astype(mask_dtype, copy=False))
         return tuple([Tensor(_to_shape(Tensor(ga).sum_to_size(shp).array, t.array.shape)) if need else None
                       for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)]) + (gmask,) + (None,) * 4
-
-
-def attention_arrays(q, k, v, is_causal, scale):
-    """Attention's forward on arrays (no graph, no mask, no dropout): q (..., L, E), k (..., S, E),
-    v (..., S, Ev) of one batch shape -> (..., L, Ev)."""
-    from minigrad.autograd.function import ArrayArg
-
-    return Attention.forward_only(ArrayArg(q), ArrayArg(k), ArrayArg(v), None, 0.0, is_causal, scale, 1)
 
 
 def _softmax_(s, xp, masked):

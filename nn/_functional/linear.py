@@ -46,7 +46,7 @@ def _forward(x, w, b):  # y = x W^T + b, as one GEMM on x viewed as (N, in)
     """x (..., in), w (out, in), b (out,) or None -> (y (..., out), the backend that ran or None)."""
     xp = xp_of(w)
     out = xp.empty(x.shape[:-1] + (w.shape[0],), dtype=x.dtype)
-    out2, x2 = _2d(out), _2d(x)
+    out2, x2 = (out, x) if x.ndim == 2 else (out.reshape(-1, w.shape[0]), x.reshape(-1, x.shape[-1]))  # (_2d's)
     impl = backends.find("linear", out2, x2, w)
     if impl is not None:
         impl.forward(out2, x2, w)

@@ -23,8 +23,8 @@ def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps); 
     out_full = xp.empty(shape, dtype=xd.dtype)  # allocated in its final shape: the output owns its memory
     out = out_full.reshape(N, D)
     mean, rstd = xp.empty((N, 1), dtype=xd.dtype), xp.empty((N, 1), dtype=xd.dtype)
-    wd = None if wd is None else wd.reshape(D)
-    bd = None if bd is None else bd.reshape(D)
+    wd = wd if wd is None or wd.ndim == 1 else wd.reshape(D)
+    bd = bd if bd is None or bd.ndim == 1 else bd.reshape(D)
     inv_d = 1.0 / D
     impl = backends.find("layer_norm", out, mean, rstd, x2, wd, bd, eps)
     if impl is not None:
@@ -49,11 +49,6 @@ def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps); 
 
     for_blocks(N, rows, rows_per_block(D), xp)
     return out_full, mean, rstd, None
-
-
-def layer_norm_arrays(xd, wd, bd, D, eps):
-    """LayerNorm's forward on arrays (no graph): x (..., D), w and b (D,) or None -> y (..., D)."""
-    return _forward_rows(xd, wd, bd, D, eps)[0]
 
 
 class LayerNorm(Function):

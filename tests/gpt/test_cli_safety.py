@@ -435,13 +435,17 @@ def test_8_nanogpts_compile_and_dtype_knobs(run_dir):
             "--dtype=bfloat16")
     assert plain.returncode == 0 and r.returncode == 0, r.stderr
     assert r.stderr.splitlines() == ["sample.py: note: --dtype=bfloat16 is not used: minigrad samples in float32"]
-    assert r.stdout == plain.stdout  # the compiled step gives the same samples
+    assert r.stdout == plain.stdout  # the compiled step (the default) is what --compile=True asks for
     uncached = cli("sample.py", f"--out_dir={out}", "--num_samples=1", "--max_new_tokens=6", "--compile=True",
                    "--no_cache")
     assert uncached.returncode == 0 and uncached.stderr.splitlines() == [
         "sample.py: note: --compile=True is not used with --no_cache: only the cached generation step is compiled"]
-    quiet = cli("sample.py", f"--out_dir={out}", "--num_samples=1", "--max_new_tokens=6", "--compile=False")
+    quiet = cli("sample.py", f"--out_dir={out}", "--num_samples=2", "--max_new_tokens=40", "--seed=3",
+                "--compile=False")
     assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.stdout == plain.stdout  # the eager step: the same samples
+    quiet = cli("sample.py", f"--out_dir={out}", "--num_samples=1", "--max_new_tokens=6", "--no_cache")
+    assert quiet.returncode == 0 and quiet.stderr == ""  # (no note: --compile was not given)
     bad = cli("sample.py", f"--out_dir={out}", "--compile=maybe")
     assert bad.returncode == 2 and one_line(bad.stderr).startswith(
         "sample.py: error: argument --compile: expected True or False, got 'maybe'")

@@ -220,30 +220,6 @@ def test_generate_builds_no_graph():
     assert out.grad_fn is None and not out.requires_grad
 
 
-def test_cached_forward_equals_the_module_forward_bit_for_bit():
-    from gpt.model import KVCache
-
-    cfg = small_config(block_size=32)
-    minigrad.manual_seed(5)
-    model = GPT(cfg)
-    model.eval()
-    prompt = minigrad.tensor(batch(cfg, B=2, T=6)[0])
-    tok = minigrad.tensor([[4], [9]])
-    with minigrad.no_grad():
-        a, b = KVCache(cfg.n_layer), KVCache(cfg.n_layer)
-        fast = model._cached_forward(prompt.array, a)  # a prompt fills the empty cache
-        slow = model(prompt, cache=b)[0][:, -1, :].array
-        assert np.array_equal(fast, slow)
-        fast = model._cached_forward(tok.array, a)  # one generated token
-        slow = model(tok, cache=b)[0][:, -1, :].array
-    assert np.array_equal(fast, slow)
-    assert a.length == b.length == 7
-    for la, lb in zip(a.layers, b.layers):
-        assert np.array_equal(la.k[:, :, :7], lb.k[:, :, :7]) and np.array_equal(la.v[:, :, :7], lb.v[:, :, :7])
-    with pytest.raises(ValueError, match="only fill an empty cache"):
-        model._cached_forward(prompt.array, a)
-
-
 def test_a_compiled_cached_step_replays_on_each_cache_bit_for_bit():
     """minigrad.compile of the model with a KV cache: the cache's append and the positions are ops,
     so a replay extends the cache it is given, at its own length (nothing frozen at capture)."""
@@ -280,16 +256,17 @@ def test_a_compiled_cached_step_replays_on_each_cache_bit_for_bit():
 
 @pytest.mark.parametrize("temperature,top_k", [(0, None), (1.0, None), (0.8, 5)])
 def test_compiled_generation_gives_the_same_tokens(temperature, top_k):
-    """generate(compile=True): the same tokens as the array path, through the cache's refills."""
+    """generate's compiled step (the default): the same tokens as the eager one (compile=False), through
+    the prompt, the one-token steps and the cache's refills."""
     cfg = small_config(block_size=16)
     minigrad.manual_seed(2)
     model = GPT(cfg)
     prompt = minigrad.tensor(batch(cfg, B=2, T=3)[0])
     for run in range(2):  # the second run replays what the first captured
         minigrad.manual_seed(9 + run)
-        a = model.generate(prompt, 30, temperature=temperature, top_k=top_k)  # refills the cache twice
+        a = model.generate(prompt, 30, temperature=temperature, top_k=top_k, compile=False)  # refills twice
         minigrad.manual_seed(9 + run)
-        b = model.generate(prompt, 30, temperature=temperature, top_k=top_k, compile=True)
+        b = model.generate(prompt, 30, temperature=temperature, top_k=top_k)
         assert a.tolist() == b.tolist()
     stats = model._compiled_decode().stats
     # the one-token step and the refill of block_size // 2 tokens: captured once each
@@ -303,13 +280,13 @@ def test_a_copy_of_a_model_compiles_its_own_generation_step():
     minigrad.manual_seed(2)
     model = GPT(cfg)
     prompt = minigrad.tensor([[1, 2, 3]])
-    model.generate(prompt, 5, compile=True)
+    model.generate(prompt, 5)
     twin = copy.deepcopy(model)
     assert model._compiled_decode().stats.captures == 1 and twin._compiled_decode().stats.captures == 0
     with minigrad.no_grad():
         twin.lm_head.weight.mul_(2.0)  # (the twin's own parameters: a program of the original would miss this)
     minigrad.manual_seed(9)
-    a = twin.generate(prompt, 20, compile=True)
+    a = twin.generate(prompt, 20)
     minigrad.manual_seed(9)
-    b = twin.generate(prompt, 20)
+    b = twin.generate(prompt, 20, compile=False)
     assert a.tolist() == b.tolist()

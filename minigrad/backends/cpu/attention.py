@@ -97,13 +97,21 @@ def _fused_forward(out, P3, p0, q, k, v, keep, dscale, lo, hi, scale, spans, cau
     default, by their size); item i's probabilities into P3[i - p0], or, where P3 is empty (none
     kept), into a scratch array of each item's own. `keep`: dropout's mask (B, H, L, S) of the
     probabilities, kept ones scaled by `dscale`, or None."""
-    dt = q.dtype.type
     if on_team is None:  # on the thread team or on this thread (see _shared_out)
         on_team = _shared_out(hi - lo, q, k)
     run = _attention_items if on_team else _attention_items.plain
+    dscale, scale, zero, one = _constants(q.dtype, dscale, scale)
     with blas.team_gemm_context(q.dtype):
-        run(out, P3, p0, q, k, v, _NO_MASK if keep is None else keep, dt(dscale), spans, lo, hi, dt(scale), causal,
-            dt(0), dt(1), with_output, *gemm)
+        run(out, P3, p0, q, k, v, _NO_MASK if keep is None else keep, dscale, spans, lo, hi, scale, causal,
+            zero, one, with_output, *gemm)
+
+
+@functools.lru_cache(maxsize=64)
+def _constants(dtype, dscale, scale):
+    """dscale, scale, 0 and 1 in the arrays' precision (float64 ones would make the loops float64),
+    made once per (dtype, dscale, scale): a generated token calls the forward once a layer."""
+    dt = dtype.type
+    return dt(dscale), dt(scale), dt(0), dt(1)
 
 
 def _shared_out(n_items, q, k):

@@ -22,12 +22,14 @@ def forward(y, mean, rstd, x, w, b, eps):
     """Into y (N, D), mean and rstd (N, 1): the layer norm of the rows of x (N, D), contiguous;
     w, b (D,) or None."""
     N, D = x.shape
-    none, dt = x[:0, 0], x.dtype.type
-    w_, b_ = none if w is None else w, none if b is None else b
+    dt = x.dtype.type
+    if w is None or b is None:  # an empty stand-in for what is not there
+        none = x[:0, 0]
+        w, b = none if w is None else w, none if b is None else b
     if x.size >= team.TEAM_MIN_ELEMENTS and _rows_team.on_team():
-        _rows_team(y, mean, rstd, x, w_, b_, dt(eps), dt(1.0 / D), _rows_team.threads())
+        _rows_team(y, mean, rstd, x, w, b, dt(eps), dt(1.0 / D), _rows_team.threads())
     else:
-        _rows(y, mean, rstd, x, w_, b_, dt(eps), dt(1.0 / D))
+        _rows(y, mean, rstd, x, w, b, dt(eps), dt(1.0 / D))
 
 
 def backward(gx, g, x, mean, rstd, w):
