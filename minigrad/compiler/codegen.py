@@ -84,7 +84,7 @@ def generate(program, runs):
     """(source, function) for `runs`, the program's (step, index, frees) in order; the function
     takes (env, ctxs) and runs every step, freeing each slot after its last reader."""
     from .fusion import Fused
-    from .program import Backward, Forward, _step_reads
+    from .program import Backward, Forward, _reads, _step_reads
 
     w = _Writer()
     w.tensor_slots.update(s for s in program.input_slots if s not in program.object_slots)
@@ -98,12 +98,13 @@ def generate(program, runs):
     if w.reuse_ctx:
         # in an inference program, a slot only inline forwards read (no backward, no library call
         # keeps it) is stored in one Tensor of its own, its array replaced at each call: no Tensor
-        # made per op. The caller's results are new Tensors all the same (build_result).
+        # made per op. Not the slots returned: a shell would hold the caller's result alive until
+        # the next call (eval's logits, say), where eager frees it when the caller lets go.
         readers = {}
         for step, i, _ in runs:
             for s in _step_reads(step):
                 readers.setdefault(s, set()).add(i)
-        keep = set(program.input_slots)
+        keep = set(program.input_slots) | set(_reads(program.output))
         for step, i, _ in runs:
             if i in inline:
                 for s in step.slots:

@@ -305,6 +305,28 @@ def test_outputs_are_not_overwritten_by_the_next_call():
     assert len({id(o.array) for o in outs}) == 4
 
 
+def test_an_inference_replay_holds_no_array_after_the_call():
+    """An inference replay keeps one Tensor per intermediate slot from call to call (no Tensor made per
+    op): each lets go of its array after its last reader, and what the call returns is the caller's
+    alone, freed when the caller drops it, as in eager mode."""
+    import gc
+    import weakref
+
+    model = _mlp()
+    f = _fwd(model)
+    with minigrad.no_grad():
+        for _ in range(3):
+            out = f(_t(2, 8))
+        program = next(iter(f.cache.values()))
+        assert "shell" in program.code  # (the intermediates are kept in shells)
+        held = [v for k, v in program._run_steps.__globals__.items() if k.startswith("shell")]
+        assert held and all(t.array is None for t in held)
+        ref = weakref.ref(out.array)
+        del out
+        gc.collect()
+        assert ref() is None
+
+
 def test_duplicate_inputs():
     def f(a, b):
         return a * 2 + b
