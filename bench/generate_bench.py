@@ -4,8 +4,17 @@ same step eagerly, compile=False), without it (nanoGPT's way: the whole context 
 token), and PyTorch nanoGPT's generate, on one model.
 
     python bench/generate_bench.py [--preset baby] [--new 500]
+    python bench/generate_bench.py --trees /tmp/before .     # A/B: each tree's own generate, side by side
+
+--trees: each source tree's `model.generate` (its default path, whatever that is in the tree) in a
+warm worker process of its own, on the same weights; the parent alternates them, one generation of
+`--new` tokens at a time, for `--rounds` rounds, so the machine's ups and downs hit both alike.
+Printed: microseconds a token per tree (the best round and the median), the ratio of the best
+rounds and the median of the round-by-round ratios ("paired": the steadier figure on a noisy machine).
 """
 import argparse
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,7 +36,11 @@ def main():
     ap.add_argument("--preset", choices=sorted(PRESETS), default="baby")
     ap.add_argument("--new", type=int, default=500, help="new tokens per generation")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--trees", nargs="+", help="source trees to compare, each generating in its own process")
+    ap.add_argument("--rounds", type=int, default=40, help="with --trees: generations per tree")
     args = ap.parse_args()
+    if args.trees:
+        return compare_trees(args)
 
     import minigrad
     from gpt.model import GPT
@@ -69,6 +82,50 @@ def main():
     print(f"replayed cached step vs the eager one: {cached / rows['minigrad, KV cache, eager (compile=False)']:.2f}x")
     if "PyTorch nanoGPT (recompute)" in rows:
         print(f"KV cache vs PyTorch nanoGPT generate: {cached / rows['PyTorch nanoGPT (recompute)']:.1f}x")
+
+
+# a tree's worker: its own minigrad, nn and gpt first on the path; one generation per line read
+_WORKER = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import minigrad
+from gpt.model import GPT
+from bench.train_bench import PRESETS, model_config
+minigrad.backends.tune_process()
+p = PRESETS[sys.argv[2]]
+minigrad.manual_seed(0)
+model = GPT(model_config(p))
+model.eval()
+prompt = minigrad.tensor([[0]])
+new = int(sys.argv[3])
+model.generate(prompt, p["block_size"] + 2)  # warm-up: every program captured, every kernel loaded
+for _ in sys.stdin:
+    t = time.perf_counter()
+    model.generate(prompt, new)
+    print((time.perf_counter() - t) / new * 1e6, flush=True)
+"""
+
+
+def compare_trees(args):
+    from pathlib import Path
+
+    workers = [subprocess.Popen([sys.executable, "-c", _WORKER, str(Path(t).resolve()), args.preset, str(args.new)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for t in args.trees]
+    times = [[] for _ in workers]
+    for r in range(args.rounds):
+        order = list(range(len(workers)))
+        for j in (order if r % 2 == 0 else order[::-1]):  # (alternating who goes first)
+            workers[j].stdin.write("go\n")
+            workers[j].stdin.flush()
+            times[j].append(float(workers[j].stdout.readline()))
+    for w in workers:
+        w.stdin.close()
+        w.wait()
+    print(f"preset {args.preset}: {args.rounds} generations of {args.new} tokens a tree, us a token")
+    for tree, ts in zip(args.trees, times):
+        paired = statistics.median(b / a for a, b in zip(times[0], ts))
+        print(f"{tree:<40} best {min(ts):8.1f}  median {statistics.median(ts):8.1f}   "
+              f"x{min(ts) / min(times[0]):.3f}  paired x{paired:.3f}")
 
 
 if __name__ == "__main__":
