@@ -205,8 +205,8 @@ def initial_seed():
 def generator(xp=np):
     """The default generator for array module `xp`: numpy's Generator, or the `CudaGenerator`."""
     global _cuda
-    if recording.recorder is not None:  # a draw outside any op, inside a minigrad.compile capture
-        recording.recorder.on_escape("a random draw outside an op (minigrad.randn, rand, ...)")
+    if recording.hook.recorder is not None:  # a draw outside any op, inside a minigrad.compile capture
+        recording.hook.recorder.on_escape("a random draw outside an op (minigrad.randn, rand, ...)")
     if xp is np:
         return default_generator._rng
     if _cuda is None:

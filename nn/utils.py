@@ -43,9 +43,9 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     raises PyTorch's RuntimeError; otherwise the gradients are left untouched and a
     RuntimeWarning says so (PyTorch would multiply them by nan and write nan into every weight).
     """
-    if recording.recorder is not None:  # minigrad.compile replays it as one call
+    if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
         params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-        return recording.recorder.on_call(clip_grad_norm_, params, max_norm, norm_type, error_if_nonfinite, foreach)
+        return recording.hook.recorder.on_call(clip_grad_norm_, params, max_norm, norm_type, error_if_nonfinite, foreach)
     grads = _grads(parameters)
     norm_type = float(norm_type)
     if not grads:
@@ -87,8 +87,8 @@ def clip_grad_value_(parameters, clip_value):
 def _zero_grad(parameters, set_to_none=True):
     """Forget (set_to_none) or zero the `.grad` of each parameter: the one mechanism behind
     `Module.zero_grad` and `Optimizer.zero_grad`."""
-    if recording.recorder is not None:  # minigrad.compile replays it as one call
-        return recording.recorder.on_call(_zero_grad, list(parameters), set_to_none)
+    if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
+        return recording.hook.recorder.on_call(_zero_grad, list(parameters), set_to_none)
     for p in parameters:
         g = p.grad
         if g is None:

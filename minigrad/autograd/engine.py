@@ -190,7 +190,7 @@ def _add_to_buffer(buffers, node, nr, g):
         buf += [None] * (nr + 1 - len(buf))
     if buf[nr] is None:
         buf[nr] = g
-    elif state.grad_enabled or recording.recorder is not None or not _add_in_place(buf, nr, g):
+    elif state.grad_enabled or recording.hook.recorder is not None or not _add_in_place(buf, nr, g):
         buf[nr] = buf[nr] + g  # a Tensor add, so create_graph (and minigrad.compile) records it
 
 
@@ -271,8 +271,8 @@ def accumulate_into_leaf(variable, grad):
     leaves' `.grad` never alias each other or anything else.
     """
     Tensor = _function.Tensor
-    if recording.recorder is not None:  # minigrad.compile is capturing
-        return recording.recorder.on_accumulate(variable, grad)
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing
+        return recording.hook.recorder.on_accumulate(variable, grad)
     if grad.array.shape != variable.array.shape:
         raise RuntimeError(
             f"Function AccumulateGrad returned an invalid gradient - got {list(grad.array.shape)} "

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..device import array_module
 from ..dtypes import from_numpy_dtype
-from . import recording
+from .recording import hook as _capture  # (minigrad.compile's per-thread hook)
 from .grad_mode import state
 
 # Bound by minigrad.tensor right after it defines the class (it imports this module, so this module
@@ -254,8 +254,8 @@ class BackwardNode(Node):
 
     def apply(self, *grads):
         """Run the op's backward; returns one grad per tensor input (in `next_functions` order)."""
-        if recording.recorder is not None:  # minigrad.compile is capturing: it runs and records this
-            return recording.recorder.on_backward(self, grads)
+        if _capture.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+            return _capture.recorder.on_backward(self, grads)
         # (`None in grads` would call Tensor.__eq__; a lone gradient, the usual, is tested alone)
         if self._materialize and (grads[0] is None if len(grads) == 1 else not all(map(is_not, grads, repeat(None)))):
             grads = tuple(_zeros_like_meta(m) if g is None else g for g, m in zip(grads, self._output_meta))
@@ -382,8 +382,8 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args):
-        if recording.recorder is not None:  # minigrad.compile is capturing: it runs and records this
-            return recording.recorder.on_apply(cls, args)
+        if _capture.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+            return _capture.recorder.on_apply(cls, args)
         record = False
         if state.grad_enabled:
             for a in args:

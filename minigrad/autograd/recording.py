@@ -1,7 +1,7 @@
 """The one hook `minigrad.compile` needs: `recorder`, None except while a compiled call is captured.
 
 Eager code never depends on compile. The few places that make or change arrays outside a
-`Function` check `recording.recorder is not None` (one attribute read) and, when a capture is on,
+`Function` check `recording.hook.recorder is not None` (one attribute read) and, when a capture is on,
 hand the work to the recorder, which runs it eagerly and writes down how to replay it:
 
     Function.apply                            an op's forward       (autograd/function.py)
@@ -12,5 +12,15 @@ hand the work to the recorder, which runs it eagerly and writes down how to repl
 
 The recorder sets `recorder` back to None while it runs an op, so the ops an op calls internally
 are not recorded twice. minigrad/compiler/capture.py is the recorder.
+
+The hook is per thread (as grad mode is): a capture records the ops of the thread that runs the
+compiled call, never those another thread runs meanwhile.
 """
-recorder = None
+import threading
+
+
+class _Hook(threading.local):
+    recorder = None
+
+
+hook = _Hook()

@@ -64,7 +64,7 @@ class CompiledFunction:
         return functools.partial(self.__call__, obj)
 
     def __call__(self, *args, **kwargs):
-        if recording.recorder is not None:  # called inside another capture: its ops belong to that program
+        if recording.hook.recorder is not None:  # called inside another capture: its ops belong to that program
             return self.fn(*args, **kwargs)
         try:
             key, objects, inputs = guards.call_key(self.fn, args, kwargs, self.modules)
@@ -102,11 +102,11 @@ class CompiledFunction:
                 rec.add_live_object(v)
         self.stats.captures += 1
         rng_before = random.get_rng_state()
-        recording.recorder = rec
+        recording.hook.recorder = rec
         try:
             out = self.fn(*args, **kwargs)
         finally:
-            recording.recorder = None
+            recording.hook.recorder = None
         try:
             program = rec.finish(out, key)
             program.objects = objects
@@ -194,7 +194,7 @@ def reset():
 
 def is_compiling():
     """True while a compiled call is being captured (the Python of a replay does not run at all)."""
-    return recording.recorder is not None
+    return recording.hook.recorder is not None
 
 
 is_dynamo_compiling = is_compiling
@@ -208,7 +208,7 @@ def disable(fn=None, recursive=True):
 
     @functools.wraps(fn)
     def eager_only(*args, **kwargs):
-        rec = recording.recorder
+        rec = recording.hook.recorder
         if rec is not None:
             msg = f"{getattr(fn, '__qualname__', fn)} is marked minigrad.compiler.disable"
             if rec.fullgraph:

@@ -1,6 +1,6 @@
 """Capture: run a call eagerly while writing down, step by step, the array work it did.
 
-The recorder is installed as `minigrad.autograd.recording.recorder` for the length of one call.
+The recorder is installed as `minigrad.autograd.recording.hook.recorder` for the length of one call.
 Each hook (`on_apply`, `on_backward`, ...) runs the real eager code with the recorder switched
 off (so an op's inner ops are not recorded twice), then writes one step of the program: which
 Function ran, where its arguments came from, which slots its results went to.
@@ -144,11 +144,11 @@ class Recorder:
     # ---- the hooks (called from minigrad's code while this recorder is installed) --------------
     def _run(self, fn, *args):
         """Run eager code with recording off, so the ops it calls inside are not recorded again."""
-        recording.recorder = None
+        recording.hook.recorder = None
         try:
             return fn(*args)
         finally:
-            recording.recorder = self if self.broken is None else None
+            recording.hook.recorder = self if self.broken is None else None
 
     def _guarded(self, record):
         """Write a step; a GraphBreak stops the capture (the call itself goes on, eagerly)."""
@@ -235,7 +235,7 @@ class Recorder:
         """Stop capturing; the call goes on eagerly, and its key will run eagerly from now on."""
         if self.broken is None:
             self.broken = reason
-        recording.recorder = None
+        recording.hook.recorder = None
 
     # ---- the result -------------------------------------------------------------------------
     def finish(self, result, key):

@@ -17,6 +17,7 @@ Module calls, no backward graph built, no engine queue, no argument checks of th
 layer.
 """
 import operator
+import threading
 
 import numpy as np
 
@@ -283,6 +284,7 @@ class Program:
         # what a replay runs: (step, index, frees), written out as one function (codegen.py)
         self.runs = [(step, i, step.frees) for i, step in enumerate(steps) if i not in absorbed]
         self.code, self._run_steps = codegen.generate(self, self.runs)
+        self._lock = threading.Lock()
         self.draws_random = False  # set by the capture: the call advanced a random generator
         self.graph = None  # a cuda_graph.GraphReplay, where the program runs through one
 
@@ -322,7 +324,10 @@ class Program:
         prev = state.grad_enabled
         state.grad_enabled = False  # no graph: the backward steps are in the program
         try:
-            self._run_steps(env, ctxs)  # each slot freed after its last reader (codegen.py)
+            # one replay at a time: an inference program's ctxs and slot Tensors are the program's own,
+            # reused from call to call (codegen.py), so two threads must not run it at once
+            with self._lock:
+                self._run_steps(env, ctxs)  # each slot freed after its last reader (codegen.py)
         finally:
             state.grad_enabled = prev
         return env

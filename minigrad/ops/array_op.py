@@ -5,7 +5,7 @@ a tensor's data and returns a tensor must go through `Function.apply`, where the
 ops: a result made outside an op would be taken for a constant, and replayed frozen. Outside a
 capture they skip `apply`, which would only build a node for a result with no gradient.
 """
-from ..autograd import recording
+from ..autograd.recording import hook as _capture
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
@@ -29,6 +29,6 @@ class ArrayOp(Function):
 
 def array_op(fn, *tensors):
     """The tensor of `fn` applied to the tensors' arrays, with no gradient (see ArrayOp)."""
-    if recording.recorder is None:
+    if _capture.recorder is None:
         return Tensor(_run(fn, [t.array for t in tensors]))
     return ArrayOp.apply(fn, *tensors)

@@ -422,8 +422,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along `dim` (the smallest among ties) and an index of it."""
-    if recording.recorder is not None:  # minigrad.compile: its numpy code would be frozen with the data
-        recording.recorder.on_escape("mode (numpy code outside minigrad's ops)")
+    if recording.hook.recorder is not None:  # minigrad.compile: its numpy code would be frozen with the data
+        recording.hook.recorder.on_escape("mode (numpy code outside minigrad's ops)")
     xp = array_module(input.array)
     d = normalize_dim(dim, input.array.ndim)
     x = xp.moveaxis(input.array, d, -1) if input.array.ndim else input.array.reshape(1)

@@ -15,8 +15,8 @@ from ..tensor import Tensor
 
 def apply_inplace(self, raw, recorded, *others):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it."""
-    if recording.recorder is not None:  # minigrad.compile does not record in-place tensor ops yet
-        recording.recorder.on_escape("an in-place tensor op (add_, t[i] = v, ...)")
+    if recording.hook.recorder is not None:  # minigrad.compile does not record in-place tensor ops yet
+        recording.hook.recorder.on_escape("an in-place tensor op (add_, t[i] = v, ...)")
     self._check_inplace()
     if not self.array.flags.writeable:
         raise RuntimeError(

@@ -69,8 +69,8 @@ class LRScheduler:
 
     def step(self):
         """Advance one step and set each group's lr."""
-        if recording.recorder is not None:  # minigrad.compile replays it as one call
-            return recording.recorder.on_call(self.step)
+        if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
+            return recording.hook.recorder.on_call(self.step)
         self._step_count += 1
         self.last_epoch += 1
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):

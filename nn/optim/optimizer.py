@@ -107,15 +107,15 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Reset every parameter's gradient: to None (default, frees memory) or to zeros."""
-        if recording.recorder is not None:
-            return recording.recorder.on_call(self.zero_grad, set_to_none)
+        if recording.hook.recorder is not None:
+            return recording.hook.recorder.on_call(self.zero_grad, set_to_none)
         _zero_grad((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def step(self, closure=None):
         """Update every parameter that has a gradient, in place. `closure()` (optional) recomputes
         and returns the loss, with grad enabled; its result is returned."""
-        if recording.recorder is not None:  # minigrad.compile replays the whole step as one call
-            return recording.recorder.on_call(self.step, closure)
+        if recording.hook.recorder is not None:  # minigrad.compile replays the whole step as one call
+            return recording.hook.recorder.on_call(self.step, closure)
         loss = None
         if closure is not None:
             with enable_grad():

@@ -290,3 +290,37 @@ def test_a_copy_of_a_model_compiles_its_own_generation_step():
     minigrad.manual_seed(9)
     b = twin.generate(prompt, 20, compile=False)
     assert a.tolist() == b.tolist()
+
+
+def test_threads_generating_with_one_model_get_their_own_tokens():
+    """Generation replays one compiled step per model; threads sharing the model (a server, say) must
+    each get the tokens they would get alone: captures are per thread, replays one at a time."""
+    import threading
+
+    cfg = small_config(block_size=32)
+    minigrad.manual_seed(1)
+    model = GPT(cfg)
+    prompts = [minigrad.tensor([[i + 1, 2 * i + 3]]) for i in range(4)]
+    want = [GPT.generate(copy_of(model), p, 40, temperature=0).tolist() for p in prompts]
+    got, errors = [[] for _ in prompts], []
+
+    def work(i):
+        try:
+            for _ in range(3):  # the first calls capture at the same time; later ones replay
+                got[i].append(model.generate(prompts[i], 40, temperature=0).tolist())
+        except Exception as e:  # (a thread's exception would otherwise only be printed)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(prompts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert got == [[w] * 3 for w in want]
+
+
+def copy_of(model):
+    import copy
+
+    return copy.deepcopy(model)

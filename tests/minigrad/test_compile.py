@@ -327,6 +327,47 @@ def test_an_inference_replay_holds_no_array_after_the_call():
         assert ref() is None
 
 
+def test_a_capture_records_only_its_own_threads_ops():
+    import sys
+    import threading
+
+    def f(x):
+        for _ in range(50):
+            x = (x * 0.5 + 1.0).tanh()
+        return x.sum()
+
+    alone = minigrad.compile(f)
+    alone(_t(4, 4))
+    n_steps = len(next(iter(alone.cache.values())).steps)
+    stop, errors = threading.Event(), []
+
+    def busy():  # eager ops on another thread, all through the capture
+        a = _t(4, 4)
+        while not stop.is_set():
+            try:
+                assert np.allclose((a * 3.0).array, a.array * 3.0)
+            except Exception as e:
+                errors.append(e)
+                return
+
+    other = threading.Thread(target=busy)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # the threads take turns often, so the other one runs during the capture
+    other.start()
+    try:
+        g = minigrad.compile(f)
+        for _ in range(20):
+            x = _t(4, 4)
+            assert np.allclose(g(x).array, f(x).array)
+    finally:
+        stop.set()
+        other.join()
+        sys.setswitchinterval(interval)
+    assert not errors
+    program = next(iter(g.cache.values()))
+    assert len(program.steps) == n_steps and g.stats.captures == 1
+
+
 def test_duplicate_inputs():
     def f(a, b):
         return a * 2 + b
