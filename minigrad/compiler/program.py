@@ -311,9 +311,12 @@ class Program:
 
     def replay(self, inputs):
         """Run the steps on `inputs` (the call's tensors, flattened) and return the call's result."""
-        if self.graph is not None:  # on a GPU, through a CUDA graph (cuda_graph.py)
-            return self.graph.replay(inputs)
-        return build_result(self.output, self.run(inputs))
+        # one replay at a time: an inference program's ctxs and slot Tensors (codegen.py), and a CUDA
+        # graph's buffers, are the program's own from call to call; two threads must not share them
+        with self._lock:
+            if self.graph is not None:  # on a GPU, through a CUDA graph (cuda_graph.py)
+                return self.graph.replay(inputs)
+            return build_result(self.output, self.run(inputs))
 
     def run(self, inputs):
         """The steps on `inputs`; returns the slots (each freed after its last reader)."""
@@ -324,10 +327,7 @@ class Program:
         prev = state.grad_enabled
         state.grad_enabled = False  # no graph: the backward steps are in the program
         try:
-            # one replay at a time: an inference program's ctxs and slot Tensors are the program's own,
-            # reused from call to call (codegen.py), so two threads must not run it at once
-            with self._lock:
-                self._run_steps(env, ctxs)  # each slot freed after its last reader (codegen.py)
+            self._run_steps(env, ctxs)  # each slot freed after its last reader (codegen.py)
         finally:
             state.grad_enabled = prev
         return env

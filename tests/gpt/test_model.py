@@ -295,13 +295,15 @@ def test_a_copy_of_a_model_compiles_its_own_generation_step():
 def test_threads_generating_with_one_model_get_their_own_tokens():
     """Generation replays one compiled step per model; threads sharing the model (a server, say) must
     each get the tokens they would get alone: captures are per thread, replays one at a time."""
+    import copy
     import threading
 
     cfg = small_config(block_size=32)
     minigrad.manual_seed(1)
     model = GPT(cfg)
     prompts = [minigrad.tensor([[i + 1, 2 * i + 3]]) for i in range(4)]
-    want = [GPT.generate(copy_of(model), p, 40, temperature=0).tolist() for p in prompts]
+    # alone: each on a copy of the model (a copy compiles its own step)
+    want = [copy.deepcopy(model).generate(p, 40, temperature=0).tolist() for p in prompts]
     got, errors = [[] for _ in prompts], []
 
     def work(i):
@@ -318,9 +320,3 @@ def test_threads_generating_with_one_model_get_their_own_tokens():
         t.join()
     assert not errors
     assert got == [[w] * 3 for w in want]
-
-
-def copy_of(model):
-    import copy
-
-    return copy.deepcopy(model)
