@@ -68,7 +68,8 @@ class CausalSelfAttention(nn.Module):
         """x: (B, T, C). `cache`, when generating, is a KVCache layer slot to read and extend."""
         B, T, C = x.shape
         hs = C // self.n_head
-        # (B, T, 3C) -> q, k, v each (B, nh, T, hs): heads become a batch dim for the attention matmuls
+        # (B, T, 3C) -> q, k, v each (B, nh, T, hs): heads become a batch dim for the attention matmuls.
+        # (nanoGPT splits, then views and transposes each: the same three views, in 7 ops where this is 3)
         q, k, v = self.c_attn(x).view(B, T, 3, self.n_head, hs).permute(2, 0, 3, 1, 4).unbind(0)
         if cache is not None:
             k, v = cache.append(k, v)
@@ -292,6 +293,9 @@ class GPT(nn.Module):
         # every token so far, written in place: seq[:, :n] (no growing concatenation per token)
         seq = array_module(idx.array).empty((B, n + max_new_tokens), dtype=np.int64)
         seq[:, :n] = idx.array
+        if temperature != 0:  # a 0-d tensor: the compiled step reads its value at each call, so one
+            w = self.lm_head.weight  # program serves every temperature (a number would be baked in)
+            temperature = minigrad.tensor(float(temperature), dtype=w.dtype, device=w.device)
         was_training = self.training
         self.eval()
         try:
@@ -331,8 +335,9 @@ class GPT(nn.Module):
 
     def _compiled_decode(self):
         """`_decode`, compiled once per model and kept with it (its programs read this model's
-        parameters, so a copy of the model compiles its own). A new batch size, temperature or top_k
-        captures again, quietly: those are generate's arguments, not a user's compiled call."""
+        parameters, so a copy of the model compiles its own). A new batch size or top_k, or greedy
+        sampling, captures again, quietly: those are generate's arguments, not a user's compiled call.
+        (The temperature is a tensor input: any value replays the same program.)"""
         holder = self.__dict__.get("_decode_holder")
         if holder is None:
             holder = self.__dict__["_decode_holder"] = _CompiledDecode()
@@ -343,11 +348,11 @@ class GPT(nn.Module):
 
     @staticmethod
     def _sample(logits, temperature, top_k):
-        """One token per row from logits (B, V): greedy at temperature 0, else softmax sampling."""
-        if temperature == 0:
+        """One token per row from logits (B, V): greedy at temperature 0, else softmax sampling of
+        logits / temperature (a 0-d tensor from generate_tokens; dividing by 1 changes no bit)."""
+        if not isinstance(temperature, Tensor) and temperature == 0:
             return logits.argmax(dim=-1, keepdim=True)
-        if temperature != 1.0:  # dividing by 1 changes nothing
-            logits = logits / temperature
+        logits = logits / temperature
         if top_k is not None and top_k < logits.shape[-1]:  # (k >= V keeps every token: nothing to filter)
             v, _ = minigrad.topk(logits, top_k)
             logits = logits.masked_fill(logits < v[:, [-1]], float("-inf"))

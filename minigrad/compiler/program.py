@@ -291,13 +291,13 @@ class Program:
     def check(self):
         """Why an outside tensor no longer matches what the capture saw (None: it matches)."""
         ext = self._external_tensors
+        hooked = any(t._hooks or t._post_accumulate_grad_hooks for t in self._accumulated_into)
         # the usual answer, in C loops: each tensor still holds the array it held when last checked
-        # (updated in place, as an optimizer does), with the same requires_grad, and no new hook
-        if all(map(operator.is_, map(_ARRAY, ext), self._arrays)) and list(map(_REQUIRES_GRAD, ext)) == self._rgs \
-                and not any(t._hooks or t._post_accumulate_grad_hooks for t in self._accumulated_into):
+        # (updated in place, as an optimizer does), with the same requires_grad
+        if not hooked and all(map(operator.is_, map(_ARRAY, ext), self._arrays)) \
+                and list(map(_REQUIRES_GRAD, ext)) == self._rgs:
             return None
-        if [(t.array.shape, t.array.dtype, t.requires_grad) for t in ext] == self._as_captured \
-                and not any(t._hooks or t._post_accumulate_grad_hooks for t in self._accumulated_into):
+        if not hooked and [(t.array.shape, t.array.dtype, t.requires_grad) for t in ext] == self._as_captured:
             self._arrays = [t.array for t in ext]  # (another array of the same kind: `p.data = ...`)
             return None
         for t, shape, dtype, requires_grad, hooked in self.externals:

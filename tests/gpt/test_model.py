@@ -273,6 +273,24 @@ def test_compiled_generation_gives_the_same_tokens(temperature, top_k):
     assert (stats.captures, stats.eager_calls) == (2, 0) and stats.replays > 40
 
 
+def test_one_program_serves_every_temperature():
+    """The temperature reaches the compiled step as a tensor: sampling at any number of temperatures
+    captures the step and the refill once (a baked-in number would fill the program cache after a
+    few, and generation would fall back to the eager step)."""
+    cfg = small_config(block_size=16)
+    minigrad.manual_seed(2)
+    model = GPT(cfg)
+    prompt = minigrad.tensor(batch(cfg, B=2, T=3)[0])
+    for temperature in (0.5, 0.8, 1.0, 1.25, 2.0, 3.0, 0.3, 1.7, 0.9, 1.1):
+        minigrad.manual_seed(4)
+        a = model.generate(prompt, 20, temperature=temperature, compile=False)
+        minigrad.manual_seed(4)
+        b = model.generate(prompt, 20, temperature=temperature)
+        assert a.tolist() == b.tolist(), temperature
+    stats = model._compiled_decode().stats
+    assert (stats.captures, stats.eager_calls) == (2, 0)
+
+
 def test_a_copy_of_a_model_compiles_its_own_generation_step():
     import copy
 
