@@ -344,6 +344,9 @@ class GPT(nn.Module):
         if holder.step is None:
             holder.step = minigrad.compile(self._decode)
             holder.step.warn = False
+            # two programs per (batch size, top_k, greedy or not): room for a notebook's worth of settings
+            # before a new one would run eagerly
+            holder.step.cache_size_limit = 64
         return holder.step
 
     @staticmethod

@@ -53,6 +53,7 @@ class CompiledFunction:
         self.cache = OrderedDict()
         self.stats = Stats()
         self.warn = True  # a RecompileWarning when it captures again or runs eagerly (off for library-internal steps)
+        self.cache_size_limit = None  # programs kept: None is CACHE_SIZE_LIMIT as it is at each capture
         functools.update_wrapper(self, fn, updated=())
         _compiled.add(self)
 
@@ -87,8 +88,9 @@ class CompiledFunction:
         return entry.replay(inputs)
 
     def _capture(self, key, objects, inputs, args, kwargs, warned=False):
-        if len(self.cache) >= CACHE_SIZE_LIMIT:
-            self._warn(f"running eagerly: the cache of {CACHE_SIZE_LIMIT} programs is full (the calls keep changing: "
+        limit = self.cache_size_limit or CACHE_SIZE_LIMIT
+        if len(self.cache) >= limit:
+            self._warn(f"running eagerly: the cache of {limit} programs is full (the calls keep changing: "
                        f"{guards.explain(key, next(reversed(self.cache)))})")
             self.stats.eager_calls += 1
             return self.fn(*args, **kwargs)

@@ -273,7 +273,7 @@ def test_compiled_generation_gives_the_same_tokens(temperature, top_k):
     assert (stats.captures, stats.eager_calls) == (2, 0) and stats.replays > 40
 
 
-def test_one_program_serves_every_temperature():
+def test_one_program_serves_every_temperature_and_each_top_k_has_its_own():
     """The temperature reaches the compiled step as a tensor: sampling at any number of temperatures
     captures the step and the refill once (a baked-in number would fill the program cache after a
     few, and generation would fall back to the eager step)."""
@@ -289,6 +289,13 @@ def test_one_program_serves_every_temperature():
         assert a.tolist() == b.tolist(), temperature
     stats = model._compiled_decode().stats
     assert (stats.captures, stats.eager_calls) == (2, 0)
+    for top_k in (2, 3, 5, 8, 13, 21):  # each top_k is its own pair of programs (topk's shape is k)
+        minigrad.manual_seed(5)
+        a = model.generate(prompt, 20, temperature=0.9, top_k=top_k, compile=False)
+        minigrad.manual_seed(5)
+        b = model.generate(prompt, 20, temperature=0.9, top_k=top_k)
+        assert a.tolist() == b.tolist(), top_k
+    assert (stats.captures, stats.eager_calls) == (2 + 2 * 6, 0)  # none fell back to the eager step
 
 
 def test_a_copy_of_a_model_compiles_its_own_generation_step():
