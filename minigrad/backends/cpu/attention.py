@@ -48,7 +48,8 @@ def backward(g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
     plan = _fused_gemm(True, g, gq, gk, gv)
     if plan is None:
         raise RuntimeError("scaled_dot_product_attention backward: gradients laid out unlike q, k and v")
-    spans, dt = _spans(L, S, is_causal), q.dtype.type
+    spans = _spans(L, S, is_causal)
+    dscale_, scale_, zero, one = _constants(q.dtype, dscale, scale)
     # forward's probabilities: kept, or made again, exactly as the forward made them, for a group
     # of items at a time (`gq` stands in for the output, which is not written)
     group = n_items if P is not None else _items_per_group(L, S, q.itemsize)
@@ -61,8 +62,8 @@ def backward(g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
             _fused_forward(gq, P3, p0, q, k, v, None, 1.0, lo, hi, scale, spans, is_causal, plan, False, on_team)
         run = _attention_items_backward if on_team else _attention_items_backward.plain
         with blas.team_gemm_context(q.dtype):
-            run(gq, gk, gv, g, P3, p0, q, k, v, _NO_MASK if keep is None else keep, dt(dscale), spans, lo, hi,
-                dt(scale), dt(0), dt(1), *plan)
+            run(gq, gk, gv, g, P3, p0, q, k, v, _NO_MASK if keep is None else keep, dscale_, spans, lo, hi,
+                scale_, zero, one, *plan)
 
 
 def _fused_gemm(ok, *arrays):
@@ -75,11 +76,13 @@ def _fused_gemm(ok, *arrays):
     if type(a0) is not np.ndarray or a0.ndim != 4:
         return None
     dtype, it, (B, H, _, _) = a0.dtype, a0.itemsize, a0.shape
+    if not B or not H:
+        return None
     for a in arrays:
         if type(a) is not np.ndarray or a.ndim != 4 or a.dtype != dtype:
             return None
         (b, h, r, c), (_, _, row, col) = a.shape, a.strides
-        if b != B or h != H or not r or not c or not B or not H or col != it or row % it or row < c * it:
+        if b != B or h != H or not r or not c or col != it or row % it or row < c * it:
             return None
     return blas.gemm_address(dtype)
 
@@ -109,7 +112,8 @@ def _fused_forward(out, P3, p0, q, k, v, keep, dscale, lo, hi, scale, spans, cau
 @functools.lru_cache(maxsize=64)
 def _constants(dtype, dscale, scale):
     """dscale, scale, 0 and 1 in the arrays' precision (float64 ones would make the loops float64),
-    made once per (dtype, dscale, scale): a generated token calls the forward once a layer."""
+    made once per (dtype, dscale, scale), for forward and backward alike (a generated token calls the
+    forward once a layer: the conversions were a good part of its Python)."""
     dt = dtype.type
     return dt(dscale), dt(scale), dt(0), dt(1)
 
