@@ -15,6 +15,17 @@ other. Inside the process: the import, the build, the first step, then `--warmup
 counted, then `--repeats` timed runs of `--steps` steps; the best run's mean is the step time
 (the machine is shared: the best of several is the steadiest figure; the spread is printed too).
 "first step" = import + build + first step - one steady step, the latency a user waits for.
+
+    python bench/small_models_bench.py --interleaved --kinds mlp --rounds 30
+    python bench/small_models_bench.py --interleaved --frameworks minigrad:/tmp/before minigrad torch
+
+--interleaved: on a machine whose speed drifts (a shared host), steps timed in separate processes
+one after the other can differ by more than what is compared. Here every framework of a kind is a
+warm process, and they take turns, round by round (who goes first alternating), each running
+`--steps` steps a round. Printed: each one's best round, and its ratio to the last framework's as
+the best rounds' ratio and the median of the round-by-round ratios ("paired"). `minigrad:TREE`
+runs the minigrad of another source tree (A/B of a change on the same models: list the baseline
+last).
 """
 import argparse  # noqa: I001 (T_START first: the first-step time counts the imports)
 import json
@@ -404,6 +415,68 @@ def worker(framework, kind, warmup, steps, repeats):
                       "step": best, "runs": runs, "latency": t_first - T_START - best}))
 
 
+def serve(framework, kind, warmup):
+    """--interleaved's worker: build, warm up, then for each line "N" on stdin time N steps."""
+    if framework.startswith("minigrad"):
+        torch = minigrad_as_torch()
+    else:
+        import torch
+        torch.set_num_threads(1)
+    torch.manual_seed(0)
+    step = build(torch, kind)
+    for _ in range(1 + warmup):
+        step()
+    print("ready", flush=True)
+    for line in sys.stdin:
+        n = int(line)
+        t = time.perf_counter()
+        for _ in range(n):
+            step()
+        print((time.perf_counter() - t) / n, flush=True)
+
+
+def interleaved(kind, args):
+    """-> {framework: [seconds a step, one per round]}, the frameworks' warm processes taking turns."""
+    procs = []
+    for f in args.frameworks:
+        tree = f.split(":", 1)[1] if ":" in f else str(ROOT)
+        env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                   OPENBLAS_NUM_THREADS="1", MINIGRAD_NUM_THREADS="1")
+        cmd = [sys.executable, __file__, "--serve", f, "--kinds", kind, "--warmup", str(args.warmup)]
+        procs.append(subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, text=True, cwd=ROOT))
+    for f, p in zip(args.frameworks, procs):
+        if p.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"{f} {kind}: the worker failed (run it alone to see why)")
+    times = {f: [] for f in args.frameworks}
+    for r in range(args.rounds):
+        turn = list(zip(args.frameworks, procs))
+        for f, p in (turn if r % 2 == 0 else turn[::-1]):
+            p.stdin.write(f"{args.steps}\n")
+            p.stdin.flush()
+            times[f].append(float(p.stdout.readline()))
+    for p in procs:
+        p.stdin.close()
+        p.wait()
+    return times
+
+
+def interleaved_main(args):
+    import statistics
+
+    last = args.frameworks[-1]
+    print(f"CPU: {cpu_name()}; one thread each; {args.rounds} rounds of {args.steps} steps, the frameworks taking "
+          f"turns; ms a step (best round); ratios to {last}: best rounds', and paired (median round by round)")
+    print(f"{'kind':<17}" + "".join(f"{f[-24:]:>26}{'ratio':>7}{'paired':>7}" for f in args.frameworks))
+    for kind in args.kinds:
+        times = interleaved(kind, args)
+        line = f"{kind:<17}"
+        for f in args.frameworks:
+            paired = statistics.median(a / b for a, b in zip(times[f], times[last]))
+            line += f"{min(times[f]) * 1e3:>26.3f}{min(times[f]) / min(times[last]):>7.2f}{paired:>7.2f}"
+        print(line, flush=True)
+
+
 def run_worker(framework, kind, args):
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                OPENBLAS_NUM_THREADS="1", MINIGRAD_NUM_THREADS="1")
@@ -429,11 +502,19 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--frameworks", nargs="+", default=["minigrad", "torch"])
+    ap.add_argument("--frameworks", nargs="+", default=["minigrad", "torch"],
+                    help="minigrad, torch, or minigrad:TREE (with --interleaved: another source tree's minigrad)")
+    ap.add_argument("--interleaved", action="store_true", help="warm processes taking turns (see above)")
+    ap.add_argument("--rounds", type=int, default=20, help="with --interleaved: turns per framework")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--serve", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker, args.kinds[0], args.warmup, args.steps, args.repeats)
+    if args.serve:
+        return serve(args.serve, args.kinds[0], args.warmup)
+    if args.interleaved:
+        return interleaved_main(args)
     print(f"CPU: {cpu_name()}; one thread each; best of {args.repeats} x {args.steps} steps after {args.warmup} "
           "warmup (spread: worst/best run)")
     head = f"{'kind':<17}" + "".join(f"{f + ' ms/step':>17}{'spread':>8}" for f in args.frameworks)

@@ -32,15 +32,23 @@ class CrossEntropy(Function):
         xp = xp_of(xd)
         x2 = _rows(xd, layout)  # (M, C): a view for 2-D input
         M, C = x2.shape
+        # the targets are checked here, not in cross_entropy: a replay of a captured step runs this too
+        outside = _some_id_outside(t, C)
+        if outside:  # then the ids that are not ignore_index
+            _check_targets(t, C, ignore_index)
+        every_row = not outside and not 0 <= ignore_index < C  # no target can equal ignore_index
         need_grad = ctx.needs_input_grad[0]
         wd = None if weight is None else weight.array
         D = xp.empty_like(x2)
         fast = backends.find("cross_entropy", D, x2, t, wd, ignore_index, ls, None, need_grad)  # (inv: below)
-        valid = t != ignore_index
-        t_safe = xp.where(valid, t, 0) if wd is not None or fast is None else None
+        valid = None if every_row and fast is not None else t != ignore_index  # (None: all rows)
+        t_safe = t if valid is None else xp.where(valid, t, 0) if wd is not None or fast is None else None
         denom = 1.0
         if reduction == "mean":  # sum_i valid_i w[t_i]
-            denom = float(xp.count_nonzero(valid)) if wd is None else float((valid * wd[t_safe]).sum())
+            if wd is None:
+                denom = float(M if valid is None else xp.count_nonzero(valid))
+            else:
+                denom = float((wd[t_safe] if valid is None else valid * wd[t_safe]).sum())
         # D is saved already divided by 'mean''s denominator, inside the block loop: backward from a
         # loss of gradient 1 (loss.backward()) then hands D on as it is, with no pass over the logits
         inv = 1.0 / denom if denom else 0.0
@@ -73,9 +81,22 @@ class CrossEntropy(Function):
 
 
 def _some_id_outside(t, C):
-    """Whether an id of `t` is outside [0, C), in one cheap pass: as unsigned, a negative id wraps to a
-    large one (and count_nonzero, not any: a reduction's overhead)."""
-    return bool(xp_of(t).count_nonzero(t.astype(np.uint64) >= C))
+    """Whether an id of `t` is outside [0, C), in one reduction: seen as unsigned (a view, no copy), a
+    negative id is a large one."""
+    if not t.size:
+        return False
+    u = t if t.dtype.kind == "u" else t.view(f"u{t.dtype.itemsize}")
+    return int(u.max()) >= C
+
+
+def _check_targets(t, C, ignore_index):
+    """PyTorch's IndexError for a target id outside [0, C) that is not ignore_index, naming the first."""
+    bad = (t != ignore_index) & ((t < 0) | (t >= C))
+    if bool(bad.any()):
+        i = int(xp_of(t).argmax(bad.reshape(-1)))
+        raise IndexError(f"Target {int(t.reshape(-1)[i])} is out of bounds: class ids must be in [0, {C}) "
+                         f"for input with C={C} classes (or equal ignore_index={ignore_index}); "
+                         f"found at flat target position {i}")
 
 
 def _cross_entropy_passes(D, x2, t_safe, valid, wd, ls, inv, need_grad):
@@ -170,14 +191,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                            f"(C={C} classes on dim {0 if len(xs) == 1 else 1}), got target of shape {list(ts)}")
     if weight is not None and tuple(weight.array.shape) != (C,):
         raise RuntimeError(f"cross_entropy: weight should be a 1D tensor of size C={C}, got shape {list(weight.shape)}")
-    t = target.array
-    if _some_id_outside(t, C):  # then the ids that are not ignore_index
-        bad = (t != ignore_index) & ((t < 0) | (t >= C))
-        if bool(bad.any()):
-            i = int(xp_of(t).argmax(bad.reshape(-1)))
-            raise IndexError(f"Target {int(t.reshape(-1)[i])} is out of bounds: class ids must be in [0, {C}) "
-                             f"for input with C={C} classes (or equal ignore_index={ignore_index}); "
-                             f"found at flat target position {i}")
     return CrossEntropy.apply(input, target, weight, int(ignore_index), reduction, float(label_smoothing), layout)
 
 

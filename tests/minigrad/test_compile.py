@@ -133,6 +133,33 @@ def test_replayed_input_grad_equals_eager():
         assert np.array_equal(a.grad.array, b.grad.array)
 
 
+def test_a_replayed_cross_entropy_checks_each_calls_targets():
+    # the class ids are data: a replay must check them (the kernels index rows by them) and must see
+    # ignored rows that the captured call did not have, as the eager step does
+    model = nn.Linear(8, 4)
+    opt = nn.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y, ignore_index=-1)
+        loss.backward()
+        opt.step()
+        return loss
+
+    g = minigrad.compile(step)
+    x = _t(5, 8)
+    for _ in range(2):
+        g(x, minigrad.tensor([0, 1, 2, 3, 0]))
+    with pytest.raises(IndexError, match=r"^Target 7 is out of bounds: .* found at flat target position 2$"):
+        g(x, minigrad.tensor([0, 1, 7, 3, 0]))
+    with pytest.raises(IndexError, match="Target -3 is out of bounds"):
+        g(x, minigrad.tensor([0, -3, 2, 3, 0]))
+    y = minigrad.tensor([0, -1, 2, -1, 0])
+    want = F.cross_entropy(model(x), y, ignore_index=-1)  # the mean over the three rows kept
+    assert np.array_equal(g(x, y).array, want.array)
+    assert g.stats.captures == 1 and g.stats.replays >= 3
+
+
 # ---- guards ---------------------------------------------------------------------------------------
 def _fwd(model):
     return minigrad.compile(lambda x: model(x))

@@ -1,6 +1,6 @@
-"""cross_entropy's forward on the CPU: two loops, each a row at a time in cache, instead of the op's
-~20 numpy calls. The exp is team.exp_nonpositive, which vectorizes (numba's own exp is a scalar
-call). Scalars in the logits' precision.
+"""cross_entropy's forward on the CPU: one loop over the rows, each row's passes while it is in cache,
+instead of the op's ~20 numpy calls. The exp is team.exp_nonpositive, which vectorizes (numba's own
+exp is a scalar call). Scalars in the logits' precision.
 """
 import numpy as np
 
@@ -17,32 +17,23 @@ def forward(D, x, t, w, ignore_index, ls, inv, need_grad):
     ignore_index), class weights w (C,) or None, label smoothing ls; with need_grad, D (M, C) gets the
     gradient of the rows' losses times `inv` (the op's 1 / 'mean' denominator)."""
     M, C = x.shape
-    loss, mx = np.empty(M, dtype=x.dtype), np.empty(M, dtype=x.dtype)
-    dt = x.dtype.type
+    loss = np.empty(M, dtype=x.dtype)
     w_ = x[:0, 0] if w is None else w.astype(x.dtype, copy=False)  # size 0: no class weights
-    W = dt(C if w is None else w_.sum())
-    args = (D, loss, x, mx, t, w_, ignore_index, dt(ls), dt(ls / C), W, dt(inv), dt(1), need_grad)
+    # the scalars in the logits' precision, in one array (one object to make and to pass, not five)
+    k = np.array((ls, ls / C if C else 0.0, C if w is None else w_.sum(), inv, 1.0), dtype=x.dtype)
     if x.size >= team.TEAM_MIN_ELEMENTS and _cross_entropy_team.on_team():
-        _cross_entropy_team(*args, _cross_entropy_team.threads())
+        _cross_entropy_team(D, loss, x, t, w_, ignore_index, k, need_grad, _cross_entropy_team.threads())
     else:
-        _exp_shifted_rows(D, mx, x)
-        _cross_entropy_finish(*args)
+        _cross_entropy_rows(D, loss, x, t, w_, ignore_index, k, need_grad)
     return loss
 
 
 @team.kernel
-def _exp_shifted_rows(D, mx, x):  # mx_i = max_c x_ic;  D_ic = exp(x_ic - mx_i)
+def _cross_entropy_rows(D, loss, x, t, w, ignore_index, k, need_grad):
+    # k = (ls, vs = ls / C, W = sum_c w_c (C without weights), inv, 1);  per row i, with m_i = max_c x_ic:
+    # D_ic = exp(x_ic - m_i), s_i = sum_c D_ic, lse_i = m_i + log s_i; then the loss, and D scaled in place
+    ls, vs, W, inv, one = k[0], k[1], k[2], k[3], k[4]
     M, C = x.shape
-    for i in range(M):
-        m = team.max_of(x[i], C)  # (a NaN it passes over still makes the row's loss NaN, through exp)
-        mx[i] = m
-        for c in range(C):
-            D[i, c] = team.exp_nonpositive(x[i, c] - m)
-
-
-@team.kernel
-def _cross_entropy_finish(D, loss, x, mx, t, w, ignore_index, ls, vs, W, inv, one, need_grad):  # D holds exp(x - mx)
-    M, C = x.shape  # vs = ls / C;  W = sum_c w_c (C without weights)
     zero = one - one
     for i in range(M):
         ti = t[i]
@@ -54,11 +45,14 @@ def _cross_entropy_finish(D, loss, x, mx, t, w, ignore_index, ls, vs, W, inv, on
                 for c in range(C):
                     D[i, c] = zero
             continue
+        m = team.max_of(x[i], C)  # (a NaN it passes over still makes the row's loss NaN, through exp)
+        for c in range(C):
+            D[i, c] = team.exp_nonpositive(x[i, c] - m)
         hit = (w[ti] if w.size else one) * (one - ls)  # (1 - ls) w[t_i]
         s = zero
         for c in range(C):
             s += D[i, c]
-        lse = mx[i] + np.log(s)
+        lse = m + np.log(s)
         li = hit * (lse - x[i, ti])
         if ls:
             sm = zero
@@ -67,24 +61,22 @@ def _cross_entropy_finish(D, loss, x, mx, t, w, ignore_index, ls, vs, W, inv, on
             li += vs * sm
         loss[i] = li
         if need_grad:
-            k = (hit + vs * W) * inv / s  # a_i / s_i: a_i p_ic = k exp(x_ic - mx_i)
+            r = (hit + vs * W) * inv / s  # a_i / s_i: a_i p_ic = r exp(x_ic - m_i)
             if ls:
                 u = vs * inv
                 for c in range(C):
-                    D[i, c] = D[i, c] * k - u * (w[c] if w.size else one)
+                    D[i, c] = D[i, c] * r - u * (w[c] if w.size else one)
             else:
                 for c in range(C):
-                    D[i, c] *= k
+                    D[i, c] *= r
             D[i, ti] -= hit * inv
 
 
 @team.kernel(parallel=True)
-def _cross_entropy_team(D, loss, x, mx, t, w, ignore_index, ls, vs, W, inv, one, need_grad, parts):
-    # both loops on the kernels' thread team, each thread on its share of the rows (numba drops an
-    # exception raised inside a team: cross_entropy has checked the targets before this runs)
+def _cross_entropy_team(D, loss, x, t, w, ignore_index, k, need_grad, parts):
+    # each thread on its share of the rows (numba drops an exception raised inside a team: cross_entropy
+    # has checked the targets before this runs)
     M = x.shape[0]
     for p in team.prange(parts):
         lo, hi = team.share(M, p, parts, 1)
-        _exp_shifted_rows(D[lo:hi], mx[lo:hi], x[lo:hi])
-        _cross_entropy_finish(D[lo:hi], loss[lo:hi], x[lo:hi], mx[lo:hi], t[lo:hi], w, ignore_index, ls, vs, W, inv,
-                              one, need_grad)
+        _cross_entropy_rows(D[lo:hi], loss[lo:hi], x[lo:hi], t[lo:hi], w, ignore_index, k, need_grad)
