@@ -333,10 +333,6 @@ class Tensor:
     def _bump_version(self):
         self._version_counter[0] += 1
 
-    def _check_inplace(self):
-        if self.requires_grad and self.grad_fn is None and state.grad_enabled:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-
     # ---- devices and types ------------------------------------------------------------
     def to(self, *args, dtype=None, device=None, copy=False):
         """`to(device)`, `to(dtype)` or both; returns self when nothing changes (unless copy)."""

@@ -17,13 +17,23 @@ def apply_inplace(self, raw, recorded, *others):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it."""
     if recording.hook.recorder is not None:  # minigrad.compile does not record in-place tensor ops yet
         recording.hook.recorder.on_escape("an in-place tensor op (add_, t[i] = v, ...)")
-    self._check_inplace()
+    record = False
+    if state.grad_enabled:
+        if self.requires_grad:
+            if self.grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            record = True
+        else:  # (a loop, not any() over a generator: this runs for every in-place op, optimizer steps' too)
+            for o in others:
+                if isinstance(o, Tensor) and o.requires_grad:
+                    record = True
+                    break
     if not self.array.flags.writeable:
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single memory "
             "location. Please clone() the tensor before performing the operation."
         )
-    if state.grad_enabled and (self.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others)):
+    if record:
         if self._base is not None:
             # PyTorch rewrites the base's history (CopySlices over the view); minigrad does not, so
             # it refuses rather than leave the base with a wrong gradient.
@@ -42,7 +52,7 @@ def apply_inplace(self, raw, recorded, *others):
             raw(self.array)
         except TypeError as e:  # numpy refuses e.g. writing floats into an int tensor
             raise RuntimeError(f"result type can't be cast to the desired output type {self.dtype} ({e})") from None
-    self._bump_version()
+    self._version_counter[0] += 1
     return self
 
 
