@@ -153,23 +153,30 @@ class Generator:
     def bit_generator(self):
         return self._rng.bit_generator
 
+    def _stream(self):
+        """The stream to draw from; a draw that a minigrad.compile capture would freeze is reported, as
+        for the default generator (`generator()`): an op's own draws (dropout's) happen inside the op."""
+        if recording.hook.recorder is not None:
+            recording.hook.recorder.on_escape("a random draw outside an op (minigrad.randn, rand, ...)")
+        return self._rng
+
     def random(self, *args, **kwargs):
-        return self._rng.random(*args, **kwargs)
+        return self._stream().random(*args, **kwargs)
 
     def standard_normal(self, *args, **kwargs):
-        return self._rng.standard_normal(*args, **kwargs)
+        return self._stream().standard_normal(*args, **kwargs)
 
     def normal(self, *args, **kwargs):
-        return self._rng.normal(*args, **kwargs)
+        return self._stream().normal(*args, **kwargs)
 
     def uniform(self, *args, **kwargs):
-        return self._rng.uniform(*args, **kwargs)
+        return self._stream().uniform(*args, **kwargs)
 
     def integers(self, *args, **kwargs):
-        return self._rng.integers(*args, **kwargs)
+        return self._stream().integers(*args, **kwargs)
 
     def permutation(self, *args, **kwargs):
-        return self._rng.permutation(*args, **kwargs)
+        return self._stream().permutation(*args, **kwargs)
 
 
 default_generator = Generator()

@@ -450,9 +450,10 @@ def test_python_side_effects_run_at_capture_only():
     assert len(calls) == 1
 
 
-@pytest.mark.parametrize("what", ["inplace", "randn", "hook", "numpy_arg", "escaping_graph"])
+@pytest.mark.parametrize("what", ["inplace", "randn", "randint_own_generator", "hook", "numpy_arg", "escaping_graph"])
 def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
     w = _t(3).requires_grad_()
+    gen = minigrad.Generator()
 
     def f(x):
         if what == "inplace":
@@ -461,6 +462,8 @@ def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
             return y
         if what == "randn":
             return x + minigrad.randn(3)
+        if what == "randint_own_generator":  # a draw from a Generator of the caller's, not the default one
+            return x + minigrad.randint(0, 100, (3,), generator=gen)
         if what == "hook":
             y = x * w
             y.register_hook(lambda g: g * 2)
@@ -470,16 +473,18 @@ def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
             return x * w
         return minigrad.as_tensor(x) + 1
 
-    reasons = {"inplace": "in-place", "randn": "random draw", "hook": "hook", "numpy_arg": "is an array",
-               "escaping_graph": "requires grad"}
+    reasons = {"inplace": "in-place", "randn": "random draw", "randint_own_generator": "random draw", "hook": "hook",
+               "numpy_arg": "is an array", "escaping_graph": "requires grad"}
     g = minigrad.compile(f)
     arg = rng.standard_normal(3) if what == "numpy_arg" else _t(3)
     with pytest.warns(RecompileWarning, match=reasons[what]):
         g(arg)
     minigrad.manual_seed(1)
+    gen.manual_seed(1)
     w.grad = None
     got = g(arg)
     minigrad.manual_seed(1)
+    gen.manual_seed(1)
     w.grad = None
     want = f(arg)
     assert np.array_equal(got.array, want.array)
