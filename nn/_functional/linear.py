@@ -87,12 +87,21 @@ def linear(input, weight, bias=None):
     return (LinearNoBias if bias is None else Linear).apply(input, weight, bias)
 
 
+def _check_ids(ids, n):
+    """PyTorch's IndexError for an embedding id outside [0, n) (numpy's take would wrap a negative one)."""
+    if ids.size and int((ids if ids.dtype.kind == "u" else ids.view(f"u{ids.dtype.itemsize}")).max()) >= n:
+        lo, hi = int(ids.min()), int(ids.max())  # (as unsigned, a negative id is a large one)
+        bad = lo if lo < 0 else hi
+        raise IndexError(f"index out of range in self: embedding id {bad} is not in [0, {n}) (weight has {n} rows)")
+
+
 class Embedding(Function):
     node_name = "EmbeddingBackward0"
 
     @staticmethod
     def forward(ctx, idx, weight, padding_idx):  # out[...] = weight[idx[...]]
         xp = xp_of(weight.array)
+        _check_ids(idx.array, weight.array.shape[0])  # (here: a replayed step checks each call's ids)
         ctx.save(indices=idx)
         ctx.num_weights, ctx.padding_idx = weight.array.shape[0], padding_idx
         return xp.take(weight.array, idx.array, axis=0)
@@ -150,12 +159,5 @@ def embedding(input, weight, padding_idx=None):
         if not -n <= padding_idx < n:
             raise AssertionError(f"padding_idx {padding_idx} must be within num_embeddings {n}")
         padding_idx %= n
-    ids = input.array
-    if int(xp_of(ids).count_nonzero(ids.astype(np.uint64) >= n)):  # (as unsigned, a negative id is a large one)
-        lo, hi = int(ids.min()), int(ids.max())
-        if lo < 0 or hi >= n:
-            bad = lo if lo < 0 else hi
-            raise IndexError(f"index out of range in self: embedding id {bad} is not in [0, {n}) "
-                             f"(weight has {n} rows)")
     return Embedding.apply(input, weight, padding_idx)
 

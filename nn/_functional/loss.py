@@ -365,6 +365,8 @@ class NllLoss(Function):
         xp = xp_of(xd)
         x2 = _rows(xd, layout)
         t = target.array.reshape(-1)
+        if _some_id_outside(t, x2.shape[1]):  # (here, not in nll_loss: a replayed step checks each call's ids)
+            _check_targets(t, x2.shape[1], ignore_index)
         valid = t != ignore_index
         t_safe = xp.where(valid, t, 0)
         wt = valid.astype(xd.dtype) if weight is None else valid * weight.array[t_safe].astype(xd.dtype)
@@ -411,7 +413,7 @@ class NllLoss2d(NllLoss):
     node_name = "NllLoss2DBackward0"  # PyTorch's name when the input has dims past the classes
 
 
-def _check_class_target(input, target, weight, ignore_index, name):
+def _check_class_target(input, target, weight, name):
     """PyTorch's checks of (log-)probabilities over classes against int64 class-index targets."""
     xs, ts = tuple(input.shape), tuple(target.shape)
     if len(xs) == 0:
@@ -427,12 +429,6 @@ def _check_class_target(input, target, weight, ignore_index, name):
     if weight is not None and tuple(weight.shape) != (C,):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
                            f"tensor of shape: {list(weight.shape)}")
-    t = target.array
-    if _some_id_outside(t, C):  # then the ids that are not ignore_index
-        bad = (t != ignore_index) & ((t < 0) | (t >= C))
-        if bool(bad.any()):
-            raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds: class ids must be in [0, {C}) "
-                             f"(or equal ignore_index={ignore_index})")
     return layout
 
 
@@ -445,7 +441,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     check_tensor(input, "input", "nll_loss")
     check_tensor(target, "target", "nll_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    layout = _check_class_target(input, target, weight, ignore_index, "nll_loss")
+    layout = _check_class_target(input, target, weight, "nll_loss")
     if input.array.dtype.kind != "f":
         raise RuntimeError(f"nll_loss: expected floating point input, got {input.dtype}")
     return (NllLoss2d if layout == 3 else NllLoss).apply(input, target, weight, int(ignore_index), reduction, layout)

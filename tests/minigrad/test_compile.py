@@ -133,30 +133,44 @@ def test_replayed_input_grad_equals_eager():
         assert np.array_equal(a.grad.array, b.grad.array)
 
 
-def test_a_replayed_cross_entropy_checks_each_calls_targets():
-    # the class ids are data: a replay must check them (the kernels index rows by them) and must see
-    # ignored rows that the captured call did not have, as the eager step does
-    model = nn.Linear(8, 4)
-    opt = nn.optim.SGD(model.parameters(), lr=0.1)
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss", "embedding"])
+def test_a_replayed_step_checks_each_calls_class_ids(loss):
+    # class and embedding ids are data: a replay must check them as the eager call does (a kernel
+    # indexes rows by them; numpy would wrap a negative one) and see ignored rows the capture had not
+    emb, model = nn.Embedding(6, 8), nn.Linear(8, 4)
+    opt = nn.optim.SGD(list(emb.parameters()) + list(model.parameters()), lr=0.1)
 
-    def step(x, y):
+    def step(ids, y):
         opt.zero_grad()
-        loss = F.cross_entropy(model(x), y, ignore_index=-1)
-        loss.backward()
+        logits = model(emb(ids))
+        if loss == "nll_loss":
+            out = F.nll_loss(F.log_softmax(logits, dim=-1), y, ignore_index=-1)
+        else:
+            out = F.cross_entropy(logits, y, ignore_index=-1)
+        out.backward()
         opt.step()
-        return loss
+        return out
 
     g = minigrad.compile(step)
-    x = _t(5, 8)
+    ids, y = minigrad.tensor([0, 1, 2, 3, 4]), minigrad.tensor([0, 1, 2, 3, 0])
     for _ in range(2):
-        g(x, minigrad.tensor([0, 1, 2, 3, 0]))
-    with pytest.raises(IndexError, match=r"^Target 7 is out of bounds: .* found at flat target position 2$"):
-        g(x, minigrad.tensor([0, 1, 7, 3, 0]))
-    with pytest.raises(IndexError, match="Target -3 is out of bounds"):
-        g(x, minigrad.tensor([0, -3, 2, 3, 0]))
-    y = minigrad.tensor([0, -1, 2, -1, 0])
-    want = F.cross_entropy(model(x), y, ignore_index=-1)  # the mean over the three rows kept
-    assert np.array_equal(g(x, y).array, want.array)
+        g(ids, y)
+    if loss == "embedding":
+        bad = [(minigrad.tensor([0, 1, 6, 3, 4]), "embedding id 6 is not in"),
+               (minigrad.tensor([0, -2, 2, 3, 4]), "embedding id -2 is not in")]
+        for b, message in bad:
+            with pytest.raises(IndexError, match=message):
+                g(b, y)
+    else:
+        for b in ([0, 1, 7, 3, 0], [0, -3, 2, 3, 0]):
+            with pytest.raises(IndexError, match=f"^Target {b[1] if b[1] < 0 else b[2]} is out of bounds"):
+                g(ids, minigrad.tensor(b))
+    y = minigrad.tensor([0, -1, 2, -1, 0])  # two ignored rows: the mean over the three kept
+    with minigrad.no_grad():
+        logits = model(emb(ids))
+        want = (F.nll_loss(F.log_softmax(logits, dim=-1), y, ignore_index=-1) if loss == "nll_loss"
+                else F.cross_entropy(logits, y, ignore_index=-1))
+    assert np.array_equal(g(ids, y).array, want.array)
     assert g.stats.captures == 1 and g.stats.replays >= 3
 
 
