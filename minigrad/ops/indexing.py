@@ -352,17 +352,23 @@ class Gather(Function):
     def forward(ctx, a, dim, index):
         ctx.shape, ctx.dim = a.array.shape, dim
         ctx.save(index=index)
-        if a.array.ndim == 0:  # a 0-d input and index (the index is 0)
-            return a.array.copy()
-        return a.array[_along(array_module(a.array), dim, index.array)]
+        at = _along(array_module(a.array), dim, index.array, a.array.shape)
+        return a.array.copy() if a.array.ndim == 0 else a.array[at]  # (0-d: the index is 0)
 
     @staticmethod
     def backward(ctx, g):  # scatter-add the gradient back along dim
         return index_scatter(g, ctx.dim, ctx._saved_index, ctx.shape), None, None
 
 
-def _along(xp, dim, index):
-    """The numpy index of `index` along `dim` (the other dims counted from 0): gather's and scatter's."""
+def _along(xp, dim, index, shape):
+    """The numpy index of `index` along `dim` (the other dims counted from 0) into an array of `shape`:
+    gather's and scatter's. The entries are checked here, in the ops' forwards (so a replay of a
+    captured step checks each call's index), as PyTorch checks them: numpy would wrap a negative one."""
+    n = shape[dim] if shape else 1
+    if index.size:
+        hi, lo = builtins.int(index.max()), builtins.int(index.min())
+        if hi >= n or lo < 0:  # PyTorch refuses negative indices here
+            raise RuntimeError(f"index {hi if hi >= n else lo} is out of bounds for dimension {dim} with size {n}")
     idx = list(xp.indices(index.shape, sparse=True))
     if idx:
         idx[dim] = index
@@ -373,7 +379,7 @@ def _along(xp, dim, index):
 
 def check_index_shape(op, input, dim, index, src=None):
     """PyTorch's checks of gather's / scatter's index: same ndim, no larger than self apart from dim
-    (and no larger than src), entries in range."""
+    (and no larger than src)."""
     if index.array.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
     nd = input.array.ndim
@@ -393,13 +399,7 @@ def check_index_shape(op, input, dim, index, src=None):
                     f"Size does not match at dimension {k} expected index {list(ishape)} to be no larger than "
                     f"src {list(src.array.shape)}"
                 )
-    n = input.array.shape[d] if nd else 1
-    if index.array.size:
-        hi, lo = builtins.int(index.array.max()), builtins.int(index.array.min())
-        if hi >= n or lo < 0:  # PyTorch refuses negative indices here
-            bad = hi if hi >= n else lo
-            raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
-    return d
+    return d  # (the entries are checked by the op's forward: _along)
 
 
 def gather(input, dim, index):
@@ -423,7 +423,7 @@ class ScatterAdd(Function):
         if not shape:
             return g.array.copy()
         out = xp.zeros(shape, dtype=g.array.dtype)
-        _add_at(xp, out, _along(xp, dim, index.array), g.array)
+        _add_at(xp, out, _along(xp, dim, index.array, shape), g.array)
         return out
 
     @staticmethod

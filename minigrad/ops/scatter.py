@@ -52,7 +52,7 @@ class Scatter(Function):
         ctx.dim, ctx.src_shape = dim, src.array.shape
         ctx.save(index=index)
         out = a.array.copy()
-        out[_along(array_module(a.array), dim, index.array)] = _used(src.array, index.array)
+        out[_along(array_module(a.array), dim, index.array, out.shape)] = _used(src.array, index.array)
         return out
 
     @staticmethod
@@ -74,7 +74,7 @@ class ScatterValue(Function):
         ctx.dim = dim
         ctx.save(index=index)
         out = a.array.copy()
-        out[_along(array_module(a.array), dim, index.array)] = value
+        out[_along(array_module(a.array), dim, index.array, out.shape)] = value
         return out
 
     @staticmethod
@@ -91,7 +91,7 @@ class ScatterAdd(Function):
         ctx.save(index=index)
         xp = array_module(a.array)
         out = a.array.copy()
-        xp.add.at(out, _along(xp, dim, index.array), _used(src.array, index.array))
+        xp.add.at(out, _along(xp, dim, index.array, out.shape), _used(src.array, index.array))
         return out
 
     @staticmethod
@@ -130,7 +130,7 @@ class ScatterReduce(Function):
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce, include_self):
         xp = array_module(a.array)
-        at = _along(xp, dim, index.array)
+        at = _along(xp, dim, index.array, a.array.shape)
         s = _used(src.array, index.array)
         out = a.array.copy()
         _reduce_into(xp, out, at, s, reduce, include_self)
@@ -186,7 +186,7 @@ class ScatterReduce(Function):
 def _touched(a, dim, index):
     xp = array_module(a)
     t = xp.zeros(a.shape, dtype=bool)
-    t[_along(xp, dim, index)] = True
+    t[_along(xp, dim, index, a.shape)] = True
     return t
 
 

@@ -174,6 +174,26 @@ def test_a_replayed_step_checks_each_calls_class_ids(loss):
     assert g.stats.captures == 1 and g.stats.replays >= 3
 
 
+@pytest.mark.parametrize("op", ["gather", "scatter", "scatter_add", "scatter_reduce"])
+def test_a_replayed_gather_or_scatter_checks_each_calls_index(op):
+    def f(x, index):
+        if op == "gather":
+            return x.gather(1, index)
+        if op == "scatter_reduce":
+            return x.scatter_reduce(1, index, x[:, :2] * 2, "amax")
+        return getattr(x, op)(1, index, x[:, :2] * 2)
+
+    g = minigrad.compile(f)
+    x = _t(3, 4)
+    for good in ([[0, 3], [1, 1], [2, 0]], [[3, 3], [0, 1], [2, 2]]):
+        index = minigrad.tensor(good)
+        assert np.array_equal(g(x, index).array, f(x, index).array)
+    for bad, shown in (([[0, 4], [1, 1], [2, 0]], 4), ([[0, 1], [-1, 1], [2, 0]], -1)):  # numpy would wrap -1
+        with pytest.raises(RuntimeError, match=f"^index {shown} is out of bounds for dimension 1 with size 4$"):
+            g(x, minigrad.tensor(bad))
+    assert g.stats.captures == 1 and g.stats.replays == 3
+
+
 # ---- guards ---------------------------------------------------------------------------------------
 def _fwd(model):
     return minigrad.compile(lambda x: model(x))
