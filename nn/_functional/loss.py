@@ -1,8 +1,12 @@
 """cross_entropy as one CrossEntropyLossBackward0 node that saves a single (N, C) array (made in
 place over the softmax probabilities; no copy of the logits), and mse_loss (one MseLossBackward0)."""
+import functools
+
 import numpy as np
 
 from minigrad import backends
+from minigrad.autograd.recording import hook
+from minigrad.ops.array_op import array_op
 
 from minigrad.backends.arrays import sum_of_squares
 
@@ -454,6 +458,8 @@ class BinaryCrossEntropy(Function):
     def forward(ctx, x, t, w, reduction):  # -w (t log x + (1 - t) log(1 - x)), each log at least -100 (PyTorch)
         xd, td = x.array, t.array
         xp = xp_of(xd)
+        if xd.size and bool(((xd < 0) | (xd > 1)).any()):  # (here: a replayed step checks each call's input)
+            raise RuntimeError("all elements of input should be between 0 and 1")
         with np.errstate(divide="ignore"):
             lx, l1x = xp.maximum(xp.log(xd), -100.0), xp.maximum(xp.log1p(-xd), -100.0)
         loss = -(td * lx + (1.0 - td) * l1x)
@@ -486,9 +492,6 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is "
                          "deprecated. Please ensure they have the same size.")
-    xd = input.array
-    if xd.size and bool(((xd < 0) | (xd > 1)).any()):
-        raise RuntimeError("all elements of input should be between 0 and 1")
     if weight is not None:
         weight = _broadcast_weight(weight, input, "weight")
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
@@ -593,14 +596,22 @@ def one_hot(tensor, num_classes=-1):
     check_tensor(tensor, "tensor", "one_hot")
     if tensor.array.dtype != np.int64:
         raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor (int64), got {tensor.dtype}.")
-    t = tensor.array
-    xp = xp_of(t)
     if num_classes == -1:
+        t = tensor.array
         if t.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        if hook.recorder is not None:  # minigrad.compile is capturing: a replay would keep this call's count
+            hook.recorder.on_escape("one_hot without num_classes, whose result's shape depends on the data,")
         num_classes = int(t.max()) + 1
+    if num_classes < 0:
+        raise RuntimeError(f"Class values must be smaller than num_classes ({num_classes}).")
+    # an op (array_op): inside a minigrad.compile capture a result made outside one would replay frozen
+    return array_op(functools.partial(_one_hot, num_classes=num_classes), tensor)
+
+
+def _one_hot(t, num_classes):  # the ids are checked here, inside the op: a replay checks each call's
     if t.size and int(t.min()) < 0:
         raise RuntimeError("Class values must be non-negative.")
-    if num_classes < 0 or (t.size and int(t.max()) >= num_classes):
+    if t.size and int(t.max()) >= num_classes:
         raise RuntimeError(f"Class values must be smaller than num_classes ({num_classes}).")
-    return Tensor((t[..., None] == xp.arange(num_classes)).astype(np.int64))
+    return (t[..., None] == xp_of(t).arange(num_classes)).astype(np.int64)

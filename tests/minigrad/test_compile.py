@@ -194,6 +194,25 @@ def test_a_replayed_gather_or_scatter_checks_each_calls_index(op):
     assert g.stats.captures == 1 and g.stats.replays == 3
 
 
+def test_one_hot_and_binary_cross_entropy_follow_each_calls_data():
+    g = minigrad.compile(lambda t: F.one_hot(t, 4) * 2)
+    for ids in ([0, 1], [3, 2], [1, 1]):  # the one-hot rows are data, not constants of the capture
+        assert g(minigrad.tensor(ids)).tolist() == (F.one_hot(minigrad.tensor(ids), 4) * 2).tolist()
+    with pytest.raises(RuntimeError, match=r"Class values must be smaller than num_classes \(4\)"):
+        g(minigrad.tensor([4, 1]))
+    assert g.stats.captures == 1
+    inferred = minigrad.compile(lambda t: F.one_hot(t))  # the count of classes comes from the data: eager
+    with pytest.warns(RecompileWarning, match="one_hot without num_classes"):
+        assert inferred(minigrad.tensor([0, 2])).shape == (2, 3)
+    assert inferred(minigrad.tensor([0, 4])).shape == (2, 5) and inferred.stats.replays == 0
+    bce = minigrad.compile(lambda x, t: F.binary_cross_entropy(x, t))
+    t = minigrad.tensor([0.0, 1.0])
+    for x in ([0.2, 0.7], [0.3, 0.6]):
+        assert np.array_equal(bce(minigrad.tensor(x), t).array, F.binary_cross_entropy(minigrad.tensor(x), t).array)
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        bce(minigrad.tensor([1.5, 0.6]), t)
+
+
 # ---- guards ---------------------------------------------------------------------------------------
 def _fwd(model):
     return minigrad.compile(lambda x: model(x))
