@@ -105,7 +105,7 @@ def take_along_dim(input, indices, dim=None):
     want_i[d] = indices.array.shape[d]
     want_x = list(b)
     want_x[d] = input.array.shape[d]
-    return indexing_ops.gather(shape_ops.expand(input, *want_x), d, Tensor(array_module(indices.array).broadcast_to(indices.array, want_i).copy()))
+    return indexing_ops.gather(shape_ops.expand(input, *want_x), d, shape_ops.expand(indices, *want_i))
 
 
 # ---- multiply-adds ------------------------------------------------------------------------------------
@@ -640,7 +640,14 @@ def histc(input, bins=100, min=0, max=0):
     return array_op(counts, input)
 
 
+def _shape_from_data(what):
+    """Inside a minigrad.compile capture, a result whose shape depends on the data runs eagerly."""
+    if recording.hook.recorder is not None:
+        recording.hook.recorder.on_escape(f"{what}, whose result's shape depends on the data,")
+
+
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    _shape_from_data("unique")
     xp = array_module(input.array)
     if dim is None:
         vals, inv, counts = xp.unique(input.array, return_inverse=True, return_counts=True)
@@ -658,6 +665,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    _shape_from_data("unique_consecutive")
     xp = array_module(input.array)
     flat = input.array.reshape(-1)
     if flat.size == 0:
@@ -677,12 +685,17 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 # ---- index helpers -----------------------------------------------------------------------------------------
 def index_fill(input, dim, index, value):
     d = normalize_dim(dim, input.array.ndim)
-    mask = array_module(input.array).zeros(input.array.shape[d] if input.array.ndim else 1, dtype=bool)
-    mask[index.array.reshape(-1)] = True
+    n = input.array.shape[d] if input.array.ndim else 1
     shape = [1] * input.array.ndim
     if input.array.ndim:
         shape[d] = -1
-    return elementwise.masked_fill(input, Tensor(mask.reshape(shape) if input.array.ndim else mask.reshape(())), value)
+
+    def mask_of(i):  # True at the indexed places along dim (an op: a captured call replays it on new indices)
+        mask = array_module(i).zeros(n, dtype=bool)
+        mask[i.reshape(-1)] = True
+        return mask.reshape(shape) if shape else mask.reshape(())
+
+    return elementwise.masked_fill(input, array_op(mask_of, index), value)
 
 
 def index_copy(input, dim, index, source):

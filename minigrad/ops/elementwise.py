@@ -4,6 +4,7 @@ import builtins
 
 import numpy as np
 
+from ..autograd import recording
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
@@ -722,6 +723,8 @@ def where(condition, input=None, other=None):
     """Pick `input` where `condition` holds, else `other` (scalars allowed); where(condition) alone
     is nonzero(condition, as_tuple=True)."""
     if input is None and other is None:  # nonzero(condition, as_tuple=True): one index tensor per dim
+        if recording.hook.recorder is not None:  # minigrad.compile: the shape would be frozen with the data
+            recording.hook.recorder.on_escape("where(condition) (nonzero), whose result's shape depends on the data,")
         data = condition.array if isinstance(condition, Tensor) else np.asarray(condition)
         xp = array_module(data)
         return tuple(Tensor(i.astype(np.int64)) for i in xp.nonzero(xp.atleast_1d(data)))
@@ -731,7 +734,7 @@ def where(condition, input=None, other=None):
         if condition.array.dtype != np.uint8:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{condition.dtype._legacy[:-6]}")
-        condition = Tensor(condition.array.astype(bool))
+        condition = array_op(lambda c: c.astype(bool), condition)  # (an op: a captured call replays it on new data)
     a, b = binary_operands(input, other)
     out = Where.apply(condition, a, b)
     if out.grad_fn is not None:

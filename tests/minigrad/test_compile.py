@@ -213,6 +213,38 @@ def test_one_hot_and_binary_cross_entropy_follow_each_calls_data():
         bce(minigrad.tensor([1.5, 0.6]), t)
 
 
+@pytest.mark.parametrize("op", ["where_uint8", "take_along_dim", "index_fill"])
+def test_results_made_from_an_index_or_mask_follow_each_calls_data(op):
+    def f(x, k):
+        if op == "where_uint8":
+            return minigrad.where((k[:, :1] - 1).to(minigrad.uint8), x, -x)  # (2, 1): 0 or not, per row
+        if op == "take_along_dim":
+            return minigrad.take_along_dim(x, k, dim=1)
+        return x.index_fill(1, k.reshape(-1)[:2], 0.5)
+
+    g = minigrad.compile(f)
+    x = _t(2, 3)
+    for k in ([[0, 2], [1, 1]], [[2, 0], [0, 1]], [[1, 1], [2, 0]]):
+        k = minigrad.tensor(k)
+        assert np.array_equal(g(x, k).array, f(x, k).array)
+    assert g.stats.captures == 1 and g.stats.replays == 2
+
+
+@pytest.mark.parametrize("op", ["unique", "unique_consecutive", "where_condition_alone"])
+def test_results_shaped_by_the_data_run_eagerly_with_a_reason(op):
+    def f(x):
+        if op == "where_condition_alone":
+            return minigrad.where(x > 0)[0]
+        return getattr(minigrad, op)(x)
+
+    g = minigrad.compile(f)
+    with pytest.warns(RecompileWarning, match="shape depends on the data"):
+        g(minigrad.tensor([1, 1, 2, 0]))
+    for data in ([3, 0, 3], [0, 5, 5, 5, 0]):
+        assert g(minigrad.tensor(data)).tolist() == f(minigrad.tensor(data)).tolist()
+    assert g.stats.replays == 0
+
+
 # ---- guards ---------------------------------------------------------------------------------------
 def _fwd(model):
     return minigrad.compile(lambda x: model(x))
