@@ -593,10 +593,17 @@ def triu_indices(row, col, offset=0, dtype=None, device=None):
     return Tensor(np.stack([r, c]).astype(np.int64))
 
 
+def _shape_from_data(what):
+    """Inside a minigrad.compile capture, a result whose shape depends on the data runs eagerly."""
+    if recording.hook.recorder is not None:
+        recording.hook.recorder.on_escape(f"{what}, whose result's shape depends on the data,")
+
+
 # ---- counting and searching -------------------------------------------------------------------------------
 def bincount(input, weights=None, minlength=0):
     if input.array.ndim != 1 or input.array.dtype.kind not in "iu":
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    _shape_from_data("bincount")
     if input.array.size and int(input.array.min()) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is None:
@@ -638,12 +645,6 @@ def histc(input, bins=100, min=0, max=0):
         return array_module(a).asarray(counts.astype(a.dtype))
 
     return array_op(counts, input)
-
-
-def _shape_from_data(what):
-    """Inside a minigrad.compile capture, a result whose shape depends on the data runs eagerly."""
-    if recording.hook.recorder is not None:
-        recording.hook.recorder.on_escape(f"{what}, whose result's shape depends on the data,")
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):

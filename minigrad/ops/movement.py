@@ -177,6 +177,9 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
         input = input.reshape(1)
     n = input.array.shape[d]
     if isinstance(repeats, Tensor):
+        if recording.hook.recorder is not None:  # minigrad.compile: the shape would be frozen with the data
+            recording.hook.recorder.on_escape("repeat_interleave of a tensor of repeats, whose result's shape depends "
+                                              "on the data,")
         r = repeats.array.reshape(-1) if repeats.array.ndim == 0 else repeats.array
         if r.ndim != 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")

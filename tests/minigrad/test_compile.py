@@ -230,11 +230,14 @@ def test_results_made_from_an_index_or_mask_follow_each_calls_data(op):
     assert g.stats.captures == 1 and g.stats.replays == 2
 
 
-@pytest.mark.parametrize("op", ["unique", "unique_consecutive", "where_condition_alone"])
+@pytest.mark.parametrize("op", ["unique", "unique_consecutive", "where_condition_alone", "bincount",
+                                "repeat_interleave"])
 def test_results_shaped_by_the_data_run_eagerly_with_a_reason(op):
     def f(x):
         if op == "where_condition_alone":
             return minigrad.where(x > 0)[0]
+        if op == "repeat_interleave":
+            return minigrad.arange(x.shape[0]).repeat_interleave(x)
         return getattr(minigrad, op)(x)
 
     g = minigrad.compile(f)
