@@ -430,15 +430,6 @@ class Function(metaclass=FunctionMeta):
             out = cls.forward(node, *args)
         finally:
             state.grad_enabled = True  # it was on: that is how we got here
-        if type(out) is np.ndarray and node._dirty is None and node._non_diff is None:
-            # the usual: one new array (wrap_outputs' first case, here to save a call on every op)
-            t = Tensor(out)
-            node._output_meta = ((out.shape, out.dtype, np),)
-            if out.dtype.kind == "f":
-                t.grad_fn, t.requires_grad = node, True
-            if cls.saves_result:
-                _save_result(node, t)
-            return t
         return wrap_outputs(out, node, args, node)
 
 

@@ -16,3 +16,13 @@ def wrap(a):
 def check_tensor(x, name, fn):
     if not isinstance(x, Tensor):
         raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+
+
+def some_id_outside(ids, n):
+    """Whether an integer id in the array `ids` is outside [0, n), in one reduction: seen as unsigned (a
+    view, no copy), a negative id is a large one. The ops whose ids are data (class targets, embedding
+    rows) ask it in their forwards, so that a replay of a captured step asks it of each call's ids."""
+    if not ids.size:
+        return False
+    u = ids if ids.dtype.kind == "u" else ids.view(f"u{ids.dtype.itemsize}")
+    return int(u.max()) >= n

@@ -4,7 +4,7 @@ import numpy as np
 
 from minigrad import backends
 
-from ._common import Function, check_tensor, once_differentiable, wrap, xp_of
+from ._common import Function, check_tensor, once_differentiable, some_id_outside, wrap, xp_of
 
 
 class Linear(Function):
@@ -89,8 +89,8 @@ def linear(input, weight, bias=None):
 
 def _check_ids(ids, n):
     """PyTorch's IndexError for an embedding id outside [0, n) (numpy's take would wrap a negative one)."""
-    if ids.size and int((ids if ids.dtype.kind == "u" else ids.view(f"u{ids.dtype.itemsize}")).max()) >= n:
-        lo, hi = int(ids.min()), int(ids.max())  # (as unsigned, a negative id is a large one)
+    if some_id_outside(ids, n):
+        lo, hi = int(ids.min()), int(ids.max())
         bad = lo if lo < 0 else hi
         raise IndexError(f"index out of range in self: embedding id {bad} is not in [0, {n}) (weight has {n} rows)")
 

@@ -6,11 +6,11 @@ import numpy as np
 
 from minigrad import backends
 from minigrad.autograd.recording import hook
+from minigrad.backends.arrays import sum_of_squares
 from minigrad.ops.array_op import array_op
 
-from minigrad.backends.arrays import sum_of_squares
-
-from ._common import Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block, xp_of
+from ._common import (Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
+                      some_id_outside, xp_of)
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -37,7 +37,7 @@ class CrossEntropy(Function):
         x2 = _rows(xd, layout)  # (M, C): a view for 2-D input
         M, C = x2.shape
         # the targets are checked here, not in cross_entropy: a replay of a captured step runs this too
-        outside = _some_id_outside(t, C)
+        outside = some_id_outside(t, C)
         if outside:  # then the ids that are not ignore_index
             _check_targets(t, C, ignore_index)
         every_row = not outside and not 0 <= ignore_index < C  # no target can equal ignore_index
@@ -82,15 +82,6 @@ class CrossEntropy(Function):
         else:
             gx = D * g.array
         return Tensor(_unrows(gx, ctx.layout, ctx.shape)), None, None, None, None, None, None
-
-
-def _some_id_outside(t, C):
-    """Whether an id of `t` is outside [0, C), in one reduction: seen as unsigned (a view, no copy), a
-    negative id is a large one."""
-    if not t.size:
-        return False
-    u = t if t.dtype.kind == "u" else t.view(f"u{t.dtype.itemsize}")
-    return int(u.max()) >= C
 
 
 def _check_targets(t, C, ignore_index):
@@ -369,7 +360,7 @@ class NllLoss(Function):
         xp = xp_of(xd)
         x2 = _rows(xd, layout)
         t = target.array.reshape(-1)
-        if _some_id_outside(t, x2.shape[1]):  # (here, not in nll_loss: a replayed step checks each call's ids)
+        if some_id_outside(t, x2.shape[1]):  # (here, not in nll_loss: a replayed step checks each call's ids)
             _check_targets(t, x2.shape[1], ignore_index)
         valid = t != ignore_index
         t_safe = xp.where(valid, t, 0)
