@@ -156,8 +156,7 @@ class Generator:
     def _stream(self):
         """The stream to draw from; a draw that a minigrad.compile capture would freeze is reported, as
         for the default generator (`generator()`): an op's own draws (dropout's) happen inside the op."""
-        if recording.hook.recorder is not None:
-            recording.hook.recorder.on_escape("a random draw outside an op (minigrad.randn, rand, ...)")
+        recording.escape("a random draw outside an op (minigrad.randn, rand, ...)")
         return self._rng
 
     def random(self, *args, **kwargs):
@@ -212,8 +211,7 @@ def initial_seed():
 def generator(xp=np):
     """The default generator for array module `xp`: numpy's Generator, or the `CudaGenerator`."""
     global _cuda
-    if recording.hook.recorder is not None:  # a draw outside any op, inside a minigrad.compile capture
-        recording.hook.recorder.on_escape("a random draw outside an op (minigrad.randn, rand, ...)")
+    recording.escape("a random draw outside an op (minigrad.randn, rand, ...)")
     if xp is np:
         return default_generator._rng
     if _cuda is None:

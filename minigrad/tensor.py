@@ -149,23 +149,20 @@ class Tensor:
     # ---- conversions ------------------------------------------------------------------
     def numpy(self):
         """The array as numpy (a view sharing memory, on the CPU). Refuses if it requires grad."""
-        if recording.hook.recorder is not None:  # a value leaving a minigrad.compile capture
-            recording.hook.recorder.on_escape("Tensor.numpy()")
+        recording.escape("Tensor.numpy()")
         if self.requires_grad and state.grad_enabled:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return to_device(self.array, "cpu")
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
-        if recording.hook.recorder is not None:  # a value leaving a minigrad.compile capture
-            recording.hook.recorder.on_escape("Tensor.item() (or float/int/bool of a tensor)")
+        recording.escape("Tensor.item() (or float/int/bool of a tensor)")
         if self.array.size != 1:
             raise RuntimeError(f"a Tensor with {self.array.size} elements cannot be converted to Scalar")
         return self.array.reshape(()).item()
 
     def tolist(self):
-        if recording.hook.recorder is not None:  # a value leaving a minigrad.compile capture
-            recording.hook.recorder.on_escape("Tensor.tolist()")
+        recording.escape("Tensor.tolist()")
         return to_device(self.array, "cpu").tolist()
 
     def __float__(self):
@@ -192,8 +189,7 @@ class Tensor:
         return object.__format__(self, format_spec)
 
     def __array__(self, dtype=None, copy=None):
-        if recording.hook.recorder is not None:  # a value leaving a minigrad.compile capture
-            recording.hook.recorder.on_escape("numpy's conversion of a Tensor (np.asarray)")
+        recording.escape("numpy's conversion of a Tensor (np.asarray)")
         a = to_device(self.array, "cpu")
         return a if dtype is None else a.astype(dtype)
 
@@ -227,8 +223,7 @@ class Tensor:
     def __repr__(self):
         from ._format import tensor_repr
 
-        if recording.hook.recorder is not None:  # a value leaving a minigrad.compile capture
-            recording.hook.recorder.on_escape("printing a Tensor (repr/str)")
+        recording.escape("printing a Tensor (repr/str)")
         a = to_device(self.array, "cpu")
         extra = []
         if self.device.type != "cpu":

@@ -8,7 +8,8 @@ hand the work to the recorder, which runs it eagerly and writes down how to repl
     BackwardNode.apply                        an op's backward      (autograd/function.py)
     accumulate_into_leaf, _add_to_buffer      the engine's sums     (autograd/engine.py)
     Optimizer.step, zero_grad, clip_grad_norm_, LRScheduler.step   replayed as calls  (nn/)
-    Tensor.item / tolist / numpy / repr, random.generator          values leaving the trace
+    Tensor.item / tolist / numpy / repr, random draws, ops whose    `escape(what)`: the call runs
+    result's shape is data, Python decisions on a tensor's values    eagerly, with the reason
 
 The recorder sets `recorder` back to None while it runs an op, so the ops an op calls internally
 are not recorded twice. minigrad/compiler/capture.py is the recorder.
@@ -24,3 +25,11 @@ class _Hook(threading.local):
 
 
 hook = _Hook()
+
+
+def escape(what):
+    """A value is about to leave the trace for Python (`item()`, a draw outside an op, a shape or a
+    decision made from the data): a capture in progress stops, and the call runs eagerly with `what`
+    as the reason (or raises, with fullgraph=True). Outside a capture, nothing."""
+    if hook.recorder is not None:
+        hook.recorder.on_escape(what)

@@ -422,8 +422,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along `dim` (the smallest among ties) and an index of it."""
-    if recording.hook.recorder is not None:  # minigrad.compile: its numpy code would be frozen with the data
-        recording.hook.recorder.on_escape("mode (numpy code outside minigrad's ops)")
+    recording.escape("mode (numpy code outside minigrad's ops)")
     xp = array_module(input.array)
     d = normalize_dim(dim, input.array.ndim)
     x = xp.moveaxis(input.array, d, -1) if input.array.ndim else input.array.reshape(1)
@@ -595,8 +594,7 @@ def triu_indices(row, col, offset=0, dtype=None, device=None):
 
 def _shape_from_data(what):
     """Inside a minigrad.compile capture, a result whose shape depends on the data runs eagerly."""
-    if recording.hook.recorder is not None:
-        recording.hook.recorder.on_escape(f"{what}, whose result's shape depends on the data,")
+    recording.escape(f"{what}, whose result's shape depends on the data,")
 
 
 # ---- counting and searching -------------------------------------------------------------------------------
@@ -712,6 +710,7 @@ def masked_scatter(input, mask, source):
     from ._util import broadcast_shapes
 
     shape = broadcast_shapes(input.array.shape, mask.array.shape)
+    recording.escape("masked_scatter, whose count of source elements depends on the mask's values,")
     m = array_module(mask.array).broadcast_to(mask.array, shape)
     n = int(m.sum())
     if n > source.array.size:

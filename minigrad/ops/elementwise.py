@@ -723,8 +723,7 @@ def where(condition, input=None, other=None):
     """Pick `input` where `condition` holds, else `other` (scalars allowed); where(condition) alone
     is nonzero(condition, as_tuple=True)."""
     if input is None and other is None:  # nonzero(condition, as_tuple=True): one index tensor per dim
-        if recording.hook.recorder is not None:  # minigrad.compile: the shape would be frozen with the data
-            recording.hook.recorder.on_escape("where(condition) (nonzero), whose result's shape depends on the data,")
+        recording.escape("where(condition) (nonzero), whose result's shape depends on the data,")
         data = condition.array if isinstance(condition, Tensor) else np.asarray(condition)
         xp = array_module(data)
         return tuple(Tensor(i.astype(np.int64)) for i in xp.nonzero(xp.atleast_1d(data)))
@@ -826,12 +825,14 @@ def isfinite(input):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    recording.escape("allclose (a Python bool of the data)")
     xp = array_module(input.array)
     return bool(xp.allclose(input.array, other.array, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def equal(input, other):
     """True if both have the same shape and elements."""
+    recording.escape("equal (a Python bool of the data)")
     return input.array.shape == other.array.shape and bool((input.array == other.array).all())
 
 

@@ -15,8 +15,7 @@ from ..tensor import Tensor
 
 def apply_inplace(self, raw, recorded, *others):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it."""
-    if recording.hook.recorder is not None:  # minigrad.compile does not record in-place tensor ops yet
-        recording.hook.recorder.on_escape("an in-place tensor op (add_, t[i] = v, ...)")
+    recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
     record = False
     if state.grad_enabled:
         if self.requires_grad:

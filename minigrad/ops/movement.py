@@ -167,8 +167,7 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
         counts = input.array
         if counts.ndim > 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        if recording.hook.recorder is not None:  # minigrad.compile: the shape would be frozen with the data
-            recording.hook.recorder.on_escape("repeat_interleave of counts, whose result's shape depends on the data,")
+        recording.escape("repeat_interleave of counts, whose result's shape depends on the data,")
         return Tensor(xp.repeat(xp.arange(counts.shape[0], dtype=np.int64), counts))
     if dim is None:
         input, dim = input.reshape(-1), 0
@@ -177,9 +176,7 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
         input = input.reshape(1)
     n = input.array.shape[d]
     if isinstance(repeats, Tensor):
-        if recording.hook.recorder is not None:  # minigrad.compile: the shape would be frozen with the data
-            recording.hook.recorder.on_escape("repeat_interleave of a tensor of repeats, whose result's shape depends "
-                                              "on the data,")
+        recording.escape("repeat_interleave of a tensor of repeats, whose result's shape depends on the data,")
         r = repeats.array.reshape(-1) if repeats.array.ndim == 0 else repeats.array
         if r.ndim != 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
@@ -390,8 +387,7 @@ def masked_select(input, mask):
 
 def nonzero(input, as_tuple=False):
     """Indices of the nonzero elements: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
-    if recording.hook.recorder is not None:  # minigrad.compile: the shape would be frozen with the data
-        recording.hook.recorder.on_escape("nonzero (argwhere, boolean-mask indexing), whose result's shape depends on the data,")
+    recording.escape("nonzero (argwhere, boolean-mask indexing), whose result's shape depends on the data,")
     xp = array_module(input.array)
     idx = xp.argwhere(input.array).astype(np.int64)
     if as_tuple:

@@ -8,6 +8,8 @@ Every one takes `reduction` ('mean', 'sum', 'none') and PyTorch's deprecated siz
 """
 import math
 
+from minigrad.autograd.recording import escape
+
 from ._common import check_tensor
 from .composed import pairwise_distance
 from .loss import _legacy_reduction, _mg, _reduce, _warn_broadcast
@@ -103,8 +105,10 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = input.new_full(tuple(input.shape), float(var))
-    elif bool((var < 0).any()):
-        raise ValueError("var has negative entry/entries")
+    else:
+        escape("gaussian_nll_loss's check of var's values")  # (a replay would skip it)
+        if bool((var < 0).any()):
+            raise ValueError("var has negative entry/entries")
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = var.unsqueeze(-1)

@@ -9,6 +9,7 @@ import copy
 import warnings
 
 import minigrad
+from minigrad.autograd.recording import escape
 
 from .. import functional as F
 from .. import init
@@ -44,6 +45,7 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
     sz = size if size is not None else mask.shape[-2]
     if tuple(mask.shape) != (sz, sz):
         return False
+    escape("the check whether a mask is causal (pass is_causal=True or False to skip it)")
     return bool((mask == _generate_square_subsequent_mask(sz, device=mask.device, dtype=mask.dtype)).all())
 
 
@@ -180,6 +182,7 @@ class TransformerEncoder(Module):
 
 def _left_aligned(keep):
     """Each row of the (N, S) bool `keep` is some Trues then only Falses."""
+    escape("the fast path's check of src_key_padding_mask's values (mask_check=False skips it)")
     k = keep.array
     return bool((k[:, 1:] <= k[:, :-1]).all())
 

@@ -248,6 +248,52 @@ def test_results_shaped_by_the_data_run_eagerly_with_a_reason(op):
     assert g.stats.replays == 0
 
 
+@pytest.mark.parametrize("case", ["equal", "allclose", "masked_scatter", "gaussian_nll_loss", "causal_mask_check"])
+def test_python_decisions_on_the_data_run_eagerly_with_a_reason(case):
+    encoder = _encoder()
+
+    def f(x, y):
+        if case == "equal":
+            return x * 2 if minigrad.equal(x, y) else x
+        if case == "allclose":
+            return x * 2 if minigrad.allclose(x, y) else x
+        if case == "masked_scatter":
+            return x.masked_scatter(y > 0, y * 3)
+        if case == "gaussian_nll_loss":
+            return F.gaussian_nll_loss(x, y, y.abs() + 0.5)
+        return encoder(x.reshape(3, 1, 8) + y.reshape(3, 1, 8), mask=_causal(3))  # is_causal not given
+
+    reasons = {"equal": "equal", "allclose": "allclose", "masked_scatter": "masked_scatter",
+               "gaussian_nll_loss": "check of var's values", "causal_mask_check": "whether a mask is causal"}
+    g = minigrad.compile(f)
+    x = _t(3, 8)
+    with pytest.warns(RecompileWarning, match=reasons[case]):
+        g(x, x.clone())
+    for y in (x.clone(), _t(3, 8), x.clone()):
+        assert np.array_equal(g(x, y).array, f(x, y).array)
+    assert g.stats.replays == 0
+
+
+def _causal(n):
+    return nn.Transformer.generate_square_subsequent_mask(n)
+
+
+def _encoder():
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0)
+    return nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+
+
+def test_a_causal_mask_with_is_causal_given_is_captured():
+    encoder, mask = _encoder(), _causal(3)
+    g = minigrad.compile(lambda x: encoder(x, mask=mask, is_causal=True))
+    with warnings.catch_warnings(), minigrad.no_grad():
+        warnings.simplefilter("error", RecompileWarning)
+        for _ in range(3):
+            x = _t(3, 1, 8)
+            assert np.array_equal(g(x).array, encoder(x, mask=mask, is_causal=True).array)
+    assert g.stats.replays == 2
+
+
 # ---- guards ---------------------------------------------------------------------------------------
 def _fwd(model):
     return minigrad.compile(lambda x: model(x))
