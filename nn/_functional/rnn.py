@@ -50,6 +50,9 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
     cells = xp.empty((T, B, H), dtype=x.dtype) if mode == "LSTM" else None
     fast = _step_kernels(mode, gates, h, w_hh)
     hidden_n = xp.empty((T, B, H), dtype=x.dtype) if mode == "GRU" else None
+    if mode == "LSTM" and fast is not None and w_hr is None and T and fast.lstm_sequence(gates, h, c, w_hh, out, cells,
+                                                                                        reverse):
+        return out, cells[0 if reverse else -1], gates, cells, hidden_n  # (the loop below, in one compiled call)
     for t in _steps(T, reverse):
         a = gates[t]
         if mode == "GRU":  # r, z = sigmoid(.); n = tanh(x W_in^T + b_in + r (h W_hn^T + b_hn)); h = (1 - z) n + z h
@@ -117,7 +120,10 @@ def _backward(ctx, g_out, g_h, g_c):
     tanh_c = xp.tanh(cells) if mode == "LSTM" else None
     fast = _step_kernels(mode, gates, h0, dh, w_hh)
     steps = list(_steps(T, reverse))
-    for k in range(T - 1, -1, -1):
+    if mode == "LSTM" and fast is not None and w_hr is None and T and fast.lstm_sequence_backward(
+            gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, reverse):
+        steps = []  # (the loop below ran in one compiled call)
+    for k in range(len(steps) - 1, -1, -1):
         t, prev = steps[k], steps[k - 1] if k else None
         dh += g_out[t]
         a, d = gates[t], da[t]

@@ -13,6 +13,7 @@ import nn
 import nn.functional as F
 from minigrad import backends
 from minigrad.backends.cpu import adamw, attention, blas, cross_entropy, embedding, gelu, layer_norm
+from minigrad.backends.cpu import rnn as rnn_kernels
 from minigrad.backends.cpu import team as cpu_kernels
 
 
@@ -241,6 +242,36 @@ def test_fused_cross_entropy_special_logits_match_the_numpy_passes():
     for a, b in zip(fused, passes):
         assert np.array_equal(np.isnan(a), np.isnan(b))
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_an_lstm_layers_steps_in_one_call_give_the_per_step_bits(monkeypatch):
+    # the whole sequence in one kernel (its products by gemm from inside the loop) must be what runs,
+    # and give the bits of the loop that steps in Python (numpy's matmul, a kernel call per step)
+    pytest.importorskip("numba")
+    if blas.gemm_address(np.dtype(np.float32)) is None:
+        pytest.skip("no BLAS gemm for the kernels here")
+
+    def run():
+        minigrad.manual_seed(0)
+        lstm = nn.LSTM(16, 24, 2, bidirectional=True)
+        x = minigrad.tensor(np.random.default_rng(1).standard_normal((7, 3, 16)).astype(np.float32), requires_grad=True)
+        h0 = minigrad.tensor(np.random.default_rng(2).standard_normal((4, 3, 24)).astype(np.float32))
+        c0 = minigrad.tensor(np.random.default_rng(3).standard_normal((4, 3, 24)).astype(np.float32))
+        out, (h, c) = lstm(x, (h0, c0))
+        (out.sum() + (h * 2).sum() + (c * 3).sum()).backward()
+        return [out.array, h.array, c.array, x.grad.array] + [p.grad.array for p in lstm.parameters()]
+
+    calls = []
+    real = rnn_kernels.lstm_sequence, rnn_kernels.lstm_sequence_backward
+    monkeypatch.setattr(rnn_kernels, "lstm_sequence", lambda *a: calls.append("fwd") or real[0](*a))
+    monkeypatch.setattr(rnn_kernels, "lstm_sequence_backward", lambda *a: calls.append("bwd") or real[1](*a))
+    fused = run()
+    assert calls.count("fwd") == 4 and calls.count("bwd") == 4  # 2 layers x 2 directions
+    monkeypatch.setattr(rnn_kernels, "lstm_sequence", lambda *a: False)  # as without gemm: Python steps
+    monkeypatch.setattr(rnn_kernels, "lstm_sequence_backward", lambda *a: False)
+    stepped = run()
+    for a, b in zip(fused, stepped):
+        assert np.array_equal(a, b)
 
 
 def test_a_gemm_that_fails_its_check_is_not_used(monkeypatch):

@@ -1,16 +1,18 @@
 """An LSTM's or a GRU's time step gate math on the CPU: one compiled loop each way instead of ~15 small
 numpy ops.
 
-nn/_functional/rnn.py keeps the per-step products (h W_hh^T, d W_hh) in numpy's BLAS and asks these
-kernels for what sits between them. At a small model's shapes (batch 10, hidden 32) each numpy op is
-a microsecond or two of overhead on a few hundred elements, so one call per step is most of the win.
+nn/_functional/rnn.py asks these kernels for what sits between the per-step products (h W_hh^T,
+d W_hh). At a small model's shapes (batch 10, hidden 32) each numpy op is a microsecond or two of
+overhead on a few hundred elements, so one call per step is most of the win; an LSTM layer without a
+projection goes further, all its steps in one call (`lstm_sequence`), the products by BLAS's gemm
+from inside the loop (team.gemm), where numpy's matmul and a kernel call per step cost ~10 us.
 The formulas are nn/_functional/rnn.py's (its comments carry the math); sigmoid is minigrad's
 exp(-|a|) form, which overflows nowhere. The exp and tanh are team's, which LLVM vectorizes (in float32
 within a few ulp of the C library's; float64 calls numba's own, as before).
 """
 import numpy as np
 
-from . import team
+from . import blas, team
 
 
 def supports(*arrays):
@@ -29,6 +31,77 @@ def lstm_step_backward(a, tanh_c, c_prev, dm, dc, d):
     """From the activations a, tanh(c_t), c_{t-1}, dm = dL/d(o tanh c_t) and dc = dL/dc_t (updated in place
     to dL/dc_{t-1}): d (B, 4H) <- the gradient of the step's pre-activations."""
     _lstm_step_backward(a, tanh_c, c_prev, dm, dc, d)
+
+
+def lstm_sequence(gates, h0, c0, w_hh, out, cells, reverse):
+    """A whole LSTM layer's steps in one call, when BLAS's gemm is at hand (else False, and the caller
+    steps in Python): for each step t (last to first if reverse), gh = h_{t-1} W_hh^T by gemm, then
+    lstm_step(gates[t], gh, c_{t-1}, cells[t], out[t]). gates (T, B, 4H) holds x W_ih^T + b and gets
+    the activations; h0, c0 (B, H); all C-contiguous, of one dtype."""
+    plan = _gemm_for(gates, h0, c0, w_hh, out, cells)
+    if plan is None:
+        return False
+    gh = np.empty(gates.shape[1:], dtype=gates.dtype)
+    with blas.team_gemm_context(gates.dtype):
+        _lstm_sequence(gates, h0, c0, w_hh, out, cells, gh, reverse, *plan)
+    return True
+
+
+def lstm_sequence_backward(gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, reverse):
+    """Backpropagation through a whole LSTM layer's steps in one call (else False): for each step from
+    the last, dh += g_out[t]; lstm_step_backward(gates[t], tanh_c[t], c_{t-1}, dh, dc, da[t]); then
+    dh = da[t] W_hh by gemm. dh, dc (B, H) come in as the last states' gradients and leave as h0's, c0's."""
+    plan = _gemm_for(gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh)
+    if plan is None:
+        return False
+    with blas.team_gemm_context(gates.dtype):
+        _lstm_sequence_backward(gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, reverse, *plan)
+    return True
+
+
+def _gemm_for(*arrays):
+    """(gemm address, ilp64) when every array is C-contiguous and gemm is at hand for their dtype."""
+    for a in arrays:
+        if not a.flags.c_contiguous:
+            return None
+    return blas.gemm_address(arrays[0].dtype)
+
+
+@team.kernel
+def _lstm_sequence(gates, h0, c0, w_hh, out, cells, gh, reverse, address, ilp64):
+    T, B, G = gates.shape
+    H = G // 4
+    one = gates.dtype.type(1)
+    zero = one - one
+    prev = 0
+    for k in range(T):
+        t = T - 1 - k if reverse else k
+        if k == 0:  # gh = h_{t-1} W_hh^T: (B, H) x (4H, H)^T
+            team.gemm(address, ilp64, 111, 112, B, G, H, one, h0, H, w_hh, H, zero, gh, G)
+            _lstm_step(gates[t], gh, c0, cells[t], out[t])
+        else:
+            team.gemm(address, ilp64, 111, 112, B, G, H, one, out[prev], H, w_hh, H, zero, gh, G)
+            _lstm_step(gates[t], gh, cells[prev], cells[t], out[t])
+        prev = t
+
+
+@team.kernel
+def _lstm_sequence_backward(gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, reverse, address, ilp64):
+    T, B, G = gates.shape
+    H = G // 4
+    one = gates.dtype.type(1)
+    zero = one - one
+    for k in range(T - 1, -1, -1):
+        t = T - 1 - k if reverse else k
+        for b in range(B):
+            for j in range(H):
+                dh[b, j] += g_out[t, b, j]
+        if k == 0:
+            _lstm_step_backward(gates[t], tanh_c[t], c0, dh, dc, da[t])
+        else:  # c_{t-1}: the cell of the step before t in the order the steps ran
+            _lstm_step_backward(gates[t], tanh_c[t], cells[t + 1 if reverse else t - 1], dh, dc, da[t])
+        # dh_{t-1} = da_t W_hh: (B, 4H) x (4H, H)
+        team.gemm(address, ilp64, 111, 111, B, H, G, one, da[t], G, w_hh, H, zero, dh, H)
 
 
 @team.kernel
