@@ -212,7 +212,29 @@ class Alias(Index):
     node_name = "AliasBackward0"
 
 
-class IndexSelect(Index):
+class IndexSelect(Function):
+    node_name = "IndexSelectBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index):  # out = a's entries at `index` along dim
+        i = index.array.reshape(-1)
+        n = a.array.shape[dim]
+        if i.size:  # (here, not in index_select: a replay of a captured step checks each call's index)
+            lo, hi = builtins.int(i.min()), builtins.int(i.max())
+            if lo < 0:
+                raise RuntimeError(f"INDICES element is out of DATA bounds, id={lo} axis_dim={n}")
+            if hi >= n:
+                raise IndexError(f"index out of range in self (index {hi} for dimension {dim} with size {n})")
+        ctx.shape, ctx.index = a.array.shape, (slice(None),) * dim + (i,)
+        out = a.array[ctx.index]
+        return array_module(out).ascontiguousarray(out)
+
+    @staticmethod
+    def backward(ctx, g):  # scatter-add the gradient back to the picked entries
+        return IndexPutAdd.apply(g, ctx.shape, ctx.index, True), None, None
+
+
+class _IndexSelectOfScalar(Index):  # index_select of a 0-d tensor (its one index is 0)
     node_name = "IndexSelectBackward0"
 
 
@@ -446,18 +468,10 @@ def index_select(input, dim, index):
             raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.array.size} value(s)")
         if builtins.int(index.array.reshape(-1)[0]) != 0:
             raise IndexError("index_select(): index out of range in self")
-        return IndexSelect.apply(input, (), False)
-    n = input.array.shape[d]
-    if index.array.size:
-        if n == 0 and input.array.ndim > 1:
-            raise RuntimeError("index_select(): self indexing axis dim should be positive")
-        lo = builtins.int(index.array.min())
-        if lo < 0:
-            raise RuntimeError(f"INDICES element is out of DATA bounds, id={lo} axis_dim={n}")
-        if builtins.int(index.array.max()) >= n:
-            raise IndexError(f"index out of range in self (index {builtins.int(index.array.max())} for dimension {d} "
-                             f"with size {n})")
-    return IndexSelect.apply(input, (slice(None),) * d + (index.array.reshape(-1),), True)
+        return _IndexSelectOfScalar.apply(input, (), False)
+    if index.array.size and input.array.shape[d] == 0 and input.array.ndim > 1:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    return IndexSelect.apply(input, d, index)  # (its entries are checked in the op's forward)
 
 
 class Topk(Function):

@@ -213,6 +213,19 @@ def test_one_hot_and_binary_cross_entropy_follow_each_calls_data():
         bce(minigrad.tensor([1.5, 0.6]), t)
 
 
+def test_a_replayed_index_select_follows_and_checks_each_calls_index():
+    g = minigrad.compile(lambda x, i: x.index_select(1, i) * 2)
+    x = _t(3, 4).requires_grad_(False)
+    for i in ([0, 1], [3, 2], [1, 1]):
+        i = minigrad.tensor(i)
+        assert np.array_equal(g(x, i).array, (x.index_select(1, i) * 2).array)
+    with pytest.raises(IndexError, match=r"index out of range in self \(index 4 for dimension 1 with size 4\)"):
+        g(x, minigrad.tensor([0, 4]))
+    with pytest.raises(RuntimeError, match="INDICES element is out of DATA bounds, id=-1"):  # numpy would wrap it
+        g(x, minigrad.tensor([-1, 0]))
+    assert g.stats.captures == 1 and g.stats.replays == 4
+
+
 @pytest.mark.parametrize("op", ["where_uint8", "take_along_dim", "index_fill"])
 def test_results_made_from_an_index_or_mask_follow_each_calls_data(op):
     def f(x, k):
