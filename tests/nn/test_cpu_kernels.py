@@ -255,11 +255,12 @@ def test_an_lstm_layers_steps_in_one_call_give_the_per_step_bits(monkeypatch):
         minigrad.manual_seed(0)
         lstm = nn.LSTM(16, 24, 2, bidirectional=True)
         x = minigrad.tensor(np.random.default_rng(1).standard_normal((7, 3, 16)).astype(np.float32), requires_grad=True)
-        h0 = minigrad.tensor(np.random.default_rng(2).standard_normal((4, 3, 24)).astype(np.float32))
-        c0 = minigrad.tensor(np.random.default_rng(3).standard_normal((4, 3, 24)).astype(np.float32))
+        h0 = minigrad.tensor(np.random.default_rng(2).standard_normal((4, 3, 24)).astype(np.float32), requires_grad=True)
+        c0 = minigrad.tensor(np.random.default_rng(3).standard_normal((4, 3, 24)).astype(np.float32), requires_grad=True)
         out, (h, c) = lstm(x, (h0, c0))
         (out.sum() + (h * 2).sum() + (c * 3).sum()).backward()
-        return [out.array, h.array, c.array, x.grad.array] + [p.grad.array for p in lstm.parameters()]
+        return [out.array, h.array, c.array, x.grad.array, h0.grad.array, c0.grad.array] + [
+            p.grad.array for p in lstm.parameters()]
 
     calls = []
     real = rnn_kernels.lstm_sequence, rnn_kernels.lstm_sequence_backward
