@@ -690,8 +690,12 @@ def index_fill(input, dim, index, value):
         shape[d] = -1
 
     def mask_of(i):  # True at the indexed places along dim (an op: a captured call replays it on new indices)
+        i = i.reshape(-1)
+        if i.size and (builtins.int(i.max()) >= n or builtins.int(i.min()) < -n):
+            bad = builtins.int(i.max()) if builtins.int(i.max()) >= n else builtins.int(i.min())
+            raise IndexError(f"index out of range in self (index {bad} for dimension {d} with size {n})")
         mask = array_module(i).zeros(n, dtype=bool)
-        mask[i.reshape(-1)] = True
+        mask[i] = True
         return mask.reshape(shape) if shape else mask.reshape(())
 
     return elementwise.masked_fill(input, array_op(mask_of, index), value)

@@ -196,13 +196,20 @@ class IndexAdd(Function):
     @staticmethod
     def forward(ctx, a, dim, index, source, alpha):
         xp = array_module(a.array)
+        i = index.array.reshape(-1)
+        n = a.array.shape[dim] if a.array.ndim else 1
+        if i.size:  # (here, not in index_add: a replay of a captured step checks each call's index)
+            hi, lo = int(i.max()), int(i.min())
+            if hi >= n or lo < -n:
+                raise IndexError(f"index out of range in self (index {hi if hi >= n else lo} for dimension {dim} "
+                                 f"with size {n})")
         ctx.dim, ctx.alpha, ctx.source_shape = dim, alpha, source.array.shape
         ctx.save(index=index)
         out = a.array.copy()
         if a.array.ndim == 0:
             return out + alpha * source.array.reshape(())
         moved = xp.moveaxis(out, dim, 0)
-        xp.add.at(moved, index.array, xp.moveaxis(source.array, dim, 0) * alpha if alpha != 1 else xp.moveaxis(source.array, dim, 0))
+        xp.add.at(moved, i, xp.moveaxis(source.array, dim, 0) * alpha if alpha != 1 else xp.moveaxis(source.array, dim, 0))
         return out
 
     @staticmethod
@@ -271,7 +278,6 @@ def index_add(input, dim, index, source, *, alpha=1):
     if not isinstance(index, Tensor) or index.array.dtype not in (np.int64, np.int32) or index.array.ndim > 1:
         raise IndexError("index_add_(): Index is supposed to be a vector")
     idx = index.array.reshape(-1)
-    n = input.array.shape[d] if nd else 1
     if source.array.ndim != nd and not (nd == 0 and source.array.size == 1) and not (source.array.ndim == 0 and idx.size == 1):
         raise IndexError("index_add_(): Source/destination tensor must have same slice shapes.")
     want = list(input.array.shape)
@@ -283,13 +289,10 @@ def index_add(input, dim, index, source, *, alpha=1):
                            f"source slice shape: {list(source.array.shape)} at dimension 0.")
     if nd > 1 and input.array.size == 0:  # PyTorch returns an empty matrix unchanged, the index unchecked
         return input.clone()
-    if idx.size and (int(idx.max()) >= n or int(idx.min()) < -n):
-        bad = int(idx.max()) if int(idx.max()) >= n else int(idx.min())
-        raise IndexError(f"index out of range in self (index {bad} for dimension {d} with size {n})")
     if source.array.dtype != input.array.dtype:
         raise RuntimeError(f"index_add_(): self ({input.dtype._legacy[:-6]}) and source ({source.dtype._legacy[:-6]}) "
                            "must have the same scalar type")
-    return IndexAdd.apply(input, d, Tensor(idx), source, alpha)
+    return IndexAdd.apply(input, d, index, source, alpha)  # (the index's entries are checked in its forward)
 
 
 def _inplace(fn):

@@ -226,6 +226,18 @@ def test_a_replayed_index_select_follows_and_checks_each_calls_index():
     assert g.stats.captures == 1 and g.stats.replays == 4
 
 
+@pytest.mark.parametrize("op", ["index_add", "index_copy"])
+def test_a_replayed_index_add_or_copy_follows_and_checks_each_calls_index(op):
+    g = minigrad.compile(lambda x, i: getattr(x, op)(1, i, x[:, :2] * 3))
+    x = _t(3, 4)
+    for i in ([0, 1], [3, 2], [1, 1] if op == "index_add" else [2, 0]):
+        i = minigrad.tensor(i)
+        assert np.array_equal(g(x, i).array, getattr(x, op)(1, i, x[:, :2] * 3).array)
+    with pytest.raises(IndexError, match=r"index out of range in self \(index 4 for dimension 1 with size 4\)"):
+        g(x, minigrad.tensor([0, 4]))
+    assert g.stats.captures == 1 and g.stats.replays == 3
+
+
 @pytest.mark.parametrize("op", ["where_uint8", "take_along_dim", "index_fill"])
 def test_results_made_from_an_index_or_mask_follow_each_calls_data(op):
     def f(x, k):
