@@ -110,6 +110,17 @@ def sum_to(g, shape):
     return out
 
 
+def check_index_entries(index, n, dim):
+    """PyTorch's IndexError for an entry of the 1-D integer array `index` outside [-n, n) (index_add's,
+    index_fill's rule: a negative entry counts from the end). Called inside the ops' forwards, so a
+    replay of a captured step checks each call's index."""
+    if index.size:
+        hi, lo = builtins.int(index.max()), builtins.int(index.min())
+        if hi >= n or lo < -n:
+            raise IndexError(f"index out of range in self (index {hi if hi >= n else lo} for dimension {dim} "
+                             f"with size {n})")
+
+
 def normalize_dim(dim, ndim):
     """A dim in [0, ndim), or PyTorch's IndexError for one out of range."""
     n = builtins.max(ndim, 1)

@@ -14,7 +14,7 @@ from . import indexing as indexing_ops  # (meshgrid has an argument named indexi
 from . import shape as shape_ops  # (many functions here have a local named shape)
 from ..autograd import recording
 from .array_op import array_op
-from ._util import binary_operands, normalize_dim
+from ._util import binary_operands, check_index_entries, normalize_dim
 
 # ---- aliases ------------------------------------------------------------------------------------------
 absolute, divide, true_divide, multiply, subtract, negative = elementwise.abs, elementwise.div, elementwise.div, elementwise.mul, elementwise.sub, elementwise.neg
@@ -691,9 +691,7 @@ def index_fill(input, dim, index, value):
 
     def mask_of(i):  # True at the indexed places along dim (an op: a captured call replays it on new indices)
         i = i.reshape(-1)
-        if i.size and (builtins.int(i.max()) >= n or builtins.int(i.min()) < -n):
-            bad = builtins.int(i.max()) if builtins.int(i.max()) >= n else builtins.int(i.min())
-            raise IndexError(f"index out of range in self (index {bad} for dimension {d} with size {n})")
+        check_index_entries(i, n, d)
         mask = array_module(i).zeros(n, dtype=bool)
         mask[i] = True
         return mask.reshape(shape) if shape else mask.reshape(())

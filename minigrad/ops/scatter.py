@@ -5,7 +5,7 @@ import numpy as np
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import normalize_dim
+from ._util import check_index_entries, normalize_dim
 from .indexing import _along, check_index_shape
 
 
@@ -198,11 +198,7 @@ class IndexAdd(Function):
         xp = array_module(a.array)
         i = index.array.reshape(-1)
         n = a.array.shape[dim] if a.array.ndim else 1
-        if i.size:  # (here, not in index_add: a replay of a captured step checks each call's index)
-            hi, lo = int(i.max()), int(i.min())
-            if hi >= n or lo < -n:
-                raise IndexError(f"index out of range in self (index {hi if hi >= n else lo} for dimension {dim} "
-                                 f"with size {n})")
+        check_index_entries(i, n, dim)  # (here, not in index_add: a replay checks each call's index)
         ctx.dim, ctx.alpha, ctx.source_shape = dim, alpha, source.array.shape
         ctx.save(index=index)
         out = a.array.copy()
