@@ -58,8 +58,9 @@ _walked = {}  # id(module) -> (nn's change count when walked, the state then)
 
 
 def _module_state(m):
-    """What a captured program assumes about a module: train/eval of each submodule, and which
-    parameter and buffer objects it holds (a replaced parameter is a different program). nn counts
+    """What a captured program assumes about a module: train/eval of each submodule, which parameter
+    and buffer objects it holds (a replaced parameter is a different program), and the value of each
+    Python number, string or flag kept on a submodule (a changed `dropout.p` is another program). nn counts
     every change to any module (`_changes`): while the count stands still, the last walk holds."""
     changes = getattr(m, "_changes", None)
     if changes is None:
@@ -76,22 +77,32 @@ def _module_state(m):
 
 def _walk(m):
     """The state `_module_state` describes, read from PyTorch's tables (`_modules`, `_parameters`,
-    `_buffers`) in one walk."""
+    `_buffers`) in one walk, and each module's Python numbers, strings and flags (`self.p`, `self.scale`,
+    `self.eps`: a forward that reads one bakes its value into the program, as it does an argument's) and
+    which tensor each plain tensor attribute is (`self.mask = ...`: the program reads the one it captured)."""
     if not hasattr(m, "_modules"):
         return (tuple(sub.training for sub in m.modules()), tuple(id(p) for p in m.parameters()),
-                tuple(id(b) for b in m.buffers()))
-    training, params, bufs = [], [], []
-    seen, stack = set(), [m]
+                tuple(id(b) for b in m.buffers()), ())
+    training, params, bufs, values = [], [], [], []
+    seen, stack = set(), [("", m)]
     while stack:
-        mod = stack.pop()
+        name, mod = stack.pop()
         if id(mod) in seen:
             continue
         seen.add(id(mod))
         training.append(mod.training)
         params.extend(map(id, mod._parameters.values()))
         bufs.extend(map(id, mod._buffers.values()))
-        stack.extend(sub for sub in reversed(mod._modules.values()) if sub is not None)
-    return tuple(training), tuple(params), tuple(bufs)
+        for attr, v in vars(mod).items():
+            if isinstance(v, Tensor):  # a tensor kept as a plain attribute: read at replay as the object captured
+                sc = None if attr in mod._parameters or attr in mod._buffers else ("tensor", id(v))
+            else:
+                sc = _scalar_or_none(v) if attr != "training" else None
+            if sc is not None:
+                values.append((f"{name}.{attr}" if name else attr, sc))
+        stack.extend((f"{name}.{k}" if name else k, sub) for k, sub in reversed(mod._modules.items())
+                     if sub is not None)
+    return tuple(training), tuple(params), tuple(bufs), tuple(values)
 
 
 def _tensor_guard(t):
@@ -153,12 +164,12 @@ def call_key(fn, args, kwargs, extra_modules=()):
                     v = cell.cell_contents
                 except ValueError:  # an empty cell
                     continue
-                _free_value(key, modules, f"closure variable {name!r}", v)
+                _free_value(key, objects, modules, f"closure variable {name!r}", v)
         g = target.__globals__
         for name, label in _global_labels(code):
             v = g.get(name, _MISSING)
             if v is not _MISSING:
-                _free_value(key, modules, label, v)
+                _free_value(key, objects, modules, label, v)
     seen = set()
     for m in modules:
         if id(m) not in seen:
@@ -182,12 +193,17 @@ def _global_labels(code):
     return labels
 
 
-def _free_value(key, modules, label, v):
+def _free_value(key, objects, modules, label, v):
     """A value the function reads from outside: numbers are baked into the program (guarded by
-    value), modules by their state; anything else (functions, classes, optimizers) is used live."""
+    value), tensors by identity (the program reads the tensor it captured: a name bound to another
+    one is another program), modules by their state; anything else (functions, classes, optimizers)
+    is used live."""
     sc = _scalar_or_none(v)
     if sc is not None:
         key.append((label, sc))
+    elif isinstance(v, Tensor):
+        key.append((label, ("tensor", id(v))))
+        objects.append(v)
     elif is_module(v):
         modules.append(v)
 
@@ -199,8 +215,32 @@ def explain(new, old):
         if label not in old_map:
             return f"{label} is new"
         if old_map[label] != value:
+            if label.startswith("module"):
+                return f"{label}: {_module_change(old_map[label], value)}"
+            if type(value) is tuple and value[:1] == ("tensor",):
+                return f"{label} is another tensor"
             return f"{label} changed: {_show(label, old_map[label])} -> {_show(label, value)}"
     return "the call differs from the captured one"
+
+
+def _module_change(old, new):
+    """What differs between two `_module_state`s, in words."""
+    (old_training, old_params, old_bufs, old_values), (training, params, bufs, values) = old, new
+    if old_training != training:
+        return f"training flags changed: {old_training} -> {training}"
+    if old_params != params:
+        return "a parameter was replaced, added or removed"
+    if old_bufs != bufs:
+        return "a buffer was replaced, added or removed"
+    before = dict(old_values)
+    for name, v in values:
+        if name not in before:
+            return f"attribute {name!r} is new"
+        if before[name] != v:
+            if v[0] == "tensor" or before[name][0] == "tensor":
+                return f"attribute {name!r} is another object"
+            return f"attribute {name!r} changed: {before[name][1]!r} -> {v[1]!r}"
+    return "an attribute was removed"
 
 
 def _show(label, v):
@@ -208,6 +248,4 @@ def _show(label, v):
         shape, dtype, device, rg, alias = v
         same = "" if alias == int(label.split()[1]) else f", the same memory as argument {alias}"
         return f"Tensor(shape={list(shape)}, dtype={np.dtype(dtype).name}, device={device}, requires_grad={rg}{same})"
-    if label.startswith("module"):
-        return f"(training flags {v[0]}, {len(v[1])} parameters)"
     return repr(v[1] if isinstance(v, tuple) and len(v) == 2 else v)

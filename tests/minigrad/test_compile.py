@@ -1,5 +1,6 @@
 """minigrad.compile: a replayed call equals the eager call bit for bit, and every trap of a tracing
 JIT (tinygrad's test_jit_footguns list) gives the right result or a clear error."""
+import re
 import warnings
 
 import numpy as np
@@ -388,6 +389,87 @@ def test_outside_tensor_replaced_in_place_shape_captures_again():
         with pytest.warns(RecompileWarning, match="from outside changed"):
             got = f(x)
         assert np.array_equal(got.array, model(x).array)
+
+
+
+class _Scaled(nn.Module):
+    """A module whose forward reads a Python number and a plain tensor attribute (no parameter, no buffer)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.5)
+        self.scale = 2.0
+        self.mask = minigrad.ones(4)
+
+    def forward(self, x):
+        return self.drop(self.lin(x)) * self.scale * self.mask
+
+
+@pytest.mark.parametrize("change,says", [
+    ("number", "module _Scaled: attribute 'scale' changed: 2.0 -> 5.0"),
+    ("dropout_p", "module _Scaled: attribute 'drop.p' changed: 0.5 -> 0.0"),
+    ("tensor", "module _Scaled: attribute 'mask' is another object"),
+])
+def test_a_modules_attributes_are_guarded(change, says):
+    # a forward bakes what it reads from its module into the program: a changed value or a rebound
+    # tensor is another program (they were replayed with the captured value: wrong results)
+    minigrad.manual_seed(0)
+    m = _Scaled()
+    f = minigrad.compile(m)
+    x = _t(3, 4)
+    with minigrad.no_grad():
+        f(x)
+        f(x)
+        if change == "number":
+            m.scale = 5.0
+        elif change == "dropout_p":
+            m.drop.p = 0.0
+        else:
+            m.mask = minigrad.tensor(np.array([0.0, 1.0, 0.0, 1.0], dtype=np.float32))
+        minigrad.manual_seed(3)
+        with pytest.warns(RecompileWarning, match=re.escape(says)):
+            got = f(x).array
+        minigrad.manual_seed(3)
+        want = m(x).array
+        assert np.array_equal(got, want)
+        minigrad.manual_seed(3)
+        assert np.array_equal(f(x).array, want)  # and the new program is replayed
+    assert f._compiled.stats.captures == 2 and f._compiled.stats.replays == 2
+
+
+MASK = minigrad.ones(3)
+
+
+def test_a_tensor_rebound_in_globals_or_a_closure_is_another_program():
+    # a batch kept in a global (or a closure variable) and read by the compiled step, rebound every
+    # iteration: each call must see its own tensor, not the one captured first
+    global MASK
+
+    def make():
+        bias = minigrad.zeros(3)
+
+        def f(x):
+            return x * MASK + bias
+
+        def set_bias(b):
+            nonlocal bias
+            bias = b
+        return f, set_bias
+
+    f, set_bias = make()
+    g = minigrad.compile(f)
+    x = _t(2, 3)
+    g(x)
+    g(x)
+    MASK = minigrad.tensor(np.array([1.0, 0.0, 2.0], dtype=np.float32))
+    with pytest.warns(RecompileWarning, match="global 'MASK' is another tensor"):
+        assert np.array_equal(g(x).array, f(x).array)
+    set_bias(minigrad.ones(3))
+    with pytest.warns(RecompileWarning, match="closure variable 'bias' is another tensor"):
+        assert np.array_equal(g(x).array, f(x).array)
+    assert np.array_equal(g(x).array, x.array * MASK.array + 1.0)  # replayed with the last ones
+    assert g.stats.captures == 3
 
 
 # ---- the footguns of a tracing JIT (tinygrad's test_jit_footguns) -----------------------------------
