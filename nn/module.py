@@ -51,6 +51,7 @@ def _check_member_name(kind, name):
 # module's walked state (train/eval, which parameters and buffers) while this count stands still,
 # instead of walking every submodule at every compiled call.
 module_changes = [0]
+_UNSET = object()
 
 
 class _Members(OrderedDict):
@@ -209,8 +210,9 @@ class Module:
         self._non_persistent_buffers_set.discard(name)
 
     def __setattr__(self, name, value):
-        module_changes[0] += 1
         d = self.__dict__
+        if d.get(name, _UNSET) is not value:  # (the same object again, `model.train()` at every step, changes nothing)
+            module_changes[0] += 1
         params, modules, buffers = d.get("_parameters"), d.get("_modules"), d.get("_buffers")
         if isinstance(value, Parameter):
             self._require_init("parameters")

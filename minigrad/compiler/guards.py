@@ -16,6 +16,7 @@ from ..tensor import Tensor
 from ..typeinfo import get_default_dtype
 
 _SCALARS = (bool, int, float, complex, str, type(None))
+_SCALAR_TYPES = frozenset(_SCALARS)
 
 
 class Unsupported(Exception):
@@ -79,30 +80,35 @@ def _walk(m):
     """The state `_module_state` describes, read from PyTorch's tables (`_modules`, `_parameters`,
     `_buffers`) in one walk, and each module's Python numbers, strings and flags (`self.p`, `self.scale`,
     `self.eps`: a forward that reads one bakes its value into the program, as it does an argument's) and
-    which tensor each plain tensor attribute is (`self.mask = ...`: the program reads the one it captured)."""
+    which tensor each plain tensor attribute is (`self.mask = ...`: the program reads the one it captured).
+    The last part is (module paths, ((module's position, attribute, type, value or tensor id), ...))."""
     if not hasattr(m, "_modules"):
         return (tuple(sub.training for sub in m.modules()), tuple(id(p) for p in m.parameters()),
-                tuple(id(b) for b in m.buffers()), ())
-    training, params, bufs, values = [], [], [], []
+                tuple(id(b) for b in m.buffers()), ((), ()))
+    training, params, bufs, paths, values = [], [], [], [], []
     seen, stack = set(), [("", m)]
     while stack:
-        name, mod = stack.pop()
+        path, mod = stack.pop()
         if id(mod) in seen:
             continue
         seen.add(id(mod))
+        i = len(paths)
+        paths.append(path)
         training.append(mod.training)
         params.extend(map(id, mod._parameters.values()))
         bufs.extend(map(id, mod._buffers.values()))
-        for attr, v in vars(mod).items():
-            if isinstance(v, Tensor):  # a tensor kept as a plain attribute: read at replay as the object captured
-                sc = None if attr in mod._parameters or attr in mod._buffers else ("tensor", id(v))
-            else:
-                sc = _scalar_or_none(v) if attr != "training" else None
-            if sc is not None:
-                values.append((f"{name}.{attr}" if name else attr, sc))
-        stack.extend((f"{name}.{k}" if name else k, sub) for k, sub in reversed(mod._modules.items())
+        for attr, v in vars(mod).items():  # (members are mirrored here too: parameters, buffers, submodules)
+            kind = type(v)
+            if kind in _SCALAR_TYPES or kind is tuple and all(isinstance(x, _SCALARS) for x in v):
+                values.append((i, attr, kind, v))
+            elif isinstance(v, Tensor):
+                if attr not in mod._parameters and attr not in mod._buffers:
+                    values.append((i, attr, Tensor, id(v)))
+            elif isinstance(v, _SCALARS):  # (a numpy float, an IntEnum)
+                values.append((i, attr, kind, v))
+        stack.extend((f"{path}.{k}" if path else k, sub) for k, sub in reversed(mod._modules.items())
                      if sub is not None)
-    return tuple(training), tuple(params), tuple(bufs), tuple(values)
+    return tuple(training), tuple(params), tuple(bufs), (tuple(paths), tuple(values))
 
 
 def _tensor_guard(t):
@@ -232,14 +238,17 @@ def _module_change(old, new):
         return "a parameter was replaced, added or removed"
     if old_bufs != bufs:
         return "a buffer was replaced, added or removed"
-    before = dict(old_values)
-    for name, v in values:
-        if name not in before:
+    (old_paths, old_values), (paths, values) = old_values, values
+    before = {(old_paths[i], attr): (kind, v) for i, attr, kind, v in old_values}
+    for i, attr, kind, v in values:
+        name = f"{paths[i]}.{attr}" if paths[i] else attr
+        was = before.get((paths[i], attr))
+        if was is None:
             return f"attribute {name!r} is new"
-        if before[name] != v:
-            if v[0] == "tensor" or before[name][0] == "tensor":
+        if was != (kind, v):
+            if kind is Tensor or was[0] is Tensor:
                 return f"attribute {name!r} is another object"
-            return f"attribute {name!r} changed: {before[name][1]!r} -> {v[1]!r}"
+            return f"attribute {name!r} changed: {was[1]!r} -> {v!r}"
     return "an attribute was removed"
 
 

@@ -438,6 +438,30 @@ def test_a_modules_attributes_are_guarded(change, says):
     assert f._compiled.stats.captures == 2 and f._compiled.stats.replays == 2
 
 
+
+def test_a_modules_state_is_walked_again_only_after_a_change(monkeypatch):
+    from minigrad.compiler import guards
+
+    walks = []
+    walk = guards._walk
+    monkeypatch.setattr(guards, "_walk", lambda m: walks.append(m) or walk(m))
+    model = _mlp()
+    f = minigrad.compile(lambda x: model(x))
+    x = _t(2, 8)
+    with minigrad.no_grad():
+        f(x)
+        n = len(walks)
+        for _ in range(3):
+            model.train()  # already training: the same objects again change nothing
+            model[2].p = model[2].p
+            f(x)
+        assert len(walks) == n and f.stats.replays == 3
+        model.eval()
+        with pytest.warns(RecompileWarning, match="training flags changed"):
+            f(x)
+        assert len(walks) == n + 1
+
+
 MASK = minigrad.ones(3)
 
 
