@@ -231,8 +231,8 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     xp = module_for(device)
     rng = generator or random.generator(xp)
-    return Tensor(rng.integers(low, high, size=_size((size,) if isinstance(size, builtins.int) else size)).astype(
-        _dt(dtype, dtypes.int64)))
+    out = rng.integers(low, high, size=_size((size,) if isinstance(size, builtins.int) else size))
+    return Tensor(out.astype(_dt(dtype, dtypes.int64), copy=False))  # (int64 already: no copy)
 
 
 def randperm(n, dtype=None, device=None, generator=None):

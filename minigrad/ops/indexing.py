@@ -288,6 +288,8 @@ def getitem(self, index):
     UnsqueezeBackward0 node per component (full slices skipped), an advanced index one
     IndexBackward0 node (after a single node for any basic components mixed in).
     """
+    if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu":  # the usual `emb[ids]`
+        return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
     xp = array_module(self.array)
     shape = self.array.shape
     idx, advanced = _convert_index(index, xp, shape)

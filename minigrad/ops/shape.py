@@ -34,14 +34,16 @@ def _shape_arg(shape):
 
 def _infer_shape(shape, numel, src_shape):
     """`shape` with its one -1 (if any) worked out so that it holds `numel` elements."""
-    if -1 not in shape and math.prod(shape) == numel:  # the usual: every size given, and right
+    inferred = shape.count(-1)
+    if not inferred and math.prod(shape) == numel:  # the usual: every size given, and right
         return tuple(shape)
-    if shape.count(-1) > 1:
+    if inferred == 1:  # the other usual: one -1 (the product of the others is -prod(shape))
+        known, i = -math.prod(shape), shape.index(-1)
+        if known and numel % known == 0:
+            return (*shape[:i], numel // known, *shape[i + 1:])
+    if inferred > 1:
         raise RuntimeError("only one dimension can be inferred")
-    known = math.prod(s for s in shape if s != -1)
-    if -1 in shape and known and numel % known == 0:
-        return tuple(numel // known if s == -1 else s for s in shape)
-    if -1 in shape:
+    if inferred:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel} (input shape {list(src_shape)})")
 
