@@ -55,37 +55,40 @@ def is_module(obj):
     return hasattr(obj, "named_modules") and hasattr(obj, "training") and hasattr(obj, "parameters")
 
 
-_walked = {}  # id(module) -> (nn's change count when walked, the state then)
+_walked = {}  # id(module) -> (nn's change count when walked, the state then, the objects it names by id)
 
 
 def _module_state(m):
-    """What a captured program assumes about a module: train/eval of each submodule, which parameter
-    and buffer objects it holds (a replaced parameter is a different program), and the value of each
-    Python number, string or flag kept on a submodule (a changed `dropout.p` is another program). nn counts
+    """(state, held): what a captured program assumes about a module: train/eval of each submodule,
+    which parameter and buffer objects it holds (a replaced parameter is a different program), the
+    value of each Python number, string or flag kept on a submodule (a changed `dropout.p` is another
+    program) and which object each plain tensor or array attribute is; `held`, the attribute objects
+    the state names by id (a program keeps them, so that no other object takes their ids). nn counts
     every change to any module (`_changes`): while the count stands still, the last walk holds."""
     changes = getattr(m, "_changes", None)
     if changes is None:
         return _walk(m)
     walked = _walked.get(id(m))
     if walked is not None and walked[0] == changes[0]:
-        return walked[1]
+        return walked[1], walked[2]
     if len(_walked) > 1024:  # (the ids of modules long gone)
         _walked.clear()
-    state = _walk(m)
-    _walked[id(m)] = (changes[0], state)
-    return state
+    state, held = _walk(m)
+    _walked[id(m)] = (changes[0], state, held)
+    return state, held
 
 
 def _walk(m):
     """The state `_module_state` describes, read from PyTorch's tables (`_modules`, `_parameters`,
     `_buffers`) in one walk, and each module's Python numbers, strings and flags (`self.p`, `self.scale`,
     `self.eps`: a forward that reads one bakes its value into the program, as it does an argument's) and
-    which tensor each plain tensor attribute is (`self.mask = ...`: the program reads the one it captured).
-    The last part is (module paths, ((module's position, attribute, type, value or tensor id), ...))."""
+    which tensor or array each plain tensor or array attribute is (`self.mask = ...`: the program reads
+    the one it captured). -> (state, held): the state's last part is (module paths, ((module's position,
+    attribute, type, value or object id), ...)); held, the objects named by id."""
     if not hasattr(m, "_modules"):
         return (tuple(sub.training for sub in m.modules()), tuple(id(p) for p in m.parameters()),
-                tuple(id(b) for b in m.buffers()), ((), ()))
-    training, params, bufs, paths, values = [], [], [], [], []
+                tuple(id(b) for b in m.buffers()), ((), ())), ()
+    training, params, bufs, paths, values, held = [], [], [], [], [], []
     seen, stack = set(), [("", m)]
     while stack:
         path, mod = stack.pop()
@@ -104,11 +107,15 @@ def _walk(m):
             elif isinstance(v, Tensor):
                 if attr not in mod._parameters and attr not in mod._buffers:
                     values.append((i, attr, Tensor, id(v)))
+                    held.append(v)
+            elif kind is np.ndarray:  # (a forward that makes a tensor of it freezes the one it saw)
+                values.append((i, attr, Tensor, id(v)))
+                held.append(v)
             elif isinstance(v, _SCALARS):  # (a numpy float, an IntEnum)
                 values.append((i, attr, kind, v))
         stack.extend((f"{path}.{k}" if path else k, sub) for k, sub in reversed(mod._modules.items())
                      if sub is not None)
-    return tuple(training), tuple(params), tuple(bufs), (tuple(paths), tuple(values))
+    return (tuple(training), tuple(params), tuple(bufs), (tuple(paths), tuple(values))), tuple(held)
 
 
 def _tensor_guard(t):
@@ -180,7 +187,9 @@ def call_key(fn, args, kwargs, extra_modules=()):
     for m in modules:
         if id(m) not in seen:
             seen.add(id(m))
-            key.append((f"module {type(m).__name__}", _module_state(m)))
+            walked, held = _module_state(m)
+            key.append((f"module {type(m).__name__}", walked))
+            objects.extend(held)
             objects.append(m)
     return tuple(key), objects, inputs
 

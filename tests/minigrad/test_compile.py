@@ -393,7 +393,8 @@ def test_outside_tensor_replaced_in_place_shape_captures_again():
 
 
 class _Scaled(nn.Module):
-    """A module whose forward reads a Python number and a plain tensor attribute (no parameter, no buffer)."""
+    """A module whose forward reads a Python number, a plain tensor attribute (no parameter, no buffer)
+    and a numpy array attribute."""
 
     def __init__(self):
         super().__init__()
@@ -401,15 +402,17 @@ class _Scaled(nn.Module):
         self.drop = nn.Dropout(0.5)
         self.scale = 2.0
         self.mask = minigrad.ones(4)
+        self.offset = np.zeros(4, dtype=np.float32)
 
     def forward(self, x):
-        return self.drop(self.lin(x)) * self.scale * self.mask
+        return self.drop(self.lin(x)) * self.scale * self.mask + minigrad.tensor(self.offset)
 
 
 @pytest.mark.parametrize("change,says", [
     ("number", "module _Scaled: attribute 'scale' changed: 2.0 -> 5.0"),
     ("dropout_p", "module _Scaled: attribute 'drop.p' changed: 0.5 -> 0.0"),
     ("tensor", "module _Scaled: attribute 'mask' is another object"),
+    ("array", "module _Scaled: attribute 'offset' is another object"),
 ])
 def test_a_modules_attributes_are_guarded(change, says):
     # a forward bakes what it reads from its module into the program: a changed value or a rebound
@@ -425,8 +428,10 @@ def test_a_modules_attributes_are_guarded(change, says):
             m.scale = 5.0
         elif change == "dropout_p":
             m.drop.p = 0.0
-        else:
+        elif change == "tensor":
             m.mask = minigrad.tensor(np.array([0.0, 1.0, 0.0, 1.0], dtype=np.float32))
+        else:
+            m.offset = np.full(4, 3.0, dtype=np.float32)
         minigrad.manual_seed(3)
         with pytest.warns(RecompileWarning, match=re.escape(says)):
             got = f(x).array
