@@ -8,11 +8,14 @@ import math
 import numpy as np
 
 from minigrad import no_grad, random
+from minigrad.autograd import recording
 from minigrad.device import array_module
 
 
 def _fill(tensor, values):
     """Write `values` (an array broadcastable to tensor's shape, or a scalar) into `tensor`, in place."""
+    # (a write outside an op: inside a minigrad.compile capture it would happen at the capture only)
+    recording.escape("an nn.init fill (a write to a tensor's array in place)")
     with no_grad():
         tensor.array[...] = values
         tensor._bump_version()

@@ -1,10 +1,20 @@
 """BatchNorm1d and BatchNorm2d: per-channel normalization with running statistics, as PyTorch's."""
 import minigrad
+from minigrad.autograd import recording
 
 from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+
+
+def _count_batch(counter):
+    """num_batches_tracked += 1, in place (a version bump); minigrad.compile replays it as one call (a
+    write to the buffer's array outside an op would happen at the capture only)."""
+    if recording.hook.recorder is not None:
+        return recording.hook.recorder.on_call(_count_batch, counter)
+    counter.array[...] += 1
+    counter._bump_version()
 
 
 class _BatchNorm(Module):
@@ -59,8 +69,7 @@ class _BatchNorm(Module):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
-            self.num_batches_tracked.array[...] += 1
-            self.num_batches_tracked._bump_version()
+            _count_batch(self.num_batches_tracked)
             if self.momentum is None:  # a cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())
         # batch statistics when training, and in eval without running statistics to use

@@ -720,7 +720,8 @@ def test_python_side_effects_run_at_capture_only():
     assert len(calls) == 1
 
 
-@pytest.mark.parametrize("what", ["inplace", "randn", "randint_own_generator", "hook", "numpy_arg", "escaping_graph"])
+@pytest.mark.parametrize("what", ["inplace", "randn", "randint_own_generator", "hook", "numpy_arg", "escaping_graph",
+                                  "init_fill"])
 def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
     w = _t(3).requires_grad_()
     gen = minigrad.Generator()
@@ -741,10 +742,14 @@ def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
             return w.grad.detach()
         if what == "escaping_graph":
             return x * w
+        if what == "init_fill":  # a write to an outside tensor's array, not an op
+            nn.init.constant_(buf, float(len(buf.array)))
+            return x * buf
         return minigrad.as_tensor(x) + 1
 
+    buf = minigrad.zeros(3)
     reasons = {"inplace": "in-place", "randn": "random draw", "randint_own_generator": "random draw", "hook": "hook",
-               "numpy_arg": "is an array", "escaping_graph": "requires grad"}
+               "numpy_arg": "is an array", "escaping_graph": "requires grad", "init_fill": "nn.init fill"}
     g = minigrad.compile(f)
     arg = rng.standard_normal(3) if what == "numpy_arg" else _t(3)
     with pytest.warns(RecompileWarning, match=reasons[what]):
@@ -759,6 +764,39 @@ def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
     want = f(arg)
     assert np.array_equal(got.array, want.array)
     assert g.stats.replays == 0
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batch_norm_training_counts_its_batches_at_every_replay(momentum):
+    # num_batches_tracked += 1 was a write to the buffer's array in module code: a replay skipped it
+    # (1 batch counted after 5 steps); with momentum=None its value decides the average (`item()`):
+    # such a step runs eagerly
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8, momentum=momentum), nn.ReLU(), nn.Linear(8, 2))
+        opt = nn.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        f = minigrad.compile(step) if compiled else step
+        data = np.random.default_rng(1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecompileWarning)
+            losses = [f(minigrad.tensor(data.standard_normal((6, 4)).astype(np.float32)),
+                        minigrad.tensor(data.integers(0, 2, 6))).array.copy() for _ in range(5)]
+        return losses, model[1], f
+
+    (want, bn, _), (got, cbn, f) = run(False), run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    assert int(cbn.num_batches_tracked) == int(bn.num_batches_tracked) == 5
+    assert np.array_equal(cbn.running_mean.array, bn.running_mean.array)
+    assert np.array_equal(cbn.running_var.array, bn.running_var.array)
+    assert f.stats.replays == (4 if momentum is not None else 0)
 
 
 def test_compile_a_module():
