@@ -8,6 +8,10 @@ key is not in the cache is captured anew (or runs eagerly), never replayed on a 
 
 The key is a tuple of (label, value) pairs, so that a miss can say in one line what changed.
 """
+import functools
+import itertools
+import types
+
 import numpy as np
 
 from ..autograd.grad_mode import state
@@ -167,9 +171,11 @@ def call_key(fn, args, kwargs, extra_modules=()):
     # what the function reads besides its arguments: closure cells and the globals it names
     target = getattr(fn, "__func__", fn)
     owner = getattr(fn, "__self__", None)
+    code = getattr(target, "__code__", None)
     if owner is not None and is_module(owner):
         modules.append(owner)
-    code = getattr(target, "__code__", None)
+    elif owner is not None and code is not None:  # a method of a plain object: what it reads from self
+        _free_value(key, objects, modules, "self", owner, code.co_names)
     if code is not None:
         if target.__closure__:
             for name, cell in zip(code.co_freevars, target.__closure__):
@@ -177,12 +183,12 @@ def call_key(fn, args, kwargs, extra_modules=()):
                     v = cell.cell_contents
                 except ValueError:  # an empty cell
                     continue
-                _free_value(key, objects, modules, f"closure variable {name!r}", v)
+                _free_value(key, objects, modules, f"closure variable {name!r}", v, code.co_names)
         g = target.__globals__
         for name, label in _global_labels(code):
             v = g.get(name, _MISSING)
             if v is not _MISSING:
-                _free_value(key, objects, modules, label, v)
+                _free_value(key, objects, modules, label, v, code.co_names)
     seen = set()
     for m in modules:
         if id(m) not in seen:
@@ -208,11 +214,13 @@ def _global_labels(code):
     return labels
 
 
-def _free_value(key, objects, modules, label, v):
+def _free_value(key, objects, modules, label, v, names=()):
     """A value the function reads from outside: numbers are baked into the program (guarded by
     value), tensors by identity (the program reads the tensor it captured: a name bound to another
-    one is another program), modules by their state; anything else (functions, classes, optimizers)
-    is used live."""
+    one is another program), modules by their state, and so are the modules in a list, tuple or dict.
+    Of a plain object (the `self` of a method, a config), the attributes the function's code names
+    (`names`: `self.model`, `cfg.scale`) are guarded as these are. Anything else (functions, classes,
+    optimizers) is used live."""
     sc = _scalar_or_none(v)
     if sc is not None:
         key.append((label, sc))
@@ -221,6 +229,21 @@ def _free_value(key, objects, modules, label, v):
         objects.append(v)
     elif is_module(v):
         modules.append(v)
+    elif type(v) in _CONTAINERS:
+        for x in itertools.islice(v.values() if type(v) is dict else v, _CONTAINER_ITEMS):
+            if is_module(x):
+                modules.append(x)
+    elif names and not isinstance(v, _NOT_PLAIN):
+        d = getattr(v, "__dict__", None)
+        if d:
+            for name in names:
+                if name in d:
+                    _free_value(key, objects, modules, f"{label}.{name}", d[name])
+
+
+_CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at for modules (a guard runs at every call)
+_NOT_PLAIN = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+              functools.partial)
 
 
 def explain(new, old):

@@ -1,6 +1,7 @@
 """minigrad.compile: a replayed call equals the eager call bit for bit, and every trap of a tracing
 JIT (tinygrad's test_jit_footguns list) gives the right result or a clear error."""
 import re
+import types
 import warnings
 
 import numpy as np
@@ -465,6 +466,49 @@ def test_a_modules_state_is_walked_again_only_after_a_change(monkeypatch):
         with pytest.warns(RecompileWarning, match="training flags changed"):
             f(x)
         assert len(walks) == n + 1
+
+
+
+class _Runner:
+    """A plain object (not a module) with a compiled method that reads its model and a number from self."""
+
+    def __init__(self, model):
+        self.model, self.scale, self.steps_taken = model, 2.0, 0
+        self.run = minigrad.compile(self._run)
+
+    def _run(self, x):
+        return self.model(x) * self.scale
+
+
+@pytest.mark.parametrize("where", ["method_of_a_plain_object", "module_in_a_dict", "config_object"])
+def test_modules_and_numbers_reached_through_plain_objects_are_guarded(where):
+    # a model reached through `self.model`, `models["net"]` or `cfg.model` switched to eval (or a number
+    # read as `self.scale`, `cfg.scale` changed) was replayed with the captured program: dropout on
+    net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    cfg = types.SimpleNamespace(model=net, scale=2.0, unread=0)
+    models = {"net": net}
+    if where == "method_of_a_plain_object":
+        runner = _Runner(net)
+        f, holder = runner.run, runner
+    elif where == "module_in_a_dict":
+        f, holder = minigrad.compile(lambda x: models["net"](x) * 2.0), None
+    else:
+        f, holder = minigrad.compile(lambda x: cfg.model(x) * cfg.scale), cfg
+    x = _t(3, 4)
+    with minigrad.no_grad():
+        f(x)
+        f(x)
+        if holder is not None:  # an attribute the function does not read changes nothing
+            holder.__dict__["steps_taken" if holder is not cfg else "unread"] = 7
+            f(x)
+            assert f.stats.replays == 2
+        net.eval()
+        with pytest.warns(RecompileWarning, match="training flags changed"):
+            assert np.array_equal(f(x).array, net(x).array * 2.0)
+        if holder is not None:
+            holder.scale = 3.0
+            with pytest.warns(RecompileWarning, match=r"scale changed: 2\.0 -> 3\.0"):
+                assert np.array_equal(f(x).array, net(x).array * 3.0)
 
 
 MASK = minigrad.ones(3)
