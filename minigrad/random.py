@@ -16,6 +16,11 @@ from .autograd import recording
 from .device import _import_cupy
 from .device import device as Device
 
+# why a minigrad.compile capture stops at a reseeding: a replay would draw on from where the stream is
+_RESEED = ("setting a generator's seed or state (manual_seed, set_rng_state)",
+           "a replay would not set it again, and its draws would go on from where the stream is; seed outside the "
+           "compiled function")
+
 _NEW_GENERATOR_SEED = 67280421310721  # PyTorch's seed for a freshly made torch.Generator()
 _cuda = None
 
@@ -120,6 +125,7 @@ class Generator:
 
     def manual_seed(self, seed):
         """Restart the stream from `seed`; returns the generator (as PyTorch's)."""
+        recording.escape(*_RESEED)
         self._seed = _checked_seed(seed)
         self._rng = np.random.default_rng(self._seed) if self.device.type == "cpu" else CudaGenerator(self._seed)
         return self
@@ -140,6 +146,7 @@ class Generator:
         return dict(self._rng.state)
 
     def set_state(self, state):
+        recording.escape(*_RESEED)
         self._seed = int(state["seed"])
         if self.device.type == "cpu":
             self._rng = np.random.default_rng(self._seed)
@@ -193,6 +200,7 @@ def manual_seed(seed):
 def set_cuda_seed(seed):
     """Seed the CUDA generator alone (`minigrad.cuda.manual_seed`)."""
     global _cuda
+    recording.escape(*_RESEED)
     _cuda = CudaGenerator(_checked_seed(seed))
 
 
@@ -234,6 +242,11 @@ def set_rng_state(state):
 
     A snapshot without a CUDA part (taken before any CUDA draw) puts the CUDA generator back to
     its start: the first CUDA draw after this is the first one made after seeding."""
+    recording.escape(*_RESEED)
+    _set_rng_state(state)
+
+
+def _set_rng_state(state):  # (checkpoint's recomputation restores the state it ran with: recorded with it)
     global _cuda
     default_generator._rng.bit_generator.state = state["cpu"]
     cuda = state.get("cuda")

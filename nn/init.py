@@ -15,7 +15,8 @@ from minigrad.device import array_module
 def _fill(tensor, values):
     """Write `values` (an array broadcastable to tensor's shape, or a scalar) into `tensor`, in place."""
     # (a write outside an op: inside a minigrad.compile capture it would happen at the capture only)
-    recording.escape("an nn.init fill (a write to a tensor's array in place)")
+    recording.escape("an nn.init fill (a write to a tensor's array in place)",
+                     "a replay would not write it again; initialize outside the compiled function")
     with no_grad():
         tensor.array[...] = values
         tensor._bump_version()

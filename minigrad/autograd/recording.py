@@ -27,9 +27,11 @@ class _Hook(threading.local):
 hook = _Hook()
 
 
-def escape(what):
+def escape(what, why=None):
     """A value is about to leave the trace for Python (`item()`, a draw outside an op, a shape or a
-    decision made from the data): a capture in progress stops, and the call runs eagerly with `what`
-    as the reason (or raises, with fullgraph=True). Outside a capture, nothing."""
+    decision made from the data), or Python is about to do what a replay would not redo (reseed a
+    generator): a capture in progress stops, and the call runs eagerly with `what` (and `why`, else
+    "a replay would freeze the value") as the reason (or raises, with fullgraph=True). Outside a
+    capture, nothing."""
     if hook.recorder is not None:
-        hook.recorder.on_escape(what)
+        hook.recorder.on_escape(what, why)

@@ -222,10 +222,11 @@ class Recorder:
         self._guarded(record)
         return out
 
-    def on_escape(self, what):
-        """A value leaves the trace for Python (`item()`, `print`, a draw outside an op)."""
-        msg = (f"{what} inside the compiled function: a replay would freeze the value it gives now; return the "
-               "tensor and use it outside the compiled function")
+    def on_escape(self, what, why=None):
+        """A value leaves the trace for Python (`item()`, `print`, a draw outside an op), or Python does
+        what a replay would not redo (`why` says so)."""
+        msg = f"{what} inside the compiled function: " + (why or "a replay would freeze the value it gives now; "
+                                                           "return the tensor and use it outside the compiled function")
         if self.fullgraph:
             self.stop(msg)
             raise RuntimeError(f"minigrad.compile(fullgraph=True): {self.name}: {msg}")

@@ -225,7 +225,7 @@ def _rng_snapshot(args):
 
 def _rng_restore(snap):
     st, dev = snap
-    _random.set_rng_state(st)
+    _random._set_rng_state(st)
     if dev is not None:
         _random.generator(_cupy()).bit_generator._state[...] = dev
 

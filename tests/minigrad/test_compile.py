@@ -765,7 +765,7 @@ def test_python_side_effects_run_at_capture_only():
 
 
 @pytest.mark.parametrize("what", ["inplace", "randn", "randint_own_generator", "hook", "numpy_arg", "escaping_graph",
-                                  "init_fill"])
+                                  "init_fill", "manual_seed", "set_rng_state"])
 def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
     w = _t(3).requires_grad_()
     gen = minigrad.Generator()
@@ -789,11 +789,20 @@ def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
         if what == "init_fill":  # a write to an outside tensor's array, not an op
             nn.init.constant_(buf, float(len(buf.array)))
             return x * buf
+        if what == "manual_seed":  # a replay would not reseed: its dropout masks would differ from eager's
+            minigrad.manual_seed(3)
+            return F.dropout(x, 0.5)
+        if what == "set_rng_state":
+            state = minigrad.get_rng_state()
+            y = F.dropout(x, 0.5)
+            minigrad.set_rng_state(state)
+            return y + F.dropout(x, 0.5)
         return minigrad.as_tensor(x) + 1
 
     buf = minigrad.zeros(3)
     reasons = {"inplace": "in-place", "randn": "random draw", "randint_own_generator": "random draw", "hook": "hook",
-               "numpy_arg": "is an array", "escaping_graph": "requires grad", "init_fill": "nn.init fill"}
+               "numpy_arg": "is an array", "escaping_graph": "requires grad", "init_fill": "nn.init fill",
+               "manual_seed": "seed or state", "set_rng_state": "seed or state"}
     g = minigrad.compile(f)
     arg = rng.standard_normal(3) if what == "numpy_arg" else _t(3)
     with pytest.warns(RecompileWarning, match=reasons[what]):
@@ -841,6 +850,36 @@ def test_batch_norm_training_counts_its_batches_at_every_replay(momentum):
     assert np.array_equal(cbn.running_mean.array, bn.running_mean.array)
     assert np.array_equal(cbn.running_var.array, bn.running_var.array)
     assert f.stats.replays == (4 if momentum is not None else 0)
+
+
+def test_a_checkpointed_block_with_dropout_is_replayed_bit_for_bit():
+    # checkpoint's recomputation restores the generators' state it ran with (not a user's reseeding:
+    # it is part of the recorded backward), so the step is captured and replayed
+    from minigrad.utils.checkpoint import checkpoint
+
+    def run(compiled):
+        minigrad.manual_seed(0)
+        block = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.3), nn.GELU(), nn.Linear(8, 4))
+        opt = nn.optim.SGD(block.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            loss = checkpoint(block, x, use_reentrant=False).pow(2).mean()
+            loss.backward()
+            opt.step()
+            return loss
+
+        f = minigrad.compile(step) if compiled else step
+        data = np.random.default_rng(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RecompileWarning)
+            losses = [f(minigrad.tensor(data.standard_normal((5, 4)).astype(np.float32))).array.copy()
+                      for _ in range(4)]
+        return losses + [p.array.copy() for p in block.parameters()], f
+
+    (want, _), (got, f) = run(False), run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    assert f.stats.replays == 3
 
 
 def test_compile_a_module():
