@@ -217,19 +217,26 @@ def _global_labels(code):
 def _free_value(key, objects, modules, label, v, names=()):
     """A value the function reads from outside: numbers are baked into the program (guarded by
     value), tensors by identity (the program reads the tensor it captured: a name bound to another
-    one is another program), modules by their state, and so are the modules in a list, tuple or dict.
-    Of a plain object (the `self` of a method, a config), the attributes the function's code names
-    (`names`: `self.model`, `cfg.scale`) are guarded as these are. Anything else (functions, classes,
-    optimizers) is used live."""
+    one is another program), modules by their state. Anything else (a function, an optimizer, a
+    config object, a list) by identity too: the program calls the functions and methods it captured
+    (`opt.step` of the optimizer it saw, the loss function it ran), so a name bound to another object
+    is another program. Of a list, tuple or dict, the modules in it are guarded by their state; of a
+    plain object (the `self` of a method, a config), the attributes the function's code names
+    (`names`: `self.model`, `cfg.scale`) as the above."""
     sc = _scalar_or_none(v)
     if sc is not None:
         key.append((label, sc))
-    elif isinstance(v, Tensor):
+        return
+    if isinstance(v, Tensor):
         key.append((label, ("tensor", id(v))))
         objects.append(v)
-    elif is_module(v):
+        return
+    if is_module(v):
         modules.append(v)
-    elif type(v) in _CONTAINERS:
+        return
+    key.append((label, ("object", type(v).__name__, id(v))))
+    objects.append(v)
+    if type(v) in _CONTAINERS:
         for x in itertools.islice(v.values() if type(v) is dict else v, _CONTAINER_ITEMS):
             if is_module(x):
                 modules.append(x)
@@ -257,6 +264,8 @@ def explain(new, old):
                 return f"{label}: {_module_change(old_map[label], value)}"
             if type(value) is tuple and value[:1] == ("tensor",):
                 return f"{label} is another tensor"
+            if type(value) is tuple and value[:1] == ("object",):
+                return f"{label} is another {value[1]}"
             return f"{label} changed: {_show(label, old_map[label])} -> {_show(label, value)}"
     return "the call differs from the captured one"
 

@@ -511,6 +511,44 @@ def test_modules_and_numbers_reached_through_plain_objects_are_guarded(where):
                 assert np.array_equal(f(x).array, net(x).array * 3.0)
 
 
+
+LOSS_FN = F.mse_loss
+OPT = None
+
+
+def test_a_function_or_optimizer_rebound_in_globals_is_another_program():
+    # the program calls what it captured (opt.step of the optimizer it saw, the loss function it ran):
+    # a global bound to another optimizer or function was replayed with the old one
+    global LOSS_FN, OPT
+    minigrad.manual_seed(0)
+    model = nn.Linear(4, 2)
+    OPT = nn.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        loss = LOSS_FN(model(x), y)
+        loss.backward()
+        OPT.step()
+        OPT.zero_grad()
+        return loss
+
+    f = minigrad.compile(step)
+    x, y = _t(3, 4), _t(3, 2)
+    try:
+        f(x, y)
+        f(x, y)
+        OPT = nn.optim.SGD(model.parameters(), lr=0.0)  # nothing may move now
+        before = model.weight.array.copy()
+        with pytest.warns(RecompileWarning, match="global 'OPT' is another SGD"):
+            f(x, y)
+        assert np.array_equal(model.weight.array, before)
+        LOSS_FN = F.l1_loss
+        with pytest.warns(RecompileWarning, match="global 'LOSS_FN' is another function"):
+            got = f(x, y).array
+        assert np.array_equal(got, F.l1_loss(model(x), y).detach().array)
+    finally:
+        LOSS_FN, OPT = F.mse_loss, None
+
+
 MASK = minigrad.ones(3)
 
 
