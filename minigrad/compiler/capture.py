@@ -46,6 +46,7 @@ class Recorder:
         self.broken = None  # the reason the capture stopped, once it has
         self.input_slots = []
         self.object_slots = set()  # slots of live argument objects
+        self.grad_of = {}  # id(a leaf's .grad after an accumulation) -> the leaf's spec (weakly, as slot_of)
 
     # ---- slots ----------------------------------------------------------------------------
     def _track(self, obj, s):
@@ -109,6 +110,9 @@ class Recorder:
     def spec(self, a):
         """Where argument `a` comes from, for the replay (see program.py's spec kinds)."""
         if isinstance(a, Tensor):
+            leaf = self.grad_of.get(id(a))
+            if leaf is not None:  # `p.grad` read after the backward: the live one at replay (a new one each step)
+                return ("g", leaf)
             s = self.slot_of.get(id(a))
             if s is None:
                 s = self.slot_of.get(id(a.array))  # a detach() or .data of a traced tensor: same memory
@@ -205,7 +209,13 @@ class Recorder:
             raise GraphBreak("a hook on a leaf's gradient (register_hook, register_post_accumulate_grad_hook) runs "
                              "Python the replay would skip")
         self.accumulated.add(id(variable))
-        self.steps.append(Accumulate(self.spec(variable), self.spec(grad)))
+        leaf = self.spec(variable)
+        self.steps.append(Accumulate(leaf, self.spec(grad)))
+        g = variable.grad
+        if g is not None:
+            key = id(g)
+            self.grad_of[key] = leaf
+            self.refs.append(weakref.ref(g, lambda _, key=key, grad_of=self.grad_of: grad_of.pop(key, None)))
 
     def on_call(self, fn, *args):
         if any(callable(a) for a in args):
@@ -269,7 +279,7 @@ class Recorder:
             return ("dict", [(k, self._output_spec(v)) for k, v in out.items()])
         if out is None or isinstance(out, (str, bool)):
             return ("c", out)
-        raise GraphBreak(f"the function returns a {type(out).__name__}, a Python value the replay would freeze; "
+        raise GraphBreak(f"the function returns a Python {type(out).__name__} ({out!r:.40}), a value the replay would freeze; "
                          "return tensors")
 
 

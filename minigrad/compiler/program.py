@@ -10,6 +10,8 @@ A value the program computes lives in a numbered slot of `env` (a list). A step'
     ("c", value)    a constant (a Python number, a dtype, a frozen index array)
     ("seq", type, [specs])   a list or tuple of the above (cat's tensors)
     ("o", s)        the live argument object in slot s (a KV cache: guards.is_live), as it is
+    ("g", spec)     the `.grad` of the leaf `spec` names, as it is then (`p.grad` read after backward:
+                    a new tensor at each step that sets grads to None)
 
 Steps run the same code the eager call ran, in the same order, so results (and the random
 numbers dropout draws) are equal bit for bit; what they skip is the bookkeeping around it: no
@@ -45,6 +47,8 @@ def resolve(spec, env):
         return env[spec[1]]
     if kind == "seq":
         return spec[1](resolve(s, env) for s in spec[2])
+    if kind == "g":
+        return resolve(spec[1], env).grad
     raise AssertionError(spec)
 
 
@@ -348,6 +352,8 @@ def build_result(out, env, copy=False):
         return out[1]
     if kind == "seq":
         return out[1](build_result(o, env, copy) for o in out[2])
+    if kind == "g":
+        return resolve(out, env)
     if kind == "dict":
         return {k: build_result(o, env, copy) for k, o in out[1]}
     raise AssertionError(out)
@@ -362,6 +368,8 @@ def _reads(spec):
         return tuple(s for sub in spec[2] for s in _reads(sub))
     if kind == "dict":
         return tuple(s for _, sub in spec[1] for s in _reads(sub))
+    if kind == "g":
+        return _reads(spec[1])
     return ()
 
 

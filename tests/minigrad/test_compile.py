@@ -920,6 +920,35 @@ def test_a_checkpointed_block_with_dropout_is_replayed_bit_for_bit():
     assert f.stats.replays == 3
 
 
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_gradients_read_after_the_backward_are_each_steps(set_to_none):
+    # the grad norm logged inside a compiled step: with set_to_none each step's `.grad` is a new tensor,
+    # and a replay read the one the capture saw (the first step's norm, every step); the grads returned
+    # are the live ones too
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model = _mlp()
+        opt = nn.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            norm = minigrad.stack([p.grad.norm() for p in model.parameters()]).norm()
+            last = model[3].bias.grad * 1
+            opt.step()
+            opt.zero_grad(set_to_none=set_to_none)
+            return loss, norm, last
+
+        f = minigrad.compile(step) if compiled else step
+        return [tuple(t.array.copy() for t in f(x, y)) for x, y in batches], f
+
+    batches = _batches(4)
+    (want, _), (got, f) = run(False), run(True)
+    for a, b in zip(want, got):
+        assert all(np.array_equal(u, v) for u, v in zip(a, b))
+    assert f.stats.replays == 3
+
+
 def test_compile_a_module():
     model = _mlp()
     cm = minigrad.compile(model)
