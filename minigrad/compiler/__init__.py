@@ -110,7 +110,7 @@ class CompiledFunction:
         finally:
             recording.hook.recorder = None
         try:
-            program = rec.finish(out, key)
+            program = rec.finish(out, key, _known_tensors(objects))
             program.objects = objects
             program.draws_random = random.get_rng_state() != rng_before
             program.graph_reason = cuda_graph.unsuitable(program, inputs) if cuda_graph.ENABLED else "disabled"
@@ -131,6 +131,23 @@ class CompiledFunction:
     def reset(self):
         """Forget every captured program (the next call captures again)."""
         self.cache.clear()
+
+
+def _known_tensors(objects):
+    """The ids of the tensors a call's guard names (closure and global tensors, a module's attributes,
+    parameters and buffers, a list's items): those from before the call, which a result may be as is."""
+    from ..tensor import Tensor
+
+    known = set()
+    for o in objects:
+        if isinstance(o, Tensor):
+            known.add(id(o))
+        elif guards.is_module(o):
+            known.update(id(t) for t in o.parameters())
+            known.update(id(t) for t in o.buffers())
+        elif type(o) in (list, tuple, dict):
+            known.update(id(t) for t in (o.values() if type(o) is dict else o) if isinstance(t, Tensor))
+    return known
 
 
 def _is_tensor(v):

@@ -249,10 +249,12 @@ class Recorder:
         recording.hook.recorder = None
 
     # ---- the result -------------------------------------------------------------------------
-    def finish(self, result, key):
-        """The Program of the call that returned `result`; GraphBreak if it cannot be replayed."""
+    def finish(self, result, key, known=frozenset()):
+        """The Program of the call that returned `result`; GraphBreak if it cannot be replayed. `known`:
+        the ids of the tensors from before the call (parameters, buffers, the globals it names)."""
         if self.broken is not None:
             raise GraphBreak(self.broken)
+        self.known = known
         output = self._output_spec(result)
         for step in self.steps:
             if isinstance(step, Forward) and step.needs is not None:
@@ -272,7 +274,10 @@ class Recorder:
             s = self.slot_of.get(id(out))
             if s is not None and s in self.input_slots:
                 return ("input", s)
-            return self.spec(out)
+            spec = self.spec(out)
+            if spec[0] == "x" and id(out) not in self.known:  # made in the call from Python values (zeros(3)):
+                return ("fresh", out)  # a new one each call, as eager's, never the program's own
+            return spec
         if isinstance(out, (list, tuple)):
             return ("seq", type(out) if type(out) in (list, tuple) else tuple, [self._output_spec(o) for o in out])
         if isinstance(out, dict):

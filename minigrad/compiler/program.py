@@ -354,6 +354,8 @@ def build_result(out, env, copy=False):
         return out[1](build_result(o, env, copy) for o in out[2])
     if kind == "g":
         return resolve(out, env)
+    if kind == "fresh":
+        return Tensor(out[1].array.copy(), requires_grad=out[1].requires_grad)
     if kind == "dict":
         return {k: build_result(o, env, copy) for k, o in out[1]}
     raise AssertionError(out)

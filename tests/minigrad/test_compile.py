@@ -673,6 +673,25 @@ def test_item_inside_fullgraph_is_an_error():
         g(_t(3))
 
 
+def test_a_result_made_from_python_values_is_a_new_tensor_each_call():
+    # `zeros(3)` made in the function is a constant of the program: returned as such, a caller that
+    # changed it in place changed every later call's result (eager makes a new one each call)
+    def f(x):
+        h = minigrad.zeros(3)
+        return x + h, h, model_weight
+
+    model_weight = nn.Parameter(minigrad.ones(3))
+    g = minigrad.compile(f)
+    x = _t(3)
+    g(x)
+    _, h, w = g(x)
+    h.add_(5.0)
+    y, h2, w2 = g(x)
+    assert np.array_equal(y.array, x.array) and np.array_equal(h2.array, np.zeros(3, np.float32))
+    assert h2 is not h and w2 is model_weight  # (a tensor from before the call is returned as itself)
+    assert g.stats.replays == 2
+
+
 def test_outputs_are_not_overwritten_by_the_next_call():
     model = _mlp()
     f = _fwd(model)
