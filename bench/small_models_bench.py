@@ -429,10 +429,18 @@ def serve(framework, kind, warmup):
     print("ready", flush=True)
     for line in sys.stdin:
         n = int(line)
+        faults = _minor_faults()
         t = time.perf_counter()
         for _ in range(n):
             step()
-        print((time.perf_counter() - t) / n, flush=True)
+        print((time.perf_counter() - t) / n, (_minor_faults() - faults) / n, flush=True)
+
+
+def _minor_faults():
+    """Page faults of this process served without I/O: glibc handing a large array fresh pages."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 def interleaved(kind, args):
@@ -448,17 +456,19 @@ def interleaved(kind, args):
     for f, p in zip(args.frameworks, procs):
         if p.stdout.readline().strip() != "ready":
             raise RuntimeError(f"{f} {kind}: the worker failed (run it alone to see why)")
-    times = {f: [] for f in args.frameworks}
+    times, faults = {f: [] for f in args.frameworks}, {f: [] for f in args.frameworks}
     for r in range(args.rounds):
         turn = list(zip(args.frameworks, procs))
         for f, p in (turn if r % 2 == 0 else turn[::-1]):
             p.stdin.write(f"{args.steps}\n")
             p.stdin.flush()
-            times[f].append(float(p.stdout.readline()))
+            seconds, step_faults = p.stdout.readline().split()
+            times[f].append(float(seconds))
+            faults[f].append(float(step_faults))
     for p in procs:
         p.stdin.close()
         p.wait()
-    return times
+    return times, faults
 
 
 def interleaved_main(args):
@@ -466,14 +476,16 @@ def interleaved_main(args):
 
     last = args.frameworks[-1]
     print(f"CPU: {cpu_name()}; one thread each; {args.rounds} rounds of {args.steps} steps, the frameworks taking "
-          f"turns; ms a step (best round); ratios to {last}: best rounds', and paired (median round by round)")
-    print(f"{'kind':<17}" + "".join(f"{f[-24:]:>26}{'ratio':>7}{'paired':>7}" for f in args.frameworks))
+          f"turns; ms a step (best round); ratios to {last}: best rounds', and paired (median round by round); "
+          "faults: minor page faults a step (median round: fresh pages from the C library's malloc)")
+    print(f"{'kind':<17}" + "".join(f"{f[-24:]:>26}{'ratio':>7}{'paired':>7}{'faults':>8}" for f in args.frameworks))
     for kind in args.kinds:
-        times = interleaved(kind, args)
+        times, faults = interleaved(kind, args)
         line = f"{kind:<17}"
         for f in args.frameworks:
             paired = statistics.median(a / b for a, b in zip(times[f], times[last]))
-            line += f"{min(times[f]) * 1e3:>26.3f}{min(times[f]) / min(times[last]):>7.2f}{paired:>7.2f}"
+            line += (f"{min(times[f]) * 1e3:>26.3f}{min(times[f]) / min(times[last]):>7.2f}{paired:>7.2f}"
+                     f"{statistics.median(faults[f]):>8.0f}")
         print(line, flush=True)
 
 

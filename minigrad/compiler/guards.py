@@ -8,6 +8,7 @@ key is not in the cache is captured anew (or runs eagerly), never replayed on a 
 
 The key is a tuple of (label, value) pairs, so that a miss can say in one line what changed.
 """
+import dis
 import functools
 import itertools
 import types
@@ -174,21 +175,22 @@ def call_key(fn, args, kwargs, extra_modules=()):
     code = getattr(target, "__code__", None)
     if owner is not None and is_module(owner):
         modules.append(owner)
-    elif owner is not None and code is not None:  # a method of a plain object: what it reads from self
-        _free_value(key, objects, modules, "self", owner, code.co_names)
     if code is not None:
+        global_labels, names = _global_labels(code)
+        if owner is not None and not is_module(owner):  # a method of a plain object: what it reads from self
+            _free_value(key, objects, modules, "self", owner, names)
         if target.__closure__:
             for name, cell in zip(code.co_freevars, target.__closure__):
                 try:
                     v = cell.cell_contents
                 except ValueError:  # an empty cell
                     continue
-                _free_value(key, objects, modules, f"closure variable {name!r}", v, code.co_names)
+                _free_value(key, objects, modules, f"closure variable {name!r}", v, names)
         g = target.__globals__
-        for name, label in _global_labels(code):
+        for name, label in global_labels:
             v = g.get(name, _MISSING)
             if v is not _MISSING:
-                _free_value(key, objects, modules, label, v, code.co_names)
+                _free_value(key, objects, modules, label, v, names)
     seen = set()
     for m in modules:
         if id(m) not in seen:
@@ -206,12 +208,34 @@ _labels = {}  # code object -> ((name, label) for each global name it reads)
 
 
 def _global_labels(code):
+    """((name, label) for each global the code reads, the names it uses), its nested functions',
+    comprehensions' and lambdas' included. The globals are the names it loads as globals, not
+    `co_names` as a whole, which also holds attribute names (`.loss`, `.step`): a script's loop
+    variable of such a name, rebound every iteration, would be guarded for nothing."""
     labels = _labels.get(code)
     if labels is None:
         if len(_labels) > 4096:
             _labels.clear()
-        labels = _labels[code] = tuple((name, f"global {name!r}") for name in code.co_names)
+        names = dict.fromkeys(_globals_read(code))
+        labels = _labels[code] = (tuple((name, f"global {name!r}") for name in names), frozenset(_names_used(code)))
     return labels
+
+
+def _names_used(code):
+    """Every name the code and its nested code use (globals and attributes: `co_names`)."""
+    yield from code.co_names
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _names_used(const)
+
+
+def _globals_read(code):
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            yield ins.argval
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _globals_read(const)
 
 
 def _free_value(key, objects, modules, label, v, names=()):

@@ -549,6 +549,23 @@ def test_a_function_or_optimizer_rebound_in_globals_is_another_program():
         LOSS_FN, OPT = F.mse_loss, None
 
 
+
+def test_a_loop_variable_named_like_an_attribute_the_function_reads_is_not_guarded():
+    # a script's loop rebinds its global `loss` every iteration; the compiled function reads `.loss` of
+    # an object, not the global: it is replayed, not captured again each call
+    global loss
+
+    def f(x):
+        return types.SimpleNamespace(loss=x * 2).loss.sum()
+
+    g = minigrad.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RecompileWarning)
+        for _ in range(4):
+            loss = g(_t(3))
+    assert g.stats.captures == 1 and g.stats.replays == 3
+
+
 MASK = minigrad.ones(3)
 
 
