@@ -11,6 +11,7 @@ from collections import OrderedDict, namedtuple
 
 import minigrad
 from minigrad import Tensor, dtypes
+from minigrad.autograd import recording
 from minigrad.device import device as Device
 from minigrad.device import module_for, to_device
 
@@ -213,6 +214,9 @@ class Module:
         d = self.__dict__
         if d.get(name, _UNSET) is not value:  # (the same object again, `model.train()` at every step, changes nothing)
             module_changes[0] += 1
+            if recording.hook.recorder is not None:  # inside a minigrad.compile capture: Python a replay skips
+                recording.escape(f"setting {type(self).__name__}.{name} (self.{name} = ...)",
+                                 "a replay would not set it again; return the value instead", every_call=True)
         params, modules, buffers = d.get("_parameters"), d.get("_modules"), d.get("_buffers")
         if isinstance(value, Parameter):
             self._require_init("parameters")

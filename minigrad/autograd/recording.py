@@ -27,11 +27,12 @@ class _Hook(threading.local):
 hook = _Hook()
 
 
-def escape(what, why=None):
+def escape(what, why=None, every_call=False):
     """A value is about to leave the trace for Python (`item()`, a draw outside an op, a shape or a
     decision made from the data), or Python is about to do what a replay would not redo (reseed a
     generator): a capture in progress stops, and the call runs eagerly with `what` (and `why`, else
-    "a replay would freeze the value") as the reason (or raises, with fullgraph=True). Outside a
-    capture, nothing."""
+    "a replay would freeze the value") as the reason (or raises, with fullgraph=True). `every_call`:
+    what stops it also changes what the guards see (a module's attribute set), so every later call
+    of the function runs eagerly, not only calls like this one. Outside a capture, nothing."""
     if hook.recorder is not None:
-        hook.recorder.on_escape(what, why)
+        hook.recorder.on_escape(what, why, every_call)

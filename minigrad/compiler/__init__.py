@@ -54,6 +54,7 @@ class CompiledFunction:
         self.stats = Stats()
         self.warn = True  # a RecompileWarning when it captures again or runs eagerly (off for library-internal steps)
         self.cache_size_limit = None  # programs kept: None is CACHE_SIZE_LIMIT as it is at each capture
+        self.always_eager = None  # why every call runs eagerly (a capture stopped at a module's attribute set)
         functools.update_wrapper(self, fn, updated=())
         _compiled.add(self)
 
@@ -65,7 +66,9 @@ class CompiledFunction:
         return functools.partial(self.__call__, obj)
 
     def __call__(self, *args, **kwargs):
-        if recording.hook.recorder is not None:  # called inside another capture: its ops belong to that program
+        if recording.hook.recorder is not None or self.always_eager:  # (inside another capture: its ops belong to that program)
+            if self.always_eager:
+                self.stats.eager_calls += 1
             return self.fn(*args, **kwargs)
         try:
             key, objects, inputs = guards.call_key(self.fn, args, kwargs, self.modules)
@@ -120,8 +123,12 @@ class CompiledFunction:
         except GraphBreak as e:
             if self.fullgraph:
                 raise RuntimeError(f"minigrad.compile(fullgraph=True): {self.name}: {e}") from None
-            self._warn(f"running eagerly: {e}")
-            self.cache[key] = _Eager(str(e), objects)
+            if rec.every_call:
+                self.always_eager = str(e)
+                self._warn(f"running eagerly from now on: {e}")
+            else:
+                self._warn(f"running eagerly: {e}")
+                self.cache[key] = _Eager(str(e), objects)
         return out
 
     def _warn(self, msg):
@@ -131,6 +138,7 @@ class CompiledFunction:
     def reset(self):
         """Forget every captured program (the next call captures again)."""
         self.cache.clear()
+        self.always_eager = None
 
 
 def _known_tensors(objects):

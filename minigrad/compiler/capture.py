@@ -47,6 +47,7 @@ class Recorder:
         self.input_slots = []
         self.object_slots = set()  # slots of live argument objects
         self.grad_of = {}  # id(a leaf's .grad after an accumulation) -> the leaf's spec (weakly, as slot_of)
+        self.every_call = False  # the capture stopped at what every call of the function does (escape's)
 
     # ---- slots ----------------------------------------------------------------------------
     def _track(self, obj, s):
@@ -232,9 +233,10 @@ class Recorder:
         self._guarded(record)
         return out
 
-    def on_escape(self, what, why=None):
+    def on_escape(self, what, why=None, every_call=False):
         """A value leaves the trace for Python (`item()`, `print`, a draw outside an op), or Python does
-        what a replay would not redo (`why` says so)."""
+        what a replay would not redo (`why` says so; `every_call`: recording.escape's)."""
+        self.every_call = self.every_call or every_call
         msg = f"{what} inside the compiled function: " + (why or "a replay would freeze the value it gives now; "
                                                            "return the tensor and use it outside the compiled function")
         if self.fullgraph:

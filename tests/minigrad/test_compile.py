@@ -985,6 +985,32 @@ def test_gradients_read_after_the_backward_are_each_steps(set_to_none):
     assert f.stats.replays == 3
 
 
+def test_a_forward_that_sets_its_modules_attributes_runs_eagerly_once_said():
+    # `self.last = y` in forward is Python a replay would skip (the attribute would keep the capture's
+    # tensor); it changes the module too, so each call's guard differs: said once, then every call eager
+    class Keeps(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            y = self.lin(x)
+            self.last = y
+            return y * 2
+
+    m = Keeps()
+    f = minigrad.compile(m)
+    with warnings.catch_warnings(record=True) as w, minigrad.no_grad():
+        warnings.simplefilter("always")
+        for _ in range(10):
+            x = _t(2, 3)
+            out = f(x)
+            assert np.array_equal(m.last.array, m.lin(x).array) and np.array_equal(out.array, m.lin(x).array * 2)
+    said = [str(x.message) for x in w if issubclass(x.category, RecompileWarning)]
+    assert len(said) == 1 and "setting Keeps.last" in said[0]
+    assert f._compiled.stats.eager_calls == 9 and f._compiled.stats.replays == 0
+
+
 def test_compile_a_module():
     model = _mlp()
     cm = minigrad.compile(model)
