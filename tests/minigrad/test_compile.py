@@ -37,15 +37,17 @@ def _train(compiled, model_fn, batches, loss_fn, steps_kw=None):
         return loss
 
     f = minigrad.compile(step) if compiled else step
-    losses = [f(x, y) for x, y in batches]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        losses = [f(x, y) for x, y in batches]
     return dict(losses=[loss.array.copy() for loss in losses], params=[p.array.copy() for p in model.parameters()],
                 grads=[p.grad.array.copy() for p in model.parameters()],
                 exp_avg=[opt.state[p]["exp_avg"].array.copy() for p in model.parameters()],
-                rng=minigrad.get_rng_state(), f=f)
+                buffers=[b.array.copy() for b in model.buffers()], rng=minigrad.get_rng_state(), f=f)
 
 
 def _assert_same(a, b):
-    for k in ("losses", "params", "grads", "exp_avg"):
+    for k in ("losses", "params", "grads", "exp_avg", "buffers"):
         assert len(a[k]) == len(b[k])
         for u, v in zip(a[k], b[k]):
             assert u.dtype == v.dtype and np.array_equal(u, v), k
@@ -898,32 +900,15 @@ def test_batch_norm_training_counts_its_batches_at_every_replay(momentum):
     # num_batches_tracked += 1 was a write to the buffer's array in module code: a replay skipped it
     # (1 batch counted after 5 steps); with momentum=None its value decides the average (`item()`):
     # such a step runs eagerly
-    def run(compiled):
+    def model():
         minigrad.manual_seed(0)
-        model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8, momentum=momentum), nn.ReLU(), nn.Linear(8, 2))
-        opt = nn.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        return nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8, momentum=momentum), nn.ReLU(), nn.Linear(8, 4))
 
-        def step(x, y):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-
-        f = minigrad.compile(step) if compiled else step
-        data = np.random.default_rng(1)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RecompileWarning)
-            losses = [f(minigrad.tensor(data.standard_normal((6, 4)).astype(np.float32)),
-                        minigrad.tensor(data.integers(0, 2, 6))).array.copy() for _ in range(5)]
-        return losses, model[1], f
-
-    (want, bn, _), (got, cbn, f) = run(False), run(True)
-    assert all(np.array_equal(a, b) for a, b in zip(want, got))
-    assert int(cbn.num_batches_tracked) == int(bn.num_batches_tracked) == 5
-    assert np.array_equal(cbn.running_mean.array, bn.running_mean.array)
-    assert np.array_equal(cbn.running_var.array, bn.running_var.array)
-    assert f.stats.replays == (4 if momentum is not None else 0)
+    batches = _batches(5)
+    eager, comp = _train(False, model, batches, _mlp_loss), _train(True, model, batches, _mlp_loss)
+    _assert_same(eager, comp)  # running mean, var and num_batches_tracked (5) among the buffers
+    assert eager["buffers"][2] == 5
+    assert comp["f"].stats.replays == (4 if momentum is not None else 0)
 
 
 def test_a_checkpointed_block_with_dropout_is_replayed_bit_for_bit():
@@ -931,58 +916,13 @@ def test_a_checkpointed_block_with_dropout_is_replayed_bit_for_bit():
     # it is part of the recorded backward), so the step is captured and replayed
     from minigrad.utils.checkpoint import checkpoint
 
-    def run(compiled):
-        minigrad.manual_seed(0)
-        block = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.3), nn.GELU(), nn.Linear(8, 4))
-        opt = nn.optim.SGD(block.parameters(), lr=0.1)
-
-        def step(x):
-            opt.zero_grad()
-            loss = checkpoint(block, x, use_reentrant=False).pow(2).mean()
-            loss.backward()
-            opt.step()
-            return loss
-
-        f = minigrad.compile(step) if compiled else step
-        data = np.random.default_rng(0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", RecompileWarning)
-            losses = [f(minigrad.tensor(data.standard_normal((5, 4)).astype(np.float32))).array.copy()
-                      for _ in range(4)]
-        return losses + [p.array.copy() for p in block.parameters()], f
-
-    (want, _), (got, f) = run(False), run(True)
-    assert all(np.array_equal(a, b) for a, b in zip(want, got))
-    assert f.stats.replays == 3
-
-
-@pytest.mark.parametrize("set_to_none", [True, False])
-def test_gradients_read_after_the_backward_are_each_steps(set_to_none):
-    # the grad norm logged inside a compiled step: with set_to_none each step's `.grad` is a new tensor,
-    # and a replay read the one the capture saw (the first step's norm, every step); the grads returned
-    # are the live ones too
-    def run(compiled):
-        minigrad.manual_seed(0)
-        model = _mlp()
-        opt = nn.optim.SGD(model.parameters(), lr=0.1)
-
-        def step(x, y):
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            norm = minigrad.stack([p.grad.norm() for p in model.parameters()]).norm()
-            last = model[3].bias.grad * 1
-            opt.step()
-            opt.zero_grad(set_to_none=set_to_none)
-            return loss, norm, last
-
-        f = minigrad.compile(step) if compiled else step
-        return [tuple(t.array.copy() for t in f(x, y)) for x, y in batches], f
+    def loss_fn(model, x, y):
+        return F.cross_entropy(checkpoint(model, x, use_reentrant=False), y)
 
     batches = _batches(4)
-    (want, _), (got, f) = run(False), run(True)
-    for a, b in zip(want, got):
-        assert all(np.array_equal(u, v) for u, v in zip(a, b))
-    assert f.stats.replays == 3
+    eager, comp = _train(False, lambda: _mlp(p=0.3), batches, loss_fn), _train(True, lambda: _mlp(p=0.3), batches, loss_fn)
+    _assert_same(eager, comp)
+    assert comp["f"].stats.captures == 1 and comp["f"].stats.replays == 3
 
 
 def test_a_forward_that_sets_its_modules_attributes_runs_eagerly_once_said():
