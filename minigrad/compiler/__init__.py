@@ -66,9 +66,10 @@ class CompiledFunction:
         return functools.partial(self.__call__, obj)
 
     def __call__(self, *args, **kwargs):
-        if recording.hook.recorder is not None or self.always_eager:  # (inside another capture: its ops belong to that program)
-            if self.always_eager:
-                self.stats.eager_calls += 1
+        if recording.hook.recorder is not None:  # called inside another capture: its ops belong to that program
+            return self.fn(*args, **kwargs)
+        if self.always_eager:
+            self.stats.eager_calls += 1
             return self.fn(*args, **kwargs)
         try:
             key, objects, inputs = guards.call_key(self.fn, args, kwargs, self.modules)

@@ -48,6 +48,7 @@ class Recorder:
         self.object_slots = set()  # slots of live argument objects
         self.grad_of = {}  # id(a leaf's .grad after an accumulation) -> the leaf's spec (weakly, as slot_of)
         self.every_call = False  # the capture stopped at what every call of the function does (escape's)
+        self.known = frozenset()  # ids of the tensors from before the call (finish's)
 
     # ---- slots ----------------------------------------------------------------------------
     def _track(self, obj, s):
@@ -286,8 +287,8 @@ class Recorder:
             return ("dict", [(k, self._output_spec(v)) for k, v in out.items()])
         if out is None or isinstance(out, (str, bool)):
             return ("c", out)
-        raise GraphBreak(f"the function returns a Python {type(out).__name__} ({out!r:.40}), a value the replay would freeze; "
-                         "return tensors")
+        raise GraphBreak(f"the function returns a Python {type(out).__name__} ({out!r:.40}), a value the replay "
+                         "would freeze; return tensors")
 
 
 def _ref(obj):

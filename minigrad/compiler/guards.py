@@ -204,7 +204,7 @@ def call_key(fn, args, kwargs, extra_modules=()):
 
 _ARGUMENT = [f"argument {i}" for i in range(32)]  # (labels made once: a key is built at every call)
 _MISSING = object()
-_labels = {}  # code object -> ((name, label) for each global name it reads)
+_labels = {}  # code object -> (((name, label) for each global it reads), the names it uses)
 
 
 def _global_labels(code):
