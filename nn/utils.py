@@ -78,6 +78,9 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 def clip_grad_value_(parameters, clip_value):
     """Clamp every gradient element into [-clip_value, clip_value], in place. Shapes: each p.grad (*)."""
+    if recording.hook.recorder is not None:  # minigrad.compile replays it as one call (it writes the arrays)
+        params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
+        return recording.hook.recorder.on_call(clip_grad_value_, params, clip_value)
     clip_value = float(clip_value)
     for g in _grads(parameters):
         array_module(g.array).clip(g.array, -clip_value, clip_value, out=g.array)

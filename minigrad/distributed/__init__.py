@@ -30,6 +30,8 @@ from enum import Enum
 
 import numpy as np
 
+from ..autograd import recording
+
 __all__ = [
     "ReduceOp", "Work", "DistError", "DistBackendError", "init_process_group", "destroy_process_group",
     "is_available", "is_initialized", "is_mpi_available", "is_nccl_available", "get_backend", "get_rank",
@@ -420,8 +422,15 @@ def _check_op(op, a):
         raise ValueError(f"ReduceOp.AVG needs a floating-point tensor, got {a.dtype}")
 
 
+def _not_in_a_capture(name):
+    """A collective writes its tensors' arrays, outside any op: a minigrad.compile replay would skip it."""
+    recording.escape(f"a collective ({name})", "a replay would not communicate; call it outside the compiled "
+                     "function (DistributedDataParallel does, in its backward hooks)")
+
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce `tensor` over the ranks, in place, on every rank (AVG: the sum / world size)."""
+    _not_in_a_capture("all_reduce")
     g = _default()
     a = _array(tensor, "all_reduce")
     _check_op(op, a)
@@ -437,6 +446,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 def broadcast(tensor, src, group=None, async_op=False):
     """Copy rank `src`'s `tensor` into every other rank's, in place."""
+    _not_in_a_capture("broadcast")
     g = _default()
     a = _array(tensor, "broadcast")
     if not 0 <= src < g.size:
@@ -451,6 +461,7 @@ def broadcast(tensor, src, group=None, async_op=False):
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """Fill `tensor_list[r]` with rank r's `tensor`, on every rank."""
+    _not_in_a_capture("all_gather")
     g = _default()
     a = _array(tensor, "all_gather")
     if len(tensor_list) != g.size:

@@ -2,6 +2,7 @@
 
 Each writes what the test compares (weights as .npz) into the folder it is given."""
 import os
+import warnings
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -188,6 +189,13 @@ def single(out):
     t = minigrad.ones(3)
     dist.all_reduce(t, op=dist.ReduceOp.AVG)
     assert np.array_equal(t.numpy(), np.ones(3))
+    # a collective inside a compiled function runs it eagerly, said once (a replay would not communicate)
+    averaged = minigrad.compile(lambda x: dist.all_reduce(x, op=dist.ReduceOp.SUM) or x * 2)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            assert np.array_equal(averaged(minigrad.ones(3)).numpy(), np.full(3, 2.0))
+    assert averaged.stats.replays == 0 and any("a collective (all_reduce)" in str(w.message) for w in said)
     model = nn.Linear(2, 2)
     ddp = DistributedDataParallel(model)
     ddp(minigrad.ones(1, 2)).sum().backward()

@@ -951,6 +951,30 @@ def test_a_forward_that_sets_its_modules_attributes_runs_eagerly_once_said():
     assert f._compiled.stats.eager_calls == 9 and f._compiled.stats.replays == 0
 
 
+def test_clip_grad_value_is_replayed_each_step():
+    # it clamps the gradients' arrays in place, in Python: a replay skipped it (unclipped updates)
+    batches = _batches(4)
+    runs = []
+    for compiled in (False, True):
+        m = _mlp()
+        opt = nn.optim.SGD(m.parameters(), lr=0.1)
+
+        def step(x, y, m=m, opt=opt):
+            opt.zero_grad()
+            loss = F.cross_entropy(m(x), y) * 100.0
+            loss.backward()
+            nn.utils.clip_grad_value_(m.parameters(), 0.01)
+            opt.step()
+            return loss
+
+        f = minigrad.compile(step) if compiled else step
+        losses = [f(x, y).array.copy() for x, y in batches]
+        runs.append((losses, [p.array.copy() for p in m.parameters()], f))
+    (want, want_p, _), (got, got_p, f) = runs
+    assert all(np.array_equal(a, b) for a, b in zip(want + want_p, got + got_p))
+    assert f.stats.replays == 3
+
+
 def test_compile_a_module():
     model = _mlp()
     cm = minigrad.compile(model)
