@@ -25,7 +25,7 @@ class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
-        "array", "requires_grad", "grad", "grad_fn", "_output_nr", "_version_counter",
+        "array", "requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
         "_grad_accumulator", "_hooks", "_post_accumulate_grad_hooks", "_retains_grad", "_base", "__weakref__",
     )
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
@@ -34,7 +34,7 @@ class Tensor:
         if type(data) is not np.ndarray and not (hasattr(data, "dtype") and hasattr(data, "shape")):
             data = np.asarray(data)
         self.array = data
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self._output_nr = 0
         self._version_counter = _version_counter or [0]
@@ -52,13 +52,30 @@ class Tensor:
         """PyTorch's `.data`: a tensor sharing this one's memory, outside autograd (no grad, no graph,
         and a version counter of its own, so in-place changes through it go unchecked, as in PyTorch).
         The raw array is `.array`."""
+        if recording.hook.recorder is not None:  # in a minigrad.compile capture: read at each replay
+            return recording.hook.recorder.on_call(_data_of, self)
         return Tensor(self.array)
 
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        if recording.hook.recorder is not None:  # in a minigrad.compile capture: a step of the replay too
+            recording.hook.recorder.on_call(_set_data, self, value)
+            return
         self.array = value.array
+
+    @property
+    def grad(self):
+        """The gradient backward accumulated into this leaf (None before any, or after zero_grad)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if recording.hook.recorder is not None:  # `p.grad = None` in a captured step: a step of the replay too
+            recording.hook.recorder.on_call(_set_grad, self, value)
+            return
+        self._grad = value
 
     # ---- what it is -------------------------------------------------------------------
     @property
@@ -431,3 +448,15 @@ class _RetainGrad:
 
 # function.py cannot import this module (this module imports it): hand it the class instead
 _function.Tensor = Tensor
+
+
+def _data_of(t):  # (what minigrad.compile replays for `t.data`)
+    return t.data
+
+
+def _set_data(t, value):  # (... for `t.data = value`)
+    t.data = value
+
+
+def _set_grad(t, value):  # (... and for `t.grad = value`)
+    t.grad = value

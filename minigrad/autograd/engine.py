@@ -280,15 +280,15 @@ def accumulate_into_leaf(variable, grad):
         )
     if grad.array.dtype != variable.array.dtype:
         grad = Tensor(grad.array.astype(variable.array.dtype))  # fresh: held by this local alone
-    old = variable.grad
+    old = variable._grad  # (the slot behind Tensor.grad: a capture never reaches here)
     if old is None:
         if state.grad_enabled:  # create_graph: keep the graph of the gradient
-            variable.grad = grad
+            variable._grad = grad
             return
         owned = reusable(grad, _LEAF_HOLDERS) and grad.array.flags.c_contiguous
-        variable.grad = Tensor(grad.array if owned else grad.array.copy())
+        variable._grad = Tensor(grad.array if owned else grad.array.copy())
     elif state.grad_enabled or old.requires_grad:
-        variable.grad = old + grad
+        variable._grad = old + grad
     else:
         old.array += grad.array
         old._bump_version()

@@ -116,7 +116,8 @@ class Recorder:
             if leaf is not None:  # `p.grad` read after the backward: the live one at replay (a new one each step)
                 return ("g", leaf)
             s = self.slot_of.get(id(a))
-            if s is None:
+            if s is None and id(a) not in self.externals:  # (a parameter given a slot's array by `p.data = v`
+                # stays the parameter)
                 s = self.slot_of.get(id(a.array))  # a detach() or .data of a traced tensor: same memory
             if s is not None:
                 return ("t", s)
@@ -223,10 +224,15 @@ class Recorder:
         if any(callable(a) for a in args):
             self.stop(f"{_qualname(fn)} with a closure (Python the replay cannot re-run)")
             return fn(*args)
+        try:  # where the arguments come from before the call changes them (`t.data = v` takes v's array)
+            specs = [self.spec(a) for a in args]
+        except GraphBreak as e:
+            specs = e
         out = self._run(fn, *args)
 
         def record():
-            specs = [self.spec(a) for a in args]
+            if isinstance(specs, GraphBreak):
+                raise specs
             if out is not None and not isinstance(out, Tensor):
                 raise GraphBreak(f"{_qualname(fn)} returned a Python value, which the replay would freeze")
             self.steps.append(Call(fn, specs, None if out is None else self._new_slot(out)))

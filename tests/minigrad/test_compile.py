@@ -975,6 +975,39 @@ def test_clip_grad_value_is_replayed_each_step():
     assert f.stats.replays == 3
 
 
+@pytest.mark.parametrize("update", ["grad_set_to_none", "data_assigned"])
+def test_hand_written_updates_through_grad_and_data_are_replayed(update):
+    # `p.grad = None` (makemore's zeroing) and `p.data = p.data - lr * p.grad` are attribute writes, not
+    # ops: a replay skipped them (gradients summed over the steps; the parameters never moved)
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model = _mlp()
+        opt = nn.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y):
+            if update == "grad_set_to_none":
+                for p in model.parameters():
+                    p.grad = None
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            if update == "data_assigned":
+                for p in model.parameters():
+                    p.data = p.data - 0.1 * p.grad
+                    p.grad = None
+            else:
+                opt.step()
+            return loss
+
+        f = minigrad.compile(step) if compiled else step
+        losses = [f(x, y).array.copy() for x, y in batches]
+        return losses + [p.array.copy() for p in model.parameters()], f
+
+    batches = _batches(4)
+    (want, _), (got, f) = run(False), run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    assert f.stats.replays == 3
+
+
 def test_compile_a_module():
     model = _mlp()
     cm = minigrad.compile(model)
