@@ -371,6 +371,11 @@ class Function(metaclass=FunctionMeta):
 
     node_name = None
     saves_result = False  # the op saves its output as `_saved_result` (exp, tanh, sigmoid, ...)
+    # For minigrad.compile's replay of a program without a backward (generation, evaluation): a
+    # staticmethod taking forward's arguments (without ctx) that returns forward's work as a function
+    # of the tensor arguments' arrays, with what forward decides from shapes and dtypes (the backend
+    # that runs, the output's shape) decided once, or None when it cannot (docs/compile.md).
+    array_forward = None
 
     @staticmethod
     def forward(ctx, *args):

@@ -19,7 +19,7 @@ from ..autograd import recording
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from .program import Accumulate, Backward, Call, Forward, Program
+from .program import Accumulate, Backward, Call, Forward, Program, array_plan
 
 
 class GraphBreak(Exception):
@@ -174,7 +174,10 @@ class Recorder:
         node = _node_of(cls, out)
         slots = self._outputs(out)
         if node is None:
-            self.steps.append(Forward(cls, specs, slots))
+            step = Forward(cls, specs, slots)
+            if cls.array_forward is not None and len(slots) == 1:
+                step.array_plan = self._run(array_plan, cls, args, specs)
+            self.steps.append(step)
             return
         self.node_step[id(node)] = len(self.steps)
         self.alive.append(node)

@@ -30,13 +30,14 @@ class _Writer:
                       "wrap_outputs": wrap_outputs, "as_tensor": as_tensor, "store": _store}
         self.tensor_slots = set()  # slots known to hold a Tensor (not an array) when read
         self.shells = {}  # slot -> the Tensor it is stored in at each call (see `generate`)
+        self.indent = "    "
 
     def bind(self, name, value):
         self.names[name] = value
         return name
 
     def line(self, text):
-        self.lines.append("    " + text)
+        self.lines.append(self.indent + text)
 
     def args(self, i, plan):
         """The argument list of step i from its plan: constants by name, slots from env."""
@@ -112,7 +113,9 @@ def generate(program, runs):
                         w.shells[s] = Tensor(np.empty(0))
     for step, i, frees in runs:
         w.line(f"# {i}: {step!r}")
-        if i in inline:
+        if i in inline and w.reuse_ctx and step.array_plan is not None:
+            _array_forward(w, i, step)
+        elif i in inline:
             _forward(w, i, step)
         elif type(step) is Backward and step.direct and step.plan is not None:
             _backward(w, i, step, program.steps[step.fwd].cls)
@@ -146,6 +149,41 @@ def _forward(w, i, step):
         w.line(f"ctx = ForwardOnlyContext(); ctx.needs_input_grad = {(False,) * len(args)!r}")
         w.line(f"out = {fwd}(ctx, {', '.join(args)})")
     w.store_forward(i, step, args)
+
+
+def _array_forward(w, i, step):
+    """An inference program's step through the op's `array_forward`: the arrays in, the array out, no
+    ctx and no backend lookup. Its inputs' shapes are checked first: a shape other than the capture's
+    (a value derived from a growing KV cache) runs the op's forward as usual."""
+    fn, positions, shapes = step.array_plan
+    template, fill, _ = step.plan
+    from_slot = dict(fill)
+    arrays, checks = [], []
+    for k, j in enumerate(positions):
+        if j in from_slot:
+            w.line(f"a{k} = env[{from_slot[j]}]")
+            w.line(f"if isinstance(a{k}, Tensor): a{k} = a{k}.array")
+            checks.append(f"a{k}.shape == {w.bind(f'shape{i}_{k}', shapes[k])}")
+            arrays.append(f"a{k}")
+        else:  # a tensor from outside (a parameter): its array now
+            arrays.append(f"{w.bind(f'c{i}_{j}', template[j])}.array")
+    call = f"out = {w.bind(f'{step.cls.__name__}_array{i}', fn)}({', '.join(arrays)})"
+    (s,) = step.slots
+    store = (f"t = {w.bind(f'shell{s}', w.shells[s])}; t.array = out; env[{s}] = t" if s in w.shells
+             else f"env[{s}] = out")
+    if not checks:
+        w.line(call)
+        w.line(store)
+    else:
+        w.line(f"if {' and '.join(checks)}:")
+        w.line("    " + call)
+        w.line("    " + store)
+        w.line("else:")
+        w.indent += "    "
+        _forward(w, i, step)
+        w.indent = w.indent[:-4]
+    if s not in w.shells:  # an array there, or a Tensor: readers wrap it
+        w.tensor_slots.discard(s)
 
 
 def _backward(w, i, step, forward_cls):

@@ -132,6 +132,20 @@ def resolve_args(step, env):
     return args
 
 
+def array_plan(cls, args, specs):
+    """(fn, positions, shapes) for a forward step whose op offers `array_forward` for these arguments:
+    fn takes the arrays of the tensor arguments at `positions`; `shapes`, theirs at capture for those
+    read from slots (a replay checks them: a value derived from a live object, a KV cache's keys, can
+    change shape from call to call). None when the op declines or an argument comes from elsewhere."""
+    positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+    if any(specs[i][0] not in ("t", "x") for i in positions):
+        return None
+    fn = cls.array_forward(*args)
+    if fn is None:
+        return None
+    return fn, positions, tuple(args[i].array.shape if specs[i][0] == "t" else None for i in positions)
+
+
 class Forward:
     """An op's forward: `cls.forward(ctx, *args)`, its arrays wrapped as Tensors.
 
@@ -146,6 +160,7 @@ class Forward:
         self.after_apply = ()  # (name, value) the op's caller set on its node after apply (ctx._shapes)
         self.output_meta = None  # the node's (shape, dtype, xp) per output, for materialized grads
         self.plan = arg_plan(specs)
+        self.array_plan = None  # array_plan's, for a step without a backward node
 
     def prepare(self):
         """After capture: what each replay's node starts with."""

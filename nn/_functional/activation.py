@@ -135,6 +135,11 @@ class Gelu(Function):
         return _gelu_forward(x.array, approximate, ctx.impl)
 
     @staticmethod
+    def array_forward(x, approximate):
+        impl = backends.find("gelu", x.array, approximate)
+        return lambda x: _gelu_forward(x, approximate, impl)
+
+    @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = g (Phi(x) + x phi(x))
         xd = ctx._saved_self.array

@@ -1,5 +1,7 @@
 """linear (one AddmmBackward0 / MmBackward0 node) and embedding (one EmbeddingBackward0 node).
 The references (primitive ops, autograd): nn/_functional/reference.py's linear and embedding."""
+import functools
+
 import numpy as np
 
 from minigrad import backends
@@ -15,6 +17,11 @@ class Linear(Function):
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
         out, ctx.impl = _forward(x.array, w.array, None if b is None else b.array)
         return out
+
+    @staticmethod
+    def array_forward(x, w, b):
+        impl = _forward(x.array, w.array, None if b is None else b.array)[1]
+        return functools.partial(_forward_with, impl)
 
     @staticmethod
     @once_differentiable
@@ -42,12 +49,14 @@ class Linear(Function):
         return wrap(gx), wrap(gw), wrap(gb)
 
 
-def _forward(x, w, b):  # y = x W^T + b, as one GEMM on x viewed as (N, in)
-    """x (..., in), w (out, in), b (out,) or None -> (y (..., out), the backend that ran or None)."""
+def _forward(x, w, b, impl=None, find=True):  # y = x W^T + b, as one GEMM on x viewed as (N, in)
+    """x (..., in), w (out, in), b (out,) or None -> (y (..., out), the backend that ran or None);
+    find=False: run `impl` (None: numpy's matmul), found before for arrays of these shapes."""
     xp = xp_of(w)
     out = xp.empty(x.shape[:-1] + (w.shape[0],), dtype=x.dtype)
     out2, x2 = (out, x) if x.ndim == 2 else (out.reshape(-1, w.shape[0]), x.reshape(-1, x.shape[-1]))  # (_2d's)
-    impl = backends.find("linear", out2, x2, w)
+    if find:
+        impl = backends.find("linear", out2, x2, w)
     if impl is not None:
         impl.forward(out2, x2, w)
     else:
@@ -55,6 +64,10 @@ def _forward(x, w, b):  # y = x W^T + b, as one GEMM on x viewed as (N, in)
     if b is not None:
         out += b
     return out, impl
+
+
+def _forward_with(impl, x, w, b=None):
+    return _forward(x, w, b, impl, False)[0]
 
 
 def linear_arrays(x, w, b=None):
@@ -99,12 +112,14 @@ class Embedding(Function):
     node_name = "EmbeddingBackward0"
 
     @staticmethod
-    def forward(ctx, idx, weight, padding_idx):  # out[...] = weight[idx[...]]
-        xp = xp_of(weight.array)
-        _check_ids(idx.array, weight.array.shape[0])  # (here: a replayed step checks each call's ids)
+    def forward(ctx, idx, weight, padding_idx):
         ctx.save(indices=idx)
         ctx.num_weights, ctx.padding_idx = weight.array.shape[0], padding_idx
-        return xp.take(weight.array, idx.array, axis=0)
+        return _embedding_forward(idx.array, weight.array)
+
+    @staticmethod
+    def array_forward(idx, weight, padding_idx):
+        return _embedding_forward
 
     @staticmethod
     @once_differentiable
@@ -115,6 +130,11 @@ class Embedding(Function):
         if ctx.padding_idx is not None:
             gw[ctx.padding_idx] = 0
         return None, wrap(gw), None
+
+
+def _embedding_forward(idx, w):  # out[...] = w[idx[...]]
+    _check_ids(idx, w.shape[0])  # (here: a replayed step checks each call's ids)
+    return xp_of(w).take(w, idx, axis=0)
 
 
 ONE_HOT_MAX = 128  # up to this many rows, a one-hot GEMM beats sorting

@@ -1,6 +1,8 @@
 """layer_norm as one NativeLayerNormBackward0 node, saving the input, its mean and 1/std per row, and
 the weight (PyTorch's saved set: x_hat is recomputed in backward, so the forward writes one array).
 The reference (primitive ops, autograd): nn/_functional/reference.py's layer_norm."""
+import math
+
 import numpy as np
 
 from minigrad import backends
@@ -11,9 +13,10 @@ from ._common import (
 )
 
 
-def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps);  y = x_hat * w + b   (rows of D)
+def _forward_rows(xd, wd, bd, D, eps, impl=None, find=True):  # x_hat = (x - mean) / sqrt(var + eps);  y = x_hat * w + b
     """x (..., D), w and b (D,) or None -> (y (..., D), mean (N, 1), 1/std (N, 1), the backend that ran
-    or None), N rows: a backend's kernel where one takes x, else numpy (or cupy) passes."""
+    or None), N rows: a backend's kernel where one takes x, else numpy (or cupy) passes. find=False:
+    run `impl` (None: the passes), found before for arrays of these shapes."""
     xp = xp_of(xd)
     shape = xd.shape
     # contiguous rows: a strided view (the last position's row, when generating) would compile to a
@@ -22,11 +25,12 @@ def _forward_rows(xd, wd, bd, D, eps):  # x_hat = (x - mean) / sqrt(var + eps); 
     N = x2.shape[0]
     out_full = xp.empty(shape, dtype=xd.dtype)  # allocated in its final shape: the output owns its memory
     out = out_full.reshape(N, D)
-    mean, rstd = xp.empty((N, 1), dtype=xd.dtype), xp.empty((N, 1), dtype=xd.dtype)
+    mean, rstd = xp.empty((2, N, 1), dtype=xd.dtype)
     wd = wd if wd is None or wd.ndim == 1 else wd.reshape(D)
     bd = bd if bd is None or bd.ndim == 1 else bd.reshape(D)
     inv_d = 1.0 / D
-    impl = backends.find("layer_norm", out, mean, rstd, x2, wd, bd, eps)
+    if find:
+        impl = backends.find("layer_norm", out, mean, rstd, x2, wd, bd, eps)
     if impl is not None:
         impl.forward(out, mean, rstd, x2, wd, bd, eps)
         return out_full, mean, rstd, impl
@@ -66,6 +70,18 @@ class LayerNorm(Function):
         ctx.save(input=x, mean=mean, rstd=rstd, weight=w if ctx.needs_input_grad[0] else None)
         ctx.shapes = D, None if w is None else w.array.shape, None if b is None else b.array.shape
         return out
+
+    @staticmethod
+    def array_forward(x, normalized_shape, w, b, eps):
+        D = math.prod(normalized_shape)
+        impl = _forward_rows(x.array, None if w is None else w.array, None if b is None else b.array, D, eps)[3]
+        if w is not None and b is not None:
+            return lambda x, w, b: _forward_rows(x, w, b, D, eps, impl, False)[0]
+        if w is not None:
+            return lambda x, w: _forward_rows(x, w, None, D, eps, impl, False)[0]
+        if b is None:
+            return lambda x: _forward_rows(x, None, None, D, eps, impl, False)[0]
+        return None
 
     @staticmethod
     @once_differentiable

@@ -1077,3 +1077,67 @@ def test_the_capture_frees_what_the_call_drops():
         x = _t(16)
         assert np.array_equal(c(x).array, x.array + np.float32(1.0))
     assert freed == [True]  # one capture (the replays run no Python of f)
+
+
+class _Growing:
+    """A live argument (as a KV cache): each call's `_Grow` returns one row more than the last."""
+
+    def __init__(self):
+        self.rows = np.zeros((0, 8), np.float32)
+
+    def compile_guard(self):
+        return "growing"
+
+
+class _Grow(minigrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, store):
+        store.rows = np.concatenate([store.rows, x.array.reshape(1, 8)])
+        return store.rows.copy()
+
+
+def test_an_inference_program_runs_ops_on_their_arrays_and_equals_eager():
+    # without a backward, a replayed linear, layer_norm, gelu and embedding run through their
+    # `array_forward` (no ctx, no backend lookup): the same bits as eager, parameters read live
+    minigrad.manual_seed(0)
+    emb, norm, norm_nb = nn.Embedding(10, 8), nn.LayerNorm(8), nn.LayerNorm(8, bias=False)
+    lin, lin_nb = nn.Linear(8, 8), nn.Linear(8, 8, bias=False)
+
+    def fn(idx):
+        h = norm(emb(idx))
+        return lin_nb(F.gelu(lin(norm_nb(h)))) + F.gelu(h, approximate="tanh")
+
+    f = minigrad.compile(fn)
+    with minigrad.no_grad():
+        for seed in range(4):
+            idx = minigrad.tensor(np.random.default_rng(seed).integers(0, 10, (2, 3)))
+            assert np.array_equal(f(idx).array, fn(idx).array)
+        program = next(iter(f.cache.values()))
+        for op in ("Embedding", "LayerNorm", "Linear", "LinearNoBias", "Gelu"):
+            assert re.search(rf"out = {op}_array\d+\(", program.code), op
+        with minigrad.no_grad():  # a parameter changed in place, and one given a new array
+            lin.weight.mul_(2.0)
+            norm.weight.data = minigrad.full((8,), 0.5)
+        assert np.array_equal(f(idx).array, fn(idx).array)
+        with pytest.raises(IndexError, match="index out of range"):  # each call's ids still checked
+            f(minigrad.tensor([[1, 2, 10], [0, 0, 0]]))
+
+
+def test_an_array_forward_given_another_shape_than_at_capture_runs_the_op_as_usual():
+    # a value derived from a live argument may grow from call to call: a step through `array_forward`
+    # checks its inputs' shapes and, on another shape, runs the op's forward (not the captured plan)
+    minigrad.manual_seed(0)
+    lin = nn.Linear(8, 3)
+
+    def fn(x, store):
+        return F.layer_norm(lin(_Grow.apply(x, store)), (3,))
+
+    f = minigrad.compile(fn)
+    eager_store, compiled_store = _Growing(), _Growing()
+    with minigrad.no_grad():
+        for seed in range(4):
+            x = _t(8)
+            want, got = fn(x, eager_store), f(x, compiled_store)
+            assert got.shape == want.shape == (seed + 1, 3)
+            assert np.array_equal(got.array, want.array)
+    assert "_array" in next(iter(f.cache.values())).code
