@@ -26,6 +26,11 @@ def _size_keyword(fn):
 def _size(size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+    for s in size:  # the usual, plain ints, taken as they are (the generator below costs ~0.5 us)
+        if type(s) is not builtins.int or s < 0:
+            break
+    else:
+        return tuple(size)
     for s in size:
         if not isinstance(s, (builtins.int, np.integer)) or s < 0:
             raise RuntimeError(f"size must be a sequence of non-negative ints, got {list(size)}")
