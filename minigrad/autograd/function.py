@@ -376,6 +376,9 @@ class Function(metaclass=FunctionMeta):
     # of the tensor arguments' arrays, with what forward decides from shapes and dtypes (the backend
     # that runs, the output's shape) decided once, or None when it cannot (docs/compile.md).
     array_forward = None
+    # True: that function decides what depends on its arrays' shapes at each call, so a replay may
+    # give it other shapes than the capture's (else the replay checks them)
+    array_forward_any_shape = False
 
     @staticmethod
     def forward(ctx, *args):

@@ -163,7 +163,8 @@ def _array_forward(w, i, step):
         if j in from_slot:
             w.line(f"a{k} = env[{from_slot[j]}]")
             w.line(f"if isinstance(a{k}, Tensor): a{k} = a{k}.array")
-            checks.append(f"a{k}.shape == {w.bind(f'shape{i}_{k}', shapes[k])}")
+            if shapes[k] is not None:
+                checks.append(f"a{k}.shape == {w.bind(f'shape{i}_{k}', shapes[k])}")
             arrays.append(f"a{k}")
         else:  # a tensor from outside (a parameter): its array now
             arrays.append(f"{w.bind(f'c{i}_{j}', template[j])}.array")

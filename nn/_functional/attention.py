@@ -47,45 +47,21 @@ class Attention(Function):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, gqa):
-        xp = xp_of(q.array)
         ctx.scale, ctx.dscale, ctx.gqa, ctx.is_causal = scale, 1.0 / (1.0 - dropout_p), gqa, is_causal
-        ctx.mask_grad = None
-        qd, kd, vd = q.array, k.array, v.array
-        batch, out_batch, (qb, kb, vb), _ = _views(qd, kd, vd, gqa, xp)
-        L, S = qb.shape[-2], kb.shape[-2]
-        out_shape = batch + (L, vb.shape[-1])
-        # PyTorch's fused CPU kernel (4-D, no dropout, equal head sizes, q's rows unit-stride) lays its
-        # output out as q is: heads split off a (B, L, H E) projection give a (B, H, L, E) view of
-        # (B, L, H, E) memory, and merging the heads back after it is a view, not a copy. Likewise here.
-        like_q = (qd.ndim == 4 and not dropout_p and gqa == 1 and vb.shape[-1] == qd.shape[-1]
-                  and qd.shape[:-2] == kd.shape[:-2] == vd.shape[:-2] == batch  # nothing broadcast
-                  and qd.strides[-1] == qd.itemsize)
-        out = empty_in_order_of(qd, out_shape, qb.dtype) if like_q else xp.empty(out_shape, qb.dtype)
-        ctx.impl = backends.find("attention", out, qb, kb, vb, mask, gqa)
-        if ctx.impl is not None:
-            keep = keep_mask(xp, batch + (L, S), dropout_p) if dropout_p else None
-            P = ctx.impl.forward(out, qb, kb, vb, keep, ctx.dscale, scale, is_causal)
-            ctx.save(query=q, key=k, value=v, attn=P, mask=keep)
-            return _to_shape(out, out_batch + out.shape[-2:])
-        # P = softmax(q scale k^T + mask);  out = dropout(P) v   (the scale on q: L x E, not L x S)
-        neg, add = _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp)
+        out, P, keep, ctx.impl, scores = _attend(q.array, k.array, v.array, mask, dropout_p, is_causal, scale, gqa)
         # a float mask that requires grad gets the scores' gradient, summed over where it was broadcast
-        ctx.mask_grad = (out_batch + (L, S), mask.array.shape, mask.array.dtype) if ctx.needs_input_grad[3] else None
-        P = xp.matmul(xp.multiply(qb, scale), xp.swapaxes(kb, -1, -2))
-        if add is not None:
-            P += add
-        if neg is not None:
-            xp.copyto(P, _NEG_INF, where=neg)
-        _softmax_(P, xp, neg is not None or add is not None)
-        keep = keep_mask(xp, batch + (L, S), dropout_p) if dropout_p else None
-        if keep is not None:
-            Pd = P * keep
-            Pd *= ctx.dscale
-        else:
-            Pd = P
-        xp.matmul(Pd, vb, out=out)
+        ctx.mask_grad = (scores, mask.array.shape, mask.array.dtype) if ctx.needs_input_grad[3] else None
         ctx.save(query=q, key=k, value=v, attn=P, mask=keep)
-        return _to_shape(out, out_batch + out.shape[-2:])
+        return out
+
+    # its array function decides at each call (a KV cache's keys and values grow by one position a token)
+    array_forward_any_shape = True
+
+    @staticmethod
+    def array_forward(q, k, v, mask, dropout_p, is_causal, scale, gqa):
+        if mask is not None or dropout_p:
+            return None
+        return lambda q, k, v: _attend(q, k, v, None, 0.0, is_causal, scale, gqa)[0]
 
     @staticmethod
     @once_differentiable
@@ -122,6 +98,44 @@ class Attention(Function):
             gmask = Tensor(Tensor(gP.reshape(full)).sum_to_size(mask_shape).array.astype(mask_dtype, copy=False))
         return tuple([Tensor(_to_shape(Tensor(ga).sum_to_size(shp).array, t.array.shape)) if need else None
                       for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)]) + (gmask,) + (None,) * 4
+
+
+def _attend(qd, kd, vd, mask, dropout_p, is_causal, scale, gqa):
+    """Attention's forward on arrays (mask: a Tensor or None) -> (out, P or None, the dropout mask or
+    None, the backend that ran or None, the scores' shape)."""
+    xp = xp_of(qd)
+    batch, out_batch, (qb, kb, vb), _ = _views(qd, kd, vd, gqa, xp)
+    L, S = qb.shape[-2], kb.shape[-2]
+    out_shape = batch + (L, vb.shape[-1])
+    dscale = 1.0 / (1.0 - dropout_p)
+    # PyTorch's fused CPU kernel (4-D, no dropout, equal head sizes, q's rows unit-stride) lays its
+    # output out as q is: heads split off a (B, L, H E) projection give a (B, H, L, E) view of
+    # (B, L, H, E) memory, and merging the heads back after it is a view, not a copy. Likewise here.
+    like_q = (qd.ndim == 4 and not dropout_p and gqa == 1 and vb.shape[-1] == qd.shape[-1]
+              and qd.shape[:-2] == kd.shape[:-2] == vd.shape[:-2] == batch  # nothing broadcast
+              and qd.strides[-1] == qd.itemsize)
+    out = empty_in_order_of(qd, out_shape, qb.dtype) if like_q else xp.empty(out_shape, qb.dtype)
+    impl = backends.find("attention", out, qb, kb, vb, mask, gqa)
+    if impl is not None:
+        keep = keep_mask(xp, batch + (L, S), dropout_p) if dropout_p else None
+        P = impl.forward(out, qb, kb, vb, keep, dscale, scale, is_causal)
+        return _to_shape(out, out_batch + out.shape[-2:]), P, keep, impl, None
+    # P = softmax(q scale k^T + mask);  out = dropout(P) v   (the scale on q: L x E, not L x S)
+    neg, add = _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp)
+    P = xp.matmul(xp.multiply(qb, scale), xp.swapaxes(kb, -1, -2))
+    if add is not None:
+        P += add
+    if neg is not None:
+        xp.copyto(P, _NEG_INF, where=neg)
+    _softmax_(P, xp, neg is not None or add is not None)
+    keep = keep_mask(xp, batch + (L, S), dropout_p) if dropout_p else None
+    if keep is not None:
+        Pd = P * keep
+        Pd *= dscale
+    else:
+        Pd = P
+    xp.matmul(Pd, vb, out=out)
+    return _to_shape(out, out_batch + out.shape[-2:]), P, keep, None, out_batch + (L, S)
 
 
 def _softmax_(s, xp, masked):

@@ -1,5 +1,6 @@
 """The GPT model: nanoGPT's architecture, checked against a PyTorch nanoGPT with the same weights."""
 import importlib.util
+import re
 from pathlib import Path
 
 import numpy as np
@@ -271,6 +272,13 @@ def test_compiled_generation_gives_the_same_tokens(temperature, top_k):
     stats = model._compiled_decode().stats
     # the one-token step and the refill of block_size // 2 tokens: captured once each
     assert (stats.captures, stats.eager_calls) == (2, 0) and stats.replays > 40
+    # each runs its layers on their arrays (array_forward), attention too, whose keys and values grow
+    # with the cache: its inputs' shapes are not held to the capture's
+    for program in model._compiled_decode().cache.values():
+        for op in ("Attention", "LayerNorm", "LinearNoBias", "Gelu", "Embedding"):
+            assert f"out = {op}_array" in program.code, op
+        attention_steps = re.findall(r"# \d+: forward Attention .*?\n(.*?)out = Attention_array", program.code, re.S)
+        assert len(attention_steps) == cfg.n_layer and not any("shape" in lines for lines in attention_steps)
 
 
 def test_one_program_serves_every_temperature_and_each_top_k_has_its_own():
