@@ -67,7 +67,15 @@ def _forward(x, w, b, impl=None, find=True):  # y = x W^T + b, as one GEMM on x 
 
 
 def _forward_with(impl, x, w, b=None):
-    return _forward(x, w, b, impl, False)[0]
+    """`_forward` with its backend found before (array_forward's). Without one, the product is numpy's
+    matmul into an array of its own: the same call, the same bits, without the empty output `find`
+    needed (a generated token's linear layers are 1-row products, where that allocation shows)."""
+    if impl is not None:
+        return _forward(x, w, b, impl, False)[0]
+    out = (x if x.ndim == 2 else x.reshape(-1, x.shape[-1])) @ w.T
+    if b is not None:
+        out += b
+    return out if x.ndim == 2 else out.reshape(x.shape[:-1] + (w.shape[0],))
 
 
 def linear_arrays(x, w, b=None):
