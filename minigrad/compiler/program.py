@@ -136,7 +136,8 @@ def array_plan(cls, args, specs):
     """(fn, positions, shapes) for a forward step whose op offers `array_forward` for these arguments:
     fn takes the arrays of the tensor arguments at `positions`; `shapes`, theirs at capture for those
     read from slots (a replay checks them: a value derived from a live object, a KV cache's keys, can
-    change shape from call to call), None where not checked (`array_forward_any_shape`). None when the op declines or an argument comes from elsewhere."""
+    change shape from call to call), None where not checked (`array_forward_any_shape`). None when the
+    op declines or an argument comes from elsewhere (a list, a live object)."""
     positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
     if any(specs[i][0] not in ("t", "x") for i in positions):
         return None
