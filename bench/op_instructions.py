@@ -4,7 +4,6 @@ the count moves by well under 1%.
 
     python bench/op_instructions.py sigmoid cross_entropy      # ops of small_ops_bench.py --ops
     python bench/op_instructions.py mlp                        # small_models_bench.py's mlp step
-    python bench/op_instructions.py generate                   # a generated token (baby, KV cache)
 
 Each figure is (instructions of N calls - instructions of none) / N, both runs after the same warm-up,
 with PYTHONHASHSEED fixed (dict and set layouts otherwise differ from run to run). Needs valgrind.
@@ -20,28 +19,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
-GENERATED = 30  # tokens a generation (baby preset, a 1-token prompt: the one-token step, no refill)
-
-
 def loop(name, n):
     """Warm up, then run `name` n times."""
     if name == "mlp":
         import small_models_bench
 
         step = small_models_bench.build_mlp(small_models_bench.minigrad_as_torch())
-    elif name == "generate":
-        import minigrad
-        from bench.train_bench import PRESETS, model_config
-        from gpt.model import GPT
-
-        minigrad.backends.tune_process()  # as sample.py
-        minigrad.manual_seed(0)
-        model = GPT(model_config(PRESETS["baby"]))
-        model.eval()
-        prompt = minigrad.tensor([[0]])
-
-        def step():
-            model.generate(prompt, GENERATED)
     else:
         import minigrad
         import nn
@@ -56,7 +39,7 @@ def loop(name, n):
             for t in leaves:
                 t.grad = None
 
-    for _ in range(5 if name == "generate" else 50):  # (generate: the captures and the warm-up)
+    for _ in range(50):
         step()
     for _ in range(n):
         step()
@@ -74,9 +57,8 @@ def main():
     if sys.argv[1:2] == ["--loop"]:
         return loop(sys.argv[2], int(sys.argv[3]))
     for name in sys.argv[1:]:
-        n = {"mlp": 300, "generate": 10}.get(name, 1000)
-        per = n * GENERATED if name == "generate" else n  # generate: a token's instructions
-        print(f"{name:<15}{(count(name, n) - count(name, 0)) // per:>10}", flush=True)
+        n = 300 if name == "mlp" else 1000
+        print(f"{name:<15}{(count(name, n) - count(name, 0)) // n:>10}", flush=True)
 
 
 if __name__ == "__main__":
