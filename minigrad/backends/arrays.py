@@ -6,6 +6,7 @@ before the next block, so that every pass reads from cache. On the GPU (cupy) ea
 kernel over the whole array: no blocking. Plain code on one thread: nothing here is compiled.
 """
 import functools
+import math
 import threading
 
 import numpy as np
@@ -125,7 +126,7 @@ def keep_mask(xp, shape, p):
     """
     if xp is not np:
         return generator(xp).random(shape, dtype="float32") >= p
-    n = int(np.prod(shape))
+    n = math.prod(shape)  # (np.prod of a tuple costs 3 us: as much as drawing a small mask's bits)
     gen = generator(np).bit_generator
     threshold = int(round(p * 65536.0))
     mask = np.empty(n, dtype=bool)

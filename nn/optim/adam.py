@@ -19,8 +19,9 @@ class Adam(Optimizer):
     `max_exp_avg_sq` with amsgrad), each the shape of p. The update is written three times: with
     minigrad's ops (nn/_functional/reference.py's adam_update, for reading), as array code below
     (MINIGRAD_KERNELS=numpy), and in the backends (minigrad/backends/{cpu,cuda}/adamw.py).
-    `foreach` as PyTorch's: True runs it once over a group's parameters concatenated (their m, v in
-    flat buffers), False once per parameter, None picks by size (Optimizer._foreach_params).
+    `foreach` as PyTorch's, a choice of speed with the same bits: True and None (the default) run it
+    once over a group's parameters concatenated (their m, v in flat buffers) when they are small, else
+    once per parameter; False always once per parameter (Optimizer._foreach_params).
     """
 
     decoupled_weight_decay = False
@@ -79,8 +80,8 @@ class Adam(Optimizer):
         step = steps.pop() + 1
         for p in params:
             self.state[p]["step"] = step
-        w = self._concat([p.array for p in params])
-        g = self._concat([p.grad.array for p in params])
+        w = self._concat([p.array for p in params], 0)
+        g = self._concat([p.grad.array for p in params], 1)
         self._update_arrays([w, g, bufs["exp_avg"], bufs["exp_avg_sq"]], bufs.get("max_exp_avg_sq"), step, lr, beta1,
                             beta2, eps, wd, self.decoupled_weight_decay)
         self._scatter(params, w)

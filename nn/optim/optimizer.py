@@ -131,21 +131,24 @@ class Optimizer:
     def _foreach_params(self, group):
         """foreach: the group's parameters with gradients in lists of one device and dtype, or None
         where the per-parameter loop runs instead: foreach=False, MINIGRAD_KERNELS=reference, or
-        foreach=None (the default) over more than BLOCK elements, where the loop's per-parameter
-        cost is noise beside the copies the concatenation makes. Both give the same bits."""
+        more than BLOCK elements (foreach=True or None), where the loop's per-parameter cost is noise
+        beside the copies the concatenation makes and the two flat buffers it keeps. Both give the
+        same bits."""
         from minigrad import backends
 
         foreach = group.get("foreach")
         if foreach is False or backends.get_kernels() == "reference":
             return None
-        lists, total = {}, 0
+        lists, total, n = {}, 0, 0
         for p in group["params"]:
             if p.grad is not None:
-                lists.setdefault((array_module(p.array).__name__, p.array.dtype.str), []).append(p)
-                total += p.array.size
-                if foreach is None and total > BLOCK:
+                a = p.array
+                lists.setdefault((type(a), a.dtype), []).append(p)  # (the array's type: its device)
+                total += a.size
+                n += 1
+                if total > BLOCK:
                     return None
-        if len({id(p) for ps in lists.values() for p in ps}) != sum(map(len, lists.values())):
+        if len({id(p) for ps in lists.values() for p in ps}) != n:
             return None  # a parameter listed twice (warned of) is stepped twice, as the loop does
         return list(lists.values())
 
@@ -155,8 +158,7 @@ class Optimizer:
         state was replaced, e.g. by load_state_dict) -> (buffers, whether the state was new)."""
         key = (tuple(id(p) for p in params), names)
         bufs = self._flat_state.get(key)
-        if bufs is not None and all(self.state[p].get(n) is not None and self.state[p][n].array.base is bufs[n]
-                                    for p in params for n in names):
+        if bufs is not None and self._state_in(bufs, params, names):
             return bufs, False
         xp = array_module(params[0].array)
         total = sum(p.array.size for p in params)
@@ -174,10 +176,26 @@ class Optimizer:
         self._flat_state[key] = bufs
         return bufs, fresh
 
-    @staticmethod
-    def _concat(arrays):
-        xp = array_module(arrays[0])
-        return xp.concatenate([a.reshape(-1) for a in arrays])
+    def _state_in(self, bufs, params, names):
+        """Whether every state array `names` of `params` is still a view of its flat buffer."""
+        for p in params:
+            state = self.state[p]
+            for n in names:
+                t = state.get(n)
+                if t is None or t.array.base is not bufs[n]:
+                    return False
+        return True
+
+    def _concat(self, arrays, slot):
+        """`arrays` one after another in a flat buffer kept from step to step (slot 0: the parameters,
+        1: the gradients), which the caller may overwrite: a new one each step would be memory the
+        system maps afresh (page faults) every time."""
+        like, total = arrays[0], sum(a.size for a in arrays)
+        key = ("concat", slot, type(like), like.dtype)
+        buf = self._scratch_buffers.get(key)
+        if buf is None or buf.size < total:
+            buf = self._scratch_buffers[key] = array_module(like).empty(total, dtype=like.dtype)
+        return array_module(like).concatenate([a.reshape(-1) for a in arrays], out=buf[:total])
 
     @staticmethod
     def _scatter(params, flat):

@@ -41,8 +41,8 @@ class SGD(Optimizer):
                 if momentum != 0 and len(have) == 2:  # some buffers new, some not (params added later)
                     self._step_params(params, lr, wd, momentum, dampening, nesterov)
                     continue
-                w = self._concat([p.array for p in params])
-                arrays = [w, self._concat([p.grad.array for p in params])]
+                w = self._concat([p.array for p in params], 0)
+                arrays = [w, self._concat([p.grad.array for p in params], 1)]
                 first = False
                 if momentum != 0:
                     bufs, first = self._flat(params, ("momentum_buffer",))

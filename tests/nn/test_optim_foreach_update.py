@@ -121,3 +121,45 @@ def test_foreach_with_a_duplicate_parameter_steps_it_twice_as_the_loop():
         opt.step()
         out.append(p.detach().numpy().copy())
     np.testing.assert_array_equal(out[0], out[1])
+
+
+def _big(foreach, steps=3):
+    from nn.optim.optimizer import BLOCK
+
+    rng = np.random.default_rng(1)
+    params = [minigrad.tensor(rng.standard_normal(n).astype(np.float32), requires_grad=True)
+              for n in (BLOCK // 2, BLOCK // 2 + 7, 5)]
+    opt = minigrad.optim.AdamW(params, lr=0.01, weight_decay=0.1, foreach=foreach)
+    for _ in range(steps):
+        for p in params:
+            p.grad = minigrad.tensor(rng.standard_normal(p.shape).astype(np.float32))
+        opt.step()
+    return params, opt
+
+
+def test_foreach_true_over_a_large_group_steps_each_parameter_with_no_model_sized_copies():
+    # past BLOCK elements the concatenation would cost two copies of the model, kept: True steps
+    # parameter by parameter there, as None does, with the loop's bits
+    loop, _ = _big(False)
+    each, opt = _big(True)
+    for a, b in zip(loop, each):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    assert not opt._flat_state and not any(k[0] == "concat" for k in opt._scratch_buffers)
+
+
+def test_foreach_when_the_parameters_with_gradients_change_and_the_learning_rate_moves():
+    # the flat buffers are kept from step to step: a step over fewer (or other) parameters, and a new
+    # lr (the update's numbers are cached per value), give the loop's bits
+    out = []
+    for foreach in (False, True):
+        rng = np.random.default_rng(2)
+        params = [minigrad.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True) for s in SHAPES]
+        opt = minigrad.optim.AdamW(params, lr=0.01, foreach=foreach)
+        for i, present in enumerate(([0, 1, 2, 3, 4], [1, 3], [0, 1, 2, 3, 4], [4])):
+            for j, p in enumerate(params):
+                p.grad = minigrad.tensor(rng.standard_normal(p.shape).astype(np.float32)) if j in present else None
+            opt.param_groups[0]["lr"] = 0.01 * (i + 1)
+            opt.step()
+        out.append([p.detach().numpy().copy() for p in params])
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)

@@ -1,5 +1,7 @@
 """Adam / AdamW's update on the CPU: one compiled pass over a parameter and its state, in place, with
 the scalars in the parameter's precision (as PyTorch's float32 math); on the team for large ones."""
+import functools
+
 import numpy as np
 
 from . import floats, team
@@ -17,17 +19,22 @@ def forward(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, 
     """One Adam (decoupled=False) / AdamW step on one parameter, in place.
     `step_scale` = -lr sqrt(1 - beta2^t) / (1 - beta1^t) and `eps_scaled` = eps sqrt(1 - beta2^t), as
     nn/optim/adam.py folds the bias corrections; max_exp_avg_sq: amsgrad's running max (or None)."""
-    arrays = [param, grad, exp_avg, exp_avg_sq] + ([] if max_exp_avg_sq is None else [max_exp_avg_sq])
-    dt = param.dtype.type
-    wd = weight_decay
-    scalars = (dt(1 - lr * wd) if decoupled else dt(1), dt(wd if wd != 0 and not decoupled else 0), dt(1 - beta1),
-               dt(beta2), dt(1 - beta2), dt(step_scale), dt(eps_scaled))
-    flat = [a.reshape(-1) for a in arrays]  # views, but of a strided gradient (read only): a copy
-    v_max = flat[4] if max_exp_avg_sq is not None else flat[0][:0]
+    scalars = _scalars(param.dtype.type, lr, beta1, beta2, weight_decay, decoupled, step_scale, eps_scaled)
+    # views, but of a strided gradient (read only): a copy
+    w, g, m, v = param.reshape(-1), grad.reshape(-1), exp_avg.reshape(-1), exp_avg_sq.reshape(-1)
+    v_max = w[:0] if max_exp_avg_sq is None else max_exp_avg_sq.reshape(-1)
     if param.size >= team.TEAM_MIN_ELEMENTS and _adam_team.on_team():
-        _adam_team(*flat[:4], v_max, *scalars, _adam_team.threads())
+        _adam_team(w, g, m, v, v_max, *scalars, _adam_team.threads())
     else:
-        _adam(*flat[:4], v_max, *scalars)
+        _adam(w, g, m, v, v_max, *scalars)
+
+
+@functools.lru_cache(maxsize=16)
+def _scalars(dt, lr, beta1, beta2, wd, decoupled, step_scale, eps_scaled):
+    # kept: an optimizer's step calls this once per parameter with the same numbers, and making seven
+    # numpy scalars costs as much as the update of a small parameter
+    return (dt(1 - lr * wd) if decoupled else dt(1), dt(wd if wd != 0 and not decoupled else 0), dt(1 - beta1),
+            dt(beta2), dt(1 - beta2), dt(step_scale), dt(eps_scaled))
 
 
 @team.kernel
