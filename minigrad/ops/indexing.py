@@ -13,7 +13,7 @@ import numpy as np
 from .. import random as _random
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
-from ..device import array_module
+from ..device import array_module, to_device
 from ..tensor import Tensor
 from ._util import descending_key, normalize_dim, values_indices
 from .shape import Unsqueeze, _share_version
@@ -546,10 +546,14 @@ class Multinomial(Function):
         p = input.array
         rows = p.reshape(-1, p.shape[-1]).astype(np.float64)
         sums = rows.sum(axis=1, keepdims=True)
+        # one row (a generated token's): its sum as a number, where a reduction of one value costs 2 us
+        lo = hi = float(sums[0, 0]) if sums.size == 1 else None
         # (a NaN fails both comparisons; an inf, or float64's overflow, makes its row's sum inf)
-        if p.size and not (bool(p.min() >= 0) and bool(sums.max() < np.inf)):
+        if p.size and not (bool(p.min() >= 0) and (hi if hi is not None else sums.max()) < np.inf):
+            if replacement and num_samples > 1:
+                _refuse_row_by_row(rows, sums)
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        if sums.size and not bool(sums.min() > 0):
+        if sums.size and not (lo if lo is not None else sums.min()) > 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         rng = generator or _random.generator(xp)
         rows = rows / sums
@@ -569,6 +573,19 @@ class Multinomial(Function):
                 keys = xp.log(rows) + gumbel
             out = xp.argsort(-keys, axis=1)[:, :num_samples]
         return out.astype(np.int64, copy=False).reshape(p.shape[:-1] + (num_samples,))
+
+
+def _refuse_row_by_row(rows, sums):
+    """PyTorch's refusal when drawing several samples with replacement: it checks row by row, each
+    entry in turn (a NaN fails `>= 0` first), then the row's sum."""
+    for row, total in zip(to_device(rows, "cpu"), sums.tolist()):
+        for v in row:
+            if not v >= 0:
+                raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+            if v == np.inf:
+                raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+        if not total[0] > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
 
 def multinomial(input, num_samples, replacement=False, generator=None):

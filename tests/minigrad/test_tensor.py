@@ -385,6 +385,46 @@ def test_multinomial_properties():
         mg.multinomial(mg.tensor([-1.0, 2.0]), 1)
 
 
+_BAD_ENTRY = "probability tensor contains either `inf`, `nan` or element < 0"
+_ZERO_SUM = "invalid multinomial distribution (sum of probabilities <= 0)"
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+@pytest.mark.parametrize("bad,several_with_replacement", [
+    (np.inf, "invalid multinomial distribution (encountering probability entry = infinity or NaN)"),
+    (np.nan, "invalid multinomial distribution (encountering probability entry < 0)"),
+    (-0.5, "invalid multinomial distribution (encountering probability entry < 0)"),
+    (0.0, _ZERO_SUM),
+])
+def test_multinomial_refuses_a_bad_row_as_pytorch(rows, bad, several_with_replacement):
+    # one row (a generated token's) is checked without reductions: the same refusals as for several;
+    # several samples with replacement are checked row by row, entry by entry, with PyTorch's texts
+    w = np.full((rows, 4), 0.25, dtype=np.float32)
+    if bad == 0.0:
+        w[-1] = 0.0
+    else:
+        w[-1, 1] = bad
+    first = _ZERO_SUM if bad == 0.0 else _BAD_ENTRY
+    cases = ((True, 1, first), (True, 3, several_with_replacement), (False, 2, first), (False, 1, first))
+    torch = _torch_or_none()
+    for replacement, n, message in cases:
+        with pytest.raises(RuntimeError) as got:
+            mg.multinomial(mg.tensor(w), n, replacement=replacement)
+        assert str(got.value) == message
+        if torch is not None:
+            with pytest.raises(RuntimeError) as want:
+                torch.multinomial(torch.tensor(w), n, replacement=replacement)
+            assert str(want.value).startswith(message)
+
+
+def _torch_or_none():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
 # ---- methods and functions --------------------------------------------------------------------------------
 FUNCTION_AND_METHOD = [
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "abs", "clamp",
