@@ -5,7 +5,8 @@ a tree against another side by side (the machine is shared: alternate, repeat, t
     PYTHONPATH=/path/to/other/tree python bench/small_steps_bench.py --framework minigrad
 
 Ops: forward + backward on (32, 64) float32 (a gradient of ones), us per call, best of 15 x 100.
-Optimizers: one step over an MLP's 7 parameters (4.5K elements), default settings, best of 5 x 200.
+Optimizers: one step over an MLP's 7 parameters (4.5K elements), default settings, best of 5 x 200;
+AdamW foreach=True over a baby GPT's parameter shapes (810K elements), best of 5 x 20.
 """
 import argparse
 import importlib
@@ -13,6 +14,10 @@ import os
 import subprocess
 import sys
 import time
+
+
+BABY_SHAPES = [(65, 128), (64, 128)] + [(128,), (128,), (384, 128), (384,), (128, 128), (128,), (128,), (128,),
+                                       (512, 128), (512,), (128, 512), (128,)] * 4 + [(128,), (128,)]
 
 
 def best_us(f, runs, calls):
@@ -47,6 +52,12 @@ def worker(name):
     opts = {"adamw": lambda: torch.optim.AdamW(ps, lr=1e-3), "sgd_momentum": lambda: torch.optim.SGD(ps, lr=1e-3, momentum=0.9),
             "sgd": lambda: torch.optim.SGD(ps, lr=1e-3)}
     line += [f"{k}.step {best_us(make().step, 5, 200):.1f}" for k, make in opts.items()]
+    # foreach=True over a baby GPT's 26 parameters (810K elements): past BLOCK, where a concatenation
+    # would copy the model twice a step
+    big = [torch.randn(s, requires_grad=True) for s in BABY_SHAPES]
+    for p in big:
+        p.grad = torch.randn(p.shape)
+    line.append(f"adamw_foreach_baby.step {best_us(torch.optim.AdamW(big, lr=1e-3, foreach=True).step, 5, 20):.1f}")
     print(f"{name:8s} us: " + " | ".join(line))
 
 
