@@ -54,14 +54,15 @@ class Attention(Function):
         ctx.save(query=q, key=k, value=v, attn=P, mask=keep)
         return out
 
-    # its array function decides at each call (a KV cache's keys and values grow by one position a token)
+    # its array function takes any shape, deciding again where the layout changes (a KV cache's keys
+    # and values grow by one position a token)
     array_forward_any_shape = True
 
     @staticmethod
     def array_forward(q, k, v, mask, dropout_p, is_causal, scale, gqa):
         if mask is not None or dropout_p:
             return None
-        return lambda q, k, v: _attend(q, k, v, None, 0.0, is_causal, scale, gqa)[0]
+        return _AttendArrays(is_causal, scale, gqa)
 
     @staticmethod
     @once_differentiable
@@ -108,12 +109,7 @@ def _attend(qd, kd, vd, mask, dropout_p, is_causal, scale, gqa):
     L, S = qb.shape[-2], kb.shape[-2]
     out_shape = batch + (L, vb.shape[-1])
     dscale = 1.0 / (1.0 - dropout_p)
-    # PyTorch's fused CPU kernel (4-D, no dropout, equal head sizes, q's rows unit-stride) lays its
-    # output out as q is: heads split off a (B, L, H E) projection give a (B, H, L, E) view of
-    # (B, L, H, E) memory, and merging the heads back after it is a view, not a copy. Likewise here.
-    like_q = (qd.ndim == 4 and not dropout_p and gqa == 1 and vb.shape[-1] == qd.shape[-1]
-              and qd.shape[:-2] == kd.shape[:-2] == vd.shape[:-2] == batch  # nothing broadcast
-              and qd.strides[-1] == qd.itemsize)
+    like_q = _like_q(qd, kd, vd, batch, dropout_p, gqa)
     out = empty_in_order_of(qd, out_shape, qb.dtype) if like_q else xp.empty(out_shape, qb.dtype)
     impl = backends.find("attention", out, qb, kb, vb, mask, gqa)
     if impl is not None:
@@ -136,6 +132,50 @@ def _attend(qd, kd, vd, mask, dropout_p, is_causal, scale, gqa):
         Pd = P
     xp.matmul(Pd, vb, out=out)
     return _to_shape(out, out_batch + out.shape[-2:]), P, keep, None, out_batch + (L, S)
+
+
+def _like_q(qd, kd, vd, batch, dropout_p, gqa):
+    """Whether the output is laid out as q is. PyTorch's fused CPU kernel (4-D, no dropout, equal head
+    sizes, q's rows unit-stride) does so: heads split off a (B, L, H E) projection give a (B, H, L, E)
+    view of (B, L, H, E) memory, and merging the heads back after it is a view, not a copy."""
+    return (qd.ndim == 4 and not dropout_p and gqa == 1 and vd.shape[-1] == qd.shape[-1]
+            and qd.shape[:-2] == kd.shape[:-2] == vd.shape[:-2] == batch  # nothing broadcast
+            and qd.strides[-1] == qd.itemsize)
+
+
+class _AttendArrays:
+    """Attention.array_forward's function: `_attend` with no mask and no dropout, its choices (the
+    backend, the output's shape and layout) made again only when the arrays' layout changes (their
+    types, dtypes, strides, and shapes but for the keys' count, which a KV cache grows by one a token).
+    Broadcast or grouped heads: `_attend` at each call."""
+
+    def __init__(self, is_causal, scale, gqa):
+        self.is_causal, self.scale, self.gqa = is_causal, scale, gqa
+        self.layout = self.plan = None
+
+    def __call__(self, q, k, v):
+        layout = (type(q), type(k), type(v), q.dtype, k.dtype, v.dtype, q.shape, q.strides, k.shape[:-2], k.shape[-1],
+                  k.strides, v.shape[:-2], v.shape[-1], v.strides, k.shape[-2] == v.shape[-2])
+        if layout != self.layout:
+            self.layout, self.plan = layout, self._plan(q, k, v)
+        if self.plan is None or not k.shape[-2]:
+            return _attend(q, k, v, None, 0.0, self.is_causal, self.scale, self.gqa)[0]
+        impl, out_shape, like_q = self.plan
+        out = empty_in_order_of(q, out_shape, q.dtype) if like_q else np.empty(out_shape, q.dtype)
+        impl.forward(out, q, k, v, None, 1.0, self.scale, self.is_causal)
+        return out
+
+    def _plan(self, q, k, v):
+        if type(q) is not np.ndarray or not k.shape[-2]:
+            return None
+        batch, out_batch, views, _ = _views(q, k, v, self.gqa, np)
+        if views[0] is not q or views[1] is not k or views[2] is not v or out_batch != batch:
+            return None
+        out_shape = batch + (q.shape[-2], v.shape[-1])
+        like_q = _like_q(q, k, v, batch, 0.0, self.gqa)
+        out = empty_in_order_of(q, out_shape, q.dtype) if like_q else np.empty(out_shape, q.dtype)
+        impl = backends.find("attention", out, q, k, v, None, self.gqa)
+        return None if impl is None else (impl, out_shape, like_q)
 
 
 def _softmax_(s, xp, masked):

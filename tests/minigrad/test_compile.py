@@ -1096,6 +1096,51 @@ class _Grow(minigrad.autograd.Function):
         return store.rows.copy()
 
 
+class _GrowingKV:
+    """A live argument as a KV cache: each call's `_AppendKV` gives keys and values one position longer,
+    laid out as `layout` says: contiguous (B, H, S, E), or (B, H, S, E) views of (B, H, E, S) memory,
+    whose rows no BLAS reads in place."""
+
+    def __init__(self):
+        self.k = np.zeros((1, 2, 0, 4), np.float32)
+        self.v = np.zeros((1, 2, 0, 4), np.float32)
+        self.layout = "rows"
+
+    def compile_guard(self):
+        return "kv"
+
+
+class _AppendKV(minigrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, k_new, v_new, store):
+        store.k = np.concatenate([store.k, k_new.array], axis=2)
+        store.v = np.concatenate([store.v, v_new.array], axis=2)
+        if store.layout == "rows":
+            return store.k.copy(), store.v.copy()
+        return tuple(np.ascontiguousarray(a.swapaxes(-1, -2)).swapaxes(-1, -2) for a in (store.k, store.v))
+
+
+def test_attention_on_arrays_decides_again_when_the_layout_changes():
+    # attention's array function keeps its choices (the backend, the output's layout) while its
+    # arrays' layout stays, the keys growing; keys laid out otherwise (rows no BLAS reads in place)
+    # choose again: each call the same bits as eager
+    def fn(q, k_new, v_new, store):
+        k, v = _AppendKV.apply(k_new, v_new, store)
+        return F.scaled_dot_product_attention(q, k, v)
+
+    f = minigrad.compile(fn)
+    stores = _GrowingKV(), _GrowingKV()
+    with minigrad.no_grad():
+        for step in range(8):
+            for store in stores:
+                store.layout = "columns" if step in (3, 4) else "rows"
+            q, k_new, v_new = _t(1, 2, 1, 4), _t(1, 2, 1, 4), _t(1, 2, 1, 4)
+            want, got = fn(q, k_new, v_new, stores[0]), f(q, k_new, v_new, stores[1])
+            assert got.shape == want.shape == (1, 2, 1, 4)
+            assert np.array_equal(got.array, want.array), step
+    assert re.search(r"out = Attention_array\d+\(", next(iter(f.cache.values())).code)
+
+
 def test_an_inference_program_runs_ops_on_their_arrays_and_equals_eager():
     # without a backward, a replayed linear, layer_norm, gelu and embedding run through their
     # `array_forward` (no ctx, no backend lookup): the same bits as eager, parameters read live
