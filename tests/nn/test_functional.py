@@ -183,9 +183,10 @@ def test_embedding_id_checks_every_id_dtype(dtype):
     # the ids are checked in one pass as unsigned: a negative id, the last one, the first out of range
     w = rand(6, 3)
     assert F.embedding(minigrad.tensor(np.array([0, 5, 5], dtype=dtype)), w).shape == (3, 3)
-    cases = [([1, 6, 2], 6), ([0, 100], 100)]
+    assert F.embedding(minigrad.tensor(np.array([[5]], dtype=dtype)), w).shape == (1, 1, 3)  # one id, as generating
+    cases = [([1, 6, 2], 6), ([0, 100], 100), ([[6]], 6), ([100], 100)]
     if np.issubdtype(dtype, np.signedinteger):
-        cases += [([1, -1], -1), ([-7, 9], -7)]
+        cases += [([1, -1], -1), ([-7, 9], -7), ([[-1]], -1)]
     for bad, named in cases:
         with pytest.raises(IndexError, match=rf"id {named} is not in \[0, 6\)"):
             F.embedding(minigrad.tensor(np.array(bad).astype(dtype)), w)
@@ -531,6 +532,9 @@ def test_cross_entropy_errors():
         F.cross_entropy(x, minigrad.tensor([0, 1, 5, 2]))
     with pytest.raises(IndexError, match="Target -3"):
         F.cross_entropy(x, minigrad.tensor([0, 1, -3, 2]))
+    for one in (5, -1):  # a single target: checked as a number
+        with pytest.raises(IndexError, match=rf"Target {one} is out of bounds"):
+            F.cross_entropy(x[:1], minigrad.tensor([one]))
     with pytest.raises(ValueError, match="batch_size"):
         F.cross_entropy(x, minigrad.tensor([0, 1]))
     with pytest.raises(RuntimeError, match=r"expected target of shape \[2, 3\]"):
