@@ -547,13 +547,13 @@ class Multinomial(Function):
         rows = p.reshape(-1, p.shape[-1]).astype(np.float64)
         sums = rows.sum(axis=1, keepdims=True)
         # one row (a generated token's): its sum as a number, where a reduction of one value costs 2 us
-        lo = hi = float(sums[0, 0]) if sums.size == 1 else None
+        one = float(sums[0, 0]) if sums.size == 1 else None
         # (a NaN fails both comparisons; an inf, or float64's overflow, makes its row's sum inf)
-        if p.size and not (bool(p.min() >= 0) and (hi if hi is not None else sums.max()) < np.inf):
+        if p.size and not (bool(p.min() >= 0) and (sums.max() if one is None else one) < np.inf):
             if replacement and num_samples > 1:
                 _refuse_row_by_row(rows, sums)
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        if sums.size and not (lo if lo is not None else sums.min()) > 0:
+        if sums.size and not (sums.min() if one is None else one) > 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         rng = generator or _random.generator(xp)
         rows = rows / sums

@@ -109,8 +109,7 @@ def _attend(qd, kd, vd, mask, dropout_p, is_causal, scale, gqa):
     L, S = qb.shape[-2], kb.shape[-2]
     out_shape = batch + (L, vb.shape[-1])
     dscale = 1.0 / (1.0 - dropout_p)
-    like_q = _like_q(qd, kd, vd, batch, dropout_p, gqa)
-    out = empty_in_order_of(qd, out_shape, qb.dtype) if like_q else xp.empty(out_shape, qb.dtype)
+    out = _output(qd, out_shape, _like_q(qd, kd, vd, batch, dropout_p, gqa), xp)
     impl = backends.find("attention", out, qb, kb, vb, mask, gqa)
     if impl is not None:
         keep = keep_mask(xp, batch + (L, S), dropout_p) if dropout_p else None
@@ -143,6 +142,11 @@ def _like_q(qd, kd, vd, batch, dropout_p, gqa):
             and qd.strides[-1] == qd.itemsize)
 
 
+def _output(qd, shape, like_q, xp):
+    """The empty output: laid out as q is (`_like_q`), or contiguous."""
+    return empty_in_order_of(qd, shape, qd.dtype) if like_q else xp.empty(shape, qd.dtype)
+
+
 class _AttendArrays:
     """Attention.array_forward's function: `_attend` with no mask and no dropout, its choices (the
     backend, the output's shape and layout) made again only when the arrays' layout changes (their
@@ -154,27 +158,27 @@ class _AttendArrays:
         self.layout = self.plan = None
 
     def __call__(self, q, k, v):
-        layout = (type(q), type(k), type(v), q.dtype, k.dtype, v.dtype, q.shape, q.strides, k.shape[:-2], k.shape[-1],
-                  k.strides, v.shape[:-2], v.shape[-1], v.strides, k.shape[-2] == v.shape[-2])
-        if layout != self.layout:
-            self.layout, self.plan = layout, self._plan(q, k, v)
-        if self.plan is None or not k.shape[-2]:
-            return _attend(q, k, v, None, 0.0, self.is_causal, self.scale, self.gqa)[0]
-        impl, out_shape, like_q = self.plan
-        out = empty_in_order_of(q, out_shape, q.dtype) if like_q else np.empty(out_shape, q.dtype)
-        impl.forward(out, q, k, v, None, 1.0, self.scale, self.is_causal)
-        return out
+        if k.shape[-2]:  # (no keys: nothing to choose for)
+            layout = (type(q), type(k), type(v), q.dtype, k.dtype, v.dtype, q.shape, q.strides, k.shape[:-2],
+                      k.shape[-1], k.strides, v.shape[:-2], v.shape[-1], v.strides, k.shape[-2] == v.shape[-2])
+            if layout != self.layout:
+                self.layout, self.plan = layout, self._plan(q, k, v)
+            if self.plan is not None:
+                impl, out_shape, like_q = self.plan
+                out = _output(q, out_shape, like_q, np)
+                impl.forward(out, q, k, v, None, 1.0, self.scale, self.is_causal)
+                return out
+        return _attend(q, k, v, None, 0.0, self.is_causal, self.scale, self.gqa)[0]
 
     def _plan(self, q, k, v):
-        if type(q) is not np.ndarray or not k.shape[-2]:
+        if type(q) is not np.ndarray:
             return None
         batch, out_batch, views, _ = _views(q, k, v, self.gqa, np)
         if views[0] is not q or views[1] is not k or views[2] is not v or out_batch != batch:
             return None
         out_shape = batch + (q.shape[-2], v.shape[-1])
         like_q = _like_q(q, k, v, batch, 0.0, self.gqa)
-        out = empty_in_order_of(q, out_shape, q.dtype) if like_q else np.empty(out_shape, q.dtype)
-        impl = backends.find("attention", out, q, k, v, None, self.gqa)
+        impl = backends.find("attention", _output(q, out_shape, like_q, np), q, k, v, None, self.gqa)
         return None if impl is None else (impl, out_shape, like_q)
 
 

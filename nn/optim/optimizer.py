@@ -191,11 +191,12 @@ class Optimizer:
         1: the gradients), which the caller may overwrite: a new one each step would be memory the
         system maps afresh (page faults) every time."""
         like, total = arrays[0], sum(a.size for a in arrays)
+        xp = array_module(like)
         key = ("concat", slot, type(like), like.dtype)
         buf = self._scratch_buffers.get(key)
         if buf is None or buf.size < total:
-            buf = self._scratch_buffers[key] = array_module(like).empty(total, dtype=like.dtype)
-        return array_module(like).concatenate([a.reshape(-1) for a in arrays], out=buf[:total])
+            buf = self._scratch_buffers[key] = xp.empty(total, dtype=like.dtype)
+        return xp.concatenate([a.reshape(-1) for a in arrays], out=buf[:total])
 
     @staticmethod
     def _scatter(params, flat):
