@@ -10,6 +10,7 @@
 import math as _math
 from . import _aliases, autograd, dtypes, ops, random  # noqa: F401
 from .backends import get_kernels, get_num_threads, kernels, set_kernels, set_num_threads  # noqa: F401
+from .backends.process import raise_mmap_threshold as _raise_mmap_threshold
 from .backends.flags import (  # noqa: F401
     are_deterministic_algorithms_enabled, get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
     set_float32_matmul_precision, use_deterministic_algorithms,
@@ -33,6 +34,8 @@ from .tensor import Size, Tensor  # noqa: F401
 from .typeinfo import can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype  # noqa: F401
 
 _bind_methods(Tensor)
+# a step's arrays of a few hundred KiB reuse glibc's heap, as in a PyTorch process (no setting changed)
+_raise_mmap_threshold()
 
 from .compiler import compile  # noqa: E402 (torch.compile's name; after the ops it records)
 

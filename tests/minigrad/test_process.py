@@ -1,6 +1,7 @@
 """`import minigrad` and its ops leave the process alone; `tune_process()` tunes it, and undoes that
 (minigrad/backends/process.py). Each case runs in a fresh process: these are process state."""
 import os
+import platform
 import subprocess
 import sys
 import textwrap
@@ -131,6 +132,49 @@ def test_tuning_is_off_with_minigrad_malloc_tuning_0():
         print(len(minigrad.backends.tune_process().applied & {"malloc", "allocator"}), handler(), rss_returns())
     """, MINIGRAD_MALLOC_TUNING="0")
     assert out == ["0", "default_allocator", "True"]
+
+
+GLIBC_HEAP = """
+import ctypes, platform, resource
+libc = ctypes.CDLL("libc.so.6")
+libc.sbrk.restype = ctypes.c_void_p
+
+def on_heap(nbytes):  # from glibc's heap (below its break), not pages of its own (mmap)
+    a = np.empty(nbytes, np.uint8)
+    return a.ctypes.data < libc.sbrk(0)
+
+def faults_a_step():  # a step making and freeing two (120, 1000) float32 arrays: a small vocabulary's logits
+    x = np.ones((120, 1000), np.float32)
+    for _ in range(3):
+        y = x * 2; z = y + 1; del y, z
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(20):
+        y = x * 2; z = y + 1; del y, z
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / 20
+"""
+
+
+@pytest.mark.skipif(not platform.libc_ver()[0] == "glibc", reason="glibc's adaptive mmap threshold")
+def test_import_lets_glibc_keep_arrays_under_a_mebibyte_on_its_heap_and_larger_memory_goes_back():
+    # `import torch` leaves glibc's threshold at ~0.93 MiB; minigrad's import frees one 1 MiB block so that
+    # a step's mid-size arrays come from the heap, with no page faults, as in a PyTorch process
+    out = python(PRELUDE, GLIBC_HEAP, """
+        import minigrad  # noqa: F401
+        print(faults_a_step() < 5, on_heap(900 << 10))  # (each probe frees its array: faults first)
+        before = rss_mib()
+        arrays = [np.ones(900 << 10, np.uint8) for _ in range(64)]  # 56 MiB, each from the heap
+        peak = rss_mib()
+        del arrays
+        print(peak - before > 50, rss_mib() - before < 8)  # the heap's free top goes back past 2 MiB
+        print(rss_returns(), on_heap(4 << 20))
+    """)
+    assert out == ["True", "True", "True", "True", "True", "False"]
+    # without it (MINIGRAD_MALLOC_TUNING=0: minigrad leaves malloc alone), glibc maps each of them afresh
+    out = python(PRELUDE, GLIBC_HEAP, """
+        import minigrad  # noqa: F401
+        print(faults_a_step() > 100, on_heap(900 << 10))
+    """, MINIGRAD_MALLOC_TUNING="0")
+    assert out == ["True", "False"]
 
 
 def test_set_num_threads_sets_the_team_and_blas():
