@@ -168,38 +168,59 @@ class BatchNorm(Function):
     @staticmethod
     def forward(ctx, x, w, b, running_mean, running_var, training, momentum, eps):
         # training: batch statistics (the running ones move toward them); eval: the running statistics
+        # y = x a + c per channel, a = w / sqrt(var + eps), c = b - mean a (PyTorch's form)
         xd = x.array
         xp = xp_of(xd)
         axes = (0,) + tuple(range(2, xd.ndim))
         bshape = (1, -1) + (1,) * (xd.ndim - 2)
-        if training:
-            mean = xd.mean(axis=axes)
-            var = xd.var(axis=axes)  # biased: what normalizes
+        if training:  # numpy's mean and var, their passes written out (in place where they can be)
+            n = xd.size // xd.shape[1]
+            mean = xd.sum(axis=axes, keepdims=True)
+            mean /= n
+            d = xd - mean
+            d *= d
+            var = d.sum(axis=axes)
+            var /= n
+            mean = mean.reshape(-1)
             if running_mean is not None:  # PyTorch's update: the unbiased variance goes into running_var
-                n = xd.size // xd.shape[1]
-                running_mean.array[...] = (1.0 - momentum) * running_mean.array + momentum * mean
-                running_var.array[...] = (1.0 - momentum) * running_var.array + momentum * var * (n / max(n - 1, 1))
+                rm, rv = running_mean.array, running_var.array
+                rm *= 1.0 - momentum
+                rm += momentum * mean
+                rv *= 1.0 - momentum
+                unbiased = momentum * var
+                unbiased *= n / max(n - 1, 1)
+                rv += unbiased
                 running_mean._bump_version()
                 running_var._bump_version()
         else:  # copies: a later training step updates the running statistics in place
             mean, var = running_mean.array.copy(), running_var.array
-        rstd = 1.0 / xp.sqrt(var + eps)
+        rstd = var + eps
+        xp.sqrt(rstd, out=rstd)
+        xp.divide(1.0, rstd, out=rstd)
         scale = rstd if w is None else rstd * w.array
-        shift = -mean * scale if b is None else b.array - mean * scale
+        shift = mean * scale
+        if b is None:
+            xp.negative(shift, out=shift)
+        else:
+            xp.subtract(b.array, shift, out=shift)
         y = xd * scale.reshape(bshape).astype(xd.dtype, copy=False)
         y += shift.reshape(bshape).astype(xd.dtype, copy=False)
-        # training's statistics are recomputed in backward (as ops of x); eval's are constants, kept
+        # training's statistics are recomputed in a backward that is recorded (as ops of x); eval's are
+        # constants, kept
         ctx.save(input=x, weight=w, mean=None if training else mean.astype(xd.dtype, copy=False),
                  rstd=None if training else rstd.astype(xd.dtype, copy=False))
         ctx.training, ctx.eps = training, eps
+        ctx.stats = (mean.astype(xd.dtype, copy=False), rstd.astype(xd.dtype, copy=False))  # (C,) each
         return y
 
     @staticmethod
     def backward(ctx, g):
         # x_hat = (x - mean) rstd;  gw = sum g x_hat;  gb = sum g;  (sums over every dim but the channels)
         # training: gx = rstd w (g - mean(g) - x_hat mean(g x_hat));  eval: gx = rstd w g
-        # In Tensor ops, with training's statistics recomputed from x as ops: differentiable again.
         x, w, mean, rstd = ctx.saved_tensors
+        if not g.requires_grad:  # no graph of the backward wanted: on arrays, forward's statistics
+            return _batch_norm_backward_arrays(ctx, g.array, x.array, w) + (None,) * 5
+        # In Tensor ops, with training's statistics recomputed from x as ops: differentiable again.
         dims = (0,) + tuple(range(2, x.ndim))
         bshape = (1, -1) + (1,) * (x.ndim - 2)
         if ctx.training:
@@ -219,6 +240,30 @@ class BatchNorm(Function):
         gw = (g * xhat).sum(dim=dims) if needs[1] else None
         gb = g.sum(dim=dims) if needs[2] else None
         return gx, gw, gb, None, None, None, None, None
+
+
+def _batch_norm_backward_arrays(ctx, g, x, w):
+    """BatchNorm's backward on arrays (the formulas above), from forward's mean and 1/std: -> (gx, gw, gb)."""
+    axes = (0,) + tuple(range(2, x.ndim))
+    bshape = (1, -1) + (1,) * (x.ndim - 2)
+    mean, rstd = ctx.stats
+    needs = ctx.needs_input_grad
+    n = x.size // x.shape[1]
+    xhat = x - mean.reshape(bshape)
+    xhat *= rstd.reshape(bshape)
+    gb = g.sum(axis=axes)
+    gw = (g * xhat).sum(axis=axes)
+    gx = None
+    if needs[0]:
+        k = rstd if w is None else rstd * w.array
+        if ctx.training:  # gx = k (g - gb / n - x_hat gw / n), in x_hat's buffer
+            xhat *= (gw / n).reshape(bshape)
+            gx = g - (gb / n).reshape(bshape)
+            gx -= xhat
+            gx *= k.reshape(bshape)
+        else:
+            gx = g * k.reshape(bshape)
+    return (None if gx is None else Tensor(gx), Tensor(gw) if needs[1] else None, Tensor(gb) if needs[2] else None)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):

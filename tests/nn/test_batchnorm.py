@@ -95,6 +95,28 @@ def test_gradgradcheck_and_second_derivative_vs_torch(torch, training):
         np.testing.assert_allclose(o.grad.array, t.grad.numpy(), rtol=1e-9, atol=1e-10)
 
 
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("needs", [(True, True, True), (False, True, True), (True, False, False), (False, True, False)])
+def test_backward_on_arrays_equals_the_recorded_one_and_torchs(torch, training, needs):
+    # a backward with no graph of its own runs on arrays, from forward's mean and 1/std; create_graph=True
+    # records it as ops of x: the two agree, for each set of inputs that need a gradient, and with PyTorch's
+    x, w, b, g = arr(5, 3, 4), arr(3), arr(3), arr(5, 3, 4)
+    rm, rv = arr(3), np.abs(arr(3)) + 0.5
+
+    def grads(create_graph, mod=F, T=minigrad.tensor, lib=minigrad):
+        ins = [T(a, requires_grad=n) for a, n in zip((x, w, b), needs)]
+        y = mod.batch_norm(ins[0], T(rm.copy()), T(rv.copy()), ins[1], ins[2], training=training)
+        wanted = [t for t in ins if t.requires_grad]
+        return [t.detach() for t in lib.autograd.grad(y, wanted, T(g), create_graph=create_graph)]
+
+    on_arrays, recorded = grads(False), grads(True)
+    theirs = grads(False, torch.nn.functional, torch.tensor, torch)
+    assert len(on_arrays) == len(recorded) == len(theirs) == sum(needs)
+    for a, r, t in zip(on_arrays, recorded, theirs):
+        np.testing.assert_allclose(a.array, r.array, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(a.array, t.numpy(), rtol=1e-10, atol=1e-12)
+
+
 def test_state_dict_round_trip_and_eval_uses_running_stats():
     m = nn.BatchNorm2d(2)
     for _ in range(4):
