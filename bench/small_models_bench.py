@@ -3,7 +3,10 @@
     python bench/small_models_bench.py                    # every kind, 3 repeats of 20 steps
     python bench/small_models_bench.py --kinds rnn gru --repeats 5 --steps 30
 
-The kinds mirror the project's own PyTorch-form scripts (tests/scripts/*.py), written once below
+The kinds mirror the project's own PyTorch-form scripts (tests/scripts/*.py), and three more the
+makemore lectures' way (mlp_batchnorm: BatchNorm1d in the MLP, the loss logged through
+`.log10().item()`; rnn_cells, gru_cells: the recurrent cells written out, a time step's Linear,
+cat, sigmoid and tanh in a Python loop), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -38,8 +41,8 @@ from pathlib import Path
 
 T_START = time.perf_counter()
 ROOT = Path(__file__).resolve().parents[1]
-KINDS = ["mlp", "mlp_module", "rnn", "gru", "bow", "transformer", "lecture_gpt", "poly",
-         "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs"]
+KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer",
+         "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -153,6 +156,97 @@ def names_models(torch, kind):
         model.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    return step
+
+
+def build_mlp_batchnorm(torch):
+    """makemore's MLP with batch normalization: embedding 10, hidden 200, BatchNorm1d, tanh, hand-written
+    SGD through .data, each step's loss logged as `.log10().item()`."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(0)
+    vocab, block, n_embd, n_hidden = 27, 3, 10, 200
+    X = torch.randint(0, vocab, (2000, block), generator=g)
+    Y = torch.randint(0, vocab, (2000,), generator=g)
+    C = torch.randn((vocab, n_embd), generator=g)
+    W1 = torch.randn((n_embd * block, n_hidden), generator=g) * (5 / 3) / (n_embd * block) ** 0.5
+    W2 = torch.randn((n_hidden, vocab), generator=g) * 0.01
+    b2 = torch.zeros(vocab)
+    bn = torch.nn.BatchNorm1d(n_hidden)
+    params = [C, W1, W2, b2] + list(bn.parameters())
+    for p in params:
+        p.requires_grad = True
+    lossi = []
+
+    def step():
+        ix = torch.randint(0, X.shape[0], (32,), generator=g)
+        emb = C[X[ix]]
+        h = torch.tanh(bn(emb.view(emb.shape[0], -1) @ W1))
+        loss = F.cross_entropy(h @ W2 + b2, Y[ix])
+        for p in params:
+            p.grad = None
+        loss.backward()
+        for p in params:
+            p.data += -0.1 * p.grad
+        lossi.append(loss.log10().item())
+    return step
+
+
+def build_cells(torch, kind):
+    """makemore's RNN and GRU: the cell written out and run over the sequence in a Python loop (block 16,
+    widths 64, batch 32), hidden states stacked, cross_entropy, AdamW."""
+    nn, F = torch.nn, torch.nn.functional
+    vocab, block, n_embd, n_embd2 = 27, 16, 64, 64
+
+    class RNNCell(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.xh_to_h = nn.Linear(n_embd + n_embd2, n_embd2)
+
+        def forward(self, xt, hprev):
+            return F.tanh(self.xh_to_h(torch.cat([xt, hprev], dim=1)))
+
+    class GRUCell(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.xh_to_z = nn.Linear(n_embd + n_embd2, n_embd2)
+            self.xh_to_r = nn.Linear(n_embd + n_embd2, n_embd2)
+            self.xh_to_hbar = nn.Linear(n_embd + n_embd2, n_embd2)
+
+        def forward(self, xt, hprev):
+            xh = torch.cat([xt, hprev], dim=1)
+            r = F.sigmoid(self.xh_to_r(xh))
+            hbar = F.tanh(self.xh_to_hbar(torch.cat([xt, r * hprev], dim=1)))
+            z = F.sigmoid(self.xh_to_z(xh))
+            return (1 - z) * hprev + z * hbar
+
+    class RNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.start = nn.Parameter(torch.zeros(1, n_embd2))
+            self.wte = nn.Embedding(vocab, n_embd)
+            self.cell = RNNCell() if kind == "rnn_cells" else GRUCell()
+            self.lm_head = nn.Linear(n_embd2, vocab)
+
+        def forward(self, idx):
+            b, t = idx.size()
+            emb = self.wte(idx)
+            hprev = self.start.expand((b, -1))
+            hiddens = []
+            for i in range(t):
+                hprev = self.cell(emb[:, i, :], hprev)
+                hiddens.append(hprev)
+            return self.lm_head(torch.stack(hiddens, 1))
+
+    model = RNN()
+    opt = torch.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.01, betas=(0.9, 0.99), eps=1e-8)
+    X, Y = names_data(torch, block, 32, vocab)
+
+    def step():
+        logits = model(X)
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), Y.view(-1), ignore_index=-1)
+        model.zero_grad(set_to_none=True)
+        loss.backward()
         opt.step()
     return step
 
@@ -365,6 +459,10 @@ def build(torch, kind):
         return build_mlp(torch)
     if kind in ("mlp_module", "rnn", "gru", "bow", "transformer"):
         return names_models(torch, kind)
+    if kind == "mlp_batchnorm":
+        return build_mlp_batchnorm(torch)
+    if kind in ("rnn_cells", "gru_cells"):
+        return build_cells(torch, kind)
     if kind == "lecture_gpt":
         return build_lecture_gpt(torch)
     if kind == "poly":

@@ -105,6 +105,24 @@ def _quiet():
         yield
 
 
+def _count(shape, dims):
+    """How many elements a reduction over `dims` of `shape` takes in."""
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _moment(method, dims, correction, keepdim):
+    """numpy's var or std (`method`, bound to the array) over `dims`: inf and nan where they arise, with
+    no warning (numpy warns when no degrees of freedom are left: silenced only then, as it costs)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if _count(method.__self__.shape, dims) > correction:
+            return method(axis=dims, ddof=correction, keepdims=keepdim)
+        with _quiet():
+            return method(axis=dims, ddof=correction, keepdims=keepdim)
+
+
 class Var(Function):
     node_name = "VarBackward0"
 
@@ -112,21 +130,22 @@ class Var(Function):
     def forward(ctx, a, dims, correction, keepdim):
         ctx.save(self=a)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
-        with np.errstate(divide="ignore", invalid="ignore"), _quiet():
-            return a.array.var(axis=dims, ddof=correction, keepdims=keepdim)
+        return _moment(a.array.var, dims, correction, keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d(var a) = 2 (a - mean a) / (n - correction)
         a = ctx._saved_self
-        n = 1
-        for d in ctx.dims:
-            n *= a.shape[d]
+        n = _count(a.array.shape, ctx.dims)
         if not ctx.keepdim and ctx.dims:
-            g = g.reshape(_keep_shape(a.shape, ctx.dims))
-        centered = a - a.mean(dim=ctx.dims, keepdim=True)
+            g = g.reshape(_keep_shape(a.array.shape, ctx.dims))
         with np.errstate(divide="ignore"):  # no degrees of freedom left: inf, nan as in PyTorch
-            scale = np.float64(2.0) / (n - ctx.correction)
-        return g * centered * float(scale), None, None, None
+            scale = float(np.float64(2.0) / (n - ctx.correction))
+        if not g.requires_grad:  # no graph of the backward wanted: the same passes on the arrays
+            out = g.array * _centered(a.array, ctx.dims)
+            out *= scale
+            return Tensor(out), None, None, None
+        centered = a - a.mean(dim=ctx.dims, keepdim=True)
+        return g * centered * scale, None, None, None
 
 
 class Std(Function):
@@ -137,18 +156,22 @@ class Std(Function):
     def forward(ctx, a, dims, correction, keepdim):
         ctx.save(self=a)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
-        with np.errstate(divide="ignore", invalid="ignore"), _quiet():
-            return a.array.std(axis=dims, ddof=correction, keepdims=keepdim)
+        return _moment(a.array.std, dims, correction, keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d(std a) = (a - mean a) / ((n - correction) std a)
         a, result = ctx.saved_tensors
-        n = 1
-        for d in ctx.dims:
-            n *= a.shape[d]
+        n = _count(a.array.shape, ctx.dims)
         if not ctx.keepdim and ctx.dims:
-            g = g.reshape(_keep_shape(a.shape, ctx.dims))
-            result = result.reshape(_keep_shape(a.shape, ctx.dims))
+            g = g.reshape(_keep_shape(a.array.shape, ctx.dims))
+            result = result.reshape(_keep_shape(a.array.shape, ctx.dims))
+        if not g.requires_grad:  # no graph of the backward wanted: the same passes on the arrays
+            xp, r = array_module(result.array), result.array
+            zero = r == 0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = xp.where(zero, 0.0, g.array / xp.where(zero, 1.0, r)) * _centered(a.array, ctx.dims)
+                out /= n - ctx.correction
+            return Tensor(out), None, None, None
         centered = a - a.mean(dim=ctx.dims, keepdim=True)
         # where std is 0 the gradient is 0 (PyTorch's convention), not 0/0
         from .elementwise import where
@@ -156,6 +179,11 @@ class Std(Function):
         zero = result == 0
         coef = where(zero, 0.0, g / where(zero, 1.0, result))
         return coef * centered / (n - ctx.correction), None, None, None
+
+
+def _centered(a, dims):
+    """a - mean(a) over `dims` (kept), of an array: what Tensor.mean then a subtraction compute."""
+    return a - a.mean(axis=dims, keepdims=True)
 
 
 def _correction(unbiased, correction):

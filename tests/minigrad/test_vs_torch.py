@@ -385,6 +385,29 @@ def test_random_graphs_float32_like_torch(steps, seed):
     np.testing.assert_allclose(got[0][0], want[0][0], atol=1e-5 * scale, rtol=1e-4)
 
 
+@pytest.mark.parametrize("fn", ["std", "var"])
+def test_std_and_var_backward_on_arrays_has_the_recorded_ones_bits(fn):
+    # with no graph of the backward wanted, std and var differentiate on arrays; create_graph=True records
+    # the same passes as Tensor ops: the bits agree (zero spread, no degrees of freedom left, float32 and 64)
+    rng = np.random.default_rng(3)
+    for dtype in (np.float32, np.float64):
+        a = rng.standard_normal((4, 5, 3)).astype(dtype)
+        a[:, 2, 1] = 1.5  # a constant slice: std 0 there
+        for kw in ({}, {"dim": 1}, {"dim": (0, 2), "keepdim": True}, {"dim": 0, "correction": 0},
+                   {"dim": 2, "correction": 3}, {"dim": -1, "correction": 4, "keepdim": True}):
+            g = rng.standard_normal(getattr(mg.tensor(a), fn)(**kw).shape).astype(dtype)
+            grads = []
+            for create_graph in (False, True):
+                x = mg.tensor(a, requires_grad=True)
+                (gx,) = mg.autograd.grad(getattr(x, fn)(**kw), x, mg.tensor(g), create_graph=create_graph)
+                grads.append(gx.detach().numpy())
+            assert grads[0].dtype == dtype
+            assert np.array_equal(grads[0], grads[1], equal_nan=True), (dtype, kw)
+            t = torch.tensor(a, requires_grad=True)
+            (tg,) = torch.autograd.grad(getattr(t, fn)(**kw), t, torch.tensor(g))
+            np.testing.assert_allclose(grads[0], tg.numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_zero_std_and_var_gradients_like_torch():
     # std of a constant slice: PyTorch's gradient is 0 there (not 0/0)
     a = np.array([[1.0, 2.0], [1.0, 3.0], [1.0, 5.0]])
