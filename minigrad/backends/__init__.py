@@ -54,6 +54,7 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     cross_entropy   D, x, t, w, ignore, ls,     the same -> per-row losses
                     inv (None), need_grad       (inv: 1 / the mean's denominator)
     log_softmax     x (rows)                    x -> y                             g, y -> gx
+    sigmoid         x                           x -> y                             g, y -> gx
     dropout         x, p                        x, p -> (y, keep)                  g, keep, scale -> gx
     attention       out, q, k, v, mask, gqa     out, q, k, v, keep, dscale,        g, P, q, k, v, keep, dscale, scale,
                                                 scale, is_causal -> P or None      is_causal, gq, gk, gv
@@ -121,6 +122,7 @@ register("embedding", "cpu.embedding", "cpu")
 register("embedding", "cuda.embedding", "cuda", ("numpy", "fast"))
 register("gelu", "cpu.gelu", "cpu")
 register("gelu", "cuda.gelu", "cuda")
+register("sigmoid", "cpu.sigmoid", "cpu")
 register("layer_norm", "cpu.layer_norm", "cpu")
 register("layer_norm", "cuda.layer_norm", "cuda")
 register("cross_entropy", "cpu.cross_entropy", "cpu")

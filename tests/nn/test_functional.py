@@ -331,6 +331,30 @@ def test_gelu_float32_accuracy_and_sign(kernels):
     assert np.isnan(out.array).all() and np.isnan(nan.grad.array).all()
 
 
+def test_sigmoid_accuracy_extremes_and_gradient(kernels):
+    # float32: the CPU kernel under 'fast' (one loop), numpy's passes under 'numpy'; against float64's
+    # sigmoid to a few ulp wherever the result is a normal float32; float64: the op's numpy form, its bits
+    from minigrad.ops.elementwise import sigmoid_array
+
+    x = np.concatenate([np.linspace(-100.0, 100.0, 40001), [0.0, -0.0, 1e-30, -1e-30, np.inf, -np.inf, np.nan]])
+    x32 = x.astype(np.float32)
+    xt = minigrad.tensor(x32, requires_grad=True)
+    y = minigrad.sigmoid(xt)
+    g = np.random.default_rng(0).standard_normal(x.shape).astype(np.float32)
+    y.backward(minigrad.tensor(g))
+    ref = 1.0 / (1.0 + np.exp(-x32.astype(np.float64)))
+    normal = ref > np.finfo(np.float32).tiny
+    assert y.array.dtype == np.float32 and y.grad_fn.name() == "SigmoidBackward0"
+    assert (np.abs(y.array[normal] - ref[normal]) / ref[normal]).max() < 4e-7
+    assert np.all(y.array[~normal & ~np.isnan(x)] < np.finfo(np.float32).tiny)  # 0 or subnormal far left
+    np.testing.assert_array_equal(y.array[-7:], [0.5, 0.5, 0.5, 0.5, 1.0, 0.0, np.nan])
+    r = y.array
+    assert np.array_equal(xt.grad.array, g * (r * (np.float32(1.0) - r)), equal_nan=True)  # backward's bits
+    x64 = minigrad.tensor(x, requires_grad=True)
+    assert np.array_equal(minigrad.sigmoid(x64).array, sigmoid_array(x), equal_nan=True)
+    assert gradcheck(minigrad.sigmoid, (rand(3, 4, scale=3.0),))
+
+
 def test_relu():
     x = rand(3, 4)
     assert gradcheck(F.relu, (x,))

@@ -1,0 +1,62 @@
+"""sigmoid on the CPU: one compiled loop each way, where the op's numpy form makes nine passes over
+memory forward (its in-place steps, each a call) and three backward. float32 only: float64 keeps the
+op's own array code (numpy's exp). The formula is the op's: e = exp(-|x|), r = 1 / (1 + e), then r
+for x >= 0 and e r below (no overflow, full relative precision for negative x); exp is
+team.exp_nonpositive, which vectorizes (below -87, where it gives 0, the square of exp(-|x| / 2)).
+Backward is the op's g (r (1 - r)) in the same order: numpy's bits.
+"""
+import numpy as np
+
+from . import team
+
+
+def supports(x):
+    """float32 numpy arrays."""
+    return type(x) is np.ndarray and x.dtype == np.float32
+
+
+def forward(x):
+    """sigmoid(x)."""
+    return team.elementwise(_forward, _forward_team, np.empty(x.shape, dtype=x.dtype), x)
+
+
+def backward(g, r):
+    """g r (1 - r), r the forward's output."""
+    g, r = np.asarray(g, dtype=r.dtype), np.asarray(r)  # (a 0-d gradient may come as a numpy scalar)
+    return team.elementwise(_backward, _backward_team, np.empty(r.shape, dtype=r.dtype), g, r)
+
+
+@team.kernel
+def _forward(out, x):  # out = r (x >= 0) or e r,  r = 1 / (1 + e),  e = exp(-|x|)
+    one, half, low = np.float32(1.0), np.float32(0.5), np.float32(-87.0)
+    for i in range(x.size):
+        v = x[i]
+        e = team.exp_nonpositive(-abs(v))
+        # below -87, where exp_nonpositive gives 0, exp(-|x|) as the square of exp(-|x| / 2): the result
+        # stays a float32 (normal down to -87.3) as numpy's and PyTorch's do
+        h = team.exp_nonpositive(-half * abs(v))
+        e = h * h if v < low else e
+        r = one / (one + e)
+        out[i] = r if v >= 0 else e * r  # (NaN: e is NaN, and so is e r)
+
+
+@team.kernel
+def _backward(out, g, r):  # out = g (r (1 - r))
+    one = np.float32(1.0)
+    for i in range(r.size):
+        ri = r[i]
+        out[i] = g[i] * (ri * (one - ri))
+
+
+@team.kernel(parallel=True)
+def _forward_team(out, x, parts):
+    for p in team.prange(parts):
+        lo, hi = team.share(x.size, p, parts, team.GRAIN)
+        _forward(out[lo:hi], x[lo:hi])
+
+
+@team.kernel(parallel=True)
+def _backward_team(out, g, r, parts):
+    for p in team.prange(parts):
+        lo, hi = team.share(r.size, p, parts, team.GRAIN)
+        _backward(out[lo:hi], g[lo:hi], r[lo:hi])
