@@ -151,8 +151,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 # ---- activations, losses, convolutions, pooling, padding and batch norm beyond the GPT's needs ---------------
 # (each documented where it is defined; `help(F.silu)` shows it)
 from ._functional.activation import (  # noqa: E402
-    celu, elu, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, relu6, selu, silu, softmin, softplus,
-    softsign,
+    celu, elu, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, relu6, selu, sigmoid, silu, softmin,
+    softplus, softsign,
 )
 from ._functional.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
 from ._functional.loss import (  # noqa: E402
@@ -175,7 +175,7 @@ __all__ += [
 from ._functional.composed import (  # noqa: E402
     bilinear, celu_, channel_shuffle, cosine_similarity, elu_, glu, gumbel_softmax, hardshrink, hardtanh_,
     leaky_relu_, normalize, pairwise_distance, pdist, pixel_shuffle, pixel_unshuffle, prelu, relu_, rrelu, rrelu_,
-    selu_, sigmoid, softshrink, tanh, tanhshrink, threshold, threshold_,
+    selu_, softshrink, tanh, tanhshrink, threshold, threshold_,
 )
 from ._functional.composed_layers import (  # noqa: E402
     adaptive_avg_pool1d, alpha_dropout, avg_pool1d, dropout1d, dropout2d, dropout3d, feature_alpha_dropout,

@@ -127,8 +127,9 @@ def raise_mmap_threshold(nbytes=1 << 20):
     hundred KiB (a vocabulary's logits) takes fresh pages, each a page fault and the kernel zeroing it,
     for every such array of every step. A PyTorch process does not pay that: `import torch` leaves the
     threshold at ~0.93 MiB. Freeing one 1 MiB block moves it there through glibc's own rule, with no
-    setting changed: arrays above it, and the heap's top past twice it, still go back to the system
-    when freed. Nothing is done off Linux, with glibc's MALLOC_* variables set, or with
+    setting changed: arrays above it still go back to the system when freed; freed arrays below it go
+    back when the heap's top is free past twice it (glibc trims only its top, as in a PyTorch
+    process). Nothing is done off Linux, with glibc's MALLOC_* variables set, or with
     MINIGRAD_MALLOC_TUNING=0; it never lowers a threshold already higher."""
     if (not sys.platform.startswith("linux") or os.environ.get("MINIGRAD_MALLOC_TUNING") == "0"
             or any(k.startswith("MALLOC_") for k in os.environ)):

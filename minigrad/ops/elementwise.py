@@ -4,7 +4,6 @@ import builtins
 
 import numpy as np
 
-from .. import backends
 from ..autograd import recording
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
@@ -507,15 +506,13 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, a):
-        ctx.impl = backends.find("sigmoid", a.array)  # (a backend's compiled loop: backends/__init__.py)
-        return sigmoid_array(a.array) if ctx.impl is None else ctx.impl.forward(a.array)
+        return sigmoid_array(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(s(a)) = s(a) (1 - s(a)) da
         r = ctx._saved_result
         if not state.grad_enabled:  # no graph of the backward wanted: SigmoidBackward's array code, no node
-            impl = ctx.impl
-            return Tensor(_sigmoid_backward(g.array, r.array) if impl is None else impl.backward(g.array, r.array))
+            return Tensor(_sigmoid_backward(g.array, r.array))
         return SigmoidBackward.apply(g, r)
 
 

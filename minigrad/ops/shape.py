@@ -359,9 +359,32 @@ def _check_same(tensors, what):
         raise TypeError(f"{what}(): expected a sequence of Tensors")
 
 
+def _same_but_dim(tensors, dim):
+    """`dim` (made non-negative) when `tensors` are Tensors of one dtype and rank (not 0) whose shapes
+    differ at most along it: what cat's checks let through as it is; else None."""
+    if not tensors or type(tensors[0]) is not Tensor:
+        return None
+    a = tensors[0].array
+    shape, dt, nd = a.shape, a.dtype, a.ndim
+    if not nd or type(dim) is not builtins.int or not -nd <= dim < nd:
+        return None
+    d = dim % nd
+    for t in tensors[1:]:
+        if type(t) is not Tensor:
+            return None
+        b = t.array
+        s = b.shape
+        if b.dtype != dt or len(s) != nd or s[:d] != shape[:d] or s[d + 1:] != shape[d + 1:]:
+            return None
+    return d
+
+
 def cat(tensors, dim=0):
     """Concatenate along an existing dim."""
     tensors = list(tensors)
+    d = _same_but_dim(tensors, dim)
+    if d is not None:  # the common case, checked in one pass: nothing below to raise or promote
+        return Cat.apply(d, *tensors)
     _check_same(tensors, "cat")
     nd = tensors[0].array.ndim
     for i, t in enumerate(tensors):

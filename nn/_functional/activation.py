@@ -10,7 +10,7 @@ import numpy as np
 
 import minigrad
 from minigrad import backends
-from minigrad.ops import reduction
+from minigrad.ops import elementwise, reduction
 from minigrad.special import ERF32_ALPHA, ERF32_BETA, erf
 
 from . import reference
@@ -240,6 +240,33 @@ class LogSoftmax(reduction.LogSoftmax):
             return reduction.LogSoftmaxBackward.apply(g, y, ctx.dim), None
         C = y.array.shape[-1]
         return Tensor(ctx.impl.backward(g.array.reshape(-1, C), y.array.reshape(-1, C)).reshape(y.array.shape)), None
+
+
+class Sigmoid(elementwise.Sigmoid):
+    """minigrad's sigmoid op (ops/elementwise.py: its math, its backward op), with float32 going to a
+    backend's loop where one takes it (F.sigmoid and nn.Sigmoid: the engine's minigrad.sigmoid stays
+    plain array code, as minigrad.log_softmax does beside F.log_softmax)."""
+
+    node_name = "SigmoidBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a.array
+        ctx.impl = backends.find("sigmoid", x)
+        return elementwise.sigmoid_array(x) if ctx.impl is None else ctx.impl.forward(x)
+
+    @staticmethod
+    def backward(ctx, g):  # d(s(a)) = s(a) (1 - s(a)) da
+        if ctx.impl is None or minigrad.is_grad_enabled():  # (create_graph: the backward is an op, recorded)
+            return elementwise.Sigmoid.backward(ctx, g)
+        return Tensor(ctx.impl.backward(g.array, ctx._saved_result.array))
+
+
+def sigmoid(input):
+    """1 / (1 + e^-x), as minigrad.sigmoid (a float32 tensor through the backend's loop). Shape: (*) -> (*)."""
+    if type(input) is Tensor and input.array.dtype.kind == "f":
+        return Sigmoid.apply(input)
+    return input.sigmoid()  # (the engine's op: its promotion of integers, its errors)
 
 
 def _rows_of(fn, input, dim):  # fn(input, dim), a 0-d input as one element

@@ -19,11 +19,6 @@ def _mg():  # minigrad's Tensor ops (imported late: nn imports minigrad, this ke
 
 
 # ---- activations --------------------------------------------------------------------------------------
-def sigmoid(input):
-    """1 / (1 + e^-x) (PyTorch keeps F.sigmoid as minigrad.sigmoid). Shape: (*) -> (*)."""
-    return input.sigmoid()
-
-
 def tanh(input):
     """tanh(x) (PyTorch keeps F.tanh as minigrad.tanh). Shape: (*) -> (*)."""
     return input.tanh()

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import minigrad
+import nn
 import nn.functional as F
 from minigrad.autograd import gradcheck
 from minigrad import backends
@@ -332,14 +333,14 @@ def test_gelu_float32_accuracy_and_sign(kernels):
 
 
 def test_sigmoid_accuracy_extremes_and_gradient(kernels):
-    # float32: the CPU kernel under 'fast' (one loop), numpy's passes under 'numpy'; against float64's
+    # F.sigmoid, float32: the CPU kernel under 'fast' (one loop), numpy's passes under 'numpy'; against float64's
     # sigmoid to a few ulp wherever the result is a normal float32; float64: the op's numpy form, its bits
     from minigrad.ops.elementwise import sigmoid_array
 
     x = np.concatenate([np.linspace(-100.0, 100.0, 40001), [0.0, -0.0, 1e-30, -1e-30, np.inf, -np.inf, np.nan]])
     x32 = x.astype(np.float32)
     xt = minigrad.tensor(x32, requires_grad=True)
-    y = minigrad.sigmoid(xt)
+    y = F.sigmoid(xt)
     g = np.random.default_rng(0).standard_normal(x.shape).astype(np.float32)
     y.backward(minigrad.tensor(g))
     ref = 1.0 / (1.0 + np.exp(-x32.astype(np.float64)))
@@ -351,8 +352,11 @@ def test_sigmoid_accuracy_extremes_and_gradient(kernels):
     r = y.array
     assert np.array_equal(xt.grad.array, g * (r * (np.float32(1.0) - r)), equal_nan=True)  # backward's bits
     x64 = minigrad.tensor(x, requires_grad=True)
-    assert np.array_equal(minigrad.sigmoid(x64).array, sigmoid_array(x), equal_nan=True)
-    assert gradcheck(minigrad.sigmoid, (rand(3, 4, scale=3.0),))
+    assert np.array_equal(F.sigmoid(x64).array, sigmoid_array(x), equal_nan=True)
+    assert np.array_equal(minigrad.sigmoid(xt).array, sigmoid_array(x32), equal_nan=True)  # the engine's: plain
+    assert gradcheck(F.sigmoid, (rand(3, 4, scale=3.0),))
+    assert F.sigmoid(minigrad.tensor([0, 2])).dtype == minigrad.float32  # integers promoted, as the engine's
+    assert nn.Sigmoid()(xt).grad_fn.name() == "SigmoidBackward0"
 
 
 def test_relu():
