@@ -11,7 +11,7 @@ from ..device import array_module
 from ..tensor import Tensor
 from ..dtypes import result_type
 from .array_op import array_op
-from ._util import as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to
+from ._util import _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to
 
 
 _BOOL_SUB = (
@@ -237,10 +237,39 @@ def _binary(cls, a, b, *extra):
     return out
 
 
+def _unrecorded_operand(a, b):
+    """`b`'s array (or `b`, a small Python number) when `a` + `b` or `a` * `b` records nothing and
+    promotes nothing: `a` a float32 or float64 Tensor and `b` a Tensor of the same array type and dtype,
+    no gradient to record, no minigrad.compile capture. The op is then the array op alone (the same
+    call as its Function's forward, the same bits); None: the op runs as usual."""
+    if type(a) is not Tensor or recording.hook.recorder is not None:
+        return None
+    x = a.array
+    if x.dtype.kind != "f" or x.dtype.itemsize < 4:
+        return None
+    tb = type(b)
+    if tb is Tensor:
+        y = b.array
+        if type(y) is not type(x) or y.dtype != x.dtype or (state.grad_enabled and (a.requires_grad or b.requires_grad)):
+            return None
+        _check_broadcast(x.shape, y.shape)
+        return y
+    if (tb is builtins.float or (tb is builtins.int and -_EXACT_INT <= b <= _EXACT_INT)) and not (
+            state.grad_enabled and a.requires_grad):
+        return b  # (numpy casts a Python number to the array's dtype, as a 0-d tensor of it would be)
+    return None
+
+
+_EXACT_INT = 1 << 24  # integers a float32 holds exactly
+
+
 def add(input, other, alpha=1):
     """input + alpha * other, broadcasting."""
     if alpha != 1:
         return _binary(Add, input, other, alpha)
+    o = _unrecorded_operand(input, other)
+    if o is not None:
+        return Tensor(input.array + o)
     return _binary(Add, input, other)
 
 
@@ -270,6 +299,9 @@ def rsub(input, other):
 
 def mul(input, other):
     """input * other, broadcasting."""
+    o = _unrecorded_operand(input, other)
+    if o is not None:
+        return Tensor(input.array * o)
     return _binary(Mul, input, other)
 
 

@@ -512,3 +512,30 @@ def test_broadcast_view_is_numpys_broadcast_to():
     s = x.sum()
     s.backward()
     assert np.array_equal(x.grad.array, np.full((3, 1), 17.0))
+
+
+def test_add_and_mul_with_nothing_to_record_give_the_ops_results():
+    # no node to record (no_grad, or no input requiring grad): add and mul of float tensors by a tensor of
+    # their dtype or a Python number are the array op alone; the same bits, dtypes and errors as the op's
+    from minigrad.ops._util import binary_operands
+    from minigrad.ops.elementwise import Add, Mul
+
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64, np.float16):
+        x = mg.tensor(rng.standard_normal((3, 4)).astype(dtype))
+        for other in (mg.tensor(rng.standard_normal((4,)).astype(dtype)), mg.tensor(np.float32(2.5)),
+                      -0.1, 3, 1 << 30, mg.tensor(rng.standard_normal((3, 4)).astype(np.float64)),
+                      mg.tensor(np.arange(4)), mg.tensor(np.array(1.5, dtype)), True):
+            for fn, op in ((mg.add, Add), (mg.mul, Mul)):
+                for a, b in ((x, other), (x[0, 0], other)):
+                    got = fn(a, b)
+                    want = op.apply(*binary_operands(a, b))
+                    assert got.dtype == want.dtype and got.shape == want.shape and got.grad_fn is None
+                    assert np.array_equal(np.asarray(got.array), np.asarray(want.array)), (dtype, other, op)
+    with pytest.raises(RuntimeError, match="must match the size"):
+        mg.ones(3) * mg.ones(4)
+    w = mg.ones(3, requires_grad=True)
+    assert (w * 2).grad_fn.name() == "MulBackward0" and (w + w).grad_fn.name() == "AddBackward0"
+    with mg.no_grad():
+        y = w * 2 + w
+    assert y.grad_fn is None and not y.requires_grad and np.array_equal(y.array, [3.0, 3.0, 3.0])
