@@ -62,8 +62,32 @@ def _data(x):
 _OPERANDS = (Tensor, int, float, bool, complex, np.ndarray, np.generic)
 
 
+def _plain_write(self, other):
+    """Whether `self` op= `other` is one numpy call into self's array, as apply_inplace's `raw` makes it:
+    a writeable float32/64 numpy array, `other` a float Python number or a tensor of that dtype with a
+    shape that broadcasts to self's, nothing to record, no minigrad.compile capture."""
+    a = self.array
+    if type(a) is not np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize < 4 or not a.flags.writeable:
+        return False
+    if recording.hook.recorder is not None:
+        return False
+    grad = state.grad_enabled
+    if type(other) is Tensor:
+        b = other.array
+        return (type(b) is np.ndarray and b.dtype == a.dtype and not (grad and (self.requires_grad or other.requires_grad))
+                and (b.shape == a.shape or np.broadcast_shapes(a.shape, b.shape) == a.shape))
+    return type(other) is float and not (grad and self.requires_grad)
+
+
 def _ufunc_inplace(name, op, torch_name):
+    ufunc = getattr(np, name)
+
     def method(self, other, *args, **kwargs):
+        if not args and not kwargs and _plain_write(self, other):  # the common case: the numpy call alone
+            a = self.array
+            ufunc(a, other.array if type(other) is Tensor else other, a)  # (out given by position: cheaper)
+            self._version_counter[0] += 1
+            return self
         if not isinstance(other, _OPERANDS):  # (p.grad of None, say: PyTorch's words, not numpy's)
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         xp = array_module(self.array)

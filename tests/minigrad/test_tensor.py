@@ -539,3 +539,26 @@ def test_add_and_mul_with_nothing_to_record_give_the_ops_results():
     with mg.no_grad():
         y = w * 2 + w
     assert y.grad_fn is None and not y.requires_grad and np.array_equal(y.array, [3.0, 3.0, 3.0])
+
+
+def test_inplace_arithmetic_with_nothing_to_record_is_numpys_and_bumps_the_version():
+    rng = np.random.default_rng(1)
+    for dtype in (np.float32, np.float64):
+        base = rng.standard_normal((3, 4)).astype(dtype)
+        for other in (mg.tensor(rng.standard_normal((3, 4)).astype(dtype)), mg.tensor(rng.standard_normal(4).astype(dtype)),
+                      0.37, 2):
+            for name, ufunc in (("add_", np.add), ("sub_", np.subtract), ("mul_", np.multiply), ("div_", np.true_divide)):
+                t = mg.tensor(base.copy())
+                version = t._version
+                assert getattr(t, name)(other) is t and t._version == version + 1
+                want = ufunc(base, other.array if isinstance(other, mg.Tensor) else other, dtype=dtype)
+                assert t.dtype == mg.tensor(base).dtype and np.array_equal(t.array, want), (dtype, name, other)
+    t = mg.ones(3)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        t += mg.ones(2, 3)
+    leaf = mg.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf += 1.0
+    with mg.no_grad():
+        leaf += 1.0
+    assert np.array_equal(leaf.array, [2.0, 2.0, 2.0]) and leaf.grad_fn is None
