@@ -98,7 +98,6 @@ class AccumulateGrad(Node):
         return ()
 
 
-_MISSING = object()
 _NO_EDGE = (None, 0)  # the edge of a tensor that needs no gradient
 
 
@@ -117,37 +116,45 @@ class SavedTensor:
     """
 
     __slots__ = (
-        "tensor", "packed", "unpack_hook", "version", "counter", "is_output", "shape", "dtype", "edge",
+        "tensor", "packed", "unpack_hook", "version", "counter", "is_output", "_shape", "_dtype", "edge",
     )
 
     def __init__(self, t, is_output=False):
-        self.counter = t._version_counter
-        self.version = self.counter[0]
+        counter = self.counter = t._version_counter
+        self.version = counter[0]
         self.is_output = is_output
-        self.shape = t.array.shape
-        self.dtype = t.array.dtype  # the array's: the error message alone needs minigrad's name for it
         hooks = state.saved_tensors_hooks
         if hooks:
             pack, self.unpack_hook = hooks[-1]
             # the original's place in the graph: its edge (None for an op's output: the node itself)
             self.edge = (None if is_output else t._edge()) if t.requires_grad else False
+            self._shape, self._dtype = t.array.shape, t.array.dtype  # (the tensor itself is not kept)
             self.packed = pack(t)
             self.tensor = None
-        else:
-            self.packed, self.unpack_hook = _MISSING, None
-            self.tensor = type(t)(t.array, _version_counter=t._version_counter) if is_output else t
+        else:  # (packed, unpack_hook, edge, _shape and _dtype stay unset: they serve a hook's packing only)
+            self.tensor = type(t)(t.array, _version_counter=counter) if is_output else t
+
+    @property
+    def shape(self):
+        return self.tensor.array.shape if self.tensor is not None else self._shape
+
+    @property
+    def dtype(self):
+        """The array's dtype: the error message alone needs minigrad's name for it."""
+        return self.tensor.array.dtype if self.tensor is not None else self._dtype
 
     def unpack(self, node):
         """The saved tensor, after checking it was neither freed nor modified in place."""
-        if self.counter is None:
+        counter = self.counter
+        if counter is None:
             raise RuntimeError(FREED_MESSAGE)
-        if self.counter[0] != self.version:
+        if counter[0] != self.version:
             raise RuntimeError(self._version_message(node))
-        if self.packed is not _MISSING:
-            return _reattach(self.unpack_hook(self.packed), self.edge, node)
         t = self.tensor
+        if t is None:  # a hook packed it
+            return _reattach(self.unpack_hook(self.packed), self.edge, node)
         if self.is_output:
-            out = type(t)(t.array, _version_counter=self.counter)
+            out = type(t)(t.array, _version_counter=counter)
             out.grad_fn, out.requires_grad = node, True
             return out
         return t
@@ -176,7 +183,7 @@ class SavedTensor:
 
     def nbytes(self):
         """Bytes held by what was saved (a packed value counts if it is a tensor)."""
-        t = self.tensor if self.packed is _MISSING else self.packed
+        t = self.tensor if self.tensor is not None else getattr(self, "packed", None)
         data = getattr(t, "array", None)
         return int(getattr(data, "nbytes", 0))
 
@@ -229,11 +236,14 @@ class BackwardNode(Node):
 
         A value may be a plain array (an intermediate a fused op keeps): it is saved as a new
         Tensor, made only here, so a forward that records nothing never pays for one."""
-        node._saved = [None if t is None else SavedTensor(t if isinstance(t, Tensor) else Tensor(t))
-                       for t in named.values()]
-        node._names = tuple(named)
-        if not _SAVED_NAMES.issuperset(named):
-            _read_by_name(named)
+        saved = []
+        for t in named.values():  # (a loop: a comprehension is a function call of its own)
+            saved.append(None if t is None else SavedTensor(t if isinstance(t, Tensor) else Tensor(t)))
+        node._saved = saved
+        node._names = names = tuple(named)
+        if names not in _SAVED_NAME_TUPLES:
+            _SAVED_NAME_TUPLES.add(names)
+            _read_by_name(names)
 
     @property
     def saved_tensors(self):
@@ -288,6 +298,7 @@ class BackwardNode(Node):
 
 
 _SAVED_NAMES = set()  # the names `save` has seen: each read as `_saved_<name>` through a _SavedByName
+_SAVED_NAME_TUPLES = set()  # the tuples of names `save` has seen (one lookup a call)
 
 
 def _read_by_name(names):
