@@ -271,13 +271,18 @@ class MaxDim(Function):
 
     @staticmethod
     def forward(ctx, a, dim, keepdim, largest=True):
-        xp = array_module(a.array)
-        arg = a.array.argmax if largest else a.array.argmin
-        idx = xp.expand_dims(arg(axis=dim), dim)
-        values = xp.take_along_axis(a.array, idx, axis=dim)
-        if not keepdim:
-            idx, values = idx.squeeze(dim), values.squeeze(dim)
-        ctx.shape, ctx.dim, ctx.keepdim = a.array.shape, dim, keepdim
+        x = a.array
+        xp = array_module(x)
+        idx = x.argmax(axis=dim) if largest else x.argmin(axis=dim)
+        if dim == x.ndim - 1:  # the usual: rows, each one's entry picked by a flat index (numpy's
+            rows = x.reshape(-1, x.shape[-1])  # take_along_axis builds its index in Python: 3.7 us)
+            values = rows[xp.arange(rows.shape[0]), idx.reshape(-1)].reshape(idx.shape)
+        else:
+            values = xp.take_along_axis(x, xp.expand_dims(idx, dim), axis=dim).squeeze(dim)
+        if keepdim:
+            kept = x.shape[:dim] + (1,) + x.shape[dim + 1:]
+            idx, values = idx.reshape(kept), values.reshape(kept)
+        ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
         ctx.indices = idx
         ctx.mark_non_differentiable(idx)
         return values, idx
