@@ -54,32 +54,39 @@ def names_data(torch, block=8, batch=32, vocab=27):
     return x, y
 
 
-def build_mlp(torch):
-    """tests/scripts/names_mlp.py: embedding table + tanh MLP on raw tensors, SGD through .data."""
+def build_mlp(torch, batchnorm=False):
+    """tests/scripts/names_mlp.py: embedding table + tanh MLP on raw tensors, SGD through .data.
+    batchnorm=True: makemore's MLP with batch normalization (hidden 200, BatchNorm1d before the tanh in
+    place of the first bias), each step's loss logged as `.log10().item()`."""
     F = torch.nn.functional
     g = torch.Generator().manual_seed(0)
-    vocab, block = 27, 3
+    vocab, block, n_hidden = 27, 3, 200 if batchnorm else 64
     X = torch.randint(0, vocab, (2000, block), generator=g)
     Y = torch.randint(0, vocab, (2000,), generator=g)
     C = torch.randn((vocab, 10), generator=g)
-    W1 = torch.randn((block * 10, 64), generator=g) * 0.2
-    b1 = torch.randn(64, generator=g) * 0.01
-    W2 = torch.randn((64, vocab), generator=g) * 0.01
+    W1 = torch.randn((block * 10, n_hidden), generator=g) * ((5 / 3) / (block * 10) ** 0.5 if batchnorm else 0.2)
+    b1 = None if batchnorm else torch.randn(n_hidden, generator=g) * 0.01
+    W2 = torch.randn((n_hidden, vocab), generator=g) * 0.01
     b2 = torch.zeros(vocab)
-    params = [C, W1, b1, W2, b2]
+    bn = torch.nn.BatchNorm1d(n_hidden) if batchnorm else None
+    params = [C, W1, W2, b2] + (list(bn.parameters()) if batchnorm else [b1])
     for p in params:
         p.requires_grad = True
+    lossi = []
 
     def step():
         ix = torch.randint(0, X.shape[0], (32,), generator=g)
         emb = C[X[ix]]
-        h = torch.tanh(emb.view(-1, block * 10) @ W1 + b1)
+        pre = emb.view(-1, block * 10) @ W1
+        h = torch.tanh(bn(pre) if batchnorm else pre + b1)
         loss = F.cross_entropy(h @ W2 + b2, Y[ix])
         for p in params:
             p.grad = None
         loss.backward()
         for p in params:
             p.data += -0.1 * p.grad
+        if batchnorm:
+            lossi.append(loss.log10().item())
     return step
 
 
@@ -147,7 +154,14 @@ def names_models(torch, kind):
 
     model = {"rnn": lambda: RNN("rnn"), "gru": lambda: RNN("gru"), "bow": BoW, "transformer": Transformer,
              "mlp_module": MLP}[kind]()
-    opt = torch.optim.AdamW(model.parameters(), lr=5e-3, weight_decay=0.01, betas=(0.9, 0.99), eps=1e-8)
+    return names_step(torch, model, 5e-3, block, vocab, clip=True)
+
+
+def names_step(torch, model, lr, block, vocab, clip):
+    """The names models' step: cross_entropy of every position, zero_grad, backward, clip_grad_norm_
+    (makemore's own loop does not clip), AdamW."""
+    F = torch.nn.functional
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, betas=(0.9, 0.99), eps=1e-8)
     X, Y = names_data(torch, block, 32, vocab)
 
     def step():
@@ -155,40 +169,9 @@ def names_models(torch, kind):
         loss = F.cross_entropy(logits.view(-1, logits.size(-1)), Y.view(-1), ignore_index=-1)
         model.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-    return step
-
-
-def build_mlp_batchnorm(torch):
-    """makemore's MLP with batch normalization: embedding 10, hidden 200, BatchNorm1d, tanh, hand-written
-    SGD through .data, each step's loss logged as `.log10().item()`."""
-    F = torch.nn.functional
-    g = torch.Generator().manual_seed(0)
-    vocab, block, n_embd, n_hidden = 27, 3, 10, 200
-    X = torch.randint(0, vocab, (2000, block), generator=g)
-    Y = torch.randint(0, vocab, (2000,), generator=g)
-    C = torch.randn((vocab, n_embd), generator=g)
-    W1 = torch.randn((n_embd * block, n_hidden), generator=g) * (5 / 3) / (n_embd * block) ** 0.5
-    W2 = torch.randn((n_hidden, vocab), generator=g) * 0.01
-    b2 = torch.zeros(vocab)
-    bn = torch.nn.BatchNorm1d(n_hidden)
-    params = [C, W1, W2, b2] + list(bn.parameters())
-    for p in params:
-        p.requires_grad = True
-    lossi = []
-
-    def step():
-        ix = torch.randint(0, X.shape[0], (32,), generator=g)
-        emb = C[X[ix]]
-        h = torch.tanh(bn(emb.view(emb.shape[0], -1) @ W1))
-        loss = F.cross_entropy(h @ W2 + b2, Y[ix])
-        for p in params:
-            p.grad = None
-        loss.backward()
-        for p in params:
-            p.data += -0.1 * p.grad
-        lossi.append(loss.log10().item())
     return step
 
 
@@ -238,17 +221,7 @@ def build_cells(torch, kind):
                 hiddens.append(hprev)
             return self.lm_head(torch.stack(hiddens, 1))
 
-    model = RNN()
-    opt = torch.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.01, betas=(0.9, 0.99), eps=1e-8)
-    X, Y = names_data(torch, block, 32, vocab)
-
-    def step():
-        logits = model(X)
-        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), Y.view(-1), ignore_index=-1)
-        model.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    return step
+    return names_step(torch, RNN(), 5e-4, block, vocab, clip=False)
 
 
 def build_lecture_gpt(torch):
@@ -460,7 +433,7 @@ def build(torch, kind):
     if kind in ("mlp_module", "rnn", "gru", "bow", "transformer"):
         return names_models(torch, kind)
     if kind == "mlp_batchnorm":
-        return build_mlp_batchnorm(torch)
+        return build_mlp(torch, batchnorm=True)
     if kind in ("rnn_cells", "gru_cells"):
         return build_cells(torch, kind)
     if kind == "lecture_gpt":
