@@ -11,6 +11,7 @@ from ..autograd import recording
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
+from ._util import broadcast_shapes
 
 
 def apply_inplace(self, raw, recorded, *others):
@@ -64,8 +65,8 @@ _OPERANDS = (Tensor, int, float, bool, complex, np.ndarray, np.generic)
 
 def _plain_write(self, other):
     """Whether `self` op= `other` is one numpy call into self's array, as apply_inplace's `raw` makes it:
-    a writeable float32/64 numpy array, `other` a float Python number or a tensor of that dtype with a
-    shape that broadcasts to self's, nothing to record, no minigrad.compile capture."""
+    a writeable float32/64 numpy array, `other` a float Python number or a tensor of that dtype whose
+    shape is self's or its end, nothing to record, no minigrad.compile capture."""
     a = self.array
     if type(a) is not np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize < 4 or not a.flags.writeable:
         return False
@@ -75,7 +76,7 @@ def _plain_write(self, other):
     if type(other) is Tensor:
         b = other.array
         return (type(b) is np.ndarray and b.dtype == a.dtype and not (grad and (self.requires_grad or other.requires_grad))
-                and (b.shape == a.shape or np.broadcast_shapes(a.shape, b.shape) == a.shape))
+                and (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:]))  # (a bias's shape: the end of self's)
     return type(other) is float and not (grad and self.requires_grad)
 
 
@@ -102,7 +103,7 @@ def _ufunc_inplace(name, op, torch_name):
             try:
                 getattr(xp, name)(a, o, out=a, casting="same_kind")
             except ValueError:  # numpy's broadcast error, in PyTorch's words
-                shape = np.broadcast_shapes(a.shape, np.shape(o))
+                shape = broadcast_shapes(a.shape, np.shape(o))  # (itself PyTorch's error where none exists)
                 raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
                                    f"{list(shape)}") from None
 

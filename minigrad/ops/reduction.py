@@ -273,7 +273,7 @@ class MaxDim(Function):
     def forward(ctx, a, dim, keepdim, largest=True):
         x = a.array
         xp = array_module(x)
-        idx = x.argmax(axis=dim) if largest else x.argmin(axis=dim)
+        idx = xp.asarray(x.argmax(axis=dim) if largest else x.argmin(axis=dim))  # (of a 1-d x: a numpy scalar)
         if dim == x.ndim - 1:  # the usual: rows, each one's entry picked by a flat index (numpy's
             rows = x.reshape(-1, x.shape[-1])  # take_along_axis builds its index in Python: 3.7 us)
             values = rows[xp.arange(rows.shape[0]), idx.reshape(-1)].reshape(idx.shape)

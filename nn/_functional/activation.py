@@ -264,7 +264,7 @@ class Sigmoid(elementwise.Sigmoid):
 
 def sigmoid(input):
     """1 / (1 + e^-x), as minigrad.sigmoid (a float32 tensor through the backend's loop). Shape: (*) -> (*)."""
-    if type(input) is Tensor and input.array.dtype.kind == "f":
+    if isinstance(input, Tensor) and input.array.dtype.kind == "f":
         return Sigmoid.apply(input)
     return input.sigmoid()  # (the engine's op: its promotion of integers, its errors)
 

@@ -556,6 +556,10 @@ def test_inplace_arithmetic_with_nothing_to_record_is_numpys_and_bumps_the_versi
     t = mg.ones(3)
     with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
         t += mg.ones(2, 3)
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of tensor b \(4\)"):
+        t += mg.ones(4)  # (numpy's own broadcast error before)
+    t += mg.ones(1, 1)[0]  # a (1,) tensor broadcasts: the usual path
+    assert np.array_equal(t.array, [2.0, 2.0, 2.0])
     leaf = mg.ones(3, requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         leaf += 1.0
