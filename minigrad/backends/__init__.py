@@ -54,6 +54,7 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     cross_entropy   D, x, t, w, ignore, ls,     the same -> per-row losses
                     inv (None), need_grad       (inv: 1 / the mean's denominator)
     log_softmax     x (rows)                    x -> y                             g, y -> gx
+    softmax         x (rows)                    x -> y                             g, y -> gx
     sigmoid         x                           x -> y                             g, y -> gx
     dropout         x, p                        x, p -> (y, keep)                  g, keep, scale -> gx
     attention       out, q, k, v, mask, gqa     out, q, k, v, keep, dscale,        g, P, q, k, v, keep, dscale, scale,
@@ -127,6 +128,7 @@ register("layer_norm", "cpu.layer_norm", "cpu")
 register("layer_norm", "cuda.layer_norm", "cuda")
 register("cross_entropy", "cpu.cross_entropy", "cpu")
 register("log_softmax", "cpu.log_softmax", "cpu")
+register("softmax", "cpu.softmax", "cpu")
 register("cross_entropy", "cuda.cross_entropy", "cuda")
 register("dropout", "cuda.dropout", "cuda")
 register("attention", "cpu.attention", "cpu")

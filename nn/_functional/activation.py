@@ -209,12 +209,37 @@ def _softmax_args(input, dim, dtype, name):
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, dim = _softmax_args(input, dim, dtype, "softmax")
-    return _rows_of(backends.pick(minigrad.softmax, reference.softmax), input, dim)
+    return _rows_of(backends.pick(Softmax.apply, reference.softmax), input, dim)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, dim = _softmax_args(input, dim, dtype, "log_softmax")
     return _rows_of(backends.pick(LogSoftmax.apply, reference.log_softmax), input, dim)
+
+
+class Softmax(reduction.Softmax):
+    """minigrad's softmax op (ops/reduction.py: its math, its backward op), with the rows of the last dim
+    going to a backend's kernel where one takes them."""
+
+    node_name = "SoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        x = a.array
+        rows = x.reshape(-1, x.shape[-1]) if dim == x.ndim - 1 else None
+        ctx.impl = None if rows is None else backends.find("softmax", rows)
+        if ctx.impl is None:
+            return reduction.Softmax.forward(ctx, a, dim)
+        return ctx.impl.forward(rows).reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, g):  # dx = y (g - sum(g y))
+        y = ctx._saved_result
+        if ctx.impl is None or minigrad.is_grad_enabled():  # (create_graph: the backward is an op, recorded)
+            return reduction.Softmax.backward(ctx, g)
+        C = y.array.shape[-1]
+        return Tensor(ctx.impl.backward(g.array.reshape(-1, C), y.array.reshape(-1, C)).reshape(y.array.shape)), None
 
 
 class LogSoftmax(reduction.LogSoftmax):

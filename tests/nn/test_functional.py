@@ -384,29 +384,32 @@ def test_softmax_vs_torch(torch, blocking, fn, dtype):
                 (x,), dtype)
 
 
-def test_log_softmax_rows_kernel_agrees_with_the_numpy_code_and_pytorch(torch):
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_rows_kernels_agree_with_the_numpy_code_and_pytorch(torch, fn):
     # the last dim's rows go to the CPU kernel (when numba is installed): values, grads, the second
-    # derivative (create_graph: the recorded backward op), odd rows and strided input
-    from minigrad.backends.cpu import log_softmax as kernel
+    # derivative (create_graph: the recorded backward op), odd rows, strided input, a row all -inf
+    import importlib
 
+    kernel = importlib.import_module(f"minigrad.backends.cpu.{fn}")
     rng = np.random.default_rng(3)
     for dtype in (np.float32, np.float64):
         a = rng.standard_normal((6, 5, 33)).astype(dtype) * 4
         a[0, 0, :5] = -np.inf  # a row partly masked out
         a[1, 2, 7] = 1e4  # one dominating logit
+        a[2, 3, :] = -np.inf  # a row masked out entirely: nan, as PyTorch's
         for x_arr in (a, a.transpose(1, 0, 2), a[:, :, :1]):
             g = rng.standard_normal(x_arr.shape).astype(dtype)
             outs = {}
             for setting in ("fast", "numpy"):
                 with minigrad.backends.kernels(setting):
                     x = minigrad.tensor(x_arr, requires_grad=True)
-                    y = F.log_softmax(x, -1)
+                    y = getattr(F, fn)(x, -1)
                     if setting == "fast" and minigrad.backends._team.available():
                         assert y.grad_fn.impl is kernel
                     y.backward(minigrad.tensor(g))
                     outs[setting] = (y.array, x.grad.array)
             tx = torch.tensor(x_arr, requires_grad=True)
-            ty = torch.log_softmax(tx, -1)
+            ty = getattr(torch, fn)(tx, -1)
             ty.backward(torch.tensor(g))
             tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
             for y_arr, gx in outs.values():
@@ -414,9 +417,10 @@ def test_log_softmax_rows_kernel_agrees_with_the_numpy_code_and_pytorch(torch):
                 np.testing.assert_allclose(gx, tx.grad.numpy(), **tol)
     x = minigrad.tensor(rng.standard_normal((4, 9)), requires_grad=True)
     tx = torch.tensor(x.array, requires_grad=True)
-    (gx,) = minigrad.autograd.grad(F.log_softmax(x, -1)[:, 0].sum(), x, create_graph=True)
-    (tgx,) = torch.autograd.grad(torch.log_softmax(tx, -1)[:, 0].sum(), tx, create_graph=True)
-    assert gx.grad_fn.name() == tgx.grad_fn.name() == "LogSoftmaxBackwardDataBackward0"
+    (gx,) = minigrad.autograd.grad(getattr(F, fn)(x, -1)[:, 0].sum(), x, create_graph=True)
+    (tgx,) = torch.autograd.grad(getattr(torch, fn)(tx, -1)[:, 0].sum(), tx, create_graph=True)
+    name = "SoftmaxBackwardDataBackward0" if fn == "softmax" else "LogSoftmaxBackwardDataBackward0"
+    assert gx.grad_fn.name() == tgx.grad_fn.name() == name
     (ggx,) = minigrad.autograd.grad((gx * gx).sum(), x)
     (tggx,) = torch.autograd.grad((tgx * tgx).sum(), tx)
     np.testing.assert_allclose(ggx.array, tggx.numpy(), rtol=1e-10, atol=1e-12)
