@@ -398,6 +398,19 @@ def logsumexp(input, dim, keepdim=False):
     return Logsumexp.apply(input, normalize_dims(dim, input.array.ndim), keepdim)
 
 
+def softmax_array(a, dim):
+    """exp(x - max) / sum(exp(x - max)) along `dim` of an array."""
+    xp = array_module(a)
+    if a.ndim == 0:  # exp(a - a) / 1: one (nan for a non-finite a)
+        return xp.asarray(xp.exp(a - a))
+    if a.size == 0:
+        return a.copy()
+    e = a - a.max(axis=dim, keepdims=True)
+    xp.exp(e, out=e)
+    e /= e.sum(axis=dim, keepdims=True)
+    return e
+
+
 class Softmax(Function):
     node_name = "SoftmaxBackward0"
     saves_result = True
@@ -405,15 +418,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        xp = array_module(a.array)
-        if a.array.ndim == 0:  # exp(a - a) / 1: one (nan for a non-finite a)
-            return xp.asarray(xp.exp(a.array - a.array))
-        if a.array.size == 0:
-            return a.array.copy()
-        e = a.array - a.array.max(axis=dim, keepdims=True)
-        xp.exp(e, out=e)
-        e /= e.sum(axis=dim, keepdims=True)
-        return e
+        return softmax_array(a.array, dim)
 
     @staticmethod
     def backward(ctx, g):  # dx = y * (g - sum(g * y))

@@ -225,46 +225,47 @@ class Softmax(reduction.Softmax):
 
     @staticmethod
     def forward(ctx, a, dim):
-        ctx.dim = dim
-        x = a.array
-        rows = x.reshape(-1, x.shape[-1]) if dim == x.ndim - 1 else None
-        ctx.impl = None if rows is None else backends.find("softmax", rows)
-        if ctx.impl is None:
-            return reduction.Softmax.forward(ctx, a, dim)
-        return ctx.impl.forward(rows).reshape(x.shape)
+        return _last_dim_rows(ctx, a, dim, "softmax", reduction.softmax_array)
 
     @staticmethod
     def backward(ctx, g):  # dx = y (g - sum(g y))
-        y = ctx._saved_result
-        if ctx.impl is None or minigrad.is_grad_enabled():  # (create_graph: the backward is an op, recorded)
-            return reduction.Softmax.backward(ctx, g)
-        C = y.array.shape[-1]
-        return Tensor(ctx.impl.backward(g.array.reshape(-1, C), y.array.reshape(-1, C)).reshape(y.array.shape)), None
+        return _last_dim_rows_backward(ctx, g, reduction.Softmax.backward)
 
 
 class LogSoftmax(reduction.LogSoftmax):
-    """minigrad's log_softmax op (ops/reduction.py: its math, its backward op), with the rows of the last
-    dim going to a backend's kernel where one takes them."""
+    """minigrad's log_softmax op (ops/reduction.py: its math, its backward op), likewise."""
 
     node_name = "LogSoftmaxBackward0"
 
     @staticmethod
     def forward(ctx, a, dim):
-        ctx.dim = dim
-        x = a.array
-        rows = x.reshape(-1, x.shape[-1]) if dim == x.ndim - 1 else None
-        ctx.impl = None if rows is None else backends.find("log_softmax", rows)
-        if ctx.impl is None:
-            return reduction.log_softmax_array(x, dim)
-        return ctx.impl.forward(rows).reshape(x.shape)
+        return _last_dim_rows(ctx, a, dim, "log_softmax", reduction.log_softmax_array)
 
     @staticmethod
     def backward(ctx, g):  # dx = g - exp(y) sum(g)
-        y = ctx._saved_result
-        if ctx.impl is None or minigrad.is_grad_enabled():  # (create_graph: the backward is an op, recorded)
-            return reduction.LogSoftmaxBackward.apply(g, y, ctx.dim), None
-        C = y.array.shape[-1]
-        return Tensor(ctx.impl.backward(g.array.reshape(-1, C), y.array.reshape(-1, C)).reshape(y.array.shape)), None
+        return _last_dim_rows_backward(ctx, g, reduction.LogSoftmax.backward)
+
+
+def _last_dim_rows(ctx, a, dim, op, array_code):
+    """A rows op's forward: the rows of the last dim through the backend's kernel for `op` where one takes
+    them (kept as ctx.impl for backward), else `array_code(x, dim)`."""
+    ctx.dim = dim
+    x = a.array
+    rows = x.reshape(-1, x.shape[-1]) if dim == x.ndim - 1 else None
+    ctx.impl = None if rows is None else backends.find(op, rows)
+    if ctx.impl is None:
+        return array_code(x, dim)
+    return ctx.impl.forward(rows).reshape(x.shape)
+
+
+def _last_dim_rows_backward(ctx, g, recorded):
+    """Its backward: the kernel's on arrays, or `recorded(ctx, g)` (the op's own: with create_graph, a
+    recorded op)."""
+    y = ctx._saved_result
+    if ctx.impl is None or minigrad.is_grad_enabled():
+        return recorded(ctx, g)
+    C = y.array.shape[-1]
+    return Tensor(ctx.impl.backward(g.array.reshape(-1, C), y.array.reshape(-1, C)).reshape(y.array.shape)), None
 
 
 class Sigmoid(elementwise.Sigmoid):

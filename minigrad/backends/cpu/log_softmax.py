@@ -5,33 +5,8 @@ independent: on the team any cut gives the same bits.
 """
 import numpy as np
 
-from . import floats, team
-
-
-def supports(x):
-    """Rows (N, C), C > 0, of a contiguous numpy float array."""
-    return floats(x) and x.ndim == 2 and x.shape[1] > 0 and x.flags.c_contiguous
-
-
-def forward(x):
-    """(N, C): x - max - log(sum(exp(x - max))) of each row of x."""
-    y = np.empty_like(x)
-    if x.size >= team.TEAM_MIN_ELEMENTS and _rows_team.on_team():
-        _rows_team(y, x, _rows_team.threads())
-    else:
-        _rows(y, x)
-    return y
-
-
-def backward(g, y):
-    """(N, C): g - exp(y) sum(g) of each row, y forward's output (g is made contiguous here)."""
-    g = np.ascontiguousarray(g, dtype=y.dtype)
-    gx = np.empty_like(y)
-    if g.size >= team.TEAM_MIN_ELEMENTS and _rows_backward_team.on_team():
-        _rows_backward_team(gx, g, y, _rows_backward_team.threads())
-    else:
-        _rows_backward(gx, g, y)
-    return gx
+from . import team
+from .softmax import RowsKernel
 
 
 @team.kernel
@@ -70,3 +45,7 @@ def _rows_backward_team(gx, g, y, parts):
     for p in team.prange(parts):
         lo, hi = team.share(g.shape[0], p, parts, 1)
         _rows_backward(gx[lo:hi], g[lo:hi], y[lo:hi])
+
+
+_log_softmax = RowsKernel(_rows, _rows_team, _rows_backward, _rows_backward_team)
+supports, forward, backward = _log_softmax.supports, _log_softmax.forward, _log_softmax.backward

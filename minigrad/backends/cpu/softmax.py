@@ -8,30 +8,37 @@ import numpy as np
 from . import floats, team
 
 
-def supports(x):
-    """Rows (N, C), C > 0, of a contiguous numpy float array."""
-    return floats(x) and x.ndim == 2 and x.shape[1] > 0 and x.flags.c_contiguous
+class RowsKernel:
+    """A rows op's kernels (a plain loop over rows each way, and its form on the thread team) behind the
+    registry's protocol: supports, forward, backward (log_softmax.py makes one too)."""
 
+    def __init__(self, rows, rows_team, rows_backward, rows_backward_team):
+        self.rows, self.rows_team = rows, rows_team
+        self.rows_backward, self.rows_backward_team = rows_backward, rows_backward_team
 
-def forward(x):
-    """(N, C): exp(x - max) / sum(exp(x - max)) of each row of x."""
-    y = np.empty_like(x)
-    if x.size >= team.TEAM_MIN_ELEMENTS and _rows_team.on_team():
-        _rows_team(y, x, _rows_team.threads())
-    else:
-        _rows(y, x)
-    return y
+    @staticmethod
+    def supports(x):
+        """Rows (N, C), C > 0, of a contiguous numpy float array."""
+        return floats(x) and x.ndim == 2 and x.shape[1] > 0 and x.flags.c_contiguous
 
+    def forward(self, x):
+        """(N, C): the op on each row of x."""
+        y = np.empty_like(x)
+        if x.size >= team.TEAM_MIN_ELEMENTS and self.rows_team.on_team():
+            self.rows_team(y, x, self.rows_team.threads())
+        else:
+            self.rows(y, x)
+        return y
 
-def backward(g, y):
-    """(N, C): y (g - sum(g y)) of each row, y forward's output (g is made contiguous here)."""
-    g = np.ascontiguousarray(g, dtype=y.dtype)
-    gx = np.empty_like(y)
-    if g.size >= team.TEAM_MIN_ELEMENTS and _rows_backward_team.on_team():
-        _rows_backward_team(gx, g, y, _rows_backward_team.threads())
-    else:
-        _rows_backward(gx, g, y)
-    return gx
+    def backward(self, g, y):
+        """(N, C): the gradient of each row from g and forward's output y (g is made contiguous here)."""
+        g = np.ascontiguousarray(g, dtype=y.dtype)
+        gx = np.empty_like(y)
+        if g.size >= team.TEAM_MIN_ELEMENTS and self.rows_backward_team.on_team():
+            self.rows_backward_team(gx, g, y, self.rows_backward_team.threads())
+        else:
+            self.rows_backward(gx, g, y)
+        return gx
 
 
 @team.kernel
@@ -71,3 +78,7 @@ def _rows_backward_team(gx, g, y, parts):
     for p in team.prange(parts):
         lo, hi = team.share(g.shape[0], p, parts, 1)
         _rows_backward(gx[lo:hi], g[lo:hi], y[lo:hi])
+
+
+_softmax = RowsKernel(_rows, _rows_team, _rows_backward, _rows_backward_team)
+supports, forward, backward = _softmax.supports, _softmax.forward, _softmax.backward
