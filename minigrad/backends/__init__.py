@@ -51,6 +51,7 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     embedding       g, ids, n                   (a take: the op's)                 g, ids, n -> (n, C) row sums
     gelu            x, approximate              x, approximate -> y                x, y, g, approximate -> gx
     layer_norm      y, mean, rstd, x, w, b, eps the same: fills y, mean, rstd      gx, g, x, mean, rstd, w -> (2, D)
+    batch_norm      x, w, b (training, 2-D)     x, w, b, eps -> y, stats           g, x, mean, rstd, w, need_gx -> gx, gw, gb
     cross_entropy   D, x, t, w, ignore, ls,     the same -> per-row losses
                     inv (None), need_grad       (inv: 1 / the mean's denominator)
     log_softmax     x (rows)                    x -> y                             g, y -> gx
@@ -126,6 +127,7 @@ register("gelu", "cuda.gelu", "cuda")
 register("sigmoid", "cpu.sigmoid", "cpu")
 register("layer_norm", "cpu.layer_norm", "cpu")
 register("layer_norm", "cuda.layer_norm", "cuda")
+register("batch_norm", "cpu.batch_norm", "cpu")
 register("cross_entropy", "cpu.cross_entropy", "cpu")
 register("log_softmax", "cpu.log_softmax", "cpu")
 register("softmax", "cpu.softmax", "cpu")

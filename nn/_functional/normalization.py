@@ -173,8 +173,13 @@ class BatchNorm(Function):
         xp = xp_of(xd)
         axes = (0,) + tuple(range(2, xd.ndim))
         bshape = (1, -1) + (1,) * (xd.ndim - 2)
-        if training:  # numpy's mean and var, their passes written out (in place where they can be)
-            n = xd.size // xd.shape[1]
+        n = xd.size // xd.shape[1]
+        wd, bd = None if w is None else w.array, None if b is None else b.array
+        ctx.impl = backends.find("batch_norm", xd, wd, bd) if training else None
+        if ctx.impl is not None:  # a backend's loops: the statistics and y
+            y, stats = ctx.impl.forward(xd, wd, bd, eps)
+            mean, var, rstd = stats[0], stats[1], stats[2]
+        elif training:  # numpy's mean and var, their passes written out (in place where they can be)
             mean = xd.sum(axis=axes, keepdims=True)
             mean /= n
             d = xd - mean
@@ -182,29 +187,30 @@ class BatchNorm(Function):
             var = d.sum(axis=axes)
             var /= n
             mean = mean.reshape(-1)
-            if running_mean is not None:  # PyTorch's update: the unbiased variance goes into running_var
-                rm, rv = running_mean.array, running_var.array
-                rm *= 1.0 - momentum
-                rm += momentum * mean
-                rv *= 1.0 - momentum
-                unbiased = momentum * var
-                unbiased *= n / max(n - 1, 1)
-                rv += unbiased
-                running_mean._bump_version()
-                running_var._bump_version()
         else:  # copies: a later training step updates the running statistics in place
             mean, var = running_mean.array.copy(), running_var.array
-        rstd = var + eps
-        xp.sqrt(rstd, out=rstd)
-        xp.divide(1.0, rstd, out=rstd)
-        scale = rstd if w is None else rstd * w.array
-        shift = mean * scale
-        if b is None:
-            xp.negative(shift, out=shift)
-        else:
-            xp.subtract(b.array, shift, out=shift)
-        y = xd * scale.reshape(bshape).astype(xd.dtype, copy=False)
-        y += shift.reshape(bshape).astype(xd.dtype, copy=False)
+        if training and running_mean is not None:  # PyTorch's update: the unbiased variance into running_var
+            rm, rv = running_mean.array, running_var.array
+            rm *= 1.0 - momentum
+            rm += momentum * mean
+            rv *= 1.0 - momentum
+            unbiased = momentum * var
+            unbiased *= n / max(n - 1, 1)
+            rv += unbiased
+            running_mean._bump_version()
+            running_var._bump_version()
+        if ctx.impl is None:
+            rstd = var + eps
+            xp.sqrt(rstd, out=rstd)
+            xp.divide(1.0, rstd, out=rstd)
+            scale = rstd if w is None else rstd * wd
+            shift = mean * scale
+            if b is None:
+                xp.negative(shift, out=shift)
+            else:
+                xp.subtract(bd, shift, out=shift)
+            y = xd * scale.reshape(bshape).astype(xd.dtype, copy=False)
+            y += shift.reshape(bshape).astype(xd.dtype, copy=False)
         # training's statistics are recomputed in a backward that is recorded (as ops of x); eval's are
         # constants, kept
         ctx.save(input=x, weight=w, mean=None if training else mean.astype(xd.dtype, copy=False),
@@ -248,6 +254,9 @@ def _batch_norm_backward_arrays(ctx, g, x, w):
     bshape = (1, -1) + (1,) * (x.ndim - 2)
     mean, rstd = ctx.stats
     needs = ctx.needs_input_grad
+    if ctx.impl is not None:  # forward's backend (training, 2-D): its loops
+        gx, gw, gb = ctx.impl.backward(g, x, mean, rstd, None if w is None else w.array, needs[0])
+        return (None if gx is None else Tensor(gx), Tensor(gw) if needs[1] else None, Tensor(gb) if needs[2] else None)
     n = x.size // x.shape[1]
     xhat = x - mean.reshape(bshape)
     xhat *= rstd.reshape(bshape)

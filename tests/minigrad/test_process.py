@@ -43,7 +43,7 @@ table = leaf(256, 512)
 img, kernel = leaf(2, 3, 16, 16), leaf(4, 3, 3, 3)
 losses = [
     F.linear(x, w, b), F.linear(x, w), F.embedding(ids, table), F.layer_norm(x, (512,), leaf(512), leaf(512)),
-    F.gelu(x), F.gelu(x, approximate="tanh"), F.relu(x), F.sigmoid(x), F.softmax(x, -1), F.log_softmax(x, -1),
+    F.gelu(x), F.gelu(x, approximate="tanh"), F.relu(x), F.sigmoid(x), F.batch_norm(x, None, None, training=True), F.softmax(x, -1), F.log_softmax(x, -1),
     F.dropout(x, 0.3), F.cross_entropy(F.linear(x, w), ids),
     F.scaled_dot_product_attention(q, k, v, is_causal=True), F.scaled_dot_product_attention(q, k, v, dropout_p=0.1),
     F.conv2d(img, kernel),

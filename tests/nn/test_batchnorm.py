@@ -95,12 +95,14 @@ def test_gradgradcheck_and_second_derivative_vs_torch(torch, training):
         np.testing.assert_allclose(o.grad.array, t.grad.numpy(), rtol=1e-9, atol=1e-10)
 
 
+@pytest.mark.parametrize("shape", [(5, 3, 4), (7, 3)])
 @pytest.mark.parametrize("training", [True, False])
 @pytest.mark.parametrize("needs", [(True, True, True), (False, True, True), (True, False, False), (False, True, False)])
-def test_backward_on_arrays_equals_the_recorded_one_and_torchs(torch, training, needs):
-    # a backward with no graph of its own runs on arrays, from forward's mean and 1/std; create_graph=True
-    # records it as ops of x: the two agree, for each set of inputs that need a gradient, and with PyTorch's
-    x, w, b, g = arr(5, 3, 4), arr(3), arr(3), arr(5, 3, 4)
+def test_backward_on_arrays_equals_the_recorded_one_and_torchs(torch, kernels, shape, training, needs):
+    # a backward with no graph of its own runs on arrays (a (N, C) training step: the CPU backend's loops,
+    # under MINIGRAD_KERNELS=fast), from forward's mean and 1/std; create_graph=True records it as ops of x:
+    # the two agree, for each set of inputs that need a gradient, and with PyTorch's
+    x, w, b, g = arr(*shape), arr(3), arr(3), arr(*shape)
     rm, rv = arr(3), np.abs(arr(3)) + 0.5
 
     def grads(create_graph, mod=F, T=minigrad.tensor, lib=minigrad):
@@ -111,6 +113,10 @@ def test_backward_on_arrays_equals_the_recorded_one_and_torchs(torch, training, 
 
     on_arrays, recorded = grads(False), grads(True)
     theirs = grads(False, torch.nn.functional, torch.tensor, torch)
+    if kernels == "fast" and minigrad.backends._team.available() and training and len(shape) == 2:
+        from minigrad.backends.cpu import batch_norm as kernel
+
+        assert F.batch_norm(minigrad.tensor(x, requires_grad=True), None, None, training=True).grad_fn.impl is kernel
     assert len(on_arrays) == len(recorded) == len(theirs) == sum(needs)
     for a, r, t in zip(on_arrays, recorded, theirs):
         np.testing.assert_allclose(a.array, r.array, rtol=1e-10, atol=1e-12)
