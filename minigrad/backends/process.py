@@ -2,7 +2,7 @@
 
 `import minigrad` and every op leave the host program alone: glibc's malloc settings, numpy's
 allocator, os.environ and BLAS's thread count are as they were. One thing the import does, in glibc's
-own adaptive way and not through its settings: it frees one 1 MiB block (`raise_mmap_threshold`), so
+own adaptive way and not through its settings: it frees one 960 KiB block (`raise_mmap_threshold`), so
 that glibc serves arrays up to that size from its heap, as it does in a process that has imported
 PyTorch (`import torch` leaves it at ~0.93 MiB). A program that is one training run
 (train.py, sample.py, the benchmarks) makes one call that tunes the process for it:
@@ -118,7 +118,7 @@ def _libc():
     return ctypes.CDLL("libc.so.6")
 
 
-def raise_mmap_threshold(nbytes=1 << 20):
+def raise_mmap_threshold(nbytes=960 << 10):
     """Let glibc serve arrays of up to ~`nbytes` from its heap, by freeing one block of that size.
 
     glibc gives each array above its mmap threshold pages of its own (mmap), and back at free; the
@@ -126,9 +126,9 @@ def raise_mmap_threshold(nbytes=1 << 20):
     the free heap it keeps (twice that). Below it, a model whose step makes and frees arrays of a few
     hundred KiB (a vocabulary's logits) takes fresh pages, each a page fault and the kernel zeroing it,
     for every such array of every step. A PyTorch process does not pay that: `import torch` leaves the
-    threshold at ~0.93 MiB. Freeing one 1 MiB block moves it there through glibc's own rule, with no
-    setting changed: arrays above it still go back to the system when freed; freed arrays below it go
-    back when the heap's top is free past twice it (glibc trims only its top, as in a PyTorch
+    threshold at ~0.93 MiB. Freeing one 960 KiB block moves it there through glibc's own rule, with no
+    setting changed: arrays above it (that the heap's free space cannot hold) still go back to the
+    system when freed; freed arrays below it go back when the heap's top is free past twice it (glibc trims only its top, as in a PyTorch
     process). Nothing is done off Linux, with glibc's MALLOC_* variables set, or with
     MINIGRAD_MALLOC_TUNING=0; it never lowers a threshold already higher."""
     if (not sys.platform.startswith("linux") or os.environ.get("MINIGRAD_MALLOC_TUNING") == "0"

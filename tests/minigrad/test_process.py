@@ -156,7 +156,7 @@ def faults_a_step():  # a step making and freeing two (120, 1000) float32 arrays
 
 @pytest.mark.skipif(not platform.libc_ver()[0] == "glibc", reason="glibc's adaptive mmap threshold")
 def test_import_lets_glibc_keep_arrays_under_a_mebibyte_on_its_heap_and_larger_ones_go_back():
-    # `import torch` leaves glibc's threshold at ~0.93 MiB; minigrad's import frees one 1 MiB block so that
+    # `import torch` leaves glibc's threshold at ~0.93 MiB; minigrad's import frees one 960 KiB block so that
     # a step's mid-size arrays come from the heap, with no page faults, as in a PyTorch process
     out = python(PRELUDE, GLIBC_HEAP, """
         import minigrad  # noqa: F401
