@@ -47,6 +47,14 @@ class SumAll(Sum):
     node_name = "SumBackward0"
 
 
+def _count(shape, dims):
+    """How many elements a reduction over `dims` of `shape` takes in."""
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
 class Mean(Function):
     node_name = "MeanBackward1"
 
@@ -57,9 +65,7 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(mean a) = 1/n
-        n = 1
-        for d in ctx.dims:
-            n *= ctx.shape[d]
+        n = _count(ctx.shape, ctx.dims)
         return _expand_back(g / n, ctx.shape, ctx.dims, ctx.keepdim), None, None
 
 
@@ -103,14 +109,6 @@ def _quiet():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         yield
-
-
-def _count(shape, dims):
-    """How many elements a reduction over `dims` of `shape` takes in."""
-    n = 1
-    for d in dims:
-        n *= shape[d]
-    return n
 
 
 def _moment(method, dims, correction, keepdim):
