@@ -31,7 +31,9 @@ class Tensor:
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 
     def __init__(self, data, requires_grad=False, _version_counter=None):
-        if type(data) is not np.ndarray and not (hasattr(data, "dtype") and hasattr(data, "shape")):
+        if type(data) is not np.ndarray and (isinstance(data, np.generic) or not hasattr(data, "shape")):
+            # (a numpy scalar, a full reduction's result, becomes a 0-d array: a scalar is read-only, and
+            # `total += loss` must work on it in place as on any tensor)
             data = np.asarray(data)
         self.array = data
         self._grad = None

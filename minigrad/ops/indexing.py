@@ -103,6 +103,11 @@ def _take(a, index):
     return a[index]
 
 
+def _with_ellipsis(index):
+    """A basic `index` ending in `...`: numpy then gives a 0-d view where all ints give a scalar."""
+    return (index if type(index) is tuple else (index,)) + (Ellipsis,)
+
+
 def _target(a, index):
     """The array and the index to write `a[index]` through (a view for a TwoStep index)."""
     if type(index) is TwoStep:
@@ -189,11 +194,15 @@ class Index(Function):
         ctx.shape, ctx.index, ctx.advanced = a.array.shape, index, advanced
         try:
             out = _take(a.array, index)
-            # an advanced index makes a new, contiguous tensor in PyTorch (numpy may lay it out
-            # transposed, and a later .view() would then fail where PyTorch's succeeds)
-            return array_module(out).ascontiguousarray(out) if advanced else out
         except IndexError as e:
             raise _index_error(e, a.array.shape) from None
+        if advanced:
+            # an advanced index makes a new, contiguous tensor in PyTorch (numpy may lay it out
+            # transposed, and a later .view() would then fail where PyTorch's succeeds)
+            return array_module(out).ascontiguousarray(out)
+        if isinstance(out, np.generic):  # an int for every dim: numpy gives a scalar (a copy), PyTorch a view
+            out = _take(a.array, _with_ellipsis(index))
+        return out
 
     @staticmethod
     def backward(ctx, g):  # scatter the gradient to where the elements came from

@@ -540,6 +540,8 @@ class Unbind(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
+        if a.array.ndim == 1:  # (iterating a 1-D array yields scalars, copies: PyTorch's pieces are views)
+            return tuple(a.array[i, ...] for i in range(a.array.shape[0]))
         # iterating an array yields its views along axis 0 (in C: a per-slice index costs more)
         return tuple(a.array if dim == 0 else array_module(a.array).moveaxis(a.array, dim, 0))
 

@@ -325,3 +325,45 @@ def test_shape_changing_inplace_forms_like_torch(torch):
         z.t_()
         res.append((tuple(y.shape), x.grad.tolist(), tuple(z.shape)))
     assert res[0] == res[1]
+
+
+def _scalar_habits(L):
+    """A script's uses of 0-d results in place: a loss summed with +=, a count kept in a tensor, a
+    bag-of-words vector filled by `vec[i] += 1`, an element changed through the view `t[i]` is."""
+    x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    loss = 0
+    for i in range(1, 4):
+        loss += (x * i).sum()  # the first += makes a tensor; the later ones add into it, recorded
+    loss += x.max()
+    loss.backward()
+    count = L.ones(4).sum()
+    count += 1
+    count.mul_(2)
+    vec = L.zeros(5)
+    for i in (1, 3, 1, 4):
+        vec[i] += 1
+    m = L.zeros(2, 3)
+    m[1][2] += 5  # m[1] and then its element are views of m
+    e = m[0, 1]
+    e.add_(7)
+    v = L.zeros(3)
+    v.select(0, 0).fill_(1)
+    v.unbind()[1].fill_(2)
+    list(v)[2].fill_(3)
+    return (float(loss), x.grad.tolist(), float(count), vec.tolist(), m.tolist(), e._version, m._version,
+            float(e), v.tolist())
+
+
+def test_scalar_results_and_single_elements_take_in_place_ops():
+    loss, grad, count, vec, m, e_version, m_version, e, v = _scalar_habits(mg)
+    assert loss == 6 * 6 + 3 and grad == [6.0, 6.0, 7.0]
+    assert count == 10.0
+    assert vec == [0.0, 2.0, 0.0, 1.0, 1.0]
+    assert m == [[0.0, 7.0, 0.0], [0.0, 0.0, 5.0]] and e == 7.0 and e_version == m_version > 0
+    assert v == [1.0, 2.0, 3.0]
+    s = mg.ones(3).sum()
+    assert type(s.numpy()) is np.ndarray and s.numpy().shape == ()  # a 0-d array, as PyTorch's .numpy()
+
+
+def test_scalar_habits_like_torch(torch):
+    assert _scalar_habits(mg) == _scalar_habits(torch)
