@@ -84,9 +84,12 @@ def _ufunc_inplace(name, op, torch_name):
     ufunc = getattr(np, name)
 
     def method(self, other, *args, **kwargs):
-        if not args and not kwargs and _plain_write(self, other):  # the common case: the numpy call alone
+        # the common case: the numpy call alone (an SGD step's `p.data.add_(p.grad.data, alpha=-lr)` too)
+        scale = kwargs["alpha"] if kwargs and len(kwargs) == 1 and "alpha" in kwargs else None if kwargs else 1
+        if not args and type(scale) in (int, float) and _plain_write(self, other):
             a = self.array
-            ufunc(a, other.array if type(other) is Tensor else other, a)  # (out given by position: cheaper)
+            o = other.array if type(other) is Tensor else other
+            ufunc(a, o if scale == 1 else o * scale, a)  # (out given by position: cheaper)
             self._version_counter[0] += 1
             return self
         if not isinstance(other, _OPERANDS):  # (p.grad of None, say: PyTorch's words, not numpy's)

@@ -5,6 +5,7 @@ import functools
 import numpy as np
 
 from minigrad import backends
+from minigrad.ops.matmul import matmul_arrays
 
 from ._common import Function, check_tensor, once_differentiable, some_id_outside, wrap, xp_of
 
@@ -41,11 +42,11 @@ class Linear(Function):
             ctx.impl.backward(g2, x2, w.array if needs[0] else None, None if gx is None else _2d(gx), gw)
         else:
             if needs[0]:
-                xp.matmul(g2, w.array, out=_2d(gx))
+                matmul_arrays(g2, w.array, out=_2d(gx))
             if needs[1]:
-                xp.matmul(g2.T, x2, out=gw)
+                matmul_arrays(g2.T, x2, out=gw)  # (one row: an outer product)
         if len(needs) > 2 and needs[2]:
-            gb = g2.sum(axis=0)
+            gb = g2[0].copy() if g2.shape[0] == 1 else g2.sum(axis=0)  # (a sum of one row is that row)
         return wrap(gx), wrap(gw), wrap(gb)
 
 
@@ -60,7 +61,7 @@ def _forward(x, w, b, impl=None, find=True):  # y = x W^T + b, as one GEMM on x 
     if impl is not None:
         impl.forward(out2, x2, w)
     else:
-        xp.matmul(x2, w.T, out=out2)  # W.T is a view: BLAS reads it transposed, no copy
+        matmul_arrays(x2, w.T, out=out2)  # W.T is a view: BLAS reads it transposed, no copy
     if b is not None:
         out += b
     return out, impl
@@ -72,7 +73,7 @@ def _forward_with(impl, x, w, b=None):
     needed (a generated token's linear layers are 1-row products, where that allocation shows)."""
     if impl is not None:
         return _forward(x, w, b, impl, False)[0]
-    out = (x if x.ndim == 2 else x.reshape(-1, x.shape[-1])) @ w.T
+    out = matmul_arrays(x if x.ndim == 2 else x.reshape(-1, x.shape[-1]), w.T)
     if b is not None:
         out += b
     return out if x.ndim == 2 else out.reshape(x.shape[:-1] + (w.shape[0],))

@@ -350,6 +350,28 @@ def _class_rows(shape):
     return (2 if len(shape) == 2 else 3), shape[1], (shape[0],) + tuple(shape[2:])
 
 
+def _nll_every_target_kept(ctx, xd, x2, t, target_shape, reduction, layout):
+    """NllLoss's forward where no id is ignore_index and there are no weights (the usual): the general
+    path's arithmetic, each weight 1 and the mean's divisor N, without the masks (the same bits)."""
+    xp = xp_of(xd)
+    rows = xp.arange(t.size)
+    loss = -x2[rows, t]
+    denom = float(t.size) if reduction == "mean" else 1.0
+    if ctx.needs_input_grad[0]:
+        coef = xp.full(t.shape, -1.0, dtype=xd.dtype)
+        if denom:
+            coef /= denom
+        else:  # (no targets: a mean of nothing)
+            coef.fill(float("nan"))
+        ctx.picks = (rows, t, coef)
+    ctx.reduction, ctx.layout, ctx.shape, ctx.rows_shape = reduction, layout, xd.shape, x2.shape
+    if reduction == "none":
+        return loss.reshape(target_shape)
+    s = loss[0] if t.size == 1 else loss.sum()  # (a sum of one value is that value)
+    return xp.asarray(s / denom if denom else float("nan"), dtype=xd.dtype) if reduction == "mean" else \
+        xp.asarray(s, dtype=xd.dtype)
+
+
 class NllLoss(Function):
     node_name = "NllLossBackward0"
 
@@ -360,8 +382,11 @@ class NllLoss(Function):
         xp = xp_of(xd)
         x2 = _rows(xd, layout)
         t = target.array.reshape(-1)
-        if some_id_outside(t, x2.shape[1]):  # (here, not in nll_loss: a replayed step checks each call's ids)
-            _check_targets(t, x2.shape[1], ignore_index)
+        C = x2.shape[1]
+        if some_id_outside(t, C):  # (here, not in nll_loss: a replayed step checks each call's ids)
+            _check_targets(t, C, ignore_index)
+        elif weight is None and not 0 <= ignore_index < C:
+            return _nll_every_target_kept(ctx, xd, x2, t, target.array.shape, reduction, layout)
         valid = t != ignore_index
         t_safe = xp.where(valid, t, 0)
         wt = valid.astype(xd.dtype) if weight is None else valid * weight.array[t_safe].astype(xd.dtype)

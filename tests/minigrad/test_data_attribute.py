@@ -65,3 +65,19 @@ def test_the_raw_array_has_its_own_name():
     assert type(x.array) is np.ndarray
     x.array[0] = 5.0
     assert x.tolist() == [5.0, 1.0]
+
+
+def test_add_and_sub_with_alpha_are_the_scaled_operand_added_in_place():
+    rng = np.random.default_rng(1)
+    a0, g0 = rng.standard_normal((5, 7)).astype(np.float32), rng.standard_normal((5, 7)).astype(np.float32)
+    for alpha in (-0.005, 3, 1, 1.0):
+        for name, ufunc in (("add_", np.add), ("sub_", np.subtract)):
+            p = minigrad.tensor(a0, requires_grad=True)
+            p.grad = minigrad.tensor(g0)
+            version = p.data._version
+            d = p.data
+            assert getattr(d, name)(p.grad.data, alpha=alpha) is d and d._version == version + 1
+            assert p.detach().numpy().tobytes() == ufunc(a0, g0 * alpha).tobytes()  # through .data: p's memory
+            b = minigrad.tensor(a0)
+            getattr(b, name)(0.25, alpha=alpha)
+            assert b.numpy().tobytes() == ufunc(a0, np.float32(0.25 * alpha)).tobytes()

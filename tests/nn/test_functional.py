@@ -114,6 +114,31 @@ def test_linear_vs_torch(torch, dtype):
     compare(torch, F.linear, torch.nn.functional.linear, (x, w), dtype)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_products_of_inner_size_one_give_blass_bits(dtype):
+    # an inner size of 1 (the weight gradient of one row, a Linear(1, n)'s product, an outer product
+    # by `@`) is taken as the elementwise product, not handed to BLAS: each entry must still be BLAS's
+    # one rounding of a_i b_j, forward and backward
+    from minigrad.ops.matmul import matmul_arrays
+
+    for xs, ws in (((1, 37), (23, 37)), ((50, 1), (16, 1))):
+        x, w, b = rand(*xs, dtype=dtype), rand(*ws, dtype=dtype), rand(ws[0], dtype=dtype)
+        g = RNG.standard_normal((xs[0], ws[0])).astype(dtype)
+        y = F.linear(x, w, b)
+        y.backward(minigrad.tensor(g))
+        xa, wa = x.array, w.array
+        assert np.array_equal(y.detach().numpy(), np.matmul(xa, wa.T) + b.array)
+        assert np.array_equal(x.grad.numpy(), np.matmul(g, wa))
+        assert np.array_equal(w.grad.numpy(), np.matmul(g.T, xa))
+        assert np.array_equal(b.grad.numpy(), g.sum(axis=0))
+    u, v = rand(7, 1, dtype=dtype), rand(1, 5, dtype=dtype)
+    (u @ v).backward(minigrad.tensor(np.ones((7, 5), dtype)))
+    assert np.array_equal((u @ v).detach().numpy(), np.matmul(u.array, v.array))
+    assert np.array_equal(v.grad.numpy(), np.matmul(u.array.T, np.ones((7, 5), dtype)))
+    out = np.empty((7, 5), dtype)
+    assert matmul_arrays(u.array, v.array, out=out) is out and np.array_equal(out, np.matmul(u.array, v.array))
+
+
 def test_linear_saves_only_inputs_and_shape_error():
     x, w = rand(3, 4), rand(5, 4)
     y = F.linear(x.detach(), w)

@@ -97,6 +97,26 @@ def test_nll_loss(torch, xs, ts, reduction, weighted, dtype):
     vs_torch(torch, "nll_loss", [x, t, w], dtype, grads=[True, False, False], reduction=reduction)
 
 
+@pytest.mark.parametrize("xs,ts", NLL + [((1, 4), (1,))])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nll_loss_with_every_target_kept_is_the_masked_paths_bits(torch, xs, ts, reduction, dtype):
+    # no weights and no ignored target (the usual) skips the masks; an ignore_index in range that no
+    # target has takes the masked path: the two must agree bit for bit, and with PyTorch
+    C = xs[1] if len(xs) > 1 else xs[0]
+    t = RNG.integers(0, C - 1, ts)
+    x = log_prob(*xs, dtype=dtype) if len(xs) > 1 else arr(*xs, dtype=dtype)
+    out = []
+    for ignore_index in (-100, C - 1):
+        xt = minigrad.tensor(x, requires_grad=True)
+        loss = F.nll_loss(xt, minigrad.tensor(t), ignore_index=ignore_index, reduction=reduction)
+        loss.sum().backward()
+        out.append((loss.detach().numpy(), xt.grad.numpy()))
+    (l1, g1), (l2, g2) = out
+    assert l1.dtype == dtype and l1.tobytes() == l2.tobytes() and g1.tobytes() == g2.tobytes()
+    vs_torch(torch, "nll_loss", [x, t, None], dtype, grads=[True, False, False], reduction=reduction)
+
+
 def test_nll_loss_ignore_index_and_log_softmax_is_cross_entropy(torch):
     x, t = arr(6, 5), RNG.integers(0, 5, 6)
     t[2] = 3
