@@ -6,7 +6,10 @@
 The kinds mirror the project's own PyTorch-form scripts (tests/scripts/*.py), and three more the
 makemore lectures' way (mlp_batchnorm: BatchNorm1d in the MLP, the loss logged through
 `.log10().item()`; rnn_cells, gru_cells: the recurrent cells written out, a time step's Linear,
-cat, sigmoid and tanh in a Python loop), written once below
+cat, sigmoid and tanh in a Python loop), two a sample at a time, as beginners' tutorials train
+(name_rnn_sample: a name classified by an RNN of two Linear layers on cat(input, hidden), one-hot
+letters, NLLLoss, SGD through `.data`; bow_sample: a bag-of-words vector filled by `vec[i] += 1`,
+Linear + log_softmax, NLLLoss, optim.SGD), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -42,7 +45,8 @@ from pathlib import Path
 T_START = time.perf_counter()
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer",
-         "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs"]
+         "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
+         "bow_sample"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -427,6 +431,63 @@ def build_lstmcell_lbfgs(torch):
     return step
 
 
+def build_per_sample(torch, kind):
+    """A sample at a time (batch 1), a step being one pass over 8 samples: name_rnn_sample (letters
+    one-hot (57), hidden 128, 18 classes, names of 4-9 letters), bow_sample (60 words, 2 labels,
+    sentences of 8 words)."""
+    nn, F = torch.nn, torch.nn.functional
+    g = torch.Generator().manual_seed(0)
+    if kind == "name_rnn_sample":
+        letters, hidden, classes = 57, 128, 18
+
+        class NameRNN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.i2h = nn.Linear(letters + hidden, hidden)
+                self.i2o = nn.Linear(letters + hidden, classes)
+                self.softmax = nn.LogSoftmax(dim=1)
+
+            def forward(self, x, h):
+                combined = torch.cat((x, h), 1)
+                return self.softmax(self.i2o(combined)), self.i2h(combined)
+
+        model, criterion = NameRNN(), nn.NLLLoss()
+        samples = []
+        for n in torch.randint(4, 10, (8,), generator=g).tolist():
+            line = torch.zeros(n, 1, letters)
+            for i, c in enumerate(torch.randint(0, letters, (n,), generator=g).tolist()):
+                line[i][0][c] = 1
+            samples.append((line, torch.randint(0, classes, (1,), generator=g)))
+
+        def step():
+            for line, label in samples:
+                h = torch.zeros(1, hidden)
+                model.zero_grad()
+                for i in range(line.size()[0]):
+                    out, h = model(line[i], h)
+                loss = criterion(out, label)
+                loss.backward()
+                for p in model.parameters():
+                    p.data.add_(p.grad.data, alpha=-0.005)
+        return step
+    words, labels = 60, 2
+    model = nn.Linear(words, labels)
+    criterion, opt = nn.NLLLoss(), torch.optim.SGD(model.parameters(), lr=0.1)
+    samples = [(torch.randint(0, words, (8,), generator=g).tolist(), torch.randint(0, labels, (1,), generator=g))
+               for _ in range(8)]
+
+    def step():
+        for sentence, label in samples:
+            model.zero_grad()
+            vec = torch.zeros(words)
+            for w in sentence:
+                vec[w] += 1
+            loss = criterion(F.log_softmax(model(vec.view(1, -1)), dim=1), label)
+            loss.backward()
+            opt.step()
+    return step
+
+
 def build(torch, kind):
     if kind == "mlp":
         return build_mlp(torch)
@@ -444,6 +505,8 @@ def build(torch, kind):
         return build_word(torch, {"word_lstm": "LSTM", "word_gru": "GRU", "word_transformer": "Transformer"}[kind])
     if kind == "lstmcell_lbfgs":
         return build_lstmcell_lbfgs(torch)
+    if kind in ("name_rnn_sample", "bow_sample"):
+        return build_per_sample(torch, kind)
     raise ValueError(kind)
 
 

@@ -27,6 +27,7 @@ class Tensor:
     __slots__ = (
         "array", "requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
         "_grad_accumulator", "_hooks", "_post_accumulate_grad_hooks", "_retains_grad", "_base", "__weakref__",
+        "_view_version",  # a view's: its base's version when its grad_fn was made (set with _base)
     )
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 

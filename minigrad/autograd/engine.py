@@ -100,6 +100,9 @@ def _needed(root_nodes, deps, targets):
 
 def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumulate=True):
     """Run the graph from `outputs`; returns {(node, nr): grad} for the `capture` edges."""
+    for t in outputs:
+        if t._base is not None and t._view_version != t._version_counter[0]:  # (as Function.apply's inputs)
+            t._regrow_view()
     _roots(outputs)
     grads = _make_grads(outputs, grad_outputs)
     if retain_graph is None:

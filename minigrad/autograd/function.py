@@ -407,7 +407,8 @@ class Function(metaclass=FunctionMeta):
         if state.grad_enabled:
             for a in args:
                 if type(a) is Tensor or isinstance(a, Tensor):
-                    if a.requires_grad:
+                    if a.requires_grad or a._base is not None and a._view_version != a._version_counter[0] \
+                            and a._base.requires_grad:  # (a view whose base was since written in place: below)
                         record = True
                         break
         if not record:  # nothing to record: no node, no edges, nothing saved
@@ -428,6 +429,10 @@ class Function(metaclass=FunctionMeta):
         for i, a in enumerate(args):
             if (type(a) is Tensor or isinstance(a, Tensor)) and not (float_only and a.array.dtype.kind != "f"):
                 pos.append(i)
+                if a._base is not None and a._view_version != a._version_counter[0]:
+                    # a view taken before an in-place write to its base: its history is that region of
+                    # the base as it is now (PyTorch regenerates a view's grad_fn likewise)
+                    a._regrow_view()
                 fn = a.grad_fn  # a._edge(), inlined: this loop runs for every recorded op
                 if fn is not None:
                     edges.append((fn, a._output_nr))

@@ -43,13 +43,13 @@ def _convert_index(index, xp, shape):
     out = []
     advanced = False
     for i in index:
-        if isinstance(i, Tensor):
-            a = i.array
+        if isinstance(i, Tensor) or type(i) is np.ndarray and i.ndim == 0:  # (a 0-d array: a saved 0-d tensor index)
+            a = i.array if isinstance(i, Tensor) else i
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
             advanced = advanced or a.ndim > 0 or a.dtype.kind == "b"
-        elif isinstance(i, (list, tuple, np.ndarray)):
+        elif isinstance(i, (list, tuple, range, np.ndarray)):  # (a range: `logprobs[range(n), Yb]`)
             a = xp.asarray(i) if len(i) else xp.zeros(0, dtype=np.int64)
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
@@ -370,32 +370,6 @@ class IndexPut(Function):
             gv = sum_to(Index.apply(g, ctx.index, True) if type(ctx.index) is TwoStep else getitem(g, ctx.index),
                         ctx.value_shape)
         return ga, gv, None
-
-
-def setitem(self, index, value):
-    """`t[index] = value` in place (recorded as PyTorch's CopySlices when grad is needed)."""
-    from .inplace import apply_inplace
-
-    xp = array_module(self.array)
-    idx, advanced = _convert_index(index, xp, self.array.shape)
-    if advanced:
-        idx = _ints_first(idx, self.array.ndim)
-    if not isinstance(value, Tensor):
-        value = Tensor(xp.asarray(value, dtype=self.array.dtype))
-    elif value.array.dtype != self.array.dtype:
-        value = value.to(self.dtype)
-
-    def raw(a):
-        try:
-            target, i = _target(a, idx)
-            target[i] = value.array
-        except IndexError as e:
-            raise _index_error(e, a.shape) from None
-        except ValueError as e:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
-                               f"broadcast to indexing result ({e})") from None
-
-    return apply_inplace(self, raw, lambda: IndexPut.apply(self, value, idx), value)
 
 
 class Gather(Function):

@@ -12,6 +12,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import broadcast_shapes
+from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, _target
 
 
 def apply_inplace(self, raw, recorded, *others):
@@ -35,16 +36,21 @@ def apply_inplace(self, raw, recorded, *others):
         )
     if record:
         if self._base is not None:
-            # PyTorch rewrites the base's history (CopySlices over the view); minigrad does not, so
-            # it refuses rather than leave the base with a wrong gradient.
             if self._base.requires_grad and self._base.grad_fn is None:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-            raise RuntimeError(
-                "an in-place operation on a view of another tensor, while gradients are being recorded, is not "
-                "supported by minigrad (the base's graph would not see it). Modify the base itself "
-                "(base[index] = value), or clone() the view first, or do it under minigrad.no_grad()."
-            )
+            place = _place_in_base(self.array, self._base.array)
+            if place is None:
+                raise RuntimeError(
+                    "an in-place operation on this view of another tensor, while gradients are being recorded, is "
+                    "not supported by minigrad (its base is not a contiguous array of its dtype). Modify the base "
+                    "itself (base[index] = value), or clone() the view first, or do it under minigrad.no_grad()."
+                )
+            _inplace_on_view(self, recorded(), place)
+            self._version_counter[0] += 1
+            self._view_version = self._version_counter[0]  # (its grad_fn is current)
+            return self
         out = recorded()
+        _keep_original(self, out.grad_fn)
         array_module(self.array).copyto(self.array, out.array, casting="same_kind")
         self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
     else:
@@ -54,6 +60,67 @@ def apply_inplace(self, raw, recorded, *others):
             raise RuntimeError(f"result type can't be cast to the desired output type {self.dtype} ({e})") from None
     self._version_counter[0] += 1
     return self
+
+
+def _place_in_base(view, base):
+    """Where the elements of the array `view` lie in `base`, the array it views: an index of base (one
+    integer array per dim, each of view's shape), or None where base is not a C-contiguous numpy array
+    of view's dtype (its memory order is then not its index order)."""
+    if type(base) is not np.ndarray or not base.flags.c_contiguous or view.dtype != base.dtype:
+        return None
+    size = view.itemsize
+    offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // size
+    positions = np.arange(base.size, dtype=np.int64)
+    flat = np.lib.stride_tricks.as_strided(positions[offset:], view.shape,
+                                           [s // size * positions.itemsize for s in view.strides])
+    return np.unravel_index(flat, base.shape)
+
+
+def _inplace_on_view(view, out, place):
+    """An in-place op on a view, recorded as PyTorch records it: the base's history is rewritten (its
+    node a CopySlices of the op's result `out` into its `place`), and the view's history becomes that
+    region of the new base, so later uses of either send their gradients through the op."""
+    base = view._base
+    _keep_original(view, out.grad_fn)
+    new_base = IndexPut.apply(base, out, place)
+    array_module(view.array).copyto(view.array, out.array, casting="same_kind")  # (new_base's values, in memory)
+    base.grad_fn, base._output_nr, base.requires_grad = new_base.grad_fn, 0, True
+    region = Index.apply(new_base, place, True)
+    view.grad_fn, view._output_nr, view.requires_grad = region.grad_fn, 0, True
+
+
+def regrow_view(view):
+    """A view's history made current after its base was written in place since the view was taken (by
+    a recorded op, through the base or another view): the view's region of the base as it is now."""
+    base = view._base
+    view._view_version = view._version_counter[0]
+    if not base.requires_grad:
+        return
+    place = _place_in_base(view.array, base.array)
+    if place is None:
+        raise RuntimeError(
+            "a view of a tensor that was modified in place after the view was taken is used where gradients are "
+            "recorded, and its base is not a contiguous array of its dtype: take the view again after the "
+            "in-place operation"
+        )
+    prev = state.grad_enabled
+    state.grad_enabled = True
+    try:
+        region = Index.apply(base, place, True)
+    finally:
+        state.grad_enabled = prev
+    view.grad_fn, view._output_nr, view.requires_grad = region.grad_fn, 0, True
+
+
+def _keep_original(self, node):
+    """Where the out-of-place op that stands for an in-place one saved `self` for its backward (clamp_'s
+    mask reads the input), what it saved is overwritten next: it keeps a copy of self as it was instead,
+    in self's place in the graph, as PyTorch's in-place ops keep the original."""
+    for s in getattr(node, "_saved", None) or ():
+        if s is not None and s.tensor is self:
+            original = Tensor(self.array.copy())
+            original.grad_fn, original._output_nr, original.requires_grad = self.grad_fn, self._output_nr, self.requires_grad
+            s.tensor, s.counter, s.version = original, original._version_counter, 0
 
 
 def _data(x):
@@ -128,6 +195,30 @@ def _setup():
     }
 
 
+def setitem(self, index, value):
+    """`t[index] = value` in place (recorded as PyTorch's CopySlices when grad is needed)."""
+    xp = array_module(self.array)
+    idx, advanced = _convert_index(index, xp, self.array.shape)
+    if advanced:
+        idx = _ints_first(idx, self.array.ndim)
+    if not isinstance(value, Tensor):
+        value = Tensor(xp.asarray(value, dtype=self.array.dtype))
+    elif value.array.dtype != self.array.dtype:
+        value = value.to(self.dtype)
+
+    def raw(a):
+        try:
+            target, i = _target(a, idx)
+            target[i] = value.array
+        except IndexError as e:
+            raise _index_error(e, a.shape) from None
+        except ValueError as e:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
+                               f"broadcast to indexing result ({e})") from None
+
+    return apply_inplace(self, raw, lambda: IndexPut.apply(self, value, idx), value)
+
+
 def zero_(self):
     """Fill with zeros, in place."""
     return fill_(self, 0)
@@ -151,9 +242,11 @@ def copy_(self, src):
 
         array_module(a).copyto(a, to_device(src.array, self.device), casting="unsafe")
 
-    def recorded():
+    def recorded():  # src's values; self's old history gets a zero gradient (PyTorch's CopyBackwards)
+        from .elementwise import where
+
         s = src.to(self.dtype, self.device) if src.array.dtype != self.array.dtype else src
-        return expand(s, self.shape) * 1.0 if self.array.dtype.kind == "f" else s
+        return where(Tensor(array_module(self.array).ones(self.array.shape, dtype=bool)), expand(s, self.shape), self)
 
     return apply_inplace(self, raw, recorded, src)
 

@@ -23,6 +23,7 @@ def _share_version(out, base):
                               or array_module(out.array).may_share_memory(out.array, base.array)):
         out._version_counter = base._version_counter
         out._base = base if base._base is None else base._base
+        out._view_version = base._version_counter[0]
     return out
 
 

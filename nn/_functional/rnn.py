@@ -14,6 +14,7 @@ g, o) or 3 (GRU: r, z, n); Hr is an LSTM's proj_size when it projects, else H.
 import minigrad
 from minigrad import backends
 from minigrad.ops.elementwise import sigmoid_array
+from minigrad.ops.matmul import matmul_arrays
 
 from . import reference
 from ._common import Function, check_tensor, once_differentiable, wrap, xp_of
@@ -164,17 +165,17 @@ def _backward(ctx, g_out, g_h, g_c):
     # the weights' gradients: one matmul each over all the steps (W_hh's: h_{t-1} is h0 at the first step)
     first, rest, before = (T - 1, slice(0, T - 1), slice(1, T)) if reverse else (0, slice(1, T), slice(0, T - 1))
     gx = xp.matmul(_2d(da), w_ih).reshape(da.shape[:2] + (w_ih.shape[1],)) if needs[0] else None
-    gw_ih = xp.matmul(_2d(da).T, _2d(x)) if needs[3] else None  # dW_ih = sum_t da_t^T x_t
+    gw_ih = matmul_arrays(_2d(da).T, _2d(x)) if needs[3] else None  # dW_ih = sum_t da_t^T x_t
     gw_hh = None
     if needs[4]:  # dW_hh = sum_t dah_t^T h_{t-1}
-        gw_hh = xp.matmul(dah[first].T, h0)
+        gw_hh = matmul_arrays(dah[first].T, h0)  # (a batch of one: an outer product)
         if T > 1:
-            gw_hh += xp.matmul(_2d(dah[rest]).T, _2d(out[before]))
+            gw_hh += matmul_arrays(_2d(dah[rest]).T, _2d(out[before]))
     gb_ih = da.sum(axis=(0, 1)) if needs[5] else None
     gb_hh = dah.sum(axis=(0, 1)) if needs[6] else None
     gw_hr = None
     if w_hr is not None and needs[7]:  # dW_hr = sum_t dh_t^T m_t, m = o tanh(c)
-        gw_hr = xp.matmul(_2d(dhs).T, _2d(gates[:, :, 3 * H:] * tanh_c))
+        gw_hr = matmul_arrays(_2d(dhs).T, _2d(gates[:, :, 3 * H:] * tanh_c))
     return gx, dh if needs[1] else None, dc if needs[2] else None, gw_ih, gw_hh, gb_ih, gb_hh, gw_hr
 
 

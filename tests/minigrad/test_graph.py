@@ -658,13 +658,68 @@ def test_setitem_with_grad_matches_torch(torch):
     assert got[3] == want[3]
 
 
-def test_inplace_on_view_of_grad_tensor_raises_clearly():
-    # PyTorch rebases the base's graph (CopySlices); minigrad does not, and refuses instead of being wrong
-    x = leaf(3, 2)
-    y = x * 2
-    v = y[0]
-    with pytest.raises(RuntimeError, match="view"):
-        v.mul_(2)
+def _views_written_in_place(L):
+    """In-place ops on views while gradients are recorded, and views used after their base was written
+    in place: each case's values and gradients."""
+    out = []
+    W = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    d = L.zeros(2, 3)
+    d[0] += W * 2  # a plain tensor's row: the base gets a history (CopySlices)
+    (d * L.tensor([[1.0, 2, 3], [4, 5, 6]])).sum().backward()
+    out += [d.detach().numpy(), W.grad.numpy(), d.requires_grad]
+    C = L.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)  # makemore's manual backprop of an embedding
+    ix = L.tensor([[0, 1], [1, 3]])
+    demb = C[ix] * 2
+    dC = L.zeros_like(C)
+    for k in range(2):
+        for j in range(2):
+            dC[ix[k, j]] += demb[k, j]
+    (dC ** 2).sum().backward()
+    out += [dC.detach().numpy(), C.grad.numpy()]
+    x = L.tensor(np.arange(6.0).reshape(2, 3) - 2, requires_grad=True)
+    h = x * 1.0
+    col = h[:, 0]
+    col.add_(-10)  # through one view ...
+    h.view(-1).relu_()  # ... then through another: col, taken before, is read as it is now
+    ((h * h).sum() + (col * 3).sum()).backward()
+    out += [h.detach().numpy(), col.detach().numpy(), x.grad.numpy()]
+    y = L.tensor(np.linspace(-1, 1, 6).reshape(2, 3), requires_grad=True)
+    g = y * 1.0
+    row = g[1]
+    g.mul_(3).clamp_(max=1.0)  # the base itself written after the view was taken
+    row.sum().backward()
+    out += [row.detach().numpy(), y.grad.numpy()]
+    return out
+
+
+def test_inplace_ops_on_views_rewrite_the_base_history(torch):
+    got, want = _views_written_in_place(mg), _views_written_in_place(torch)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w)
+
+
+def test_inplace_ops_on_views_give_the_gradients_of_the_written_values():
+    W = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    d = mg.zeros(2, 3)
+    d[1] *= 0
+    d[1] += W * W  # d[1] = W^2
+    d.sum().backward()
+    assert d.tolist() == [[0, 0, 0], [1, 4, 9]] and W.grad.tolist() == [2, 4, 6]
+    assert d.grad_fn.name() == "CopySlices"
+    x = mg.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    h = x * 1.0
+    first = h[:2]
+    h.relu_()
+    (first * 5).sum().backward()  # first is h[:2] after relu: [1, 0]
+    assert first.tolist() == [1.0, 0.0] and x.grad.tolist() == [5.0, 0.0, 0.0]
+
+
+def test_inplace_on_a_view_of_a_leaf_that_requires_grad_is_refused(torch):
+    for L in (mg, torch):
+        x = L.ones(3, 2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an "
+                                               "in-place operation"):
+            x[0].mul_(2)
 
 
 # ---- autograd.grad and higher order ------------------------------------------------------------
