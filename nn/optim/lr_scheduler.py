@@ -1,7 +1,8 @@
 """Learning-rate schedules, as `torch.optim.lr_scheduler`, plus nanoGPT's warmup-then-cosine.
 
 A scheduler sets `group["lr"]` of each parameter group; call `scheduler.step()` after
-`optimizer.step()`. `last_epoch` counts the steps taken (0 right after construction).
+`optimizer.step()` (ReduceLROnPlateau: `scheduler.step(metric)`). `last_epoch` counts the steps
+taken (0 right after construction).
 """
 import math
 
@@ -163,3 +164,265 @@ class WarmupCosineLR(LRScheduler):
     def get_lr(self):
         return [warmup_cosine_lr(self.last_epoch, base, self.warmup_iters, self.lr_decay_iters, lo)
                 for base, lo in zip(self.base_lrs, self.min_lrs)]
+
+
+class MultiStepLR(LRScheduler):
+    """lr = base_lr * gamma ** (number of milestones <= last_epoch), computed as PyTorch does
+    (multiplying the current lr by gamma at each milestone; a milestone listed twice counts twice)."""
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        # a sorted list rather than PyTorch's Counter: it is what nn.save stores
+        self.milestones = sorted(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        hits = self.milestones.count(self.last_epoch)
+        if hits == 0:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * self.gamma**hits for g in groups]
+
+
+class ExponentialLR(LRScheduler):
+    """lr = base_lr * gamma ** last_epoch, computed as PyTorch does (the current lr times gamma each step)."""
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self._initial:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * self.gamma for g in groups]
+
+
+class LinearLR(LRScheduler):
+    """The lr goes linearly from base_lr * start_factor to base_lr * end_factor over `total_iters`
+    steps, then stays. PyTorch's chained form: each step multiplies the current lr by the ratio of
+    this step's factor to the previous one's, so it composes with other changes to the lr."""
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0:
+            return [g["lr"] * self.start_factor for g in groups]
+        if self._initial or self.last_epoch > self.total_iters:
+            return [g["lr"] for g in groups]
+        # factor(t) / factor(t - 1), factor(t) = start + (end - start) t / total_iters
+        span = self.end_factor - self.start_factor
+        ratio = 1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span)
+        return [g["lr"] * ratio for g in groups]
+
+
+def _per_group(name, optimizer, value):
+    """One value per parameter group: `value` itself when it is a list or tuple, else repeated."""
+    n = len(optimizer.param_groups)
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"expected {n} values for {name}, got {len(value)}")
+        return list(value)
+    return [value] * n
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (Smith & Topin): the lr rises from max_lr / div_factor to max_lr over the
+    first `pct_start` of `total_steps`, then falls to max_lr / (div_factor * final_div_factor);
+    `three_phase` comes back down to the initial lr first, symmetrically, then falls to the minimum.
+    Each phase anneals by cosine (default) or linearly, from the phase's start at its first step
+    to its end at its last.
+
+    With `cycle_momentum` the momentum moves the opposite way, between `max_momentum` and
+    `base_momentum`: the group's `momentum` (SGD, RMSprop) or `betas[0]` (Adam, AdamW). The
+    schedule is by step number (a closed form, PyTorch's), so it does not compose with other
+    changes to the lr. It writes `initial_lr`, `max_lr`, `min_lr` (and `max_momentum`,
+    `base_momentum`) into each group, as PyTorch does. Stepping past `total_steps` is an error.
+    """
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95, div_factor=25.0,
+                 final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        if total_steps is not None:
+            if not isinstance(total_steps, int) or total_steps <= 0:
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self.anneal_strategy = anneal_strategy
+        self.cycle_momentum = cycle_momentum
+
+        # phases: (last step of the phase, group keys of the lr at its start and end, of the momentum)
+        warmup_end = float(pct_start * self.total_steps) - 1
+        if three_phase:
+            self._schedule_phases = [
+                (warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
+        else:
+            self._schedule_phases = [
+                (warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
+
+        groups = optimizer.param_groups
+        if last_epoch == -1:
+            for group, top in zip(groups, _per_group("max_lr", optimizer, max_lr)):
+                group["initial_lr"] = top / div_factor
+                group["max_lr"] = top
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            if last_epoch == -1:
+                highs = _per_group("max_momentum", optimizer, max_momentum)
+                lows = _per_group("base_momentum", optimizer, base_momentum)
+                for group, high, low in zip(groups, highs, lows):
+                    self._set_momentum(group, high)
+                    group["max_momentum"] = high
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group, value):
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def _anneal(self, start, end, pct):
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self):
+        t = self.last_epoch
+        if t > self.total_steps:
+            raise ValueError(f"Tried to step {t} times. The specified number of total steps is {self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            phase_start = 0.0
+            for i, (phase_end, lr_from, lr_to, m_from, m_to) in enumerate(self._schedule_phases):
+                if t <= phase_end or i == len(self._schedule_phases) - 1:
+                    pct = (t - phase_start) / (phase_end - phase_start)
+                    lrs.append(self._anneal(group[lr_from], group[lr_to], pct))
+                    if self.cycle_momentum:
+                        self._set_momentum(group, self._anneal(group[m_from], group[m_to], pct))
+                    break
+                phase_start = phase_end
+        return lrs
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiplies the lr by `factor` when the metric passed to `step(metrics)` has not improved for
+    more than `patience` steps; then waits `cooldown` steps before counting again. An improvement
+    is a metric below best * (1 - threshold) (mode 'min', threshold_mode 'rel') or best - threshold
+    ('abs'); in mode 'max', above best * (1 + threshold) or best + threshold. The lr
+    never goes below `min_lr` (one value, or one per group), and a reduction smaller than `eps` is
+    skipped. It sets no lr at construction, unlike the other schedules.
+    """
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
+                 cooldown=0, min_lr=0, eps=1e-8):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+        self.optimizer = optimizer
+        n = len(optimizer.param_groups)
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != n:
+                raise ValueError(f"expected {n} min_lrs, got {len(min_lr)}")
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * n
+        self.factor = factor
+        self.mode = mode
+        self.patience = patience
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def is_better(self, a, best):
+        """Whether metric `a` improves on `best`, by the mode and threshold."""
+        if self.mode == "min":
+            return a < best * (1.0 - self.threshold) if self.threshold_mode == "rel" else a < best - self.threshold
+        return a > best * (self.threshold + 1.0) if self.threshold_mode == "rel" else a > best + self.threshold
+
+    @property
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
+    def step(self, metrics):
+        """Record this step's metric (a number or a one-element tensor); reduce the lrs if it is time."""
+        if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
+            return recording.hook.recorder.on_call(self.step, metrics)
+        current = float(metrics)
+        self.last_epoch += 1
+        if self.is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad steps in the cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _reduce_lr(self):
+        groups = self.optimizer.param_groups
+        if len(self.min_lrs) != len(groups):  # groups added since construction
+            if self.default_min_lr is None:
+                raise RuntimeError("The number of param groups in the `optimizer` "
+                                   f"({len(groups)}) differs from when `ReduceLROnPlateau` was initialized "
+                                   f"({len(self.min_lrs)}), usually due to a new param group being added to "
+                                   "the optimizer. Please modify the `min_lrs` field to match the length of the "
+                                   "`optimizer` param groups.")
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for group, min_lr in zip(groups, self.min_lrs):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, min_lr)
+            if old_lr - new_lr > self.eps:
+                group["lr"] = new_lr
+
+    def get_lr(self):
+        raise NotImplementedError("ReduceLROnPlateau sets the lr in step(metrics), from the metric")

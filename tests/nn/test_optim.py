@@ -7,7 +7,7 @@ import pytest
 import minigrad
 import nn
 import nn.functional as F
-from nn.optim import SGD, Adam, AdamW, Optimizer
+from nn.optim import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
 
 STEPS, RESUME_AT = 50, 25
 
@@ -89,6 +89,13 @@ CONFIGS = [
     (AdamW, dict(lr=0.01, weight_decay=0.0)),
     (AdamW, dict(lr=0.01, betas=(0.9, 0.95), eps=1e-6, weight_decay=0.1)),
     (AdamW, dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+    (RMSprop, dict(lr=0.01)),
+    (RMSprop, dict(lr=0.01, alpha=0.9, momentum=0.9, weight_decay=0.05)),
+    (RMSprop, dict(lr=0.005, centered=True, momentum=0.5, eps=1e-6)),
+    (RMSprop, dict(lr=0.01, centered=True, weight_decay=0.05, maximize=True)),
+    (Adagrad, dict(lr=0.1)),
+    (Adagrad, dict(lr=0.1, lr_decay=0.05, weight_decay=0.05, initial_accumulator_value=0.1, eps=1e-8)),
+    (Adagrad, dict(lr=0.05, maximize=True)),
 ]
 
 
@@ -248,7 +255,9 @@ def test_blocked_and_whole_array_updates_agree(kernels):
 
 
 @pytest.mark.parametrize("cls,kwargs", [(AdamW, dict(amsgrad=True)), (Adam, dict(weight_decay=0.1)),
-                                        (SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1))])
+                                        (SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1)),
+                                        (RMSprop, dict(momentum=0.9, centered=True, weight_decay=0.1, maximize=True)),
+                                        (Adagrad, dict(lr_decay=0.1, weight_decay=0.1, maximize=True))])
 def test_step_allocates_no_parameter_sized_memory(kernels, cls, kwargs):
     p = nn.Parameter(minigrad.randn(400, 400))
     p.grad = minigrad.randn(400, 400)
@@ -278,3 +287,172 @@ def test_an_infinite_weight_leaves_the_moments_finite(kernels, cls):
     state = opt.state[p]
     assert np.isinf(p.array[0]) and np.isfinite(p.array[1])
     assert np.isfinite(state["exp_avg"].array).all() and np.isfinite(state["exp_avg_sq"].array).all()
+
+
+# ---- RMSprop and Adagrad: float32 against PyTorch, state dicts in its layout, resuming ------------------
+SHAPES = [(30, 7), (7,), (3, 4, 5)]
+
+RMS_ADAGRAD = [
+    (RMSprop, dict()),
+    (RMSprop, dict(lr=0.005, alpha=0.8, eps=1e-6, weight_decay=0.1)),
+    (RMSprop, dict(momentum=0.9, maximize=True)),
+    (RMSprop, dict(centered=True)),
+    (RMSprop, dict(lr=0.003, centered=True, momentum=0.8, weight_decay=0.05, maximize=True)),
+    (Adagrad, dict()),
+    (Adagrad, dict(lr=0.05, lr_decay=0.2, eps=1e-6)),
+    (Adagrad, dict(weight_decay=0.1, initial_accumulator_value=0.3, maximize=True)),
+]
+
+
+def _random_run(dtype, steps):
+    """Seeded random starting values (one array per shape in SHAPES) and `steps` steps' gradients."""
+    rng = np.random.default_rng(0)
+    values = [rng.standard_normal(s).astype(dtype) for s in SHAPES]
+    grads = [[rng.standard_normal(s).astype(dtype) for s in SHAPES] for _ in range(steps)]
+    return values, grads
+
+
+def _run_ours(cls, kwargs, values, grads):
+    """Our optimizer over two groups (the second with half the lr), stepped on `grads`: (params, optimizer)."""
+    params = [nn.Parameter(minigrad.tensor(v.copy())) for v in values]
+    lr = kwargs.get("lr", 0.01)
+    opt = cls([{"params": params[:1]}, {"params": params[1:], "lr": lr / 2}], **kwargs)
+    for step_grads in grads:
+        for p, g in zip(params, step_grads):
+            p.grad = minigrad.tensor(g.copy())
+        opt.step()
+    return params, opt
+
+
+def _run_torch(torch, cls, kwargs, values, grads):
+    params = [torch.nn.Parameter(torch.from_numpy(v.copy())) for v in values]
+    lr = kwargs.get("lr", 0.01)
+    opt = getattr(torch.optim, cls.__name__)([{"params": params[:1]}, {"params": params[1:], "lr": lr / 2}],
+                                             **kwargs)
+    for step_grads in grads:
+        for p, g in zip(params, step_grads):
+            p.grad = torch.from_numpy(g.copy())
+        opt.step()
+    return params, opt
+
+
+@pytest.mark.parametrize("dtype,rtol,atol", [(np.float32, 1e-6, 1e-6), (np.float64, 1e-12, 1e-14)],
+                         ids=["float32", "float64"])
+@pytest.mark.parametrize("cls,kwargs", RMS_ADAGRAD, ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(RMS_ADAGRAD)])
+def test_rmsprop_adagrad_match_torch(torch, cls, kwargs, dtype, rtol, atol):
+    """Parameters and every state tensor after 20 steps, in float32 and float64. (PyTorch's float32
+    kernels fuse some multiply-adds, numpy rounds twice: a few ulps apart, hence the absolute
+    tolerance on parameters of size ~1.)"""
+    values, grads = _random_run(dtype, 20)
+    ours, opt = _run_ours(cls, kwargs, values, grads)
+    theirs, topt = _run_torch(torch, cls, kwargs, values, grads)
+    for i, (p, q) in enumerate(zip(ours, theirs)):
+        assert p.dtype == getattr(minigrad, np.dtype(dtype).name)
+        np.testing.assert_allclose(p.array, q.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"parameter {i}")
+        state, tstate = opt.state[p], topt.state[q]
+        assert sorted(state) == sorted(tstate)
+        assert state["step"] == int(tstate["step"]) == 20
+        for name in state:
+            if name != "step":
+                np.testing.assert_allclose(state[name].array, tstate[name].numpy(), rtol=rtol, atol=atol,
+                                           err_msg=f"{name} of parameter {i}")
+
+
+@pytest.mark.parametrize("cls,kwargs", [(RMSprop, dict(momentum=0.9, centered=True, weight_decay=0.1)),
+                                        (Adagrad, dict(lr_decay=0.1, initial_accumulator_value=0.2))])
+def test_rmsprop_adagrad_state_dict_layout_is_pytorchs(torch, cls, kwargs):
+    """Same state names and group keys (hyperparameters and flags) as PyTorch's; a state dict that
+    PyTorch saved continues its trajectory here."""
+    values, grads = _random_run(np.float64, 10)
+    ours, opt = _run_ours(cls, kwargs, values, grads[:5])
+    theirs, topt = _run_torch(torch, cls, kwargs, values, grads[:5])
+    sd, tsd = opt.state_dict(), topt.state_dict()
+    assert list(sd["state"]) == list(tsd["state"]) == [0, 1, 2]
+    for k in sd["state"]:
+        assert sorted(sd["state"][k]) == sorted(tsd["state"][k])
+        assert sd["state"][k]["step"] == 5 and type(sd["state"][k]["step"]) is int
+    for g, tg in zip(sd["param_groups"], tsd["param_groups"]):
+        assert g == tg
+
+    fresh = [nn.Parameter(minigrad.tensor(q.detach().numpy().copy())) for q in theirs]
+    resumed = cls([{"params": fresh[:1]}, {"params": fresh[1:]}], lr=123.0)  # the groups and their hyperparameters come from the state dict
+    resumed.load_state_dict({"state": {k: {n: (minigrad.tensor(v.numpy()) if n != "step" else v) for n, v in s.items()}
+                                       for k, s in tsd["state"].items()},
+                             "param_groups": tsd["param_groups"]})
+    assert resumed.param_groups[1]["lr"] == kwargs.get("lr", 0.01) / 2
+    for step_grads in grads[5:]:
+        for p, q, g in zip(fresh, theirs, step_grads):
+            p.grad = minigrad.tensor(g.copy())
+            q.grad = torch.from_numpy(g.copy())
+        resumed.step()
+        topt.step()
+    for p, q in zip(fresh, theirs):
+        np.testing.assert_allclose(p.array, q.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("cls,kwargs", [(RMSprop, dict(momentum=0.9, centered=True, weight_decay=0.1)),
+                                        (Adagrad, dict(lr_decay=0.1, initial_accumulator_value=0.2))])
+def test_rmsprop_adagrad_resume_is_the_uninterrupted_run(cls, kwargs):
+    """Save the state dict half way, load it into a fresh optimizer, continue: the same bits as not stopping."""
+    values, grads = _random_run(np.float32, 12)
+    uninterrupted, _ = _run_ours(cls, kwargs, values, grads)
+
+    params, opt = _run_ours(cls, kwargs, values, grads[:6])
+    sd = opt.state_dict()
+    params = [nn.Parameter(minigrad.tensor(p.array.copy())) for p in params]
+    opt = cls([{"params": params[:1]}, {"params": params[1:]}], lr=5.0)
+    opt.load_state_dict(sd)
+    for step_grads in grads[6:]:
+        for p, g in zip(params, step_grads):
+            p.grad = minigrad.tensor(g.copy())
+        opt.step()
+    for p, q in zip(params, uninterrupted):
+        np.testing.assert_array_equal(p.array, q.array)
+    assert opt.state[params[0]]["step"] == 12
+
+
+def test_adagrad_state_made_at_construction_and_for_added_groups():
+    a, b = nn.Parameter(minigrad.ones(2, 3)), nn.Parameter(minigrad.ones(4))
+    opt = Adagrad([a], lr=0.5, initial_accumulator_value=0.25)
+    sd = opt.state_dict()  # before any step, as PyTorch's
+    assert sd["state"][0]["step"] == 0
+    np.testing.assert_array_equal(sd["state"][0]["sum"].array, np.full((2, 3), 0.25, np.float32))
+    opt.add_param_group({"params": [b], "initial_accumulator_value": 3.0})
+    a.grad, b.grad = minigrad.ones(2, 3), minigrad.ones(4)
+    opt.step()
+    # sum = init + 1, p = 1 - 0.5 / sqrt(sum)
+    np.testing.assert_allclose(a.array, 1 - 0.5 / np.sqrt(1.25), rtol=1e-6)
+    np.testing.assert_allclose(b.array, 1 - 0.5 / np.sqrt(4.0), rtol=1e-6)
+    assert opt.state[b]["step"] == 1
+
+
+def test_rmsprop_momentum_turned_on_later_gets_a_buffer():
+    """A schedule (OneCycleLR) may set momentum after the first steps: the buffer starts then, at zero."""
+    p = nn.Parameter(minigrad.tensor(np.array([1.0, -2.0])))
+    opt = RMSprop([p], lr=0.1, alpha=0.5)
+    p.grad = minigrad.tensor(np.array([1.0, 1.0]))
+    opt.step()
+    assert "momentum_buffer" not in opt.state[p]
+    opt.param_groups[0]["momentum"] = 0.9
+    before = p.array.copy()
+    opt.step()
+    v = 0.5 * 0.5 + 0.5  # v after two steps of g = 1
+    np.testing.assert_allclose(opt.state[p]["momentum_buffer"].array, 1 / (np.sqrt(v) + 1e-8))
+    np.testing.assert_allclose(p.array, before - 0.1 / (np.sqrt(v) + 1e-8))
+
+
+def test_rmsprop_adagrad_errors():
+    w = nn.Parameter(minigrad.ones(2))
+    for kwargs, message in [(dict(lr=-1), "Invalid learning rate: -1"), (dict(eps=-1), "Invalid epsilon value"),
+                            (dict(momentum=-0.1), "Invalid momentum value"), (dict(alpha=-0.5), "Invalid alpha value"),
+                            (dict(weight_decay=-1), "Invalid weight_decay value")]:
+        with pytest.raises(ValueError, match=message):
+            RMSprop([w], **kwargs)
+    for kwargs, message in [(dict(lr=-1), "Invalid learning rate"), (dict(lr_decay=-1), "Invalid lr_decay value"),
+                            (dict(initial_accumulator_value=-1), "Invalid initial_accumulator_value value"),
+                            (dict(eps=-1), "Invalid epsilon value"), (dict(weight_decay=-1), "Invalid weight_decay")]:
+        with pytest.raises(ValueError, match=message):
+            Adagrad([w], **kwargs)
+    with pytest.raises(TypeError):
+        Adagrad([w], 0.1, 0, 0, 0, 1e-10, None, False)  # maximize is keyword-only, as in PyTorch
+    assert minigrad.optim.RMSprop is RMSprop and minigrad.optim.Adagrad is Adagrad

@@ -1,0 +1,89 @@
+"""Adagrad, as `torch.optim.Adagrad` (lr decay, weight decay, initial accumulator, maximize)."""
+from minigrad.device import array_module
+
+from .optimizer import Optimizer, check_implementation
+
+
+class Adagrad(Optimizer):
+    """Adagrad (Duchi et al.). Per parameter p with gradient g, at step t (from 1):
+
+        g = -g                                      (maximize)
+        g = g + weight_decay * p
+        clr = lr / (1 + (t - 1) lr_decay)
+        sum = sum + g^2
+        p = p - clr g / (sqrt(sum) + eps)
+
+    State per parameter, PyTorch's names: `step` (a Python int) and `sum` (the shape of p, starting at
+    `initial_accumulator_value`), made at construction as PyTorch makes them, so a fresh optimizer's
+    state_dict already holds them. `foreach`, `fused` and `differentiable` are accepted and kept in
+    the groups, as PyTorch's, and change nothing: there is one implementation, array code over each
+    parameter, in place.
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if lr_decay < 0.0:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if initial_accumulator_value < 0.0:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if eps < 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        check_implementation(foreach, fused)
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(p, group)
+
+    def _init_state(self, p, group):
+        state = self.state[p]
+        state["step"] = 0
+        state["sum"] = p.new_full(p.shape, float(group["initial_accumulator_value"]))
+
+    def _step_group(self, group):
+        # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout
+        lr, lr_decay, eps = float(group["lr"]), float(group["lr_decay"]), float(group["eps"])
+        wd, maximize = float(group["weight_decay"]), group["maximize"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if not state:  # a parameter of a group added after construction
+                self._init_state(p, group)
+            state["step"] += 1
+            clr = lr / (1 + (state["step"] - 1) * lr_decay)
+            self._update_arrays([p.array, p.grad.array, state["sum"].array], clr, eps, wd, maximize)
+            p._bump_version()
+
+    def _update_arrays(self, arrays, clr, eps, wd, maximize):
+        """The step on arrays [p, g, sum], in place."""
+        xp = array_module(arrays[0])
+
+        def update(blk, tmp):
+            w, g, acc = blk
+            s, d = tmp
+            if maximize or wd != 0:  # the gradient used below, in d (g itself is left as it is)
+                if wd != 0:
+                    xp.multiply(w, wd, out=d)
+                    if maximize:
+                        d -= g
+                    else:
+                        d += g
+                else:
+                    xp.negative(g, out=d)
+                g = d
+            xp.multiply(g, g, out=s)
+            acc += s
+            xp.sqrt(acc, out=s)
+            s += eps
+            xp.divide(g, s, out=s)
+            s *= -clr
+            w += s
+
+        self._for_blocks(arrays, update, 2)
