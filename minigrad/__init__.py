@@ -23,14 +23,17 @@ from .dtypes import (  # noqa: F401
     uint8, uint16,
 )
 from .factory import (  # noqa: F401
-    arange, as_tensor, asarray, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, normal, ones,
-    ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, scalar_tensor, tensor, zeros,
+    arange, as_tensor, asarray, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, normal,
+    ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, scalar_tensor, tensor, zeros,
     zeros_like,
 )
 from .ops import *  # noqa: F401,F403
 from .ops import _bind_methods
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
 from .tensor import Size, Tensor  # noqa: F401
+from .legacy_types import (  # noqa: F401
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
+)
 from .typeinfo import can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype  # noqa: F401
 
 _bind_methods(Tensor)
@@ -71,12 +74,15 @@ _aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn pac
 
 
 def __getattr__(name):
-    # minigrad.cuda, .memory, .viz, .utils, ... load on first use: the engine itself needs none of them;
+    # minigrad.cuda, .cpu, .amp, .memory, .viz, .utils, ... load on first use: the engine itself needs none of them;
     # minigrad.nn and minigrad.optim are nn and nn.optim (through the alias finder in _aliases.py)
     import importlib
 
-    if name in ("cuda", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim", "_dynamo"):
+    if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
+                "_dynamo"):
         return importlib.import_module(f".{name}", __name__)
+    if name == "autocast":  # torch.autocast is torch.amp.autocast
+        return importlib.import_module(".amp", __name__).autocast
     if name in ("save", "load"):  # minigrad.serialization's (zipfile and pickle load with it)
         return getattr(importlib.import_module(".serialization", __name__), name)
     raise AttributeError(f"module 'minigrad' has no attribute '{name}'")

@@ -41,13 +41,19 @@ import threading
 
 import numpy as np
 
+from .amp import _device_amp
 from .device import _import_cupy, cuda_is_available
 
 __all__ = [
-    "is_available", "device_count", "current_device", "get_device_name", "synchronize", "memory_allocated",
+    "amp", "is_available", "device_count", "current_device", "get_device_name", "synchronize", "memory_allocated",
     "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats", "stop_peak_tracking", "empty_cache",
     "set_tf32", "get_tf32", "tf32", "manual_seed", "manual_seed_all", "seed", "seed_all",
 ]
+
+
+# minigrad.cuda.amp: GradScaler and autocast for the GPU, as torch.cuda.amp (minigrad/amp.py); a
+# GradScaler made without a GPU warns and disables itself
+amp = _device_amp("cuda")
 
 
 def _cp():

@@ -197,6 +197,31 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     return _make(xp.linspace(start, end, steps, dtype=dt), requires_grad)
 
 
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """`steps` values base**e, the exponents e evenly spaced from start to end (an integer dtype truncates).
+
+    As PyTorch: the exponents are stepped from both ends toward the middle (start + step*i for the
+    first half, end - step*(steps-1-i) for the rest), in the dtype for floats and in double for
+    integers; each power is taken in double and then rounded (or truncated) to the dtype."""
+    xp = module_for(device)
+    dt = _dt(dtype)
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))  # 0-d tensors, as PyTorch
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    exp_dt = dt if dt.kind == "f" else np.dtype(np.float64)
+    lo, hi = exp_dt.type(start), exp_dt.type(end)
+    i = np.arange(steps, dtype=exp_dt)
+    if steps > 1:
+        step = (hi - lo) / exp_dt.type(steps - 1)
+        exps = np.where(i < steps // 2, lo + step * i, hi - step * (exp_dt.type(steps - 1) - i))
+    else:
+        exps = np.full(steps, lo, dtype=exp_dt)  # one value: base**start (no step to take)
+    vals = np.power(np.float64(base), exps.astype(np.float64))
+    if dt.kind in "iu":
+        vals = np.trunc(vals)
+    return _make(xp.asarray(vals.astype(dt)), requires_grad)
+
+
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:

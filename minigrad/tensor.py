@@ -21,6 +21,9 @@ from .autograd.grad_mode import state
 from .device import device_of, to_device
 
 
+_LEGACY_DATA = ()  # (set below: the argument types of PyTorch's legacy `torch.Tensor(...)`)
+
+
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
@@ -31,11 +34,15 @@ class Tensor:
     )
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 
-    def __init__(self, data, requires_grad=False, _version_counter=None):
-        if type(data) is not np.ndarray and (isinstance(data, np.generic) or not hasattr(data, "shape")):
-            # (a numpy scalar, a full reduction's result, becomes a 0-d array: a scalar is read-only, and
-            # `total += loss` must work on it in place as on any tensor)
-            data = np.asarray(data)
+    def __init__(self, data=None, requires_grad=False, _version_counter=None, *more_sizes):
+        if type(data) is not np.ndarray:
+            if data is None or type(data) in _LEGACY_DATA:  # PyTorch's `torch.Tensor(2, 3)`, `torch.Tensor([1, 2])`
+                data = legacy_array(dtypes.default_float, (data, requires_grad, _version_counter) + more_sizes)
+                requires_grad, _version_counter = False, None
+            elif isinstance(data, np.generic) or not hasattr(data, "shape"):
+                # (a numpy scalar, a full reduction's result, becomes a 0-d array: a scalar is read-only,
+                # and `total += loss` must work on it in place as on any tensor)
+                data = np.asarray(data)
         self.array = data
         self._grad = None
         self.grad_fn = None
@@ -387,9 +394,16 @@ class Tensor:
         return self.to(dtypes.float16)
 
     def type(self, dtype=None):
+        """'minigrad.FloatTensor' (PyTorch's type string), or this tensor converted to `dtype`: a dtype, a
+        legacy type (`minigrad.LongTensor`) or its name ('torch.LongTensor')."""
         if dtype is None:
             return f"minigrad.{self.dtype._legacy}"
-        return self.to(dtype)
+        legacy = getattr(dtype, "dtype", None) if isinstance(dtype, type) else None
+        if legacy is None and isinstance(dtype, str) and "." in dtype:
+            from .legacy_types import BY_NAME
+
+            legacy = getattr(BY_NAME.get(dtype.rsplit(".", 1)[1]), "dtype", None)
+        return self.to(legacy if legacy is not None else dtype)
 
     def new_zeros(self, *size, dtype=None):
         from .factory import zeros
@@ -415,6 +429,29 @@ class Tensor:
         from .factory import full
 
         return full(size, fill_value, dtype=dtype or self.dtype, device=self.device)
+
+
+def legacy_array(dtype, args):
+    """The array of PyTorch's legacy constructors (`torch.Tensor(...)`, `torch.LongTensor(...)`) in `dtype`:
+    sizes (`(2, 3)`, or a Size) give zeros of that shape (PyTorch's are uninitialised), a list or tuple
+    its values converted, nothing an empty tensor. (`args`: the constructor's positional arguments,
+    defaults and all: Tensor(2, 3) arrives as (2, 3, None) and Tensor() as (None, False, None).)"""
+    args = list(args)
+    while args and (args[-1] is None or type(args[-1]) is builtins_bool and len(args) > 1):
+        args.pop()  # (Tensor's own defaults)
+    if not args:
+        return np.empty((0,), dtype=dtype.np)
+    if all(type(a) is builtins_int for a in args) or len(args) == 1 and type(args[0]) is Size:
+        shape = tuple(args[0]) if type(args[0]) is Size else tuple(args)
+        if any(n < 0 for n in shape):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
+        return np.zeros(shape, dtype=dtype.np)
+    if len(args) == 1 and type(args[0]) in (list, tuple):
+        values = np.asarray(args[0])
+        if values.dtype.kind not in "biuf":
+            raise TypeError(f"new(): invalid data type '{values.dtype}'")
+        return values.astype(dtype.np)
+    raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
 
 
 class Size(tuple):
@@ -463,3 +500,6 @@ def _set_data(t, value):  # (... for `t.data = value`)
 
 def _set_grad(t, value):  # (... and for `t.grad = value`)
     t.grad = value
+
+
+_LEGACY_DATA = (builtins_int, list, tuple, Size)

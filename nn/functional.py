@@ -8,6 +8,7 @@ from minigrad's primitive ops in nn/_functional/reference.py (read that first): 
 MINIGRAD_KERNELS=reference (or `minigrad.set_kernels("reference")`) these functions call it.
 """
 from minigrad import backends
+from minigrad.tensor import Tensor
 
 from ._functional import reference as _ref
 from ._functional.activation import gelu as _gelu
@@ -114,9 +115,17 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     label_smoothing mixes in the uniform distribution: (1 - ls) * nll + ls * mean_c(-log p_c).
     A target outside [0, C) (other than ignore_index) raises IndexError naming it and C. One
     `CrossEntropyLossBackward0` node saving one (N, C) array (no copy of the logits).
+
+    A float target of input's shape holds class probabilities instead: -sum_c w_c target_c log p_c per
+    sample, 'mean' dividing by the number of samples; composed of recorded ops (the target gets a
+    gradient too), the same under every kernel setting.
     """
     if size_average is not None or reduce is not None:  # PyTorch's deprecated arguments
         reduction = _legacy_reduction(size_average, reduce, reduction)
+    if isinstance(target, Tensor) and target.dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):
+        # class probabilities: already plain recorded ops, and the reference below takes class ids only
+        return _cross_entropy(input, target, weight, ignore_index=ignore_index, reduction=reduction,
+                              label_smoothing=label_smoothing)
     return backends.pick(_cross_entropy, _ref.cross_entropy)(input, target, weight, ignore_index=ignore_index,
                                                              reduction=reduction, label_smoothing=label_smoothing)
 

@@ -38,6 +38,7 @@ from .composite import (  # noqa: F401
     split_with_sizes, sum_to_size, type_as, vdot,
 )
 from .composite import as_strided, diagonal_scatter, select_scatter, slice_scatter  # noqa: F401
+from .composite import histogram  # noqa: F401
 from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F401
 from .linalg import det, inverse, logdet, matrix_power, pinverse, slogdet  # noqa: F401
 from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)
@@ -155,7 +156,7 @@ def _bind_methods(Tensor):
                  "take_along_dim", "tensor_split", "trace", "true_divide", "unique", "unique_consecutive", "vsplit",
                  "xlogy", "broadcast_to", "index_put", "is_complex", "is_nonzero", "is_same_size", "is_signed",
                  "nanquantile", "nextafter", "quantile", "resolve_conj", "split_with_sizes", "sum_to_size", "type_as",
-                 "vdot", "as_strided", "diagonal_scatter", "select_scatter", "slice_scatter", "digamma", "erfinv", "lgamma", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"):
+                 "vdot", "as_strided", "diagonal_scatter", "select_scatter", "slice_scatter", "histogram", "digamma", "erfinv", "lgamma", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"):
         methods[name] = globals()[name]
     methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),

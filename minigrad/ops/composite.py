@@ -4,6 +4,7 @@ reductions, products (outer, kron, cross, trace), sorting statistics (median, kt
 counting (bincount, unique, searchsorted). The graph they record names the primitive nodes."""
 import builtins
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -632,17 +633,151 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
+# ---- histograms: histc (counts) and histogram (counts and edges, optionally weighted or a density) -----------
+# what histogram returns, as PyTorch's torch.return_types.histogram
+histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
+# the C++ names PyTorch's histogram errors give dtypes
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "uint16": "short unsigned int",
+              "bool": "bool"}
+
+
+def _cpp_float(v):
+    """A double as PyTorch's error texts print it (C++ streams: 6 significant digits, 'inf', 'nan')."""
+    return f"{v:g}"
+
+
+def _check_histogram_input(input, op):
+    """Only float32 and float64 are counted, as PyTorch (its kernels are written for those two)."""
+    if input.array.dtype not in (np.float32, np.float64):
+        from ..dtypes import get_dtype
+
+        raise NotImplementedError(f'"{op}" not implemented for \'{get_dtype(input.array.dtype)._legacy[:-6]}\'')
+
+
+def _check_bin_count(bins):
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+
+
+def _even_edges(xp, lo, hi, bins, dt):
+    """bins + 1 edges from lo to hi as PyTorch's linspace makes them in dtype dt: from both ends toward the
+    middle (so both ends are exact), stepping in dt itself. (PyTorch's vectorized kernel may round an
+    inner edge one unit in the last place differently.)"""
+    lo, hi = dt.type(lo), dt.type(hi)
+    i = np.arange(bins + 1, dtype=dt)
+    step = (hi - lo) / dt.type(bins)
+    return xp.asarray(np.where(i < (bins + 1) // 2, lo + step * i, hi - step * (dt.type(bins) - i)))
+
+
+def _bin_counts(xp, x, edges, w, dt):
+    """Weighted counts of the values x in [edges[i], edges[i+1]) (the last bin also takes the last edge);
+    values outside the edges, and NaN, are not counted."""
+    nb = edges.shape[0] - 1
+    inside = (x >= edges[0]) & (x <= edges[-1])  # (False for NaN)
+    idx = xp.searchsorted(edges, x[inside], side="right") - 1
+    idx = xp.minimum(idx, nb - 1)  # a value equal to the last edge is in the last bin
+    counts = xp.bincount(idx, weights=None if w is None else w[inside], minlength=nb)
+    return counts.astype(dt)
+
+
 def histc(input, bins=100, min=0, max=0):
+    """Counts of input's values in `bins` equal bins over [min, max], as input's dtype; min == max
+    (the default) takes the data's min and max, and widens an empty range by 1 each side."""
+    _check_histogram_input(input, "histogram_cpu")
+    _check_bin_count(bins)
+    lo, hi = float(min), float(max)
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    dt = input.array.dtype
+
     def counts(a):
-        lo, hi = float(min), float(max)
-        if lo == hi:
-            lo, hi = float(a.min()), float(a.max())
-            if lo == hi:
-                lo, hi = lo - 1, hi + 1
-        counts, _ = np.histogram(np.asarray(a), bins=bins, range=(lo, hi))
-        return array_module(a).asarray(counts.astype(a.dtype))
+        xp = array_module(a)
+        a = a.reshape(-1)
+        low, high = lo, hi
+        if low == high and a.size:
+            low, high = float(a.min()), float(a.max())
+        if not (math.isfinite(low) and math.isfinite(high)):
+            # (PyTorch's CPU build prints the NaN of a data min as "-nan")
+            shown = ["-nan" if math.isnan(v) else _cpp_float(v) for v in (low, high)]
+            raise RuntimeError(f"torch.histc: range of [{shown[0]}, {shown[1]}] is not finite")
+        if low == high:
+            low, high = low - 1, high + 1
+        # PyTorch's histc places each value by arithmetic in the dtype: bin (x - low) * bins / (high - low)
+        # truncated, the top edge going to the last bin (it never compares the value with edges)
+        low_t, high_t = dt.type(low), dt.type(high)
+        inside = (a >= low_t) & (a <= high_t)
+        pos = ((a[inside] - low_t) * dt.type(bins) / (high_t - low_t)).astype(np.int64)
+        pos = xp.minimum(pos, bins - 1)
+        return xp.bincount(pos, minlength=bins).astype(dt)
 
     return array_op(counts, input)
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """(hist, bin_edges) of input's values (all of them, flattened): `bins` equal bins over `range`
+    (default: the data's min and max; an empty range is widened by 0.5 each side), or `bins` a 1-D
+    tensor of increasing edges. Each bin is [left, right) except the last, which takes its right edge;
+    values outside are not counted. `weight` (input's number of elements, its dtype) adds each value's
+    weight instead of 1; `density` divides by the total and the bin widths (so the histogram integrates
+    to 1). hist has input's dtype. No gradient, as PyTorch."""
+    _check_histogram_input(input, "histogramdd")
+    dt = input.array.dtype
+    if weight is not None:
+        if weight.numel() != input.numel():
+            raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                               "input tensor excluding its innermost dimension, but got input with shape "
+                               f"{[input.numel(), 1]} and weight with shape {list(weight.shape)}")
+        if weight.array.dtype != dt:
+            raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
+                               f"should have the same dtype, but got input({_CPP_NAMES[dt.name]}), and "
+                               f"weight({_CPP_NAMES.get(weight.array.dtype.name, weight.array.dtype.name)})")
+    if isinstance(bins, Tensor):
+        if range is not None:
+            raise TypeError("histogram(): range is only taken with an int bins (tensor bins are the edges)")
+        if bins.ndim != 1:
+            raise RuntimeError("torch.histogramdd: bins tensor should have one dimension, but got "
+                               f"{bins.ndim} dimensions in the bins tensor for dimension 0")
+        _check_bin_count(bins.numel() - 1)
+        if bins.array.dtype != dt:
+            raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
+                               f"got input with dtype {_CPP_NAMES[dt.name]} and bins for dimension 0 with dtype "
+                               f"{_CPP_NAMES.get(bins.array.dtype.name, bins.array.dtype.name)}")
+        bin_edges = bins.detach().clone()
+    else:
+        if isinstance(bins, builtins.bool) or not isinstance(bins, (builtins.int, np.integer)):
+            raise TypeError(f"histogram(): argument 'bins' must be an int or a 1-D Tensor, not {type(bins).__name__}")
+        _check_bin_count(bins)
+
+        def edges(a):
+            if range is not None:
+                lo, hi = float(range[0]), float(range[1])
+            elif a.size:
+                lo, hi = float(a.min()), float(a.max())
+            else:  # no data: the unit interval
+                lo, hi = 0.0, 1.0
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                raise RuntimeError(f"torch.histogramdd: dimension 0's range [{_cpp_float(lo)}, {_cpp_float(hi)}] "
+                                   "is not finite")
+            if lo > hi:
+                raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_cpp_float(lo)} "
+                                   f"max {_cpp_float(hi)} for dimension 0")
+            if lo == hi:
+                lo, hi = lo - 0.5, hi + 0.5
+            return _even_edges(array_module(a), lo, hi, int(bins), dt)
+
+        bin_edges = array_op(edges, input)
+
+    def counts(a, e, *w):
+        xp = array_module(a)
+        hist = _bin_counts(xp, a.reshape(-1), e, w[0].reshape(-1) if w else None, dt)
+        if density:  # hist / (total * width): divided in the dtype, the total first (0/0 is NaN, silently)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                hist = hist / hist.sum() / (e[1:] - e[:-1])
+        return hist
+
+    hist = array_op(counts, input, bin_edges, *([weight] if weight is not None else []))
+    return histogram_result(hist, bin_edges)
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):

@@ -167,8 +167,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"cross_entropy: expected floating point logits, got {input.dtype}")
     if target.array.dtype.kind not in "iu":
         if target.array.dtype.kind == "f" and ts == xs:
-            raise NotImplementedError("cross_entropy: class-probability targets are not supported; "
-                                      "pass int64 class indices of shape (N, d1, ...)")
+            return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
         raise RuntimeError(f"cross_entropy: expected target of int64 class indices, got {target.dtype}")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -187,6 +186,38 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if weight is not None and tuple(weight.array.shape) != (C,):
         raise RuntimeError(f"cross_entropy: weight should be a 1D tensor of size C={C}, got shape {list(weight.shape)}")
     return CrossEntropy.apply(input, target, weight, int(ignore_index), reduction, float(label_smoothing), layout)
+
+
+def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing):
+    """cross_entropy with class probabilities as the target (a float tensor of input's shape), as PyTorch:
+    each sample's loss is -sum_c w_c t_c log_softmax(input)_c, label smoothing makes the target
+    t (1 - ls) + ls / C, and 'mean' divides by the number of samples (N, or N d1 ... for (N, C, d1, ...))
+    whatever the weights. Made of recorded ops (log_softmax, mul, sum), so autograd gives the target a
+    gradient as well as the input; the dtype is input's and target's (and weight's) promoted."""
+    xs = tuple(input.array.shape)
+    if not xs:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    if ignore_index != -100:  # there is no class index to ignore
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    if not 0.0 <= label_smoothing <= 1.0:  # (a RuntimeError on this path in PyTorch, not a ValueError)
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    cdim = 0 if len(xs) == 1 else 1
+    C = xs[cdim]
+    if weight is not None and tuple(weight.array.shape) != (C,):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {C} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+    logp = _mg().log_softmax(input, cdim)
+    if label_smoothing > 0.0:
+        target = target * (1.0 - label_smoothing) + label_smoothing / C
+    terms = logp * target
+    if weight is not None:  # w_c along the class dim: (C,) then 1s for the dims after it
+        terms = terms * weight.reshape((C,) + (1,) * (len(xs) - cdim - 1))
+    loss = -terms.sum(cdim)  # one loss per sample: (N, d1, ...), or () for an unbatched (C,) input
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / loss.numel()  # the mean over samples (NaN for none, as PyTorch)
 
 
 class MseLoss(Function):

@@ -367,3 +367,182 @@ def test_scalar_results_and_single_elements_take_in_place_ops():
 
 def test_scalar_habits_like_torch(torch):
     assert _scalar_habits(mg) == _scalar_habits(torch)
+
+
+# ---- logspace, histogram, histc -------------------------------------------------------------------------
+LOGSPACE = [
+    ((0, 2, 3), {}), ((0, 2, 3), {"base": 2}), ((0, 2, 3, 2.0), {}), ((0.1, 3.7, 7), {}), ((-3.3, 5.1, 33), {}),
+    ((0.1, 3.7, 7), {"dtype": "float64"}), ((0, 1, 5), {"dtype": "float16"}), ((0, 2, 3), {"dtype": "int64"}),
+    ((0, 3, 4), {"base": 2, "dtype": "int32"}), ((-2, 2, 5), {"dtype": "int64"}), ((0, 10, 5), {"base": 3,
+    "dtype": "int64"}), ((0, 2, 0), {}), ((1, 1, 1), {}), ((2, -1, 4), {"base": 0.5}), ((0, 1, -1), {}),
+]
+
+
+@pytest.mark.parametrize("args,kw", LOGSPACE)
+def test_logspace_like_torch(torch, args, kw):
+    def run(L):
+        k = dict(kw, **({"dtype": getattr(L, kw["dtype"])} if "dtype" in kw else {}))
+        return L.logspace(*args, **k)
+
+    try:
+        want = run(torch)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError, match=str(e)):
+            run(mg)
+        return
+    got = run(mg)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] and tuple(got.shape) == tuple(want.shape)
+    # the powers come from different pow() implementations: equal to a few units in the last place
+    rtol = {"float16": 1e-3, "float32": 1e-6, "float64": 1e-14}.get(str(want.dtype).split(".")[-1], 0)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=rtol)
+
+
+def test_logspace_without_torch():
+    t = mg.logspace(0, 3, 4)
+    assert t.dtype == mg.float32 and t.tolist() == [1.0, 10.0, 100.0, 1000.0]
+    assert mg.logspace(0, 4, 5, base=2, dtype=mg.int64).tolist() == [1, 2, 4, 8, 16]
+    assert mg.logspace(mg.tensor(1.0), mg.tensor(2.0), 2, dtype=mg.float64).tolist() == [10.0, 100.0]
+    assert mg.logspace(0, 1, 3, requires_grad=True).requires_grad
+    with pytest.raises(TypeError):
+        mg.logspace(0, 1, 3, 10.0, mg.float64)  # dtype is keyword-only, as PyTorch's
+    with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
+        mg.logspace(0, 1, -2)
+
+
+XH = [1.0, 2.0, 1.0, 3.0, 2.5]
+HISTOGRAMS = [
+    lambda L, d: L.histogram(L.tensor(XH, dtype=d), bins=4),
+    lambda L, d: L.histogram(L.tensor(XH, dtype=d)),
+    lambda L, d: L.histogram(L.tensor(XH, dtype=d), 4, range=(0.0, 4.0)),
+    lambda L, d: L.histogram(L.tensor(XH, dtype=d), 4, range=(0, 3)),
+    lambda L, d: L.histogram(L.tensor(XH, dtype=d), L.tensor([0.0, 1.5, 4.0], dtype=d)),
+    lambda L, d: L.histogram(L.tensor(XH, dtype=d), L.tensor([0.0, 2.0, 2.5], dtype=d), density=True),
+    lambda L, d: L.histogram(L.tensor(XH, dtype=d), 4, weight=L.tensor([1.0, 2, 3, 4, 5], dtype=d)),
+    lambda L, d: L.histogram(L.tensor(XH, dtype=d), 4, weight=L.tensor([1.0, 2, 3, 4, 5], dtype=d), density=True),
+    lambda L, d: L.tensor(XH, dtype=d).histogram(3),
+    lambda L, d: L.tensor(XH, dtype=d).histogram(bins=L.tensor([1.0, 2.0, 3.0], dtype=d), density=True),
+    lambda L, d: L.histogram(L.tensor([[1.0, 2], [3, 4]], dtype=d), 2, weight=L.ones(4, 1, dtype=d)),
+    lambda L, d: L.histogram(L.tensor([1.0, 1, 1], dtype=d), 2),  # one value: widened by 0.5 each side
+    lambda L, d: L.histogram(L.tensor([], dtype=d), 2),  # no data: [0, 1]
+    lambda L, d: L.histogram(L.tensor(1.5, dtype=d), 2),
+    lambda L, d: L.histogram(L.tensor([0.1, 0.2, 0.3, 0.7, 1.0], dtype=d), 3, range=(0.1, 0.7)),  # edges' rounding
+    lambda L, d: L.histogram(L.tensor([1.0, float("nan"), float("inf")], dtype=d), 2, range=(0.0, 2.0)),
+    lambda L, d: L.histogram(L.tensor([5.0, 3], dtype=d), 2, range=(0.0, 2.0), density=True),  # 0/0: NaN
+    lambda L, d: L.histogram(L.tensor(np.random.default_rng(0).standard_normal(1000), dtype=d), 37),
+    lambda L, d: L.histogram(L.tensor(np.random.default_rng(1).standard_normal((40, 25)), dtype=d), 10,
+                             range=(-1.0, 1.5), weight=L.tensor(np.random.default_rng(2).random((40, 25)), dtype=d),
+                             density=True),
+]
+
+
+@pytest.mark.parametrize("i", range(len(HISTOGRAMS)))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_histogram_like_torch(torch, i, dtype):
+    got = HISTOGRAMS[i](mg, getattr(mg, dtype))
+    want = HISTOGRAMS[i](torch, getattr(torch, dtype))
+    assert type(got).__name__ == "histogram" and got._fields == ("hist", "bin_edges")
+    for g, w in ((got.hist, want.hist), (got.bin_edges, want.bin_edges)):
+        assert str(g.dtype).split(".")[-1] == dtype and tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6 if dtype == "float32" else 1e-12, equal_nan=True)
+    # (inner edges may differ in the last place: PyTorch's linspace kernel is vectorized)
+    assert got[0] is got.hist and got[1] is got.bin_edges
+
+
+HISTOGRAM_ERRORS = [
+    lambda L: L.histogram(L.tensor([1, 2, 3]), 3),
+    lambda L: L.histogram(L.tensor([1.0, 2.0], dtype=L.float16), 3),
+    lambda L: L.histogram(L.tensor(XH), 3, range=(2.0, 1.0)),
+    lambda L: L.histogram(L.tensor(XH), 0),
+    lambda L: L.histogram(L.tensor(XH), -1),
+    lambda L: L.histogram(L.tensor(XH), L.tensor([[0.0, 1.0]])),
+    lambda L: L.histogram(L.tensor(XH), L.tensor([3.0])),
+    lambda L: L.histogram(L.tensor(XH), L.tensor([0.0, 1.0], dtype=L.float64)),
+    lambda L: L.histogram(L.tensor(XH), 3, weight=L.tensor([1.0, 2])),
+    lambda L: L.histogram(L.tensor(XH), 3, weight=L.tensor([1, 2, 3, 4, 5])),
+    lambda L: L.histogram(L.tensor([1.0, float("nan"), 2]), 2),
+    lambda L: L.histogram(L.tensor(XH), 2, range=(0.0, float("inf"))),
+    lambda L: L.histc(L.tensor([1, 2])),
+    lambda L: L.histc(L.tensor([1.0, 2]), 4, min=3, max=1),
+    lambda L: L.histc(L.tensor([1.0, 2]), -1),
+    lambda L: L.histc(L.tensor([1.0, float("inf")]), 3),
+    lambda L: L.histc(L.tensor([1.0, 2.0]), 3, min=0, max=float("inf")),
+]
+
+
+@pytest.mark.parametrize("i", range(len(HISTOGRAM_ERRORS)))
+def test_histogram_errors_like_torch(torch, i):
+    with pytest.raises(Exception) as want:
+        HISTOGRAM_ERRORS[i](torch)
+    with pytest.raises(want.type) as got:
+        HISTOGRAM_ERRORS[i](mg)
+    assert str(got.value) == str(want.value)
+
+
+HISTCS = [
+    lambda L, d: L.histc(L.tensor(XH, dtype=d), 4),
+    lambda L, d: L.histc(L.tensor(XH, dtype=d)),
+    lambda L, d: L.histc(L.tensor([1.0, 2, 1], dtype=d), 4, min=0, max=3),
+    lambda L, d: L.histc(L.tensor([1.0, 1, 1], dtype=d), 3),
+    lambda L, d: L.histc(L.tensor([], dtype=d), 3),
+    lambda L, d: L.histc(L.tensor([1.0, 5, -1], dtype=d), 3, min=2, max=2),  # min == max: the data's range
+    lambda L, d: L.histc(L.tensor([1.0, float("nan")], dtype=d), 3, min=0, max=2),
+    lambda L, d: L.tensor(np.random.default_rng(0).standard_normal((30, 30)), dtype=d).histc(17, min=-1, max=2),
+]
+
+
+@pytest.mark.parametrize("i", range(len(HISTCS)))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_histc_like_torch(torch, i, dtype):
+    got, want = HISTCS[i](mg, getattr(mg, dtype)), HISTCS[i](torch, getattr(torch, dtype))
+    assert str(got.dtype).split(".")[-1] == dtype and tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_histogram_without_torch():
+    x = mg.tensor([0.0, 0.5, 1.0, 1.0, 3.0, 4.0])
+    hist, edges = mg.histogram(x, 4)
+    assert edges.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0] and hist.tolist() == [2.0, 2.0, 0.0, 2.0]
+    assert x.histogram(4).hist.tolist() == hist.tolist()
+    h = mg.histogram(x, mg.tensor([0.0, 1.0, 4.0]), weight=mg.tensor([1.0, 1, 1, 1, 1, 10]))
+    assert h.hist.tolist() == [2.0, 13.0]  # the last edge is in the last bin
+    d = mg.histogram(x, 4, density=True).hist
+    assert float((d * 1.0).sum()) == pytest.approx(1.0)  # integrates to 1 (unit-width bins)
+    assert mg.histogram(x, 2, range=(1.0, 2.0)).hist.tolist() == [2.0, 0.0]  # outside values are dropped
+    r = mg.histogram(mg.tensor(x.tolist(), requires_grad=True), 2)
+    assert not r.hist.requires_grad and r.hist.grad_fn is None
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        mg.histogram(mg.tensor([1, 2]))
+    assert mg.histc(mg.tensor([0.0, 1.0, 1.0, 2.0]), 2).tolist() == [1.0, 3.0]
+
+
+def _legacy_constructors(L):
+    nn = L.nn
+    made = [L.Tensor(2, 3), L.Tensor([1, 2]), L.Tensor([1.5, 2.0]), L.Tensor(), L.Tensor(L.Size([2, 3])),
+            L.Tensor([True, False]), L.Tensor((4, 5)), L.LongTensor([1, 2]), L.FloatTensor(2, 3),
+            L.DoubleTensor([1, 2]), L.IntTensor(3), L.BoolTensor([1, 0]), L.ByteTensor([3])]
+    out = [(tuple(t.shape), str(t.dtype).split(".")[-1]) for t in made]
+    out += [t.tolist() for t in made[1:3] + made[5:8] + [made[9], made[11], made[12]]]  # (not the uninitialised)
+    w = nn.Parameter(L.Tensor(4, 3))  # a custom layer's weight, initialised after
+    nn.init.constant_(w, 0.5)
+    x = L.LongTensor([1, 2])
+    out += [tuple(w.shape), str(w.dtype).split(".")[-1], w.requires_grad, float(w.detach().sum()),
+            isinstance(x, L.LongTensor), isinstance(x, L.FloatTensor), isinstance(x, L.Tensor),
+            str(x.type(L.FloatTensor).dtype).split(".")[-1], str(x.type("torch.DoubleTensor").dtype).split(".")[-1],
+            x.type().split(".")[-1], str(L.Tensor([-4.0]).double().dtype).split(".")[-1]]
+    for bad in (lambda: L.Tensor(-1), lambda: L.Tensor(["a"]), lambda: L.FloatTensor(2, "x")):
+        with pytest.raises((RuntimeError, TypeError, ValueError)):
+            bad()
+    return out
+
+
+def test_legacy_tensor_constructors_like_torch(torch):
+    assert _legacy_constructors(mg) == _legacy_constructors(torch)
+
+
+def test_legacy_tensor_constructors_make_default_float_tensors():
+    assert mg.Tensor(2, 3).shape == (2, 3) and mg.Tensor(2, 3).dtype == mg.float32
+    assert mg.Tensor([1, 2]).dtype == mg.float32 and mg.Tensor([1, 2]).tolist() == [1.0, 2.0]
+    assert mg.LongTensor([1, 2]).dtype == mg.int64 and isinstance(mg.LongTensor([1]), mg.LongTensor)
+    assert not isinstance(mg.tensor([1.0]), mg.LongTensor)
+    a = np.arange(3)
+    assert mg.Tensor(a).array is a  # an array is wrapped as it is (the library's own use of Tensor)

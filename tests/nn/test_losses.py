@@ -290,3 +290,98 @@ def test_weights_are_buffers_in_the_state_dict(torch):
 def test_bad_reduction_in_a_module():
     with pytest.raises(ValueError, match="avg is not a valid value for reduction"):
         nn.L1Loss(reduction="avg")
+
+
+# ---- cross_entropy with class-probability targets (a float target of input's shape) ----------------------
+SOFT_SHAPES = [(5,), (4, 3), (2, 4, 3), (2, 3, 2, 2)]
+
+
+def soft_vs_torch(torch, xs, dtype, reduction="mean", weighted=False, label_smoothing=0.0, target_dtype=None):
+    """F.cross_entropy(input, probabilities) against PyTorch's: value, dtype, shape, and the gradients of
+    input and target (both require grad)."""
+    x, t = arr(*xs, dtype=dtype), prob(*xs, dtype=target_dtype or dtype)
+    C = xs[0] if len(xs) == 1 else xs[1]
+    w = prob(C, dtype=dtype) if weighted else None
+    ours = [minigrad.tensor(x, requires_grad=True), minigrad.tensor(t, requires_grad=True)]
+    theirs = [torch.tensor(x, requires_grad=True), torch.tensor(t, requires_grad=True)]
+    kw = dict(reduction=reduction, label_smoothing=label_smoothing)
+    y = F.cross_entropy(*ours, weight=None if w is None else minigrad.tensor(w), **kw)
+    ty = torch.nn.functional.cross_entropy(*theirs, weight=None if w is None else torch.tensor(w), **kw)
+    assert y.shape == tuple(ty.shape) and str(y.dtype).split(".")[-1] == str(ty.dtype).split(".")[-1]
+    low = np.float32 in (dtype, target_dtype)
+    tol = dict(rtol=2e-5, atol=1e-6) if low else dict(rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), **tol)
+    g = arr(*y.shape, dtype=y.array.dtype)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    for o, th in zip(ours, theirs):
+        assert o.grad.dtype == o.dtype and o.grad.shape == o.shape
+        np.testing.assert_allclose(o.grad.array, th.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("xs", SOFT_SHAPES)
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_probability_targets(torch, xs, reduction, dtype):
+    soft_vs_torch(torch, xs, dtype, reduction)
+
+
+@pytest.mark.parametrize("xs", [(4, 3), (2, 4, 3)])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted,label_smoothing", [(True, 0.0), (False, 0.25), (True, 0.1), (True, 1.0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_probability_targets_weight_and_smoothing(torch, xs, reduction, weighted, label_smoothing,
+                                                                dtype):
+    soft_vs_torch(torch, xs, dtype, reduction, weighted, label_smoothing)
+
+
+def test_cross_entropy_probability_targets_promote_like_torch(torch):
+    soft_vs_torch(torch, (4, 3), np.float32, target_dtype=np.float64)  # float64 loss, as PyTorch
+    soft_vs_torch(torch, (4, 3), np.float64, "sum", target_dtype=np.float32)
+
+
+def test_cross_entropy_probability_targets_module_and_reference_kernels(torch):
+    x, t, w = arr(6, 4), prob(6, 4), prob(4)
+    want = torch.nn.CrossEntropyLoss(weight=torch.tensor(w), label_smoothing=0.2)(torch.tensor(x), torch.tensor(t))
+    m = nn.CrossEntropyLoss(weight=minigrad.tensor(w), label_smoothing=0.2)
+    np.testing.assert_allclose(m(minigrad.tensor(x), minigrad.tensor(t)).array, want.numpy(), rtol=1e-12)
+    from minigrad import backends
+
+    with backends.kernels("reference"):  # the reference cross_entropy takes class ids; these stay as they are
+        np.testing.assert_allclose(m(minigrad.tensor(x), minigrad.tensor(t)).array, want.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, L: F.cross_entropy(L.zeros(3, 4), L.ones(3, 4), ignore_index=1),
+    lambda F, L: F.cross_entropy(L.zeros(3, 4), L.ones(3, 4), weight=L.ones(3)),
+    lambda F, L: F.cross_entropy(L.zeros(3, 4), L.ones(3, 4), label_smoothing=1.5),
+    lambda F, L: F.cross_entropy(L.tensor(1.0), L.tensor(1.0)),
+])
+def test_cross_entropy_probability_target_errors_like_torch(torch, call):
+    with pytest.raises(Exception) as want:
+        call(torch.nn.functional, torch)
+    with pytest.raises(want.type, match=None) as got:
+        call(F, minigrad)
+    assert str(got.value) == str(want.value)
+
+
+def test_cross_entropy_probability_targets_without_torch():
+    x = minigrad.tensor(arr(5, 4), requires_grad=True)
+    ids = minigrad.tensor(RNG.integers(0, 4, 5))
+    onehot = F.one_hot(ids, 4).to(minigrad.float64)
+    for reduction in REDUCTIONS:  # one-hot probabilities are the class ids
+        np.testing.assert_allclose(F.cross_entropy(x, onehot, reduction=reduction).array,
+                                   F.cross_entropy(x, ids, reduction=reduction).array, rtol=1e-12)
+    # a uniform target: log-sum-exp minus the mean logit, per sample
+    u = minigrad.full((5, 4), 0.25, dtype=minigrad.float64)
+    want = minigrad.logsumexp(x, 1) - x.mean(1)
+    np.testing.assert_allclose(F.cross_entropy(x, u, reduction="none").array, want.array, rtol=1e-12)
+    # (N, C, d) 'mean' divides by N*d, whatever the weights
+    x3, t3, w = arr(2, 3, 4), prob(2, 3, 4), prob(3)
+    per = F.cross_entropy(minigrad.tensor(x3), minigrad.tensor(t3), weight=minigrad.tensor(w), reduction="none")
+    assert per.shape == (2, 4)
+    mean = F.cross_entropy(minigrad.tensor(x3), minigrad.tensor(t3), weight=minigrad.tensor(w))
+    np.testing.assert_allclose(mean.array, per.array.sum() / 8, rtol=1e-12)
+    # finite differences for the input and the target, and for the smoothed, weighted form
+    xg, tg = minigrad.tensor(x3, requires_grad=True), minigrad.tensor(t3, requires_grad=True)
+    assert gradcheck(lambda a, b: F.cross_entropy(a, b, weight=minigrad.tensor(w), label_smoothing=0.3), (xg, tg))

@@ -1,0 +1,314 @@
+"""`minigrad.amp`: PyTorch's mixed-precision helpers, `GradScaler` and `autocast`.
+
+    scaler = minigrad.amp.GradScaler("cuda", enabled=(dtype == "float16"))  # or minigrad.cuda.amp.GradScaler(...)
+    with minigrad.autocast(device_type="cuda", dtype=minigrad.float16):
+        loss = model(x, y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)             # (optional: to clip the true gradients)
+    scaler.step(optimizer)                 # skipped when a gradient is inf or NaN
+    scaler.update()
+
+GradScaler is dynamic loss scaling, as PyTorch's: the loss is multiplied by the scale (2**16 at first)
+so that small float16 gradients do not flush to zero; before the step each gradient is divided by it
+again (in place), and the step is skipped when any gradient came out inf or NaN (the scale was too
+large). `update()` then halves the scale after a skipped step (backoff_factor) and doubles it after
+growth_interval steps in a row without one (growth_factor). The scale is a float32 value as in
+PyTorch, kept on the host: reading whether a gradient overflowed costs one device sync a step.
+
+For device "cuda" without a GPU it warns and disables itself, as PyTorch does; a disabled scaler
+passes everything through (`scale(loss)` is `loss`, `step(opt)` is `opt.step()`). Device "cpu"
+scales for real, as PyTorch's CPU GradScaler does.
+
+autocast is accepted and does nothing: ops keep running in their inputs' dtypes (float32 models stay
+float32, so results are at least as precise as under PyTorch's autocast). It is a context manager and a
+decorator, as PyTorch's.
+"""
+import functools
+import math
+import sys
+import types
+import warnings
+
+import numpy as np
+
+from . import dtypes
+from .autograd import no_grad
+from .device import cuda_is_available
+
+__all__ = ["GradScaler", "autocast"]
+
+# an optimizer's place in one iteration: nothing done yet, gradients unscaled, stepped
+_READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
+
+
+def _f32(v):
+    """v rounded to float32: PyTorch keeps the scale in a float32 tensor, so every value it takes is one."""
+    with np.errstate(over="ignore"):  # (past float32's range: inf, which update() then refuses)
+        return float(np.float32(v))
+
+
+class GradScaler:
+    """Dynamic loss scaling for float16 training (see the module's notes). PyTorch's signature and methods."""
+
+    def __init__(self, device="cuda", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, enabled=True):
+        self._device = device
+        self._enabled = bool(enabled)
+        if self._enabled and device == "cuda" and not cuda_is_available():
+            # one frame deeper when a device's own class (minigrad.cuda.amp.GradScaler) called us
+            depth = 2 if type(self) is GradScaler else 3
+            warnings.warn("minigrad.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                          UserWarning, stacklevel=depth)
+            self._enabled = False
+        if self._enabled:
+            if growth_factor <= 1.0:
+                raise AssertionError("The growth factor must be > 1.0.")
+            if backoff_factor >= 1.0:
+                raise AssertionError("The backoff factor must be < 1.0.")
+        self._init_scale = init_scale
+        self._scale = None  # set by the first scale() (PyTorch's lazy start: load_state_dict may come first)
+        self._growth_factor = growth_factor
+        self._backoff_factor = backoff_factor
+        self._growth_interval = growth_interval
+        self._init_growth_tracker = 0
+        self._growth_tracker = None
+        self._per_optimizer = {}  # id(optimizer) -> {"stage": ..., "found_inf": bool or None}
+
+    # ---- the iteration: scale, unscale_, step, update ----------------------------------------------
+    def scale(self, outputs):
+        """outputs (a tensor, or lists/tuples of them) times the scale; as they are when disabled."""
+        if not self._enabled:
+            return outputs
+        if self._scale is None:
+            self._lazy_init()
+        return self._apply_scale(outputs)
+
+    def _apply_scale(self, val):
+        from .tensor import Tensor
+
+        if isinstance(val, Tensor):
+            return val * self._scale  # (a Python number: the output keeps its dtype, float16 stays float16)
+        if isinstance(val, (list, tuple)):
+            return type(val)(self._apply_scale(v) for v in val)
+        if isinstance(val, (str, bytes)) or not hasattr(val, "__iter__"):
+            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+        return map(self._apply_scale, val)
+
+    def unscale_(self, optimizer):
+        """Divide the gradients of optimizer's parameters by the scale, in place, and note whether any is
+        inf or NaN. At most once per optimizer between update()s (step() calls it when you have not)."""
+        if not self._enabled:
+            return
+        self._check_started("unscale_")
+        state = self._state(optimizer)
+        if state["stage"] == _UNSCALED:
+            raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
+        if state["stage"] == _STEPPED:
+            raise RuntimeError("unscale_() is being called after step().")
+        state["found_inf"] = self._unscale_grads(optimizer, 1.0 / self._scale)
+        state["stage"] = _UNSCALED
+
+    def _unscale_grads(self, optimizer, inv_scale):
+        """True when a gradient is inf or NaN after unscaling; None when no parameter has a gradient."""
+        grads = [p.grad for g in optimizer.param_groups for p in g["params"] if p.grad is not None]
+        if not grads:
+            return None
+        if any(g.dtype == dtypes.float16 for g in grads):
+            # float16 gradients would lose what scaling kept: the parameters (their master copy) are float32
+            raise ValueError("Attempting to unscale FP16 gradients.")
+        from .ops import stack
+
+        with no_grad():
+            for g in grads:
+                g.mul_(inv_scale)  # inv_scale rounds to the gradient's dtype, as PyTorch's float32 reciprocal
+            # every gradient's check stays on the device; one read at the end (one sync on a GPU)
+            return not bool(stack([g.isfinite().all() for g in grads]).all())
+
+    def step(self, optimizer, *args, **kwargs):
+        """optimizer.step(*args, **kwargs) on unscaled gradients, skipped (returning None) when one of them
+        is inf or NaN."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("Closure use is not currently supported if GradScaler is enabled.")
+        self._check_started("step")
+        state = self._state(optimizer)
+        if state["stage"] == _STEPPED:
+            raise RuntimeError("step() has already been called since the last update().")
+        if state["stage"] == _READY:
+            self.unscale_(optimizer)
+        if state["found_inf"] is None:
+            raise AssertionError("No inf checks were recorded for this optimizer.")
+        out = None if state["found_inf"] else optimizer.step(*args, **kwargs)
+        state["stage"] = _STEPPED
+        return out
+
+    def update(self, new_scale=None):
+        """Set the scale for the next iteration: new_scale if given, else backoff after any skipped step and
+        growth after growth_interval unskipped ones in a row. Ends the iteration for every optimizer."""
+        if not self._enabled:
+            return
+        self._check_started("update")
+        if new_scale is not None:
+            from .tensor import Tensor
+
+            if isinstance(new_scale, Tensor):
+                if new_scale.numel() != 1:
+                    raise AssertionError("new_scale should be a float or a 1-element tensor.")
+                new_scale = new_scale.item()
+            self._scale = _f32(new_scale)
+        else:
+            found = [s["found_inf"] for s in self._per_optimizer.values() if s["found_inf"] is not None]
+            if not found:
+                raise AssertionError("No inf checks were recorded prior to update.")
+            if any(found):
+                self._scale = _f32(self._scale * self._backoff_factor)
+                self._growth_tracker = 0
+            else:
+                self._growth_tracker += 1
+                if self._growth_tracker == self._growth_interval:
+                    grown = _f32(self._scale * self._growth_factor)
+                    if math.isfinite(grown):  # a scale that overflows float32 is not taken
+                        self._scale = grown
+                    self._growth_tracker = 0
+        self._per_optimizer = {}
+
+    # ---- settings and state --------------------------------------------------------------------------
+    def get_scale(self):
+        """The scale as a Python float (init_scale before the first scale(); 1.0 when disabled)."""
+        if not self._enabled:
+            return 1.0
+        return _f32(self._init_scale) if self._scale is None else self._scale
+
+    def get_growth_factor(self):
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor):
+        self._growth_factor = new_factor
+
+    def get_backoff_factor(self):
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor):
+        self._backoff_factor = new_factor
+
+    def get_growth_interval(self):
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval):
+        self._growth_interval = new_interval
+
+    def _get_growth_tracker(self):
+        if not self._enabled:
+            return 0
+        return self._init_growth_tracker if self._growth_tracker is None else self._growth_tracker
+
+    def is_enabled(self):
+        return self._enabled
+
+    def state_dict(self):
+        """PyTorch's keys (scale, growth_factor, backoff_factor, growth_interval, _growth_tracker); {} when
+        disabled."""
+        if not self._enabled:
+            return {}
+        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
+                "_growth_tracker": self._get_growth_tracker()}
+
+    def load_state_dict(self, state_dict):
+        if not self._enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved "
+                               "from a disabled instance of GradScaler.")
+        self._init_scale = state_dict["scale"]
+        if self._scale is not None:
+            self._scale = _f32(state_dict["scale"])
+        self._growth_factor = state_dict["growth_factor"]
+        self._backoff_factor = state_dict["backoff_factor"]
+        self._growth_interval = state_dict["growth_interval"]
+        self._init_growth_tracker = state_dict["_growth_tracker"]
+        if self._growth_tracker is not None:
+            self._growth_tracker = state_dict["_growth_tracker"]
+
+    def __getstate__(self):
+        # a pickled scaler starts a fresh iteration (the optimizers it saw are other objects once loaded)
+        state = self.__dict__.copy()
+        state["_per_optimizer"] = {}
+        return state
+
+    # ---- helpers -------------------------------------------------------------------------------------
+    def _lazy_init(self):
+        self._scale = _f32(self._init_scale)
+        self._growth_tracker = self._init_growth_tracker
+
+    def _check_started(self, funcname):
+        if self._scale is None:
+            raise AssertionError(f"Attempted {funcname} but _scale is None.  This may indicate your script did not "
+                                 "use scaler.scale(loss or outputs) earlier in the iteration.")
+
+    def _state(self, optimizer):
+        return self._per_optimizer.setdefault(id(optimizer), {"stage": _READY, "found_inf": None})
+
+
+# ---- autocast -------------------------------------------------------------------------------------------
+# the dtype each device's autocast names when none is given (minigrad has no bfloat16: None there)
+_AUTOCAST_DTYPES = {"cuda": dtypes.float16, "cpu": getattr(dtypes, "bfloat16", None)}
+
+
+class autocast:
+    """PyTorch's `torch.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)`, accepted as a
+    no-op: inside it ops run in their inputs' dtypes (see the module's notes). A context manager and a
+    decorator."""
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        if device_type not in ("cpu", "cuda"):
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {device_type}")
+        self.device = device_type
+        self.fast_dtype = _AUTOCAST_DTYPES[device_type] if dtype is None else dtype
+        self._enabled = bool(enabled)
+        self._cache_enabled = cache_enabled
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def run(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+
+        return run
+
+
+# ---- minigrad.cuda.amp and minigrad.cpu.amp: the same, with the device fixed, as torch.cuda.amp ---------
+def _device_amp(device):
+    """The module `minigrad.<device>.amp`: GradScaler and autocast with PyTorch's per-device signatures (no
+    device argument). Registered in sys.modules, so `from minigrad.cuda.amp import GradScaler` works."""
+    name = f"minigrad.{device}.amp"
+    if name in sys.modules:
+        return sys.modules[name]
+    default_dtype = _AUTOCAST_DTYPES[device]
+
+    class DeviceGradScaler(GradScaler):
+        def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
+                     enabled=True):
+            super().__init__(device, init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+
+    class DeviceAutocast(autocast):
+        def __init__(self, enabled=True, dtype=default_dtype, cache_enabled=True):
+            super().__init__(device, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    module = types.ModuleType(name, f"`{name}`: GradScaler and autocast for device '{device}' (see minigrad.amp).")
+    for cls, short in ((DeviceGradScaler, "GradScaler"), (DeviceAutocast, "autocast")):
+        cls.__name__ = cls.__qualname__ = short
+        cls.__module__ = name
+        setattr(module, short, cls)
+    module.__all__ = ["GradScaler", "autocast"]
+    sys.modules[name] = module
+    return module
