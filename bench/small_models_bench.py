@@ -511,13 +511,18 @@ def build(torch, kind):
 
 
 def minigrad_as_torch():
-    """minigrad under PyTorch's layout: `torch.nn` is the nn package, `torch.optim` its optimizers."""
+    """minigrad under PyTorch's layout: `torch.nn` is the nn package, `torch.optim` its optimizers, and
+    every other name minigrad's, those it loads on first use (`torch.cuda`, `torch.utils`) included."""
     import types
 
     import minigrad
     import nn
 
-    torch = types.SimpleNamespace(**{k: getattr(minigrad, k) for k in dir(minigrad) if not k.startswith("__")})
+    class Torch(types.SimpleNamespace):
+        def __getattr__(self, name):  # (only for names not set below: minigrad's lazily loaded ones)
+            return getattr(minigrad, name)
+
+    torch = Torch(**{k: getattr(minigrad, k) for k in dir(minigrad) if not k.startswith("__")})
     torch.nn, torch.optim = nn, nn.optim
     return torch
 

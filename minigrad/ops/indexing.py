@@ -290,21 +290,22 @@ def _add_rows_at(out, ids, values):
     np.add.at(out.reshape(-1), flat, values.reshape(-1))
 
 
-def _one_int_in_range(index, shape):
-    """Whether `index` is a Python int, or a tuple of one and full slices (`:`), within `shape`: the
-    common basic index, for which the general path's conversion and checks make one select step."""
+def _ints_in_range(index, shape):
+    """How many Python ints `index` holds when it is an int, or a tuple of ints and full slices (`:`),
+    each int within `shape` (the common basic index, for which the general path's conversion and checks
+    make one select step); 0 when it is anything else."""
     if type(index) is int:
-        return bool(shape) and -shape[0] <= index < shape[0]
+        return 1 if shape and -shape[0] <= index < shape[0] else 0
     if type(index) is not tuple or len(index) > len(shape):
-        return False
-    found = False
+        return 0
+    found = 0
     for d, i in enumerate(index):
         if type(i) is int:
-            if found or not -shape[d] <= i < shape[d]:
-                return False
-            found = True
+            if not -shape[d] <= i < shape[d]:
+                return 0
+            found += 1
         elif type(i) is not slice or i.start is not None or i.stop is not None or i.step is not None:
-            return False
+            return 0
     return found
 
 
@@ -317,7 +318,9 @@ def getitem(self, index):
     """
     if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu":  # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
-    if _one_int_in_range(index, self.array.shape):  # `t[i]`, `x[:, i, :]`: one SelectBackward0, as below
+    ints = _ints_in_range(index, self.array.shape)
+    # `t[i]`, `x[:, i, :]`, and `P[i, j]` when nothing is recorded: one select step, as below
+    if ints == 1 or ints and not (self.requires_grad and state.grad_enabled):
         return _share_version(Select.apply(self, index if type(index) is tuple else (index,), False), self)
     xp = array_module(self.array)
     shape = self.array.shape
