@@ -546,3 +546,22 @@ def test_legacy_tensor_constructors_make_default_float_tensors():
     assert not isinstance(mg.tensor([1.0]), mg.LongTensor)
     a = np.arange(3)
     assert mg.Tensor(a).array is a  # an array is wrapped as it is (the library's own use of Tensor)
+
+
+def _int_indexes(L):
+    P = L.tensor(np.arange(24.0).reshape(2, 3, 4))
+    picked = [P[1, 2], P[1, 2, 3], P[0, :, 1], P[-1, -2], P[:, 1, 2]]
+    P[1, 2, 3].add_(100)  # each pick is a view of P
+    x = L.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    y = x * 1.0
+    z = y[1, 2]  # recorded: one select node per int, as PyTorch records it
+    names, fn = [], z.grad_fn
+    while fn is not None and fn.name() != "MulBackward0":
+        names.append(fn.name())
+        fn = fn.next_functions[0][0]
+    (z * 3).backward()
+    return [p.tolist() for p in picked] + [names, x.grad.tolist()]
+
+
+def test_several_int_indexes_like_torch(torch):
+    assert _int_indexes(mg) == _int_indexes(torch)
