@@ -591,3 +591,20 @@ def test_the_data_package_needs_the_engine_alone():
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
             assert not [n for n in names if n.split(".")[0] in ("nn", "gpt", "torch")], path
+
+
+def test_tensor_dataset_batches_are_the_collated_samples():
+    # DataLoader(TensorDataset(...)) picks each batch's rows at once: the batch default_collate makes
+    # from the samples one by one, shuffled or not, with drop_last or not
+    x = minigrad.tensor(np.arange(60.0).reshape(20, 3)).float()
+    ds = TensorDataset(x, minigrad.arange(20), minigrad.tensor(np.arange(20) % 2 == 0))
+    for kwargs in (dict(batch_size=6), dict(batch_size=6, drop_last=True), dict(batch_size=7, shuffle=True)):
+        minigrad.manual_seed(0)
+        fast = list(DataLoader(ds, **kwargs))
+        minigrad.manual_seed(0)
+        slow = list(DataLoader(ds, collate_fn=lambda samples: default_collate(samples), **kwargs))
+        assert len(fast) == len(slow) == (3 if kwargs.get("drop_last") else -(-20 // kwargs["batch_size"]))
+        for a, b in zip(fast, slow):
+            assert type(a) is type(b) is list and len(a) == 3
+            for p, q in zip(a, b):
+                assert p.dtype == q.dtype and p.shape == q.shape and p.tolist() == q.tolist()

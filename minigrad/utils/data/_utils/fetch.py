@@ -1,4 +1,9 @@
 """Fetchers: what a DataLoader (or one of its workers) does with one index from its sampler."""
+import numpy as np
+
+from ....tensor import Tensor
+from ..dataset import TensorDataset
+from .collate import default_collate
 
 
 class MapDatasetFetcher:
@@ -10,6 +15,11 @@ class MapDatasetFetcher:
     def fetch(self, index):
         if not self.auto_collation:
             return self.collate_fn(self.dataset[index])
+        if type(self.dataset) is TensorDataset and self.collate_fn is default_collate and index:
+            # the usual DataLoader(TensorDataset(x, y)): each tensor's rows picked at once, the batch
+            # default_collate would stack from the samples one by one (the same values, as a list)
+            rows = Tensor(np.asarray(index, dtype=np.int64))
+            return [t[rows] for t in self.dataset.tensors]
         getitems = getattr(self.dataset, "__getitems__", None)
         data = getitems(index) if getitems else [self.dataset[i] for i in index]
         return self.collate_fn(data)
