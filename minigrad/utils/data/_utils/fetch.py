@@ -15,7 +15,7 @@ class MapDatasetFetcher:
     def fetch(self, index):
         if not self.auto_collation:
             return self.collate_fn(self.dataset[index])
-        if type(self.dataset) is TensorDataset and self.collate_fn is default_collate and index:
+        if type(self.dataset) is TensorDataset and self.collate_fn is default_collate and len(index):
             # the usual DataLoader(TensorDataset(x, y)): each tensor's rows picked at once, the batch
             # default_collate would stack from the samples one by one (the same values, as a list)
             rows = Tensor(np.asarray(index, dtype=np.int64))
