@@ -336,12 +336,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         state.grad_enabled = prev_mode
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=False, is_grads_batched=False, materialize_grads=False):
     """Gradients of `outputs` w.r.t. `inputs`, returned (not accumulated into `.grad`).
 
     With `create_graph=True` the backward pass is itself recorded, so the result can be
-    differentiated again (Hessian-vector products, gradient penalties).
+    differentiated again (Hessian-vector products, gradient penalties). `only_inputs` is PyTorch's
+    deprecated flag (ignored there too); `materialize_grads` gives zeros for unused inputs.
     """
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad(is_grads_batched=True) (vmap over grad_outputs) is not supported")
+    if materialize_grads:
+        allow_unused = True
     Tensor = _function.Tensor
     single = isinstance(inputs, Tensor)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
@@ -361,5 +367,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 "One of the differentiated Tensors appears to not have been used in the graph. "
                 "Set allow_unused=True if this is the desired behavior."
             )
+        if g is None and materialize_grads:
+            g = Tensor(_zeros_like(inputs[len(result)].array))
         result.append(g)
     return tuple(result)
+
+
+def _zeros_like(a):
+    """Zeros shaped and typed as the array `a`, on its device."""
+    z = a.copy()
+    z[...] = 0
+    return z

@@ -520,17 +520,27 @@ def _save_result(node, t):
 
 
 class once_differentiable:
-    """Marks a backward that works on raw arrays: differentiating it again raises an error."""
+    """Marks a backward that works on raw arrays. With create_graph=True (grad mode on in backward) the
+    op's `double_backward` runs instead, where it has one: the same gradient as recorded ops, which can
+    be differentiated again. Without one it raises, rather than give a gradient that silently lacks its
+    dependence on the inputs; an op whose gradient is the incoming one times constants (dropout,
+    embedding: `backward_ignores_inputs`) needs neither while no incoming gradient requires grad."""
 
     def __init__(self, fn):
         self.fn = fn
 
     def __call__(self, ctx, *grads):
-        if state.grad_enabled and any(g is not None and g.requires_grad for g in grads):
-            raise RuntimeError(
-                f"{ctx.name()} is not differentiable twice: its backward is implemented on raw arrays "
-                "(create_graph=True through it is not supported)"
-            )
+        if state.grad_enabled:
+            cls = ctx._forward_cls
+            if not getattr(cls, "backward_ignores_inputs", False) or any(
+                    g is not None and g.requires_grad for g in grads):
+                double = getattr(cls, "double_backward", None)
+                if double is not None:
+                    return double(ctx, *grads)
+                raise RuntimeError(
+                    f"{ctx.name()} is not differentiable twice: its backward is implemented on raw arrays "
+                    "(create_graph=True through it is not supported)"
+                )
         return self.fn(ctx, *grads)
 
 

@@ -154,6 +154,17 @@ class Gelu(Function):
         return Tensor(gx), None
 
 
+    @staticmethod
+    def double_backward(ctx, g):  # create_graph: gx = g (Phi(x) + x phi(x)) as recorded ops
+        x = ctx._saved_self
+        if ctx.approximate == "tanh":  # d/dx 0.5 x (1 + t), t = tanh(k (x + c x^3)): 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)
+            k, c = math.sqrt(2.0 / math.pi), 0.044715
+            t = (k * (x + c * x * x * x)).tanh()
+            return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x)), None
+        phi = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+        return g * (0.5 * (1 + (x * (1 / math.sqrt(2.0))).erf()) + x * phi), None
+
+
 class GeluTanh(Gelu):
     """The tanh form's backward needs only the input."""
 
@@ -183,6 +194,11 @@ class Relu(Function):
         y = ctx._saved_result.array
         xp = xp_of(y)
         return Tensor(xp.multiply(g.array, y > 0.0))
+
+    @staticmethod
+    def double_backward(ctx, g):  # create_graph: g times the constant mask [y > 0], recorded
+        y = ctx._saved_result.array
+        return g * Tensor((y > 0.0).astype(g.array.dtype))
 
 
 def relu(input, inplace=False):

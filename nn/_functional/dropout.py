@@ -7,6 +7,7 @@ from ._common import Function, Tensor, blockwise, check_tensor, once_differentia
 
 class Dropout(Function):
     node_name = "NativeDropoutBackward0"
+    backward_ignores_inputs = True  # (gx is g times the kept mask's scale: no x in it)
 
     @staticmethod
     def forward(ctx, x, p):  # y = x * keep / (1 - p)
@@ -30,6 +31,12 @@ class Dropout(Function):
         if ctx.impl is not None:
             return Tensor(ctx.impl.backward(gd, keep, ctx.scale)), None
         return Tensor(blockwise(_scale_kept, 0, xp_of(gd).empty(gd.shape, gd.dtype), gd, keep, ctx.scale)), None
+
+
+    @staticmethod
+    def double_backward(ctx, g):  # create_graph through an incoming gradient that requires grad: recorded
+        keep = ctx._saved_mask.array
+        return g * Tensor(keep.astype(g.array.dtype) * ctx.scale), None
 
 
 def _scale_kept(o, x, keep, scale):  # o = x * keep * scale

@@ -50,6 +50,17 @@ class Linear(Function):
         return wrap(gx), wrap(gw), wrap(gb)
 
 
+    @staticmethod
+    def double_backward(ctx, g):  # create_graph: gx = g W, gW = g^T x, gb = sum g, as recorded ops
+        x, w = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        g2 = g.reshape(-1, g.shape[-1])
+        gx = (g2 @ w).reshape(tuple(g.shape[:-1]) + (w.shape[1],)) if needs[0] else None
+        gw = g2.t() @ x.reshape(-1, x.shape[-1]) if needs[1] else None
+        gb = g2.sum(0) if len(needs) > 2 and needs[2] else None
+        return gx, gw, gb
+
+
 def _forward(x, w, b, impl=None, find=True):  # y = x W^T + b, as one GEMM on x viewed as (N, in)
     """x (..., in), w (out, in), b (out,) or None -> (y (..., out), the backend that ran or None);
     find=False: run `impl` (None: numpy's matmul), found before for arrays of these shapes."""
@@ -119,6 +130,7 @@ def _check_ids(ids, n):
 
 class Embedding(Function):
     node_name = "EmbeddingBackward0"
+    backward_ignores_inputs = True  # (gW is g summed by the ids: no weight in it)
 
     @staticmethod
     def forward(ctx, idx, weight, padding_idx):

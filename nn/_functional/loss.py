@@ -69,6 +69,7 @@ class CrossEntropy(Function):
             out = loss.reshape(target.array.shape)
         ctx.reduction, ctx.layout, ctx.shape = reduction, layout, xd.shape
         ctx.save(grad_logits=D)
+        ctx.targets = (t, wd, ignore_index, ls, inv)  # (for a create_graph backward: double_backward)
         return out
 
     @staticmethod
@@ -82,6 +83,71 @@ class CrossEntropy(Function):
         else:
             gx = D * g.array
         return Tensor(_unrows(gx, ctx.layout, ctx.shape)), None, None, None, None, None, None
+
+
+    @staticmethod
+    def double_backward(ctx, g):  # create_graph: gx = D g, recorded as a function of x (through p) and g
+        # D = A p - B by rows, p = softmax(x): A_i = ((1 - ls) wv_i + ls/C W valid_i) inv is a constant,
+        # B too. x itself is not kept (D is the one (N, C) array saved): the node that takes the first
+        # gradient on reaches x through this node's own edge to it, and p through D.
+        if ctx.layout == 3:
+            raise RuntimeError("CrossEntropyLossBackward0 is not differentiable twice for (N, C, d1, ...) input: "
+                               "reshape it to (N * d1 * ..., C) rows first")
+        t, wd, ignore_index, ls, inv = ctx.targets
+        D = ctx._saved_grad_logits.array
+        M, C = D.shape
+        xp = xp_of(D)
+        valid = t != ignore_index
+        t_safe = xp.where(valid, t, 0)
+        wv = valid * (1.0 if wd is None else wd[t_safe])
+        W = float(C) if wd is None else float(wd.sum())
+        A = (((1 - ls) * wv + ls / C * W * valid) * inv).astype(D.dtype)
+        B = xp.zeros((M, C), dtype=D.dtype)
+        B[xp.arange(M), t_safe] = (1 - ls) * wv
+        B += (ls / C) * valid[:, None] * (1.0 if wd is None else wd[None, :])
+        B *= inv
+        P = xp.zeros_like(D)  # p = (D + B) / A; a row with A_i = 0 (ignored) has no gradient anyway
+        xp.divide(D + B, A[:, None], out=P, where=A[:, None] != 0)
+        return (CrossEntropyGradient.apply(_in_graph_at(ctx.next_functions[0], ctx.shape, D.dtype), g, D, P, A,
+                                           ctx.reduction == "none", ctx.shape),) + (None,) * 6
+
+
+class CrossEntropyGradient(Function):
+    """d cross_entropy / d x as a node of its own (what create_graph records): gx = D g by rows, D = A p - B,
+    p = softmax(x). Its backward: to x, A g p (u - sum_c u p) (softmax's Jacobian); to g, sum u D."""
+
+    node_name = "CrossEntropyLossBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, x, g, D, P, A, per_row, shape):
+        ctx.save(grad=g)
+        ctx.arrays, ctx.per_row, ctx.shape = (D, P, A), per_row, shape
+        gd = g.array.reshape(-1, 1) if per_row else g.array
+        return (D * gd).reshape(shape)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, u):
+        D, P, A = ctx.arrays
+        g = ctx._saved_grad.array
+        gd = g.reshape(-1, 1) if ctx.per_row else g
+        u2 = u.array.reshape(D.shape)
+        gx = gg = None
+        if ctx.needs_input_grad[0]:
+            gx = Tensor((P * (u2 - (u2 * P).sum(axis=1, keepdims=True)) * (A[:, None] * gd)).reshape(ctx.shape))
+        if ctx.needs_input_grad[1]:
+            ud = (u2 * D).sum(axis=1)
+            gg = Tensor(ud.reshape(g.shape) if ctx.per_row else xp_of(D).asarray(ud.sum(), dtype=D.dtype))
+        return gx, gg, None, None, None, None, None
+
+
+def _in_graph_at(edge, shape, dtype):
+    """A stand-in Tensor for the input that `edge` (a node's (grad_fn, output_nr) to it) leads to: an op
+    given it records that same edge, so gradients reach the input's own history."""
+    stand_in = Tensor(np.zeros((), dtype=dtype))
+    if edge[0] is not None:
+        stand_in.grad_fn, stand_in._output_nr, stand_in.requires_grad = edge[0], edge[1], True
+    return stand_in
 
 
 def _check_targets(t, C, ignore_index):
@@ -226,7 +292,7 @@ class MseLoss(Function):
     @staticmethod
     def forward(ctx, x, y, reduction):  # loss = (x - y)^2, reduced
         d = x.array - y.array
-        ctx.save(diff=d)
+        ctx.save(diff=d, self=x, target=y)  # (x and y for a create_graph backward: double_backward)
         ctx.reduction, ctx.shapes = reduction, (x.array.shape, y.array.shape)
         if reduction == "none":
             return d * d
@@ -244,6 +310,16 @@ class MseLoss(Function):
         needs = ctx.needs_input_grad
         return (Tensor(gx).sum_to_size(xs) if needs[0] else None,
                 -Tensor(gx).sum_to_size(ys) if needs[1] else None, None)
+
+
+    @staticmethod
+    def double_backward(ctx, g):  # create_graph: gx = 2 (x - y) g [/ n], gy = -gx, as recorded ops
+        x, y = ctx._saved_self, ctx._saved_target
+        d = x - y
+        gx = d * ((2.0 / d.numel() if ctx.reduction == "mean" else 2.0) * g)
+        xs, ys = ctx.shapes
+        needs = ctx.needs_input_grad
+        return gx.sum_to_size(xs) if needs[0] else None, -gx.sum_to_size(ys) if needs[1] else None, None
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):

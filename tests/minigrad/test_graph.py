@@ -1308,3 +1308,12 @@ def test_hook_on_multi_output_node():
     b.register_hook(lambda g: g * 10)
     (a.sum() + b.sum()).backward()
     np.testing.assert_allclose(x.grad.numpy(), [1, 1, 10, 10])
+
+
+def test_autograd_grad_takes_pytorchs_keywords(torch):
+    got = []
+    for L in (mg, torch):
+        x, y = L.ones(3, requires_grad=True), L.ones(2, requires_grad=True)
+        gx, gy = L.autograd.grad((x * 2).sum(), [x, y], only_inputs=True, materialize_grads=True)
+        got.append((gx.tolist(), gy.tolist()))
+    assert got[0] == got[1] == ([2.0, 2.0, 2.0], [0.0, 0.0])

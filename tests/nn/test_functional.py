@@ -968,13 +968,25 @@ def test_float32_stays_float32_everywhere():
         assert x.grad is None or x.grad.dtype == minigrad.float32, y.grad_fn.name()
 
 
-def test_backward_is_once_differentiable():
+def test_a_backward_on_arrays_refuses_create_graph_unless_it_has_a_recorded_form():
     x = rand(3, 4)
-    (g,) = minigrad.autograd.grad(F.gelu(x).sum(), x)
-    assert g.shape == x.shape
-    v = rand(3, 4)  # an upstream gradient that itself requires grad: double backward through gelu
+    (g,) = minigrad.autograd.grad(F.layer_norm(x, (4,)).sum(), x)
+    assert g.shape == x.shape and not g.requires_grad
+    # create_graph=True through an op whose gradient depends on its input and is computed on arrays
+    # alone: an error, not a gradient that silently lacks the second-order terms
     with pytest.raises(RuntimeError, match="not differentiable twice"):
-        minigrad.autograd.grad(F.gelu(x), x, grad_outputs=v, create_graph=True)
+        minigrad.autograd.grad(F.layer_norm(x, (4,)).sum(), x, create_graph=True)
+    # dropout's gradient is the incoming one times constants: create_graph needs nothing more ...
+    y = rand(3, 4)
+    (g,) = minigrad.autograd.grad(F.dropout(y, 0.5).sum(), y, create_graph=True)
+    assert not g.requires_grad
+    # ... and an incoming gradient that requires grad is carried through, recorded
+    minigrad.manual_seed(0)
+    out = F.dropout(y, 0.5)
+    v = rand(3, 4)
+    (g,) = minigrad.autograd.grad(out, y, grad_outputs=v, create_graph=True)
+    (gv,) = minigrad.autograd.grad(g.sum(), v)
+    np.testing.assert_allclose(gv.numpy(), (out.detach().numpy() != 0) * 2.0)
 
 
 @pytest.mark.parametrize("q_layout", ["contiguous", "heads of a projection", "heads outer", "rows strided"])
