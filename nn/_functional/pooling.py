@@ -52,6 +52,17 @@ def _pool_geometry(shape, kernel, stride, padding, dilation, ceil_mode):
     return tuple(out), tuple(pads)
 
 
+def _tiling(kernel, stride):
+    """Whether the windows tile the (padded) input: stride == kernel (no dilation), so no two overlap."""
+    return tuple(stride) == tuple(kernel)
+
+
+def _tiles(acc, kernel, out):
+    """The view (N, C, oh, kh, ow, kw) of acc's top-left oh*kh x ow*kw corner: tiling windows, each [.., i, :, j, :]."""
+    (kh, kw), (oh, ow) = kernel, out
+    return acc[:, :, :oh * kh, :ow * kw].reshape(acc.shape[:2] + (oh, kh, ow, kw))  # splitting axes: a view
+
+
 class MaxPool2d(Function):
     node_name = "MaxPool2DWithIndicesBackward0"
 
@@ -87,6 +98,7 @@ class MaxPoolScatter(Function):
         xp = xp_of(gd)
         padded = tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], pads))
         zero = gd.dtype.type(0)
+        # gx = sum over kernel offsets k of g where the argmax is k, added at the offset's window positions
         acc = col2im(lambda k: xp.where(arg == k[0] * kernel[1] + k[1], gd, zero), shape[:2], padded, kernel, stride,
                      dilation, out, gd.dtype, xp)
         gx = xp.ascontiguousarray(crop(acc, pads, shape[2:]))
@@ -161,7 +173,11 @@ class AvgPoolAdjoint(Function):
         gd = g.array.reshape(shape[:2] + tuple(out)) / divisor
         xp = xp_of(gd)
         padded = tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], pads))
-        acc = col2im(lambda k: gd, shape[:2], padded, kernel, stride, (1, 1), out, gd.dtype, xp)
+        if _tiling(kernel, stride):  # no overlap: every element of a window's tile is its g / divisor
+            acc = xp.zeros(tuple(shape[:2]) + padded, dtype=gd.dtype)
+            _tiles(acc, kernel, out)[...] = gd[:, :, :, None, :, None]
+        else:
+            acc = col2im(lambda k: gd, shape[:2], padded, kernel, stride, (1, 1), out, gd.dtype, xp)
         gx = xp.ascontiguousarray(crop(acc, pads, shape[2:]))
         ctx.pool = pool
         return gx if g.array.ndim == 4 else gx[0]

@@ -216,3 +216,29 @@ def test_conv2d_trains_a_step():
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("n,groups,stride,dilation,padding", [(5, 1, 2, 1, 1), (3, 2, 1, 2, 2), (1, 3, 2, 1, 0)])
+def test_conv2d_batch_last_layout_matches_a_direct_sum(n, groups, stride, dilation, padding):
+    # the convolutions run batch last, (C, *spatial, N): check y, gx and gw against the definition, per sample
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((n, 6, 9, 8)), rng.standard_normal((6, 6 // groups, 3, 3))
+    xt, wt = minigrad.tensor(x, requires_grad=True), minigrad.tensor(w, requires_grad=True)
+    y = F.conv2d(xt, wt, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    g = rng.standard_normal(y.shape)
+    y.backward(minigrad.tensor(g))
+    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    ref, gx, gw = np.zeros(y.shape), np.zeros(xp.shape), np.zeros(w.shape)
+    cg = 6 // groups
+    for o in range(6):
+        cs = slice((o // cg) * cg, (o // cg + 1) * cg)
+        for i in range(y.shape[2]):
+            for j in range(y.shape[3]):
+                rows = slice(i * stride, i * stride + 2 * dilation + 1, dilation)
+                cols = slice(j * stride, j * stride + 2 * dilation + 1, dilation)
+                ref[:, o, i, j] = np.einsum("nckl,ckl->n", xp[:, cs, rows, cols], w[o])
+                gx[:, cs, rows, cols] += g[:, o, i, j][:, None, None, None] * w[o]
+                gw[o] += np.einsum("n,nckl->ckl", g[:, o, i, j], xp[:, cs, rows, cols])
+    np.testing.assert_allclose(y.detach().numpy(), ref, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(xt.grad.numpy(), gx[:, :, padding:padding + 9, padding:padding + 8], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(wt.grad.numpy(), gw, rtol=1e-10, atol=1e-10)

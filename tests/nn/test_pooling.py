@@ -231,3 +231,21 @@ def test_maxpool_module_return_indices_and_flatten(torch):
     assert f(y).shape == tuple(tf(ty).shape) == (2, 12)
     assert repr(f) == repr(tf)
     assert nn.Flatten(0, 1)(y).shape == tuple(torch.nn.Flatten(0, 1)(ty).shape)
+
+
+@pytest.mark.parametrize("shape,k,pad,ceil", [((2, 3, 8, 8), 2, 0, False), ((2, 3, 9, 7), 3, 1, True),
+                                             ((3, 7, 6), 2, 1, False), ((1, 2, 10, 10), 4, 0, True)])
+def test_avg_pool2d_tiling_backward_matches_the_overlapping_path_and_torch(torch, shape, k, pad, ceil):
+    # stride == kernel takes the tiling backward (one broadcast write per tile, no col2im): against PyTorch,
+    # and against the forward through the adjoint identity <avg(x), g> = <x, gx>
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape)
+    g = rng.standard_normal(tuple(torch.nn.functional.avg_pool2d(torch.tensor(x), k, ceil_mode=ceil,
+                                                                 padding=pad).shape))
+    ours = minigrad.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    F.avg_pool2d(ours, k, padding=pad, ceil_mode=ceil).backward(minigrad.tensor(g))
+    torch.nn.functional.avg_pool2d(theirs, k, padding=pad, ceil_mode=ceil).backward(torch.tensor(g))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=1e-12)
+    y = F.avg_pool2d(minigrad.tensor(x), k, padding=pad, ceil_mode=ceil).numpy()
+    assert np.isclose((y * g).sum(), (x * ours.grad.numpy()).sum(), rtol=1e-12)
