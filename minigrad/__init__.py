@@ -68,6 +68,16 @@ def detach(t):
 
 
 __version__ = "0.1.0"
+contiguous_format = preserve_format = "contiguous_format"  # memory formats: minigrad lays tensors out row-major
+
+
+def get_num_interop_threads():
+    """PyTorch's pool for running independent ops at once: minigrad runs ops one after another."""
+    return 1
+
+
+def set_num_interop_threads(n):
+    """Accepted for PyTorch's scripts; minigrad runs ops one after another (see get_num_interop_threads)."""
 
 
 _aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn package, bound on first use
@@ -79,7 +89,7 @@ def __getattr__(name):
     import importlib
 
     if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
-                "_dynamo"):
+                "_dynamo", "accelerator", "version"):
         return importlib.import_module(f".{name}", __name__)
     if name == "autocast":  # torch.autocast is torch.amp.autocast
         return importlib.import_module(".amp", __name__).autocast

@@ -99,26 +99,36 @@ def _pool():
 
 
 def memory_allocated(device=None):
-    """Bytes of GPU memory held by arrays now (cupy's default pool, in-use blocks)."""
+    """Bytes of GPU memory held by arrays now (cupy's default pool, in-use blocks); 0 with no GPU."""
+    if not is_available():  # (as PyTorch's, where CUDA was never started)
+        return 0
     used = int(_pool().used_bytes())
     _peak.resync(used)
     return used
 
 
 def memory_reserved(device=None):
-    """Bytes cupy's default pool holds from the driver, in use or cached."""
+    """Bytes cupy's default pool holds from the driver, in use or cached; 0 with no GPU."""
+    if not is_available():
+        return 0
     return int(_pool().total_bytes())
 
 
 def max_memory_allocated(device=None):
-    """The most bytes in use at once since `reset_peak_memory_stats()` (bytes in use now before any reset)."""
+    """The most bytes in use at once since `reset_peak_memory_stats()` (bytes in use now before any reset);
+    0 with no GPU."""
+    if not is_available():
+        return 0
     used = int(_pool().used_bytes())
     _peak.resync(used)
     return max(used, _peak.peak) if _peak.active else used
 
 
 def reset_peak_memory_stats(device=None):
-    """Start (or restart) tracking the peak from the bytes in use now; see the module's notes."""
+    """Start (or restart) tracking the peak from the bytes in use now; see the module's notes. (No GPU:
+    nothing to track.)"""
+    if not is_available():
+        return
     _peak.start(_cp())
 
 
@@ -128,7 +138,10 @@ def stop_peak_tracking():
 
 
 def empty_cache():
-    """Release the memory pool's unused cached blocks (and pinned host blocks) to the driver."""
+    """Release the memory pool's unused cached blocks (and pinned host blocks) to the driver. (No GPU:
+    nothing held, nothing done, as in PyTorch.)"""
+    if not is_available():
+        return
     cp = _cp()
     cp.get_default_memory_pool().free_all_blocks()
     with contextlib.suppress(Exception):

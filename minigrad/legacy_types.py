@@ -3,6 +3,8 @@
 (`isinstance(t, torch.FloatTensor)`, `t.type(torch.LongTensor)`). Every tensor is a `Tensor`; these
 name a (dtype, CPU) pair, as PyTorch's do.
 """
+import numpy as np
+
 from . import dtypes
 from .tensor import Tensor, legacy_array
 
@@ -19,6 +21,8 @@ class LegacyTensorType(type):
             raise RuntimeError(f"legacy constructor expects device type: cpu but device type: {device} was passed")
         if len(args) == 1 and isinstance(args[0], Tensor):
             return args[0].to(cls.dtype)
+        if len(args) == 1 and isinstance(args[0], np.ndarray):  # `torch.FloatTensor(state)`: converted
+            return Tensor(args[0].astype(cls.dtype.np))
         return Tensor(legacy_array(cls.dtype, args))
 
     def __repr__(cls):

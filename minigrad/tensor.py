@@ -57,6 +57,25 @@ class Tensor:
         if requires_grad:
             self.requires_grad_(True)
 
+    def __getstate__(self):  # pickle and deepcopy: the tensor's own state, not its place in a graph
+        return {name: getattr(self, name) for name in _PICKLED}
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None and self.requires_grad:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment")
+        import copy
+
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__setstate__({name: copy.deepcopy(value, memo) for name, value in self.__getstate__().items()})
+        return new
+
+    def __setstate__(self, state):
+        self.grad_fn, self._grad_accumulator, self._base = None, None, None
+        for name, value in state.items():
+            setattr(self, name, value)
+
     @property
     def data(self):
         """PyTorch's `.data`: a tensor sharing this one's memory, outside autograd (no grad, no graph,
@@ -356,8 +375,9 @@ class Tensor:
         self._version_counter[0] += 1
 
     # ---- devices and types ------------------------------------------------------------
-    def to(self, *args, dtype=None, device=None, copy=False):
-        """`to(device)`, `to(dtype)` or both; returns self when nothing changes (unless copy)."""
+    def to(self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None):
+        """`to(device)`, `to(dtype)` or both; returns self when nothing changes (unless copy).
+        (`non_blocking`: a copy is made at once either way; `memory_format`: one layout, row-major.)"""
         from .ops.conversion import to_copy
 
         for a in args:
@@ -503,3 +523,5 @@ def _set_grad(t, value):  # (... and for `t.grad = value`)
 
 
 _LEGACY_DATA = (builtins_int, list, tuple, Size)
+_PICKLED = ("array", "requires_grad", "_grad", "_output_nr", "_version_counter", "_hooks",
+            "_post_accumulate_grad_hooks", "_retains_grad")  # (not the grad accumulator: a weak reference)

@@ -15,6 +15,7 @@ from minigrad.autograd import recording
 from minigrad.device import device as Device
 from minigrad.device import module_for, to_device
 
+from . import hooks
 from .parameter import Parameter
 from .utils import _zero_grad
 
@@ -156,8 +157,36 @@ class Module:
         """The computation; subclasses define it. Call the module (`m(x)`), not `m.forward(x)`."""
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
+    _has_hooks = False  # (set on a module when a hook is registered: its calls go through nn/hooks.py)
+
     def __call__(self, *args, **kwargs):
+        if self._has_hooks:
+            return hooks.call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # ---- hooks (nn/hooks.py) ---------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """`hook(module, args)` (with_kwargs: `hook(module, args, kwargs)`) before each forward; it may
+        return new args (or (args, kwargs)). Returns a handle whose `remove()` takes it out."""
+        return hooks.add_hook(self, "_forward_pre_hooks", hook, prepend, with_kwargs=with_kwargs)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """`hook(module, args, output)` (with_kwargs: `hook(module, args, kwargs, output)`) after each
+        forward; it may return a new output. always_call: also when forward raises (output None)."""
+        return hooks.add_hook(self, "_forward_hooks", hook, prepend, with_kwargs=with_kwargs,
+                              always_call=always_call)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """`hook(module, grad_output)` when the gradients of the module's outputs are known; it may return
+        new ones."""
+        return hooks.add_hook(self, "_backward_pre_hooks", hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """`hook(module, grad_input, grad_output)` when the gradients of the module's tensor inputs are
+        known (None for an input that needs none); it may return new grad_input."""
+        return hooks.add_hook(self, "_backward_hooks", hook, prepend)
+
+    register_backward_hook = register_full_backward_hook  # (PyTorch's older name; its older semantics differ)
 
     # ---- registration -------------------------------------------------------------------
     def _require_init(self, what):

@@ -4,3 +4,11 @@ from .engine import backward, grad  # noqa: F401
 from .function import AccumulateGrad, Function, Node, once_differentiable  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+
+
+def Variable(data, requires_grad=False, volatile=False):
+    """PyTorch's old `Variable(t)`: since PyTorch 0.4 a Tensor is one, and Variable(t) gives t itself
+    (with `requires_grad=True`, t marked so; `volatile` is ignored, as it has been since then)."""
+    if requires_grad:
+        data.requires_grad_(True)
+    return data

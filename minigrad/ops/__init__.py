@@ -102,6 +102,14 @@ for _name, _fn in list(globals().items()):
         globals()[_name] = _numpy_names(_fn)
 
 
+def _eq_operator(self, other):  # `t == None` is False, as in PyTorch (`if hidden == None:`)
+    return False if other is None else eq(self, other)
+
+
+def _ne_operator(self, other):
+    return True if other is None else ne(self, other)
+
+
 def _bind_methods(Tensor):
     methods = dict(
         add=add, sub=sub, mul=mul, div=div, pow=pow, neg=neg, exp=exp, log=log, sqrt=sqrt, rsqrt=rsqrt, tanh=tanh,
@@ -126,7 +134,7 @@ def _bind_methods(Tensor):
         __add__=add, __radd__=add, __sub__=sub, __rsub__=_E.rsub, __mul__=mul, __rmul__=mul,
         __truediv__=div, __rtruediv__=_E.rdiv, __pow__=pow, __rpow__=lambda self, other: pow(other, self),
         __matmul__=matmul, __rmatmul__=lambda self, other: matmul(other, self), __neg__=neg, __abs__=abs,
-        __eq__=eq, __ne__=ne, __lt__=lt, __le__=le, __gt__=gt, __ge__=ge,
+        __eq__=_eq_operator, __ne__=_ne_operator, __lt__=lt, __le__=le, __gt__=gt, __ge__=ge,
         __and__=bitwise_and, __or__=bitwise_or, __xor__=bitwise_xor, __invert__=bitwise_not,
         __rand__=bitwise_and, __ror__=bitwise_or, __rxor__=bitwise_xor,
         __lshift__=bitwise_left_shift, __rshift__=bitwise_right_shift,

@@ -565,3 +565,40 @@ def _int_indexes(L):
 
 def test_several_int_indexes_like_torch(torch):
     assert _int_indexes(mg) == _int_indexes(torch)
+
+
+def _script_habits(L):
+    import pickle
+
+    from_np = L.FloatTensor(np.array([1.5, 2.5]))  # a float64 state, converted
+    longs = L.LongTensor(np.array([3, 4], dtype=np.int32))
+    t = L.ones(2)
+    m = L.nn.Linear(2, 2)
+    m(L.ones(1, 2)).sum().backward()  # pickled after backward: its parameters have grads and accumulators
+    back = pickle.loads(pickle.dumps(m))
+    v = L.autograd.Variable(L.ones(2), requires_grad=True)
+    return [str(from_np.dtype).split(".")[-1], from_np.tolist(), str(longs.dtype).split(".")[-1], longs.tolist(),
+            t == None, t != None, tuple(t.to("cpu", non_blocking=True).shape),  # noqa: E711 (the habit tested)
+            L.cuda.memory_allocated(), L.cuda.max_memory_allocated(), L.cuda.memory_reserved(), L.cuda.empty_cache(),
+            L.accelerator.is_available(), L.accelerator.current_accelerator(),
+            back.weight.tolist() == m.weight.tolist(), back.weight.requires_grad, v.requires_grad]
+
+
+def test_script_habits_like_torch(torch):
+    if torch.cuda.is_available():
+        pytest.skip("the answers asked for are those of a machine without a GPU")
+    assert _script_habits(mg) == _script_habits(torch)
+
+
+def test_pickle_and_deepcopy_of_a_non_leaf_like_torch(torch):
+    import copy
+    import pickle
+
+    for L in (mg, torch):
+        x = L.ones(2, requires_grad=True)
+        y = pickle.loads(pickle.dumps(x * 2))  # a leaf that requires grad, its graph left behind
+        assert y.tolist() == [2.0, 2.0] and y.requires_grad and y.grad_fn is None
+        with pytest.raises(RuntimeError, match="graph leaves"):
+            copy.deepcopy(x * 2)
+        z = copy.deepcopy(x)
+        assert z.requires_grad and z.grad_fn is None and z is not x

@@ -324,3 +324,58 @@ def test_tree_walks_are_pre_order_with_shared_modules_once():
     net.register_buffer("b", minigrad.zeros(1))
     inner.register_buffer("b", net.b)
     assert list(net.buffers()) == [net.b] and list(net.buffers(recurse=False)) == [net.b]
+
+
+def _hooked_run(L):
+    nn = L.nn
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)).double()
+    with L.no_grad():
+        for i, p in enumerate(model.parameters()):
+            p.copy_(L.tensor(np.linspace(-1, 1, p.numel()).reshape(p.shape) * (i + 1) * 0.5))
+    log, feats = [], {}
+    handles = [
+        model[1].register_forward_hook(lambda m, a, o: feats.__setitem__("relu", o.detach().numpy().copy())),
+        model[0].register_forward_pre_hook(lambda m, a: (a[0] * 2,)),  # new args
+        model[2].register_forward_hook(lambda m, a, o: o + 1),  # a new output
+        model[2].register_forward_hook(lambda m, a, kw, o: log.append(("kwargs", sorted(kw))), with_kwargs=True),
+        model[2].register_forward_hook(lambda m, a, o: log.append(("first",)), prepend=True),
+        model[0].register_full_backward_hook(
+            lambda m, gi, go: log.append(("grads of 0", [g.numpy().copy() for g in gi], [g.numpy().copy() for g in go]))),
+        model[2].register_full_backward_hook(lambda m, gi, go: (gi[0] * 3,)),  # new grad_input
+        model[2].register_full_backward_pre_hook(lambda m, go: log.append(("grad_output of 2", [g.numpy().copy() for g in go]))),
+    ]
+    x = L.tensor(np.array([[1.0, -2.0, 0.5], [0.3, 0.2, -0.1]]), requires_grad=True)
+    out = model(x)
+    out.sum().backward()
+    values = [out.detach().numpy().copy(), feats["relu"], x.grad.numpy().copy(), model[0].weight.grad.numpy().copy()]
+    for h in handles:
+        h.remove()
+    with model[2].register_forward_hook(lambda m, a, o: o * 0):
+        zero = model(x)
+    values += [zero.detach().numpy().copy(), model(x).detach().numpy().copy()]  # removed on leaving the block
+    return values, log
+
+
+def test_module_hooks_like_torch(torch):
+    (got, got_log), (want, want_log) = _hooked_run(minigrad), _hooked_run(torch)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert [e[0] for e in got_log] == [e[0] for e in want_log] == ["first", "kwargs", "grad_output of 2", "grads of 0"]
+    for a, b in zip(got_log, want_log):
+        for p, q in zip([x for part in a[1:] for x in part], [x for part in b[1:] for x in part]):
+            np.testing.assert_allclose(p, q, rtol=1e-12)
+
+
+def test_forward_hooks_run_in_order_and_go_away():
+    lin = nn.Linear(2, 2)
+    seen = []
+    h = lin.register_forward_hook(lambda m, a, o: seen.append("b"))
+    lin.register_forward_pre_hook(lambda m, a: seen.append("a"))
+    lin.register_forward_hook(lambda m, a, o: seen.append("failed" if o is None else "c"), always_call=True)
+    lin(minigrad.ones(1, 2))
+    assert seen == ["a", "b", "c"]
+    h.remove()
+    seen.clear()
+    with pytest.raises(RuntimeError):
+        lin(minigrad.ones(1, 3))  # forward raises: always_call's hook still runs, with no output
+    assert seen == ["a", "failed"]

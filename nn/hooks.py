@@ -1,0 +1,158 @@
+"""A module's hooks, PyTorch's: code run around its forward (`register_forward_pre_hook`,
+`register_forward_hook`) and when the gradients of its inputs and outputs are known
+(`register_full_backward_pre_hook`, `register_full_backward_hook`).
+
+A module with no hooks pays one attribute check a call (`Module.__call__`); a hooked one goes through
+`call_with_hooks`. Backward hooks put an identity node in front of the module's tensor inputs and one
+after its tensor outputs: the output one sees grad_output, the input one grad_input and calls the hooks.
+"""
+import itertools
+
+from minigrad import Tensor
+from minigrad.autograd import Function
+
+_ids = itertools.count()
+
+
+class RemovableHandle:
+    """What `register_*_hook` returns: `remove()` takes the hook out (also on leaving a `with` block)."""
+
+    def __init__(self, table, key=None):
+        self.table, self.id = table, next(_ids) if key is None else key
+
+    def remove(self):
+        self.table.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def add_hook(module, name, hook, prepend=False, **flags):
+    """Put `hook` in the module's table `name` (made on first use), with its flags; -> its handle."""
+    table = module.__dict__.get(name)
+    if table is None:
+        table = {}
+        object.__setattr__(module, name, table)
+    handle = RemovableHandle(table)
+    entry = (hook, flags)
+    if prepend:
+        items = list(table.items())
+        table.clear()
+        table[handle.id] = entry
+        table.update(items)
+    else:
+        table[handle.id] = entry
+    object.__setattr__(module, "_has_hooks", True)
+    module._changes[0] += 1  # (a compiled call captured without this hook captures again)
+    return handle
+
+
+def call_with_hooks(module, args, kwargs):
+    """module(*args, **kwargs) with its hooks: pre-hooks (may replace the arguments), the backward
+    hooks' input node, forward, forward hooks (may replace the output), the backward hooks' output node."""
+    d = module.__dict__
+    for hook, flags in list(d.get("_forward_pre_hooks", {}).values()):
+        if flags.get("with_kwargs"):
+            result = hook(module, args, kwargs)
+            if result is not None:
+                args, kwargs = result
+        else:
+            result = hook(module, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+    backward = d.get("_backward_hooks") or d.get("_backward_pre_hooks")
+    state = _BackwardState(module) if backward else None
+    if state is not None:
+        args = state.wrap_inputs(args)
+    try:
+        out = module.forward(*args, **kwargs)
+    except Exception:
+        for hook, flags in list(d.get("_forward_hooks", {}).values()):
+            if flags.get("always_call"):
+                hook(module, args, kwargs, None) if flags.get("with_kwargs") else hook(module, args, None)
+        raise
+    for hook, flags in list(d.get("_forward_hooks", {}).values()):
+        result = hook(module, args, kwargs, out) if flags.get("with_kwargs") else hook(module, args, out)
+        if result is not None:
+            out = result
+    if state is not None:
+        out = state.wrap_outputs(out)
+    return out
+
+
+class _BackwardState:
+    """One call's backward hooks: grad_output, set by the output node, waits there for the input node."""
+
+    def __init__(self, module):
+        self.module, self.grad_output, self.n_inputs, self.input_positions = module, None, 0, ()
+
+    def wrap_inputs(self, args):
+        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+        self.n_inputs, self.input_positions = len(args), positions
+        if not positions:
+            return args
+        outs = _BackwardHookNode.apply(self, "input", *[args[i] for i in positions])
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        args = list(args)
+        for i, t in zip(positions, outs):
+            args[i] = t
+        return tuple(args)
+
+    def wrap_outputs(self, out):
+        single = isinstance(out, Tensor)
+        outs = (out,) if single else out
+        if not isinstance(outs, tuple) or not any(isinstance(t, Tensor) and t.requires_grad for t in outs):
+            return out
+        positions = [i for i, t in enumerate(outs) if isinstance(t, Tensor) and t.requires_grad]
+        wrapped = _BackwardHookNode.apply(self, "output", *[outs[i] for i in positions])
+        wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+        outs = list(outs)
+        for i, t in zip(positions, wrapped):
+            outs[i] = t
+        return outs[0] if single else tuple(outs)
+
+    def on_output_grads(self, grads):
+        module = self.module
+        for hook, _ in list(module.__dict__.get("_backward_pre_hooks", {}).values()):
+            result = hook(module, grads)
+            if result is not None:
+                grads = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+        self.grad_output = grads
+        if not self.input_positions:  # no input needs a gradient: the hooks run now, with grad_input of Nones
+            self._call_hooks((None,) * self.n_inputs)
+        return grads
+
+    def on_input_grads(self, grads):
+        grad_input = [None] * self.n_inputs
+        for i, g in zip(self.input_positions, grads):
+            grad_input[i] = g
+        new = self._call_hooks(tuple(grad_input))
+        return tuple(new[i] for i in self.input_positions) if new is not None else grads
+
+    def _call_hooks(self, grad_input):
+        module, result = self.module, None
+        for hook, _ in list(module.__dict__.get("_backward_hooks", {}).values()):
+            out = hook(module, grad_input, self.grad_output)
+            if out is not None:
+                grad_input = result = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        return result
+
+
+class _BackwardHookNode(Function):
+    """Identity on a module's tensor inputs or outputs whose backward hands their gradients to the hooks."""
+
+    node_name = "BackwardHookFunctionBackward"
+
+    @staticmethod
+    def forward(ctx, state, side, *tensors):
+        ctx.state, ctx.side = state, side
+        arrays = tuple(t.array for t in tensors)
+        return arrays if len(arrays) > 1 else arrays[0]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        grads = ctx.state.on_output_grads(grads) if ctx.side == "output" else ctx.state.on_input_grads(grads)
+        return (None, None) + tuple(grads)
