@@ -76,6 +76,8 @@ CASES = {  # name: (script, args, how far from PyTorch's final loss it may end: 
     "word_transformer": ("word_lm.py", ["Transformer", "TEXT", 1, "model.pt"], 1.1),
     "lstmcell_lbfgs": ("lstm_lbfgs.py", [1], 10.0),  # one LBFGS step from another start: a loose band
     "autograd_check": ("autograd_check.py", [], None),
+    "per_sample": ("per_sample.py", [30], 1.15),  # a tutorial's loops, a sample at a time
+    "manual_backprop": ("manual_backprop.py", [10], 1.25),  # asserts its hand-written gradients inside
 }
 
 
