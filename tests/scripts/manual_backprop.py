@@ -107,7 +107,7 @@ model = nn.Sequential(nn.Embedding(vocab_size, n_embd), nn.Flatten(), nn.Linear(
 saturated = []
 handle = model[3].register_forward_hook(lambda m, args, out: saturated.append((out.abs() > 0.97).float().mean().item()))
 opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-for step in range(steps):
+for _ in range(steps):
     emb = model[1](model[0](Xb)).detach().requires_grad_(True)
     logits = model[6](model[5](model[4](model[3](model[2](emb)))))
     loss = F.cross_entropy(logits, Yb)

@@ -43,7 +43,7 @@ class BoWClassifier(nn.Module):
 bow = BoWClassifier(2, len(vocab))
 loss_function = nn.NLLLoss()
 optimizer = torch.optim.SGD(bow.parameters(), lr=0.1)
-for epoch in range(epochs):
+for _ in range(epochs):
     for sentence, label in data:
         bow.zero_grad()
         loss = loss_function(bow(make_bow_vector(sentence)), torch.LongTensor([label]))
@@ -90,7 +90,7 @@ class RNN(nn.Module):
 rnn = RNN(len(letters), 32, len(categories))
 criterion = nn.NLLLoss()
 learning_rate = 0.01
-for epoch in range(epochs):
+for _ in range(epochs):
     total = 0.0
     for name, lang in random.sample(names, len(names)):
         line, category = line_to_tensor(name), torch.tensor([categories.index(lang)], dtype=torch.long)
