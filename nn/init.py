@@ -150,3 +150,68 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
+
+
+def _standard_normal(tensor, shape):
+    """N(0, 1) draws of `shape` on the tensor's device, in its dtype where numpy's generator draws it
+    (float32 / float64), else float32."""
+    xp = array_module(tensor.array)
+    dt = tensor.array.dtype
+    return random.generator(xp).standard_normal(shape, dtype=dt if dt in (np.float32, np.float64) else np.float32)
+
+
+def orthogonal_(tensor, gain=1):
+    """Fill with a (semi-)orthogonal matrix times `gain` (Saxe et al.), PyTorch's construction: the Q of
+    the QR decomposition of a standard normal matrix, its columns' signs fixed by R's diagonal so that
+    Q is uniformly distributed. The tensor is seen as (shape[0], the product of the rest): its rows are
+    orthonormal (W W^T = gain^2 I) when rows <= cols, its columns when rows >= cols. Shape: (n, *), n >= 1
+    dimensions after the first."""
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    xp = array_module(tensor.array)
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _standard_normal(tensor, (rows, cols))
+    if rows < cols:  # QR of the tall transpose: orthonormal columns there are orthonormal rows here
+        flat = flat.T
+    q, r = xp.linalg.qr(flat)
+    q *= xp.sign(xp.diagonal(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (q * gain).reshape(tensor.shape))
+
+
+def dirac_(tensor, groups=1):
+    """Fill a convolution weight with the Dirac delta: a convolution with it copies input channel c
+    to output channel c (within each of `groups` groups of output channels), as many channels as
+    both sides have; the rest is 0. Shape: (out, in, *kernel), 3 to 5 dimensions; out divisible by groups."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    shape = tensor.shape
+    if shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = shape[0] // groups
+    xp = array_module(tensor.array)
+    values = xp.zeros(shape, dtype=tensor.array.dtype)
+    centre = tuple(s // 2 for s in shape[2:])  # the kernel's middle (the later one of two, for even sizes)
+    for g in range(groups):
+        for d in range(min(out_per_group, shape[1])):
+            values[(g * out_per_group + d, d) + centre] = 1
+    return _fill(tensor, values)
+
+
+def sparse_(tensor, sparsity, std=0.01):
+    """Fill a 2-D tensor with N(0, std^2) draws, then set ceil(sparsity * rows) entries of each column,
+    chosen at random, to 0 (Martens). Shape: (rows, cols)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    xp = array_module(tensor.array)
+    values = _standard_normal(tensor, (rows, cols)) * std
+    # each column's zeros: the first num_zeros rows of a random order of its rows (independent per column)
+    order = random.generator(xp).random((rows, cols)).argsort(axis=0)[:num_zeros]
+    values[order, xp.arange(cols)] = 0
+    return _fill(tensor, values)

@@ -1,17 +1,18 @@
-"""Adam and AdamW, as `torch.optim.Adam` / `torch.optim.AdamW` (betas, eps, weight decay, amsgrad)."""
+"""Adam and AdamW, as `torch.optim.Adam` / `torch.optim.AdamW` (betas, eps, weight decay, amsgrad, maximize)."""
 
 from minigrad import backends
 from minigrad.device import array_module
 from nn._functional import reference
 
-from .optimizer import Optimizer, check_implementation
+from .optimizer import Optimizer, check_implementation, grad_for_update
 
 
 class Adam(Optimizer):
     """Adam. Per parameter p with gradient g, at step t:
 
+        g = -g                                    (maximize)
         g = g + weight_decay * p                  (Adam: L2 penalty in the gradient)
-        p = p * (1 - lr * weight_decay)           (AdamW: decoupled decay, instead)
+        p = p * (1 - lr * weight_decay)           (AdamW, or decoupled_weight_decay=True: decoupled decay, instead)
         m = beta1 m + (1 - beta1) g ;  v = beta2 v + (1 - beta2) g^2   (v_max = max(v_max, v) with amsgrad)
         p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 
@@ -21,13 +22,16 @@ class Adam(Optimizer):
     (MINIGRAD_KERNELS=numpy), and in the backends (minigrad/backends/{cpu,cuda}/adamw.py).
     `foreach` as PyTorch's, a choice of speed with the same bits: True and None (the default) run it
     once over a group's parameters concatenated (their m, v in flat buffers) when they are small, else
-    once per parameter; False always once per parameter (Optimizer._foreach_params).
+    once per parameter; False always once per parameter (Optimizer._foreach_params). `maximize`
+    runs the array code (the backend kernels take no sign); `capturable` and `differentiable` are
+    accepted and kept in the groups, as PyTorch's, and change nothing.
     """
 
     decoupled_weight_decay = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, *,
-                 foreach=None, fused=None):
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0.0:
@@ -39,24 +43,27 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         check_implementation(foreach, fused)
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                        foreach=foreach, fused=fused)
+                        maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                        fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def _step_group(self, group):
         # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout
         lr, beta1, beta2, eps = float(group["lr"]), float(group["betas"][0]), float(group["betas"][1]), float(group["eps"])
         wd, amsgrad = float(group["weight_decay"]), group["amsgrad"]
+        # (groups of a state dict saved before these keys existed: the class's behaviour)
+        flags = (group.get("decoupled_weight_decay", self.decoupled_weight_decay), group.get("maximize", False))
         lists = self._foreach_params(group)
         if lists is not None:
             for params in lists:
-                self._step_foreach(params, lr, beta1, beta2, eps, wd, amsgrad)
+                self._step_foreach(params, lr, beta1, beta2, eps, wd, amsgrad, flags)
             return
         update = backends.pick(self._update, _reference_update)
         for p in group["params"]:
             if p.grad is not None:
-                self._step_one(update, p, lr, beta1, beta2, eps, wd, amsgrad)
+                self._step_one(update, p, lr, beta1, beta2, eps, wd, amsgrad, flags)
 
-    def _step_one(self, update, p, lr, beta1, beta2, eps, wd, amsgrad):
+    def _step_one(self, update, p, lr, beta1, beta2, eps, wd, amsgrad, flags):
         state = self.state[p]
         if not state:
             state["step"] = 0
@@ -65,15 +72,15 @@ class Adam(Optimizer):
             if amsgrad:
                 state["max_exp_avg_sq"] = p.new_zeros(p.shape)
         state["step"] += 1
-        update(p, state, lr, beta1, beta2, eps, wd, self.decoupled_weight_decay)
+        update(p, state, lr, beta1, beta2, eps, wd, flags)
 
-    def _step_foreach(self, params, lr, beta1, beta2, eps, wd, amsgrad):
+    def _step_foreach(self, params, lr, beta1, beta2, eps, wd, amsgrad, flags):
         """foreach: one update over the concatenation of `params` (one device and dtype; their m, v
         live in flat buffers), which is the per-parameter update element by element."""
         steps = {self.state[p].get("step", 0) for p in params}
         if len(steps) != 1:  # parameters at different steps (added to the group later): one at a time
             for p in params:
-                self._step_one(self._update, p, lr, beta1, beta2, eps, wd, amsgrad)
+                self._step_one(self._update, p, lr, beta1, beta2, eps, wd, amsgrad, flags)
             return
         names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
         bufs, _ = self._flat(params, names)
@@ -83,25 +90,26 @@ class Adam(Optimizer):
         w = self._concat([p.array for p in params], 0)
         g = self._concat([p.grad.array for p in params], 1)
         self._update_arrays([w, g, bufs["exp_avg"], bufs["exp_avg_sq"]], bufs.get("max_exp_avg_sq"), step, lr, beta1,
-                            beta2, eps, wd, self.decoupled_weight_decay)
+                            beta2, eps, wd, *flags)
         self._scatter(params, w)
 
-    def _update(self, p, state, lr, beta1, beta2, eps, wd, decoupled):
+    def _update(self, p, state, lr, beta1, beta2, eps, wd, flags):
         """One parameter's step on its arrays, in place."""
         v_max = state["max_exp_avg_sq"].array if "max_exp_avg_sq" in state else None
         arrays = [p.array, p.grad.array, state["exp_avg"].array, state["exp_avg_sq"].array]
-        self._update_arrays(arrays, v_max, state["step"], lr, beta1, beta2, eps, wd, decoupled)
+        self._update_arrays(arrays, v_max, state["step"], lr, beta1, beta2, eps, wd, *flags)
         p._bump_version()
 
-    def _update_arrays(self, arrays, v_max, step, lr, beta1, beta2, eps, wd, decoupled):
-        """The step on arrays [p, g, m, v] (and v_max), in place: a backend's where one takes them, else numpy's."""
+    def _update_arrays(self, arrays, v_max, step, lr, beta1, beta2, eps, wd, decoupled, maximize=False):
+        """The step on arrays [p, g, m, v] (and v_max), in place: a backend's where one takes them
+        (not with maximize: the kernels take the gradient as it is), else numpy's."""
         # the bias corrections folded into two scalars:
         #   p -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = p + (-lr sqrt(bc2)/bc1) * m / (sqrt(v) + eps sqrt(bc2))
         bc2_sqrt = (1 - beta2**step) ** 0.5
         step_scale = -lr / (1 - beta1**step) * bc2_sqrt
         eps_scaled = eps * bc2_sqrt
         args = (*arrays, v_max, lr, beta1, beta2, wd, decoupled, step_scale, eps_scaled)
-        impl = backends.find("adamw", *args)
+        impl = None if maximize else backends.find("adamw", *args)
         if impl is not None:
             impl.forward(*args)
             return
@@ -113,13 +121,10 @@ class Adam(Optimizer):
         def update(blk, tmp):  # one block of (p, g, m, v[, v_max])
             w, g, m, v = blk[:4]
             s = tmp[0]
-            if wd != 0:
-                if decoupled:
-                    w *= 1 - lr * wd
-                else:
-                    xp.multiply(w, wd, out=tmp[1])
-                    tmp[1] += g
-                    g = tmp[1]
+            if wd != 0 and decoupled:
+                w *= 1 - lr * wd
+            if l2 or maximize:  # the gradient used below, in tmp[1] (g itself is left as it is)
+                g = grad_for_update(xp, w, g, wd if l2 else 0.0, maximize, tmp[1])
             xp.subtract(g, m, out=s)  # m = m + (1 - beta1) (g - m), PyTorch's lerp
             s *= 1 - beta1
             m += s
@@ -136,11 +141,13 @@ class Adam(Optimizer):
             s *= step_scale
             w += s
 
-        self._for_blocks(arrays, update, 2 if l2 else 1)
+        self._for_blocks(arrays, update, 2 if l2 or maximize else 1)
 
 
-def _reference_update(p, state, lr, beta1, beta2, eps, wd, decoupled):
-    reference.adam_update(p, p.grad, state["exp_avg"], state["exp_avg_sq"], lr, beta1, beta2, eps, wd, decoupled,
+def _reference_update(p, state, lr, beta1, beta2, eps, wd, flags):
+    decoupled, maximize = flags
+    grad = -p.grad if maximize else p.grad  # (under the step's no_grad: no graph)
+    reference.adam_update(p, grad, state["exp_avg"], state["exp_avg_sq"], lr, beta1, beta2, eps, wd, decoupled,
                           state["step"], state.get("max_exp_avg_sq"))
 
 
@@ -151,5 +158,7 @@ class AdamW(Adam):
     decoupled_weight_decay = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, *,
-                 foreach=None, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, fused=fused)
+                 maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

@@ -5,10 +5,20 @@ A scheduler sets `group["lr"]` of each parameter group; call `scheduler.step()` 
 taken (0 right after construction).
 """
 import math
+import types
+import warnings
+from bisect import bisect_right
 
 from minigrad.autograd import recording
 
 from .optimizer import Optimizer
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. "
+    "Please use `scheduler.step()` to step the scheduler. During the deprecation, if epoch is different from "
+    "None, the closed form is used instead of the new chainable form, where available. Please open an issue if "
+    "you are unable to replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose."
+)
 
 
 def warmup_cosine_lr(it, learning_rate, warmup_iters, lr_decay_iters, min_lr):
@@ -36,7 +46,9 @@ class LRScheduler:
 
     Construction records each group's `initial_lr` (once), and takes the first step, which sets
     the lrs for step 0. `state_dict()` holds every attribute but the optimizer (plain numbers
-    and lists, so `nn.save` can store it).
+    and lists, so `nn.save` can store it). Schedules with a closed form (the lr as a function of
+    the step number alone) define `_get_closed_form_lr()`, which `step(epoch)` and SequentialLR use
+    to jump to a step, as PyTorch's.
     """
 
     def __init__(self, optimizer, last_epoch=-1):
@@ -53,8 +65,14 @@ class LRScheduler:
                                    "optimizer")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._initial = False
+        self._initial_step()
+
+    def _initial_step(self):
+        """The constructor's step (SequentialLR takes it again for the schedule it starts with):
+        chainable schedules keep the current lr there (`_initial`)."""
         self._step_count = 0
-        self._initial = True  # the constructor's step: chainable schedules keep the current lr
+        self._initial = True
         try:
             self.step()
         finally:
@@ -68,13 +86,26 @@ class LRScheduler:
         """The lrs set by the latest `step()`, one per parameter group."""
         return self._last_lr
 
-    def step(self):
-        """Advance one step and set each group's lr."""
+    def step(self, epoch=None):
+        """Advance one step and set each group's lr. `step(epoch)` (deprecated in PyTorch, and warned
+        of as there) jumps to step `epoch`, by the closed form where the schedule has one."""
         if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
-            return recording.hook.recorder.on_call(self.step)
+            return recording.hook.recorder.on_call(self.step, epoch)
         self._step_count += 1
-        self.last_epoch += 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        """Set each group's lr for the next step, or for step `epoch`."""
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            self.last_epoch = epoch
+            closed_form = getattr(self, "_get_closed_form_lr", None)
+            values = closed_form() if closed_form is not None else self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
@@ -119,6 +150,9 @@ class StepLR(LRScheduler):
             return [g["lr"] for g in groups]
         return [g["lr"] * self.gamma for g in groups]
 
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+
 
 class CosineAnnealingLR(LRScheduler):
     """eta_min + (base_lr - eta_min) (1 + cos(pi t / T_max)) / 2, with PyTorch's recursive formula
@@ -140,6 +174,10 @@ class CosineAnnealingLR(LRScheduler):
                     for base, g in zip(self.base_lrs, groups)]
         return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T)) * (g["lr"] - eta_min) + eta_min
                 for g in groups]
+
+    def _get_closed_form_lr(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base in self.base_lrs]
 
 
 class WarmupCosineLR(LRScheduler):
@@ -183,6 +221,9 @@ class MultiStepLR(LRScheduler):
             return [g["lr"] for g in groups]
         return [g["lr"] * self.gamma**hits for g in groups]
 
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** bisect_right(self.milestones, self.last_epoch) for base in self.base_lrs]
+
 
 class ExponentialLR(LRScheduler):
     """lr = base_lr * gamma ** last_epoch, computed as PyTorch does (the current lr times gamma each step)."""
@@ -196,6 +237,9 @@ class ExponentialLR(LRScheduler):
         if self._initial:
             return [g["lr"] for g in groups]
         return [g["lr"] * self.gamma for g in groups]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
 
 
 class LinearLR(LRScheduler):
@@ -223,6 +267,11 @@ class LinearLR(LRScheduler):
         span = self.end_factor - self.start_factor
         ratio = 1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span)
         return [g["lr"] * ratio for g in groups]
+
+    def _get_closed_form_lr(self):
+        span = self.end_factor - self.start_factor
+        return [base * (self.start_factor + span * min(self.total_iters, self.last_epoch) / self.total_iters)
+                for base in self.base_lrs]
 
 
 def _per_group(name, optimizer, value):
@@ -426,3 +475,328 @@ class ReduceLROnPlateau(LRScheduler):
 
     def get_lr(self):
         raise NotImplementedError("ReduceLROnPlateau sets the lr in step(metrics), from the metric")
+
+
+class ConstantLR(LRScheduler):
+    """lr = base_lr * factor for the first `total_iters` steps, then base_lr. PyTorch's chained form:
+    the current lr times factor at step 0 and divided by it at step total_iters, so it composes
+    with other changes to the lr."""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0:
+            return [g["lr"] * self.factor for g in groups]
+        if self.last_epoch != self.total_iters:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * (1.0 / self.factor) for g in groups]
+
+    def _get_closed_form_lr(self):
+        return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base in self.base_lrs]
+
+
+class MultiplicativeLR(LRScheduler):
+    """Each step multiplies the current lr by lr_lambda(last_epoch); one lambda, or one per parameter
+    group. (The lambdas are not part of the state dict.)"""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        n = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n:
+                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * n
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self._initial:
+            return [g["lr"] for g in groups]
+        return [g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, groups)]
+
+
+class PolynomialLR(LRScheduler):
+    """lr = base_lr * (1 - min(t, total_iters) / total_iters) ** power: down to 0 at total_iters, then
+    0. PyTorch's chained form: each step multiplies the current lr by this step's factor over the
+    previous one's."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self._initial or self.last_epoch > self.total_iters:
+            return [g["lr"] for g in groups]
+        t, total = self.last_epoch, self.total_iters
+        decay = ((1.0 - t / total) / (1.0 - (t - 1) / total)) ** self.power
+        return [g["lr"] * decay for g in groups]
+
+    def _get_closed_form_lr(self):
+        return [base * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR (Loshchilov & Hutter): a cosine from base_lr down to eta_min over T_i steps, then a
+    restart at base_lr, with T_0 for the first period and each next one T_mult times longer:
+
+        lr = eta_min + (base_lr - eta_min) (1 + cos(pi T_cur / T_i)) / 2
+
+    `step()` advances T_cur by one; `step(epoch)` sets it from `epoch`, which may be fractional
+    (e.g. epoch + i / iters within an epoch), as PyTorch's. `last_epoch` is floor(epoch).
+    """
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base in self.base_lrs]
+
+    def step(self, epoch=None):
+        """One step on (no argument), or to `epoch` (a number >= 0, fractional allowed)."""
+        if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
+            return recording.hook.recorder.on_call(self.step, epoch)
+        self._step_count += 1
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                # the period epoch falls in: periods T_0 T_mult^k end at T_0 (T_mult^(n+1) - 1) / (T_mult - 1)
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult**n
+        else:
+            self.T_i = self.T_0
+            self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (Smith): the lr goes linearly from base_lr up to max_lr over
+    `step_size_up` steps and back down over `step_size_down` (default: the same), scaled by
+
+        triangular: 1 ;  triangular2: 1 / 2^(cycle - 1) ;  exp_range: gamma^step
+
+    or by `scale_fn(cycle or step)` (with scale_mode 'cycle' or 'iterations'). The schedule is by
+    step number, so it does not compose with other changes to the lr; call step() after each batch.
+    With `cycle_momentum` the momentum moves the opposite way, from max_momentum down to
+    base_momentum: the group's `momentum` (SGD, RMSprop) or `betas[0]` (Adam, AdamW), and each
+    group gets `max_momentum` and `base_momentum` entries, as PyTorch's. Construction sets each
+    group's lr to base_lr. A custom scale_fn that is a plain function or lambda is not part of the
+    state dict (a callable object's attributes are), as in PyTorch.
+    """
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        # the built-in modes fix what the scale is a function of
+        self.scale_mode = scale_mode if scale_fn is not None else ("iterations" if mode == "exp_range" else "cycle")
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for high, low, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                    self._set_momentum(group, high)
+                    group["max_momentum"] = high
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _set_momentum(self, group, value):
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def scale_fn(self, x):
+        """The amplitude's scale at cycle (or step) x."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle  # the position in the cycle, in [0, 1)
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [base + (top - base) * scale_factor * scale for base, top in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, low, high in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                self._set_momentum(group, high - (high - low) * scale_factor * scale)
+        return lrs
+
+    def state_dict(self):
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = fn.__dict__.copy()  # a callable object: its attributes
+        return state
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        fn_state = state_dict.pop("_scale_fn_custom", None)
+        super().load_state_dict(state_dict)  # the custom function itself stays the constructor's
+        if fn_state is not None:
+            self._scale_fn_custom.__dict__.update(fn_state)
+
+
+def _check_schedulers(name, optimizer, schedulers):
+    """SequentialLR's and ChainedScheduler's checks of the schedules they drive."""
+    if len(schedulers) < 1:
+        raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
+    for i, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it requires additional "
+                             "kwargs to be specified when calling `step`, but got one at index "
+                             f"{i} in the given schedulers sequence.")
+        if optimizer is not scheduler.optimizer:
+            raise ValueError(f"{name} expects all schedulers to belong to the same optimizer, but got scheduler "
+                             f"{type(scheduler).__name__} at index {i} has {scheduler.optimizer}, which is "
+                             f"different from {type(optimizer).__name__}.")
+
+
+class _Composite(LRScheduler):
+    """A schedule made of others (`_schedulers`): its state dict holds theirs."""
+
+    def state_dict(self):
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        inner = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        for scheduler, state in zip(self._schedulers, inner):
+            scheduler.load_state_dict(state)
+
+
+class SequentialLR(_Composite):
+    """One schedule after another: schedulers[i] runs from milestones[i - 1] on, restarted at its
+    step 0 there (by its closed form where it has one, as PyTorch's). Construction resets each
+    group's lr to its `initial_lr`, takes back the constructors' steps of the schedules and starts
+    the first one again."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        _check_schedulers(type(self).__name__, optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError("Sequential Schedulers expects number of schedulers provided to be one more than the "
+                             f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
+                             f"number of milestones to be equal to {len(milestones)}")
+        self._schedulers = list(schedulers)
+        self._milestones = list(milestones)
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        self._undo_steps(self)
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = self._schedulers[idx].get_last_lr()
+
+    def _undo_steps(self, scheduler):
+        """Take back the constructor's step of every schedule inside `scheduler`, nested ones too."""
+        if hasattr(scheduler, "_schedulers"):
+            for inner in scheduler._schedulers:
+                self._undo_steps(inner)
+        elif hasattr(scheduler, "last_epoch"):
+            scheduler.last_epoch -= 1
+
+    def step(self):
+        if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
+            return recording.hook.recorder.on_call(self.step)
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler._update_lr(0)  # the next schedule starts at its step 0
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+
+class ChainedScheduler(_Composite):
+    """Several schedules at once: each step() steps every one of them, in order, so chainable
+    schedules (which change the current lr) compose, e.g. ConstantLR and ExponentialLR."""
+
+    def __init__(self, schedulers, optimizer=None):
+        if len(schedulers) < 1:
+            raise ValueError(f"{type(self).__name__} expects at least one scheduler to be chained, but got no "
+                             "scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_schedulers(type(self).__name__, optimizer, schedulers)
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer
+        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+
+    def step(self):
+        if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
+            return recording.hook.recorder.on_call(self.step)
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]

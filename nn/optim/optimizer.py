@@ -38,6 +38,38 @@ _SET_ERROR = ("optimizer parameters need to be organized in ordered collections,
               "sets will change between runs. Please use a list instead.")
 
 
+def scalar_dtype():
+    """The numpy type of per-parameter scalars in the state (NAdam's mu_product, ASGD's eta and mu).
+    PyTorch holds them as 0-d tensors of its default scalar dtype, float32 unless the default dtype is
+    float64, and their rounding shows in the trajectory; minigrad's default dtype stands in for
+    PyTorch's. They are kept as Python floats with values of this type, computed in it."""
+    import minigrad
+
+    return np.float64 if minigrad.get_default_dtype() == minigrad.float64 else np.float32
+
+
+def grad_for_update(xp, w, g, wd, maximize, out):
+    """The gradient an update uses, PyTorch's order: -g (maximize), then + weight_decay * w (L2).
+    Written into `out` where it differs from g (g itself is left as it is); returns the array to use."""
+    if not maximize and wd == 0:
+        return g
+    if wd == 0:
+        return xp.negative(g, out=out)
+    xp.multiply(w, wd, out=out)
+    if maximize:
+        out -= g
+    else:
+        out += g
+    return out
+
+
+def check_betas(betas):
+    """PyTorch's check of Adam-style (beta1, beta2): each in [0, 1)."""
+    for i, b in enumerate(betas):
+        if not 0.0 <= b < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {b}")
+
+
 def check_implementation(foreach, fused):
     """PyTorch's `foreach=` / `fused=` pick among implementations of one update; minigrad has one
     (array code over each parameter, or a backend kernel), so both are accepted and give its result."""
@@ -49,8 +81,11 @@ class Optimizer:
     """Base class: holds `param_groups` (dicts of params + hyperparameters) and `state` (per parameter).
 
     `params` is an iterable of Tensors, or of dicts {"params": [...], <hyperparameter overrides>}.
-    Subclasses implement `_step_group(group)`.
+    Subclasses implement `_step_group(group)`; `scalar_state` names the per-parameter state entries
+    that are Python floats (loaded from PyTorch's 0-d tensors), besides the int `step`.
     """
+
+    scalar_state = ()
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -275,17 +310,20 @@ class Optimizer:
         for key, values in state_dict["state"].items():
             p = by_index.get(int(key))
             if p is not None:
-                new_state[p] = {name: _restore(v, p, name, key) for name, v in values.items()}
+                new_state[p] = {name: _restore(v, p, name, key, self.scalar_state) for name, v in values.items()}
         new_groups = []
         for group, saved in zip(self.param_groups, saved_groups):
             new_groups.append({**group, **{k: v for k, v in saved.items() if k != "params"}, "params": group["params"]})
         self.state, self.param_groups = new_state, new_groups
 
 
-def _restore(value, p, name, key):
-    """A saved state value made ready for parameter `p`: an int step, or an owned array on p's device."""
+def _restore(value, p, name, key, scalars=()):
+    """A saved state value made ready for parameter `p`: an int step, a float of `scalars`, or an owned
+    array on p's device."""
     if name == "step":
         return int(value.item() if isinstance(value, Tensor) else value)
+    if name in scalars:
+        return float(value.item() if isinstance(value, Tensor) else value)
     if not isinstance(value, Tensor):
         return value
     if tuple(value.shape) != tuple(p.shape):

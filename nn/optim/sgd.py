@@ -1,4 +1,4 @@
-"""SGD with momentum, dampening, Nesterov and (L2) weight decay, as `torch.optim.SGD`."""
+"""SGD with momentum, dampening, Nesterov, (L2) weight decay and maximize, as `torch.optim.SGD`."""
 from minigrad.device import array_module
 
 from .optimizer import Optimizer, check_implementation
@@ -7,16 +7,18 @@ from .optimizer import Optimizer, check_implementation
 class SGD(Optimizer):
     """Stochastic gradient descent. Per parameter p with gradient g:
 
+        g = -g                                    (maximize)
         d = g + weight_decay * p
         buf = d (first step), else momentum * buf + (1 - dampening) * d
         d = d + momentum * buf (nesterov) or buf (momentum) or d (plain)
         p = p - lr * d
 
-    State: `momentum_buffer` (shape of p) when momentum != 0. `foreach` as Adam's.
+    State: `momentum_buffer` (shape of p) when momentum != 0. `foreach` as Adam's; `differentiable`
+    is accepted and kept in the groups, as PyTorch's, and changes nothing.
     """
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, *,
-                 foreach=None, fused=None):
+                 maximize=False, foreach=None, differentiable=False, fused=None):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -27,19 +29,20 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         check_implementation(foreach, fused)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
-                        foreach=foreach, fused=fused)
+                        maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
 
     def _step_group(self, group):
         # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout
         lr, wd, momentum = float(group["lr"]), float(group["weight_decay"]), float(group["momentum"])
         dampening, nesterov = float(group["dampening"]), group["nesterov"]
+        maximize = group.get("maximize", False)  # (a group saved before the key existed: False)
         lists = self._foreach_params(group)
         if lists is not None:  # foreach: one update over each list's concatenated parameters
             for params in lists:
                 have = {"momentum_buffer" in self.state[p] for p in params}
                 if momentum != 0 and len(have) == 2:  # some buffers new, some not (params added later)
-                    self._step_params(params, lr, wd, momentum, dampening, nesterov)
+                    self._step_params(params, lr, wd, momentum, dampening, nesterov, maximize)
                     continue
                 w = self._concat([p.array for p in params], 0)
                 arrays = [w, self._concat([p.grad.array for p in params], 1)]
@@ -47,12 +50,12 @@ class SGD(Optimizer):
                 if momentum != 0:
                     bufs, first = self._flat(params, ("momentum_buffer",))
                     arrays.append(bufs["momentum_buffer"])
-                self._update_arrays(arrays, first, lr, wd, momentum, dampening, nesterov)
+                self._update_arrays(arrays, first, lr, wd, momentum, dampening, nesterov, maximize)
                 self._scatter(params, w)
             return
-        self._step_params(group["params"], lr, wd, momentum, dampening, nesterov)
+        self._step_params(group["params"], lr, wd, momentum, dampening, nesterov, maximize)
 
-    def _step_params(self, params, lr, wd, momentum, dampening, nesterov):
+    def _step_params(self, params, lr, wd, momentum, dampening, nesterov, maximize):
         for p in params:
             if p.grad is None:
                 continue
@@ -64,10 +67,10 @@ class SGD(Optimizer):
                     state["momentum_buffer"] = p.new_empty(p.shape)
                     first = True
                 arrays.append(state["momentum_buffer"].array)
-            self._update_arrays(arrays, first, lr, wd, momentum, dampening, nesterov)
+            self._update_arrays(arrays, first, lr, wd, momentum, dampening, nesterov, maximize)
             p._bump_version()
 
-    def _update_arrays(self, arrays, first, lr, wd, momentum, dampening, nesterov):
+    def _update_arrays(self, arrays, first, lr, wd, momentum, dampening, nesterov, maximize=False):
         """The step on arrays [p, g(, momentum_buffer)], in place; `first`: the buffer is new."""
         xp = array_module(arrays[0])
 
@@ -76,7 +79,13 @@ class SGD(Optimizer):
             w, d = blk[0], blk[1]
             if wd != 0:
                 xp.multiply(w, wd, out=s)
-                s += d
+                if maximize:
+                    s -= d
+                else:
+                    s += d
+                d = s
+            elif maximize:
+                xp.negative(d, out=s)
                 d = s
             if momentum != 0:
                 buf = blk[2]

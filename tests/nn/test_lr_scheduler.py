@@ -255,3 +255,216 @@ def test_reduce_on_plateau_resumes_and_errors(tmp_path):
         ReduceLROnPlateau(_optimizer(), threshold_mode="pct")
     with pytest.raises(ValueError, match="expected 2 min_lrs, got 1"):
         ReduceLROnPlateau(_optimizer(), min_lr=[0.1])
+
+
+# ---- ConstantLR, MultiplicativeLR, PolynomialLR, CosineAnnealingWarmRestarts, CyclicLR, SequentialLR,
+# ChainedScheduler; step(epoch) by the closed forms ---------------------------------------------------------
+import warnings  # noqa: E402
+
+from nn.optim.lr_scheduler import (ChainedScheduler, ConstantLR, CosineAnnealingWarmRestarts,  # noqa: E402
+                                   CyclicLR, MultiplicativeLR, PolynomialLR, SequentialLR)
+
+# each builds a schedule from `lib` (nn.optim.lr_scheduler or torch.optim.lr_scheduler) on `opt`
+NEW_SCHEDULES = {
+    "ConstantLR": lambda lib, opt: lib.ConstantLR(opt),
+    "ConstantLR-half": lambda lib, opt: lib.ConstantLR(opt, factor=0.5, total_iters=7),
+    "MultiplicativeLR": lambda lib, opt: lib.MultiplicativeLR(opt, lambda e: 0.95),
+    "MultiplicativeLR-per-group": lambda lib, opt: lib.MultiplicativeLR(opt, [lambda e: 0.9, lambda e: 1 + 1 / (e + 1)]),
+    "PolynomialLR": lambda lib, opt: lib.PolynomialLR(opt),
+    "PolynomialLR-square": lambda lib, opt: lib.PolynomialLR(opt, total_iters=12, power=2.0),
+    "WarmRestarts": lambda lib, opt: lib.CosineAnnealingWarmRestarts(opt, T_0=6),
+    "WarmRestarts-Tmult": lambda lib, opt: lib.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=2, eta_min=0.01),
+    "Sequential-warmup-cosine": lambda lib, opt: lib.SequentialLR(
+        opt, [lib.LinearLR(opt, start_factor=0.1, total_iters=5), lib.CosineAnnealingLR(opt, T_max=12)], [5]),
+    "Sequential-three": lambda lib, opt: lib.SequentialLR(
+        opt, [lib.ConstantLR(opt, factor=0.5, total_iters=2), lib.ExponentialLR(opt, 0.8),
+              lib.StepLR(opt, 4, gamma=0.5)], milestones=[3, 12]),
+    "Sequential-restarts": lambda lib, opt: lib.SequentialLR(
+        opt, [lib.PolynomialLR(opt, total_iters=4), lib.MultiStepLR(opt, [2, 6], gamma=0.3),
+              lib.CosineAnnealingWarmRestarts(opt, T_0=4)], milestones=[6, 15]),
+    "Chained": lambda lib, opt: lib.ChainedScheduler(
+        [lib.ConstantLR(opt, factor=0.1, total_iters=2), lib.ExponentialLR(opt, gamma=0.9)]),
+    "Chained-three": lambda lib, opt: lib.ChainedScheduler(
+        [lib.LinearLR(opt, start_factor=0.2, total_iters=4), lib.MultiStepLR(opt, [5, 9], gamma=0.5),
+         lib.CosineAnnealingLR(opt, T_max=10)], optimizer=opt),
+}
+
+
+@pytest.mark.parametrize("name", list(NEW_SCHEDULES))
+def test_new_schedules_match_torch(torch, name):
+    """40 steps: every phase (warm-up, decay, restarts, milestones, past the end)."""
+    make = NEW_SCHEDULES[name]
+    ours = make(nn.optim.lr_scheduler, _optimizer())
+    theirs = make(torch.optim.lr_scheduler, _torch_optimizer(torch))
+    got, want = _lrs(ours, 40), _lrs(theirs, 40)
+    for step, (a, b) in enumerate(zip(got, want)):
+        assert a == pytest.approx(b, rel=1e-12, abs=1e-15), f"lr at step {step}"
+    assert len({round(lr[0], 12) for lr in got}) >= 2  # the lr does change
+    for group, tgroup in zip(ours.optimizer.param_groups, theirs.optimizer.param_groups):
+        assert group["initial_lr"] == tgroup["initial_lr"]
+
+
+def test_warm_restarts_fractional_and_interleaved_epochs(torch):
+    """step(epoch + i / iters) within epochs, as PyTorch's docs show, then a jump and plain steps."""
+    for kwargs in (dict(T_0=3), dict(T_0=2, T_mult=3, eta_min=0.05)):
+        ours = CosineAnnealingWarmRestarts(_optimizer(), **kwargs)
+        theirs = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(_torch_optimizer(torch), **kwargs)
+        epochs = [e + i / 4 for e in range(12) for i in range(4)] + [26, None, None, 7.5, None, 0, None]
+        for epoch in epochs:
+            ours.step(epoch)
+            theirs.step(epoch)
+            assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12, abs=1e-15), epoch
+            assert (ours.last_epoch, ours.T_i) == (theirs.last_epoch, theirs.T_i)
+            assert ours.T_cur == pytest.approx(theirs.T_cur, rel=1e-12, abs=1e-15)
+    # by hand: T_0=2, T_mult=3 has periods [0, 2), [2, 8), [8, 26): epoch 5 is half way through the second
+    sched = CosineAnnealingWarmRestarts(_optimizer(), T_0=2, T_mult=3)
+    sched.step(5)
+    assert (sched.T_i, sched.T_cur) == (6, 3) and sched.get_last_lr()[0] == pytest.approx(0.05)
+    with pytest.raises(ValueError, match="Expected non-negative epoch"):
+        sched.step(-1)
+    with pytest.raises(ValueError, match="Expected positive integer T_0"):
+        CosineAnnealingWarmRestarts(_optimizer(), T_0=0)
+    with pytest.raises(ValueError, match="Expected integer T_mult >= 1"):
+        CosineAnnealingWarmRestarts(_optimizer(), T_0=2, T_mult=1.5)
+
+
+def _adamw_pair(torch):
+    ours = AdamW([{"params": [nn.Parameter(minigrad.ones(2))]}, {"params": [nn.Parameter(minigrad.ones(3))]}])
+    theirs = torch.optim.AdamW([{"params": [torch.nn.Parameter(torch.ones(2))]},
+                                {"params": [torch.nn.Parameter(torch.ones(3))]}])
+    return ours, theirs
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "AdamW"])
+@pytest.mark.parametrize("kwargs", [
+    dict(base_lr=0.01, max_lr=0.1, step_size_up=4),
+    dict(base_lr=[0.01, 0.02], max_lr=[0.1, 0.5], step_size_up=3, step_size_down=5, mode="triangular2",
+         base_momentum=[0.8, 0.7], max_momentum=0.95),
+    dict(base_lr=0.001, max_lr=0.1, step_size_up=5, mode="exp_range", gamma=0.95),
+    dict(base_lr=0.01, max_lr=0.1, step_size_up=2, step_size_down=6, scale_fn=lambda x: 1 / (1 + x),
+         scale_mode="iterations"),
+    dict(base_lr=0.01, max_lr=0.1, step_size_up=4, scale_fn=lambda c: 0.5**c, cycle_momentum=False),
+], ids=["triangular", "triangular2-per-group", "exp_range", "scale_fn-iterations", "scale_fn-cycle-no-momentum"])
+def test_cyclic_matches_torch(torch, optimizer, kwargs):
+    """40 steps (several cycles): the lr and the momentum (SGD's `momentum`, AdamW's `betas[0]`), and
+    the group entries it writes."""
+    if optimizer == "SGD":
+        ours, theirs = _optimizer(), _torch_optimizer(torch)
+    else:
+        ours, theirs = _adamw_pair(torch)
+    _, got = _one_cycle_run(ours, CyclicLR, kwargs, 40)
+    _, want = _one_cycle_run(theirs, torch.optim.lr_scheduler.CyclicLR, kwargs, 40)
+    for step, ((lr, m), (tlr, tm)) in enumerate(zip(got, want)):
+        assert lr == pytest.approx(tlr, rel=1e-12, abs=1e-15), f"lr at step {step}"
+        assert m == pytest.approx(tm, rel=1e-12), f"momentum at step {step}"
+    lrs = [lr[0] for lr, _ in got]
+    assert min(lrs) == pytest.approx(got[0][0][0]) and max(lrs) > 2 * min(lrs)
+    keys = ("initial_lr", "max_momentum", "base_momentum")
+    for group, tgroup in zip(ours.param_groups, theirs.param_groups):
+        assert {k: group[k] for k in keys if k in group} == {k: tgroup[k] for k in keys if k in tgroup}
+        assert ("max_momentum" in group) == kwargs.get("cycle_momentum", True)
+
+
+def test_cyclic_by_hand_and_errors():
+    # triangular, up 2 steps and down 2: base, mid, max, mid, base, ...; momentum the other way
+    opt = _optimizer()
+    sched = CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2)
+    lrs = [lr[0] for lr in _lrs(sched, 5)]
+    assert lrs == pytest.approx([0.1, 0.3, 0.5, 0.3, 0.1, 0.3], rel=1e-12)
+    assert opt.param_groups[0]["momentum"] == pytest.approx(0.85)
+    with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+        CyclicLR(_optimizer(), 0.1, 0.5, mode="sawtooth")
+    with pytest.raises(ValueError, match="must support momentum or beta1"):
+        CyclicLR(nn.optim.Adagrad([nn.Parameter(minigrad.ones(1))]), 0.1, 0.5)
+    with pytest.raises(ValueError, match="expected 2 values for max_lr"):
+        CyclicLR(_optimizer(), 0.1, [0.5])
+
+
+@pytest.mark.parametrize("name", ["ConstantLR-half", "MultiplicativeLR-per-group", "PolynomialLR-square",
+                                  "WarmRestarts-Tmult", "Sequential-warmup-cosine", "Sequential-restarts",
+                                  "Chained-three"])
+def test_new_schedules_resume_through_state_dict_and_nn_save(tmp_path, name):
+    make = lambda opt: NEW_SCHEDULES[name](nn.optim.lr_scheduler, opt)  # noqa: E731
+    reference = _lrs(make(_optimizer()), 30)
+    opt = _optimizer()
+    sched = make(opt)
+    first = _lrs(sched, 9)
+    nn.save({"optimizer": opt.state_dict(), "scheduler": sched.state_dict()}, tmp_path / "s.safetensors")
+    ckpt = nn.load(tmp_path / "s.safetensors")
+    opt2 = _optimizer()
+    sched2 = make(opt2)
+    opt2.load_state_dict(ckpt["optimizer"])
+    sched2.load_state_dict(ckpt["scheduler"])
+    assert first + _lrs(sched2, 21)[1:] == reference
+
+
+def test_cyclic_resumes_with_its_scale_fn(tmp_path):
+    """A lambda scale_fn is left out of the state dict (it cannot be stored); the constructor's stays."""
+    make = lambda opt: CyclicLR(opt, 0.01, 0.1, step_size_up=3, scale_fn=lambda c: 0.7**c)  # noqa: E731
+    reference = _lrs(make(_optimizer()), 20)
+    opt = _optimizer()
+    sched = make(opt)
+    first = _lrs(sched, 7)
+    sd = sched.state_dict()
+    assert sd["_scale_fn_custom"] is None
+    nn.save({"optimizer": opt.state_dict(), "scheduler": sd}, tmp_path / "s.safetensors")
+    ckpt = nn.load(tmp_path / "s.safetensors")
+    opt2 = _optimizer()
+    sched2 = make(opt2)
+    opt2.load_state_dict(ckpt["optimizer"])
+    sched2.load_state_dict(ckpt["scheduler"])
+    assert first + _lrs(sched2, 13)[1:] == reference
+
+
+@pytest.mark.parametrize("name,args,epochs", [
+    ("StepLR", dict(step_size=3, gamma=0.5), [7, 2, 9]),
+    ("MultiStepLR", dict(milestones=[2, 5, 5], gamma=0.5), [6, 1, 5]),
+    ("ExponentialLR", dict(gamma=0.9), [4, 10]),
+    ("LinearLR", dict(start_factor=0.2, total_iters=6), [3, 8, 0]),
+    ("CosineAnnealingLR", dict(T_max=8, eta_min=0.01), [5, 12, 2]),
+    ("ConstantLR", dict(factor=0.25, total_iters=4), [2, 4, 1]),
+    ("PolynomialLR", dict(total_iters=6, power=1.5), [3, 9, 2]),
+    ("LambdaLR", dict(lr_lambda=lambda e: 1 / (e + 1)), [4, 2]),  # no closed form: get_lr at that step
+])
+def test_step_with_epoch_uses_the_closed_form(torch, name, args, epochs):
+    ours = getattr(nn.optim.lr_scheduler, name)(_optimizer(), **args)
+    theirs = getattr(torch.optim.lr_scheduler, name)(_torch_optimizer(torch), **args)
+    for epoch in epochs:
+        with pytest.warns(UserWarning, match="epoch parameter in `scheduler.step\\(\\)`"):
+            ours.step(epoch)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs.step(epoch)
+        assert ours.last_epoch == epoch
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12, abs=1e-15), epoch
+        ours.step()  # and a plain step after the jump
+        theirs.step()
+        assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12, abs=1e-15), epoch
+
+
+def test_new_schedules_by_hand_and_errors():
+    lrs = _lrs(ConstantLR(_optimizer(), factor=0.5, total_iters=3), 5)
+    assert [lr[0] for lr in lrs] == pytest.approx([0.05, 0.05, 0.05, 0.1, 0.1, 0.1], rel=1e-12)
+    lrs = _lrs(PolynomialLR(_optimizer(), total_iters=4, power=2.0), 6)
+    assert [lr[1] for lr in lrs] == pytest.approx([0.5 * (1 - min(t, 4) / 4) ** 2 for t in range(7)], abs=1e-15)
+    lrs = _lrs(MultiplicativeLR(_optimizer(), lambda e: 0.5), 3)
+    assert [lr[0] for lr in lrs] == pytest.approx([0.1, 0.05, 0.025, 0.0125], rel=1e-12)
+    opt = _optimizer()
+    seq = SequentialLR(opt, [ConstantLR(opt, factor=0.1, total_iters=10), ExponentialLR(opt, 0.5)], [2])
+    assert [lr[0] for lr in _lrs(seq, 4)] == pytest.approx([0.01, 0.01, 0.1, 0.05, 0.025], rel=1e-12)
+    with pytest.raises(ValueError, match="Constant multiplicative factor"):
+        ConstantLR(_optimizer(), factor=1.5)
+    with pytest.raises(ValueError, match="Expected 2 lr_lambdas, but got 1"):
+        MultiplicativeLR(_optimizer(), [lambda e: 1.0])
+    with pytest.raises(ValueError, match="expects number of schedulers provided to be one more"):
+        SequentialLR(opt, [ExponentialLR(opt, 0.5), ExponentialLR(opt, 0.5)], [2, 4])
+    with pytest.raises(ValueError, match="expects at least one scheduler"):
+        SequentialLR(opt, [], [])
+    with pytest.raises(ValueError, match="expects at least one scheduler to be chained"):
+        ChainedScheduler([])
+    with pytest.raises(ValueError, match="does not support `ReduceLROnPlateau`"):
+        ChainedScheduler([ExponentialLR(opt, 0.5), ReduceLROnPlateau(opt)])
+    with pytest.raises(ValueError, match="expects all schedulers to belong to the same optimizer"):
+        SequentialLR(opt, [ExponentialLR(opt, 0.5), ExponentialLR(_optimizer(), 0.5)], [2])
+    with pytest.raises(TypeError, match="should have `optimizer` as its attribute"):
+        ChainedScheduler([ExponentialLR(opt, 0.5), object()])

@@ -456,3 +456,258 @@ def test_rmsprop_adagrad_errors():
     with pytest.raises(TypeError):
         Adagrad([w], 0.1, 0, 0, 0, 1e-10, None, False)  # maximize is keyword-only, as in PyTorch
     assert minigrad.optim.RMSprop is RMSprop and minigrad.optim.Adagrad is Adagrad
+
+
+# ---- Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD; maximize on SGD, Adam, AdamW -------------------------
+import inspect  # noqa: E402
+
+from nn.optim import ASGD, Adadelta, Adamax, NAdam, RAdam, Rprop  # noqa: E402
+
+NEW = [
+    (Adadelta, dict()),
+    (Adadelta, dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1, maximize=True)),
+    (Adamax, dict()),
+    (Adamax, dict(lr=0.01, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.1, maximize=True)),
+    (NAdam, dict()),
+    (NAdam, dict(lr=0.01, betas=(0.8, 0.95), weight_decay=0.1, momentum_decay=0.01)),
+    (NAdam, dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    (RAdam, dict()),  # 20 steps with beta2 0.999: rho_t <= 5 for the first 5 steps, then rectified
+    (RAdam, dict(lr=0.01, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.1, maximize=True)),
+    (RAdam, dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    (Rprop, dict()),
+    (Rprop, dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.08), maximize=True)),
+    (ASGD, dict()),
+    (ASGD, dict(lr=0.05, lambd=0.01, alpha=0.6, t0=5, weight_decay=0.1, maximize=True)),  # averaging from step 6
+    (SGD, dict(lr=0.1, maximize=True)),
+    (SGD, dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.05, maximize=True)),
+    (SGD, dict(lr=0.05, momentum=0.9, dampening=0.3, maximize=True)),
+    (Adam, dict(lr=0.01, maximize=True)),
+    (Adam, dict(lr=0.01, weight_decay=0.1, amsgrad=True, maximize=True)),
+    (Adam, dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    (AdamW, dict(lr=0.01, weight_decay=0.1, maximize=True)),
+]
+NEW_IDS = [f"{c.__name__}-{i}" for i, (c, _) in enumerate(NEW)]
+# On the model, maximize (gradient ascent) drives the tanh units into saturation, where some gradients
+# shrink to ~1e-16 and their sign is rounding: Rprop (which acts on signs), SGD and ASGD (plain gradient
+# steps, which amplify the rounding) then part from PyTorch's trajectory legitimately. Their maximize
+# runs on the same gradients are checked to 1e-12 by test_new_optimizers_match_torch.
+MODEL_NEW = [(c, k) for c, k in NEW if not (c in (Rprop, ASGD, SGD) and k.get("maximize"))]
+MODEL_NEW.append((ASGD, dict(lr=0.05, lambd=0.01, alpha=0.6, t0=5, weight_decay=0.1)))
+
+
+@pytest.mark.parametrize("cls,kwargs", MODEL_NEW, ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(MODEL_NEW)])
+def test_new_optimizers_trajectory_matches_torch_across_checkpoint(torch, tmp_path, kernels, cls, kwargs):
+    """The model's 50 steps against PyTorch (float64, 1e-10) through an nn.save checkpoint at step 25."""
+    kwargs = {"lr": inspect.signature(cls).parameters["lr"].default, **kwargs}  # (the helper halves the lr)
+    test_trajectory_matches_torch_across_checkpoint(torch, tmp_path, kernels, cls, kwargs)
+
+
+@pytest.mark.parametrize("dtype,rtol,atol", [(np.float32, 1e-6, 1e-6), (np.float64, 1e-12, 1e-14)],
+                         ids=["float32", "float64"])
+@pytest.mark.parametrize("cls,kwargs", NEW, ids=NEW_IDS)
+def test_new_optimizers_match_torch(torch, cls, kwargs, dtype, rtol, atol):
+    """Parameters and every state entry (tensors, and the scalars NAdam's mu_product and ASGD's eta, mu)
+    after 20 steps on random gradients, float32 and float64, two groups."""
+    values, grads = _random_run(dtype, 20)
+    ours, opt = _run_ours(cls, kwargs, values, grads)
+    theirs, topt = _run_torch(torch, cls, kwargs, values, grads)
+    moved = 0.0
+    for i, (p, q, v) in enumerate(zip(ours, theirs, values)):
+        assert p.dtype == getattr(minigrad, np.dtype(dtype).name)
+        np.testing.assert_allclose(p.array, q.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"parameter {i}")
+        moved = max(moved, float(np.abs(p.array - v).max()))
+        state, tstate = opt.state[p], topt.state[q]
+        assert sorted(state) == sorted(tstate)
+        if cls is not SGD:  # (SGD keeps no step)
+            assert state["step"] == int(tstate["step"]) == 20
+        for name in state:
+            if name == "step":
+                continue
+            if name in cls.scalar_state:
+                assert type(state[name]) is float and state[name] == tstate[name].item(), name
+            else:
+                np.testing.assert_allclose(state[name].array, tstate[name].numpy(), rtol=rtol, atol=atol,
+                                           err_msg=f"{name} of parameter {i}")
+    assert moved > 1e-3  # the parameters did move
+
+
+@pytest.mark.parametrize("cls,kwargs", [(NAdam, dict(weight_decay=0.1)), (ASGD, dict(t0=3, lambd=0.01)),
+                                        (Rprop, dict(maximize=True)), (Adadelta, dict(weight_decay=0.1)),
+                                        (Adamax, dict()), (RAdam, dict(decoupled_weight_decay=True, weight_decay=0.1)),
+                                        (Adam, dict(maximize=True)), (SGD, dict(momentum=0.9, maximize=True))])
+def test_new_optimizers_state_dict_layout_is_pytorchs(torch, cls, kwargs):
+    """Same state names and group keys (hyperparameters and flags) as PyTorch's; a state dict that
+    PyTorch saved (0-d tensors for the scalars) continues its trajectory here."""
+    values, grads = _random_run(np.float64, 10)
+    _, opt = _run_ours(cls, kwargs, values, grads[:5])
+    theirs, topt = _run_torch(torch, cls, kwargs, values, grads[:5])
+    sd, tsd = opt.state_dict(), topt.state_dict()
+    assert list(sd["state"]) == list(tsd["state"])
+    for k in sd["state"]:
+        assert sorted(sd["state"][k]) == sorted(tsd["state"][k])
+    for g, tg in zip(sd["param_groups"], tsd["param_groups"]):
+        assert g == tg
+
+    fresh = [nn.Parameter(minigrad.tensor(q.detach().numpy().copy())) for q in theirs]
+    resumed = cls([{"params": fresh[:1]}, {"params": fresh[1:]}], lr=123.0)
+    resumed.load_state_dict({"state": {k: {n: (minigrad.tensor(v.numpy()) if n != "step" else v) for n, v in s.items()}
+                                       for k, s in tsd["state"].items()},
+                             "param_groups": tsd["param_groups"]})
+    assert resumed.param_groups[1]["lr"] == topt.param_groups[1]["lr"]
+    for name in cls.scalar_state:
+        assert type(resumed.state[fresh[0]][name]) is float
+    for step_grads in grads[5:]:
+        for p, q, g in zip(fresh, theirs, step_grads):
+            p.grad = minigrad.tensor(g.copy())
+            q.grad = torch.from_numpy(g.copy())
+        resumed.step()
+        topt.step()
+    for p, q in zip(fresh, theirs):
+        np.testing.assert_allclose(p.array, q.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("cls,kwargs", [(NAdam, dict(decoupled_weight_decay=True, weight_decay=0.1)),
+                                        (ASGD, dict(t0=4, lambd=0.01)), (Rprop, dict()), (Adadelta, dict()),
+                                        (Adamax, dict(maximize=True)), (RAdam, dict())])
+def test_new_optimizers_resume_is_the_uninterrupted_run(tmp_path, cls, kwargs):
+    """Save the state dict half way (through nn.save), load it into a fresh optimizer, continue: the same
+    bits as not stopping."""
+    values, grads = _random_run(np.float32, 12)
+    uninterrupted, _ = _run_ours(cls, kwargs, values, grads)
+
+    params, opt = _run_ours(cls, kwargs, values, grads[:6])
+    nn.save({"optimizer": opt.state_dict()}, tmp_path / "opt.safetensors")
+    sd = nn.load(tmp_path / "opt.safetensors")["optimizer"]
+    params = [nn.Parameter(minigrad.tensor(p.array.copy())) for p in params]
+    opt = cls([{"params": params[:1]}, {"params": params[1:]}], lr=5.0)
+    opt.load_state_dict(sd)
+    for step_grads in grads[6:]:
+        for p, g in zip(params, step_grads):
+            p.grad = minigrad.tensor(g.copy())
+        opt.step()
+    for p, q in zip(params, uninterrupted):
+        np.testing.assert_array_equal(p.array, q.array)
+    assert opt.state[params[0]]["step"] == 12
+
+
+def test_adam_maximize_under_reference_kernels(torch):
+    """MINIGRAD_KERNELS=reference runs Adam through nn/_functional/reference.py: maximize there too."""
+    from minigrad import backends
+
+    values, grads = _random_run(np.float64, 10)
+    for cls, kwargs in [(Adam, dict(lr=0.01, maximize=True, weight_decay=0.1)), (AdamW, dict(maximize=True))]:
+        with backends.kernels("reference"):
+            ours, _ = _run_ours(cls, dict(kwargs, foreach=False), values, grads)
+        theirs, _ = _run_torch(torch, cls, kwargs, values, grads)
+        for p, q in zip(ours, theirs):
+            np.testing.assert_allclose(p.array, q.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_maximize_ascends():
+    """maximize=True steps up the gradient, for every optimizer that takes it (PyTorch's set)."""
+    classes = [SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD]
+    for cls in classes:
+        p = nn.Parameter(minigrad.tensor(np.zeros(3)))
+        opt = cls([p], lr=0.1, maximize=True)
+        for _ in range(3):
+            p.grad = minigrad.tensor(np.array([1.0, -2.0, 0.5]))
+            opt.step()
+        assert (np.sign(p.array) == [1, -1, 1]).all(), cls.__name__
+        assert opt.param_groups[0]["maximize"] is True
+
+
+@pytest.mark.parametrize("cls,kwargs", [(Adadelta, dict(weight_decay=0.1, maximize=True)),
+                                        (Adamax, dict(weight_decay=0.1)), (NAdam, dict(weight_decay=0.1)),
+                                        (RAdam, dict(weight_decay=0.1, decoupled_weight_decay=True)),
+                                        (Rprop, dict(maximize=True)), (ASGD, dict(t0=0, weight_decay=0.1)),
+                                        (SGD, dict(lr=0.1, maximize=True)), (Adam, dict(maximize=True))])
+def test_new_optimizers_step_in_place_without_parameter_sized_memory(kernels, cls, kwargs):
+    p = nn.Parameter(minigrad.randn(400, 400))
+    p.grad = minigrad.randn(400, 400)
+    opt = cls([p], **kwargs)
+    opt.step()
+    data = p.array
+    tracemalloc.start()
+    opt.step()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    # (Rprop's two boolean masks: a quarter of a float32 parameter each)
+    limit = p.nbytes / 1.5 if cls is Rprop else p.nbytes / 20
+    assert peak < limit, f"a step allocated {peak} bytes for a {p.nbytes}-byte parameter"
+    assert p.array is data
+
+
+def test_new_optimizers_by_hand():
+    """A few steps worked out by hand: the formulas of the docstrings."""
+    # Adadelta, one step of g = 2 from zero state: v = 0.1 * 4, delta = sqrt(eps) / sqrt(v + eps) * g
+    p = nn.Parameter(minigrad.tensor(np.array([1.0])))
+    opt = Adadelta([p], lr=1.0, rho=0.9, eps=1e-6)
+    p.grad = minigrad.tensor(np.array([2.0]))
+    opt.step()
+    delta = np.sqrt(1e-6) / np.sqrt(0.4 + 1e-6) * 2.0
+    np.testing.assert_allclose(p.array, 1.0 - delta, rtol=1e-14)
+    np.testing.assert_allclose(opt.state[p]["acc_delta"].array, 0.1 * delta**2, rtol=1e-14)
+    # Rprop: same sign grows the step (x1.2), a flip shrinks it (x0.5) and skips the move
+    p = nn.Parameter(minigrad.tensor(np.array([0.0, 0.0])))
+    opt = Rprop([p], lr=0.1)
+    for g in ([1.0, 1.0], [1.0, -1.0], [1.0, -1.0]):
+        p.grad = minigrad.tensor(np.array(g))
+        opt.step()
+    np.testing.assert_allclose(opt.state[p]["step_size"].array, [0.1 * 1.2 * 1.2, 0.1 * 0.5])
+    np.testing.assert_allclose(p.array, [-0.1 - 0.12 - 0.144, -0.1 + 0.0 + 0.05])
+    # ASGD with t0=1: ax follows p while mu = 1 / max(1, t - t0) (from the step before) is 1, that is
+    # up to step 3; then it averages: at step 4 with mu = 1/2, the mean of p at steps 3 and 4
+    p = nn.Parameter(minigrad.tensor(np.array([1.0])))
+    opt = ASGD([p], lr=0.1, lambd=0.0, t0=1)
+    seen = []
+    for _ in range(4):
+        p.grad = minigrad.tensor(np.array([1.0]))
+        opt.step()
+        seen.append(p.array[0])
+        if len(seen) <= 3:
+            assert opt.state[p]["ax"].array[0] == seen[-1]
+    np.testing.assert_allclose(opt.state[p]["ax"].array, [(seen[2] + seen[3]) / 2], rtol=1e-15)
+    assert opt.state[p]["mu"] == pytest.approx(1 / 3) and opt.state[p]["eta"] == pytest.approx(0.1, rel=1e-7)
+
+
+def test_new_optimizers_errors():
+    w = nn.Parameter(minigrad.ones(2))
+    cases = [
+        (Adadelta, dict(lr=-1), "Invalid learning rate"), (Adadelta, dict(rho=1.5), "Invalid rho value"),
+        (Adadelta, dict(eps=-1), "Invalid epsilon value"), (Adadelta, dict(weight_decay=-1), "Invalid weight_decay"),
+        (Adamax, dict(betas=(1.0, 0.9)), "Invalid beta parameter at index 0"),
+        (Adamax, dict(eps=-1), "Invalid epsilon value"),
+        (NAdam, dict(momentum_decay=-1), "Invalid momentum_decay value"),
+        (NAdam, dict(betas=(0.9, -0.1)), "Invalid beta parameter at index 1"),
+        (RAdam, dict(weight_decay=-1), "Invalid weight_decay value"), (RAdam, dict(lr=-1), "Invalid learning rate"),
+        (Rprop, dict(etas=(1.5, 1.2)), "Invalid eta values: 1.5, 1.2"), (Rprop, dict(lr=-1), "Invalid learning rate"),
+        (ASGD, dict(weight_decay=-1), "Invalid weight_decay value"), (ASGD, dict(lr=-1), "Invalid learning rate"),
+    ]
+    for cls, kwargs, message in cases:
+        with pytest.raises(ValueError, match=message):
+            cls([w], **kwargs)
+    with pytest.raises(TypeError):
+        NAdam([w], 0.1, (0.9, 0.99), 1e-8, 0, 4e-3, False, None)  # foreach is keyword-only, as in PyTorch
+    for cls in (Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD):
+        assert getattr(minigrad.optim, cls.__name__) is cls and cls.__name__ in nn.optim.__all__
+
+
+def test_adadelta_with_step_lr_as_pytorch_examples_mnist(torch):
+    """pytorch/examples' MNIST loop: Adadelta(lr=1.0) and StepLR(step_size=1, gamma=0.7) stepped once per
+    epoch; 4 epochs of 6 batches against PyTorch (float64)."""
+    from nn.optim.lr_scheduler import StepLR
+
+    X, Y = _data()
+    model = _model()
+    twin = _torch_twin(torch, model)
+    opt, topt = Adadelta(model.parameters(), lr=1.0), torch.optim.Adadelta(twin.parameters(), lr=1.0)
+    sched, tsched = StepLR(opt, step_size=1, gamma=0.7), torch.optim.lr_scheduler.StepLR(topt, step_size=1, gamma=0.7)
+    for epoch in range(4):
+        for batch in range(6):
+            _our_step(model, opt, X, Y)
+            _torch_step(torch, twin, topt, X, Y)
+            _assert_same(model, twin, (epoch, batch))
+        sched.step()
+        tsched.step()
+        assert opt.param_groups[0]["lr"] == pytest.approx(topt.param_groups[0]["lr"], rel=1e-15)
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.7**4)

@@ -1,0 +1,75 @@
+"""ASGD, as `torch.optim.ASGD` (averaged SGD: lambd, alpha, t0, weight decay, maximize)."""
+from minigrad.device import array_module
+
+from .optimizer import Optimizer, grad_for_update, scalar_dtype
+
+
+class ASGD(Optimizer):
+    """Averaged stochastic gradient descent (Polyak & Juditsky), PyTorch's form. Per parameter p with
+    gradient g, at step t (from 1), with eta and mu from the previous step (lr and 1 at first):
+
+        g = -g                                          (maximize)
+        g = g + weight_decay * p
+        p = p (1 - lambd eta) - eta g
+        ax = ax + mu (p - ax)   (ax = p when mu = 1)    (the average of the iterates)
+        eta = lr / (1 + lambd lr t)^alpha ;  mu = 1 / max(1, t - t0)
+
+    The parameters are the SGD iterates; the average is `ax`, for the caller to use. State per
+    parameter, PyTorch's names: `step` (a Python int), `eta` and `mu` (Python floats, in PyTorch's
+    scalar precision: `scalar_dtype`) and `ax` (the shape of p). `foreach`, `capturable` and
+    `differentiable` are accepted and kept in the groups, as PyTorch's, and change nothing.
+    """
+
+    scalar_state = ("eta", "mu")
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
+                 maximize=False, differentiable=False, capturable=False):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    def _step_group(self, group):
+        # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout
+        lr, lambd, alpha, t0 = float(group["lr"]), float(group["lambd"]), float(group["alpha"]), float(group["t0"])
+        wd, maximize = float(group["weight_decay"]), group["maximize"]
+        dtype = scalar_dtype()
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["eta"] = float(dtype(lr))
+                state["mu"] = 1.0
+                state["ax"] = p.new_zeros(p.shape)
+            state["step"] += 1
+            arrays = [p.array, p.grad.array, state["ax"].array]
+            self._update_arrays(arrays, state["eta"], state["mu"], lambd, wd, maximize)
+            p._bump_version()
+            t = state["step"]
+            state["eta"] = float(dtype(lr / ((1 + lambd * lr * t) ** alpha)))
+            state["mu"] = float(dtype(1 / max(1, t - t0)))
+
+    def _update_arrays(self, arrays, eta, mu, lambd, wd, maximize):
+        """The step on arrays [p, g, ax], in place."""
+        xp = array_module(arrays[0])
+
+        def update(blk, tmp):
+            w, g, ax = blk
+            d, s = tmp
+            g = grad_for_update(xp, w, g, wd, maximize, d)
+            w *= 1 - lambd * eta
+            xp.multiply(g, -eta, out=s)
+            w += s
+            if mu != 1:
+                xp.subtract(w, ax, out=s)
+                s *= mu
+                ax += s
+            else:
+                ax[...] = w
+
+        self._for_blocks(arrays, update, 2)
