@@ -1,0 +1,208 @@
+"""Constraints: which values a distribution's parameters and samples may take (`torch.distributions.constraints`).
+
+Each constraint has `check(value)`, a bool tensor of `value`'s shape less the constraint's `event_dim`
+rightmost dims, True where the value is allowed. Distributions use them when `validate_args` is on.
+"""
+
+__all__ = [
+    "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
+    "independent", "integer_interval", "interval", "is_dependent", "less_than", "nonnegative", "nonnegative_integer",
+    "one_hot", "positive", "real", "real_vector", "simplex", "unit_interval",
+]
+
+
+class Constraint:
+    """A set of allowed values; `check(value)` says, entry by entry, which values are in it."""
+
+    is_discrete = False  # the set holds integers only
+    event_dim = 0  # how many rightmost dims one check covers
+
+    def check(self, value):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return type(self).__name__.lstrip("_") + "()"
+
+
+class _Dependent(Constraint):
+    """A placeholder for a constraint that depends on other parameters (Uniform's support, for one)."""
+
+    def __init__(self, *, is_discrete=False, event_dim=0):
+        self.is_discrete = is_discrete
+        self.event_dim = event_dim
+
+    def __call__(self, *, is_discrete=False, event_dim=0):
+        return _Dependent(is_discrete=is_discrete, event_dim=event_dim)
+
+    def check(self, value):
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+def is_dependent(constraint):
+    """True for `dependent` and `dependent_property` placeholders (their values are not checked)."""
+    return isinstance(constraint, _Dependent)
+
+
+class _DependentProperty(property, _Dependent):
+    """A property that computes an instance's constraint; read on the class it is a `dependent` placeholder."""
+
+    def __init__(self, fn=None, *, is_discrete=False, event_dim=0):
+        property.__init__(self, fn)
+        self.is_discrete = is_discrete
+        self.event_dim = event_dim
+
+    def __call__(self, fn):
+        # used as @dependent_property(is_discrete=..., event_dim=...): wrap the method
+        return _DependentProperty(fn, is_discrete=self.is_discrete, event_dim=self.event_dim)
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value):
+        return (value == 0) | (value == 1)
+
+
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        # every entry 0 or 1, and exactly one 1 along the last dim
+        return ((value == 0) | (value == 1)).all(-1) & (value.sum(-1) == 1)
+
+
+class _IntegerInterval(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return f"IntegerInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _IntegerGreaterThanEq(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+    def __repr__(self):
+        return f"IntegerGreaterThanEq(lower_bound={self.lower_bound})"
+
+
+class _Real(Constraint):
+    def check(self, value):
+        return value == value  # False only at NaN (infinities are allowed)
+
+
+class _GreaterThan(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return self.lower_bound < value
+
+    def __repr__(self):
+        return f"GreaterThan(lower_bound={self.lower_bound})"
+
+
+class _GreaterThanEq(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return self.lower_bound <= value
+
+    def __repr__(self):
+        return f"GreaterThanEq(lower_bound={self.lower_bound})"
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return value < self.upper_bound
+
+    def __repr__(self):
+        return f"LessThan(upper_bound={self.upper_bound})"
+
+
+class _Interval(Constraint):
+    """The closed interval [lower_bound, upper_bound]."""
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return (self.lower_bound <= value) & (value <= self.upper_bound)
+
+    def __repr__(self):
+        return f"Interval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _HalfOpenInterval(_Interval):
+    """[lower_bound, upper_bound)."""
+
+    def check(self, value):
+        return (self.lower_bound <= value) & (value < self.upper_bound)
+
+    def __repr__(self):
+        return f"HalfOpenInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _Simplex(Constraint):
+    """Non-negative vectors (along the last dim) that sum to 1."""
+
+    event_dim = 1
+
+    def check(self, value):
+        return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+class _IndependentConstraint(Constraint):
+    """`base_constraint` over the `reinterpreted_batch_ndims` rightmost dims at once (all must hold)."""
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims):
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        self.is_discrete = base_constraint.is_discrete
+        self.event_dim = base_constraint.event_dim + reinterpreted_batch_ndims
+
+    def check(self, value):
+        ok = self.base_constraint.check(value)
+        for _ in range(self.reinterpreted_batch_ndims):
+            ok = ok.all(-1)
+        return ok
+
+    def __repr__(self):
+        return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+dependent = _Dependent()
+dependent_property = _DependentProperty
+independent = _IndependentConstraint
+boolean = _Boolean()
+one_hot = _OneHot()
+nonnegative_integer = _IntegerGreaterThanEq(0)
+integer_interval = _IntegerInterval
+real = _Real()
+real_vector = _IndependentConstraint(real, 1)
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+unit_interval = _Interval(0.0, 1.0)
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+simplex = _Simplex()
+
