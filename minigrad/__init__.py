@@ -17,6 +17,7 @@ from .backends.flags import (  # noqa: F401
 )
 from ._format import set_printoptions  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .device import cuda_is_available, device  # noqa: F401
 from .dtypes import (  # noqa: F401
     bool_ as bool, double, dtype, float, float16, float32, float64, half, int, int8, int16, int32, int64, long,
@@ -89,7 +90,7 @@ def __getattr__(name):
     import importlib
 
     if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
-                "_dynamo", "accelerator", "version"):
+                "_dynamo", "accelerator", "version", "distributions"):
         return importlib.import_module(f".{name}", __name__)
     if name == "autocast":  # torch.autocast is torch.amp.autocast
         return importlib.import_module(".amp", __name__).autocast

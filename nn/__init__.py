@@ -68,3 +68,14 @@ __all__ += [
 from .modules import ParameterDict, ParameterList  # noqa: E402
 
 __all__ += ["ParameterList", "ParameterDict"]
+
+# transposed convolutions, adaptive max pooling and the Upsample modules
+from .modules import (  # noqa: E402
+    AdaptiveMaxPool1d, AdaptiveMaxPool2d, ConvTranspose1d, ConvTranspose2d, Upsample, UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
+
+__all__ += [
+    "ConvTranspose1d", "ConvTranspose2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
+    "UpsamplingNearest2d", "UpsamplingBilinear2d",
+]

@@ -17,7 +17,10 @@ from ._functional.activation import relu as _relu
 from ._functional.activation import softmax as _softmax
 from ._functional.attention import scaled_dot_product_attention as _sdpa
 from ._functional.dropout import dropout as _dropout
+from ._functional._common import check_tensor
 from ._functional.linear import embedding as _embedding
+from ._functional.linear import embedding_renorm_ as _embedding_renorm_
+from ._functional.linear import grad_scaled_by_freq as _grad_scaled_by_freq
 from ._functional.linear import linear as _linear
 from ._functional.loss import _legacy_reduction
 from ._functional.loss import cross_entropy as _cross_entropy
@@ -44,13 +47,22 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     """Rows of `weight` picked by the integer ids in `input`.
 
     Shapes: input (*) int64 ids in [0, num_embeddings), weight (num_embeddings, embedding_dim)
-    -> output (*, embedding_dim). The row `padding_idx` (if given) gets no gradient.
-    max_norm, scale_grad_by_freq and sparse are not supported (they raise). One
+    -> output (*, embedding_dim). The row `padding_idx` (if given) gets no gradient. max_norm: first
+    each looked-up row whose norm_type-norm exceeds it is scaled down to it, in place in `weight`
+    (outside autograd), as PyTorch. scale_grad_by_freq: each row's gradient is divided by how often
+    its id occurs in `input`. sparse=True (sparse gradients) raises NotImplementedError. One
     `EmbeddingBackward0` node saving the ids; its backward sums repeated ids without np.add.at.
     """
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
-    return backends.pick(_embedding, _ref.embedding)(input, weight, padding_idx)
+    if sparse:
+        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported in minigrad; "
+                                  "use sparse=False (dense gradients)")
+    if max_norm is not None:
+        check_tensor(input, "input", "embedding")
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    out = backends.pick(_embedding, _ref.embedding)(input, weight, padding_idx)
+    if scale_grad_by_freq and out.requires_grad:
+        out = _grad_scaled_by_freq(out, input, weight.shape[0])
+    return out
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -163,7 +175,7 @@ from ._functional.activation import (  # noqa: E402
     celu, elu, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, relu6, selu, sigmoid, silu, softmin,
     softplus, softsign,
 )
-from ._functional.conv import conv1d, conv2d, conv_transpose2d  # noqa: E402
+from ._functional.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: E402
 from ._functional.loss import (  # noqa: E402
     binary_cross_entropy, binary_cross_entropy_with_logits, kl_div, l1_loss, nll_loss, one_hot, smooth_l1_loss,
 )
@@ -171,7 +183,9 @@ from ._functional.multi_head_attention import _canonical_mask, _none_or_dtype  #
 from ._functional.multi_head_attention import multi_head_attention_forward  # noqa: E402
 from ._functional.normalization import batch_norm  # noqa: E402
 from ._functional.padding import pad  # noqa: E402
-from ._functional.pooling import adaptive_avg_pool2d, avg_pool2d, interpolate, max_pool2d  # noqa: E402
+from ._functional.pooling import (  # noqa: E402
+    adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, interpolate, max_pool2d,
+)
 
 __all__ += [
     "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "relu6", "hardswish", "hardsigmoid", "softplus",
@@ -187,8 +201,9 @@ from ._functional.composed import (  # noqa: E402
     selu_, softshrink, tanh, tanhshrink, threshold, threshold_,
 )
 from ._functional.composed_layers import (  # noqa: E402
-    adaptive_avg_pool1d, alpha_dropout, avg_pool1d, dropout1d, dropout2d, dropout3d, feature_alpha_dropout,
-    group_norm, instance_norm, max_pool1d, rms_norm, upsample, upsample_bilinear, upsample_nearest,
+    adaptive_avg_pool1d, adaptive_max_pool1d, alpha_dropout, avg_pool1d, dropout1d, dropout2d, dropout3d,
+    feature_alpha_dropout, group_norm, instance_norm, max_pool1d, rms_norm, upsample, upsample_bilinear,
+    upsample_nearest,
 )
 from ._functional.composed_losses import (  # noqa: E402
     cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, margin_ranking_loss,
@@ -205,3 +220,6 @@ __all__ += [
     "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
     "multilabel_soft_margin_loss", "multi_margin_loss",
 ]
+
+# added later: the transposed 1-d convolution and adaptive max pooling
+__all__ += ["conv_transpose1d", "adaptive_max_pool1d", "adaptive_max_pool2d"]

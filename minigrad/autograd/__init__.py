@@ -4,6 +4,10 @@ from .engine import backward, grad  # noqa: F401
 from .function import AccumulateGrad, Function, Node, once_differentiable  # noqa: F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .grad_mode import (  # noqa: F401
+    detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
+)
+from . import functional  # noqa: F401, E402 (torch.autograd.functional: jacobian, hessian, vjp, jvp, hvp, vhp)
 
 
 def Variable(data, requires_grad=False, volatile=False):

@@ -157,6 +157,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 if missing > 0:
                     node_grads = node_grads + [None] * missing
                 results = node.apply(*node_grads)
+                if state.anomaly:  # the one flag the usual path pays for
+                    _check_anomaly(node, results)
                 if node._post_hooks:
                     for hook in node._post_hooks:
                         r = hook(results, tuple(node_grads))
@@ -182,6 +184,16 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     finally:
         state.grad_enabled = prev_mode
     return captured
+
+
+def _check_anomaly(node, results):
+    """Anomaly mode: PyTorch's error for a node whose backward returned NaN in some gradient."""
+    if not state.anomaly_check_nan:
+        return
+    for i, g in enumerate(results):
+        a = getattr(g, "array", None)
+        if a is not None and a.dtype.kind in "fc" and bool(array_module(a).isnan(a).any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
 def _add_to_buffer(buffers, node, nr, g):

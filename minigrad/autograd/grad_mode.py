@@ -1,6 +1,7 @@
 """Grad mode: whether ops record backward nodes. Thread-local, as in PyTorch."""
 import functools
 import threading
+import warnings
 
 
 class _State(threading.local):
@@ -8,6 +9,8 @@ class _State(threading.local):
         self.grad_enabled = True
         self.inference = False
         self.saved_tensors_hooks = []  # stack of (pack, unpack); the innermost pair wins
+        self.anomaly = False  # detect_anomaly: the engine checks each node's gradients for NaN
+        self.anomaly_check_nan = True
 
 
 state = _State()
@@ -98,3 +101,61 @@ class inference_mode(_GradModeContext):
 
     def clone(self):
         return self.__class__(self.mode)
+
+
+# ---- anomaly mode ----------------------------------------------------------------------------------------
+def is_anomaly_enabled():
+    """True inside detect_anomaly / set_detect_anomaly(True)."""
+    return state.anomaly
+
+
+def is_anomaly_check_nan_enabled():
+    return state.anomaly_check_nan
+
+
+class detect_anomaly(_GradModeContext):
+    """Anomaly mode for the backward passes inside it: a node whose backward returns a NaN gradient raises
+    RuntimeError("Function 'SqrtBackward0' returned nan values in its 0th output."), naming the node, as PyTorch
+    (unless check_nan=False). PyTorch also prints the forward traceback that created the node; minigrad keeps
+    no such traceback. A context manager and a decorator."""
+
+    def __init__(self, check_nan=True):
+        self.check_nan = bool(check_nan)
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+                      "enabled for debugging.", stacklevel=2)
+
+    def __enter__(self):
+        self.prev = (state.anomaly, state.anomaly_check_nan)
+        state.anomaly, state.anomaly_check_nan = True, self.check_nan
+
+    def __exit__(self, *exc):
+        state.anomaly, state.anomaly_check_nan = self.prev
+
+    def clone(self):
+        return _quiet(detect_anomaly, self.check_nan)
+
+
+class set_detect_anomaly(_GradModeContext):
+    """`set_detect_anomaly(mode, check_nan=True)`: turns anomaly mode (see detect_anomaly) on or off at once,
+    and restores the previous setting on exit when used with `with`."""
+
+    def __init__(self, mode, check_nan=True):
+        self.prev = (state.anomaly, state.anomaly_check_nan)
+        self.mode, self.check_nan = bool(mode), bool(check_nan)
+        state.anomaly, state.anomaly_check_nan = self.mode, self.check_nan
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        state.anomaly, state.anomaly_check_nan = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode, self.check_nan)
+
+
+def _quiet(cls, *args):
+    """cls(*args) without its warning (a decorator's context is made again at each call)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cls(*args)

@@ -3,7 +3,7 @@ of nn.functional's own batch_norm, dropout masks and 2-d pools (so autograd diff
 
     group_norm, instance_norm, rms_norm
     dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout
-    max_pool1d, avg_pool1d, adaptive_avg_pool1d
+    max_pool1d, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d
 """
 import warnings
 
@@ -13,7 +13,7 @@ from ._common import Tensor, check_tensor, xp_of
 from .activation import SELU_ALPHA, SELU_SCALE
 from .dropout import keep_mask
 from .normalization import batch_norm
-from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from .pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, max_pool2d
 
 SELU_SATURATION = SELU_SCALE * SELU_ALPHA  # -SELU's limit at -inf, which alpha dropout writes for a dropped value
 
@@ -213,6 +213,25 @@ def adaptive_avg_pool1d(input, output_size):
     """Means over output_size windows that tile the length. Shapes: (N, C, L) or (C, L) -> (N, C, output_size)."""
     x = _pool1d_input(input, "adaptive_avg_pool1d")
     return adaptive_avg_pool2d(x, (1, _one(output_size, "output_size"))).squeeze(-2)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Maxes over output_size windows that tile the length. Shapes: (N, C, L) or (C, L) -> (N, C, output_size);
+    return_indices: also each max's position along L (int64)."""
+    check_tensor(input, "input", "adaptive_max_pool1d")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for adaptive_max_pool1d)")
+    size = output_size if isinstance(output_size, int) else tuple(output_size)
+    if not isinstance(size, int):
+        if len(size) != 1:
+            raise RuntimeError(f"adaptive_max_pool1d() argument 'output_size' should contain one int (got {len(size)})")
+        size = size[0]
+    # a height of one: the flat indices into the 1 x L plane are the positions along L
+    out = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
 
 
 # ---- PyTorch's deprecated names for interpolate ----------------------------------------------------------

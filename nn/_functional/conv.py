@@ -1,4 +1,4 @@
-"""conv1d, conv2d and conv_transpose2d through im2col: one ConvolutionBackward0 node each.
+"""conv1d, conv2d, conv_transpose1d and conv_transpose2d through im2col: one ConvolutionBackward0 node each.
 
 im2col: every window of the zero-padded input is a column of one matrix, read through an
 `as_strided` view of the input (no loop) and copied once; the convolution is then one matrix
@@ -339,23 +339,22 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    """The adjoint of conv2d in its input (a "deconvolution"). Shapes: input (N, C_in, H, W) or (C_in, H, W),
-    weight (C_in, C_out/groups, kH, kW), bias (C_out,) -> (N, C_out, H_out, W_out), H_out = (H - 1) s - 2p +
-    d (kH - 1) + output_padding + 1. One `ConvolutionBackward0` node."""
+def _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, n, name):
     if isinstance(padding, str):
-        raise RuntimeError("conv_transpose2d: padding must be an int or a pair of ints, not a string")
-    x, batched, stride, pads, dilation, kernel = _conv_args(input, weight, bias, stride, padding, dilation, groups, 2,
-                                                            "conv_transpose2d", transposed=True)
-    op = expand_param(output_padding, 2, "output_padding")
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    x, batched, stride, pads, dilation, kernel = _conv_args(input, weight, bias, stride, padding, dilation, groups, n,
+                                                            name, transposed=True)
+    op = expand_param(output_padding, n, "output_padding")
     if any(o >= s and o >= d for o, s, d in zip(op, stride, dilation)) or min(op) < 0:
+        # PyTorch runs a 1-d transposed convolution as a 2-d one of height 1, and its message says so
+        op2, st2, d2 = ((0,) + op, (1,) + stride, (1,) + dilation) if n == 1 else (op, stride, dilation)
         raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
-                           f"output_padding_height: {op[0]} output_padding_width: {op[1]} stride_height: {stride[0]} "
-                           f"stride_width: {stride[1]} dilation_height: {dilation[0]} dilation_width: {dilation[1]}")
+                           f"output_padding_height: {op2[0]} output_padding_width: {op2[1]} stride_height: {st2[0]} "
+                           f"stride_width: {st2[1]} dilation_height: {d2[0]} dilation_width: {d2[1]}")
     out = tuple((s - 1) * st - 2 * lo + d * (k - 1) + o + 1
                 for s, st, (lo, _), d, k, o in zip(x.shape[2:], stride, pads, dilation, kernel, op))
     if min(out) <= 0:
-        raise RuntimeError(f"conv_transpose2d: calculated output size {list(out)} is too small for input of size "
+        raise RuntimeError(f"{name}: calculated output size {list(out)} is too small for input of size "
                            f"{list(input.shape)}")
     # col2im writes positions up to (H - 1) s + d (kH - 1): the padded frame holds those and the cropped
     # output [p, p + H_out); output_padding's extra rows past the last window stay zero
@@ -363,3 +362,18 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     y = ConvolutionTranspose.apply(x, weight, bias, stride, pads, dilation, groups, out)
     return y if batched else y.squeeze(0)
 
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of conv1d in its input. Shapes: input (N, C_in, L) or (C_in, L), weight
+    (C_in, C_out/groups, k), bias (C_out,) -> (N, C_out, L_out), L_out = (L - 1) s - 2p + d (k - 1) +
+    output_padding + 1. One `ConvolutionBackward0` node."""
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                             "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of conv2d in its input (a "deconvolution"). Shapes: input (N, C_in, H, W) or (C_in, H, W),
+    weight (C_in, C_out/groups, kH, kW), bias (C_out,) -> (N, C_out, H_out, W_out), H_out = (H - 1) s - 2p +
+    d (kH - 1) + output_padding + 1. One `ConvolutionBackward0` node."""
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                             "conv_transpose2d")

@@ -7,7 +7,7 @@ import numpy as np
 from minigrad import backends
 from minigrad.ops.matmul import matmul_arrays
 
-from ._common import Function, check_tensor, once_differentiable, some_id_outside, wrap, xp_of
+from ._common import Function, Tensor, check_tensor, once_differentiable, some_id_outside, wrap, xp_of
 
 
 class Linear(Function):
@@ -202,3 +202,26 @@ def embedding(input, weight, padding_idx=None):
         padding_idx %= n
     return Embedding.apply(input, weight, padding_idx)
 
+
+def embedding_renorm_(weight, input, max_norm, norm_type):
+    """Scale in place, outside autograd, every row of `weight` that `input` looks up and whose p-norm exceeds
+    max_norm, down to max_norm: w[i] *= max_norm / (||w[i]||_p + 1e-7) (PyTorch's rule, its 1e-7 included)."""
+    _check_ids(input.array, weight.array.shape[0])
+    xp = xp_of(weight.array)
+    ids = xp.unique(input.array.reshape(-1))
+    rows = weight.array[ids]
+    norms = xp.linalg.norm(rows, ord=norm_type, axis=-1)
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(rows.dtype)
+    weight.array[ids] = rows * scale[:, None]
+    weight._bump_version()  # an in-place change: a graph that saved the old weight must notice
+    return weight
+
+
+def grad_scaled_by_freq(out, input, n):
+    """`out` with its gradient divided, at each position, by how often its id occurs in `input`: the rows' gradients
+    become means over their occurrences (scale_grad_by_freq). Values unchanged: out.detach() + (out - out.detach()) s
+    is out exactly, and its gradient is g s."""
+    xp = xp_of(input.array)
+    counts = xp.bincount(input.array.reshape(-1), minlength=n)
+    s = Tensor((1.0 / counts[input.array]).astype(out.array.dtype)[..., None])
+    return out.detach() + (out - out.detach()) * s

@@ -1,4 +1,4 @@
-"""max_pool2d, avg_pool2d, adaptive_avg_pool2d and interpolate (nearest, linear, bilinear).
+"""max_pool2d, avg_pool2d, adaptive_avg_pool2d, adaptive_max_pool2d and interpolate (nearest, linear, bilinear).
 
 The two window pools read the (padded) input through conv.py's `windows` view; their backward is
 conv.py's col2im, an op of its own whose backward reads windows again (both pools differentiate twice).
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ._common import Function, check_tensor, xp_of
+from ._common import Function, Tensor, check_tensor, xp_of
 from .conv import col2im, crop, expand_param, pad_array, windows
 
 
@@ -350,3 +350,52 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     mats = tuple(xp.asarray(_interp_matrix(s, o, mode, bool(align_corners), f, dt))
                  for s, o, f in zip(sp, size, scales))
     return _UPSAMPLE[(mode, n)].apply(input, mats)
+
+
+# ---- adaptive max pooling: the windows' argmaxes found on the arrays, the values gathered by a recorded op --------
+def _adaptive_bounds(n_in, n_out):
+    """PyTorch's adaptive windows along one axis: output i covers [floor(i n_in / n_out), ceil((i + 1) n_in / n_out))."""
+    return [((i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)) for i in range(n_out)]
+
+
+def _adaptive_max_indices(xd, size):
+    """Each adaptive window's argmax (NaN wins, as in PyTorch) as a flat index row * W + col into its H x W plane:
+    an int64 array (*lead, oh, ow) for xd (*lead, H, W). One numpy argmax per window: meant for small outputs."""
+    xp = xp_of(xd)
+    H, W = xd.shape[-2:]
+    idx = xp.zeros(xd.shape[:-2] + tuple(size), dtype=np.int64)
+    for i, (r0, r1) in enumerate(_adaptive_bounds(H, size[0])):
+        for j, (c0, c1) in enumerate(_adaptive_bounds(W, size[1])):
+            win = xd[..., r0:r1, c0:c1].reshape(xd.shape[:-2] + (-1,))
+            a = win.argmax(axis=-1)  # numpy's argmax picks the first NaN: NaN is the max, as PyTorch's
+            idx[..., i, j] = (r0 + a // (c1 - c0)) * W + c0 + a % (c1 - c0)
+    return idx
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """The max over PyTorch's adaptive windows, giving exactly output_size (an int, a pair, None = keep).
+    Shapes: (N, C, H, W) or (C, H, W) -> (N, C, *output_size); return_indices: also each max's flat index
+    into its H x W plane (int64). The values are a `gather` of the input at those indices (one
+    `GatherBackward0` node: the gradient goes to each window's max, and it differentiates twice)."""
+    check_tensor(input, "input", "adaptive_max_pool2d")
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size, output_size)
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    size = tuple(s if o is None else int(o) for o, s in zip(output_size, input.shape[-2:]))
+    if min(size) < 0:
+        raise RuntimeError(f"adaptive_max_pool2d(): elements of output_size must be greater than or equal to 0 but "
+                           f"received {list(size)}")
+    if input.array.dtype.kind != "f":
+        raise NotImplementedError(f'"adaptive_max_pool2d" not implemented for {input.dtype}')
+    lead = tuple(input.shape[:-2])
+    if input.numel() == 0 or min(size) == 0:
+        idx = xp_of(input.array).zeros(lead + size, dtype=np.int64)
+    else:
+        idx = _adaptive_max_indices(input.array, size)
+    # y[..., i, j] = x_flat[..., idx[..., i, j]]
+    index = Tensor(idx.reshape(lead + (-1,)))
+    y = input.reshape(lead + (-1,)).gather(-1, index).reshape(lead + size)
+    return (y, Tensor(idx)) if return_indices else y

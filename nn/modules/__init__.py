@@ -37,3 +37,6 @@ from .loss import (  # noqa: E402
 from .normalization import GroupNorm, RMSNorm  # noqa: E402
 from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle  # noqa: E402
 from .pooling import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d  # noqa: E402
+from .conv import ConvTranspose1d, ConvTranspose2d  # noqa: E402
+from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: E402
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402

@@ -1,4 +1,5 @@
-"""Conv1d and Conv2d: convolution layers with PyTorch's parameters, init and padding modes."""
+"""Conv1d, Conv2d, ConvTranspose1d and ConvTranspose2d: convolution layers with PyTorch's parameters, init and
+padding modes."""
 import math
 
 import minigrad
@@ -100,3 +101,90 @@ class Conv2d(_ConvNd):
 
     _n = 2
     _fn = staticmethod(F.conv2d)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """The transposed convolutions: weight (in_channels, out_channels/groups, *kernel_size), as PyTorch."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        Module.__init__(self)
+        n = self._n
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        tup = lambda v: (v,) * n if isinstance(v, int) else tuple(v)  # noqa: E731
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride, self.dilation = tup(kernel_size), tup(stride), tup(dilation)
+        self.padding, self.output_padding = tup(padding), tup(output_padding)
+        self.groups, self.padding_mode = groups, padding_mode
+        self.weight = Parameter(minigrad.empty(in_channels, out_channels // groups, *self.kernel_size, device=device,
+                                               dtype=dtype))
+        if bias:
+            self.bias = Parameter(minigrad.empty(out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()  # (the fan-in is weight.size(1) * prod(kernel), as PyTorch's)
+
+    def _output_padding(self, input, output_size):
+        """output_padding, or the one that makes the output `output_size` (its last n entries: the spatial sizes)."""
+        if output_size is None:
+            return self.output_padding
+        n = self._n
+        output_size = [int(v) for v in output_size]
+        if len(output_size) not in (n, input.ndim):
+            raise ValueError(f"ConvTranspose{n}D: for {input.ndim}D input, output_size must have {n} or {input.ndim} "
+                             f"elements (got {len(output_size)})")
+        output_size = output_size[-n:]
+        spatial = list(input.shape[-n:])
+        # the smallest output a transposed conv gives, and the stride - 1 sizes output_padding can add to it
+        lo = [(s - 1) * st - 2 * p + d * (k - 1) + 1 for s, st, p, d, k in
+              zip(spatial, self.stride, self.padding, self.dilation, self.kernel_size)]
+        hi = [m + st - 1 for m, st in zip(lo, self.stride)]
+        if any(not a <= o <= b for o, a, b in zip(output_size, lo, hi)):
+            raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {lo} to {hi} "
+                             f"(for an input of {minigrad.Size(input.shape[-n:])})")
+        return tuple(o - a for o, a in zip(output_size, lo))
+
+    def forward(self, input, output_size=None):
+        op = self._output_padding(input, output_size)
+        return type(self)._fn(input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+                              self.dilation)
+
+    def extra_repr(self):
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * self._n:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * self._n:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._n:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution (conv1d's adjoint in its input). Shapes: input (N, C_in, L) or (C_in, L) ->
+    (N, C_out, L_out), L_out = (L - 1) s - 2p + d (k - 1) + output_padding + 1; weight (in_channels,
+    out_channels/groups, k), bias (out_channels,). forward(input, output_size=None)."""
+
+    _n = 1
+    _fn = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution ("deconvolution", conv2d's adjoint in its input). Shapes: input (N, C_in, H, W)
+    or (C_in, H, W) -> (N, C_out, H_out, W_out), H_out = (H - 1) s - 2p + d (kH - 1) + output_padding + 1; weight
+    (in_channels, out_channels/groups, kH, kW), bias (out_channels,). forward(input, output_size=None) picks the
+    output_padding that gives output_size."""
+
+    _n = 2
+    _fn = staticmethod(F.conv_transpose2d)

@@ -1,4 +1,5 @@
-"""MaxPool2d, AvgPool2d and AdaptiveAvgPool2d: the functional pools with their arguments fixed."""
+"""The pooling layers (max, average, adaptive average and adaptive max; 1-d and 2-d): the functional pools with
+their arguments fixed."""
 from .. import functional as F
 from ..module import Module
 
@@ -99,6 +100,35 @@ class AdaptiveAvgPool1d(Module):
 
     def forward(self, input):
         return F.adaptive_avg_pool1d(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool2d(Module):
+    """The max over adaptive windows to a fixed output size. Shapes: (N, C, H, W) or (C, H, W) -> (N, C,
+    *output_size); with return_indices also the flat indices (see F.adaptive_max_pool2d)."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(Module):
+    """The max over adaptive windows to a fixed length. Shapes: (N, C, L) or (C, L) -> (N, C, output_size)."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
     def extra_repr(self):
         return f"output_size={self.output_size}"

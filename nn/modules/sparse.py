@@ -12,11 +12,20 @@ class Embedding(Module):
 
     Shapes: input (*) int64/int32 ids in [0, num_embeddings) -> output (*, embedding_dim);
     weight (num_embeddings, embedding_dim), initialised N(0, 1). The row `padding_idx` (if
-    given) starts at zero and gets no gradient.
+    given) starts at zero and gets no gradient. max_norm: each row looked up is first scaled
+    down, in place in `weight`, to that norm_type-norm if it is longer (see F.embedding);
+    scale_grad_by_freq divides each row's gradient by its id's count in the batch; sparse=True
+    (sparse gradients) raises NotImplementedError.
     """
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, _weight=None, device=None, dtype=None):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
+        if sparse:
+            raise NotImplementedError("Embedding: sparse=True (sparse gradients) is not supported in minigrad; "
+                                      "use sparse=False (dense gradients)")
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         if padding_idx is not None:
@@ -30,7 +39,7 @@ class Embedding(Module):
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):
                 raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight)
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self):
         """Draw the initial values again (PyTorch's init for this layer)."""
@@ -39,17 +48,20 @@ class Embedding(Module):
             self.weight.array[self.padding_idx] = 0
 
     @classmethod
-    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, sparse=False):
         """An Embedding whose weight is `embeddings` (num_embeddings, embedding_dim), frozen by default."""
         if embeddings.ndim != 2:
             raise ValueError("Embeddings parameter is expected to be 2-dimensional")
-        m = cls(*embeddings.shape, padding_idx=padding_idx, _weight=embeddings)
+        m = cls(*embeddings.shape, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+                scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=embeddings)
         m.weight.requires_grad_(not freeze)
         return m
 
     def forward(self, input):
         self._check_ids(input)
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def _check_ids(self, input):
         """Integer ids in range, or an error naming the module, the offending id and num_embeddings."""
@@ -71,4 +83,12 @@ class Embedding(Module):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
+            s += ", sparse=True"
         return s

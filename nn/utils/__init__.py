@@ -140,3 +140,6 @@ def _one_device(params):
     devices = {p.device.type for p in params}
     if len(devices) > 1:
         raise TypeError("Found two parameters on different devices, this is currently not supported.")
+
+
+from . import rnn  # noqa: E402 (torch.nn.utils.rnn: pad_sequence, unpad_sequence)

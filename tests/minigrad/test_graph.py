@@ -1317,3 +1317,42 @@ def test_autograd_grad_takes_pytorchs_keywords(torch):
         gx, gy = L.autograd.grad((x * 2).sum(), [x, y], only_inputs=True, materialize_grads=True)
         got.append((gx.tolist(), gy.tolist()))
     assert got[0] == got[1] == ([2.0, 2.0, 2.0], [0.0, 0.0])
+
+
+# ---- anomaly mode ---------------------------------------------------------------------------------------------
+def test_detect_anomaly_names_the_node_that_made_nan(torch):
+    msgs = []
+    for lib in (torch, mg):
+        x = lib.tensor([0.0, 1.0], requires_grad=True)
+        with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+            ctx = lib.autograd.detect_anomaly()
+        with ctx, pytest.raises(RuntimeError) as e:
+            (x.sqrt() * 0).sum().backward()
+        msgs.append(str(e.value).splitlines()[0])
+        assert not lib.is_anomaly_enabled()
+    assert msgs[1] == msgs[0] == "Function 'SqrtBackward0' returned nan values in its 0th output."
+
+
+def test_set_detect_anomaly_sets_at_once_and_restores():
+    assert not mg.autograd.is_anomaly_enabled()
+    with mg.autograd.set_detect_anomaly(True):
+        assert mg.autograd.is_anomaly_enabled() and mg.is_anomaly_check_nan_enabled()
+        with mg.autograd.set_detect_anomaly(True, check_nan=False):
+            x = mg.tensor([0.0], requires_grad=True)
+            (x.sqrt() * 0).sum().backward()  # no check: the NaN reaches .grad
+            assert np.isnan(x.grad.numpy()).all()
+    assert not mg.autograd.is_anomaly_enabled()
+    mg.autograd.set_detect_anomaly(True)
+    try:
+        assert mg.is_anomaly_enabled()
+    finally:
+        mg.autograd.set_detect_anomaly(False)
+    assert not mg.is_anomaly_enabled()
+
+
+def test_anomaly_mode_leaves_finite_gradients_alone():
+    x = leaf(3)
+    with mg.autograd.set_detect_anomaly(True):
+        (x.sin() * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(x.detach().numpy()) * x.detach().numpy()
+                               + np.sin(x.detach().numpy()))

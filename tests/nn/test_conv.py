@@ -1,5 +1,5 @@
-"""conv1d, conv2d, conv_transpose2d and nn.Conv1d / nn.Conv2d against PyTorch: values, gradients (float32 and
-float64), finite differences, node names, PyTorch's init, and the errors for bad input."""
+"""conv1d, conv2d, conv_transpose1d/2d and nn.Conv1d / Conv2d / ConvTranspose1d/2d against PyTorch: values,
+gradients (float32 and float64), finite differences, node names, PyTorch's init, and the errors for bad input."""
 import math
 
 import numpy as np
@@ -242,3 +242,94 @@ def test_conv2d_batch_last_layout_matches_a_direct_sum(n, groups, stride, dilati
     np.testing.assert_allclose(y.detach().numpy(), ref, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(xt.grad.numpy(), gx[:, :, padding:padding + 9, padding:padding + 8], rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(wt.grad.numpy(), gw, rtol=1e-10, atol=1e-10)
+
+
+# ---- conv_transpose1d and the ConvTranspose modules ---------------------------------------------------------------
+@pytest.mark.parametrize("xs,ws,bias,kw", [
+    ((2, 3, 7), (3, 4, 3), True, {}),
+    ((2, 4, 6), (4, 3, 4), True, {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2, "dilation": 2}),
+    ((3, 5), (3, 2, 2), False, {"stride": 3, "output_padding": 2}),  # unbatched
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv_transpose1d_vs_torch(torch, xs, ws, bias, kw, dtype):
+    vs_torch(torch, F.conv_transpose1d, torch.nn.functional.conv_transpose1d,
+             [arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[1] * kw.get("groups", 1), dtype=dtype) if bias
+              else None], dtype, **kw)
+
+
+def test_conv_transpose1d_gradcheck():
+    x, w, b = (minigrad.tensor(arr(*s), requires_grad=True) for s in ((1, 2, 4), (2, 3, 3), (3,)))
+    assert gradcheck(lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1), (x, w, b))
+    assert gradgradcheck(lambda x, w: F.conv_transpose1d(x, w, stride=2), (x, w))
+
+
+@pytest.mark.parametrize("n,args,kw,shape", [
+    (1, (2, 4, 3), {}, (2, 2, 7)),
+    (1, (4, 6, 4), {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2, "dilation": 2, "bias": False},
+     (2, 4, 5)),
+    (2, (3, 2, 3), {}, (2, 3, 5, 4)),
+    (2, (4, 2, (3, 2)), {"stride": (2, 1), "padding": (1, 0), "output_padding": (1, 0), "groups": 2}, (1, 4, 4, 5)),
+    (2, (2, 3, 4), {"stride": 2, "padding": 1}, (2, 4, 4)),  # DCGAN's upsampling block, unbatched
+])
+def test_conv_transpose_modules_vs_torch(torch, n, args, kw, shape):
+    ours = getattr(nn, f"ConvTranspose{n}d")(*args, **kw).double()
+    theirs = getattr(torch.nn, f"ConvTranspose{n}d")(*args, **kw).double()
+    assert repr(ours) == repr(theirs)
+    assert ours.weight.shape == tuple(theirs.weight.shape)
+    with torch.no_grad():  # the same weights on both sides
+        theirs.weight.copy_(torch.tensor(ours.weight.detach().numpy()))
+        if theirs.bias is not None:
+            theirs.bias.copy_(torch.tensor(ours.bias.detach().numpy()))
+    x = arr(*shape)
+    xo, xt = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = ours(xo), theirs(xt)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    g = arr(*y.shape)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-10, atol=1e-10)
+    if theirs.bias is not None:
+        np.testing.assert_allclose(ours.bias.grad.numpy(), theirs.bias.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_conv_transpose_output_size_vs_torch(torch):
+    ours, theirs = nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1), torch.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1)
+    x = arr(1, 2, 4, 4, dtype=np.float32)
+    for size in [(7, 7), (8, 8), (7, 8), [1, 3, 8, 7]]:
+        assert ours(minigrad.tensor(x), output_size=size).shape == tuple(theirs(torch.tensor(x), output_size=size).shape)
+    msgs = []
+    for m, mod in ((minigrad, nn), (torch, torch.nn)):
+        with pytest.raises(ValueError) as e:
+            mod.ConvTranspose1d(2, 3, 3, stride=2)(m.randn(1, 2, 5), output_size=[20])
+        msgs.append(str(e.value))
+        with pytest.raises(ValueError) as e:
+            mod.ConvTranspose1d(2, 3, 3)(m.randn(1, 2, 5), output_size=[1, 2, 3, 4])
+        msgs.append(str(e.value))
+        with pytest.raises(ValueError) as e:
+            mod.ConvTranspose2d(2, 3, 3, padding_mode="reflect")
+        msgs.append(str(e.value))
+    assert [s.replace("minigrad.Size", "torch.Size") for s in msgs[:3]] == msgs[3:]
+
+
+def test_conv_transpose_init_bounds():
+    # PyTorch's init: weight and bias in U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = out_channels/groups * prod(k)
+    m = nn.ConvTranspose2d(8, 6, 3, groups=2)
+    bound = 1 / math.sqrt(3 * 9)
+    assert m.weight.shape == (8, 3, 3, 3)
+    assert np.abs(m.weight.detach().numpy()).max() <= bound and np.abs(m.weight.detach().numpy()).max() > 0.5 * bound
+    assert np.abs(m.bias.detach().numpy()).max() <= bound
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, m: m.conv_transpose1d(t.randn(1, 4, 5), t.randn(3, 2, 3)),  # channels
+    lambda t, m: m.conv_transpose1d(t.randn(1, 4, 5), t.randn(4, 2, 3), stride=2, output_padding=2),
+    lambda t, m: m.conv_transpose1d(t.randn(1, 4, 5), t.randn(4, 2, 3), padding="same"),
+])
+def test_conv_transpose1d_errors_vs_torch(torch, call):
+    with pytest.raises(Exception) as theirs:
+        call(torch, torch.nn.functional)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(minigrad, F)
+    if "output padding" in str(theirs.value) or "padding' must" in str(theirs.value):
+        assert str(ours.value) == str(theirs.value)

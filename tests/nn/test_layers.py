@@ -243,3 +243,153 @@ def test_module_list_and_dict():
     assert isinstance(d.pop("act"), nn.ReLU) and "act" not in d
     d.update([("act", nn.GELU())])
     assert list(d) == ["enc", "dec", "act"] and dict(d.items())["act"] is d["act"]
+
+
+# ---- nn.init: orthogonal_, dirac_, sparse_ (their properties, not PyTorch's random values) ------------------
+@pytest.mark.parametrize("shape", [(4, 10), (10, 4), (7, 7), (8, 3, 3, 3), (1, 5)])
+@pytest.mark.parametrize("gain", [1.0, 2.5])
+def test_orthogonal_init(shape, gain):
+    minigrad.manual_seed(0)
+    w = nn.Parameter(minigrad.empty(*shape, dtype=minigrad.float64))
+    version = w._version
+    assert nn.init.orthogonal_(w, gain=gain) is w
+    assert w._version > version and w.is_leaf and w.shape == shape
+    flat = w.array.reshape(shape[0], -1)
+    rows, cols = flat.shape
+    gram = flat @ flat.T if rows <= cols else flat.T @ flat  # the shorter side's vectors are orthonormal
+    np.testing.assert_allclose(gram, gain**2 * np.eye(min(rows, cols)), atol=1e-12)
+    if rows == cols:
+        np.testing.assert_allclose(abs(np.linalg.det(flat / gain)), 1.0, rtol=1e-10)
+    first = w.array.copy()
+    nn.init.orthogonal_(w, gain=gain)
+    assert not np.allclose(w.array, first)  # a new random matrix each call
+    minigrad.manual_seed(0)
+    np.testing.assert_array_equal(nn.init.orthogonal_(minigrad.empty(*shape, dtype=minigrad.float64), gain).array,
+                                  first)  # seeded: reproducible
+
+
+def test_orthogonal_init_dtypes_and_errors():
+    w = nn.init.orthogonal_(minigrad.empty(30, 50))
+    assert w.dtype == minigrad.float32
+    np.testing.assert_allclose(w.array @ w.array.T, np.eye(30), atol=1e-5)
+    h = nn.init.orthogonal_(minigrad.empty(6, 6, dtype=minigrad.float16))
+    assert h.dtype == minigrad.float16
+    np.testing.assert_allclose(h.array.astype(np.float32) @ h.array.T.astype(np.float32), np.eye(6), atol=1e-2)
+    assert nn.init.orthogonal_(minigrad.empty(0, 3)).shape == (0, 3)  # empty: nothing to do
+    with pytest.raises(ValueError, match="Only tensors with 2 or more dimensions are supported"):
+        nn.init.orthogonal_(minigrad.empty(5))
+    # many draws of a 2x2: a uniform (Haar) rotation's angle is uniform, so cos is centred (the sign fix at work)
+    minigrad.manual_seed(1)
+    cosines = [nn.init.orthogonal_(minigrad.empty(2, 2, dtype=minigrad.float64)).array[0, 0] for _ in range(2000)]
+    assert abs(np.mean(cosines)) < 0.05 and abs(np.mean(np.square(cosines)) - 0.5) < 0.05
+
+
+@pytest.mark.parametrize("shape,groups", [((4, 4, 3), 1), ((6, 6, 3, 3), 1), ((4, 4, 3, 3), 2), ((6, 3, 4, 2), 2),
+                                          ((3, 3, 3, 3, 3), 1)])
+def test_dirac_init(shape, groups):
+    """A convolution with a Dirac weight copies its input channels: exactly, with 'same' padding."""
+    w = nn.Parameter(minigrad.randn(*shape))
+    assert nn.init.dirac_(w, groups=groups) is w
+    arr = w.array
+    out_per_group, n = shape[0] // groups, min(shape[0] // groups, shape[1])
+    assert arr.sum() == groups * n and set(np.unique(arr)) <= {0.0, 1.0}
+    centre = tuple(s // 2 for s in shape[2:])
+    for g in range(groups):
+        for d in range(n):
+            assert arr[(g * out_per_group + d, d) + centre] == 1
+    x = minigrad.randn(2, shape[1] * groups, *[7] * (len(shape) - 2))
+    if len(shape) == 4 and all(k % 2 == 1 for k in shape[2:]):
+        y = nn.functional.conv2d(x, w, padding=shape[2] // 2, groups=groups)
+        for g in range(groups):  # output channel g * out_per_group + d is input channel g * in_per_group + d
+            for d in range(out_per_group):
+                got = y.array[:, g * out_per_group + d]
+                want = x.array[:, g * shape[1] + d] if d < shape[1] else np.zeros_like(got)
+                np.testing.assert_array_equal(got, want)
+    if len(shape) == 3:
+        y = nn.functional.conv1d(x, w, padding=1)
+        np.testing.assert_array_equal(y.array, x.array)
+
+
+def test_dirac_init_errors():
+    with pytest.raises(ValueError, match="Only tensors with 3, 4, or 5 dimensions are supported"):
+        nn.init.dirac_(minigrad.empty(3, 3))
+    with pytest.raises(ValueError, match="dim 0 must be divisible by groups"):
+        nn.init.dirac_(minigrad.empty(5, 2, 3), groups=2)
+
+
+def test_sparse_init():
+    minigrad.manual_seed(0)
+    w = nn.Parameter(minigrad.empty(200, 300))
+    assert nn.init.sparse_(w, sparsity=0.15, std=0.02) is w
+    zeros = (w.array == 0).sum(axis=0)
+    assert (zeros == 30).all()  # ceil(0.15 * 200) in every column
+    nonzero = w.array[w.array != 0]
+    assert abs(nonzero.std() - 0.02) < 0.001 and abs(nonzero.mean()) < 0.001
+    rows_hit = (w.array == 0).sum(axis=1)
+    assert rows_hit.min() > 10 and rows_hit.max() < 90  # the zero rows differ from column to column
+    assert ((nn.init.sparse_(minigrad.empty(7, 5), 0.3).array == 0).sum(axis=0) == 3).all()  # ceil(2.1)
+    assert not nn.init.sparse_(minigrad.empty(4, 6), 1.0).array.any()
+    assert (nn.init.sparse_(minigrad.empty(4, 6), 0.0).array != 0).all()
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions are supported"):
+        nn.init.sparse_(minigrad.empty(2, 3, 4), 0.1)
+
+
+def test_init_functions_exist_with_pytorchs_names(torch):
+    """Every public in-place nn.init function of PyTorch's (its deprecated aliases, `normal` etc., lack the _)."""
+    import inspect
+
+    names = [n for n, f in vars(torch.nn.init).items()
+             if n.endswith("_") and not n.startswith("_") and inspect.isfunction(f)]
+    assert {"orthogonal_", "dirac_", "sparse_", "eye_", "trunc_normal_", "kaiming_normal_"} <= set(names)
+    missing = [n for n in names if not hasattr(nn.init, n)]
+    assert not missing, missing
+
+
+# ---- Embedding's max_norm, norm_type, scale_grad_by_freq and sparse ---------------------------------------------------
+@pytest.mark.parametrize("kw", [
+    {"max_norm": 1.0}, {"max_norm": 0.5, "norm_type": 1.0}, {"max_norm": 2.0, "norm_type": float("inf")},
+    {"scale_grad_by_freq": True}, {"max_norm": 1.5, "scale_grad_by_freq": True, "padding_idx": 0},
+])
+def test_embedding_options_vs_torch(torch, kw):
+    w = np.random.default_rng(5).standard_normal((7, 4)) * 2
+    ours = nn.Embedding(7, 4, _weight=minigrad.tensor(w.copy()), **kw)
+    theirs = torch.nn.Embedding(7, 4, _weight=torch.tensor(w.copy()), **kw)
+    assert repr(ours) == repr(theirs)
+    ids = np.array([[1, 2, 2, 6], [0, 2, 5, 1]])
+    y, ty = ours(minigrad.tensor(ids)), theirs(torch.tensor(ids))
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+    # max_norm renormalised the looked-up rows in the weight itself, as PyTorch's
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), rtol=1e-12, atol=1e-12)
+    g = np.random.default_rng(6).standard_normal(y.shape)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_functional_embedding_max_norm_vs_torch(torch):
+    w = np.random.default_rng(2).standard_normal((5, 3)) * 3
+    ours, theirs = minigrad.tensor(w.copy()), torch.tensor(w.copy())
+    ids = np.array([4, 1, 4])
+    y = nn.functional.embedding(minigrad.tensor(ids), ours, max_norm=1.0)
+    ty = torch.nn.functional.embedding(torch.tensor(ids), theirs, max_norm=1.0)
+    np.testing.assert_allclose(y.numpy(), ty.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)  # rows 1 and 4 only
+
+
+def test_embedding_repr_and_sparse(torch):
+    assert repr(nn.Embedding(5, 3, norm_type=1.0)) == repr(torch.nn.Embedding(5, 3, norm_type=1.0))
+    with pytest.raises(NotImplementedError, match="sparse=True"):
+        nn.Embedding(5, 3, sparse=True)
+    with pytest.raises(NotImplementedError, match="sparse=True"):
+        nn.functional.embedding(minigrad.tensor([1]), minigrad.randn(5, 3), sparse=True)
+
+
+def test_embedding_scale_grad_by_freq_means_repeated_ids():
+    # (not a true gradient, so no gradcheck: the values are the plain lookup's, the gradient is rescaled)
+    w = minigrad.tensor(np.random.default_rng(1).standard_normal((4, 2)), requires_grad=True)
+    ids = minigrad.tensor([[0, 3, 3], [3, 1, 0]])
+    y = nn.functional.embedding(ids, w, scale_grad_by_freq=True)
+    np.testing.assert_array_equal(y.detach().numpy(), w.detach().numpy()[ids.numpy()])
+    y.sum().backward()
+    # each looked-up row's gradient is the mean over its occurrences: ones
+    np.testing.assert_array_equal(w.grad.numpy(), [[1, 1], [1, 1], [0, 0], [1, 1]])

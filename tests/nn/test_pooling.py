@@ -249,3 +249,58 @@ def test_avg_pool2d_tiling_backward_matches_the_overlapping_path_and_torch(torch
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12, atol=1e-12)
     y = F.avg_pool2d(minigrad.tensor(x), k, padding=pad, ceil_mode=ceil).numpy()
     assert np.isclose((y * g).sum(), (x * ours.grad.numpy()).sum(), rtol=1e-12)
+
+
+# ---- adaptive max pooling -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,shape,size", [
+    ("adaptive_max_pool2d", (2, 3, 7, 6), (3, 4)),
+    ("adaptive_max_pool2d", (3, 5, 5), 2),  # unbatched
+    ("adaptive_max_pool2d", (1, 2, 5, 7), (2, None)),
+    ("adaptive_max_pool2d", (1, 2, 4, 4), (5, 6)),  # larger than the input: windows overlap
+    ("adaptive_max_pool1d", (2, 3, 10), 4),
+    ("adaptive_max_pool1d", (3, 7), (3,)),
+])
+@pytest.mark.parametrize("return_indices", [False, True])
+def test_adaptive_max_pool_vs_torch(torch, name, shape, size, return_indices):
+    vs_torch(torch, name, arr(*shape), np.float64, size, node=False, return_indices=return_indices)
+
+
+def test_adaptive_max_pool_nan_wins(torch):
+    x = arr(1, 1, 4, 4)
+    x[0, 0, 1, 2] = np.nan
+    y, i = F.adaptive_max_pool2d(minigrad.tensor(x), 2, return_indices=True)
+    ty, ti = torch.nn.functional.adaptive_max_pool2d(torch.tensor(x), 2, return_indices=True)
+    np.testing.assert_array_equal(i.array, ti.numpy())
+    np.testing.assert_array_equal(np.isnan(y.array), np.isnan(ty.numpy()))
+
+
+def test_adaptive_max_pool_gradcheck():
+    x = minigrad.tensor(arr(1, 2, 5, 6), requires_grad=True)
+    assert gradcheck(lambda x: F.adaptive_max_pool2d(x, (2, 3)), (x,))
+    assert gradgradcheck(lambda x: F.adaptive_max_pool2d(x, (3, 4)), (x,))
+    assert gradcheck(lambda x: F.adaptive_max_pool1d(x, 3), (minigrad.tensor(arr(2, 2, 7), requires_grad=True),))
+
+
+def test_adaptive_max_pool_modules_vs_torch(torch):
+    for args in [((2, None),), (3, True)]:
+        for n in (1, 2):
+            ours, theirs = getattr(nn, f"AdaptiveMaxPool{n}d")(*args), getattr(torch.nn, f"AdaptiveMaxPool{n}d")(*args)
+            assert repr(ours) == repr(theirs)
+    x = arr(2, 3, 9)
+    y, i = nn.AdaptiveMaxPool1d(4, return_indices=True)(minigrad.tensor(x))
+    ty, ti = torch.nn.AdaptiveMaxPool1d(4, return_indices=True)(torch.tensor(x))
+    np.testing.assert_array_equal(y.array, ty.numpy())
+    np.testing.assert_array_equal(i.array, ti.numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, m: m.adaptive_max_pool2d(t.randn(2, 3), 2),
+    lambda t, m: m.adaptive_max_pool1d(t.randn(2), 2),
+    lambda t, m: m.adaptive_max_pool1d(t.randn(2, 3, 4), (2, 3)),
+])
+def test_adaptive_max_pool_errors_vs_torch(torch, call):
+    with pytest.raises(Exception) as theirs:
+        call(torch, torch.nn.functional)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(minigrad, F)
+    assert str(ours.value) == str(theirs.value)
