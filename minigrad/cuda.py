@@ -125,10 +125,7 @@ def max_memory_allocated(device=None):
 
 
 def reset_peak_memory_stats(device=None):
-    """Start (or restart) tracking the peak from the bytes in use now; see the module's notes. (No GPU:
-    nothing to track.)"""
-    if not is_available():
-        return
+    """Start (or restart) tracking the peak from the bytes in use now; see the module's notes."""
     _peak.start(_cp())
 
 
