@@ -1,7 +1,7 @@
 """Adagrad, as `torch.optim.Adagrad` (lr decay, weight decay, initial accumulator, maximize)."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, check_implementation
+from .optimizer import Optimizer, check_implementation, grad_for_update
 
 
 class Adagrad(Optimizer):
@@ -68,16 +68,7 @@ class Adagrad(Optimizer):
         def update(blk, tmp):
             w, g, acc = blk
             s, d = tmp
-            if maximize or wd != 0:  # the gradient used below, in d (g itself is left as it is)
-                if wd != 0:
-                    xp.multiply(w, wd, out=d)
-                    if maximize:
-                        d -= g
-                    else:
-                        d += g
-                else:
-                    xp.negative(g, out=d)
-                g = d
+            g = grad_for_update(xp, w, g, wd, maximize, d)
             xp.multiply(g, g, out=s)
             acc += s
             xp.sqrt(acc, out=s)

@@ -1,7 +1,7 @@
 """RMSprop, as `torch.optim.RMSprop` (weight decay, momentum, centered, maximize)."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, grad_for_update
 
 
 class RMSprop(Optimizer):
@@ -73,16 +73,7 @@ class RMSprop(Optimizer):
             buf = rest.pop(0) if momentum > 0 else None
             g_avg = rest.pop(0) if centered else None
             s, d = tmp
-            if maximize or wd != 0:  # the gradient used below, in d (g itself is left as it is)
-                if wd != 0:
-                    xp.multiply(w, wd, out=d)
-                    if maximize:
-                        d -= g
-                    else:
-                        d += g
-                else:
-                    xp.negative(g, out=d)
-                g = d
+            g = grad_for_update(xp, w, g, wd, maximize, d)
             v *= alpha
             xp.multiply(g, 1 - alpha, out=s)  # PyTorch's addcmul order: ((1 - alpha) g) g
             s *= g
