@@ -72,18 +72,7 @@ class _ConvNd(Module):
         return fn(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self):
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0,) * self._n:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * self._n:
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.padding_mode != "zeros":
-            s += f", padding_mode={self.padding_mode}"
-        return s
+        return _conv_repr(self)
 
 
 class Conv1d(_ConvNd):
@@ -157,18 +146,7 @@ class _ConvTransposeNd(_ConvNd):
                               self.dilation)
 
     def extra_repr(self):
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0,) * self._n:
-            s += f", padding={self.padding}"
-        if self.dilation != (1,) * self._n:
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * self._n:
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
+        return _conv_repr(self)
 
 
 class ConvTranspose1d(_ConvTransposeNd):
@@ -188,3 +166,22 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     _n = 2
     _fn = staticmethod(F.conv_transpose2d)
+
+
+def _conv_repr(m):
+    """PyTorch's extra_repr of a convolution, transposed or not: the settings that differ from the defaults."""
+    n = m._n
+    s = f"{m.in_channels}, {m.out_channels}, kernel_size={m.kernel_size}, stride={m.stride}"
+    if m.padding != (0,) * n:
+        s += f", padding={m.padding}"
+    if m.dilation != (1,) * n:
+        s += f", dilation={m.dilation}"
+    if getattr(m, "output_padding", (0,) * n) != (0,) * n:
+        s += f", output_padding={m.output_padding}"
+    if m.groups != 1:
+        s += f", groups={m.groups}"
+    if m.bias is None:
+        s += ", bias=False"
+    if m.padding_mode != "zeros":
+        s += f", padding_mode={m.padding_mode}"
+    return s
