@@ -4,7 +4,7 @@ from minigrad import backends
 from minigrad.device import array_module
 from nn._functional import reference
 
-from .optimizer import Optimizer, check_implementation, grad_for_update
+from .optimizer import Optimizer, check_implementation, grad_for_update, update_moments
 
 
 class Adam(Optimizer):
@@ -125,13 +125,7 @@ class Adam(Optimizer):
                 w *= 1 - lr * wd
             if l2 or maximize:  # the gradient used below, in tmp[1] (g itself is left as it is)
                 g = grad_for_update(xp, w, g, wd if l2 else 0.0, maximize, tmp[1])
-            xp.subtract(g, m, out=s)  # m = m + (1 - beta1) (g - m), PyTorch's lerp
-            s *= 1 - beta1
-            m += s
-            xp.multiply(g, 1 - beta2, out=s)  # v = beta2 v + (1 - beta2) g g
-            s *= g
-            v *= beta2
-            v += s
+            update_moments(xp, g, m, v, beta1, beta2, s)
             if v_max is not None:
                 xp.maximum(blk[4], v, out=blk[4])
                 v = blk[4]

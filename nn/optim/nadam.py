@@ -1,7 +1,7 @@
 """NAdam, as `torch.optim.NAdam` (momentum decay, L2 or decoupled weight decay, maximize)."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, check_betas, grad_for_update, scalar_dtype
+from .optimizer import Optimizer, check_betas, grad_for_update, scalar_dtype, update_moments
 
 
 class NAdam(Optimizer):
@@ -84,13 +84,7 @@ class NAdam(Optimizer):
             g = grad_for_update(xp, w, g, wd, maximize, d)
             if decay != 1.0:
                 w *= decay
-            xp.subtract(g, m, out=s)  # m = m + (1 - beta1) (g - m), PyTorch's lerp
-            s *= 1 - beta1
-            m += s
-            xp.multiply(g, 1 - beta2, out=s)  # PyTorch's addcmul order: ((1 - beta2) g) g
-            s *= g
-            v *= beta2
-            v += s
+            update_moments(xp, g, m, v, beta1, beta2, s)
             xp.divide(v, bias_correction2, out=denom)
             xp.sqrt(denom, out=denom)
             denom += eps

@@ -63,6 +63,18 @@ def grad_for_update(xp, w, g, wd, maximize, out):
     return out
 
 
+def update_moments(xp, g, m, v, beta1, beta2, scratch):
+    """Adam's two moments, in place and in PyTorch's order: m = m + (1 - beta1) (g - m) (its lerp),
+    v = beta2 v + ((1 - beta2) g) g (its addcmul)."""
+    xp.subtract(g, m, out=scratch)
+    scratch *= 1 - beta1
+    m += scratch
+    xp.multiply(g, 1 - beta2, out=scratch)
+    scratch *= g
+    v *= beta2
+    v += scratch
+
+
 def check_betas(betas):
     """PyTorch's check of Adam-style (beta1, beta2): each in [0, 1)."""
     for i, b in enumerate(betas):

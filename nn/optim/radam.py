@@ -3,7 +3,7 @@ import math
 
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, check_betas, grad_for_update
+from .optimizer import Optimizer, check_betas, grad_for_update, update_moments
 
 
 class RAdam(Optimizer):
@@ -75,13 +75,7 @@ class RAdam(Optimizer):
             g = grad_for_update(xp, w, g, wd, maximize, d)
             if decay != 1.0:
                 w *= decay
-            xp.subtract(g, m, out=s)  # m = m + (1 - beta1) (g - m), PyTorch's lerp
-            s *= 1 - beta1
-            m += s
-            xp.multiply(g, 1 - beta2, out=s)  # PyTorch's addcmul order: ((1 - beta2) g) g
-            s *= g
-            v *= beta2
-            v += s
+            update_moments(xp, g, m, v, beta1, beta2, s)
             xp.divide(m, bias_correction1, out=step)  # PyTorch's order: ((m / bc1) lr) adaptive_lr rect
             step *= lr
             if rect is not None:
