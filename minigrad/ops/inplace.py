@@ -85,8 +85,7 @@ def _inplace_on_view(view, out, place):
     new_base = IndexPut.apply(base, out, place)
     array_module(view.array).copyto(view.array, out.array, casting="same_kind")  # (new_base's values, in memory)
     base.grad_fn, base._output_nr, base.requires_grad = new_base.grad_fn, 0, True
-    region = Index.apply(new_base, place, True)
-    view.grad_fn, view._output_nr, view.requires_grad = region.grad_fn, 0, True
+    _region_of_base(view, place)
 
 
 def regrow_view(view):
@@ -103,10 +102,16 @@ def regrow_view(view):
             "recorded, and its base is not a contiguous array of its dtype: take the view again after the "
             "in-place operation"
         )
+    _region_of_base(view, place)
+
+
+def _region_of_base(view, place):
+    """The view's history made its `place` in its base as the base is now (an Index node after the
+    base's grad_fn; its forward's copy of the values is not kept: the view's array stays the view)."""
     prev = state.grad_enabled
     state.grad_enabled = True
     try:
-        region = Index.apply(base, place, True)
+        region = Index.apply(view._base, place, True)
     finally:
         state.grad_enabled = prev
     view.grad_fn, view._output_nr, view.requires_grad = region.grad_fn, 0, True
