@@ -18,6 +18,7 @@ from .backends.flags import (  # noqa: F401
 from ._format import set_printoptions  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
+from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
 from .device import cuda_is_available, device  # noqa: F401
 from .dtypes import (  # noqa: F401
     bool_ as bool, double, dtype, float, float16, float32, float64, half, int, int8, int16, int32, int64, long,

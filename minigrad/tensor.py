@@ -187,6 +187,31 @@ class Tensor:
             raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
         return dim
 
+    def storage_offset(self):
+        """Elements from the start of the memory this tensor views (0 for a tensor owning its memory)."""
+        root = self.array
+        while getattr(root, "base", None) is not None and hasattr(root.base, "__array_interface__"):
+            root = root.base
+        if root is self.array:
+            return 0
+        return (self.data_ptr() - root.__array_interface__["data"][0]) // self.array.itemsize
+
+    def apply_(self, callable):
+        """Apply a Python function to every element, in place (CPU only; not on a tensor that requires grad)."""
+        if self.requires_grad:
+            raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() instead.")
+        if self.device.type != "cpu":
+            raise TypeError("apply_ is only implemented on CPU tensors")
+        flat = self.array.reshape(-1) if self.array.flags.c_contiguous else None
+        if flat is None:
+            for i in np.ndindex(self.array.shape):
+                self.array[i] = callable(self.array[i].item())
+        else:
+            for i in range(flat.size):
+                flat[i] = callable(flat[i].item())
+        self._version_counter[0] += 1
+        return self
+
     def data_ptr(self):
         """The address of the first element (numpy's, or cupy's device pointer)."""
         iface = getattr(self.array, "__array_interface__", None) or self.array.__cuda_array_interface__

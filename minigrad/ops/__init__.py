@@ -40,8 +40,10 @@ from .composite import (  # noqa: F401
 from .composite import as_strided, diagonal_scatter, select_scatter, slice_scatter  # noqa: F401
 from .composite import histogram  # noqa: F401
 from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F401
+from .composite import combinations, poisson  # noqa: F401
 from .linalg import det, inverse, logdet, matrix_power, pinverse, slogdet  # noqa: F401
 from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)
+from .linalg import cholesky_legacy as cholesky, svd_legacy as svd, qr_legacy as qr  # noqa: F401 (torch.cholesky, ...)
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import index_add, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)
 from .scatter import index_add_ as _index_add_, scatter_ as _scatter_, scatter_add_ as _scatter_add_

@@ -1118,3 +1118,32 @@ def tensordot(a, b, dims=2):
     right = shape_ops.reshape(shape_ops.permute(b, *db, *free_b), (k, -1))
     shape = tuple(a.array.shape[d] for d in free_a) + tuple(b.array.shape[d] for d in free_b)
     return shape_ops.reshape(matmul.matmul(left, right), shape)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The r-element combinations of a 1-D tensor's elements, as rows (itertools' order)."""
+    import itertools
+
+    if input.array.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.array.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return Tensor(array_module(input.array).zeros((0,), dtype=input.array.dtype))
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = np.array(list(pick(range(input.array.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    flat = Tensor(array_module(input.array).asarray(idx.reshape(-1)))
+    return indexing_ops.index_select(input, 0, flat).reshape(-1, r)  # (differentiable: a gather)
+
+
+def poisson(input, generator=None):
+    """A Poisson draw for each rate in `input` (same dtype; no gradient)."""
+    from .. import random as _random
+
+    if input.array.dtype.kind != "f":
+        raise RuntimeError(f'"poisson_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
+    xp = array_module(input.array)
+    if input.array.size and not bool((input.array >= 0).all()):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    rng = getattr(generator, "_rng", generator) if generator is not None else _random.generator(xp)
+    return Tensor(rng.poisson(input.array).astype(input.array.dtype))

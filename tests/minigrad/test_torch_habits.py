@@ -602,3 +602,29 @@ def test_pickle_and_deepcopy_of_a_non_leaf_like_torch(torch):
             copy.deepcopy(x * 2)
         z = copy.deepcopy(x)
         assert z.requires_grad and z.grad_fn is None and z is not x
+
+
+def test_combinations_poisson_storage_offset_apply_inference_flag(torch):
+    import minigrad as _mg
+
+    for r, rep in ((2, False), (2, True), (3, False), (0, False), (4, False)):
+        got = _mg.combinations(_mg.arange(3), r=r, with_replacement=rep)
+        want = torch.combinations(torch.arange(3), r=r, with_replacement=rep)
+        assert got.shape == tuple(want.shape) and got.tolist() == want.tolist()
+    x = _mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    _mg.combinations(x).prod(-1).sum().backward()
+    assert x.grad.tolist() == [5.0, 4.0, 3.0]
+    p = _mg.poisson(_mg.full((2000,), 4.0))
+    assert p.dtype == _mg.float32 and abs(float(p.mean()) - 4.0) < 0.3 and float((p - p.round()).abs().sum()) == 0
+    with pytest.raises(RuntimeError, match="non-negative"):
+        _mg.poisson(_mg.tensor([-1.0]))
+    a, ta = _mg.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4)
+    for f in (lambda t: t[1:, 2:], lambda t: t.t(), lambda t: t[2], lambda t: t[1:][1:], lambda t: t):
+        assert f(a).storage_offset() == f(ta).storage_offset()
+    b = _mg.arange(4.0)
+    assert b.apply_(lambda v: v * v + 1) is b and b.tolist() == [1.0, 2.0, 5.0, 10.0]
+    with pytest.raises(RuntimeError, match="apply_"):
+        _mg.ones(2, requires_grad=True).apply_(lambda v: v)
+    assert _mg.is_inference_mode_enabled() is False
+    with _mg.inference_mode():
+        assert _mg.is_inference_mode_enabled() is True
