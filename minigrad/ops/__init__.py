@@ -39,6 +39,7 @@ from .composite import (  # noqa: F401
 )
 from .composite import as_strided, diagonal_scatter, select_scatter, slice_scatter  # noqa: F401
 from .composite import histogram  # noqa: F401
+from .composite import isin  # noqa: F401
 from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F401
 from .composite import combinations, poisson  # noqa: F401
 from .linalg import det, inverse, logdet, matrix_power, pinverse, slogdet  # noqa: F401

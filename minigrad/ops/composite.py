@@ -370,12 +370,16 @@ def aminmax(input, *, dim=None, keepdim=False):
     return pair(reduction.amin(input, dim, keepdim), reduction.amax(input, dim, keepdim))
 
 
-def std_mean(input, dim=None, *, correction=1, keepdim=False):
-    return reduction.std(input, dim, keepdim=keepdim, correction=correction), reduction.mean(input, dim, keepdim)
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) over `dim`: `unbiased` (PyTorch's older flag) or `correction` as in std."""
+    return (reduction.std(input, dim, unbiased, keepdim=keepdim, correction=correction),
+            reduction.mean(input, dim, keepdim))
 
 
-def var_mean(input, dim=None, *, correction=1, keepdim=False):
-    return reduction.var(input, dim, keepdim=keepdim, correction=correction), reduction.mean(input, dim, keepdim)
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) over `dim`: `unbiased` (PyTorch's older flag) or `correction` as in var."""
+    return (reduction.var(input, dim, unbiased, keepdim=keepdim, correction=correction),
+            reduction.mean(input, dim, keepdim))
 
 
 def _sorted_stat(input, dim, keepdim, k_of_n):
@@ -631,6 +635,17 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """A bool tensor: whether each of `elements` is among `test_elements` (either may be a number)."""
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin() received an invalid combination of arguments: elements or test_elements must be a Tensor")
+    ref = elements if isinstance(elements, Tensor) else test_elements
+    xp = array_module(ref.array)
+    a = elements.array if isinstance(elements, Tensor) else xp.asarray(elements)
+    b = test_elements.array if isinstance(test_elements, Tensor) else xp.asarray(test_elements)
+    return Tensor(xp.isin(a, b, assume_unique=assume_unique, invert=invert))
 
 
 # ---- histograms: histc (counts) and histogram (counts and edges, optionally weighted or a density) -----------

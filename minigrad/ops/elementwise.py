@@ -766,6 +766,10 @@ def where(condition, input=None, other=None):
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                                f"{condition.dtype._legacy[:-6]}")
         condition = array_op(lambda c: c.astype(bool), condition)  # (an op: a captured call replays it on new data)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # where(c, 1.0, -1.0): two numbers
+        from ..factory import tensor
+
+        input = tensor(input, device=condition.device) if isinstance(input, (int, float, bool)) else input
     a, b = binary_operands(input, other)
     out = Where.apply(condition, a, b)
     if out.grad_fn is not None:

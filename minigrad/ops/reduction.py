@@ -597,6 +597,26 @@ def prod(input, dim=None, keepdim=False, dtype=None):
     return (ProdAll if dim is None else Prod).apply(input, dims, keepdim)
 
 
+class VectorNorm2(Function):
+    node_name = "LinalgVectorNormBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):  # ||a|| = sqrt(sum a^2) over dims
+        ctx.save(self=a)
+        ctx.shape, ctx.dims, ctx.keepdim = a.array.shape, dims, keepdim
+        return array_module(a.array).sqrt((a.array * a.array).sum(axis=dims, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):  # d||a|| = a / ||a||, and 0 where ||a|| = 0 (PyTorch's subgradient there, not 0/0)
+        from .elementwise import where
+
+        a, n = ctx._saved_self, ctx._saved_result
+        n = _expand_back(n, ctx.shape, ctx.dims, ctx.keepdim)
+        zero = n == 0
+        return _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim) * where(zero, 0.0, a / where(zero, 1.0, n)), None, None
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over `dim` (all elements by default): p = 2 ("fro"), 1, inf, -inf, 0 or any number."""
     from .elementwise import abs as _abs
@@ -620,7 +640,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == 1:
         return _abs(input).sum(dim=dim, keepdim=keepdim)
     if p == 2:
-        return (input * input).sum(dim=dim, keepdim=keepdim).sqrt()
+        return VectorNorm2.apply(input, normalize_dims(dim, input.array.ndim), keepdim)
     return (_abs(input) ** p).sum(dim=dim, keepdim=keepdim) ** (1.0 / p)
 
 
