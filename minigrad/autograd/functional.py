@@ -102,6 +102,11 @@ def _run(func, inputs, fn_name):
     return is_tuple, out
 
 
+def _independent(i):
+    """Strict mode's error for an input the output does not depend on."""
+    return f"The output of the user-provided function is independent of input {i}. This is not allowed in strict mode."
+
+
 def _shape(is_tuple, ts):
     return tuple(ts) if is_tuple else ts[0]
 
@@ -119,9 +124,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         v = (_ones(outs[0]),)
     else:
         v = _check_v(v, outs, out_tuple, "vjp")
-    res = _grads(outs, xs, v, create_graph, strict,
-                 lambda i: f"The output of the user-provided function is independent of input {i}. This is not "
-                           f"allowed in strict mode.")
+    res = _grads(outs, xs, v, create_graph, strict, _independent)
     return _shape(out_tuple, _finish(outs, create_graph)), _shape(in_tuple, _finish(res, create_graph))
 
 
@@ -141,9 +144,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     # u: a dummy output gradient; g(u) = J^T u is linear in u, and d<g(u), v>/du = J v
     us = tuple(_zeros(o).requires_grad_(True) for o in outs)
     with enable_grad():
-        gs = _grads(outs, xs, us, True, strict,
-                    lambda i: f"The output of the user-provided function is independent of input {i}. This is not "
-                              f"allowed in strict mode.")
+        gs = _grads(outs, xs, us, True, strict, _independent)
     pairs = [(g, w) for g, w in zip(gs, v) if g.requires_grad]
     if pairs:
         res = _grad([g for g, _ in pairs], us, [w for _, w in pairs], retain_graph=True, create_graph=create_graph,
@@ -223,9 +224,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     def gradient(*xs):
         with enable_grad():
             out = f(*xs)
-            return _grads((out,), xs, (_ones(out),), True, strict,
-                          lambda i: f"The output of the user-provided function is independent of input {i}. This is "
-                                    f"not allowed in strict mode.")
+            return _grads((out,), xs, (_ones(out),), True, strict, _independent)
 
     res = jacobian(gradient, tuple(inputs), create_graph=create_graph, strict=strict, vectorize=vectorize,
                    strategy=outer_jacobian_strategy)
@@ -253,8 +252,7 @@ def _second_order(func, inputs, v, create_graph, strict, fn_name):
     else:
         v = _check_v(v, xs, in_tuple, fn_name)
     f = _scalar_output(func, fn_name)
-    independent = (lambda i: f"The output of the user-provided function is independent of input {i}. This is not "
-                             f"allowed in strict mode.")
+    independent = _independent
     with enable_grad():
         out = f(*xs)
         gs = _grads((out,), xs, (_ones(out),), True, strict, independent)
