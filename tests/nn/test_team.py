@@ -105,6 +105,44 @@ def test_products_in_shares_match_numpy(monkeypatch, dtype, M, K, N):
     assert x.grad.array.dtype == dtype and w.grad.array.shape == (N, K)
 
 
+@pytest.mark.parametrize("M,K,N", [(32, 128, 64), (19, 64, 64), (512, 64, 27), (33, 100, 100)])
+def test_small_products_in_row_blocks_match_numpy(monkeypatch, M, K, N):
+    # on OpenBLAS's AVX-512 cores x w^T runs in row blocks that take its small-matrix path (forced here,
+    # to test the blocks on any machine: each block is BLAS's own product of those rows)
+    monkeypatch.setattr(linear_module, "_small_path_blas", True)
+    x = minigrad.tensor(RNG.standard_normal((M, K)).astype(np.float32), requires_grad=True)
+    w = minigrad.tensor(RNG.standard_normal((N, K)).astype(np.float32), requires_grad=True)
+    b = minigrad.tensor(RNG.standard_normal(N).astype(np.float32), requires_grad=True)
+    out = np.empty((M, N), np.float32)
+    if blas.gemm_library(np.float32) != "openblas":
+        pytest.skip("the row blocks call OpenBLAS's gemm")
+    assert linear_module.supports(out, x.array, w.array)
+    g = RNG.standard_normal((M, N)).astype(np.float32)
+    y = F.linear(x, w, b)
+    y.backward(minigrad.tensor(g))
+    np.testing.assert_allclose(y.array, x.array @ w.array.T + b.array, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(x.grad.array, g @ w.array, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(w.grad.array, g.T @ x.array, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(F.linear(x, w, b).array, y.array)  # the same bits each time
+
+
+def test_small_products_take_row_blocks_only_where_they_pay(monkeypatch):
+    monkeypatch.setattr(linear_module, "_small_path_blas", True)
+    f32 = np.float32
+
+    def takes(M, K, N, dtype=f32):
+        return linear_module.supports(np.empty((M, N), dtype), np.ones((M, K), dtype), np.ones((N, K), dtype))
+    if blas.gemm_library(np.float32) != "openblas":
+        pytest.skip("the row blocks call OpenBLAS's gemm")
+    assert takes(32, 128, 64)
+    assert not takes(16, 128, 64)  # 1,024 entries: BLAS's small path takes the whole
+    assert not takes(32, 16, 64)  # sums too short for the small path
+    assert not takes(256, 64, 128)  # M N K over 100^3: the packing path is BLAS's own choice
+    assert not takes(32, 128, 64, np.float64)
+    monkeypatch.setattr(linear_module, "_small_path_blas", False)  # a core without that path (Haswell, Zen 3)
+    assert not takes(32, 128, 64)
+
+
 def test_products_of_strided_operands_take_numpy(monkeypatch):
     monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
     xs = RNG.standard_normal((300, 2, 64)).astype(np.float32)[:, 0, :]  # rows 128 apart: not contiguous
@@ -282,3 +320,26 @@ def test_the_threads_waiting_is_read_from_linux():
         assert w is None or (isinstance(w, int) and w >= 0)
     else:
         assert w is None
+
+
+def test_starting_numba_does_not_import_scipy_linalg():
+    # numba's arraymath imports all of scipy.linalg (a quarter second) only to set a flag; minigrad
+    # sets that flag itself, so the first kernel does not pay for it, and numba's own BLAS use works
+    code = (
+        "import sys, importlib.util\n"
+        "from minigrad.backends.cpu import team\n"
+        "assert team.available()\n"
+        "import numba.np.arraymath as am\n"
+        "assert 'scipy.linalg' not in sys.modules, 'scipy.linalg imported'\n"
+        "assert am._HAVE_BLAS == (importlib.util.find_spec('scipy') is not None)\n"
+        "import minigrad.nn.functional as F, minigrad\n"
+        "x = minigrad.randn(4, 5, requires_grad=True)\n"
+        "F.cross_entropy(x, minigrad.tensor([0, 1, 2, 3])).backward()  # a kernel runs\n"
+        "assert 'scipy.linalg' not in sys.modules\n"
+        "print('ok')\n"
+    )
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]

@@ -123,6 +123,18 @@ def blas_threads_now():
     return max(1, int(_blas_getter())) if _blas_getter is not None else 1
 
 
+def openblas_core():
+    """The name of the core numpy's OpenBLAS runs its kernels for ("SkylakeX", "Zen", "Haswell", ...),
+    or None (no OpenBLAS, or one that does not say)."""
+    lib = openblas()
+    for name in ("scipy_openblas_get_corename64_", "openblas_get_corename64_", "openblas_get_corename"):
+        if lib is not None and hasattr(lib, name):
+            fn = getattr(lib, name)
+            fn.restype = ctypes.c_char_p
+            return fn().decode(errors="replace")
+    return None
+
+
 def _load_openblas():
     lib = openblas()
     if lib is None:

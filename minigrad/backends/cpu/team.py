@@ -59,6 +59,7 @@ numba's disk cache is keyed on each kernel's own source file: after editing `gem
 kernels of the files that call them (the *.nbi / *.nbc files in their __pycache__), or those
 kernels keep the old code.
 """
+import importlib.util
 import os
 import sys
 import threading
@@ -83,9 +84,31 @@ def available():
                 except ImportError:
                     _numba = False
                 else:
+                    _import_arraymath_without_scipy()
                     _define_helpers(numba)
                     _numba = numba
     return _numba is not False
+
+
+def _import_arraymath_without_scipy():
+    """Import numba's numpy-function module (which numba imports at its first kernel) without the
+    0.24 s import of all of scipy.linalg it makes, where scipy is installed, only to set one flag:
+    whether a BLAS is there for its `np.correlate`/`np.convolve` (`_HAVE_BLAS`). The flag is set to
+    what that import would have found, so numba behaves as it would have (code that uses the BLAS
+    imports scipy itself when compiled); scipy.linalg is imported at most once someone uses it."""
+    name = "scipy.linalg.cython_blas"
+    if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules or name in sys.modules:
+        return  # (already imported, or scipy.linalg's cost already paid: nothing to save)
+    sys.modules[name] = None  # `import scipy.linalg.cython_blas` then fails at once, importing no parent
+    try:
+        import numba.np.arraymath as arraymath
+    except Exception:  # a numba that imports it otherwise: its own first kernel will
+        return
+    finally:
+        if sys.modules.get(name, 0) is None:
+            del sys.modules[name]
+    if hasattr(arraymath, "_HAVE_BLAS"):
+        arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
 
 
 def started():
