@@ -1,7 +1,7 @@
 """Recurrent layers RNN, LSTM, GRU and the cells RNNCell, LSTMCell, GRUCell, as torch.nn's: the same
 parameter names (weight_ih_l0, ..._reverse, weight_hr_l0), gate order, init, shapes and error texts.
-Each layer and direction of a sequence is one fused node (nn/_functional/rnn.py); PackedSequence
-input is not supported."""
+Each layer and direction of a sequence is one fused node (nn/_functional/rnn.py). A PackedSequence
+input (nn/utils/rnn.py) runs the same fused op once per run of steps with one batch size (RNNBase._packed)."""
 import math
 import numbers
 import warnings
@@ -9,9 +9,11 @@ import warnings
 import minigrad
 
 from .._functional import rnn as R
+from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _runs
 
 _NAMES = {"RNN_TANH": "RNN", "RNN_RELU": "RNN", "LSTM": "LSTM", "GRU": "GRU"}
 
@@ -93,14 +95,15 @@ class RNNBase(Module):
         if input.dtype != w.dtype:
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). Convert "
                              f"input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
-        if input.dim() != 3:
-            raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+        dims = 3 if batch_sizes is None else 2  # (a packed batch's data is (sum of the lengths, H_in))
+        if input.dim() != dims:
+            raise RuntimeError(f"input must have {dims} dimensions, got {input.dim()}")
         if self.input_size != input.size(-1):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                                f"got {input.size(-1)}")
 
     def get_expected_hidden_size(self, input, batch_sizes=None):
-        batch = input.size(0) if self.batch_first else input.size(1)
+        batch = _batch_size(self, input, batch_sizes)
         return (self.num_layers * (2 if self.bidirectional else 1), batch, self.proj_size or self.hidden_size)
 
     def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
@@ -129,7 +132,11 @@ class RNNBase(Module):
 
     def forward(self, input, hx=None):
         """RNN and GRU: input (L, N, H_in) ((N, L, H_in) with batch_first, (L, H_in) unbatched), hx (D*num_layers,
-        N, H) or None (zeros) -> (output (L, N, D*H), h_n (D*num_layers, N, H)), unbatched without N."""
+        N, H) or None (zeros) -> (output (L, N, D*H), h_n (D*num_layers, N, H)), unbatched without N.
+        A PackedSequence input gives a PackedSequence output (see _packed)."""
+        if isinstance(input, PackedSequence):
+            output, h_n, _ = self._packed(input, hx, None)
+            return output, h_n
         input, batched = self._batched(input)
         if hx is not None:
             if batched and hx.dim() != 3:
@@ -148,6 +155,68 @@ class RNNBase(Module):
             return output.squeeze(0 if self.batch_first else 1), h_n.squeeze(1)
         return output, h_n
 
+    # ---- PackedSequence input ------------------------------------------------------------------
+    def _packed(self, input, hx, cx):
+        """A PackedSequence through the layers -> (PackedSequence output, h_n, c_n or None). hx and cx (or
+        None: zeros) and the returned states are in the original batch order; inside, the batch is sorted by
+        decreasing length, as the packed data is."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        lstm, states = self.mode == "LSTM", 2 if self.bidirectional else 1
+        batch = int(batch_sizes[0])
+        if hx is None:
+            zeros = lambda size: minigrad.zeros(self.num_layers * states, batch, size, dtype=data.dtype,
+                                                device=data.device)
+            hx, cx = zeros(self.proj_size or self.hidden_size), zeros(self.hidden_size) if lstm else None
+        elif sorted_indices is not None:  # the states come in the original order: sort them as the data is
+            hx, cx = hx.index_select(1, sorted_indices), cx if cx is None else cx.index_select(1, sorted_indices)
+        self.check_forward_args(data, (hx, cx) if lstm else hx, batch_sizes)
+        output, h_n, c_n = self._packed_layers(data, _runs([int(b) for b in batch_sizes.tolist()]), hx, cx)
+        if unsorted_indices is not None:
+            h_n = h_n.index_select(1, unsorted_indices)
+            c_n = c_n if c_n is None else c_n.index_select(1, unsorted_indices)
+        return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), h_n, c_n
+
+    def _packed_layers(self, x, runs, hx, cx):
+        """The layers stacked over packed data x (N, H_in) and sorted states -> (output (N, D*H_out), h_n, c_n),
+        dropout between layers in training, as the unpacked path."""
+        D = 2 if self.bidirectional else 1
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(D):
+                k = layer * D + d
+                out, h, c = self._packed_layer(x, runs, hx[k], None if cx is None else cx[k], k, reverse=d == 1)
+                outs.append(out)
+                h_n.append(h)
+                c_n.append(c)
+            x = outs[0] if D == 1 else minigrad.cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        return x, minigrad.stack(h_n), None if cx is None else minigrad.stack(c_n)
+
+    def _packed_layer(self, x, runs, h, c, k, reverse):
+        """Layer-and-direction k over packed data x (N, I) -> (output (N, H_out), h_n (B, H_out), c_n or None).
+
+        Each run of steps with one batch size b is one fused call on its (steps, b, I) block of x, starting from
+        the first b rows of the states; the other rows wait: forwards they are sequences that have ended (their
+        state is final), backwards (runs in reverse, b growing) sequences not begun (their state is the initial
+        one). So every sequence's h_n is the state at its own last step (its first, in reverse)."""
+        names = self._all_weights[k]
+        w_ih, w_hh = getattr(self, names[0]), getattr(self, names[1])
+        b_ih, b_hh = (getattr(self, names[2]), getattr(self, names[3])) if self.bias else (None, None)
+        w_hr = getattr(self, names[-1]) if self.proj_size else None
+        outs = []
+        for steps, b, row in (reversed(runs) if reverse else runs):
+            block = x[row:row + steps * b].reshape(steps, b, x.size(1))
+            out, h_b, c_b = R.rnn_layer(self.mode, block, h[:b], None if c is None else c[:b], w_ih, w_hh, b_ih,
+                                        b_hh, w_hr, reverse=reverse)
+            outs.append(out.reshape(steps * b, out.size(2)))
+            h = h_b if b == h.size(0) else minigrad.cat([h_b, h[b:]])
+            c = c_b if c is None or b == c.size(0) else minigrad.cat([c_b, c[b:]])
+        if reverse:
+            outs.reverse()  # back in time order
+        return outs[0] if len(outs) == 1 else minigrad.cat(outs), h, c
+
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
         if self.proj_size != 0:
@@ -163,6 +232,13 @@ class RNNBase(Module):
         if self.bidirectional is not False:
             s += f", bidirectional={self.bidirectional}"
         return s
+
+
+def _batch_size(module, input, batch_sizes):
+    """The batch size N: of a packed batch, its first step's; else from input's shape."""
+    if batch_sizes is not None:
+        return int(batch_sizes[0])
+    return input.size(0) if module.batch_first else input.size(1)
 
 
 def _no_proj(kwargs):
@@ -211,7 +287,7 @@ class LSTM(RNNBase):
                          proj_size, device, dtype)
 
     def get_expected_cell_size(self, input, batch_sizes=None):
-        batch = input.size(0) if self.batch_first else input.size(1)
+        batch = _batch_size(self, input, batch_sizes)
         return (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
 
     def check_forward_args(self, input, hidden, batch_sizes=None):
@@ -222,6 +298,8 @@ class LSTM(RNNBase):
                                "Expected hidden[1] size {}, got {}")
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._packed_lstm(input, hx)
         input, batched = self._batched(input)
         if hx is not None:
             if not (isinstance(hx, (tuple, list)) and len(hx) == 2):
@@ -242,6 +320,13 @@ class LSTM(RNNBase):
                                   self.training, self.bidirectional, self.batch_first)
         if not batched:
             return output.squeeze(0 if self.batch_first else 1), (h_n.squeeze(1), c_n.squeeze(1))
+        return output, (h_n, c_n)
+
+    def _packed_lstm(self, input, hx):
+        """forward for a PackedSequence input -> (PackedSequence output, (h_n, c_n)); hx as in forward."""
+        if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+            raise TypeError(f"LSTM: expected hx to be a tuple (h_0, c_0), got {type(hx).__name__}")
+        output, h_n, c_n = self._packed(input, *((None, None) if hx is None else hx))
         return output, (h_n, c_n)
 
 

@@ -142,4 +142,4 @@ def _one_device(params):
         raise TypeError("Found two parameters on different devices, this is currently not supported.")
 
 
-from . import rnn  # noqa: E402 (torch.nn.utils.rnn: pad_sequence, unpad_sequence)
+from . import rnn  # noqa: E402 (torch.nn.utils.rnn: pad_sequence, PackedSequence, pack_padded_sequence, ...)
