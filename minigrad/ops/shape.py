@@ -338,8 +338,12 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
-        ctx.sizes = [t.array.shape[dim] for t in tensors]
-        arrays = [t.array for t in tensors]
+        sizes, arrays = [], []
+        for t in tensors:  # (one loop: a comprehension is a call of its own)
+            a = t.array
+            arrays.append(a)
+            sizes.append(a.shape[dim])
+        ctx.sizes = sizes
         return array_module(arrays[0]).concatenate(arrays, axis=dim)
 
     @staticmethod

@@ -11,7 +11,7 @@ import numpy as np
 import minigrad
 from minigrad import backends
 from minigrad.ops import elementwise, reduction
-from minigrad.special import ERF32_ALPHA, ERF32_BETA, erf
+from minigrad.ops.special_array import ERF32_ALPHA, ERF32_BETA, erf
 
 from . import reference
 from ._common import (
@@ -24,7 +24,7 @@ K_TANH = math.sqrt(2.0 / math.pi)
 A_TANH = 0.044715
 
 
-# float32 gelu(x) = x (1/2 + c P(c^2) / Q(c^2)),  c = clip(x, +-4 sqrt2): erf.py's float32 rational for
+# float32 gelu(x) = x (1/2 + c P(c^2) / Q(c^2)),  c = clip(x, +-4 sqrt2): special_array.py's float32 rational for
 # erf(u), u = x / sqrt2, with the 1/sqrt2 and the outer 1/2 folded into its coefficients (u^2 = c^2 / 2,
 # powers of two, exact), which saves two of the 29 passes over each block. Past the clip the folded
 # constant can round to just below -1/2; the max with 0 keeps gelu(x) from turning positive there.
@@ -267,11 +267,13 @@ def _last_dim_rows(ctx, a, dim, op, array_code):
     them (kept as ctx.impl for backward), else `array_code(x, dim)`."""
     ctx.dim = dim
     x = a.array
-    rows = x.reshape(-1, x.shape[-1]) if dim == x.ndim - 1 else None
+    nd = x.ndim
+    rows = (x if nd == 2 else x.reshape(-1, x.shape[-1])) if dim == nd - 1 else None
     ctx.impl = None if rows is None else backends.find(op, rows)
     if ctx.impl is None:
         return array_code(x, dim)
-    return ctx.impl.forward(rows).reshape(x.shape)
+    y = ctx.impl.forward(rows)
+    return y if nd == 2 else y.reshape(x.shape)
 
 
 def _last_dim_rows_backward(ctx, g, recorded):

@@ -54,7 +54,10 @@ class _Elementwise(Module):
     _args = ()  # names of the constructor's arguments, in order (also the repr's)
 
     def forward(self, input):
-        return type(self).fn(input, **{k: getattr(self, k) for k in self._args})
+        kwargs = {}
+        for k in self._args:  # (read at each call: a user may set `m.dim` after construction, as in PyTorch)
+            kwargs[k] = getattr(self, k)
+        return type(self).fn(input, **kwargs)
 
     def extra_repr(self):
         return ", ".join(f"{k}={getattr(self, k)}" for k in self._args if k != "inplace" or self.inplace)
