@@ -86,12 +86,12 @@ _aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn pac
 
 
 def __getattr__(name):
-    # minigrad.cuda, .cpu, .amp, .memory, .viz, .utils, ... load on first use: the engine itself needs none of them;
+    # minigrad.cuda, .cpu, .amp, .memory, .viz, .utils, .special, ... load on first use: the engine itself needs none of them;
     # minigrad.nn and minigrad.optim are nn and nn.optim (through the alias finder in _aliases.py)
     import importlib
 
     if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
-                "_dynamo", "accelerator", "version", "distributions"):
+                "_dynamo", "accelerator", "version", "distributions", "special"):
         return importlib.import_module(f".{name}", __name__)
     if name == "autocast":  # torch.autocast is torch.amp.autocast
         return importlib.import_module(".amp", __name__).autocast

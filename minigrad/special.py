@@ -1,321 +1,51 @@
-"""erf and erfc on raw arrays (numpy or cupy): accurate to float64 precision, and fast in float32.
+"""minigrad.special: PyTorch's `torch.special` namespace, functions of tensors with its names.
 
-numpy has no erf and scipy is not a dependency, so this implements two published methods:
+    >>> import minigrad
+    >>> minigrad.special.xlogy(minigrad.tensor([0.0, 2.0]), minigrad.tensor([0.0, 3.0]))
+    tensor([0.0000, 2.1972])
 
-* float64: W. J. Cody's rational Chebyshev approximations ("Rational Chebyshev approximations
-  for the error function", Math. Comp. 23 (1969) 631-637; the SPECFUN routine CALERF),
-  max abs error ~2e-16 against math.erf:
-      |x| <= 0.46875        erf(x)  = x R1(x^2)
-      0.46875 < |x| <= 4    erfc(x) = exp(-x^2) R2(x)
-      |x| > 4               erfc(x) = exp(-x^2)/x (1/sqrt(pi) + R3(1/x^2)/x^2)
-  Each branch is evaluated only on its own elements (boolean-mask compression).
-
-* float32 (and float16): the single rational minimax approximation used by Eigen and XLA for
-  float erf, erf(x) = x P(x^2) / Q(x^2) with x clamped to [-4, 4] (P of degree 6, Q of degree 4),
-  ~1e-7 approximation error (max abs error ~3e-7 once rounded in float32). No branches, so it is
-  evaluated in cache-sized blocks with preallocated buffers: ~24 cheap passes per block instead of
-  over the whole array, which makes it several times faster than whole-array numpy code.
-
-On cupy, `cupyx.scipy.special.erf` (a native kernel) is used when importable.
+Each name is minigrad's op of that function (`expit` is sigmoid, `gammaln` lgamma, `psi` digamma,
+`gammainc` igamma, `multigammaln` mvlgamma), differentiable wherever PyTorch's is: the Bessel
+functions J, Y and K, `modified_bessel_*`, `spherical_bessel_j0` and the orthogonal polynomials have
+no gradient in PyTorch, nor here. Not provided: `airy_ai` (no accurate method without tables of
+coefficients), and `out=` arguments. The array code behind the ops is in minigrad/ops/special_array.py
+and minigrad/ops/bessel_array.py.
 """
-import numpy as np
+from .ops import digamma, erf, erfc, erfinv, exp2, expm1, log1p, logit, logsumexp, polygamma, round, sinc
+from .ops import lgamma as gammaln
+from .ops import log_softmax as _log_softmax
+from .ops import sigmoid as expit
+from .ops import softmax as _softmax
+from .ops.special_ops import (  # noqa: F401
+    bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,
+    chebyshev_polynomial_w, entr, erfcx, gammainc, gammaincc, hermite_polynomial_h, hermite_polynomial_he, i0, i0e, i1,
+    i1e, laguerre_polynomial_l, legendre_polynomial_p, log_ndtr, modified_bessel_i0, modified_bessel_i1,
+    modified_bessel_k0, modified_bessel_k1, multigammaln, ndtr, ndtri, scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1, shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v, shifted_chebyshev_polynomial_w, spherical_bessel_j0, xlog1py, xlogy, zeta,
+)
 
-BLOCK = 32768  # elements per block of the float32 path: a few float32 buffers fit in L2
-
-# ---- float64: Cody ----------------------------------------------------------------------------
-_A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02, 3.20937758913846947e03,
-      1.85777706184603153e-1)
-_B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03, 2.84423683343917062e03)
-_C = (5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01, 2.98635138197400131e02,
-      8.81952221241769090e02, 1.71204761263407058e03, 2.05107837782607147e03, 1.23033935479799725e03,
-      2.15311535474403846e-8)
-_D = (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02, 1.62138957456669019e03,
-      3.29079923573345963e03, 4.36261909014324716e03, 3.43936767414372164e03, 1.23033935480374942e03)
-_P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1, 1.60837851487422766e-2,
-      6.58749161529837803e-4, 1.63153871373020978e-2)
-_Q = (2.56852019228982242e00, 1.87295284992346725e00, 5.27905102951428412e-1, 6.05183413124413191e-2,
-      2.33520497626869185e-3)
-_SQRPI = 5.6418958354775628695e-1  # 1/sqrt(pi)
-_THRESH = 0.46875
-_BIG = 6.0  # erfc(6) ~ 2e-17: erf is 1 to float64 precision beyond
+psi = digamma
 
 
-def _cody_small(x):
-    """erf(x) for |x| <= 0.46875: x (sum A_k x^2k) / (sum B_k x^2k)."""
-    z = x * x
-    num = _A[4] * z
-    den = z.copy()
-    for i in range(3):
-        num += _A[i]
-        num *= z
-        den += _B[i]
-        den *= z
-    num += _A[3]
-    den += _B[3]
-    num *= x
-    num /= den
-    return num
+def softmax(input, dim, *, dtype=None):
+    """softmax along `dim` (required here, as in torch.special), optionally computed in `dtype`."""
+    return _softmax(input, dim, dtype=dtype)
 
 
-def _times_exp_neg_sq(xp, y, r):
-    """r * exp(-y^2), with y^2 split as (trunc(16y)/16)^2 + rest so its rounding costs no accuracy."""
-    hi = xp.trunc(y * 16.0)
-    hi *= 0.0625
-    lo = (y - hi) * (y + hi)
-    hi *= hi
-    hi += lo
-    hi *= -1.0
-    r *= xp.exp(hi, out=hi)
-    return r
+def log_softmax(input, dim, *, dtype=None):
+    """log_softmax along `dim` (required here, as in torch.special), optionally computed in `dtype`."""
+    return _log_softmax(input, dim, dtype=dtype)
 
 
-def _rational(x, p, q, n):
-    """(p[n+1] x^(n+1) + p[0] x^n + ... + p[n]) / (x^(n+1) + q[0] x^n + ... + q[n]), by Horner, in place."""
-    num = p[n + 1] * x
-    den = x.copy()
-    for i in range(n):
-        num += p[i]
-        num *= x
-        den += q[i]
-        den *= x
-    num += p[n]
-    den += q[n]
-    num /= den
-    return num
-
-
-def _cody_erfc_mid(xp, y):
-    """erfc(y) for 0.46875 < y <= 4."""
-    return _times_exp_neg_sq(xp, y, _rational(y, _C, _D, 7))
-
-
-def _cody_erfc_large(xp, y):
-    """erfc(y) for y > 4 (y <= _BIG)."""
-    z = 1.0 / (y * y)
-    num = _rational(z, _P, _Q, 4)
-    num *= z
-    num *= -1.0
-    num += _SQRPI
-    num /= y
-    return _times_exp_neg_sq(xp, y, num)
-
-
-def _erf_cody(xp, x, out):
-    y = xp.abs(x)
-    small = y <= _THRESH
-    if bool(small.all()):
-        out[...] = _cody_small(x)
-        return out
-    out[small] = _cody_small(x[small])
-    big = ~small
-    for sel, erfc in ((big & (y <= 4.0), _cody_erfc_mid), (big & ~(y <= 4.0), _cody_erfc_large)):
-        # erf(x) = sign(x) (1 - erfc(|x|)); NaN lands in the second set and stays NaN
-        if bool(sel.any()):
-            r = erfc(xp, xp.minimum(y[sel], _BIG))
-            r *= -1.0
-            r += 1.0
-            out[sel] = xp.copysign(r, x[sel])
-    return out
-
-
-# ---- float32: rational minimax on [-4, 4] (Eigen / XLA) ----------------------------------------
-ERF32_ALPHA = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
-          -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02)
-ERF32_BETA = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
-         -1.42647390514189e-02)
-
-
-def erf32_block(x, out, x2, q):
-    """erf of a float32 block `x` into `out` (may be `x` itself), using scratch buffers x2 and q (same size)."""
-    np.clip(x, -4.0, 4.0, out=out)
-    np.multiply(out, out, out=x2)
-    np.multiply(x2, ERF32_ALPHA[0], out=q)  # q holds P for now; out keeps clamped x
-    for a in ERF32_ALPHA[1:-1]:
-        q += a
-        q *= x2
-    q += ERF32_ALPHA[-1]
-    out *= q  # x P(x^2)
-    np.multiply(x2, ERF32_BETA[0], out=q)
-    for b in ERF32_BETA[1:-1]:
-        q += b
-        q *= x2
-    q += ERF32_BETA[-1]
-    out /= q  # x P / Q
-    return out
-
-
-def blocks(n, block=None):
-    """Slices covering range(n) in blocks of `block` (default BLOCK) elements."""
-    block = block or BLOCK
-    return [slice(i, min(i + block, n)) for i in range(0, n, block)]
-
-
-def _erf_f32(x, out):
-    flat, res = x.reshape(-1), out.reshape(-1)
-    m = min(flat.size, BLOCK)
-    x2, q = np.empty(m, x.dtype), np.empty(m, x.dtype)
-    for s in blocks(flat.size):
-        k = s.stop - s.start
-        erf32_block(flat[s], res[s], x2[:k], q[:k])
-    return out
-
-
-def erf(x, out=None):
-    """The error function of a float array, elementwise, as a new array (or into `out`, which may be `x`).
-
-    float64: max abs error ~2e-16 (Cody). float32: ~3e-7 (Eigen/XLA rational), and stays float32.
-    """
-    xp = np if isinstance(x, np.ndarray) else _array_module(x)
-    if x.dtype.kind != "f":
-        x = x.astype(np.float64)
-    if xp is not np:
-        special = _cupy_special()
-        if special is not None:
-            return special.erf(x) if out is None else special.erf(x, out)
-    if out is None:
-        out = xp.empty_like(x)
-    if x.dtype == np.float64 or xp is not np:
-        return _erf_cody(xp, x, out)
-    x = np.ascontiguousarray(x)
-    if out.flags.c_contiguous:
-        return _erf_f32(x, out)
-    out[...] = _erf_f32(x, np.empty_like(x))
-    return out
-
-
-def _array_module(x):
-    from .device import array_module
-
-    return array_module(x)
-
-
-def erfc(x):
-    """The complementary error function of a float array, accurate in the tail (Cody's erfc
-    branches directly, not 1 - erf); float32 and float16 are computed in float64."""
-    xp = np if isinstance(x, np.ndarray) else _array_module(x)
-    if x.dtype.kind != "f":
-        x = x.astype(np.float64)
-    if xp is not np:
-        special = _cupy_special()
-        if special is not None:
-            return special.erfc(x)
-    dt = x.dtype
-    x = x.astype(np.float64)
-    y = xp.abs(x)
-    out = xp.empty_like(x)
-    small = y <= _THRESH
-    out[small] = 1.0 - _cody_small(x[small])
-    for sel, fn in ((~small & (y <= 4.0), _cody_erfc_mid), (~small & ~(y <= 4.0), _cody_erfc_large)):
-        if bool(sel.any()):
-            with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-                r = fn(xp, xp.minimum(y[sel], 30.0))  # erfc(30) underflows to 0 already
-            out[sel] = xp.where(x[sel] < 0, 2.0 - r, r)
-    return out.astype(dt, copy=False)
-
-
-_special = False
-
-
-def _cupy_special():
-    global _special
-    if _special is False:
-        try:
-            import cupyx.scipy.special as special
-        except Exception:  # pragma: no cover - only on GPU machines without cupyx.scipy
-            special = None
-        _special = special
-    return _special
-
-
-
-# ---- erfinv, lgamma, digamma, trigamma (numpy has none of them) ------------------------------------
-def erfinv(y):
-    """The inverse error function: M. Giles' approximation ("Approximating the erfinv function",
-    GPU Computing Gems, 2010), then two Newton steps on erf, to float64 precision; +-inf at +-1."""
-    xp = np if isinstance(y, np.ndarray) else _array_module(y)
-    dt = y.dtype if y.dtype.kind == "f" else np.dtype(np.float64)
-    v = y.astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        w = -xp.log((1.0 - v) * (1.0 + v))
-        small = w < 5.0
-        ws, wb = w - 2.5, xp.sqrt(w) - 3.0
-        ps = xp.full_like(v, 2.81022636e-08)
-        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
-                  0.246640727, 1.50140941):
-            ps = c + ps * ws
-        pb = xp.full_like(v, -0.000200214257)
-        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
-                  1.00167406, 2.83297682):
-            pb = c + pb * wb
-        x = xp.where(small, ps, pb) * v
-        for _ in range(2):  # Newton on erf(x) = v
-            x = x - (erf(x) - v) / (TWO_OVER_SQRT_PI_ * xp.exp(-x * x))
-        x = xp.where(v == 1.0, np.inf, xp.where(v == -1.0, -np.inf, x))
-        x = xp.where(xp.abs(v) > 1.0, np.nan, x)
-    return x.astype(dt, copy=False)
-
-
-TWO_OVER_SQRT_PI_ = 1.1283791670955126
-
-
-def lgamma(x):
-    """log|Gamma(x)|, elementwise (math.lgamma per element; inf at the poles)."""
-    import math
-
-    xp = np if isinstance(x, np.ndarray) else _array_module(x)
-    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
-
-    def one(v):
-        try:
-            return math.lgamma(v)
-        except ValueError:  # a pole
-            return math.inf
-
-    flat = np.asarray(x, dtype=np.float64).reshape(-1)
-    out = np.fromiter((one(float(v)) if v == v else math.nan for v in flat), dtype=np.float64, count=flat.size)
-    return xp.asarray(out.reshape(x.shape).astype(dt))
-
-
-def _polygamma_series(x, order):
-    """digamma (order 0) or trigamma (order 1) of float64 x: recurrence up to x >= 12, then the asymptotic series."""
-    acc = np.zeros_like(x)
-    x = x.copy()
-    for _ in range(64):
-        low = x < 12.0
-        if not low.any():
-            break
-        acc = np.where(low, acc - (1.0 / x if order == 0 else -1.0 / (x * x)), acc)
-        x = np.where(low, x + 1.0, x)
-    inv = 1.0 / x
-    inv2 = inv * inv
-    if order == 0:
-        series = np.log(x) - 0.5 * inv - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
-    else:
-        series = inv + 0.5 * inv2 + inv * inv2 * (1 / 6 - inv2 * (1 / 30 - inv2 * (1 / 42 - inv2 / 30)))
-    return acc + series
-
-
-def _reflected(x, order, reflection, at_poles):
-    """polygamma of `order` (0, 1) elementwise in float64: the series for x >= 0.5, below it
-    `reflection(series at 1 - x, x)`; `at_poles` at 0, -1, -2, ... Returned in x's float dtype
-    (float32 for integers) on x's device."""
-    xp = np if isinstance(x, np.ndarray) else _array_module(x)
-    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
-    v = np.asarray(x, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        neg = v < 0.5
-        out = _polygamma_series(np.where(neg, 1.0 - v, v), order)
-        out = np.where(neg, reflection(out, v), out)
-        out = np.where((v <= 0) & (v == np.floor(v)), at_poles(v), out)
-    return xp.asarray(out.astype(dt))
-
-
-def digamma(x):
-    """d/dx log Gamma(x), elementwise (reflection for x < 0.5); as PyTorch: -inf at 0, nan at the
-    negative integers."""
-    return _reflected(x, 0, lambda s, v: s - np.pi / np.tan(np.pi * v), lambda v: np.where(v == 0, -np.inf, np.nan))
-
-
-def trigamma(x):
-    """The second derivative of log Gamma, elementwise (inf at the poles)."""
-    return _reflected(x, 1, lambda s, v: -s + (np.pi / np.sin(np.pi * v)) ** 2, lambda v: np.inf)
+__all__ = [
+    "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2",
+    "expit", "expm1", "gammainc", "gammaincc", "gammaln", "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e",
+    "i1", "i1e", "laguerre_polynomial_l", "legendre_polynomial_p", "log1p", "log_ndtr", "log_softmax", "logit",
+    "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+    "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "sinc", "softmax", "spherical_bessel_j0",
+    "xlog1py", "xlogy", "zeta",
+]

@@ -3,6 +3,7 @@ import functools
 import inspect
 
 from . import composite, elementwise, indexing, inplace, movement, pointwise, reduction, scan, scatter, shape  # noqa: F401
+from . import special_ops  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs, add, allclose, clamp, clip, cos, div, eq, equal, exp, ge, gt, isfinite, isinf,
     isnan, le, log, logical_and, logical_not, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
@@ -31,7 +32,7 @@ from .composite import (  # noqa: F401
     meshgrid, mode, moveaxis, movedim, multiply, mv, nan_to_num, nanmean, nanmedian, nansum, narrow, negative,
     not_equal, outer, positive, rad2deg, ravel, renorm, rot90, row_stack, searchsorted, select, sgn, signbit, sinc,
     std_mean, subtract, swapaxes, swapdims, take, take_along_dim, tensor_split, trace, trapezoid, trapz, tril_indices,
-    triu_indices, true_divide, unique, unique_consecutive, vander, var_mean, vsplit, vstack, xlogy,
+    triu_indices, true_divide, unique, unique_consecutive, vander, var_mean, vsplit, vstack,
 )
 from .composite import (  # noqa: F401
     index_put, is_complex, is_nonzero, is_same_size, is_signed, nanquantile, nextafter, quantile, resolve_conj,
@@ -41,7 +42,8 @@ from .composite import as_strided, diagonal_scatter, select_scatter, slice_scatt
 from .composite import histogram  # noqa: F401
 from .composite import isin  # noqa: F401
 from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F401
-from .composite import combinations, poisson  # noqa: F401
+from .composite import combinations, cumulative_trapezoid, poisson  # noqa: F401
+from .special_ops import i0, igamma, igammac, mvlgamma, xlogy  # noqa: F401 (torch.i0, ...: torch.special's under their top-level names)
 from .linalg import det, inverse, logdet, matrix_power, pinverse, slogdet  # noqa: F401
 from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)
 from .linalg import cholesky_legacy as cholesky, svd_legacy as svd, qr_legacy as qr  # noqa: F401 (torch.cholesky, ...)
@@ -72,7 +74,7 @@ _INPLACE = (
     "heaviside hypot index_copy index_fill lcm ldexp le lerp less less_equal log10 log1p log2 log logical_and "
     "logical_not logical_or logical_xor logit lt masked_scatter multiply nan_to_num ne neg negative not_equal pow "
     "rad2deg reciprocal relu remainder renorm round rsqrt sgn sigmoid sign sin sinc sinh sqrt square subtract tan "
-    "tanh tril triu true_divide trunc xlogy digamma erfinv lgamma"
+    "tanh tril triu true_divide trunc xlogy digamma erfinv lgamma i0 igamma igammac mvlgamma"
 ).split()
 
 
@@ -167,7 +169,8 @@ def _bind_methods(Tensor):
                  "take_along_dim", "tensor_split", "trace", "true_divide", "unique", "unique_consecutive", "vsplit",
                  "xlogy", "broadcast_to", "index_put", "is_complex", "is_nonzero", "is_same_size", "is_signed",
                  "nanquantile", "nextafter", "quantile", "resolve_conj", "split_with_sizes", "sum_to_size", "type_as",
-                 "vdot", "as_strided", "diagonal_scatter", "select_scatter", "slice_scatter", "histogram", "digamma", "erfinv", "lgamma", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet"):
+                 "vdot", "as_strided", "diagonal_scatter", "select_scatter", "slice_scatter", "histogram", "digamma", "erfinv", "lgamma", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet",
+                 "i0", "igamma", "igammac", "mvlgamma"):
         methods[name] = globals()[name]
     methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..device import array_module
 from ..tensor import Tensor
-from . import elementwise, matmul, movement, pointwise, reduction
+from . import elementwise, matmul, movement, pointwise, reduction, scan
 from . import indexing as indexing_ops  # (meshgrid has an argument named indexing)
 from . import shape as shape_ops  # (many functions here have a local named shape)
 from ..autograd import recording
@@ -248,19 +248,6 @@ def hypot(input, other):
 
 def logaddexp2(input, other):
     return pointwise.logaddexp(input * math.log(2.0), other * math.log(2.0)) / math.log(2.0)
-
-
-def xlogy(input, other):
-    """input * log(other), 0 where input is 0 (and other is not nan)."""
-    a, b = (input, other)
-    if not isinstance(a, Tensor):
-        a = Tensor(array_module(b.array).asarray(a, dtype=b.array.dtype if b.array.dtype.kind == "f" else np.float32))
-    if not isinstance(b, Tensor):
-        b = Tensor(array_module(a.array).asarray(b, dtype=a.array.dtype if a.array.dtype.kind == "f" else np.float32))
-    if a.array.dtype.kind != "f":
-        a = a.float()
-    zero = (a == 0) & ~elementwise.isnan(b)
-    return elementwise.where(zero, 0.0, a * elementwise.log(elementwise.where(zero, 1.0, b)))
 
 
 def sinc(input):
@@ -908,13 +895,34 @@ def renorm(input, p, dim, maxnorm):
     return input * scale
 
 
+def _trapezoid_widths(y, x, d):
+    """The widths of the trapezoids along dim d: diff(x) along d, a 1-D x being the sample points along d."""
+    if x.array.ndim == 1 and y.array.ndim > 1:
+        shape = [1] * y.array.ndim
+        shape[d] = x.array.shape[0]
+        x = shape_ops.reshape(x, shape)
+    return diff(x, dim=d if x.array.ndim > 1 else 0)
+
+
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     d = normalize_dim(dim, y.array.ndim)
     m = y.array.shape[d]
     mid = (narrow(y, d, 1, m - 1) + narrow(y, d, 0, m - 1)) * 0.5
     if x is None:
         return reduction.sum(mid, d) * (1.0 if dx is None else dx)
-    return reduction.sum(mid * diff(x, dim=d if x.array.ndim > 1 else 0), d)
+    return reduction.sum(mid * _trapezoid_widths(y, x, d), d)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running integral of y along dim by the trapezoidal rule (one entry fewer than y there):
+    sample points x (1-D along dim, or y's shape), or a spacing dx (default 1)."""
+    d = normalize_dim(dim, y.array.ndim)
+    m = y.array.shape[d]
+    if m == 0:
+        return y * 0.5
+    mid = (narrow(y, d, 1, m - 1) + narrow(y, d, 0, m - 1)) * 0.5
+    areas = mid * (1.0 if dx is None else dx) if x is None else mid * _trapezoid_widths(y, x, d)
+    return scan.cumsum(areas, d)
 
 
 trapz = trapezoid

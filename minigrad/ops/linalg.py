@@ -121,10 +121,13 @@ def solve(A, B, *, left=True):
 def matrix_power(input, n):
     """A^n by repeated squaring (n < 0: of the inverse; n == 0: the identity)."""
     _square("matrix_power", input)
-    if n == 0:
+    if n == 0:  # as PyTorch: the identity copied into a clone of A, so it keeps A's autograd (a zero gradient)
+        from .inplace import copy_
+        from .shape import clone
+
         xp = array_module(input.array)
-        eye = xp.broadcast_to(xp.eye(input.array.shape[-1], dtype=input.array.dtype), input.array.shape)
-        return Tensor(xp.ascontiguousarray(eye))
+        eye = Tensor(xp.eye(input.array.shape[-1], dtype=input.array.dtype))
+        return copy_(clone(input), eye)
     base = inverse(input) if n < 0 else input
     n = builtins.abs(n)
     out = None

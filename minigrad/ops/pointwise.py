@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import special
+from . import special_array
 from ..autograd.function import Function
 from ..device import array_module
 from .. import dtypes as _dtypes
@@ -76,11 +76,11 @@ log10 = _float_unary("log10", "Log10Backward0", lambda xp, x: xp.log10(x),
                      lambda g, a: g / (a * LN10))  # d log10 a = da / (a ln 10)
 expm1 = _float_unary("expm1", "Expm1Backward0", lambda xp, x: xp.expm1(x),
                      lambda g, r: g * (r + 1.0), saves="result")  # d (e^a - 1) = e^a da
-log1p = _float_unary("log1p", "Log1pBackward0", lambda xp, x: xp.log1p(x),
+log1p = _float_unary("log1p", "Log1PBackward0", lambda xp, x: xp.log1p(x),
                      lambda g, a: g / (a + 1.0))  # d log(1 + a) = da / (1 + a)
-erf = _float_unary("erf", "ErfBackward0", lambda xp, x: special.erf(x),
+erf = _float_unary("erf", "ErfBackward0", lambda xp, x: special_array.erf(x),
                    lambda g, a: g * (TWO_OVER_SQRT_PI * exp(-(a * a))))  # d erf a = 2/sqrt(pi) e^(-a^2) da
-erfc = _float_unary("erfc", "ErfcBackward0", lambda xp, x: special.erfc(x),
+erfc = _float_unary("erfc", "ErfcBackward0", lambda xp, x: special_array.erfc(x),
                     lambda g, a: g * (-TWO_OVER_SQRT_PI * exp(-(a * a))))  # d erfc a = -d erf a
 
 
@@ -430,23 +430,35 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 # ---- special functions -------------------------------------------------------------------------------
 SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
 
-erfinv = _float_unary("erfinv", "ErfinvBackward0", lambda xp, x: special.erfinv(x),
+erfinv = _float_unary("erfinv", "ErfinvBackward0", lambda xp, x: special_array.erfinv(x),
                       lambda g, r: g * (SQRT_PI_OVER_2 * exp(r * r)), saves="result")  # d erfinv y = sqrt(pi)/2 e^(x^2) dy
-lgamma = _float_unary("lgamma", "LgammaBackward0", lambda xp, x: special.lgamma(x),
+lgamma = _float_unary("lgamma", "LgammaBackward0", lambda xp, x: special_array.lgamma(x),
                       lambda g, a: g * digamma(a))  # d log Gamma(a) = digamma(a) da
-digamma = _float_unary("digamma", "DigammaBackward0", lambda xp, x: special.digamma(x),
-                       lambda g, a: g * _trigamma(a))  # d digamma(a) = trigamma(a) da
-def _no_tetragamma(g, a):
-    raise RuntimeError("the derivative of polygamma(1, x) (polygamma(2, x)) is not implemented in minigrad")
+digamma = _float_unary("digamma", "DigammaBackward0", lambda xp, x: special_array.digamma(x),
+                       lambda g, a: g * polygamma(1, a))  # d digamma(a) = polygamma(1, a) da
 
 
-_trigamma = _float_unary("trigamma", "PolygammaBackward0", lambda xp, x: special.trigamma(x), _no_tetragamma)
+class Polygamma(Function):
+    node_name = "PolygammaBackward0"
+
+    @staticmethod
+    def forward(ctx, n, a):
+        ctx.save(self=a)
+        ctx.n = n
+        return _quiet(special_array.polygamma, n, a.array)
+
+    @staticmethod
+    def backward(ctx, g):  # d polygamma(n, a) = polygamma(n + 1, a) da
+        return None, g * polygamma(ctx.n + 1, ctx._saved_self)
 
 
 def polygamma(n, input):
-    """The n-th derivative of digamma; n = 0 (digamma) and 1 (trigamma) are supported."""
-    if n == 0:
-        return digamma(input)
-    if n == 1:
-        return _trigamma(input)
-    raise NotImplementedError(f"polygamma(n={n}): only n = 0 and n = 1 are implemented in minigrad")
+    """The n-th derivative of digamma (n >= 0): digamma and trigamma for n = 0, 1, else
+    (-1)^(n+1) n! zeta(n + 1, input)."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if not isinstance(input, Tensor):
+        raise TypeError(f"polygamma(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if input.array.dtype.kind != "f":
+        input = input.to(_dtypes.default_float)
+    return Polygamma.apply(int(n), input)

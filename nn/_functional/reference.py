@@ -10,7 +10,7 @@ import minigrad
 from minigrad import Tensor
 from minigrad.autograd.function import Function
 from minigrad.device import array_module
-from minigrad.special import erf as _erf_array
+from minigrad.ops.special_array import erf as _erf_array
 
 
 class Erf(Function):

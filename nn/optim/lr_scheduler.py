@@ -110,12 +110,36 @@ class LRScheduler:
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def state_dict(self):
-        """Every attribute but the optimizer (for LambdaLR, the lambdas are left out too)."""
+        """Every attribute but the optimizer (LambdaLR and MultiplicativeLR record their lambdas as PyTorch's)."""
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
 
     def load_state_dict(self, state_dict):
         """Restore `state_dict()`'s output (construct the scheduler first, then load)."""
         self.__dict__.update(state_dict)
+
+
+def _lambdas_state(lr_lambdas):
+    """PyTorch's `lr_lambdas` entry of a state dict: None for a plain function (a def or a lambda, which
+    cannot be saved), a copy of the attributes of a callable object."""
+    return [None if isinstance(fn, types.FunctionType) or not hasattr(fn, "__dict__") else fn.__dict__.copy()
+            for fn in lr_lambdas]
+
+
+class _LambdaState:
+    """state_dict / load_state_dict of the schedules driven by `lr_lambdas` (LambdaLR, MultiplicativeLR)."""
+
+    def state_dict(self):
+        state = super().state_dict()
+        state["lr_lambdas"] = _lambdas_state(self.lr_lambdas)
+        return state
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        saved = state_dict.pop("lr_lambdas", None) or ()
+        super().load_state_dict(state_dict)  # the lambdas themselves stay the constructor's
+        for fn, attributes in zip(self.lr_lambdas, saved):
+            if attributes is not None:
+                fn.__dict__.update(attributes)
 
 
 def _one_per_group(optimizer, lr_lambda):
@@ -128,8 +152,9 @@ def _one_per_group(optimizer, lr_lambda):
     return [lr_lambda] * n
 
 
-class LambdaLR(LRScheduler):
-    """lr = base_lr * lr_lambda(last_epoch); one lambda, or one per parameter group."""
+class LambdaLR(_LambdaState, LRScheduler):
+    """lr = base_lr * lr_lambda(last_epoch); one lambda, or one per parameter group. The state dict
+    holds, under `lr_lambdas`, None for each plain function and the attributes of a callable object."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.lr_lambdas = _one_per_group(optimizer, lr_lambda)
@@ -506,9 +531,9 @@ class ConstantLR(LRScheduler):
                 for base in self.base_lrs]
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_LambdaState, LRScheduler):
     """Each step multiplies the current lr by lr_lambda(last_epoch); one lambda, or one per parameter
-    group. (The lambdas are not part of the state dict.)"""
+    group. (The state dict holds the lambdas as LambdaLR's does.)"""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.lr_lambdas = _one_per_group(optimizer, lr_lambda)

@@ -13,7 +13,7 @@ from minigrad import backends
 from minigrad.backends.cpu import attention as cpu_attention
 from minigrad.backends.cpu import team
 from nn._functional import reference as R
-from minigrad.special import erf
+from minigrad.ops.special_array import erf
 
 F64 = minigrad.float64
 RNG = np.random.default_rng(0)
@@ -35,7 +35,7 @@ def blocking(request, monkeypatch):
         monkeypatch.setattr(backends, "_kernels", "numpy")
     if request.param == "blocks":
         import nn._functional._common as common
-        import minigrad.special as erf_module
+        import minigrad.ops.special_array as erf_module
 
         monkeypatch.setattr(common, "BLOCK", 4096)
         monkeypatch.setattr(erf_module, "BLOCK", 4096)

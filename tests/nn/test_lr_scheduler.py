@@ -468,3 +468,41 @@ def test_new_schedules_by_hand_and_errors():
         SequentialLR(opt, [ExponentialLR(opt, 0.5), ExponentialLR(_optimizer(), 0.5)], [2])
     with pytest.raises(TypeError, match="should have `optimizer` as its attribute"):
         ChainedScheduler([ExponentialLR(opt, 0.5), object()])
+
+
+class _Halving:
+    """A callable-object lr lambda: its attributes go into the state dict (PyTorch's rule)."""
+
+    def __init__(self, rate):
+        self.rate = rate
+
+    def __call__(self, epoch):
+        return self.rate ** epoch
+
+
+@pytest.mark.parametrize("name", ["LambdaLR", "MultiplicativeLR"])
+def test_lambda_schedules_record_lr_lambdas_as_torch(torch, name, tmp_path):
+    import torch.optim.lr_scheduler as tl
+
+    from nn.optim import lr_scheduler as ml
+
+    def make(lib, opt):
+        return getattr(lib, name)(opt, [lambda e: 0.9 ** e, _Halving(0.5)])
+
+    ours, theirs = make(ml, _optimizer()), make(tl, _torch_optimizer(torch))
+    for s in (ours, theirs):
+        s.optimizer.step()
+        s.step()
+    mine, ref = ours.state_dict(), theirs.state_dict()
+    assert mine["lr_lambdas"] == ref["lr_lambdas"] == [None, {"rate": 0.5}]
+    assert set(ref) - set(mine) <= {"_is_initial", "_get_lr_called_within_step"}  # (PyTorch's step bookkeeping)
+    # loading restores a callable object's attributes, and leaves the functions and the given dict alone
+    nn.save({"scheduler": mine}, tmp_path / "s.safetensors")
+    loaded = nn.load(tmp_path / "s.safetensors")["scheduler"]
+    loaded["lr_lambdas"][1] = {"rate": 0.25}
+    again = make(ml, _optimizer())
+    given = dict(loaded)
+    again.load_state_dict(given)
+    assert given == loaded and "lr_lambdas" in given
+    assert again.lr_lambdas[1].rate == 0.25 and again.last_epoch == ours.last_epoch
+    assert callable(again.lr_lambdas[0]) and again.lr_lambdas[0](2) == pytest.approx(0.81)

@@ -1,7 +1,7 @@
 """GELU on the CPU: one compiled loop each way (the numpy form makes ~27 passes over memory).
 
 float32 forward: gelu(x) = x max(1/2 + c P(c^2) / Q(c^2), 0), c = clip(x, +-4 sqrt2): the float32 erf
-rational of erf(u), u = x / sqrt2 (minigrad.special's coefficients), with the 1/sqrt2 and the outer
+rational of erf(u), u = x / sqrt2 (minigrad.ops.special_array's coefficients), with the 1/sqrt2 and the outer
 1/2 folded into them (u^2 = c^2 / 2: powers of two, exact).
 Past the clip the folded constant can round to just below -1/2; the max with 0 keeps gelu(x) from
 turning positive there. float64 forward runs the op's own array code (erf in float64).
@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ...special import ERF32_ALPHA, ERF32_BETA
+from ...ops.special_array import ERF32_ALPHA, ERF32_BETA
 from . import team
 
 _SQRT1_2 = 1.0 / math.sqrt(2.0)

@@ -1,0 +1,339 @@
+"""The ops behind torch.special's names that minigrad.special does not take from elsewhere: erfcx,
+ndtri, log_ndtr, entr, xlogy and xlog1py, the modified Bessel functions i0, i0e, i1, i1e, the
+Hurwitz zeta function, the regularized incomplete gamma functions and the multivariate log-gamma.
+Forward on arrays (special_array.py, bessel_array.py), backward in Tensor ops (so twice
+differentiable), with PyTorch's derivatives (each in a comment).
+
+Also, without a gradient as in PyTorch (their results never require grad): the Bessel functions
+J0, J1, Y0, Y1, K0, K1 (and scaled), modified_bessel_i0/i1, spherical_bessel_j0 and the orthogonal
+polynomials (Chebyshev T, U, V, W and their shifted forms, Hermite H and He, Laguerre, Legendre).
+"""
+import math
+
+import numpy as np
+
+from .. import dtypes as _dtypes
+from ..autograd.function import Function
+from ..device import array_module
+from ..tensor import Tensor
+from . import bessel_array, special_array
+from ._util import binary_operands, cast, sum_to
+from .array_op import array_op
+from .elementwise import _binary, _unary, exp, log, sign, where
+from .pointwise import _float_unary, digamma, erfc, lgamma
+
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+SQRT_2PI = math.sqrt(2.0 * math.pi)
+
+
+def _unary_saving_both(opname, node, array_fn, backward):
+    """A one-input op that saves its input and its result: forward `array_fn(x)` on the array,
+    backward `backward(g, input, result)` in Tensor ops."""
+
+    def forward(ctx, a):
+        ctx.save(self=a)
+        return array_fn(a.array)
+
+    def bwd(ctx, g):
+        a, result = ctx.saved_tensors
+        return backward(g, a, result)
+
+    cls = type(opname.capitalize(), (Function,), dict(node_name=node, saves_result=True,
+                                                      forward=staticmethod(forward), backward=staticmethod(bwd)))
+    return _unary(cls, opname)
+
+
+# ---- the error function family ------------------------------------------------------------------
+erfcx = _unary_saving_both("erfcx", "SpecialErfcxBackward0", special_array.erfcx,
+                           lambda g, a, r: g * (2.0 * a * r - TWO_OVER_SQRT_PI))  # d erfcx(a) = (2 a erfcx(a) - 2/sqrt(pi)) da
+ndtri = _float_unary("ndtri", "SpecialNdtriBackward0", lambda xp, x: special_array.ndtri(x),
+                     lambda g, r: g * (SQRT_2PI * exp(r * r * 0.5)), saves="result")  # d ndtri(p) = sqrt(2 pi) e^(x^2/2) dp
+log_ndtr = _unary_saving_both("log_ndtr", "SpecialLogNdtrBackward0", special_array.log_ndtr,
+                              lambda g, a, r: g * exp(-(r + a * a * 0.5)) / SQRT_2PI)  # d log ndtr(a) = pdf(a) / ndtr(a) da
+
+
+def ndtr(input):
+    """The standard normal CDF, (1 + erf(x / sqrt2)) / 2, computed as erfc(-x / sqrt2) / 2 (accurate in
+    the left tail, where PyTorch's erf form rounds to 0)."""
+    x = input if input.array.dtype.kind == "f" else input.to(_dtypes.default_float)
+    return erfc(x * -special_array.SQRT_HALF) * 0.5
+
+
+def _entr(xp, x):
+    return xp.where(x > 0, -x * xp.log(x), xp.where(x == 0, x.dtype.type(0), xp.where(x < 0, -np.inf, x)))
+
+
+entr = _float_unary("entr", "SpecialEntrBackward0", _entr,
+                    lambda g, a: g * -(log(a) + 1.0))  # d(-a ln a) = -(ln a + 1) da (-inf for a < 0, 0 at 0)
+
+
+# ---- xlogy, xlog1py -----------------------------------------------------------------------------
+def _three_nodes(cls, name, node):
+    """cls, and its subclasses for a number as first and as second argument (PyTorch's three node names)."""
+    return cls, type(f"{name}ScalarSelf", (cls,), {"node_name": node + "1"}), \
+        type(f"{name}ScalarOther", (cls,), {"node_name": node + "2"})
+
+
+def _binary_float_op(nodes, input, other, opname=None):
+    """Apply the node for (tensor, tensor), (number, tensor) or (tensor, number), integers promoted to
+    the default float (or, with `opname`, refused as PyTorch refuses them)."""
+    cls = nodes[1] if not isinstance(input, Tensor) else nodes[2] if not isinstance(other, Tensor) else nodes[0]
+    a, b = binary_operands(input, other)
+    if a.array.dtype.kind != "f":
+        if opname is not None:
+            raise NotImplementedError(f"\"{opname}_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
+        a, b = cast(a, _dtypes.default_float.np), cast(b, _dtypes.default_float.np)
+    return _binary(cls, a, b)
+
+
+def _x_times(xp, x, y, fn):
+    """x * fn(y), 0 where x == 0 and y is not nan."""
+    out = x * fn(y)
+    return xp.where((x == 0) & ~xp.isnan(y), out.dtype.type(0), out)
+
+
+class Xlogy(Function):
+    node_name = "XlogyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a, other=b)
+        xp = array_module(a.array)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return _x_times(xp, a.array, b.array, xp.log)
+
+    @staticmethod
+    def backward(ctx, g):  # d(a log b) = log b da + a / b db; PyTorch's da is 0 where a == 0 and b <= 0
+        a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx._shapes
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = sum_to(where((a == 0) & (b <= 0), 0.0, xlogy(g, b)), a_shape)
+        if ctx.needs_input_grad[1]:
+            gb = sum_to(g * a / b, b_shape)
+        return ga, gb
+
+
+class Xlog1py(Function):
+    node_name = "SpecialXlog1PyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a, other=b)
+        xp = array_module(a.array)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return _x_times(xp, a.array, b.array, xp.log1p)
+
+    @staticmethod
+    def backward(ctx, g):  # d(a log(1 + b)) = log(1 + b) da + a / (1 + b) db; da is 0 where a == 0 and b <= -1
+        a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx._shapes
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = sum_to(where((a == 0) & (b <= -1), 0.0, xlog1py(g, b)), a_shape)
+        if ctx.needs_input_grad[1]:
+            gb = sum_to(g * a / (b + 1.0), b_shape)
+        return ga, gb
+
+
+_XLOGY = _three_nodes(Xlogy, "Xlogy", "XlogyBackward")
+_XLOG1PY = _three_nodes(Xlog1py, "Xlog1py", "SpecialXlog1PyBackward")
+
+
+def xlogy(input, other):
+    """input * log(other), 0 where input is 0 (and other is not nan); either may be a number."""
+    return _binary_float_op(_XLOGY, input, other)
+
+
+def xlog1py(input, other):
+    """input * log1p(other), 0 where input is 0 (and other is not nan); either may be a number."""
+    return _binary_float_op(_XLOG1PY, input, other)
+
+
+# ---- the modified Bessel functions of the first kind ----------------------------------------------
+def _i1_grad(g, a, r):  # d I1(a) = (I0(a) - I1(a)/a) da, 1/2 at 0
+    safe = where(a == 0, 1.0, a)
+    return g * where(a == 0, 0.5, i0(a) - r / safe)
+
+
+def _i1e_grad(g, a, r):  # d(e^-|a| I1(a)) = (i0e(a) - i1e(a) (sgn(a) + 1/a)) da, 1/2 at 0
+    safe = where(a == 0, 1.0, a)
+    return g * where(a == 0, 0.5, i0e(a) - r * (sign(a) + 1.0 / safe))
+
+
+i0 = _float_unary("i0", "I0Backward0", lambda xp, x: bessel_array.bessel_i(x, 0),
+                  lambda g, a: g * i1(a))  # d I0(a) = I1(a) da
+i0e = _unary_saving_both("i0e", "SpecialI0EBackward0", lambda x: bessel_array.bessel_i(x, 0, scaled=True),
+                         lambda g, a, r: g * (i1e(a) - sign(a) * r))  # d(e^-|a| I0(a)) = (i1e(a) - sgn(a) i0e(a)) da
+i1 = _unary_saving_both("i1", "SpecialI1Backward0", lambda x: bessel_array.bessel_i(x, 1), _i1_grad)
+i1e = _unary_saving_both("i1e", "SpecialI1EBackward0", lambda x: bessel_array.bessel_i(x, 1, scaled=True), _i1e_grad)
+
+
+# ---- zeta, the incomplete gamma functions, the multivariate log-gamma --------------------------------
+class Zeta(Function):
+    node_name = "SpecialZetaBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a, other=b)
+        return special_array.zeta(a.array, b.array).astype(a.array.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):  # d zeta(x, q) = -x zeta(x + 1, q) dq; PyTorch has no derivative in x
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+        a, b = ctx.saved_tensors
+        return None, sum_to(g * -a * zeta(a + 1.0, b), ctx._shapes[1])
+
+
+_ZETA = _three_nodes(Zeta, "Zeta", "SpecialZetaBackward")
+
+
+def zeta(input, other):
+    """The Hurwitz zeta function sum_k (other + k)^-input (the Riemann zeta at other = 1); either may be a number."""
+    return _binary_float_op(_ZETA, input, other)
+
+
+def _incomplete_gamma(upper):
+    name = "igammac" if upper else "igamma"
+
+    class IncompleteGamma(Function):
+        node_name = "IgammacBackward0" if upper else "IgammaBackward0"
+
+        @staticmethod
+        def forward(ctx, a, x):
+            ctx.save(self=a, other=x)
+            return special_array.gammainc(a.array, x.array, upper).astype(a.array.dtype, copy=False)
+
+        @staticmethod
+        def backward(ctx, g):  # d P(a, x) = -d Q(a, x) = x^(a-1) e^-x / Gamma(a) dx; none in a (as PyTorch)
+            if ctx.needs_input_grad[0]:
+                raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+            a, x = ctx.saved_tensors
+            density = exp((a - 1.0) * log(x) - x - lgamma(a))
+            return None, sum_to(g * (-density if upper else density), ctx._shapes[1])
+
+    IncompleteGamma.__name__ = IncompleteGamma.__qualname__ = "Igammac" if upper else "Igamma"
+    nodes = (IncompleteGamma,) * 3
+
+    def op(input, other):
+        return _binary_float_op(nodes, input, other, opname=name)
+
+    op.__name__ = "gammaincc" if upper else "gammainc"
+    op.__doc__ = ("The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other)." if upper else
+                  "The regularized lower incomplete gamma function P(input, other) = gamma(input, other) / Gamma(input).")
+    return op
+
+
+gammainc = igamma = _incomplete_gamma(False)
+gammaincc = igammac = _incomplete_gamma(True)
+
+
+class Mvlgamma(Function):
+    node_name = "MvlgammaBackward0"
+
+    @staticmethod
+    def forward(ctx, a, p):
+        ctx.save(self=a)
+        ctx.p = p
+        x = a.array.astype(np.float64)
+        out = sum(special_array.lgamma(x - 0.5 * i) for i in range(p)) + p * (p - 1) / 4.0 * math.log(math.pi)
+        return array_module(a.array).asarray(out, dtype=a.array.dtype)
+
+    @staticmethod
+    def backward(ctx, g):  # d sum_i log Gamma(a - i/2) = sum_i digamma(a - i/2) da
+        a = ctx._saved_self
+        return g * sum(digamma(a - 0.5 * i) for i in range(ctx.p)), None
+
+
+def multigammaln(input, p):
+    """The multivariate log-gamma of dimension p: sum_(i<p) log Gamma(input - i/2) + p (p-1)/4 log(pi)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = input if input.array.dtype.kind == "f" else input.to(_dtypes.default_float)
+    return Mvlgamma.apply(x, p)
+
+
+mvlgamma = multigammaln
+
+
+# ---- without a gradient (as in PyTorch): J, Y, K, spherical j0, the orthogonal polynomials ----------
+def _no_grad(opname, array_fn):
+    def op(input):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{opname}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        x = input if input.array.dtype.kind == "f" else input.to(_dtypes.default_float)
+        return array_op(array_fn, x)
+
+    op.__name__ = opname
+    op.__doc__ = f"Elementwise {opname} (no gradient, as in PyTorch)."
+    return op
+
+
+bessel_j0 = _no_grad("bessel_j0", lambda x: bessel_array.bessel_jy(x, "j", 0))
+bessel_j1 = _no_grad("bessel_j1", lambda x: bessel_array.bessel_jy(x, "j", 1))
+bessel_y0 = _no_grad("bessel_y0", lambda x: bessel_array.bessel_jy(x, "y", 0))
+bessel_y1 = _no_grad("bessel_y1", lambda x: bessel_array.bessel_jy(x, "y", 1))
+modified_bessel_i0 = _no_grad("modified_bessel_i0", lambda x: bessel_array.bessel_i(x, 0))
+modified_bessel_i1 = _no_grad("modified_bessel_i1", lambda x: bessel_array.bessel_i(x, 1))
+modified_bessel_k0 = _no_grad("modified_bessel_k0", lambda x: bessel_array.bessel_k(x, 0))
+modified_bessel_k1 = _no_grad("modified_bessel_k1", lambda x: bessel_array.bessel_k(x, 1))
+scaled_modified_bessel_k0 = _no_grad("scaled_modified_bessel_k0", lambda x: bessel_array.bessel_k(x, 0, scaled=True))
+scaled_modified_bessel_k1 = _no_grad("scaled_modified_bessel_k1", lambda x: bessel_array.bessel_k(x, 1, scaled=True))
+spherical_bessel_j0 = _no_grad("spherical_bessel_j0", bessel_array.spherical_j0)
+
+
+def _polynomial(opname, first, step, shifted=False):
+    """The op of an orthogonal polynomial family p_n(x), n the integer part of `n` (0 for n < 0), from
+    p_0 = 1, p_1 = first(x) and the three-term recurrence p_(k+1) = step(k, x, p_k, p_(k-1)), in
+    float64; `shifted`: of 2x - 1 (the shifted Chebyshev polynomials on [0, 1])."""
+
+    def values(x, n):
+        xp = array_module(x)
+        t = x.astype(np.float64)
+        if shifted:
+            t = 2.0 * t - 1.0
+        t, n = xp.broadcast_arrays(t, xp.trunc(n.astype(np.float64)))
+        out = xp.where(n == 0, 1.0, 0.0)
+        top = int(n.max()) if n.size else 0
+        prev, cur = xp.ones_like(t), first(t)
+        for k in range(1, top + 1):
+            out = xp.where(n == k, cur, out)
+            if k < top:
+                prev, cur = cur, step(k, t, cur, prev)
+        return out.astype(x.dtype)
+
+    def op(input, n):
+        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(f"{opname}(): expected a Tensor argument")
+        x, m = binary_operands(input, n)
+        if x.array.dtype.kind != "f":
+            x, m = cast(x, _dtypes.default_float.np), cast(m, _dtypes.default_float.np)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return array_op(values, x, m)
+
+    op.__name__ = opname
+    op.__doc__ = f"The {opname.replace('_', ' ')} of degree n at input, elementwise (no gradient, as in PyTorch)."
+    return op
+
+
+def _chebyshev(name, first, shifted=False):
+    return _polynomial(name, first, lambda k, x, p, q: 2.0 * x * p - q, shifted)
+
+
+chebyshev_polynomial_t = _chebyshev("chebyshev_polynomial_t", lambda x: x)
+chebyshev_polynomial_u = _chebyshev("chebyshev_polynomial_u", lambda x: 2.0 * x)
+chebyshev_polynomial_v = _chebyshev("chebyshev_polynomial_v", lambda x: 2.0 * x - 1.0)
+chebyshev_polynomial_w = _chebyshev("chebyshev_polynomial_w", lambda x: 2.0 * x + 1.0)
+shifted_chebyshev_polynomial_t = _chebyshev("shifted_chebyshev_polynomial_t", lambda x: x, shifted=True)
+shifted_chebyshev_polynomial_u = _chebyshev("shifted_chebyshev_polynomial_u", lambda x: 2.0 * x, shifted=True)
+shifted_chebyshev_polynomial_v = _chebyshev("shifted_chebyshev_polynomial_v", lambda x: 2.0 * x - 1.0, shifted=True)
+shifted_chebyshev_polynomial_w = _chebyshev("shifted_chebyshev_polynomial_w", lambda x: 2.0 * x + 1.0, shifted=True)
+hermite_polynomial_h = _polynomial("hermite_polynomial_h", lambda x: 2.0 * x,
+                                   lambda k, x, p, q: 2.0 * x * p - 2.0 * k * q)  # H_(k+1) = 2x H_k - 2k H_(k-1)
+hermite_polynomial_he = _polynomial("hermite_polynomial_he", lambda x: x,
+                                    lambda k, x, p, q: x * p - k * q)  # He_(k+1) = x He_k - k He_(k-1)
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", lambda x: 1.0 - x,
+                                    lambda k, x, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1))
+legendre_polynomial_p = _polynomial("legendre_polynomial_p", lambda x: x,
+                                    lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1))
