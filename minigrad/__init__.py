@@ -71,6 +71,28 @@ def detach(t):
 
 __version__ = "0.1.0"
 contiguous_format = preserve_format = "contiguous_format"  # memory formats: minigrad lays tensors out row-major
+channels_last = channels_last_3d = "channels_last"  # (accepted where PyTorch takes a memory_format; changes nothing)
+
+
+class layout:
+    """A tensor's memory layout: minigrad's tensors are all `minigrad.strided` (dense arrays)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"minigrad.{self.name}"
+
+
+strided, sparse_coo, sparse_csr = layout("strided"), layout("sparse_coo"), layout("sparse_csr")
+
+
+def typename(obj):
+    """PyTorch's type name of a tensor ('minigrad.FloatTensor') or of any other object (its class's)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = type(obj).__module__
+    return type(obj).__qualname__ if module in ("builtins", None) else f"{module}.{type(obj).__qualname__}"
 
 
 def get_num_interop_threads():

@@ -141,26 +141,28 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     return _filled(fill_value, tuple(size), dtype, device, requires_grad)
 
 
+# (layout= and memory_format= are accepted and change nothing: arrays here are dense and row-major,
+# and a memory format is a layout of strides, never of values)
 def _like(t, dtype, device):
     return (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
 
 
-def zeros_like(input, dtype=None, device=None, requires_grad=False):
+def zeros_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
     dt, dev = _like(input, dtype, device)
     return zeros(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def ones_like(input, dtype=None, device=None, requires_grad=False):
+def ones_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
     dt, dev = _like(input, dtype, device)
     return ones(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def empty_like(input, dtype=None, device=None, requires_grad=False):
+def empty_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
     dt, dev = _like(input, dtype, device)
     return empty(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
     dt, dev = _like(input, dtype, device)
     return full(tuple(input.shape), fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
@@ -271,17 +273,18 @@ def randperm(n, dtype=None, device=None, generator=None):
     return Tensor(rng.permutation(n).astype(_dt(dtype, dtypes.int64)))
 
 
-def randn_like(input, dtype=None, device=None, requires_grad=False):
+def randn_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
     dt, dev = _like(input, dtype, device)
     return randn(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def rand_like(input, dtype=None, device=None, requires_grad=False):
+def rand_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
     dt, dev = _like(input, dtype, device)
     return rand(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
-def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False):
+def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False, layout=None,
+                 memory_format=None):
     """Integers uniform in [low, high) (or [0, low) with one bound) in input's shape, dtype and device."""
     if high is None:
         low, high = 0, low

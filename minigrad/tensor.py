@@ -146,6 +146,16 @@ class Tensor:
     def is_cpu(self):
         return self.device.type == "cpu"
 
+    # What code written for PyTorch asks before it touches a tensor's memory (optimizers copied from its
+    # source check is_sparse): minigrad's tensors are dense, strided, materialized and not quantized.
+    is_sparse = is_sparse_csr = is_meta = is_quantized = is_mkldnn = is_nested = False
+
+    @property
+    def layout(self):
+        from . import strided
+
+        return strided
+
     def get_device(self):
         """The GPU's index, or -1 on the CPU (as PyTorch)."""
         return -1 if self.device.type == "cpu" else int(self.array.device.id)
@@ -450,30 +460,39 @@ class Tensor:
             legacy = getattr(BY_NAME.get(dtype.rsplit(".", 1)[1]), "dtype", None)
         return self.to(legacy if legacy is not None else dtype)
 
-    def new_zeros(self, *size, dtype=None):
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
+        """Zeros of `size`, in this tensor's dtype and device unless given (as the other new_* below)."""
         from .factory import zeros
 
-        return zeros(*size, dtype=dtype or self.dtype, device=self.device)
+        return self._new(zeros, "new_zeros", size, kw, dtype, device, requires_grad)
 
-    def new_ones(self, *size, dtype=None):
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
         from .factory import ones
 
-        return ones(*size, dtype=dtype or self.dtype, device=self.device)
+        return self._new(ones, "new_ones", size, kw, dtype, device, requires_grad)
 
-    def new_tensor(self, data, dtype=None):
-        from .factory import tensor
-
-        return tensor(data, dtype=dtype or self.dtype, device=self.device)
-
-    def new_empty(self, *size, dtype=None):
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
         from .factory import empty
 
-        return empty(*size, dtype=dtype or self.dtype, device=self.device)
+        return self._new(empty, "new_empty", size, kw, dtype, device, requires_grad)
 
-    def new_full(self, size, fill_value, dtype=None):
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
         from .factory import full
 
-        return full(size, fill_value, dtype=dtype or self.dtype, device=self.device)
+        out = full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device)
+        return out.requires_grad_(True) if requires_grad else out
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        from .factory import tensor
+
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def _new(self, make, name, size, kw, dtype, device, requires_grad):
+        from .ops._util import sizes_or_keyword
+
+        out = make(*sizes_or_keyword(name, size, kw, "size"), dtype=dtype or self.dtype,
+                   device=device or self.device)
+        return out.requires_grad_(True) if requires_grad else out
 
 
 def legacy_array(dtype, args):

@@ -157,3 +157,17 @@ def descending_key(xp, src):
     if src.dtype.kind == "i":
         return ~src  # -x - 1: reverses the order without overflow
     return xp.where(xp.isnan(src), -np.inf, -src)
+
+
+def sizes_or_keyword(fn, args, kwargs, name):
+    """PyTorch's two spellings of a sizes or dims argument: positional ints (or one sequence), or the
+    keyword `name` (`x.view(size=(3, 2))`, `x.flip(dims=[1])`); returns the positional form."""
+    if not kwargs:
+        return args
+    if name not in kwargs or len(kwargs) > 1:
+        other = next(k for k in kwargs if k != name)
+        raise TypeError(f"{fn}() got an unexpected keyword argument '{other}'")
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument '{name}'")
+    value = kwargs[name]
+    return (value,) if isinstance(value, (tuple, list, builtins.int, np.integer)) else (tuple(value),)

@@ -12,7 +12,7 @@ from ..device import array_module
 from ..tensor import Tensor
 from ..autograd import recording
 from .array_op import array_op
-from ._util import broadcast_shapes, descending_key, normalize_dim, sum_to
+from ._util import broadcast_shapes, descending_key, normalize_dim, sizes_or_keyword, sum_to
 
 
 def _strided(xp, x, shape, strides):
@@ -56,8 +56,12 @@ class Flip(Function):
         return Flip.apply(g, ctx.dims), None
 
 
-def flip(input, *dims):
+def flip(input, *dims, **kw):
     """The elements in reverse order along `dims` (a copy, as PyTorch)."""
+    if kw:
+        dims = sizes_or_keyword("flip", dims, kw, "dims")
+    if not dims:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     nd = input.array.ndim
@@ -138,8 +142,10 @@ def _size_args(sizes):
     return tuple(builtins.int(s) for s in sizes)
 
 
-def repeat(input, *sizes):
+def repeat(input, *sizes, **kw):
     """The tensor tiled `sizes` times along each dim (sizes may add leading dims)."""
+    if kw:
+        sizes = sizes_or_keyword("repeat", sizes, kw, "repeats")
     if not sizes:
         raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     sizes = _size_args(sizes)

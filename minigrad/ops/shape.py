@@ -10,10 +10,11 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
-from ..dtypes import result_type
+from .. import dtypes
+from ..dtypes import from_numpy_dtype, result_type
 from ..device import array_module, one_to_one
 from ..tensor import Tensor
-from ._util import broadcast_view, cast, normalize_dim, sum_to
+from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to
 
 
 def _share_version(out, base):
@@ -68,8 +69,13 @@ class UnsafeView(View):
     node_name = "UnsafeViewBackward0"
 
 
-def view(input, *shape):
-    """The same data seen with another shape; fails (as in PyTorch) if that needs a copy."""
+def view(input, *shape, **size):
+    """The same data seen with another shape; fails (as in PyTorch) if that needs a copy. view(dtype):
+    the same bytes read as another dtype (not recorded: PyTorch's gives no gradient either)."""
+    if size:
+        shape = sizes_or_keyword("view", shape, size, "size")
+    elif len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
+        return _view_as_dtype(input, shape[0])
     shape = _infer_shape(_shape_arg(shape), input.array.size, input.array.shape)
     if shape == input.array.shape or input.array.flags.c_contiguous:  # contiguous memory takes any shape
         return _share_version(View.apply(input, shape), input)
@@ -84,9 +90,26 @@ def view(input, *shape):
     return _share_version(View.apply(input, shape), input)
 
 
-def reshape(input, *shape):
+def _view_as_dtype(input, dt):
+    """view(dtype): the array's bytes read as `dt`; a last dim of another size when the item sizes differ."""
+    a = input.array
+    if dt.itemsize != a.dtype.itemsize:
+        ratio = dt.itemsize / a.dtype.itemsize
+        if not a.ndim or (ratio > 1 and a.shape[-1] % ratio) or (a.ndim and a.strides[-1] != a.dtype.itemsize):
+            have = from_numpy_dtype(a.dtype)._legacy[:-6]
+            raise RuntimeError(f"self.size(-1) must be divisible by {builtins.int(ratio)} to view {have} as "
+                               f"{dt._legacy[:-6]} (different element sizes), but got {a.shape[-1] if a.ndim else 0}")
+    out = Tensor(a.view(dt.np))
+    out._version_counter, out._base = input._version_counter, input if input._base is None else input._base
+    out._view_version = input._version_counter[0]
+    return out
+
+
+def reshape(input, *shape, **kw):
     """`input` with a new shape: a view (ViewBackward0) when the layout allows, else, as PyTorch
     does it, a contiguous copy (CloneBackward0) seen with the new shape (UnsafeViewBackward0)."""
+    if kw:
+        shape = sizes_or_keyword("reshape", shape, kw, "shape")
     shape = _infer_shape(_shape_arg(shape), input.array.size, input.array.shape)
     a = input.array
     if not a.flags.c_contiguous:
@@ -152,8 +175,10 @@ class T(Transpose):
     node_name = "TBackward0"
 
 
-def permute(input, *dims):
+def permute(input, *dims, **kw):
     """Reorder dims (a view)."""
+    if kw:
+        dims = sizes_or_keyword("permute", dims, kw, "dims")
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
@@ -269,8 +294,10 @@ class Expand(Function):
         return sum_to(g, ctx.shape), None
 
 
-def expand(input, *sizes):
+def expand(input, *sizes, **kw):
     """Broadcast to `sizes` without copying (-1 keeps a dim); the result is read-only memory."""
+    if kw:
+        sizes = sizes_or_keyword("expand", sizes, {k: v for k, v in kw.items() if k != "implicit"}, "size")
     if not sizes:
         raise TypeError('expand() missing 1 required positional arguments: "size"')
     sizes = _shape_arg(sizes)
@@ -320,12 +347,13 @@ class Clone(Function):
         return g
 
 
-def clone(input):
-    """A copy with its own memory (recorded: gradients flow back to `input`)."""
+def clone(input, memory_format=None):
+    """A copy with its own memory (recorded: gradients flow back to `input`); memory_format is accepted
+    and changes nothing (arrays here are row-major)."""
     return Clone.apply(input)
 
 
-def contiguous(input):
+def contiguous(input, memory_format=None):
     """`input` itself when already C-contiguous, else a contiguous copy."""
     if input.array.flags.c_contiguous:
         return input
