@@ -79,3 +79,16 @@ __all__ += [
     "ConvTranspose1d", "ConvTranspose2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample",
     "UpsamplingNearest2d", "UpsamplingBilinear2d",
 ]
+
+# the padding modules (F.pad with fixed amounts and mode) and the triplet loss of any distance
+from .modules import (  # noqa: E402
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+    TripletMarginWithDistanceLoss, ZeroPad1d, ZeroPad2d, ZeroPad3d,
+)
+
+__all__ += [
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "TripletMarginWithDistanceLoss",
+]

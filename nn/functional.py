@@ -208,6 +208,7 @@ from ._functional.composed_layers import (  # noqa: E402
 from ._functional.composed_losses import (  # noqa: E402
     cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, margin_ranking_loss,
     multi_margin_loss, multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
+    triplet_margin_with_distance_loss,
 )
 
 __all__ += [
@@ -217,8 +218,8 @@ __all__ += [
     "rrelu_", "group_norm", "instance_norm", "rms_norm", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
     "feature_alpha_dropout", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "upsample", "upsample_nearest",
     "upsample_bilinear", "huber_loss", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
-    "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
-    "multilabel_soft_margin_loss", "multi_margin_loss",
+    "cosine_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
+    "gaussian_nll_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
 ]
 
 # added later: the transposed 1-d convolution and adaptive max pooling

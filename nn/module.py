@@ -8,12 +8,13 @@ devices and dtypes, state dicts, repr) is built on walking those tables.
 import itertools
 import weakref
 from collections import OrderedDict, namedtuple
+from types import MappingProxyType
 
 import minigrad
 from minigrad import Tensor, dtypes
 from minigrad.autograd import recording
 from minigrad.device import device as Device
-from minigrad.device import module_for, to_device
+from minigrad.device import array_module, module_for, to_device
 
 from . import hooks
 from .parameter import Parameter
@@ -31,6 +32,13 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
+
+
+_EXTRA_STATE_KEY = "_extra_state"  # (a module's get_extra_state() in its state dict: '<prefix>_extra_state')
+
+
+def _quoted(keys):
+    return ", ".join(f'"{k}"' for k in keys)
 
 
 def _typename(value):
@@ -383,6 +391,41 @@ class Module:
             mod = sub
         return mod
 
+    def set_submodule(self, target, module, strict=False):
+        """Put `module` at dotted path `target`, replacing the module there; the parent must exist. With
+        strict, only replace: the name must already be there."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def _get_member(self, target, table, what):
+        """The parameter or buffer at dotted path `target` (get_parameter, get_buffer)."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        value = getattr(mod, name)
+        found = isinstance(value, Parameter) if table == "_parameters" else name in mod._buffers
+        if not found:
+            raise AttributeError(f"`{name}` is not {what}")
+        return value
+
+    def get_parameter(self, target):
+        """The Parameter at dotted path `target` ('0.weight'); an AttributeError names what is missing."""
+        return self._get_member(target, "_parameters", "an nn.Parameter")
+
+    def get_buffer(self, target):
+        """The buffer at dotted path `target` ('bn.running_mean'); an AttributeError names what is missing."""
+        return self._get_member(target, "_buffers", "a buffer")
+
     def apply(self, fn):
         """Call `fn(module)` on every sub-module (children first) and then on this one; returns self."""
         for m in self.children():
@@ -420,12 +463,13 @@ class Module:
         _zero_grad(self.parameters(), set_to_none)
 
     # ---- devices and dtypes -------------------------------------------------------------
-    def _apply(self, convert):
-        """Replace the array of every parameter, buffer and gradient by `convert(array)`, in place.
+    def _apply(self, convert, recurse=True):
+        """Replace the array of every parameter, buffer and gradient by `convert(array)`, in place (recurse:
+        also the descendants').
 
         The Tensor objects stay the same, so an optimizer built before `to()` keeps working.
         Shared (tied) tensors are converted once."""
-        for t in itertools.chain(self.parameters(), self.buffers()):
+        for t in itertools.chain(self.parameters(recurse), self.buffers(recurse)):
             new = convert(t.array)
             if new is not t.array:
                 t.array = new
@@ -463,6 +507,29 @@ class Module:
 
         return self._apply(convert)
 
+    def to_empty(self, *, device, recurse=True):
+        """Give every parameter and buffer a new, uninitialized array of its shape and dtype on `device` (None:
+        where it is), in place; returns self. PyTorch's way off the meta device; here it only allocates, and
+        the values are whatever the memory held (load a state dict or initialize them next)."""
+        if device is not None:
+            module_for(device)  # (a bad spec fails before anything changed)
+
+        def convert(a):
+            new = array_module(a).empty_like(a)
+            return new if device is None else to_device(new, device)
+
+        return self._apply(convert, recurse)
+
+    def type(self, dst_type):
+        """Every parameter and buffer (integer ones too, unlike `to(dtype)`) converted to `dst_type`: a dtype,
+        a legacy type (`minigrad.DoubleTensor`) or its name ('torch.DoubleTensor'), in place; returns self."""
+        return self._apply(lambda a: Tensor(a).type(dst_type).array)
+
+    def share_memory(self):
+        """PyTorch moves the tensors to shared memory for worker processes; minigrad's arrays are plain
+        process memory (a worker gets a copy), so there is nothing to move: returns self, changing nothing."""
+        return self
+
     def cpu(self):
         """Move every parameter and buffer to the CPU, in place; returns self."""
         return self.to("cpu")
@@ -484,61 +551,210 @@ class Module:
         return self.to(dtypes.float16)
 
     # ---- state dicts --------------------------------------------------------------------
+    # A module's state-dict hooks live in tables of its own, made on first use (the empty class-level
+    # tables below are read-only defaults). Every table maps a handle id to a hook (to (hook, with_module) for
+    # the load pre-hooks: the public kind is given the module, PyTorch's private kind not).
+    _state_dict_pre_hooks = _state_dict_hooks = MappingProxyType({})
+    _load_state_dict_pre_hooks = _load_state_dict_post_hooks = MappingProxyType({})
+    _version = 1  # (PyTorch's: the format of this class's state dict, recorded in the state dict's _metadata)
+
+    def _add_state_hook(self, table_name, entry):
+        table = self.__dict__.get(table_name)
+        if table is None:
+            table = OrderedDict()
+            object.__setattr__(self, table_name, table)
+        handle = hooks.RemovableHandle(table)
+        table[handle.id] = entry
+        return handle
+
+    def register_state_dict_pre_hook(self, hook):
+        """`hook(module, prefix, keep_vars)` before this module's `state_dict()` entries are made; returns a
+        handle whose `remove()` takes it out."""
+        return self._add_state_hook("_state_dict_pre_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """`hook(module, state_dict, prefix, local_metadata)` once this module's (and its descendants') entries
+        are in `state_dict`; it may edit the dict in place and must return None. Returns a handle."""
+        hook._from_public_api = True  # (as PyTorch marks it: its return value is an error, see state_dict)
+        return self._add_state_hook("_state_dict_hooks", hook)
+
+    def _register_state_dict_hook(self, hook):
+        """PyTorch's older, private form of register_state_dict_post_hook: a hook that returns a dict replaces
+        the state dict (when the module is the one state_dict() was called on)."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was previously "
+                               "registered via register_state_dict_post_hook")
+        return self._add_state_hook("_state_dict_hooks", hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """`hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)`
+        before this module's entries are matched in `load_state_dict()`: it may rename or convert entries of
+        `state_dict` (the part under `prefix`, a copy of the caller's) and add to the three lists. Returns a
+        handle."""
+        return self._add_state_hook("_load_state_dict_pre_hooks", (hook, True))
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """register_load_state_dict_pre_hook; without with_module the hook is not given the module."""
+        return self._add_state_hook("_load_state_dict_pre_hooks", (hook, with_module))
+
+    def register_load_state_dict_post_hook(self, hook):
+        """`hook(module, incompatible_keys)` after `load_state_dict()` copied the values; it may edit
+        `incompatible_keys.missing_keys` / `.unexpected_keys` in place (what strict then checks) and must
+        return None. Returns a handle."""
+        return self._add_state_hook("_load_state_dict_post_hooks", hook)
+
+    def get_extra_state(self):
+        """Override (with set_extra_state) to save state that is no tensor (a config, a step count) in the
+        state dict, under '<prefix>_extra_state'; state_dict() asks only modules whose class overrides it."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                           "to report this bug.")
+
+    def set_extra_state(self, state):
+        """Override to restore what get_extra_state() returned (load_state_dict() hands it over)."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                           "to report this bug.")
+
     def state_dict(self, destination=None, prefix="", keep_vars=False):
-        """name -> tensor for every parameter and persistent buffer, in registration order.
+        """name -> tensor for every parameter and persistent buffer, in registration order (plus
+        '_extra_state' entries of modules that override get_extra_state), as PyTorch's.
 
         Tensors are detached but share memory with the model (copy them to snapshot). A tied
-        parameter appears under each of its names, as in PyTorch."""
-        out = OrderedDict() if destination is None else destination
-        for mod_prefix, mod in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
-            dot = mod_prefix + ("." if mod_prefix else "")
-            for name, p in mod._parameters.items():
-                if p is not None:
-                    out[dot + name] = p if keep_vars else p.detach()
-            for name, b in mod._buffers.items():
-                if b is not None and name not in mod._non_persistent_buffers_set:
-                    out[dot + name] = b if keep_vars else b.detach()
-        return out
+        parameter appears under each of its names, as in PyTorch. The state-dict hooks run per module:
+        pre-hooks before its entries, post-hooks after its descendants'."""
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()  # (PyTorch's: each module's local_metadata, by its prefix)
+        if prefix and not prefix.endswith("."):
+            prefix += "."  # ("model" is "model.", as it has always been here)
+        return self._state_dict_tree(destination, prefix, keep_vars)
+
+    def _state_dict_tree(self, destination, prefix, keep_vars):
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, child in self._modules.items():
+            if child is not None:
+                child._state_dict_tree(destination, prefix + name + ".", keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if result is not None:
+                if getattr(hook, "_from_public_api", False):
+                    raise RuntimeError("state_dict post-hook must return None")
+                destination = result
+        return destination
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """This module's own entries (not its descendants'): parameters, persistent buffers, extra state."""
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY] = self.get_extra_state()
 
     def load_state_dict(self, state_dict, strict=True):
-        """Copy tensors from `state_dict` into the parameters and persistent buffers, in place.
+        """Copy tensors from `state_dict` into the parameters and persistent buffers, in place (and hand
+        '_extra_state' entries to set_extra_state). Returns (missing_keys, unexpected_keys).
 
         Everything is checked before anything is copied: a size mismatch (always) or, with
         strict, a missing or unexpected key raises a RuntimeError listing every problem, and the
-        model is left unchanged. Returns (missing_keys, unexpected_keys)."""
+        model is left unchanged. The load pre-hooks run first, module by module, on a copy of
+        `state_dict`; the post-hooks run after the copy (children's first) and may clear missing or
+        unexpected keys, so with post-hooks in the tree a strict key error is raised after the copy."""
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        if strict:
-            if unexpected:
-                errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
-            if missing:
-                errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
-        pairs = []
-        for key, target in own.items():
-            if key not in state_dict:
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        missing, unexpected, errors, copies, extras, post = [], [], [], [], [], []
+
+        def visit(module, local, prefix):
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            for hook, with_module in list(module._load_state_dict_pre_hooks.values()):
+                args = (local, prefix, local_metadata, True, missing, unexpected, errors)
+                if with_module:
+                    args = (module,) + args
+                hook(*args)
+            module._match_state(local, prefix, missing, unexpected, errors, copies, extras)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    visit(child, {k: v for k, v in local.items() if k.startswith(child_prefix)}, child_prefix)
+            if module._load_state_dict_post_hooks:
+                post.append(module)
+
+        def key_errors():
+            if not strict:
+                return []
+            return ([f"Missing key(s) in state_dict: {_quoted(missing)}. "] if missing else []) + (
+                [f"Unexpected key(s) in state_dict: {_quoted(unexpected)}. "] if unexpected else [])
+
+        visit(self, state_dict, "")
+        if errors or (not post and key_errors()):
+            self._load_error(key_errors() + errors)
+        with minigrad.no_grad():
+            for target, value in copies:
+                target.copy_(value)
+        for module, state in extras:
+            module.set_extra_state(state)
+        incompatible = _IncompatibleKeys(missing, unexpected)
+        for module in post:
+            for hook in list(module._load_state_dict_post_hooks.values()):
+                if hook(module, incompatible) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys need to be modified, "
+                                         "it should be done inplace.")
+        if key_errors():
+            self._load_error(key_errors())
+        return incompatible
+
+    def _load_error(self, messages):
+        raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(messages))
+
+    def _match_state(self, local, prefix, missing, unexpected, errors, copies, extras):
+        """Match this module's own entries against `local` (the part of the state dict under `prefix`): the
+        (tensor, value) pairs to copy go to `copies`, (module, state) to `extras`, the problems to the lists."""
+        own = {name: p for name, p in self._parameters.items() if p is not None}
+        own.update((name, b) for name, b in self._buffers.items()
+                   if b is not None and name not in self._non_persistent_buffers_set)
+        for name, target in own.items():
+            key = prefix + name
+            if key not in local:
+                missing.append(key)
                 continue
-            value = state_dict[key]
+            value = local[key]
             if not isinstance(value, Tensor):
                 if not (hasattr(value, "shape") and hasattr(value, "dtype")):  # numpy / cupy arrays are welcome
                     errors.append(f'While copying the parameter named "{key}", expected Tensor or array from '
                                   f"checkpoint but received {type(value).__name__}")
                     continue
                 value = Tensor(value)
+            if target.ndim == 0 and tuple(value.shape) == (1,):  # (PyTorch takes a 1-element vector for a scalar)
+                value = value.reshape(())
             if tuple(value.shape) != tuple(target.shape):
                 errors.append(f"size mismatch for {key}: copying a param with shape {minigrad.Size(value.shape)} "
                               f"from checkpoint, the shape in current model is {target.shape}.")
                 continue
-            pairs.append((target, value))
-        if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors))
-        with minigrad.no_grad():
-            for target, value in pairs:
-                target.copy_(value)
-        return _IncompatibleKeys(missing, unexpected)
+            copies.append((target, value))
+        extra_key = prefix + _EXTRA_STATE_KEY
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in local:
+                extras.append((self, local[extra_key]))
+            else:
+                missing.append(extra_key)
+        elif extra_key in local:
+            unexpected.append(extra_key)
+        for key in local:
+            if key.startswith(prefix) and key != extra_key:
+                head, dot, _ = key[len(prefix):].partition(".")
+                if (head not in self._modules) if dot else (head not in own):
+                    unexpected.append(key)
 
     # ---- repr ---------------------------------------------------------------------------
     def _get_name(self):

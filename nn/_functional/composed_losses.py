@@ -2,9 +2,11 @@
 them), differentiated by autograd:
 
     huber_loss, soft_margin_loss, margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss,
-    triplet_margin_loss, poisson_nll_loss, gaussian_nll_loss, multilabel_soft_margin_loss, multi_margin_loss
+    triplet_margin_loss, triplet_margin_with_distance_loss, poisson_nll_loss, gaussian_nll_loss,
+    multilabel_soft_margin_loss, multi_margin_loss
 
-Every one takes `reduction` ('mean', 'sum', 'none') and PyTorch's deprecated size_average / reduce.
+Every one takes `reduction` ('mean', 'sum', 'none') and (but triplet_margin_with_distance_loss, as in
+PyTorch) the deprecated size_average / reduce.
 """
 import math
 
@@ -79,6 +81,26 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = _mg().minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + d_pos - d_neg).clamp_min(0.0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with any distance: `distance_function(x1, x2)` (a callable giving one
+    non-negative distance per pair; pairwise_distance by default). swap: d(a, n) is min(d(a, n), d(p, n)).
+    Shapes: anchor, positive, negative (N, *) or (*) each, all of the same rank -> () or (N,)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    distance = pairwise_distance if distance_function is None else distance_function
+    d_pos, d_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        d_neg = _mg().minimum(d_neg, distance(positive, negative))
     return _reduce((margin + d_pos - d_neg).clamp_min(0.0), reduction)
 
 

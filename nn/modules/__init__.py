@@ -40,3 +40,9 @@ from .pooling import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d  # noqa: E402
 from .conv import ConvTranspose1d, ConvTranspose2d  # noqa: E402
 from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: E402
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
+from .padding import (  # noqa: E402
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
+    ZeroPad3d,
+)
+from .loss import TripletMarginWithDistanceLoss  # noqa: E402

@@ -823,3 +823,8 @@ class ChainedScheduler(_Composite):
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+
+
+class _LRScheduler(LRScheduler):
+    """PyTorch's older name of LRScheduler, kept (as there) for schedules written against it: a subclass, so
+    that its name stays `_LRScheduler`."""

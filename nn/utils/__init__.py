@@ -1,5 +1,6 @@
 """Gradient utilities, as `torch.nn.utils`: clip_grad_norm_, clip_grad_value_; parameters_to_vector and
-vector_to_parameters.
+vector_to_parameters. (Also here, loaded at first use: parametrize, parametrizations, weight_norm /
+remove_weight_norm, spectral_norm / remove_spectral_norm; and rnn.)
 
 They work on the gradient arrays directly (in place, nothing recorded), as an optimizer does.
 """
@@ -143,3 +144,21 @@ def _one_device(params):
 
 
 from . import rnn  # noqa: E402 (torch.nn.utils.rnn: pad_sequence, PackedSequence, pack_padded_sequence, ...)
+
+# parametrize, parametrizations and the older weight_norm / spectral_norm build on nn.Module, which imports
+# this package: they are loaded at first use (`nn.utils.weight_norm`, `from nn.utils import parametrize`).
+# (The older two live in _weight_norm.py and _spectral_norm.py: `nn.utils.weight_norm` is the function.)
+_LAZY = {"parametrize": None, "parametrizations": None, "weight_norm": "_weight_norm",
+         "remove_weight_norm": "_weight_norm", "spectral_norm": "_spectral_norm",
+         "remove_spectral_norm": "_spectral_norm"}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(f"{__name__}.{_LAZY[name] or name}")
+    value = module if _LAZY[name] is None else getattr(module, name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,236 @@
+"""nn.Module's less common methods against PyTorch: get_parameter, get_buffer, set_submodule, get_extra_state /
+set_extra_state in state dicts, to_empty, share_memory, type, and the state-dict hooks (register_state_dict_pre_hook,
+register_state_dict_post_hook, register_load_state_dict_pre_hook, register_load_state_dict_post_hook)."""
+import numpy as np
+import pytest
+
+import minigrad
+import nn
+
+
+def build(mod):
+    """The same small tree in torch.nn or nn: a Linear, a BatchNorm with buffers, a nested Sequential."""
+    return mod.Sequential(mod.Linear(3, 4), mod.BatchNorm1d(4), mod.Sequential(mod.ReLU(), mod.Linear(4, 2)))
+
+
+def error_of(fn, *args, **kwargs):
+    """(type, message) of the error fn(*args, **kwargs) raises, or None."""
+    try:
+        fn(*args, **kwargs)
+    except Exception as e:  # (the error itself is what is compared)
+        return type(e), str(e)
+    return None
+
+
+# ---- get_parameter, get_buffer, set_submodule ----------------------------------------------------------------
+def test_get_parameter_and_buffer_vs_torch(torch):
+    ours, theirs = build(nn), build(torch.nn)
+    assert ours.get_parameter("2.1.weight") is ours[2][1].weight
+    assert ours.get_buffer("1.running_mean") is ours[1].running_mean
+    assert ours.get_buffer("1.num_batches_tracked") is ours[1].num_batches_tracked
+    for call in (lambda m: m.get_parameter("0.nope"), lambda m: m.get_parameter("1.running_mean"),
+                 lambda m: m.get_parameter("5.weight"), lambda m: m.get_buffer("0.weight"),
+                 lambda m: m.get_buffer("1.nope"), lambda m: m.get_parameter("1.training")):
+        got, want = error_of(call, ours), error_of(call, theirs)
+        assert want is not None and got == want
+
+
+def test_set_submodule_vs_torch(torch):
+    for mod in (nn, torch.nn):
+        m = build(mod)
+        m.set_submodule("2.1", mod.Linear(4, 5))
+        assert m[2][1].out_features == 5
+        m.set_submodule("2.new", mod.Tanh())  # (not strict: a new name under an existing parent)
+        assert isinstance(m[2].new, mod.Tanh)
+        m.set_submodule("0", mod.Identity(), strict=True)
+        assert isinstance(m[0], mod.Identity)
+    ours, theirs = build(nn), build(torch.nn)
+    for target, value, strict in (("", "Linear", False), ("0", 3, False), ("2.zzz", "Tanh", True),
+                                  ("9.x", "Tanh", False), ("1.training", "Tanh", False),
+                                  ("0.weight", "Tanh", False)):
+        errors = []
+        for m, lib in ((ours, nn), (theirs, torch.nn)):
+            v = getattr(lib, value)(*([1, 1] if value == "Linear" else [])) if isinstance(value, str) else value
+            errors.append(error_of(m.set_submodule, target, v, strict=strict))
+        assert errors[1] is not None and errors[0] == errors[1]
+
+
+# ---- extra state --------------------------------------------------------------------------------------------------
+def with_extra_state(mod):
+    class Counter(mod.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = mod.Linear(2, 2)
+            self.steps = 0
+
+        def get_extra_state(self):
+            return {"steps": self.steps}
+
+        def set_extra_state(self, state):
+            self.steps = state["steps"]
+
+    return Counter
+
+
+def test_extra_state_in_state_dict_vs_torch(torch):
+    ours, theirs = with_extra_state(nn)(), with_extra_state(torch.nn)()
+    ours.steps = theirs.steps = 7
+    outer_o, outer_t = nn.Sequential(ours, nn.Linear(2, 1)), torch.nn.Sequential(theirs, torch.nn.Linear(2, 1))
+    sd = outer_o.state_dict()
+    assert list(sd) == list(outer_t.state_dict())
+    assert sd["0._extra_state"] == {"steps": 7}
+    fresh = nn.Sequential(with_extra_state(nn)(), nn.Linear(2, 1))
+    result = fresh.load_state_dict(sd)
+    assert fresh[0].steps == 7 and not result.missing_keys and not result.unexpected_keys
+    # a missing extra state is a missing key; one for a module without set_extra_state is unexpected
+    errors = []
+    for model in (outer_t, outer_o):
+        state = {k: v for k, v in model.state_dict().items() if k != "0._extra_state"}
+        assert model.load_state_dict(state, strict=False).missing_keys == ["0._extra_state"]
+        state["1._extra_state"] = 1
+        assert model.load_state_dict(state, strict=False).unexpected_keys == ["1._extra_state"]
+        errors.append(error_of(model.load_state_dict, state))
+    assert errors[0] == errors[1] and errors[0][0] is RuntimeError
+    # the base class's methods are never called, and say so if they are
+    for lib in (torch.nn, nn):
+        with pytest.raises(RuntimeError, match="Reached a code path in Module.get_extra_state"):
+            lib.Linear(1, 1).get_extra_state()
+        assert "_extra_state" not in "".join(lib.Linear(1, 1).state_dict())
+
+
+# ---- to_empty, share_memory, type ------------------------------------------------------------------------------
+def test_to_empty_share_memory_and_type():
+    m = build(nn)
+    params = list(m.parameters())
+    shapes = [(tuple(t.shape), t.dtype) for t in m.state_dict().values()]
+    assert m.to_empty(device="cpu") is m
+    assert [(tuple(t.shape), t.dtype) for t in m.state_dict().values()] == shapes
+    assert list(m.parameters())[0] is params[0]  # (the same Tensor objects, new arrays)
+    with pytest.raises(TypeError):
+        m.to_empty("cpu")  # (device is keyword-only, as in PyTorch)
+    inner = build(nn)
+    before = inner[0].weight.array
+    inner.to_empty(device=None, recurse=False)  # (the Sequential itself has no tensors of its own)
+    assert inner[0].weight.array is before
+    assert m.share_memory() is m
+    m.type(minigrad.float64)
+    assert m[0].weight.dtype == minigrad.float64
+    assert m[1].num_batches_tracked.dtype == minigrad.float64  # type() converts integer buffers too, as PyTorch
+    m.type("torch.FloatTensor")
+    assert m[0].weight.dtype == minigrad.float32
+
+
+def test_type_vs_torch(torch):
+    ours, theirs = build(nn), build(torch.nn)
+    ours.type(minigrad.float64)
+    theirs.type(torch.float64)
+    assert [str(t.dtype).split(".")[1] for t in ours.state_dict().values()] == \
+           [str(t.dtype).split(".")[1] for t in theirs.state_dict().values()]
+
+
+# ---- state-dict hooks -----------------------------------------------------------------------------------------
+def record_hooks(m, calls):
+    handles = []
+    for name, sub in m.named_modules():
+        handles.append(sub.register_state_dict_pre_hook(
+            lambda mod, prefix, keep_vars, name=name: calls.append(("pre", name, prefix, keep_vars))))
+        handles.append(sub.register_state_dict_post_hook(
+            lambda mod, sd, prefix, meta, name=name: calls.append(("post", name, prefix, len(sd)))))
+        handles.append(sub.register_load_state_dict_pre_hook(
+            lambda mod, sd, prefix, meta, strict, missing, unexpected, errors, name=name:
+            calls.append(("load_pre", name, prefix, sorted(sd)))))
+        handles.append(sub.register_load_state_dict_post_hook(
+            lambda mod, keys, name=name: calls.append(("load_post", name, list(keys.missing_keys)))))
+    return handles
+
+
+def test_state_dict_hooks_order_and_arguments_vs_torch(torch):
+    ours, theirs = build(nn), build(torch.nn)
+    calls_o, calls_t = [], []
+    handles = record_hooks(ours, calls_o)
+    record_hooks(theirs, calls_t)
+    ours.state_dict(keep_vars=True)
+    theirs.state_dict(keep_vars=True)
+    assert calls_o == calls_t
+    state = {k: v.detach().numpy().copy() for k, v in theirs.state_dict().items() if k != "0.bias"}
+    calls_o.clear()
+    calls_t.clear()
+    ours.load_state_dict({k: minigrad.tensor(v) for k, v in state.items()}, strict=False)
+    theirs.load_state_dict({k: torch.tensor(v) for k, v in state.items()}, strict=False)
+    # the pre-hooks run as PyTorch's, module by module; the post-hooks too, children first, but here all
+    # after the copy (PyTorch runs each right after its module's subtree is loaded)
+    for kind in ("load_pre", "load_post"):
+        assert [c for c in calls_o if c[0] == kind] == [c for c in calls_t if c[0] == kind]
+    for h in handles:
+        h.remove()
+    calls_o.clear()
+    ours.state_dict()
+    ours.load_state_dict(ours.state_dict())
+    assert calls_o == []
+
+
+def test_state_dict_post_hook_edits_in_place_and_must_return_none(torch):
+    for lib in (torch.nn, nn):
+        m = lib.Linear(2, 2)
+        m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: sd.pop(prefix + "bias"))
+        with pytest.raises(RuntimeError, match="state_dict post-hook must return None"):
+            m.state_dict()
+        m = lib.Linear(2, 2)
+        m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: sd.__setitem__(prefix + "extra", 1) or None)
+        assert list(m.state_dict()) == ["weight", "bias", "extra"]
+
+
+def test_load_state_dict_pre_hook_renames_keys_vs_torch(torch):
+    def rename(mod, sd, prefix, meta, strict, missing, unexpected, errors):
+        for old in [k for k in sd if k.startswith(prefix + "old_")]:
+            sd[prefix + old[len(prefix) + 4:]] = sd.pop(old)
+
+    for lib, mod in ((torch, torch.nn), (minigrad, nn)):
+        m = mod.Sequential(mod.Linear(2, 3))
+        m[0].register_load_state_dict_pre_hook(rename)
+        state = {"0.old_weight": lib.ones(3, 2), "0.old_bias": lib.zeros(3)}
+        result = m.load_state_dict(state)
+        assert not result.missing_keys and not result.unexpected_keys
+        assert float(m[0].weight.sum()) == 6.0
+        assert list(state) == ["0.old_weight", "0.old_bias"]  # (the caller's dict is left as it was)
+
+
+def test_load_state_dict_post_hook_clears_keys_for_strict_vs_torch(torch):
+    def forgive(mod, keys):
+        keys.missing_keys.clear()
+
+    for lib, mod in ((torch, torch.nn), (minigrad, nn)):
+        m = mod.Linear(2, 3)
+        m.register_load_state_dict_post_hook(forgive)
+        result = m.load_state_dict({"weight": lib.ones(3, 2)})  # strict, bias missing: the hook forgives it
+        assert result.missing_keys == [] and float(m.weight.sum()) == 6.0
+        m = mod.Linear(2, 3)
+        m.register_load_state_dict_post_hook(lambda mod, keys: 1)
+        with pytest.raises(AssertionError, match="are not expected to return new values"):
+            m.load_state_dict(m.state_dict())
+
+
+def test_load_state_dict_checks_before_copying_and_error_order(torch):
+    ours, theirs = build(nn), build(torch.nn)
+    state = {k: v.detach().numpy().copy() for k, v in theirs.state_dict().items()}
+    del state["0.bias"]
+    state["2.9.weight"] = np.zeros(1)
+    state["0.weight"] = np.zeros((5, 5))
+    before = ours[0].weight.detach().numpy().copy()
+    got = error_of(ours.load_state_dict, {k: minigrad.tensor(v) for k, v in state.items()})
+    want = error_of(theirs.load_state_dict, {k: torch.tensor(v) for k, v in state.items()})
+    assert got[0] is want[0] is RuntimeError
+    assert got[1].replace("minigrad.", "torch.") == want[1]
+    np.testing.assert_array_equal(ours[0].weight.detach().numpy(), before)
+
+
+def test_scalar_from_one_element_vector_and_metadata(torch):
+    for lib, mod in ((torch, torch.nn), (minigrad, nn)):
+        m = mod.BatchNorm1d(2)
+        state = dict(m.state_dict())
+        state["num_batches_tracked"] = lib.tensor([5])
+        m.load_state_dict(state)
+        assert int(m.num_batches_tracked) == 5
+    # each module's local metadata, by its prefix, as PyTorch's (whose BatchNorm is at version 2)
+    tree = (lambda mod: mod.Sequential(mod.Linear(3, 4), mod.Sequential(mod.ReLU(), mod.Linear(4, 2))))
+    assert tree(nn).state_dict()._metadata == tree(torch.nn).state_dict()._metadata
