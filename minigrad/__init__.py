@@ -113,7 +113,7 @@ def __getattr__(name):
     import importlib
 
     if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
-                "_dynamo", "accelerator", "version", "distributions", "special"):
+                "_dynamo", "accelerator", "version", "distributions", "special", "testing"):
         return importlib.import_module(f".{name}", __name__)
     if name == "autocast":  # torch.autocast is torch.amp.autocast
         return importlib.import_module(".amp", __name__).autocast

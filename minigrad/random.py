@@ -10,6 +10,8 @@ runs differ unless `manual_seed` is called; `initial_seed()` reports the seed in
 `Generator` is a stream of its own, passed as `generator=` to the random functions; a new one
 starts from PyTorch's fixed seed 67280421310721.
 """
+import contextlib
+
 import numpy as np
 
 from .autograd import recording
@@ -255,3 +257,18 @@ def _set_rng_state(state):  # (checkpoint's recomputation restores the state it 
     elif "cuda" not in state:
         _cuda = None
     # "cuda": None (snapshots of older minigrad, which could not save cupy's state): left as it is
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"):
+    """A context manager (torch.random.fork_rng): the default generators' state (CPU's, and CUDA's once used) is
+    saved on entry and restored on exit, so draws inside leave the streams outside as they were.
+    `devices` is accepted for PyTorch's signature (minigrad keeps one CUDA generator); enabled=False does nothing."""
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)

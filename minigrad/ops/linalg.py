@@ -1,6 +1,7 @@
-"""A little linear algebra: inverse, det, slogdet/logdet, solve, matrix_power, pinverse, and the
-`minigrad.linalg` names for them (with vector_norm, matrix_norm, cross, vecdot). Batched over
-leading dims; backward written in tensor ops, so second derivatives work."""
+"""A little linear algebra: inverse, det, slogdet/logdet, solve, matrix_power, pinverse, the decompositions
+(cholesky, qr, eigh, svd, lu_factor), the solves built on them (solve_triangular, cholesky_solve, lu_solve, ...),
+multi_dot, cond, tensorsolve/tensorinv, and the `minigrad.linalg` names for them (with vector_norm, matrix_norm,
+cross, vecdot). Batched over leading dims; backward written in tensor ops, so second derivatives work."""
 import builtins
 from collections import namedtuple
 
@@ -439,6 +440,503 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     return Tensor((s > tol).sum(-1).astype(np.int64))
 
 
+# ---- triangular and factored solves: solve_triangular, cholesky_solve/inverse, lu_factor/lu_solve ---------
+# (composed of inverse, tril/triu and matmul, so their gradients need no backward of their own;
+# lu_factor's backward is written below its forward)
+triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
+lu_factor_result = namedtuple("linalg_lu_factor", ["LU", "pivots"])
+lu_factor_ex_result = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+lu_result = namedtuple("linalg_lu", ["P", "L", "U"])
+lu_unpack_result = namedtuple("lu_unpack", ["P", "L", "U"])
+
+
+def _legacy_name(t):
+    return t.dtype._legacy[:-6]
+
+
+def _kernel_dtype(kernel, *ts):
+    """PyTorch's error for a LAPACK kernel called on an integer (or bool) tensor."""
+    for t in ts:
+        if t.array.dtype.kind != "f":
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{_legacy_name(t)}\'')
+
+
+def _eye_like(t, n):
+    return Tensor(array_module(t.array).eye(n, dtype=t.array.dtype))
+
+
+def _triangle(A, upper, unitriangular=False):
+    """The triangle of A that a triangular solve reads (its diagonal taken as ones when unitriangular)."""
+    from .shape import tril, triu
+
+    if unitriangular:
+        return (triu(A, 1) if upper else tril(A, -1)) + _eye_like(A, A.array.shape[-1])
+    return triu(A) if upper else tril(A)
+
+
+def _read_triangle(L, upper):
+    """L's triangle as the value, with the gradient of every entry of L, as PyTorch's cholesky_solve and
+    cholesky_inverse: they read one triangle but differentiate as if the whole matrix were the factor."""
+    from .shape import tril, triu
+
+    T = triu(L) if upper else tril(L)
+    if bool((T.array == L.array).all()):
+        return L
+    return L + (T - L).detach()
+
+
+def solve_triangular(input, B, *, upper, left=True, unitriangular=False):
+    """X with A X = B (X A = B when left=False) for a triangular A (only the triangle named by `upper` is read;
+    its diagonal taken as ones when unitriangular). Batched and broadcast over leading dims."""
+    A = input
+    if A.array.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor A must have at least 2 dimensions.")
+    if B.array.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    n, n2 = A.array.shape[-2:]
+    if n != n2:
+        raise RuntimeError(f"linalg.solve_triangular: A must be batches of square matrices, but they are {n} by {n2} "
+                           "matrices")
+    if (B.array.shape[-2] if left else B.array.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
+                           f"{B.array.shape[-2]}x{B.array.shape[-1]})")
+    _kernel_dtype("triangular_solve_cpu", A, B)
+    Ti = inverse(_triangle(A, upper, unitriangular))
+    return Ti @ B if left else B @ Ti
+
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    """torch.triangular_solve (deprecated in PyTorch): (X with op(A) X = b, a copy of A), op(A) = A^T when
+    transpose; A's batch dims broadcast with b's."""
+    b = input
+    if b.array.ndim < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has "
+                           f"{b.array.ndim} dimensions instead")
+    if A.array.ndim < 2:
+        raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, but it has "
+                           f"{A.array.ndim} dimensions instead")
+    m, n = A.array.shape[-2:]
+    if m != n:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {m} by {n} "
+                           "matrices")
+    if b.array.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is {n} by {n} but each b "
+                           f"matrix is {b.array.shape[-2]} by {b.array.shape[-1]}")
+    _kernel_dtype("triangular_solve_cpu", b, A)
+    from .shape import clone
+
+    T = _triangle(A, upper, unitriangular)
+    X = inverse(_mT(T) if transpose else T) @ b
+    batch = X.array.shape[:-2]
+    return triangular_solve_result(X, clone(A.expand(*batch, n, n)) if A.array.shape[:-2] != batch else clone(A))
+
+
+def _cholesky_checks(name, A, kernel):
+    if A.array.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    m, n = A.array.shape[-2:]
+    if m != n:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {m} by {n} matrices")
+    _kernel_dtype(kernel, A)
+
+
+def cholesky_solve(input, input2, upper=False):
+    """X with A X = B, given B (`input`) and A's Cholesky factor L (`input2`; A = L L^T, or U^T U when upper).
+    Batched and broadcast over leading dims."""
+    B, L = input, input2
+    if B.array.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {B.array.ndim} dimensions instead")
+    if L.array.ndim < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {L.array.ndim} dimensions instead")
+    if B.array.dtype != L.array.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type {_legacy_name(B)} and A of "
+                           f"type {_legacy_name(L)} instead.")
+    m, n = L.array.shape[-2:]
+    if m != n:
+        raise RuntimeError(f"cholesky_solve: A must be batches of square matrices, but they are {m} by {n} matrices")
+    if B.array.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} by {n} but each b "
+                           f"matrix is {B.array.shape[-2]} by {B.array.shape[-1]}")
+    _kernel_dtype("cholesky_solve_cpu", B)
+    Li = inverse(_read_triangle(L, upper))
+    if upper:  # A = U^T U: X = U^-1 U^-T B
+        return Li @ (_mT(Li) @ B)
+    return _mT(Li) @ (Li @ B)  # A = L L^T: X = L^-T L^-1 B
+
+
+def cholesky_inverse(input, upper=False):
+    """A^-1 from A's Cholesky factor L (A = L L^T, or U^T U when upper). Batched."""
+    _cholesky_checks("cholesky_inverse", input, "cholesky_inverse_out_cpu")
+    Li = inverse(_read_triangle(input, upper))
+    return Li @ _mT(Li) if upper else _mT(Li) @ Li
+
+
+def _lu_packed(a):
+    """LU with partial pivoting of each matrix in a batch (LAPACK's getrf): (LU packed as one matrix, the 1-based
+    int32 row swaps, info = the 1-based index of the first zero pivot, 0 when none)."""
+    xp = array_module(a)
+    *batch, m, n = a.shape
+    k = builtins.min(m, n)
+    lu = a.reshape(_prod(batch), m, n).copy()
+    rows = xp.arange(lu.shape[0])
+    piv = xp.empty((lu.shape[0], k), dtype=np.int32)
+    for j in range(k):
+        p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
+        piv[:, j] = p + 1
+        top = lu[rows, j].copy()
+        lu[rows, j] = lu[rows, p]
+        lu[rows, p] = top
+        d = lu[:, j, j]
+        lu[:, j + 1:, j] /= xp.where(d == 0, 1, d)[:, None]  # (a zero pivot: the column below is zero too)
+        lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, None, j, j + 1:]
+    zero = lu[:, xp.arange(k), xp.arange(k)] == 0
+    info = xp.where(zero.any(-1), xp.argmax(zero, -1) + 1, 0).astype(np.int32) if k else \
+        xp.zeros(lu.shape[0], dtype=np.int32)
+    return lu.reshape(a.shape), piv.reshape(*batch, k), info.reshape(batch)
+
+
+def _permutation(pivots, m, dtype):
+    """The permutation matrices P (batch, m, m) of LAPACK's row swaps: A = P L U."""
+    xp = array_module(pivots)
+    flat = pivots.reshape(_prod(pivots.shape[:-1]), pivots.shape[-1])
+    perm = xp.tile(xp.arange(m), (flat.shape[0], 1))
+    rows = xp.arange(flat.shape[0])
+    for j in range(flat.shape[1]):
+        p = flat[:, j].astype(np.int64) - 1
+        top = perm[rows, j].copy()
+        perm[rows, j] = perm[rows, p]
+        perm[rows, p] = top
+    P = xp.zeros((flat.shape[0], m, m), dtype=dtype)
+    P[rows[:, None], perm, xp.arange(m)[None, :]] = 1  # row i of P^T A is row perm[i] of A
+    return P.reshape(*pivots.shape[:-1], m, m)
+
+
+class LUFactor(Function):
+    node_name = "LinalgLuFactorExBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        lu, piv, info = _lu_packed(a.array)
+        ctx.P = _permutation(piv, a.array.shape[-2], a.array.dtype)
+        ctx.mark_non_differentiable(piv, info)
+        return lu, piv, info
+
+    @staticmethod
+    def backward(ctx, gLU, _gpiv, _ginfo):
+        # A = P L U (L unit lower, U upper, packed as one matrix LU), square: with gL = tril(gLU, -1), gU = triu(gLU),
+        #   gA = P L^-T [tril(L^T gL, -1) + triu(gU U^T)] U^-T.
+        # Wide (m < n, U = [U1 U2]): gA = P L^-T [[tril(L^T gL - gU2 U2^T, -1) + triu(gU1 U1^T)] U1^-T, gU2].
+        # Tall (m > n, L = [L1; L2]): gA = P [L1^-T [tril(L1^T gL1, -1) + triu(gU U^T - L2^T gL2)] U^-T; gL2 U^-T].
+        from .shape import cat, tril, triu
+
+        LU = _outputs(ctx)[0]
+        P = Tensor(ctx.P)
+        m, n = LU.shape[-2:]
+        if m <= n:
+            L = tril(LU[..., :, :m], -1) + _eye_like(LU, m)
+            U1, U2 = triu(LU[..., :, :m]), LU[..., :, m:]
+            gL, gU1, gU2 = tril(gLU[..., :, :m], -1), triu(gLU[..., :, :m]), gLU[..., :, m:]
+            LiT = _mT(inverse(L))
+            inner = tril(_mT(L) @ gL - gU2 @ _mT(U2), -1) + triu(gU1 @ _mT(U1))
+            gA = LiT @ inner @ _mT(inverse(U1))
+            if m < n:
+                gA = cat([gA, LiT @ gU2], -1)
+            return P @ gA
+        L1, L2 = tril(LU[..., :n, :], -1) + _eye_like(LU, n), LU[..., n:, :]
+        U = triu(LU[..., :n, :])
+        gL1, gL2, gU = tril(gLU[..., :n, :], -1), gLU[..., n:, :], triu(gLU[..., :n, :])
+        UiT = _mT(inverse(U))
+        inner = tril(_mT(L1) @ gL1, -1) + triu(gU @ _mT(U) - _mT(L2) @ gL2)
+        return P @ cat([_mT(inverse(L1)) @ inner @ UiT, gL2 @ UiT], -2)
+
+
+def _lu_factor_checks(name, A, pivot):
+    if A.array.ndim < 2:
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(A.array.shape)} "
+                           "instead")
+    _kernel_dtype("lu_cpu", A)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """(LU, pivots, info): A = P L U packed as LU, with LAPACK's 1-based int32 row swaps; info > 0 names the first
+    zero pivot of U (1-based) instead of raising."""
+    _lu_factor_checks("torch.lu_factor", A, pivot)
+    LU, piv, info = _save_outputs(LUFactor.apply(A))
+    if check_errors:
+        _lu_raise("linalg.lu_factor_ex", info)
+    return lu_factor_ex_result(LU, piv, info)
+
+
+def _lu_raise(name, info):
+    flat = info.array.reshape(-1)
+    for b, i in enumerate(flat.tolist()):
+        if i > 0:
+            where = f"(Batch element {b}): " if info.array.ndim else ""
+            raise RuntimeError(f"torch.{name}: {where}U[{i},{i}] is zero and using it on lu_solve would result in a "
+                               "division by zero. If you still want to perform the factorization, consider calling "
+                               "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
+
+
+def lu_factor(A, *, pivot=True):
+    """(LU, pivots): the LU factorization with partial pivoting, A = P L U, as LAPACK packs it (L's unit diagonal
+    not stored; pivots 1-based int32 row swaps). Raises for an exactly singular A. Batched."""
+    _lu_factor_checks("torch.lu_factor", A, pivot)
+    LU, piv, info = _save_outputs(LUFactor.apply(A))
+    _lu_raise("linalg.lu_factor", info)
+    return lu_factor_result(LU, piv)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) from lu_factor's packed result: A = P L U (L m x k unit lower, U k x n upper, k = min(m, n))."""
+    from .shape import tril, triu
+
+    xp = array_module(LU_data.array)
+    m, n = LU_data.array.shape[-2:]
+    k = builtins.min(m, n)
+    empty = Tensor(xp.zeros((0,), dtype=LU_data.array.dtype))
+    P = Tensor(_permutation(LU_pivots.array, m, LU_data.array.dtype)) if unpack_pivots else empty
+    if not unpack_data:
+        return lu_unpack_result(P, empty, empty)
+    eye = Tensor(xp.eye(m, k, dtype=LU_data.array.dtype))
+    return lu_unpack_result(P, tril(LU_data[..., :, :k], -1) + eye, triu(LU_data[..., :k, :]))
+
+
+def lu(A, *, pivot=True):
+    """(P, L, U) with A = P L U (torch.linalg.lu). Batched."""
+    _lu_factor_checks("linalg.lu", A, pivot)
+    LU, piv, _ = lu_factor_ex(A)
+    return lu_result(*lu_unpack(LU, piv))
+
+
+def lu_legacy(A, pivot=True, get_infos=False):
+    """torch.lu (deprecated in PyTorch): the tuple (LU, pivots), with infos when get_infos=True."""
+    _lu_factor_checks("torch.lu_factor", A, pivot)
+    LU, piv, info = _save_outputs(LUFactor.apply(A))
+    return (LU, piv, info) if get_infos else (LU, piv)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """X with A X = B (X A = B when left=False; A^T in place of A when adjoint) from lu_factor's (LU, pivots).
+    Batched and broadcast over leading dims; differentiable in LU and B."""
+    if LU.array.dtype != B.array.dtype:
+        raise RuntimeError(f"linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of type "
+                           f"{_legacy_name(LU)} and B of type {_legacy_name(B)} instead")
+    if LU.array.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor LU must have at least 2 dimensions.")
+    if B.array.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 dimensions.")
+    m, n = LU.array.shape[-2:]
+    if m != n:
+        raise RuntimeError(f"torch.linalg.lu_solve: A must be batches of square matrices, but they are {m} by {n} "
+                           "matrices")
+    if (B.array.shape[-2] if left else B.array.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
+                           f"{B.array.shape[-2]}x{B.array.shape[-1]})")
+    if pivots.array.dtype != np.int32:
+        raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
+    if pivots.array.shape[-1:] != (n,):
+        raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the dimension of the matrix")
+    if pivots.array.shape != LU.array.shape[:-1]:
+        raise RuntimeError("linalg.lu_solve: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots "
+                           f"with shape {list(pivots.array.shape)} instead")
+    _kernel_dtype("lu_solve_cpu", LU)
+    from .shape import tril, triu
+
+    P = Tensor(_permutation(pivots.array, n, LU.array.dtype))
+    Li = inverse(tril(LU, -1) + _eye_like(LU, n))
+    Ui = inverse(triu(LU))
+    if left:  # A = P L U: A^-1 = U^-1 L^-1 P^T, A^-T = P L^-T U^-T
+        return P @ (_mT(Li) @ (_mT(Ui) @ B)) if adjoint else Ui @ (Li @ (_mT(P) @ B))
+    return ((B @ P) @ _mT(Li)) @ _mT(Ui) if adjoint else ((B @ Ui) @ Li) @ _mT(P)
+
+
+def lu_solve_legacy(input, LU_data, LU_pivots):
+    """torch.lu_solve (deprecated in PyTorch): linalg.lu_solve(LU_data, LU_pivots, input)."""
+    return lu_solve(LU_data, LU_pivots, input)
+
+
+# ---- products and tensor forms: multi_dot, chain_matmul, cond, tensorsolve, tensorinv ------------------------
+def _scalar_type(t):
+    return {"Double": "double", "Float": "float", "Half": "c10::Half", "Long": "long int", "Int": "int",
+            "Short": "short int", "Char": "signed char", "Byte": "unsigned char", "Bool": "bool"}.get(
+        _legacy_name(t), _legacy_name(t).lower())
+
+
+def _chain_order(dims):
+    """The cheapest parenthesization of a chain of matrices dims[i] x dims[i+1] (the classic dynamic program):
+    split[i][j] is where the product of matrices i..j is cut."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def multi_dot(tensors):
+    """The product of a chain of matrices in the cheapest order; the first may be a 1-D row vector and the last a
+    1-D column vector."""
+    tensors = list(tensors)
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = tensors[0].array.ndim, tensors[-1].array.ndim
+    if first not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first}D")
+    if last not in (1, 2):
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last}D")
+    for i, t in enumerate(tensors[1:-1], 1):
+        if t.array.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.array.ndim}D")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.array.dtype != tensors[0].array.dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{_scalar_type(tensors[0])} and tensor {i} {_scalar_type(t)}")
+    mats = list(tensors)
+    if first == 1:
+        mats[0] = mats[0].unsqueeze(0)
+    if last == 1:
+        mats[-1] = mats[-1].unsqueeze(-1)
+    for i in range(n - 1):
+        if mats[i].array.shape[1] != mats[i + 1].array.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(tensors[i].array.shape)} and "
+                               f"{list(tensors[i + 1].array.shape)} cannot be multiplied")
+    if n == 2:
+        out = mats[0] @ mats[1]
+    else:
+        split = _chain_order([m.array.shape[0] for m in mats] + [mats[-1].array.shape[1]])
+
+        def product(i, j):
+            return mats[i] if i == j else product(i, split[i][j]) @ product(split[i][j] + 1, j)
+
+        out = product(0, n - 1)
+    if first == 1:
+        out = out.squeeze(0)
+    if last == 1:
+        out = out.squeeze(-1)
+    return out
+
+
+def chain_matmul(*matrices, out=None):
+    """torch.chain_matmul (deprecated in PyTorch): linalg.multi_dot of 2-D matrices (one matrix: a copy)."""
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for t in matrices:
+        if t.array.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {t.array.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        from .shape import clone
+
+        result = clone(matrices[0])
+    else:
+        result = multi_dot(matrices)
+    if out is not None:
+        from .inplace import copy_
+
+        return copy_(out, result)
+    return result
+
+
+_COND_ORDS = (None, 2, -2, "fro", "nuc", 1, -1, float("inf"), float("-inf"))
+
+
+def cond(input, p=None):
+    """The condition number of a matrix in the norm p: None or 2 (largest over smallest singular value), -2 (its
+    reciprocal), 'nuc' (sum(s) * sum(1 / s)), or 'fro', 1, -1, inf, -inf (norm(A) * norm(A^-1), inf for an exactly
+    singular A). Batched."""
+    A = input
+    if A.array.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if not (p is None or (p in ("fro", "nuc") if isinstance(p, str) else
+                          isinstance(p, (builtins.int, builtins.float)) and p in _COND_ORDS[1:])):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        _matrix("svd", A)
+        s = svdvals(A)
+        big, small = s[..., 0], s[..., -1]
+        return small / big if p == -2 else big / small
+    m, n = A.array.shape[-2:]
+    if m != n:
+        raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but they are {m} by {n} "
+                           "matrices")
+    if p == "nuc":  # (as PyTorch: from the singular values, sum(s) * sum(1 / s), so no inf for a singular A)
+        _matrix("svd", A)
+        s = svdvals(A)
+        return s.sum(-1) * (1.0 / s).sum(-1)
+    _square("inv", A)
+    xp = array_module(A.array)
+    batch = A.array.shape[:-2]
+    if n == 0:
+        return Tensor(xp.zeros(batch, dtype=A.array.dtype))
+    flat = A.array.reshape(-1, n, n)
+    singular = xp.zeros(flat.shape[0], dtype=bool)
+    try:
+        xp.linalg.inv(flat)
+    except np.linalg.LinAlgError:
+        for b, a in enumerate(flat):
+            try:
+                xp.linalg.inv(a)
+            except np.linalg.LinAlgError:
+                singular[b] = True
+    norm = _Linalg.matrix_norm
+    if not singular.any():
+        return norm(A, p) * norm(inverse(A), p)
+    from .elementwise import where
+
+    singular = Tensor(singular.reshape(batch))
+    safe = where(singular.unsqueeze(-1).unsqueeze(-1), _eye_like(A, n), A)  # (the singular ones: inf, below)
+    return where(singular, float("inf"), norm(A, p) * norm(inverse(safe), p))
+
+
+def _prod(shape):
+    out = 1
+    for s in shape:
+        out *= s
+    return out
+
+
+def tensorsolve(input, other, dims=None):
+    """X with tensordot(A, X, X.ndim) = B: A's leading dims are B's, its trailing dims X's (after moving `dims`
+    of A to the end)."""
+    A, B = input, other
+    if dims is not None:
+        from .composite import movedim
+
+        dims = [dims] if isinstance(dims, builtins.int) else list(dims)
+        nd = A.array.ndim
+        A = movedim(A, dims, list(range(nd - len(dims), nd)))
+    rest = A.array.shape[B.array.ndim:]
+    if _prod(rest) != _prod(B.array.shape):
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {_prod(rest)} != {_prod(B.array.shape)}")
+    k = _prod(B.array.shape)
+    return solve(A.reshape(k, k), B.reshape(k, 1)).reshape(rest)
+
+
+def tensorinv(input, ind=2):
+    """The inverse of A for tensordot(A, ., ind) as a map: shape A.shape[ind:] + A.shape[:ind]."""
+    if not isinstance(ind, builtins.int) or ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    head, tail = input.array.shape[:ind], input.array.shape[ind:]
+    if _prod(tail) != _prod(head):
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {_prod(tail)} != {_prod(head)}")
+    k = _prod(head)
+    return inverse(input.reshape(k, k)).reshape(*tail, *head)
+
+
 class _Linalg:
     """`minigrad.linalg`: PyTorch's torch.linalg names for what minigrad has."""
 
@@ -456,6 +954,15 @@ class _Linalg:
     svdvals = staticmethod(svdvals)
     lstsq = staticmethod(lstsq)
     matrix_rank = staticmethod(matrix_rank)
+    solve_triangular = staticmethod(solve_triangular)
+    lu_factor = staticmethod(lu_factor)
+    lu_factor_ex = staticmethod(lu_factor_ex)
+    lu = staticmethod(lu)
+    lu_solve = staticmethod(lu_solve)
+    multi_dot = staticmethod(multi_dot)
+    cond = staticmethod(cond)
+    tensorsolve = staticmethod(tensorsolve)
+    tensorinv = staticmethod(tensorinv)
 
     @staticmethod
     def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):

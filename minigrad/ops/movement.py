@@ -3,6 +3,7 @@ unfold, masked_select, nonzero, argsort and einsum. Each backward is itself a re
 reverse move, or the scatter whose backward is the pick again), so all are twice differentiable."""
 import builtins
 import functools
+import operator
 import string
 
 import numpy as np
@@ -486,7 +487,7 @@ def _parse(equation, operands):
         raise RuntimeError("einsum(): more operands were provided than specified in the equation"
                            if len(operands) > len(ins) else "einsum(): fewer operands were provided than specified in the equation")
     ell = builtins.max([o.array.ndim - len(s.replace("...", "")) for s, o in zip(ins, operands) if "..." in s] or [0])
-    letters = [c for c in string.ascii_uppercase if c not in eq][:ell]
+    letters = [c for c in string.ascii_uppercase + string.ascii_lowercase if c not in eq][:ell]
     spelt = []
     for s, o in zip(ins, operands):
         if "..." in s:
@@ -514,9 +515,41 @@ def _parse(equation, operands):
     return spelt, out
 
 
+def _sublist_equation(args):
+    """The equation and operands of einsum's sublist form, `einsum(a, [0, 1], b, [1, 2], [0, 2])`: operands each
+    followed by a list of ints in [0, 52) (0-25 written A-Z, 26-51 a-z) or Ellipsis, then optionally the output's."""
+    def spell(sub):
+        out = []
+        for s in sub:
+            if s is Ellipsis:
+                out.append("...")
+                continue
+            s = operator.index(s)
+            if not 0 <= s < 52:
+                raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+            out.append(chr(ord("A") + s) if s < 26 else chr(ord("a") + s - 26))
+        return "".join(out)
+
+    explicit = len(args) % 2 == 1
+    operands, subs = (args[:-1:2], args[1::2]) if explicit else (args[::2], args[1::2])
+    for i, o in enumerate(operands):
+        if not isinstance(o, Tensor):
+            raise TypeError(f"expected Tensor as element {2 * i} in argument 1, but got {type(o).__name__}")
+    equation = ",".join(spell(s) for s in subs)
+    if explicit:
+        equation += "->" + spell(args[-1])
+    return equation, tuple(operands)
+
+
 def einsum(equation, *operands):
-    """Einstein summation (`torch.einsum("ij,jk->ik", a, b)`), one differentiable node."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+    """Einstein summation (`torch.einsum("ij,jk->ik", a, b)`), one differentiable node; also PyTorch's sublist
+    form, `einsum(a, [0, 1], b, [1, 2], [0, 2])`."""
+    if not isinstance(equation, str):
+        if not operands:
+            raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
+                             "operand and its subscripts list")
+        equation, operands = _sublist_equation((equation,) + operands)
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ins, out = _parse(equation, operands)
     dts = {o.array.dtype for o in operands}
