@@ -57,9 +57,7 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
     for t in _steps(T, reverse):
         a = gates[t]
         if mode == "GRU":  # r, z = sigmoid(.); n = tanh(x W_in^T + b_in + r (h W_hn^T + b_hn)); h = (1 - z) n + z h
-            gh = xp.matmul(h, w_hh.T)  # (the steps' products stay on this thread: each is small and waits on the last)
-            if b_hh is not None:
-                gh += b_hh
+            gh = linear_arrays(h, w_hh, b_hh)  # (each step's product is small: one thread, a backend's blocks)
             if fast is not None:  # the lines below in one compiled call
                 fast.gru_step(a, gh, h, hidden_n[t], out[t])
                 h = out[t]
@@ -74,11 +72,11 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
             continue
         if fast is not None:  # the LSTM step's gate math in one compiled call (same formulas as below)
             m = out[t] if w_hr is None else xp.empty((B, H), dtype=x.dtype)
-            fast.lstm_step(a, xp.matmul(h, w_hh.T), c, cells[t], m)
+            fast.lstm_step(a, linear_arrays(h, w_hh), c, cells[t], m)
             c = cells[t]
             h = m if w_hr is None else xp.matmul(m, w_hr.T, out=out[t])
             continue
-        a += xp.matmul(h, w_hh.T)
+        a += linear_arrays(h, w_hh)
         if mode == "LSTM":  # i, f, o = sigmoid(.), g = tanh(.); c = f c + i g; h = o tanh(c) (W_hr^T)
             _sigmoid_(a[:, :2 * H])
             xp.tanh(a[:, 2 * H:3 * H], out=a[:, 2 * H:3 * H])

@@ -105,17 +105,20 @@ def test_products_in_shares_match_numpy(monkeypatch, dtype, M, K, N):
     assert x.grad.array.dtype == dtype and w.grad.array.shape == (N, K)
 
 
-@pytest.mark.parametrize("M,K,N", [(32, 128, 64), (19, 64, 64), (512, 64, 27), (33, 100, 100)])
-def test_small_products_in_row_blocks_match_numpy(monkeypatch, M, K, N):
-    # on OpenBLAS's AVX-512 cores x w^T runs in row blocks that take its small-matrix path (forced here,
-    # to test the blocks on any machine: each block is BLAS's own product of those rows)
+@pytest.mark.parametrize("M,K,N", [(32, 128, 64), (20, 200, 800), (4, 768, 768), (2, 64, 700), (64, 64, 64),
+                                   (33, 100, 100)])
+def test_few_rows_in_small_path_blocks_match_numpy(monkeypatch, M, K, N):
+    # on OpenBLAS's AVX-512 cores x W^T of a few rows runs in blocks that take its small-matrix path
+    # (forced here, to test the blocks on any machine: each block is BLAS's own product of its part)
     monkeypatch.setattr(linear_module, "_small_path_blas", True)
+    monkeypatch.setattr(linear_module, "_plans", {})
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "1")
     x = minigrad.tensor(RNG.standard_normal((M, K)).astype(np.float32), requires_grad=True)
     w = minigrad.tensor(RNG.standard_normal((N, K)).astype(np.float32), requires_grad=True)
     b = minigrad.tensor(RNG.standard_normal(N).astype(np.float32), requires_grad=True)
     out = np.empty((M, N), np.float32)
     if blas.gemm_library(np.float32) != "openblas":
-        pytest.skip("the row blocks call OpenBLAS's gemm")
+        pytest.skip("the blocks call OpenBLAS's gemm")
     assert linear_module.supports(out, x.array, w.array)
     g = RNG.standard_normal((M, N)).astype(np.float32)
     y = F.linear(x, w, b)
@@ -126,20 +129,24 @@ def test_small_products_in_row_blocks_match_numpy(monkeypatch, M, K, N):
     np.testing.assert_array_equal(F.linear(x, w, b).array, y.array)  # the same bits each time
 
 
-def test_small_products_take_row_blocks_only_where_they_pay(monkeypatch):
+def test_small_path_blocks_only_where_they_pay(monkeypatch):
     monkeypatch.setattr(linear_module, "_small_path_blas", True)
+    monkeypatch.setattr(linear_module, "_plans", {})
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "1")
     f32 = np.float32
 
     def takes(M, K, N, dtype=f32):
         return linear_module.supports(np.empty((M, N), dtype), np.ones((M, K), dtype), np.ones((N, K), dtype))
     if blas.gemm_library(np.float32) != "openblas":
-        pytest.skip("the row blocks call OpenBLAS's gemm")
-    assert takes(32, 128, 64)
+        pytest.skip("the blocks call OpenBLAS's gemm")
+    assert takes(32, 128, 64) and takes(4, 768, 768) and takes(64, 64, 256)
     assert not takes(16, 128, 64)  # 1,024 entries: BLAS's small path takes the whole
     assert not takes(32, 16, 64)  # sums too short for the small path
-    assert not takes(256, 64, 128)  # M N K over 100^3: the packing path is BLAS's own choice
+    assert not takes(64, 32, 100)  # 64 rows with short sums: the packing path is faster
+    assert not takes(128, 64, 64)  # many rows: packing W pays for itself
     assert not takes(32, 128, 64, np.float64)
     monkeypatch.setattr(linear_module, "_small_path_blas", False)  # a core without that path (Haswell, Zen 3)
+    monkeypatch.setattr(linear_module, "_plans", {})
     assert not takes(32, 128, 64)
 
 

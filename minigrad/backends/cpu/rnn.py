@@ -12,7 +12,7 @@ within a few ulp of the C library's; float64 calls numba's own, as before).
 """
 import numpy as np
 
-from . import blas, team
+from . import blas, linear, team
 
 
 def supports(*arrays):
@@ -42,8 +42,10 @@ def lstm_sequence(gates, h0, c0, w_hh, out, cells, reverse):
     if plan is None:
         return False
     gh = np.empty(gates.shape[1:], dtype=gates.dtype)
+    B, G = gh.shape
+    rows, cols = linear.nt_blocks(B, G, w_hh.shape[1], gates.dtype)  # (0: one gemm a step)
     with blas.team_gemm_context(gates.dtype):
-        _lstm_sequence(gates, h0, c0, w_hh, out, cells, gh, reverse, *plan)
+        _lstm_sequence(gates, h0, c0, w_hh, out, cells, gh, reverse, rows, cols, *plan)
     return True
 
 
@@ -68,7 +70,7 @@ def _gemm_for(*arrays):
 
 
 @team.kernel
-def _lstm_sequence(gates, h0, c0, w_hh, out, cells, gh, reverse, address, ilp64):
+def _lstm_sequence(gates, h0, c0, w_hh, out, cells, gh, reverse, rows, cols, address, ilp64):
     T, B, G = gates.shape
     H = G // 4
     one = gates.dtype.type(1)
@@ -76,12 +78,12 @@ def _lstm_sequence(gates, h0, c0, w_hh, out, cells, gh, reverse, address, ilp64)
     prev = 0
     for k in range(T):
         t = T - 1 - k if reverse else k
-        if k == 0:  # gh = h_{t-1} W_hh^T: (B, H) x (4H, H)^T
-            team.gemm(address, ilp64, 111, 112, B, G, H, one, h0, H, w_hh, H, zero, gh, G)
-            _lstm_step(gates[t], gh, c0, cells[t], out[t])
+        h = h0 if k == 0 else out[prev]  # gh = h_{t-1} W_hh^T: (B, H) x (4H, H)^T (in small-path blocks where they pay)
+        if rows:
+            linear.nt_product(gh, h, w_hh, rows, cols, address, ilp64)
         else:
-            team.gemm(address, ilp64, 111, 112, B, G, H, one, out[prev], H, w_hh, H, zero, gh, G)
-            _lstm_step(gates[t], gh, cells[prev], cells[t], out[t])
+            team.gemm(address, ilp64, 111, 112, B, G, H, one, h, H, w_hh, H, zero, gh, G)
+        _lstm_step(gates[t], gh, c0 if k == 0 else cells[prev], cells[t], out[t])
         prev = t
 
 
