@@ -64,6 +64,9 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
                     b2, wd, decoupled, step_scale, eps_scaled
     grouped_matmul  a, b                        a, b -> a @ b per group
     rnn_step        the step's arrays (2-D)     lstm_step, gru_step (and *_backward): a time step's gate math
+    max_pool2d      x (N, C, H, W), kernel,     x, kernel, stride, dilation,       g, idx, x's shape -> gx
+                    stride, dilation, padding,  padding, out -> (y, idx)
+                    out
 
 A new fused op, say "lstm_cell", takes four pieces:
 
@@ -139,6 +142,7 @@ register("adamw", "cpu.adamw", "cpu")
 register("adamw", "cuda.adamw", "cuda")
 register("grouped_matmul", "cpu.conv", "cpu")
 register("rnn_step", "cpu.rnn", "cpu")
+register("max_pool2d", "cpu.max_pool", "cpu")
 register("elementwise_chain", "cpu.fused", "cpu")  # minigrad.compile's fusion
 register("elementwise_chain", "cuda.fused", "cuda")
 

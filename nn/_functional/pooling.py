@@ -2,6 +2,9 @@
 
 The two window pools read the (padded) input through conv.py's `windows` view; their backward is
 conv.py's col2im, an op of its own whose backward reads windows again (both pools differentiate twice).
+max_pool2d runs on the backend's "max_pool2d" kernel where one takes the input (the CPU's compiled
+loop: minigrad/backends/cpu/max_pool.py), forward and first backward; a create_graph backward is the
+recorded op (MaxPoolScatter) either way.
 adaptive_avg_pool2d and interpolate are linear maps acting on each spatial axis
 alone: y = A_h x A_w^T with small dense matrices (an averaging or a selection or an interpolation
 matrix per axis), one node `Separable` whose backward is the same op with the transposed matrices,
@@ -11,6 +14,9 @@ few hundred pixels a side, not for resizing photographs.
 import math
 
 import numpy as np
+
+import minigrad
+from minigrad import backends
 
 from ._common import Function, Tensor, check_tensor, xp_of
 from .conv import col2im, crop, expand_param, pad_array, windows
@@ -68,21 +74,66 @@ class MaxPool2d(Function):
 
     @staticmethod
     def forward(ctx, x, kernel, stride, dilation, padding, pads, out):
-        # y = the max of each window (NaN wins, as in PyTorch), and where it is as a flat index into the plane
+        # y = the max of each window and where it is as a flat index into the plane, PyTorch's: NaN wins (the
+        # window's last NaN), ties go to the first in scan order, a window of -infs to its first element
         xd = x.array if x.array.ndim == 4 else x.array[None]  # an unbatched (C, H, W) input as one sample
-        xp = xp_of(xd)
-        low = -np.inf if xd.dtype.kind == "f" else np.iinfo(xd.dtype).min
-        v = windows(pad_array(xd, pads, low), kernel, stride, dilation, out)
-        flat = v.reshape(v.shape[:4] + (-1,))  # (N, C, oh, ow, kh * kw): a copy
-        arg = flat.argmax(axis=-1)
-        y = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-        ctx.arg, ctx.pool = arg, (kernel, stride, dilation, pads, out, xd.shape)
-        idx = _flat_indices(arg, kernel, stride, dilation, padding, xd.shape[-1], xp)
+        ctx.pool, ctx.padding = (kernel, stride, dilation, pads, out, xd.shape), padding
+        ctx.impl = backends.find("max_pool2d", xd, kernel, stride, dilation, padding, out)
+        if ctx.impl is not None:
+            y, idx = ctx.impl.forward(xd, kernel, stride, dilation, padding, out)
+            ctx.arg, ctx.idx = None, idx  # (the window offsets MaxPoolScatter takes: from idx, if asked)
+        else:
+            xp = xp_of(xd)
+            low = -np.inf if xd.dtype.kind == "f" else np.iinfo(xd.dtype).min
+            v = windows(pad_array(xd, pads, low), kernel, stride, dilation, out)
+            flat = v.reshape(v.shape[:4] + (-1,))  # (N, C, oh, ow, kh * kw): a copy
+            arg = flat.argmax(axis=-1)
+            y = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+            bad = ~(y > low)  # a NaN (argmax took the first), or nothing above the padding: PyTorch's choice
+            if bad.any():
+                arg = _torch_argmax(flat, arg, bad, kernel, stride, dilation, padding, xp)
+                y = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+            ctx.arg = arg
+            idx = _flat_indices(arg, kernel, stride, dilation, padding, xd.shape[-1], xp)
         return (y, idx) if x.array.ndim == 4 else (y[0], idx[0])
 
     @staticmethod
     def backward(ctx, g, _):  # each window's gradient goes to its max
+        if ctx.impl is not None and not minigrad.is_grad_enabled():  # (create_graph: the recorded op)
+            gd = g.array if g.array.ndim == 4 else g.array[None]
+            gx = ctx.impl.backward(gd, ctx.idx, ctx.pool[-1])
+            return Tensor(gx if g.array.ndim == 4 else gx[0]), None, None, None, None, None, None
+        if ctx.arg is None:
+            ctx.arg = _window_offsets(ctx.idx, ctx.pool, ctx.padding)
         return MaxPoolScatter.apply(g, ctx.arg, ctx.pool), None, None, None, None, None, None
+
+
+def _torch_argmax(flat, arg, bad, kernel, stride, dilation, padding, xp):
+    """The window argmaxes (N, C, oh, ow) where PyTorch's loop differs from numpy's argmax (windows `bad`):
+    PyTorch's last NaN of a window where it has one, else (nothing above the padding's value) the window's
+    first element inside the input."""
+    (kh, kw), (oh, ow) = kernel, arg.shape[-2:]
+    first = []  # per axis, each window's first kernel offset inside the input: ceil((p - o s) / d), at least 0
+    for o, s, p, d in zip((oh, ow), stride, padding, dilation):
+        before = p - xp.arange(o) * s
+        first.append(xp.where(before > 0, -(-before // d), 0))
+    arg = xp.where(bad, first[0][:, None] * kw + first[1][None, :], arg)
+    if flat.dtype.kind == "f":
+        nan = xp.isnan(flat)
+        last = kh * kw - 1 - nan[..., ::-1].argmax(axis=-1)
+        arg = xp.where(nan.any(axis=-1), last, arg)
+    return arg
+
+
+def _window_offsets(idx, pool, padding):
+    """Flat indices into the plane (N, C, oh, ow) -> each window's kernel offset kr * kW + kc (_flat_indices's
+    inverse), the argmaxes MaxPoolScatter takes."""
+    kernel, stride, dilation, _, out, shape = pool
+    xp = xp_of(idx)
+    rows, cols = idx // shape[-1], idx % shape[-1]
+    kr = (rows - (xp.arange(out[0]) * stride[0] - padding[0])[:, None]) // dilation[0]
+    kc = (cols - (xp.arange(out[1]) * stride[1] - padding[1])[None, :]) // dilation[1]
+    return kr * kernel[1] + kc
 
 
 # max_pool2d's backward, and that backward's own: adding each window's value at its argmax, and reading the

@@ -1,5 +1,6 @@
 """max_pool2d, avg_pool2d, adaptive_avg_pool2d, interpolate and pad (and their modules) against PyTorch:
-values, indices, gradients, node names, finite differences (twice for the linear maps) and bad input."""
+values, indices, gradients, node names, finite differences (twice for the linear maps) and bad input; and
+max_pool2d's CPU kernel (minigrad/backends/cpu/max_pool.py) against the op's numpy path and PyTorch."""
 import numpy as np
 import pytest
 
@@ -304,3 +305,194 @@ def test_adaptive_max_pool_errors_vs_torch(torch, call):
     with pytest.raises(type(theirs.value)) as ours:
         call(minigrad, F)
     assert str(ours.value) == str(theirs.value)
+
+
+# ---- max_pool2d's CPU kernel (minigrad/backends/cpu/max_pool.py) against the op's numpy path and PyTorch ------------
+@pytest.fixture(params=["kernel", "numpy"])
+def max_pool_path(request, monkeypatch):
+    """Runs a test on the backend's compiled max_pool2d and again on the op's numpy code (the kernel's
+    `supports` declining); yields the path's name and the list the kernel's forward calls append to."""
+    from minigrad import backends
+    from minigrad.backends.cpu import max_pool, team
+
+    if request.param == "kernel":
+        if not team.available() or backends.get_kernels() != "fast":
+            pytest.skip("the compiled kernels do not run here (no numba, or MINIGRAD_KERNELS is not 'fast')")
+    else:
+        monkeypatch.setattr(max_pool, "supports", lambda *args: False)
+    calls, forward = [], max_pool.forward
+    monkeypatch.setattr(max_pool, "forward", lambda *args: calls.append(args[0].shape) or forward(*args))
+    return request.param, calls
+
+
+def max_pool_run(module, x, g, **kw):
+    """(values, indices, input gradient) of module's max_pool2d on x, the output gradient g; module is nn.functional
+    or torch.nn.functional (x may be unbatched)."""
+    if module is F:
+        t = minigrad.tensor(x, requires_grad=True)
+        y, i = F.max_pool2d(t, return_indices=True, **kw)
+        y.backward(minigrad.tensor(g))
+        return y.array, i.array, t.grad.array
+    import torch
+
+    t = torch.tensor(x, requires_grad=True)
+    y, i = module.max_pool2d(t, return_indices=True, **kw)
+    y.backward(torch.tensor(g))
+    return y.detach().numpy(), i.numpy(), t.grad.numpy()
+
+
+def same_bits(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a.view(f"i{a.itemsize}"), b.view(f"i{b.itemsize}"))
+
+
+MAX_KERNEL = [
+    ((2, 3, 8, 8), dict(kernel_size=2)),
+    ((4, 8, 28, 28), dict(kernel_size=2, stride=2)),
+    ((2, 3, 9, 7), dict(kernel_size=3, stride=1)),  # overlapping windows: an input can be the max of several
+    ((2, 4, 20, 21), dict(kernel_size=3, stride=1, padding=1)),
+    ((2, 3, 9, 7), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ((1, 2, 11, 10), dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(2, 3), ceil_mode=True)),
+    ((2, 2, 12, 13), dict(kernel_size=(2, 3), stride=(1, 2), dilation=(2, 1))),
+    ((3, 9, 8), dict(kernel_size=2, stride=1, padding=1)),  # unbatched
+    ((2, 3, 1, 17), dict(kernel_size=(1, 4), stride=(1, 3), padding=(0, 2), ceil_mode=True)),  # max_pool1d's shape
+]
+
+
+def _overlap(kw):
+    k, s, d = (kw.get(name, default) for name, default in (("kernel_size", None), ("stride", None), ("dilation", 1)))
+    k, d = (k, k) if isinstance(k, int) else k, (d, d) if isinstance(d, int) else d
+    s = k if s is None else (s, s) if isinstance(s, int) else s
+    return any(st < di * (kk - 1) + 1 for kk, st, di in zip(k, s, d))
+
+
+@pytest.mark.parametrize("shape,kw", MAX_KERNEL)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("data", ["normal", "ties"])
+def test_max_pool2d_kernel_vs_numpy_path_and_torch(torch, monkeypatch, shape, kw, dtype, data):
+    from minigrad import backends
+    from minigrad.backends.cpu import max_pool, team
+
+    if not team.available() or backends.get_kernels() != "fast":
+        pytest.skip("the compiled kernels do not run here (no numba, or MINIGRAD_KERNELS is not 'fast')")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape)
+    if data == "ties":  # a few values only: most windows have their max more than once (the first one wins)
+        x = np.round(x)
+    x = x.astype(dtype)
+    out_shape = tuple(torch.nn.functional.max_pool2d(torch.tensor(x), **kw).shape)
+    g = rng.standard_normal(out_shape).astype(dtype)
+    theirs = max_pool_run(torch.nn.functional, x, g, **kw)
+    kernel = max_pool_run(F, x, g, **kw)
+    monkeypatch.setattr(max_pool, "supports", lambda *args: False)
+    plain = max_pool_run(F, x, g, **kw)
+    for ours in (kernel, plain):
+        same_bits(ours[0], theirs[0])
+        np.testing.assert_array_equal(ours[1], theirs[1])
+        assert ours[2].dtype == dtype
+    same_bits(kernel[2], theirs[2])  # (where windows overlap, a sum of gradients: added in PyTorch's order)
+    if _overlap(kw):  # the numpy path adds them kernel offset by offset
+        tol = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-14, atol=1e-14)
+        np.testing.assert_allclose(plain[2], theirs[2], **tol)
+    else:
+        same_bits(plain[2], theirs[2])
+
+
+def test_max_pool2d_kernel_is_what_runs(max_pool_path):
+    path, calls = max_pool_path
+    x = minigrad.tensor(arr(2, 3, 8, 8, dtype=np.float32), requires_grad=True)
+    F.max_pool2d(x, 2).sum().backward()
+    F.max_pool1d(minigrad.tensor(arr(2, 3, 10)), 3)  # (N, C, L) as (N, C, 1, L): the same op
+    F.max_pool2d(minigrad.tensor(np.arange(64).reshape(1, 1, 8, 8)), 2)  # integers: the numpy path only
+    assert calls == ([(2, 3, 8, 8), (2, 3, 1, 10)] if path == "kernel" else [])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool2d_nan_inf_and_signed_zeros_vs_torch(torch, max_pool_path, dtype):
+    # PyTorch's loop: an element replaces the max where it is greater or NaN, so the value is NaN and the index
+    # the window's LAST NaN; -inf windows point at their first element inside the input (never at padding);
+    # -0 and 0 tie (the first wins)
+    x = arr(2, 3, 9, 10, dtype=dtype)
+    x[0, 0, :4, :4] = np.nan
+    x[0, 0, 1, 1] = -np.nan  # (a NaN with its sign bit set: x86's 0 / 0)
+    x[0, 1, 2, ::3] = np.nan
+    x[0, 1, 2, 1] = np.inf
+    x[0, 2, :5, 3:] = np.inf
+    x[1, 0] = -np.inf
+    x[1, 1, :, :3] = -np.inf
+    x[1, 2, :4, :4] = 0.0
+    x[1, 2, 0, ::2] = -0.0
+    for kw in (dict(kernel_size=2), dict(kernel_size=3, stride=1, padding=1), dict(kernel_size=(3, 2), stride=2,
+                                                                                 padding=1, dilation=(1, 2),
+                                                                                 ceil_mode=True)):
+        g = arr(*torch.nn.functional.max_pool2d(torch.tensor(x), **kw).shape, dtype=dtype)
+        ours, theirs = max_pool_run(F, x, g, **kw), max_pool_run(torch.nn.functional, x, g, **kw)
+        same_bits(ours[0], theirs[0])
+        np.testing.assert_array_equal(ours[1], theirs[1])
+        np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6, atol=1e-6)
+    assert len(max_pool_path[1]) == (3 if max_pool_path[0] == "kernel" else 0)
+
+
+def test_max_pool2d_window_outside_the_input_vs_torch(torch, max_pool_path):
+    # dilation 3 over a 2-row input with padding 1: the first window's rows are -1 and 2, none inside. PyTorch's
+    # value is -inf and its index points past the window's start (row 2); its backward adds there, into the next
+    # plane: ours adds nothing
+    x = arr(1, 2, 2, 5)
+    kw = dict(kernel_size=2, stride=2, padding=1, dilation=3)
+    ours = minigrad.tensor(x, requires_grad=True)
+    y, i = F.max_pool2d(ours, return_indices=True, **kw)
+    ty, ti = torch.nn.functional.max_pool2d(torch.tensor(x), return_indices=True, **kw)
+    np.testing.assert_array_equal(y.array, ty.numpy())
+    np.testing.assert_array_equal(i.array, ti.numpy())
+    y.sum().backward()
+    assert not ours.grad.array.any()
+
+
+def test_max_pool2d_integers_vs_torch(torch):
+    # the numpy path (the kernel takes floats): the padding's value is the dtype's least, never chosen
+    x = np.random.default_rng(2).integers(-3, 3, size=(2, 3, 7, 6))
+    x[0, 0, :3, :3] = np.iinfo(np.int64).min
+    for kw in (dict(kernel_size=2, padding=1), dict(kernel_size=3, stride=1, padding=1)):
+        y, i = F.max_pool2d(minigrad.tensor(x), return_indices=True, **kw)
+        ty, ti = torch.nn.functional.max_pool2d(torch.tensor(x), return_indices=True, **kw)
+        np.testing.assert_array_equal(y.array, ty.numpy())
+        np.testing.assert_array_equal(i.array, ti.numpy())
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=3, stride=1, padding=1),
+                                dict(kernel_size=(2, 3), stride=(2, 1), padding=(1, 1), dilation=(2, 1),
+                                     ceil_mode=True)])
+def test_max_pool2d_double_backward_vs_torch(torch, max_pool_path, kw):
+    # create_graph: the kernel's forward, then the recorded MaxPoolScatter (the kernel's indices as window offsets)
+    x = arr(2, 3, 8, 7)
+    ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (g,) = minigrad.autograd.grad((F.max_pool2d(ours, **kw) ** 3).sum(), ours, create_graph=True)
+    (g ** 2).sum().backward()
+    (tg,) = torch.autograd.grad((torch.nn.functional.max_pool2d(theirs, **kw) ** 3).sum(), theirs, create_graph=True)
+    (tg ** 2).sum().backward()
+    np.testing.assert_allclose(g.array, tg.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ours.grad.array, theirs.grad.numpy(), rtol=1e-12, atol=1e-12)
+    assert gradgradcheck(lambda t: F.max_pool2d(t, **kw) ** 2, (minigrad.tensor(arr(1, 2, 6, 5), requires_grad=True),))
+    assert len(max_pool_path[1]) > 0 if max_pool_path[0] == "kernel" else not max_pool_path[1]
+
+
+def test_max_pool2d_kernel_same_bits_on_one_thread_and_on_the_team(monkeypatch):
+    # planes are independent: shared over the team (above TEAM_MIN_ELEMENTS) each is computed as on one thread
+    from minigrad import backends
+    from minigrad.backends.cpu import max_pool, team
+
+    if backends.get_kernels() != "fast":
+        pytest.skip("MINIGRAD_KERNELS is not 'fast': no kernel")
+    if not team.has_team():
+        pytest.skip("numba's OpenMP / TBB threading layer does not load here: the kernels run as plain loops")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 16, 32, 32)).astype(np.float32)  # 131072 elements
+    x[0, 0, :5, :5] = np.nan
+    g = rng.standard_normal((8, 16, 32, 32)).astype(np.float32)
+    runs = []
+    for threads in ("1", "2"):
+        monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
+        runs.append(max_pool_run(F, x, g, kernel_size=3, stride=1, padding=1))
+    assert max_pool._forward_team._team_compiled is not None and max_pool._backward_team._team_compiled is not None
+    for a, b in zip(*runs):
+        same_bits(a, b)

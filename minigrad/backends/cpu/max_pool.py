@@ -1,0 +1,254 @@
+"""max_pool2d on the CPU: one compiled pass each way over the (N*C) independent H x W planes, where the
+op's numpy form copies every window out (kh*kw copies of the input), takes an argmax, gathers the values
+and computes the flat indices, then scatters the gradient back with one masked pass per kernel offset.
+
+Forward is PyTorch's CPU loop (aten's cpu_max_pool), so values and indices are its: a window starts at
+-inf with its index at the window's first element inside the input (padding never wins; a window of
+-infs gives that element's index), and an element replaces the max where it is greater or NaN (ties:
+the first in scan order, row by row; NaNs: the last NaN of the window, the value that NaN). Indices are
+flat positions row * W + col in the plane (int64), as return_indices gives.
+
+Where windows overlap vertically (stride below the dilated kernel's height: 3x3 stride 1 or 2), the max
+is taken in two passes: each input row's maxima over every window's columns (once per row, where the
+one-pass loop would read the row again for each window that covers it), then each window's over its rows'
+maxima, top to bottom. Taking the later candidate only where it is greater or NaN makes the pair the
+same choice as the one scan (the first max of the first row holding the window's max; the last NaN of the
+last row holding one). Otherwise (2x2 stride 2) one pass reads each window. Either way four neighbouring
+windows that lie inside their row go together (four independent compare-and-select chains instead of
+one), the others one by one with the bounds checks; the arrays are read through flat unsigned offsets
+(no negative-index arithmetic in the loops).
+
+Backward zeroes each plane of the input's gradient and adds each window's gradient at its index in
+output order: PyTorch's order, so where windows overlap the sums are its. An index outside the plane (a
+window with no element in the input, which PyTorch's loop also points past it) adds nothing.
+
+Planes are independent: on the team (planes cut in shares) the bits are those of one thread.
+"""
+import numpy as np
+
+from . import floats, team
+
+_U = np.uint64  # (an unsigned index: numba adds no wraparound for negative indices)
+
+
+def supports(x, kernel, stride, dilation, padding, out):
+    """float32 / float64 numpy (N, C, H, W) input, any strides (forward makes it contiguous)."""
+    return floats(x) and x.ndim == 4
+
+
+def forward(x, kernel, stride, dilation, padding, out):
+    """(y, idx): the max of each window, (N, C, oh, ow), and its flat index into the H x W plane (int64)."""
+    N, C, H, W = x.shape
+    shape = (N, C) + tuple(out)
+    planes = np.ascontiguousarray(x).reshape(-1)
+    y = np.empty(shape, dtype=x.dtype)
+    idx = np.empty(shape, dtype=np.int64)
+    args = (N * C, H, W, int(out[0]), int(out[1]), int(kernel[0]), int(kernel[1]), int(stride[0]), int(stride[1]),
+            int(dilation[0]), int(dilation[1]), int(padding[0]), int(padding[1]), x.dtype.type(-np.inf))
+    if planes.size >= team.TEAM_MIN_ELEMENTS and _forward_team.on_team():
+        _forward_team(y.reshape(-1), idx.reshape(-1), planes, *args, _forward_team.threads())
+    else:
+        _forward(y.reshape(-1), idx.reshape(-1), planes, 0, *args)
+    return y, idx
+
+
+def backward(g, idx, shape):
+    """The input's gradient, `shape` (N, C, H, W): zeros with g (N, C, oh, ow) added at the flat indices idx."""
+    N, C, H, W = shape
+    P = N * C
+    g = np.ascontiguousarray(g).reshape(P, -1)
+    gx = np.empty((P, H * W), dtype=g.dtype)
+    i2 = idx.reshape(P, -1)
+    if gx.size >= team.TEAM_MIN_ELEMENTS and _backward_team.on_team():
+        _backward_team(gx, g, i2, _backward_team.threads())
+    else:
+        _backward(gx, g, i2, 0, P)
+    return gx.reshape(shape)
+
+
+@team.kernel
+def _forward(y, idx, x, lo, hi, H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, low):
+    # planes [lo, hi) of x (P, H, W) -> y, idx (P, OH, OW), all three flat
+    separable = sh < (kh - 1) * dh + 1  # windows overlap vertically: an input row serves several output rows
+    hv = np.empty(H * OW if separable else 0, dtype=x.dtype)  # each input row's maxima over the windows' columns
+    hpos = np.empty(H * OW if separable else 0, dtype=np.int64)  # and where they are
+    for p in range(lo, hi):
+        o = p * H * W
+        if separable:
+            for r in range(H):
+                _columns(hv, hpos, r * OW, x, o + r * W, W, OW, kw, sw, dw, pw, low)
+        for i in range(OH):
+            h = i * sh - ph
+            h0 = h  # the window's first row inside the input
+            while h0 < 0:
+                h0 += dh
+            q = (p * OH + i) * OW
+            if not separable:
+                _windows(y, idx, q, x, o, H, W, OW, h, h0, kh, kw, sw, dh, dw, pw, low)
+                continue
+            for j in range(OW):  # the rows' maxima folded in, top to bottom: each window's scan order
+                w0 = j * sw - pw
+                while w0 < 0:
+                    w0 += dw
+                y[_U(q + j)] = low
+                idx[_U(q + j)] = h0 * W + w0
+            for kr in range(kh):
+                r = h + kr * dh
+                if r >= 0 and r < H:
+                    _fold(y, idx, q, hv, hpos, r * OW, OW, r * W)
+
+
+@team.kernel
+def _windows(y, idx, q, x, o, H, W, OW, h, h0, kh, kw, sw, dh, dw, pw, low):
+    # the OW windows of one output row, rows h + kr dh (h0: the first inside), of the plane at x[o:]
+    # -> y[q:q + OW], idx[q:q + OW] (flat positions in the plane)
+    span = (kw - 1) * dw
+    s1, s2, s3 = sw, 2 * sw, 3 * sw
+    j = 0
+    while j < OW:
+        w = j * sw - pw
+        if j + 4 <= OW and w >= 0 and w + s3 + span < W:  # windows j .. j + 3, all inside the row
+            m0 = m1 = m2 = m3 = low
+            a0 = h0 * W + w
+            a1, a2, a3 = a0 + s1, a0 + s2, a0 + s3
+            for kr in range(kh):
+                r = h + kr * dh
+                if r >= 0 and r < H:
+                    for kc in range(kw):
+                        c = r * W + w + kc * dw
+                        v0, v1, v2, v3 = x[_U(o + c)], x[_U(o + c + s1)], x[_U(o + c + s2)], x[_U(o + c + s3)]
+                        if (v0 > m0) | (v0 != v0):
+                            m0 = v0
+                            a0 = c
+                        if (v1 > m1) | (v1 != v1):
+                            m1 = v1
+                            a1 = c + s1
+                        if (v2 > m2) | (v2 != v2):
+                            m2 = v2
+                            a2 = c + s2
+                        if (v3 > m3) | (v3 != v3):
+                            m3 = v3
+                            a3 = c + s3
+            y[_U(q + j)] = m0
+            y[_U(q + j + 1)] = m1
+            y[_U(q + j + 2)] = m2
+            y[_U(q + j + 3)] = m3
+            idx[_U(q + j)] = a0
+            idx[_U(q + j + 1)] = a1
+            idx[_U(q + j + 2)] = a2
+            idx[_U(q + j + 3)] = a3
+            j += 4
+        else:  # one window, its elements checked against the input's edges
+            w0 = w
+            while w0 < 0:
+                w0 += dw
+            m = low
+            a = h0 * W + w0
+            for kr in range(kh):
+                r = h + kr * dh
+                if r >= 0 and r < H:
+                    for kc in range(kw):
+                        c = w + kc * dw
+                        if c >= 0 and c < W:
+                            v = x[_U(o + r * W + c)]
+                            if (v > m) | (v != v):
+                                m = v
+                                a = r * W + c
+            y[_U(q + j)] = m
+            idx[_U(q + j)] = a
+            j += 1
+
+
+@team.kernel
+def _columns(hv, hc, hq, x, o, W, OW, kw, sw, dw, pw, low):
+    # one input row, x[o:o + W]: its max over each window's columns -> hv[hq:hq + OW], the column -> hc
+    # (_windows's loop on one row, its index the column)
+    span = (kw - 1) * dw
+    s1, s2, s3 = sw, 2 * sw, 3 * sw
+    j = 0
+    while j < OW:
+        w = j * sw - pw
+        if j + 4 <= OW and w >= 0 and w + s3 + span < W:
+            m0 = m1 = m2 = m3 = low
+            a0 = w
+            a1, a2, a3 = a0 + s1, a0 + s2, a0 + s3
+            for kc in range(kw):
+                c = w + kc * dw
+                v0, v1, v2, v3 = x[_U(o + c)], x[_U(o + c + s1)], x[_U(o + c + s2)], x[_U(o + c + s3)]
+                if (v0 > m0) | (v0 != v0):
+                    m0 = v0
+                    a0 = c
+                if (v1 > m1) | (v1 != v1):
+                    m1 = v1
+                    a1 = c + s1
+                if (v2 > m2) | (v2 != v2):
+                    m2 = v2
+                    a2 = c + s2
+                if (v3 > m3) | (v3 != v3):
+                    m3 = v3
+                    a3 = c + s3
+            hv[_U(hq + j)] = m0
+            hv[_U(hq + j + 1)] = m1
+            hv[_U(hq + j + 2)] = m2
+            hv[_U(hq + j + 3)] = m3
+            hc[_U(hq + j)] = a0
+            hc[_U(hq + j + 1)] = a1
+            hc[_U(hq + j + 2)] = a2
+            hc[_U(hq + j + 3)] = a3
+            j += 4
+        else:  # one window, its columns checked against the input's edges
+            w0 = w
+            while w0 < 0:
+                w0 += dw
+            m = low
+            a = w0
+            for kc in range(kw):
+                c = w + kc * dw
+                if c >= 0 and c < W:
+                    v = x[_U(o + c)]
+                    if (v > m) | (v != v):
+                        m = v
+                        a = c
+            hv[_U(hq + j)] = m
+            hc[_U(hq + j)] = a
+            j += 1
+
+
+@team.kernel
+def _fold(y, idx, q, hv, hpos, hq, n, rW):
+    # a later row's maxima hv[hq:hq + n] (their columns hpos, the row at flat rW) into y[q:q + n], idx[...]
+    for j in range(n):
+        v = hv[_U(hq + j)]
+        a = rW + hpos[_U(hq + j)]
+        m = y[_U(q + j)]
+        b = idx[_U(q + j)]
+        t = (v > m) | (v != v)
+        y[_U(q + j)] = v if t else m
+        idx[_U(q + j)] = a if t else b
+
+
+@team.kernel
+def _backward(gx, g, idx, lo, hi):  # planes [lo, hi) of gx (P, H W) = zeros, g (P, L) added at idx (P, L)
+    HW = gx.shape[1]
+    L = g.shape[1]
+    for p in range(lo, hi):
+        for k in range(HW):
+            gx[p, k] = 0
+        for o in range(L):
+            a = idx[p, o]
+            if a >= 0 and a < HW:
+                gx[p, a] += g[p, o]
+
+
+@team.kernel(parallel=True)
+def _forward_team(y, idx, x, P, H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, low, parts):
+    for p in team.prange(parts):
+        lo, hi = team.share(P, p, parts, 1)
+        _forward(y, idx, x, lo, hi, H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, low)
+
+
+@team.kernel(parallel=True)
+def _backward_team(gx, g, idx, parts):
+    for p in team.prange(parts):
+        lo, hi = team.share(gx.shape[0], p, parts, 1)
+        _backward(gx, g, idx, lo, hi)
