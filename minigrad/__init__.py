@@ -39,6 +39,16 @@ from .legacy_types import (  # noqa: F401
 from .typeinfo import can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype  # noqa: F401
 
 _bind_methods(Tensor)
+
+
+def _take_out():  # PyTorch's out= on the top-level functions minigrad/ops/out.py names (the methods take none)
+    from .ops.out import OUT_FUNCTIONS, with_out
+
+    for name in OUT_FUNCTIONS:
+        globals()[name] = with_out(globals()[name])
+
+
+_take_out()
 # a step's arrays of a few hundred KiB reuse glibc's heap, as in a PyTorch process (no setting changed)
 _raise_mmap_threshold()
 
