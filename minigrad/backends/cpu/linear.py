@@ -72,10 +72,10 @@ _small_path_blas = None  # whether the gemm the kernels call is OpenBLAS's on on
 
 def nt_blocks(M, N, K, dtype):
     """(rows, cols) of the blocks in which x W^T, x (M, K), W (N, K), runs faster than as one gemm, or
-    (0, 0). Measured on Zen 4 (docs/performance.md): up to 32 rows (64 with sums of 64 terms or more),
-    where the one gemm spends its time packing W; blocks of all the rows (W read once) against as
-    many of W's rows as the small path takes."""
-    if not (K >= SMALL_TN_MIN_SUM and (M <= 32 or (M <= 64 and K >= 64))) or dtype != _F32:
+    (0, 0). Measured on Zen 4 (docs/performance.md): 2 to 32 rows (64 with sums of 64 terms or more),
+    where the one gemm spends its time packing W (one row is BLAS's gemv, not slow); blocks of all the
+    rows (W read once) against as many of W's rows as the small path takes."""
+    if not (K >= SMALL_TN_MIN_SUM and 2 <= M and (M <= 32 or (M <= 64 and K >= 64))) or dtype != _F32:
         return 0, 0
     if M * N <= SMALL_TN_ENTRIES and M * N * K <= SMALL_WORK:  # the whole takes the small path already
         return 0, 0
