@@ -92,3 +92,8 @@ __all__ += [
     "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "TripletMarginWithDistanceLoss",
 ]
+
+# bags of embeddings
+from .modules import EmbeddingBag  # noqa: E402
+
+__all__ += ["EmbeddingBag"]

@@ -18,6 +18,7 @@ from ._functional.activation import softmax as _softmax
 from ._functional.attention import scaled_dot_product_attention as _sdpa
 from ._functional.dropout import dropout as _dropout
 from ._functional._common import check_tensor
+from ._functional.embedding_bag import embedding_bag
 from ._functional.linear import embedding as _embedding
 from ._functional.linear import embedding_renorm_ as _embedding_renorm_
 from ._functional.linear import grad_scaled_by_freq as _grad_scaled_by_freq
@@ -28,7 +29,7 @@ from ._functional.loss import mse_loss as _mse_loss
 from ._functional.normalization import layer_norm as _layer_norm
 
 __all__ = [
-    "linear", "embedding", "layer_norm", "gelu", "relu", "softmax", "log_softmax", "dropout",
+    "linear", "embedding", "embedding_bag", "layer_norm", "gelu", "relu", "softmax", "log_softmax", "dropout",
     "cross_entropy", "mse_loss", "scaled_dot_product_attention",
 ]
 

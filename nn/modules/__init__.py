@@ -4,7 +4,7 @@ from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Seq
 from .dropout import Dropout
 from .linear import Identity, Linear
 from .normalization import LayerNorm
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .activation import (  # noqa: E402
     CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6, SiLU, Softmin, Softplus,
     Softsign,

@@ -92,3 +92,77 @@ class Embedding(Module):
         if self.sparse is not False:
             s += ", sparse=True"
         return s
+
+
+class EmbeddingBag(Module):
+    """Per bag of ids, the sum, mean or max of their rows of `weight`, without the rows in between (F.embedding_bag).
+
+    Shapes: forward(input, offsets=None, per_sample_weights=None): input (B, N) (B bags of N ids, offsets None)
+    or (E,) with offsets (B,) the bags' starts ((B + 1,) with include_last_offset=True) -> output (B, embedding_dim);
+    per_sample_weights (input's shape) only with mode='sum'. weight (num_embeddings, embedding_dim), initialised
+    N(0, 1); the row `padding_idx` (if given) starts at zero, its entries are left out of the bags (and of the
+    'mean' count) and it gets no gradient. An empty bag gives zeros. max_norm, norm_type and scale_grad_by_freq
+    as Embedding's; sparse=True (sparse gradients) raises NotImplementedError.
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
+                 dtype=None):
+        super().__init__()
+        if sparse:
+            raise NotImplementedError("EmbeddingBag: sparse=True (sparse gradients) is not supported in minigrad; "
+                                      "use sparse=False (dense gradients)")
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError("padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(minigrad.empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+
+    def reset_parameters(self):
+        """Draw the initial values again (PyTorch's init for this layer)."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            self.weight.array[self.padding_idx] = 0
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings!r}, {self.embedding_dim!r}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm!r}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type!r}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx!r}"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                        mode="mean", sparse=False, include_last_offset=False, padding_idx=None):
+        """An EmbeddingBag whose weight is `embeddings` (num_embeddings, embedding_dim), frozen by default."""
+        if embeddings.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        m = cls(*embeddings.shape, max_norm=max_norm, norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq,
+                mode=mode, sparse=sparse, _weight=embeddings, include_last_offset=include_last_offset,
+                padding_idx=padding_idx)
+        m.weight.requires_grad_(not freeze)
+        return m
