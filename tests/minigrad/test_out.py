@@ -16,8 +16,8 @@ def pair(a):
 @pytest.mark.parametrize("call", [
     lambda t, x, o: t.add(x, x, out=o), lambda t, x, o: t.mul(x, 2.0, out=o), lambda t, x, o: t.exp(x, out=o),
     lambda t, x, o: t.tanh(x, out=o), lambda t, x, o: t.matmul(x, x.T, out=o), lambda t, x, o: t.sum(x, 1, out=o),
-    lambda t, x, o: t.cat([x, x], out=o), lambda t, x, o: t.clamp(x, 0.5, 2.0, out=o),
-    lambda t, x, o: t.where(x > 1, x, x * 0, out=o), lambda t, x, o: t.cumsum(x, 0, out=o),
+    lambda t, x, o: t.sub(x, 1.5, out=o), lambda t, x, o: t.sqrt(x, out=o), lambda t, x, o: t.mean(x, 0, out=o),
+    lambda t, x, o: t.addcmul(x, x, x, value=0.5, out=o), lambda t, x, o: t.cumsum(x, 0, out=o),
 ])
 def test_out_gets_the_result_and_is_returned(call):
     (x, tx) = pair([[1.0, 2.0], [3.0, 0.5]])
