@@ -186,7 +186,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     kernel, stride, padding, dilation = _pool_args(input, kernel_size, stride, padding, dilation, "max_pool2d")
     out, pads = _pool_geometry(input.shape, kernel, stride, padding, dilation, ceil_mode)
     y, idx = MaxPool2d.apply(input, kernel, stride, dilation, padding, pads, out)
-    return (y, idx) if return_indices else y
+    # the indices the caller gets are a copy: the kernel's backward reads the node's own, which an in-place
+    # edit of the returned ones would otherwise change
+    return (y, Tensor(idx.array.copy())) if return_indices else y
 
 
 def _flat_indices(arg, kernel, stride, dilation, padding, width, xp):

@@ -496,3 +496,13 @@ def test_max_pool2d_kernel_same_bits_on_one_thread_and_on_the_team(monkeypatch):
     assert max_pool._forward_team._team_compiled is not None and max_pool._backward_team._team_compiled is not None
     for a, b in zip(*runs):
         same_bits(a, b)
+
+
+def test_returned_indices_edited_in_place_leave_the_gradient_alone():
+    x = minigrad.tensor(np.arange(16.0).reshape(1, 1, 4, 4), requires_grad=True)
+    y, idx = F.max_pool2d(x, 2, return_indices=True)
+    idx.zero_()  # the caller's copy
+    y.sum().backward()
+    want = np.zeros((4, 4))
+    want[1::2, 1::2] = 1.0  # each 2x2 window's max is its bottom-right element
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], want)
