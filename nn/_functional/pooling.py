@@ -412,15 +412,19 @@ def _adaptive_bounds(n_in, n_out):
 
 
 def _adaptive_max_indices(xd, size):
-    """Each adaptive window's argmax (NaN wins, as in PyTorch) as a flat index row * W + col into its H x W plane:
-    an int64 array (*lead, oh, ow) for xd (*lead, H, W). One numpy argmax per window: meant for small outputs."""
+    """Each adaptive window's argmax as a flat index row * W + col into its H x W plane: an int64 array
+    (*lead, oh, ow) for xd (*lead, H, W), PyTorch's choice (ties: the first; NaN wins: the window's last
+    NaN). One numpy argmax per window: meant for small outputs."""
     xp = xp_of(xd)
     H, W = xd.shape[-2:]
     idx = xp.zeros(xd.shape[:-2] + tuple(size), dtype=np.int64)
     for i, (r0, r1) in enumerate(_adaptive_bounds(H, size[0])):
         for j, (c0, c1) in enumerate(_adaptive_bounds(W, size[1])):
             win = xd[..., r0:r1, c0:c1].reshape(xd.shape[:-2] + (-1,))
-            a = win.argmax(axis=-1)  # numpy's argmax picks the first NaN: NaN is the max, as PyTorch's
+            a = win.argmax(axis=-1)  # (numpy's argmax picks the first NaN)
+            if xd.dtype.kind == "f":
+                nan = xp.isnan(win)
+                a = xp.where(nan.any(axis=-1), win.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1), a)
             idx[..., i, j] = (r0 + a // (c1 - c0)) * W + c0 + a % (c1 - c0)
     return idx
 

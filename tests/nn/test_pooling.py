@@ -506,3 +506,12 @@ def test_returned_indices_edited_in_place_leave_the_gradient_alone():
     want = np.zeros((4, 4))
     want[1::2, 1::2] = 1.0  # each 2x2 window's max is its bottom-right element
     np.testing.assert_array_equal(x.grad.numpy()[0, 0], want)
+
+
+def test_adaptive_max_pool_picks_pytorchs_nan(torch):
+    a = np.array([[[[np.nan, 1.0, np.nan, 2.0], [0, 0, np.nan, 0]]]], dtype=np.float32)
+    for size in ((1, 1), (1, 2), (2, 2)):
+        y, i = F.adaptive_max_pool2d(minigrad.tensor(a), size, return_indices=True)
+        ty, ti = torch.nn.functional.adaptive_max_pool2d(torch.tensor(a), size, return_indices=True)
+        np.testing.assert_array_equal(i.numpy(), ti.numpy())
+        np.testing.assert_array_equal(y.numpy(), ty.numpy())
