@@ -92,13 +92,14 @@ def _numpy_names(fn):
 
     @functools.wraps(fn)
     def op(*args, **kwargs):
-        if kwargs:
-            if "axis" in kwargs:
-                if "dim" in kwargs:
-                    raise TypeError(f"{fn.__name__}() got multiple values for argument 'dim' (axis is its alias)")
-                kwargs["dim"] = kwargs.pop("axis")
-            if "keepdims" in kwargs:
-                kwargs["keepdim"] = kwargs.pop("keepdims")
+        if not kwargs:
+            return fn(*args)
+        if "axis" in kwargs:
+            if "dim" in kwargs:
+                raise TypeError(f"{fn.__name__}() got multiple values for argument 'dim' (axis is its alias)")
+            kwargs["dim"] = kwargs.pop("axis")
+        if "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
         return fn(*args, **kwargs)
 
     return op
