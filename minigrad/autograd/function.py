@@ -276,6 +276,9 @@ class BackwardNode(Node):
         if len(out) != self._n_args:
             if len(out) == len(pos):  # backward returned grads for the tensor inputs only
                 return out
+            if len(out) > self._n_args and all(g is None for g in out[self._n_args:]):
+                out = out[:self._n_args]  # None past the last input, as PyTorch drops (a bias=None default's)
+                return out if len(pos) == len(out) else tuple([out[i] for i in pos])
             raise RuntimeError(
                 f"function {self.name()} returned an incorrect number of gradients "
                 f"(expected {self._n_args}, got {len(out)})"

@@ -1024,6 +1024,29 @@ def test_custom_function_wrong_number_of_grads():
         y.sum().backward()
 
 
+def test_custom_function_may_return_none_past_its_inputs(torch):
+    # PyTorch's custom-Function tutorial: forward(ctx, input, weight, bias=None) returns three gradients,
+    # the last None when called without a bias; PyTorch drops the trailing Nones
+    grads = []
+    for lib in (mg, torch):
+        class Mul(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w, b=None):
+                ctx.save_for_backward(x, w)
+                return x * w
+
+            @staticmethod
+            def backward(ctx, g):
+                x, w = ctx.saved_tensors
+                return g * w, g * x, None
+
+        x = lib.ones(2, requires_grad=True)
+        w = lib.full((2,), 3.0, requires_grad=True)
+        Mul.apply(x, w).sum().backward()
+        grads.append((x.grad.tolist(), w.grad.tolist()))
+    assert grads[0] == grads[1] == ([3.0, 3.0], [1.0, 1.0])
+
+
 def test_custom_function_double_backward():
     x = leaf(3)
     y = Cube.apply(x, 1.0).sum()
