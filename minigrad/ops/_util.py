@@ -10,8 +10,22 @@ from ..dtypes import result_type
 from ..tensor import Tensor
 from .conversion import to_copy
 
-# what max(dim=), min(dim=), sort and topk return, as PyTorch's torch.return_types
-values_indices = namedtuple("return_types", ["values", "indices"])
+def values_indices(values, indices, op):
+    """What max(dim=), min(dim=), sort, topk, ... return: PyTorch's torch.return_types.<op>, a named tuple
+    (values, indices) printed as PyTorch prints it."""
+    cls = _RETURN_TYPES.get(op)
+    if cls is None:
+        cls = _RETURN_TYPES[op] = type(op, (namedtuple(op, ["values", "indices"]),),
+                                       {"__slots__": (), "__repr__": _return_type_repr, "__module__": "minigrad.return_types"})
+    return cls(values, indices)
+
+
+_RETURN_TYPES = {}
+
+
+def _return_type_repr(self):
+    fields = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self))
+    return f"minigrad.return_types.{type(self).__name__}(\n{fields})"
 
 
 def broadcast_shapes(a, b):

@@ -369,8 +369,9 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
             reduction.mean(input, dim, keepdim))
 
 
-def _sorted_stat(input, dim, keepdim, k_of_n):
-    """(values, indices) of the element at sorted position k_of_n(n) along dim (or the flattened tensor)."""
+def _sorted_stat(input, dim, keepdim, k_of_n, op):
+    """(values, indices) (PyTorch's return_types.<op>) of the element at sorted position k_of_n(n) along dim
+    (or the flattened tensor)."""
     if dim is None:
         flat = shape_ops.reshape(input, -1)
         n = flat.array.shape[0]
@@ -380,14 +381,14 @@ def _sorted_stat(input, dim, keepdim, k_of_n):
         return values[k_of_n(n)]
     d = normalize_dim(dim, input.array.ndim)
     if input.array.ndim == 0:
-        return reduction.values_indices(input, Tensor(np.zeros((), dtype=np.int64)))
+        return reduction.values_indices(input, Tensor(np.zeros((), dtype=np.int64)), op)
     n = input.array.shape[d]
     values, indices = indexing_ops.sort(input, d)
     k = k_of_n(n)
     v, i = select(values, d, k), select(indices, d, k)
     if keepdim:
         v, i = shape_ops.unsqueeze(v, d), shape_ops.unsqueeze(i, d)
-    return reduction.values_indices(v, i)
+    return reduction.values_indices(v, i, op)
 
 
 def median(input, dim=None, keepdim=False):
@@ -396,7 +397,7 @@ def median(input, dim=None, keepdim=False):
         normalize_dim(dim, input.array.ndim)
     if input.array.dtype == np.bool_:
         raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
-    return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2)
+    return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2, "median")
 
 
 def nanmedian(input, dim=None, keepdim=False):
@@ -409,7 +410,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     n = input.array.shape[d] if input.array.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    return _sorted_stat(input, d, keepdim, lambda n: k - 1)
+    return _sorted_stat(input, d, keepdim, lambda n: k - 1, "kthvalue")
 
 
 def mode(input, dim=-1, keepdim=False):
@@ -429,7 +430,7 @@ def mode(input, dim=-1, keepdim=False):
     i = Tensor(idx if input.array.ndim else idx.reshape(()))
     if keepdim and input.array.ndim:
         v, i = shape_ops.unsqueeze(v, d), shape_ops.unsqueeze(i, d)
-    return reduction.values_indices(v, i)
+    return reduction.values_indices(v, i, "mode")
 
 
 # ---- stacking, splitting ---------------------------------------------------------------------------------

@@ -532,7 +532,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, _cls=Topk):
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range (k={k}, dimension {d} has size {n})")
     values, indices = _cls.apply(input, k, d, largest, sorted)
-    return values_indices(values, indices)
+    return values_indices(values, indices, "sort" if _cls is Sort else "topk")
 
 
 def sort(input, dim=-1, descending=False, stable=False):

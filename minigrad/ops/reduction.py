@@ -308,13 +308,14 @@ def _max_min(input, dim, keepdim, other, full_cls, dim_cls, pair_fn, largest):
         return full_cls.apply(input, tuple(range(input.array.ndim)), False, largest)
     if input.array.ndim == 0:
         normalize_dim(dim, 0)
-        return values_indices(input, Tensor(array_module(input.array).zeros((), dtype=np.int64)))
+        return values_indices(input, Tensor(array_module(input.array).zeros((), dtype=np.int64)),
+                              "max" if largest else "min")
     d = normalize_dim(dim, input.array.ndim)
+    name = "max" if largest else "min"
     if input.array.shape[d] == 0:
-        name = "max" if largest else "min"
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     values, indices = dim_cls.apply(input, d, keepdim, largest)
-    return values_indices(values, indices)
+    return values_indices(values, indices, name)
 
 
 def max(input, dim=None, keepdim=False, other=None):

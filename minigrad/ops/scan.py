@@ -133,26 +133,26 @@ class Cummin(Cummax):
     node_name = "CumminBackward0"
 
 
-def _empty_scan(input):
+def _empty_scan(input, op):
     """PyTorch returns an empty tensor's scan before it checks the dim."""
     xp = array_module(input.array)
-    return values_indices(input.clone(), Tensor(xp.zeros(input.array.shape, dtype=np.int64)))
+    return values_indices(input.clone(), Tensor(xp.zeros(input.array.shape, dtype=np.int64)), op)
 
 
 def cummax(input, dim):
     """Running maxima along `dim` and the index each came from."""
     if input.array.size == 0:
-        return _empty_scan(input)
+        return _empty_scan(input, "cummax")
     values, indices = Cummax.apply(input, _dim(input, dim), True)
-    return values_indices(values, indices)
+    return values_indices(values, indices, "cummax")
 
 
 def cummin(input, dim):
     """Running minima along `dim` and the index each came from."""
     if input.array.size == 0:
-        return _empty_scan(input)
+        return _empty_scan(input, "cummin")
     values, indices = Cummin.apply(input, _dim(input, dim), False)
-    return values_indices(values, indices)
+    return values_indices(values, indices, "cummin")
 
 
 class Logcumsumexp(Function):

@@ -85,3 +85,13 @@ def test_attributes_code_from_pytorch_asks():
     assert x.is_sparse is False and x.is_meta is False and x.is_quantized is False
     assert x.layout is minigrad.strided and repr(minigrad.strided) == "minigrad.strided"
     assert minigrad.typename(x) == "minigrad.FloatTensor" and minigrad.typename(1.5) == torch.typename(1.5)
+
+
+def test_value_index_pairs_print_as_pytorchs_return_types():
+    a = np.array([[1.0, 4.0], [3.0, 2.0]], dtype=np.float32)
+    for call in (lambda t, x: t.max(x, 1), lambda t, x: t.min(x, dim=0), lambda t, x: x.sort(1),
+                 lambda t, x: t.topk(x, 1), lambda t, x: t.kthvalue(x, 1, 1), lambda t, x: t.cummax(x, 1)):
+        ours, theirs = call(minigrad, minigrad.tensor(a)), call(torch, torch.tensor(a))
+        assert repr(ours).replace("minigrad.", "torch.") == repr(theirs)
+        values, indices = ours  # still a pair
+        assert values is ours.values and indices is ours[1]
