@@ -225,3 +225,8 @@ __all__ += [
 
 # added later: the transposed 1-d convolution and adaptive max pooling
 __all__ += ["conv_transpose1d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+
+# spatial transformers: affine_grid and grid_sample (2-D), composed of recorded ops (nn/_functional/grid_sample.py)
+from ._functional.grid_sample import affine_grid, grid_sample  # noqa: E402
+
+__all__ += ["affine_grid", "grid_sample"]
