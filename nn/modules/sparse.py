@@ -26,26 +26,12 @@ class Embedding(Module):
                                       "use sparse=False (dense gradients)")
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError("Padding_idx must be within num_embeddings")
-            padding_idx %= num_embeddings
-        self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(minigrad.empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        _make_table(self, num_embeddings, embedding_dim, padding_idx, _weight, not _freeze, device, dtype,
+                    "Padding_idx must be within num_embeddings")
 
     def reset_parameters(self):
         """Draw the initial values again (PyTorch's init for this layer)."""
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            self.weight.array[self.padding_idx] = 0
+        _reset_table(self)
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -112,31 +98,17 @@ class EmbeddingBag(Module):
         if sparse:
             raise NotImplementedError("EmbeddingBag: sparse=True (sparse gradients) is not supported in minigrad; "
                                       "use sparse=False (dense gradients)")
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError("padding_idx must be within num_embeddings")
-            padding_idx %= num_embeddings
-        self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(minigrad.empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight)
+        _make_table(self, num_embeddings, embedding_dim, padding_idx, _weight, True, device, dtype,
+                    "padding_idx must be within num_embeddings")  # (PyTorch's two texts differ in case)
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
 
     def reset_parameters(self):
         """Draw the initial values again (PyTorch's init for this layer)."""
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            self.weight.array[self.padding_idx] = 0
+        _reset_table(self)
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
@@ -166,3 +138,28 @@ class EmbeddingBag(Module):
                 padding_idx=padding_idx)
         m.weight.requires_grad_(not freeze)
         return m
+
+
+def _make_table(module, num_embeddings, embedding_dim, padding_idx, weight, requires_grad, device, dtype,
+                padding_message):
+    """Embedding's and EmbeddingBag's table: its sizes, padding_idx (made non-negative; checked) and weight
+    (`weight` as given, or N(0, 1) with the padding row zero)."""
+    module.num_embeddings, module.embedding_dim = num_embeddings, embedding_dim
+    if padding_idx is not None:
+        if not -num_embeddings <= padding_idx < num_embeddings:
+            raise ValueError(padding_message)
+        padding_idx %= num_embeddings
+    module.padding_idx = padding_idx
+    if weight is None:
+        module.weight = Parameter(minigrad.empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
+        _reset_table(module)
+    else:
+        if tuple(weight.shape) != (num_embeddings, embedding_dim):
+            raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+        module.weight = Parameter(weight, requires_grad=requires_grad)
+
+
+def _reset_table(module):
+    init.normal_(module.weight)
+    if module.padding_idx is not None:
+        module.weight.array[module.padding_idx] = 0
