@@ -3,8 +3,9 @@
 A fused op (linear, embedding, gelu, layer_norm, cross_entropy, dropout, scaled_dot_product_attention,
 conv's grouped products, AdamW's update) is defined once, in nn/_functional/<op>.py (nn/optim/adam.py
 for AdamW): its argument checks, its semantics and its plain array code (numpy on the CPU, cupy on a
-GPU), one `Function` whose forward and backward run that code. Its reference, written from
-minigrad's primitive ops and differentiated by autograd, is in nn/_functional/reference.py.
+GPU), one `Function` whose forward and backward run that code (sigmoid, softmax and log_softmax are
+the engine's own ops, in minigrad/ops: `minigrad.sigmoid` and `F.sigmoid` are one op). Its reference,
+written from minigrad's primitive ops and differentiated by autograd, is in nn/_functional/reference.py.
 
 Which code runs is one setting, `MINIGRAD_KERNELS` in the environment or `set_kernels` here:
 

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 
+from .. import backends
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
@@ -410,18 +411,40 @@ def softmax_array(a, dim):
     return e
 
 
+def _rows_forward(ctx, a, dim, op, array_code):
+    """softmax's and log_softmax's forward: the rows of the last dim through a backend's kernel for `op`
+    where one takes them (kept as ctx.impl for backward), else `array_code(x, dim)`."""
+    ctx.dim = dim
+    x = a.array
+    nd = x.ndim
+    rows = (x if nd == 2 else x.reshape(-1, x.shape[-1])) if dim == nd - 1 else None
+    ctx.impl = None if rows is None else backends.find(op, rows)
+    if ctx.impl is None:
+        return array_code(x, dim)
+    y = ctx.impl.forward(rows)
+    return y if nd == 2 else y.reshape(x.shape)
+
+
+def _rows_backward(ctx, g, backward_op):
+    """Their backward: the kernel's on arrays, or `backward_op` (a recorded op: create_graph differentiates it)."""
+    y = ctx._saved_result
+    if ctx.impl is None or state.grad_enabled:
+        return backward_op.apply(g, y, ctx.dim), None
+    C = y.array.shape[-1]
+    return Tensor(ctx.impl.backward(g.array.reshape(-1, C), y.array.reshape(-1, C)).reshape(y.array.shape)), None
+
+
 class Softmax(Function):
     node_name = "SoftmaxBackward0"
     saves_result = True
 
     @staticmethod
     def forward(ctx, a, dim):
-        ctx.dim = dim
-        return softmax_array(a.array, dim)
+        return _rows_forward(ctx, a, dim, "softmax", softmax_array)
 
     @staticmethod
     def backward(ctx, g):  # dx = y * (g - sum(g * y))
-        return SoftmaxBackward.apply(g, ctx._saved_result, ctx.dim), None
+        return _rows_backward(ctx, g, SoftmaxBackward)
 
 
 class SoftmaxBackward(Function):
@@ -468,12 +491,11 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, a, dim):
-        ctx.dim = dim
-        return log_softmax_array(a.array, dim)
+        return _rows_forward(ctx, a, dim, "log_softmax", log_softmax_array)
 
     @staticmethod
     def backward(ctx, g):  # dx = g - exp(y) * sum(g)
-        return LogSoftmaxBackward.apply(g, ctx._saved_result, ctx.dim), None
+        return _rows_backward(ctx, g, LogSoftmaxBackward)
 
 
 class LogSoftmaxBackward(Function):

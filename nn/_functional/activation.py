@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 
-import minigrad
 from minigrad import backends
 from minigrad.ops import elementwise, reduction
 from minigrad.ops.special_array import ERF32_ALPHA, ERF32_BETA, erf
@@ -225,91 +224,18 @@ def _softmax_args(input, dim, dtype, name):
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, dim = _softmax_args(input, dim, dtype, "softmax")
-    return _rows_of(backends.pick(Softmax.apply, reference.softmax), input, dim)
+    return _rows_of(backends.pick(reduction.Softmax.apply, reference.softmax), input, dim)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input, dim = _softmax_args(input, dim, dtype, "log_softmax")
-    return _rows_of(backends.pick(LogSoftmax.apply, reference.log_softmax), input, dim)
-
-
-class Softmax(reduction.Softmax):
-    """minigrad's softmax op (ops/reduction.py: its math, its backward op), with the rows of the last dim
-    going to a backend's kernel where one takes them."""
-
-    node_name = "SoftmaxBackward0"
-
-    @staticmethod
-    def forward(ctx, a, dim):
-        return _last_dim_rows(ctx, a, dim, "softmax", reduction.softmax_array)
-
-    @staticmethod
-    def backward(ctx, g):  # dx = y (g - sum(g y))
-        return _last_dim_rows_backward(ctx, g, reduction.Softmax.backward)
-
-
-class LogSoftmax(reduction.LogSoftmax):
-    """minigrad's log_softmax op (ops/reduction.py: its math, its backward op), likewise."""
-
-    node_name = "LogSoftmaxBackward0"
-
-    @staticmethod
-    def forward(ctx, a, dim):
-        return _last_dim_rows(ctx, a, dim, "log_softmax", reduction.log_softmax_array)
-
-    @staticmethod
-    def backward(ctx, g):  # dx = g - exp(y) sum(g)
-        return _last_dim_rows_backward(ctx, g, reduction.LogSoftmax.backward)
-
-
-def _last_dim_rows(ctx, a, dim, op, array_code):
-    """A rows op's forward: the rows of the last dim through the backend's kernel for `op` where one takes
-    them (kept as ctx.impl for backward), else `array_code(x, dim)`."""
-    ctx.dim = dim
-    x = a.array
-    nd = x.ndim
-    rows = (x if nd == 2 else x.reshape(-1, x.shape[-1])) if dim == nd - 1 else None
-    ctx.impl = None if rows is None else backends.find(op, rows)
-    if ctx.impl is None:
-        return array_code(x, dim)
-    y = ctx.impl.forward(rows)
-    return y if nd == 2 else y.reshape(x.shape)
-
-
-def _last_dim_rows_backward(ctx, g, recorded):
-    """Its backward: the kernel's on arrays, or `recorded(ctx, g)` (the op's own: with create_graph, a
-    recorded op)."""
-    y = ctx._saved_result
-    if ctx.impl is None or minigrad.is_grad_enabled():
-        return recorded(ctx, g)
-    C = y.array.shape[-1]
-    return Tensor(ctx.impl.backward(g.array.reshape(-1, C), y.array.reshape(-1, C)).reshape(y.array.shape)), None
-
-
-class Sigmoid(elementwise.Sigmoid):
-    """minigrad's sigmoid op (ops/elementwise.py: its math, its backward op), with float32 going to a
-    backend's loop where one takes it (F.sigmoid and nn.Sigmoid: the engine's minigrad.sigmoid stays
-    plain array code, as minigrad.log_softmax does beside F.log_softmax)."""
-
-    node_name = "SigmoidBackward0"
-
-    @staticmethod
-    def forward(ctx, a):
-        x = a.array
-        ctx.impl = backends.find("sigmoid", x)
-        return elementwise.sigmoid_array(x) if ctx.impl is None else ctx.impl.forward(x)
-
-    @staticmethod
-    def backward(ctx, g):  # d(s(a)) = s(a) (1 - s(a)) da
-        if ctx.impl is None or minigrad.is_grad_enabled():  # (create_graph: the backward is an op, recorded)
-            return elementwise.Sigmoid.backward(ctx, g)
-        return Tensor(ctx.impl.backward(g.array, ctx._saved_result.array))
+    return _rows_of(backends.pick(reduction.LogSoftmax.apply, reference.log_softmax), input, dim)
 
 
 def sigmoid(input):
-    """1 / (1 + e^-x), as minigrad.sigmoid (a float32 tensor through the backend's loop). Shape: (*) -> (*)."""
+    """1 / (1 + e^-x): minigrad.sigmoid. Shape: (*) -> (*)."""
     if isinstance(input, Tensor) and input.array.dtype.kind == "f":
-        return Sigmoid.apply(input)
+        return elementwise.Sigmoid.apply(input)
     return input.sigmoid()  # (the engine's op: its promotion of integers, its errors)
 
 
@@ -353,13 +279,22 @@ class Silu(Function):
     @staticmethod
     def forward(ctx, x):  # silu(x) = x sigmoid(x)
         ctx.save(self=x)
-        return x.array * xp_of(x.array).exp(-_softplus_array(-x.array))
+        return x.array * _sigmoid_array(x.array)
 
     @staticmethod
     def backward(ctx, g):  # silu' = s (1 + x (1 - s)),  s = sigmoid(x)
         x = ctx._saved_self
+        if not _mg().is_grad_enabled():  # no graph of the backward wanted: on the arrays
+            xa = x.array
+            s = _sigmoid_array(xa)
+            return Tensor(g.array * (s * (xa * (1.0 - s) + 1.0)))
         s = _mg().sigmoid(x)
         return g * (s * (x * (1.0 - s) + 1.0))
+
+
+def _sigmoid_array(x):  # minigrad.sigmoid's forward on an array (a backend's loop where one takes it)
+    impl = backends.find("sigmoid", x)
+    return elementwise.sigmoid_array(x) if impl is None else impl.forward(x)
 
 
 class Mish(Function):

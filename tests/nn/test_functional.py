@@ -378,7 +378,8 @@ def test_sigmoid_accuracy_extremes_and_gradient(kernels):
     assert np.array_equal(xt.grad.array, g * (r * (np.float32(1.0) - r)), equal_nan=True)  # backward's bits
     x64 = minigrad.tensor(x, requires_grad=True)
     assert np.array_equal(F.sigmoid(x64).array, sigmoid_array(x), equal_nan=True)
-    assert np.array_equal(minigrad.sigmoid(xt).array, sigmoid_array(x32), equal_nan=True)  # the engine's: plain
+    for engine in (minigrad.sigmoid(xt), xt.sigmoid()):  # one op: the engine's sigmoid is F.sigmoid
+        assert np.array_equal(engine.array, y.array, equal_nan=True)
     assert gradcheck(F.sigmoid, (rand(3, 4, scale=3.0),))
     assert F.sigmoid(minigrad.tensor([0, 2])).dtype == minigrad.float32  # integers promoted, as the engine's
     assert nn.Sigmoid()(xt).grad_fn.name() == "SigmoidBackward0"
@@ -397,6 +398,23 @@ def test_softmax_gradcheck(fn, dim):
     f = getattr(F, fn)
     assert gradcheck(lambda x: f(x, dim), (x,))
     assert f(x, dim).grad_fn.name() == ("SoftmaxBackward0" if fn == "softmax" else "LogSoftmaxBackward0")
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_engine_softmax_is_the_functional_op(kernels, fn):
+    # minigrad.softmax, Tensor.softmax and F.softmax are one op (the rows to a backend's kernel where one
+    # takes them): the same values and gradients, bit for bit, under each kernel setting
+    x = rand(6, 33, scale=3.0, dtype=np.float32)
+    g = minigrad.tensor(np.random.default_rng(1).standard_normal((6, 33)).astype(np.float32))
+    got = []
+    for call in (lambda: getattr(F, fn)(x, dim=-1), lambda: getattr(minigrad, fn)(x, dim=-1),
+                 lambda: getattr(x, fn)(-1)):
+        x.grad = None
+        y = call()
+        y.backward(g)
+        got.append((y.array, x.grad.array))
+    for y, gx in got[1:]:
+        assert np.array_equal(y, got[0][0]) and np.array_equal(gx, got[0][1])
 
 
 @pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
