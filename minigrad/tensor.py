@@ -430,14 +430,14 @@ class Tensor:
     def cuda(self):
         return self.to("cuda")
 
-    def float(self):
-        return self.to(dtypes.float32)
+    def float(self):  # (already that dtype, the usual: self, as `to` returns)
+        return self if self.array.dtype == np.float32 else self.to(dtypes.float32)
 
     def double(self):
-        return self.to(dtypes.float64)
+        return self if self.array.dtype == np.float64 else self.to(dtypes.float64)
 
     def long(self):
-        return self.to(dtypes.int64)
+        return self if self.array.dtype == np.int64 else self.to(dtypes.int64)
 
     def int(self):
         return self.to(dtypes.int32)

@@ -637,6 +637,14 @@ class Clamp(Function):
     def backward(ctx, g):  # gradient passes where lo <= a <= hi
         a = ctx._saved_self
         lo, hi = ctx.bounds
+        if not g.requires_grad and g.array.dtype == a.array.dtype:  # nothing to record: the same steps on arrays
+            x = a.array
+            keep = x == x
+            if lo is not None:
+                keep &= x >= lo
+            if hi is not None:
+                keep &= x <= hi
+            return Tensor(array_module(x).where(keep, g.array, g.array.dtype.type(0))), None, None
         mask = a == a
         if lo is not None:
             mask = mask & (a >= lo)
@@ -695,6 +703,9 @@ def abs(input):
 
 def clamp(input, min=None, max=None):
     """input clipped to [min, max] (either may be None)."""
+    if input.array.dtype.kind == "f" and type(min) in _FLOAT_BOUND and type(max) in _FLOAT_BOUND and (
+            min is not None or max is not None):  # the usual: a floating tensor between numbers, nothing to promote
+        return Clamp.apply(input, min, max)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     bounds = [b for b in (min, max) if b is not None]
@@ -710,6 +721,7 @@ def clamp(input, min=None, max=None):
 
 
 clip = clamp
+_FLOAT_BOUND = (builtins.float, builtins.int, type(None))  # (bool is not int's type: it takes the promoting path)
 
 
 class Sign(Function):

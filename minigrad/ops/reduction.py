@@ -10,6 +10,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
+from . import elementwise
 from .array_op import array_op
 from ._util import broadcast_view, normalize_dim, normalize_dims, values_indices
 
@@ -216,14 +217,21 @@ class Amax(Function):
     def forward(ctx, a, dims, keepdim, largest=True):
         ctx.save(self=a)
         ctx.dims, ctx.keepdim = dims, keepdim
-        if builtins.any(a.array.shape[d] == 0 for d in dims) or (a.array.size == 0 and not a.array.ndim):
+        x = a.array
+        if not x.size and (builtins.any(x.shape[d] == 0 for d in dims) or not x.ndim):
             raise RuntimeError("max(): Expected reduction dim to be specified for input.numel() == 0.")
-        fn = a.array.max if largest else a.array.min
-        return fn(axis=dims, keepdims=keepdim)
+        return x.max(axis=dims, keepdims=keepdim) if largest else x.min(axis=dims, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):  # the gradient is shared evenly among the elements equal to the max
         a, result = ctx.saved_tensors
+        if not g.requires_grad and g.array.dtype == a.array.dtype:  # nothing to record: the same steps on arrays
+            ga, r = g.array, result.array
+            if not ctx.keepdim and ctx.dims:
+                keep = _keep_shape(a.shape, ctx.dims)
+                ga, r = ga.reshape(keep), r.reshape(keep)
+            mask = (a.array == r).astype(ga.dtype)
+            return Tensor(array_module(ga).asarray(ga * mask / mask.sum(axis=ctx.dims, keepdims=True))), None, None, None
         if not ctx.keepdim and ctx.dims:
             g = g.reshape(_keep_shape(a.shape, ctx.dims))
             result = result.reshape(_keep_shape(a.shape, ctx.dims))
@@ -238,8 +246,21 @@ class Amin(Amax):
 class MaxAll(Amax):
     node_name = "MaxBackward1"
 
+    @staticmethod
+    def backward(ctx, g):  # g shared evenly among the elements equal to the max (a NaN max: among the NaNs)
+        a, result = ctx.saved_tensors
+        x, r, dt = a.array, result.array, g.array.dtype
+        xp = array_module(x)
+        picked = xp.isnan(x) if xp.isnan(r) else x == r
+        count = picked.sum(dtype=dt)
+        if not g.requires_grad:  # nothing to record: zeros, and g / count where picked (PyTorch's steps)
+            out = xp.zeros(x.shape, dtype=dt)
+            out[picked] = g.array / count
+            return Tensor(out), None, None, None
+        return Tensor(picked.astype(dt)) * (g / Tensor(count)), None, None, None
 
-class MinAll(Amax):
+
+class MinAll(MaxAll):
     node_name = "MinBackward1"
 
 
@@ -290,6 +311,14 @@ class MaxDim(Function):
     def backward(ctx, g, _):  # the gradient goes to the index that was picked
         from .indexing import index_scatter
 
+        if not g.requires_grad:  # nothing to record: zeros, g put at the picked indices
+            ga, idx = g.array, ctx.indices
+            xp = array_module(ga)
+            out = xp.zeros(ctx.shape, dtype=ga.dtype)
+            if not ctx.keepdim:
+                ga, idx = xp.expand_dims(ga, ctx.dim), xp.expand_dims(idx, ctx.dim)
+            xp.put_along_axis(out, idx, ga, axis=ctx.dim)
+            return Tensor(out), None, None, None
         idx = Tensor(ctx.indices)
         if not ctx.keepdim:
             g, idx = g.unsqueeze(ctx.dim), idx.unsqueeze(ctx.dim)
@@ -321,16 +350,16 @@ def _max_min(input, dim, keepdim, other, full_cls, dim_cls, pair_fn, largest):
 
 def max(input, dim=None, keepdim=False, other=None):
     """max(): the largest value; max(dim): (values, indices); max(a, b): elementwise."""
-    from .elementwise import maximum
-
-    return _max_min(input, dim, keepdim, other, MaxAll, MaxDim, maximum, True)
+    if dim is None and other is None:  # (the usual, first)
+        return MaxAll.apply(input, tuple(range(input.array.ndim)), False, True)
+    return _max_min(input, dim, keepdim, other, MaxAll, MaxDim, elementwise.maximum, True)
 
 
 def min(input, dim=None, keepdim=False, other=None):
     """min(): the smallest value; min(dim): (values, indices); min(a, b): elementwise."""
-    from .elementwise import minimum
-
-    return _max_min(input, dim, keepdim, other, MinAll, MinDim, minimum, False)
+    if dim is None and other is None:
+        return MinAll.apply(input, tuple(range(input.array.ndim)), False, False)
+    return _max_min(input, dim, keepdim, other, MinAll, MinDim, elementwise.minimum, False)
 
 
 def argmax(input, dim=None, keepdim=False):

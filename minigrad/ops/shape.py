@@ -4,6 +4,7 @@ View ops return tensors that share memory and the version counter with their inp
 in-place change through either is seen by the saved-tensor checks of both.
 """
 import builtins
+import functools
 import math
 
 import numpy as np
@@ -226,7 +227,10 @@ def t(input):
 
 
 def _T(self):
-    return permute(self, tuple(range(self.array.ndim - 1, -1, -1)))
+    nd = self.array.ndim
+    if nd == 2:  # (the usual; a valid order, so none of permute's checks)
+        return _share_version(Permute.apply(self, (1, 0)), self)
+    return permute(self, tuple(range(nd - 1, -1, -1)))
 
 
 def _mT(self):
@@ -258,6 +262,8 @@ def squeeze(input, dim=None):
     if dim is None:
         dims = tuple(i for i, s in enumerate(shape) if s == 1)
         return _share_version(SqueezeAll.apply(input, dims), input)
+    if type(dim) is builtins.int and 0 <= dim < len(shape):  # (the usual: one dim, in range)
+        return _share_version(Squeeze.apply(input, (dim,) if shape[dim] == 1 else ()), input)
     dims = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
     dims = tuple(i for i in (normalize_dim(d, len(shape)) for d in dims) if shape and shape[i] == 1)
     return _share_version(Squeeze.apply(input, dims), input)
@@ -269,7 +275,7 @@ class Unsqueeze(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        return array_module(a.array).expand_dims(a.array, dim)
+        return a.array[(slice(None),) * dim + (None,)]  # (a new axis by indexing: a view, without expand_dims' Python)
 
     @staticmethod
     def backward(ctx, g):  # drop the added dim
@@ -278,7 +284,9 @@ class Unsqueeze(Function):
 
 def unsqueeze(input, dim):
     """Insert a size-1 dim at `dim`."""
-    return _share_version(Unsqueeze.apply(input, normalize_dim(dim, input.array.ndim + 1)), input)
+    nd = input.array.ndim + 1
+    d = dim if type(dim) is builtins.int and 0 <= dim < nd else normalize_dim(dim, nd)  # (an in-range dim: no call)
+    return _share_version(Unsqueeze.apply(input, d), input)
 
 
 class Expand(Function):
@@ -406,8 +414,10 @@ def _same_but_dim(tensors, dim):
         if type(t) is not Tensor:
             return None
         b = t.array
+        if b.dtype != dt:
+            return None
         s = b.shape
-        if b.dtype != dt or len(s) != nd or s[:d] != shape[:d] or s[d + 1:] != shape[d + 1:]:
+        if s != shape and (len(s) != nd or s[:d] != shape[:d] or s[d + 1:] != shape[d + 1:]):
             return None
     return d
 
@@ -448,16 +458,34 @@ class Stack(Function):
     @staticmethod
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
-        return array_module(tensors[0].array).stack([t.array for t in tensors], axis=dim)
+        arrays = []
+        for t in tensors:
+            arrays.append(t.array)
+        a = arrays[0]
+        if dim < a.ndim:  # joined along `dim`, that dim then seen as (pieces, its size): the stack, in one call
+            return array_module(a).concatenate(arrays, axis=dim).reshape(a.shape[:dim] + (len(arrays),) + a.shape[dim:])
+        return array_module(a).stack(arrays, axis=dim)
 
     @staticmethod
     def backward(ctx, g):  # each input gets its slice of the gradient
+        if not g.requires_grad:  # nothing to record (no create_graph): views of g's array
+            ga, dim = g.array, ctx.dim
+            if dim:
+                lead = (slice(None),) * dim
+                return (None,) + tuple([Tensor(ga[lead + (i,)]) for i in range(ga.shape[dim])])
+            return (None,) + tuple([Tensor(p) for p in ga])
         return (None,) + unbind(g, ctx.dim)
 
 
 def stack(tensors, dim=0):
     """Join along a new dim."""
     tensors = list(tensors)
+    if tensors and type(tensors[0]) is Tensor and type(dim) is builtins.int:  # the usual: one shape and dtype
+        a = tensors[0].array
+        shape, dt, nd = a.shape, a.dtype, a.ndim
+        if -nd - 1 <= dim <= nd and builtins.all(type(t) is Tensor and t.array.shape == shape and t.array.dtype == dt
+                                                 for t in tensors):
+            return Stack.apply(dim % (nd + 1), *tensors)
     _check_same(tensors, "stack")
     ref = tensors[0].array.shape
     for i, t in enumerate(tensors):
@@ -602,8 +630,11 @@ class Tril(Function):
     @staticmethod
     def forward(ctx, a, diagonal, upper):
         ctx.k, ctx.upper = diagonal, upper
-        xp = array_module(a.array)
-        return (xp.triu if upper else xp.tril)(a.array, diagonal)
+        x = a.array
+        if type(x) is np.ndarray:  # numpy's tril builds its mask at each call: the mask, kept, and the same where
+            return np.where(_triangle(x.shape[-2], x.shape[-1], diagonal, upper), x, x.dtype.type(0))
+        xp = array_module(x)
+        return (xp.triu if upper else xp.tril)(x, diagonal)
 
     @staticmethod
     def backward(ctx, g):  # the kept triangle passes its gradient
@@ -612,6 +643,16 @@ class Tril(Function):
 
 class Triu(Tril):
     node_name = "TriuBackward0"
+
+
+@functools.lru_cache(maxsize=64)
+def _triangle(n, m, k, upper):
+    """The (n, m) mask numpy's tril (triu: upper) keeps: j <= i + k (j >= i + k), read-only."""
+    mask = np.tri(n, m, k - 1 if upper else k, dtype=bool)
+    if upper:
+        mask = ~mask
+    mask.flags.writeable = False
+    return mask
 
 
 def tril(input, diagonal=0):

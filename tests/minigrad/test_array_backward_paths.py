@@ -1,0 +1,137 @@
+"""Ops whose backward runs on arrays when no graph of the backward is wanted (no create_graph), and
+their recorded form otherwise: both give the same gradient, bit for bit, and PyTorch's values; and the
+short forward paths (stack, tril, unsqueeze, squeeze, .T, clamp between numbers) give what the general
+ones give."""
+import numpy as np
+import pytest
+
+import minigrad
+
+
+def _grads(fn, a, g):
+    """fn(a)'s gradient for upstream g: plain backward (the array path), then create_graph (recorded ops)."""
+    x = minigrad.tensor(a, requires_grad=True)
+    out = fn(x)
+    (plain,) = minigrad.autograd.grad(out, x, grad_outputs=minigrad.tensor(g))
+    x2 = minigrad.tensor(a, requires_grad=True)
+    (recorded,) = minigrad.autograd.grad(fn(x2), x2, grad_outputs=minigrad.tensor(g, requires_grad=True),
+                                         create_graph=True)
+    assert recorded.requires_grad  # (it took the recorded path)
+    return out.array, plain.array, recorded.array
+
+
+def _with_ties(shape, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-3, 4, size=shape).astype(np.float32)  # repeated values: ties share the gradient
+    a.flat[0] = np.nan if a.size > 3 else a.flat[0]
+    return a
+
+
+CASES = {
+    "max": lambda x: x.max(),
+    "min": lambda x: x.min(),
+    "amax(1)": lambda x: x.amax(1),
+    "amin(0, keepdim)": lambda x: x.amin(0, keepdim=True),
+    "max(1).values": lambda x: x.max(1).values,
+    "min(-1, keepdim).values": lambda x: x.min(-1, keepdim=True).values,
+    "max(0).values": lambda x: x.max(0).values,
+    "clamp(-1, 1)": lambda x: x.clamp(-1, 1),
+    "clamp(min=0)": lambda x: x.clamp(min=0),
+    "clamp(max=0.5)": lambda x: x.clamp(max=0.5),
+    "clamp(2, -2)": lambda x: x.clamp(2, -2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("shape", [(4, 6), (3, 1), (1, 5)])
+def test_array_backward_equals_the_recorded_one_and_pytorch(torch, name, shape):
+    fn = CASES[name]
+    a = _with_ties(shape, 0)
+    if name.startswith(("max(", "min(")):
+        a = np.nan_to_num(a, nan=0.5)  # (which NaN is picked is PyTorch's own business)
+    out = fn(minigrad.tensor(a))
+    g = np.random.default_rng(1).standard_normal(out.shape).astype(np.float32)
+    y, plain, recorded = _grads(fn, a, g)
+    assert plain.dtype == np.float32 and np.array_equal(plain, recorded, equal_nan=True)
+    tx = torch.tensor(a, requires_grad=True)
+    ty = fn(tx)
+    ty.backward(torch.tensor(g))
+    np.testing.assert_array_equal(y, ty.detach().numpy())
+    np.testing.assert_allclose(plain, tx.grad.numpy(), rtol=1e-6)
+
+
+def test_max_of_a_zero_dim_tensor_and_of_float64():
+    x = minigrad.tensor(2.5, requires_grad=True)
+    x.max().backward()
+    assert x.grad.item() == 1.0
+    a = np.array([[1.0, 3.0, 3.0], [0.0, -1.0, 2.0]])
+    y, plain, recorded = _grads(lambda t: t.max(), a, np.array(6.0))
+    assert y == 3.0 and plain.dtype == np.float64 and np.array_equal(plain, [[0, 3, 3], [0, 0, 0]])
+    assert np.array_equal(plain, recorded)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
+def test_stack_forward_and_backward_against_pytorch(torch, dim):
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal((3, 4)).astype(np.float32) for _ in range(5)]
+    xs = [minigrad.tensor(a, requires_grad=True) for a in arrays]
+    out = minigrad.stack(xs, dim)
+    txs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    tout = torch.stack(txs, dim)
+    np.testing.assert_array_equal(out.array, tout.detach().numpy())
+    g = rng.standard_normal(out.shape).astype(np.float32)
+    out.backward(minigrad.tensor(g))
+    tout.backward(torch.tensor(g))
+    for x, tx in zip(xs, txs):
+        np.testing.assert_array_equal(x.grad.array, tx.grad.numpy())
+    assert out.grad_fn.name() == "StackBackward0"
+
+
+def test_stack_keeps_its_checks_and_promotion():
+    a, b = minigrad.ones(2, 3), minigrad.ones(2, 3, dtype=minigrad.float64)
+    assert minigrad.stack([a, b]).dtype == minigrad.float64
+    with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
+        minigrad.stack([a, minigrad.ones(3, 2)])
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        minigrad.stack([a, a], 3)
+    s = minigrad.stack([minigrad.tensor(1.0), minigrad.tensor(2.0)])  # 0-d pieces
+    assert s.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (7, 5), (2, 3, 4), (1, 1), (0, 3)])
+def test_tril_and_triu_are_numpys(shape):
+    a = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    if a.size:
+        a.flat[-1] = np.nan
+    for k in range(-8, 9):
+        for name in ("tril", "triu"):
+            x = minigrad.tensor(a, requires_grad=True)
+            y = getattr(minigrad, name)(x, k)
+            assert np.array_equal(y.array, getattr(np, name)(a, k), equal_nan=True)
+            y.sum().backward()
+            assert np.array_equal(x.grad.array, getattr(np, name)(np.ones_like(a), k))
+    b = a > 0  # other dtypes take the same mask
+    assert np.array_equal(minigrad.tril(minigrad.tensor(b), 1).array, np.tril(b, 1))
+
+
+def test_views_by_short_paths_are_views():
+    x = minigrad.randn(3, 4, requires_grad=True)
+    for v, shape, node in ((x.T, (4, 3), "PermuteBackward0"), (x.unsqueeze(1), (3, 1, 4), "UnsqueezeBackward0"),
+                           (x.unsqueeze(-1), (3, 4, 1), "UnsqueezeBackward0"),
+                           (x.unsqueeze(1).squeeze(1), (3, 4), "SqueezeBackward1"),
+                           (x.unsqueeze(1).squeeze(0), (3, 1, 4), "SqueezeBackward1")):
+        assert tuple(v.shape) == shape and v.grad_fn.name() == node and v._base is x
+        assert np.shares_memory(v.array, x.array)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.unsqueeze(3)
+    t = minigrad.randn(2, 3, 4).T
+    assert tuple(t.shape) == (4, 3, 2)
+    x.T.sum().backward()
+    assert np.array_equal(x.grad.array, np.ones((3, 4), np.float32))
+
+
+def test_float_double_long_of_that_dtype_are_the_tensor_itself():
+    x = minigrad.randn(2)
+    assert x.float() is x and x.double() is not x and x.double().double() is not x
+    i = minigrad.arange(3)
+    assert i.long() is i and i.float().dtype == minigrad.float32
