@@ -63,11 +63,13 @@ class _Writer:
             s = slots[0]
             self.line("if type(out) is ndarray and ctx._dirty is None:")
             self.line(f"    t = {self.bind(f'shell{s}', self.shells[s])}; t.array = out; env[{s}] = t")
-            self.line("else:")
-            self.line(f"    env[{s}] = wrap_outputs(out, None, ({', '.join(args)},), ctx)")
+            self.line("else:  # (a forward may return its one output in a tuple: store unpacks it)")
+            self.line(f"    store(env, {self.bind(f'slots{i}', slots)}, wrap_outputs(out, None, ({', '.join(args)},), ctx))")
         elif len(slots) == 1:
-            self.line(f"env[{slots[0]}] = Tensor(out) if type(out) is ndarray and ctx._dirty is None "
-                      f"else wrap_outputs(out, None, ({', '.join(args)},), ctx)")
+            self.line("if type(out) is ndarray and ctx._dirty is None:")
+            self.line(f"    env[{slots[0]}] = Tensor(out)")
+            self.line("else:")
+            self.line(f"    store(env, {self.bind(f'slots{i}', slots)}, wrap_outputs(out, None, ({', '.join(args)},), ctx))")
         else:  # several outputs: the usual, a tuple of new arrays, each wrapped as it is
             arrays = " and ".join(f"type(out[{k}]) is ndarray" for k in range(len(slots)))
             self.line(f"if type(out) is tuple and len(out) == {len(slots)} and ctx._dirty is None and {arrays}:")
