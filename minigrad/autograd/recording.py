@@ -8,6 +8,8 @@ hand the work to the recorder, which runs it eagerly and writes down how to repl
     BackwardNode.apply                        an op's backward      (autograd/function.py)
     accumulate_into_leaf, _add_to_buffer      the engine's sums     (autograd/engine.py)
     Optimizer.step, zero_grad, clip_grad_norm_, LRScheduler.step   replayed as calls  (nn/)
+    add_, sub_, mul_, div_, t[i] = v, fill_, copy_, masked_fill_,   replayed as calls, where they record
+    clamp_                                                           no gradient  (ops/inplace.py)
     Tensor.item / tolist / numpy / repr, random draws, ops whose    `escape(what)`: the call runs
     result's shape is data, Python decisions on a tensor's values    eagerly, with the reason
 

@@ -49,6 +49,7 @@ class Recorder:
         self.grad_of = {}  # id(a leaf's .grad after an accumulation) -> the leaf's spec (weakly, as slot_of)
         self.every_call = False  # the capture stopped at what every call of the function does (escape's)
         self.known = frozenset()  # ids of the tensors from before the call (finish's)
+        self.written = []  # weak references to the memory in-place ops wrote (each array's base)
 
     # ---- slots ----------------------------------------------------------------------------
     def _track(self, obj, s):
@@ -243,6 +244,28 @@ class Recorder:
         self._guarded(record)
         return out
 
+    def on_inplace(self, method, target, args, kwargs):
+        """An in-place op (`add_`, `t[i] = v`, `fill_`, ...) on tensors no gradient is recorded through:
+        replayed as a call of the same method on that call's tensors (a parameter's or `.grad`'s live
+        one). Where it records a gradient (an in-place op in the autograd graph), the capture stops."""
+        if state.grad_enabled and any(isinstance(a, Tensor) and a.requires_grad for a in (target, *args, *kwargs.values())):
+            self.on_escape("an in-place tensor op (add_, t[i] = v, ...) on a tensor in the autograd graph")
+            return method(target, *args, **kwargs)  # (the capture has stopped: eagerly, as usual)
+        try:  # where the arguments come from, before the op changes them
+            specs = [self.spec(target), self.spec(tuple(args)), self.spec(tuple(kwargs.items()))]
+        except GraphBreak as e:
+            specs = e
+        out = self._run(lambda: method(target, *args, **kwargs))
+
+        def record():
+            if isinstance(specs, GraphBreak):
+                raise specs
+            self.steps.append(Call(_InPlace(method), specs, None))  # (no slot: the result is the target itself)
+            self.written.append(_ref(_root(target.array)))
+
+        self._guarded(record)
+        return out
+
     def on_escape(self, what, why=None, every_call=False):
         """A value leaves the trace for Python (`item()`, `print`, a draw outside an op), or Python does
         what a replay would not redo (`why` says so; `every_call`: recording.escape's)."""
@@ -267,6 +290,7 @@ class Recorder:
         if self.broken is not None:
             raise GraphBreak(self.broken)
         self.known = known
+        self._check_written()
         output = self._output_spec(result)
         for step in self.steps:
             if isinstance(step, Forward) and step.needs is not None:
@@ -277,6 +301,18 @@ class Recorder:
                      for t, shape, dtype, rg in self.externals.values()]
         return Program(self.steps, self.n_slots, self.input_slots, output, externals, key,
                        value_of=self.value_like, object_slots=self.object_slots)
+
+    def _check_written(self):
+        """An in-place op into a tensor the call made from Python values (`v = zeros(n); v[i] += 1`)
+        would, at replay, write into that same tensor, a constant of the program, call after call."""
+        made_here = {id(_root(t.array)) for t, *_ in self.externals.values() if id(t) not in self.known}
+        for ref in self.written:
+            root = ref()
+            if root is not None and id(root) in made_here:
+                raise GraphBreak("an in-place op writes into a tensor made inside the function from Python values "
+                                 "(zeros(n), zeros_like(x), say), which a replay reuses as a constant: its writes "
+                                 "would add up from call to call; pass it in, or make it with an op of an input "
+                                 "(x.clone(), x * 0)")
 
     def _output_spec(self, out):
         if isinstance(out, Tensor):
@@ -306,6 +342,24 @@ def _ref(obj):
         return weakref.ref(obj)
     except TypeError:
         return lambda: obj
+
+
+class _InPlace:
+    """A Call step's function for an in-place method: `method(target, *args, **kwargs)` again."""
+
+    def __init__(self, method):
+        self.method = method
+        self.__qualname__ = f"Tensor.{getattr(method, '__name__', 'inplace')}"
+
+    def __call__(self, target, args, kwargs):
+        return self.method(target, *args, **dict(kwargs))
+
+
+def _root(arr):
+    """The array that owns `arr`'s memory."""
+    while getattr(arr, "base", None) is not None:
+        arr = arr.base
+    return arr
 
 
 def _is_array(a):

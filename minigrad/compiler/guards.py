@@ -244,8 +244,7 @@ def _free_value(key, objects, modules, label, v, names=()):
     one is another program), modules by their state. Anything else (a function, an optimizer, a
     config object, a list) by identity too: the program calls the functions and methods it captured
     (`opt.step` of the optimizer it saw, the loss function it ran), so a name bound to another object
-    is another program. Of a list, tuple or dict, the modules in it are guarded by their state; of a
-    plain object (the `self` of a method, a config), the attributes the function's code names
+    is another program. Of a list, tuple or dict, its items (`_items`); of a plain object (the `self` of a method, a config), the attributes the function's code names
     (`names`: `self.model`, `cfg.scale`) as the above."""
     sc = _scalar_or_none(v)
     if sc is not None:
@@ -261,9 +260,7 @@ def _free_value(key, objects, modules, label, v, names=()):
     key.append((label, ("object", type(v).__name__, id(v))))
     objects.append(v)
     if type(v) in _CONTAINERS:
-        for x in itertools.islice(v.values() if type(v) is dict else v, _CONTAINER_ITEMS):
-            if is_module(x):
-                modules.append(x)
+        key.append((f"{label}'s items", _items(v, objects, modules, 2)))
     elif names and not isinstance(v, _NOT_PLAIN):
         d = getattr(v, "__dict__", None)
         if d:
@@ -272,7 +269,26 @@ def _free_value(key, objects, modules, label, v, names=()):
                     _free_value(key, objects, modules, f"{label}.{name}", d[name])
 
 
-_CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at for modules (a guard runs at every call)
+def _items(v, objects, modules, depth):
+    """What a program assumes about the items of a list, tuple or dict the function reads (`state["h"]`,
+    `params[0]`): which tensor each is (a replay reads the tensor it captured: a hidden state carried
+    from call to call in a dict is another tensor each call, so another program), the state of each
+    module (guarded with the modules), the same of nested containers down to `depth`. Numbers are not
+    (a list a function appends to, a log, would be another program each call: documented instead)."""
+    out = []
+    for k, x in itertools.islice(v.items() if type(v) is dict else enumerate(v), _CONTAINER_ITEMS):
+        if isinstance(x, Tensor):
+            out.append((k, id(x)))
+            objects.append(x)
+        elif is_module(x):
+            modules.append(x)
+        elif type(x) in _CONTAINERS and depth > 1:
+            objects.append(x)
+            out.append((k, id(x), _items(x, objects, modules, depth - 1)))
+    return tuple(out)
+
+
+_CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at (a guard runs at every call)
 _NOT_PLAIN = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
               functools.partial)
 
@@ -290,6 +306,8 @@ def explain(new, old):
                 return f"{label} is another tensor"
             if type(value) is tuple and value[:1] == ("object",):
                 return f"{label} is another {value[1]}"
+            if label.endswith("'s items"):
+                return f"{label[:-8]} holds other tensors"
             return f"{label} changed: {_show(label, old_map[label])} -> {_show(label, value)}"
     return "the call differs from the captured one"
 

@@ -138,11 +138,9 @@ _OPERANDS = (Tensor, int, float, bool, complex, np.ndarray, np.generic)
 def _plain_write(self, other):
     """Whether `self` op= `other` is one numpy call into self's array, as apply_inplace's `raw` makes it:
     a writeable float32/64 numpy array, `other` a float Python number or a tensor of that dtype whose
-    shape is self's or its end, nothing to record, no minigrad.compile capture."""
+    shape is self's or its end, nothing to record."""
     a = self.array
     if type(a) is not np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize < 4 or not a.flags.writeable:
-        return False
-    if recording.hook.recorder is not None:
         return False
     grad = state.grad_enabled
     if type(other) is Tensor:
@@ -156,6 +154,8 @@ def _ufunc_inplace(name, op, torch_name):
     ufunc = getattr(np, name)
 
     def method(self, other, *args, **kwargs):
+        if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+            return recording.hook.recorder.on_inplace(method, self, (other, *args), kwargs)
         # the common case: the numpy call alone (an SGD step's `p.data.add_(p.grad.data, alpha=-lr)` too)
         scale = kwargs["alpha"] if kwargs and len(kwargs) == 1 and "alpha" in kwargs else None if kwargs else 1
         if not args and type(scale) in (int, float) and _plain_write(self, other):
@@ -202,6 +202,8 @@ def _setup():
 
 def setitem(self, index, value):
     """`t[index] = value` in place (recorded as PyTorch's CopySlices when grad is needed)."""
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+        return recording.hook.recorder.on_inplace(setitem, self, (index, value), {})
     xp = array_module(self.array)
     idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:
@@ -231,12 +233,16 @@ def zero_(self):
 
 def fill_(self, value):
     """Fill with `value`, in place."""
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+        return recording.hook.recorder.on_inplace(fill_, self, (value,), {})
     v = _data(value)
     return apply_inplace(self, lambda a: a.fill(v), lambda: self * 0 + v, value)
 
 
 def copy_(self, src):
     """Copy `src` (broadcast, converted) into this tensor's memory."""
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+        return recording.hook.recorder.on_inplace(copy_, self, (src,), {})
     from .shape import expand
 
     if not isinstance(src, Tensor):
@@ -258,6 +264,8 @@ def copy_(self, src):
 
 def masked_fill_(self, mask, value):
     """Fill positions where `mask` is True with `value`, in place."""
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+        return recording.hook.recorder.on_inplace(masked_fill_, self, (mask, value), {})
     from .elementwise import masked_fill
 
     if not isinstance(mask, Tensor):
@@ -272,6 +280,8 @@ def masked_fill_(self, mask, value):
 
 def clamp_(self, min=None, max=None):
     """Clip to [min, max], in place."""
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+        return recording.hook.recorder.on_inplace(clamp_, self, (min, max), {})
     from .elementwise import clamp
 
     return apply_inplace(self, lambda a: array_module(a).clip(a, min, max, out=a), lambda: clamp(self, min, max))

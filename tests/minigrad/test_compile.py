@@ -864,6 +864,100 @@ def test_nested_compile():
     assert outer.stats.replays == 2 and inner.stats.captures == 0  # inner ran inside outer's capture only
 
 
+def _sgd_data(model, lr):
+    for p in model.parameters():
+        p.data.add_(p.grad, alpha=-lr)
+
+
+def _sgd_no_grad(model, lr):
+    with minigrad.no_grad():
+        for p in model.parameters():
+            p -= lr * p.grad
+            p.grad.zero_()
+
+
+@pytest.mark.parametrize("update", [_sgd_data, _sgd_no_grad])
+def test_hand_written_in_place_updates_are_replayed_bit_for_bit(update):
+    batches = _batches(5, shape=(6, 8))
+
+    def run(compiled):
+        model = _mlp(seed=3)
+
+        def step(x, y):
+            model.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            update(model, 0.1)
+            return loss
+
+        f = minigrad.compile(step) if compiled else step
+        losses = [f(x, y).array.copy() for x, y in batches]
+        return losses, [p.array.copy() for p in model.parameters()], f
+
+    (eager, eager_params, _), (comp, comp_params, f) = run(False), run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(eager + eager_params, comp + comp_params))
+    assert (f.stats.captures, f.stats.replays) == (1, 4)
+
+
+def test_in_place_ops_on_values_made_in_the_call_are_replayed():
+    def f(x, ids):
+        y = x * 2.0
+        y.add_(1.0)
+        y.mul_(x)
+        y[:, 0] = 5.0
+        y[ids] = x[ids] - 1.0  # an index tensor of the call's: each call's
+        y.masked_fill_(x > 1.0, -2.0)
+        y.clamp_(-1.5, 4.0)
+        z = x * 0  # (an op's result: a value of the call, remade at each replay)
+        z.copy_(y)
+        z.sub_(x, alpha=0.5)
+        z.div_(2.0)
+        y.fill_(0.25)
+        return y + z
+
+    c = minigrad.compile(f)
+    for _ in range(4):
+        x, ids = _t(5, 4), minigrad.tensor(rng.integers(0, 5, 2))
+        np.testing.assert_array_equal(c(x, ids).array, f(x, ids).array)
+    assert c.stats.replays == 3
+
+
+def test_an_in_place_write_into_a_tensor_made_from_python_values_runs_eagerly():
+    def f(x, i):
+        counts = minigrad.zeros(4)  # a constant of the program at replay: its writes would add up
+        counts[i] += 1.0
+        return x * counts
+
+    c = minigrad.compile(f)
+    x = _t(4)
+    with pytest.warns(RecompileWarning, match="made inside the function from Python values"):
+        c(x, 1)
+    for _ in range(3):
+        np.testing.assert_array_equal(c(x, 1).array, f(x, 1).array)
+    assert c.stats.replays == 0
+
+
+def test_a_tensor_carried_in_a_dict_between_calls_is_another_program():
+    # a hidden state kept in a closure's dict: the program would read the tensor it captured
+    lin = nn.Linear(3, 3)
+    state = {"h": minigrad.zeros(2, 3)}
+
+    def step(x):
+        h = lin(x + state["h"]).tanh().detach()
+        state["h"] = h
+        return h
+
+    c = minigrad.compile(step)
+    xs = [_t(2, 3) for _ in range(4)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RecompileWarning)
+        got = [c(x).array.copy() for x in xs]
+    assert any("closure variable 'state' holds other tensors" in str(w.message) for w in caught)
+    state["h"] = minigrad.zeros(2, 3)
+    want = [step(x).array.copy() for x in xs]
+    assert all(np.array_equal(a, b) for a, b in zip(got, want))
+
+
 def test_python_side_effects_run_at_capture_only():
     """Documented: the replay runs tensor work only; a Python counter in the function counts captures."""
     calls = []
@@ -885,10 +979,11 @@ def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
     gen = minigrad.Generator()
 
     def f(x):
-        if what == "inplace":
-            y = x * 1
+        if what == "inplace":  # an in-place op in the autograd graph (one without a gradient is replayed)
+            y = x * w
             y.add_(1)
-            return y
+            y.sum().backward()
+            return w.grad.detach()
         if what == "randn":
             return x + minigrad.randn(3)
         if what == "randint_own_generator":  # a draw from a Generator of the caller's, not the default one
