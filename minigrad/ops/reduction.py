@@ -87,6 +87,9 @@ def _integral_to_int64(t, dtype):
 
 def sum(input, dim=None, keepdim=False, dtype=None):
     """Sum over `dim` (an int, a tuple, or None for all). Bool and int sums are int64."""
+    if dtype is None and input.array.dtype.kind in "biu":  # (no gradient: summed as int64, with no copy first)
+        dims = normalize_dims(dim, input.array.ndim)
+        return array_op(lambda a: array_module(a).asarray(a.sum(axis=dims, keepdims=keepdim, dtype=np.int64)), input)
     input = _integral_to_int64(input, dtype)
     dims = normalize_dims(dim, input.array.ndim)
     return (SumAll if dim is None else Sum).apply(input, dims, keepdim)
