@@ -19,7 +19,7 @@ from ..autograd import recording
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from .program import Accumulate, Backward, Call, Forward, Program, array_plan
+from .program import Accumulate, Backward, Call, Forward, Program, array_plan, array_step_plan
 
 
 class GraphBreak(Exception):
@@ -183,6 +183,8 @@ class Recorder:
         self.node_step[id(node)] = len(self.steps)
         self.alive.append(node)
         step = Forward(cls, specs, slots, node.needs_input_grad, (node._tensor_positions, node._n_args))
+        if cls.array_step is not None and len(slots) == 1:
+            step.array_step = self._run(array_step_plan, cls, args, specs, node.needs_input_grad)
         step.node, step.forward_keys = node, set(node.__dict__)  # to find what callers add after apply
         self.steps.append(step)
 

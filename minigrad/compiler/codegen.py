@@ -29,6 +29,7 @@ class _Writer:
         self.names = {"Tensor": Tensor, "ndarray": np.ndarray, "ForwardOnlyContext": _ForwardOnlyContext,
                       "wrap_outputs": wrap_outputs, "as_tensor": as_tensor, "store": _store}
         self.tensor_slots = set()  # slots known to hold a Tensor (not an array) when read
+        self.array_slots = set()  # slots known to hold an array (an array step's)
         self.shells = {}  # slot -> the Tensor it is stored in at each call (see `generate`)
         self.indent = "    "
 
@@ -56,6 +57,22 @@ class _Writer:
                 out.append(self.bind(f"c{i}_{j}", value))
         return out
 
+    def array_of(self, spec_slot, name):
+        """A line or two putting the array of slot `spec_slot` in local `name`."""
+        if spec_slot in self.array_slots:
+            self.line(f"{name} = env[{spec_slot}]")
+        elif spec_slot in self.tensor_slots:
+            self.line(f"{name} = env[{spec_slot}].array")
+        else:
+            self.line(f"{name} = env[{spec_slot}]")
+            self.line(f"if isinstance({name}, Tensor): {name} = {name}.array")
+
+    def stored_arrays(self, slots):
+        for s in slots:
+            if s is not None:
+                self.tensor_slots.discard(s)
+                self.array_slots.add(s)
+
     def store_forward(self, i, step, args):
         """Wrap a forward's result as the eager `apply` would and put it in its slot(s)."""
         slots = step.slots
@@ -81,6 +98,7 @@ class _Writer:
             self.line("else:")
             self.line(f"    store(env, {self.bind(f'slots{i}', slots)}, wrap_outputs(out, None, ({', '.join(args)},), ctx))")
         self.tensor_slots.update(s for s in slots if s is not None)
+        self.array_slots.difference_update(slots)
 
 
 def generate(program, runs):
@@ -98,6 +116,15 @@ def generate(program, runs):
     w.reuse_ctx = not any(type(step) is Backward for step, _, _ in runs)
     inline = {i for step, i, _ in runs if type(step) is Forward and step.plan is not None and not (
         step.keeps_ctx and (len(step.slots) != 1 or step.cls.saves_result))}
+    # a training program's steps on arrays (the op's `array_step`): a forward whose every backward step
+    # is the op's own, with all its gradient given, and nothing else reads its ctx
+    backwards = {}
+    for step, _, _ in runs:
+        if type(step) is Backward:
+            backwards.setdefault(step.fwd, []).append(step)
+    on_arrays = {i for step, i, _ in runs if type(step) is Forward and step.array_step is not None and step.keeps_ctx
+                 and step.plan is not None and not program.object_slots
+                 and all(b.direct and b.plan is not None for b in backwards.get(i, ()))}
     if w.reuse_ctx:
         # in an inference program, a slot only inline forwards read (no backward, no library call
         # keeps it) is stored in one Tensor of its own, its array replaced at each call: no Tensor
@@ -115,7 +142,11 @@ def generate(program, runs):
                         w.shells[s] = Tensor(np.empty(0))
     for step, i, frees in runs:
         w.line(f"# {i}: {step!r}")
-        if i in inline and w.reuse_ctx and step.array_plan is not None:
+        if i in on_arrays:
+            _array_step_forward(w, i, step)
+        elif type(step) is Backward and step.fwd in on_arrays:
+            _array_step_backward(w, i, step, program.steps[step.fwd])
+        elif i in inline and step.array_plan is not None:
             _array_forward(w, i, step)
         elif i in inline:
             _forward(w, i, step)
@@ -123,6 +154,8 @@ def generate(program, runs):
             _backward(w, i, step, program.steps[step.fwd].cls)
         else:  # the step's own replay
             w.line(f"{w.bind(f'step{i}', step.run)}(env, ctxs, {i})")
+            written = getattr(step, "slots", None) or (getattr(step, "slot", None),)
+            w.array_slots.difference_update(written)
             if type(step) is Fused:
                 w.tensor_slots.add(step.slot)
         for s in frees:  # (a shell lets go of its array too: memory as eager frees it)
@@ -151,6 +184,49 @@ def _forward(w, i, step):
         w.line(f"ctx = ForwardOnlyContext(); ctx.needs_input_grad = {(False,) * len(args)!r}")
         w.line(f"out = {fwd}(ctx, {', '.join(args)})")
     w.store_forward(i, step, args)
+
+
+def _arrays_in(w, i, step, positions):
+    """The argument list of an array function: each tensor argument's array (a slot's, or an outside
+    tensor's own at this call)."""
+    template, fill, _ = step.plan
+    from_slot = dict(fill)
+    arrays = []
+    for k, j in enumerate(positions):
+        if j in from_slot:
+            w.array_of(from_slot[j], f"a{k}")
+            arrays.append(f"a{k}")
+        else:
+            arrays.append(f"{w.bind(f'c{i}_{j}', template[j])}.array")
+    return arrays
+
+
+def _array_step_forward(w, i, step):
+    """A training program's forward on arrays: the output, and what its backward reads in ctxs[i]."""
+    fwd, _, positions = step.array_step
+    arrays = _arrays_in(w, i, step, positions)
+    w.line(f"out, ctxs[{i}] = {w.bind(f'{step.cls.__name__}_array_step{i}', fwd)}({', '.join(arrays)})")
+    (s,) = step.slots
+    w.line(f"env[{s}] = out")
+    w.stored_arrays((s,))
+
+
+def _array_step_backward(w, i, step, forward):
+    """Its backward on arrays: the gradients of the node's inputs, into their slots."""
+    bwd = forward.array_step[1]
+    template, fill, _ = step.plan
+    if fill:
+        w.array_of(fill[0][1], "g")
+        g = "g"
+    else:  # a gradient from outside (the ones backward() starts from, made before the call)
+        g = f"{w.bind(f'g{i}', template[0])}.array"
+    w.line(f"out = {w.bind(f'{forward.cls.__name__}_array_backward{i}', bwd)}(ctxs[{step.fwd}], {g})")
+    for k, s in enumerate(step.slots):
+        if s is not None:
+            w.line(f"env[{s}] = out[{k}]")
+    w.stored_arrays(step.slots)
+    if step.frees_ctx:
+        w.line(f"ctxs[{step.fwd}] = None")
 
 
 def _array_forward(w, i, step):
@@ -187,6 +263,7 @@ def _array_forward(w, i, step):
         w.indent = w.indent[:-4]
     if s not in w.shells:  # an array there, or a Tensor: readers wrap it
         w.tensor_slots.discard(s)
+        w.array_slots.discard(s)
 
 
 def _backward(w, i, step, forward_cls):
@@ -200,5 +277,6 @@ def _backward(w, i, step, forward_cls):
         if s is not None:
             w.line(f"env[{s}] = out[{k}] if len(out) > {k} else None")
             w.tensor_slots.discard(s)
+            w.array_slots.discard(s)
     if step.frees_ctx:
         w.line(f"{node} = None")

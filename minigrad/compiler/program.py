@@ -148,6 +148,17 @@ def array_plan(cls, args, specs):
     return fn, positions, tuple(args[i].array.shape if check and specs[i][0] == "t" else None for i in positions)
 
 
+def array_step_plan(cls, args, specs, needs):
+    """(forward, backward, positions) for a step whose op offers `array_step` for these arguments (a
+    training program's step on arrays, codegen.py), or None: `positions`, those of the tensor arguments,
+    each read from a slot or from outside."""
+    positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+    if any(specs[i][0] not in ("t", "x") for i in positions):
+        return None
+    fns = cls.array_step(needs, *args)
+    return None if fns is None else (*fns, positions)
+
+
 class Forward:
     """An op's forward: `cls.forward(ctx, *args)`, its arrays wrapped as Tensors.
 
@@ -163,6 +174,7 @@ class Forward:
         self.output_meta = None  # the node's (shape, dtype, xp) per output, for materialized grads
         self.plan = arg_plan(specs)
         self.array_plan = None  # array_plan's, for a step without a backward node
+        self.array_step = None  # array_step_plan's, for a step with one
 
     def prepare(self):
         """After capture: what each replay's node starts with."""
@@ -246,11 +258,13 @@ class Accumulate:
 
     def run(self, env, ctxs, i):
         grad = self.grad
-        if grad[0] == "t" and grad[1] in self.frees and type(env[grad[1]]) is Tensor:
+        if grad[0] == "t" and grad[1] in self.frees and env[grad[1]] is not None:
             # the slot's last reader: let go of it first, so that, as in the engine, a gradient only
             # the program held is adopted as `.grad` without a copy (`reusable` decides, as there)
             g = env[grad[1]]
             env[grad[1]] = None
+            if not isinstance(g, Tensor):  # (an array step's: the Tensor then holds the array alone)
+                g = Tensor(g)
             accumulate_into_leaf(resolve(self.variable, env), g)
         else:
             accumulate_into_leaf(resolve(self.variable, env), resolve(grad, env))

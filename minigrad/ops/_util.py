@@ -106,22 +106,33 @@ def broadcast_view(a, shape):
     return view
 
 
+def _broadcast_dims(gshape, shape):
+    """The dims of `gshape` that broadcasting `shape` to it added or stretched."""
+    lead = len(gshape) - len(shape)
+    return tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1)
+
+
 def sum_to(g, shape):
     """Reduce a broadcast gradient `g` back to `shape`: the one place broadcasting is undone."""
     gshape = g.array.shape
     if gshape == tuple(shape):
         return g
-    lead = len(gshape) - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and gshape[i + lead] != 1
-    )
     if not state.grad_enabled:  # no graph of the backward wanted: the array's sum, no recorded ops
-        return Tensor(g.array.sum(axis=dims, keepdims=True).reshape(tuple(shape)) if dims
-                      else g.array.reshape(tuple(shape)))
+        return Tensor(sum_to_array(g.array, shape))
+    lead = len(gshape) - len(shape)
+    dims = _broadcast_dims(gshape, shape)
     out = g.sum(dim=dims, keepdim=True) if dims else g
     if lead:
         out = out.reshape(tuple(shape))
     return out
+
+
+def sum_to_array(g, shape):
+    """`sum_to` of an array (what it does with no graph wanted)."""
+    if g.shape == tuple(shape):
+        return g
+    dims = _broadcast_dims(g.shape, shape)
+    return g.sum(axis=dims, keepdims=True).reshape(tuple(shape)) if dims else g.reshape(tuple(shape))
 
 
 def check_index_entries(index, n, dim):

@@ -12,7 +12,9 @@ from ..device import array_module
 from ..tensor import Tensor
 from ..dtypes import result_type
 from .array_op import array_op
-from ._util import _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to
+from ._util import (
+    _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to, sum_to_array,
+)
 
 
 _BOOL_SUB = (
@@ -45,6 +47,34 @@ class Add(Function):
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(g if alpha == 1 else g * alpha, b_shape) if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def array_forward(a, b, alpha=1):
+        return _add_arrays if alpha == 1 else None
+
+    @staticmethod
+    def array_step(needs, a, b, alpha=1):
+        return _sum_step(needs, a, b, alpha, False)
+
+
+def _add_arrays(x, y):
+    return x + y
+
+
+def _sum_step(needs, a, b, alpha, subtract):
+    """Add's and Sub's array_step (alpha 1, one dtype): x +- y; the gradient summed back to each shape."""
+    if alpha != 1 or a.array.dtype != b.array.dtype:
+        return None
+    a_shape, b_shape = a.array.shape, b.array.shape
+
+    def forward(x, y):
+        return (x - y) if subtract else (x + y), None
+
+    def backward(saved, g):
+        return (sum_to_array(g, a_shape) if needs[0] else None,
+                sum_to_array(-g if subtract else g, b_shape) if needs[1] else None)
+
+    return forward, backward
+
 
 class Sub(Function):
     node_name = "SubBackward0"
@@ -63,6 +93,10 @@ class Sub(Function):
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(-g if alpha == 1 else g * -alpha, b_shape) if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def array_step(needs, a, b, alpha=1):
+        return _sum_step(needs, a, b, alpha, True)
+
 
 class RsubScalar(Function):
     node_name = "RsubBackward1"
@@ -74,6 +108,10 @@ class RsubScalar(Function):
     @staticmethod
     def backward(ctx, g):  # d(c - a) = -da
         return -g, None
+
+    @staticmethod
+    def array_step(needs, a, other):
+        return (lambda x: (other - x, None)), (lambda saved, g: (-g,))
 
 
 class Reciprocal(Function):
@@ -106,10 +144,29 @@ class Mul(Function):
         dt = g.array.dtype
         if not state.grad_enabled and (a is None or a.array.dtype == dt) and (b is None or b.array.dtype == dt):
             # no graph of the backward wanted, and nothing to promote: the arrays' products, no recorded ops
-            return (sum_to(Tensor(g.array * b.array), a_shape) if ctx.needs_input_grad[0] else None,
-                    sum_to(Tensor(g.array * a.array), b_shape) if ctx.needs_input_grad[1] else None)
+            ga, gb = _mul_grads(g.array, None if a is None else a.array, None if b is None else b.array,
+                                ctx.needs_input_grad, a_shape, b_shape)
+            return None if ga is None else Tensor(ga), None if gb is None else Tensor(gb)
         return (sum_to(g * b, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(g * a, b_shape) if ctx.needs_input_grad[1] else None)
+
+    @staticmethod
+    def array_step(needs, a, b):
+        if a.array.dtype != b.array.dtype:
+            return None
+        a_shape, b_shape = a.array.shape, b.array.shape
+
+        def forward(x, y):  # (saved as forward saves them: each for the other's gradient)
+            return x * y, (x if needs[1] else None, y if needs[0] else None)
+
+        def backward(saved, g):
+            return _mul_grads(g, saved[0], saved[1], needs, a_shape, b_shape)
+
+        return forward, backward
+
+
+def _mul_grads(g, a, b, needs, a_shape, b_shape):  # d(ab) = b da + a db, on arrays
+    return (sum_to_array(g * b, a_shape) if needs[0] else None, sum_to_array(g * a, b_shape) if needs[1] else None)
 
 
 class Div(Function):
@@ -495,6 +552,16 @@ class Tanh(Function):
             return Tensor(_tanh_backward(g.array, r.array))
         return TanhBackward.apply(g, r)
 
+    @staticmethod
+    def array_step(needs, a):
+        xp = array_module(a.array)
+
+        def forward(x):
+            r = xp.tanh(x)
+            return r, r
+
+        return forward, lambda r, g: (_tanh_backward(g, r),)
+
 
 def _tanh_backward(g, r):
     return g * (1.0 - r * r)
@@ -550,6 +617,19 @@ class Sigmoid(Function):
             impl = ctx.impl
             return Tensor(_sigmoid_backward(g.array, r.array) if impl is None else impl.backward(g.array, r.array))
         return SigmoidBackward.apply(g, r)
+
+    @staticmethod
+    def array_step(needs, a):
+        impl = backends.find("sigmoid", a.array)
+
+        def forward(x):
+            r = sigmoid_array(x) if impl is None else impl.forward(x)
+            return r, r
+
+        def backward(r, g):
+            return (_sigmoid_backward(g, r) if impl is None else impl.backward(g, r)),
+
+        return forward, backward
 
 
 def _sigmoid_backward(g, r):

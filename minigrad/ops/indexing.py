@@ -200,13 +200,31 @@ class Index(Function):
             # an advanced index makes a new, contiguous tensor in PyTorch (numpy may lay it out
             # transposed, and a later .view() would then fail where PyTorch's succeeds)
             return array_module(out).ascontiguousarray(out)
-        if isinstance(out, np.generic):  # an int for every dim: numpy gives a scalar (a copy), PyTorch a view
-            out = _take(a.array, _with_ellipsis(index))
-        return out
+        return _basic_view(a.array, index, out)
 
     @staticmethod
     def backward(ctx, g):  # scatter the gradient to where the elements came from
         return IndexPutAdd.apply(g, ctx.shape, ctx.index, ctx.advanced), None, None
+
+    @staticmethod
+    def array_step(needs, a, index, advanced):
+        if advanced:
+            return None
+        shape = a.array.shape
+        return (lambda x: (_basic_view(x, index, _take(x, index)), None)), (lambda saved, g: (_put(g, shape, index),))
+
+
+def _basic_view(x, index, out):
+    """A basic index's result `out` (x's elements at `index`) as a view: for an int at every dim numpy
+    gives a scalar (a copy), PyTorch a 0-d view."""
+    return _take(x, _with_ellipsis(index)) if isinstance(out, np.generic) else out
+
+
+def _put(g, shape, index):
+    """zeros(shape) with `g` at a basic `index`."""
+    out = array_module(g).zeros(shape, dtype=g.dtype)
+    out[index] = g
+    return out
 
 
 class Select(Index):
@@ -255,11 +273,11 @@ class IndexPutAdd(Function):
     @staticmethod
     def forward(ctx, g, shape, index, advanced):
         ctx.index, ctx.advanced = index, advanced
+        if not advanced:
+            return _put(g.array, shape, index)
         xp = array_module(g.array)
         out = xp.zeros(shape, dtype=g.array.dtype)
-        if not advanced:
-            out[index] = g.array
-        elif xp is np and len(index) == 1 and _integer_array(index[0]):
+        if xp is np and len(index) == 1 and _integer_array(index[0]):
             _add_rows_at(out, index[0], g.array)
         else:
             _add_at(xp, *_target(out, index), g.array)

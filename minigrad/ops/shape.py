@@ -385,12 +385,23 @@ class Cat(Function):
     @staticmethod
     def backward(ctx, g):  # slice the gradient back into the pieces
         if not state.grad_enabled:  # no graph of the backward wanted: views of g's array, no recorded split
-            lead, pieces, lo = (slice(None),) * ctx.dim, [None], 0
-            for n in ctx.sizes:
-                pieces.append(Tensor(g.array[lead + (slice(lo, lo + n),)]))
-                lo += n
-            return tuple(pieces)
+            return (None,) + tuple([Tensor(p) for p in _pieces(g.array, ctx.sizes, ctx.dim)])
         return (None,) + tuple(split(g, ctx.sizes, ctx.dim))
+
+    @staticmethod
+    def array_step(needs, dim, *tensors):
+        sizes = [t.array.shape[dim] for t in tensors]
+        xp = array_module(tensors[0].array)
+        return (lambda *arrays: (xp.concatenate(arrays, axis=dim), None)), (lambda saved, g: _pieces(g, sizes, dim))
+
+
+def _pieces(g, sizes, dim):
+    """Views of array `g` cut along `dim` into pieces of `sizes`."""
+    lead, pieces, lo = (slice(None),) * dim, [], 0
+    for n in sizes:
+        pieces.append(g[lead + (slice(lo, lo + n),)])
+        lo += n
+    return pieces
 
 
 def _check_same(tensors, what):

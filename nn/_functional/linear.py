@@ -26,28 +26,24 @@ class Linear(Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, g):  # gx = g W, gW = g^T x (summed over all leading dims: one GEMM), gb = sum g
+    def backward(ctx, g):
         x, w = ctx.saved_tensors
-        needs = ctx.needs_input_grad
-        g = g.array
-        g2 = _2d(g)
-        xp = xp_of(g2)
-        gx = gw = gb = None
-        if needs[0]:  # allocated in its final shape: owned, so the engine adopts it without a copy
-            gx = xp.empty(g.shape[:-1] + (w.array.shape[1],), dtype=g.dtype)
-        if needs[1]:  # (out, in)
-            gw = xp.empty((g.shape[-1], x.array.shape[-1]), dtype=g.dtype)
-        x2 = _2d(x.array) if needs[1] else None
-        if ctx.impl is not None:
-            ctx.impl.backward(g2, x2, w.array if needs[0] else None, None if gx is None else _2d(gx), gw)
-        else:
-            if needs[0]:
-                matmul_arrays(g2, w.array, out=_2d(gx))
-            if needs[1]:
-                matmul_arrays(g2.T, x2, out=gw)  # (one row: an outer product)
-        if len(needs) > 2 and needs[2]:
-            gb = g2[0].copy() if g2.shape[0] == 1 else g2.sum(axis=0)  # (a sum of one row is that row)
+        gx, gw, gb = _backward(g.array, None if x is None else x.array, None if w is None else w.array,
+                               ctx.needs_input_grad, ctx.impl)
         return wrap(gx), wrap(gw), wrap(gb)
+
+    @staticmethod
+    def array_step(needs, x, w, b):
+        impl = _forward(x.array, w.array, None if b is None else b.array)[1]  # (the backend, for these shapes)
+        edges = 2 if b is None else 3
+
+        def forward(x, w, b=None):
+            return _forward(x, w, b, impl, False)[0], (x if needs[1] else None, w if needs[0] else None)
+
+        def backward(saved, g):
+            return _backward(g, saved[0], saved[1], needs, impl)[:edges]
+
+        return forward, backward
 
 
     @staticmethod
@@ -76,6 +72,28 @@ def _forward(x, w, b, impl=None, find=True):  # y = x W^T + b, as one GEMM on x 
     if b is not None:
         out += b
     return out, impl
+
+
+def _backward(g, x, w, needs, impl):  # gx = g W, gW = g^T x (summed over all leading dims: one GEMM), gb = sum g
+    """Linear's backward on arrays: (gx, gW, gb), each None where not needed; `impl` forward's backend."""
+    g2 = _2d(g)
+    xp = xp_of(g2)
+    gx = gw = gb = None
+    if needs[0]:  # allocated in its final shape: owned, so the engine adopts it without a copy
+        gx = xp.empty(g.shape[:-1] + (w.shape[1],), dtype=g.dtype)
+    if needs[1]:  # (out, in)
+        gw = xp.empty((g.shape[-1], x.shape[-1]), dtype=g.dtype)
+    x2 = _2d(x) if needs[1] else None
+    if impl is not None:
+        impl.backward(g2, x2, w if needs[0] else None, None if gx is None else _2d(gx), gw)
+    else:
+        if needs[0]:
+            matmul_arrays(g2, w, out=_2d(gx))
+        if needs[1]:
+            matmul_arrays(g2.T, x2, out=gw)  # (one row: an outer product)
+    if len(needs) > 2 and needs[2]:
+        gb = g2[0].copy() if g2.shape[0] == 1 else g2.sum(axis=0)  # (a sum of one row is that row)
+    return gx, gw, gb
 
 
 def _forward_with(impl, x, w, b=None):

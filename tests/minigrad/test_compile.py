@@ -96,6 +96,39 @@ def test_recurrent_layers_bit_for_bit(kind, layers):
     assert (comp["f"].stats.captures, comp["f"].stats.replays) == (1, 3)
 
 
+class _GRUCellsWrittenOut(nn.Module):
+    # makemore's GRU: the cell's Linear, cat, sigmoid, tanh and arithmetic over time steps in Python
+    def __init__(self):
+        super().__init__()
+        self.z, self.r, self.n = nn.Linear(12, 6), nn.Linear(12, 6), nn.Linear(12, 6)
+        self.head = nn.Linear(6, 4)
+
+    def forward(self, x):
+        h = minigrad.zeros(x.shape[0], 6)
+        for t in range(x.shape[1]):
+            xt = x[:, t]
+            xh = minigrad.cat([xt, h], 1)
+            r = F.sigmoid(self.r(xh))
+            n = self.n(minigrad.cat([xt, r * h], 1)).tanh()
+            z = minigrad.sigmoid(self.z(xh))
+            h = (1 - z) * h + z * n - 0.0 * (h - n)
+        return self.head(h)
+
+
+def test_a_training_step_replays_its_ops_on_arrays_bit_for_bit():
+    def model():
+        minigrad.manual_seed(0)
+        return _GRUCellsWrittenOut()
+
+    batches = _batches(4, shape=(3, 5, 6))
+    eager = _train(False, model, batches, _mlp_loss)
+    comp = _train(True, model, batches, _mlp_loss)
+    _assert_same(eager, comp)
+    (program,) = comp["f"].cache.values()
+    for op in ("Linear", "Cat", "Sigmoid", "Tanh", "Mul", "RsubScalar", "Add", "Sub"):
+        assert f"{op}_array_step" in program.code and f"{op}_array_backward" in program.code, op
+
+
 @pytest.mark.parametrize("split", [lambda t: t.unbind(0)[0], lambda t: t.split(3, 1)[0], lambda t: t.chunk(1, 0)[0]])
 def test_a_forward_returning_one_output_in_a_tuple_is_replayed(split):
     def f(x):
