@@ -395,11 +395,10 @@ class Function(metaclass=FunctionMeta):
     array_forward_any_shape = False
     # For minigrad.compile's replay of a training program: a staticmethod `array_step(needs, *args)` (needs:
     # the node's needs_input_grad at capture, args: forward's) that returns (forward, backward) on arrays,
-    # or None where it cannot: forward(*arrays) -> (output, saved), the arrays of the tensor arguments in
-    # order, and backward(saved, grad) -> the gradients (arrays, or None) of the node's inputs (its edges:
-    # the floating tensor arguments), in order, with what forward decides from shapes and dtypes decided
-    # once. Each runs what the op's forward and backward (with no graph of the backward) run, in the same
-    # order: the same bits.
+    # or None where it cannot: forward(*arrays) -> (output, saved), the arrays being those of the tensor
+    # arguments in order, and backward(saved, grad) -> a gradient (an array, or None) per tensor argument,
+    # with what forward decides from shapes and dtypes decided once. Each runs what the op's forward and
+    # backward (with no graph of the backward) run, in the same order: the same bits.
     array_step = None
 
     @staticmethod

@@ -176,7 +176,7 @@ class Recorder:
         slots = self._outputs(out)
         if node is None:
             step = Forward(cls, specs, slots)
-            if cls.array_forward is not None and len(slots) == 1:
+            if (cls.array_forward is not None or cls.array_step is not None) and len(slots) == 1:
                 step.array_plan = self._run(array_plan, cls, args, specs)
             self.steps.append(step)
             return

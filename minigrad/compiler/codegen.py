@@ -221,9 +221,10 @@ def _array_step_backward(w, i, step, forward):
     else:  # a gradient from outside (the ones backward() starts from, made before the call)
         g = f"{w.bind(f'g{i}', template[0])}.array"
     w.line(f"out = {w.bind(f'{forward.cls.__name__}_array_backward{i}', bwd)}(ctxs[{step.fwd}], {g})")
-    for k, s in enumerate(step.slots):
+    positions = forward.array_step[2]  # out: one gradient per tensor argument; the slots: one per edge
+    for s, arg in zip(step.slots, forward.node_meta[0]):
         if s is not None:
-            w.line(f"env[{s}] = out[{k}]")
+            w.line(f"env[{s}] = out[{positions.index(arg)}]")
     w.stored_arrays(step.slots)
     if step.frees_ctx:
         w.line(f"ctxs[{step.fwd}] = None")

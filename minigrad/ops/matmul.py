@@ -5,7 +5,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import broadcast_shapes, sum_to
+from ._util import broadcast_shapes, sum_to, sum_to_array
 
 
 def matmul_arrays(a, b, out=None):
@@ -54,6 +54,28 @@ class Matmul(Function):
             gb = A.mT @ g
             gb = sum_to(gb.squeeze(-1) if b_vec else gb, b_shape)
         return ga, gb
+
+    @staticmethod
+    def array_step(needs, a, b):
+        return _matmul_step(needs, a, b)
+
+
+def _matmul_step(needs, a, b):
+    """Matmul's array_step for operands of 2 dims or more: the formula of its backward on arrays."""
+    a_shape, b_shape = a.array.shape, b.array.shape
+    if len(a_shape) < 2 or len(b_shape) < 2 or a.array.dtype != b.array.dtype:
+        return None
+
+    def forward(x, y):
+        return matmul_arrays(x, y), (x if needs[1] else None, y if needs[0] else None)
+
+    def backward(saved, g):
+        x, y = saved
+        return (sum_to_array(matmul_arrays(g, y.swapaxes(-1, -2)), a_shape) if needs[0] else None,
+                sum_to_array(matmul_arrays(x.swapaxes(-1, -2), g), b_shape) if needs[1] else None)
+
+    return forward, backward
+
 
 
 class Dot(Matmul):

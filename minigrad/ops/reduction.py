@@ -443,18 +443,31 @@ def softmax_array(a, dim):
     return e
 
 
+def _rows_impl(x, dim, op):
+    """The backend's kernel for `op` that takes the rows of the last dim of `x` (when `dim` is it), or None."""
+    return backends.find(op, x if x.ndim == 2 else x.reshape(-1, x.shape[-1])) if dim == x.ndim - 1 else None
+
+
+def _rows_run(impl, x, dim, array_code):
+    """softmax's or log_softmax's forward on array `x`: the rows through `impl`, or `array_code(x, dim)`."""
+    if impl is None:
+        return array_code(x, dim)
+    if x.ndim == 2:
+        return impl.forward(x)
+    return impl.forward(x.reshape(-1, x.shape[-1])).reshape(x.shape)
+
+
+def _rows_run_backward(impl, g, y):
+    C = y.shape[-1]
+    return impl.backward(g.reshape(-1, C), y.reshape(-1, C)).reshape(y.shape)
+
+
 def _rows_forward(ctx, a, dim, op, array_code):
     """softmax's and log_softmax's forward: the rows of the last dim through a backend's kernel for `op`
     where one takes them (kept as ctx.impl for backward), else `array_code(x, dim)`."""
     ctx.dim = dim
-    x = a.array
-    nd = x.ndim
-    rows = (x if nd == 2 else x.reshape(-1, x.shape[-1])) if dim == nd - 1 else None
-    ctx.impl = None if rows is None else backends.find(op, rows)
-    if ctx.impl is None:
-        return array_code(x, dim)
-    y = ctx.impl.forward(rows)
-    return y if nd == 2 else y.reshape(x.shape)
+    ctx.impl = _rows_impl(a.array, dim, op)
+    return _rows_run(ctx.impl, a.array, dim, array_code)
 
 
 def _rows_backward(ctx, g, backward_op):
@@ -462,8 +475,21 @@ def _rows_backward(ctx, g, backward_op):
     y = ctx._saved_result
     if ctx.impl is None or state.grad_enabled:
         return backward_op.apply(g, y, ctx.dim), None
-    C = y.array.shape[-1]
-    return Tensor(ctx.impl.backward(g.array.reshape(-1, C), y.array.reshape(-1, C)).reshape(y.array.shape)), None
+    return Tensor(_rows_run_backward(ctx.impl, g.array, y.array)), None
+
+
+def _rows_step(a, dim, op, array_code, backward_array):
+    """Their array_step: the kernel found once; backward the kernel's, or `backward_array(g, y, dim)`."""
+    impl = _rows_impl(a.array, dim, op)
+
+    def forward(x):
+        y = _rows_run(impl, x, dim, array_code)
+        return y, y
+
+    def backward(y, g):
+        return (backward_array(g, y, dim) if impl is None else _rows_run_backward(impl, g, y)),
+
+    return forward, backward
 
 
 class Softmax(Function):
@@ -478,6 +504,10 @@ class Softmax(Function):
     def backward(ctx, g):  # dx = y * (g - sum(g * y))
         return _rows_backward(ctx, g, SoftmaxBackward)
 
+    @staticmethod
+    def array_step(needs, a, dim):
+        return _rows_step(a, dim, "softmax", softmax_array, _softmax_backward_array)
+
 
 class SoftmaxBackward(Function):
     """y (g - sum(g y)) for y = softmax(x), in one op (as PyTorch's _softmax_backward_data): one node and
@@ -489,20 +519,23 @@ class SoftmaxBackward(Function):
     def forward(ctx, g, y, dim):
         ctx.save(grad_output=g, output=y)
         ctx.dim = dim
-        g, y = g.array, y.array
-        xp = array_module(y)
-        gy = g * y
-        if gy.ndim == 0 or gy.dtype != g.dtype or gy.dtype != y.dtype:  # 0-d, or mixed precisions: out of place
-            return xp.asarray(y * (g - gy.sum(axis=dim, keepdims=True)))
-        xp.subtract(g, gy.sum(axis=dim, keepdims=True), out=gy)
-        gy *= y
-        return gy
+        return _softmax_backward_array(g.array, y.array, dim)
 
     @staticmethod
     def backward(ctx, gg):  # d(y (g - s)), s = sum(g y):  dg = y (gg - sum(gg y));  dy = gg (g - s) - g sum(gg y)
         g, y = ctx._saved_grad_output, ctx._saved_output
         t = (gg * y).sum(dim=ctx.dim, keepdim=True)
         return y * (gg - t), gg * (g - (g * y).sum(dim=ctx.dim, keepdim=True)) - g * t, None
+
+
+def _softmax_backward_array(g, y, dim):  # y (g - sum(g y))
+    xp = array_module(y)
+    gy = g * y
+    if gy.ndim == 0 or gy.dtype != g.dtype or gy.dtype != y.dtype:  # 0-d, or mixed precisions: out of place
+        return xp.asarray(y * (g - gy.sum(axis=dim, keepdims=True)))
+    xp.subtract(g, gy.sum(axis=dim, keepdims=True), out=gy)
+    gy *= y
+    return gy
 
 
 def log_softmax_array(a, dim):
@@ -529,6 +562,10 @@ class LogSoftmax(Function):
     def backward(ctx, g):  # dx = g - exp(y) * sum(g)
         return _rows_backward(ctx, g, LogSoftmaxBackward)
 
+    @staticmethod
+    def array_step(needs, a, dim):
+        return _rows_step(a, dim, "log_softmax", log_softmax_array, _log_softmax_backward_array)
+
 
 class LogSoftmaxBackward(Function):
     """g - exp(y) sum(g) for y = log_softmax(x), in one op (as PyTorch's _log_softmax_backward_data): one
@@ -540,14 +577,7 @@ class LogSoftmaxBackward(Function):
     def forward(ctx, g, y, dim):
         ctx.save(grad_output=g, output=y)
         ctx.dim = dim
-        g, y = g.array, y.array
-        xp = array_module(y)
-        e = xp.exp(y)
-        s = g.sum(axis=dim, keepdims=True)
-        if e.ndim == 0 or e.dtype != g.dtype:  # 0-d, or mixed precisions: out of place
-            return xp.asarray(g - e * s)
-        e *= s
-        return xp.subtract(g, e, out=e)
+        return _log_softmax_backward_array(g.array, y.array, dim)
 
     @staticmethod
     def backward(ctx, gg):  # d(g - e s), e = exp(y), s = sum(g):  dg = gg - sum(gg e);  dy = -gg e s
@@ -556,6 +586,16 @@ class LogSoftmaxBackward(Function):
         g, y = ctx._saved_grad_output, ctx._saved_output
         e = exp(y)
         return gg - (gg * e).sum(dim=ctx.dim, keepdim=True), -(gg * e * g.sum(dim=ctx.dim, keepdim=True)), None
+
+
+def _log_softmax_backward_array(g, y, dim):  # g - exp(y) sum(g)
+    xp = array_module(y)
+    e = xp.exp(y)
+    s = g.sum(axis=dim, keepdims=True)
+    if e.ndim == 0 or e.dtype != g.dtype:  # 0-d, or mixed precisions: out of place
+        return xp.asarray(g - e * s)
+    e *= s
+    return xp.subtract(g, e, out=e)
 
 
 def _softmax_input(input, dtype):

@@ -15,7 +15,7 @@ from .. import dtypes
 from ..dtypes import from_numpy_dtype, result_type
 from ..device import array_module, one_to_one
 from ..tensor import Tensor
-from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to
+from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to, sum_to_array
 
 
 def _share_version(out, base):
@@ -64,6 +64,11 @@ class View(Function):
         if not g.requires_grad:  # nothing to record (no create_graph): the array op alone
             return Tensor(g.array.reshape(ctx.shape)), None
         return g.reshape(ctx.shape), None
+
+    @staticmethod
+    def array_step(needs, a, shape):
+        src = a.array.shape
+        return (lambda x: (x.reshape(shape), None)), (lambda saved, g: (g.reshape(src),))
 
 
 class UnsafeView(View):
@@ -151,10 +156,20 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx, g):  # permute back with the inverse permutation
-        inv = [0] * len(ctx.dims)
-        for i, d in enumerate(ctx.dims):
-            inv[d] = i
-        return permute(g, tuple(inv)), None
+        return permute(g, _inverse(ctx.dims)), None
+
+    @staticmethod
+    def array_step(needs, a, dims):
+        inv = _inverse(dims)
+        return (lambda x: (x.transpose(dims), None)), (lambda saved, g: (g.transpose(inv),))
+
+
+def _inverse(dims):
+    """The permutation that undoes `dims`."""
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return tuple(inv)
 
 
 class Transpose(Function):
@@ -170,6 +185,10 @@ class Transpose(Function):
         if not g.requires_grad:  # nothing to record (no create_graph): the array op alone
             return Tensor(g.array.swapaxes(*ctx.d)), None, None
         return transpose(g, *ctx.d), None, None
+
+    @staticmethod
+    def array_step(needs, a, d0, d1):
+        return (lambda x: (x.swapaxes(d0, d1), None)), (lambda saved, g: (g.swapaxes(d0, d1),))
 
 
 class T(Transpose):
@@ -251,6 +270,11 @@ class Squeeze(Function):
     def backward(ctx, g):  # put the size-1 dims back
         return g.reshape(ctx.shape), None
 
+    @staticmethod
+    def array_step(needs, a, dims):
+        src = a.array.shape
+        return (lambda x: (x.squeeze(dims), None)), (lambda saved, g: (g.reshape(src),))
+
 
 class SqueezeAll(Squeeze):
     node_name = "SqueezeBackward0"
@@ -281,6 +305,11 @@ class Unsqueeze(Function):
     def backward(ctx, g):  # drop the added dim
         return g.squeeze(ctx.dim), None
 
+    @staticmethod
+    def array_step(needs, a, dim):
+        new_axis = (slice(None),) * dim + (None,)
+        return (lambda x: (x[new_axis], None)), (lambda saved, g: (g.squeeze((dim,)),))
+
 
 def unsqueeze(input, dim):
     """Insert a size-1 dim at `dim`."""
@@ -300,6 +329,11 @@ class Expand(Function):
     @staticmethod
     def backward(ctx, g):  # sum over the broadcast dims
         return sum_to(g, ctx.shape), None
+
+    @staticmethod
+    def array_step(needs, a, shape):
+        src = a.array.shape
+        return (lambda x: (broadcast_view(x, shape), None)), (lambda saved, g: (sum_to_array(g, src),))
 
 
 def expand(input, *sizes, **kw):
@@ -472,20 +506,32 @@ class Stack(Function):
         arrays = []
         for t in tensors:
             arrays.append(t.array)
-        a = arrays[0]
-        if dim < a.ndim:  # joined along `dim`, that dim then seen as (pieces, its size): the stack, in one call
-            return array_module(a).concatenate(arrays, axis=dim).reshape(a.shape[:dim] + (len(arrays),) + a.shape[dim:])
-        return array_module(a).stack(arrays, axis=dim)
+        return _stacked(arrays, dim)
 
     @staticmethod
     def backward(ctx, g):  # each input gets its slice of the gradient
         if not g.requires_grad:  # nothing to record (no create_graph): views of g's array
-            ga, dim = g.array, ctx.dim
-            if dim:
-                lead = (slice(None),) * dim
-                return (None,) + tuple([Tensor(ga[lead + (i,)]) for i in range(ga.shape[dim])])
-            return (None,) + tuple([Tensor(p) for p in ga])
+            return (None,) + tuple([Tensor(p) for p in _unstacked(g.array, ctx.dim)])
         return (None,) + unbind(g, ctx.dim)
+
+    @staticmethod
+    def array_step(needs, dim, *tensors):
+        return (lambda *arrays: (_stacked(arrays, dim), None)), (lambda saved, g: _unstacked(g, dim))
+
+
+def _stacked(arrays, dim):
+    a = arrays[0]
+    if dim < a.ndim:  # joined along `dim`, that dim then seen as (pieces, its size): the stack, in one call
+        return array_module(a).concatenate(arrays, axis=dim).reshape(a.shape[:dim] + (len(arrays),) + a.shape[dim:])
+    return array_module(a).stack(arrays, axis=dim)
+
+
+def _unstacked(g, dim):
+    """The views of array `g` along `dim`, one per stacked piece."""
+    if dim:
+        lead = (slice(None),) * dim
+        return [g[lead + (i,)] for i in range(g.shape[dim])]
+    return list(g)
 
 
 def stack(tensors, dim=0):

@@ -11,32 +11,42 @@ class Dropout(Function):
 
     @staticmethod
     def forward(ctx, x, p):  # y = x * keep / (1 - p)
-        xd = x.array
-        xp = xp_of(xd)
         ctx.scale = 1.0 / (1.0 - p)
-        ctx.impl = backends.find("dropout", xd, p)
-        if ctx.impl is not None:
-            y, keep = ctx.impl.forward(xd, p)
-        else:
-            keep = keep_mask(xp, xd.shape, p)
-            y = blockwise(_scale_kept, 0, xp.empty(xd.shape, xd.dtype), xd, keep, ctx.scale)
+        ctx.impl = backends.find("dropout", x.array, p)
+        y, keep = _forward(ctx.impl, x.array, p, ctx.scale)
         ctx.save(mask=keep)
         return y
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = g * keep / (1 - p)
-        keep = ctx._saved_mask.array
-        gd = g.array
-        if ctx.impl is not None:
-            return Tensor(ctx.impl.backward(gd, keep, ctx.scale)), None
-        return Tensor(blockwise(_scale_kept, 0, xp_of(gd).empty(gd.shape, gd.dtype), gd, keep, ctx.scale)), None
+        return Tensor(_backward(ctx.impl, g.array, ctx._saved_mask.array, ctx.scale)), None
+
+    @staticmethod
+    def array_step(needs, x, p):
+        impl, scale = backends.find("dropout", x.array, p), 1.0 / (1.0 - p)
+        return (lambda xd: _forward(impl, xd, p, scale)), (lambda keep, g: (_backward(impl, g, keep, scale),))
 
 
     @staticmethod
     def double_backward(ctx, g):  # create_graph through an incoming gradient that requires grad: recorded
         keep = ctx._saved_mask.array
         return g * Tensor(keep.astype(g.array.dtype) * ctx.scale), None
+
+
+def _forward(impl, xd, p, scale):
+    """(y, keep) for array xd: the mask drawn, the kept entries scaled (by `impl`, a backend, or numpy)."""
+    if impl is not None:
+        return impl.forward(xd, p)
+    xp = xp_of(xd)
+    keep = keep_mask(xp, xd.shape, p)
+    return blockwise(_scale_kept, 0, xp.empty(xd.shape, xd.dtype), xd, keep, scale), keep
+
+
+def _backward(impl, gd, keep, scale):
+    if impl is not None:
+        return impl.backward(gd, keep, scale)
+    return blockwise(_scale_kept, 0, xp_of(gd).empty(gd.shape, gd.dtype), gd, keep, scale)
 
 
 def _scale_kept(o, x, keep, scale):  # o = x * keep * scale

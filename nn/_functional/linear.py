@@ -162,13 +162,23 @@ class Embedding(Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, g):  # gW[v] = sum of g at the positions where idx == v (padding row: 0)
-        idx = ctx._saved_indices.array.reshape(-1)
-        g = g.array.reshape(idx.size, g.array.shape[-1])  # (not -1: no ids at all is a (0, C) gradient)
-        gw = scatter_add_rows(idx, g, ctx.num_weights)
-        if ctx.padding_idx is not None:
-            gw[ctx.padding_idx] = 0
-        return None, wrap(gw), None
+    def backward(ctx, g):
+        return None, wrap(_embedding_backward(ctx._saved_indices.array, g.array, ctx.num_weights, ctx.padding_idx)), None
+
+    @staticmethod
+    def array_step(needs, idx, weight, padding_idx):
+        n = weight.array.shape[0]
+        return ((lambda ids, w: (_embedding_forward(ids, w), ids)),
+                (lambda ids, g: (None, _embedding_backward(ids, g, n, padding_idx))))
+
+
+def _embedding_backward(ids, g, n, padding_idx):  # gW[v] = sum of g at the positions where ids == v (padding row: 0)
+    idx = ids.reshape(-1)
+    g = g.reshape(idx.size, g.shape[-1])  # (not -1: no ids at all is a (0, C) gradient)
+    gw = scatter_add_rows(idx, g, n)
+    if padding_idx is not None:
+        gw[padding_idx] = 0
+    return gw
 
 
 def _embedding_forward(idx, w):  # out[...] = w[idx[...]]
