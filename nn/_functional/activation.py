@@ -118,6 +118,18 @@ def _gelu_forward(x, approximate, impl):
     return blockwise(_gelu_fwd, 2, out, x)
 
 
+def _gelu_backward(xd, y, g, approximate, impl):
+    """gx for the input xd and (the exact form) the output y, by the backend `impl` or numpy's passes."""
+    if impl is not None:
+        return impl.backward(xd, y, g, approximate)
+    gx = xp_of(xd).empty(xd.shape, dtype=xd.dtype)
+    if approximate == "tanh":
+        blockwise(_gelu_tanh_bwd, 2, gx, xd, g)
+    else:
+        blockwise(_gelu_bwd_from_out, 1, gx, xd, y, g)
+    return gx
+
+
 class Gelu(Function):
     """gelu(x) = x Phi(x), Phi the standard normal CDF; the reference is nn/_functional/reference.py's gelu."""
 
@@ -141,16 +153,18 @@ class Gelu(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = g (Phi(x) + x phi(x))
-        xd = ctx._saved_self.array
         y = None if ctx.approximate == "tanh" else ctx._saved_result.array  # (the tanh form keeps no output)
-        if ctx.impl is not None:
-            return Tensor(ctx.impl.backward(xd, y, g.array, ctx.approximate)), None
-        gx = xp_of(xd).empty(xd.shape, dtype=xd.dtype)
-        if ctx.approximate == "tanh":
-            blockwise(_gelu_tanh_bwd, 2, gx, xd, g.array)
-        else:
-            blockwise(_gelu_bwd_from_out, 1, gx, xd, y, g.array)
-        return Tensor(gx), None
+        return Tensor(_gelu_backward(ctx._saved_self.array, y, g.array, ctx.approximate, ctx.impl)), None
+
+    @staticmethod
+    def array_step(needs, x, approximate):
+        impl = backends.find("gelu", x.array, approximate)
+
+        def forward(xd):
+            y = _gelu_forward(xd, approximate, impl)
+            return y, (xd, None if approximate == "tanh" else y)  # (the tanh form keeps no output)
+
+        return forward, lambda saved, g: (_gelu_backward(saved[0], saved[1], g, approximate, impl),)
 
 
     @staticmethod
@@ -179,6 +193,10 @@ def gelu(input, approximate="none"):
     return (GeluTanh if approximate == "tanh" else Gelu).apply(input, approximate)
 
 
+def _relu_backward(y, g):
+    return xp_of(y).multiply(g, y > 0.0)
+
+
 class Relu(Function):
     node_name = "ReluBackward0"
     saves_result = True
@@ -190,9 +208,15 @@ class Relu(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # d relu = [y > 0] g
-        y = ctx._saved_result.array
-        xp = xp_of(y)
-        return Tensor(xp.multiply(g.array, y > 0.0))
+        return Tensor(_relu_backward(ctx._saved_result.array, g.array))
+
+    @staticmethod
+    def array_step(needs, x):
+        def forward(xd):
+            y = xp_of(xd).maximum(xd, 0.0)
+            return y, y
+
+        return forward, lambda y, g: (_relu_backward(y, g),)
 
     @staticmethod
     def double_backward(ctx, g):  # create_graph: g times the constant mask [y > 0], recorded

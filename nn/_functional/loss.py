@@ -15,6 +15,58 @@ from ._common import (Function, Tensor, check_tensor, for_blocks, once_different
 _REDUCTIONS = ("mean", "sum", "none")
 
 
+def _cross_entropy(xd, target, wd, ignore_index, reduction, ls, layout, need_grad):
+    """CrossEntropy's forward on arrays: (the loss, D, the targets as double_backward reads them).
+    nll_i = lse_i - x_i[t_i];  smooth_i = sum_c w_c (lse_i - x_ic);  lse_i = logsumexp_c x_ic
+    loss_i = valid_i ((1 - ls) w[t_i] nll_i + ls/C smooth_i);  'mean' divides by sum_i valid_i w[t_i]
+    D_ic = d loss_i / d x_ic = ((1 - ls) wv_i + ls/C W valid_i) p_ic - (1 - ls) wv_i [c == t_i] - ls/C valid_i w_c
+           (p = softmax(x_i), wv_i = valid_i w[t_i], W = sum_c w_c)"""
+    t, target_shape = target.reshape(-1), target.shape
+    xp = xp_of(xd)
+    x2 = _rows(xd, layout)  # (M, C): a view for 2-D input
+    M, C = x2.shape
+    # the targets are checked here, not in cross_entropy: a replay of a captured step runs this too
+    outside = some_id_outside(t, C)
+    if outside:  # then the ids that are not ignore_index
+        _check_targets(t, C, ignore_index)
+    every_row = not outside and not 0 <= ignore_index < C  # no target can equal ignore_index
+    D = xp.empty_like(x2)
+    fast = backends.find("cross_entropy", D, x2, t, wd, ignore_index, ls, None, need_grad)  # (inv: below)
+    valid = None if every_row and fast is not None else t != ignore_index  # (None: all rows)
+    t_safe = t if valid is None else xp.where(valid, t, 0) if wd is not None or fast is None else None
+    denom = 1.0
+    if reduction == "mean":  # sum_i valid_i w[t_i]
+        if wd is None:
+            denom = float(M if valid is None else xp.count_nonzero(valid))
+        else:
+            denom = float((wd[t_safe] if valid is None else valid * wd[t_safe]).sum())
+    # D is saved already divided by 'mean''s denominator, inside the block loop: backward from a
+    # loss of gradient 1 (loss.backward()) then hands D on as it is, with no pass over the logits
+    inv = 1.0 / denom if denom else 0.0
+    if fast is not None:
+        loss = fast.forward(D, x2, t, wd, ignore_index, ls, inv, need_grad)
+    else:
+        loss, block = _cross_entropy_passes(D, x2, t_safe, valid, wd, ls, inv, need_grad)
+        for_blocks(M, block, rows_per_block(C), xp)
+    if reduction == "mean":
+        out = xp.asarray(loss.sum() / denom if denom else float("nan"), dtype=xd.dtype)
+    elif reduction == "sum":
+        out = xp.asarray(loss.sum(), dtype=xd.dtype)
+    else:
+        out = loss.reshape(target_shape)
+    return out, D, (t, wd, ignore_index, ls, inv)  # (the targets: for a create_graph backward, double_backward)
+
+
+def _cross_entropy_backward(D, g, reduction, layout, shape):  # gx = D * g (per row for 'none'; D holds 'mean''s 1 / sum)
+    if reduction == "none":
+        gx = D * g.reshape(-1, 1)
+    elif float(g) == 1.0:
+        gx = D  # read-only from here on: the next backward (a matmul) does not write its input
+    else:
+        gx = D * g
+    return _unrows(gx, layout, shape)
+
+
 class CrossEntropy(Function):
     """One node for log_softmax + nll (+ label smoothing, class weights, ignore_index); the reference
     (primitive ops, autograd) is nn/_functional/reference.py's cross_entropy.
@@ -28,62 +80,27 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction, ls, layout):
-        # nll_i = lse_i - x_i[t_i];  smooth_i = sum_c w_c (lse_i - x_ic);  lse_i = logsumexp_c x_ic
-        # loss_i = valid_i ((1 - ls) w[t_i] nll_i + ls/C smooth_i);  'mean' divides by sum_i valid_i w[t_i]
-        # D_ic = d loss_i / d x_ic = ((1 - ls) wv_i + ls/C W valid_i) p_ic - (1 - ls) wv_i [c == t_i] - ls/C valid_i w_c
-        #        (p = softmax(x_i), wv_i = valid_i w[t_i], W = sum_c w_c)
-        xd, t = x.array, target.array.reshape(-1)
-        xp = xp_of(xd)
-        x2 = _rows(xd, layout)  # (M, C): a view for 2-D input
-        M, C = x2.shape
-        # the targets are checked here, not in cross_entropy: a replay of a captured step runs this too
-        outside = some_id_outside(t, C)
-        if outside:  # then the ids that are not ignore_index
-            _check_targets(t, C, ignore_index)
-        every_row = not outside and not 0 <= ignore_index < C  # no target can equal ignore_index
-        need_grad = ctx.needs_input_grad[0]
-        wd = None if weight is None else weight.array
-        D = xp.empty_like(x2)
-        fast = backends.find("cross_entropy", D, x2, t, wd, ignore_index, ls, None, need_grad)  # (inv: below)
-        valid = None if every_row and fast is not None else t != ignore_index  # (None: all rows)
-        t_safe = t if valid is None else xp.where(valid, t, 0) if wd is not None or fast is None else None
-        denom = 1.0
-        if reduction == "mean":  # sum_i valid_i w[t_i]
-            if wd is None:
-                denom = float(M if valid is None else xp.count_nonzero(valid))
-            else:
-                denom = float((wd[t_safe] if valid is None else valid * wd[t_safe]).sum())
-        # D is saved already divided by 'mean''s denominator, inside the block loop: backward from a
-        # loss of gradient 1 (loss.backward()) then hands D on as it is, with no pass over the logits
-        inv = 1.0 / denom if denom else 0.0
-        if fast is not None:
-            loss = fast.forward(D, x2, t, wd, ignore_index, ls, inv, need_grad)
-        else:
-            loss, block = _cross_entropy_passes(D, x2, t_safe, valid, wd, ls, inv, need_grad)
-            for_blocks(M, block, rows_per_block(C), xp)
-        if reduction == "mean":
-            out = xp.asarray(loss.sum() / denom if denom else float("nan"), dtype=xd.dtype)
-        elif reduction == "sum":
-            out = xp.asarray(loss.sum(), dtype=xd.dtype)
-        else:
-            out = loss.reshape(target.array.shape)
-        ctx.reduction, ctx.layout, ctx.shape = reduction, layout, xd.shape
+        out, D, ctx.targets = _cross_entropy(x.array, target.array, None if weight is None else weight.array,
+                                             ignore_index, reduction, ls, layout, ctx.needs_input_grad[0])
+        ctx.reduction, ctx.layout, ctx.shape = reduction, layout, x.array.shape
         ctx.save(grad_logits=D)
-        ctx.targets = (t, wd, ignore_index, ls, inv)  # (for a create_graph backward: double_backward)
         return out
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, g):  # gx = D * g (per row for 'none'; D holds the 1 / sum_i valid_i w[t_i] of 'mean')
-        D = ctx._saved_grad_logits.array
-        if ctx.reduction == "none":
-            gx = D * g.array.reshape(-1, 1)
-        elif float(g.array) == 1.0:
-            gx = D  # read-only from here on: the next backward (a matmul) does not write its input
-        else:
-            gx = D * g.array
-        return Tensor(_unrows(gx, ctx.layout, ctx.shape)), None, None, None, None, None, None
+    def backward(ctx, g):
+        return Tensor(_cross_entropy_backward(ctx._saved_grad_logits.array, g.array, ctx.reduction, ctx.layout,
+                                              ctx.shape)), None, None, None, None, None, None
 
+    @staticmethod
+    def array_step(needs, x, target, weight, ignore_index, reduction, ls, layout):
+        shape, others = x.array.shape, (None,) if weight is None else (None, None)  # (target's, weight's)
+
+        def forward(xd, t, wd=None):
+            out, D, _ = _cross_entropy(xd, t, wd, ignore_index, reduction, ls, layout, needs[0])
+            return out, D
+
+        return forward, lambda D, g: (_cross_entropy_backward(D, g, reduction, layout, shape), *others)
 
     @staticmethod
     def double_backward(ctx, g):  # create_graph: gx = D g, recorded as a function of x (through p) and g

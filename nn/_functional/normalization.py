@@ -86,62 +86,85 @@ class LayerNorm(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):
-        # x_hat = (x - mean) rstd;  gw = sum_rows g x_hat;  gb = sum_rows g;
-        # gx = rstd (g w - mean(g w) - x_hat mean(g w x_hat))
         x, mean, rstd, w = ctx.saved_tensors
-        xd, mean, rstd = x.array, mean.array, rstd.array
-        D, w_shape, b_shape = ctx.shapes
-        N = mean.shape[0]
-        xp = xp_of(xd)
-        x2 = xp.ascontiguousarray(xd).reshape(N, D)
-        g2 = xp.ascontiguousarray(g.array).reshape(N, D)
-        need_x, need_w, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[2], ctx.needs_input_grad[3]
-        wd = None if w is None else w.array.reshape(D)
-        gx_full = xp.empty(xd.shape, dtype=g2.dtype) if need_x else None  # owned: the engine adopts it uncopied
-        gx = None if gx_full is None else gx_full.reshape(N, D)
-        inv_d = 1.0 / D
-        if ctx.impl is not None:
-            return _layer_norm_grads(gx_full, ctx.impl.backward(gx, g2, x2, mean, rstd, wd), need_w, need_b,
-                                     w_shape, b_shape)
+        needs = ctx.needs_input_grad
+        gx, gw, gb = _backward(g.array, x.array, mean.array, rstd.array, None if w is None else w.array, *ctx.shapes,
+                               needs[0], needs[2], needs[3], ctx.impl)
+        return (None if gx is None else Tensor(gx), None, None if gw is None else Tensor(gw),
+                None if gb is None else Tensor(gb), None)
 
-        def rows(lo, hi, sums):
-            gb_, xb = g2[lo:hi], x2[lo:hi]
-            h = scratch_like(0, gb_.shape, g2.dtype, xp)
-            xp.subtract(xb, mean[lo:hi], out=h)
-            h *= rstd[lo:hi]  # x_hat
-            t = scratch_like(1, gb_.shape, g2.dtype, xp)
-            xp.multiply(gb_, h, out=t)  # g x_hat
-            sums[0] += col_sum(t, xp)
-            sums[1] += col_sum(gb_, xp)
-            if gx is None:
-                return
-            if wd is None:
-                c2 = row_sum(t, xp)  # sum(g w x_hat)
-                c1 = row_sum(gb_, xp)  # sum(g w)
-                t[...] = gb_
-            else:
-                c2 = row_dot(t, wd, xp)  # sum(g w x_hat)
-                c1 = row_dot(gb_, wd, xp)  # sum(g w)
-                xp.multiply(gb_, wd, out=t)  # g w
-            c1 *= inv_d
-            c2 *= -inv_d
-            o = gx[lo:hi]
-            xp.multiply(h, c2, out=o)
-            o += t
-            o -= c1
-            o *= rstd[lo:hi]
+    @staticmethod
+    def array_step(needs, x, normalized_shape, w, b, eps):
+        D = math.prod(normalized_shape)
+        impl = _forward_rows(x.array, None if w is None else w.array, None if b is None else b.array, D, eps)[3]
+        shapes = D, None if w is None else w.array.shape, None if b is None else b.array.shape
+        has_w, has_b = w is not None, b is not None
 
-        sums = xp.zeros((2, D), dtype=g2.dtype)  # gw's and gb's column sums, added up block by block
-        for_blocks(N, lambda lo, hi: rows(lo, hi, sums), rows_per_block(D), xp)
-        return _layer_norm_grads(gx_full, sums, need_w, need_b, w_shape, b_shape)
+        def forward(xd, *wb):
+            wd = wb[0] if has_w else None
+            bd = wb[-1] if has_b else None
+            out, mean, rstd, _ = _forward_rows(xd, wd, bd, D, eps, impl, False)
+            return out, (xd, mean, rstd, wd if needs[0] else None)
+
+        def backward(saved, g):
+            gx, gw, gb = _backward(g, *saved, *shapes, needs[0], needs[2], needs[3], impl)
+            return (gx,) + ((gw,) if has_w else ()) + ((gb,) if has_b else ())
+
+        return forward, backward
+
+
+def _backward(g, xd, mean, rstd, w, D, w_shape, b_shape, need_x, need_w, need_b, impl):
+    """LayerNorm's backward on arrays: (gx, gw, gb), each None where not needed.
+    x_hat = (x - mean) rstd;  gw = sum_rows g x_hat;  gb = sum_rows g;
+    gx = rstd (g w - mean(g w) - x_hat mean(g w x_hat))"""
+    N = mean.shape[0]
+    xp = xp_of(xd)
+    x2 = xp.ascontiguousarray(xd).reshape(N, D)
+    g2 = xp.ascontiguousarray(g).reshape(N, D)
+    wd = None if w is None else w.reshape(D)
+    gx_full = xp.empty(xd.shape, dtype=g2.dtype) if need_x else None  # owned: the engine adopts it uncopied
+    gx = None if gx_full is None else gx_full.reshape(N, D)
+    inv_d = 1.0 / D
+    if impl is not None:
+        return _layer_norm_grads(gx_full, impl.backward(gx, g2, x2, mean, rstd, wd), need_w, need_b, w_shape, b_shape)
+
+    def rows(lo, hi, sums):
+        gb_, xb = g2[lo:hi], x2[lo:hi]
+        h = scratch_like(0, gb_.shape, g2.dtype, xp)
+        xp.subtract(xb, mean[lo:hi], out=h)
+        h *= rstd[lo:hi]  # x_hat
+        t = scratch_like(1, gb_.shape, g2.dtype, xp)
+        xp.multiply(gb_, h, out=t)  # g x_hat
+        sums[0] += col_sum(t, xp)
+        sums[1] += col_sum(gb_, xp)
+        if gx is None:
+            return
+        if wd is None:
+            c2 = row_sum(t, xp)  # sum(g w x_hat)
+            c1 = row_sum(gb_, xp)  # sum(g w)
+            t[...] = gb_
+        else:
+            c2 = row_dot(t, wd, xp)  # sum(g w x_hat)
+            c1 = row_dot(gb_, wd, xp)  # sum(g w)
+            xp.multiply(gb_, wd, out=t)  # g w
+        c1 *= inv_d
+        c2 *= -inv_d
+        o = gx[lo:hi]
+        xp.multiply(h, c2, out=o)
+        o += t
+        o -= c1
+        o *= rstd[lo:hi]
+
+    sums = xp.zeros((2, D), dtype=g2.dtype)  # gw's and gb's column sums, added up block by block
+    for_blocks(N, lambda lo, hi: rows(lo, hi, sums), rows_per_block(D), xp)
+    return _layer_norm_grads(gx_full, sums, need_w, need_b, w_shape, b_shape)
 
 
 def _layer_norm_grads(gx, sums, need_w, need_b, w_shape, b_shape):
-    """backward's return: gx, and the weight's and bias's gradients from their sums (2, D)."""
+    """backward's arrays: gx, and the weight's and bias's gradients from their sums (2, D)."""
     gw = (sums[0] if sums[0].shape == w_shape else sums[0].reshape(w_shape)) if need_w else None
     gb = (sums[1] if sums[1].shape == b_shape else sums[1].reshape(b_shape)) if need_b else None
-    return (None if gx is None else Tensor(gx), None, None if gw is None else Tensor(gw),
-            None if gb is None else Tensor(gb), None)
+    return gx, gw, gb
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
