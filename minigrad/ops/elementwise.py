@@ -891,6 +891,20 @@ class MaskedFill(Function):
         gv = where(mask, g, zero).sum() if ctx.needs_input_grad[2] else None
         return ga, None, gv
 
+    @staticmethod
+    def array_step(needs, a, mask, value):
+        if isinstance(value, Tensor) or mask.array.dtype != np.bool_:
+            return None
+        xp, dt = array_module(a.array), a.array.dtype
+
+        def forward(x, m):
+            return xp.where(m, xp.asarray(value, dtype=dt), x), m
+
+        def backward(m, g):  # (where's result: the shape and dtype where(mask, zero, g) gives)
+            return (xp.where(m, xp.zeros((), dtype=g.dtype), g) if needs[0] else None), None
+
+        return forward, backward
+
 
 class MaskedFillTensor(MaskedFill):
     node_name = "MaskedFillBackward1"

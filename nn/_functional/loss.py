@@ -7,6 +7,7 @@ import numpy as np
 from minigrad import backends
 from minigrad.autograd.recording import escape
 from minigrad.backends.arrays import sum_of_squares
+from minigrad.ops._util import sum_to_array
 from minigrad.ops.array_op import array_op
 
 from ._common import (Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
@@ -303,30 +304,42 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_s
     return loss.sum() / loss.numel()  # the mean over samples (NaN for none, as PyTorch)
 
 
+def _mse(x, y, reduction):  # (x - y)^2, reduced -> (the loss, x - y)
+    d = x - y
+    if reduction == "none":
+        return d * d, d
+    s = sum_of_squares(d)
+    return (s / float(d.size) if reduction == "mean" else s), d
+
+
+def _mse_backward(d, g, reduction, xs, ys, needs):  # gx = 2 (x - y) g [/ n],  gy = -gx, each summed to its shape
+    k = 2.0 / d.size if reduction == "mean" else 2.0
+    gx = d * k
+    gx *= g
+    return sum_to_array(gx, xs) if needs[0] else None, -sum_to_array(gx, ys) if needs[1] else None
+
+
 class MseLoss(Function):
     node_name = "MseLossBackward0"
 
     @staticmethod
     def forward(ctx, x, y, reduction):  # loss = (x - y)^2, reduced
-        d = x.array - y.array
+        out, d = _mse(x.array, y.array, reduction)
         ctx.save(diff=d, self=x, target=y)  # (x and y for a create_graph backward: double_backward)
         ctx.reduction, ctx.shapes = reduction, (x.array.shape, y.array.shape)
-        if reduction == "none":
-            return d * d
-        s = sum_of_squares(d)
-        return s / float(d.size) if reduction == "mean" else s
+        return out
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = 2 (x - y) g [/ n],  gy = -gx
-        d = ctx._saved_diff.array
-        k = 2.0 / d.size if ctx.reduction == "mean" else 2.0
-        gx = d * k
-        gx *= g.array
-        xs, ys = ctx.shapes
-        needs = ctx.needs_input_grad
-        return (Tensor(gx).sum_to_size(xs) if needs[0] else None,
-                -Tensor(gx).sum_to_size(ys) if needs[1] else None, None)
+        gx, gy = _mse_backward(ctx._saved_diff.array, g.array, ctx.reduction, *ctx.shapes, ctx.needs_input_grad)
+        return None if gx is None else Tensor(gx), None if gy is None else Tensor(gy), None
+
+    @staticmethod
+    def array_step(needs, x, y, reduction):
+        shapes = x.array.shape, y.array.shape
+
+        return (lambda xd, yd: _mse(xd, yd, reduction)), (lambda d, g: _mse_backward(d, g, reduction, *shapes, needs))
 
 
     @staticmethod

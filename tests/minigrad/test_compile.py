@@ -129,6 +129,47 @@ def test_a_training_step_replays_its_ops_on_arrays_bit_for_bit():
         assert f"{op}_array_step" in program.code and f"{op}_array_backward" in program.code, op
 
 
+class _OpsOnArrays(nn.Module):
+    # a little attention written out, and the other ops a training program runs on arrays
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+        self.qkv = nn.Linear(8, 24)
+        self.norm = nn.LayerNorm(8)
+        self.out = nn.Linear(8, 5)
+        self.register_buffer("tril", minigrad.tril(minigrad.ones(6, 6)))
+
+    def forward(self, ids):
+        x = self.norm(self.emb(ids))  # (B, T, 8)
+        q, k, v = self.qkv(x).split(8, dim=2)
+        att = (q @ k.transpose(-2, -1)) * 0.35
+        att = att.masked_fill(self.tril[:6, :6] == 0, float("-inf")).softmax(-1)
+        h = F.dropout(att, 0.2) @ v  # (B, T, 8)
+        h = F.relu(h.permute(1, 0, 2)).permute(1, 0, 2) + x.unsqueeze(1).squeeze(1)
+        pooled = minigrad.stack([h[:, 0], h[:, -1]], 1).mean(1)  # (B, 8)
+        return self.out(pooled - self.emb.weight[:1].expand(pooled.shape[0], 8))
+
+
+def _ops_loss(model, ids, y):
+    logits = model(ids)
+    return F.nll_loss(F.log_softmax(logits, dim=1), y) + 0.1 * F.mse_loss(logits.softmax(1), logits.tanh() * 0.5)
+
+
+def test_more_ops_replay_on_arrays_bit_for_bit():
+    def model():
+        minigrad.manual_seed(1)
+        return _OpsOnArrays()
+
+    batches = [(minigrad.tensor(rng.integers(0, 10, (3, 6))), minigrad.tensor(rng.integers(0, 5, 3))) for _ in range(4)]
+    eager = _train(False, model, batches, _ops_loss)
+    comp = _train(True, model, batches, _ops_loss)
+    _assert_same(eager, comp)
+    (program,) = comp["f"].cache.values()
+    for op in ("Embedding", "LayerNorm", "Linear", "Transpose", "Bmm", "MaskedFill", "Softmax", "Dropout", "Relu",
+               "Permute", "Unsqueeze", "Squeeze", "Stack", "Expand", "LogSoftmax", "MseLoss", "Sub"):
+        assert f"{op}_array_step" in program.code and f"{op}_array_backward" in program.code, op
+
+
 @pytest.mark.parametrize("split", [lambda t: t.unbind(0)[0], lambda t: t.split(3, 1)[0], lambda t: t.chunk(1, 0)[0]])
 def test_a_forward_returning_one_output_in_a_tuple_is_replayed(split):
     def f(x):
