@@ -126,22 +126,28 @@ def keep_mask(xp, shape, p):
     """
     if xp is not np:
         return generator(xp).random(shape, dtype="float32") >= p
+    bits, threshold = mask_bits(shape, p)
+    return np.greater_equal(bits, threshold).reshape(shape)
+
+
+def mask_bits(shape, p):
+    """(bits, threshold): the flat uint16 draws behind keep_mask's CPU mask of `shape` (kept where bits >=
+    threshold = round(p * 65536)), from the same streams, for a backend that compares them itself."""
     n = math.prod(shape)  # (np.prod of a tuple costs 3 us: as much as drawing a small mask's bits)
     gen = generator(np).bit_generator
     threshold = int(round(p * 65536.0))
-    mask = np.empty(n, dtype=bool)
     if n <= CHUNK:
-        np.greater_equal(_bits16(gen, n), threshold, out=mask)
-        return mask.reshape(shape)
+        return _bits16(gen, n), threshold
     streams = np.random.SeedSequence(int(gen.random_raw())).spawn((n + CHUNK - 1) // CHUNK)
+    bits = np.empty(n, dtype=np.uint16)
 
     def chunks(lo, hi):
         for c in range(lo, hi):
             a, b = c * CHUNK, min((c + 1) * CHUNK, n)
-            np.greater_equal(_bits16(np.random.PCG64(streams[c]), b - a), threshold, out=mask[a:b])
+            bits[a:b] = _bits16(np.random.PCG64(streams[c]), b - a)
 
     for_blocks(len(streams), chunks, 1)
-    return mask.reshape(shape)
+    return bits, threshold
 
 
 def _bits16(bit_generator, n):

@@ -508,6 +508,27 @@ def test_dropout_mask_independent_of_threads(monkeypatch):
     assert abs(masks[0].mean() - 0.75) < 0.003
 
 
+@pytest.mark.parametrize("shape", [(7,), (12, 64, 128), (1100, 1000)])  # (the last: several random streams)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dropout_kernel_gives_the_numpy_codes_bits(shape, dtype):
+    # the CPU kernel compares the op's own random bits and scales in one pass: the same mask, output and
+    # gradient as the numpy passes, bit for bit (NaN and inf inputs included), on one thread and on two
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(shape).astype(dtype)
+    a.flat[:3] = [np.nan, np.inf, -np.inf]
+    g = rng.standard_normal(shape).astype(dtype)
+    got = []
+    for kernels in ("fast", "numpy"):
+        with backends.kernels(kernels), np.errstate(invalid="ignore"):
+            minigrad.manual_seed(5)
+            x = minigrad.tensor(a, requires_grad=True)
+            y = F.dropout(x, 0.3)
+            y.backward(minigrad.tensor(g))
+            got.append((y.array, x.grad.array, minigrad.get_rng_state()))
+    (y1, g1, s1), (y2, g2, s2) = got
+    assert y1.dtype == dtype and np.array_equal(y1, y2, equal_nan=True) and np.array_equal(g1, g2) and s1 == s2
+
+
 def test_dropout_gradcheck_with_fixed_seed():
     x = rand(4, 5)
 
