@@ -388,6 +388,10 @@ class Clone(Function):
     def backward(ctx, g):  # identity
         return g
 
+    @staticmethod
+    def array_step(needs, a):
+        return (lambda x: (x.copy(), None)), (lambda saved, g: (g,))
+
 
 def clone(input, memory_format=None):
     """A copy with its own memory (recorded: gradients flow back to `input`); memory_format is accepted

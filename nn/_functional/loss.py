@@ -487,26 +487,67 @@ def _class_rows(shape):
     return (2 if len(shape) == 2 else 3), shape[1], (shape[0],) + tuple(shape[2:])
 
 
-def _nll_every_target_kept(ctx, xd, x2, t, target_shape, reduction, layout):
-    """NllLoss's forward where no id is ignore_index and there are no weights (the usual): the general
-    path's arithmetic, each weight 1 and the mean's divisor N, without the masks (the same bits)."""
+def _nll_every_target_kept(xd, x2, t, target_shape, reduction, need_grad):
+    """_nll where no id is ignore_index and there are no weights (the usual): the general path's
+    arithmetic, each weight 1 and the mean's divisor N, without the masks (the same bits)."""
     xp = xp_of(xd)
     rows = xp.arange(t.size)
     loss = -x2[rows, t]
     denom = float(t.size) if reduction == "mean" else 1.0
-    if ctx.needs_input_grad[0]:
+    picks = None
+    if need_grad:
         coef = xp.full(t.shape, -1.0, dtype=xd.dtype)
         if denom:
             coef /= denom
         else:  # (no targets: a mean of nothing)
             coef.fill(float("nan"))
-        ctx.picks = (rows, t, coef)
-    ctx.reduction, ctx.layout, ctx.shape, ctx.rows_shape = reduction, layout, xd.shape, x2.shape
+        picks = (rows, t, coef)
     if reduction == "none":
-        return loss.reshape(target_shape)
+        return loss.reshape(target_shape), picks
     s = loss[0] if t.size == 1 else loss.sum()  # (a sum of one value is that value)
-    return xp.asarray(s / denom if denom else float("nan"), dtype=xd.dtype) if reduction == "mean" else \
-        xp.asarray(s, dtype=xd.dtype)
+    return (xp.asarray(s / denom if denom else float("nan"), dtype=xd.dtype) if reduction == "mean" else
+            xp.asarray(s, dtype=xd.dtype)), picks
+
+
+def _nll(xd, target, wd, ignore_index, reduction, layout, need_grad):
+    """NllLoss's forward on arrays: (the loss, picks). loss_i = -w[t_i] x_i[t_i] (0 where t_i == ignore_index);
+    'mean' divides by sum_i w[t_i] over the kept. picks: d loss / d x, -w[t_i] (/ denom) at each row's target
+    column, 0 elsewhere, kept as (rows, columns, values): the dense (N, C) matrix is made in backward, once,
+    as PyTorch's nll_loss_backward does."""
+    xp = xp_of(xd)
+    x2 = _rows(xd, layout)
+    t = target.reshape(-1)
+    C = x2.shape[1]
+    if some_id_outside(t, C):  # (here, not in nll_loss: a replayed step checks each call's ids)
+        _check_targets(t, C, ignore_index)
+    elif wd is None and not 0 <= ignore_index < C:
+        return _nll_every_target_kept(xd, x2, t, target.shape, reduction, need_grad)
+    valid = t != ignore_index
+    t_safe = xp.where(valid, t, 0)
+    wt = valid.astype(xd.dtype) if wd is None else valid * wd[t_safe].astype(xd.dtype)
+    rows = xp.arange(t.size)
+    loss = -wt * x2[rows, t_safe]
+    denom = float(wt.sum()) if reduction == "mean" else 1.0
+    picks = (rows, t_safe, -wt / denom if denom else xp.full(wt.shape, float("nan"), dtype=xd.dtype)) \
+        if need_grad else None
+    if reduction == "none":
+        return loss.reshape(target.shape), picks
+    s = loss.sum()
+    return (xp.asarray(s / denom if denom else float("nan"), dtype=xd.dtype) if reduction == "mean" else
+            xp.asarray(s, dtype=xd.dtype)), picks
+
+
+def _dense(picks, rows_shape, values):
+    """(M, C): `values` at each row's target column (picks' rows and columns), 0 elsewhere."""
+    rows, cols, coef = picks
+    out = xp_of(coef).zeros(rows_shape, dtype=coef.dtype)
+    out[rows, cols] = values
+    return out
+
+
+def _nll_backward(picks, rows_shape, g, reduction, layout, shape):
+    """gx from forward's picks: their values times g (per row for 'none') at each row's target column."""
+    return _unrows(_dense(picks, rows_shape, picks[2] * (g.reshape(-1) if reduction == "none" else g)), layout, shape)
 
 
 class NllLoss(Function):
@@ -514,47 +555,19 @@ class NllLoss(Function):
 
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction, layout):
-        # loss_i = -w[t_i] x_i[t_i] (0 where t_i == ignore_index); 'mean' divides by sum_i w[t_i] over the kept
-        xd = x.array
-        xp = xp_of(xd)
-        x2 = _rows(xd, layout)
-        t = target.array.reshape(-1)
-        C = x2.shape[1]
-        if some_id_outside(t, C):  # (here, not in nll_loss: a replayed step checks each call's ids)
-            _check_targets(t, C, ignore_index)
-        elif weight is None and not 0 <= ignore_index < C:
-            return _nll_every_target_kept(ctx, xd, x2, t, target.array.shape, reduction, layout)
-        valid = t != ignore_index
-        t_safe = xp.where(valid, t, 0)
-        wt = valid.astype(xd.dtype) if weight is None else valid * weight.array[t_safe].astype(xd.dtype)
-        rows = xp.arange(t.size)
-        loss = -wt * x2[rows, t_safe]
-        denom = float(wt.sum()) if reduction == "mean" else 1.0
-        # d loss / d x: -w[t_i] (/ denom) at each row's target column, 0 elsewhere; kept as those columns and
-        # values (the dense (N, C) matrix is made in backward, once, as PyTorch's nll_loss_backward does)
-        if ctx.needs_input_grad[0]:
-            ctx.picks = (rows, t_safe, -wt / denom if denom else xp.full(wt.shape, float("nan"), dtype=xd.dtype))
-        ctx.reduction, ctx.layout, ctx.shape, ctx.rows_shape = reduction, layout, xd.shape, x2.shape
-        if reduction == "none":
-            return loss.reshape(target.array.shape)
-        s = loss.sum()
-        return xp.asarray(s / denom if denom else float("nan"), dtype=xd.dtype) if reduction == "mean" else \
-            xp.asarray(s, dtype=xd.dtype)
+        out, ctx.picks = _nll(x.array, target.array, None if weight is None else weight.array, ignore_index,
+                              reduction, layout, ctx.needs_input_grad[0])
+        ctx.reduction, ctx.layout, ctx.shape, ctx.rows_shape = reduction, layout, x.array.shape, _rows_shape(x, layout)
+        return out
 
     @staticmethod
     def backward(ctx, g):
-        rows, cols, coef = ctx.picks
-
-        def dense(values):  # (N, C): `values` at each row's target column, 0 elsewhere
-            out = xp_of(coef).zeros(ctx.rows_shape, dtype=coef.dtype)
-            out[rows, cols] = values
-            return out
-
-        none = ctx.reduction == "none"
-        if g.requires_grad:  # a graph of the backward: nll is linear in x, so gx = C g as a Tensor op
-            gx2 = Tensor(dense(coef)) * (g.reshape(-1, 1) if none else g)
-        else:
-            gx2 = Tensor(dense(coef * (g.array.reshape(-1) if none else g.array)))
+        if not g.requires_grad:
+            return (Tensor(_nll_backward(ctx.picks, ctx.rows_shape, g.array, ctx.reduction, ctx.layout, ctx.shape)),
+                    None, None, None, None, None)
+        # a graph of the backward: nll is linear in x, so gx = C g as a Tensor op
+        gx2 = Tensor(_dense(ctx.picks, ctx.rows_shape, ctx.picks[2])) * (g.reshape(-1, 1) if ctx.reduction == "none"
+                                                                       else g)
         shape = ctx.shape
         if ctx.layout == 1:
             gx = gx2.reshape(shape)
@@ -564,6 +577,26 @@ class NllLoss(Function):
             n = len(shape)
             gx = gx2.reshape((shape[0],) + tuple(shape[2:]) + (shape[1],)).permute(0, n - 1, *range(1, n - 1))
         return gx, None, None, None, None, None
+
+    @staticmethod
+    def array_step(needs, x, target, weight, ignore_index, reduction, layout):
+        shape, rows_shape = x.array.shape, _rows_shape(x, layout)
+        others = (None,) if weight is None else (None, None)  # (target's, weight's)
+
+        def forward(xd, t, wd=None):
+            return _nll(xd, t, wd, ignore_index, reduction, layout, needs[0])
+
+        return forward, lambda picks, g: (_nll_backward(picks, rows_shape, g, reduction, layout, shape), *others)
+
+
+def _rows_shape(x, layout):
+    """The (M, C) shape the rows of `x` take (`_rows`)."""
+    s = x.array.shape
+    if layout == 1:
+        return (1, s[0])
+    if layout == 2:
+        return s
+    return (x.array.size // s[1], s[1])
 
 
 class NllLoss2d(NllLoss):
