@@ -16,6 +16,8 @@ import numpy as np
 from minigrad import backends
 from minigrad.backends.arrays import causal_mask, empty_in_order_of, grads_like, keep_mask
 
+from minigrad.ops._util import sum_to_array
+
 from ._common import Function, Tensor, check_tensor, once_differentiable, row_dot, row_sum, xp_of
 
 _NEG_INF = float("-inf")
@@ -67,38 +69,61 @@ class Attention(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):
-        # gv = P'^T g;  gP' = g v^T;  gP = gP' * keep/(1-p);  gS = P (gP - rowsum(gP P));
-        # gq = gS k scale;  gk = gS^T q scale;  gmask = gS (summed to the mask's shape)
         q, k, v, P, keep = ctx.saved_tensors
-        P = None if P is None else P.array  # None: not kept by the backend (it makes P again)
-        xp = xp_of(q.array)
-        batch, _, (qb, kb, vb), shapes = _views(q.array, k.array, v.array, ctx.gqa, xp)
-        g = g.array.reshape(batch + g.array.shape[-2:])
-        keep = None if keep is None else keep.array
-        gq, gk, gv = grads_like(q.array, k.array, v.array, batch, qb.dtype)
-        scale, dscale = ctx.scale, ctx.dscale
-        if ctx.impl is not None:
-            ctx.impl.backward(g, P, qb, kb, vb, keep, dscale, scale, ctx.is_causal, gq, gk, gv)
-        else:
-            g = g.astype(qb.dtype, copy=False)
-            Pd = P if keep is None else P * keep * dscale
-            xp.matmul(xp.swapaxes(Pd, -1, -2), g, out=gv)
-            gP = xp.matmul(g, xp.swapaxes(vb, -1, -2))
-            if keep is not None:
-                gP *= keep
-                gP *= dscale
-            gP -= row_dot(gP, P, xp)  # gS = P (gP - rowsum(gP P))
-            gP *= P
-            xp.matmul(gP, kb, out=gq)
-            gq *= scale
-            xp.matmul(xp.swapaxes(gP, -1, -2), xp.multiply(qb, scale), out=gk)
-        needs = ctx.needs_input_grad
+        grads, gS = _attend_backward(g.array, q.array, k.array, v.array, None if P is None else P.array,
+                                     None if keep is None else keep.array, ctx.impl, ctx.scale, ctx.dscale, ctx.gqa,
+                                     ctx.is_causal, ctx.needs_input_grad)
         gmask = None
-        if ctx.mask_grad is not None:  # (the backend never runs with a mask: gP holds gS here)
+        if ctx.mask_grad is not None:  # (the backend never runs with a mask: gS is the scores' gradient)
             full, mask_shape, mask_dtype = ctx.mask_grad
-            gmask = Tensor(Tensor(gP.reshape(full)).sum_to_size(mask_shape).array.astype(mask_dtype, copy=False))
-        return tuple([Tensor(_to_shape(Tensor(ga).sum_to_size(shp).array, t.array.shape)) if need else None
-                      for ga, shp, t, need in zip((gq, gk, gv), shapes, (q, k, v), needs)]) + (gmask,) + (None,) * 4
+            gmask = Tensor(sum_to_array(gS.reshape(full), mask_shape).astype(mask_dtype, copy=False))
+        return tuple([None if ga is None else Tensor(ga) for ga in grads]) + (gmask,) + (None,) * 4
+
+    @staticmethod
+    def array_step(needs, q, k, v, mask, dropout_p, is_causal, scale, gqa):
+        if mask is not None:
+            return None
+        dscale = 1.0 / (1.0 - dropout_p)
+
+        def forward(qd, kd, vd):
+            out, P, keep, impl, _ = _attend(qd, kd, vd, None, dropout_p, is_causal, scale, gqa)
+            return out, (qd, kd, vd, P, keep, impl)
+
+        def backward(saved, g):
+            qd, kd, vd, P, keep, impl = saved
+            return _attend_backward(g, qd, kd, vd, P, keep, impl, scale, dscale, gqa, is_causal, needs)[0]
+
+        return forward, backward
+
+
+def _attend_backward(g, qd, kd, vd, P, keep, impl, scale, dscale, gqa, is_causal, needs):
+    """Attention's backward on arrays -> ((gq, gk, gv), each None where not needed; gS, the scores'
+    gradient, where the numpy path ran). P None: not kept by the backend (it makes P again).
+    gv = P'^T g;  gP' = g v^T;  gP = gP' * keep/(1-p);  gS = P (gP - rowsum(gP P));
+    gq = gS k scale;  gk = gS^T q scale;  gmask = gS (summed to the mask's shape)"""
+    xp = xp_of(qd)
+    batch, _, (qb, kb, vb), shapes = _views(qd, kd, vd, gqa, xp)
+    g = g.reshape(batch + g.shape[-2:])
+    gq, gk, gv = grads_like(qd, kd, vd, batch, qb.dtype)
+    gP = None
+    if impl is not None:
+        impl.backward(g, P, qb, kb, vb, keep, dscale, scale, is_causal, gq, gk, gv)
+    else:
+        g = g.astype(qb.dtype, copy=False)
+        Pd = P if keep is None else P * keep * dscale
+        xp.matmul(xp.swapaxes(Pd, -1, -2), g, out=gv)
+        gP = xp.matmul(g, xp.swapaxes(vb, -1, -2))
+        if keep is not None:
+            gP *= keep
+            gP *= dscale
+        gP -= row_dot(gP, P, xp)  # gS = P (gP - rowsum(gP P))
+        gP *= P
+        xp.matmul(gP, kb, out=gq)
+        gq *= scale
+        xp.matmul(xp.swapaxes(gP, -1, -2), xp.multiply(qb, scale), out=gk)
+    grads = tuple([_to_shape(sum_to_array(ga, shp), a.shape) if need else None
+                   for ga, shp, a, need in zip((gq, gk, gv), shapes, (qd, kd, vd), needs)])
+    return grads, gP
 
 
 def _attend(qd, kd, vd, mask, dropout_p, is_causal, scale, gqa):

@@ -145,6 +145,7 @@ class _OpsOnArrays(nn.Module):
         att = (q @ k.transpose(-2, -1)) * 0.35
         att = att.masked_fill(self.tril[:6, :6] == 0, float("-inf")).softmax(-1)
         h = F.dropout(att, 0.2) @ v  # (B, T, 8)
+        h = h + F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=True)  # (the fused op)
         h = F.relu(h.permute(1, 0, 2)).permute(1, 0, 2) + x.unsqueeze(1).squeeze(1)
         pooled = minigrad.stack([h[:, 0], h[:, -1]], 1).mean(1).clone()  # (B, 8)
         return self.out(pooled - self.emb.weight[:1].expand(pooled.shape[0], 8))
@@ -166,7 +167,7 @@ def test_more_ops_replay_on_arrays_bit_for_bit():
     _assert_same(eager, comp)
     (program,) = comp["f"].cache.values()
     for op in ("Embedding", "LayerNorm", "Linear", "Transpose", "Bmm", "MaskedFill", "Softmax", "Dropout", "Relu",
-               "Permute", "Unsqueeze", "Squeeze", "Stack", "Expand", "LogSoftmax", "MseLoss", "Sub", "NllLoss", "Clone"):
+               "Permute", "Unsqueeze", "Squeeze", "Stack", "Expand", "LogSoftmax", "MseLoss", "Sub", "NllLoss", "Clone", "Attention"):
         assert f"{op}_array_step" in program.code and f"{op}_array_backward" in program.code, op
 
 
