@@ -31,7 +31,10 @@ warm process, and they take turns, round by round (who goes first alternating), 
 `--steps` steps a round. Printed: each one's best round, and its ratio to the last framework's as
 the best rounds' ratio and the median of the round-by-round ratios ("paired"). `minigrad:TREE`
 runs the minigrad of another source tree (A/B of a change on the same models: list the baseline
-last).
+last); `minigrad+compile` (or `minigrad+compile:TREE`) runs each kind's whole step through
+`minigrad.compile` (a kind whose step cannot be captured runs eagerly, with the warning):
+
+    python bench/small_models_bench.py --interleaved --frameworks minigrad+compile minigrad torch
 """
 import argparse  # noqa: I001 (T_START first: the first-step time counts the imports)
 import json
@@ -530,14 +533,14 @@ def minigrad_as_torch():
 # ---- one process: one framework, one kind ---------------------------------------------------------
 
 def worker(framework, kind, warmup, steps, repeats):
-    if framework == "minigrad":
+    if framework.startswith("minigrad"):
         torch = minigrad_as_torch()
     else:
         import torch
         torch.set_num_threads(1)
     torch.manual_seed(0)
     t_import = time.perf_counter()
-    step = build(torch, kind)
+    step = _built(torch, kind, framework)
     t_build = time.perf_counter()
     step()
     t_first = time.perf_counter()
@@ -554,6 +557,12 @@ def worker(framework, kind, warmup, steps, repeats):
                       "step": best, "runs": runs, "latency": t_first - T_START - best}))
 
 
+def _built(torch, kind, framework):
+    """The kind's step; through `minigrad.compile` (torch.compile's name) for minigrad+compile."""
+    step = build(torch, kind)
+    return torch.compile(step) if framework.split(":")[0] == "minigrad+compile" else step
+
+
 def serve(framework, kind, warmup):
     """--interleaved's worker: build, warm up, then for each line "N" on stdin time N steps."""
     if framework.startswith("minigrad"):
@@ -562,7 +571,7 @@ def serve(framework, kind, warmup):
         import torch
         torch.set_num_threads(1)
     torch.manual_seed(0)
-    step = build(torch, kind)
+    step = _built(torch, kind, framework)
     for _ in range(1 + warmup):
         step()
     print("ready", flush=True)
@@ -654,7 +663,7 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--frameworks", nargs="+", default=["minigrad", "torch"],
-                    help="minigrad, torch, or minigrad:TREE (with --interleaved: another source tree's minigrad)")
+                    help="minigrad, minigrad+compile, torch, or minigrad:TREE (with --interleaved: another source tree's minigrad)")
     ap.add_argument("--interleaved", action="store_true", help="warm processes taking turns (see above)")
     ap.add_argument("--rounds", type=int, default=20, help="with --interleaved: turns per framework")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
