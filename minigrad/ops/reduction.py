@@ -23,13 +23,16 @@ def _keep_shape(shape, dims):
 def _expand_back(g, shape, dims, keepdim):
     """Broadcast a reduction's gradient back over the reduced dims."""
     if not state.grad_enabled:  # no graph of the backward wanted: a broadcast view of the array, no recorded ops
-        a = g.array
-        if not keepdim and dims:
-            a = a.reshape(_keep_shape(shape, dims))
-        return Tensor(broadcast_view(a, shape))
+        return Tensor(_expand_back_array(g.array, shape, dims, keepdim))
     if not keepdim and dims:
         g = g.reshape(_keep_shape(shape, dims))
     return g.expand(shape)
+
+
+def _expand_back_array(g, shape, dims, keepdim):
+    if not keepdim and dims:
+        g = g.reshape(_keep_shape(shape, dims))
+    return broadcast_view(g, shape)
 
 
 class Sum(Function):
@@ -43,6 +46,12 @@ class Sum(Function):
     @staticmethod
     def backward(ctx, g):  # d(sum a) = 1 for every element reduced
         return _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim), None, None
+
+    @staticmethod
+    def array_step(needs, a, dims, keepdim):
+        shape, xp = a.array.shape, array_module(a.array)
+        return ((lambda x: (xp.asarray(x.sum(axis=dims, keepdims=keepdim)), None)),
+                (lambda saved, g: (_expand_back_array(g, shape, dims, keepdim),)))
 
 
 class SumAll(Sum):
@@ -69,6 +78,16 @@ class Mean(Function):
     def backward(ctx, g):  # d(mean a) = 1/n
         n = _count(ctx.shape, ctx.dims)
         return _expand_back(g / n, ctx.shape, ctx.dims, ctx.keepdim), None, None
+
+    @staticmethod
+    def array_step(needs, a, dims, keepdim):
+        shape, xp = a.array.shape, array_module(a.array)
+        n = _count(shape, dims)
+
+        def backward(saved, g):  # (g / n as `g / n` of a tensor divides: by n in g's dtype)
+            return (_expand_back_array(xp.asarray(g / g.dtype.type(n)), shape, dims, keepdim),)
+
+        return (lambda x: (xp.asarray(x.mean(axis=dims, keepdims=keepdim)), None)), backward
 
 
 class MeanAll(Mean):
