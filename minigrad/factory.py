@@ -4,6 +4,7 @@ import builtins
 import numpy as np
 
 from . import dtypes, random
+from .autograd import recording
 from .device import module_for, to_device
 from .tensor import Tensor
 
@@ -232,23 +233,38 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     return _make(xp.eye(n, m, dtype=_dt(dtype)), requires_grad)
 
 
+def _drawn(draw, generator, *args):
+    """`draw(*args, generator)`; inside a minigrad.compile capture, a step that draws again at each replay
+    from the generator as it is then (the default one, or the given one: the same object, which the guards
+    check): fresh numbers, in eager's order, from eager's stream."""
+    if recording.hook.recorder is not None:
+        return recording.hook.recorder.on_call(draw, *args, generator)
+    return draw(*args, generator)
+
+
 @_size_keyword
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples of N(0, 1) from the seeded default generator."""
-    xp = module_for(device)
-    rng = generator or random.generator(xp)
+    return _drawn(_randn, generator, _size(size), dtype, device, requires_grad)
+
+
+def _randn(size, dtype, device, requires_grad, generator):
+    rng = generator or random.generator(module_for(device))
     dt = _dt(dtype)
     if dt.kind != "f":
         raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{dtypes.get_dtype(dt)._legacy[:-6]}'")
-    return _make(rng.standard_normal(_size(size), dtype=dt), requires_grad)
+    return _make(rng.standard_normal(size, dtype=dt), requires_grad)
 
 
 @_size_keyword
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples of U[0, 1) from the seeded default generator."""
-    xp = module_for(device)
-    rng = generator or random.generator(xp)
-    return _make(rng.random(_size(size), dtype=_dt(dtype)), requires_grad)
+    return _drawn(_rand, generator, _size(size), dtype, device, requires_grad)
+
+
+def _rand(size, dtype, device, requires_grad, generator):
+    rng = generator or random.generator(module_for(device))
+    return _make(rng.random(size, dtype=_dt(dtype)), requires_grad)
 
 
 def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
@@ -261,15 +277,21 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
         low, high = 0, low
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    xp = module_for(device)
-    rng = generator or random.generator(xp)
-    out = rng.integers(low, high, size=_size((size,) if isinstance(size, builtins.int) else size))
-    return Tensor(out.astype(_dt(dtype, dtypes.int64), copy=False))  # (int64 already: no copy)
+    return _drawn(_randint, generator, low, high, _size((size,) if isinstance(size, builtins.int) else size), dtype,
+                  device)
+
+
+def _randint(low, high, size, dtype, device, generator):
+    rng = generator or random.generator(module_for(device))
+    return Tensor(rng.integers(low, high, size=size).astype(_dt(dtype, dtypes.int64), copy=False))  # (int64: no copy)
 
 
 def randperm(n, dtype=None, device=None, generator=None):
-    xp = module_for(device)
-    rng = generator or random.generator(xp)
+    return _drawn(_randperm, generator, n, dtype, device)
+
+
+def _randperm(n, dtype, device, generator):
+    rng = generator or random.generator(module_for(device))
     return Tensor(rng.permutation(n).astype(_dt(dtype, dtypes.int64)))
 
 

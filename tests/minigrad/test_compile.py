@@ -1034,6 +1034,41 @@ def test_a_tensor_carried_in_a_dict_between_calls_is_another_program():
     assert all(np.array_equal(a, b) for a, b in zip(got, want))
 
 
+def test_random_draws_in_the_function_are_drawn_again_at_each_replay():
+    # makemore's loop draws its batch inside the step: randint, randn, rand and randperm from the default
+    # generator are steps of the program, drawing fresh numbers in eager's order (the same stream)
+    model = _mlp(seed=2)
+    X, Y = _t(40, 8), minigrad.tensor(rng.integers(0, 4, 40))
+
+    g = minigrad.Generator()
+
+    def step():
+        ix = minigrad.randint(0, X.shape[0], (6,), generator=g)  # (a generator of the script's own too)
+        noise = minigrad.randn(6, 8) * 0.1 + minigrad.rand(6, 8) * 0.01
+        loss = F.cross_entropy(model(X[ix] + noise), Y[ix]) + 0 * minigrad.randperm(5).float().sum()
+        model.zero_grad()
+        loss.backward()
+        with minigrad.no_grad():
+            for p in model.parameters():
+                p -= 0.1 * p.grad
+        return loss
+
+    def run(f):
+        minigrad.manual_seed(7)
+        g.manual_seed(8)
+        return [f().item() for _ in range(5)], [p.array.copy() for p in model.parameters()], minigrad.get_rng_state()
+
+    start = [p.array.copy() for p in model.parameters()]
+    eager = run(step)
+    for p, a in zip(model.parameters(), start):
+        p.array[...] = a
+    c = minigrad.compile(step)
+    compiled = run(c)
+    assert c.stats.replays == 4 and eager[0] == compiled[0] and eager[2] == compiled[2]
+    assert all(np.array_equal(a, b) for a, b in zip(eager[1], compiled[1]))
+    assert len(set(eager[0])) == 5  # (each step drew another batch)
+
+
 def test_python_side_effects_run_at_capture_only():
     """Documented: the replay runs tensor work only; a Python counter in the function counts captures."""
     calls = []
@@ -1048,11 +1083,10 @@ def test_python_side_effects_run_at_capture_only():
     assert len(calls) == 1
 
 
-@pytest.mark.parametrize("what", ["inplace", "randn", "randint_own_generator", "hook", "numpy_arg", "escaping_graph",
+@pytest.mark.parametrize("what", ["inplace", "hook", "numpy_arg", "escaping_graph",
                                   "init_fill", "manual_seed", "set_rng_state"])
 def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
     w = _t(3).requires_grad_()
-    gen = minigrad.Generator()
 
     def f(x):
         if what == "inplace":  # an in-place op in the autograd graph (one without a gradient is replayed)
@@ -1060,10 +1094,6 @@ def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
             y.add_(1)
             y.sum().backward()
             return w.grad.detach()
-        if what == "randn":
-            return x + minigrad.randn(3)
-        if what == "randint_own_generator":  # a draw from a Generator of the caller's, not the default one
-            return x + minigrad.randint(0, 100, (3,), generator=gen)
         if what == "hook":
             y = x * w
             y.register_hook(lambda g: g * 2)
@@ -1085,7 +1115,7 @@ def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
         return minigrad.as_tensor(x) + 1
 
     buf = minigrad.zeros(3)
-    reasons = {"inplace": "in-place", "randn": "random draw", "randint_own_generator": "random draw", "hook": "hook",
+    reasons = {"inplace": "in-place", "hook": "hook",
                "numpy_arg": "is an array", "escaping_graph": "requires grad", "init_fill": "nn.init fill",
                "manual_seed": "seed or state", "set_rng_state": "seed or state"}
     g = minigrad.compile(f)
@@ -1093,11 +1123,9 @@ def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
     with pytest.warns(RecompileWarning, match=reasons[what]):
         g(arg)
     minigrad.manual_seed(1)
-    gen.manual_seed(1)
     w.grad = None
     got = g(arg)
     minigrad.manual_seed(1)
-    gen.manual_seed(1)
     w.grad = None
     want = f(arg)
     assert np.array_equal(got.array, want.array)
