@@ -244,8 +244,9 @@ def _free_value(key, objects, modules, label, v, names=()):
     one is another program), modules by their state. Anything else (a function, an optimizer, a
     config object, a list) by identity too: the program calls the functions and methods it captured
     (`opt.step` of the optimizer it saw, the loss function it ran), so a name bound to another object
-    is another program. Of a list, tuple or dict, its items (`_items`); of a plain object (the `self` of a method, a config), the attributes the function's code names
-    (`names`: `self.model`, `cfg.scale`) as the above."""
+    is another program. Of a list, tuple or dict, its items (`_items`); of a plain object (the `self` of
+    a method, a config), the attributes the function's code names (`names`: `self.model`, `cfg.scale`)
+    as the above."""
     sc = _scalar_or_none(v)
     if sc is not None:
         key.append((label, sc))

@@ -138,8 +138,8 @@ def array_plan(cls, args, specs):
     read from slots (a replay checks them: a value derived from a live object, a KV cache's keys, can
     change shape from call to call), None where not checked (`array_forward_any_shape`). None when the
     op declines or an argument comes from elsewhere (a list, a live object)."""
-    positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
-    if any(specs[i][0] not in ("t", "x") for i in positions):
+    positions = _tensor_positions(args, specs)
+    if positions is None:
         return None
     if cls.array_forward is not None:
         fn = cls.array_forward(*args)
@@ -160,11 +160,15 @@ def array_step_plan(cls, args, specs, needs):
     """(forward, backward, positions) for a step whose op offers `array_step` for these arguments (a
     training program's step on arrays, codegen.py), or None: `positions`, those of the tensor arguments,
     each read from a slot or from outside."""
-    positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
-    if any(specs[i][0] not in ("t", "x") for i in positions):
-        return None
-    fns = cls.array_step(needs, *args)
+    positions = _tensor_positions(args, specs)
+    fns = None if positions is None else cls.array_step(needs, *args)
     return None if fns is None else (*fns, positions)
+
+
+def _tensor_positions(args, specs):
+    """The positions of the tensor arguments, or None when one is neither a slot nor from outside."""
+    positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+    return None if any(specs[i][0] not in ("t", "x") for i in positions) else positions
 
 
 class Forward:

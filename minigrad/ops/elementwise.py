@@ -606,16 +606,14 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, a):
-        x = a.array
-        ctx.impl = backends.find("sigmoid", x)  # (a backend's loop takes float32; kept for backward)
-        return sigmoid_array(x) if ctx.impl is None else ctx.impl.forward(x)
+        ctx.impl = backends.find("sigmoid", a.array)  # (a backend's loop takes float32; kept for backward)
+        return _sigmoid(ctx.impl, a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(s(a)) = s(a) (1 - s(a)) da
         r = ctx._saved_result
         if not state.grad_enabled:  # no graph of the backward wanted: the array code, no node
-            impl = ctx.impl
-            return Tensor(_sigmoid_backward(g.array, r.array) if impl is None else impl.backward(g.array, r.array))
+            return Tensor(_sigmoid_grad(ctx.impl, g.array, r.array))
         return SigmoidBackward.apply(g, r)
 
     @staticmethod
@@ -623,13 +621,18 @@ class Sigmoid(Function):
         impl = backends.find("sigmoid", a.array)
 
         def forward(x):
-            r = sigmoid_array(x) if impl is None else impl.forward(x)
+            r = _sigmoid(impl, x)
             return r, r
 
-        def backward(r, g):
-            return (_sigmoid_backward(g, r) if impl is None else impl.backward(g, r)),
+        return forward, lambda r, g: (_sigmoid_grad(impl, g, r),)
 
-        return forward, backward
+
+def _sigmoid(impl, x):  # through the backend `impl`, or numpy's passes
+    return sigmoid_array(x) if impl is None else impl.forward(x)
+
+
+def _sigmoid_grad(impl, g, r):
+    return _sigmoid_backward(g, r) if impl is None else impl.backward(g, r)
 
 
 def _sigmoid_backward(g, r):
