@@ -184,6 +184,22 @@ class Div(Function):
         return (sum_to(g / b, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(-g * a / (b * b), b_shape) if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def array_step(needs, a, b):
+        if a.array.dtype != b.array.dtype or a.array.dtype.kind != "f":
+            return None
+        a_shape, b_shape = a.array.shape, b.array.shape
+
+        def forward(x, y):
+            return x / y, (x if needs[1] else None, y)
+
+        def backward(saved, g):  # (the Tensor formula's steps, on the arrays)
+            x, y = saved
+            return (sum_to_array(g / y, a_shape) if needs[0] else None,
+                    sum_to_array(-g * x / (y * y), b_shape) if needs[1] else None)
+
+        return forward, backward
+
 
 class PowScalar(Function):
     node_name = "PowBackward0"
@@ -480,6 +496,10 @@ class Neg(Function):
     def backward(ctx, g):  # d(-a) = -da
         return -g
 
+    @staticmethod
+    def array_step(needs, a):
+        return (lambda x: (-x, None)), (lambda saved, g: (-g,))
+
 
 class Exp(Function):
     node_name = "ExpBackward0"
@@ -492,6 +512,16 @@ class Exp(Function):
     @staticmethod
     def backward(ctx, g):  # d(e^a) = e^a da
         return g * ctx._saved_result
+
+    @staticmethod
+    def array_step(needs, a):
+        xp = array_module(a.array)
+
+        def forward(x):
+            r = xp.exp(x)
+            return r, r
+
+        return forward, lambda r, g: (g * r,)
 
 
 class Log(Function):
@@ -506,6 +536,16 @@ class Log(Function):
     @staticmethod
     def backward(ctx, g):  # d(log a) = da / a
         return g / ctx._saved_self
+
+    @staticmethod
+    def array_step(needs, a):
+        xp = array_module(a.array)
+
+        def forward(x):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return xp.log(x), x
+
+        return forward, lambda x, g: (g / x,)
 
 
 class Sqrt(Function):
