@@ -396,7 +396,8 @@ class Function(metaclass=FunctionMeta):
     # For minigrad.compile's replay of a training program: a staticmethod `array_step(needs, *args)` (needs:
     # the node's needs_input_grad at capture, args: forward's) that returns (forward, backward) on arrays,
     # or None where it cannot: forward(*arrays) -> (output, saved), the arrays being those of the tensor
-    # arguments in order, and backward(saved, grad) -> a gradient (an array, or None) per tensor argument,
+    # arguments in order (the output a tuple for an op of several), and backward(saved, *grads) (one per
+    # output) -> a gradient (an array, or None) per tensor argument,
     # with what forward decides from shapes and dtypes decided once. Each runs what the op's forward and
     # backward (with no graph of the backward) run, in the same order: the same bits.
     array_step = None

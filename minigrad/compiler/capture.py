@@ -176,15 +176,16 @@ class Recorder:
         slots = self._outputs(out)
         if node is None:
             step = Forward(cls, specs, slots)
-            if (cls.array_forward is not None or cls.array_step is not None) and len(slots) == 1:
+            if (cls.array_forward is not None or cls.array_step is not None) and not isinstance(out, tuple):
                 step.array_plan = self._run(array_plan, cls, args, specs)
             self.steps.append(step)
             return
         self.node_step[id(node)] = len(self.steps)
         self.alive.append(node)
         step = Forward(cls, specs, slots, node.needs_input_grad, (node._tensor_positions, node._n_args))
-        if cls.array_step is not None and len(slots) == 1:
+        if cls.array_step is not None and None not in slots:
             step.array_step = self._run(array_step_plan, cls, args, specs, node.needs_input_grad)
+            step.tuple_out = isinstance(out, tuple)  # (split's and unbind's, even of one piece)
         step.node, step.forward_keys = node, set(node.__dict__)  # to find what callers add after apply
         self.steps.append(step)
 

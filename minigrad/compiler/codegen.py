@@ -206,21 +206,26 @@ def _array_step_forward(w, i, step):
     fwd, _, positions = step.array_step
     arrays = _arrays_in(w, i, step, positions)
     w.line(f"out, ctxs[{i}] = {w.bind(f'{step.cls.__name__}_array_step{i}', fwd)}({', '.join(arrays)})")
-    (s,) = step.slots
-    w.line(f"env[{s}] = out")
-    w.stored_arrays((s,))
+    if not step.tuple_out:
+        w.line(f"env[{step.slots[0]}] = out")
+    else:  # an op that returns a tuple (split, unbind), of one output or more
+        w.line(f"{', '.join(f'env[{s}]' for s in step.slots)}, = out")
+    w.stored_arrays(step.slots)
 
 
 def _array_step_backward(w, i, step, forward):
     """Its backward on arrays: the gradients of the node's inputs, into their slots."""
     bwd = forward.array_step[1]
     template, fill, _ = step.plan
-    if fill:
-        w.array_of(fill[0][1], "g")
-        g = "g"
-    else:  # a gradient from outside (the ones backward() starts from, made before the call)
-        g = f"{w.bind(f'g{i}', template[0])}.array"
-    w.line(f"out = {w.bind(f'{forward.cls.__name__}_array_backward{i}', bwd)}(ctxs[{step.fwd}], {g})")
+    from_slot = dict(fill)
+    grads = []
+    for k in range(len(template)):  # one gradient per output
+        if k in from_slot:
+            w.array_of(from_slot[k], f"g{k}")
+            grads.append(f"g{k}")
+        else:  # a gradient from outside (the ones backward() starts from, made before the call)
+            grads.append(f"{w.bind(f'g{i}_{k}', template[k])}.array")
+    w.line(f"out = {w.bind(f'{forward.cls.__name__}_array_backward{i}', bwd)}(ctxs[{step.fwd}], {', '.join(grads)})")
     positions = forward.array_step[2]  # out: one gradient per tensor argument; the slots: one per edge
     for s, arg in zip(step.slots, forward.node_meta[0]):
         if s is not None:

@@ -187,6 +187,7 @@ class Forward:
         self.plan = arg_plan(specs)
         self.array_plan = None  # array_plan's, for a step without a backward node
         self.array_step = None  # array_step_plan's, for a step with one
+        self.tuple_out = False  # the op returns a tuple (of one or more outputs)
 
     def prepare(self):
         """After capture: what each replay's node starts with."""

@@ -565,11 +565,7 @@ class Split(Function):
     @staticmethod
     def forward(ctx, a, sizes, dim):
         ctx.shape, ctx.dim = a.array.shape, dim
-        lead, pieces, lo = (slice(None),) * dim, [], 0
-        for n in sizes:  # basic slices: views (np.split does the same, with more Python around it)
-            pieces.append(a.array[lead + (slice(lo, lo + n),)])
-            lo += n
-        return tuple(pieces)
+        return tuple(_pieces(a.array, sizes, dim))  # basic slices: views (np.split's, with less Python)
 
     @staticmethod
     def backward(ctx, *grads):  # concatenate the pieces' gradients (zeros for unused pieces)
@@ -578,6 +574,14 @@ class Split(Function):
             if joined is not None:
                 return Tensor(joined), None, None
         return cat(list(grads), ctx.dim), None, None
+
+    @staticmethod
+    def array_step(needs, a, sizes, dim):
+        def backward(saved, *grads):  # (cat's concatenate where the pieces do not lie side by side already)
+            joined = _joined_view(grads, dim)
+            return (array_module(grads[0]).concatenate(grads, axis=dim) if joined is None else joined),
+
+        return (lambda x: (tuple(_pieces(x, sizes, dim)), None)), backward
 
 
 def _joined_view(arrays, dim, new_axis=False):
@@ -674,6 +678,20 @@ class Unbind(Function):
             if joined is not None:
                 return Tensor(joined), None
         return stack(list(grads), ctx.dim), None
+
+    @staticmethod
+    def array_step(needs, a, dim):
+        if a.array.ndim == 1:
+            return None
+
+        def forward(x):
+            return tuple(x if dim == 0 else array_module(x).moveaxis(x, dim, 0)), None
+
+        def backward(saved, *grads):  # (stack's where the pieces do not lie side by side already)
+            joined = _joined_view(grads, dim, new_axis=True)
+            return (_stacked(grads, dim) if joined is None else joined),
+
+        return forward, backward
 
 
 def unbind(input, dim=0):
