@@ -515,13 +515,20 @@ class Exp(Function):
 
     @staticmethod
     def array_step(needs, a):
-        xp = array_module(a.array)
+        return _result_step(array_module(a.array).exp, _exp_backward)
 
-        def forward(x):
-            r = xp.exp(x)
-            return r, r
 
-        return forward, lambda r, g: (g * r,)
+def _exp_backward(g, r):
+    return g * r
+
+
+def _result_step(fn, grad):
+    """The array_step of a one-input op that saves its output: r = fn(x) forward, grad(g, r) backward."""
+    def forward(x):
+        r = fn(x)
+        return r, r
+
+    return forward, lambda r, g: (grad(g, r),)
 
 
 class Log(Function):
@@ -594,13 +601,7 @@ class Tanh(Function):
 
     @staticmethod
     def array_step(needs, a):
-        xp = array_module(a.array)
-
-        def forward(x):
-            r = xp.tanh(x)
-            return r, r
-
-        return forward, lambda r, g: (_tanh_backward(g, r),)
+        return _result_step(array_module(a.array).tanh, _tanh_backward)
 
 
 def _tanh_backward(g, r):
@@ -659,12 +660,7 @@ class Sigmoid(Function):
     @staticmethod
     def array_step(needs, a):
         impl = backends.find("sigmoid", a.array)
-
-        def forward(x):
-            r = _sigmoid(impl, x)
-            return r, r
-
-        return forward, lambda r, g: (_sigmoid_grad(impl, g, r),)
+        return _result_step(lambda x: _sigmoid(impl, x), lambda g, r: _sigmoid_grad(impl, g, r))
 
 
 def _sigmoid(impl, x):  # through the backend `impl`, or numpy's passes
