@@ -48,7 +48,7 @@ model never starts numba (below). An implementation found at forward also runs t
 without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py's. The ops' calls:
 
     op              supports / find             forward                            backward
-    linear          out, x, w (2-D)             out, x, w: out = x w^T             g, x, w, gx, gw (None: not needed)
+    linear          out, x, w (2-D)             out, x, w, b: out = x w^T (+ b)    g, x, w, gx, gw (None: not needed)
     embedding       g, ids, n                   (a take: the op's)                 g, ids, n -> (n, C) row sums
     gelu            x, approximate              x, approximate -> y                x, y, g, approximate -> gx
     layer_norm      y, mean, rstd, x, w, b, eps the same: fills y, mean, rstd      gx, g, x, mean, rstd, w -> (2, D)

@@ -305,17 +305,26 @@ def _minmax_backward(g, a, b, a_wins, ctx):
 
 def _binary(cls, a, b, *extra):
     a, b = binary_operands(a, b)
+    return _recorded(cls, a, b, *extra)
+
+
+def _recorded(cls, a, b, *extra):
+    """`cls` applied to two operands already of one dtype (the shapes kept for its backward's sums)."""
     out = cls.apply(a, b, *extra)
     if out.grad_fn is not None:
         out.grad_fn._shapes = (a.array.shape, b.array.shape)
     return out
 
 
-def _unrecorded_operand(a, b):
-    """`b`'s array (or `b`, a small Python number) when `a` + `b` or `a` * `b` records nothing and
-    promotes nothing: `a` a float32 or float64 Tensor and `b` a Tensor of the same array type and dtype,
-    no gradient to record, no minigrad.compile capture. The op is then the array op alone (the same
-    call as its Function's forward, the same bits); None: the op runs as usual."""
+_RECORD = object()  # _plain_operand's answer for two Tensors to record as they are
+
+
+def _plain_operand(a, b):
+    """How `a` + `b`, `a` - `b` or `a` * `b` runs when `a` is a float32 or float64 Tensor outside a
+    minigrad.compile capture: `b`'s array (or `b`, a small Python number) when the op records nothing
+    and promotes nothing (the op is then the array op alone: the same call as its Function's forward,
+    the same bits); `_RECORD` when `b` is a Tensor of the same array type and dtype and a gradient is
+    to be recorded (nothing to promote: the Function is applied as it is); None: the op runs as usual."""
     if type(a) is not Tensor or recording.hook.recorder is not None:
         return None
     x = a.array
@@ -324,10 +333,10 @@ def _unrecorded_operand(a, b):
     tb = type(b)
     if tb is Tensor:
         y = b.array
-        if type(y) is not type(x) or y.dtype != x.dtype or (state.grad_enabled and (a.requires_grad or b.requires_grad)):
+        if type(y) is not type(x) or y.dtype != x.dtype:
             return None
         _check_broadcast(x.shape, y.shape)
-        return y
+        return _RECORD if state.grad_enabled and (a.requires_grad or b.requires_grad) else y
     if (tb is builtins.float or (tb is builtins.int and -_EXACT_INT <= b <= _EXACT_INT)) and not (
             state.grad_enabled and a.requires_grad):
         return b  # (numpy casts a Python number to the array's dtype, as a 0-d tensor of it would be)
@@ -341,9 +350,9 @@ def add(input, other, alpha=1):
     """input + alpha * other, broadcasting."""
     if alpha != 1:
         return _binary(Add, input, other, alpha)
-    o = _unrecorded_operand(input, other)
+    o = _plain_operand(input, other)
     if o is not None:
-        return Tensor(input.array + o)
+        return _recorded(Add, input, other) if o is _RECORD else Tensor(input.array + o)
     return _binary(Add, input, other)
 
 
@@ -354,6 +363,9 @@ def _refuse_bool(x):
 
 def sub(input, other, alpha=1):
     """input - alpha * other, broadcasting (bool operands are refused, as in PyTorch)."""
+    o = _plain_operand(input, other) if alpha == 1 else None  # (float operands only: no bool gets through)
+    if o is not None:
+        return _recorded(Sub, input, other) if o is _RECORD else Tensor(input.array - o)
     _refuse_bool(input)
     _refuse_bool(other)
     if alpha != 1:
@@ -373,9 +385,9 @@ def rsub(input, other):
 
 def mul(input, other):
     """input * other, broadcasting."""
-    o = _unrecorded_operand(input, other)
+    o = _plain_operand(input, other)
     if o is not None:
-        return Tensor(input.array * o)
+        return _recorded(Mul, input, other) if o is _RECORD else Tensor(input.array * o)
     return _binary(Mul, input, other)
 
 

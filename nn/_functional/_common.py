@@ -1,6 +1,8 @@
 """Helpers shared by the fused functional ops: wrapping arrays as Tensors, checking arguments, and
 (from minigrad/backends/arrays.py, where numpy and cupy differ) blocked loops, scratch and row sums.
 """
+import numpy as np
+
 from minigrad import Tensor
 from minigrad.autograd.function import Function, once_differentiable  # noqa: F401 (re-exported)
 from minigrad.backends.arrays import (  # noqa: F401 (re-exported)
@@ -26,5 +28,8 @@ def some_id_outside(ids, n):
         return False
     if ids.size == 1:  # a generated token's: the number itself, where a reduction of one value costs 2 us
         return not 0 <= int(ids.item()) < n
-    u = ids if ids.dtype.kind == "u" else ids.view(f"u{ids.dtype.itemsize}")
+    u = ids if ids.dtype.kind == "u" else ids.view(_UNSIGNED[ids.dtype.itemsize])
     return int(u.max()) >= n
+
+
+_UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}  # the unsigned dtype of each integer width

@@ -66,9 +66,9 @@ def _forward(x, w, b, impl=None, find=True):  # y = x W^T + b, as one GEMM on x 
     if find:
         impl = backends.find("linear", out2, x2, w)
     if impl is not None:
-        impl.forward(out2, x2, w)
-    else:
-        matmul_arrays(x2, w.T, out=out2)  # W.T is a view: BLAS reads it transposed, no copy
+        impl.forward(out2, x2, w, b)  # (b added there)
+        return out, impl
+    matmul_arrays(x2, w.T, out=out2)  # W.T is a view: BLAS reads it transposed, no copy
     if b is not None:
         out += b
     return out, impl

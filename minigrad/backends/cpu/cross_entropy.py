@@ -18,14 +18,30 @@ def forward(D, x, t, w, ignore_index, ls, inv, need_grad):
     gradient of the rows' losses times `inv` (the op's 1 / 'mean' denominator)."""
     M, C = x.shape
     loss = np.empty(M, dtype=x.dtype)
-    w_ = x[:0, 0] if w is None else w.astype(x.dtype, copy=False)  # size 0: no class weights
-    # the scalars in the logits' precision, in one array (one object to make and to pass, not five)
-    k = np.array((ls, ls / C if C else 0.0, C if w is None else w_.sum(), inv, 1.0), dtype=x.dtype)
+    if w is None:  # (the usual: its constants made once)
+        key = (x.dtype, C, ls, inv)
+        w_, k = _constants.get(key) or _constants_for(key)
+    else:
+        w_ = w.astype(x.dtype, copy=False)
+        k = np.array((ls, ls / C if C else 0.0, w_.sum(), inv, 1.0), dtype=x.dtype)
     if x.size >= team.TEAM_MIN_ELEMENTS and _cross_entropy_team.on_team():
         _cross_entropy_team(D, loss, x, t, w_, ignore_index, k, need_grad, _cross_entropy_team.threads())
     else:
         _cross_entropy_rows(D, loss, x, t, w_, ignore_index, k, need_grad)
     return loss
+
+
+# the scalars in the logits' precision, in one array (one object to pass, not five): (ls, ls / C, the sum of
+# the weights (C without weights), inv, 1); and no class weights as an array of size 0
+_constants = {}
+
+
+def _constants_for(key):
+    dtype, C, ls, inv = key
+    if len(_constants) > 256:  # (batches of every size, say)
+        _constants.clear()
+    _constants[key] = (np.empty(0, dtype=dtype), np.array((ls, ls / C if C else 0.0, C, inv, 1.0), dtype=dtype))
+    return _constants[key]
 
 
 @team.kernel

@@ -37,15 +37,20 @@ def supports(out, x, w):
     return _takes([(out, x, w, False, True)])
 
 
-def forward(out, x, w):
-    """Into out (N, out): x w^T, on the team (for few rows, in small-path blocks: on this thread, or on the
-    team's shares of W where the work is large)."""
+def forward(out, x, w, b=None):
+    """Into out (N, out): x w^T (+ b (out,), where given), on the team (for few rows, in small-path blocks:
+    on this thread, or on the team's shares of W where the work is large)."""
     rows, cols = _plan(x.shape, w.shape[0]) if x.dtype is _F32 else (0, 0)
     if rows and (out.size * x.shape[1] < MIN_WORK or team.threads() == 1):
         address, ilp64, _ = blas.gemm_found(_F32)
-        nt_product(out, x, w, rows, cols, address, ilp64)
-    else:
-        _products([(out, x, w, False, True)], cols)
+        if b is None:
+            nt_product(out, x, w, rows, cols, address, ilp64)
+        else:  # (one call: numpy's broadcast add of a bias costs a small layer as much as a block's product)
+            nt_product_bias(out, x, w, b, rows, cols, address, ilp64)
+        return
+    _products([(out, x, w, False, True)], cols)
+    if b is not None:
+        out += b
 
 
 def backward(g, x, w, gx, gw):
@@ -134,6 +139,14 @@ def nt_product(C, A, B, rows, cols, address, ilp64):  # C = A B^T through gemm, 
         for c0 in range(0, N, cols):
             team.gemm(address, ilp64, 111, 112, r, min(cols, N - c0), K, one, A[r0:], lda, B[c0:], ldb, zero,
                       C[r0:, c0:], ldc)
+
+
+@team.kernel
+def nt_product_bias(C, A, B, b, rows, cols, address, ilp64):  # C = A B^T + b: the product, then b added
+    nt_product(C, A, B, rows, cols, address, ilp64)
+    for i in range(C.shape[0]):
+        for j in range(C.shape[1]):
+            C[i, j] += b[j]  # (one float add each, as numpy's `C += b`: the same bits)
 
 
 def _takes(products):

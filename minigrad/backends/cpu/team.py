@@ -562,12 +562,13 @@ def elementwise(plain, shared, out, *arrays):
     """Run an elementwise kernel over `out` and the same-sized `arrays` as flat arrays (scalars among
     them are passed as they are): `shared(out, *arrays, threads)` on the team for large work, else
     `plain(out, *arrays)` on this thread. Returns `out`."""
-    flat_out = out.reshape(-1)
-    flat = [np.ascontiguousarray(a).reshape(-1) if isinstance(a, np.ndarray) else a for a in arrays]
-    if flat_out.size >= TEAM_MIN_ELEMENTS and shared.on_team():
-        shared(flat_out, *flat, shared.threads())
+    flat = [out.ravel()]  # (ravel: a view of a C-contiguous array, else a copy in C order)
+    for a in arrays:  # (a loop, not a comprehension: that is a call of its own, on every small op)
+        flat.append(a.ravel() if isinstance(a, np.ndarray) else a)
+    if out.size >= TEAM_MIN_ELEMENTS and shared.on_team():
+        shared(*flat, shared.threads())
     else:
-        plain(flat_out, *flat)
+        plain(*flat)
     return out
 
 
