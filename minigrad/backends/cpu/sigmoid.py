@@ -29,15 +29,23 @@ def backward(g, r):
 @team.kernel
 def _forward(out, x):  # out = r (x >= 0) or e r,  r = 1 / (1 + e),  e = exp(-|x|)
     one, half, low = np.float32(1.0), np.float32(0.5), np.float32(-87.0)
+    below = False
     for i in range(x.size):
         v = x[i]
         e = team.exp_nonpositive(-abs(v))
-        # below -87, where exp_nonpositive gives 0, exp(-|x|) as the square of exp(-|x| / 2): the result
-        # stays a float32 (normal down to -87.3) as numpy's and PyTorch's do
-        h = team.exp_nonpositive(-half * abs(v))
-        e = h * h if v < low else e
         r = one / (one + e)
         out[i] = r if v >= 0 else e * r  # (NaN: e is NaN, and so is e r)
+        below |= v < low
+    if below:
+        # below -87, where exp_nonpositive gives 0, exp(-|x|) as the square of exp(-|x| / 2): the result
+        # stays a float32 (normal down to -87.3) as numpy's and PyTorch's do. A second pass over the rare
+        # such inputs, so the common pass computes one exp, not two.
+        for i in range(x.size):
+            v = x[i]
+            if v < low:
+                h = team.exp_nonpositive(-half * abs(v))
+                e = h * h
+                out[i] = e * (one / (one + e))
 
 
 @team.kernel
