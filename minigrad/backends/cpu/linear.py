@@ -43,14 +43,15 @@ def forward(out, x, w, b=None):
     rows, cols = _plan(x.shape, w.shape[0]) if x.dtype is _F32 else (0, 0)
     if rows and (out.size * x.shape[1] < MIN_WORK or team.threads() == 1):
         address, ilp64, _ = blas.gemm_found(_F32)
-        if b is None:
-            nt_product(out, x, w, rows, cols, address, ilp64)
-        else:  # (one call: numpy's broadcast add of a bias costs a small layer as much as a block's product)
+        if b is not None and b.shape == (out.shape[1],):
+            # (one call: numpy's broadcast add of a bias costs a small layer as much as a block's product)
             nt_product_bias(out, x, w, b, rows, cols, address, ilp64)
-        return
-    _products([(out, x, w, False, True)], cols)
+            return
+        nt_product(out, x, w, rows, cols, address, ilp64)
+    else:
+        _products([(out, x, w, False, True)], cols)
     if b is not None:
-        out += b
+        out += b  # (numpy's broadcasting, and its error for a bias of another shape)
 
 
 def backward(g, x, w, gx, gw):

@@ -562,9 +562,13 @@ def elementwise(plain, shared, out, *arrays):
     """Run an elementwise kernel over `out` and the same-sized `arrays` as flat arrays (scalars among
     them are passed as they are): `shared(out, *arrays, threads)` on the team for large work, else
     `plain(out, *arrays)` on this thread. Returns `out`."""
-    flat = [out.ravel()]  # (ravel: a view of a C-contiguous array, else a copy in C order)
+    flat = [out.ravel()]  # (ravel: a view of a C-contiguous array)
     for a in arrays:  # (a loop, not a comprehension: that is a call of its own, on every small op)
-        flat.append(a.ravel() if isinstance(a, np.ndarray) else a)
+        if type(a) is np.ndarray:
+            a = a.ravel()  # (a view, or a copy in C order)
+        elif isinstance(a, np.ndarray):  # (a subclass: as a plain array)
+            a = np.ascontiguousarray(a).reshape(-1)
+        flat.append(a)
     if out.size >= TEAM_MIN_ELEMENTS and shared.on_team():
         shared(*flat, shared.threads())
     else:
