@@ -247,13 +247,22 @@ def _softmax_args(input, dim, dtype, name):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, dim = _softmax_args(input, dim, dtype, "softmax")
-    return _rows_of(backends.pick(reduction.Softmax.apply, reference.softmax), input, dim)
+    return _rows_op(input, dim, dtype, "softmax", reduction.Softmax.apply, reference.softmax)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input, dim = _softmax_args(input, dim, dtype, "log_softmax")
-    return _rows_of(backends.pick(reduction.LogSoftmax.apply, reference.log_softmax), input, dim)
+    return _rows_op(input, dim, dtype, "log_softmax", reduction.LogSoftmax.apply, reference.log_softmax)
+
+
+def _rows_op(input, dim, dtype, name, fused, ref):
+    op = backends.pick(fused, ref)
+    if dtype is None and type(input) is Tensor and type(dim) is int:  # the usual: checked in one place
+        a = input.array
+        nd = a.ndim
+        if nd and a.dtype.kind == "f" and -nd <= dim < nd:
+            return op(input, dim % nd)
+    input, dim = _softmax_args(input, dim, dtype, name)
+    return _rows_of(op, input, dim)
 
 
 def sigmoid(input):

@@ -25,7 +25,8 @@ def _forward_rows(xd, wd, bd, D, eps, impl=None, find=True):  # x_hat = (x - mea
     N = x2.shape[0]
     out_full = xp.empty(shape, dtype=xd.dtype)  # allocated in its final shape: the output owns its memory
     out = out_full.reshape(N, D)
-    mean, rstd = xp.empty((2, N, 1), dtype=xd.dtype)
+    stats = xp.empty((2, N, 1), dtype=xd.dtype)
+    mean, rstd = stats[0], stats[1]  # (one allocation; indexing, not unpacking: that iterates, 0.5 us more)
     wd = wd if wd is None or wd.ndim == 1 else wd.reshape(D)
     bd = bd if bd is None or bd.ndim == 1 else bd.reshape(D)
     inv_d = 1.0 / D
