@@ -6,12 +6,13 @@ straight-line code, with each step's constants bound as names and each slot an i
 the same steps cost only what they run. torch.fx shows a traced graph the same way
 (`GraphModule.code`); print `program.code` to read what a replay does, step by step.
 
-The common steps (an op's forward, an op's backward with all its gradients) become a few lines
-each; every other step (fused chains, accumulations into `.grad`, library calls) is one call of
-its own `run`, so there is one definition of what each step does: `program.py`'s.
+The common steps (an op's forward, an op's backward with all its gradients, a library call, an
+accumulation into `.grad`) become a few lines each, doing what the step's `run` in program.py does;
+every other step (fused chains) is one call of its own `run`.
 """
 import numpy as np
 
+from ..autograd.engine import accumulate_into_leaf
 from ..autograd.function import _ForwardOnlyContext, wrap_outputs
 from ..tensor import Tensor
 
@@ -24,10 +25,10 @@ def as_tensor(v):
 class _Writer:
     def __init__(self):
         self.lines = ["def replay(env, ctxs):"]
-        from .program import _store  # (program.py imports this module)
+        from .program import _store, resolve  # (program.py imports this module)
 
         self.names = {"Tensor": Tensor, "ndarray": np.ndarray, "ForwardOnlyContext": _ForwardOnlyContext,
-                      "wrap_outputs": wrap_outputs, "as_tensor": as_tensor, "store": _store}
+                      "wrap_outputs": wrap_outputs, "as_tensor": as_tensor, "store": _store, "resolve": resolve}
         self.tensor_slots = set()  # slots known to hold a Tensor (not an array) when read
         self.array_slots = set()  # slots known to hold an array (an array step's)
         self.shells = {}  # slot -> the Tensor it is stored in at each call (see `generate`)
@@ -105,7 +106,7 @@ def generate(program, runs):
     """(source, function) for `runs`, the program's (step, index, frees) in order; the function
     takes (env, ctxs) and runs every step, freeing each slot after its last reader."""
     from .fusion import Fused
-    from .program import Backward, Forward, _reads, _step_reads
+    from .program import Accumulate, Backward, Call, Forward, _reads, _step_reads
 
     w = _Writer()
     w.tensor_slots.update(s for s in program.input_slots if s not in program.object_slots)
@@ -152,6 +153,10 @@ def generate(program, runs):
             _forward(w, i, step)
         elif type(step) is Backward and step.direct and step.plan is not None:
             _backward(w, i, step, program.steps[step.fwd].cls)
+        elif type(step) is Call:
+            _call(w, i, step)
+        elif type(step) is Accumulate:
+            _accumulate(w, i, step)
         else:  # the step's own replay
             w.line(f"{w.bind(f'step{i}', step.run)}(env, ctxs, {i})")
             written = getattr(step, "slots", None) or (getattr(step, "slot", None),)
@@ -164,6 +169,50 @@ def generate(program, runs):
     namespace = dict(w.names)
     exec(compile(source, "<minigrad.compile replay>", "exec"), namespace)
     return source, namespace["replay"]
+
+
+def _value(w, name, spec):
+    """The expression of what `spec` names at replay, as `resolve` reads it."""
+    kind = spec[0]
+    if kind == "t":
+        return f"env[{spec[1]}]" if spec[1] in w.tensor_slots else f"as_tensor(env[{spec[1]}])"
+    if kind == "o":
+        return f"env[{spec[1]}]"
+    if kind in ("x", "c"):
+        return w.bind(name, spec[1])
+    return f"resolve({w.bind(f'spec_{name}', spec)}, env)"  # (a list of specs, an array, a leaf's .grad then)
+
+
+def _call(w, i, step):
+    """A library call (program.py's `Call`: optimizer.step, an in-place update, `p.grad = None`) as one
+    line."""
+    args = [_value(w, f"c{i}_{k}", spec) for k, spec in enumerate(step.specs)]
+    call = f"{w.bind(f'call{i}', step.fn)}({', '.join(args)})"
+    if step.slot is None:
+        w.line(call)
+    else:
+        w.line(f"env[{step.slot}] = {call}")
+        w.array_slots.discard(step.slot)
+        w.tensor_slots.discard(step.slot)
+
+
+def _accumulate(w, i, step):
+    """The engine's `.grad += grad` (program.py's `Accumulate`): a gradient the program held only until
+    here is let go of first, so that the leaf may adopt it without a copy, as in the engine."""
+    leaf = _value(w, f"c{i}_leaf", step.variable)
+    accumulate = w.bind("accumulate_into_leaf", accumulate_into_leaf)
+    grad = step.grad
+    if grad[0] == "t" and grad[1] in step.frees:
+        s = grad[1]
+        w.line(f"g = env[{s}]")
+        w.line(f"if g is None: {w.bind(f'step{i}', step.run)}(env, ctxs, {i})")
+        w.line("else:")
+        w.line(f"    env[{s}] = None")
+        w.line("    if not isinstance(g, Tensor): g = Tensor(g)  # (then only the Tensor holds the array)")
+        w.line(f"    {accumulate}({leaf}, g)")
+        w.line("    g = None")
+    else:
+        w.line(f"{accumulate}({leaf}, {_value(w, f'c{i}_grad', grad)})")
 
 
 def _forward(w, i, step):
