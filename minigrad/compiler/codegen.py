@@ -41,22 +41,20 @@ class _Writer:
     def line(self, text):
         self.lines.append(self.indent + text)
 
-    def args(self, i, plan):
-        """The argument list of step i from its plan: constants by name, slots from env."""
-        template, fill, live = plan
-        from_slot, live = dict(fill), dict(live)
-        out = []
-        for j, value in enumerate(template):
-            if j in from_slot:
-                s = from_slot[j]
-                out.append(f"env[{s}]" if s in self.tensor_slots else f"as_tensor(env[{s}])")
-            elif j in live:
-                out.append(f"env[{live[j]}]")
-            elif value is None:
-                out.append("None")
-            else:
-                out.append(self.bind(f"c{i}_{j}", value))
-        return out
+    def args(self, i, specs):
+        """The argument list of step i: slots from env, constants by name, the rest as `resolve` reads it."""
+        return ["None" if spec is None else self.value(f"c{i}_{j}", spec) for j, spec in enumerate(specs)]
+
+    def value(self, name, spec):
+        """The expression of what `spec` names at replay, as program.py's `resolve` reads it."""
+        kind = spec[0]
+        if kind == "t":
+            return f"env[{spec[1]}]" if spec[1] in self.tensor_slots else f"as_tensor(env[{spec[1]}])"
+        if kind == "o":
+            return f"env[{spec[1]}]"
+        if kind in ("x", "c"):
+            return self.bind(name, spec[1])
+        return f"resolve({self.bind(f'spec_{name}', spec)}, env)"  # (a list of specs, an array, a leaf's .grad then)
 
     def array_of(self, spec_slot, name):
         """A line or two putting the array of slot `spec_slot` in local `name`."""
@@ -115,7 +113,7 @@ def generate(program, runs):
     # next call: shapes, the backend that ran, at most an index array (pooling's argmax); what it
     # saves goes nowhere, `save` being a no-op there.
     w.reuse_ctx = not any(type(step) is Backward for step, _, _ in runs)
-    inline = {i for step, i, _ in runs if type(step) is Forward and step.plan is not None and not (
+    inline = {i for step, i, _ in runs if type(step) is Forward and not (
         step.keeps_ctx and (len(step.slots) != 1 or step.cls.saves_result))}
     # a training program's steps on arrays (the op's `array_step`): a forward whose every backward step
     # is the op's own, with all its gradient given, and nothing else reads its ctx
@@ -147,7 +145,7 @@ def generate(program, runs):
             _array_step_forward(w, i, step)
         elif type(step) is Backward and step.fwd in on_arrays:
             _array_step_backward(w, i, step, program.steps[step.fwd])
-        elif i in inline and step.array_plan is not None:
+        elif i in inline and step.array_plan is not None and step.plan is not None:
             _array_forward(w, i, step)
         elif i in inline:
             _forward(w, i, step)
@@ -171,23 +169,10 @@ def generate(program, runs):
     return source, namespace["replay"]
 
 
-def _value(w, name, spec):
-    """The expression of what `spec` names at replay, as `resolve` reads it."""
-    kind = spec[0]
-    if kind == "t":
-        return f"env[{spec[1]}]" if spec[1] in w.tensor_slots else f"as_tensor(env[{spec[1]}])"
-    if kind == "o":
-        return f"env[{spec[1]}]"
-    if kind in ("x", "c"):
-        return w.bind(name, spec[1])
-    return f"resolve({w.bind(f'spec_{name}', spec)}, env)"  # (a list of specs, an array, a leaf's .grad then)
-
-
 def _call(w, i, step):
     """A library call (program.py's `Call`: optimizer.step, an in-place update, `p.grad = None`) as one
     line."""
-    args = [_value(w, f"c{i}_{k}", spec) for k, spec in enumerate(step.specs)]
-    call = f"{w.bind(f'call{i}', step.fn)}({', '.join(args)})"
+    call = f"{w.bind(f'call{i}', step.fn)}({', '.join(w.args(i, step.specs))})"
     if step.slot is None:
         w.line(call)
     else:
@@ -199,7 +184,7 @@ def _call(w, i, step):
 def _accumulate(w, i, step):
     """The engine's `.grad += grad` (program.py's `Accumulate`): a gradient the program held only until
     here is let go of first, so that the leaf may adopt it without a copy, as in the engine."""
-    leaf = _value(w, f"c{i}_leaf", step.variable)
+    leaf = w.value(f"c{i}_leaf", step.variable)
     accumulate = w.bind("accumulate_into_leaf", accumulate_into_leaf)
     grad = step.grad
     if grad[0] == "t" and grad[1] in step.frees:
@@ -212,11 +197,11 @@ def _accumulate(w, i, step):
         w.line(f"    {accumulate}({leaf}, g)")
         w.line("    g = None")
     else:
-        w.line(f"{accumulate}({leaf}, {_value(w, f'c{i}_grad', grad)})")
+        w.line(f"{accumulate}({leaf}, {w.value(f'c{i}_grad', grad)})")
 
 
 def _forward(w, i, step):
-    args = w.args(i, step.plan)
+    args = w.args(i, step.specs)
     fwd = w.bind(f"{step.cls.__name__}_forward{i}", step.cls.forward)
     if step.keeps_ctx:  # a backward step reads this ctx: a light node (program.py's replay_node_class)
         w.line(f"ctx = {w.bind(f'node{i}', step.node_cls)}(); ctx.__dict__.update({w.bind(f'node_attrs{i}', step.node_attrs)})")
@@ -322,7 +307,7 @@ def _array_forward(w, i, step):
 
 
 def _backward(w, i, step, forward_cls):
-    grads = w.args(i, step.plan)
+    grads = w.args(i, step.specs)
     node = f"ctxs[{step.fwd}]"
     w.line(f"out = {w.bind(f'{forward_cls.__name__}_backward{i}', forward_cls.backward)}({node}, {', '.join(grads)})")
     w.line("if not isinstance(out, tuple): out = (out,)")

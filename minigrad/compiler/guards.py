@@ -278,6 +278,8 @@ def _items(v, objects, modules, depth):
     (a list a function appends to, a log, would be another program each call: documented instead)."""
     out = []
     for k, x in itertools.islice(v.items() if type(v) is dict else enumerate(v), _CONTAINER_ITEMS):
+        if type(x) in _NUMBERS:  # (the usual item of a log: nothing to guard, no further test)
+            continue
         if isinstance(x, Tensor):
             out.append((k, id(x)))
             objects.append(x)
@@ -290,6 +292,7 @@ def _items(v, objects, modules, depth):
 
 
 _CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at (a guard runs at every call)
+_NUMBERS = frozenset((float, int, bool, str))
 _NOT_PLAIN = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
               functools.partial)
 
