@@ -975,6 +975,11 @@ def test_hand_written_in_place_updates_are_replayed_bit_for_bit(update):
     (eager, eager_params, _), (comp, comp_params, f) = run(False), run(True)
     assert all(np.array_equal(a, b) for a, b in zip(eager + eager_params, comp + comp_params))
     assert (f.stats.captures, f.stats.replays) == (1, 4)
+    # the library calls, the accumulations into .grad and the forwards that read a leaf's .grad are written
+    # out as lines of the replay (no step object's run is called)
+    code = next(iter(f.cache.values())).code
+    assert re.search(r"call\d+\(", code) and "accumulate_into_leaf(" in code
+    assert not re.search(r"^ +step\d+\(env, ctxs", code, re.M), code
 
 
 def test_in_place_ops_on_values_made_in_the_call_are_replayed():
