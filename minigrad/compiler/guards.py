@@ -247,13 +247,21 @@ def _free_value(key, objects, modules, label, v, names=()):
     is another program. Of a list, tuple or dict, its items (`_items`); of a plain object (the `self` of
     a method, a config), the attributes the function's code names (`names`: `self.model`, `cfg.scale`)
     as the above."""
-    sc = _scalar_or_none(v)
-    if sc is not None:
-        key.append((label, sc))
+    kind = type(v)
+    if kind in _SCALAR_TYPES:  # (the common kinds first, by exact type: a guard runs at every call)
+        key.append((label, (kind.__name__, v)))
+        return
+    if kind in _OPAQUE_TYPES:  # a function, a class, a Python module: by identity, nothing in it guarded
+        key.append((label, ("object", kind.__name__, id(v))))
+        objects.append(v)
         return
     if isinstance(v, Tensor):
         key.append((label, ("tensor", id(v))))
         objects.append(v)
+        return
+    sc = _scalar_or_none(v)
+    if sc is not None:
+        key.append((label, sc))
         return
     if is_module(v):
         modules.append(v)
@@ -291,6 +299,7 @@ def _items(v, objects, modules, depth):
     return tuple(out)
 
 
+_OPAQUE_TYPES = frozenset((types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType))
 _CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at (a guard runs at every call)
 _NUMBERS = frozenset((float, int, bool, str))
 _NOT_PLAIN = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
