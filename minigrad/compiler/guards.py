@@ -251,7 +251,7 @@ def _free_value(key, objects, modules, label, v, names=()):
     if kind in _SCALAR_TYPES:  # (the common kinds first, by exact type: a guard runs at every call)
         key.append((label, (kind.__name__, v)))
         return
-    if kind in _OPAQUE_TYPES:  # a function, a class, a Python module: by identity, nothing in it guarded
+    if kind in _OPAQUE_TYPES:  # a function, a class, a Python module, a partial: by identity
         key.append((label, ("object", kind.__name__, id(v))))
         objects.append(v)
         return
@@ -286,7 +286,7 @@ def _items(v, objects, modules, depth):
     (a list a function appends to, a log, would be another program each call: documented instead)."""
     out = []
     for k, x in itertools.islice(v.items() if type(v) is dict else enumerate(v), _CONTAINER_ITEMS):
-        if type(x) in _NUMBERS:  # (the usual item of a log: nothing to guard, no further test)
+        if type(x) in _SCALAR_TYPES:  # (the usual item of a log: nothing to guard, no further test)
             continue
         if isinstance(x, Tensor):
             out.append((k, id(x)))
@@ -299,11 +299,10 @@ def _items(v, objects, modules, depth):
     return tuple(out)
 
 
-_OPAQUE_TYPES = frozenset((types.FunctionType, types.BuiltinFunctionType, types.MethodType, type, types.ModuleType))
 _CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at (a guard runs at every call)
-_NUMBERS = frozenset((float, int, bool, str))
 _NOT_PLAIN = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
               functools.partial)
+_OPAQUE_TYPES = frozenset(_NOT_PLAIN)  # (_free_value's test by exact type: by identity, nothing in them guarded)
 
 
 def explain(new, old):
