@@ -145,6 +145,7 @@ register("adamw", "cuda.adamw", "cuda")
 register("grouped_matmul", "cpu.conv", "cpu")
 register("rnn_step", "cpu.rnn", "cpu")
 register("max_pool2d", "cpu.max_pool", "cpu")
+register("outer", "cpu.outer", "cpu")
 register("elementwise_chain", "cpu.fused", "cpu")  # minigrad.compile's fusion
 register("elementwise_chain", "cuda.fused", "cuda")
 

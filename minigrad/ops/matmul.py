@@ -1,6 +1,7 @@
 """Matrix products: `matmul` (`@`) for 1-D, 2-D and batched, broadcasting shapes."""
 import numpy as np
 
+from .. import backends
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
@@ -11,10 +12,12 @@ from ._util import broadcast_shapes, sum_to, sum_to_array
 def matmul_arrays(a, b, out=None):
     """a @ b of arrays (into `out`). A 2-D product whose inner size is 1, an outer product (a batch of
     one row's weight gradient, a Linear(1, n)), is the elementwise product: each entry one rounding of
-    a_i b_j, as BLAS makes it, which numpy's matmul hands OpenBLAS at 3-4x the time."""
+    a_i b_j, as BLAS makes it, which numpy's matmul hands OpenBLAS at 3-4x the time (and its broadcast
+    multiply at 3-4x a backend's loop)."""
     if a.ndim == 2 and b.ndim == 2 and a.shape[1] == 1 and b.shape[0] == 1 and type(a) is type(b) is np.ndarray \
             and a.dtype == b.dtype:
-        return np.multiply(a, b, out=out)
+        impl = backends.find("outer", a, b, out)
+        return np.multiply(a, b, out=out) if impl is None else impl.forward(a, b, out)
     return array_module(a).matmul(a, b, out=out)
 
 

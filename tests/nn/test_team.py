@@ -352,3 +352,33 @@ def test_starting_numba_does_not_import_scipy_linalg():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("M,N", [(128, 205), (1, 7), (300, 300), (5, 1)])
+def test_a_one_row_weight_gradient_is_numpys_outer_product_bit_for_bit(monkeypatch, dtype, M, N):
+    # a product whose sum has one term (a batch of one row: g^T x) runs backends' "outer" loop: each entry
+    # the one rounding of g_i x_j, as numpy's broadcast multiply makes it, NaN and infinities included
+    from minigrad.backends.cpu import outer
+    from minigrad.ops.matmul import matmul_arrays
+
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    col, row = RNG.standard_normal((M, 1)).astype(dtype), RNG.standard_normal((1, N)).astype(dtype)
+    col[0, 0], row[0, -1] = np.nan, -0.0
+    if M > 2:
+        col[2, 0] = np.inf
+    with np.errstate(invalid="ignore"):
+        want = np.multiply(col, row)
+    assert backends.find("outer", col, row, None) is outer
+    np.testing.assert_array_equal(matmul_arrays(col, row), want)
+    out = np.full((M, N), 7.0, dtype)
+    assert matmul_arrays(col, row, out=out) is out
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(matmul_arrays(col, row, out=np.zeros((N, M), dtype).T), want)  # a strided out: numpy
+    assert not outer.supports(col, row.astype(np.float16 if dtype == np.float32 else np.float32), None)
+    assert not outer.supports(col, row, np.empty((M, 2 * N), dtype)[:, ::2])
+    # where it serves: Linear's weight gradient for a batch of one row
+    x = minigrad.tensor(row, requires_grad=True)
+    w = minigrad.tensor(RNG.standard_normal((M, N)).astype(dtype), requires_grad=True)
+    F.linear(x, w).backward(minigrad.tensor(col.T.copy()))
+    np.testing.assert_array_equal(w.grad.array, want)
