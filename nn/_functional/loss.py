@@ -491,6 +491,8 @@ def _nll_every_target_kept(xd, x2, t, target_shape, reduction, need_grad):
     """_nll where no id is ignore_index and there are no weights (the usual): the general path's
     arithmetic, each weight 1 and the mean's divisor N, without the masks (the same bits)."""
     xp = xp_of(xd)
+    if t.size == 1 and reduction != "none" and xp is np:  # one sample's loss: its value read alone
+        return np.asarray(-x2[0, t[0]], dtype=xd.dtype), ((_FIRST_ROW, t, _minus_one(xd.dtype)) if need_grad else None)
     rows = xp.arange(t.size)
     loss = -x2[rows, t]
     denom = float(t.size) if reduction == "mean" else 1.0
@@ -507,6 +509,18 @@ def _nll_every_target_kept(xd, x2, t, target_shape, reduction, need_grad):
     s = loss[0] if t.size == 1 else loss.sum()  # (a sum of one value is that value)
     return (xp.asarray(s / denom if denom else float("nan"), dtype=xd.dtype) if reduction == "mean" else
             xp.asarray(s, dtype=xd.dtype)), picks
+
+
+_FIRST_ROW = np.zeros(1, dtype=np.intp)  # the row index of a single target (read only, as the next)
+_FIRST_ROW.flags.writeable = False
+
+
+@functools.cache
+def _minus_one(dtype):
+    """[-1.0] of `dtype`, read only: the gradient coefficient of a single kept target (a mean over one)."""
+    a = np.full(1, -1.0, dtype=dtype)
+    a.flags.writeable = False
+    return a
 
 
 def _nll(xd, target, wd, ignore_index, reduction, layout, need_grad):
@@ -628,6 +642,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     Shapes: input (N, C), (N, C, d1, ...) or (C,); target (N), (N, d1, ...) or () of int64 ids in [0, C)
     or ignore_index; weight (C,). 'mean' is the weighted mean over the kept targets. One
     `NllLossBackward0` node."""
+    if weight is None and size_average is None and reduce is None and type(input) is Tensor and type(target) is Tensor:
+        x, t = input.array, target.array  # the usual, rows (N, C) and N ids: checked in one place
+        if x.ndim == 2 and t.shape == x.shape[:1] and x.dtype.kind == "f" and t.dtype.kind in "iu" \
+                and reduction in _REDUCTIONS:
+            return NllLoss.apply(input, target, None, int(ignore_index), reduction, 2)
     check_tensor(input, "input", "nll_loss")
     check_tensor(target, "target", "nll_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)

@@ -385,3 +385,31 @@ def test_cross_entropy_probability_targets_without_torch():
     # finite differences for the input and the target, and for the smoothed, weighted form
     xg, tg = minigrad.tensor(x3, requires_grad=True), minigrad.tensor(t3, requires_grad=True)
     assert gradcheck(lambda a, b: F.cross_entropy(a, b, weight=minigrad.tensor(w), label_smoothing=0.3), (xg, tg))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nll_loss_of_one_sample_a_letter_at_a_time(torch, dtype):
+    # a sample at a time (the char-RNN tutorials' loop): one row, one target, summed over the letters
+    # into a running loss; its value and gradient as PyTorch's, and an id outside the classes refused
+    # as PyTorch refuses it, whichever path the checks take
+    xs = [log_prob(1, 6, dtype=dtype) for _ in range(4)]
+    ts = [RNG.integers(0, 6, (1,)) for _ in range(4)]
+    sums = []
+    for lib in (minigrad, torch):
+        ins = [lib.tensor(x, requires_grad=True) for x in xs]
+        total = lib.zeros(1, dtype=ins[0].dtype)
+        for x, t in zip(ins, ts):
+            total += (F if lib is minigrad else torch.nn.functional).nll_loss(x, lib.tensor(t))
+        total.backward()
+        sums.append((total.detach().numpy(), [x.grad.numpy() for x in ins]))
+        if lib is minigrad:
+            assert total.grad_fn.name() == "AddBackward0" and total._version == 4
+    np.testing.assert_array_equal(sums[0][0], sums[1][0])
+    for ours, theirs in zip(sums[0][1], sums[1][1]):
+        np.testing.assert_array_equal(ours, theirs)
+    for bad in (6, -1):
+        with pytest.raises(IndexError) as ours:
+            F.nll_loss(minigrad.tensor(xs[0]), minigrad.tensor([bad]))
+        with pytest.raises(IndexError) as theirs:
+            torch.nn.functional.nll_loss(torch.tensor(xs[0]), torch.tensor([bad]))
+        assert str(ours.value).startswith(str(theirs.value)[:-1])  # (ours goes on to name the range and where)
