@@ -305,10 +305,10 @@ def _minmax_backward(g, a, b, a_wins, ctx):
 
 def _binary(cls, a, b, *extra):
     a, b = binary_operands(a, b)
-    return _recorded(cls, a, b, *extra)
+    return apply_binary(cls, a, b, *extra)
 
 
-def _recorded(cls, a, b, *extra):
+def apply_binary(cls, a, b, *extra):
     """`cls` applied to two operands already of one dtype (the shapes kept for its backward's sums)."""
     out = cls.apply(a, b, *extra)
     if out.grad_fn is not None:
@@ -352,7 +352,7 @@ def add(input, other, alpha=1):
         return _binary(Add, input, other, alpha)
     o = _plain_operand(input, other)
     if o is not None:
-        return _recorded(Add, input, other) if o is _RECORD else Tensor(input.array + o)
+        return apply_binary(Add, input, other) if o is _RECORD else Tensor(input.array + o)
     return _binary(Add, input, other)
 
 
@@ -365,7 +365,7 @@ def sub(input, other, alpha=1):
     """input - alpha * other, broadcasting (bool operands are refused, as in PyTorch)."""
     o = _plain_operand(input, other) if alpha == 1 else None  # (float operands only: no bool gets through)
     if o is not None:
-        return _recorded(Sub, input, other) if o is _RECORD else Tensor(input.array - o)
+        return apply_binary(Sub, input, other) if o is _RECORD else Tensor(input.array - o)
     _refuse_bool(input)
     _refuse_bool(other)
     if alpha != 1:
@@ -387,7 +387,7 @@ def mul(input, other):
     """input * other, broadcasting."""
     o = _plain_operand(input, other)
     if o is not None:
-        return _recorded(Mul, input, other) if o is _RECORD else Tensor(input.array * o)
+        return apply_binary(Mul, input, other) if o is _RECORD else Tensor(input.array * o)
     return _binary(Mul, input, other)
 
 

@@ -5,6 +5,8 @@ recorded, its result is copied into this tensor's memory (so views see it), and 
 `grad_fn` is rebased onto the new node. Either way the version counter is bumped, which is how
 saved tensors find out that they were overwritten.
 """
+import functools
+
 import numpy as np
 
 from ..autograd import recording
@@ -50,6 +52,9 @@ def apply_inplace(self, raw, recorded, *others):
             self._view_version = self._version_counter[0]  # (its grad_fn is current)
             return self
         out = recorded()
+        if out.array.shape != self.array.shape:  # (the op broadcast self to a larger shape: PyTorch's error)
+            raise RuntimeError(f"output with shape {list(self.array.shape)} doesn't match the broadcast shape "
+                               f"{list(out.array.shape)}")
         _keep_original(self, out.grad_fn)
         array_module(self.array).copyto(self.array, out.array, casting="same_kind")
         self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
@@ -150,7 +155,26 @@ def _plain_write(self, other):
     return type(other) is float and not (grad and self.requires_grad)
 
 
-def _ufunc_inplace(name, op, torch_name):
+def _recorded_sum(self, other, record):
+    """`self += other` (or -=) with a gradient to record, in the usual case (a running loss `loss += l`):
+    self a float tensor that is neither a view nor a leaf requiring grad, other a tensor of its array
+    type and dtype whose shape is self's or its end. The out-of-place op's node (`record(self, other)`:
+    it saves neither input, so self's old values are not needed) becomes self's history, its values
+    written into self's memory. None, having done nothing: the general path (its checks and errors)."""
+    a, b = self.array, other.array
+    if type(self) is not Tensor or self._base is not None or (self.requires_grad and self.grad_fn is None) \
+            or not (self.requires_grad or other.requires_grad) or type(a) is not np.ndarray \
+            or type(b) is not np.ndarray or b.dtype != a.dtype or a.dtype.kind != "f" or not a.flags.writeable \
+            or not (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:]):
+        return None
+    out = record(self, other)
+    np.copyto(a, out.array)
+    self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
+    self._version_counter[0] += 1
+    return self
+
+
+def _ufunc_inplace(name, op, torch_name, record_sum=None):
     ufunc = getattr(np, name)
 
     def method(self, other, *args, **kwargs):
@@ -164,6 +188,10 @@ def _ufunc_inplace(name, op, torch_name):
             ufunc(a, o if scale == 1 else o * scale, a)  # (out given by position: cheaper)
             self._version_counter[0] += 1
             return self
+        if record_sum is not None and scale == 1 and not args and type(other) is Tensor and state.grad_enabled:
+            done = _recorded_sum(self, other, record_sum)
+            if done is not None:
+                return done
         if not isinstance(other, _OPERANDS):  # (p.grad of None, say: PyTorch's words, not numpy's)
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         xp = array_module(self.array)
@@ -193,8 +221,8 @@ def _setup():
     from . import elementwise as E
 
     return {
-        "add_": _ufunc_inplace("add", E.add, "add_"),
-        "sub_": _ufunc_inplace("subtract", E.sub, "sub_"),
+        "add_": _ufunc_inplace("add", E.add, "add_", functools.partial(E.apply_binary, E.Add)),
+        "sub_": _ufunc_inplace("subtract", E.sub, "sub_", functools.partial(E.apply_binary, E.Sub)),
         "mul_": _ufunc_inplace("multiply", E.mul, "mul_"),
         "div_": _ufunc_inplace("true_divide", E.div, "div_"),
     }

@@ -635,6 +635,46 @@ def test_inplace_on_non_leaf_records_and_rebases():
     np.testing.assert_allclose(x.grad.numpy(), 2 * c.numpy())
 
 
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_a_running_sum_in_place_records_as_torch_does(torch, op):
+    # `total += part` (a running loss): its node is the out-of-place op's, its values in total's memory
+    parts = [np.arange(3.0) + i for i in range(3)]
+    results = []
+    for lib in (mg, torch):
+        leaves = [lib.tensor(p, requires_grad=True) for p in parts]
+        total = lib.zeros(3, dtype=lib.float64)
+        memory = total.numpy() if lib is mg else None
+        for i, p in enumerate(leaves):
+            if op == "add":
+                total += p * (i + 1)
+            else:
+                total -= p[1:2] * (i + 1)  # (a shape that broadcasts to total's)
+        (total * total).sum().backward()
+        results.append((total.grad_fn.name(), total._version, total.detach().numpy().copy(),
+                        [p.grad.numpy().copy() for p in leaves]))
+        if lib is mg:
+            assert np.shares_memory(total.array, memory)
+    assert results[0][:2] == results[1][:2]
+    np.testing.assert_array_equal(results[0][2], results[1][2])
+    for ours, theirs in zip(results[0][3], results[1][3]):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_a_running_sum_in_place_keeps_the_general_checks():
+    y = leaf(3) * 2
+    z = y * y  # saves y: an in-place sum into y after it is caught at backward
+    y += leaf(3)
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0 instead"):
+        z.sum().backward()
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        leaf(3).add_(leaf(3))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        (leaf(1) * 2).add_(leaf(3))
+    base = leaf(4) * 1
+    base[1:3] += leaf(2)  # a view: the base's history rewritten (CopySlices)
+    assert base.grad_fn.name() == "CopySlices"
+
+
 def test_inplace_under_no_grad_on_leaf_is_allowed():
     x = leaf(3)
     with mg.no_grad():
