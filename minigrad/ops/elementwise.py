@@ -181,6 +181,12 @@ class Div(Function):
     def backward(ctx, g):  # d(a/b) = da/b - a db/b^2
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
+        dt = g.array.dtype
+        if not state.grad_enabled and (a is None or a.array.dtype == dt) and b.array.dtype == dt:
+            # no graph of the backward wanted, and nothing to promote: the same steps on the arrays
+            ga, gb = _div_grads(g.array, None if a is None else a.array, b.array, ctx.needs_input_grad, a_shape,
+                                b_shape)
+            return None if ga is None else Tensor(ga), None if gb is None else Tensor(gb)
         return (sum_to(g / b, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(-g * a / (b * b), b_shape) if ctx.needs_input_grad[1] else None)
 
@@ -193,12 +199,15 @@ class Div(Function):
         def forward(x, y):
             return x / y, (x if needs[1] else None, y)
 
-        def backward(saved, g):  # (the Tensor formula's steps, on the arrays)
-            x, y = saved
-            return (sum_to_array(g / y, a_shape) if needs[0] else None,
-                    sum_to_array(-g * x / (y * y), b_shape) if needs[1] else None)
+        def backward(saved, g):
+            return _div_grads(g, saved[0], saved[1], needs, a_shape, b_shape)
 
         return forward, backward
+
+
+def _div_grads(g, a, b, needs, a_shape, b_shape):  # Div.backward's Tensor formula, step by step, on arrays
+    return (sum_to_array(g / b, a_shape) if needs[0] else None,
+            sum_to_array(-g * a / (b * b), b_shape) if needs[1] else None)
 
 
 class PowScalar(Function):
