@@ -400,11 +400,18 @@ class Gather(Function):
     def forward(ctx, a, dim, index):
         ctx.shape, ctx.dim = a.array.shape, dim
         ctx.save(index=index)
-        at = _along(array_module(a.array), dim, index.array, a.array.shape)
+        at = ctx.at = _along(array_module(a.array), dim, index.array, a.array.shape)  # (checked: kept for backward)
         return a.array.copy() if a.array.ndim == 0 else a.array[at]  # (0-d: the index is 0)
 
     @staticmethod
     def backward(ctx, g):  # scatter-add the gradient back along dim
+        # nothing to record: ScatterAdd's forward at forward's checked index (reading the saved index checks
+        # its version: one written in place since forward is refused, as below)
+        if not g.requires_grad and ctx.shape and ctx._saved_index is not None:
+            xp = array_module(g.array)
+            out = xp.zeros(ctx.shape, dtype=g.array.dtype)
+            _add_at(xp, out, ctx.at, g.array)
+            return Tensor(out), None, None
         return index_scatter(g, ctx.dim, ctx._saved_index, ctx.shape), None, None
 
 
