@@ -1,8 +1,10 @@
 """Constraints: which values a distribution's parameters and samples may take (`torch.distributions.constraints`).
 
 Each constraint has `check(value)`, a bool tensor of `value`'s shape less the constraint's `event_dim`
-rightmost dims, True where the value is allowed. Distributions use them when `validate_args` is on.
+rightmost dims, True where the value is allowed. Distributions use them when `validate_args` is on,
+through `holds(constraint, value)`.
 """
+import minigrad
 
 __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
@@ -20,8 +22,21 @@ class Constraint:
     def check(self, value):
         raise NotImplementedError
 
+    def _checks_arrays(self):
+        """Whether `check` takes a numpy or cupy array as well as a tensor: this module's formulas do (they use
+        operators and methods both have); a subclass's own `check` is asked of tensors."""
+        return type(self).check.__module__ == __name__
+
     def __repr__(self):
         return type(self).__name__.lstrip("_") + "()"
+
+
+def holds(constraint, value):
+    """Whether every entry of tensor `value` satisfies `constraint`: a distribution's validation. A yes or no
+    about the data, with no gradient: this module's checks run on the array (a few array calls where each
+    tensor op would pay for an op, and record one for a parameter that requires grad)."""
+    data = value.array if isinstance(value, minigrad.Tensor) and constraint._checks_arrays() else value
+    return bool(constraint.check(data).all())
 
 
 class _Dependent(Constraint):
@@ -165,7 +180,7 @@ class _Simplex(Constraint):
     event_dim = 1
 
     def check(self, value):
-        return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+        return (value >= 0).all(-1) & (abs(value.sum(-1) - 1) < 1e-6)
 
 
 class _IndependentConstraint(Constraint):
@@ -176,6 +191,9 @@ class _IndependentConstraint(Constraint):
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
         self.is_discrete = base_constraint.is_discrete
         self.event_dim = base_constraint.event_dim + reinterpreted_batch_ndims
+
+    def _checks_arrays(self):
+        return self.base_constraint._checks_arrays()
 
     def check(self, value):
         ok = self.base_constraint.check(value)

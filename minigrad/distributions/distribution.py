@@ -46,7 +46,7 @@ class Distribution:
                 if param not in self.__dict__ and isinstance(getattr(type(self), param, None), lazy_property):
                     continue  # not computed yet (Categorical's logits when given probs): the given one is checked
                 value = getattr(self, param)
-                if not bool(constraint.check(value).all()):
+                if not constraints.holds(constraint, value):
                     raise ValueError(
                         f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) "
                         f"of distribution {self!r} to satisfy the constraint {constraint!r}, "
@@ -155,7 +155,7 @@ class Distribution:
             warnings.warn(f"{type(self)} does not define `support` to enable sample validation. Please initialize "
                           "the distribution with `validate_args=False` to turn off validation.", stacklevel=2)
             return
-        if not bool(support.check(value).all()):
+        if not constraints.holds(support, value):
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) "
                 f"to be within the support ({support!r}) of the distribution {self!r}, "

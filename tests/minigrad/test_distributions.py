@@ -202,6 +202,43 @@ def test_validation_errors_match_torch(torch, name, fn):
     assert str(mine.value) == str(theirs.value).replace("torch.", "minigrad.")
 
 
+CONSTRAINT_VALUES = [[0.2, 0.8], [0.5, -0.1], [0.3, 0.3], [float("nan"), 1.0], [1.0, 0.0], [2.0, 1.0], [0.5, 0.5],
+                     [float("inf"), -float("inf")]]
+
+
+@pytest.mark.parametrize("name", ["simplex", "one_hot", "boolean", "real", "real_vector", "positive", "nonnegative",
+                                  "unit_interval", "nonnegative_integer", "integer_interval", "half_open_interval"])
+def test_validation_asks_a_constraint_of_the_array_what_the_tensor_check_answers(torch, name):
+    # distributions validate through constraints.holds, which runs this module's formulas on the array:
+    # the same answer as the tensor check (and as PyTorch's constraint), entry by entry
+    ours = getattr(D.constraints, name)
+    theirs = getattr(torch.distributions.constraints, name)
+    if name in ("integer_interval", "half_open_interval"):
+        ours, theirs = ours(0, 1), theirs(0, 1)
+    assert ours._checks_arrays()
+    for rows in (CONSTRAINT_VALUES, [[1.0, 0.0], [0.0, 1.0]]):
+        t = minigrad.tensor(rows, requires_grad=name == "simplex")
+        want = theirs.check(torch.tensor(rows))
+        np.testing.assert_array_equal(ours.check(t.array), want.numpy())
+        np.testing.assert_array_equal(ours.check(t).numpy(), want.numpy())
+        assert D.constraints.holds(ours, t) == bool(want.all())
+
+
+def test_validation_asks_a_users_constraint_of_the_tensor():
+    class Small(D.constraints.Constraint):
+        def check(self, value):  # tensor methods only (no array has .abs() or .clamp())
+            return value.abs().clamp(max=2.0) < 1.0
+
+    class Bounded(D.Normal):
+        arg_constraints = {"loc": Small(), "scale": D.constraints.positive}
+
+    assert not Small()._checks_arrays()
+    assert not D.constraints.independent(Small(), 1)._checks_arrays()
+    assert Bounded(minigrad.tensor([0.5]), minigrad.tensor([1.0])).loc.item() == 0.5
+    with pytest.raises(ValueError, match="to satisfy the constraint"):
+        Bounded(minigrad.tensor([1.5]), minigrad.tensor([1.0]))
+
+
 def test_validation_can_be_turned_off():
     with pytest.raises(ValueError):
         Normal(0.0, -1.0)
