@@ -9,7 +9,13 @@ makemore lectures' way (mlp_batchnorm: BatchNorm1d in the MLP, the loss logged t
 cat, sigmoid and tanh in a Python loop), two a sample at a time, as beginners' tutorials train
 (name_rnn_sample: a name classified by an RNN of two Linear layers on cat(input, hidden), one-hot
 letters, NLLLoss, SGD through `.data`; bow_sample: a bag-of-words vector filled by `vec[i] += 1`,
-Linear + log_softmax, NLLLoss, optim.SGD), written once below
+Linear + log_softmax, NLLLoss, optim.SGD), and five of other tutorials' shapes (name_gen_sample: a
+name generated letter by letter from category, letter and hidden state through three Linear layers,
+dropout and LogSoftmax, the NLLLoss of each letter summed by `loss += ...`; tagger_lstm_sample: an
+LSTM part-of-speech tagger a sentence at a time; seq2seq_gru: a GRU encoder and an attention decoder
+run a step at a time with teacher forcing; reinforce: a policy network run an environment step at a
+time, actions drawn from a Categorical, the returns' REINFORCE loss; vae: a variational autoencoder's
+MLP on 784-wide rows), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -49,7 +55,7 @@ T_START = time.perf_counter()
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer",
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
-         "bow_sample"]
+         "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -491,6 +497,207 @@ def build_per_sample(torch, kind):
     return step
 
 
+def build_name_gen(torch):
+    """The name-generation tutorial's RNN (categories 18, letters 59, hidden 128): per letter cat(category,
+    letter, hidden) -> i2h, i2o; cat(hidden, output) -> o2o, dropout 0.1, LogSoftmax; the NLLLoss of each
+    letter added into a running `loss +=`; SGD through `.data`. A step: 8 names of 7 letters."""
+    nn = torch.nn
+    letters, hidden, categories, n = 59, 128, 18, 7
+
+    class RNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.i2h = nn.Linear(categories + letters + hidden, hidden)
+            self.i2o = nn.Linear(categories + letters + hidden, letters)
+            self.o2o = nn.Linear(hidden + letters, letters)
+            self.dropout = nn.Dropout(0.1)
+            self.softmax = nn.LogSoftmax(dim=1)
+
+        def forward(self, category, letter, h):
+            combined = torch.cat((category, letter, h), 1)
+            h, out = self.i2h(combined), self.i2o(combined)
+            return self.softmax(self.dropout(self.o2o(torch.cat((h, out), 1)))), h
+
+    model, criterion = RNN(), nn.NLLLoss()
+    g = torch.Generator().manual_seed(0)
+    samples = []
+    for k in range(8):
+        category = torch.zeros(1, categories)
+        category[0][k] = 1
+        line = torch.zeros(n, 1, letters)
+        ids = torch.randint(0, letters, (n + 1,), generator=g)
+        for i in range(n):
+            line[i][0][int(ids[i])] = 1
+        samples.append((category, line, ids[1:].unsqueeze(-1)))
+
+    def step():
+        for category, line, target in samples:
+            h = torch.zeros(1, hidden)
+            model.zero_grad()
+            loss = torch.Tensor([0])
+            for i in range(line.size(0)):
+                out, h = model(category, line[i], h)
+                loss += criterion(out, target[i])
+            loss.backward()
+            for p in model.parameters():
+                p.data.add_(p.grad.data, alpha=-0.0005)
+    return step
+
+
+def build_tagger(torch):
+    """The sequence-models tutorial's part-of-speech tagger: Embedding(30, 6), nn.LSTM(6, 6) over a sentence
+    viewed (len, 1, -1), Linear + log_softmax, NLLLoss, optim.SGD(lr=0.1). A step: 8 sentences of 5 words."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.lstm, self.out = nn.Embedding(30, 6), nn.LSTM(6, 6), nn.Linear(6, 3)
+
+        def forward(self, sentence):
+            out, _ = self.lstm(self.embed(sentence).view(len(sentence), 1, -1))
+            return F.log_softmax(self.out(out.view(len(sentence), -1)), dim=1)
+
+    model, criterion = Tagger(), nn.NLLLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    g = torch.Generator().manual_seed(0)
+    data = [(torch.randint(0, 30, (5,), generator=g), torch.randint(0, 3, (5,), generator=g)) for _ in range(8)]
+
+    def step():
+        for sentence, tags in data:
+            model.zero_grad()
+            criterion(model(sentence), tags).backward()
+            opt.step()
+    return step
+
+
+def build_seq2seq(torch):
+    """The translation tutorial's encoder and attention decoder (hidden 64, vocabulary 100, batch 32, 10
+    steps): an Embedding + dropout + GRU encoder; a decoder step of Embedding, dropout, additive attention
+    (Linear, tanh, Linear, softmax, bmm), cat and a one-step GRU, its outputs cat'ed and log_softmax'ed;
+    teacher forcing, NLLLoss, two Adams."""
+    nn, F = torch.nn, torch.nn.functional
+    H, V, L, B = 64, 100, 10, 32
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.gru, self.drop = nn.Embedding(V, H), nn.GRU(H, H, batch_first=True), nn.Dropout(0.1)
+
+        def forward(self, x):
+            return self.gru(self.drop(self.embed(x)))
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.Wa, self.Ua, self.Va = nn.Linear(H, H), nn.Linear(H, H), nn.Linear(H, 1)
+
+        def forward(self, query, keys):
+            scores = self.Va(torch.tanh(self.Wa(query) + self.Ua(keys))).squeeze(2).unsqueeze(1)
+            weights = F.softmax(scores, dim=-1)
+            return torch.bmm(weights, keys), weights
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.attention = nn.Embedding(V, H), Attention()
+            self.gru, self.out, self.drop = nn.GRU(2 * H, H, batch_first=True), nn.Linear(H, V), nn.Dropout(0.1)
+
+        def forward(self, keys, h, target):
+            x, outs = torch.zeros(B, 1, dtype=torch.long), []
+            for i in range(L):
+                context, _ = self.attention(h.permute(1, 0, 2), keys)
+                out, h = self.gru(torch.cat((self.drop(self.embed(x)), context), dim=2), h)
+                outs.append(self.out(out))
+                x = target[:, i].unsqueeze(1)
+            return F.log_softmax(torch.cat(outs, dim=1), dim=-1)
+
+    g = torch.Generator().manual_seed(0)
+    encoder, decoder, criterion = Encoder(), Decoder(), nn.NLLLoss()
+    opts = torch.optim.Adam(encoder.parameters(), lr=1e-3), torch.optim.Adam(decoder.parameters(), lr=1e-3)
+    src, tgt = torch.randint(0, V, (B, L), generator=g), torch.randint(0, V, (B, L), generator=g)
+
+    def step():
+        for opt in opts:
+            opt.zero_grad()
+        keys, h = encoder(src)
+        criterion(decoder(keys, h, tgt).view(-1, V), tgt.view(-1)).backward()
+        for opt in opts:
+            opt.step()
+    return step
+
+
+def build_reinforce(torch):
+    """The REINFORCE example's policy (Linear(4, 128), dropout 0.6, relu, Linear(128, 2), softmax), run an
+    environment step at a time on 20 fixed states: a Categorical of the probabilities, an action drawn and
+    read by `.item()`, its log_prob kept; then the discounted returns normalized, the loss cat'ed and summed,
+    Adam. A step: one such episode."""
+    import numpy as np
+
+    nn, F = torch.nn, torch.nn.functional
+
+    class Policy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.affine1, self.dropout, self.affine2 = nn.Linear(4, 128), nn.Dropout(0.6), nn.Linear(128, 2)
+
+        def forward(self, x):
+            return F.softmax(self.affine2(F.relu(self.dropout(self.affine1(x)))), dim=1)
+
+    policy = Policy()
+    opt = torch.optim.Adam(policy.parameters(), lr=1e-2)
+    states = [s.astype(np.float32) for s in np.random.default_rng(0).standard_normal((20, 4))]
+
+    def step():
+        log_probs, rewards = [], []
+        for state in states:
+            dist = torch.distributions.Categorical(policy(torch.from_numpy(state).float().unsqueeze(0)))
+            action = dist.sample()
+            log_probs.append(dist.log_prob(action))
+            rewards.append(1.0 + 0.1 * action.item())
+        R, returns = 0.0, []
+        for r in rewards[::-1]:
+            R = r + 0.99 * R
+            returns.insert(0, R)
+        returns = torch.tensor(returns)
+        returns = (returns - returns.mean()) / (returns.std() + 1e-8)
+        loss = torch.cat([-lp * r for lp, r in zip(log_probs, returns)]).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step
+
+
+def build_vae(torch):
+    """The VAE example's model (784 -> 400 -> 20 + 20, 20 -> 400 -> 784) on a batch of 128 rows in [0, 1):
+    relu, the reparameterized draw, sigmoid, binary_cross_entropy (sum) + the KL term, Adam."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class VAE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc21, self.fc22 = nn.Linear(784, 400), nn.Linear(400, 20), nn.Linear(400, 20)
+            self.fc3, self.fc4 = nn.Linear(20, 400), nn.Linear(400, 784)
+
+        def forward(self, x):
+            h = F.relu(self.fc1(x.view(-1, 784)))
+            mu, logvar = self.fc21(h), self.fc22(h)
+            z = mu + torch.randn_like(logvar) * torch.exp(0.5 * logvar)
+            return torch.sigmoid(self.fc4(F.relu(self.fc3(z)))), mu, logvar
+
+    model = VAE()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x = torch.rand(128, 1, 28, 28, generator=torch.Generator().manual_seed(0))
+
+    def step():
+        opt.zero_grad()
+        recon, mu, logvar = model(x)
+        bce = F.binary_cross_entropy(recon, x.view(-1, 784), reduction="sum")
+        (bce - 0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())).backward()
+        opt.step()
+    return step
+
+
 def build(torch, kind):
     if kind == "mlp":
         return build_mlp(torch)
@@ -510,6 +717,16 @@ def build(torch, kind):
         return build_lstmcell_lbfgs(torch)
     if kind in ("name_rnn_sample", "bow_sample"):
         return build_per_sample(torch, kind)
+    if kind == "name_gen_sample":
+        return build_name_gen(torch)
+    if kind == "tagger_lstm_sample":
+        return build_tagger(torch)
+    if kind == "seq2seq_gru":
+        return build_seq2seq(torch)
+    if kind == "reinforce":
+        return build_reinforce(torch)
+    if kind == "vae":
+        return build_vae(torch)
     raise ValueError(kind)
 
 
