@@ -135,6 +135,22 @@ def sum_to_array(g, shape):
     return g.sum(axis=dims, keepdims=True).reshape(tuple(shape)) if dims else g.reshape(tuple(shape))
 
 
+def some_id_outside(ids, n):
+    """Whether an integer id in the array `ids` is outside [0, n), in one reduction: seen as unsigned (a
+    view, no copy), a negative id is a large one. The ops whose ids are data (class targets, embedding
+    rows, gather's index) ask it in their forwards, so that a replay of a captured step asks it of each
+    call's ids."""
+    if not ids.size:
+        return False
+    if ids.size == 1:  # a generated token's: the number itself, where a reduction of one value costs 2 us
+        return not 0 <= int(ids.item()) < n
+    u = ids if ids.dtype.kind == "u" else ids.view(_UNSIGNED[ids.dtype.itemsize])
+    return int(u.max()) >= n
+
+
+_UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}  # the unsigned dtype of each integer width
+
+
 def check_index_entries(index, n, dim):
     """PyTorch's IndexError for an entry of the 1-D integer array `index` outside [-n, n) (index_add's,
     index_fill's rule: a negative entry counts from the end). Called inside the ops' forwards, so a

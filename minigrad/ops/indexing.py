@@ -11,12 +11,13 @@ import math
 import numpy as np
 
 from .. import random as _random
+from ..autograd import recording
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module, to_device
 from ..tensor import Tensor
-from ._util import descending_key, normalize_dim, values_indices
-from .shape import Unsqueeze, _share_version
+from ._util import descending_key, normalize_dim, some_id_outside, values_indices
+from .shape import Unsqueeze, _share_version, _view_of
 
 
 def _sequence_as_tuple(index):
@@ -336,6 +337,10 @@ def getitem(self, index):
     """
     if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu":  # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
+    if type(index) is int and not (self.requires_grad and state.grad_enabled) and recording.hook.recorder is None:
+        a = self.array  # `t[i]` with nothing to record (iterating over a tensor, a sequence's step): the view alone
+        if a.ndim and -a.shape[0] <= index < a.shape[0]:
+            return _view_of(self, a[index] if a.ndim > 1 else a[index, ...])  # (1-D: a 0-d view, not a copy)
     ints = _ints_in_range(index, self.array.shape)
     # `t[i]`, `x[:, i, :]`, and `P[i, j]` when nothing is recorded: one select step, as below
     if ints == 1 or ints and not (self.requires_grad and state.grad_enabled):
@@ -420,16 +425,32 @@ def _along(xp, dim, index, shape):
     gather's and scatter's. The entries are checked here, in the ops' forwards (so a replay of a
     captured step checks each call's index), as PyTorch checks them: numpy would wrap a negative one."""
     n = shape[dim] if shape else 1
-    if index.size:
-        hi, lo = builtins.int(index.max()), builtins.int(index.min())
-        if hi >= n or lo < 0:  # PyTorch refuses negative indices here
-            raise RuntimeError(f"index {hi if hi >= n else lo} is out of bounds for dimension {dim} with size {n}")
-    idx = list(xp.indices(index.shape, sparse=True))
-    if idx:
-        idx[dim] = index
-    else:  # a 0-d index of a 0-d input
+    if some_id_outside(index, n):
+        hi, lo = builtins.int(index.max()), builtins.int(index.min())  # PyTorch refuses negative indices here
+        raise RuntimeError(f"index {hi if hi >= n else lo} is out of bounds for dimension {dim} with size {n}")
+    if not index.ndim:  # a 0-d index of a 0-d input
         return index
+    idx = list(_grids(xp, index.shape))
+    idx[dim] = index
     return tuple(idx)
+
+
+def _grids(xp, shape):
+    """xp.indices(shape, sparse=True): for numpy, made once per shape and kept read only (they only ever
+    index), as gather's index of a batch takes one shape call after call."""
+    if xp is not np:
+        return xp.indices(shape, sparse=True)
+    grids = _GRIDS.get(shape)
+    if grids is None:
+        if len(_GRIDS) > 256:
+            _GRIDS.clear()
+        grids = _GRIDS[shape] = np.indices(shape, sparse=True)
+        for g in grids:
+            g.flags.writeable = False
+    return grids
+
+
+_GRIDS = {}
 
 
 def check_index_shape(op, input, dim, index, src=None):

@@ -23,9 +23,20 @@ def _share_version(out, base):
     owner = out.array.base  # numpy and cupy name the array that owns the memory (or its view's base)
     if owner is not None and (owner is base.array or owner is base.array.base
                               or array_module(out.array).may_share_memory(out.array, base.array)):
-        out._version_counter = base._version_counter
-        out._base = base if base._base is None else base._base
-        out._view_version = base._version_counter[0]
+        _as_view(out, base)
+    return out
+
+
+def _as_view(out, base):
+    out._version_counter = base._version_counter
+    out._base = base if base._base is None else base._base
+    out._view_version = base._version_counter[0]
+
+
+def _view_of(base, array):
+    """A new tensor on `array`, a view of `base`'s array, recording nothing: base's version counter shared."""
+    out = Tensor(array)
+    _as_view(out, base)
     return out
 
 

@@ -675,6 +675,22 @@ def test_a_running_sum_in_place_keeps_the_general_checks():
     assert base.grad_fn.name() == "CopySlices"
 
 
+def test_gathers_backward_sums_repeats_and_refuses_an_index_written_since(torch):
+    x = np.arange(12.0).reshape(3, 4)
+    index = [[0, 0, 3], [2, 2, 2], [1, 0, 1]]
+    grads = []
+    for lib in (mg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        (t.gather(1, lib.tensor(index)) * lib.tensor([[1.0, 2.0, 3.0]])).sum().backward()
+        grads.append(t.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    t, i = leaf(3, 4), mg.tensor(index)
+    y = t.gather(1, i)
+    i.add_(1)
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0 instead"):
+        y.sum().backward()
+
+
 def test_inplace_under_no_grad_on_leaf_is_allowed():
     x = leaf(3)
     with mg.no_grad():

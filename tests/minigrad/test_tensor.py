@@ -465,6 +465,27 @@ def test_iteration_and_indexing_helpers():
     assert mg.is_tensor(t) and not mg.is_tensor(1)
 
 
+def test_an_int_index_recording_nothing_is_a_view_as_torchs(torch):
+    # `t[i]` with nothing to record (iterating, a sequence's step) is the view alone: memory, version
+    # counter and base shared with t, a 1-D tensor's entry a 0-d view; a gradient-recording t[i] is a node
+    for lib in (mg, torch):
+        t = lib.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+        row, entry = t[1], t[1][0]
+        assert tuple(row.shape) == (2,) and tuple(entry.shape) == () and row._base is t and entry._base is t
+        entry.add_(10)  # a 0-d view, not a copy: the write reaches t, and every view sees t's new version
+        assert t[1, 0].item() == 12.0 and t._version == row._version == entry._version == 1
+        assert t[-1].tolist() == [4.0, 5.0] and row.grad_fn is None
+        with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+            t[3]
+        w = lib.ones(3, 2, requires_grad=True)
+        assert w[0].grad_fn.name() == "SelectBackward0"
+        with lib.no_grad():
+            assert w[0].grad_fn is None
+    assert [r.array.base is not None for r in mg.ones(2, 3)] == [True, True]
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        list(mg.tensor(1.0))
+
+
 def test_contiguity_and_strides(torch):
     t, w = mg.zeros(2, 3), torch.zeros(2, 3)
     assert t.stride() == w.stride() and t.is_contiguous()
