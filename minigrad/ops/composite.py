@@ -16,6 +16,7 @@ from . import shape as shape_ops  # (many functions here have a local named shap
 from ..autograd import recording
 from .array_op import array_op
 from ._util import binary_operands, check_index_entries, normalize_dim
+from ._util import broadcast_shapes as _broadcast_pair  # (two shapes; broadcast_shapes below takes many)
 
 # ---- aliases ------------------------------------------------------------------------------------------
 absolute, divide, true_divide, multiply, subtract, negative = elementwise.abs, elementwise.div, elementwise.div, elementwise.mul, elementwise.sub, elementwise.neg
@@ -1109,12 +1110,12 @@ def broadcast_shapes(*shapes):
 
 def broadcast_tensors(*tensors):
     """Views of the tensors expanded to their common broadcast shape (a tuple)."""
-    from ._util import broadcast_shapes as pair
-
     ts = _flat(tensors)
     shape = ()
     for t in ts:
-        shape = pair(shape, tuple(t.array.shape))
+        s = t.array.shape
+        if s != shape:
+            shape = _broadcast_pair(shape, s)
     return tuple(shape_ops.expand(t, shape) for t in ts)
 
 
