@@ -264,6 +264,7 @@ def _array_step_backward(w, i, step, forward):
     for s, arg in zip(step.slots, forward.node_meta[0]):
         if s is not None:
             w.line(f"env[{s}] = out[{positions.index(arg)}]")
+    w.line("out = None  # (a leaf adopts a gradient without a copy only where nothing else holds it, as in the engine)")
     w.stored_arrays(step.slots)
     if step.frees_ctx:
         w.line(f"ctxs[{step.fwd}] = None")
@@ -318,5 +319,6 @@ def _backward(w, i, step, forward_cls):
             w.line(f"env[{s}] = out[{k}] if len(out) > {k} else None")
             w.tensor_slots.discard(s)
             w.array_slots.discard(s)
+    w.line("out = None  # (as in _array_step_backward: no second holder of the gradients)")
     if step.frees_ctx:
         w.line(f"{node} = None")

@@ -1449,3 +1449,37 @@ def test_an_array_forward_given_another_shape_than_at_capture_runs_the_op_as_usu
             assert got.shape == want.shape == (seed + 1, 3)
             assert np.array_equal(got.array, want.array)
     assert "_array" in next(iter(f.cache.values())).code
+
+
+def test_a_replay_hands_each_gradient_to_its_leaf_as_eager_does(monkeypatch):
+    # the engine lets a leaf adopt its first gradient without a copy when nothing else holds it; a replay's
+    # generated code must not keep a second reference (a backward's result tuple, say), or every step would
+    # copy every parameter's gradient
+    from minigrad.autograd import engine
+
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    opt = nn.optim.Adam(model.parameters())
+    x = _t(5, 8)
+
+    def step():
+        opt.zero_grad()
+        model(x).square().mean().backward()
+        opt.step()
+
+    answers = []
+    real = engine.reusable
+
+    def asked(grad, holders):  # (this wrapper's argument is one more holder: counted)
+        answers.append(real(grad, holders + 1))
+        return answers[-1]
+
+    monkeypatch.setattr(engine, "reusable", asked)
+    step()
+    eager = list(answers)
+    compiled = minigrad.compile(step)
+    compiled()  # the capture
+    answers.clear()
+    compiled()  # a replay
+    assert compiled.stats.replays == 1 and len(eager) == 4 and all(eager)
+    assert answers == eager
