@@ -100,7 +100,7 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         if self.cache and not warned:
             self._warn(f"capturing again: {guards.explain(key, next(reversed(self.cache)))}")
-        rec = Recorder(self.name, self.fullgraph)
+        rec = Recorder(self.name, self.fullgraph, _known_tensors(objects))
         for v in inputs:
             if _is_tensor(v):
                 rec.add_input(v)

@@ -27,7 +27,7 @@ class GraphBreak(Exception):
 
 
 class Recorder:
-    def __init__(self, name, fullgraph=False):
+    def __init__(self, name, fullgraph=False, known=frozenset()):
         self.name, self.fullgraph = name, fullgraph
         self.steps = []
         self.n_slots = 0
@@ -48,8 +48,9 @@ class Recorder:
         self.object_slots = set()  # slots of live argument objects
         self.grad_of = {}  # id(a leaf's .grad after an accumulation) -> the leaf's spec (weakly, as slot_of)
         self.every_call = False  # the capture stopped at what every call of the function does (escape's)
-        self.known = frozenset()  # ids of the tensors from before the call (finish's)
+        self.known = known  # ids of the tensors from before the call (compile's guard names them; finish's again)
         self.written = []  # weak references to the memory in-place ops wrote (each array's base)
+        self.viewed = set()  # ids of the tensors a slot's value is a view of (its `_base`)
 
     # ---- slots ----------------------------------------------------------------------------
     def _track(self, obj, s):
@@ -67,8 +68,11 @@ class Recorder:
         self.values.append(_ref(value))
         arr = value.array if isinstance(value, Tensor) else value
         self.meta.append((array_module(arr), arr.dtype, arr.shape))
-        if isinstance(value, Tensor) and id(value.array) not in self.slot_of:
-            self._track(value.array, s)
+        if isinstance(value, Tensor):
+            if id(value.array) not in self.slot_of:
+                self._track(value.array, s)
+            if value._base is not None:
+                self.viewed.add(id(value._base))
         return s
 
     def value_like(self, s):
@@ -268,6 +272,35 @@ class Recorder:
 
         self._guarded(record)
         return out
+
+    def on_sum_in_place(self, target, other, record, write):
+        """`target += other` (or -=) recording a gradient (a running loss, `loss += criterion(out, y)`): the
+        out-of-place op, `record(source, other)`, is the step, and target stands for its result from here
+        on; `write(target, out)` does eager's in-place part (the values into target's memory, the node
+        its history). The op reads target as it was: a value the call computed (its slot), or, for a
+        tensor made in the call from Python values (`loss = torch.zeros(1)`), a copy of its values now,
+        the constant each replay starts from (the tensor itself ends up holding the sum)."""
+        source = target
+        if self.slot_of.get(id(target)) is None:
+            if id(target) in self.known:
+                self.on_escape("an in-place op recording a gradient into a tensor from before the call (a "
+                               "parameter, a buffer, an argument's attribute)", "a replay would not write it")
+                return write(target, self._run(record, target, other))
+            if id(target) in self.externals:  # read before this write: finish refuses a written constant
+                self.written.append(_ref(_root(target.array)))
+            source = Tensor(target.array.copy())
+        elif id(target) in self.viewed:
+            self.on_escape("an in-place op on a tensor a view was taken of", "a replay would leave the view's "
+                           "values as they were before the op")
+            return write(target, self._run(record, target, other))
+        out = record(source, other)  # (through on_apply: the step, its result in a new slot)
+        s = None if self.broken is not None else self.slot_of.get(id(out))
+        write(target, out)
+        if s is not None:  # target is the sum's value from here on, its array too (a detach() of it reads it)
+            self._track(target, s)
+            self._track(target.array, s)
+            self.values[s] = _ref(target)
+        return target
 
     def on_escape(self, what, why=None, every_call=False):
         """A value leaves the trace for Python (`item()`, `print`, a draw outside an op), or Python does

@@ -155,20 +155,24 @@ def _plain_write(self, other):
     return type(other) is float and not (grad and self.requires_grad)
 
 
-def _recorded_sum(self, other, record):
-    """`self += other` (or -=) with a gradient to record, in the usual case (a running loss `loss += l`):
-    self a float tensor that is neither a view nor a leaf requiring grad, other a tensor of its array
-    type and dtype whose shape is self's or its end. The out-of-place op's node (`record(self, other)`:
-    it saves neither input, so self's old values are not needed) becomes self's history, its values
-    written into self's memory. None, having done nothing: the general path (its checks and errors)."""
+def _sums_in_place(self, other):
+    """Whether `self += other` (or -=) records a gradient in the usual case (a running loss `loss += l`):
+    grad mode on, self a float tensor that is neither a view nor a leaf requiring grad, other a tensor of
+    its array type and dtype whose shape is self's or its end, one of them requiring grad. The
+    out-of-place op's node then becomes self's history (`_write_sum`): it saves neither input, so self's
+    old values are not needed."""
+    if type(other) is not Tensor or type(self) is not Tensor or not state.grad_enabled:
+        return False
     a, b = self.array, other.array
-    if type(self) is not Tensor or self._base is not None or (self.requires_grad and self.grad_fn is None) \
-            or not (self.requires_grad or other.requires_grad) or type(a) is not np.ndarray \
-            or type(b) is not np.ndarray or b.dtype != a.dtype or a.dtype.kind != "f" or not a.flags.writeable \
-            or not (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:]):
-        return None
-    out = record(self, other)
-    np.copyto(a, out.array)
+    return (self._base is None and not (self.requires_grad and self.grad_fn is None)
+            and (self.requires_grad or other.requires_grad) and type(a) is np.ndarray and type(b) is np.ndarray
+            and b.dtype == a.dtype and a.dtype.kind == "f" and a.flags.writeable
+            and (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:]))
+
+
+def _write_sum(self, out):
+    """self becomes `out`, the out-of-place sum: its values written into self's memory, its node self's history."""
+    np.copyto(self.array, out.array)
     self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
     self._version_counter[0] += 1
     return self
@@ -178,8 +182,11 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None):
     ufunc = getattr(np, name)
 
     def method(self, other, *args, **kwargs):
-        if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
-            return recording.hook.recorder.on_inplace(method, self, (other, *args), kwargs)
+        recorder = recording.hook.recorder
+        if recorder is not None:  # minigrad.compile is capturing: it runs and records this
+            if record_sum is not None and not args and not kwargs and _sums_in_place(self, other):
+                return recorder.on_sum_in_place(self, other, record_sum, _write_sum)
+            return recorder.on_inplace(method, self, (other, *args), kwargs)
         # the common case: the numpy call alone (an SGD step's `p.data.add_(p.grad.data, alpha=-lr)` too)
         scale = kwargs["alpha"] if kwargs and len(kwargs) == 1 and "alpha" in kwargs else None if kwargs else 1
         if not args and type(scale) in (int, float) and _plain_write(self, other):
@@ -188,10 +195,8 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None):
             ufunc(a, o if scale == 1 else o * scale, a)  # (out given by position: cheaper)
             self._version_counter[0] += 1
             return self
-        if record_sum is not None and scale == 1 and not args and type(other) is Tensor and state.grad_enabled:
-            done = _recorded_sum(self, other, record_sum)
-            if done is not None:
-                return done
+        if record_sum is not None and scale == 1 and not args and _sums_in_place(self, other):
+            return _write_sum(self, record_sum(self, other))
         if not isinstance(other, _OPERANDS):  # (p.grad of None, say: PyTorch's words, not numpy's)
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         xp = array_module(self.array)

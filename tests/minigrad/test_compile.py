@@ -1483,3 +1483,82 @@ def test_a_replay_hands_each_gradient_to_its_leaf_as_eager_does(monkeypatch):
     compiled()  # a replay
     assert compiled.stats.replays == 1 and len(eager) == 4 and all(eager)
     assert answers == eager
+
+
+def _running_loss(model, x, y):
+    """A loss summed a row at a time into `loss = zeros(1)` by `loss += ...` (the char-RNN tutorials' loop)."""
+    loss = minigrad.zeros(1)
+    for i in range(x.shape[0]):
+        loss += F.cross_entropy(model(x[i:i + 1]), y[i:i + 1])
+    return loss
+
+
+def test_a_running_loss_summed_in_place_is_captured_bit_for_bit():
+    # `loss += part` records the out-of-place sum; the replay makes it in a slot, starting each call from
+    # the zeros the function makes (not from the capture's total, which that tensor holds afterwards)
+    batches = _batches(5)
+    eager = _train(False, lambda: _mlp(p=0.2), batches, _running_loss)
+    comp = _train(True, lambda: _mlp(p=0.2), batches, _running_loss)
+    _assert_same(eager, comp)
+    assert (comp["f"].stats.captures, comp["f"].stats.replays, comp["f"].stats.eager_calls) == (1, 4, 0)
+
+
+def test_an_in_place_sum_into_a_computed_value_and_its_limits():
+    w = minigrad.tensor(np.arange(4.0, dtype=np.float32), requires_grad=True)
+
+    def into_a_slot(x):  # h, computed in the call, summed into twice
+        h = x * w
+        h += x * 2
+        h -= w * w
+        return h.sum()
+
+    def read_before_written(x):  # the zeros read by an op before the sum is written into them
+        total = minigrad.zeros(4)
+        seen = total * 3
+        total += x * w
+        return (total + seen).sum()
+
+    def into_a_viewed_tensor(x):  # a view taken before the write must see it, which a replay would not do
+        h = x * w
+        first = h[0]
+        h += w
+        return h.sum() + first
+
+    def step_of(loss_fn):
+        def step(x):
+            w.grad = None
+            loss = loss_fn(x)
+            loss.backward()
+            return loss
+        return step
+
+    for loss_fn, replayed in ((into_a_slot, True), (read_before_written, False), (into_a_viewed_tensor, False)):
+        step = step_of(loss_fn)
+        g = minigrad.compile(step)
+        for _ in range(3):
+            x = _t(4)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RecompileWarning)
+                got, got_grad = g(x).detach(), w.grad.array.copy()
+            want = step(x).detach()
+            assert np.array_equal(got.array, want.array) and np.array_equal(got_grad, w.grad.array), loss_fn.__name__
+        assert (g.stats.replays > 0) == replayed, loss_fn.__name__
+
+
+def test_an_in_place_sum_into_a_module_buffer_runs_eagerly():
+    minigrad.manual_seed(0)
+    lin = nn.Linear(3, 3)
+    lin.register_buffer("total", minigrad.zeros(3))
+    x = _t(2, 3)
+
+    def into_the_buffer(x):
+        lin.total += lin(x).sum(0)
+        loss = lin.total.sum()
+        loss.backward()
+        return loss
+
+    h = minigrad.compile(into_the_buffer)
+    with pytest.warns(RecompileWarning, match="an in-place op recording a gradient into a tensor from before"):
+        out = h(x)
+    assert out.requires_grad and h.stats.replays == 0
+    assert np.array_equal(lin.total.detach().array, lin(x).sum(0).detach().array)  # written, as eager writes it
