@@ -280,12 +280,12 @@ class Recorder:
         its history). The op reads target as it was: a value the call computed (its slot), or, for a
         tensor made in the call from Python values (`loss = torch.zeros(1)`), a copy of its values now,
         the constant each replay starts from (the tensor itself ends up holding the sum)."""
-        source = target
-        if self.slot_of.get(id(target)) is None:
-            if id(target) in self.known:
-                self.on_escape("an in-place op recording a gradient into a tensor from before the call (a "
-                               "parameter, a buffer, an argument's attribute)", "a replay would not write it")
-                return write(target, self._run(record, target, other))
+        source, slot = target, self.slot_of.get(id(target))
+        if slot is None and id(target) in self.known or slot in self.input_slots:
+            self.on_escape("an in-place op recording a gradient into a tensor from before the call (an argument, "
+                           "a parameter, a buffer)", "a replay would not write it")
+            return write(target, self._run(record, target, other))
+        if slot is None:
             if id(target) in self.externals:  # read before this write: finish refuses a written constant
                 self.written.append(_ref(_root(target.array)))
             source = Tensor(target.array.copy())

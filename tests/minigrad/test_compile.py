@@ -1562,3 +1562,18 @@ def test_an_in_place_sum_into_a_module_buffer_runs_eagerly():
         out = h(x)
     assert out.requires_grad and h.stats.replays == 0
     assert np.array_equal(lin.total.detach().array, lin(x).sum(0).detach().array)  # written, as eager writes it
+
+    def into_the_argument(total, x):  # the caller's tensor is written, as eager writes it
+        total += lin(x).sum(0)
+        loss = total.sum()
+        loss.backward()
+        return loss
+
+    a = minigrad.compile(into_the_argument)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        for k in range(3):
+            total = minigrad.full((3,), float(k))
+            a(total, x)
+            np.testing.assert_array_equal(total.detach().array, k + lin(x).sum(0).detach().array)
+    assert a.stats.replays == 0
