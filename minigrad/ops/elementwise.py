@@ -771,7 +771,7 @@ class Clamp(Function):
     def forward(ctx, a, lo, hi):
         ctx.save(self=a)
         ctx.bounds = (lo, hi)
-        return array_module(a.array).clip(a.array, lo, hi)
+        return a.array.clip(lo, hi)  # (the array's method: what numpy's and cupy's clip() call, less a wrapper)
 
     @staticmethod
     def backward(ctx, g):  # gradient passes where lo <= a <= hi
