@@ -55,6 +55,7 @@ class CompiledFunction:
         self.warn = True  # a RecompileWarning when it captures again or runs eagerly (off for library-internal steps)
         self.cache_size_limit = None  # programs kept: None is CACHE_SIZE_LIMIT as it is at each capture
         self.always_eager = None  # why every call runs eagerly (a capture stopped at a module's attribute set)
+        self.misses_when_full = 0  # calls since the last replay that found the program cache full
         functools.update_wrapper(self, fn, updated=())
         _compiled.add(self)
 
@@ -89,13 +90,20 @@ class CompiledFunction:
             self._warn(f"capturing again: {why}")
             return self._capture(key, objects, inputs, args, kwargs, warned=True)
         self.stats.replays += 1
+        self.misses_when_full = 0
         return entry.replay(inputs)
 
     def _capture(self, key, objects, inputs, args, kwargs, warned=False):
         limit = self.cache_size_limit or CACHE_SIZE_LIMIT
         if len(self.cache) >= limit:
-            self._warn(f"running eagerly: the cache of {limit} programs is full (the calls keep changing: "
-                       f"{guards.explain(key, next(reversed(self.cache)))})")
+            why = f"the cache of {limit} programs is full (the calls keep changing: " \
+                  f"{guards.explain(key, next(reversed(self.cache)))})"
+            self.misses_when_full += 1
+            if self.misses_when_full > limit:  # as many misses again, no replay between: stop paying for the key
+                self.always_eager = why
+                self._warn(f"running eagerly from now on: {why}")
+            elif self.misses_when_full == 1:
+                self._warn(f"running eagerly: {why}")
             self.stats.eager_calls += 1
             return self.fn(*args, **kwargs)
         if self.cache and not warned:
@@ -140,6 +148,7 @@ class CompiledFunction:
         """Forget every captured program (the next call captures again)."""
         self.cache.clear()
         self.always_eager = None
+        self.misses_when_full = 0
 
 
 def _known_tensors(objects):

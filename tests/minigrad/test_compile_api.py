@@ -116,6 +116,25 @@ def test_dynamo_config_cache_size_limit_is_the_program_cache():
         minigrad._dynamo.config.cache_limit = 3
 
 
+def test_a_full_cache_missed_call_after_call_runs_eagerly_from_then_on():
+    # with the cache full, a call that misses runs eagerly; once as many calls again have missed with no
+    # replay between, the function stops computing its guard key (a cost of its own) and runs eagerly
+    f = minigrad.compile(lambda x: x * 2)
+    f.cache_size_limit = 2
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", RecompileWarning)
+        for n in (1, 2, 3, 1, 4, 5, 2):  # misses 3, 4, 5 are each followed by a replay before the third
+            assert f(minigrad.ones(n)).tolist() == [2.0] * n
+        assert f.always_eager is None and (f.stats.captures, f.stats.replays, f.stats.eager_calls) == (2, 2, 3)
+        for n in (6, 7, 8, 1):
+            assert f(minigrad.ones(n)).tolist() == [2.0] * n
+    assert f.always_eager is not None and (f.stats.replays, f.stats.eager_calls) == (2, 7)  # (1: eager too)
+    assert sum("running eagerly from now on: the cache of 2 programs is full" in str(w.message) for w in seen) == 1
+    f.reset()
+    f(minigrad.ones(1))
+    assert f.stats.captures == 3
+
+
 def test_hints_are_accepted():
     x = minigrad.ones(4, 3)
     assert minigrad._dynamo.mark_dynamic(x, 0) is None and minigrad._dynamo.mark_static(x) is None
