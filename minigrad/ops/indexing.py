@@ -337,10 +337,15 @@ def getitem(self, index):
     """
     if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu":  # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
-    if type(index) is int and not (self.requires_grad and state.grad_enabled) and recording.hook.recorder is None:
-        a = self.array  # `t[i]` with nothing to record (iterating over a tensor, a sequence's step): the view alone
-        if a.ndim and -a.shape[0] <= index < a.shape[0]:
-            return _view_of(self, a[index] if a.ndim > 1 else a[index, ...])  # (1-D: a 0-d view, not a copy)
+    if not (self.requires_grad and state.grad_enabled) and recording.hook.recorder is None:
+        # nothing to record (iterating over a tensor, a sequence's step, `x[..., :1]`, `idx[:, -T:]`): a basic
+        # index numpy takes as PyTorch does is the view alone
+        a = self.array
+        if type(index) is int:
+            if a.ndim and -a.shape[0] <= index < a.shape[0]:
+                return _view_of(self, a[index] if a.ndim > 1 else a[index, ...])  # (1-D: a 0-d view, not a copy)
+        elif type(index) is slice and a.ndim and _plain_slice(index) or type(index) is tuple and _slices_only(index, a.ndim):
+            return _view_of(self, a[index])
     ints = _ints_in_range(index, self.array.shape)
     # `t[i]`, `x[:, i, :]`, and `P[i, j]` when nothing is recorded: one select step, as below
     if ints == 1 or ints and not (self.requires_grad and state.grad_enabled):
@@ -368,6 +373,29 @@ def getitem(self, index):
         else:
             out = (Select if kind == "select" else Slice).apply(out, (slice(None),) * dim + (comp,), False)
     return _share_version(out, self)
+
+
+def _plain_slice(i):
+    """A slice of int (or no) bounds and a positive step: numpy's slicing is then PyTorch's (the bounds
+    clamped to the dim, a view), with nothing for the general path to refuse."""
+    s = i.step
+    return (s is None or type(s) is int and s > 0) and (i.start is None or type(i.start) is int) \
+        and (i.stop is None or type(i.stop) is int)
+
+
+def _slices_only(index, ndim):
+    """Whether tuple `index` is plain slices and at most one Ellipsis (not nothing), for at most `ndim` dims."""
+    n, ellipsis = 0, False
+    for i in index:
+        if type(i) is slice:
+            if not _plain_slice(i):
+                return False
+            n += 1
+        elif i is Ellipsis and not ellipsis:
+            ellipsis = True
+        else:
+            return False
+    return (n or ellipsis) and n <= ndim
 
 
 class IndexPut(Function):

@@ -486,6 +486,36 @@ def test_an_int_index_recording_nothing_is_a_view_as_torchs(torch):
         list(mg.tensor(1.0))
 
 
+SLICES = [np.s_[1:3], np.s_[-2:], np.s_[:100], np.s_[5:1], np.s_[::2], np.s_[..., :1], np.s_[:, -1:],
+          np.s_[1:, ..., ::3], np.s_[...], np.s_[:, :, 1:4:2], np.s_[-100:2, 1:]]
+
+
+@pytest.mark.parametrize("index", SLICES, ids=[str(i) for i in SLICES])
+def test_slicing_recording_nothing_is_a_view_as_torchs(torch, index):
+    # plain slices and an Ellipsis with nothing to record are numpy's view alone: PyTorch's values and
+    # shape, bounds clamped, memory and version shared with the base; the recorded path agrees
+    data = np.arange(60.0).reshape(3, 4, 5)
+    t, w = mg.tensor(data), torch.tensor(data)
+    view, want = t[index], w[index]
+    assert tuple(view.shape) == tuple(want.shape) and np.array_equal(view.numpy(), want.numpy())
+    assert view.grad_fn is None and (view._base is t or view.numel() == 0 and view._base in (t, None))
+    recorded = mg.tensor(data, requires_grad=True)[index]
+    assert np.array_equal(recorded.detach().numpy(), want.numpy())
+    if view.numel():
+        view.fill_(-1.0)
+        assert (t.numpy() == -1.0).sum() == view.numel() and t._version == view._version == 1
+
+
+def test_slicing_outside_the_plain_cases_keeps_torchs_errors(torch):
+    t, w = mg.zeros(3, 4), torch.zeros(3, 4)
+    for index in (np.s_[::-1], np.s_[:, :, :]):
+        with pytest.raises((ValueError, IndexError)) as ours:
+            t[index]
+        with pytest.raises((ValueError, IndexError)) as theirs:
+            w[index]
+        assert type(ours.value) is type(theirs.value)
+
+
 def test_contiguity_and_strides(torch):
     t, w = mg.zeros(2, 3), torch.zeros(2, 3)
     assert t.stride() == w.stride() and t.is_contiguous()
