@@ -358,7 +358,7 @@ def getitem(self, index):
         return Index.apply(self, _ints_first(idx, len(shape)), True)
     idx = tuple(builtins.int(i) if hasattr(i, "dtype") else i for i in idx)  # 0-dim integer tensors
     steps = _basic_steps(idx, shape, keep_full=isinstance(index, slice))
-    if not (self.requires_grad and state.grad_enabled) or len(steps) == 1:
+    if not (self.requires_grad and state.grad_enabled) or len(steps) <= 1:  # (none: an alias, as PyTorch records)
         if not steps:
             cls = Alias
         elif len(steps) > 1 or steps[0][0] != "unsqueeze":

@@ -501,6 +501,7 @@ def test_slicing_recording_nothing_is_a_view_as_torchs(torch, index):
     assert view.grad_fn is None and (view._base is t or view.numel() == 0 and view._base in (t, None))
     recorded = mg.tensor(data, requires_grad=True)[index]
     assert np.array_equal(recorded.detach().numpy(), want.numpy())
+    assert recorded.grad_fn.name() == torch.tensor(data, requires_grad=True)[index].grad_fn.name()  # (Alias for [...])
     if view.numel():
         view.fill_(-1.0)
         assert (t.numpy() == -1.0).sum() == view.numel() and t._version == view._version == 1
