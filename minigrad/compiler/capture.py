@@ -282,17 +282,20 @@ class Recorder:
         the constant each replay starts from (the tensor itself ends up holding the sum)."""
         source, slot = target, self.slot_of.get(id(target))
         if slot is None and id(target) in self.known or slot in self.input_slots:
-            self.on_escape("an in-place op recording a gradient into a tensor from before the call (an argument, "
-                           "a parameter, a buffer)", "a replay would not write it")
+            stop = ("an in-place op recording a gradient into a tensor from before the call (an argument, a "
+                    "parameter, a buffer)", "a replay would not write it")
+        elif slot is not None and id(target) in self.viewed:
+            stop = ("an in-place op on a tensor a view was taken of",
+                    "a replay would leave the view's values as they were before the op")
+        else:
+            stop = None
+        if stop is not None:
+            self.on_escape(*stop)
             return write(target, self._run(record, target, other))
         if slot is None:
             if id(target) in self.externals:  # read before this write: finish refuses a written constant
                 self.written.append(_ref(_root(target.array)))
             source = Tensor(target.array.copy())
-        elif id(target) in self.viewed:
-            self.on_escape("an in-place op on a tensor a view was taken of", "a replay would leave the view's "
-                           "values as they were before the op")
-            return write(target, self._run(record, target, other))
         out = record(source, other)  # (through on_apply: the step, its result in a new slot)
         s = None if self.broken is not None else self.slot_of.get(id(out))
         write(target, out)
