@@ -337,9 +337,11 @@ def getitem(self, index):
     """
     if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu":  # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
-    if not (self.requires_grad and state.grad_enabled) and recording.hook.recorder is None:
+    if not (self.requires_grad and state.grad_enabled) and recording.hook.recorder is None and (
+            self._base is None or self._view_version == self._version_counter[0]):
         # nothing to record (iterating over a tensor, a sequence's step, `x[..., :1]`, `idx[:, -T:]`): a basic
-        # index numpy takes as PyTorch does is the view alone
+        # index numpy takes as PyTorch does is the view alone (not of a view whose base was since written in
+        # place, which Function.apply gives the history of that write)
         a = self.array
         if type(index) is int:
             if a.ndim and -a.shape[0] <= index < a.shape[0]:
