@@ -283,7 +283,7 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
 
 def _randint(low, high, size, dtype, device, generator):
     rng = generator or random.generator(module_for(device))
-    return Tensor(rng.integers(low, high, size=size).astype(_dt(dtype, dtypes.int64), copy=False))  # (int64: no copy)
+    return Tensor(random.integers(rng, low, high, size).astype(_dt(dtype, dtypes.int64), copy=False))  # (int64: no copy)
 
 
 def randperm(n, dtype=None, device=None, generator=None):

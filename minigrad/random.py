@@ -218,6 +218,23 @@ def initial_seed():
     return default_generator.initial_seed()
 
 
+def integers(rng, low, high, size):
+    """Integers uniform in [low, high), an array of `size`, from `rng` (numpy's Generator, a `Generator`, or
+    the CUDA one): randint's and random_'s draw.
+
+    On the CPU, a span of at most 2**32 values takes each value as one 64-bit draw of the stream modulo the
+    span, as PyTorch's CPU randint takes its draws (its own from 32 bits); the bias, span / 2**64, is at most
+    2**-32 of a value's chance. numpy's `integers` (unbiased, by rejection) costs three times as long on a
+    batch of indices, which a small model draws at every step; it still draws the wider spans."""
+    if type(rng) is Generator:
+        rng = rng._stream()
+    span = high - low
+    if type(rng) is np.random.Generator and 0 < span <= 1 << 32:
+        drawn = (rng.bit_generator.random_raw(size) % np.uint64(span)).view(np.int64)  # (each below 2**32)
+        return drawn + low if low else drawn
+    return rng.integers(low, high, size=size)
+
+
 def generator(xp=np):
     """The default generator for array module `xp`: numpy's Generator, or the `CudaGenerator`."""
     global _cuda

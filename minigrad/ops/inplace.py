@@ -390,6 +390,8 @@ def log_normal_(self, mean=1.0, std=2.0, generator=None):  # exp(N(mean, std^2))
 def random_(self, *bounds, generator=None, **kwargs):
     """Integers uniform in [from, to): random_(to), random_(from, to), or random_() over every integer the
     dtype holds exactly ([0, 2^mantissa] for floats, as PyTorch)."""
+    from .. import random
+
     lo, hi = kwargs.pop("from", 0), kwargs.pop("to", None)
     if kwargs:
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -402,7 +404,7 @@ def random_(self, *bounds, generator=None, **kwargs):
         hi = 2 if d.kind == "b" else (1 << np.finfo(d).nmant) + 1 if d.kind == "f" else int(np.iinfo(d).max) + 1
     if lo >= hi:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
-    return _fill_draws(self, lambda rng, xp, s: rng.integers(lo, hi, size=s), generator)
+    return _fill_draws(self, lambda rng, xp, s: random.integers(rng, lo, hi, s), generator)
 
 
 def fill_diagonal_(self, fill_value, wrap=False):

@@ -75,3 +75,23 @@ def test_a_generator_is_a_stream_of_its_own(torch):
     g.set_state(state)
     np.testing.assert_array_equal(minigrad.rand(3, generator=g).numpy(), x.numpy())
     assert g.seed() == g.initial_seed()
+
+
+@pytest.mark.parametrize("low, high", [(0, 7), (-3, 3), (0, 2**32), (5, 2**40), (-(2**62), 2**62)])
+def test_randint_and_random_draw_every_value_of_the_range_alike(low, high):
+    # randint's and random_'s integers: in [low, high), each value of a small range about as often as the
+    # others, the same values again from the same seed, from a Generator as from the default stream
+    g = minigrad.Generator().manual_seed(3)
+    drawn = minigrad.randint(low, high, (70000,), generator=g).numpy()
+    assert drawn.dtype == np.int64 and drawn.min() >= low and drawn.max() < high
+    assert np.array_equal(drawn, minigrad.randint(low, high, (70000,), generator=g.manual_seed(3)).numpy())
+    if high - low <= 7:
+        counts = np.bincount(drawn - low, minlength=high - low)
+        assert counts.min() > 0.95 * 70000 / (high - low) and counts.max() < 1.05 * 70000 / (high - low)
+    else:
+        assert len(np.unique(drawn)) > 69000  # a wide range: (nearly) no value twice
+        assert abs(drawn.astype(np.float64).mean() - (low / 2 + high / 2)) < 0.02 * (high - low)
+    minigrad.manual_seed(3)
+    filled = minigrad.zeros(70000, dtype=minigrad.int64).random_(low, high).numpy()
+    assert np.array_equal(filled, drawn)
+    assert minigrad.randint(low, high, (2, 3), dtype=minigrad.float64).dtype == minigrad.float64
