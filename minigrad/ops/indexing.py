@@ -626,6 +626,10 @@ class Multinomial(Function):
     def forward(ctx, input, num_samples, replacement, generator):
         xp = array_module(input.array)
         p = input.array
+        if num_samples == 1 and p.size == p.shape[-1] and type(p) is np.ndarray:
+            drawn = _one_draw(p.reshape(-1), generator)
+            if drawn is not None:
+                return np.full(p.shape[:-1] + (1,), drawn, dtype=np.int64)
         rows = p.reshape(-1, p.shape[-1]).astype(np.float64)
         sums = rows.sum(axis=1, keepdims=True)
         # one row (a generated token's): its sum as a number, where a reduction of one value costs 2 us
@@ -655,6 +659,20 @@ class Multinomial(Function):
                 keys = xp.log(rows) + gumbel
             out = xp.argsort(-keys, axis=1)[:, :num_samples]
         return out.astype(np.int64, copy=False).reshape(p.shape[:-1] + (num_samples,))
+
+
+def _one_draw(p, generator):
+    """One index drawn from one row of weights (a generated token's), as the general code below draws it
+    (the same arithmetic in float64, the same uniform from the stream: the same index), in half its numpy
+    calls; None where a weight or the sum is out of bounds (the general code then says which)."""
+    row = p.astype(np.float64)
+    total = row.sum()
+    if not (p.size and p.min() >= 0 and 0 < total < np.inf):
+        return None
+    cdf = np.cumsum(row / total)
+    cdf[-1] = 1.0
+    u = (generator or _random.generator(np)).random()
+    return np.searchsorted(cdf, u, side="right")  # #{cdf <= u}: cdf rises up to its last entry, 1 > u
 
 
 def _refuse_row_by_row(rows, sums):

@@ -385,6 +385,24 @@ def test_multinomial_properties():
         mg.multinomial(mg.tensor([-1.0, 2.0]), 1)
 
 
+@pytest.mark.parametrize("shape", [(1, -1), (-1,)])
+def test_multinomial_one_draw_from_one_row_is_the_rows_draw_among_others(shape):
+    # one draw from one row (a generated token's) takes the same uniform and the same cumulative sum as
+    # the draws of several rows: the index a row gets from a seed is the same alone or first of several
+    rng = np.random.default_rng(5)
+    for trial in range(200):
+        n = int(rng.integers(1, 200))
+        row = (rng.random(n) ** (1 + trial % 7)).astype(np.float32)
+        row[rng.random(n) < (trial % 3) / 3] = 0.0
+        if not row.any():
+            continue
+        g = mg.Generator()
+        alone = mg.multinomial(mg.tensor(row.reshape(shape)), 1, generator=g.manual_seed(trial))
+        first = mg.multinomial(mg.tensor(np.stack([row, row[::-1]])), 1, generator=g.manual_seed(trial))
+        assert alone.shape == ((1, 1) if len(shape) == 2 else (1,)) and alone.dtype == mg.int64
+        assert alone.reshape(-1).item() == first[0, 0].item() and row[alone.reshape(-1).item()] > 0
+
+
 _BAD_ENTRY = "probability tensor contains either `inf`, `nan` or element < 0"
 _ZERO_SUM = "invalid multinomial distribution (sum of probabilities <= 0)"
 
