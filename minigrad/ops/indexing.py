@@ -11,13 +11,12 @@ import math
 import numpy as np
 
 from .. import random as _random
-from ..autograd import recording
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module, to_device
 from ..tensor import Tensor
 from ._util import descending_key, normalize_dim, some_id_outside, values_indices
-from .shape import Unsqueeze, _share_version, _view_of
+from .shape import Unsqueeze, _records_nothing, _share_version, _view_of
 
 
 def _sequence_as_tuple(index):
@@ -337,11 +336,9 @@ def getitem(self, index):
     """
     if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu":  # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
-    if not (self.requires_grad and state.grad_enabled) and recording.hook.recorder is None and (
-            self._base is None or self._view_version == self._version_counter[0]):
+    if _records_nothing(self):
         # nothing to record (iterating over a tensor, a sequence's step, `x[..., :1]`, `idx[:, -T:]`): a basic
-        # index numpy takes as PyTorch does is the view alone (not of a view whose base was since written in
-        # place, which Function.apply gives the history of that write)
+        # index numpy takes as PyTorch does is the view alone
         a = self.array
         if type(index) is int:
             if a.ndim and -a.shape[0] <= index < a.shape[0]:

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..autograd import recording
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from .. import dtypes
@@ -38,6 +39,14 @@ def _view_of(base, array):
     out = Tensor(array)
     _as_view(out, base)
     return out
+
+
+def _records_nothing(t):
+    """Whether an op on `t` alone records nothing (no gradient wanted, no minigrad.compile capture, and t
+    is no view whose base was since written in place: Function.apply gives such a view that write's
+    history), so that a view op may be the view alone."""
+    return not (t.requires_grad and state.grad_enabled) and recording.hook.recorder is None and (
+        t._base is None or t._view_version == t._version_counter[0])
 
 
 def _shape_arg(shape):
@@ -95,6 +104,8 @@ def view(input, *shape, **size):
         return _view_as_dtype(input, shape[0])
     shape = _infer_shape(_shape_arg(shape), input.array.size, input.array.shape)
     if shape == input.array.shape or input.array.flags.c_contiguous:  # contiguous memory takes any shape
+        if _records_nothing(input):
+            return _view_of(input, input.array.reshape(shape))
         return _share_version(View.apply(input, shape), input)
     xp = array_module(input.array)
     try:
@@ -133,6 +144,8 @@ def reshape(input, *shape, **kw):
         r = a.reshape(shape)
         if r.base is None or not array_module(a).may_share_memory(r, a):
             return UnsafeView.apply(Clone.apply(input), shape)
+    elif _records_nothing(input):
+        return _view_of(input, a.reshape(shape))
     return _share_version(View.apply(input, shape), input)
 
 

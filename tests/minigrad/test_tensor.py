@@ -542,6 +542,24 @@ def test_indexing_a_view_whose_base_was_since_written_from_a_gradient_records_th
     assert np.array_equal(grads[0], grads[1])
 
 
+@pytest.mark.parametrize("op", ["view", "reshape", "flatten"])
+def test_view_and_reshape_recording_nothing_share_memory_and_version(torch, op):
+    t, w = mg.arange(24.0).reshape(2, 3, 4), torch.arange(24.0).reshape(2, 3, 4)
+    args = () if op == "flatten" else ((4, -1),)
+    out, want = getattr(t, op)(*args), getattr(w, op)(*args)
+    assert out.shape == tuple(want.shape) and out.grad_fn is None and not out.requires_grad
+    out.mul_(2.0)
+    assert t._version == out._version == 1 and t[0, 0, 1].item() == 2.0
+    # the same ops on a view whose base was since written from a tensor that requires grad record that write
+    base, leaf = mg.zeros(2, 3, 4), mg.ones(2, 3, 4, requires_grad=True)
+    v = base[1:]
+    base.copy_(leaf * 3.0)
+    seen = getattr(v, op)(*args)
+    assert seen.requires_grad and seen.grad_fn is not None
+    seen.sum().backward()
+    assert leaf.grad[1].sum().item() == 36.0 and leaf.grad[0].sum().item() == 0.0
+
+
 def test_slicing_outside_the_plain_cases_keeps_torchs_errors(torch):
     t, w = mg.zeros(3, 4), torch.zeros(3, 4)
     for index in (np.s_[::-1], np.s_[:, :, :]):
