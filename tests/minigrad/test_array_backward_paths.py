@@ -2,6 +2,10 @@
 their recorded form otherwise: both give the same gradient, bit for bit, and PyTorch's values; and the
 short forward paths (stack, tril, unsqueeze, squeeze, .T, clamp between numbers) give what the general
 ones give."""
+import functools
+import itertools
+import warnings
+
 import numpy as np
 import pytest
 
@@ -138,3 +142,28 @@ def test_float_double_long_of_that_dtype_are_the_tensor_itself():
     assert x.float() is x and x.double() is not x and x.double().double() is not x
     i = minigrad.arange(3)
     assert i.long() is i and i.float().dtype == minigrad.float32
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_mean_is_numpys_mean_and_its_backward_the_recorded_one(dtype):
+    # mean over any dims runs numpy's own steps (the sum, a division by the count) without numpy's Python
+    # around them: numpy's mean bit for bit, as a number or an array, in the tensor's dtype; its backward
+    # on arrays (no create_graph) gives the recorded backward's gradient bit for bit
+    rng = np.random.default_rng(int(np.dtype(dtype).itemsize))
+    for shape in [(), (7,), (3, 5), (4, 1, 6), (2, 3, 4, 5)]:
+        a = (rng.standard_normal(shape) * 1000).astype(dtype)
+        for k in range(len(shape) + 1):
+            for dims in itertools.combinations(range(len(shape)), k):
+                for keepdim in (False, True):
+                    got = minigrad.tensor(a).mean(dims if dims else None, keepdim=keepdim and bool(dims))
+                    want = a.mean(axis=dims if dims else None, keepdims=keepdim and bool(dims))
+                    assert got.dtype == minigrad.tensor(a).dtype and got.shape == np.shape(want)
+                    assert np.array_equal(got.numpy(), want)
+                    if dims:
+                        fn = functools.partial(minigrad.Tensor.mean, dim=dims, keepdim=keepdim)
+                        g = rng.standard_normal(np.shape(want)).astype(dtype)
+                        out, plain, recorded = _grads(fn, a, g)
+                        assert np.array_equal(plain, recorded) and plain.dtype == a.dtype
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (numpy's "Mean of empty slice")
+        assert np.isnan(minigrad.zeros(0, 3).mean().item())  # an empty mean: nan, as PyTorch
