@@ -1,6 +1,7 @@
 """Reductions over dims (sum, mean, var, max, logsumexp, softmax, ...), with keepdim."""
 import builtins
 import contextlib
+import math
 import warnings
 
 import numpy as np
@@ -151,14 +152,38 @@ def _quiet():
         yield
 
 
-def _moment(method, dims, correction, keepdim):
-    """numpy's var or std (`method`, bound to the array) over `dims`: inf and nan where they arise, with
-    no warning (numpy warns when no degrees of freedom are left: silenced only then, as it costs)."""
+def _moment(a, dims, correction, keepdim, root):
+    """numpy's var (std where `root`) of array `a` over `dims`: inf and nan where they arise, with no
+    warning (numpy warns when no degrees of freedom are left: silenced only then, as it costs)."""
+    n = _count(a.shape, dims)
+    if type(a) is np.ndarray and a.dtype.itemsize >= 4 and a.ndim and n > correction:
+        return _variance(a, dims, n, correction, keepdim, root)
+    method = a.std if root else a.var
     with np.errstate(divide="ignore", invalid="ignore"):
-        if _count(method.__self__.shape, dims) > correction:
+        if n > correction:
             return method(axis=dims, ddof=correction, keepdims=keepdim)
         with _quiet():
             return method(axis=dims, ddof=correction, keepdims=keepdim)
+
+
+def _variance(a, dims, n, correction, keepdim, root):
+    """numpy's var (and std) of a float32 or float64 array, by numpy's own steps without the Python
+    around them (a small tensor's std was three times its arithmetic): the mean (a sum, a division by
+    the count as an intp), the squares of the deviations summed, a division by the degrees of freedom in
+    float64 (an intp, or a float correction's float64), then the root; the same bits."""
+    mean = np.add.reduce(a, axis=dims, keepdims=True)
+    np.true_divide(mean, np.intp(n), out=mean, casting="unsafe")
+    x = np.subtract(a, mean)
+    np.square(x, out=x)
+    total = np.add.reduce(x, axis=dims, keepdims=keepdim)
+    dof = n - correction  # (positive: the caller's check)
+    if type(total) is np.ndarray:
+        np.true_divide(total, np.intp(dof) if type(dof) is builtins.int else np.float64(dof), out=total, casting="unsafe")
+        return np.sqrt(total, out=total) if root else total
+    # one number: Python floats divide and take roots in float64 as numpy's scalars do (correctly rounded,
+    # then rounded to float32 where it is one: the same bits), at a fraction of their cost
+    total = a.dtype.type(builtins.float(total) / dof)
+    return a.dtype.type(math.sqrt(total)) if root else total
 
 
 class Var(Function):
@@ -168,7 +193,7 @@ class Var(Function):
     def forward(ctx, a, dims, correction, keepdim):
         ctx.save(self=a)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
-        return _moment(a.array.var, dims, correction, keepdim)
+        return _moment(a.array, dims, correction, keepdim, False)
 
     @staticmethod
     def backward(ctx, g):  # d(var a) = 2 (a - mean a) / (n - correction)
@@ -194,7 +219,7 @@ class Std(Function):
     def forward(ctx, a, dims, correction, keepdim):
         ctx.save(self=a)
         ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
-        return _moment(a.array.std, dims, correction, keepdim)
+        return _moment(a.array, dims, correction, keepdim, True)
 
     @staticmethod
     def backward(ctx, g):  # d(std a) = (a - mean a) / ((n - correction) std a)

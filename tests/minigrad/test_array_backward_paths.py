@@ -167,3 +167,27 @@ def test_mean_is_numpys_mean_and_its_backward_the_recorded_one(dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # (numpy's "Mean of empty slice")
         assert np.isnan(minigrad.zeros(0, 3).mean().item())  # an empty mean: nan, as PyTorch
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_and_std_are_numpys(op, dtype):
+    # var and std over any dims take numpy's own steps without its Python around them: numpy's result bit
+    # for bit (a number or an array, in the tensor's dtype), for corrections 0, 1 and 0.5; no degrees of
+    # freedom left gives inf or nan as before, without a warning
+    rng = np.random.default_rng(3)
+    for shape in [(20,), (3, 5), (4, 1, 6), (2, 3, 4, 5)]:
+        a = (rng.standard_normal(shape) * 100 + 1000).astype(dtype)
+        t = minigrad.tensor(a)
+        for k in range(1, len(shape) + 1):
+            for dims in itertools.combinations(range(len(shape)), k):
+                for keepdim in (False, True):
+                    for correction in (0, 1, 0.5):
+                        got = getattr(t, op)(dims, correction=correction, keepdim=keepdim)
+                        want = getattr(a, op)(axis=dims, ddof=correction, keepdims=keepdim)
+                        assert got.dtype == t.dtype and got.shape == np.shape(want)
+                        assert np.array_equal(got.numpy(), want, equal_nan=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        none_left = getattr(minigrad.tensor(np.ones((1, 3), dtype=dtype)), op)(0)
+    assert np.isnan(none_left.numpy()).all()
