@@ -444,6 +444,8 @@ def build_per_sample(torch, kind):
     """A sample at a time (batch 1), a step being one pass over 8 samples: name_rnn_sample (letters
     one-hot (57), hidden 128, 18 classes, names of 4-9 letters), bow_sample (60 words, 2 labels,
     sentences of 8 words)."""
+    import numpy as np
+
     nn, F = torch.nn, torch.nn.functional
     g = torch.Generator().manual_seed(0)
     if kind == "name_rnn_sample":
@@ -461,12 +463,14 @@ def build_per_sample(torch, kind):
                 return self.softmax(self.i2o(combined)), self.i2h(combined)
 
         model, criterion = NameRNN(), nn.NLLLoss()
-        samples = []
-        for n in torch.randint(4, 10, (8,), generator=g).tolist():
+        # the names drawn by numpy, not by the framework's own randint: their lengths are the step's work,
+        # the same on every framework and every version
+        rng, samples = np.random.default_rng(0), []
+        for n in rng.integers(4, 10, 8).tolist():
             line = torch.zeros(n, 1, letters)
-            for i, c in enumerate(torch.randint(0, letters, (n,), generator=g).tolist()):
+            for i, c in enumerate(rng.integers(0, letters, n).tolist()):
                 line[i][0][c] = 1
-            samples.append((line, torch.randint(0, classes, (1,), generator=g)))
+            samples.append((line, torch.tensor([int(rng.integers(0, classes))])))
 
         def step():
             for line, label in samples:
