@@ -168,12 +168,10 @@ def _moment(a, dims, correction, keepdim, root):
 
 def _variance(a, dims, n, correction, keepdim, root):
     """numpy's var (and std) of a float32 or float64 array, by numpy's own steps without the Python
-    around them (a small tensor's std was three times its arithmetic): the mean (a sum, a division by
-    the count as an intp), the squares of the deviations summed, a division by the degrees of freedom in
+    around them (a small tensor's std was three times its arithmetic): the mean (`_mean_array`), the
+    squares of the deviations summed, a division by the degrees of freedom in
     float64 (an intp, or a float correction's float64), then the root; the same bits."""
-    mean = np.add.reduce(a, axis=dims, keepdims=True)
-    np.true_divide(mean, np.intp(n), out=mean, casting="unsafe")
-    x = np.subtract(a, mean)
+    x = np.subtract(a, _mean_array(a, dims, True))
     np.square(x, out=x)
     total = np.add.reduce(x, axis=dims, keepdims=keepdim)
     dof = n - correction  # (positive: the caller's check)
@@ -246,7 +244,7 @@ class Std(Function):
 
 def _centered(a, dims):
     """a - mean(a) over `dims` (kept), of an array: what Tensor.mean then a subtraction compute."""
-    return a - a.mean(axis=dims, keepdims=True)
+    return a - _mean_array(a, dims, True)
 
 
 def _correction(unbiased, correction):
