@@ -331,27 +331,83 @@ def test_the_threads_waiting_is_read_from_linux():
         assert w is None
 
 
-def test_starting_numba_does_not_import_scipy_linalg():
-    # numba's arraymath imports all of scipy.linalg (a quarter second) only to set a flag; minigrad
-    # sets that flag itself, so the first kernel does not pay for it, and numba's own BLAS use works
-    code = (
-        "import sys, importlib.util\n"
-        "from minigrad.backends.cpu import team\n"
-        "assert team.available()\n"
-        "import numba.np.arraymath as am\n"
-        "assert 'scipy.linalg' not in sys.modules, 'scipy.linalg imported'\n"
-        "assert am._HAVE_BLAS == (importlib.util.find_spec('scipy') is not None)\n"
-        "import minigrad.nn.functional as F, minigrad\n"
-        "x = minigrad.randn(4, 5, requires_grad=True)\n"
-        "F.cross_entropy(x, minigrad.tensor([0, 1, 2, 3])).backward()  # a kernel runs\n"
-        "assert 'scipy.linalg' not in sys.modules\n"
-        "print('ok')\n"
-    )
+def run_python(code):
+    """Run `code` in a fresh interpreter from the repository's root; its stdout."""
     import subprocess
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+# a training step through the kernels of a small model (embedding, linear, GELU, layer norm,
+# cross_entropy, AdamW) on one thread; prints its loss, gradients and updated weights' bytes as hex
+STEP = """
+import hashlib, sys
+import numpy as np
+import minigrad, minigrad.nn as nn, minigrad.nn.functional as F
+minigrad.set_num_threads(1)
+minigrad.manual_seed(0)
+model = nn.Sequential(nn.Embedding(27, 16), nn.Linear(16, 64), nn.GELU(), nn.LayerNorm(64), nn.Linear(64, 27))
+opt = minigrad.optim.AdamW(model.parameters(), lr=1e-2)
+x = minigrad.tensor(np.random.default_rng(0).integers(0, 27, (8, 5)))
+for _ in range(2):
+    loss = F.cross_entropy(model(x).view(-1, 27), x.view(-1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+h = hashlib.sha256(loss.detach().numpy().tobytes())
+for p in model.parameters():
+    h.update(p.grad.numpy().tobytes())
+    h.update(p.detach().numpy().tobytes())
+print("step", h.hexdigest())
+"""
+
+
+def test_cached_kernels_load_without_numbas_registries_and_compute_the_same_bits():
+    # numba refreshes its registries (every typing and lowering rule: most of a small script's first
+    # step) before it loads a cached function; minigrad's kernels load without that, and are the same
+    # machine code: a step gives the bits it gives after a full refresh
+    run_python(STEP)  # (compiles whatever kernel the cache lacks)
+    light = run_python(STEP + "print('registries', 'numba.np.arraymath' in sys.modules)\n")
+    assert "registries False" in light
+    refreshed = run_python("from numba.core.registry import cpu_target\ncpu_target.target_context.refresh()\n" + STEP)
+    assert light.split("\n")[0] == refreshed.split("\n")[0] and light.startswith("step ")
+
+
+def test_a_compile_after_a_light_load_has_numbas_registries_and_no_scipy_linalg():
+    # numba's compiler loads the registries itself; minigrad has them import numba's numpy-function
+    # module without scipy.linalg (a quarter second, imported only to set a flag it sets itself)
+    code = STEP + (
+        "import importlib.util, numba\n"
+        "assert 'numba.np.arraymath' not in sys.modules\n"
+        "f = numba.njit(lambda a: np.cumsum(a)[-1] + len({'x': 1}))  # needs numpy's and dict's rules\n"
+        "assert f(np.arange(4.0)) == 7.0\n"
+        "import numba.np.arraymath as am\n"
+        "assert 'scipy.linalg' not in sys.modules, 'scipy.linalg imported'\n"
+        "assert am._HAVE_BLAS == (importlib.util.find_spec('scipy') is not None)\n"
+        "x = minigrad.randn(4, 5, requires_grad=True)\n"
+        "F.cross_entropy(x, minigrad.tensor([0, 1, 2, 3])).backward()  # kernels still run\n"
+        "assert 'scipy.linalg' not in sys.modules\n"
+        "print('ok')\n"
+    )
+    assert run_python(code).strip().endswith("ok")
+
+
+def test_a_users_own_numba_functions_load_as_numba_loads_them():
+    # only minigrad's kernels skip the refresh: numba's Cache class is left as it was, and a function
+    # the user compiles gets numba's own cache object
+    from numba.core.caching import Cache
+
+    original = Cache.load_overload
+    cpu_kernels.available()
+    from minigrad.backends.cpu import array_memory
+
+    array_memory._compile()  # (loads its cfuncs inside `loading_without_registries`)
+    assert Cache.load_overload is original
+    f = numba.njit(cache=False)(lambda a: a + 1)
+    assert f(1) == 2 and "load_overload" not in vars(f._cache)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -27,6 +27,8 @@ import threading
 
 import numpy as np
 
+from . import team
+
 NAME = "minigrad_aligned_64"  # what np._core.multiarray.get_handler_name() reports
 ALIGNMENT = 64
 LARGE = 1 << 16  # bytes from which an array is aligned to ALIGNMENT (below: to malloc's 16)
@@ -144,7 +146,8 @@ def _compile():
     for cache in (True, False):  # (False: no writable place for numba's cache; compiled for this process)
         try:
             _place = numba.njit(cache=cache)(_place_py)
-            return [numba.cfunc(sig, cache=cache)(fn) for fn, sig in signatures]
+            with team.loading_without_registries():  # (a cfunc is loaded, or compiled, as it is made)
+                return [numba.cfunc(sig, cache=cache)(fn) for fn, sig in signatures]
         except RuntimeError:
             if not cache:
                 raise

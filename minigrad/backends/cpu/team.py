@@ -59,6 +59,8 @@ numba's disk cache is keyed on each kernel's own source file: after editing `gem
 kernels of the files that call them (the *.nbi / *.nbc files in their __pycache__), or those
 kernels keep the old code.
 """
+import contextlib
+import functools
 import importlib.util
 import os
 import sys
@@ -84,14 +86,81 @@ def available():
                 except ImportError:
                     _numba = False
                 else:
-                    _import_arraymath_without_scipy()
+                    _compile_without_scipy_linalg(numba)
                     _define_helpers(numba)
                     _numba = numba
     return _numba is not False
 
 
+def _compile_without_scipy_linalg(numba):
+    """Have numba's registries (which its first compile loads) import its numpy-function module without
+    scipy.linalg (below). CPUContext.refresh loads them: it runs before every compile, and is
+    where numba would import that module."""
+    from numba.core.cpu import CPUContext
+
+    refresh = CPUContext.refresh
+    if getattr(refresh, "_without_scipy_linalg", False):
+        return
+
+    def refresh_without_scipy_linalg(self):
+        _import_arraymath_without_scipy()
+        refresh(self)
+
+    refresh_without_scipy_linalg._without_scipy_linalg = True
+    CPUContext.refresh = refresh_without_scipy_linalg
+
+
+def _load_cached(cache, sig, target_context):
+    """numba's `Cache.load_overload` without its first step, the target context's `refresh()`.
+
+    Before it loads a function from its disk cache, numba refreshes its target context: it imports
+    and registers every typing and lowering rule it has (~0.2 s, most of a small script's first step),
+    which only compiling uses. Loading links the cached object code against numba's runtime (NRT),
+    which is all of the refresh that loading needs (the C helpers and math functions are bound when
+    the context is made; a parallel function starts its threads in its own reload step). A miss
+    returns None, and numba then compiles, its compiler refreshing the contexts first."""
+    from numba.core.runtime import rtsys
+
+    rtsys.initialize(target_context)
+    with cache._guard_against_spurious_io_errors():
+        return cache._load_overload(sig, target_context)
+
+
+def _can_load_cached(cache):
+    """Whether numba's cache object has the layout `_load_cached` uses (else numba's own load stays)."""
+    return hasattr(cache, "_load_overload") and hasattr(cache, "_guard_against_spurious_io_errors")
+
+
+def _load_without_registries(dispatcher):
+    """Have `dispatcher` (a kernel's) load from numba's cache by `_load_cached`. Only minigrad's
+    functions load so; a user's own numba code loads as numba does it."""
+    cache = getattr(dispatcher, "_cache", None)
+    if _can_load_cached(cache):
+        cache.load_overload = functools.partial(_load_cached, cache)
+
+
+@contextlib.contextmanager
+def loading_without_registries():
+    """Within: numba's cached functions load by `_load_cached` (for `numba.cfunc`, which loads as it
+    is made). Held under numba's compiler lock, which every load takes, so no other thread's load
+    sees the swap."""
+    from numba.core.caching import Cache
+    from numba.core.compiler_lock import global_compiler_lock
+
+    with global_compiler_lock:
+        if not _can_load_cached(Cache):
+            yield
+            return
+        original = Cache.load_overload
+        Cache.load_overload = _load_cached
+        try:
+            yield
+        finally:
+            Cache.load_overload = original
+
+
 def _import_arraymath_without_scipy():
-    """Import numba's numpy-function module (which numba imports at its first kernel) without the
+    """Import numba's numpy-function module (which numba's registries import) without the
     0.24 s import of all of scipy.linalg it makes, where scipy is installed, only to set one flag:
     whether a BLAS is there for its `np.correlate`/`np.convolve` (`_HAVE_BLAS`). The flag is set to
     what that import would have found, so numba behaves as it would have (code that uses the BLAS
@@ -340,6 +409,7 @@ class kernel:
             compiled = _numba.njit(**options)(fn)
         except RuntimeError:  # no writable place for numba's cache: compile for this process only
             return _numba.njit(**dict(options, cache=False))(fn)
+        _load_without_registries(compiled)
         _say_if_compiling(compiled)
         return compiled
 
@@ -441,7 +511,9 @@ def _threading_layer_ok():
         with _lock:
             if _layer_ok is None:
                 try:
-                    _numba.njit(parallel=True, nogil=True, cache=True)(_probe)(np.zeros(4))
+                    probe = _numba.njit(parallel=True, nogil=True, cache=True)(_probe)
+                    _load_without_registries(probe)
+                    probe(np.zeros(4))
                     _launched = True
                     _layer_ok = _numba.threading_layer() in ("omp", "tbb")
                 except Exception:  # no threading layer loads: the kernels run as plain loops
