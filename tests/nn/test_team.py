@@ -370,7 +370,10 @@ def test_cached_kernels_load_without_numbas_registries_and_compute_the_same_bits
     # step) before it loads a cached function; minigrad's kernels load without that, and are the same
     # machine code: a step gives the bits it gives after a full refresh
     run_python(STEP)  # (compiles whatever kernel the cache lacks)
-    light = run_python(STEP + "print('registries', 'numba.np.arraymath' in sys.modules)\n")
+    light = run_python(STEP + "from minigrad.backends.cpu import team\n"
+                              "print('compiled', team._said_compiling, 'registries', 'numba.np.arraymath' in sys.modules)\n")
+    if "compiled True" in light:
+        pytest.skip("numba's disk cache keeps nothing here: every process compiles the kernels")
     assert "registries False" in light
     refreshed = run_python("from numba.core.registry import cpu_target\ncpu_target.target_context.refresh()\n" + STEP)
     assert light.split("\n")[0] == refreshed.split("\n")[0] and light.startswith("step ")
@@ -406,8 +409,12 @@ def test_a_users_own_numba_functions_load_as_numba_loads_them():
 
     array_memory._compile()  # (loads its cfuncs inside `loading_without_registries`)
     assert Cache.load_overload is original
-    f = numba.njit(cache=False)(lambda a: a + 1)
+    f = numba.njit(cache=True)(_users_function)
     assert f(1) == 2 and "load_overload" not in vars(f._cache)
+
+
+def _users_function(a):  # (a module-level function: numba caches it on disk)
+    return a + 1
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
