@@ -13,7 +13,8 @@ vectorizes. The CPU backend's files (gelu.py, layer_norm.py, ...) mark theirs `@
 
 Kernels are compiled on first call, once per argument types, and cached on disk by numba
 (`cache=True`: __pycache__, or numba's user cache directory when that is read-only). They release
-the GIL.
+the GIL. A cached kernel loads without numba's registries of typing and lowering rules, which only
+compiling reads (`_load_cached`): that load is most of a small script's first step otherwise.
 
 The thread team. `@kernel(parallel=True)` marks a kernel whose outer loop is a `prange` over
 independent shares; numba runs it on its OpenMP (or TBB) threads, `threads()` of them, which run
