@@ -774,22 +774,18 @@ class Clamp(Function):
         return a.array.clip(lo, hi)  # (the array's method: what numpy's and cupy's clip() call, less a wrapper)
 
     @staticmethod
-    def backward(ctx, g):  # gradient passes where lo <= a <= hi
+    def backward(ctx, g):  # gradient passes where lo <= a <= hi (never at a NaN: its comparisons are false)
         a = ctx._saved_self
-        lo, hi = ctx.bounds
+        lo, hi = ctx.bounds  # (one at least is a number: clamp checks)
         if not g.requires_grad and g.array.dtype == a.array.dtype:  # nothing to record: the same steps on arrays
             x = a.array
-            keep = x == x
-            if lo is not None:
-                keep &= x >= lo
+            keep = x >= lo if lo is not None else None
             if hi is not None:
-                keep &= x <= hi
+                keep = x <= hi if keep is None else keep & (x <= hi)
             return Tensor(array_module(x).where(keep, g.array, g.array.dtype.type(0))), None, None
-        mask = a == a
-        if lo is not None:
-            mask = mask & (a >= lo)
+        mask = a >= lo if lo is not None else None
         if hi is not None:
-            mask = mask & (a <= hi)
+            mask = a <= hi if mask is None else mask & (a <= hi)
         return where(mask, g, 0.0), None, None
 
 

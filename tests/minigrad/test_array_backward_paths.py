@@ -43,6 +43,8 @@ CASES = {
     "clamp(min=0)": lambda x: x.clamp(min=0),
     "clamp(max=0.5)": lambda x: x.clamp(max=0.5),
     "clamp(2, -2)": lambda x: x.clamp(2, -2),
+    "clamp(min=nan)": lambda x: x.clamp(min=float("nan")),
+    "clamp(-1, nan)": lambda x: x.clamp(-1, float("nan")),
     "x / x.sum(-1, keepdim)": lambda x: x / (x.sum(-1, keepdim=True) + 20.0),  # Div: a broadcast divisor too
     "3 / x": lambda x: 3.0 / (x + 7.5),
     "gather(1)": lambda x: x.gather(1, (x > 99).long()[:, :2]),  # (column 0 picked twice a row: summed back)
