@@ -11,7 +11,6 @@ from . import functional, init, optim, utils
 from .module import Module
 from .modules import GELU, Dropout, Embedding, Identity, LayerNorm, Linear, ModuleDict, ModuleList, ReLU, Sequential, Tanh
 from .parameter import Parameter
-from .serialization import CheckpointError, load, save
 
 __all__ = [
     "Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "GELU", "ReLU", "Tanh", "Identity",
@@ -97,3 +96,13 @@ __all__ += [
 from .modules import EmbeddingBag  # noqa: E402
 
 __all__ += ["EmbeddingBag"]
+
+
+def __getattr__(name):
+    # nn.save, nn.load and CheckpointError come from nn/serialization.py, imported on first use: it
+    # brings safetensors and minigrad's checkpoint code, which a script that saves nothing never needs
+    if name in ("save", "load", "CheckpointError"):
+        from . import serialization
+
+        return getattr(serialization, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
