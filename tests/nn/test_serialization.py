@@ -232,3 +232,24 @@ def test_temporaries_are_the_files_a_cut_off_save_leaves(tmp_path, monkeypatch):
     (tmp_path / ".ckpt.safetensors.mine.tmp").write_text("not a save's")
     assert temporaries(path) == [left[0]]
     assert temporaries(tmp_path / "best.safetensors") == []
+
+
+def test_nn_loads_its_checkpoint_code_on_first_use(tmp_path):
+    # a script that saves nothing does not import safetensors; nn.save, nn.load and CheckpointError
+    # are there all the same, the first use importing them
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import minigrad, minigrad.nn as nn\n"
+        "assert 'safetensors' not in sys.modules and 'nn.serialization' not in sys.modules\n"
+        "from nn import CheckpointError, load, save\n"
+        f"save({{'w': minigrad.ones(2)}}, {str(tmp_path / 'w.safetensors')!r})\n"
+        f"assert load({str(tmp_path / 'w.safetensors')!r})['w'].tolist() == [1.0, 1.0]\n"
+        "assert nn.save is save and issubclass(CheckpointError, Exception)\n"
+        "print('ok')\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
