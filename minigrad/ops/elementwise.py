@@ -781,7 +781,10 @@ class Clamp(Function):
             x = a.array
             keep = x >= lo if lo is not None else None
             if hi is not None:
-                keep = x <= hi if keep is None else keep & (x <= hi)
+                if keep is None:
+                    keep = x <= hi
+                else:
+                    keep &= x <= hi  # (into the first comparison's array: no third one)
             return Tensor(array_module(x).where(keep, g.array, g.array.dtype.type(0))), None, None
         mask = a >= lo if lo is not None else None
         if hi is not None:
