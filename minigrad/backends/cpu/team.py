@@ -87,13 +87,13 @@ def available():
                 except ImportError:
                     _numba = False
                 else:
-                    _compile_without_scipy_linalg(numba)
+                    _compile_without_scipy_linalg()
                     _define_helpers(numba)
                     _numba = numba
     return _numba is not False
 
 
-def _compile_without_scipy_linalg(numba):
+def _compile_without_scipy_linalg():
     """Have numba's registries (which its first compile loads) import its numpy-function module without
     scipy.linalg (below). CPUContext.refresh loads them: it runs before every compile, and is
     where numba would import that module."""
