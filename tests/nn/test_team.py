@@ -379,6 +379,34 @@ def test_cached_kernels_load_without_numbas_registries_and_compute_the_same_bits
     assert light.split("\n")[0] == refreshed.split("\n")[0] and light.startswith("step ")
 
 
+# attention (with dropout and without, on the team and on this thread) and max_pool2d's kernels, forward and backward
+KERNELS_WITH_SCRATCH = """
+import sys
+import numpy as np
+import minigrad, minigrad.nn.functional as F
+minigrad.manual_seed(0)
+for B, T, H, threads in ((2, 8, 9, 1), (8, 128, 96, 2)):  # (the second large enough for the team)
+    minigrad.set_num_threads(threads)
+    q = minigrad.randn(B, 2, T, 16, requires_grad=True)
+    y = F.scaled_dot_product_attention(q, q, q, is_causal=True) + F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    y.sum().backward()
+    x = minigrad.randn(2, 4, H, H, requires_grad=True)
+    (F.max_pool2d(x, 3, 1) + F.max_pool2d(x, 3, 1, 1)[..., :H - 2, :H - 2]).sum().backward()
+from minigrad.backends.cpu import team
+print('compiled', team._said_compiling, 'arrayobj', 'numba.np.arrayobj' in sys.modules)
+"""
+
+
+def test_kernels_take_their_scratch_arrays_from_outside():
+    # an array made inside a numba function has its cached code name numba's array module, which
+    # loading it imports (~30 ms of a GPT's first step): the kernels that need room get it passed in
+    run_python(KERNELS_WITH_SCRATCH)  # (compiles whatever kernel the cache lacks)
+    out = run_python(KERNELS_WITH_SCRATCH)
+    if "compiled True" in out:
+        pytest.skip("numba's disk cache keeps nothing here: every process compiles the kernels")
+    assert "arrayobj False" in out, out
+
+
 def test_a_compile_after_a_light_load_has_numbas_registries_and_no_scipy_linalg():
     # numba's compiler loads the registries itself; minigrad has them import numba's numpy-function
     # module without scipy.linalg (a quarter second, imported only to set a flag it sets itself)

@@ -28,10 +28,16 @@ def forward(out, q, k, v, keep, dscale, scale, is_causal):
     S = k.shape[-2]
     n_items = B * H
     P = np.empty((B, H, L, S), dtype=q.dtype) if _keeps_probabilities(L, S, q.shape[-1], v.shape[-1]) else None
-    P3 = np.empty((0, L, S), q.dtype) if P is None else P.reshape(n_items, L, S)  # empty: a scratch per item
+    group = _items_per_group(L, S, q.itemsize)
+    # not kept: each item of a group has its probabilities in a scratch array of the group's
+    P3 = P.reshape(n_items, L, S) if P is not None else np.empty((min(group, n_items), L, S), q.dtype)
     spans = _spans(L, S, is_causal)
     plan = blas.gemm_address(q.dtype)
-    _fused_forward(out, P3, 0, q, k, v, keep, dscale, 0, n_items, scale, spans, is_causal, plan, True)
+    on_team = _shared_out(n_items, q, k)  # (decided for the whole job: any grouping gives the same bits)
+    for lo in range(0, n_items, group):
+        hi = min(n_items, lo + group)
+        _fused_forward(out, P3, 0 if P is not None else lo, q, k, v, keep, dscale, lo, hi, scale, spans, is_causal,
+                       plan, True, on_team)
     return P
 
 
@@ -52,8 +58,10 @@ def backward(g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
     dscale_, scale_, zero, one = _constants(q.dtype, dscale, scale)
     # forward's probabilities: kept, or made again, exactly as the forward made them, for a group
     # of items at a time (`gq` stands in for the output, which is not written)
-    group = n_items if P is not None else _items_per_group(L, S, q.itemsize)
+    group = _items_per_group(L, S, q.itemsize)
     P3 = P.reshape(n_items, L, S) if P is not None else np.empty((min(group, n_items), L, S), q.dtype)
+    gP = np.empty((min(group, n_items), L, S), q.dtype)  # each item's gradient of its probabilities
+    dropped = _dropped_scratch(keep, min(group, n_items), L, S, q.dtype)
     on_team = _shared_out(n_items, q, k)  # (decided for the whole job: any grouping gives the same bits)
     for lo in range(0, n_items, group):
         hi = min(n_items, lo + group)
@@ -62,8 +70,8 @@ def backward(g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
             _fused_forward(gq, P3, p0, q, k, v, None, 1.0, lo, hi, scale, spans, is_causal, plan, False, on_team)
         run = _attention_items_backward if on_team else _attention_items_backward.plain
         with blas.team_gemm_context(q.dtype):
-            run(gq, gk, gv, g, P3, p0, q, k, v, _NO_MASK if keep is None else keep, dscale_, spans, lo, hi,
-                scale_, zero, one, *plan)
+            run(gq, gk, gv, g, P3, p0, gP, dropped, q, k, v, _NO_MASK if keep is None else keep, dscale_, spans,
+                lo, hi, scale_, zero, one, *plan)
 
 
 def _fused_gemm(ok, *arrays):
@@ -96,17 +104,24 @@ def _keeps_probabilities(L, S, E, Ev):
 
 
 def _fused_forward(out, P3, p0, q, k, v, keep, dscale, lo, hi, scale, spans, causal, gemm, with_output, on_team=None):
-    """Items lo:hi of the fused forward, on the kernels' thread team or on this thread (`team`; by
-    default, by their size); item i's probabilities into P3[i - p0], or, where P3 is empty (none
-    kept), into a scratch array of each item's own. `keep`: dropout's mask (B, H, L, S) of the
-    probabilities, kept ones scaled by `dscale`, or None."""
+    """Items lo:hi of the fused forward, on the kernels' thread team or on this thread (`on_team`; by
+    default, by their size); item i's probabilities into P3[i - p0]. `keep`: dropout's mask
+    (B, H, L, S) of the probabilities, kept ones scaled by `dscale`, or None."""
     if on_team is None:  # on the thread team or on this thread (see _shared_out)
         on_team = _shared_out(hi - lo, q, k)
     run = _attention_items if on_team else _attention_items.plain
+    dropped = _dropped_scratch(keep if with_output else None, hi - lo, P3.shape[1], P3.shape[2], q.dtype)
     dscale, scale, zero, one = _constants(q.dtype, dscale, scale)
     with blas.team_gemm_context(q.dtype):
-        run(out, P3, p0, q, k, v, _NO_MASK if keep is None else keep, dscale, spans, lo, hi, scale, causal,
+        run(out, P3, p0, dropped, q, k, v, _NO_MASK if keep is None else keep, dscale, spans, lo, hi, scale, causal,
             zero, one, with_output, *gemm)
+
+
+def _dropped_scratch(keep, n, L, S, dtype):
+    """Room for the dropped-out probabilities of n items (none without dropout). The kernels take
+    their scratch arrays from here rather than make them: an array made inside a numba function
+    makes loading it from numba's cache import numba's array module (~30 ms of a first step)."""
+    return np.empty((n if keep is not None else 0, L, S), dtype)
 
 
 @functools.lru_cache(maxsize=64)
@@ -146,16 +161,16 @@ def _items_per_group(L, S, itemsize):
 # team (each item is computed alike on any thread). Scores and exp only for the keys a row sees
 # (causal), in row chunks (as _causal_chunks cuts them).
 @team.kernel(parallel=True)
-def _attention_items(out, P, p0, q, k, v, keep, dscale, spans, lo, hi, scale, causal, zero, one, with_output,
+def _attention_items(out, P, p0, D, q, k, v, keep, dscale, spans, lo, hi, scale, causal, zero, one, with_output,
                      address, ilp64):
-    B, H, L, E = q.shape  # P: (items, L, S), item i's probabilities at P[i - p0]; empty: not kept
+    B, H, L, E = q.shape  # P: (items, L, S), item i's probabilities at P[i - p0]
     S, Ev = k.shape[2], v.shape[3]  # keep: dropout's (B, H, L, S) mask, or empty
     it = q.itemsize
     for item in team.prange(lo, hi):
         b = item // H
         h = item - b * H
-        Pi = P[item - p0] if P.shape[0] else np.empty((L, S), dtype=q.dtype)
-        Pd = np.empty((L if keep.size else 0, S), dtype=q.dtype)  # the dropped-out probabilities
+        Pi = P[item - p0]
+        Pd = D[item - lo] if D.shape[0] else Pi  # (room for) the dropped-out probabilities
         qi, ki, vi, oi = q[b, h], k[b, h], v[b, h], out[b, h]
         for c in range(spans.shape[0]):
             r0, r1, c1 = spans[c, 0], spans[c, 1], spans[c, 2]
@@ -205,18 +220,18 @@ def _dropped(out, x, keep, cols, dscale):  # out[:, :cols] = x keep dscale: drop
 # The backward of one item after another, each in one compiled call (as _attention_items): four
 # BLAS products and the softmax's gradient, on the saved P (zero where a row sees no key).
 @team.kernel(parallel=True)
-def _attention_items_backward(gq, gk, gv, g, P, p0, q, k, v, keep, dscale, spans, lo, hi, scale, zero, one, address,
-                              ilp64):
-    B, H, L, E = q.shape
+def _attention_items_backward(gq, gk, gv, g, P, p0, GP, D, q, k, v, keep, dscale, spans, lo, hi, scale, zero, one,
+                              address, ilp64):
+    B, H, L, E = q.shape  # GP: (hi - lo, L, S), room for each item's gradient of its probabilities
     S, Ev = k.shape[2], v.shape[3]
     it = q.itemsize
     whole = spans.shape[0] == 1
     for item in team.prange(lo, hi):
-        gP = np.empty((L, S), dtype=P.dtype)  # each item's own (numba makes it once per thread)
-        Pd = np.empty((L if keep.size else 0, S), dtype=P.dtype)  # the dropped-out probabilities
         b = item // H
         h = item - b * H
         Pi, gi, qi, ki, vi = P[item - p0], g[b, h], q[b, h], k[b, h], v[b, h]
+        gP = GP[item - lo]
+        Pd = D[item - lo] if D.shape[0] else Pi  # (room for) the dropped-out probabilities
         gqi, gki, gvi = gq[b, h], gk[b, h], gv[b, h]
         if not whole:  # key and value rows gather gradient from every chunk of queries after them
             gki[:, :] = zero

@@ -45,10 +45,16 @@ def forward(x, kernel, stride, dilation, padding, out):
     idx = np.empty(shape, dtype=np.int64)
     args = (N * C, H, W, int(out[0]), int(out[1]), int(kernel[0]), int(kernel[1]), int(stride[0]), int(stride[1]),
             int(dilation[0]), int(dilation[1]), int(padding[0]), int(padding[1]), x.dtype.type(-np.inf))
-    if planes.size >= team.TEAM_MIN_ELEMENTS and _forward_team.on_team():
-        _forward_team(y.reshape(-1), idx.reshape(-1), planes, *args, _forward_team.threads())
+    separable = stride[0] < (kernel[0] - 1) * dilation[0] + 1  # (as _forward decides)
+    parts = _forward_team.threads() if planes.size >= team.TEAM_MIN_ELEMENTS and _forward_team.on_team() else 0
+    # room for each share's row maxima and their positions (made here: an array made inside a numba function
+    # makes loading it from numba's cache import numba's array module, ~30 ms of a first step)
+    n = H * int(out[1]) if separable else 0
+    hv, hpos = np.empty((max(parts, 1), n), dtype=x.dtype), np.empty((max(parts, 1), n), dtype=np.int64)
+    if parts:
+        _forward_team(y.reshape(-1), idx.reshape(-1), planes, *args, hv, hpos, parts)
     else:
-        _forward(y.reshape(-1), idx.reshape(-1), planes, 0, *args)
+        _forward(y.reshape(-1), idx.reshape(-1), planes, 0, *args, hv[0], hpos[0])
     return y, idx
 
 
@@ -67,11 +73,10 @@ def backward(g, idx, shape):
 
 
 @team.kernel
-def _forward(y, idx, x, lo, hi, H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, low):
-    # planes [lo, hi) of x (P, H, W) -> y, idx (P, OH, OW), all three flat
+def _forward(y, idx, x, lo, hi, H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, low, hv, hpos):
+    # planes [lo, hi) of x (P, H, W) -> y, idx (P, OH, OW), all three flat; hv, hpos (H * OW,) where separable:
+    # room for each input row's maxima over the windows' columns and where they are
     separable = sh < (kh - 1) * dh + 1  # windows overlap vertically: an input row serves several output rows
-    hv = np.empty(H * OW if separable else 0, dtype=x.dtype)  # each input row's maxima over the windows' columns
-    hpos = np.empty(H * OW if separable else 0, dtype=np.int64)  # and where they are
     for p in range(lo, hi):
         o = p * H * W
         if separable:
@@ -241,10 +246,10 @@ def _backward(gx, g, idx, lo, hi):  # planes [lo, hi) of gx (P, H W) = zeros, g 
 
 
 @team.kernel(parallel=True)
-def _forward_team(y, idx, x, P, H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, low, parts):
+def _forward_team(y, idx, x, P, H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, low, hv, hpos, parts):
     for p in team.prange(parts):
         lo, hi = team.share(P, p, parts, 1)
-        _forward(y, idx, x, lo, hi, H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, low)
+        _forward(y, idx, x, lo, hi, H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, low, hv[p], hpos[p])
 
 
 @team.kernel(parallel=True)
