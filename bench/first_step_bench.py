@@ -61,7 +61,7 @@ print("RESULT", json.dumps({{"import": t1 - t0, "build": t2 - t1, "first": t3 - 
 """
 
 TRAIN_FLAGS = ["--n_layer=1", "--n_head=2", "--n_embd=32", "--block_size=16", "--batch_size=4", "--eval_iters=1",
-               "--max_iters=6", "--eval_interval=1000", "--log_interval=1", "--peak_flops=1e12", "--progress=False",
+               "--max_iters=6", "--eval_interval=1000", "--log_interval=1", "--progress=False",
                "--overwrite=True"]
 
 

@@ -9,23 +9,34 @@ import numpy as np
 import minigrad
 
 
-def measure_peak_flops(device="cpu", n=1024, runs=5):
+def measure_peak_flops(device="cpu", n=None, runs=5):
     """This machine's float32 matmul FLOP/s, the best of `runs` (n, n) products: what MFU is a
-    share of. The operands are constants, so the measurement never draws from a random stream."""
+    share of. By default n is the first of 512, 1024, 2048 whose product takes 1 ms or more here:
+    large enough that a product's fixed costs (its threads' start and join) do not show, small
+    enough not to delay the first step (docs/performance.md: 512 measures what 1024 does on 1 and 2
+    threads, in a tenth of the time). The operands are constants, so the measurement never draws
+    from a random stream."""
     from minigrad.device import array_module
 
-    a = minigrad.full((n, n), 0.5, dtype=minigrad.float32, device=device).array
-    xp = array_module(a)
-    out = xp.empty_like(a)
-    xp.matmul(a, a, out=out)  # warm-up (thread pools, cuBLAS handles)
-    best = float("inf")
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        xp.matmul(a, a, out=out)
-        if xp is not np:
-            xp.cuda.Device().synchronize()
-        best = min(best, time.perf_counter() - t0)
-    return 2 * n**3 / best
+    for size in (n,) if n else (512, 1024, 2048):
+        a = minigrad.full((size, size), 0.5, dtype=minigrad.float32, device=device).array
+        xp = array_module(a)
+        out = xp.empty_like(a)
+        xp.matmul(a, a, out=out)  # warm-up (thread pools, cuBLAS handles)
+        best = _product_seconds(xp, a, out)
+        if best >= 1e-3:
+            break
+    for _ in range(runs - 1):
+        best = min(best, _product_seconds(xp, a, out))
+    return 2 * size**3 / best
+
+
+def _product_seconds(xp, a, out):
+    t0 = time.perf_counter()
+    xp.matmul(a, a, out=out)
+    if xp is not np:
+        xp.cuda.Device().synchronize()
+    return time.perf_counter() - t0
 
 
 def memory_bytes(device="cpu"):

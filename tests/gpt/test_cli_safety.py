@@ -450,3 +450,22 @@ def test_8_nanogpts_compile_and_dtype_knobs(run_dir):
     assert bad.returncode == 2 and one_line(bad.stderr).startswith(
         "sample.py: error: argument --compile: expected True or False, got 'maybe'")
     assert checkpoint_hashes(out) == before
+
+
+def test_6_the_peak_is_measured_on_the_first_size_whose_product_takes_a_millisecond(monkeypatch):
+    # a product too small for the machine shows its fixed costs, not the peak: 512 first, larger only where
+    # it runs in under a millisecond (a big one delays every run's first step by a tenth of a second)
+    import gpt.console as console
+
+    timed = []
+
+    def product_seconds(xp, a, out):
+        timed.append(a.shape[0])
+        return {512: 0.4e-3, 1024: 2e-3, 2048: 9e-3}[a.shape[0]] - 1e-6 * len(timed)
+
+    monkeypatch.setattr(console, "_product_seconds", product_seconds)
+    peak = console.measure_peak_flops("cpu", runs=3)
+    assert timed == [512, 1024, 1024, 1024]
+    assert peak == 2 * 1024**3 / (2e-3 - 4e-6)
+    timed.clear()
+    assert console.measure_peak_flops("cpu", n=512, runs=2) == 2 * 512**3 / (0.4e-3 - 2e-6) and timed == [512, 512]
