@@ -83,10 +83,8 @@ _INPLACE = (
 def _numpy_names(fn):
     """PyTorch's numpy-style keyword aliases, `axis=` for `dim=` and `keepdims=` for `keepdim=`,
     on every op that takes a dim (one wrapper, as PyTorch's argument parser does it)."""
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return fn
+    code = getattr(inspect.unwrap(fn), "__code__", None)  # (its names: inspect.signature's ~25 us each, 300 ops)
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] if code is not None else ()
     if "dim" not in params and "keepdim" not in params:
         return fn
 
