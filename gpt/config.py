@@ -81,7 +81,8 @@ class TrainConfig:
     memory_report: bool = knob(False, "print a breakdown of memory use")
     progress: bool = knob(True, "show a progress bar")
     peak_flops: float = knob(0.0, "the FLOP/s MFU (forward+backward FLOPs per second) is a share of; 0 = measure: the "
-                             "best of several float32 1024x1024 matmuls at start, raised whenever a step runs faster")
+                             "best of several float32 square matmuls (512 x 512, larger where that takes under 1 ms) at start, "
+                             "raised whenever a step runs faster")
     # data-parallel training under `mpiexec -n N python train.py` (gpt/distributed.py)
     ddp_backend: str = knob("auto", "collectives between ranks: auto (mpi on cpu, nccl on cuda); nanoGPT's "
                             "`backend` sets it too", ("auto", "mpi", "nccl"))

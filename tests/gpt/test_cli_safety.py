@@ -319,7 +319,7 @@ def test_6_the_peak_measurement_draws_no_random_numbers():
 
 def test_6_help_says_what_mfu_is_measured_against():
     out = cli("train.py", "--help").stdout
-    assert "MFU" in out and "best of several float32 1024x1024 matmuls" in out and "never shown above 100%" in out
+    assert "MFU" in out and "best of several float32 square matmuls (512 x 512" in out and "never shown above 100%" in out
 
 
 # ---- 9: on a terminal, evaluation lines go above the progress bar, not onto it ---------------------
