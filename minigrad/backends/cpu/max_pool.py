@@ -45,12 +45,10 @@ def forward(x, kernel, stride, dilation, padding, out):
     idx = np.empty(shape, dtype=np.int64)
     args = (N * C, H, W, int(out[0]), int(out[1]), int(kernel[0]), int(kernel[1]), int(stride[0]), int(stride[1]),
             int(dilation[0]), int(dilation[1]), int(padding[0]), int(padding[1]), x.dtype.type(-np.inf))
-    separable = stride[0] < (kernel[0] - 1) * dilation[0] + 1  # (as _forward decides)
     parts = _forward_team.threads() if planes.size >= team.TEAM_MIN_ELEMENTS and _forward_team.on_team() else 0
-    # room for each share's row maxima and their positions (made here: an array made inside a numba function
-    # makes loading it from numba's cache import numba's array module, ~30 ms of a first step)
-    n = H * int(out[1]) if separable else 0
-    hv, hpos = np.empty((max(parts, 1), n), dtype=x.dtype), np.empty((max(parts, 1), n), dtype=np.int64)
+    # room for each share's row maxima and their positions, used where windows overlap vertically (made here:
+    # an array made inside a numba function makes loading it from numba's cache import numba's array module)
+    hv, hpos = np.empty((max(parts, 1), H * out[1]), dtype=x.dtype), np.empty((max(parts, 1), H * out[1]), np.int64)
     if parts:
         _forward_team(y.reshape(-1), idx.reshape(-1), planes, *args, hv, hpos, parts)
     else:
@@ -74,8 +72,8 @@ def backward(g, idx, shape):
 
 @team.kernel
 def _forward(y, idx, x, lo, hi, H, W, OH, OW, kh, kw, sh, sw, dh, dw, ph, pw, low, hv, hpos):
-    # planes [lo, hi) of x (P, H, W) -> y, idx (P, OH, OW), all three flat; hv, hpos (H * OW,) where separable:
-    # room for each input row's maxima over the windows' columns and where they are
+    # planes [lo, hi) of x (P, H, W) -> y, idx (P, OH, OW), all three flat; hv, hpos (H * OW,): room for each
+    # input row's maxima over the windows' columns and where they are (where separable)
     separable = sh < (kh - 1) * dh + 1  # windows overlap vertically: an input row serves several output rows
     for p in range(lo, hi):
         o = p * H * W
