@@ -190,14 +190,18 @@ def float_only(t, opname):
 
 
 def descending_key(xp, src):
-    """A key whose ascending stable order is `src`'s descending order (nan first, as PyTorch)."""
+    """A key whose ascending stable order is `src`'s descending order (nan first, above +inf, as PyTorch)."""
     if src.dtype == np.bool_:
         return ~src
     if src.dtype.kind == "u":
         return src.max() - src if src.size else src
     if src.dtype.kind == "i":
         return ~src  # -x - 1: reverses the order without overflow
-    return xp.where(xp.isnan(src), -np.inf, -src)
+    # floats: their bits read as a signed integer, a negative's magnitude bits flipped, are in the floats'
+    # order with NaN above +inf; NaNs made one NaN and -0.0 made 0.0 first, so that equal values stay ties
+    x = xp.where(xp.isnan(src), np.nan, src + 0.0)
+    bits = x.view(np.dtype(f"i{x.itemsize}"))
+    return ~(bits ^ ((bits >> (8 * x.itemsize - 1)) & np.iinfo(bits.dtype).max))
 
 
 def sizes_or_keyword(fn, args, kwargs, name):

@@ -572,6 +572,14 @@ class Topk(Function):
             return descending_key(xp, x) if largest else x
 
         n = a.array.shape[dim]
+        if k == 1 and largest and a.array.dtype.kind in "fiu":
+            # the largest alone (a decoder's `topk(1)`, a class guess): argmax, whose first NaN wins as in
+            # PyTorch (a NaN above +inf too), one reduction where the general path sorts and gathers
+            idx = xp.expand_dims(a.array.argmax(axis=dim), dim).astype(np.int64, copy=False)
+            ctx.shape, ctx.dim = a.array.shape, dim
+            ctx.save(indices=idx)
+            ctx.mark_non_differentiable(idx)
+            return xp.take_along_axis(a.array, idx, axis=dim), idx
         if k < n:
             idx = xp.argpartition(key(a.array), k - 1, axis=dim)
             idx = xp.take(idx, xp.arange(k), axis=dim)

@@ -133,6 +133,47 @@ def test_topk_indices_like_torch():
         assert g.indices.dtype == mg.int64
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_descending_order_puts_nan_above_inf_and_keeps_ties_like_torch(dtype):
+    # PyTorch orders NaN above +inf and -0.0 equal to 0.0: sort, argsort and topk, values and (stable) indices
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        a = (rng.integers(-3, 4, (3, 9)) * 0.5).astype(dtype)
+        r = rng.random(a.shape)
+        a[r < 0.15] = np.nan
+        a[(r > 0.15) & (r < 0.25)] = np.inf
+        a[(r > 0.25) & (r < 0.3)] = -np.inf
+        a[(r > 0.3) & (r < 0.35)] = -0.0
+        d, k = int(rng.integers(0, 2)), int(rng.integers(1, 4))
+        g, w = mg.tensor(a).sort(dim=d, descending=True, stable=True), torch.tensor(a).sort(dim=d, descending=True, stable=True)
+        np.testing.assert_array_equal(g.values.numpy(), w.values.numpy())
+        np.testing.assert_array_equal(g.indices.numpy(), w.indices.numpy())
+        np.testing.assert_array_equal(mg.tensor(a).argsort(dim=d, descending=True, stable=True).numpy(),
+                                      torch.tensor(a).argsort(dim=d, descending=True, stable=True).numpy())
+        for largest in (True, False):  # (which of several equal values topk picks is PyTorch's own: values only)
+            np.testing.assert_array_equal(mg.tensor(a).topk(k, dim=d, largest=largest).values.numpy(),
+                                          torch.tensor(a).topk(k, dim=d, largest=largest).values.numpy())
+
+
+def test_topk_of_one_like_torch():
+    # the largest alone (a decoder's `topk(1)`): a NaN wins, over +inf too; -0.0 and 0.0 keep their own sign
+    rows = np.array([[1.0, 3.0, 2.0, 0.5], [1.0, np.nan, 2.0, np.inf], [np.inf, 0.0, np.nan, 1.0],
+                     [-0.0, -1.0, -2.0, -3.0], [-np.inf, -np.inf, -np.inf, -5.0]], dtype=np.float32)
+    for a, dim in ((rows, 1), (rows.T.copy(), 0), (rows[1], 0), (rows.astype(np.int64)[[0, 3]], -1)):
+        g, w = mg.tensor(a).topk(1, dim=dim), torch.tensor(a).topk(1, dim=dim)
+        np.testing.assert_array_equal(g.values.numpy(), w.values.numpy())
+        np.testing.assert_array_equal(g.indices.numpy(), w.indices.numpy())
+        assert g.indices.dtype == mg.int64
+    x = mg.tensor(rows[[0, 3]], requires_grad=True)
+    xt = torch.tensor(rows[[0, 3]], requires_grad=True)
+    v, i = x.topk(1)
+    (v * mg.tensor([[2.0], [3.0]])).sum().backward()
+    vt, it = xt.topk(1)
+    (vt * torch.tensor([[2.0], [3.0]])).sum().backward()
+    assert v.grad_fn.name() == "TopkBackward0" and not i.requires_grad
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+
+
 def test_softmax_extremes_like_torch():
     a = np.array([[1000.0, 0.0, -1000.0], [-np.inf, 0.0, 1.0], [-np.inf, -np.inf, 5.0]])
     for fn in ("softmax", "log_softmax"):
