@@ -197,9 +197,12 @@ def descending_key(xp, src):
         return src.max() - src if src.size else src
     if src.dtype.kind == "i":
         return ~src  # -x - 1: reverses the order without overflow
-    # floats: their bits read as a signed integer, a negative's magnitude bits flipped, are in the floats'
-    # order with NaN above +inf; NaNs made one NaN and -0.0 made 0.0 first, so that equal values stay ties
-    x = xp.where(xp.isnan(src), np.nan, src + 0.0)
+    nan = xp.isnan(src)
+    if not nan.any():  # (the usual) negated floats are in the reverse order, -0.0 and 0.0 still tied
+        return -src
+    # with NaNs: the floats' bits read as a signed integer, a negative's magnitude bits flipped, are in the
+    # floats' order with NaN above +inf; NaNs made one NaN and -0.0 made 0.0 first, so that equal values stay ties
+    x = xp.where(nan, np.nan, src + 0.0)
     bits = x.view(np.dtype(f"i{x.itemsize}"))
     return ~(bits ^ ((bits >> (8 * x.itemsize - 1)) & np.iinfo(bits.dtype).max))
 
