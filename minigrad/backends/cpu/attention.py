@@ -28,8 +28,8 @@ def forward(out, q, k, v, keep, dscale, scale, is_causal):
     S = k.shape[-2]
     n_items = B * H
     P = np.empty((B, H, L, S), dtype=q.dtype) if _keeps_probabilities(L, S, q.shape[-1], v.shape[-1]) else None
-    group = _items_per_group(L, S, q.itemsize)
-    # not kept: each item of a group has its probabilities in a scratch array of the group's
+    # the items in groups where each needs room of its own (probabilities not kept, or dropout's), else in one call
+    group = n_items if P is not None and keep is None else _items_per_group(L, S, q.itemsize)
     P3 = P.reshape(n_items, L, S) if P is not None else np.empty((min(group, n_items), L, S), q.dtype)
     spans = _spans(L, S, is_causal)
     plan = blas.gemm_address(q.dtype)
@@ -61,7 +61,7 @@ def backward(g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
     group = _items_per_group(L, S, q.itemsize)
     P3 = P.reshape(n_items, L, S) if P is not None else np.empty((min(group, n_items), L, S), q.dtype)
     gP = np.empty((min(group, n_items), L, S), q.dtype)  # each item's gradient of its probabilities
-    dropped = _dropped_scratch(keep, min(group, n_items), L, S, q.dtype)
+    dropped = _dropped_scratch(keep, min(group, n_items), P3)
     on_team = _shared_out(n_items, q, k)  # (decided for the whole job: any grouping gives the same bits)
     for lo in range(0, n_items, group):
         hi = min(n_items, lo + group)
@@ -110,18 +110,19 @@ def _fused_forward(out, P3, p0, q, k, v, keep, dscale, lo, hi, scale, spans, cau
     if on_team is None:  # on the thread team or on this thread (see _shared_out)
         on_team = _shared_out(hi - lo, q, k)
     run = _attention_items if on_team else _attention_items.plain
-    dropped = _dropped_scratch(keep if with_output else None, hi - lo, P3.shape[1], P3.shape[2], q.dtype)
+    dropped = _dropped_scratch(keep if with_output else None, hi - lo, P3)
     dscale, scale, zero, one = _constants(q.dtype, dscale, scale)
     with blas.team_gemm_context(q.dtype):
         run(out, P3, p0, dropped, q, k, v, _NO_MASK if keep is None else keep, dscale, spans, lo, hi, scale, causal,
             zero, one, with_output, *gemm)
 
 
-def _dropped_scratch(keep, n, L, S, dtype):
-    """Room for the dropped-out probabilities of n items (none without dropout). The kernels take
-    their scratch arrays from here rather than make them: an array made inside a numba function
-    makes loading it from numba's cache import numba's array module (~30 ms of a first step)."""
-    return np.empty((n if keep is not None else 0, L, S), dtype)
+def _dropped_scratch(keep, n, P3):
+    """Room for the dropped-out probabilities of n items, (n, L, S) as P3's items; without dropout the
+    kernels read none of it, and P3 itself stands in. The kernels take their scratch arrays from here
+    rather than make them: an array made inside a numba function makes loading it from numba's cache
+    import numba's array module (~30 ms of a first step)."""
+    return np.empty((n,) + P3.shape[1:], P3.dtype) if keep is not None else P3
 
 
 @functools.lru_cache(maxsize=64)
@@ -170,7 +171,7 @@ def _attention_items(out, P, p0, D, q, k, v, keep, dscale, spans, lo, hi, scale,
         b = item // H
         h = item - b * H
         Pi = P[item - p0]
-        Pd = D[item - lo] if D.shape[0] else Pi  # (room for) the dropped-out probabilities
+        Pd = D[item - lo]  # room for the dropped-out probabilities (with dropout: else unused)
         qi, ki, vi, oi = q[b, h], k[b, h], v[b, h], out[b, h]
         for c in range(spans.shape[0]):
             r0, r1, c1 = spans[c, 0], spans[c, 1], spans[c, 2]
@@ -231,7 +232,7 @@ def _attention_items_backward(gq, gk, gv, g, P, p0, GP, D, q, k, v, keep, dscale
         h = item - b * H
         Pi, gi, qi, ki, vi = P[item - p0], g[b, h], q[b, h], k[b, h], v[b, h]
         gP = GP[item - lo]
-        Pd = D[item - lo] if D.shape[0] else Pi  # (room for) the dropped-out probabilities
+        Pd = D[item - lo]  # room for the dropped-out probabilities (with dropout: else unused)
         gqi, gki, gvi = gq[b, h], gk[b, h], gv[b, h]
         if not whole:  # key and value rows gather gradient from every chunk of queries after them
             gki[:, :] = zero
