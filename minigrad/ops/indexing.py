@@ -246,12 +246,11 @@ class IndexSelect(Function):
     def forward(ctx, a, dim, index):  # out = a's entries at `index` along dim
         i = index.array.reshape(-1)
         n = a.array.shape[dim]
-        if i.size:  # (here, not in index_select: a replay of a captured step checks each call's index)
+        if some_id_outside(i, n):  # (here, not in index_select: a replay of a captured step checks each call's index)
             lo, hi = builtins.int(i.min()), builtins.int(i.max())
             if lo < 0:
                 raise RuntimeError(f"INDICES element is out of DATA bounds, id={lo} axis_dim={n}")
-            if hi >= n:
-                raise IndexError(f"index out of range in self (index {hi} for dimension {dim} with size {n})")
+            raise IndexError(f"index out of range in self (index {hi} for dimension {dim} with size {n})")
         ctx.shape, ctx.index = a.array.shape, (slice(None),) * dim + (i,)
         out = a.array[ctx.index]
         return array_module(out).ascontiguousarray(out)
