@@ -595,8 +595,9 @@ class Topk(Function):
         idx = idx.astype(np.int64, copy=False)
         ctx.shape, ctx.dim = a.array.shape, dim
         ctx.save(indices=idx)
-        ctx.mark_non_differentiable(idx)
-        return xp.take_along_axis(a.array, idx, axis=dim), idx
+        out = idx.copy()  # (the caller's own: writing into it leaves the saved one as it was)
+        ctx.mark_non_differentiable(out)
+        return xp.take_along_axis(a.array, idx, axis=dim), out
 
     @staticmethod
     def backward(ctx, g, _):

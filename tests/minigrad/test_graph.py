@@ -1435,3 +1435,15 @@ def test_anomaly_mode_leaves_finite_gradients_alone():
         (x.sin() * x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.cos(x.detach().numpy()) * x.detach().numpy()
                                + np.sin(x.detach().numpy()))
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_topk_indices_written_in_place_leave_the_gradient_alone(k):
+    # the indices topk returns are the caller's own array: its backward scatters at the ones it kept
+    x = mg.tensor([[1.0, 5.0, 3.0, 4.0], [0.5, -1.0, 2.0, 9.0]], requires_grad=True)
+    v, i = x.topk(k)
+    expected = np.zeros((2, 4))
+    np.put_along_axis(expected, i.numpy(), 2.0, axis=1)
+    i += 1
+    (v * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
