@@ -206,8 +206,14 @@ class Div(Function):
 
 
 def _div_grads(g, a, b, needs, a_shape, b_shape):  # Div.backward's Tensor formula, step by step, on arrays
-    return (sum_to_array(g / b, a_shape) if needs[0] else None,
-            sum_to_array(-g * a / (b * b), b_shape) if needs[1] else None)
+    gb = None
+    if needs[1]:  # -g a / (b b): the same steps, into one array (g has the output's shape, which a's broadcasts to)
+        xp = array_module(g)
+        gb = xp.negative(g)
+        xp.multiply(gb, a, out=gb)
+        xp.divide(gb, b * b, out=gb)
+        gb = sum_to_array(gb, b_shape)
+    return sum_to_array(g / b, a_shape) if needs[0] else None, gb
 
 
 class PowScalar(Function):

@@ -818,4 +818,7 @@ def _one_hot(t, num_classes):  # the ids are checked here, inside the op: a repl
         raise RuntimeError("Class values must be non-negative.")
     if t.size and int(t.max()) >= num_classes:
         raise RuntimeError(f"Class values must be smaller than num_classes ({num_classes}).")
-    return (t[..., None] == xp_of(t).arange(num_classes)).astype(np.int64)
+    xp = xp_of(t)
+    out = xp.zeros(t.shape + (num_classes,), dtype=np.int64)  # zeros, then a 1 at each id: one write of the
+    out.reshape(-1, num_classes)[xp.arange(t.size), t.reshape(-1)] = 1  # ids where a comparison wrote every entry
+    return out
