@@ -15,7 +15,8 @@ dropout and LogSoftmax, the NLLLoss of each letter summed by `loss += ...`; tagg
 LSTM part-of-speech tagger a sentence at a time; seq2seq_gru: a GRU encoder and an attention decoder
 run a step at a time with teacher forcing; reinforce: a policy network run an environment step at a
 time, actions drawn from a Categorical, the returns' REINFORCE loss; vae: a variational autoencoder's
-MLP on 784-wide rows), written once below
+MLP on 784-wide rows; bigram: makemore's first network, one 27 x 27 weight on one-hot letters over all
+228,146 bigrams of its names at once, its softmax written out, SGD through `.data`), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -55,7 +56,7 @@ T_START = time.perf_counter()
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer",
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
-         "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae"]
+         "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -702,6 +703,29 @@ def build_vae(torch):
     return step
 
 
+def build_bigram(torch):
+    """makemore's first neural network: one-hot letters (all 228,146 bigrams of its names, drawn here)
+    times a 27 x 27 weight, counts = exp, probs = counts / counts.sum(1, keepdims=True), the mean negative
+    log likelihood of the next letters plus 0.01 (W**2).mean(), `W.grad = None`, SGD through `.data`."""
+    import numpy as np
+
+    F = torch.nn.functional
+    rng = np.random.default_rng(0)
+    n = 228146
+    xs, ys = torch.tensor(rng.integers(0, 27, n)), torch.tensor(rng.integers(0, 27, n))
+    W = torch.randn((27, 27), generator=torch.Generator().manual_seed(2147483647), requires_grad=True)
+
+    def step():
+        xenc = F.one_hot(xs, num_classes=27).float()
+        counts = (xenc @ W).exp()
+        probs = counts / counts.sum(1, keepdims=True)
+        loss = -probs[torch.arange(n), ys].log().mean() + 0.01 * (W ** 2).mean()
+        W.grad = None
+        loss.backward()
+        W.data += -50 * W.grad
+    return step
+
+
 def build(torch, kind):
     if kind == "mlp":
         return build_mlp(torch)
@@ -731,6 +755,8 @@ def build(torch, kind):
         return build_reinforce(torch)
     if kind == "vae":
         return build_vae(torch)
+    if kind == "bigram":
+        return build_bigram(torch)
     raise ValueError(kind)
 
 
