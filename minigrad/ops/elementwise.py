@@ -209,7 +209,7 @@ def _div_grads(g, a, b, needs, a_shape, b_shape):  # Div.backward's Tensor formu
     gb = None
     if needs[1]:  # -g a / (b b): the same steps, into one array (g has the output's shape, which a's broadcasts to)
         xp = array_module(g)
-        gb = xp.negative(g)
+        gb = xp.negative(g, out=xp.empty(g.shape, g.dtype))  # (out=: an array even where g is 0-d)
         xp.multiply(gb, a, out=gb)
         xp.divide(gb, b * b, out=gb)
         gb = sum_to_array(gb, b_shape)
