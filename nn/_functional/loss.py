@@ -814,9 +814,9 @@ def one_hot(tensor, num_classes=-1):
 
 
 def _one_hot(t, num_classes):  # the ids are checked here, inside the op: a replay checks each call's
-    if t.size and int(t.min()) < 0:
-        raise RuntimeError("Class values must be non-negative.")
-    if t.size and int(t.max()) >= num_classes:
+    if some_id_outside(t, num_classes):  # (one reduction; which bound, only for the error)
+        if int(t.min()) < 0:
+            raise RuntimeError("Class values must be non-negative.")
         raise RuntimeError(f"Class values must be smaller than num_classes ({num_classes}).")
     xp = xp_of(t)
     out = xp.zeros(t.shape + (num_classes,), dtype=np.int64)  # zeros, then a 1 at each id: one write of the
