@@ -9,6 +9,7 @@ per-op table of forward + backward for the issue's common ops is bench/small_ops
 """
 import argparse
 import json
+import os
 import subprocess
 import sys
 import timeit
@@ -79,7 +80,7 @@ def main():
     args = ap.parse_args()
     if args.worker:
         return worker(args.worker, args.calls, args.repeats)
-    env = dict(__import__("os").environ, OMP_NUM_THREADS="1", MINIGRAD_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", MINIGRAD_NUM_THREADS="1")
     us = {}
     for fw in ("minigrad", "torch"):
         done = subprocess.run([sys.executable, __file__, "--worker", fw, "--calls", str(args.calls), "--repeats",
