@@ -637,49 +637,52 @@ class Multinomial(Function):
             drawn = _one_draw(p.reshape(-1), generator)
             if drawn is not None:
                 return np.full(p.shape[:-1] + (1,), drawn, dtype=np.int64)
-        rows = p.reshape(-1, p.shape[-1]).astype(np.float64)
-        sums = rows.sum(axis=1, keepdims=True)
-        # one row (a generated token's): its sum as a number, where a reduction of one value costs 2 us
-        one = float(sums[0, 0]) if sums.size == 1 else None
+        n = p.shape[-1]
+        rows = p.reshape(-1, n).astype(np.float64)
+        # the running sums: the inverse CDF, times each row's total (its last entry)
+        cdf = xp.cumsum(rows, axis=1)
+        sums = cdf[:, -1:] if n else xp.zeros((rows.shape[0], 1))
         # (a NaN fails both comparisons; an inf, or float64's overflow, makes its row's sum inf)
-        if p.size and not (bool(p.min() >= 0) and (sums.max() if one is None else one) < np.inf):
+        if p.size and not (bool(p.min() >= 0) and sums.max() < np.inf):
             if replacement and num_samples > 1:
                 _refuse_row_by_row(rows, sums)
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        if sums.size and not (sums.min() if one is None else one) > 0:
+        if sums.size and not sums.min() > 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         rng = generator or _random.generator(xp)
-        rows = rows / sums
         if replacement or num_samples == 1:
-            # inverse-CDF sampling: one uniform per draw, searched in the row's cumulative sum
-            cdf = xp.cumsum(rows, axis=1)
-            cdf[:, -1] = 1.0
-            u = rng.random((rows.shape[0], num_samples))
-            if num_samples == 1:  # searchsorted(cdf, u, side="right") of every row at once: #{cdf <= u}
-                out = (cdf <= u).sum(axis=1, keepdims=True)
+            # inverse-CDF sampling: a uniform per draw scaled by the total, searched in the running sums
+            t = rng.random((rows.shape[0], num_samples)) * sums
+            if num_samples == 1:  # searchsorted(cdf, t, side="right") of every row at once: #{cdf <= t}
+                out = (cdf <= t).sum(axis=1, keepdims=True)
             else:
-                out = xp.stack([xp.searchsorted(cdf[i], u[i], side="right") for i in range(rows.shape[0])])
+                out = xp.stack([xp.searchsorted(cdf[i], t[i], side="right") for i in range(rows.shape[0])])
+            # u < 1 keeps u total below the total, except where the total is subnormal (float64 weights
+            # below 1e-308): rounded up to it, above which no running sum lies, the draw is the entry that
+            # brought the sum to its end (the first that reaches it; never a zero weight after it)
+            if (out == n).any():
+                out = xp.where(out == n, (cdf < sums).sum(axis=1, keepdims=True), out)
         else:
             # Gumbel top-k: sampling without replacement in proportion to the weights
             gumbel = -xp.log(-xp.log(rng.random(rows.shape)))
             with np.errstate(divide="ignore"):
-                keys = xp.log(rows) + gumbel
+                keys = xp.log(rows / sums) + gumbel
             out = xp.argsort(-keys, axis=1)[:, :num_samples]
         return out.astype(np.int64, copy=False).reshape(p.shape[:-1] + (num_samples,))
 
 
 def _one_draw(p, generator):
-    """One index drawn from one row of weights (a generated token's), as the general code below draws it
-    (the same arithmetic in float64, the same uniform from the stream: the same index), in half its numpy
-    calls; None where a weight or the sum is out of bounds (the general code then says which)."""
-    row = p.astype(np.float64)
-    total = row.sum()
-    if not (p.size and p.min() >= 0 and 0 < total < np.inf):
+    """One index drawn from one row of weights (a generated token's), as the general code above draws it
+    (the same running sums in float64, the same uniform from the stream: the same index), in half its
+    numpy calls; None where a weight or the sum is out of bounds (the general code then says which)."""
+    if not p.size:
         return None
-    cdf = np.cumsum(row / total)
-    cdf[-1] = 1.0
-    u = (generator or _random.generator(np)).random()
-    return np.searchsorted(cdf, u, side="right")  # #{cdf <= u}: cdf rises up to its last entry, 1 > u
+    cdf = p.astype(np.float64).cumsum()
+    total = float(cdf[-1])
+    if not (0 < total < np.inf and np.minimum.reduce(p) >= 0):
+        return None
+    i = cdf.searchsorted((generator or _random.generator(np)).random() * total, "right")
+    return i if i < p.size else cdf.searchsorted(total, "left")  # (u total rounded up: as above)
 
 
 def _refuse_row_by_row(rows, sums):

@@ -403,6 +403,29 @@ def test_multinomial_one_draw_from_one_row_is_the_rows_draw_among_others(shape):
         assert alone.reshape(-1).item() == first[0, 0].item() and row[alone.reshape(-1).item()] > 0
 
 
+class _TopDraw:
+    """A generator whose every uniform is the largest float below 1, the top of numpy's `random()`."""
+
+    def random(self, size=None):
+        u = np.nextafter(1.0, 0.0)
+        return u if size is None else np.full(size, u)
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_multinomial_draw_at_the_top_of_a_row_is_its_last_weight_not_a_zero_after_it(rows):
+    # a draw searches u times the row's total in its running sums; at the top of u, the draw is the last
+    # entry with weight, whatever the sums' rounding (0.1 + 0.2 normalized rounds below 1; a subnormal
+    # total, where u total rounds up to the total itself): never one of the zero weights after it
+    cases = [[0.1, 0.2, 0.0], [0.7, 0.1, 0.2, 0.0, 0.0], [1 / 3, 1 / 3, 1 / 3, 0.0], [3 * 5e-324, 2 * 5e-324, 0.0]]
+    rng = np.random.default_rng(0)
+    cases += [np.concatenate([rng.random(int(rng.integers(1, 40))), np.zeros(int(rng.integers(1, 4)))])
+              for _ in range(200)]
+    for w in cases:
+        w = np.asarray(w, dtype=np.float64)
+        got = mg.multinomial(mg.tensor(np.stack([w] * rows)), 1, generator=_TopDraw())
+        assert got.reshape(-1).tolist() == [int(np.flatnonzero(w)[-1])] * rows, w
+
+
 _BAD_ENTRY = "probability tensor contains either `inf`, `nan` or element < 0"
 _ZERO_SUM = "invalid multinomial distribution (sum of probabilities <= 0)"
 
