@@ -1431,6 +1431,30 @@ def test_an_inference_program_runs_ops_on_their_arrays_and_equals_eager():
             f(minigrad.tensor([[1, 2, 10], [0, 0, 0]]))
 
 
+@pytest.mark.parametrize("bias", [True, False])
+def test_a_replayed_linear_on_one_matrix_equals_eager(bias):
+    # a generated token's linear layers take (1, 1, in): the replay's array function is then numpy's matmul
+    # of x against W^T as it is (no views around it), the same BLAS call as eager's 2-D product: the same
+    # bits. Several matrices (a batch of rows before the last two dims) take eager's own path
+    from nn._functional.linear import Linear, LinearNoBias, _matrix_product
+
+    minigrad.manual_seed(0)
+    lin = nn.Linear(48, 40, bias=bias)
+    cls = Linear if bias else LinearNoBias
+    args = (lin.weight, lin.bias) if bias else (lin.weight,)
+    for shape in [(1, 1, 48), (1, 7, 48), (5, 48), (1, 48), (1, 1, 1, 48), (3, 1, 48), (2, 4, 48)]:
+        x = _t(*shape)
+        fn = cls.array_forward(x, lin.weight, lin.bias)
+        one_matrix = all(d == 1 for d in shape[:-2])
+        assert (fn is _matrix_product) == one_matrix, shape
+        got = fn(x.array, *[a.array for a in args])
+        with minigrad.no_grad():
+            want = lin(x)
+        assert got.shape == want.shape and np.array_equal(got, want.array), shape
+    # an inner size of 1 (an outer product, matmul_arrays' own path) is not one of them
+    assert LinearNoBias.array_forward(_t(1, 1, 1), nn.Linear(1, 4).weight, None) is not _matrix_product
+
+
 def test_an_array_forward_given_another_shape_than_at_capture_runs_the_op_as_usual():
     # a value derived from a live argument may grow from call to call: a step through `array_forward`
     # checks its inputs' shapes and, on another shape, runs the op's forward (not the captured plan)
