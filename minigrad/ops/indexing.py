@@ -663,10 +663,11 @@ class Multinomial(Function):
             if (out == n).any():
                 out = xp.where(out == n, (cdf < sums).sum(axis=1, keepdims=True), out)
         else:
-            # Gumbel top-k: sampling without replacement in proportion to the weights
+            # Gumbel top-k: sampling without replacement in proportion to the weights (normalized or not:
+            # the log of the total shifts a row's keys alike)
             gumbel = -xp.log(-xp.log(rng.random(rows.shape)))
             with np.errstate(divide="ignore"):
-                keys = xp.log(rows / sums) + gumbel
+                keys = xp.log(rows) + gumbel
             out = xp.argsort(-keys, axis=1)[:, :num_samples]
         return out.astype(np.int64, copy=False).reshape(p.shape[:-1] + (num_samples,))
 
