@@ -299,7 +299,8 @@ class Tensor:
     def __iter__(self):
         if self.array.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.array.shape[0]))
+        # as PyTorch: the views of one unbind (UnbindBackward0 their node), made at once, not one index a piece
+        return iter(self.unbind(0))
 
     def __repr__(self):
         from ._format import tensor_repr

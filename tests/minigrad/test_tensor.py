@@ -527,6 +527,22 @@ def test_an_int_index_recording_nothing_is_a_view_as_torchs(torch):
         list(mg.tensor(1.0))
 
 
+def test_iterating_is_unbind_as_torchs(torch):
+    # PyTorch iterates a tensor through one unbind: views of it, each a piece of one UnbindBackward0 node
+    # (not a SelectBackward0 per index), the gradients of the pieces used gathered into one
+    for lib in (mg, torch):
+        w = lib.ones(4, 3, requires_grad=True)
+        rows = list(w * 1.0)
+        assert [r.grad_fn.name() for r in rows] == ["UnbindBackward0"] * 4 and rows[0].grad_fn is rows[3].grad_fn
+        (rows[1].sum() * 2 + rows[3].sum()).backward()
+        assert w.grad.tolist() == [[0.0] * 3, [2.0] * 3, [0.0] * 3, [1.0] * 3]
+        t = lib.zeros(3)
+        entry = list(t)[1]
+        entry.add_(5)  # a view: the write reaches t
+        assert t.tolist() == [0.0, 5.0, 0.0] and t._version == entry._version == 1 and entry._base is t
+        assert list(lib.zeros(0, 2)) == [] and [int(v) for v in lib.arange(3)] == [0, 1, 2]
+
+
 SLICES = [np.s_[1:3], np.s_[-2:], np.s_[:100], np.s_[5:1], np.s_[::2], np.s_[..., :1], np.s_[:, -1:],
           np.s_[1:, ..., ::3], np.s_[...], np.s_[:, :, 1:4:2], np.s_[-100:2, 1:]]
 
