@@ -189,9 +189,9 @@ class _AttendArrays:
             if layout != self.layout:
                 self.layout, self.plan = layout, self._plan(q, k, v)
             if self.plan is not None:
-                impl, out_shape, like_q = self.plan
+                forward, out_shape, like_q = self.plan
                 out = _output(q, out_shape, like_q, np)
-                impl.forward(out, q, k, v, None, 1.0, self.scale, self.is_causal)
+                forward(out, q, k, v)
                 return out
         return _attend(q, k, v, None, 0.0, self.is_causal, self.scale, self.gqa)[0]
 
@@ -204,7 +204,12 @@ class _AttendArrays:
         out_shape = batch + (q.shape[-2], v.shape[-1])
         like_q = _like_q(q, k, v, batch, 0.0, self.gqa)
         impl = backends.find("attention", _output(q, out_shape, like_q, np), q, k, v, None, self.gqa)
-        return None if impl is None else (impl, out_shape, like_q)
+        if impl is None:
+            return None
+        prepared = getattr(impl, "prepared_forward", None)  # (the backend's choices for this layout, made once)
+        if prepared is not None:
+            return prepared(q, k, v, self.scale, self.is_causal), out_shape, like_q
+        return (lambda out, q, k, v: impl.forward(out, q, k, v, None, 1.0, self.scale, self.is_causal)), out_shape, like_q
 
 
 def _softmax_(s, xp, masked):

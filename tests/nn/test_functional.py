@@ -895,6 +895,27 @@ def test_attention_probabilities_made_again_in_backward_are_the_same_bits(monkey
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("causal", [False, True])
+def test_prepared_attention_forward_is_the_backends_forward(dtype, causal):
+    """A replay of attention without a backward (a generated token's) runs the CPU backend's forward as
+    prepared once for the layout: the same bits as `forward` for a key count growing one a call (a KV
+    cache's) and past where `forward` shares the items out or stops keeping P (run by `forward` then)."""
+    if not team.available():
+        pytest.skip("the CPU kernels need numba")
+    B, H, E = 2, 4, 16
+    cache = RNG.standard_normal((2, B, H, 700, E)).astype(dtype)
+    for L in (1, 3, 64):  # (64 rows: P not kept from 64 keys on, and the team's from 512)
+        q = RNG.standard_normal((B, L, H, E)).astype(dtype).transpose(0, 2, 1, 3)  # heads split off rows
+        prepared = cpu_attention.prepared_forward(q, cache[0, :, :, :5], cache[1, :, :, :5], 0.25, causal and L > 1)
+        for S in (5, 6, 7, 64, 65, 700):
+            k, v = cache[0, :, :, :S], cache[1, :, :, :S]
+            want, got = np.empty((B, H, L, E), dtype), np.full((B, H, L, E), np.nan, dtype)
+            cpu_attention.forward(want, q, k, v, None, 1.0, 0.25, causal and L > 1)
+            prepared(got, q, k, v)
+            assert np.array_equal(got, want), (L, S)
+
+
 @pytest.mark.parametrize("value", [np.inf, -np.inf])
 def test_attention_infinite_scores_like_torch(torch, kernels, value):
     # an infinite query or key entry: +inf scores give rows of NaN and -inf ones drop out, as in PyTorch

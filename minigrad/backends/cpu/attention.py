@@ -41,6 +41,31 @@ def forward(out, q, k, v, keep, dscale, scale, is_causal):
     return P
 
 
+def prepared_forward(q, k, v, scale, is_causal):
+    """`forward` without dropout for arrays laid out as q, k, v are, its choices for that layout made
+    once: a function (out, q, k, v) -> None. A generated token calls it once a layer with one key more
+    each time (a KV cache's), where its items are few and run on this thread, their probabilities in
+    room of their own: the kernel alone then, with what `forward` would decide again per call
+    decided here; other key counts run `forward` itself (the same kernel: the same bits)."""
+    B, H, L, E = q.shape
+    n_items, Ev = B * H, v.shape[-1]
+    dscale_, scale_, zero, one = _constants(q.dtype, 1.0, scale)
+    gemm = blas.gemm_address(q.dtype)
+    run = _attention_items.plain
+
+    def forward_(out, q, k, v):
+        S = k.shape[-2]
+        if _shared_out(n_items, q, k) or not _keeps_probabilities(L, S, E, Ev):
+            forward(out, q, k, v, None, 1.0, scale, is_causal)
+            return
+        P3 = np.empty((n_items, L, S), q.dtype)
+        with blas.team_gemm_context(q.dtype):
+            run(out, P3, 0, P3, q, k, v, _NO_MASK, dscale_, _spans(L, S, is_causal), 0, n_items, scale_, is_causal,
+                zero, one, True, *gemm)
+
+    return forward_
+
+
 def backward(g, P, q, k, v, keep, dscale, scale, is_causal, gq, gk, gv):
     """Into gq, gk, gv: the gradients of forward's q, k, v for the output's gradient g (P: forward's
     return). The gradients are laid out as q, k, v are (nn/_functional/attention.py), which BLAS reads."""
