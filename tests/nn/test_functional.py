@@ -251,6 +251,27 @@ def test_layer_norm_saves_input_mean_rstd_weight_and_errors():
         F.layer_norm(x, (4,))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_prepared_layer_norm_forward_is_the_backends_forward(dtype):
+    """A replay without backward runs the CPU layer norm prepared once for its rows (its scalars and
+    stand-ins made at capture): the same bits as `forward`, one row or enough for the team, with and
+    without weight and bias."""
+    if not team.available():
+        pytest.skip("the CPU kernels need numba")
+    from minigrad.backends.cpu import layer_norm as cpu_layer_norm
+
+    D = 96
+    w, b = RNG.standard_normal(D).astype(dtype), RNG.standard_normal(D).astype(dtype)
+    for N in (1, 7, 2 * team.TEAM_MIN_ELEMENTS // D):
+        x = RNG.standard_normal((N, D)).astype(dtype)
+        for wb in ((w, b), (w, None), (None, None)):
+            want = [np.empty((N, D), dtype), np.empty((N, 1), dtype), np.empty((N, 1), dtype)]
+            got = [np.full_like(a, np.nan) for a in want]
+            cpu_layer_norm.forward(*want, x, *wb, 1e-5)
+            cpu_layer_norm.prepared_forward(np.dtype(dtype), 1e-5, D)(*got, x, *wb)
+            assert all(np.array_equal(g, a) for g, a in zip(got, want)), (N, [v is None for v in wb])
+
+
 def test_layer_norm_parameter_gradients_are_the_same_bits_on_any_thread_count(monkeypatch):
     # rows in 3 blocks of 341 (D = 768): two threads cut the range mid-block; each block's column sums
     # must still be its own (no two threads adding into one), summed in block order

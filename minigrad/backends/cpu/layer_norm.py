@@ -25,13 +25,24 @@ def forward(y, mean, rstd, x, w, b, eps):
     w, b (D,) or None."""
     N, D = x.shape
     eps_, inv_d = _scalars(x.dtype.type, eps, D)
-    if w is None or b is None:  # an empty stand-in for what is not there
-        none = x[:0, 0]
-        w, b = none if w is None else w, none if b is None else b
+    _run(y, mean, rstd, x, w, b, eps_, inv_d, x[:0, 0])
+
+
+def prepared_forward(dtype, eps, D):
+    """`forward` for rows of D entries of `dtype`, its scalars made once: a function (y, mean, rstd, x,
+    w, b) -> None, for a replay without backward (a generated token's layer norms: one row each)."""
+    eps_, inv_d = _scalars(dtype.type, eps, D)
+    none = np.empty(0, dtype)
+    return lambda y, mean, rstd, x, w, b: _run(y, mean, rstd, x, w, b, eps_, inv_d, none)
+
+
+def _run(y, mean, rstd, x, w, b, eps, inv_d, none):
+    # (`none`: an empty stand-in for a weight or bias that is not there)
+    w, b = none if w is None else w, none if b is None else b
     if x.size >= team.TEAM_MIN_ELEMENTS and _rows_team.on_team():
-        _rows_team(y, mean, rstd, x, w, b, eps_, inv_d, _rows_team.threads())
+        _rows_team(y, mean, rstd, x, w, b, eps, inv_d, _rows_team.threads())
     else:
-        _rows(y, mean, rstd, x, w, b, eps_, inv_d)
+        _rows(y, mean, rstd, x, w, b, eps, inv_d)
 
 
 @functools.lru_cache(maxsize=32)
