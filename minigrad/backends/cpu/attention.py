@@ -50,7 +50,6 @@ def prepared_forward(q, k, v, scale, is_causal):
     B, H, L, E = q.shape
     n_items, Ev = B * H, v.shape[-1]
     dscale_, scale_, zero, one = _constants(q.dtype, 1.0, scale)
-    gemm = blas.gemm_address(q.dtype)
     run = _attention_items.plain
 
     def forward_(out, q, k, v):
@@ -61,7 +60,7 @@ def prepared_forward(q, k, v, scale, is_causal):
         P3 = np.empty((n_items, L, S), q.dtype)
         with blas.team_gemm_context(q.dtype):
             run(out, P3, 0, P3, q, k, v, _NO_MASK, dscale_, _spans(L, S, is_causal), 0, n_items, scale_, is_causal,
-                zero, one, True, *gemm)
+                zero, one, True, *blas.gemm_address(q.dtype))  # (at each call: the library may be switched)
 
     return forward_
 
