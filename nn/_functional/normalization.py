@@ -87,6 +87,7 @@ class LayerNorm(Function):
         D = math.prod(normalized_shape)
         impl = _forward_rows(x.array, None if w is None else w.array, None if b is None else b.array, D, eps)[3]
         prepared = getattr(impl, "prepared_forward", None)
+        # (1-D weight and bias, given as (x, w, b), (x, w) or (x): the replay passes the tensors' arrays only)
         if prepared is not None and (w is None or w.array.ndim == 1) and (b is None or b.array.ndim == 1) \
                 and (w is not None or b is None):
             return functools.partial(_prepared_rows, prepared(x.array.dtype, eps, D), D)

@@ -25,7 +25,7 @@ def forward(y, mean, rstd, x, w, b, eps):
     w, b (D,) or None."""
     N, D = x.shape
     eps_, inv_d = _scalars(x.dtype.type, eps, D)
-    _run(y, mean, rstd, x, w, b, eps_, inv_d, x[:0, 0])
+    _run(y, mean, rstd, x, w, b, eps_, inv_d, x[:0, 0] if w is None or b is None else None)
 
 
 def prepared_forward(dtype, eps, D):
