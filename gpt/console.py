@@ -4,8 +4,6 @@ import os
 import sys
 import time
 
-import numpy as np
-
 import minigrad
 
 
@@ -14,28 +12,31 @@ def measure_peak_flops(device="cpu", n=None, runs=5):
     share of. By default n is the first of 512, 1024, 2048 whose product takes 1 ms or more here:
     large enough that a product's fixed costs (its threads' start and join) do not show, small
     enough not to delay the first step (docs/performance.md: 512 measures what 1024 does on 1 and 2
-    threads, in a tenth of the time). The operands are constants, so the measurement never draws
-    from a random stream."""
-    from minigrad.device import array_module
+    threads, in a tenth of the time). The products are linear layers' (x W^T, F.linear), so they run
+    as the run's own do: on the CPU shared out by the kernels' thread team, each thread calling BLAS
+    on one thread (a numpy matmul there runs on one, the BLAS setting tune_process() leaves, and
+    waking BLAS's own threads to measure would leave them competing with the team's). The operands
+    are constants, so the measurement never draws from a random stream."""
+    import nn.functional as F
 
     for size in (n,) if n else (512, 1024, 2048):
-        a = minigrad.full((size, size), 0.5, dtype=minigrad.float32, device=device).array
-        xp = array_module(a)
-        out = xp.empty_like(a)
-        xp.matmul(a, a, out=out)  # warm-up (thread pools, cuBLAS handles)
-        best = _product_seconds(xp, a, out)
-        if best >= 1e-3:
-            break
-    for _ in range(runs - 1):
-        best = min(best, _product_seconds(xp, a, out))
+        a = minigrad.full((size, size), 0.5, dtype=minigrad.float32, device=device)
+        with minigrad.no_grad():
+            F.linear(a, a)  # warm-up (the team's threads, cuBLAS handles)
+            best = _product_seconds(F.linear, a)
+            if best >= 1e-3:
+                break
+    with minigrad.no_grad():
+        for _ in range(runs - 1):
+            best = min(best, _product_seconds(F.linear, a))
     return 2 * size**3 / best
 
 
-def _product_seconds(xp, a, out):
+def _product_seconds(linear, a):
     t0 = time.perf_counter()
-    xp.matmul(a, a, out=out)
-    if xp is not np:
-        xp.cuda.Device().synchronize()
+    y = linear(a, a)
+    if y.device.type != "cpu":
+        minigrad.cuda.synchronize()
     return time.perf_counter() - t0
 
 

@@ -317,6 +317,28 @@ def test_6_the_peak_measurement_draws_no_random_numbers():
     assert json.dumps(minigrad.get_rng_state()) == before
 
 
+def test_6_the_peak_is_measured_on_the_products_the_run_makes(monkeypatch):
+    # the peak's products are linear layers' (F.linear's backend choice: on the CPU the kernels' team),
+    # not a numpy matmul, which runs on the one BLAS thread tune_process() leaves (a 2-core machine then
+    # showed MFU at twice its share); and the measurement leaves BLAS's thread setting as it found it
+    import threadpoolctl
+
+    import gpt.console as console
+    from minigrad import backends
+
+    asked, find = [], backends.find
+
+    def recording_find(op, *args):
+        asked.append((op, tuple(a.shape for a in args if hasattr(a, "shape"))))
+        return find(op, *args)
+
+    monkeypatch.setattr(backends, "find", recording_find)
+    before = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    assert console.measure_peak_flops("cpu", n=64, runs=2) > 1e6
+    assert asked and all(op == "linear" and shapes[-2:] == ((64, 64), (64, 64)) for op, shapes in asked)
+    assert [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"] == before
+
+
 def test_6_help_says_what_mfu_is_measured_against():
     out = cli("train.py", "--help").stdout
     assert "MFU" in out and "best of several float32 square matmuls (512 x 512" in out and "never shown above 100%" in out
@@ -459,7 +481,7 @@ def test_6_the_peak_is_measured_on_the_first_size_whose_product_takes_a_millisec
 
     timed = []
 
-    def product_seconds(xp, a, out):
+    def product_seconds(linear, a):
         timed.append(a.shape[0])
         return {512: 0.4e-3, 1024: 2e-3, 2048: 9e-3}[a.shape[0]] - 1e-6 * len(timed)
 
