@@ -6,7 +6,9 @@ capture (compile) time, peak RSS.
     python bench/compile_bench.py --interleaved        # and eager/compiled alternating in one process
 
 Each (model, mode) runs in its own worker process, so each peak RSS is its own. A step is the
-whole training step (forward, backward, AdamW step, zero_grad) with dropout 0.1; the first call
+whole training step (forward, backward, AdamW step, zero_grad) with dropout 0.1, compiled whole
+("compiled"), or as PyTorch scripts do, `model = compile(model)` with backward and the optimizer
+outside ("module": the forward replayed as one op with its own backward, aot.py); the first call
 (minigrad's capture, torch.compile's compile) is timed apart and left out of the steps/s, which is
 the median of the timed steps. PyTorch runs nanoGPT's model (bench/nanogpt_torch.py) on the same
 config. The CPU is named; the speed-ups are against eager minigrad of the same run.
@@ -39,7 +41,7 @@ def _cpu_name():
     return platform.processor() or "unknown CPU"
 
 
-def _gpt_step(preset):
+def _gpt_step(preset, compile_model=False):
     import minigrad
 
     from gpt.model import GPT
@@ -48,9 +50,10 @@ def _gpt_step(preset):
     minigrad.manual_seed(0)
     model = GPT(model_config(p, dropout=0.1))
     opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95))
+    fwd = minigrad.compile(model) if compile_model else model
 
     def step(x, y):
-        _, loss = model(x, y)
+        _, loss = fwd(x, y)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -62,7 +65,7 @@ def _gpt_step(preset):
     return step, data, p["batch_size"] * p["block_size"]
 
 
-def _mlp_step():
+def _mlp_step(compile_model=False):
     import numpy as np
 
     import minigrad
@@ -77,9 +80,10 @@ def _mlp_step():
         width = MLP["width"]
     model = nn.Sequential(*layers, nn.Linear(width, MLP["classes"]))
     opt = nn.optim.AdamW(model.parameters(), lr=1e-3)
+    fwd = minigrad.compile(model) if compile_model else model
 
     def step(x, y):
-        loss = F.cross_entropy(model(x), y)
+        loss = F.cross_entropy(fwd(x), y)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -155,7 +159,8 @@ def worker(model, mode, steps):
         import minigrad
 
         minigrad.backends.tune_process()  # a worker process of its own: tuned as train.py's
-        step, data, _ = _mlp_step() if model == "mlp" else _gpt_step(model)
+        module = mode == "module"
+        step, data, _ = _mlp_step(module) if model == "mlp" else _gpt_step(model, module)
         f = minigrad.compile(step) if mode == "compiled" else step
     batches_ = data(steps + 1)
     t0 = time.perf_counter()
@@ -166,27 +171,29 @@ def worker(model, mode, steps):
         t0 = time.perf_counter()
         f(x, y)
         times.append(time.perf_counter() - t0)
-    stats = getattr(f, "stats", None)
+    stats = getattr(f, "stats", None)  # (the module mode's are its compiled model's: not counted)
     return dict(first_s=first, median_s=statistics.median(times), rss_mib=peak_rss_mib(),
                 replays=stats.replays if stats else 0)
 
 
 def interleaved(model, steps, rounds=5):
-    """Eager and compiled minigrad in one process on one model, alternating rounds of `steps` steps:
-    (best eager s/step, best compiled s/step). The ratio of two figures taken side by side, minutes
-    apart at most, is the one to trust on a shared machine."""
+    """Eager, compiled and module-compiled minigrad in one process on one model (three copies from one
+    seed), alternating rounds of `steps` steps: {mode: best s/step}. The ratio of two figures taken
+    side by side, minutes apart at most, is the one to trust on a shared machine."""
     import minigrad
 
     minigrad.backends.tune_process()
     step, data, _ = _mlp_step() if model == "mlp" else _gpt_step(model)
+    module_step = (_mlp_step(True) if model == "mlp" else _gpt_step(model, True))[0]
     batches_ = data(steps + 2)
     compiled = minigrad.compile(step)
+    modes = (("eager", step), ("compiled", compiled), ("module", module_step))
     for x, y in batches_[:2]:
-        compiled(x, y)
-        step(x, y)
-    best = {"eager": float("inf"), "compiled": float("inf")}
+        for _, f in modes:
+            f(x, y)
+    best = dict.fromkeys(dict(modes), float("inf"))
     for _ in range(rounds):
-        for mode, f in (("eager", step), ("compiled", compiled)):
+        for mode, f in modes:
             t0 = time.perf_counter()
             for x, y in batches_[2:]:
                 f(x, y)
@@ -208,7 +215,7 @@ def main():
         print(json.dumps(worker(args.worker[0], args.worker[1], args.steps)))
         return
     print(f"CPU: {_cpu_name()}; {args.steps} steps per run")
-    modes = ["eager", "compiled"] + ([] if args.no_torch else ["torch"]) + \
+    modes = ["eager", "compiled", "module"] + ([] if args.no_torch else ["torch"]) + \
         ([] if args.no_torch or args.no_torch_compile else ["torch.compile"])
     print(f"{'model':>18} {'mode':>13} {'steps/s':>9} {'first call ms':>14} {'peak RSS MiB':>13} {'vs eager':>9}")
     for model in (args.preset, "small", "mlp"):
@@ -226,11 +233,13 @@ def main():
             print(f"{name:>18} {mode:>13} {rate:9.1f} {r['first_s'] * 1e3:14.1f} {r['rss_mib']:13.0f} "
                   f"{rate / eager:8.2f}x")
     if args.interleaved:
-        print("eager and compiled alternating in one process, best of 5 rounds:")
+        print("eager, compiled (the whole step) and module (compile(model)) alternating in one process, "
+              "best of 5 rounds:")
         for model in ("tiny", args.preset, "small", "mlp"):
             best = interleaved(model, args.steps)
-            print(f"{model:>18}  eager {best['eager'] * 1e3:8.2f} ms  compiled {best['compiled'] * 1e3:8.2f} ms  "
-                  f"{best['eager'] / best['compiled']:5.2f}x")
+            print(f"{model:>18}  eager {best['eager'] * 1e3:8.2f} ms  compiled {best['compiled'] * 1e3:8.2f} ms "
+                  f"{best['eager'] / best['compiled']:5.2f}x  module {best['module'] * 1e3:8.2f} ms "
+                  f"{best['eager'] / best['module']:5.2f}x")
 
 
 if __name__ == "__main__":

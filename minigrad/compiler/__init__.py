@@ -122,6 +122,7 @@ class CompiledFunction:
         finally:
             recording.hook.recorder = None
         try:
+            rec.record_backward(out)  # (where the result requires grad: aot.py)
             program = rec.finish(out, key, _known_tensors(objects))
             program.objects = objects
             program.draws_random = random.get_rng_state() != rng_before

@@ -51,6 +51,7 @@ class Recorder:
         self.known = known  # ids of the tensors from before the call (compile's guard names them; finish's again)
         self.written = []  # weak references to the memory in-place ops wrote (each array's base)
         self.viewed = set()  # ids of the tensors a slot's value is a view of (its `_base`)
+        self.autograd = None  # an aot.AutogradPlan once record_backward has written the result's backward
 
     # ---- slots ----------------------------------------------------------------------------
     def _track(self, obj, s):
@@ -322,6 +323,88 @@ class Recorder:
             self.broken = reason
         recording.hook.recorder = None
 
+    # ---- a result that requires grad (aot.py) ---------------------------------------------------
+    def record_backward(self, result):
+        """Where the call returns tensors that require grad and ran no backward itself (a module's
+        forward in grad mode), run their backward now, recording it: from the results, with stand-in
+        gradients, to each tensor the call read that requires grad, capturing what reaches each (as
+        autograd.grad does; no `.grad` is written and the call's own graph is kept for its caller)."""
+        from ..autograd.engine import run_backward
+        from ..autograd.function import AccumulateGrad, BackwardNode
+        from .guards import flatten
+
+        if self.broken is not None or self.ran_backward or self.accumulated or not state.grad_enabled:
+            return
+        outs, seen = [], set()
+        for t in flatten(result, []):
+            if isinstance(t, Tensor) and id(t) not in seen and t.grad_fn is not None and id(t.grad_fn) in self.node_step:
+                seen.add(id(t))
+                outs.append(t)
+        if not outs:
+            return
+        output_slots = [self.slot_of.get(id(t)) for t in outs]
+        for t, s in zip(outs, output_slots):
+            base = t._base
+            if s is None or self.values[s]() is not t or base is not None and (
+                    self.slot_of.get(id(base)) is None or id(base) in seen or self.slot_of[id(base)] in self.input_slots):
+                raise GraphBreak("the result that requires grad is a view of an input, a parameter or another "
+                                 "result (its backward would have to follow the view's writes)")
+        nodes = [n for n in self.alive if isinstance(n, BackwardNode)]
+        if any(n._pre_hooks or n._post_hooks for n in nodes):
+            raise GraphBreak("a hook on a tensor or node in the backward (register_hook, retain_grad) runs Python "
+                             "the replay would skip")
+        # the tensors a replay's node has edges to: the call's inputs, then the outside tensors it reads
+        args = [self.values[s]() if s not in self.object_slots else None for s in self.input_slots]
+        args += [t for t, *_ in self.externals.values()]
+        targets, target_ids = [], set()
+        for pos, t in enumerate(args):
+            if isinstance(t, Tensor) and t.requires_grad and id(t) not in target_ids:  # (a tensor passed twice:
+                target_ids.add(id(t))  # its gradient goes by its first edge, as eager's one use)
+                targets.append((pos, t))
+        edges = [t._edge() for _, t in targets]
+        grads = []
+        for t in outs:
+            g = Tensor(array_module(t.array).ones_like(t.array))
+            self._new_slot(g)
+            grads.append(g)
+        split = len(self.steps)
+        # the hooks on the targets run at the caller's backward, on its gradients: not here
+        muted = [(n, n._pre_hooks) for n, _ in edges if n is not None and n._pre_hooks]
+        muted_leaves = [(t, t._hooks) for (_, t), (n, _) in zip(targets, edges) if type(n) is AccumulateGrad and t._hooks]
+        for n, _ in muted:
+            n._pre_hooks = None
+        for t, _ in muted_leaves:
+            t._hooks = None
+        recording.hook.recorder = self
+        try:
+            captured = run_backward(outs, grads, retain_graph=True, create_graph=False, capture=set(edges),
+                                    accumulate=False)
+        finally:
+            recording.hook.recorder = None
+            for n, hooks in muted:
+                n._pre_hooks = hooks
+            for t, hooks in muted_leaves:
+                t._hooks = hooks
+        if self.broken is not None:
+            raise GraphBreak(self.broken)
+        grad_slots = []
+        for (pos, t), e in zip(targets, edges):
+            g = captured.get(e)
+            if g is None:  # (not reached: no gradient, as eager's)
+                continue
+            s = self.slot_of.get(id(g))
+            if s is None or self.values[s]() is not g:
+                raise GraphBreak(f"the gradient of a {tuple(t.shape)} tensor came from outside the recorded backward")
+            grad_slots.append((pos, s))
+        saved = {id(st.counter) for n in nodes for st in (n._saved or ()) if st is not None and st.counter is not None}
+        saved_args = tuple(pos for pos, t in enumerate(args) if isinstance(t, Tensor) and id(t._version_counter) in saved)
+        saved_outputs = tuple(k for k, t in enumerate(outs) if id(t._version_counter) in saved)
+        from .aot import AutogradPlan
+
+        self.autograd = AutogradPlan(split, output_slots, [self.slot_of[id(g)] for g in grads], tuple(grad_slots),
+                                     saved_args, saved_outputs)
+        self.autograd_outputs = seen
+
     # ---- the result -------------------------------------------------------------------------
     def finish(self, result, key, known=frozenset()):
         """The Program of the call that returned `result`; GraphBreak if it cannot be replayed. `known`:
@@ -339,7 +422,7 @@ class Recorder:
         externals = [(t, shape, dtype, rg, id(t) in self.accumulated)
                      for t, shape, dtype, rg in self.externals.values()]
         return Program(self.steps, self.n_slots, self.input_slots, output, externals, key,
-                       value_of=self.value_like, object_slots=self.object_slots)
+                       value_of=self.value_like, object_slots=self.object_slots, autograd=self.autograd)
 
     def _check_written(self):
         """An in-place op into a tensor the call made from Python values (`v = zeros(n); v[i] += 1`)
@@ -355,7 +438,8 @@ class Recorder:
 
     def _output_spec(self, out):
         if isinstance(out, Tensor):
-            if out.grad_fn is not None and id(out.grad_fn) not in self.ran_backward:
+            if out.grad_fn is not None and id(out.grad_fn) not in self.ran_backward and (
+                    self.autograd is None or id(out) not in self.autograd_outputs):
                 raise GraphBreak("the result requires grad, so its backward would run outside the compiled function "
                                  "(compile the whole step: forward, backward and optimizer step)")
             s = self.slot_of.get(id(out))

@@ -100,19 +100,24 @@ class _Writer:
         self.array_slots.difference_update(slots)
 
 
-def generate(program, runs):
-    """(source, function) for `runs`, the program's (step, index, frees) in order; the function
-    takes (env, ctxs) and runs every step, freeing each slot after its last reader."""
+def generate(program, runs, split=None):
+    """(source, replay, replay_backward) for `runs`, the program's (step, index, frees) in order; each
+    function takes (env, ctxs) and runs steps, freeing each slot after its last reader. With `split`,
+    replay runs the steps before that index (a forward) and replay_backward the rest (its backward,
+    run later on the same env and ctxs: aot.py); without, replay runs them all (replay_backward None)."""
     from .fusion import Fused
     from .program import Accumulate, Backward, Call, Forward, _reads, _step_reads
 
     w = _Writer()
     w.tensor_slots.update(s for s in program.input_slots if s not in program.object_slots)
+    if program.autograd is not None:  # (the engine hands a node's backward Tensors)
+        w.tensor_slots.update(program.autograd.grad_output_slots)
     # with no backward in the program, no forward's ctx is read after its step: each step keeps one
     # ctx from call to call instead of making one per call. What a forward sets on it stays until the
     # next call: shapes, the backend that ran, at most an index array (pooling's argmax); what it
     # saves goes nowhere, `save` being a no-op there.
-    w.reuse_ctx = not any(type(step) is Backward for step, _, _ in runs)
+    # (nor where a forward's values wait in env for a backward run later, maybe after another call)
+    w.reuse_ctx = split is None and not any(type(step) is Backward for step, _, _ in runs)
     inline = {i for step, i, _ in runs if type(step) is Forward and not (
         step.keeps_ctx and (len(step.slots) != 1 or step.cls.saves_result))}
     # a training program's steps on arrays (the op's `array_step`): a forward whose every backward step
@@ -139,7 +144,11 @@ def generate(program, runs):
                 for s in step.slots:
                     if s is not None and s not in keep and readers.get(s, set()) <= inline:
                         w.shells[s] = Tensor(np.empty(0))
+    in_backward = split is None  # (no backward function to begin)
     for step, i, frees in runs:
+        if not in_backward and i >= split:
+            _begin_backward(w)
+            in_backward = True
         w.line(f"# {i}: {step!r}")
         if i in on_arrays:
             _array_step_forward(w, i, step)
@@ -163,10 +172,22 @@ def generate(program, runs):
                 w.tensor_slots.add(step.slot)
         for s in frees:  # (a shell lets go of its array too: memory as eager frees it)
             w.line(f"env[{s}] = {w.bind(f'shell{s}', w.shells[s])}.array = None" if s in w.shells else f"env[{s}] = None")
+    if not in_backward:
+        _begin_backward(w)
+    if w.lines[-1].startswith("def "):
+        w.line("pass")
     source = "\n".join(w.lines) + "\n"
     namespace = dict(w.names)
     exec(compile(source, "<minigrad.compile replay>", "exec"), namespace)
-    return source, namespace["replay"]
+    return source, namespace["replay"], namespace.get("replay_backward")
+
+
+def _begin_backward(w):
+    """End the forward's function and start the backward's (the slots' kinds carry over: same env)."""
+    if w.lines[-1].startswith("def "):
+        w.line("pass")
+    w.lines.append("")
+    w.lines.append("def replay_backward(env, ctxs):")
 
 
 def _call(w, i, step):

@@ -27,6 +27,8 @@ def unsuitable(program, inputs):
     """Why `program` cannot run through a CUDA graph (one line), or None."""
     from .program import Accumulate, Call
 
+    if program.autograd is not None:
+        return "its result requires grad: the backward runs later, from the caller's backward()"
     if program.draws_random:
         return "it draws random numbers (dropout in training): a graph would replay the same ones"
     for step in program.steps:

@@ -69,15 +69,16 @@ def _is_array(v):
     return hasattr(v, "dtype") and hasattr(v, "shape")
 
 
-def fuse(steps, value_of):
+def fuse(steps, value_of, barrier=None):
     """Replace each fusible run of `steps` (with their liveness planned) by one `Fused` step in the
     place of its last step; returns the indices of the steps it absorbed (no longer run).
-    `value_of(slot)` is the value a slot held at capture (its dtype and device choose the backend)."""
+    `value_of(slot)` is the value a slot held at capture (its dtype and device choose the backend).
+    No run crosses `barrier` (a forward's last step and its backward's first run at different times)."""
     absorbed = set()
     i, n = 0, len(steps)
     while i < n:
         j = i
-        while j < n and _fusible(steps[j]):
+        while j < n and _fusible(steps[j]) and (j != barrier or j == i):
             j += 1
         if j - i >= 2:
             absorbed |= _fuse_run(steps, i, j, value_of)

@@ -27,7 +27,7 @@ from ..autograd.engine import accumulate_into_leaf
 from ..autograd.function import _ForwardOnlyContext, wrap_outputs
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
-from . import codegen, fusion
+from . import aot, codegen, fusion
 
 FUSE = True  # fuse chains of elementwise steps (fusion.py); False: every op runs as it did eagerly
 
@@ -309,8 +309,12 @@ _ARRAY, _REQUIRES_GRAD = operator.attrgetter("array"), operator.attrgetter("requ
 class Program:
     """The steps of one captured call, with where its inputs go and where its outputs come from."""
 
-    def __init__(self, steps, n_slots, input_slots, output, externals, key, value_of=None, object_slots=()):
+    def __init__(self, steps, n_slots, input_slots, output, externals, key, value_of=None, object_slots=(),
+                 autograd=None):
         self.steps, self.n_slots, self.input_slots = steps, n_slots, input_slots
+        # an aot.AutogradPlan where the result requires grad: the steps from autograd.split on are its
+        # backward, run when the caller's backward reaches the call's node (aot.py)
+        self.autograd = autograd
         self.object_slots = frozenset(object_slots)  # the inputs that are live objects, not tensors
         self.output = output  # the returned structure, tensors as specs
         self.externals = externals  # [(tensor, shape, dtype, requires_grad, hooked)] the program reads live
@@ -322,7 +326,8 @@ class Program:
         self.key = key
         _plan_frees(self)
         # value_of(slot): the capture's value there; fusion asks it which backend takes a chain
-        absorbed = fusion.fuse(steps, value_of) if value_of is not None and FUSE else set()
+        split = None if autograd is None else autograd.split
+        absorbed = fusion.fuse(steps, value_of, barrier=split) if value_of is not None and FUSE else set()
         self.n_fused = sum(getattr(step, "n_ops", 0) for step in steps)
         for step in steps:
             if isinstance(step, Forward):
@@ -331,7 +336,11 @@ class Program:
                 step.prepare(steps[step.fwd])
         # what a replay runs: (step, index, frees), written out as one function (codegen.py)
         self.runs = [(step, i, step.frees) for i, step in enumerate(steps) if i not in absorbed]
-        self.code, self._run_steps = codegen.generate(self, self.runs)
+        self.code, self._run_steps, self._run_backward_steps = codegen.generate(self, self.runs, split)
+        # the results the backward half does not read: let go of once the caller holds them
+        later = {s for step in steps[split:] for s in _step_reads(step)} if split is not None else set()
+        self.dropped_after_forward = () if split is None else tuple(
+            s for s in set(_reads(output)) if s not in later and s not in input_slots)
         self._lock = threading.Lock()
         self.draws_random = False  # set by the capture: the call advanced a random generator
         self.graph = None  # a cuda_graph.GraphReplay, where the program runs through one
@@ -364,6 +373,8 @@ class Program:
         with self._lock:
             if self.graph is not None:  # on a GPU, through a CUDA graph (cuda_graph.py)
                 return self.graph.replay(inputs)
+            if self.autograd is not None:  # the forward half, as one op whose backward is the rest
+                return aot.replay(self, inputs)
             return build_result(self.output, self.run(inputs))
 
     def run(self, inputs):
@@ -381,12 +392,15 @@ class Program:
         return env
 
 
-def build_result(out, env, copy=False):
+def build_result(out, env, copy=False, made=None):
     """The call's result from its recorded structure: each tensor is a new Tensor, so a result the
     caller keeps is never the one the next call writes (each call's arrays are its own; `copy`: the
-    arrays are a CUDA graph's, written again at each launch, so the result gets copies)."""
+    arrays are a CUDA graph's, written again at each launch, so the result gets copies). `made`:
+    slot -> the Tensor to return for it (aot.py's, with a grad_fn)."""
     kind = out[0]
     if kind == "t" or kind == "a":
+        if made is not None and out[1] in made:
+            return made[out[1]]
         v = env[out[1]]
         v = v.array if isinstance(v, Tensor) else v
         return Tensor(v.copy() if copy else v)
@@ -395,13 +409,13 @@ def build_result(out, env, copy=False):
     if kind == "x" or kind == "c":
         return out[1]
     if kind == "seq":
-        return out[1](build_result(o, env, copy) for o in out[2])
+        return out[1](build_result(o, env, copy, made) for o in out[2])
     if kind == "g":
         return resolve(out, env)
     if kind == "fresh":
         return Tensor(out[1].array.copy(), requires_grad=out[1].requires_grad)
     if kind == "dict":
-        return {k: build_result(o, env, copy) for k, o in out[1]}
+        return {k: build_result(o, env, copy, made) for k, o in out[1]}
     raise AssertionError(out)
 
 
@@ -430,6 +444,8 @@ def _plan_frees(program):
     temporary once nothing refers to it (outputs and inputs are kept); each ctx after its last
     backward step."""
     keep = set(_reads(program.output)) | set(program.input_slots)
+    if program.autograd is not None:  # the backward's incoming gradients and the gradients it returns
+        keep |= set(program.autograd.grad_output_slots) | {s for _, s in program.autograd.grads}
     last = {}
     last_ctx = {}
     for i, step in enumerate(program.steps):

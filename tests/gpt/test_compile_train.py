@@ -33,3 +33,40 @@ def test_compiled_training_equals_eager(tmp_path):
     assert strip == [str(e).split(" time")[0].split(", ")[0] for e in comp_log]
     assert t.micro_step.stats.replays >= 8 and t.micro_step.stats.captures == 1
     assert t.eval_step.stats.replays >= 1
+
+
+def test_compiled_model_with_backward_outside_trains_as_eager():
+    """nanoGPT's own use of torch.compile: `model = compile(model)`, the loss's backward and AdamW outside."""
+    import warnings
+
+    import minigrad
+    from gpt.model import GPT, GPTConfig
+    from minigrad.compiler import RecompileWarning
+
+    cfg = GPTConfig(block_size=16, vocab_size=40, n_layer=2, n_head=2, n_embd=16, dropout=0.1, bias=True)
+    rng = np.random.default_rng(0)
+    batches = [(minigrad.tensor(rng.integers(0, 40, (3, 16))), minigrad.tensor(rng.integers(0, 40, (3, 16))))
+               for _ in range(4)]
+    runs = []
+    for compiled in (False, True):
+        minigrad.manual_seed(0)
+        model = GPT(cfg)
+        fwd = minigrad.compile(model) if compiled else model
+        opt = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95))
+        log = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecompileWarning)  # (an evaluation's grad mode: a program of its own)
+            for x, y in batches:
+                logits, loss = fwd(x, y)
+                loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                model.eval()
+                with minigrad.no_grad():
+                    log.append((loss.item(), fwd(x, y)[1].item()))
+                model.train()
+        runs.append((log, {k: v.array.copy() for k, v in model.state_dict().items()}, logits.grad_fn.name()))
+    (eager_log, eager_state, _), (log, state, node) = runs
+    assert log == eager_log
+    assert all(np.array_equal(eager_state[k], state[k]) for k in eager_state)
+    assert node == "CompiledFunctionBackward" and fwd._compiled.stats.replays == 6

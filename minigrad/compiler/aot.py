@@ -1,0 +1,122 @@
+"""A compiled call whose result requires grad: its forward replayed as one op with a backward of its own.
+
+    model = minigrad.compile(model)
+    loss = F.cross_entropy(model(x), y)   # the compiled call returns logits that require grad
+    loss.backward()                       # ... and their backward runs later, outside the call
+
+A program replays steps the capture wrote down, so the backward of a result must be among them
+before the result's backward ever runs. At capture, once the call returns, the recorder runs that
+backward itself (capture.py's `record_backward`: the engine from the results, with stand-in
+gradients, to every tensor the call read that requires grad, its inputs and the parameters), leaving
+the call's own graph as it was for the caller's backward. The program is then two halves: the
+forward's steps, and after `split` the backward's, which read the forward's slots. (PyTorch's
+AOTAutograd traces a joint forward and backward the same way.)
+
+A replay runs the forward half as the forward of one `Function`, `CompiledFunction` below: its node,
+CompiledFunctionBackward (PyTorch's name for it), has an edge to each input and parameter, and keeps
+that call's slots and ctxs. When the caller's backward reaches the node, it runs the backward half on
+them and returns each input's and parameter's gradient to the engine, which delivers it as for any
+op (AccumulateGrad into `.grad`, hooks, an input's own history). As eager, the node checks the
+versions of what the ops saved (an input or parameter changed in place before backward is
+PyTorch's error), frees its slots after backward unless `retain_graph`, and says so if run again.
+"""
+from ..autograd.function import FREED_MESSAGE, BackwardNode, Function, SavedTensor
+from ..autograd.grad_mode import state
+from ..tensor import Tensor
+
+
+class AutogradPlan:
+    """What the capture learned about a program's backward half (positions are in `args`: the call's
+    inputs, flattened, then the outside tensors the program reads, in `program.externals`' order)."""
+
+    def __init__(self, split, output_slots, grad_output_slots, grads, saved_args, saved_outputs):
+        self.split = split  # the index of the first backward step
+        self.output_slots = output_slots  # the results that require grad: the node's outputs, in order
+        self.grad_output_slots = grad_output_slots  # where each one's incoming gradient goes
+        self.grads = grads  # ((position, slot)): where each input's or parameter's gradient comes from
+        self.saved_args = saved_args  # the positions of tensors an op saved (their versions are checked)
+        self.saved_outputs = saved_outputs  # indices into output_slots of results an op saved
+
+
+class _Call:
+    """One replayed call: its program, and the slots and ctxs its forward half left for the backward."""
+
+    __slots__ = ("program", "env", "ctxs")
+
+    def __init__(self, program):
+        self.program, self.env, self.ctxs = program, None, None
+
+
+class CompiledFunction(Function):
+    """The forward half of a program as one op; its node's backward runs the backward half."""
+
+    @staticmethod
+    def forward(ctx, call, *args):
+        program = call.program
+        plan = program.autograd
+        env = [None] * program.n_slots
+        for s, v in zip(program.input_slots, args):
+            env[s] = v
+        ctxs = [None] * len(program.steps)
+        program._run_steps(env, ctxs)
+        call.env, call.ctxs = env, ctxs
+        ctx.call = call
+        ctx.save_for_backward(*[args[i] for i in plan.saved_args])
+        return tuple([_array(env[s]) for s in plan.output_slots])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        call = ctx.call
+        if call is None or call.env is None:
+            raise RuntimeError(FREED_MESSAGE)
+        _ = ctx.saved_tensors  # (unpacking checks each one's version, with eager's error)
+        if state.grad_enabled:
+            raise RuntimeError("CompiledFunctionBackward: backward(create_graph=True) through a compiled call is "
+                               "not supported (its backward is a replay, not recorded ops); call the function "
+                               "uncompiled for a double backward")
+        program = call.program
+        plan = program.autograd
+        env, ctxs = call.env[:], call.ctxs[:]  # (the backward frees its copy's slots: with retain_graph the
+        # node may run again)
+        for s, g in zip(plan.grad_output_slots, grads):
+            env[s] = g
+        program._run_backward_steps(env, ctxs)
+        out = [None] * (1 + len(program.input_slots) + len(program.externals))
+        for pos, s in plan.grads:
+            g = env[s]
+            out[1 + pos] = g if isinstance(g, Tensor) else Tensor(g)
+        env = ctxs = g = None  # (the engine adopts a gradient as .grad without a copy only if none holds it)
+        return tuple(out)
+
+
+class CompiledFunctionBackward(BackwardNode):
+    def release_saved(self):
+        super().release_saved()
+        self.call = None
+        self._freed = True
+
+
+# the node class with the slots' release (FunctionMeta makes a plain BackwardNode subclass)
+CompiledFunction._backward_cls = type("CompiledFunctionBackward", (CompiledFunctionBackward,),
+                                      {"_forward_cls": CompiledFunction, "__module__": __name__})
+
+
+def replay(program, inputs):
+    """The call's result: its tensors that require grad are the outputs of one CompiledFunction."""
+    from .program import build_result
+
+    plan = program.autograd
+    call = _Call(program)
+    outs = CompiledFunction.apply(call, *inputs, *program._external_tensors)
+    node = outs[0].grad_fn if outs else None
+    if node is not None and plan.saved_outputs:  # (as an op saving its result: a later in-place write is caught)
+        node._saved = (node._saved or []) + [SavedTensor(outs[k], is_output=True) for k in plan.saved_outputs]
+    env = call.env
+    result = build_result(program.output, env, made=dict(zip(plan.output_slots, outs)))
+    for s in program.dropped_after_forward:  # (the caller holds these now; eager keeps them no longer)
+        env[s] = None
+    return result
+
+
+def _array(v):
+    return v.array if isinstance(v, Tensor) else v
