@@ -11,7 +11,8 @@ whole training step (forward, backward, AdamW step, zero_grad) with dropout 0.1,
 outside ("module": the forward replayed as one op with its own backward, aot.py); the first call
 (minigrad's capture, torch.compile's compile) is timed apart and left out of the steps/s, which is
 the median of the timed steps. PyTorch runs nanoGPT's model (bench/nanogpt_torch.py) on the same
-config. The CPU is named; the speed-ups are against eager minigrad of the same run.
+config. The CPU is named; the speed-ups are against eager minigrad of the same run. "steps peak" is
+the arrays' peak (tracemalloc) over three steps after the timed ones: the capture's left out.
 """
 import argparse
 import json
@@ -20,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,7 +174,13 @@ def worker(model, mode, steps):
         f(x, y)
         times.append(time.perf_counter() - t0)
     stats = getattr(f, "stats", None)  # (the module mode's are its compiled model's: not counted)
-    return dict(first_s=first, median_s=statistics.median(times), rss_mib=peak_rss_mib(),
+    rss = peak_rss_mib()  # (the capture's included)
+    tracemalloc.start()  # the arrays' peak over a few more steps, the capture's left out (after the timing:
+    for x, y in batches_[1:4]:  # tracing each allocation slows it)
+        f(x, y)
+    steady = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return dict(first_s=first, median_s=statistics.median(times), rss_mib=rss, steady_mib=steady,
                 replays=stats.replays if stats else 0)
 
 
@@ -217,7 +225,8 @@ def main():
     print(f"CPU: {_cpu_name()}; {args.steps} steps per run")
     modes = ["eager", "compiled", "module"] + ([] if args.no_torch else ["torch"]) + \
         ([] if args.no_torch or args.no_torch_compile else ["torch.compile"])
-    print(f"{'model':>18} {'mode':>13} {'steps/s':>9} {'first call ms':>14} {'peak RSS MiB':>13} {'vs eager':>9}")
+    print(f"{'model':>18} {'mode':>13} {'steps/s':>9} {'first call ms':>14} {'peak RSS MiB':>13} "
+          f"{'steps peak MiB':>15} {'vs eager':>9}")
     for model in (args.preset, "small", "mlp"):
         eager = None
         for mode in modes:
@@ -231,7 +240,7 @@ def main():
             rate = 1 / r["median_s"]
             eager = eager or rate
             print(f"{name:>18} {mode:>13} {rate:9.1f} {r['first_s'] * 1e3:14.1f} {r['rss_mib']:13.0f} "
-                  f"{rate / eager:8.2f}x")
+                  f"{r['steady_mib']:15.1f} {rate / eager:8.2f}x")
     if args.interleaved:
         print("eager, compiled (the whole step) and module (compile(model)) alternating in one process, "
               "best of 5 rounds:")

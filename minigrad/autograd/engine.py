@@ -130,8 +130,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     heapq.heapify(ready)
 
     push, pop = heapq.heappush, heapq.heappop
-    prev_mode = state.grad_enabled
-    state.grad_enabled = bool(create_graph)
+    prev_mode, prev_retain = state.grad_enabled, state.retain_graph
+    state.grad_enabled, state.retain_graph = bool(create_graph), bool(retain_graph)
     try:
         while ready:
             node = pop(ready)[2]
@@ -182,7 +182,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     push(ready, (-nxt._seq, id(nxt), nxt))
             g = None  # no stray reference: a leaf adopts a gradient only no one else holds
     finally:
-        state.grad_enabled = prev_mode
+        state.grad_enabled, state.retain_graph = prev_mode, prev_retain
     return captured
 
 

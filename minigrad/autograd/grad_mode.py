@@ -11,6 +11,9 @@ class _State(threading.local):
         self.saved_tensors_hooks = []  # stack of (pack, unpack); the innermost pair wins
         self.anomaly = False  # detect_anomaly: the engine checks each node's gradients for NaN
         self.anomaly_check_nan = True
+        # the running backward's retain_graph (True outside one): whether a node's backward may free what it
+        # saved as it goes, rather than after it returns (compile's node, whose backward is a whole program)
+        self.retain_graph = True
 
 
 state = _State()

@@ -76,8 +76,11 @@ class CompiledFunction(Function):
                                "uncompiled for a double backward")
         program = call.program
         plan = program.autograd
-        env, ctxs = call.env[:], call.ctxs[:]  # (the backward frees its copy's slots: with retain_graph the
-        # node may run again)
+        if state.retain_graph:  # the node may run again: the backward frees a copy's slots as it goes
+            env, ctxs = call.env[:], call.ctxs[:]
+        else:  # its one run: each value let go of after its last reader, as eager's nodes free theirs
+            env, ctxs = call.env, call.ctxs
+            call.env = call.ctxs = None
         for s, g in zip(plan.grad_output_slots, grads):
             env[s] = g
         program._run_backward_steps(env, ctxs)
