@@ -446,6 +446,13 @@ class Module:
         """Evaluation mode: `train(False)`."""
         return self.train(False)
 
+    def _optimized_module(self, fullgraph):
+        """What `minigrad.compile(self)` returns: nn's OptimizedModule around this module (a Module, as
+        PyTorch's), rather than the compiler's plain wrapper for module-like objects."""
+        from .optimized_module import OptimizedModule
+
+        return OptimizedModule(self, fullgraph)
+
     def compile(self, *args, **kwargs):
         """Compile this module's calls in place (PyTorch's `Module.compile`): `module(x)` then goes through
         `minigrad.compile` of its forward, given these arguments (minigrad.compile's, torch.compile's)."""

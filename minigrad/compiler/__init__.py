@@ -9,6 +9,7 @@ Files: capture.py (the recorder), program.py (the steps and their replay), guard
 program may be replayed), fusion.py (elementwise chains as one kernel), cuda_graph.py (on a GPU,
 the replay as one CUDA graph).
 """
+import copy
 import functools
 import warnings
 import weakref
@@ -58,6 +59,13 @@ class CompiledFunction:
         self.misses_when_full = 0  # calls since the last replay that found the program cache full
         functools.update_wrapper(self, fn, updated=())
         _compiled.add(self)
+
+    def __deepcopy__(self, memo):
+        """A copy (of a compiled module, `copy.deepcopy(model)` for an EMA, say) captures anew: its
+        programs must read the copy's parameters, not these."""
+        new = CompiledFunction(copy.deepcopy(self.fn, memo), self.fullgraph, copy.deepcopy(self.modules, memo))
+        new.warn, new.cache_size_limit = self.warn, self.cache_size_limit
+        return new
 
     def __get__(self, obj, objtype=None):
         # @minigrad.compile on a method: bound to each instance, which the guard key then names (so two
@@ -177,7 +185,8 @@ def _is_tensor(v):
 
 
 class OptimizedModule:
-    """What `minigrad.compile(module)` returns (PyTorch's name): calls go through the compiled
+    """What `minigrad.compile(module)` returns for a module-like object that does not name its own
+    wrapper (an nn.Module does: nn's OptimizedModule, a Module). Calls go through the compiled
     `module.__call__`; every other attribute is the module's (`_orig_mod` is the module itself)."""
 
     def __init__(self, module, fullgraph=False):
@@ -219,7 +228,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="minigrad", mo
     if disable or backend == "eager":
         return model
     if guards.is_module(model):
-        return OptimizedModule(model, fullgraph)
+        wrap = getattr(model, "_optimized_module", None)  # (nn.Module's: minigrad does not import nn)
+        return wrap(fullgraph) if wrap is not None else OptimizedModule(model, fullgraph)
     return CompiledFunction(model, fullgraph)
 
 

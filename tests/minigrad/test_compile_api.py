@@ -141,3 +141,43 @@ def test_hints_are_accepted():
     assert minigrad.compiler.allow_in_graph(len) is len and minigrad.compiler.assume_constant_result(len) is len
     assert minigrad.compiler.cudagraph_mark_step_begin() is None
     assert minigrad.compiler.list_backends() == ["inductor", "minigrad"]
+
+
+def test_a_compiled_module_is_a_module_as_pytorchs_optimized_module():
+    block = _mlp()
+    cb = minigrad.compile(block)
+    assert isinstance(cb, nn.Module) and type(cb).__name__ == "OptimizedModule" and cb._orig_mod is block
+    assert cb.train() is cb and cb.eval() is cb and cb.to("cpu") is cb and not block.training  # (the child's mode)
+    cb.train()
+    assert list(cb.state_dict()) == ["_orig_mod.0.weight", "_orig_mod.0.bias", "_orig_mod.2.weight", "_orig_mod.2.bias"]
+    assert repr(cb).startswith("OptimizedModule(\n  (_orig_mod): Sequential(")
+    # compiling each block of a model: the compiled blocks nest in containers, and train as the plain ones
+    plain = nn.Sequential(_mlp(), nn.ReLU(), nn.Linear(2, 2))
+    minigrad.manual_seed(0)
+    inner = nn.Sequential(minigrad.compile(_mlp()), nn.ReLU(), nn.Linear(2, 2))
+    inner[2].load_state_dict(plain[2].state_dict())
+    assert [k for k, _ in inner.named_parameters()][:2] == ["0._orig_mod.0.weight", "0._orig_mod.0.bias"]
+    for _ in range(3):
+        x = minigrad.randn(4, 3)
+        for m in (plain, inner):
+            m.zero_grad()
+            m(x).square().sum().backward()
+        assert all(np.array_equal(p.grad.array, q.grad.array) for p, q in zip(plain.parameters(), inner.parameters()))
+    assert inner[0]._compiled.stats.replays == 2
+
+
+def test_a_copy_of_a_compiled_module_replays_its_own_parameters():
+    import copy
+
+    cb = minigrad.compile(_mlp())
+    x = minigrad.randn(2, 3)
+    with minigrad.no_grad():
+        cb(x), cb(x)
+        ema = copy.deepcopy(cb)  # (an EMA of a compiled model, say)
+        ema._orig_mod[0].weight.mul_(0.5)
+        outs = [ema(x).array for _ in range(3)]
+        want = ema._orig_mod(x).array
+    assert ema._orig_mod is not cb._orig_mod and ema._compiled.modules[0] is ema._orig_mod
+    assert all(np.array_equal(o, want) for o in outs) and ema._compiled.stats.replays == 2
+    with minigrad.no_grad():
+        assert not np.array_equal(cb(x).array, want)

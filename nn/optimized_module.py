@@ -1,0 +1,30 @@
+"""What `minigrad.compile(module)` returns for an nn.Module: PyTorch's `OptimizedModule`.
+
+A Module of its own that holds the compiled module as its child `_orig_mod`, so that, as PyTorch's:
+it nests in a Sequential or a ModuleList (compiling each block of a model), `train()`, `to()` and
+the like return the wrapper, and its `state_dict()` keys start with `_orig_mod.` (nanoGPT strips
+that prefix when it loads a compiled model's checkpoint into a plain one). Its calls go through
+`minigrad.compile` of `_orig_mod`'s calls; an attribute the wrapper does not have is `_orig_mod`'s.
+"""
+from minigrad.compiler import CompiledFunction
+
+from .module import Module
+
+
+class OptimizedModule(Module):
+    def __init__(self, mod, fullgraph=False):
+        super().__init__()
+        self._orig_mod = mod
+        # the guard walks mod's state: its train/eval, parameters and attributes
+        self._compiled = CompiledFunction(mod.__call__, fullgraph, modules=(mod,))
+
+    def forward(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name == "_orig_mod":  # (not there yet: before __init__ set it)
+                raise
+            return getattr(self._orig_mod, name)
