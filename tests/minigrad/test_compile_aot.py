@@ -238,3 +238,32 @@ def test_train_eval_and_no_grad_calls_keep_programs_apart():
         minigrad.manual_seed(3)
         assert np.array_equal(model(x).array, y_train.array)
     assert cm._compiled.stats.captures == 3 and cm._compiled.stats.replays == 3
+
+
+_BACKWARDS = {  # out -> its backward, as a caller may start it
+    "sum": lambda out, g: out.sum().backward(),
+    "mean": lambda out, g: out.mean().backward(),
+    "column": lambda out, g: out[:, 1].sum().backward(),
+    "transposed max": lambda out, g: out.t().sum(0).max().backward(),
+    "strided gradient": lambda out, g: out.backward(g),
+}
+
+
+@pytest.mark.parametrize("loss", list(_BACKWARDS))
+def test_whatever_gradient_the_caller_sends_in_the_parameters_get_eagers(loss):
+    """A sum's gradient arrives as a stride-0 view, a transpose's as a strided one: the replayed backward
+    takes them as the ops' eager backwards do."""
+    def model():
+        minigrad.manual_seed(0)
+        return nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LayerNorm(16), nn.Linear(16, 4))
+
+    m, m2 = model(), model()
+    cm = minigrad.compile(m2)
+    for _ in range(3):
+        x = _t(5, 8)
+        g = _t(4, 5).t()
+        for fwd, mod in ((m, m), (cm, m2)):
+            mod.zero_grad()
+            _BACKWARDS[loss](fwd(x), g)
+        assert all(np.array_equal(a.grad.array, b.grad.array) for a, b in zip(m.parameters(), m2.parameters()))
+    assert cm._compiled.stats.replays == 2
