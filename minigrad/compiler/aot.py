@@ -93,6 +93,8 @@ class CompiledFunction(Function):
 
 
 class CompiledFunctionBackward(BackwardNode):
+    """The node: a BackwardNode that also lets go of its call's slots when the engine frees it."""
+
     def release_saved(self):
         super().release_saved()
         self.call = None

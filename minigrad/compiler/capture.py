@@ -345,8 +345,9 @@ class Recorder:
         output_slots = [self.slot_of.get(id(t)) for t in outs]
         for t, s in zip(outs, output_slots):
             base = t._base
+            base_slot = None if base is None else self.slot_of.get(id(base))
             if s is None or self.values[s]() is not t or base is not None and (
-                    self.slot_of.get(id(base)) is None or id(base) in seen or self.slot_of[id(base)] in self.input_slots):
+                    base_slot is None or base_slot in self.input_slots or id(base) in seen):
                 raise GraphBreak("the result that requires grad is a view of an input, a parameter or another "
                                  "result (its backward would have to follow the view's writes)")
         nodes = [n for n in self.alive if isinstance(n, BackwardNode)]
@@ -403,7 +404,6 @@ class Recorder:
 
         self.autograd = AutogradPlan(split, output_slots, [self.slot_of[id(g)] for g in grads], tuple(grad_slots),
                                      saved_args, saved_outputs)
-        self.autograd_outputs = seen
 
     # ---- the result -------------------------------------------------------------------------
     def finish(self, result, key, known=frozenset()):
@@ -439,7 +439,7 @@ class Recorder:
     def _output_spec(self, out):
         if isinstance(out, Tensor):
             if out.grad_fn is not None and id(out.grad_fn) not in self.ran_backward and (
-                    self.autograd is None or id(out) not in self.autograd_outputs):
+                    self.autograd is None or self.slot_of.get(id(out)) not in self.autograd.output_slots):
                 raise GraphBreak("the result requires grad, so its backward would run outside the compiled function "
                                  "(compile the whole step: forward, backward and optimizer step)")
             s = self.slot_of.get(id(out))
