@@ -20,7 +20,7 @@ op (AccumulateGrad into `.grad`, hooks, an input's own history). As eager, the n
 versions of what the ops saved (an input or parameter changed in place before backward is
 PyTorch's error), frees its slots after backward unless `retain_graph`, and says so if run again.
 """
-from ..autograd.function import FREED_MESSAGE, BackwardNode, Function, SavedTensor
+from ..autograd.function import FREED_MESSAGE, BackwardNode, Function, SavedTensor, _zeros_like_meta
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
 
@@ -36,6 +36,8 @@ class AutogradPlan:
         self.grads = grads  # ((position, slot)): where each input's or parameter's gradient comes from
         self.saved_args = saved_args  # the positions of tensors an op saved (their versions are checked)
         self.saved_outputs = saved_outputs  # indices into output_slots of results an op saved
+        self.summed_only = frozenset()  # grad_output_slots only gradient sums read (program.py's _summed_only)
+        self.reached_from = {}  # a gradient's slot -> the grad_output_slots it is made from (_reached_from)
 
 
 class _Call:
@@ -61,6 +63,7 @@ class CompiledFunction(Function):
         program._run_steps(env, ctxs)
         call.env, call.ctxs = env, ctxs
         ctx.call = call
+        ctx.set_materialize_grads(False)  # (a result the caller's backward does not reach: see backward)
         ctx.save_for_backward(*[args[i] for i in plan.saved_args])
         return tuple([_array(env[s]) for s in plan.output_slots])
 
@@ -81,11 +84,21 @@ class CompiledFunction(Function):
         else:  # its one run: each value let go of after its last reader, as eager's nodes free theirs
             env, ctxs = call.env, call.ctxs
             call.env = call.ctxs = None
+        # a result the caller's backward did not reach sends no gradient: where only gradient sums read
+        # its slot, each sum is its other term; elsewhere zeros stand in, as for any op of several outputs
+        absent = frozenset(s for s, g in zip(plan.grad_output_slots, grads) if g is None)
+        summed = absent & plan.summed_only
+        run = program.backward_without(summed) if summed else program._run_backward_steps
+        if absent - summed:
+            grads = [_zeros_like_meta(m) if g is None and s not in summed else g
+                     for s, g, m in zip(plan.grad_output_slots, grads, ctx._output_meta)]
         for s, g in zip(plan.grad_output_slots, grads):
             env[s] = g
-        program._run_backward_steps(env, ctxs)
+        run(env, ctxs)
         out = [None] * (1 + len(program.input_slots) + len(program.externals))
         for pos, s in plan.grads:
+            if absent and plan.reached_from[s] <= absent:  # made only from what the caller did not send:
+                continue  # no gradient, as eager's engine delivers none there (not zeros)
             g = env[s]
             out[1 + pos] = g if isinstance(g, Tensor) else Tensor(g)
         env = ctxs = g = None  # (the engine adopts a gradient as .grad without a copy only if none holds it)

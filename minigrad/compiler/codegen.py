@@ -100,11 +100,13 @@ class _Writer:
         self.array_slots.difference_update(slots)
 
 
-def generate(program, runs, split=None):
+def generate(program, runs, split=None, absent=frozenset()):
     """(source, replay, replay_backward) for `runs`, the program's (step, index, frees) in order; each
     function takes (env, ctxs) and runs steps, freeing each slot after its last reader. With `split`,
     replay runs the steps before that index (a forward) and replay_backward the rest (its backward,
-    run later on the same env and ctxs: aot.py); without, replay runs them all (replay_backward None)."""
+    run later on the same env and ctxs: aot.py); without, replay runs them all (replay_backward None).
+    `absent`: slots of the backward's incoming gradients the caller did not send, each read only by
+    gradient sums (program.py's `_summed_only`): each such sum is its other term, as it is."""
     from .fusion import Fused
     from .program import Accumulate, Backward, Call, Forward, _reads, _step_reads
 
@@ -150,7 +152,9 @@ def generate(program, runs, split=None):
             _begin_backward(w)
             in_backward = True
         w.line(f"# {i}: {step!r}")
-        if i in on_arrays:
+        if absent and any(sp is not None and sp[0] == "t" and sp[1] in absent for sp in getattr(step, "specs", ())):
+            _other_term(w, step, absent)
+        elif i in on_arrays:
             _array_step_forward(w, i, step)
         elif type(step) is Backward and step.fwd in on_arrays:
             _array_step_backward(w, i, step, program.steps[step.fwd])
@@ -188,6 +192,18 @@ def _begin_backward(w):
         w.line("pass")
     w.lines.append("")
     w.lines.append("def replay_backward(env, ctxs):")
+
+
+def _other_term(w, step, absent):
+    """A gradient sum one of whose terms the caller did not send: the other term, as it is."""
+    (other,) = [sp[1] for sp in step.specs[:2] if sp[1] not in absent]
+    (s,) = step.slots
+    w.line(f"env[{s}] = env[{other}]  # (the sum's other term: the caller sent no gradient for the one)")
+    for kinds in (w.tensor_slots, w.array_slots):
+        if other in kinds:
+            kinds.add(s)
+        else:
+            kinds.discard(s)
 
 
 def _call(w, i, step):

@@ -26,6 +26,7 @@ import numpy as np
 from ..autograd.engine import accumulate_into_leaf
 from ..autograd.function import _ForwardOnlyContext, wrap_outputs
 from ..autograd.grad_mode import state
+from ..ops.elementwise import Add
 from ..tensor import Tensor
 from . import aot, codegen, fusion
 
@@ -341,9 +342,22 @@ class Program:
         later = {s for step in steps[split:] for s in _step_reads(step)} if split is not None else set()
         self.dropped_after_forward = () if split is None else tuple(
             s for s in set(_reads(output)) if s not in later and s not in input_slots)
+        if autograd is not None:
+            autograd.summed_only = _summed_only(self, value_of)
+            autograd.reached_from = _reached_from(self)
+            self._backwards_without = {}  # frozenset of gradient slots the caller left out -> replay_backward
         self._lock = threading.Lock()
         self.draws_random = False  # set by the capture: the call advanced a random generator
         self.graph = None  # a cuda_graph.GraphReplay, where the program runs through one
+
+    def backward_without(self, absent):
+        """replay_backward for a call whose caller sent no gradient for the results at slots `absent`
+        (each in autograd.summed_only): the sums those gradients entered are their other terms, as
+        the engine, given none, would have had them (written once per such set)."""
+        run = self._backwards_without.get(absent)
+        if run is None:
+            run = self._backwards_without[absent] = codegen.generate(self, self.runs, self.autograd.split, absent)[2]
+        return run
 
     def check(self):
         """Why an outside tensor no longer matches what the capture saw (None: it matches)."""
@@ -437,6 +451,47 @@ def _step_reads(step):
     if isinstance(step, Accumulate):
         return _reads(step.variable) + _reads(step.grad)
     return tuple(s for spec in step.specs if spec is not None for s in _reads(spec))
+
+
+def _reached_from(program):
+    """For each gradient the backward half returns (its slot), the incoming-gradient slots it is made
+    from: where the caller sends none of those, eager's engine would deliver no gradient there (aot.py)."""
+    plan = program.autograd
+    made_from = {s: frozenset((s,)) for s in plan.grad_output_slots}
+    for step in program.steps[plan.split:]:
+        sources = frozenset().union(*(made_from.get(s, ()) for s in _step_reads(step)))
+        for s in getattr(step, "slots", None) or (getattr(step, "slot", None),):
+            if s is not None:
+                made_from[s] = sources
+    return {s: made_from.get(s, frozenset()) for _, s in plan.grads}
+
+
+def _summed_only(program, value_of):
+    """The backward's incoming-gradient slots that only gradient sums read (an Add the engine recorded
+    where two gradients met, its other term no such slot and of the sum's dtype and shape): where the
+    caller sends no gradient for that result, each sum is its other term (aot.py). A slot no step reads
+    is one too."""
+    split, grad_slots = program.autograd.split, set(program.autograd.grad_output_slots)
+    run = {i for _, i, _ in program.runs}
+    readers = {}
+    for i in range(split, len(program.steps)):
+        for s in _step_reads(program.steps[i]):
+            readers.setdefault(s, []).append(i)
+
+    def plain_sum(i, s):
+        step = program.steps[i]
+        if type(step) is not Forward or step.cls is not Add or step.needs is not None or i not in run:
+            return False
+        specs = step.specs
+        if len(specs) == 3 and specs[2] == ("c", 1):  # (alpha 1, given)
+            specs = specs[:2]
+        if len(specs) != 2 or any(sp[0] != "t" for sp in specs) or [sp[1] for sp in specs].count(s) != 1:
+            return False
+        other = specs[0][1] if specs[1][1] == s else specs[1][1]
+        a, out = value_of(other), value_of(step.slots[0])
+        return other not in grad_slots and a.dtype == out.dtype and a.shape == out.shape
+
+    return frozenset(s for s in grad_slots if all(plain_sum(i, s) for i in readers.get(s, ())))
 
 
 def _plan_frees(program):

@@ -267,3 +267,47 @@ def test_whatever_gradient_the_caller_sends_in_the_parameters_get_eagers(loss):
             _BACKWARDS[loss](fwd(x), g)
         assert all(np.array_equal(a.grad.array, b.grad.array) for a, b in zip(m.parameters(), m2.parameters()))
     assert cm._compiled.stats.replays == 2
+
+
+class _ThreeResults(nn.Module):
+    """A model's logits, their loss, and an auxiliary head's output."""
+
+    def __init__(self):
+        super().__init__()
+        self.body, self.main, self.aux = nn.Linear(4, 8), nn.Linear(8, 3), nn.Linear(8, 2)
+
+    def forward(self, x, y):
+        h = self.body(x).tanh()
+        logits = self.main(h)
+        return logits, F.cross_entropy(logits, y), self.aux(h)
+
+
+_FROM = {"loss": lambda logits, loss, aux: loss, "logits": lambda logits, loss, aux: logits.square().sum(),
+         "aux": lambda logits, loss, aux: aux.sum(), "loss and aux": lambda logits, loss, aux: loss + aux.mean()}
+
+
+@pytest.mark.parametrize("start", list(_FROM))
+def test_results_the_backward_does_not_reach_are_as_eagers(start):
+    """nanoGPT returns (logits, loss) and backward starts from the loss: the logits send no gradient. A
+    parameter only they reach gets none (not zeros: AdamW then leaves it alone, as eagerly), and the sum
+    their gradient would have entered is its other term (no (B, T, V) zeros added)."""
+    runs = []
+    batches = [(_t(5, 4), minigrad.tensor(rng.integers(0, 3, 5))) for _ in range(3)]
+    for compiled in (False, True):
+        minigrad.manual_seed(0)
+        m = _ThreeResults()
+        fwd = minigrad.compile(m) if compiled else m
+        opt = nn.optim.AdamW(m.parameters(), lr=0.1)
+        for x, y in batches:
+            opt.zero_grad()
+            _FROM[start](*fwd(x, y)).backward()
+            grads = [None if p.grad is None else p.grad.array.copy() for p in m.parameters()]
+            opt.step()
+        runs.append((grads, [p.array.copy() for p in m.parameters()], fwd))
+    (eager_grads, eager_params, _), (grads, params, cm) = runs
+    assert [g is None for g in grads] == [g is None for g in eager_grads] and any(g is None for g in grads) == (
+        start != "loss and aux")
+    assert all(g is None or np.array_equal(g, e) for g, e in zip(grads, eager_grads))
+    assert all(np.array_equal(p, e) for p, e in zip(params, eager_params))
+    program = next(iter(cm._compiled.cache.values()))
+    assert cm._compiled.stats.replays == 2 and bool(program._backwards_without) == (start != "logits")
