@@ -97,8 +97,9 @@ class CompiledFunction(Function):
         run(env, ctxs)
         out = [None] * (1 + len(program.input_slots) + len(program.externals))
         for pos, s in plan.grads:
-            if absent and plan.reached_from[s] <= absent:  # made only from what the caller did not send:
-                continue  # no gradient, as eager's engine delivers none there (not zeros)
+            sources = plan.reached_from[s]
+            if absent and sources and sources <= absent:  # made only from what the caller did not send: no
+                continue  # gradient, as eager's engine delivers none there (not zeros)
             g = env[s]
             out[1 + pos] = g if isinstance(g, Tensor) else Tensor(g)
         env = ctxs = g = None  # (the engine adopts a gradient as .grad without a copy only if none holds it)

@@ -16,9 +16,13 @@ leaves the trace as a Python value (`item()`, `float()`, `bool()`, `print`): see
 import weakref
 
 from ..autograd import recording
+from ..autograd.engine import run_backward
+from ..autograd.function import AccumulateGrad, BackwardNode
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
+from .aot import AutogradPlan
+from .guards import flatten
 from .program import Accumulate, Backward, Call, Forward, Program, array_plan, array_step_plan
 
 
@@ -329,10 +333,6 @@ class Recorder:
         forward in grad mode), run their backward now, recording it: from the results, with stand-in
         gradients, to each tensor the call read that requires grad, capturing what reaches each (as
         autograd.grad does; no `.grad` is written and the call's own graph is kept for its caller)."""
-        from ..autograd.engine import run_backward
-        from ..autograd.function import AccumulateGrad, BackwardNode
-        from .guards import flatten
-
         if self.broken is not None or self.ran_backward or self.accumulated or not state.grad_enabled:
             return
         outs, seen = [], set()
@@ -400,8 +400,6 @@ class Recorder:
         saved = {id(st.counter) for n in nodes for st in (n._saved or ()) if st is not None and st.counter is not None}
         saved_args = tuple(pos for pos, t in enumerate(args) if isinstance(t, Tensor) and id(t._version_counter) in saved)
         saved_outputs = tuple(k for k, t in enumerate(outs) if id(t._version_counter) in saved)
-        from .aot import AutogradPlan
-
         self.autograd = AutogradPlan(split, output_slots, [self.slot_of[id(g)] for g in grads], tuple(grad_slots),
                                      saved_args, saved_outputs)
 
