@@ -50,7 +50,7 @@ class Recorder:
         self.broken = None  # the reason the capture stopped, once it has
         self.input_slots = []
         self.object_slots = set()  # slots of live argument objects
-        self.grad_of = {}  # id(a leaf's .grad after an accumulation) -> the leaf's spec (weakly, as slot_of)
+        self.grad_of = {}  # id(a leaf's .grad after an accumulation) -> that Accumulate step (weakly, as slot_of)
         self.every_call = False  # the capture stopped at what every call of the function does (escape's)
         self.known = known  # ids of the tensors from before the call (compile's guard names them; finish's again)
         self.written = []  # weak references to the memory in-place ops wrote (each array's base)
@@ -122,9 +122,13 @@ class Recorder:
     def spec(self, a):
         """Where argument `a` comes from, for the replay (see program.py's spec kinds)."""
         if isinstance(a, Tensor):
-            leaf = self.grad_of.get(id(a))
-            if leaf is not None:  # `p.grad` read after the backward: the live one at replay (a new one each step)
-                return ("g", leaf)
+            acc = self.grad_of.get(id(a))
+            if acc is not None:  # `p.grad` read after the backward: at replay, the leaf's `.grad` as the
+                # accumulation left it (a new one each step that sets grads to None), kept in a slot, so
+                # that a later `zero_grad()` or `p.grad = ...` does not change what was read
+                if acc.slot is None:
+                    acc.slot = self._new_slot(a)
+                return ("g", acc.slot)
             s = self.slot_of.get(id(a))
             if s is None and id(a) not in self.externals:  # (a parameter given a slot's array by `p.data = v`
                 # stays the parameter)
@@ -228,12 +232,12 @@ class Recorder:
             raise GraphBreak("a hook on a leaf's gradient (register_hook, register_post_accumulate_grad_hook) runs "
                              "Python the replay would skip")
         self.accumulated.add(id(variable))
-        leaf = self.spec(variable)
-        self.steps.append(Accumulate(leaf, self.spec(grad)))
+        step = Accumulate(self.spec(variable), self.spec(grad))
+        self.steps.append(step)
         g = variable.grad
         if g is not None:
             key = id(g)
-            self.grad_of[key] = leaf
+            self.grad_of[key] = step
             self.refs.append(weakref.ref(g, lambda _, key=key, grad_of=self.grad_of: grad_of.pop(key, None)))
 
     def on_call(self, fn, *args):

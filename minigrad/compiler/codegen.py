@@ -50,11 +50,11 @@ class _Writer:
         kind = spec[0]
         if kind == "t":
             return f"env[{spec[1]}]" if spec[1] in self.tensor_slots else f"as_tensor(env[{spec[1]}])"
-        if kind == "o":
+        if kind == "o" or kind == "g":
             return f"env[{spec[1]}]"
         if kind in ("x", "c"):
             return self.bind(name, spec[1])
-        return f"resolve({self.bind(f'spec_{name}', spec)}, env)"  # (a list of specs, an array, a leaf's .grad then)
+        return f"resolve({self.bind(f'spec_{name}', spec)}, env)"  # (a list of specs, an array)
 
     def array_of(self, spec_slot, name):
         """A line or two putting the array of slot `spec_slot` in local `name`."""
@@ -235,6 +235,10 @@ def _accumulate(w, i, step):
         w.line("    g = None")
     else:
         w.line(f"{accumulate}({leaf}, {w.value(f'c{i}_grad', grad)})")
+    if step.slot is not None:  # the call reads `.grad` after this: what it is now
+        w.line(f"env[{step.slot}] = {leaf}.grad")
+        w.tensor_slots.add(step.slot)
+        w.array_slots.discard(step.slot)
 
 
 def _forward(w, i, step):

@@ -10,8 +10,9 @@ A value the program computes lives in a numbered slot of `env` (a list). A step'
     ("c", value)    a constant (a Python number, a dtype, a frozen index array)
     ("seq", type, [specs])   a list or tuple of the above (cat's tensors)
     ("o", s)        the live argument object in slot s (a KV cache: guards.is_live), as it is
-    ("g", spec)     the `.grad` of the leaf `spec` names, as it is then (`p.grad` read after backward:
-                    a new tensor at each step that sets grads to None)
+    ("g", s)        the leaf's `.grad` as an accumulation into it left it, which that step keeps in
+                    slot s (`p.grad` read after backward: a new tensor at each step that sets grads
+                    to None); the Tensor itself, as eager's `p.grad` is
 
 Steps run the same code the eager call ran, in the same order, so results (and the random
 numbers dropout draws) are equal bit for bit; what they skip is the bookkeeping around it: no
@@ -49,7 +50,7 @@ def resolve(spec, env):
     if kind == "seq":
         return spec[1](resolve(s, env) for s in spec[2])
     if kind == "g":
-        return resolve(spec[1], env).grad
+        return env[spec[1]]
     raise AssertionError(spec)
 
 
@@ -268,6 +269,7 @@ class Accumulate:
 
     def __init__(self, variable, grad):
         self.variable, self.grad = variable, grad
+        self.slot = None  # where the leaf's `.grad` is kept after it, when the call reads it (capture.py)
         self.frees = ()
 
     def run(self, env, ctxs, i):
@@ -282,6 +284,8 @@ class Accumulate:
             accumulate_into_leaf(resolve(self.variable, env), g)
         else:
             accumulate_into_leaf(resolve(self.variable, env), resolve(grad, env))
+        if self.slot is not None:
+            env[self.slot] = resolve(self.variable, env).grad
 
     def __repr__(self):
         return f"accumulate {self.grad} into a leaf"
@@ -425,7 +429,7 @@ def build_result(out, env, copy=False, made=None):
     if kind == "seq":
         return out[1](build_result(o, env, copy, made) for o in out[2])
     if kind == "g":
-        return resolve(out, env)
+        return env[out[1]]
     if kind == "fresh":
         return Tensor(out[1].array.copy(), requires_grad=out[1].requires_grad)
     if kind == "dict":
@@ -436,14 +440,12 @@ def build_result(out, env, copy=False, made=None):
 def _reads(spec):
     """The slots a spec reads."""
     kind = spec[0]
-    if kind in ("t", "a", "o", "input"):
+    if kind in ("t", "a", "o", "input", "g"):
         return (spec[1],)
     if kind == "seq":
         return tuple(s for sub in spec[2] for s in _reads(sub))
     if kind == "dict":
         return tuple(s for _, sub in spec[1] for s in _reads(sub))
-    if kind == "g":
-        return _reads(spec[1])
     return ()
 
 

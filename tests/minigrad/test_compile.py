@@ -1269,6 +1269,41 @@ def test_hand_written_updates_through_grad_and_data_are_replayed(update):
     assert f.stats.replays == 3
 
 
+@pytest.mark.parametrize("after", ["zero_grad", "grad_replaced", "zero_grad_in_place"])
+def test_a_grad_read_in_the_call_is_what_it_was_when_read(after):
+    # `g = p.grad` after backward, then zero_grad() (or `p.grad = ...`) before g is used or returned: a
+    # replay read the leaf's `.grad` as it was when g was used (None: an AttributeError 7 frames deep,
+    # or None returned), not as it was when the call read it
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model = _mlp()
+        opt = nn.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        w = model[0].weight
+
+        def step(x, y):
+            F.cross_entropy(model(x), y).backward()
+            g = w.grad
+            grads = [p.grad for p in model.parameters()]
+            if after == "grad_replaced":
+                w.grad = g * 0.5
+            opt.step()
+            opt.zero_grad(set_to_none=after != "zero_grad_in_place")
+            return g, g.norm(), grads[-1]
+
+        f = minigrad.compile(step) if compiled else step
+        out = []
+        for x, y in batches:
+            g, norm, last = f(x, y)
+            assert (g is w.grad) == (after == "zero_grad_in_place")  # the object itself, as eagerly
+            out += [g.array.copy(), norm.array.copy(), last.array.copy()]
+        return out + [p.array.copy() for p in model.parameters()], f
+
+    batches = _batches(4)
+    (want, _), (got, f) = run(False), run(True)
+    assert len(want) == len(got) and all(np.array_equal(a, b) for a, b in zip(want, got))
+    assert f.stats.replays == 3
+
+
 def test_compile_a_module():
     model = _mlp()
     cm = minigrad.compile(model)
