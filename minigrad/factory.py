@@ -101,6 +101,10 @@ def from_numpy(array):
 def _filled(fill, size, dtype, device, requires_grad):
     xp = module_for(device)
     dt = _dt(dtype)
+    if recording.hook.recorder is not None and not requires_grad and xp is np:
+        # inside a minigrad.compile capture: a step that makes a new one at each replay, so that what the
+        # call writes into it (a mask's entries, a one-hot's ones) starts from the same values each call
+        return recording.hook.recorder.on_call(_fresh, fill, _size(size), dt)
     if fill == "empty":
         arr = xp.empty(_size(size), dtype=dt)
     elif fill == 0:
@@ -110,6 +114,10 @@ def _filled(fill, size, dtype, device, requires_grad):
     else:
         arr = xp.full(_size(size), fill, dtype=dt)
     return _make(arr, requires_grad)
+
+
+def _fresh(fill, size, dtype):
+    return Tensor(np.empty(size, dtype) if fill == "empty" else np.full(size, fill, dtype))
 
 
 @_size_keyword

@@ -322,6 +322,8 @@ def clamp_(self, min=None, max=None):
 
 def uniform_(self, a=0.0, b=1.0, generator=None):
     """Fill with U(a, b) samples (no gradient is recorded)."""
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
+        return recording.hook.recorder.on_inplace(uniform_, self, (a, b), {"generator": generator})
     from .. import random
 
     rng = generator or random.generator(array_module(self.array))
@@ -333,6 +335,8 @@ def uniform_(self, a=0.0, b=1.0, generator=None):
 
 def normal_(self, mean=0.0, std=1.0, generator=None):
     """Fill with N(mean, std^2) samples (no gradient is recorded)."""
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
+        return recording.hook.recorder.on_inplace(normal_, self, (mean, std), {"generator": generator})
     from .. import random
 
     rng = generator or random.generator(array_module(self.array))
@@ -347,6 +351,8 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
 
 
 def bernoulli_(self, p=0.5, generator=None):
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
+        return recording.hook.recorder.on_inplace(bernoulli_, self, (p,), {"generator": generator})
     from .. import random
 
     rng = generator or random.generator(array_module(self.array))
@@ -370,20 +376,28 @@ def _fill_draws(self, draw, generator):
 def exponential_(self, lambd=1.0, generator=None):  # -log(1 - U) / lambd
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={float(lambd)}")
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
+        return recording.hook.recorder.on_inplace(exponential_, self, (lambd,), {"generator": generator})
     return _fill_draws(self, lambda rng, xp, s: -xp.log1p(-rng.random(s)) / lambd, generator)
 
 
 def geometric_(self, p, generator=None):  # trials to the first success: floor(log(1 - U) / log(1 - p)) + 1
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={float(p)}")
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
+        return recording.hook.recorder.on_inplace(geometric_, self, (p,), {"generator": generator})
     return _fill_draws(self, lambda rng, xp, s: xp.floor(xp.log1p(-rng.random(s)) / np.log1p(-p)) + 1, generator)
 
 
 def cauchy_(self, median=0.0, sigma=1.0, generator=None):  # median + sigma tan(pi (U - 1/2))
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
+        return recording.hook.recorder.on_inplace(cauchy_, self, (median, sigma), {"generator": generator})
     return _fill_draws(self, lambda rng, xp, s: median + sigma * xp.tan(np.pi * (rng.random(s) - 0.5)), generator)
 
 
 def log_normal_(self, mean=1.0, std=2.0, generator=None):  # exp(N(mean, std^2))
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
+        return recording.hook.recorder.on_inplace(log_normal_, self, (mean, std), {"generator": generator})
     return _fill_draws(self, lambda rng, xp, s: xp.exp(mean + std * rng.standard_normal(s)), generator)
 
 
@@ -404,6 +418,8 @@ def random_(self, *bounds, generator=None, **kwargs):
         hi = 2 if d.kind == "b" else (1 << np.finfo(d).nmant) + 1 if d.kind == "f" else int(np.iinfo(d).max) + 1
     if lo >= hi:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
+        return recording.hook.recorder.on_inplace(random_, self, (lo, hi), {"generator": generator})
     return _fill_draws(self, lambda rng, xp, s: random.integers(rng, lo, hi, s), generator)
 
 

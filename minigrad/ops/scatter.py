@@ -2,6 +2,7 @@
 include_self) and index_add, out of place and in place (the trailing-underscore methods)."""
 import numpy as np
 
+from ..autograd import recording
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
@@ -296,6 +297,8 @@ def _inplace(fn):
     from .inplace import apply_inplace
 
     def op(self, *args, **kwargs):
+        if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+            return recording.hook.recorder.on_inplace(op, self, args, kwargs)
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
         return apply_inplace(self, lambda arr: arr.__setitem__(Ellipsis, fn(Tensor(arr), *args, **kwargs).array),
                              lambda: fn(self, *args, **kwargs), *others)
@@ -344,6 +347,8 @@ def make_inplace(fn, name):
         return run
 
     def op(self, *args, **kwargs):
+        if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+            return recording.hook.recorder.on_inplace(op, self, args, kwargs)
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
         return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others)
 

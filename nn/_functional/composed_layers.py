@@ -9,9 +9,9 @@ import warnings
 
 import minigrad
 
-from ._common import Tensor, check_tensor, xp_of
+from ._common import check_tensor
 from .activation import SELU_ALPHA, SELU_SCALE
-from .dropout import keep_mask
+from .dropout import KeepMask
 from .normalization import batch_norm
 from .pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, max_pool2d
 
@@ -92,7 +92,7 @@ def _feature_mask(input, p, batched):
     """A 0/1 tensor in input's dtype, one draw per (sample, channel) (per channel when not batched)."""
     lead = 2 if batched else 1
     shape = tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
-    return Tensor(keep_mask(xp_of(input.array), shape, p).astype(input.array.dtype))
+    return KeepMask.apply(input.detach(), shape, p)
 
 
 def _channels_dropout(input, p, training, batched):
@@ -164,8 +164,7 @@ def _alpha_dropout(input, p, training, mask_of):
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout that keeps SELU's self-normalization: a dropped value becomes SELU's negative saturation, and an
     affine map keeps mean 0 and variance 1. Shape: (*) -> (*)."""
-    return _alpha_dropout(input, p, training,
-                          lambda x, q: Tensor(keep_mask(xp_of(x.array), x.array.shape, q).astype(x.array.dtype)))
+    return _alpha_dropout(input, p, training, lambda x, q: KeepMask.apply(x.detach(), tuple(x.shape), q))
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):

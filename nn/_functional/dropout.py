@@ -54,6 +54,19 @@ def _scale_kept(o, x, keep, scale):  # o = x * keep * scale
     o *= keep
 
 
+class KeepMask(Function):
+    """A 0/1 tensor of `shape` in `dtype`, each 1 with probability 1 - p (the channel and alpha dropouts'
+    masks): drawn inside an op, so that minigrad.compile's replay draws it again from the generator."""
+
+    @staticmethod
+    def forward(ctx, like, shape, p):  # `like`: a tensor of the mask's dtype and device (no gradient flows to it)
+        return keep_mask(xp_of(like.array), shape, p).astype(like.array.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, None, None
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     check_tensor(input, "input", "dropout")
     if not 0.0 <= p <= 1.0:
