@@ -17,6 +17,7 @@ class OptimizedModule(Module):
         self._orig_mod = mod
         # the guard walks mod's state: its train/eval, parameters and attributes
         self._compiled = CompiledFunction(mod.__call__, fullgraph, modules=(mod,))
+        self._compiled.name = type(mod).__name__  # (its warnings name the module, not Module.__call__)
 
     def forward(self, *args, **kwargs):
         return self._compiled(*args, **kwargs)

@@ -11,6 +11,8 @@ the replay as one CUDA graph).
 """
 import copy
 import functools
+import os
+import sys
 import warnings
 import weakref
 from collections import OrderedDict
@@ -22,6 +24,21 @@ from .capture import GraphBreak, Recorder
 
 CACHE_SIZE_LIMIT = 8  # programs kept per compiled function (PyTorch's torch._dynamo.config.cache_size_limit)
 _compiled = weakref.WeakSet()  # every CompiledFunction alive, for reset()
+
+
+# the library's own folders (minigrad and its sibling nn): a warning names the first line outside them
+_LIBRARY = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), d) + os.sep
+                 for d in ("minigrad", "nn"))
+
+
+def _user_stacklevel():
+    """warnings.warn's stacklevel for the caller's line that made the call (a compiled function's
+    call, or a compiled module's through Module.__call__), so that the warning names that line and
+    Python's once-per-line filter tells two compiled calls apart."""
+    frame, level = sys._getframe(2), 2  # (the frame that called _warn's caller, as stacklevel=2 would)
+    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARY):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 2
 
 
 class RecompileWarning(UserWarning):
@@ -64,7 +81,7 @@ class CompiledFunction:
         """A copy (of a compiled module, `copy.deepcopy(model)` for an EMA, say) captures anew: its
         programs must read the copy's parameters, not these."""
         new = CompiledFunction(copy.deepcopy(self.fn, memo), self.fullgraph, copy.deepcopy(self.modules, memo))
-        new.warn, new.cache_size_limit = self.warn, self.cache_size_limit
+        new.warn, new.cache_size_limit, new.name = self.warn, self.cache_size_limit, self.name
         return new
 
     def __get__(self, obj, objtype=None):
@@ -151,7 +168,7 @@ class CompiledFunction:
 
     def _warn(self, msg):
         if self.warn:
-            warnings.warn(f"minigrad.compile: {self.name}: {msg}", RecompileWarning, stacklevel=3)
+            warnings.warn(f"minigrad.compile: {self.name}: {msg}", RecompileWarning, stacklevel=_user_stacklevel())
 
     def reset(self):
         """Forget every captured program (the next call captures again)."""
@@ -192,6 +209,7 @@ class OptimizedModule:
     def __init__(self, module, fullgraph=False):
         object.__setattr__(self, "_orig_mod", module)
         object.__setattr__(self, "_compiled", CompiledFunction(module.__call__, fullgraph, modules=(module,)))
+        self._compiled.name = type(module).__name__  # (its warnings name the module, not Module.__call__)
 
     def __call__(self, *args, **kwargs):
         return self._compiled(*args, **kwargs)
