@@ -64,24 +64,27 @@ _walked = {}  # id(module) -> (nn's change count when walked, the state then, th
 
 
 def _module_state(m):
-    """(state, held): what a captured program assumes about a module: train/eval of each submodule,
+    """(state, held, settings): what a captured program assumes about a module: train/eval of each submodule,
     which parameter and buffer objects it holds (a replaced parameter is a different program), the
     value of each Python number, string or flag kept on a submodule (a changed `dropout.p` is another
     program) and which object each plain tensor or array attribute is; `held`, the attribute objects
-    the state names by id (a program keeps them, so that no other object takes their ids). nn counts
-    every change to any module (`_changes`): while the count stands still, the last walk holds."""
+    the state names by id (a program keeps them, so that no other object takes their ids); `settings`,
+    where the values of a module's settings objects are read at each call (`_settings`). nn counts
+    every change to any module (`_changes`): while the count stands still, the last walk holds (a
+    settings object's values change without it: they are read anew)."""
     changes = getattr(m, "_changes", None)
     if changes is None:
-        return _walk(m)
+        state, held, settings = _walk(m)
+        return state, held, settings
     walked = _walked.get(id(m))
     if walked is not None and walked[0] == changes[0]:
-        return walked[1], walked[2]
+        return walked[1], walked[2], walked[3]
     if len(_walked) > 1024:  # (the ids of modules long gone)
         _walked.clear()
-    state, held = _walk(m)
+    state, held, settings = _walk(m)
     state = _State(state)
-    _walked[id(m)] = (changes[0], state, held)
-    return state, held
+    _walked[id(m)] = (changes[0], state, held, settings)
+    return state, held, settings
 
 
 class _State(tuple):
@@ -106,8 +109,8 @@ def _walk(m):
     attribute, type, value or object id), ...)); held, the objects named by id."""
     if not hasattr(m, "_modules"):
         return (tuple(sub.training for sub in m.modules()), tuple(id(p) for p in m.parameters()),
-                tuple(id(b) for b in m.buffers()), ((), ())), ()
-    training, params, bufs, paths, values, held = [], [], [], [], [], []
+                tuple(id(b) for b in m.buffers()), ((), ())), (), ()
+    training, params, bufs, paths, values, held, settings = [], [], [], [], [], [], []
     seen, stack = set(), [("", m)]
     while stack:
         path, mod = stack.pop()
@@ -132,9 +135,64 @@ def _walk(m):
                 held.append(v)
             elif isinstance(v, _SCALARS):  # (a numpy float, an IntEnum)
                 values.append((i, attr, kind, v))
+            elif (kind is dict or _is_settings(v)) and attr[:1] != "_":  # (not nn's own tables, `_parameters`...)
+                names = _class_names(type(mod))
+                keys = tuple(k for k in (v if kind is dict else vars(v)) if type(k) is str and k in names)
+                if keys:
+                    label = f"{path}.{attr}" if path else attr
+                    settings.append((v, keys, tuple(f"{label}.{k}" for k in keys)))
         stack.extend((f"{path}.{k}" if path else k, sub) for k, sub in reversed(mod._modules.items())
                      if sub is not None)
-    return (tuple(training), tuple(params), tuple(bufs), (tuple(paths), tuple(values))), tuple(held)
+    return (tuple(training), tuple(params), tuple(bufs), (tuple(paths), tuple(values))), tuple(held), tuple(settings)
+
+
+def _is_settings(v):
+    """A plain object of settings on a module (a config dataclass, a SimpleNamespace, argparse's
+    Namespace, a class of hyperparameters): attributes, no call, not a tensor, module or array."""
+    return (hasattr(v, "__dict__") and not callable(v) and not isinstance(v, (Tensor, np.ndarray, types.ModuleType))
+            and not is_module(v) and not is_live(v))
+
+
+_class_names_cache = {}
+
+
+def _class_names(cls):
+    """The attribute names and string constants the code of a module's class (and its bases') uses:
+    the settings a forward may read (`self.config.block_size`, `self.cfg["scale"]`)."""
+    names = _class_names_cache.get(cls)
+    if names is None:
+        found = set()
+        for klass in cls.__mro__[:-1]:  # (not object's)
+            for member in vars(klass).values():
+                code = getattr(getattr(member, "__func__", member), "__code__", None)
+                if code is not None:
+                    found.update(_names_and_strings(code))
+        names = _class_names_cache[cls] = frozenset(found)
+    return names
+
+
+def _names_and_strings(code):
+    yield from code.co_names
+    for const in code.co_consts:
+        if type(const) is str:
+            yield const
+        elif isinstance(const, types.CodeType):
+            yield from _names_and_strings(const)
+
+
+def _settings(settings):
+    """The numbers, strings and flags a module's settings objects hold now, under the names its class's
+    code uses (a forward that reads one bakes it into the program, as an argument's)."""
+    out = []
+    for obj, keys, labels in settings:  # -> (labels, values) of each object (its labels made once, by the walk)
+        d = obj if type(obj) is dict else getattr(obj, "__dict__", {})
+        values = []
+        for k in keys:
+            v = d.get(k, _MISSING)
+            values.append(v if type(v) in _SCALAR_TYPES or isinstance(v, _SCALARS) else
+                          "(removed)" if v is _MISSING else None)  # (other values: not guarded)
+        out.append((labels, tuple(values)))
+    return tuple(out)
 
 
 def _tensor_guard(t):
@@ -209,8 +267,11 @@ def call_key(fn, args, kwargs, extra_modules=()):
     for m in modules:
         if id(m) not in seen:
             seen.add(id(m))
-            walked, held = _module_state(m)
+            walked, held, settings = _module_state(m)
             key.append((f"module {type(m).__name__}", walked))
+            if settings:
+                key.append((f"settings of {type(m).__name__}", _settings(settings)))
+                objects.extend(obj for obj, _, _ in settings)
             objects.extend(held)
             objects.append(m)
     return tuple(key), objects, inputs
@@ -334,6 +395,12 @@ def explain(new, old):
                 return f"{label} is another {value[1]}"
             if label.endswith("'s items"):
                 return f"{label[:-8]} holds other tensors"
+            if label.startswith("settings of "):
+                was = {name: v for labels, values in old_map[label] for name, v in zip(labels, values)}
+                for labels, values in value:
+                    for name, v in zip(labels, values):
+                        if was.get(name, _MISSING) != v:
+                            return f"setting {name!r} changed: {was.get(name, '(new)')!r} -> {v!r}"
             return f"{label} changed: {_show(label, old_map[label])} -> {_show(label, value)}"
     return "the call differs from the captured one"
 
