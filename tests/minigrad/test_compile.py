@@ -1005,9 +1005,9 @@ def test_in_place_ops_on_values_made_in_the_call_are_replayed():
     assert c.stats.replays == 3
 
 
-def test_an_in_place_write_into_a_tensor_made_from_python_values_runs_eagerly():
+def test_an_in_place_write_into_a_tensor_made_from_python_data_runs_eagerly():
     def f(x, i):
-        counts = minigrad.zeros(4)  # a constant of the program at replay: its writes would add up
+        counts = minigrad.tensor([0.0, 0.0, 0.0, 0.0])  # a constant of the program at replay: its writes would add up
         counts[i] += 1.0
         return x * counts
 
@@ -1018,6 +1018,35 @@ def test_an_in_place_write_into_a_tensor_made_from_python_values_runs_eagerly():
     for _ in range(3):
         np.testing.assert_array_equal(c(x, 1).array, f(x, 1).array)
     assert c.stats.replays == 0
+
+
+def test_writes_into_a_tensor_a_factory_made_in_the_call_are_replayed():
+    # zeros / ones / full / empty (and their _like forms) made in the call are made again at each replay,
+    # so that writes into them start from the same values each call (they ran eagerly: "made inside the
+    # function from Python values"); with MultiheadAttention's bool padding mask (zeros_like(mask).
+    # masked_fill_), gumbel_softmax's hard one-hot (scatter_) and its noise (empty_like(...).exponential_())
+    def f(x, i, mask):
+        counts = minigrad.zeros(4)
+        counts[i] += 1.0
+        one_hot = minigrad.zeros_like(x).scatter_(1, x.argmax(1, keepdim=True), 1.0)
+        bias = minigrad.zeros(mask.shape).masked_fill_(mask, -1.0)
+        noise = minigrad.empty(4, 4).uniform_(-1.0, 1.0) + minigrad.empty_like(x).normal_() * minigrad.full((4,), 2.0)
+        return x * counts + one_hot + bias + noise, F.gumbel_softmax(x, hard=True)
+
+    def run(compiled):
+        minigrad.manual_seed(0)
+        g = minigrad.Generator().manual_seed(1)
+        c = minigrad.compile(f) if compiled else f
+        out = []
+        for k in range(4):
+            x = minigrad.randn(4, 4, generator=g)
+            mask = minigrad.tensor(np.arange(16).reshape(4, 4) % (k + 2) == 0)
+            out += [t.array.copy() for t in c(x, 1, mask)]
+        return out + [minigrad.randn(3).array], c
+
+    (want, _), (got, c) = run(False), run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    assert c.stats.replays == 3 and c.stats.eager_calls == 0
 
 
 def test_a_tensor_carried_in_a_dict_between_calls_is_another_program():
@@ -1571,7 +1600,8 @@ def test_an_in_place_sum_into_a_computed_value_and_its_limits():
         h -= w * w
         return h.sum()
 
-    def read_before_written(x):  # the zeros read by an op before the sum is written into them
+    def read_before_written(x):  # the zeros read by an op before the sum is written into them (a factory's
+        # tensor made in the call: a value of the program, made again at each replay)
         total = minigrad.zeros(4)
         seen = total * 3
         total += x * w
@@ -1591,7 +1621,7 @@ def test_an_in_place_sum_into_a_computed_value_and_its_limits():
             return loss
         return step
 
-    for loss_fn, replayed in ((into_a_slot, True), (read_before_written, False), (into_a_viewed_tensor, False)):
+    for loss_fn, replayed in ((into_a_slot, True), (read_before_written, True), (into_a_viewed_tensor, False)):
         step = step_of(loss_fn)
         g = minigrad.compile(step)
         for _ in range(3):
@@ -1636,3 +1666,90 @@ def test_an_in_place_sum_into_a_module_buffer_runs_eagerly():
             a(total, x)
             np.testing.assert_array_equal(total.detach().array, k + lin(x).sum(0).detach().array)
     assert a.stats.replays == 0
+
+
+def test_a_recompile_warning_names_the_callers_line_and_the_module():
+    # it named minigrad/compiler/__init__.py (or nn/optimized_module.py) for every call, so Python's
+    # once-per-line filter showed one of two compiled functions' warnings
+    f = minigrad.compile(lambda x: x * 2)
+    m = minigrad.compile(nn.Linear(2, 2))
+    f(_t(2))
+    m(_t(1, 2))
+    with pytest.warns(RecompileWarning) as caught:
+        f(_t(3))
+        m(_t(3, 2))
+    assert [w.filename for w in caught] == [__file__, __file__]
+    assert "minigrad.compile: Linear: capturing again" in str(caught[1].message)
+
+
+@pytest.mark.parametrize("dropout", [nn.Dropout1d(0.4), nn.Dropout2d(0.5), nn.Dropout3d(0.3), nn.AlphaDropout(0.3),
+                                     nn.FeatureAlphaDropout(0.3)])
+def test_channel_and_alpha_dropouts_draw_again_at_each_replay(dropout):
+    # their masks were drawn outside an op: every call ran eagerly ("a random draw outside an op")
+    conv = nn.Conv2d(3, 3, 1)
+    shape = {nn.Dropout1d: (2, 3, 4), nn.Dropout3d: (2, 3, 2, 2, 2)}.get(type(dropout), (2, 3, 4, 4))
+
+    def step(x):
+        y = dropout(x) * 2.0
+        return y, conv(y.reshape(2, 3, 4, -1)).sum()
+
+    def run(compiled):
+        minigrad.manual_seed(0)
+        f = minigrad.compile(step) if compiled else step
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RecompileWarning)
+            with minigrad.no_grad():
+                out = [t.array.copy() for _ in range(4) for t in f(minigrad.randn(*shape))]
+        return out + [minigrad.randn(2).array], f
+
+    (want, _), (got, f) = run(False), run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    assert f.stats.replays == 3
+
+
+@pytest.mark.parametrize("settings", ["dict", "dataclass", "namespace"])
+def test_a_modules_settings_object_read_in_forward_is_guarded(settings):
+    # `self.config.scale` / `self.cfg["scale"]` (a config object on the module, HuggingFace's and nanoGPT's
+    # way): the replay kept the value the capture read, silently
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Config:
+        scale: float = 1.0
+        name: str = "x"
+
+    class Scaled(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.cfg, self.lin = cfg, nn.Linear(2, 2)
+
+        def forward(self, x):
+            scale = self.cfg["scale"] if isinstance(self.cfg, dict) else self.cfg.scale
+            return self.lin(x) * scale
+
+    def make():
+        return {"scale": 1.0, "unused": []} if settings == "dict" else Config() if settings == "dataclass" \
+            else types.SimpleNamespace(scale=1.0, log=[])
+
+    def run(compiled):
+        minigrad.manual_seed(0)
+        cfg = make()
+        model = Scaled(cfg)
+        f = minigrad.compile(model) if compiled else model
+        out = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for scale in (1.0, 1.0, 3.0, 3.0, 1.0):
+                if isinstance(cfg, dict):
+                    cfg["scale"] = scale
+                    cfg["unused"].append(scale)  # (not a setting the class's code names: no capture)
+                else:
+                    cfg.scale = scale
+                with minigrad.no_grad():
+                    out.append(f(minigrad.ones(1, 2)).array.copy())
+        return out, f, [str(w.message) for w in caught]
+
+    (want, _, _), (got, f, said) = run(False), run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    assert (f._compiled.stats.captures, f._compiled.stats.replays) == (2, 3)
+    assert len(said) == 1 and re.search(r"setting '(cfg)\.scale' changed: 1\.0 -> 3\.0", said[0])
