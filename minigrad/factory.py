@@ -85,7 +85,7 @@ def as_tensor(data, dtype=None, device=None):
     """Like `tensor`, but shares memory with an array of the right dtype and device."""
     if isinstance(data, Tensor) and dtype is None and device is None:
         return data
-    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt(dtype)) and device in (None, "cpu"):
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt(dtype)) and (device is None or str(device) == "cpu"):
         return Tensor(data)
     return tensor(data, dtype=dtype, device=device)
 
@@ -325,8 +325,11 @@ def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad
 
 def bernoulli(input, p=None, generator=None):
     """1 with probability `input` (or `p`) element by element, else 0, in input's dtype (no gradient)."""
-    xp = module_for(input.device)
-    rng = generator or random.generator(xp)
+    return _drawn(_bernoulli, generator, input, p)
+
+
+def _bernoulli(input, p, generator):
+    rng = generator or random.generator(module_for(input.device))
     probs = input.array if p is None else p
     return Tensor((rng.random(input.array.shape) < probs).astype(input.array.dtype))
 

@@ -1031,6 +1031,7 @@ def test_writes_into_a_tensor_a_factory_made_in_the_call_are_replayed():
         one_hot = minigrad.zeros_like(x).scatter_(1, x.argmax(1, keepdim=True), 1.0)
         bias = minigrad.zeros(mask.shape).masked_fill_(mask, -1.0)
         noise = minigrad.empty(4, 4).uniform_(-1.0, 1.0) + minigrad.empty_like(x).normal_() * minigrad.full((4,), 2.0)
+        noise = noise + minigrad.bernoulli(minigrad.full((4, 4), 0.3)) + minigrad.normal(0.0, 2.0, (4, 4))
         return x * counts + one_hot + bias + noise, F.gumbel_softmax(x, hard=True)
 
     def run(compiled):
