@@ -10,7 +10,7 @@
 from . import functional, init, optim, utils
 from .module import Module
 from .modules import GELU, Dropout, Embedding, Identity, LayerNorm, Linear, ModuleDict, ModuleList, ReLU, Sequential, Tanh
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 
 __all__ = [
     "Module", "Parameter", "Linear", "Embedding", "LayerNorm", "Dropout", "GELU", "ReLU", "Tanh", "Identity",
@@ -98,6 +98,9 @@ from .modules import EmbeddingBag  # noqa: E402
 __all__ += ["EmbeddingBag"]
 
 
+__all__ += ["Buffer", "DataParallel"]
+
+
 def __getattr__(name):
     # nn.save, nn.load and CheckpointError come from nn/serialization.py, imported on first use: it
     # brings safetensors and minigrad's checkpoint code, which a script that saves nothing never needs
@@ -105,4 +108,9 @@ def __getattr__(name):
         from . import serialization
 
         return getattr(serialization, name)
+    if name in ("parallel", "DataParallel"):  # (imported on first use, as PyTorch's torch.nn.parallel is there)
+        import importlib
+
+        parallel = importlib.import_module(".parallel", __name__)
+        return parallel if name == "parallel" else parallel.DataParallel
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,7 +17,7 @@ from minigrad.device import device as Device
 from minigrad.device import array_module, module_for, to_device
 
 from . import hooks
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 from .utils import _zero_grad
 
 
@@ -273,6 +273,9 @@ class Module:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 "(nn.Module or None expected)")
             modules[name] = None
+        elif isinstance(value, Buffer):
+            self._forget(name, keep=buffers)
+            self.register_buffer(name, value, value.persistent)
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' (Tensor or None expected)")

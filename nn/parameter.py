@@ -1,4 +1,5 @@
-"""`Parameter`: a tensor that a `Module` treats as one of its learnable weights."""
+"""`Parameter`: a tensor that a `Module` treats as one of its learnable weights; `Buffer`: one it treats
+as state that is not learned (`self.pe = nn.Buffer(pe)`, PyTorch 2.5's spelling of register_buffer)."""
 from minigrad import Tensor
 
 
@@ -36,3 +37,23 @@ class Parameter(Tensor):
                 result.grad = Tensor(self.grad.array.copy())
             memo[id(self)] = result
         return result
+
+
+class Buffer(Tensor):
+    """A tensor that a Module registers as a buffer when assigned to one of its attributes (as
+    `register_buffer(name, t, persistent)`). `Buffer(t)` shares `t`'s array, as Parameter does."""
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data=None, *, persistent=True):
+        if data is None:
+            import numpy as np
+
+            data = np.empty((0,), dtype=np.float32)
+        if isinstance(data, Tensor):
+            super().__init__(data.array, _version_counter=data._version_counter)
+            if data.requires_grad:
+                self.requires_grad_(True)
+        else:
+            super().__init__(data)
+        self.persistent = persistent
