@@ -260,11 +260,17 @@ class Recorder:
         self._guarded(record)
         return out
 
-    def on_inplace(self, method, target, args, kwargs):
+    def on_inplace(self, method, target, args, kwargs, out_of_place=None):
         """An in-place op (`add_`, `t[i] = v`, `fill_`, ...) on tensors no gradient is recorded through:
         replayed as a call of the same method on that call's tensors (a parameter's or `.grad`'s live
-        one). Where it records a gradient (an in-place op in the autograd graph), the capture stops."""
+        one). Where it records a gradient (an in-place op in the autograd graph), `out_of_place(source)`
+        (the op's out-of-place form) is recorded in its place (`on_inplace_in_graph`); without one, or on
+        a view, the capture stops."""
         if state.grad_enabled and any(isinstance(a, Tensor) and a.requires_grad for a in (target, *args, *kwargs.values())):
+            if out_of_place is not None and target._base is None:
+                from ..ops.inplace import write_result
+
+                return self.on_inplace_in_graph(target, None, lambda source, _: out_of_place(source), write_result)
             self.on_escape("an in-place tensor op (add_, t[i] = v, ...) on a tensor in the autograd graph")
             return method(target, *args, **kwargs)  # (the capture has stopped: eagerly, as usual)
         try:  # where the arguments come from, before the op changes them
@@ -282,13 +288,14 @@ class Recorder:
         self._guarded(record)
         return out
 
-    def on_sum_in_place(self, target, other, record, write):
-        """`target += other` (or -=) recording a gradient (a running loss, `loss += criterion(out, y)`): the
-        out-of-place op, `record(source, other)`, is the step, and target stands for its result from here
-        on; `write(target, out)` does eager's in-place part (the values into target's memory, the node
-        its history). The op reads target as it was: a value the call computed (its slot), or, for a
-        tensor made in the call from Python values (`loss = torch.zeros(1)`), a copy of its values now,
-        the constant each replay starts from (the tensor itself ends up holding the sum)."""
+    def on_inplace_in_graph(self, target, other, record, write):
+        """An in-place op recording a gradient: `target += other` (or -=: a running loss, `loss += criterion(out,
+        y)`), or an in-place form of an op (`relu_` on a Linear's output: ReLU(inplace=True)). The out-of-place
+        op, `record(source, other)`, is the step, and target stands for its result from here on; `write(target,
+        out)` does eager's in-place part (the values into target's memory, the node its history). The op reads
+        target as it was: a value the call computed (its slot), or, for a tensor made in the call from Python
+        values (`loss = torch.tensor([0.])`), a copy of its values now, the constant each replay starts from
+        (the tensor itself ends up holding the result)."""
         source, slot = target, self.slot_of.get(id(target))
         if slot is None and id(target) in self.known or slot in self.input_slots:
             stop = ("an in-place op recording a gradient into a tensor from before the call (an argument, a "

@@ -51,13 +51,7 @@ def apply_inplace(self, raw, recorded, *others):
             self._version_counter[0] += 1
             self._view_version = self._version_counter[0]  # (its grad_fn is current)
             return self
-        out = recorded()
-        if out.array.shape != self.array.shape:  # (the op broadcast self to a larger shape: PyTorch's error)
-            raise RuntimeError(f"output with shape {list(self.array.shape)} doesn't match the broadcast shape "
-                               f"{list(out.array.shape)}")
-        _keep_original(self, out.grad_fn)
-        array_module(self.array).copyto(self.array, out.array, casting="same_kind")
-        self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
+        return write_result(self, recorded())
     else:
         try:
             raw(self.array)
@@ -65,6 +59,27 @@ def apply_inplace(self, raw, recorded, *others):
             raise RuntimeError(f"result type can't be cast to the desired output type {self.dtype} ({e})") from None
     self._version_counter[0] += 1
     return self
+
+
+def write_result(self, out):
+    """An in-place op recorded in the autograd graph: the out-of-place op's result `out` written into
+    self's memory, its node self's history, self's version bumped."""
+    if out.array.shape != self.array.shape:  # (the op broadcast self to a larger shape: PyTorch's error)
+        raise RuntimeError(f"output with shape {list(self.array.shape)} doesn't match the broadcast shape "
+                           f"{list(out.array.shape)}")
+    _keep_original(self, out.grad_fn)
+    array_module(self.array).copyto(self.array, out.array, casting="same_kind")
+    self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
+    self._version_counter[0] += 1
+    return self
+
+
+def in_graph(self, others):
+    """Whether an in-place op on self with tensor arguments `others` is recorded in the autograd graph
+    (grad mode on, self or one of them requiring grad), self being no view: what minigrad.compile
+    records as the out-of-place op whose result self stands for (capture.py's `on_inplace_in_graph`)."""
+    return state.grad_enabled and self._base is None and (
+        self.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others))
 
 
 def _place_in_base(view, base):
@@ -185,8 +200,8 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None):
         recorder = recording.hook.recorder
         if recorder is not None:  # minigrad.compile is capturing: it runs and records this
             if record_sum is not None and not args and not kwargs and _sums_in_place(self, other):
-                return recorder.on_sum_in_place(self, other, record_sum, _write_sum)
-            return recorder.on_inplace(method, self, (other, *args), kwargs)
+                return recorder.on_inplace_in_graph(self, other, record_sum, _write_sum)
+            return recorder.on_inplace(method, self, (other, *args), kwargs, lambda source: op(source, other, *args, **kwargs))
         # the common case: the numpy call alone (an SGD step's `p.data.add_(p.grad.data, alpha=-lr)` too)
         scale = kwargs["alpha"] if kwargs and len(kwargs) == 1 and "alpha" in kwargs else None if kwargs else 1
         if not args and type(scale) in (int, float) and _plain_write(self, other):
@@ -298,7 +313,8 @@ def copy_(self, src):
 def masked_fill_(self, mask, value):
     """Fill positions where `mask` is True with `value`, in place."""
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
-        return recording.hook.recorder.on_inplace(masked_fill_, self, (mask, value), {})
+        return recording.hook.recorder.on_inplace(masked_fill_, self, (mask, value), {},
+                                                  lambda source: _masked_fill(source, mask, value))
     from .elementwise import masked_fill
 
     if not isinstance(mask, Tensor):
@@ -314,7 +330,7 @@ def masked_fill_(self, mask, value):
 def clamp_(self, min=None, max=None):
     """Clip to [min, max], in place."""
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
-        return recording.hook.recorder.on_inplace(clamp_, self, (min, max), {})
+        return recording.hook.recorder.on_inplace(clamp_, self, (min, max), {}, lambda source: _clamp(source, min, max))
     from .elementwise import clamp
 
     return apply_inplace(self, lambda a: array_module(a).clip(a, min, max, out=a), lambda: clamp(self, min, max))
@@ -438,3 +454,15 @@ def fill_diagonal_(self, fill_value, wrap=False):
     mask = Tensor(mask)
     return apply_inplace(self, lambda arr: xp.copyto(arr, fill_value, where=mask.array, casting="unsafe"),
                          lambda: masked_fill(self, mask, fill_value))
+
+
+def _masked_fill(input, mask, value):
+    from .elementwise import masked_fill
+
+    return masked_fill(input, mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask)), value)
+
+
+def _clamp(input, min, max):
+    from .elementwise import clamp
+
+    return clamp(input, min, max)

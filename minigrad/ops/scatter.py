@@ -297,9 +297,9 @@ def _inplace(fn):
     from .inplace import apply_inplace
 
     def op(self, *args, **kwargs):
-        if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
-            return recording.hook.recorder.on_inplace(op, self, args, kwargs)
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+        if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+            return _record(op, self, others, args, kwargs, lambda source: fn(source, *args, **kwargs))
         return apply_inplace(self, lambda arr: arr.__setitem__(Ellipsis, fn(Tensor(arr), *args, **kwargs).array),
                              lambda: fn(self, *args, **kwargs), *others)
 
@@ -312,6 +312,17 @@ scatter_ = _inplace(scatter)
 scatter_add_ = _inplace(scatter_add)
 scatter_reduce_ = _inplace(scatter_reduce)
 index_add_ = _inplace(index_add)
+
+
+def _record(op, self, others, args, kwargs, out_of_place):
+    """An in-place `op` inside a minigrad.compile capture: in the autograd graph (relu_ after a Linear), the
+    out-of-place op as the step, self standing for its result from then on; else a replayed call of op."""
+    from .inplace import in_graph, write_result
+
+    recorder = recording.hook.recorder
+    if in_graph(self, others):
+        return recorder.on_inplace_in_graph(self, None, lambda source, _: out_of_place(source), write_result)
+    return recorder.on_inplace(op, self, args, kwargs)
 
 
 def make_inplace(fn, name):
@@ -347,9 +358,9 @@ def make_inplace(fn, name):
         return run
 
     def op(self, *args, **kwargs):
-        if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
-            return recording.hook.recorder.on_inplace(op, self, args, kwargs)
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+        if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
+            return _record(op, self, others, args, kwargs, lambda source: recorded(source, args, kwargs)())
         return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others)
 
     op.__name__ = name + "_"

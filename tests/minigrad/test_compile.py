@@ -1145,9 +1145,9 @@ def test_what_cannot_be_captured_runs_eagerly_with_a_reason(what):
     w = _t(3).requires_grad_()
 
     def f(x):
-        if what == "inplace":  # an in-place op in the autograd graph (one without a gradient is replayed)
-            y = x * w
-            y.add_(1)
+        if what == "inplace":  # an in-place op in the autograd graph on a view (one without a gradient, or on a
+            y = x * w  # tensor of the call's, is replayed)
+            y[:2].add_(1)
             y.sum().backward()
             return w.grad.detach()
         if what == "hook":
@@ -1754,3 +1754,43 @@ def test_a_modules_settings_object_read_in_forward_is_guarded(settings):
     assert all(np.array_equal(a, b) for a, b in zip(want, got))
     assert (f._compiled.stats.captures, f._compiled.stats.replays) == (2, 3)
     assert len(said) == 1 and re.search(r"setting '(cfg)\.scale' changed: 1\.0 -> 3\.0", said[0])
+
+
+@pytest.mark.parametrize("op", ["relu_", "clamp_", "masked_fill_", "mul_", "div_", "add_alpha", "sigmoid_",
+                                "tanh_then_mul_", "relu_module"])
+def test_an_in_place_op_in_the_autograd_graph_on_a_value_of_the_call_is_replayed(op):
+    # ReLU(inplace=True) after a Linear, `scores.masked_fill_(mask, -inf)`, `h.mul_(2)`: the out-of-place op is
+    # the step and the tensor its result from then on (they ran eagerly: "an in-place tensor op ... in the
+    # autograd graph")
+    body = {"relu_": lambda h: h.relu_(), "clamp_": lambda h: h.clamp_(min=-0.1, max=0.5),
+            "masked_fill_": lambda h: h.masked_fill_(h > 0.3, 0.0), "mul_": lambda h: h.mul_(2.0),
+            "div_": lambda h: h.div_(minigrad.full((8,), 3.0)), "add_alpha": lambda h: h.add_(h.detach(), alpha=0.5),
+            "sigmoid_": lambda h: h.sigmoid_(), "tanh_then_mul_": lambda h: (h.tanh_(), h.mul_(h)),
+            "relu_module": nn.ReLU(inplace=True)}[op]
+
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Linear(8, 3))
+        opt = nn.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x):
+            h = model[0](x)
+            body(h)
+            loss = model[1](h).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss, h
+
+        f = minigrad.compile(step) if compiled else step
+        out = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RecompileWarning)
+            for _ in range(4):
+                loss, h = f(minigrad.randn(5, 4))
+                out += [loss.array.copy(), h.detach().array.copy()]
+        return out + [p.array.copy() for p in model.parameters()], f
+
+    (want, _), (got, f) = run(False), run(True)
+    assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    assert f.stats.replays == 3
