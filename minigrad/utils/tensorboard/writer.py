@@ -1,8 +1,11 @@
-"""`SummaryWriter`: scalars, histograms and text into TensorBoard event files, as PyTorch's."""
+"""`SummaryWriter`: scalars, histograms, text, images, figures, hparams, pr curves and embeddings
+into TensorBoard event files (and the projector's files), as PyTorch's. add_graph writes nothing:
+minigrad has no jit tracer to draw a module's graph with (it warns once, and points to minigrad.viz)."""
 import os
 import socket
 import time
 import types
+import warnings
 from datetime import datetime
 
 from . import summary
@@ -54,6 +57,10 @@ class FileWriter:
         self.event_writer.close()
 
 
+_NO_GRAPH = ("SummaryWriter.add_graph writes no graph: minigrad has no jit tracer to record a module's graph "
+             "with (minigrad.viz draws the backward graph of a tensor, e.g. to_mermaid(model(x)))")
+
+
 class SummaryWriter:
     """Write TensorBoard event files into `log_dir` (default `runs/<Mon>DD_HH-MM-SS_<host><comment>`).
 
@@ -65,6 +72,8 @@ class SummaryWriter:
     Values may be minigrad tensors (on any device), numpy arrays or numbers. After close() the
     next add_* opens a new event file.
     """
+
+    _graph_warned = False  # add_graph's warning: once a process
 
     def __init__(self, log_dir=None, comment="", purge_step=None, max_queue=10, flush_secs=120, filename_suffix=""):
         self._pb = _tensorboard()
@@ -125,6 +134,102 @@ class SummaryWriter:
     def add_text(self, tag, text_string, global_step=None, walltime=None):
         """Text (markdown), shown under `tag` in TensorBoard's text tab."""
         self._get_file_writer().add_summary(summary.text(self._pb, tag, text_string), global_step, walltime)
+
+    def add_image(self, tag, img_tensor, global_step=None, walltime=None, dataformats="CHW"):
+        """An image: CHW by default, or as `dataformats` says ("HWC", "HW", "WH", ...), with 1
+        (gray), 3 (RGB) or 4 (RGBA) channels. uint8 values are kept; other dtypes are read as
+        [0, 1] and scaled to [0, 255] (clipped). PNG-encoded with Pillow."""
+        s = summary.image(self._pb, tag, img_tensor, dataformats=dataformats)
+        self._get_file_writer().add_summary(s, global_step, walltime)
+
+    def add_images(self, tag, img_tensor, global_step=None, walltime=None, dataformats="NCHW"):
+        """A batch of images (NCHW by default, or e.g. "NHWC"), shown as one grid of 8 a row."""
+        s = summary.image(self._pb, tag, img_tensor, dataformats=dataformats)
+        self._get_file_writer().add_summary(s, global_step, walltime)
+
+    def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
+        """A matplotlib figure (or a list of them, as a grid) rendered to an image; `close`
+        closes the figures after."""
+        formats = "NCHW" if isinstance(figure, list) else "CHW"
+        self.add_image(tag, summary.figure_to_image(figure, close), global_step, walltime, dataformats=formats)
+
+    def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
+        """PyTorch's traces `model` with torch.jit; minigrad has no jit, so this writes nothing and
+        warns (once a process) so that a script goes on. minigrad.viz draws backward graphs."""
+        if not SummaryWriter._graph_warned:
+            SummaryWriter._graph_warned = True
+            warnings.warn(_NO_GRAPH, UserWarning, stacklevel=2)
+
+    def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None, run_name=None, global_step=None):
+        """A set of hyperparameters and the metrics they gave, for TensorBoard's HPARAMS tab: the
+        hparams plugin's summaries and each metric as a scalar go to the run log_dir/<run_name>
+        (default: the current time.time()). Values: int, float, str, bool, or a one-element tensor."""
+        if type(hparam_dict) is not dict or type(metric_dict) is not dict:
+            raise TypeError("hparam_dict and metric_dict should be dictionary.")
+        exp, ssi, sei = summary.hparams(self._pb, hparam_dict, metric_dict, hparam_domain_discrete)
+        if not run_name:
+            run_name = str(time.time())
+        logdir = os.path.join(self._get_file_writer().get_logdir(), run_name)
+        with SummaryWriter(log_dir=logdir) as w_hp:
+            w_hp.file_writer.add_summary(exp, global_step)
+            w_hp.file_writer.add_summary(ssi, global_step)
+            w_hp.file_writer.add_summary(sei, global_step)
+            for k, v in metric_dict.items():
+                w_hp.add_scalar(k, v, global_step)
+
+    def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127, weights=None,
+                     walltime=None):
+        """A precision-recall curve: binary `labels` against `predictions` in [0, 1], at
+        `num_thresholds` (at most 127) thresholds."""
+        s = summary.pr_curve(self._pb, tag, summary.make_np(labels), summary.make_np(predictions), num_thresholds,
+                             weights)
+        self._get_file_writer().add_summary(s, global_step, walltime)
+
+    @staticmethod
+    def _encode(rawstr):
+        return rawstr.replace("%", "%25").replace("/", "%2f").replace("\\", "%5c")
+
+    def add_embedding(self, mat, metadata=None, label_img=None, global_step=None, tag="default",
+                      metadata_header=None):
+        """Data points for TensorBoard's projector: `mat` (N, D) written to
+        log_dir/<global_step:05d>/<tag>/tensors.tsv, with `metadata` (N labels, or rows under
+        `metadata_header`) in metadata.tsv and `label_img` (N, C, H, W) as sprite.png; the entry
+        goes into log_dir/projector_config.pbtxt."""
+        mat = summary.make_np(mat)
+        if global_step is None:
+            global_step = 0
+        subdir = f"{str(global_step).zfill(5)}/{self._encode(tag)}"
+        save_path = os.path.join(self._get_file_writer().get_logdir(), subdir)
+        if os.path.exists(save_path):
+            if os.path.isdir(save_path):
+                print("warning: Embedding dir exists, did you set global_step for add_embedding()?")
+            else:
+                raise NotADirectoryError(f"Path: `{save_path}` exists, but is a file. Cannot proceed.")
+        else:
+            os.makedirs(save_path)
+        if metadata is not None:
+            if mat.shape[0] != len(metadata):
+                raise AssertionError("#labels should equal with #data points")
+            summary.make_tsv(metadata, save_path, metadata_header=metadata_header)
+        if label_img is not None:
+            label_img = summary.make_np(label_img)
+            if mat.shape[0] != label_img.shape[0]:
+                raise AssertionError("#images should equal with #data points")
+            summary.make_sprite(label_img, save_path)
+        if mat.ndim != 2:
+            raise AssertionError("mat should be 2D, where mat.size(0) is the number of data points")
+        summary.make_mat(mat, save_path)
+        if not hasattr(self, "_projector_config"):
+            from tensorboard.plugins.projector.projector_config_pb2 import ProjectorConfig
+
+            self._projector_config = ProjectorConfig()
+        info = summary.embedding_info(metadata, label_img, subdir, global_step, tag)
+        self._projector_config.embeddings.extend([info])
+        from google.protobuf import text_format
+
+        config = text_format.MessageToString(self._projector_config)
+        with open(os.path.join(self._get_file_writer().get_logdir(), "projector_config.pbtxt"), "wb") as f:
+            f.write(config.encode("utf_8"))
 
     def flush(self):
         """Write every pending event to disk."""
