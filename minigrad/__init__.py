@@ -19,11 +19,12 @@ from ._format import set_printoptions  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
-from .device import cuda_is_available, device  # noqa: F401
+from .device import OutOfMemoryError, cuda_is_available, device  # noqa: F401
 from .dtypes import (  # noqa: F401
-    bool_ as bool, double, dtype, float, float16, float32, float64, half, int, int8, int16, int32, int64, long,
-    uint8, uint16,
+    bfloat16, bool_ as bool, double, dtype, float, float16, float32, float64, half, int, int8, int16, int32, int64,
+    long, uint8, uint16,
 )
+from .factory import deprecated_range as range  # noqa: F401 (PyTorch's name)
 from .factory import (  # noqa: F401
     arange, as_tensor, asarray, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, normal,
     ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, scalar_tensor, tensor, zeros,
@@ -36,7 +37,9 @@ from .tensor import Size, Tensor  # noqa: F401
 from .legacy_types import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
 )
-from .typeinfo import can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype  # noqa: F401
+from .typeinfo import (  # noqa: F401
+    can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype, set_default_tensor_type,
+)
 
 _bind_methods(Tensor)
 
@@ -115,6 +118,23 @@ def set_num_interop_threads(n):
 
 
 _aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn package, bound on first use
+# PyTorch's top-level names for ops that are nn.functional's here, with the same signatures
+_FUNCTIONAL = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "cosine_similarity",
+               "pairwise_distance", "pixel_shuffle", "pixel_unshuffle")
+
+
+def dropout(input, p, train):
+    """PyTorch's `torch.dropout(input, p, train)`: nn.functional.dropout with `train` required."""
+    from .nn import functional
+
+    return functional.dropout(input, p, train)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    """PyTorch's `torch.layer_norm`: nn.functional.layer_norm (cudnn_enable is accepted and changes nothing)."""
+    from .nn import functional
+
+    return functional.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def __getattr__(name):
@@ -123,8 +143,10 @@ def __getattr__(name):
     import importlib
 
     if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
-                "_dynamo", "accelerator", "version", "distributions", "special", "testing"):
+                "_dynamo", "accelerator", "version", "distributions", "special", "testing", "mps", "multiprocessing"):
         return importlib.import_module(f".{name}", __name__)
+    if name in _FUNCTIONAL:  # torch.conv2d, ...: nn.functional's (minigrad.nn is nn, bound on first use)
+        return getattr(importlib.import_module(".nn.functional", __name__), name)
     if name == "autocast":  # torch.autocast is torch.amp.autocast
         return importlib.import_module(".amp", __name__).autocast
     if name in ("save", "load"):  # minigrad.serialization's (zipfile and pickle load with it)

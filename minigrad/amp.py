@@ -20,8 +20,9 @@ passes everything through (`scale(loss)` is `loss`, `step(opt)` is `opt.step()`)
 scales for real, as PyTorch's CPU GradScaler does.
 
 autocast is accepted and does nothing: ops keep running in their inputs' dtypes (float32 models stay
-float32, so results are at least as precise as under PyTorch's autocast). It is a context manager and a
-decorator, as PyTorch's.
+float32, so results are at least as precise as under PyTorch's autocast). That holds for
+dtype=minigrad.bfloat16 too (the CPU's default): minigrad has no bfloat16 arrays, and none are made.
+It is a context manager and a decorator, as PyTorch's.
 """
 import functools
 import math
@@ -33,7 +34,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd import no_grad
-from .device import cuda_is_available
+from .device import cuda_is_available, device
 
 __all__ = ["GradScaler", "autocast"]
 
@@ -252,8 +253,8 @@ class GradScaler:
 
 
 # ---- autocast -------------------------------------------------------------------------------------------
-# the dtype each device's autocast names when none is given (minigrad has no bfloat16: None there)
-_AUTOCAST_DTYPES = {"cuda": dtypes.float16, "cpu": getattr(dtypes, "bfloat16", None)}
+# the dtype each device's autocast names when none is given (PyTorch's; minigrad only records it, see the notes)
+_AUTOCAST_DTYPES = {"cuda": dtypes.float16, "cpu": dtypes.bfloat16}
 
 
 class autocast:
@@ -265,7 +266,7 @@ class autocast:
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         if device_type not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {device_type}")
+            device(device_type)  # PyTorch's error for a type it does not know, minigrad's for one it lacks
         self.device = device_type
         self.fast_dtype = _AUTOCAST_DTYPES[device_type] if dtype is None else dtype
         self._enabled = bool(enabled)

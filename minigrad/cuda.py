@@ -7,7 +7,8 @@
     minigrad.cuda.max_memory_allocated()  # bytes
 
 cupy is imported only when a function here needs the GPU; without cupy or a GPU those functions
-raise the device module's clear RuntimeError ("device='cuda' was asked for, but ..."), except
+raise the device module's clear error (PyTorch's AssertionError "Torch not compiled with CUDA enabled"
+where cupy is missing, a RuntimeError "device='cuda' was asked for, but ..." where it sees no GPU), except
 `is_available()`, `device_count()` (0) and the TF32 setting (which works before cupy is loaded).
 
 Memory is cupy's default memory pool, the allocator every minigrad CUDA array comes from:
@@ -42,10 +43,11 @@ import threading
 import numpy as np
 
 from .amp import _device_amp
-from .device import _import_cupy, cuda_is_available
+from .device import OutOfMemoryError, _import_cupy, cuda_is_available  # noqa: F401 (torch.cuda.OutOfMemoryError)
 
 __all__ = [
-    "amp", "is_available", "device_count", "current_device", "get_device_name", "synchronize", "memory_allocated",
+    "amp", "is_available", "is_bf16_supported", "device_count", "set_device", "get_device_properties",
+    "OutOfMemoryError", "current_device", "get_device_name", "synchronize", "memory_allocated",
     "max_memory_allocated", "memory_reserved", "reset_peak_memory_stats", "stop_peak_tracking", "empty_cache",
     "set_tf32", "get_tf32", "tf32", "manual_seed", "manual_seed_all", "seed", "seed_all",
 ]
@@ -72,6 +74,54 @@ def device_count():
     if not is_available():
         return 0
     return int(_cp().cuda.runtime.getDeviceCount())
+
+
+def is_bf16_supported(including_emulation=True):
+    """False: minigrad has no bfloat16 arrays on any device (so scripts that pick bfloat16 when this is True,
+    as nanoGPT does, pick float16 instead). PyTorch's answer is False too without a GPU."""
+    return False
+
+
+def _index(device):
+    """A GPU's index from an int, 'cuda:1' or a device, as PyTorch's _get_device_index (None: the current one)."""
+    if isinstance(device, int) or device is None:
+        return device
+    from .device import device as _device
+
+    d = _device(device)
+    if d.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {d}")
+    return d.index
+
+
+def set_device(device):
+    """Make GPU `device` the current one (a negative index does nothing, as in PyTorch). Without cupy, PyTorch's
+    CPU build's AssertionError (its own raises an AttributeError from torch._C there)."""
+    idx = _index(device)
+    if idx is not None and idx >= 0:
+        _cp().cuda.runtime.setDevice(idx)
+
+
+class _DeviceProperties:
+    """What `get_device_properties` tells: name, total_memory (bytes), major, minor, multi_processor_count."""
+
+    def __init__(self, props):
+        name = props["name"]
+        self.name = name.decode() if isinstance(name, bytes) else str(name)
+        self.total_memory = int(props["totalGlobalMem"])
+        self.major, self.minor = int(props["major"]), int(props["minor"])
+        self.multi_processor_count = int(props["multiProcessorCount"])
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // 2**20}MB, multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device=None):
+    """The properties of GPU `device` (the current one by default)."""
+    cp = _cp()
+    idx = _index(device)
+    return _DeviceProperties(cp.cuda.runtime.getDeviceProperties(cp.cuda.runtime.getDevice() if idx is None else idx))
 
 
 def current_device():

@@ -3,9 +3,21 @@
 Engine code is written once against an array module `xp` (numpy's API), chosen per array by
 `array_module(x)`. cupy is imported only the first time a CUDA device is asked for.
 """
+import re
+
 import numpy as np
 
 _cupy = None
+
+
+class NoCudaError(AssertionError, RuntimeError):
+    """CUDA asked for where cupy is not installed: PyTorch's CPU build raises AssertionError("Torch not compiled
+    with CUDA enabled"), so `except AssertionError` code works as there; minigrad's other CUDA errors are
+    RuntimeErrors, so `except RuntimeError` catches this one too."""
+
+
+class OutOfMemoryError(RuntimeError):
+    """`torch.OutOfMemoryError` (also `torch.cuda.OutOfMemoryError`)."""
 
 
 def _import_cupy():
@@ -14,9 +26,9 @@ def _import_cupy():
         try:
             import cupy
         except ImportError:
-            raise RuntimeError(
-                "device='cuda' needs cupy, which is not installed. Install the GPU extra "
-                "(pip install -e '.[cuda13]' or '.[cuda12]') on a machine with an NVIDIA GPU."
+            raise NoCudaError(
+                "Torch not compiled with CUDA enabled: minigrad's device='cuda' needs cupy, which is not installed. "
+                "Install the GPU extra (pip install -e '.[cuda13]' or '.[cuda12]') on a machine with an NVIDIA GPU."
             ) from None
         except Exception as e:  # a cupy that fails to load (CUDA libraries missing or mismatched)
             raise RuntimeError(f"device='cuda' needs cupy, but importing it failed: {e}") from None
@@ -35,25 +47,54 @@ def cuda_is_available():
     try:
         _import_cupy()
         return True
-    except RuntimeError:
+    except RuntimeError:  # (NoCudaError is one too)
         return False
 
 
+# the device types PyTorch's parser knows (its error lists them); minigrad has the first two
+_TORCH_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+                "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_SPEC = re.compile(r"([a-zA-Z_]+)(?::([1-9][0-9]*|0))?")  # 'cuda', 'cuda:1' (no sign, no leading zero)
+
+
 class device:
-    """Where a tensor lives: `device('cpu')` or `device('cuda')` (`'cuda:0'` also accepted)."""
+    """Where a tensor lives: `device('cpu')`, `device('cuda')`, `device('cuda:1')`, `device('cuda', 1)`,
+    `device(type='cuda', index=1)`. As PyTorch's, a device is equal only to a device of the same type and index
+    (never to a string: compare `d.type == 'cuda'`)."""
 
     __slots__ = ("type", "index")
 
-    def __init__(self, spec="cpu"):
-        if isinstance(spec, device):
-            self.type, self.index = spec.type, spec.index
-            return
-        s = str(spec)
-        kind, _, idx = s.partition(":")
+    def __init__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs:  # the usual call, device('cuda:0') or device(d): no more work
+            spec, index = args[0], None
+            if isinstance(spec, device):
+                self.type, self.index = spec.type, spec.index
+                return
+        else:
+            spec, index = _arguments(args, kwargs)
+        if isinstance(spec, bytes):
+            spec = spec.decode()
+        if not isinstance(spec, str):
+            if isinstance(spec, int) and not isinstance(spec, bool):  # PyTorch's: the accelerator's index
+                if not cuda_is_available():
+                    raise RuntimeError("Cannot access accelerator device when none is available.")
+                spec, index = "cuda", spec
+            else:
+                raise TypeError(f"device(): argument 'type' (position 1) must be str, not {_type_name(spec)}")
+        match = _SPEC.fullmatch(spec)
+        if match is None:
+            raise RuntimeError(f"Invalid device string: '{spec}'")
+        kind, idx = match.groups()
         if kind not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {s}")
+            if kind in _TORCH_TYPES:
+                raise RuntimeError(f"minigrad has no '{kind}' device: its devices are cpu and cuda")
+            raise RuntimeError(f"Expected one of {', '.join(_TORCH_TYPES)} device type at start of device string: {kind}")
+        if idx is not None and index is not None:
+            raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {spec}")
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         self.type = kind
-        self.index = int(idx) if idx else None
+        self.index = int(idx) if idx is not None else index
 
     def __repr__(self):
         return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
@@ -62,16 +103,46 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and self.type == other.type
+        if not isinstance(other, device):
+            return NotImplemented  # (PyTorch's: a device is never equal to a string)
+        return self.type == other.type and self.index == other.index
 
     def __hash__(self):
-        return hash(self.type)
+        return hash((self.type, self.index))
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+def _arguments(args, kwargs):
+    """(type, index) from PyTorch's signature device(type, index=None), its errors for bad arguments."""
+    if len(args) > 2:
+        raise TypeError(f"device() takes at most 2 arguments ({len(args)} given)")
+    for name in kwargs:
+        if name not in ("type", "index"):
+            raise TypeError(f"device() got an unexpected keyword argument '{name}'")
+    if args and "type" in kwargs or len(args) == 2 and "index" in kwargs:
+        raise TypeError(f"device() got multiple values for argument '{'index' if len(args) == 2 else 'type'}'")
+    spec = args[0] if args else kwargs.get("type")
+    if spec is None:
+        got = ", ".join(f"{k}={_type_name(v)}" for k, v in kwargs.items())
+        raise TypeError(f"device() received an invalid combination of arguments - got ({got}), but expected one of: "
+                        "(minigrad.device device) or (str type, int index = -1)")
+    index = args[1] if len(args) == 2 else kwargs.get("index")
+    if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+        where = " (position 2)" if len(args) == 2 else ""
+        raise TypeError(f"device(): argument 'index'{where} must be int, not {_type_name(index)}")
+    if isinstance(spec, device):
+        raise TypeError("device(): argument 'type' (position 1) must be str, not minigrad.device")
+    return spec, index
+
+
+def _type_name(v):
+    return "minigrad.device" if isinstance(v, device) else type(v).__name__
 
 
 CPU = device("cpu")
-_CUDA = device("cuda")
+_CUDA = device("cuda", 0)  # a GPU tensor's device, as PyTorch's: cuda:0
 
 
 def one_to_one(a):

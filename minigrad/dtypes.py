@@ -26,7 +26,7 @@ class dtype:
 
     def __eq__(self, other):
         if isinstance(other, dtype):
-            return self.np == other.np
+            return self.name == other.name  # (one object per dtype; aliases are the same object)
         try:
             return self.np == np.dtype(other)
         except TypeError:
@@ -48,9 +48,35 @@ int64 = dtype("int64", np.int64, "LongTensor")
 bool_ = dtype("bool", np.bool_, "BoolTensor")
 half, float, double, long, int = float16, float32, float64, int64, int32  # PyTorch aliases
 
+
+class _NoArrayDtype(dtype):
+    """A PyTorch dtype numpy has no array type for (bfloat16): it can be named, compared, put in a dict
+    and asked about (`finfo`), but anything that would make an array of it raises one clear line."""
+
+    __slots__ = ("_instead",)
+
+    def __init__(self, name, itemsize, legacy, instead):
+        self.name, self.itemsize, self._legacy = name, itemsize, legacy
+        self.is_floating_point = True
+        self._instead = instead
+
+    @property
+    def np(self):  # (every array-making path asks a dtype for its numpy dtype: this is where they all fail)
+        raise TypeError(f"{self.name} tensors are not supported by minigrad (numpy has no {self.name}): "
+                        f"use {self._instead} instead")
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+bfloat16 = _NoArrayDtype("bfloat16", 2, "BFloat16Tensor", "float32 or float16")
+
 _BY_NP = {d.np: d for d in (float16, float32, float64, int8, uint8, int16, uint16, int32, int64, bool_)}
 _BY_NAME = {d.name: d for d in _BY_NP.values()}
-_BY_NAME.update(half=half, float=float32, double=float64, long=int64, int=int32)
+_BY_NAME.update(half=half, float=float32, double=float64, long=int64, int=int32, bfloat16=bfloat16)
 
 default_float = float32
 

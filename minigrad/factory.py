@@ -1,5 +1,6 @@
 """Tensor factories with PyTorch's names and signatures: tensor, zeros, ones, randn, arange, ..."""
 import builtins
+import warnings
 
 import numpy as np
 
@@ -73,12 +74,36 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
             pass
         arr = to_device(arr, device) if device is not None else arr
         return _make(arr, requires_grad)
-    dt = _dt(dtype) if dtype is not None else _infer_dtype(data)
+    dt = _dt(dtype) if dtype is not None else None
     try:
-        arr = np.array(data, dtype=dt)
+        arr = np.array(data, dtype=_infer_dtype(data) if dt is None else dt)
     except (ValueError, TypeError) as e:
+        _check_nesting(data)  # (nested lists of unequal lengths: PyTorch's error, naming the dim)
         raise TypeError(f"could not make a tensor from {type(data).__name__}: {e}") from None
     return _make(xp.asarray(arr), requires_grad)  # (numpy's asarray of an array is the array itself)
+
+
+def _check_nesting(data):
+    """PyTorch's errors for nested sequences that do not make a box: each dim's length is the first
+    element's (`[[1, 2], [3]]`: "expected sequence of length 2 at dim 1 (got 1)")."""
+    shape, first = [], data
+    while isinstance(first, (list, tuple)):
+        shape.append(len(first))
+        if not first:
+            break
+        first = first[0]
+
+    def check(seq, dim):
+        if dim == len(shape):
+            return
+        if not isinstance(seq, (list, tuple)):
+            raise TypeError("not a sequence")
+        if len(seq) != shape[dim]:
+            raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(seq)})")
+        for item in seq:
+            check(item, dim + 1)
+
+    check(data, 0)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -190,6 +215,24 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
                            f"step={step})")
     xp = module_for(device)
     return _make(xp.arange(start, end, step, dtype=_dt(dtype)), requires_grad)
+
+
+def deprecated_range(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """PyTorch's deprecated `torch.range(start, end, step=1)`: from start to end *inclusive*, in the default
+    float dtype unless dtype is given. It is minigrad.range (named otherwise here, to leave this module
+    the builtin range)."""
+    if end is None:  # (PyTorch's argument parser's text, before any warning)
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = builtins.int((end - start) / step) + 1  # PyTorch's size: truncated, then the end itself
+    values = start + step * np.arange(n, dtype=np.float64)  # (start + i*step, in double, as PyTorch's)
+    return _make(module_for(device).asarray(values.astype(_dt(dtype))), requires_grad)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):

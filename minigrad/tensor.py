@@ -247,9 +247,13 @@ class Tensor:
         return to_device(self.array, "cpu").tolist()
 
     def __float__(self):
+        if self.array.size != 1:  # (PyTorch's error for float(t), where t.item() raises a RuntimeError)
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self):
+        if self.array.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __bool__(self):
@@ -449,6 +453,9 @@ class Tensor:
     def half(self):
         return self.to(dtypes.float16)
 
+    def bfloat16(self):  # (minigrad has no bfloat16 arrays: the dtype's clear error)
+        return self.to(dtypes.bfloat16)
+
     def type(self, dtype=None):
         """'minigrad.FloatTensor' (PyTorch's type string), or this tensor converted to `dtype`: a dtype, a
         legacy type (`minigrad.LongTensor`) or its name ('torch.LongTensor')."""
@@ -487,6 +494,25 @@ class Tensor:
         from .factory import tensor
 
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def bernoulli(self, p=None, *, generator=None):
+        """1 with probability self (or p) element by element, else 0, in self's dtype (`minigrad.bernoulli`)."""
+        from .factory import bernoulli
+
+        return bernoulli(self, p, generator=generator)
+
+    def is_pinned(self, device=None):
+        """False: minigrad never allocates page-locked host memory."""
+        return False
+
+    def pin_memory(self, device=None):
+        """PyTorch's copy into page-locked memory, for faster copies to a GPU: without one, its error; with one,
+        the tensor itself (cupy copies from ordinary host memory)."""
+        from .device import cuda_is_available
+
+        if not cuda_is_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        return self
 
     def _new(self, make, name, size, kw, dtype, device, requires_grad):
         from .ops._util import sizes_or_keyword

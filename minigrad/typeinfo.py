@@ -1,5 +1,7 @@
 """PyTorch's dtype helpers: finfo, iinfo, promote_types, result_type, can_cast and the default
 floating dtype (get_default_dtype / set_default_dtype)."""
+import warnings
+
 import numpy as np
 
 from . import dtypes
@@ -12,10 +14,15 @@ class finfo:
         d = dtypes.get_dtype(type if type is not None else dtypes.default_float)
         if not d.is_floating_point:
             raise TypeError(f"finfo(): dtype must be a floating point type, not {d}")
-        info = np.finfo(d.np)
-        self.bits, self.eps, self.max, self.min = info.bits, float(info.eps), float(info.max), float(info.min)
-        self.tiny = self.smallest_normal = float(info.tiny)
-        self.resolution = float(info.resolution)
+        if d is dtypes.bfloat16:  # (numpy has no bfloat16: PyTorch's values; float32's exponent, 8 bits of mantissa)
+            self.bits, self.eps, self.max, self.min = 16, 2.0**-7, 3.3895313892515355e38, -3.3895313892515355e38
+            self.tiny = self.smallest_normal = 2.0**-126
+            self.resolution = 0.01
+        else:
+            info = np.finfo(d.np)
+            self.bits, self.eps, self.max, self.min = info.bits, float(info.eps), float(info.max), float(info.min)
+            self.tiny = self.smallest_normal = float(info.tiny)
+            self.resolution = float(info.resolution)
         self.dtype = d.name
 
     def __repr__(self):
@@ -64,4 +71,31 @@ def set_default_dtype(d):
     d = dtypes.get_dtype(d)
     if not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type (got {d})")
+    d.np  # noqa: B018 (bfloat16's clear error now, rather than at every tensor made after)
     dtypes.default_float = d
+
+
+_warned_tensor_type = False
+
+
+def set_default_tensor_type(t):
+    """PyTorch's deprecated way to set the default float dtype: a legacy type (`minigrad.DoubleTensor`) or its
+    name ('torch.DoubleTensor'). Warns once a process, as PyTorch."""
+    global _warned_tensor_type
+    from .legacy_types import BY_NAME, LegacyTensorType
+
+    if not _warned_tensor_type:
+        _warned_tensor_type = True
+        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                      "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
+                      stacklevel=2)
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        if module not in ("torch", "minigrad") or name not in BY_NAME:
+            raise ModuleNotFoundError(f"No module named '{t}'")  # (PyTorch imports the dotted name)
+        t = BY_NAME[name]
+    if not isinstance(t, LegacyTensorType):
+        raise TypeError("invalid type object: only floating-point types are supported as the default type")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    dtypes.default_float = t.dtype

@@ -1,5 +1,7 @@
 """Grad mode: whether ops record backward nodes. Thread-local, as in PyTorch."""
 import functools
+import inspect
+import sys
 import threading
 import warnings
 
@@ -29,9 +31,21 @@ def is_inference_mode_enabled():
 
 
 class _GradModeContext:
-    """Base for context managers that are also decorators."""
+    """Base for context managers that are also decorators (PyTorch's _DecoratorContextManager)."""
 
     def __call__(self, func):
+        if inspect.isclass(func):  # PyTorch still wraps the class's call, and warns
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
+                          "decorate functions or methods. To preserve the current behavior of class decoration, you "
+                          "can directly decorate the `__init__` method and nothing else.", FutureWarning, stacklevel=2)
+            cls = func
+
+            def func(*args, **kwargs):
+                return cls(*args, **kwargs)
+
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(self.clone, func)
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with self.clone():
@@ -43,8 +57,47 @@ class _GradModeContext:
         return self.__class__()
 
 
-class no_grad(_GradModeContext):
-    """Run without recording: no backward node and no saved tensor is created."""
+class _NoParamGradModeContext(_GradModeContext):
+    """One that also decorates without parentheses: `@no_grad` is `@no_grad()`."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+def _wrap_generator(make_context, func):
+    """A generator function whose body runs in the mode at each resume, and the caller's mode between
+    yields (PyTorch's: a context around the whole generator would leak into the caller at each yield)."""
+
+    @functools.wraps(func)
+    def generator_context(*args, **kwargs):
+        gen = func(*args, **kwargs)
+        try:
+            with make_context():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_context():
+                        gen.close()
+                    raise
+                except BaseException:
+                    with make_context():
+                        response = gen.throw(*sys.exc_info())
+                else:
+                    with make_context():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+
+    return generator_context
+
+
+class no_grad(_NoParamGradModeContext):
+    """Run without recording: no backward node and no saved tensor is created. `with no_grad():`, `@no_grad()`
+    or `@no_grad`."""
 
     def __enter__(self):
         self.prev = state.grad_enabled
@@ -54,7 +107,7 @@ class no_grad(_GradModeContext):
         state.grad_enabled = self.prev
 
 
-class enable_grad(_GradModeContext):
+class enable_grad(_NoParamGradModeContext):
     """Turn recording back on inside a `no_grad` block."""
 
     def __enter__(self):
@@ -87,17 +140,25 @@ class set_grad_enabled(_GradModeContext):
     def clone(self):
         return self.__class__(self.mode)
 
+    def __repr__(self):
+        return f"minigrad.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
+
 
 class inference_mode(_GradModeContext):
-    """Like `no_grad`, for code that will never need gradients (generation, evaluation)."""
+    """Like `no_grad`, for code that will never need gradients (generation, evaluation). `inference_mode(False)`
+    leaves it, turning recording on, as PyTorch's. `@inference_mode` decorates without parentheses too."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):  # (PyTorch's test: anything else is the function to decorate)
+            return super().__new__(cls)
+        return cls()(mode)
 
     def __init__(self, mode=True):
-        self.mode = bool(mode)
+        self.mode = mode
 
     def __enter__(self):
         self.prev = (state.grad_enabled, state.inference)
-        if self.mode:
-            state.grad_enabled, state.inference = False, True
+        state.grad_enabled, state.inference = not self.mode, self.mode
 
     def __exit__(self, *exc):
         state.grad_enabled, state.inference = self.prev

@@ -43,6 +43,7 @@ from .composite import histogram  # noqa: F401
 from .composite import isin  # noqa: F401
 from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F401
 from .composite import combinations, cumulative_trapezoid, poisson  # noqa: F401
+from .composite import unravel_index  # noqa: F401
 from .special_ops import i0, igamma, igammac, mvlgamma, xlogy  # noqa: F401 (torch.i0, ...: torch.special's under their top-level names)
 from .linalg import det, inverse, logdet, matrix_power, pinverse, slogdet  # noqa: F401
 from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)

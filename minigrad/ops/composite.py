@@ -1172,3 +1172,21 @@ def poisson(input, generator=None):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     rng = getattr(generator, "_rng", generator) if generator is not None else _random.generator(xp)
     return Tensor(rng.poisson(input.array).astype(input.array.dtype))
+
+
+def unravel_index(indices, shape):
+    """PyTorch's: each flat index's coordinates in a tensor of `shape`, one int64 tensor per dimension (indices
+    wrap around as PyTorch's floor division and remainder do: -1 is the last element)."""
+    if indices.is_floating_point() or indices.dtype == np.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if not isinstance(shape, (builtins.int, tuple, list)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    shape = (shape,) if isinstance(shape, builtins.int) else tuple(shape)
+    for dim in shape:
+        if not isinstance(dim, builtins.int):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(dim)}")
+    if any(dim < 0 for dim in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    a = indices.array.astype(np.int64)
+    strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]  # (row-major: the last dim steps by 1)
+    return tuple(Tensor((a // stride) % dim) for stride, dim in zip(strides, shape))

@@ -38,7 +38,7 @@ def to_copy(input, dtype=None, device=None, copy=False):
     dev = None
     if device is not None:
         dev = device if not isinstance(device, str) else _device(device)
-        if dev == input.device:
+        if dev.type == input.device.type:  # (by type: 'cpu:0' is the CPU, and minigrad uses one GPU)
             dev = None
         else:
             from ..device import module_for

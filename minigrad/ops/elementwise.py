@@ -1,6 +1,7 @@
 """Elementwise ops. Each forward works on arrays; each backward is written in Tensor ops, so a
 backward run with create_graph=True is itself recorded (second derivatives come free)."""
 import builtins
+import warnings
 
 import numpy as np
 
@@ -363,12 +364,29 @@ _EXACT_INT = 1 << 24  # integers a float32 holds exactly
 
 def add(input, other, alpha=1):
     """input + alpha * other, broadcasting."""
-    if alpha != 1:
-        return _binary(Add, input, other, alpha)
+    if alpha.__class__ is not builtins.int or alpha != 1:
+        if isinstance(alpha, Tensor):  # x.add(alpha, other): PyTorch's deprecated overload
+            other, alpha = alpha, _alpha_first("add", other)
+        if alpha != 1:
+            return _binary(Add, input, other, alpha)
     o = _plain_operand(input, other)
     if o is not None:
         return apply_binary(Add, input, other) if o is _RECORD else Tensor(input.array + o)
     return _binary(Add, input, other)
+
+
+_warned_alpha_first = False
+
+
+def _alpha_first(name, alpha):
+    """alpha of PyTorch's deprecated `x.add(alpha, other)` overload, which it warns about once a process."""
+    global _warned_alpha_first
+    if not _warned_alpha_first:
+        _warned_alpha_first = True
+        warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Number alpha, Tensor other)\nConsider using "
+                      f"one of the following signatures instead:\n\t{name}(Tensor other, *, Number alpha = 1)",
+                      UserWarning, stacklevel=3)
+    return alpha
 
 
 def _refuse_bool(x):
@@ -378,6 +396,8 @@ def _refuse_bool(x):
 
 def sub(input, other, alpha=1):
     """input - alpha * other, broadcasting (bool operands are refused, as in PyTorch)."""
+    if alpha.__class__ is not builtins.int and isinstance(alpha, Tensor):  # x.sub(alpha, other), as add's
+        other, alpha = alpha, _alpha_first("sub", other)
     o = _plain_operand(input, other) if alpha == 1 else None  # (float operands only: no bool gets through)
     if o is not None:
         return apply_binary(Sub, input, other) if o is _RECORD else Tensor(input.array - o)

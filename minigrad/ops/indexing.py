@@ -123,6 +123,13 @@ def _index_error(e, shape):
     return IndexError(f"{msg} (indexing a tensor of shape {list(shape)})")
 
 
+def _zero_dim_error(index):
+    if type(index) is slice:
+        return IndexError("slice() cannot be applied to a 0-dim tensor.")
+    return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ "
+                      "to convert a 0-dim tensor to a number")
+
+
 def _check_masks(idx, shape):
     """PyTorch's error for a boolean mask whose shape does not match the dims it indexes (shapes only)."""
     n_consumed = builtins.sum(
@@ -355,7 +362,12 @@ def getitem(self, index):
         _check_masks(idx, shape)
         return Index.apply(self, _ints_first(idx, len(shape)), True)
     idx = tuple(builtins.int(i) if hasattr(i, "dtype") else i for i in idx)  # 0-dim integer tensors
-    steps = _basic_steps(idx, shape, keep_full=isinstance(index, slice))
+    try:
+        steps = _basic_steps(idx, shape, keep_full=isinstance(index, slice))
+    except IndexError:
+        if not shape and (type(index) is int or type(index) is slice or isinstance(index, np.integer)):
+            raise _zero_dim_error(index) from None  # PyTorch's words for `t[0]` and `t[0:1]` of a 0-dim t
+        raise
     if not (self.requires_grad and state.grad_enabled) or len(steps) <= 1:  # (none: an alias, as PyTorch records)
         if not steps:
             cls = Alias
@@ -541,8 +553,10 @@ def index_scatter(g, dim, index, shape):
 def index_select(input, dim, index):
     """Entries along `dim` picked by a 1-D integer index tensor (repeats allowed)."""
     d = normalize_dim(dim, input.array.ndim)
-    if not isinstance(index, Tensor) or index.array.dtype.kind not in "iu" or index.array.ndim > 1:
+    if not isinstance(index, Tensor) or index.array.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.array.dtype.type is not np.int64 and index.array.dtype.type is not np.int32:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     if input.array.ndim == 0:
         if index.array.size != 1:
             raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.array.size} value(s)")
