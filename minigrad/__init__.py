@@ -19,7 +19,7 @@ from ._format import set_printoptions  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
-from .device import OutOfMemoryError, cuda_is_available, device  # noqa: F401
+from .device import OutOfMemoryError, cuda_is_available, device, get_default_device, set_default_device  # noqa: F401
 from .dtypes import (  # noqa: F401
     bfloat16, bool_ as bool, double, dtype, float, float16, float32, float64, half, int, int8, int16, int32, int64,
     long, uint8, uint16,
@@ -64,11 +64,6 @@ def is_tensor(obj):
 
 def is_floating_point(input):
     return input.is_floating_point()
-
-
-def get_default_device():
-    """The device factories use when none is given: the CPU (minigrad has no settable default device)."""
-    return device("cpu")
 
 
 pi, e, inf, nan, newaxis = _math.pi, _math.e, _math.inf, _math.nan, None  # PyTorch's constants

@@ -163,10 +163,29 @@ def array_module(x):
     return _cupy if isinstance(x, _cupy.ndarray) else np
 
 
+_default = None  # the device factories use when none is given (set_default_device); None: the CPU
+
+
+def set_default_device(dev):
+    """The device factories (zeros, randn, tensor, a layer's parameters, ...) make tensors on when given
+    none, as `torch.set_default_device`; None: the CPU again. Tensors from arrays (`from_numpy`,
+    `Tensor(array)`) stay where their array is."""
+    global _default
+    d = None if dev is None else dev if isinstance(dev, device) else device(dev)
+    _default = None if d is None or d.type == "cpu" else d
+
+
+def get_default_device():
+    """The device factories use when given none (`set_default_device`): the CPU unless set."""
+    return _default if _default is not None else device("cpu")
+
+
 def module_for(dev):
-    """The array module for a device spec (imports cupy on first CUDA use)."""
+    """The array module for a device spec (imports cupy on first CUDA use); None: the default device's."""
     if dev is None:
-        return np
+        if _default is None:
+            return np
+        dev = _default
     d = dev if isinstance(dev, device) else device(dev)
     return _import_cupy() if d.type == "cuda" else np
 

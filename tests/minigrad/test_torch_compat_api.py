@@ -5,6 +5,7 @@ import warnings
 import pytest
 
 import minigrad
+import nn
 
 
 def _both():
@@ -411,3 +412,20 @@ def test_cuda_without_cupy_is_torchs_assertion_and_minigrads_hint():
         assert isinstance(e.value, RuntimeError)  # (so `except RuntimeError` code keeps working)
         assert str(e.value).startswith("Torch not compiled with CUDA enabled: ") and "cupy" in str(e.value)
         assert "\n" not in str(e.value)
+
+
+def test_set_default_device_as_pytorchs_tutorials_use_it():
+    # the NLP-from-scratch tutorials start with `torch.set_default_device(device)` (device: cuda if available)
+    device = minigrad.device("cuda") if minigrad.cuda.is_available() else minigrad.device("cpu")
+    minigrad.set_default_device(device)
+    try:
+        assert minigrad.get_default_device() == (device if device.type == "cuda" else minigrad.device("cpu"))
+        assert minigrad.zeros(2).device.type == device.type and minigrad.randn(2).device.type == device.type
+        assert nn.Linear(2, 2).weight.device.type == device.type
+        if not minigrad.cuda.is_available():
+            minigrad.set_default_device("cuda")
+            with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+                minigrad.zeros(2)
+    finally:
+        minigrad.set_default_device(None)
+    assert minigrad.get_default_device() == minigrad.device("cpu") and minigrad.ones(1).device.type == "cpu"
