@@ -1,9 +1,11 @@
 """Weight initialisation, as `torch.nn.init`: fill a tensor in place from minigrad's seeded generator.
 
 Every function writes the tensor's array directly (no graph is recorded, as under no_grad),
-bumps its version and returns it; `minigrad.manual_seed(n)` makes the draws reproducible.
+bumps its version and returns it; `minigrad.manual_seed(n)` makes the draws reproducible, and
+`generator=` (a `minigrad.Generator`) draws from a stream of its own instead, as PyTorch >= 2.1.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -23,31 +25,34 @@ def _fill(tensor, values):
     return tensor
 
 
-def _samples(tensor, draw):
-    """`draw(rng, shape, dtype)` from the tensor's device's default generator, in the tensor's dtype.
+def _rng(tensor, generator):
+    """`generator`, or the tensor's device's default generator (both draw with numpy Generator's names)."""
+    return generator if generator is not None else random.generator(array_module(tensor.array))
+
+
+def _samples(tensor, draw, generator=None):
+    """`draw(rng, shape, dtype)` from `generator` (or the default one), in the tensor's dtype.
 
     numpy's generator only draws float32 / float64, so other floating dtypes are drawn as float32."""
-    xp = array_module(tensor.array)
     dt = tensor.array.dtype
     draw_dt = dt if dt in (np.float32, np.float64) else np.float32
-    return draw(random.generator(xp), tensor.array.shape, draw_dt)
+    return draw(_rng(tensor, generator), tensor.array.shape, draw_dt)
 
 
-def uniform_(tensor, a=0.0, b=1.0):
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with samples of U(a, b). Shape: any (*), in place."""
-    return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.random(s, dtype=d) * (b - a) + a))
+    return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.random(s, dtype=d) * (b - a) + a, generator))
 
 
-def normal_(tensor, mean=0.0, std=1.0):
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with samples of N(mean, std^2). Shape: any (*), in place."""
-    return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean))
+    return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean, generator))
 
 
-def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0):
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Fill with N(mean, std^2) samples conditioned on lying in [a, b] (redrawn until they do). Shape: any (*)."""
-    vals = _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean)
-    xp = array_module(vals)
-    rng = random.generator(xp)
+    rng = _rng(tensor, generator)
+    vals = _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean, rng)
     bad = (vals < a) | (vals > b)
     while bool(bad.any()):  # rejection sampling: each round keeps the in-range draws
         n = int(bad.sum())
@@ -120,20 +125,20 @@ def _calculate_correct_fan(tensor, mode):
     return fan_in if mode == "fan_in" else fan_out
 
 
-def xavier_uniform_(tensor, gain=1.0):
+def xavier_uniform_(tensor, gain=1.0, generator=None):
     """Glorot uniform: U(-bound, bound), bound = gain * sqrt(6 / (fan_in + fan_out)). Shape: (out, in, *)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_normal_(tensor, gain=1.0):
+def xavier_normal_(tensor, gain=1.0, generator=None):
     """Glorot normal: N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out)). Shape: (out, in, *)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """He uniform: U(-bound, bound), bound = gain * sqrt(3 / fan). Shape: (out, in, *).
 
     `Linear` uses a=sqrt(5), which gives bound = 1/sqrt(fan_in)."""
@@ -141,26 +146,25 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """He normal: N(0, std^2), std = gain / sqrt(fan). Shape: (out, in, *)."""
     if 0 in tensor.shape:
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
-    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
 
 
-def _standard_normal(tensor, shape):
-    """N(0, 1) draws of `shape` on the tensor's device, in its dtype where numpy's generator draws it
-    (float32 / float64), else float32."""
-    xp = array_module(tensor.array)
+def _standard_normal(tensor, shape, generator):
+    """N(0, 1) draws of `shape` from `generator` (or the tensor's device's default one), in the tensor's
+    dtype where numpy's generator draws it (float32 / float64), else float32."""
     dt = tensor.array.dtype
-    return random.generator(xp).standard_normal(shape, dtype=dt if dt in (np.float32, np.float64) else np.float32)
+    return _rng(tensor, generator).standard_normal(shape, dtype=dt if dt in (np.float32, np.float64) else np.float32)
 
 
-def orthogonal_(tensor, gain=1):
+def orthogonal_(tensor, gain=1, generator=None):
     """Fill with a (semi-)orthogonal matrix times `gain` (Saxe et al.), PyTorch's construction: the Q of
     the QR decomposition of a standard normal matrix, its columns' signs fixed by R's diagonal so that
     Q is uniformly distributed. The tensor is seen as (shape[0], the product of the rest): its rows are
@@ -173,7 +177,7 @@ def orthogonal_(tensor, gain=1):
     xp = array_module(tensor.array)
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _standard_normal(tensor, (rows, cols))
+    flat = _standard_normal(tensor, (rows, cols), generator)
     if rows < cols:  # QR of the tall transpose: orthonormal columns there are orthonormal rows here
         flat = flat.T
     q, r = xp.linalg.qr(flat)
@@ -202,7 +206,7 @@ def dirac_(tensor, groups=1):
     return _fill(tensor, values)
 
 
-def sparse_(tensor, sparsity, std=0.01):
+def sparse_(tensor, sparsity, std=0.01, generator=None):
     """Fill a 2-D tensor with N(0, std^2) draws, then set ceil(sparsity * rows) entries of each column,
     chosen at random, to 0 (Martens). Shape: (rows, cols)."""
     if tensor.ndim != 2:
@@ -210,8 +214,36 @@ def sparse_(tensor, sparsity, std=0.01):
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
     xp = array_module(tensor.array)
-    values = _standard_normal(tensor, (rows, cols)) * std
+    values = _standard_normal(tensor, (rows, cols), generator) * std
     # each column's zeros: the first num_zeros rows of a random order of its rows (independent per column)
-    order = random.generator(xp).random((rows, cols)).argsort(axis=0)[:num_zeros]
+    order = _rng(tensor, generator).random((rows, cols)).argsort(axis=0)[:num_zeros]
     values[order, xp.arange(cols)] = 0
     return _fill(tensor, values)
+
+
+def _make_deprecate(meth):
+    """PyTorch's old name of an initializer (without the trailing _): warns, then calls it."""
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
+                      stacklevel=2)
+        return meth(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = f"{old_name}(...): deprecated, use `{new_name}`."
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)

@@ -5,6 +5,7 @@ every pass over a block stays in cache. Constants are Python floats, so
 float32 stays float32.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -238,19 +239,31 @@ def _softmax_args(input, dim, dtype, name):
     elif input.array.dtype.kind != "f":
         input = input.float()
     nd = input.array.ndim
-    if dim is None:  # PyTorch's legacy implicit choice
-        dim = 0 if nd in (0, 1, 3) else 1
     n = max(nd, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return input, dim % n
 
 
+def _implicit_dim(name, input, stacklevel):
+    """PyTorch's legacy choice of dim when none is given, with its deprecation warning (stacklevel counted
+    from here, as PyTorch's _get_softmax_dim)."""
+    check_tensor(input, "input", name)
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an "
+                  "argument.", stacklevel=stacklevel)
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
+# (_stacklevel + 1 below: F.softmax and F.log_softmax are nn/functional.py's, which call these)
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _implicit_dim("softmax", input, _stacklevel + 1)
     return _rows_op(input, dim, dtype, "softmax", reduction.Softmax.apply, reference.softmax)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _implicit_dim("log_softmax", input, _stacklevel + 1)
     return _rows_op(input, dim, dtype, "log_softmax", reduction.LogSoftmax.apply, reference.log_softmax)
 
 
@@ -553,6 +566,8 @@ def logsigmoid(input):
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):  # softmax(-x): a SoftmaxBackward0 after a NegBackward0
     check_tensor(input, "input", "softmin")
+    if dim is None:
+        dim = _implicit_dim("softmin", input, _stacklevel)
     if dtype is not None:
         input = input.to(dtype)
     return softmax(-input, dim, _stacklevel)

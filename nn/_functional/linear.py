@@ -7,7 +7,7 @@ import numpy as np
 from minigrad import backends
 from minigrad.ops.matmul import matmul_arrays
 
-from ._common import Function, Tensor, check_tensor, once_differentiable, some_id_outside, wrap, xp_of
+from ._common import Function, Tensor, once_differentiable, some_id_outside, wrap, xp_of
 
 
 class Linear(Function):
@@ -141,28 +141,60 @@ class LinearNoBias(Linear):
     node_name = "MmBackward0"
 
 
+def check_tensor_arg(x, fn, name, position):
+    """PyTorch's TypeError for an argument that is not a Tensor."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type(x).__name__}")
+
+
 def linear(input, weight, bias=None):
-    check_tensor(input, "input", "linear")
-    check_tensor(weight, "weight", "linear")
-    xs, ws = input.array.shape, weight.array.shape
-    if not xs or len(ws) != 2 or xs[-1] != ws[-1]:
-        rows = int(np.prod(xs[:-1])) if len(xs) > 1 else 1
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{xs[-1] if xs else 0} and "
-            f"{'x'.join(map(str, ws[::-1]))}): input {list(xs)}, weight {list(ws)} (out_features, in_features)"
-        )
-    for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and p.array.dtype != input.array.dtype:
-            raise RuntimeError(f"linear: expected {name} to have the input's dtype {input.dtype}, got {p.dtype}")
+    check_tensor_arg(input, "linear", "input", 1)
+    check_tensor_arg(weight, "linear", "weight", 2)
+    x, w = input.array, weight.array
+    if x.shape[-1:] != w.shape[1:] or w.ndim != 2 or x.dtype != w.dtype or (bias is not None and
+                                                                          bias.array.dtype != w.dtype):
+        if x.ndim and w.ndim == 1 and x.shape[-1] == w.shape[0] and x.dtype == w.dtype:  # a vector: input @ w
+            out = input @ weight
+            return out if bias is None else out + bias
+        check_linear(input, weight, bias)
     return (LinearNoBias if bias is None else Linear).apply(input, weight, bias)
+
+
+def check_linear(input, weight, bias):
+    """PyTorch's error for a linear call whose shapes or dtypes do not fit, in PyTorch's order (a call that
+    fits passes). Called only off the fast path: when something does not fit."""
+    xs, ws = input.array.shape, weight.array.shape
+    if not xs or not ws:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {len(xs)}D and {len(ws)}D")
+    if len(ws) > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {len(ws)}D")
+    if bias is not None:  # (PyTorch's addmm: the bias against the weight, then the input)
+        if bias.array.dtype != weight.array.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {_name(bias)} and {_name(weight)}")
+        if input.array.dtype != weight.array.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_name(input)} and {_name(weight)}")
+    if xs[-1] != ws[-1]:
+        rows = int(np.prod(xs[:-1])) if len(xs) > 1 else 1  # (PyTorch multiplies the input as (rows, in))
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{xs[-1]} and "
+                           f"{'x'.join(map(str, ws[::-1]))})")
+    if input.array.dtype != weight.array.dtype:  # (without a bias: PyTorch's mm)
+        from minigrad.ops.linalg import _scalar_type
+
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_scalar_type(input)} != "
+                           f"{_scalar_type(weight)}")
+
+
+def _name(t):  # PyTorch's name of a tensor's dtype in its errors: Float, Double, Long, ...
+    return t.dtype._legacy[:-6]
 
 
 def _check_ids(ids, n):
     """PyTorch's IndexError for an embedding id outside [0, n) (numpy's take would wrap a negative one)."""
     if some_id_outside(ids, n):
         lo, hi = int(ids.min()), int(ids.max())
-        bad = lo if lo < 0 else hi
-        raise IndexError(f"index out of range in self: embedding id {bad} is not in [0, {n}) (weight has {n} rows)")
+        err = IndexError("index out of range in self")  # PyTorch's text; which id, in a note under the traceback
+        err.__notes__ = [f"embedding id {lo if lo < 0 else hi} is not in [0, {n}) (the weight has {n} rows)"]
+        raise err
 
 
 class Embedding(Function):
@@ -237,11 +269,17 @@ def scatter_add_rows(idx, g, n):
     return out
 
 
+def check_embedding_ids(input):
+    """PyTorch's errors for embedding ids that are not a Tensor of integers (the range is checked in the op)."""
+    check_tensor_arg(input, "embedding", "indices", 2)
+    if input.array.dtype.kind not in "iu":  # (other integer widths are taken too, where PyTorch takes int64 and int32)
+        got = "CPUBoolType" if input.array.dtype.kind == "b" else f"minigrad.{input.dtype._legacy}"  # (PyTorch's)
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {got} instead (while checking arguments for embedding)")
+
+
 def embedding(input, weight, padding_idx=None):
-    check_tensor(input, "input", "embedding")
-    if input.array.dtype.kind not in "iu":
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {input.dtype} instead (while checking arguments for embedding)")
+    check_embedding_ids(input)
     n = weight.array.shape[0]
     if padding_idx is not None:
         if not -n <= padding_idx < n:

@@ -1,13 +1,14 @@
 """cross_entropy as one CrossEntropyLossBackward0 node that saves a single (N, C) array (made in
 place over the softmax probabilities; no copy of the logits), and mse_loss (one MseLossBackward0)."""
 import functools
+import warnings
 
 import numpy as np
 
 from minigrad import backends
 from minigrad.autograd.recording import escape
 from minigrad.backends.arrays import sum_of_squares
-from minigrad.ops._util import sum_to_array
+from minigrad.ops._util import broadcast_shapes, sum_to_array
 from minigrad.ops.array_op import array_op
 
 from ._common import (Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
@@ -249,24 +250,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     xs, ts = tuple(input.array.shape), tuple(target.array.shape)
     if input.array.dtype.kind != "f":
         raise RuntimeError(f"cross_entropy: expected floating point logits, got {input.dtype}")
-    if target.array.dtype.kind not in "iu":
-        if target.array.dtype.kind == "f" and ts == xs:
-            return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
-        raise RuntimeError(f"cross_entropy: expected target of int64 class indices, got {target.dtype}")
+    if ts == xs:  # class probabilities, not ids (PyTorch decides by the shape alone)
+        if target.array.dtype.kind != "f":
+            raise RuntimeError("Expected floating point type for target with class probabilities, got "
+                               f"{target.dtype._legacy[:-6]}")
+        return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if len(xs) == 0:
-        raise ValueError("cross_entropy: input must have a class dimension, got a 0-d tensor")
-    if len(xs) == 1:
-        layout, C, want = 1, xs[0], ()
-    else:
-        layout, C, want = 2 if len(xs) == 2 else 3, xs[1], (xs[0],) + xs[2:]
-        if ts[:1] != xs[:1]:
-            raise ValueError(f"Expected input batch_size ({xs[0]}) to match target batch_size "
-                             f"({ts[0] if ts else 'a 0-d target'}) (input {list(xs)}, target {list(ts)})")
-    if ts != want:
-        raise RuntimeError(f"cross_entropy: expected target of shape {list(want)} for input of shape {list(xs)} "
-                           f"(C={C} classes on dim {0 if len(xs) == 1 else 1}), got target of shape {list(ts)}")
+    layout = _check_class_target(input, target, weight, "cross_entropy")
+    C = xs[0 if layout == 1 else 1]
     if weight is not None and tuple(weight.array.shape) != (C,):
         raise RuntimeError(f"cross_entropy: weight should be a 1D tensor of size C={C}, got shape {list(weight.shape)}")
     return CrossEntropy.apply(input, target, weight, int(ignore_index), reduction, float(label_smoothing), layout)
@@ -356,6 +348,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     check_tensor(input, "input", "mse_loss")
     check_tensor(target, "target", "mse_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if target.array.shape != input.array.shape:  # (only then: the usual call pays one tuple comparison)
+        _warn_broadcast(input, target, stacklevel=4)  # (F.mse_loss is nn/functional.py's, which calls this)
+        broadcast_shapes(input.array.shape, target.array.shape)  # PyTorch's error, not numpy's
     if target.array.dtype != input.array.dtype:
         target = target.to(input.dtype)
     if weight is None:
@@ -373,6 +368,12 @@ def _legacy_reduction(size_average, reduce, reduction):
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "none" if not reduce else "mean" if size_average else "sum"
+        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
+                      "instead.", stacklevel=2)
+    elif reduction == "elementwise_mean":  # PyTorch's older name of 'mean'
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                      stacklevel=2)
+        reduction = "mean"
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
@@ -417,13 +418,11 @@ def _float_pair(input, target, name):
     return target
 
 
-def _warn_broadcast(input, target):
+def _warn_broadcast(input, target, stacklevel=3):  # (stacklevel: the frames up to the user's call)
     if tuple(target.shape) != tuple(input.shape):
-        import warnings
-
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                       "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
-                      "same size.", stacklevel=3)
+                      "same size.", stacklevel=stacklevel)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -618,18 +617,21 @@ class NllLoss2d(NllLoss):
 
 
 def _check_class_target(input, target, weight, name):
-    """PyTorch's checks of (log-)probabilities over classes against int64 class-index targets."""
+    """PyTorch's checks of (log-)probabilities over classes against class-index targets, in its order:
+    the batch size, the target's shape, then its dtype."""
     xs, ts = tuple(input.shape), tuple(target.shape)
     if len(xs) == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    if target.array.dtype.kind not in "iu":
-        raise RuntimeError(f"{name}: expected target of int64 class indices, got {target.dtype}")
     layout, C, want = _class_rows(xs)
     if len(xs) > 1 and (not ts or ts[0] != xs[0]):
         raise ValueError(f"Expected input batch_size ({xs[0]}) to match target batch_size "
-                         f"({ts[0] if ts else 'none: a 0-d target'}).")
+                         f"({ts[0] if ts else 0}).")
+    if layout < 3 and len(ts) > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if ts != want:
         raise RuntimeError(f"Expected target size {list(want)}, got {list(ts)}")
+    if target.array.dtype.kind not in "iu":  # (int32 ids are taken too, where PyTorch takes int64 and uint8)
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype._legacy[:-6]}")
     if weight is not None and tuple(weight.shape) != (C,):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
                            f"tensor of shape: {list(weight.shape)}")
@@ -704,8 +706,6 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def _broadcast_weight(weight, input, name):
     check_tensor(weight, name, "binary_cross_entropy")
-    from minigrad.ops._util import broadcast_shapes
-
     if broadcast_shapes(tuple(weight.shape), tuple(input.shape)) != tuple(input.shape):
         raise RuntimeError(f"binary_cross_entropy: {name} of shape {list(weight.shape)} does not broadcast to the "
                            f"input's shape {list(input.shape)}")
@@ -773,13 +773,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     by every element (and warns, as PyTorch). Composed of minigrad ops, as PyTorch. Shapes: input (*),
     target broadcastable."""
     target = _float_pair(input, target, "kl_div")
-    if reduction == "batchmean":
-        legacy = _legacy_reduction(size_average, reduce, "sum")
+    if size_average is not None or reduce is not None:  # (PyTorch: these decide, and no 'mean' warning)
+        legacy = _legacy_reduction(size_average, reduce, "mean")
     else:
-        legacy = _legacy_reduction(size_average, reduce, reduction)
+        legacy = _legacy_reduction(None, None, "sum" if reduction == "batchmean" else reduction)
         if legacy == "mean":
-            import warnings
-
             warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                           "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                           "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
@@ -790,10 +788,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     else:  # xlogy(t, t) - t x, with 0 log 0 = 0 (and no NaN gradient at t = 0)
         pos = target > 0
         terms = mg.where(pos, target * mg.log(mg.where(pos, target, 1.0)), 0.0) - target * input
-    if reduction == "batchmean":
-        s = terms.sum()
-        return s / input.shape[0] if input.ndim else s
-    return _reduce(terms, legacy)
+    out = _reduce(terms, legacy)
+    return out / input.shape[0] if reduction == "batchmean" and input.ndim else out  # (the legacy args' too)
 
 
 def one_hot(tensor, num_classes=-1):

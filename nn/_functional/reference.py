@@ -37,6 +37,9 @@ def linear(input, weight, bias=None):
 
 
 def embedding(input, weight, padding_idx=None):
+    a = input.array
+    if a.size and (int(a.min()) < 0 or int(a.max()) >= weight.shape[0]):  # (indexing would wrap a negative id)
+        raise IndexError("index out of range in self")
     out = weight[input]
     if padding_idx is not None:  # same values, but no gradient flows into the padding row
         keep = (input != padding_idx).unsqueeze(-1)

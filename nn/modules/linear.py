@@ -5,7 +5,8 @@ import minigrad
 
 from .. import functional as F
 from .. import init
-from ..module import Module, check_input
+from .._functional.linear import check_linear, check_tensor_arg
+from ..module import Module
 from ..parameter import Parameter
 
 
@@ -46,7 +47,10 @@ class Linear(Module):
 
     def forward(self, input):
         weight = self.weight  # (a registered parameter: each read goes through Module.__getattr__)
-        check_input(self, input, (self.in_features,), weight.array.dtype)
+        if not isinstance(input, minigrad.Tensor) or input.array.shape[-1:] != (self.in_features,) or \
+                input.array.dtype != weight.array.dtype:
+            check_tensor_arg(input, "linear", "input", 1)  # PyTorch's errors (the reference kernel checks nothing)
+            check_linear(input, weight, self.bias)
         return F.linear(input, weight, self.bias)
 
     def extra_repr(self):

@@ -3,6 +3,7 @@ import minigrad
 
 from .. import functional as F
 from .. import init
+from .._functional.linear import check_embedding_ids
 from ..module import Module
 from ..parameter import Parameter
 
@@ -45,25 +46,9 @@ class Embedding(Module):
         return m
 
     def forward(self, input):
-        self._check_ids(input)
+        check_embedding_ids(input)  # (the ids' range is checked inside the op, in one reduction)
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
-
-    def _check_ids(self, input):
-        """Integer ids in range, or an error naming the module, the offending id and num_embeddings."""
-        if not isinstance(input, minigrad.Tensor):
-            raise TypeError(f"{self._short_repr()}: expected a minigrad Tensor of integer ids, got {type(input).__name__}")
-        if input.array.dtype.kind not in "iu":
-            raise RuntimeError(f"{self._short_repr()}: expected integer indices (int64 or int32), got {input.dtype} "
-                               f"with shape {list(input.shape)}")
-        if input.numel() == 0:
-            return
-        # one reduction each way; on a GPU this is the only host sync of the forward
-        lo, hi = int(input.array.min()), int(input.array.max())
-        if lo < 0 or hi >= self.num_embeddings:
-            bad = lo if lo < 0 else hi
-            raise IndexError(f"{self._short_repr()}: index {bad} is out of range for num_embeddings="
-                             f"{self.num_embeddings} (ids must be in [0, {self.num_embeddings}))")
 
     def extra_repr(self):
         s = f"{self.num_embeddings}, {self.embedding_dim}"

@@ -7,7 +7,9 @@ taken (0 right after construction).
 import math
 import types
 import warnings
+import weakref
 from bisect import bisect_right
+from functools import wraps
 
 from minigrad.autograd import recording
 
@@ -65,18 +67,20 @@ class LRScheduler:
                                    "optimizer")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
-        self._initial = False
+        self._is_initial = False
+        self._get_lr_called_within_step = False
+        _track_step_calls(optimizer)
         self._initial_step()
 
     def _initial_step(self):
         """The constructor's step (SequentialLR takes it again for the schedule it starts with):
-        chainable schedules keep the current lr there (`_initial`)."""
+        chainable schedules keep the current lr there (`_is_initial`)."""
         self._step_count = 0
-        self._initial = True
+        self._is_initial = True
         try:
             self.step()
         finally:
-            self._initial = False
+            self._is_initial = False
 
     def get_lr(self):
         """The lr of each parameter group for step `self.last_epoch` (called by `step()`)."""
@@ -91,6 +95,8 @@ class LRScheduler:
         of as there) jumps to step `epoch`, by the closed form where the schedule has one."""
         if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
             return recording.hook.recorder.on_call(self.step, epoch)
+        if self._step_count == 1:  # the first step after the constructor's: was optimizer.step() called?
+            _warn_step_order(self.optimizer)
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
@@ -98,13 +104,17 @@ class LRScheduler:
 
     def _update_lr(self, epoch=None):
         """Set each group's lr for the next step, or for step `epoch`."""
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
-            self.last_epoch = epoch
-            closed_form = getattr(self, "_get_closed_form_lr", None)
-            values = closed_form() if closed_form is not None else self.get_lr()
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed_form = getattr(self, "_get_closed_form_lr", None)
+                values = closed_form() if closed_form is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
@@ -116,6 +126,45 @@ class LRScheduler:
     def load_state_dict(self, state_dict):
         """Restore `state_dict()`'s output (construct the scheduler first, then load)."""
         self.__dict__.update(state_dict)
+
+
+def _track_step_calls(optimizer):
+    """Wrap the optimizer's step (once, as PyTorch) so that it records `_opt_called`: scheduler.step()
+    warns when the optimizer has taken no step before it."""
+    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+        return
+    opt_ref, func = weakref.ref(optimizer), optimizer.step.__func__  # (weak: no cycle through the instance)
+
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        opt = opt_ref()
+        opt._opt_called = True
+        return func.__get__(opt, opt.__class__)(*args, **kwargs)
+
+    wrapper._wrapped_by_lr_sched = True
+    optimizer.step = wrapper
+
+
+def _warn_step_order(optimizer):
+    if not hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+        warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                      "initialization. Please, make sure to call `optimizer.step()` before `lr_scheduler.step()`. "
+                      "See more details at https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                      UserWarning, stacklevel=3)
+    elif not getattr(optimizer, "_opt_called", False):
+        warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and later, "
+                      "you should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`.  "
+                      "Failure to do this will result in PyTorch skipping the first value of the learning rate "
+                      "schedule. See more details at "
+                      "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
+                      stacklevel=3)
+
+
+def _warn_get_lr_called_within_step(scheduler):
+    """PyTorch's warning for get_lr() called outside step(): it computes the next lr, not the last."""
+    if not scheduler._get_lr_called_within_step:
+        warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                      UserWarning, stacklevel=3)
 
 
 def _lambdas_state(lr_lambdas):
@@ -161,6 +210,7 @@ class LambdaLR(_LambdaState, LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
@@ -174,6 +224,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return [g["lr"] for g in groups]
@@ -194,9 +245,10 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         t, T, eta_min = self.last_epoch, self.T_max, self.eta_min
         groups = self.optimizer.param_groups
-        if self._initial:
+        if self._is_initial:
             return [g["lr"] for g in groups]
         if (t - 1 - T) % (2 * T) == 0:
             return [g["lr"] + (base - eta_min) * (1 - math.cos(math.pi / T)) / 2
@@ -244,6 +296,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
         hits = self.milestones.count(self.last_epoch)
         if hits == 0:
@@ -262,8 +315,9 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
-        if self._initial:
+        if self._is_initial:
             return [g["lr"] for g in groups]
         return [g["lr"] * self.gamma for g in groups]
 
@@ -287,10 +341,11 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
         if self.last_epoch == 0:
             return [g["lr"] * self.start_factor for g in groups]
-        if self._initial or self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return [g["lr"] for g in groups]
         # factor(t) / factor(t - 1), factor(t) = start + (end - start) t / total_iters
         span = self.end_factor - self.start_factor
@@ -396,6 +451,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         t = self.last_epoch
         if t > self.total_steps:
             raise ValueError(f"Tried to step {t} times. The specified number of total steps is {self.total_steps}")
@@ -519,6 +575,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
         if self.last_epoch == 0:
             return [g["lr"] * self.factor for g in groups]
@@ -540,8 +597,9 @@ class MultiplicativeLR(_LambdaState, LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
-        if self._initial:
+        if self._is_initial:
             return [g["lr"] for g in groups]
         return [g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, groups)]
 
@@ -557,8 +615,9 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
-        if self._initial or self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return [g["lr"] for g in groups]
         t, total = self.last_epoch, self.total_iters
         decay = ((1.0 - t / total) / (1.0 - (t - 1) / total)) ** self.power
@@ -594,6 +653,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
                 for base in self.base_lrs]
 
@@ -624,7 +684,12 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_i = self.T_0
             self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
@@ -697,6 +762,7 @@ class CyclicLR(LRScheduler):
         return self.gamma**x
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         cycle = math.floor(1 + self.last_epoch / self.total_size)
         x = 1.0 + self.last_epoch / self.total_size - cycle  # the position in the cycle, in [0, 1)
         if x <= self.step_ratio:

@@ -118,12 +118,12 @@ class Optimizer:
         for group in groups:
             self.add_param_group(group)
 
-    def __repr__(self):
-        lines = [type(self).__name__ + " ("]
+    def __repr__(self):  # PyTorch's: a blank line between groups
+        text = type(self).__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
-            lines.extend(f"    {k}: {group[k]}" for k in sorted(group) if k != "params")
-        return "\n".join(lines) + "\n)"
+            text += f"\nParameter Group {i}\n"
+            text += "".join(f"    {k}: {group[k]}\n" for k in sorted(group) if k != "params")
+        return text + ")"
 
     def add_param_group(self, param_group):
         """Add a group {"params": [...], hyperparameter: value, ...}; missing hyperparameters take the defaults."""

@@ -17,7 +17,7 @@ import math
 import minigrad
 
 from ..module import Module
-from .lr_scheduler import LRScheduler
+from .lr_scheduler import LRScheduler, _warn_get_lr_called_within_step
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn",
            "get_ema_avg_fn", "get_swa_avg_fn"]
@@ -217,6 +217,7 @@ class SWALR(LRScheduler):
         return (lr - alpha * swa_lr) / (1 - alpha)
 
     def get_lr(self):
+        _warn_get_lr_called_within_step(self)
         # The current lr is (1 - a) start + a swa_lr with a = anneal(t) at the previous step: solve it for the
         # start, and step to the next t. (The construction's step, step 0, keeps the lr.)
         step = self._step_count - 1

@@ -1,11 +1,14 @@
-"""Gradient utilities, as `torch.nn.utils`: clip_grad_norm_, clip_grad_value_; parameters_to_vector and
-vector_to_parameters. (Also here, loaded at first use: parametrize, parametrizations, weight_norm /
+"""Gradient utilities, as `torch.nn.utils`: clip_grad_norm_ (= get_total_norm then clip_grads_with_norm_),
+clip_grad_value_; parameters_to_vector and vector_to_parameters. (Also here, loaded at first use: parametrize, parametrizations, weight_norm /
 remove_weight_norm, spectral_norm / remove_spectral_norm; and rnn.)
 
 They work on the gradient arrays directly (in place, nothing recorded), as an optimizer does.
 """
 import math
+import types
 import warnings
+
+import numpy as np
 
 from minigrad import Tensor
 from minigrad.autograd import recording
@@ -44,6 +47,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     raises PyTorch's RuntimeError; otherwise the gradients are left untouched and a
     RuntimeWarning says so (PyTorch would multiply them by nan and write nan into every weight).
     """
+    if isinstance(parameters, types.GeneratorType):  # (a list, so that the generator is read once)
+        parameters = list(parameters)
+        if not parameters:
+            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=2)
     if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
         params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
         return recording.hook.recorder.on_call(clip_grad_norm_, params, max_norm, norm_type, error_if_nonfinite, foreach)
@@ -54,8 +61,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
         return minigrad.tensor(0.0)
     xp = array_module(grads[0].array)
-    norms = [_vector_norm(g.array, norm_type, xp) for g in grads]
-    total = _vector_norm(xp.stack(norms), norm_type, xp)
+    total = _total_norm(grads, norm_type, xp)
     if not bool(xp.isfinite(total)):
         if error_if_nonfinite:
             raise RuntimeError(
@@ -69,19 +75,73 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
             RuntimeWarning, stacklevel=2,
         )
         return Tensor(total)
-    coef = max_norm / (total + 1e-6)  # in the gradients' dtype, as PyTorch computes it
-    if coef < 1.0:  # PyTorch multiplies by min(coef, 1); by 1 is a no-op, so skip it
-        for g in grads:
-            xp.multiply(g.array, coef, out=g.array)
-            g._bump_version()
+    _scale(grads, max_norm / (total + 1e-6), xp)  # (the coefficient in the gradients' dtype, as PyTorch's)
     return Tensor(xp.asarray(total))
 
 
-def clip_grad_value_(parameters, clip_value):
-    """Clamp every gradient element into [-clip_value, clip_value], in place. Shapes: each p.grad (*)."""
+def _total_norm(tensors, norm_type, xp):
+    """The norm of the tensors' norms: theirs all together, as if concatenated (a 0-d array)."""
+    return _vector_norm(xp.stack([_vector_norm(t.array, norm_type, xp) for t in tensors]), norm_type, xp)
+
+
+def _scale(grads, coef, xp):
+    """Multiply each gradient in place by min(coef, 1), as PyTorch (a nan coef too); by 1 is a no-op, so skipped."""
+    if not coef >= 1.0:
+        with np.errstate(invalid="ignore"):  # (inf * 0 for an inf norm: nan, as PyTorch, without numpy's warning)
+            for g in grads:
+                xp.multiply(g.array, coef, out=g.array)
+                g._bump_version()
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The `norm_type`-norm of all the tensors' elements together, as if concatenated (PyTorch 2.6's); a 0-d
+    Tensor, 0. for no tensors. `foreach` is accepted for PyTorch's signature (every path here is one)."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
+        return recording.hook.recorder.on_call(get_total_norm, tensors, norm_type, error_if_nonfinite, foreach)
+    norm_type = float(norm_type)
+    if not tensors:
+        import minigrad
+
+        return minigrad.tensor(0.0)
+    xp = array_module(tensors[0].array)
+    total = _total_norm(tensors, norm_type, xp)
+    if error_if_nonfinite and not bool(xp.isfinite(total)):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it "
+                           "cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
+                           "anyway, set `error_if_nonfinite=False`")
+    return Tensor(xp.asarray(total))
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale the parameters' gradients in place by min(max_norm / (total_norm + 1e-6), 1) (PyTorch 2.6's):
+    clip_grad_norm_ with the norm given, e.g. get_total_norm's. As PyTorch, a non-finite total_norm is used
+    as it is (inf zeroes the gradients, nan makes them nan). Returns None."""
+    params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
+    if recording.hook.recorder is not None:  # minigrad.compile replays it as one call (it writes the arrays)
+        return recording.hook.recorder.on_call(clip_grads_with_norm_, params, max_norm, total_norm, foreach)
+    grads = _grads(params)
+    if not grads:
+        return None
+    xp = array_module(grads[0].array)
+    total = total_norm.array if isinstance(total_norm, Tensor) else xp.asarray(total_norm, dtype=grads[0].array.dtype)
+    _scale(grads, float(max_norm) / (total + 1e-6), xp)
+    return None
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Deprecated: clip_grad_norm_, with PyTorch's FutureWarning."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def clip_grad_value_(parameters, clip_value, foreach=None):
+    """Clamp every gradient element into [-clip_value, clip_value], in place. Shapes: each p.grad (*).
+    (`foreach`: PyTorch's signature; every path here is one.)"""
     if recording.hook.recorder is not None:  # minigrad.compile replays it as one call (it writes the arrays)
         params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-        return recording.hook.recorder.on_call(clip_grad_value_, params, clip_value)
+        return recording.hook.recorder.on_call(clip_grad_value_, params, clip_value, foreach)
     clip_value = float(clip_value)
     for g in _grads(parameters):
         array_module(g.array).clip(g.array, -clip_value, clip_value, out=g.array)

@@ -161,11 +161,10 @@ def test_linear_bad_input_names_module_and_shapes():
     lin = nn.Linear(4, 3)
     with pytest.raises(RuntimeError) as err:
         lin(minigrad.zeros(2, 5))
-    assert str(err.value) == ("Linear(in_features=4, out_features=3, bias=True): expected input with last "
-                              "dimension 4, got shape [2, 5]")
-    with pytest.raises(RuntimeError, match=r"expected input of dtype minigrad.float32, got minigrad.float64"):
+    assert str(err.value) == "mat1 and mat2 shapes cannot be multiplied (2x5 and 4x3)"
+    with pytest.raises(RuntimeError, match=r"^mat1 and mat2 must have the same dtype, but got Double and Float$"):
         lin(minigrad.zeros(2, 4, dtype=minigrad.float64))
-    with pytest.raises(TypeError, match=r"Linear\(in_features=4.*expected a minigrad Tensor"):
+    with pytest.raises(TypeError, match=r"^linear\(\): argument 'input' \(position 1\) must be Tensor, not list$"):
         lin([[1.0, 2.0, 3.0, 4.0]])
 
 
@@ -179,12 +178,14 @@ def test_layernorm_bad_input():
 
 def test_embedding_bad_input():
     emb = nn.Embedding(10, 4)
-    with pytest.raises(RuntimeError, match=r"Embedding\(10, 4\): expected integer indices .*got minigrad.float32"):
+    with pytest.raises(RuntimeError, match=r"'indices' to have one of the following scalar types: Long, Int; but got "
+                                           r"minigrad.FloatTensor instead"):
         emb(minigrad.tensor([1.0, 2.0]))
-    with pytest.raises(IndexError, match=r"Embedding\(10, 4\): index 12 is out of range for num_embeddings=10"):
-        emb(minigrad.tensor([[1, 12], [3, 4]]))
-    with pytest.raises(IndexError, match="index -1 is out of range"):
-        emb(minigrad.tensor([-1]))
+    for ids, bad in (([[1, 12], [3, 4]], 12), ([-1], -1)):
+        with pytest.raises(IndexError) as err:
+            emb(minigrad.tensor(ids))
+        assert str(err.value) == "index out of range in self"  # (PyTorch's; the id is in a note)
+        assert err.value.__notes__ == [f"embedding id {bad} is not in [0, 10) (the weight has 10 rows)"]
     assert emb(minigrad.tensor([], dtype=minigrad.int64)).shape == (0, 4)
     assert emb(minigrad.tensor([1, 2], dtype=minigrad.int32)).shape == (2, 4)
 
