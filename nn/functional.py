@@ -88,7 +88,9 @@ def gelu(input, approximate="none"):
 
 def relu(input, inplace=False):
     """max(x, 0) elementwise. Shape: (*) -> (*). One `ReluBackward0` node saving its output
-    (`inplace` is accepted and ignored: the result is a new tensor)."""
+    (inplace=True: written into input, which is returned, as PyTorch's)."""
+    if inplace:
+        return _relu(input, inplace=True)
     return backends.pick(_relu, _ref.relu)(input)
 
 

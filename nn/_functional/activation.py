@@ -225,7 +225,23 @@ class Relu(Function):
         return g * Tensor((y > 0.0).astype(g.array.dtype))
 
 
+_IN_PLACE = {}  # activation -> its in-place form (make_inplace), made on first use
+
+
+def _in_place(fn, input, *args):
+    """`fn(input, *args, inplace=True)`: input itself, holding fn's result (PyTorch's relu_ and the like: its
+    version bumped, its history the op's node; the op runs on a copy, so what it saves is not overwritten)."""
+    op = _IN_PLACE.get(fn)
+    if op is None:
+        from minigrad.ops.scatter import make_inplace
+
+        op = _IN_PLACE[fn] = make_inplace(fn, fn.__name__)
+    return op(input, *args)
+
+
 def relu(input, inplace=False):
+    if inplace:
+        return _in_place(relu, input)
     check_tensor(input, "input", "relu")
     _float_only(input, "relu")
     return Relu.apply(input)
@@ -484,30 +500,40 @@ class LogSigmoid(Function):
 
 def silu(input, inplace=False):
     """x sigmoid(x) (swish). Shape: (*) -> (*). One `SiluBackward0` node."""
+    if inplace:
+        return _in_place(silu, input)
     _floating(input, "silu")
     return Silu.apply(input)
 
 
 def mish(input, inplace=False):
     """x tanh(softplus(x)). Shape: (*) -> (*). One `MishBackward0` node."""
+    if inplace:
+        return _in_place(mish, input)
     _floating(input, "mish")
     return Mish.apply(input)
 
 
 def elu(input, alpha=1.0, inplace=False):
     """x for x > 0, alpha (e^x - 1) otherwise. Shape: (*) -> (*). One `EluBackward0` node."""
+    if inplace:
+        return _in_place(elu, input, alpha)
     _floating(input, "elu")
     return Elu.apply(input, float(alpha), 1.0, 1.0)
 
 
 def selu(input, inplace=False):
     """scale elu(x, alpha) with PyTorch's fixed alpha ~1.6733 and scale ~1.0507. One `EluBackward0` node."""
+    if inplace:
+        return _in_place(selu, input)
     _floating(input, "elu")
     return Elu.apply(input, SELU_ALPHA, SELU_SCALE, 1.0)
 
 
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha (e^(x/alpha) - 1)); alpha 0 raises. One `CeluBackward0` node."""
+    if inplace:
+        return _in_place(celu, input, alpha)
     _floating(input, "elu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
@@ -516,12 +542,16 @@ def celu(input, alpha=1.0, inplace=False):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x for x > 0, negative_slope x otherwise. One `LeakyReluBackward0` node."""
+    if inplace:
+        return _in_place(leaky_relu, input, negative_slope)
     _floating(input, "leaky_relu")
     return LeakyRelu.apply(input, float(negative_slope))
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """x clipped to [min_val, max_val]; the gradient passes strictly inside. One `HardtanhBackward0` node."""
+    if inplace:
+        return _in_place(hardtanh, input, min_val, max_val)
     check_tensor(input, "input", "hardtanh")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
@@ -532,17 +562,23 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 def relu6(input, inplace=False):
     """min(max(x, 0), 6): hardtanh(x, 0, 6), a `HardtanhBackward0` node as in PyTorch."""
+    if inplace:
+        return _in_place(relu6, input)
     return hardtanh(input, 0.0, 6.0)
 
 
 def hardswish(input, inplace=False):
     """x relu6(x + 3) / 6. One `HardswishBackward0` node."""
+    if inplace:
+        return _in_place(hardswish, input)
     _floating(input, "hardswish")
     return Hardswish.apply(input)
 
 
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6. One `HardsigmoidBackward0` node."""
+    if inplace:
+        return _in_place(hardsigmoid, input)
     _floating(input, "hardsigmoid")
     return Hardsigmoid.apply(input)
 

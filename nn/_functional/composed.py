@@ -38,6 +38,8 @@ def glu(input, dim=-1):
 
 def threshold(input, threshold, value, inplace=False):
     """x where x > threshold, else value. Shape: (*) -> (*)."""
+    if inplace:
+        return threshold_(input, threshold, value)
     check_tensor(input, "input", "threshold")
     return _mg().where(input > threshold, input, value)
 
@@ -82,6 +84,8 @@ def prelu(input, weight):
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """x for x >= 0, a x otherwise: a drawn from U(lower, upper) per element in training (from the default
     generator), (lower + upper) / 2 in eval. Shape: (*) -> (*)."""
+    if inplace:
+        return rrelu_(input, lower, upper, training)
     check_tensor(input, "input", "rrelu")
     if not training:
         return activation.leaky_relu(input, (lower + upper) / 2)
