@@ -379,8 +379,6 @@ def _legacy_reduction(size_average, reduce, reduction):
     return reduction
 
 
-
-
 # ---- more losses (PyTorch's names): forward on arrays, backward in Tensor ops (twice differentiable), or
 # composed of minigrad ops where PyTorch composes them too (l1_loss, kl_div)
 def _mg():  # minigrad's Tensor ops (nn imports minigrad; imported late to keep module loading flat)

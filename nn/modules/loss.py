@@ -11,8 +11,8 @@ from .distance import PairwiseDistance
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        if reduction != "batchmean":  # KLDivLoss's own
-            reduction = _legacy_reduction(size_average, reduce, reduction)
+        if reduction != "batchmean" or size_average is not None or reduce is not None:  # (batchmean: KLDivLoss's own;
+            reduction = _legacy_reduction(size_average, reduce, reduction)  # the deprecated args override it, as PyTorch)
         self.reduction = reduction
 
 

@@ -396,3 +396,16 @@ def test_swalr_get_lr_outside_step_warns():
     _no_warning(sched.step)
     with pytest.warns(UserWarning, match=r"^To get the last learning rate computed by the scheduler"):
         sched.get_lr()
+
+
+def test_kl_div_loss_module_with_the_deprecated_args_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for kwargs in ({"reduce": True, "reduction": "batchmean"}, {"size_average": False, "reduction": "batchmean"},
+                   {"reduction": "batchmean"}):
+        with warnings.catch_warnings(record=True) as ours:
+            warnings.simplefilter("always")
+            mine = nn.KLDivLoss(**kwargs).reduction
+        with warnings.catch_warnings(record=True) as theirs:
+            warnings.simplefilter("always")
+            want = torch.nn.KLDivLoss(**kwargs).reduction
+        assert mine == want and [str(w.message) for w in ours] == [str(w.message) for w in theirs]
