@@ -1,5 +1,6 @@
 """Tensor factories with PyTorch's names and signatures: tensor, zeros, ones, randn, arange, ..."""
 import builtins
+import copy
 import warnings
 
 import numpy as np
@@ -67,6 +68,23 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new leaf tensor holding a copy of `data` (a number, nested lists, an array or a Tensor)."""
     xp = module_for(device)
     if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    if recording.hook.recorder is not None and xp is np and not hasattr(data, "__array_interface__"):
+        # inside a minigrad.compile capture: made again at each replay (of that call's tensor, for a copy of
+        # one), so a write into it, or the caller's, never reaches the next call, and a leaf is new each call
+        return recording.hook.recorder.on_call(_tensor_here, data if isinstance(data, Tensor) else
+                                               copy.deepcopy(data), dtype if dtype is None else _dt(dtype), requires_grad)
+    return _tensor(data, dtype, device, requires_grad, xp)
+
+
+def _tensor_here(data, dtype, requires_grad):
+    return _tensor(data, dtype, None, requires_grad, np)
+
+
+def _tensor(data, dtype, device, requires_grad, xp):
+    if isinstance(data, Tensor):
         data = data.array
     if hasattr(data, "dtype") and hasattr(data, "shape"):
         arr = data.astype(_dt(dtype)) if dtype is not None else data.copy()
@@ -126,23 +144,26 @@ def from_numpy(array):
 def _filled(fill, size, dtype, device, requires_grad):
     xp = module_for(device)
     dt = _dt(dtype)
-    if recording.hook.recorder is not None and not requires_grad and xp is np:
+    if recording.hook.recorder is not None and xp is np:
         # inside a minigrad.compile capture: a step that makes a new one at each replay, so that what the
-        # call writes into it (a mask's entries, a one-hot's ones) starts from the same values each call
-        return recording.hook.recorder.on_call(_fresh, fill, _size(size), dt)
-    if fill == "empty":
-        arr = xp.empty(_size(size), dtype=dt)
+        # call writes into it (a mask's entries, a one-hot's ones) starts from the same values each call,
+        # and a leaf made here (requires_grad=True) is a new leaf each call, as eagerly
+        return recording.hook.recorder.on_call(_fresh, fill, _size(size), dt, requires_grad)
+    return _fresh(fill, _size(size), dt, requires_grad, xp)
+
+
+def _fresh(fill, size, dtype, requires_grad, xp=np):
+    if isinstance(fill, Tensor):  # (full's fill may be a 0-d tensor)
+        fill = fill.array
+    if isinstance(fill, str):  # "empty"
+        arr = xp.empty(size, dtype=dtype)
     elif fill == 0:
-        arr = xp.zeros(_size(size), dtype=dt)
+        arr = xp.zeros(size, dtype=dtype)
     elif fill == 1:
-        arr = xp.ones(_size(size), dtype=dt)
+        arr = xp.ones(size, dtype=dtype)
     else:
-        arr = xp.full(_size(size), fill, dtype=dt)
+        arr = xp.full(size, fill, dtype=dtype)
     return _make(arr, requires_grad)
-
-
-def _fresh(fill, size, dtype):
-    return Tensor(np.empty(size, dtype) if fill == "empty" else np.full(size, fill, dtype))
 
 
 @_size_keyword
@@ -214,7 +235,13 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         raise RuntimeError(f"upper bound and lower bound inconsistent with step sign (start={start}, end={end}, "
                            f"step={step})")
     xp = module_for(device)
-    return _make(xp.arange(start, end, step, dtype=_dt(dtype)), requires_grad)
+    if recording.hook.recorder is not None and xp is np:  # inside a minigrad.compile capture: as `tensor`'s
+        return recording.hook.recorder.on_call(_arange, start, end, step, _dt(dtype), requires_grad)
+    return _arange(start, end, step, _dt(dtype), requires_grad, xp)
+
+
+def _arange(start, end, step, dtype, requires_grad, xp=np):
+    return _make(xp.arange(start, end, step, dtype=dtype), requires_grad)
 
 
 def deprecated_range(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):

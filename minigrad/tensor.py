@@ -97,6 +97,8 @@ class Tensor:
     @property
     def grad(self):
         """The gradient backward accumulated into this leaf (None before any, or after zero_grad)."""
+        if recording.hook.recorder is not None:  # in a minigrad.compile capture
+            return recording.hook.recorder.on_grad_read(self, self._grad)
         return self._grad
 
     @grad.setter
@@ -402,6 +404,8 @@ class Tensor:
     def detach(self):
         """A new leaf sharing this tensor's data (and version counter), outside the graph."""
         t = Tensor(self.array, _version_counter=self._version_counter)
+        if recording.hook.recorder is not None:  # in a minigrad.compile capture: an alias of this value's memory
+            recording.hook.recorder.on_alias(t)
         return t
 
     def detach_(self):
@@ -591,6 +595,10 @@ def _set_data(t, value):  # (... for `t.data = value`)
 
 def _set_grad(t, value):  # (... and for `t.grad = value`)
     t.grad = value
+
+
+def _grad_of(t):  # (... and for reading `t.grad` that the call did not make: the one there at each replay)
+    return t._grad
 
 
 _LEGACY_DATA = (builtins_int, list, tuple, Size)

@@ -342,7 +342,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             if t.grad_fn is None:
                 accumulate_into_leaf(t, g)
             else:
-                t.grad = g if t.grad is None else t.grad + g
+                t.grad = g if t._grad is None else t._grad + g
             g = None
     finally:
         state.grad_enabled = prev_mode

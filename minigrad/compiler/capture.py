@@ -13,6 +13,7 @@ A tensor that is neither, yet shares memory with a slot (made from `.array` behi
 back), would be a frozen copy of traced data: the capture stops there, and so does any value that
 leaves the trace as a Python value (`item()`, `float()`, `bool()`, `print`): see `on_escape`.
 """
+import itertools
 import weakref
 
 from ..autograd import recording
@@ -55,6 +56,8 @@ class Recorder:
         self.known = known  # ids of the tensors from before the call (compile's guard names them; finish's again)
         self.written = []  # weak references to the memory in-place ops wrote (each array's base)
         self.viewed = set()  # ids of the tensors a slot's value is a view of (its `_base`)
+        self.aliases = []  # weak references to the detach()es taken in the call (on_alias)
+        self.none_grads = []  # tensors from before the call whose `.grad` the call read as None
         self.autograd = None  # an aot.AutogradPlan once record_backward has written the result's backward
 
     # ---- slots ----------------------------------------------------------------------------
@@ -234,7 +237,7 @@ class Recorder:
         self.accumulated.add(id(variable))
         step = Accumulate(self.spec(variable), self.spec(grad))
         self.steps.append(step)
-        g = variable.grad
+        g = variable._grad
         if g is not None:
             key = id(g)
             self.grad_of[key] = step
@@ -296,12 +299,14 @@ class Recorder:
         target as it was: a value the call computed (its slot), or, for a tensor made in the call from Python
         values (`loss = torch.tensor([0.])`), a copy of its values now, the constant each replay starts from
         (the tensor itself ends up holding the result)."""
+        if target.requires_grad and target.grad_fn is None:  # (eager's error, before anything is written)
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         source, slot = target, self.slot_of.get(id(target))
         if slot is None and id(target) in self.known or slot in self.input_slots:
             stop = ("an in-place op recording a gradient into a tensor from before the call (an argument, a "
                     "parameter, a buffer)", "a replay would not write it")
-        elif slot is not None and id(target) in self.viewed:
-            stop = ("an in-place op on a tensor a view was taken of",
+        elif slot is not None and (id(target) in self.viewed or self._aliased(target)):
+            stop = ("an in-place op on a tensor a view (or `.data`) was taken of",
                     "a replay would leave the view's values as they were before the op")
         else:
             stop = None
@@ -313,6 +318,9 @@ class Recorder:
                 self.written.append(_ref(_root(target.array)))
             source = Tensor(target.array.copy())
         out = record(source, other)  # (through on_apply: the step, its result in a new slot)
+        if self.broken is None and out.array.dtype != target.array.dtype:
+            self.on_escape("an in-place op whose result is of a wider dtype than the tensor it writes (`h += x` of "
+                           "a float64 x into float32 h)", "a replay would carry the wider dtype on")
         s = None if self.broken is not None else self.slot_of.get(id(out))
         write(target, out)
         if s is not None:  # target is the sum's value from here on, its array too (a detach() of it reads it)
@@ -320,6 +328,46 @@ class Recorder:
             self._track(target.array, s)
             self.values[s] = _ref(target)
         return target
+
+    def _aliased(self, target):
+        """Whether another value of the call shares target's memory (a view of it, its `.data`)."""
+        root = _root(target.array)
+        for ref in itertools.chain(self.values, self.aliases):
+            v = ref()
+            if isinstance(v, Tensor) and v is not target and _root(v.array) is root:
+                return True
+        return False
+
+    def on_grad_read(self, leaf, grad):
+        """`leaf.grad` read in the call: one an accumulation of the call made is its slot (`spec`); one from
+        before the call (a backward outside it) is read at each replay as it is then (zero_grad may have
+        put a new one there since the capture)."""
+        if grad is None:  # (the replays check that it is None still: a Python branch may have read it)
+            if id(leaf) not in self.slot_of:
+                self.none_grads.append(leaf)
+            return None
+        if id(grad) in self.grad_of or id(grad) in self.slot_of:
+            return grad
+        from ..tensor import _grad_of
+
+        return self.on_call(_grad_of, leaf)
+
+    def on_alias(self, t):
+        """`t` (a `detach()` of a value of the call) shares that value's memory: an in-place op in the graph on
+        the value is then not recorded (`_aliased`)."""
+        self.aliases.append(weakref.ref(t))
+
+    def rebind(self, target, out):
+        """`target` stands for `out`'s slot from here on (an in-place view op, `t.unsqueeze_(0)`: the view
+        op is the step); False where it cannot (target is from before the call: a replay would not
+        change the caller's tensor)."""
+        s, slot = self.slot_of.get(id(out)), self.slot_of.get(id(target))
+        if s is None or slot is None or slot in self.input_slots:
+            self.on_escape("an in-place view op (unsqueeze_, t_, ...) on a tensor from before the call",
+                           "a replay would not change that tensor's shape")
+            return
+        self._track(target, s)
+        self.values[s] = _ref(target)
 
     def on_escape(self, what, why=None, every_call=False):
         """A value leaves the trace for Python (`item()`, `print`, a draw outside an op), or Python does
@@ -430,8 +478,10 @@ class Recorder:
                 del step.node, step.forward_keys
         externals = [(t, shape, dtype, rg, id(t) in self.accumulated)
                      for t, shape, dtype, rg in self.externals.values()]
-        return Program(self.steps, self.n_slots, self.input_slots, output, externals, key,
-                       value_of=self.value_like, object_slots=self.object_slots, autograd=self.autograd)
+        program = Program(self.steps, self.n_slots, self.input_slots, output, externals, key,
+                          value_of=self.value_like, object_slots=self.object_slots, autograd=self.autograd)
+        program.none_grads = self.none_grads
+        return program
 
     def _check_written(self):
         """An in-place op into a tensor the call made from Python values (`v = zeros(n); v[i] += 1`)

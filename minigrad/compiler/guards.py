@@ -136,14 +136,29 @@ def _walk(m):
             elif isinstance(v, _SCALARS):  # (a numpy float, an IntEnum)
                 values.append((i, attr, kind, v))
             elif (kind is dict or _is_settings(v)) and attr[:1] != "_":  # (not nn's own tables, `_parameters`...)
-                names = _class_names(type(mod))
-                keys = tuple(k for k in (v if kind is dict else vars(v)) if type(k) is str and k in names)
-                if keys:
-                    label = f"{path}.{attr}" if path else attr
-                    settings.append((v, keys, tuple(f"{label}.{k}" for k in keys)))
+                settings.append(_Settings(v, _class_names(type(mod)), f"{path}.{attr}" if path else attr))
         stack.extend((f"{path}.{k}" if path else k, sub) for k, sub in reversed(mod._modules.items())
                      if sub is not None)
     return (tuple(training), tuple(params), tuple(bufs), (tuple(paths), tuple(values))), tuple(held), tuple(settings)
+
+
+class _Settings:
+    """A module's settings object (`self.config`, `self.cfg`) and the names of its entries the module's
+    class's code uses, found again when entries are added or removed (a dict or an object changes
+    without nn seeing it)."""
+
+    __slots__ = ("obj", "names", "label", "size", "keys", "labels")
+
+    def __init__(self, obj, names, label):
+        self.obj, self.names, self.label, self.size = obj, names, label, -1
+
+    def entries(self):
+        d = self.obj if type(self.obj) is dict else self.obj.__dict__
+        if len(d) != self.size:
+            self.keys = tuple(k for k in d if type(k) is str and k in self.names)
+            self.labels = tuple(f"{self.label}.{k}" for k in self.keys)
+            self.size = len(d)
+        return d
 
 
 def _is_settings(v):
@@ -163,12 +178,17 @@ def _class_names(cls):
     if names is None:
         found = set()
         for klass in cls.__mro__[:-1]:  # (not object's)
-            for member in vars(klass).values():
+            for name, member in vars(klass).items():
+                if name in _BUILD_ONLY:
+                    continue
                 code = getattr(getattr(member, "__func__", member), "__code__", None)
                 if code is not None:
                     found.update(_names_and_strings(code))
         names = _class_names_cache[cls] = frozenset(found)
     return names
+
+
+_BUILD_ONLY = frozenset(("__init__", "reset_parameters", "_init_weights", "extra_repr", "__repr__", "__setstate__"))
 
 
 def _names_and_strings(code):
@@ -180,18 +200,26 @@ def _names_and_strings(code):
             yield from _names_and_strings(const)
 
 
-def _settings(settings):
-    """The numbers, strings and flags a module's settings objects hold now, under the names its class's
-    code uses (a forward that reads one bakes it into the program, as an argument's)."""
+def _settings(settings, objects):
+    """What a module's settings objects hold now, under the names its class's code uses: numbers, strings
+    and flags by type and value (a forward that reads one bakes it into the program, as an argument's),
+    tensors by identity (kept in `objects`, so that no other tensor takes the id), the rest not at all."""
     out = []
-    for obj, keys, labels in settings:  # -> (labels, values) of each object (its labels made once, by the walk)
-        d = obj if type(obj) is dict else getattr(obj, "__dict__", {})
+    for entry in settings:
+        d = entry.entries()
         values = []
-        for k in keys:
+        for k in entry.keys:
             v = d.get(k, _MISSING)
-            values.append(v if type(v) in _SCALAR_TYPES or isinstance(v, _SCALARS) else
-                          "(removed)" if v is _MISSING else None)  # (other values: not guarded)
-        out.append((labels, tuple(values)))
+            if type(v) in _SCALAR_TYPES or isinstance(v, _SCALARS):
+                values.append(v)
+            elif isinstance(v, Tensor):
+                values.append(("tensor", id(v)))
+                objects.append(v)
+            elif type(v) in (list, tuple) and len(v) <= _CONTAINER_ITEMS and all(type(x) in _SCALAR_TYPES for x in v):
+                values.append(tuple(v))  # (a list of sizes, `config.dims[0]`)
+            else:
+                values.append("(removed)" if v is _MISSING else None)
+        out.append((entry.labels, tuple(values), tuple(map(type, values))))  # (2, 2.0 and True differ)
     return tuple(out)
 
 
@@ -270,8 +298,8 @@ def call_key(fn, args, kwargs, extra_modules=()):
             walked, held, settings = _module_state(m)
             key.append((f"module {type(m).__name__}", walked))
             if settings:
-                key.append((f"settings of {type(m).__name__}", _settings(settings)))
-                objects.extend(obj for obj, _, _ in settings)
+                key.append((f"settings of {type(m).__name__}", _settings(settings, objects)))
+                objects.extend(entry.obj for entry in settings)
             objects.extend(held)
             objects.append(m)
     return tuple(key), objects, inputs
@@ -396,11 +424,15 @@ def explain(new, old):
             if label.endswith("'s items"):
                 return f"{label[:-8]} holds other tensors"
             if label.startswith("settings of "):
-                was = {name: v for labels, values in old_map[label] for name, v in zip(labels, values)}
-                for labels, values in value:
-                    for name, v in zip(labels, values):
-                        if was.get(name, _MISSING) != v:
-                            return f"setting {name!r} changed: {was.get(name, '(new)')!r} -> {v!r}"
+                was = {name: (v, t) for labels, values, types_ in old_map[label]
+                       for name, v, t in zip(labels, values, types_)}
+                for labels, values, types_ in value:
+                    for name, v, t in zip(labels, values, types_):
+                        if was.get(name, (_MISSING, None)) != (v, t):
+                            before = was.get(name, ("(new)",))[0]
+                            if type(v) is tuple and v[:1] == ("tensor",):
+                                return f"setting {name!r} is another tensor"
+                            return f"setting {name!r} changed: {before!r} -> {v!r}"
             return f"{label} changed: {_show(label, old_map[label])} -> {_show(label, value)}"
     return "the call differs from the captured one"
 

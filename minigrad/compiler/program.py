@@ -363,8 +363,12 @@ class Program:
             run = self._backwards_without[absent] = codegen.generate(self, self.runs, self.autograd.split, absent)[2]
         return run
 
+    none_grads = ()  # tensors from before the call whose `.grad` the capture read as None (capture.py)
+
     def check(self):
         """Why an outside tensor no longer matches what the capture saw (None: it matches)."""
+        if self.none_grads and any(t._grad is not None for t in self.none_grads):
+            return "the .grad of a tensor the function read as None is a tensor now"
         ext = self._external_tensors
         hooked = any(t._hooks or t._post_accumulate_grad_hooks for t in self._accumulated_into)
         # the usual answer, in C loops: each tensor still holds the array it held when last checked

@@ -376,6 +376,8 @@ def make_view_inplace(fn, name):
         self.array = out.array
         if out.grad_fn is not None and self.grad_fn is not None:
             self.grad_fn, self._output_nr = out.grad_fn, out._output_nr
+        if recording.hook.recorder is not None:  # minigrad.compile is capturing: self stands for the view's value
+            recording.hook.recorder.rebind(self, out)
         return self
 
     op.__name__ = name + "_"

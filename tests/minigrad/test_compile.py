@@ -1005,9 +1005,9 @@ def test_in_place_ops_on_values_made_in_the_call_are_replayed():
     assert c.stats.replays == 3
 
 
-def test_an_in_place_write_into_a_tensor_made_from_python_data_runs_eagerly():
+def test_an_in_place_write_into_a_tensor_made_from_an_array_runs_eagerly():
     def f(x, i):
-        counts = minigrad.tensor([0.0, 0.0, 0.0, 0.0])  # a constant of the program at replay: its writes would add up
+        counts = minigrad.from_numpy(np.zeros(4, np.float32))  # a constant of the program: its writes would add up
         counts[i] += 1.0
         return x * counts
 
@@ -1026,8 +1026,9 @@ def test_writes_into_a_tensor_a_factory_made_in_the_call_are_replayed():
     # function from Python values"); with MultiheadAttention's bool padding mask (zeros_like(mask).
     # masked_fill_), gumbel_softmax's hard one-hot (scatter_) and its noise (empty_like(...).exponential_())
     def f(x, i, mask):
-        counts = minigrad.zeros(4)
+        counts = minigrad.zeros(4) + minigrad.tensor([0.0, 1.0, 0.0, 0.0])  # (tensor() of data: made again too)
         counts[i] += 1.0
+        counts = counts + minigrad.arange(4.0)
         one_hot = minigrad.zeros_like(x).scatter_(1, x.argmax(1, keepdim=True), 1.0)
         bias = minigrad.zeros(mask.shape).masked_fill_(mask, -1.0)
         noise = minigrad.empty(4, 4).uniform_(-1.0, 1.0) + minigrad.empty_like(x).normal_() * minigrad.full((4,), 2.0)
@@ -1764,7 +1765,7 @@ def test_an_in_place_op_in_the_autograd_graph_on_a_value_of_the_call_is_replayed
     # autograd graph")
     body = {"relu_": lambda h: h.relu_(), "clamp_": lambda h: h.clamp_(min=-0.1, max=0.5),
             "masked_fill_": lambda h: h.masked_fill_(h > 0.3, 0.0), "mul_": lambda h: h.mul_(2.0),
-            "div_": lambda h: h.div_(minigrad.full((8,), 3.0)), "add_alpha": lambda h: h.add_(h.detach(), alpha=0.5),
+            "div_": lambda h: h.div_(minigrad.full((8,), 3.0)), "add_alpha": lambda h: h.add_(h.detach() * 2, alpha=0.5),
             "sigmoid_": lambda h: h.sigmoid_(), "tanh_then_mul_": lambda h: (h.tanh_(), h.mul_(h)),
             "relu_module": nn.ReLU(inplace=True)}[op]
 
@@ -1794,3 +1795,111 @@ def test_an_in_place_op_in_the_autograd_graph_on_a_value_of_the_call_is_replayed
     (want, _), (got, f) = run(False), run(True)
     assert all(np.array_equal(a, b) for a, b in zip(want, got))
     assert f.stats.replays == 3
+
+
+def _eager_and_compiled(make_step, calls=4, inputs=lambda k: (minigrad.randn(3, 4),)):
+    """make_step() -> (step, parameters): run fresh ones eagerly and compiled from the same seed; returns
+    (the results and parameters, each run's) and the compiled function."""
+    runs = []
+    for compiled in (False, True):
+        minigrad.manual_seed(0)
+        step, params = make_step()
+        f = minigrad.compile(step) if compiled else step
+        out = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecompileWarning)
+            for k in range(calls):
+                res = f(*inputs(k))
+                out += [r.detach().array.copy() for r in (res if isinstance(res, tuple) else (res,))
+                        if isinstance(r, minigrad.Tensor)]
+        runs.append((out + [p.array.copy() for p in params] + [minigrad.randn(2).array], f))
+    (want, _), (got, f) = runs
+    assert len(want) == len(got) and all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(want, got))
+    return f
+
+
+@pytest.mark.parametrize("case", ["leaf_made_in_the_call", "grad_read_before_backward", "view_inplace",
+                                  "wider_dtype", "view_taken_before", "data_taken_before", "detach_taken_before"])
+def test_what_a_replay_could_get_wrong_equals_eager(case):
+    # each gave a value other than eager's on replay: a leaf made in the call (FGSM's delta) was one tensor
+    # whose .grad summed over the calls; .grad read before backward was the capture's object (or None);
+    # t_() / unsqueeze_() were not replayed; `h += float64` carried float64 on; a view, `.data` or detach()
+    # taken before an in-place op in the graph read the values before it
+    def make_step():
+        lin = nn.Linear(4, 4)
+        w64 = nn.Parameter(minigrad.randn(4, dtype=minigrad.float64))
+        opt = nn.optim.SGD([*lin.parameters(), w64], lr=0.1)
+
+        def step(x):
+            if case == "leaf_made_in_the_call":
+                delta = minigrad.zeros_like(x, requires_grad=True)
+                lin(x + delta).pow(2).sum().backward()
+                return x + 0.1 * delta.grad.sign(), delta.grad
+            if case == "grad_read_before_backward":
+                g0 = lin.weight.grad
+                loss = lin(x).pow(2).mean()
+                loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=False)
+                return (loss,) if g0 is None else (loss, g0 * 1)
+            if case == "view_inplace":
+                m = (x > 0).float()
+                m.t_()
+                m.unsqueeze_(0)
+                return m * 2, lin(x)
+            h = lin(x)
+            alias = {"view_taken_before": lambda: h.view(-1), "data_taken_before": lambda: h.data,
+                     "detach_taken_before": lambda: h.detach()}.get(case, lambda: None)()
+            if case == "wider_dtype":
+                h += w64
+            else:
+                h.mul_(-1.0)
+            loss = (h * (alias.view(h.shape) > 0).float()).sum() if alias is not None else h.sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            return loss, h.detach()
+
+        return step, [*lin.parameters(), w64]
+
+    f = _eager_and_compiled(make_step)
+    replayed = case in ("leaf_made_in_the_call", "grad_read_before_backward", "view_inplace")
+    assert (f.stats.replays > 0) == replayed
+
+
+def test_settings_guard_tells_types_added_entries_tensors_and_lists_apart():
+    class M(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.cfg = cfg
+
+        def forward(self, x):
+            c = self.cfg
+            return x * c["scale"] + c.get("shift", 0) + c["mask"] + x.new_tensor(c["dims"][:1]).float()
+
+    cfg = {"scale": 2, "mask": minigrad.ones(3), "dims": [1, 2]}
+    m = M(cfg)
+    f = minigrad.compile(m)
+    x = minigrad.arange(3)
+    changes = [("scale", 2.0), ("shift", 10.0), ("mask", minigrad.zeros(3)), ("dims", [5, 2]), ("scale", True)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        f(x)
+        for k, v in changes:
+            cfg[k] = v
+            got, want = f(x), m(x)
+            assert got.dtype == want.dtype and np.array_equal(got.array, want.array), k
+    assert f._compiled.stats.captures == 1 + len(changes)
+
+
+def test_an_in_place_op_on_a_leaf_that_requires_grad_raises_in_a_capture_as_eagerly():
+    lin = nn.Linear(2, 2)
+
+    def f(x):
+        lin.weight.mul_(2.0)
+        return lin(x)
+
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        minigrad.compile(f)(minigrad.ones(1, 2))
+    assert lin.weight.grad_fn is None  # (still a leaf: nothing was written)
+    np.testing.assert_array_equal(minigrad.full((3,), minigrad.tensor(2.5)).array, np.full(3, 2.5, np.float32))
