@@ -269,6 +269,10 @@ class autocast:
             device(device_type)  # PyTorch's error for a type it does not know, minigrad's for one it lacks
         self.device = device_type
         self.fast_dtype = _AUTOCAST_DTYPES[device_type] if dtype is None else dtype
+        if enabled and device_type == "cuda" and not cuda_is_available():  # (PyTorch's words)
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", UserWarning,
+                          stacklevel=2)
+            enabled = False
         self._enabled = bool(enabled)
         self._cache_enabled = cache_enabled
 
@@ -299,10 +303,14 @@ def _device_amp(device):
     class DeviceGradScaler(GradScaler):
         def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
                      enabled=True):
+            warnings.warn(f"`torch.{device}.amp.GradScaler(args...)` is deprecated. Please use "
+                          f"`torch.amp.GradScaler('{device}', args...)` instead.", FutureWarning, stacklevel=2)
             super().__init__(device, init_scale, growth_factor, backoff_factor, growth_interval, enabled)
 
     class DeviceAutocast(autocast):
         def __init__(self, enabled=True, dtype=default_dtype, cache_enabled=True):
+            warnings.warn(f"`torch.{device}.amp.autocast(args...)` is deprecated. Please use "
+                          f"`torch.amp.autocast('{device}', args...)` instead.", FutureWarning, stacklevel=2)
             super().__init__(device, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
     module = types.ModuleType(name, f"`{name}`: GradScaler and autocast for device '{device}' (see minigrad.amp).")

@@ -129,16 +129,33 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and dtype is None and device is None:
         return data
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt(dtype)) and (device is None or str(device) == "cpu"):
-        return Tensor(data)
+        return Tensor(_writeable(data))
     return tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(array):
-    """A tensor sharing memory with a numpy array."""
+    """A tensor sharing memory with a numpy array (a read-only array: a copy, with PyTorch's warning)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     dtypes.from_numpy_dtype(array.dtype)
-    return Tensor(array)
+    return Tensor(_writeable(array))
+
+
+_read_only_said = [False]
+
+
+def _writeable(array):
+    """`array`, or a copy where numpy marks it read-only (np.asarray of a PIL image, np.frombuffer, a memmap
+    opened 'r'): PyTorch shares it anyway and lets writes through; numpy would refuse them here."""
+    if array.flags.writeable:
+        return array
+    if not _read_only_said[0]:
+        _read_only_said[0] = True
+        warnings.warn("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. This "
+                      "means writing to this tensor will result in undefined behavior. You may want to copy the array "
+                      "to protect its data or make it writable before converting it to a tensor. This type of warning "
+                      "will be suppressed for the rest of this program.", UserWarning, stacklevel=3)
+    return array.copy()
 
 
 def _filled(fill, size, dtype, device, requires_grad):

@@ -5,6 +5,7 @@ A tensor wraps a numpy (or cupy) array, `.array`, and carries `requires_grad`, `
 its views, which in-place ops bump so that saved tensors can be checked. Ops live in
 `minigrad/ops/`; they are attached to Tensor as methods at import time.
 """
+import warnings
 from builtins import bool as builtins_bool
 from builtins import float as builtins_float
 from builtins import int as builtins_int
@@ -99,6 +100,8 @@ class Tensor:
         """The gradient backward accumulated into this leaf (None before any, or after zero_grad)."""
         if recording.hook.recorder is not None:  # in a minigrad.compile capture
             return recording.hook.recorder.on_grad_read(self, self._grad)
+        if self.grad_fn is not None and not self._retains_grad:  # (a mistake PyTorch points out: it stays None)
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -251,6 +254,10 @@ class Tensor:
     def __float__(self):
         if self.array.size != 1:  # (PyTorch's error for float(t), where t.item() raises a RuntimeError)
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if self.requires_grad and not _warned[0]:  # (PyTorch's, once a process; item() and int() say nothing)
+            _warned[0] = True
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                          "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
         return float(self.item())
 
     def __int__(self):
@@ -595,6 +602,14 @@ def _set_data(t, value):  # (... for `t.data = value`)
 
 def _set_grad(t, value):  # (... and for `t.grad = value`)
     t.grad = value
+
+
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf Tensor, "
+    "use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
+    "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+_warned = [False]  # float() of a tensor that requires grad: said once a process
 
 
 def _grad_of(t):  # (... and for reading `t.grad` that the call did not make: the one there at each replay)

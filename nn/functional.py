@@ -129,7 +129,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction 'mean' (weighted mean over non-ignored targets) or 'sum', else the target's shape.
     label_smoothing mixes in the uniform distribution: (1 - ls) * nll + ls * mean_c(-log p_c).
     A target outside [0, C) (other than ignore_index) raises IndexError naming it and C. One
-    `CrossEntropyLossBackward0` node saving one (N, C) array (no copy of the logits).
+    `NllLossBackward0` node (log_softmax and nll_loss in one) saving one (N, C) array (no copy of the logits).
 
     A float target of input's shape holds class probabilities instead: -sum_c w_c target_c log p_c per
     sample, 'mean' dividing by the number of samples; composed of recorded ops (the target gets a

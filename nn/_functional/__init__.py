@@ -5,7 +5,7 @@
     normalization.py  layer_norm (NativeLayerNormBackward0)
     activation.py     gelu (GeluBackward0), relu; softmax, log_softmax (minigrad's own ops)
     dropout.py        dropout (NativeDropoutBackward0)
-    loss.py           cross_entropy (CrossEntropyLossBackward0), mse_loss (MseLossBackward0)
+    loss.py           cross_entropy (NllLossBackward0), mse_loss (MseLossBackward0)
     attention.py      scaled_dot_product_attention (ScaledDotProductAttentionBackward0)
     rnn.py            RNN / LSTM / GRU layers (MkldnnRnnLayerBackward0 per layer and direction) and cells
     multi_head_attention.py  multi_head_attention_forward: nn.MultiheadAttention's, composed of the ops above

@@ -1,4 +1,4 @@
-"""cross_entropy as one CrossEntropyLossBackward0 node that saves a single (N, C) array (made in
+"""cross_entropy as one NllLossBackward0 node (log_softmax and nll_loss in one) that saves a single (N, C) array (made in
 place over the softmax probabilities; no copy of the logits), and mse_loss (one MseLossBackward0)."""
 import functools
 import warnings
@@ -78,7 +78,9 @@ class CrossEntropy(Function):
     gradient [/ weight sum]): one pass, and no copy of the logits is kept.
     """
 
-    node_name = "CrossEntropyLossBackward0"
+    # PyTorch's cross_entropy is log_softmax then nll_loss, and a loss prints the last: `grad_fn=<NllLossBackward0>`.
+    # This one node does both (its edge goes to the logits' node, where PyTorch's goes to LogSoftmaxBackward0).
+    node_name = "NllLossBackward0"
 
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction, ls, layout):
@@ -110,7 +112,7 @@ class CrossEntropy(Function):
         # B too. x itself is not kept (D is the one (N, C) array saved): the node that takes the first
         # gradient on reaches x through this node's own edge to it, and p through D.
         if ctx.layout == 3:
-            raise RuntimeError("CrossEntropyLossBackward0 is not differentiable twice for (N, C, d1, ...) input: "
+            raise RuntimeError("cross_entropy's NllLossBackward0 is not differentiable twice for (N, C, d1, ...) input: "
                                "reshape it to (N * d1 * ..., C) rows first")
         t, wd, ignore_index, ls, inv = ctx.targets
         D = ctx._saved_grad_logits.array

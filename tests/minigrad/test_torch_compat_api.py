@@ -429,3 +429,47 @@ def test_set_default_device_as_pytorchs_tutorials_use_it():
     finally:
         minigrad.set_default_device(None)
     assert minigrad.get_default_device() == minigrad.device("cpu") and minigrad.ones(1).device.type == "cpu"
+
+
+def _said(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [(w.category, str(w.message).split(" (Triggered internally")[0]) for w in caught]
+
+
+def test_warnings_pytorch_gives_where_scripts_often_go_wrong():
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    def cases(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        return [lambda: y.grad,  # a non-leaf's .grad: None, with PyTorch's pointer to retain_grad
+                lambda: lib.cuda.amp.autocast(), lambda: lib.cpu.amp.autocast(), lambda: lib.cuda.amp.GradScaler(),
+                lambda: lib.autocast("cuda")]
+
+    for ours, theirs in zip(cases(minigrad), cases(torch)):
+        assert [(c, m.replace("minigrad.", "torch.")) for c, m in _said(ours)] == _said(theirs)
+    x, y = minigrad.ones(2, requires_grad=True), None
+    y = x * 2
+    y.retain_grad()
+    assert _said(lambda: y.grad) == []  # (retained: no warning)
+    frozen = np.frombuffer(b"\0" * 16, np.float32)
+    said = _said(lambda: minigrad.from_numpy(frozen))
+    assert said == _said(lambda: torch.from_numpy(frozen)) or said == []  # (once a process, as PyTorch's)
+    t = minigrad.from_numpy(frozen)
+    t.add_(1.0)  # (a read-only array is copied: writes work, as they do in PyTorch)
+    t[0] = 5.0
+    assert t.tolist() == [5.0, 1.0, 1.0, 1.0] and not frozen.any()
+
+
+def test_a_loss_prints_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    import nn.functional as F
+
+    logits, target = [[0.5, 1.0, -1.0], [2.0, 0.1, 0.3]], [1, 0]
+    ours = F.cross_entropy(minigrad.tensor(logits, requires_grad=True), minigrad.tensor(target))
+    theirs = torch.nn.functional.cross_entropy(torch.tensor(logits, requires_grad=True), torch.tensor(target))
+    assert ours.grad_fn.name() == theirs.grad_fn.name() == "NllLossBackward0"
+    assert repr(ours).split("grad_fn")[1] == repr(theirs).split("grad_fn")[1]
