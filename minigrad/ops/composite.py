@@ -4,6 +4,7 @@ reductions, products (outer, kron, cross, trace), sorting statistics (median, kt
 counting (bincount, unique, searchsorted). The graph they record names the primitive nodes."""
 import builtins
 import math
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -561,7 +562,11 @@ def cartesian_prod(*tensors):
     return shape_ops.stack([shape_ops.reshape(g, -1) for g in grids], 1) if len(tensors) > 1 else tensors[0]
 
 
-def meshgrid(*tensors, indexing="ij"):
+def meshgrid(*tensors, indexing=None):
+    if indexing is None:  # (PyTorch's default, with its warning)
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
     ts = _flat(tensors)
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")

@@ -473,3 +473,12 @@ def test_a_loss_prints_as_pytorchs():
     theirs = torch.nn.functional.cross_entropy(torch.tensor(logits, requires_grad=True), torch.tensor(target))
     assert ours.grad_fn.name() == theirs.grad_fn.name() == "NllLossBackward0"
     assert repr(ours).split("grad_fn")[1] == repr(theirs).split("grad_fn")[1]
+
+
+def test_meshgrid_without_indexing_warns_and_is_ij_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    a, b = [1.0, 2.0], [3.0, 4.0, 5.0]
+    mine = _said(lambda: minigrad.meshgrid(minigrad.tensor(a), minigrad.tensor(b)))
+    assert mine == _said(lambda: torch.meshgrid(torch.tensor(a), torch.tensor(b)))
+    assert minigrad.meshgrid(minigrad.tensor(a), minigrad.tensor(b), indexing="ij")[0].shape == (2, 3)
+    assert _said(lambda: minigrad.meshgrid(minigrad.tensor(a), minigrad.tensor(b), indexing="xy")) == []
