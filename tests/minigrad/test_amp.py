@@ -64,7 +64,7 @@ def test_disabled_scaler_changes_nothing():
     plain, _ = train(minigrad, nn.optim.SGD)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # enabled=False: nothing to warn about
-        scaler = minigrad.cuda.amp.GradScaler(enabled=False)
+        scaler = minigrad.amp.GradScaler("cuda", enabled=False)
         scaled, scales = train(minigrad, nn.optim.SGD, scaler)
     np.testing.assert_array_equal(scaled, plain)
     assert not scaler.is_enabled() and scaler.get_scale() == 1.0 and scales == [(1.0, 0)] * 5
@@ -80,9 +80,11 @@ def test_enabled_without_a_gpu_warns_once_and_is_disabled():
         warnings.simplefilter("always")
         scaler = minigrad.cuda.amp.GradScaler(enabled=True)  # nanoGPT: enabled=(dtype == 'float16')
         scaled, _ = train(minigrad, nn.optim.SGD, scaler)
-    assert [(w.category, str(w.message)) for w in caught] == [
+    assert [(w.category, str(w.message)) for w in caught] == [  # (the deprecated name first, as PyTorch's)
+        (FutureWarning, "`torch.cuda.amp.GradScaler(args...)` is deprecated. Please use "
+                        "`torch.amp.GradScaler('cuda', args...)` instead."),
         (UserWarning, "minigrad.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.")]
-    assert caught[0].filename == __file__  # it points at the line that made the scaler
+    assert caught[0].filename == caught[1].filename == __file__  # they point at the line that made the scaler
     assert not scaler.is_enabled()
     np.testing.assert_array_equal(scaled, plain)
     with pytest.warns(UserWarning, match="CUDA is not available"):
