@@ -147,10 +147,11 @@ class _Settings:
     class's code uses, found again when entries are added or removed (a dict or an object changes
     without nn seeing it)."""
 
-    __slots__ = ("obj", "names", "label", "size", "keys", "labels")
+    __slots__ = ("obj", "names", "label", "size", "keys", "labels", "last")
 
     def __init__(self, obj, names, label):
         self.obj, self.names, self.label, self.size = obj, names, label, -1
+        self.last = None  # (values, types, the key's part) when every value was a plain number, string or flag
 
     def entries(self):
         d = self.obj if type(self.obj) is dict else self.obj.__dict__
@@ -206,7 +207,14 @@ def _settings(settings, objects):
     tensors by identity (kept in `objects`, so that no other tensor takes the id), the rest not at all."""
     out = []
     for entry in settings:
+        objects.append(entry.obj)
         d = entry.entries()
+        last = entry.last
+        if last is not None:  # the usual: a config that does not change, read in two C loops (a token's guard)
+            raw = tuple(map(d.get, entry.keys))
+            if raw == last[0] and tuple(map(type, raw)) == last[1]:
+                out.append(last[2])
+                continue
         values = []
         for k in entry.keys:
             v = d.get(k, _MISSING)
@@ -219,8 +227,20 @@ def _settings(settings, objects):
                 values.append(tuple(v))  # (a list of sizes, `config.dims[0]`)
             else:
                 values.append("(removed)" if v is _MISSING else None)
-        out.append((entry.labels, tuple(values), tuple(map(type, values))))  # (2, 2.0 and True differ)
+        part = _State((entry.labels, tuple(values), tuple(map(type, values))))  # (2, 2.0 and True differ)
+        entry.last = (part[1], part[2], part) if all(t in _SCALAR_TYPES for t in part[2]) else None
+        out.append(part)
     return tuple(out)
+
+
+_settings_labels = {}  # module class -> its key label (made once: a guard runs at every call)
+
+
+def _settings_label(m):
+    label = _settings_labels.get(type(m))
+    if label is None:
+        label = _settings_labels[type(m)] = f"settings of {type(m).__name__}"
+    return label
 
 
 def _tensor_guard(t):
@@ -298,8 +318,7 @@ def call_key(fn, args, kwargs, extra_modules=()):
             walked, held, settings = _module_state(m)
             key.append((f"module {type(m).__name__}", walked))
             if settings:
-                key.append((f"settings of {type(m).__name__}", _settings(settings, objects)))
-                objects.extend(entry.obj for entry in settings)
+                key.append((_settings_label(m), _settings(settings, objects)))
             objects.extend(held)
             objects.append(m)
     return tuple(key), objects, inputs
