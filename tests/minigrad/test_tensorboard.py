@@ -13,26 +13,6 @@ import minigrad
 from minigrad.utils.tensorboard import SummaryWriter
 
 
-@pytest.fixture
-def read():
-    """read(log_dir) -> a loaded EventAccumulator of TensorBoard (every event kept)."""
-    pytest.importorskip("tensorboard")
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    def load(path):
-        acc = EventAccumulator(str(path), size_guidance={"scalars": 0, "histograms": 0, "tensors": 0})
-        acc.Reload()
-        return acc
-
-    return load
-
-
-@pytest.fixture
-def TorchWriter(torch):
-    """torch.utils.tensorboard.SummaryWriter, the reference."""
-    return pytest.importorskip("torch.utils.tensorboard").SummaryWriter
-
-
 def event_files(path):
     return sorted(f for f in os.listdir(path) if f.startswith("events.out.tfevents."))
 

@@ -19,25 +19,6 @@ pytest.importorskip("tensorboard")
 PIL_Image = pytest.importorskip("PIL.Image")
 
 
-@pytest.fixture
-def read():
-    """read(log_dir) -> a loaded EventAccumulator of TensorBoard (every event kept)."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    def load(path):
-        acc = EventAccumulator(str(path), size_guidance={"scalars": 0, "images": 0, "tensors": 0})
-        acc.Reload()
-        return acc
-
-    return load
-
-
-@pytest.fixture
-def TorchWriter(torch):
-    """torch.utils.tensorboard.SummaryWriter, the reference."""
-    return pytest.importorskip("torch.utils.tensorboard").SummaryWriter
-
-
 def pixels(event):
     """An image event's PNG decoded as a numpy array."""
     return np.asarray(PIL_Image.open(io.BytesIO(event.encoded_image_string)))
