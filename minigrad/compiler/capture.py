@@ -55,7 +55,6 @@ class Recorder:
         self.every_call = False  # the capture stopped at what every call of the function does (escape's)
         self.known = known  # ids of the tensors from before the call (compile's guard names them; finish's again)
         self.written = []  # weak references to the memory in-place ops wrote (each array's base)
-        self.viewed = set()  # ids of the tensors a slot's value is a view of (its `_base`)
         self.aliases = []  # weak references to the detach()es taken in the call (on_alias)
         self.none_grads = []  # tensors from before the call whose `.grad` the call read as None
         self.autograd = None  # an aot.AutogradPlan once record_backward has written the result's backward
@@ -79,8 +78,6 @@ class Recorder:
         if isinstance(value, Tensor):
             if id(value.array) not in self.slot_of:
                 self._track(value.array, s)
-            if value._base is not None:
-                self.viewed.add(id(value._base))
         return s
 
     def value_like(self, s):
@@ -305,7 +302,7 @@ class Recorder:
         if slot is None and id(target) in self.known or slot in self.input_slots:
             stop = ("an in-place op recording a gradient into a tensor from before the call (an argument, a "
                     "parameter, a buffer)", "a replay would not write it")
-        elif slot is not None and (id(target) in self.viewed or self._aliased(target)):
+        elif slot is not None and self._aliased(target):
             stop = ("an in-place op on a tensor a view (or `.data`) was taken of",
                     "a replay would leave the view's values as they were before the op")
         else:
@@ -330,7 +327,7 @@ class Recorder:
         return target
 
     def _aliased(self, target):
-        """Whether another value of the call shares target's memory (a view of it, its `.data`)."""
+        """Whether another value of the call shares target's memory (a view of it, its `.data`, a detach())."""
         root = _root(target.array)
         for ref in itertools.chain(self.values, self.aliases):
             v = ref()
@@ -359,8 +356,8 @@ class Recorder:
 
     def rebind(self, target, out):
         """`target` stands for `out`'s slot from here on (an in-place view op, `t.unsqueeze_(0)`: the view
-        op is the step); False where it cannot (target is from before the call: a replay would not
-        change the caller's tensor)."""
+        op is the step); the capture stops where it cannot (target is from before the call: a replay would
+        not change the caller's tensor)."""
         s, slot = self.slot_of.get(id(out)), self.slot_of.get(id(target))
         if s is None or slot is None or slot in self.input_slots:
             self.on_escape("an in-place view op (unsqueeze_, t_, ...) on a tensor from before the call",
