@@ -74,9 +74,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     if recording.hook.recorder is not None and xp is np and not hasattr(data, "__array_interface__"):
         # inside a minigrad.compile capture: made again at each replay (of that call's tensor, for a copy of
         # one), so a write into it, or the caller's, never reaches the next call, and a leaf is new each call
-        return recording.hook.recorder.on_call(_tensor_here, data if isinstance(data, Tensor) else
+        return recording.hook.recorder.on_call(_tensor_here, data if isinstance(data, Tensor) or _holds_tensor(data) else
                                                copy.deepcopy(data), dtype if dtype is None else _dt(dtype), requires_grad)
     return _tensor(data, dtype, device, requires_grad, xp)
+
+
+def _holds_tensor(data):
+    """Whether nested lists or tuples hold a Tensor (`tensor([x.sum(), x.max()])`: read at each replay)."""
+    return isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) or _holds_tensor(d) for d in data)
 
 
 def _tensor_here(data, dtype, requires_grad):
@@ -279,8 +284,19 @@ def deprecated_range(start, end=None, step=1, *, dtype=None, device=None, requir
     return _make(module_for(device).asarray(values.astype(_dt(dtype))), requires_grad)
 
 
+def _made_in_capture(device):
+    """Inside a minigrad.compile capture, on the CPU: a factory's tensor is a step made again at each replay."""
+    return recording.hook.recorder is not None and module_for(device) is np
+
+
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """`steps` evenly spaced values from start to end (an integer dtype truncates, as PyTorch)."""
+    if _made_in_capture(device):
+        return recording.hook.recorder.on_call(_linspace, start, end, steps, _dt(dtype), None, requires_grad)
+    return _linspace(start, end, steps, dtype, device, requires_grad)
+
+
+def _linspace(start, end, steps, dtype, device, requires_grad):
     xp = module_for(device)
     dt = _dt(dtype)
     if steps < 0:
@@ -301,6 +317,12 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     As PyTorch: the exponents are stepped from both ends toward the middle (start + step*i for the
     first half, end - step*(steps-1-i) for the rest), in the dtype for floats and in double for
     integers; each power is taken in double and then rounded (or truncated) to the dtype."""
+    if _made_in_capture(device):
+        return recording.hook.recorder.on_call(_logspace, start, end, steps, base, _dt(dtype), None, requires_grad)
+    return _logspace(start, end, steps, base, dtype, device, requires_grad)
+
+
+def _logspace(start, end, steps, base, dtype, device, requires_grad):
     xp = module_for(device)
     dt = _dt(dtype)
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))  # 0-d tensors, as PyTorch
@@ -324,8 +346,13 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
-    xp = module_for(device)
-    return _make(xp.eye(n, m, dtype=_dt(dtype)), requires_grad)
+    if _made_in_capture(device):
+        return recording.hook.recorder.on_call(_eye, n, m, _dt(dtype), requires_grad)
+    return _eye(n, m, _dt(dtype), requires_grad, module_for(device))
+
+
+def _eye(n, m, dtype, requires_grad, xp=np):
+    return _make(xp.eye(n, m, dtype=dtype), requires_grad)
 
 
 def _drawn(draw, generator, *args):

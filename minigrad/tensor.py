@@ -347,6 +347,8 @@ class Tensor:
             raise RuntimeError(
                 f"only Tensors of floating point and complex dtype can require gradients (got {self.dtype})"
             )
+        if recording.hook.recorder is not None:  # in a minigrad.compile capture: a step on that call's value
+            return recording.hook.recorder.on_requires_grad(self, bool(requires_grad))
         self.requires_grad = bool(requires_grad)
         return self
 
@@ -610,6 +612,11 @@ _NON_LEAF_GRAD = (
     "use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
     "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
 _warned = [False]  # float() of a tensor that requires grad: said once a process
+
+
+def _set_requires_grad(t, flag):  # (... and for `t.requires_grad_()` on a value of the call)
+    t.requires_grad = flag
+    return t
 
 
 def _grad_of(t):  # (... and for reading `t.grad` that the call did not make: the one there at each replay)

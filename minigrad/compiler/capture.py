@@ -56,7 +56,7 @@ class Recorder:
         self.known = known  # ids of the tensors from before the call (compile's guard names them; finish's again)
         self.written = []  # weak references to the memory in-place ops wrote (each array's base)
         self.aliases = []  # weak references to the detach()es taken in the call (on_alias)
-        self.none_grads = []  # tensors from before the call whose `.grad` the call read as None
+        self.grad_reads = []  # (tensor from before the call, whether its `.grad` was None) for each such read
         self.autograd = None  # an aot.AutogradPlan once record_backward has written the result's backward
 
     # ---- slots ----------------------------------------------------------------------------
@@ -338,16 +338,36 @@ class Recorder:
     def on_grad_read(self, leaf, grad):
         """`leaf.grad` read in the call: one an accumulation of the call made is its slot (`spec`); one from
         before the call (a backward outside it) is read at each replay as it is then (zero_grad may have
-        put a new one there since the capture)."""
-        if grad is None:  # (the replays check that it is None still: a Python branch may have read it)
-            if id(leaf) not in self.slot_of:
-                self.none_grads.append(leaf)
-            return None
+        put a new one there since the capture), and each replay first checks that it is None, or not, as
+        at capture (a Python branch may have read which)."""
         if id(grad) in self.grad_of or id(grad) in self.slot_of:
             return grad
+        if id(leaf) not in self.slot_of:
+            self.grad_reads.append((leaf, grad is None))
+        if grad is None:
+            return None
         from ..tensor import _grad_of
 
         return self.on_call(_grad_of, leaf)
+
+    def on_requires_grad(self, t, flag):
+        """`t.requires_grad_()` in the call: on a value the call made (`x.detach().clone().requires_grad_()`),
+        a step setting it at each replay on that call's value; on a tensor from before the call, done now
+        (the guards see an outside tensor's requires_grad)."""
+        from ..tensor import _set_requires_grad
+
+        s = self.slot_of.get(id(t))
+        if s is None and id(t) not in self.externals:  # (a detach() of a value of the call: its memory's slot)
+            s = self.slot_of.get(id(t.array))
+        if s is not None and s not in self.input_slots:
+            return self.on_call(_set_requires_grad, t, flag)
+        return self._run(_set_requires_grad, t, flag)
+
+    def _live_values(self):
+        for ref in self.values:
+            v = ref()
+            if isinstance(v, Tensor):
+                yield v
 
     def on_alias(self, t):
         """`t` (a `detach()` of a value of the call) shares that value's memory: an in-place op in the graph on
@@ -418,6 +438,11 @@ class Recorder:
             if isinstance(t, Tensor) and t.requires_grad and id(t) not in target_ids:  # (a tensor passed twice:
                 target_ids.add(id(t))  # its gradient goes by its first edge, as eager's one use)
                 targets.append((pos, t))
+        inputs = set(self.input_slots)
+        if any(t.requires_grad and t.grad_fn is None and self.slot_of.get(id(t), -1) not in inputs | {-1}
+               for t in self._live_values()):
+            raise GraphBreak("a tensor made in the call that requires grad (a leaf of its own) is in the graph of a "
+                             "result that requires grad: a replay could not hand the caller's backward to it")
         edges = [t._edge() for _, t in targets]
         grads = []
         for t in outs:
@@ -477,7 +502,7 @@ class Recorder:
                      for t, shape, dtype, rg in self.externals.values()]
         program = Program(self.steps, self.n_slots, self.input_slots, output, externals, key,
                           value_of=self.value_like, object_slots=self.object_slots, autograd=self.autograd)
-        program.none_grads = self.none_grads
+        program.grad_reads = self.grad_reads
         return program
 
     def _check_written(self):

@@ -136,9 +136,13 @@ def _walk(m):
             elif isinstance(v, _SCALARS):  # (a numpy float, an IntEnum)
                 values.append((i, attr, kind, v))
             elif (kind is dict or _is_settings(v)) and attr[:1] != "_":  # (not nn's own tables, `_parameters`...)
-                settings.append(_Settings(v, _class_names(type(mod)), f"{path}.{attr}" if path else attr))
+                settings.append(_Settings(v, None, f"{path}.{attr}" if path else attr))
         stack.extend((f"{path}.{k}" if path else k, sub) for k, sub in reversed(mod._modules.items())
                      if sub is not None)
+    if settings:  # the names any module's class uses (a parent may read `self.block.config.scale`)
+        names = frozenset().union(*(_class_names(type(sub)) for sub in m.modules()))
+        for entry in settings:
+            entry.names = names
     return (tuple(training), tuple(params), tuple(bufs), (tuple(paths), tuple(values))), tuple(held), tuple(settings)
 
 
@@ -182,9 +186,14 @@ def _class_names(cls):
             for name, member in vars(klass).items():
                 if name in _BUILD_ONLY:
                     continue
-                code = getattr(getattr(member, "__func__", member), "__code__", None)
-                if code is not None:
-                    found.update(_names_and_strings(code))
+                parts = (member.fget, member.fset) if isinstance(member, property) else (member,)
+                for fn in parts:
+                    fn = getattr(fn, "__func__", fn)
+                    while fn is not None:  # (a decorated method's own code too: @no_grad() def forward)
+                        code = getattr(fn, "__code__", None)
+                        if code is not None:
+                            found.update(_names_and_strings(code))
+                        fn = getattr(fn, "__wrapped__", None)
         names = _class_names_cache[cls] = frozenset(found)
     return names
 

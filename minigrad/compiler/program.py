@@ -363,12 +363,15 @@ class Program:
             run = self._backwards_without[absent] = codegen.generate(self, self.runs, self.autograd.split, absent)[2]
         return run
 
-    none_grads = ()  # tensors from before the call whose `.grad` the capture read as None (capture.py)
+    grad_reads = ()  # (tensor from before the call, whether the capture read its `.grad` as None) (capture.py)
 
     def check(self):
         """Why an outside tensor no longer matches what the capture saw (None: it matches)."""
-        if self.none_grads and any(t._grad is not None for t in self.none_grads):
-            return "the .grad of a tensor the function read as None is a tensor now"
+        if self.grad_reads:
+            for t, was_none in self.grad_reads:
+                if (t._grad is None) != was_none:
+                    return f"the .grad of a tensor the function reads was {'None' if was_none else 'a tensor'} " \
+                           f"and is {'a tensor' if was_none else 'None'} now"
         ext = self._external_tensors
         hooked = any(t._hooks or t._post_accumulate_grad_hooks for t in self._accumulated_into)
         # the usual answer, in C loops: each tensor still holds the array it held when last checked
@@ -424,6 +427,8 @@ def build_result(out, env, copy=False, made=None):
         if made is not None and out[1] in made:
             return made[out[1]]
         v = env[out[1]]
+        if type(v) is Tensor and v.requires_grad and v.grad_fn is None and not copy:
+            return v  # a leaf the call made (`zeros(3, requires_grad=True)`): that call's own, as eager returns it
         v = v.array if isinstance(v, Tensor) else v
         return Tensor(v.copy() if copy else v)
     if kind == "input":

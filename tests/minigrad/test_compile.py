@@ -1903,3 +1903,78 @@ def test_an_in_place_op_on_a_leaf_that_requires_grad_raises_in_a_capture_as_eage
         minigrad.compile(f)(minigrad.ones(1, 2))
     assert lin.weight.grad_fn is None  # (still a leaf: nothing was written)
     np.testing.assert_array_equal(minigrad.full((3,), minigrad.tensor(2.5)).array, np.full(3, 2.5, np.float32))
+
+
+def test_tensors_made_in_the_call_from_values_of_the_call_and_their_requires_grad_replay_as_eager():
+    # tensor([x.sum(), x.max()]) kept the capture's values; a detach().requires_grad_() leaf of the call lost
+    # its flag (its .grad None at replay); eye/linspace(requires_grad=True) were one leaf for every call
+    def make_step():
+        lin = nn.Linear(4, 4)
+
+        def step(x):
+            stats = minigrad.tensor([x.sum(), x.max()]) * 2
+            leaf = (x * 0).detach().requires_grad_()
+            (leaf * x).sum().backward()
+            eye = minigrad.eye(4, requires_grad=True)
+            (lin(x) @ eye).pow(2).sum().backward()
+            return stats, leaf.grad, eye.grad, minigrad.linspace(0, 1, 4) * x.mean()
+
+        return step, list(lin.parameters())
+
+    f = _eager_and_compiled(make_step)
+    assert f.stats.replays == 3
+
+
+def test_a_grad_read_as_a_tensor_is_checked_at_each_replay():
+    w = minigrad.ones(3, requires_grad=True)
+
+    def f(x):
+        return x * 2 if w.grad is None else x + w.grad
+
+    c = minigrad.compile(f)
+    x = minigrad.ones(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        for step in range(6):
+            if step % 3 == 1:
+                (w * x).sum().backward()
+            elif step % 3 == 2:
+                w.grad = None
+            np.testing.assert_array_equal(c(x).array, f(x).array)
+
+
+def test_settings_read_through_a_decorated_forward_a_property_or_a_parent_are_guarded():
+    import types as pytypes
+
+    class Child(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.config = cfg
+
+        @property
+        def mult(self):
+            return self.config.mult
+
+        @minigrad.no_grad()
+        def forward(self, x):
+            return x * self.config.scale * self.mult
+
+    class Parent(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            self.child = Child(cfg)
+
+        def forward(self, x):
+            return self.child(x) + self.child.config.shift
+
+    cfg = pytypes.SimpleNamespace(scale=1.0, mult=2.0, shift=0.5)
+    m = Parent(cfg)
+    f = minigrad.compile(m)
+    x = minigrad.ones(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        f(x)
+        for k in ("scale", "mult", "shift"):
+            setattr(cfg, k, getattr(cfg, k) + 1.0)
+            np.testing.assert_array_equal(f(x).array, m(x).array)
+    assert f._compiled.stats.captures == 4
