@@ -129,9 +129,10 @@ class LRScheduler:
 
 
 def _track_step_calls(optimizer):
-    """Wrap the optimizer's step (once, as PyTorch) so that it records `_opt_called`: scheduler.step()
-    warns when the optimizer has taken no step before it."""
-    if hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+    """Have the optimizer's step record `_opt_called`, so that scheduler.step() warns when the optimizer has
+    taken no step before it: Optimizer.step does; an optimizer whose class has a step of its own (LBFGS, a
+    user's) gets its step wrapped on the instance, once, as PyTorch wraps every one."""
+    if type(optimizer).step is Optimizer.step or hasattr(optimizer.step, "_wrapped_by_lr_sched"):
         return
     opt_ref, func = weakref.ref(optimizer), optimizer.step.__func__  # (weak: no cycle through the instance)
 
@@ -146,7 +147,9 @@ def _track_step_calls(optimizer):
 
 
 def _warn_step_order(optimizer):
-    if not hasattr(optimizer.step, "_wrapped_by_lr_sched"):
+    tracked = hasattr(optimizer.step, "_wrapped_by_lr_sched") or (
+        type(optimizer).step is Optimizer.step and "step" not in vars(optimizer))
+    if not tracked:  # (the step was replaced on the instance after the scheduler was made)
         warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate scheduler "
                       "initialization. Please, make sure to call `optimizer.step()` before `lr_scheduler.step()`. "
                       "See more details at https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",

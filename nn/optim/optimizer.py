@@ -163,6 +163,7 @@ class Optimizer:
         and returns the loss, with grad enabled; its result is returned."""
         if recording.hook.recorder is not None:  # minigrad.compile replays the whole step as one call
             return recording.hook.recorder.on_call(self.step, closure)
+        self._opt_called = True  # (a scheduler's step warns when it comes before any optimizer step)
         loss = None
         if closure is not None:
             with enable_grad():

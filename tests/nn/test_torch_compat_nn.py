@@ -409,3 +409,19 @@ def test_kl_div_loss_module_with_the_deprecated_args_as_pytorch():
             warnings.simplefilter("always")
             want = torch.nn.KLDivLoss(**kwargs).reduction
         assert mine == want and [str(w.message) for w in ours] == [str(w.message) for w in theirs]
+
+
+def test_a_deep_copy_of_a_scheduled_optimizer_steps_its_own_parameters():
+    # the scheduler's step tracking wrapped the instance's step, bound to the original: a copy (an EMA or a
+    # checkpointing helper's deepcopy) stepped the original's parameters
+    import copy
+
+    model = nn.Linear(2, 2)
+    opt = nn.optim.SGD(model.parameters(), lr=0.1)
+    nn.optim.lr_scheduler.StepLR(opt, 2)
+    model(minigrad.ones(1, 2)).sum().backward()
+    twin = copy.deepcopy(opt)
+    before = [p.array.copy() for p in model.parameters()]
+    twin.step()
+    assert all(np.array_equal(a, p.array) for a, p in zip(before, model.parameters()))
+    assert not all(np.array_equal(a, p.array) for a, p in zip(before, (q for g in twin.param_groups for q in g["params"])))
