@@ -98,4 +98,4 @@ def set_default_tensor_type(t):
         raise TypeError("invalid type object: only floating-point types are supported as the default type")
     if not t.dtype.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
-    dtypes.default_float = t.dtype
+    set_default_dtype(t.dtype)

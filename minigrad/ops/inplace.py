@@ -174,7 +174,7 @@ def _sums_in_place(self, other):
     """Whether `self += other` (or -=) records a gradient in the usual case (a running loss `loss += l`):
     grad mode on, self a float tensor that is neither a view nor a leaf requiring grad, other a tensor of
     its array type and dtype whose shape is self's or its end, one of them requiring grad. The
-    out-of-place op's node then becomes self's history (`_write_sum`): it saves neither input, so self's
+    out-of-place op's node then becomes self's history (`write_result`): it saves neither input, so self's
     old values are not needed."""
     if type(other) is not Tensor or type(self) is not Tensor or not state.grad_enabled:
         return False
@@ -185,14 +185,6 @@ def _sums_in_place(self, other):
             and (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:]))
 
 
-def _write_sum(self, out):
-    """self becomes `out`, the out-of-place sum: its values written into self's memory, its node self's history."""
-    np.copyto(self.array, out.array)
-    self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
-    self._version_counter[0] += 1
-    return self
-
-
 def _ufunc_inplace(name, op, torch_name, record_sum=None):
     ufunc = getattr(np, name)
 
@@ -200,7 +192,7 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None):
         recorder = recording.hook.recorder
         if recorder is not None:  # minigrad.compile is capturing: it runs and records this
             if record_sum is not None and not args and not kwargs and _sums_in_place(self, other):
-                return recorder.on_inplace_in_graph(self, other, record_sum, _write_sum)
+                return recorder.on_inplace_in_graph(self, other, record_sum, write_result)
             return recorder.on_inplace(method, self, (other, *args), kwargs, lambda source: op(source, other, *args, **kwargs))
         # the common case: the numpy call alone (an SGD step's `p.data.add_(p.grad.data, alpha=-lr)` too)
         scale = kwargs["alpha"] if kwargs and len(kwargs) == 1 and "alpha" in kwargs else None if kwargs else 1
@@ -211,7 +203,7 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None):
             self._version_counter[0] += 1
             return self
         if record_sum is not None and scale == 1 and not args and _sums_in_place(self, other):
-            return _write_sum(self, record_sum(self, other))
+            return write_result(self, record_sum(self, other))
         if not isinstance(other, _OPERANDS):  # (p.grad of None, say: PyTorch's words, not numpy's)
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         xp = array_module(self.array)
