@@ -12,14 +12,13 @@ import math
 
 from minigrad.autograd.recording import escape
 
-from ._common import check_tensor
 from .composed import pairwise_distance
-from .loss import _legacy_reduction, _mg, _reduce, _warn_broadcast
+from .loss import _float_pair, _legacy_reduction, _mg, _reduce, _warn_broadcast
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2), d = input - target. Shapes: (*), (*) -> () or (*)."""
-    check_tensor(input, "input", "huber_loss")
+    target = _float_pair(input, target, "huber_loss")  # (PyTorch computes it in the input's dtype)
     reduction = _legacy_reduction(None, None, reduction)
     _warn_broadcast(input, target)
     d = (input - target).abs()
@@ -31,7 +30,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + e^(-y x)) (y = +-1), averaged over every element. Shapes: (*), (*) -> () or (*)."""
-    check_tensor(input, "input", "soft_margin_loss")
+    target = _float_pair(input, target, "soft_margin_loss")  # (PyTorch computes it in the input's dtype)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _reduce(_mg().logaddexp(-input * target, input.new_zeros(())), reduction)
 

@@ -8,7 +8,9 @@ import numpy as np
 from minigrad import backends
 from minigrad.autograd.recording import escape
 from minigrad.backends.arrays import sum_of_squares
-from minigrad.ops._util import broadcast_shapes, sum_to_array
+from minigrad.dtypes import result_type
+from minigrad.ops.elementwise import _BOOL_SUB
+from minigrad.ops._util import broadcast_shapes, cast, sum_to_array
 from minigrad.ops.array_op import array_op
 
 from ._common import (Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
@@ -354,7 +356,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         _warn_broadcast(input, target, stacklevel=4)  # (F.mse_loss is nn/functional.py's, which calls this)
         broadcast_shapes(input.array.shape, target.array.shape)  # PyTorch's error, not numpy's
     if target.array.dtype != input.array.dtype:
-        target = target.to(input.dtype)
+        input, target = _promoted_pair(input, target, "mse_loss")
     if weight is None:
         return MseLoss.apply(input, target, reduction)
     sq = MseLoss.apply(input, target, "none") * weight  # weighted: a few nodes (rare path)
@@ -409,6 +411,7 @@ def _upstream(g, reduction, n):
 
 
 def _float_pair(input, target, name):
+    """The target in the input's dtype: the losses PyTorch computes in the input's dtype."""
     check_tensor(input, "input", name)
     check_tensor(target, "target", name)
     if input.array.dtype.kind != "f":
@@ -416,6 +419,20 @@ def _float_pair(input, target, name):
     if target.array.dtype != input.array.dtype:
         target = target.to(input.dtype)
     return target
+
+
+def _promoted_pair(input, target, name):
+    """(input, target) in their promoted dtype, as PyTorch computes the regression losses: a float32
+    model's output against float64 targets (numpy's default) gives a float64 loss, whose gradient
+    reaches the input as float32; an integer input against float targets is computed in floats."""
+    check_tensor(input, "input", name)
+    check_tensor(target, "target", name)
+    if target.array.dtype != input.array.dtype:
+        dt = result_type(input, target)
+        input, target = cast(input, dt), cast(target, dt)
+    if input.array.dtype.kind != "f":
+        raise RuntimeError(f"{name}: expected a floating point input, got {input.dtype}")
+    return input, target
 
 
 def _warn_broadcast(input, target, stacklevel=3):  # (stacklevel: the frames up to the user's call)
@@ -431,7 +448,9 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     Shapes: input (*), target broadcastable to it -> scalar, or (*) for 'none'. With `weight` (input's shape),
     each term is multiplied by it and 'mean' divides by the weights' sum. Composed of minigrad ops, as in
     PyTorch (a MeanBackward0 / SumBackward0 / AbsBackward0 node last)."""
-    target = _float_pair(input, target, "l1_loss")
+    if isinstance(target, Tensor) and target.array.dtype == np.bool_:  # (PyTorch's l1_loss subtracts them as they are)
+        raise RuntimeError(_BOOL_SUB)
+    input, target = _promoted_pair(input, target, "l1_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _warn_broadcast(input, target)
     d = (input - target).abs()
@@ -469,7 +488,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
     Shapes: input (*), target broadcastable to it -> scalar, or (*) for 'none'. One `SmoothL1LossBackward0`
     node after the difference's SubBackward0."""
-    target = _float_pair(input, target, "smooth_l1_loss")
+    input, target = _promoted_pair(input, target, "smooth_l1_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -694,6 +713,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
     Shapes: input (*), target (*) the same, weight broadcastable -> scalar, or (*) for 'none'. One
     `BinaryCrossEntropyBackward0` node (gradients for input and target)."""
+    check_tensor(input, "input", "binary_cross_entropy")
+    check_tensor(target, "target", "binary_cross_entropy")
+    if target.array.dtype != input.array.dtype:  # PyTorch computes nothing here, rather than promote
+        raise RuntimeError(f"Found dtype {target.dtype._legacy[:-6]} but expected {input.dtype._legacy[:-6]}")
     target = _float_pair(input, target, "binary_cross_entropy")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
@@ -754,6 +777,17 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
     Shapes: input (*), target (*) the same, weight and pos_weight broadcastable -> scalar, or (*) for 'none'.
     One `BinaryCrossEntropyWithLogitsBackward0` node."""
+    check_tensor(input, "input", "binary_cross_entropy_with_logits")
+    check_tensor(target, "target", "binary_cross_entropy_with_logits")
+    if input.array.dtype.kind == "f":
+        kind = target.array.dtype.kind
+        if kind == "b":
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+                               "or `logical_xor()` operator instead.")
+        if kind != "f":  # PyTorch writes the loss into a tensor of the target's dtype
+            raise RuntimeError(f"result type {input.dtype._legacy[:-6]} can't be cast to the desired output type "
+                               f"{target.dtype._legacy[:-6]}")
+        input = cast(input, target.array.dtype)  # PyTorch computes in the target's dtype
     target = _float_pair(input, target, "binary_cross_entropy_with_logits")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
@@ -772,7 +806,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     'batchmean' divides the sum by the batch size (input.size(0)): the true KL divergence; 'mean' divides
     by every element (and warns, as PyTorch). Composed of minigrad ops, as PyTorch. Shapes: input (*),
     target broadcastable."""
-    target = _float_pair(input, target, "kl_div")
+    check_tensor(input, "input", "kl_div")
+    check_tensor(target, "target", "kl_div")
+    if input.array.dtype.kind != "f" or target.array.dtype.kind != "f":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    input, target = _promoted_pair(input, target, "kl_div")
     if size_average is not None or reduce is not None:  # (PyTorch: these decide, and no 'mean' warning)
         legacy = _legacy_reduction(size_average, reduce, "mean")
     else:
