@@ -473,3 +473,32 @@ def test_a_one_row_weight_gradient_is_numpys_outer_product_bit_for_bit(monkeypat
     w = minigrad.tensor(RNG.standard_normal((M, N)).astype(dtype), requires_grad=True)
     F.linear(x, w).backward(minigrad.tensor(col.T.copy()))
     np.testing.assert_array_equal(w.grad.array, want)
+
+
+def test_kernels_compile_without_numbas_internal_check_warnings():
+    """numba's NumbaIRAssumptionWarning (its own pedantic check, asking for a report to numba) is not
+    shown while a kernel compiles; every other warning still is."""
+    import warnings
+
+    from numba.core.errors import NumbaIRAssumptionWarning
+
+    class Dispatcher:  # what the kernel wraps: numba's dispatcher, whose cache miss calls _compile_for_args
+        def _compile_for_args(self, *args):
+            warnings.warn(NumbaIRAssumptionWarning("variable is not in scope"), stacklevel=2)
+            warnings.warn("a user's warning", UserWarning, stacklevel=2)
+            return args
+
+    assert cpu_kernels.available()
+    d = Dispatcher()
+    cpu_kernels._compile_quietly(d)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert d._compile_for_args(1, 2) == (1, 2)
+    assert [type(w.message) for w in seen] == [UserWarning]
+
+    def twice(x):
+        return 2 * x
+
+    compiled = cpu_kernels.kernel(twice)._plain()  # a kernel's dispatcher compiles through the same wrapper
+    assert compiled._compile_for_args.__name__ == "compile_quietly"
+    assert compiled(np.float64(3.0)) == 6.0

@@ -68,6 +68,7 @@ import sys
 import threading
 import time
 import types
+import warnings
 
 import numpy as np
 
@@ -380,6 +381,20 @@ def _say_if_compiling(dispatcher):
               file=sys.stderr, flush=True)
 
 
+def _compile_quietly(dispatcher):
+    """Compile `dispatcher`'s kernels without numba's internal-check warnings (NumbaIRAssumptionWarning,
+    which asks for a bug report to numba): a user can do nothing about them, and a first run on a machine
+    should say only that kernels are compiling. numba calls `_compile_for_args` on a cache miss."""
+    compile_for_args = dispatcher._compile_for_args
+
+    def compile_quietly(*args, **kws):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", _numba.errors.NumbaIRAssumptionWarning)
+            return compile_for_args(*args, **kws)
+
+    dispatcher._compile_for_args = compile_quietly
+
+
 class kernel:
     """A function compiled by numba on its first call (callers check `available()` first).
 
@@ -412,6 +427,7 @@ class kernel:
             return _numba.njit(**dict(options, cache=False))(fn)
         _load_without_registries(compiled)
         _say_if_compiling(compiled)
+        _compile_quietly(compiled)
         return compiled
 
     def _plain(self):
