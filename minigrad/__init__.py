@@ -139,10 +139,12 @@ def __getattr__(name):
 
     if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
                 "_dynamo", "accelerator", "version", "distributions", "special", "testing", "mps", "multiprocessing",
-                "jit"):
+                "jit", "func"):
         return importlib.import_module(f".{name}", __name__)
     if name in _FUNCTIONAL:  # torch.conv2d, ...: nn.functional's (minigrad.nn is nn, bound on first use)
         return getattr(importlib.import_module(".nn.functional", __name__), name)
+    if name == "vmap":  # torch.vmap is torch.func.vmap
+        return importlib.import_module(".func", __name__).vmap
     if name == "autocast":  # torch.autocast is torch.amp.autocast
         return importlib.import_module(".amp", __name__).autocast
     if name in ("save", "load"):  # minigrad.serialization's (zipfile and pickle load with it)

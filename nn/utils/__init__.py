@@ -210,7 +210,7 @@ from . import rnn  # noqa: E402 (torch.nn.utils.rnn: pad_sequence, PackedSequenc
 # (The older two live in _weight_norm.py and _spectral_norm.py: `nn.utils.weight_norm` is the function.)
 _LAZY = {"parametrize": None, "parametrizations": None, "weight_norm": "_weight_norm",
          "remove_weight_norm": "_weight_norm", "spectral_norm": "_spectral_norm",
-         "remove_spectral_norm": "_spectral_norm"}
+         "remove_spectral_norm": "_spectral_norm", "stateless": None}
 
 
 def __getattr__(name):

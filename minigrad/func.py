@@ -1,0 +1,402 @@
+"""`torch.func`: function transforms for per-sample gradients, Jacobians, Hessians and model ensembles.
+
+    from minigrad.func import functional_call, grad, vmap
+    def loss_of(params, x, y):
+        return F.cross_entropy(functional_call(model, params, (x[None],)), y[None])
+    per_sample_grads = vmap(grad(loss_of), in_dims=(None, 0, 0))(params, xs, ys)
+
+PyTorch's torch.func rewrites the program; minigrad's transforms run it. `grad` runs the function under
+autograd and differentiates it with `minigrad.autograd.grad`, keeping the graph so that a transform
+around it (a `grad` of a `grad`, a `jacrev` of a `grad`) differentiates again; `vmap` runs the function
+once per slice along the mapped dims and stacks the results. The values are PyTorch's; vmap's cost is
+one call per slice, not one batched call. Nested tuples, lists, dicts and namedtuples of tensors
+("pytrees") are taken as inputs and given back as outputs, as PyTorch's.
+"""
+import functools
+
+from . import autograd
+from . import random as _random
+from .autograd.grad_mode import enable_grad
+from .ops.shape import stack
+from .tensor import Tensor
+
+
+# ---- pytrees: nested tuples, lists, dicts and namedtuples ----------------------------------------------
+
+def _flatten(tree):
+    """(leaves, spec): the leaves of nested tuples / lists / dicts / namedtuples, and how to rebuild them."""
+    if isinstance(tree, (tuple, list, dict)):
+        keys = list(tree) if isinstance(tree, dict) else None
+        leaves, specs = [], []
+        for item in (tree.values() if keys is not None else tree):
+            item_leaves, spec = _flatten(item)
+            leaves += item_leaves
+            specs.append(spec)
+        return leaves, (type(tree), keys, specs)
+    return [tree], None
+
+
+def _unflatten(leaves, spec):
+    return _build(iter(leaves), spec)
+
+
+def _build(leaves, spec):
+    if spec is None:
+        return next(leaves)
+    kind, keys, specs = spec
+    items = [_build(leaves, s) for s in specs]
+    if keys is not None:
+        return kind(zip(keys, items))
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)  # (a namedtuple takes its fields one by one)
+
+
+def _spec_str(spec):
+    """PyTorch's way of printing a pytree's structure: TreeSpec(tuple, None, [*, *])."""
+    if spec is None:
+        return "*"
+    kind, keys, specs = spec
+    return f"TreeSpec({kind.__name__}, {keys}, [{', '.join(_spec_str(s) for s in specs)}])"
+
+
+def _leaf_count(spec):
+    return 1 if spec is None else sum(_leaf_count(s) for s in spec[2])
+
+
+# ---- the autograd the transforms run ---------------------------------------------------------------------
+
+def _argnums(argnums, args):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums or not all(isinstance(n, int) for n in nums):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {argnums!r}")
+    for n in nums:
+        if not -len(args) <= n < len(args):
+            raise RuntimeError(f"Got argnum={n}, but only {len(args)} positional inputs")
+    return nums
+
+
+def _tracked(args, nums):
+    """`args` with each tensor of args[n] (n in nums) replaced by one autograd differentiates at, and those
+    tensors per argnum (with their structure). A tensor no outer autograd tracks becomes a leaf of its
+    own; one that is tracked (an outer transform's, a parameter) is seen through a view, so the
+    derivatives computed here stay differentiable for the outer one."""
+    args, tracked = list(args), []
+    for n in nums:
+        leaves, spec = _flatten(args[n])
+        new = []
+        for leaf in leaves:
+            if not isinstance(leaf, Tensor):
+                raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
+            if not leaf.is_floating_point():
+                raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            new.append(leaf.view_as(leaf) if leaf.requires_grad else leaf.detach().requires_grad_())
+        args[n] = _unflatten(new, spec)
+        tracked.append((new, spec))
+    return args, tracked
+
+
+def _own_leaves(tracked):
+    return {id(t) for leaves, _ in tracked for t in leaves if t.grad_fn is None}
+
+
+def _outside(value, own):
+    """`value` (a pytree) with each tensor detached whose graph reaches only the transform's own leaves:
+    what PyTorch gives back as not requiring grad. A tensor that depends on a parameter, or on an outer
+    transform's input, keeps its graph."""
+    leaves, spec = _flatten(value)
+    return _unflatten([t.detach() if isinstance(t, Tensor) and t.requires_grad and not _reaches_outside(t, own)
+                       else t for t in leaves], spec)
+
+
+def _reaches_outside(t, own):
+    if t.grad_fn is None:
+        return id(t) not in own
+    seen, todo = set(), [t.grad_fn]
+    while todo:
+        fn = todo.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        variable = getattr(fn, "variable", None)  # an AccumulateGrad: a leaf
+        if variable is not None:
+            if id(variable) not in own:
+                return True
+            continue
+        todo.extend(f for f, _ in fn.next_functions)
+    return False
+
+
+def _derivatives(outputs, inputs, grad_outputs=None):
+    """d outputs / d inputs (zeros where an input is not used), the graph kept for outer transforms."""
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs or [None] * len(outputs)) if o.requires_grad]
+    if not pairs:
+        found = [None] * len(inputs)
+    else:
+        found = autograd.grad([o for o, _ in pairs], inputs, None if grad_outputs is None else [g for _, g in pairs],
+                              retain_graph=True, create_graph=True, allow_unused=True)
+    return [x.new_zeros(x.shape) if g is None else g for g, x in zip(found, inputs)]
+
+
+def _per_argnum(flat, tracked, argnums):
+    out, i = [], 0
+    for leaves, spec in tracked:
+        out.append(_unflatten(flat[i:i + len(leaves)], spec))
+        i += len(leaves)
+    return out[0] if isinstance(argnums, int) else tuple(out)
+
+
+def _split_aux(out, has_aux, name):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{name}(f)(*args): output of function f should be a tuple: (output, aux) if has_aux is True")
+    return out
+
+
+# ---- grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian --------------------------------------------
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """A function returning (the gradient of func's scalar output with respect to args[argnums], that output);
+    with has_aux, func returns (output, aux) and the result is (gradient, (output, aux))."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _argnums(argnums, args)
+        with enable_grad():
+            args, tracked = _tracked(args, nums)
+            out, aux = _split_aux(func(*args, **kwargs), has_aux, "grad_and_value")
+            if not isinstance(out, Tensor):
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(out)}")
+            if out.ndim != 0:
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
+                                   f"with {out.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+            flat = _derivatives([out], [t for leaves, _ in tracked for t in leaves])
+        own = _own_leaves(tracked)
+        grads = _outside(_per_argnum(flat, tracked, argnums), own)
+        value = _outside(out, own)
+        return (grads, (value, _outside(aux, own))) if has_aux else (grads, value)
+
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """A function returning the gradient of func's scalar output with respect to args[argnums] (a tensor,
+    or a pytree of them: a dict of parameters gives a dict of gradients); with has_aux, (gradient, aux)."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        grads, value = gv(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the vector-Jacobian product for each primal."""
+    with enable_grad():
+        args, tracked = _tracked(primals, range(len(primals)))
+        out, aux = _split_aux(func(*args), has_aux, "vjp")
+    outs, out_spec = _flatten(out)
+    inputs = [t for leaves, _ in tracked for t in leaves]
+    own = _own_leaves(tracked)
+
+    def vjp_fn(*cotangents):
+        cot, cot_spec = _flatten(cotangents[0] if len(cotangents) == 1 else cotangents)
+        if len(cot) != len(outs):
+            raise RuntimeError(f"Expected pytree structure of cotangents to be the same as pytree structure of outputs "
+                               f"to the function. cotangents: {_spec_str(cot_spec)}, primal output: {_spec_str(out_spec)}")
+        with enable_grad():
+            flat = _derivatives(outs, inputs, cot)
+        return _outside(tuple(_per_argnum(flat, tracked, tuple(range(len(primals))))), own)
+
+    result = (_outside(out, own), vjp_fn)
+    return result + (_outside(aux, own),) if has_aux else result
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """(func(*primals), the Jacobian-vector product with `tangents`), computed as two vector-Jacobian
+    products: u -> J^T u is linear in u, so differentiating it at u with respect to u along the tangent
+    gives J t."""
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples")
+    with enable_grad():
+        args, tracked = _tracked(primals, range(len(primals)))
+        out, aux = _split_aux(func(*args), has_aux, "jvp")
+        outs, out_spec = _flatten(out)
+        inputs = [t for leaves, _ in tracked for t in leaves]
+        tan = _flatten(tangents)[0]
+        if len(tan) != len(inputs):
+            raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python structure")
+        us = [o.new_zeros(o.shape).requires_grad_() for o in outs]
+        vjps = _derivatives(outs, inputs, us)
+        flat = _derivatives(vjps, us, tan)
+    own = _own_leaves(tracked) | {id(u) for u in us}
+    result = (_outside(out, own), _outside(_unflatten(flat, out_spec), own))
+    return result + (_outside(aux, own),) if has_aux else result
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """A function returning the Jacobian of func's output(s) with respect to args[argnums]: for an output of
+    shape O and an input of shape I, a tensor of shape O + I (one backward per output element)."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _argnums(argnums, args)
+        with enable_grad():
+            args, tracked = _tracked(args, nums)
+            out, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev")
+            outs, out_spec = _flatten(out)
+            inputs = [t for leaves, _ in tracked for t in leaves]
+            jacobians = []
+            for o in outs:
+                if not isinstance(o, Tensor):
+                    raise RuntimeError(f"jacrev(f)(*args): Expected f(*args) to return Tensors, got {type(o)}")
+                rows = [_derivatives([e], inputs) for e in o.reshape(-1)]
+                per_input = [stack([r[i] for r in rows]).reshape(tuple(o.shape) + tuple(x.shape)) if rows
+                             else x.new_zeros(tuple(o.shape) + tuple(x.shape)) for i, x in enumerate(inputs)]
+                jacobians.append(_per_argnum(per_input, tracked, argnums))
+        own = _own_leaves(tracked)
+        jac = _outside(_unflatten(jacobians, out_spec), own)
+        return (jac, _outside(aux, own)) if has_aux else jac
+
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian, as jacrev (PyTorch computes it in forward mode; the values are the same)."""
+    return jacrev(func, argnums, has_aux=has_aux)
+
+
+def hessian(func, argnums=0):
+    """The Hessian of func's scalar output with respect to args[argnums]: the Jacobian of its gradient."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+# ---- vmap ---------------------------------------------------------------------------------------------------
+
+def _name(func):
+    return getattr(func, "__name__", repr(func))
+
+
+def _dims_per_leaf(dims, spec):
+    """The mapped dim of each leaf of a pytree with structure `spec`: `dims` is an int or None for a whole
+    subtree, or a container like the subtree's (PyTorch's prefix rule). None where they do not match."""
+    if dims is None or isinstance(dims, int):
+        return [dims] * _leaf_count(spec)
+    if spec is None or not isinstance(dims, (tuple, list, dict)) or len(dims) != len(spec[2]):
+        return None
+    if isinstance(dims, dict) and list(dims) != spec[1]:
+        return None
+    out = []
+    for d, sub in zip(dims.values() if isinstance(dims, dict) else dims, spec[2]):
+        found = _dims_per_leaf(d, sub)
+        if found is None:
+            return None
+        out += found
+    return out
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """func mapped over a dim of its inputs: each mapped input is sliced along its `in_dims` entry (None:
+    passed whole to every call), func runs once per slice, and each output is stacked along `out_dims`.
+
+    randomness: 'error' raises if func draws random numbers (as PyTorch's default), 'different' lets each
+    slice draw its own, 'same' gives every slice the same draws."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    name = _name(func)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if not isinstance(in_dims, (int, tuple)):
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
+                             f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}.")
+        leaves, spec = _flatten(args)
+        dims = _dims_per_leaf(in_dims, spec)
+        if dims is None:
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
+                             f"structure of `inputs`. in_dims has structure {_spec_str(_flatten(in_dims)[1])} but inputs "
+                             f"has structure {_spec_str(spec)}.")
+        mapped = []
+        for i, (leaf, d) in enumerate(zip(leaves, dims)):
+            if d is None:
+                continue
+            if not isinstance(leaf, Tensor):
+                raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but the "
+                                 f"input is of type {type(leaf)}. We cannot vmap over non-Tensor arguments, please use "
+                                 "None as the respective in_dim")
+            if not -leaf.ndim <= d < leaf.ndim:
+                raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some input, but "
+                                 f"that input is a Tensor of dimensionality {leaf.ndim} so expected in_dim to satisfy "
+                                 f"-{leaf.ndim} <= in_dim < {leaf.ndim}.")
+            mapped.append((i, leaf, d % leaf.ndim))
+        if not mapped:
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dims={in_dims} which does not "
+                             "map over any input: at least one input must be mapped (an int in_dim for a Tensor)")
+        sizes = [leaf.shape[d] for _, leaf, d in mapped]
+        if len(set(sizes)) > 1:
+            raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                             f"{sizes} for the mapped dimension")
+        n = sizes[0]
+        state = _random.get_rng_state() if randomness != "different" else None
+
+        def call(slices):
+            call_leaves = list(leaves)
+            for (i, _, _), s in zip(mapped, slices):
+                call_leaves[i] = s
+            if randomness == "same":
+                _random.set_rng_state(state)
+            out = func(*_unflatten(call_leaves, spec), **kwargs)
+            if randomness == "error" and _random.get_rng_state() != state:
+                raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
+                                   "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+                                   "operation out of vmap")
+            return out
+
+        if n == 0:  # the outputs' shapes come from one call on zeros of a slice's shape
+            sample = call([leaf.new_zeros(tuple(leaf.shape[:d]) + tuple(leaf.shape[d + 1:])) for _, leaf, d in mapped])
+            return _stacked([sample], out_dims, name, empty=True)
+        return _stacked([call([leaf.select(d, k) for _, leaf, d in mapped]) for k in range(n)], out_dims, name)
+
+    return wrapper
+
+
+def _stacked(outs, out_dims, name, empty=False):
+    first, spec = _flatten(outs[0])
+    per_call = [first] + [_flatten(o)[0] for o in outs[1:]]
+    dims = _dims_per_leaf(out_dims, spec)
+    if dims is None:
+        raise ValueError(f"vmap({name}, ...): out_dims is not compatible with the structure of `outputs`. out_dims has "
+                         f"structure {_spec_str(_flatten(out_dims)[1])} but outputs has structure {_spec_str(spec)}.")
+    result = []
+    for k, d in enumerate(dims):
+        if d is None:  # an output the same for every slice: given once
+            result.append(first[k])
+            continue
+        if not isinstance(first[k], Tensor):
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(first[k])}. Did you "
+                             "mean to set out_dims= to None for output?")
+        column = [c[k] for c in per_call]
+        if empty:
+            t = first[k].new_zeros((0,) + tuple(first[k].shape))
+            result.append(t.movedim(0, d))
+        else:
+            result.append(stack(column, dim=d))
+    return _unflatten(result, spec)
+
+
+# ---- modules ------------------------------------------------------------------------------------------------
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
+    """module(*args, **kwargs) with its parameters and buffers replaced by the given tensors for the call
+    (nn.utils.stateless's; the module is left as it was)."""
+    from .nn.utils import stateless
+
+    return stateless.functional_call(module, parameter_and_buffer_dicts, args, kwargs, tie_weights=tie_weights,
+                                     strict=strict)
+
+
+def stack_module_state(models):
+    """(params, buffers): each name's tensors of `models` (same architecture) stacked along a new first dim,
+    parameters as new leaves requiring grad: the state an ensemble's vmap over functional_call takes."""
+    from .nn.utils import stateless
+
+    return stateless.stack_module_state(models)
