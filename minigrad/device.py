@@ -113,6 +113,15 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    def __enter__(self):  # `with device(...):` the factories' default device within, as PyTorch's
+        _entered.append(_default)
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        global _default
+        _default = _entered.pop()
+
 
 def _arguments(args, kwargs):
     """(type, index) from PyTorch's signature device(type, index=None), its errors for bad arguments."""
@@ -164,6 +173,7 @@ def array_module(x):
 
 
 _default = None  # the device factories use when none is given (set_default_device); None: the CPU
+_entered = []  # the defaults that `with device(...)` blocks replaced, innermost last
 
 
 def set_default_device(dev):

@@ -431,6 +431,22 @@ def test_set_default_device_as_pytorchs_tutorials_use_it():
     assert minigrad.get_default_device() == minigrad.device("cpu") and minigrad.ones(1).device.type == "cpu"
 
 
+def test_a_device_is_a_context_manager_for_the_default_device():
+    # `with torch.device(device):` around model building (gpt-fast, Lightning's examples)
+    with minigrad.device("cuda") as d:
+        assert d == minigrad.device("cuda") and minigrad.get_default_device().type == "cuda"
+        with minigrad.device("cpu"):
+            assert minigrad.get_default_device().type == "cpu" and nn.Linear(2, 2).weight.device.type == "cpu"
+        assert minigrad.get_default_device().type == "cuda"
+        if not minigrad.cuda.is_available():
+            with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+                minigrad.zeros(2)
+    assert minigrad.get_default_device() == minigrad.device("cpu") and minigrad.ones(1).device.type == "cpu"
+    with pytest.raises(ValueError), minigrad.device("cuda"):  # left as it was when the block raises
+        raise ValueError
+    assert minigrad.get_default_device() == minigrad.device("cpu")
+
+
 def _said(fn):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
