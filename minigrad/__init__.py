@@ -8,6 +8,7 @@
     tensor(28.)
 """
 import math as _math
+import warnings as _warnings
 from . import _aliases, autograd, dtypes, ops, random  # noqa: F401
 from .backends import get_kernels, get_num_threads, kernels, set_kernels, set_num_threads  # noqa: F401
 from .backends.process import raise_mmap_threshold as _raise_mmap_threshold
@@ -52,6 +53,11 @@ def _take_out():  # PyTorch's out= on the top-level functions minigrad/ops/out.p
 
 
 _take_out()
+# numpy's floating-point warnings ("divide by zero encountered in divide", "invalid value encountered in sqrt") from
+# minigrad's own array code: PyTorch computes the same inf and nan silently. Appended, so that a filter of the user's
+# (or `-W error`) decides first; warnings raised in the user's own code are untouched.
+_warnings.filterwarnings("ignore", r"(divide by zero|invalid value|overflow|underflow) encountered in",
+                         RuntimeWarning, r"(minigrad|nn|gpt)(\.|$)", append=True)
 # a step's arrays of a few hundred KiB reuse glibc's heap, as in a PyTorch process (no setting changed)
 _raise_mmap_threshold()
 

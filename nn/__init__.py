@@ -97,6 +97,11 @@ from .modules import EmbeddingBag  # noqa: E402
 
 __all__ += ["EmbeddingBag"]
 
+# sliding blocks, LP pooling, local response normalization
+from .modules import Fold, LocalResponseNorm, LPPool1d, LPPool2d, Unfold  # noqa: E402
+
+__all__ += ["Fold", "Unfold", "LPPool1d", "LPPool2d", "LocalResponseNorm"]
+
 
 __all__ += ["Buffer", "DataParallel"]
 

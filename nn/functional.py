@@ -205,9 +205,10 @@ from ._functional.composed import (  # noqa: E402
 )
 from ._functional.composed_layers import (  # noqa: E402
     adaptive_avg_pool1d, adaptive_max_pool1d, alpha_dropout, avg_pool1d, dropout1d, dropout2d, dropout3d,
-    feature_alpha_dropout, group_norm, instance_norm, max_pool1d, rms_norm, upsample, upsample_bilinear,
-    upsample_nearest,
+    feature_alpha_dropout, group_norm, instance_norm, local_response_norm, lp_pool1d, lp_pool2d, max_pool1d, rms_norm,
+    upsample, upsample_bilinear, upsample_nearest,
 )
+from ._functional.fold import fold, unfold  # noqa: E402
 from ._functional.composed_losses import (  # noqa: E402
     cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, margin_ranking_loss,
     multi_margin_loss, multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
@@ -225,8 +226,9 @@ __all__ += [
     "gaussian_nll_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
 ]
 
-# added later: the transposed 1-d convolution and adaptive max pooling
-__all__ += ["conv_transpose1d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+# added later: the transposed 1-d convolution and adaptive max pooling; fold and unfold, LP pooling, local_response_norm
+__all__ += ["conv_transpose1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "fold", "unfold", "lp_pool1d", "lp_pool2d",
+            "local_response_norm"]
 
 # spatial transformers: affine_grid and grid_sample (2-D), composed of recorded ops (nn/_functional/grid_sample.py)
 from ._functional.grid_sample import affine_grid, grid_sample  # noqa: E402

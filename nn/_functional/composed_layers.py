@@ -233,6 +233,45 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return out.squeeze(-2)
 
 
+def _lp_of_means(means, norm_type, count):
+    """(count * mean of x^p)^(1/p): the p-norm of each window from its mean of x^p (a negative mean, from an odd
+    p, gives 0 rather than a NaN root, as PyTorch's)."""
+    return (minigrad.sign(means) * means.abs().relu()).mul(count).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """The p-norm of each window: (sum x^p)^(1/p). Shapes: (N, C, L) or (C, L) -> (N, C, L_out)."""
+    means = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp_of_means(means, norm_type, _one(kernel_size, "kernel_size"))
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """The p-norm of each window: (sum x^p)^(1/p). Shapes: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out)."""
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+    means = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp_of_means(means, norm_type, kh * kw)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over the `size` channels around each one)^beta (AlexNet's normalization;
+    the window zero-padded at the ends and divided by `size`). Shapes: (N, C, *) -> the same."""
+    check_tensor(input, "input", "local_response_norm")
+    if input.ndim < 3:
+        raise ValueError("Expected 3D or higher dimensionality                          input "  # (PyTorch's spacing)
+                         f"(got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    squares = input * input
+    shape = tuple(squares.shape)
+    before, after = size // 2, (size - 1) // 2
+    padded = minigrad.cat([squares.new_zeros((shape[0], before) + shape[2:]), squares,
+                           squares.new_zeros((shape[0], after) + shape[2:])], dim=1)
+    window = padded.narrow(1, 0, shape[1])
+    for i in range(1, size):
+        window = window + padded.narrow(1, i, shape[1])
+    return input / (window / size * alpha + k).pow(beta)
+
+
 # ---- PyTorch's deprecated names for interpolate ----------------------------------------------------------
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """interpolate(input, size, scale_factor, mode, align_corners), with PyTorch's deprecation warning."""

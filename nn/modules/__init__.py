@@ -34,11 +34,12 @@ from .loss import (  # noqa: E402
     CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, MarginRankingLoss, MultiLabelSoftMarginLoss,
     MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
 )
-from .normalization import GroupNorm, RMSNorm  # noqa: E402
+from .fold import Fold, Unfold  # noqa: E402
+from .normalization import GroupNorm, LocalResponseNorm, RMSNorm  # noqa: E402
 from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle  # noqa: E402
 from .pooling import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d  # noqa: E402
 from .conv import ConvTranspose1d, ConvTranspose2d  # noqa: E402
-from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: E402
+from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d, LPPool1d, LPPool2d  # noqa: E402
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
 from .padding import (  # noqa: E402
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,

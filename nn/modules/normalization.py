@@ -104,3 +104,18 @@ class RMSNorm(Module):
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class LocalResponseNorm(Module):
+    """Each channel divided by (k + alpha * mean of the squares of the `size` channels around it)^beta.
+    Shapes: (N, C, *) -> the same (see F.local_response_norm)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

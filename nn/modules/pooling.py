@@ -132,3 +132,27 @@ class AdaptiveMaxPool1d(Module):
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
+
+
+class _LPPoolNd(Module):
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """The p-norm of each window. Shapes: (N, C, L) or (C, L) -> (N, C, L_out) (see F.lp_pool1d)."""
+
+    def forward(self, input):
+        return F.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    """The p-norm of each window. Shapes: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out) (see F.lp_pool2d)."""
+
+    def forward(self, input):
+        return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
