@@ -102,6 +102,15 @@ from .modules import Fold, LocalResponseNorm, LPPool1d, LPPool2d, Unfold  # noqa
 
 __all__ += ["Fold", "Unfold", "LPPool1d", "LPPool2d", "LocalResponseNorm"]
 
+# lazy modules: the input size read from the first input
+from .modules import (  # noqa: E402
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, LazyConvTranspose1d, LazyConvTranspose2d, LazyLinear,
+)
+from .parameter import UninitializedBuffer, UninitializedParameter  # noqa: E402
+
+__all__ += ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyBatchNorm1d",
+            "LazyBatchNorm2d", "UninitializedParameter", "UninitializedBuffer"]
+
 
 __all__ += ["Buffer", "DataParallel"]
 

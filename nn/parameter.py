@@ -57,3 +57,77 @@ class Buffer(Tensor):
         else:
             super().__init__(data)
         self.persistent = persistent
+
+
+_UNINITIALIZED = ("Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+                  "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+                  "`forward` to initialize the parameters before accessing their attributes.")
+
+
+def _refusing(name):
+    def refuse(self, *args, **kwargs):
+        raise ValueError(f"Attempted to use an uninitialized parameter in <method '{name}' of 'minigrad.Tensor' "
+                         "objects>. This error happens when you are using a `LazyModule` or explicitly manipulating "
+                         "`minigrad.nn.parameter.UninitializedParameter` objects. When using LazyModules Call "
+                         "`forward` with a dummy batch to initialize the parameters before calling minigrad functions")
+
+    return refuse
+
+
+class _Uninitialized:
+    """What a lazy module's parameters and buffers are before its first forward: no shape yet. `materialize`
+    gives one its array in place, and it becomes what `cls_to_become` names (an optimizer made before the
+    first forward holds the same object, and so steps the materialized parameter)."""
+
+    __slots__ = ()
+    cls_to_become = None
+
+    def materialize(self, shape, device=None, dtype=None):
+        import minigrad
+
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self.array = minigrad.empty(shape, device=device or self.device, dtype=dtype or self.dtype).array
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(_UNINITIALIZED)
+
+    size, numel, dim = _refusing("size"), _refusing("numel"), _refusing("dim")
+    ndim = property(_refusing("ndim"))
+
+    def __repr__(self):
+        return f"<{type(self).__name__}>"
+
+
+class UninitializedParameter(_Uninitialized, Parameter):
+    """A lazy module's parameter before its first forward (`nn.LazyLinear`, ...); a Parameter once materialized."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        import minigrad
+
+        super().__init__(minigrad.empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __deepcopy__(self, memo):
+        result = memo.get(id(self))
+        if result is None:
+            result = memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
+        return result
+
+
+class UninitializedBuffer(_Uninitialized, Tensor):
+    """A lazy module's buffer before its first forward (LazyBatchNorm's running statistics); a Tensor once
+    materialized."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        import minigrad
+
+        super().__init__(minigrad.empty(0, device=device, dtype=dtype).array)
+        if requires_grad:
+            self.requires_grad_(True)

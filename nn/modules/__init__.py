@@ -47,3 +47,7 @@ from .padding import (  # noqa: E402
     ZeroPad3d,
 )
 from .loss import TripletMarginWithDistanceLoss  # noqa: E402
+from .lazy import (  # noqa: E402
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, LazyConvTranspose1d, LazyConvTranspose2d, LazyLinear,
+    LazyModuleMixin,
+)
