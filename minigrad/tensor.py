@@ -508,6 +508,27 @@ class Tensor:
 
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
+    def new(self, *args, device=None):
+        """PyTorch's legacy constructor on a tensor, in its dtype and device: `x.new(2, 3)` or `x.new(size)` a
+        tensor of that size (zeros here, uninitialised in PyTorch), `x.new([1, 2])` one of the data, `x.new()`
+        an empty one; `x.new(other)` a tensor on other's memory (other must have this tensor's dtype)."""
+        from .factory import tensor, zeros
+
+        dev = device or self.device
+        if not args:
+            return zeros(0, dtype=self.dtype, device=dev)
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            if args[0].dtype != self.dtype:
+                raise TypeError(f"expected {self.dtype} (got {args[0].dtype})")
+            return args[0].detach()
+        if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            return zeros(*args, dtype=self.dtype, device=dev)
+        if len(args) == 1 and isinstance(args[0], Size):
+            return zeros(*args[0], dtype=self.dtype, device=dev)
+        if len(args) == 1:
+            return tensor(args[0], dtype=self.dtype, device=dev)
+        raise TypeError(f"new() received an invalid combination of arguments - got {tuple(type(a).__name__ for a in args)}")
+
     def bernoulli(self, p=None, *, generator=None):
         """1 with probability self (or p) element by element, else 0, in self's dtype (`minigrad.bernoulli`)."""
         from .factory import bernoulli

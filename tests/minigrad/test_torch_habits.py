@@ -540,6 +540,22 @@ def test_legacy_tensor_constructors_like_torch(torch):
     assert _legacy_constructors(mg) == _legacy_constructors(torch)
 
 
+def _legacy_new(L):
+    x, w = L.ones(2, dtype=L.float64), L.ones(3, 4)
+    made = [x.new(2, 3), x.new(L.Size([2, 3])), x.new([1, 2]), x.new((2, 3)), x.new(), w.new(5, 2).zero_(),
+            w.new(3)]
+    out = [(tuple(t.shape), str(t.dtype).split(".")[-1]) for t in made]
+    out += [made[2].tolist(), made[3].tolist(), made[5].tolist(), x.new(x) is x]
+    with pytest.raises(TypeError):
+        x.new(w)  # another dtype
+    return out
+
+
+def test_legacy_new_like_torch(torch):
+    # older scripts' `weight.new(nlayers, bsz, nhid).zero_()` (pytorch/examples' word model before new_zeros)
+    assert _legacy_new(mg) == _legacy_new(torch)
+
+
 def test_legacy_tensor_constructors_make_default_float_tensors():
     assert mg.Tensor(2, 3).shape == (2, 3) and mg.Tensor(2, 3).dtype == mg.float32
     assert mg.Tensor([1, 2]).dtype == mg.float32 and mg.Tensor([1, 2]).tolist() == [1.0, 2.0]
