@@ -254,7 +254,9 @@ class Tensor:
     def __float__(self):
         if self.array.size != 1:  # (PyTorch's error for float(t), where t.item() raises a RuntimeError)
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if self.requires_grad and not _warned[0]:  # (PyTorch's, once a process; item() and int() say nothing)
+        # (PyTorch's, once a process, and only with grad mode on: LBFGS's float(loss) inside its no_grad step
+        # says nothing; item() and int() say nothing)
+        if self.requires_grad and state.grad_enabled and not _warned[0]:
             _warned[0] = True
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                           "Consider using tensor.detach() first.", UserWarning, stacklevel=2)

@@ -482,3 +482,35 @@ def test_meshgrid_without_indexing_warns_and_is_ij_as_pytorchs():
     assert mine == _said(lambda: torch.meshgrid(torch.tensor(a), torch.tensor(b)))
     assert minigrad.meshgrid(minigrad.tensor(a), minigrad.tensor(b), indexing="ij")[0].shape == (2, 3)
     assert _said(lambda: minigrad.meshgrid(minigrad.tensor(a), minigrad.tensor(b), indexing="xy")) == []
+
+
+# ---- float() of a tensor that requires grad ----------------------------------------------------------------
+def test_float_of_a_grad_tensor_warns_only_with_grad_mode_on(monkeypatch):
+    """As PyTorch's: float(loss) warns (once a process) with grad mode on, never under no_grad, so LBFGS,
+    whose step runs under no_grad and calls float() of the closure's loss, says nothing (the style-transfer
+    tutorial printed the warning)."""
+    import sys
+
+    import nn.optim as optim
+
+    tensor_module = sys.modules["minigrad.tensor"]
+
+    monkeypatch.setattr(tensor_module, "_warned", [False])
+    x = minigrad.tensor([1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with minigrad.no_grad():
+            float((x * x).sum())
+        opt = optim.LBFGS([x], max_iter=3)
+
+        def closure():
+            opt.zero_grad()
+            loss = (x * x).sum()
+            loss.backward()
+            assert minigrad.is_grad_enabled()
+            return loss
+
+        opt.step(closure)
+    assert not [w for w in caught if "to a scalar" in str(w.message)]
+    with pytest.warns(UserWarning, match="Converting a tensor with requires_grad=True to a scalar"):
+        float((x * x).sum())
