@@ -64,6 +64,11 @@ module_changes = [0]
 _UNSET = object()
 
 
+_HOOK_TABLES = frozenset(("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks",
+                          "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                          "_forward_hooks_always_called"))
+
+
 class _Members(OrderedDict):
     """One of a module's member tables, mirrored into the module's `__dict__`.
 
@@ -291,6 +296,10 @@ class Module:
             for table in (d["_parameters"], d["_buffers"], d["_modules"]):
                 if name in table:
                     return table[name]
+            if name in _HOOK_TABLES:  # a hook table no hook was registered in yet: empty, as PyTorch's
+                table = OrderedDict()
+                object.__setattr__(self, name, table)
+                return table
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):

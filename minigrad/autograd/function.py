@@ -385,13 +385,13 @@ class FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
         node_name = attrs.get("node_name") or f"{name}Backward"
-        builtin = cls.__module__.startswith("minigrad.")
+        ours = cls.__module__.split(".")[0] in ("minigrad", "nn", "gpt")  # the engine's, nn's and gpt's ops
         cls._backward_cls = type(node_name, (BackwardNode,), {
             "_forward_cls": cls, "__module__": cls.__module__,
-            "_repr_prefix": "" if builtin else "minigrad.autograd.function."})
+            "_repr_prefix": "" if ours else "minigrad.autograd.function."})
         # PyTorch gives a user Function an edge for every tensor argument; a built-in op has edges only
         # for its differentiable (floating) inputs: no edge for where's condition or gather's index.
-        cls._float_edges_only = builtin
+        cls._float_edges_only = cls.__module__.startswith("minigrad.")
         # forward as apply calls it, with the context first: PyTorch 2's other style, a forward without ctx
         # and a `setup_context(ctx, inputs, output)` that saves what backward needs, is adapted to it
         forward, setup = cls.forward, getattr(cls, "setup_context", None)
