@@ -56,6 +56,8 @@ _take_out()
 _raise_mmap_threshold()
 
 from .compiler import compile  # noqa: E402 (torch.compile's name; after the ops it records)
+from . import func  # noqa: E402 (torch.func: vmap, grad, jacrev, functional_call, ...)
+from .func import vmap  # noqa: E402,F401 (torch.vmap)
 
 
 def is_tensor(obj):

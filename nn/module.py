@@ -14,6 +14,7 @@ import minigrad
 from minigrad import Tensor, dtypes
 from minigrad.autograd import recording
 from minigrad.device import device as Device
+from minigrad.device import _TORCH_TYPES as _DEVICE_TYPES
 from minigrad.device import array_module, module_for, to_device
 
 from . import hooks
@@ -508,8 +509,8 @@ class Module:
         for a in args:
             if isinstance(a, Tensor):
                 dev, dt = a.device, a.dtype
-            elif isinstance(a, (str, Device)) and str(a).split(":")[0] in ("cpu", "cuda"):
-                dev = a
+            elif isinstance(a, Device) or isinstance(a, str) and a.split(":")[0] in _DEVICE_TYPES:
+                dev = a  # ('meta', 'mps', ...: PyTorch's device names, refused below with what minigrad has)
             else:
                 dt = a
         if dt is not None:
