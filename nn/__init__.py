@@ -65,6 +65,9 @@ __all__ += [
 ]
 
 from .modules import ParameterDict, ParameterList  # noqa: E402
+from .modules import Fold, LocalResponseNorm, Unfold  # noqa: E402 (nn/_functional/fold.py's modules)
+
+__all__ += ["Fold", "Unfold", "LocalResponseNorm"]
 
 __all__ += ["ParameterList", "ParameterDict"]
 

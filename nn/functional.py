@@ -232,3 +232,8 @@ __all__ += ["conv_transpose1d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
 from ._functional.grid_sample import affine_grid, grid_sample  # noqa: E402
 
 __all__ += ["affine_grid", "grid_sample"]
+
+# sliding blocks (im2col / col2im) and local response normalization, composed of recorded ops (nn/_functional/fold.py)
+from ._functional.fold import fold, local_response_norm, unfold  # noqa: E402
+
+__all__ += ["fold", "unfold", "local_response_norm"]

@@ -46,3 +46,4 @@ from .padding import (  # noqa: E402
     ZeroPad3d,
 )
 from .loss import TripletMarginWithDistanceLoss  # noqa: E402
+from .fold import Fold, LocalResponseNorm, Unfold  # noqa: E402

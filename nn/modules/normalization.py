@@ -104,3 +104,5 @@ class RMSNorm(Module):
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+from .fold import LocalResponseNorm  # noqa: E402,F401 (PyTorch keeps it in nn.modules.normalization)
