@@ -1,6 +1,7 @@
 """Tensor factories with PyTorch's names and signatures: tensor, zeros, ones, randn, arange, ..."""
 import builtins
 import copy
+import math
 import warnings
 
 import numpy as np
@@ -308,15 +309,60 @@ def _linspace(start, end, steps, dtype, device, requires_grad):
         step = (float(end) - float(start)) / (steps - 1) if steps > 1 else 0.0
         vals = np.where(i < steps // 2, start + step * i, end - step * (steps - 1 - i)) if steps > 1 else i + start
         return _make(xp.asarray(np.trunc(vals).astype(dt)), requires_grad)
-    return _make(xp.linspace(start, end, steps, dtype=dt), requires_grad)
+    return _make(xp.asarray(_float_ramp(start, end, steps, dt)), requires_grad)
+
+
+def _two_product(a, b):
+    """a * b as p + e exactly (Dekker's split; float64 arrays)."""
+    p = a * b
+    ah = a * 134217729.0
+    ah = ah - (ah - a)
+    al = a - ah
+    bh = b * 134217729.0
+    bh = bh - (bh - b)
+    bl = b - bh
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _fma64(a, b, c):
+    """a * b + c rounded once (as a fused multiply-add; float64 arrays)."""
+    p, e = _two_product(a, b)
+    s = p + c
+    bb = s - p
+    return s + (((p - (s - bb)) + (c - bb)) + e)
+
+
+def _float_ramp(start, end, steps, dt):
+    """PyTorch's CPU linspace in float dtype dt, bit for bit: step = (end - start) / (steps - 1) in dt, then
+    start + step*i for the first steps // 2 values and end - step*(steps-1-i) for the rest, each one fused
+    multiply-add rounded to dt (float32, float64); float16 rounds the product and the sum each to half."""
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    lo, hi = dt.type(start), dt.type(end)
+    if steps <= 1:
+        return np.full(steps, lo, dtype=dt)
+    with np.errstate(over="ignore", invalid="ignore"):
+        step = dt.type(dt.type(hi - lo) / dt.type(steps - 1))
+        i = np.arange(steps)
+        first = i < steps // 2
+        k = np.where(first, i, steps - 1 - i)
+        if dt == np.float16:
+            prod = np.float16(step) * k.astype(np.float16)
+            return np.where(first, lo + prod, hi - prod).astype(dt)
+        mul = np.where(first, np.float64(step), -np.float64(step))
+        add = np.where(first, np.float64(lo), np.float64(hi))
+        if dt == np.float64:
+            return _fma64(mul, k.astype(np.float64), add)
+        # float32: step * k is exact in float64 (24 + 24 bits), so one rounding of the sum, then to float32
+        return (mul * k + add).astype(dt)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """`steps` values base**e, the exponents e evenly spaced from start to end (an integer dtype truncates).
 
-    As PyTorch: the exponents are stepped from both ends toward the middle (start + step*i for the
-    first half, end - step*(steps-1-i) for the rest), in the dtype for floats and in double for
-    integers; each power is taken in double and then rounded (or truncated) to the dtype."""
+    As PyTorch: the exponents are stepped in double from both ends toward the middle (start + step*i
+    for the first half, end - step*(steps-1-i) for the rest); each power is the C library's pow in
+    double, then rounded (or truncated) to the dtype (PyTorch's float32 values for endpoints that are
+    not integers may differ in the last place)."""
     if _made_in_capture(device):
         return recording.hook.recorder.on_call(_logspace, start, end, steps, base, _dt(dtype), None, requires_grad)
     return _logspace(start, end, steps, base, dtype, device, requires_grad)
@@ -328,15 +374,17 @@ def _logspace(start, end, steps, base, dtype, device, requires_grad):
     start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))  # 0-d tensors, as PyTorch
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    exp_dt = dt if dt.kind == "f" else np.dtype(np.float64)
-    lo, hi = exp_dt.type(start), exp_dt.type(end)
-    i = np.arange(steps, dtype=exp_dt)
+    lo, hi = float(start), float(end)
+    if dt.kind in "iub":
+        lo, hi = float(math.trunc(lo)), float(math.trunc(hi))  # integer dtypes truncate the ends, as PyTorch
+    i = np.arange(steps, dtype=np.float64)
     if steps > 1:
-        step = (hi - lo) / exp_dt.type(steps - 1)
-        exps = np.where(i < steps // 2, lo + step * i, hi - step * (exp_dt.type(steps - 1) - i))
+        step = (hi - lo) / (steps - 1)
+        exps = np.where(i < steps // 2, lo + step * i, hi - step * ((steps - 1) - i))
     else:
-        exps = np.full(steps, lo, dtype=exp_dt)  # one value: base**start (no step to take)
-    vals = np.power(np.float64(base), exps.astype(np.float64))
+        exps = np.full(steps, lo)  # one value: base**start (no step to take)
+    # the C library's pow, as PyTorch's kernel calls it (numpy's own pow rounds some values differently)
+    vals = np.array([math.pow(float(base), e) for e in exps.tolist()], dtype=np.float64)
     if dt.kind in "iu":
         vals = np.trunc(vals)
     return _make(xp.asarray(vals.astype(dt)), requires_grad)

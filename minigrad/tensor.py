@@ -32,6 +32,7 @@ class Tensor:
         "array", "requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
         "_grad_accumulator", "_hooks", "_post_accumulate_grad_hooks", "_retains_grad", "_base", "__weakref__",
         "_view_version",  # a view's: its base's version when its grad_fn was made (set with _base)
+        "_inference",  # True on a tensor made under inference_mode (unset otherwise)
     )
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 
@@ -55,8 +56,14 @@ class Tensor:
         self._retains_grad = False
         self._base = None
         self.requires_grad = False
+        if state.inference:
+            self._inference = True
         if requires_grad:
             self.requires_grad_(True)
+
+    def is_inference(self):
+        """Whether this tensor was made under `inference_mode()` (an inference tensor), as PyTorch's."""
+        return getattr(self, "_inference", False)
 
     def __getstate__(self):  # pickle and deepcopy: the tensor's own state, not its place in a graph
         return {name: getattr(self, name) for name in _PICKLED}
@@ -254,7 +261,9 @@ class Tensor:
     def __float__(self):
         if self.array.size != 1:  # (PyTorch's error for float(t), where t.item() raises a RuntimeError)
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if self.requires_grad and not _warned[0]:  # (PyTorch's, once a process; item() and int() say nothing)
+        # (PyTorch's, once a process, and only with grad mode on: LBFGS's float(loss) inside its no_grad step
+        # says nothing; item() and int() say nothing)
+        if self.requires_grad and state.grad_enabled and not _warned[0]:
             _warned[0] = True
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                           "Consider using tensor.detach() first.", UserWarning, stacklevel=2)

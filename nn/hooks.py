@@ -7,6 +7,7 @@ A module with no hooks pays one attribute check a call (`Module.__call__`); a ho
 after its tensor outputs: the output one sees grad_output, the input one grad_input and calls the hooks.
 """
 import itertools
+from collections import OrderedDict
 
 from minigrad import Tensor
 from minigrad.autograd import Function
@@ -17,11 +18,14 @@ _ids = itertools.count()
 class RemovableHandle:
     """What `register_*_hook` returns: `remove()` takes the hook out (also on leaving a `with` block)."""
 
-    def __init__(self, table, key=None):
+    def __init__(self, table, key=None, extra_tables=()):
         self.table, self.id = table, next(_ids) if key is None else key
+        self.extra_tables = extra_tables
 
     def remove(self):
         self.table.pop(self.id, None)
+        for extra in self.extra_tables:
+            extra.pop(self.id, None)
 
     def __enter__(self):
         return self
@@ -30,32 +34,46 @@ class RemovableHandle:
         self.remove()
 
 
-def add_hook(module, name, hook, prepend=False, **flags):
-    """Put `hook` in the module's table `name` (made on first use), with its flags; -> its handle."""
+# a flag of a hook kept as PyTorch keeps it: the hook's id in a table of its own beside the hooks' table
+_FLAG_TABLES = {("_forward_pre_hooks", "with_kwargs"): "_forward_pre_hooks_with_kwargs",
+                ("_forward_hooks", "with_kwargs"): "_forward_hooks_with_kwargs",
+                ("_forward_hooks", "always_call"): "_forward_hooks_always_called"}
+
+
+def _table(module, name):
     table = module.__dict__.get(name)
     if table is None:
-        table = {}
+        table = OrderedDict()
         object.__setattr__(module, name, table)
-    handle = RemovableHandle(table)
-    entry = (hook, flags)
+    return table
+
+
+def add_hook(module, name, hook, prepend=False, **flags):
+    """Put `hook` in the module's table `name` (made on first use; id -> hook, as PyTorch's), its true
+    flags in their tables beside it; -> its handle."""
+    table = _table(module, name)
+    extras = [_table(module, _FLAG_TABLES[name, flag]) for flag, on in flags.items() if on]
+    handle = RemovableHandle(table, extra_tables=extras)
+    for extra in extras:
+        extra[handle.id] = True
+    table[handle.id] = hook
     if prepend:
-        items = list(table.items())
-        table.clear()
-        table[handle.id] = entry
-        table.update(items)
-    else:
-        table[handle.id] = entry
+        table.move_to_end(handle.id, last=False)
     object.__setattr__(module, "_has_hooks", True)
     module._changes[0] += 1  # (a compiled call captured without this hook captures again)
     return handle
+
+
+_NONE = {}
 
 
 def call_with_hooks(module, args, kwargs):
     """module(*args, **kwargs) with its hooks: pre-hooks (may replace the arguments), the backward
     hooks' input node, forward, forward hooks (may replace the output), the backward hooks' output node."""
     d = module.__dict__
-    for hook, flags in list(d.get("_forward_pre_hooks", {}).values()):
-        if flags.get("with_kwargs"):
+    with_kwargs = d.get("_forward_pre_hooks_with_kwargs", _NONE)
+    for key, hook in list(d.get("_forward_pre_hooks", _NONE).items()):
+        if key in with_kwargs:
             result = hook(module, args, kwargs)
             if result is not None:
                 args, kwargs = result
@@ -67,15 +85,17 @@ def call_with_hooks(module, args, kwargs):
     state = _BackwardState(module) if backward else None
     if state is not None:
         args = state.wrap_inputs(args)
+    with_kwargs = d.get("_forward_hooks_with_kwargs", _NONE)
     try:
         out = module.forward(*args, **kwargs)
     except Exception:
-        for hook, flags in list(d.get("_forward_hooks", {}).values()):
-            if flags.get("always_call"):
-                hook(module, args, kwargs, None) if flags.get("with_kwargs") else hook(module, args, None)
+        always = d.get("_forward_hooks_always_called", _NONE)
+        for key, hook in list(d.get("_forward_hooks", _NONE).items()):
+            if key in always:
+                hook(module, args, kwargs, None) if key in with_kwargs else hook(module, args, None)
         raise
-    for hook, flags in list(d.get("_forward_hooks", {}).values()):
-        result = hook(module, args, kwargs, out) if flags.get("with_kwargs") else hook(module, args, out)
+    for key, hook in list(d.get("_forward_hooks", _NONE).items()):
+        result = hook(module, args, kwargs, out) if key in with_kwargs else hook(module, args, out)
         if result is not None:
             out = result
     if state is not None:
@@ -116,7 +136,7 @@ class _BackwardState:
 
     def on_output_grads(self, grads):
         module = self.module
-        for hook, _ in list(module.__dict__.get("_backward_pre_hooks", {}).values()):
+        for hook in list(module.__dict__.get("_backward_pre_hooks", _NONE).values()):
             result = hook(module, grads)
             if result is not None:
                 grads = tuple(result) if isinstance(result, (tuple, list)) else (result,)
@@ -134,7 +154,7 @@ class _BackwardState:
 
     def _call_hooks(self, grad_input):
         module, result = self.module, None
-        for hook, _ in list(module.__dict__.get("_backward_hooks", {}).values()):
+        for hook in list(module.__dict__.get("_backward_hooks", _NONE).values()):
             out = hook(module, grad_input, self.grad_output)
             if out is not None:
                 grad_input = result = tuple(out) if isinstance(out, (tuple, list)) else (out,)

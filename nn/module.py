@@ -14,6 +14,7 @@ import minigrad
 from minigrad import Tensor, dtypes
 from minigrad.autograd import recording
 from minigrad.device import device as Device
+from minigrad.device import _TORCH_TYPES as _DEVICE_TYPES
 from minigrad.device import array_module, module_for, to_device
 
 from . import hooks
@@ -62,6 +63,11 @@ def _check_member_name(kind, name):
 # instead of walking every submodule at every compiled call.
 module_changes = [0]
 _UNSET = object()
+
+
+_HOOK_TABLES = frozenset(("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks",
+                          "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                          "_forward_hooks_always_called"))
 
 
 class _Members(OrderedDict):
@@ -291,6 +297,10 @@ class Module:
             for table in (d["_parameters"], d["_buffers"], d["_modules"]):
                 if name in table:
                     return table[name]
+            if name in _HOOK_TABLES:  # a hook table no hook was registered in yet: empty, as PyTorch's
+                table = OrderedDict()
+                object.__setattr__(self, name, table)
+                return table
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
@@ -499,8 +509,8 @@ class Module:
         for a in args:
             if isinstance(a, Tensor):
                 dev, dt = a.device, a.dtype
-            elif isinstance(a, (str, Device)) and str(a).split(":")[0] in ("cpu", "cuda"):
-                dev = a
+            elif isinstance(a, Device) or isinstance(a, str) and a.split(":")[0] in _DEVICE_TYPES:
+                dev = a  # ('meta', 'mps', ...: PyTorch's device names, refused below with what minigrad has)
             else:
                 dt = a
         if dt is not None:

@@ -10,6 +10,7 @@ the ctx that forward fills IS the node that backward later runs on. `wrap_output
 forward's arrays into the Tensors `apply` returns, each pointing at the node.
 """
 import itertools
+import re
 import threading
 import weakref
 from itertools import repeat
@@ -21,6 +22,8 @@ from ..device import array_module
 from ..dtypes import from_numpy_dtype
 from .recording import hook as _capture  # (minigrad.compile's per-thread hook)
 from .grad_mode import state
+
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 
 # Bound by minigrad.tensor right after it defines the class (it imports this module, so this module
 # cannot import it): the hot path of Function.apply then pays no import per call.
@@ -51,8 +54,10 @@ class Node:
         """The node's name, e.g. 'MulBackward0' (as PyTorch's `grad_fn.name()`)."""
         return type(self).__name__
 
+    _repr_prefix = ""  # a user Function's nodes: "minigrad.autograd.function.", as PyTorch's show their module
+
     def __repr__(self):
-        return f"<{type(self).__name__} object at {id(self):#x}>"
+        return f"<{self._repr_prefix}{type(self).__name__} object at {id(self):#x}>"
 
     def register_hook(self, fn):
         """`fn(grad_inputs, grad_outputs)` runs after this node's backward."""
@@ -160,21 +165,26 @@ class SavedTensor:
         return t
 
     def _version_message(self, node):
-        # As PyTorch: a saved output names its own node; a saved input names the node that
-        # produces it now (after an in-place op, the in-place op's node); a leaf names none.
+        # As PyTorch 2.13's: a saved output names its own node; a saved input names the node that
+        # produces it now (after an in-place op, the in-place op's node); a leaf names none. The node's
+        # name loses its "Backward0" ("output 0 of Mul"); the hint depends on anomaly mode.
         fn = node if self.is_output else getattr(self.tensor, "grad_fn", None)
         if fn is not None:
             nr = 0 if self.is_output else self.tensor._output_nr
-            where = f", which is output {nr} of {fn.name()},"
+            where = f", which is output {nr} of {_BACKWARD_SUFFIX.sub('', fn.name())},"
         else:
             where = ""
         dims = ", ".join(str(s) for s in self.shape)
+        if state.anomaly:
+            hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. "
+                    "The variable in question was changed in there or anywhere later. Good luck!")
+        else:
+            hint = ("Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+                    "with minigrad.autograd.set_detect_anomaly(True, check_nan=False).")
         return (
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [minigrad.{from_numpy_dtype(self.dtype)._legacy} [{dims}]]{where} is at version "
-            f"{self.counter[0]}; expected version {self.version} instead. Hint: the backtrace "
-            "further above shows the operation that failed to compute its gradient. The variable "
-            "in question was changed in there or anywhere later. Good luck!"
+            f"{self.counter[0]}; expected version {self.version} instead. {hint}"
         )
 
     def release(self):
@@ -365,14 +375,34 @@ class _ForwardOnlyContext:
         pass
 
 
+def _no_setup_context(ctx, inputs, output):
+    """Function's own setup_context: not overridden, forward takes ctx first (the classic style)."""
+    raise NotImplementedError("You must implement the setup_context() staticmethod to use this style of "
+                              "autograd.Function (a forward without ctx)")
+
+
 class FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
         node_name = attrs.get("node_name") or f"{name}Backward"
-        cls._backward_cls = type(node_name, (BackwardNode,), {"_forward_cls": cls, "__module__": cls.__module__})
+        ours = cls.__module__.split(".")[0] in ("minigrad", "nn", "gpt")  # the engine's, nn's and gpt's ops
+        cls._backward_cls = type(node_name, (BackwardNode,), {
+            "_forward_cls": cls, "__module__": cls.__module__,
+            "_repr_prefix": "" if ours else "minigrad.autograd.function."})
         # PyTorch gives a user Function an edge for every tensor argument; a built-in op has edges only
         # for its differentiable (floating) inputs: no edge for where's condition or gather's index.
         cls._float_edges_only = cls.__module__.startswith("minigrad.")
+        # forward as apply calls it, with the context first: PyTorch 2's other style, a forward without ctx
+        # and a `setup_context(ctx, inputs, output)` that saves what backward needs, is adapted to it
+        forward, setup = cls.forward, getattr(cls, "setup_context", None)
+        if setup is not None and getattr(setup, "__func__", setup) is not _no_setup_context:
+            def forward_with_ctx(ctx, *args):
+                out = forward(*args)
+                setup(ctx, args, out)
+                return out
+            cls._forward_with_ctx = staticmethod(forward_with_ctx)
+        else:
+            cls._forward_with_ctx = staticmethod(forward)
 
 
 class Function(metaclass=FunctionMeta):
@@ -410,6 +440,8 @@ class Function(metaclass=FunctionMeta):
     def backward(ctx, *grad_outputs):
         raise NotImplementedError
 
+    setup_context = staticmethod(_no_setup_context)
+
     @classmethod
     def apply(cls, *args):
         if _capture.recorder is not None:  # minigrad.compile is capturing: it runs and records this
@@ -425,7 +457,7 @@ class Function(metaclass=FunctionMeta):
         if not record:  # nothing to record: no node, no edges, nothing saved
             ctx = _ForwardOnlyContext()
             ctx.needs_input_grad = (False,) * len(args)
-            out = cls.forward(ctx, *args)
+            out = cls._forward_with_ctx(ctx, *args)
             if (type(out) is np.ndarray or isinstance(out, np.generic)) and ctx._dirty is None:  # the usual: one new array
                 return Tensor(out)
             return wrap_outputs(out, None, args, ctx)
@@ -462,7 +494,7 @@ class Function(metaclass=FunctionMeta):
         node._n_args = len(args)
         state.grad_enabled = False  # forward bodies run with grad mode off, as in PyTorch
         try:
-            out = cls.forward(node, *args)
+            out = cls._forward_with_ctx(node, *args)
         finally:
             state.grad_enabled = True  # it was on: that is how we got here
         return wrap_outputs(out, node, args, node)

@@ -204,11 +204,11 @@ class Forward:
         if not self.keeps_ctx:
             ctx = _ForwardOnlyContext()
             ctx.needs_input_grad = (False,) * len(args)
-            out = cls.forward(ctx, *args)
+            out = cls._forward_with_ctx(ctx, *args)
         else:
             ctx = self.node_cls()
             ctx.__dict__.update(self.node_attrs)
-            out = cls.forward(ctx, *args)
+            out = cls._forward_with_ctx(ctx, *args)
             for k, v in self.after_apply:
                 setattr(ctx, k, v)
             ctxs[i] = ctx

@@ -670,13 +670,10 @@ def _check_bin_count(bins):
 
 
 def _even_edges(xp, lo, hi, bins, dt):
-    """bins + 1 edges from lo to hi as PyTorch's linspace makes them in dtype dt: from both ends toward the
-    middle (so both ends are exact), stepping in dt itself. (PyTorch's vectorized kernel may round an
-    inner edge one unit in the last place differently.)"""
-    lo, hi = dt.type(lo), dt.type(hi)
-    i = np.arange(bins + 1, dtype=dt)
-    step = (hi - lo) / dt.type(bins)
-    return xp.asarray(np.where(i < (bins + 1) // 2, lo + step * i, hi - step * (dt.type(bins) - i)))
+    """bins + 1 edges from lo to hi as PyTorch's histogram makes them: its linspace in dtype dt, bit for bit."""
+    from ..factory import _float_ramp
+
+    return xp.asarray(_float_ramp(lo, hi, bins + 1, np.dtype(dt)))
 
 
 def _bin_counts(xp, x, edges, w, dt):

@@ -235,6 +235,9 @@ class PowScalar(Function):
         return g * (e * a ** (e - 1)), None
 
 
+PowScalar._backward_cls._saved_exponent = property(lambda node: node.exponent)  # PyTorch's name for it
+
+
 class PowTensor(Function):
     node_name = "PowBackward1"
     saves_result = True

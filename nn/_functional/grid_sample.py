@@ -38,7 +38,7 @@ def _base_coords(n, align_corners, dtype, device):
     if n <= 1:
         return minigrad.zeros(max(n, 0), dtype=dtype, device=device)
     r = minigrad.linspace(-1, 1, n, dtype=dtype, device=device)
-    return r if align_corners else r * ((n - 1) / n)
+    return r if align_corners else r * (n - 1) / n  # two roundings, as PyTorch's
 
 
 def affine_grid(theta, size, align_corners=None):
@@ -85,10 +85,20 @@ def affine_grid(theta, size, align_corners=None):
     return grid.reshape(n, h, w, 2)
 
 
+def _fused(a, b, c):
+    """a * b + c (b, c numbers) rounded once for float32, as PyTorch's CPU kernels compute it (a fused
+    multiply-add: float32 products are exact in float64); other dtypes round twice."""
+    if a.dtype != minigrad.float32:
+        return a * b + c
+    return (a.double() * b + c).float()
+
+
 def _unnormalize(coord, size, align_corners):
+    """Pixel coordinates as PyTorch's CPU grid sampler computes them: (coord + 1) * (size - 1) / 2 with
+    align_corners, else (coord + 1) * size / 2 - 0.5 fused into one rounding."""
     if align_corners:
-        return (coord + 1) / 2 * (size - 1)
-    return ((coord + 1) * size - 1) / 2
+        return (coord + 1) * ((size - 1) / 2)
+    return _fused(coord + 1, size / 2, -0.5)
 
 
 def _clip(coord, size):
@@ -182,13 +192,22 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         never = minigrad.zeros(xn.shape, dtype=minigrad.bool, device=xn.device)
         out = v * inside + minigrad.where(never, xn + yn, 0.0)  # 0, linking the grid: its gradient is zeros
     else:
+        # PyTorch's CPU kernel's arithmetic: the distances to each side (west = ix - x0, east = 1 - west;
+        # north and south for y), each corner's weight the product of the two distances away from it, and the four terms added in one fused chain
         x0, y0 = ix.detach().floor(), iy.detach().floor()
         x1, y1 = x0 + 1, y0 + 1
+        west, north = ix - x0, iy - y0
+        east, south = 1 - west, 1 - north
         out = None
-        for xi, yi, wgt in ((x0, y0, (x1 - ix) * (y1 - iy)), (x1, y0, (ix - x0) * (y1 - iy)),
-                            (x0, y1, (x1 - ix) * (iy - y0)), (x1, y1, (ix - x0) * (iy - y0))):
+        for xi, yi, wgt in ((x0, y0, south * east), (x1, y0, south * west), (x0, y1, north * east),
+                            (x1, y1, north * west)):
             v, inside = tap(xi, yi)
-            term = v * (wgt * inside)
-            out = term if out is None else out + term
+            v = v * inside
+            if out is None:
+                out = v * wgt
+            elif out.dtype == minigrad.float32:
+                out = (out.double() + v.double() * wgt.double()).float()
+            else:
+                out = out + v * wgt
     return out.reshape(n, c, ho, wo)
 

@@ -16,7 +16,7 @@ import functools
 
 import numpy as np
 
-from minigrad import Tensor, enable_grad
+from minigrad import Tensor, enable_grad, no_grad
 from minigrad.device import array_module
 
 from .optimizer import Optimizer
@@ -84,6 +84,12 @@ class LBFGS(Optimizer):
 
     # ---- the step ----------------------------------------------------------------------------------
     def step(self, closure):
+        """One optimization step: up to max_iter iterations, each calling closure() (with grad enabled)
+        once or more; returns the first call's loss. Runs with grad disabled otherwise, as PyTorch's."""
+        with no_grad():
+            return self._step(closure)
+
+    def _step(self, closure):
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]

@@ -109,7 +109,7 @@ def remove_spectral_norm(module, name="weight"):
     if key is None:
         raise ValueError(f"spectral_norm of '{name}' not found in {module}")
     hooks = module.__dict__["_forward_pre_hooks"]
-    hooks[key][0].remove(module)
+    hooks[key].remove(module)
     del hooks[key]
     state_hooks = module.__dict__.get("_state_dict_hooks", {})
     for k, hook in list(state_hooks.items()):

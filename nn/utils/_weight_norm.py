@@ -50,7 +50,7 @@ class WeightNorm:
 
 def _find(module, name, kind=WeightNorm):
     """The id of the `kind` hook on `name` among the module's forward pre-hooks, or None."""
-    for key, (hook, _) in module.__dict__.get("_forward_pre_hooks", {}).items():
+    for key, hook in module.__dict__.get("_forward_pre_hooks", {}).items():
         if isinstance(hook, kind) and hook.name == name:
             return key
     return None
@@ -69,6 +69,6 @@ def remove_weight_norm(module, name="weight"):
     if key is None:
         raise ValueError(f"weight_norm of '{name}' not found in {module}")
     hooks = module.__dict__["_forward_pre_hooks"]
-    hooks[key][0].remove(module)
+    hooks[key].remove(module)
     del hooks[key]
     return module

@@ -153,7 +153,7 @@ def test_a_saved_tensor_changed_in_place_before_backward_is_eagers_error(what):
     assert cf.stats.replays == 1
     assert all(m is not None and "modified by an inplace operation" in m for m in messages)
     if what == "result":  # the saved result names its node: TanhBackward0 eagerly, the compiled op's here
-        assert "output 0 of CompiledFunctionBackward" in messages[2]
+        assert "output 0 of CompiledFunction," in messages[2]
     else:
         same_versions = [re.sub(r"version \d+", "version N", m) for m in messages]  # (the weight's grow run by run)
         assert same_versions[2] == same_versions[0]

@@ -498,3 +498,112 @@ def test_meshgrid_without_indexing_warns_and_is_ij_as_pytorchs():
     assert mine == _said(lambda: torch.meshgrid(torch.tensor(a), torch.tensor(b)))
     assert minigrad.meshgrid(minigrad.tensor(a), minigrad.tensor(b), indexing="ij")[0].shape == (2, 3)
     assert _said(lambda: minigrad.meshgrid(minigrad.tensor(a), minigrad.tensor(b), indexing="xy")) == []
+
+
+# ---- float() of a tensor that requires grad ----------------------------------------------------------------
+def test_float_of_a_grad_tensor_warns_only_with_grad_mode_on(monkeypatch):
+    """As PyTorch's: float(loss) warns (once a process) with grad mode on, never under no_grad, so LBFGS,
+    whose step runs under no_grad and calls float() of the closure's loss, says nothing (the style-transfer
+    tutorial printed the warning)."""
+    import sys
+
+    import nn.optim as optim
+
+    tensor_module = sys.modules["minigrad.tensor"]
+
+    monkeypatch.setattr(tensor_module, "_warned", [False])
+    x = minigrad.tensor([1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with minigrad.no_grad():
+            float((x * x).sum())
+        opt = optim.LBFGS([x], max_iter=3)
+
+        def closure():
+            opt.zero_grad()
+            loss = (x * x).sum()
+            loss.backward()
+            assert minigrad.is_grad_enabled()
+            return loss
+
+        opt.step(closure)
+    assert not [w for w in caught if "to a scalar" in str(w.message)]
+    with pytest.warns(UserWarning, match="Converting a tensor with requires_grad=True to a scalar"):
+        float((x * x).sum())
+
+
+# ---- autograd.Function with setup_context (PyTorch 2's style), node reprs, saved attributes -----------------
+def _cube_function(m):
+    class MyCube(m.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x ** 3, 3 * x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            (x,), (_, dx) = inputs, output
+            ctx.save_for_backward(x, dx)
+
+        @staticmethod
+        def backward(ctx, grad_output, grad_dx):
+            x, dx = ctx.saved_tensors
+            return grad_output * dx + grad_dx * 6 * x
+
+    class Linear(m.autograd.Function):
+        @staticmethod
+        def forward(input, weight, bias):
+            return input.mm(weight.t()) + bias
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, weight, bias = ctx.saved_tensors
+            return (grad_output.mm(weight) if ctx.needs_input_grad[0] else None,
+                    grad_output.t().mm(input) if ctx.needs_input_grad[1] else None,
+                    grad_output.sum(0) if ctx.needs_input_grad[2] else None)
+
+    return MyCube, Linear
+
+
+@pytest.mark.parametrize("lib", ["torch", "minigrad"])
+def test_function_with_setup_context(lib):
+    m = pytest.importorskip("torch") if lib == "torch" else minigrad
+    MyCube, Linear = _cube_function(m)
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    result, dx = MyCube.apply(x)
+    (g,) = m.autograd.grad(result.sum(), x, create_graph=True)
+    (g2,) = m.autograd.grad(g.sum(), x)
+    assert g.tolist() == [3.0, 12.0] and g2.tolist() == [6.0, 12.0]
+    assert type(result.grad_fn).__name__ == "MyCubeBackward"
+    a, w, b = m.ones(2, 3), m.full((4, 3), 2.0, requires_grad=True), m.zeros(4, requires_grad=True)
+    out = Linear.apply(a, w, b)
+    out.sum().backward()
+    assert out.tolist() == [[6.0] * 4] * 2 and w.grad.tolist() == [[2.0] * 3] * 4 and b.grad.tolist() == [2.0] * 4
+    with m.no_grad():  # no node: setup_context still runs (its saves go nowhere)
+        assert MyCube.apply(m.tensor([2.0]))[0].tolist() == [8.0]
+
+
+def test_user_function_node_repr_and_saved_exponent_as_torch():
+    torch = pytest.importorskip("torch")
+    reprs = []
+    for m in (torch, minigrad):
+        MyCube, _ = _cube_function(m)
+        x = m.tensor([1.0], requires_grad=True)
+        node = MyCube.apply(x)[0].grad_fn
+        reprs.append(repr(node).split(" object at")[0].replace("minigrad", "torch"))
+        assert (x ** 2).grad_fn._saved_exponent == 2
+    assert reprs[0] == reprs[1] == "<torch.autograd.function.MyCubeBackward"
+
+
+@pytest.mark.parametrize("lib", ["torch", "minigrad"])
+def test_is_inference(lib):
+    m = pytest.importorskip("torch") if lib == "torch" else minigrad
+    w = m.ones(3, requires_grad=True)
+    with m.inference_mode():
+        r = w * 2
+    with m.no_grad():
+        q = w * 2
+    assert r.is_inference() and not q.is_inference() and not w.is_inference()
