@@ -1,4 +1,4 @@
-"""minigrad.func on the tutorials' own patterns (per-sample gradients, ensembling, Jacobians), against PyTorch."""
+"""minigrad.func (torch.func) against PyTorch: the per-sample-gradient, model-ensembling and Jacobian/Hessian
 tutorials' computations on the same numbers, compositions (vmap of grad, jacrev of jacrev, jvp of grad, a
 result differentiated again by .backward()), functional_call's tied weights, and the error texts."""
 import numpy as np
