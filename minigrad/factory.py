@@ -1,6 +1,8 @@
 """Tensor factories with PyTorch's names and signatures: tensor, zeros, ones, randn, arange, ..."""
 import builtins
 import copy
+import functools
+import itertools
 import warnings
 
 import numpy as np
@@ -13,8 +15,6 @@ from .tensor import Tensor
 
 def _size_keyword(fn):
     """PyTorch also takes the shape as `size=` (`ones(size=(2, 3))`)."""
-    import functools
-
     @functools.wraps(fn)
     def op(*size, **kwargs):
         if "size" in kwargs:
@@ -51,17 +51,50 @@ def _make(array, requires_grad):
     return t
 
 
+_SEQUENCES = (list, tuple, range)
+_PYTHON_DTYPES = {builtins.bool: np.dtype(np.bool_), builtins.int: np.dtype(np.int64)}  # (float: the default, when asked)
+
+
+def _element_dtype(x):
+    """The numpy dtype PyTorch infers for one element of `tensor()`'s data."""
+    t = type(x)
+    if t is builtins.float:
+        return dtypes.default_float.np
+    if t in _PYTHON_DTYPES:
+        return _PYTHON_DTYPES[t]
+    if isinstance(x, Tensor):
+        return x.array.dtype
+    if isinstance(x, (np.generic, np.ndarray)):
+        return x.dtype
+    if isinstance(x, complex):
+        return np.dtype(np.complex128)  # (refused with the other unsupported dtypes once it is an array)
+    if isinstance(x, str):
+        raise TypeError(f"new(): invalid data type '{t.__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {t.__name__}")
+
+
 def _infer_dtype(data):
-    """PyTorch's inference for Python data: bools stay bool, ints are int64, floats float32."""
-    flat = data
-    while isinstance(flat, (list, tuple)) and flat:
-        flat = flat[0]
-    if isinstance(flat, (bool, np.bool_)):
-        return np.bool_
-    if isinstance(flat, (builtins.int, np.integer)):
-        arr = np.asarray(data)
-        return np.int64 if arr.dtype.kind in "iu" else dtypes.default_float.np
-    return dtypes.default_float.np
+    """PyTorch's inference for Python data: every element's dtype promoted together (bools are bool, ints
+    int64, floats the default float, numpy scalars, arrays and tensors their own dtype), so `[True, 2]` is
+    int64, `[np.float64(1.5), 2]` float64 and `range(3)` int64; no elements at all, the default float."""
+    if not isinstance(data, _SEQUENCES):
+        return _element_dtype(data)
+    found = set()
+    level = [data]
+    while level:  # one level of nesting at a time, each in C loops (a long list of rows costs little)
+        items = level[0] if len(level) == 1 else list(itertools.chain.from_iterable(level))
+        kinds = set(map(type, items))
+        level = []
+        for kind in kinds:
+            if issubclass(kind, _SEQUENCES):
+                level += items if len(kinds) == 1 else [s for s in items if type(s) is kind]
+            elif kind is builtins.float or kind in _PYTHON_DTYPES:
+                found.add(_element_dtype(kind()))  # (one of a Python type stands for all of them)
+            else:
+                found.update(_element_dtype(s) for s in items if type(s) is kind)
+    if not found:
+        return dtypes.default_float.np
+    return functools.reduce(dtypes.promote_types, found)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
@@ -97,9 +130,9 @@ def _tensor(data, dtype, device, requires_grad, xp):
             pass
         arr = to_device(arr, device) if device is not None else arr
         return _make(arr, requires_grad)
-    dt = _dt(dtype) if dtype is not None else None
+    dt = _dt(dtype) if dtype is not None else _infer_dtype(data)
     try:
-        arr = np.array(data, dtype=_infer_dtype(data) if dt is None else dt)
+        arr = np.array(data, dtype=dt)
     except (ValueError, TypeError) as e:
         _check_nesting(data)  # (nested lists of unequal lengths: PyTorch's error, naming the dim)
         raise TypeError(f"could not make a tensor from {type(data).__name__}: {e}") from None

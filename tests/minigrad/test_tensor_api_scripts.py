@@ -1,0 +1,33 @@
+"""The tensor API as training scripts, notebooks and tutorials use it, against PyTorch: what they compute,
+print and convert (the combinations and edges of single ops)."""
+import numpy as np
+import pytest
+
+import minigrad
+
+torch = pytest.importorskip("torch")
+
+
+def _both(make):
+    """`make(lib)` under minigrad and under PyTorch: (value or exception type and text) for each."""
+    out = []
+    for lib in (minigrad, torch):
+        try:
+            out.append(make(lib))
+        except Exception as e:  # noqa: BLE001 (the error is what is compared)
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+@pytest.mark.parametrize("data", [
+    [True, 2], [True, 1.5], range(3), [range(2), range(2)], [np.float64(1.5), 2], [np.float32(1.5), 2.0],
+    [np.float16(1), 1.5], [np.int32(1), np.int32(2)], [np.uint8(1), np.int8(1)], [[1, 2], [3.5, 4]],
+    [np.array([1, 2], dtype=np.int32), [3, 4]], [], [[], []], (1, 2), [1, None], [1, "a"], [object()],
+])
+def test_tensor_infers_dtype_from_every_element(data):
+    def make(lib):
+        t = lib.tensor(data)
+        return str(t.dtype).split(".")[1], list(t.shape), t.tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
