@@ -5,6 +5,7 @@ A tensor wraps a numpy (or cupy) array, `.array`, and carries `requires_grad`, `
 its views, which in-place ops bump so that saved tensors can be checked. Ops live in
 `minigrad/ops/`; they are attached to Tensor as methods at import time.
 """
+import operator
 import warnings
 from builtins import bool as builtins_bool
 from builtins import float as builtins_float
@@ -114,11 +115,11 @@ class Tensor:
     # ---- what it is -------------------------------------------------------------------
     @property
     def shape(self):
-        return Size(self.array.shape)
+        return _size_of(self.array.shape)
 
     def size(self, dim=None):
         """The shape, or its length along `dim`."""
-        return Size(self.array.shape) if dim is None else self.array.shape[self._dim(dim)]
+        return _size_of(self.array.shape) if dim is None else self.array.shape[self._dim(dim)]
 
     @property
     def ndim(self):
@@ -559,7 +560,42 @@ def legacy_array(dtype, args):
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple that prints like PyTorch's `torch.Size([2, 3])`."""
+    """A tensor's shape: a tuple that prints like PyTorch's `torch.Size([2, 3])`, of ints only, and a Size again
+    after `+`, `*` and slicing (`x.shape[:-1] + (n,)`)."""
+
+    def __new__(cls, sizes=()):
+        sizes = tuple(sizes)
+        for s in sizes:  # (the usual: plain ints, taken as they are)
+            if type(s) is not builtins_int:
+                break
+        else:
+            return tuple.__new__(cls, sizes)
+        out = []
+        for i, s in enumerate(sizes):
+            try:
+                out.append(operator.index(s))  # (an integer 0-d tensor, a numpy integer, a bool)
+            except TypeError:
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is '{type(s).__name__}')") from None
+        return tuple.__new__(cls, out)
+
+    def __getitem__(self, i):
+        out = tuple.__getitem__(self, i)
+        return Size(out) if type(i) is slice else out
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):  # (`(n,) + x.shape`: Python asks the subclass on the right first)
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
 
     def __repr__(self):
         return f"minigrad.Size([{', '.join(str(s) for s in self)}])"
@@ -569,6 +605,11 @@ class Size(tuple):
         for s in self:
             n *= s
         return n
+
+
+def _size_of(shape):
+    """An array's shape as a Size (its ints need no checking: each `.shape` costs what a tuple would)."""
+    return tuple.__new__(Size, shape)
 
 
 class _RetainGrad:

@@ -31,3 +31,17 @@ def test_tensor_infers_dtype_from_every_element(data):
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("expr", [
+    "S([2, 3]) + (4,)", "(4,) + S([2, 3])", "S([2, 3]) + S([1])", "S([2, 3])[1:]", "S([2, 3])[::-1]", "S([2, 3]) * 2",
+    "2 * S([1])", "S([2, 3])[0]", "S([lib.tensor(3), np.int64(2), True])", "S([2.5])", "S(['a'])", "S([lib.tensor(2.)])",
+    "S([2, 3]) + [4]", "lib.ones(2, 3).shape[:-1] + (5,)", "lib.ones(2, 3).size()[1:]",
+])
+def test_size_stays_a_size(expr):
+    def make(lib):
+        r = eval(expr, {"S": lib.Size, "lib": lib, "np": np})
+        return type(r).__name__, repr(r).replace("minigrad.", "torch.")
+
+    ours, theirs = _both(make)
+    assert ours == theirs
