@@ -45,3 +45,22 @@ def test_size_stays_a_size(expr):
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+_NAN_ROWS = [[1.0, float("nan"), 2.0, float("nan"), 0.0], [float("nan")] * 5, [4.0, 3.0, 2.0, 1.0, 0.0],
+             [float("nan"), 1.0, 2.0, 3.0, 5.0]]
+
+
+@pytest.mark.parametrize("expr", [
+    "x.median()", "x.nanmedian()", "x.median(1)", "x.nanmedian(1)", "x.median(0, keepdim=True)", "x[2:].median()",
+    "x.quantile(0.3, 1)", "x.nanquantile(0.3, 1)", "x.nanquantile(lib.tensor([0.3, 0.5]), 1, interpolation='nearest')",
+    "x.nanquantile(0.3)", "x.quantile(0.3)", "x.nanquantile(0.5, 1, interpolation='midpoint')",
+    "x.nanquantile(0.5, 1, keepdim=True, interpolation='lower')", "x[2:].quantile(0.25, 1, interpolation='higher')",
+])
+def test_median_and_quantile_of_nan(expr):
+    def make(lib):
+        r = eval(expr, {"x": lib.tensor(_NAN_ROWS), "lib": lib})
+        return [t.tolist() for t in (r if isinstance(r, tuple) else (r,))]
+
+    ours, theirs = _both(make)
+    np.testing.assert_equal(ours, theirs)
