@@ -361,13 +361,13 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) over `dim`: `unbiased` (PyTorch's older flag) or `correction` as in std."""
-    return (reduction.std(input, dim, unbiased, keepdim=keepdim, correction=correction),
+    return (reduction._spread(reduction.Std, "std_mean", input, dim, unbiased, keepdim, correction),
             reduction.mean(input, dim, keepdim))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) over `dim`: `unbiased` (PyTorch's older flag) or `correction` as in var."""
-    return (reduction.var(input, dim, unbiased, keepdim=keepdim, correction=correction),
+    return (reduction._spread(reduction.Var, "var_mean", input, dim, unbiased, keepdim, correction),
             reduction.mean(input, dim, keepdim))
 
 

@@ -94,8 +94,11 @@ def _mean_array(a, dims, keepdim):
     """`a.mean(axis=dims, keepdims=keepdim)`: for a float32 or float64 numpy array of some elements, the
     steps numpy's own mean takes (the sum, then a division by the count as an intp), without the Python
     around them that costs a small tensor's mean three times its arithmetic; the same bits."""
-    if type(a) is not np.ndarray or a.dtype.itemsize < 4 or not a.size:
-        return a.mean(axis=dims, keepdims=keepdim)  # (float16's float32 sum, cupy's, an empty mean's warning)
+    if not a.size:  # nan, which says it: PyTorch does not warn, numpy does
+        with _quiet(), np.errstate(invalid="ignore"):
+            return a.mean(axis=dims, keepdims=keepdim)
+    if type(a) is not np.ndarray or a.dtype.itemsize < 4:
+        return a.mean(axis=dims, keepdims=keepdim)  # (float16's float32 sum, cupy's)
     total = np.add.reduce(a, axis=dims, keepdims=keepdim)
     n = _count(a.shape, dims)
     if type(total) is np.ndarray:
@@ -253,21 +256,29 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
-def _floating(input):
-    if input.array.dtype.kind != "f":
-        raise RuntimeError("std and var only support floating point and complex dtypes")
-
-
 def var(input, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance over `dim`, with Bessel's correction by default (correction=1)."""
-    _floating(input)
-    return Var.apply(input, normalize_dims(dim, input.array.ndim), _correction(unbiased, correction), keepdim)
+    return _spread(Var, "var", input, dim, unbiased, keepdim, correction)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation over `dim` (correction=1 by default)."""
-    _floating(input)
-    return Std.apply(input, normalize_dims(dim, input.array.ndim), _correction(unbiased, correction), keepdim)
+    return _spread(Std, "std", input, dim, unbiased, keepdim, correction)
+
+
+def _spread(cls, name, input, dim, unbiased, keepdim, correction):
+    """var or std (cls) of `input`, checked as PyTorch's `name` (var, std, var_mean, std_mean) checks it."""
+    if input.array.dtype.kind != "f":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes" if name.endswith("_mean") else
+                           "std and var only support floating point and complex dtypes")
+    dims = normalize_dims(dim, input.array.ndim)
+    correction = _correction(unbiased, correction)
+    if _count(input.array.shape, dims) - correction <= 0:
+        from ..compiler import _user_stacklevel  # (the script's line, below the wrappers of `dim=` and `out=`)
+
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel).", UserWarning, stacklevel=_user_stacklevel())
+    return cls.apply(input, dims, correction, keepdim)
 
 
 class Amax(Function):

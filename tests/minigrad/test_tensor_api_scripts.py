@@ -64,3 +64,25 @@ def test_median_and_quantile_of_nan(expr):
 
     ours, theirs = _both(make)
     np.testing.assert_equal(ours, theirs)
+
+
+def _warnings_of(lib, expr):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            eval(expr, {"lib": lib})
+        except RuntimeError as e:
+            return str(e)
+    return [(w.category.__name__, str(w.message).split(" (Triggered internally")[0], w.filename) for w in caught]
+
+
+@pytest.mark.parametrize("expr", [
+    "lib.tensor([1.]).std()", "lib.tensor([1., 2.]).var(correction=2)", "lib.ones(3, 1).var(1)", "lib.std(lib.tensor([1.]))",
+    "lib.std_mean(lib.tensor([1.]))", "lib.var_mean(lib.tensor([1.]), 0)", "lib.tensor([1., 2.]).std()",
+    "lib.tensor([]).mean()", "lib.ones(0, 3).mean(0)", "lib.var_mean(lib.tensor([1]))", "lib.std_mean(lib.tensor([True]))",
+    "lib.tensor([1]).var()",
+])
+def test_spread_warnings_and_errors(expr):
+    assert _warnings_of(minigrad, expr) == _warnings_of(torch, expr)
