@@ -10,7 +10,7 @@ import numpy as np
 from . import dtypes, random
 from .autograd import recording
 from .device import module_for, to_device
-from .tensor import Tensor
+from .tensor import Tensor, _requiring_grad
 
 
 def _size_keyword(fn):
@@ -46,9 +46,7 @@ def _dt(dtype, default=None):
 
 def _make(array, requires_grad):
     t = Tensor(array)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return _requiring_grad(t) if requires_grad else t
 
 
 _SEQUENCES = (list, tuple, range)
@@ -467,7 +465,7 @@ def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad
         low, high = 0, low
     dt, dev = _like(input, dtype, device)
     out = randint(low, high, tuple(input.shape), dtype=dt, device=dev)
-    return out.requires_grad_(True) if requires_grad else out
+    return _requiring_grad(out) if requires_grad else out
 
 
 def bernoulli(input, p=None, generator=None):
@@ -499,7 +497,7 @@ def normal(mean, std=1.0, size=None, generator=None, dtype=None, device=None, re
     out = randn(size, dtype=dtype, device=device, generator=generator)
     with _no_grad():
         out = out * std + mean
-    return out.requires_grad_(True) if requires_grad else out
+    return _requiring_grad(out) if requires_grad else out
 
 
 def _no_grad():
@@ -516,4 +514,4 @@ def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
 def asarray(obj, dtype=None, device=None, copy=None, requires_grad=False):
     """`obj` as a tensor, sharing memory where it can (as_tensor's rule), or a copy when copy=True."""
     t = tensor(obj, dtype=dtype, device=device) if copy else as_tensor(obj, dtype=dtype, device=device)
-    return t.requires_grad_(True) if requires_grad else t
+    return _requiring_grad(t) if requires_grad else t

@@ -57,7 +57,7 @@ class Tensor:
         self._base = None
         self.requires_grad = False
         if requires_grad:
-            self.requires_grad_(True)
+            _requiring_grad(self)
 
     def __getstate__(self):  # pickle and deepcopy: the tensor's own state, not its place in a graph
         return {name: getattr(self, name) for name in _PICKLED}
@@ -345,9 +345,7 @@ class Tensor:
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
         if requires_grad and self.array.dtype.kind != "f":
-            raise RuntimeError(
-                f"only Tensors of floating point and complex dtype can require gradients (got {self.dtype})"
-            )
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.dtype})")
         if recording.hook.recorder is not None:  # in a minigrad.compile capture: a step on that call's value
             return recording.hook.recorder.on_requires_grad(self, bool(requires_grad))
         self.requires_grad = bool(requires_grad)
@@ -502,7 +500,7 @@ class Tensor:
         from .factory import full
 
         out = full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device)
-        return out.requires_grad_(True) if requires_grad else out
+        return _requiring_grad(out) if requires_grad else out
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
         from .factory import tensor
@@ -533,7 +531,7 @@ class Tensor:
 
         out = make(*sizes_or_keyword(name, size, kw, "size"), dtype=dtype or self.dtype,
                    device=device or self.device)
-        return out.requires_grad_(True) if requires_grad else out
+        return _requiring_grad(out) if requires_grad else out
 
 
 def legacy_array(dtype, args):
@@ -605,6 +603,14 @@ class Size(tuple):
         for s in self:
             n *= s
         return n
+
+
+def _requiring_grad(t):
+    """`t.requires_grad_()` for a new tensor made with `requires_grad=True` (a factory's, a Parameter's), whose
+    refusal of an integer tensor PyTorch words apart from requires_grad_'s."""
+    if t.array.dtype.kind != "f":
+        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got {t.dtype})")
+    return t.requires_grad_(True)
 
 
 def _size_of(shape):

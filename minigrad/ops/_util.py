@@ -13,11 +13,16 @@ from .conversion import to_copy
 def values_indices(values, indices, op):
     """What max(dim=), min(dim=), sort, topk, ... return: PyTorch's torch.return_types.<op>, a named tuple
     (values, indices) printed as PyTorch prints it."""
+    return return_type(op, ("values", "indices"))(values, indices)
+
+
+def return_type(op, fields):
+    """PyTorch's torch.return_types.<op>: a named tuple of `fields` printed as PyTorch prints it."""
     cls = _RETURN_TYPES.get(op)
     if cls is None:
-        cls = _RETURN_TYPES[op] = type(op, (namedtuple(op, ["values", "indices"]),),
+        cls = _RETURN_TYPES[op] = type(op, (namedtuple(op, fields),),
                                        {"__slots__": (), "__repr__": _return_type_repr, "__module__": "minigrad.return_types"})
-    return cls(values, indices)
+    return cls
 
 
 _RETURN_TYPES = {}

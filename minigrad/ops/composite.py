@@ -16,7 +16,7 @@ from . import indexing as indexing_ops  # (meshgrid has an argument named indexi
 from . import shape as shape_ops  # (many functions here have a local named shape)
 from ..autograd import recording
 from .array_op import array_op
-from ._util import binary_operands, check_index_entries, normalize_dim
+from ._util import binary_operands, check_index_entries, normalize_dim, return_type
 from ._util import broadcast_shapes as _broadcast_pair  # (two shapes; broadcast_shapes below takes many)
 
 # ---- aliases ------------------------------------------------------------------------------------------
@@ -353,10 +353,12 @@ def count_nonzero(input, dim=None):
 
 
 def aminmax(input, *, dim=None, keepdim=False):
-    from collections import namedtuple
-
-    pair = namedtuple("aminmax", ["min", "max"])
-    return pair(reduction.amin(input, dim, keepdim), reduction.amax(input, dim, keepdim))
+    """(min, max) over `dim`, as PyTorch's torch.return_types.aminmax."""
+    if dim is None and not input.array.size:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
+    if dim is not None and input.array.ndim and input.array.shape[normalize_dim(dim, input.array.ndim)] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {normalize_dim(dim, input.array.ndim)} to have non-zero size.")
+    return return_type("aminmax", ("min", "max"))(reduction.amin(input, dim, keepdim), reduction.amax(input, dim, keepdim))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):

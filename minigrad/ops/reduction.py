@@ -336,6 +336,12 @@ class MinAll(MaxAll):
     node_name = "MinBackward1"
 
 
+def _no_dim_of_nothing(name, input):
+    if not input.array.size:  # (no element to be the answer)
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")
+
+
 def _nonempty_dims(name, input, dims):
     for d in dims:
         if input.array.shape[d] == 0:
@@ -347,6 +353,8 @@ def amax(input, dim=None, keepdim=False):
     dims = normalize_dims(dim, input.array.ndim)
     if dim is not None:
         _nonempty_dims("amax", input, dims)
+    else:
+        _no_dim_of_nothing("amax", input)
     return Amax.apply(input, dims, keepdim, True)
 
 
@@ -355,6 +363,8 @@ def amin(input, dim=None, keepdim=False):
     dims = normalize_dims(dim, input.array.ndim)
     if dim is not None:
         _nonempty_dims("amin", input, dims)
+    else:
+        _no_dim_of_nothing("amin", input)
     return Amin.apply(input, dims, keepdim, False)
 
 
@@ -423,6 +433,7 @@ def _max_min(input, dim, keepdim, other, full_cls, dim_cls, pair_fn, largest):
 def max(input, dim=None, keepdim=False, other=None):
     """max(): the largest value; max(dim): (values, indices); max(a, b): elementwise."""
     if dim is None and other is None:  # (the usual, first)
+        _no_dim_of_nothing("max", input)
         return MaxAll.apply(input, tuple(range(input.array.ndim)), False, True)
     return _max_min(input, dim, keepdim, other, MaxAll, MaxDim, elementwise.maximum, True)
 
@@ -430,6 +441,7 @@ def max(input, dim=None, keepdim=False, other=None):
 def min(input, dim=None, keepdim=False, other=None):
     """min(): the smallest value; min(dim): (values, indices); min(a, b): elementwise."""
     if dim is None and other is None:
+        _no_dim_of_nothing("min", input)
         return MinAll.apply(input, tuple(range(input.array.ndim)), False, False)
     return _max_min(input, dim, keepdim, other, MinAll, MinDim, elementwise.minimum, False)
 

@@ -1,5 +1,7 @@
 """The tensor API as training scripts, notebooks and tutorials use it, against PyTorch: what they compute,
 print and convert (the combinations and edges of single ops)."""
+import re
+
 import numpy as np
 import pytest
 
@@ -86,3 +88,22 @@ def _warnings_of(lib, expr):
 ])
 def test_spread_warnings_and_errors(expr):
     assert _warnings_of(minigrad, expr) == _warnings_of(torch, expr)
+
+
+@pytest.mark.parametrize("expr", [
+    "lib.tensor([]).max()", "lib.tensor([]).min()", "lib.tensor([]).amax()", "lib.tensor([]).amin()",
+    "lib.max(lib.zeros(0, 3))", "lib.zeros(0, 3).aminmax()", "lib.zeros(0, 3).aminmax(dim=0)",
+    "repr(lib.tensor([[3., 1.], [0., 5.]]).aminmax())", "repr(lib.tensor([3, 1]).aminmax(dim=0, keepdim=True))",
+    "lib.tensor([[1., 2.], [3., 4.]]).topk(3)", "lib.tensor([1, 2]).requires_grad_()",
+    "lib.tensor([1], requires_grad=True)", "lib.ones(2, dtype=lib.long, requires_grad=True)",
+    "lib.arange(3, requires_grad=True)", "lib.nn.Parameter(lib.tensor([1]))", "lib.zeros_like(lib.tensor([1]), requires_grad=True)",
+    "lib.tensor([1]).new_zeros(2, requires_grad=True)", "lib.tensor([1]).new_full((2,), 3, requires_grad=True)",
+])
+def test_reduction_and_grad_flag_texts(expr):
+    def make(lib):
+        return str(eval(expr, {"lib": lib})).replace("minigrad.", "torch.")
+
+    ours, theirs = _both(make)
+    if isinstance(ours, tuple):  # (an error: minigrad may name what it was given in parentheses after PyTorch's text)
+        ours = (ours[0], re.sub(r" \([^()]*\)$", "", ours[1]))
+    assert ours == theirs
