@@ -59,7 +59,10 @@ def _check_broadcast(a, b):
 def as_tensor_like(x, ref, dtype):
     """A Python scalar or array as a (non-grad) tensor of `dtype` on `ref`'s device."""
     xp = array_module(ref.array)
-    return Tensor(xp.asarray(x, dtype=dtype))
+    try:
+        return Tensor(xp.asarray(x, dtype=dtype))
+    except OverflowError:  # a Python int past an integer dtype's range: PyTorch wraps it (uint8 - 3 adds 253)
+        return Tensor(xp.asarray(np.int64(x)).astype(dtype))
 
 
 def binary_operands(a, b):

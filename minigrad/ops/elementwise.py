@@ -242,7 +242,10 @@ class PowTensor(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save(self=a, other=b)
-        return a.array ** b.array
+        x, y = a.array, b.array
+        if y.dtype.kind in "iu" and x.dtype.kind in "iu" and bool((y < 0).any()):
+            return _int_pow_negative(x, y)
+        return x ** y
 
     @staticmethod
     def backward(ctx, g):  # d(a^b) = b a^(b-1) da + a^b log(a) db
@@ -257,6 +260,16 @@ class PowTensor(Function):
             zero = (a == 0) & (b >= 0)
             gb = sum_to(where(zero, 0.0, g * result * log(where(zero, 1.0, a))), b_shape)
         return ga, gb
+
+
+def _int_pow_negative(x, y):
+    """Integer x ** y where some y < 0 (numpy refuses them all): PyTorch's integer power, 1 / x ** -y rounded
+    towards 0, so 1 for x == 1, +-1 for x == -1 and 0 for every other x (0 too)."""
+    xp = array_module(x)
+    neg = y < 0
+    out = x ** xp.where(neg, 0, y)
+    inverse = xp.where(x == 1, 1, xp.where(x == -1, xp.where(y % 2 == 0, 1, -1), 0)).astype(out.dtype)
+    return xp.where(neg, inverse, out)
 
 
 class RPow(Function):
@@ -430,10 +443,14 @@ def div(input, other, rounding_mode=None):
     """input / other (true division; int inputs give float32), or floor/trunc division."""
     if rounding_mode is not None:
         return _rounded_div(input, other, rounding_mode)
+    from ..dtypes import default_float
+
+    if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.array.dtype.kind != "f":
+        # an integer tensor over a number: both as floats, never the number in the tensor's dtype first
+        # (`int8 / 1000` divides by 1000, not by 1000 wrapped to int8)
+        input = cast(input, default_float.np)
     a, b = binary_operands(input, other)
     if a.array.dtype.kind != "f":
-        from ..dtypes import default_float
-
         a, b = cast(a, default_float.np), cast(b, default_float.np)
     out = Div.apply(a, b)
     if out.grad_fn is not None:

@@ -107,3 +107,21 @@ def test_reduction_and_grad_flag_texts(expr):
     if isinstance(ours, tuple):  # (an error: minigrad may name what it was given in parentheses after PyTorch's text)
         ours = (ours[0], re.sub(r" \([^()]*\)$", "", ours[1]))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("expr", [
+    "lib.tensor([0, 1, -1, 2, -2, 3]) ** lib.tensor(-2)", "2 ** lib.tensor([-1, 0, 3])", "lib.pow(3, lib.tensor([-1, 2]))",
+    "lib.tensor([2, 3, 0]) ** lib.tensor([-1, 2, -1])", "(-1) ** lib.tensor([-1, -2, -3], dtype=lib.int8)",
+    "lib.tensor([3, 0, 200], dtype=lib.uint8) - 1", "lib.tensor([3, 0, 200], dtype=lib.uint8) + -3",
+    "-3 * lib.tensor([3, 0, 200], dtype=lib.uint8)", "lib.tensor([3, 0, 200], dtype=lib.uint8) > -1",
+    "lib.tensor([1, -2, 100], dtype=lib.int8) * 1000", "lib.tensor([1, -2, 100], dtype=lib.int8) / 1000",
+    "lib.tensor([3, 0, 200], dtype=lib.uint8) / -3", "lib.tensor([1, -2, 100], dtype=lib.int8).div(1000)",
+    "lib.tensor([1, -2, 100], dtype=lib.int8) // 1000", "lib.tensor([1, 2]) / 2", "lib.tensor([1, 2], dtype=lib.int32) / 2",
+])
+def test_integer_arithmetic_with_numbers(expr):
+    def make(lib):
+        r = eval(expr, {"lib": lib})
+        return str(r.dtype).split(".")[1], r.tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
