@@ -402,8 +402,17 @@ def _alpha_first(name, alpha):
     return alpha
 
 
-def _refuse_bool(x):
-    if x.__class__ is builtins.bool or (isinstance(x, Tensor) and x.array.dtype == np.bool_):
+def _is_bool(x):
+    return x.__class__ is builtins.bool or (isinstance(x, Tensor) and x.array.dtype == np.bool_)
+
+
+def refuse_bool_sub(input, other):
+    """PyTorch's refusal of a subtraction with a bool operand, in its words for one bool and for two."""
+    a, b = _is_bool(input), _is_bool(other)
+    if a and b:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if a or b:
         raise RuntimeError(_BOOL_SUB)
 
 
@@ -414,8 +423,7 @@ def sub(input, other, alpha=1):
     o = _plain_operand(input, other) if alpha == 1 else None  # (float operands only: no bool gets through)
     if o is not None:
         return apply_binary(Sub, input, other) if o is _RECORD else Tensor(input.array - o)
-    _refuse_bool(input)
-    _refuse_bool(other)
+    refuse_bool_sub(input, other)
     if alpha != 1:
         return _binary(Sub, input, other, alpha)
     return _binary(Sub, input, other)
@@ -423,8 +431,7 @@ def sub(input, other, alpha=1):
 
 def rsub(input, other):
     """other - input (for `2 - t`): PyTorch's RsubBackward1 when `other` is a number."""
-    _refuse_bool(input)
-    _refuse_bool(other)
+    refuse_bool_sub(input, other)
     if isinstance(other, Tensor):
         return _binary(Sub, other, input)
     a, b = binary_operands(input, other)

@@ -125,3 +125,31 @@ def test_integer_arithmetic_with_numbers(expr):
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("src", [
+    "x = lib.tensor([1, 2]); x.add_(0.5)", "x = lib.tensor([1, 2]); x /= 2", "x = lib.tensor([1, 2]); x.mul_(lib.tensor(2.5))",
+    "x = lib.tensor([True, False]); x.add_(1)", "x = lib.tensor([1, 2]); x.add_(1, alpha=0.5)",
+    "x = lib.tensor([1, 2]); x.add_(lib.tensor([1.5], dtype=lib.float64))", "x = lib.tensor([True]); x.sub_(True)",
+    "x = lib.tensor([True]); x.sub_(1)", "x = lib.tensor([True]); x - True", "x = lib.tensor([True]); True - x",
+    "x = lib.tensor([True]); x - lib.tensor([1])", "x = lib.tensor([5, -6]); x **= 2", "x = lib.tensor([5., -6.]); x //= 2",
+    "x = lib.tensor([5, -6]); x %= 4", "x = lib.tensor([5, 6]); x &= 3", "x = lib.tensor([True, False]); x |= lib.tensor([False, True])",
+    "x = lib.tensor([5, 6]); x ^= 1", "x = lib.tensor([5, 6]); x <<= 1", "x = lib.tensor([5, 6]); x >>= 1",
+])
+def test_inplace_ops_on_integer_and_bool_tensors(src):
+    def make(lib):
+        scope = {"lib": lib}
+        exec(src, scope)
+        x = scope["x"]
+        return str(x.dtype).split(".")[1], x.tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
+
+
+def test_augmented_assignment_writes_in_place():
+    x = minigrad.tensor([5.0, -6.0])
+    alias = x[:]
+    for src in ("x **= 2", "x //= 3", "x %= 5"):
+        exec(src, {"x": x})
+    assert alias.tolist() == x.tolist() == [3.0, 2.0]
