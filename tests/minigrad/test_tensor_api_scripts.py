@@ -153,3 +153,27 @@ def test_augmented_assignment_writes_in_place():
     for src in ("x **= 2", "x //= 3", "x %= 5"):
         exec(src, {"x": x})
     assert alias.tolist() == x.tolist() == [3.0, 2.0]
+
+
+@pytest.mark.parametrize("expr", [
+    "lib.cat([lib.tensor([]), x])", "lib.cat([x, lib.tensor([])], dim=2)", "lib.cat([lib.tensor([]), lib.tensor([])])",
+    "lib.cat([lib.tensor([], dtype=lib.long), lib.tensor([[1, 2]])], 1)", "lib.cat([x, x[0]])",
+    "lib.cat([x, x[:, :2, :3]], dim=0)", "lib.cat([lib.zeros(0, 3), x[0]])", "lib.cat([lib.tensor([]), x, lib.tensor(1.)])",
+    "lib.cat([])", "lib.stack([])", "lib.cat([1, 2])", "lib.stack([x, 2])", "lib.cat(x)", "lib.cat([x, x[:, :, :2]], dim=-1)",
+])
+def test_cat_as_scripts_use_it(expr):
+    def make(lib):
+        r = eval(expr, {"lib": lib, "x": lib.arange(24).reshape(2, 3, 4)})
+        return str(r.dtype).split(".")[1], r.tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
+
+
+def test_cat_onto_an_empty_start_keeps_the_gradient():
+    w = minigrad.ones(2, 2, requires_grad=True)
+    out = minigrad.tensor([])
+    for _ in range(2):
+        out = minigrad.cat([out, w * 2])
+    out.sum().backward()
+    assert out.shape == (4, 2) and w.grad.tolist() == [[4.0, 4.0], [4.0, 4.0]]
