@@ -408,6 +408,23 @@ def _slices_only(index, ndim):
     return (n or ellipsis) and n <= ndim
 
 
+def put_values(a, index, values):
+    """a[index] = values (arrays), with PyTorch's errors for values that do not fit what the index picks."""
+    target, i = _target(a, index)
+    try:
+        target[i] = values
+    except ValueError:
+        picked = target[i].shape
+        parts = i if type(i) is tuple else (i,)
+        if not builtins.any(hasattr(p, "ndim") and (p.ndim or p.dtype == np.bool_) for p in parts):
+            # a basic index is a view that the values are copied into, expanded to its shape: expand's words
+            from .shape import expand
+
+            expand(Tensor(values), list(picked))
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(picked)}") from None
+
+
 class IndexPut(Function):
     node_name = "CopySlices"
 
@@ -416,8 +433,7 @@ class IndexPut(Function):
         ctx.index = index
         ctx.value_shape = value.array.shape
         out = a.array.copy()
-        o, i = _target(out, index)
-        o[i] = value.array
+        put_values(out, index, value.array)
         return out
 
     @staticmethod

@@ -15,7 +15,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import broadcast_shapes
-from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, _target
+from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, put_values
 
 
 def apply_inplace(self, raw, recorded, *others):
@@ -271,13 +271,9 @@ def setitem(self, index, value):
 
     def raw(a):
         try:
-            target, i = _target(a, idx)
-            target[i] = value.array
+            put_values(a, idx, value.array)
         except IndexError as e:
             raise _index_error(e, a.shape) from None
-        except ValueError as e:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
-                               f"broadcast to indexing result ({e})") from None
 
     return apply_inplace(self, raw, lambda: IndexPut.apply(self, value, idx), value)
 

@@ -11,13 +11,14 @@ torch = pytest.importorskip("torch")
 
 
 def _both(make):
-    """`make(lib)` under minigrad and under PyTorch: (value or exception type and text) for each."""
+    """`make(lib)` under minigrad and under PyTorch: (value or exception type and text) for each (a type
+    named in a text as minigrad names it: minigrad.FloatTensor for torch.FloatTensor)."""
     out = []
     for lib in (minigrad, torch):
         try:
             out.append(make(lib))
         except Exception as e:  # noqa: BLE001 (the error is what is compared)
-            out.append((type(e).__name__, str(e)))
+            out.append((type(e).__name__, str(e).replace("minigrad.", "torch.")))
     return out
 
 
@@ -177,3 +178,22 @@ def test_cat_onto_an_empty_start_keeps_the_gradient():
         out = minigrad.cat([out, w * 2])
     out.sum().backward()
     assert out.shape == (4, 2) and w.grad.tolist() == [[4.0, 4.0], [4.0, 4.0]]
+
+
+@pytest.mark.parametrize("grad", [False, True])
+@pytest.mark.parametrize("src", [
+    "x[[0, 0], [1, 1]] = lib.tensor([7., 8.])", "x[0] = lib.ones(3, 5)", "x[0] = lib.ones(2, 3, 4)",
+    "x[0, :, [1, 2]] = lib.tensor([[1., 2., 3.], [4., 5., 6.]])", "x[:, 0] = lib.tensor([1., 2., 3.])",
+    "x[x > 5] = lib.tensor([1., 2.])", "x[1:, 1] = lib.ones(2, 4)", "x[0] = lib.ones(4)",
+    "x.index_put_((lib.tensor([0, 0]), lib.tensor([1, 1])), lib.tensor([1., 2.]))",
+])
+def test_setitem_shape_errors(src, grad):
+    def make(lib):
+        x = lib.arange(24.0).reshape(2, 3, 4)
+        if grad:
+            x = x.requires_grad_() * 1
+        exec(src, {"x": x, "lib": lib})
+        return x.tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
