@@ -234,10 +234,11 @@ class Tensor:
         return iface["data"][0]
 
     # ---- conversions ------------------------------------------------------------------
-    def numpy(self):
-        """The array as numpy (a view sharing memory, on the CPU). Refuses if it requires grad."""
+    def numpy(self, *, force=False):
+        """The array as numpy (a view sharing memory, on the CPU). Refuses if it requires grad, unless `force`
+        (PyTorch's `t.detach().cpu().numpy()`)."""
         recording.escape("Tensor.numpy()")
-        if self.requires_grad and state.grad_enabled:
+        if self.requires_grad and state.grad_enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return to_device(self.array, "cpu")
 

@@ -47,6 +47,8 @@ def _convert_index(index, xp, shape):
             a = i.array if isinstance(i, Tensor) else i
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            if a.dtype == np.uint8 and isinstance(i, Tensor):
+                a = _byte_mask(a)
             out.append(a)
             advanced = advanced or a.ndim > 0 or a.dtype.kind == "b"
         elif isinstance(i, (list, tuple, range, np.ndarray)):  # (a range: `logprobs[range(n), Yb]`)
@@ -66,6 +68,17 @@ def _convert_index(index, xp, shape):
                 f"(got {type(i).__name__})"
             )
     return tuple(out), advanced
+
+
+def _byte_mask(a):
+    """A uint8 index tensor is a mask, as comparisons made them before bool tensors (PyTorch's reading, warned)."""
+    import warnings
+
+    from ..compiler import _user_stacklevel
+
+    warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+                  UserWarning, stacklevel=_user_stacklevel())
+    return a != 0
 
 
 class TwoStep(tuple):
@@ -340,7 +353,8 @@ def getitem(self, index):
     UnsqueezeBackward0 node per component (full slices skipped), an advanced index one
     IndexBackward0 node (after a single node for any basic components mixed in).
     """
-    if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu":  # the usual `emb[ids]`
+    if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu" and index.array.dtype != np.uint8:
+        # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
     if _records_nothing(self):
         # nothing to record (iterating over a tensor, a sequence's step, `x[..., :1]`, `idx[:, -T:]`): a basic

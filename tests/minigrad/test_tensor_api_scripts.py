@@ -197,3 +197,23 @@ def test_setitem_shape_errors(src, grad):
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("expr", [
+    "x[lib.tensor([1, 0], dtype=lib.uint8)]", "x[:, lib.tensor([1, 0, 1], dtype=lib.uint8)]",
+    "x[lib.tensor([[1, 0, 1], [0, 0, 1]], dtype=lib.uint8)]",
+])
+def test_byte_tensor_index_is_a_mask(expr):
+    def make(lib):
+        with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+            return eval(expr, {"lib": lib, "x": lib.arange(6).reshape(2, 3)}).tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
+
+
+def test_numpy_force_of_a_tensor_requiring_grad():
+    w = minigrad.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't call numpy"):
+        w.numpy()
+    assert w.numpy(force=True).tolist() == [1.0, 2.0]
