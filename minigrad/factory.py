@@ -34,6 +34,8 @@ def _size(size):
             break
     else:
         return tuple(size)
+    # (`zeros(n)` of an integer 0-d tensor n: its number, as PyTorch takes it)
+    size = [s.item() if isinstance(s, Tensor) and s.array.ndim == 0 and s.array.dtype.kind in "iu" else s for s in size]
     for s in size:
         if not isinstance(s, (builtins.int, np.integer)) or s < 0:
             raise RuntimeError(f"size must be a sequence of non-negative ints, got {list(size)}")
@@ -279,6 +281,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     """Values from start (inclusive) to end (exclusive); int64 unless a bound is a float."""
     if end is None:
         start, end = 0, start
+    # a bound held in a 0-d tensor (`arange(lengths.max())`) counts as its number: an integer tensor's is an int
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if dtype is None:
         is_int = builtins.all(isinstance(v, (builtins.int, np.integer)) for v in (start, end, step))
         dtype = np.int64 if is_int else None

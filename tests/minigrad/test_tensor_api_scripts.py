@@ -217,3 +217,16 @@ def test_numpy_force_of_a_tensor_requiring_grad():
     with pytest.raises(RuntimeError, match="Can't call numpy"):
         w.numpy()
     assert w.numpy(force=True).tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("expr", [
+    "lib.arange(lib.tensor(3))", "lib.arange(lib.tensor(3.))", "lib.arange(L.max())[None, :] < L[:, None]",
+    "lib.arange(1, lib.tensor(4), 2)", "lib.ones(lib.tensor(2))", "lib.zeros(L.max(), 2)",
+])
+def test_sizes_and_bounds_from_0d_tensors(expr):
+    def make(lib):
+        r = eval(expr, {"lib": lib, "L": lib.tensor([2, 3])})
+        return str(r.dtype).split(".")[1], r.tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
