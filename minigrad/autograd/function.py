@@ -169,12 +169,16 @@ class SavedTensor:
         else:
             where = ""
         dims = ", ".join(str(s) for s in self.shape)
+        if state.anomaly:
+            hint = ("the backtrace further above shows the operation that failed to compute its gradient. The variable "
+                    "in question was changed in there or anywhere later. Good luck!")
+        else:
+            hint = ("enable anomaly detection to find the operation that failed to compute its gradient, with "
+                    "minigrad.autograd.set_detect_anomaly(True, check_nan=False).")
         return (
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [minigrad.{from_numpy_dtype(self.dtype)._legacy} [{dims}]]{where} is at version "
-            f"{self.counter[0]}; expected version {self.version} instead. Hint: the backtrace "
-            "further above shows the operation that failed to compute its gradient. The variable "
-            "in question was changed in there or anywhere later. Good luck!"
+            f"{self.counter[0]}; expected version {self.version} instead. Hint: {hint}"
         )
 
     def release(self):

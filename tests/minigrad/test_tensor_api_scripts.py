@@ -230,3 +230,24 @@ def test_sizes_and_bounds_from_0d_tensors(expr):
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+def test_autograd_error_hints():
+    def modified(lib, anomaly):
+        with lib.autograd.set_detect_anomaly(anomaly):
+            a = lib.tensor([1.0, 2.0], requires_grad=True)
+            b = a.sigmoid()
+            c = b * 2
+            b.mul_(3)
+            c.sum().backward()
+
+    for anomaly in (False, True):
+        ours, theirs = _both(lambda lib, anomaly=anomaly: modified(lib, anomaly))
+        assert ours[1].split("Hint: ")[1] == theirs[1].split("Hint: ")[1]
+
+    def unused(lib):
+        w, u = lib.ones(2, requires_grad=True), lib.ones(1, requires_grad=True)
+        return lib.autograd.grad((w * 2).sum(), [w, u])
+
+    ours, theirs = _both(unused)
+    assert ours == theirs
