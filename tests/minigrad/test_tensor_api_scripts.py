@@ -251,3 +251,18 @@ def test_autograd_error_hints():
 
     ours, theirs = _both(unused)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("other", ["b", 2.0, -3.0, 0.5, 2**40])
+def test_float_remainder_is_pytorchs(dtype, other):
+    a = np.array([-6, 6, -0.0, 0.0, 7, 5, -5, 3, -7.25, 1e4], dtype=dtype)
+    b = np.array([2, -2, 3, -3, 0, np.inf, np.inf, -np.inf, 0.5, 3], dtype=dtype)
+
+    def make(lib):
+        x = lib.tensor(a)
+        r = (x % lib.tensor(b) if other == "b" else x % other).numpy()
+        return r.tolist(), (np.signbit(r) & ~np.isnan(r)).tolist()  # (the sign of zeros, which prints)
+
+    ours, theirs = _both(make)
+    np.testing.assert_equal(ours, theirs)
