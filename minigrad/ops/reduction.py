@@ -36,13 +36,19 @@ def _expand_back_array(g, shape, dims, keepdim):
     return broadcast_view(g, shape)
 
 
+def _kept(a):
+    """The dtype a sum or product of array `a` keeps: an integer or bool one's own (numpy would widen int32 to
+    int64 and uint8 to uint64; the caller chose it, `sum(dtype=torch.int32)`), else numpy's choice (None)."""
+    return a.dtype if a.dtype.kind in "biu" else None
+
+
 class Sum(Function):
     node_name = "SumBackward1"
 
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         ctx.shape, ctx.dims, ctx.keepdim = a.array.shape, dims, keepdim
-        return a.array.sum(axis=dims, keepdims=keepdim)
+        return a.array.sum(axis=dims, keepdims=keepdim, dtype=_kept(a.array))
 
     @staticmethod
     def backward(ctx, g):  # d(sum a) = 1 for every element reduced
@@ -736,7 +742,7 @@ class Prod(Function):
     def forward(ctx, a, dims, keepdim):
         ctx.save(self=a)
         ctx.dims, ctx.keepdim = dims, keepdim
-        return a.array.prod(axis=dims, keepdims=keepdim)
+        return a.array.prod(axis=dims, keepdims=keepdim, dtype=_kept(a.array))
 
     @staticmethod
     def backward(ctx, g):  # d(prod a)/da_i = prod of the others (= prod / a_i when no a_j is 0)

@@ -266,3 +266,17 @@ def test_float_remainder_is_pytorchs(dtype, other):
 
     ours, theirs = _both(make)
     np.testing.assert_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("expr", [
+    "x.sum(dtype=lib.int32)", "x.sum(dtype=lib.int8)", "b.sum(dtype=lib.uint8)", "x.sum(dtype=lib.bool)", "x.sum(0, dtype=lib.int16)",
+    "x.prod(dtype=lib.int32)", "x.cumsum(0, dtype=lib.int32)", "lib.tensor([1.5, 2.5]).sum(dtype=lib.int32)",
+    "lib.tensor([100, 100], dtype=lib.int8).sum(dtype=lib.int8)", "x.nansum(dtype=lib.int32)", "x.sum()", "b.sum()", "x.int().prod()",
+])
+def test_integer_sums_keep_the_dtype_asked_for(expr):
+    def make(lib):
+        r = eval(expr, {"lib": lib, "x": lib.tensor([-2, 1, 3]), "b": lib.tensor([True, True])})
+        return str(r.dtype).split(".")[1], r.tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
