@@ -87,8 +87,14 @@ class TwoStep(tuple):
     dims when it stands between a slice and an array (`t[0, :, [1, 2]]`)."""
 
 
+def _one_int(i):
+    """Whether index component `i` is one integer: a Python or numpy int, or a 0-d integer tensor's array
+    (PyTorch reads `t[torch.tensor(1), :, [0, 2]]` as `t[1, :, [0, 2]]`, where numpy's 0-d array is advanced)."""
+    return isinstance(i, (builtins.int, np.integer)) or (hasattr(i, "ndim") and i.ndim == 0 and i.dtype.kind in "iu")
+
+
 def _ints_first(idx, ndim):
-    if not builtins.any(isinstance(i, (builtins.int, np.integer)) for i in idx):
+    if not builtins.any(_one_int(i) for i in idx):
         return idx
     consumed = builtins.sum(
         (i.ndim if i.dtype.kind == "b" else 1) if hasattr(i, "dtype") else (0 if i is None or i is Ellipsis else 1)
@@ -101,7 +107,7 @@ def _ints_first(idx, ndim):
             rest.append(i)
         elif i is None:
             rest.append(i)
-        elif isinstance(i, (builtins.int, np.integer)):
+        elif _one_int(i):
             first.append(builtins.int(i))
         else:
             first += [slice(None)] * (i.ndim if hasattr(i, "dtype") and i.dtype.kind == "b" else 1)
@@ -128,11 +134,21 @@ def _target(a, index):
     return a, index
 
 
+def _numpy_shapes(msg):
+    """The shapes numpy's message lists, `(2,) (1,3)`, as tuples."""
+    import re
+
+    return [tuple(builtins.int(n) for n in m.split(",") if n.strip()) for m in re.findall(r"\(([\d,\s]*)\)", msg)]
+
+
 def _index_error(e, shape):
     """numpy's IndexError in PyTorch's words (dimension, not axis; tensor, not array)."""
     msg = str(e).replace("axis", "dimension")
     if msg.startswith("too many indices"):
         return IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    if msg.startswith("shape mismatch: indexing arrays"):  # numpy's shapes (2,) (1,3) are PyTorch's [2], [1, 3]
+        shapes = ", ".join(str(list(eval_shape)) for eval_shape in _numpy_shapes(msg))
+        return IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}")
     return IndexError(f"{msg} (indexing a tensor of shape {list(shape)})")
 
 

@@ -280,3 +280,21 @@ def test_integer_sums_keep_the_dtype_asked_for(expr):
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("index", [
+    "(lib.tensor(-2), slice(-2, None), [1, -1])", "(lib.tensor(-1), None, [0], lib.tensor([False, True]))",
+    "(lib.tensor(1), slice(None), lib.tensor([[0], [1]]))", "(lib.tensor(0), [1, 0], slice(None))",
+    "(lib.tensor([0, 0]), lib.tensor([[False, True], [True, False], [False, True]]))",
+    "([2, 2, 1], lib.tensor([True, True]))", "(lib.tensor([1]), lib.tensor([[0, 0]]), [0, 1, 0])",
+])
+def test_mixed_advanced_indexes(index):
+    def make(lib):
+        x = lib.arange(18).reshape(3, 3, 2)
+        r = x[eval(index, {"lib": lib})]
+        y = lib.arange(18).reshape(3, 3, 2)
+        y[eval(index, {"lib": lib})] = -1
+        return list(r.shape), r.tolist(), y.tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
