@@ -298,3 +298,19 @@ def test_mixed_advanced_indexes(index):
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+def test_T_of_other_than_a_matrix_warns_once(monkeypatch):
+    import warnings
+
+    from minigrad.ops import shape
+
+    monkeypatch.setattr(shape, "_T_warned", [False, False])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for t in (minigrad.ones(2), minigrad.ones(2, 3, 4), minigrad.tensor(1.0), minigrad.tensor(2.0)):
+            assert t.T.shape == t.shape[::-1]
+        assert minigrad.ones(2, 3).T.shape == (3, 2)
+    said = [str(w.message) for w in caught]
+    assert len(said) == 2 and said[0].startswith("The use of `x.T` on tensors of dimension other than 2")
+    assert said[1] == "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases."
