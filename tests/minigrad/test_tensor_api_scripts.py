@@ -314,3 +314,29 @@ def test_T_of_other_than_a_matrix_warns_once(monkeypatch):
     said = [str(w.message) for w in caught]
     assert len(said) == 2 and said[0].startswith("The use of `x.T` on tensors of dimension other than 2")
     assert said[1] == "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases."
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_half_erf_and_gelu_are_computed_in_float32(approximate):
+    x = np.linspace(-8, 8, 801).astype(np.float16)
+
+    def make(lib):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.nn.functional.gelu(t, approximate=approximate)
+        y.backward(lib.ones_like(y))
+        return t.detach().erf().numpy().astype(float), y.detach().numpy().astype(float), t.grad.numpy().astype(float)
+
+    ours, theirs = _both(make)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    for a, b in zip(ours[1:], theirs[1:]):
+        np.testing.assert_allclose(a, b, rtol=2e-3, atol=2e-5)  # (float16's last bit, at most)
+
+
+def test_hardswish_gradient_at_its_ends():
+    def make(lib):
+        t = lib.tensor([-3.5, -3.0, -2.5, 0.0, 2.5, 3.0, 3.5], requires_grad=True)
+        lib.nn.functional.hardswish(t).sum().backward()
+        return t.grad.tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
