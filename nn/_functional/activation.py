@@ -451,10 +451,10 @@ class Hardswish(Function):
         return xd * xp_of(xd).clip(xd + 3.0, 0.0, 6.0) / 6.0
 
     @staticmethod
-    def backward(ctx, g):  # 0 below -3, x/3 + 1/2 on [-3, 3], 1 above
+    def backward(ctx, g):  # 0 up to -3, x/3 + 1/2 strictly inside (-3, 3), 1 from 3 (PyTorch's ends)
         x = ctx._saved_self
-        mid = _mask((x.array >= -3.0) & (x.array <= 3.0), x.array)
-        high = _mask(x.array > 3.0, x.array)
+        mid = _mask((x.array > -3.0) & (x.array < 3.0), x.array)
+        high = _mask(x.array >= 3.0, x.array)
         return g * (mid * (x / 3.0 + 0.5) + high)
 
 
