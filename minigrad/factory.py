@@ -133,10 +133,33 @@ def _tensor(data, dtype, device, requires_grad, xp):
     dt = _dt(dtype) if dtype is not None else _infer_dtype(data)
     try:
         arr = np.array(data, dtype=dt)
+    except OverflowError:
+        arr = _wrapped(data, np.dtype(dt))
     except (ValueError, TypeError) as e:
         _check_nesting(data)  # (nested lists of unequal lengths: PyTorch's error, naming the dim)
+        if np.dtype(dt).kind in "iu" and ("NaN" in str(e) or "infinity" in str(e)):
+            raise _overflow(dt) from None
         raise TypeError(f"could not make a tensor from {type(data).__name__}: {e}") from None
     return _make(xp.asarray(arr), requires_grad)  # (numpy's asarray of an array is the array itself)
+
+
+def _overflow(dt):
+    return RuntimeError(f"value cannot be converted to type {dtypes.from_numpy_dtype(np.dtype(dt)).name} without overflow")
+
+
+def _wrapped(data, dt):
+    """Integers numpy refuses for integer dtype `dt`, as PyTorch takes them: within the dtype's range (an
+    unsigned one's from -max, wrapping as C does: tensor([-1], dtype=uint8) is 255), else refused."""
+    if dt.kind not in "iu":
+        raise _overflow(dt)
+    try:
+        wide = np.array(data, dtype=np.int64)
+    except (OverflowError, ValueError):
+        raise _overflow(dt) from None
+    info = np.iinfo(dt)
+    if wide.size and not (wide.max() <= info.max and wide.min() >= (-info.max if dt.kind == "u" else info.min)):
+        raise _overflow(dt)
+    return wide.astype(dt)
 
 
 def _check_nesting(data):

@@ -340,3 +340,16 @@ def test_hardswish_gradient_at_its_ends():
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("data, dtype", [
+    ([300], "uint8"), ([-1], "uint8"), ([1e10], "int32"), ([float("inf")], "int64"), ([float("nan")], "int8"),
+    ([2**40], "int16"), (300, "uint8"), ([[1, -2], [3, 4]], "uint8"), ([1.7, -2.7], "int8"), (-129, "int8"),
+    ([255, -255], "uint8"), ([-256], "uint8"),
+])
+def test_tensor_of_numbers_past_an_integer_dtype(data, dtype):
+    def make(lib):
+        return lib.tensor(data, dtype=getattr(lib, dtype)).tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
