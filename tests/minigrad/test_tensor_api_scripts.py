@@ -353,3 +353,16 @@ def test_tensor_of_numbers_past_an_integer_dtype(data, dtype):
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("expr", [
+    "x.norm(p='nuc')", "x.norm(p='nuc', dim=(0, 1))", "x.norm(p='nuc', keepdim=True)", "lib.norm(x, 'nuc')",
+    "lib.ones(3).norm(p='nuc')", "lib.ones(2, 3, 4).norm(p='nuc')", "lib.ones(2, 3, 4).norm(p='nuc', dim=(1, 2))",
+])
+def test_nuclear_norm(expr):
+    def make(lib):
+        r = eval(expr, {"lib": lib, "x": lib.tensor([[3.0, 1.0, 3.0], [0.0, 5.0, -1.0]])})
+        return list(r.shape), np.round(r.numpy(), 5).tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
