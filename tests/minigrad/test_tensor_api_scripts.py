@@ -366,3 +366,18 @@ def test_nuclear_norm(expr):
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_half_scans_run_in_float32(op):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((4, 300)) if op == "cumsum" else 1 + rng.standard_normal((4, 30)) * 0.05).astype(np.float16)
+
+    def make(lib):
+        t = lib.tensor(x, requires_grad=True)
+        y = getattr(t, op)(1)
+        y.sum().backward()
+        return str(y.dtype).split(".")[1], y.detach().numpy().tolist(), t.grad.numpy().tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
