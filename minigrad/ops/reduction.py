@@ -519,6 +519,8 @@ def logsumexp(input, dim, keepdim=False):
 
 def softmax_array(a, dim):
     """exp(x - max) / sum(exp(x - max)) along `dim` of an array."""
+    if a.dtype == np.float16:  # in float32, rounded once, as PyTorch computes half
+        return softmax_array(a.astype(np.float32), dim).astype(np.float16)
     xp = array_module(a)
     if a.ndim == 0:  # exp(a - a) / 1: one (nan for a non-finite a)
         return xp.asarray(xp.exp(a - a))
@@ -629,6 +631,8 @@ def _softmax_backward_array(g, y, dim):  # y (g - sum(g y))
 
 def log_softmax_array(a, dim):
     """x - max - log(sum(exp(x - max))) along `dim` of an array."""
+    if a.dtype == np.float16:  # (as softmax_array)
+        return log_softmax_array(a.astype(np.float32), dim).astype(np.float16)
     xp = array_module(a)
     if a.ndim == 0:
         return xp.asarray(a - a)

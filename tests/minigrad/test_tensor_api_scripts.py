@@ -381,3 +381,13 @@ def test_half_scans_run_in_float32(op):
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+def test_half_softmax_is_computed_in_float32():
+    x = (np.random.default_rng(0).standard_normal((64, 100)) * 3).astype(np.float16)
+
+    def make(lib):
+        return lib.tensor(x).softmax(-1).numpy().tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
