@@ -391,3 +391,13 @@ def test_half_softmax_is_computed_in_float32():
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+def test_finfo_and_is_signed_as_printed():
+    def make(lib):
+        infos = [lib.finfo(d) for d in (lib.float32, lib.float16, lib.float64, lib.bfloat16)] + [lib.finfo()]
+        return ([repr(f) for f in infos], [f.resolution for f in infos],
+                [d.is_signed for d in (lib.int8, lib.uint8, lib.float32, lib.bool, lib.int64, lib.bfloat16)])
+
+    ours, theirs = _both(make)
+    assert ours == theirs
