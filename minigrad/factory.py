@@ -130,6 +130,11 @@ def _tensor(data, dtype, device, requires_grad, xp):
             pass
         arr = to_device(arr, device) if device is not None else arr
         return _make(arr, requires_grad)
+    if not _said_arrays[0] and isinstance(data, (list, tuple)) and data and isinstance(data[0], np.ndarray):
+        _said_arrays[0] = True  # (PyTorch's warning, once a process)
+        warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting the "
+                      "list to a single numpy.ndarray with numpy.array() before converting to a tensor.", UserWarning,
+                      stacklevel=3)
     dt = _dt(dtype) if dtype is not None else _infer_dtype(data)
     try:
         arr = np.array(data, dtype=dt)
@@ -160,6 +165,9 @@ def _wrapped(data, dt):
     if wide.size and not (wide.max() <= info.max and wide.min() >= (-info.max if dt.kind == "u" else info.min)):
         raise _overflow(dt)
     return wide.astype(dt)
+
+
+_said_arrays = [False]
 
 
 def _check_nesting(data):

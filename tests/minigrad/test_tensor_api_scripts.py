@@ -401,3 +401,20 @@ def test_finfo_and_is_signed_as_printed():
 
     ours, theirs = _both(make)
     assert ours == theirs
+
+
+def test_tensor_of_a_list_of_arrays_warns_once(monkeypatch):
+    import warnings
+
+    from minigrad import factory
+
+    monkeypatch.setattr(factory, "_said_arrays", [False])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            t = minigrad.tensor([np.array([1.0, 2.0]), np.array([3.0, 4.0])])
+    assert t.dtype == minigrad.float64 and t.shape == (2, 2)
+    said = [str(w.message) for w in caught]
+    assert said == ["Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting the "
+                    "list to a single numpy.ndarray with numpy.array() before converting to a tensor."]
+    assert caught[0].filename == __file__
