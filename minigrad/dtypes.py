@@ -24,6 +24,11 @@ class dtype:
     def __repr__(self):
         return f"minigrad.{self.name}"
 
+    @property
+    def is_signed(self):
+        """Whether the dtype holds negative numbers (floats and signed integers; not uint8, not bool)."""
+        return self.is_floating_point or self.np.kind == "i"
+
     def __eq__(self, other):
         if isinstance(other, dtype):
             return self.name == other.name  # (one object per dtype; aliases are the same object)

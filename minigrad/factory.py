@@ -1,6 +1,8 @@
 """Tensor factories with PyTorch's names and signatures: tensor, zeros, ones, randn, arange, ..."""
 import builtins
 import copy
+import functools
+import itertools
 import math
 import warnings
 
@@ -9,13 +11,11 @@ import numpy as np
 from . import dtypes, random
 from .autograd import recording
 from .device import module_for, to_device
-from .tensor import Tensor
+from .tensor import Tensor, _requiring_grad
 
 
 def _size_keyword(fn):
     """PyTorch also takes the shape as `size=` (`ones(size=(2, 3))`)."""
-    import functools
-
     @functools.wraps(fn)
     def op(*size, **kwargs):
         if "size" in kwargs:
@@ -35,6 +35,8 @@ def _size(size):
             break
     else:
         return tuple(size)
+    # (`zeros(n)` of an integer 0-d tensor n: its number, as PyTorch takes it)
+    size = [s.item() if isinstance(s, Tensor) and s.array.ndim == 0 and s.array.dtype.kind in "iu" else s for s in size]
     for s in size:
         if not isinstance(s, (builtins.int, np.integer)) or s < 0:
             raise RuntimeError(f"size must be a sequence of non-negative ints, got {list(size)}")
@@ -47,22 +49,53 @@ def _dt(dtype, default=None):
 
 def _make(array, requires_grad):
     t = Tensor(array)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return _requiring_grad(t) if requires_grad else t
+
+
+_SEQUENCES = (list, tuple, range)
+_PYTHON_DTYPES = {builtins.bool: np.dtype(np.bool_), builtins.int: np.dtype(np.int64)}  # (float: the default, when asked)
+
+
+def _element_dtype(x):
+    """The numpy dtype PyTorch infers for one element of `tensor()`'s data."""
+    t = type(x)
+    if t is builtins.float:
+        return dtypes.default_float.np
+    if t in _PYTHON_DTYPES:
+        return _PYTHON_DTYPES[t]
+    if isinstance(x, Tensor):
+        return x.array.dtype
+    if isinstance(x, (np.generic, np.ndarray)):
+        return x.dtype
+    if isinstance(x, complex):
+        return np.dtype(np.complex128)  # (refused with the other unsupported dtypes once it is an array)
+    if isinstance(x, str):
+        raise TypeError(f"new(): invalid data type '{t.__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {t.__name__}")
 
 
 def _infer_dtype(data):
-    """PyTorch's inference for Python data: bools stay bool, ints are int64, floats float32."""
-    flat = data
-    while isinstance(flat, (list, tuple)) and flat:
-        flat = flat[0]
-    if isinstance(flat, (bool, np.bool_)):
-        return np.bool_
-    if isinstance(flat, (builtins.int, np.integer)):
-        arr = np.asarray(data)
-        return np.int64 if arr.dtype.kind in "iu" else dtypes.default_float.np
-    return dtypes.default_float.np
+    """PyTorch's inference for Python data: every element's dtype promoted together (bools are bool, ints
+    int64, floats the default float, numpy scalars, arrays and tensors their own dtype), so `[True, 2]` is
+    int64, `[np.float64(1.5), 2]` float64 and `range(3)` int64; no elements at all, the default float."""
+    if not isinstance(data, _SEQUENCES):
+        return _element_dtype(data)
+    found = set()
+    level = [data]
+    while level:  # one level of nesting at a time, each in C loops (a long list of rows costs little)
+        items = level[0] if len(level) == 1 else list(itertools.chain.from_iterable(level))
+        kinds = set(map(type, items))
+        level = []
+        for kind in kinds:
+            if issubclass(kind, _SEQUENCES):
+                level += items if len(kinds) == 1 else [s for s in items if type(s) is kind]
+            elif kind is builtins.float or kind in _PYTHON_DTYPES:
+                found.add(_element_dtype(kind()))  # (one of a Python type stands for all of them)
+            else:
+                found.update(_element_dtype(s) for s in items if type(s) is kind)
+    if not found:
+        return dtypes.default_float.np
+    return functools.reduce(dtypes.promote_types, found)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
@@ -98,13 +131,44 @@ def _tensor(data, dtype, device, requires_grad, xp):
             pass
         arr = to_device(arr, device) if device is not None else arr
         return _make(arr, requires_grad)
-    dt = _dt(dtype) if dtype is not None else None
+    if not _said_arrays[0] and isinstance(data, (list, tuple)) and data and isinstance(data[0], np.ndarray):
+        _said_arrays[0] = True  # (PyTorch's warning, once a process)
+        warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting the "
+                      "list to a single numpy.ndarray with numpy.array() before converting to a tensor.", UserWarning,
+                      stacklevel=3)
+    dt = _dt(dtype) if dtype is not None else _infer_dtype(data)
     try:
-        arr = np.array(data, dtype=_infer_dtype(data) if dt is None else dt)
+        arr = np.array(data, dtype=dt)
+    except OverflowError:
+        arr = _wrapped(data, np.dtype(dt))
     except (ValueError, TypeError) as e:
         _check_nesting(data)  # (nested lists of unequal lengths: PyTorch's error, naming the dim)
+        if np.dtype(dt).kind in "iu" and ("NaN" in str(e) or "infinity" in str(e)):
+            raise _overflow(dt) from None
         raise TypeError(f"could not make a tensor from {type(data).__name__}: {e}") from None
     return _make(xp.asarray(arr), requires_grad)  # (numpy's asarray of an array is the array itself)
+
+
+def _overflow(dt):
+    return RuntimeError(f"value cannot be converted to type {dtypes.from_numpy_dtype(np.dtype(dt)).name} without overflow")
+
+
+def _wrapped(data, dt):
+    """Integers numpy refuses for integer dtype `dt`, as PyTorch takes them: within the dtype's range (an
+    unsigned one's from -max, wrapping as C does: tensor([-1], dtype=uint8) is 255), else refused."""
+    if dt.kind not in "iu":
+        raise _overflow(dt)
+    try:
+        wide = np.array(data, dtype=np.int64)
+    except (OverflowError, ValueError):
+        raise _overflow(dt) from None
+    info = np.iinfo(dt)
+    if wide.size and not (wide.max() <= info.max and wide.min() >= (-info.max if dt.kind == "u" else info.min)):
+        raise _overflow(dt)
+    return wide.astype(dt)
+
+
+_said_arrays = [False]
 
 
 def _check_nesting(data):
@@ -249,6 +313,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     """Values from start (inclusive) to end (exclusive); int64 unless a bound is a float."""
     if end is None:
         start, end = 0, start
+    # a bound held in a 0-d tensor (`arange(lengths.max())`) counts as its number: an integer tensor's is an int
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if dtype is None:
         is_int = builtins.all(isinstance(v, (builtins.int, np.integer)) for v in (start, end, step))
         dtype = np.int64 if is_int else None
@@ -482,7 +548,7 @@ def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad
         low, high = 0, low
     dt, dev = _like(input, dtype, device)
     out = randint(low, high, tuple(input.shape), dtype=dt, device=dev)
-    return out.requires_grad_(True) if requires_grad else out
+    return _requiring_grad(out) if requires_grad else out
 
 
 def bernoulli(input, p=None, generator=None):
@@ -514,7 +580,7 @@ def normal(mean, std=1.0, size=None, generator=None, dtype=None, device=None, re
     out = randn(size, dtype=dtype, device=device, generator=generator)
     with _no_grad():
         out = out * std + mean
-    return out.requires_grad_(True) if requires_grad else out
+    return _requiring_grad(out) if requires_grad else out
 
 
 def _no_grad():
@@ -531,4 +597,4 @@ def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
 def asarray(obj, dtype=None, device=None, copy=None, requires_grad=False):
     """`obj` as a tensor, sharing memory where it can (as_tensor's rule), or a copy when copy=True."""
     t = tensor(obj, dtype=dtype, device=device) if copy else as_tensor(obj, dtype=dtype, device=device)
-    return t.requires_grad_(True) if requires_grad else t
+    return _requiring_grad(t) if requires_grad else t

@@ -5,6 +5,7 @@ A tensor wraps a numpy (or cupy) array, `.array`, and carries `requires_grad`, `
 its views, which in-place ops bump so that saved tensors can be checked. Ops live in
 `minigrad/ops/`; they are attached to Tensor as methods at import time.
 """
+import operator
 import warnings
 from builtins import bool as builtins_bool
 from builtins import float as builtins_float
@@ -59,7 +60,7 @@ class Tensor:
         if state.inference:
             self._inference = True
         if requires_grad:
-            self.requires_grad_(True)
+            _requiring_grad(self)
 
     def is_inference(self):
         """Whether this tensor was made under `inference_mode()` (an inference tensor), as PyTorch's."""
@@ -121,11 +122,11 @@ class Tensor:
     # ---- what it is -------------------------------------------------------------------
     @property
     def shape(self):
-        return Size(self.array.shape)
+        return _size_of(self.array.shape)
 
     def size(self, dim=None):
         """The shape, or its length along `dim`."""
-        return Size(self.array.shape) if dim is None else self.array.shape[self._dim(dim)]
+        return _size_of(self.array.shape) if dim is None else self.array.shape[self._dim(dim)]
 
     @property
     def ndim(self):
@@ -240,10 +241,11 @@ class Tensor:
         return iface["data"][0]
 
     # ---- conversions ------------------------------------------------------------------
-    def numpy(self):
-        """The array as numpy (a view sharing memory, on the CPU). Refuses if it requires grad."""
+    def numpy(self, *, force=False):
+        """The array as numpy (a view sharing memory, on the CPU). Refuses if it requires grad, unless `force`
+        (PyTorch's `t.detach().cpu().numpy()`)."""
         recording.escape("Tensor.numpy()")
-        if self.requires_grad and state.grad_enabled:
+        if self.requires_grad and state.grad_enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return to_device(self.array, "cpu")
 
@@ -353,9 +355,7 @@ class Tensor:
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
         if requires_grad and self.array.dtype.kind != "f":
-            raise RuntimeError(
-                f"only Tensors of floating point and complex dtype can require gradients (got {self.dtype})"
-            )
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.dtype})")
         if recording.hook.recorder is not None:  # in a minigrad.compile capture: a step on that call's value
             return recording.hook.recorder.on_requires_grad(self, bool(requires_grad))
         self.requires_grad = bool(requires_grad)
@@ -510,7 +510,7 @@ class Tensor:
         from .factory import full
 
         out = full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device)
-        return out.requires_grad_(True) if requires_grad else out
+        return _requiring_grad(out) if requires_grad else out
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
         from .factory import tensor
@@ -562,7 +562,7 @@ class Tensor:
 
         out = make(*sizes_or_keyword(name, size, kw, "size"), dtype=dtype or self.dtype,
                    device=device or self.device)
-        return out.requires_grad_(True) if requires_grad else out
+        return _requiring_grad(out) if requires_grad else out
 
 
 def legacy_array(dtype, args):
@@ -589,7 +589,42 @@ def legacy_array(dtype, args):
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple that prints like PyTorch's `torch.Size([2, 3])`."""
+    """A tensor's shape: a tuple that prints like PyTorch's `torch.Size([2, 3])`, of ints only, and a Size again
+    after `+`, `*` and slicing (`x.shape[:-1] + (n,)`)."""
+
+    def __new__(cls, sizes=()):
+        sizes = tuple(sizes)
+        for s in sizes:  # (the usual: plain ints, taken as they are)
+            if type(s) is not builtins_int:
+                break
+        else:
+            return tuple.__new__(cls, sizes)
+        out = []
+        for i, s in enumerate(sizes):
+            try:
+                out.append(operator.index(s))  # (an integer 0-d tensor, a numpy integer, a bool)
+            except TypeError:
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is '{type(s).__name__}')") from None
+        return tuple.__new__(cls, out)
+
+    def __getitem__(self, i):
+        out = tuple.__getitem__(self, i)
+        return Size(out) if type(i) is slice else out
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):  # (`(n,) + x.shape`: Python asks the subclass on the right first)
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
 
     def __repr__(self):
         return f"minigrad.Size([{', '.join(str(s) for s in self)}])"
@@ -599,6 +634,19 @@ class Size(tuple):
         for s in self:
             n *= s
         return n
+
+
+def _requiring_grad(t):
+    """`t.requires_grad_()` for a new tensor made with `requires_grad=True` (a factory's, a Parameter's), whose
+    refusal of an integer tensor PyTorch words apart from requires_grad_'s."""
+    if t.array.dtype.kind != "f":
+        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got {t.dtype})")
+    return t.requires_grad_(True)
+
+
+def _size_of(shape):
+    """An array's shape as a Size (its ints need no checking: each `.shape` costs what a tuple would)."""
+    return tuple.__new__(Size, shape)
 
 
 class _RetainGrad:

@@ -22,11 +22,12 @@ class finfo:
             info = np.finfo(d.np)
             self.bits, self.eps, self.max, self.min = info.bits, float(info.eps), float(info.max), float(info.min)
             self.tiny = self.smallest_normal = float(info.tiny)
-            self.resolution = float(info.resolution)
+            self.resolution = 10.0 ** -info.precision  # (PyTorch's: a Python float, not numpy's rounded one)
         self.dtype = d.name
 
     def __repr__(self):
-        return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, dtype={self.dtype})"
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
 
 
 class iinfo:

@@ -1,6 +1,7 @@
 """`Parameter`: a tensor that a `Module` treats as one of its learnable weights; `Buffer`: one it treats
 as state that is not learned (`self.pe = nn.Buffer(pe)`, PyTorch 2.5's spelling of register_buffer)."""
 from minigrad import Tensor
+from minigrad.tensor import _requiring_grad
 
 
 class Parameter(Tensor):
@@ -23,7 +24,7 @@ class Parameter(Tensor):
         else:
             super().__init__(data)
         if requires_grad:
-            self.requires_grad_(True)
+            _requiring_grad(self)
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
@@ -53,7 +54,7 @@ class Buffer(Tensor):
         if isinstance(data, Tensor):
             super().__init__(data.array, _version_counter=data._version_counter)
             if data.requires_grad:
-                self.requires_grad_(True)
+                _requiring_grad(self)
         else:
             super().__init__(data)
         self.persistent = persistent

@@ -372,11 +372,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     edges = [t._edge() for t in inputs]
     captured = run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=set(edges), accumulate=False)
     result = []
-    for e in edges:
+    for i, e in enumerate(edges):
         g = captured.get(e)
         if g is None and not allow_unused:
             raise RuntimeError(
-                "One of the differentiated Tensors appears to not have been used in the graph. "
+                f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                 "Set allow_unused=True if this is the desired behavior."
             )
         if g is None and materialize_grads:

@@ -188,7 +188,10 @@ def _bind_methods(Tensor):
     for name, fn in inplace._setup().items():
         methods[name] = fn
     methods.update(__iadd__=methods["add_"], __isub__=methods["sub_"], __imul__=methods["mul_"],
-                   __itruediv__=methods["div_"])
+                   __itruediv__=methods["div_"], __ifloordiv__=methods["floor_divide_"], __imod__=methods["remainder_"],
+                   __ipow__=methods["pow_"], __iand__=methods["bitwise_and_"], __ior__=methods["bitwise_or_"],
+                   __ixor__=methods["bitwise_xor_"], __ilshift__=methods["bitwise_left_shift_"],
+                   __irshift__=methods["bitwise_right_shift_"])
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.T = property(shape._T)

@@ -13,11 +13,16 @@ from .conversion import to_copy
 def values_indices(values, indices, op):
     """What max(dim=), min(dim=), sort, topk, ... return: PyTorch's torch.return_types.<op>, a named tuple
     (values, indices) printed as PyTorch prints it."""
+    return return_type(op, ("values", "indices"))(values, indices)
+
+
+def return_type(op, fields):
+    """PyTorch's torch.return_types.<op>: a named tuple of `fields` printed as PyTorch prints it."""
     cls = _RETURN_TYPES.get(op)
     if cls is None:
-        cls = _RETURN_TYPES[op] = type(op, (namedtuple(op, ["values", "indices"]),),
+        cls = _RETURN_TYPES[op] = type(op, (namedtuple(op, fields),),
                                        {"__slots__": (), "__repr__": _return_type_repr, "__module__": "minigrad.return_types"})
-    return cls(values, indices)
+    return cls
 
 
 _RETURN_TYPES = {}
@@ -54,7 +59,10 @@ def _check_broadcast(a, b):
 def as_tensor_like(x, ref, dtype):
     """A Python scalar or array as a (non-grad) tensor of `dtype` on `ref`'s device."""
     xp = array_module(ref.array)
-    return Tensor(xp.asarray(x, dtype=dtype))
+    try:
+        return Tensor(xp.asarray(x, dtype=dtype))
+    except OverflowError:  # a Python int past an integer dtype's range: PyTorch wraps it (uint8 - 3 adds 253)
+        return Tensor(xp.asarray(np.int64(x)).astype(dtype))
 
 
 def binary_operands(a, b):

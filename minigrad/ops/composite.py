@@ -16,7 +16,7 @@ from . import indexing as indexing_ops  # (meshgrid has an argument named indexi
 from . import shape as shape_ops  # (many functions here have a local named shape)
 from ..autograd import recording
 from .array_op import array_op
-from ._util import binary_operands, check_index_entries, normalize_dim
+from ._util import binary_operands, check_index_entries, normalize_dim, return_type
 from ._util import broadcast_shapes as _broadcast_pair  # (two shapes; broadcast_shapes below takes many)
 
 # ---- aliases ------------------------------------------------------------------------------------------
@@ -353,57 +353,92 @@ def count_nonzero(input, dim=None):
 
 
 def aminmax(input, *, dim=None, keepdim=False):
-    from collections import namedtuple
-
-    pair = namedtuple("aminmax", ["min", "max"])
-    return pair(reduction.amin(input, dim, keepdim), reduction.amax(input, dim, keepdim))
+    """(min, max) over `dim`, as PyTorch's torch.return_types.aminmax."""
+    if dim is None and not input.array.size:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
+    if dim is not None and input.array.ndim and input.array.shape[normalize_dim(dim, input.array.ndim)] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {normalize_dim(dim, input.array.ndim)} to have non-zero size.")
+    return return_type("aminmax", ("min", "max"))(reduction.amin(input, dim, keepdim), reduction.amax(input, dim, keepdim))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) over `dim`: `unbiased` (PyTorch's older flag) or `correction` as in std."""
-    return (reduction.std(input, dim, unbiased, keepdim=keepdim, correction=correction),
+    return (reduction._spread(reduction.Std, "std_mean", input, dim, unbiased, keepdim, correction),
             reduction.mean(input, dim, keepdim))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) over `dim`: `unbiased` (PyTorch's older flag) or `correction` as in var."""
-    return (reduction.var(input, dim, unbiased, keepdim=keepdim, correction=correction),
+    return (reduction._spread(reduction.Var, "var_mean", input, dim, unbiased, keepdim, correction),
             reduction.mean(input, dim, keepdim))
 
 
-def _sorted_stat(input, dim, keepdim, k_of_n, op):
+def _sorted_stat(input, dim, keepdim, k_of_n, op, nans=None):
     """(values, indices) (PyTorch's return_types.<op>) of the element at sorted position k_of_n(n) along dim
-    (or the flattened tensor)."""
-    if dim is None:
-        flat = shape_ops.reshape(input, -1)
-        n = flat.array.shape[0]
-        if n == 0:
-            raise IndexError("median() input tensor cannot be empty")
-        values, indices = indexing_ops.sort(flat, 0)
-        return values[k_of_n(n)]
-    d = normalize_dim(dim, input.array.ndim)
-    if input.array.ndim == 0:
+    (or the flattened tensor). With `nans` (median's rule for NaN, below) the position is the lane's own:
+    k_of_n(n, NaN count of the lane)."""
+    x = shape_ops.reshape(input, -1) if dim is None else input
+    d = 0 if dim is None else normalize_dim(dim, input.array.ndim)
+    if dim is not None and input.array.ndim == 0:
         return reduction.values_indices(input, Tensor(np.zeros((), dtype=np.int64)), op)
-    n = input.array.shape[d]
-    values, indices = indexing_ops.sort(input, d)
-    k = k_of_n(n)
-    v, i = select(values, d, k), select(indices, d, k)
+    n = x.array.shape[d]
+    if dim is None and n == 0:
+        raise IndexError("median() input tensor cannot be empty")
+    counts = _nan_counts(x, d) if nans else None
+    k = k_of_n(n) if counts is None else nans(n, counts)
+    values, indices = indexing_ops.sort(x, d)
+    v = _at_sorted(values, d, k)
+    if dim is None:
+        return v
+    i = _at_sorted(indices, d, k)
     if keepdim:
         v, i = shape_ops.unsqueeze(v, d), shape_ops.unsqueeze(i, d)
     return reduction.values_indices(v, i, op)
 
 
+def _nan_counts(x, d):
+    """How many NaNs each lane along `d` holds; None when there are none (the usual: every lane's position is one)."""
+    a = x.array
+    if a.dtype.kind != "f":
+        return None
+    nan = array_module(a).isnan(a)
+    return nan.sum(axis=d) if nan.any() else None
+
+
+def _at_sorted(srt, d, k):
+    """srt's entries at position k along d: k one int, or an array of one position per lane."""
+    if isinstance(k, (builtins.int, np.integer)):
+        return select(srt, d, builtins.int(k))
+    return shape_ops.squeeze(indexing_ops.gather(srt, d, Tensor(np.expand_dims(k, d))), d)
+
+
+def _median_with_nan(n, nans):
+    # a lane with a NaN has NaN for median, the first of them (sorting is stable and puts NaNs last)
+    return np.where(nans > 0, n - nans, (n - 1) // 2)
+
+
+def _nanmedian_position(n, nans):
+    # the median of the lane's other numbers; a lane of NaNs only, as a lane without any
+    valid = n - nans
+    return np.where(valid > 0, (valid - 1) // 2, (n - 1) // 2)
+
+
 def median(input, dim=None, keepdim=False):
-    """The lower median (PyTorch's: no averaging of the middle two)."""
+    """The lower median (PyTorch's: no averaging of the middle two); NaN where there is a NaN."""
     if dim is not None:
         normalize_dim(dim, input.array.ndim)
     if input.array.dtype == np.bool_:
         raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
-    return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2, "median")
+    return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2, "median", _median_with_nan)
 
 
 def nanmedian(input, dim=None, keepdim=False):
-    return median(input, dim, keepdim)
+    """median, leaving NaNs out."""
+    if dim is not None:
+        normalize_dim(dim, input.array.ndim)
+    if input.array.dtype == np.bool_:
+        raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
+    return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2, "nanmedian", _nanmedian_position)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -989,7 +1024,17 @@ def nextafter(input, other):
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    """The q-th quantiles along `dim` (the flattened tensor when None), interpolated as PyTorch does."""
+    """The q-th quantiles along `dim` (the flattened tensor when None), interpolated as PyTorch does; NaN
+    where there is a NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, skip_nan=False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """quantile, leaving NaNs out (NaN where there is nothing else)."""
+    return _quantile(input, q, dim, keepdim, interpolation, skip_nan=True)
+
+
+def _quantile(input, q, dim, keepdim, interpolation, skip_nan):
     x = shape_ops.reshape(input, -1) if dim is None else input
     d = 0 if dim is None else normalize_dim(dim, input.array.ndim)
     qs = q.array if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)
@@ -997,31 +1042,37 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     qs = qs.reshape(-1)
     if builtins.any((v < 0) or (v > 1) for v in qs.tolist()):
         raise RuntimeError("quantile() q values must be in the range [0, 1]")
-    srt = indexing_ops.sort(x, d).values
+    srt = indexing_ops.sort(x, d).values  # (NaNs last)
     n = x.array.shape[d]
+    nans = _nan_counts(x, d)
+    # the numbers each lane has (nanquantile's lanes: their numbers other than NaN) and the lanes whose
+    # answer is NaN
+    count = n if nans is None or not skip_nan else n - nans
+    nan_lanes = None if nans is None else (nans == n if skip_nan else nans > 0)
     outs = []
+    dt = srt.array.dtype
     for v in qs.tolist():
-        pos = v * (n - 1)
-        lo, hi = math.floor(pos), math.ceil(pos)
+        pos = np.asarray(v, dtype=dt) * np.asarray(count - 1, dtype=dt)  # (in the input's dtype, as PyTorch's ranks)
+        lo, hi = np.floor(pos).astype(np.int64), np.ceil(pos).astype(np.int64)
         if interpolation == "lower":
             hi = lo
         elif interpolation == "higher":
             lo = hi
         elif interpolation == "nearest":
-            lo = hi = builtins.round(pos)
-        a, b = select(srt, d, lo), select(srt, d, hi)
-        w = (pos - lo) if interpolation == "linear" else 0.0
-        if interpolation == "midpoint":
-            w = 0.5 if hi != lo else 0.0
-        r = a + (b - a) * w if w else a
+            lo = hi = np.round(pos).astype(np.int64)
+        lo, hi = np.maximum(lo, 0), np.maximum(hi, 0)  # (a lane of NaNs only: its answer is NaN, below)
+        a, b = _at_sorted(srt, d, lo), _at_sorted(srt, d, hi)
+        w = pos - lo if interpolation == "linear" else np.where(hi != lo, 0.5, 0.0) if interpolation == "midpoint" else 0
+        if np.ndim(w):  # (PyTorch's lerp: its rounding, from the nearer end)
+            r = pointwise.lerp(a, b, Tensor(np.asarray(w, dtype=dt)))
+        else:
+            r = pointwise.lerp(a, b, builtins.float(w)) if w else a
+        if nan_lanes is not None:
+            r = elementwise.where(Tensor(array_module(r.array).asarray(nan_lanes)), math.nan, r)
         if keepdim:
             r = shape_ops.unsqueeze(r, d) if dim is not None else shape_ops.reshape(r, (1,) * input.array.ndim)
         outs.append(r)
     return outs[0] if scalar_q else shape_ops.stack(outs, 0)
-
-
-def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
-    return quantile(input, q, dim, keepdim, interpolation=interpolation)
 
 
 def index_put(input, indices, values, accumulate=False):

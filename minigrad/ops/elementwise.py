@@ -245,7 +245,10 @@ class PowTensor(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save(self=a, other=b)
-        return a.array ** b.array
+        x, y = a.array, b.array
+        if y.dtype.kind in "iu" and x.dtype.kind in "iu" and bool((y < 0).any()):
+            return _int_pow_negative(x, y)
+        return x ** y
 
     @staticmethod
     def backward(ctx, g):  # d(a^b) = b a^(b-1) da + a^b log(a) db
@@ -260,6 +263,16 @@ class PowTensor(Function):
             zero = (a == 0) & (b >= 0)
             gb = sum_to(where(zero, 0.0, g * result * log(where(zero, 1.0, a))), b_shape)
         return ga, gb
+
+
+def _int_pow_negative(x, y):
+    """Integer x ** y where some y < 0 (numpy refuses them all): PyTorch's integer power, 1 / x ** -y rounded
+    towards 0, so 1 for x == 1, +-1 for x == -1 and 0 for every other x (0 too)."""
+    xp = array_module(x)
+    neg = y < 0
+    out = x ** xp.where(neg, 0, y)
+    inverse = xp.where(x == 1, 1, xp.where(x == -1, xp.where(y % 2 == 0, 1, -1), 0)).astype(out.dtype)
+    return xp.where(neg, inverse, out)
 
 
 class RPow(Function):
@@ -392,8 +405,17 @@ def _alpha_first(name, alpha):
     return alpha
 
 
-def _refuse_bool(x):
-    if x.__class__ is builtins.bool or (isinstance(x, Tensor) and x.array.dtype == np.bool_):
+def _is_bool(x):
+    return x.__class__ is builtins.bool or (isinstance(x, Tensor) and x.array.dtype == np.bool_)
+
+
+def refuse_bool_sub(input, other):
+    """PyTorch's refusal of a subtraction with a bool operand, in its words for one bool and for two."""
+    a, b = _is_bool(input), _is_bool(other)
+    if a and b:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if a or b:
         raise RuntimeError(_BOOL_SUB)
 
 
@@ -404,8 +426,7 @@ def sub(input, other, alpha=1):
     o = _plain_operand(input, other) if alpha == 1 else None  # (float operands only: no bool gets through)
     if o is not None:
         return apply_binary(Sub, input, other) if o is _RECORD else Tensor(input.array - o)
-    _refuse_bool(input)
-    _refuse_bool(other)
+    refuse_bool_sub(input, other)
     if alpha != 1:
         return _binary(Sub, input, other, alpha)
     return _binary(Sub, input, other)
@@ -413,8 +434,7 @@ def sub(input, other, alpha=1):
 
 def rsub(input, other):
     """other - input (for `2 - t`): PyTorch's RsubBackward1 when `other` is a number."""
-    _refuse_bool(input)
-    _refuse_bool(other)
+    refuse_bool_sub(input, other)
     if isinstance(other, Tensor):
         return _binary(Sub, other, input)
     a, b = binary_operands(input, other)
@@ -433,10 +453,14 @@ def div(input, other, rounding_mode=None):
     """input / other (true division; int inputs give float32), or floor/trunc division."""
     if rounding_mode is not None:
         return _rounded_div(input, other, rounding_mode)
+    from ..dtypes import default_float
+
+    if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.array.dtype.kind != "f":
+        # an integer tensor over a number: both as floats, never the number in the tensor's dtype first
+        # (`int8 / 1000` divides by 1000, not by 1000 wrapped to int8)
+        input = cast(input, default_float.np)
     a, b = binary_operands(input, other)
     if a.array.dtype.kind != "f":
-        from ..dtypes import default_float
-
         a, b = cast(a, default_float.np), cast(b, default_float.np)
     out = Div.apply(a, b)
     if out.grad_fn is not None:

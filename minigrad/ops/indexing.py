@@ -47,6 +47,8 @@ def _convert_index(index, xp, shape):
             a = i.array if isinstance(i, Tensor) else i
             if a.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            if a.dtype == np.uint8 and isinstance(i, Tensor):
+                a = _byte_mask(a)
             out.append(a)
             advanced = advanced or a.ndim > 0 or a.dtype.kind == "b"
         elif isinstance(i, (list, tuple, range, np.ndarray)):  # (a range: `logprobs[range(n), Yb]`)
@@ -68,14 +70,31 @@ def _convert_index(index, xp, shape):
     return tuple(out), advanced
 
 
+def _byte_mask(a):
+    """A uint8 index tensor is a mask, as comparisons made them before bool tensors (PyTorch's reading, warned)."""
+    import warnings
+
+    from ..compiler import _user_stacklevel
+
+    warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+                  UserWarning, stacklevel=_user_stacklevel())
+    return a != 0
+
+
 class TwoStep(tuple):
     """An advanced index with integers in it, applied as PyTorch applies it: the integers first
     (a view), then the rest. numpy counts an integer as an advanced index, which moves the result
     dims when it stands between a slice and an array (`t[0, :, [1, 2]]`)."""
 
 
+def _one_int(i):
+    """Whether index component `i` is one integer: a Python or numpy int, or a 0-d integer tensor's array
+    (PyTorch reads `t[torch.tensor(1), :, [0, 2]]` as `t[1, :, [0, 2]]`, where numpy's 0-d array is advanced)."""
+    return isinstance(i, (builtins.int, np.integer)) or (hasattr(i, "ndim") and i.ndim == 0 and i.dtype.kind in "iu")
+
+
 def _ints_first(idx, ndim):
-    if not builtins.any(isinstance(i, (builtins.int, np.integer)) for i in idx):
+    if not builtins.any(_one_int(i) for i in idx):
         return idx
     consumed = builtins.sum(
         (i.ndim if i.dtype.kind == "b" else 1) if hasattr(i, "dtype") else (0 if i is None or i is Ellipsis else 1)
@@ -88,7 +107,7 @@ def _ints_first(idx, ndim):
             rest.append(i)
         elif i is None:
             rest.append(i)
-        elif isinstance(i, (builtins.int, np.integer)):
+        elif _one_int(i):
             first.append(builtins.int(i))
         else:
             first += [slice(None)] * (i.ndim if hasattr(i, "dtype") and i.dtype.kind == "b" else 1)
@@ -115,11 +134,21 @@ def _target(a, index):
     return a, index
 
 
+def _numpy_shapes(msg):
+    """The shapes numpy's message lists, `(2,) (1,3)`, as tuples."""
+    import re
+
+    return [tuple(builtins.int(n) for n in m.split(",") if n.strip()) for m in re.findall(r"\(([\d,\s]*)\)", msg)]
+
+
 def _index_error(e, shape):
     """numpy's IndexError in PyTorch's words (dimension, not axis; tensor, not array)."""
     msg = str(e).replace("axis", "dimension")
     if msg.startswith("too many indices"):
         return IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    if msg.startswith("shape mismatch: indexing arrays"):  # numpy's shapes (2,) (1,3) are PyTorch's [2], [1, 3]
+        shapes = ", ".join(str(list(eval_shape)) for eval_shape in _numpy_shapes(msg))
+        return IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}")
     return IndexError(f"{msg} (indexing a tensor of shape {list(shape)})")
 
 
@@ -340,7 +369,8 @@ def getitem(self, index):
     UnsqueezeBackward0 node per component (full slices skipped), an advanced index one
     IndexBackward0 node (after a single node for any basic components mixed in).
     """
-    if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu":  # the usual `emb[ids]`
+    if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu" and index.array.dtype != np.uint8:
+        # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
     if _records_nothing(self):
         # nothing to record (iterating over a tensor, a sequence's step, `x[..., :1]`, `idx[:, -T:]`): a basic
@@ -408,6 +438,23 @@ def _slices_only(index, ndim):
     return (n or ellipsis) and n <= ndim
 
 
+def put_values(a, index, values):
+    """a[index] = values (arrays), with PyTorch's errors for values that do not fit what the index picks."""
+    target, i = _target(a, index)
+    try:
+        target[i] = values
+    except ValueError:
+        picked = target[i].shape
+        parts = i if type(i) is tuple else (i,)
+        if not builtins.any(hasattr(p, "ndim") and (p.ndim or p.dtype == np.bool_) for p in parts):
+            # a basic index is a view that the values are copied into, expanded to its shape: expand's words
+            from .shape import expand
+
+            expand(Tensor(values), list(picked))
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(picked)}") from None
+
+
 class IndexPut(Function):
     node_name = "CopySlices"
 
@@ -416,8 +463,7 @@ class IndexPut(Function):
         ctx.index = index
         ctx.value_shape = value.array.shape
         out = a.array.copy()
-        o, i = _target(out, index)
-        o[i] = value.array
+        put_values(out, index, value.array)
         return out
 
     @staticmethod

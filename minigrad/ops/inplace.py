@@ -9,12 +9,13 @@ import functools
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd import recording
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import broadcast_shapes
-from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, _target
+from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, put_values
 
 
 def apply_inplace(self, raw, recorded, *others):
@@ -185,7 +186,7 @@ def _sums_in_place(self, other):
             and (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:]))
 
 
-def _ufunc_inplace(name, op, torch_name, record_sum=None):
+def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None):
     ufunc = getattr(np, name)
 
     def method(self, other, *args, **kwargs):
@@ -207,9 +208,11 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None):
         if not isinstance(other, _OPERANDS):  # (p.grad of None, say: PyTorch's words, not numpy's)
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         xp = array_module(self.array)
-        if isinstance(other, Tensor) and other.array.dtype.kind == "f" and self.array.dtype.kind != "f":
-            raise RuntimeError(f"result type Float can't be cast to the desired output type {self.dtype._legacy[:-6]}")
         alpha = kwargs.get("alpha", args[0] if args else 1)
+        if refuse is not None:
+            refuse(self, other)
+        if self.array.dtype.kind != "f":
+            _check_castable(self, other, name == "true_divide", alpha)
 
         def raw(a):
             o = _data(other)
@@ -229,12 +232,25 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None):
     return method
 
 
+def _check_castable(self, other, true_divide, alpha):
+    """PyTorch's refusals of an integer or bool tensor's in-place op whose result it cannot hold (`t.add_(0.5)`,
+    `t /= 2`), in its words, before numpy's."""
+    if isinstance(alpha, float) and self.array.dtype.kind in "iu":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    result = dtypes.result_type(self, other)
+    if true_divide and result.kind != "f":
+        result = dtypes.default_float.np
+    if dtypes._category(result) > dtypes._category(self.array.dtype):
+        raise RuntimeError(f"result type {dtypes.from_numpy_dtype(result)._legacy[:-6]} can't be cast to the desired "
+                           f"output type {self.dtype._legacy[:-6]}")
+
+
 def _setup():
     from . import elementwise as E
 
     return {
         "add_": _ufunc_inplace("add", E.add, "add_", functools.partial(E.apply_binary, E.Add)),
-        "sub_": _ufunc_inplace("subtract", E.sub, "sub_", functools.partial(E.apply_binary, E.Sub)),
+        "sub_": _ufunc_inplace("subtract", E.sub, "sub_", functools.partial(E.apply_binary, E.Sub), E.refuse_bool_sub),
         "mul_": _ufunc_inplace("multiply", E.mul, "mul_"),
         "div_": _ufunc_inplace("true_divide", E.div, "div_"),
     }
@@ -255,13 +271,9 @@ def setitem(self, index, value):
 
     def raw(a):
         try:
-            target, i = _target(a, idx)
-            target[i] = value.array
+            put_values(a, idx, value.array)
         except IndexError as e:
             raise _index_error(e, a.shape) from None
-        except ValueError as e:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
-                               f"broadcast to indexing result ({e})") from None
 
     return apply_inplace(self, raw, lambda: IndexPut.apply(self, value, idx), value)
 

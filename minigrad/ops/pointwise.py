@@ -199,8 +199,8 @@ class RemainderTensor(Function):
         _zero_division(a, b)
         ctx.save(self=a, other=b)
         xp = array_module(a.array)
-        if a.array.dtype.kind == "f":  # a - floor(a/b) b, as PyTorch computes it (numpy's mod differs at signs)
-            return _quiet(lambda: a.array - xp.floor(a.array / b.array) * b.array)
+        if a.array.dtype.kind == "f":
+            return _quiet(lambda: _float_remainder(xp, a.array, b.array))
         return xp.remainder(a.array, b.array)
 
     @staticmethod
@@ -209,6 +209,13 @@ class RemainderTensor(Function):
         a_shape, b_shape = ctx._shapes
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(-g * (a / b).floor(), b_shape) if ctx.needs_input_grad[1] else None)
+
+
+def _float_remainder(xp, x, y):
+    """PyTorch's float remainder: fmod (exact), moved by y where its sign is not y's; a zero keeps x's sign
+    (-6. % 2 is -0.), where numpy's remainder gives y's."""
+    mod = xp.fmod(x, y)
+    return xp.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
 
 
 class RemainderScalar(RemainderTensor):

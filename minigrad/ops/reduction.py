@@ -36,13 +36,19 @@ def _expand_back_array(g, shape, dims, keepdim):
     return broadcast_view(g, shape)
 
 
+def _kept(a):
+    """The dtype a sum or product of array `a` keeps: an integer or bool one's own (numpy would widen int32 to
+    int64 and uint8 to uint64; the caller chose it, `sum(dtype=torch.int32)`), else numpy's choice (None)."""
+    return a.dtype if a.dtype.kind in "biu" else None
+
+
 class Sum(Function):
     node_name = "SumBackward1"
 
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         ctx.shape, ctx.dims, ctx.keepdim = a.array.shape, dims, keepdim
-        return a.array.sum(axis=dims, keepdims=keepdim)
+        return a.array.sum(axis=dims, keepdims=keepdim, dtype=_kept(a.array))
 
     @staticmethod
     def backward(ctx, g):  # d(sum a) = 1 for every element reduced
@@ -94,8 +100,11 @@ def _mean_array(a, dims, keepdim):
     """`a.mean(axis=dims, keepdims=keepdim)`: for a float32 or float64 numpy array of some elements, the
     steps numpy's own mean takes (the sum, then a division by the count as an intp), without the Python
     around them that costs a small tensor's mean three times its arithmetic; the same bits."""
-    if type(a) is not np.ndarray or a.dtype.itemsize < 4 or not a.size:
-        return a.mean(axis=dims, keepdims=keepdim)  # (float16's float32 sum, cupy's, an empty mean's warning)
+    if not a.size:  # nan, which says it: PyTorch does not warn, numpy does
+        with _quiet(), np.errstate(invalid="ignore"):
+            return a.mean(axis=dims, keepdims=keepdim)
+    if type(a) is not np.ndarray or a.dtype.itemsize < 4:
+        return a.mean(axis=dims, keepdims=keepdim)  # (float16's float32 sum, cupy's)
     total = np.add.reduce(a, axis=dims, keepdims=keepdim)
     n = _count(a.shape, dims)
     if type(total) is np.ndarray:
@@ -253,21 +262,29 @@ def _correction(unbiased, correction):
     return 1 if unbiased is None or unbiased else 0
 
 
-def _floating(input):
-    if input.array.dtype.kind != "f":
-        raise RuntimeError("std and var only support floating point and complex dtypes")
-
-
 def var(input, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance over `dim`, with Bessel's correction by default (correction=1)."""
-    _floating(input)
-    return Var.apply(input, normalize_dims(dim, input.array.ndim), _correction(unbiased, correction), keepdim)
+    return _spread(Var, "var", input, dim, unbiased, keepdim, correction)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation over `dim` (correction=1 by default)."""
-    _floating(input)
-    return Std.apply(input, normalize_dims(dim, input.array.ndim), _correction(unbiased, correction), keepdim)
+    return _spread(Std, "std", input, dim, unbiased, keepdim, correction)
+
+
+def _spread(cls, name, input, dim, unbiased, keepdim, correction):
+    """var or std (cls) of `input`, checked as PyTorch's `name` (var, std, var_mean, std_mean) checks it."""
+    if input.array.dtype.kind != "f":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes" if name.endswith("_mean") else
+                           "std and var only support floating point and complex dtypes")
+    dims = normalize_dims(dim, input.array.ndim)
+    correction = _correction(unbiased, correction)
+    if _count(input.array.shape, dims) - correction <= 0:
+        from ..compiler import _user_stacklevel  # (the script's line, below the wrappers of `dim=` and `out=`)
+
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                      "factor (input numel divided by output numel).", UserWarning, stacklevel=_user_stacklevel())
+    return cls.apply(input, dims, correction, keepdim)
 
 
 class Amax(Function):
@@ -325,6 +342,12 @@ class MinAll(MaxAll):
     node_name = "MinBackward1"
 
 
+def _no_dim_of_nothing(name, input):
+    if not input.array.size:  # (no element to be the answer)
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                           "reduction dim with the 'dim' argument.")
+
+
 def _nonempty_dims(name, input, dims):
     for d in dims:
         if input.array.shape[d] == 0:
@@ -336,6 +359,8 @@ def amax(input, dim=None, keepdim=False):
     dims = normalize_dims(dim, input.array.ndim)
     if dim is not None:
         _nonempty_dims("amax", input, dims)
+    else:
+        _no_dim_of_nothing("amax", input)
     return Amax.apply(input, dims, keepdim, True)
 
 
@@ -344,6 +369,8 @@ def amin(input, dim=None, keepdim=False):
     dims = normalize_dims(dim, input.array.ndim)
     if dim is not None:
         _nonempty_dims("amin", input, dims)
+    else:
+        _no_dim_of_nothing("amin", input)
     return Amin.apply(input, dims, keepdim, False)
 
 
@@ -412,6 +439,7 @@ def _max_min(input, dim, keepdim, other, full_cls, dim_cls, pair_fn, largest):
 def max(input, dim=None, keepdim=False, other=None):
     """max(): the largest value; max(dim): (values, indices); max(a, b): elementwise."""
     if dim is None and other is None:  # (the usual, first)
+        _no_dim_of_nothing("max", input)
         return MaxAll.apply(input, tuple(range(input.array.ndim)), False, True)
     return _max_min(input, dim, keepdim, other, MaxAll, MaxDim, elementwise.maximum, True)
 
@@ -419,6 +447,7 @@ def max(input, dim=None, keepdim=False, other=None):
 def min(input, dim=None, keepdim=False, other=None):
     """min(): the smallest value; min(dim): (values, indices); min(a, b): elementwise."""
     if dim is None and other is None:
+        _no_dim_of_nothing("min", input)
         return MinAll.apply(input, tuple(range(input.array.ndim)), False, False)
     return _max_min(input, dim, keepdim, other, MinAll, MinDim, elementwise.minimum, False)
 
@@ -490,6 +519,8 @@ def logsumexp(input, dim, keepdim=False):
 
 def softmax_array(a, dim):
     """exp(x - max) / sum(exp(x - max)) along `dim` of an array."""
+    if a.dtype == np.float16:  # in float32, rounded once, as PyTorch computes half
+        return softmax_array(a.astype(np.float32), dim).astype(np.float16)
     xp = array_module(a)
     if a.ndim == 0:  # exp(a - a) / 1: one (nan for a non-finite a)
         return xp.asarray(xp.exp(a - a))
@@ -600,6 +631,8 @@ def _softmax_backward_array(g, y, dim):  # y (g - sum(g y))
 
 def log_softmax_array(a, dim):
     """x - max - log(sum(exp(x - max))) along `dim` of an array."""
+    if a.dtype == np.float16:  # (as softmax_array)
+        return log_softmax_array(a.astype(np.float32), dim).astype(np.float16)
     xp = array_module(a)
     if a.ndim == 0:
         return xp.asarray(a - a)
@@ -713,7 +746,7 @@ class Prod(Function):
     def forward(ctx, a, dims, keepdim):
         ctx.save(self=a)
         ctx.dims, ctx.keepdim = dims, keepdim
-        return a.array.prod(axis=dims, keepdims=keepdim)
+        return a.array.prod(axis=dims, keepdims=keepdim, dtype=_kept(a.array))
 
     @staticmethod
     def backward(ctx, g):  # d(prod a)/da_i = prod of the others (= prod / a_i when no a_j is 0)
@@ -784,6 +817,15 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         normalize_dims(dim, input.array.ndim)
     if p == "fro" or p is None:
         p = 2
+    if p == "nuc":  # (torch.norm's nuclear norm: a matrix's, over two dims, by linalg.matrix_norm)
+        from .linalg import linalg
+
+        if dim is None and input.array.ndim < 2:
+            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        dims = tuple(range(input.array.ndim)) if dim is None else tuple(dim)
+        if len(dims) != 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
+        return linalg.matrix_norm(input, "nuc", dims, keepdim)
     if isinstance(p, str):
         raise RuntimeError(f"norm(): unsupported norm type {p!r} for a vector norm (use a number or 'fro')")
     if p == float("inf"):

@@ -23,6 +23,12 @@ def _integral_to_int64(input, dtype):
     return input
 
 
+def _running(a):
+    """The dtype a scan of array `a` runs in: float16's in float32, each result rounded once, as PyTorch's
+    accumulation type for half (numpy would round every running sum to float16); else a's own."""
+    return np.float32 if a.dtype == np.float16 else a.dtype
+
+
 def reverse_cumsum(g, dim):
     """sum_{j >= i} g_j along dim: the adjoint of cumsum."""
     from .movement import flip
@@ -40,7 +46,7 @@ class Cumsum(Function):
         ctx.dim = dim
         if dim is None:
             return a.array.copy()
-        return array_module(a.array).cumsum(a.array, axis=dim, dtype=a.array.dtype)
+        return array_module(a.array).cumsum(a.array, axis=dim, dtype=_running(a.array)).astype(a.array.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):  # d(cumsum a)_j / da_i = [i <= j]: the gradient summed from the end
@@ -63,7 +69,7 @@ class Cumprod(Function):
         ctx.dim = dim
         if dim is None:
             return a.array.copy()
-        return array_module(a.array).cumprod(a.array, axis=dim, dtype=a.array.dtype)
+        return array_module(a.array).cumprod(a.array, axis=dim, dtype=_running(a.array)).astype(a.array.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):  # d(cumprod a)_j / da_i = prod_{k <= j, k != i} a_k for i <= j

@@ -6,6 +6,7 @@ in-place change through either is seen by the saved-tensor checks of both.
 import builtins
 import functools
 import math
+import warnings
 
 import numpy as np
 
@@ -273,7 +274,17 @@ def _T(self):
     nd = self.array.ndim
     if nd == 2:  # (the usual; a valid order, so none of permute's checks)
         return _share_version(Permute.apply(self, (1, 0)), self)
+    if not _T_warned[nd == 0]:  # (PyTorch's warnings, each once a process)
+        _T_warned[nd == 0] = True
+        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases." if nd == 0 else
+                      "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
+                      "will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+                      "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                      UserWarning, stacklevel=2)
     return permute(self, tuple(range(nd - 1, -1, -1)))
+
+
+_T_warned = [False, False]  # (other than 2-D, 0-D)
 
 
 def _mT(self):
@@ -468,9 +479,12 @@ def _pieces(g, sizes, dim):
 
 def _check_same(tensors, what):
     if not tensors:
-        raise RuntimeError(f"{what}(): expected a non-empty list of Tensors")
-    if not builtins.all(isinstance(t, Tensor) for t in tensors):
-        raise TypeError(f"{what}(): expected a sequence of Tensors")
+        if what == "cat":
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{what} expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
 
 
 def _same_but_dim(tensors, dim):
@@ -497,29 +511,34 @@ def _same_but_dim(tensors, dim):
 
 def cat(tensors, dim=0):
     """Concatenate along an existing dim."""
+    if isinstance(tensors, Tensor):  # (a list was meant; iterating the tensor would cat its rows)
+        raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     tensors = list(tensors)
     d = _same_but_dim(tensors, dim)
     if d is not None:  # the common case, checked in one pass: nothing below to raise or promote
         return Cat.apply(d, *tensors)
     _check_same(tensors, "cat")
-    nd = tensors[0].array.ndim
     for i, t in enumerate(tensors):
         if t.array.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    d = normalize_dim(dim, nd)
-    ref = tensors[0].array.shape
-    for i, t in enumerate(tensors[1:], 1):
-        s = t.array.shape
-        if len(s) != nd or s[:d] != ref[:d] or s[d + 1:] != ref[d + 1:]:
-            raise RuntimeError(
-                f"Sizes of tensors must match except in dimension {d}. Expected size "
-                f"{list(ref)} but got size {list(s)} for tensor number {i} in the list."
-            )
     dt = tensors[0].array.dtype
     if not builtins.all(t.array.dtype == dt for t in tensors):  # (one dtype, the usual, needs no promotion)
         dt = result_type(*tensors)
-        tensors = [cast(t, dt) for t in tensors]
-    return Cat.apply(d, *tensors)
+    # PyTorch's legacy rule: a 1-D tensor of no elements (a running `torch.tensor([])` to cat onto) is left out,
+    # whatever the others' shapes, after taking part in the dtype
+    numbered = [(i, t) for i, t in enumerate(tensors) if t.array.shape != (0,)] or list(enumerate(tensors))
+    ref = numbered[0][1].array.shape
+    nd = len(ref)
+    d = normalize_dim(dim, nd)
+    for i, t in numbered[1:]:
+        s = t.array.shape
+        if len(s) != nd:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {nd} and {len(s)}")
+        for k in range(nd):
+            if k != d and s[k] != ref[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {ref[k]} but "
+                                   f"got size {s[k]} for tensor number {i} in the list.")
+    return Cat.apply(d, *[cast(t, dt) for _, t in numbered])
 
 
 concat = concatenate = cat

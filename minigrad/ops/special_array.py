@@ -175,6 +175,12 @@ def erf(x, out=None):
     xp = np if isinstance(x, np.ndarray) else _array_module(x)
     if x.dtype.kind != "f":
         x = x.astype(np.float64)
+    if x.dtype.itemsize < 4:  # float16: in float32, as PyTorch computes it (the rational's terms overflow float16)
+        r = erf(x.astype(np.float32)).astype(x.dtype)
+        if out is None:
+            return r
+        out[...] = r
+        return out
     if xp is not np:
         special = _cupy_special()
         if special is not None:

@@ -111,6 +111,8 @@ def _gelu_tanh_bwd(o, x, g, s1, s2):  # d/dx = (1 + t)/2 + x/2 (1 - t^2) k (1 + 
 
 def _gelu_forward(x, approximate, impl):
     """The backend `impl`'s forward, or (None) the numpy (or cupy) passes."""
+    if x.dtype == np.float16:  # in float32, rounded once, as PyTorch computes half (the float32 forms overflow it)
+        return _gelu_forward(x.astype(np.float32), approximate, None).astype(np.float16)
     if impl is not None:
         return impl.forward(x, approximate)
     out = xp_of(x).empty(x.shape, dtype=x.dtype)
@@ -121,6 +123,10 @@ def _gelu_forward(x, approximate, impl):
 
 def _gelu_backward(xd, y, g, approximate, impl):
     """gx for the input xd and (the exact form) the output y, by the backend `impl` or numpy's passes."""
+    if xd.dtype == np.float16:  # (in float32, as the forward; its output again in float32, not the rounded one)
+        x32 = xd.astype(np.float32)
+        y32 = None if approximate == "tanh" else _gelu_forward(x32, approximate, None)
+        return _gelu_backward(x32, y32, g.astype(np.float32), approximate, None).astype(np.float16)
     if impl is not None:
         return impl.backward(xd, y, g, approximate)
     gx = xp_of(xd).empty(xd.shape, dtype=xd.dtype)
@@ -445,10 +451,10 @@ class Hardswish(Function):
         return xd * xp_of(xd).clip(xd + 3.0, 0.0, 6.0) / 6.0
 
     @staticmethod
-    def backward(ctx, g):  # 0 below -3, x/3 + 1/2 on [-3, 3], 1 above
+    def backward(ctx, g):  # 0 up to -3, x/3 + 1/2 strictly inside (-3, 3), 1 from 3 (PyTorch's ends)
         x = ctx._saved_self
-        mid = _mask((x.array >= -3.0) & (x.array <= 3.0), x.array)
-        high = _mask(x.array > 3.0, x.array)
+        mid = _mask((x.array > -3.0) & (x.array < 3.0), x.array)
+        high = _mask(x.array >= 3.0, x.array)
         return g * (mid * (x / 3.0 + 0.5) + high)
 
 
