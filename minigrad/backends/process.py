@@ -32,6 +32,7 @@ Threads: `set_num_threads(n)` / `get_num_threads()` are minigrad's intra-op thre
 the thread team's size and BLAS's thread count (through threadpoolctl). The default is
 $MINIGRAD_NUM_THREADS, else $OMP_NUM_THREADS, else the cores this process may use.
 """
+import contextlib
 import ctypes
 import os
 import sys
@@ -176,6 +177,26 @@ def set_num_threads(n):
         import threadpoolctl
 
         threadpoolctl.threadpool_limits(limits=n, user_api="blas")
+
+
+@contextlib.contextmanager
+def num_threads(n):
+    """Within: minigrad's ops on `n` threads, as set_num_threads(n); afterwards the team and BLAS as they were
+    (a count that came from the environment comes from it again: nothing stays set)."""
+    from .cpu import team
+
+    before = team.set_num_threads(n)
+    blas = None
+    if _blas_at_one is None:
+        import threadpoolctl
+
+        blas = threadpoolctl.threadpool_limits(limits=n, user_api="blas")
+    try:
+        yield
+    finally:
+        team.set_num_threads(before)
+        if blas is not None:
+            blas.restore_original_limits()
 
 
 def get_num_threads():

@@ -57,8 +57,9 @@ from .scatter import make_inplace as _make_inplace
 from .scatter import make_view_inplace as _make_view_inplace
 from .scatter import scatter_reduce_ as _scatter_reduce_
 from .reduction import (  # noqa: F401
-    all, amax, amin, any, argmax, argmin, log_softmax, logsumexp, max, mean, min, norm, prod, softmax, std, sum, var,
+    all, amax, amin, any, argmax, argmin, log_softmax, logsumexp, max, mean, min, prod, softmax, std, sum, var,
 )
+from .linalg import norm  # noqa: F401 (the vector norms of reduction.py, and 'nuc')
 from .shape import (  # noqa: F401
     broadcast_to, cat, chunk, clone, concat, concatenate, contiguous, expand, expand_as, flatten, permute, reshape,
     split, squeeze, stack, t, transpose, tril, triu, unbind, unflatten, unsqueeze, view,

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..device import array_module
+from . import reduction
 from .array_op import array_op
 from ..tensor import Tensor
 
@@ -1032,3 +1033,18 @@ class _Linalg:
 
 
 linalg = _Linalg()
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """torch.norm (and Tensor.norm): a matrix's nuclear norm for p='nuc' (linalg.matrix_norm's, over two dims),
+    else reduction.norm's vector p-norms."""
+    if p != "nuc":
+        return reduction.norm(input, p, dim, keepdim, dtype)
+    if dtype is not None:
+        input = input.to(dtype)
+    if dim is None and input.array.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    dims = tuple(range(input.array.ndim)) if dim is None else tuple(dim)
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
+    return linalg.matrix_norm(input, "nuc", dims, keepdim)

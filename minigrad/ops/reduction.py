@@ -817,16 +817,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         normalize_dims(dim, input.array.ndim)
     if p == "fro" or p is None:
         p = 2
-    if p == "nuc":  # (torch.norm's nuclear norm: a matrix's, over two dims, by linalg.matrix_norm)
-        from .linalg import linalg
-
-        if dim is None and input.array.ndim < 2:
-            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
-        dims = tuple(range(input.array.ndim)) if dim is None else tuple(dim)
-        if len(dims) != 2:
-            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
-        return linalg.matrix_norm(input, "nuc", dims, keepdim)
-    if isinstance(p, str):
+    if isinstance(p, str):  # ('nuc' is linalg.norm's, which calls this for the others)
         raise RuntimeError(f"norm(): unsupported norm type {p!r} for a vector norm (use a number or 'fro')")
     if p == float("inf"):
         return amax(_abs(input), dim, keepdim)

@@ -116,14 +116,10 @@ class Timer:
                                     globals=self._globals)
 
     def _timeit(self, number):
-        from minigrad import get_num_threads, set_num_threads
+        from minigrad.backends.process import num_threads
 
-        before = get_num_threads()
-        set_num_threads(self._task_spec.num_threads)
-        try:
+        with num_threads(self._task_spec.num_threads):  # (then the count as it was, set or from the environment)
             return max(self._timer.timeit(number), 1e-9)
-        finally:
-            set_num_threads(before)
 
     def timeit(self, number=1000000):
         """One measurement of `number` runs (after a warm-up of number // 100)."""

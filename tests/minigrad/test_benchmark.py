@@ -34,3 +34,22 @@ def test_timings():
     a = t.adaptive_autorange(min_run_time=0.02, max_run_time=1.0)
     assert a.median > 0 and a.iqr >= 0
     assert benchmark.select_unit(2.5e-3) == ("ms", 1e-3) and benchmark.select_unit(3e-8)[0] == "ns"
+
+
+def test_a_timer_leaves_the_thread_count_as_it_found_it(monkeypatch):
+    # a count from the environment is read from it again afterwards: the Timer's own count does not stay set
+    from minigrad.backends.cpu import team
+
+    monkeypatch.setattr(team, "_requested", None)
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    before = minigrad.get_num_threads()
+    benchmark.Timer("x + 1", globals={"x": minigrad.ones(3)}, num_threads=1).timeit(3)
+    assert team._requested is None and minigrad.get_num_threads() == before
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "1")
+    assert minigrad.get_num_threads() == 1
+    minigrad.set_num_threads(2)  # a count the user set stays theirs
+    try:
+        benchmark.Timer("x + 1", globals={"x": minigrad.ones(3)}, num_threads=1).timeit(3)
+        assert minigrad.get_num_threads() == 2
+    finally:
+        team.set_num_threads(None)

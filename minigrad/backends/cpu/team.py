@@ -483,9 +483,11 @@ _requested = None  # set_num_threads(n)'s n
 
 
 def set_num_threads(n):
-    """The team's size from now on (minigrad.set_num_threads: the team and BLAS)."""
+    """The team's size from now on (minigrad.set_num_threads: the team and BLAS); None: read from the
+    environment again, as before any set_num_threads. Returns the request it replaced."""
     global _requested
-    _requested = int(n)
+    before, _requested = _requested, None if n is None else int(n)
+    return before
 
 
 def num_threads():
