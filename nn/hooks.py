@@ -17,11 +17,13 @@ _ids = itertools.count()
 class RemovableHandle:
     """What `register_*_hook` returns: `remove()` takes the hook out (also on leaving a `with` block)."""
 
-    def __init__(self, table, key=None):
+    def __init__(self, table, key=None, changes=None):
         self.table, self.id = table, next(_ids) if key is None else key
+        self.changes = changes  # the module's change count, where a compiled call guards the table
 
     def remove(self):
-        self.table.pop(self.id, None)
+        if self.table.pop(self.id, None) is not None and self.changes is not None:
+            self.changes[0] += 1  # (a compiled call captured with this hook captures again without it)
 
     def __enter__(self):
         return self
@@ -36,7 +38,7 @@ def add_hook(module, name, hook, prepend=False, **flags):
     if table is None:
         table = {}
         object.__setattr__(module, name, table)
-    handle = RemovableHandle(table)
+    handle = RemovableHandle(table, changes=module._changes)
     entry = (hook, flags)
     if prepend:
         items = list(table.items())

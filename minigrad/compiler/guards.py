@@ -135,6 +135,8 @@ def _walk(m):
                 held.append(v)
             elif isinstance(v, _SCALARS):  # (a numpy float, an IntEnum)
                 values.append((i, attr, kind, v))
+            elif attr in _HOOK_TABLES:  # (the hooks a capture ran are in its program: which ones, by handle id)
+                values.append((i, attr, "hooks", tuple(v)))
             elif (kind is dict or _is_settings(v)) and attr[:1] != "_":  # (not nn's own tables, `_parameters`...)
                 settings.append(_Settings(v, None, f"{path}.{attr}" if path else attr))
         stack.extend((f"{path}.{k}" if path else k, sub) for k, sub in reversed(mod._modules.items())
@@ -144,6 +146,10 @@ def _walk(m):
         for entry in settings:
             entry.names = names
     return (tuple(training), tuple(params), tuple(bufs), (tuple(paths), tuple(values))), tuple(held), tuple(settings)
+
+
+# a module's hook tables (PyTorch's names): handle id -> hook; a hook added or removed is another program
+_HOOK_TABLES = frozenset(("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks"))
 
 
 class _Settings:
@@ -479,6 +485,8 @@ def _module_change(old, new):
     for i, attr, kind, v in values:
         name = f"{paths[i]}.{attr}" if paths[i] else attr
         was = before.get((paths[i], attr))
+        if kind == "hooks" and was != (kind, v):
+            return f"a hook was registered or removed ({name!r})"
         if was is None:
             return f"attribute {name!r} is new"
         if was != (kind, v):
