@@ -9,7 +9,7 @@ after its tensor outputs: the output one sees grad_output, the input one grad_in
 import itertools
 
 from minigrad import Tensor
-from minigrad.autograd import Function
+from minigrad.autograd import Function, recording
 
 _ids = itertools.count()
 
@@ -65,6 +65,8 @@ def call_with_hooks(module, args, kwargs):
             result = hook(module, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
+        if result is None:
+            _ran_for_its_effects(module, hook, "forward pre-hook")
     backward = d.get("_backward_hooks") or d.get("_backward_pre_hooks")
     state = _BackwardState(module) if backward else None
     if state is not None:
@@ -80,9 +82,20 @@ def call_with_hooks(module, args, kwargs):
         result = hook(module, args, kwargs, out) if flags.get("with_kwargs") else hook(module, args, out)
         if result is not None:
             out = result
+        else:
+            _ran_for_its_effects(module, hook, "forward hook")
     if state is not None:
         out = state.wrap_outputs(out)
     return out
+
+
+def _ran_for_its_effects(module, hook, kind):
+    """A forward hook that returns nothing ran for what it did in Python (keeping the activations in a
+    dict, logging): a compiled call's replay would not run it, so what it kept would stay the capture's.
+    The capture stops there (the call runs eagerly, as do later ones with this hook)."""
+    recording.escape(f"a {kind} that returns None ({getattr(hook, '__qualname__', type(hook).__name__)} on "
+                     f"{type(module).__name__})", "it runs for its effects in Python (what it stores, logs or "
+                     "changes), which a replay would not redo; return its value from the compiled function instead")
 
 
 class _BackwardState:

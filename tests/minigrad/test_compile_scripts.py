@@ -33,3 +33,20 @@ def test_a_module_hook_registered_or_removed_between_calls_is_another_program():
         got = compiled(x)
     np.testing.assert_array_equal(got.detach().numpy(), model(x).detach().numpy())
     assert "a hook was registered or removed" in str(caught[0].message)
+
+
+def test_a_forward_hook_that_keeps_activations_makes_the_call_run_eagerly():
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    kept = {}
+    model[1].register_forward_hook(lambda m, args, out: kept.__setitem__("relu", out))
+    compiled = minigrad.compile(model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with minigrad.no_grad():
+            for _ in range(3):
+                x = minigrad.randn(2, 3)
+                compiled(x)
+                np.testing.assert_array_equal(kept["relu"].numpy(), model[1](model[0](x)).numpy())
+    assert [str(w.message).split(": ")[2] for w in caught] == ["running eagerly"]
+    assert "a forward hook that returns None" in str(caught[0].message)
