@@ -141,11 +141,18 @@ class CompiledFunction:
                 rec.add_live_object(v)
         self.stats.captures += 1
         rng_before = random.get_rng_state()
+        numbers_before = guards.container_numbers(objects)
         recording.hook.recorder = rec
         try:
             out = self.fn(*args, **kwargs)
         finally:
             recording.hook.recorder = None
+        changed = guards.changed_container(numbers_before)
+        if changed is not None:
+            rec.on_escape(f"a change to {_name_of(changed, self.fn, type(changed).__name__)} (a counter or a log "
+                          "kept in a list or dict)", "a replay would neither change it again nor read its new "
+                          "values; pass the value as an argument, or update it outside the compiled function",
+                          every_call=True)  # (each call changes it: a log's items would change the key too)
         try:
             rec.record_backward(out)  # (where the result requires grad: aot.py)
             program = rec.finish(out, key, _known_tensors(objects))
@@ -192,6 +199,20 @@ def _known_tensors(objects):
         elif type(o) in (list, tuple, dict):
             known.update(id(t) for t in (o.values() if type(o) is dict else o) if isinstance(t, Tensor))
     return known
+
+
+def _name_of(obj, fn, default):
+    """How the function names `obj` (a closure variable or a global it reads), for a message."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            if cell.cell_contents is obj:
+                return f"closure variable {name!r}"
+        for name in code.co_names:
+            if fn.__globals__.get(name) is obj:
+                return f"global {name!r}"
+    return f"a {default} it reads"
 
 
 def _is_tensor(v):

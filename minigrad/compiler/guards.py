@@ -420,7 +420,8 @@ def _items(v, objects, modules, depth):
     `params[0]`): which tensor each is (a replay reads the tensor it captured: a hidden state carried
     from call to call in a dict is another tensor each call, so another program), the state of each
     module (guarded with the modules), the same of nested containers down to `depth`. Numbers are not
-    (a list a function appends to, a log, would be another program each call: documented instead)."""
+    (a list a function appends to, a log, would be another program each call: a capture that changes
+    them runs eagerly instead, `container_numbers`)."""
     out = []
     for k, x in itertools.islice(v.items() if type(v) is dict else enumerate(v), _CONTAINER_ITEMS):
         if type(x) in _SCALAR_TYPES:  # (the usual item of a log: nothing to guard, no further test)
@@ -437,6 +438,28 @@ def _items(v, objects, modules, depth):
 
 
 _CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at (a guard runs at every call)
+
+
+def container_numbers(objects):
+    """What the key leaves out of the lists and dicts a call reads: their lengths and the numbers,
+    strings and flags among their first items. Taken before and after a capture: a call that changes
+    them (a step counter `n[0] += 1` read by `if n[0] % 4 == 0`, a log appended to) did what a replay
+    would not redo, so that later calls would replay the capture's decision and skip the change."""
+    out = []
+    for o in objects:
+        kind = type(o)
+        if kind is list or kind is dict:
+            items = itertools.islice(o.items() if kind is dict else enumerate(o), _CONTAINER_ITEMS)
+            out.append((o, len(o), tuple((k, x) for k, x in items if type(x) in _SCALAR_TYPES)))
+    return out
+
+
+def changed_container(before):
+    """The first list or dict of `container_numbers(...)` whose length or numbers differ now, or None."""
+    for o, n, numbers in before:
+        if container_numbers((o,)) != [(o, n, numbers)]:
+            return o
+    return None
 _NOT_PLAIN = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
               functools.partial)
 _OPAQUE_TYPES = frozenset(_NOT_PLAIN)  # (_free_value's test by exact type: by identity, nothing in them guarded)

@@ -50,3 +50,38 @@ def test_a_forward_hook_that_keeps_activations_makes_the_call_run_eagerly():
                 np.testing.assert_array_equal(kept["relu"].numpy(), model[1](model[0](x)).numpy())
     assert [str(w.message).split(": ")[2] for w in caught] == ["running eagerly"]
     assert "a forward hook that returns None" in str(caught[0].message)
+
+
+def _accumulating_run(compiled):
+    """Gradient accumulation over 4 micro-batches, the step's branch on a counter kept in a list."""
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+    opt = nn.optim.AdamW(model.parameters(), lr=1e-2)
+    calls = [0]
+
+    def step(x, y):
+        loss = nn.functional.cross_entropy(model(x), y) / 4
+        loss.backward()
+        calls[0] += 1
+        if calls[0] % 4 == 0:
+            opt.step()
+            opt.zero_grad()
+        return loss
+
+    if compiled:
+        step = minigrad.compile(step)
+    losses = [step(minigrad.randn(3, 4), minigrad.randint(0, 2, (3,))).detach().numpy() for _ in range(10)]
+    return losses, [p.detach().numpy() for p in model.parameters()], calls[0], step
+
+
+def test_a_counter_kept_in_a_list_the_step_changes_makes_it_run_eagerly():
+    want_losses, want_params, want_calls, _ = _accumulating_run(compiled=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        losses, params, calls, step = _accumulating_run(compiled=True)
+    np.testing.assert_array_equal(np.array(losses), np.array(want_losses))
+    for p, q in zip(params, want_params):
+        np.testing.assert_array_equal(p, q)
+    assert calls == want_calls == 10
+    assert len(caught) == 1 and "a change to closure variable 'calls'" in str(caught[0].message)
+    assert step.stats.replays == 0
