@@ -419,14 +419,14 @@ def _items(v, objects, modules, depth):
     """What a program assumes about the items of a list, tuple or dict the function reads (`state["h"]`,
     `params[0]`): which tensor each is (a replay reads the tensor it captured: a hidden state carried
     from call to call in a dict is another tensor each call, so another program), the state of each
-    module (guarded with the modules), the same of nested containers down to `depth`. Numbers are not
-    (a list a function appends to, a log, would be another program each call: a capture that changes
-    them runs eagerly instead, `container_numbers`)."""
+    module (guarded with the modules), the same of nested containers down to `depth`, and each number,
+    string or flag by type and value (a forward that reads `cfg["scale"]` bakes it into the program, as
+    an argument's; a function that changes one itself, a counter, runs eagerly: `container_numbers`)."""
     out = []
     for k, x in itertools.islice(v.items() if type(v) is dict else enumerate(v), _CONTAINER_ITEMS):
-        if type(x) in _SCALAR_TYPES:  # (the usual item of a log: nothing to guard, no further test)
-            continue
-        if isinstance(x, Tensor):
+        if type(x) in _SCALAR_TYPES:
+            out.append((k, "value", type(x).__name__, x))  # (2, 2.0 and True differ)
+        elif isinstance(x, Tensor):
             out.append((k, id(x)))
             objects.append(x)
         elif is_module(x):
@@ -479,7 +479,7 @@ def explain(new, old):
             if type(value) is tuple and value[:1] == ("object",):
                 return f"{label} is another {value[1]}"
             if label.endswith("'s items"):
-                return f"{label[:-8]} holds other tensors"
+                return _items_change(label[:-8], old_map[label], value)
             if label.startswith("settings of "):
                 was = {name: (v, t) for labels, values, types_ in old_map[label]
                        for name, v, t in zip(labels, values, types_)}
@@ -492,6 +492,17 @@ def explain(new, old):
                             return f"setting {name!r} changed: {before!r} -> {v!r}"
             return f"{label} changed: {_show(label, old_map[label])} -> {_show(label, value)}"
     return "the call differs from the captured one"
+
+
+def _items_change(label, old, new):
+    """What differs between two `_items` of a list or dict, in words."""
+    was = {entry[0]: entry for entry in old}
+    for entry in new:
+        before = was.get(entry[0])
+        if before != entry and len(entry) == 4 and entry[1] == "value":
+            shown = repr(before[3]) if before is not None and len(before) == 4 else "(new)"
+            return f"{label}: item {entry[0]!r} changed: {shown} -> {entry[3]!r}"
+    return f"{label} holds other tensors"
 
 
 def _module_change(old, new):

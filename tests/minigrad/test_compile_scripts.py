@@ -85,3 +85,35 @@ def test_a_counter_kept_in_a_list_the_step_changes_makes_it_run_eagerly():
     assert calls == want_calls == 10
     assert len(caught) == 1 and "a change to closure variable 'calls'" in str(caught[0].message)
     assert step.stats.replays == 0
+
+
+def test_a_number_in_a_dict_the_step_reads_changed_between_calls_is_another_program():
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model = nn.Linear(3, 1)
+        opt = nn.optim.SGD(model.parameters(), lr=0.1)
+        cfg, sizes = {"scale": 1.0, "clip": 1.0}, [2.0]
+
+        def step(x):
+            loss = (model(x) * cfg["scale"] * sizes[0]).pow(2).mean()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), cfg["clip"])
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        step = minigrad.compile(step) if compiled else step
+        losses = []
+        for i in range(4):
+            losses.append(step(minigrad.randn(2, 3)).item())
+            cfg["scale"], sizes[0] = 1.0 + i, 3.0
+        return losses, [p.detach().numpy() for p in model.parameters()]
+
+    want_losses, want_params = run(compiled=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        losses, params = run(compiled=True)
+    assert losses == want_losses
+    for p, q in zip(params, want_params):
+        np.testing.assert_array_equal(p, q)
+    assert "closure variable 'cfg': item 'scale' changed: 1.0 -> 2.0" in str(caught[1].message)
