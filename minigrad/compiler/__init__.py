@@ -12,10 +12,13 @@ the replay as one CUDA graph).
 import copy
 import functools
 import os
+import random as py_random
 import sys
 import warnings
 import weakref
 from collections import OrderedDict
+
+import numpy as np
 
 from .. import random
 from ..autograd import recording
@@ -142,6 +145,7 @@ class CompiledFunction:
         self.stats.captures += 1
         rng_before = random.get_rng_state()
         numbers_before = guards.container_numbers(objects)
+        python_rng_before = _python_rng_state()
         recording.hook.recorder = rec
         try:
             out = self.fn(*args, **kwargs)
@@ -153,6 +157,11 @@ class CompiledFunction:
                           "kept in a list or dict)", "a replay would neither change it again nor read its new "
                           "values; pass the value as an argument, or update it outside the compiled function",
                           every_call=True)  # (each call changes it: a log's items would change the key too)
+        if _python_rng_state() != python_rng_before:
+            rec.on_escape("a draw from Python's random module or numpy's global generator (random.random(), "
+                          "np.random.rand())", "a replay would not draw again, and would take the capture's "
+                          "numbers and branches every call; draw with minigrad (minigrad.rand(()) ...) or outside "
+                          "the compiled function and pass the value in")
         try:
             rec.record_backward(out)  # (where the result requires grad: aot.py)
             program = rec.finish(out, key, _known_tensors(objects))
@@ -199,6 +208,13 @@ def _known_tensors(objects):
         elif type(o) in (list, tuple, dict):
             known.update(id(t) for t in (o.values() if type(o) is dict else o) if isinstance(t, Tensor))
     return known
+
+
+def _python_rng_state():
+    """Where Python's and numpy's global generators are (taken around a capture: the draws a function makes
+    from them are Python the replay does not run)."""
+    _, keys, pos, *_ = np.random.get_state()
+    return py_random.getstate(), keys.tobytes(), pos
 
 
 def _name_of(obj, fn, default):

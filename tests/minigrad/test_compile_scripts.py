@@ -117,3 +117,30 @@ def test_a_number_in_a_dict_the_step_reads_changed_between_calls_is_another_prog
     for p, q in zip(params, want_params):
         np.testing.assert_array_equal(p, q)
     assert "closure variable 'cfg': item 'scale' changed: 1.0 -> 2.0" in str(caught[1].message)
+
+
+def test_a_draw_from_pythons_or_numpys_global_generator_makes_the_call_run_eagerly():
+    import random
+
+    def run(compiled):
+        random.seed(0)
+        np.random.seed(0)
+        minigrad.manual_seed(0)
+        model = nn.Linear(3, 3)
+
+        def augment(x):
+            if random.random() < 0.5:  # a random flip, as data augmentation does
+                x = x.flip(-1)
+            return model(x) * float(np.random.rand())
+
+        f = minigrad.compile(augment) if compiled else augment
+        x = minigrad.arange(3.0).reshape(1, 3)
+        return [f(x).detach().numpy() for _ in range(6)], random.random()
+
+    want, want_next = run(compiled=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got, got_next = run(compiled=True)
+    np.testing.assert_array_equal(np.array(got), np.array(want))
+    assert got_next == want_next
+    assert len(caught) == 1 and "a draw from Python's random module" in str(caught[0].message)
