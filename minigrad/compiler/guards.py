@@ -499,9 +499,13 @@ def _items_change(label, old, new):
     was = {entry[0]: entry for entry in old}
     for entry in new:
         before = was.get(entry[0])
-        if before != entry and len(entry) == 4 and entry[1] == "value":
+        if before == entry:
+            continue
+        if len(entry) == 4 and entry[1] == "value":
             shown = repr(before[3]) if before is not None and len(before) == 4 else "(new)"
             return f"{label}: item {entry[0]!r} changed: {shown} -> {entry[3]!r}"
+        if len(entry) == 3 and before is not None and len(before) == 3 and before[1] == entry[1]:
+            return _items_change(f"{label}[{entry[0]!r}]", before[2], entry[2])  # (the same list or dict, within)
     return f"{label} holds other tensors"
 
 

@@ -144,3 +144,37 @@ def test_a_draw_from_pythons_or_numpys_global_generator_makes_the_call_run_eager
     np.testing.assert_array_equal(np.array(got), np.array(want))
     assert got_next == want_next
     assert len(caught) == 1 and "a draw from Python's random module" in str(caught[0].message)
+
+
+def test_a_hand_written_update_reads_the_schedulers_lr_of_each_call():
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model = nn.Linear(3, 1)
+        opt = nn.optim.SGD(model.parameters(), lr=0.1)
+        sched = nn.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
+
+        def step(x):
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            lr = opt.param_groups[0]["lr"]
+            with minigrad.no_grad():
+                for p in model.parameters():
+                    p -= lr * p.grad
+                    p.grad = None
+            return loss
+
+        step = minigrad.compile(step) if compiled else step
+        for _ in range(3):
+            step(minigrad.randn(2, 3))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # (the scheduler's: no optimizer.step() ran)
+                sched.step()
+        return [p.detach().numpy() for p in model.parameters()]
+
+    want = run(compiled=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RecompileWarning)
+        got = run(compiled=True)
+    for p, q in zip(got, want):
+        np.testing.assert_array_equal(p, q)
+    assert "closure variable 'opt'.param_groups[0]: item 'lr' changed: 0.1 -> 0.05" in str(caught[0].message)
