@@ -178,3 +178,21 @@ def test_a_hand_written_update_reads_the_schedulers_lr_of_each_call():
     for p, q in zip(got, want):
         np.testing.assert_array_equal(p, q)
     assert "closure variable 'opt'.param_groups[0]: item 'lr' changed: 0.1 -> 0.05" in str(caught[0].message)
+
+
+def test_results_keep_their_containers_types_and_a_tensor_returned_twice_is_one_object():
+    import collections
+
+    Out = collections.namedtuple("Out", "logits loss")
+
+    def f(x):
+        y = x * 2
+        return Out(y, y.sum()), collections.OrderedDict(a=y), (y, y)
+
+    compiled = minigrad.compile(f)
+    for _ in range(3):  # the capture, then replays
+        out, od, (a, b) = compiled(minigrad.ones(2))
+        assert type(out) is Out and out.loss.item() == 4.0
+        assert type(od) is collections.OrderedDict
+        assert a is b
+    assert compiled.stats.replays == 2
