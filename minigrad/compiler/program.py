@@ -385,8 +385,10 @@ class Program:
         for t, shape, dtype, requires_grad, hooked in self.externals:
             a = t.array
             if a.shape != shape or a.dtype != dtype or t.requires_grad != requires_grad:
-                return (f"a tensor the function reads from outside changed: shape {shape} -> {a.shape}, "
-                        f"dtype {dtype} -> {a.dtype}, requires_grad {requires_grad} -> {t.requires_grad}")
+                changes = [f"{what} {before} -> {now}" for what, before, now in
+                           (("shape", shape, a.shape), ("dtype", dtype, a.dtype),
+                            ("requires_grad", requires_grad, t.requires_grad)) if before != now]
+                return f"a tensor the function reads from outside changed: {', '.join(changes)}"
             if hooked and (t._hooks or t._post_accumulate_grad_hooks):
                 return "a hook was registered on a parameter the function accumulates a gradient into"
         return None

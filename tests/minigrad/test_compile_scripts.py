@@ -196,3 +196,33 @@ def test_results_keep_their_containers_types_and_a_tensor_returned_twice_is_one_
         assert type(od) is collections.OrderedDict
         assert a is b
     assert compiled.stats.replays == 2
+
+
+def test_freezing_a_layer_between_steps_captures_again_and_says_what_changed():
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
+        opt = nn.optim.AdamW(model.parameters(), lr=0.1)
+
+        def step(x):
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        step = minigrad.compile(step) if compiled else step
+        for i in range(5):
+            if i == 3:
+                model[0].requires_grad_(False)
+            step(minigrad.randn(3, 4))
+        return [p.detach().numpy() for p in model.parameters()], [p.grad for p in model.parameters()]
+
+    want, want_grads = run(compiled=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got, grads = run(compiled=True)
+    for p, q in zip(got, want):
+        np.testing.assert_array_equal(p, q)
+    assert grads == want_grads == [None] * 4
+    assert str(caught[0].message).endswith("a tensor the function reads from outside changed: requires_grad True -> False")
