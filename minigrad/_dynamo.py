@@ -3,6 +3,8 @@
     minigrad._dynamo.config.cache_size_limit = 16   # programs kept per compiled function
     minigrad._dynamo.reset()                        # forget every captured program
 """
+import types
+
 from . import compiler
 from .compiler import allow_in_graph, assume_constant_result, disable, is_compiling, reset  # noqa: F401
 
@@ -51,3 +53,6 @@ def mark_dynamic(t, index, min=None, max=None):
 
 def mark_static(t, index=None):
     """PyTorch's hint that a dim never changes: every dim is static here."""
+
+
+exc = types.SimpleNamespace(InvalidBackend=compiler.InvalidBackend)  # (torch._dynamo.exc's, for an `except`)

@@ -261,7 +261,15 @@ class OptimizedModule:
         return f"OptimizedModule({self._orig_mod!r})"
 
 
-_BACKENDS = ("minigrad", "inductor", "eager")
+_BACKENDS = ("minigrad", "inductor", "aot_eager", "cudagraphs", "eager")  # all but "eager" capture and replay
+_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")  # (PyTorch's)
+
+
+class InvalidBackend(RuntimeError):
+    """PyTorch's `torch._dynamo.exc.InvalidBackend`: `compile(backend=...)` names no backend."""
+
+    def __init__(self, name):
+        super().__init__(f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for available backends.")
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="minigrad", mode=None, options=None,
@@ -270,16 +278,23 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="minigrad", mo
     arguments). The first call with new shapes captures, later ones replay (docs/compile.md).
 
     fullgraph=True: what would make a call run eagerly (`item()` inside, a hook, ...) raises instead.
-    dynamic, mode, options: accepted for PyTorch's sake; shapes are always static here.
-    backend: "minigrad" (or PyTorch's default name "inductor") captures and replays; "eager" only calls.
+    dynamic, mode, options: accepted for PyTorch's sake (a mode is one of PyTorch's names, and not given
+    with options, as PyTorch checks); shapes are always static here.
+    backend: "minigrad" (or PyTorch's names "inductor", "aot_eager", "cudagraphs") captures and replays;
+    "eager" only calls; another name is PyTorch's InvalidBackend error.
     disable=True returns `model` unchanged."""
-    if backend not in _BACKENDS:
-        raise ValueError(f"minigrad.compile: unknown backend {backend!r}; expected one of {list(_BACKENDS)}")
     if model is None:
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
                                  options=options, disable=disable)
+    # PyTorch's checks, in its order, with its errors
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if backend in ("minigrad", "inductor") and mode is not None and mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
+    if backend not in _BACKENDS:
+        raise InvalidBackend(backend)
     if not callable(model):
-        raise RuntimeError("compile() expects a callable (a function or a module)")
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if disable or backend == "eager":
         return model
     if guards.is_module(model):
@@ -341,4 +356,4 @@ def cudagraph_mark_step_begin():
 
 def list_backends(exclude_tags=("debug", "experimental")):
     """The `backend=` names compile accepts (as torch.compiler.list_backends, 'eager' left out)."""
-    return sorted(b for b in _BACKENDS if b != "eager")
+    return sorted(b for b in _BACKENDS if b not in ("eager", "aot_eager"))  # (PyTorch's debug backends)

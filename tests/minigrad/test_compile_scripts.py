@@ -3,6 +3,7 @@ gives the eager run's values (same seed), or runs eagerly with a warning."""
 import warnings
 
 import numpy as np
+import pytest
 
 import minigrad
 import nn
@@ -226,3 +227,36 @@ def test_freezing_a_layer_between_steps_captures_again_and_says_what_changed():
         np.testing.assert_array_equal(p, q)
     assert grads == want_grads == [None] * 4
     assert str(caught[0].message).endswith("a tensor the function reads from outside changed: requires_grad True -> False")
+
+
+def test_compiles_arguments_are_checked_as_pytorchs():
+    def f(x):
+        return x + 1
+
+    for backend in ("inductor", "aot_eager", "cudagraphs"):  # PyTorch's names: captured and replayed
+        g = minigrad.compile(f, backend=backend)
+        assert [g(minigrad.ones(1)).item() for _ in range(2)] == [2.0, 2.0] and g.stats.replays == 1
+    checks = [(dict(mode="reduce-overhead", options={"a": 1}), RuntimeError,
+               "Either mode or options can be specified, but both can't be specified at the same time."),
+              (dict(mode="bogus"), RuntimeError, "Unrecognized mode=bogus, should be one of: default, lite, "
+               "reduce-overhead, max-autotune-no-cudagraphs, max-autotune"),
+              (dict(backend="nope"), minigrad._dynamo.exc.InvalidBackend,
+               "Invalid backend: 'nope', see `torch._dynamo.list_backends()` for available backends.")]
+    for kwargs, error, text in checks:
+        with pytest.raises(error) as raised:
+            minigrad.compile(f, **kwargs)
+        assert str(raised.value) == text
+    with pytest.raises(AssertionError, match=r"A callable function is expected, but <class 'int'> is provided\."):
+        minigrad.compile(3)
+    assert minigrad.compile(f, backend="eager", mode="bogus") is f  # (the mode is the inductor backend's)
+
+
+def test_compiles_argument_errors_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    for kwargs in (dict(mode="reduce-overhead", options={"a": 1}), dict(mode="bogus"), dict(backend="nope")):
+        with pytest.raises(Exception) as want:
+            torch.compile(lambda x: x, **kwargs)
+        with pytest.raises(Exception) as got:
+            minigrad.compile(lambda x: x, **kwargs)
+        assert str(got.value) == str(want.value)
+        assert type(got.value).__name__ == type(want.value).__name__
