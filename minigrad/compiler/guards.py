@@ -441,23 +441,32 @@ _CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at (a guard r
 
 
 def container_numbers(objects):
-    """What the key leaves out of the lists and dicts a call reads: their lengths and the numbers,
-    strings and flags among their first items. Taken before and after a capture: a call that changes
-    them (a step counter `n[0] += 1` read by `if n[0] % 4 == 0`, a log appended to) did what a replay
-    would not redo, so that later calls would replay the capture's decision and skip the change."""
+    """The lists and dicts a call reads, as they are: their lengths, and the numbers, strings and flags
+    among their first items by value, the other items by identity. Taken before and after a capture: a
+    call that changes them (a step counter `n[0] += 1` read by `if n[0] % 4 == 0`, a log appended to, a
+    hidden state kept in `state["h"]`) did what a replay would not redo, so that later calls would
+    replay the capture's decision and skip the change."""
     out = []
     for o in objects:
         kind = type(o)
         if kind is list or kind is dict:
-            items = itertools.islice(o.items() if kind is dict else enumerate(o), _CONTAINER_ITEMS)
-            out.append((o, len(o), tuple((k, x) for k, x in items if type(x) in _SCALAR_TYPES)))
+            items = tuple(itertools.islice(o.items() if kind is dict else enumerate(o), _CONTAINER_ITEMS))
+            seen = tuple((k, x if type(x) in _SCALAR_TYPES else ("object", id(x))) for k, x in items)
+            out.append((o, len(o), seen, items))  # (the items held, so that no new object takes an id)
     return out
 
 
 def changed_container(before):
-    """The first list or dict of `container_numbers(...)` whose length or numbers differ now, or None."""
-    for o, n, numbers in before:
-        if container_numbers((o,)) != [(o, n, numbers)]:
+    """The first list or dict of `container_numbers(...)` whose length or items differ now, or None. A
+    dict may gain keys: a cache filled on first use (`masks[T] = ...`) is another program's guard at the
+    next call (its items are guarded), not a change a replay would miss."""
+    for o, n, seen, _ in before:
+        (_, n_now, seen_now, _), = container_numbers((o,))
+        if type(o) is dict:
+            now = dict(seen_now)
+            if len(now) < len(seen) or any(now.get(k, _MISSING) != v for k, v in seen):
+                return o
+        elif (n_now, seen_now) != (n, seen):
             return o
     return None
 _NOT_PLAIN = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,

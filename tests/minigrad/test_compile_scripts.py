@@ -260,3 +260,40 @@ def test_compiles_argument_errors_are_pytorchs():
             minigrad.compile(lambda x: x, **kwargs)
         assert str(got.value) == str(want.value)
         assert type(got.value).__name__ == type(want.value).__name__
+
+
+def test_a_state_the_step_keeps_in_a_dict_runs_eagerly_and_a_cache_it_fills_replays():
+    minigrad.manual_seed(0)
+    rnn = nn.GRU(3, 5)
+    state = {"h": minigrad.zeros(1, 2, 5)}
+
+    def step(x):
+        out, state["h"] = rnn(x, state["h"])  # a hidden state carried from call to call
+        return out.sum()
+
+    compiled = minigrad.compile(step)
+    xs = [minigrad.randn(4, 2, 3) for _ in range(4)]
+    with warnings.catch_warnings(record=True) as caught, minigrad.no_grad():
+        warnings.simplefilter("always")
+        got = [compiled(x).item() for x in xs]
+        h = state["h"]
+        state["h"] = minigrad.zeros(1, 2, 5)
+        want = [step(x).item() for x in xs]
+    assert got == want and np.array_equal(h.numpy(), state["h"].numpy())
+    assert len(caught) == 1 and "running eagerly from now on: a change to closure variable 'state'" in str(
+        caught[0].message)
+
+    masks = {}
+
+    def masked(x):
+        T = x.shape[-1]
+        if T not in masks:  # a cache filled on first use: its new key is guarded, not a missed change
+            masks[T] = minigrad.ones(T, T).triu(1).bool()
+        return x.masked_fill(masks[T], 0.0).sum()
+
+    compiled = minigrad.compile(masked)
+    x = minigrad.randn(3, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        assert [compiled(x).item() for _ in range(4)] == [masked(x).item()] * 4
+    assert compiled.stats.replays == 2 and compiled.stats.eager_calls == 0
