@@ -338,6 +338,12 @@ def disable(fn=None, recursive=True):
     return eager_only
 
 
+def graph_break(msg=""):
+    """`torch._dynamo.graph_break()`: where PyTorch splits its graph, a capture here stops: the call runs
+    eagerly (the usual one-line warning; an error under fullgraph=True, as PyTorch's)."""
+    recording.escape("graph_break()" + (f" ({msg})" if msg else ""), "a graph break was asked for")
+
+
 def allow_in_graph(fn):
     """PyTorch's hint that dynamo may put `fn` in the graph as it is: every op is captured here anyway."""
     return fn

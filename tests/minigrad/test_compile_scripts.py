@@ -297,3 +297,36 @@ def test_a_state_the_step_keeps_in_a_dict_runs_eagerly_and_a_cache_it_fills_repl
         warnings.simplefilter("ignore", RecompileWarning)
         assert [compiled(x).item() for _ in range(4)] == [masked(x).item()] * 4
     assert compiled.stats.replays == 2 and compiled.stats.eager_calls == 0
+
+
+def test_the_config_settings_scripts_set_are_accepted_and_an_unknown_one_is_pytorchs_error():
+    minigrad._inductor.config.coordinate_descent_tuning = True
+    minigrad._inductor.config.triton.unique_kernel_names = True
+    minigrad._inductor.config.fx_graph_cache = True
+    minigrad._dynamo.config.inline_inbuilt_nn_modules = True
+    assert minigrad._inductor.config.coordinate_descent_tuning is True
+    assert minigrad._dynamo.config.accumulated_recompile_limit == 256
+    with pytest.raises(AttributeError, match=r"^torch._inductor.config.bogus does not exist$"):
+        minigrad._inductor.config.bogus = 1
+    with pytest.raises(AttributeError, match=r"^torch._dynamo.config.bogus does not exist$"):
+        _ = minigrad._dynamo.config.bogus
+    minigrad._inductor.config.coordinate_descent_tuning = False
+
+
+def test_graph_break_makes_the_call_run_eagerly():
+    minigrad.manual_seed(0)
+    model = nn.Linear(3, 2)
+
+    def f(x):
+        y = model(x)
+        minigrad._dynamo.graph_break()
+        return y.relu()
+
+    compiled = minigrad.compile(f)
+    x = minigrad.randn(2, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert all(np.array_equal(compiled(x).detach().numpy(), f(x).detach().numpy()) for _ in range(3))
+    assert len(caught) == 1 and "graph_break()" in str(caught[0].message)
+    with pytest.raises(RuntimeError, match="graph_break"):
+        minigrad.compile(f, fullgraph=True)(x)
