@@ -280,6 +280,9 @@ def call_key(fn, args, kwargs, extra_modules=()):
     objects = []
     modules = list(extra_modules)
     leaves = flatten((args, kwargs), [])
+    if kwargs or any(isinstance(a, _CONTAINERS) for a in args):
+        # which leaf is which: f(a=x, b=y) and f(b=y, a=x) flatten to the same shapes in another order
+        key.append(("the arguments' structure", _structure((args, kwargs))))
     arrays = {}  # id of an input's memory -> its position, for aliasing inputs
     inputs = []
     for i, v in enumerate(leaves):
@@ -337,6 +340,16 @@ def call_key(fn, args, kwargs, extra_modules=()):
             objects.extend(held)
             objects.append(m)
     return tuple(key), objects, inputs
+
+
+def _structure(obj):
+    """The containers `flatten` walks, without their leaves: each list's and tuple's type and length, each
+    dict's keys in order (a program takes its inputs in the order flatten gives them)."""
+    if isinstance(obj, (list, tuple)):
+        return (type(obj).__name__, tuple(_structure(x) for x in obj))
+    if isinstance(obj, dict):
+        return ("dict", tuple((k, _structure(v)) for k, v in obj.items()))
+    return None
 
 
 _ARGUMENT = [f"argument {i}" for i in range(32)]  # (labels made once: a key is built at every call)
@@ -487,6 +500,8 @@ def explain(new, old):
                 return f"{label} is another tensor"
             if type(value) is tuple and value[:1] == ("object",):
                 return f"{label} is another {value[1]}"
+            if label == "the arguments' structure":
+                return "the arguments' structure changed (the keywords' order, a dict's keys, a list's length)"
             if label.endswith("'s items"):
                 return _items_change(label[:-8], old_map[label], value)
             if label.startswith("settings of "):

@@ -330,3 +330,23 @@ def test_graph_break_makes_the_call_run_eagerly():
     assert len(caught) == 1 and "graph_break()" in str(caught[0].message)
     with pytest.raises(RuntimeError, match="graph_break"):
         minigrad.compile(f, fullgraph=True)(x)
+
+
+def test_keyword_arguments_and_dict_entries_in_another_order_are_another_program():
+    torch = pytest.importorskip("torch")
+
+    def f(a, b):
+        return a - b * 2
+
+    def g(batch):
+        return batch["x"] - batch["y"] * 2
+
+    x, y = np.ones(2, np.float32), np.zeros(2, np.float32)
+    for lib, compile_ in ((torch, lambda fn: torch.compile(fn, backend="eager")), (minigrad, minigrad.compile)):
+        cf, cg = compile_(f), compile_(g)
+        X, Y = lib.tensor(x), lib.tensor(y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecompileWarning)
+            got = [cf(a=X, b=Y), cf(b=Y, a=X), cg({"x": X, "y": Y}), cg({"y": Y, "x": X}),
+                   cg({"x": X, "y": Y, "z": X}), cf(X, b=Y)]
+        assert [t.tolist() for t in got] == [[1.0, 1.0]] * 6, lib.__name__
