@@ -17,6 +17,7 @@ import numpy as np
 
 from ..autograd.grad_mode import state
 from ..backends import get_kernels
+from ..device import device
 from ..tensor import Tensor
 from ..typeinfo import get_default_dtype
 
@@ -268,6 +269,11 @@ def _scalar_or_none(v):
         return (type(v).__name__, v)
     if isinstance(v, tuple) and all(isinstance(x, _SCALARS) for x in v):
         return ("tuple", v)
+    # objects that are values, made anew by each call (`f(x, torch.device("cpu"), slice(0, 2))`): by value
+    if isinstance(v, device):
+        return ("device", v)
+    if type(v) is slice and all(isinstance(x, _SCALARS) for x in (v.start, v.stop, v.step)):
+        return ("slice", (v.start, v.stop, v.step))
     return None
 
 

@@ -350,3 +350,16 @@ def test_keyword_arguments_and_dict_entries_in_another_order_are_another_program
             got = [cf(a=X, b=Y), cf(b=Y, a=X), cg({"x": X, "y": Y}), cg({"y": Y, "x": X}),
                    cg({"x": X, "y": Y, "z": X}), cf(X, b=Y)]
         assert [t.tolist() for t in got] == [[1.0, 1.0]] * 6, lib.__name__
+
+
+def test_a_device_or_a_slice_made_anew_for_each_call_replays():
+    def f(x, dev, rows):
+        return x.to(dev)[rows] * 2
+
+    compiled = minigrad.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RecompileWarning)
+        got = [compiled(minigrad.ones(3), minigrad.device("cpu"), slice(0, 2)).tolist() for _ in range(3)]
+    assert got == [[2.0, 2.0]] * 3 and compiled.stats.replays == 2
+    with pytest.warns(RecompileWarning, match=r"argument 2 changed: \(0, 2, None\) -> \(1, 2, None\)"):
+        assert compiled(minigrad.ones(3), minigrad.device("cpu"), slice(1, 2)).tolist() == [2.0]
