@@ -410,6 +410,11 @@ def _free_value(key, objects, modules, label, v, names=()):
     if kind in _OPAQUE_TYPES:  # a function, a class, a Python module, a partial: by identity
         key.append((label, ("object", kind.__name__, id(v))))
         objects.append(v)
+        if kind is type and names:  # a class of settings (`class cfg: scale = 1.0`): the attributes the code names
+            d = v.__dict__
+            for name in names:
+                if name in d and name[:1] != "_":
+                    _free_value(key, objects, modules, f"{label}.{name}", d[name])
         return
     if isinstance(v, Tensor):
         key.append((label, ("tensor", id(v))))

@@ -363,3 +363,27 @@ def test_a_device_or_a_slice_made_anew_for_each_call_replays():
     assert got == [[2.0, 2.0]] * 3 and compiled.stats.replays == 2
     with pytest.warns(RecompileWarning, match=r"argument 2 changed: \(0, 2, None\) -> \(1, 2, None\)"):
         assert compiled(minigrad.ones(3), minigrad.device("cpu"), slice(1, 2)).tolist() == [2.0]
+
+
+class _Settings:  # a class as a namespace of settings, as scripts write one
+    scale = 1.0
+    extra = {"k": 2.0}
+
+
+def test_a_class_of_settings_changed_between_calls_is_another_program():
+    def f(x):
+        return x * _Settings.scale * _Settings.extra["k"]
+
+    compiled = minigrad.compile(f)
+    got, want = [], []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecompileWarning)
+            for _ in range(3):
+                got.append(compiled(minigrad.ones(1)).item())
+                want.append(f(minigrad.ones(1)).item())
+                _Settings.scale += 1
+                _Settings.extra["k"] += 1
+    finally:
+        _Settings.scale, _Settings.extra["k"] = 1.0, 2.0
+    assert got == want == [2.0, 6.0, 12.0]
