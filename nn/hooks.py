@@ -160,6 +160,7 @@ class _BackwardHookNode(Function):
     """Identity on a module's tensor inputs or outputs whose backward hands their gradients to the hooks."""
 
     node_name = "BackwardHookFunctionBackward"
+    backward_runs_user_code = True  # (a compiled forward's capture must not run it on stand-in gradients)
 
     @staticmethod
     def forward(ctx, state, side, *tensors):

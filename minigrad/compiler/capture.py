@@ -431,6 +431,9 @@ class Recorder:
         if any(n._pre_hooks or n._post_hooks for n in nodes):
             raise GraphBreak("a hook on a tensor or node in the backward (register_hook, retain_grad) runs Python "
                              "the replay would skip")
+        if any(getattr(n._forward_cls, "backward_runs_user_code", False) for n in nodes):
+            raise GraphBreak("a module's backward hook (register_full_backward_hook) is in the result's graph: the "
+                             "capture's own backward would run it on stand-in gradients")
         # the tensors a replay's node has edges to: the call's inputs, then the outside tensors it reads
         args = [self.values[s]() if s not in self.object_slots else None for s in self.input_slots]
         args += [t for t, *_ in self.externals.values()]
