@@ -145,7 +145,7 @@ class CompiledFunction:
         self.stats.captures += 1
         rng_before = random.get_rng_state()
         numbers_before = guards.container_numbers(objects)
-        python_rng_before = _python_rng_state()
+        python_rng_before = _python_rng_state(objects)
         recording.hook.recorder = rec
         try:
             out = self.fn(*args, **kwargs)
@@ -157,9 +157,9 @@ class CompiledFunction:
                           "state kept in a list or dict)", "a replay would neither change it again nor read its new "
                           "values; pass the value as an argument, or update it outside the compiled function",
                           every_call=True)  # (each call changes it: a log's items would change the key too)
-        if _python_rng_state() != python_rng_before:
-            rec.on_escape("a draw from Python's random module or numpy's global generator (random.random(), "
-                          "np.random.rand())", "a replay would not draw again, and would take the capture's "
+        if _python_rng_state(objects) != python_rng_before:
+            rec.on_escape("a draw from Python's random module or a numpy generator (random.random(), "
+                          "np.random.rand(), rng.random())", "a replay would not draw again, and would take the capture's "
                           "numbers and branches every call; draw with minigrad (minigrad.rand(()) ...) or outside "
                           "the compiled function and pass the value in")
         try:
@@ -210,11 +210,15 @@ def _known_tensors(objects):
     return known
 
 
-def _python_rng_state():
-    """Where Python's and numpy's global generators are (taken around a capture: the draws a function makes
-    from them are Python the replay does not run)."""
+def _python_rng_state(objects):
+    """Where Python's and numpy's global generators are, and the generators the function reads (a numpy
+    Generator or RandomState, a random.Random, among the guard's objects): taken around a capture, as the
+    draws a function makes from them are Python the replay does not run."""
     _, keys, pos, *_ = np.random.get_state()
-    return py_random.getstate(), keys.tobytes(), pos
+    own = [repr(o.bit_generator.state) if isinstance(o, np.random.Generator) else
+           repr(o.get_state()) if isinstance(o, np.random.RandomState) else o.getstate()
+           for o in objects if isinstance(o, (np.random.Generator, np.random.RandomState, py_random.Random))]
+    return py_random.getstate(), keys.tobytes(), pos, own
 
 
 def _name_of(obj, fn, default):

@@ -408,3 +408,20 @@ def test_a_module_backward_hook_sees_each_backward_once_under_a_compiled_forward
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(grad, want_grad)
+
+
+def test_a_draw_from_a_numpy_generator_the_function_reads_makes_the_call_run_eagerly():
+    def run(compiled):
+        rng = np.random.default_rng(0)
+
+        def noisy(x):
+            return x * float(rng.random())
+
+        f = minigrad.compile(noisy) if compiled else noisy
+        return [f(minigrad.ones(2)).tolist() for _ in range(3)], rng.random()
+
+    want = run(compiled=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert run(compiled=True) == want
+    assert len(caught) == 1 and "a numpy generator" in str(caught[0].message)
