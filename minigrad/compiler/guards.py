@@ -313,13 +313,12 @@ def call_key(fn, args, kwargs, extra_modules=()):
             objects.append(v)
             if is_module(v):
                 modules.append(v)
-    # what the function reads besides its arguments: closure cells and the globals it names
-    target = getattr(fn, "__func__", fn)
-    owner = getattr(fn, "__self__", None)
-    code = getattr(target, "__code__", None)
-    if owner is not None and is_module(owner):
-        modules.append(owner)
-    if code is not None:
+    # what the function reads besides its arguments: closure cells and the globals it names (of each
+    # function a call runs first: through a partial, a decorator's wrapper, a callable object's __call__)
+    for target, owner in _code_targets(fn):
+        code = target.__code__
+        if owner is not None and is_module(owner):
+            modules.append(owner)
         global_labels, names = _global_labels(code)
         if owner is not None and not is_module(owner):  # a method of a plain object: what it reads from self
             _free_value(key, objects, modules, "self", owner, names)
@@ -346,6 +345,28 @@ def call_key(fn, args, kwargs, extra_modules=()):
             objects.extend(held)
             objects.append(m)
     return tuple(key), objects, inputs
+
+
+def _code_targets(fn):
+    """[(function, its `self` or None)] for each Python function a call of `fn` enters with its own closure
+    and globals: `fn` (a method's function), and through `functools.partial`, a decorator's wrapper
+    (`__wrapped__`: `@no_grad()`, `functools.wraps`) and a callable object's `__call__`."""
+    out, seen = [], set()
+    while fn is not None and id(fn) not in seen and len(out) < 8:
+        seen.add(id(fn))
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+            continue
+        target, owner = getattr(fn, "__func__", fn), getattr(fn, "__self__", None)
+        if getattr(target, "__code__", None) is None and not isinstance(fn, type):
+            # (a callable object: its class's __call__, on it)
+            call = next((vars(k)["__call__"] for k in type(fn).__mro__ if "__call__" in vars(k)), None)
+            if getattr(call, "__code__", None) is not None:
+                target, owner = call, fn
+        if getattr(target, "__code__", None) is not None:
+            out.append((target, owner))
+        fn = getattr(fn, "__wrapped__", None)
+    return out
 
 
 def _structure(obj):

@@ -425,3 +425,38 @@ def test_a_draw_from_a_numpy_generator_the_function_reads_makes_the_call_run_eag
         warnings.simplefilter("always")
         assert run(compiled=True) == want
     assert len(caught) == 1 and "a numpy generator" in str(caught[0].message)
+
+
+SCALE = 1.0
+
+
+def _scaled(k, x):
+    return x * SCALE * k
+
+
+class _Scaler:
+    def __call__(self, x):
+        return x * SCALE
+
+
+@minigrad.no_grad()
+def _evaluate(x):
+    return x * SCALE
+
+
+def test_the_globals_of_a_partial_a_callable_object_and_a_decorated_function_are_guarded():
+    import functools
+
+    global SCALE
+    compiled = [minigrad.compile(functools.partial(_scaled, 2.0)), minigrad.compile(_Scaler()),
+                minigrad.compile(_evaluate)]
+    eager = [functools.partial(_scaled, 2.0), _Scaler(), _evaluate]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecompileWarning)
+            for _ in range(3):
+                for c, e in zip(compiled, eager):
+                    assert c(minigrad.ones(1)).item() == e(minigrad.ones(1)).item()
+                SCALE += 1
+    finally:
+        SCALE = 1.0
