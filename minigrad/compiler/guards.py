@@ -261,7 +261,9 @@ def _settings_label(m):
 
 def _tensor_guard(t):
     a = t.array
-    return (a.shape, a.dtype.str, str(t.device), t.requires_grad)
+    # contiguity too: the call's Python may have branched on it (`if not x.is_contiguous()`), or viewed it
+    # (`x.view(-1)` of a transposed tensor is an error eagerly, a reordering replayed)
+    return (a.shape, a.dtype.str, str(t.device), t.requires_grad, a.flags.c_contiguous)
 
 
 def _scalar_or_none(v):
@@ -591,8 +593,10 @@ def _module_change(old, new):
 
 
 def _show(label, v):
-    if label.startswith("argument") and isinstance(v, tuple) and len(v) == 5:
-        shape, dtype, device, rg, alias = v
+    if label.startswith("argument") and isinstance(v, tuple) and len(v) == 6:
+        shape, dtype, device, rg, contiguous, alias = v
         same = "" if alias == int(label.split()[1]) else f", the same memory as argument {alias}"
-        return f"Tensor(shape={list(shape)}, dtype={np.dtype(dtype).name}, device={device}, requires_grad={rg}{same})"
+        layout = "" if contiguous else ", not contiguous"
+        return (f"Tensor(shape={list(shape)}, dtype={np.dtype(dtype).name}, device={device}, requires_grad={rg}"
+                f"{layout}{same})")
     return repr(v[1] if isinstance(v, tuple) and len(v) == 2 else v)

@@ -460,3 +460,22 @@ def test_the_globals_of_a_partial_a_callable_object_and_a_decorated_function_are
                 SCALE += 1
     finally:
         SCALE = 1.0
+
+
+def test_an_input_that_is_not_contiguous_is_another_program():
+    def flat(x):
+        return x.view(-1) * 2
+
+    def branch(x):
+        return x * 2 if x.is_contiguous() else x * 3
+
+    a, b = minigrad.arange(6.0).reshape(2, 3), minigrad.arange(6.0).reshape(3, 2).t()
+    compiled_flat, compiled_branch = minigrad.compile(flat), minigrad.compile(branch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled_flat(a)
+        with pytest.raises(RuntimeError, match="view size is not compatible"):  # as eagerly
+            compiled_flat(b)
+        assert compiled_branch(a).tolist() == branch(a).tolist()
+        assert compiled_branch(b).tolist() == branch(b).tolist()
+    assert "not contiguous" in str(caught[0].message)
