@@ -153,8 +153,9 @@ class CompiledFunction:
             recording.hook.recorder = None
         changed = guards.changed_container(numbers_before)
         if changed is not None:
-            rec.on_escape(f"a change to {_name_of(changed, self.fn, type(changed).__name__)} (a counter, a log or a "
-                          "state kept in a list or dict)", "a replay would neither change it again nor read its new "
+            container, label = changed
+            label = label or _name_of(container, self.fn, type(container).__name__)
+            rec.on_escape(f"a change to {label} (a counter, a log or a state kept in a list or dict)", "a replay would neither change it again nor read its new "
                           "values; pass the value as an argument, or update it outside the compiled function",
                           every_call=True)  # (each call changes it: a log's items would change the key too)
         if _python_rng_state(objects) != python_rng_before:

@@ -488,34 +488,49 @@ _CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at (a guard r
 
 
 def container_numbers(objects):
-    """The lists and dicts a call reads, as they are: their lengths, and the numbers, strings and flags
-    among their first items by value, the other items by identity. Taken before and after a capture: a
-    call that changes them (a step counter `n[0] += 1` read by `if n[0] % 4 == 0`, a log appended to, a
-    hidden state kept in `state["h"]`) did what a replay would not redo, so that later calls would
-    replay the capture's decision and skip the change."""
-    out = []
+    """The lists and dicts a call reads, as they are: those among `objects` (its closure's, its globals',
+    `self`'s, a module's settings) and those kept as the modules' attributes (`self.maps = []`), each with
+    a label or None, its length, and the numbers, strings and flags among its first items by value, the
+    other items by identity. Taken before and after a capture: a call that changes them (a step counter
+    `n[0] += 1` read by `if n[0] % 4 == 0`, a log appended to, a hidden state kept in `state["h"]`) did what
+    a replay would not redo, so that later calls would replay the capture's decision and skip the change."""
+    out, seen = [], set()
+    for o in objects:  # (the modules' first: their attributes' labels say where a change was)
+        if is_module(o) and hasattr(o, "_modules"):
+            for path, sub in o.named_modules():
+                for attr, v in vars(sub).items():
+                    if (type(v) is list or type(v) is dict) and attr[:1] != "_" and id(v) not in seen:
+                        seen.add(id(v))
+                        where = f"{path}.{attr}" if path else attr
+                        out.append(_container_state(v, f"{type(o).__name__}.{where}"))
     for o in objects:
-        kind = type(o)
-        if kind is list or kind is dict:
-            items = tuple(itertools.islice(o.items() if kind is dict else enumerate(o), _CONTAINER_ITEMS))
-            seen = tuple((k, x if type(x) in _SCALAR_TYPES else ("object", id(x))) for k, x in items)
-            out.append((o, len(o), seen, items))  # (the items held, so that no new object takes an id)
+        if (type(o) is list or type(o) is dict) and id(o) not in seen:
+            seen.add(id(o))
+            out.append(_container_state(o, None))
     return out
 
 
+def _container_state(o, label):
+    items = tuple(itertools.islice(o.items() if type(o) is dict else enumerate(o), _CONTAINER_ITEMS))
+    seen = tuple((k, x if type(x) in _SCALAR_TYPES else ("object", id(x))) for k, x in items)
+    return o, label, len(o), seen, items  # (the items held, so that no new object takes an id)
+
+
 def changed_container(before):
-    """The first list or dict of `container_numbers(...)` whose length or items differ now, or None. A
-    dict may gain keys: a cache filled on first use (`masks[T] = ...`) is another program's guard at the
-    next call (its items are guarded), not a change a replay would miss."""
-    for o, n, seen, _ in before:
-        (_, n_now, seen_now, _), = container_numbers((o,))
+    """(the first list or dict of `container_numbers(...)` whose length or items differ now, its label),
+    or None. A dict may gain keys: a cache filled on first use (`masks[T] = ...`) is another program's
+    guard at the next call (its items are guarded), not a change a replay would miss."""
+    for o, label, n, seen, _ in before:
+        _, _, n_now, seen_now, _ = _container_state(o, label)
         if type(o) is dict:
             now = dict(seen_now)
             if len(now) < len(seen) or any(now.get(k, _MISSING) != v for k, v in seen):
-                return o
+                return o, label
         elif (n_now, seen_now) != (n, seen):
-            return o
+            return o, label
     return None
+
+
 _NOT_PLAIN = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
               functools.partial)
 _OPAQUE_TYPES = frozenset(_NOT_PLAIN)  # (_free_value's test by exact type: by identity, nothing in them guarded)

@@ -479,3 +479,30 @@ def test_an_input_that_is_not_contiguous_is_another_program():
         assert compiled_branch(a).tolist() == branch(a).tolist()
         assert compiled_branch(b).tolist() == branch(b).tolist()
     assert "not contiguous" in str(caught[0].message)
+
+
+class _KeepsMaps(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.maps = []  # the attention maps of each call, kept for a plot
+
+    def forward(self, x):
+        a = self.proj(x).softmax(-1)
+        self.maps.append(a.detach())
+        return a
+
+
+def test_a_list_a_modules_forward_appends_to_makes_it_run_eagerly():
+    minigrad.manual_seed(0)
+    model = _KeepsMaps()
+    compiled = minigrad.compile(model)
+    xs = [minigrad.randn(2, 4) for _ in range(3)]
+    with warnings.catch_warnings(record=True) as caught, minigrad.no_grad():
+        warnings.simplefilter("always")
+        for x in xs:
+            compiled(x)
+    assert len(model.maps) == 3
+    for kept, x in zip(model.maps, xs):
+        np.testing.assert_array_equal(kept.numpy(), model.proj(x).softmax(-1).detach().numpy())
+    assert len(caught) == 1 and "a change to _KeepsMaps.maps" in str(caught[0].message)
