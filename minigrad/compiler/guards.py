@@ -138,7 +138,7 @@ def _walk(m):
                 values.append((i, attr, kind, v))
             elif attr in _HOOK_TABLES:  # (the hooks a capture ran are in its program: which ones, by handle id)
                 values.append((i, attr, "hooks", tuple(v)))
-            elif (kind is dict or _is_settings(v)) and attr[:1] != "_":  # (not nn's own tables, `_parameters`...)
+            elif (kind is dict or kind is list or _is_settings(v)) and attr[:1] != "_":  # (not nn's own tables)
                 settings.append(_Settings(v, None, f"{path}.{attr}" if path else attr))
         stack.extend((f"{path}.{k}" if path else k, sub) for k, sub in reversed(mod._modules.items())
                      if sub is not None)
@@ -156,7 +156,7 @@ _HOOK_TABLES = frozenset(("_forward_pre_hooks", "_forward_hooks", "_backward_pre
 class _Settings:
     """A module's settings object (`self.config`, `self.cfg`) and the names of its entries the module's
     class's code uses, found again when entries are added or removed (a dict or an object changes
-    without nn seeing it)."""
+    without nn seeing it); or a list kept on a module (`self.w = [1.0, 2.0]`), its items by position."""
 
     __slots__ = ("obj", "names", "label", "size", "keys", "labels", "last")
 
@@ -165,6 +165,12 @@ class _Settings:
         self.last = None  # (values, types, the key's part) when every value was a plain number, string or flag
 
     def entries(self):
+        if type(self.obj) is list:  # (a list of numbers on a module, `self.widths`: its first items, by position)
+            d = dict(enumerate(self.obj[:_CONTAINER_ITEMS]))
+            if len(d) != self.size:
+                self.keys, self.size = tuple(d), len(d)
+                self.labels = tuple(f"{self.label}[{k}]" for k in self.keys)
+            return d
         d = self.obj if type(self.obj) is dict else self.obj.__dict__
         if len(d) != self.size:
             self.keys = tuple(k for k in d if type(k) is str and k in self.names)

@@ -506,3 +506,27 @@ def test_a_list_a_modules_forward_appends_to_makes_it_run_eagerly():
     for kept, x in zip(model.maps, xs):
         np.testing.assert_array_equal(kept.numpy(), model.proj(x).softmax(-1).detach().numpy())
     assert len(caught) == 1 and "a change to _KeepsMaps.maps" in str(caught[0].message)
+
+
+class _Weighted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weights = [1.0, 2.0]  # the loss terms' weights, set by the script between epochs
+
+    def forward(self, x):
+        return x * self.weights[0] + self.weights[1]
+
+
+def test_a_list_of_numbers_on_a_module_changed_between_calls_is_another_program():
+    model = _Weighted()
+    compiled = minigrad.compile(model)
+    x = minigrad.ones(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        assert compiled(x).item() == model(x).item() == 3.0
+        model.weights = [3.0, 4.0]  # rebound
+        assert compiled(x).item() == model(x).item() == 7.0
+        model.weights[0] = 10.0  # changed in place
+        assert compiled(x).item() == model(x).item() == 14.0
+        assert compiled(x).item() == 14.0
+    assert compiled._compiled.stats.replays == 1
