@@ -6,7 +6,8 @@
 import types
 
 from . import compiler
-from .compiler import allow_in_graph, assume_constant_result, disable, graph_break, is_compiling, reset  # noqa: F401
+from .compiler import (allow_in_graph, assume_constant_result, disable, graph_break, is_compiling, reset,  # noqa: F401
+                       set_stance)
 
 
 class Settings:

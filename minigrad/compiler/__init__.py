@@ -77,6 +77,7 @@ class CompiledFunction:
         self.cache_size_limit = None  # programs kept: None is CACHE_SIZE_LIMIT as it is at each capture
         self.always_eager = None  # why every call runs eagerly (a capture stopped at a module's attribute set)
         self.misses_when_full = 0  # calls since the last replay that found the program cache full
+        self.seen_call = False  # (set_stance("eager_then_compile") runs the first call eagerly)
         functools.update_wrapper(self, fn, updated=())
         _compiled.add(self)
 
@@ -97,6 +98,8 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if recording.hook.recorder is not None:  # called inside another capture: its ops belong to that program
             return self.fn(*args, **kwargs)
+        if _stance[0] != "default" or _stance[2] == "eager":
+            return self._call_in_stance(args, kwargs)
         if self.always_eager:
             self.stats.eager_calls += 1
             return self.fn(*args, **kwargs)
@@ -120,6 +123,32 @@ class CompiledFunction:
         self.stats.replays += 1
         self.misses_when_full = 0
         return entry.replay(inputs)
+
+    def _call_in_stance(self, args, kwargs):
+        """A call under `set_stance(...)` other than the default (PyTorch's stances)."""
+        stance = _stance[0]
+        if stance not in _STANCES:
+            raise RuntimeError(f"invalid torch.compile stance '{_stance_repr()}'")
+        first = not self.seen_call
+        self.seen_call = True
+        if stance == "force_eager" or _stance[2] == "eager" or first and stance.endswith("eager_then_compile"):
+            self.stats.eager_calls += 1
+            return self.fn(*args, **kwargs)
+        if stance.endswith("eager_then_compile"):
+            with set_stance("default"):
+                return self(*args, **kwargs)
+        key, objects, inputs = guards.call_key(self.fn, args, kwargs, self.modules)
+        entry = self.cache.get(key)
+        if entry is not None and not isinstance(entry, _Eager) and entry.check() is None:
+            self.stats.replays += 1
+            return entry.replay(inputs)
+        if stance == "fail_on_recompile":  # (any capture: PyTorch's check runs on every frame it would compile)
+            code = getattr(getattr(self.fn, "__func__", self.fn), "__code__", None)
+            where = "" if code is None else (f"filename: '{code.co_filename}', function name: '{code.co_name}', "
+                                             f"line number: {code.co_firstlineno}")
+            raise RuntimeError("Detected recompile when torch.compile stance is 'fail_on_recompile'. " + where)
+        self.stats.eager_calls += 1  # eager_on_recompile: cached programs replay, nothing is captured
+        return self.fn(*args, **kwargs)
 
     def _capture(self, key, objects, inputs, args, kwargs, warned=False):
         limit = self.cache_size_limit or CACHE_SIZE_LIMIT
@@ -313,6 +342,54 @@ def reset():
     """Forget every captured program of every compiled function (the next calls capture again)."""
     for fn in list(_compiled):
         fn.reset()
+
+
+_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile", "eager_then_compile",
+            "aot_eager_then_compile")
+_stance = ("default", False, None)  # (stance, skip_guard_eval_unsafe, force_backend), as set_stance set them
+
+
+def _stance_repr():
+    return f"DynamoStance(stance={_stance[0]!r}, skip_guard_eval_unsafe={_stance[1]!r}, backend={_stance[2]!r})"
+
+
+def _set_stance(stance):
+    global _stance
+    if recording.hook.recorder is not None:
+        raise RuntimeError("attempted to set_stance in a torch.compile region")
+    prior, _stance = _stance, stance
+    return prior
+
+
+class set_stance:
+    """`torch.compiler.set_stance`: what compiled functions do, as a function, a context manager or a
+    decorator. "default"; "force_eager": every call runs eagerly; "eager_on_recompile": cached programs
+    replay, a call that would capture runs eagerly; "fail_on_recompile": a call that would capture raises;
+    "eager_then_compile" (and "aot_eager_then_compile"): a function's first call runs eagerly.
+    `force_backend="eager"` (with "default") runs every call eagerly; skip_guard_eval_unsafe changes nothing."""
+
+    def __init__(self, stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
+        if force_backend is not None and stance != "default":
+            raise RuntimeError("non-default stance cannot have force_backend set")
+        self.stance = (stance, skip_guard_eval_unsafe, force_backend)
+        self.prev = _set_stance(self.stance)
+
+    def __enter__(self):
+        _set_stance(self.stance)
+
+    def __exit__(self, *exc):
+        _set_stance(self.prev)
+
+    def __call__(self, fn):
+        _set_stance(self.prev)
+        stance, skip, backend = self.stance
+
+        @functools.wraps(fn)
+        def in_stance(*args, **kwargs):
+            with set_stance(stance, skip_guard_eval_unsafe=skip, force_backend=backend):
+                return fn(*args, **kwargs)
+
+        return in_stance
 
 
 def is_compiling():

@@ -530,3 +530,45 @@ def test_a_list_of_numbers_on_a_module_changed_between_calls_is_another_program(
         assert compiled(x).item() == model(x).item() == 14.0
         assert compiled(x).item() == 14.0
     assert compiled._compiled.stats.replays == 1
+
+
+def test_set_stance_as_a_function_a_context_manager_and_a_decorator():
+    def f(x):
+        return x * 2
+
+    compiled = minigrad.compile(f)
+    with minigrad.compiler.set_stance("force_eager"):
+        assert compiled(minigrad.ones(1)).item() == 2.0
+    assert compiled.stats.eager_calls == 1 and compiled.stats.captures == 0
+    compiled(minigrad.ones(1))  # default: captured
+    with minigrad.compiler.set_stance("eager_on_recompile"):
+        compiled(minigrad.ones(1))  # replayed
+        compiled(minigrad.ones(2))  # would capture: eagerly instead
+    assert (compiled.stats.captures, compiled.stats.replays, compiled.stats.eager_calls) == (1, 1, 2)
+
+    @minigrad.compiler.set_stance("fail_on_recompile")
+    def strict(x):
+        return compiled(x)
+
+    assert strict(minigrad.ones(1)).item() == 2.0  # a cached program replays
+    with pytest.raises(RuntimeError, match="^Detected recompile when torch.compile stance is 'fail_on_recompile'. "):
+        strict(minigrad.ones(3))
+    minigrad.compiler.set_stance("force_eager")
+    try:
+        assert compiled(minigrad.ones(1)).item() == 2.0 and compiled.stats.replays == 2
+    finally:
+        minigrad.compiler.set_stance("default")
+    compiled(minigrad.ones(1))
+    assert compiled.stats.replays == 3
+    with pytest.raises(RuntimeError, match="^non-default stance cannot have force_backend set$"):
+        minigrad.compiler.set_stance("force_eager", force_backend="eager")
+
+
+def test_set_stance_fail_on_recompile_is_pytorchs_error():
+    torch = pytest.importorskip("torch")
+    for lib, compile_ in ((torch, lambda fn: torch.compile(fn, backend="eager")), (minigrad, minigrad.compile)):
+        compiled = compile_(lambda x: x * 2)
+        compiled(lib.ones(1))
+        with lib.compiler.set_stance("fail_on_recompile"):
+            with pytest.raises(RuntimeError, match="Detected recompile when torch.compile stance is 'fail_on_recompile'"):
+                compiled(lib.ones(1, 2, 3))
