@@ -572,3 +572,7 @@ def test_set_stance_fail_on_recompile_is_pytorchs_error():
         with lib.compiler.set_stance("fail_on_recompile"):
             with pytest.raises(RuntimeError, match="Detected recompile when torch.compile stance is 'fail_on_recompile'"):
                 compiled(lib.ones(1, 2, 3))
+
+
+def test_set_logs_is_accepted():
+    assert minigrad._logging.set_logs(recompiles=True, graph_breaks=True) is None
