@@ -576,3 +576,20 @@ def test_set_stance_fail_on_recompile_is_pytorchs_error():
 
 def test_set_logs_is_accepted():
     assert minigrad._logging.set_logs(recompiles=True, graph_breaks=True) is None
+
+
+_WEIGHTS = np.ones(3, np.float32)  # (a numpy array a script changes in place between calls)
+
+
+def test_a_tensor_made_from_a_numpy_array_copies_the_array_as_it_is_at_each_call():
+    def weigh(x):
+        return x * minigrad.tensor(_WEIGHTS)
+
+    compiled = minigrad.compile(weigh)
+    try:
+        for i in range(3):
+            assert compiled(minigrad.ones(3)).tolist() == weigh(minigrad.ones(3)).tolist() == [1.0 + i, 1.0, 1.0]
+            _WEIGHTS[0] += 1
+    finally:
+        _WEIGHTS[0] = 1.0
+    assert compiled.stats.replays == 2
