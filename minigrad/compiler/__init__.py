@@ -78,6 +78,7 @@ class CompiledFunction:
         self.always_eager = None  # why every call runs eagerly (a capture stopped at a module's attribute set)
         self.misses_when_full = 0  # calls since the last replay that found the program cache full
         self.seen_call = False  # (set_stance("eager_then_compile") runs the first call eagerly)
+        self.targets = guards.code_targets(fn)  # the functions whose closures and globals the guard reads
         functools.update_wrapper(self, fn, updated=())
         _compiled.add(self)
 
@@ -104,7 +105,7 @@ class CompiledFunction:
             self.stats.eager_calls += 1
             return self.fn(*args, **kwargs)
         try:
-            key, objects, inputs = guards.call_key(self.fn, args, kwargs, self.modules)
+            key, objects, inputs = guards.call_key(self.fn, args, kwargs, self.modules, self.targets)
         except guards.Unsupported as e:
             self._warn(f"running eagerly: {e}")
             self.stats.eager_calls += 1
@@ -137,7 +138,7 @@ class CompiledFunction:
         if stance.endswith("eager_then_compile"):
             with set_stance("default"):
                 return self(*args, **kwargs)
-        key, objects, inputs = guards.call_key(self.fn, args, kwargs, self.modules)
+        key, objects, inputs = guards.call_key(self.fn, args, kwargs, self.modules, self.targets)
         entry = self.cache.get(key)
         if entry is not None and not isinstance(entry, _Eager) and entry.check() is None:
             self.stats.replays += 1

@@ -285,18 +285,21 @@ def _scalar_or_none(v):
     return None
 
 
-def call_key(fn, args, kwargs, extra_modules=()):
+def call_key(fn, args, kwargs, extra_modules=(), targets=None):
     """(key, objects, inputs): the guard key of calling `fn(*args, **kwargs)`, the objects the key
     names by id (a program keeps them alive, so no other object can later take the same id), and
-    what a program takes from the call (its tensors and live objects, in order)."""
+    what a program takes from the call (its tensors and live objects, in order). `targets`:
+    `code_targets(fn)`, where the caller keeps them."""
     key = [("grad mode", state.grad_enabled), ("inference mode", state.inference),
            ("default dtype", str(get_default_dtype())), ("kernels", get_kernels())]
     objects = []
     modules = list(extra_modules)
     leaves = flatten((args, kwargs), [])
-    if kwargs or any(isinstance(a, _CONTAINERS) for a in args):
-        # which leaf is which: f(a=x, b=y) and f(b=y, a=x) flatten to the same shapes in another order
+    # which leaf is which: f(a=x, b=y) and f(b=y, a=x) flatten to the same shapes in another order
+    if any(isinstance(a, _CONTAINERS) for a in args) or any(isinstance(v, _CONTAINERS) for v in kwargs.values()):
         key.append(("the arguments' structure", _structure((args, kwargs))))
+    elif kwargs:  # (the usual: leaves only, so the keywords' order is the structure)
+        key.append(("the arguments' structure", tuple(kwargs)))
     arrays = {}  # id of an input's memory -> its position, for aliasing inputs
     inputs = []
     for i, v in enumerate(leaves):
@@ -323,7 +326,7 @@ def call_key(fn, args, kwargs, extra_modules=()):
                 modules.append(v)
     # what the function reads besides its arguments: closure cells and the globals it names (of each
     # function a call runs first: through a partial, a decorator's wrapper, a callable object's __call__)
-    for target, owner in _code_targets(fn):
+    for target, owner in targets if targets is not None else code_targets(fn):
         code = target.__code__
         if owner is not None and is_module(owner):
             modules.append(owner)
@@ -355,10 +358,11 @@ def call_key(fn, args, kwargs, extra_modules=()):
     return tuple(key), objects, inputs
 
 
-def _code_targets(fn):
+def code_targets(fn):
     """[(function, its `self` or None)] for each Python function a call of `fn` enters with its own closure
     and globals: `fn` (a method's function), and through `functools.partial`, a decorator's wrapper
-    (`__wrapped__`: `@no_grad()`, `functools.wraps`) and a callable object's `__call__`."""
+    (`__wrapped__`: `@no_grad()`, `functools.wraps`) and a callable object's `__call__`. (A compiled
+    function finds them once: a guard runs at every call.)"""
     out, seen = [], set()
     while fn is not None and id(fn) not in seen and len(out) < 8:
         seen.add(id(fn))
