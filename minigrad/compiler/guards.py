@@ -277,7 +277,10 @@ def _scalar_or_none(v):
         return (type(v).__name__, v)
     if isinstance(v, tuple) and all(isinstance(x, _SCALARS) for x in v):
         return ("tuple", v)
-    # objects that are values, made anew by each call (`f(x, torch.device("cpu"), slice(0, 2))`): by value
+    # objects that are values, made anew by each call (`f(x, torch.device("cpu"), slice(0, 2))`, a numpy
+    # scalar `np.float32(0.5)`): by value
+    if isinstance(v, np.generic) and v.dtype.kind in "biufc":
+        return (type(v).__name__, v.item())
     if isinstance(v, device):
         return ("device", v)
     if type(v) is slice and all(isinstance(x, _SCALARS) for x in (v.start, v.stop, v.step)):

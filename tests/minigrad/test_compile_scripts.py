@@ -583,3 +583,16 @@ def test_a_tensor_made_from_a_numpy_array_copies_the_array_as_it_is_at_each_call
     finally:
         _WEIGHTS[0] = 1.0
     assert compiled.stats.replays == 2
+
+
+def test_a_numpy_scalar_argument_is_guarded_by_type_and_value():
+    def f(x, s):
+        return x * s
+
+    compiled = minigrad.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        got = [compiled(minigrad.ones(2), np.float32(v)).tolist() for v in (0.5, 0.5, 0.25, 0.5)]
+        assert compiled(minigrad.ones(1), np.float64(0.5)).tolist() == [0.5]
+    assert got == [[0.5, 0.5], [0.5, 0.5], [0.25, 0.25], [0.5, 0.5]]
+    assert (compiled.stats.captures, compiled.stats.replays) == (3, 2)
