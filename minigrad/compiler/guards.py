@@ -269,7 +269,10 @@ def _tensor_guard(t):
     a = t.array
     # contiguity too: the call's Python may have branched on it (`if not x.is_contiguous()`), or viewed it
     # (`x.view(-1)` of a transposed tensor is an error eagerly, a reordering replayed)
-    return (a.shape, a.dtype.str, str(t.device), t.requires_grad, a.flags.c_contiguous)
+    # and whether hooks wait for its gradient (`x.register_hook(...)` before the call: a capture with one
+    # runs eagerly, as it runs Python the replay would skip)
+    return (a.shape, a.dtype.str, str(t.device), t.requires_grad, a.flags.c_contiguous,
+            bool(t._hooks or t._post_accumulate_grad_hooks))
 
 
 def _scalar_or_none(v):
@@ -621,10 +624,10 @@ def _module_change(old, new):
 
 
 def _show(label, v):
-    if label.startswith("argument") and isinstance(v, tuple) and len(v) == 6:
-        shape, dtype, device, rg, contiguous, alias = v
+    if label.startswith("argument") and isinstance(v, tuple) and len(v) == 7:
+        shape, dtype, device, rg, contiguous, hooked, alias = v
         same = "" if alias == int(label.split()[1]) else f", the same memory as argument {alias}"
-        layout = "" if contiguous else ", not contiguous"
+        layout = ("" if contiguous else ", not contiguous") + (", with hooks" if hooked else "")
         return (f"Tensor(shape={list(shape)}, dtype={np.dtype(dtype).name}, device={device}, requires_grad={rg}"
                 f"{layout}{same})")
     return repr(v[1] if isinstance(v, tuple) and len(v) == 2 else v)

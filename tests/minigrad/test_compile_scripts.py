@@ -596,3 +596,26 @@ def test_a_numpy_scalar_argument_is_guarded_by_type_and_value():
         assert compiled(minigrad.ones(1), np.float64(0.5)).tolist() == [0.5]
     assert got == [[0.5, 0.5], [0.5, 0.5], [0.25, 0.25], [0.5, 0.5]]
     assert (compiled.stats.captures, compiled.stats.replays) == (3, 2)
+
+
+def test_a_hook_on_an_input_registered_before_the_call_is_not_skipped():
+    minigrad.manual_seed(0)
+    model = nn.Linear(3, 1)
+
+    def step(x):
+        loss = model(x).sum()
+        loss.backward()
+        return loss
+
+    compiled = minigrad.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        for i in range(3):
+            grads = []
+            for f in (compiled, step):
+                x = minigrad.ones(2, 3, requires_grad=True)
+                if i:
+                    x.register_hook(lambda g: g * 2)
+                f(x)
+                grads.append(x.grad.numpy())
+            np.testing.assert_array_equal(grads[0], grads[1])
