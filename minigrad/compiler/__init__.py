@@ -174,25 +174,27 @@ class CompiledFunction:
                 rec.add_live_object(v)
         self.stats.captures += 1
         rng_before = random.get_rng_state()
-        numbers_before = guards.container_numbers(objects)
+        containers_before = guards.container_states(objects)
         python_rng_before = _python_rng_state(objects)
         recording.hook.recorder = rec
         try:
             out = self.fn(*args, **kwargs)
         finally:
             recording.hook.recorder = None
-        changed = guards.changed_container(numbers_before)
+        changed = guards.changed_container(containers_before)
         if changed is not None:
             container, label = changed
             label = label or _name_of(container, self.fn, type(container).__name__)
-            rec.on_escape(f"a change to {label} (a counter, a log or a state kept in a list or dict)", "a replay would neither change it again nor read its new "
-                          "values; pass the value as an argument, or update it outside the compiled function",
+            rec.on_escape(f"a change to {label} (a counter, a log or a state kept in a list or dict)",
+                          "a replay would neither change it again nor read its new values; pass the value as an "
+                          "argument, or update it outside the compiled function",
                           every_call=True)  # (each call changes it: a log's items would change the key too)
         if _python_rng_state(objects) != python_rng_before:
             rec.on_escape("a draw from Python's random module or a numpy generator (random.random(), "
-                          "np.random.rand(), rng.random())", "a replay would not draw again, and would take the capture's "
-                          "numbers and branches every call; draw with minigrad (minigrad.rand(()) ...) or outside "
-                          "the compiled function and pass the value in")
+                          "np.random.rand(), rng.random())",
+                          "a replay would not draw again, and would take the capture's numbers and branches every "
+                          "call; draw with minigrad (minigrad.rand(()) ...) or outside the compiled function and "
+                          "pass the value in")
         try:
             rec.record_backward(out)  # (where the result requires grad: aot.py)
             program = rec.finish(out, key, _known_tensors(objects))
@@ -258,8 +260,11 @@ def _name_of(obj, fn, default):
     code = getattr(fn, "__code__", None)
     if code is not None:
         for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-            if cell.cell_contents is obj:
-                return f"closure variable {name!r}"
+            try:
+                if cell.cell_contents is obj:
+                    return f"closure variable {name!r}"
+            except ValueError:  # (an empty cell)
+                continue
         for name in code.co_names:
             if fn.__globals__.get(name) is obj:
                 return f"global {name!r}"

@@ -267,10 +267,9 @@ def _settings_label(m):
 
 def _tensor_guard(t):
     a = t.array
-    # contiguity too: the call's Python may have branched on it (`if not x.is_contiguous()`), or viewed it
-    # (`x.view(-1)` of a transposed tensor is an error eagerly, a reordering replayed)
-    # and whether hooks wait for its gradient (`x.register_hook(...)` before the call: a capture with one
-    # runs eagerly, as it runs Python the replay would skip)
+    # with whether it is contiguous (the call's Python may branch on it, `if not x.is_contiguous()`, or view
+    # it: `x.view(-1)` of a transposed tensor is an error eagerly, a reordering replayed) and whether hooks
+    # wait for its gradient (`x.register_hook(...)` before the call: a capture with one runs eagerly)
     return (a.shape, a.dtype.str, str(t.device), t.requires_grad, a.flags.c_contiguous,
             bool(t._hooks or t._post_accumulate_grad_hooks))
 
@@ -484,7 +483,7 @@ def _items(v, objects, modules, depth):
     from call to call in a dict is another tensor each call, so another program), the state of each
     module (guarded with the modules), the same of nested containers down to `depth`, and each number,
     string or flag by type and value (a forward that reads `cfg["scale"]` bakes it into the program, as
-    an argument's; a function that changes one itself, a counter, runs eagerly: `container_numbers`)."""
+    an argument's; a function that changes one itself, a counter, runs eagerly: `container_states`)."""
     out = []
     for k, x in itertools.islice(v.items() if type(v) is dict else enumerate(v), _CONTAINER_ITEMS):
         if type(x) in _SCALAR_TYPES:
@@ -503,7 +502,7 @@ def _items(v, objects, modules, depth):
 _CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at (a guard runs at every call)
 
 
-def container_numbers(objects):
+def container_states(objects):
     """The lists and dicts a call reads, as they are: those among `objects` (its closure's, its globals',
     `self`'s, a module's settings) and those kept as the modules' attributes (`self.maps = []`), each with
     a label or None, its length, and the numbers, strings and flags among its first items by value, the
@@ -533,7 +532,7 @@ def _container_state(o, label):
 
 
 def changed_container(before):
-    """(the first list or dict of `container_numbers(...)` whose length or items differ now, its label),
+    """(the first list or dict of `container_states(...)` whose length or items differ now, its label),
     or None. A dict may gain keys: a cache filled on first use (`masks[T] = ...`) is another program's
     guard at the next call (its items are guarded), not a change a replay would miss."""
     for o, label, n, seen, _ in before:
