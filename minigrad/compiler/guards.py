@@ -448,7 +448,9 @@ def _free_value(key, objects, modules, label, v, names=()):
     if kind in _OPAQUE_TYPES:  # a function, a class, a Python module, a partial: by identity
         key.append((label, ("object", kind.__name__, id(v))))
         objects.append(v)
-        if kind is type and names:  # a class of settings (`class cfg: scale = 1.0`): the attributes the code names
+        # a script's class of settings (`class cfg: scale = 1.0`): the attributes the code names (a library's
+        # class, `Tensor` in `isinstance(x, Tensor)`, holds no settings)
+        if kind is type and names and (v.__module__ or "").partition(".")[0] not in _LIBRARIES:
             d = v.__dict__
             for name in names:
                 if name in d and name[:1] != "_":
@@ -500,6 +502,7 @@ def _items(v, objects, modules, depth):
 
 
 _CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at (a guard runs at every call)
+_LIBRARIES = frozenset(("minigrad", "nn", "gpt", "builtins", "numpy", "collections", "typing"))
 
 
 def container_states(objects):
