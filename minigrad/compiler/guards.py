@@ -486,7 +486,7 @@ def _items(v, objects, modules, depth):
     module (guarded with the modules), the same of nested containers down to `depth`, and each number,
     string or flag by type and value (a forward that reads `cfg["scale"]` bakes it into the program, as
     an argument's; a function that changes one itself, a counter, runs eagerly: `container_states`)."""
-    out = []
+    out = [(_LENGTH, "value", "int", len(v))]  # (`history[-5:]` past the first items: its length says it grew)
     for k, x in itertools.islice(v.items() if type(v) is dict else enumerate(v), _CONTAINER_ITEMS):
         if type(x) in _SCALAR_TYPES:
             out.append((k, "value", type(x).__name__, x))  # (2, 2.0 and True differ)
@@ -502,6 +502,7 @@ def _items(v, objects, modules, depth):
 
 
 _CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at (a guard runs at every call)
+_LENGTH = "len()"  # (`_items`' entry for the container's length)
 _LIBRARIES = frozenset(("minigrad", "nn", "gpt", "builtins", "numpy", "collections", "typing"))
 
 
@@ -594,7 +595,8 @@ def _items_change(label, old, new):
             continue
         if len(entry) == 4 and entry[1] == "value":
             shown = repr(before[3]) if before is not None and len(before) == 4 else "(new)"
-            return f"{label}: item {entry[0]!r} changed: {shown} -> {entry[3]!r}"
+            what = "its length" if entry[0] is _LENGTH else f"item {entry[0]!r}"
+            return f"{label}: {what} changed: {shown} -> {entry[3]!r}"
         if len(entry) == 3 and before is not None and len(before) == 3 and before[1] == entry[1]:
             return _items_change(f"{label}[{entry[0]!r}]", before[2], entry[2])  # (the same list or dict, within)
     return f"{label} holds other tensors"

@@ -619,3 +619,18 @@ def test_a_hook_on_an_input_registered_before_the_call_is_not_skipped():
                 f(x)
                 grads.append(x.grad.numpy())
             np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_a_list_grown_past_its_first_items_between_calls_is_another_program():
+    history = [float(i) for i in range(70)]  # (longer than the items a guard looks at)
+
+    def smoothed(x):
+        return x * minigrad.tensor(history[-5:]).mean()
+
+    compiled = minigrad.compile(smoothed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RecompileWarning)
+        for i in range(3):
+            assert compiled(minigrad.ones(1)).item() == smoothed(minigrad.ones(1)).item()
+            history.append(100.0 * (i + 1))
+    assert "closure variable 'history': its length changed: 70 -> 71" in str(caught[0].message)
