@@ -144,8 +144,8 @@ def __getattr__(name):
     import importlib
 
     if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
-                "_dynamo", "accelerator", "version", "distributions", "special", "testing", "mps", "multiprocessing",
-                "jit", "func"):
+                "_dynamo", "_inductor", "_logging", "accelerator", "version", "distributions", "special", "testing",
+                "mps", "multiprocessing", "jit", "func"):
         return importlib.import_module(f".{name}", __name__)
     if name in _FUNCTIONAL:  # torch.conv2d, ...: nn.functional's (minigrad.nn is nn, bound on first use)
         return getattr(importlib.import_module(".nn.functional", __name__), name)

@@ -3,17 +3,50 @@
     minigrad._dynamo.config.cache_size_limit = 16   # programs kept per compiled function
     minigrad._dynamo.reset()                        # forget every captured program
 """
+import types
+
 from . import compiler
-from .compiler import allow_in_graph, assume_constant_result, disable, is_compiling, reset  # noqa: F401
+from .compiler import (allow_in_graph, assume_constant_result, disable, graph_break, is_compiling, reset,  # noqa: F401
+                       set_stance)
 
 
-class _Config:
-    """The settings scripts set: `cache_size_limit` (alias `recompile_limit`) is minigrad.compile's cache of
+class Settings:
+    """A config namespace of PyTorch's (`torch._dynamo.config`, `torch._inductor.config`) for the settings
+    scripts set that change nothing here: each is accepted, read back as set (else its PyTorch default);
+    a name PyTorch has not is its AttributeError."""
+
+    def __init__(self, name, defaults, **namespaces):
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_values", dict(defaults))
+        for key, value in namespaces.items():  # (`torch._inductor.config.triton.cudagraphs`)
+            object.__setattr__(self, key, value)
+
+    def __getattr__(self, name):
+        values = self.__dict__["_values"]
+        if name in values:
+            return values[name]
+        raise AttributeError(f"{self._name}.{name} does not exist")
+
+    def __setattr__(self, name, value):
+        if name in self.__dict__ or name in type(self).__dict__:
+            object.__setattr__(self, name, value)
+        elif name in self._values:
+            self._values[name] = value
+        else:
+            raise AttributeError(f"{self._name}.{name} does not exist")
+
+
+class _Config(Settings):
+    """`torch._dynamo.config`: `cache_size_limit` (alias `recompile_limit`) is minigrad.compile's cache of
     programs per function; the others are accepted and change nothing (shapes are always static here)."""
 
-    _others = {"accumulated_cache_size_limit": 256, "suppress_errors": False, "verbose": False,
-               "optimize_ddp": True, "automatic_dynamic_shapes": True, "assume_static_by_default": True,
-               "capture_scalar_outputs": False, "capture_dynamic_output_shape_ops": False}
+    def __init__(self):
+        super().__init__("torch._dynamo.config", {
+            "accumulated_cache_size_limit": 256, "accumulated_recompile_limit": 256, "suppress_errors": False,
+            "verbose": False, "optimize_ddp": True, "automatic_dynamic_shapes": True,
+            "assume_static_by_default": True, "capture_scalar_outputs": False,
+            "capture_dynamic_output_shape_ops": False, "inline_inbuilt_nn_modules": True,
+            "compiled_autograd": False})
 
     @property
     def cache_size_limit(self):
@@ -27,19 +60,6 @@ class _Config:
 
     recompile_limit = cache_size_limit
 
-    def __getattr__(self, name):
-        if name in _Config._others:
-            return self.__dict__.get(name, _Config._others[name])
-        raise AttributeError(f"minigrad._dynamo.config has no setting {name!r}")
-
-    def __setattr__(self, name, value):
-        if name in ("cache_size_limit", "recompile_limit"):
-            object.__setattr__(self, name, value)
-        elif name in _Config._others:
-            self.__dict__[name] = value
-        else:
-            raise AttributeError(f"minigrad._dynamo.config has no setting {name!r}")
-
 
 config = _Config()
 
@@ -51,3 +71,6 @@ def mark_dynamic(t, index, min=None, max=None):
 
 def mark_static(t, index=None):
     """PyTorch's hint that a dim never changes: every dim is static here."""
+
+
+exc = types.SimpleNamespace(InvalidBackend=compiler.InvalidBackend)  # (torch._dynamo.exc's, for an `except`)

@@ -105,11 +105,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    if recording.hook.recorder is not None and xp is np and not hasattr(data, "__array_interface__"):
+    if recording.hook.recorder is not None and xp is np and (type(data) is np.ndarray
+                                                              or not hasattr(data, "__array_interface__")):
         # inside a minigrad.compile capture: made again at each replay (of that call's tensor, for a copy of
-        # one), so a write into it, or the caller's, never reaches the next call, and a leaf is new each call
-        return recording.hook.recorder.on_call(_tensor_here, data if isinstance(data, Tensor) or _holds_tensor(data) else
-                                               copy.deepcopy(data), dtype if dtype is None else _dt(dtype), requires_grad)
+        # one; of the array as it is then, for a copy of a numpy array, which may have changed in place), so
+        # a write into it, or the caller's, never reaches the next call, and a leaf is new each call
+        live = isinstance(data, (Tensor, np.ndarray)) or _holds_tensor(data)
+        return recording.hook.recorder.on_call(_tensor_here, data if live else copy.deepcopy(data),
+                                               dtype if dtype is None else _dt(dtype), requires_grad)
     return _tensor(data, dtype, device, requires_grad, xp)
 
 

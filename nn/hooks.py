@@ -10,7 +10,7 @@ import itertools
 from collections import OrderedDict
 
 from minigrad import Tensor
-from minigrad.autograd import Function
+from minigrad.autograd import Function, recording
 
 _ids = itertools.count()
 
@@ -18,14 +18,17 @@ _ids = itertools.count()
 class RemovableHandle:
     """What `register_*_hook` returns: `remove()` takes the hook out (also on leaving a `with` block)."""
 
-    def __init__(self, table, key=None, extra_tables=()):
+    def __init__(self, table, key=None, extra_tables=(), changes=None):
         self.table, self.id = table, next(_ids) if key is None else key
         self.extra_tables = extra_tables
+        self.changes = changes  # the module's change count, where a compiled call guards the table
 
     def remove(self):
-        self.table.pop(self.id, None)
+        removed = self.table.pop(self.id, None) is not None
         for extra in self.extra_tables:
             extra.pop(self.id, None)
+        if removed and self.changes is not None:
+            self.changes[0] += 1  # (a compiled call captured with this hook captures again without it)
 
     def __enter__(self):
         return self
@@ -53,7 +56,7 @@ def add_hook(module, name, hook, prepend=False, **flags):
     flags in their tables beside it; -> its handle."""
     table = _table(module, name)
     extras = [_table(module, _FLAG_TABLES[name, flag]) for flag, on in flags.items() if on]
-    handle = RemovableHandle(table, extra_tables=extras)
+    handle = RemovableHandle(table, extra_tables=extras, changes=module._changes)
     for extra in extras:
         extra[handle.id] = True
     table[handle.id] = hook
@@ -81,6 +84,8 @@ def call_with_hooks(module, args, kwargs):
             result = hook(module, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
+        if result is None:
+            _ran_for_its_effects(module, hook, "forward pre-hook")
     backward = d.get("_backward_hooks") or d.get("_backward_pre_hooks")
     state = _BackwardState(module) if backward else None
     if state is not None:
@@ -98,9 +103,20 @@ def call_with_hooks(module, args, kwargs):
         result = hook(module, args, kwargs, out) if key in with_kwargs else hook(module, args, out)
         if result is not None:
             out = result
+        else:
+            _ran_for_its_effects(module, hook, "forward hook")
     if state is not None:
         out = state.wrap_outputs(out)
     return out
+
+
+def _ran_for_its_effects(module, hook, kind):
+    """A forward hook that returns nothing ran for what it did in Python (keeping the activations in a
+    dict, logging): a compiled call's replay would not run it, so what it kept would stay the capture's.
+    The capture stops there (the call runs eagerly, as do later ones with this hook)."""
+    recording.escape(f"a {kind} that returns None ({getattr(hook, '__qualname__', type(hook).__name__)} on "
+                     f"{type(module).__name__})", "it runs for its effects in Python (what it stores, logs or "
+                     "changes), which a replay would not redo; return its value from the compiled function instead")
 
 
 class _BackwardState:
@@ -165,6 +181,7 @@ class _BackwardHookNode(Function):
     """Identity on a module's tensor inputs or outputs whose backward hands their gradients to the hooks."""
 
     node_name = "BackwardHookFunctionBackward"
+    backward_runs_user_code = True  # (a compiled forward's capture must not run it on stand-in gradients)
 
     @staticmethod
     def forward(ctx, state, side, *tensors):

@@ -12,10 +12,13 @@ the replay as one CUDA graph).
 import copy
 import functools
 import os
+import random as py_random
 import sys
 import warnings
 import weakref
 from collections import OrderedDict
+
+import numpy as np
 
 from .. import random
 from ..autograd import recording
@@ -74,6 +77,8 @@ class CompiledFunction:
         self.cache_size_limit = None  # programs kept: None is CACHE_SIZE_LIMIT as it is at each capture
         self.always_eager = None  # why every call runs eagerly (a capture stopped at a module's attribute set)
         self.misses_when_full = 0  # calls since the last replay that found the program cache full
+        self.seen_call = False  # (set_stance("eager_then_compile") runs the first call eagerly)
+        self.targets = guards.code_targets(fn)  # the functions whose closures and globals the guard reads
         functools.update_wrapper(self, fn, updated=())
         _compiled.add(self)
 
@@ -94,11 +99,13 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if recording.hook.recorder is not None:  # called inside another capture: its ops belong to that program
             return self.fn(*args, **kwargs)
+        if _stance[0] != "default" or _stance[2] == "eager":
+            return self._call_in_stance(args, kwargs)
         if self.always_eager:
             self.stats.eager_calls += 1
             return self.fn(*args, **kwargs)
         try:
-            key, objects, inputs = guards.call_key(self.fn, args, kwargs, self.modules)
+            key, objects, inputs = guards.call_key(self.fn, args, kwargs, self.modules, self.targets)
         except guards.Unsupported as e:
             self._warn(f"running eagerly: {e}")
             self.stats.eager_calls += 1
@@ -117,6 +124,32 @@ class CompiledFunction:
         self.stats.replays += 1
         self.misses_when_full = 0
         return entry.replay(inputs)
+
+    def _call_in_stance(self, args, kwargs):
+        """A call under `set_stance(...)` other than the default (PyTorch's stances)."""
+        stance = _stance[0]
+        if stance not in _STANCES:
+            raise RuntimeError(f"invalid torch.compile stance '{_stance_repr()}'")
+        first = not self.seen_call
+        self.seen_call = True
+        if stance == "force_eager" or _stance[2] == "eager" or first and stance.endswith("eager_then_compile"):
+            self.stats.eager_calls += 1
+            return self.fn(*args, **kwargs)
+        if stance.endswith("eager_then_compile"):
+            with set_stance("default"):
+                return self(*args, **kwargs)
+        key, objects, inputs = guards.call_key(self.fn, args, kwargs, self.modules, self.targets)
+        entry = self.cache.get(key)
+        if entry is not None and not isinstance(entry, _Eager) and entry.check() is None:
+            self.stats.replays += 1
+            return entry.replay(inputs)
+        if stance == "fail_on_recompile":  # (any capture: PyTorch's check runs on every frame it would compile)
+            code = getattr(getattr(self.fn, "__func__", self.fn), "__code__", None)
+            where = "" if code is None else (f"filename: '{code.co_filename}', function name: '{code.co_name}', "
+                                             f"line number: {code.co_firstlineno}")
+            raise RuntimeError("Detected recompile when torch.compile stance is 'fail_on_recompile'. " + where)
+        self.stats.eager_calls += 1  # eager_on_recompile: cached programs replay, nothing is captured
+        return self.fn(*args, **kwargs)
 
     def _capture(self, key, objects, inputs, args, kwargs, warned=False):
         limit = self.cache_size_limit or CACHE_SIZE_LIMIT
@@ -141,11 +174,27 @@ class CompiledFunction:
                 rec.add_live_object(v)
         self.stats.captures += 1
         rng_before = random.get_rng_state()
+        containers_before = guards.container_states(objects)
+        python_rng_before = _python_rng_state(objects)
         recording.hook.recorder = rec
         try:
             out = self.fn(*args, **kwargs)
         finally:
             recording.hook.recorder = None
+        changed = guards.changed_container(containers_before)
+        if changed is not None:
+            container, label = changed
+            label = label or _name_of(container, self.fn, type(container).__name__)
+            rec.on_escape(f"a change to {label} (a counter, a log or a state kept in a list or dict)",
+                          "a replay would neither change it again nor read its new values; pass the value as an "
+                          "argument, or update it outside the compiled function",
+                          every_call=True)  # (each call changes it: a log's items would change the key too)
+        if _python_rng_state(objects) != python_rng_before:
+            rec.on_escape("a draw from Python's random module or a numpy generator (random.random(), "
+                          "np.random.rand(), rng.random())",
+                          "a replay would not draw again, and would take the capture's numbers and branches every "
+                          "call; draw with minigrad (minigrad.rand(()) ...) or outside the compiled function and "
+                          "pass the value in")
         try:
             rec.record_backward(out)  # (where the result requires grad: aot.py)
             program = rec.finish(out, key, _known_tensors(objects))
@@ -194,6 +243,34 @@ def _known_tensors(objects):
     return known
 
 
+def _python_rng_state(objects):
+    """Where Python's and numpy's global generators are, and the generators the function reads (a numpy
+    Generator or RandomState, a random.Random, among the guard's objects): taken around a capture, as the
+    draws a function makes from them are Python the replay does not run."""
+    _, keys, pos, *_ = np.random.get_state()
+    own = [repr(o.bit_generator.state) if isinstance(o, np.random.Generator) else
+           repr(o.get_state()) if isinstance(o, np.random.RandomState) else o.getstate()
+           for o in objects if isinstance(o, (np.random.Generator, np.random.RandomState, py_random.Random))]
+    return py_random.getstate(), keys.tobytes(), pos, own
+
+
+def _name_of(obj, fn, default):
+    """How the function names `obj` (a closure variable or a global it reads), for a message."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            try:
+                if cell.cell_contents is obj:
+                    return f"closure variable {name!r}"
+            except ValueError:  # (an empty cell)
+                continue
+        for name in code.co_names:
+            if fn.__globals__.get(name) is obj:
+                return f"global {name!r}"
+    return f"a {default} it reads"
+
+
 def _is_tensor(v):
     from ..tensor import Tensor
 
@@ -224,7 +301,15 @@ class OptimizedModule:
         return f"OptimizedModule({self._orig_mod!r})"
 
 
-_BACKENDS = ("minigrad", "inductor", "eager")
+_BACKENDS = ("minigrad", "inductor", "aot_eager", "cudagraphs", "eager")  # all but "eager" capture and replay
+_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")  # (PyTorch's)
+
+
+class InvalidBackend(RuntimeError):
+    """PyTorch's `torch._dynamo.exc.InvalidBackend`: `compile(backend=...)` names no backend."""
+
+    def __init__(self, name):
+        super().__init__(f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for available backends.")
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="minigrad", mode=None, options=None,
@@ -233,16 +318,23 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="minigrad", mo
     arguments). The first call with new shapes captures, later ones replay (docs/compile.md).
 
     fullgraph=True: what would make a call run eagerly (`item()` inside, a hook, ...) raises instead.
-    dynamic, mode, options: accepted for PyTorch's sake; shapes are always static here.
-    backend: "minigrad" (or PyTorch's default name "inductor") captures and replays; "eager" only calls.
+    dynamic, mode, options: accepted for PyTorch's sake (a mode is one of PyTorch's names, and not given
+    with options, as PyTorch checks); shapes are always static here.
+    backend: "minigrad" (or PyTorch's names "inductor", "aot_eager", "cudagraphs") captures and replays;
+    "eager" only calls; another name is PyTorch's InvalidBackend error.
     disable=True returns `model` unchanged."""
-    if backend not in _BACKENDS:
-        raise ValueError(f"minigrad.compile: unknown backend {backend!r}; expected one of {list(_BACKENDS)}")
     if model is None:
         return functools.partial(compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
                                  options=options, disable=disable)
+    # PyTorch's checks, in its order, with its errors
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if backend in ("minigrad", "inductor") and mode is not None and mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
+    if backend not in _BACKENDS:
+        raise InvalidBackend(backend)
     if not callable(model):
-        raise RuntimeError("compile() expects a callable (a function or a module)")
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if disable or backend == "eager":
         return model
     if guards.is_module(model):
@@ -256,6 +348,54 @@ def reset():
     """Forget every captured program of every compiled function (the next calls capture again)."""
     for fn in list(_compiled):
         fn.reset()
+
+
+_STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile", "eager_then_compile",
+            "aot_eager_then_compile")
+_stance = ("default", False, None)  # (stance, skip_guard_eval_unsafe, force_backend), as set_stance set them
+
+
+def _stance_repr():
+    return f"DynamoStance(stance={_stance[0]!r}, skip_guard_eval_unsafe={_stance[1]!r}, backend={_stance[2]!r})"
+
+
+def _set_stance(stance):
+    global _stance
+    if recording.hook.recorder is not None:
+        raise RuntimeError("attempted to set_stance in a torch.compile region")
+    prior, _stance = _stance, stance
+    return prior
+
+
+class set_stance:
+    """`torch.compiler.set_stance`: what compiled functions do, as a function, a context manager or a
+    decorator. "default"; "force_eager": every call runs eagerly; "eager_on_recompile": cached programs
+    replay, a call that would capture runs eagerly; "fail_on_recompile": a call that would capture raises;
+    "eager_then_compile" (and "aot_eager_then_compile"): a function's first call runs eagerly.
+    `force_backend="eager"` (with "default") runs every call eagerly; skip_guard_eval_unsafe changes nothing."""
+
+    def __init__(self, stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
+        if force_backend is not None and stance != "default":
+            raise RuntimeError("non-default stance cannot have force_backend set")
+        self.stance = (stance, skip_guard_eval_unsafe, force_backend)
+        self.prev = _set_stance(self.stance)
+
+    def __enter__(self):
+        _set_stance(self.stance)
+
+    def __exit__(self, *exc):
+        _set_stance(self.prev)
+
+    def __call__(self, fn):
+        _set_stance(self.prev)
+        stance, skip, backend = self.stance
+
+        @functools.wraps(fn)
+        def in_stance(*args, **kwargs):
+            with set_stance(stance, skip_guard_eval_unsafe=skip, force_backend=backend):
+                return fn(*args, **kwargs)
+
+        return in_stance
 
 
 def is_compiling():
@@ -286,6 +426,12 @@ def disable(fn=None, recursive=True):
     return eager_only
 
 
+def graph_break(msg=""):
+    """`torch._dynamo.graph_break()`: where PyTorch splits its graph, a capture here stops: the call runs
+    eagerly (the usual one-line warning; an error under fullgraph=True, as PyTorch's)."""
+    recording.escape("graph_break()" + (f" ({msg})" if msg else ""), "a graph break was asked for")
+
+
 def allow_in_graph(fn):
     """PyTorch's hint that dynamo may put `fn` in the graph as it is: every op is captured here anyway."""
     return fn
@@ -304,4 +450,4 @@ def cudagraph_mark_step_begin():
 
 def list_backends(exclude_tags=("debug", "experimental")):
     """The `backend=` names compile accepts (as torch.compiler.list_backends, 'eager' left out)."""
-    return sorted(b for b in _BACKENDS if b != "eager")
+    return sorted(b for b in _BACKENDS if b not in ("eager", "aot_eager"))  # (PyTorch's debug backends)

@@ -73,10 +73,8 @@ class CompiledFunction(Function):
         if call is None or call.env is None:
             raise RuntimeError(FREED_MESSAGE)
         _ = ctx.saved_tensors  # (unpacking checks each one's version, with eager's error)
-        if state.grad_enabled:
-            raise RuntimeError("CompiledFunctionBackward: backward(create_graph=True) through a compiled call is "
-                               "not supported (its backward is a replay, not recorded ops); call the function "
-                               "uncompiled for a double backward")
+        if state.grad_enabled:  # (a double backward: its backward is a replay, not recorded ops; PyTorch's error)
+            raise RuntimeError("torch.compile with aot_autograd does not currently support double backward")
         program = call.program
         plan = program.autograd
         if state.retain_graph:  # the node may run again: the backward frees a copy's slots as it goes

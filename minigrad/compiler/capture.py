@@ -15,6 +15,7 @@ leaves the trace as a Python value (`item()`, `float()`, `bool()`, `print`): see
 """
 import itertools
 import weakref
+from collections import OrderedDict
 
 from ..autograd import recording
 from ..autograd.engine import run_backward
@@ -430,6 +431,9 @@ class Recorder:
         if any(n._pre_hooks or n._post_hooks for n in nodes):
             raise GraphBreak("a hook on a tensor or node in the backward (register_hook, retain_grad) runs Python "
                              "the replay would skip")
+        if any(getattr(n._forward_cls, "backward_runs_user_code", False) for n in nodes):
+            raise GraphBreak("a module's backward hook (register_full_backward_hook) is in the result's graph: the "
+                             "capture's own backward would run it on stand-in gradients")
         # the tensors a replay's node has edges to: the call's inputs, then the outside tensors it reads
         args = [self.values[s]() if s not in self.object_slots else None for s in self.input_slots]
         args += [t for t, *_ in self.externals.values()]
@@ -530,10 +534,12 @@ class Recorder:
             if spec[0] == "x" and id(out) not in self.known:  # made in the call from Python values (zeros(3)):
                 return ("fresh", out)  # a new one each call, as eager's, never the program's own
             return spec
-        if isinstance(out, (list, tuple)):
-            return ("seq", type(out) if type(out) in (list, tuple) else tuple, [self._output_spec(o) for o in out])
+        if isinstance(out, (list, tuple)):  # (a namedtuple's type is kept: the caller reads `out.loss`)
+            kind = type(out) if type(out) in (list, tuple) or hasattr(type(out), "_fields") else tuple
+            return ("seq", kind, [self._output_spec(o) for o in out])
         if isinstance(out, dict):
-            return ("dict", [(k, self._output_spec(v)) for k, v in out.items()])
+            return ("dict", [(k, self._output_spec(v)) for k, v in out.items()],
+                    type(out) if type(out) is OrderedDict else dict)
         if out is None or isinstance(out, (str, bool)):
             return ("c", out)
         raise GraphBreak(f"the function returns a Python {type(out).__name__} ({out!r:.40}), a value the replay "

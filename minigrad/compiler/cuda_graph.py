@@ -76,12 +76,12 @@ class GraphReplay:
                 warnings.warn(f"minigrad.compile: CUDA graph capture failed ({type(e).__name__}: {e}); "
                               "replaying step by step", RuntimeWarning, stacklevel=3)
                 self.program.graph = None
-                return build_result(self.program.output, self.program.run(inputs))
+                return build_result(self.program.output, self.program.run(inputs), made={})
         for buf, t in zip(self.static_inputs, inputs):
             cupy.copyto(buf, t.array)
         stream = cupy.cuda.get_current_stream()
         self.graph.launch(stream)
-        return build_result(self.program.output, self.env, copy=True)
+        return build_result(self.program.output, self.env, copy=True, made={})
 
     def _capture(self, inputs):
         import cupy

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..autograd.grad_mode import state
 from ..backends import get_kernels
+from ..device import device
 from ..tensor import Tensor
 from ..typeinfo import get_default_dtype
 
@@ -135,7 +136,9 @@ def _walk(m):
                 held.append(v)
             elif isinstance(v, _SCALARS):  # (a numpy float, an IntEnum)
                 values.append((i, attr, kind, v))
-            elif (kind is dict or _is_settings(v)) and attr[:1] != "_":  # (not nn's own tables, `_parameters`...)
+            elif attr in _HOOK_TABLES:  # (the hooks a capture ran are in its program: which ones, by handle id)
+                values.append((i, attr, "hooks", tuple(v)))
+            elif (kind is dict or kind is list or _is_settings(v)) and attr[:1] != "_":  # (not nn's own tables)
                 settings.append(_Settings(v, None, f"{path}.{attr}" if path else attr))
         stack.extend((f"{path}.{k}" if path else k, sub) for k, sub in reversed(mod._modules.items())
                      if sub is not None)
@@ -146,10 +149,14 @@ def _walk(m):
     return (tuple(training), tuple(params), tuple(bufs), (tuple(paths), tuple(values))), tuple(held), tuple(settings)
 
 
+# a module's hook tables (PyTorch's names): handle id -> hook; a hook added or removed is another program
+_HOOK_TABLES = frozenset(("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks"))
+
+
 class _Settings:
     """A module's settings object (`self.config`, `self.cfg`) and the names of its entries the module's
     class's code uses, found again when entries are added or removed (a dict or an object changes
-    without nn seeing it)."""
+    without nn seeing it); or a list kept on a module (`self.w = [1.0, 2.0]`), its items by position."""
 
     __slots__ = ("obj", "names", "label", "size", "keys", "labels", "last")
 
@@ -158,6 +165,12 @@ class _Settings:
         self.last = None  # (values, types, the key's part) when every value was a plain number, string or flag
 
     def entries(self):
+        if type(self.obj) is list:  # (a list of numbers on a module, `self.widths`: its first items, by position)
+            d = dict(enumerate(self.obj[:_CONTAINER_ITEMS]))
+            if len(d) != self.size:
+                self.keys, self.size = tuple(d), len(d)
+                self.labels = tuple(f"{self.label}[{k}]" for k in self.keys)
+            return d
         d = self.obj if type(self.obj) is dict else self.obj.__dict__
         if len(d) != self.size:
             self.keys = tuple(k for k in d if type(k) is str and k in self.names)
@@ -254,7 +267,11 @@ def _settings_label(m):
 
 def _tensor_guard(t):
     a = t.array
-    return (a.shape, a.dtype.str, str(t.device), t.requires_grad)
+    # with whether it is contiguous (the call's Python may branch on it, `if not x.is_contiguous()`, or view
+    # it: `x.view(-1)` of a transposed tensor is an error eagerly, a reordering replayed) and whether hooks
+    # wait for its gradient (`x.register_hook(...)` before the call: a capture with one runs eagerly)
+    return (a.shape, a.dtype.str, str(t.device), t.requires_grad, a.flags.c_contiguous,
+            bool(t._hooks or t._post_accumulate_grad_hooks))
 
 
 def _scalar_or_none(v):
@@ -262,18 +279,32 @@ def _scalar_or_none(v):
         return (type(v).__name__, v)
     if isinstance(v, tuple) and all(isinstance(x, _SCALARS) for x in v):
         return ("tuple", v)
+    # objects that are values, made anew by each call (`f(x, torch.device("cpu"), slice(0, 2))`, a numpy
+    # scalar `np.float32(0.5)`): by value
+    if isinstance(v, np.generic) and v.dtype.kind in "biufc":
+        return (type(v).__name__, v.item())
+    if isinstance(v, device):
+        return ("device", v)
+    if type(v) is slice and all(isinstance(x, _SCALARS) for x in (v.start, v.stop, v.step)):
+        return ("slice", (v.start, v.stop, v.step))
     return None
 
 
-def call_key(fn, args, kwargs, extra_modules=()):
+def call_key(fn, args, kwargs, extra_modules=(), targets=None):
     """(key, objects, inputs): the guard key of calling `fn(*args, **kwargs)`, the objects the key
     names by id (a program keeps them alive, so no other object can later take the same id), and
-    what a program takes from the call (its tensors and live objects, in order)."""
+    what a program takes from the call (its tensors and live objects, in order). `targets`:
+    `code_targets(fn)`, where the caller keeps them."""
     key = [("grad mode", state.grad_enabled), ("inference mode", state.inference),
            ("default dtype", str(get_default_dtype())), ("kernels", get_kernels())]
     objects = []
     modules = list(extra_modules)
     leaves = flatten((args, kwargs), [])
+    # which leaf is which: f(a=x, b=y) and f(b=y, a=x) flatten to the same shapes in another order
+    if any(isinstance(a, _CONTAINERS) for a in args) or any(isinstance(v, _CONTAINERS) for v in kwargs.values()):
+        key.append(("the arguments' structure", _structure((args, kwargs))))
+    elif kwargs:  # (the usual: leaves only, so the keywords' order is the structure)
+        key.append(("the arguments' structure", tuple(kwargs)))
     arrays = {}  # id of an input's memory -> its position, for aliasing inputs
     inputs = []
     for i, v in enumerate(leaves):
@@ -298,13 +329,12 @@ def call_key(fn, args, kwargs, extra_modules=()):
             objects.append(v)
             if is_module(v):
                 modules.append(v)
-    # what the function reads besides its arguments: closure cells and the globals it names
-    target = getattr(fn, "__func__", fn)
-    owner = getattr(fn, "__self__", None)
-    code = getattr(target, "__code__", None)
-    if owner is not None and is_module(owner):
-        modules.append(owner)
-    if code is not None:
+    # what the function reads besides its arguments: closure cells and the globals it names (of each
+    # function a call runs first: through a partial, a decorator's wrapper, a callable object's __call__)
+    for target, owner in targets if targets is not None else code_targets(fn):
+        code = target.__code__
+        if owner is not None and is_module(owner):
+            modules.append(owner)
         global_labels, names = _global_labels(code)
         if owner is not None and not is_module(owner):  # a method of a plain object: what it reads from self
             _free_value(key, objects, modules, "self", owner, names)
@@ -331,6 +361,39 @@ def call_key(fn, args, kwargs, extra_modules=()):
             objects.extend(held)
             objects.append(m)
     return tuple(key), objects, inputs
+
+
+def code_targets(fn):
+    """[(function, its `self` or None)] for each Python function a call of `fn` enters with its own closure
+    and globals: `fn` (a method's function), and through `functools.partial`, a decorator's wrapper
+    (`__wrapped__`: `@no_grad()`, `functools.wraps`) and a callable object's `__call__`. (A compiled
+    function finds them once: a guard runs at every call.)"""
+    out, seen = [], set()
+    while fn is not None and id(fn) not in seen and len(out) < 8:
+        seen.add(id(fn))
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+            continue
+        target, owner = getattr(fn, "__func__", fn), getattr(fn, "__self__", None)
+        if getattr(target, "__code__", None) is None and not isinstance(fn, type):
+            # (a callable object: its class's __call__, on it)
+            call = next((vars(k)["__call__"] for k in type(fn).__mro__ if "__call__" in vars(k)), None)
+            if getattr(call, "__code__", None) is not None:
+                target, owner = call, fn
+        if getattr(target, "__code__", None) is not None:
+            out.append((target, owner))
+        fn = getattr(fn, "__wrapped__", None)
+    return out
+
+
+def _structure(obj):
+    """The containers `flatten` walks, without their leaves: each list's and tuple's type and length, each
+    dict's keys in order (a program takes its inputs in the order flatten gives them)."""
+    if isinstance(obj, (list, tuple)):
+        return (type(obj).__name__, tuple(_structure(x) for x in obj))
+    if isinstance(obj, dict):
+        return ("dict", tuple((k, _structure(v)) for k, v in obj.items()))
+    return None
 
 
 _ARGUMENT = [f"argument {i}" for i in range(32)]  # (labels made once: a key is built at every call)
@@ -385,6 +448,13 @@ def _free_value(key, objects, modules, label, v, names=()):
     if kind in _OPAQUE_TYPES:  # a function, a class, a Python module, a partial: by identity
         key.append((label, ("object", kind.__name__, id(v))))
         objects.append(v)
+        # a script's class of settings (`class cfg: scale = 1.0`): the attributes the code names (a library's
+        # class, `Tensor` in `isinstance(x, Tensor)`, holds no settings)
+        if kind is type and names and (v.__module__ or "").partition(".")[0] not in _LIBRARIES:
+            d = v.__dict__
+            for name in names:
+                if name in d and name[:1] != "_":
+                    _free_value(key, objects, modules, f"{label}.{name}", d[name])
         return
     if isinstance(v, Tensor):
         key.append((label, ("tensor", id(v))))
@@ -413,13 +483,14 @@ def _items(v, objects, modules, depth):
     """What a program assumes about the items of a list, tuple or dict the function reads (`state["h"]`,
     `params[0]`): which tensor each is (a replay reads the tensor it captured: a hidden state carried
     from call to call in a dict is another tensor each call, so another program), the state of each
-    module (guarded with the modules), the same of nested containers down to `depth`. Numbers are not
-    (a list a function appends to, a log, would be another program each call: documented instead)."""
-    out = []
+    module (guarded with the modules), the same of nested containers down to `depth`, and each number,
+    string or flag by type and value (a forward that reads `cfg["scale"]` bakes it into the program, as
+    an argument's; a function that changes one itself, a counter, runs eagerly: `container_states`)."""
+    out = [(_LENGTH, "value", "int", len(v))]  # (`history[-5:]` past the first items: its length says it grew)
     for k, x in itertools.islice(v.items() if type(v) is dict else enumerate(v), _CONTAINER_ITEMS):
-        if type(x) in _SCALAR_TYPES:  # (the usual item of a log: nothing to guard, no further test)
-            continue
-        if isinstance(x, Tensor):
+        if type(x) in _SCALAR_TYPES:
+            out.append((k, "value", type(x).__name__, x))  # (2, 2.0 and True differ)
+        elif isinstance(x, Tensor):
             out.append((k, id(x)))
             objects.append(x)
         elif is_module(x):
@@ -431,6 +502,54 @@ def _items(v, objects, modules, depth):
 
 
 _CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at (a guard runs at every call)
+_LENGTH = "len()"  # (`_items`' entry for the container's length)
+_LIBRARIES = frozenset(("minigrad", "nn", "gpt", "builtins", "numpy", "collections", "typing"))
+
+
+def container_states(objects):
+    """The lists and dicts a call reads, as they are: those among `objects` (its closure's, its globals',
+    `self`'s, a module's settings) and those kept as the modules' attributes (`self.maps = []`), each with
+    a label or None, its length, and the numbers, strings and flags among its first items by value, the
+    other items by identity. Taken before and after a capture: a call that changes them (a step counter
+    `n[0] += 1` read by `if n[0] % 4 == 0`, a log appended to, a hidden state kept in `state["h"]`) did what
+    a replay would not redo, so that later calls would replay the capture's decision and skip the change."""
+    out, seen = [], set()
+    for o in objects:  # (the modules' first: their attributes' labels say where a change was)
+        if is_module(o) and hasattr(o, "_modules"):
+            for path, sub in o.named_modules():
+                for attr, v in vars(sub).items():
+                    if (type(v) is list or type(v) is dict) and attr[:1] != "_" and id(v) not in seen:
+                        seen.add(id(v))
+                        where = f"{path}.{attr}" if path else attr
+                        out.append(_container_state(v, f"{type(o).__name__}.{where}"))
+    for o in objects:
+        if (type(o) is list or type(o) is dict) and id(o) not in seen:
+            seen.add(id(o))
+            out.append(_container_state(o, None))
+    return out
+
+
+def _container_state(o, label):
+    items = tuple(itertools.islice(o.items() if type(o) is dict else enumerate(o), _CONTAINER_ITEMS))
+    seen = tuple((k, x if type(x) in _SCALAR_TYPES else ("object", id(x))) for k, x in items)
+    return o, label, len(o), seen, items  # (the items held, so that no new object takes an id)
+
+
+def changed_container(before):
+    """(the first list or dict of `container_states(...)` whose length or items differ now, its label),
+    or None. A dict may gain keys: a cache filled on first use (`masks[T] = ...`) is another program's
+    guard at the next call (its items are guarded), not a change a replay would miss."""
+    for o, label, n, seen, _ in before:
+        _, _, n_now, seen_now, _ = _container_state(o, label)
+        if type(o) is dict:
+            now = dict(seen_now)
+            if len(now) < len(seen) or any(now.get(k, _MISSING) != v for k, v in seen):
+                return o, label
+        elif (n_now, seen_now) != (n, seen):
+            return o, label
+    return None
+
+
 _NOT_PLAIN = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
               functools.partial)
 _OPAQUE_TYPES = frozenset(_NOT_PLAIN)  # (_free_value's test by exact type: by identity, nothing in them guarded)
@@ -449,8 +568,10 @@ def explain(new, old):
                 return f"{label} is another tensor"
             if type(value) is tuple and value[:1] == ("object",):
                 return f"{label} is another {value[1]}"
+            if label == "the arguments' structure":
+                return "the arguments' structure changed (the keywords' order, a dict's keys, a list's length)"
             if label.endswith("'s items"):
-                return f"{label[:-8]} holds other tensors"
+                return _items_change(label[:-8], old_map[label], value)
             if label.startswith("settings of "):
                 was = {name: (v, t) for labels, values, types_ in old_map[label]
                        for name, v, t in zip(labels, values, types_)}
@@ -463,6 +584,22 @@ def explain(new, old):
                             return f"setting {name!r} changed: {before!r} -> {v!r}"
             return f"{label} changed: {_show(label, old_map[label])} -> {_show(label, value)}"
     return "the call differs from the captured one"
+
+
+def _items_change(label, old, new):
+    """What differs between two `_items` of a list or dict, in words."""
+    was = {entry[0]: entry for entry in old}
+    for entry in new:
+        before = was.get(entry[0])
+        if before == entry:
+            continue
+        if len(entry) == 4 and entry[1] == "value":
+            shown = repr(before[3]) if before is not None and len(before) == 4 else "(new)"
+            what = "its length" if entry[0] is _LENGTH else f"item {entry[0]!r}"
+            return f"{label}: {what} changed: {shown} -> {entry[3]!r}"
+        if len(entry) == 3 and before is not None and len(before) == 3 and before[1] == entry[1]:
+            return _items_change(f"{label}[{entry[0]!r}]", before[2], entry[2])  # (the same list or dict, within)
+    return f"{label} holds other tensors"
 
 
 def _module_change(old, new):
@@ -479,6 +616,8 @@ def _module_change(old, new):
     for i, attr, kind, v in values:
         name = f"{paths[i]}.{attr}" if paths[i] else attr
         was = before.get((paths[i], attr))
+        if kind == "hooks" and was != (kind, v):
+            return f"a hook was registered or removed ({name!r})"
         if was is None:
             return f"attribute {name!r} is new"
         if was != (kind, v):
@@ -489,8 +628,10 @@ def _module_change(old, new):
 
 
 def _show(label, v):
-    if label.startswith("argument") and isinstance(v, tuple) and len(v) == 5:
-        shape, dtype, device, rg, alias = v
+    if label.startswith("argument") and isinstance(v, tuple) and len(v) == 7:
+        shape, dtype, device, rg, contiguous, hooked, alias = v
         same = "" if alias == int(label.split()[1]) else f", the same memory as argument {alias}"
-        return f"Tensor(shape={list(shape)}, dtype={np.dtype(dtype).name}, device={device}, requires_grad={rg}{same})"
+        layout = ("" if contiguous else ", not contiguous") + (", with hooks" if hooked else "")
+        return (f"Tensor(shape={list(shape)}, dtype={np.dtype(dtype).name}, device={device}, requires_grad={rg}"
+                f"{layout}{same})")
     return repr(v[1] if isinstance(v, tuple) and len(v) == 2 else v)

@@ -385,8 +385,10 @@ class Program:
         for t, shape, dtype, requires_grad, hooked in self.externals:
             a = t.array
             if a.shape != shape or a.dtype != dtype or t.requires_grad != requires_grad:
-                return (f"a tensor the function reads from outside changed: shape {shape} -> {a.shape}, "
-                        f"dtype {dtype} -> {a.dtype}, requires_grad {requires_grad} -> {t.requires_grad}")
+                changes = [f"{what} {before} -> {now}" for what, before, now in
+                           (("shape", shape, a.shape), ("dtype", dtype, a.dtype),
+                            ("requires_grad", requires_grad, t.requires_grad)) if before != now]
+                return f"a tensor the function reads from outside changed: {', '.join(changes)}"
             if hooked and (t._hooks or t._post_accumulate_grad_hooks):
                 return "a hook was registered on a parameter the function accumulates a gradient into"
         return None
@@ -400,7 +402,7 @@ class Program:
                 return self.graph.replay(inputs)
             if self.autograd is not None:  # the forward half, as one op whose backward is the rest
                 return aot.replay(self, inputs)
-            return build_result(self.output, self.run(inputs))
+            return build_result(self.output, self.run(inputs), made={})
 
     def run(self, inputs):
         """The steps on `inputs`; returns the slots (each freed after its last reader)."""
@@ -430,19 +432,23 @@ def build_result(out, env, copy=False, made=None):
         if type(v) is Tensor and v.requires_grad and v.grad_fn is None and not copy:
             return v  # a leaf the call made (`zeros(3, requires_grad=True)`): that call's own, as eager returns it
         v = v.array if isinstance(v, Tensor) else v
-        return Tensor(v.copy() if copy else v)
+        t = Tensor(v.copy() if copy else v)
+        if made is not None:  # (a tensor returned twice, `return y, y`, is one object, as eager's)
+            made[out[1]] = t
+        return t
     if kind == "input":
         return env[out[1]]
     if kind == "x" or kind == "c":
         return out[1]
     if kind == "seq":
-        return out[1](build_result(o, env, copy, made) for o in out[2])
+        items = (build_result(o, env, copy, made) for o in out[2])
+        return out[1](*items) if hasattr(out[1], "_fields") else out[1](items)  # (a namedtuple takes fields)
     if kind == "g":
         return env[out[1]]
     if kind == "fresh":
         return Tensor(out[1].array.copy(), requires_grad=out[1].requires_grad)
     if kind == "dict":
-        return {k: build_result(o, env, copy, made) for k, o in out[1]}
+        return out[2]((k, build_result(o, env, copy, made)) for k, o in out[1])
     raise AssertionError(out)
 
 

@@ -1066,7 +1066,9 @@ def test_a_tensor_carried_in_a_dict_between_calls_is_another_program():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RecompileWarning)
         got = [c(x).array.copy() for x in xs]
-    assert any("closure variable 'state' holds other tensors" in str(w.message) for w in caught)
+    # (the call changes the dict: every call runs eagerly, said once)
+    assert [str(w.message).split(": ")[2] for w in caught] == ["running eagerly from now on"]
+    assert "a change to closure variable 'state'" in str(caught[0].message)
     state["h"] = minigrad.zeros(2, 3)
     want = [step(x).array.copy() for x in xs]
     assert all(np.array_equal(a, b) for a, b in zip(got, want))
@@ -1127,17 +1129,25 @@ def test_in_place_writes_into_inputs_follow_each_call_and_its_aliasing():
 
 
 def test_python_side_effects_run_at_capture_only():
-    """Documented: the replay runs tensor work only; a Python counter in the function counts captures."""
-    calls = []
+    """Documented: the replay runs tensor work only; a list changed through a function the compiled one
+    calls counts captures (one the function reads itself is seen changing: it then runs eagerly)."""
+    calls, seen = [], []
+    count = calls.append
 
     def f(x):
-        calls.append(1)
+        count(1)
         return x + 1
 
-    g = minigrad.compile(f)
-    for _ in range(3):
-        g(_t(2))
-    assert len(calls) == 1
+    def g(x):
+        seen.append(1)
+        return x + 1
+
+    f, g = minigrad.compile(f), minigrad.compile(g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        for _ in range(3):
+            f(_t(2)), g(_t(2))
+    assert len(calls) == 1 and len(seen) == 3
 
 
 @pytest.mark.parametrize("what", ["inplace", "hook", "numpy_arg",
@@ -1349,8 +1359,8 @@ def test_compile_a_module():
 def test_compile_arguments():
     assert minigrad.compile(disable=True)(len) is len
     assert minigrad.compile(len, backend="eager") is len
-    with pytest.raises(ValueError, match="unknown backend"):
-        minigrad.compile(len, backend="tvm")
+    with pytest.raises(RuntimeError, match="Invalid backend: 'nope'"):
+        minigrad.compile(len, backend="nope")
 
     @minigrad.compile(fullgraph=True)
     def f(x):
@@ -1391,12 +1401,13 @@ def test_the_capture_frees_what_the_call_drops():
     import weakref
 
     freed = []
+    note = freed.append  # (a list the function changes itself would make it run eagerly)
 
     def f(x):
         y = x * 2.0
         ref = weakref.ref(y)
         del y
-        freed.append(ref() is None)
+        note(ref() is None)
         return x + 1.0
 
     c = minigrad.compile(f)

@@ -35,8 +35,8 @@ def test_module_compile_passes_compiles_arguments():
     m = _mlp()
     m.compile(fullgraph=True)
     assert m.forward.fullgraph
-    with pytest.raises(ValueError, match="unknown backend"):
-        _mlp().compile(backend="tvm")
+    with pytest.raises(minigrad._dynamo.exc.InvalidBackend, match="Invalid backend: 'nope'"):
+        _mlp().compile(backend="nope")
 
 
 def test_reset_forgets_every_program():
@@ -82,10 +82,11 @@ def test_disable_makes_the_call_run_eagerly_with_a_reason():
 
 def test_is_compiling_is_true_only_while_capturing():
     seen = []
+    note = seen.append  # (a list the function changes itself would make it run eagerly)
 
     @minigrad.compile
     def f(x):
-        seen.append(minigrad.compiler.is_compiling())
+        note(minigrad.compiler.is_compiling())
         return x + 1
 
     assert not minigrad.compiler.is_compiling()
@@ -112,7 +113,7 @@ def test_dynamo_config_cache_size_limit_is_the_program_cache():
         minigrad._dynamo.config.cache_size_limit = before
     minigrad._dynamo.config.suppress_errors = True  # accepted
     assert minigrad._dynamo.config.suppress_errors is True
-    with pytest.raises(AttributeError, match="no setting 'cache_limit'"):
+    with pytest.raises(AttributeError, match=r"torch._dynamo.config.cache_limit does not exist"):
         minigrad._dynamo.config.cache_limit = 3
 
 
@@ -140,7 +141,7 @@ def test_hints_are_accepted():
     assert minigrad._dynamo.mark_dynamic(x, 0) is None and minigrad._dynamo.mark_static(x) is None
     assert minigrad.compiler.allow_in_graph(len) is len and minigrad.compiler.assume_constant_result(len) is len
     assert minigrad.compiler.cudagraph_mark_step_begin() is None
-    assert minigrad.compiler.list_backends() == ["inductor", "minigrad"]
+    assert minigrad.compiler.list_backends() == ["cudagraphs", "inductor", "minigrad"]
 
 
 def test_a_compiled_module_is_a_module_as_pytorchs_optimized_module():

@@ -1,0 +1,636 @@
+"""minigrad.compile on the code people write around a training or generation step: each compiled run
+gives the eager run's values (same seed), or runs eagerly with a warning."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+import nn
+
+from minigrad.compiler import RecompileWarning
+
+
+def _quiet(fn, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        return fn(*args)
+
+
+def test_a_module_hook_registered_or_removed_between_calls_is_another_program():
+    minigrad.manual_seed(0)
+    model = nn.Linear(3, 2)
+    compiled = minigrad.compile(model)
+    x = minigrad.randn(2, 3)
+    _quiet(compiled, x)
+    double = model.register_forward_hook(lambda m, args, out: out * 2)
+    np.testing.assert_array_equal(_quiet(compiled, x).detach().numpy(), model(x).detach().numpy())
+    plus = model.register_forward_hook(lambda m, args, out: out + 1)  # a second hook of the same kind
+    np.testing.assert_array_equal(_quiet(compiled, x).detach().numpy(), model(x).detach().numpy())
+    double.remove()
+    plus.remove()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = compiled(x)
+    np.testing.assert_array_equal(got.detach().numpy(), model(x).detach().numpy())
+    assert "a hook was registered or removed" in str(caught[0].message)
+
+
+def test_a_forward_hook_that_keeps_activations_makes_the_call_run_eagerly():
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    kept = {}
+    model[1].register_forward_hook(lambda m, args, out: kept.__setitem__("relu", out))
+    compiled = minigrad.compile(model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with minigrad.no_grad():
+            for _ in range(3):
+                x = minigrad.randn(2, 3)
+                compiled(x)
+                np.testing.assert_array_equal(kept["relu"].numpy(), model[1](model[0](x)).numpy())
+    assert [str(w.message).split(": ")[2] for w in caught] == ["running eagerly"]
+    assert "a forward hook that returns None" in str(caught[0].message)
+
+
+def _accumulating_run(compiled):
+    """Gradient accumulation over 4 micro-batches, the step's branch on a counter kept in a list."""
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+    opt = nn.optim.AdamW(model.parameters(), lr=1e-2)
+    calls = [0]
+
+    def step(x, y):
+        loss = nn.functional.cross_entropy(model(x), y) / 4
+        loss.backward()
+        calls[0] += 1
+        if calls[0] % 4 == 0:
+            opt.step()
+            opt.zero_grad()
+        return loss
+
+    if compiled:
+        step = minigrad.compile(step)
+    losses = [step(minigrad.randn(3, 4), minigrad.randint(0, 2, (3,))).detach().numpy() for _ in range(10)]
+    return losses, [p.detach().numpy() for p in model.parameters()], calls[0], step
+
+
+def test_a_counter_kept_in_a_list_the_step_changes_makes_it_run_eagerly():
+    want_losses, want_params, want_calls, _ = _accumulating_run(compiled=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        losses, params, calls, step = _accumulating_run(compiled=True)
+    np.testing.assert_array_equal(np.array(losses), np.array(want_losses))
+    for p, q in zip(params, want_params):
+        np.testing.assert_array_equal(p, q)
+    assert calls == want_calls == 10
+    assert len(caught) == 1 and "a change to closure variable 'calls'" in str(caught[0].message)
+    assert step.stats.replays == 0
+
+
+def test_a_number_in_a_dict_the_step_reads_changed_between_calls_is_another_program():
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model = nn.Linear(3, 1)
+        opt = nn.optim.SGD(model.parameters(), lr=0.1)
+        cfg, sizes = {"scale": 1.0, "clip": 1.0}, [2.0]
+
+        def step(x):
+            loss = (model(x) * cfg["scale"] * sizes[0]).pow(2).mean()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), cfg["clip"])
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        step = minigrad.compile(step) if compiled else step
+        losses = []
+        for i in range(4):
+            losses.append(step(minigrad.randn(2, 3)).item())
+            cfg["scale"], sizes[0] = 1.0 + i, 3.0
+        return losses, [p.detach().numpy() for p in model.parameters()]
+
+    want_losses, want_params = run(compiled=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        losses, params = run(compiled=True)
+    assert losses == want_losses
+    for p, q in zip(params, want_params):
+        np.testing.assert_array_equal(p, q)
+    assert "closure variable 'cfg': item 'scale' changed: 1.0 -> 2.0" in str(caught[1].message)
+
+
+def test_a_draw_from_pythons_or_numpys_global_generator_makes_the_call_run_eagerly():
+    import random
+
+    def run(compiled):
+        random.seed(0)
+        np.random.seed(0)
+        minigrad.manual_seed(0)
+        model = nn.Linear(3, 3)
+
+        def augment(x):
+            if random.random() < 0.5:  # a random flip, as data augmentation does
+                x = x.flip(-1)
+            return model(x) * float(np.random.rand())
+
+        f = minigrad.compile(augment) if compiled else augment
+        x = minigrad.arange(3.0).reshape(1, 3)
+        return [f(x).detach().numpy() for _ in range(6)], random.random()
+
+    want, want_next = run(compiled=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got, got_next = run(compiled=True)
+    np.testing.assert_array_equal(np.array(got), np.array(want))
+    assert got_next == want_next
+    assert len(caught) == 1 and "a draw from Python's random module" in str(caught[0].message)
+
+
+def test_a_hand_written_update_reads_the_schedulers_lr_of_each_call():
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model = nn.Linear(3, 1)
+        opt = nn.optim.SGD(model.parameters(), lr=0.1)
+        sched = nn.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)
+
+        def step(x):
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            lr = opt.param_groups[0]["lr"]
+            with minigrad.no_grad():
+                for p in model.parameters():
+                    p -= lr * p.grad
+                    p.grad = None
+            return loss
+
+        step = minigrad.compile(step) if compiled else step
+        for _ in range(3):
+            step(minigrad.randn(2, 3))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # (the scheduler's: no optimizer.step() ran)
+                sched.step()
+        return [p.detach().numpy() for p in model.parameters()]
+
+    want = run(compiled=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RecompileWarning)
+        got = run(compiled=True)
+    for p, q in zip(got, want):
+        np.testing.assert_array_equal(p, q)
+    assert "closure variable 'opt'.param_groups[0]: item 'lr' changed: 0.1 -> 0.05" in str(caught[0].message)
+
+
+def test_results_keep_their_containers_types_and_a_tensor_returned_twice_is_one_object():
+    import collections
+
+    Out = collections.namedtuple("Out", "logits loss")
+
+    def f(x):
+        y = x * 2
+        return Out(y, y.sum()), collections.OrderedDict(a=y), (y, y)
+
+    compiled = minigrad.compile(f)
+    for _ in range(3):  # the capture, then replays
+        out, od, (a, b) = compiled(minigrad.ones(2))
+        assert type(out) is Out and out.loss.item() == 4.0
+        assert type(od) is collections.OrderedDict
+        assert a is b
+    assert compiled.stats.replays == 2
+
+
+def test_freezing_a_layer_between_steps_captures_again_and_says_what_changed():
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
+        opt = nn.optim.AdamW(model.parameters(), lr=0.1)
+
+        def step(x):
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+
+        step = minigrad.compile(step) if compiled else step
+        for i in range(5):
+            if i == 3:
+                model[0].requires_grad_(False)
+            step(minigrad.randn(3, 4))
+        return [p.detach().numpy() for p in model.parameters()], [p.grad for p in model.parameters()]
+
+    want, want_grads = run(compiled=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got, grads = run(compiled=True)
+    for p, q in zip(got, want):
+        np.testing.assert_array_equal(p, q)
+    assert grads == want_grads == [None] * 4
+    assert str(caught[0].message).endswith("a tensor the function reads from outside changed: requires_grad True -> False")
+
+
+def test_compiles_arguments_are_checked_as_pytorchs():
+    def f(x):
+        return x + 1
+
+    for backend in ("inductor", "aot_eager", "cudagraphs"):  # PyTorch's names: captured and replayed
+        g = minigrad.compile(f, backend=backend)
+        assert [g(minigrad.ones(1)).item() for _ in range(2)] == [2.0, 2.0] and g.stats.replays == 1
+    checks = [(dict(mode="reduce-overhead", options={"a": 1}), RuntimeError,
+               "Either mode or options can be specified, but both can't be specified at the same time."),
+              (dict(mode="bogus"), RuntimeError, "Unrecognized mode=bogus, should be one of: default, lite, "
+               "reduce-overhead, max-autotune-no-cudagraphs, max-autotune"),
+              (dict(backend="nope"), minigrad._dynamo.exc.InvalidBackend,
+               "Invalid backend: 'nope', see `torch._dynamo.list_backends()` for available backends.")]
+    for kwargs, error, text in checks:
+        with pytest.raises(error) as raised:
+            minigrad.compile(f, **kwargs)
+        assert str(raised.value) == text
+    with pytest.raises(AssertionError, match=r"A callable function is expected, but <class 'int'> is provided\."):
+        minigrad.compile(3)
+    assert minigrad.compile(f, backend="eager", mode="bogus") is f  # (the mode is the inductor backend's)
+
+
+def test_compiles_argument_errors_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    for kwargs in (dict(mode="reduce-overhead", options={"a": 1}), dict(mode="bogus"), dict(backend="nope")):
+        with pytest.raises(Exception) as want:
+            torch.compile(lambda x: x, **kwargs)
+        with pytest.raises(Exception) as got:
+            minigrad.compile(lambda x: x, **kwargs)
+        assert str(got.value) == str(want.value)
+        assert type(got.value).__name__ == type(want.value).__name__
+
+
+def test_a_state_the_step_keeps_in_a_dict_runs_eagerly_and_a_cache_it_fills_replays():
+    minigrad.manual_seed(0)
+    rnn = nn.GRU(3, 5)
+    state = {"h": minigrad.zeros(1, 2, 5)}
+
+    def step(x):
+        out, state["h"] = rnn(x, state["h"])  # a hidden state carried from call to call
+        return out.sum()
+
+    compiled = minigrad.compile(step)
+    xs = [minigrad.randn(4, 2, 3) for _ in range(4)]
+    with warnings.catch_warnings(record=True) as caught, minigrad.no_grad():
+        warnings.simplefilter("always")
+        got = [compiled(x).item() for x in xs]
+        h = state["h"]
+        state["h"] = minigrad.zeros(1, 2, 5)
+        want = [step(x).item() for x in xs]
+    assert got == want and np.array_equal(h.numpy(), state["h"].numpy())
+    assert len(caught) == 1 and "running eagerly from now on: a change to closure variable 'state'" in str(
+        caught[0].message)
+
+    masks = {}
+
+    def masked(x):
+        T = x.shape[-1]
+        if T not in masks:  # a cache filled on first use: its new key is guarded, not a missed change
+            masks[T] = minigrad.ones(T, T).triu(1).bool()
+        return x.masked_fill(masks[T], 0.0).sum()
+
+    compiled = minigrad.compile(masked)
+    x = minigrad.randn(3, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        assert [compiled(x).item() for _ in range(4)] == [masked(x).item()] * 4
+    assert compiled.stats.replays == 2 and compiled.stats.eager_calls == 0
+
+
+def test_the_config_settings_scripts_set_are_accepted_and_an_unknown_one_is_pytorchs_error():
+    minigrad._inductor.config.coordinate_descent_tuning = True
+    minigrad._inductor.config.triton.unique_kernel_names = True
+    minigrad._inductor.config.fx_graph_cache = True
+    minigrad._dynamo.config.inline_inbuilt_nn_modules = True
+    assert minigrad._inductor.config.coordinate_descent_tuning is True
+    assert minigrad._dynamo.config.accumulated_recompile_limit == 256
+    with pytest.raises(AttributeError, match=r"^torch._inductor.config.bogus does not exist$"):
+        minigrad._inductor.config.bogus = 1
+    with pytest.raises(AttributeError, match=r"^torch._dynamo.config.bogus does not exist$"):
+        _ = minigrad._dynamo.config.bogus
+    minigrad._inductor.config.coordinate_descent_tuning = False
+
+
+def test_graph_break_makes_the_call_run_eagerly():
+    minigrad.manual_seed(0)
+    model = nn.Linear(3, 2)
+
+    def f(x):
+        y = model(x)
+        minigrad._dynamo.graph_break()
+        return y.relu()
+
+    compiled = minigrad.compile(f)
+    x = minigrad.randn(2, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert all(np.array_equal(compiled(x).detach().numpy(), f(x).detach().numpy()) for _ in range(3))
+    assert len(caught) == 1 and "graph_break()" in str(caught[0].message)
+    with pytest.raises(RuntimeError, match="graph_break"):
+        minigrad.compile(f, fullgraph=True)(x)
+
+
+def test_keyword_arguments_and_dict_entries_in_another_order_are_another_program():
+    torch = pytest.importorskip("torch")
+
+    def f(a, b):
+        return a - b * 2
+
+    def g(batch):
+        return batch["x"] - batch["y"] * 2
+
+    x, y = np.ones(2, np.float32), np.zeros(2, np.float32)
+    for lib, compile_ in ((torch, lambda fn: torch.compile(fn, backend="eager")), (minigrad, minigrad.compile)):
+        cf, cg = compile_(f), compile_(g)
+        X, Y = lib.tensor(x), lib.tensor(y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecompileWarning)
+            got = [cf(a=X, b=Y), cf(b=Y, a=X), cg({"x": X, "y": Y}), cg({"y": Y, "x": X}),
+                   cg({"x": X, "y": Y, "z": X}), cf(X, b=Y)]
+        assert [t.tolist() for t in got] == [[1.0, 1.0]] * 6, lib.__name__
+
+
+def test_a_device_or_a_slice_made_anew_for_each_call_replays():
+    def f(x, dev, rows):
+        return x.to(dev)[rows] * 2
+
+    compiled = minigrad.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RecompileWarning)
+        got = [compiled(minigrad.ones(3), minigrad.device("cpu"), slice(0, 2)).tolist() for _ in range(3)]
+    assert got == [[2.0, 2.0]] * 3 and compiled.stats.replays == 2
+    with pytest.warns(RecompileWarning, match=r"argument 2 changed: \(0, 2, None\) -> \(1, 2, None\)"):
+        assert compiled(minigrad.ones(3), minigrad.device("cpu"), slice(1, 2)).tolist() == [2.0]
+
+
+class _Settings:  # a class as a namespace of settings, as scripts write one
+    scale = 1.0
+    extra = {"k": 2.0}
+
+
+def test_a_class_of_settings_changed_between_calls_is_another_program():
+    def f(x):
+        return x * _Settings.scale * _Settings.extra["k"]
+
+    compiled = minigrad.compile(f)
+    got, want = [], []
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecompileWarning)
+            for _ in range(3):
+                got.append(compiled(minigrad.ones(1)).item())
+                want.append(f(minigrad.ones(1)).item())
+                _Settings.scale += 1
+                _Settings.extra["k"] += 1
+    finally:
+        _Settings.scale, _Settings.extra["k"] = 1.0, 2.0
+    assert got == want == [2.0, 6.0, 12.0]
+
+
+def test_a_module_backward_hook_sees_each_backward_once_under_a_compiled_forward():
+    def run(compiled):
+        minigrad.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+        seen = []
+        model[0].register_full_backward_hook(lambda m, grad_input, grad_output: seen.append(grad_output[0].clone()))
+        forward = minigrad.compile(model) if compiled else model
+        for _ in range(3):
+            forward(minigrad.randn(2, 3)).pow(2).sum().backward()
+        return [g.numpy() for g in seen], model[0].weight.grad.numpy()
+
+    want, want_grad = run(compiled=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        got, grad = run(compiled=True)
+    assert len(got) == len(want) == 3  # (the capture's own backward, on stand-in gradients, did not reach the hook)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(grad, want_grad)
+
+
+def test_a_draw_from_a_numpy_generator_the_function_reads_makes_the_call_run_eagerly():
+    def run(compiled):
+        rng = np.random.default_rng(0)
+
+        def noisy(x):
+            return x * float(rng.random())
+
+        f = minigrad.compile(noisy) if compiled else noisy
+        return [f(minigrad.ones(2)).tolist() for _ in range(3)], rng.random()
+
+    want = run(compiled=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert run(compiled=True) == want
+    assert len(caught) == 1 and "a numpy generator" in str(caught[0].message)
+
+
+SCALE = 1.0
+
+
+def _scaled(k, x):
+    return x * SCALE * k
+
+
+class _Scaler:
+    def __call__(self, x):
+        return x * SCALE
+
+
+@minigrad.no_grad()
+def _evaluate(x):
+    return x * SCALE
+
+
+def test_the_globals_of_a_partial_a_callable_object_and_a_decorated_function_are_guarded():
+    import functools
+
+    global SCALE
+    compiled = [minigrad.compile(functools.partial(_scaled, 2.0)), minigrad.compile(_Scaler()),
+                minigrad.compile(_evaluate)]
+    eager = [functools.partial(_scaled, 2.0), _Scaler(), _evaluate]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RecompileWarning)
+            for _ in range(3):
+                for c, e in zip(compiled, eager):
+                    assert c(minigrad.ones(1)).item() == e(minigrad.ones(1)).item()
+                SCALE += 1
+    finally:
+        SCALE = 1.0
+
+
+def test_an_input_that_is_not_contiguous_is_another_program():
+    def flat(x):
+        return x.view(-1) * 2
+
+    def branch(x):
+        return x * 2 if x.is_contiguous() else x * 3
+
+    a, b = minigrad.arange(6.0).reshape(2, 3), minigrad.arange(6.0).reshape(3, 2).t()
+    compiled_flat, compiled_branch = minigrad.compile(flat), minigrad.compile(branch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled_flat(a)
+        with pytest.raises(RuntimeError, match="view size is not compatible"):  # as eagerly
+            compiled_flat(b)
+        assert compiled_branch(a).tolist() == branch(a).tolist()
+        assert compiled_branch(b).tolist() == branch(b).tolist()
+    assert "not contiguous" in str(caught[0].message)
+
+
+class _KeepsMaps(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.maps = []  # the attention maps of each call, kept for a plot
+
+    def forward(self, x):
+        a = self.proj(x).softmax(-1)
+        self.maps.append(a.detach())
+        return a
+
+
+def test_a_list_a_modules_forward_appends_to_makes_it_run_eagerly():
+    minigrad.manual_seed(0)
+    model = _KeepsMaps()
+    compiled = minigrad.compile(model)
+    xs = [minigrad.randn(2, 4) for _ in range(3)]
+    with warnings.catch_warnings(record=True) as caught, minigrad.no_grad():
+        warnings.simplefilter("always")
+        for x in xs:
+            compiled(x)
+    assert len(model.maps) == 3
+    for kept, x in zip(model.maps, xs):
+        np.testing.assert_array_equal(kept.numpy(), model.proj(x).softmax(-1).detach().numpy())
+    assert len(caught) == 1 and "a change to _KeepsMaps.maps" in str(caught[0].message)
+
+
+class _Weighted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weights = [1.0, 2.0]  # the loss terms' weights, set by the script between epochs
+
+    def forward(self, x):
+        return x * self.weights[0] + self.weights[1]
+
+
+def test_a_list_of_numbers_on_a_module_changed_between_calls_is_another_program():
+    model = _Weighted()
+    compiled = minigrad.compile(model)
+    x = minigrad.ones(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        assert compiled(x).item() == model(x).item() == 3.0
+        model.weights = [3.0, 4.0]  # rebound
+        assert compiled(x).item() == model(x).item() == 7.0
+        model.weights[0] = 10.0  # changed in place
+        assert compiled(x).item() == model(x).item() == 14.0
+        assert compiled(x).item() == 14.0
+    assert compiled._compiled.stats.replays == 1
+
+
+def test_set_stance_as_a_function_a_context_manager_and_a_decorator():
+    def f(x):
+        return x * 2
+
+    compiled = minigrad.compile(f)
+    with minigrad.compiler.set_stance("force_eager"):
+        assert compiled(minigrad.ones(1)).item() == 2.0
+    assert compiled.stats.eager_calls == 1 and compiled.stats.captures == 0
+    compiled(minigrad.ones(1))  # default: captured
+    with minigrad.compiler.set_stance("eager_on_recompile"):
+        compiled(minigrad.ones(1))  # replayed
+        compiled(minigrad.ones(2))  # would capture: eagerly instead
+    assert (compiled.stats.captures, compiled.stats.replays, compiled.stats.eager_calls) == (1, 1, 2)
+
+    @minigrad.compiler.set_stance("fail_on_recompile")
+    def strict(x):
+        return compiled(x)
+
+    assert strict(minigrad.ones(1)).item() == 2.0  # a cached program replays
+    with pytest.raises(RuntimeError, match="^Detected recompile when torch.compile stance is 'fail_on_recompile'. "):
+        strict(minigrad.ones(3))
+    minigrad.compiler.set_stance("force_eager")
+    try:
+        assert compiled(minigrad.ones(1)).item() == 2.0 and compiled.stats.replays == 2
+    finally:
+        minigrad.compiler.set_stance("default")
+    compiled(minigrad.ones(1))
+    assert compiled.stats.replays == 3
+    with pytest.raises(RuntimeError, match="^non-default stance cannot have force_backend set$"):
+        minigrad.compiler.set_stance("force_eager", force_backend="eager")
+
+
+def test_set_logs_is_accepted():
+    assert minigrad._logging.set_logs(recompiles=True, graph_breaks=True) is None
+
+
+_WEIGHTS = np.ones(3, np.float32)  # (a numpy array a script changes in place between calls)
+
+
+def test_a_tensor_made_from_a_numpy_array_copies_the_array_as_it_is_at_each_call():
+    def weigh(x):
+        return x * minigrad.tensor(_WEIGHTS)
+
+    compiled = minigrad.compile(weigh)
+    try:
+        for i in range(3):
+            assert compiled(minigrad.ones(3)).tolist() == weigh(minigrad.ones(3)).tolist() == [1.0 + i, 1.0, 1.0]
+            _WEIGHTS[0] += 1
+    finally:
+        _WEIGHTS[0] = 1.0
+    assert compiled.stats.replays == 2
+
+
+def test_a_numpy_scalar_argument_is_guarded_by_type_and_value():
+    def f(x, s):
+        return x * s
+
+    compiled = minigrad.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        got = [compiled(minigrad.ones(2), np.float32(v)).tolist() for v in (0.5, 0.5, 0.25, 0.5)]
+        assert compiled(minigrad.ones(1), np.float64(0.5)).tolist() == [0.5]
+    assert got == [[0.5, 0.5], [0.5, 0.5], [0.25, 0.25], [0.5, 0.5]]
+    assert (compiled.stats.captures, compiled.stats.replays) == (3, 2)
+
+
+def test_a_hook_on_an_input_registered_before_the_call_is_not_skipped():
+    minigrad.manual_seed(0)
+    model = nn.Linear(3, 1)
+
+    def step(x):
+        loss = model(x).sum()
+        loss.backward()
+        return loss
+
+    compiled = minigrad.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RecompileWarning)
+        for i in range(3):
+            grads = []
+            for f in (compiled, step):
+                x = minigrad.ones(2, 3, requires_grad=True)
+                if i:
+                    x.register_hook(lambda g: g * 2)
+                f(x)
+                grads.append(x.grad.numpy())
+            np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_a_list_grown_past_its_first_items_between_calls_is_another_program():
+    history = [float(i) for i in range(70)]  # (longer than the items a guard looks at)
+
+    def smoothed(x):
+        return x * minigrad.tensor(history[-5:]).mean()
+
+    compiled = minigrad.compile(smoothed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RecompileWarning)
+        for i in range(3):
+            assert compiled(minigrad.ones(1)).item() == smoothed(minigrad.ones(1)).item()
+            history.append(100.0 * (i + 1))
+    assert "closure variable 'history': its length changed: 70 -> 71" in str(caught[0].message)
