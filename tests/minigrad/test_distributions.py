@@ -194,7 +194,10 @@ ERROR_CASES = [
 
 
 @pytest.mark.parametrize("name,fn", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
-def test_validation_errors_match_torch(torch, name, fn):
+def test_validation_errors_match_torch(torch, name, fn, monkeypatch):
+    # (torch.compile's first use turns PyTorch's validation off for the whole process: a compile test before
+    # this one used it)
+    monkeypatch.setattr(torch.distributions.Distribution, "_validate_args", True)
     with pytest.raises(ValueError) as theirs:
         fn(torch)
     with pytest.raises(ValueError) as mine:
