@@ -329,8 +329,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                                  f"-{leaf.ndim} <= in_dim < {leaf.ndim}.")
             mapped.append((i, leaf, d % leaf.ndim))
         if not mapped:
-            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dims={in_dims} which does not "
-                             "map over any input: at least one input must be mapped (an int in_dim for a Tensor)")
+            raise ValueError("vmap: Expected at least one Tensor to vmap over")  # (PyTorch's words)
         sizes = [leaf.shape[d] for _, leaf, d in mapped]
         if len(set(sizes)) > 1:
             raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "

@@ -106,7 +106,7 @@ def test_transforms_match_pytorchs():
 
 
 @pytest.mark.parametrize("case", ["nonscalar", "aux", "argnum", "int", "vmap sizes", "vmap None", "vmap dim",
-                                  "vmap structure", "vmap float", "vmap random"])
+                                  "vmap structure", "vmap float", "vmap random", "vmap none mapped"])
 def test_errors_as_pytorchs(case):
     torch = pytest.importorskip("torch")
     import torch.func as tf
@@ -124,6 +124,7 @@ def test_errors_as_pytorchs(case):
             "vmap structure": lambda: fn.vmap(lambda a: a, in_dims=(0, 0))(x),
             "vmap float": lambda: fn.vmap(lambda a: 1.0)(x),
             "vmap random": lambda: fn.vmap(lambda a: a + lib.rand(4))(x),
+            "vmap none mapped": lambda: fn.vmap(lambda a: a, in_dims=(None,))(x),
         }[case]()
 
     with pytest.raises(Exception) as want:
