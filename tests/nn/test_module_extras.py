@@ -234,3 +234,26 @@ def test_scalar_from_one_element_vector_and_metadata(torch):
     # each module's local metadata, by its prefix, as PyTorch's (whose BatchNorm is at version 2)
     tree = (lambda mod: mod.Sequential(mod.Linear(3, 4), mod.Sequential(mod.ReLU(), mod.Linear(4, 2))))
     assert tree(nn).state_dict()._metadata == tree(torch.nn).state_dict()._metadata
+
+
+def test_hook_tables_are_pytorchs_id_to_hook_maps():
+    # scripts (and PyTorch's pruning code) read `module._forward_pre_hooks.values()` as the hooks themselves
+    torch = pytest.importorskip("torch")
+    from collections import OrderedDict
+
+    def pre(module, args):
+        return None
+
+    def post(module, args, kwargs, out):
+        return None
+
+    for lib in (torch, minigrad):
+        m = lib.nn.Linear(2, 2)
+        assert isinstance(m._forward_pre_hooks, OrderedDict) and len(m._forward_pre_hooks) == 0
+        h1 = m.register_forward_pre_hook(pre)
+        h2 = m.register_forward_hook(post, with_kwargs=True)
+        assert list(m._forward_pre_hooks.values()) == [pre] and list(m._forward_hooks.values()) == [post]
+        assert list(m._forward_hooks_with_kwargs) == [h2.id]
+        m(lib.ones(2))
+        h1.remove(), h2.remove()
+        assert len(m._forward_pre_hooks) == 0 and len(m._forward_hooks_with_kwargs) == 0
