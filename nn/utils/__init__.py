@@ -1,5 +1,5 @@
 """Gradient utilities, as `torch.nn.utils`: clip_grad_norm_ (= get_total_norm then clip_grads_with_norm_),
-clip_grad_value_; parameters_to_vector and vector_to_parameters. (Also here, loaded at first use: parametrize, parametrizations, weight_norm /
+clip_grad_value_; parameters_to_vector and vector_to_parameters. (Also here, loaded at first use: parametrize, parametrizations, prune, weight_norm /
 remove_weight_norm, spectral_norm / remove_spectral_norm; and rnn.)
 
 They work on the gradient arrays directly (in place, nothing recorded), as an optimizer does.
@@ -208,7 +208,7 @@ from . import rnn  # noqa: E402 (torch.nn.utils.rnn: pad_sequence, PackedSequenc
 # parametrize, parametrizations and the older weight_norm / spectral_norm build on nn.Module, which imports
 # this package: they are loaded at first use (`nn.utils.weight_norm`, `from nn.utils import parametrize`).
 # (The older two live in _weight_norm.py and _spectral_norm.py: `nn.utils.weight_norm` is the function.)
-_LAZY = {"parametrize": None, "parametrizations": None, "stateless": None, "weight_norm": "_weight_norm",
+_LAZY = {"parametrize": None, "parametrizations": None, "prune": None, "stateless": None, "weight_norm": "_weight_norm",
          "remove_weight_norm": "_weight_norm", "spectral_norm": "_spectral_norm",
          "remove_spectral_norm": "_spectral_norm"}
 
