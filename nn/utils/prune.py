@@ -42,6 +42,14 @@ def _check_structured(t):
                          f"{t.shape} with {t.ndim} dims")
 
 
+def _clear_lowest(default_mask, scores, count):
+    """`default_mask` with its `count` entries of lowest score (scores: one an entry) cleared."""
+    mask = default_mask.clone()
+    if count:
+        mask.view(-1)[minigrad.topk(scores.reshape(-1), k=count, largest=False).indices] = 0
+    return mask
+
+
 def _keep_channels(default_mask, scores, dim, keep):
     """`default_mask` with the channels along `dim` cleared but the `keep` ones whose scores (one a channel) are
     largest."""
@@ -223,12 +231,7 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        count = _entries_to_prune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if count:
-            drawn = minigrad.rand_like(t).view(-1)
-            mask.view(-1)[minigrad.topk(drawn, k=count).indices] = 0
-        return mask
+        return _clear_lowest(default_mask, minigrad.rand_like(t), _entries_to_prune(self.amount, t.numel()))
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -245,12 +248,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        count = _entries_to_prune(self.amount, t.numel())
-        mask = default_mask.clone()
-        if count:
-            smallest = minigrad.topk(t.abs().view(-1), k=count, largest=False).indices
-            mask.view(-1)[smallest] = 0
-        return mask
+        return _clear_lowest(default_mask, t.abs(), _entries_to_prune(self.amount, t.numel()))
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
