@@ -42,17 +42,22 @@ class _LayerCache:
         """`append` on arrays: returns views of the (B, nh, length, hs) keys and values."""
         B, nh, T, hs = kd.shape
         end = self.length + T
-        if self.k is None or self.k.shape[0] != B or self.k.shape[2] < end:
-            xp = array_module(kd)
-            grown = [xp.empty((B, nh, 2 * end, hs), dtype=kd.dtype) for _ in range(2)]
-            if self.length:
-                grown[0][:, :, : self.length] = self.k[:, :, : self.length]
-                grown[1][:, :, : self.length] = self.v[:, :, : self.length]
-            self.k, self.v = grown
+        self.reserve(end, B, nh, hs, kd)
         self.k[:, :, self.length:end] = kd
         self.v[:, :, self.length:end] = vd
         self.length = end
         return self.k[:, :, :end], self.v[:, :, :end]
+
+    def reserve(self, end, B, nh, hs, like):
+        """Key and value buffers (B, nh, capacity, hs) with room for `end` positions, of array `like`'s dtype
+        and device: grown by doubling (the cached positions kept), or made anew for another batch size."""
+        if self.k is None or self.k.shape[0] != B or self.k.shape[2] < end:
+            xp = array_module(like)
+            grown = [xp.empty((B, nh, 2 * end, hs), dtype=like.dtype) for _ in range(2)]
+            if self.length:
+                grown[0][:, :, : self.length] = self.k[:, :, : self.length]
+                grown[1][:, :, : self.length] = self.v[:, :, : self.length]
+            self.k, self.v = grown
 
 
 class CacheAppend(minigrad.autograd.Function):

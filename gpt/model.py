@@ -18,6 +18,7 @@ from minigrad import Tensor
 from minigrad.device import array_module
 from minigrad.utils.checkpoint import checkpoint
 
+from gpt import block_step
 from gpt.kv_cache import CachePositions, KVCache
 
 
@@ -107,6 +108,8 @@ class Block(nn.Module):
         self.mlp = MLP(config)
 
     def forward(self, x, cache=None):
+        if block_step.takes(self, x, cache):  # a generated token: these lines as one op (gpt/block_step.py)
+            return block_step.run(self, x, cache)
         x = x + self.attn(self.ln_1(x), cache)
         x = x + self.mlp(self.ln_2(x))
         return x

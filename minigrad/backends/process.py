@@ -199,6 +199,11 @@ def num_threads(n):
             blas.restore_original_limits()
 
 
+def blas_held_at_one():
+    """Whether a tune_process() holds BLAS at one thread (the team's kernels then share products out)."""
+    return _blas_at_one is not None
+
+
 def get_num_threads():
     """The threads minigrad's ops run on (as torch.get_num_threads)."""
     from .cpu import team

@@ -272,13 +272,30 @@ def test_compiled_generation_gives_the_same_tokens(temperature, top_k):
     stats = model._compiled_decode().stats
     # the one-token step and the refill of block_size // 2 tokens: captured once each
     assert (stats.captures, stats.eager_calls) == (2, 0) and stats.replays > 40
-    # each runs its layers on their arrays (array_forward), attention too, whose keys and values grow
-    # with the cache: its inputs' shapes are not held to the capture's
-    for program in model._compiled_decode().cache.values():
+    _check_generation_programs(model, cfg)
+
+
+def _check_generation_programs(model, cfg):
+    """The one-token step runs each block as one BlockStep where a backend takes it (gpt/block_step.py),
+    else, as the cache's refill always does, the layers on their arrays (array_forward), attention too,
+    whose keys and values grow with the cache: its inputs' shapes are not held to the capture's."""
+    programs = list(model._compiled_decode().cache.values())
+    fused = block_step_available()
+    assert sum("BlockStep" in p.code for p in programs) == (1 if fused else 0)
+    for program in programs:
+        if "BlockStep" in program.code:
+            assert program.code.count("forward BlockStep") == cfg.n_layer and "Attention" not in program.code
+            continue
         for op in ("Attention", "LayerNorm", "LinearNoBias", "Gelu", "Embedding"):
             assert f"out = {op}_array" in program.code, op
         attention_steps = re.findall(r"# \d+: forward Attention .*?\n(.*?)out = Attention_array", program.code, re.S)
         assert len(attention_steps) == cfg.n_layer and not any("shape" in lines for lines in attention_steps)
+
+
+def block_step_available():
+    """Whether a backend runs a float32 block on one position as one op here (numba there, kernels on)."""
+    x = np.zeros((1, 8), np.float32)
+    return minigrad.backends.find("block_step", x, x, x, x, x) is not None
 
 
 def test_one_program_serves_every_temperature_and_each_top_k_has_its_own():
