@@ -352,7 +352,7 @@ _RECORD = object()  # _plain_operand's answer for two Tensors to record as they 
 
 
 def _plain_operand(a, b):
-    """How `a` + `b`, `a` - `b` or `a` * `b` runs when `a` is a float32 or float64 Tensor outside a
+    """How `a` + `b`, `a` - `b`, `a` * `b` or `a` / `b` runs when `a` is a float32 or float64 Tensor outside a
     minigrad.compile capture: `b`'s array (or `b`, a small Python number) when the op records nothing
     and promotes nothing (the op is then the array op alone: the same call as its Function's forward,
     the same bits); `_RECORD` when `b` is a Tensor of the same array type and dtype and a gradient is
@@ -453,6 +453,9 @@ def div(input, other, rounding_mode=None):
     """input / other (true division; int inputs give float32), or floor/trunc division."""
     if rounding_mode is not None:
         return _rounded_div(input, other, rounding_mode)
+    o = _plain_operand(input, other)
+    if o is not None:
+        return apply_binary(Div, input, other) if o is _RECORD else Tensor(input.array / o)
     from ..dtypes import default_float
 
     if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.array.dtype.kind != "f":

@@ -658,11 +658,11 @@ def test_broadcast_view_is_numpys_broadcast_to():
     assert np.array_equal(x.grad.array, np.full((3, 1), 17.0))
 
 
-def test_add_and_mul_with_nothing_to_record_give_the_ops_results():
-    # no node to record (no_grad, or no input requiring grad): add and mul of float tensors by a tensor of
-    # their dtype or a Python number are the array op alone; the same bits, dtypes and errors as the op's
+def test_add_mul_and_div_with_nothing_to_record_give_the_ops_results():
+    # no node to record (no_grad, or no input requiring grad): add, mul and div of float tensors by a tensor
+    # of their dtype or a Python number are the array op alone; the same bits, dtypes and errors as the op's
     from minigrad.ops._util import binary_operands
-    from minigrad.ops.elementwise import Add, Mul
+    from minigrad.ops.elementwise import Add, Div, Mul
 
     rng = np.random.default_rng(0)
     for dtype in (np.float32, np.float64, np.float16):
@@ -670,7 +670,7 @@ def test_add_and_mul_with_nothing_to_record_give_the_ops_results():
         for other in (mg.tensor(rng.standard_normal((4,)).astype(dtype)), mg.tensor(np.float32(2.5)),
                       -0.1, 3, 1 << 30, mg.tensor(rng.standard_normal((3, 4)).astype(np.float64)),
                       mg.tensor(np.arange(4)), mg.tensor(np.array(1.5, dtype)), True):
-            for fn, op in ((mg.add, Add), (mg.mul, Mul)):
+            for fn, op in ((mg.add, Add), (mg.mul, Mul), (mg.div, Div)):
                 for a, b in ((x, other), (x[0, 0], other)):
                     got = fn(a, b)
                     want = op.apply(*binary_operands(a, b))
@@ -680,9 +680,15 @@ def test_add_and_mul_with_nothing_to_record_give_the_ops_results():
         mg.ones(3) * mg.ones(4)
     w = mg.ones(3, requires_grad=True)
     assert (w * 2).grad_fn.name() == "MulBackward0" and (w + w).grad_fn.name() == "AddBackward0"
+    assert (w / 2).grad_fn.name() == "DivBackward0"
     with mg.no_grad():
-        y = w * 2 + w
-    assert y.grad_fn is None and not y.requires_grad and np.array_equal(y.array, [3.0, 3.0, 3.0])
+        y = w * 2 + w / 2
+    assert y.grad_fn is None and not y.requires_grad and np.array_equal(y.array, [2.5, 2.5, 2.5])
+    # recorded, broadcast: a / b's gradients summed back to each operand's shape
+    a, b = mg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True), mg.tensor([[2.0], [4.0]], requires_grad=True)
+    (a / b).sum().backward()
+    assert np.array_equal(a.grad.array, [[0.5, 0.5], [0.25, 0.25]])
+    assert np.allclose(b.grad.array, [[-3.0 / 4.0], [-7.0 / 16.0]])
 
 
 def test_inplace_arithmetic_with_nothing_to_record_is_numpys_and_bumps_the_version():
