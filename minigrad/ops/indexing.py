@@ -385,6 +385,14 @@ def getitem(self, index):
     # `t[i]`, `x[:, i, :]`, and `P[i, j]` when nothing is recorded: one select step, as below
     if ints == 1 or ints and not (self.requires_grad and state.grad_enabled):
         return _share_version(Select.apply(self, index if type(index) is tuple else (index,), False), self)
+    if ints:  # `P[i, j]` recorded: a select step per int, as below (full slices only move the dim on)
+        out, dim = self, 0
+        for i in index:
+            if type(i) is int:
+                out = Select.apply(out, (slice(None),) * dim + (i,), False)
+            else:
+                dim += 1
+        return _share_version(out, self)
     xp = array_module(self.array)
     shape = self.array.shape
     idx, advanced = _convert_index(index, xp, shape)

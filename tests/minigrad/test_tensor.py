@@ -527,6 +527,25 @@ def test_an_int_index_recording_nothing_is_a_view_as_torchs(torch):
         list(mg.tensor(1.0))
 
 
+def test_ints_and_full_slices_recorded_are_a_select_node_each_as_torchs(torch):
+    # `P[i, j]`, `x[i, :, k]` with a gradient to record: one SelectBackward0 per int, chained, each on the
+    # dim the int indexes once the ints before it are gone; the gradient lands on that one entry (or row)
+    for index in ((1, 0), (1, slice(None), 2), (slice(None), 1, 2), (-1, -2, 0), (0, slice(None), slice(None))):
+        grads, chains = [], []
+        for lib in (mg, torch):
+            w = lib.arange(24.0).reshape(2, 4, 3).requires_grad_()
+            y = w[index]
+            node, chain = y.grad_fn, []
+            while node.next_functions:  # (down to the leaf's AccumulateGrad)
+                chain.append(node.name())
+                node = node.next_functions[0][0]
+            chains.append(chain)
+            (y * 3).sum().backward()
+            grads.append((y.detach().numpy().tolist(), w.grad.numpy().tolist()))
+        assert chains[0] == chains[1] == ["SelectBackward0"] * sum(type(i) is int for i in index), index
+        assert grads[0] == grads[1], index
+
+
 def test_iterating_is_unbind_as_torchs(torch):
     # PyTorch iterates a tensor through one unbind: views of it, each a piece of one UnbindBackward0 node
     # (not a SelectBackward0 per index), the gradients of the pieces used gathered into one
