@@ -1031,8 +1031,8 @@ def masked_fill(input, mask, value):
         mask = Tensor(np.asarray(mask))
     if mask.array.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
-    shape = broadcast_shapes(input.array.shape, mask.array.shape)
-    if shape != input.array.shape:
+    ms, s = mask.array.shape, input.array.shape
+    if ms != s and s[len(s) - len(ms):] != ms and broadcast_shapes(s, ms) != s:  # (the usual masks checked first)
         raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not broadcast to input of shape {list(input.shape)}")
     if isinstance(value, Tensor):
         if value.array.ndim:
