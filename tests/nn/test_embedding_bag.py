@@ -1,4 +1,6 @@
 """F.embedding_bag and nn.EmbeddingBag against PyTorch: outputs, weight and per_sample_weights gradients, errors."""
+import re
+
 import numpy as np
 import pytest
 
@@ -222,12 +224,16 @@ def test_from_pretrained(torch):
     x = [[0, 1, 3], [2, 2, 1]]
     np.testing.assert_array_equal(m(minigrad.tensor(x)).numpy(), t(torch.tensor(x)).numpy())
     assert nn.EmbeddingBag.from_pretrained(minigrad.tensor(w), freeze=False).weight.requires_grad
-    with pytest.raises(ValueError):
+    with pytest.raises(AssertionError, match="expected to be 2-dimensional"):  # PyTorch's type
         nn.EmbeddingBag.from_pretrained(minigrad.tensor(w[0]))
 
 
-def test_module_errors():
-    with pytest.raises(ValueError):
-        nn.EmbeddingBag(5, 2, padding_idx=5)
-    with pytest.raises(ValueError):
-        nn.EmbeddingBag(5, 2, _weight=minigrad.zeros(4, 2))
+def test_module_errors(torch):
+    # PyTorch raises AssertionError for these (Embedding's too), with these texts
+    for make in (lambda m, z: m.EmbeddingBag(5, 2, padding_idx=5), lambda m, z: m.Embedding(5, 2, padding_idx=-6),
+                 lambda m, z: m.EmbeddingBag(5, 2, _weight=z(4, 2)), lambda m, z: m.Embedding(5, 2, _weight=z(4, 2)),
+                 lambda m, z: m.Embedding.from_pretrained(z(4))):
+        with pytest.raises(AssertionError) as theirs:
+            make(torch.nn, torch.zeros)
+        with pytest.raises(AssertionError, match=re.escape(str(theirs.value))):
+            make(nn, minigrad.zeros)
