@@ -27,7 +27,8 @@ def _host(t):
 def _check_int(t, arg):
     if t.array.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument {arg} to have one of the following scalar types: "
-                           f"Long, Int; but got {t.dtype} instead (while checking arguments for embedding_bag)")
+                           f"Long, Int; but got minigrad.{t.dtype._legacy} instead (while checking arguments for "
+                           "embedding_bag)")  # (the legacy type name, minigrad.FloatTensor, as PyTorch's text)
 
 
 def _bags(offsets, n_entries, include_last_offset):

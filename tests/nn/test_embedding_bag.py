@@ -237,3 +237,11 @@ def test_module_errors(torch):
             make(torch.nn, torch.zeros)
         with pytest.raises(AssertionError, match=re.escape(str(theirs.value))):
             make(nn, minigrad.zeros)
+
+
+def test_float_indices_message(torch):
+    # PyTorch names the indices' type by its legacy name (torch.FloatTensor), as F.embedding does
+    with pytest.raises(RuntimeError) as theirs:
+        torch.nn.EmbeddingBag(5, 2)(torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([0]))
+    with pytest.raises(RuntimeError, match=re.escape(str(theirs.value).replace("torch.", "minigrad."))):
+        nn.EmbeddingBag(5, 2)(minigrad.tensor([1.0, 2.0], dtype=minigrad.float64), minigrad.tensor([0]))
