@@ -560,7 +560,8 @@ def _nll(xd, target, wd, ignore_index, reduction, layout, need_grad):
     rows = xp.arange(t.size)
     loss = -wt * x2[rows, t_safe]
     denom = float(wt.sum()) if reduction == "mean" else 1.0
-    picks = (rows, t_safe, -wt / denom if denom else xp.full(wt.shape, float("nan"), dtype=xd.dtype)) \
+    # with nothing weighed ('mean' of 0 / 0) the kept rows' gradient is nan, the ignored rows' 0, as PyTorch's
+    picks = (rows, t_safe, -wt / denom if denom else xp.where(valid, float("nan"), 0.0).astype(xd.dtype)) \
         if need_grad else None
     if reduction == "none":
         return loss.reshape(target.shape), picks

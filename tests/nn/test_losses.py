@@ -117,6 +117,22 @@ def test_nll_loss_with_every_target_kept_is_the_masked_paths_bits(torch, xs, ts,
     vs_torch(torch, "nll_loss", [x, t, None], dtype, grads=[True, False, False], reduction=reduction)
 
 
+@pytest.mark.parametrize("xs,t,w", [((3, 5), [2, 2, 2], None), ((5,), 2, None), ((2, 5, 2), [[2, 2], [2, 2]], None),
+                                     ((3, 5), [2, 1, 2], [0.0] * 5)])
+def test_nll_loss_mean_of_nothing_weighed(torch, xs, t, w):
+    # every target ignored (or weighed 0): the loss is 0 / 0, nan; the gradient is nan on the kept rows only,
+    # 0 on the ignored ones (they were nan at column 0)
+    x = arr(*xs, dtype=np.float32)
+    grads = []
+    for lib, Fn in ((torch, torch.nn.functional), (minigrad, F)):
+        xt = lib.tensor(x, requires_grad=True)
+        loss = Fn.nll_loss(xt, lib.tensor(t), None if w is None else lib.tensor(w), ignore_index=2)
+        loss.backward()
+        assert np.isnan(loss.item())
+        grads.append(xt.grad.numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])
+
+
 def test_nll_loss_ignore_index_and_log_softmax_is_cross_entropy(torch):
     x, t = arr(6, 5), RNG.integers(0, 5, 6)
     t[2] = 3
