@@ -259,8 +259,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise RuntimeError("Expected floating point type for target with class probabilities, got "
                                f"{target.dtype._legacy[:-6]}")
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if not 0.0 <= label_smoothing <= 1.0:  # (PyTorch's RuntimeError; it takes a negative one, refused here)
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     layout = _check_class_target(input, target, weight, "cross_entropy")
     C = xs[0 if layout == 1 else 1]
     if weight is not None and tuple(weight.array.shape) != (C,):
@@ -279,7 +279,7 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_s
         raise IndexError("Dimension specified as 1 but tensor has no dimensions")
     if ignore_index != -100:  # there is no class index to ignore
         raise RuntimeError("ignore_index is not supported for floating point target")
-    if not 0.0 <= label_smoothing <= 1.0:  # (a RuntimeError on this path in PyTorch, not a ValueError)
+    if not 0.0 <= label_smoothing <= 1.0:  # (as on the class-index path)
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     cdim = 0 if len(xs) == 1 else 1
     C = xs[cdim]

@@ -371,6 +371,7 @@ def test_cross_entropy_probability_targets_module_and_reference_kernels(torch):
     lambda F, L: F.cross_entropy(L.zeros(3, 4), L.ones(3, 4), ignore_index=1),
     lambda F, L: F.cross_entropy(L.zeros(3, 4), L.ones(3, 4), weight=L.ones(3)),
     lambda F, L: F.cross_entropy(L.zeros(3, 4), L.ones(3, 4), label_smoothing=1.5),
+    lambda F, L: F.cross_entropy(L.zeros(3, 4), L.tensor([0, 1, 2]), label_smoothing=1.5),  # class ids: RuntimeError
     lambda F, L: F.cross_entropy(L.tensor(1.0), L.tensor(1.0)),
 ])
 def test_cross_entropy_probability_target_errors_like_torch(torch, call):
