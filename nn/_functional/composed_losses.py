@@ -56,9 +56,13 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1; cos over dim 1 (dim 0 for 1-d
     inputs), each squared norm with 1e-12 added. Shapes: (N, D), (N, D), (N,) or (D,), (D,), () -> () or (N,)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if input1.ndim not in (1, 2) or input1.shape != input2.shape:
-        raise RuntimeError(f"cosine_embedding_loss: expected 1D or 2D inputs of one size, got {list(input1.shape)} "
-                           f"and {list(input2.shape)}")
+    # PyTorch's checks: the target's dims fix the inputs' (a (N, 1) target would broadcast to (N, N)); the
+    # inputs then broadcast with each other
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.ndim != target.ndim + 1 or input2.ndim != target.ndim + 1:
+        raise RuntimeError(f"{target.ndim}D target tensor expects {target.ndim + 1}D input tensors, but found inputs "
+                           f"with sizes {list(input1.shape)} and {list(input2.shape)}.")
     dim = input1.ndim - 1
     eps = 1e-12
     cos = (input1 * input2).sum(dim) / (((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)).sqrt()

@@ -1,5 +1,6 @@
 """The rest of torch.nn.functional's names (nn/_functional/composed*.py) against PyTorch: values and float64
 gradients from the same inputs, PyTorch's errors, and the random ones by what their draws must satisfy."""
+import re
 import warnings
 
 import numpy as np
@@ -105,6 +106,23 @@ def test_losses_with_class_or_sign_targets(torch):
         compare(torch, "multi_margin_loss", [arr(5, 4), target], reduction=reduction)
         compare(torch, "multi_margin_loss", [arr(5, 4), target], p=2, margin=0.5, weight=A(4), reduction=reduction)
     compare(torch, "cosine_embedding_loss", [arr(4), arr(4), np.array(1.0)])
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4), (3, 1)), ((4,), (4,), (1,)), ((3, 4), (3, 4), ()),
+                                    ((3, 4), (3, 4), (2,)), ((3, 4), (3, 5), (3,))])
+def test_cosine_embedding_loss_target_dims_like_torch(torch, shapes):
+    # the target's dims fix the inputs': a (3, 1) target gave a (3, 3) loss, a (1,) one took 1-D inputs
+    def call(L):
+        return L.nn.functional.cosine_embedding_loss(*(L.ones(s) for s in shapes), reduction="none")
+
+    with pytest.raises(RuntimeError) as want:
+        call(torch)
+    with pytest.raises(RuntimeError, match="^" + re.escape(str(want.value))):
+        call(minigrad)
+
+
+def test_cosine_embedding_loss_inputs_broadcast(torch):
+    compare(torch, "cosine_embedding_loss", [arr(3, 4), arr(1, 4), np.array([1.0, -1.0, 1.0])], reduction="none")
 
 
 @pytest.mark.parametrize("var_shape", [(4, 3), (4,), (4, 1)])
