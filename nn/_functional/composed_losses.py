@@ -20,6 +20,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2), d = input - target. Shapes: (*), (*) -> () or (*)."""
     target = _float_pair(input, target, "huber_loss")  # (PyTorch computes it in the input's dtype)
     reduction = _legacy_reduction(None, None, reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _warn_broadcast(input, target)
     d = (input - target).abs()
     terms = _mg().where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))

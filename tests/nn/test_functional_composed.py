@@ -173,7 +173,8 @@ def errors(torch, fn_name, *arrays, **kwargs):
     ("pixel_unshuffle", [(2, 2, 5, 4)], {"downscale_factor": 2}), ("channel_shuffle", [(2, 5, 3)], {"groups": 2}),
     ("group_norm", [(2, 5, 3)], {"num_groups": 2}), ("dropout1d", [(2, 3, 4, 5)], {}),
     ("margin_ranking_loss", [(3,), (3,), (3, 1)], {}), ("gaussian_nll_loss", [(4, 3), (4, 3), (4, 3)], {}),
-    ("multi_margin_loss", [(2, 3), (3,)], {"p": 3}),
+    ("multi_margin_loss", [(2, 3), (3,)], {"p": 3}), ("huber_loss", [(3,), (3,)], {"delta": 0.0}),
+    ("huber_loss", [(3,), (3,)], {"delta": -1.0}),
 ])
 def test_errors_as_pytorch(torch, name, shapes, kwargs):
     arrays = [arr(*s) if name not in ("multi_margin_loss",) or i == 0 else np.zeros(s, dtype=np.int64)
