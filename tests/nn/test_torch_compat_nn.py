@@ -1,5 +1,6 @@
 """nn's warnings and error texts against PyTorch's: losses, softmax's implicit dim, init, utils, optim, Linear
 and Embedding. Each compares with torch where it is installed (the texts below are torch 2.13's)."""
+import re
 import warnings
 
 import numpy as np
@@ -425,3 +426,12 @@ def test_a_deep_copy_of_a_scheduled_optimizer_steps_its_own_parameters():
     twin.step()
     assert all(np.array_equal(a, p.array) for a, p in zip(before, model.parameters()))
     assert not all(np.array_equal(a, p.array) for a, p in zip(before, (q for g in twin.param_groups for q in g["params"])))
+
+
+@pytest.mark.parametrize("name", ["kaiming_uniform_", "kaiming_normal_"])
+def test_kaiming_mode_error_as_pytorch(name):
+    torch = _torch()
+    with pytest.raises(ValueError) as theirs:
+        getattr(torch.nn.init, name)(torch.empty(3, 4), mode="fan_avg")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(theirs.value))}$"):
+        getattr(nn.init, name)(minigrad.empty(3, 4), mode="fan_avg")
