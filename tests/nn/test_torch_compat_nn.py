@@ -435,3 +435,12 @@ def test_kaiming_mode_error_as_pytorch(name):
         getattr(torch.nn.init, name)(torch.empty(3, 4), mode="fan_avg")
     with pytest.raises(ValueError, match=f"^{re.escape(str(theirs.value))}$"):
         getattr(nn.init, name)(minigrad.empty(3, 4), mode="fan_avg")
+
+
+@pytest.mark.parametrize("name", ["kaiming_uniform_", "kaiming_normal_"])
+def test_kaiming_of_zero_elements_warns_as_pytorch(name):
+    torch = _torch()
+    with pytest.warns(UserWarning) as theirs:
+        getattr(torch.nn.init, name)(torch.empty(0, 4))
+    with pytest.warns(UserWarning, match=f"^{re.escape(str(theirs[0].message))}$"):
+        getattr(nn.init, name)(minigrad.empty(0, 4))
