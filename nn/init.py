@@ -52,7 +52,9 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Fill with N(mean, std^2) samples conditioned on lying in [a, b] (redrawn until they do). Shape: any (*)."""
     rng = _rng(tensor, generator)
-    vals = _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean, rng)
+    # asarray: a 0-d draw times std is a numpy scalar, which the redraws below could not assign into
+    vals = array_module(tensor.array).asarray(
+        _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean, rng))
     bad = (vals < a) | (vals > b)
     while bool(bad.any()):  # rejection sampling: each round keeps the in-range draws
         n = int(bad.sum())

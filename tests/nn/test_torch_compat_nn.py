@@ -444,3 +444,10 @@ def test_kaiming_of_zero_elements_warns_as_pytorch(name):
         getattr(torch.nn.init, name)(torch.empty(0, 4))
     with pytest.warns(UserWarning, match=f"^{re.escape(str(theirs[0].message))}$"):
         getattr(nn.init, name)(minigrad.empty(0, 4))
+
+
+def test_trunc_normal_of_a_0d_tensor():
+    # PyTorch fills it; the redraw of an out-of-range 0-d draw raised TypeError (a numpy scalar)
+    g = minigrad.Generator().manual_seed(0)
+    for _ in range(20):  # N(1, 2) in [-1, 3]: about a third of the first draws are redrawn
+        assert -1 <= nn.init.trunc_normal_(minigrad.empty(()), mean=1, std=2, a=-1, b=3, generator=g).item() <= 3
