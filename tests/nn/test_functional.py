@@ -1002,6 +1002,29 @@ def test_attention_saves_qkv_and_probs_and_errors():
         F.scaled_dot_product_attention(q, k, rand(2, 3, 5, 2, dtype=np.float32))
 
 
+
+@pytest.mark.parametrize("shapes, dtypes, mask", [
+    (((2, 3, 4), (2, 5, 4), (2, 5, 4)), ("float16", "float32", "int64"), None),  # dtypes differ
+    (((4,), (5,), (5, 4)), ("float32",) * 3, None),  # fewer than 2 dims
+    (((4,), (5,), (5, 4)), ("float32",) * 3, "int32"),  # (the dims are checked before the mask)
+    (((2, 3, 4), (2, 5, 4), (2, 5, 4)), ("float32",) * 3, "uint8"),
+    (((2, 3, 4), (2, 5, 4), (2, 5, 4)), ("float32",) * 3, "float64"),  # a float mask not of the query's dtype
+])
+def test_attention_input_errors_as_pytorch(shapes, dtypes, mask):
+    torch = pytest.importorskip("torch")
+
+    def call(L, Fn):
+        q, k, v = (L.zeros(s, dtype=getattr(L, d)) for s, d in zip(shapes, dtypes))
+        return Fn.scaled_dot_product_attention(q, k, v, attn_mask=None if mask is None else
+                                               L.zeros(3, 5, dtype=getattr(L, mask)))
+
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch, torch.nn.functional)
+    with pytest.raises(RuntimeError) as ours:
+        call(minigrad, F)
+    assert str(ours.value) == str(theirs.value)
+
+
 # ---- across ops -------------------------------------------------------------------------------
 CASES = {
     "linear": (lambda x, w: F.linear(x, w), lambda x, w: R.linear(x, w), lambda: (rand(2, 3, 4), rand(5, 4))),
