@@ -292,8 +292,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError(f"scaled_dot_product_attention: with enable_gqa the number of query heads ({qs[-3]}) "
                                f"must be a multiple of the key/value heads ({ks[-3]}, {vs[-3]})")
         gqa = qs[-3] // ks[-3]
-    if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"dropout probability has to be in [0, 1), but got {dropout_p}")
+    if dropout_p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     scale = 1.0 / math.sqrt(qs[-1]) if scale is None else float(scale)
-    return Attention.apply(query, key, value, attn_mask, float(dropout_p), bool(is_causal), scale, gqa)
+    # PyTorch's: a p at or below 0 drops nothing, a p of 1 everything (the output zeros, and so the gradients)
+    p = max(float(dropout_p), 0.0)
+    out = Attention.apply(query, key, value, attn_mask, 0.0 if p == 1.0 else p, bool(is_causal), scale, gqa)
+    return out * 0.0 + 0.0 if p == 1.0 else out  # (+ 0: zeros, not the -0 of negative values times 0)
 

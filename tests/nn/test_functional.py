@@ -1025,6 +1025,26 @@ def test_attention_input_errors_as_pytorch(shapes, dtypes, mask):
     assert str(ours.value) == str(theirs.value)
 
 
+
+@pytest.mark.parametrize("p", [1.0, -0.1, 1.5])
+def test_attention_dropout_p_at_the_ends_as_pytorch(p):
+    # PyTorch's: p <= 0 drops nothing, p = 1 everything (zeros, zero gradients), p > 1 raises (all refused before)
+    torch = pytest.importorskip("torch")
+    q = RNG.standard_normal((1, 2, 3)).astype(np.float32)
+    got = []
+    for L, Fn in ((torch, torch.nn.functional), (minigrad, F)):
+        t = L.tensor(q, requires_grad=True)
+        try:
+            out = Fn.scaled_dot_product_attention(t, t, t, dropout_p=p)
+        except RuntimeError as e:
+            got.append(str(e))
+            continue
+        out.sum().backward()
+        got.append((out.detach().numpy().tobytes() if p == 1.0 else out.detach().numpy().round(5).tolist(),
+                    t.grad.numpy().round(5).tolist()))
+    assert got[1] == got[0]
+
+
 # ---- across ops -------------------------------------------------------------------------------
 CASES = {
     "linear": (lambda x, w: F.linear(x, w), lambda x, w: R.linear(x, w), lambda: (rand(2, 3, 4), rand(5, 4))),
