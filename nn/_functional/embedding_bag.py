@@ -105,6 +105,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
                                   f"GitHub.")
+    if per_sample_weights is not None and per_sample_weights.array.dtype != weight.array.dtype:  # (not promoted)
+        raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 "
+                           f"'per_sample_weights'; but type minigrad.{weight.dtype._legacy} does not equal "
+                           f"minigrad.{per_sample_weights.dtype._legacy} (while checking arguments for embedding_bag)")
 
     E = ids.size
     if input.ndim == 2:

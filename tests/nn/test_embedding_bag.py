@@ -245,3 +245,16 @@ def test_float_indices_message(torch):
         torch.nn.EmbeddingBag(5, 2)(torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([0]))
     with pytest.raises(RuntimeError, match=re.escape(str(theirs.value).replace("torch.", "minigrad."))):
         nn.EmbeddingBag(5, 2)(minigrad.tensor([1.0, 2.0], dtype=minigrad.float64), minigrad.tensor([0]))
+
+
+@pytest.mark.parametrize("wdt, pdt", [("float32", "float64"), ("float64", "float32"), ("float64", "int64")])
+def test_per_sample_weights_of_another_dtype_raise(torch, wdt, pdt):
+    # PyTorch does not promote them (the output was float64)
+    def call(L, N):
+        m = N.EmbeddingBag(5, 2, mode="sum").to(getattr(L, wdt))
+        return m(L.tensor([[1, 2], [3, 4]]), per_sample_weights=L.ones(2, 2, dtype=getattr(L, pdt)))
+
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch, torch.nn)
+    with pytest.raises(RuntimeError, match=re.escape(str(theirs.value).replace("torch.", "minigrad."))):
+        call(minigrad, nn)
