@@ -655,6 +655,8 @@ def _check_class_target(input, target, weight, name):
     if weight is not None and tuple(weight.shape) != (C,):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
                            f"tensor of shape: {list(weight.shape)}")
+    if weight is not None and weight.array.dtype != input.array.dtype:  # (PyTorch does not promote them)
+        raise RuntimeError(f"expected scalar type {input.dtype._legacy[:-6]} but found {weight.dtype._legacy[:-6]}")
     return layout
 
 

@@ -133,6 +133,21 @@ def test_nll_loss_mean_of_nothing_weighed(torch, xs, t, w):
     np.testing.assert_array_equal(grads[1], grads[0])
 
 
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("xs, ts, wdt", [((3, 4), [0, 1, 2], "float64"),
+                                         ((3, 4, 2), [[0, 1], [1, 1], [2, 2]], "float16"), ((4,), 1, "int64")])
+def test_class_weight_of_another_dtype_raises(torch, name, xs, ts, wdt):
+    # PyTorch does not promote the weight (it was, a float32 loss from a float64 weight)
+    def call(L):
+        return getattr(L.nn.functional, name)(L.zeros(xs), L.tensor(ts), weight=L.ones(4, dtype=getattr(L, wdt)))
+
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch)
+    with pytest.raises(RuntimeError) as ours:
+        call(minigrad)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_nll_loss_ignore_index_and_log_softmax_is_cross_entropy(torch):
     x, t = arr(6, 5), RNG.integers(0, 5, 6)
     t[2] = 3
