@@ -13,7 +13,7 @@ import math
 from minigrad.autograd.recording import escape
 
 from .composed import pairwise_distance
-from .loss import _float_pair, _legacy_reduction, _mg, _reduce, _warn_broadcast
+from .loss import _float_pair, _legacy_reduction, _mg, _not_differentiated, _reduce, _warn_broadcast
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -181,6 +181,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if p == 2:
         hinge = hinge * hinge
     if weight is not None:
+        _not_differentiated(weight, "weight", "multi_margin_loss")  # (its gradient would be composed here)
         hinge = hinge * weight[y]
     not_target = mg.arange(C, device=x.device).reshape(1, C) != y
     per_sample = mg.where(not_target, hinge, 0.0).sum(1) / C

@@ -148,6 +148,26 @@ def test_class_weight_of_another_dtype_raises(torch, name, xs, ts, wdt):
     assert str(ours.value) == str(theirs.value)
 
 
+@pytest.mark.parametrize("call", [
+    lambda F, L, w: F.binary_cross_entropy(L.full((3,), 0.5), L.ones(3), weight=w),
+    lambda F, L, w: F.binary_cross_entropy_with_logits(L.zeros(3), L.ones(3), weight=w),
+    lambda F, L, w: F.binary_cross_entropy_with_logits(L.zeros(3), L.ones(3), pos_weight=w),
+    lambda F, L, w: F.cross_entropy(L.zeros(2, 3), L.tensor([0, 2]), weight=w),
+    lambda F, L, w: F.nll_loss(L.zeros(2, 3), L.tensor([0, 2]), weight=w),
+    lambda F, L, w: F.nll_loss(L.zeros(2, 3, 4), L.zeros(2, 4, dtype=L.int64), weight=w),
+    lambda F, L, w: F.multi_margin_loss(L.zeros(2, 3), L.tensor([0, 2]), weight=w),
+])
+def test_weights_that_require_grad_raise_as_torch(torch, call):
+    # PyTorch gives these weights no gradient and refuses one that asks for it (they got None, or a gradient)
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch.nn.functional, torch, torch.ones(3, requires_grad=True))
+    with pytest.raises(RuntimeError) as ours:
+        call(F, minigrad, minigrad.ones(3, requires_grad=True))
+    assert str(ours.value) == str(theirs.value)
+    with minigrad.no_grad():  # (nothing recorded: no error, as PyTorch)
+        call(F, minigrad, minigrad.ones(3, requires_grad=True))
+
+
 def test_nll_loss_ignore_index_and_log_softmax_is_cross_entropy(torch):
     x, t = arr(6, 5), RNG.integers(0, 5, 6)
     t[2] = 3
