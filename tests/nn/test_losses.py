@@ -296,6 +296,22 @@ def test_errors_match_torch_types(torch, call):
     assert len(str(ours.value)) > 15 and "\n" not in str(ours.value)
 
 
+@pytest.mark.parametrize("call", [
+    lambda t, F: F.one_hot(t.tensor([1.0])),
+    lambda t, F: F.one_hot(t.tensor([1], dtype=t.int32), 3),
+    lambda t, F: F.one_hot(t.tensor([-1])),
+    lambda t, F: F.one_hot(t.tensor([3]), 3),
+    lambda t, F: F.one_hot(t.tensor([1, 2]), -3),
+])
+def test_one_hot_error_texts_are_torchs(torch, call):
+    # (they named num_classes and the dtype besides)
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch, torch.nn.functional)
+    with pytest.raises(RuntimeError) as ours:
+        call(minigrad, F)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_one_hot_vs_torch(torch):
     for ids, n in (([0, 2, 1], -1), ([[1, 0], [3, 3]], 5), ([], 3)):
         ours = F.one_hot(minigrad.tensor(ids, dtype=minigrad.int64), n)
