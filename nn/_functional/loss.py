@@ -307,11 +307,14 @@ def _mse(x, y, reduction):  # (x - y)^2, reduced -> (the loss, x - y)
     if reduction == "none":
         return d * d, d
     s = sum_of_squares(d)
-    return (s / float(d.size) if reduction == "mean" else s), d
+    if reduction == "sum":
+        return s, d
+    with np.errstate(invalid="ignore"):  # an empty input's mean is 0 / 0, nan (PyTorch's), without numpy's warning
+        return s / float(d.size), d
 
 
 def _mse_backward(d, g, reduction, xs, ys, needs):  # gx = 2 (x - y) g [/ n],  gy = -gx, each summed to its shape
-    k = 2.0 / d.size if reduction == "mean" else 2.0
+    k = 2.0 / max(d.size, 1) if reduction == "mean" else 2.0  # (an empty input: an empty gradient, any k)
     gx = d * k
     gx *= g
     return sum_to_array(gx, xs) if needs[0] else None, -sum_to_array(gx, ys) if needs[1] else None
@@ -344,7 +347,7 @@ class MseLoss(Function):
     def double_backward(ctx, g):  # create_graph: gx = 2 (x - y) g [/ n], gy = -gx, as recorded ops
         x, y = ctx._saved_self, ctx._saved_target
         d = x - y
-        gx = d * ((2.0 / d.numel() if ctx.reduction == "mean" else 2.0) * g)
+        gx = d * ((2.0 / max(d.numel(), 1) if ctx.reduction == "mean" else 2.0) * g)
         xs, ys = ctx.shapes
         needs = ctx.needs_input_grad
         return gx.sum_to_size(xs) if needs[0] else None, -gx.sum_to_size(ys) if needs[1] else None, None
