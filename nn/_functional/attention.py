@@ -295,6 +295,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     scale = 1.0 / math.sqrt(qs[-1]) if scale is None else float(scale)
+    if ks[-2] == 0:  # no keys: each output an empty sum, zeros (PyTorch's), as the product of the empty weights
+        if gqa > 1:
+            key, value = key.repeat_interleave(gqa, -3), value.repeat_interleave(gqa, -3)
+        return (query @ key.transpose(-2, -1)) @ value
     # PyTorch's: a p at or below 0 drops nothing, a p of 1 everything (the output zeros, and so the gradients)
     p = max(float(dropout_p), 0.0)
     out = Attention.apply(query, key, value, attn_mask, 0.0 if p == 1.0 else p, bool(is_causal), scale, gqa)

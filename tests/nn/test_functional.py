@@ -1045,6 +1045,21 @@ def test_attention_dropout_p_at_the_ends_as_pytorch(p):
     assert got[1] == got[0]
 
 
+
+@pytest.mark.parametrize("qs, ks, kw", [((2, 3, 4), (2, 0, 4), {}), ((1, 4, 3, 4), (1, 2, 0, 4), {"enable_gqa": True}),
+                                        ((3, 4), (0, 4), {"is_causal": True})])
+def test_attention_over_no_keys_is_zeros(qs, ks, kw):
+    # PyTorch's: an empty sum per query (numpy's max of an empty array raised ValueError)
+    torch = pytest.importorskip("torch")
+    got = []
+    for L, Fn in ((torch, torch.nn.functional), (minigrad, F)):
+        q, k, v = L.ones(qs, requires_grad=True), L.ones(ks), L.ones(ks[:-1] + (5,))
+        out = Fn.scaled_dot_product_attention(q, k, v, **kw)
+        out.sum().backward()
+        got.append((tuple(out.shape), out.detach().numpy().tolist(), q.grad.numpy().tolist()))
+    assert got[1] == got[0]
+
+
 # ---- across ops -------------------------------------------------------------------------------
 CASES = {
     "linear": (lambda x, w: F.linear(x, w), lambda x, w: R.linear(x, w), lambda: (rand(2, 3, 4), rand(5, 4))),
