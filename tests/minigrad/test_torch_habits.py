@@ -2,6 +2,7 @@
 reductions, gather with a small index, sign's node, list indexing, integer bitwise ops,
 integer linspace, rounding division, mixed-dtype products and type promotion."""
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -693,3 +694,15 @@ def test_where_of_shapes_that_do_not_broadcast_raises_torchs_error(torch, shapes
         call(torch)
     with pytest.raises(RuntimeError, match=r"^" + re.escape(str(want.value))):
         call(mg)
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_mean_of_an_empty_tensor_backward_is_quiet(torch, dim, create_graph):
+    # PyTorch's: an empty gradient and no warning (the backward divided by a count of 0: numpy's warning)
+    x, tx = mg.zeros(0, 3, requires_grad=True), torch.zeros(0, 3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (g,) = mg.autograd.grad(x.mean(dim).sum(), x, create_graph=create_graph)
+    (tg,) = torch.autograd.grad(tx.mean(dim).sum(), tx)
+    assert tuple(g.shape) == tuple(tg.shape)
