@@ -412,7 +412,7 @@ def _reduce_array(a, reduction):
 
 def _upstream(g, reduction, n):
     """The gradient each element's term gets from a reduced loss's upstream gradient g."""
-    return g / float(n) if reduction == "mean" else g
+    return g / float(n or 1) if reduction == "mean" else g  # (n = 0: no terms to give it to, no 1/0 to warn of)
 
 
 def _float_pair(input, target, name):

@@ -57,15 +57,18 @@ def test_l1_and_mse(torch, name, reduction, dtype):
     vs_torch(torch, name, [arr(3, 4, dtype=dtype), arr(3, 4, dtype=dtype)], dtype, reduction=reduction)
 
 
-def test_mse_loss_of_empty_inputs(torch):
-    # the mean of nothing is nan, without numpy's warning; the gradient is empty (the backward divided by 0)
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+                                  "binary_cross_entropy_with_logits"])
+def test_losses_of_empty_inputs(torch, name):
+    # the mean of nothing is nan, without numpy's warning; the gradient is empty (mse_loss's backward divided
+    # by 0; the others' warned of 1 / 0)
     for reduction in REDUCTIONS:
         x, tx = minigrad.zeros(0, 3, requires_grad=True), torch.zeros(0, 3, requires_grad=True)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            y = F.mse_loss(x, minigrad.zeros(0, 3), reduction=reduction)
+            y = getattr(F, name)(x, minigrad.zeros(0, 3), reduction=reduction)
             y.sum().backward()
-        ty = torch.nn.functional.mse_loss(tx, torch.zeros(0, 3), reduction=reduction)
+        ty = getattr(torch.nn.functional, name)(tx, torch.zeros(0, 3), reduction=reduction)
         ty.sum().backward()
         np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
         assert x.grad.shape == tx.grad.shape
