@@ -842,9 +842,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     mg = _mg()
     if log_target:
         terms = mg.exp(target) * (target - input)
-    else:  # xlogy(t, t) - t x, with 0 log 0 = 0 (and no NaN gradient at t = 0)
-        pos = target > 0
-        terms = mg.where(pos, target * mg.log(mg.where(pos, target, 1.0)), 0.0) - target * input
+    else:  # xlogy(t, t) - t x, with 0 log 0 = 0 (and no NaN gradient at t = 0); a negative t's log is nan, as
+        zero = target == 0  # PyTorch's (it was taken as 0 log 0)
+        terms = mg.where(zero, 0.0, target * mg.log(mg.where(zero, 1.0, target))) - target * input
     out = _reduce(terms, legacy)
     return out / input.shape[0] if reduction == "batchmean" and input.ndim else out  # (the legacy args' too)
 

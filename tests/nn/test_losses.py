@@ -244,6 +244,14 @@ def test_kl_div(torch, reduction, log_target, dtype):
              log_target=log_target)
 
 
+def test_kl_div_negative_target_is_nan(torch):
+    # PyTorch's xlogy(t, t) of a negative t is nan (it was taken as 0 log 0, a finite loss)
+    x, t = [-1.0, -2.0, -0.5], [-0.5, 0.0, 0.7]
+    ours = F.kl_div(minigrad.tensor(x), minigrad.tensor(t), reduction="none").numpy()
+    theirs = torch.nn.functional.kl_div(torch.tensor(x), torch.tensor(t), reduction="none").numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)  # (nan where theirs is)
+
+
 def test_kl_div_zero_target(torch):
     # 0 log 0 = 0 in value; the target's gradient there is finite (PyTorch's is NaN: d/dt t log t = log t + 1)
     x, t = log_prob(2, 3), np.exp(log_prob(2, 3))
