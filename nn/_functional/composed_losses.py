@@ -78,6 +78,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
     """max(d(a, p) - d(a, n) + margin, 0), d = pairwise_distance(p, eps); swap: d(a, n) is min(d(a, n),
     d(p, n)). Shapes: (N, D) or (D,) each -> () or (N,)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:  # (PyTorch's check, as triplet_margin_with_distance_loss's)
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     if not (anchor.ndim == positive.ndim == negative.ndim):
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
                            f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "

@@ -174,7 +174,8 @@ def errors(torch, fn_name, *arrays, **kwargs):
     ("group_norm", [(2, 5, 3)], {"num_groups": 2}), ("dropout1d", [(2, 3, 4, 5)], {}),
     ("margin_ranking_loss", [(3,), (3,), (3, 1)], {}), ("gaussian_nll_loss", [(4, 3), (4, 3), (4, 3)], {}),
     ("multi_margin_loss", [(2, 3), (3,)], {"p": 3}), ("huber_loss", [(3,), (3,)], {"delta": 0.0}),
-    ("huber_loss", [(3,), (3,)], {"delta": -1.0}),
+    ("huber_loss", [(3,), (3,)], {"delta": -1.0}), ("triplet_margin_loss", [(3, 2), (3, 2), (3, 2)], {"margin": 0.0}),
+    ("triplet_margin_loss", [(3, 2), (3, 2), (3, 2)], {"margin": -1.5}),
 ])
 def test_errors_as_pytorch(torch, name, shapes, kwargs):
     arrays = [arr(*s) if name not in ("multi_margin_loss",) or i == 0 else np.zeros(s, dtype=np.int64)
@@ -253,3 +254,10 @@ def test_upsample_aliases_warn_and_interpolate(torch):
             warnings.simplefilter("ignore")
             theirs = getattr(torch.nn.functional, name)(torch.tensor(x), **kwargs)
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_triplet_margin_loss_module_refuses_a_margin_not_above_0(torch):
+    with pytest.raises(ValueError) as theirs:
+        torch.nn.TripletMarginLoss(margin=0.0)
+    with pytest.raises(ValueError, match=f"^{re.escape(str(theirs.value))}$"):
+        minigrad.nn.TripletMarginLoss(margin=0.0)
