@@ -52,7 +52,9 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Fill with N(mean, std^2) samples conditioned on lying in [a, b] (redrawn until they do). Shape: any (*)."""
     rng = _rng(tensor, generator)
-    vals = _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean, rng)
+    # asarray: a 0-d draw times std is a numpy scalar, which the redraws below could not assign into
+    vals = array_module(tensor.array).asarray(
+        _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean, rng))
     bad = (vals < a) | (vals > b)
     while bool(bad.any()):  # rejection sampling: each round keeps the in-range draws
         n = int(bad.sum())
@@ -120,7 +122,7 @@ def _calculate_fan_in_and_fan_out(tensor):
 def _calculate_correct_fan(tensor, mode):
     mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")  # (PyTorch's text)
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
@@ -143,6 +145,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
 
     `Linear` uses a=sqrt(5), which gives bound = 1/sqrt(fan_in)."""
     if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)  # (PyTorch's warning)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -152,6 +155,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """He normal: N(0, std^2), std = gain / sqrt(fan). Shape: (out, in, *)."""
     if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)  # (PyTorch's warning)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)

@@ -981,8 +981,14 @@ def where(condition, input=None, other=None):
         from ..factory import tensor
 
         input = tensor(input, device=condition.device) if isinstance(input, (int, float, bool)) else input
-    a, b = binary_operands(input, other)
-    out = Where.apply(condition, a, b)
+    try:
+        a, b = binary_operands(input, other)
+        out = Where.apply(condition, a, b)
+    except (ValueError, RuntimeError):  # shapes that do not broadcast: PyTorch's words (not numpy's), in its order
+        shape = ()
+        for t in (condition, input, other):
+            shape = broadcast_shapes(shape, t.array.shape) if isinstance(t, Tensor) else shape
+        raise
     if out.grad_fn is not None:
         out.grad_fn._shapes = (a.array.shape, b.array.shape)
     return out

@@ -83,7 +83,7 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(mean a) = 1/n
-        n = _count(ctx.shape, ctx.dims)
+        n = _count(ctx.shape, ctx.dims) or 1  # (0: an empty input, whose gradient is empty: no 1/0 to warn of)
         if not state.grad_enabled:  # no graph of the backward wanted: array_step's division and view
             return Tensor(_mean_backward_array(g.array, n, ctx.shape, ctx.dims, ctx.keepdim)), None, None
         return _expand_back(g / n, ctx.shape, ctx.dims, ctx.keepdim), None, None
@@ -91,7 +91,7 @@ class Mean(Function):
     @staticmethod
     def array_step(needs, a, dims, keepdim):
         shape, xp = a.array.shape, array_module(a.array)
-        n = _count(shape, dims)
+        n = _count(shape, dims) or 1
         return ((lambda x: (xp.asarray(_mean_array(x, dims, keepdim)), None)),
                 (lambda saved, g: (_mean_backward_array(g, n, shape, dims, keepdim),)))
 

@@ -17,6 +17,7 @@ from minigrad import backends
 from minigrad.backends.arrays import causal_mask, empty_in_order_of, grads_like, keep_mask
 
 from minigrad.ops._util import sum_to_array
+from minigrad.ops.composite import _CPP_NAMES
 
 from ._common import Function, Tensor, check_tensor, once_differentiable, row_dot, row_sum, xp_of
 
@@ -263,9 +264,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  enable_gqa=False):
     for name, t in (("query", query), ("key", key), ("value", value)):
         check_tensor(t, name, "scaled_dot_product_attention")
-        if t.array.ndim < 2:
-            raise RuntimeError(f"scaled_dot_product_attention: {name} must have at least 2 dims (..., seq, features), "
-                               f"got shape {list(t.shape)}")
+    # PyTorch's checks, in its order and words (its C++ type names; two spaces where it has them)
+    dt = query.array.dtype
+    if key.array.dtype != dt or value.array.dtype != dt:
+        q, k, v = (_CPP_NAMES.get(t.array.dtype.name, t.array.dtype.name) for t in (query, key, value))
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: {q} "
+                           f"key.dtype: {k} and value.dtype: {v} instead.")
+    if min(query.ndim, key.ndim, value.ndim) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                           f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
+    if attn_mask is not None and attn_mask.array.dtype not in (np.bool_, dt):  # a float mask: the query's dtype
+        m, q = (_CPP_NAMES.get(d.name, d.name) for d in (attn_mask.array.dtype, dt))
+        raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {m} and  query.dtype: {q} instead.")
     qs, ks, vs = query.array.shape, key.array.shape, value.array.shape
     if qs[-1] != ks[-1]:
         raise RuntimeError(f"scaled_dot_product_attention: query and key must have the same embedding size E, "
@@ -281,14 +292,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError(f"scaled_dot_product_attention: with enable_gqa the number of query heads ({qs[-3]}) "
                                f"must be a multiple of the key/value heads ({ks[-3]}, {vs[-3]})")
         gqa = qs[-3] // ks[-3]
-    dt = query.array.dtype
-    if key.array.dtype != dt or value.array.dtype != dt:
-        raise RuntimeError(f"scaled_dot_product_attention: expected query, key and value to have the same dtype, "
-                           f"got {query.dtype}, {key.dtype} and {value.dtype}")
-    if attn_mask is not None and attn_mask.array.dtype.kind not in "bf":
-        raise RuntimeError(f"scaled_dot_product_attention: attn_mask must be bool or float, got {attn_mask.dtype}")
-    if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"dropout probability has to be in [0, 1), but got {dropout_p}")
+    if dropout_p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     scale = 1.0 / math.sqrt(qs[-1]) if scale is None else float(scale)
-    return Attention.apply(query, key, value, attn_mask, float(dropout_p), bool(is_causal), scale, gqa)
+    if ks[-2] == 0:  # no keys: each output an empty sum, zeros (PyTorch's), as the product of the empty weights
+        if gqa > 1:
+            key, value = key.repeat_interleave(gqa, -3), value.repeat_interleave(gqa, -3)
+        return (query @ key.transpose(-2, -1)) @ value
+    # PyTorch's: a p at or below 0 drops nothing, a p of 1 everything (the output zeros, and so the gradients)
+    p = max(float(dropout_p), 0.0)
+    out = Attention.apply(query, key, value, attn_mask, 0.0 if p == 1.0 else p, bool(is_causal), scale, gqa)
+    return out * 0.0 + 0.0 if p == 1.0 else out  # (+ 0: zeros, not the -0 of negative values times 0)
 

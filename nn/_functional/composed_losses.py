@@ -13,13 +13,15 @@ import math
 from minigrad.autograd.recording import escape
 
 from .composed import pairwise_distance
-from .loss import _float_pair, _legacy_reduction, _mg, _reduce, _warn_broadcast
+from .loss import _float_pair, _legacy_reduction, _mg, _not_differentiated, _reduce, _warn_broadcast
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2), d = input - target. Shapes: (*), (*) -> () or (*)."""
     target = _float_pair(input, target, "huber_loss")  # (PyTorch computes it in the input's dtype)
     reduction = _legacy_reduction(None, None, reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _warn_broadcast(input, target)
     d = (input - target).abs()
     terms = _mg().where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
@@ -56,9 +58,13 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1; cos over dim 1 (dim 0 for 1-d
     inputs), each squared norm with 1e-12 added. Shapes: (N, D), (N, D), (N,) or (D,), (D,), () -> () or (N,)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if input1.ndim not in (1, 2) or input1.shape != input2.shape:
-        raise RuntimeError(f"cosine_embedding_loss: expected 1D or 2D inputs of one size, got {list(input1.shape)} "
-                           f"and {list(input2.shape)}")
+    # PyTorch's checks: the target's dims fix the inputs' (a (N, 1) target would broadcast to (N, N)); the
+    # inputs then broadcast with each other
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.ndim != target.ndim + 1 or input2.ndim != target.ndim + 1:
+        raise RuntimeError(f"{target.ndim}D target tensor expects {target.ndim + 1}D input tensors, but found inputs "
+                           f"with sizes {list(input1.shape)} and {list(input2.shape)}.")
     dim = input1.ndim - 1
     eps = 1e-12
     cos = (input1 * input2).sum(dim) / (((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)).sqrt()
@@ -72,6 +78,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
     """max(d(a, p) - d(a, n) + margin, 0), d = pairwise_distance(p, eps); swap: d(a, n) is min(d(a, n),
     d(p, n)). Shapes: (N, D) or (D,) each -> () or (N,)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:  # (PyTorch's check, as triplet_margin_with_distance_loss's)
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     if not (anchor.ndim == positive.ndim == negative.ndim):
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
                            f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
@@ -175,6 +183,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if p == 2:
         hinge = hinge * hinge
     if weight is not None:
+        _not_differentiated(weight, "weight", "multi_margin_loss")  # (its gradient would be composed here)
         hinge = hinge * weight[y]
     not_target = mg.arange(C, device=x.device).reshape(1, C) != y
     per_sample = mg.where(not_target, hinge, 0.0).sum(1) / C

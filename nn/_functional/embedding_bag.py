@@ -27,7 +27,8 @@ def _host(t):
 def _check_int(t, arg):
     if t.array.dtype.kind not in "iu":
         raise RuntimeError(f"Expected tensor for argument {arg} to have one of the following scalar types: "
-                           f"Long, Int; but got {t.dtype} instead (while checking arguments for embedding_bag)")
+                           f"Long, Int; but got minigrad.{t.dtype._legacy} instead (while checking arguments for "
+                           "embedding_bag)")  # (the legacy type name, minigrad.FloatTensor, as PyTorch's text)
 
 
 def _bags(offsets, n_entries, include_last_offset):
@@ -104,6 +105,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
                                   f"GitHub.")
+    if per_sample_weights is not None and per_sample_weights.array.dtype != weight.array.dtype:  # (not promoted)
+        raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 "
+                           f"'per_sample_weights'; but type minigrad.{weight.dtype._legacy} does not equal "
+                           f"minigrad.{per_sample_weights.dtype._legacy} (while checking arguments for embedding_bag)")
 
     E = ids.size
     if input.ndim == 2:

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from minigrad import backends
+from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.autograd.recording import escape
 from minigrad.backends.arrays import sum_of_squares
 from minigrad.dtypes import result_type
@@ -259,12 +260,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise RuntimeError("Expected floating point type for target with class probabilities, got "
                                f"{target.dtype._legacy[:-6]}")
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if not 0.0 <= label_smoothing <= 1.0:  # (PyTorch's RuntimeError; it takes a negative one, refused here)
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     layout = _check_class_target(input, target, weight, "cross_entropy")
     C = xs[0 if layout == 1 else 1]
     if weight is not None and tuple(weight.array.shape) != (C,):
         raise RuntimeError(f"cross_entropy: weight should be a 1D tensor of size C={C}, got shape {list(weight.shape)}")
+    _not_differentiated(weight, "weight", "nll_loss2d_forward" if layout == 3 else "nll_loss_forward")
     return CrossEntropy.apply(input, target, weight, int(ignore_index), reduction, float(label_smoothing), layout)
 
 
@@ -279,7 +281,7 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_s
         raise IndexError("Dimension specified as 1 but tensor has no dimensions")
     if ignore_index != -100:  # there is no class index to ignore
         raise RuntimeError("ignore_index is not supported for floating point target")
-    if not 0.0 <= label_smoothing <= 1.0:  # (a RuntimeError on this path in PyTorch, not a ValueError)
+    if not 0.0 <= label_smoothing <= 1.0:  # (as on the class-index path)
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     cdim = 0 if len(xs) == 1 else 1
     C = xs[cdim]
@@ -305,11 +307,14 @@ def _mse(x, y, reduction):  # (x - y)^2, reduced -> (the loss, x - y)
     if reduction == "none":
         return d * d, d
     s = sum_of_squares(d)
-    return (s / float(d.size) if reduction == "mean" else s), d
+    if reduction == "sum":
+        return s, d
+    with np.errstate(invalid="ignore"):  # an empty input's mean is 0 / 0, nan (PyTorch's), without numpy's warning
+        return s / float(d.size), d
 
 
 def _mse_backward(d, g, reduction, xs, ys, needs):  # gx = 2 (x - y) g [/ n],  gy = -gx, each summed to its shape
-    k = 2.0 / d.size if reduction == "mean" else 2.0
+    k = 2.0 / max(d.size, 1) if reduction == "mean" else 2.0  # (an empty input: an empty gradient, any k)
     gx = d * k
     gx *= g
     return sum_to_array(gx, xs) if needs[0] else None, -sum_to_array(gx, ys) if needs[1] else None
@@ -342,7 +347,7 @@ class MseLoss(Function):
     def double_backward(ctx, g):  # create_graph: gx = 2 (x - y) g [/ n], gy = -gx, as recorded ops
         x, y = ctx._saved_self, ctx._saved_target
         d = x - y
-        gx = d * ((2.0 / d.numel() if ctx.reduction == "mean" else 2.0) * g)
+        gx = d * ((2.0 / max(d.numel(), 1) if ctx.reduction == "mean" else 2.0) * g)
         xs, ys = ctx.shapes
         needs = ctx.needs_input_grad
         return gx.sum_to_size(xs) if needs[0] else None, -gx.sum_to_size(ys) if needs[1] else None, None
@@ -407,7 +412,7 @@ def _reduce_array(a, reduction):
 
 def _upstream(g, reduction, n):
     """The gradient each element's term gets from a reduced loss's upstream gradient g."""
-    return g / float(n) if reduction == "mean" else g
+    return g / float(n or 1) if reduction == "mean" else g  # (n = 0: no terms to give it to, no 1/0 to warn of)
 
 
 def _float_pair(input, target, name):
@@ -560,7 +565,8 @@ def _nll(xd, target, wd, ignore_index, reduction, layout, need_grad):
     rows = xp.arange(t.size)
     loss = -wt * x2[rows, t_safe]
     denom = float(wt.sum()) if reduction == "mean" else 1.0
-    picks = (rows, t_safe, -wt / denom if denom else xp.full(wt.shape, float("nan"), dtype=xd.dtype)) \
+    # with nothing weighed ('mean' of 0 / 0) the kept rows' gradient is nan, the ignored rows' 0, as PyTorch's
+    picks = (rows, t_safe, -wt / denom if denom else xp.where(valid, float("nan"), 0.0).astype(xd.dtype)) \
         if need_grad else None
     if reduction == "none":
         return loss.reshape(target.shape), picks
@@ -654,6 +660,8 @@ def _check_class_target(input, target, weight, name):
     if weight is not None and tuple(weight.shape) != (C,):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
                            f"tensor of shape: {list(weight.shape)}")
+    if weight is not None and weight.array.dtype != input.array.dtype:  # (PyTorch does not promote them)
+        raise RuntimeError(f"expected scalar type {input.dtype._legacy[:-6]} but found {weight.dtype._legacy[:-6]}")
     return layout
 
 
@@ -674,6 +682,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     layout = _check_class_target(input, target, weight, "nll_loss")
     if input.array.dtype.kind != "f":
         raise RuntimeError(f"nll_loss: expected floating point input, got {input.dtype}")
+    _not_differentiated(weight, "weight", "nll_loss2d_forward" if layout == 3 else "nll_loss_forward")
     return (NllLoss2d if layout == 3 else NllLoss).apply(input, target, weight, int(ignore_index), reduction, layout)
 
 
@@ -724,7 +733,15 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          "deprecated. Please ensure they have the same size.")
     if weight is not None:
         weight = _broadcast_weight(weight, input, "weight")
+    _not_differentiated(weight, "weight", "binary_cross_entropy")
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
+
+
+def _not_differentiated(t, arg, fn):
+    """PyTorch's error for a weight it gives no gradient that requires one (where a gradient is being recorded)."""
+    if t is not None and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{arg}'. This input "
+                           "cannot have requires_grad True.")
 
 
 def _broadcast_weight(weight, input, name):
@@ -796,6 +813,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         weight = _broadcast_weight(weight, input, "weight")
     if pos_weight is not None:
         pos_weight = _broadcast_weight(pos_weight, input, "pos_weight")
+    _not_differentiated(weight, "weight", "binary_cross_entropy_with_logits")
+    _not_differentiated(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
     return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
@@ -823,9 +842,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     mg = _mg()
     if log_target:
         terms = mg.exp(target) * (target - input)
-    else:  # xlogy(t, t) - t x, with 0 log 0 = 0 (and no NaN gradient at t = 0)
-        pos = target > 0
-        terms = mg.where(pos, target * mg.log(mg.where(pos, target, 1.0)), 0.0) - target * input
+    else:  # xlogy(t, t) - t x, with 0 log 0 = 0 (and no NaN gradient at t = 0); a negative t's log is nan, as
+        zero = target == 0  # PyTorch's (it was taken as 0 log 0)
+        terms = mg.where(zero, 0.0, target * mg.log(mg.where(zero, 1.0, target))) - target * input
     out = _reduce(terms, legacy)
     return out / input.shape[0] if reduction == "batchmean" and input.ndim else out  # (the legacy args' too)
 
@@ -834,7 +853,7 @@ def one_hot(tensor, num_classes=-1):
     """(*) int64 class ids -> (*, num_classes) int64 with a 1 at each id; num_classes -1: max id + 1."""
     check_tensor(tensor, "tensor", "one_hot")
     if tensor.array.dtype != np.int64:
-        raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor (int64), got {tensor.dtype}.")
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")  # (PyTorch's texts)
     if num_classes == -1:
         t = tensor.array
         if t.size == 0:
@@ -842,7 +861,7 @@ def one_hot(tensor, num_classes=-1):
         escape("one_hot without num_classes, whose result's shape depends on the data,")
         num_classes = int(t.max()) + 1
     if num_classes < 0:
-        raise RuntimeError(f"Class values must be smaller than num_classes ({num_classes}).")
+        raise RuntimeError("Class values must be smaller than num_classes.")
     # an op (array_op): inside a minigrad.compile capture a result made outside one would replay frozen
     return array_op(functools.partial(_one_hot, num_classes=num_classes), tensor)
 
@@ -851,7 +870,7 @@ def _one_hot(t, num_classes):  # the ids are checked here, inside the op: a repl
     if some_id_outside(t, num_classes):  # (one reduction; which bound, only for the error)
         if int(t.min()) < 0:
             raise RuntimeError("Class values must be non-negative.")
-        raise RuntimeError(f"Class values must be smaller than num_classes ({num_classes}).")
+        raise RuntimeError("Class values must be smaller than num_classes.")
     xp = xp_of(t)
     out = xp.zeros(t.shape + (num_classes,), dtype=np.int64)  # zeros, then a 1 at each id: one write of the
     out.reshape(-1, num_classes)[xp.arange(t.size), t.reshape(-1)] = 1  # ids where a comparison wrote every entry

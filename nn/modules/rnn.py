@@ -414,6 +414,11 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input, hx=None):
+        if hx is not None and not isinstance(hx, (tuple, list)):  # (a Tensor would unpack along its first dim)
+            raise TypeError(f"lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not "
+                            f"{type(hx).__name__}")
+        if hx is not None and len(hx) != 2:
+            raise RuntimeError("lstm_cell expects two hidden states")
         input, (h, c), batched = self._batched(input, (None, None) if hx is None else tuple(hx))
         h, c = R.lstm_cell(input, (h, c), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))

@@ -39,7 +39,7 @@ class Embedding(Module):
                         scale_grad_by_freq=False, sparse=False):
         """An Embedding whose weight is `embeddings` (num_embeddings, embedding_dim), frozen by default."""
         if embeddings.ndim != 2:
-            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")  # PyTorch's type
         m = cls(*embeddings.shape, padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
                 scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=embeddings)
         m.weight.requires_grad_(not freeze)
@@ -117,7 +117,7 @@ class EmbeddingBag(Module):
                         mode="mean", sparse=False, include_last_offset=False, padding_idx=None):
         """An EmbeddingBag whose weight is `embeddings` (num_embeddings, embedding_dim), frozen by default."""
         if embeddings.ndim != 2:
-            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")  # PyTorch's type
         m = cls(*embeddings.shape, max_norm=max_norm, norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq,
                 mode=mode, sparse=sparse, _weight=embeddings, include_last_offset=include_last_offset,
                 padding_idx=padding_idx)
@@ -132,7 +132,7 @@ def _make_table(module, num_embeddings, embedding_dim, padding_idx, weight, requ
     module.num_embeddings, module.embedding_dim = num_embeddings, embedding_dim
     if padding_idx is not None:
         if not -num_embeddings <= padding_idx < num_embeddings:
-            raise ValueError(padding_message)
+            raise AssertionError(padding_message)  # (PyTorch's asserts, raised so that -O keeps them)
         padding_idx %= num_embeddings
     module.padding_idx = padding_idx
     if weight is None:
@@ -140,7 +140,7 @@ def _make_table(module, num_embeddings, embedding_dim, padding_idx, weight, requ
         _reset_table(module)
     else:
         if tuple(weight.shape) != (num_embeddings, embedding_dim):
-            raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+            raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
         module.weight = Parameter(weight, requires_grad=requires_grad)
 
 

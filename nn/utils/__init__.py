@@ -177,24 +177,18 @@ def parameters_to_vector(parameters):
 
 
 def vector_to_parameters(vec, parameters):
-    """Copy consecutive slices of the 1-d `vec` into the parameters, in place and unrecorded (the inverse of
-    parameters_to_vector). Shapes: vec (total numel,)."""
-    import minigrad
-
+    """Make each parameter's data its slice of `vec`, consecutive, unrecorded (the inverse of
+    parameters_to_vector). As PyTorch: the parameters become views of `vec` (its memory and dtype), and a
+    longer `vec`'s tail is left over. Shapes: vec (at least the total numel,)."""
     if not isinstance(vec, Tensor):
         raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
     params = list(parameters)
     _one_device(params)
-    total = sum(p.numel() for p in params)
-    if vec.ndim != 1 or vec.numel() != total:
-        raise RuntimeError(f"vector_to_parameters: vec has shape {list(vec.shape)}, the parameters hold {total} "
-                           "elements")
     start = 0
-    with minigrad.no_grad():
-        for p in params:
-            n = p.numel()
-            p.copy_(vec[start:start + n].reshape(tuple(p.shape)))
-            start += n
+    for p in params:
+        n = p.numel()
+        p.data = vec[start:start + n].view_as(p).data  # (a short vec: view_as's error, as PyTorch's)
+        start += n
 
 
 def _one_device(params):

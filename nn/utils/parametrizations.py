@@ -20,6 +20,9 @@ def _norm_except_dim(v, dim):
     of the whole tensor, a 0-d result). Shapes: (*) -> (1, .., v.shape[dim], .., 1) or ()."""
     if dim == -1:
         return v.norm()
+    if not -v.ndim <= dim < v.ndim:  # (PyTorch's error, raised where weight_norm is applied)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-v.ndim}, {v.ndim - 1}], but got "
+                         f"{dim})")
     dim = dim % v.ndim
     others = tuple(d for d in range(v.ndim) if d != dim)
     if not others:

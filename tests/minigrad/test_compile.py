@@ -318,7 +318,7 @@ def test_one_hot_and_binary_cross_entropy_follow_each_calls_data():
     g = minigrad.compile(lambda t: F.one_hot(t, 4) * 2)
     for ids in ([0, 1], [3, 2], [1, 1]):  # the one-hot rows are data, not constants of the capture
         assert g(minigrad.tensor(ids)).tolist() == (F.one_hot(minigrad.tensor(ids), 4) * 2).tolist()
-    with pytest.raises(RuntimeError, match=r"Class values must be smaller than num_classes \(4\)"):
+    with pytest.raises(RuntimeError, match=r"^Class values must be smaller than num_classes\.$"):
         g(minigrad.tensor([4, 1]))
     assert g.stats.captures == 1
     inferred = minigrad.compile(lambda t: F.one_hot(t))  # the count of classes comes from the data: eager

@@ -1,6 +1,9 @@
 """The PyTorch habits of issue 16, each against PyTorch itself: numpy-style keywords, 0-d
 reductions, gather with a small index, sign's node, list indexing, integer bitwise ops,
 integer linspace, rounding division, mixed-dtype products and type promotion."""
+import re
+import warnings
+
 import numpy as np
 import pytest
 
@@ -678,3 +681,28 @@ def test_where_of_numbers_var_mean_isin_and_a_zero_norm_like_torch(torch):
     for i in (4, 5, 6, 7, 10, 11, 13, 14, 15):  # numbers: to rounding (sums in another order)
         for a, b in zip(got[i] if i < 8 else [got[i]], want[i] if i < 8 else [want[i]]):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shapes", [((2,), (3,), None), ((3,), (2,), (3,)), ((3,), (3,), (2, 2)), ((3,), None, (2,))])
+def test_where_of_shapes_that_do_not_broadcast_raises_torchs_error(torch, shapes):
+    # PyTorch's RuntimeError, its sizes named in its order (condition, input, other); was numpy's ValueError
+    def call(L):
+        c, x, y = (L.ones(s) if s is not None else 1.0 for s in shapes)
+        return L.where(c > 0, x, y)
+
+    with pytest.raises(RuntimeError) as want:
+        call(torch)
+    with pytest.raises(RuntimeError, match=r"^" + re.escape(str(want.value))):
+        call(mg)
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_mean_of_an_empty_tensor_backward_is_quiet(torch, dim, create_graph):
+    # PyTorch's: an empty gradient and no warning (the backward divided by a count of 0: numpy's warning)
+    x, tx = mg.zeros(0, 3, requires_grad=True), torch.zeros(0, 3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (g,) = mg.autograd.grad(x.mean(dim).sum(), x, create_graph=create_graph)
+    (tg,) = torch.autograd.grad(tx.mean(dim).sum(), tx)
+    assert tuple(g.shape) == tuple(tg.shape)

@@ -94,3 +94,16 @@ def test_parameters_to_vector_and_back(torch):
         assert p.requires_grad and p.grad_fn is None
     with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
         vector_to_parameters([1.0], ours)
+
+
+def test_vector_to_parameters_makes_views_of_the_vector(torch):
+    # PyTorch's: each parameter becomes a view of its slice (the vector's memory and dtype), a longer vector's
+    # tail is left over (the parameters were copied into, and a longer vector refused)
+    got = []
+    for lib, mod in ((minigrad, nn), (torch, torch.nn)):
+        ps = [mod.Parameter(lib.zeros(2, 3)), mod.Parameter(lib.zeros(4))]
+        vec = lib.arange(12.0, dtype=lib.float64)
+        (vector_to_parameters if lib is minigrad else torch.nn.utils.vector_to_parameters)(vec, ps)
+        vec[0] = 100.0
+        got.append([(str(p.dtype).split(".")[-1], p.requires_grad, p.detach().numpy().tolist()) for p in ps])
+    assert got[0] == got[1]

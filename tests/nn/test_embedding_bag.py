@@ -1,4 +1,6 @@
 """F.embedding_bag and nn.EmbeddingBag against PyTorch: outputs, weight and per_sample_weights gradients, errors."""
+import re
+
 import numpy as np
 import pytest
 
@@ -222,12 +224,37 @@ def test_from_pretrained(torch):
     x = [[0, 1, 3], [2, 2, 1]]
     np.testing.assert_array_equal(m(minigrad.tensor(x)).numpy(), t(torch.tensor(x)).numpy())
     assert nn.EmbeddingBag.from_pretrained(minigrad.tensor(w), freeze=False).weight.requires_grad
-    with pytest.raises(ValueError):
+    with pytest.raises(AssertionError, match="expected to be 2-dimensional"):  # PyTorch's type
         nn.EmbeddingBag.from_pretrained(minigrad.tensor(w[0]))
 
 
-def test_module_errors():
-    with pytest.raises(ValueError):
-        nn.EmbeddingBag(5, 2, padding_idx=5)
-    with pytest.raises(ValueError):
-        nn.EmbeddingBag(5, 2, _weight=minigrad.zeros(4, 2))
+def test_module_errors(torch):
+    # PyTorch raises AssertionError for these (Embedding's too), with these texts
+    for make in (lambda m, z: m.EmbeddingBag(5, 2, padding_idx=5), lambda m, z: m.Embedding(5, 2, padding_idx=-6),
+                 lambda m, z: m.EmbeddingBag(5, 2, _weight=z(4, 2)), lambda m, z: m.Embedding(5, 2, _weight=z(4, 2)),
+                 lambda m, z: m.Embedding.from_pretrained(z(4))):
+        with pytest.raises(AssertionError) as theirs:
+            make(torch.nn, torch.zeros)
+        with pytest.raises(AssertionError, match=re.escape(str(theirs.value))):
+            make(nn, minigrad.zeros)
+
+
+def test_float_indices_message(torch):
+    # PyTorch names the indices' type by its legacy name (torch.FloatTensor), as F.embedding does
+    with pytest.raises(RuntimeError) as theirs:
+        torch.nn.EmbeddingBag(5, 2)(torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([0]))
+    with pytest.raises(RuntimeError, match=re.escape(str(theirs.value).replace("torch.", "minigrad."))):
+        nn.EmbeddingBag(5, 2)(minigrad.tensor([1.0, 2.0], dtype=minigrad.float64), minigrad.tensor([0]))
+
+
+@pytest.mark.parametrize("wdt, pdt", [("float32", "float64"), ("float64", "float32"), ("float64", "int64")])
+def test_per_sample_weights_of_another_dtype_raise(torch, wdt, pdt):
+    # PyTorch does not promote them (the output was float64)
+    def call(L, N):
+        m = N.EmbeddingBag(5, 2, mode="sum").to(getattr(L, wdt))
+        return m(L.tensor([[1, 2], [3, 4]]), per_sample_weights=L.ones(2, 2, dtype=getattr(L, pdt)))
+
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch, torch.nn)
+    with pytest.raises(RuntimeError, match=re.escape(str(theirs.value).replace("torch.", "minigrad."))):
+        call(minigrad, nn)

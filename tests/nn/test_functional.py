@@ -1002,6 +1002,64 @@ def test_attention_saves_qkv_and_probs_and_errors():
         F.scaled_dot_product_attention(q, k, rand(2, 3, 5, 2, dtype=np.float32))
 
 
+
+@pytest.mark.parametrize("shapes, dtypes, mask", [
+    (((2, 3, 4), (2, 5, 4), (2, 5, 4)), ("float16", "float32", "int64"), None),  # dtypes differ
+    (((4,), (5,), (5, 4)), ("float32",) * 3, None),  # fewer than 2 dims
+    (((4,), (5,), (5, 4)), ("float32",) * 3, "int32"),  # (the dims are checked before the mask)
+    (((2, 3, 4), (2, 5, 4), (2, 5, 4)), ("float32",) * 3, "uint8"),
+    (((2, 3, 4), (2, 5, 4), (2, 5, 4)), ("float32",) * 3, "float64"),  # a float mask not of the query's dtype
+])
+def test_attention_input_errors_as_pytorch(shapes, dtypes, mask):
+    torch = pytest.importorskip("torch")
+
+    def call(L, Fn):
+        q, k, v = (L.zeros(s, dtype=getattr(L, d)) for s, d in zip(shapes, dtypes))
+        return Fn.scaled_dot_product_attention(q, k, v, attn_mask=None if mask is None else
+                                               L.zeros(3, 5, dtype=getattr(L, mask)))
+
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch, torch.nn.functional)
+    with pytest.raises(RuntimeError) as ours:
+        call(minigrad, F)
+    assert str(ours.value) == str(theirs.value)
+
+
+
+@pytest.mark.parametrize("p", [1.0, -0.1, 1.5])
+def test_attention_dropout_p_at_the_ends_as_pytorch(p):
+    # PyTorch's: p <= 0 drops nothing, p = 1 everything (zeros, zero gradients), p > 1 raises (all refused before)
+    torch = pytest.importorskip("torch")
+    q = RNG.standard_normal((1, 2, 3)).astype(np.float32)
+    got = []
+    for L, Fn in ((torch, torch.nn.functional), (minigrad, F)):
+        t = L.tensor(q, requires_grad=True)
+        try:
+            out = Fn.scaled_dot_product_attention(t, t, t, dropout_p=p)
+        except RuntimeError as e:
+            got.append(str(e))
+            continue
+        out.sum().backward()
+        got.append((out.detach().numpy().tobytes() if p == 1.0 else out.detach().numpy().round(5).tolist(),
+                    t.grad.numpy().round(5).tolist()))
+    assert got[1] == got[0]
+
+
+
+@pytest.mark.parametrize("qs, ks, kw", [((2, 3, 4), (2, 0, 4), {}), ((1, 4, 3, 4), (1, 2, 0, 4), {"enable_gqa": True}),
+                                        ((3, 4), (0, 4), {"is_causal": True})])
+def test_attention_over_no_keys_is_zeros(qs, ks, kw):
+    # PyTorch's: an empty sum per query (numpy's max of an empty array raised ValueError)
+    torch = pytest.importorskip("torch")
+    got = []
+    for L, Fn in ((torch, torch.nn.functional), (minigrad, F)):
+        q, k, v = L.ones(qs, requires_grad=True), L.ones(ks), L.ones(ks[:-1] + (5,))
+        out = Fn.scaled_dot_product_attention(q, k, v, **kw)
+        out.sum().backward()
+        got.append((tuple(out.shape), out.detach().numpy().tolist(), q.grad.numpy().tolist()))
+    assert got[1] == got[0]
+
+
 # ---- across ops -------------------------------------------------------------------------------
 CASES = {
     "linear": (lambda x, w: F.linear(x, w), lambda x, w: R.linear(x, w), lambda: (rand(2, 3, 4), rand(5, 4))),

@@ -1,5 +1,6 @@
 """The rest of torch.nn.functional's names (nn/_functional/composed*.py) against PyTorch: values and float64
 gradients from the same inputs, PyTorch's errors, and the random ones by what their draws must satisfy."""
+import re
 import warnings
 
 import numpy as np
@@ -107,6 +108,23 @@ def test_losses_with_class_or_sign_targets(torch):
     compare(torch, "cosine_embedding_loss", [arr(4), arr(4), np.array(1.0)])
 
 
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4), (3, 1)), ((4,), (4,), (1,)), ((3, 4), (3, 4), ()),
+                                    ((3, 4), (3, 4), (2,)), ((3, 4), (3, 5), (3,))])
+def test_cosine_embedding_loss_target_dims_like_torch(torch, shapes):
+    # the target's dims fix the inputs': a (3, 1) target gave a (3, 3) loss, a (1,) one took 1-D inputs
+    def call(L):
+        return L.nn.functional.cosine_embedding_loss(*(L.ones(s) for s in shapes), reduction="none")
+
+    with pytest.raises(RuntimeError) as want:
+        call(torch)
+    with pytest.raises(RuntimeError, match="^" + re.escape(str(want.value))):
+        call(minigrad)
+
+
+def test_cosine_embedding_loss_inputs_broadcast(torch):
+    compare(torch, "cosine_embedding_loss", [arr(3, 4), arr(1, 4), np.array([1.0, -1.0, 1.0])], reduction="none")
+
+
 @pytest.mark.parametrize("var_shape", [(4, 3), (4,), (4, 1)])
 @pytest.mark.parametrize("full", [False, True])
 def test_gaussian_nll_loss(torch, var_shape, full):
@@ -155,7 +173,9 @@ def errors(torch, fn_name, *arrays, **kwargs):
     ("pixel_unshuffle", [(2, 2, 5, 4)], {"downscale_factor": 2}), ("channel_shuffle", [(2, 5, 3)], {"groups": 2}),
     ("group_norm", [(2, 5, 3)], {"num_groups": 2}), ("dropout1d", [(2, 3, 4, 5)], {}),
     ("margin_ranking_loss", [(3,), (3,), (3, 1)], {}), ("gaussian_nll_loss", [(4, 3), (4, 3), (4, 3)], {}),
-    ("multi_margin_loss", [(2, 3), (3,)], {"p": 3}),
+    ("multi_margin_loss", [(2, 3), (3,)], {"p": 3}), ("huber_loss", [(3,), (3,)], {"delta": 0.0}),
+    ("huber_loss", [(3,), (3,)], {"delta": -1.0}), ("triplet_margin_loss", [(3, 2), (3, 2), (3, 2)], {"margin": 0.0}),
+    ("triplet_margin_loss", [(3, 2), (3, 2), (3, 2)], {"margin": -1.5}),
 ])
 def test_errors_as_pytorch(torch, name, shapes, kwargs):
     arrays = [arr(*s) if name not in ("multi_margin_loss",) or i == 0 else np.zeros(s, dtype=np.int64)
@@ -234,3 +254,10 @@ def test_upsample_aliases_warn_and_interpolate(torch):
             warnings.simplefilter("ignore")
             theirs = getattr(torch.nn.functional, name)(torch.tensor(x), **kwargs)
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_triplet_margin_loss_module_refuses_a_margin_not_above_0(torch):
+    with pytest.raises(ValueError) as theirs:
+        torch.nn.TripletMarginLoss(margin=0.0)
+    with pytest.raises(ValueError, match=f"^{re.escape(str(theirs.value))}$"):
+        minigrad.nn.TripletMarginLoss(margin=0.0)

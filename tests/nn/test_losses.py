@@ -57,6 +57,23 @@ def test_l1_and_mse(torch, name, reduction, dtype):
     vs_torch(torch, name, [arr(3, 4, dtype=dtype), arr(3, 4, dtype=dtype)], dtype, reduction=reduction)
 
 
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+                                  "binary_cross_entropy_with_logits"])
+def test_losses_of_empty_inputs(torch, name):
+    # the mean of nothing is nan, without numpy's warning; the gradient is empty (mse_loss's backward divided
+    # by 0; the others' warned of 1 / 0)
+    for reduction in REDUCTIONS:
+        x, tx = minigrad.zeros(0, 3, requires_grad=True), torch.zeros(0, 3, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            y = getattr(F, name)(x, minigrad.zeros(0, 3), reduction=reduction)
+            y.sum().backward()
+        ty = getattr(torch.nn.functional, name)(tx, torch.zeros(0, 3), reduction=reduction)
+        ty.sum().backward()
+        np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+        assert x.grad.shape == tx.grad.shape
+
+
 @pytest.mark.parametrize("name", ["l1_loss", "mse_loss"])
 def test_l1_and_mse_weighted(torch, name):
     x, t, w = arr(3, 4), arr(3, 4), prob(3, 4)
@@ -117,6 +134,57 @@ def test_nll_loss_with_every_target_kept_is_the_masked_paths_bits(torch, xs, ts,
     vs_torch(torch, "nll_loss", [x, t, None], dtype, grads=[True, False, False], reduction=reduction)
 
 
+@pytest.mark.parametrize("xs,t,w", [((3, 5), [2, 2, 2], None), ((5,), 2, None), ((2, 5, 2), [[2, 2], [2, 2]], None),
+                                     ((3, 5), [2, 1, 2], [0.0] * 5)])
+def test_nll_loss_mean_of_nothing_weighed(torch, xs, t, w):
+    # every target ignored (or weighed 0): the loss is 0 / 0, nan; the gradient is nan on the kept rows only,
+    # 0 on the ignored ones (they were nan at column 0)
+    x = arr(*xs, dtype=np.float32)
+    grads = []
+    for lib, Fn in ((torch, torch.nn.functional), (minigrad, F)):
+        xt = lib.tensor(x, requires_grad=True)
+        loss = Fn.nll_loss(xt, lib.tensor(t), None if w is None else lib.tensor(w), ignore_index=2)
+        loss.backward()
+        assert np.isnan(loss.item())
+        grads.append(xt.grad.numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("xs, ts, wdt", [((3, 4), [0, 1, 2], "float64"),
+                                         ((3, 4, 2), [[0, 1], [1, 1], [2, 2]], "float16"), ((4,), 1, "int64")])
+def test_class_weight_of_another_dtype_raises(torch, name, xs, ts, wdt):
+    # PyTorch does not promote the weight (it was, a float32 loss from a float64 weight)
+    def call(L):
+        return getattr(L.nn.functional, name)(L.zeros(xs), L.tensor(ts), weight=L.ones(4, dtype=getattr(L, wdt)))
+
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch)
+    with pytest.raises(RuntimeError) as ours:
+        call(minigrad)
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, L, w: F.binary_cross_entropy(L.full((3,), 0.5), L.ones(3), weight=w),
+    lambda F, L, w: F.binary_cross_entropy_with_logits(L.zeros(3), L.ones(3), weight=w),
+    lambda F, L, w: F.binary_cross_entropy_with_logits(L.zeros(3), L.ones(3), pos_weight=w),
+    lambda F, L, w: F.cross_entropy(L.zeros(2, 3), L.tensor([0, 2]), weight=w),
+    lambda F, L, w: F.nll_loss(L.zeros(2, 3), L.tensor([0, 2]), weight=w),
+    lambda F, L, w: F.nll_loss(L.zeros(2, 3, 4), L.zeros(2, 4, dtype=L.int64), weight=w),
+    lambda F, L, w: F.multi_margin_loss(L.zeros(2, 3), L.tensor([0, 2]), weight=w),
+])
+def test_weights_that_require_grad_raise_as_torch(torch, call):
+    # PyTorch gives these weights no gradient and refuses one that asks for it (they got None, or a gradient)
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch.nn.functional, torch, torch.ones(3, requires_grad=True))
+    with pytest.raises(RuntimeError) as ours:
+        call(F, minigrad, minigrad.ones(3, requires_grad=True))
+    assert str(ours.value) == str(theirs.value)
+    with minigrad.no_grad():  # (nothing recorded: no error, as PyTorch)
+        call(F, minigrad, minigrad.ones(3, requires_grad=True))
+
+
 def test_nll_loss_ignore_index_and_log_softmax_is_cross_entropy(torch):
     x, t = arr(6, 5), RNG.integers(0, 5, 6)
     t[2] = 3
@@ -174,6 +242,14 @@ def test_kl_div(torch, reduction, log_target, dtype):
     t = log_prob(4, 5, dtype=dtype) if log_target else np.exp(log_prob(4, 5)).astype(dtype)
     vs_torch(torch, "kl_div", [log_prob(4, 5, dtype=dtype), t], dtype, node=False, reduction=reduction,
              log_target=log_target)
+
+
+def test_kl_div_negative_target_is_nan(torch):
+    # PyTorch's xlogy(t, t) of a negative t is nan (it was taken as 0 log 0, a finite loss)
+    x, t = [-1.0, -2.0, -0.5], [-0.5, 0.0, 0.7]
+    ours = F.kl_div(minigrad.tensor(x), minigrad.tensor(t), reduction="none").numpy()
+    theirs = torch.nn.functional.kl_div(torch.tensor(x), torch.tensor(t), reduction="none").numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)  # (nan where theirs is)
 
 
 def test_kl_div_zero_target(torch):
@@ -243,6 +319,22 @@ def test_errors_match_torch_types(torch, call):
         with pytest.raises(type(theirs.value)) as ours:
             call(minigrad, F)
     assert len(str(ours.value)) > 15 and "\n" not in str(ours.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, F: F.one_hot(t.tensor([1.0])),
+    lambda t, F: F.one_hot(t.tensor([1], dtype=t.int32), 3),
+    lambda t, F: F.one_hot(t.tensor([-1])),
+    lambda t, F: F.one_hot(t.tensor([3]), 3),
+    lambda t, F: F.one_hot(t.tensor([1, 2]), -3),
+])
+def test_one_hot_error_texts_are_torchs(torch, call):
+    # (they named num_classes and the dtype besides)
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch, torch.nn.functional)
+    with pytest.raises(RuntimeError) as ours:
+        call(minigrad, F)
+    assert str(ours.value) == str(theirs.value)
 
 
 def test_one_hot_vs_torch(torch):
@@ -355,6 +447,7 @@ def test_cross_entropy_probability_targets_module_and_reference_kernels(torch):
     lambda F, L: F.cross_entropy(L.zeros(3, 4), L.ones(3, 4), ignore_index=1),
     lambda F, L: F.cross_entropy(L.zeros(3, 4), L.ones(3, 4), weight=L.ones(3)),
     lambda F, L: F.cross_entropy(L.zeros(3, 4), L.ones(3, 4), label_smoothing=1.5),
+    lambda F, L: F.cross_entropy(L.zeros(3, 4), L.tensor([0, 1, 2]), label_smoothing=1.5),  # class ids: RuntimeError
     lambda F, L: F.cross_entropy(L.tensor(1.0), L.tensor(1.0)),
 ])
 def test_cross_entropy_probability_target_errors_like_torch(torch, call):

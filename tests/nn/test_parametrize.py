@@ -288,3 +288,20 @@ def test_old_spectral_norm_vs_torch(torch):
     np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), rtol=1e-10)
     with pytest.raises(ValueError, match="spectral_norm of 'weight' not found in"):
         nn.utils.remove_spectral_norm(ours)
+
+
+@pytest.mark.parametrize("old", [False, True])
+@pytest.mark.parametrize("dim", [2, -3])
+def test_weight_norm_dim_out_of_range_raises_as_torch(torch, old, dim):
+    # (it was taken: a norm over some other dims)
+    def call(N):
+        fn = N.utils.weight_norm if old else N.utils.parametrizations.weight_norm
+        return fn(N.Linear(3, 2), dim=dim)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the older one's deprecation)
+        with pytest.raises(IndexError) as theirs:
+            call(torch.nn)
+        with pytest.raises(IndexError) as ours:
+            call(nn)
+    assert str(ours.value) == str(theirs.value)

@@ -454,3 +454,17 @@ def test_char_model_trains_in_lockstep_with_torch(torch, cls):
     losses = np.array(losses)
     np.testing.assert_allclose(losses[:, 0], losses[:, 1], rtol=1e-10, atol=1e-10)
     assert losses[-1, 0] < losses[0, 0]  # it learns
+
+
+@pytest.mark.parametrize("hx", ["tensor", "one"])
+def test_lstm_cell_hx_not_a_pair_raises_as_torch(torch, hx):
+    # a Tensor hx was unpacked along its first dim (a batch-size error), a 1-tuple gave a ValueError
+    def call(L, N):
+        h = L.zeros(2, 4)
+        return N.LSTMCell(3, 4)(L.zeros(2, 3), h if hx == "tensor" else (h,))
+
+    with pytest.raises((TypeError, RuntimeError)) as theirs:
+        call(torch, torch.nn)
+    with pytest.raises(theirs.type) as ours:
+        call(minigrad, nn)
+    assert str(ours.value) == str(theirs.value)

@@ -1,5 +1,6 @@
 """nn's warnings and error texts against PyTorch's: losses, softmax's implicit dim, init, utils, optim, Linear
 and Embedding. Each compares with torch where it is installed (the texts below are torch 2.13's)."""
+import re
 import warnings
 
 import numpy as np
@@ -425,3 +426,28 @@ def test_a_deep_copy_of_a_scheduled_optimizer_steps_its_own_parameters():
     twin.step()
     assert all(np.array_equal(a, p.array) for a, p in zip(before, model.parameters()))
     assert not all(np.array_equal(a, p.array) for a, p in zip(before, (q for g in twin.param_groups for q in g["params"])))
+
+
+@pytest.mark.parametrize("name", ["kaiming_uniform_", "kaiming_normal_"])
+def test_kaiming_mode_error_as_pytorch(name):
+    torch = _torch()
+    with pytest.raises(ValueError) as theirs:
+        getattr(torch.nn.init, name)(torch.empty(3, 4), mode="fan_avg")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(theirs.value))}$"):
+        getattr(nn.init, name)(minigrad.empty(3, 4), mode="fan_avg")
+
+
+@pytest.mark.parametrize("name", ["kaiming_uniform_", "kaiming_normal_"])
+def test_kaiming_of_zero_elements_warns_as_pytorch(name):
+    torch = _torch()
+    with pytest.warns(UserWarning) as theirs:
+        getattr(torch.nn.init, name)(torch.empty(0, 4))
+    with pytest.warns(UserWarning, match=f"^{re.escape(str(theirs[0].message))}$"):
+        getattr(nn.init, name)(minigrad.empty(0, 4))
+
+
+def test_trunc_normal_of_a_0d_tensor():
+    # PyTorch fills it; the redraw of an out-of-range 0-d draw raised TypeError (a numpy scalar)
+    g = minigrad.Generator().manual_seed(0)
+    for _ in range(20):  # N(1, 2) in [-1, 3]: about a third of the first draws are redrawn
+        assert -1 <= nn.init.trunc_normal_(minigrad.empty(()), mean=1, std=2, a=-1, b=3, generator=g).item() <= 3
