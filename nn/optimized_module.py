@@ -4,7 +4,9 @@ A Module of its own that holds the compiled module as its child `_orig_mod`, so 
 it nests in a Sequential or a ModuleList (compiling each block of a model), `train()`, `to()` and
 the like return the wrapper, and its `state_dict()` keys start with `_orig_mod.` (nanoGPT strips
 that prefix when it loads a compiled model's checkpoint into a plain one). Its calls go through
-`minigrad.compile` of `_orig_mod`'s calls; an attribute the wrapper does not have is `_orig_mod`'s.
+`minigrad.compile` of `_orig_mod`'s calls; an attribute the wrapper does not have is `_orig_mod`'s, and
+setting one sets `_orig_mod`'s (`compiled.scale = 2.0`, `compiled.head = nn.Linear(...)`: the model the
+calls run changes, as PyTorch's wrapper does).
 """
 from minigrad.compiler import CompiledFunction
 
@@ -12,6 +14,8 @@ from .module import Module
 
 
 class OptimizedModule(Module):
+    _OWN = frozenset(("_orig_mod", "_compiled", "forward", "training"))  # set on the wrapper itself
+
     def __init__(self, mod, fullgraph=False):
         super().__init__()
         self._orig_mod = mod
@@ -29,3 +33,10 @@ class OptimizedModule(Module):
             if name == "_orig_mod":  # (not there yet: before __init__ set it)
                 raise
             return getattr(self._orig_mod, name)
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        if name in self._OWN or name in d or "_orig_mod" not in d or hasattr(type(self), name):
+            super().__setattr__(name, value)
+        else:
+            setattr(self._orig_mod, name, value)

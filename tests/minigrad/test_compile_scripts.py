@@ -634,3 +634,27 @@ def test_a_list_grown_past_its_first_items_between_calls_is_another_program():
             assert compiled(minigrad.ones(1)).item() == smoothed(minigrad.ones(1)).item()
             history.append(100.0 * (i + 1))
     assert "closure variable 'history': its length changed: 70 -> 71" in str(caught[0].message)
+
+
+class _Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.scale = 1.0
+
+    def forward(self, x):
+        return self.fc(x) * self.scale
+
+
+def test_an_attribute_set_through_a_compiled_module_is_set_on_the_module_it_runs():
+    minigrad.manual_seed(0)
+    model = _Scaled()
+    compiled = minigrad.compile(model)
+    x = minigrad.randn(4, 3)
+    _quiet(compiled, x)
+    compiled.scale = 2.0  # PyTorch's wrapper sets it on _orig_mod
+    compiled.fc = nn.Linear(3, 2)
+    assert model.scale == 2.0 and model.fc is compiled.fc and "scale" not in compiled.__dict__
+    np.testing.assert_array_equal(_quiet(compiled, x).detach().numpy(), model(x).detach().numpy())
+    compiled.eval()  # the wrapper's own flag and the module's
+    assert not compiled.training and not model.training and not model.fc.training
