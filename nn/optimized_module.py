@@ -23,6 +23,15 @@ class OptimizedModule(Module):
         self._compiled = CompiledFunction(mod.__call__, fullgraph, modules=(mod,))
         self._compiled.name = type(mod).__name__  # (its warnings name the module, not Module.__call__)
 
+    def __getstate__(self):
+        """A pickle (`torch.save(compiled_model)`) or a copy holds the module and the compile's settings, not
+        its programs: the copy captures anew, for its own parameters (`_compiled` is made again on first use)."""
+        state = dict(self.__dict__)
+        c = state.pop("_compiled", None)
+        if c is not None:
+            state["_compiled_settings"] = (c.fullgraph, c.warn, c.cache_size_limit, c.name)
+        return state
+
     def forward(self, *args, **kwargs):
         return self._compiled(*args, **kwargs)
 
@@ -30,6 +39,12 @@ class OptimizedModule(Module):
         try:
             return super().__getattr__(name)
         except AttributeError:
+            if name == "_compiled" and "_compiled_settings" in self.__dict__:  # (a loaded pickle, a copy)
+                fullgraph, warn, limit, label = self.__dict__.pop("_compiled_settings")
+                compiled = CompiledFunction(self._orig_mod.__call__, fullgraph, modules=(self._orig_mod,))
+                compiled.warn, compiled.cache_size_limit, compiled.name = warn, limit, label
+                object.__setattr__(self, "_compiled", compiled)
+                return compiled
             if name == "_orig_mod":  # (not there yet: before __init__ set it)
                 raise
             return getattr(self._orig_mod, name)

@@ -658,3 +658,24 @@ def test_an_attribute_set_through_a_compiled_module_is_set_on_the_module_it_runs
     np.testing.assert_array_equal(_quiet(compiled, x).detach().numpy(), model(x).detach().numpy())
     compiled.eval()  # the wrapper's own flag and the module's
     assert not compiled.training and not model.training and not model.fc.training
+
+
+def test_a_compiled_module_saved_whole_loads_and_captures_anew_for_its_own_parameters(tmp_path):
+    import copy
+
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    compiled = minigrad.compile(model)
+    x = minigrad.randn(2, 3)
+    _quiet(compiled, x)
+    _quiet(compiled, x)
+    minigrad.save(compiled, tmp_path / "model.pt")  # PyTorch's torch.save(compiled_model)
+    loaded = minigrad.load(tmp_path / "model.pt", weights_only=False)
+    assert type(loaded) is type(compiled) and list(loaded.state_dict()) == list(compiled.state_dict())
+    np.testing.assert_array_equal(_quiet(loaded, x).detach().numpy(), model(x).detach().numpy())
+    copied = copy.deepcopy(compiled)
+    with minigrad.no_grad():
+        copied._orig_mod[0].weight.mul_(2)  # (the copy's own module)
+    np.testing.assert_array_equal(_quiet(copied, x).detach().numpy(), copied._orig_mod(x).detach().numpy())
+    np.testing.assert_array_equal(_quiet(loaded, x).detach().numpy(), model(x).detach().numpy())
+    assert loaded._compiled.stats.replays == 1 and copied._compiled.stats.captures == 1
