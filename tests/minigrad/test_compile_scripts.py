@@ -679,3 +679,47 @@ def test_a_compiled_module_saved_whole_loads_and_captures_anew_for_its_own_param
     np.testing.assert_array_equal(_quiet(copied, x).detach().numpy(), copied._orig_mod(x).detach().numpy())
     np.testing.assert_array_equal(_quiet(loaded, x).detach().numpy(), model(x).detach().numpy())
     assert loaded._compiled.stats.replays == 1 and copied._compiled.stats.captures == 1
+
+
+class _MaxNormed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4, max_norm=1.0, padding_idx=0)
+        self.table = nn.Parameter(minigrad.randn(10, 4))
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, ids):
+        return self.fc(self.emb(ids).mean(1) + nn.functional.embedding(ids, self.table, max_norm=0.5).sum(1))
+
+
+def _max_norm_run(compiled):
+    minigrad.manual_seed(0)
+    model = _MaxNormed()
+    opt = nn.optim.Adam(model.parameters(), lr=0.1)
+
+    def step(ids, y):
+        loss = nn.functional.cross_entropy(model(ids), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def evaluate(ids):
+        with minigrad.no_grad():
+            return model(ids)
+
+    if compiled:
+        step, evaluate = minigrad.compile(step), minigrad.compile(evaluate)
+    seen = []
+    for _ in range(5):
+        seen.append(step(minigrad.randint(0, 10, (4, 3)), minigrad.randint(0, 3, (4,))).detach().numpy())
+        seen.append(evaluate(minigrad.randint(0, 10, (4, 3))).numpy())  # (looks up, and renorms, other rows)
+    return seen + [p.detach().numpy() for p in model.parameters()], (step, evaluate)
+
+
+def test_an_embeddings_max_norm_renorms_the_rows_each_replay_looks_up():
+    want, _ = _max_norm_run(compiled=False)
+    got, (step, evaluate) = _quiet(_max_norm_run, True)
+    assert step.stats.replays == 4 and evaluate.stats.replays == 4
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
