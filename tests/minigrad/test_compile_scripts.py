@@ -723,3 +723,34 @@ def test_an_embeddings_max_norm_renorms_the_rows_each_replay_looks_up():
     assert step.stats.replays == 4 and evaluate.stats.replays == 4
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g, w)
+
+
+_OUT_BUFFER = minigrad.zeros(5, 3)
+
+
+def _out_run(compiled):
+    minigrad.manual_seed(0)
+    w = minigrad.randn(4, 3)
+
+    def f(x):
+        o = minigrad.empty(5, 3)
+        minigrad.matmul(x, w, out=o)  # (the 60-minute blitz's way)
+        minigrad.add(o, 1.0, out=_OUT_BUFFER)  # a buffer from before the call
+        values, indices = minigrad.zeros(5), minigrad.zeros(5, dtype=minigrad.int64)
+        minigrad.max(o, dim=1, out=(values, indices))
+        return o * 2, values, indices
+
+    if compiled:
+        f = minigrad.compile(f)
+    seen = []
+    for _ in range(4):
+        seen += [t.numpy() for t in f(minigrad.randn(5, 4))] + [_OUT_BUFFER.numpy().copy()]
+    return seen, f
+
+
+def test_a_result_written_into_out_is_written_at_each_replay():
+    want, _ = _out_run(compiled=False)
+    got, f = _quiet(_out_run, True)
+    assert f.stats.replays == 3
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
