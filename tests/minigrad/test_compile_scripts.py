@@ -754,3 +754,18 @@ def test_a_result_written_into_out_is_written_at_each_replay():
     assert f.stats.replays == 3
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g, w)
+
+
+def test_apply_inside_the_function_makes_the_call_run_eagerly():
+    def f(x):
+        y = x.clone()
+        y.apply_(lambda v: v * 2)
+        return y + 1
+
+    compiled = minigrad.compile(f)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            x = minigrad.randn(3)
+            np.testing.assert_array_equal(compiled(x).numpy(), f(x).numpy())
+    assert "Tensor.apply_()" in str(caught[0].message) and compiled.stats.replays == 0
