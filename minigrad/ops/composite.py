@@ -672,9 +672,14 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         raise TypeError("isin() received an invalid combination of arguments: elements or test_elements must be a Tensor")
     ref = elements if isinstance(elements, Tensor) else test_elements
     xp = array_module(ref.array)
-    a = elements.array if isinstance(elements, Tensor) else xp.asarray(elements)
-    b = test_elements.array if isinstance(test_elements, Tensor) else xp.asarray(test_elements)
-    return Tensor(xp.isin(a, b, assume_unique=assume_unique, invert=invert))
+
+    def run(*arrays):  # (an op of the tensors' arrays: a capture replays it on each call's values)
+        given = iter(arrays)
+        a = next(given) if isinstance(elements, Tensor) else xp.asarray(elements)
+        b = next(given) if isinstance(test_elements, Tensor) else xp.asarray(test_elements)
+        return xp.isin(a, b, assume_unique=assume_unique, invert=invert)
+
+    return array_op(run, *(t for t in (elements, test_elements) if isinstance(t, Tensor)))
 
 
 # ---- histograms: histc (counts) and histogram (counts and edges, optionally weighted or a density) -----------

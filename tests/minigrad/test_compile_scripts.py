@@ -769,3 +769,22 @@ def test_apply_inside_the_function_makes_the_call_run_eagerly():
             x = minigrad.randn(3)
             np.testing.assert_array_equal(compiled(x).numpy(), f(x).numpy())
     assert "Tensor.apply_()" in str(caught[0].message) and compiled.stats.replays == 0
+
+
+# ops whose result is computed from their inputs' values outside the autograd ops (a replay must compute them again)
+_FROM_VALUES = {
+    "isin": lambda x, i: (minigrad.isin(i, minigrad.tensor([1, 3])), minigrad.isin(i, i[:2], invert=True),
+                          minigrad.isin(2, i)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FROM_VALUES))
+def test_an_op_computed_from_its_inputs_values_is_computed_again_at_each_replay(name):
+    fn = _FROM_VALUES[name]
+    compiled = minigrad.compile(lambda x, i: fn(x, i))
+    minigrad.manual_seed(0)
+    for _ in range(4):
+        x, i = minigrad.randn(3, 4), minigrad.randint(0, 6, (6,))
+        for got, want in zip(_quiet(compiled, x, i), fn(x, i)):
+            np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    assert compiled.stats.replays == 3
