@@ -17,6 +17,7 @@ import numpy as np
 
 import minigrad
 from minigrad import backends
+from minigrad.ops.array_op import array_op
 
 from ._common import Function, Tensor, check_tensor, xp_of
 from .conv import col2im, crop, expand_param, pad_array, windows
@@ -449,10 +450,10 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
         raise NotImplementedError(f'"adaptive_max_pool2d" not implemented for {input.dtype}')
     lead = tuple(input.shape[:-2])
     if input.numel() == 0 or min(size) == 0:
-        idx = xp_of(input.array).zeros(lead + size, dtype=np.int64)
-    else:
-        idx = _adaptive_max_indices(input.array, size)
+        idx = Tensor(xp_of(input.array).zeros(lead + size, dtype=np.int64))
+    else:  # (an op of the input's array: a minigrad.compile replay finds each call's own maxima)
+        idx = array_op(lambda a: _adaptive_max_indices(a, size), input)
     # y[..., i, j] = x_flat[..., idx[..., i, j]]
-    index = Tensor(idx.reshape(lead + (-1,)))
+    index = idx.reshape(lead + (-1,))
     y = input.reshape(lead + (-1,)).gather(-1, index).reshape(lead + size)
-    return (y, Tensor(idx)) if return_indices else y
+    return (y, idx) if return_indices else y

@@ -775,6 +775,9 @@ def test_apply_inside_the_function_makes_the_call_run_eagerly():
 _FROM_VALUES = {
     "isin": lambda x, i: (minigrad.isin(i, minigrad.tensor([1, 3])), minigrad.isin(i, i[:2], invert=True),
                           minigrad.isin(2, i)),
+    "adaptive_max_pool": lambda x, i: (nn.functional.adaptive_max_pool2d(x.view(1, 3, 4), 2, return_indices=True)
+                                       + nn.functional.adaptive_max_pool1d(x.view(1, 3, 4), 3, return_indices=True)
+                                       + (nn.functional.adaptive_max_pool2d(x.view(1, 3, 4), (1, 3)),)),
 }
 
 
