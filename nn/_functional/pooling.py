@@ -188,8 +188,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     out, pads = _pool_geometry(input.shape, kernel, stride, padding, dilation, ceil_mode)
     y, idx = MaxPool2d.apply(input, kernel, stride, dilation, padding, pads, out)
     # the indices the caller gets are a copy: the kernel's backward reads the node's own, which an in-place
-    # edit of the returned ones would otherwise change
-    return (y, Tensor(idx.array.copy())) if return_indices else y
+    # edit of the returned ones would otherwise change (an op's copy: a minigrad.compile replay copies each call's)
+    return (y, array_op(lambda a: a.copy(), idx)) if return_indices else y
 
 
 def _flat_indices(arg, kernel, stride, dilation, padding, width, xp):

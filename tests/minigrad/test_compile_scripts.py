@@ -778,6 +778,8 @@ _FROM_VALUES = {
     "adaptive_max_pool": lambda x, i: (nn.functional.adaptive_max_pool2d(x.view(1, 3, 4), 2, return_indices=True)
                                        + nn.functional.adaptive_max_pool1d(x.view(1, 3, 4), 3, return_indices=True)
                                        + (nn.functional.adaptive_max_pool2d(x.view(1, 3, 4), (1, 3)),)),
+    "max_pool_indices": lambda x, i: (nn.functional.max_pool2d(x.view(1, 1, 3, 4), 2, return_indices=True)
+                                      + nn.functional.max_pool1d(x.view(1, 3, 4), 2, return_indices=True)),
 }
 
 
