@@ -6,6 +6,7 @@ import numpy as np
 
 from minigrad import backends
 from minigrad.autograd import recording
+from minigrad.ops.array_op import array_op
 from minigrad.ops.matmul import matmul_arrays
 
 from ._common import Function, Tensor, once_differentiable, some_id_outside, wrap, xp_of
@@ -316,7 +317,11 @@ def grad_scaled_by_freq(out, input, n):
     """`out` with its gradient divided, at each position, by how often its id occurs in `input`: the rows' gradients
     become means over their occurrences (scale_grad_by_freq). Values unchanged: out.detach() + (out - out.detach()) s
     is out exactly, and its gradient is g s."""
-    xp = xp_of(input.array)
-    counts = xp.bincount(input.array.reshape(-1), minlength=n)
-    s = Tensor((1.0 / counts[input.array]).astype(out.array.dtype)[..., None])
+    dtype = out.array.dtype
+
+    def scales(ids):  # (an op of the ids' array: a minigrad.compile replay counts each call's ids)
+        counts = xp_of(ids).bincount(ids.reshape(-1), minlength=n)
+        return (1.0 / counts[ids]).astype(dtype)[..., None]
+
+    s = array_op(scales, input)
     return out.detach() + (out - out.detach()) * s

@@ -793,3 +793,29 @@ def test_an_op_computed_from_its_inputs_values_is_computed_again_at_each_replay(
         for got, want in zip(_quiet(compiled, x, i), fn(x, i)):
             np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
     assert compiled.stats.replays == 3
+
+
+def _scaled_by_freq_run(compiled):
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(6, 4, scale_grad_by_freq=True), nn.Flatten(), nn.Linear(20, 3))
+    opt = nn.optim.SGD(model.parameters(), lr=0.5)
+
+    def step(ids, y):
+        loss = nn.functional.cross_entropy(model(ids), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    if compiled:
+        step = minigrad.compile(step)
+    losses = [step(minigrad.randint(0, 6, (4, 5)), minigrad.randint(0, 3, (4,))).detach().numpy() for _ in range(5)]
+    return losses + [p.detach().numpy() for p in model.parameters()], step
+
+
+def test_an_embeddings_gradient_scaled_by_frequency_counts_each_replays_ids():
+    want, _ = _scaled_by_freq_run(compiled=False)
+    got, step = _quiet(_scaled_by_freq_run, True)
+    assert step.stats.replays == 4
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
