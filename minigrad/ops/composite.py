@@ -384,8 +384,13 @@ def _sorted_stat(input, dim, keepdim, k_of_n, op, nans=None):
     n = x.array.shape[d]
     if dim is None and n == 0:
         raise IndexError("median() input tensor cannot be empty")
-    counts = _nan_counts(x, d) if nans else None
-    k = k_of_n(n) if counts is None else nans(n, counts)
+    if nans and recording.hook.recorder is not None and x.array.dtype.kind == "f":
+        # in a minigrad.compile capture: each lane's position from its NaN count, in an op (a replay counts
+        # each call's NaNs; a count taken here would be frozen, and so would the choice of a path without NaNs)
+        k = array_op(lambda a: array_module(a).asarray(nans(n, array_module(a).isnan(a).sum(axis=d)), dtype=np.int64), x)
+    else:
+        counts = _nan_counts(x, d) if nans else None
+        k = k_of_n(n) if counts is None else nans(n, counts)
     values, indices = indexing_ops.sort(x, d)
     v = _at_sorted(values, d, k)
     if dim is None:
@@ -409,7 +414,8 @@ def _at_sorted(srt, d, k):
     """srt's entries at position k along d: k one int, or an array of one position per lane."""
     if isinstance(k, (builtins.int, np.integer)):
         return select(srt, d, builtins.int(k))
-    return shape_ops.squeeze(indexing_ops.gather(srt, d, Tensor(np.expand_dims(k, d))), d)
+    index = shape_ops.unsqueeze(k, d) if isinstance(k, Tensor) else Tensor(np.expand_dims(k, d))
+    return shape_ops.squeeze(indexing_ops.gather(srt, d, index), d)
 
 
 def _median_with_nan(n, nans):

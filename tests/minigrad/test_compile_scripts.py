@@ -819,3 +819,23 @@ def test_an_embeddings_gradient_scaled_by_frequency_counts_each_replays_ids():
     assert step.stats.replays == 4
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g, w)
+
+
+def _with_a_nan_every_other_call(fn, nan_first):
+    compiled = minigrad.compile(fn)
+    minigrad.manual_seed(0)
+    for k in range(4):
+        x = minigrad.randn(3, 5)
+        if (k % 2 == 0) == nan_first:
+            x[1, 2] = float("nan")
+        for got, want in zip(_quiet(compiled, x), fn(x)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    return compiled
+
+
+@pytest.mark.parametrize("nan_first", [True, False])
+def test_a_median_finds_each_calls_nans_at_each_replay(nan_first):
+    def medians(x):
+        return tuple(x.median(dim=1)) + tuple(x.nanmedian(dim=0, keepdim=True)) + (x.median(), x.nanmedian())
+
+    assert _with_a_nan_every_other_call(medians, nan_first).stats.replays == 3
