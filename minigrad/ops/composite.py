@@ -1055,6 +1055,8 @@ def _quantile(input, q, dim, keepdim, interpolation, skip_nan):
         raise RuntimeError("quantile() q values must be in the range [0, 1]")
     srt = indexing_ops.sort(x, d).values  # (NaNs last)
     n = x.array.shape[d]
+    if x.array.dtype.kind == "f":  # (each lane's NaNs decide its positions, in numpy: frozen at a capture)
+        recording.escape(f"{'nan' if skip_nan else ''}quantile of a float tensor (its NaN lanes are found in Python)")
     nans = _nan_counts(x, d)
     # the numbers each lane has (nanquantile's lanes: their numbers other than NaN) and the lanes whose
     # answer is NaN

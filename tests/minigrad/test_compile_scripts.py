@@ -839,3 +839,12 @@ def test_a_median_finds_each_calls_nans_at_each_replay(nan_first):
         return tuple(x.median(dim=1)) + tuple(x.nanmedian(dim=0, keepdim=True)) + (x.median(), x.nanmedian())
 
     assert _with_a_nan_every_other_call(medians, nan_first).stats.replays == 3
+
+
+@pytest.mark.parametrize("nan_first", [True, False])
+def test_a_quantile_of_floats_makes_the_call_run_eagerly(nan_first):
+    def quantiles(x):
+        return minigrad.quantile(x, 0.3, dim=1), minigrad.nanquantile(x, minigrad.tensor([0.2, 0.9]), dim=0)
+
+    compiled = _with_a_nan_every_other_call(quantiles, nan_first)
+    assert compiled.stats.replays == 0 and compiled.stats.eager_calls == 3
