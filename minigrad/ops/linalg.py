@@ -698,7 +698,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     m, n = LU_data.array.shape[-2:]
     k = builtins.min(m, n)
     empty = Tensor(xp.zeros((0,), dtype=LU_data.array.dtype))
-    P = Tensor(_permutation(LU_pivots.array, m, LU_data.array.dtype)) if unpack_pivots else empty
+    dtype = LU_data.array.dtype  # (P in an op of the pivots' array: a minigrad.compile replay unpacks each call's)
+    P = array_op(lambda piv: _permutation(piv, m, dtype), LU_pivots) if unpack_pivots else empty
     if not unpack_data:
         return lu_unpack_result(P, empty, empty)
     eye = Tensor(xp.eye(m, k, dtype=LU_data.array.dtype))
@@ -747,7 +748,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     _kernel_dtype("lu_solve_cpu", LU)
     from .shape import tril, triu
 
-    P = Tensor(_permutation(pivots.array, n, LU.array.dtype))
+    dtype = LU.array.dtype  # (P in an op of the pivots' array: a minigrad.compile replay unpacks each call's)
+    P = array_op(lambda piv: _permutation(piv, n, dtype), pivots)
     Li = inverse(tril(LU, -1) + _eye_like(LU, n))
     Ui = inverse(triu(LU))
     if left:  # A = P L U: A^-1 = U^-1 L^-1 P^T, A^-T = P L^-T U^-T
