@@ -431,14 +431,18 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     if A.array.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
     _matrix("matrix_rank", A)
-    xp = array_module(A.array)
     m, n = A.array.shape[-2:]
-    s = xp.abs(xp.linalg.eigvalsh(A.array)) if hermitian else xp.linalg.svd(A.array, compute_uv=False)
-    smax = s.max(-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,), dtype=s.dtype)
     if rtol is None:
         rtol = np.finfo(A.array.dtype).eps * builtins.max(m, n) if atol is None or atol == 0 else 0.0
-    tol = xp.maximum(0.0 if atol is None else atol, rtol * smax)
-    return Tensor((s > tol).sum(-1).astype(np.int64))
+
+    def rank(a):  # (an op of A's array: a minigrad.compile replay counts each call's singular values)
+        xp = array_module(a)
+        s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
+        smax = s.max(-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,), dtype=s.dtype)
+        tol = xp.maximum(0.0 if atol is None else atol, rtol * smax)
+        return (s > tol).sum(-1).astype(np.int64)
+
+    return array_op(rank, A)
 
 
 # ---- triangular and factored solves: solve_triangular, cholesky_solve/inverse, lu_factor/lu_solve ---------

@@ -782,6 +782,8 @@ _FROM_VALUES = {
                                       + nn.functional.max_pool1d(x.view(1, 3, 4), 2, return_indices=True)),
     "lu_pivots": lambda x, i: (minigrad.linalg.lu(x[:, :3]).P, minigrad.lu_unpack(*minigrad.linalg.lu_factor(x[:, :3])).P,
                                minigrad.linalg.lu_solve(*minigrad.linalg.lu_factor(x[:, :3]), x[:, 3:])),
+    "matrix_rank": lambda x, i: (minigrad.linalg.matrix_rank(x * (x > 0)), minigrad.linalg.matrix_rank(x[:2] * (x[0] > 0)),
+                                 minigrad.linalg.matrix_rank(x[:, :3] @ x[:, :3].T * (x[0, 0] > 0), hermitian=True)),
 }
 
 
