@@ -53,5 +53,7 @@ class OptimizedModule(Module):
         d = self.__dict__
         if name in self._OWN or name in d or "_orig_mod" not in d or hasattr(type(self), name):
             super().__setattr__(name, value)
+            if name == "training" and "_orig_mod" in d:  # (`compiled.training = False`: the module's flag too)
+                self._orig_mod.training = value
         else:
             setattr(self._orig_mod, name, value)

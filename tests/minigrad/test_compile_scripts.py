@@ -658,6 +658,8 @@ def test_an_attribute_set_through_a_compiled_module_is_set_on_the_module_it_runs
     np.testing.assert_array_equal(_quiet(compiled, x).detach().numpy(), model(x).detach().numpy())
     compiled.eval()  # the wrapper's own flag and the module's
     assert not compiled.training and not model.training and not model.fc.training
+    compiled.training = True  # (the module's own flag, as `model.training = True`; its children's unchanged)
+    assert compiled.training and model.training and not model.fc.training
 
 
 def test_a_compiled_module_saved_whole_loads_and_captures_anew_for_its_own_parameters(tmp_path):
