@@ -469,7 +469,7 @@ def _free_value(key, objects, modules, label, v, names=()):
         return
     key.append((label, ("object", type(v).__name__, id(v))))
     objects.append(v)
-    if type(v) in _CONTAINERS:
+    if type(v) in _CONTAINERS or isinstance(v, dict):  # (a dict's subclass too: an optimizer's `state`, a defaultdict)
         key.append((f"{label}'s items", _items(v, objects, modules, 2)))
     elif names and not isinstance(v, _NOT_PLAIN):
         d = getattr(v, "__dict__", None)
@@ -487,7 +487,9 @@ def _items(v, objects, modules, depth):
     string or flag by type and value (a forward that reads `cfg["scale"]` bakes it into the program, as
     an argument's; a function that changes one itself, a counter, runs eagerly: `container_states`)."""
     out = [(_LENGTH, "value", "int", len(v))]  # (`history[-5:]` past the first items: its length says it grew)
-    for k, x in itertools.islice(v.items() if type(v) is dict else enumerate(v), _CONTAINER_ITEMS):
+    for k, x in itertools.islice(v.items() if isinstance(v, dict) else enumerate(v), _CONTAINER_ITEMS):
+        if isinstance(k, Tensor):  # (a key that is a tensor, the parameter of an optimizer's state: by identity)
+            k = ("tensor", id(k))
         if type(x) in _SCALAR_TYPES:
             out.append((k, "value", type(x).__name__, x))  # (2, 2.0 and True differ)
         elif isinstance(x, Tensor):

@@ -854,3 +854,27 @@ def test_a_quantile_of_floats_makes_the_call_run_eagerly(nan_first):
 
     compiled = _with_a_nan_every_other_call(quantiles, nan_first)
     assert compiled.stats.replays == 0 and compiled.stats.eager_calls == 3
+
+
+def _optimizer_state_run(compiled):
+    minigrad.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = nn.optim.Adam(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.detach() * opt.state[model.weight]["step"]  # (a Python int, one more each call)
+
+    if compiled:
+        step = minigrad.compile(step)
+    seen = [step(minigrad.randn(5, 4), minigrad.randint(0, 3, (5,))).numpy() for _ in range(5)]
+    return seen + [p.detach().numpy() for p in model.parameters()]
+
+
+def test_a_number_read_from_an_optimizers_state_is_not_frozen():
+    want = _optimizer_state_run(compiled=False)
+    for w, g in zip(want, _quiet(_optimizer_state_run, True)):
+        np.testing.assert_array_equal(g, w)
