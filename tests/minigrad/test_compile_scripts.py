@@ -878,3 +878,35 @@ def test_a_number_read_from_an_optimizers_state_is_not_frozen():
     want = _optimizer_state_run(compiled=False)
     for w, g in zip(want, _quiet(_optimizer_state_run, True)):
         np.testing.assert_array_equal(g, w)
+
+
+def test_the_numbers_in_a_deque_or_a_namedtuple_the_function_reads_are_guarded():
+    from collections import deque, namedtuple
+
+    rewards = deque(maxlen=3)  # a moving baseline, filled outside the step
+    Settings = namedtuple("Settings", "scale")
+    settings = [Settings(1.0)]
+
+    def f(x):
+        return x * (sum(rewards) / max(len(rewards), 1)) * settings[0].scale
+
+    compiled = minigrad.compile(f)
+    for i in range(5):
+        rewards.append(float(i + 1))
+        settings[0] = Settings(float(i % 2 + 1))
+        x = minigrad.ones(2)
+        np.testing.assert_array_equal(_quiet(compiled, x).numpy(), f(x).numpy())
+
+    log = deque()
+
+    def logs(x):
+        y = x * 2
+        log.append(y)
+        return y
+
+    compiled = minigrad.compile(logs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            compiled(minigrad.ones(2))
+    assert len(log) == 3 and "running eagerly from now on: a change to" in str(caught[0].message)
