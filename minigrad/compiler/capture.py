@@ -151,7 +151,9 @@ class Recorder:
             return ("o", s)
         if isinstance(a, (list, tuple)) and any(isinstance(x, (Tensor, list, tuple)) or _is_array(x)
                                                 for x in a):
-            return ("seq", list if isinstance(a, list) else tuple, [self.spec(x) for x in a])
+            # (of the argument's own type: indexing's TwoStep, a tuple, is told from a plain index by it)
+            kind = type(a)._make if hasattr(type(a), "_make") else type(a)
+            return ("seq", kind, [self.spec(x) for x in a])
         return ("c", a)
 
     def _check_not_derived(self, arr, what):

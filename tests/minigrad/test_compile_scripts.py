@@ -910,3 +910,21 @@ def test_the_numbers_in_a_deque_or_a_namedtuple_the_function_reads_are_guarded()
         for _ in range(3):
             compiled(minigrad.ones(2))
     assert len(log) == 3 and "running eagerly from now on: a change to" in str(caught[0].message)
+
+
+def test_an_index_of_a_tensor_and_an_int_replays():
+    weights = minigrad.randn(6, 5, 4, requires_grad=True)
+
+    def f(ids):
+        picked = weights[ids, 0] + weights[1:, ids[:2] % 5, 2].sum()  # (indexing's two-step index)
+        picked.sum().backward()
+        grad, weights.grad = weights.grad, None
+        return picked.detach(), grad
+
+    compiled = minigrad.compile(f)
+    minigrad.manual_seed(0)
+    for _ in range(3):
+        ids = minigrad.randint(0, 6, (6,))
+        for got, want in zip(_quiet(compiled, ids), f(ids)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert compiled.stats.replays == 2
