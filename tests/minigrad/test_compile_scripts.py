@@ -928,3 +928,33 @@ def test_an_index_of_a_tensor_and_an_int_replays():
         for got, want in zip(_quiet(compiled, ids), f(ids)):
             np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert compiled.stats.replays == 2
+
+
+def _masked_loss_run(compiled):
+    minigrad.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = nn.optim.SGD(model.parameters(), lr=0.5)
+
+    def step(x, y, keep):
+        out = model(x)[keep]  # the positions a mask keeps
+        loss = nn.functional.cross_entropy(out, y[keep]) + out.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    if compiled:
+        step = minigrad.compile(step)
+    seen = []
+    for _ in range(4):
+        x, y = minigrad.randn(6, 4), minigrad.randint(0, 3, (6,))
+        seen.append(step(x, y, minigrad.rand(6) < 0.6).detach().numpy())
+    return seen + [p.detach().numpy() for p in model.parameters()], step
+
+
+def test_boolean_mask_indexing_makes_the_call_run_eagerly():
+    want, _ = _masked_loss_run(compiled=False)
+    got, step = _quiet(_masked_loss_run, True)
+    assert step.stats.replays == 0
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
