@@ -958,3 +958,25 @@ def test_boolean_mask_indexing_makes_the_call_run_eagerly():
     assert step.stats.replays == 0
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g, w)
+
+
+def test_a_module_compiled_in_place_is_saved_whole_and_copied():
+    import copy
+    import pickle
+
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    model.compile()  # PyTorch's Module.compile
+    x = minigrad.randn(2, 3)
+    _quiet(model, x)
+    _quiet(model, x)
+    for copied in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):  # each compiles its own
+        assert copied.forward.fn.__self__ is copied
+        with minigrad.no_grad():
+            copied[0].weight.mul_(2)
+        np.testing.assert_array_equal(_quiet(copied, x).detach().numpy(), nn.Sequential.forward(copied, x).detach().numpy())
+    buffer = __import__("io").BytesIO()
+    minigrad.save(model, buffer)  # (minigrad.load runs no module code: the loaded model runs eagerly)
+    buffer.seek(0)
+    loaded = minigrad.load(buffer, weights_only=False)
+    np.testing.assert_array_equal(loaded(x).detach().numpy(), _quiet(model, x).detach().numpy())
