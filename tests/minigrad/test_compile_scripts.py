@@ -980,3 +980,30 @@ def test_a_module_compiled_in_place_is_saved_whole_and_copied():
     buffer.seek(0)
     loaded = minigrad.load(buffer, weights_only=False)
     np.testing.assert_array_equal(loaded(x).detach().numpy(), _quiet(model, x).detach().numpy())
+
+
+def _decomposition_run(compiled):
+    minigrad.manual_seed(0)
+    model = nn.Linear(4, 4)
+    opt = nn.optim.SGD(model.parameters(), lr=0.01)
+
+    def step(x):
+        A = model(x)
+        w, V = minigrad.linalg.eigh(A @ A.T)
+        loss = minigrad.linalg.svdvals(A).sum() + minigrad.linalg.qr(A).R.diagonal().abs().sum() + V[:, -1].abs().sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    if compiled:
+        step = minigrad.compile(step)
+    seen = [step(minigrad.randn(4, 4)).detach().numpy() for _ in range(4)]
+    return seen + [p.detach().numpy() for p in model.parameters()], step
+
+
+def test_a_gradient_through_a_decomposition_is_eagers():
+    want, _ = _decomposition_run(compiled=False)
+    got, step = _quiet(_decomposition_run, True)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
