@@ -1007,3 +1007,23 @@ def test_a_gradient_through_a_decomposition_is_eagers():
     got, step = _quiet(_decomposition_run, True)
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g, w)
+
+
+def test_a_histogram_of_a_tensor_that_requires_grad_has_no_gradient_as_eagerly():
+    weight = nn.Parameter(minigrad.randn(3, 4))
+
+    def f(x):
+        y = x * weight
+        counts = minigrad.histc(y, bins=4, min=-2, max=2) + minigrad.histogram(y, bins=4).hist
+        assert not counts.requires_grad
+        loss = y.sum() + counts.sum()
+        loss.backward()
+        grad, weight.grad = weight.grad, None
+        return loss.detach(), grad
+
+    compiled = minigrad.compile(f)
+    for _ in range(3):
+        x = minigrad.randn(3, 4)
+        for got, want in zip(_quiet(compiled, x), f(x)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert compiled.stats.replays == 2
