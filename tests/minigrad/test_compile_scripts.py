@@ -1027,3 +1027,47 @@ def test_a_histogram_of_a_tensor_that_requires_grad_has_no_gradient_as_eagerly()
         for got, want in zip(_quiet(compiled, x), f(x)):
             np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert compiled.stats.replays == 2
+
+
+class _ScaledBy(minigrad.autograd.Function):  # PyTorch 2's style: a forward without ctx, and setup_context
+    @staticmethod
+    def forward(x, w):
+        return x * w
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        return g * w, (g * x).sum(0)
+
+
+def _setup_context_run(compiled, module):
+    minigrad.manual_seed(0)
+    model = nn.Linear(4, 3)
+    w = nn.Parameter(minigrad.ones(3))
+    opt = nn.optim.SGD(list(model.parameters()) + [w], lr=0.1)
+    forward = (lambda x: _ScaledBy.apply(model(x), w))
+    if compiled and module:
+        forward = minigrad.compile(forward)
+
+    def step(x, y):
+        loss = nn.functional.cross_entropy(forward(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    if compiled and not module:
+        step = minigrad.compile(step)
+    seen = [step(minigrad.randn(5, 4), minigrad.randint(0, 3, (5,))).numpy() for _ in range(4)]
+    return seen + [p.detach().numpy() for p in opt.param_groups[0]["params"]]
+
+
+@pytest.mark.parametrize("module", [False, True])
+def test_a_function_with_setup_context_replays(module):
+    want = _setup_context_run(False, module)
+    for w, g in zip(want, _quiet(_setup_context_run, True, module)):
+        np.testing.assert_array_equal(g, w)
