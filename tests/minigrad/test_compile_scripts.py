@@ -1071,3 +1071,21 @@ def test_a_function_with_setup_context_replays(module):
     want = _setup_context_run(False, module)
     for w, g in zip(want, _quiet(_setup_context_run, True, module)):
         np.testing.assert_array_equal(g, w)
+
+
+def test_masked_select_makes_the_call_run_eagerly():
+    weight = nn.Parameter(minigrad.randn(3, 4))
+
+    def f(x):
+        picked = minigrad.masked_select(x * weight, x > 0)
+        (picked * 2).sum().backward()
+        grad, weight.grad = weight.grad, None
+        return picked.detach(), grad
+
+    compiled = minigrad.compile(f)
+    minigrad.manual_seed(0)
+    for _ in range(4):
+        x = minigrad.randn(3, 4)
+        for got, want in zip(_quiet(compiled, x), f(x)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert compiled.stats.replays == 0
