@@ -1003,6 +1003,7 @@ def is_nonzero(input):
     if input.array.size != 1:
         raise RuntimeError(f"Boolean value of Tensor with {'no values' if input.array.size == 0 else 'more than one value'} "
                            "is ambiguous")
+    recording.escape("is_nonzero (a Python bool of the data)")
     return bool(input.array.reshape(()).item())
 
 

@@ -1089,3 +1089,14 @@ def test_masked_select_makes_the_call_run_eagerly():
         for got, want in zip(_quiet(compiled, x), f(x)):
             np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert compiled.stats.replays == 0
+
+
+def test_is_nonzero_makes_the_call_run_eagerly():
+    def f(x, i):
+        return x * minigrad.is_nonzero(i[0])  # (a Python bool of the data, as bool(i[0]))
+
+    compiled = minigrad.compile(f)
+    for k in range(3):
+        x, i = minigrad.randn(3), minigrad.tensor([k % 2, 1])
+        np.testing.assert_array_equal(_quiet(compiled, x, i).numpy(), f(x, i).numpy())
+    assert compiled.stats.replays == 0
