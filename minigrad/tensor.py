@@ -225,6 +225,8 @@ class Tensor:
             raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() instead.")
         if self.device.type != "cpu":
             raise TypeError("apply_ is only implemented on CPU tensors")
+        # (Python on each value, written outside an op: inside a minigrad.compile capture, at the capture only)
+        recording.escape("Tensor.apply_() (a Python function on each value)", "a replay would not run it again")
         flat = self.array.reshape(-1) if self.array.flags.c_contiguous else None
         if flat is None:
             for i in np.ndindex(self.array.shape):

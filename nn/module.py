@@ -158,6 +158,15 @@ class Module:
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", _Members(self))
 
+    def __getstate__(self):
+        # a module compiled in place (`model.compile()`) is copied and pickled without its programs, which read
+        # this module's parameters: a copy compiles anew for its own (__setstate__); minigrad.load, which runs
+        # no code of a module's, gives one that runs eagerly
+        state = self.__dict__
+        if "_compile_args" in state and "forward" in state:
+            state = {k: v for k, v in state.items() if k != "forward"}
+        return state
+
     def __setstate__(self, state):  # copy.deepcopy, pickle: the tables become this module's own again
         module_changes[0] += 1
         self.__dict__.update(state)
@@ -165,6 +174,9 @@ class Module:
             table = state.get(name)
             if table is not None:
                 object.__setattr__(self, name, _Members(self, table.items()))
+        if "_compile_args" in state:
+            args, kwargs = state["_compile_args"]
+            self.compile(*args, **kwargs)
 
     # ---- forward ------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -471,6 +483,7 @@ class Module:
         `minigrad.compile` of its forward, given these arguments (minigrad.compile's, torch.compile's)."""
         bound = type(self).forward.__get__(self)
         object.__setattr__(self, "forward", minigrad.compile(bound, *args, **kwargs))
+        object.__setattr__(self, "_compile_args", (args, kwargs))  # (a copy compiles its own: __setstate__)
 
     def requires_grad_(self, requires_grad=True):
         """Set requires_grad on every parameter (e.g. False to freeze); returns self."""

@@ -19,7 +19,7 @@ from collections import OrderedDict
 
 from ..autograd import recording
 from ..autograd.engine import run_backward
-from ..autograd.function import AccumulateGrad, BackwardNode
+from ..autograd.function import AccumulateGrad, BackwardNode, SavedTensor
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
@@ -151,7 +151,9 @@ class Recorder:
             return ("o", s)
         if isinstance(a, (list, tuple)) and any(isinstance(x, (Tensor, list, tuple)) or _is_array(x)
                                                 for x in a):
-            return ("seq", list if isinstance(a, list) else tuple, [self.spec(x) for x in a])
+            # (of the argument's own type: indexing's TwoStep, a tuple, is told from a plain index by it)
+            kind = type(a)._make if hasattr(type(a), "_make") else type(a)
+            return ("seq", kind, [self.spec(x) for x in a])
         return ("c", a)
 
     def _check_not_derived(self, arr, what):
@@ -585,7 +587,8 @@ def _set_after_apply(node, forward_keys):
     (shapes), replayed as they were; a tensor there would be data frozen at capture."""
     extra = {k: v for k, v in node.__dict__.items() if k not in forward_keys and k not in _ENGINE_KEYS}
     for k, v in extra.items():
-        if any(isinstance(x, Tensor) or _is_array(x) for x in (v if isinstance(v, (list, tuple)) else (v,))):
+        if any(isinstance(x, (Tensor, SavedTensor)) or _is_array(x)  # (a decomposition's saved outputs: linalg's
+               for x in (v if isinstance(v, (list, tuple)) else (v,))):  # svd, eigh, qr, lu_factor)
             raise GraphBreak(f"a tensor was set on {node.name()}.{k} outside its forward")
     return tuple(extra.items())
 

@@ -243,7 +243,7 @@ def _accumulate(w, i, step):
 
 def _forward(w, i, step):
     args = w.args(i, step.specs)
-    fwd = w.bind(f"{step.cls.__name__}_forward{i}", step.cls.forward)
+    fwd = w.bind(f"{step.cls.__name__}_forward{i}", step.cls._forward_with_ctx)  # (setup_context style too)
     if step.keeps_ctx:  # a backward step reads this ctx: a light node (program.py's replay_node_class)
         w.line(f"ctx = {w.bind(f'node{i}', step.node_cls)}(); ctx.__dict__.update({w.bind(f'node_attrs{i}', step.node_attrs)})")
         w.line(f"out = {fwd}(ctx, {', '.join(args)})")

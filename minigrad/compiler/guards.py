@@ -12,6 +12,7 @@ import dis
 import functools
 import itertools
 import types
+from collections import deque
 
 import numpy as np
 
@@ -469,7 +470,7 @@ def _free_value(key, objects, modules, label, v, names=()):
         return
     key.append((label, ("object", type(v).__name__, id(v))))
     objects.append(v)
-    if type(v) in _CONTAINERS:
+    if isinstance(v, _READ_CONTAINERS):  # (their subclasses too: an optimizer's `state`, a namedtuple, a deque)
         key.append((f"{label}'s items", _items(v, objects, modules, 2)))
     elif names and not isinstance(v, _NOT_PLAIN):
         d = getattr(v, "__dict__", None)
@@ -487,7 +488,9 @@ def _items(v, objects, modules, depth):
     string or flag by type and value (a forward that reads `cfg["scale"]` bakes it into the program, as
     an argument's; a function that changes one itself, a counter, runs eagerly: `container_states`)."""
     out = [(_LENGTH, "value", "int", len(v))]  # (`history[-5:]` past the first items: its length says it grew)
-    for k, x in itertools.islice(v.items() if type(v) is dict else enumerate(v), _CONTAINER_ITEMS):
+    for k, x in itertools.islice(v.items() if isinstance(v, dict) else enumerate(v), _CONTAINER_ITEMS):
+        if isinstance(k, Tensor):  # (a key that is a tensor, the parameter of an optimizer's state: by identity)
+            k = ("tensor", id(k))
         if type(x) in _SCALAR_TYPES:
             out.append((k, "value", type(x).__name__, x))  # (2, 2.0 and True differ)
         elif isinstance(x, Tensor):
@@ -495,12 +498,14 @@ def _items(v, objects, modules, depth):
             objects.append(x)
         elif is_module(x):
             modules.append(x)
-        elif type(x) in _CONTAINERS and depth > 1:
+        elif isinstance(x, _READ_CONTAINERS) and depth > 1:
             objects.append(x)
             out.append((k, id(x), _items(x, objects, modules, depth - 1)))
     return tuple(out)
 
 
+_READ_CONTAINERS = (list, tuple, dict, deque)  # (and their subclasses) the containers whose items are guarded
+_CHANGING = (list, dict, deque)  # those whose changes during a capture are looked for (container_states)
 _CONTAINER_ITEMS = 64  # the items of a list, tuple or dict looked at (a guard runs at every call)
 _LENGTH = "len()"  # (`_items`' entry for the container's length)
 _LIBRARIES = frozenset(("minigrad", "nn", "gpt", "builtins", "numpy", "collections", "typing"))
@@ -518,19 +523,19 @@ def container_states(objects):
         if is_module(o) and hasattr(o, "_modules"):
             for path, sub in o.named_modules():
                 for attr, v in vars(sub).items():
-                    if (type(v) is list or type(v) is dict) and attr[:1] != "_" and id(v) not in seen:
+                    if isinstance(v, _CHANGING) and attr[:1] != "_" and id(v) not in seen:
                         seen.add(id(v))
                         where = f"{path}.{attr}" if path else attr
                         out.append(_container_state(v, f"{type(o).__name__}.{where}"))
     for o in objects:
-        if (type(o) is list or type(o) is dict) and id(o) not in seen:
+        if isinstance(o, _CHANGING) and id(o) not in seen:
             seen.add(id(o))
             out.append(_container_state(o, None))
     return out
 
 
 def _container_state(o, label):
-    items = tuple(itertools.islice(o.items() if type(o) is dict else enumerate(o), _CONTAINER_ITEMS))
+    items = tuple(itertools.islice(o.items() if isinstance(o, dict) else enumerate(o), _CONTAINER_ITEMS))
     seen = tuple((k, x if type(x) in _SCALAR_TYPES else ("object", id(x))) for k, x in items)
     return o, label, len(o), seen, items  # (the items held, so that no new object takes an id)
 
@@ -541,7 +546,7 @@ def changed_container(before):
     guard at the next call (its items are guarded), not a change a replay would miss."""
     for o, label, n, seen, _ in before:
         _, _, n_now, seen_now, _ = _container_state(o, label)
-        if type(o) is dict:
+        if isinstance(o, dict):
             now = dict(seen_now)
             if len(now) < len(seen) or any(now.get(k, _MISSING) != v for k, v in seen):
                 return o, label

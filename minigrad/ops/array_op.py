@@ -20,7 +20,10 @@ class ArrayOp(Function):
 
     @staticmethod
     def forward(ctx, fn, *tensors):
-        return _run(fn, [t.array for t in tensors])
+        out = _run(fn, [t.array for t in tensors])
+        if getattr(out, "dtype", None) is not None and out.dtype.kind in "fc":
+            ctx.mark_non_differentiable(out)  # (histc's counts: no gradient, as outside a capture)
+        return out
 
     @staticmethod
     def backward(ctx, *grads):  # (not reached: the result is integer or bool, so nothing flows back)

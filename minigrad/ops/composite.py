@@ -384,8 +384,13 @@ def _sorted_stat(input, dim, keepdim, k_of_n, op, nans=None):
     n = x.array.shape[d]
     if dim is None and n == 0:
         raise IndexError("median() input tensor cannot be empty")
-    counts = _nan_counts(x, d) if nans else None
-    k = k_of_n(n) if counts is None else nans(n, counts)
+    if nans and recording.hook.recorder is not None and x.array.dtype.kind == "f":
+        # in a minigrad.compile capture: each lane's position from its NaN count, in an op (a replay counts
+        # each call's NaNs; a count taken here would be frozen, and so would the choice of a path without NaNs)
+        k = array_op(lambda a: array_module(a).asarray(nans(n, array_module(a).isnan(a).sum(axis=d)), dtype=np.int64), x)
+    else:
+        counts = _nan_counts(x, d) if nans else None
+        k = k_of_n(n) if counts is None else nans(n, counts)
     values, indices = indexing_ops.sort(x, d)
     v = _at_sorted(values, d, k)
     if dim is None:
@@ -409,7 +414,8 @@ def _at_sorted(srt, d, k):
     """srt's entries at position k along d: k one int, or an array of one position per lane."""
     if isinstance(k, (builtins.int, np.integer)):
         return select(srt, d, builtins.int(k))
-    return shape_ops.squeeze(indexing_ops.gather(srt, d, Tensor(np.expand_dims(k, d))), d)
+    index = shape_ops.unsqueeze(k, d) if isinstance(k, Tensor) else Tensor(np.expand_dims(k, d))
+    return shape_ops.squeeze(indexing_ops.gather(srt, d, index), d)
 
 
 def _median_with_nan(n, nans):
@@ -672,9 +678,14 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         raise TypeError("isin() received an invalid combination of arguments: elements or test_elements must be a Tensor")
     ref = elements if isinstance(elements, Tensor) else test_elements
     xp = array_module(ref.array)
-    a = elements.array if isinstance(elements, Tensor) else xp.asarray(elements)
-    b = test_elements.array if isinstance(test_elements, Tensor) else xp.asarray(test_elements)
-    return Tensor(xp.isin(a, b, assume_unique=assume_unique, invert=invert))
+
+    def run(*arrays):  # (an op of the tensors' arrays: a capture replays it on each call's values)
+        given = iter(arrays)
+        a = next(given) if isinstance(elements, Tensor) else xp.asarray(elements)
+        b = next(given) if isinstance(test_elements, Tensor) else xp.asarray(test_elements)
+        return xp.isin(a, b, assume_unique=assume_unique, invert=invert)
+
+    return array_op(run, *(t for t in (elements, test_elements) if isinstance(t, Tensor)))
 
 
 # ---- histograms: histc (counts) and histogram (counts and edges, optionally weighted or a density) -----------
@@ -992,6 +1003,7 @@ def is_nonzero(input):
     if input.array.size != 1:
         raise RuntimeError(f"Boolean value of Tensor with {'no values' if input.array.size == 0 else 'more than one value'} "
                            "is ambiguous")
+    recording.escape("is_nonzero (a Python bool of the data)")
     return bool(input.array.reshape(()).item())
 
 
@@ -1044,6 +1056,8 @@ def _quantile(input, q, dim, keepdim, interpolation, skip_nan):
         raise RuntimeError("quantile() q values must be in the range [0, 1]")
     srt = indexing_ops.sort(x, d).values  # (NaNs last)
     n = x.array.shape[d]
+    if x.array.dtype.kind == "f":  # (each lane's NaNs decide its positions, in numpy: frozen at a capture)
+        recording.escape(f"{'nan' if skip_nan else ''}quantile of a float tensor (its NaN lanes are found in Python)")
     nans = _nan_counts(x, d)
     # the numbers each lane has (nanquantile's lanes: their numbers other than NaN) and the lanes whose
     # answer is NaN

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import random as _random
+from ..autograd import recording
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module, to_device
@@ -398,6 +399,9 @@ def getitem(self, index):
     idx, advanced = _convert_index(index, xp, shape)
     if advanced:
         _check_masks(idx, shape)
+        if recording.hook.recorder is not None and builtins.any(
+                hasattr(i, "dtype") and i.dtype.kind == "b" and i.ndim for i in idx):
+            recording.escape("boolean-mask indexing (x[mask]), whose result's shape is the mask's count,")
         return Index.apply(self, _ints_first(idx, len(shape)), True)
     idx = tuple(builtins.int(i) if hasattr(i, "dtype") else i for i in idx)  # 0-dim integer tensors
     try:

@@ -431,14 +431,18 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     if A.array.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
     _matrix("matrix_rank", A)
-    xp = array_module(A.array)
     m, n = A.array.shape[-2:]
-    s = xp.abs(xp.linalg.eigvalsh(A.array)) if hermitian else xp.linalg.svd(A.array, compute_uv=False)
-    smax = s.max(-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,), dtype=s.dtype)
     if rtol is None:
         rtol = np.finfo(A.array.dtype).eps * builtins.max(m, n) if atol is None or atol == 0 else 0.0
-    tol = xp.maximum(0.0 if atol is None else atol, rtol * smax)
-    return Tensor((s > tol).sum(-1).astype(np.int64))
+
+    def rank(a):  # (an op of A's array: a minigrad.compile replay counts each call's singular values)
+        xp = array_module(a)
+        s = xp.abs(xp.linalg.eigvalsh(a)) if hermitian else xp.linalg.svd(a, compute_uv=False)
+        smax = s.max(-1, keepdims=True) if s.shape[-1] else xp.zeros(s.shape[:-1] + (1,), dtype=s.dtype)
+        tol = xp.maximum(0.0 if atol is None else atol, rtol * smax)
+        return (s > tol).sum(-1).astype(np.int64)
+
+    return array_op(rank, A)
 
 
 # ---- triangular and factored solves: solve_triangular, cholesky_solve/inverse, lu_factor/lu_solve ---------
@@ -698,7 +702,8 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     m, n = LU_data.array.shape[-2:]
     k = builtins.min(m, n)
     empty = Tensor(xp.zeros((0,), dtype=LU_data.array.dtype))
-    P = Tensor(_permutation(LU_pivots.array, m, LU_data.array.dtype)) if unpack_pivots else empty
+    dtype = LU_data.array.dtype  # (P in an op of the pivots' array: a minigrad.compile replay unpacks each call's)
+    P = array_op(lambda piv: _permutation(piv, m, dtype), LU_pivots) if unpack_pivots else empty
     if not unpack_data:
         return lu_unpack_result(P, empty, empty)
     eye = Tensor(xp.eye(m, k, dtype=LU_data.array.dtype))
@@ -747,7 +752,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     _kernel_dtype("lu_solve_cpu", LU)
     from .shape import tril, triu
 
-    P = Tensor(_permutation(pivots.array, n, LU.array.dtype))
+    dtype = LU.array.dtype  # (P in an op of the pivots' array: a minigrad.compile replay unpacks each call's)
+    P = array_op(lambda piv: _permutation(piv, n, dtype), pivots)
     Li = inverse(tril(LU, -1) + _eye_like(LU, n))
     Ui = inverse(triu(LU))
     if left:  # A = P L U: A^-1 = U^-1 L^-1 P^T, A^-T = P L^-T U^-T

@@ -388,6 +388,7 @@ def masked_select(input, mask):
     """The elements of `input` where the boolean `mask` (broadcast together) holds, as a 1-D tensor."""
     if not isinstance(mask, Tensor) or mask.array.dtype != np.bool_:
         raise RuntimeError(f"masked_select: expected BoolTensor for mask (got {getattr(mask, 'dtype', type(mask).__name__)})")
+    recording.escape("masked_select, whose result's shape is the mask's count,")
     shape = broadcast_shapes(input.array.shape, mask.array.shape)
     return MaskedSelect.apply(input, mask, shape)
 

@@ -9,6 +9,7 @@ that returns a (values, indices) pair takes a pair of tensors.
 import functools
 import warnings
 
+from ..autograd import recording
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
 from ..typeinfo import can_cast
@@ -59,16 +60,27 @@ def _requires_grad(a):
 
 
 def write(name, result, out):
-    """result's values into `out` (resized to result's shape where it differs); returns out."""
+    """result's values into `out` (resized to result's shape where it differs); returns out. minigrad.compile
+    replays the write as an in-place call on that call's `out` (a write to its array outside an op would
+    happen at the capture only: a replay would read `out` as it was)."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"result type {result.dtype._legacy[:-6]} can't be cast to the desired output type "
                            f"{out.dtype._legacy[:-6]}")
+    if recording.hook.recorder is not None:
+        if out.shape != result.shape:
+            recording.escape(f"{name}(out=...) resizing its out tensor", "a replay would not resize it again")
+        else:
+            return recording.hook.recorder.on_inplace(_write_into, out, (result,), {})
+    return _write_into(out, result, name)
+
+
+def _write_into(out, result, name="out"):
     src, dst = result.array, out.array
     if dst.shape != src.shape:
         if dst.size:
-            warnings.warn(_RESIZED.format(list(dst.shape), list(src.shape)), UserWarning, stacklevel=3)
+            warnings.warn(_RESIZED.format(list(dst.shape), list(src.shape)), UserWarning, stacklevel=4)
         out.array = src.astype(dst.dtype, copy=True)  # (resized: a new array, the tensor the same)
     else:
         dst[...] = src

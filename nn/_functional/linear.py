@@ -5,6 +5,8 @@ import functools
 import numpy as np
 
 from minigrad import backends
+from minigrad.autograd import recording
+from minigrad.ops.array_op import array_op
 from minigrad.ops.matmul import matmul_arrays
 
 from ._common import Function, Tensor, once_differentiable, some_id_outside, wrap, xp_of
@@ -290,7 +292,17 @@ def embedding(input, weight, padding_idx=None):
 
 def embedding_renorm_(weight, input, max_norm, norm_type):
     """Scale in place, outside autograd, every row of `weight` that `input` looks up and whose p-norm exceeds
-    max_norm, down to max_norm: w[i] *= max_norm / (||w[i]||_p + 1e-7) (PyTorch's rule, its 1e-7 included)."""
+    max_norm, down to max_norm: w[i] *= max_norm / (||w[i]||_p + 1e-7) (PyTorch's rule, its 1e-7 included).
+    minigrad.compile replays it as one call (a write to the array outside an op would happen at the capture
+    only, and every later call would look rows up unscaled)."""
+    if recording.hook.recorder is not None:
+        recording.hook.recorder.on_call(_renorm_rows, weight, input, max_norm, norm_type)
+    else:
+        _renorm_rows(weight, input, max_norm, norm_type)
+    return weight
+
+
+def _renorm_rows(weight, input, max_norm, norm_type):
     _check_ids(input.array, weight.array.shape[0])
     xp = xp_of(weight.array)
     ids = xp.unique(input.array.reshape(-1))
@@ -299,14 +311,17 @@ def embedding_renorm_(weight, input, max_norm, norm_type):
     scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(rows.dtype)
     weight.array[ids] = rows * scale[:, None]
     weight._bump_version()  # an in-place change: a graph that saved the old weight must notice
-    return weight
 
 
 def grad_scaled_by_freq(out, input, n):
     """`out` with its gradient divided, at each position, by how often its id occurs in `input`: the rows' gradients
     become means over their occurrences (scale_grad_by_freq). Values unchanged: out.detach() + (out - out.detach()) s
     is out exactly, and its gradient is g s."""
-    xp = xp_of(input.array)
-    counts = xp.bincount(input.array.reshape(-1), minlength=n)
-    s = Tensor((1.0 / counts[input.array]).astype(out.array.dtype)[..., None])
+    dtype = out.array.dtype
+
+    def scales(ids):  # (an op of the ids' array: a minigrad.compile replay counts each call's ids)
+        counts = xp_of(ids).bincount(ids.reshape(-1), minlength=n)
+        return (1.0 / counts[ids]).astype(dtype)[..., None]
+
+    s = array_op(scales, input)
     return out.detach() + (out - out.detach()) * s

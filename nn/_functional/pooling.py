@@ -17,6 +17,7 @@ import numpy as np
 
 import minigrad
 from minigrad import backends
+from minigrad.ops.array_op import array_op
 
 from ._common import Function, Tensor, check_tensor, xp_of
 from .conv import col2im, crop, expand_param, pad_array, windows
@@ -187,8 +188,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     out, pads = _pool_geometry(input.shape, kernel, stride, padding, dilation, ceil_mode)
     y, idx = MaxPool2d.apply(input, kernel, stride, dilation, padding, pads, out)
     # the indices the caller gets are a copy: the kernel's backward reads the node's own, which an in-place
-    # edit of the returned ones would otherwise change
-    return (y, Tensor(idx.array.copy())) if return_indices else y
+    # edit of the returned ones would otherwise change (an op's copy: a minigrad.compile replay copies each call's)
+    return (y, array_op(lambda a: a.copy(), idx)) if return_indices else y
 
 
 def _flat_indices(arg, kernel, stride, dilation, padding, width, xp):
@@ -449,10 +450,10 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
         raise NotImplementedError(f'"adaptive_max_pool2d" not implemented for {input.dtype}')
     lead = tuple(input.shape[:-2])
     if input.numel() == 0 or min(size) == 0:
-        idx = xp_of(input.array).zeros(lead + size, dtype=np.int64)
-    else:
-        idx = _adaptive_max_indices(input.array, size)
+        idx = Tensor(xp_of(input.array).zeros(lead + size, dtype=np.int64))
+    else:  # (an op of the input's array: a minigrad.compile replay finds each call's own maxima)
+        idx = array_op(lambda a: _adaptive_max_indices(a, size), input)
     # y[..., i, j] = x_flat[..., idx[..., i, j]]
-    index = Tensor(idx.reshape(lead + (-1,)))
+    index = idx.reshape(lead + (-1,))
     y = input.reshape(lead + (-1,)).gather(-1, index).reshape(lead + size)
-    return (y, Tensor(idx)) if return_indices else y
+    return (y, idx) if return_indices else y

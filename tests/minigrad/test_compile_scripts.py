@@ -634,3 +634,469 @@ def test_a_list_grown_past_its_first_items_between_calls_is_another_program():
             assert compiled(minigrad.ones(1)).item() == smoothed(minigrad.ones(1)).item()
             history.append(100.0 * (i + 1))
     assert "closure variable 'history': its length changed: 70 -> 71" in str(caught[0].message)
+
+
+class _Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+        self.scale = 1.0
+
+    def forward(self, x):
+        return self.fc(x) * self.scale
+
+
+def test_an_attribute_set_through_a_compiled_module_is_set_on_the_module_it_runs():
+    minigrad.manual_seed(0)
+    model = _Scaled()
+    compiled = minigrad.compile(model)
+    x = minigrad.randn(4, 3)
+    _quiet(compiled, x)
+    compiled.scale = 2.0  # PyTorch's wrapper sets it on _orig_mod
+    compiled.fc = nn.Linear(3, 2)
+    assert model.scale == 2.0 and model.fc is compiled.fc and "scale" not in compiled.__dict__
+    np.testing.assert_array_equal(_quiet(compiled, x).detach().numpy(), model(x).detach().numpy())
+    compiled.eval()  # the wrapper's own flag and the module's
+    assert not compiled.training and not model.training and not model.fc.training
+    compiled.training = True  # (the module's own flag, as `model.training = True`; its children's unchanged)
+    assert compiled.training and model.training and not model.fc.training
+
+
+def test_a_compiled_module_saved_whole_loads_and_captures_anew_for_its_own_parameters(tmp_path):
+    import copy
+
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    compiled = minigrad.compile(model)
+    x = minigrad.randn(2, 3)
+    _quiet(compiled, x)
+    _quiet(compiled, x)
+    minigrad.save(compiled, tmp_path / "model.pt")  # PyTorch's torch.save(compiled_model)
+    loaded = minigrad.load(tmp_path / "model.pt", weights_only=False)
+    assert type(loaded) is type(compiled) and list(loaded.state_dict()) == list(compiled.state_dict())
+    np.testing.assert_array_equal(_quiet(loaded, x).detach().numpy(), model(x).detach().numpy())
+    copied = copy.deepcopy(compiled)
+    with minigrad.no_grad():
+        copied._orig_mod[0].weight.mul_(2)  # (the copy's own module)
+    np.testing.assert_array_equal(_quiet(copied, x).detach().numpy(), copied._orig_mod(x).detach().numpy())
+    np.testing.assert_array_equal(_quiet(loaded, x).detach().numpy(), model(x).detach().numpy())
+    assert loaded._compiled.stats.replays == 1 and copied._compiled.stats.captures == 1
+
+
+class _MaxNormed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4, max_norm=1.0, padding_idx=0)
+        self.table = nn.Parameter(minigrad.randn(10, 4))
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, ids):
+        return self.fc(self.emb(ids).mean(1) + nn.functional.embedding(ids, self.table, max_norm=0.5).sum(1))
+
+
+def _max_norm_run(compiled):
+    minigrad.manual_seed(0)
+    model = _MaxNormed()
+    opt = nn.optim.Adam(model.parameters(), lr=0.1)
+
+    def step(ids, y):
+        loss = nn.functional.cross_entropy(model(ids), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    def evaluate(ids):
+        with minigrad.no_grad():
+            return model(ids)
+
+    if compiled:
+        step, evaluate = minigrad.compile(step), minigrad.compile(evaluate)
+    seen = []
+    for _ in range(5):
+        seen.append(step(minigrad.randint(0, 10, (4, 3)), minigrad.randint(0, 3, (4,))).detach().numpy())
+        seen.append(evaluate(minigrad.randint(0, 10, (4, 3))).numpy())  # (looks up, and renorms, other rows)
+    return seen + [p.detach().numpy() for p in model.parameters()], (step, evaluate)
+
+
+def test_an_embeddings_max_norm_renorms_the_rows_each_replay_looks_up():
+    want, _ = _max_norm_run(compiled=False)
+    got, (step, evaluate) = _quiet(_max_norm_run, True)
+    assert step.stats.replays == 4 and evaluate.stats.replays == 4
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+_OUT_BUFFER = minigrad.zeros(5, 3)
+
+
+def _out_run(compiled):
+    minigrad.manual_seed(0)
+    w = minigrad.randn(4, 3)
+
+    def f(x):
+        o = minigrad.empty(5, 3)
+        minigrad.matmul(x, w, out=o)  # (the 60-minute blitz's way)
+        minigrad.add(o, 1.0, out=_OUT_BUFFER)  # a buffer from before the call
+        values, indices = minigrad.zeros(5), minigrad.zeros(5, dtype=minigrad.int64)
+        minigrad.max(o, dim=1, out=(values, indices))
+        return o * 2, values, indices
+
+    if compiled:
+        f = minigrad.compile(f)
+    seen = []
+    for _ in range(4):
+        seen += [t.numpy() for t in f(minigrad.randn(5, 4))] + [_OUT_BUFFER.numpy().copy()]
+    return seen, f
+
+
+def test_a_result_written_into_out_is_written_at_each_replay():
+    want, _ = _out_run(compiled=False)
+    got, f = _quiet(_out_run, True)
+    assert f.stats.replays == 3
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_apply_inside_the_function_makes_the_call_run_eagerly():
+    def f(x):
+        y = x.clone()
+        y.apply_(lambda v: v * 2)
+        return y + 1
+
+    compiled = minigrad.compile(f)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            x = minigrad.randn(3)
+            np.testing.assert_array_equal(compiled(x).numpy(), f(x).numpy())
+    assert "Tensor.apply_()" in str(caught[0].message) and compiled.stats.replays == 0
+
+
+# ops whose result is computed from their inputs' values outside the autograd ops (a replay must compute them again)
+_FROM_VALUES = {
+    "isin": lambda x, i: (minigrad.isin(i, minigrad.tensor([1, 3])), minigrad.isin(i, i[:2], invert=True),
+                          minigrad.isin(2, i)),
+    "adaptive_max_pool": lambda x, i: (nn.functional.adaptive_max_pool2d(x.view(1, 3, 4), 2, return_indices=True)
+                                       + nn.functional.adaptive_max_pool1d(x.view(1, 3, 4), 3, return_indices=True)
+                                       + (nn.functional.adaptive_max_pool2d(x.view(1, 3, 4), (1, 3)),)),
+    "max_pool_indices": lambda x, i: (nn.functional.max_pool2d(x.view(1, 1, 3, 4), 2, return_indices=True)
+                                      + nn.functional.max_pool1d(x.view(1, 3, 4), 2, return_indices=True)),
+    "lu_pivots": lambda x, i: (minigrad.linalg.lu(x[:, :3]).P, minigrad.lu_unpack(*minigrad.linalg.lu_factor(x[:, :3])).P,
+                               minigrad.linalg.lu_solve(*minigrad.linalg.lu_factor(x[:, :3]), x[:, 3:])),
+    "matrix_rank": lambda x, i: (minigrad.linalg.matrix_rank(x * (x > 0)), minigrad.linalg.matrix_rank(x[:2] * (x[0] > 0)),
+                                 minigrad.linalg.matrix_rank(x[:, :3] @ x[:, :3].T * (x[0, 0] > 0), hermitian=True)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FROM_VALUES))
+def test_an_op_computed_from_its_inputs_values_is_computed_again_at_each_replay(name):
+    fn = _FROM_VALUES[name]
+    compiled = minigrad.compile(lambda x, i: fn(x, i))
+    minigrad.manual_seed(0)
+    for _ in range(4):
+        x, i = minigrad.randn(3, 4), minigrad.randint(0, 6, (6,))
+        for got, want in zip(_quiet(compiled, x, i), fn(x, i)):
+            np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    assert compiled.stats.replays == 3
+
+
+def _scaled_by_freq_run(compiled):
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(6, 4, scale_grad_by_freq=True), nn.Flatten(), nn.Linear(20, 3))
+    opt = nn.optim.SGD(model.parameters(), lr=0.5)
+
+    def step(ids, y):
+        loss = nn.functional.cross_entropy(model(ids), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    if compiled:
+        step = minigrad.compile(step)
+    losses = [step(minigrad.randint(0, 6, (4, 5)), minigrad.randint(0, 3, (4,))).detach().numpy() for _ in range(5)]
+    return losses + [p.detach().numpy() for p in model.parameters()], step
+
+
+def test_an_embeddings_gradient_scaled_by_frequency_counts_each_replays_ids():
+    want, _ = _scaled_by_freq_run(compiled=False)
+    got, step = _quiet(_scaled_by_freq_run, True)
+    assert step.stats.replays == 4
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+def _with_a_nan_every_other_call(fn, nan_first):
+    compiled = minigrad.compile(fn)
+    minigrad.manual_seed(0)
+    for k in range(4):
+        x = minigrad.randn(3, 5)
+        if (k % 2 == 0) == nan_first:
+            x[1, 2] = float("nan")
+        for got, want in zip(_quiet(compiled, x), fn(x)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    return compiled
+
+
+@pytest.mark.parametrize("nan_first", [True, False])
+def test_a_median_finds_each_calls_nans_at_each_replay(nan_first):
+    def medians(x):
+        return tuple(x.median(dim=1)) + tuple(x.nanmedian(dim=0, keepdim=True)) + (x.median(), x.nanmedian())
+
+    assert _with_a_nan_every_other_call(medians, nan_first).stats.replays == 3
+
+
+@pytest.mark.parametrize("nan_first", [True, False])
+def test_a_quantile_of_floats_makes_the_call_run_eagerly(nan_first):
+    def quantiles(x):
+        return minigrad.quantile(x, 0.3, dim=1), minigrad.nanquantile(x, minigrad.tensor([0.2, 0.9]), dim=0)
+
+    compiled = _with_a_nan_every_other_call(quantiles, nan_first)
+    assert compiled.stats.replays == 0 and compiled.stats.eager_calls == 3
+
+
+def _optimizer_state_run(compiled):
+    minigrad.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = nn.optim.Adam(model.parameters(), lr=0.1)
+
+    def step(x, y):
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.detach() * opt.state[model.weight]["step"]  # (a Python int, one more each call)
+
+    if compiled:
+        step = minigrad.compile(step)
+    seen = [step(minigrad.randn(5, 4), minigrad.randint(0, 3, (5,))).numpy() for _ in range(5)]
+    return seen + [p.detach().numpy() for p in model.parameters()]
+
+
+def test_a_number_read_from_an_optimizers_state_is_not_frozen():
+    want = _optimizer_state_run(compiled=False)
+    for w, g in zip(want, _quiet(_optimizer_state_run, True)):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_the_numbers_in_a_deque_or_a_namedtuple_the_function_reads_are_guarded():
+    from collections import deque, namedtuple
+
+    rewards = deque(maxlen=3)  # a moving baseline, filled outside the step
+    Settings = namedtuple("Settings", "scale")
+    settings = [Settings(1.0)]
+
+    def f(x):
+        return x * (sum(rewards) / max(len(rewards), 1)) * settings[0].scale
+
+    compiled = minigrad.compile(f)
+    for i in range(5):
+        rewards.append(float(i + 1))
+        settings[0] = Settings(float(i % 2 + 1))
+        x = minigrad.ones(2)
+        np.testing.assert_array_equal(_quiet(compiled, x).numpy(), f(x).numpy())
+
+    log = deque()
+
+    def logs(x):
+        y = x * 2
+        log.append(y)
+        return y
+
+    compiled = minigrad.compile(logs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            compiled(minigrad.ones(2))
+    assert len(log) == 3 and "running eagerly from now on: a change to" in str(caught[0].message)
+
+
+def test_an_index_of_a_tensor_and_an_int_replays():
+    weights = minigrad.randn(6, 5, 4, requires_grad=True)
+
+    def f(ids):
+        picked = weights[ids, 0] + weights[1:, ids[:2] % 5, 2].sum()  # (indexing's two-step index)
+        picked.sum().backward()
+        grad, weights.grad = weights.grad, None
+        return picked.detach(), grad
+
+    compiled = minigrad.compile(f)
+    minigrad.manual_seed(0)
+    for _ in range(3):
+        ids = minigrad.randint(0, 6, (6,))
+        for got, want in zip(_quiet(compiled, ids), f(ids)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert compiled.stats.replays == 2
+
+
+def _masked_loss_run(compiled):
+    minigrad.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = nn.optim.SGD(model.parameters(), lr=0.5)
+
+    def step(x, y, keep):
+        out = model(x)[keep]  # the positions a mask keeps
+        loss = nn.functional.cross_entropy(out, y[keep]) + out.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    if compiled:
+        step = minigrad.compile(step)
+    seen = []
+    for _ in range(4):
+        x, y = minigrad.randn(6, 4), minigrad.randint(0, 3, (6,))
+        seen.append(step(x, y, minigrad.rand(6) < 0.6).detach().numpy())
+    return seen + [p.detach().numpy() for p in model.parameters()], step
+
+
+def test_boolean_mask_indexing_makes_the_call_run_eagerly():
+    want, _ = _masked_loss_run(compiled=False)
+    got, step = _quiet(_masked_loss_run, True)
+    assert step.stats.replays == 0
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_a_module_compiled_in_place_is_saved_whole_and_copied():
+    import copy
+    import pickle
+
+    minigrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    model.compile()  # PyTorch's Module.compile
+    x = minigrad.randn(2, 3)
+    _quiet(model, x)
+    _quiet(model, x)
+    for copied in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):  # each compiles its own
+        assert copied.forward.fn.__self__ is copied
+        with minigrad.no_grad():
+            copied[0].weight.mul_(2)
+        np.testing.assert_array_equal(_quiet(copied, x).detach().numpy(), nn.Sequential.forward(copied, x).detach().numpy())
+    buffer = __import__("io").BytesIO()
+    minigrad.save(model, buffer)  # (minigrad.load runs no module code: the loaded model runs eagerly)
+    buffer.seek(0)
+    loaded = minigrad.load(buffer, weights_only=False)
+    np.testing.assert_array_equal(loaded(x).detach().numpy(), _quiet(model, x).detach().numpy())
+
+
+def _decomposition_run(compiled):
+    minigrad.manual_seed(0)
+    model = nn.Linear(4, 4)
+    opt = nn.optim.SGD(model.parameters(), lr=0.01)
+
+    def step(x):
+        A = model(x)
+        w, V = minigrad.linalg.eigh(A @ A.T)
+        loss = minigrad.linalg.svdvals(A).sum() + minigrad.linalg.qr(A).R.diagonal().abs().sum() + V[:, -1].abs().sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    if compiled:
+        step = minigrad.compile(step)
+    seen = [step(minigrad.randn(4, 4)).detach().numpy() for _ in range(4)]
+    return seen + [p.detach().numpy() for p in model.parameters()], step
+
+
+def test_a_gradient_through_a_decomposition_is_eagers():
+    want, _ = _decomposition_run(compiled=False)
+    got, step = _quiet(_decomposition_run, True)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_a_histogram_of_a_tensor_that_requires_grad_has_no_gradient_as_eagerly():
+    weight = nn.Parameter(minigrad.randn(3, 4))
+
+    def f(x):
+        y = x * weight
+        counts = minigrad.histc(y, bins=4, min=-2, max=2) + minigrad.histogram(y, bins=4).hist
+        assert not counts.requires_grad
+        loss = y.sum() + counts.sum()
+        loss.backward()
+        grad, weight.grad = weight.grad, None
+        return loss.detach(), grad
+
+    compiled = minigrad.compile(f)
+    for _ in range(3):
+        x = minigrad.randn(3, 4)
+        for got, want in zip(_quiet(compiled, x), f(x)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert compiled.stats.replays == 2
+
+
+class _ScaledBy(minigrad.autograd.Function):  # PyTorch 2's style: a forward without ctx, and setup_context
+    @staticmethod
+    def forward(x, w):
+        return x * w
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        return g * w, (g * x).sum(0)
+
+
+def _setup_context_run(compiled, module):
+    minigrad.manual_seed(0)
+    model = nn.Linear(4, 3)
+    w = nn.Parameter(minigrad.ones(3))
+    opt = nn.optim.SGD(list(model.parameters()) + [w], lr=0.1)
+    forward = (lambda x: _ScaledBy.apply(model(x), w))
+    if compiled and module:
+        forward = minigrad.compile(forward)
+
+    def step(x, y):
+        loss = nn.functional.cross_entropy(forward(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    if compiled and not module:
+        step = minigrad.compile(step)
+    seen = [step(minigrad.randn(5, 4), minigrad.randint(0, 3, (5,))).numpy() for _ in range(4)]
+    return seen + [p.detach().numpy() for p in opt.param_groups[0]["params"]]
+
+
+@pytest.mark.parametrize("module", [False, True])
+def test_a_function_with_setup_context_replays(module):
+    want = _setup_context_run(False, module)
+    for w, g in zip(want, _quiet(_setup_context_run, True, module)):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_masked_select_makes_the_call_run_eagerly():
+    weight = nn.Parameter(minigrad.randn(3, 4))
+
+    def f(x):
+        picked = minigrad.masked_select(x * weight, x > 0)
+        (picked * 2).sum().backward()
+        grad, weight.grad = weight.grad, None
+        return picked.detach(), grad
+
+    compiled = minigrad.compile(f)
+    minigrad.manual_seed(0)
+    for _ in range(4):
+        x = minigrad.randn(3, 4)
+        for got, want in zip(_quiet(compiled, x), f(x)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert compiled.stats.replays == 0
+
+
+def test_is_nonzero_makes_the_call_run_eagerly():
+    def f(x, i):
+        return x * minigrad.is_nonzero(i[0])  # (a Python bool of the data, as bool(i[0]))
+
+    compiled = minigrad.compile(f)
+    for k in range(3):
+        x, i = minigrad.randn(3), minigrad.tensor([k % 2, 1])
+        np.testing.assert_array_equal(_quiet(compiled, x, i).numpy(), f(x, i).numpy())
+    assert compiled.stats.replays == 0
