@@ -356,6 +356,8 @@ class Tensor:
             )
         if requires_grad and self.array.dtype.kind != "f":
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.dtype})")
+        if requires_grad and self.is_inference() and not state.inference:  # no graph could record its use
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if recording.hook.recorder is not None:  # in a minigrad.compile capture: a step on that call's value
             return recording.hook.recorder.on_requires_grad(self, bool(requires_grad))
         self.requires_grad = bool(requires_grad)

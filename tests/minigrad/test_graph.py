@@ -510,6 +510,20 @@ def test_inference_mode():
     assert f(x).grad_fn is None and mg.is_grad_enabled()
 
 
+def test_inference_tensor_refuses_requires_grad_outside_inference_mode():
+    # a model's output made under inference_mode, then marked for a loss: PyTorch refuses it there
+    torch = pytest.importorskip("torch")
+    for lib in (mg, torch):
+        with lib.inference_mode():
+            out = lib.ones(2)
+            inside = lib.ones(2).requires_grad_()  # allowed while inference mode is on
+        assert inside.requires_grad
+        assert out.requires_grad_(False).requires_grad is False
+        with pytest.raises(RuntimeError, match="^Setting requires_grad=True on inference tensor outside "
+                                               "InferenceMode is not allowed.$"):
+            out.requires_grad_()
+
+
 def test_grad_mode_is_thread_local():
     x = leaf(2)
     inside, release, results = threading.Event(), threading.Event(), {}
