@@ -107,7 +107,7 @@ class Optimizer:
         self._flat_state = {}  # foreach: (parameter ids, state names) -> their state's flat buffers
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                            f"but got {type(params).__name__}")
+                            f"but got {params.type()}")  # PyTorch names the tensor type
         if isinstance(params, set):
             raise TypeError(_SET_ERROR)
         groups = list(params)

@@ -199,8 +199,8 @@ def test_errors():
         Adam({w})
     with pytest.raises(TypeError, match="can only optimize Tensors"):
         Adam([w, 3.0])
-    with pytest.raises(TypeError, match="iterable of Tensors"):
-        Adam(w)
+    with pytest.raises(TypeError, match="iterable of Tensors or dicts, but got minigrad.FloatTensor$"):
+        Adam(w)  # a lone Parameter: PyTorch names its tensor type (torch.FloatTensor there)
     with pytest.raises(ValueError, match="Invalid learning rate: -1"):
         AdamW([w], lr=-1)
     with pytest.raises(ValueError, match="Invalid beta parameter at index 1"):
