@@ -4,6 +4,7 @@ import copy
 import functools
 import itertools
 import math
+import operator
 import warnings
 
 import numpy as np
@@ -74,15 +75,13 @@ def _element_dtype(x):
     raise RuntimeError(f"Could not infer dtype of {t.__name__}")
 
 
-def _infer_dtype(data):
-    """PyTorch's inference for Python data: every element's dtype promoted together (bools are bool, ints
-    int64, floats the default float, numpy scalars, arrays and tensors their own dtype), so `[True, 2]` is
-    int64, `[np.float64(1.5), 2]` float64 and `range(3)` int64; no elements at all, the default float."""
-    if not isinstance(data, _SEQUENCES):
-        return _element_dtype(data)
-    found = set()
+def _leaves(data):
+    """The element types of nested sequences, read one level at a time in C loops (a long list of rows costs
+    little): {type: its elements}, the elements left out (empty) for Python's bool, int and float, where
+    one type stands for all of them."""
+    leaves = {}
     level = [data]
-    while level:  # one level of nesting at a time, each in C loops (a long list of rows costs little)
+    while level:
         items = level[0] if len(level) == 1 else list(itertools.chain.from_iterable(level))
         kinds = set(map(type, items))
         level = []
@@ -90,9 +89,25 @@ def _infer_dtype(data):
             if issubclass(kind, _SEQUENCES):
                 level += items if len(kinds) == 1 else [s for s in items if type(s) is kind]
             elif kind is builtins.float or kind in _PYTHON_DTYPES:
-                found.add(_element_dtype(kind()))  # (one of a Python type stands for all of them)
+                leaves[kind] = ()
             else:
-                found.update(_element_dtype(s) for s in items if type(s) is kind)
+                leaves.setdefault(kind, []).extend(s for s in items if type(s) is kind)
+    return leaves
+
+
+def _infer_dtype(data, leaves=None):
+    """PyTorch's inference for Python data: every element's dtype promoted together (bools are bool, ints
+    int64, floats the default float, numpy scalars, arrays and tensors their own dtype), so `[True, 2]` is
+    int64, `[np.float64(1.5), 2]` float64 and `range(3)` int64; no elements at all, the default float.
+    (`leaves`: `_leaves(data)`, where the caller has it.)"""
+    if not isinstance(data, _SEQUENCES):
+        return _element_dtype(data)
+    found = set()
+    for kind, items in (_leaves(data) if leaves is None else leaves).items():
+        if kind is builtins.float or kind in _PYTHON_DTYPES:
+            found.add(_element_dtype(kind()))
+        else:
+            found.update(_element_dtype(s) for s in items)
     if not found:
         return dtypes.default_float.np
     return functools.reduce(dtypes.promote_types, found)
@@ -139,7 +154,10 @@ def _tensor(data, dtype, device, requires_grad, xp):
         warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting the "
                       "list to a single numpy.ndarray with numpy.array() before converting to a tensor.", UserWarning,
                       stacklevel=3)
-    dt = _dt(dtype) if dtype is not None else _infer_dtype(data)
+    leaves = _leaves(data) if isinstance(data, _SEQUENCES) else {}
+    dt = _dt(dtype) if dtype is not None else _infer_dtype(data, leaves)
+    if any(issubclass(kind, Tensor) for kind in leaves):
+        data = _tensors_as_numbers(data, np.dtype(dt).kind in "iub")
     try:
         arr = np.array(data, dtype=dt)
     except OverflowError:
@@ -150,6 +168,17 @@ def _tensor(data, dtype, device, requires_grad, xp):
             raise _overflow(dt) from None
         raise TypeError(f"could not make a tensor from {type(data).__name__}: {e}") from None
     return _make(xp.asarray(arr), requires_grad)  # (numpy's asarray of an array is the array itself)
+
+
+def _tensors_as_numbers(data, integral):
+    """PyTorch reads a Tensor inside `tensor()`'s lists as one number, whatever its shape: `[t1, t2]` of
+    one-element tensors is 1-d, not (2, 1), and a larger tensor is refused by `float(t)` (ValueError), or
+    by `operator.index(t)` for an integer or bool result (TypeError, floating tensors too)."""
+    if isinstance(data, Tensor):
+        return operator.index(data) if integral else float(data)
+    if isinstance(data, _SEQUENCES):
+        return [_tensors_as_numbers(d, integral) for d in data]
+    return data
 
 
 def _overflow(dt):

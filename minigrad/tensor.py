@@ -583,7 +583,12 @@ def legacy_array(dtype, args):
             raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
         return np.zeros(shape, dtype=dtype.np)
     if len(args) == 1 and type(args[0]) in (list, tuple):
-        values = np.asarray(args[0])
+        from .factory import _leaves, _tensors_as_numbers  # (factory imports this module)
+
+        data = args[0]
+        if any(issubclass(kind, Tensor) for kind in _leaves(data)):  # one number per tensor, as tensor()'s
+            data = _tensors_as_numbers(data, dtype.np.kind in "iub")
+        values = np.asarray(data)
         if values.dtype.kind not in "biuf":
             raise TypeError(f"new(): invalid data type '{values.dtype}'")
         return values.astype(dtype.np)

@@ -37,6 +37,29 @@ def test_tensor_infers_dtype_from_every_element(data):
 
 
 @pytest.mark.parametrize("expr", [
+    "[lib.ones(1), lib.ones(1)]", "[lib.ones(1, 1) * 2, 3.5]", "[[lib.tensor(1.), 2.], [3, lib.tensor([4])]]",
+    "[lib.tensor([3]), lib.tensor(True)]", "[lib.tensor([1.5], dtype=lib.float64)]", "(lib.tensor(2.5),)",
+    "[lib.ones(2), lib.ones(2)]", "[lib.ones(0)]", "[lib.ones(2, dtype=lib.long)]", "[lib.tensor([True, False])]",
+])
+@pytest.mark.parametrize("dtype", [None, "float32", "int64", "bool"])
+@pytest.mark.parametrize("ctor", ["tensor", "as_tensor", "FloatTensor", "LongTensor"])
+def test_tensors_inside_lists_are_numbers(expr, dtype, ctor):
+    # losses.append(loss_fn(out, y)) of (1,)-shaped outputs, then torch.tensor(losses): PyTorch reads each
+    # tensor as one number (a 1-d result), and refuses larger ones by float(t) or operator.index(t)
+    if dtype is not None and ctor.endswith("Tensor"):
+        return
+
+    def make(lib):
+        data = eval(expr, {"lib": lib})
+        kw = {} if dtype is None else {"dtype": getattr(lib, dtype)}
+        t = getattr(lib, ctor)(data, **kw)
+        return str(t.dtype).split(".")[1], list(t.shape), t.tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("expr", [
     "S([2, 3]) + (4,)", "(4,) + S([2, 3])", "S([2, 3]) + S([1])", "S([2, 3])[1:]", "S([2, 3])[::-1]", "S([2, 3]) * 2",
     "2 * S([1])", "S([2, 3])[0]", "S([lib.tensor(3), np.int64(2), True])", "S([2.5])", "S(['a'])", "S([lib.tensor(2.)])",
     "S([2, 3]) + [4]", "lib.ones(2, 3).shape[:-1] + (5,)", "lib.ones(2, 3).size()[1:]",
