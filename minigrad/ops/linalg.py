@@ -3,6 +3,7 @@
 multi_dot, cond, tensorsolve/tensorinv, and the `minigrad.linalg` names for them (with vector_norm, matrix_norm,
 cross, vecdot). Batched over leading dims; backward written in tensor ops, so second derivatives work."""
 import builtins
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -712,8 +713,23 @@ def lu(A, *, pivot=True):
     return lu_result(*lu_unpack(LU, piv))
 
 
+_deprecations_said = set()
+
+
+def _deprecated(name, text):
+    """PyTorch's deprecation warning of `name`, once a process (as its C++ side says it)."""
+    if name not in _deprecations_said:
+        _deprecations_said.add(name)
+        warnings.warn(text, UserWarning, stacklevel=3)
+
+
 def lu_legacy(A, pivot=True, get_infos=False):
     """torch.lu (deprecated in PyTorch): the tuple (LU, pivots), with infos when get_infos=True."""
+    _deprecated("lu", "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will "
+                "be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be "
+                "replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = "
+                "torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                "torch.linalg.lu_factor_ex(A, compute_pivots)")
     _lu_factor_checks("torch.lu_factor", A, pivot)
     LU, piv, info = _save_outputs(LUFactor.apply(A))
     return (LU, piv, info) if get_infos else (LU, piv)
@@ -757,6 +773,9 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 
 def lu_solve_legacy(input, LU_data, LU_pivots):
     """torch.lu_solve (deprecated in PyTorch): linalg.lu_solve(LU_data, LU_pivots, input)."""
+    _deprecated("lu_solve", "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
+                "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
+                "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)")
     return lu_solve(LU_data, LU_pivots, input)
 
 
@@ -830,6 +849,9 @@ def multi_dot(tensors):
 
 def chain_matmul(*matrices, out=None):
     """torch.chain_matmul (deprecated in PyTorch): linalg.multi_dot of 2-D matrices (one matrix: a copy)."""
+    _deprecated("chain_matmul", "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. "
+                "Use torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                "parameters.")
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     if not matrices:
