@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from . import dtypes
 from .tensor import Tensor
 
 __all__ = ["assert_close", "make_tensor"]
@@ -85,7 +86,9 @@ def _compare_values(a, e, rtol, atol, equal_nan, scalar_kind=None):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         abs_diff = np.abs(af - ef)
         abs_diff = np.where(matches, np.zeros((), abs_diff.dtype), abs_diff)
-        rel_diff = abs_diff / np.abs(ef)
+        # (integers' ratio in the default float dtype, as PyTorch's true division of them)
+        rel_diff = abs_diff / np.abs(ef) if floating else \
+            abs_diff.astype(dtypes.default_float.np) / np.abs(ef).astype(dtypes.default_float.np)
         rel_diff = np.where(matches, np.zeros((), rel_diff.dtype), rel_diff)
     if a.ndim == 0:  # in Python numbers, as PyTorch reports a scalar
         av, ev = _item(af[()]), _item(ef[()])

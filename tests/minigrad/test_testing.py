@@ -21,6 +21,8 @@ CASES = {
     "tensor_2d_inf_rel": lambda L: L.testing.assert_close(L.tensor([[1.0, 2.0], [3.0, 4.0]]),
                                                           L.tensor([[1.0, 2.5], [3.0, 0.0]])),
     "int": lambda L: L.testing.assert_close(L.tensor([1, 2, 3]), L.tensor([1, 2, 4])),
+    "int_thirds": lambda L: L.testing.assert_close(L.tensor([1, 2]), L.tensor([1, 3])),  # 1/3 as a float32
+    "uint8_ratio": lambda L: L.testing.assert_close(L.tensor([1, 7], dtype=L.uint8), L.tensor([1, 3], dtype=L.uint8)),
     "bool": lambda L: L.testing.assert_close(L.tensor([True, False]), L.tensor([True, True])),
     "float64": lambda L: L.testing.assert_close(L.tensor([1.0, 2.0], dtype=L.float64),
                                                 L.tensor([1.0, 2.0 + 1e-6], dtype=L.float64)),
