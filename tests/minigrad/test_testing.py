@@ -93,7 +93,8 @@ def test_assert_close_passes_as_pytorch(torch, name):
 ALLCLOSE = {  # torch.testing.assert_allclose (deprecated): each case passes, or raises as PyTorch's
     "float32_loose": lambda L: L.testing.assert_allclose(L.tensor([1.0]), L.tensor([1.0001])),
     "float32_past": lambda L: L.testing.assert_allclose(L.tensor([1.0]), L.tensor([1.0003])),
-    "float64": lambda L: L.testing.assert_allclose(L.tensor([1.0], dtype=L.float64), L.tensor([1.00002], dtype=L.float64)),
+    "float64": lambda L: L.testing.assert_allclose(L.tensor([1.0], dtype=L.float64),
+                                                   L.tensor([1.00002], dtype=L.float64)),
     "mixed_dtypes": lambda L: L.testing.assert_allclose(L.tensor([1.0], dtype=L.float64), L.tensor([1.00002])),
     "int_vs_float": lambda L: L.testing.assert_allclose(L.ones(2), L.ones(2, dtype=L.int64)),
     "ints": lambda L: L.testing.assert_allclose(L.tensor([1, 2]), L.tensor([1, 3])),
