@@ -6,6 +6,7 @@ mask) and `_modules` (sub-modules). Everything else (walking the tree, moving it
 devices and dtypes, state dicts, repr) is built on walking those tables.
 """
 import itertools
+import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from types import MappingProxyType
@@ -636,13 +637,21 @@ class Module:
                            "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
                            "to report this bug.")
 
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         """name -> tensor for every parameter and persistent buffer, in registration order (plus
         '_extra_state' entries of modules that override get_extra_state), as PyTorch's.
 
         Tensors are detached but share memory with the model (copy them to snapshot). A tied
         parameter appears under each of its names, as in PyTorch. The state-dict hooks run per module:
-        pre-hooks before its entries, post-hooks after its descendants'."""
+        pre-hooks before its entries, post-hooks after its descendants'. The arguments given by position
+        (destination, prefix, keep_vars) are taken with PyTorch's FutureWarning."""
+        if args:
+            if len(args) > 3:
+                raise TypeError(f"state_dict() takes at most 3 positional arguments ({len(args)} given)")
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to https://pytorch.org/docs/"
+                          "main/generated/torch.nn.Module.html#torch.nn.Module.state_dict for details.", FutureWarning,
+                          stacklevel=2)
+            destination, prefix, keep_vars = args + (destination, prefix, keep_vars)[len(args):]
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()  # (PyTorch's: each module's local_metadata, by its prefix)
