@@ -5,7 +5,6 @@ counting (bincount, unique, searchsorted). The graph they record names the primi
 import builtins
 import math
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
@@ -679,7 +678,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 # ---- histograms: histc (counts) and histogram (counts and edges, optionally weighted or a density) -----------
 # what histogram returns, as PyTorch's torch.return_types.histogram
-histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
+histogram_result = return_type("histogram", ("hist", "bin_edges"))
 # the C++ names PyTorch's histogram errors give dtypes
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
               "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "uint16": "short unsigned int",

@@ -4,17 +4,18 @@ multi_dot, cond, tensorsolve/tensorinv, and the `minigrad.linalg` names for them
 cross, vecdot). Batched over leading dims; backward written in tensor ops, so second derivatives work."""
 import builtins
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
 from ..autograd.function import Function
 from ..device import array_module
 from . import reduction
+from ._util import return_type
 from .array_op import array_op
 from ..tensor import Tensor
 
-slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
+slogdet_result = return_type("slogdet", ("sign", "logabsdet"))
+linalg_slogdet_result = return_type("linalg_slogdet", ("sign", "logabsdet"))
 
 
 def _square(name, A):
@@ -103,6 +104,11 @@ def slogdet(input):
     return slogdet_result(sign, logabs)
 
 
+def linalg_slogdet(A):
+    """torch.linalg.slogdet: slogdet's pair, named as PyTorch names that function's (linalg_slogdet)."""
+    return linalg_slogdet_result(*slogdet(A))
+
+
 def logdet(input):
     """log det, nan for a negative determinant (as PyTorch)."""
     sign, logabs = slogdet(input)
@@ -157,11 +163,12 @@ def pinverse(input, rcond=1e-15):
 
 
 # ---- decompositions: cholesky, qr, eigh, svd; lstsq, matrix_rank ------------------------------------------
-qr_result = namedtuple("linalg_qr", ["Q", "R"])
-eigh_result = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-svd_result = namedtuple("linalg_svd", ["U", "S", "Vh"])
-svd_legacy_result = namedtuple("svd", ["U", "S", "V"])
-lstsq_result = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+qr_result = return_type("linalg_qr", ("Q", "R"))
+qr_legacy_result = return_type("qr", ("Q", "R"))
+eigh_result = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+svd_result = return_type("linalg_svd", ("U", "S", "Vh"))
+svd_legacy_result = return_type("svd", ("U", "S", "V"))
+lstsq_result = return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 
 
 def _matrix(name, A):
@@ -391,7 +398,7 @@ def svd_legacy(input, some=True, compute_uv=True):
 def qr_legacy(input, some=True):
     """torch.qr (deprecated in PyTorch): some=False is mode 'complete'."""
     Q, R = qr(input, "reduced" if some else "complete")
-    return namedtuple("qr", ["Q", "R"])(Q, R)
+    return qr_legacy_result(Q, R)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
@@ -445,11 +452,11 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
 # ---- triangular and factored solves: solve_triangular, cholesky_solve/inverse, lu_factor/lu_solve ---------
 # (composed of inverse, tril/triu and matmul, so their gradients need no backward of their own;
 # lu_factor's backward is written below its forward)
-triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
-lu_factor_result = namedtuple("linalg_lu_factor", ["LU", "pivots"])
-lu_factor_ex_result = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
-lu_result = namedtuple("linalg_lu", ["P", "L", "U"])
-lu_unpack_result = namedtuple("lu_unpack", ["P", "L", "U"])
+triangular_solve_result = return_type("triangular_solve", ("solution", "cloned_coefficient"))
+lu_factor_result = return_type("linalg_lu_factor", ("LU", "pivots"))
+lu_factor_ex_result = return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+lu_result = return_type("linalg_lu", ("P", "L", "U"))
+lu_unpack_result = return_type("lu_unpack", ("P", "L", "U"))
 
 
 def _legacy_name(t):
@@ -965,7 +972,7 @@ class _Linalg:
 
     inv = staticmethod(inverse)
     det = staticmethod(det)
-    slogdet = staticmethod(slogdet)
+    slogdet = staticmethod(linalg_slogdet)
     solve = staticmethod(solve)
     matrix_power = staticmethod(matrix_power)
     pinv = staticmethod(pinverse)
