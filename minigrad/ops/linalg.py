@@ -17,6 +17,15 @@ from ..tensor import Tensor
 slogdet_result = return_type("slogdet", ("sign", "logabsdet"))
 linalg_slogdet_result = return_type("linalg_slogdet", ("sign", "logabsdet"))
 
+_deprecations_said = set()
+
+
+def _deprecated(name, text):
+    """PyTorch's deprecation warning of `name`, once a process (as its C++ side says it)."""
+    if name not in _deprecations_said:
+        _deprecations_said.add(name)
+        warnings.warn(text, UserWarning, stacklevel=3)
+
 
 def _square(name, A):
     if A.array.ndim < 2:
@@ -246,6 +255,10 @@ def cholesky(A, *, upper=False):
 
 def cholesky_legacy(input, upper=False):
     """torch.cholesky (deprecated in PyTorch): `upper` positional."""
+    _deprecated("cholesky", "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+                "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)"
+                "\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+                "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
     return cholesky(input, upper=upper)
 
 
@@ -397,6 +410,9 @@ def svd_legacy(input, some=True, compute_uv=True):
 
 def qr_legacy(input, some=True):
     """torch.qr (deprecated in PyTorch): some=False is mode 'complete'."""
+    _deprecated("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = "
+                "torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
     Q, R = qr(input, "reduced" if some else "complete")
     return qr_legacy_result(Q, R)
 
@@ -518,6 +534,10 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False):
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
     """torch.triangular_solve (deprecated in PyTorch): (X with op(A) X = b, a copy of A), op(A) = A^T when
     transpose; A's batch dims broadcast with b's."""
+    _deprecated("triangular_solve", "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand "
+                "will be removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed "
+                "and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be "
+                "replaced with\nX = torch.linalg.solve_triangular(A, B).")
     b = input
     if b.array.ndim < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has "
@@ -718,16 +738,6 @@ def lu(A, *, pivot=True):
     _lu_factor_checks("linalg.lu", A, pivot)
     LU, piv, _ = lu_factor_ex(A)
     return lu_result(*lu_unpack(LU, piv))
-
-
-_deprecations_said = set()
-
-
-def _deprecated(name, text):
-    """PyTorch's deprecation warning of `name`, once a process (as its C++ side says it)."""
-    if name not in _deprecations_said:
-        _deprecations_said.add(name)
-        warnings.warn(text, UserWarning, stacklevel=3)
 
 
 def lu_legacy(A, pivot=True, get_infos=False):
