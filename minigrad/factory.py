@@ -28,7 +28,10 @@ def _size_keyword(fn):
     return op
 
 
-def _size(size):
+def _size(size, name="empty"):
+    """The shape of `name(*size)` (`zeros(2, 3)`, `zeros((2, 3))`, `zeros([2, 3])`) as a tuple of ints, with
+    PyTorch's errors: its argument parser's TypeError for what is not an int, and the negative-size text."""
+    given = size
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for s in size:  # the usual, plain ints, taken as they are (the generator below costs ~0.5 us)
@@ -38,10 +41,38 @@ def _size(size):
         return tuple(size)
     # (`zeros(n)` of an integer 0-d tensor n: its number, as PyTorch takes it)
     size = [s.item() if isinstance(s, Tensor) and s.array.ndim == 0 and s.array.dtype.kind in "iu" else s for s in size]
+    for i, s in enumerate(size):
+        if not isinstance(s, (builtins.int, np.integer)):
+            raise TypeError(_size_type_error(name, given, i, s))
+    if name == "zeros" and any(s < 0 for s in size):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     for s in size:
-        if not isinstance(s, (builtins.int, np.integer)) or s < 0:
-            raise RuntimeError(f"size must be a sequence of non-negative ints, got {list(size)}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {[builtins.int(s) for s in size]}")
     return tuple(builtins.int(s) for s in size)
+
+
+def _size_type_error(name, given, i, bad):
+    """PyTorch's argument parser's text for a size entry that is not an int (`zeros(n / 2)`): entry `i` of
+    the positional arguments `given`."""
+    kind = type(bad).__name__ if type(bad).__module__ == "builtins" else \
+        "Tensor" if isinstance(bad, Tensor) else f"{type(bad).__module__}.{type(bad).__name__}"
+    sequence = len(given) == 1 and isinstance(given[0], (tuple, list))
+    if len(given) == 1 and not sequence:
+        return f"{name}(): argument 'size' (position 1) must be tuple of ints, not {kind}"
+    if i > 0:
+        return f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error \"type must be " \
+               f"tuple of ints,but got {kind}\""
+    if sequence:
+        return f"{name}(): argument 'size' (position 1) must be tuple of ints, but found element of type {kind} at pos 0"
+    if name in ("rand", "randn"):  # (their two overloads, with and without a generator)
+        got = ", ".join(type(g).__name__ for g in given)
+        keywords = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
+                    "None, bool pin_memory = False, bool requires_grad = False")
+        return (f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                f" * (tuple of ints size, *, torch.Generator generator, {keywords})\n"
+                f" * (tuple of ints size, *, {keywords})\n")
+    return f"{name}() takes 1 positional argument but {len(given)} were given"
 
 
 def _dt(dtype, default=None):
@@ -260,15 +291,15 @@ def _writeable(array):
     return array.copy()
 
 
-def _filled(fill, size, dtype, device, requires_grad):
+def _filled(fill, size, dtype, device, requires_grad, name="empty"):
     xp = module_for(device)
     dt = _dt(dtype)
     if recording.hook.recorder is not None and xp is np:
         # inside a minigrad.compile capture: a step that makes a new one at each replay, so that what the
         # call writes into it (a mask's entries, a one-hot's ones) starts from the same values each call,
         # and a leaf made here (requires_grad=True) is a new leaf each call, as eagerly
-        return recording.hook.recorder.on_call(_fresh, fill, _size(size), dt, requires_grad)
-    return _fresh(fill, _size(size), dt, requires_grad, xp)
+        return recording.hook.recorder.on_call(_fresh, fill, _size(size, name), dt, requires_grad)
+    return _fresh(fill, _size(size, name), dt, requires_grad, xp)
 
 
 def _fresh(fill, size, dtype, requires_grad, xp=np):
@@ -288,19 +319,19 @@ def _fresh(fill, size, dtype, requires_grad, xp=np):
 @_size_keyword
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros of shape `size`."""
-    return _filled(0, size, dtype, device, requires_grad)
+    return _filled(0, size, dtype, device, requires_grad, "zeros")
 
 
 @_size_keyword
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of shape `size`."""
-    return _filled(1, size, dtype, device, requires_grad)
+    return _filled(1, size, dtype, device, requires_grad, "ones")
 
 
 @_size_keyword
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of shape `size`."""
-    return _filled("empty", size, dtype, device, requires_grad)
+    return _filled("empty", size, dtype, device, requires_grad, "empty")
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -312,7 +343,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if not isinstance(fill_value, (builtins.int, builtins.float, builtins.bool, np.number, np.bool_)) and not (
             hasattr(fill_value, "shape") and fill_value.shape == ()):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
-    return _filled(fill_value, tuple(size), dtype, device, requires_grad)
+    return _filled(fill_value, (tuple(size),), dtype, device, requires_grad, "full")
 
 
 # (layout= and memory_format= are accepted and change nothing: arrays here are dense and row-major,
@@ -513,7 +544,7 @@ def _drawn(draw, generator, *args):
 @_size_keyword
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples of N(0, 1) from the seeded default generator."""
-    return _drawn(_randn, generator, _size(size), dtype, device, requires_grad)
+    return _drawn(_randn, generator, _size(size, "randn"), dtype, device, requires_grad)
 
 
 def _randn(size, dtype, device, requires_grad, generator):
@@ -527,7 +558,7 @@ def _randn(size, dtype, device, requires_grad, generator):
 @_size_keyword
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples of U[0, 1) from the seeded default generator."""
-    return _drawn(_rand, generator, _size(size), dtype, device, requires_grad)
+    return _drawn(_rand, generator, _size(size, "rand"), dtype, device, requires_grad)
 
 
 def _rand(size, dtype, device, requires_grad, generator):
@@ -545,8 +576,7 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
         low, high = 0, low
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    return _drawn(_randint, generator, low, high, _size((size,) if isinstance(size, builtins.int) else size), dtype,
-                  device)
+    return _drawn(_randint, generator, low, high, _size((size,), "randint"), dtype, device)
 
 
 def _randint(low, high, size, dtype, device, generator):

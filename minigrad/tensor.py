@@ -560,10 +560,11 @@ class Tensor:
         return self
 
     def _new(self, make, name, size, kw, dtype, device, requires_grad):
+        from .factory import _size
         from .ops._util import sizes_or_keyword
 
-        out = make(*sizes_or_keyword(name, size, kw, "size"), dtype=dtype or self.dtype,
-                   device=device or self.device)
+        size = _size(sizes_or_keyword(name, size, kw, "size"), name)  # (errors naming new_zeros, ...)
+        out = make(size, dtype=dtype or self.dtype, device=device or self.device)
         return _requiring_grad(out) if requires_grad else out
 
 
