@@ -48,7 +48,7 @@ def _size(size, name="empty"):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
     for s in size:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {[builtins.int(s) for s in size]}")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(map(builtins.int, size))}")
     return tuple(builtins.int(s) for s in size)
 
 
@@ -64,7 +64,8 @@ def _size_type_error(name, given, i, bad):
         return f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error \"type must be " \
                f"tuple of ints,but got {kind}\""
     if sequence:
-        return f"{name}(): argument 'size' (position 1) must be tuple of ints, but found element of type {kind} at pos 0"
+        return f"{name}(): argument 'size' (position 1) must be tuple of ints, but found element of type {kind} " \
+               "at pos 0"
     if name in ("rand", "randn"):  # (their two overloads, with and without a generator)
         got = ", ".join(type(g).__name__ for g in given)
         keywords = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
@@ -549,10 +550,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
 
 def _randn(size, dtype, device, requires_grad, generator):
     rng = generator or random.generator(module_for(device))
-    dt = _dt(dtype)
-    if dt.kind != "f":
-        raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{dtypes.get_dtype(dt)._legacy[:-6]}'")
-    return _make(rng.standard_normal(size, dtype=dt), requires_grad)
+    return _make(random.floats(rng, "normal", size, _dt(dtype)), requires_grad)
 
 
 @_size_keyword
@@ -563,7 +561,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
 
 def _rand(size, dtype, device, requires_grad, generator):
     rng = generator or random.generator(module_for(device))
-    return _make(rng.random(size, dtype=_dt(dtype)), requires_grad)
+    return _make(random.floats(rng, "uniform", size, _dt(dtype)), requires_grad)
 
 
 def randint(low, high=None, size=None, dtype=None, device=None, generator=None):

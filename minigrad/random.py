@@ -235,6 +235,22 @@ def integers(rng, low, high, size):
     return rng.integers(low, high, size=size)
 
 
+def floats(rng, kind, shape, dtype):
+    """`shape` draws of U[0, 1) (kind "uniform") or N(0, 1) ("normal") in float dtype `dtype` from `rng`, with
+    PyTorch's error for any other dtype. numpy (and cupy) draw float32 and float64 only: a float16 tensor's
+    numbers are float32 draws rounded to it."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        from .dtypes import from_numpy_dtype
+
+        kernel = "check_uniform_bounds" if kind == "uniform" else "normal_kernel_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{from_numpy_dtype(dtype)._legacy[:-6]}'")
+    draw = rng.random if kind == "uniform" else rng.standard_normal
+    if dtype == np.float16:
+        return draw(shape, dtype=np.float32).astype(np.float16)
+    return draw(shape, dtype=dtype)
+
+
 def generator(xp=np):
     """The default generator for array module `xp`: numpy's Generator, or the `CudaGenerator`."""
     global _cuda

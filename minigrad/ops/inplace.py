@@ -347,7 +347,7 @@ def uniform_(self, a=0.0, b=1.0, generator=None):
     from .. import random
 
     rng = generator or random.generator(array_module(self.array))
-    vals = rng.random(self.array.shape, dtype=self.array.dtype) if self.array.dtype.kind == "f" else None
+    vals = random.floats(rng, "uniform", self.array.shape, self.array.dtype)
     self.array[...] = vals * (b - a) + a
     self._bump_version()
     return self
@@ -360,7 +360,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
     from .. import random
 
     rng = generator or random.generator(array_module(self.array))
-    vals = rng.standard_normal(self.array.shape, dtype=self.array.dtype)
+    vals = random.floats(rng, "normal", self.array.shape, self.array.dtype)
     if std != 1.0:
         vals *= std
     if mean != 0.0:

@@ -95,3 +95,26 @@ def test_randint_and_random_draw_every_value_of_the_range_alike(low, high):
     filled = minigrad.zeros(70000, dtype=minigrad.int64).random_(low, high).numpy()
     assert np.array_equal(filled, drawn)
     assert minigrad.randint(low, high, (2, 3), dtype=minigrad.float64).dtype == minigrad.float64
+
+
+@pytest.mark.parametrize("call", [
+    "t.randn(2, 3, dtype=d)", "t.rand(2, 3, dtype=d)", "t.randn_like(t.ones(2, dtype=d))",
+    "t.rand_like(t.ones(2, dtype=d))", "t.ones(2, dtype=d).normal_()", "t.ones(2, dtype=d).uniform_(-1, 1)",
+    "t.normal(t.zeros(2, dtype=d), t.ones(2, dtype=d))", "t.normal(0.0, 1.0, (2,), dtype=d)",
+    "t.nn.functional.rrelu(t.ones(2, dtype=d), training=True)",
+])
+@pytest.mark.parametrize("dtype", ["float16", "float64", "int64", "uint8", "bool"])
+def test_draws_in_every_float_dtype_and_pytorchs_error_for_others(call, dtype):
+    # numpy draws float32 and float64 only: a float16 tensor (a half model's noise) is drawn as float32
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (minigrad, torch):
+        try:
+            r = eval(call, {"t": lib, "d": getattr(lib, dtype)})
+            seen.append((str(r.dtype).split(".")[1], list(r.shape)))
+        except Exception as e:  # noqa: BLE001 (the error is what is compared)
+            seen.append((type(e).__name__, str(e)))
+    if "rrelu" in call and dtype != "float64":  # (PyTorch's CPU rrelu has float kernels only; minigrad's draws)
+        assert seen[0] == ("float16", [2]) if dtype == "float16" else seen[0][0] == "NotImplementedError"
+        return
+    assert seen[0] == seen[1]
