@@ -74,8 +74,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     check_tensor(input, "input", "rms_norm")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
-                           f"{', '.join(map(str, shape))}], but got input of size{input.shape}")
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*"
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")  # (sic)
     eps = minigrad.finfo(input.dtype).eps if eps is None else eps
     dims = tuple(range(input.ndim - len(shape), input.ndim))
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
