@@ -812,25 +812,3 @@ def _indent(text, n):
     """Indent every line but the first by n spaces (nested reprs line up under their parent)."""
     first, *rest = text.split("\n")
     return "\n".join([first] + [" " * n + line for line in rest])
-
-
-def check_input(module, input, trailing_shape=None, dtype=None):
-    """Raise an error naming `module` unless `input` is a Tensor of `dtype` (a numpy dtype: the parameters'
-    arrays', compared without making a minigrad dtype per call) whose shape ends with `trailing_shape`.
-
-    Shapes: input (*, *trailing_shape). The message names the module as its repr does, what it
-    expected and what it got, e.g. "Linear(in_features=4, out_features=3, bias=True): expected
-    input with last dimension 4, got shape [2, 5]".
-    """
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{module._short_repr()}: expected a minigrad Tensor as input, got {type(input).__name__}")
-    shape = input.array.shape
-    if trailing_shape is not None:
-        n = len(trailing_shape)
-        if shape[len(shape) - n:] != tuple(trailing_shape):
-            what = (f"last dimension {trailing_shape[0]}" if n == 1
-                    else f"last {n} dimensions {list(trailing_shape)}")
-            raise RuntimeError(f"{module._short_repr()}: expected input with {what}, got shape {list(shape)}")
-    if dtype is not None and input.array.dtype != dtype:
-        raise RuntimeError(f"{module._short_repr()}: expected input of dtype {dtypes.from_numpy_dtype(dtype)}, got {input.dtype} "
-                           f"(shape {list(shape)})")
