@@ -886,6 +886,12 @@ def masked_scatter(input, mask, source):
     """`input` with the masked places filled, in order, from the first elements of `source`."""
     from ._util import broadcast_shapes
 
+    if mask.array.dtype != np.bool_:
+        if mask.array.dtype == np.uint8:  # (PyTorch warns of uint8 masks, then refuses them all the same)
+            warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior is now deprecated,"
+                          "please use a mask with dtype torch.bool instead.", UserWarning, stacklevel=2)
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{mask.dtype._legacy[:-6]}")
     shape = broadcast_shapes(input.array.shape, mask.array.shape)
     recording.escape("masked_scatter, whose count of source elements depends on the mask's values,")
     m = array_module(mask.array).broadcast_to(mask.array, shape)

@@ -319,10 +319,11 @@ def masked_fill_(self, mask, value):
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(masked_fill_, self, (mask, value), {},
                                                   lambda source: _masked_fill(source, mask, value))
-    from .elementwise import masked_fill
+    from .elementwise import check_fill_mask, masked_fill
 
     if not isinstance(mask, Tensor):
         mask = Tensor(np.asarray(mask))
+    check_fill_mask(mask)
 
     def raw(a):
         xp = array_module(a)

@@ -104,3 +104,19 @@ def test_dim_error_names_the_range():
         mg.ones(3).sum(2)
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 2\)"):
         mg.tensor(1.0).cumsum(2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8"])
+@pytest.mark.parametrize("call", ["x.masked_fill(m, 0.)", "x.masked_fill_(m, 0.)", "L.masked_fill(x, m, 0.)",
+                                  "x.masked_scatter(m, x)", "x.masked_scatter_(m, x)"])
+def test_non_bool_masks_raise_pytorchs_text(torch, call, dtype):
+    # wei.masked_fill(tril[:T, :T], ...) with a float tril: PyTorch's text names the mask's C++ type
+    seen = []
+    for L in (mg, torch):
+        x, m = L.ones(2), L.tensor([1, 0], dtype=getattr(L, dtype))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(RuntimeError) as e:
+                eval(call, {"L": L, "x": x, "m": m})
+        seen.append((str(e.value), [str(w.message).split(" (Triggered internally")[0] for w in caught]))
+    assert seen[0] == seen[1]
