@@ -258,12 +258,12 @@ def _softmax_args(input, dim, dtype, name):
     check_tensor(input, "input", name)
     if dtype is not None:
         input = input.to(dtype)
-    elif input.array.dtype.kind != "f":
-        input = input.float()
     nd = input.array.ndim
     n = max(nd, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    if input.array.dtype.kind != "f" and input.array.size:  # (integers and bools: dtype= says what to compute in)
+        raise reduction.softmax_dtype_error(input, dim % n, name)
     return input, dim % n
 
 

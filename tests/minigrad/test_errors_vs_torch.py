@@ -120,3 +120,25 @@ def test_non_bool_masks_raise_pytorchs_text(torch, call, dtype):
                 eval(call, {"L": L, "x": x, "m": m})
         seen.append((str(e.value), [str(w.message).split(" (Triggered internally")[0] for w in caught]))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("call", [
+    "F.softmax(i, 0)", "F.softmax(i, 1)", "F.softmax(i, -1)", "F.log_softmax(i, 1)", "F.log_softmax(i, 0)",
+    "i.softmax(1)", "i.softmax(0)", "i.log_softmax(1)", "L.softmax(i, 1)", "L.nn.Softmax(1)(i)", "F.softmin(i, 1)",
+    "F.softmax(i > 2, 1)", "F.softmax(i[0], 0)", "F.softmax(i, 1, dtype=L.float32)", "i.softmax(0, dtype=L.float64)",
+    "F.softmax(i[:0], 1)",
+])
+def test_softmax_of_integers_raises_as_pytorch(torch, call):
+    # softmax of class ids or counts without dtype=: PyTorch names its kernel, whichever spelling is used
+    seen = []
+    for L in (mg, torch):
+        try:
+            r = eval(call, {"L": L, "F": L.nn.functional, "i": L.tensor([[1, 2], [3, 4]])})
+            seen.append((str(r.dtype).split(".")[1], r.tolist()))
+        except Exception as e:  # noqa: BLE001 (the error is what is compared)
+            seen.append((type(e).__name__, str(e)))
+    assert seen[0][0] == seen[1][0]
+    if seen[0][0] in ("float32", "float64"):
+        np.testing.assert_allclose(seen[0][1], seen[1][1], rtol=1e-6)
+    else:
+        assert seen[0] == seen[1]
