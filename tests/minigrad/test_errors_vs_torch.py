@@ -142,3 +142,21 @@ def test_softmax_of_integers_raises_as_pytorch(torch, call):
         np.testing.assert_allclose(seen[0][1], seen[1][1], rtol=1e-6)
     else:
         assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("call", [
+    "F.relu(i)", "F.relu(i.clone(), inplace=True)", "L.nn.ReLU()(i)", "F.gelu(i)", "F.dropout(i, 0.5)",
+    "F.dropout(i, 0.5, training=False)", "F.dropout(i, 1.0)", "F.dropout(i, 0.0)", "L.nn.Dropout(0.5)(i)",
+])
+def test_relu_gelu_dropout_of_integers_as_pytorch(torch, call, dtype):
+    # relu keeps integers (a count clipped at zero); gelu and a training dropout refuse them, with PyTorch's texts
+    seen = []
+    for L in (mg, torch):
+        i = L.tensor([[-1, 2], [3, -4]]).to(getattr(L, dtype))
+        try:
+            r = eval(call, {"L": L, "F": L.nn.functional, "i": i})
+            seen.append((str(r.dtype).split(".")[1], r.tolist()))
+        except Exception as e:  # noqa: BLE001 (the error is what is compared)
+            seen.append((type(e).__name__, str(e)))
+    assert seen[0] == seen[1]
