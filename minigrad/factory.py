@@ -587,6 +587,8 @@ def randperm(n, dtype=None, device=None, generator=None):
 
 
 def _randperm(n, dtype, device, generator):
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     rng = generator or random.generator(module_for(device))
     return Tensor(rng.permutation(n).astype(_dt(dtype, dtypes.int64)))
 
@@ -619,12 +621,14 @@ def bernoulli(input, p=None, generator=None):
 def _bernoulli(input, p, generator):
     rng = generator or random.generator(module_for(input.device))
     probs = input.array if p is None else p
+    random.check_probability(probs)
     return Tensor((rng.random(input.array.shape) < probs).astype(input.array.dtype))
 
 
 def normal(mean, std=1.0, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Samples of N(mean, std^2): mean and std tensors (broadcast) or numbers (then `size` gives the shape).
     Written as mean + std * N(0, 1), so the samples are differentiable in mean and std, as PyTorch's."""
+    random.check_std(std.array if isinstance(std, Tensor) else std)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         like = mean if isinstance(mean, Tensor) else std
         shape = tuple(like.shape)

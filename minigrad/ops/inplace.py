@@ -343,6 +343,9 @@ def clamp_(self, min=None, max=None):
 
 def uniform_(self, a=0.0, b=1.0, generator=None):
     """Fill with U(a, b) samples (no gradient is recorded)."""
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={float(a):g} > "
+                           f"to={float(b):g}")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(uniform_, self, (a, b), {"generator": generator})
     from .. import random
@@ -356,6 +359,9 @@ def uniform_(self, a=0.0, b=1.0, generator=None):
 
 def normal_(self, mean=0.0, std=1.0, generator=None):
     """Fill with N(mean, std^2) samples (no gradient is recorded)."""
+    from ..random import check_std
+
+    check_std(std)
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(normal_, self, (mean, std), {"generator": generator})
     from .. import random
@@ -377,6 +383,8 @@ def bernoulli_(self, p=0.5, generator=None):
     from .. import random
 
     rng = generator or random.generator(array_module(self.array))
+    p = p.array if isinstance(p, Tensor) else p
+    random.check_probability(p)
     self.array[...] = rng.random(self.array.shape) < p
     self._bump_version()
     return self
@@ -396,7 +404,7 @@ def _fill_draws(self, draw, generator):
 
 def exponential_(self, lambd=1.0, generator=None):  # -log(1 - U) / lambd
     if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={float(lambd)}")
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={float(lambd):g}")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(exponential_, self, (lambd,), {"generator": generator})
     return _fill_draws(self, lambda rng, xp, s: -xp.log1p(-rng.random(s)) / lambd, generator)

@@ -118,3 +118,24 @@ def test_draws_in_every_float_dtype_and_pytorchs_error_for_others(call, dtype):
         assert seen[0] == ("float16", [2]) if dtype == "float16" else seen[0][0] == "NotImplementedError"
         return
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("call", [
+    "t.normal(t.zeros(2), -t.ones(2))", "t.normal(0., -1., (2,))", "t.normal(t.zeros(2), -0.25)",
+    "t.zeros(2).normal_(0, -1)", "t.normal(t.zeros(2), t.tensor([float('nan'), 1.]))", "t.bernoulli(t.tensor([1.5]))",
+    "t.bernoulli(t.tensor([-0.5]))", "t.bernoulli(t.zeros(2), p=1.5)", "t.zeros(2).bernoulli_(1.5)",
+    "t.zeros(2).bernoulli_(t.tensor([1.5, 0.2]))", "t.bernoulli(t.tensor([float('nan')]))",
+    "t.zeros(2).uniform_(1.5, 0)", "t.randperm(-1)", "t.zeros(2).exponential_(-1)", "t.normal(t.zeros(2), t.ones(2))",
+    "t.bernoulli(t.full((2,), 0.5))", "t.zeros(2).uniform_(1, 1)", "t.normal(1., 0., (2,))",
+])
+def test_distribution_parameters_checked_as_pytorch(call):
+    # a negative std or a probability above 1 (from a formula gone wrong) raises, where it drew silently
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (minigrad, torch):
+        try:
+            r = eval(call, {"t": lib})
+            seen.append((str(r.dtype).split(".")[1], list(r.shape)))
+        except Exception as e:  # noqa: BLE001 (the error is what is compared)
+            seen.append((type(e).__name__, str(e)))
+    assert seen[0] == seen[1]
