@@ -114,6 +114,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
+        if value is not None:
+            _check_assigned_grad(self, value)
         if recording.hook.recorder is not None:  # `p.grad = None` in a captured step: a step of the replay too
             recording.hook.recorder.on_call(_set_grad, self, value)
             return
@@ -566,6 +568,27 @@ class Tensor:
         size = _size(sizes_or_keyword(name, size, kw, "size"), name)  # (errors naming new_zeros, ...)
         out = make(size, dtype=dtype or self.dtype, device=device or self.device)
         return _requiring_grad(out) if requires_grad else out
+
+
+# C++'s names of the dtypes, as PyTorch's messages print them
+_CPP_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
+def _check_assigned_grad(t, value):
+    """PyTorch's checks of `t.grad = value`: a Tensor, of t's dtype, then of t's size."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+    if value.array.dtype != t.array.dtype:
+        name = value.array.dtype.name
+        raise RuntimeError(f"attempting to assign a gradient with dtype '{_CPP_TYPES.get(name, name)}' to a tensor "
+                           f"with grad_dtype '{t.dtype._legacy[:-6]}'. The gradient must match the tensor's grad_dtype "
+                           "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
+                           "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the "
+                           "dtypes of a tensor and its gradient may break downstream systems that assume they match.")
+    if value.array.shape != t.array.shape:
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
+                           f"'{list(t.shape)}'. Please ensure that the gradient and the tensor are the same size")
 
 
 def legacy_array(dtype, args):

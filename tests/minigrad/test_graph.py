@@ -1461,3 +1461,22 @@ def test_topk_indices_written_in_place_leave_the_gradient_alone(k):
     i += 1
     (v * 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+@pytest.mark.parametrize("value", [
+    "L.ones(3)", "L.ones(2, 1)", "L.ones(2, dtype=L.float64)", "L.ones(2, dtype=L.float16)", "L.ones(2, dtype=L.long)",
+    "L.ones(2, dtype=L.bool)", "L.ones(2, dtype=L.uint8)", "5", "[1.0, 2.0]", "L.ones(3, dtype=L.float64)", "L.zeros(2)",
+    "None",
+])
+def test_assigning_grad_checks_as_pytorch(value):
+    # p.grad = something of the wrong size or dtype (a hand-written optimizer's slip): PyTorch refuses it there
+    torch = pytest.importorskip("torch")
+    seen = []
+    for L in (mg, torch):
+        x = L.ones(2, requires_grad=True)
+        try:
+            x.grad = eval(value, {"L": L})
+            seen.append(None if x.grad is None else x.grad.tolist())
+        except Exception as e:  # noqa: BLE001 (the error is what is compared)
+            seen.append((type(e).__name__, str(e)))
+    assert seen[0] == seen[1]
