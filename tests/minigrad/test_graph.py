@@ -1480,3 +1480,17 @@ def test_assigning_grad_checks_as_pytorch(value):
         except Exception as e:  # noqa: BLE001 (the error is what is compared)
             seen.append((type(e).__name__, str(e)))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("case", ["(a.sum(), a)", "(b.sum(), a)", "(a.sum(), b)", "([b.sum(), a.sum()], b)",
+                                  "([b.sum(), a.sum()], a)"])
+def test_autograd_grad_checks_outputs_before_inputs(case):
+    # autograd.grad of a loss built under no_grad: PyTorch names the output, whatever the inputs
+    torch = pytest.importorskip("torch")
+    seen = []
+    for L in (mg, torch):
+        a, b = L.ones(1), L.ones(1, requires_grad=True)
+        with pytest.raises(RuntimeError) as e:
+            L.autograd.grad(*eval(case, {"a": a, "b": b}))
+        seen.append(str(e.value))
+    assert seen[0] == seen[1]
