@@ -1494,3 +1494,41 @@ def test_autograd_grad_checks_outputs_before_inputs(case):
             L.autograd.grad(*eval(case, {"a": a, "b": b}))
         seen.append(str(e.value))
     assert seen[0] == seen[1]
+
+
+def _user_functions(lib):
+    class Scale(lib.autograd.Function):  # backward hands back a (1, n) gradient for an (n,) input, in float64
+        @staticmethod
+        def forward(ctx, a, b, k):
+            ctx.k = k
+            return a * b * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return (g * ctx.k).unsqueeze(0), (g * 2).double(), None
+
+    class Wrong(lib.autograd.Function):  # a scalar where the input is (2,)
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.sum()
+
+    return Scale, Wrong
+
+
+def test_user_function_gradients_checked_against_inputs():
+    # PyTorch sums a gradient of a shape the input broadcasts to, casts its dtype, and names the Function
+    # (not AccumulateGrad) when the shape cannot be the input's
+    torch = pytest.importorskip("torch")
+    seen = []
+    for L in (mg, torch):
+        Scale, Wrong = _user_functions(L)
+        a, b = L.ones(3, requires_grad=True), L.ones(1, 3, requires_grad=True)
+        Scale.apply(a, b, 2.0).sum().backward()
+        with pytest.raises(RuntimeError) as e:
+            Wrong.apply(L.ones(2, requires_grad=True)).sum().backward()
+        seen.append((a.grad.tolist(), b.grad.tolist(), str(b.grad.dtype).split(".")[1], str(e.value)))
+    assert seen[0] == seen[1]
