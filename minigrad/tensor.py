@@ -431,7 +431,13 @@ class Tensor:
         return t
 
     def detach_(self):
-        """Detach this tensor from the graph, in place, making it a leaf."""
+        """Detach this tensor from the graph, in place, making it a leaf (a view cannot be, as in PyTorch)."""
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
+                "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
+                "detach_() cannot be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self.requires_grad = False
         self._output_nr = 0

@@ -264,6 +264,9 @@ def setitem(self, index, value):
     idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:
         idx = _ints_first(idx, self.array.ndim)
+    elif state.grad_enabled and self.requires_grad and self.grad_fn is None and self.array[idx].shape != self.shape:
+        # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if not isinstance(value, Tensor):
         value = Tensor(xp.asarray(value, dtype=self.array.dtype))
     elif value.array.dtype != self.array.dtype:
@@ -299,6 +302,9 @@ def copy_(self, src):
 
     if not isinstance(src, Tensor):
         src = Tensor(np.asarray(src))
+    if src.array.shape != self.array.shape and broadcast_shapes(self.array.shape, src.array.shape) != self.array.shape:
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(broadcast_shapes(self.array.shape, src.array.shape))}")
 
     def raw(a):
         from ..device import to_device

@@ -160,3 +160,25 @@ def test_relu_gelu_dropout_of_integers_as_pytorch(torch, call, dtype):
         except Exception as e:  # noqa: BLE001 (the error is what is compared)
             seen.append((type(e).__name__, str(e)))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("call", [
+    "w.__setitem__(0, 0.)", "w.__setitem__((slice(None), 0), 0.)", "w.__setitem__(L.tensor([0]), 0.)",
+    "w.__setitem__(Ellipsis, 0.)", "w.__setitem__(slice(None), 0.)", "w.__setitem__(slice(0, 2), 0.)",
+    "w.__setitem__(slice(0, 1), 0.)", "w.__setitem__(None, 0.)", "w.__setitem__((slice(None), [0, 1]), 0.)",
+    "L.zeros(2).copy_(L.ones(3))", "L.zeros(2, 3).copy_(L.ones(2))", "L.zeros(2).copy_(L.ones(2, 2))",
+    "L.zeros(3).copy_(L.ones(1, 3))", "L.zeros(2, 3).copy_(L.ones(3))", "L.ones(2, 2)[0].detach_()",
+    "(w * 2).detach_().requires_grad", "w[0].detach().requires_grad",
+])
+def test_in_place_writes_raise_as_pytorch(torch, call):
+    # w[:, 0] = 0 on a parameter names the view; copy_ from a shape that does not broadcast is PyTorch's text
+    seen = []
+    for L in (mg, torch):
+        w = L.ones(2, 3, requires_grad=True)
+        try:
+            r = eval(call, {"L": L, "w": w})
+            seen.append(r if isinstance(r, bool) else list(r.shape) if r is not None else None)
+        except RuntimeError as e:
+            seen.append(str(e).split(" (shapes ")[0])  # (minigrad names both shapes after PyTorch's words)
+    assert seen[0] == seen[1]
+
