@@ -182,3 +182,12 @@ def test_in_place_writes_raise_as_pytorch(torch, call):
             seen.append(str(e).split(" (shapes ")[0])  # (minigrad names both shapes after PyTorch's words)
     assert seen[0] == seen[1]
 
+
+def test_top_level_in_place_functions_are_the_methods(torch):
+    for name in ("relu_", "sigmoid_", "tanh_", "exp_", "clamp_", "zero_", "fill_", "sqrt_", "neg_", "round_"):
+        args = {"clamp_": (0.0, 1.0), "fill_": (2.5,)}.get(name, ())
+        got = []
+        for L in (mg, torch):
+            x = L.tensor([-0.5, 0.25, 2.0]).abs() if name == "sqrt_" else L.tensor([-0.5, 0.25, 2.0])
+            got.append((getattr(L, name)(x, *args) is x, [round(v, 5) for v in x.tolist()]))
+        assert got[0][0] and got[0] == got[1], name
