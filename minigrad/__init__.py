@@ -138,6 +138,17 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
     return functional.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
+# PyTorch's top-level in-place functions, each its Tensor method (made on first use)
+_IN_PLACE_FUNCTIONS = {
+    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_", "asinh_",
+    "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_",
+    "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "i0_", "index_put_", "lcm_",
+    "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
+    "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
+    "tanh_", "trunc_", "xlogy_", "zero_",
+}
+
+
 def __getattr__(name):
     # minigrad.cuda, .cpu, .amp, .memory, .viz, .utils, .special, ... load on first use: the engine itself needs none of them;
     # minigrad.nn and minigrad.optim are nn and nn.optim (through the alias finder in _aliases.py)
@@ -155,4 +166,13 @@ def __getattr__(name):
         return importlib.import_module(".amp", __name__).autocast
     if name in ("save", "load"):  # minigrad.serialization's (zipfile and pickle load with it)
         return getattr(importlib.import_module(".serialization", __name__), name)
+    if name in _IN_PLACE_FUNCTIONS and hasattr(Tensor, name):  # torch.relu_(x), torch.clamp_(x, 0): x's method
+        method = getattr(Tensor, name)
+
+        def in_place(input, *args, **kwargs):
+            return method(input, *args, **kwargs)
+
+        in_place.__name__ = in_place.__qualname__ = name
+        globals()[name] = in_place
+        return in_place
     raise AttributeError(f"module 'minigrad' has no attribute '{name}'")

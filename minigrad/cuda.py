@@ -69,6 +69,14 @@ def is_available():
     return cuda_is_available()
 
 
+def is_initialized():
+    """Whether CUDA has been set up in this process: cupy imported by a device='cuda' use (False without one,
+    as PyTorch's answer before any CUDA call)."""
+    import sys
+
+    return "cupy" in sys.modules and is_available()
+
+
 def device_count():
     """Number of CUDA GPUs cupy sees; 0 without cupy or a GPU."""
     if not is_available():

@@ -4,6 +4,7 @@ import copy
 import functools
 import itertools
 import math
+import operator
 import warnings
 
 import numpy as np
@@ -27,7 +28,10 @@ def _size_keyword(fn):
     return op
 
 
-def _size(size):
+def _size(size, name="empty"):
+    """The shape of `name(*size)` (`zeros(2, 3)`, `zeros((2, 3))`, `zeros([2, 3])`) as a tuple of ints, with
+    PyTorch's errors: its argument parser's TypeError for what is not an int, and the negative-size text."""
+    given = size
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for s in size:  # the usual, plain ints, taken as they are (the generator below costs ~0.5 us)
@@ -37,10 +41,39 @@ def _size(size):
         return tuple(size)
     # (`zeros(n)` of an integer 0-d tensor n: its number, as PyTorch takes it)
     size = [s.item() if isinstance(s, Tensor) and s.array.ndim == 0 and s.array.dtype.kind in "iu" else s for s in size]
+    for i, s in enumerate(size):
+        if not isinstance(s, (builtins.int, np.integer)):
+            raise TypeError(_size_type_error(name, given, i, s))
+    if name == "zeros" and any(s < 0 for s in size):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     for s in size:
-        if not isinstance(s, (builtins.int, np.integer)) or s < 0:
-            raise RuntimeError(f"size must be a sequence of non-negative ints, got {list(size)}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(map(builtins.int, size))}")
     return tuple(builtins.int(s) for s in size)
+
+
+def _size_type_error(name, given, i, bad):
+    """PyTorch's argument parser's text for a size entry that is not an int (`zeros(n / 2)`): entry `i` of
+    the positional arguments `given`."""
+    kind = type(bad).__name__ if type(bad).__module__ == "builtins" else \
+        "Tensor" if isinstance(bad, Tensor) else f"{type(bad).__module__}.{type(bad).__name__}"
+    sequence = len(given) == 1 and isinstance(given[0], (tuple, list))
+    if len(given) == 1 and not sequence:
+        return f"{name}(): argument 'size' (position 1) must be tuple of ints, not {kind}"
+    if i > 0:
+        return f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error \"type must be " \
+               f"tuple of ints,but got {kind}\""
+    if sequence:
+        return f"{name}(): argument 'size' (position 1) must be tuple of ints, but found element of type {kind} " \
+               "at pos 0"
+    if name in ("rand", "randn"):  # (their two overloads, with and without a generator)
+        got = ", ".join(type(g).__name__ for g in given)
+        keywords = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
+                    "None, bool pin_memory = False, bool requires_grad = False")
+        return (f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                f" * (tuple of ints size, *, torch.Generator generator, {keywords})\n"
+                f" * (tuple of ints size, *, {keywords})\n")
+    return f"{name}() takes 1 positional argument but {len(given)} were given"
 
 
 def _dt(dtype, default=None):
@@ -74,15 +107,13 @@ def _element_dtype(x):
     raise RuntimeError(f"Could not infer dtype of {t.__name__}")
 
 
-def _infer_dtype(data):
-    """PyTorch's inference for Python data: every element's dtype promoted together (bools are bool, ints
-    int64, floats the default float, numpy scalars, arrays and tensors their own dtype), so `[True, 2]` is
-    int64, `[np.float64(1.5), 2]` float64 and `range(3)` int64; no elements at all, the default float."""
-    if not isinstance(data, _SEQUENCES):
-        return _element_dtype(data)
-    found = set()
+def _leaves(data):
+    """The element types of nested sequences, read one level at a time in C loops (a long list of rows costs
+    little): {type: its elements}, the elements left out (empty) for Python's bool, int and float, where
+    one type stands for all of them."""
+    leaves = {}
     level = [data]
-    while level:  # one level of nesting at a time, each in C loops (a long list of rows costs little)
+    while level:
         items = level[0] if len(level) == 1 else list(itertools.chain.from_iterable(level))
         kinds = set(map(type, items))
         level = []
@@ -90,9 +121,25 @@ def _infer_dtype(data):
             if issubclass(kind, _SEQUENCES):
                 level += items if len(kinds) == 1 else [s for s in items if type(s) is kind]
             elif kind is builtins.float or kind in _PYTHON_DTYPES:
-                found.add(_element_dtype(kind()))  # (one of a Python type stands for all of them)
+                leaves[kind] = ()
             else:
-                found.update(_element_dtype(s) for s in items if type(s) is kind)
+                leaves.setdefault(kind, []).extend(s for s in items if type(s) is kind)
+    return leaves
+
+
+def _infer_dtype(data, leaves=None):
+    """PyTorch's inference for Python data: every element's dtype promoted together (bools are bool, ints
+    int64, floats the default float, numpy scalars, arrays and tensors their own dtype), so `[True, 2]` is
+    int64, `[np.float64(1.5), 2]` float64 and `range(3)` int64; no elements at all, the default float.
+    (`leaves`: `_leaves(data)`, where the caller has it.)"""
+    if not isinstance(data, _SEQUENCES):
+        return _element_dtype(data)
+    found = set()
+    for kind, items in (_leaves(data) if leaves is None else leaves).items():
+        if kind is builtins.float or kind in _PYTHON_DTYPES:
+            found.add(_element_dtype(kind()))
+        else:
+            found.update(_element_dtype(s) for s in items)
     if not found:
         return dtypes.default_float.np
     return functools.reduce(dtypes.promote_types, found)
@@ -139,7 +186,10 @@ def _tensor(data, dtype, device, requires_grad, xp):
         warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting the "
                       "list to a single numpy.ndarray with numpy.array() before converting to a tensor.", UserWarning,
                       stacklevel=3)
-    dt = _dt(dtype) if dtype is not None else _infer_dtype(data)
+    leaves = _leaves(data) if isinstance(data, _SEQUENCES) else {}
+    dt = _dt(dtype) if dtype is not None else _infer_dtype(data, leaves)
+    if any(issubclass(kind, Tensor) for kind in leaves):
+        data = _tensors_as_numbers(data, np.dtype(dt).kind in "iub")
     try:
         arr = np.array(data, dtype=dt)
     except OverflowError:
@@ -150,6 +200,17 @@ def _tensor(data, dtype, device, requires_grad, xp):
             raise _overflow(dt) from None
         raise TypeError(f"could not make a tensor from {type(data).__name__}: {e}") from None
     return _make(xp.asarray(arr), requires_grad)  # (numpy's asarray of an array is the array itself)
+
+
+def _tensors_as_numbers(data, integral):
+    """PyTorch reads a Tensor inside `tensor()`'s lists as one number, whatever its shape: `[t1, t2]` of
+    one-element tensors is 1-d, not (2, 1), and a larger tensor is refused by `float(t)` (ValueError), or
+    by `operator.index(t)` for an integer or bool result (TypeError, floating tensors too)."""
+    if isinstance(data, Tensor):
+        return operator.index(data) if integral else float(data)
+    if isinstance(data, _SEQUENCES):
+        return [_tensors_as_numbers(d, integral) for d in data]
+    return data
 
 
 def _overflow(dt):
@@ -231,15 +292,15 @@ def _writeable(array):
     return array.copy()
 
 
-def _filled(fill, size, dtype, device, requires_grad):
+def _filled(fill, size, dtype, device, requires_grad, name="empty"):
     xp = module_for(device)
     dt = _dt(dtype)
     if recording.hook.recorder is not None and xp is np:
         # inside a minigrad.compile capture: a step that makes a new one at each replay, so that what the
         # call writes into it (a mask's entries, a one-hot's ones) starts from the same values each call,
         # and a leaf made here (requires_grad=True) is a new leaf each call, as eagerly
-        return recording.hook.recorder.on_call(_fresh, fill, _size(size), dt, requires_grad)
-    return _fresh(fill, _size(size), dt, requires_grad, xp)
+        return recording.hook.recorder.on_call(_fresh, fill, _size(size, name), dt, requires_grad)
+    return _fresh(fill, _size(size, name), dt, requires_grad, xp)
 
 
 def _fresh(fill, size, dtype, requires_grad, xp=np):
@@ -259,19 +320,19 @@ def _fresh(fill, size, dtype, requires_grad, xp=np):
 @_size_keyword
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros of shape `size`."""
-    return _filled(0, size, dtype, device, requires_grad)
+    return _filled(0, size, dtype, device, requires_grad, "zeros")
 
 
 @_size_keyword
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of shape `size`."""
-    return _filled(1, size, dtype, device, requires_grad)
+    return _filled(1, size, dtype, device, requires_grad, "ones")
 
 
 @_size_keyword
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of shape `size`."""
-    return _filled("empty", size, dtype, device, requires_grad)
+    return _filled("empty", size, dtype, device, requires_grad, "empty")
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -283,7 +344,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if not isinstance(fill_value, (builtins.int, builtins.float, builtins.bool, np.number, np.bool_)) and not (
             hasattr(fill_value, "shape") and fill_value.shape == ()):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
-    return _filled(fill_value, tuple(size), dtype, device, requires_grad)
+    return _filled(fill_value, (tuple(size),), dtype, device, requires_grad, "full")
 
 
 # (layout= and memory_format= are accepted and change nothing: arrays here are dense and row-major,
@@ -484,26 +545,23 @@ def _drawn(draw, generator, *args):
 @_size_keyword
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples of N(0, 1) from the seeded default generator."""
-    return _drawn(_randn, generator, _size(size), dtype, device, requires_grad)
+    return _drawn(_randn, generator, _size(size, "randn"), dtype, device, requires_grad)
 
 
 def _randn(size, dtype, device, requires_grad, generator):
     rng = generator or random.generator(module_for(device))
-    dt = _dt(dtype)
-    if dt.kind != "f":
-        raise RuntimeError(f"\"normal_kernel_cpu\" not implemented for '{dtypes.get_dtype(dt)._legacy[:-6]}'")
-    return _make(rng.standard_normal(size, dtype=dt), requires_grad)
+    return _make(random.floats(rng, "normal", size, _dt(dtype)), requires_grad)
 
 
 @_size_keyword
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples of U[0, 1) from the seeded default generator."""
-    return _drawn(_rand, generator, _size(size), dtype, device, requires_grad)
+    return _drawn(_rand, generator, _size(size, "rand"), dtype, device, requires_grad)
 
 
 def _rand(size, dtype, device, requires_grad, generator):
     rng = generator or random.generator(module_for(device))
-    return _make(rng.random(size, dtype=_dt(dtype)), requires_grad)
+    return _make(random.floats(rng, "uniform", size, _dt(dtype)), requires_grad)
 
 
 def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
@@ -516,8 +574,7 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
         low, high = 0, low
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    return _drawn(_randint, generator, low, high, _size((size,) if isinstance(size, builtins.int) else size), dtype,
-                  device)
+    return _drawn(_randint, generator, low, high, _size((size,), "randint"), dtype, device)
 
 
 def _randint(low, high, size, dtype, device, generator):
@@ -530,6 +587,8 @@ def randperm(n, dtype=None, device=None, generator=None):
 
 
 def _randperm(n, dtype, device, generator):
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     rng = generator or random.generator(module_for(device))
     return Tensor(rng.permutation(n).astype(_dt(dtype, dtypes.int64)))
 
@@ -562,12 +621,14 @@ def bernoulli(input, p=None, generator=None):
 def _bernoulli(input, p, generator):
     rng = generator or random.generator(module_for(input.device))
     probs = input.array if p is None else p
+    random.check_probability(probs)
     return Tensor((rng.random(input.array.shape) < probs).astype(input.array.dtype))
 
 
 def normal(mean, std=1.0, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Samples of N(mean, std^2): mean and std tensors (broadcast) or numbers (then `size` gives the shape).
     Written as mean + std * N(0, 1), so the samples are differentiable in mean and std, as PyTorch's."""
+    random.check_std(std.array if isinstance(std, Tensor) else std)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         like = mean if isinstance(mean, Tensor) else std
         shape = tuple(like.shape)

@@ -235,6 +235,45 @@ def integers(rng, low, high, size):
     return rng.integers(low, high, size=size)
 
 
+def floats(rng, kind, shape, dtype):
+    """`shape` draws of U[0, 1) (kind "uniform") or N(0, 1) ("normal") in float dtype `dtype` from `rng`, with
+    PyTorch's error for any other dtype. numpy (and cupy) draw float32 and float64 only: a float16 tensor's
+    numbers are float32 draws rounded to it."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        from .dtypes import from_numpy_dtype
+
+        kernel = "check_uniform_bounds" if kind == "uniform" else "normal_kernel_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{from_numpy_dtype(dtype)._legacy[:-6]}'")
+    draw = rng.random if kind == "uniform" else rng.standard_normal
+    if dtype == np.float16:
+        return draw(shape, dtype=np.float32).astype(np.float16)
+    return draw(shape, dtype=dtype)
+
+
+# PyTorch's checks of a distribution's parameters, as its texts say them (numbers as C++ prints them: %g)
+_P_IN = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  If so, "
+         "please report an enhancement request to PyTorch.)")
+
+
+def check_probability(p):
+    """bernoulli's p: a number in [0, 1], or an array whose entries all are (NaN is not)."""
+    if isinstance(p, (int, float, np.number)):
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={float(p):g}")
+    elif p.size and not bool(((p >= 0) & (p <= 1)).all()):
+        raise RuntimeError(_P_IN)
+
+
+def check_std(std):
+    """normal's std: a number, or an array whose entries all are, >= 0 (NaN is not)."""
+    if isinstance(std, (int, float, np.number)):
+        if not std >= 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
+    elif std.size and not bool((std >= 0).all()):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+
+
 def generator(xp=np):
     """The default generator for array module `xp`: numpy's Generator, or the `CudaGenerator`."""
     global _cuda

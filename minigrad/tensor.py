@@ -114,6 +114,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
+        if value is not None:
+            _check_assigned_grad(self, value)
         if recording.hook.recorder is not None:  # `p.grad = None` in a captured step: a step of the replay too
             recording.hook.recorder.on_call(_set_grad, self, value)
             return
@@ -358,6 +360,8 @@ class Tensor:
             )
         if requires_grad and self.array.dtype.kind != "f":
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.dtype})")
+        if requires_grad and self.is_inference() and not state.inference:  # no graph could record its use
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if recording.hook.recorder is not None:  # in a minigrad.compile capture: a step on that call's value
             return recording.hook.recorder.on_requires_grad(self, bool(requires_grad))
         self.requires_grad = bool(requires_grad)
@@ -429,7 +433,13 @@ class Tensor:
         return t
 
     def detach_(self):
-        """Detach this tensor from the graph, in place, making it a leaf."""
+        """Detach this tensor from the graph, in place, making it a leaf (a view cannot be, as in PyTorch)."""
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
+                "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
+                "detach_() cannot be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
         self.requires_grad = False
         self._output_nr = 0
@@ -560,11 +570,33 @@ class Tensor:
         return self
 
     def _new(self, make, name, size, kw, dtype, device, requires_grad):
+        from .factory import _size
         from .ops._util import sizes_or_keyword
 
-        out = make(*sizes_or_keyword(name, size, kw, "size"), dtype=dtype or self.dtype,
-                   device=device or self.device)
+        size = _size(sizes_or_keyword(name, size, kw, "size"), name)  # (errors naming new_zeros, ...)
+        out = make(size, dtype=dtype or self.dtype, device=device or self.device)
         return _requiring_grad(out) if requires_grad else out
+
+
+# C++'s names of the dtypes, as PyTorch's messages print them
+_CPP_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
+def _check_assigned_grad(t, value):
+    """PyTorch's checks of `t.grad = value`: a Tensor, of t's dtype, then of t's size."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+    if value.array.dtype != t.array.dtype:
+        name = value.array.dtype.name
+        raise RuntimeError(f"attempting to assign a gradient with dtype '{_CPP_TYPES.get(name, name)}' to a tensor "
+                           f"with grad_dtype '{t.dtype._legacy[:-6]}'. The gradient must match the tensor's grad_dtype "
+                           "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
+                           "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the "
+                           "dtypes of a tensor and its gradient may break downstream systems that assume they match.")
+    if value.array.shape != t.array.shape:
+        raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
+                           f"'{list(t.shape)}'. Please ensure that the gradient and the tensor are the same size")
 
 
 def legacy_array(dtype, args):
@@ -583,7 +615,12 @@ def legacy_array(dtype, args):
             raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
         return np.zeros(shape, dtype=dtype.np)
     if len(args) == 1 and type(args[0]) in (list, tuple):
-        values = np.asarray(args[0])
+        from .factory import _leaves, _tensors_as_numbers  # (factory imports this module)
+
+        data = args[0]
+        if any(issubclass(kind, Tensor) for kind in _leaves(data)):  # one number per tensor, as tensor()'s
+            data = _tensors_as_numbers(data, dtype.np.kind in "iub")
+        values = np.asarray(data)
         if values.dtype.kind not in "biuf":
             raise TypeError(f"new(): invalid data type '{values.dtype}'")
         return values.astype(dtype.np)

@@ -1,4 +1,4 @@
-"""`minigrad.testing`: torch.testing's `assert_close` and `make_tensor`.
+"""`minigrad.testing`: torch.testing's `assert_close` and `make_tensor` (and the deprecated `assert_allclose`).
 
     >>> import minigrad
     >>> minigrad.testing.assert_close(minigrad.tensor([1.0, 2.0]), minigrad.tensor([1.0, 2.0 + 1e-7]))
@@ -12,12 +12,14 @@ differences, as PyTorch's does.
 import collections.abc
 import math
 import numbers
+import warnings
 
 import numpy as np
 
+from . import dtypes
 from .tensor import Tensor
 
-__all__ = ["assert_close", "make_tensor"]
+__all__ = ["assert_close", "make_tensor"]  # (and assert_allclose, deprecated in PyTorch)
 
 # (rtol, atol) per dtype, as torch.testing's defaults; any other dtype (integers, bool) compares exactly
 _DEFAULT_TOLERANCES = {np.dtype(np.float16): (1e-3, 1e-5), np.dtype(np.float32): (1.3e-6, 1e-5),
@@ -85,7 +87,9 @@ def _compare_values(a, e, rtol, atol, equal_nan, scalar_kind=None):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         abs_diff = np.abs(af - ef)
         abs_diff = np.where(matches, np.zeros((), abs_diff.dtype), abs_diff)
-        rel_diff = abs_diff / np.abs(ef)
+        # (integers' ratio in the default float dtype, as PyTorch's true division of them)
+        rel_diff = abs_diff / np.abs(ef) if floating else \
+            abs_diff.astype(dtypes.default_float.np) / np.abs(ef).astype(dtypes.default_float.np)
         rel_diff = np.where(matches, np.zeros((), rel_diff.dtype), rel_diff)
     if a.ndim == 0:  # in Python numbers, as PyTorch reports a scalar
         av, ev = _item(af[()]), _item(ef[()])
@@ -198,6 +202,28 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         if msg is not None:
             text = msg(text) if callable(msg) else msg
         raise f.kind(text) from None
+
+
+# assert_allclose's older (rtol, atol) per dtype; integers and bools compare exactly
+_ALLCLOSE_TOLERANCES = {np.dtype(np.float16): (1e-3, 1e-3), np.dtype(np.float32): (1e-4, 1e-5),
+                        np.dtype(np.float64): (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """torch.testing.assert_allclose, deprecated in PyTorch (and warned of as there) but still in older
+    scripts: `assert_close` of the two made tensors (numbers and lists too), their dtypes free to differ,
+    NaN equal to NaN, and by default the looser of the two dtypes' older tolerances: float16 (1e-3, 1e-3),
+    float32 (1e-4, 1e-5), float64 (1e-5, 1e-8)."""
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future "
+                  "release. Please use `torch.testing.assert_close()` instead. You can find detailed upgrade "
+                  "instructions in https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+    from .factory import as_tensor
+
+    actual, expected = (x if isinstance(x, Tensor) else as_tensor(x) for x in (actual, expected))
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_TOLERANCES.get(t.array.dtype, (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=False, msg=msg or None)
 
 
 def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False, noncontiguous=False,

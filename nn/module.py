@@ -6,6 +6,7 @@ mask) and `_modules` (sub-modules). Everything else (walking the tree, moving it
 devices and dtypes, state dicts, repr) is built on walking those tables.
 """
 import itertools
+import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 from types import MappingProxyType
@@ -649,13 +650,21 @@ class Module:
                            "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
                            "to report this bug.")
 
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         """name -> tensor for every parameter and persistent buffer, in registration order (plus
         '_extra_state' entries of modules that override get_extra_state), as PyTorch's.
 
         Tensors are detached but share memory with the model (copy them to snapshot). A tied
         parameter appears under each of its names, as in PyTorch. The state-dict hooks run per module:
-        pre-hooks before its entries, post-hooks after its descendants'."""
+        pre-hooks before its entries, post-hooks after its descendants'. The arguments given by position
+        (destination, prefix, keep_vars) are taken with PyTorch's FutureWarning."""
+        if args:
+            if len(args) > 3:
+                raise TypeError(f"state_dict() takes at most 3 positional arguments ({len(args)} given)")
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to https://pytorch.org/docs/"
+                          "main/generated/torch.nn.Module.html#torch.nn.Module.state_dict for details.", FutureWarning,
+                          stacklevel=2)
+            destination, prefix, keep_vars = args + (destination, prefix, keep_vars)[len(args):]
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()  # (PyTorch's: each module's local_metadata, by its prefix)
@@ -816,25 +825,3 @@ def _indent(text, n):
     """Indent every line but the first by n spaces (nested reprs line up under their parent)."""
     first, *rest = text.split("\n")
     return "\n".join([first] + [" " * n + line for line in rest])
-
-
-def check_input(module, input, trailing_shape=None, dtype=None):
-    """Raise an error naming `module` unless `input` is a Tensor of `dtype` (a numpy dtype: the parameters'
-    arrays', compared without making a minigrad dtype per call) whose shape ends with `trailing_shape`.
-
-    Shapes: input (*, *trailing_shape). The message names the module as its repr does, what it
-    expected and what it got, e.g. "Linear(in_features=4, out_features=3, bias=True): expected
-    input with last dimension 4, got shape [2, 5]".
-    """
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{module._short_repr()}: expected a minigrad Tensor as input, got {type(input).__name__}")
-    shape = input.array.shape
-    if trailing_shape is not None:
-        n = len(trailing_shape)
-        if shape[len(shape) - n:] != tuple(trailing_shape):
-            what = (f"last dimension {trailing_shape[0]}" if n == 1
-                    else f"last {n} dimensions {list(trailing_shape)}")
-            raise RuntimeError(f"{module._short_repr()}: expected input with {what}, got shape {list(shape)}")
-    if dtype is not None and input.array.dtype != dtype:
-        raise RuntimeError(f"{module._short_repr()}: expected input of dtype {dtypes.from_numpy_dtype(dtype)}, got {input.dtype} "
-                           f"(shape {list(shape)})")

@@ -366,6 +366,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = [inputs] if single else list(inputs)
     if isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs]
+    _roots(outputs)  # (the outputs are checked first, as PyTorch checks them)
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")

@@ -282,6 +282,13 @@ class BackwardNode(Node):
         out = self._forward_cls.backward(self, *grads)
         if not isinstance(out, tuple):
             out = (out,)
+        if self._forward_cls._user:
+            return self._validated(self._per_tensor_input(out))
+        return self._per_tensor_input(out)
+
+    def _per_tensor_input(self, out):
+        """backward's result, one gradient per tensor input (PyTorch's forms: one per argument, or one per
+        tensor argument, or None past the last)."""
         pos = self._tensor_positions
         if len(out) != self._n_args:
             if len(out) == len(pos):  # backward returned grads for the tensor inputs only
@@ -296,6 +303,22 @@ class BackwardNode(Node):
         if len(pos) == len(out):  # every argument is a tensor
             return out
         return tuple([out[i] for i in pos])
+
+    def _validated(self, grads):
+        """A user Function's gradients checked as PyTorch checks them: each of its input's shape, or one that
+        input's shape broadcasts to (then summed back to it), and of its input's dtype (else cast)."""
+        checked = []
+        for i, (g, (shape, dtype)) in enumerate(zip(grads, self._input_meta)):
+            if isinstance(g, Tensor):
+                if g.array.shape != shape:
+                    if not _expandable(shape, g.array.shape):
+                        raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index {i} - got "
+                                           f"{list(g.array.shape)} but expected shape compatible with {list(shape)}")
+                    g = g.sum_to_size(shape)
+                if g.array.dtype != dtype:
+                    g = g.to(from_numpy_dtype(dtype))
+            checked.append(g)
+        return tuple(checked)
 
     def release_saved(self):
         """Free saved tensors (called after backward unless retain_graph)."""
@@ -392,6 +415,7 @@ class FunctionMeta(type):
         # PyTorch gives a user Function an edge for every tensor argument; a built-in op has edges only
         # for its differentiable (floating) inputs: no edge for where's condition or gather's index.
         cls._float_edges_only = cls.__module__.startswith("minigrad.")
+        cls._user = not ours  # (a user Function's gradients are checked against its inputs, as PyTorch's)
         # forward as apply calls it, with the context first: PyTorch 2's other style, a forward without ctx
         # and a `setup_context(ctx, inputs, output)` that saves what backward needs, is adapted to it
         forward, setup = cls.forward, getattr(cls, "setup_context", None)
@@ -491,6 +515,8 @@ class Function(metaclass=FunctionMeta):
         node.needs_input_grad = tuple(needs)
         node.next_functions = tuple(edges)
         node._tensor_positions = pos
+        if cls._user:
+            node._input_meta = [(args[i].array.shape, args[i].array.dtype) for i in pos]
         node._n_args = len(args)
         state.grad_enabled = False  # forward bodies run with grad mode off, as in PyTorch
         try:
@@ -498,6 +524,13 @@ class Function(metaclass=FunctionMeta):
         finally:
             state.grad_enabled = True  # it was on: that is how we got here
         return wrap_outputs(out, node, args, node)
+
+
+def _expandable(shape, to):
+    """Whether `shape` broadcasts to `to` (PyTorch's is_expandable_to)."""
+    if len(shape) > len(to):
+        return False
+    return all(a == b or a == 1 for a, b in zip(reversed(shape), reversed(to)))
 
 
 def wrap_outputs(out, node, args, ctx):

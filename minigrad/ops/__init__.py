@@ -174,7 +174,7 @@ def _bind_methods(Tensor):
                  "nanquantile", "nextafter", "quantile", "resolve_conj", "split_with_sizes", "sum_to_size", "type_as",
                  "vdot", "as_strided", "diagonal_scatter", "select_scatter", "slice_scatter", "histogram", "digamma", "erfinv", "lgamma", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet",
                  "i0", "igamma", "igammac", "mvlgamma", "cholesky_solve", "cholesky_inverse", "triangular_solve",
-                 "lu_solve", "lu"):
+                 "lu_solve", "lu", "qr", "svd", "cholesky"):
         methods[name] = globals()[name]
     methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),

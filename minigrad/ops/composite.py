@@ -5,7 +5,6 @@ counting (bincount, unique, searchsorted). The graph they record names the primi
 import builtins
 import math
 import warnings
-from collections import namedtuple
 
 import numpy as np
 
@@ -690,7 +689,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 # ---- histograms: histc (counts) and histogram (counts and edges, optionally weighted or a density) -----------
 # what histogram returns, as PyTorch's torch.return_types.histogram
-histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
+histogram_result = return_type("histogram", ("hist", "bin_edges"))
 # the C++ names PyTorch's histogram errors give dtypes
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
               "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "uint16": "short unsigned int",
@@ -898,6 +897,12 @@ def masked_scatter(input, mask, source):
     """`input` with the masked places filled, in order, from the first elements of `source`."""
     from ._util import broadcast_shapes
 
+    if mask.array.dtype != np.bool_:
+        if mask.array.dtype == np.uint8:  # (PyTorch warns of uint8 masks, then refuses them all the same)
+            warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior is now deprecated,"
+                          "please use a mask with dtype torch.bool instead.", UserWarning, stacklevel=2)
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{mask.dtype._legacy[:-6]}")
     shape = broadcast_shapes(input.array.shape, mask.array.shape)
     recording.escape("masked_scatter, whose count of source elements depends on the mask's values,")
     m = array_module(mask.array).broadcast_to(mask.array, shape)

@@ -1031,12 +1031,22 @@ class MaskedFillTensor(MaskedFill):
     node_name = "MaskedFillBackward1"
 
 
+_CPP_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
+
+
+def check_fill_mask(mask):
+    """masked_fill's mask must be bool: PyTorch's error names the C++ type of any other."""
+    if mask.array.dtype != np.bool_:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_CPP_TYPES.get(mask.array.dtype.name, mask.array.dtype.name)}")
+
+
 def masked_fill(input, mask, value):
     """`input` with `value` (a number or a 0-dim tensor) wherever the boolean `mask` (broadcastable) is True."""
     if not isinstance(mask, Tensor):
         mask = Tensor(np.asarray(mask))
-    if mask.array.dtype != np.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}")
+    check_fill_mask(mask)
     ms, s = mask.array.shape, input.array.shape
     if ms != s and s[len(s) - len(ms):] != ms and broadcast_shapes(s, ms) != s:  # (the usual masks checked first)
         raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not broadcast to input of shape {list(input.shape)}")

@@ -264,6 +264,9 @@ def setitem(self, index, value):
     idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:
         idx = _ints_first(idx, self.array.ndim)
+    elif state.grad_enabled and self.requires_grad and self.grad_fn is None and self.array[idx].shape != self.shape:
+        # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if not isinstance(value, Tensor):
         value = Tensor(xp.asarray(value, dtype=self.array.dtype))
     elif value.array.dtype != self.array.dtype:
@@ -299,6 +302,9 @@ def copy_(self, src):
 
     if not isinstance(src, Tensor):
         src = Tensor(np.asarray(src))
+    if src.array.shape != self.array.shape and broadcast_shapes(self.array.shape, src.array.shape) != self.array.shape:
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                           f"{list(broadcast_shapes(self.array.shape, src.array.shape))}")
 
     def raw(a):
         from ..device import to_device
@@ -319,10 +325,11 @@ def masked_fill_(self, mask, value):
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(masked_fill_, self, (mask, value), {},
                                                   lambda source: _masked_fill(source, mask, value))
-    from .elementwise import masked_fill
+    from .elementwise import check_fill_mask, masked_fill
 
     if not isinstance(mask, Tensor):
         mask = Tensor(np.asarray(mask))
+    check_fill_mask(mask)
 
     def raw(a):
         xp = array_module(a)
@@ -342,12 +349,15 @@ def clamp_(self, min=None, max=None):
 
 def uniform_(self, a=0.0, b=1.0, generator=None):
     """Fill with U(a, b) samples (no gradient is recorded)."""
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={float(a):g} > "
+                           f"to={float(b):g}")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(uniform_, self, (a, b), {"generator": generator})
     from .. import random
 
     rng = generator or random.generator(array_module(self.array))
-    vals = rng.random(self.array.shape, dtype=self.array.dtype) if self.array.dtype.kind == "f" else None
+    vals = random.floats(rng, "uniform", self.array.shape, self.array.dtype)
     self.array[...] = vals * (b - a) + a
     self._bump_version()
     return self
@@ -355,12 +365,15 @@ def uniform_(self, a=0.0, b=1.0, generator=None):
 
 def normal_(self, mean=0.0, std=1.0, generator=None):
     """Fill with N(mean, std^2) samples (no gradient is recorded)."""
+    from ..random import check_std
+
+    check_std(std)
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(normal_, self, (mean, std), {"generator": generator})
     from .. import random
 
     rng = generator or random.generator(array_module(self.array))
-    vals = rng.standard_normal(self.array.shape, dtype=self.array.dtype)
+    vals = random.floats(rng, "normal", self.array.shape, self.array.dtype)
     if std != 1.0:
         vals *= std
     if mean != 0.0:
@@ -376,6 +389,8 @@ def bernoulli_(self, p=0.5, generator=None):
     from .. import random
 
     rng = generator or random.generator(array_module(self.array))
+    p = p.array if isinstance(p, Tensor) else p
+    random.check_probability(p)
     self.array[...] = rng.random(self.array.shape) < p
     self._bump_version()
     return self
@@ -395,7 +410,7 @@ def _fill_draws(self, draw, generator):
 
 def exponential_(self, lambd=1.0, generator=None):  # -log(1 - U) / lambd
     if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={float(lambd)}")
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={float(lambd):g}")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(exponential_, self, (lambd,), {"generator": generator})
     return _fill_draws(self, lambda rng, xp, s: -xp.log1p(-rng.random(s)) / lambd, generator)

@@ -3,17 +3,28 @@
 multi_dot, cond, tensorsolve/tensorinv, and the `minigrad.linalg` names for them (with vector_norm, matrix_norm,
 cross, vecdot). Batched over leading dims; backward written in tensor ops, so second derivatives work."""
 import builtins
-from collections import namedtuple
+import warnings
 
 import numpy as np
 
 from ..autograd.function import Function
 from ..device import array_module
 from . import reduction
+from ._util import return_type
 from .array_op import array_op
 from ..tensor import Tensor
 
-slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
+slogdet_result = return_type("slogdet", ("sign", "logabsdet"))
+linalg_slogdet_result = return_type("linalg_slogdet", ("sign", "logabsdet"))
+
+_deprecations_said = set()
+
+
+def _deprecated(name, text):
+    """PyTorch's deprecation warning of `name`, once a process (as its C++ side says it)."""
+    if name not in _deprecations_said:
+        _deprecations_said.add(name)
+        warnings.warn(text, UserWarning, stacklevel=3)
 
 
 def _square(name, A):
@@ -102,6 +113,11 @@ def slogdet(input):
     return slogdet_result(sign, logabs)
 
 
+def linalg_slogdet(A):
+    """torch.linalg.slogdet: slogdet's pair, named as PyTorch names that function's (linalg_slogdet)."""
+    return linalg_slogdet_result(*slogdet(A))
+
+
 def logdet(input):
     """log det, nan for a negative determinant (as PyTorch)."""
     sign, logabs = slogdet(input)
@@ -156,11 +172,12 @@ def pinverse(input, rcond=1e-15):
 
 
 # ---- decompositions: cholesky, qr, eigh, svd; lstsq, matrix_rank ------------------------------------------
-qr_result = namedtuple("linalg_qr", ["Q", "R"])
-eigh_result = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-svd_result = namedtuple("linalg_svd", ["U", "S", "Vh"])
-svd_legacy_result = namedtuple("svd", ["U", "S", "V"])
-lstsq_result = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+qr_result = return_type("linalg_qr", ("Q", "R"))
+qr_legacy_result = return_type("qr", ("Q", "R"))
+eigh_result = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+svd_result = return_type("linalg_svd", ("U", "S", "Vh"))
+svd_legacy_result = return_type("svd", ("U", "S", "V"))
+lstsq_result = return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 
 
 def _matrix(name, A):
@@ -238,6 +255,10 @@ def cholesky(A, *, upper=False):
 
 def cholesky_legacy(input, upper=False):
     """torch.cholesky (deprecated in PyTorch): `upper` positional."""
+    _deprecated("cholesky", "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+                "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)"
+                "\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+                "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
     return cholesky(input, upper=upper)
 
 
@@ -389,8 +410,11 @@ def svd_legacy(input, some=True, compute_uv=True):
 
 def qr_legacy(input, some=True):
     """torch.qr (deprecated in PyTorch): some=False is mode 'complete'."""
+    _deprecated("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = "
+                "torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
     Q, R = qr(input, "reduced" if some else "complete")
-    return namedtuple("qr", ["Q", "R"])(Q, R)
+    return qr_legacy_result(Q, R)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
@@ -448,11 +472,11 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
 # ---- triangular and factored solves: solve_triangular, cholesky_solve/inverse, lu_factor/lu_solve ---------
 # (composed of inverse, tril/triu and matmul, so their gradients need no backward of their own;
 # lu_factor's backward is written below its forward)
-triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
-lu_factor_result = namedtuple("linalg_lu_factor", ["LU", "pivots"])
-lu_factor_ex_result = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
-lu_result = namedtuple("linalg_lu", ["P", "L", "U"])
-lu_unpack_result = namedtuple("lu_unpack", ["P", "L", "U"])
+triangular_solve_result = return_type("triangular_solve", ("solution", "cloned_coefficient"))
+lu_factor_result = return_type("linalg_lu_factor", ("LU", "pivots"))
+lu_factor_ex_result = return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+lu_result = return_type("linalg_lu", ("P", "L", "U"))
+lu_unpack_result = return_type("lu_unpack", ("P", "L", "U"))
 
 
 def _legacy_name(t):
@@ -514,6 +538,10 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False):
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
     """torch.triangular_solve (deprecated in PyTorch): (X with op(A) X = b, a copy of A), op(A) = A^T when
     transpose; A's batch dims broadcast with b's."""
+    _deprecated("triangular_solve", "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand "
+                "will be removed in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed "
+                "and does not return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be "
+                "replaced with\nX = torch.linalg.solve_triangular(A, B).")
     b = input
     if b.array.ndim < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected b to have at least 2 dimensions, but it has "
@@ -719,6 +747,11 @@ def lu(A, *, pivot=True):
 
 def lu_legacy(A, pivot=True, get_infos=False):
     """torch.lu (deprecated in PyTorch): the tuple (LU, pivots), with infos when get_infos=True."""
+    _deprecated("lu", "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will "
+                "be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be "
+                "replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = "
+                "torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                "torch.linalg.lu_factor_ex(A, compute_pivots)")
     _lu_factor_checks("torch.lu_factor", A, pivot)
     LU, piv, info = _save_outputs(LUFactor.apply(A))
     return (LU, piv, info) if get_infos else (LU, piv)
@@ -763,6 +796,9 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 
 def lu_solve_legacy(input, LU_data, LU_pivots):
     """torch.lu_solve (deprecated in PyTorch): linalg.lu_solve(LU_data, LU_pivots, input)."""
+    _deprecated("lu_solve", "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
+                "future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
+                "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)")
     return lu_solve(LU_data, LU_pivots, input)
 
 
@@ -836,6 +872,9 @@ def multi_dot(tensors):
 
 def chain_matmul(*matrices, out=None):
     """torch.chain_matmul (deprecated in PyTorch): linalg.multi_dot of 2-D matrices (one matrix: a copy)."""
+    _deprecated("chain_matmul", "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. "
+                "Use torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                "parameters.")
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     if not matrices:
@@ -949,7 +988,7 @@ class _Linalg:
 
     inv = staticmethod(inverse)
     det = staticmethod(det)
-    slogdet = staticmethod(slogdet)
+    slogdet = staticmethod(linalg_slogdet)
     solve = staticmethod(solve)
     matrix_power = staticmethod(matrix_power)
     pinv = staticmethod(pinverse)

@@ -691,12 +691,20 @@ def _log_softmax_backward_array(g, y, dim):  # g - exp(y) sum(g)
     return xp.subtract(g, e, out=e)
 
 
-def _softmax_input(input, dtype):
+def _softmax_input(input, dtype, dim=-1, name="softmax"):
     if dtype is not None:
         input = input.to(dtype)
     if input.array.dtype.kind != "f" and input.array.size:  # PyTorch returns an empty tensor before it checks
-        raise NotImplementedError(f"\"softmax\" not implemented for '{input.dtype._legacy[:-6]}' (pass dtype=)")
+        raise softmax_dtype_error(input, dim, name)
     return input
+
+
+def softmax_dtype_error(input, dim, name):
+    """PyTorch's error for (log_)softmax of integers or bools without dtype=, naming its CPU kernel (the
+    last dim's, or the general one)."""
+    last = dim == input.array.ndim - 1 or input.array.ndim == 0
+    kernel = f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._legacy[:-6]}'")
 
 
 def _softmax_dim(input, dim):
@@ -709,13 +717,13 @@ def _softmax_dim(input, dim):
 def softmax(input, dim=None, dtype=None):
     """exp(x) / sum(exp(x)) along `dim`: one `SoftmaxBackward0` node."""
     d = _softmax_dim(input, dim)
-    return Softmax.apply(_softmax_input(input, dtype), d)
+    return Softmax.apply(_softmax_input(input, dtype, d), d)
 
 
 def log_softmax(input, dim=None, dtype=None):
     """x - logsumexp(x) along `dim`: one `LogSoftmaxBackward0` node."""
     d = _softmax_dim(input, dim)
-    return LogSoftmax.apply(_softmax_input(input, dtype), d)
+    return LogSoftmax.apply(_softmax_input(input, dtype, d, "log_softmax"), d)
 
 
 def _all_any(input, dim, keepdim, name):

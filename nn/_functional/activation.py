@@ -196,7 +196,8 @@ def gelu(input, approximate="none"):
     check_tensor(input, "input", "gelu")
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
-    _float_only(input, "gelu")
+    if input.array.dtype.kind != "f":
+        raise NotImplementedError(f"\"GeluKernelImpl\" not implemented for '{input.dtype._legacy[:-6]}'")
     return (GeluTanh if approximate == "tanh" else Gelu).apply(input, approximate)
 
 
@@ -249,7 +250,8 @@ def relu(input, inplace=False):
     if inplace:
         return _in_place(relu, input)
     check_tensor(input, "input", "relu")
-    _float_only(input, "relu")
+    if input.array.dtype.kind != "f":  # integers: the engine's relu keeps their dtype (and refuses bools), as PyTorch
+        return _mg().relu(input)
     return Relu.apply(input)
 
 
@@ -258,12 +260,12 @@ def _softmax_args(input, dim, dtype, name):
     check_tensor(input, "input", name)
     if dtype is not None:
         input = input.to(dtype)
-    elif input.array.dtype.kind != "f":
-        input = input.float()
     nd = input.array.ndim
     n = max(nd, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    if input.array.dtype.kind != "f" and input.array.size:  # (integers and bools: dtype= says what to compute in)
+        raise reduction.softmax_dtype_error(input, dim % n, name)
     return input, dim % n
 
 
@@ -311,11 +313,6 @@ def _rows_of(fn, input, dim):  # fn(input, dim), a 0-d input as one element
     if input.array.ndim == 0:
         return fn(input.reshape(1), 0).reshape(())
     return fn(input, dim)
-
-
-def _float_only(t, name):
-    if t.array.dtype.kind != "f":
-        raise RuntimeError(f"{name}: expected a floating point tensor, got {t.dtype}")
 
 
 # ---- more activations (silu ... softmin): forward on arrays, backward in Tensor ops of the saved input,

@@ -74,8 +74,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     check_tensor(input, "input", "rms_norm")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if tuple(input.shape[input.ndim - len(shape):]) != shape:
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
-                           f"{', '.join(map(str, shape))}], but got input of size{input.shape}")
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*"
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")  # (sic)
     eps = minigrad.finfo(input.dtype).eps if eps is None else eps
     dims = tuple(range(input.ndim - len(shape), input.ndim))
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
@@ -277,7 +277,7 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
     """interpolate(input, size, scale_factor, mode, align_corners), with PyTorch's deprecation warning."""
     from .pooling import interpolate
 
-    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.", stacklevel=2)
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
@@ -285,7 +285,8 @@ def upsample_nearest(input, size=None, scale_factor=None):
     """interpolate(input, size, scale_factor, mode='nearest'), with PyTorch's deprecation warning."""
     from .pooling import interpolate
 
-    warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.", stacklevel=2)
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
@@ -293,6 +294,6 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     """interpolate(input, size, scale_factor, mode='bilinear', align_corners=True), with PyTorch's warning."""
     from .pooling import interpolate
 
-    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.",
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

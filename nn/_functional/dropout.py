@@ -74,5 +74,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * 0.0
+        return input * input.new_zeros(())  # (zeros in input's dtype, integers and bools too, as PyTorch's)
+    if input.array.dtype.kind != "f":  # the kept values are scaled by 1 / (1 - p)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {input.dtype._legacy[:-6]}")
     return Dropout.apply(input, float(p))

@@ -184,20 +184,36 @@ def _layer_norm_grads(gx, sums, need_w, need_b, w_shape, b_shape):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    check_tensor(input, "input", "layer_norm")
+    if not isinstance(input, Tensor):
+        raise TypeError(f"layer_norm(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     if isinstance(normalized_shape, (int, np.integer)):
         normalized_shape = (int(normalized_shape),)
     normalized_shape = tuple(map(int, normalized_shape))
-    k = len(normalized_shape)
-    if k == 0 or tuple(input.array.shape[input.array.ndim - k:]) != normalized_shape or input.array.ndim < k:
-        raise RuntimeError(
-            f"Given normalized_shape={list(normalized_shape)}, expected input with shape [*, "
-            f"{', '.join(map(str, normalized_shape))}], but got input of size {list(input.shape)}"
-        )
+    _check_layer_norm(input, normalized_shape, weight, bias)
+    return LayerNorm.apply(input, normalized_shape, weight, bias, float(eps))
+
+
+def _check_layer_norm(input, normalized_shape, weight, bias):
+    """PyTorch's checks and texts: the shapes, then the dtypes (a float16 input may take float32 parameters,
+    its CPU kernels' mixed type; any other mix is refused)."""
+    k, shape = len(normalized_shape), list(normalized_shape)
+    if k == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
     for name, p in (("weight", weight), ("bias", bias)):
         if p is not None and tuple(p.array.shape) != normalized_shape:
-            raise RuntimeError(f"layer_norm: expected {name} of shape {list(normalized_shape)}, got {list(p.shape)}")
-    return LayerNorm.apply(input, normalized_shape, weight, bias, float(eps))
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(p.shape)} and normalized_shape = {shape}")
+    if input.array.ndim < k or tuple(input.array.shape[input.array.ndim - k:]) != normalized_shape:
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    dt = input.array.dtype
+    params = [p.array.dtype for p in (weight, bias) if p is not None]
+    if any(d != dt for d in params) and not (dt == np.float16 and all(d == np.float32 for d in params)):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float" if dt.kind == "f" and
+                           dt.itemsize <= 4 else "mixed dtype (CPU): all inputs must share same datatype.")
+    if dt.kind != "f":
+        raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for '{input.dtype._legacy[:-6]}'")
 
 
 # ---- batch_norm: one NativeBatchNormBackward0 node; statistics per channel (dim 1) over every other dim -----

@@ -67,6 +67,7 @@ class LRScheduler:
                                    "optimizer")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._step_count = 0  # set here too, so state_dict() lists it where PyTorch's does
         self._is_initial = False
         self._get_lr_called_within_step = False
         _track_step_calls(optimizer)
@@ -406,8 +407,6 @@ class OneCycleLR(LRScheduler):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
-        self.anneal_strategy = anneal_strategy
-        self.cycle_momentum = cycle_momentum
 
         # phases: (last step of the phase, group keys of the lr at its start and end, of the momentum)
         warmup_end = float(pct_start * self.total_steps) - 1
@@ -422,6 +421,8 @@ class OneCycleLR(LRScheduler):
                 (warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
                 (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
             ]
+        self._anneal_func_type = anneal_strategy  # PyTorch's name (and place) in state_dict()
+        self.cycle_momentum = cycle_momentum
 
         groups = optimizer.param_groups
         if last_epoch == -1:
@@ -449,7 +450,7 @@ class OneCycleLR(LRScheduler):
             group["momentum"] = value
 
     def _anneal(self, start, end, pct):
-        if self.anneal_strategy == "cos":
+        if self._anneal_func_type == "cos":
             return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
         return (end - start) * pct + start
 
@@ -491,6 +492,8 @@ class ReduceLROnPlateau(LRScheduler):
             raise ValueError(f"mode {mode} is unknown!")
         if threshold_mode not in ("rel", "abs"):
             raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+        # attributes set in PyTorch's order, so state_dict() lists its keys as PyTorch's does
+        self.factor = factor
         self.optimizer = optimizer
         n = len(optimizer.param_groups)
         if isinstance(min_lr, (list, tuple)):
@@ -501,16 +504,15 @@ class ReduceLROnPlateau(LRScheduler):
         else:
             self.default_min_lr = min_lr
             self.min_lrs = [min_lr] * n
-        self.factor = factor
-        self.mode = mode
         self.patience = patience
-        self.threshold = threshold
-        self.threshold_mode = threshold_mode
         self.cooldown = cooldown
         self.eps = eps
         self.last_epoch = 0
         self._last_lr = [group["lr"] for group in optimizer.param_groups]
         self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
         self.best = self.mode_worse
         self.cooldown_counter = 0
         self.num_bad_epochs = 0

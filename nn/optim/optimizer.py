@@ -107,7 +107,7 @@ class Optimizer:
         self._flat_state = {}  # foreach: (parameter ids, state names) -> their state's flat buffers
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                            f"but got {type(params).__name__}")
+                            f"but got {params.type()}")  # PyTorch names the tensor type
         if isinstance(params, set):
             raise TypeError(_SET_ERROR)
         groups = list(params)
@@ -149,8 +149,11 @@ class Optimizer:
         taken = {id(p) for g in self.param_groups for p in g["params"]}
         if taken.intersection(ids):
             raise ValueError("some parameters appear in more than one parameter group")
-        group = {**self.defaults, **param_group, "params": params}
-        self.param_groups.append(group)
+        # the caller's dict becomes the group, as in PyTorch: its own keys first, then the defaults it lacks
+        param_group["params"] = params
+        for name, default in self.defaults.items():
+            param_group.setdefault(name, default)
+        self.param_groups.append(param_group)
 
     def zero_grad(self, set_to_none=True):
         """Reset every parameter's gradient: to None (default, frees memory) or to zeros."""
@@ -326,7 +329,10 @@ class Optimizer:
                 new_state[p] = {name: _restore(v, p, name, key, self.scalar_state) for name, v in values.items()}
         new_groups = []
         for group, saved in zip(self.param_groups, saved_groups):
-            new_groups.append({**group, **{k: v for k, v in saved.items() if k != "params"}, "params": group["params"]})
+            new = {**saved, "params": group["params"]}  # the saved group's keys and order, as PyTorch's
+            for k, v in group.items():  # (and a key it lacks, kept from this optimizer's group)
+                new.setdefault(k, v)
+            new_groups.append(new)
         self.state, self.param_groups = new_state, new_groups
 
 

@@ -175,7 +175,7 @@ class DistributedDataParallel(Module):
 
     # ---- the wrapped module's state, without a prefix -------------------------------------
     def state_dict(self, destination=None, prefix="", keep_vars=False):
-        return self.module.state_dict(destination, prefix, keep_vars)
+        return self.module.state_dict(destination=destination, prefix=prefix, keep_vars=keep_vars)
 
     def load_state_dict(self, state_dict, strict=True):
         return self.module.load_state_dict(state_dict, strict)

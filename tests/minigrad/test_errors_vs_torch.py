@@ -104,3 +104,90 @@ def test_dim_error_names_the_range():
         mg.ones(3).sum(2)
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 2\)"):
         mg.tensor(1.0).cumsum(2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8"])
+@pytest.mark.parametrize("call", ["x.masked_fill(m, 0.)", "x.masked_fill_(m, 0.)", "L.masked_fill(x, m, 0.)",
+                                  "x.masked_scatter(m, x)", "x.masked_scatter_(m, x)"])
+def test_non_bool_masks_raise_pytorchs_text(torch, call, dtype):
+    # wei.masked_fill(tril[:T, :T], ...) with a float tril: PyTorch's text names the mask's C++ type
+    seen = []
+    for L in (mg, torch):
+        x, m = L.ones(2), L.tensor([1, 0], dtype=getattr(L, dtype))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(RuntimeError) as e:
+                eval(call, {"L": L, "x": x, "m": m})
+        seen.append((str(e.value), [str(w.message).split(" (Triggered internally")[0] for w in caught]))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("call", [
+    "F.softmax(i, 0)", "F.softmax(i, 1)", "F.softmax(i, -1)", "F.log_softmax(i, 1)", "F.log_softmax(i, 0)",
+    "i.softmax(1)", "i.softmax(0)", "i.log_softmax(1)", "L.softmax(i, 1)", "L.nn.Softmax(1)(i)", "F.softmin(i, 1)",
+    "F.softmax(i > 2, 1)", "F.softmax(i[0], 0)", "F.softmax(i, 1, dtype=L.float32)", "i.softmax(0, dtype=L.float64)",
+    "F.softmax(i[:0], 1)",
+])
+def test_softmax_of_integers_raises_as_pytorch(torch, call):
+    # softmax of class ids or counts without dtype=: PyTorch names its kernel, whichever spelling is used
+    seen = []
+    for L in (mg, torch):
+        try:
+            r = eval(call, {"L": L, "F": L.nn.functional, "i": L.tensor([[1, 2], [3, 4]])})
+            seen.append((str(r.dtype).split(".")[1], r.tolist()))
+        except Exception as e:  # noqa: BLE001 (the error is what is compared)
+            seen.append((type(e).__name__, str(e)))
+    assert seen[0][0] == seen[1][0]
+    if seen[0][0] in ("float32", "float64"):
+        np.testing.assert_allclose(seen[0][1], seen[1][1], rtol=1e-6)
+    else:
+        assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("call", [
+    "F.relu(i)", "F.relu(i.clone(), inplace=True)", "L.nn.ReLU()(i)", "F.gelu(i)", "F.dropout(i, 0.5)",
+    "F.dropout(i, 0.5, training=False)", "F.dropout(i, 1.0)", "F.dropout(i, 0.0)", "L.nn.Dropout(0.5)(i)",
+])
+def test_relu_gelu_dropout_of_integers_as_pytorch(torch, call, dtype):
+    # relu keeps integers (a count clipped at zero); gelu and a training dropout refuse them, with PyTorch's texts
+    seen = []
+    for L in (mg, torch):
+        i = L.tensor([[-1, 2], [3, -4]]).to(getattr(L, dtype))
+        try:
+            r = eval(call, {"L": L, "F": L.nn.functional, "i": i})
+            seen.append((str(r.dtype).split(".")[1], r.tolist()))
+        except Exception as e:  # noqa: BLE001 (the error is what is compared)
+            seen.append((type(e).__name__, str(e)))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("call", [
+    "w.__setitem__(0, 0.)", "w.__setitem__((slice(None), 0), 0.)", "w.__setitem__(L.tensor([0]), 0.)",
+    "w.__setitem__(Ellipsis, 0.)", "w.__setitem__(slice(None), 0.)", "w.__setitem__(slice(0, 2), 0.)",
+    "w.__setitem__(slice(0, 1), 0.)", "w.__setitem__(None, 0.)", "w.__setitem__((slice(None), [0, 1]), 0.)",
+    "L.zeros(2).copy_(L.ones(3))", "L.zeros(2, 3).copy_(L.ones(2))", "L.zeros(2).copy_(L.ones(2, 2))",
+    "L.zeros(3).copy_(L.ones(1, 3))", "L.zeros(2, 3).copy_(L.ones(3))", "L.ones(2, 2)[0].detach_()",
+    "(w * 2).detach_().requires_grad", "w[0].detach().requires_grad",
+])
+def test_in_place_writes_raise_as_pytorch(torch, call):
+    # w[:, 0] = 0 on a parameter names the view; copy_ from a shape that does not broadcast is PyTorch's text
+    seen = []
+    for L in (mg, torch):
+        w = L.ones(2, 3, requires_grad=True)
+        try:
+            r = eval(call, {"L": L, "w": w})
+            seen.append(r if isinstance(r, bool) else list(r.shape) if r is not None else None)
+        except RuntimeError as e:
+            seen.append(str(e).split(" (shapes ")[0])  # (minigrad names both shapes after PyTorch's words)
+    assert seen[0] == seen[1]
+
+
+def test_top_level_in_place_functions_are_the_methods(torch):
+    for name in ("relu_", "sigmoid_", "tanh_", "exp_", "clamp_", "zero_", "fill_", "sqrt_", "neg_", "round_"):
+        args = {"clamp_": (0.0, 1.0), "fill_": (2.5,)}.get(name, ())
+        got = []
+        for L in (mg, torch):
+            x = L.tensor([-0.5, 0.25, 2.0]).abs() if name == "sqrt_" else L.tensor([-0.5, 0.25, 2.0])
+            got.append((getattr(L, name)(x, *args) is x, [round(v, 5) for v in x.tolist()]))
+        assert got[0][0] and got[0] == got[1], name

@@ -510,6 +510,20 @@ def test_inference_mode():
     assert f(x).grad_fn is None and mg.is_grad_enabled()
 
 
+def test_inference_tensor_refuses_requires_grad_outside_inference_mode():
+    # a model's output made under inference_mode, then marked for a loss: PyTorch refuses it there
+    torch = pytest.importorskip("torch")
+    for lib in (mg, torch):
+        with lib.inference_mode():
+            out = lib.ones(2)
+            inside = lib.ones(2).requires_grad_()  # allowed while inference mode is on
+        assert inside.requires_grad
+        assert out.requires_grad_(False).requires_grad is False
+        with pytest.raises(RuntimeError, match="^Setting requires_grad=True on inference tensor outside "
+                                               "InferenceMode is not allowed.$"):
+            out.requires_grad_()
+
+
 def test_grad_mode_is_thread_local():
     x = leaf(2)
     inside, release, results = threading.Event(), threading.Event(), {}
@@ -1447,3 +1461,74 @@ def test_topk_indices_written_in_place_leave_the_gradient_alone(k):
     i += 1
     (v * 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+@pytest.mark.parametrize("value", [
+    "L.ones(3)", "L.ones(2, 1)", "L.ones(2, dtype=L.float64)", "L.ones(2, dtype=L.float16)", "L.ones(2, dtype=L.long)",
+    "L.ones(2, dtype=L.bool)", "L.ones(2, dtype=L.uint8)", "5", "[1.0, 2.0]", "L.ones(3, dtype=L.float64)", "L.zeros(2)",
+    "None",
+])
+def test_assigning_grad_checks_as_pytorch(value):
+    # p.grad = something of the wrong size or dtype (a hand-written optimizer's slip): PyTorch refuses it there
+    torch = pytest.importorskip("torch")
+    seen = []
+    for L in (mg, torch):
+        x = L.ones(2, requires_grad=True)
+        try:
+            x.grad = eval(value, {"L": L})
+            seen.append(None if x.grad is None else x.grad.tolist())
+        except Exception as e:  # noqa: BLE001 (the error is what is compared)
+            seen.append((type(e).__name__, str(e)))
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("case", ["(a.sum(), a)", "(b.sum(), a)", "(a.sum(), b)", "([b.sum(), a.sum()], b)",
+                                  "([b.sum(), a.sum()], a)"])
+def test_autograd_grad_checks_outputs_before_inputs(case):
+    # autograd.grad of a loss built under no_grad: PyTorch names the output, whatever the inputs
+    torch = pytest.importorskip("torch")
+    seen = []
+    for L in (mg, torch):
+        a, b = L.ones(1), L.ones(1, requires_grad=True)
+        with pytest.raises(RuntimeError) as e:
+            L.autograd.grad(*eval(case, {"a": a, "b": b}))
+        seen.append(str(e.value))
+    assert seen[0] == seen[1]
+
+
+def _user_functions(lib):
+    class Scale(lib.autograd.Function):  # backward hands back a (1, n) gradient for an (n,) input, in float64
+        @staticmethod
+        def forward(ctx, a, b, k):
+            ctx.k = k
+            return a * b * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return (g * ctx.k).unsqueeze(0), (g * 2).double(), None
+
+    class Wrong(lib.autograd.Function):  # a scalar where the input is (2,)
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.sum()
+
+    return Scale, Wrong
+
+
+def test_user_function_gradients_checked_against_inputs():
+    # PyTorch sums a gradient of a shape the input broadcasts to, casts its dtype, and names the Function
+    # (not AccumulateGrad) when the shape cannot be the input's
+    torch = pytest.importorskip("torch")
+    seen = []
+    for L in (mg, torch):
+        Scale, Wrong = _user_functions(L)
+        a, b = L.ones(3, requires_grad=True), L.ones(1, 3, requires_grad=True)
+        Scale.apply(a, b, 2.0).sum().backward()
+        with pytest.raises(RuntimeError) as e:
+            Wrong.apply(L.ones(2, requires_grad=True)).sum().backward()
+        seen.append((a.grad.tolist(), b.grad.tolist(), str(b.grad.dtype).split(".")[1], str(e.value)))
+    assert seen[0] == seen[1]

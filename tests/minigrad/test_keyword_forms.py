@@ -95,3 +95,22 @@ def test_value_index_pairs_print_as_pytorchs_return_types():
         assert repr(ours).replace("minigrad.", "torch.") == repr(theirs)
         values, indices = ours  # still a pair
         assert values is ours.values and indices is ours[1]
+
+
+@pytest.mark.parametrize("call", [
+    "t.histogram(t.tensor([1., 2, 2, 3]), bins=3)", "t.slogdet(A)", "t.linalg.slogdet(A)", "t.linalg.qr(A)",
+    "t.qr(A)", "t.linalg.eigh(A)", "t.linalg.svd(A)", "t.svd(A)", "t.triangular_solve(A.triu(), A.triu())",
+    "t.linalg.lu_factor(A)", "t.linalg.lu_factor_ex(A)", "t.linalg.lu(A)", "t.lu_unpack(*t.linalg.lu_factor(A))",
+    "t.linalg.lstsq(2 * t.eye(2), t.ones(2, 1))",
+])
+def test_linalg_and_histogram_results_are_pytorchs_return_types(call):
+    import warnings
+
+    A = [[2.0, 1.0], [1.0, 4.0]]
+    out = []
+    for lib in (minigrad, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (torch.qr, torch.triangular_solve: deprecated)
+            r = eval(call, {"t": lib, "A": lib.tensor(A)})
+        out.append((type(r).__name__, len(r), repr(r).replace("minigrad.", "torch.")))
+    assert out[0] == out[1]

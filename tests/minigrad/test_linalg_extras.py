@@ -353,3 +353,30 @@ def test_errors_match_pytorch(torch, name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (PyTorch's deprecation warnings for triangular_solve, chain_matmul)
         _same_error(ERRORS[name], torch)
+
+
+def test_deprecated_linalg_names_warn_once_as_pytorch(torch, monkeypatch):
+    # PyTorch's C++ side says each once a process, so its texts are read in a fresh one
+    import importlib
+    import subprocess
+    import sys
+    import warnings
+
+    linalg = importlib.import_module("minigrad.ops.linalg")  # (the module, not minigrad.linalg's namespace)
+
+    calls = ["L.lu(L.eye(2))", "L.eye(2).lu()", "L.lu_solve(L.ones(2, 1), *L.linalg.lu_factor(L.eye(2)))",
+             "L.chain_matmul(L.eye(2), L.eye(2))", "L.qr(L.eye(2))", "L.eye(2).qr()", "L.eye(2).cholesky()",
+             "L.cholesky(L.eye(2))", "L.triangular_solve(L.eye(2), L.eye(2))", "L.eye(2).triangular_solve(L.eye(2))",
+             "L.svd(L.eye(2))", "L.eye(2).svd()"]
+    script = ("import warnings, torch as L\nwarnings.simplefilter('always')\nwith warnings.catch_warnings(record=True)"
+              f" as c:\n    warnings.simplefilter('always')\n    {'; '.join(calls)}\n"
+              "print(repr([(w.category.__name__, str(w.message).split(' (Triggered internally')[0]) for w in c]))")
+    theirs = eval(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout)
+    monkeypatch.setattr(linalg, "_deprecations_said", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            for call in calls:
+                eval(call, {"L": mg})
+    assert [(w.category.__name__, str(w.message)) for w in caught] == theirs and len(theirs) == 6
+    assert all(w.filename == "<string>" for w in caught)  # the caller's line (here eval's), not linalg.py

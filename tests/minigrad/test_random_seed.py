@@ -95,3 +95,47 @@ def test_randint_and_random_draw_every_value_of_the_range_alike(low, high):
     filled = minigrad.zeros(70000, dtype=minigrad.int64).random_(low, high).numpy()
     assert np.array_equal(filled, drawn)
     assert minigrad.randint(low, high, (2, 3), dtype=minigrad.float64).dtype == minigrad.float64
+
+
+@pytest.mark.parametrize("call", [
+    "t.randn(2, 3, dtype=d)", "t.rand(2, 3, dtype=d)", "t.randn_like(t.ones(2, dtype=d))",
+    "t.rand_like(t.ones(2, dtype=d))", "t.ones(2, dtype=d).normal_()", "t.ones(2, dtype=d).uniform_(-1, 1)",
+    "t.normal(t.zeros(2, dtype=d), t.ones(2, dtype=d))", "t.normal(0.0, 1.0, (2,), dtype=d)",
+    "t.nn.functional.rrelu(t.ones(2, dtype=d), training=True)",
+])
+@pytest.mark.parametrize("dtype", ["float16", "float64", "int64", "uint8", "bool"])
+def test_draws_in_every_float_dtype_and_pytorchs_error_for_others(call, dtype):
+    # numpy draws float32 and float64 only: a float16 tensor (a half model's noise) is drawn as float32
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (minigrad, torch):
+        try:
+            r = eval(call, {"t": lib, "d": getattr(lib, dtype)})
+            seen.append((str(r.dtype).split(".")[1], list(r.shape)))
+        except Exception as e:  # noqa: BLE001 (the error is what is compared)
+            seen.append((type(e).__name__, str(e)))
+    if "rrelu" in call and dtype != "float64":  # (PyTorch's CPU rrelu has float kernels only; minigrad's draws)
+        assert seen[0] == ("float16", [2]) if dtype == "float16" else seen[0][0] == "NotImplementedError"
+        return
+    assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("call", [
+    "t.normal(t.zeros(2), -t.ones(2))", "t.normal(0., -1., (2,))", "t.normal(t.zeros(2), -0.25)",
+    "t.zeros(2).normal_(0, -1)", "t.normal(t.zeros(2), t.tensor([float('nan'), 1.]))", "t.bernoulli(t.tensor([1.5]))",
+    "t.bernoulli(t.tensor([-0.5]))", "t.bernoulli(t.zeros(2), p=1.5)", "t.zeros(2).bernoulli_(1.5)",
+    "t.zeros(2).bernoulli_(t.tensor([1.5, 0.2]))", "t.bernoulli(t.tensor([float('nan')]))",
+    "t.zeros(2).uniform_(1.5, 0)", "t.randperm(-1)", "t.zeros(2).exponential_(-1)", "t.normal(t.zeros(2), t.ones(2))",
+    "t.bernoulli(t.full((2,), 0.5))", "t.zeros(2).uniform_(1, 1)", "t.normal(1., 0., (2,))",
+])
+def test_distribution_parameters_checked_as_pytorch(call):
+    # a negative std or a probability above 1 (from a formula gone wrong) raises, where it drew silently
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (minigrad, torch):
+        try:
+            r = eval(call, {"t": lib})
+            seen.append((str(r.dtype).split(".")[1], list(r.shape)))
+        except Exception as e:  # noqa: BLE001 (the error is what is compared)
+            seen.append((type(e).__name__, str(e)))
+    assert seen[0] == seen[1]

@@ -36,6 +36,53 @@ def test_tensor_infers_dtype_from_every_element(data):
     assert ours == theirs
 
 
+@pytest.mark.parametrize("fn", ["zeros", "ones", "empty", "rand", "randn"])
+@pytest.mark.parametrize("args", [
+    "(2.5,)", "(2, 3.0)", "((2.0, 3),)", "([2, 3.0],)", "(2.0, 3)", "(2, 3, 4.0)", "([2.0, 3],)", "('a',)",
+    "(np.float64(2.0),)", "(lib.tensor(2.0),)", "(None,)", "(2, None)", "(2, -1)", "((-1, 2),)", "(-3,)",
+    "(lib.tensor(2), 3)", "(np.int64(2),)", "((2, 3),)", "(lib.Size([2]),)",
+])
+def test_sizes_that_are_not_ints_or_negative_raise_as_pytorch(fn, args):
+    # torch.zeros(n / 2), torch.randn(batch, d // 2.0): PyTorch's argument parser's TypeError, its text
+    def make(lib):
+        return list(getattr(lib, fn)(*eval(args, {"lib": lib, "np": np})).shape)
+
+    ours, theirs = _both(make)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("call", [
+    "lib.full((-1,), 2.)", "lib.full((2, -1), 2.)", "lib.randint(3, (-1,))", "lib.ones(1).new_zeros(-1)",
+    "lib.ones(1).new_ones(2, -1)", "lib.ones(1).new_empty((2.0, 1))", "lib.ones(1).new_zeros(size=(2, 3))",
+])
+def test_other_makers_refuse_negative_and_float_sizes_as_pytorch(call):
+    ours, theirs = _both(lambda lib: list(eval(call, {"lib": lib}).shape))
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("expr", [
+    "[lib.ones(1), lib.ones(1)]", "[lib.ones(1, 1) * 2, 3.5]", "[[lib.tensor(1.), 2.], [3, lib.tensor([4])]]",
+    "[lib.tensor([3]), lib.tensor(True)]", "[lib.tensor([1.5], dtype=lib.float64)]", "(lib.tensor(2.5),)",
+    "[lib.ones(2), lib.ones(2)]", "[lib.ones(0)]", "[lib.ones(2, dtype=lib.long)]", "[lib.tensor([True, False])]",
+])
+@pytest.mark.parametrize("dtype", [None, "float32", "int64", "bool"])
+@pytest.mark.parametrize("ctor", ["tensor", "as_tensor", "FloatTensor", "LongTensor"])
+def test_tensors_inside_lists_are_numbers(expr, dtype, ctor):
+    # losses.append(loss_fn(out, y)) of (1,)-shaped outputs, then torch.tensor(losses): PyTorch reads each
+    # tensor as one number (a 1-d result), and refuses larger ones by float(t) or operator.index(t)
+    if dtype is not None and ctor.endswith("Tensor"):
+        return
+
+    def make(lib):
+        data = eval(expr, {"lib": lib})
+        kw = {} if dtype is None else {"dtype": getattr(lib, dtype)}
+        t = getattr(lib, ctor)(data, **kw)
+        return str(t.dtype).split(".")[1], list(t.shape), t.tolist()
+
+    ours, theirs = _both(make)
+    assert ours == theirs
+
+
 @pytest.mark.parametrize("expr", [
     "S([2, 3]) + (4,)", "(4,) + S([2, 3])", "S([2, 3]) + S([1])", "S([2, 3])[1:]", "S([2, 3])[::-1]", "S([2, 3]) * 2",
     "2 * S([1])", "S([2, 3])[0]", "S([lib.tensor(3), np.int64(2), True])", "S([2.5])", "S(['a'])", "S([lib.tensor(2.)])",

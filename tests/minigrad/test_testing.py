@@ -1,4 +1,4 @@
-"""minigrad.testing (assert_close, make_tensor) and minigrad.random.fork_rng, against PyTorch's."""
+"""minigrad.testing (assert_close, assert_allclose, make_tensor) and minigrad.random.fork_rng, against PyTorch's."""
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +21,8 @@ CASES = {
     "tensor_2d_inf_rel": lambda L: L.testing.assert_close(L.tensor([[1.0, 2.0], [3.0, 4.0]]),
                                                           L.tensor([[1.0, 2.5], [3.0, 0.0]])),
     "int": lambda L: L.testing.assert_close(L.tensor([1, 2, 3]), L.tensor([1, 2, 4])),
+    "int_thirds": lambda L: L.testing.assert_close(L.tensor([1, 2]), L.tensor([1, 3])),  # 1/3 as a float32
+    "uint8_ratio": lambda L: L.testing.assert_close(L.tensor([1, 7], dtype=L.uint8), L.tensor([1, 3], dtype=L.uint8)),
     "bool": lambda L: L.testing.assert_close(L.tensor([True, False]), L.tensor([True, True])),
     "float64": lambda L: L.testing.assert_close(L.tensor([1.0, 2.0], dtype=L.float64),
                                                 L.tensor([1.0, 2.0 + 1e-6], dtype=L.float64)),
@@ -86,6 +88,40 @@ def test_assert_close_raises_as_pytorch(torch, name):
 def test_assert_close_passes_as_pytorch(torch, name):
     PASSING[name](torch)
     PASSING[name](mg)
+
+
+ALLCLOSE = {  # torch.testing.assert_allclose (deprecated): each case passes, or raises as PyTorch's
+    "float32_loose": lambda L: L.testing.assert_allclose(L.tensor([1.0]), L.tensor([1.0001])),
+    "float32_past": lambda L: L.testing.assert_allclose(L.tensor([1.0]), L.tensor([1.0003])),
+    "float64": lambda L: L.testing.assert_allclose(L.tensor([1.0], dtype=L.float64),
+                                                   L.tensor([1.00002], dtype=L.float64)),
+    "mixed_dtypes": lambda L: L.testing.assert_allclose(L.tensor([1.0], dtype=L.float64), L.tensor([1.00002])),
+    "int_vs_float": lambda L: L.testing.assert_allclose(L.ones(2), L.ones(2, dtype=L.int64)),
+    "ints": lambda L: L.testing.assert_allclose(L.tensor([1, 2]), L.tensor([1, 3])),
+    "nan": lambda L: L.testing.assert_allclose(L.tensor([float("nan")]), L.tensor([float("nan")])),
+    "nan_unequal": lambda L: L.testing.assert_allclose(L.tensor([float("nan")]), L.tensor([float("nan")]),
+                                                       equal_nan=False),
+    "given": lambda L: L.testing.assert_allclose(L.tensor([1.0]), L.tensor([1.0001]), rtol=1e-5, atol=0),
+    "rtol_only": lambda L: L.testing.assert_allclose(L.tensor([1.0]), L.tensor([1.0001]), rtol=1e-3),
+    "numbers": lambda L: L.testing.assert_allclose(1.0, 1.01),
+    "list": lambda L: L.testing.assert_allclose([1, 2], L.tensor([1, 2])),
+    "no_broadcast": lambda L: L.testing.assert_allclose(L.ones(2), 1.0),
+    "msg": lambda L: L.testing.assert_allclose(L.tensor([1.0, 2.0]), L.tensor([1.0, 2.1]), msg="custom"),
+    "transposed": lambda L: L.testing.assert_allclose(L.ones(2, 3).t(), L.ones(3, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALLCLOSE))
+def test_assert_allclose_as_pytorch(torch, name):
+    outcomes = []
+    for lib in (torch, mg):
+        with pytest.warns(FutureWarning, match="^`torch.testing.assert_allclose\\(\\)` is deprecated since 1.12"):
+            try:
+                ALLCLOSE[name](lib)
+                outcomes.append(None)
+            except Exception as e:  # noqa: BLE001 (the error is what is compared)
+                outcomes.append((type(e), _normalize(str(e))))
+    assert outcomes[0] == outcomes[1]
 
 
 def test_assert_close_without_torch():

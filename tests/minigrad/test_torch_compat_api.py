@@ -328,6 +328,7 @@ def test_cuda_mps_names_without_a_gpu():
     if m.cuda.is_available():
         pytest.skip("a GPU is present")
     m.cuda.set_device(-1)  # a negative index does nothing, as PyTorch's
+    assert m.cuda.is_initialized() is torch.cuda.is_initialized() is False  # (a DDP script's check)
     with pytest.raises(AssertionError, match="^Torch not compiled with CUDA enabled: minigrad's device='cuda' needs cupy"):
         m.cuda.get_device_properties(0)
     with pytest.raises(AssertionError, match="^Torch not compiled with CUDA enabled"):

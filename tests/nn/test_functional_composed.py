@@ -248,11 +248,15 @@ def test_upsample_aliases_warn_and_interpolate(torch):
     x = arr(1, 2, 3, 3)
     for name, kwargs in (("upsample", {"scale_factor": 2}), ("upsample_nearest", {"scale_factor": 2}),
                          ("upsample_bilinear", {"size": (5, 5)})):
-        with pytest.warns(UserWarning, match="is deprecated. Use nn.functional.interpolate instead."):
-            ours = getattr(F, name)(minigrad.tensor(x), **kwargs)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            theirs = getattr(torch.nn.functional, name)(torch.tensor(x), **kwargs)
+        outs, said = [], []
+        for lib, t in ((F, minigrad.tensor(x)), (torch.nn.functional, torch.tensor(x))):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                outs.append(getattr(lib, name)(t, **kwargs))
+            said.append([(w.category, str(w.message)) for w in caught])
+        ours, theirs = outs
+        assert said[0] == said[1] == [(UserWarning, f"`nn.functional.{name}` is deprecated. Use "
+                                                    "`nn.functional.interpolate` instead.")]
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
 
 

@@ -168,12 +168,31 @@ def test_linear_bad_input_names_module_and_shapes():
         lin([[1.0, 2.0, 3.0, 4.0]])
 
 
-def test_layernorm_bad_input():
-    with pytest.raises(RuntimeError, match=r"LayerNorm\(\(4,\), eps=1e-05.*expected input with last dimension 4, "
-                                           r"got shape \[2, 3\]"):
-        nn.LayerNorm(4)(minigrad.zeros(2, 3))
-    with pytest.raises(RuntimeError, match=r"expected input with last 2 dimensions \[3, 4\], got shape \[4, 3\]"):
-        nn.LayerNorm((3, 4))(minigrad.zeros(4, 3))
+@pytest.mark.parametrize("call", [
+    "nn.LayerNorm(4)(t.zeros(2, 3))", "nn.LayerNorm((3, 4))(t.zeros(4, 3))", "nn.LayerNorm(4)(t.tensor(1.0))",
+    "nn.LayerNorm(4)([1.0, 2.0, 3.0, 4.0])", "nn.LayerNorm(4)(t.zeros(2, 4, dtype=t.float64))",
+    "nn.LayerNorm(4)(t.zeros(2, 4, dtype=t.float16))", "nn.LayerNorm(4, bias=False)(t.zeros(2, 4, dtype=t.float16))",
+    "nn.LayerNorm(4)(t.zeros(2, 4, dtype=t.long))",
+    "nn.LayerNorm(4, elementwise_affine=False)(t.zeros(2, 4, dtype=t.float64))",
+    "F.layer_norm(t.zeros(2, 4, dtype=t.long), (4,))",
+    "F.layer_norm(t.zeros(2, 4, dtype=t.float16), (4,), t.ones(4), t.ones(4, dtype=t.float16))",
+    "F.layer_norm(t.zeros(2, 4), (4,), t.ones(4, dtype=t.float64))",
+    "F.layer_norm(t.zeros(2, 4, dtype=t.float64), (4,), None, t.ones(4))",
+    "F.layer_norm(t.zeros(2, 4), (4,), t.ones(3))",
+    "F.layer_norm(t.zeros(2, 4), (4,), None, t.ones(3))", "F.layer_norm(t.zeros(2, 4), ())",
+    "F.rms_norm(t.zeros(2, 3), (4,))", "nn.RMSNorm(4)(t.zeros(2, 3))",
+])
+def test_layernorm_bad_input_as_pytorch(call):
+    # PyTorch's checks and texts; a float16 input takes float32 parameters (its CPU kernels' mixed type)
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (minigrad, torch):
+        try:
+            r = eval(call, {"t": lib, "nn": lib.nn, "F": lib.nn.functional})
+            seen.append(str(r.dtype).split(".")[1])
+        except Exception as e:  # noqa: BLE001 (the error is what is compared)
+            seen.append((type(e).__name__, str(e)))
+    assert seen[0] == seen[1]
 
 
 def test_embedding_bad_input():

@@ -506,3 +506,24 @@ def test_lambda_schedules_record_lr_lambdas_as_torch(torch, name, tmp_path):
     assert given == loaded and "lr_lambdas" in given
     assert again.lr_lambdas[1].rate == 0.25 and again.last_epoch == ours.last_epoch
     assert callable(again.lr_lambdas[0]) and again.lr_lambdas[0](2) == pytest.approx(0.81)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("StepLR", dict(step_size=2)), ("LambdaLR", dict(lr_lambda=lambda e: 0.9**e)),
+    ("OneCycleLR", dict(max_lr=0.1, total_steps=10, anneal_strategy="linear")),
+    ("ReduceLROnPlateau", dict(patience=2)), ("CyclicLR", dict(base_lr=0.01, max_lr=0.1)),
+])
+def test_state_dict_keys_in_pytorchs_order(name, args):
+    # a script that prints or diffs `scheduler.state_dict()` sees PyTorch's keys, in PyTorch's order
+    torch = pytest.importorskip("torch")
+    import nn.optim.lr_scheduler as ours
+
+    keys = []
+    for lib, opt in ((ours, _optimizer()), (torch.optim.lr_scheduler, _torch_optimizer(torch))):
+        sched = getattr(lib, name)(opt, **args)
+        opt.step()
+        sched.step(*([1.0] if name == "ReduceLROnPlateau" else []))
+        keys.append(list(sched.state_dict()))
+        if name == "OneCycleLR":
+            assert sched.state_dict()["_anneal_func_type"] == "linear"
+    assert keys[0] == keys[1]

@@ -379,3 +379,21 @@ def test_forward_hooks_run_in_order_and_go_away():
     with pytest.raises(RuntimeError):
         lin(minigrad.ones(1, 3))  # forward raises: always_call's hook still runs, with no output
     assert seen == ["a", "failed"]
+
+
+def test_state_dict_positional_arguments_warn_as_pytorch():
+    # older scripts call model.state_dict(None, "prefix.") or state_dict({}, "", True): PyTorch takes them with a
+    # FutureWarning; keywords say nothing
+    import warnings
+
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (nn, torch.nn):
+        m = lib.Linear(2, 2)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            keys = [list(m.state_dict(None, "x.")), list(m.state_dict({}, "", True)),
+                    list(m.state_dict(destination={}, prefix="y."))]
+            kept = m.state_dict(None, "", True)["weight"].requires_grad
+        seen.append((keys, kept, [(w.category, str(w.message)) for w in caught]))
+    assert seen[0] == seen[1] and len(seen[0][2]) == 3

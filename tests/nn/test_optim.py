@@ -199,8 +199,8 @@ def test_errors():
         Adam({w})
     with pytest.raises(TypeError, match="can only optimize Tensors"):
         Adam([w, 3.0])
-    with pytest.raises(TypeError, match="iterable of Tensors"):
-        Adam(w)
+    with pytest.raises(TypeError, match="iterable of Tensors or dicts, but got minigrad.FloatTensor$"):
+        Adam(w)  # a lone Parameter: PyTorch names its tensor type (torch.FloatTensor there)
     with pytest.raises(ValueError, match="Invalid learning rate: -1"):
         AdamW([w], lr=-1)
     with pytest.raises(ValueError, match="Invalid beta parameter at index 1"):
@@ -711,3 +711,23 @@ def test_adadelta_with_step_lr_as_pytorch_examples_mnist(torch):
         tsched.step()
         assert opt.param_groups[0]["lr"] == pytest.approx(topt.param_groups[0]["lr"], rel=1e-15)
     assert opt.param_groups[0]["lr"] == pytest.approx(0.7**4)
+
+
+def test_param_groups_are_the_callers_dicts_with_pytorchs_key_order():
+    # `for g in opt.param_groups: print(g.keys())`, or a group dict kept and changed later (g["lr"] = ...):
+    # PyTorch's group is the caller's dict, its keys first, then the defaults; a loaded group the saved one's
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (minigrad, torch):
+        w, b = (lib.nn.Parameter(lib.ones(2)) for _ in range(2))
+        g = {"lr": 0.5, "params": [b]}
+        opt = lib.optim.Adam([{"params": [w], "betas": (0.8, 0.9)}, g], lr=0.1)
+        opt.add_param_group({"params": lib.nn.Parameter(lib.ones(1)), "weight_decay": 0.1})
+        assert opt.param_groups[1] is g
+        g["lr"] = 0.25
+        keys = [list(group) for group in opt.param_groups]
+        sd = opt.state_dict()
+        opt.load_state_dict(sd)
+        seen.append((keys, [list(group) for group in sd["param_groups"]], [list(group) for group in opt.param_groups],
+                     opt.param_groups[1]["lr"]))
+    assert seen[0] == seen[1]

@@ -182,6 +182,23 @@ def test_init_generator_keyword_as_pytorch():
         assert list(ours.parameters) == list(theirs.parameters), name
 
 
+@pytest.mark.parametrize("name, kw", INITS + [("kaiming_uniform_", {"mode": "bad"})])
+def test_init_of_empty_tensors_and_bad_modes_as_pytorch(name, kw):
+    # a layer of width 0 (a sweep's edge case): PyTorch's kaiming functions say initialising it is a no-op
+    torch = _torch()
+    seen = []
+    for lib in (minigrad, torch):
+        t = lib.empty(0, 3) if "mode" not in kw else lib.empty(2, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                out = (getattr(lib.nn.init, name)(t, **kw) is t, list(t.shape))
+            except Exception as e:  # noqa: BLE001 (the error is what is compared)
+                out = (type(e).__name__, str(e))
+        seen.append((out, [(w.category, str(w.message)) for w in caught]))
+    assert seen[0] == seen[1]
+
+
 @pytest.mark.parametrize("old, args", [("uniform", ()), ("normal", ()), ("constant", (0.5,)), ("eye", ()),
                                        ("xavier_uniform", ()), ("xavier_normal", ()), ("kaiming_uniform", ()),
                                        ("kaiming_normal", ()), ("orthogonal", ()), ("sparse", (0.5,)),
