@@ -108,8 +108,10 @@ class Block(nn.Module):
         self.mlp = MLP(config)
 
     def forward(self, x, cache=None):
-        if block_step.takes(self, x, cache):  # a generated token: these lines as one op (gpt/block_step.py)
-            return block_step.run(self, x, cache)
+        if cache is not None:  # a generated token: these lines as one op, where one takes it (gpt/block_step.py)
+            y = block_step.run(self, x, cache)
+            if y is not None:
+                return y
         x = x + self.attn(self.ln_1(x), cache)
         x = x + self.mlp(self.ln_2(x))
         return x

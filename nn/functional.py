@@ -16,6 +16,7 @@ from ._functional.activation import log_softmax as _log_softmax
 from ._functional.activation import relu as _relu
 from ._functional.activation import softmax as _softmax
 from ._functional.attention import scaled_dot_product_attention as _sdpa
+from ._functional.block_step import block_step as _block_step  # noqa: F401 (gpt's generation: inference only)
 from ._functional.dropout import dropout as _dropout
 from ._functional._common import check_tensor
 from ._functional.embedding_bag import embedding_bag

@@ -71,8 +71,8 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     max_pool2d      x (N, C, H, W), kernel,     x, kernel, stride, dilation,       g, idx, x's shape -> gx
                     stride, dilation, padding,  padding, out -> (y, idx)
                     out
-    block_step      x (B, C) and the four       out, x, k, v, t, params, eps,      (inference: a generated token's
-                    weights of a GPT block      approximate: the block at t        transformer block, gpt/block_step.py)
+    block_step      x (B, C) and the four       out, x, k, v, t, params, eps,      (inference only: a generated
+                    weights of a GPT block      approximate: the block at t        token's block, nn/_functional/block_step.py)
 
 A new fused op, say "lstm_cell", takes four pieces:
 
@@ -150,7 +150,7 @@ register("adamw", "cuda.adamw", "cuda")
 register("grouped_matmul", "cpu.conv", "cpu")
 register("rnn_step", "cpu.rnn", "cpu")
 register("max_pool2d", "cpu.max_pool", "cpu")
-register("block_step", "cpu.block_step", "cpu")  # a transformer block on one new position (gpt/block_step.py)
+register("block_step", "cpu.block_step", "cpu")  # a transformer block on one new position (generation)
 register("outer", "cpu.outer", "cpu")
 register("elementwise_chain", "cpu.fused", "cpu")  # minigrad.compile's fusion
 register("elementwise_chain", "cuda.fused", "cuda")

@@ -1,6 +1,6 @@
-"""A generated token's block as one op (gpt/block_step.py, minigrad/backends/cpu/block_step.py): what the
-block's modules compute, up to the products' rounding, with the cache written alike; taken only for a
-cached single position in inference."""
+"""A generated token's block as one op (gpt/block_step.py, nn/_functional/block_step.py,
+minigrad/backends/cpu/block_step.py): what the block's modules compute, up to the products' rounding, with
+the cache written alike; taken only for a cached single position in inference."""
 import numpy as np
 import pytest
 
@@ -49,11 +49,11 @@ def test_the_fused_block_computes_what_the_modules_compute(monkeypatch, bias, ac
     tokens = minigrad.tensor(np.random.default_rng(rows).integers(0, cfg.vocab_size, (rows, 30)))
     calls = []
     real = block_step.run
-    monkeypatch.setattr(block_step, "run", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(block_step, "run", lambda *a: (lambda y: calls.append(y is not None) or y)(real(*a)))
     fused, fused_cache, n = run_steps(model, cfg, tokens, prompt_length)
     steps = tokens.shape[1] - prompt_length + (prompt_length == 1)  # (a one-token prompt is such a step too)
-    assert len(calls) == steps * cfg.n_layer and n == tokens.shape[1]  # (the cache grew past its first buffers)
-    monkeypatch.setattr(block_step, "takes", lambda *a: False)  # the modules, op by op
+    assert sum(calls) == steps * cfg.n_layer and n == tokens.shape[1]  # (the cache grew past its first buffers)
+    monkeypatch.setattr(block_step, "run", lambda *a: None)  # the modules, op by op
     plain, plain_cache, _ = run_steps(model, cfg, tokens, prompt_length)
     for a, b in zip(fused, plain):
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
@@ -66,19 +66,24 @@ def test_the_fused_block_computes_what_the_modules_compute(monkeypatch, bias, ac
 def test_taken_only_for_one_cached_position_in_inference():
     model, cfg = model_of()
     block = model.transformer.h[0]
-    cache = KVCache(cfg.n_layer).layers[0]
     one, two = minigrad.zeros(1, 1, cfg.n_embd), minigrad.zeros(1, 2, cfg.n_embd)
+
+    def taken(x):
+        layer = KVCache(cfg.n_layer).layers[0]
+        y = block_step.run(block, x, layer)
+        assert y is None or (tuple(y.shape) == tuple(x.shape) and layer.length == 1)
+        return y is not None
+
     with minigrad.no_grad():
-        assert block_step.takes(block, one, cache)
-        assert not block_step.takes(block, one, None)  # no cache: training's and the uncached path's
-        assert not block_step.takes(block, two, cache)  # a prompt fills the cache through the modules
-        assert not block_step.takes(block, one.double(), cache)
+        assert taken(one)
+        assert not taken(two)  # a prompt fills the cache through the modules
+        assert not taken(one.double())
         with minigrad.backends.kernels("numpy"):
-            assert not block_step.takes(block, one, cache)
+            assert not taken(one)
         model.train()
-        assert not block_step.takes(block, one, cache)  # (dropout's mode)
+        assert not taken(one)  # (dropout's mode)
         model.eval()
-    assert not block_step.takes(block, one, cache)  # grad mode on
+    assert not taken(one)  # grad mode on
 
 
 def test_what_the_cpu_kernel_takes():
@@ -118,6 +123,7 @@ def test_compiled_and_eager_generation_run_the_same_fused_step():
 
 
 def test_no_gradient_through_it():
-    model, cfg = model_of()
+    from nn._functional.block_step import BlockStep
+
     with pytest.raises(RuntimeError, match="nothing differentiates through it"):
-        block_step.BlockStep.backward(None, None)
+        BlockStep.backward(None, None)
