@@ -17,6 +17,22 @@ def _quiet(fn, *args):
         return fn(*args)
 
 
+def _same(want, got):
+    """Eager's values and a compiled run's, as many and equal bit for bit."""
+    assert len(got) == len(want)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+def _run_both(run, *args):
+    """`run(compiled, *args)` -> (values, what it compiled), eagerly and compiled (its warnings quiet): the
+    values checked equal; returns what the compiled run compiled (for its stats)."""
+    want, _ = run(False, *args)
+    got, compiled = _quiet(run, True, *args)
+    _same(want, got)
+    return compiled
+
+
 def test_a_module_hook_registered_or_removed_between_calls_is_another_program():
     minigrad.manual_seed(0)
     model = nn.Linear(3, 2)
@@ -720,11 +736,8 @@ def _max_norm_run(compiled):
 
 
 def test_an_embeddings_max_norm_renorms_the_rows_each_replay_looks_up():
-    want, _ = _max_norm_run(compiled=False)
-    got, (step, evaluate) = _quiet(_max_norm_run, True)
+    step, evaluate = _run_both(_max_norm_run)
     assert step.stats.replays == 4 and evaluate.stats.replays == 4
-    for w, g in zip(want, got):
-        np.testing.assert_array_equal(g, w)
 
 
 _OUT_BUFFER = minigrad.zeros(5, 3)
@@ -751,11 +764,8 @@ def _out_run(compiled):
 
 
 def test_a_result_written_into_out_is_written_at_each_replay():
-    want, _ = _out_run(compiled=False)
-    got, f = _quiet(_out_run, True)
+    f = _run_both(_out_run)
     assert f.stats.replays == 3
-    for w, g in zip(want, got):
-        np.testing.assert_array_equal(g, w)
 
 
 def test_apply_inside_the_function_makes_the_call_run_eagerly():
@@ -820,11 +830,8 @@ def _scaled_by_freq_run(compiled):
 
 
 def test_an_embeddings_gradient_scaled_by_frequency_counts_each_replays_ids():
-    want, _ = _scaled_by_freq_run(compiled=False)
-    got, step = _quiet(_scaled_by_freq_run, True)
+    step = _run_both(_scaled_by_freq_run)
     assert step.stats.replays == 4
-    for w, g in zip(want, got):
-        np.testing.assert_array_equal(g, w)
 
 
 def _with_a_nan_every_other_call(fn, nan_first):
@@ -875,9 +882,7 @@ def _optimizer_state_run(compiled):
 
 
 def test_a_number_read_from_an_optimizers_state_is_not_frozen():
-    want = _optimizer_state_run(compiled=False)
-    for w, g in zip(want, _quiet(_optimizer_state_run, True)):
-        np.testing.assert_array_equal(g, w)
+    _same(_optimizer_state_run(compiled=False), _quiet(_optimizer_state_run, True))
 
 
 def test_the_numbers_in_a_deque_or_a_namedtuple_the_function_reads_are_guarded():
@@ -953,11 +958,8 @@ def _masked_loss_run(compiled):
 
 
 def test_boolean_mask_indexing_makes_the_call_run_eagerly():
-    want, _ = _masked_loss_run(compiled=False)
-    got, step = _quiet(_masked_loss_run, True)
+    step = _run_both(_masked_loss_run)
     assert step.stats.replays == 0
-    for w, g in zip(want, got):
-        np.testing.assert_array_equal(g, w)
 
 
 def test_a_module_compiled_in_place_is_saved_whole_and_copied():
@@ -1003,10 +1005,7 @@ def _decomposition_run(compiled):
 
 
 def test_a_gradient_through_a_decomposition_is_eagers():
-    want, _ = _decomposition_run(compiled=False)
-    got, step = _quiet(_decomposition_run, True)
-    for w, g in zip(want, got):
-        np.testing.assert_array_equal(g, w)
+    _run_both(_decomposition_run)
 
 
 def test_a_histogram_of_a_tensor_that_requires_grad_has_no_gradient_as_eagerly():
@@ -1068,9 +1067,7 @@ def _setup_context_run(compiled, module):
 
 @pytest.mark.parametrize("module", [False, True])
 def test_a_function_with_setup_context_replays(module):
-    want = _setup_context_run(False, module)
-    for w, g in zip(want, _quiet(_setup_context_run, True, module)):
-        np.testing.assert_array_equal(g, w)
+    _same(_setup_context_run(False, module), _quiet(_setup_context_run, True, module))
 
 
 def test_masked_select_makes_the_call_run_eagerly():
