@@ -114,6 +114,18 @@ def from_numpy_dtype(npd):
         raise TypeError(f"arrays of dtype {npd} are not supported (use float32, float64, int64 or bool)") from None
 
 
+# C++'s names of the dtypes, as PyTorch's error messages print them ("expected ... float, but got double")
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "uint16": "short unsigned int",
+              "bool": "bool"}
+
+
+def cpp_name(npd):
+    """numpy dtype `npd`'s name in PyTorch's C++ messages ("float", "long int"; numpy's name otherwise)."""
+    name = np.dtype(npd).name
+    return _CPP_NAMES.get(name, name)
+
+
 def _category(npd):
     """0 bool, 1 integer, 2 floating: promotion moves up these categories only."""
     return 2 if npd.kind == "f" else (0 if npd.kind == "b" else 1)

@@ -578,18 +578,12 @@ class Tensor:
         return _requiring_grad(out) if requires_grad else out
 
 
-# C++'s names of the dtypes, as PyTorch's messages print them
-_CPP_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
-
-
 def _check_assigned_grad(t, value):
     """PyTorch's checks of `t.grad = value`: a Tensor, of t's dtype, then of t's size."""
     if not isinstance(value, Tensor):
         raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
     if value.array.dtype != t.array.dtype:
-        name = value.array.dtype.name
-        raise RuntimeError(f"attempting to assign a gradient with dtype '{_CPP_TYPES.get(name, name)}' to a tensor "
+        raise RuntimeError(f"attempting to assign a gradient with dtype '{dtypes.cpp_name(value.array.dtype)}' to a tensor "
                            f"with grad_dtype '{t.dtype._legacy[:-6]}'. The gradient must match the tensor's grad_dtype "
                            "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
                            "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the "

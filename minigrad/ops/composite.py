@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from ..device import array_module
+from ..dtypes import cpp_name
 from ..tensor import Tensor
 from . import elementwise, matmul, movement, pointwise, reduction, scan
 from . import indexing as indexing_ops  # (meshgrid has an argument named indexing)
@@ -690,10 +691,6 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 # ---- histograms: histc (counts) and histogram (counts and edges, optionally weighted or a density) -----------
 # what histogram returns, as PyTorch's torch.return_types.histogram
 histogram_result = return_type("histogram", ("hist", "bin_edges"))
-# the C++ names PyTorch's histogram errors give dtypes
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "uint16": "short unsigned int",
-              "bool": "bool"}
 
 
 def _cpp_float(v):
@@ -781,8 +778,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
                                f"{[input.numel(), 1]} and weight with shape {list(weight.shape)}")
         if weight.array.dtype != dt:
             raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
-                               f"should have the same dtype, but got input({_CPP_NAMES[dt.name]}), and "
-                               f"weight({_CPP_NAMES.get(weight.array.dtype.name, weight.array.dtype.name)})")
+                               f"should have the same dtype, but got input({cpp_name(dt)}), and "
+                               f"weight({cpp_name(weight.array.dtype)})")
     if isinstance(bins, Tensor):
         if range is not None:
             raise TypeError("histogram(): range is only taken with an int bins (tensor bins are the edges)")
@@ -792,8 +789,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
         _check_bin_count(bins.numel() - 1)
         if bins.array.dtype != dt:
             raise RuntimeError("torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
-                               f"got input with dtype {_CPP_NAMES[dt.name]} and bins for dimension 0 with dtype "
-                               f"{_CPP_NAMES.get(bins.array.dtype.name, bins.array.dtype.name)}")
+                               f"got input with dtype {cpp_name(dt)} and bins for dimension 0 with dtype "
+                               f"{cpp_name(bins.array.dtype)}")
         bin_edges = bins.detach().clone()
     else:
         if isinstance(bins, builtins.bool) or not isinstance(bins, (builtins.int, np.integer)):

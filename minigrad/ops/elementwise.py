@@ -11,7 +11,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from ..dtypes import result_type
+from ..dtypes import cpp_name, result_type
 from .array_op import array_op
 from ._util import (
     _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to, sum_to_array,
@@ -1031,15 +1031,13 @@ class MaskedFillTensor(MaskedFill):
     node_name = "MaskedFillBackward1"
 
 
-_CPP_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char"}
 
 
 def check_fill_mask(mask):
     """masked_fill's mask must be bool: PyTorch's error names the C++ type of any other."""
     if mask.array.dtype != np.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_CPP_TYPES.get(mask.array.dtype.name, mask.array.dtype.name)}")
+                           f"{cpp_name(mask.array.dtype)}")
 
 
 def masked_fill(input, mask, value):

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..device import array_module
+from ..dtypes import cpp_name
 from . import reduction
 from ._util import return_type
 from .array_op import array_op
@@ -803,12 +804,6 @@ def lu_solve_legacy(input, LU_data, LU_pivots):
 
 
 # ---- products and tensor forms: multi_dot, chain_matmul, cond, tensorsolve, tensorinv ------------------------
-def _scalar_type(t):
-    return {"Double": "double", "Float": "float", "Half": "c10::Half", "Long": "long int", "Int": "int",
-            "Short": "short int", "Char": "signed char", "Byte": "unsigned char", "Bool": "bool"}.get(
-        _legacy_name(t), _legacy_name(t).lower())
-
-
 def _chain_order(dims):
     """The cheapest parenthesization of a chain of matrices dims[i] x dims[i+1] (the classic dynamic program):
     split[i][j] is where the product of matrices i..j is cut."""
@@ -844,7 +839,7 @@ def multi_dot(tensors):
     for i, t in enumerate(tensors[1:], 1):
         if t.array.dtype != tensors[0].array.dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
-                               f"{_scalar_type(tensors[0])} and tensor {i} {_scalar_type(t)}")
+                               f"{cpp_name(tensors[0].array.dtype)} and tensor {i} {cpp_name(t.array.dtype)}")
     mats = list(tensors)
     if first == 1:
         mats[0] = mats[0].unsqueeze(0)

@@ -5,6 +5,7 @@ from .. import backends
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
+from ..dtypes import cpp_name
 from ..tensor import Tensor
 from ._util import broadcast_shapes, sum_to, sum_to_array
 
@@ -132,19 +133,14 @@ def _operands(input, other):
         if input.array.ndim == 1 and other.array.ndim == 1:
             raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                                f"{input.dtype._legacy[:-6]} and {other.dtype._legacy[:-6]}")
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_c_name(input)} != {_c_name(other)}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cpp_name(input.array.dtype)} != "
+                           f"{cpp_name(other.array.dtype)}")
     one_d = input.array.ndim == 1 and other.array.ndim == 1
     if input.array.dtype.kind == "b" and (one_d or (input.array.size and other.array.size and input.array.ndim
                                                     and other.array.ndim)):
         which = "dot" if input.array.ndim == 1 and other.array.ndim == 1 else "addmm_impl_cpu_"
         raise NotImplementedError(f"\"{which}\" not implemented for 'Bool'")
     return input, other
-
-
-def _c_name(t):
-    """PyTorch's C++ scalar name in its matmul dtype error ("float", "double", "long int")."""
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
-            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}.get(t.dtype.name, t.dtype.name)
 
 
 def _apply(cls, a, b):

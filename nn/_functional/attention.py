@@ -16,8 +16,8 @@ import numpy as np
 from minigrad import backends
 from minigrad.backends.arrays import causal_mask, empty_in_order_of, grads_like, keep_mask
 
+from minigrad.dtypes import cpp_name
 from minigrad.ops._util import sum_to_array
-from minigrad.ops.composite import _CPP_NAMES
 
 from ._common import Function, Tensor, check_tensor, once_differentiable, row_dot, row_sum, xp_of
 
@@ -267,14 +267,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     # PyTorch's checks, in its order and words (its C++ type names; two spaces where it has them)
     dt = query.array.dtype
     if key.array.dtype != dt or value.array.dtype != dt:
-        q, k, v = (_CPP_NAMES.get(t.array.dtype.name, t.array.dtype.name) for t in (query, key, value))
+        q, k, v = (cpp_name(t.array.dtype) for t in (query, key, value))
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: {q} "
                            f"key.dtype: {k} and value.dtype: {v} instead.")
     if min(query.ndim, key.ndim, value.ndim) < 2:
         raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
                            f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
     if attn_mask is not None and attn_mask.array.dtype not in (np.bool_, dt):  # a float mask: the query's dtype
-        m, q = (_CPP_NAMES.get(d.name, d.name) for d in (attn_mask.array.dtype, dt))
+        m, q = (cpp_name(d) for d in (attn_mask.array.dtype, dt))
         raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                            f"attn_mask.dtype: {m} and  query.dtype: {q} instead.")
     qs, ks, vs = query.array.shape, key.array.shape, value.array.shape

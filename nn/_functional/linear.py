@@ -180,10 +180,10 @@ def check_linear(input, weight, bias):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{xs[-1]} and "
                            f"{'x'.join(map(str, ws[::-1]))})")
     if input.array.dtype != weight.array.dtype:  # (without a bias: PyTorch's mm)
-        from minigrad.ops.linalg import _scalar_type
+        from minigrad.dtypes import cpp_name
 
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_scalar_type(input)} != "
-                           f"{_scalar_type(weight)}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cpp_name(input.array.dtype)} != "
+                           f"{cpp_name(weight.array.dtype)}")
 
 
 def _name(t):  # PyTorch's name of a tensor's dtype in its errors: Float, Double, Long, ...
