@@ -175,6 +175,8 @@ class CompiledFunction:
         self.stats.captures += 1
         rng_before = random.get_rng_state()
         containers_before = guards.container_states(objects)
+        arguments_before = guards.argument_containers(args, kwargs)
+        names_before = guards.rebound_names(self.targets)
         python_rng_before = _python_rng_state(objects)
         recording.hook.recorder = rec
         try:
@@ -189,6 +191,15 @@ class CompiledFunction:
                           "a replay would neither change it again nor read its new values; pass the value as an "
                           "argument, or update it outside the compiled function",
                           every_call=True)  # (each call changes it: a log's items would change the key too)
+        changed = guards.changed_container(arguments_before, grown=True)
+        if changed is not None:
+            rec.on_escape(f"a change to {changed[1]} (a list or dict passed in)",
+                          "a replay would not change the caller's list or dict; return the values instead",
+                          every_call=True)
+        rebound = guards.rebound(names_before)
+        if rebound is not None:
+            rec.on_escape(f"an assignment to {rebound}",
+                          "a replay would not assign it again; return the value instead", every_call=True)
         if _python_rng_state(objects) != python_rng_before:
             rec.on_escape("a draw from Python's random module or a numpy generator (random.random(), "
                           "np.random.rand(), rng.random())",

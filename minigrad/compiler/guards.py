@@ -433,6 +433,49 @@ def _globals_read(code):
             yield from _globals_read(const)
 
 
+_stores = {}  # code object -> (the globals it assigns, the closure variables it assigns)
+
+
+def rebound_names(targets):
+    """[(label, namespace, name, value now)] for each global (`global best; best = loss`) and closure
+    variable (`nonlocal h; h = ...`) the function's code assigns: taken before and after a capture
+    (`rebound`), as a replay would not assign them again."""
+    out = []
+    for target, _ in targets:
+        code = target.__code__
+        stores = _stores.get(code)
+        if stores is None:
+            found = [ins for ins in dis.get_instructions(code)
+                     if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")]
+            stores = _stores[code] = (
+                tuple(dict.fromkeys(i.argval for i in found if i.opname.endswith("GLOBAL"))),
+                tuple(dict.fromkeys(i.argval for i in found if i.opname.endswith("DEREF") and i.argval in code.co_freevars)))
+        globals_stored, cells_stored = stores
+        for name in globals_stored:
+            out.append((f"global {name!r}", target.__globals__, name, target.__globals__.get(name, _MISSING)))
+        if cells_stored and target.__closure__:
+            cells = dict(zip(code.co_freevars, target.__closure__))
+            for name in cells_stored:
+                out.append((f"closure variable {name!r}", cells[name], name, _cell_value(cells[name])))
+    return out
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # (an empty cell)
+        return _MISSING
+
+
+def rebound(before):
+    """The label of the first name of `rebound_names(...)` bound to another object now, or None."""
+    for label, where, name, v in before:
+        now = where.get(name, _MISSING) if isinstance(where, dict) else _cell_value(where)
+        if now is not v:
+            return label
+    return None
+
+
 def _free_value(key, objects, modules, label, v, names=()):
     """A value the function reads from outside: numbers are baked into the program (guarded by
     value), tensors by identity (the program reads the tensor it captured: a name bound to another
@@ -540,13 +583,34 @@ def _container_state(o, label):
     return o, label, len(o), seen, items  # (the items held, so that no new object takes an id)
 
 
-def changed_container(before):
+def argument_containers(args, kwargs):
+    """`container_states` of the lists and dicts among a call's arguments (nested ones too), labelled by
+    argument. Their structure is guarded, not what the call does to them: a function that appends to a
+    list it is given, or fills a dict (`out["loss"] = loss`), gives the caller what a replay would not."""
+    out = []
+
+    def walk(v, label):
+        if isinstance(v, (list, tuple, dict)):
+            if isinstance(v, _CHANGING):
+                out.append(_container_state(v, label))
+            for x in (v.values() if isinstance(v, dict) else v):
+                walk(x, f"an item of {label}")
+
+    for i, v in enumerate(args):
+        walk(v, f"argument {i}")
+    for k, v in kwargs.items():
+        walk(v, f"argument {k!r}")
+    return out
+
+
+def changed_container(before, grown=False):
     """(the first list or dict of `container_states(...)` whose length or items differ now, its label),
     or None. A dict may gain keys: a cache filled on first use (`masks[T] = ...`) is another program's
-    guard at the next call (its items are guarded), not a change a replay would miss."""
+    guard at the next call (its items are guarded), not a change a replay would miss; `grown`: a dict
+    that gained keys counts too (an argument's: the next call passes a new one)."""
     for o, label, n, seen, _ in before:
         _, _, n_now, seen_now, _ = _container_state(o, label)
-        if isinstance(o, dict):
+        if isinstance(o, dict) and not grown:
             now = dict(seen_now)
             if len(now) < len(seen) or any(now.get(k, _MISSING) != v for k, v in seen):
                 return o, label
