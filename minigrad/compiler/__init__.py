@@ -266,7 +266,7 @@ def _python_rng_state(objects):
 
 
 def _name_of(obj, fn, default):
-    """How the function names `obj` (a closure variable or a global it reads), for a message."""
+    """How the function names `obj` (a closure variable, a global or a default it reads), for a message."""
     fn = getattr(fn, "__func__", fn)
     code = getattr(fn, "__code__", None)
     if code is not None:
@@ -279,6 +279,9 @@ def _name_of(obj, fn, default):
         for name in code.co_names:
             if fn.__globals__.get(name) is obj:
                 return f"global {name!r}"
+        for name, v in guards.defaults(fn):
+            if v is obj:
+                return f"the default of {name!r}"
     return f"a {default} it reads"
 
 

@@ -346,6 +346,9 @@ def call_key(fn, args, kwargs, extra_modules=(), targets=None):
                 except ValueError:  # an empty cell
                     continue
                 _free_value(key, objects, modules, f"closure variable {name!r}", v, names)
+        if target.__defaults__ or target.__kwdefaults__:  # (read when the call leaves them out: `def f(x, log=[])`)
+            for name, v in defaults(target):
+                _free_value(key, objects, modules, f"the default of {name!r}", v, names)
         g = target.__globals__
         for name, label in global_labels:
             v = g.get(name, _MISSING)
@@ -362,6 +365,14 @@ def call_key(fn, args, kwargs, extra_modules=(), targets=None):
             objects.extend(held)
             objects.append(m)
     return tuple(key), objects, inputs
+
+
+def defaults(fn):
+    """(parameter name, default value) of each of the function's defaults, keyword-only ones too."""
+    code = fn.__code__
+    positional = code.co_varnames[:code.co_argcount]
+    out = list(zip(positional[len(positional) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
+    return out + list((fn.__kwdefaults__ or {}).items())
 
 
 def code_targets(fn):

@@ -80,3 +80,31 @@ def test_a_global_or_closure_variable_the_function_assigns_makes_it_run_eagerly(
         compiled, caught = _run_both_warned(run, where)
         assert compiled.stats.replays == 0
         assert len(caught) == 1 and f"an assignment to {label}" in caught[0]
+
+
+def test_a_functions_default_arguments_are_guarded():
+    def run(compiled, what):
+        minigrad.manual_seed(0)
+
+        def counted(x, log=[]):  # noqa: B006 (the mutable default is the point)
+            log.append(x.sum())
+            return x * len(log)
+
+        def scaled(x, *, scale=2.0):
+            return x * scale
+
+        f = counted if what == "a list" else scaled
+        c = minigrad.compile(f) if compiled else f
+        values = []
+        for i in range(4):
+            if what == "a number":
+                f.__kwdefaults__["scale"] = float(i)
+            values.append(c(minigrad.randn(2)).numpy())
+        return values, c
+
+    compiled, caught = _run_both_warned(run, "a list")
+    assert compiled.stats.replays == 0
+    assert len(caught) == 1 and "running eagerly from now on: a change to the default of 'log'" in caught[0]
+    compiled, caught = _run_both_warned(run, "a number")
+    assert compiled.stats.captures == 4
+    assert "capturing again: the default of 'scale' changed: 0.0 -> 1.0" in caught[0]
