@@ -81,8 +81,8 @@ class TrainConfig:
     memory_report: bool = knob(False, "print a breakdown of memory use")
     progress: bool = knob(True, "show a progress bar")
     peak_flops: float = knob(0.0, "the FLOP/s MFU (forward+backward FLOPs per second) is a share of; 0 = measure: the "
-                             "best of several float32 square matmuls (512 x 512, larger where that takes under 1 ms) at start, "
-                             "raised whenever a step runs faster")
+                             "best of several float32 square matmuls (512 x 512, larger where that takes under 1 ms), "
+                             "raised whenever a step runs faster; MFU is shown from the 6th iteration, as nanoGPT")
     # data-parallel training under `mpiexec -n N python train.py` (gpt/distributed.py)
     ddp_backend: str = knob("auto", "collectives between ranks: auto (mpi on cpu, nccl on cuda); nanoGPT's "
                             "`backend` sets it too", ("auto", "mpi", "nccl"))
@@ -210,7 +210,7 @@ def help_text():
         "dropout, device...", "",
         "A fresh run (--init_from=scratch) refuses an out_dir that holds an earlier run's checkpoints",
         "unless --overwrite=True. MFU is the model's forward+backward FLOPs per second as a share",
-        "of --peak_flops (measured at start unless given), never shown above 100%.",
+        "of --peak_flops (measured unless given), shown from the 6th iteration and never above 100%.",
         "Each evaluation redraws OUT_DIR/loss.png (without matplotlib, a run's first evaluation says so).",
     ])
 

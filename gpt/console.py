@@ -98,12 +98,12 @@ class Progress:
                 console.bar = self.bar  # evaluation lines are printed above the bar, not onto it
 
     def update(self, it, loss, lr, tok_s, mfu, dt):
+        shown = f"{tok_s:,.0f} tok/s" + (f", mfu {mfu * 100:.1f}%" if mfu >= 0 else "")  # (-1: not measured yet)
         if self.bar is not None:
             self.bar.n = it
-            self.bar.set_postfix_str(f"loss {loss:.4f}, lr {lr:.2e}, {tok_s:,.0f} tok/s, mfu {mfu * 100:.1f}%")
+            self.bar.set_postfix_str(f"loss {loss:.4f}, lr {lr:.2e}, {shown}")
         elif it % self.cfg.log_interval == 0 or it == 1:
-            self.console(f"iter {it}/{self.cfg.max_iters}: loss {loss:.4f}, lr {lr:.2e}, time {dt * 1e3:.1f} ms, "
-                         f"{tok_s:,.0f} tok/s, mfu {mfu * 100:.1f}%")
+            self.console(f"iter {it}/{self.cfg.max_iters}: loss {loss:.4f}, lr {lr:.2e}, time {dt * 1e3:.1f} ms, {shown}")
 
     def close(self):
         if self.bar is not None:

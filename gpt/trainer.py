@@ -47,6 +47,8 @@ from gpt.pretrained import check_tokenizer, for_finetuning, is_pretrained
 from gpt.wandb_log import WandbLog
 from nn.optim.lr_scheduler import warmup_cosine_lr
 
+MFU_AFTER = 5  # iterations of a process's run before MFU is shown (nanoGPT's "let the training loop settle")
+
 
 
 def check_device(device):
@@ -139,7 +141,7 @@ class Trainer:
         self.ckpt_iter = None  # the iteration ckpt.safetensors holds, once this run knows it
         if ckpt is not None:
             self._restore(ckpt)
-        self.peak_flops = self.cfg.peak_flops or measure_peak_flops(self.cfg.device)
+        self.peak_flops = self.cfg.peak_flops or None  # None: measured at the first MFU (_mfu)
         self.tokens_per_iter = self.dist.world * self.dist.micro_steps(self.cfg) * self.cfg.batch_size * \
             self.model.config.block_size
 
@@ -352,6 +354,8 @@ class Trainer:
         """This step's MFU, at most 1: a step faster than the peak means the peak was measured
         while the machine was busy, so it is measured again (and is at least this step's rate)."""
         fwdbwd = self.dist.micro_steps(self.cfg) * self.cfg.batch_size  # this process's share
+        if self.peak_flops is None:  # measured here, not at start: the first iteration is not kept waiting
+            self.peak_flops = measure_peak_flops(self.cfg.device)
         m = self.model.estimate_mfu(fwdbwd, dt, self.peak_flops)
         if m > 1:
             achieved = m * self.peak_flops
@@ -410,7 +414,7 @@ class Trainer:
     def _loop(self, bar):
         cfg = self.cfg
         t_last = time.perf_counter()
-        mfu = -1.0
+        mfu, local_iters = -1.0, 0
         while self.iter_num < cfg.max_iters and not self._stopping():
             if self.iter_num % cfg.eval_interval == 0 and (self.iter_num > 0 or cfg.eval_iters > 0):
                 self.evaluate_and_save()
@@ -421,8 +425,10 @@ class Trainer:
                 raise TrainError(f"loss became {loss} at iteration {self.iter_num}; {self._diverged_advice()}")
             dt = time.perf_counter() - t_last
             self.iter_num += 1
-            m = self._mfu(dt)
-            mfu = self.running_mfu = m if mfu < 0 else 0.9 * mfu + 0.1 * m
+            local_iters += 1
+            if local_iters > MFU_AFTER:  # as nanoGPT: the first iterations load kernels, their MFU says nothing
+                m = self._mfu(dt)
+                mfu = self.running_mfu = m if mfu < 0 else 0.9 * mfu + 0.1 * m
             bar.update(self.iter_num, loss, lr, self.tokens_per_iter / dt, mfu, dt)
             if self.iter_num % cfg.log_interval == 0:
                 self._record({"iter": self.iter_num, "loss": loss, "lr": lr, "ms": dt * 1e3,
