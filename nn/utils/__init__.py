@@ -43,9 +43,9 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     The norm is taken over all gradients together, as if they were concatenated into one vector.
     Shapes: each `p.grad` (*) is scaled in place; returns a 0-d Tensor (the norm before clipping).
 
-    A non-finite norm (a nan or inf gradient) cannot be clipped: with `error_if_nonfinite` it
-    raises PyTorch's RuntimeError; otherwise the gradients are left untouched and a
-    RuntimeWarning says so (PyTorch would multiply them by nan and write nan into every weight).
+    A non-finite norm (a nan or inf gradient) raises PyTorch's RuntimeError with `error_if_nonfinite`;
+    otherwise the gradients are scaled by it as PyTorch scales them: an inf norm makes the inf entries
+    nan and the others 0, a nan norm makes them all nan.
     """
     if isinstance(parameters, types.GeneratorType):  # (a list, so that the generator is read once)
         parameters = list(parameters)
@@ -55,33 +55,25 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
         return recording.hook.recorder.on_call(clip_grad_norm_, params, max_norm, norm_type, error_if_nonfinite, foreach)
     grads = _grads(parameters)
-    norm_type = float(norm_type)
     if not grads:
         import minigrad
 
         return minigrad.tensor(0.0)
     xp = array_module(grads[0].array)
-    total = _total_norm(grads, norm_type, xp)
-    if not bool(xp.isfinite(total)):
-        if error_if_nonfinite:
-            raise RuntimeError(
-                f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it "
-                "cannot be clipped. To disable this error and leave the gradients unclipped (with a warning), "
-                "set `error_if_nonfinite=False`"
-            )
-        warnings.warn(
-            f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is {float(total)}; the "
-            "gradients were left unclipped (an optimizer step with them would write non-finite values)",
-            RuntimeWarning, stacklevel=2,
-        )
-        return Tensor(total)
+    total = _total_norm(grads, float(norm_type), xp, error_if_nonfinite)
     _scale(grads, max_norm / (total + 1e-6), xp)  # (the coefficient in the gradients' dtype, as PyTorch's)
     return Tensor(xp.asarray(total))
 
 
-def _total_norm(tensors, norm_type, xp):
-    """The norm of the tensors' norms: theirs all together, as if concatenated (a 0-d array)."""
-    return _vector_norm(xp.stack([_vector_norm(t.array, norm_type, xp) for t in tensors]), norm_type, xp)
+def _total_norm(tensors, norm_type, xp, error_if_nonfinite=False):
+    """The norm of the tensors' norms: theirs all together, as if concatenated (a 0-d array); a non-finite
+    one raises PyTorch's error where `error_if_nonfinite`."""
+    total = _vector_norm(xp.stack([_vector_norm(t.array, norm_type, xp) for t in tensors]), norm_type, xp)
+    if error_if_nonfinite and not bool(xp.isfinite(total)):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it "
+                           "cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
+                           "anyway, set `error_if_nonfinite=False`")
+    return total
 
 
 def _scale(grads, coef, xp):
@@ -105,12 +97,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
 
         return minigrad.tensor(0.0)
     xp = array_module(tensors[0].array)
-    total = _total_norm(tensors, norm_type, xp)
-    if error_if_nonfinite and not bool(xp.isfinite(total)):
-        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it "
-                           "cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
-                           "anyway, set `error_if_nonfinite=False`")
-    return Tensor(xp.asarray(total))
+    return Tensor(xp.asarray(_total_norm(tensors, norm_type, xp, error_if_nonfinite)))
 
 
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):

@@ -1,4 +1,4 @@
-"""nn.utils.clip_grad_norm_ / clip_grad_value_: PyTorch's numbers, and no NaN ever written into gradients;
+"""nn.utils.clip_grad_norm_ / clip_grad_value_: PyTorch's numbers (a non-finite norm's too);
 parameters_to_vector / vector_to_parameters as PyTorch's."""
 import math
 
@@ -53,19 +53,41 @@ def test_accepts_one_tensor_and_skips_missing_grads():
     assert clip_grad_norm_([], 1.0).item() == 0.0
 
 
+@pytest.mark.parametrize("norm_type", [2.0, math.inf])
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
-def test_nonfinite_norm_is_reported_and_grads_left_alone(bad):
+def test_a_nonfinite_norm_raises_or_scales_as_pytorch(bad, norm_type):
     params = _params([[1.0, bad], [2.0, 3.0]])
     before = [p.grad.array.copy() for p in params]
     with pytest.raises(RuntimeError) as err:
-        clip_grad_norm_(params, 1.0, error_if_nonfinite=True)
-    assert str(err.value).startswith("The total norm of order 2.0 for gradients from `parameters` is non-finite, "
-                                     "so it cannot be clipped.")
-    with pytest.warns(RuntimeWarning, match="left unclipped"):
-        total = clip_grad_norm_(params, 1.0)
-    assert not math.isfinite(total.item())
-    for p, b in zip(params, before):
-        np.testing.assert_array_equal(p.grad.array, b)  # in particular: the finite gradient got no NaN
+        clip_grad_norm_(params, 1.0, norm_type, error_if_nonfinite=True)
+    assert str(err.value) == (
+        f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot be "
+        "clipped. To disable this error and scale the gradients by the non-finite norm anyway, set "
+        "`error_if_nonfinite=False`")
+    for p, b in zip(params, before):  # (the error comes before any scaling)
+        np.testing.assert_array_equal(p.grad.array, b)
+    total = clip_grad_norm_(params, 1.0, norm_type)
+    # scaled by max_norm / (norm + 1e-6): by 0 for an inf norm (inf * 0 is nan), by nan for a nan one
+    if np.isnan(bad):
+        assert math.isnan(total.item())
+    else:
+        assert total.item() == math.inf
+    with np.errstate(invalid="ignore"):
+        expected = [np.asarray(b, dtype=np.float32) * np.float32(0.0 if bad == np.inf else np.nan) for b in before]
+    for p, e in zip(params, expected):
+        np.testing.assert_array_equal(p.grad.array, e)
+
+
+def test_a_nonfinite_norm_scales_as_in_torch(torch):
+    for bad in (np.nan, np.inf):
+        ours = _params([[1.0, bad], [2.0, 3.0]])
+        theirs = [torch.nn.Parameter(torch.zeros(2)) for _ in range(2)]
+        for q, g in zip(theirs, ([1.0, bad], [2.0, 3.0])):
+            q.grad = torch.tensor(g)
+        total, expected = clip_grad_norm_(ours, 1.0), torch.nn.utils.clip_grad_norm_(theirs, 1.0)
+        np.testing.assert_array_equal(total.array, expected.numpy())
+        for p, q in zip(ours, theirs):
+            np.testing.assert_array_equal(p.grad.array, q.grad.numpy())
 
 
 def test_clip_grad_value():
