@@ -723,6 +723,7 @@ class Module:
                 if with_module:
                     args = (module,) + args
                 hook(*args)
+            module._upgrade_state_dict(local, prefix, local_metadata.get("version"))
             module._match_state(local, prefix, missing, unexpected, errors, copies, extras)
             for name, child in module._modules.items():
                 if child is not None:
@@ -758,6 +759,11 @@ class Module:
 
     def _load_error(self, messages):
         raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(messages))
+
+    def _upgrade_state_dict(self, local, prefix, version):
+        """Bring `local` (this module's part of a state dict being loaded) up to this class's `_version`
+        from `version`, the one it was saved with (None: a dict without PyTorch's _metadata); as
+        PyTorch's `_load_from_state_dict` does for a layer whose entries changed."""
 
     def _match_state(self, local, prefix, missing, unexpected, errors, copies, extras):
         """Match this module's own entries against `local` (the part of the state dict under `prefix`): the

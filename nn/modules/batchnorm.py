@@ -19,6 +19,7 @@ def _count_batch(counter):
 
 class _BatchNorm(Module):
     _dims = ()  # the input ranks this layer takes
+    _version = 2  # (PyTorch's: version 2 added num_batches_tracked)
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None, *, bias=True):
@@ -43,6 +44,13 @@ class _BatchNorm(Module):
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
         self.reset_parameters()
+
+    def _upgrade_state_dict(self, local, prefix, version):
+        # a state dict from before num_batches_tracked (or a plain dict, with no version) keeps this
+        # layer's count, as PyTorch's: not a missing key
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.num_batches_tracked is not None and key not in local:
+            local[key] = self.num_batches_tracked
 
     def reset_running_stats(self):
         if self.track_running_stats:

@@ -150,3 +150,32 @@ def test_errors_match_torch(torch):
             call(torch, torch.nn)
         with pytest.raises(kind, match=match):
             call(minigrad, nn)
+
+
+@pytest.mark.parametrize("cls", ["BatchNorm1d", "BatchNorm2d", "InstanceNorm1d"])
+def test_a_state_dict_without_num_batches_tracked_loads_as_in_torch(torch, cls):
+    kw = {"track_running_stats": True} if cls.startswith("Instance") else {}
+    ours, theirs = getattr(nn, cls)(3, **kw), getattr(torch.nn, cls)(3, **kw)
+    assert ours.state_dict()._metadata[""] == theirs.state_dict()._metadata[""]  # (the class's version: 2)
+    ours.num_batches_tracked.fill_(5)
+    theirs.num_batches_tracked.fill_(5)
+    # a plain dict (no version: older than num_batches_tracked) keeps the layer's count
+    plain = {k: v for k, v in ours.state_dict().items() if k != "num_batches_tracked"}
+    result = ours.load_state_dict(plain)
+    expected = theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in plain.items()})
+    assert (result.missing_keys, result.unexpected_keys) == (expected.missing_keys, expected.unexpected_keys) == ([], [])
+    assert ours.num_batches_tracked.item() == theirs.num_batches_tracked.item() == 5
+    # in a model: under the layer's prefix
+    model = nn.Sequential(nn.Linear(3, 3), getattr(nn, cls)(3, **kw))
+    state = {k: v for k, v in model.state_dict().items() if not k.endswith("num_batches_tracked")}
+    assert model.load_state_dict(state).missing_keys == []
+    # a version-2 state dict (its _metadata says so) without the entry: a missing key, as PyTorch's
+    versioned = ours.state_dict()
+    del versioned["num_batches_tracked"]
+    theirs_versioned = theirs.state_dict()
+    del theirs_versioned["num_batches_tracked"]
+    with pytest.raises(RuntimeError) as ours_err:
+        ours.load_state_dict(versioned)
+    with pytest.raises(RuntimeError) as theirs_err:
+        theirs.load_state_dict(theirs_versioned)
+    assert str(ours_err.value).split("\n", 1)[1] == str(theirs_err.value).split("\n", 1)[1]
