@@ -260,8 +260,8 @@ def _check_nesting(data):
 
 def as_tensor(data, dtype=None, device=None):
     """Like `tensor`, but shares memory with an array of the right dtype and device."""
-    if isinstance(data, Tensor) and dtype is None and device is None:
-        return data
+    if isinstance(data, Tensor):  # the tensor itself, or its conversion (recorded by autograd), never a warned copy
+        return data.to(device=device, dtype=dtype)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt(dtype)) and (device is None or str(device) == "cpu"):
         return Tensor(_writeable(data))
     return tensor(data, dtype=dtype, device=device)

@@ -181,7 +181,8 @@ from ._functional.activation import (  # noqa: E402
 )
 from ._functional.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: E402
 from ._functional.loss import (  # noqa: E402
-    binary_cross_entropy, binary_cross_entropy_with_logits, kl_div, l1_loss, nll_loss, one_hot, smooth_l1_loss,
+    binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss, nll_loss, one_hot,
+    smooth_l1_loss,
 )
 from ._functional.multi_head_attention import _canonical_mask, _none_or_dtype  # noqa: E402, F401 (the modules')
 from ._functional.multi_head_attention import multi_head_attention_forward  # noqa: E402
@@ -211,7 +212,7 @@ from ._functional.composed_layers import (  # noqa: E402
 )
 from ._functional.fold import fold, unfold  # noqa: E402
 from ._functional.composed_losses import (  # noqa: E402
-    cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, huber_loss, margin_ranking_loss,
+    cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss,
     multi_margin_loss, multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )

@@ -7,12 +7,17 @@ A module with no hooks pays one attribute check a call (`Module.__call__`); a ho
 after its tensor outputs: the output one sees grad_output, the input one grad_input and calls the hooks.
 """
 import itertools
+import warnings
 from collections import OrderedDict
 
 from minigrad import Tensor
 from minigrad.autograd import Function, recording
 
 _ids = itertools.count()
+
+_NO_INPUT_GRADS = ("Full backward hook is firing when gradients are computed with respect to module outputs since no "
+                   "inputs require gradients. See https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                   "#torch.nn.Module.register_full_backward_hook for more details.")
 
 
 class RemovableHandle:
@@ -158,6 +163,7 @@ class _BackwardState:
                 grads = tuple(result) if isinstance(result, (tuple, list)) else (result,)
         self.grad_output = grads
         if not self.input_positions:  # no input needs a gradient: the hooks run now, with grad_input of Nones
+            warnings.warn(_NO_INPUT_GRADS, UserWarning, stacklevel=2)
             self._call_hooks((None,) * self.n_inputs)
         return grads
 

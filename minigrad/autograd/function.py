@@ -103,6 +103,11 @@ class AccumulateGrad(Node):
         return ()
 
 
+INFERENCE_SAVED_MESSAGE = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it "
+    "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
 _NO_EDGE = (None, 0)  # the edge of a tensor that needs no gradient
 
 
@@ -125,6 +130,8 @@ class SavedTensor:
     )
 
     def __init__(self, t, is_output=False):
+        if getattr(t, "_inference", False):  # its memory may change under inference_mode, with no version kept
+            raise RuntimeError(INFERENCE_SAVED_MESSAGE)
         counter = self.counter = t._version_counter
         self.version = counter[0]
         self.is_output = is_output

@@ -1,7 +1,7 @@
 """The rest of torch.nn.functional's losses, each a composition of minigrad's ops (as PyTorch composes
 them), differentiated by autograd:
 
-    huber_loss, soft_margin_loss, margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss,
+    soft_margin_loss, margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss,
     triplet_margin_loss, triplet_margin_with_distance_loss, poisson_nll_loss, gaussian_nll_loss,
     multilabel_soft_margin_loss, multi_margin_loss
 
@@ -13,21 +13,7 @@ import math
 from minigrad.autograd.recording import escape
 
 from .composed import pairwise_distance
-from .loss import _float_pair, _legacy_reduction, _mg, _not_differentiated, _reduce, _warn_broadcast
-
-
-def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2), d = input - target. Shapes: (*), (*) -> () or (*)."""
-    target = _float_pair(input, target, "huber_loss")  # (PyTorch computes it in the input's dtype)
-    reduction = _legacy_reduction(None, None, reduction)
-    if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    _warn_broadcast(input, target)
-    d = (input - target).abs()
-    terms = _mg().where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    if weight is not None:
-        terms = terms * weight
-    return _reduce(terms, reduction)
+from .loss import _float_pair, _legacy_reduction, _mg, _not_differentiated, _reduce
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):

@@ -503,6 +503,38 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return SmoothL1Loss.apply(input - target, reduction, float(beta))
 
 
+class HuberLoss(Function):
+    node_name = "HuberLossBackward0"
+
+    @staticmethod
+    def forward(ctx, d, reduction, delta):  # d = input - target: 0.5 d^2 where |d| < delta, delta (|d| - delta/2) beyond
+        ctx.save(diff=d)
+        ctx.reduction, ctx.delta = reduction, delta
+        dd = d.array
+        xp = xp_of(dd)
+        ad = xp.abs(dd)
+        return _reduce_array(xp.where(ad < delta, 0.5 * dd * dd, delta * (ad - 0.5 * delta)), reduction)
+
+    @staticmethod
+    def backward(ctx, g):  # d, clipped to [-delta, delta]
+        d = ctx._saved_diff
+        return _upstream(g, ctx.reduction, d.array.size) * d.clamp(-ctx.delta, ctx.delta), None, None
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2), d = input - target; `weight` scales each term
+    before the reduction. Shapes: (*), (*) -> () or (*). One `HuberLossBackward0` node after the difference's
+    SubBackward0 (with a weight, PyTorch's product and reduction after it)."""
+    target = _float_pair(input, target, "huber_loss")  # (PyTorch computes it in the input's dtype)
+    reduction = _legacy_reduction(None, None, reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _warn_broadcast(input, target)
+    if weight is None:
+        return HuberLoss.apply(input - target, reduction, float(delta))
+    return _reduce(HuberLoss.apply(input - target, "none", float(delta)) * weight, reduction)
+
+
 def _class_rows(shape):
     """How a (C,), (N, C) or (N, C, d1, ...) input lays out: (layout, C, the target's shape)."""
     if len(shape) == 1:

@@ -12,7 +12,8 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 from . import swa_utils  # (after the optimizers: it builds on lr_scheduler and nn.Module)
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "Rprop", "ASGD", "LBFGS", "lr_scheduler", "swa_utils"]
+           "Rprop", "ASGD", "LBFGS", "SparseAdam", "lr_scheduler", "swa_utils"]

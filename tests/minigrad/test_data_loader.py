@@ -395,6 +395,15 @@ def test_weighted_random_sampler():
     assert w.weights.dtype == minigrad.float64
 
 
+def test_weighted_random_sampler_takes_tensor_weights_quietly():
+    # the usual call passes a tensor of per-sample weights: no copy-construct warning, as in PyTorch
+    weights = minigrad.tensor([0.1, 0.9, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sampler = WeightedRandomSampler(weights, 5)
+    assert sampler.weights.dtype == minigrad.float64 and len(list(sampler)) == 5
+
+
 # ---- errors, against torch -------------------------------------------------------------------------
 LOADER_ERRORS = [
     dict(num_workers=-1), dict(timeout=-1), dict(prefetch_factor=2), dict(num_workers=1, prefetch_factor=-1),

@@ -524,6 +524,25 @@ def test_inference_tensor_refuses_requires_grad_outside_inference_mode():
             out.requires_grad_()
 
 
+def test_inference_tensor_cannot_be_saved_for_backward():
+    # features computed under inference_mode, then fed to a trained layer: PyTorch refuses at the forward
+    # wherever the op would save the inference tensor, and lets ops that save nothing (an add) through
+    torch = pytest.importorskip("torch")
+    texts = []
+    for lib in (mg, torch):
+        w = lib.ones(3, requires_grad=True)
+        with lib.inference_mode():
+            feats = lib.ones(4, 3) * 2
+        (feats + w).sum().backward()
+        assert w.grad.tolist() == [4.0, 4.0, 4.0]
+        for op, args in ((lib.mul, (feats, w)), (lib.nn.functional.linear, (feats, w[None]))):
+            with pytest.raises(RuntimeError) as err:
+                op(*args)
+            texts.append(str(err.value).replace("minigrad.", "torch."))
+        (feats.clone() * w).sum().backward()  # the documented way round it
+    assert texts[:2] == texts[2:] and texts[0].startswith("Inference tensors cannot be saved for backward.")
+
+
 def test_grad_mode_is_thread_local():
     x = leaf(2)
     inside, release, results = threading.Event(), threading.Event(), {}

@@ -128,6 +128,18 @@ def test_device_equality_as_torch():
     assert x.to("cpu:0") is x and x.to(m.device("cpu", 0)) is x
 
 
+@pytest.mark.parametrize("lib", ["torch", "minigrad"])
+def test_as_tensor_of_a_tensor_converts_without_the_copy_warning(lib):
+    m = pytest.importorskip("torch") if lib == "torch" else minigrad
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        same = m.as_tensor(x, dtype=m.float32, device="cpu")
+        wider = m.as_tensor(x, dtype=m.float64)
+    assert same is x
+    assert wider.dtype == m.float64 and type(wider.grad_fn).__name__ == "ToCopyBackward0"
+
+
 _BAD_DEVICE_SPECS = [(("cuda:-1",), {}), (("cuda", -1), {}), (("cuda:x",), {}), (("gpu",), {}), (("cuda:1", 2), {}),
                      (("cuda", 1.0), {}), (("cuda:01",), {}), (("CUDA",), {}), (("cuda", True), {}), (("cuda:",), {}),
                      ((" cuda",), {}), (("cuda",), {"index": 1.0}), ((1,), {})]

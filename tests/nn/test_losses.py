@@ -97,6 +97,24 @@ def test_smooth_l1_node(torch):
     assert y.grad_fn.name() == "SmoothL1LossBackward0"  # after the difference's SubBackward0 (PyTorch: its inputs)
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("delta", [1.0, 0.3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_huber(torch, reduction, delta, dtype):
+    # a DQN script's print(loss) shows the node: HuberLossBackward0, as PyTorch's
+    vs_torch(torch, "huber_loss", [arr(4, 5, dtype=dtype), arr(4, 5, dtype=dtype)], dtype, reduction=reduction,
+             delta=delta)
+
+
+def test_huber_weighted(torch):
+    x, t, w = arr(3, 4), arr(3, 4), prob(3, 4)
+    for reduction in REDUCTIONS:
+        y = F.huber_loss(minigrad.tensor(x), minigrad.tensor(t), reduction=reduction, delta=0.5, weight=minigrad.tensor(w))
+        ty = torch.nn.functional.huber_loss(torch.tensor(x), torch.tensor(t), reduction=reduction, delta=0.5,
+                                            weight=torch.tensor(w))
+        np.testing.assert_allclose(y.array, ty.numpy(), rtol=1e-12)
+
+
 NLL = [((5, 4), (5,)), ((4,), ()), ((2, 4, 3, 2), (2, 3, 2))]
 
 

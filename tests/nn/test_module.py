@@ -366,6 +366,24 @@ def test_module_hooks_like_torch(torch):
             np.testing.assert_allclose(p, q, rtol=1e-12)
 
 
+def test_full_backward_hook_warns_when_no_input_needs_a_gradient(torch):
+    # the usual case for a model's first layer (the data needs no gradient): grad_input is all None, and
+    # PyTorch says so with a UserWarning; an input that requires grad gets no warning
+    import warnings
+
+    seen = []
+    for L in (minigrad, torch):
+        lin = L.nn.Linear(2, 2)
+        grads = []
+        lin.register_full_backward_hook(lambda m, gi, go, log=grads: log.append(gi))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lin(L.ones(1, 2)).sum().backward()
+            lin(L.ones(1, 2, requires_grad=True)).sum().backward()
+        seen.append(([(w.category, str(w.message)) for w in caught], [g[0] is None for g in grads]))
+    assert seen[0] == seen[1] and len(seen[0][0]) == 1 and seen[0][1] == [True, False]
+
+
 def test_forward_hooks_run_in_order_and_go_away():
     lin = nn.Linear(2, 2)
     seen = []

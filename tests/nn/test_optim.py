@@ -692,6 +692,27 @@ def test_new_optimizers_errors():
         assert getattr(minigrad.optim, cls.__name__) is cls and cls.__name__ in nn.optim.__all__
 
 
+def test_sparse_adam_as_pytorch_on_dense_gradients(torch):
+    # a skip-gram script's SparseAdam over Embedding(sparse=False) tables: PyTorch builds it, steps through
+    # parameters without gradients, and refuses the dense gradients at the step, naming Adam
+    seen = []
+    for L in (minigrad, torch):
+        emb = L.nn.Embedding(5, 3)
+        for kwargs in (dict(lr=0), dict(eps=0), dict(betas=(0.9, 1.0))):
+            with pytest.raises(ValueError) as err:
+                L.optim.SparseAdam(emb.parameters(), **kwargs)
+            seen.append(str(err.value))
+        opt = L.optim.SparseAdam(list(emb.parameters()), lr=0.01)
+        seen.append((repr(opt), opt.defaults))
+        opt.step()  # no gradient yet: nothing to do
+        emb(L.tensor([1, 2])).sum().backward()
+        with pytest.raises(RuntimeError) as err:
+            opt.step()
+        seen.append(str(err.value))
+    assert seen[:5] == seen[5:]
+    assert seen[4] == "SparseAdam does not support dense gradients, please consider Adam instead"
+
+
 def test_adadelta_with_step_lr_as_pytorch_examples_mnist(torch):
     """pytorch/examples' MNIST loop: Adadelta(lr=1.0) and StepLR(step_size=1, gamma=0.7) stepped once per
     epoch; 4 epochs of 6 batches against PyTorch (float64)."""

@@ -3,7 +3,7 @@ import itertools
 
 import numpy as np
 
-from ... import dtypes, multinomial, randint, random, randperm, tensor
+from ... import as_tensor, dtypes, multinomial, randint, random, randperm
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
@@ -96,7 +96,7 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
-        weights = tensor(weights, dtype=dtypes.float64)
+        weights = as_tensor(weights, dtype=dtypes.float64)
         if weights.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(weights.shape)}")
         self.weights = weights
