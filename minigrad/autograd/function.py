@@ -21,6 +21,7 @@ import numpy as np
 from ..device import array_module
 from ..dtypes import from_numpy_dtype
 from .recording import hook as _capture  # (minigrad.compile's per-thread hook)
+from . import grad_mode
 from .grad_mode import state
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
@@ -130,7 +131,7 @@ class SavedTensor:
     )
 
     def __init__(self, t, is_output=False):
-        if getattr(t, "_inference", False):  # its memory may change under inference_mode, with no version kept
+        if grad_mode.inference_tensors_made and getattr(t, "_inference", False):  # (written in place with no version kept)
             raise RuntimeError(INFERENCE_SAVED_MESSAGE)
         counter = self.counter = t._version_counter
         self.version = counter[0]

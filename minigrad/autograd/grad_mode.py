@@ -144,6 +144,9 @@ class set_grad_enabled(_GradModeContext):
         return f"minigrad.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
 
 
+inference_tensors_made = False  # True once any thread of the process entered inference_mode: a cheap first test
+
+
 class inference_mode(_GradModeContext):
     """Like `no_grad`, for code that will never need gradients (generation, evaluation). `inference_mode(False)`
     leaves it, turning recording on, as PyTorch's. `@inference_mode` decorates without parentheses too."""
@@ -157,8 +160,10 @@ class inference_mode(_GradModeContext):
         self.mode = mode
 
     def __enter__(self):
+        global inference_tensors_made
         self.prev = (state.grad_enabled, state.inference)
         state.grad_enabled, state.inference = not self.mode, self.mode
+        inference_tensors_made = inference_tensors_made or self.mode
 
     def __exit__(self, *exc):
         state.grad_enabled, state.inference = self.prev
