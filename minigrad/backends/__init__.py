@@ -53,6 +53,8 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     op              supports / find             forward                            backward
     linear          out, x, w (2-D)             out, x, w, b: out = x w^T (+ b)    g, x, w, gx, gw (None: not needed)
     embedding       g, ids, n                   (a take: the op's)                 g, ids, n -> (n, C) row sums
+                                                                       (CPU: add_rows(out, ids, g) in place,
+                                                                       for indexing's backward and index_add)
     gelu            x, approximate              x, approximate -> y                x, y, g, approximate -> gx
     layer_norm      y, mean, rstd, x, w, b, eps the same: fills y, mean, rstd      gx, g, x, mean, rstd, w -> (2, D)
     batch_norm      x, w, b (training, 2-D)     x, w, b, eps -> y, stats           g, x, mean, rstd, w, need_gx -> gx, gw, gb
