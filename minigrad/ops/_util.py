@@ -152,7 +152,8 @@ def add_reduce(a, dims, keepdim):
     if dims and type(a) is np.ndarray and a.flags.c_contiguous:
         lo, hi = builtins.min(dims), builtins.max(dims) + 1
         width = math.prod(a.shape[hi:])
-        if hi - lo == len(dims) and width > 1:  # (width 1: the run is last, numpy's pairwise sum)
+        # (width 1: the run is last, numpy's pairwise sum; under 256 rows numpy's loops cost less than the call)
+        if hi - lo == len(dims) and width > 1 and a.size >= 256 * width:
             shape = a.shape
             rows = a.reshape(math.prod(shape[:lo]), math.prod(shape[lo:hi]), width)
             impl = backends.find("sum", rows)
