@@ -53,6 +53,8 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     op              supports / find             forward                            backward
     linear          out, x, w (2-D)             out, x, w, b: out = x w^T (+ b)    g, x, w, gx, gw (None: not needed)
     embedding       g, ids, n                   (a take: the op's)                 g, ids, n -> (n, C) row sums
+                                                                       (CPU: add_rows(out, ids, g) in place,
+                                                                       for indexing's backward and index_add)
     gelu            x, approximate              x, approximate -> y                x, y, g, approximate -> gx
     layer_norm      y, mean, rstd, x, w, b, eps the same: fills y, mean, rstd      gx, g, x, mean, rstd, w -> (2, D)
     batch_norm      x, w, b (training, 2-D)     x, w, b, eps -> y, stats           g, x, mean, rstd, w, need_gx -> gx, gw, gb
@@ -61,6 +63,7 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     log_softmax     x (rows)                    x -> y                             g, y -> gx
     softmax         x (rows)                    x -> y                             g, y -> gx
     sigmoid         x                           x -> y                             g, y -> gx
+    sum             a (A, R, C)                 a -> a.sum(axis=1)                 (the op's: a view)
     dropout         x, p                        x, p -> (y, keep)                  g, keep, scale -> gx
     attention       out, q, k, v, mask, gqa     out, q, k, v, keep, dscale,        g, P, q, k, v, keep, dscale, scale,
                                                 scale, is_causal -> P or None      is_causal, gq, gk, gv
@@ -134,6 +137,7 @@ register("embedding", "cuda.embedding", "cuda", ("numpy", "fast"))
 register("gelu", "cpu.gelu", "cpu")
 register("gelu", "cuda.gelu", "cuda")
 register("sigmoid", "cpu.sigmoid", "cpu")
+register("sum", "cpu.sum", "cpu")
 register("layer_norm", "cpu.layer_norm", "cpu")
 register("layer_norm", "cuda.layer_norm", "cuda")
 register("batch_norm", "cpu.batch_norm", "cpu")

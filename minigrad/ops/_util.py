@@ -1,9 +1,11 @@
 """The shared mechanisms every op uses: operand promotion, broadcast-gradient reduction."""
 import builtins
+import math
 from collections import namedtuple
 
 import numpy as np
 
+from .. import backends
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import result_type
@@ -140,7 +142,25 @@ def sum_to_array(g, shape):
     if g.shape == tuple(shape):
         return g
     dims = _broadcast_dims(g.shape, shape)
-    return g.sum(axis=dims, keepdims=True).reshape(tuple(shape)) if dims else g.reshape(tuple(shape))
+    return add_reduce(g, dims, True).reshape(tuple(shape)) if dims else g.reshape(tuple(shape))
+
+
+def add_reduce(a, dims, keepdim):
+    """`a.sum(axis=dims, keepdims=keepdim)` of a float array (dims a tuple of distinct dims in range). A
+    run of dims before the last of a C-contiguous numpy array, where numpy's inner loops are short, goes
+    to the CPU backend's loop (the same order of additions: numpy's bits)."""
+    if dims and type(a) is np.ndarray and a.flags.c_contiguous:
+        lo, hi = builtins.min(dims), builtins.max(dims) + 1
+        width = math.prod(a.shape[hi:])
+        # (width 1: the run is last, numpy's pairwise sum; under 256 rows numpy's loops cost less than the call)
+        if hi - lo == len(dims) and width > 1 and a.size >= 256 * width:
+            shape = a.shape
+            rows = a.reshape(math.prod(shape[:lo]), math.prod(shape[lo:hi]), width)
+            impl = backends.find("sum", rows)
+            if impl is not None:
+                kept = tuple(1 if lo <= d < hi else n for d, n in enumerate(shape)) if keepdim else shape[:lo] + shape[hi:]
+                return impl.forward(rows).reshape(kept)
+    return a.sum(axis=dims, keepdims=keepdim)
 
 
 def some_id_outside(ids, n):

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from .. import backends
 from .. import random as _random
 from ..autograd import recording
 from ..autograd.function import Function
@@ -334,10 +335,17 @@ def _integer_array(i):
 
 
 def _add_rows_at(out, ids, values):
-    """out[ids] += values for ids indexing dim 0 of C-contiguous `out` (`C[ids]`'s backward): np.add.at
-    on the flat arrays, element by element in the same order (so with its bits), where numpy runs its
-    fast 1-D loop; np.add.at on the rows runs a slow general one."""
+    """out[ids] += values for ids indexing dim 0 of C-contiguous `out` (`C[ids]`'s backward): the CPU
+    backend's loop over the rows (the embedding gradient's), else np.add.at on the flat arrays, element
+    by element in the same order (so with its bits), where numpy runs its fast 1-D loop; np.add.at on
+    the rows runs a slow general one."""
     width = math.prod(out.shape[1:])
+    if width and out.dtype == values.dtype:
+        rows, ids = values.reshape(-1, width), ids.reshape(-1)
+        impl = backends.find("embedding", rows, ids, out.shape[0])
+        if impl is not None:
+            impl.add_rows(out.reshape(-1, width), ids, rows)
+            return
     # row r's elements are r * width + (0 .. width-1); a negative r (from the end) gives a negative
     # flat position, which also counts from the end: the same element
     flat = (ids.reshape(-1, 1).astype(np.intp, copy=False) * width + np.arange(width)).reshape(-1)

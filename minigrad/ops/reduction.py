@@ -13,7 +13,7 @@ from ..device import array_module
 from ..tensor import Tensor
 from . import elementwise
 from .array_op import array_op
-from ._util import broadcast_view, normalize_dim, normalize_dims, values_indices
+from ._util import add_reduce, broadcast_view, normalize_dim, normalize_dims, values_indices
 
 
 def _keep_shape(shape, dims):
@@ -48,7 +48,9 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         ctx.shape, ctx.dims, ctx.keepdim = a.array.shape, dims, keepdim
-        return a.array.sum(axis=dims, keepdims=keepdim, dtype=_kept(a.array))
+        if _kept(a.array) is not None:
+            return a.array.sum(axis=dims, keepdims=keepdim, dtype=_kept(a.array))
+        return add_reduce(a.array, dims, keepdim)
 
     @staticmethod
     def backward(ctx, g):  # d(sum a) = 1 for every element reduced
@@ -57,7 +59,7 @@ class Sum(Function):
     @staticmethod
     def array_step(needs, a, dims, keepdim):
         shape, xp = a.array.shape, array_module(a.array)
-        return ((lambda x: (xp.asarray(x.sum(axis=dims, keepdims=keepdim)), None)),
+        return ((lambda x: (xp.asarray(add_reduce(x, dims, keepdim)), None)),
                 (lambda saved, g: (_expand_back_array(g, shape, dims, keepdim),)))
 
 
@@ -105,7 +107,7 @@ def _mean_array(a, dims, keepdim):
             return a.mean(axis=dims, keepdims=keepdim)
     if type(a) is not np.ndarray or a.dtype.itemsize < 4:
         return a.mean(axis=dims, keepdims=keepdim)  # (float16's float32 sum, cupy's)
-    total = np.add.reduce(a, axis=dims, keepdims=keepdim)
+    total = add_reduce(a, dims, keepdim)
     n = _count(a.shape, dims)
     if type(total) is np.ndarray:
         return np.true_divide(total, np.intp(n), out=total, casting="unsafe")

@@ -7,7 +7,7 @@ from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import check_index_entries, normalize_dim
-from .indexing import _along, check_index_shape
+from .indexing import _add_rows_at, _along, check_index_shape
 
 
 def _used(src, index):
@@ -205,8 +205,11 @@ class IndexAdd(Function):
         out = a.array.copy()
         if a.array.ndim == 0:
             return out + alpha * source.array.reshape(())
-        moved = xp.moveaxis(out, dim, 0)
-        xp.add.at(moved, i, xp.moveaxis(source.array, dim, 0) * alpha if alpha != 1 else xp.moveaxis(source.array, dim, 0))
+        src = xp.moveaxis(source.array, dim, 0) * alpha if alpha != 1 else xp.moveaxis(source.array, dim, 0)
+        if xp is np and dim == 0:  # (rows of a contiguous copy: the fast row loop of indexing's backward)
+            _add_rows_at(out, i, src)
+        else:
+            xp.add.at(xp.moveaxis(out, dim, 0), i, src)
         return out
 
     @staticmethod

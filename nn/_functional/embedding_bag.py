@@ -137,7 +137,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         rows = rows * per_sample_weights.reshape(-1, 1)
     dev = weight.device
     if mode in ("sum", "mean"):
-        kept_rows = rows[minigrad.tensor(kept, device=dev)]
+        # (every entry kept, the usual bags: the rows as they are, no copy of them picked out)
+        kept_rows = rows if kept.size == E else rows[minigrad.tensor(kept, device=dev)]
         out = minigrad.zeros(B, dim, dtype=rows.dtype, device=dev).index_add(
             0, minigrad.tensor(bag_of[kept], device=dev), kept_rows)
         if mode == "mean":

@@ -240,6 +240,68 @@ def test_index_backward_sums_repeated_rows_like_add_at_and_torch(shape, id_dtype
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("shape", [(50, 8), (50,), (50, 2, 3)])
+def test_index_add_rows_sum_repeats_like_add_at_and_torch(shape, monkeypatch):
+    # index_add along dim 0 (EmbeddingBag's bag sums) runs the CPU backend's row loop, as C[ids]'s backward
+    # does: np.add.at's bits (repeats added in the order of the ids), PyTorch's values and gradients
+    from minigrad.backends.cpu import embedding as cpu_embedding
+
+    calls = []
+    add_rows = cpu_embedding.add_rows
+    monkeypatch.setattr(cpu_embedding, "add_rows", lambda *a: calls.append(1) or add_rows(*a))
+    rng = np.random.default_rng(2)
+    ids = rng.integers(0, shape[0], 400)
+    a, src = rng.standard_normal(shape), rng.standard_normal((400,) + shape[1:])
+    for dtype in (np.float32, np.float64):
+        want = a.astype(dtype)
+        np.add.at(want, ids, src.astype(dtype) * dtype(0.5))
+        got = mg.tensor(a.astype(dtype)).index_add(0, mg.tensor(ids), mg.tensor(src.astype(dtype)), alpha=0.5)
+        assert got.dtype == mg.tensor(want).dtype and np.array_equal(got.numpy(), want)
+    assert calls
+    res = []
+    for L in (mg, torch):
+        x, s = L.tensor(a, requires_grad=True), L.tensor(src, requires_grad=True)
+        y = x.index_add(0, L.tensor(ids), s, alpha=0.5)
+        (y * y).sum().backward()
+        assert type(y.grad_fn).__name__ == "IndexAddBackward0"
+        res.append((y.detach().numpy(), x.grad.numpy(), s.grad.numpy()))
+    for g, w in zip(*res):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape,dims", [((64, 30, 64), (1,)), ((1920, 64), (0,)), ((60, 5, 6, 7), (0, 1)),
+                                        ((4, 50, 6, 7), (1, 2)), ((300, 1, 2), (1,)), ((40, 7, 3), (0, 1))])
+def test_sum_of_middle_dims_numpy_bits_and_torch(shape, dims, monkeypatch):
+    # a run of dims before the last of a contiguous array is summed by the CPU backend's loop (numpy's
+    # inner loops are short there): numpy's bits, -0.0 kept; sum, mean and a broadcast bias's
+    # gradient take it; values and grad_fn as PyTorch's
+    from minigrad.backends.cpu import sum as cpu_sum
+
+    calls = []
+    forward = cpu_sum.forward
+    monkeypatch.setattr(cpu_sum, "forward", lambda a: calls.append(1) or forward(a))
+    rng = np.random.default_rng(3)
+    for dtype in (np.float32, np.float64):
+        a = rng.standard_normal(shape).astype(dtype)
+        a.reshape(-1)[::5] = -0.0
+        for keepdim in (False, True):
+            got = mg.tensor(a).sum(dim=dims, keepdim=keepdim).numpy()
+            want = a.sum(axis=dims, keepdims=keepdim)
+            assert got.shape == want.shape and np.array_equal(got.view(np.uint8), want.view(np.uint8))
+            assert np.array_equal(mg.tensor(a).mean(dim=dims, keepdim=keepdim).numpy(), a.mean(axis=dims, keepdims=keepdim))
+    assert calls
+    res = []
+    for L in (mg, torch):
+        x = L.tensor(a, requires_grad=True)
+        b = L.tensor(rng.standard_normal(shape[-1]) if L is mg else res[0][3], requires_grad=True)
+        y = x.sum(dim=dims)
+        ((x + b) ** 2).sum().backward()
+        res.append((y.detach().numpy(), x.grad.numpy(), b.grad.numpy(), b.detach().numpy(), type(y.grad_fn).__name__))
+    for g, w in zip(res[0][:3], res[1][:3]):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    assert res[0][4] == res[1][4]
+
+
 def test_pow_edge_cases_like_torch():
     base = np.array([0.0, 0.0, 1.0, 2.0])
     expo = np.array([2.0, 0.0, 0.0, 0.5])

@@ -13,8 +13,14 @@ def supports(g, idx, n):
 def backward(g, idx, n):
     """zeros((n, C)) with row g[i] added at idx[i] (ids checked by the op: in [0, n))."""
     out = np.zeros((n, g.shape[1]), dtype=g.dtype)
-    _scatter_add_rows(out, idx, np.ascontiguousarray(g))
+    add_rows(out, idx, g)
     return out
+
+
+def add_rows(out, idx, g):
+    """out[idx[i]] += g[i] in place, in the order of i (so with np.add.at's bits); a negative id counts
+    from the end, as an index does (indexing's backward and index_add use it too)."""
+    _scatter_add_rows(out, idx, np.ascontiguousarray(g))
 
 
 @team.kernel
@@ -22,7 +28,9 @@ def _scatter_add_rows(out, idx, g):  # out[idx[i]] += g[i], in the order of i
     n = out.shape[0]
     for i in range(idx.size):
         r = idx[i]
-        if r < 0 or r >= n:  # embedding checks the ids first: never write outside `out`
+        if r < 0:
+            r += n
+        if r < 0 or r >= n:  # the ops check the ids first: never write outside `out`
             raise IndexError("embedding backward: an index is out of range")
         for c in range(g.shape[1]):
             out[r, c] += g[i, c]
