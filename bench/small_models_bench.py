@@ -9,14 +9,16 @@ makemore lectures' way (mlp_batchnorm: BatchNorm1d in the MLP, the loss logged t
 cat, sigmoid and tanh in a Python loop), two a sample at a time, as beginners' tutorials train
 (name_rnn_sample: a name classified by an RNN of two Linear layers on cat(input, hidden), one-hot
 letters, NLLLoss, SGD through `.data`; bow_sample: a bag-of-words vector filled by `vec[i] += 1`,
-Linear + log_softmax, NLLLoss, optim.SGD), and five of other tutorials' shapes (name_gen_sample: a
+Linear + log_softmax, NLLLoss, optim.SGD), and seven of other tutorials' shapes (name_gen_sample: a
 name generated letter by letter from category, letter and hidden state through three Linear layers,
 dropout and LogSoftmax, the NLLLoss of each letter summed by `loss += ...`; tagger_lstm_sample: an
 LSTM part-of-speech tagger a sentence at a time; seq2seq_gru: a GRU encoder and an attention decoder
 run a step at a time with teacher forcing; reinforce: a policy network run an environment step at a
 time, actions drawn from a Categorical, the returns' REINFORCE loss; vae: a variational autoencoder's
 MLP on 784-wide rows; bigram: makemore's first network, one 27 x 27 weight on one-hot letters over all
-228,146 bigrams of its names at once, its softmax written out, SGD through `.data`), written once below
+228,146 bigrams of its names at once, its softmax written out, SGD through `.data`; text_bag: the
+text-classification tutorial's nn.EmbeddingBag over flat word ids and offsets, a Linear, clipping and
+SGD), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -56,7 +58,8 @@ T_START = time.perf_counter()
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer",
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
-         "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram"]
+         "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
+         "text_bag"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -726,6 +729,45 @@ def build_bigram(torch):
     return step
 
 
+def build_text_bag(torch):
+    """The text-classification tutorial's model: nn.EmbeddingBag (mean of each text's word vectors, the
+    texts given as one flat id list and their offsets; vocabulary 20,000, width 64) -> Linear(64, 4),
+    weights uniform in +-0.5, cross_entropy, clip_grad_norm_(0.1), SGD(lr 5); a batch of 64 texts of
+    20-60 words (drawn by numpy, the same on every framework)."""
+    import numpy as np
+
+    nn = torch.nn
+    vocab, width, classes, batch = 20000, 64, 4, 64
+
+    class TextClassifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.EmbeddingBag(vocab, width, sparse=False)
+            self.fc = nn.Linear(width, classes)
+            self.embedding.weight.data.uniform_(-0.5, 0.5)
+            self.fc.weight.data.uniform_(-0.5, 0.5)
+            self.fc.bias.data.zero_()
+
+        def forward(self, text, offsets):
+            return self.fc(self.embedding(text, offsets))
+
+    model, criterion = TextClassifier(), nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=5)
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(20, 61, batch)
+    text = torch.tensor(rng.integers(0, vocab, int(lengths.sum())))
+    offsets = torch.tensor(np.concatenate([[0], np.cumsum(lengths)[:-1]]))
+    label = torch.tensor(rng.integers(0, classes, batch))
+
+    def step():
+        opt.zero_grad()
+        loss = criterion(model(text, offsets), label)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+        opt.step()
+    return step
+
+
 def build(torch, kind):
     if kind == "mlp":
         return build_mlp(torch)
@@ -757,6 +799,8 @@ def build(torch, kind):
         return build_vae(torch)
     if kind == "bigram":
         return build_bigram(torch)
+    if kind == "text_bag":
+        return build_text_bag(torch)
     raise ValueError(kind)
 
 
