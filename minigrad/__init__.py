@@ -120,8 +120,8 @@ def set_num_interop_threads(n):
 
 _aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn package, bound on first use
 # PyTorch's top-level names for ops that are nn.functional's here, with the same signatures
-_FUNCTIONAL = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "cosine_similarity",
-               "pairwise_distance", "pixel_shuffle", "pixel_unshuffle")
+_FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+               "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle")
 
 
 def dropout(input, p, train):

@@ -179,7 +179,9 @@ from ._functional.activation import (  # noqa: E402
     celu, elu, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, relu6, selu, sigmoid, silu, softmin,
     softplus, softsign,
 )
-from ._functional.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: E402
+from ._functional.conv import (  # noqa: E402
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+)
 from ._functional.loss import (  # noqa: E402
     binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss, nll_loss, one_hot,
     smooth_l1_loss,
@@ -236,3 +238,14 @@ __all__ += ["conv_transpose1d", "adaptive_max_pool1d", "adaptive_max_pool2d", "f
 from ._functional.grid_sample import affine_grid, grid_sample  # noqa: E402
 
 __all__ += ["affine_grid", "grid_sample"]
+
+# the 3-d convolutions and pools, the *_with_indices names and max unpooling
+from ._functional.composed_layers import lp_pool3d, max_unpool1d, max_unpool2d, max_unpool3d  # noqa: E402
+from ._functional.pooling import (  # noqa: E402
+    adaptive_avg_pool3d, adaptive_max_pool2d_with_indices, adaptive_max_pool3d, adaptive_max_pool3d_with_indices,
+    avg_pool3d, max_pool2d_with_indices, max_pool3d, max_pool3d_with_indices,
+)
+
+__all__ += ["conv3d", "conv_transpose3d", "max_pool3d", "max_pool2d_with_indices", "max_pool3d_with_indices",
+            "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool2d_with_indices",
+            "adaptive_max_pool3d_with_indices", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]

@@ -3,8 +3,10 @@ of nn.functional's own batch_norm, dropout masks and 2-d pools (so autograd diff
 
     group_norm, instance_norm, rms_norm
     dropout1d, dropout2d, dropout3d, alpha_dropout, feature_alpha_dropout
-    max_pool1d, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d
+    max_pool1d, avg_pool1d, adaptive_avg_pool1d, adaptive_max_pool1d, lp_pool1d/2d/3d
+    max_unpool1d, max_unpool2d, max_unpool3d
 """
+import math
 import warnings
 
 import minigrad
@@ -13,7 +15,7 @@ from ._common import check_tensor
 from .activation import SELU_ALPHA, SELU_SCALE
 from .dropout import KeepMask
 from .normalization import batch_norm
-from .pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, max_pool2d
+from .pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, avg_pool3d, max_pool2d
 
 SELU_SATURATION = SELU_SCALE * SELU_ALPHA  # -SELU's limit at -inf, which alpha dropout writes for a dropped value
 
@@ -252,6 +254,14 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_of_means(means, norm_type, kh * kw)
 
 
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """The p-norm of each window: (sum x^p)^(1/p). Shapes: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out,
+    W_out)."""
+    kd, kh, kw = (kernel_size,) * 3 if isinstance(kernel_size, int) else tuple(kernel_size)
+    means = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp_of_means(means, norm_type, kd * kh * kw)
+
+
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """x / (k + alpha * mean of x^2 over the `size` channels around each one)^beta (AlexNet's normalization;
     the window zero-padded at the ends and divided by `size`). Shapes: (N, C, *) -> the same."""
@@ -297,3 +307,80 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---- max unpooling: each value written back at the position its max pool found (zeros elsewhere) -------------
+def _unpool_output_size(input, kernel, stride, padding, output_size):
+    """The spatial output size: the pool's input size that gives input's size, or `output_size` (n or n + 2 numbers,
+    each within a stride of that default, PyTorch's ValueErrors)."""
+    n = len(kernel)
+    default = [(input.shape[input.ndim - n + i] - 1) * stride[i] - 2 * padding[i] + kernel[i] for i in range(n)]
+    if output_size is None:
+        return default
+    if len(output_size) == n + 2:
+        output_size = output_size[2:]
+    if len(output_size) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, but it has a length "
+                         f"of '{len(output_size)}'")
+    for i, (o, d, s) in enumerate(zip(output_size, default, stride)):
+        if not d - s < o < d + s:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {i} must be between {d - s} and {d + s})')
+    return [int(o) for o in output_size]
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
+    kernel = _n_ints(kernel_size, n)
+    stride = kernel if stride is None else _n_ints(stride, n)
+    padding = _n_ints(padding, n)
+    size = _unpool_output_size(input, kernel, stride, padding, output_size)
+    if n == 1:  # PyTorch unpools a length as an L x 1 plane, and its messages say so
+        input, indices, size = input.unsqueeze(-1), indices.unsqueeze(-1), size + [1]
+    m = len(size)
+    name = f"max_unpooling{m}d"
+    if indices.dtype != minigrad.int64:
+        raise RuntimeError("elements in indices should be type int64" +
+                           (f" but got: {indices.dtype._legacy[:-6]}" if m == 2 else ""))
+    if input.ndim not in (m + 1, m + 2):
+        raise RuntimeError(f"Input to {name} should be a {m + 1}d or {m + 2}d Tensor, but got a tensor with "
+                           f"{input.ndim} dimensions.")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    if m == 3 and min(stride) <= 0:
+        raise RuntimeError(f"strides should be greater than zero, but got stride: {list(stride)}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"max_unpool{m}d\" not implemented for '{input.dtype._legacy[:-6]}'")
+    plane = math.prod(size)
+    lead = tuple(input.shape[:-m])
+    flat = indices.reshape(lead + (-1,))
+    bad = (flat < 0) | (flat >= plane)
+    if bad.any():  # (PyTorch's loop names the last one in memory order, when it runs on one thread)
+        raise RuntimeError(f"Found an invalid max index: {flat[bad][-1].item()} (output volumes are of size "
+                           f"{'x'.join(map(str, size))})")
+    # one scatter along the flattened plane: its gradient in input is the output's gradient gathered at the indices
+    out = input.new_zeros(lead + (plane,)).scatter(-1, flat, input.reshape(lead + (-1,)))
+    out = out.reshape(lead + tuple(size))
+    return out.squeeze(-1) if n == 1 else out
+
+
+def _n_ints(v, n):
+    return (int(v),) * n if isinstance(v, int) else tuple(int(a) for a in v)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """max_pool1d's partial inverse: each value written at its index along the output length, zeros elsewhere.
+    Shapes: input, indices (N, C, L) or (C, L) -> (N, C, L_out), L_out = (L - 1) s - 2p + k or output_size."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """max_pool2d's partial inverse: each value written at its flat index into the H_out x W_out plane, zeros
+    elsewhere. Shapes: input, indices (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out), H_out = (H - 1) s - 2p +
+    kH or output_size's."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """max_pool3d's partial inverse, into the D_out x H_out x W_out volume. Shapes: input, indices (N, C, D, H, W)
+    or (C, D, H, W) -> (N, C, D_out, H_out, W_out)."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)

@@ -1,4 +1,4 @@
-"""conv1d, conv2d, conv_transpose1d and conv_transpose2d through im2col: one ConvolutionBackward0 node each.
+"""conv1d/2d/3d and conv_transpose1d/2d/3d through im2col: one ConvolutionBackward0 node each.
 
 im2col: every window of the zero-padded input is a column of one matrix, read through an
 `as_strided` view of the input (no loop) and copied once; the convolution is then one matrix
@@ -339,6 +339,13 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convnd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation, as PyTorch). Shapes: input (N, C_in, D, H, W) or (C_in, D, H, W), weight
+    (C_out, C_in/groups, kD, kH, kW), bias (C_out,) -> (N, C_out, D_out, H_out, W_out), each size as conv2d's.
+    One `ConvolutionBackward0` node."""
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
 def _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, n, name):
     if isinstance(padding, str):
         raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
@@ -348,9 +355,10 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
     if any(o >= s and o >= d for o, s, d in zip(op, stride, dilation)) or min(op) < 0:
         # PyTorch runs a 1-d transposed convolution as a 2-d one of height 1, and its message says so
         op2, st2, d2 = ((0,) + op, (1,) + stride, (1,) + dilation) if n == 1 else (op, stride, dilation)
-        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got "
-                           f"output_padding_height: {op2[0]} output_padding_width: {op2[1]} stride_height: {st2[0]} "
-                           f"stride_width: {st2[1]} dilation_height: {d2[0]} dilation_width: {d2[1]}")
+        dims = ("depth", "height", "width")[-len(op2):]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(
+            f"{what}_{dim}: {v}" for what, vals in (("output_padding", op2), ("stride", st2), ("dilation", d2))
+            for dim, v in zip(dims, vals)))
     out = tuple((s - 1) * st - 2 * lo + d * (k - 1) + o + 1
                 for s, st, (lo, _), d, k, o in zip(x.shape[2:], stride, pads, dilation, kernel, op))
     if min(out) <= 0:
@@ -377,3 +385,11 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     d (kH - 1) + output_padding + 1. One `ConvolutionBackward0` node."""
     return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
                              "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of conv3d in its input. Shapes: input (N, C_in, D, H, W) or (C_in, D, H, W), weight
+    (C_in, C_out/groups, kD, kH, kW), bias (C_out,) -> (N, C_out, D_out, H_out, W_out), each size as
+    conv_transpose2d's. One `ConvolutionBackward0` node."""
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                             "conv_transpose3d")

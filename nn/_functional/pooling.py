@@ -11,6 +11,8 @@ matrix per axis), one node `Separable` whose backward is the same op with the tr
 so it is differentiable twice. The matrices cost O(out * in) per axis: meant for feature maps of a
 few hundred pixels a side, not for resizing photographs.
 """
+import functools
+import itertools
 import math
 
 import numpy as np
@@ -23,8 +25,11 @@ from ._common import Function, Tensor, check_tensor, xp_of
 from .conv import col2im, crop, expand_param, pad_array, windows
 
 
-def _pool_args(input, kernel_size, stride, padding, dilation, name):
+def _pool_args(input, kernel_size, stride, padding, dilation, name, n=2):
+    """kernel, stride, padding, dilation as n-tuples, with PyTorch's checks and messages for `name`."""
     check_tensor(input, "input", name)
+    if n == 3:
+        return _pool3d_args(input, kernel_size, stride, padding, dilation, name)
     if input.ndim not in (3, 4) or input.numel() == 0:
         raise RuntimeError(f"{name}: non-empty 3D or 4D (batch mode) tensor expected for input, got size "
                            f"{list(input.shape)}")
@@ -41,11 +46,50 @@ def _pool_args(input, kernel_size, stride, padding, dilation, name):
     return kernel, stride, padding, dilation
 
 
+def _pool3d_args(input, kernel_size, stride, padding, dilation, name):
+    """_pool_args of the 3-d pools, whose checks and messages are PyTorch's 3-d ones."""
+    must = "must either be" if name == "max_pool3d" else "must be"
+
+    def three(value, what, omitted=""):
+        v = (value,) if isinstance(value, int) else tuple(int(a) for a in value)
+        if len(v) not in (1, 3):
+            raise RuntimeError(f"{name}: {what} {must} {omitted}a single int, or a tuple of three ints"
+                               if what != "dilation" else
+                               f"{name}: dilation must be either a single int, or a tuple of three ints")
+        return v * 3 if len(v) == 1 else v
+
+    kernel = three(kernel_size, "kernel_size")
+    omitted = stride is None or (not isinstance(stride, int) and len(stride) == 0)
+    stride = kernel if omitted else three(stride, "stride", "omitted, ")
+    padding, dilation = three(padding, "padding"), three(dilation, "dilation")
+    if input.ndim not in (4, 5) or input.numel() == 0:
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    if min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kT: {kernel[0]} kH: {kernel[1]} "
+                           f"kW: {kernel[2]}")
+    if min(stride) <= 0:
+        raise RuntimeError("stride should not be zero")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationT: {dilation[0]} dilationH: "
+                           f"{dilation[1]} dilationW: {dilation[2]}")
+    if min(padding) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(padding)}")
+    for p, k, d in zip(padding, kernel, dilation):  # half the dilated kernel first, then half the kernel itself
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} "
+                               f"and dilation={d}")
+    if any(p > k // 2 for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got kT: {kernel[0]} kW: "
+                           f"{kernel[2]} kH: {kernel[1]} padT: {padding[0]} padW: {padding[2]} padH: {padding[1]}")
+    return kernel, stride, padding, dilation
+
+
 def _pool_geometry(shape, kernel, stride, padding, dilation, ceil_mode):
     """(out sizes, pads ((lo, hi), ...)): PyTorch's output size; with ceil_mode a last, partial window is
     kept if it starts inside the input or its left padding, and the right pad grows to hold it."""
+    n = len(kernel)
     out, pads = [], []
-    for s, k, st, p, d in zip(shape[-2:], kernel, stride, padding, dilation):
+    for s, k, st, p, d in zip(shape[-n:], kernel, stride, padding, dilation):
         span = s + 2 * p - d * (k - 1) - 1
         o = (-(-span // st) if ceil_mode else span // st) + 1
         if ceil_mode and (o - 1) * st >= s + p:
@@ -53,9 +97,9 @@ def _pool_geometry(shape, kernel, stride, padding, dilation, ceil_mode):
         out.append(o)
         pads.append((p, max(p, (o - 1) * st + d * (k - 1) + 1 - s - p)))
     if min(out) <= 0:
-        c = shape[-3]
-        raise RuntimeError(f"Given input size: ({c}x{shape[-2]}x{shape[-1]}). Calculated output size: "
-                           f"({c}x{out[0]}x{out[1]}). Output size is too small")
+        c = shape[-n - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, shape[-n - 1:]))}). Calculated output size: "
+                           f"({'x'.join(map(str, (c,) + tuple(out)))}). Output size is too small")
     return tuple(out), tuple(pads)
 
 
@@ -65,9 +109,14 @@ def _tiling(kernel, stride):
 
 
 def _tiles(acc, kernel, out):
-    """The view (N, C, oh, kh, ow, kw) of acc's top-left oh*kh x ow*kw corner: tiling windows, each [.., i, :, j, :]."""
-    (kh, kw), (oh, ow) = kernel, out
-    return acc[:, :, :oh * kh, :ow * kw].reshape(acc.shape[:2] + (oh, kh, ow, kw))  # splitting axes: a view
+    """The view (N, C, o0, k0, o1, k1, ...) of acc's corner that tiling windows cover, each window [.., i, :, j, :]."""
+    corner = acc[(slice(None), slice(None)) + tuple(slice(0, o * k) for o, k in zip(out, kernel))]
+    return corner.reshape(acc.shape[:2] + tuple(v for o, k in zip(out, kernel) for v in (o, k)))  # a view
+
+
+def _along(a, i, n):
+    """A 1-d array of axis i's values, shaped to broadcast against the last n axes."""
+    return a.reshape((-1,) + (1,) * (n - 1 - i))
 
 
 class MaxPool2d(Function):
@@ -75,11 +124,13 @@ class MaxPool2d(Function):
 
     @staticmethod
     def forward(ctx, x, kernel, stride, dilation, padding, pads, out):
-        # y = the max of each window and where it is as a flat index into the plane, PyTorch's: NaN wins (the
-        # window's last NaN), ties go to the first in scan order, a window of -infs to its first element
-        xd = x.array if x.array.ndim == 4 else x.array[None]  # an unbatched (C, H, W) input as one sample
+        # y = the max of each window and where it is as a flat index into the plane (or volume), PyTorch's: NaN
+        # wins (the window's last NaN), ties go to the first in scan order, a window of -infs to its first element
+        n = len(kernel)
+        batched = x.array.ndim == n + 2
+        xd = x.array if batched else x.array[None]  # an unbatched (C, *spatial) input as one sample
         ctx.pool, ctx.padding = (kernel, stride, dilation, pads, out, xd.shape), padding
-        ctx.impl = backends.find("max_pool2d", xd, kernel, stride, dilation, padding, out)
+        ctx.impl = backends.find("max_pool2d", xd, kernel, stride, dilation, padding, out) if n == 2 else None
         if ctx.impl is not None:
             y, idx = ctx.impl.forward(xd, kernel, stride, dilation, padding, out)
             ctx.arg, ctx.idx = None, idx  # (the window offsets MaxPoolScatter takes: from idx, if asked)
@@ -87,7 +138,7 @@ class MaxPool2d(Function):
             xp = xp_of(xd)
             low = -np.inf if xd.dtype.kind == "f" else np.iinfo(xd.dtype).min
             v = windows(pad_array(xd, pads, low), kernel, stride, dilation, out)
-            flat = v.reshape(v.shape[:4] + (-1,))  # (N, C, oh, ow, kh * kw): a copy
+            flat = v.reshape(v.shape[:2 + n] + (-1,))  # (N, C, *out, prod(kernel)): a copy
             arg = flat.argmax(axis=-1)
             y = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
             bad = ~(y > low)  # a NaN (argmax took the first), or nothing above the padding: PyTorch's choice
@@ -95,8 +146,8 @@ class MaxPool2d(Function):
                 arg = _torch_argmax(flat, arg, bad, kernel, stride, dilation, padding, xp)
                 y = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
             ctx.arg = arg
-            idx = _flat_indices(arg, kernel, stride, dilation, padding, xd.shape[-1], xp)
-        return (y, idx) if x.array.ndim == 4 else (y[0], idx[0])
+            idx = _flat_indices(arg, kernel, stride, dilation, padding, xd.shape[2:], xp)
+        return (y, idx) if batched else (y[0], idx[0])
 
     @staticmethod
     def backward(ctx, g, _):  # each window's gradient goes to its max
@@ -109,32 +160,37 @@ class MaxPool2d(Function):
         return MaxPoolScatter.apply(g, ctx.arg, ctx.pool), None, None, None, None, None, None
 
 
+MaxPool3d = type("MaxPool3d", (MaxPool2d,), {"node_name": "MaxPool3DWithIndicesBackward0", "__module__": __name__})
+
+
 def _torch_argmax(flat, arg, bad, kernel, stride, dilation, padding, xp):
-    """The window argmaxes (N, C, oh, ow) where PyTorch's loop differs from numpy's argmax (windows `bad`):
+    """The window argmaxes (N, C, *out) where PyTorch's loop differs from numpy's argmax (windows `bad`):
     PyTorch's last NaN of a window where it has one, else (nothing above the padding's value) the window's
     first element inside the input."""
-    (kh, kw), (oh, ow) = kernel, arg.shape[-2:]
-    first = []  # per axis, each window's first kernel offset inside the input: ceil((p - o s) / d), at least 0
-    for o, s, p, d in zip((oh, ow), stride, padding, dilation):
+    n = len(kernel)
+    first = 0  # each window's first kernel offset inside the input, per axis ceil((p - o s) / d) at least 0, flat
+    for i, (o, s, p, d, k) in enumerate(zip(arg.shape[-n:], stride, padding, dilation, kernel)):
         before = p - xp.arange(o) * s
-        first.append(xp.where(before > 0, -(-before // d), 0))
-    arg = xp.where(bad, first[0][:, None] * kw + first[1][None, :], arg)
+        first = first * k + _along(xp.where(before > 0, -(-before // d), 0), i, n)
+    arg = xp.where(bad, first, arg)
     if flat.dtype.kind == "f":
         nan = xp.isnan(flat)
-        last = kh * kw - 1 - nan[..., ::-1].argmax(axis=-1)
+        last = flat.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1)
         arg = xp.where(nan.any(axis=-1), last, arg)
     return arg
 
 
 def _window_offsets(idx, pool, padding):
-    """Flat indices into the plane (N, C, oh, ow) -> each window's kernel offset kr * kW + kc (_flat_indices's
-    inverse), the argmaxes MaxPoolScatter takes."""
+    """Flat indices into the plane (N, C, *out) -> each window's flat kernel offset (_flat_indices's inverse),
+    the argmaxes MaxPoolScatter takes."""
     kernel, stride, dilation, _, out, shape = pool
+    n = len(kernel)
     xp = xp_of(idx)
-    rows, cols = idx // shape[-1], idx % shape[-1]
-    kr = (rows - (xp.arange(out[0]) * stride[0] - padding[0])[:, None]) // dilation[0]
-    kc = (cols - (xp.arange(out[1]) * stride[1] - padding[1])[None, :]) // dilation[1]
-    return kr * kernel[1] + kc
+    pos = xp.unravel_index(idx, tuple(shape[2:]))
+    arg = 0
+    for i, (o, s, p, d, k) in enumerate(zip(out, stride, padding, dilation, kernel)):
+        arg = arg * k + (pos[i] - _along(xp.arange(o) * s - p, i, n)) // d
+    return arg
 
 
 # max_pool2d's backward, and that backward's own: adding each window's value at its argmax, and reading the
@@ -144,17 +200,17 @@ class MaxPoolScatter(Function):
     node_name = "MaxPool2DWithIndicesBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, g, arg, pool):  # window values (N, C, oh, ow) -> added at their argmax in (N, C, H, W)
+    def forward(ctx, g, arg, pool):  # window values (N, C, *out) -> added at their argmax in (N, C, *spatial)
         kernel, stride, dilation, pads, out, shape = pool
         gd = g.array.reshape(arg.shape)
         xp = xp_of(gd)
         padded = tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], pads))
         zero = gd.dtype.type(0)
         # gx = sum over kernel offsets k of g where the argmax is k, added at the offset's window positions
-        acc = col2im(lambda k: xp.where(arg == k[0] * kernel[1] + k[1], gd, zero), shape[:2], padded, kernel, stride,
-                     dilation, out, gd.dtype, xp)
+        acc = col2im(lambda k: xp.where(arg == np.ravel_multi_index(k, kernel), gd, zero), shape[:2], padded, kernel,
+                     stride, dilation, out, gd.dtype, xp)
         gx = xp.ascontiguousarray(crop(acc, pads, shape[2:]))
-        ctx.arg, ctx.pool, ctx.unbatched = arg, pool, g.array.ndim == 3
+        ctx.arg, ctx.pool, ctx.unbatched = arg, pool, g.array.ndim == len(shape) - 1
         return gx[0] if ctx.unbatched else gx
 
     @staticmethod
@@ -166,17 +222,26 @@ class MaxPoolGather(Function):
     node_name = "MaxPool2DWithIndicesBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, x, arg, pool):  # (N, C, H, W) -> the value at each window's argmax (N, C, oh, ow)
+    def forward(ctx, x, arg, pool):  # (N, C, *spatial) -> the value at each window's argmax (N, C, *out)
         kernel, stride, dilation, pads, out, shape = pool
         xd = x.array.reshape(shape)
         v = windows(pad_array(xd, pads), kernel, stride, dilation, out)
-        y = xp_of(xd).take_along_axis(v.reshape(v.shape[:4] + (-1,)), arg[..., None], axis=-1)[..., 0]
+        y = xp_of(xd).take_along_axis(v.reshape(v.shape[:len(shape)] + (-1,)), arg[..., None], axis=-1)[..., 0]
         ctx.arg, ctx.pool = arg, pool
-        return y[0] if x.array.ndim == 3 else y
+        return y[0] if x.array.ndim == len(shape) - 1 else y
 
     @staticmethod
     def backward(ctx, g):
         return MaxPoolScatter.apply(g, ctx.arg, ctx.pool), None, None
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, n, name):
+    kernel, stride, padding, dilation = _pool_args(input, kernel_size, stride, padding, dilation, name, n)
+    out, pads = _pool_geometry(input.shape, kernel, stride, padding, dilation, ceil_mode)
+    y, idx = (MaxPool2d if n == 2 else MaxPool3d).apply(input, kernel, stride, dilation, padding, pads, out)
+    # the indices the caller gets are a copy: the kernel's backward reads the node's own, which an in-place
+    # edit of the returned ones would otherwise change (an op's copy: a minigrad.compile replay copies each call's)
+    return (y, array_op(lambda a: a.copy(), idx)) if return_indices else y
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -184,20 +249,37 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     H_out = (H + 2p - d (kH - 1) - 1) / s + 1 rounded down (up with ceil_mode); stride defaults to the
     kernel; padding (at most half the kernel) never wins. return_indices: also the argmax of each window
     as a flat index into its H x W plane (int64). One `MaxPool2DWithIndicesBackward0` node."""
-    kernel, stride, padding, dilation = _pool_args(input, kernel_size, stride, padding, dilation, "max_pool2d")
-    out, pads = _pool_geometry(input.shape, kernel, stride, padding, dilation, ceil_mode)
-    y, idx = MaxPool2d.apply(input, kernel, stride, dilation, padding, pads, out)
-    # the indices the caller gets are a copy: the kernel's backward reads the node's own, which an in-place
-    # edit of the returned ones would otherwise change (an op's copy: a minigrad.compile replay copies each call's)
-    return (y, array_op(lambda a: a.copy(), idx)) if return_indices else y
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2, "max_pool2d")
 
 
-def _flat_indices(arg, kernel, stride, dilation, padding, width, xp):
-    """Window argmaxes (N, C, oh, ow) in [0, kH kW) -> flat positions row * W + col in the input plane."""
-    oh, ow = arg.shape[-2:]
-    rows = (xp.arange(oh) * stride[0] - padding[0])[:, None] + (arg // kernel[1]) * dilation[0]
-    cols = (xp.arange(ow) * stride[1] - padding[1])[None, :] + (arg % kernel[1]) * dilation[1]
-    return (rows * width + cols).astype(np.int64)
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The max over each kD x kH x kW window. Shapes: input (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out,
+    H_out, W_out), each size as max_pool2d's. return_indices: also the argmax of each window as a flat index
+    into its D x H x W volume (int64). One `MaxPool3DWithIndicesBackward0` node."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3, "max_pool3d")
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool2d's values and indices, whatever return_indices says (PyTorch's)."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool3d's values and indices, whatever return_indices says (PyTorch's)."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _flat_indices(arg, kernel, stride, dilation, padding, spatial, xp):
+    """Window argmaxes (N, C, *out) in [0, prod(kernel)) -> flat positions into the input's plane (or volume)
+    `spatial`, row-major."""
+    n = len(kernel)
+    offsets = xp.unravel_index(arg, tuple(kernel))
+    flat = 0
+    for i, (o, s, p, d, size) in enumerate(zip(arg.shape[-n:], stride, padding, dilation, spatial)):
+        flat = flat * size + _along(xp.arange(o) * s - p, i, n) + offsets[i] * d
+    return flat.astype(np.int64)
 
 
 class AvgPool2d(Function):
@@ -205,15 +287,20 @@ class AvgPool2d(Function):
 
     @staticmethod
     def forward(ctx, x, kernel, stride, pads, out, divisor):  # y = sum of each window / divisor
-        xd = x.array if x.array.ndim == 4 else x.array[None]  # an unbatched (C, H, W) input as one sample
-        v = windows(pad_array(xd, pads), kernel, stride, (1, 1), out)
+        n = len(kernel)
+        batched = x.array.ndim == n + 2
+        xd = x.array if batched else x.array[None]  # an unbatched (C, *spatial) input as one sample
+        v = windows(pad_array(xd, pads), kernel, stride, (1,) * n, out)
         ctx.pool = kernel, stride, pads, out, xd.shape, divisor
-        y = v.sum(axis=(-2, -1)) / divisor
-        return y if x.array.ndim == 4 else y[0]
+        y = v.sum(axis=tuple(range(-n, 0))) / divisor
+        return y if batched else y[0]
 
     @staticmethod
     def backward(ctx, g):  # every element of a window gets g / divisor
         return AvgPoolAdjoint.apply(g, ctx.pool), None, None, None, None, None
+
+
+AvgPool3d = type("AvgPool3d", (AvgPool2d,), {"node_name": "AvgPool3DBackward0", "__module__": __name__})
 
 
 class AvgPoolAdjoint(Function):
@@ -229,17 +316,41 @@ class AvgPoolAdjoint(Function):
         padded = tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], pads))
         if _tiling(kernel, stride):  # no overlap: every element of a window's tile is its g / divisor
             acc = xp.zeros(tuple(shape[:2]) + padded, dtype=gd.dtype)
-            _tiles(acc, kernel, out)[...] = gd[:, :, :, None, :, None]
+            _tiles(acc, kernel, out)[...] = gd.reshape(gd.shape[:2] + tuple(v for o in out for v in (o, 1)))
         else:
-            acc = col2im(lambda k: gd, shape[:2], padded, kernel, stride, (1, 1), out, gd.dtype, xp)
+            acc = col2im(lambda k: gd, shape[:2], padded, kernel, stride, (1,) * len(kernel), out, gd.dtype, xp)
         gx = xp.ascontiguousarray(crop(acc, pads, shape[2:]))
         ctx.pool = pool
-        return gx if g.array.ndim == 4 else gx[0]
+        return gx if g.array.ndim == len(shape) else gx[0]
 
     @staticmethod
     def backward(ctx, gg):
         kernel, stride, pads, out, shape, divisor = ctx.pool
-        return AvgPool2d.apply(gg, kernel, stride, pads, out, divisor), None
+        return (AvgPool2d if len(kernel) == 2 else AvgPool3d).apply(gg, kernel, stride, pads, out, divisor), None
+
+
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, n, name):
+    kernel, stride, padding, _ = _pool_args(input, kernel_size, stride, padding, 1, name, n)
+    if input.array.dtype.kind != "f":
+        raise NotImplementedError(f'"{name}" not implemented for {input.dtype}: pass a floating point tensor')
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    x = input
+    if n == 3 and any(s + 2 * p < k for s, p, k in zip(x.shape[-3:], padding, kernel)):
+        raise RuntimeError(f"input image (T: {x.shape[-3]} H: {x.shape[-2]} W: {x.shape[-1]}) smaller than kernel "
+                           f"size (kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
+    out, pads = _pool_geometry(x.shape, kernel, stride, padding, (1,) * n, ceil_mode)
+    xp = xp_of(x.array)
+    if divisor_override is not None:
+        divisor = float(divisor_override)
+    else:
+        counts = []
+        for s, k, st, p, o in zip(x.shape[-n:], kernel, stride, padding, out):
+            start = np.arange(o) * st - p
+            end = np.minimum(start + k, s + p)
+            counts.append(end - start if count_include_pad else np.minimum(end, s) - np.maximum(start, 0))
+        divisor = xp.asarray(functools.reduce(np.multiply.outer, counts), dtype=x.array.dtype)
+    return (AvgPool2d if n == 2 else AvgPool3d).apply(x, kernel, stride, pads, out, divisor)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -247,24 +358,16 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     """The mean over each kH x kW window. Shapes as max_pool2d. The divisor is the window's size clipped to
     the padded input (count_include_pad) or to the input itself, or `divisor_override`. One
     `AvgPool2DBackward0` node."""
-    kernel, stride, padding, _ = _pool_args(input, kernel_size, stride, padding, 1, "avg_pool2d")
-    if input.array.dtype.kind != "f":
-        raise NotImplementedError(f'"avg_pool2d" not implemented for {input.dtype}: pass a floating point tensor')
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    x = input
-    out, pads = _pool_geometry(x.shape, kernel, stride, padding, (1, 1), ceil_mode)
-    xp = xp_of(x.array)
-    if divisor_override is not None:
-        divisor = float(divisor_override)
-    else:
-        counts = []
-        for s, k, st, p, o in zip(x.shape[-2:], kernel, stride, padding, out):
-            start = np.arange(o) * st - p
-            end = np.minimum(start + k, s + p)
-            counts.append(end - start if count_include_pad else np.minimum(end, s) - np.maximum(start, 0))
-        divisor = xp.asarray(np.outer(counts[0], counts[1]), dtype=x.array.dtype)
-    return AvgPool2d.apply(x, kernel, stride, pads, out, divisor)
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2,
+                     "avg_pool2d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """The mean over each kD x kH x kW window. Shapes as max_pool3d; the divisor as avg_pool2d's. One
+    `AvgPool3DBackward0` node."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3,
+                     "avg_pool3d")
 
 
 # ---- separable linear maps: adaptive average pooling and interpolation ------------------------------------
@@ -299,6 +402,7 @@ def _separable(node_name):
 
 
 AdaptiveAvgPool2d = _separable("AdaptiveAvgPool2DBackward0")
+AdaptiveAvgPool3d = _separable("AdaptiveAvgPool3DBackward0")
 _UPSAMPLE = {(mode, n): _separable(f"Upsample{name}{n}DBackward0") for mode, name in
              (("nearest", "Nearest"), ("nearest-exact", "NearestExact")) for n in (1, 2, 3)}
 _UPSAMPLE.update({("linear", 1): _separable("UpsampleLinear1DBackward0"),
@@ -314,25 +418,44 @@ def _average_matrix(n_in, n_out, dtype):  # row i averages [floor(i n_in / n_out
     return a
 
 
+def _adaptive_size(input, output_size, n, name):
+    """output_size (an int, or n ints or None = keep) -> n ints, with PyTorch's checks for `name`."""
+    check_tensor(input, "input", name)
+    if input.ndim not in (n + 1, n + 2):
+        sep = ":" if name.startswith("adaptive_max") else ""
+        raise RuntimeError(f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got{sep} {list(input.shape)}")
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * n
+    if len(output_size) != n:
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {n}" if name.startswith("adaptive_max")
+                           else f"{name}: output_size must be {n}")
+    return tuple(s if o is None else int(o) for o, s in zip(output_size, input.shape[-n:]))
+
+
+def _adaptive_avg_pool(input, output_size, n, name):
+    size = _adaptive_size(input, output_size, n, name)
+    if min(size) < 0 or (min(size) == 0 and input.numel()):
+        shown = ", ".join(map(str, size)) if n == 2 else f"{size[0]}, " + ",".join(map(str, size[1:]))  # (sic)
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{shown}}}")
+    if input.array.dtype.kind != "f":
+        raise NotImplementedError(f'"{name}" not implemented for {input.dtype}' if n == 2 else
+                                  f'"{name}_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
+    xp, dt = xp_of(input.array), input.array.dtype
+    mats = tuple(xp.asarray(_average_matrix(s, o, dt)) for s, o in zip(input.shape[-n:], size))
+    return (AdaptiveAvgPool2d if n == 2 else AdaptiveAvgPool3d).apply(input, mats)
+
+
 def adaptive_avg_pool2d(input, output_size):
     """Averages over PyTorch's adaptive windows, giving exactly output_size (an int, a pair, None = keep).
     Shapes: (N, C, H, W) or (C, H, W) -> (N, C, *output_size). One `AdaptiveAvgPool2DBackward0` node."""
-    check_tensor(input, "input", "adaptive_avg_pool2d")
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-    if isinstance(output_size, int) or output_size is None:
-        output_size = (output_size, output_size)
-    if len(output_size) != 2:
-        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
-    size = tuple(s if o is None else int(o) for o, s in zip(output_size, input.shape[-2:]))
-    if min(size) < 0 or (min(size) == 0 and input.numel()):
-        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
-                           f"received {list(size)}")
-    if input.array.dtype.kind != "f":
-        raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for {input.dtype}')
-    xp, dt = xp_of(input.array), input.array.dtype
-    mats = tuple(xp.asarray(_average_matrix(s, o, dt)) for s, o in zip(input.shape[-2:], size))
-    return AdaptiveAvgPool2d.apply(input, mats)
+    return _adaptive_avg_pool(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Averages over PyTorch's adaptive windows, giving exactly output_size (an int, three, None = keep).
+    Shapes: (N, C, D, H, W) or (C, D, H, W) -> (N, C, *output_size). One `AdaptiveAvgPool3DBackward0` node."""
+    return _adaptive_avg_pool(input, output_size, 3, "adaptive_avg_pool3d")
 
 
 def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype):
@@ -413,42 +536,41 @@ def _adaptive_bounds(n_in, n_out):
 
 
 def _adaptive_max_indices(xd, size):
-    """Each adaptive window's argmax as a flat index row * W + col into its H x W plane: an int64 array
-    (*lead, oh, ow) for xd (*lead, H, W), PyTorch's choice (ties: the first; NaN wins: the window's last
-    NaN). One numpy argmax per window: meant for small outputs."""
+    """Each adaptive window's argmax as a flat index into its plane (or volume): an int64 array (*lead, *size)
+    for xd (*lead, *spatial), PyTorch's choice (ties: the first; NaN wins: the window's last NaN). One numpy
+    argmax per window: meant for small outputs."""
     xp = xp_of(xd)
-    H, W = xd.shape[-2:]
-    idx = xp.zeros(xd.shape[:-2] + tuple(size), dtype=np.int64)
-    for i, (r0, r1) in enumerate(_adaptive_bounds(H, size[0])):
-        for j, (c0, c1) in enumerate(_adaptive_bounds(W, size[1])):
-            win = xd[..., r0:r1, c0:c1].reshape(xd.shape[:-2] + (-1,))
-            a = win.argmax(axis=-1)  # (numpy's argmax picks the first NaN)
-            if xd.dtype.kind == "f":
-                nan = xp.isnan(win)
-                a = xp.where(nan.any(axis=-1), win.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1), a)
-            idx[..., i, j] = (r0 + a // (c1 - c0)) * W + c0 + a % (c1 - c0)
+    n = len(size)
+    lead, spatial = xd.shape[:-n], xd.shape[-n:]
+    idx = xp.zeros(lead + tuple(size), dtype=np.int64)
+    bounds = [_adaptive_bounds(s, o) for s, o in zip(spatial, size)]
+    for cell in itertools.product(*(range(o) for o in size)):
+        box = [bounds[i][c] for i, c in enumerate(cell)]
+        win = xd[(Ellipsis,) + tuple(slice(lo, hi) for lo, hi in box)]
+        shape = win.shape[-n:]
+        win = win.reshape(lead + (-1,))
+        a = win.argmax(axis=-1)  # (numpy's argmax picks the first NaN)
+        if xd.dtype.kind == "f":
+            nan = xp.isnan(win)
+            a = xp.where(nan.any(axis=-1), win.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1), a)
+        flat = 0
+        for (lo, _), s, at in zip(box, spatial, xp.unravel_index(a, shape)):
+            flat = flat * s + lo + at
+        idx[(Ellipsis,) + cell] = flat
     return idx
 
 
-def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """The max over PyTorch's adaptive windows, giving exactly output_size (an int, a pair, None = keep).
-    Shapes: (N, C, H, W) or (C, H, W) -> (N, C, *output_size); return_indices: also each max's flat index
-    into its H x W plane (int64). The values are a `gather` of the input at those indices (one
-    `GatherBackward0` node: the gradient goes to each window's max, and it differentiates twice)."""
-    check_tensor(input, "input", "adaptive_max_pool2d")
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
-    if isinstance(output_size, int) or output_size is None:
-        output_size = (output_size, output_size)
-    if len(output_size) != 2:
-        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
-    size = tuple(s if o is None else int(o) for o, s in zip(output_size, input.shape[-2:]))
+def _adaptive_max_pool(input, output_size, return_indices, n, name):
+    size = _adaptive_size(input, output_size, n, name)
+    lead = tuple(input.shape[:-n])
     if min(size) < 0:
-        raise RuntimeError(f"adaptive_max_pool2d(): elements of output_size must be greater than or equal to 0 but "
+        if n == 3:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(lead + size)}")
+        raise RuntimeError(f"{name}(): elements of output_size must be greater than or equal to 0 but "
                            f"received {list(size)}")
     if input.array.dtype.kind != "f":
-        raise NotImplementedError(f'"adaptive_max_pool2d" not implemented for {input.dtype}')
-    lead = tuple(input.shape[:-2])
+        raise NotImplementedError(f'"{name}" not implemented for {input.dtype}' if n == 2 else
+                                  f'"{name}_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
     if input.numel() == 0 or min(size) == 0:
         idx = Tensor(xp_of(input.array).zeros(lead + size, dtype=np.int64))
     else:  # (an op of the input's array: a minigrad.compile replay finds each call's own maxima)
@@ -457,3 +579,27 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     index = idx.reshape(lead + (-1,))
     y = input.reshape(lead + (-1,)).gather(-1, index).reshape(lead + size)
     return (y, idx) if return_indices else y
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """The max over PyTorch's adaptive windows, giving exactly output_size (an int, a pair, None = keep).
+    Shapes: (N, C, H, W) or (C, H, W) -> (N, C, *output_size); return_indices: also each max's flat index
+    into its H x W plane (int64). The values are a `gather` of the input at those indices (one
+    `GatherBackward0` node: the gradient goes to each window's max, and it differentiates twice)."""
+    return _adaptive_max_pool(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """adaptive_max_pool2d over (D, H, W): (N, C, D, H, W) or (C, D, H, W) -> (N, C, *output_size); the indices
+    are flat into the D x H x W volume."""
+    return _adaptive_max_pool(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """adaptive_max_pool2d's values and indices, whatever return_indices says (PyTorch's)."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """adaptive_max_pool3d's values and indices, whatever return_indices says (PyTorch's)."""
+    return adaptive_max_pool3d(input, output_size, True)

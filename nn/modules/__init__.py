@@ -51,3 +51,12 @@ from .lazy import (  # noqa: E402
     LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, LazyConvTranspose1d, LazyConvTranspose2d, LazyLinear,
     LazyModuleMixin,
 )
+from .batchnorm import BatchNorm3d, SyncBatchNorm  # noqa: E402
+from .conv import Conv3d, ConvTranspose3d  # noqa: E402
+from .lazy import (  # noqa: E402
+    LazyBatchNorm3d, LazyConv3d, LazyConvTranspose3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
+)
+from .loss import NLLLoss2d  # noqa: E402
+from .pooling import (  # noqa: E402
+    AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, LPPool3d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
+)

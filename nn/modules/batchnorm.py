@@ -1,4 +1,4 @@
-"""BatchNorm1d and BatchNorm2d: per-channel normalization with running statistics, as PyTorch's."""
+"""BatchNorm1d, 2d and 3d and SyncBatchNorm: per-channel normalization with running statistics, as PyTorch's."""
 import minigrad
 from minigrad.autograd import recording
 
@@ -101,3 +101,44 @@ class BatchNorm2d(_BatchNorm):
     """Shapes: (N, C, H, W) -> the same; statistics per channel C over N, H and W."""
 
     _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Shapes: (N, C, D, H, W) -> the same; statistics per channel C over N, D, H and W."""
+
+    _dims = (5,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """BatchNorm of an input of any rank (N, C, *) -> the same. PyTorch's shares the batch statistics among the
+    processes of a distributed run; minigrad runs in one process, where it is plain BatchNorm (`process_group`
+    is kept, unused)."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """`module` with every BatchNorm*d in it (itself included) replaced by a SyncBatchNorm that shares its
+        parameters, running statistics and mode; returns the converted module (the same one unless it was a
+        BatchNorm itself)."""
+        from .instancenorm import _InstanceNorm  # (instancenorm builds on this file)
+
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats,
+                      process_group)
+            if module.affine:
+                out.weight, out.bias = module.weight, module.bias
+            out.running_mean, out.running_var = module.running_mean, module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out

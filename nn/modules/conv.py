@@ -1,4 +1,4 @@
-"""Conv1d, Conv2d, ConvTranspose1d and ConvTranspose2d: convolution layers with PyTorch's parameters, init and
+"""Conv1d/2d/3d and ConvTranspose1d/2d/3d: convolution layers with PyTorch's parameters, init and
 padding modes."""
 import math
 
@@ -92,6 +92,15 @@ class Conv2d(_ConvNd):
     _fn = staticmethod(F.conv2d)
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution. Shapes: input (N, C_in, D, H, W) or (C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out);
+    weight (out_channels, in_channels/groups, kD, kH, kW), bias (out_channels,). padding and padding_mode as
+    Conv2d's."""
+
+    _n = 3
+    _fn = staticmethod(F.conv3d)
+
+
 class _ConvTransposeNd(_ConvNd):
     """The transposed convolutions: weight (in_channels, out_channels/groups, *kernel_size), as PyTorch."""
 
@@ -166,6 +175,15 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     _n = 2
     _fn = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution (conv3d's adjoint in its input). Shapes: input (N, C_in, D, H, W) or
+    (C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out), each size as ConvTranspose2d's; weight (in_channels,
+    out_channels/groups, kD, kH, kW), bias (out_channels,). forward(input, output_size=None)."""
+
+    _n = 3
+    _fn = staticmethod(F.conv_transpose3d)
 
 
 def _conv_repr(m):

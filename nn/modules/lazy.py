@@ -7,8 +7,9 @@ import itertools
 import minigrad
 
 from ..parameter import UninitializedBuffer, UninitializedParameter
-from .batchnorm import BatchNorm1d, BatchNorm2d
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Linear
 
 
@@ -111,6 +112,17 @@ class LazyConv2d(_LazyConvMixin, Conv2d):
         self._lazy_parameters(out_channels, bias, device, dtype)
 
 
+class LazyConv3d(_LazyConvMixin, Conv3d):
+    """nn.Conv3d with in_channels read from the first input."""
+
+    cls_to_become = Conv3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
 class LazyConvTranspose1d(_LazyConvMixin, ConvTranspose1d):
     """nn.ConvTranspose1d with in_channels read from the first input."""
 
@@ -127,6 +139,18 @@ class LazyConvTranspose2d(_LazyConvMixin, ConvTranspose2d):
     """nn.ConvTranspose2d with in_channels read from the first input."""
 
     cls_to_become = ConvTranspose2d
+    _transposed = True
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode)
+        self._lazy_parameters(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose3d(_LazyConvMixin, ConvTranspose3d):
+    """nn.ConvTranspose3d with in_channels read from the first input."""
+
+    cls_to_become = ConvTranspose3d
     _transposed = True
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
@@ -175,3 +199,38 @@ class LazyBatchNorm2d(_LazyBatchNormMixin, BatchNorm2d):
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
         super().__init__(0, eps, momentum, False, False)
         self._lazy_state(affine, track_running_stats, device, dtype)
+
+
+class LazyBatchNorm3d(_LazyBatchNormMixin, BatchNorm3d):
+    """nn.BatchNorm3d with num_features read from the first input."""
+
+    cls_to_become = BatchNorm3d
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+        super().__init__(0, eps, momentum, False, False)
+        self._lazy_state(affine, track_running_stats, device, dtype)
+
+
+class _LazyInstanceNorm(_LazyBatchNormMixin):
+    # (PyTorch's lazy instance norms are affine and track running statistics by default, unlike the plain ones)
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+        super().__init__(0, eps, momentum, False, False)
+        self._lazy_state(affine, track_running_stats, device, dtype)
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm, InstanceNorm1d):
+    """nn.InstanceNorm1d with num_features read from the first input."""
+
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm, InstanceNorm2d):
+    """nn.InstanceNorm2d with num_features read from the first input."""
+
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm, InstanceNorm3d):
+    """nn.InstanceNorm3d with num_features read from the first input."""
+
+    cls_to_become = InstanceNorm3d

@@ -1,11 +1,11 @@
-"""The pooling layers (max, average, adaptive average and adaptive max; 1-d and 2-d): the functional pools with
-their arguments fixed."""
+"""The pooling layers (max, average, adaptive average, adaptive max, LP and max unpooling; 1-d, 2-d and 3-d): the
+functional pools with their arguments fixed."""
 from .. import functional as F
 from ..module import Module
 
 
-class MaxPool2d(Module):
-    """The max over each window. Shapes: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out) (see F.max_pool2d)."""
+class _MaxPoolNd(Module):
+    _fn = None
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
@@ -14,16 +14,31 @@ class MaxPool2d(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode,
-                            return_indices=self.return_indices)
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
+class MaxPool2d(_MaxPoolNd):
+    """The max over each window. Shapes: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out) (see F.max_pool2d)."""
+
+    _fn = staticmethod(F.max_pool2d)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """The max over each window. Shapes: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out) (see
+    F.max_pool3d)."""
+
+    _fn = staticmethod(F.max_pool3d)
+
+
 class AvgPool2d(Module):
     """The mean over each window. Shapes: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out) (see F.avg_pool2d)."""
+
+    _fn = staticmethod(F.avg_pool2d)
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
@@ -33,11 +48,18 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+        return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
                             self.divisor_override)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """The mean over each window. Shapes: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out) (see
+    F.avg_pool3d)."""
+
+    _fn = staticmethod(F.avg_pool3d)
 
 
 class AdaptiveAvgPool2d(Module):
@@ -54,22 +76,17 @@ class AdaptiveAvgPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-class MaxPool1d(Module):
-    """The max over each window. Shapes: (N, C, L) or (C, L) -> (N, C, L_out) (see F.max_pool1d)."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
-        super().__init__()
-        self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+    """Averages to a fixed output size. Shapes: (N, C, D, H, W) or (C, D, H, W) -> (N, C, *output_size)."""
 
     def forward(self, input):
-        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation, ceil_mode=self.ceil_mode,
-                            return_indices=self.return_indices)
+        return F.adaptive_avg_pool3d(input, self.output_size)
 
-    def extra_repr(self):
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+class MaxPool1d(_MaxPoolNd):
+    """The max over each window. Shapes: (N, C, L) or (C, L) -> (N, C, L_out) (see F.max_pool1d)."""
+
+    _fn = staticmethod(F.max_pool1d)
 
 
 class AvgPool1d(Module):
@@ -120,6 +137,14 @@ class AdaptiveMaxPool2d(Module):
         return f"output_size={self.output_size}"
 
 
+class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
+    """The max over adaptive windows to a fixed output size. Shapes: (N, C, D, H, W) or (C, D, H, W) -> (N, C,
+    *output_size); with return_indices also the flat indices (see F.adaptive_max_pool3d)."""
+
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
 class AdaptiveMaxPool1d(Module):
     """The max over adaptive windows to a fixed length. Shapes: (N, C, L) or (C, L) -> (N, C, output_size)."""
 
@@ -156,3 +181,53 @@ class LPPool2d(_LPPoolNd):
 
     def forward(self, input):
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """The p-norm of each window. Shapes: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out) (see
+    F.lp_pool3d)."""
+
+    def forward(self, input):
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class _MaxUnpoolNd(Module):
+    _n = 0
+    _fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        tup = lambda v: (v,) * self._n if isinstance(v, int) else tuple(v)  # noqa: E731
+        self.kernel_size = tup(kernel_size)
+        self.stride = tup(stride if stride is not None else kernel_size)
+        self.padding = tup(padding)
+
+    def forward(self, input, indices, output_size=None):
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """max_pool1d's partial inverse (zeros where no max was). forward(input, indices, output_size=None): (N, C, L) or
+    (C, L) -> (N, C, L_out) (see F.max_unpool1d)."""
+
+    _n = 1
+    _fn = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """max_pool2d's partial inverse (zeros where no max was). forward(input, indices, output_size=None): (N, C, H, W)
+    or (C, H, W) -> (N, C, H_out, W_out) (see F.max_unpool2d)."""
+
+    _n = 2
+    _fn = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """max_pool3d's partial inverse (zeros where no max was). forward(input, indices, output_size=None): (N, C, D, H,
+    W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out) (see F.max_unpool3d)."""
+
+    _n = 3
+    _fn = staticmethod(F.max_unpool3d)

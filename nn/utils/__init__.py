@@ -1,6 +1,6 @@
 """Gradient utilities, as `torch.nn.utils`: clip_grad_norm_ (= get_total_norm then clip_grads_with_norm_),
 clip_grad_value_; parameters_to_vector and vector_to_parameters. (Also here, loaded at first use: parametrize, parametrizations, prune, weight_norm /
-remove_weight_norm, spectral_norm / remove_spectral_norm; and rnn.)
+remove_weight_norm, spectral_norm / remove_spectral_norm; fusion's fuse_conv_bn_eval, ...; skip_init; and rnn.)
 
 They work on the gradient arrays directly (in place, nothing recorded), as an optimizer does.
 """
@@ -191,7 +191,9 @@ from . import rnn  # noqa: E402 (torch.nn.utils.rnn: pad_sequence, PackedSequenc
 # (The older two live in _weight_norm.py and _spectral_norm.py: `nn.utils.weight_norm` is the function.)
 _LAZY = {"parametrize": None, "parametrizations": None, "prune": None, "stateless": None, "weight_norm": "_weight_norm",
          "remove_weight_norm": "_weight_norm", "spectral_norm": "_spectral_norm",
-         "remove_spectral_norm": "_spectral_norm"}
+         "remove_spectral_norm": "_spectral_norm", "fusion": None, "fuse_conv_bn_eval": "fusion",
+         "fuse_conv_bn_weights": "fusion", "fuse_linear_bn_eval": "fusion", "fuse_linear_bn_weights": "fusion",
+         "init": None, "skip_init": "init"}
 
 
 def __getattr__(name):

@@ -179,3 +179,52 @@ def test_a_state_dict_without_num_batches_tracked_loads_as_in_torch(torch, cls):
     with pytest.raises(RuntimeError) as theirs_err:
         theirs.load_state_dict(theirs_versioned)
     assert str(ours_err.value).split("\n", 1)[1] == str(theirs_err.value).split("\n", 1)[1]
+
+
+# ---- BatchNorm3d and SyncBatchNorm (one process: BatchNorm over any rank) -----------------------------------------------
+@pytest.mark.parametrize("cls,shape", [("BatchNorm3d", (3, 4, 2, 3, 2)), ("SyncBatchNorm", (3, 4, 5)),
+                                       ("SyncBatchNorm", (5, 4)), ("SyncBatchNorm", (2, 4, 2, 2, 2, 2))])
+def test_batchnorm3d_and_syncbatchnorm_vs_torch(cls, shape):
+    torch = pytest.importorskip("torch")
+    ours, theirs = getattr(nn, cls)(4, momentum=0.3), getattr(torch.nn, cls)(4, momentum=0.3)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    for mode in ("train", "eval"):
+        getattr(ours, mode)(), getattr(theirs, mode)()
+        x = arr(*shape, dtype=np.float32)
+        xo, xt = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        y, ty = ours(xo), theirs(xt)
+        np.testing.assert_allclose(y.array, ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+        g = arr(*shape, dtype=np.float32)
+        y.backward(minigrad.tensor(g)), ty.backward(torch.tensor(g))
+        np.testing.assert_allclose(xo.grad.array, xt.grad.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(ours.running_var.array, theirs.running_var.numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("cls,shape", [("BatchNorm3d", (2, 4, 3)), ("SyncBatchNorm", (4,))])
+def test_batchnorm3d_and_syncbatchnorm_rank_errors_vs_torch(cls, shape):
+    torch = pytest.importorskip("torch")
+    for mode in ("train", "eval"):
+        with pytest.raises(ValueError) as theirs:
+            getattr(getattr(torch.nn, cls)(4), mode)()(torch.zeros(shape))
+        with pytest.raises(ValueError) as ours:
+            getattr(getattr(nn, cls)(4), mode)()(minigrad.zeros(shape))
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_convert_sync_batchnorm_shares_parameters_statistics_and_mode():
+    torch = pytest.importorskip("torch")
+
+    def build(lib):
+        m = lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3), lib.nn.BatchNorm2d(4),
+                              lib.nn.Sequential(lib.nn.BatchNorm1d(4, affine=False)), lib.nn.InstanceNorm2d(4))
+        m[1].eval()
+        return m
+
+    ours, theirs = build(minigrad), build(torch)
+    weight, mean = ours[1].weight, ours[1].running_mean
+    converted = nn.SyncBatchNorm.convert_sync_batchnorm(ours)
+    assert converted is ours and repr(converted) == repr(torch.nn.SyncBatchNorm.convert_sync_batchnorm(theirs))
+    assert type(converted[1]) is nn.SyncBatchNorm and converted[1].weight is weight
+    assert converted[1].running_mean is mean and not converted[1].training and converted[2][0].training
+    assert type(nn.SyncBatchNorm.convert_sync_batchnorm(nn.BatchNorm3d(2))) is nn.SyncBatchNorm

@@ -1,6 +1,7 @@
 """conv1d, conv2d, conv_transpose1d/2d and nn.Conv1d / Conv2d / ConvTranspose1d/2d against PyTorch: values,
 gradients (float32 and float64), finite differences, node names, PyTorch's init, and the errors for bad input."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -333,3 +334,65 @@ def test_conv_transpose1d_errors_vs_torch(torch, call):
         call(minigrad, F)
     if "output padding" in str(theirs.value) or "padding' must" in str(theirs.value):
         assert str(ours.value) == str(theirs.value)
+
+
+# ---- the 3-d convolutions: the same ops over three spatial dims ----------------------------------------------
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, bias, kw", [
+    ((2, 3, 5, 6, 4), (4, 3, 3, 2, 3), True, {}),
+    ((1, 4, 6, 5, 7), (6, 2, 2, 3, 3), False, dict(stride=(2, 1, 2), padding=(1, 0, 2), dilation=(1, 2, 1), groups=2)),
+    ((4, 5, 5, 5), (2, 4, 3, 3, 3), True, dict(padding="same")),  # unbatched
+    ((2, 2, 4, 5, 6), (3, 2, 1, 2, 3), True, dict(stride=2, padding=1)),
+])
+def test_conv3d_vs_torch(torch, xs, ws, bias, kw, dtype):
+    b = arr(ws[0], dtype=dtype) if bias else None
+    vs_torch(torch, F.conv3d, torch.nn.functional.conv3d, [arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), b], dtype,
+             **kw)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, bias, kw", [
+    ((2, 3, 3, 4, 2), (3, 2, 3, 2, 3), True, {}),
+    ((1, 4, 3, 2, 3), (4, 3, 2, 3, 3), False, dict(stride=(2, 1, 3), padding=(1, 0, 1), output_padding=(1, 0, 2),
+                                                  groups=2, dilation=(1, 2, 1))),
+    ((2, 3, 3, 3), (2, 2, 3, 3, 3), True, dict(stride=2)),  # unbatched
+])
+def test_conv_transpose3d_vs_torch(torch, xs, ws, bias, kw, dtype):
+    b = arr(ws[1] * kw.get("groups", 1), dtype=dtype) if bias else None
+    vs_torch(torch, F.conv_transpose3d, torch.nn.functional.conv_transpose3d,
+             [arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), b], dtype, **kw)
+
+
+def test_top_level_conv3d_names_are_the_functional_ones():
+    assert minigrad.conv3d is F.conv3d and minigrad.conv_transpose3d is F.conv_transpose3d
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x, w: m.conv3d(x, w, padding=(1, 1)),
+    lambda m, x, w: m.conv3d(x[0, 0, 0], w),
+    lambda m, x, w: m.conv3d(x, w.repeat(1, 1, 2, 2, 2)),
+    lambda m, x, w: m.conv_transpose3d(x, w, stride=2, output_padding=2),
+])
+def test_conv3d_errors_vs_torch(torch, call):
+    x, w = arr(1, 2, 3, 4, 5, dtype=np.float32), arr(2, 2, 3, 3, 3, dtype=np.float32)
+    with pytest.raises(Exception) as theirs:
+        call(torch.nn.functional, torch.tensor(x), torch.tensor(w))
+    with pytest.raises(type(theirs.value), match=f"^{re.escape(str(theirs.value))}$"):
+        call(F, minigrad.tensor(x), minigrad.tensor(w))
+
+
+@pytest.mark.parametrize("cls, args, kw, shape", [
+    ("Conv3d", (2, 4, 3), dict(padding=1, bias=False), (2, 2, 4, 5, 3)),
+    ("Conv3d", (4, 6, (1, 2, 3)), dict(stride=(1, 2, 1), groups=2, padding_mode="reflect", padding=(0, 1, 1)),
+     (1, 4, 3, 5, 6)),
+    ("ConvTranspose3d", (2, 4, 3), dict(stride=2, output_padding=1), (2, 2, 2, 3, 2)),
+])
+def test_3d_conv_modules_vs_torch(torch, cls, args, kw, shape):
+    ours, theirs = getattr(nn, cls)(*args, **kw), getattr(torch.nn, cls)(*args, **kw)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    for name, p in theirs.named_parameters():
+        getattr(ours, name).data = minigrad.tensor(p.detach().numpy())
+    x = arr(*shape, dtype=np.float32)
+    y, ty = ours(minigrad.tensor(x)), theirs(torch.tensor(x))
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), rtol=1e-4, atol=1e-5)

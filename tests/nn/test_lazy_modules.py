@@ -74,3 +74,29 @@ def test_lazy_batch_norm_without_affine_has_no_parameters():
     bn = nn.LazyBatchNorm1d(affine=False)
     bn(minigrad.randn(3, 7))
     assert bn.weight is None and tuple(bn.running_mean.shape) == (7,) and repr(bn).startswith("BatchNorm1d(7,")
+
+
+@pytest.mark.parametrize("name,args,shape", [
+    ("LazyConv3d", (4, 3), (2, 3, 4, 5, 4)), ("LazyConvTranspose3d", (4, 2), (2, 3, 3, 2, 3)),
+    ("LazyBatchNorm3d", (), (2, 3, 2, 2, 3)), ("LazyInstanceNorm1d", (), (2, 3, 5)),
+    ("LazyInstanceNorm2d", (), (2, 3, 4, 4)), ("LazyInstanceNorm3d", (), (2, 3, 2, 3, 2)),
+])
+def test_3d_and_instance_norm_lazy_modules_vs_torch(name, args, shape):
+    torch = pytest.importorskip("torch")
+    ours, theirs = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+    assert repr(ours) == repr(theirs)
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    y, ty = ours(minigrad.tensor(x)), theirs(torch.tensor(x))
+    assert type(ours).__name__ == type(theirs).__name__ and repr(ours) == repr(theirs)
+    assert y.shape == tuple(ty.shape)
+    assert {k: tuple(v.shape) for k, v in ours.state_dict().items()} == \
+        {k: tuple(v.shape) for k, v in theirs.state_dict().items()}
+
+
+def test_lazy_instance_norm_of_an_unbatched_input_fails_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError) as theirs:
+        torch.nn.LazyInstanceNorm2d()(torch.zeros(3, 4, 4))
+    with pytest.raises(ValueError) as ours:
+        nn.LazyInstanceNorm2d()(minigrad.zeros(3, 4, 4))
+    assert str(ours.value) == str(theirs.value)

@@ -524,3 +524,17 @@ def test_nll_loss_of_one_sample_a_letter_at_a_time(torch, dtype):
         with pytest.raises(IndexError) as theirs:
             torch.nn.functional.nll_loss(torch.tensor(xs[0]), torch.tensor([bad]))
         assert str(ours.value).startswith(str(theirs.value)[:-1])  # (ours goes on to name the range and where)
+
+
+def test_nllloss2d_is_nllloss_under_its_deprecated_name():
+    torch = pytest.importorskip("torch")
+    with pytest.warns(FutureWarning) as ours:
+        loss = nn.NLLLoss2d(ignore_index=1)
+    with pytest.warns(FutureWarning) as theirs:
+        tloss = torch.nn.NLLLoss2d(ignore_index=1)
+    assert str(ours[0].message) == str(theirs[0].message)
+    assert isinstance(loss, nn.NLLLoss) and repr(loss) == repr(tloss)
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5))
+    t = np.random.default_rng(1).integers(0, 3, (2, 4, 5))
+    np.testing.assert_allclose(loss(minigrad.tensor(x), minigrad.tensor(t)).item(),
+                               tloss(torch.tensor(x), torch.tensor(t)).item(), rtol=1e-12)

@@ -257,3 +257,84 @@ def test_hook_tables_are_pytorchs_id_to_hook_maps():
         m(lib.ones(2))
         h1.remove(), h2.remove()
         assert len(m._forward_pre_hooks) == 0 and len(m._forward_hooks_with_kwargs) == 0
+
+
+# ---- nn.utils.fusion and skip_init ------------------------------------------------------------------------------------
+def _same_weights(ours, theirs):
+    for name, t in list(theirs.named_parameters()) + list(theirs.named_buffers()):
+        getattr(ours, name).data = minigrad.tensor(t.detach().numpy())
+
+
+@pytest.mark.parametrize("conv,bn,transpose,shape", [
+    (("Conv2d", 3, 4, 3), ("BatchNorm2d", 4), False, (2, 3, 6, 6)),
+    (("Conv3d", 2, 4, 2, {"bias": False}), ("BatchNorm3d", 4, {"affine": False}), False, (1, 2, 4, 3, 4)),
+    (("ConvTranspose2d", 4, 6, 3), ("BatchNorm2d", 6), True, (2, 4, 3, 3)),
+])
+def test_fuse_conv_bn_eval_vs_torch(conv, bn, transpose, shape):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    mods = []
+    for lib in (nn, torch.nn):
+        c = getattr(lib, conv[0])(*[a for a in conv[1:] if not isinstance(a, dict)], **next(
+            (a for a in conv[1:] if isinstance(a, dict)), {}))
+        b = getattr(lib, bn[0])(*[a for a in bn[1:] if not isinstance(a, dict)], **next(
+            (a for a in bn[1:] if isinstance(a, dict)), {}))
+        mods.append((c, b))
+    (c, b), (tc, tb) = mods
+    with torch.no_grad():
+        tb.running_mean.copy_(torch.tensor(rng.standard_normal(tb.num_features)))
+        tb.running_var.copy_(torch.tensor(rng.uniform(0.5, 2, tb.num_features)))
+        if tb.weight is not None:
+            tb.weight.copy_(torch.tensor(rng.standard_normal(tb.num_features)))
+    _same_weights(c, tc), _same_weights(b, tb)
+    with pytest.raises(AssertionError, match="^Fusion only for eval!$"):
+        nn.utils.fuse_conv_bn_eval(c, b, transpose)
+    for m in (c, b, tc, tb):
+        m.eval()
+    fused, tfused = nn.utils.fuse_conv_bn_eval(c, b, transpose), torch.nn.utils.fuse_conv_bn_eval(tc, tb, transpose)
+    assert fused is not c and repr(fused) == repr(tfused)
+    assert type(fused.weight) is nn.Parameter and fused.bias.requires_grad == tfused.bias.requires_grad
+    x = rng.standard_normal(shape).astype(np.float32)
+    np.testing.assert_allclose(fused(minigrad.tensor(x)).array, tfused(torch.tensor(x)).detach().numpy(), rtol=1e-4,
+                               atol=1e-5)
+    np.testing.assert_allclose(fused(minigrad.tensor(x)).array, b(c(minigrad.tensor(x))).array, rtol=1e-4, atol=1e-5)
+
+
+def test_fuse_linear_bn_eval_vs_torch_and_its_errors():
+    torch = pytest.importorskip("torch")
+    ours, theirs = (nn.Linear(3, 4), nn.BatchNorm1d(4)), (torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    with torch.no_grad():
+        theirs[1].running_var.fill_(3.0), theirs[1].running_mean.fill_(0.5), theirs[1].bias.fill_(0.25)
+    for o, t in zip(ours, theirs):
+        _same_weights(o, t)
+        o.eval(), t.eval()
+    fused, tfused = nn.utils.fuse_linear_bn_eval(*ours), torch.nn.utils.fuse_linear_bn_eval(*theirs)
+    x = np.random.default_rng(4).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_allclose(fused(minigrad.tensor(x)).array, tfused(torch.tensor(x)).detach().numpy(), rtol=1e-5)
+    w, b = nn.utils.fuse_linear_bn_weights(ours[0].weight, None, ours[1].running_mean, ours[1].running_var, 1e-5,
+                                           ours[1].weight, ours[1].bias)
+    tw, tb = torch.nn.utils.fuse_linear_bn_weights(theirs[0].weight, None, theirs[1].running_mean,
+                                                   theirs[1].running_var, 1e-5, theirs[1].weight, theirs[1].bias)
+    np.testing.assert_allclose(b.array, tb.detach().numpy(), rtol=1e-6)
+    assert (type(w), type(b), b.requires_grad) == (nn.Parameter, nn.Parameter, tb.requires_grad)
+    for args in [lambda lib: (lib.Linear(3, 4).eval(), lib.BatchNorm1d(5).eval()),
+                 lambda lib: (lib.Linear(3, 4), lib.BatchNorm1d(4).eval()),
+                 lambda lib: (lib.Linear(3, 4).eval(), lib.BatchNorm1d(4, track_running_stats=False).eval())]:
+        with pytest.raises(AssertionError) as theirs_error:
+            torch.nn.utils.fuse_linear_bn_eval(*args(torch.nn))
+        with pytest.raises(AssertionError) as ours_error:
+            nn.utils.fuse_linear_bn_eval(*args(nn))
+        assert str(ours_error.value) == str(theirs_error.value)
+
+
+def test_skip_init_vs_torch():
+    torch = pytest.importorskip("torch")
+    m = nn.utils.skip_init(nn.Linear, 3, 4, bias=False)
+    assert repr(m) == repr(torch.nn.utils.skip_init(torch.nn.Linear, 3, 4, bias=False))
+    assert m.weight.shape == (4, 3) and type(m.weight) is nn.Parameter
+    for cls in ("ReLU", "Sequential"):
+        with pytest.raises(RuntimeError) as theirs:
+            torch.nn.utils.skip_init(getattr(torch.nn, cls))
+        with pytest.raises(RuntimeError) as ours:
+            nn.utils.skip_init(getattr(nn, cls))
+        assert str(ours.value) == str(theirs.value)

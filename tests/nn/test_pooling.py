@@ -1,6 +1,8 @@
 """max_pool2d, avg_pool2d, adaptive_avg_pool2d, interpolate and pad (and their modules) against PyTorch:
 values, indices, gradients, node names, finite differences (twice for the linear maps) and bad input; and
 max_pool2d's CPU kernel (minigrad/backends/cpu/max_pool.py) against the op's numpy path and PyTorch."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -515,3 +517,203 @@ def test_adaptive_max_pool_picks_pytorchs_nan(torch):
         ty, ti = torch.nn.functional.adaptive_max_pool2d(torch.tensor(a), size, return_indices=True)
         np.testing.assert_array_equal(i.numpy(), ti.numpy())
         np.testing.assert_array_equal(y.numpy(), ty.numpy())
+
+
+# ---- the 3-d pools: the same ops over (D, H, W) ----------------------------------------------------------------------
+POOL3D = [
+    ("max_pool3d", (2, 3, 5, 6, 4), (2,), {}),
+    ("max_pool3d", (1, 2, 7, 6, 5), ((3, 2, 3),), dict(stride=(2, 1, 2), padding=(1, 1, 0), dilation=(1, 2, 1),
+                                                     ceil_mode=True, return_indices=True)),
+    ("max_pool3d", (3, 5, 5, 5), (3,), dict(stride=2, padding=1, return_indices=True)),  # unbatched
+    ("avg_pool3d", (2, 3, 5, 6, 4), (2,), {}),
+    ("avg_pool3d", (1, 2, 7, 6, 5), ((3, 2, 3),), dict(stride=(2, 1, 2), padding=(1, 1, 0), ceil_mode=True)),
+    ("avg_pool3d", (1, 2, 7, 6, 5), (3,), dict(stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    ("avg_pool3d", (3, 5, 4, 6), ((2, 1, 3),), dict(padding=(1, 0, 1), divisor_override=4)),  # unbatched
+    ("adaptive_avg_pool3d", (2, 3, 5, 6, 4), ((2, 4, 3),), {}),
+    ("adaptive_avg_pool3d", (3, 5, 6, 7), ((None, 2, 9),), {}),
+]
+
+
+@pytest.mark.parametrize("name,shape,args,kw", POOL3D)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_3d_pools_vs_torch(torch, name, shape, args, kw, dtype):
+    vs_torch(torch, name, arr(*shape, dtype=dtype), dtype, *args, **kw)
+
+
+@pytest.mark.parametrize("shape,size", [((2, 3, 5, 6, 7), (2, 4, 3)), ((3, 4, 5, 6), (5, None, 2)), ((1, 2, 3, 3, 3), 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adaptive_max_pool3d_vs_torch(torch, shape, size, dtype):
+    vs_torch(torch, "adaptive_max_pool3d", arr(*shape, dtype=dtype), dtype, size, node=False, return_indices=True)
+    x = arr(*shape)
+    y, i = F.adaptive_max_pool3d_with_indices(minigrad.tensor(x), size)  # (a pair whatever return_indices says)
+    ty, ti = torch.nn.functional.adaptive_max_pool3d_with_indices(torch.tensor(x), size)
+    np.testing.assert_array_equal(y.array, ty.numpy())
+    np.testing.assert_array_equal(i.array, ti.numpy())
+
+
+def test_max_pool3d_with_indices_and_nan(torch):
+    x = arr(1, 2, 4, 4, 4)
+    x[0, 1, 1, 2, 3] = np.nan
+    y, i = F.max_pool3d_with_indices(minigrad.tensor(x), 2)
+    ty, ti = torch.nn.functional.max_pool3d_with_indices(torch.tensor(x), 2)
+    np.testing.assert_array_equal(i.array, ti.numpy())
+    np.testing.assert_array_equal(y.array, ty.numpy())
+
+
+def test_lp_pool3d_vs_torch(torch):
+    x = np.abs(arr(2, 3, 5, 6, 4)) + 0.1
+    for p, k, s, ceil in [(2.0, 2, None, False), (3.0, (2, 3, 2), (1, 2, 2), True)]:
+        y = F.lp_pool3d(minigrad.tensor(x, requires_grad=True), p, k, s, ceil)
+        ty = torch.nn.functional.lp_pool3d(torch.tensor(x, requires_grad=True), p, k, s, ceil)
+        np.testing.assert_allclose(y.array, ty.detach().numpy(), rtol=1e-10)
+
+
+def test_3d_pool_gradcheck():
+    x = minigrad.tensor(arr(1, 2, 4, 5, 3), requires_grad=True)
+    assert gradcheck(lambda x: F.max_pool3d(x, 2, stride=1, padding=1), (x,))
+    assert gradgradcheck(lambda x: F.avg_pool3d(x, (2, 3, 2), stride=1, padding=1), (x,))
+    assert gradgradcheck(lambda x: F.max_pool3d(x, 2, stride=(1, 2, 1)), (x,))
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, m: m.max_pool3d(t.randn(2, 3, 4), 2),
+    lambda t, m: m.max_pool3d(t.randn(1, 2, 3, 4, 5), (2, 2)),
+    lambda t, m: m.max_pool3d(t.randn(1, 2, 3, 4, 5), 2, stride=(1, 1)),
+    lambda t, m: m.max_pool3d(t.randn(1, 2, 3, 4, 5), 2, padding=2),
+    lambda t, m: m.max_pool3d(t.randn(1, 2, 3, 4, 5), (2, 2, 3), padding=(0, 1, 2), dilation=(1, 1, 2)),
+    lambda t, m: m.max_pool3d(t.randn(1, 2, 3, 4, 5), 4),
+    lambda t, m: m.max_pool3d(t.randn(1, 2, 3, 4, 5), 0, stride=1),
+    lambda t, m: m.max_pool3d(t.randn(1, 2, 3, 4, 5), 2, dilation=0),
+    lambda t, m: m.max_pool3d(t.randn(1, 2, 3, 4, 5), 2, padding=-1),
+    lambda t, m: m.avg_pool3d(t.randn(1, 2, 3, 4, 5), 4),
+    lambda t, m: m.avg_pool3d(t.randn(1, 2, 3, 4, 5), 2, stride=0),
+    lambda t, m: m.avg_pool3d(t.randn(1, 2, 3, 4, 5), (2, 2)),
+    lambda t, m: m.avg_pool3d(t.randn(1, 2, 3, 4, 5), 2, divisor_override=0),
+    lambda t, m: m.adaptive_avg_pool3d(t.randn(2, 3, 4), 2),
+    lambda t, m: m.adaptive_avg_pool3d(t.randn(1, 2, 3, 4, 5), (2, 2)),
+    lambda t, m: m.adaptive_avg_pool3d(t.randn(1, 2, 3, 4, 5), (-1, 2, 3)),
+    lambda t, m: m.adaptive_avg_pool2d(t.randn(1, 2, 3, 4), (-1, 2)),
+    lambda t, m: m.adaptive_avg_pool3d(t.ones(1, 2, 3, 4, 5, dtype=t.int64), 2),
+    lambda t, m: m.adaptive_max_pool3d(t.randn(2, 3, 4), 2),
+    lambda t, m: m.adaptive_max_pool3d(t.randn(1, 2, 3, 4, 5), (2, 2)),
+    lambda t, m: m.adaptive_max_pool3d(t.randn(1, 2, 3, 4, 5), (-1, 2, 3)),
+    lambda t, m: m.lp_pool3d(t.randn(1, 2, 3, 4, 5), 2, (2, 2)),
+])
+def test_3d_pool_errors_vs_torch(torch, call):
+    with pytest.raises(Exception) as theirs:
+        call(torch, torch.nn.functional)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(minigrad, F)
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("cls,args,kw", [
+    ("MaxPool3d", (2,), {}), ("MaxPool3d", ((2, 3, 2),), dict(stride=1, padding=1, dilation=(1, 1, 2), ceil_mode=True)),
+    ("AvgPool3d", (2,), {}), ("AvgPool3d", (3,), dict(stride=2, padding=1, ceil_mode=True, count_include_pad=False,
+                                                       divisor_override=3)),
+    ("AdaptiveAvgPool3d", ((2, None, 3),), {}), ("AdaptiveMaxPool3d", (2,), {}),
+    ("LPPool3d", (2, 2), {}), ("LPPool3d", (1.5, (2, 3, 2)), dict(stride=1, ceil_mode=True)),
+])
+def test_3d_pool_modules_vs_torch(torch, cls, args, kw):
+    ours, theirs = getattr(nn, cls)(*args, **kw), getattr(torch.nn, cls)(*args, **kw)
+    assert repr(ours) == repr(theirs)
+    x = np.abs(arr(2, 3, 6, 5, 7)) + 0.1
+    np.testing.assert_allclose(ours(minigrad.tensor(x)).array, theirs(torch.tensor(x)).numpy(), rtol=1e-10)
+
+
+def test_max_pool3d_module_return_indices(torch):
+    x = arr(1, 2, 4, 6, 4)
+    y, i = nn.MaxPool3d(2, return_indices=True)(minigrad.tensor(x))
+    ty, ti = torch.nn.MaxPool3d(2, return_indices=True)(torch.tensor(x))
+    np.testing.assert_array_equal(i.array, ti.numpy())
+    np.testing.assert_array_equal(y.array, ty.numpy())
+
+
+# ---- max unpooling -----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n,shape,kw,out", [
+    (1, (2, 3, 8), dict(kernel_size=2), None),
+    (1, (3, 9), dict(kernel_size=3, stride=2, padding=1), (9,)),  # unbatched
+    (2, (2, 3, 6, 8), dict(kernel_size=2), None),
+    (2, (2, 3, 7, 7), dict(kernel_size=2), (2, 3, 7, 7)),
+    (2, (3, 7, 6), dict(kernel_size=(3, 2), stride=(2, 2), padding=(1, 0)), None),
+    (3, (1, 2, 4, 6, 5), dict(kernel_size=2), (5, 7, 5)),
+    (3, (2, 4, 5, 4), dict(kernel_size=(2, 3, 2), stride=(2, 2, 1), padding=(1, 1, 0)), None),
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_unpool_vs_torch(torch, n, shape, kw, out, dtype):
+    x = arr(*shape, dtype=dtype)
+    tf = torch.nn.functional
+    ty, ti = getattr(tf, f"max_pool{n}d")(torch.tensor(x), return_indices=True, **kw)
+    pooled = ty.numpy()
+    ours = minigrad.tensor(pooled, requires_grad=True)
+    theirs = torch.tensor(pooled, requires_grad=True)
+    y = getattr(F, f"max_unpool{n}d")(ours, minigrad.tensor(ti.numpy()), output_size=out, **kw)
+    t = getattr(tf, f"max_unpool{n}d")(theirs, ti, output_size=out, **kw)
+    assert y.shape == tuple(t.shape) and y.dtype == ours.dtype
+    np.testing.assert_array_equal(y.array, t.detach().numpy())
+    g = arr(*y.shape, dtype=dtype)
+    y.backward(minigrad.tensor(g))
+    t.backward(torch.tensor(g))
+    np.testing.assert_array_equal(ours.grad.array, theirs.grad.numpy())
+    module, tmodule = getattr(nn, f"MaxUnpool{n}d")(**kw), getattr(torch.nn, f"MaxUnpool{n}d")(**kw)
+    assert repr(module) == repr(tmodule)
+    np.testing.assert_array_equal(module(ours, minigrad.tensor(ti.numpy()), out).array,
+                                  tmodule(theirs, ti, out).detach().numpy())
+
+
+def test_max_unpool2d_gradcheck():
+    y, i = F.max_pool2d(minigrad.tensor(arr(1, 2, 4, 6)), 2, return_indices=True)
+    assert gradcheck(lambda v: F.max_unpool2d(v, i, 2), (minigrad.tensor(y.array, requires_grad=True),))
+
+
+@contextlib.contextmanager
+def one_thread(torch):
+    """PyTorch on one thread: on several, its planes race to write the invalid index its message names."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, y, i: m.max_unpool2d(y, i, 2, output_size=(9, 9)),
+    lambda m, y, i: m.max_unpool2d(y, i, 2, output_size=(5,)),
+    lambda m, y, i: m.max_unpool2d(y, i.int(), 2),
+    lambda m, y, i: m.max_unpool2d(y, i[..., :1], 2),
+    lambda m, y, i: m.max_unpool2d(y[0, 0], i[0, 0], 2),
+    lambda m, y, i: m.max_unpool2d(y, i + 13, 2),
+    lambda m, y, i: m.max_unpool2d(y, i - 5, 2),
+    lambda m, y, i: m.max_unpool2d(y, i, 2, stride=1),
+    lambda m, y, i: m.max_unpool2d(y.long(), i, 2),
+    lambda m, y, i: m.max_unpool1d(y[0], i[0], 2),
+    lambda m, y, i: m.max_unpool1d(y[0, 0], i[0, 0], 2),
+    lambda m, y, i: m.max_unpool1d(y[0], i[0] + 30, 2),
+    lambda m, y, i: m.max_unpool1d(y[0], i[0], 2, output_size=(2, 3, 9, 1)),
+    lambda m, y, i: m.max_unpool1d(y[0], i[0], 2, output_size=(30,)),
+    lambda m, y, i: m.max_unpool3d(y[0], i[0], 2),
+    lambda m, y, i: m.max_unpool3d(y.unsqueeze(0), i.unsqueeze(0).int(), 2),
+    lambda m, y, i: m.max_unpool3d(y.unsqueeze(0), i.unsqueeze(0) + 100, 2),
+    lambda m, y, i: m.max_unpool3d(y.unsqueeze(0), i.unsqueeze(0), 2, output_size=(9, 9, 9)),
+    lambda m, y, i: m.max_unpool3d(y.unsqueeze(0), i.unsqueeze(0), 2, stride=0),
+    lambda m, y, i: m.max_unpool3d(y.unsqueeze(0), i.unsqueeze(0)[..., :1], 2),
+])
+def test_max_unpool_errors_vs_torch(torch, call):
+    x = arr(2, 3, 4, 4)
+    ty, ti = torch.nn.functional.max_pool2d(torch.tensor(x), 2, return_indices=True)
+    with pytest.raises(Exception) as theirs, one_thread(torch):
+        call(torch.nn.functional, ty, ti)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(F, minigrad.tensor(ty.numpy()), minigrad.tensor(ti.numpy()))
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_max_unpool_names_the_last_invalid_index_as_pytorch_on_one_thread(torch):
+    rng = np.random.default_rng(3)
+    y, i = arr(3, 4, 2, 2), rng.integers(-20, 40, (3, 4, 2, 2))
+    with pytest.raises(RuntimeError) as theirs, one_thread(torch):
+        torch.nn.functional.max_unpool2d(torch.tensor(y), torch.tensor(i), 2)
+    with pytest.raises(RuntimeError) as ours:
+        F.max_unpool2d(minigrad.tensor(y), minigrad.tensor(i), 2)
+    assert str(ours.value) == str(theirs.value)
