@@ -121,21 +121,15 @@ def set_num_interop_threads(n):
 _aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn package, bound on first use
 # PyTorch's top-level names for ops that are nn.functional's here, with the same signatures
 _FUNCTIONAL = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "cosine_similarity",
-               "pairwise_distance", "pixel_shuffle", "pixel_unshuffle")
+               "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "selu", "selu_", "celu", "celu_", "threshold",
+               "threshold_", "prelu", "rrelu_", "hardshrink", "max_pool1d", "max_pool2d", "avg_pool1d",
+               "adaptive_avg_pool1d", "pdist", "bilinear", "rms_norm")
+# the ones whose torch.* form differs (argument order, `train` required, reduction as an int)
+from ._functional_forms import *  # noqa: E402,F401,F403
+from ._functional_forms import METHODS as _NN_METHODS  # noqa: E402
 
-
-def dropout(input, p, train):
-    """PyTorch's `torch.dropout(input, p, train)`: nn.functional.dropout with `train` required."""
-    from .nn import functional
-
-    return functional.dropout(input, p, train)
-
-
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
-    """PyTorch's `torch.layer_norm`: nn.functional.layer_norm (cudnn_enable is accepted and changes nothing)."""
-    from .nn import functional
-
-    return functional.layer_norm(input, normalized_shape, weight, bias, eps)
+for _name, _method in _NN_METHODS.items():
+    setattr(Tensor, _name, _method)
 
 
 # PyTorch's top-level in-place functions, each its Tensor method (made on first use)
