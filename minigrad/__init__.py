@@ -31,6 +31,7 @@ from .factory import (  # noqa: F401
     ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, scalar_tensor, tensor, zeros,
     zeros_like,
 )
+from .factory import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from .ops import _bind_methods
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
