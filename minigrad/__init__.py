@@ -7,6 +7,7 @@
     >>> x.grad
     tensor(28.)
 """
+import builtins as _builtins
 import math as _math
 import warnings as _warnings
 from . import _aliases, autograd, dtypes, ops, random  # noqa: F401
@@ -82,6 +83,35 @@ def numel(t):
 
 def detach(t):
     return t.detach()
+
+
+def is_inference(input):
+    return input.is_inference()
+
+
+def get_device(input):
+    return input.get_device()
+
+
+resolve_neg = ops.resolve_conj  # (no lazily negated tensors here: see is_neg)
+
+
+def set_flush_denormal(mode):
+    """False: numpy keeps denormal numbers, so minigrad cannot flush them (PyTorch's answer on a CPU without it)."""
+    return False
+
+
+_warn_always = False
+
+
+def set_warn_always(b):
+    """PyTorch's switch for warnings it gives once a process; recorded (minigrad's own warnings keep Python's filters)."""
+    global _warn_always
+    _warn_always = _builtins.bool(b)  # (`bool` here is minigrad.bool, the dtype)
+
+
+def is_warn_always_enabled():
+    return _warn_always
 
 
 __version__ = "0.1.0"

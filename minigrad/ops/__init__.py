@@ -44,6 +44,12 @@ from .composite import isin  # noqa: F401
 from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F401
 from .composite import combinations, cumulative_trapezoid, poisson  # noqa: F401
 from .composite import unravel_index  # noqa: F401
+from .composite import fill, is_conj, is_neg, slice_copy  # noqa: F401
+from .composite import (  # noqa: F401
+    alias_copy, as_strided_copy, diagonal_copy, expand_copy, narrow_copy, permute_copy, select_copy, split_copy,
+    split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, view_copy,
+)
+from .elementwise import rsub  # noqa: F401
 from .special_ops import i0, igamma, igammac, mvlgamma, xlogy  # noqa: F401 (torch.i0, ...: torch.special's under their top-level names)
 from .linalg import det, inverse, logdet, matrix_exp, matrix_power, pinverse, slogdet  # noqa: F401
 from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)
@@ -176,6 +182,7 @@ def _bind_methods(Tensor):
                  "i0", "igamma", "igammac", "mvlgamma", "cholesky_solve", "cholesky_inverse", "triangular_solve",
                  "lu_solve", "lu", "qr", "svd", "cholesky"):
         methods[name] = globals()[name]
+    methods.update(cov=cov, corrcoef=corrcoef, narrow_copy=narrow_copy, is_conj=is_conj, is_neg=is_neg)
     methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
                    ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put"))
