@@ -275,6 +275,40 @@ def from_numpy(array):
     return Tensor(_writeable(array))
 
 
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor sharing memory with a Python buffer (bytearray, array.array, mmap, ...): `count` elements
+    (-1: all) from byte `offset`. A read-only buffer (bytes) is copied, with a warning, as from_numpy's array."""
+    dt = _dt(dtype)
+    length = memoryview(buffer).nbytes
+    if length <= 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length ({length} "
+                         "bytes) minus 1")
+    if count < 0:
+        if (length - offset) % dt.itemsize:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({dt.itemsize})")
+        count = (length - offset) // dt.itemsize
+    elif offset + count * dt.itemsize > length:
+        raise ValueError(f"requested buffer length ({count} * {dt.itemsize} bytes) after offset ({offset} bytes) must "
+                         f"not be greater than actual buffer length ({length} bytes)")
+    return _make(_writeable(np.frombuffer(buffer, dtype=dt, count=count, offset=offset)), requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
+    """An uninitialized tensor of shape `size` laid out with `stride` (in elements) over memory of its own."""
+    size, stride = _size((size,), "empty_strided"), tuple(builtins.int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides ({len(stride)})")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    xp, dt = module_for(device), _dt(dtype)
+    n = 1 + builtins.sum((sz - 1) * st for sz, st in zip(size, stride)) if all(size) else 0
+    memory = xp.empty(n, dtype=dt)
+    return _make(xp.lib.stride_tricks.as_strided(memory, size, tuple(st * dt.itemsize for st in stride)), requires_grad)
+
+
 _read_only_said = [False]
 
 

@@ -290,3 +290,44 @@ def test_tensor_cov_and_corrcoef(torch, kw):
     want = torch.tensor(x).cov(**{k: torch.tensor(arrays[v]) if v in arrays else v for k, v in kw.items()})
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
     np.testing.assert_allclose(minigrad.tensor(x).corrcoef().numpy(), torch.tensor(x).corrcoef().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("size, stride", [((2, 3), (1, 2)), ((2, 3), (3, 1)), ((2, 0), (1, 2)), ((), ()), ((3,), (0,)),
+                                          ((2, 2, 2), (1, 4, 2))])
+def test_empty_strided_as_torch(torch, size, stride):
+    t, want = minigrad.empty_strided(size, stride, dtype=minigrad.float64), torch.empty_strided(size, stride)
+    assert tuple(t.shape) == tuple(want.shape) and t.stride() == want.stride()
+    assert t.is_contiguous() == want.is_contiguous() and t.dtype == minigrad.float64 and t.is_leaf
+    t.fill_(2.0)
+    assert (t.numpy() == 2.0).all()
+
+
+@pytest.mark.parametrize("size, stride", [((2, 3), (1,)), ((2, 3), (1, -2)), ((2, -3), (1, 2))])
+def test_empty_strided_errors_as_torch(torch, size, stride):
+    with pytest.raises(RuntimeError) as t:
+        torch.empty_strided(size, stride)
+    with pytest.raises(RuntimeError) as e:
+        minigrad.empty_strided(size, stride)
+    assert str(e.value) == str(t.value)
+
+
+def test_frombuffer_shares_memory_as_torch(torch):
+    import array
+
+    for lib in (minigrad, torch):
+        a = array.array("i", [1, 2, 3, 4])
+        t = lib.frombuffer(a, dtype=lib.int32, offset=4, count=2)
+        t[0] = 9
+        assert t.tolist() == [9, 3] and a.tolist() == [1, 9, 3, 4]
+        assert lib.frombuffer(bytearray(b"\x01\x02\x03\x04"), dtype=lib.int16).tolist() == [513, 1027]
+        assert lib.frombuffer(bytearray(8), dtype=lib.float32, requires_grad=True).requires_grad
+
+
+@pytest.mark.parametrize("n, kw", [(8, {"count": 3}), (8, {"offset": 3}), (8, {"offset": 9}), (0, {}), (7, {}),
+                                   (8, {"count": 0})])
+def test_frombuffer_errors_as_torch(torch, n, kw):
+    with pytest.raises(ValueError) as t:
+        torch.frombuffer(bytearray(n), dtype=torch.int32, **kw)
+    with pytest.raises(ValueError) as e:
+        minigrad.frombuffer(bytearray(n), dtype=minigrad.int32, **kw)
+    assert str(e.value) == str(t.value)
