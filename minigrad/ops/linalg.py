@@ -1029,14 +1029,20 @@ cholesky_ex_result = return_type("linalg_cholesky_ex", ("L", "info"))
 solve_ex_result = return_type("linalg_solve_ex", ("result", "info"))
 
 
+def _no_failures(A):
+    return Tensor(np.zeros(A.array.shape[:-2], dtype=np.int32))
+
+
 def inv_ex(A, *, check_errors=False):
     """(inverse, info): info the 1-based index of the first zero pivot of A's LU factorization (0 when A is
     invertible), the inverse NaN for such an A, instead of raising (check_errors=True raises)."""
     _square("inv", A)
+    try:  # (the usual case, an invertible A: no LU of our own to find the info)
+        return inv_ex_result(inverse(A), _no_failures(A))
+    except LinAlgError:
+        pass
     info = _lu_packed(A.array)[2]
     failed = _first_failure(info)
-    if failed is None:
-        return inv_ex_result(inverse(A), Tensor(info))
     if check_errors:
         raise LinAlgError(f"linalg.inv_ex: {_batch_where(info, failed[0])}The diagonal element {failed[1]} is zero, "
                           "the inversion could not be completed because the input matrix is singular.")
@@ -1062,10 +1068,12 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 def solve_ex(A, B, *, left=True, check_errors=False):
     """(result, info): solve's X, with info as inv_ex's (X NaN for a singular A) instead of raising."""
     _square("solve", A)
+    try:
+        return solve_ex_result(solve(A, B, left=left), _no_failures(A))
+    except LinAlgError:
+        pass
     info = _lu_packed(A.array)[2]
     failed = _first_failure(info)
-    if failed is None:
-        return solve_ex_result(solve(A, B, left=left), Tensor(info))
     if check_errors:
         raise LinAlgError(f"torch.linalg.solve_ex: {_batch_where(info, failed[0])}The solver failed because the input "
                           "matrix is singular.")
