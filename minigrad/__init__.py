@@ -7,6 +7,7 @@
     >>> x.grad
     tensor(28.)
 """
+import builtins as _builtins
 import math as _math
 import warnings as _warnings
 from . import _aliases, autograd, dtypes, ops, random  # noqa: F401
@@ -31,6 +32,8 @@ from .factory import (  # noqa: F401
     ones, ones_like, rand, rand_like, randint, randint_like, randn, randn_like, randperm, scalar_tensor, tensor, zeros,
     zeros_like,
 )
+from .factory import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: F401
+from .factory import empty_strided, frombuffer  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from .ops import _bind_methods
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
@@ -83,6 +86,35 @@ def detach(t):
     return t.detach()
 
 
+def is_inference(input):
+    return input.is_inference()
+
+
+def get_device(input):
+    return input.get_device()
+
+
+resolve_neg = ops.resolve_conj  # (no lazily negated tensors here: see is_neg)
+
+
+def set_flush_denormal(mode):
+    """False: numpy keeps denormal numbers, so minigrad cannot flush them (PyTorch's answer on a CPU without it)."""
+    return False
+
+
+_warn_always = False
+
+
+def set_warn_always(b):
+    """PyTorch's switch for warnings it gives once a process; recorded (minigrad's own warnings keep Python's filters)."""
+    global _warn_always
+    _warn_always = _builtins.bool(b)  # (`bool` here is minigrad.bool, the dtype)
+
+
+def is_warn_always_enabled():
+    return _warn_always
+
+
 __version__ = "0.1.0"
 contiguous_format = preserve_format = "contiguous_format"  # memory formats: minigrad lays tensors out row-major
 channels_last = channels_last_3d = "channels_last"  # (accepted where PyTorch takes a memory_format; changes nothing)
@@ -121,21 +153,15 @@ def set_num_interop_threads(n):
 _aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn package, bound on first use
 # PyTorch's top-level names for ops that are nn.functional's here, with the same signatures
 _FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-               "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle")
+               "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "selu", "selu_", "celu",
+               "celu_", "threshold", "threshold_", "prelu", "rrelu_", "hardshrink", "max_pool1d", "max_pool2d",
+               "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "pdist", "bilinear", "rms_norm")
+# the ones whose torch.* form differs (argument order, `train` required, reduction as an int)
+from ._functional_forms import *  # noqa: E402,F401,F403
+from ._functional_forms import METHODS as _NN_METHODS  # noqa: E402
 
-
-def dropout(input, p, train):
-    """PyTorch's `torch.dropout(input, p, train)`: nn.functional.dropout with `train` required."""
-    from .nn import functional
-
-    return functional.dropout(input, p, train)
-
-
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
-    """PyTorch's `torch.layer_norm`: nn.functional.layer_norm (cudnn_enable is accepted and changes nothing)."""
-    from .nn import functional
-
-    return functional.layer_norm(input, normalized_shape, weight, bias, eps)
+for _name, _method in _NN_METHODS.items():
+    setattr(Tensor, _name, _method)
 
 
 # PyTorch's top-level in-place functions, each its Tensor method (made on first use)

@@ -275,6 +275,40 @@ def from_numpy(array):
     return Tensor(_writeable(array))
 
 
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor sharing memory with a Python buffer (bytearray, array.array, mmap, ...): `count` elements
+    (-1: all) from byte `offset`. A read-only buffer (bytes) is copied, with a warning, as from_numpy's array."""
+    dt = _dt(dtype)
+    length = memoryview(buffer).nbytes
+    if length <= 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length ({length} "
+                         "bytes) minus 1")
+    if count < 0:
+        if (length - offset) % dt.itemsize:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({dt.itemsize})")
+        count = (length - offset) // dt.itemsize
+    elif offset + count * dt.itemsize > length:
+        raise ValueError(f"requested buffer length ({count} * {dt.itemsize} bytes) after offset ({offset} bytes) must "
+                         f"not be greater than actual buffer length ({length} bytes)")
+    return _make(_writeable(np.frombuffer(buffer, dtype=dt, count=count, offset=offset)), requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
+    """An uninitialized tensor of shape `size` laid out with `stride` (in elements) over memory of its own."""
+    size, stride = _size((size,), "empty_strided"), tuple(builtins.int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides ({len(stride)})")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
+    xp, dt = module_for(device), _dt(dtype)
+    n = 1 + builtins.sum((sz - 1) * st for sz, st in zip(size, stride)) if all(size) else 0
+    memory = xp.empty(n, dtype=dt)
+    return _make(xp.lib.stride_tricks.as_strided(memory, size, tuple(st * dt.itemsize for st in stride)), requires_grad)
+
+
 _read_only_said = [False]
 
 
@@ -518,6 +552,68 @@ def _logspace(start, end, steps, base, dtype, device, requires_grad):
     if dt.kind in "iu":
         vals = np.trunc(vals)
     return _make(xp.asarray(vals.astype(dt)), requires_grad)
+
+
+def _window(name, shape, window_length, periodic, dtype, device, requires_grad):
+    """A window of `window_length` points: shape(n, N) at n = 0..N-1, in double, rounded to the dtype once.
+    periodic: the first window_length points of the symmetric window one longer (for spectral analysis)."""
+    if not isinstance(window_length, builtins.int) or isinstance(window_length, builtins.bool):
+        raise TypeError(f"{name}(): argument 'window_length' (position 1) must be int, not "
+                        f"{type(window_length).__name__}")
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
+    dt = _dt(dtype)
+    if dt.kind != "f":
+        raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype={dtypes.cpp_name(dt)}, "
+                           "device=cpu, layout=Strided (default), requires_grad=false (default), "
+                           "pinned_memory=false, memory_format=(nullopt))")
+    if window_length <= 1:
+        values = np.ones(window_length)
+    else:
+        N = window_length + 1 if periodic else window_length
+        values = shape(np.arange(window_length, dtype=np.float64), N)
+    return _make(module_for(device).asarray(values.astype(dt)), requires_grad)
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
+                   pin_memory=False, requires_grad=False):
+    """alpha - beta cos(2 pi n / (N - 1))."""
+    return _window("hamming_window", lambda n, N: alpha - beta * np.cos(2 * math.pi * n / (N - 1)),
+                   window_length, periodic, dtype, device, requires_grad)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                requires_grad=False):
+    """sin^2(pi n / (N - 1)): the Hamming window with alpha = beta = 1/2."""
+    return _window("hann_window", lambda n, N: 0.5 - 0.5 * np.cos(2 * math.pi * n / (N - 1)),
+                   window_length, periodic, dtype, device, requires_grad)
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False):
+    """0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
+    def shape(n, N):
+        x = math.pi * n / (N - 1)
+        return 0.42 - 0.5 * np.cos(2 * x) + 0.08 * np.cos(4 * x)
+
+    return _window("blackman_window", shape, window_length, periodic, dtype, device, requires_grad)
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False):
+    """The triangle 1 - |2 n / (N - 1) - 1|."""
+    return _window("bartlett_window", lambda n, N: 1 - np.abs(2 * n / (N - 1) - 1),
+                   window_length, periodic, dtype, device, requires_grad)
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None, pin_memory=False,
+                  requires_grad=False):
+    """I0(beta sqrt(1 - ((n - m) / m)^2)) / I0(beta), m = (N - 1) / 2 and I0 the modified Bessel function."""
+    def shape(n, N):
+        m = (N - 1) / 2
+        return np.i0(beta * np.sqrt(np.maximum(1 - ((n - m) / m) ** 2, 0.0))) / np.i0(beta)
+
+    return _window("kaiser_window", shape, window_length, periodic, dtype, device, requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):

@@ -14,7 +14,7 @@ from .matmul import bmm, dot, matmul, mm  # noqa: F401
 from .pointwise import (  # noqa: F401
     acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, asin, asinh, atan, atan2, atanh,
     bitwise_left_shift, bitwise_not, bitwise_right_shift, bitwise_xor, ceil, copysign, cosh, erf, erfc, exp2, expm1,
-    fix, floor, fmod, frac, isclose, lerp, log1p, log2, log10, logaddexp, remainder, round, sinh, tan, trunc,
+    fix, floor, fmod, frac, frexp, isclose, lerp, log1p, log2, log10, logaddexp, remainder, round, sinh, tan, trunc,
 )
 from .pointwise import bitwise_and, bitwise_or  # noqa: F401,F811 (integer-keeping versions)
 from .pointwise import digamma, erfinv, lgamma, polygamma  # noqa: F401
@@ -44,8 +44,14 @@ from .composite import isin  # noqa: F401
 from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F401
 from .composite import combinations, cumulative_trapezoid, poisson  # noqa: F401
 from .composite import unravel_index  # noqa: F401
+from .composite import fill, is_conj, is_neg, slice_copy  # noqa: F401
+from .composite import (  # noqa: F401
+    alias_copy, as_strided_copy, diagonal_copy, expand_copy, narrow_copy, permute_copy, select_copy, split_copy,
+    split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, view_copy,
+)
+from .elementwise import rsub  # noqa: F401
 from .special_ops import i0, igamma, igammac, mvlgamma, xlogy  # noqa: F401 (torch.i0, ...: torch.special's under their top-level names)
-from .linalg import det, inverse, logdet, matrix_power, pinverse, slogdet  # noqa: F401
+from .linalg import det, inverse, logdet, matrix_exp, matrix_power, pinverse, slogdet  # noqa: F401
 from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)
 from .linalg import cholesky_legacy as cholesky, svd_legacy as svd, qr_legacy as qr  # noqa: F401 (torch.cholesky, ...)
 from .linalg import chain_matmul, cholesky_inverse, cholesky_solve, lu_unpack, triangular_solve  # noqa: F401
@@ -154,7 +160,7 @@ def _bind_methods(Tensor):
     )
     for name in ("acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "asin",
                  "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cosh", "erf", "erfc", "exp2", "expm1", "fix",
-                 "floor", "fmod", "frac", "isclose", "lerp", "log1p", "log2", "log10", "logaddexp", "remainder",
+                 "floor", "fmod", "frac", "frexp", "isclose", "lerp", "log1p", "log2", "log10", "logaddexp", "remainder",
                  "round", "sinh", "tan", "trunc"):
         methods[name] = globals()[name]
     for name in ("argsort", "argwhere", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "masked_select",
@@ -172,10 +178,11 @@ def _bind_methods(Tensor):
                  "take_along_dim", "tensor_split", "trace", "true_divide", "unique", "unique_consecutive", "vsplit",
                  "xlogy", "broadcast_to", "index_put", "is_complex", "is_nonzero", "is_same_size", "is_signed",
                  "nanquantile", "nextafter", "quantile", "resolve_conj", "split_with_sizes", "sum_to_size", "type_as",
-                 "vdot", "as_strided", "diagonal_scatter", "select_scatter", "slice_scatter", "histogram", "digamma", "erfinv", "lgamma", "det", "inverse", "logdet", "matrix_power", "pinverse", "slogdet",
+                 "vdot", "as_strided", "diagonal_scatter", "select_scatter", "slice_scatter", "histogram", "digamma", "erfinv", "lgamma", "det", "inverse", "logdet", "matrix_exp", "matrix_power", "pinverse", "slogdet",
                  "i0", "igamma", "igammac", "mvlgamma", "cholesky_solve", "cholesky_inverse", "triangular_solve",
                  "lu_solve", "lu", "qr", "svd", "cholesky"):
         methods[name] = globals()[name]
+    methods.update(cov=cov, corrcoef=corrcoef, narrow_copy=narrow_copy, is_conj=is_conj, is_neg=is_neg)
     methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
                    ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put"))

@@ -912,10 +912,26 @@ def masked_scatter(input, mask, source):
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance of the variables in input's rows (observations in its columns). fweights: how many times
+    each observation counts; aweights: its importance; `correction` is subtracted from their total, weighted by
+    the aweights (PyTorch's and numpy's formula)."""
     x = input if input.array.ndim == 2 else shape_ops.reshape(input, 1, -1)
     n = x.array.shape[1]
-    centered = x - reduction.mean(x, 1, keepdim=True)
-    c = matmul.matmul(centered, shape_ops.transpose(centered, 0, 1)) / builtins.max(n - correction, 0)
+    w = fweights if aweights is None else aweights if fweights is None else fweights * aweights
+    if w is None:
+        centered = x - reduction.mean(x, 1, keepdim=True)
+        c = matmul.matmul(centered, shape_ops.transpose(centered, 0, 1)) / builtins.max(n - correction, 0)
+    else:
+        w = w.to(x.dtype) if x.array.dtype.kind == "f" else w.double()
+        total = reduction.sum(w)
+        centered = x - reduction.sum(x * w, 1, keepdim=True) / total
+        if correction == 0:
+            norm = total
+        elif aweights is None:
+            norm = total - correction
+        else:
+            norm = total - correction * reduction.sum(w * aweights) / total
+        c = matmul.matmul(centered * w, shape_ops.transpose(centered, 0, 1)) / elementwise.clamp(norm, min=0)
     return shape_ops.reshape(c, ()) if input.array.ndim < 2 or x.array.shape[0] == 1 and input.array.ndim == 1 else c
 
 
@@ -1259,3 +1275,51 @@ def unravel_index(indices, shape):
     a = indices.array.astype(np.int64)
     strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]  # (row-major: the last dim steps by 1)
     return tuple(Tensor((a // stride) % dim) for stride, dim in zip(strides, shape))
+
+
+# ---- PyTorch's *_copy ops: a view op, then the view's values copied into a tensor of their own ----------
+def slice_copy(input, dim=0, start=None, end=None, step=1):
+    d = normalize_dim(dim, input.array.ndim)
+    return shape_ops.clone(input[(slice(None),) * d + (slice(start, end, step),)])
+
+
+def _copied(view, name):
+    def op(input, *args, **kwargs):
+        out = view(input, *args, **kwargs)
+        return tuple(shape_ops.clone(t) for t in out) if isinstance(out, (tuple, list)) else shape_ops.clone(out)
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+def _expand(input, size, *, implicit=False):
+    return shape_ops.expand(input, *size)
+
+
+COPIES = {  # (view_copy reshapes: PyTorch's copies a tensor that has no view of the asked shape, too)
+    "view_copy": shape_ops.reshape, "t_copy": shape_ops.t, "transpose_copy": shape_ops.transpose,
+    "permute_copy": shape_ops.permute, "unsqueeze_copy": shape_ops.unsqueeze, "squeeze_copy": shape_ops.squeeze,
+    "expand_copy": _expand, "diagonal_copy": movement.diagonal, "select_copy": select,
+    "unbind_copy": shape_ops.unbind, "split_copy": shape_ops.split, "split_with_sizes_copy": split_with_sizes,
+    "alias_copy": lambda input: input, "unfold_copy": movement.unfold, "as_strided_copy": as_strided,
+    "narrow_copy": narrow,
+}
+for _name, _view in COPIES.items():
+    globals()[_name] = _copied(_view, _name)
+
+
+def fill(input, value):
+    """A tensor of input's shape and dtype filled with `value` (a number or a 0-d tensor, which gets the gradient)."""
+    if isinstance(value, Tensor) and value.array.ndim != 0:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.array.ndim} "
+                           "dimensions.")
+    everywhere = Tensor(array_module(input.array).ones(input.array.shape, dtype=bool))
+    return elementwise.where(everywhere, value, input).to(input.dtype)
+
+
+def is_conj(input):  # (minigrad has no complex tensors: nothing is ever a lazy conjugate or negation)
+    return False
+
+
+def is_neg(input):
+    return False

@@ -432,8 +432,10 @@ def sub(input, other, alpha=1):
     return _binary(Sub, input, other)
 
 
-def rsub(input, other):
-    """other - input (for `2 - t`): PyTorch's RsubBackward1 when `other` is a number."""
+def rsub(input, other, alpha=1):
+    """other - alpha * input (for `2 - t`): PyTorch's RsubBackward1 when `other` is a number."""
+    if alpha != 1:
+        return rsub(mul(input, alpha), other)
     refuse_bool_sub(input, other)
     if isinstance(other, Tensor):
         return _binary(Sub, other, input)

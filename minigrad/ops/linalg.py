@@ -28,6 +28,10 @@ def _deprecated(name, text):
         warnings.warn(text, UserWarning, stacklevel=3)
 
 
+class LinAlgError(RuntimeError):
+    """A linear algebra routine found its input singular or not positive-definite (torch.linalg.LinAlgError)."""
+
+
 def _square(name, A):
     if A.array.ndim < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
@@ -53,7 +57,7 @@ class Inverse(Function):
         try:  # laid out column-major, as PyTorch's (LAPACK's) result: inv(A^T)^T
             return xp.swapaxes(xp.ascontiguousarray(xp.linalg.inv(xp.swapaxes(a.array, -1, -2))), -1, -2)
         except np.linalg.LinAlgError:
-            raise RuntimeError("linalg.inv: The diagonal element 1 is zero, the inversion could not be completed "
+            raise LinAlgError("linalg.inv: The diagonal element 1 is zero, the inversion could not be completed "
                                "because the input matrix is singular.") from None
 
     @staticmethod
@@ -209,6 +213,37 @@ def _outputs(ctx):
     return outs
 
 
+def _batch_where(info, b):
+    return f"(Batch element {b}): " if info.ndim else ""
+
+
+def _first_failure(info):
+    """(index in the flattened batch, info) of the first matrix whose info is nonzero, or None."""
+    flat = info.reshape(-1)
+    bad = np.flatnonzero(flat)
+    return (int(bad[0]), int(flat[bad[0]])) if bad.size else None
+
+
+def _cholesky_info(a):
+    """The order of the first leading minor of each matrix that is not positive-definite (0: none), as LAPACK."""
+    xp = array_module(a)
+    info = np.zeros(a.shape[:-2], dtype=np.int32)
+    try:
+        xp.linalg.cholesky(a)
+        return info
+    except np.linalg.LinAlgError:
+        pass
+    flat = info.reshape(-1)
+    for b, m in enumerate(a.reshape(-1, *a.shape[-2:])):
+        for k in range(1, m.shape[0] + 1):
+            try:
+                xp.linalg.cholesky(m[:k, :k])
+            except np.linalg.LinAlgError:
+                flat[b] = k
+                break
+    return info
+
+
 class Cholesky(Function):
     node_name = "LinalgCholeskyExBackward0"
     saves_result = True
@@ -220,17 +255,13 @@ class Cholesky(Function):
             return xp.linalg.cholesky(a.array)
         except np.linalg.LinAlgError:
             pass
-        flat = a.array.reshape(-1, *a.array.shape[-2:])
-        for b, m in enumerate(flat):  # name the batch element and the first leading minor that fails, as LAPACK
-            for k in range(1, m.shape[0] + 1):
-                try:
-                    xp.linalg.cholesky(m[:k, :k])
-                except np.linalg.LinAlgError:
-                    where = f"(Batch element {b}): " if a.array.ndim > 2 else ""
-                    raise RuntimeError(f"linalg.cholesky: {where}The factorization could not be completed because the "
-                                       f"input is not positive-definite (the leading minor of order {k} is not "
-                                       "positive-definite).") from None
-        raise RuntimeError("linalg.cholesky: The factorization could not be completed.")
+        failed = _first_failure(_cholesky_info(a.array))  # the batch element and first failing minor, as LAPACK's
+        if failed is None:
+            raise LinAlgError("linalg.cholesky: The factorization could not be completed.")
+        b, k = failed
+        raise LinAlgError(f"linalg.cholesky: {_batch_where(a.array[..., 0, 0], b)}The factorization could not be completed because "
+                          f"the input is not positive-definite (the leading minor of order {k} is not "
+                          "positive-definite).")
 
     @staticmethod
     def backward(ctx, gL):  # A = L L^T: gA = sym(L^-T Phi(L^T gL) L^-1), Phi = lower triangle with half the diagonal
@@ -978,6 +1009,133 @@ def tensorinv(input, ind=2):
     return inverse(input.reshape(k, k)).reshape(*tail, *head)
 
 
+def _nan_where(failed, value):
+    """value, NaN in the matrices (or vectors) of the batch that `failed` (what LAPACK leaves there is of no use)."""
+    from .elementwise import where
+
+    return where(Tensor(failed.reshape(failed.shape + (1,) * (value.ndim - failed.ndim))), float("nan"), value)
+
+
+def _eye_where(failed, A):
+    """A, an identity where it `failed`: the others computed without raising, their gradient untouched."""
+    from .elementwise import where
+
+    eye = Tensor(array_module(A.array).eye(A.array.shape[-1], dtype=A.array.dtype))
+    return where(Tensor(failed[..., None, None]), eye, A)
+
+
+inv_ex_result = return_type("linalg_inv_ex", ("inverse", "info"))
+cholesky_ex_result = return_type("linalg_cholesky_ex", ("L", "info"))
+solve_ex_result = return_type("linalg_solve_ex", ("result", "info"))
+
+
+def _no_failures(A):
+    return Tensor(np.zeros(A.array.shape[:-2], dtype=np.int32))
+
+
+def inv_ex(A, *, check_errors=False):
+    """(inverse, info): info the 1-based index of the first zero pivot of A's LU factorization (0 when A is
+    invertible), the inverse NaN for such an A, instead of raising (check_errors=True raises)."""
+    _square("inv", A)
+    try:  # (the usual case, an invertible A: no LU of our own to find the info)
+        return inv_ex_result(inverse(A), _no_failures(A))
+    except LinAlgError:
+        pass
+    info = _lu_packed(A.array)[2]
+    failed = _first_failure(info)
+    if check_errors:
+        raise LinAlgError(f"linalg.inv_ex: {_batch_where(info, failed[0])}The diagonal element {failed[1]} is zero, "
+                          "the inversion could not be completed because the input matrix is singular.")
+    return inv_ex_result(_nan_where(info > 0, inverse(_eye_where(info > 0, A))), Tensor(info))
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """(L, info): info the order of the first leading minor of A that is not positive-definite (0 when A is),
+    L NaN for such an A, instead of raising (check_errors=True raises)."""
+    _square("cholesky", A)
+    info = _cholesky_info(A.array)
+    failed = _first_failure(info)
+    if failed is None:
+        return cholesky_ex_result(cholesky(A, upper=upper), Tensor(info))
+    if check_errors:
+        raise LinAlgError(f"linalg.cholesky_ex: {_batch_where(info, failed[0])}The factorization could not be "
+                          "completed because the input is not positive-definite (the leading minor of order "
+                          f"{failed[1]} is not positive-definite).")
+    L = cholesky(_eye_where(info > 0, A), upper=upper)
+    return cholesky_ex_result(_nan_where(info > 0, L), Tensor(info))
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """(result, info): solve's X, with info as inv_ex's (X NaN for a singular A) instead of raising."""
+    _square("solve", A)
+    try:
+        return solve_ex_result(solve(A, B, left=left), _no_failures(A))
+    except LinAlgError:
+        pass
+    info = _lu_packed(A.array)[2]
+    failed = _first_failure(info)
+    if check_errors:
+        raise LinAlgError(f"torch.linalg.solve_ex: {_batch_where(info, failed[0])}The solver failed because the input "
+                          "matrix is singular.")
+    return solve_ex_result(_nan_where(info > 0, solve(_eye_where(info > 0, A), B, left=left)), Tensor(info))
+
+
+def _expm(a):
+    """exp of each matrix of array `a`, in double: scaled by 2^-s to a 1-norm under 1/2, a Taylor series of
+    degree 18 there (its error under the double's rounding), then squared s times."""
+    a = a.astype(np.float64)
+    norm = np.abs(a).sum(-2).max(-1, initial=0.0)
+    s = np.where(np.isfinite(norm) & (norm > 0.5), np.ceil(np.log2(np.maximum(norm, 0.5) / 0.5)), 0).astype(int)
+    x = a / (2.0 ** s)[..., None, None]
+    out = term = np.broadcast_to(np.eye(a.shape[-1]), a.shape).copy()
+    for k in range(1, 19):
+        term = term @ x / k
+        out = out + term
+    for i in range(int(s.max(initial=0))):
+        out = np.where((i < s)[..., None, None], out @ out, out)
+    return out
+
+
+class MatrixExp(Function):
+    node_name = "LinalgMatrixExpBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save(self=a)
+        xp = array_module(a.array)
+        return xp.asarray(_expm(np.asarray(a.array)).astype(a.array.dtype))
+
+    @staticmethod
+    def backward(ctx, g):  # gA = the top-right block of exp([[A^T, g], [0, A^T]]) (the Frechet derivative's adjoint)
+        from .shape import cat
+
+        A, = ctx.saved_tensors
+        n = A.shape[-1]
+        At = _mT(A)
+        block = cat([cat([At, g], -1), cat([g * 0, At], -1)], -2)
+        return matrix_exp(block)[..., :n, n:]
+
+
+def matrix_exp(A):
+    """exp(A) = sum_k A^k / k! of a square matrix (or of each in a batch)."""
+    _square("matrix_exp", A)
+    return MatrixExp.apply(A)
+
+
+def linalg_vander(x, *, N=None):
+    """The Vandermonde matrix of x's last dim, its columns x^0, x^1, ..., x^(N-1) (N = that dim's size)."""
+    from .scan import cumprod
+    from .shape import cat
+
+    if x.array.dtype.kind == "b":
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
+    N = (x.array.shape[-1] if x.array.ndim else 1) if N is None else N
+    if N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    x = x.unsqueeze(-1)
+    return cumprod(cat([x.new_ones(x.shape), x.expand(*x.shape[:-1], N - 1)], -1), -1)
+
+
 class _Linalg:
     """`minigrad.linalg`: PyTorch's torch.linalg names for what minigrad has."""
 
@@ -1004,6 +1162,12 @@ class _Linalg:
     cond = staticmethod(cond)
     tensorsolve = staticmethod(tensorsolve)
     tensorinv = staticmethod(tensorinv)
+    inv_ex = staticmethod(inv_ex)
+    cholesky_ex = staticmethod(cholesky_ex)
+    solve_ex = staticmethod(solve_ex)
+    matrix_exp = staticmethod(matrix_exp)
+    vander = staticmethod(linalg_vander)
+    LinAlgError = LinAlgError
 
     @staticmethod
     def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):

@@ -11,7 +11,7 @@ from ..device import array_module
 from .. import dtypes as _dtypes
 from ..tensor import Tensor
 from .array_op import array_op
-from ._util import binary_operands, cast, sum_to
+from ._util import binary_operands, cast, return_type, sum_to
 from .elementwise import _binary, _unary, exp, sqrt, where, zeros_like_grad
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -146,6 +146,34 @@ def frac(input):
     if input.array.dtype.kind != "f":
         raise RuntimeError(f"\"frac_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
     return Frac.apply(input)
+
+
+class Frexp(Function):
+    node_name = "FrexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        m, e = array_module(a.array).frexp(a.array)
+        e = e.astype(np.int32)
+        ctx.mark_non_differentiable(e)
+        ctx.save(exponent=e)
+        return m, e
+
+    @staticmethod
+    def backward(ctx, gm, ge):  # mantissa = a / 2^exponent, the exponent constant almost everywhere
+        # (2^-exponent in double: a half's 2^16 would overflow, where the scaled gradient does not)
+        return (gm.double() * 2.0 ** -ctx._saved_exponent.double()).to(gm.dtype)
+
+
+frexp_result = return_type("frexp", ("mantissa", "exponent"))
+
+
+def frexp(input):
+    """(mantissa, exponent) with input = mantissa * 2^exponent, |mantissa| in [0.5, 1) (0, inf and nan kept as
+    they are, exponent 0); the exponent int32."""
+    if input.array.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    return frexp_result(*Frexp.apply(input))
 
 
 # ---- binary: fmod, remainder, copysign, atan2, logaddexp ----------------------------------------

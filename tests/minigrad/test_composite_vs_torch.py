@@ -124,3 +124,27 @@ def test_composite_matches_torch(torch, name):
             assert (a is None) == (b is None)
             if a is not None:
                 np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_frexp_as_torch(torch, dtype):
+    x = np.array([0.0, -0.0, 1.0, -3.5, np.inf, -np.inf, np.nan, 1e-40, 8.0, 0.1, 6e4, 3e-5], dtype=dtype)
+    mx, tx = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    want = torch.frexp(tx)
+    for got in (mg.frexp(mx), mx.frexp()):
+        assert type(got).__name__ == type(want).__name__ == "frexp"
+        assert got.mantissa.dtype == getattr(mg, dtype) and got.exponent.dtype == mg.int32
+        m, tm = got.mantissa.detach().numpy(), want.mantissa.detach().numpy()
+        np.testing.assert_array_equal(m, tm)
+        np.testing.assert_array_equal(np.signbit(m), np.signbit(tm))
+        np.testing.assert_array_equal(got.exponent.numpy(), want.exponent.numpy())
+        assert got.mantissa.grad_fn.name() == want.mantissa.grad_fn.name() and not got.exponent.requires_grad
+    w = np.linspace(-1, 1, len(x)).astype(dtype)
+    (want.mantissa * torch.tensor(w)).sum().backward()
+    (mg.frexp(mx).mantissa * mg.tensor(w)).sum().backward()
+    np.testing.assert_allclose(mx.grad.numpy(), tx.grad.numpy(), rtol=1e-3 if dtype == "float16" else 1e-7)
+    with pytest.raises(RuntimeError) as t:
+        torch.frexp(torch.tensor([1, 2]))
+    with pytest.raises(RuntimeError) as e:
+        mg.frexp(mg.tensor([1, 2]))
+    assert str(e.value) == str(t.value)

@@ -241,3 +241,101 @@ def test_matrix_rank_and_norms(torch):
     mg.linalg.matrix_norm(x, "nuc").sum().backward()
     torch.linalg.matrix_norm(tx, "nuc").sum().backward()
     _close(x.grad, tx.grad)
+
+
+# ---- matrix_exp, the _ex forms (info instead of raising), linalg.vander ------------------------------------
+@pytest.mark.parametrize("shape, scale", [((3, 3), 0.3), ((2, 4, 4), 1.0), ((5, 5), 6.0), ((1, 1), 2.0), ((2, 0, 0), 1.0),
+                                          ((3, 2, 2), 40.0)])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_matrix_exp_values_and_grad(torch, shape, scale, dtype):
+    a = (_rand(*shape, seed=1) * scale).astype(dtype)
+    x, tx = _pair(a, torch)
+    y, ty = mg.matrix_exp(x), torch.matrix_exp(tx)
+    assert y.dtype == getattr(mg, dtype) and y.shape == ty.shape and y.grad_fn.name() == ty.grad_fn.name()
+    tol = 1e-10 if dtype == "float64" else 2e-5
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=tol, atol=tol * np.abs(ty.detach().numpy()).max(initial=1))
+    w = _rand(*shape, seed=2).astype(dtype)
+    (y * mg.tensor(w)).sum().backward()
+    (ty * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=tol * 10, atol=tol * 10 * np.abs(tx.grad.numpy()).max(initial=1))
+    _close(mg.linalg.matrix_exp(x), torch.linalg.matrix_exp(tx), tol)
+    _close(x.matrix_exp(), tx.matrix_exp(), tol)
+
+
+def test_matrix_exp_gradcheck_and_errors(torch):
+    a = mg.tensor(_rand(3, 3, seed=4), requires_grad=True)
+    assert gradcheck(mg.matrix_exp, (a,)) and mg.autograd.gradgradcheck(mg.matrix_exp, (a,))
+    for bad in (np.ones((2, 3)), np.ones(3), np.ones((2, 2), np.int64)):
+        with pytest.raises(RuntimeError) as t:
+            torch.matrix_exp(torch.tensor(bad))
+        with pytest.raises(RuntimeError, match=f"^{str(t.value)}$"):
+            mg.matrix_exp(mg.tensor(bad))
+
+
+SINGULAR = np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [1.0, 3.0]]])  # the first singular (and not definite)
+NOT_PD = np.array([[[4.0, 2.0, 1.0], [2.0, 1.0, 0.0], [1.0, 0.0, 3.0]], [[4.0, 2.0, 1.0], [2.0, 5.0, 0.0], [1.0, 0.0, 3.0]]])
+
+
+@pytest.mark.parametrize("name, args, kw", [
+    ("inv_ex", (SINGULAR,), {}), ("inv_ex", (_spd(3, batch=(2,)),), {}), ("inv_ex", (_rand(4, 4),), {}),
+    ("cholesky_ex", (SINGULAR,), {}), ("cholesky_ex", (NOT_PD,), {"upper": True}), ("cholesky_ex", (NOT_PD[0],), {}),
+    ("cholesky_ex", (_spd(3, batch=(2,)),), {"upper": True}),
+    ("solve_ex", (SINGULAR, np.ones((2, 2, 3))), {}), ("solve_ex", (SINGULAR, np.ones((2, 2))), {}),
+    ("solve_ex", (_rand(3, 3), _rand(3, seed=1)), {}), ("solve_ex", (_rand(2, 3, 3), _rand(4, 3, seed=1)), {"left": False}),
+])
+def test_ex_forms_as_torch(torch, name, args, kw):
+    ours = getattr(mg.linalg, name)(*(mg.tensor(a, requires_grad=i == 0) for i, a in enumerate(args)), **kw)
+    theirs = getattr(torch.linalg, name)(*(torch.tensor(a, requires_grad=i == 0) for i, a in enumerate(args)), **kw)
+    assert type(ours).__name__ == type(theirs).__name__ and ours[1] is ours.info and len(ours) == len(theirs) == 2
+    assert ours.info.dtype == mg.int32 and ours.info.tolist() == theirs.info.tolist()
+    ok = theirs.info.numpy() == 0  # where the input is singular, LAPACK's leftovers are of no use (minigrad: NaN)
+    value, tvalue = ours[0].detach().numpy(), theirs[0].detach().numpy()
+    assert value.shape == tvalue.shape
+    mask = ok.reshape(ok.shape + (1,) * (value.ndim - ok.ndim)) & np.ones(value.shape, bool)
+    np.testing.assert_allclose(value[mask], tvalue[mask], rtol=1e-8, atol=1e-10)
+    assert np.isnan(value[~mask]).all()
+
+
+@pytest.mark.parametrize("name, args", [("inv_ex", (SINGULAR,)), ("inv_ex", (SINGULAR[0],)),
+                                        ("cholesky_ex", (NOT_PD,)), ("cholesky_ex", (SINGULAR[0],)),
+                                        ("solve_ex", (SINGULAR, np.ones((2, 2)))), ("solve_ex", (SINGULAR[0], np.ones(2)))])
+def test_ex_forms_check_errors_as_torch(torch, name, args):
+    with pytest.raises(torch.linalg.LinAlgError) as t:
+        getattr(torch.linalg, name)(*map(torch.tensor, args), check_errors=True)
+    with pytest.raises(mg.linalg.LinAlgError) as e:
+        getattr(mg.linalg, name)(*map(mg.tensor, args), check_errors=True)
+    assert str(e.value) == str(t.value) and isinstance(e.value, RuntimeError)
+
+
+@pytest.mark.parametrize("name", ["inv_ex", "cholesky_ex", "solve_ex"])
+def test_ex_forms_gradients_as_torch(torch, name):
+    a, b = _spd(3, batch=(2,)), _rand(2, 3, 2, seed=3)
+    grads = []
+    for lib in (mg, torch):
+        x = lib.tensor(a, requires_grad=True)
+        args = (x, lib.tensor(b)) if name == "solve_ex" else (x,)
+        (getattr(lib.linalg, name)(*args)[0] ** 2).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("x, N", [([1.0, 2.0, 0.0], None), ([1.0, 2.0, 0.0], 2), ([1.0, -2.0, 3.0], 5), ([1, 2, 3], None),
+                                  (_rand(2, 3).tolist(), 4), ([[0.5]], 3)])
+def test_linalg_vander_as_torch(torch, x, N):
+    ours, theirs = mg.linalg.vander(mg.tensor(x), N=N), torch.linalg.vander(torch.tensor(x), N=N)
+    assert ours.dtype == getattr(mg, str(theirs.dtype)[6:])
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+    if ours.dtype.is_floating_point:
+        xs, txs = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        mg.linalg.vander(xs, N=N).sum().backward()
+        torch.linalg.vander(txs, N=N).sum().backward()
+        np.testing.assert_allclose(xs.grad.numpy(), txs.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("x, N", [([1.0, 2.0], 1), ([1.0], None), (2.0, None), ([True], None)])
+def test_linalg_vander_errors_as_torch(torch, x, N):
+    with pytest.raises(RuntimeError) as t:
+        torch.linalg.vander(torch.tensor(x), N=N)
+    with pytest.raises(RuntimeError) as e:
+        mg.linalg.vander(mg.tensor(x), N=N)
+    assert str(e.value) == str(t.value)

@@ -185,3 +185,149 @@ def test_set_printoptions_as_pytorch(torch):
         for lib in (minigrad, torch):
             lib.set_printoptions(profile="default", sci_mode=None)
     assert repr(minigrad.tensor([1.5, 2.25])) == "tensor([1.5000, 2.2500])"
+
+
+# ---- the *_copy ops (the view op, then a copy), fill, rsub, and small predicates ------------------------------
+X6 = np.arange(24.0).reshape(2, 3, 4) - 7.5
+COPY_CASES = [
+    ("view_copy", ((4, 6),)), ("view_copy", ((-1,),)), ("t_copy", ()), ("transpose_copy", (0, 2)),
+    ("permute_copy", ((2, 0, 1),)), ("unsqueeze_copy", (1,)), ("squeeze_copy", ()), ("expand_copy", ((2, 2, 3, 4),)),
+    ("diagonal_copy", ()), ("diagonal_copy", (1, 1, 2)), ("select_copy", (1, -1)), ("slice_copy", ()),
+    ("slice_copy", (2, 1, None, 2)), ("slice_copy", (1, 0, 2)), ("unbind_copy", ()), ("unbind_copy", (2,)),
+    ("split_copy", (2, 2)), ("split_with_sizes_copy", ([1, 3], 2)), ("alias_copy", ()), ("unfold_copy", (2, 2, 1)),
+    ("as_strided_copy", ((3, 2), (2, 3), 1)), ("narrow_copy", (2, 1, 2)),
+]
+
+
+@pytest.mark.parametrize("name, args", COPY_CASES, ids=[c[0] for c in COPY_CASES])
+def test_copy_ops_as_torch(torch, name, args):
+    src = X6[:, :, :1] if name == "squeeze_copy" else X6[0] if name == "t_copy" else X6
+    if name == "expand_copy":
+        src = X6[None, :1]
+    if name == "view_copy":  # (a tensor with no view of that shape: copied all the same)
+        src = X6.transpose(0, 2, 1)
+    results = []
+    for lib in (minigrad, torch):
+        x = lib.tensor(src, requires_grad=True)
+        x_in = x.permute(0, 2, 1) if name == "view_copy" else x
+        out = getattr(lib, name)(x_in, *args)
+        outs = list(out) if isinstance(out, tuple) else [out]
+        sum(((o * lib.arange(o.numel(), dtype=o.dtype).reshape(o.shape)).sum() for o in outs)).backward()
+        for o in outs:
+            o.detach().mul_(0)  # a copy: nothing written through to x
+        results.append(([o.shape for o in outs], [o.is_contiguous() for o in outs], x.detach().numpy().copy(),
+                        x.grad.numpy(), type(out).__name__))
+    (shapes, contig, after, grad, kind), (tshapes, tcontig, tafter, tgrad, tkind) = results
+    assert [tuple(s) for s in shapes] == [tuple(s) for s in tshapes] and contig == tcontig and kind == tkind
+    np.testing.assert_array_equal(after, tafter)
+    np.testing.assert_array_equal(grad, tgrad)
+
+
+def test_tensor_narrow_copy(torch):
+    np.testing.assert_array_equal(minigrad.tensor(X6).narrow_copy(1, 1, 2).numpy(),
+                                  torch.tensor(X6).narrow_copy(1, 1, 2).numpy())
+
+
+@pytest.mark.parametrize("dtype, value", [("float32", 2.5), ("int64", 2.7), ("float64", "0-d"), ("int32", -3)])
+def test_fill_as_torch(torch, dtype, value):
+    out = []
+    for lib in (minigrad, torch):
+        x = lib.ones(2, 3, dtype=getattr(lib, dtype), requires_grad=dtype.startswith("float"))
+        v = lib.tensor(1.5, dtype=getattr(lib, dtype), requires_grad=True) if value == "0-d" else value
+        y = lib.fill(x * 1 if x.requires_grad else x, v)
+        grads = None
+        if y.requires_grad:
+            (y * 2).sum().backward()
+            grads = (x.grad.numpy(), v.grad.numpy() if value == "0-d" else None)
+        out.append((y.detach().numpy(), str(y.dtype).split(".")[-1], grads, x.detach().numpy()))
+    (y, dt, g, x), (ty, tdt, tg, tx) = out
+    np.testing.assert_array_equal(y, ty)
+    np.testing.assert_array_equal(x, tx)  # out of place
+    assert dt == tdt and (g is None) == (tg is None)
+    if g is not None:
+        np.testing.assert_array_equal(g[0], tg[0])
+        assert (g[1] is None and tg[1] is None) or g[1] == tg[1]
+    with pytest.raises(RuntimeError) as t:
+        torch.fill(torch.ones(2), torch.ones(1))
+    with pytest.raises(RuntimeError) as e:
+        minigrad.fill(minigrad.ones(2), minigrad.ones(1))
+    assert str(e.value) == str(t.value)
+
+
+@pytest.mark.parametrize("args, kw", [((2.0,), {}), ((2, 3), {}), ((np.arange(3.0),), {"alpha": 2}), ((np.arange(3.0),), {})])
+def test_rsub_as_torch(torch, args, kw):
+    out = []
+    for lib in (minigrad, torch):
+        x = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        y = lib.rsub(x, *(lib.tensor(a) if isinstance(a, np.ndarray) else a for a in args), **kw)
+        y.sum().backward()
+        out.append((y.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_array_equal(out[0][0], out[1][0])
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+
+
+def test_small_predicates_as_torch(torch):
+    for lib in (minigrad, torch):
+        x = lib.ones(2)
+        with lib.inference_mode():
+            y = lib.ones(2)
+        assert (lib.is_inference(x), lib.is_inference(y)) == (False, True)
+        assert lib.is_conj(x) is x.is_conj() is lib.is_neg(x) is x.is_neg() is False
+        assert lib.resolve_neg(x) is x and lib.get_device(x) == -1
+        assert lib.is_warn_always_enabled() is False
+        lib.set_warn_always(True)
+        assert lib.is_warn_always_enabled() is True
+        lib.set_warn_always(False)
+    assert minigrad.set_flush_denormal(False) is False and isinstance(torch.set_flush_denormal(False), bool)
+
+
+@pytest.mark.parametrize("kw", [{}, {"correction": 0}, {"aweights": "w"}, {"fweights": "f"},
+                                {"fweights": "f", "aweights": "w", "correction": 2}, {"aweights": "w", "correction": 0}])
+def test_tensor_cov_and_corrcoef(torch, kw):
+    x = np.random.default_rng(2).standard_normal((3, 5))
+    arrays = {"w": np.linspace(0.5, 2.0, 5), "f": np.array([1, 3, 0, 2, 1])}  # (minigrad ignored both weights)
+    got = minigrad.tensor(x).cov(**{k: minigrad.tensor(arrays[v]) if v in arrays else v for k, v in kw.items()})
+    want = torch.tensor(x).cov(**{k: torch.tensor(arrays[v]) if v in arrays else v for k, v in kw.items()})
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(minigrad.tensor(x).corrcoef().numpy(), torch.tensor(x).corrcoef().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("size, stride", [((2, 3), (1, 2)), ((2, 3), (3, 1)), ((2, 0), (1, 2)), ((), ()), ((3,), (0,)),
+                                          ((2, 2, 2), (1, 4, 2))])
+def test_empty_strided_as_torch(torch, size, stride):
+    t, want = minigrad.empty_strided(size, stride, dtype=minigrad.float64), torch.empty_strided(size, stride)
+    assert tuple(t.shape) == tuple(want.shape) and t.stride() == want.stride()
+    assert t.is_contiguous() == want.is_contiguous() and t.dtype == minigrad.float64 and t.is_leaf
+    t.fill_(2.0)
+    assert (t.numpy() == 2.0).all()
+
+
+@pytest.mark.parametrize("size, stride", [((2, 3), (1,)), ((2, 3), (1, -2)), ((2, -3), (1, 2))])
+def test_empty_strided_errors_as_torch(torch, size, stride):
+    with pytest.raises(RuntimeError) as t:
+        torch.empty_strided(size, stride)
+    with pytest.raises(RuntimeError) as e:
+        minigrad.empty_strided(size, stride)
+    assert str(e.value) == str(t.value)
+
+
+def test_frombuffer_shares_memory_as_torch(torch):
+    import array
+
+    for lib in (minigrad, torch):
+        a = array.array("i", [1, 2, 3, 4])
+        t = lib.frombuffer(a, dtype=lib.int32, offset=4, count=2)
+        t[0] = 9
+        assert t.tolist() == [9, 3] and a.tolist() == [1, 9, 3, 4]
+        assert lib.frombuffer(bytearray(b"\x01\x02\x03\x04"), dtype=lib.int16).tolist() == [513, 1027]
+        assert lib.frombuffer(bytearray(8), dtype=lib.float32, requires_grad=True).requires_grad
+
+
+@pytest.mark.parametrize("n, kw", [(8, {"count": 3}), (8, {"offset": 3}), (8, {"offset": 9}), (0, {}), (7, {}),
+                                   (8, {"count": 0})])
+def test_frombuffer_errors_as_torch(torch, n, kw):
+    with pytest.raises(ValueError) as t:
+        torch.frombuffer(bytearray(n), dtype=torch.int32, **kw)
+    with pytest.raises(ValueError) as e:
+        minigrad.frombuffer(bytearray(n), dtype=minigrad.int32, **kw)
+    assert str(e.value) == str(t.value)
