@@ -18,6 +18,7 @@ from ._functional.activation import softmax as _softmax
 from ._functional.attention import scaled_dot_product_attention as _sdpa
 from ._functional.block_step import block_step as _block_step  # noqa: F401 (gpt's generation: inference only)
 from ._functional.dropout import dropout as _dropout
+from ._functional.dropout import written
 from ._functional._common import check_tensor
 from ._functional.embedding_bag import embedding_bag
 from ._functional.linear import embedding as _embedding
@@ -118,7 +119,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
     minigrad's default generator, so `minigrad.manual_seed` makes it reproducible (p is applied
     to 1/65536). One `NativeDropoutBackward0` node saving only the boolean mask.
     """
-    return backends.pick(_dropout, _ref.dropout)(input, p, training)
+    out = backends.pick(_dropout, _ref.dropout)(input, p, training)
+    return out if out is input else written(input, out, inplace)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,

@@ -13,7 +13,7 @@ import minigrad
 
 from ._common import check_tensor
 from .activation import SELU_ALPHA, SELU_SCALE
-from .dropout import KeepMask
+from .dropout import KeepMask, written
 from .normalization import batch_norm
 from .pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, avg_pool3d, max_pool2d
 
@@ -97,12 +97,12 @@ def _feature_mask(input, p, batched):
     return KeepMask.apply(input.detach(), shape, p)
 
 
-def _channels_dropout(input, p, training, batched):
+def _channels_dropout(input, p, training, batched, inplace):
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * 0.0
-    return input * _feature_mask(input, p, batched) / (1.0 - p)
+        return written(input, input * 0.0, inplace)
+    return written(input, input * _feature_mask(input, p, batched) / (1.0 - p), inplace)
 
 
 def _deprecated_dims(name, ndim, dims, spatial):
@@ -122,7 +122,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
                            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
                            "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
-    return _channels_dropout(input, p, training, input.ndim == 3)
+    return _channels_dropout(input, p, training, input.ndim == 3, inplace)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
@@ -137,7 +137,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "will change in a future release to interpret the input as one without a batch dimension, i.e. "
                       "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
                       "dropout1d instead.", stacklevel=2)
-    return _channels_dropout(input, p, training, True)
+    return _channels_dropout(input, p, training, True, inplace)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
@@ -145,33 +145,33 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     check_tensor(input, "input", "dropout3d")
     _check_p(p)
     _deprecated_dims("dropout3d", input.ndim, (4, 5), 3)
-    return _channels_dropout(input, p, training, input.ndim == 5)
+    return _channels_dropout(input, p, training, input.ndim == 5, inplace)
 
 
-def _alpha_dropout(input, p, training, mask_of):
+def _alpha_dropout(input, p, training, mask_of, inplace):
     check_tensor(input, "input", "alpha_dropout")
     _check_p(p)
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * 0.0
+        return written(input, input * 0.0, inplace)
     # keep x, or write SELU's limit at -inf (-s); then y = a x' + a s p restores zero mean and unit variance,
     # a = ((1 - p) (1 + p s^2))^-1/2
     s = SELU_SATURATION
     a = ((1.0 - p) * (1.0 + p * s * s)) ** -0.5
     keep = mask_of(input, p)
-    return input * (keep * a) + ((keep - 1.0) * (s * a) + s * a * p)
+    return written(input, input * (keep * a) + ((keep - 1.0) * (s * a) + s * a * p), inplace)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout that keeps SELU's self-normalization: a dropped value becomes SELU's negative saturation, and an
     affine map keeps mean 0 and variance 1. Shape: (*) -> (*)."""
-    return _alpha_dropout(input, p, training, lambda x, q: KeepMask.apply(x.detach(), tuple(x.shape), q))
+    return _alpha_dropout(input, p, training, lambda x, q: KeepMask.apply(x.detach(), tuple(x.shape), q), inplace)
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """alpha_dropout of whole channels. Shapes: (N, C, *)."""
-    return _alpha_dropout(input, p, training, lambda x, q: _feature_mask(x, q, True))
+    return _alpha_dropout(input, p, training, lambda x, q: _feature_mask(x, q, True), inplace)
 
 
 # ---- 1-d pools: the 2-d pools over a height of one ------------------------------------------------------

@@ -78,3 +78,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if input.array.dtype.kind != "f":  # the kept values are scaled by 1 / (1 - p)
         raise RuntimeError(f"result type Float can't be cast to the desired output type {input.dtype._legacy[:-6]}")
     return Dropout.apply(input, float(p))
+
+
+def written(input, out, inplace):
+    """`out`, or with `inplace` input given out's values and returned (an in-place write: its version moves,
+    and autograd takes the gradient through it; a leaf that requires grad refuses it, as in PyTorch)."""
+    return input.copy_(out) if inplace else out

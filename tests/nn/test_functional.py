@@ -1210,3 +1210,39 @@ def test_causal_attention_is_bit_identical_from_call_to_call(monkeypatch):
         o.backward(minigrad.ones_like(o))
         outs.add((o.array.tobytes(), qkv.grad.array.tobytes()))
     assert len(outs) == 1
+
+
+@pytest.mark.parametrize("name,shape", [("dropout", (4, 6)), ("dropout1d", (2, 3, 5)), ("dropout2d", (2, 3, 2, 2)),
+                                        ("dropout3d", (2, 3, 2, 2, 2)), ("alpha_dropout", (4, 6)),
+                                        ("feature_alpha_dropout", (2, 3, 4))])
+def test_inplace_dropout_writes_into_its_input_as_pytorch(torch, name, shape):
+    a = minigrad.tensor(np.random.default_rng(0).uniform(1.0, 2.0, shape).astype(np.float32), requires_grad=True)
+    minigrad.manual_seed(3)
+    expected = getattr(F, name)(a * 2, 0.5, True)  # the same draw, not in place
+    x = a * 2
+    version = x._version
+    minigrad.manual_seed(3)
+    y = getattr(F, name)(x, 0.5, True, inplace=True)
+    assert y is x and x._version > version
+    np.testing.assert_array_equal(x.array, expected.array)
+    x.sum().backward()
+    g = a.grad.array.copy()
+    a.grad = None
+    expected.sum().backward()
+    np.testing.assert_array_equal(g, a.grad.array)  # the gradient through the write is the dropout's
+    # off, or p = 0: the input itself, untouched; a leaf that requires grad refuses the write, as PyTorch's
+    x = a * 2
+    assert getattr(F, name)(x, 0.5, False, inplace=True) is x and x._version == 0
+    t = torch.ones(shape, requires_grad=True)
+    with pytest.raises(RuntimeError) as theirs:
+        getattr(torch.nn.functional, name)(t, 0.5, True, inplace=True)
+    with pytest.raises(RuntimeError) as ours:
+        getattr(F, name)(a, 0.5, True, inplace=True)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_dropout_module_inplace_writes_into_its_input():
+    x = minigrad.ones(200)
+    with minigrad.no_grad():
+        y = nn.Dropout(0.5, inplace=True)(x)
+    assert y is x and set(np.unique(x.array)) <= {0.0, 2.0} and (x.array == 0).any()
