@@ -466,7 +466,7 @@ class Recorder:
         recording.hook.recorder = self
         try:
             captured = run_backward(outs, grads, retain_graph=True, create_graph=False, capture=set(edges),
-                                    accumulate=False)
+                                    accumulate=False, stop_at_capture=True)
         finally:
             recording.hook.recorder = None
             for n, hooks in muted:
