@@ -107,7 +107,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                  stop_at_capture=False):
     """Run the graph from `outputs`; returns {(node, nr): grad} for the `capture` edges.
     stop_at_capture: the capture edges' nodes do not run, nor the graph past them (minigrad.compile's
-    recorded backward of a call: what lies past its inputs is the caller's graph, not the call's)."""
+    recorded backward of a call: what lies past its inputs is the caller's graph, not the call's), and
+    each capture edge's gradient comes back unsummed, as the list of the parts that reached it in order
+    (the caller's engine sums them with its own, in eager's order)."""
     for t in outputs:
         if t._base is not None and t._view_version != t._version_counter[0]:  # (as Function.apply's inputs)
             t._regrow_view()
@@ -134,6 +136,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
         needed = _needed(root_nodes, deps, {node for node, _ in capture}, stop)
 
     captured = {}
+    parts = captured if stop else None
     # past the roots, a node becomes ready once: when its last incoming edge delivers
     ready = [(-node._seq, id(node), node) for node in root_nodes if deps[node] == 0]
     heapq.heapify(ready)
@@ -183,7 +186,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 if results is not None:
                     g = results[i]
                     if g is not None:
-                        if nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum (inline: once an edge)
+                        if stop and nxt in stop:
+                            parts.setdefault((nxt, nr), []).append(g)
+                        elif nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum (inline: once an edge)
                             buffers[nxt] = [g]
                         else:
                             _add_to_buffer(buffers, nxt, nr, g)

@@ -81,3 +81,35 @@ def _regularized_loss_run(compiled):
 def test_a_compiled_loss_that_reads_the_models_parameters_replays():
     compiled = _run_both(_regularized_loss_run)
     assert compiled.stats.replays == 3 and compiled.stats.eager_calls == 0
+
+
+class _SharedTwice(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc, self.out = nn.Linear(6, 6), nn.Linear(6, 2)
+
+    def forward(self, x):  # (fc's parameters get two parts of their gradient in each call)
+        return self.out(minigrad.tanh(self.fc(minigrad.tanh(self.fc(x)))))
+
+
+def _siamese_run(compiled):
+    """A contrastive loss of two calls of one model: each parameter's gradient is summed over the parts
+    of both calls, in the engine's order."""
+    minigrad.manual_seed(0)
+    model = _SharedTwice()
+    net = minigrad.compile(model) if compiled else model
+    opt = nn.optim.SGD(model.parameters(), lr=0.1)
+    values = []
+    for _ in range(4):
+        a, b = minigrad.randn(5, 6), minigrad.randn(5, 6)
+        loss = (net(a) - net(b)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        values += [loss] + [p.grad for p in model.parameters()]
+        opt.step()
+    return [v.detach().numpy() for v in values + list(model.parameters())], net
+
+
+def test_two_calls_of_a_model_that_reads_a_parameter_twice_sum_its_gradient_as_eagerly():
+    compiled = _run_both(_siamese_run)
+    assert compiled._compiled.stats.replays == 7
