@@ -57,13 +57,16 @@ def _roots(outputs):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 
 
-def _dependencies(root_nodes):
+def _dependencies(root_nodes, stop=frozenset()):
     """Number of edges into each node reachable from the roots (iterative DFS); the roots are in it
-    (with 0 unless another root leads to them)."""
+    (with 0 unless another root leads to them). The graph past a node in `stop` is not walked."""
     deps = dict.fromkeys(root_nodes, 0)
     stack = list(deps)
     while stack:
-        for nxt, _ in stack.pop().next_functions:
+        node = stack.pop()
+        if node in stop:
+            continue
+        for nxt, _ in node.next_functions:
             if nxt is None:
                 continue
             if nxt in deps:
@@ -74,7 +77,7 @@ def _dependencies(root_nodes):
     return deps
 
 
-def _needed(root_nodes, deps, targets):
+def _needed(root_nodes, deps, targets, stop=frozenset()):
     """Nodes with a target downstream: only those run when `inputs` is given (targets are captured
     before they would run)."""
     # reverse topological order via the dependency counts, then propagate "reaches a target"
@@ -85,6 +88,8 @@ def _needed(root_nodes, deps, targets):
     while ready:
         node = ready.pop()
         order.append(node)
+        if node in stop:
+            continue
         for nxt, _ in node.next_functions:
             if nxt is None:
                 continue
@@ -98,8 +103,13 @@ def _needed(root_nodes, deps, targets):
     return needed
 
 
-def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumulate=True):
-    """Run the graph from `outputs`; returns {(node, nr): grad} for the `capture` edges."""
+def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None, accumulate=True,
+                 stop_at_capture=False):
+    """Run the graph from `outputs`; returns {(node, nr): grad} for the `capture` edges.
+    stop_at_capture: the capture edges' nodes do not run, nor the graph past them (minigrad.compile's
+    recorded backward of a call: what lies past its inputs is the caller's graph, not the call's), and
+    each capture edge's gradient comes back unsummed, as the list of the parts that reached it in order
+    (the caller's engine sums them with its own, in eager's order)."""
     for t in outputs:
         if t._base is not None and t._view_version != t._version_counter[0]:  # (as Function.apply's inputs)
             t._regrow_view()
@@ -118,13 +128,15 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 _add_to_buffer(buffers, node, nr, g)
     root_nodes = list(buffers)
     grads = g = results = None
-    deps = _dependencies(root_nodes)
+    stop = frozenset(node for node, _ in capture) if stop_at_capture else frozenset()
+    deps = _dependencies(root_nodes, stop)
 
     needed = None
     if capture is not None:
-        needed = _needed(root_nodes, deps, {node for node, _ in capture})
+        needed = _needed(root_nodes, deps, {node for node, _ in capture}, stop)
 
     captured = {}
+    parts = captured if stop else None
     # past the roots, a node becomes ready once: when its last incoming edge delivers
     ready = [(-node._seq, id(node), node) for node in root_nodes if deps[node] == 0]
     heapq.heapify(ready)
@@ -142,6 +154,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 for nr, g in enumerate(node_grads):
                     if (node, nr) in capture:
                         captured[(node, nr)] = g
+                if node in stop:
+                    continue
             skip = needed is not None and node not in needed
             if type(node) is AccumulateGrad:
                 if not skip and accumulate and node_grads and node_grads[0] is not None:
@@ -172,7 +186,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 if results is not None:
                     g = results[i]
                     if g is not None:
-                        if nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum (inline: once an edge)
+                        if stop and nxt in stop:
+                            parts.setdefault((nxt, nr), []).append(g)
+                        elif nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum (inline: once an edge)
                             buffers[nxt] = [g]
                         else:
                             _add_to_buffer(buffers, nxt, nr, g)

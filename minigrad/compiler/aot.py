@@ -29,11 +29,14 @@ class AutogradPlan:
     """What the capture learned about a program's backward half (positions are in `args`: the call's
     inputs, flattened, then the outside tensors the program reads, in `program.externals`' order)."""
 
-    def __init__(self, split, output_slots, grad_output_slots, grads, saved_args, saved_outputs):
+    def __init__(self, split, output_slots, grad_output_slots, grads, saved_args, saved_outputs, repeats=()):
         self.split = split  # the index of the first backward step
         self.output_slots = output_slots  # the results that require grad: the node's outputs, in order
         self.grad_output_slots = grad_output_slots  # where each one's incoming gradient goes
         self.grads = grads  # ((position, slot)): where each input's or parameter's gradient comes from
+        # the positions of the tensors passed again after those (one more edge for each further part of
+        # a gradient; their positions in `grads` follow the rest)
+        self.repeats = repeats
         self.saved_args = saved_args  # the positions of tensors an op saved (their versions are checked)
         self.saved_outputs = saved_outputs  # indices into output_slots of results an op saved
         self.summed_only = frozenset()  # grad_output_slots only gradient sums read (program.py's _summed_only)
@@ -93,7 +96,7 @@ class CompiledFunction(Function):
         for s, g in zip(plan.grad_output_slots, grads):
             env[s] = g
         run(env, ctxs)
-        out = [None] * (1 + len(program.input_slots) + len(program.externals))
+        out = [None] * (1 + len(program.input_slots) + len(program.externals) + len(plan.repeats))
         for pos, s in plan.grads:
             sources = plan.reached_from[s]
             if absent and sources and sources <= absent:  # made only from what the caller did not send: no
@@ -124,7 +127,8 @@ def replay(program, inputs):
 
     plan = program.autograd
     call = _Call(program)
-    outs = CompiledFunction.apply(call, *inputs, *program._external_tensors)
+    args = (*inputs, *program._external_tensors)
+    outs = CompiledFunction.apply(call, *args, *[args[pos] for pos in plan.repeats])
     node = outs[0].grad_fn if outs else None
     if node is not None and plan.saved_outputs:  # (as an op saving its result: a later in-place write is caught)
         node._saved = (node._saved or []) + [SavedTensor(outs[k], is_output=True) for k in plan.saved_outputs]

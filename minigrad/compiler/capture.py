@@ -466,7 +466,7 @@ class Recorder:
         recording.hook.recorder = self
         try:
             captured = run_backward(outs, grads, retain_graph=True, create_graph=False, capture=set(edges),
-                                    accumulate=False)
+                                    accumulate=False, stop_at_capture=True)
         finally:
             recording.hook.recorder = None
             for n, hooks in muted:
@@ -475,20 +475,23 @@ class Recorder:
                 t._hooks = hooks
         if self.broken is not None:
             raise GraphBreak(self.broken)
-        grad_slots = []
+        # each part of a gradient by an edge of its own (a tensor the call reads twice: two), so that the
+        # caller's engine sums them with the gradients from its other calls in eager's order
+        grad_slots, repeats = [], []
         for (pos, t), e in zip(targets, edges):
-            g = captured.get(e)
-            if g is None:  # (not reached: no gradient, as eager's)
-                continue
-            s = self.slot_of.get(id(g))
-            if s is None or self.values[s]() is not g:
-                raise GraphBreak(f"the gradient of a {tuple(t.shape)} tensor came from outside the recorded backward")
-            grad_slots.append((pos, s))
+            for k, g in enumerate(captured.get(e, ())):  # (not reached: no gradient, as eager's)
+                s = self.slot_of.get(id(g))
+                if s is None or self.values[s]() is not g:
+                    raise GraphBreak(f"the gradient of a {tuple(t.shape)} tensor came from outside the recorded "
+                                     "backward")
+                if k:
+                    repeats.append(pos)
+                grad_slots.append((pos if k == 0 else len(args) + len(repeats) - 1, s))
         saved = {id(st.counter) for n in nodes for st in (n._saved or ()) if st is not None and st.counter is not None}
         saved_args = tuple(pos for pos, t in enumerate(args) if isinstance(t, Tensor) and id(t._version_counter) in saved)
         saved_outputs = tuple(k for k, t in enumerate(outs) if id(t._version_counter) in saved)
         self.autograd = AutogradPlan(split, output_slots, [self.slot_of[id(g)] for g in grads], tuple(grad_slots),
-                                     saved_args, saved_outputs)
+                                     saved_args, saved_outputs, tuple(repeats))
 
     # ---- the result -------------------------------------------------------------------------
     def finish(self, result, key, known=frozenset()):
