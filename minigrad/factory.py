@@ -90,7 +90,7 @@ def _supported(array):
     if array.dtype.kind not in "biufc":
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. The only supported "
                         f"types are: {_TORCH_NUMPY_TYPES}.")
-    dtypes.from_numpy_dtype(array.dtype)
+    dtypes.from_numpy_dtype(array.dtype if array.dtype.isnative else array.dtype.newbyteorder("="))  # (>f4: float32)
     return array
 
 
@@ -285,7 +285,8 @@ def from_numpy(array):
     """A tensor sharing memory with a numpy array (a read-only array: a copy, with PyTorch's warning)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    return Tensor(_writeable(_supported(array)))
+    dtypes.from_numpy_dtype(_supported(array).dtype)  # (and not byte-swapped: the tensor shares it)
+    return Tensor(_writeable(array))
 
 
 _read_only_said = [False]
