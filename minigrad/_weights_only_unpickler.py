@@ -14,15 +14,21 @@ unpickler does, and a GLOBAL in the file resolves only to:
   already imported (a module is never imported for a file). They are rebuilt as `object.__new__(cls)`
   with the saved attributes put into `__dict__`: no `__init__`, `__reduce__`, `__setstate__` or
   `__new__` of theirs runs. The functions of minigrad's ops and nn.functional may be referenced as
-  values (an attribute holding `F.gelu`), never called while loading.
+  values (an attribute holding `F.gelu`), never called while loading. The standard library's
+  record and value types that training scripts keep in checkpoints (`argparse.Namespace` of the
+  command line, `pathlib` paths, `datetime` values, `defaultdict(list)`, `range`, ...) are rebuilt
+  too, as pickle rebuilds them: their constructors only store the values.
 
 Anything else is refused with one line naming the global and the way to allow it. Dict keys and set
 members must be plain values (numbers, strings, bytes, None, tuples of them) or objects of minigrad's
 or the user's allowed types, so hashing runs no foreign `__hash__` either.
 """
 import _compat_pickle
+import argparse
 import collections
+import datetime
 import math
+import pathlib
 import pickle
 import struct
 import sys
@@ -316,6 +322,24 @@ def defaults():
 
 
 DEFAULTS = defaults()
+
+
+def _defaultdict(factory=None, *rest):
+    if factory not in (None, list, dict, set, int, float, str, tuple) or rest:
+        raise _fail("defaultdict() with a builtin container or number type as its default factory only")
+    return collections.defaultdict(factory)
+
+
+# weights_only=False: standard value types scripts keep in checkpoints; rebuilding them calls only
+# their own constructors, which store values and run nothing else
+STDLIB_DATA = {f"{c.__module__}.{c.__qualname__}": c for c in (
+    argparse.Namespace, types.SimpleNamespace, range,
+    pathlib.PurePath, pathlib.PurePosixPath, pathlib.PureWindowsPath, pathlib.Path, pathlib.PosixPath,
+    pathlib.WindowsPath,
+    datetime.date, datetime.time, datetime.datetime, datetime.timedelta, datetime.timezone,
+    list, dict, tuple, int, float, str)}  # (the builtins: a defaultdict's factory)
+STDLIB_DATA["builtins.Ellipsis"] = Ellipsis
+STDLIB_DATA["collections.defaultdict"] = _defaultdict
 CALLABLE_DEFAULTS = {id(v) for v in DEFAULTS.values() if callable(v) and not isinstance(v, (type, dtypes.dtype))}
 
 _PLAIN = (str, int, float, bool, type(None), bytes, complex)
@@ -379,7 +403,7 @@ class Unpickler:
     def __init__(self, file, persistent_load=None, user_globals=None, modules=False, encoding="utf-8"):
         self.read, self.readline = file.read, file.readline
         self.persistent_load = persistent_load
-        self.user = dict(user_globals or {})
+        self.user = {**STDLIB_DATA, **(user_globals or {})} if modules else dict(user_globals or {})
         self.user_ids = {id(v) for v in self.user.values()}
         self.modules = modules
         self.module_classes = set()  # ids of the Module classes this file named
@@ -409,7 +433,7 @@ class Unpickler:
                 return obj
             if obj is not None and _tensor_op(obj):
                 return obj  # a reference (never called: REDUCE and NEWOBJ refuse it)
-            raise unsupported_global(full, " (weights_only=False loads nn.Module subclasses too, never other code)")
+            raise unsupported_global(full, " (weights_only=False loads nn.Module subclasses and standard value types such as argparse.Namespace too, never other code)")
         obj, _ = _lookup_loaded(module, name)
         hint = ""
         if isinstance(obj, type) and base is not None and issubclass(obj, base):
@@ -626,9 +650,12 @@ def _appends(u):
     _target_list(u).extend(items)
 
 
+_DICTS = (dict, collections.OrderedDict, collections.Counter, collections.defaultdict)
+
+
 def _set_items(u, items):
     target = u.stack[-1]
-    if type(target) not in (dict, collections.OrderedDict, collections.Counter) and type(target) not in _user_types():
+    if type(target) not in _DICTS and type(target) not in _user_types():
         raise _fail(f"can only set items of dicts, not of {type(target).__name__}")
     for k, v in items:
         _check_key(k)

@@ -80,8 +80,22 @@ def _dt(dtype, default=None):
     return (dtypes.get_dtype(dtype) if dtype is not None else default or dtypes.default_float).np
 
 
+_TORCH_NUMPY_TYPES = ("float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+                      "uint16, uint8, and bool")
+
+
+def _supported(array):
+    """`array`, once its dtype is one a tensor can have: strings and objects (a pandas frame's `.values`) are
+    refused with PyTorch's text, the numeric dtypes minigrad lacks (complex, uint32) with its own."""
+    if array.dtype.kind not in "biufc":
+        raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. The only supported "
+                        f"types are: {_TORCH_NUMPY_TYPES}.")
+    dtypes.from_numpy_dtype(array.dtype if array.dtype.isnative else array.dtype.newbyteorder("="))  # (>f4: float32)
+    return array
+
+
 def _make(array, requires_grad):
-    t = Tensor(array)
+    t = Tensor(_supported(array))
     return _requiring_grad(t) if requires_grad else t
 
 
@@ -101,7 +115,7 @@ def _element_dtype(x):
     if isinstance(x, (np.generic, np.ndarray)):
         return x.dtype
     if isinstance(x, complex):
-        return np.dtype(np.complex128)  # (refused with the other unsupported dtypes once it is an array)
+        return np.dtype(np.complex128)  # (refused with the other unsupported dtypes by _make)
     if isinstance(x, str):
         raise TypeError(f"new(): invalid data type '{t.__name__}'")
     raise RuntimeError(f"Could not infer dtype of {t.__name__}")
@@ -263,7 +277,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):  # the tensor itself, or its conversion (recorded by autograd), never a warned copy
         return data.to(device=device, dtype=dtype)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt(dtype)) and (device is None or str(device) == "cpu"):
-        return Tensor(_writeable(data))
+        return Tensor(_writeable(_supported(data)))
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -271,7 +285,7 @@ def from_numpy(array):
     """A tensor sharing memory with a numpy array (a read-only array: a copy, with PyTorch's warning)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    dtypes.from_numpy_dtype(array.dtype)
+    dtypes.from_numpy_dtype(_supported(array).dtype)  # (and not byte-swapped: the tensor shares it)
     return Tensor(_writeable(array))
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from .autograd import recording
 from .device import _import_cupy
 from .device import device as Device
+from .tensor import Tensor
 
 # why a minigrad.compile capture stops at a reseeding: a replay would draw on from where the stream is
 _RESEED = ("setting a generator's seed or state (manual_seed, set_rng_state)",
@@ -148,6 +149,8 @@ class Generator:
         return dict(self._rng.state)
 
     def set_state(self, state):
+        if self.device.type == "cpu":
+            _check_state(state, "Generator.get_state()")
         recording.escape(*_RESEED)
         self._seed = int(state["seed"])
         if self.device.type == "cpu":
@@ -300,8 +303,21 @@ def set_rng_state(state):
 
     A snapshot without a CUDA part (taken before any CUDA draw) puts the CUDA generator back to
     its start: the first CUDA draw after this is the first one made after seeding."""
+    _check_state(state, "minigrad.get_rng_state()")
     recording.escape(*_RESEED)
     _set_rng_state(state)
+
+
+def _check_state(state, source):
+    """A clear error for what is not a snapshot of minigrad's, above all PyTorch's own byte tensor, read back from
+    a checkpoint PyTorch wrote: its Mersenne Twister state has no meaning for numpy's PCG64."""
+    if isinstance(state, dict) and "cpu" in state:
+        return
+    if isinstance(state, Tensor) and state.array.dtype == np.uint8:
+        raise TypeError(f"expected a state from {source} (a dict), but got a byte tensor: PyTorch's generator state "
+                        "(as a checkpoint PyTorch wrote holds) cannot be restored by minigrad, whose generators are "
+                        "numpy's PCG64; call minigrad.manual_seed instead")
+    raise TypeError(f"expected a state from {source} (a dict), but got {type(state).__name__}")
 
 
 def _set_rng_state(state):  # (checkpoint's recomputation restores the state it ran with: recorded with it)

@@ -15,7 +15,8 @@ Module) is pickled as pickle pickles it.
 Loading never runs code from the file: `_weights_only_unpickler.py` interprets the pickle and
 allows only minigrad's reconstructors, plain containers and numpy data, the globals allowed with
 `add_safe_globals` / `safe_globals`, and, with `weights_only=False`, whole modules whose classes
-(nn.Module subclasses) are already imported; it refuses anything else (`os.system`, `eval`, ...)
+(nn.Module subclasses) are already imported and the standard library's value types (argparse.Namespace,
+paths, dates, ...); it refuses anything else (`os.system`, `eval`, ...)
 with one line naming the global. Zip records carry CRC-32s, so corrupted data is found; a
 truncated, foreign or non-checkpoint file gives one `CheckpointError` line naming it. Files that
 `nn.save` wrote (safetensors) load here too.
@@ -479,8 +480,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     dict {saved location: new location}, or `fn(storage, location)` returning a tensor or None.
     weights_only: True (the default, as PyTorch's since 2.6): tensors, containers, numbers, strings,
     numpy arrays and the globals allowed with `add_safe_globals`; False: also whole modules whose
-    classes are nn.Module subclasses already imported. Neither runs code from the file (see the
-    module docstring). mmap is accepted; the tensors are read into memory.
+    classes are nn.Module subclasses already imported, and the standard library's value types scripts
+    keep in checkpoints (argparse.Namespace, pathlib paths, datetime values, defaultdict, ...).
+    Neither runs code from the file (see the module docstring). mmap is accepted; the tensors are read into memory.
     """
     if pickle_module not in (None, pickle):
         raise ValueError("minigrad.load reads with its own restricted unpickler: pickle_module= must be left unset")

@@ -69,9 +69,10 @@ def get_default_dtype():
 
 def set_default_dtype(d):
     """The dtype of float tensors made from Python floats (float32 unless changed; float64 allowed)."""
-    d = dtypes.get_dtype(d)
+    if not isinstance(d, dtypes.dtype):  # (not get_dtype: numpy reads None as float64)
+        raise TypeError("invalid dtype object: only floating-point types are supported as the default type")
     if not d.is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type (got {d})")
+        raise TypeError("only floating-point types are supported as the default type")
     d.np  # noqa: B018 (bfloat16's clear error now, rather than at every tensor made after)
     dtypes.default_float = d
 

@@ -404,3 +404,18 @@ def test_no_numpy_traceback_for_common_mistakes():
         while tb.tb_next is not None:
             tb = tb.tb_next
         assert "numpy" not in tb.tb_frame.f_code.co_filename
+
+
+def test_arrays_of_strings_or_objects_are_refused_with_torchs_text(torch):
+    # a pandas frame's `.values` of mixed columns is an object array: no tensor of it, in every factory
+    for make in ("tensor", "as_tensor", "from_numpy"):
+        for array in (np.array(["a", "b"]), np.array([1, "x"], dtype=object), np.array([b"a"])):
+            with pytest.raises(TypeError) as expected:
+                getattr(torch, make)(array)
+            with pytest.raises(TypeError) as got:
+                getattr(mg, make)(array)
+            assert str(got.value) == str(expected.value)
+        with pytest.raises(TypeError, match="not supported"):  # what PyTorch has and minigrad lacks: said so
+            getattr(mg, make)(np.array([1j]))
+    with pytest.raises(TypeError, match="complex128 are not supported"):
+        mg.tensor([1 + 2j])

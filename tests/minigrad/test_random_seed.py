@@ -139,3 +139,16 @@ def test_distribution_parameters_checked_as_pytorch(call):
         except Exception as e:  # noqa: BLE001 (the error is what is compared)
             seen.append((type(e).__name__, str(e)))
     assert seen[0] == seen[1]
+
+
+def test_a_pytorch_rng_state_from_a_checkpoint_is_refused_clearly(torch, tmp_path):
+    # a resumed script: torch.set_rng_state(ck["rng"]) where PyTorch wrote ck; its bytes mean nothing to PCG64
+    torch.save({"rng": torch.get_rng_state()}, tmp_path / "ck.pt")
+    state = minigrad.load(tmp_path / "ck.pt")["rng"]
+    before = minigrad.get_rng_state()
+    for restore in (minigrad.set_rng_state, minigrad.Generator().set_state):
+        with pytest.raises(TypeError, match="got a byte tensor: PyTorch's generator state"):
+            restore(state)
+        with pytest.raises(TypeError, match=r"\(a dict\), but got list"):
+            restore([1, 2])
+    assert minigrad.get_rng_state() == before

@@ -431,6 +431,31 @@ def test_minigrad_loads_what_pytorch_saves(torch, tmp_path):
     assert back["device"] == minigrad.device("cpu") and back["bytes"] == b"ab" and back["set"] == {1}
 
 
+def test_stdlib_values_scripts_keep_in_checkpoints_load_with_weights_only_false(torch, tmp_path):
+    # a training script's checkpoint: its argparse arguments, paths, a start time, a metrics history
+    import argparse
+    import datetime
+
+    history = collections.defaultdict(list, loss=[0.5, 0.25])
+    obj = {"args": argparse.Namespace(lr=1e-3, out=Path("/tmp/run"), layers=[2, 3]), "dir": Path("a/b"),
+           "started": datetime.datetime(2025, 1, 2, 3, 4, 5), "took": datetime.timedelta(seconds=7),
+           "history": history, "counts": collections.defaultdict(int, a=2), "epochs": range(0, 10, 2),
+           "cfg": types.SimpleNamespace(d=4), "all": ..., "w": torch.ones(2)}
+    torch.save(obj, tmp_path / "ck.pt")
+    expected = torch.load(tmp_path / "ck.pt", weights_only=False)
+    back = minigrad.load(tmp_path / "ck.pt", weights_only=False)
+    assert sorted(back) == sorted(expected)
+    for k in obj:
+        if k != "w":
+            assert type(back[k]) is type(expected[k]) and back[k] == expected[k], k
+    assert back["history"].default_factory is list and back["counts"]["new"] == 0
+    np.testing.assert_array_equal(back["w"].numpy(), obj["w"].numpy())
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL argparse.Namespace was not an allowed global"):
+        minigrad.load(tmp_path / "ck.pt")  # weights_only=True refuses them, as PyTorch does
+    with pytest.raises(pickle.UnpicklingError, match="default factory"):  # a factory that is not a builtin type
+        minigrad.load(zip_with(b"\x80\x02ccollections\ndefaultdict\ncbuiltins\nrange\n\x85R."), weights_only=False)
+
+
 def test_pytorch_bfloat16_is_refused_clearly(torch, tmp_path):
     torch.save({"w": torch.ones(2, dtype=torch.bfloat16)}, tmp_path / "bf.pt")
     with pytest.raises(pickle.UnpicklingError, match="torch.BFloat16Storage: minigrad has no such dtype"):

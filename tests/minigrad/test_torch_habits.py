@@ -283,6 +283,18 @@ def test_set_default_dtype_like_torch(torch):
     assert mg.tensor([1.5]).dtype == mg.float32
 
 
+def test_set_default_dtype_refuses_what_torch_refuses_with_its_text(torch):
+    # None and names are not dtypes (numpy would read None as float64); an integer dtype is not a float one
+    cases = [(None, None), ("float64", "float64"), (float, float), (np.float64, np.float64), (mg.int64, torch.int64)]
+    for mine, theirs in cases:
+        with pytest.raises(TypeError) as expected:
+            torch.set_default_dtype(theirs)
+        with pytest.raises(TypeError) as got:
+            mg.set_default_dtype(mine)
+        assert str(got.value) == str(expected.value)
+        assert mg.get_default_dtype() == mg.float32
+
+
 def test_small_torch_habits(torch):
     for L in (mg, torch):
         assert tuple(L.ones(2, 3).argmax(keepdim=True).shape) == (1, 1)
