@@ -64,7 +64,7 @@ def _dependencies(root_nodes, stop=frozenset()):
     stack = list(deps)
     while stack:
         node = stack.pop()
-        if node in stop:
+        if stop and node in stop:
             continue
         for nxt, _ in node.next_functions:
             if nxt is None:
@@ -88,7 +88,7 @@ def _needed(root_nodes, deps, targets, stop=frozenset()):
     while ready:
         node = ready.pop()
         order.append(node)
-        if node in stop:
+        if stop and node in stop:
             continue
         for nxt, _ in node.next_functions:
             if nxt is None:
