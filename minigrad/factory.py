@@ -85,12 +85,15 @@ _TORCH_NUMPY_TYPES = ("float64, float32, float16, complex64, complex128, int64, 
 
 
 def _supported(array):
-    """`array`, once its dtype is one a tensor can have: strings and objects (a pandas frame's `.values`) are
-    refused with PyTorch's text, the numeric dtypes minigrad lacks (complex, uint32) with its own."""
-    if array.dtype.kind not in "biufc":
+    """`array`, once its dtype is one a tensor can hold: strings and objects (a pandas frame's `.values`) are
+    refused with PyTorch's text, complex numbers with minigrad's (it has no complex dtypes); the unsigned
+    integers pass, as ids to index with."""
+    kind = array.dtype.kind
+    if kind not in "biufc":
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. The only supported "
                         f"types are: {_TORCH_NUMPY_TYPES}.")
-    dtypes.from_numpy_dtype(array.dtype if array.dtype.isnative else array.dtype.newbyteorder("="))  # (>f4: float32)
+    if kind == "c":
+        dtypes.from_numpy_dtype(array.dtype)  # (raises its "not supported" line)
     return array
 
 
