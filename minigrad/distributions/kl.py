@@ -5,6 +5,7 @@ import minigrad
 
 from .bernoulli import Bernoulli
 from .categorical import Categorical, OneHotCategorical
+from .independent import Independent, _sum_rightmost
 from .normal import Normal
 from .uniform import Uniform
 from .utils import softplus
@@ -79,3 +80,11 @@ def _kl_uniform_uniform(p, q):
     # KL = log((b_q - a_q) / (b_p - a_p)) when [a_p, b_p) lies inside [a_q, b_q), else inf
     result = ((q.high - q.low) / (p.high - p.low)).log()
     return minigrad.where((q.low > p.low) | (q.high < p.high), math.inf, result)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    # KL of independent coordinates: the base distributions' KL summed over the reinterpreted dims
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
