@@ -357,8 +357,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 continue
             if t.grad_fn is None:
                 accumulate_into_leaf(t, g)
-            else:
+            elif not t._retains_grad:  # (one that does: its retain hook has added g in the run)
+                # a non-leaf named in inputs keeps its .grad from now on, as after retain_grad() (PyTorch's)
                 t.grad = g if t._grad is None else t._grad + g
+                t.retain_grad()
             g = None
     finally:
         state.grad_enabled = prev_mode

@@ -107,6 +107,25 @@ def _independent(i):
     return f"The output of the user-provided function is independent of input {i}. This is not allowed in strict mode."
 
 
+_NOT_DIFFERENTIABLE = {
+    "outputs": "Output {} of the user-provided function does not require gradients. The outputs must be computed in a "
+               "differentiable manner from the input when running in strict mode.",
+    "jacobian": "While computing the hessian, found that the jacobian of the user-provided function with respect to "
+                "input {} is independent of the input. This is not allowed in strict mode. You should ensure that your "
+                "function is twice differentiable and that the jacobian depends on the inputs (this would be violated "
+                "by a linear function for example).",
+}
+
+
+def _check_requires_grad(ts, what, strict):
+    """Strict mode: each of `ts` (the outputs, or the gradient a Hessian differentiates again) must depend
+    on the inputs through recorded ops, else PyTorch's error naming the first that does not."""
+    if strict:
+        for i, t in enumerate(ts):
+            if not t.requires_grad:
+                raise RuntimeError(_NOT_DIFFERENTIABLE[what].format(i))
+
+
 def _shape(is_tuple, ts):
     return tuple(ts) if is_tuple else ts[0]
 
@@ -117,6 +136,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     in_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
     xs = _prepare(inputs, create_graph)
     out_tuple, outs = _run(func, xs, "vjp")
+    _check_requires_grad(outs, "outputs", strict)
     if v is None:
         if len(outs) != 1 or outs[0].numel() != 1:
             raise RuntimeError("The vector v can only be None if the user-provided function returns a single Tensor "
@@ -141,6 +161,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     else:
         v = _check_v(v, xs, in_tuple, "jvp")
     out_tuple, outs = _run(func, xs, "jvp")
+    _check_requires_grad(outs, "outputs", strict)
     # u: a dummy output gradient; g(u) = J^T u is linear in u, and d<g(u), v>/du = J v
     us = tuple(_zeros(o).requires_grad_(True) for o in outs)
     with enable_grad():
@@ -195,6 +216,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     xs = _prepare(inputs, create_graph)
     out_tuple, outs = _run(func, xs, "jacobian")
+    _check_requires_grad(outs, "outputs", strict)
     jac = [_finish(row, create_graph) for row in _jacobian_rows(outs, xs, create_graph, strict)]
     if out_tuple:
         return tuple(_shape(in_tuple, row) for row in jac)
@@ -224,7 +246,10 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     def gradient(*xs):
         with enable_grad():
             out = f(*xs)
-            return _grads((out,), xs, (_ones(out),), True, strict, _independent)
+            _check_requires_grad((out,), "outputs", strict)
+            gs = _grads((out,), xs, (_ones(out),), True, strict, _independent)
+        _check_requires_grad(gs, "jacobian", strict)
+        return gs
 
     res = jacobian(gradient, tuple(inputs), create_graph=create_graph, strict=strict, vectorize=vectorize,
                    strategy=outer_jacobian_strategy)
@@ -255,7 +280,9 @@ def _second_order(func, inputs, v, create_graph, strict, fn_name):
     independent = _independent
     with enable_grad():
         out = f(*xs)
+        _check_requires_grad((out,), "outputs", strict)
         gs = _grads((out,), xs, (_ones(out),), True, strict, independent)
+    _check_requires_grad(gs, "jacobian", strict)
     if fn_name == "vhp":  # v^T H = d<grad, v>/dx
         res = _grads(gs, xs, v, create_graph, strict, independent)
     else:  # H v: u -> H^T u = H u is linear in u, and d<H u, v>/du = H v (the double-vjp trick)

@@ -58,18 +58,38 @@ def _analytical_jacobian(out, inputs):
     return [np.stack(r, axis=0) if r else None for r in rows]
 
 
-def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0):
+def _refuse_unchecked(name, **flags):
+    """The checks minigrad does not make (vmap over backward, forward-mode AD): asked for, an error
+    rather than a pass that checked nothing."""
+    for flag, on in flags.items():
+        if on:
+            raise NotImplementedError(f"{name}: {flag}=True is not supported by minigrad")
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
+              masked=None):
     """Compare `func`'s backward with finite differences; inputs should be float64.
 
-    Returns True, or raises (or returns False with raise_exception=False) naming the output,
-    input and the largest mismatch.
+    Returns True, or raises (or returns False with raise_exception=False) naming the output and
+    input of the mismatch. fast_mode compares the whole Jacobians too (a stronger check than
+    PyTorch's random projection of them); check_undefined_grad is not run.
     """
+    _refuse_unchecked("gradcheck", check_batched_grad=check_batched_grad, check_forward_ad=check_forward_ad,
+                      check_batched_forward_grad=check_batched_forward_grad)
+    from ..tensor import Tensor
+
     inputs = _inputs(inputs)
-    for x in inputs:
+    for i, x in enumerate(inputs):
         if getattr(x, "requires_grad", False) and x.array.dtype != np.float64:
             import warnings
 
-            warnings.warn(f"gradcheck: input of dtype {x.dtype} is not float64; expect precision failures", stacklevel=2)
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
+                          "This check will likely fail if all the inputs are not of double precision floating point "
+                          "or complex. ", stacklevel=2)
+    if not check_backward_ad:
+        return True
     outputs = _outputs(func(*inputs))
     for k, out in enumerate(outputs):
         if not out.requires_grad:
@@ -81,19 +101,25 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
                 continue
             num = num.reshape(ana.shape) if ana is not None else num
             if not np.allclose(ana, num, rtol=rtol, atol=atol):
-                err = float(np.max(np.abs(ana - num)))
-                msg = (f"Jacobian mismatch for output {k} with respect to input {j} (max abs difference {err:.3g}),\n"
-                       f"numerical:{num}\nanalytical:{ana}\n")
+                dt = inputs[j].array.dtype  # (the Jacobians shown in the input's dtype, PyTorch's)
+                msg = (f"Jacobian mismatch for output {k} with respect to input {j},\n"
+                       f"numerical:{Tensor(num.astype(dt))}\nanalytical:{Tensor(ana.astype(dt))}\n")
                 if raise_exception:
                     raise GradcheckError(msg)
                 return False
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0, check_undefined_grad=True,
+                  check_grad_dtypes=False, check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True,
+                  fast_mode=False, masked=False):
     """Check second derivatives: gradcheck of (inputs, grad_outputs) -> d(func)/d(inputs) . grad_outputs."""
+    _refuse_unchecked("gradgradcheck", check_batched_grad=check_batched_grad, check_fwd_over_rev=check_fwd_over_rev)
     from ..factory import randn_like
 
+    if not check_rev_over_rev:
+        return True
     inputs = _inputs(inputs)
     outputs = _outputs(func(*inputs))
     if grad_outputs is None:

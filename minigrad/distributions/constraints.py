@@ -4,12 +4,14 @@ Each constraint has `check(value)`, a bool tensor of `value`'s shape less the co
 rightmost dims, True where the value is allowed. Distributions use them when `validate_args` is on,
 through `holds(constraint, value)`.
 """
+import numpy as np
+
 import minigrad
 
 __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
-    "independent", "integer_interval", "interval", "is_dependent", "less_than", "nonnegative", "nonnegative_integer",
-    "one_hot", "positive", "real", "real_vector", "simplex", "unit_interval",
+    "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
+    "nonnegative_integer", "one_hot", "positive", "positive_definite", "real", "real_vector", "simplex", "unit_interval",
 ]
 
 
@@ -183,6 +185,40 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & (abs(value.sum(-1) - 1) < 1e-6)
 
 
+class _LowerCholesky(Constraint):
+    """Lower-triangular square matrices with a positive diagonal (a covariance's Cholesky factor)."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tril = value.tril() if isinstance(value, minigrad.Tensor) else np.tril(value)
+        lower = (value == tril).reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
+        return lower & (value.diagonal(0, -2, -1) > 0).all(-1)
+
+
+class _PositiveDefinite(Constraint):
+    """Symmetric square matrices with a Cholesky factor (all eigenvalues positive)."""
+
+    event_dim = 2
+
+    def check(self, value):
+        a = value.array if isinstance(value, minigrad.Tensor) else value
+        a = np.asarray(a.get() if hasattr(a, "get") else a, dtype=np.float64)  # (a cupy array: checked on the host)
+        n = a.shape[-1]
+        symmetric = np.isclose(a, np.swapaxes(a, -1, -2), atol=1e-6).reshape(a.shape[:-2] + (-1,)).all(-1)
+        if not symmetric.all():  # (PyTorch's answer then: the symmetry alone, for every matrix)
+            return minigrad.tensor(symmetric) if isinstance(value, minigrad.Tensor) else symmetric
+        flat, factorable = a.reshape(-1, n, n), np.empty(a.size // max(n * n, 1), dtype=bool)
+        for i, m in enumerate(flat):
+            try:
+                np.linalg.cholesky(m)
+                factorable[i] = True
+            except np.linalg.LinAlgError:
+                factorable[i] = False
+        ok = factorable.reshape(a.shape[:-2])
+        return minigrad.tensor(ok) if isinstance(value, minigrad.Tensor) else ok
+
+
 class _IndependentConstraint(Constraint):
     """`base_constraint` over the `reinterpreted_batch_ndims` rightmost dims at once (all must hold)."""
 
@@ -214,6 +250,8 @@ nonnegative_integer = _IntegerGreaterThanEq(0)
 integer_interval = _IntegerInterval
 real = _Real()
 real_vector = _IndependentConstraint(real, 1)
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()
 positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan

@@ -5,6 +5,8 @@ import minigrad
 
 from .bernoulli import Bernoulli
 from .categorical import Categorical, OneHotCategorical
+from .independent import Independent, _sum_rightmost
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _half_log_det
 from .normal import Normal
 from .uniform import Uniform
 from .utils import softplus
@@ -79,3 +81,27 @@ def _kl_uniform_uniform(p, q):
     # KL = log((b_q - a_q) / (b_p - a_p)) when [a_p, b_p) lies inside [a_q, b_q), else inf
     result = ((q.high - q.low) / (p.high - p.low)).log()
     return minigrad.where((q.low > p.low) | (q.high < p.high), math.inf, result)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    # KL of independent coordinates: the base distributions' KL summed over the reinterpreted dims
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    # KL = (tr(Sq^-1 Sp) + |Lq^-1 (mu_q - mu_p)|^2 - D) / 2 + log sqrt(det Sq) - log sqrt(det Sp),
+    # tr(Sq^-1 Sp) = |Lq^-1 Lp|_F^2
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with" + " " * 26 +  # (PyTorch's text, spaces
+                         "different event shapes cannot be computed")  # and all)
+    Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    D = p.event_shape[0]
+    batch = tuple(minigrad.broadcast_shapes(tuple(Lp.shape[:-2]), tuple(Lq.shape[:-2])))
+    Lp, Lq = Lp.expand(batch + (D, D)), Lq.expand(batch + (D, D))
+    trace = minigrad.linalg.solve_triangular(Lq, Lp, upper=False).pow(2).sum((-2, -1))
+    m = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    return _half_log_det(Lq) - _half_log_det(Lp) + 0.5 * (trace + m - D)

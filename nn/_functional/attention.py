@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+import minigrad
 from minigrad import backends
 from minigrad.backends.arrays import causal_mask, empty_in_order_of, grads_like, keep_mask
 
@@ -55,6 +56,7 @@ class Attention(Function):
         # a float mask that requires grad gets the scores' gradient, summed over where it was broadcast
         ctx.mask_grad = (scores, mask.array.shape, mask.array.dtype) if ctx.needs_input_grad[3] else None
         ctx.save(query=q, key=k, value=v, attn=P, mask=keep)
+        ctx.attn_mask = mask  # (read by double_backward only)
         return out
 
     # its array function takes any shape, deciding again where the layout changes (a KV cache's keys
@@ -79,6 +81,25 @@ class Attention(Function):
             full, mask_shape, mask_dtype = ctx.mask_grad
             gmask = Tensor(sum_to_array(gS.reshape(full), mask_shape).astype(mask_dtype, copy=False))
         return tuple([None if ga is None else Tensor(ga) for ga in grads]) + (gmask,) + (None,) * 4
+
+    @staticmethod
+    def double_backward(ctx, g):  # create_graph: the forward again as recorded ops (same dropout mask), differentiated
+        q, k, v, _, keep = ctx.saved_tensors
+        mask = ctx.attn_mask
+        with minigrad.enable_grad():
+            kk, vv = (k, v) if ctx.gqa == 1 else (k.repeat_interleave(ctx.gqa, -3), v.repeat_interleave(ctx.gqa, -3))
+            S = (q @ kk.transpose(-2, -1)) * ctx.scale
+            if ctx.is_causal:
+                S = S.masked_fill(Tensor(causal_mask(S.shape[-2], S.shape[-1], xp_of(S.array))), _NEG_INF)
+            if mask is not None:
+                S = S.masked_fill(~mask, _NEG_INF) if mask.dtype == minigrad.bool else S + mask
+            P = S.softmax(-1)
+            if keep is not None:
+                P = P * (keep.reshape(P.shape).to(P.dtype) * ctx.dscale)
+            out = P @ vv
+        inputs = [t for t, need in zip((q, k, v, mask), ctx.needs_input_grad) if need]
+        grads = iter(minigrad.autograd.grad(out, inputs, g, create_graph=True, allow_unused=True))
+        return tuple(next(grads) if need else None for need in ctx.needs_input_grad[:4]) + (None,) * 4
 
     @staticmethod
     def array_step(needs, q, k, v, mask, dropout_p, is_causal, scale, gqa):

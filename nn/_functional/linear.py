@@ -219,6 +219,14 @@ class Embedding(Function):
         return None, wrap(_embedding_backward(ctx._saved_indices.array, g.array, ctx.num_weights, ctx.padding_idx)), None
 
     @staticmethod
+    def double_backward(ctx, g):  # create_graph through an incoming gradient that requires grad: gW recorded
+        ids = ctx._saved_indices.reshape(-1)
+        g2 = g.reshape(ids.shape[0], g.shape[-1])
+        if ctx.padding_idx is not None:
+            g2 = g2 * (ids != ctx.padding_idx).unsqueeze(1).to(g2.dtype)
+        return None, g2.new_zeros((ctx.num_weights, g2.shape[1])).index_add(0, ids, g2), None
+
+    @staticmethod
     def array_step(needs, idx, weight, padding_idx):
         n = weight.array.shape[0]
         return ((lambda ids, w: (_embedding_forward(ids, w), ids)),

@@ -80,6 +80,7 @@ class LayerNorm(Function):
         # backward recomputes x_hat from it row by row in cache
         ctx.save(input=x, mean=mean, rstd=rstd, weight=w if ctx.needs_input_grad[0] else None)
         ctx.shapes = D, None if w is None else w.array.shape, None if b is None else b.array.shape
+        ctx.eps = eps
         return out
 
     @staticmethod
@@ -108,6 +109,25 @@ class LayerNorm(Function):
                                needs[0], needs[2], needs[3], ctx.impl)
         return (None if gx is None else Tensor(gx), None, None if gw is None else Tensor(gw),
                 None if gb is None else Tensor(gb), None)
+
+    @staticmethod
+    def double_backward(ctx, g):  # create_graph: _backward's formulas as recorded ops, x_hat recomputed from x
+        x, _, _, w = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        D, w_shape, b_shape = ctx.shapes
+        x2, g2 = x.reshape(-1, D), g.reshape(-1, D)
+        xc = x2 - x2.mean(1, keepdim=True)
+        rstd = ((xc * xc).mean(1, keepdim=True) + ctx.eps).rsqrt()
+        x_hat = xc * rstd
+        gx = gw = gb = None
+        if needs[0]:
+            gy = g2 if w is None else g2 * w.reshape(D)
+            gx = (rstd * (gy - gy.mean(1, keepdim=True) - x_hat * (gy * x_hat).mean(1, keepdim=True))).reshape(x.shape)
+        if needs[2]:
+            gw = (g2 * x_hat).sum(0).reshape(w_shape)
+        if needs[3]:
+            gb = g2.sum(0).reshape(b_shape)
+        return gx, None, gw, gb, None
 
     @staticmethod
     def array_step(needs, x, normalized_shape, w, b, eps):

@@ -110,6 +110,25 @@ def test_unused_input_zeros_and_strict(torch):
 
 
 @pytest.mark.parametrize("call", [
+    lambda lib, F: F.vjp(lambda a: (a * 2, a.detach()), lib.ones(3), (lib.ones(3), lib.ones(3)), strict=True),
+    lambda lib, F: F.jvp(lambda a: a.detach(), lib.ones(3), lib.ones(3), strict=True),
+    lambda lib, F: F.jacobian(lambda a, b: (a * b, b.detach()), (lib.ones(3), lib.ones(3)), strict=True),
+    lambda lib, F: F.hessian(lambda a: a.detach().sum(), lib.ones(3), strict=True),
+    lambda lib, F: F.hessian(lambda a: a.sum(), lib.ones(3), strict=True),
+    lambda lib, F: F.hvp(lambda a: a.sum(), lib.ones(3), lib.ones(3), strict=True),
+    lambda lib, F: F.vhp(lambda a: a.sum(), lib.ones(3), lib.ones(3), strict=True),
+])
+def test_strict_mode_refuses_an_output_or_gradient_that_does_not_require_grad_as_torch(torch, call):
+    # were: another text (the input's "is independent"), or vjp's no error at all
+    msgs = []
+    for lib in (torch, mg):
+        with pytest.raises(RuntimeError) as e:
+            call(lib, lib.autograd.functional)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("call", [
     lambda lib, F: F.jacobian(lambda x: x, 3),
     lambda lib, F: F.jacobian(lambda x: x, (lib.ones(2), 3)),
     lambda lib, F: F.vjp(lambda x: x * 2, lib.ones(2)),

@@ -363,3 +363,107 @@ def test_reinforce_learns_the_best_arm():
         logits.grad = None
     probs = Categorical(logits=logits).probs.tolist()
     assert probs[2] > 0.9, probs
+
+
+# ---- Independent -------------------------------------------------------------------------------------------------
+MU = [[0.5, -1.0, 0.2], [2.0, 0.1, 0.0]]
+SD = [[1.0, 0.5, 0.7], [0.3, 2.0, 1.1]]
+VALUE = [[0.1, 0.2, 0.0], [0.3, 0.4, -1.0]]
+
+
+def _independent_case(lib, n):
+    # a VAE's diagonal Gaussian: log-likelihood and KL to N(0, I) summed over the event dims, and their gradients
+    mu, sd = _f64(lib, MU).requires_grad_(), _f64(lib, SD).requires_grad_()
+    Dl = lib.distributions
+    q = Dl.Independent(Dl.Normal(mu, sd), n)
+    prior = Dl.Independent(Dl.Normal(lib.zeros(2, 3, dtype=lib.float64), lib.ones(2, 3, dtype=lib.float64)), n)
+    lp, ent, kl = q.log_prob(_f64(lib, VALUE)), q.entropy(), Dl.kl_divergence(q, prior)
+    grads = lib.autograd.grad(lp.sum() - kl.sum() + ent.sum(), [mu, sd])
+    shapes = (tuple(q.batch_shape), tuple(q.event_shape), tuple(q.sample((4,)).shape), q.rsample().requires_grad,
+              tuple(q.expand((5,) + tuple(q.batch_shape)).log_prob(_f64(lib, VALUE)).shape), repr(q.support), repr(q))
+    return [_numpy(t) for t in (lp, ent, kl, q.mean, q.variance) + tuple(grads)], shapes
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_independent_matches_torch(torch, n):
+    # was missing: Independent(Normal(mu, sd), 1), a VAE's and SAC's usual form, was an AttributeError
+    ours, our_shapes = _independent_case(minigrad, n)
+    theirs, their_shapes = _independent_case(torch, n)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    assert our_shapes == tuple(s.replace("torch", "minigrad") if isinstance(s, str) else s for s in their_shapes)
+
+
+def test_independent_errors_match_torch(torch):
+    for lib in (minigrad, torch):
+        Dl = lib.distributions
+        base = Dl.Normal(lib.zeros(2, 3), lib.ones(2, 3))
+        with pytest.raises(ValueError, match=r"Expected reinterpreted_batch_ndims <= len\(base_distribution.batch_shape"
+                                             r"\), actual 3 vs 2"):
+            Dl.Independent(base, 3)
+        with pytest.raises(ValueError, match=r"Value is not broadcastable with batch_shape\+event_shape: "
+                                             r"\w+.Size\(\[2\]\) vs \w+.Size\(\[2, 3\]\)"):
+            Dl.Independent(base, 1).log_prob(lib.zeros(2))
+        with pytest.raises(NotImplementedError, match="Enumeration over cartesian product is not implemented"):
+            Dl.Independent(Dl.Bernoulli(logits=lib.zeros(2, 3)), 1).enumerate_support()
+
+
+# ---- MultivariateNormal ------------------------------------------------------------------------------------------
+A3 = np.array([[1.0, 0.2, 0.1], [0.3, 0.9, -0.2], [0.0, 0.4, 1.2]])
+COV = A3 @ A3.T + 0.1 * np.eye(3)
+
+
+def _mvn_case(lib, kind):
+    mu, cov = _f64(lib, MU).requires_grad_(), _f64(lib, COV).requires_grad_()
+    Dl = lib.distributions
+    matrix = {"covariance_matrix": cov, "scale_tril": lib.linalg.cholesky(cov), "precision_matrix": lib.linalg.inv(cov)}
+    m = Dl.MultivariateNormal(mu, **{kind: matrix[kind]})
+    prior = Dl.MultivariateNormal(lib.zeros(3, dtype=lib.float64), lib.eye(3, dtype=lib.float64) * 2)
+    value = _f64(lib, VALUE)
+    lp, ent, kl = m.log_prob(value), m.entropy(), Dl.kl_divergence(m, prior)
+    grads = lib.autograd.grad(lp.sum() + ent.sum() - kl.sum(), [mu, cov])
+    values = (lp, ent, kl, m.covariance_matrix, m.scale_tril, m.precision_matrix, m.variance) + tuple(grads)
+    shapes = (tuple(m.batch_shape), tuple(m.event_shape), tuple(m.sample((4,)).shape), m.rsample().requires_grad,
+              tuple(m.log_prob(value.expand(5, 2, 3)).shape), tuple(m.expand((4, 2)).log_prob(value).shape), repr(m))
+    return [_numpy(t) for t in values], shapes
+
+
+@pytest.mark.parametrize("kind", ["covariance_matrix", "scale_tril", "precision_matrix"])
+def test_multivariate_normal_matches_torch(torch, kind):
+    # was missing (PPO's MultivariateNormal(action_mean, cov_mat) was an AttributeError)
+    ours, our_shapes = _mvn_case(minigrad, kind)
+    theirs, their_shapes = _mvn_case(torch, kind)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    assert our_shapes == tuple(s.replace("torch", "minigrad") if isinstance(s, str) else s for s in their_shapes)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, D: D.MultivariateNormal(lib.tensor(0.0), lib.eye(1)),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2)),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), lib.eye(2), scale_tril=lib.eye(2)),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), lib.ones(2)),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), precision_matrix=lib.ones(2)),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), scale_tril=lib.ones(2)),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), lib.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), scale_tril=lib.tensor([[1.0, 2.0], [0.0, 1.0]])),
+    lambda lib, D: D.MultivariateNormal(lib.zeros(2), lib.eye(2)).log_prob(lib.zeros(3)),
+    lambda lib, D: D.kl_divergence(D.MultivariateNormal(lib.zeros(2), lib.eye(2)),
+                                   D.MultivariateNormal(lib.zeros(3), lib.eye(3))),
+])
+def test_multivariate_normal_errors_match_torch(torch, call):
+    msgs = []
+    for lib in (torch, minigrad):
+        with pytest.raises(ValueError) as e:
+            call(lib, lib.distributions)
+        msgs.append(str(e.value).replace("torch", "minigrad"))
+    assert msgs[0] == msgs[1]
+
+
+def test_lower_cholesky_and_positive_definite_constraints_match_torch(torch):
+    mats = [np.eye(2), [[1.0, 2.0], [2.0, 1.0]], [[1.0, 2.0], [0.0, 1.0]], [[2.0, 0.0], [0.5, -1.0]], COV[:2, :2]]
+    for name in ("lower_cholesky", "positive_definite"):
+        ours, theirs = getattr(D.constraints, name), getattr(torch.distributions.constraints, name)
+        assert repr(ours) == repr(theirs)
+        batch = np.array(mats)
+        assert ours.check(minigrad.tensor(batch)).tolist() == theirs.check(torch.tensor(batch)).tolist()

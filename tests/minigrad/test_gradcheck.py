@@ -87,7 +87,7 @@ def test_gradcheck_defaults_match_torch(torch):
 
 def test_gradcheck_warns_for_float32():
     x = mg.tensor([0.5, 1.5], requires_grad=True)
-    with pytest.warns(UserWarning, match="not float64"):
+    with pytest.warns(UserWarning, match="Input #0 requires gradient and is not a double precision floating point"):
         gradcheck(lambda t: t * 2, (x,), eps=1e-2, atol=1e-2, rtol=1e-2)
 
 
@@ -105,3 +105,28 @@ def test_gradcheck_non_contiguous_input():
     x = mg.tensor(np.arange(6.0).reshape(2, 3) / 7, dtype=mg.float64).T.detach().requires_grad_()
     assert not x.is_contiguous()
     assert gradcheck(lambda t: (t * t).sum(0), (x,))
+
+
+def test_gradcheck_takes_torchs_keywords_and_prints_its_mismatch(torch):
+    # fast_mode= and the other check_* keywords were a TypeError; the mismatch printed numpy arrays
+    x = mg.tensor([0.5, 1.5], dtype=mg.float64, requires_grad=True)
+    assert gradcheck(mg.sin, (x,), fast_mode=True, check_undefined_grad=False, check_batched_grad=False)
+    assert gradgradcheck(mg.sin, (x,), fast_mode=True, check_batched_grad=False)
+    with pytest.raises(GradcheckError) as ours:
+        gradcheck(WrongGrad.apply, (x,), fast_mode=True)
+
+    class TorchWrong(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+    with pytest.raises(RuntimeError) as theirs:  # (its GradcheckError)
+        torch.autograd.gradcheck(TorchWrong.apply, (torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True),))
+    assert str(ours.value).replace("minigrad", "torch") == str(theirs.value)
+    with pytest.raises(NotImplementedError, match="check_forward_ad"):
+        gradcheck(mg.sin, (x,), check_forward_ad=True)
+    with pytest.raises(TypeError):
+        gradcheck(mg.sin, (x,), 1e-6)  # keywords only, as PyTorch's

@@ -2,6 +2,7 @@
 import gc
 import sys
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -905,6 +906,29 @@ def test_backward_inputs_non_leaf():
     (h * h).sum().backward(inputs=[h])
     assert x.grad is None
     np.testing.assert_allclose(h.grad.numpy(), 2 * h.detach().numpy())
+
+
+def test_backward_inputs_non_leaf_retains_its_grad_as_torch(torch):
+    # a non-leaf named in inputs= keeps its .grad from then on (retains_grad True; reading it does not
+    # warn); before, retains_grad stayed False, a later backward() left its .grad as it was
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor([3.0, 4.0], requires_grad=True)
+        h = x * 2
+        y = (h * w).sum()
+        y.backward(inputs=[h], retain_graph=True)
+        flags = [h.retains_grad]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            grads = [h.grad.numpy().copy()]
+        y.backward(inputs=[h], retain_graph=True)  # (its retain hook adds the gradient: once, not twice)
+        grads.append(h.grad.numpy().copy())
+        y.backward()
+        return flags, grads + [h.grad.numpy(), x.grad.numpy()]
+    (f1, g1), (f2, g2) = run(mg), run(torch)
+    assert f1 == f2 == [True]
+    for a, b in zip(g1, g2):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_backward_inputs_empty_is_an_error():

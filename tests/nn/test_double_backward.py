@@ -97,3 +97,78 @@ def test_a_module_gradient_penalty_trains():
         opt.step()
         penalties.append(penalty.item())
     assert penalties[-1] < 0.1 * penalties[0]
+
+
+def _penalty_grads(L, fn, arrays):
+    """A gradient penalty through `fn`: d/d inputs of |d (fn(*xs) ** 2).sum() / d xs|^2, the first gradients' graph kept."""
+    xs = [L.tensor(a, requires_grad=True) for a in arrays]
+    gs = L.autograd.grad((fn(L, *xs) ** 2).sum(), xs, create_graph=True)
+    sum((g ** 2).sum() for g in gs).backward()
+    return [g.detach().numpy() for g in gs] + [x.grad.numpy() for x in xs]
+
+
+def _layer_norm(L, x, w=None, b=None):
+    return L.nn.functional.layer_norm(x ** 3, x.shape[-2:] if w is None else w.shape, w, b)
+
+
+def _attention(kw):
+    def fn(L, q, k, v, *mask):
+        return L.nn.functional.scaled_dot_product_attention(q * q, k, v, *mask, **kw)
+    return fn
+
+
+def _manual_causal_attention(L, q, k, v):  # (PyTorch's CPU kernel for is_causal refuses create_graph)
+    L_, S = q.shape[-2], k.shape[-2]
+    s = (q * q) @ k.transpose(-2, -1) / np.sqrt(q.shape[-1])
+    s = s.masked_fill(~L.ones(L_, S, dtype=L.bool).tril(), float("-inf"))
+    return s.softmax(-1) @ v
+
+
+R = np.random.default_rng(7)
+Q, K, V = R.standard_normal((2, 2, 3, 4)), R.standard_normal((2, 2, 5, 4)), R.standard_normal((2, 2, 5, 3))
+MASK = R.standard_normal((3, 5))
+H_EMB = R.standard_normal((2, 3, 4))
+
+
+@pytest.mark.parametrize("case", ["layer_norm", "layer_norm_affine", "layer_norm_2d_shape", "attention",
+                                  "attention_broadcast_2d", "attention_float_mask", "attention_bool_mask",
+                                  "attention_scale"])
+def test_penalty_through_layer_norm_and_attention_like_torch(torch, case):
+    # were: "... is not differentiable twice" (their backward runs on arrays, with no recorded form)
+    fn, arrays = {
+        "layer_norm": (_layer_norm, [R.standard_normal((4, 6))]),
+        "layer_norm_affine": (_layer_norm, [R.standard_normal((3, 2, 5)), R.standard_normal(5), R.standard_normal(5)]),
+        "layer_norm_2d_shape": (_layer_norm, [R.standard_normal((3, 2, 5))]),
+        "attention": (_attention({}), [Q, K, V]),
+        "attention_broadcast_2d": (_attention({}), [Q[0, 0], K[:1], V[0, :1]]),
+        "attention_float_mask": (_attention({}), [Q, K, V, MASK]),
+        "attention_bool_mask": (lambda L, q, k, v: _attention({})(L, q, k, v, L.tensor(MASK > -0.5)), [Q, K, V]),
+        "attention_scale": (_attention({"scale": 0.3}), [Q, K, V]),
+    }[case]
+    for a, b in zip(_penalty_grads(minigrad, fn, arrays), _penalty_grads(torch, fn, arrays)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("gqa", [False, True])
+def test_penalty_through_causal_attention_like_the_manual_form(torch, gqa):
+    k, v = (K[:, :1, :3], V[:, :1, :3]) if gqa else (K[:, :, :3], V[:, :, :3])
+    got = _penalty_grads(minigrad, _attention({"is_causal": True, "enable_gqa": gqa}), [Q, k, v])
+
+    def manual(L, q, k, v):
+        return _manual_causal_attention(L, q, k.expand(-1, 2, -1, -1), v.expand(-1, 2, -1, -1))
+    for a, b in zip(got, _penalty_grads(torch, manual, [Q, k, v])):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 3])
+def test_embedding_weight_gradient_differentiates_again_like_torch(torch, padding_idx):
+    # an incoming gradient that requires grad through EmbeddingBackward0 refused create_graph
+    def run(L):
+        w = L.tensor(np.arange(40.0).reshape(10, 4) / 40, requires_grad=True)
+        h = L.tensor(H_EMB, requires_grad=True)
+        out = L.nn.functional.embedding(L.tensor([[1, 3, 3], [7, 0, 3]]), w, padding_idx=padding_idx)
+        (gw,) = L.autograd.grad((out * h).sum(), w, create_graph=True)
+        (gw ** 2).sum().backward()
+        return gw.detach().numpy(), h.grad.numpy()
+    for a, b in zip(run(minigrad), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
