@@ -70,6 +70,7 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     adamw           p, g, m, v, v_max, lr, b1,  the same, in place
                     b2, wd, decoupled, step_scale, eps_scaled
     grouped_matmul  a, b                        a, b -> a @ b per group
+    conv_output     y (L, N, O)                 y -> (N, O, L), a copy                (the op's: a strided add)
     rnn_step        the step's arrays (2-D)     lstm_step, gru_step (and *_backward): a time step's gate math
     max_pool2d      x (N, C, H, W), kernel,     x, kernel, stride, dilation,       g, idx, x's shape -> gx
                     stride, dilation, padding,  padding, out -> (y, idx)
@@ -152,6 +153,7 @@ register("attention", "cuda.attention", "cuda")
 register("adamw", "cpu.adamw", "cpu")
 register("adamw", "cuda.adamw", "cuda")
 register("grouped_matmul", "cpu.conv", "cpu")
+register("conv_output", "cpu.conv_layout", "cpu")
 register("rnn_step", "cpu.rnn", "cpu")
 register("max_pool2d", "cpu.max_pool", "cpu")
 register("block_step", "cpu.block_step", "cpu")  # a transformer block on one new position (generation)
