@@ -18,7 +18,9 @@ time, actions drawn from a Categorical, the returns' REINFORCE loss; vae: a vari
 MLP on 784-wide rows; bigram: makemore's first network, one 27 x 27 weight on one-hot letters over all
 228,146 bigrams of its names at once, its softmax written out, SGD through `.data`; text_bag: the
 text-classification tutorial's nn.EmbeddingBag over flat word ids and offsets, a Linear, clipping and
-SGD), written once below
+SGD; bigram_lecture: the nanoGPT lecture's bigram.py, nn.Embedding(65, 65) as the logits table, batches
+cut by `torch.stack([data[i:i + block_size] for i in ix])` over 0-d tensors i, a no_grad estimate_loss
+under eval()/train() every tenth step, AdamW), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -59,7 +61,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer",
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
-         "text_bag"]
+         "text_bag", "bigram_lecture"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -768,6 +770,63 @@ def build_text_bag(torch):
     return step
 
 
+def build_bigram_lecture(torch):
+    """The nanoGPT lecture's bigram.py: an nn.Embedding(vocab, vocab) whose rows are the next character's
+    logits, cross_entropy over the (B*T, C) view, AdamW (lr 1e-3); each batch's 32 offsets drawn by
+    torch.randint and its rows cut `data[i:i + block_size]` with each 0-d tensor i (the slices' bounds,
+    `i + 1` and `i + block_size + 1`, are tensor arithmetic), stacked; every tenth step the estimate_loss of
+    ten train and ten val batches under @torch.no_grad() and eval()/train(). Text: 100,000 random ids of 65."""
+    nn, F = torch.nn, torch.nn.functional
+    batch_size, block_size, vocab = 32, 8, 65
+    data = torch.randint(0, vocab, (100000,), generator=torch.Generator().manual_seed(0))
+    n = int(0.9 * len(data))
+    train_data, val_data = data[:n], data[n:]
+
+    def get_batch(split):
+        d = train_data if split == "train" else val_data
+        ix = torch.randint(len(d) - block_size, (batch_size,))
+        x = torch.stack([d[i:i + block_size] for i in ix])
+        y = torch.stack([d[i + 1:i + block_size + 1] for i in ix])
+        return x, y
+
+    class BigramLanguageModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.token_embedding_table = nn.Embedding(vocab, vocab)
+
+        def forward(self, idx, targets):
+            logits = self.token_embedding_table(idx)
+            B, T, C = logits.shape
+            return F.cross_entropy(logits.view(B * T, C), targets.view(B * T))
+
+    model = BigramLanguageModel()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    @torch.no_grad()
+    def estimate_loss():
+        model.eval()
+        out = {}
+        for split in ("train", "val"):
+            losses = torch.zeros(10)
+            for k in range(10):
+                losses[k] = model(*get_batch(split)).item()
+            out[split] = losses.mean()
+        model.train()
+        return out
+
+    count = [0]
+
+    def step():
+        count[0] += 1
+        if count[0] % 10 == 0:
+            estimate_loss()
+        loss = model(*get_batch("train"))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return step
+
+
 def build(torch, kind):
     if kind == "mlp":
         return build_mlp(torch)
@@ -801,6 +860,8 @@ def build(torch, kind):
         return build_bigram(torch)
     if kind == "text_bag":
         return build_text_bag(torch)
+    if kind == "bigram_lecture":
+        return build_bigram_lecture(torch)
     raise ValueError(kind)
 
 

@@ -63,6 +63,7 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     log_softmax     x (rows)                    x -> y                             g, y -> gx
     softmax         x (rows)                    x -> y                             g, y -> gx
     sigmoid         x                           x -> y                             g, y -> gx
+    relu            x                           x -> y                             g, y -> gx
     sum             a (A, R, C)                 a -> a.sum(axis=1)                 (the op's: a view)
     dropout         x, p                        x, p -> (y, keep)                  g, keep, scale -> gx
     attention       out, q, k, v, mask, gqa     out, q, k, v, keep, dscale,        g, P, q, k, v, keep, dscale, scale,
@@ -70,6 +71,7 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     adamw           p, g, m, v, v_max, lr, b1,  the same, in place
                     b2, wd, decoupled, step_scale, eps_scaled
     grouped_matmul  a, b                        a, b -> a @ b per group
+    conv_output     y (L, N, O)                 y -> (N, O, L), a copy             (none: a layout)
     rnn_step        the step's arrays (2-D)     lstm_step, gru_step (and *_backward): a time step's gate math
     max_pool2d      x (N, C, H, W), kernel,     x, kernel, stride, dilation,       g, idx, x's shape -> gx
                     stride, dilation, padding,  padding, out -> (y, idx)
@@ -137,6 +139,7 @@ register("embedding", "cuda.embedding", "cuda", ("numpy", "fast"))
 register("gelu", "cpu.gelu", "cpu")
 register("gelu", "cuda.gelu", "cuda")
 register("sigmoid", "cpu.sigmoid", "cpu")
+register("relu", "cpu.relu", "cpu")
 register("sum", "cpu.sum", "cpu")
 register("layer_norm", "cpu.layer_norm", "cpu")
 register("layer_norm", "cuda.layer_norm", "cuda")
@@ -152,6 +155,7 @@ register("attention", "cuda.attention", "cuda")
 register("adamw", "cpu.adamw", "cpu")
 register("adamw", "cuda.adamw", "cuda")
 register("grouped_matmul", "cpu.conv", "cpu")
+register("conv_output", "cpu.conv_layout", "cpu")
 register("rnn_step", "cpu.rnn", "cpu")
 register("max_pool2d", "cpu.max_pool", "cpu")
 register("block_step", "cpu.block_step", "cpu")  # a transformer block on one new position (generation)

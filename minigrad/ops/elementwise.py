@@ -351,16 +351,20 @@ def apply_binary(cls, a, b, *extra):
 _RECORD = object()  # _plain_operand's answer for two Tensors to record as they are
 
 
-def _plain_operand(a, b):
+def _plain_operand(a, b, ints=True):
     """How `a` + `b`, `a` - `b`, `a` * `b` or `a` / `b` runs when `a` is a float32 or float64 Tensor outside a
     minigrad.compile capture: `b`'s array (or `b`, a small Python number) when the op records nothing
     and promotes nothing (the op is then the array op alone: the same call as its Function's forward,
     the same bits); `_RECORD` when `b` is a Tensor of the same array type and dtype and a gradient is
-    to be recorded (nothing to promote: the Function is applied as it is); None: the op runs as usual."""
+    to be recorded (nothing to promote: the Function is applied as it is); None: the op runs as usual.
+    With `ints` (not for `/`, which makes floats of ints), an int64 Tensor and a small Python int too:
+    an index's arithmetic, `i + block_size` (int64 stays int64 in numpy as in PyTorch, wrapping alike)."""
     if type(a) is not Tensor or recording.hook.recorder is not None:
         return None
     x = a.array
     if x.dtype.kind != "f" or x.dtype.itemsize < 4:
+        if ints and b.__class__ is builtins.int and x.dtype == np.int64 and -_EXACT_INT <= b <= _EXACT_INT:
+            return b
         return None
     tb = type(b)
     if tb is Tensor:
@@ -455,7 +459,7 @@ def div(input, other, rounding_mode=None):
     """input / other (true division; int inputs give float32), or floor/trunc division."""
     if rounding_mode is not None:
         return _rounded_div(input, other, rounding_mode)
-    o = _plain_operand(input, other)
+    o = _plain_operand(input, other, ints=False)
     if o is not None:
         return apply_binary(Div, input, other) if o is _RECORD else Tensor(input.array / o)
     from ..dtypes import default_float
@@ -770,17 +774,29 @@ class SigmoidBackward(Function):
         return gg * (r * (1.0 - r)), gg * g * (1.0 - 2.0 * r)
 
 
+def relu_array(x):
+    """max(x, 0) of an array (numpy's maximum: NaN kept, -0.0 to +0.0), the backend's loop where there is
+    one (numpy's maximum checks for NaN as it goes, at 4x a copy's time)."""
+    impl = backends.find("relu", x)
+    return array_module(x).maximum(x, 0) if impl is None else impl.forward(x)
+
+
 class Relu(Function):
     node_name = "ReluBackward0"
     saves_result = True
 
     @staticmethod
     def forward(ctx, a):
-        return array_module(a.array).maximum(a.array, 0)
+        return relu_array(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(relu a) = [a > 0] da (picked, not multiplied: an inf or nan g stays out, as PyTorch)
-        return where(ctx._saved_result > 0, g, 0.0)
+        r = ctx._saved_result
+        if not g.requires_grad and g.array.dtype == r.array.dtype:  # no graph of the backward wanted
+            impl = backends.find("relu", r.array)
+            if impl is not None:
+                return Tensor(impl.backward(g.array, r.array))
+        return where(r > 0, g, 0.0)
 
 
 class Abs(Function):

@@ -381,6 +381,12 @@ def getitem(self, index):
     if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu" and index.array.dtype != np.uint8:
         # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
+    if type(index) is slice and (type(index.start) is Tensor or type(index.stop) is Tensor):
+        # `data[i:i + block_size]` with i from a tensor: the bounds' ints (their __index__, its errors), as every
+        # path below would read them
+        start, stop = index.start, index.stop
+        index = slice(start.__index__() if type(start) is Tensor else start,
+                      stop.__index__() if type(stop) is Tensor else stop, index.step)
     if _records_nothing(self):
         # nothing to record (iterating over a tensor, a sequence's step, `x[..., :1]`, `idx[:, -T:]`): a basic
         # index numpy takes as PyTorch does is the view alone

@@ -34,11 +34,11 @@ class Matmul(Function):
     def backward(ctx, g):  # C = A B: gA = g B^T, gB = A^T g (summed over broadcast batch dims)
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
-        if not state.grad_enabled and len(a_shape) == 2 and len(b_shape) == 2:
+        if not state.grad_enabled and len(a_shape) >= 2 and len(b_shape) == 2:
             # no graph of the backward wanted: the two products on the arrays, with none of the four
             # recorded-op calls (two transposes, two matmuls) the formula below makes
             ga = Tensor(matmul_arrays(g.array, b.array.T)) if ctx.needs_input_grad[0] else None
-            gb = Tensor(matmul_arrays(a.array.T, g.array)) if ctx.needs_input_grad[1] else None
+            gb = Tensor(matmul_arrays(_rows(a.array).T, _rows(g.array))) if ctx.needs_input_grad[1] else None
             return ga, gb
         a_vec, b_vec = len(a_shape) == 1, len(b_shape) == 1
         if a_vec and b_vec:  # dot: g is a scalar
@@ -75,10 +75,19 @@ def _matmul_step(needs, a, b):
 
     def backward(saved, g):
         x, y = saved
+        if len(b_shape) == 2:
+            return (matmul_arrays(g, y.T) if needs[0] else None,
+                    matmul_arrays(_rows(x).T, _rows(g)) if needs[1] else None)
         return (sum_to_array(matmul_arrays(g, y.swapaxes(-1, -2)), a_shape) if needs[0] else None,
                 sum_to_array(matmul_arrays(x.swapaxes(-1, -2), g), b_shape) if needs[1] else None)
 
     return forward, backward
+
+
+def _rows(x):
+    """x as a matrix of rows: `x @ W` of a (B, T, C) x is a product of B*T rows, and W's gradient one
+    product over them all (PyTorch folds it so), not a (C, C') product per batch entry summed after."""
+    return x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
 
 
 

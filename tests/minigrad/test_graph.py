@@ -170,6 +170,47 @@ def test_batched_matmul_is_one_node(sa, sb, name):
     assert [type(n).__name__ for n, _ in out.grad_fn.next_functions] == ["AccumulateGrad", "AccumulateGrad"]
 
 
+@pytest.mark.parametrize("sa", [(6, 4, 5), (3, 2, 4, 5), "strided"])
+def test_rows_times_a_matrix_backward_is_one_product_as_torchs(torch, sa):
+    # `x @ W` of a (B, T, C) x: W's gradient is one product over all B*T rows, as PyTorch folds it (not a
+    # product per batch entry summed after: the same bits as the 2-D product of the rows, a fraction of
+    # the time); x's is g @ W^T; both as PyTorch's; a compiled step replays the same products
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal((4, 6, 5) if sa == "strided" else sa).astype(np.float32)
+    w0, g0 = rng.standard_normal((5, 3)).astype(np.float32), None
+    grads = []
+    for lib in (mg, torch):
+        x, w = lib.tensor(x0, requires_grad=True), lib.tensor(w0, requires_grad=True)
+        xs = x.transpose(0, 1) if sa == "strided" else x
+        out = xs @ w
+        g0 = rng.standard_normal(tuple(out.shape)).astype(np.float32) if g0 is None else g0
+        out.backward(lib.tensor(g0))
+        grads.append((x.grad.numpy(), w.grad.numpy()))
+    (gx, gw), (tx, tw) = grads
+    np.testing.assert_allclose(gx, tx, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(gw, tw, rtol=1e-5, atol=1e-5)
+    rows = (x0.transpose(1, 0, 2) if sa == "strided" else x0).reshape(-1, 5)
+    assert np.array_equal(gw, rows.T @ g0.reshape(-1, 3))
+    # the recorded backward (create_graph) agrees, and differentiates again
+    x, w = mg.tensor(rows.reshape(-1, 2, 5), requires_grad=True), mg.tensor(w0, requires_grad=True)
+    (gw2,) = mg.autograd.grad((x @ w).pow(2).sum(), w, create_graph=True)
+    np.testing.assert_allclose(gw2.detach().numpy(), (rows.T @ (2 * rows @ w0)), rtol=1e-5, atol=1e-5)
+    gw2.sum().backward()
+    assert x.grad is not None and w.grad is not None
+    # compiled: the step's array products, the eager step's bits
+    xc, wc = mg.tensor(x0, requires_grad=True), mg.tensor(w0, requires_grad=True)
+
+    def step():
+        wc.grad = xc.grad = None
+        ((xc.transpose(0, 1) if sa == "strided" else xc) @ wc).backward(mg.tensor(g0))
+        return wc.grad, xc.grad
+
+    compiled = mg.compile(step)
+    for _ in range(3):
+        cw, cx = compiled()
+        assert np.array_equal(cw.numpy(), gw) and np.array_equal(cx.numpy(), gx)
+
+
 def test_next_functions_shapes():
     x, w = leaf(3), leaf(3, seed=1)
     y = x * w

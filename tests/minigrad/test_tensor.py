@@ -583,6 +583,36 @@ def test_slicing_recording_nothing_is_a_view_as_torchs(torch, index):
         assert (t.numpy() == -1.0).sum() == view.numel() and t._version == view._version == 1
 
 
+def test_slice_bounds_from_tensors_are_their_ints_as_torchs(torch, monkeypatch):
+    # `data[i:i + block_size]` for i drawn from a tensor: the bounds read as ints (PyTorch's __index__ and its
+    # error for a float or many-element bound), then the int slice's path: with nothing to record the view
+    # alone (no Function applied), recorded a SliceBackward0
+    from minigrad.ops import indexing
+
+    def refused(*args):
+        raise AssertionError("a Function was applied")
+
+    for lib in (mg, torch):
+        data = lib.arange(10)
+        i = list(lib.tensor([2, 6]))[0]
+        with monkeypatch.context() as m:
+            if lib is mg:
+                m.setattr(indexing.Slice, "apply", refused)
+            view = data[i:i + 3]
+            assert view.tolist() == [2, 3, 4] and data[lib.tensor([7]):].tolist() == [7, 8, 9]
+            assert view.grad_fn is None and view._base is data
+        view.add_(100)
+        assert data.tolist()[2:5] == [102, 103, 104] and data._version == view._version == 1
+        for bad in (lib.tensor(1.5), lib.tensor([1, 2])):
+            with pytest.raises(TypeError, match="only integer tensors of a single element can be converted to an index"):
+                data[bad:4]
+        w = lib.arange(6.0, requires_grad=True)
+        part = w[lib.tensor(1):lib.tensor(5):lib.tensor(2)]
+        assert part.grad_fn.name() == "SliceBackward0" and part.tolist() == [1.0, 3.0]
+        (part * 2).sum().backward()
+        assert w.grad.tolist() == [0.0, 2.0, 0.0, 2.0, 0.0, 0.0]
+
+
 @pytest.mark.parametrize("index", [np.s_[0:1], np.s_[1], np.s_[..., 1:]], ids=["slice", "int", "ellipsis"])
 def test_indexing_a_view_whose_base_was_since_written_from_a_gradient_records_that_write(torch, index):
     # a view taken before its base was written in place by an op to differentiate: an index of it records
@@ -708,6 +738,32 @@ def test_add_mul_and_div_with_nothing_to_record_give_the_ops_results():
     (a / b).sum().backward()
     assert np.array_equal(a.grad.array, [[0.5, 0.5], [0.25, 0.25]])
     assert np.allclose(b.grad.array, [[-3.0 / 4.0], [-7.0 / 16.0]])
+
+
+def test_index_arithmetic_of_an_int64_tensor_and_a_python_int_is_the_array_op(torch, monkeypatch):
+    # `i + block_size` for i drawn from a tensor: int64 and a small Python int take the array op alone (no
+    # Function applied), with PyTorch's values, dtypes and int64 wrapping; division still makes float32
+    from minigrad.ops import elementwise
+
+    def refused(*args):
+        raise AssertionError("a Function was applied")
+
+    x = np.array([0, 7, -3, 2**62, -(2**63)], dtype=np.int64)
+    cases = [(lambda L, t: t + 8, True), (lambda L, t: 8 + t, True), (lambda L, t: t - 1, True),
+             (lambda L, t: t * 4, True), (lambda L, t: t * -(1 << 24), True), (lambda L, t: t / 2, False),
+             (lambda L, t: t + (1 << 40), False), (lambda L, t: t.to(L.int32) + 3, False),
+             (lambda L, t: t.to(L.uint8) + 300, False), (lambda L, t: t + True, False)]
+    for fn, fast in cases:
+        for pick in (lambda t: t, lambda t: list(t)[3]):  # a whole tensor, and an iterated 0-d element
+            want = fn(torch, pick(torch.tensor(x)))
+            with monkeypatch.context() as m:
+                if fast:
+                    m.setattr(elementwise.Add, "apply", refused)
+                    m.setattr(elementwise.Sub, "apply", refused)
+                    m.setattr(elementwise.Mul, "apply", refused)
+                got = fn(mg, pick(mg.tensor(x)))
+            assert str(got.dtype) == torch_name(str(want.dtype)) and tuple(got.shape) == tuple(want.shape)
+            assert np.array_equal(got.numpy(), want.numpy()) and got.grad_fn is None
 
 
 def test_inplace_arithmetic_with_nothing_to_record_is_numpys_and_bumps_the_version():

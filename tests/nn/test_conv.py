@@ -396,3 +396,26 @@ def test_3d_conv_modules_vs_torch(torch, cls, args, kw, shape):
     x = arr(*shape, dtype=np.float32)
     y, ty = ours(minigrad.tensor(x)), theirs(torch.tensor(x))
     np.testing.assert_allclose(y.array, ty.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, kw", [((64, 6, 14, 14), (16, 6, 5, 5), {}), ((5, 1, 9, 9), (6, 1, 5, 5), {"padding": 2}),
+                                        ((3, 4, 8, 7), (6, 2, 3, 3), {"groups": 2, "stride": 2})])
+def test_conv2d_output_copied_by_the_backend_is_the_numpy_copys(torch, monkeypatch, xs, ws, kw, dtype):
+    # the product's (positions, batch, channels) into (batch, channels, positions): the backend's compiled copy
+    # (groups 1) gives the bits of numpy's copy of the transposed view, and PyTorch's values
+    from minigrad import backends
+    from minigrad.backends.cpu import conv_layout
+
+    x, w, b = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype)
+    copies = []
+    real = conv_layout.forward
+    monkeypatch.setattr(conv_layout, "forward", lambda y: copies.append(y.shape) or real(y))
+    fast = F.conv2d(minigrad.tensor(x), minigrad.tensor(w), minigrad.tensor(b), **kw)
+    assert len(copies) == (kw.get("groups", 1) == 1) and fast.array.flags.c_contiguous
+    with backends.kernels("numpy"):
+        plain = F.conv2d(minigrad.tensor(x), minigrad.tensor(w), minigrad.tensor(b), **kw)
+    assert len(copies) == (kw.get("groups", 1) == 1)
+    assert fast.shape == plain.shape and np.array_equal(fast.array, plain.array)
+    want = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), **kw).numpy()
+    np.testing.assert_allclose(fast.array, want, **(dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else {}))

@@ -330,3 +330,38 @@ def test_tuning_asks_for_the_full_vector_width_unless_the_user_chose(monkeypatch
         k = numba.njit(**dict(cpu_kernels._OPTIONS, cache=False))(gelu._forward.py_func)
         k(out, x)
         assert "zmm" in k.inspect_asm(k.signatures[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_loops_give_the_numpy_forms_bits(torch, dtype):
+    # the backend's relu: forward numpy's maximum(x, 0) (NaNs kept with their bits, -0.0 to +0.0), backward
+    # where(r > 0, g, 0); F.relu and minigrad.relu run it (on and off the team), with PyTorch's values
+    pytest.importorskip("numba")
+    from minigrad.backends.cpu import relu as relu_kernels
+
+    rng = np.random.default_rng(3)
+    tiny = np.finfo(dtype).smallest_subnormal
+    for n in (9, 3 * cpu_kernels.TEAM_MIN_ELEMENTS + 5):
+        x = rng.standard_normal(n).astype(dtype)
+        x[:8] = [-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, tiny, -tiny]
+        g = rng.standard_normal(n).astype(dtype)
+        g[::5] = np.nan
+        assert relu_kernels.supports(x)
+        y = relu_kernels.forward(x)
+        assert y.dtype == dtype and np.array_equal(y.view(np.uint8), np.maximum(x, 0).view(np.uint8))
+        gx = relu_kernels.backward(g, y)
+        assert np.array_equal(gx.view(np.uint8), np.where(y > 0, g, dtype(0)).view(np.uint8))
+    x = rng.standard_normal((4, 6, 9, 9)).astype(dtype)
+    g = rng.standard_normal(x.shape).astype(dtype)
+    for fn, tfn in ((F.relu, torch.nn.functional.relu), (minigrad.relu, torch.relu)):
+        a, t = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        y, ty = fn(a), tfn(t)
+        y.backward(minigrad.tensor(g))
+        ty.backward(torch.tensor(g))
+        assert y.grad_fn.name() == ty.grad_fn.name() == "ReluBackward0"
+        assert np.array_equal(y.array, ty.detach().numpy()) and np.array_equal(a.grad.array, t.grad.numpy())
+        with backends.kernels("numpy"):
+            b = minigrad.tensor(x, requires_grad=True)
+            z = fn(b)
+            z.backward(minigrad.tensor(g))
+        assert np.array_equal(z.array, y.array) and np.array_equal(b.grad.array, a.grad.array)

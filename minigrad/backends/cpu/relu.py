@@ -1,0 +1,52 @@
+"""relu on the CPU: one compiled loop each way. numpy's maximum(x, 0) takes 4x a copy's time on a CNN's
+activations (it checks for NaN as it goes; PyTorch's loop takes about a copy's), and the backward's
+where(r > 0, g, 0) makes a mask first, then a pass over three arrays. The op's numpy results, bit for bit:
+forward x where x > 0 or x is NaN, else +0.0 (numpy's maximum gives its second operand, the 0, for a -0.0);
+backward g where r > 0, else +0.0.
+"""
+import numpy as np
+
+from . import floats, team
+
+
+def supports(x):
+    """float32 or float64 numpy arrays."""
+    return floats(x)
+
+
+def forward(x):
+    """relu(x)."""
+    return team.elementwise(_forward, _forward_team, np.empty(x.shape, dtype=x.dtype), x)
+
+
+def backward(g, r):
+    """g where r > 0, else 0; r the forward's output."""
+    g = np.asarray(g, dtype=r.dtype)  # (a 0-d gradient may come as a numpy scalar)
+    return team.elementwise(_backward, _backward_team, np.empty(r.shape, dtype=r.dtype), g, r)
+
+
+@team.kernel
+def _forward(out, x):
+    for i in range(x.size):
+        v = x[i]
+        out[i] = v if v > 0 or v != v else 0.0
+
+
+@team.kernel
+def _backward(out, g, r):
+    for i in range(r.size):
+        out[i] = g[i] if r[i] > 0 else 0.0
+
+
+@team.kernel(parallel=True)
+def _forward_team(out, x, parts):
+    for p in team.prange(parts):
+        lo, hi = team.share(x.size, p, parts, team.GRAIN)
+        _forward(out[lo:hi], x[lo:hi])
+
+
+@team.kernel(parallel=True)
+def _backward_team(out, g, r, parts):
+    for p in team.prange(parts):
+        lo, hi = team.share(r.size, p, parts, team.GRAIN)
+        _backward(out[lo:hi], g[lo:hi], r[lo:hi])
