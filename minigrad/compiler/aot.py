@@ -20,6 +20,9 @@ op (AccumulateGrad into `.grad`, hooks, an input's own history). As eager, the n
 versions of what the ops saved (an input or parameter changed in place before backward is
 PyTorch's error), frees its slots after backward unless `retain_graph`, and says so if run again.
 """
+from itertools import repeat
+from operator import is_not
+
 from ..autograd.function import FREED_MESSAGE, BackwardNode, Function, SavedTensor, _zeros_like_meta
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
@@ -41,6 +44,7 @@ class AutogradPlan:
         self.saved_outputs = saved_outputs  # indices into output_slots of results an op saved
         self.summed_only = frozenset()  # grad_output_slots only gradient sums read (program.py's _summed_only)
         self.reached_from = {}  # a gradient's slot -> the grad_output_slots it is made from (_reached_from)
+        self.n_edges = None  # the node's arguments: the call, the inputs, the outside tensors, the repeats (Program's)
 
 
 class _Call:
@@ -68,6 +72,8 @@ class CompiledFunction(Function):
         ctx.call = call
         ctx.set_materialize_grads(False)  # (a result the caller's backward does not reach: see backward)
         ctx.save_for_backward(*[args[i] for i in plan.saved_args])
+        if len(plan.output_slots) == 1:  # (one array, not a tuple of one: apply's wrapping has a short way for it)
+            return _array(env[plan.output_slots[0]])
         return tuple([_array(env[s]) for s in plan.output_slots])
 
     @staticmethod
@@ -85,22 +91,26 @@ class CompiledFunction(Function):
         else:  # its one run: each value let go of after its last reader, as eager's nodes free theirs
             env, ctxs = call.env, call.ctxs
             call.env = call.ctxs = None
-        # a result the caller's backward did not reach sends no gradient: where only gradient sums read
-        # its slot, each sum is its other term; elsewhere zeros stand in, as for any op of several outputs
-        absent = frozenset(s for s, g in zip(plan.grad_output_slots, grads) if g is None)
-        summed = absent & plan.summed_only
-        run = program.backward_without(summed) if summed else program._run_backward_steps
-        if absent - summed:
-            grads = [_zeros_like_meta(m) if g is None and s not in summed else g
-                     for s, g, m in zip(plan.grad_output_slots, grads, ctx._output_meta)]
+        if all(map(is_not, grads, repeat(None))):  # the usual: the caller's backward reached every result
+            absent, run = None, program._run_backward_steps
+        else:
+            # a result the caller's backward did not reach sends no gradient: where only gradient sums read
+            # its slot, each sum is its other term; elsewhere zeros stand in, as for any op of several outputs
+            absent = frozenset(s for s, g in zip(plan.grad_output_slots, grads) if g is None)
+            summed = absent & plan.summed_only
+            run = program.backward_without(summed) if summed else program._run_backward_steps
+            if absent - summed:
+                grads = [_zeros_like_meta(m) if g is None and s not in summed else g
+                         for s, g, m in zip(plan.grad_output_slots, grads, ctx._output_meta)]
         for s, g in zip(plan.grad_output_slots, grads):
             env[s] = g
         run(env, ctxs)
-        out = [None] * (1 + len(program.input_slots) + len(program.externals) + len(plan.repeats))
+        out = [None] * plan.n_edges
         for pos, s in plan.grads:
-            sources = plan.reached_from[s]
-            if absent and sources and sources <= absent:  # made only from what the caller did not send: no
-                continue  # gradient, as eager's engine delivers none there (not zeros)
+            if absent is not None:
+                sources = plan.reached_from[s]
+                if sources and sources <= absent:  # made only from what the caller did not send: no
+                    continue  # gradient, as eager's engine delivers none there (not zeros)
             g = env[s]
             out[1 + pos] = g if isinstance(g, Tensor) else Tensor(g)
         env = ctxs = g = None  # (the engine adopts a gradient as .grad without a copy only if none holds it)
@@ -121,14 +131,18 @@ CompiledFunction._backward_cls = type("CompiledFunctionBackward", (CompiledFunct
                                       {"_forward_cls": CompiledFunction, "__module__": __name__})
 
 
-def replay(program, inputs):
-    """The call's result: its tensors that require grad are the outputs of one CompiledFunction."""
-    from .program import build_result
-
+def replay(program, inputs, build_result):
+    """The call's result: its tensors that require grad are the outputs of one CompiledFunction
+    (`build_result`: program.py's, which the result's structure is built by)."""
     plan = program.autograd
     call = _Call(program)
-    args = (*inputs, *program._external_tensors)
-    outs = CompiledFunction.apply(call, *args, *[args[pos] for pos in plan.repeats])
+    if plan.repeats:
+        args = (*inputs, *program._external_tensors)
+        outs = CompiledFunction.apply(call, *args, *[args[pos] for pos in plan.repeats])
+    else:
+        outs = CompiledFunction.apply(call, *inputs, *program._external_tensors)
+    if type(outs) is not tuple:
+        outs = (outs,)
     node = outs[0].grad_fn if outs else None
     if node is not None and plan.saved_outputs:  # (as an op saving its result: a later in-place write is caught)
         node._saved = (node._saved or []) + [SavedTensor(outs[k], is_output=True) for k in plan.saved_outputs]

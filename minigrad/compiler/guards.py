@@ -49,6 +49,13 @@ def flatten(obj, leaves):
 _CONTAINERS = (list, tuple, dict)
 
 
+def _has_container(values):
+    for v in values:  # (a loop, not any() of a generator: this runs at every compiled call)
+        if isinstance(v, _CONTAINERS):
+            return True
+    return False
+
+
 def is_live(obj):
     """An argument a program reads at each replay, like a tensor, rather than the object the capture
     saw: an object with a `compile_guard()` method, which returns what a program may assume about it
@@ -256,23 +263,36 @@ def _settings(settings, objects):
     return tuple(out)
 
 
-_settings_labels = {}  # module class -> its key label (made once: a guard runs at every call)
+_labels_of_class = {}  # module class -> its key labels (made once: a guard runs at every call)
 
 
-def _settings_label(m):
-    label = _settings_labels.get(type(m))
-    if label is None:
-        label = _settings_labels[type(m)] = f"settings of {type(m).__name__}"
-    return label
+def _module_labels(m):
+    """(the label of a module's state in a key, that of its settings)."""
+    labels = _labels_of_class.get(type(m))
+    if labels is None:
+        name = type(m).__name__
+        labels = _labels_of_class[type(m)] = (f"module {name}", f"settings of {name}")
+    return labels
 
 
-def _tensor_guard(t):
+def _tensor_guard(t, alias):
+    """A tensor argument's part of the key; `alias`: the position of the first argument sharing its memory."""
     a = t.array
     # with whether it is contiguous (the call's Python may branch on it, `if not x.is_contiguous()`, or view
     # it: `x.view(-1)` of a transposed tensor is an error eagerly, a reordering replayed) and whether hooks
     # wait for its gradient (`x.register_hook(...)` before the call: a capture with one runs eagerly)
-    return (a.shape, a.dtype.str, str(t.device), t.requires_grad, a.flags.c_contiguous,
-            bool(t._hooks or t._post_accumulate_grad_hooks))
+    return (a.shape, a.dtype.str, _device_names.get(type(a)) or _device_name(t), t.requires_grad,
+            a.flags.c_contiguous, bool(t._hooks or t._post_accumulate_grad_hooks), alias)
+
+
+_device_names = {}  # array type -> its device's name, when every array of the type is on one device (numpy's)
+
+
+def _device_name(t):
+    name = str(t.device)
+    if type(t.array) is np.ndarray:
+        _device_names[np.ndarray] = name
+    return name
 
 
 def _scalar_or_none(v):
@@ -296,24 +316,32 @@ def call_key(fn, args, kwargs, extra_modules=(), targets=None):
     names by id (a program keeps them alive, so no other object can later take the same id), and
     what a program takes from the call (its tensors and live objects, in order). `targets`:
     `code_targets(fn)`, where the caller keeps them."""
-    key = [("grad mode", state.grad_enabled), ("inference mode", state.inference),
-           ("default dtype", str(get_default_dtype())), ("kernels", get_kernels())]
+    modes = (state.grad_enabled, state.inference, get_default_dtype(), get_kernels())
+    key = _modes_key.get(modes)
+    if key is None:
+        key = _modes_key[modes] = [("grad mode", modes[0]), ("inference mode", modes[1]),
+                                   ("default dtype", str(modes[2])), ("kernels", modes[3])]
+    key = key[:]
     objects = []
     modules = list(extra_modules)
-    leaves = flatten((args, kwargs), [])
     # which leaf is which: f(a=x, b=y) and f(b=y, a=x) flatten to the same shapes in another order
-    if any(isinstance(a, _CONTAINERS) for a in args) or any(isinstance(v, _CONTAINERS) for v in kwargs.values()):
+    if _has_container(args) or kwargs and _has_container(kwargs.values()):
         key.append(("the arguments' structure", _structure((args, kwargs))))
-    elif kwargs:  # (the usual: leaves only, so the keywords' order is the structure)
+        leaves = flatten((args, kwargs), [])
+    elif kwargs:  # (leaves only, so the keywords' order is the structure)
         key.append(("the arguments' structure", tuple(kwargs)))
+        leaves = (*args, *kwargs.values())
+    else:  # (the usual: the positional arguments are the leaves)
+        leaves = args
     arrays = {}  # id of an input's memory -> its position, for aliasing inputs
     inputs = []
     for i, v in enumerate(leaves):
         label = _ARGUMENT[i] if i < len(_ARGUMENT) else f"argument {i}"
         if isinstance(v, Tensor):
-            base = v.array.base if v.array.base is not None else v.array
-            alias = arrays.setdefault(id(base), i)
-            key.append((label, _tensor_guard(v) + (alias,)))
+            a = v.array
+            base = a.base
+            alias = arrays.setdefault(id(a if base is None else base), i)
+            key.append((label, _tensor_guard(v, alias)))
             inputs.append(v)
             continue
         sc = _scalar_or_none(v)  # (before is_live: a number has no compile_guard to look up)
@@ -333,19 +361,19 @@ def call_key(fn, args, kwargs, extra_modules=(), targets=None):
     # what the function reads besides its arguments: closure cells and the globals it names (of each
     # function a call runs first: through a partial, a decorator's wrapper, a callable object's __call__)
     for target, owner in targets if targets is not None else code_targets(fn):
-        code = target.__code__
-        if owner is not None and is_module(owner):
-            modules.append(owner)
-        global_labels, names = _global_labels(code)
-        if owner is not None and not is_module(owner):  # a method of a plain object: what it reads from self
-            _free_value(key, objects, modules, "self", owner, names)
+        global_labels, names, cell_labels = _code_labels(target.__code__)
+        if owner is not None:
+            if is_module(owner):
+                modules.append(owner)
+            else:  # a method of a plain object: what it reads from self
+                _free_value(key, objects, modules, "self", owner, names)
         if target.__closure__:
-            for name, cell in zip(code.co_freevars, target.__closure__):
+            for label, cell in zip(cell_labels, target.__closure__):
                 try:
                     v = cell.cell_contents
                 except ValueError:  # an empty cell
                     continue
-                _free_value(key, objects, modules, f"closure variable {name!r}", v, names)
+                _free_value(key, objects, modules, label, v, names)
         if target.__defaults__ or target.__kwdefaults__:  # (read when the call leaves them out: `def f(x, log=[])`)
             for name, v in defaults(target):
                 _free_value(key, objects, modules, f"the default of {name!r}", v, names)
@@ -359,9 +387,10 @@ def call_key(fn, args, kwargs, extra_modules=(), targets=None):
         if id(m) not in seen:
             seen.add(id(m))
             walked, held, settings = _module_state(m)
-            key.append((f"module {type(m).__name__}", walked))
+            labels = _module_labels(m)
+            key.append((labels[0], walked))
             if settings:
-                key.append((_settings_label(m), _settings(settings, objects)))
+                key.append((labels[1], _settings(settings, objects)))
             objects.extend(held)
             objects.append(m)
     return tuple(key), objects, inputs
@@ -409,21 +438,23 @@ def _structure(obj):
 
 
 _ARGUMENT = [f"argument {i}" for i in range(32)]  # (labels made once: a key is built at every call)
+_modes_key = {}  # (grad mode, inference mode, default dtype, kernels) -> the key's first entries
 _MISSING = object()
-_labels = {}  # code object -> (((name, label) for each global it reads), the names it uses)
+_labels = {}  # code object -> _code_labels'
 
 
-def _global_labels(code):
-    """((name, label) for each global the code reads, the names it uses), its nested functions',
-    comprehensions' and lambdas' included. The globals are the names it loads as globals, not
-    `co_names` as a whole, which also holds attribute names (`.loss`, `.step`): a script's loop
-    variable of such a name, rebound every iteration, would be guarded for nothing."""
+def _code_labels(code):
+    """((name, label) for each global the code reads, the names it uses, the label of each closure
+    variable), its nested functions', comprehensions' and lambdas' included. The globals are the names
+    it loads as globals, not `co_names` as a whole, which also holds attribute names (`.loss`, `.step`):
+    a script's loop variable of such a name, rebound every iteration, would be guarded for nothing."""
     labels = _labels.get(code)
     if labels is None:
         if len(_labels) > 4096:
             _labels.clear()
         names = dict.fromkeys(_globals_read(code))
-        labels = _labels[code] = (tuple((name, f"global {name!r}") for name in names), frozenset(_names_used(code)))
+        labels = _labels[code] = (tuple((name, f"global {name!r}") for name in names), frozenset(_names_used(code)),
+                                  tuple(f"closure variable {name!r}" for name in code.co_freevars))
     return labels
 
 

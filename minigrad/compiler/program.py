@@ -309,6 +309,7 @@ class Call:
 
 
 _ARRAY, _REQUIRES_GRAD = operator.attrgetter("array"), operator.attrgetter("requires_grad")
+_HOOKS, _POST_HOOKS = operator.attrgetter("_hooks"), operator.attrgetter("_post_accumulate_grad_hooks")
 
 
 class Program:
@@ -349,6 +350,7 @@ class Program:
         if autograd is not None:
             autograd.summed_only = _summed_only(self, value_of)
             autograd.reached_from = _reached_from(self)
+            autograd.n_edges = 1 + len(input_slots) + len(externals) + len(autograd.repeats)
             self._backwards_without = {}  # frozenset of gradient slots the caller left out -> replay_backward
         self._lock = threading.Lock()
         self.draws_random = False  # set by the capture: the call advanced a random generator
@@ -373,7 +375,10 @@ class Program:
                     return f"the .grad of a tensor the function reads was {'None' if was_none else 'a tensor'} " \
                            f"and is {'a tensor' if was_none else 'None'} now"
         ext = self._external_tensors
-        hooked = any(t._hooks or t._post_accumulate_grad_hooks for t in self._accumulated_into)
+        if not ext:
+            return None
+        acc = self._accumulated_into
+        hooked = acc and (any(map(_HOOKS, acc)) or any(map(_POST_HOOKS, acc)))
         # the usual answer, in C loops: each tensor still holds the array it held when last checked
         # (updated in place, as an optimizer does), with the same requires_grad
         if not hooked and all(map(operator.is_, map(_ARRAY, ext), self._arrays)) \
@@ -401,7 +406,7 @@ class Program:
             if self.graph is not None:  # on a GPU, through a CUDA graph (cuda_graph.py)
                 return self.graph.replay(inputs)
             if self.autograd is not None:  # the forward half, as one op whose backward is the rest
-                return aot.replay(self, inputs)
+                return aot.replay(self, inputs, build_result)
             return build_result(self.output, self.run(inputs), made={})
 
     def run(self, inputs):

@@ -101,12 +101,16 @@ def _save(ctx, mode, reverse, x, h0, c0, w_ih, w_hh, w_hr, gates, cells, hidden_
     ctx.mode, ctx.reverse = mode, reverse
 
 
-def _backward(ctx, g_out, g_h, g_c):
+def _saved_arrays(ctx):
+    """What `_save` saved, and the output, as arrays."""
+    return [None if s is None else s.array for s in ctx.saved_tensors]
+
+
+def _backward(saved, mode, reverse, needs, g_out, g_h, g_c):
     """Backpropagation through time on arrays: g_out (T, B, Hr) the output's gradient, g_h and g_c the
-    last states' (or None) -> the gradients of x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr (None if unneeded)."""
-    x, h0, c0, w_ih, w_hh, w_hr, gates, cells, hidden_n, out = (
-        None if s is None else s.array for s in ctx.saved_tensors)
-    mode, reverse, needs = ctx.mode, ctx.reverse, ctx.needs_input_grad
+    last states' (or None), `saved` what _save saved and the output, `needs` the node's needs_input_grad ->
+    the gradients of x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr (None if unneeded)."""
+    x, h0, c0, w_ih, w_hh, w_hr, gates, cells, hidden_n, out = saved
     xp = xp_of(gates)
     out = out.reshape(g_out.shape)  # (a cell's output is (B, Hr); its g_out (1, B, Hr))
     gates = out if gates is None else gates  # (an RNN's activations are its output)
@@ -198,7 +202,8 @@ class RNNLayer(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g_out, g_h, g_c=None):
-        return (*map(wrap, _backward(ctx, g_out.array, g_h.array, _array(g_c))), None, None)
+        return (*map(wrap, _backward(_saved_arrays(ctx), ctx.mode, ctx.reverse, ctx.needs_input_grad, g_out.array,
+                                     g_h.array, _array(g_c))), None, None)
 
 
 class _CellStep(Function):
@@ -216,8 +221,33 @@ class _CellStep(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g_h, g_c=None):
-        gx, *rest = _backward(ctx, g_h.array[None], None, _array(g_c))
+        gx, *rest = _backward(_saved_arrays(ctx), ctx.mode, False, ctx.needs_input_grad, g_h.array[None], None,
+                              _array(g_c))
         return (wrap(None if gx is None else gx[0]), *map(wrap, rest[:-1]), None)
+
+    @staticmethod
+    def array_step(needs, x, h, c, w_ih, w_hh, b_ih, b_hh, mode):
+        # (the arrays come for the tensor arguments only: c is an LSTM's, the biases may be None)
+        present = [a is not None for a in (x, h, c, w_ih, w_hh, b_ih, b_hh)]
+
+        def arguments(arrays):
+            it = iter(arrays)
+            return [next(it) if p else None for p in present]
+
+        def forward(*arrays):
+            x, h, c, w_ih, w_hh, b_ih, b_hh = arguments(arrays)
+            out, c1, gates, cells, hidden_n = _forward(mode, False, x[None], h, c, w_ih, w_hh, b_ih, b_hh, None)
+            # what _save keeps (x for W_ih's gradient, W_ih for x's), and the output
+            saved = (x if needs[3] else None, h, c, w_ih if needs[0] else None, w_hh, None,
+                     gates if GATES[mode] > 1 else None, cells, hidden_n, out[0])
+            return ((out[0], c1) if mode == "LSTM" else out[0]), saved
+
+        def backward(saved, g_h, g_c=None):
+            gx, *rest = _backward(saved, mode, False, needs, g_h[None], None, g_c)
+            grads = (None if gx is None else gx[0], *rest[:-1])
+            return tuple([g for g, p in zip(grads, present) if p])
+
+        return forward, backward
 
 
 class RNNTanhCell(_CellStep):

@@ -96,6 +96,40 @@ def test_recurrent_layers_bit_for_bit(kind, layers):
     assert (comp["f"].stats.captures, comp["f"].stats.replays) == (1, 3)
 
 
+class _Cells(nn.Module):
+    # a recurrent cell unrolled in Python: the state of one step is the input of the next
+    def __init__(self, kind, bias, **kw):
+        super().__init__()
+        self.cell = getattr(nn, kind)(8, 6, bias=bias, **kw)
+        self.head = nn.Linear(6, 4)
+
+    def forward(self, x):
+        h = minigrad.zeros(x.shape[0], 6)
+        state = (h, minigrad.zeros(x.shape[0], 6)) if isinstance(self.cell, nn.LSTMCell) else h
+        for t in range(x.shape[1]):
+            state = self.cell(x[:, t], state)
+            h = state[0] if isinstance(state, tuple) else state
+        return self.head(h)
+
+
+@pytest.mark.parametrize("kind, kw", [("RNNCell", {}), ("RNNCell", {"nonlinearity": "relu"}), ("GRUCell", {}),
+                                      ("LSTMCell", {})])
+@pytest.mark.parametrize("bias", [True, False])
+def test_recurrent_cells_replay_on_arrays_bit_for_bit(kind, kw, bias):
+    def model():
+        minigrad.manual_seed(0)
+        return _Cells(kind, bias, **kw)
+
+    batches = _batches(4, shape=(3, 5, 8))
+    eager = _train(False, model, batches, _mlp_loss)
+    comp = _train(True, model, batches, _mlp_loss)
+    _assert_same(eager, comp)
+    (program,) = comp["f"].cache.values()
+    op = {"RNNCell": "RNNReluCell" if kw else "RNNTanhCell"}.get(kind, kind)
+    # (an LSTM cell's last c gets no gradient: that step's backward runs as the op's own)
+    assert program.code.count(f"{op}_array_step") == (4 if kind == "LSTMCell" else 5), op
+
+
 class _GRUCellsWrittenOut(nn.Module):
     # makemore's GRU: the cell's Linear, cat, sigmoid, tanh and arithmetic over time steps in Python
     def __init__(self):
