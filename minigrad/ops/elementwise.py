@@ -781,6 +781,15 @@ def relu_array(x):
     return array_module(x).maximum(x, 0) if impl is None else impl.forward(x)
 
 
+def relu_backward_array(g, r):
+    """+0.0 where r <= 0, else g, for r = relu(x) (picked, not multiplied: a NaN or inf g where x <= 0 stays
+    out; a NaN x passes g, as PyTorch's), the backend's loop where there is one."""
+    impl = backends.find("relu", r)
+    if impl is not None and g.dtype == r.dtype:
+        return impl.backward(g, r)
+    return array_module(r).where(r <= 0, r.dtype.type(0), g)
+
+
 class Relu(Function):
     node_name = "ReluBackward0"
     saves_result = True
@@ -790,13 +799,11 @@ class Relu(Function):
         return relu_array(a.array)
 
     @staticmethod
-    def backward(ctx, g):  # d(relu a) = [a > 0] da (picked, not multiplied: an inf or nan g stays out, as PyTorch)
+    def backward(ctx, g):  # d(relu a) = [a > 0] da
         r = ctx._saved_result
-        if not g.requires_grad and g.array.dtype == r.array.dtype:  # no graph of the backward wanted
-            impl = backends.find("relu", r.array)
-            if impl is not None:
-                return Tensor(impl.backward(g.array, r.array))
-        return where(r > 0, g, 0.0)
+        if not g.requires_grad:  # no graph of the backward wanted
+            return Tensor(relu_backward_array(g.array, r.array))
+        return where(r <= 0, 0.0, g)
 
 
 class Abs(Function):

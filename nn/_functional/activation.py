@@ -202,7 +202,7 @@ def gelu(input, approximate="none"):
 
 
 def _relu_backward(y, g):
-    return xp_of(y).multiply(g, y > 0.0)
+    return elementwise.relu_backward_array(g, y)
 
 
 class Relu(Function):
@@ -215,7 +215,7 @@ class Relu(Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, g):  # d relu = [y > 0] g
+    def backward(ctx, g):  # d relu = [y > 0] g (a NaN y passes g, as PyTorch's)
         return Tensor(_relu_backward(ctx._saved_result.array, g.array))
 
     @staticmethod
@@ -227,9 +227,9 @@ class Relu(Function):
         return forward, lambda y, g: (_relu_backward(y, g),)
 
     @staticmethod
-    def double_backward(ctx, g):  # create_graph: g times the constant mask [y > 0], recorded
-        y = ctx._saved_result.array
-        return g * Tensor((y > 0.0).astype(g.array.dtype))
+    def double_backward(ctx, g):  # create_graph: g where y > 0 (or NaN), recorded
+        y = ctx._saved_result
+        return _mg().where(y <= 0.0, 0.0, g)
 
 
 _IN_PLACE = {}  # activation -> its in-place form (make_inplace), made on first use

@@ -1247,3 +1247,17 @@ def test_dropout_module_inplace_writes_into_its_input():
     with minigrad.no_grad():
         y = nn.Dropout(0.5, inplace=True)(x)
     assert y is x and set(np.unique(x.array)) <= {0.0, 2.0} and (x.array == 0).any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_backward_picks_the_gradient_as_pytorch(torch, dtype):
+    # where x <= 0 the gradient is +0.0 whatever comes in (a NaN, a negative: not multiplied by the mask)
+    x = np.array([-1.0, -2.0, 3.0, 0.0, -0.0, np.nan], dtype=dtype)
+    g = np.array([np.nan, -5.0, 1.0, 2.0, -np.inf, 4.0], dtype=dtype)
+    t = torch.tensor(x, requires_grad=True)
+    torch.relu(t).backward(torch.tensor(g))
+    for f in (F.relu, minigrad.relu, nn.ReLU()):
+        a = minigrad.tensor(x, requires_grad=True)
+        f(a).backward(minigrad.tensor(g))
+        np.testing.assert_array_equal(a.grad.array, t.grad.numpy())
+        assert not np.signbit(a.grad.array[[0, 1, 3, 4]]).any()

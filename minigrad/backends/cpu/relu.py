@@ -1,8 +1,8 @@
 """relu on the CPU: one compiled loop each way. numpy's maximum(x, 0) takes 4x a copy's time on a CNN's
 activations (it checks for NaN as it goes; PyTorch's loop takes about a copy's), and the backward's
-where(r > 0, g, 0) makes a mask first, then a pass over three arrays. The op's numpy results, bit for bit:
+where(r <= 0, 0, g) makes a mask first, then a pass over three arrays. The op's numpy results, bit for bit:
 forward x where x > 0 or x is NaN, else +0.0 (numpy's maximum gives its second operand, the 0, for a -0.0);
-backward g where r > 0, else +0.0.
+backward +0.0 where r <= 0, else g (a NaN r passes g, as PyTorch's).
 """
 import numpy as np
 
@@ -20,7 +20,7 @@ def forward(x):
 
 
 def backward(g, r):
-    """g where r > 0, else 0; r the forward's output."""
+    """+0.0 where r <= 0, else g; r the forward's output."""
     g = np.asarray(g, dtype=r.dtype)  # (a 0-d gradient may come as a numpy scalar)
     return team.elementwise(_backward, _backward_team, np.empty(r.shape, dtype=r.dtype), g, r)
 
@@ -35,7 +35,7 @@ def _forward(out, x):
 @team.kernel
 def _backward(out, g, r):
     for i in range(r.size):
-        out[i] = g[i] if r[i] > 0 else 0.0
+        out[i] = 0.0 if r[i] <= 0 else g[i]
 
 
 @team.kernel(parallel=True)
