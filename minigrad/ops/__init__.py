@@ -42,7 +42,7 @@ from .composite import as_strided, diagonal_scatter, select_scatter, slice_scatt
 from .composite import histogram  # noqa: F401
 from .composite import isin  # noqa: F401
 from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F401
-from .composite import combinations, cumulative_trapezoid, poisson  # noqa: F401
+from .composite import _standard_gamma, binomial, combinations, cumulative_trapezoid, poisson  # noqa: F401
 from .composite import unravel_index  # noqa: F401
 from .composite import fill, is_conj, is_neg, slice_copy  # noqa: F401
 from .composite import (  # noqa: F401

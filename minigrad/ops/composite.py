@@ -8,10 +8,11 @@ import warnings
 
 import numpy as np
 
+from ..autograd.function import Function
 from ..device import array_module
 from ..dtypes import cpp_name
 from ..tensor import Tensor
-from . import elementwise, matmul, movement, pointwise, reduction, scan
+from . import elementwise, matmul, movement, pointwise, reduction, scan, special_array
 from . import indexing as indexing_ops  # (meshgrid has an argument named indexing)
 from . import shape as shape_ops  # (many functions here have a local named shape)
 from ..autograd import recording
@@ -1248,15 +1249,55 @@ def combinations(input, r=2, with_replacement=False):
 
 def poisson(input, generator=None):
     """A Poisson draw for each rate in `input` (same dtype; no gradient)."""
-    from .. import random as _random
-
     if input.array.dtype.kind != "f":
         raise RuntimeError(f'"poisson_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
     xp = array_module(input.array)
     if input.array.size and not bool((input.array >= 0).all()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    rng = getattr(generator, "_rng", generator) if generator is not None else _random.generator(xp)
-    return Tensor(rng.poisson(input.array).astype(input.array.dtype))
+    return Tensor(xp.asarray(_random_stream(xp, generator).poisson(input.array), dtype=input.array.dtype))
+
+
+def _random_stream(xp, generator):
+    """The array generator to draw from: the given `Generator`'s stream, or the default one for `xp`."""
+    from .. import random as _random
+
+    return getattr(generator, "_rng", generator) if generator is not None else _random.generator(xp)
+
+
+class _StandardGamma(Function):
+    """A Gamma(alpha, 1) draw per entry of alpha, differentiable in alpha by implicit reparameterization:
+    the draw moves with alpha as its quantile P(alpha, x) stays fixed (special_array.standard_gamma_grad)."""
+
+    node_name = "StandardGammaBackward0"
+
+    @staticmethod
+    def forward(ctx, alpha, generator):
+        a = alpha.array
+        xp = array_module(a)
+        x = xp.asarray(_random_stream(xp, generator).standard_gamma(a, dtype=a.dtype), dtype=a.dtype)  # (0-d: a float)
+        ctx.save(self=alpha, result=x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        alpha, x = ctx.saved_tensors
+        dx = special_array.standard_gamma_grad(alpha.array, x.array).astype(alpha.array.dtype, copy=False)
+        return g * Tensor(dx), None
+
+
+def _standard_gamma(input, generator=None):
+    """Gamma(input, 1) draws (PyTorch's torch._standard_gamma), with the implicit reparameterization gradient."""
+    if input.array.dtype not in (np.float32, np.float64):
+        raise RuntimeError(f'"gamma_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
+    return _StandardGamma.apply(input, generator)
+
+
+def binomial(count, prob, generator=None):
+    """A Binomial(count, prob) draw per entry (broadcast), in prob's dtype (no gradient)."""
+    xp = array_module(prob.array)
+    n, p = xp.broadcast_arrays(count.array, prob.array)
+    draws = _random_stream(xp, generator).binomial(n.astype(np.int64), p)
+    return Tensor(xp.asarray(draws, dtype=prob.array.dtype))
 
 
 def unravel_index(indices, shape):
