@@ -1,7 +1,11 @@
 """minigrad.distributions: probability distributions for sampling and for losses (`torch.distributions`).
 
-`Categorical`, `OneHotCategorical`, `Bernoulli`, `Normal`, `MultivariateNormal`, `Uniform` (and `Independent` over any of them), with sample/rsample, log_prob, entropy,
-mean/variance/stddev, cdf/icdf (Normal, Uniform), expand, and `kl_divergence` for like pairs. They are written
+Discrete: `Categorical`, `OneHotCategorical`, `Bernoulli`, `Binomial`, `Geometric`, `Poisson`. Continuous:
+`Normal`, `MultivariateNormal`, `Uniform`, `Laplace`, `Cauchy`, `StudentT`, `Exponential`, `Gamma`, `Chi2`, `Beta`,
+`Dirichlet`, and through `TransformedDistribution` (with the transforms of `transforms`): `LogNormal`,
+`RelaxedBernoulli`, `RelaxedOneHotCategorical`. Built from others: `Independent`, `MixtureSameFamily`. Each has
+sample/rsample, log_prob, entropy, mean/mode/variance/stddev, cdf/icdf where PyTorch's has them, expand, and
+`kl_divergence` for the pairs PyTorch registers between like families. They are written
 with minigrad's recorded ops, so gradients flow from log_prob, entropy, rsample and kl_divergence back to the
 parameters; draws come from minigrad's default generator (`minigrad.manual_seed` repeats them).
 
@@ -10,15 +14,40 @@ parameters; draws come from minigrad's default generator (`minigrad.manual_seed`
     >>> action = m.sample()
     >>> loss = -(m.log_prob(action) * reward).sum()   # REINFORCE
 """
-from . import constraints  # noqa: F401
+from . import constraints, transforms  # noqa: F401
 from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical, OneHotCategorical
+from .cauchy import Cauchy
+from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exponential import Exponential
+from .gamma import Chi2, Gamma
+from .geometric import Geometric
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .poisson import Poisson
+from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
+from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
+from .transforms import (
+    AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
+    Transform,
+)
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal", "Normal", "OneHotCategorical", "Uniform", "kl_divergence",
-           "register_kl"]
+__all__ = [
+    "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ComposeTransform",
+    "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential", "Gamma", "Geometric",
+    "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "MultivariateNormal",
+    "Normal", "OneHotCategorical", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+    "SigmoidTransform", "SoftplusTransform", "StudentT", "TanhTransform", "TransformedDistribution", "Transform",
+    "Uniform", "kl_divergence", "register_kl",
+]

@@ -11,7 +11,8 @@ import minigrad
 __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
     "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
-    "nonnegative_integer", "one_hot", "positive", "positive_definite", "real", "real_vector", "simplex", "unit_interval",
+    "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real", "real_vector",
+    "simplex", "unit_interval",
 ]
 
 
@@ -112,7 +113,7 @@ class _IntegerGreaterThanEq(Constraint):
         return (value % 1 == 0) & (value >= self.lower_bound)
 
     def __repr__(self):
-        return f"IntegerGreaterThanEq(lower_bound={self.lower_bound})"
+        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"  # (PyTorch's name, though it allows equality)
 
 
 class _Real(Constraint):
@@ -241,12 +242,42 @@ class _IndependentConstraint(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
+class _MixtureSameFamilyConstraint(Constraint):
+    """A mixture's support: the components' constraint asked of the value put back against the component dim
+    (`value.unsqueeze(-1 - event_dim)`), true where every component allows it."""
+
+    def __init__(self, base_constraint):
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def _checks_arrays(self):
+        return False  # (unsqueeze: a tensor's method)
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
 boolean = _Boolean()
 one_hot = _OneHot()
 nonnegative_integer = _IntegerGreaterThanEq(0)
+positive_integer = _IntegerGreaterThanEq(1)
 integer_interval = _IntegerInterval
 real = _Real()
 real_vector = _IndependentConstraint(real, 1)

@@ -4,10 +4,20 @@ import math
 import minigrad
 
 from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical, OneHotCategorical
+from .cauchy import Cauchy
+from .dirichlet import Dirichlet
+from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
 from .independent import Independent, _sum_rightmost
+from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _half_log_det
 from .normal import Normal
+from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 from .utils import softplus
 
@@ -105,3 +115,93 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     trace = minigrad.linalg.solve_triangular(Lq, Lp, upper=False).pow(2).sum((-2, -1))
     m = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
     return _half_log_det(Lq) - _half_log_det(Lp) + 0.5 * (trace + m - D)
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    # log B(a_q, b_q) - log B(a_p, b_p) + (a_p - a_q) psi(a_p) + (b_p - b_q) psi(b_p)
+    #   + (a_q - a_p + b_q - b_p) psi(a_p + b_p)
+    a_p, b_p, a_q, b_q = p.concentration1, p.concentration0, q.concentration1, q.concentration0
+    sum_p, sum_q = a_p + b_p, a_q + b_q
+    t1 = a_q.lgamma() + b_q.lgamma() + sum_p.lgamma()
+    t2 = a_p.lgamma() + b_p.lgamma() + sum_q.lgamma()
+    t3 = (a_p - a_q) * a_p.digamma()
+    t4 = (b_p - b_q) * b_p.digamma()
+    t5 = (sum_q - sum_p) * sum_p.digamma()
+    return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    # n (p log(p / q) + (1 - p) log((1 - p) / (1 - q))), for equal counts only
+    if (p.total_count < q.total_count).any():
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    inf_idxs = p.total_count > q.total_count
+    return minigrad.where(inf_idxs, math.inf, kl)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    # log(((s_p + s_q)^2 + (m_p - m_q)^2) / (4 s_p s_q))
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    t2 = (4 * p.scale * q.scale).log()
+    return t1 - t2
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    # log Gamma(a_0) - log Gamma(b_0) - sum_i (log Gamma(a_i) - log Gamma(b_i)) + sum_i (a_i - b_i)(psi(a_i) - psi(a_0))
+    a, b = p.concentration, q.concentration
+    a0, b0 = a.sum(-1), b.sum(-1)
+    t1 = a0.lgamma() - b0.lgamma()
+    t2 = (a.lgamma() - b.lgamma()).sum(-1)
+    t3 = ((a - b) * (a.digamma() - a0.digamma().unsqueeze(-1))).sum(-1)
+    return t1 - t2 + t3
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    # r_q / r_p - 1 - log(r_q / r_p)
+    ratio = q.rate / p.rate
+    return ratio - 1 - ratio.log()
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    # a_q log(b_p / b_q) + log Gamma(a_q) - log Gamma(a_p) + (a_p - a_q) psi(a_p) + (b_q - b_p) a_p / b_p
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = q.concentration.lgamma() - p.concentration.lgamma()
+    t3 = (p.concentration - q.concentration) * p.concentration.digamma()
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    # -H(p) - E_p[k log(1 - q) + log q], with E_p[k] = 1/p - 1: -H(p) - log(1 - q) / p - logit(q)
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    # log(s_q / s_p) + |m_p - m_q| / s_q + (s_p / s_q) e^(-|m_p - m_q| / s_p) - 1
+    ratio = p.scale / q.scale
+    diff = (p.loc - q.loc).abs()
+    return -ratio.log() + diff / q.scale + ratio * (-diff / p.scale).exp() - 1
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    # r_p log(r_p / r_q) - (r_p - r_q)
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    # an invertible map leaves KL unchanged: the bases' KL, when both use the same transforms
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)

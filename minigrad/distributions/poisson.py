@@ -1,0 +1,51 @@
+"""`Poisson`: counts of events at a constant `rate`."""
+import numbers
+
+import minigrad
+
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all
+
+
+class Poisson(Distribution):
+    """P(k) = rate^k e^(-rate) / k!, k = 0, 1, 2, ... (draws have no gradient)."""
+
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = broadcast_all(rate)
+        batch_shape = minigrad.Size() if isinstance(rate, numbers.Number) else self.rate.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Poisson, _instance)
+        batch_shape = minigrad.Size(batch_shape)
+        new.rate = self.rate.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.rate
+
+    @property
+    def mode(self):
+        return self.rate.floor()
+
+    @property
+    def variance(self):
+        return self.rate
+
+    def sample(self, sample_shape=minigrad.Size()):
+        shape = self._extended_shape(sample_shape)
+        with minigrad.no_grad():
+            return minigrad.poisson(self.rate.expand(shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        rate, value = broadcast_all(self.rate, value)
+        return minigrad.xlogy(value, rate) - rate - minigrad.lgamma(value + 1)  # k log r - r - log k!
