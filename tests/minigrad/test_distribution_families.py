@@ -244,3 +244,183 @@ def test_expand_matches_torch(torch):
         value = te.sample()
         np.testing.assert_allclose(_numpy(me.log_prob(minigrad.tensor(value.tolist()))), te.log_prob(value).tolist(),
                                    rtol=2e-5, atol=2e-5, err_msg=name)
+
+
+# ---- validation --------------------------------------------------------------------------------------------------
+ERROR_CASES = [
+    ("gamma_negative_rate", lambda lib: lib.distributions.Gamma(1.0, -1.0)),
+    ("beta_negative", lambda lib: lib.distributions.Beta(lib.tensor([1.0, -2.0]), 1.0)),
+    ("dirichlet_zero_dim", lambda lib: lib.distributions.Dirichlet(lib.tensor(1.0))),
+    ("dirichlet_negative", lambda lib: lib.distributions.Dirichlet(lib.tensor([1.0, -2.0]))),
+    ("dirichlet_value_not_simplex",
+     lambda lib: lib.distributions.Dirichlet(lib.ones(3)).log_prob(lib.tensor([0.5, 0.4, 0.4]))),
+    ("exponential_value_negative", lambda lib: lib.distributions.Exponential(1.0).log_prob(lib.tensor(-1.0))),
+    ("laplace_zero_scale", lambda lib: lib.distributions.Laplace(0.0, 0.0)),
+    ("beta_value_outside", lambda lib: lib.distributions.Beta(2.0, 2.0).log_prob(lib.tensor(1.5))),
+    ("poisson_value_fraction", lambda lib: lib.distributions.Poisson(lib.tensor(2.0)).log_prob(lib.tensor(1.5))),
+    ("binomial_neither", lambda lib: lib.distributions.Binomial(3)),
+    ("binomial_value_above_count",
+     lambda lib: lib.distributions.Binomial(3, lib.tensor(0.5)).log_prob(lib.tensor(4.0))),
+    ("geometric_zero_probs", lambda lib: lib.distributions.Geometric(lib.tensor([0.5, 0.0]))),
+    ("studentt_negative_df", lambda lib: lib.distributions.StudentT(-1.0)),
+    ("lognormal_value_negative", lambda lib: lib.distributions.LogNormal(0.0, 1.0).log_prob(lib.tensor(-1.0))),
+    ("tanh_value_outside", lambda lib: lib.distributions.TransformedDistribution(
+        lib.distributions.Normal(0.0, 1.0), lib.distributions.transforms.TanhTransform()).log_prob(lib.tensor(2.0))),
+    ("transforms_not_transforms",
+     lambda lib: lib.distributions.TransformedDistribution(lib.distributions.Normal(0.0, 1.0), [1])),
+    ("transforms_wrong_type", lambda lib: lib.distributions.TransformedDistribution(lib.distributions.Normal(0.0, 1.0), 1)),
+    ("cache_size_two", lambda lib: lib.distributions.transforms.TanhTransform(cache_size=2)),
+    ("mixture_not_categorical",
+     lambda lib: lib.distributions.MixtureSameFamily(lib.distributions.Normal(0.0, 1.0),
+                                                     lib.distributions.Normal(lib.zeros(3), 1.0))),
+    ("mixture_count_mismatch",
+     lambda lib: lib.distributions.MixtureSameFamily(lib.distributions.Categorical(logits=lib.zeros(2)),
+                                                     lib.distributions.Normal(lib.zeros(3), 1.0))),
+    ("mixture_batch_mismatch",
+     lambda lib: lib.distributions.MixtureSameFamily(lib.distributions.Categorical(logits=lib.zeros(4, 3)),
+                                                     lib.distributions.Normal(lib.zeros(2, 3), 1.0))),
+    ("mixture_value_nan", lambda lib: lib.distributions.MixtureSameFamily(
+        lib.distributions.Categorical(logits=lib.zeros(3)), lib.distributions.Normal(lib.zeros(3), 1.0))
+     .log_prob(lib.tensor(float("nan")))),
+]
+
+
+@pytest.mark.parametrize("name,fn", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_validation_errors_match_torch(torch, name, fn, monkeypatch):
+    monkeypatch.setattr(torch.distributions.Distribution, "_validate_args", True)  # (see test_distributions.py)
+    with pytest.raises(ValueError) as theirs:
+        fn(torch)
+    with pytest.raises(ValueError) as mine:
+        fn(minigrad)
+    assert str(mine.value) == str(theirs.value).replace("torch.", "minigrad.")
+
+
+def test_kl_of_binomials_with_a_larger_q_count_raises(torch):
+    for lib in (torch, minigrad):
+        d = lib.distributions
+        with pytest.raises(NotImplementedError, match="q.total_count > p.total_count"):
+            d.kl_divergence(d.Binomial(2, lib.tensor(0.5)), d.Binomial(3, lib.tensor(0.5)))
+
+
+# ---- transforms ----------------------------------------------------------------------------------------------------
+def test_tanh_cache_gives_back_the_pre_tanh_draw():
+    # SAC: a draw far out in the tail has tanh(x) == 1 in float32, so atanh cannot recover x; the cache can
+    x = minigrad.tensor([12.0, -0.3])
+    cached, plain = T.TanhTransform(cache_size=1), T.TanhTransform()
+    y = cached(x)
+    assert cached.inv(y) is x
+    assert math.isinf(plain.inv(plain(x))[0].item())
+    base = D.Normal(minigrad.tensor([12.0, 0.0]), minigrad.tensor([1.0, 1.0]))
+    squashed = D.TransformedDistribution(base, [T.TanhTransform(cache_size=1)])
+    a = squashed.rsample()
+    assert np.isfinite(_numpy(squashed.log_prob(a))).all()
+    assert T.TanhTransform().with_cache(1)._cache_size == 1
+
+
+def test_transform_inverse_and_composition(torch):
+    t = torch.distributions.transforms
+    x = [-1.5, 0.2, 2.0]
+    for mt, tt in [(T.ComposeTransform([T.AffineTransform(0.5, 2.0), T.SigmoidTransform()]),
+                    t.ComposeTransform([t.AffineTransform(0.5, 2.0), t.SigmoidTransform()])),
+                   (T.ExpTransform().inv, t.ExpTransform().inv), (T.SoftplusTransform(), t.SoftplusTransform()),
+                   (T.PowerTransform(minigrad.tensor(3.0)), t.PowerTransform(torch.tensor(3.0)))]:
+        xm = minigrad.tensor([abs(v) for v in x], dtype=minigrad.float64)
+        xt = torch.tensor([abs(v) for v in x], dtype=torch.float64)
+        ym, yt = mt(xm), tt(xt)
+        np.testing.assert_allclose(_numpy(ym), yt.tolist(), rtol=1e-12)
+        np.testing.assert_allclose(_numpy(mt.inv(ym)), tt.inv(yt).tolist(), rtol=1e-9)
+        np.testing.assert_allclose(_numpy(mt.log_abs_det_jacobian(xm, ym)), tt.log_abs_det_jacobian(xt, yt).tolist(),
+                                   rtol=1e-9)
+        assert repr(mt.domain) == repr(tt.domain) and repr(mt.codomain) == repr(tt.codomain)
+        assert mt.inv.inv is mt
+    assert T.ExpTransform() == T.ExpTransform() and T.ExpTransform() != T.TanhTransform()
+
+
+# ---- sampling: the generator and the distribution --------------------------------------------------------------
+def _stats(d, n=40000):
+    x = _numpy(d.sample((n,)))
+    return x.mean(0), x.var(0)
+
+
+@pytest.mark.parametrize("name,make,mean,var", [
+    ("gamma", lambda: D.Gamma(minigrad.tensor([0.3, 2.0, 9.0]), 2.0), [0.15, 1.0, 4.5], [0.075, 0.5, 2.25]),
+    ("beta", lambda: D.Beta(minigrad.tensor([0.5, 2.0]), minigrad.tensor([0.5, 5.0])),
+     [0.5, 2 / 7], [0.125, 10 / (49 * 8)]),
+    ("dirichlet", lambda: D.Dirichlet(minigrad.tensor([1.0, 2.0, 3.0])), [1 / 6, 2 / 6, 3 / 6],
+     [1 * 5 / (36 * 7), 2 * 4 / (36 * 7), 3 * 3 / (36 * 7)]),
+    ("exponential", lambda: D.Exponential(minigrad.tensor([0.5, 4.0])), [2.0, 0.25], [4.0, 1 / 16]),
+    ("laplace", lambda: D.Laplace(1.0, 2.0), 1.0, 8.0),
+    ("lognormal", lambda: D.LogNormal(0.0, 0.5), math.exp(0.125), math.expm1(0.25) * math.exp(0.25)),
+    ("studentt", lambda: D.StudentT(5.0, 1.0, 2.0), 1.0, 4 * 5 / 3),
+    ("poisson", lambda: D.Poisson(minigrad.tensor([0.5, 7.0])), [0.5, 7.0], [0.5, 7.0]),
+    ("binomial", lambda: D.Binomial(10, minigrad.tensor([0.1, 0.5])), [1.0, 5.0], [0.9, 2.5]),
+    ("geometric", lambda: D.Geometric(minigrad.tensor([0.2, 0.7])), [4.0, 3 / 7], [20.0, 0.3 / 0.49]),
+    ("mixture", lambda: D.MixtureSameFamily(D.Categorical(probs=minigrad.tensor([0.25, 0.75])),
+                                            D.Normal(minigrad.tensor([-2.0, 2.0]), 1.0)), 1.0, 1 + 3.0),
+])
+def test_sample_moments(name, make, mean, var):
+    minigrad.manual_seed(11)
+    m, v = _stats(make())
+    mean, var = np.asarray(mean), np.asarray(var)
+    n = 40000
+    np.testing.assert_allclose(m, mean, atol=5 * np.sqrt(var / n).max() + 1e-12)
+    np.testing.assert_allclose(v, var, rtol=0.08)
+
+
+def test_cauchy_and_relaxed_quantiles():
+    minigrad.manual_seed(12)
+    x = _numpy(D.Cauchy(1.0, 2.0).sample((40000,)))
+    np.testing.assert_allclose(np.quantile(x, [0.25, 0.5, 0.75]), [-1.0, 1.0, 3.0], atol=0.1)
+    r = _numpy(D.RelaxedBernoulli(minigrad.tensor(0.1), probs=minigrad.tensor(0.3)).sample((20000,)))
+    assert ((r > 0) & (r < 1)).all() and abs((r > 0.5).mean() - 0.3) < 0.02  # P(sigmoid(.) > 1/2) = p
+    c = _numpy(D.RelaxedOneHotCategorical(minigrad.tensor(0.1), probs=minigrad.tensor([0.2, 0.8])).sample((20000,)))
+    np.testing.assert_allclose(c.sum(-1), 1.0, rtol=1e-5)
+    assert abs((c.argmax(-1) == 1).mean() - 0.8) < 0.02  # the Gumbel-max pick
+
+
+def test_manual_seed_repeats_draws():
+    dists = list(_builders(minigrad, (3,)).values())
+    minigrad.manual_seed(5)
+    first = [d.sample((20,)).tolist() for d in dists]
+    minigrad.manual_seed(5)
+    assert [d.sample((20,)).tolist() for d in dists] == first
+    assert [d.sample((20,)).tolist() for d in dists] != first
+
+
+# ---- reparameterized gradients ---------------------------------------------------------------------------------
+def test_standard_gamma_grad_matches_torch(torch):
+    alpha = [0.05, 0.3, 1.0, 2.5, 10.0, 100.0]
+    a = minigrad.tensor(alpha, dtype=minigrad.float64, requires_grad=True)
+    minigrad.manual_seed(1)
+    x = minigrad._standard_gamma(a.expand(50, 6))
+    x.sum().backward()
+    theirs = torch._standard_gamma_grad(torch.tensor(alpha, dtype=torch.float64).expand(50, 6),
+                                        torch.tensor(x.tolist(), dtype=torch.float64))
+    # (PyTorch's is an approximation good to ~5e-5 relative; ours a float64 difference, closer to the truth)
+    np.testing.assert_allclose(_numpy(a.grad), theirs.sum(0).tolist(), rtol=2e-4)
+
+
+def test_rsample_gradients_have_the_expected_mean():
+    # E[d x / d theta] = d E[x] / d theta, so the mean gradient of the draws is the mean's derivative
+    minigrad.manual_seed(4)
+    n = 40000
+    c = minigrad.tensor([0.5, 3.0], dtype=minigrad.float64, requires_grad=True)
+    r = minigrad.tensor([2.0, 0.5], dtype=minigrad.float64, requires_grad=True)
+    D.Gamma(c, r).rsample((n,)).mean(0).sum().backward()  # E x = c / r
+    np.testing.assert_allclose(_numpy(c.grad), 1 / _numpy(r), rtol=0.03)
+    np.testing.assert_allclose(_numpy(r.grad), -_numpy(c) / _numpy(r) ** 2, rtol=0.03)
+    a = minigrad.tensor(2.0, dtype=minigrad.float64, requires_grad=True)
+    b = minigrad.tensor(3.0, dtype=minigrad.float64, requires_grad=True)
+    D.Beta(a, b).rsample((n,)).pow(2).mean().backward()  # E x^2 = a (a + 1) / ((a + b)(a + b + 1))
+    s = 5.0
+    np.testing.assert_allclose(a.grad.item(), (2 * 2 + 1) / (s * (s + 1)) - 6 * (2 * s + 1) / (s * (s + 1)) ** 2,
+                               rtol=0.05)
+    np.testing.assert_allclose(b.grad.item(), -6 * (2 * s + 1) / (s * (s + 1)) ** 2, rtol=0.05)
+    k = minigrad.tensor([1.0, 2.0, 3.0], dtype=minigrad.float64, requires_grad=True)
+    w = minigrad.tensor([1.0, -1.0, 0.5], dtype=minigrad.float64)
+    (D.Dirichlet(k).rsample((n,)) * w).sum(-1).mean().backward()  # E x_i = k_i / k_0
+    kk, ww = np.array([1.0, 2.0, 3.0]), np.array([1.0, -1.0, 0.5])
+    np.testing.assert_allclose(_numpy(k.grad), ww / 6 - (ww * kk).sum() / 36, atol=0.004)
+    s_ = minigrad.tensor(1.5, dtype=minigrad.float64, requires_grad=True)
+    D.Laplace(0.0, s_).rsample((n,)).abs().mean().backward()  # E|x| = scale
+    assert abs(s_.grad.item() - 1.0) < 0.03
