@@ -16,7 +16,7 @@ import minigrad
 from . import constraints
 from .utils import broadcast_all, clamp_probs, softplus
 
-__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
            "SoftplusTransform", "TanhTransform", "Transform", "identity_transform"]
 
 
@@ -261,6 +261,22 @@ class ComposeTransform(Transform):
 
 
 identity_transform = ComposeTransform([])
+
+
+class AbsTransform(Transform):
+    """y = |x|: not invertible (the inverse gives the non-negative root), for the half distributions."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
 
 
 class ExpTransform(Transform):

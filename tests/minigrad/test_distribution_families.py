@@ -134,6 +134,13 @@ CASES = [
     ("mixture_2d_moments", [[[0.3, -0.2], [1.0, 0.0]]] + [[[[0.5, -1.0], [0.0, 2.0]], [[1.0, 1.0], [0.2, 0.1]]]]
      + [[[[1.3, 0.4], [2.0, 1.0]], [[0.5, 0.6], [0.7, 0.8]]]],
      lambda lib, w, m, s: lib.stack([_mixture2d(lib, w, m, s).mean, _mixture2d(lib, w, m, s).variance])),
+    ("halfnormal_all", B, lambda lib, s: lib.stack([
+        _d(lib).HalfNormal(s).log_prob(_f64(lib, X_POS)), _d(lib).HalfNormal(s).entropy(),
+        _d(lib).HalfNormal(s).cdf(_f64(lib, X_POS)), _d(lib).HalfNormal(s).icdf(_f64(lib, X_UNIT)),
+        _d(lib).HalfNormal(s).mean, _d(lib).HalfNormal(s).variance])),
+    ("halfcauchy_all", B, lambda lib, s: lib.stack([
+        _d(lib).HalfCauchy(s).log_prob(_f64(lib, X_POS)), _d(lib).HalfCauchy(s).entropy(),
+        _d(lib).HalfCauchy(s).cdf(_f64(lib, X_POS)), _d(lib).HalfCauchy(s).icdf(_f64(lib, X_UNIT))])),
     # kl_divergence pairs
     ("kl_gamma", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gamma(a, b), _d(lib).Gamma(c, d))),
     ("kl_beta", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Beta(a, b), _d(lib).Beta(c, d))),
@@ -192,6 +199,8 @@ def _builders(lib, batch):
         "geometric": d.Geometric(full(0.3)),
         "relaxed_bernoulli": d.RelaxedBernoulli(lib.tensor(0.5), full(0.3)),
         "relaxed_onehot": d.RelaxedOneHotCategorical(lib.tensor(0.5), lib.ones(*batch, 4)),
+        "halfnormal": d.HalfNormal(full(2.0)),
+        "halfcauchy": d.HalfCauchy(full(2.0)),
         "tanh_normal": d.TransformedDistribution(d.Normal(full(0.0), full(1.0)), [t.TanhTransform(cache_size=1)]),
         "mixture": d.MixtureSameFamily(d.Categorical(logits=lib.zeros(*batch, 3)), d.Normal(lib.zeros(*batch, 3), 1.0)),
     }
@@ -264,6 +273,8 @@ ERROR_CASES = [
     ("geometric_zero_probs", lambda lib: lib.distributions.Geometric(lib.tensor([0.5, 0.0]))),
     ("studentt_negative_df", lambda lib: lib.distributions.StudentT(-1.0)),
     ("lognormal_value_negative", lambda lib: lib.distributions.LogNormal(0.0, 1.0).log_prob(lib.tensor(-1.0))),
+    ("halfnormal_value_negative", lambda lib: lib.distributions.HalfNormal(1.0).log_prob(lib.tensor(-1.0))),
+    ("halfcauchy_negative_scale", lambda lib: lib.distributions.HalfCauchy(lib.tensor([1.0, -1.0]))),
     ("tanh_value_outside", lambda lib: lib.distributions.TransformedDistribution(
         lib.distributions.Normal(0.0, 1.0), lib.distributions.transforms.TanhTransform()).log_prob(lib.tensor(2.0))),
     ("transforms_not_transforms",
@@ -351,6 +362,7 @@ def _stats(d, n=40000):
     ("exponential", lambda: D.Exponential(minigrad.tensor([0.5, 4.0])), [2.0, 0.25], [4.0, 1 / 16]),
     ("laplace", lambda: D.Laplace(1.0, 2.0), 1.0, 8.0),
     ("lognormal", lambda: D.LogNormal(0.0, 0.5), math.exp(0.125), math.expm1(0.25) * math.exp(0.25)),
+    ("halfnormal", lambda: D.HalfNormal(2.0), 2 * math.sqrt(2 / math.pi), 4 * (1 - 2 / math.pi)),
     ("studentt", lambda: D.StudentT(5.0, 1.0, 2.0), 1.0, 4 * 5 / 3),
     ("poisson", lambda: D.Poisson(minigrad.tensor([0.5, 7.0])), [0.5, 7.0], [0.5, 7.0]),
     ("binomial", lambda: D.Binomial(10, minigrad.tensor([0.1, 0.5])), [1.0, 5.0], [0.9, 2.5]),
