@@ -164,6 +164,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if mode == "mean":
             out = out / array_op(functools.partial(_counts, B, out.array.dtype), bag_of)
         return out
+    if input.ndim == 2 and padding_idx is None and input.shape[1]:  # (bags of one length, none left out)
+        return rows.reshape(B, input.shape[1], dim).amax(1)
     # max: (B, L) positions into rows + one -inf row at E for the holes; L, the longest bag, is a shape
     # taken from the data
     recording.escape("embedding_bag(mode='max'), whose layout's shape depends on the data,")

@@ -167,3 +167,28 @@ def test_embedding_bag_checks_each_replays_offsets_and_ids():
             run(minigrad.tensor(ids), minigrad.tensor(offsets))
         assert str(replayed.value) == str(eager.value)
     assert run._compiled.stats.replays == 4 and run._compiled.stats.captures == 1
+
+
+def _bag_2d_run(compiled, mode, padding_idx):
+    """EmbeddingBag over (bags, ids) batches, trained by SGD: each call's ids (and so which are padding)."""
+    minigrad.manual_seed(0)
+    bag = nn.EmbeddingBag(10, 4, mode=mode, padding_idx=padding_idx)
+    opt = nn.optim.SGD(bag.parameters(), lr=0.3)
+
+    def step(text):
+        opt.zero_grad()
+        loss = bag(text).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    run = minigrad.compile(step) if compiled else step
+    g = minigrad.Generator().manual_seed(2)
+    values = [run(minigrad.randint(0, 10, (3, 5), generator=g)) for _ in range(4)]
+    return [v.detach().numpy() for v in values] + [bag.weight.detach().numpy()], run
+
+
+def test_embedding_bag_of_a_2d_input_replays():
+    for mode, padding_idx in (("sum", None), ("mean", 1), ("max", None)):
+        compiled = _run_both(_bag_2d_run, mode, padding_idx)
+        assert compiled.stats.replays == 3 and compiled.stats.eager_calls == 0, (mode, padding_idx)
