@@ -5,15 +5,20 @@ the rows of all entries are looked up once (the fused embedding op, (entries, di
 add each kept entry's row into its bag's with index_add (an entry of padding_idx is left out); 'max' lays
 the kept entries' rows out as (bags, longest bag, dim), the holes -inf, and takes amax over the bag
 (gradient to the maximum; duplicates of a row in a bag share it, which sums to the same row gradient).
-The bag layout (which entry goes to which bag) is worked out on the host from input and offsets.
+The bag layout (which entry goes to which bag) is an op of input and offsets (see _bag_of); 'max' reads it on
+the host to lay the rows out.
 """
+import functools
+
 import numpy as np
 
 import minigrad
 from minigrad import backends
+from minigrad.autograd import recording
+from minigrad.ops.array_op import array_op
 
 from . import reference as _ref
-from ._common import check_tensor
+from ._common import check_tensor, xp_of
 from .linear import embedding as _embedding
 from .linear import embedding_renorm_, grad_scaled_by_freq
 
@@ -31,20 +36,54 @@ def _check_int(t, arg):
                            "embedding_bag)")  # (the legacy type name, minigrad.FloatTensor, as PyTorch's text)
 
 
-def _bags(offsets, n_entries, include_last_offset):
-    """(starts, ends) of each bag, host int64 arrays, from a 1-D offsets; PyTorch's errors for bad offsets."""
-    off = _host(offsets).astype(np.int64)
-    if off.size and off[0] != 0:
+def _bags(off, n_entries, include_last_offset):
+    """(starts, ends) of each bag from a 1-D int64 offsets array; PyTorch's errors for bad offsets."""
+    xp = xp_of(off)
+    if off.size and int(off[0]) != 0:
         raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
-                           f"position 0. However, got {off[0]}")
-    if off.size and off[-1] > n_entries:
+                           f"position 0. However, got {int(off[0])}")
+    if off.size and int(off[-1]) > n_entries:
         raise RuntimeError(f"offsets[-1] can not be greater than input's length {n_entries} but got offsets[-1] "
-                           f"of {off[-1]}")
-    if np.any(np.diff(off) < 0):
+                           f"of {int(off[-1])}")
+    if off.size > 1 and bool((off[1:] < off[:-1]).any()):
         raise RuntimeError(f"embedding_bag: offsets must be non-decreasing, got {off.tolist()}")
     if include_last_offset:
         return off[:-1], off[1:]
-    return off, np.append(off[1:], n_entries)
+    return off, xp.concatenate([off[1:], xp.asarray([n_entries], dtype=off.dtype)])
+
+
+def _bag_of(n, padding_idx, include_last_offset, ids, offsets=None, bag_len=None):
+    """Each entry's bag, as an int64 array of the entries' count: B (one past the last bag) for an entry
+    left out (of padding_idx, or after the last bag's end), so that a sum into B + 1 rows drops it.
+
+    A function of the call's arrays, run as an op (array_op): a minigrad.compile replay works the layout
+    out again from each call's ids and offsets, and checks them, instead of freezing the captured one."""
+    xp = xp_of(ids)
+    ids = ids.reshape(-1)
+    E = ids.size
+    bad = xp.flatnonzero((ids < 0) | (ids >= n))
+    if bad.size:
+        i = int(bad[0])
+        raise RuntimeError(f"Index {i} of input takes value {int(ids[i])} which is not in the valid range [0, {n})")
+    entries = xp.arange(E, dtype=np.int64)
+    if offsets is None:  # (B, N) input: fixed-length bags
+        bag_of = entries // bag_len
+        B = E // bag_len if bag_len else 0
+    else:
+        starts, ends = _bags(offsets.astype(np.int64), E, include_last_offset)
+        B = starts.size
+        # (bags are contiguous and in order: an entry's bag is the last one starting at or before it)
+        bag_of = xp.searchsorted(starts, entries, side="right").astype(np.int64) - 1
+        bag_of[entries >= (ends[-1] if B else 0)] = B
+    if padding_idx is not None:
+        bag_of[ids == padding_idx] = B
+    return bag_of
+
+
+def _counts(B, dtype, bag_of):
+    """The number of entries kept in each bag, at least 1 (what 'mean' divides by), as a (B, 1) array."""
+    xp = xp_of(bag_of)
+    return xp.maximum(xp.bincount(bag_of, minlength=B + 1)[:B], 1).astype(dtype)[:, None]
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
@@ -93,14 +132,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise RuntimeError(f"padding_idx must be within the number of embeddings, -{n} through {n - 1}, "
                                f"but got {padding_idx}")
         padding_idx %= n
-    ids = _host(input).reshape(-1).astype(np.int64)
-    bad = np.flatnonzero((ids < 0) | (ids >= n))
-    if bad.size:
-        raise RuntimeError(f"Index {bad[0]} of input takes value {ids[bad[0]]} which is not in the valid range "
-                           f"[0, {n})")
-    if max_norm is not None:
-        with minigrad.no_grad():
-            embedding_renorm_(weight, input, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
@@ -109,25 +140,17 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 "
                            f"'per_sample_weights'; but type minigrad.{weight.dtype._legacy} does not equal "
                            f"minigrad.{per_sample_weights.dtype._legacy} (while checking arguments for embedding_bag)")
-
-    E = ids.size
     if input.ndim == 2:
-        B, N = input.shape
-        starts = np.arange(B, dtype=np.int64) * N
-        ends = starts + N
+        B = input.shape[0]
+        layout = functools.partial(_bag_of, n, padding_idx, include_last_offset, bag_len=input.shape[1])
+        bag_of = array_op(layout, input)
     else:
         _check_int(offsets, "#2 'offsets'")
-        starts, ends = _bags(offsets, E, include_last_offset)
-        B = starts.size
-    # entry e's bag (-1 for entries after the last bag's end, or of padding_idx: left out)
-    # (bags are contiguous and in order: an entry's bag is the last one starting at or before it)
-    bag_of = np.searchsorted(starts, np.arange(E), side="right").astype(np.int64) - 1
-    if B:
-        bag_of[np.arange(E) >= ends[-1]] = -1
-    if padding_idx is not None:
-        bag_of[ids == padding_idx] = -1
-    kept = np.flatnonzero(bag_of >= 0)
-    counts = np.bincount(bag_of[kept], minlength=B)
+        B = max(offsets.shape[0] - 1, 0) if include_last_offset else offsets.shape[0]
+        bag_of = array_op(functools.partial(_bag_of, n, padding_idx, include_last_offset), input, offsets)
+    if max_norm is not None:
+        with minigrad.no_grad():
+            embedding_renorm_(weight, input, max_norm, norm_type)
 
     flat = input.reshape(-1)
     rows = backends.pick(_embedding, _ref.embedding)(flat, weight, None)  # (E, D)
@@ -135,22 +158,27 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         rows = grad_scaled_by_freq(rows, flat, n)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1, 1)
-    dev = weight.device
     if mode in ("sum", "mean"):
-        # (every entry kept, the usual bags: the rows as they are, no copy of them picked out)
-        kept_rows = rows if kept.size == E else rows[minigrad.tensor(kept, device=dev)]
-        out = minigrad.zeros(B, dim, dtype=rows.dtype, device=dev).index_add(
-            0, minigrad.tensor(bag_of[kept], device=dev), kept_rows)
+        # (one row past the bags takes the entries left out)
+        out = minigrad.zeros(B + 1, dim, dtype=rows.dtype, device=weight.device).index_add(0, bag_of, rows)[:B]
         if mode == "mean":
-            div = np.maximum(counts, 1).astype(out.array.dtype)[:, None]
-            out = out / minigrad.tensor(div, device=dev)
+            out = out / array_op(functools.partial(_counts, B, out.array.dtype), bag_of)
         return out
-    # max: (B, L) positions into rows + one -inf row at E for the holes
+    if input.ndim == 2 and padding_idx is None and input.shape[1]:  # (bags of one length, none left out)
+        return rows.reshape(B, input.shape[1], dim).amax(1)
+    # max: (B, L) positions into rows + one -inf row at E for the holes; L, the longest bag, is a shape
+    # taken from the data
+    recording.escape("embedding_bag(mode='max'), whose layout's shape depends on the data,")
+    bag_of = _host(bag_of)
+    E = bag_of.size
+    kept = np.flatnonzero(bag_of < B)
+    counts = np.bincount(bag_of[kept], minlength=B)
     L = max(int(counts.max()) if B else 0, 1)
     pos = np.full((B, L), E, dtype=np.int64)
     kb = bag_of[kept]
     first = np.concatenate([[0], np.cumsum(counts)[:-1]]) if B else np.zeros(0, dtype=np.int64)
     pos[kb, np.arange(kept.size) - first[kb]] = kept
+    dev = weight.device
     hole = minigrad.full((1, dim), float("-inf"), dtype=rows.dtype, device=dev)
     out = minigrad.cat([rows, hole])[minigrad.tensor(pos, device=dev)].amax(1)
     return out.masked_fill(minigrad.tensor((counts == 0)[:, None], device=dev), 0.0)

@@ -1,6 +1,8 @@
 """minigrad.compile as PyTorch scripts use it (a third round of probes): the module form with the
 backward outside the call, training-loop and generation loops. Each compiled run gives the eager run's
 values (same seed), or runs eagerly with one warning line."""
+import pytest
+
 import minigrad
 import nn
 import nn.functional as F
@@ -113,3 +115,80 @@ def _siamese_run(compiled):
 def test_two_calls_of_a_model_that_reads_a_parameter_twice_sum_its_gradient_as_eagerly():
     compiled = _run_both(_siamese_run)
     assert compiled._compiled.stats.replays == 7
+
+
+def _text_bag_run(compiled, mode, padding_idx):
+    """The text-classification tutorial's step: nn.EmbeddingBag over flat ids and offsets, a Linear,
+    clipping and SGD; every call has 12 ids in 4 bags, the bags' bounds (and so the layout) differ."""
+    minigrad.manual_seed(0)
+    bag, fc = nn.EmbeddingBag(30, 6, mode=mode, padding_idx=padding_idx), nn.Linear(6, 3)
+    params = list(bag.parameters()) + list(fc.parameters())
+    opt = nn.optim.SGD(params, lr=0.5)
+
+    def step(text, offsets, label):
+        opt.zero_grad()
+        loss = F.cross_entropy(fc(bag(text, offsets)), label)
+        loss.backward()
+        nn.utils.clip_grad_norm_(params, 0.1)
+        opt.step()
+        return loss
+
+    run = minigrad.compile(step) if compiled else step
+    g = minigrad.Generator().manual_seed(1)
+    values = []
+    for _ in range(5):
+        text = minigrad.randint(0, 30, (12,), generator=g)
+        text[::5] = 2  # (the padding entries, where padding_idx=2)
+        cuts = minigrad.randint(0, 13, (3,), generator=g).sort().values  # (empty bags too)
+        offsets = minigrad.cat([minigrad.zeros(1, dtype=minigrad.int64), cuts])
+        values.append(run(text, offsets, minigrad.randint(0, 3, (4,), generator=g)))
+    return [v.detach().numpy() for v in values + params], run
+
+
+def test_embedding_bag_with_offsets_replays_each_calls_bag_layout():
+    """The layout (which id goes to which bag) is an op of each call's offsets: a replay with other
+    offsets of the same shape gives eager's losses and parameters bit for bit."""
+    for mode, padding_idx in (("mean", None), ("sum", None), ("mean", 2), ("sum", 2)):
+        compiled = _run_both(_text_bag_run, mode, padding_idx)
+        assert compiled.stats.replays == 4 and compiled.stats.eager_calls == 0, (mode, padding_idx)
+
+
+def test_embedding_bag_checks_each_replays_offsets_and_ids():
+    bag = nn.EmbeddingBag(10, 3, mode="sum")
+    run = minigrad.compile(bag)
+    text = minigrad.tensor([1, 2, 3, 4])
+    run(text, minigrad.tensor([0, 2]))
+    run(text, minigrad.tensor([0, 1]))
+    assert run._compiled.stats.replays == 1
+    for ids, offsets in (([1, 2, 3, 4], [1, 2]), ([1, 2, 3, 4], [0, 5]), ([1, 12, 3, 4], [0, 2])):
+        with pytest.raises(RuntimeError) as eager:
+            bag(minigrad.tensor(ids), minigrad.tensor(offsets))
+        with pytest.raises(RuntimeError) as replayed:
+            run(minigrad.tensor(ids), minigrad.tensor(offsets))
+        assert str(replayed.value) == str(eager.value)
+    assert run._compiled.stats.replays == 4 and run._compiled.stats.captures == 1
+
+
+def _bag_2d_run(compiled, mode, padding_idx):
+    """EmbeddingBag over (bags, ids) batches, trained by SGD: each call's ids (and so which are padding)."""
+    minigrad.manual_seed(0)
+    bag = nn.EmbeddingBag(10, 4, mode=mode, padding_idx=padding_idx)
+    opt = nn.optim.SGD(bag.parameters(), lr=0.3)
+
+    def step(text):
+        opt.zero_grad()
+        loss = bag(text).pow(2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    run = minigrad.compile(step) if compiled else step
+    g = minigrad.Generator().manual_seed(2)
+    values = [run(minigrad.randint(0, 10, (3, 5), generator=g)) for _ in range(4)]
+    return [v.detach().numpy() for v in values] + [bag.weight.detach().numpy()], run
+
+
+def test_embedding_bag_of_a_2d_input_replays():
+    for mode, padding_idx in (("sum", None), ("mean", 1), ("max", None)):
+        compiled = _run_both(_bag_2d_run, mode, padding_idx)
+        assert compiled.stats.replays == 3 and compiled.stats.eager_calls == 0, (mode, padding_idx)
