@@ -20,3 +20,21 @@ def read():
 def TorchWriter(torch):
     """torch.utils.tensorboard.SummaryWriter, the reference."""
     return pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+
+
+@pytest.fixture
+def torch_validating_args():
+    """PyTorch's distributions with their default argument checks on, as a fresh process has them: a
+    torch.compile earlier in this process (tests compare minigrad.compile with it) turns that default off
+    for the rest of the process. Use with autouse in the distributions' test files."""
+    import sys
+
+    torch = sys.modules.get("torch")  # (not imported yet: nothing can have turned it off)
+    if torch is None:
+        yield
+        return
+    Distribution = torch.distributions.Distribution
+    before = Distribution._validate_args
+    Distribution.set_default_validate_args(True)
+    yield
+    Distribution.set_default_validate_args(before)

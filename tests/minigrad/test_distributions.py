@@ -11,6 +11,11 @@ import minigrad.distributions as D
 from minigrad.distributions import Bernoulli, Categorical, Normal, OneHotCategorical, Uniform, kl_divergence
 
 
+@pytest.fixture(autouse=True)
+def _torch_default_checks(torch_validating_args):
+    """PyTorch's own argument checks on, as in a fresh process (conftest.py)."""
+
+
 def _numpy(t):
     return np.asarray(t.detach().tolist(), dtype=np.float64)
 
