@@ -18,7 +18,9 @@ time, actions drawn from a Categorical, the returns' REINFORCE loss; vae: a vari
 MLP on 784-wide rows; bigram: makemore's first network, one 27 x 27 weight on one-hot letters over all
 228,146 bigrams of its names at once, its softmax written out, SGD through `.data`; text_bag: the
 text-classification tutorial's nn.EmbeddingBag over flat word ids and offsets, a Linear, clipping and
-SGD; bigram_lecture: the nanoGPT lecture's bigram.py, nn.Embedding(65, 65) as the logits table, batches
+SGD; gru_scratch: a GRU from scratch on raw weights (`X @ W_xz + H @ W_hz + b_z`, hidden 256, one-hot
+characters, 35 steps a sequence, outputs cat'ed), gradients clipped by hand through their global norm and
+`p.grad[:] *= theta / norm`, SGD in place under no_grad; bigram_lecture: the nanoGPT lecture's bigram.py, nn.Embedding(65, 65) as the logits table, batches
 cut by `torch.stack([data[i:i + block_size] for i in ix])` over 0-d tensors i, a no_grad estimate_loss
 under eval()/train() every tenth step, AdamW), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
@@ -61,7 +63,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer",
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
-         "text_bag", "bigram_lecture"]
+         "text_bag", "bigram_lecture", "gru_scratch"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -827,6 +829,49 @@ def build_bigram_lecture(torch):
     return step
 
 
+def build_gru_scratch(torch):
+    """A GRU written from scratch, as textbook scripts train one on characters: nine weights and biases,
+    the gates' products `X @ W` in a Python loop over time, clipping by the global norm by hand."""
+    F = torch.nn.functional
+    vocab, hidden, batch, steps = 28, 256, 32, 35
+    g = torch.Generator().manual_seed(0)
+
+    def weights(n_in):
+        return [torch.randn(n_in, hidden, generator=g) * 0.01, torch.randn(hidden, hidden, generator=g) * 0.01,
+                torch.zeros(hidden)]
+
+    gates = [weights(vocab) for _ in range(3)]
+    W_hq, b_q = torch.randn(hidden, vocab, generator=g) * 0.01, torch.zeros(vocab)
+    params = [p for gate in gates for p in gate] + [W_hq, b_q]
+    for p in params:
+        p.requires_grad_(True)
+    data = torch.randint(0, vocab, (batch, steps + 1), generator=g)
+
+    def step():
+        X = F.one_hot(data[:, :-1].T, vocab).type(torch.float32)
+        (W_xz, W_hz, b_z), (W_xr, W_hr, b_r), (W_xh, W_hh, b_h) = gates
+        H, outputs = torch.zeros(batch, hidden), []
+        for x in X:
+            Z = torch.sigmoid(x @ W_xz + H @ W_hz + b_z)
+            R = torch.sigmoid(x @ W_xr + H @ W_hr + b_r)
+            H_tilde = torch.tanh(x @ W_xh + (R * H) @ W_hh + b_h)
+            H = Z * H + (1 - Z) * H_tilde
+            outputs.append(H @ W_hq + b_q)
+        loss = F.cross_entropy(torch.cat(outputs, dim=0), data[:, 1:].T.reshape(-1))
+        for p in params:
+            if p.grad is not None:
+                p.grad.zero_()
+        loss.backward()
+        norm = torch.sqrt(sum(torch.sum(p.grad ** 2) for p in params))
+        if norm > 1.0:
+            for p in params:
+                p.grad[:] *= 1.0 / norm
+        with torch.no_grad():
+            for p in params:
+                p -= 1.0 * p.grad
+    return step
+
+
 def build(torch, kind):
     if kind == "mlp":
         return build_mlp(torch)
@@ -862,6 +907,8 @@ def build(torch, kind):
         return build_text_bag(torch)
     if kind == "bigram_lecture":
         return build_bigram_lecture(torch)
+    if kind == "gru_scratch":
+        return build_gru_scratch(torch)
     raise ValueError(kind)
 
 

@@ -138,6 +138,27 @@ def test_products_of_inner_size_one_give_blass_bits(dtype):
     out = np.empty((7, 5), dtype)
     assert matmul_arrays(u.array, v.array, out=out) is out and np.array_equal(out, np.matmul(u.array, v.array))
 
+@pytest.mark.parametrize("rows", [4, 32, 64])
+def test_matmul_by_a_transposed_weight_is_linears_product(torch, rows):
+    # x @ W.T, and the gradient g @ W.T of a product h @ W, are nn.Linear's product x W^T: in PyTorch the same
+    # bits as F.linear(x, W); minigrad runs them through the linear backend too (few rows: OpenBLAS's
+    # small-matrix blocks, not numpy's packing path at 1.5-3x the time)
+    f32 = dict(dtype=np.float32, grad=False)
+    x, w, g = rand(rows, 256, **f32), rand(200, 256, **f32), rand(rows, 256, **f32)
+    y = x @ w.T
+    assert np.array_equal(y.numpy(), F.linear(x, w).numpy())
+    assert y.grad_fn is None and y.dtype == minigrad.float32 and y.shape == (rows, 200)
+    assert (x @ rand(200, 256, dtype=np.float32).T).grad_fn.name() == "MmBackward0"
+    h = rand(rows, 200, dtype=np.float32)
+    (h @ w).backward(g)
+    assert np.array_equal(h.grad.numpy(), F.linear(g, w).numpy()) and h.grad.array.flags.c_contiguous
+    tx, tw, tg = (torch.tensor(t.numpy()) for t in (x, w, g))
+    assert torch.equal(tx @ tw.T, torch.nn.functional.linear(tx, tw))  # (the reference's own rule)
+    np.testing.assert_allclose(y.numpy(), (tx @ tw.T).numpy(), rtol=1e-5, atol=1e-4)
+    th = torch.tensor(h.detach().numpy(), requires_grad=True)
+    (th @ tw).backward(tg)
+    np.testing.assert_allclose(h.grad.numpy(), th.grad.numpy(), rtol=1e-5, atol=1e-4)
+
 
 def test_linear_saves_only_inputs_and_shape_error():
     x, w = rand(3, 4), rand(5, 4)
