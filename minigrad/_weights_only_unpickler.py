@@ -17,7 +17,8 @@ unpickler does, and a GLOBAL in the file resolves only to:
   values (an attribute holding `F.gelu`), never called while loading. The standard library's
   record and value types that training scripts keep in checkpoints (`argparse.Namespace` of the
   command line, `pathlib` paths, `datetime` values, `defaultdict(list)`, `range`, ...) are rebuilt
-  too, as pickle rebuilds them: their constructors only store the values.
+  too, as pickle rebuilds them, from plain values only (numbers, strings, bytes, tuples): their
+  constructors then only store them. The builtin types are only named, as a defaultdict's factory.
 
 Anything else is refused with one line naming the global and the way to allow it. Dict keys and set
 members must be plain values (numbers, strings, bytes, None, tuples of them) or objects of minigrad's
@@ -324,22 +325,38 @@ def defaults():
 DEFAULTS = defaults()
 
 
+# a defaultdict's default factory: named in the file, never called while loading
+FACTORIES = {f"builtins.{c.__name__}": c for c in (list, dict, set, int, float, str, tuple)}
+
+
 def _defaultdict(factory=None, *rest):
-    if factory not in (None, list, dict, set, int, float, str, tuple) or rest:
+    if rest or not (factory is None or any(factory is c for c in FACTORIES.values())):
         raise _fail("defaultdict() with a builtin container or number type as its default factory only")
     return collections.defaultdict(factory)
 
 
-# weights_only=False: standard value types scripts keep in checkpoints; rebuilding them calls only
-# their own constructors, which store values and run nothing else
+# weights_only=False: standard value types scripts keep in checkpoints. Each is rebuilt only from plain
+# values (numbers, strings, bytes, tuples of them, or values of these types rebuilt before): its
+# constructor then stores them and calls nothing of another object's
 STDLIB_DATA = {f"{c.__module__}.{c.__qualname__}": c for c in (
     argparse.Namespace, types.SimpleNamespace, range,
     pathlib.PurePath, pathlib.PurePosixPath, pathlib.PureWindowsPath, pathlib.Path, pathlib.PosixPath,
     pathlib.WindowsPath,
-    datetime.date, datetime.time, datetime.datetime, datetime.timedelta, datetime.timezone,
-    list, dict, tuple, int, float, str)}  # (the builtins: a defaultdict's factory)
+    datetime.date, datetime.time, datetime.datetime, datetime.timedelta, datetime.timezone)}
+_STDLIB_VALUES = tuple(STDLIB_DATA.values())
+_STDLIB_IDS = {id(v) for v in _STDLIB_VALUES}
 STDLIB_DATA["builtins.Ellipsis"] = Ellipsis
-STDLIB_DATA["collections.defaultdict"] = _defaultdict
+STDLIB_DATA["collections.defaultdict"] = _defaultdict  # (it checks its factory itself)
+
+
+def _plain_value(v):
+    """A number, string, bytes or None, a tuple of such, or a standard value type's value built before."""
+    return type(v) in _PLAIN or isinstance(v, _STDLIB_VALUES) or (type(v) is tuple and all(map(_plain_value, v)))
+
+
+def _check_stdlib_args(func, args):
+    if id(func) in _STDLIB_IDS and not all(map(_plain_value, args)):
+        raise _fail(f"{_name(func)} is rebuilt from plain values (numbers, strings, bytes, tuples) only")
 CALLABLE_DEFAULTS = {id(v) for v in DEFAULTS.values() if callable(v) and not isinstance(v, (type, dtypes.dtype))}
 
 _PLAIN = (str, int, float, bool, type(None), bytes, complex)
@@ -423,6 +440,8 @@ class Unpickler:
             return self.user[full]
         if full in DEFAULTS:
             return DEFAULTS[full]
+        if self.modules and full in FACTORIES:  # (a value: REDUCE and NEWOBJ refuse to call it)
+            return FACTORIES[full]
         base = _module_class()
         if self.modules:
             obj, why = _lookup_loaded(module, name)
@@ -732,11 +751,13 @@ def _reduce(u):
                     "allowed with minigrad.serialization.add_safe_globals")
     if type(args) is not tuple:
         raise _fail("REDUCE with arguments that are not a tuple")
+    _check_stdlib_args(func, args)
     u.stack[-1] = func(*args)
 
 
 def _new(u, cls, args, kwargs):
     if id(cls) in u.user_ids and isinstance(cls, type):
+        _check_stdlib_args(cls, tuple(args) + tuple(kwargs.values()))
         return cls.__new__(cls, *args, **kwargs)
     if id(cls) in u.module_classes:
         if args or kwargs:

@@ -456,6 +456,29 @@ def test_stdlib_values_scripts_keep_in_checkpoints_load_with_weights_only_false(
         minigrad.load(zip_with(b"\x80\x02ccollections\ndefaultdict\ncbuiltins\nrange\n\x85R."), weights_only=False)
 
 
+class _Reduces:
+    """Pickled as a call of fn(*args): what a hostile file can ask of the standard library's types."""
+
+    def __init__(self, fn, args):
+        self.fn, self.args = fn, args
+
+    def __reduce__(self):
+        return self.fn, self.args
+
+
+@pytest.mark.parametrize("call,refused", [
+    ((list, (range(5),)), "REDUCE of builtins.list"),  # (a tiny file's list(range(10**9)))
+    ((str, (nn.ReLU(),)), "REDUCE of builtins.str"),  # (str() would run the module's own code)
+    ((Path, (nn.ReLU(),)), "is rebuilt from plain values"),  # (os.fspath of a rebuilt object)
+    ((range, (nn.ReLU(),)), "is rebuilt from plain values"),  # (its __index__)
+])
+def test_standard_value_types_are_rebuilt_from_plain_values_only(call, refused):
+    # weights_only=False rebuilds argparse.Namespace, paths, datetimes, ranges and defaultdicts, and names
+    # the builtin types as a defaultdict's factory: never calls them on what the file built
+    with pytest.raises(pickle.UnpicklingError, match=re.escape(refused)):
+        minigrad.load(zip_with(pickle.dumps(_Reduces(*call), protocol=2)), weights_only=False)
+
+
 def test_pytorch_bfloat16_is_refused_clearly(torch, tmp_path):
     torch.save({"w": torch.ones(2, dtype=torch.bfloat16)}, tmp_path / "bf.pt")
     with pytest.raises(pickle.UnpicklingError, match="torch.BFloat16Storage: minigrad has no such dtype"):
