@@ -181,9 +181,9 @@ _UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}  # the unsigned dtype o
 
 
 def check_index_entries(index, n, dim):
-    """PyTorch's IndexError for an entry of the 1-D integer array `index` outside [-n, n) (index_add's,
-    index_fill's rule: a negative entry counts from the end). Called inside the ops' forwards, so a
-    replay of a captured step checks each call's index."""
+    """PyTorch's IndexError for an entry of the 1-D integer array `index` outside [-n, n) (index_fill's
+    rule: a negative entry counts from the end). Called inside the op's forward, so a replay of a
+    captured step checks each call's index."""
     if index.size:
         hi, lo = builtins.int(index.max()), builtins.int(index.min())
         if hi >= n or lo < -n:

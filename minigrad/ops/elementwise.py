@@ -382,12 +382,19 @@ def _plain_operand(a, b, ints=True):
 _EXACT_INT = 1 << 24  # integers a float32 holds exactly
 
 
+def refuse_float_alpha(alpha, input, other):
+    """PyTorch's refusal of a float alpha where the result is integral (`int_t.add(1, alpha=0.5)`)."""
+    if isinstance(alpha, float) and result_type(input, other).kind in "iub":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
 def add(input, other, alpha=1):
     """input + alpha * other, broadcasting."""
     if alpha.__class__ is not builtins.int or alpha != 1:
         if isinstance(alpha, Tensor):  # x.add(alpha, other): PyTorch's deprecated overload
             other, alpha = alpha, _alpha_first("add", other)
         if alpha != 1:
+            refuse_float_alpha(alpha, input, other)
             return _binary(Add, input, other, alpha)
     o = _plain_operand(input, other)
     if o is not None:
@@ -432,15 +439,17 @@ def sub(input, other, alpha=1):
         return apply_binary(Sub, input, other) if o is _RECORD else Tensor(input.array - o)
     refuse_bool_sub(input, other)
     if alpha != 1:
+        refuse_float_alpha(alpha, input, other)
         return _binary(Sub, input, other, alpha)
     return _binary(Sub, input, other)
 
 
 def rsub(input, other, alpha=1):
     """other - alpha * input (for `2 - t`): PyTorch's RsubBackward1 when `other` is a number."""
-    if alpha != 1:
-        return rsub(mul(input, alpha), other)
     refuse_bool_sub(input, other)
+    if alpha != 1:
+        refuse_float_alpha(alpha, input, other)
+        return rsub(mul(input, alpha), other)
     if isinstance(other, Tensor):
         return _binary(Sub, other, input)
     a, b = binary_operands(input, other)

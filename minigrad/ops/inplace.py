@@ -235,8 +235,10 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None):
 def _check_castable(self, other, true_divide, alpha):
     """PyTorch's refusals of an integer or bool tensor's in-place op whose result it cannot hold (`t.add_(0.5)`,
     `t /= 2`), in its words, before numpy's."""
-    if isinstance(alpha, float) and self.array.dtype.kind in "iu":
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if isinstance(alpha, float) and self.array.dtype.kind in "iu":  # (it holds the result: its dtype decides)
+        from .elementwise import refuse_float_alpha
+
+        refuse_float_alpha(alpha, self, 0)
     result = dtypes.result_type(self, other)
     if true_divide and result.kind != "f":
         result = dtypes.default_float.np

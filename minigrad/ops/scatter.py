@@ -6,7 +6,7 @@ from ..autograd import recording
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import check_index_entries, normalize_dim
+from ._util import normalize_dim
 from .indexing import _add_rows_at, _along, check_index_shape
 
 
@@ -199,7 +199,9 @@ class IndexAdd(Function):
         xp = array_module(a.array)
         i = index.array.reshape(-1)
         n = a.array.shape[dim] if a.array.ndim else 1
-        check_index_entries(i, n, dim)  # (here, not in index_add: a replay checks each call's index)
+        bad = (i < 0) | (i >= n)  # (here, not in index_add: a replay checks each call's index)
+        if bad.any():  # (PyTorch's rule: no id counts from the end)
+            raise RuntimeError(f"index {i[bad.argmax()]} is out of bounds for dimension {dim} with size {n}")
         ctx.dim, ctx.alpha, ctx.source_shape = dim, alpha, source.array.shape
         ctx.save(index=index)
         out = a.array.copy()

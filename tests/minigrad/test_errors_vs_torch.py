@@ -191,3 +191,16 @@ def test_top_level_in_place_functions_are_the_methods(torch):
             x = L.tensor([-0.5, 0.25, 2.0]).abs() if name == "sqrt_" else L.tensor([-0.5, 0.25, 2.0])
             got.append((getattr(L, name)(x, *args) is x, [round(v, 5) for v in x.tolist()]))
         assert got[0][0] and got[0] == got[1], name
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.rsub(L.tensor([True, False]), 1, alpha=2),  # (the bool refused before alpha is applied)
+    lambda L: L.rsub(L.tensor([1, 2]), 1, alpha=0.5),
+    lambda L: L.sub(L.tensor([1, 2]), 1, alpha=0.5),
+    lambda L: L.add(L.tensor([1, 2]), 1, alpha=0.5),
+    lambda L: L.zeros(5, 3).index_add(0, L.tensor([-1, 0]), L.ones(2, 3)),  # (no id counts from the end)
+    lambda L: L.zeros(5, 3).index_add(0, L.tensor([0, 7]), L.ones(2, 3)),
+])
+def test_alpha_and_index_add_refusals_are_pytorchs(torch, call):
+    got, want = outcome(mg, lambda L, x: call(L)), outcome(torch, lambda L, x: call(L))
+    assert want is not None and type(got) is type(want) and str(got) == str(want)

@@ -19,7 +19,7 @@ def backward(g, idx, n):
 
 def add_rows(out, idx, g):
     """out[idx[i]] += g[i] in place, in the order of i (so with np.add.at's bits); a negative id counts
-    from the end, as an index does (indexing's backward and index_add use it too)."""
+    from the end, as an index does (indexing's backward uses it too, and index_add with its ids checked)."""
     _scatter_add_rows(out, idx, np.ascontiguousarray(g))
 
 
@@ -31,6 +31,6 @@ def _scatter_add_rows(out, idx, g):  # out[idx[i]] += g[i], in the order of i
         if r < 0:
             r += n
         if r < 0 or r >= n:  # the ops check the ids first: never write outside `out`
-            raise IndexError("embedding backward: an index is out of range")
+            raise IndexError("add_rows: an index is out of range")
         for c in range(g.shape[1]):
             out[r, c] += g[i, c]
