@@ -29,7 +29,7 @@ def dropout(input, p, train):
 
 
 def dropout_(input, p, train):
-    return _in_place(input, dropout(input, p, train)) if train else input
+    return _F().dropout(input, p, train, inplace=True)
 
 
 def alpha_dropout(input, p, train):
@@ -37,7 +37,7 @@ def alpha_dropout(input, p, train):
 
 
 def alpha_dropout_(input, p, train):
-    return _in_place(input, alpha_dropout(input, p, train)) if train else input
+    return _F().alpha_dropout(input, p, train, inplace=True)
 
 
 def feature_alpha_dropout(input, p, train):
@@ -45,15 +45,17 @@ def feature_alpha_dropout(input, p, train):
 
 
 def feature_alpha_dropout_(input, p, train):
-    return _in_place(input, feature_alpha_dropout(input, p, train)) if train else input
+    return _F().feature_alpha_dropout(input, p, train, inplace=True)
 
 
 def feature_dropout(input, p, train):
     """Dropout of whole (sample, channel) slices: one draw per entry of input's first two dims, whatever its rank."""
-    if input.ndim < 2:
-        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not 0.0 <= p <= 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not train or p == 0.0:
         return input
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if p == 1.0:
         return input * 0.0
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)

@@ -131,3 +131,15 @@ def test_required_arguments(torch):
             lib.alpha_dropout(lib.ones(2), 0.5)
         with pytest.raises(TypeError):
             lib.batch_norm(lib.ones(2, 3), None, None, None, None, True, 0.1, 1e-5)
+
+
+@pytest.mark.parametrize("args", [((3, 2), 1.5, True), ((3, 2), -0.5, False), ((3,), 0.5, False), ((3,), 0.5, True)])
+def test_feature_dropout_checks_p_first_and_the_rank_only_when_training(torch, args):
+    shape, p, train = args
+    outcomes = []
+    for L in (minigrad, torch):
+        try:
+            outcomes.append(("ok", L.feature_dropout(L.ones(*shape), p, train).tolist()))
+        except RuntimeError as e:
+            outcomes.append((type(e).__name__, str(e)))
+    assert outcomes[0] == outcomes[1]
