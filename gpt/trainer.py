@@ -432,7 +432,7 @@ class Trainer:
             bar.update(self.iter_num, loss, lr, self.tokens_per_iter / dt, mfu, dt)
             if self.iter_num % cfg.log_interval == 0:
                 self._record({"iter": self.iter_num, "loss": loss, "lr": lr, "ms": dt * 1e3,
-                              "tokens_per_s": self.tokens_per_iter / dt, "mfu": mfu})
+                              "tokens_per_s": self.tokens_per_iter / dt, **({"mfu": mfu} if mfu >= 0 else {})})
             t_last = time.perf_counter()
         if self._stopping():  # (asked again: a signal in the last iteration also stops before the final save)
             return None

@@ -304,6 +304,9 @@ def test_6_mfu_is_shown_from_the_sixth_iteration_and_the_peak_measured_then(tmp_
     assert len(iters) == 8 and measured_at == [MFU_AFTER + 1]
     assert [bool(mfus(line)) for line in iters] == [False] * MFU_AFTER + [True] * (8 - MFU_AFTER)
     assert all("tok/s" in line for line in iters)
+    records = [json.loads(line) for line in (tmp_path / "out" / "log.jsonl").read_text().splitlines()]
+    steps = [r for r in records if "tokens_per_s" in r]  # (the iterations' records; not the evaluations')
+    assert ["mfu" in r for r in steps] == [False] * MFU_AFTER + [True] * (8 - MFU_AFTER)  # (no -1 placeholder)
 
 
 def test_6_a_peak_measured_on_a_busy_machine_is_measured_again(tmp_path, monkeypatch):
