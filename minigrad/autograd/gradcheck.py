@@ -77,7 +77,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     PyTorch's random projection of them); check_undefined_grad is not run.
     """
     _refuse_unchecked("gradcheck", check_batched_grad=check_batched_grad, check_forward_ad=check_forward_ad,
-                      check_batched_forward_grad=check_batched_forward_grad)
+                      check_batched_forward_grad=check_batched_forward_grad, check_grad_dtypes=check_grad_dtypes,
+                      masked=masked)
     from ..tensor import Tensor
 
     inputs = _inputs(inputs)
@@ -115,7 +116,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_grad_dtypes=False, check_batched_grad=False, check_fwd_over_rev=False, check_rev_over_rev=True,
                   fast_mode=False, masked=False):
     """Check second derivatives: gradcheck of (inputs, grad_outputs) -> d(func)/d(inputs) . grad_outputs."""
-    _refuse_unchecked("gradgradcheck", check_batched_grad=check_batched_grad, check_fwd_over_rev=check_fwd_over_rev)
+    _refuse_unchecked("gradgradcheck", check_batched_grad=check_batched_grad, check_fwd_over_rev=check_fwd_over_rev,
+                      check_grad_dtypes=check_grad_dtypes, masked=masked,
+                      gen_non_contig_grad_outputs=gen_non_contig_grad_outputs)
     from ..factory import randn_like
 
     if not check_rev_over_rev:

@@ -363,7 +363,7 @@ def _plain_operand(a, b, ints=True):
         return None
     x = a.array
     if x.dtype.kind != "f" or x.dtype.itemsize < 4:
-        if ints and b.__class__ is builtins.int and x.dtype == np.int64 and -_EXACT_INT <= b <= _EXACT_INT:
+        if ints and b.__class__ is builtins.int and x.dtype == np.int64 and -_SMALL_INT <= b <= _SMALL_INT:
             return b
         return None
     tb = type(b)
@@ -380,6 +380,7 @@ def _plain_operand(a, b, ints=True):
 
 
 _EXACT_INT = 1 << 24  # integers a float32 holds exactly
+_SMALL_INT = 1 << 24  # an index's offset added to an int64 tensor as an array op (larger: the general path's checks)
 
 
 def refuse_float_alpha(alpha, input, other):
@@ -434,7 +435,7 @@ def sub(input, other, alpha=1):
     """input - alpha * other, broadcasting (bool operands are refused, as in PyTorch)."""
     if alpha.__class__ is not builtins.int and isinstance(alpha, Tensor):  # x.sub(alpha, other), as add's
         other, alpha = alpha, _alpha_first("sub", other)
-    o = _plain_operand(input, other) if alpha == 1 else None  # (float operands only: no bool gets through)
+    o = _plain_operand(input, other) if alpha == 1 else None  # (floats and int64: no bool gets through)
     if o is not None:
         return apply_binary(Sub, input, other) if o is _RECORD else Tensor(input.array - o)
     refuse_bool_sub(input, other)
@@ -784,8 +785,8 @@ class SigmoidBackward(Function):
 
 
 def relu_array(x):
-    """max(x, 0) of an array (numpy's maximum: NaN kept, -0.0 to +0.0), the backend's loop where there is
-    one (numpy's maximum checks for NaN as it goes, at 4x a copy's time)."""
+    """max(x, 0) of an array (numpy's maximum: NaN kept, -0.0 to +0.0), the backend's one-pass loop where
+    there is one (numpy's maximum checks for NaN as it goes)."""
     impl = backends.find("relu", x)
     return array_module(x).maximum(x, 0) if impl is None else impl.forward(x)
 

@@ -25,8 +25,8 @@ def matmul_arrays(a, b, out=None):
 def product(a, b):
     """a @ b of arrays for the matmul op. `x @ W.T` (b the transposed view of a C-contiguous W) is
     nn.Linear's product: it runs through the linear backend where that takes it, so it has the bits of
-    F.linear(x, W), as in PyTorch. For few rows OpenBLAS's packing path, the one numpy's matmul takes,
-    costs 1.5-3x the backend's blocks: a recurrent cell's `g @ W_hh.T` in backward."""
+    F.linear(x, W), as in PyTorch; for few rows (a recurrent cell's `g @ W_hh.T` in backward) the backend's
+    small-path blocks also skip the packing OpenBLAS does for numpy's matmul (minigrad/backends/cpu/linear.py)."""
     if b.ndim == 2 and a.ndim == 2 and b.flags.f_contiguous and not b.flags.c_contiguous and type(b) is np.ndarray:
         w = b.T
         out = np.empty((a.shape[0], w.shape[0]), dtype=a.dtype)

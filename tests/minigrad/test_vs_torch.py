@@ -244,6 +244,7 @@ def test_index_backward_sums_repeated_rows_like_add_at_and_torch(shape, id_dtype
 def test_index_add_rows_sum_repeats_like_add_at_and_torch(shape, monkeypatch):
     # index_add along dim 0 (EmbeddingBag's bag sums) runs the CPU backend's row loop, as C[ids]'s backward
     # does: np.add.at's bits (repeats added in the order of the ids), PyTorch's values and gradients
+    pytest.importorskip("numba")  # (the backend's loop is asked for: it needs numba)
     from minigrad.backends.cpu import embedding as cpu_embedding
 
     calls = []
@@ -275,6 +276,7 @@ def test_sum_of_middle_dims_numpy_bits_and_torch(shape, dims, monkeypatch):
     # a run of dims before the last of a contiguous array is summed by the CPU backend's loop (numpy's
     # inner loops are short there): numpy's bits, -0.0 kept; sum, mean and a broadcast bias's
     # gradient take it; values and grad_fn as PyTorch's
+    pytest.importorskip("numba")  # (the backend's loop is asked for: it needs numba)
     from minigrad.backends.cpu import sum as cpu_sum
 
     calls = []

@@ -1,6 +1,6 @@
-"""relu on the CPU: one compiled loop each way. numpy's maximum(x, 0) takes 4x a copy's time on a CNN's
-activations (it checks for NaN as it goes; PyTorch's loop takes about a copy's), and the backward's
-where(r <= 0, 0, g) makes a mask first, then a pass over three arrays. The op's numpy results, bit for bit:
+"""relu on the CPU: one compiled loop each way, one pass each (numpy's maximum(x, 0) checks for NaN as it
+goes, and the backward's where(r <= 0, 0, g) makes a mask first, then a pass over three arrays; the
+figures: docs/performance.md). The op's numpy results, bit for bit:
 forward x where x > 0 or x is NaN, else +0.0 (numpy's maximum gives its second operand, the 0, for a -0.0);
 backward +0.0 where r <= 0, else g (a NaN r passes g, as PyTorch's).
 """
