@@ -20,18 +20,22 @@ def fuse_conv_bn_eval(conv, bn, transpose=False):
     return fused
 
 
-def _bn_scale_shift(bias, mean, var, eps, gamma, beta):
-    """s = gamma / sqrt(var + eps) and the fused bias s (bias - mean) + beta (a missing bias, gamma, beta: 0, 1, 0)."""
+def _bn_scale_shift(bias, mean, var, eps, gamma, beta, conv):
+    """s = gamma / sqrt(var + eps) and the fused bias s (bias - mean) + beta (a missing bias, gamma, beta: 0, 1, 0),
+    the bias in PyTorch's order of rounding: a convolution's ((bias - mean) / sqrt(var + eps)) gamma + beta, a
+    linear layer's (bias - mean) s + beta."""
     bias = minigrad.zeros_like(mean) if bias is None else bias
     gamma = minigrad.ones_like(mean) if gamma is None else gamma
     beta = minigrad.zeros_like(mean) if beta is None else beta
-    scale = gamma * (var + eps).rsqrt()
-    return scale, (bias - mean) * scale + beta, bias
+    rstd = (var + eps).rsqrt()
+    scale = gamma * rstd
+    fused_bias = (bias - mean) * rstd * gamma + beta if conv else (bias - mean) * scale + beta
+    return scale, fused_bias, bias
 
 
 def fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, transpose=False):
     """(weight, bias) Parameters of the convolution that computes bn(conv(x)); conv_b, bn_w, bn_b may be None."""
-    scale, fused_b, conv_b = _bn_scale_shift(conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b)
+    scale, fused_b, conv_b = _bn_scale_shift(conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, conv=True)
     shape = [1, -1] if transpose else [-1, 1]  # the output channels' dim of the weight
     shape += [1] * (conv_w.ndim - 2)
     fused_w = (conv_w * scale.reshape(shape)).to(conv_w.dtype)
@@ -55,5 +59,5 @@ def fuse_linear_bn_eval(linear, bn):
 
 def fuse_linear_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b):
     """(weight, bias) Parameters of the linear layer that computes bn(linear(x)); linear_b may be None."""
-    scale, fused_b, linear_b = _bn_scale_shift(linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b)
+    scale, fused_b, linear_b = _bn_scale_shift(linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, conv=False)
     return Parameter(linear_w * scale.unsqueeze(-1), linear_w.requires_grad), Parameter(fused_b, linear_b.requires_grad)

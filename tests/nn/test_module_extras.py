@@ -294,6 +294,9 @@ def test_fuse_conv_bn_eval_vs_torch(conv, bn, transpose, shape):
     fused, tfused = nn.utils.fuse_conv_bn_eval(c, b, transpose), torch.nn.utils.fuse_conv_bn_eval(tc, tb, transpose)
     assert fused is not c and repr(fused) == repr(tfused)
     assert type(fused.weight) is nn.Parameter and fused.bias.requires_grad == tfused.bias.requires_grad
+    # the fused parameters are PyTorch's bit for bit (the same operations in the same order)
+    np.testing.assert_array_equal(fused.weight.detach().numpy(), tfused.weight.detach().numpy())
+    np.testing.assert_array_equal(fused.bias.detach().numpy(), tfused.bias.detach().numpy())
     x = rng.standard_normal(shape).astype(np.float32)
     np.testing.assert_allclose(fused(minigrad.tensor(x)).array, tfused(torch.tensor(x)).detach().numpy(), rtol=1e-4,
                                atol=1e-5)
@@ -315,7 +318,8 @@ def test_fuse_linear_bn_eval_vs_torch_and_its_errors():
                                            ours[1].weight, ours[1].bias)
     tw, tb = torch.nn.utils.fuse_linear_bn_weights(theirs[0].weight, None, theirs[1].running_mean,
                                                    theirs[1].running_var, 1e-5, theirs[1].weight, theirs[1].bias)
-    np.testing.assert_allclose(b.array, tb.detach().numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(b.array, tb.detach().numpy())  # (PyTorch's operations in its order: its bits)
+    np.testing.assert_array_equal(w.array, tw.detach().numpy())
     assert (type(w), type(b), b.requires_grad) == (nn.Parameter, nn.Parameter, tb.requires_grad)
     for args in [lambda lib: (lib.Linear(3, 4).eval(), lib.BatchNorm1d(5).eval()),
                  lambda lib: (lib.Linear(3, 4), lib.BatchNorm1d(4).eval()),
