@@ -918,6 +918,10 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     the aweights (PyTorch's and numpy's formula)."""
     x = input if input.array.ndim == 2 else shape_ops.reshape(input, 1, -1)
     n = x.array.shape[1]
+    for name, weights, kinds, kind_name in (("fweights", fweights, "iu", "integral"),
+                                            ("aweights", aweights, "f", "floating point")):
+        if weights is not None:
+            _check_cov_weights(name, weights, n, kinds, kind_name)
     w = fweights if aweights is None else aweights if fweights is None else fweights * aweights
     if w is None:
         centered = x - reduction.mean(x, 1, keepdim=True)
@@ -934,6 +938,21 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             norm = total - correction * reduction.sum(w * aweights) / total
         c = matmul.matmul(centered * w, shape_ops.transpose(centered, 0, 1)) / elementwise.clamp(norm, min=0)
     return shape_ops.reshape(c, ()) if input.array.ndim < 2 or x.array.shape[0] == 1 and input.array.ndim == 1 else c
+
+
+def _check_cov_weights(name, w, n, kinds, kind_name):
+    """PyTorch's checks of cov's fweights (integers) and aweights (floats), in its order and words."""
+    if w.array.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+                           f"{w.array.ndim} dimensions")
+    if w.array.dtype.kind not in kinds:
+        raise RuntimeError(f"cov(): expected {name} to have {kind_name} dtype but got {name} with "
+                           f"{w.dtype._legacy[:-6]} dtype")
+    if w.array.size != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input "
+                           f"but got {w.array.size} != {n}")
+    if (w.array < 0).any():
+        raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
 def corrcoef(input):

@@ -331,3 +331,16 @@ def test_frombuffer_errors_as_torch(torch, n, kw):
     with pytest.raises(ValueError) as e:
         minigrad.frombuffer(bytearray(n), dtype=minigrad.int32, **kw)
     assert str(e.value) == str(t.value)
+
+
+@pytest.mark.parametrize("weights", [dict(fweights=[1, -1, 1, 1]), dict(fweights=[1.0, 1, 1, 1]), dict(fweights=[1, 1, 1]),
+                                     dict(fweights=[[1, 1], [1, 1]]), dict(aweights=[1.0, -1, 1, 1]),
+                                     dict(aweights=[1, 1, 1, 1]), dict(aweights=[1.0, 1, 1]), dict(aweights=[[1.0, 1], [1, 1]])])
+def test_cov_refuses_bad_weights_as_torch(torch, weights):
+    (name, values), = weights.items()
+    x = np.arange(8.0).reshape(2, 4)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.cov(torch.tensor(x), **{name: torch.tensor(values)})
+    with pytest.raises(RuntimeError) as ours:
+        minigrad.cov(minigrad.tensor(x), **{name: minigrad.tensor(values)})
+    assert str(ours.value) == str(theirs.value)
