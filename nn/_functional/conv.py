@@ -245,8 +245,8 @@ class ConvolutionWeight(Function):
 # ---- argument checks (PyTorch's messages) -----------------------------------------------------------------
 def expand_param(value, n, name):
     """An int or a sequence of n ints -> a tuple of n ints, or PyTorch's RuntimeError."""
-    if isinstance(value, int):
-        return (value,) * n
+    if isinstance(value, int) or hasattr(type(value), "__index__"):  # (a numpy integer too)
+        return (value.__index__(),) * n
     value = tuple(int(v) for v in value)
     if len(value) == 1:
         return value * n

@@ -717,3 +717,14 @@ def test_max_unpool_names_the_last_invalid_index_as_pytorch_on_one_thread(torch)
     with pytest.raises(RuntimeError) as ours:
         F.max_unpool2d(minigrad.tensor(y), minigrad.tensor(i), 2)
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("call", [lambda F, x: F.max_pool2d(x, 2.5), lambda F, x: F.avg_pool2d(x, 2.0),
+                                  lambda F, x: F.max_pool2d(x, 2, 1.5), lambda F, x: F.max_pool3d(x[None], 2.5),
+                                  lambda F, x: F.avg_pool3d(x[None], 2, 1.5)])
+def test_a_float_size_of_a_pool_is_refused_in_pytorchs_words(torch, call):
+    with pytest.raises(TypeError) as theirs:
+        call(torch.nn.functional, torch.ones(1, 1, 4, 4))
+    with pytest.raises(TypeError) as ours:
+        call(F, minigrad.ones(1, 1, 4, 4))
+    assert str(ours.value) == str(theirs.value)
