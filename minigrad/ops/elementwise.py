@@ -527,11 +527,19 @@ def rdiv(input, other):
 
 def pow(input, exponent):
     """input ** exponent, for a tensor or scalar exponent (or a scalar base)."""
+    if (exponent.__class__ is builtins.int or exponent.__class__ is builtins.float) and type(input) is Tensor \
+            and input.array.dtype.kind == "f":  # `x ** 2`: a float tensor keeps its dtype, nothing to refuse
+        return PowScalar.apply(input, exponent)
     if not isinstance(input, Tensor) and isinstance(exponent, Tensor) and exponent.array.dtype.kind == "f":
         return RPow.apply(input, exponent)
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         if not isinstance(exponent, (builtins.int, builtins.float, np.number)):
             raise TypeError(f"pow(): unsupported exponent of type {type(exponent).__name__}")
+        if exponent.__class__ not in (builtins.int, builtins.float, builtins.bool):
+            # a numpy scalar (np.float64 is a float too) or another subclass: its Python number, which numpy, as
+            # PyTorch, takes in the tensor's dtype (numpy would compute float32 ** np.float64 in float64)
+            exponent = exponent.item() if isinstance(exponent, np.number) else (
+                builtins.float if isinstance(exponent, builtins.float) else builtins.int)(exponent)
         dt = result_type(input, exponent)
         if dt == np.bool_ and exponent.__class__ is builtins.bool:  # b ** True is b, b ** False is all True
             return array_op("copy" if exponent else "ones_like", input)

@@ -1628,16 +1628,22 @@ def _graph_names(t, depth=3):
 
 NUMBER_OPS = {"add": lambda x, c: x + c, "radd": lambda x, c: c + x, "sub": lambda x, c: x - c,
               "rsub": lambda x, c: c - x, "mul": lambda x, c: x * c, "rmul": lambda x, c: c * x,
-              "div": lambda x, c: x / c}
+              "div": lambda x, c: x / c, "pow": lambda x, c: x ** c}
+
+
+class _Float(float):  # a number the short paths (which take exact Python floats and ints) leave to the general one
+    pass
+
+
+class _Int(int):
+    pass
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("op", sorted(NUMBER_OPS))
-def test_recorded_arithmetic_with_a_python_number_as_the_general_path_and_torch(torch, monkeypatch, op, dtype):
-    # `x * 0.5`, `1 - g` recorded take a short path (the number as a 0-d tensor of x's dtype, no promotion,
-    # no bool check): the general path's values, node, edges and gradients, and PyTorch's
-    from minigrad.ops import elementwise
-
+def test_recorded_arithmetic_with_a_python_number_as_the_general_path_and_torch(torch, op, dtype):
+    # `x * 0.5`, `1 - g`, `g ** 2` recorded take a short path (the number as a 0-d tensor of x's dtype, no
+    # promotion, no bool check): the general path's values, node, edges and gradients, and PyTorch's
     fn = NUMBER_OPS[op]
     data = np.random.default_rng(0).standard_normal((4, 5)).astype(dtype)
 
@@ -1649,9 +1655,7 @@ def test_recorded_arithmetic_with_a_python_number_as_the_general_path_and_torch(
 
     for c in (0.1, 3, -7.5):
         fast = run(mg, c)
-        with monkeypatch.context() as m:  # the general path: no shortcut for any operand
-            m.setattr(elementwise, "_plain_operand", lambda a, b, ints=True: None)
-            slow = run(mg, c)
+        slow = run(mg, _Float(c) if type(c) is float else _Int(c))
         want = run(torch, c)
         assert fast[0].tobytes() == slow[0].tobytes() and fast[3].tobytes() == slow[3].tobytes()
         assert fast[1:3] == slow[1:3]
@@ -1702,3 +1706,18 @@ def test_recorded_slicing_outside_the_plain_cases_keeps_torchs_errors(torch):
         s = lib.tensor(1.0, requires_grad=True) * 1.0
         with pytest.raises(IndexError, match=r"slice\(\) cannot be applied to a 0-dim tensor"):
             s[:1]
+
+
+@pytest.mark.parametrize("exponent", [np.float64(0.1), np.float32(-1.5), np.int64(3), _Float(2.5), _Int(2)], ids=repr)
+def test_pow_of_a_numpy_scalar_exponent_keeps_the_tensor_dtype_as_torch(torch, exponent):
+    # `x ** np.float64(0.5)` (an exponent read from numpy): float32 as in PyTorch, not numpy's float64
+    data = np.array([0.5, 1.5, 2.0], dtype=np.float32)
+    got, want = [], []
+    for lib, out in ((mg, got), (torch, want)):
+        x = lib.tensor(data, requires_grad=True)
+        y = x ** exponent
+        y.backward(lib.ones_like(y))
+        out += [str(y.dtype).split(".")[1], y.detach().numpy(), x.grad.numpy()]
+    assert got[0] == want[0]
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
