@@ -348,15 +348,13 @@ def apply_binary(cls, a, b, *extra):
     return out
 
 
-_RECORD = object()  # _plain_operand's answer for two Tensors to record as they are
-
-
 def _plain_operand(a, b, ints=True):
     """How `a` + `b`, `a` - `b`, `a` * `b` or `a` / `b` runs when `a` is a float32 or float64 Tensor outside a
-    minigrad.compile capture: `b`'s array (or `b`, a small Python number) when the op records nothing
-    and promotes nothing (the op is then the array op alone: the same call as its Function's forward,
-    the same bits); `_RECORD` when `b` is a Tensor of the same array type and dtype and a gradient is
-    to be recorded (nothing to promote: the Function is applied as it is); None: the op runs as usual.
+    minigrad.compile capture, with nothing to promote: a Tensor when a gradient is to be recorded (`b`
+    itself, of the same array type and dtype, or a 0-d tensor of `a`'s dtype for a small Python number:
+    what binary_operands would make of them), applied to the Function as it is; else what the array op
+    takes (`b`'s array, or `b`, a small Python number), the op then the array op alone: the same call as
+    its Function's forward, the same bits. None: the op runs as usual.
     With `ints` (not for `/`, which makes floats of ints), an int64 Tensor and a small Python int too:
     an index's arithmetic, `i + block_size` (int64 stays int64 in numpy as in PyTorch, wrapping alike)."""
     if type(a) is not Tensor or recording.hook.recorder is not None:
@@ -372,10 +370,12 @@ def _plain_operand(a, b, ints=True):
         if type(y) is not type(x) or y.dtype != x.dtype:
             return None
         _check_broadcast(x.shape, y.shape)
-        return _RECORD if state.grad_enabled and (a.requires_grad or b.requires_grad) else y
-    if (tb is builtins.float or (tb is builtins.int and -_EXACT_INT <= b <= _EXACT_INT)) and not (
-            state.grad_enabled and a.requires_grad):
-        return b  # (numpy casts a Python number to the array's dtype, as a 0-d tensor of it would be)
+        return b if state.grad_enabled and (a.requires_grad or b.requires_grad) else y
+    if tb is builtins.float or (tb is builtins.int and -_EXACT_INT <= b <= _EXACT_INT):
+        if not (state.grad_enabled and a.requires_grad):
+            return b  # (numpy casts a Python number to the array's dtype, as a 0-d tensor of it would be)
+        if type(x) is np.ndarray:  # `x * 0.5` recorded: the number as the 0-d tensor binary_operands makes
+            return Tensor(np.asarray(b, dtype=x.dtype))
     return None
 
 
@@ -399,7 +399,7 @@ def add(input, other, alpha=1):
             return _binary(Add, input, other, alpha)
     o = _plain_operand(input, other)
     if o is not None:
-        return apply_binary(Add, input, other) if o is _RECORD else Tensor(input.array + o)
+        return apply_binary(Add, input, o) if type(o) is Tensor else Tensor(input.array + o)
     return _binary(Add, input, other)
 
 
@@ -437,7 +437,7 @@ def sub(input, other, alpha=1):
         other, alpha = alpha, _alpha_first("sub", other)
     o = _plain_operand(input, other) if alpha == 1 else None  # (floats and int64: no bool gets through)
     if o is not None:
-        return apply_binary(Sub, input, other) if o is _RECORD else Tensor(input.array - o)
+        return apply_binary(Sub, input, o) if type(o) is Tensor else Tensor(input.array - o)
     refuse_bool_sub(input, other)
     if alpha != 1:
         refuse_float_alpha(alpha, input, other)
@@ -447,6 +447,9 @@ def sub(input, other, alpha=1):
 
 def rsub(input, other, alpha=1):
     """other - alpha * input (for `2 - t`): PyTorch's RsubBackward1 when `other` is a number."""
+    if alpha == 1 and (other.__class__ is builtins.float or other.__class__ is builtins.int) and \
+            type(input) is Tensor and input.array.dtype.kind == "f":  # `1 - g`: no bool to refuse, the number in g's dtype
+        return RsubScalar.apply(input, array_module(input.array).asarray(other, dtype=input.array.dtype))
     refuse_bool_sub(input, other)
     if alpha != 1:
         refuse_float_alpha(alpha, input, other)
@@ -461,7 +464,7 @@ def mul(input, other):
     """input * other, broadcasting."""
     o = _plain_operand(input, other)
     if o is not None:
-        return apply_binary(Mul, input, other) if o is _RECORD else Tensor(input.array * o)
+        return apply_binary(Mul, input, o) if type(o) is Tensor else Tensor(input.array * o)
     return _binary(Mul, input, other)
 
 
@@ -471,7 +474,7 @@ def div(input, other, rounding_mode=None):
         return _rounded_div(input, other, rounding_mode)
     o = _plain_operand(input, other, ints=False)
     if o is not None:
-        return apply_binary(Div, input, other) if o is _RECORD else Tensor(input.array / o)
+        return apply_binary(Div, input, o) if type(o) is Tensor else Tensor(input.array / o)
     from ..dtypes import default_float
 
     if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.array.dtype.kind != "f":
@@ -534,11 +537,19 @@ def rdiv(input, other):
 
 def pow(input, exponent):
     """input ** exponent, for a tensor or scalar exponent (or a scalar base)."""
+    if (exponent.__class__ is builtins.int or exponent.__class__ is builtins.float) and type(input) is Tensor \
+            and input.array.dtype.kind == "f":  # `x ** 2`: a float tensor keeps its dtype, nothing to refuse
+        return PowScalar.apply(input, exponent)
     if not isinstance(input, Tensor) and isinstance(exponent, Tensor) and exponent.array.dtype.kind == "f":
         return RPow.apply(input, exponent)
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         if not isinstance(exponent, (builtins.int, builtins.float, np.number)):
             raise TypeError(f"pow(): unsupported exponent of type {type(exponent).__name__}")
+        if exponent.__class__ not in (builtins.int, builtins.float, builtins.bool):
+            # a numpy scalar (np.float64 is a float too) or another subclass: its Python number, which numpy, as
+            # PyTorch, takes in the tensor's dtype (numpy would compute float32 ** np.float64 in float64)
+            exponent = exponent.item() if isinstance(exponent, np.number) else (
+                builtins.float if isinstance(exponent, builtins.float) else builtins.int)(exponent)
         dt = result_type(input, exponent)
         if dt == np.bool_ and exponent.__class__ is builtins.bool:  # b ** True is b, b ** False is all True
             return array_op("copy" if exponent else "ones_like", input)

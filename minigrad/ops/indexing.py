@@ -209,7 +209,7 @@ def _basic_steps(idx, shape, keep_full=False):
             dim += 1
         elif isinstance(i, slice):
             if i.step is not None and i.step <= 0:
-                raise ValueError("step must be greater than zero")
+                raise ValueError("slice step cannot be zero" if i.step == 0 else "step must be greater than zero")
             n = shape[orig]
             if i.indices(n) != (0, n, 1) or keep_full:  # PyTorch keeps a lone `t[:]`
                 steps.append(("slice", dim, i))
@@ -396,7 +396,12 @@ def getitem(self, index):
                 return _view_of(self, a[index] if a.ndim > 1 else a[index, ...])  # (1-D: a 0-d view, not a copy)
         elif type(index) is slice and a.ndim and _plain_slice(index) or type(index) is tuple and _slices_only(index, a.ndim):
             return _view_of(self, a[index])
-    ints = _ints_in_range(index, self.array.shape)
+    shape = self.array.shape
+    steps = _slice_steps(index, shape)
+    if steps is not None:  # `x[:T]`, `y[:, -1:]`: plain slices, that the conversion below would take as they are
+        idx = index if type(index) is tuple else (index,)
+        return _basic_index(self, idx, steps)
+    ints = _ints_in_range(index, shape)
     # `t[i]`, `x[:, i, :]`, and `P[i, j]` when nothing is recorded: one select step, as below
     if ints == 1 or ints and not (self.requires_grad and state.grad_enabled):
         return _share_version(Select.apply(self, index if type(index) is tuple else (index,), False), self)
@@ -409,7 +414,6 @@ def getitem(self, index):
                 dim += 1
         return _share_version(out, self)
     xp = array_module(self.array)
-    shape = self.array.shape
     idx, advanced = _convert_index(index, xp, shape)
     if advanced:
         _check_masks(idx, shape)
@@ -424,6 +428,11 @@ def getitem(self, index):
         if not shape and (type(index) is int or type(index) is slice or isinstance(index, np.integer)):
             raise _zero_dim_error(index) from None  # PyTorch's words for `t[0]` and `t[0:1]` of a 0-dim t
         raise
+    return _basic_index(self, idx, steps)
+
+
+def _basic_index(self, idx, steps):
+    """`self[idx]` for a basic index whose `steps` `_basic_steps` gave: one node, or one per step."""
     if not (self.requires_grad and state.grad_enabled) or len(steps) <= 1:  # (none: an alias, as PyTorch records)
         if not steps:
             cls = Alias
@@ -439,6 +448,22 @@ def getitem(self, index):
         else:
             out = (Select if kind == "select" else Slice).apply(out, (slice(None),) * dim + (comp,), False)
     return _share_version(out, self)
+
+
+def _slice_steps(index, shape):
+    """`_basic_steps` of a plain slice or a tuple of plain slices (for at most `shape`'s dims); None for
+    any other index. A lone slice is a step even when it takes all (PyTorch keeps `t[:]`)."""
+    if type(index) is slice:
+        return [("slice", 0, index)] if shape and _plain_slice(index) else None
+    if type(index) is not tuple or len(index) > len(shape):
+        return None
+    steps = []
+    for d, i in enumerate(index):
+        if type(i) is not slice or not _plain_slice(i):
+            return None
+        if i.indices(shape[d]) != (0, shape[d], 1):
+            steps.append(("slice", d, i))
+    return steps
 
 
 def _plain_slice(i):

@@ -285,6 +285,13 @@ def setitem(self, index, value):
 
 def zero_(self):
     """Fill with zeros, in place."""
+    a = self.array
+    if type(a) is np.ndarray and a.ndim and a.flags.c_contiguous and a.flags.writeable \
+            and recording.hook.recorder is None and not (state.grad_enabled and self.requires_grad):
+        # zero in every dtype is all bits 0: the array's bytes cleared (a memset, faster than a float fill)
+        a.view(np.uint8).fill(0)
+        self._version_counter[0] += 1
+        return self
     return fill_(self, 0)
 
 

@@ -1616,3 +1616,108 @@ def test_user_function_gradients_checked_against_inputs():
             Wrong.apply(L.ones(2, requires_grad=True)).sum().backward()
         seen.append((a.grad.tolist(), b.grad.tolist(), str(b.grad.dtype).split(".")[1], str(e.value)))
     assert seen[0] == seen[1]
+
+
+def _graph_names(t, depth=3):
+    """The names of t's grad_fn and its next_functions, `depth` levels down (None where no node)."""
+    fn = t.grad_fn if hasattr(t, "grad_fn") else t
+    if fn is None or depth == 0:
+        return None
+    return (type(fn).__name__, tuple((_graph_names(n, depth - 1), nr) for n, nr in fn.next_functions))
+
+
+NUMBER_OPS = {"add": lambda x, c: x + c, "radd": lambda x, c: c + x, "sub": lambda x, c: x - c,
+              "rsub": lambda x, c: c - x, "mul": lambda x, c: x * c, "rmul": lambda x, c: c * x,
+              "div": lambda x, c: x / c, "pow": lambda x, c: x ** c}
+
+
+class _Float(float):  # a number the short paths (which take exact Python floats and ints) leave to the general one
+    pass
+
+
+class _Int(int):
+    pass
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", sorted(NUMBER_OPS))
+def test_recorded_arithmetic_with_a_python_number_as_the_general_path_and_torch(torch, op, dtype):
+    # `x * 0.5`, `1 - g`, `g ** 2` recorded take a short path (the number as a 0-d tensor of x's dtype, no
+    # promotion, no bool check): the general path's values, node, edges and gradients, and PyTorch's
+    fn = NUMBER_OPS[op]
+    data = np.random.default_rng(0).standard_normal((4, 5)).astype(dtype)
+
+    def run(lib, c):
+        x = lib.tensor(data, requires_grad=True)
+        out = fn(x * 1.0, c)
+        out.backward(lib.ones_like(out))
+        return out.detach().numpy(), str(out.dtype), _graph_names(out), x.grad.numpy()
+
+    for c in (0.1, 3, -7.5):
+        fast = run(mg, c)
+        slow = run(mg, _Float(c) if type(c) is float else _Int(c))
+        want = run(torch, c)
+        assert fast[0].tobytes() == slow[0].tobytes() and fast[3].tobytes() == slow[3].tobytes()
+        assert fast[1:3] == slow[1:3]
+        assert fast[1].replace("minigrad", "torch") == want[1] and fast[2] == want[2]
+        np.testing.assert_allclose(fast[0], want[0], rtol=1e-6)
+        np.testing.assert_allclose(fast[3], want[3], rtol=1e-6)
+
+
+@pytest.mark.parametrize("index", [np.s_[:2], np.s_[1:], np.s_[:], np.s_[:100], np.s_[::2], np.s_[:, 1:3],
+                                   np.s_[:, :], np.s_[1:, -2:], np.s_[:, :, ::2], np.s_[2:2], np.s_[-100:2, :]],
+                         ids=str)
+def test_recorded_plain_slices_as_the_general_path_and_torch(torch, monkeypatch, index):
+    # `yh[:T, :]` recorded skips the general index conversion: the same nodes (a lone `:` kept, full slices in a
+    # tuple skipped, one node per slice taken), the same values, view and gradient as that path and PyTorch's
+    from minigrad.ops import indexing
+
+    data = np.arange(60.0, dtype=np.float32).reshape(3, 4, 5)
+
+    def run(lib):
+        x = lib.tensor(data, requires_grad=True)
+        y = x * 2.0
+        out = y[index]
+        weights = lib.tensor(np.arange(out.numel(), dtype=np.float32).reshape(tuple(out.shape)))
+        (out * weights).sum().backward()
+        return out.detach().numpy(), _graph_names(out), x.grad.numpy(), out._version == y._version
+
+    fast = run(mg)
+    with monkeypatch.context() as m:
+        m.setattr(indexing, "_slice_steps", lambda index, shape: None)
+        slow = run(mg)
+    want = run(torch)
+    for got in (fast, slow):
+        assert np.array_equal(got[0], want[0]) and got[1] == want[1] and np.array_equal(got[2], want[2]) and got[3]
+    assert fast[1] == slow[1]
+
+
+def test_recorded_slicing_outside_the_plain_cases_keeps_torchs_errors(torch):
+    for lib in (mg, torch):
+        x = lib.zeros(3, 4, requires_grad=True) * 1.0
+        with pytest.raises(IndexError, match="too many indices for tensor of dimension 2"):
+            x[:, :, :]
+        with pytest.raises(ValueError, match="step must be greater than zero"):
+            x[::-1]
+        with pytest.raises(ValueError, match="slice step cannot be zero"):
+            x[:, ::0]
+        with pytest.raises(ValueError, match="slice step cannot be zero"):
+            x.detach()[::0]
+        s = lib.tensor(1.0, requires_grad=True) * 1.0
+        with pytest.raises(IndexError, match=r"slice\(\) cannot be applied to a 0-dim tensor"):
+            s[:1]
+
+
+@pytest.mark.parametrize("exponent", [np.float64(0.1), np.float32(-1.5), np.int64(3), _Float(2.5), _Int(2)], ids=repr)
+def test_pow_of_a_numpy_scalar_exponent_keeps_the_tensor_dtype_as_torch(torch, exponent):
+    # `x ** np.float64(0.5)` (an exponent read from numpy): float32 as in PyTorch, not numpy's float64
+    data = np.array([0.5, 1.5, 2.0], dtype=np.float32)
+    got, want = [], []
+    for lib, out in ((mg, got), (torch, want)):
+        x = lib.tensor(data, requires_grad=True)
+        y = x ** exponent
+        y.backward(lib.ones_like(y))
+        out += [str(y.dtype).split(".")[1], y.detach().numpy(), x.grad.numpy()]
+    assert got[0] == want[0]
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-6)

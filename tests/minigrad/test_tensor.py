@@ -791,3 +791,28 @@ def test_inplace_arithmetic_with_nothing_to_record_is_numpys_and_bumps_the_versi
     with mg.no_grad():
         leaf += 1.0
     assert np.array_equal(leaf.array, [2.0, 2.0, 2.0]) and leaf.grad_fn is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8", "bool"])
+def test_zero_clears_every_layout_as_torch(torch, dtype):
+    # zero_ with nothing to record clears a contiguous array's bytes: the values, dtype, version and shared
+    # memory of PyTorch's zero_, -0.0 and nan cleared to +0.0 too; a strided view, a 0-d tensor and a
+    # recorded zero_ go the general way, with PyTorch's results and errors
+    data = np.array([[-0.0, np.nan, 2.5], [np.inf, -3.0, 1.0]]).astype(dtype)
+    for index in (np.s_[:], np.s_[:, 1:], np.s_[1], np.s_[0, 0]):
+        got, want = mg.tensor(data), torch.tensor(data)
+        gv, wv = got[index], want[index]
+        assert gv.zero_() is gv and wv.zero_() is wv
+        assert got.numpy().tobytes() == want.numpy().tobytes()
+        assert got._version == want._version == gv._version == wv._version == 1
+    for lib in (mg, torch):
+        leaf = lib.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+            leaf.zero_()
+        y = leaf * 2.0
+        y.zero_()
+        y.sum().backward()
+        assert leaf.grad.tolist() == [0.0, 0.0, 0.0] and y.grad_fn is not None
+    frozen = mg.zeros(3).expand(2, 3)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        frozen.zero_()
