@@ -69,6 +69,18 @@ class Distribution:
         """This distribution with its parameters broadcast to `batch_shape` (no copies)."""
         raise NotImplementedError
 
+    def _expanded(self, cls, batch_shape, _instance, *names):
+        """expand()'s body: a blank `cls` of `batch_shape` (this event_shape) holding each of this distribution's
+        parameters `names` (those it holds: probs or logits) broadcast to batch_shape + event_shape."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = minigrad.Size(batch_shape)
+        for name in names:
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(minigrad.Size(tuple(batch_shape) + tuple(self.event_shape))))
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls, _instance=None):
         """A blank instance for expand(): of this object's class, or `_instance` when a subclass passes one."""
         if _instance is None and type(self).__init__ != cls.__init__:
