@@ -815,6 +815,8 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     p = input.array
     if p.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim (got {p.ndim})")
+    if not input.dtype.is_floating_point:  # integer counts are weights too, but PyTorch refuses them
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype._legacy[:-6]}")
     if not replacement and num_samples > p.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     return Multinomial.apply(input, num_samples, replacement, generator)

@@ -204,3 +204,10 @@ def test_top_level_in_place_functions_are_the_methods(torch):
 def test_alpha_and_index_add_refusals_are_pytorchs(torch, call):
     got, want = outcome(mg, lambda L, x: call(L)), outcome(torch, lambda L, x: call(L))
     assert want is not None and type(got) is type(want) and str(got) == str(want)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_multinomial_refuses_integer_weights_as_torch(torch, dtype):
+    # `torch.multinomial(counts, 1)` on a LongTensor of counts: PyTorch wants floating-point weights
+    got, want = (outcome(L, lambda L, x: L.multinomial(L.ones(3, dtype=getattr(L, dtype)), 1)) for L in (mg, torch))
+    assert type(got) is type(want) is RuntimeError and str(got) == str(want)
