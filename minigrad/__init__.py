@@ -174,6 +174,10 @@ _IN_PLACE_FUNCTIONS = {
     "tanh_", "trunc_", "xlogy_", "zero_",
 }
 
+# what PyTorch writes only with complex tensors (Llama's rotary embeddings: polar, view_as_complex)
+_COMPLEX = {"complex32", "complex64", "complex128", "chalf", "cfloat", "cdouble", "complex", "polar",
+            "view_as_complex", "view_as_real"}
+
 
 def __getattr__(name):
     # minigrad.cuda, .cpu, .amp, .memory, .viz, .utils, .special, ... load on first use: the engine itself needs none of them;
@@ -201,4 +205,7 @@ def __getattr__(name):
         in_place.__name__ = in_place.__qualname__ = name
         globals()[name] = in_place
         return in_place
+    if name in _COMPLEX:  # (still an AttributeError: hasattr(torch, "polar") stays False, as for any missing name)
+        raise AttributeError(f"module 'minigrad' has no attribute '{name}': minigrad has no complex dtype "
+                             "(keep pairs of real numbers, e.g. rotary embeddings in their cos/sin form)")
     raise AttributeError(f"module 'minigrad' has no attribute '{name}'")

@@ -344,3 +344,13 @@ def test_cov_refuses_bad_weights_as_torch(torch, weights):
     with pytest.raises(RuntimeError) as ours:
         minigrad.cov(minigrad.tensor(x), **{name: minigrad.tensor(values)})
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("name", ["polar", "view_as_complex", "view_as_real", "complex64", "cfloat"])
+def test_complex_names_are_refused_in_one_clear_line(torch, name):
+    # Llama's rotary embeddings: `torch.polar(torch.ones_like(freqs), freqs)`, `torch.view_as_complex(x)`
+    assert hasattr(torch, name) and not hasattr(minigrad, name)
+    with pytest.raises(AttributeError) as e:
+        getattr(minigrad, name)
+    text = str(e.value)
+    assert "\n" not in text and f"no attribute '{name}'" in text and "no complex dtype" in text
