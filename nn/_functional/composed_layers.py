@@ -81,7 +81,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     eps = minigrad.finfo(input.dtype).eps if eps is None else eps
     dims = tuple(range(input.ndim - len(shape), input.ndim))
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
-    return y if weight is None else y * weight
+    y = y if weight is None else y * weight
+    return y if y.dtype == input.dtype else y.to(input.dtype)  # PyTorch's: the input's dtype, whatever the weight's
 
 
 # ---- dropouts ------------------------------------------------------------------------------------------

@@ -265,3 +265,16 @@ def test_triplet_margin_loss_module_refuses_a_margin_not_above_0(torch):
         torch.nn.TripletMarginLoss(margin=0.0)
     with pytest.raises(ValueError, match=f"^{re.escape(str(theirs.value))}$"):
         minigrad.nn.TripletMarginLoss(margin=0.0)
+
+
+@pytest.mark.parametrize("x_dtype,w_dtype", [("float16", "float32"), ("float64", "float32"), ("float32", "float64")])
+def test_rms_norm_returns_the_inputs_dtype_as_torch(torch, x_dtype, w_dtype):
+    # nn.RMSNorm(d) (float32 weight) on a half activation: PyTorch's output stays half, whatever the weight's dtype
+    x = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
+    w = np.linspace(0.5, 1.5, 8)
+    want = torch.nn.functional.rms_norm(torch.tensor(x).to(getattr(torch, x_dtype)), (8,),
+                                        torch.tensor(w).to(getattr(torch, w_dtype)), 1e-6)
+    got = F.rms_norm(minigrad.tensor(x).to(getattr(minigrad, x_dtype)), (8,),
+                     minigrad.tensor(w).to(getattr(minigrad, w_dtype)), 1e-6)
+    assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+    np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), rtol=4e-3 if x_dtype == "float16" else 1e-6)
