@@ -263,11 +263,17 @@ def _broadcast(*shapes):
 
 
 def _mask_arrays(mask, is_causal, L, S, batch, out_batch, xp):
-    """(neg, add): a bool 'masked out' array, or a float one to add: (L, S) or a view of shape batch + (L, S)."""
-    if is_causal:
-        return causal_mask(L, S, xp), None
+    """(neg, add): a bool 'masked out' array, or a float one to add: (L, S) or a view of shape batch + (L, S).
+    With both an attn_mask and is_causal, both apply (PyTorch's CPU attention does so)."""
     if mask is None:
-        return None, None
+        return (causal_mask(L, S, xp) if is_causal else None), None
+    neg, add = _explicit_mask(mask, L, S, batch, out_batch, xp)
+    if is_causal:
+        neg = causal_mask(L, S, xp) if neg is None else xp.logical_or(neg, causal_mask(L, S, xp))
+    return neg, add
+
+
+def _explicit_mask(mask, L, S, batch, out_batch, xp):
     full = out_batch + (L, S)
     try:
         if np.broadcast_shapes(mask.array.shape, full) != full:
@@ -305,7 +311,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if ks[-2] != vs[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: key and value must have the same sequence length S, "
                            f"got key {list(ks)} and value {list(vs)}")
-    if attn_mask is not None and is_causal:
+    if attn_mask is not None and is_causal and attn_mask.requires_grad:  # (PyTorch applies both, but not this one)
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     gqa = 1
     if enable_gqa and len(qs) >= 3 and qs[-3] != ks[-3]:

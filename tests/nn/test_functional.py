@@ -1015,8 +1015,8 @@ def test_attention_saves_qkv_and_probs_and_errors():
     q, k, v = rand(2, 3, 4, 5, dtype=np.float32), rand(2, 3, 6, 5, dtype=np.float32), rand(2, 3, 6, 2, dtype=np.float32)
     node = F.scaled_dot_product_attention(q, k, v).grad_fn
     assert node.saved_nbytes() == q.nbytes + k.nbytes + v.nbytes + 2 * 3 * 4 * 6 * 4
-    with pytest.raises(RuntimeError, match="is_causal"):
-        F.scaled_dot_product_attention(q, k, v, attn_mask=minigrad.ones(4, 6, dtype=minigrad.bool), is_causal=True)
+    with pytest.raises(RuntimeError, match="is_causal"):  # (a bool mask and is_causal both apply: PyTorch's CPU op)
+        F.scaled_dot_product_attention(q, k, v, attn_mask=minigrad.zeros(4, 6, requires_grad=True), is_causal=True)
     with pytest.raises(RuntimeError, match="embedding size"):
         F.scaled_dot_product_attention(q, rand(2, 3, 6, 4, dtype=np.float32), v)
     with pytest.raises(RuntimeError, match="sequence length"):
@@ -1282,3 +1282,26 @@ def test_relu_backward_picks_the_gradient_as_pytorch(torch, dtype):
         f(a).backward(minigrad.tensor(g))
         np.testing.assert_array_equal(a.grad.array, t.grad.numpy())
         assert not np.signbit(a.grad.array[[0, 1, 3, 4]]).any()
+
+
+@pytest.mark.parametrize("mask_kind", ["bool", "float"])
+@pytest.mark.parametrize("L,S", [(4, 4), (3, 5)])
+def test_sdpa_with_a_mask_and_is_causal_applies_both_as_pytorch(torch, mask_kind, L, S):
+    rng = np.random.default_rng(7)
+    q, k, v = (rng.standard_normal((2, 3, n, 8)).astype(np.float64) for n in (L, S, S))
+    m = rng.random((L, S)) > 0.3 if mask_kind == "bool" else rng.standard_normal((L, S))
+    m[:, 0] = True if mask_kind == "bool" else m[:, 0]  # (no row masked out entirely)
+    outs = []
+    for lib, fn in ((minigrad, F.scaled_dot_product_attention), (torch, torch.nn.functional.scaled_dot_product_attention)):
+        ts = [lib.tensor(a, requires_grad=True) for a in (q, k, v)]
+        mask = lib.tensor(m)
+        y = fn(*ts, attn_mask=mask, is_causal=True)
+        (y * lib.tensor(np.arange(y.numel(), dtype=np.float64).reshape(tuple(y.shape)) % 5)).sum().backward()
+        grads = [t.grad for t in ts]
+        if mask_kind == "float":  # a mask that requires grad is refused with both, in PyTorch's words
+            with pytest.raises(RuntimeError) as refused:
+                fn(*ts, attn_mask=lib.tensor(m, requires_grad=True), is_causal=True)
+            grads.append(lib.tensor([float(len(str(refused.value)))]))
+        outs.append([np.asarray(y.detach().numpy())] + [np.asarray(g.numpy()) for g in grads])
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
