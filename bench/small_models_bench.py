@@ -22,7 +22,11 @@ SGD; gru_scratch: a GRU from scratch on raw weights (`X @ W_xz + H @ W_hz + b_z`
 characters, 35 steps a sequence, outputs cat'ed), gradients clipped by hand through their global norm and
 `p.grad[:] *= theta / norm`, SGD in place under no_grad; bigram_lecture: the nanoGPT lecture's bigram.py, nn.Embedding(65, 65) as the logits table, batches
 cut by `torch.stack([data[i:i + block_size] for i in ix])` over 0-d tensors i, a no_grad estimate_loss
-under eval()/train() every tenth step, AdamW), written once below
+under eval()/train() every tenth step, AdamW; llama_scratch: a Llama-style decoder written by hand (RMSNorm
+as `x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w`, rotary embeddings by chunk/cat, grouped-query
+attention by repeat_interleave, SwiGLU, masked_fill + softmax attention; 2 layers, width 64, 4 heads, block 32,
+batch 16), AdamW and clipping; llama_generate: the same model's generation with SDPA, one token at a time on the
+whole growing context, then through a KV cache grown by torch.cat, top-k sampling), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -63,7 +67,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer",
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
-         "text_bag", "bigram_lecture", "gru_scratch"]
+         "text_bag", "bigram_lecture", "gru_scratch", "llama_scratch", "llama_generate"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -872,6 +876,136 @@ def build_gru_scratch(torch):
     return step
 
 
+def llama_scratch_model(torch, sdpa):
+    """A Llama-style decoder written out by hand: RMSNorm as `x * rsqrt(mean(x^2) + eps) * w`, rotary
+    embeddings in the cos/sin form (rotate_half by chunk and cat), grouped-query attention by
+    repeat_interleave, SwiGLU, causal attention by masked_fill + softmax or F.scaled_dot_product_attention."""
+    nn, F = torch.nn, torch.nn.functional
+    vocab, width, n_layer, n_head, n_kv_head, block = 65, 64, 2, 4, 2, 32
+    head = width // n_head
+
+    class RMSNorm(nn.Module):
+        def __init__(self, dim, eps=1e-6):
+            super().__init__()
+            self.eps, self.weight = eps, nn.Parameter(torch.ones(dim))
+
+        def forward(self, x):
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+    def rotate_half(x):
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat((-x2, x1), dim=-1)
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wq = nn.Linear(width, n_head * head, bias=False)
+            self.wk = nn.Linear(width, n_kv_head * head, bias=False)
+            self.wv = nn.Linear(width, n_kv_head * head, bias=False)
+            self.wo = nn.Linear(n_head * head, width, bias=False)
+
+        def forward(self, x, cos, sin, cache=None):
+            B, T, _ = x.shape
+            q = self.wq(x).view(B, T, n_head, head).transpose(1, 2)
+            k = self.wk(x).view(B, T, n_kv_head, head).transpose(1, 2)
+            v = self.wv(x).view(B, T, n_kv_head, head).transpose(1, 2)
+            q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+            if cache is not None:
+                if "k" in cache:
+                    k, v = torch.cat((cache["k"], k), dim=2), torch.cat((cache["v"], v), dim=2)
+                cache["k"], cache["v"] = k, v
+            k = k.repeat_interleave(n_head // n_kv_head, dim=1)
+            v = v.repeat_interleave(n_head // n_kv_head, dim=1)
+            if sdpa:
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=T > 1)
+            else:
+                S = k.shape[2]
+                att = (q @ k.transpose(-2, -1)) / math.sqrt(head)
+                mask = torch.ones(T, S, dtype=torch.bool).tril(S - T)
+                y = F.softmax(att.masked_fill(~mask, float("-inf")), dim=-1) @ v
+            return self.wo(y.transpose(1, 2).contiguous().view(B, T, -1))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn_norm, self.attn, self.mlp_norm = RMSNorm(width), Attention(), RMSNorm(width)
+            self.w1, self.w2, self.w3 = (nn.Linear(width, 4 * width, bias=False), nn.Linear(4 * width, width, bias=False),
+                                         nn.Linear(width, 4 * width, bias=False))
+
+        def forward(self, x, cos, sin, cache=None):
+            x = x + self.attn(self.attn_norm(x), cos, sin, cache)
+            h = self.mlp_norm(x)
+            return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+    class Llama(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, width)
+            self.blocks = nn.ModuleList([Block() for _ in range(n_layer)])
+            self.norm, self.out = RMSNorm(width), nn.Linear(width, vocab, bias=False)
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, head, 2).float() / head))
+            freqs = torch.outer(torch.arange(block).float(), inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            self.cos, self.sin = emb.cos(), emb.sin()
+
+        def forward(self, idx, targets=None, caches=None, start=0):
+            T = idx.shape[1]
+            cos, sin = self.cos[start:start + T], self.sin[start:start + T]
+            x = self.tok(idx)
+            for i, b in enumerate(self.blocks):
+                x = b(x, cos, sin, None if caches is None else caches[i])
+            logits = self.out(self.norm(x))
+            if targets is None:
+                return logits
+            return F.cross_entropy(logits.view(-1, vocab), targets.view(-1))
+
+    return Llama(), vocab, block
+
+
+def build_llama_scratch(torch, sdpa=False):
+    """Training steps of llama_scratch_model: batch 16 of 32 tokens, AdamW, clipping."""
+    model, vocab, block = llama_scratch_model(torch, sdpa)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1)
+    data = torch.randint(0, vocab, (20000,), generator=torch.Generator().manual_seed(0))
+
+    def step():
+        ix = torch.randint(len(data) - block - 1, (16,))
+        x = torch.stack([data[i:i + block] for i in ix])
+        y = torch.stack([data[i + 1:i + block + 1] for i in ix])
+        loss = model(x, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    return step
+
+
+def build_llama_generate(torch):
+    """Generation by llama_scratch_model (SDPA): a step is 16 tokens one at a time from a one-token prompt,
+    the whole growing context each time, then 16 more through a KV cache grown by torch.cat; top-k 10 sampling."""
+    model, vocab, block = llama_scratch_model(torch, sdpa=True)
+    model.eval()
+
+    def sample(logits):
+        v, _ = torch.topk(logits, 10)
+        logits = logits.masked_fill(logits < v[:, [-1]], float("-inf"))
+        return torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)
+
+    F = torch.nn.functional
+
+    @torch.no_grad()
+    def step():
+        idx = torch.zeros((1, 1), dtype=torch.long)
+        for _ in range(16):
+            idx = torch.cat((idx, sample(model(idx[:, -block:])[:, -1, :])), dim=1)
+        caches = [{} for _ in model.blocks]
+        logits = model(idx[:, :1], caches=caches)
+        for t in range(16):
+            nxt = sample(logits[:, -1, :])
+            logits = model(nxt, caches=caches, start=t + 1)
+    return step
+
+
 def build(torch, kind):
     if kind == "mlp":
         return build_mlp(torch)
@@ -909,6 +1043,10 @@ def build(torch, kind):
         return build_bigram_lecture(torch)
     if kind == "gru_scratch":
         return build_gru_scratch(torch)
+    if kind == "llama_scratch":
+        return build_llama_scratch(torch)
+    if kind == "llama_generate":
+        return build_llama_generate(torch)
     raise ValueError(kind)
 
 

@@ -195,7 +195,13 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
     else:
         if repeats < 0:
             raise RuntimeError("repeats can not be negative")
-        r = repeats
+        # PyTorch's way for one count: r broadcast copies of each slice, made contiguous; the backward
+        # then sums over the copies instead of scattering through an index (np.add.at is slow)
+        from .shape import clone, expand, unsqueeze, view
+
+        shape = input.array.shape
+        copies = expand(unsqueeze(input, d + 1), *shape[:d + 1], repeats, *shape[d + 1:])
+        return view(clone(copies), *shape[:d], n * repeats, *shape[d + 1:])
     idx = xp.repeat(xp.arange(n, dtype=np.int64), r)
     return index_select(input, d, Tensor(idx))
 

@@ -148,3 +148,31 @@ def test_frexp_as_torch(torch, dtype):
     with pytest.raises(RuntimeError) as e:
         mg.frexp(mg.tensor([1, 2]))
     assert str(e.value) == str(t.value)
+
+
+def _grad_fn_chain(t):
+    names, f = [], t.grad_fn
+    while f is not None and not f.name().endswith("AccumulateGrad"):  # (PyTorch's has a namespace)
+        names.append(f.name())
+        f = f.next_functions[0][0] if f.next_functions else None
+    return names
+
+
+@pytest.mark.parametrize("repeats, dim", [(2, 1), (3, -1), (2, 0), (0, 1), (3, None)])
+def test_repeat_interleave_count_as_torch(torch, repeats, dim):
+    # one int count: PyTorch copies by broadcast (its backward a sum), not by an index select
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    outs = []
+    for L in (mg, torch):
+        t = L.tensor(x, requires_grad=True)
+        y = t.repeat_interleave(repeats, dim=dim)
+        w = L.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(np.float32), requires_grad=True)
+        (gx,) = L.autograd.grad((y * w).sum(), t, create_graph=True)
+        (gw,) = L.autograd.grad((gx * gx).sum(), w)  # through the backward's own graph
+        outs.append((y.detach().numpy(), str(y.dtype), _grad_fn_chain(y), y.is_contiguous(), gx.detach().numpy(),
+                     gw.numpy()))
+    (gy, gd, gc, gcont, ggx, ggw), (wy, wd, wc, wcont, wgx, wgw) = outs
+    assert (gd.split(".")[-1], gc, gcont) == (wd.split(".")[-1], wc, wcont)
+    np.testing.assert_array_equal(gy, wy)
+    np.testing.assert_allclose(ggx, wgx, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(ggw, wgw, rtol=1e-6, atol=1e-6)
