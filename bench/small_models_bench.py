@@ -993,6 +993,8 @@ def build_llama_generate(torch):
 
     F = torch.nn.functional
 
+    generated = torch.zeros((1, 33), dtype=torch.long)  # (the step's tokens, kept as a script keeps its output)
+
     @torch.no_grad()
     def step():
         idx = torch.zeros((1, 1), dtype=torch.long)
@@ -1000,9 +1002,12 @@ def build_llama_generate(torch):
             idx = torch.cat((idx, sample(model(idx[:, -block:])[:, -1, :])), dim=1)
         caches = [{} for _ in model.blocks]
         logits = model(idx[:, :1], caches=caches)
+        tokens = [idx]
         for t in range(16):
             nxt = sample(logits[:, -1, :])
+            tokens.append(nxt)
             logits = model(nxt, caches=caches, start=t + 1)
+        generated.copy_(torch.cat(tokens, dim=1))
     return step
 
 
