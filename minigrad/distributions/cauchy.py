@@ -1,6 +1,5 @@
 """`Cauchy`: the ratio of two centred normals, shifted and scaled; it has no mean."""
 import math
-import numbers
 
 import minigrad
 
@@ -18,10 +17,7 @@ class Cauchy(Distribution):
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number):
-            batch_shape = minigrad.Size()
-        else:
-            batch_shape = self.loc.size()
+        batch_shape = self.loc.size()  # (() for numbers: they broadcast to 0-d tensors)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

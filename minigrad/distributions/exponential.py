@@ -1,6 +1,4 @@
 """`Exponential`: waiting times with a constant `rate`."""
-import numbers
-
 import minigrad
 
 from . import constraints
@@ -18,7 +16,7 @@ class Exponential(Distribution):
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
-        batch_shape = minigrad.Size() if isinstance(rate, numbers.Number) else self.rate.size()
+        batch_shape = self.rate.size()  # (() for a number: a 0-d tensor)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

@@ -20,10 +20,7 @@ class Gamma(Distribution):
 
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
-        if isinstance(concentration, numbers.Number) and isinstance(rate, numbers.Number):
-            batch_shape = minigrad.Size()
-        else:
-            batch_shape = self.concentration.size()
+        batch_shape = self.concentration.size()  # (() for numbers: they broadcast to 0-d tensors)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

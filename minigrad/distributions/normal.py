@@ -1,6 +1,5 @@
 """`Normal`: the Gaussian N(loc, scale^2)."""
 import math
-import numbers
 
 import minigrad
 
@@ -20,10 +19,7 @@ class Normal(Distribution):
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number):
-            batch_shape = ()
-        else:
-            batch_shape = self.loc.size()
+        batch_shape = self.loc.size()  # (() for numbers: they broadcast to 0-d tensors)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

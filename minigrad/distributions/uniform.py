@@ -1,6 +1,4 @@
 """`Uniform`: flat on [low, high)."""
-import numbers
-
 import minigrad
 
 from . import constraints
@@ -20,10 +18,7 @@ class Uniform(Distribution):
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
-        if isinstance(low, numbers.Number) and isinstance(high, numbers.Number):
-            batch_shape = ()
-        else:
-            batch_shape = self.low.size()
+        batch_shape = self.low.size()  # (() for numbers: they broadcast to 0-d tensors)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
