@@ -67,7 +67,8 @@ ROOT = Path(__file__).resolve().parents[1]
 KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer",
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
-         "text_bag", "bigram_lecture", "gru_scratch", "llama_scratch", "llama_generate"]
+         "text_bag", "bigram_lecture", "gru_scratch", "llama_scratch", "llama_generate",
+         "makemore_transformer", "makemore_bow"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -1011,6 +1012,108 @@ def build_llama_generate(torch):
     return step
 
 
+def build_makemore(torch, kind):
+    """makemore's own Transformer and BoW, written out as its file writes them (n_layer 4, n_head 4, n_embd 64,
+    block 16, vocab 27, batch 32): attention from one c_attn product split into q, k, v, the causal mask a
+    `bias` buffer applied by masked_fill, the GELU's tanh formula written out, blocks in an nn.ModuleDict;
+    the BoW's causal average by masked_fill + softmax of zeros, its MLP of c_fc/c_proj with tanh.
+    AdamW as makemore (weight decay 0.01, betas (0.9, 0.99), eps 1e-8), no clipping."""
+    nn, F = torch.nn, torch.nn.functional
+    vocab, block, n_embd, n_head, n_layer = 27, 16, 64, 4, 4
+
+    class NewGELU(nn.Module):
+        def forward(self, x):
+            return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+            self.c_proj = nn.Linear(n_embd, n_embd)
+            self.register_buffer("bias", torch.tril(torch.ones(block, block)).view(1, 1, block, block))
+
+        def forward(self, x):
+            B, T, C = x.size()
+            q, k, v = self.c_attn(x).split(n_embd, dim=2)
+            k = k.view(B, T, n_head, C // n_head).transpose(1, 2)
+            q = q.view(B, T, n_head, C // n_head).transpose(1, 2)
+            v = v.view(B, T, n_head, C // n_head).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+            att = F.softmax(att, dim=-1)
+            y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+            return self.c_proj(y)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1, self.attn, self.ln_2 = nn.LayerNorm(n_embd), CausalSelfAttention(), nn.LayerNorm(n_embd)
+            self.mlp = nn.ModuleDict(dict(c_fc=nn.Linear(n_embd, 4 * n_embd), c_proj=nn.Linear(4 * n_embd, n_embd),
+                                          act=NewGELU()))
+            m = self.mlp
+            self.mlpf = lambda x: m.c_proj(m.act(m.c_fc(x)))
+
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlpf(self.ln_2(x))
+
+    class Transformer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.transformer = nn.ModuleDict(dict(wte=nn.Embedding(vocab, n_embd), wpe=nn.Embedding(block, n_embd),
+                                                  h=nn.ModuleList([Block() for _ in range(n_layer)]),
+                                                  ln_f=nn.LayerNorm(n_embd)))
+            self.lm_head = nn.Linear(n_embd, vocab, bias=False)
+
+        def forward(self, idx):
+            b, t = idx.size()
+            pos = torch.arange(0, t, dtype=torch.long).unsqueeze(0)
+            x = self.transformer.wte(idx) + self.transformer.wpe(pos)
+            for blk in self.transformer.h:
+                x = blk(x)
+            return self.lm_head(self.transformer.ln_f(x))
+
+    class CausalBoW(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("bias", torch.tril(torch.ones(block, block)).view(1, block, block))
+
+        def forward(self, x):
+            B, T, C = x.size()
+            att = torch.zeros((B, T, T))
+            att = att.masked_fill(self.bias[:, :T, :T] == 0, float("-inf"))
+            att = F.softmax(att, dim=-1)
+            return att @ x
+
+    class BoWBlock(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cbow = CausalBoW()
+            self.mlp = nn.ModuleDict(dict(c_fc=nn.Linear(n_embd, 4 * n_embd), c_proj=nn.Linear(4 * n_embd, n_embd)))
+            m = self.mlp
+            self.mlpf = lambda x: m.c_proj(F.tanh(m.c_fc(x)))
+
+        def forward(self, x):
+            x = x + self.cbow(x)
+            return x + self.mlpf(x)
+
+    class BoW(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(vocab, n_embd), nn.Embedding(block, n_embd)
+            self.context_block = BoWBlock()
+            self.lm_head = nn.Linear(n_embd, vocab)
+
+        def forward(self, idx):
+            b, t = idx.size()
+            pos = torch.arange(0, t, dtype=torch.long).unsqueeze(0)
+            x = self.context_block(self.wte(idx) + self.wpe(pos))
+            return self.lm_head(x)
+
+    model = Transformer() if kind == "makemore_transformer" else BoW()
+    return names_step(torch, model, 5e-4, block, vocab, clip=False)
+
+
 def build(torch, kind):
     if kind == "mlp":
         return build_mlp(torch)
@@ -1052,6 +1155,8 @@ def build(torch, kind):
         return build_llama_scratch(torch)
     if kind == "llama_generate":
         return build_llama_generate(torch)
+    if kind in ("makemore_transformer", "makemore_bow"):
+        return build_makemore(torch, kind)
     raise ValueError(kind)
 
 

@@ -224,7 +224,7 @@ class PowScalar(Function):
     def forward(ctx, a, exponent):
         ctx.save(self=a)
         ctx.exponent = exponent
-        return a.array ** exponent
+        return pow_scalar_array(a.array, exponent)
 
     @staticmethod
     def backward(ctx, g):  # d(a^e) = e a^(e-1) da
@@ -236,6 +236,28 @@ class PowScalar(Function):
 
 
 PowScalar._backward_cls._saved_exponent = property(lambda node: node.exponent)  # PyTorch's name for it
+
+
+def pow_scalar_array(x, e):
+    """x ** e for an array and a Python number, in PyTorch's way for the exponents it treats apart: x*x*x
+    for 3 (a GELU's cube), 1 / (x*x) for -2 and 1 / sqrt(x) for -0.5, each with PyTorch's bits. Other whole
+    exponents of a float array go through |x| and put the sign back: a C library's pow takes a slow path for
+    a negative base, 50-100 times the time of a positive one. (numpy's own cases, 0, 1, 2, -1 and 0.5,
+    stay numpy's.)"""
+    if x.dtype.kind != "f" or e in (0, 1, 2, -1, 0.5):
+        return x ** e
+    if e == 3:
+        return x * x * x
+    if e == -2:
+        return 1 / (x * x)
+    if e == -0.5:
+        return 1 / array_module(x).sqrt(x)
+    if not builtins.float(e).is_integer() or builtins.abs(e) > 2**53:
+        return x ** e  # (a fractional power of a negative base is NaN either way)
+    xp = array_module(x)
+    out = xp.abs(x) ** e
+    # an odd power keeps the base's sign (of -0.0 and -inf too)
+    return xp.copysign(out, x, out=out) if builtins.int(e) % 2 else out
 
 
 class PowTensor(Function):

@@ -317,6 +317,40 @@ def test_pow_edge_cases_like_torch():
         np.testing.assert_allclose(g, w)
 
 
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_by_a_scalar_has_torchs_bits_where_torch_treats_the_exponent_apart(dtype):
+    # PyTorch computes x ** 3 as x*x*x (a GELU's cube), x ** -2 as 1 / (x*x), x ** -0.5 as 1 / sqrt(x): the
+    # same bits here, negative bases, -0.0, infinities and NaN included, and the gradient of the cube
+    x = np.random.default_rng(0).standard_normal(4099).astype(dtype) * 3
+    x[:5] = [-0.0, 0.0, -np.inf, np.inf, np.nan]
+    for e in (3, 3.0, -2.0, -0.5):
+        with np.errstate(all="ignore"):
+            want = torch.pow(torch.tensor(x), e).numpy()
+        got = mg.pow(mg.tensor(x), e).numpy()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want, err_msg=f"exponent {e}")
+    xs = [L.tensor(x[5:], requires_grad=True) for L in (mg, torch)]
+    for t in xs:
+        (t ** 3.0).sum().backward()
+    np.testing.assert_array_equal(xs[0].grad.numpy(), xs[1].grad.numpy())
+
+
+@pytest.mark.parametrize("e", [4, 5.0, -3.0, 7, 10.0])
+def test_pow_by_a_whole_exponent_of_negative_bases_like_torch(e):
+    # other whole exponents: the sign of an odd power follows the base (-0.0 and -inf too), values within a
+    # rounding of PyTorch's, and |x| ** e's own value for a negative x (a power's rounding does not depend on
+    # the base's sign)
+    x = np.random.default_rng(1).standard_normal(2053).astype(np.float32) * 2
+    x[:4] = [-0.0, 0.0, -np.inf, np.nan]
+    with np.errstate(all="ignore"):
+        got = mg.tensor(x).pow(e).numpy()
+        want = torch.tensor(x).pow(e).numpy()
+        np.testing.assert_array_equal(np.signbit(got[~np.isnan(x)]), np.signbit(want[~np.isnan(x)]))
+        np.testing.assert_allclose(got, want, rtol=3e-7, atol=0)
+        np.testing.assert_array_equal(np.abs(got), mg.tensor(np.abs(x)).pow(e).numpy())
+
+
 def test_prod_like_torch():
     for a in (np.array([[1.5, -2.0, 0.5], [3.0, 0.0, 2.0]]), np.array([[0.0, 0.0, 2.0], [1.0, 2.0, 3.0]])):
         for dim in (None, 0, 1):
