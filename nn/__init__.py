@@ -126,10 +126,10 @@ __all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgP
 
 __all__ += ["Buffer", "DataParallel"]
 
-# sequence losses: CTC
-from .modules import CTCLoss  # noqa: E402
+# sequence losses: CTC; the adaptive softmax of large vocabularies
+from .modules import AdaptiveLogSoftmaxWithLoss, CTCLoss  # noqa: E402
 
-__all__ += ["CTCLoss"]
+__all__ += ["CTCLoss", "AdaptiveLogSoftmaxWithLoss"]
 
 
 def __getattr__(name):
