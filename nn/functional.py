@@ -221,6 +221,7 @@ from ._functional.composed_losses import (  # noqa: E402
     triplet_margin_with_distance_loss,
 )
 from ._functional.ctc_loss import ctc_loss  # noqa: E402
+from ._functional.loss import multilabel_margin_loss  # noqa: E402
 
 __all__ += [
     "sigmoid", "tanh", "glu", "threshold", "hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu",
@@ -231,6 +232,7 @@ __all__ += [
     "upsample_bilinear", "huber_loss", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
     "cosine_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
     "gaussian_nll_loss", "multilabel_soft_margin_loss", "multi_margin_loss", "ctc_loss",
+    "multilabel_margin_loss",
 ]
 
 # added later: the transposed 1-d convolution and adaptive max pooling; fold and unfold, LP pooling, local_response_norm

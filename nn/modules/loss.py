@@ -243,6 +243,14 @@ class MultiMarginLoss(_WeightedLoss):
                                    reduction=self.reduction)
 
 
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss (see F.multilabel_margin_loss). Shapes: (N, C), (N, C) int64 ids then -1s -> scalar,
+    or (N,)."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
 class CTCLoss(_Loss):
     """Connectionist temporal classification (see F.ctc_loss). Shapes: log_probs (T, N, C), targets (N, S) or
     1-D, input_lengths (N,), target_lengths (N,) -> scalar, or (N,) with reduction='none'."""
