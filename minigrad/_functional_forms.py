@@ -11,6 +11,7 @@ __all__ = [
     "feature_dropout", "feature_dropout_", "layer_norm", "group_norm", "batch_norm", "instance_norm", "embedding",
     "rrelu", "adaptive_max_pool1d", "binary_cross_entropy_with_logits", "kl_div", "margin_ranking_loss",
     "cosine_embedding_loss", "hinge_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "ctc_loss",
+    "constant_pad_nd",
 ]
 
 
@@ -164,3 +165,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     returns the per-sample losses (not the mean its signature names), and so does this."""
     return _F().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                          _reduction("ctc_loss", reduction), zero_infinity)
+
+
+def constant_pad_nd(input, pad, value=0):
+    """nn.functional.pad in mode 'constant' (pairs of amounts from the last dim backwards; negative ones crop)."""
+    return _F().pad(input, pad, mode="constant", value=value)
