@@ -24,7 +24,7 @@ from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
 from .device import OutOfMemoryError, cuda_is_available, device, get_default_device, set_default_device  # noqa: F401
 from .dtypes import (  # noqa: F401
     bfloat16, bool_ as bool, double, dtype, float, float16, float32, float64, half, int, int8, int16, int32, int64,
-    long, uint8, uint16,
+    long, short, uint8, uint16,
 )
 from .factory import deprecated_range as range  # noqa: F401 (PyTorch's name)
 from .factory import (  # noqa: F401
@@ -155,7 +155,7 @@ _aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn pac
 _FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
                "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "selu", "selu_", "celu",
                "celu_", "threshold", "threshold_", "prelu", "rrelu_", "hardshrink", "max_pool1d", "max_pool2d",
-               "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "pdist", "bilinear", "rms_norm")
+               "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "pdist", "bilinear", "rms_norm", "channel_shuffle")
 # the ones whose torch.* form differs (argument order, `train` required, reduction as an int)
 from ._functional_forms import *  # noqa: E402,F401,F403
 from ._functional_forms import METHODS as _NN_METHODS  # noqa: E402
@@ -192,8 +192,9 @@ def __getattr__(name):
         return getattr(importlib.import_module(".nn.functional", __name__), name)
     if name == "vmap":  # torch.vmap is torch.func.vmap
         return importlib.import_module(".func", __name__).vmap
-    if name == "autocast":  # torch.autocast is torch.amp.autocast
-        return importlib.import_module(".amp", __name__).autocast
+    if name in ("autocast", "GradScaler", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+                "get_autocast_cpu_dtype", "set_autocast_dtype"):  # torch.autocast is torch.amp.autocast, ...
+        return getattr(importlib.import_module(".amp", __name__), name)
     if name in ("save", "load"):  # minigrad.serialization's (zipfile and pickle load with it)
         return getattr(importlib.import_module(".serialization", __name__), name)
     if name in _IN_PLACE_FUNCTIONS and hasattr(Tensor, name):  # torch.relu_(x), torch.clamp_(x, 0): x's method

@@ -10,7 +10,8 @@ __all__ = [
     "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
     "feature_dropout", "feature_dropout_", "layer_norm", "group_norm", "batch_norm", "instance_norm", "embedding",
     "rrelu", "adaptive_max_pool1d", "binary_cross_entropy_with_logits", "kl_div", "margin_ranking_loss",
-    "cosine_embedding_loss", "hinge_embedding_loss", "triplet_margin_loss", "poisson_nll_loss",
+    "cosine_embedding_loss", "hinge_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "ctc_loss",
+    "constant_pad_nd",
 ]
 
 
@@ -157,3 +158,15 @@ def _hardshrink(self, lambd=0.5):
 
 
 METHODS = {"prelu": _prelu, "hardshrink": _hardshrink}  # Tensor's methods for nn.functional's ops
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False):
+    """nn.functional.ctc_loss with the reduction as an int. Called without one, PyTorch 2.13's torch.ctc_loss
+    returns the per-sample losses (not the mean its signature names), and so does this."""
+    return _F().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                         _reduction("ctc_loss", reduction), zero_infinity)
+
+
+def constant_pad_nd(input, pad, value=0):
+    """nn.functional.pad in mode 'constant' (pairs of amounts from the last dim backwards; negative ones crop)."""
+    return _F().pad(input, pad, mode="constant", value=value)

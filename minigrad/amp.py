@@ -22,7 +22,8 @@ scales for real, as PyTorch's CPU GradScaler does.
 autocast is accepted and does nothing: ops keep running in their inputs' dtypes (float32 models stay
 float32, so results are at least as precise as under PyTorch's autocast). That holds for
 dtype=minigrad.bfloat16 too (the CPU's default): minigrad has no bfloat16 arrays, and none are made.
-It is a context manager and a decorator, as PyTorch's.
+It is a context manager and a decorator, as PyTorch's. What it was asked for is recorded, so that
+is_autocast_enabled(device_type) and get_autocast_dtype(device_type) answer as PyTorch's inside it.
 """
 import functools
 import math
@@ -36,7 +37,8 @@ from . import dtypes
 from .autograd import no_grad
 from .device import cuda_is_available, device
 
-__all__ = ["GradScaler", "autocast"]
+__all__ = ["GradScaler", "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+           "set_autocast_dtype", "get_autocast_cpu_dtype"]
 
 # an optimizer's place in one iteration: nothing done yet, gradients unscaled, stepped
 _READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
@@ -255,6 +257,34 @@ class GradScaler:
 # ---- autocast -------------------------------------------------------------------------------------------
 # the dtype each device's autocast names when none is given (PyTorch's; minigrad only records it, see the notes)
 _AUTOCAST_DTYPES = {"cuda": dtypes.float16, "cpu": dtypes.bfloat16}
+# per device: [enabled, dtype], as the innermost autocast (or set_autocast_*) left them
+_autocast_state = {name: [False, d] for name, d in _AUTOCAST_DTYPES.items()}
+
+
+def is_autocast_enabled(device_type=None):
+    """Whether an enabled autocast of `device_type` is active ('cuda' when not given, as PyTorch's)."""
+    return _autocast_state["cuda" if device_type is None else device_type][0]
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    """set_autocast_enabled(device_type, enabled), or PyTorch's older set_autocast_enabled(enabled) for 'cuda'."""
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
+    _autocast_state[device_type][0] = bool(enabled)
+
+
+def get_autocast_dtype(device_type):
+    return _autocast_state[device_type][1]
+
+
+def set_autocast_dtype(device_type, dtype):
+    _autocast_state[device_type][1] = dtype
+
+
+def get_autocast_cpu_dtype():
+    warnings.warn("torch.get_autocast_cpu_dtype() is deprecated. Please use torch.get_autocast_dtype('cpu') instead.",
+                  DeprecationWarning, stacklevel=2)
+    return get_autocast_dtype("cpu")
 
 
 class autocast:
@@ -277,9 +307,13 @@ class autocast:
         self._cache_enabled = cache_enabled
 
     def __enter__(self):
+        state = _autocast_state[self.device]
+        self._previous = list(state)
+        state[:] = [self._enabled, self.fast_dtype]
         return None
 
     def __exit__(self, exc_type, exc_val, exc_tb):
+        _autocast_state[self.device][:] = self._previous
         return False
 
     def __call__(self, func):

@@ -51,7 +51,7 @@ uint16 = dtype("uint16", np.uint16, "UInt16Tensor")
 int32 = dtype("int32", np.int32, "IntTensor")
 int64 = dtype("int64", np.int64, "LongTensor")
 bool_ = dtype("bool", np.bool_, "BoolTensor")
-half, float, double, long, int = float16, float32, float64, int64, int32  # PyTorch aliases
+half, float, double, long, int, short = float16, float32, float64, int64, int32, int16  # PyTorch aliases
 
 
 class _NoArrayDtype(dtype):
@@ -81,7 +81,7 @@ bfloat16 = _NoArrayDtype("bfloat16", 2, "BFloat16Tensor", "float32 or float16")
 
 _BY_NP = {d.np: d for d in (float16, float32, float64, int8, uint8, int16, uint16, int32, int64, bool_)}
 _BY_NAME = {d.name: d for d in _BY_NP.values()}
-_BY_NAME.update(half=half, float=float32, double=float64, long=int64, int=int32, bfloat16=bfloat16)
+_BY_NAME.update(half=half, float=float32, double=float64, long=int64, int=int32, short=int16, bfloat16=bfloat16)
 
 default_float = float32
 

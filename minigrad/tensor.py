@@ -518,6 +518,13 @@ class Tensor:
 
         return self._new(empty, "new_empty", size, kw, dtype, device, requires_grad)
 
+    def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False, layout=None,
+                          pin_memory=False):
+        from .factory import empty_strided
+
+        return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                             requires_grad=requires_grad)
+
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
         from .factory import full
 

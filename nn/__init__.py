@@ -126,6 +126,11 @@ __all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgP
 
 __all__ += ["Buffer", "DataParallel"]
 
+# sequence losses: CTC; the adaptive softmax of large vocabularies
+from .modules import AdaptiveLogSoftmaxWithLoss, CTCLoss, MultiLabelMarginLoss  # noqa: E402
+
+__all__ += ["CTCLoss", "AdaptiveLogSoftmaxWithLoss", "MultiLabelMarginLoss"]
+
 
 def __getattr__(name):
     # nn.save, nn.load and CheckpointError come from nn/serialization.py, imported on first use: it

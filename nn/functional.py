@@ -220,6 +220,8 @@ from ._functional.composed_losses import (  # noqa: E402
     multi_margin_loss, multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
+from ._functional.ctc_loss import ctc_loss  # noqa: E402
+from ._functional.loss import multilabel_margin_loss  # noqa: E402
 
 __all__ += [
     "sigmoid", "tanh", "glu", "threshold", "hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu",
@@ -229,7 +231,8 @@ __all__ += [
     "feature_alpha_dropout", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "upsample", "upsample_nearest",
     "upsample_bilinear", "huber_loss", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",
     "cosine_embedding_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
-    "gaussian_nll_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
+    "gaussian_nll_loss", "multilabel_soft_margin_loss", "multi_margin_loss", "ctc_loss",
+    "multilabel_margin_loss",
 ]
 
 # added later: the transposed 1-d convolution and adaptive max pooling; fold and unfold, LP pooling, local_response_norm

@@ -45,6 +45,8 @@ from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F
 from .composite import _standard_gamma, binomial, combinations, cumulative_trapezoid, poisson  # noqa: F401
 from .composite import unravel_index  # noqa: F401
 from .composite import fill, is_conj, is_neg, slice_copy  # noqa: F401
+from .composite import adjoint, angle, conj, conj_physical, imag, real  # noqa: F401
+from .composite import unsafe_chunk, unsafe_split, unsafe_split_with_sizes  # noqa: F401
 from .composite import (  # noqa: F401
     alias_copy, as_strided_copy, diagonal_copy, expand_copy, narrow_copy, permute_copy, select_copy, split_copy,
     split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, view_copy,
@@ -183,9 +185,12 @@ def _bind_methods(Tensor):
                  "lu_solve", "lu", "qr", "svd", "cholesky"):
         methods[name] = globals()[name]
     methods.update(cov=cov, corrcoef=corrcoef, narrow_copy=narrow_copy, is_conj=is_conj, is_neg=is_neg)
+    methods.update(angle=angle, adjoint=adjoint, conj_physical=conj_physical, unsafe_chunk=unsafe_chunk,
+                   unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes)
     methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
                    ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put"))
+    methods.update(nextafter_=_make_inplace(nextafter, "nextafter"), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))
     methods.update(repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
                    scatter_reduce_=_scatter_reduce_, index_add_=_index_add_)
     for name in _INPLACE:
@@ -203,4 +208,6 @@ def _bind_methods(Tensor):
     for name, fn in methods.items():
         setattr(Tensor, name, fn)
     Tensor.T = property(shape._T)
+    Tensor.real, Tensor.imag = property(real), property(imag)
+    Tensor.output_nr = property(lambda self: self._output_nr)  # (which output of its grad_fn this tensor is)
     Tensor.mT = property(shape._mT)

@@ -1060,8 +1060,70 @@ def resolve_conj(input):
     return input
 
 
+conj = conj_physical = resolve_conj  # (a real tensor is its own conjugate: PyTorch returns it, as these do)
+
+
+class _Angle(Function):
+    """A real number's angle in the complex plane: pi for negatives, 0 otherwise, NaN for NaN. The angle is
+    constant where it is defined, so the gradient is 0 everywhere (PyTorch's, NaNs included)."""
+
+    node_name = "AngleBackward0"
+
+    @staticmethod
+    def forward(ctx, input, dtype):
+        a = input.array
+        xp = array_module(a)
+        out = xp.where(a < 0, math.pi, 0.0).astype(dtype)
+        if a.dtype.kind == "f":
+            out[xp.isnan(a)] = math.nan
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 0.0, None
+
+
+def angle(input):
+    """0 or pi per entry (NaN stays NaN); integer and bool inputs give the default float dtype."""
+    from .. import dtypes
+
+    dtype = input.array.dtype if input.array.dtype.kind == "f" else dtypes.default_float.np
+    return _Angle.apply(input, dtype)
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims (the transpose, for real tensors): a view."""
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                           f"{input.ndim}-D tensor.")
+    return input.transpose(-2, -1)
+
+
+def real(input):
+    return input  # (a real tensor's real part is the tensor itself, as in PyTorch)
+
+
+def imag(input):
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
 def split_with_sizes(input, split_sizes, dim=0):
     return shape_ops.split(input, list(split_sizes), dim)
+
+
+# PyTorch's unsafe_* forms differ only in not tracking the outputs as views of the input, a check minigrad's
+# versions do not need to skip: the same splits
+unsafe_split_with_sizes = split_with_sizes
+
+
+def unsafe_split(input, split_size, dim=0):
+    if not isinstance(split_size, builtins.int):  # (split takes sizes too; PyTorch's unsafe_split only one)
+        raise TypeError(f"unsafe_split(): argument 'split_size' (position 1) must be int, not {type(split_size).__name__}")
+    return shape_ops.split(input, split_size, dim)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    return shape_ops.chunk(input, chunks, dim)
 
 
 def vdot(input, other):

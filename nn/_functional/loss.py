@@ -907,3 +907,62 @@ def _one_hot(t, num_classes):  # the ids are checked here, inside the op: a repl
     out = xp.zeros(t.shape + (num_classes,), dtype=np.int64)  # zeros, then a 1 at each id: one write of the
     out.reshape(-1, num_classes)[xp.arange(t.size), t.reshape(-1)] = 1  # ids where a comparison wrote every entry
     return out
+
+
+class MultilabelMarginLoss(Function):
+    node_name = "MultilabelMarginLossBackward0"
+
+    @staticmethod
+    def forward(ctx, input, t, reduction, batched):
+        """input (N, C), t (N, C) the target ids of each row up to its first -1:
+        loss_n = sum_{j target} sum_{i not target} max(0, 1 - x_j + x_i) / C."""
+        x = input.array
+        xp = xp_of(x)
+        N, C = x.shape
+        rows = xp.arange(N)
+        valid = xp.cumprod(t != -1, axis=1).astype(bool)
+        if bool(((t < -1) | (t >= C))[valid].any()):
+            raise RuntimeError("argument #2 'target' is out of range")
+        ids = xp.where(valid, t, 0)
+        is_target = xp.zeros((N, C + 1), dtype=bool)  # (column C: where the invalid slots point)
+        is_target[rows[:, None], xp.where(valid, t, C)] = True
+        others = ~is_target[:, :C]
+        x_target = xp.take_along_axis(x, ids, axis=1)
+        loss = xp.zeros(N, dtype=x.dtype)
+        D = xp.zeros_like(x)  # d loss_n / d x, built slot by slot: O(N C) memory whatever the number of targets
+        for k in range(C):
+            if not valid[:, k].any():
+                break
+            h = 1 - x_target[:, k:k + 1] + x
+            active = (h > 0) & others & valid[:, k:k + 1]
+            loss += xp.where(active, h, 0).sum(1)
+            D += active
+            D[rows, ids[:, k]] -= active.sum(1)
+        ctx.D, ctx.reduction = D / C, reduction
+        return _reduce_array(loss / C if batched else loss.reshape(()) / C, reduction)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        D = ctx.D
+        scale = g.array.reshape(-1, 1) if ctx.reduction == "none" else _upstream(g.array, ctx.reduction, D.shape[0])
+        return Tensor((D * scale).astype(D.dtype, copy=False)), None, None, None
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label hinge loss: each row's target ids (int64, up to the first -1) should score at least 1 above
+    every other class; sum over target j, other class i of max(0, 1 - x_j + x_i) / C. Shapes: input (C,) or
+    (N, C), target the same -> () or (N,) with 'none' (() for a 1-D input). One MultilabelMarginLossBackward0."""
+    check_tensor(input, "input", "multilabel_margin_loss")
+    check_tensor(target, "target", "multilabel_margin_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if input.ndim > 2 or (input.ndim == 2 and input.shape[1] == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    if target.array.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._legacy[:-6]}")
+    batched = input.ndim == 2
+    x, t = (input, target) if batched else (input.reshape(1, -1), target.reshape(1, -1))
+    return MultilabelMarginLoss.apply(x, t.array, reduction, batched)

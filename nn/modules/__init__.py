@@ -56,7 +56,8 @@ from .conv import Conv3d, ConvTranspose3d  # noqa: E402
 from .lazy import (  # noqa: E402
     LazyBatchNorm3d, LazyConv3d, LazyConvTranspose3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
 )
-from .loss import NLLLoss2d  # noqa: E402
+from .loss import CTCLoss, MultiLabelMarginLoss, NLLLoss2d  # noqa: E402
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 from .pooling import (  # noqa: E402
     AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, LPPool3d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
 )

@@ -241,3 +241,24 @@ class MultiMarginLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
                                    reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss (see F.multilabel_margin_loss). Shapes: (N, C), (N, C) int64 ids then -1s -> scalar,
+    or (N,)."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification (see F.ctc_loss). Shapes: log_probs (T, N, C), targets (N, S) or
+    1-D, input_lengths (N,), target_lengths (N,) -> scalar, or (N,) with reduction='none'."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

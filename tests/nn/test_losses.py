@@ -538,3 +538,38 @@ def test_nllloss2d_is_nllloss_under_its_deprecated_name():
     t = np.random.default_rng(1).integers(0, 3, (2, 4, 5))
     np.testing.assert_allclose(loss(minigrad.tensor(x), minigrad.tensor(t)).item(),
                                tloss(torch.tensor(x), torch.tensor(t)).item(), rtol=1e-12)
+
+
+def multilabel_targets(N, C):
+    """Each row: some distinct ids (a repeat in row 0), then -1, then ids past the -1 that must not count."""
+    t = np.stack([RNG.permutation(C) for _ in range(N)])
+    for n in range(N):
+        t[n, n % (C - 1) + 1] = -1
+    t[0, 1:3] = [t[0, 0], -1]  # a repeated target counts twice, as in PyTorch
+    return t
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_multilabel_margin_loss(torch, reduction, dtype):
+    x = arr(5, 6, dtype=dtype) * 0.5
+    vs_torch(torch, "multilabel_margin_loss", [x, multilabel_targets(5, 6)], dtype, grads=[True, False],
+             reduction=reduction)
+    vs_torch(torch, "multilabel_margin_loss", [x[1], multilabel_targets(5, 6)[1]], dtype, grads=[True, False],
+             reduction=reduction)
+    m, tm = nn.MultiLabelMarginLoss(reduction=reduction), torch.nn.MultiLabelMarginLoss(reduction=reduction)
+    t = multilabel_targets(5, 6)
+    np.testing.assert_allclose(m(minigrad.tensor(x), minigrad.tensor(t)).numpy(),
+                               tm(torch.tensor(x), torch.tensor(t)).numpy(), rtol=1e-5)
+
+
+def test_multilabel_margin_loss_errors(torch):
+    x, t = arr(2, 4), np.array([[3, 0, -1, 1], [1, 1, 2, -1]])
+    for a, b in [(x, t[:, :3]), (x, t.astype(np.float32)), (x, np.array([[4, 0, -1, 1], [1, 1, 2, -1]])),
+                 (x[None], t[None])]:
+        msgs = []
+        for lib in (minigrad, torch):
+            with pytest.raises(RuntimeError) as e:
+                lib.nn.functional.multilabel_margin_loss(lib.tensor(a), lib.tensor(b))
+            msgs.append(str(e.value))
+        assert msgs[0] == msgs[1]

@@ -1,0 +1,136 @@
+"""PyTorch 2.13's names for real tensors that scripts use: torch.short, real / imag / angle / conj_physical /
+adjoint, output_nr, new_empty_strided, unsafe_split / unsafe_chunk, nextafter_ / polygamma_, the autocast state
+queries, torch.GradScaler, torch.channel_shuffle and torch.constant_pad_nd; each against PyTorch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+
+X = np.array([1.5, -2.0, 0.0, -0.0, np.nan, -np.inf, np.inf])
+
+
+def test_short_dtype(torch):
+    assert minigrad.short is minigrad.int16
+    y = minigrad.tensor([1.7, -2.2]).short()
+    assert y.dtype is minigrad.short and y.tolist() == torch.tensor([1.7, -2.2]).short().tolist()
+    assert minigrad.zeros(2, dtype="short").dtype is minigrad.int16
+
+
+def test_real_imag_angle(torch):
+    x, tx = minigrad.tensor(X, requires_grad=True), torch.tensor(X, requires_grad=True)
+    assert x.real is x and minigrad.real(x) is x
+    for t in (x, tx):
+        with pytest.raises(RuntimeError, match="^imag is not implemented for tensors with non-complex dtypes.$"):
+            getattr(t, "imag")  # noqa: B009 (the attribute read is what raises)
+    a, ta = x.angle(), tx.angle()
+    assert a.grad_fn.name() == ta.grad_fn.name() and a.dtype == minigrad.float64
+    np.testing.assert_array_equal(a.detach().numpy(), ta.detach().numpy())
+    a.sum().backward()
+    ta.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())  # zeros, at NaN too
+    for data in ([3, -1, 0], [True, False]):
+        y, ty = minigrad.angle(minigrad.tensor(data)), torch.angle(torch.tensor(data))
+        assert str(y.dtype).split(".")[1] == str(ty.dtype).split(".")[1]
+        np.testing.assert_allclose(y.numpy(), ty.numpy(), rtol=1e-7)
+
+
+def test_conjugates_and_adjoint(torch):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = minigrad.tensor(a, requires_grad=True)
+    assert minigrad.conj_physical(x) is x and x.conj_physical() is x and minigrad.conj(x) is x
+    y, ty = x.adjoint(), torch.tensor(a).adjoint()
+    assert y.shape == tuple(ty.shape) and y._base is x
+    np.testing.assert_array_equal(y.detach().numpy(), ty.numpy())
+    msgs = []
+    for lib in (minigrad, torch):
+        with pytest.raises(RuntimeError) as e:
+            lib.adjoint(lib.tensor([1.0, 2.0]))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+def test_output_nr(torch):
+    a = np.random.default_rng(0).standard_normal((4, 3))
+    for lib in (minigrad, torch):
+        x = lib.tensor(a, requires_grad=True)
+        u, s, vh = lib.linalg.svd(x, full_matrices=False)
+        nrs = [x.output_nr, x.sin().output_nr, u.output_nr, s.output_nr, vh.output_nr]
+        if lib is minigrad:
+            ours = nrs
+    assert ours == nrs == [0, 0, 0, 1, 2]
+
+
+def test_new_empty_strided(torch):
+    for data in ([1.0, 2.0], [1, 2]):
+        y, ty = minigrad.tensor(data).new_empty_strided((2, 3), (1, 2)), torch.tensor(data).new_empty_strided((2, 3),
+                                                                                                              (1, 2))
+        assert y.shape == tuple(ty.shape) and y.stride() == ty.stride() and str(y.dtype)[9:] == str(ty.dtype)[6:]
+    y = minigrad.tensor([1.0]).new_empty_strided((2,), (1,), dtype=minigrad.int32, requires_grad=False)
+    assert y.dtype is minigrad.int32
+
+
+@pytest.mark.parametrize("call", [lambda lib, t: lib.unsafe_split(t, 2, 1), lambda lib, t: t.unsafe_chunk(3, 1),
+                                  lambda lib, t: lib.unsafe_split_with_sizes(t, [1, 4], 1),
+                                  lambda lib, t: t.unsafe_split(3, dim=-1)])
+def test_unsafe_splits(torch, call):
+    a = np.arange(15.0).reshape(3, 5)
+    x, tx = minigrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    ours, theirs = call(minigrad, x), call(torch, tx)
+    assert [p.shape for p in ours] == [tuple(p.shape) for p in theirs]
+    for i, (p, tp) in enumerate(zip(ours, theirs)):
+        np.testing.assert_array_equal(p.detach().numpy(), tp.detach().numpy())
+        (p * (i + 1)).sum().backward()
+        (tp * (i + 1)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_unsafe_split_takes_one_size(torch):
+    msgs = []
+    for lib in (minigrad, torch):
+        with pytest.raises(TypeError) as e:
+            lib.ones(3, 5).unsafe_split([3, 2], 1)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+def test_nextafter_and_polygamma_in_place(torch):
+    a, b = np.array([1.0, -1.0, 0.0]), np.array([2.0, -3.0, -1.0])
+    x, tx = minigrad.tensor(a), torch.tensor(a)
+    assert x.nextafter_(minigrad.tensor(b)) is x
+    tx.nextafter_(torch.tensor(b))
+    np.testing.assert_array_equal(x.numpy(), tx.numpy())
+    x, tx = minigrad.tensor([0.5, 2.0, 3.5]), torch.tensor([0.5, 2.0, 3.5])
+    assert x.polygamma_(2) is x
+    np.testing.assert_allclose(x.numpy(), tx.polygamma_(2).numpy(), rtol=1e-6)
+
+
+def test_autocast_state(torch):
+    for lib in (minigrad, torch):
+        assert lib.is_autocast_enabled() is False and lib.is_autocast_enabled("cpu") is False
+        assert lib.get_autocast_dtype("cpu") == lib.bfloat16 and lib.get_autocast_dtype("cuda") == lib.float16
+        with lib.autocast("cpu", dtype=lib.float16):
+            inside = (lib.is_autocast_enabled("cpu"), lib.is_autocast_enabled(), lib.get_autocast_dtype("cpu"))
+            with lib.autocast("cpu", enabled=False):
+                nested = lib.is_autocast_enabled("cpu")
+        assert inside == (True, False, lib.float16) and nested is False
+        assert lib.is_autocast_enabled("cpu") is False and lib.get_autocast_dtype("cpu") == lib.bfloat16
+        lib.set_autocast_enabled("cpu", True)
+        assert lib.is_autocast_enabled("cpu") is True
+        lib.set_autocast_enabled("cpu", False)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            assert lib.get_autocast_cpu_dtype() == lib.bfloat16
+        assert "torch.get_autocast_cpu_dtype() is deprecated" in str(w[0].message)
+
+
+def test_top_level_grad_scaler_and_functional_forms(torch):
+    assert minigrad.GradScaler is minigrad.amp.GradScaler
+    a = np.arange(2 * 6 * 2.0).reshape(2, 6, 2)
+    np.testing.assert_array_equal(minigrad.channel_shuffle(minigrad.tensor(a), 3).numpy(),
+                                  torch.channel_shuffle(torch.tensor(a), 3).numpy())
+    for pad, value in (((1, 2), 0), ((1, -1, 0, 2), 3.5)):
+        y = minigrad.constant_pad_nd(minigrad.tensor(a), pad, value)
+        ty = torch.constant_pad_nd(torch.tensor(a), pad, value)
+        np.testing.assert_array_equal(y.numpy(), ty.numpy())
