@@ -26,7 +26,9 @@ under eval()/train() every tenth step, AdamW; llama_scratch: a Llama-style decod
 as `x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w`, rotary embeddings by chunk/cat, grouped-query
 attention by repeat_interleave, SwiGLU, masked_fill + softmax attention; 2 layers, width 64, 4 heads, block 32,
 batch 16), AdamW and clipping; llama_generate: the same model's generation with SDPA, one token at a time on the
-whole growing context, then through a KV cache grown by torch.cat, top-k sampling), written once below
+whole growing context, then through a KV cache grown by torch.cat, top-k sampling; makemore_transformer and
+makemore_bow: makemore's own Transformer and BoW models as its file writes them, the GELU's tanh formula with
+its `torch.pow(x, 3.0)` written out), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
