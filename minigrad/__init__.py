@@ -186,7 +186,7 @@ def __getattr__(name):
 
     if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
                 "_dynamo", "_inductor", "_logging", "accelerator", "version", "distributions", "special", "testing",
-                "mps", "multiprocessing", "jit", "func"):
+                "mps", "multiprocessing", "jit", "func", "profiler"):
         return importlib.import_module(f".{name}", __name__)
     if name in _FUNCTIONAL:  # torch.conv2d, ...: nn.functional's (minigrad.nn is nn, bound on first use)
         return getattr(importlib.import_module(".nn.functional", __name__), name)

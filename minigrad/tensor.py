@@ -340,7 +340,9 @@ class Tensor:
             extra.append(f"device='{self.device}'")
         if a.size == 0 and a.ndim != 1:
             extra.append(f"size={tuple(a.shape)}")
-        if a.dtype != np.float32 and (a.size == 0 or a.dtype not in (np.int64, np.bool_)):
+        # PyTorch leaves out the default float dtype (float64 after set_default_dtype); int64 and bool show only
+        # on an empty tensor, whose values cannot tell them
+        if a.dtype != dtypes.default_float.np and (a.size == 0 or a.dtype not in (np.int64, np.bool_)):
             extra.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")

@@ -129,10 +129,12 @@ class _BackwardState:
 
     def __init__(self, module):
         self.module, self.grad_output, self.n_inputs, self.input_positions = module, None, 0, ()
+        self.constants = {}  # position -> a tensor argument that needs no gradient (its grad_input: zeros)
 
     def wrap_inputs(self, args):
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
         self.n_inputs, self.input_positions = len(args), positions
+        self.constants = {i: a for i, a in enumerate(args) if isinstance(a, Tensor) and not a.requires_grad}
         if not positions:
             return args
         outs = _BackwardHookNode.apply(self, "input", *[args[i] for i in positions])
@@ -168,7 +170,10 @@ class _BackwardState:
         return grads
 
     def on_input_grads(self, grads):
+        # PyTorch's grad_input: zeros for a tensor argument that needs no gradient, None for any other argument
         grad_input = [None] * self.n_inputs
+        for i, t in self.constants.items():
+            grad_input[i] = t.new_zeros(t.shape)
         for i, g in zip(self.input_positions, grads):
             grad_input[i] = g
         new = self._call_hooks(tuple(grad_input))
@@ -192,6 +197,8 @@ class _BackwardHookNode(Function):
     @staticmethod
     def forward(ctx, state, side, *tensors):
         ctx.state, ctx.side = state, side
+        if side == "output":  # an output that got no gradient is None in grad_output, as in PyTorch
+            ctx.set_materialize_grads(False)
         arrays = tuple(t.array for t in tensors)
         return arrays if len(arrays) > 1 else arrays[0]
 

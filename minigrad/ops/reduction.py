@@ -1,6 +1,5 @@
 """Reductions over dims (sum, mean, var, max, logsumexp, softmax, ...), with keepdim."""
 import builtins
-import contextlib
 import math
 import warnings
 
@@ -102,9 +101,9 @@ def _mean_array(a, dims, keepdim):
     """`a.mean(axis=dims, keepdims=keepdim)`: for a float32 or float64 numpy array of some elements, the
     steps numpy's own mean takes (the sum, then a division by the count as an intp), without the Python
     around them that costs a small tensor's mean three times its arithmetic; the same bits."""
-    if not a.size:  # nan, which says it: PyTorch does not warn, numpy does
-        with _quiet(), np.errstate(invalid="ignore"):
-            return a.mean(axis=dims, keepdims=keepdim)
+    if not a.size:  # nan, which says it: PyTorch does not warn, numpy does (so not numpy's mean: see _moment)
+        with np.errstate(invalid="ignore"):
+            return a.sum(axis=dims, keepdims=keepdim) / _count(a.shape, dims)
     if type(a) is not np.ndarray or a.dtype.itemsize < 4:
         return a.mean(axis=dims, keepdims=keepdim)  # (float16's float32 sum, cupy's)
     total = add_reduce(a, dims, keepdim)
@@ -155,26 +154,21 @@ def mean(input, dim=None, keepdim=False, dtype=None):
     return (MeanAll if dim is None else Mean).apply(input, dims, keepdim)
 
 
-@contextlib.contextmanager
-def _quiet():
-    """numpy's warning for correction >= n silenced (the result, nan or inf, says it)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
-
-
 def _moment(a, dims, correction, keepdim, root):
     """numpy's var (std where `root`) of array `a` over `dims`: inf and nan where they arise, with no
     warning (numpy warns when no degrees of freedom are left: silenced only then, as it costs)."""
     n = _count(a.shape, dims)
     if type(a) is np.ndarray and a.dtype.itemsize >= 4 and a.ndim and n > correction:
         return _variance(a, dims, n, correction, keepdim, root)
-    method = a.std if root else a.var
     with np.errstate(divide="ignore", invalid="ignore"):
         if n > correction:
-            return method(axis=dims, ddof=correction, keepdims=keepdim)
-        with _quiet():
-            return method(axis=dims, ddof=correction, keepdims=keepdim)
+            return (a.std if root else a.var)(axis=dims, ddof=correction, keepdims=keepdim)
+        # No degrees of freedom left: inf or nan, which say it. numpy's var would warn, and silencing it
+        # (warnings.catch_warnings) makes Python forget the warnings it has shown, so that each of a script's
+        # warnings printed once would print again after every such call: the same steps, written out.
+        centered = a - a.sum(axis=dims, keepdims=True) / n
+        total = (centered * centered).sum(axis=dims, keepdims=keepdim) / builtins.max(n - correction, 0)
+        return np.sqrt(total) if root else total
 
 
 def _variance(a, dims, n, correction, keepdim, root):

@@ -1,9 +1,10 @@
-"""Ready-made parametrizations, as `torch.nn.utils.parametrizations`: weight_norm and spectral_norm.
+"""Ready-made parametrizations, as `torch.nn.utils.parametrizations`: weight_norm, spectral_norm and orthogonal.
 
-Both register a parametrization (nn/utils/parametrize.py) on a module's weight, so the state dict keys are
+weight_norm and spectral_norm register a parametrization (nn/utils/parametrize.py) on a module's weight, so the state dict keys are
 PyTorch's ('parametrizations.weight.original0' / 'original1' for weight norm's g and v;
 'parametrizations.weight.original' and the power iteration's 'parametrizations.weight.0._u' / '._v'
-buffers for spectral norm). `orthogonal` is not there (it needs matrix_exp / householder_product).
+buffers for spectral norm). orthogonal keeps PyTorch's 'parametrizations.weight.original' and
+'parametrizations.weight.0.base'.
 """
 import minigrad
 from minigrad import Tensor
@@ -12,7 +13,7 @@ from .. import functional as F
 from ..module import Module
 from . import parametrize
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["weight_norm", "spectral_norm", "orthogonal"]
 
 
 def _norm_except_dim(v, dim):
@@ -134,4 +135,107 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     if dim is None:
         dim = _default_dim(module)
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
+    return module
+
+
+# ---- orthogonal ---------------------------------------------------------------------------------------------------
+_ORTHOGONAL_MAPS = ("matrix_exp", "cayley", "householder")
+
+
+def _householder_product(A, tau):
+    """The first k columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i column i of A below its diagonal with
+    a 1 on it (LAPACK's orgqr), in recorded ops: A (*, n, k), tau (*, k) -> (*, n, k)."""
+    n, k = A.shape[-2], A.shape[-1]
+    eye = minigrad.eye(n, dtype=A.dtype).expand(*A.shape[:-2], n, n)
+    V = A.tril(-1) + eye[..., :k]
+    Q = eye
+    for i in range(k):
+        v = V[..., i:i + 1]
+        Q = Q - (Q @ v) @ (v.mT * tau[..., i, None, None])
+    return Q[..., :k]
+
+
+def _make_orthogonal(A):
+    """The Q of A's QR with R's diagonal made positive: the one orthonormal basis Gram-Schmidt gives A's columns."""
+    Q, R = minigrad.linalg.qr(A)
+    return Q * R.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
+
+
+def _is_orthogonal(Q):
+    k = Q.shape[-1]
+    return minigrad.allclose(Q.mT @ Q, minigrad.eye(k, dtype=Q.dtype), atol=10.0 * Q.shape[-2] * minigrad.finfo(Q.dtype).eps)
+
+
+class _Orthogonal(Module):
+    """X -> a matrix with orthonormal columns (rows, for a wide one): exp or the Cayley transform of the skew
+    matrix of X's lower triangle, or the product of the Householder reflections X's columns below the diagonal
+    define. With the trivialization, the result is multiplied into `base` (an orthogonal matrix made from the
+    weight at registration), and the original starts at -I, which every map takes to the identity."""
+
+    def __init__(self, weight, orthogonal_map):
+        super().__init__()
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        self.register_buffer("base", None)
+
+    def forward(self, X):
+        n, k = X.shape[-2], X.shape[-1]
+        transposed = n < k  # (a wide matrix: its transpose's columns are made orthonormal)
+        if transposed:
+            X, n, k = X.mT, k, n
+        if self.orthogonal_map == "householder":
+            A = X.tril(-1)
+            Q = _householder_product(A, 2.0 / (1.0 + (A * A).sum(dim=-2)))
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)  # (the diagonal's signs: -1 at -I)
+        else:
+            X = X.tril()
+            if n != k:  # the n x n skew matrix whose first k columns X holds
+                X = minigrad.cat([X, X.new_zeros(*X.shape[:-1], n - k)], dim=-1)
+            A = X - X.mT
+            if self.orthogonal_map == "matrix_exp":
+                Q = minigrad.linalg.matrix_exp(A)
+            else:  # Cayley: (I - A/2)^-1 (I + A/2)
+                eye = minigrad.eye(n, dtype=A.dtype)
+                Q = minigrad.linalg.solve(eye - 0.5 * A, eye + 0.5 * A)
+            Q = Q[..., :k]
+        Q = self.base @ Q
+        return Q.mT if transposed else Q
+
+    @minigrad.no_grad()
+    def right_inverse(self, Q):
+        if Q.shape != self.shape:
+            raise ValueError(f"Expected a matrix or batch of matrices of shape {tuple(self.shape)}. "
+                             f"Got a tensor of shape {tuple(Q.shape)}.")
+        neg_eye = minigrad.zeros_like(Q)
+        neg_eye.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
+        n, k = Q.shape[-2], Q.shape[-1]
+        if n < k:
+            Q, n, k = Q.mT, k, n
+        if n != k:  # random columns complete Q to a square matrix; its first k columns stay Q's span
+            Q = minigrad.cat([Q, minigrad.randn(*Q.shape[:-1], n - k, dtype=Q.dtype)], dim=-1)
+            self.base = _make_orthogonal(Q)
+        else:
+            self.base = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+        return neg_eye
+
+
+def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
+    """Reparametrize the matrix (or batch of matrices) `module.<name>` to stay orthogonal (orthonormal columns,
+    or rows where it is wide) through training. `orthogonal_map`: "matrix_exp", "cayley" or "householder";
+    None: matrix_exp for a square weight, householder otherwise. The weight keeps its value at registration,
+    made orthogonal (the Q of its QR) when it is not. Returns the module."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] else "householder"
+    if orthogonal_map not in _ORTHOGONAL_MAPS:
+        raise ValueError(f'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". Got: '
+                         f"{orthogonal_map}")
+    if not use_trivialization:
+        raise NotImplementedError("orthogonal(use_trivialization=False) is not supported by minigrad: the "
+                                  "default trivialization (a base matrix and an original at -I) is")
+    parametrize.register_parametrization(module, name, _Orthogonal(weight, orthogonal_map), unsafe=True)
     return module

@@ -193,3 +193,30 @@ def test_var_and_std_are_numpys(op, dtype):
         warnings.simplefilter("error", RuntimeWarning)
         none_left = getattr(minigrad.tensor(np.ones((1, 3), dtype=dtype)), op)(0)
     assert np.isnan(none_left.numpy()).all()
+
+
+@pytest.mark.parametrize("op", ["var", "std", "mean"])
+def test_no_degrees_of_freedom_left_as_torch_and_the_warnings_shown_stay_shown(torch, op):
+    # var and std with correction >= n, and the mean of nothing: PyTorch's inf and nan in the tensor's dtype
+    # and shape; and computed without silencing numpy's warning through warnings.catch_warnings, whose exit
+    # makes Python forget the warnings it has shown (each of a script's warnings printed again per such call)
+    cases = [((1,), 0, 1), ((2,), None, 3), ((2,), None, 2), ((0, 3), 0, 1), ((0, 3), 1, 1), ((3, 1), 1, 1),
+             ((2, 2), (0, 1), 5), ((0,), None, 0)]
+    for shape, dim, correction in cases:
+        for dtype in ("float32", "float64", "float16"):
+            for keepdim in (False, True):
+                a = np.arange(int(np.prod(shape)), dtype=dtype).reshape(shape) + 1
+                kw = {} if op == "mean" else {"correction": correction}
+                kw.update({} if dim is None else {"dim": dim, "keepdim": keepdim})
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    got, want = getattr(minigrad.tensor(a), op)(**kw), getattr(torch.tensor(a), op)(**kw)
+                assert str(got.dtype)[9:] == str(want.dtype)[6:] and tuple(got.shape) == tuple(want.shape)
+                assert np.array_equal(got.numpy(), want.numpy(), equal_nan=True), (shape, kw, dtype)
+    registry = {}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")
+        for _ in range(2):
+            warnings.warn_explicit("shown once", DeprecationWarning, "script.py", 7, registry=registry)
+            getattr(minigrad.ones(0 if op == "mean" else 1), op)(0)  # nothing to average, no dof left
+    assert [str(w.message) for w in seen if w.category is DeprecationWarning] == ["shown once"]

@@ -212,6 +212,19 @@ def test_repr_matches_torch(torch, name):
     assert repr(REPR_CASES[name](mg)) == torch_name(repr(REPR_CASES[name](torch)))
 
 
+@pytest.mark.parametrize("name", ["scalar", "float64", "empty", "empty_int", "grad_fn_float64", "requires_grad"])
+def test_repr_under_a_float64_default_matches_torch(torch, name):
+    # a style-transfer script run in float64 printed its losses with dtype=float64; PyTorch omits the default's
+    make = lambda L: L.tensor([1.0, 2.0], dtype=L.float32) if name == "scalar" else REPR_CASES[name](L)  # noqa: E731
+    try:
+        mg.set_default_dtype(mg.float64)
+        torch.set_default_dtype(torch.float64)
+        assert repr(make(mg)) == torch_name(repr(make(torch)))
+    finally:
+        mg.set_default_dtype(mg.float32)
+        torch.set_default_dtype(torch.float32)
+
+
 def test_repr_examples():
     x = mg.tensor(3.0, requires_grad=True)
     loss = (x * 2 + 1) ** 2

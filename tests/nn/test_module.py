@@ -384,6 +384,32 @@ def test_full_backward_hook_warns_when_no_input_needs_a_gradient(torch):
     assert seen[0] == seen[1] and len(seen[0][0]) == 1 and seen[0][1] == [True, False]
 
 
+def _two_in_two_out_hook_grads(L, b_requires_grad):
+    class TwoOut(L.nn.Module):
+        def forward(self, a, b, c=None):
+            return a * 2 + b, a * 3
+
+    seen = []
+    m = TwoOut()
+    m.register_full_backward_hook(lambda mod, gi, go: seen.append(
+        ([None if g is None else g.tolist() for g in gi], [None if g is None else g.tolist() for g in go])))
+    m.register_full_backward_pre_hook(lambda mod, go: seen.append([None if g is None else g.tolist() for g in go]))
+    a = L.ones(1, 2, requires_grad=True)
+    b = L.full((1, 2), 3.0, requires_grad=b_requires_grad)
+    for call, use in (((a, b, 5), 0), ((a, b, 5), 1), ((a, 7, b), 1)):
+        outs = m(*call)
+        outs[use].sum().backward()
+    return seen
+
+
+@pytest.mark.parametrize("b_requires_grad", [False, True])
+def test_full_backward_hook_grads_of_unused_outputs_and_constant_inputs_as_torch(torch, b_requires_grad):
+    # a module of two outputs, one used: PyTorch's grad_output holds None for the other (minigrad gave zeros),
+    # and its grad_input holds zeros for a tensor argument that needs no gradient (minigrad gave None)
+    got, want = _two_in_two_out_hook_grads(minigrad, b_requires_grad), _two_in_two_out_hook_grads(torch, b_requires_grad)
+    assert got == want
+
+
 def test_forward_hooks_run_in_order_and_go_away():
     lin = nn.Linear(2, 2)
     seen = []

@@ -1,4 +1,4 @@
-"""nn.utils.parametrize, nn.utils.parametrizations (weight_norm, spectral_norm) and the older hook-based
+"""nn.utils.parametrize, nn.utils.parametrizations (weight_norm, spectral_norm, orthogonal) and the older hook-based
 nn.utils.weight_norm / spectral_norm against PyTorch: values and gradients from the same weights (and, for
 spectral norm, the same power-iteration vectors), state dict keys, reprs, removal and errors."""
 import copy
@@ -305,3 +305,51 @@ def test_weight_norm_dim_out_of_range_raises_as_torch(torch, old, dim):
         with pytest.raises(IndexError) as ours:
             call(nn)
     assert str(ours.value) == str(theirs.value)
+
+
+# ---- orthogonal -----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("out_features,in_features,orthogonal_map", [
+    (4, 4, None), (5, 3, None), (3, 5, None), (4, 4, "cayley"), (4, 4, "householder"), (5, 3, "matrix_exp"),
+    (3, 5, "cayley"),
+])
+def test_orthogonal_vs_torch(torch, out_features, in_features, orthogonal_map):
+    # the parametrizations tutorial's orthogonal(): the weight made orthogonal from its value at registration,
+    # PyTorch's state dict keys and repr, then training steps with the same values and gradients
+    theirs = torch.nn.Linear(in_features, out_features).double()
+    ours = nn.Linear(in_features, out_features).double()
+    ours.load_state_dict({k: v.detach().numpy().copy() for k, v in theirs.state_dict().items()})
+    torch.nn.utils.parametrizations.orthogonal(theirs, orthogonal_map=orthogonal_map)
+    parametrizations.orthogonal(ours, orthogonal_map=orthogonal_map)
+    assert repr(ours) == repr(theirs)
+    np.testing.assert_allclose(ours.weight.detach().numpy(), theirs.weight.detach().numpy(), rtol=1e-10, atol=1e-12)
+    load_from(torch, ours, theirs)  # (the base of a non-square weight has random columns past the weight's)
+    opt_o = nn.optim.SGD(ours.parameters(), lr=0.2)
+    opt_t = torch.optim.SGD(theirs.parameters(), lr=0.2)
+    for _ in range(3):  # steps take the original off -I, where each map's own terms show
+        opt_o.zero_grad()
+        opt_t.zero_grad()
+        compare(torch, ours, theirs, RNG.standard_normal((2, in_features)), rtol=1e-9)
+        opt_o.step()
+        opt_t.step()
+    w = ours.weight.detach().numpy()
+    gram = w.T @ w if out_features >= in_features else w @ w.T
+    np.testing.assert_allclose(gram, np.eye(min(w.shape)), atol=1e-12)
+
+
+def test_orthogonal_keeps_an_orthogonal_weight_and_refuses_as_torch(torch):
+    q = np.linalg.qr(RNG.standard_normal((4, 4)))[0]
+    for lib, P in ((torch, torch.nn.utils.parametrizations), (minigrad, parametrizations)):
+        layer = lib.nn.Linear(4, 4).double()
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor(q))
+        P.orthogonal(layer)
+        np.testing.assert_allclose(layer.weight.detach().numpy(), q, atol=1e-12)
+    errors = []
+    for lib, P in ((torch, torch.nn.utils.parametrizations), (minigrad, parametrizations)):
+        found = []
+        for kw in ({"orthogonal_map": "foo"}, {"name": "bias"}, {"name": "foo"}):
+            with pytest.raises(ValueError) as e:
+                P.orthogonal(lib.nn.Linear(3, 3), **kw)
+            found.append(str(e.value))
+        errors.append(found)
+    assert errors[0] == errors[1]

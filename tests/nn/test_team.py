@@ -5,6 +5,7 @@ shares and the fused attention with dropout agree with numpy's."""
 import os
 import sys
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -482,23 +483,49 @@ def test_kernels_compile_without_numbas_internal_check_warnings():
 
     from numba.core.errors import NumbaIRAssumptionWarning
 
-    class Dispatcher:  # what the kernel wraps: numba's dispatcher, whose cache miss calls _compile_for_args
-        def _compile_for_args(self, *args):
+    class Compiler:  # what the kernel wraps: numba's compiler, which a dispatcher calls on a miss in its caches
+        def compile(self, *args):
             warnings.warn(NumbaIRAssumptionWarning("variable is not in scope"), stacklevel=2)
             warnings.warn("a user's warning", UserWarning, stacklevel=2)
             return args
 
     assert cpu_kernels.available()
-    d = Dispatcher()
+    d = types.SimpleNamespace(_compiler=Compiler())
     cpu_kernels._compile_quietly(d)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        assert d._compile_for_args(1, 2) == (1, 2)
+        assert d._compiler.compile(1, 2) == (1, 2)
     assert [type(w.message) for w in seen] == [UserWarning]
 
     def twice(x):
         return 2 * x
 
     compiled = cpu_kernels.kernel(twice)._plain()  # a kernel's dispatcher compiles through the same wrapper
-    assert compiled._compile_for_args.__name__ == "compile_quietly"
+    assert compiled._compiler.compile.__name__ == "compile_quietly"
     assert compiled(np.float64(3.0)) == 6.0
+
+
+def _thrice(x):
+    return 3 * x
+
+
+def test_a_kernels_first_call_loaded_from_the_disk_cache_keeps_the_warnings_shown():
+    """A script's warning shows once per line (Python's "default" action) however many kernels the process
+    meets for the first time after it: a kernel loaded from numba's disk cache changes no warning filter
+    (leaving warnings.catch_warnings makes Python forget the warnings it has shown: a style-transfer
+    script's grid_sample warning printed again at its second step, once the backward's kernels had loaded)."""
+    import warnings
+
+    assert cpu_kernels.available()
+    first = cpu_kernels.kernel(_thrice)._plain()
+    assert first(np.float64(2.0)) == 6.0  # compiled here, or loaded: numba's disk cache holds it from now on
+    if first._cache_misses and not os.path.exists(first._cache._cache_file._index_path):
+        pytest.skip("numba's cache is not writable here")
+    registry = {}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")
+        warnings.warn_explicit("shown once", UserWarning, "script.py", 7, registry=registry)
+        again = cpu_kernels.kernel(_thrice)._plain()  # a new dispatcher: its first call loads from the disk
+        assert again(np.float64(2.0)) == 6.0 and not again._cache_misses
+        warnings.warn_explicit("shown once", UserWarning, "script.py", 7, registry=registry)
+    assert [str(w.message) for w in seen] == ["shown once"]

@@ -384,15 +384,19 @@ def _say_if_compiling(dispatcher):
 def _compile_quietly(dispatcher):
     """Compile `dispatcher`'s kernels without numba's internal-check warnings (NumbaIRAssumptionWarning,
     which asks for a bug report to numba): a user can do nothing about them, and a first run on a machine
-    should say only that kernels are compiling. numba calls `_compile_for_args` on a cache miss."""
-    compile_for_args = dispatcher._compile_for_args
+    should say only that kernels are compiling. The filter wraps numba's compiler, which runs only when
+    neither of numba's caches (memory, disk) holds the signature, and not a kernel's first call in a
+    process: leaving `warnings.catch_warnings` makes Python forget which warnings it has shown, so that a
+    script's warning (shown once per line) would show again after each kernel met for the first time."""
+    compiler = dispatcher._compiler
+    compile = compiler.compile
 
     def compile_quietly(*args, **kws):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", _numba.errors.NumbaIRAssumptionWarning)
-            return compile_for_args(*args, **kws)
+            return compile(*args, **kws)
 
-    dispatcher._compile_for_args = compile_quietly
+    compiler.compile = compile_quietly
 
 
 class kernel:
