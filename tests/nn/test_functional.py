@@ -935,6 +935,20 @@ def test_attention_probabilities_made_again_in_backward_are_the_same_bits(monkey
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
 
 
+@pytest.mark.parametrize("L, kept", [(4, True), (64, True), (65, False), (128, False)])
+def test_attention_keeps_the_probabilities_of_narrow_heads_over_a_short_block(L, kept):
+    """Heads 16 wide over up to 64 positions (a 2x64 GPT's) keep P for backward, though it is larger
+    than q, k and v together: making it again was a third of their backward. Longer ones make it again."""
+    if not team.available():
+        pytest.skip("the CPU kernels need numba")
+    H, E = 4, 16
+    qkv = rand(2, L, 3 * H * E, dtype=np.float32)
+    q, k, v = qkv.view(2, L, 3, H, E).permute(2, 0, 3, 1, 4).unbind(0)
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    P = 2 * H * L * L * 4
+    assert y.grad_fn.saved_nbytes() == 3 * q.nbytes + (P if kept else 0)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("causal", [False, True])
 def test_prepared_attention_forward_is_the_backends_forward(dtype, causal):
@@ -945,7 +959,7 @@ def test_prepared_attention_forward_is_the_backends_forward(dtype, causal):
         pytest.skip("the CPU kernels need numba")
     B, H, E = 2, 4, 16
     cache = RNG.standard_normal((2, B, H, 700, E)).astype(dtype)
-    for L in (1, 3, 64):  # (64 rows: P not kept from 64 keys on, and the team's from 512)
+    for L in (1, 3, 64):  # (64 rows: P not kept from 65 keys on, and the team's from 512)
         q = RNG.standard_normal((B, L, H, E)).astype(dtype).transpose(0, 2, 1, 3)  # heads split off rows
         prepared = cpu_attention.prepared_forward(q, cache[0, :, :, :5], cache[1, :, :, :5], 0.25, causal and L > 1)
         for S in (5, 6, 7, 64, 65, 700):

@@ -120,11 +120,13 @@ def _fused_gemm(ok, *arrays):
 
 
 def _keeps_probabilities(L, S, E, Ev):
-    """Whether the fused forward keeps P for backward. Only where P is no larger than q, k and v
-    together (short sequences: a baby GPT's 64 x 64 per head against 3 x 64 x 32); for longer ones the
-    backward makes P again (one more product per item) rather than hold an (L, S) array per head,
-    as PyTorch's flash attention does: at block 256 that is 100 MB a layer."""
-    return L * S <= L * E + S * E + S * Ev
+    """Whether the fused forward keeps P for backward. Where P is no larger than q, k and v together
+    (a baby GPT's 64 x 64 per head against 3 x 64 x 32), or an item's P is at most 64 x 64 (narrow
+    heads over a short block: a 2x64 GPT's 16-wide heads, whose backward spent a third of its time
+    making P again, for 0.8 MB a layer); for longer sequences the backward makes P again (one more
+    product per item) rather than hold an (L, S) array per head, as PyTorch's flash attention does:
+    at block 256 that is 100 MB a layer."""
+    return L * S <= L * E + S * E + S * Ev or L * S <= SHORT
 
 
 def _fused_forward(out, P3, p0, q, k, v, keep, dscale, lo, hi, scale, spans, causal, gemm, with_output, on_team=None):
@@ -164,6 +166,7 @@ def _shared_out(n_items, q, k):
     return n_items * q.shape[-2] * k.shape[-2] * q.shape[-1] >= 1 << 22
 
 
+SHORT = 64 * 64  # scores an item from which P is kept only where q, k and v are as large (_keeps_probabilities)
 _NO_MASK = np.empty((0, 0, 0, 0), dtype=bool)  # no dropout: the kernels' stand-in for the keep-mask
 
 
