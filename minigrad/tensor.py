@@ -5,6 +5,7 @@ A tensor wraps a numpy (or cupy) array, `.array`, and carries `requires_grad`, `
 its views, which in-place ops bump so that saved tensors can be checked. Ops live in
 `minigrad/ops/`; they are attached to Tensor as methods at import time.
 """
+import mmap
 import operator
 import warnings
 from builtins import bool as builtins_bool
@@ -577,6 +578,27 @@ class Tensor:
         if not cuda_is_available():
             raise RuntimeError("Cannot access accelerator device when none is available.")
         return self
+
+    def share_memory_(self):
+        """Move this tensor's data into memory shared with the processes this one forks from now on (as
+        PyTorch moves a storage to shared memory: Hogwild training, where worker processes update one model
+        in place). The data is an anonymous shared mapping: a process started by fork sees and writes the
+        same numbers; one started by spawn gets a copy. A GPU tensor is left as it is. Returns self."""
+        if self.is_shared() or self.is_cuda:
+            return self
+        a = self.array
+        memory = mmap.mmap(-1, builtins_max(a.nbytes, 1))  # (anonymous: MAP_SHARED, inherited across fork)
+        shared = np.frombuffer(memory, dtype=a.dtype, count=a.size).reshape(a.shape)
+        shared[...] = a
+        self.array = shared
+        return self
+
+    def is_shared(self):
+        """Whether share_memory_() moved this tensor's data (or the tensor it views) to shared memory."""
+        base = self.array
+        while isinstance(base, np.ndarray):
+            base = base.base
+        return isinstance(getattr(base, "obj", None), mmap.mmap)  # (numpy holds the mapping through a memoryview)
 
     def _new(self, make, name, size, kw, dtype, device, requires_grad):
         from .factory import _size

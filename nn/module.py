@@ -560,8 +560,10 @@ class Module:
         return self._apply(lambda a: Tensor(a).type(dst_type).array)
 
     def share_memory(self):
-        """PyTorch moves the tensors to shared memory for worker processes; minigrad's arrays are plain
-        process memory (a worker gets a copy), so there is nothing to move: returns self, changing nothing."""
+        """Move every parameter and buffer to shared memory (`Tensor.share_memory_`), so that processes
+        forked afterwards train this one model in place (Hogwild); returns self."""
+        for t in list(self.parameters()) + list(self.buffers()):
+            t.share_memory_()
         return self
 
     def cpu(self):

@@ -1,6 +1,8 @@
 """nn.Module's less common methods against PyTorch: get_parameter, get_buffer, set_submodule, get_extra_state /
 set_extra_state in state dicts, to_empty, share_memory, type, and the state-dict hooks (register_state_dict_pre_hook,
 register_state_dict_post_hook, register_load_state_dict_pre_hook, register_load_state_dict_post_hook)."""
+import copy
+
 import numpy as np
 import pytest
 
@@ -119,6 +121,47 @@ def test_to_empty_share_memory_and_type():
     m.type("torch.FloatTensor")
     assert m[0].weight.dtype == minigrad.float32
 
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_share_memory_lets_forked_workers_train_the_parents_model_in_place():
+    # Hogwild: the parent's model is trained by its worker processes; without shared memory the parent
+    # kept its untrained weights and the script's final evaluation reported them silently
+    import multiprocessing
+
+    minigrad.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    x = minigrad.tensor(np.random.default_rng(0).standard_normal((8, 3)).astype(np.float32))
+    y = x.sum(1, keepdim=True)
+    assert not any(p.is_shared() for p in m.parameters())
+    assert m.share_memory() is m
+    assert all(p.is_shared() for p in m.parameters()) and m[0].weight[0].is_shared()  # (a view of one too)
+    twin = copy.deepcopy(m)  # (a copy is not shared, as in PyTorch)
+    assert not any(p.is_shared() for p in twin.parameters())
+
+    def one_step(model):
+        opt = nn.optim.SGD(model.parameters(), lr=0.1)
+        opt.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+
+    ctx = multiprocessing.get_context("fork")
+    worker = ctx.Process(target=one_step, args=(m,))
+    worker.start()
+    worker.join()
+    assert worker.exitcode == 0
+    one_step(twin)  # the same step in this process, on the unshared copy
+    for ours, theirs in zip(m.parameters(), twin.parameters()):
+        np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+
+
+def test_is_shared_as_torch(torch):
+    for lib in (torch, minigrad):
+        t = lib.arange(6.0).view(2, 3)
+        assert t.is_shared() is False
+        assert t.share_memory_() is t
+        assert t.is_shared() is True and t[1].is_shared() is True
+        assert t.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
 
 def test_type_vs_torch(torch):
     ours, theirs = build(nn), build(torch.nn)
