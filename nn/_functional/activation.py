@@ -414,12 +414,24 @@ class LeakyRelu(Function):
         ctx.save(self=x)
         ctx.slope = slope
         xd = x.array
+        if _between_0_and_1(slope, xd):  # x > 0 exactly where x > slope x: the max picks (no where: below)
+            return xp_of(xd).maximum(xd, xd * slope)
         return xp_of(xd).where(xd > 0, xd, xd * slope)
 
     @staticmethod
     def backward(ctx, g):  # 1 if x > 0 else slope
         xd = ctx._saved_self.array
-        return g * Tensor(xp_of(xd).where(xd > 0, 1.0, ctx.slope).astype(xd.dtype)), None
+        xp = xp_of(xd)
+        if _between_0_and_1(ctx.slope, xd):
+            return g * Tensor(xp.maximum((xd > 0).astype(xd.dtype), ctx.slope)), None
+        return g * Tensor(xp.where(xd > 0, 1.0, ctx.slope).astype(xd.dtype)), None
+
+
+def _between_0_and_1(slope, like):
+    """Whether 0 < slope <= 1 in `like`'s dtype, where a leaky relu's select is a max: numpy's where with
+    a mask that is not all one way is a branch per element, ~20 times a max's time on random signs (a
+    slope of 0 is left out: there max(inf, 0 inf) would be NaN)."""
+    return 0.0 < like.dtype.type(slope) <= 1.0
 
 
 class Hardtanh(Function):

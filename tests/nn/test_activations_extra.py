@@ -120,3 +120,28 @@ def test_module_bad_arguments():
         nn.ELU(1.0, False, 3)
     with pytest.raises(TypeError, match="unexpected or repeated keyword argument 'beta'"):
         nn.ELU(beta=1.0)
+
+
+def special_values(dtype, n=1000):
+    x = RNG.standard_normal(n).astype(dtype) * 4
+    tiny = np.finfo(dtype).smallest_subnormal
+    x[:10] = [-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, tiny, -tiny, 30.0, -120.0]
+    g = RNG.standard_normal(n).astype(dtype)
+    g[::7], g[1::7] = np.nan, np.inf
+    return x, g
+
+
+@pytest.mark.parametrize("slope", [0.01, 0.2, 1.0, 1e-50, 0.0, -0.5, 1.5])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_leaky_relu_bits_at_every_slope_match_torch(torch, slope, dtype):
+    # 0 < slope <= 1 (1e-50: 0 in float32) takes a max, not a where: PyTorch's bits, NaN, infinities and -0.0
+    # included, and its gradient (g, or g slope, also for NaN and infinite g)
+    x, g = special_values(dtype)
+    a, t = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = F.leaky_relu(a, slope), torch.nn.functional.leaky_relu(t, slope)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    assert y.grad_fn.name() == ty.grad_fn.name() and y.dtype == a.dtype and a.grad.dtype == a.dtype
+    assert np.array_equal(y.array.view(np.uint8), ty.detach().numpy().view(np.uint8))
+    assert np.array_equal(a.grad.array, t.grad.numpy(), equal_nan=True)
+    assert np.array_equal(y.array, np.where(x > 0, x, x * dtype(slope)), equal_nan=True)
