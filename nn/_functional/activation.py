@@ -324,8 +324,13 @@ def _floating(t, name):
         raise NotImplementedError(f'"{name}" not implemented for {t.dtype}: pass a floating point tensor')
 
 
-def _softplus_array(z):  # log(1 + e^z) without overflow
-    return xp_of(z).logaddexp(0.0, z).astype(z.dtype, copy=False)
+def _softplus_array(z):
+    """log(1 + e^z) as PyTorch computes it (softplus below its threshold, mish): e^z overflows past 88 in
+    float32, where the result is then inf as PyTorch's. (numpy's logaddexp, which would not overflow, is a
+    scalar loop of C library calls, ~40 times numpy's vectorized exp and log1p.)"""
+    xp = xp_of(z)
+    e = xp.exp(z)
+    return xp.log1p(e, out=e)
 
 
 def _mask(cond, like):  # a constant 0/1 tensor in `like`'s dtype: the slope of a piecewise-linear op
@@ -490,7 +495,10 @@ class Softplus(Function):
         ctx.params = beta, threshold
         xd = x.array
         bx = xd * beta
-        return xp_of(xd).where(bx > threshold, xd, _softplus_array(bx) / beta)
+        y = _softplus_array(bx)
+        if beta != 1.0:
+            y /= beta
+        return xp_of(xd).where(bx > threshold, xd, y)  # (a mask mostly one way: where's branch is predicted)
 
     @staticmethod
     def backward(ctx, g):  # sigmoid(beta x); 1 where beta x > threshold
@@ -504,9 +512,13 @@ class LogSigmoid(Function):
     node_name = "LogSigmoidBackward0"
 
     @staticmethod
-    def forward(ctx, x):  # log sigmoid(x) = -softplus(-x)
+    def forward(ctx, x):  # log sigmoid(x) = -softplus(-x) = min(x, 0) - log(1 + e^-|x|) (no overflow), PyTorch's form
         ctx.save(self=x)
-        return -_softplus_array(-x.array)
+        xd = x.array
+        xp = xp_of(xd)
+        e = xp.exp(-xp.abs(xd))
+        xp.log1p(e, out=e)
+        return xp.subtract(xp.minimum(xd, 0.0), e, out=e)
 
     @staticmethod
     def backward(ctx, g):  # sigmoid(-x)

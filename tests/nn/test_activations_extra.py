@@ -145,3 +145,29 @@ def test_leaky_relu_bits_at_every_slope_match_torch(torch, slope, dtype):
     assert np.array_equal(y.array.view(np.uint8), ty.detach().numpy().view(np.uint8))
     assert np.array_equal(a.grad.array, t.grad.numpy(), equal_nan=True)
     assert np.array_equal(y.array, np.where(x > 0, x, x * dtype(slope)), equal_nan=True)
+
+
+@pytest.mark.parametrize("name,kw", [("softplus", {}), ("softplus", {"beta": 2.0, "threshold": 3.0}),
+                                     ("softplus", {"beta": 0.5, "threshold": 100.0}), ("logsigmoid", {}), ("mish", {})])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softplus_forms_at_special_values_match_torch(torch, name, kw, dtype):
+    # PyTorch's forms, log(1 + e^z) on numpy's vectorized exp and log1p: a few ulp from PyTorch's values (no
+    # branch of its own: where e^z overflows, past a threshold of 100, PyTorch's inf too), the same infinities,
+    # NaNs and signs; gradients and nodes as PyTorch's
+    x, g = special_values(dtype, 4000)
+    x[10:20] = [20.0, 20.5, 3.0, 1.5, 6.0, 89.0, 178.0, 200.0, -89.0, -746.0]
+    a, t = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = getattr(F, name)(a, **kw), getattr(torch.nn.functional, name)(t, **kw)
+    g[np.isnan(x) | np.isinf(x)] = 1.0  # (PyTorch's backward at infinite x is not a gradient to compare)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    ours, theirs = y.array, ty.detach().numpy()
+    assert y.grad_fn.name() == ty.grad_fn.name() and y.dtype == a.dtype and a.grad.dtype == a.dtype
+    nan = np.isnan(theirs)
+    assert np.array_equal(np.isnan(ours), nan) and np.array_equal(np.signbit(ours[~nan]), np.signbit(theirs[~nan]))
+    finite = np.isfinite(theirs)
+    assert np.array_equal(ours[~finite], theirs[~finite], equal_nan=True)
+    assert np.all(np.abs(ours[finite] - theirs[finite]) <= 4 * np.spacing(np.abs(theirs[finite]).astype(dtype)))
+    fin = np.isfinite(x) & ~np.isnan(t.grad.numpy())  # (past 88 in float32 PyTorch's backward is inf / inf)
+    np.testing.assert_allclose(a.grad.array[fin], t.grad.numpy()[fin], rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-5 if dtype == np.float32 else 1e-12)
