@@ -391,8 +391,18 @@ class Elu(Function):
         ctx.params = alpha, scale, input_scale
         xd = x.array
         xp = xp_of(xd)
-        neg = xp.expm1(xp.minimum(xd, 0.0) * input_scale) * alpha
-        return xp.where(xd > 0, xd, neg) * scale
+        # alpha (e^(input_scale min(x, 0)) - 1) - min(-x, 0): each term is 0 where the other counts, so no where
+        # (with random signs a branch per element in numpy); on a tie numpy's minimum gives its second operand,
+        # so x = -0.0 gives -0.0, as PyTorch's
+        y = xp.minimum(0.0, xd)
+        if input_scale != 1.0:
+            y *= input_scale
+        xp.expm1(y, out=y)
+        y *= alpha
+        y -= xp.minimum(-xd, 0.0)
+        if scale != 1.0:
+            y *= scale
+        return y
 
     @staticmethod
     def backward(ctx, g):  # elu' = scale (1 if x > 0 else alpha input_scale e^(input_scale x))

@@ -171,3 +171,25 @@ def test_softplus_forms_at_special_values_match_torch(torch, name, kw, dtype):
     fin = np.isfinite(x) & ~np.isnan(t.grad.numpy())  # (past 88 in float32 PyTorch's backward is inf / inf)
     np.testing.assert_allclose(a.grad.array[fin], t.grad.numpy()[fin], rtol=1e-5 if dtype == np.float32 else 1e-12,
                                atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("name,kw", [("elu", {}), ("elu", {"alpha": 0.3}), ("selu", {}), ("celu", {"alpha": 2.5})])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_elu_forms_at_special_values_match_torch(torch, name, kw, dtype):
+    # the sum of two terms, each 0 where the other counts (no where): PyTorch's signs (elu(-0.0) is -0.0),
+    # infinities and NaNs, values within a few ulp (the expm1's), gradients as PyTorch's
+    x, g = special_values(dtype, 4000)
+    a, t = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = getattr(F, name)(a, **kw), getattr(torch.nn.functional, name)(t, **kw)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    ours, theirs = y.array, ty.detach().numpy()
+    assert y.grad_fn.name() == ty.grad_fn.name() and y.dtype == a.dtype and a.grad.dtype == a.dtype
+    nan = np.isnan(theirs)
+    assert np.array_equal(np.isnan(ours), nan) and np.array_equal(np.signbit(ours[~nan]), np.signbit(theirs[~nan]))
+    finite = np.isfinite(theirs)
+    assert np.array_equal(ours[~finite], theirs[~finite], equal_nan=True)
+    assert np.all(np.abs(ours[finite] - theirs[finite]) <= 4 * np.spacing(np.abs(theirs[finite]).astype(dtype)))
+    fin = np.isfinite(x) & np.isfinite(g)
+    np.testing.assert_allclose(a.grad.array[fin], t.grad.numpy()[fin], rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-30)
