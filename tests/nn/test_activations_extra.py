@@ -120,3 +120,76 @@ def test_module_bad_arguments():
         nn.ELU(1.0, False, 3)
     with pytest.raises(TypeError, match="unexpected or repeated keyword argument 'beta'"):
         nn.ELU(beta=1.0)
+
+
+def special_values(dtype, n=1000):
+    x = RNG.standard_normal(n).astype(dtype) * 4
+    tiny = np.finfo(dtype).smallest_subnormal
+    x[:10] = [-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, tiny, -tiny, 30.0, -120.0]
+    g = RNG.standard_normal(n).astype(dtype)
+    g[::7], g[1::7] = np.nan, np.inf
+    return x, g
+
+
+@pytest.mark.parametrize("slope", [0.01, 0.2, 1.0, 1e-50, 0.0, -0.5, 1.5])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_leaky_relu_bits_at_every_slope_match_torch(torch, slope, dtype):
+    # 0 < slope <= 1 (1e-50: 0 in float32) takes a max, not a where: PyTorch's bits, NaN, infinities and -0.0
+    # included, and its gradient (g, or g slope, also for NaN and infinite g)
+    x, g = special_values(dtype)
+    a, t = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = F.leaky_relu(a, slope), torch.nn.functional.leaky_relu(t, slope)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    assert y.grad_fn.name() == ty.grad_fn.name() and y.dtype == a.dtype and a.grad.dtype == a.dtype
+    assert np.array_equal(y.array.view(np.uint8), ty.detach().numpy().view(np.uint8))
+    assert np.array_equal(a.grad.array, t.grad.numpy(), equal_nan=True)
+    assert np.array_equal(y.array, np.where(x > 0, x, x * dtype(slope)), equal_nan=True)
+
+
+@pytest.mark.parametrize("name,kw", [("softplus", {}), ("softplus", {"beta": 2.0, "threshold": 3.0}),
+                                     ("softplus", {"beta": 0.5, "threshold": 100.0}), ("logsigmoid", {}), ("mish", {})])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softplus_forms_at_special_values_match_torch(torch, name, kw, dtype):
+    # PyTorch's forms, log(1 + e^z) on numpy's vectorized exp and log1p: a few ulp from PyTorch's values (no
+    # branch of its own: where e^z overflows, past a threshold of 100, PyTorch's inf too), the same infinities,
+    # NaNs and signs; gradients and nodes as PyTorch's
+    x, g = special_values(dtype, 4000)
+    x[10:20] = [20.0, 20.5, 3.0, 1.5, 6.0, 89.0, 178.0, 200.0, -89.0, -746.0]
+    a, t = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = getattr(F, name)(a, **kw), getattr(torch.nn.functional, name)(t, **kw)
+    g[np.isnan(x) | np.isinf(x)] = 1.0  # (PyTorch's backward at infinite x is not a gradient to compare)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    ours, theirs = y.array, ty.detach().numpy()
+    assert y.grad_fn.name() == ty.grad_fn.name() and y.dtype == a.dtype and a.grad.dtype == a.dtype
+    nan = np.isnan(theirs)
+    assert np.array_equal(np.isnan(ours), nan) and np.array_equal(np.signbit(ours[~nan]), np.signbit(theirs[~nan]))
+    finite = np.isfinite(theirs)
+    assert np.array_equal(ours[~finite], theirs[~finite], equal_nan=True)
+    assert np.all(np.abs(ours[finite] - theirs[finite]) <= 4 * np.spacing(np.abs(theirs[finite]).astype(dtype)))
+    fin = np.isfinite(x) & ~np.isnan(t.grad.numpy())  # (past 88 in float32 PyTorch's backward is inf / inf)
+    np.testing.assert_allclose(a.grad.array[fin], t.grad.numpy()[fin], rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("name,kw", [("elu", {}), ("elu", {"alpha": 0.3}), ("selu", {}), ("celu", {"alpha": 2.5})])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_elu_forms_at_special_values_match_torch(torch, name, kw, dtype):
+    # the sum of two terms, each 0 where the other counts (no where): PyTorch's signs (elu(-0.0) is -0.0),
+    # infinities and NaNs, values within a few ulp (the expm1's), gradients as PyTorch's
+    x, g = special_values(dtype, 4000)
+    a, t = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = getattr(F, name)(a, **kw), getattr(torch.nn.functional, name)(t, **kw)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    ours, theirs = y.array, ty.detach().numpy()
+    assert y.grad_fn.name() == ty.grad_fn.name() and y.dtype == a.dtype and a.grad.dtype == a.dtype
+    nan = np.isnan(theirs)
+    assert np.array_equal(np.isnan(ours), nan) and np.array_equal(np.signbit(ours[~nan]), np.signbit(theirs[~nan]))
+    finite = np.isfinite(theirs)
+    assert np.array_equal(ours[~finite], theirs[~finite], equal_nan=True)
+    assert np.all(np.abs(ours[finite] - theirs[finite]) <= 4 * np.spacing(np.abs(theirs[finite]).astype(dtype)))
+    fin = np.isfinite(x) & np.isfinite(g)
+    np.testing.assert_allclose(a.grad.array[fin], t.grad.numpy()[fin], rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-30)
