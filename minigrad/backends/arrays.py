@@ -20,6 +20,27 @@ def xp_of(a):
     return np if type(a) is np.ndarray else array_module(a)
 
 
+def pick(keep, a, b=None):
+    """`a` where `keep`, else `b` (else +0.0 when b is None), exactly: each element is one of the two, so an
+    inf or NaN not picked never shows (unlike a product with a 0/1 mask, where inf 0 is NaN). On numpy a
+    select on the bits, b ^ ((a ^ b) & m) with m all ones where keep: a few vectorized passes, where numpy's
+    where with a mask of random signs is a branch per element (~20 times slower)."""
+    xp = xp_of(a)
+    if xp is not np:
+        return xp.where(keep, a, a.dtype.type(0) if b is None else b)
+    ints = np.dtype(f"i{a.dtype.itemsize}")
+    shape = np.broadcast_shapes(np.shape(keep), np.shape(a), np.shape(b))
+    m = np.empty(shape, ints)  # the one new array: the result is built in it
+    np.negative(keep, out=m, dtype=ints)  # True -> all ones
+    if b is None:
+        m &= a.view(ints)
+        return m.view(a.dtype)
+    bi = b.view(ints)
+    m &= a.view(ints) ^ bi
+    m ^= bi
+    return m.view(a.dtype)
+
+
 def for_blocks(n, kernel, block, xp=np):
     """Call kernel(lo, hi) over [0, n) in ranges of `block` items on numpy, once on cupy."""
     if n <= 0:

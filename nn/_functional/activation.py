@@ -11,6 +11,7 @@ import numpy as np
 
 from minigrad import backends
 from minigrad.ops import elementwise, reduction
+from minigrad.backends.arrays import pick
 from minigrad.ops.special_array import ERF32_ALPHA, ERF32_BETA, erf
 
 from . import reference
@@ -315,8 +316,10 @@ def _rows_of(fn, input, dim):  # fn(input, dim), a 0-d input as one element
     return fn(input, dim)
 
 
-# ---- more activations (silu ... softmin): forward on arrays, backward in Tensor ops of the saved input,
-# so create_graph=True differentiates them again (piecewise-linear ones multiply by a constant mask)
+# ---- more activations (silu ... softmin): forward on arrays; backward on arrays too, unless create_graph=True
+# asks for its graph (grad mode on during backward): then in Tensor ops of the saved input, differentiated again.
+# A piecewise op picks its pieces (`pick`, `where`), never multiplies by a 0/1 mask: an inf or NaN gradient
+# where a piece has slope 0 gives 0 there, as PyTorch's
 def _floating(t, name):
     """PyTorch's refusal of integer input to a smooth activation (NotImplementedError naming the dtype)."""
     check_tensor(t, "input", name)
@@ -333,8 +336,8 @@ def _softplus_array(z):
     return xp.log1p(e, out=e)
 
 
-def _mask(cond, like):  # a constant 0/1 tensor in `like`'s dtype: the slope of a piecewise-linear op
-    return Tensor(cond.astype(like.dtype))
+def _recording():  # whether backward runs under create_graph=True, whose result must be a graph
+    return _mg().is_grad_enabled()
 
 
 def _mg():  # minigrad's Tensor ops (imported late: nn imports minigrad, this keeps module loading flat)
@@ -377,6 +380,17 @@ class Mish(Function):
     @staticmethod
     def backward(ctx, g):  # mish' = t + x (1 - t^2) sigmoid(x),  t = tanh(softplus(x))
         x = ctx._saved_self
+        if not _recording():
+            xd = x.array
+            xp = xp_of(xd)
+            t = xp.tanh(_softplus_array(xd))
+            d = t * t
+            xp.subtract(1.0, d, out=d)
+            d *= xd
+            d *= _sigmoid_array(xd)
+            d += t
+            d *= g.array
+            return Tensor(d)
         mg = _mg()
         t = mg.tanh(Softplus.apply(x, 1.0, 20.0))
         return g * (t + x * (1.0 - t * t) * mg.sigmoid(x))
@@ -405,12 +419,24 @@ class Elu(Function):
         return y
 
     @staticmethod
-    def backward(ctx, g):  # elu' = scale (1 if x > 0 else alpha input_scale e^(input_scale x))
+    def backward(ctx, g):  # elu' = scale alpha input_scale e^(input_scale x) where x <= 0, else scale (NaN x too)
         x = ctx._saved_self
         alpha, scale, input_scale = ctx.params
-        pos = _mask(x.array > 0, x.array)
-        neg = _mg().exp(x.clamp(max=0.0) * input_scale) * (alpha * input_scale)
-        return g * ((pos + (1.0 - pos) * neg) * scale), None, None, None
+        xd = x.array
+        neg = xd <= 0
+        if not _recording():
+            e = xp_of(xd).minimum(xd, 0.0)
+            if input_scale != 1.0:
+                e *= input_scale
+            xp_of(xd).exp(e, out=e)
+            e *= alpha * input_scale
+            e *= g.array
+            gx = pick(neg, e, g.array)
+            if scale != 1.0:
+                gx *= scale
+            return Tensor(gx), None, None, None
+        e = _mg().exp(x.clamp(max=0.0) * input_scale) * (alpha * input_scale * scale)
+        return _mg().where(Tensor(neg), g * e, g * scale), None, None, None
 
 
 class Celu(Elu):
@@ -442,6 +468,13 @@ class LeakyRelu(Function):
         return g * Tensor(xp.where(xd > 0, 1.0, ctx.slope).astype(xd.dtype)), None
 
 
+def _pick(keep, g):
+    """g where the array `keep` holds, else 0: on the arrays, or recorded under create_graph."""
+    if _recording():
+        return _mg().where(Tensor(keep), g, 0.0)
+    return Tensor(pick(keep, g.array))
+
+
 def _between_0_and_1(slope, like):
     """Whether 0 < slope <= 1 in `like`'s dtype, where a leaky relu's select is a max: numpy's where with
     a mask that is not all one way is a branch per element, ~20 times a max's time on random signs (a
@@ -459,10 +492,13 @@ class Hardtanh(Function):
         return xp_of(x.array).clip(x.array, lo, hi)
 
     @staticmethod
-    def backward(ctx, g):  # 1 strictly inside (lo, hi), else 0
+    def backward(ctx, g):  # g, but 0 where x <= lo or x >= hi (a NaN x passes g, as PyTorch's)
         xd = ctx._saved_self.array
         lo, hi = ctx.bounds
-        return g * _mask((xd > lo) & (xd < hi), xd), None, None
+        keep = xd <= lo
+        keep |= xd >= hi
+        xp_of(xd).logical_not(keep, out=keep)
+        return _pick(keep, g), None, None
 
 
 class Hardswish(Function):
@@ -475,11 +511,24 @@ class Hardswish(Function):
         return xd * xp_of(xd).clip(xd + 3.0, 0.0, 6.0) / 6.0
 
     @staticmethod
-    def backward(ctx, g):  # 0 up to -3, x/3 + 1/2 strictly inside (-3, 3), 1 from 3 (PyTorch's ends)
+    def backward(ctx, g):  # 0 up to -3, g (x/3 + 1/2) strictly inside (-3, 3), g from 3 and at NaN (PyTorch's ends)
         x = ctx._saved_self
-        mid = _mask((x.array > -3.0) & (x.array < 3.0), x.array)
-        high = _mask(x.array >= 3.0, x.array)
-        return g * (mid * (x / 3.0 + 0.5) + high)
+        xd = x.array
+        below = xd < 3.0
+        mid = xd > -3.0
+        mid &= below
+        high = xp_of(xd).logical_not(below, out=below)
+        if not _recording():
+            ga = g.array
+            inner = xd / 3.0
+            inner += 0.5
+            inner *= ga
+            gx = pick(mid, inner)
+            del inner  # (its memory for the next pick's: one fewer array alive, no fresh pages)
+            ints = gx.view(f"i{gx.itemsize}")
+            ints |= pick(high, ga).view(ints.dtype)  # the pieces are disjoint: each element is +0.0 in one of them
+            return Tensor(gx)
+        return _mg().where(Tensor(mid), g * (x / 3.0 + 0.5), _pick(high, g))
 
 
 class Hardsigmoid(Function):
@@ -491,9 +540,11 @@ class Hardsigmoid(Function):
         return xp_of(x.array).clip(x.array + 3.0, 0.0, 6.0) / 6.0
 
     @staticmethod
-    def backward(ctx, g):  # 1/6 strictly inside (-3, 3)
+    def backward(ctx, g):  # g/6 strictly inside (-3, 3), else 0
         xd = ctx._saved_self.array
-        return g * (_mask((xd > -3.0) & (xd < 3.0), xd) / 6.0)
+        keep = xd > -3.0
+        keep &= xd < 3.0
+        return _pick(keep, g) * (1.0 / 6.0)
 
 
 class Softplus(Function):
@@ -511,11 +562,16 @@ class Softplus(Function):
         return xp_of(xd).where(bx > threshold, xd, y)  # (a mask mostly one way: where's branch is predicted)
 
     @staticmethod
-    def backward(ctx, g):  # sigmoid(beta x); 1 where beta x > threshold
+    def backward(ctx, g):  # g sigmoid(beta x); g where beta x > threshold
         x = ctx._saved_self
         beta, threshold = ctx.params
-        lin = _mask(x.array * beta > threshold, x.array)
-        return g * (lin + (1.0 - lin) * _mg().sigmoid(x * beta)), None, None
+        bx = x.array * beta
+        lin = bx > threshold
+        if not _recording():
+            s = _sigmoid_array(bx)
+            s *= g.array
+            return Tensor(pick(lin, g.array, s)), None, None
+        return _mg().where(Tensor(lin), g, g * _mg().sigmoid(x * beta)), None, None
 
 
 class LogSigmoid(Function):
@@ -532,6 +588,10 @@ class LogSigmoid(Function):
 
     @staticmethod
     def backward(ctx, g):  # sigmoid(-x)
+        if not _recording():
+            s = _sigmoid_array(-ctx._saved_self.array)
+            s *= g.array
+            return Tensor(s)
         return g * _mg().sigmoid(-ctx._saved_self)
 
 
