@@ -381,6 +381,11 @@ def getitem(self, index):
     if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu" and index.array.dtype != np.uint8:
         # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
+    if type(index) is Tensor and not index.array.ndim and index.array.dtype.kind in "iu" \
+            and index.array.dtype != np.uint8 and recording.hook.recorder is None:
+        # `dC[ix]` with ix one element of an id tensor: PyTorch selects with its int, as the general path below
+        # does after converting it (a capture keeps that path, where the index stays a tensor until its step)
+        index = builtins.int(index.array)
     if type(index) is slice and (type(index.start) is Tensor or type(index.stop) is Tensor):
         # `data[i:i + block_size]` with i from a tensor: the bounds' ints (their __index__, its errors), as every
         # path below would read them
@@ -396,6 +401,8 @@ def getitem(self, index):
                 return _view_of(self, a[index] if a.ndim > 1 else a[index, ...])  # (1-D: a 0-d view, not a copy)
         elif type(index) is slice and a.ndim and _plain_slice(index) or type(index) is tuple and _slices_only(index, a.ndim):
             return _view_of(self, a[index])
+        elif type(index) is tuple and _ints_in_range(index, a.shape):  # `Xb[k, j]`, `x[:, t]`
+            return _view_of(self, a[index + (Ellipsis,)])  # (the Ellipsis: a 0-d view where numpy gives a scalar)
     shape = self.array.shape
     steps = _slice_steps(index, shape)
     if steps is not None:  # `x[:T]`, `y[:, -1:]`: plain slices, that the conversion below would take as they are

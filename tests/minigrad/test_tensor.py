@@ -613,6 +613,43 @@ def test_slice_bounds_from_tensors_are_their_ints_as_torchs(torch, monkeypatch):
         assert w.grad.tolist() == [0.0, 2.0, 0.0, 2.0, 0.0, 0.0]
 
 
+def test_int_tuples_and_0d_int_tensor_indices_recording_nothing_are_views_as_torchs(torch, monkeypatch):
+    # `Xb[k, j]`, `x[:, t]`, and `dC[ix]` with ix a 0-d id tensor (makemore's hand-written backward): with nothing
+    # to record the view alone (no Function applied), PyTorch's values, shape, base and version; recorded, a
+    # SelectBackward0 per int; a 0-d integer tensor is its int there too, its errors the int's
+    from minigrad.ops import indexing
+
+    def refused(*args):
+        raise AssertionError("a Function was applied")
+
+    data = np.arange(24.0).reshape(2, 4, 3)
+    for lib in (mg, torch):
+        for index in ((1, 0), (1, slice(None), 2), (-1, -2, 0), (slice(None), 3), (lib.tensor(1),),
+                      (lib.tensor(-2, dtype=lib.int32),)):
+            t = lib.tensor(data)
+            i = index[0] if len(index) == 1 else index
+            with monkeypatch.context() as m:
+                if lib is mg:
+                    m.setattr(indexing.Select, "apply", refused)
+                view = t[i]
+            assert np.array_equal(view.numpy(), data[tuple(int(k) if hasattr(k, "shape") else k for k in index)])
+            assert view.grad_fn is None and view._base is t
+            view.add_(100)
+            assert t.numpy().sum() == data.sum() + 100 * view.numel() and t._version == view._version == 1
+            w = lib.tensor(data, requires_grad=True)
+            y = w[i]
+            assert y.grad_fn.name() == "SelectBackward0"
+            (y * 2).sum().backward()
+            assert w.grad.sum().item() == 2 * y.numel()
+        t = lib.tensor(data)
+        for bad, error, text in ((lib.tensor(2), IndexError, "index 2 is out of bounds for dimension 0 with size 2"),
+                                 (lib.tensor(-3), IndexError, "index -3 is out of bounds for dimension 0 with size 2"),
+                                 (lib.tensor(1.0), IndexError, "tensors used as indices must be long, int, byte or bool")):
+            with pytest.raises(error, match=text):
+                t[bad]
+        assert tuple(t[lib.tensor(True)].shape) == (1, 2, 4, 3) and tuple(t[lib.tensor(False)].shape) == (0, 2, 4, 3)
+
+
 @pytest.mark.parametrize("index", [np.s_[0:1], np.s_[1], np.s_[..., 1:]], ids=["slice", "int", "ellipsis"])
 def test_indexing_a_view_whose_base_was_since_written_from_a_gradient_records_that_write(torch, index):
     # a view taken before its base was written in place by an op to differentiate: an index of it records
