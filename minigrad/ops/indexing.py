@@ -326,7 +326,16 @@ class IndexPutAdd(Function):
 
 
 def _add_at(xp, out, index, values):
-    """out[index] += values, summing repeated indices."""
+    """out[index] += values, summing repeated indices. An integer array for each dim of a C-contiguous numpy
+    `out` (scatter_add's index and its grids, `x[rows, ids]`'s backward), each in range, is one flat index of
+    the same elements in the same order: np.add.at runs its fast loop for a 1-D index only."""
+    if xp is np and type(index) is tuple and len(index) == out.ndim > 1 and out.flags.c_contiguous and builtins.all(
+            _integer_array(i) and not some_id_outside(i, n) for i, n in zip(index, out.shape)):
+        flat = 0
+        for i, stride in zip(index, out.strides):
+            flat = flat + i.astype(np.intp, copy=False) * (stride // out.itemsize)
+        np.add.at(out.reshape(-1), flat.reshape(-1), np.broadcast_to(values, flat.shape).reshape(-1))
+        return
     xp.add.at(out, index, values)
 
 

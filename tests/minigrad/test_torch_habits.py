@@ -2,6 +2,7 @@
 reductions, gather with a small index, sign's node, list indexing, integer bitwise ops,
 integer linspace, rounding division, mixed-dtype products and type promotion."""
 import re
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -254,6 +255,52 @@ def test_scatter_src_larger_than_index_forward(torch):
     res = [L.scatter(L.tensor(np.arange(12.0).reshape(3, 4)), 1, L.tensor([[0], [3]]), L.ones(3, 2, dtype=L.float64))
            .numpy() for L in (mg, torch)]
     np.testing.assert_array_equal(*res)
+
+
+def test_scatter_add_and_index_backward_sum_repeats_in_order_as_the_general_add_at_and_torch(torch):
+    # scatter_add(_)'s index and `x[rows, ids]`'s backward add through one flat index (numpy's fast add.at loop):
+    # the same elements in the same order as numpy's add.at on the tuple index, so its bits, and PyTorch's values;
+    # scatter_add_ adds into self's own array (no copy written back), its version bumped, its errors PyTorch's
+    rng = np.random.default_rng(0)
+    base, src = rng.standard_normal((4, 50)).astype(np.float32), rng.standard_normal((4, 30)).astype(np.float32)
+    ids = rng.integers(0, 50, (4, 30))  # (repeats in each row)
+    rows = np.arange(4)[:, None]
+    want = base.copy()
+    np.add.at(want, (rows, ids), src)
+    for L in (mg, torch):
+        x = L.tensor(base)
+        array = x.numpy() if L is mg else None
+        y = x.scatter_add(1, L.tensor(ids), L.tensor(src))
+        x.scatter_add_(1, L.tensor(ids), L.tensor(src))
+        assert x._version == 1 and np.array_equal(y.numpy(), x.numpy())
+        if L is mg:
+            assert np.array_equal(x.numpy(), want) and x.numpy() is array  # bit for bit, in place
+        else:
+            np.testing.assert_allclose(x.numpy(), want, rtol=1e-6, atol=1e-6)
+        w = L.tensor(base, requires_grad=True)
+        g = L.tensor(src)
+        w[L.tensor(rows), L.tensor(ids)].backward(g)
+        grad = np.zeros_like(base)
+        np.add.at(grad, (rows, ids), src)
+        if L is mg:
+            assert np.array_equal(w.grad.numpy(), grad)
+        else:
+            np.testing.assert_allclose(w.grad.numpy(), grad, rtol=1e-6, atol=1e-6)
+        for bad_ids, text in ((ids + 50, "index [0-9]+ is out of bounds for dimension 1 with size 50"),
+                              (ids - 50, "index -[0-9]+ is out of bounds for dimension 1 with size 50")):
+            t = L.tensor(base)
+            with pytest.raises(RuntimeError, match=text):
+                t.scatter_add_(1, L.tensor(bad_ids), L.tensor(src))
+            assert t._version == 0 and np.array_equal(t.numpy(), base)
+        with pytest.raises(RuntimeError, match="scatter\\(\\): Expected self.dtype to be equal to src.dtype"):
+            L.tensor(base).scatter_add_(1, L.tensor(ids), L.tensor(src, dtype=L.float64))
+    x, ids, ones = mg.zeros(64, 5000), mg.tensor(rng.integers(0, 5000, (64, 40))), mg.ones(64, 40)
+    x.scatter_add_(1, ids, ones)
+    tracemalloc.start()
+    x.scatter_add_(1, ids, ones)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < x.numpy().nbytes // 4 and x.sum().item() == 2 * 64 * 40  # no copy of x made
 
 
 def test_dtype_helpers_like_torch(torch):
