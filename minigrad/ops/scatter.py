@@ -350,9 +350,10 @@ def _record(op, self, others, args, kwargs, out_of_place):
     return recorder.on_inplace(op, self, args, kwargs)
 
 
-def make_inplace(fn, name):
+def make_inplace(fn, name, into=None):
     """`t.name_(...)`: the out-of-place op `fn`, written back into t (PyTorch's checks: the result
-    must keep t's shape and be castable to t's dtype)."""
+    must keep t's shape and be castable to t's dtype); with nothing to record, `into(arr, ...)` where it
+    writes the result into t's array itself (it returns False where not)."""
     from .inplace import apply_inplace
 
     def check(self, out):
@@ -365,6 +366,8 @@ def make_inplace(fn, name):
 
     def raw(self, args, kwargs):
         def write(arr):
+            if into is not None and into(arr, *args, **kwargs):
+                return
             out = fn(Tensor(arr), *args, **kwargs)
             check(self, out)
             arr[...] = out.array

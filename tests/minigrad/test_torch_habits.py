@@ -303,6 +303,36 @@ def test_scatter_add_and_index_backward_sum_repeats_in_order_as_the_general_add_
     assert peak < x.numpy().nbytes // 4 and x.sum().item() == 2 * 64 * 40  # no copy of x made
 
 
+def test_index_put_accumulating_adds_into_self_in_order_as_torch(torch):
+    # index_put_((rows, ids), v, accumulate=True), a bag of words' counts: each value added to self's own entry
+    # in turn (PyTorch's in-place order), with no copy of self; negative ids and a bad index take the general path
+    rng = np.random.default_rng(1)
+    base, values = rng.standard_normal((4, 50)).astype(np.float32), rng.standard_normal((4, 30)).astype(np.float32)
+    ids = rng.integers(-50, 50, (4, 30))
+    rows = np.arange(4)[:, None]
+    for ids_ in (np.abs(ids), ids):  # (in range: the new path; with negative ids: the general one)
+        sequential = base.copy()
+        np.add.at(sequential, (rows, ids_), values)
+        got = []
+        for L in (mg, torch):
+            x = L.tensor(base)
+            out = x.index_put_((L.arange(4).unsqueeze(1).expand(4, 30), L.tensor(ids_)), L.tensor(values),
+                               accumulate=True)
+            assert out is x and x._version == 1 and x.dtype == L.float32
+            got.append(x.numpy())
+        np.testing.assert_allclose(got[0], got[1], rtol=1e-6, atol=1e-6)
+        if ids_ is not ids:
+            assert np.array_equal(got[0], sequential) and np.array_equal(got[1], sequential)
+    x, ids, ones = mg.zeros(64, 5000), mg.tensor(rng.integers(0, 5000, (64, 40))), mg.ones(64, 40)
+    index = (mg.arange(64).unsqueeze(1).expand(64, 40), ids)
+    x.index_put_(index, ones, accumulate=True)
+    tracemalloc.start()
+    x.index_put_(index, ones, accumulate=True)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < x.numpy().nbytes // 4 and x.sum().item() == 2 * 64 * 40  # no copy of x made
+
+
 def test_dtype_helpers_like_torch(torch):
     for name in ("float16", "float32", "float64"):
         assert mg.finfo(getattr(mg, name)).eps == torch.finfo(getattr(torch, name)).eps
