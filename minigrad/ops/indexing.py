@@ -380,6 +380,15 @@ def _ints_in_range(index, shape):
     return found
 
 
+def as_int(index):
+    """The int of a 0-d integer tensor index (`dC[ix]`, ix one element of an id tensor), with which PyTorch
+    indexes as with that int, as the general path does after converting it; any other index as it is."""
+    a = index.array if type(index) is Tensor else None
+    if a is not None and not a.ndim and a.dtype.kind in "iu" and a.dtype != np.uint8:
+        return builtins.int(a)
+    return index
+
+
 def getitem(self, index):
     """`t[index]`: basic indexing gives a view; integer tensors and masks give a copy.
 
@@ -390,11 +399,8 @@ def getitem(self, index):
     if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu" and index.array.dtype != np.uint8:
         # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
-    if type(index) is Tensor and not index.array.ndim and index.array.dtype.kind in "iu" \
-            and index.array.dtype != np.uint8 and recording.hook.recorder is None:
-        # `dC[ix]` with ix one element of an id tensor: PyTorch selects with its int, as the general path below
-        # does after converting it (a capture keeps that path, where the index stays a tensor until its step)
-        index = builtins.int(index.array)
+    if type(index) is Tensor and recording.hook.recorder is None:  # (a capture keeps the general path below)
+        index = as_int(index)
     if type(index) is slice and (type(index.start) is Tensor or type(index.stop) is Tensor):
         # `data[i:i + block_size]` with i from a tensor: the bounds' ints (their __index__, its errors), as every
         # path below would read them

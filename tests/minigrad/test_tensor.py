@@ -650,6 +650,42 @@ def test_int_tuples_and_0d_int_tensor_indices_recording_nothing_are_views_as_tor
         assert tuple(t[lib.tensor(True)].shape) == (1, 2, 4, 3) and tuple(t[lib.tensor(False)].shape) == (0, 2, 4, 3)
 
 
+def test_writing_a_row_at_an_int_or_0d_tensor_index_recording_nothing_as_torchs(torch, monkeypatch):
+    # `dC[ix] += demb[k, j]` under no_grad (makemore's hand-written embedding gradient): the row written
+    # straight into the array (no in-place machinery), version bumped, PyTorch's values and errors
+    from minigrad.ops import inplace
+
+    def refused(*args):
+        raise AssertionError("the general in-place path ran")
+
+    data, row = np.arange(12.0).reshape(4, 3), np.array([0.5, -1.0, 2.0])
+    for lib in (mg, torch):
+        results = []
+        for index in (2, -1, lib.tensor(1), lib.tensor(3, dtype=lib.int32)):
+            t = lib.tensor(data)
+            view = t[1:]
+            with monkeypatch.context() as m, lib.no_grad():
+                if lib is mg:
+                    m.setattr(inplace, "apply_inplace", refused)
+                t[index] += lib.tensor(row)
+                t[index] = lib.tensor(row) * 2
+            assert t._version == view._version == 3  # (+= writes the row, then its write back; then =)
+            results.append(t.numpy().copy())
+        expected = []
+        for i in (2, -1, 1, 3):
+            d = data.copy()
+            d[i] = row * 2
+            expected.append(d)
+        assert all(np.array_equal(r, e) for r, e in zip(results, expected))
+        t = lib.tensor(data)
+        with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(3\) must match the existing size \(2\)"):
+            t[0] = lib.tensor([1.0, 2.0])
+        with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 0 with size 4"):
+            t[lib.tensor(4)] = lib.tensor(row)
+        t[1] = lib.tensor([7, 8, 9])  # another dtype: cast to self's
+        assert t.dtype == lib.float64 and t[1].tolist() == [7.0, 8.0, 9.0]
+
+
 @pytest.mark.parametrize("index", [np.s_[0:1], np.s_[1], np.s_[..., 1:]], ids=["slice", "int", "ellipsis"])
 def test_indexing_a_view_whose_base_was_since_written_from_a_gradient_records_that_write(torch, index):
     # a view taken before its base was written in place by an op to differentiate: an index of it records
