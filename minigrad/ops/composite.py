@@ -1134,14 +1134,24 @@ def index_put(input, indices, values, accumulate=False):
         out = shape_ops.clone(input)
         out[idx] = values
         return out
-    from .indexing import IndexPutAdd, _convert_index, _ints_first, _take
+    from .indexing import IndexPutAdd, _convert_index, _index_error, _ints_first, _take
 
     xp = array_module(input.array)
     conv, advanced = _convert_index(idx, xp, input.array.shape)
     if advanced:
         conv = _ints_first(conv, input.array.ndim)
-    shape = _take(input.array, conv).shape
+    try:
+        shape = _take(input.array, conv).shape
+    except IndexError as e:
+        raise _index_error(e, input.array.shape) from None
     v = values if isinstance(values, Tensor) else Tensor(xp.asarray(values, dtype=input.array.dtype))
+    try:
+        fits = np.broadcast_shapes(v.array.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:  # (PyTorch's words, as index_put without accumulate says them)
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.array.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(shape)}")
     v = shape_ops.expand(v.to(input.dtype), *shape) if tuple(v.shape) != tuple(shape) else v.to(input.dtype)
     return input + IndexPutAdd.apply(v, input.array.shape, conv, True)
 

@@ -1,6 +1,7 @@
 """The PyTorch habits of issue 16, each against PyTorch itself: numpy-style keywords, 0-d
 reductions, gather with a small index, sign's node, list indexing, integer bitwise ops,
 integer linspace, rounding division, mixed-dtype products and type promotion."""
+import functools
 import re
 import tracemalloc
 import warnings
@@ -323,6 +324,14 @@ def test_index_put_accumulating_adds_into_self_in_order_as_torch(torch):
         np.testing.assert_allclose(got[0], got[1], rtol=1e-6, atol=1e-6)
         if ids_ is not ids:
             assert np.array_equal(got[0], sequential) and np.array_equal(got[1], sequential)
+    for L in (mg, torch):  # the general path's errors, PyTorch's words (numpy's "axis", expand's text before)
+        x, rows_ = L.zeros(4, 5), L.arange(4).unsqueeze(1).expand(4, 3)
+        for put in (x.index_put_, functools.partial(L.index_put, x)):
+            with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 1 with size 5"):
+                put((rows_, L.full((4, 3), 5)), L.ones(4, 3), accumulate=True)
+            with pytest.raises(RuntimeError, match=re.escape("shape mismatch: value tensor of shape [4, 2] cannot be "
+                                                             "broadcast to indexing result of shape [4, 3]")):
+                put((rows_, L.zeros(4, 3, dtype=L.long)), L.ones(4, 2), accumulate=True)
     x, ids, ones = mg.zeros(64, 5000), mg.tensor(rng.integers(0, 5000, (64, 40))), mg.ones(64, 40)
     index = (mg.arange(64).unsqueeze(1).expand(64, 40), ids)
     x.index_put_(index, ones, accumulate=True)
