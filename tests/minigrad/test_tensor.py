@@ -866,6 +866,32 @@ def test_inplace_arithmetic_with_nothing_to_record_is_numpys_and_bumps_the_versi
     assert np.array_equal(leaf.array, [2.0, 2.0, 2.0]) and leaf.grad_fn is None
 
 
+def test_broadcasting_a_keepdim_row_is_checked_dim_by_dim_as_torchs(torch, monkeypatch):
+    # `(h - h.mean(0, keepdim=True)) * gain`, a (1, n) row against (m, n): shapes checked dim by dim, without
+    # the general broadcast_shapes (1.8 us an op); pairs that do not broadcast still get PyTorch's error from it
+    from minigrad.ops import _util
+
+    def refused(*shapes):
+        raise AssertionError("the general broadcast_shapes ran")
+
+    rng = np.random.default_rng(0)
+    pairs = [((32, 64), (1, 64)), ((1, 64), (32, 64)), ((4, 1, 3), (5, 3)), ((2, 1), (1, 3)), ((3, 4), (2, 1, 4))]
+    for sa, sb in pairs:
+        a, b = rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb).astype(np.float32)
+        with monkeypatch.context() as m:
+            m.setattr(_util, "broadcast_shapes", refused)
+            got = [(mg.tensor(a) - mg.tensor(b)).numpy(), (mg.tensor(a) * mg.tensor(b)).numpy()]
+        want = [(torch.tensor(a) - torch.tensor(b)).numpy(), (torch.tensor(a) * torch.tensor(b)).numpy()]
+        assert all(g.shape == w.shape and np.array_equal(g, w) for g, w in zip(got, want))
+    for sa, sb in [((32, 64), (2, 64)), ((4, 3), (2, 1, 2)), ((3,), (2, 3, 4))]:
+        texts = []
+        for lib in (mg, torch):
+            with pytest.raises(RuntimeError) as e:
+                lib.ones(sa) - lib.ones(sb)
+            texts.append(str(e.value).split(" (shapes")[0])
+        assert texts[0] == texts[1]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8", "bool"])
 def test_zero_clears_every_layout_as_torch(torch, dtype):
     # zero_ with nothing to record clears a contiguous array's bytes: the values, dtype, version and shared
