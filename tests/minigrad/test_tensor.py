@@ -82,6 +82,33 @@ def test_like_factories():
     assert mg.full_like(x, 3.0).numpy().tolist() == [[3.0] * 3] * 2
 
 
+def test_zeros_and_ones_like_of_a_tensors_own_dtype_as_torchs(torch, monkeypatch):
+    # `zeros_like(p)` (a hand-written gradient's buffer, an optimizer's state): made from p's own array's shape
+    # and dtype, without the general factory's checks; PyTorch's values, dtype, shape, requires_grad and leaf
+    from minigrad import factory
+
+    def refused(*args):
+        raise AssertionError("the general factory ran")
+
+    for data in (np.arange(6.0, dtype=np.float32).reshape(2, 3), np.arange(4), np.array([True, False]),
+                 np.array(2.5), np.zeros((0, 3), np.float64)):
+        for name in ("zeros_like", "ones_like"):
+            made = []
+            for lib in (mg, torch):
+                src = lib.tensor(data)[..., :] if data.ndim else lib.tensor(data)  # (a view too)
+                with monkeypatch.context() as m:
+                    if lib is mg:
+                        m.setattr(factory, "_filled", refused)
+                    plain = getattr(lib, name)(src)
+                    leaf = getattr(lib, name)(lib.tensor(data, dtype=lib.float64), requires_grad=True)
+                assert leaf.requires_grad and leaf.is_leaf and leaf.grad_fn is None and not plain.requires_grad
+                made.append((plain.numpy(), str(plain.dtype).split(".")[-1], tuple(plain.shape), plain._base))
+            (a, da, sa, ba), (b, db, sb, bb) = made
+            assert np.array_equal(a, b) and a.dtype == b.dtype and da == db and sa == sb and ba is None and bb is None
+    x = mg.ones(2, 3)
+    assert mg.zeros_like(x, dtype=mg.int32).dtype == mg.int32 and mg.ones_like(x, device="cpu").dtype == mg.float32
+
+
 def test_random_factories_shapes_and_dtypes():
     assert mg.randn(2, 3).shape == (2, 3) and mg.randn(2, 3).dtype == mg.float32
     assert mg.randn((4,)).shape == (4,)
