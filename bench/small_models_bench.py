@@ -26,7 +26,10 @@ under eval()/train() every tenth step, AdamW; llama_scratch: a Llama-style decod
 as `x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w`, rotary embeddings by chunk/cat, grouped-query
 attention by repeat_interleave, SwiGLU, masked_fill + softmax attention; 2 layers, width 64, 4 heads, block 32,
 batch 16), AdamW and clipping; llama_generate: the same model's generation with SDPA, one token at a time on the
-whole growing context, then through a KV cache grown by torch.cat, top-k sampling; makemore_transformer and
+whole growing context, then through a KV cache grown by torch.cat, top-k sampling; mlp_backprop: makemore's MLP
+with its backward written by hand under no_grad, the embedding's gradient by a Python loop `dC[Xb[k, j]] += demb[k, j]`;
+bow_counts: a bag-of-words classifier on dense counts, torch.zeros(B, V) filled by scatter_add_ and by
+index_put_(accumulate=True), Linear(5000, 128) + ReLU + Linear, SGD with momentum; makemore_transformer and
 makemore_bow: makemore's own Transformer and BoW models as its file writes them, the GELU's tanh formula with
 its `torch.pow(x, 3.0)` written out), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
@@ -70,7 +73,7 @@ KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_c
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
          "text_bag", "bigram_lecture", "gru_scratch", "llama_scratch", "llama_generate",
-         "makemore_transformer", "makemore_bow"]
+         "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -879,6 +882,84 @@ def build_gru_scratch(torch):
     return step
 
 
+def build_mlp_backprop(torch):
+    """makemore's MLP with its backward written by hand, under no_grad (the lecture's exercise): the forward
+    cut into atoms (batch norm by mean/var/`** -0.5`), `dlogits = softmax; dlogits[range(n), Yb] -= 1`, every
+    gradient by `.T` products and `sum(0)`, the embedding's by a Python loop `dC[Xb[k, j]] += demb[k, j]`,
+    the update through `.data`, the loss logged by `.log10().item()`."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(1)
+    vocab, block, emb_dim, hidden, n = 27, 3, 10, 64, 32
+    Xtr = torch.randint(0, vocab, (4000, block), generator=g)
+    Ytr = torch.randint(0, vocab, (4000,), generator=g)
+    C = torch.randn((vocab, emb_dim), generator=g)
+    W1 = torch.randn((block * emb_dim, hidden), generator=g) * (5 / 3) / (block * emb_dim) ** 0.5
+    b1 = torch.randn(hidden, generator=g) * 0.1
+    W2 = torch.randn((hidden, vocab), generator=g) * 0.1
+    b2 = torch.randn(vocab, generator=g) * 0.1
+    gain, shift = torch.randn((1, hidden), generator=g) * 0.1 + 1.0, torch.randn((1, hidden), generator=g) * 0.1
+    params, losses = [C, W1, b1, W2, b2, gain, shift], []
+
+    @torch.no_grad()
+    def step():
+        ix = torch.randint(0, Xtr.shape[0], (n,), generator=g)
+        Xb, Yb = Xtr[ix], Ytr[ix]
+        emb = C[Xb]
+        embcat = emb.view(emb.shape[0], -1)
+        hprebn = embcat @ W1 + b1
+        mean = hprebn.mean(0, keepdim=True)
+        var_inv = (hprebn.var(0, keepdim=True) + 1e-5) ** -0.5
+        bnraw = (hprebn - mean) * var_inv
+        h = torch.tanh(gain * bnraw + shift)
+        logits = h @ W2 + b2
+        loss = F.cross_entropy(logits, Yb)
+        dlogits = F.softmax(logits, 1)
+        dlogits[range(n), Yb] -= 1
+        dlogits /= n
+        dh = dlogits @ W2.T
+        dpre = (1.0 - h ** 2) * dh
+        dhprebn = gain * var_inv / n * (n * dpre - dpre.sum(0) - n / (n - 1) * bnraw * (dpre * bnraw).sum(0))
+        demb = (dhprebn @ W1.T).view(emb.shape)
+        dC = torch.zeros_like(C)
+        for k in range(Xb.shape[0]):
+            for j in range(Xb.shape[1]):
+                dC[Xb[k, j]] += demb[k, j]
+        grads = [dC, embcat.T @ dhprebn, dhprebn.sum(0), h.T @ dlogits, dlogits.sum(0),
+                 (bnraw * dpre).sum(0, keepdim=True), dpre.sum(0, keepdim=True)]
+        for p, grad in zip(params, grads):
+            p.data += -0.1 * grad
+        losses.append(loss.log10().item())
+    return step
+
+
+def build_bow_counts(torch):
+    """A bag-of-words classifier on dense count vectors: each document's title words counted into
+    torch.zeros(B, V) by scatter_add_, its body words by index_put_(accumulate=True), the two summed ->
+    Linear(5000, 128) + ReLU + Linear(128, 5), CrossEntropyLoss, SGD with momentum; 64 documents of 40 + 40
+    words a batch."""
+    nn = torch.nn
+    vocab, batch, words, classes = 5000, 64, 40, 5
+    g = torch.Generator().manual_seed(0)
+    titles = torch.randint(0, vocab, (batch, words), generator=g)
+    bodies = torch.randint(0, vocab, (batch, words), generator=g)
+    labels = torch.randint(0, classes, (batch,), generator=g)
+    rows = torch.arange(batch).unsqueeze(1).expand(batch, words)
+    model = nn.Sequential(nn.Linear(vocab, 128), nn.ReLU(), nn.Linear(128, classes))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    criterion = nn.CrossEntropyLoss()
+
+    def step():
+        title = torch.zeros(batch, vocab)
+        title.scatter_add_(1, titles, torch.ones(batch, words))
+        body = torch.zeros(batch, vocab)
+        body.index_put_((rows, bodies), torch.ones(batch, words), accumulate=True)
+        loss = criterion(model(title + body), labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step
+
+
 def llama_scratch_model(torch, sdpa):
     """A Llama-style decoder written out by hand: RMSNorm as `x * rsqrt(mean(x^2) + eps) * w`, rotary
     embeddings in the cos/sin form (rotate_half by chunk and cat), grouped-query attention by
@@ -1153,6 +1234,10 @@ def build(torch, kind):
         return build_bigram_lecture(torch)
     if kind == "gru_scratch":
         return build_gru_scratch(torch)
+    if kind == "mlp_backprop":
+        return build_mlp_backprop(torch)
+    if kind == "bow_counts":
+        return build_bow_counts(torch)
     if kind == "llama_scratch":
         return build_llama_scratch(torch)
     if kind == "llama_generate":

@@ -404,12 +404,27 @@ def _like(t, dtype, device):
     return (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
 
 
+def _own_array(input, dtype, device):
+    """input's numpy array where a `*_like` takes everything from it (dtype, device, shape) outside a
+    minigrad.compile capture: the usual `zeros_like(p)`, whose shape and dtype need no checks; else None."""
+    a = input.array if type(input) is Tensor else None
+    if type(a) is np.ndarray and dtype is None and device is None and recording.hook.recorder is None:
+        return a
+    return None
+
+
 def zeros_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+    a = _own_array(input, dtype, device)
+    if a is not None:
+        return _make(np.zeros(a.shape, dtype=a.dtype), requires_grad)
     dt, dev = _like(input, dtype, device)
     return zeros(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def ones_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
+    a = _own_array(input, dtype, device)
+    if a is not None:
+        return _make(np.ones(a.shape, dtype=a.dtype), requires_grad)
     dt, dev = _like(input, dtype, device)
     return ones(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 

@@ -39,6 +39,7 @@ from .composite import (  # noqa: F401
     split_with_sizes, sum_to_size, type_as, vdot,
 )
 from .composite import as_strided, diagonal_scatter, select_scatter, slice_scatter  # noqa: F401
+from .composite import index_put_into as _index_put_into
 from .composite import histogram  # noqa: F401
 from .composite import isin  # noqa: F401
 from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F401
@@ -189,7 +190,7 @@ def _bind_methods(Tensor):
                    unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes)
     methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
-                   ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put"))
+                   ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put", _index_put_into))
     methods.update(nextafter_=_make_inplace(nextafter, "nextafter"), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))
     methods.update(repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
                    scatter_reduce_=_scatter_reduce_, index_add_=_index_add_)

@@ -53,9 +53,12 @@ def broadcast_shapes(a, b):
 
 def _check_broadcast(a, b):
     """PyTorch's error (broadcast_shapes') for shapes that do not broadcast; one shape the end of the
-    other (a bias's, a scalar's) is the common case, checked first."""
+    other (a bias's, a scalar's) is the common case, checked first, then dim by dim from the end (each
+    pair equal or one of them 1: `h - h.mean(0, keepdim=True)`, a (1, n) gain)."""
     if a != b and a[len(a) - len(b):] != b and b[len(b) - len(a):] != a:
-        broadcast_shapes(a, b)
+        for m, n in zip(a[::-1], b[::-1]):
+            if m != n and m != 1 and n != 1:
+                broadcast_shapes(a, b)
 
 
 def as_tensor_like(x, ref, dtype):

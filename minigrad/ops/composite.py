@@ -17,7 +17,7 @@ from . import indexing as indexing_ops  # (meshgrid has an argument named indexi
 from . import shape as shape_ops  # (many functions here have a local named shape)
 from ..autograd import recording
 from .array_op import array_op
-from ._util import binary_operands, check_index_entries, normalize_dim, return_type
+from ._util import binary_operands, check_index_entries, normalize_dim, return_type, some_id_outside
 from ._util import broadcast_shapes as _broadcast_pair  # (two shapes; broadcast_shapes below takes many)
 
 # ---- aliases ------------------------------------------------------------------------------------------
@@ -1196,16 +1196,47 @@ def index_put(input, indices, values, accumulate=False):
         out = shape_ops.clone(input)
         out[idx] = values
         return out
-    from .indexing import IndexPutAdd, _convert_index, _ints_first, _take
+    from .indexing import IndexPutAdd, _convert_index, _index_error, _ints_first, _take
 
     xp = array_module(input.array)
     conv, advanced = _convert_index(idx, xp, input.array.shape)
     if advanced:
         conv = _ints_first(conv, input.array.ndim)
-    shape = _take(input.array, conv).shape
+    try:
+        shape = _take(input.array, conv).shape
+    except IndexError as e:
+        raise _index_error(e, input.array.shape) from None
     v = values if isinstance(values, Tensor) else Tensor(xp.asarray(values, dtype=input.array.dtype))
+    try:
+        fits = np.broadcast_shapes(v.array.shape, shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:  # (PyTorch's words, as index_put without accumulate says them)
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.array.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(shape)}")
     v = shape_ops.expand(v.to(input.dtype), *shape) if tuple(v.shape) != tuple(shape) else v.to(input.dtype)
     return input + IndexPutAdd.apply(v, input.array.shape, conv, True)
+
+
+def index_put_into(arr, indices, values, accumulate=False):
+    """index_put_(accumulate=True) adding the values into arr itself, each to its entry in turn (PyTorch's
+    in-place kernel's order), not summed into zeros of arr's shape, added to arr and written back: for an
+    integer array (in range) per dim and values of arr's dtype and of their broadcast shape, apart from
+    arr's memory. False: the general path."""
+    if not accumulate or type(values) is not Tensor or values.array.dtype != arr.dtype or type(arr) is not np.ndarray \
+            or type(indices) not in (tuple, list) or len(indices) != arr.ndim or np.may_share_memory(arr, values.array):
+        return False
+    index = tuple(i.array if type(i) is Tensor else None for i in indices)
+    if not builtins.all(i is not None and i.dtype.kind in "iu" and i.dtype != np.uint8
+                        and not some_id_outside(i, n) for i, n in zip(index, arr.shape)):
+        return False
+    try:
+        if values.array.shape != np.broadcast_shapes(*(i.shape for i in index)):
+            return False
+    except ValueError:  # (the general path's error)
+        return False
+    indexing_ops._add_at(np, arr, index, values.array)
+    return True
 
 
 def select_scatter(input, src, dim, index):

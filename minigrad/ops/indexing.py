@@ -326,7 +326,16 @@ class IndexPutAdd(Function):
 
 
 def _add_at(xp, out, index, values):
-    """out[index] += values, summing repeated indices."""
+    """out[index] += values, summing repeated indices. An integer array for each dim of a C-contiguous numpy
+    `out` (scatter_add's index and its grids, `x[rows, ids]`'s backward), each in range, is one flat index of
+    the same elements in the same order: np.add.at runs its fast loop for a 1-D index only."""
+    if xp is np and type(index) is tuple and len(index) == out.ndim > 1 and out.flags.c_contiguous and builtins.all(
+            _integer_array(i) and not some_id_outside(i, n) for i, n in zip(index, out.shape)):
+        flat = 0
+        for i, stride in zip(index, out.strides):
+            flat = flat + i.astype(np.intp, copy=False) * (stride // out.itemsize)
+        np.add.at(out.reshape(-1), flat.reshape(-1), np.broadcast_to(values, flat.shape).reshape(-1))
+        return
     xp.add.at(out, index, values)
 
 
@@ -371,6 +380,15 @@ def _ints_in_range(index, shape):
     return found
 
 
+def as_int(index):
+    """The int of a 0-d integer tensor index (`dC[ix]`, ix one element of an id tensor), with which PyTorch
+    indexes as with that int, as the general path does after converting it; any other index as it is."""
+    a = index.array if type(index) is Tensor else None
+    if a is not None and not a.ndim and a.dtype.kind in "iu" and a.dtype != np.uint8:
+        return builtins.int(a)
+    return index
+
+
 def getitem(self, index):
     """`t[index]`: basic indexing gives a view; integer tensors and masks give a copy.
 
@@ -381,6 +399,8 @@ def getitem(self, index):
     if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu" and index.array.dtype != np.uint8:
         # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
+    if type(index) is Tensor and recording.hook.recorder is None:  # (a capture keeps the general path below)
+        index = as_int(index)
     if type(index) is slice and (type(index.start) is Tensor or type(index.stop) is Tensor):
         # `data[i:i + block_size]` with i from a tensor: the bounds' ints (their __index__, its errors), as every
         # path below would read them
@@ -396,6 +416,8 @@ def getitem(self, index):
                 return _view_of(self, a[index] if a.ndim > 1 else a[index, ...])  # (1-D: a 0-d view, not a copy)
         elif type(index) is slice and a.ndim and _plain_slice(index) or type(index) is tuple and _slices_only(index, a.ndim):
             return _view_of(self, a[index])
+        elif type(index) is tuple and _ints_in_range(index, a.shape):  # `Xb[k, j]`, `x[:, t]`
+            return _view_of(self, a[index + (Ellipsis,)])  # (the Ellipsis: a 0-d view where numpy gives a scalar)
     shape = self.array.shape
     steps = _slice_steps(index, shape)
     if steps is not None:  # `x[:T]`, `y[:, -1:]`: plain slices, that the conversion below would take as they are

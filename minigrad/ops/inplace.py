@@ -15,7 +15,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import broadcast_shapes
-from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, put_values
+from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, as_int, put_values
 
 
 def apply_inplace(self, raw, recorded, *others):
@@ -262,6 +262,14 @@ def setitem(self, index, value):
     """`t[index] = value` in place (recorded as PyTorch's CopySlices when grad is needed)."""
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(setitem, self, (index, value), {})
+    index, a = as_int(index), self.array
+    if type(index) is int and type(value) is Tensor and type(a) is np.ndarray and value.array.dtype == a.dtype \
+            and a.ndim and -a.shape[0] <= index < a.shape[0] and a.flags.writeable \
+            and not (state.grad_enabled and (self.requires_grad or value.requires_grad)):
+        # `dC[ix] += demb[k, j]` (its write back) with nothing to record: apply_inplace's raw write, checked here
+        put_values(a, index, value.array)
+        self._version_counter[0] += 1
+        return self
     xp = array_module(self.array)
     idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:

@@ -7,7 +7,7 @@ from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import normalize_dim
-from .indexing import _add_rows_at, _along, check_index_shape
+from .indexing import _add_at, _add_rows_at, _along, check_index_shape
 
 
 def _used(src, index):
@@ -92,7 +92,7 @@ class ScatterAdd(Function):
         ctx.save(index=index)
         xp = array_module(a.array)
         out = a.array.copy()
-        xp.add.at(out, _along(xp, dim, index.array, out.shape), _used(src.array, index.array))
+        _add_at(xp, out, _along(xp, dim, index.array, out.shape), _used(src.array, index.array))
         return out
 
     @staticmethod
@@ -297,16 +297,20 @@ def index_add(input, dim, index, source, *, alpha=1):
     return IndexAdd.apply(input, d, index, source, alpha)  # (the index's entries are checked in its forward)
 
 
-def _inplace(fn):
-    """The in-place form `t.scatter_(...)`: the out-of-place op, written back into t."""
+def _inplace(fn, into=None):
+    """The in-place form `t.scatter_(...)`: the out-of-place op, written back into t; or, with nothing to
+    record, `into(arr, ...)` where it writes the op's result into t's array itself (it returns False where not)."""
     from .inplace import apply_inplace
+
+    def raw(arr, args, kwargs):
+        if into is None or not into(arr, *args, **kwargs):
+            arr[...] = fn(Tensor(arr), *args, **kwargs).array
 
     def op(self, *args, **kwargs):
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
         if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
             return _record(op, self, others, args, kwargs, lambda source: fn(source, *args, **kwargs))
-        return apply_inplace(self, lambda arr: arr.__setitem__(Ellipsis, fn(Tensor(arr), *args, **kwargs).array),
-                             lambda: fn(self, *args, **kwargs), *others)
+        return apply_inplace(self, lambda arr: raw(arr, args, kwargs), lambda: fn(self, *args, **kwargs), *others)
 
     op.__name__ = fn.__name__ + "_"
     op.__doc__ = f"In-place {fn.__name__}."
@@ -314,7 +318,23 @@ def _inplace(fn):
 
 
 scatter_ = _inplace(scatter)
-scatter_add_ = _inplace(scatter_add)
+
+
+def _scatter_add_into(arr, dim, index, src):
+    """scatter_add_ adding src at the index into arr itself (scatter_add's checks first), not into a copy then
+    written back: two passes over arr fewer (a bag of words' counts, `x.scatter_add_(1, ids, ones)`). Not
+    where src shares arr's memory: the op reads src as it was."""
+    if not isinstance(src, Tensor) or not isinstance(index, Tensor) or np.may_share_memory(arr, src.array):
+        return False
+    t = Tensor(arr)
+    d = check_index_shape("scatter_add", t, dim, index, src)
+    src = _src_tensor(t, src)
+    xp = array_module(arr)
+    _add_at(xp, arr, _along(xp, d, index.array, arr.shape), _used(src.array, index.array))
+    return True
+
+
+scatter_add_ = _inplace(scatter_add, _scatter_add_into)
 scatter_reduce_ = _inplace(scatter_reduce)
 index_add_ = _inplace(index_add)
 
@@ -330,9 +350,10 @@ def _record(op, self, others, args, kwargs, out_of_place):
     return recorder.on_inplace(op, self, args, kwargs)
 
 
-def make_inplace(fn, name):
+def make_inplace(fn, name, into=None):
     """`t.name_(...)`: the out-of-place op `fn`, written back into t (PyTorch's checks: the result
-    must keep t's shape and be castable to t's dtype)."""
+    must keep t's shape and be castable to t's dtype); with nothing to record, `into(arr, ...)` where it
+    writes the result into t's array itself (it returns False where not)."""
     from .inplace import apply_inplace
 
     def check(self, out):
@@ -345,6 +366,8 @@ def make_inplace(fn, name):
 
     def raw(self, args, kwargs):
         def write(arr):
+            if into is not None and into(arr, *args, **kwargs):
+                return
             out = fn(Tensor(arr), *args, **kwargs)
             check(self, out)
             arr[...] = out.array

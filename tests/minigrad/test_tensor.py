@@ -82,6 +82,33 @@ def test_like_factories():
     assert mg.full_like(x, 3.0).numpy().tolist() == [[3.0] * 3] * 2
 
 
+def test_zeros_and_ones_like_of_a_tensors_own_dtype_as_torchs(torch, monkeypatch):
+    # `zeros_like(p)` (a hand-written gradient's buffer, an optimizer's state): made from p's own array's shape
+    # and dtype, without the general factory's checks; PyTorch's values, dtype, shape, requires_grad and leaf
+    from minigrad import factory
+
+    def refused(*args):
+        raise AssertionError("the general factory ran")
+
+    for data in (np.arange(6.0, dtype=np.float32).reshape(2, 3), np.arange(4), np.array([True, False]),
+                 np.array(2.5), np.zeros((0, 3), np.float64)):
+        for name in ("zeros_like", "ones_like"):
+            made = []
+            for lib in (mg, torch):
+                src = lib.tensor(data)[..., :] if data.ndim else lib.tensor(data)  # (a view too)
+                with monkeypatch.context() as m:
+                    if lib is mg:
+                        m.setattr(factory, "_filled", refused)
+                    plain = getattr(lib, name)(src)
+                    leaf = getattr(lib, name)(lib.tensor(data, dtype=lib.float64), requires_grad=True)
+                assert leaf.requires_grad and leaf.is_leaf and leaf.grad_fn is None and not plain.requires_grad
+                made.append((plain.numpy(), str(plain.dtype).split(".")[-1], tuple(plain.shape), plain._base))
+            (a, da, sa, ba), (b, db, sb, bb) = made
+            assert np.array_equal(a, b) and a.dtype == b.dtype and da == db and sa == sb and ba is None and bb is None
+    x = mg.ones(2, 3)
+    assert mg.zeros_like(x, dtype=mg.int32).dtype == mg.int32 and mg.ones_like(x, device="cpu").dtype == mg.float32
+
+
 def test_random_factories_shapes_and_dtypes():
     assert mg.randn(2, 3).shape == (2, 3) and mg.randn(2, 3).dtype == mg.float32
     assert mg.randn((4,)).shape == (4,)
@@ -626,6 +653,79 @@ def test_slice_bounds_from_tensors_are_their_ints_as_torchs(torch, monkeypatch):
         assert w.grad.tolist() == [0.0, 2.0, 0.0, 2.0, 0.0, 0.0]
 
 
+def test_int_tuples_and_0d_int_tensor_indices_recording_nothing_are_views_as_torchs(torch, monkeypatch):
+    # `Xb[k, j]`, `x[:, t]`, and `dC[ix]` with ix a 0-d id tensor (makemore's hand-written backward): with nothing
+    # to record the view alone (no Function applied), PyTorch's values, shape, base and version; recorded, a
+    # SelectBackward0 per int; a 0-d integer tensor is its int there too, its errors the int's
+    from minigrad.ops import indexing
+
+    def refused(*args):
+        raise AssertionError("a Function was applied")
+
+    data = np.arange(24.0).reshape(2, 4, 3)
+    for lib in (mg, torch):
+        for index in ((1, 0), (1, slice(None), 2), (-1, -2, 0), (slice(None), 3), (lib.tensor(1),),
+                      (lib.tensor(-2, dtype=lib.int32),)):
+            t = lib.tensor(data)
+            i = index[0] if len(index) == 1 else index
+            with monkeypatch.context() as m:
+                if lib is mg:
+                    m.setattr(indexing.Select, "apply", refused)
+                view = t[i]
+            assert np.array_equal(view.numpy(), data[tuple(int(k) if hasattr(k, "shape") else k for k in index)])
+            assert view.grad_fn is None and view._base is t
+            view.add_(100)
+            assert t.numpy().sum() == data.sum() + 100 * view.numel() and t._version == view._version == 1
+            w = lib.tensor(data, requires_grad=True)
+            y = w[i]
+            assert y.grad_fn.name() == "SelectBackward0"
+            (y * 2).sum().backward()
+            assert w.grad.sum().item() == 2 * y.numel()
+        t = lib.tensor(data)
+        for bad, error, text in ((lib.tensor(2), IndexError, "index 2 is out of bounds for dimension 0 with size 2"),
+                                 (lib.tensor(-3), IndexError, "index -3 is out of bounds for dimension 0 with size 2"),
+                                 (lib.tensor(1.0), IndexError, "tensors used as indices must be long, int, byte or bool")):
+            with pytest.raises(error, match=text):
+                t[bad]
+        assert tuple(t[lib.tensor(True)].shape) == (1, 2, 4, 3) and tuple(t[lib.tensor(False)].shape) == (0, 2, 4, 3)
+
+
+def test_writing_a_row_at_an_int_or_0d_tensor_index_recording_nothing_as_torchs(torch, monkeypatch):
+    # `dC[ix] += demb[k, j]` under no_grad (makemore's hand-written embedding gradient): the row written
+    # straight into the array (no in-place machinery), version bumped, PyTorch's values and errors
+    from minigrad.ops import inplace
+
+    def refused(*args):
+        raise AssertionError("the general in-place path ran")
+
+    data, row = np.arange(12.0).reshape(4, 3), np.array([0.5, -1.0, 2.0])
+    for lib in (mg, torch):
+        results = []
+        for index in (2, -1, lib.tensor(1), lib.tensor(3, dtype=lib.int32)):
+            t = lib.tensor(data)
+            view = t[1:]
+            with monkeypatch.context() as m, lib.no_grad():
+                if lib is mg:
+                    m.setattr(inplace, "apply_inplace", refused)
+                t[index] += lib.tensor(row)
+                t[index] = lib.tensor(row) * 2
+            assert t._version == view._version == 3  # (+= writes the row, then its write back; then =)
+            results.append(t.numpy().copy())
+        expected = []
+        for i in (2, -1, 1, 3):
+            d = data.copy()
+            d[i] = row * 2
+            expected.append(d)
+        assert all(np.array_equal(r, e) for r, e in zip(results, expected))
+        t = lib.tensor(data)
+        with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(3\) must match the existing size \(2\)"):
+            t[0] = lib.tensor([1.0, 2.0])
+        with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 0 with size 4"):
+            t[lib.tensor(4)] = lib.tensor(row)
+        t[1] = lib.tensor([7, 8, 9])  # another dtype: cast to self's
+        assert t.dtype == lib.float64 and t[1].tolist() == [7.0, 8.0, 9.0]
+
+
 @pytest.mark.parametrize("index", [np.s_[0:1], np.s_[1], np.s_[..., 1:]], ids=["slice", "int", "ellipsis"])
 def test_indexing_a_view_whose_base_was_since_written_from_a_gradient_records_that_write(torch, index):
     # a view taken before its base was written in place by an op to differentiate: an index of it records
@@ -804,6 +904,32 @@ def test_inplace_arithmetic_with_nothing_to_record_is_numpys_and_bumps_the_versi
     with mg.no_grad():
         leaf += 1.0
     assert np.array_equal(leaf.array, [2.0, 2.0, 2.0]) and leaf.grad_fn is None
+
+
+def test_broadcasting_a_keepdim_row_is_checked_dim_by_dim_as_torchs(torch, monkeypatch):
+    # `(h - h.mean(0, keepdim=True)) * gain`, a (1, n) row against (m, n): shapes checked dim by dim, without
+    # the general broadcast_shapes (1.8 us an op); pairs that do not broadcast still get PyTorch's error from it
+    from minigrad.ops import _util
+
+    def refused(*shapes):
+        raise AssertionError("the general broadcast_shapes ran")
+
+    rng = np.random.default_rng(0)
+    pairs = [((32, 64), (1, 64)), ((1, 64), (32, 64)), ((4, 1, 3), (5, 3)), ((2, 1), (1, 3)), ((3, 4), (2, 1, 4))]
+    for sa, sb in pairs:
+        a, b = rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb).astype(np.float32)
+        with monkeypatch.context() as m:
+            m.setattr(_util, "broadcast_shapes", refused)
+            got = [(mg.tensor(a) - mg.tensor(b)).numpy(), (mg.tensor(a) * mg.tensor(b)).numpy()]
+        want = [(torch.tensor(a) - torch.tensor(b)).numpy(), (torch.tensor(a) * torch.tensor(b)).numpy()]
+        assert all(g.shape == w.shape and np.array_equal(g, w) for g, w in zip(got, want))
+    for sa, sb in [((32, 64), (2, 64)), ((4, 3), (2, 1, 2)), ((3,), (2, 3, 4))]:
+        texts = []
+        for lib in (mg, torch):
+            with pytest.raises(RuntimeError) as e:
+                lib.ones(sa) - lib.ones(sb)
+            texts.append(str(e.value).split(" (shapes")[0])
+        assert texts[0] == texts[1]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8", "bool"])

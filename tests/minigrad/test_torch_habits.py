@@ -1,7 +1,9 @@
 """The PyTorch habits of issue 16, each against PyTorch itself: numpy-style keywords, 0-d
 reductions, gather with a small index, sign's node, list indexing, integer bitwise ops,
 integer linspace, rounding division, mixed-dtype products and type promotion."""
+import functools
 import re
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -254,6 +256,90 @@ def test_scatter_src_larger_than_index_forward(torch):
     res = [L.scatter(L.tensor(np.arange(12.0).reshape(3, 4)), 1, L.tensor([[0], [3]]), L.ones(3, 2, dtype=L.float64))
            .numpy() for L in (mg, torch)]
     np.testing.assert_array_equal(*res)
+
+
+def test_scatter_add_and_index_backward_sum_repeats_in_order_as_the_general_add_at_and_torch(torch):
+    # scatter_add(_)'s index and `x[rows, ids]`'s backward add through one flat index (numpy's fast add.at loop):
+    # the same elements in the same order as numpy's add.at on the tuple index, so its bits, and PyTorch's values;
+    # scatter_add_ adds into self's own array (no copy written back), its version bumped, its errors PyTorch's
+    rng = np.random.default_rng(0)
+    base, src = rng.standard_normal((4, 50)).astype(np.float32), rng.standard_normal((4, 30)).astype(np.float32)
+    ids = rng.integers(0, 50, (4, 30))  # (repeats in each row)
+    rows = np.arange(4)[:, None]
+    want = base.copy()
+    np.add.at(want, (rows, ids), src)
+    for L in (mg, torch):
+        x = L.tensor(base)
+        array = x.numpy() if L is mg else None
+        y = x.scatter_add(1, L.tensor(ids), L.tensor(src))
+        x.scatter_add_(1, L.tensor(ids), L.tensor(src))
+        assert x._version == 1 and np.array_equal(y.numpy(), x.numpy())
+        if L is mg:
+            assert np.array_equal(x.numpy(), want) and x.numpy() is array  # bit for bit, in place
+        else:
+            np.testing.assert_allclose(x.numpy(), want, rtol=1e-6, atol=1e-6)
+        w = L.tensor(base, requires_grad=True)
+        g = L.tensor(src)
+        w[L.tensor(rows), L.tensor(ids)].backward(g)
+        grad = np.zeros_like(base)
+        np.add.at(grad, (rows, ids), src)
+        if L is mg:
+            assert np.array_equal(w.grad.numpy(), grad)
+        else:
+            np.testing.assert_allclose(w.grad.numpy(), grad, rtol=1e-6, atol=1e-6)
+        for bad_ids, text in ((ids + 50, "index [0-9]+ is out of bounds for dimension 1 with size 50"),
+                              (ids - 50, "index -[0-9]+ is out of bounds for dimension 1 with size 50")):
+            t = L.tensor(base)
+            with pytest.raises(RuntimeError, match=text):
+                t.scatter_add_(1, L.tensor(bad_ids), L.tensor(src))
+            assert t._version == 0 and np.array_equal(t.numpy(), base)
+        with pytest.raises(RuntimeError, match="scatter\\(\\): Expected self.dtype to be equal to src.dtype"):
+            L.tensor(base).scatter_add_(1, L.tensor(ids), L.tensor(src, dtype=L.float64))
+    x, ids, ones = mg.zeros(64, 5000), mg.tensor(rng.integers(0, 5000, (64, 40))), mg.ones(64, 40)
+    x.scatter_add_(1, ids, ones)
+    tracemalloc.start()
+    x.scatter_add_(1, ids, ones)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < x.numpy().nbytes // 4 and x.sum().item() == 2 * 64 * 40  # no copy of x made
+
+
+def test_index_put_accumulating_adds_into_self_in_order_as_torch(torch):
+    # index_put_((rows, ids), v, accumulate=True), a bag of words' counts: each value added to self's own entry
+    # in turn (PyTorch's in-place order), with no copy of self; negative ids and a bad index take the general path
+    rng = np.random.default_rng(1)
+    base, values = rng.standard_normal((4, 50)).astype(np.float32), rng.standard_normal((4, 30)).astype(np.float32)
+    ids = rng.integers(-50, 50, (4, 30))
+    rows = np.arange(4)[:, None]
+    for ids_ in (np.abs(ids), ids):  # (in range: the new path; with negative ids: the general one)
+        sequential = base.copy()
+        np.add.at(sequential, (rows, ids_), values)
+        got = []
+        for L in (mg, torch):
+            x = L.tensor(base)
+            out = x.index_put_((L.arange(4).unsqueeze(1).expand(4, 30), L.tensor(ids_)), L.tensor(values),
+                               accumulate=True)
+            assert out is x and x._version == 1 and x.dtype == L.float32
+            got.append(x.numpy())
+        np.testing.assert_allclose(got[0], got[1], rtol=1e-6, atol=1e-6)
+        if ids_ is not ids:
+            assert np.array_equal(got[0], sequential) and np.array_equal(got[1], sequential)
+    for L in (mg, torch):  # the general path's errors, PyTorch's words (numpy's "axis", expand's text before)
+        x, rows_ = L.zeros(4, 5), L.arange(4).unsqueeze(1).expand(4, 3)
+        for put in (x.index_put_, functools.partial(L.index_put, x)):
+            with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 1 with size 5"):
+                put((rows_, L.full((4, 3), 5)), L.ones(4, 3), accumulate=True)
+            with pytest.raises(RuntimeError, match=re.escape("shape mismatch: value tensor of shape [4, 2] cannot be "
+                                                             "broadcast to indexing result of shape [4, 3]")):
+                put((rows_, L.zeros(4, 3, dtype=L.long)), L.ones(4, 2), accumulate=True)
+    x, ids, ones = mg.zeros(64, 5000), mg.tensor(rng.integers(0, 5000, (64, 40))), mg.ones(64, 40)
+    index = (mg.arange(64).unsqueeze(1).expand(64, 40), ids)
+    x.index_put_(index, ones, accumulate=True)
+    tracemalloc.start()
+    x.index_put_(index, ones, accumulate=True)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < x.numpy().nbytes // 4 and x.sum().item() == 2 * 64 * 40  # no copy of x made
 
 
 def test_dtype_helpers_like_torch(torch):

@@ -147,6 +147,7 @@ def test_small_path_blocks_only_where_they_pay(monkeypatch):
     assert not takes(32, 16, 64)  # sums too short for the small path
     assert not takes(64, 32, 100)  # 64 rows with short sums: the packing path is faster
     assert not takes(128, 64, 64)  # many rows: packing W pays for itself
+    assert takes(48, 5000, 128) and not takes(64, 5000, 128)  # long sums: blocks of 4 of W's rows pay, of 3 not
     assert not takes(32, 128, 64, np.float64)
     monkeypatch.setattr(linear_module, "_small_path_blas", False)  # a core without that path (Haswell, Zen 3)
     monkeypatch.setattr(linear_module, "_plans", {})

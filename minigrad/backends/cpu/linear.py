@@ -86,9 +86,14 @@ def nt_blocks(M, N, K, dtype):
     if M * N <= SMALL_TN_ENTRIES and M * N * K <= SMALL_WORK:  # the whole takes the small path already
         return 0, 0
     fit = min(SMALL_TN_ENTRIES, SMALL_WORK // K)  # entries of a block
-    if fit < M or not _openblas_has_small_path():
+    if fit < BLOCK_MIN_COLS * M or not _openblas_has_small_path():
+        # (blocks of fewer of W's rows read all of x too often: a bag of words' (64, 5000) x (5000, 128), 3
+        # rows a block, took 1.5x the one gemm's time)
         return 0, 0
     return M, fit // M
+
+
+BLOCK_MIN_COLS = 4
 
 
 _plans = {}  # {(x's shape, W's rows): (rows, cols)}: the blocks of float32 products
