@@ -243,3 +243,22 @@ def test_clamp_gradient_is_the_upstream_one_or_plus_zero_bit_for_bit(torch, dtyp
     tx.clamp(lo, hi).sum().backward()
     assert np.array_equal(x.grad.array.view(np.uint8), tx.grad.numpy().view(np.uint8))
     assert x.clamp(lo, hi).grad_fn.name() == tx.clamp(lo, hi).grad_fn.name()
+
+
+@pytest.mark.parametrize("dim, keepdim", [(-1, False), (0, True), ((0, 2), False), (None, False)])
+def test_norm_gradient_is_pytorchs_bit_for_bit_zero_vectors_and_infs_too(torch, dim, keepdim):
+    # (a / n) g, the order PyTorch rounds in, 0 for a vector of zeros; the array path and the recorded one agree
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((6, 3, 5)).astype(np.float32)
+    a[0] = 0.0
+    a[1, 1, 1] = np.inf
+    x, tx = minigrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y, ty = x.norm(dim=dim, keepdim=keepdim), tx.norm(dim=dim, keepdim=keepdim)
+    assert np.array_equal(y.array, ty.detach().numpy())  # (small rows: one summation order; the gradients then agree)
+    g = rng.standard_normal(tuple(ty.shape)).astype(np.float32)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    assert y.grad_fn.name() == ty.grad_fn.name() and x.grad.dtype == minigrad.float32
+    assert np.array_equal(x.grad.array, tx.grad.numpy(), equal_nan=True)
+    _, plain, recorded = _grads(lambda t: t.norm(dim=dim, keepdim=keepdim), a, g)
+    assert np.array_equal(plain, recorded, equal_nan=True)
