@@ -172,6 +172,27 @@ def array_module(x):
     return _cupy if isinstance(x, _cupy.ndarray) else np
 
 
+def pick(keep, a, b=None):
+    """`a` where `keep`, else `b` (else +0.0 when b is None), exactly: each element is one of the two, so an
+    inf or NaN not picked never shows (unlike a product with a 0/1 mask, where inf 0 is NaN). On numpy a
+    select on the bits, b ^ ((a ^ b) & m) with m all ones where keep: a few vectorized passes, where numpy's
+    where with a mask of random signs is a branch per element (~20 times slower)."""
+    xp = array_module(a)
+    if xp is not np:
+        return xp.where(keep, a, a.dtype.type(0) if b is None else b)
+    ints = np.dtype(f"i{a.dtype.itemsize}")
+    shape = np.broadcast_shapes(np.shape(keep), np.shape(a), np.shape(b))
+    m = np.empty(shape, ints)  # the one new array: the result is built in it
+    np.negative(keep, out=m, dtype=ints)  # True -> all ones
+    if b is None:
+        m &= a.view(ints)
+        return m.view(a.dtype)
+    bi = b.view(ints)
+    m &= a.view(ints) ^ bi
+    m ^= bi
+    return m.view(a.dtype)
+
+
 _default = None  # the device factories use when none is given (set_default_device); None: the CPU
 _entered = []  # the defaults that `with device(...)` blocks replaced, innermost last
 

@@ -804,6 +804,16 @@ class VectorNorm2(Function):
         from .elementwise import where
 
         a, n = ctx._saved_self, ctx._saved_result
+        if not state.grad_enabled and g.array.dtype == a.array.dtype == n.array.dtype:
+            # on the arrays, in the recorded (and PyTorch's) order: (a / n) g, into one new array
+            xp = array_module(a.array)
+            n_ = _expand_back_array(n.array, ctx.shape, ctx.dims, ctx.keepdim)
+            r = xp.divide(a.array, n_)
+            zero = n.array == 0
+            if zero.any():  # (rare: a vector of zeros; its 0/0 set to 0)
+                r = xp.where(_expand_back_array(zero, ctx.shape, ctx.dims, ctx.keepdim), r.dtype.type(0), r)
+            r *= _expand_back_array(g.array, ctx.shape, ctx.dims, ctx.keepdim)
+            return Tensor(r), None, None
         n = _expand_back(n, ctx.shape, ctx.dims, ctx.keepdim)
         zero = n == 0
         return _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim) * where(zero, 0.0, a / where(zero, 1.0, n)), None, None

@@ -508,7 +508,13 @@ class Hardswish(Function):
     def forward(ctx, x):  # x relu6(x + 3) / 6
         ctx.save(self=x)
         xd = x.array
-        return xd * xp_of(xd).clip(xd + 3.0, 0.0, 6.0) / 6.0
+        if xd.dtype == np.float16:  # in float32, rounded once, as PyTorch's half (not at every step)
+            xd = xd.astype(np.float32)
+        y = xd + 3.0
+        y.clip(0.0, 6.0, out=y)  # (in place, the array's method: one new array for the result, not three)
+        y *= xd
+        y /= 6.0
+        return y.astype(x.array.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):  # 0 up to -3, g (x/3 + 1/2) strictly inside (-3, 3), g from 3 and at NaN (PyTorch's ends)

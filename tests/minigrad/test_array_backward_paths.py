@@ -220,3 +220,45 @@ def test_no_degrees_of_freedom_left_as_torch_and_the_warnings_shown_stay_shown(t
             warnings.warn_explicit("shown once", DeprecationWarning, "script.py", 7, registry=registry)
             getattr(minigrad.ones(0 if op == "mean" else 1), op)(0)  # nothing to average, no dof left
     assert [str(w.message) for w in seen if w.category is DeprecationWarning] == ["shown once"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bounds", [(-1.0, 1.0), (0.0, None), (None, -0.0), (2.0, -2.0)])
+def test_clamp_gradient_is_the_upstream_one_or_plus_zero_bit_for_bit(torch, dtype, bounds):
+    # the array path selects on the bits (pick): an inf or NaN upstream where the input is clamped gives +0.0, a -0.0
+    # one passes as -0.0, and an upstream that is a broadcast view (a sum's) reads right
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal(4000) * 2).astype(dtype)
+    a[:6] = [np.nan, np.inf, -np.inf, -0.0, 1.0, -1.0]
+    g = rng.standard_normal(4000).astype(dtype)
+    g[6:12] = [np.inf, -np.inf, np.nan, -0.0, np.inf, np.nan]
+    lo, hi = bounds
+    x, tx = minigrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    x.clamp(lo, hi).backward(minigrad.tensor(g))
+    tx.clamp(lo, hi).backward(torch.tensor(g))
+    assert x.grad.dtype == getattr(minigrad, np.dtype(dtype).name)
+    assert np.array_equal(x.grad.array.view(np.uint8), tx.grad.numpy().view(np.uint8))  # the bits, signs of 0 too
+    x, tx = minigrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    x.clamp(lo, hi).sum().backward()
+    tx.clamp(lo, hi).sum().backward()
+    assert np.array_equal(x.grad.array.view(np.uint8), tx.grad.numpy().view(np.uint8))
+    assert x.clamp(lo, hi).grad_fn.name() == tx.clamp(lo, hi).grad_fn.name()
+
+
+@pytest.mark.parametrize("dim, keepdim", [(-1, False), (0, True), ((0, 2), False), (None, False)])
+def test_norm_gradient_is_pytorchs_bit_for_bit_zero_vectors_and_infs_too(torch, dim, keepdim):
+    # (a / n) g, the order PyTorch rounds in, 0 for a vector of zeros; the array path and the recorded one agree
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((6, 3, 5)).astype(np.float32)
+    a[0] = 0.0
+    a[1, 1, 1] = np.inf
+    x, tx = minigrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y, ty = x.norm(dim=dim, keepdim=keepdim), tx.norm(dim=dim, keepdim=keepdim)
+    assert np.array_equal(y.array, ty.detach().numpy())  # (small rows: one summation order; the gradients then agree)
+    g = rng.standard_normal(tuple(ty.shape)).astype(np.float32)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    assert y.grad_fn.name() == ty.grad_fn.name() and x.grad.dtype == minigrad.float32
+    assert np.array_equal(x.grad.array, tx.grad.numpy(), equal_nan=True)
+    _, plain, recorded = _grads(lambda t: t.norm(dim=dim, keepdim=keepdim), a, g)
+    assert np.array_equal(plain, recorded, equal_nan=True)

@@ -229,3 +229,20 @@ def test_backward_on_arrays_and_recorded_agree_with_torch(torch, name, kw, creat
     (ours,) = minigrad.autograd.grad(getattr(F, name)(a, **kw), a, minigrad.tensor(g), create_graph=create_graph)
     (theirs,) = torch.autograd.grad(getattr(torch.nn.functional, name)(t, **kw), t, torch.tensor(g))
     np.testing.assert_allclose(ours.array[fin], theirs.numpy()[fin], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_hardswish_forward_is_pytorchs_bit_for_bit_half_rounded_once(torch, dtype):
+    rng = np.random.default_rng(7)
+    a = (rng.standard_normal(5000) * 4).astype(dtype)
+    a[:8] = [np.inf, -np.inf, -0.0, 3.0, -3.0, 0.0, 6.0, -2.9]
+    x, tx = minigrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y, ty = F.hardswish(x), torch.nn.functional.hardswish(tx)
+    assert y.dtype == getattr(minigrad, dtype) and y.grad_fn.name() == ty.grad_fn.name()
+    ints = f"u{np.dtype(dtype).itemsize}"
+    assert np.array_equal(y.array.view(ints), ty.detach().numpy().view(ints))
+    if dtype != "float16":  # (half's backward still rounds at each step: not yet PyTorch's bits)
+        g = rng.standard_normal(5000).astype(dtype)
+        y.backward(minigrad.tensor(g))
+        ty.backward(torch.tensor(g))
+        np.testing.assert_allclose(x.grad.array, tx.grad.numpy(), rtol=1e-6)
