@@ -41,11 +41,13 @@ def _samples(tensor, draw, generator=None):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with samples of U(a, b). Shape: any (*), in place."""
+    random.check_uniform(a, b, tensor.dtype)
     return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.random(s, dtype=d) * (b - a) + a, generator))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with samples of N(mean, std^2). Shape: any (*), in place."""
+    random.check_std(std)
     return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean, generator))
 
 
