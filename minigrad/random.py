@@ -246,24 +246,25 @@ def floats(rng, kind, shape, dtype):
     if dtype.kind != "f":
         from .dtypes import from_numpy_dtype
 
-        _not_float(kind, from_numpy_dtype(dtype))
+        check_floating(kind, from_numpy_dtype(dtype))
     draw = rng.random if kind == "uniform" else rng.standard_normal
     if dtype == np.float16:
         return draw(shape, dtype=np.float32).astype(np.float16)
     return draw(shape, dtype=dtype)
 
 
-def _not_float(kind, dtype):
-    kernel = "check_uniform_bounds" if kind == "uniform" else "normal_kernel_cpu"
-    raise NotImplementedError(f"\"{kernel}\" not implemented for '{dtype._legacy[:-6]}'")
+def check_floating(kind, dtype):
+    """PyTorch's error for a draw of `kind` ("uniform" or "normal") into a tensor of a non-float minigrad dtype."""
+    if not dtype.is_floating_point:
+        kernel = "check_uniform_bounds" if kind == "uniform" else "normal_kernel_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dtype._legacy[:-6]}'")
 
 
 # PyTorch's checks of a distribution's parameters, as its texts say them (numbers as C++ prints them: %g)
 def check_uniform(a, b, dtype):
     """uniform_'s bounds for a tensor of minigrad dtype `dtype`: each within the dtype's range (NaN is not),
     a <= b, and b - a within the range too (else the draws would be inf)."""
-    if not dtype.is_floating_point:
-        _not_float("uniform", dtype)
+    check_floating("uniform", dtype)
     from .typeinfo import finfo
 
     name = dtype._legacy[:-6]

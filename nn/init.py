@@ -30,10 +30,12 @@ def _rng(tensor, generator):
     return generator if generator is not None else random.generator(array_module(tensor.array))
 
 
-def _samples(tensor, draw, generator=None):
+def _samples(tensor, draw, kind, generator=None):
     """`draw(rng, shape, dtype)` from `generator` (or the default one), in the tensor's dtype.
 
-    numpy's generator only draws float32 / float64, so other floating dtypes are drawn as float32."""
+    numpy's generator only draws float32 / float64, so other floating dtypes are drawn as float32; an integer
+    tensor gets PyTorch's error for a `kind` ("uniform" / "normal") draw."""
+    random.check_floating(kind, tensor.dtype)
     dt = tensor.array.dtype
     draw_dt = dt if dt in (np.float32, np.float64) else np.float32
     return draw(_rng(tensor, generator), tensor.array.shape, draw_dt)
@@ -42,13 +44,15 @@ def _samples(tensor, draw, generator=None):
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with samples of U(a, b). Shape: any (*), in place."""
     random.check_uniform(a, b, tensor.dtype)
-    return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.random(s, dtype=d) * (b - a) + a, generator))
+    return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.random(s, dtype=d) * (b - a) + a, "uniform",
+                                   generator))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with samples of N(mean, std^2). Shape: any (*), in place."""
     random.check_std(std)
-    return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean, generator))
+    return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean,
+                                   "normal", generator))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):

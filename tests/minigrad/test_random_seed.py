@@ -130,6 +130,8 @@ def test_draws_in_every_float_dtype_and_pytorchs_error_for_others(call, dtype):
     # nn.init's fills checked nothing (a word model's uniform_(w, initrange, -initrange) drew silently)
     "t.nn.init.uniform_(t.zeros(2), 0.1, -0.1)", "t.nn.init.normal_(t.zeros(2), std=-1.)",
     "t.nn.init.uniform_(t.zeros(2, dtype=t.long))", "t.zeros(2, dtype=t.long).uniform_(1, 0)",
+    "t.nn.init.normal_(t.zeros(2, dtype=t.long))", "t.nn.init.xavier_normal_(t.zeros(2, 2, dtype=t.long))",
+    "t.nn.init.kaiming_uniform_(t.zeros(2, 2, dtype=t.long))",
     # bounds outside the dtype's range, NaN, or a range too wide for it
     "t.zeros(2).uniform_(float('nan'), 1.)", "t.zeros(2).uniform_(0, float('inf'))", "t.zeros(2).uniform_(1e39, 0)",
     "t.zeros(2, dtype=t.double).uniform_(1e39, 0)", "t.zeros(2, dtype=t.half).uniform_(0, 1e5)",
