@@ -297,6 +297,8 @@ def zero_(self):
 
 def fill_(self, value):
     """Fill with `value`, in place."""
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(fill_, self, (value,), {})
     v = _data(value)
