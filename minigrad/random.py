@@ -246,15 +246,41 @@ def floats(rng, kind, shape, dtype):
     if dtype.kind != "f":
         from .dtypes import from_numpy_dtype
 
-        kernel = "check_uniform_bounds" if kind == "uniform" else "normal_kernel_cpu"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{from_numpy_dtype(dtype)._legacy[:-6]}'")
+        check_floating(kind, from_numpy_dtype(dtype))
     draw = rng.random if kind == "uniform" else rng.standard_normal
     if dtype == np.float16:
         return draw(shape, dtype=np.float32).astype(np.float16)
     return draw(shape, dtype=dtype)
 
 
+def check_floating(kind, dtype):
+    """PyTorch's error for a draw of `kind` ("uniform" or "normal") into a tensor of a non-float minigrad dtype."""
+    if not dtype.is_floating_point:
+        kernel = "check_uniform_bounds" if kind == "uniform" else "normal_kernel_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dtype._legacy[:-6]}'")
+
+
 # PyTorch's checks of a distribution's parameters, as its texts say them (numbers as C++ prints them: %g)
+def check_uniform(a, b, dtype):
+    """uniform_'s bounds for a tensor of minigrad dtype `dtype`: each within the dtype's range (NaN is not),
+    a <= b, and b - a within the range too (else the draws would be inf)."""
+    check_floating("uniform", dtype)
+    from .typeinfo import finfo
+
+    name = dtype._legacy[:-6]
+    big = finfo(dtype).max
+    for v, what in ((a, "from"), (b, "to")):
+        if not -big <= float(v) <= big:
+            c_name = name.lower() if name in ("Float", "Double") else f"c10::{name}"
+            raise RuntimeError(f"{what} is out of bounds for {c_name}")
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={float(a):g} > "
+                           f"to={float(b):g}")
+    if float(b) - float(a) > big:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{name}>::max(), but found to={float(b):g} "
+                           f"and from={float(a):g} which result in to-from to exceed the limit")
+
+
 _P_IN = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  If so, "
          "please report an enhancement request to PyTorch.)")
 

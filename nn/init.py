@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from minigrad import no_grad, random
+from minigrad import Tensor, no_grad, random, special
 from minigrad.autograd import recording
 from minigrad.device import array_module
 
@@ -30,10 +30,12 @@ def _rng(tensor, generator):
     return generator if generator is not None else random.generator(array_module(tensor.array))
 
 
-def _samples(tensor, draw, generator=None):
+def _samples(tensor, draw, kind, generator=None):
     """`draw(rng, shape, dtype)` from `generator` (or the default one), in the tensor's dtype.
 
-    numpy's generator only draws float32 / float64, so other floating dtypes are drawn as float32."""
+    numpy's generator only draws float32 / float64, so other floating dtypes are drawn as float32; an integer
+    tensor gets PyTorch's error for a `kind` ("uniform" / "normal") draw."""
+    random.check_floating(kind, tensor.dtype)
     dt = tensor.array.dtype
     draw_dt = dt if dt in (np.float32, np.float64) else np.float32
     return draw(_rng(tensor, generator), tensor.array.shape, draw_dt)
@@ -41,26 +43,36 @@ def _samples(tensor, draw, generator=None):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with samples of U(a, b). Shape: any (*), in place."""
-    return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.random(s, dtype=d) * (b - a) + a, generator))
+    random.check_uniform(a, b, tensor.dtype)
+    return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.random(s, dtype=d) * (b - a) + a, "uniform",
+                                   generator))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with samples of N(mean, std^2). Shape: any (*), in place."""
-    return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean, generator))
+    random.check_std(std)
+    return _fill(tensor, _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean,
+                                   "normal", generator))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with N(mean, std^2) samples conditioned on lying in [a, b] (redrawn until they do). Shape: any (*)."""
-    rng = _rng(tensor, generator)
-    # asarray: a 0-d draw times std is a numpy scalar, which the redraws below could not assign into
-    vals = array_module(tensor.array).asarray(
-        _samples(tensor, lambda rng, s, d: rng.standard_normal(s, dtype=d) * std + mean, rng))
-    bad = (vals < a) | (vals > b)
-    while bool(bad.any()):  # rejection sampling: each round keeps the in-range draws
-        n = int(bad.sum())
-        vals[bad] = rng.standard_normal(n, dtype=vals.dtype) * std + mean
-        bad = (vals < a) | (vals > b)
-    return _fill(tensor, vals)
+    """Fill with N(mean, std^2) samples conditioned on lying in [a, b]. Shape: any (*).
+
+    Drawn through the normal's inverse CDF from U(Phi(alpha), Phi(beta)), alpha and beta the bounds in
+    standard units: one draw per entry however far [a, b] lies from the mean (redrawing until inside never
+    ends then), clipped to [a, b] against rounding."""
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
+                      "be incorrect.", stacklevel=2)
+    random.check_uniform(a, b, tensor.dtype)
+    alpha, beta = (a - mean) / std, (b - mean) / std
+    # the bounds' side of the mean, mirrored below it: Phi far above 0 rounds to 1, erfc's lower tail does not
+    side = -1.0 if alpha + beta > 0 else 1.0
+    lo, hi = (math.erfc(-side * alpha / math.sqrt(2)) / 2, math.erfc(-side * beta / math.sqrt(2)) / 2)
+    xp = array_module(tensor.array)
+    u = xp.asarray(_rng(tensor, generator).random(tensor.array.shape, dtype=np.float64)) * (hi - lo) + lo
+    z = side * special.ndtri(Tensor(u)).array
+    return _fill(tensor, xp.clip(mean + std * z, a, b))
 
 
 def constant_(tensor, val):

@@ -305,6 +305,8 @@ def zero_(self):
 
 def fill_(self, value):
     """Fill with `value`, in place."""
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(fill_, self, (value,), {})
     v = _data(value)
@@ -366,13 +368,11 @@ def clamp_(self, min=None, max=None):
 
 def uniform_(self, a=0.0, b=1.0, generator=None):
     """Fill with U(a, b) samples (no gradient is recorded)."""
-    if a > b:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={float(a):g} > "
-                           f"to={float(b):g}")
-    if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
-        return recording.hook.recorder.on_inplace(uniform_, self, (a, b), {"generator": generator})
     from .. import random
 
+    random.check_uniform(a, b, self.dtype)
+    if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
+        return recording.hook.recorder.on_inplace(uniform_, self, (a, b), {"generator": generator})
     rng = generator or random.generator(array_module(self.array))
     vals = random.floats(rng, "uniform", self.array.shape, self.array.dtype)
     self.array[...] = vals * (b - a) + a

@@ -725,8 +725,12 @@ class BinaryCrossEntropy(Function):
     def forward(ctx, x, t, w, reduction):  # -w (t log x + (1 - t) log(1 - x)), each log at least -100 (PyTorch)
         xd, td = x.array, t.array
         xp = xp_of(xd)
-        if xd.size and bool(((xd < 0) | (xd > 1)).any()):  # (here: a replayed step checks each call's input)
-            raise RuntimeError("all elements of input should be between 0 and 1")
+        # (here: a replayed step checks each call's input). NaN fails too; the first bad element names its side
+        ok_x = (xd >= 0) & (xd <= 1)
+        ok = ok_x & (td >= 0) & (td <= 1)
+        if not ok.all():
+            side = "input" if not ok_x.reshape(-1)[xp.argmin(ok.reshape(-1))] else "target"
+            raise RuntimeError(f"all elements of {side} should be between 0 and 1")
         with np.errstate(divide="ignore"):
             lx, l1x = xp.maximum(xp.log(xd), -100.0), xp.maximum(xp.log1p(-xd), -100.0)
         loss = -(td * lx + (1.0 - td) * l1x)

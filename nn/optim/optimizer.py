@@ -108,9 +108,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             f"but got {params.type()}")  # PyTorch names the tensor type
-        if isinstance(params, set):
-            raise TypeError(_SET_ERROR)
-        groups = list(params)
+        groups = list(params)  # a set of tensors is taken as PyTorch takes it; only a group's set is refused
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(groups[0], dict):

@@ -61,7 +61,7 @@ CALLS.update({
  "gather_ndim": lambda L,x: x.gather(0, L.tensor([0])), "scatter_add_dtype": lambda L,x: x.scatter_add(0, L.tensor([[0]]), L.ones(1, 1, dtype=L.float64)),
  "index_add_dtype": lambda L,x: x.index_add(0, L.tensor([0]), L.ones(1, 4, dtype=L.float64)), "log_neg": lambda L,x: x.log(),
  "add_none_": lambda L,x: x.add_(None, alpha=-5.0), "mul_str_": lambda L,x: x.mul_("a"), "div_list_": lambda L,x: x.div_([1]),
- "sub_none_": lambda L,x: x.sub_(None),
+ "sub_none_": lambda L,x: x.sub_(None), "fill_1d": lambda L,x: x.fill_(L.tensor([3.])),
 })
 # the same words as PyTorch's, not only the same exception type
 SAME_MESSAGE = {"add_none_", "mul_str_", "div_list_", "sub_none_"}
@@ -97,6 +97,12 @@ def test_bad_operand_of_an_in_place_op_is_pytorchs_message(torch, name):
     # a gradient of None after zero_grad() in `p.data.add_(p.grad, alpha=-lr)`: PyTorch's line, not numpy's
     got, want = outcome(mg, CALLS[name]), outcome(torch, CALLS[name])
     assert type(got) is type(want) is TypeError and str(got) == str(want).splitlines()[0]
+
+
+def test_fill_with_a_1d_value_is_pytorchs_message(torch):
+    # word-model sampling's `input.fill_(word_idx)` with a 1-element index raised numpy's ValueError
+    got, want = outcome(mg, CALLS["fill_1d"]), outcome(torch, CALLS["fill_1d"])
+    assert type(got) is type(want) is RuntimeError and str(got) == str(want)
 
 
 def test_dim_error_names_the_range():

@@ -127,6 +127,16 @@ def test_draws_in_every_float_dtype_and_pytorchs_error_for_others(call, dtype):
     "t.zeros(2).bernoulli_(t.tensor([1.5, 0.2]))", "t.bernoulli(t.tensor([float('nan')]))",
     "t.zeros(2).uniform_(1.5, 0)", "t.randperm(-1)", "t.zeros(2).exponential_(-1)", "t.normal(t.zeros(2), t.ones(2))",
     "t.bernoulli(t.full((2,), 0.5))", "t.zeros(2).uniform_(1, 1)", "t.normal(1., 0., (2,))",
+    # nn.init's fills checked nothing (a word model's uniform_(w, initrange, -initrange) drew silently)
+    "t.nn.init.uniform_(t.zeros(2), 0.1, -0.1)", "t.nn.init.normal_(t.zeros(2), std=-1.)",
+    "t.nn.init.uniform_(t.zeros(2, dtype=t.long))", "t.zeros(2, dtype=t.long).uniform_(1, 0)",
+    "t.nn.init.normal_(t.zeros(2, dtype=t.long))", "t.nn.init.xavier_normal_(t.zeros(2, 2, dtype=t.long))",
+    "t.nn.init.kaiming_uniform_(t.zeros(2, 2, dtype=t.long))",
+    # bounds outside the dtype's range, NaN, or a range too wide for it
+    "t.zeros(2).uniform_(float('nan'), 1.)", "t.zeros(2).uniform_(0, float('inf'))", "t.zeros(2).uniform_(1e39, 0)",
+    "t.zeros(2, dtype=t.double).uniform_(1e39, 0)", "t.zeros(2, dtype=t.half).uniform_(0, 1e5)",
+    "t.zeros(2).uniform_(-3.4e38, 3.4e38)", "t.zeros(2, dtype=t.half).uniform_(-6e4, 6e4)",
+    "t.zeros(2, dtype=t.double).uniform_(-1.7e308, 1.7e308)", "t.zeros(2, dtype=t.double).uniform_(-1e300, 1e300)",
 ])
 def test_distribution_parameters_checked_as_pytorch(call):
     # a negative std or a probability above 1 (from a formula gone wrong) raises, where it drew silently

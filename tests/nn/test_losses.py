@@ -339,6 +339,17 @@ def test_errors_match_torch_types(torch, call):
     assert len(str(ours.value)) > 15 and "\n" not in str(ours.value)
 
 
+@pytest.mark.parametrize("x, t", [([0.5], [2.0]), ([0.5], [float("nan")]), ([float("nan")], [0.5]),
+                                  ([0.5, 2.0], [-1.0, 0.5]), ([2.0, 0.5], [0.5, -1.0]), ([0.5], [-1e-7])])
+def test_binary_cross_entropy_refuses_what_is_not_a_probability(torch, x, t):
+    # a target outside [0, 1] (or NaN) was taken and gave a loss; PyTorch names the first bad element's side
+    with pytest.raises(RuntimeError) as theirs:
+        torch.nn.functional.binary_cross_entropy(torch.tensor(x), torch.tensor(t))
+    with pytest.raises(RuntimeError) as ours:
+        F.binary_cross_entropy(minigrad.tensor(x), minigrad.tensor(t))
+    assert str(ours.value) == str(theirs.value)
+
+
 @pytest.mark.parametrize("call", [
     lambda t, F: F.one_hot(t.tensor([1.0])),
     lambda t, F: F.one_hot(t.tensor([1], dtype=t.int32), 3),

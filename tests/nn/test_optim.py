@@ -189,6 +189,17 @@ def test_load_state_dict_validates_before_changing_anything():
     assert opt.state[model[0].weight]["exp_avg"] is not sd["state"][0]["exp_avg"]
 
 
+def test_a_set_of_parameters_is_taken_as_pytorch_takes_it(torch):
+    # PyTorch lists a top-level set (its order is the user's risk); it refuses only a group's set
+    w, tw = nn.Parameter(minigrad.ones(2)), torch.nn.Parameter(torch.ones(2))
+    ours, theirs = Adam({w}, lr=0.1), torch.optim.Adam({tw}, lr=0.1)
+    assert ours.param_groups[0]["params"] == [w] and len(theirs.param_groups[0]["params"]) == 1
+    with pytest.raises(TypeError) as err:
+        torch.optim.Adam([{"params": {tw}}])
+    with pytest.raises(TypeError, match=f"^{err.value}$"):
+        Adam([{"params": {w}}])
+
+
 def test_errors():
     w = nn.Parameter(minigrad.ones(2))
     with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
@@ -196,7 +207,7 @@ def test_errors():
     with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
         AdamW([])
     with pytest.raises(TypeError, match="ordered collections"):
-        Adam({w})
+        Adam([{"params": {w}}])
     with pytest.raises(TypeError, match="can only optimize Tensors"):
         Adam([w, 3.0])
     with pytest.raises(TypeError, match="iterable of Tensors or dicts, but got minigrad.FloatTensor$"):

@@ -468,3 +468,27 @@ def test_trunc_normal_of_a_0d_tensor():
     g = minigrad.Generator().manual_seed(0)
     for _ in range(20):  # N(1, 2) in [-1, 3]: about a third of the first draws are redrawn
         assert -1 <= nn.init.trunc_normal_(minigrad.empty(()), mean=1, std=2, a=-1, b=3, generator=g).item() <= 3
+
+
+@pytest.mark.parametrize("mean, a, b", [(5.0, -1.0, 1.0), (-12.0, -1.0, 1.0), (2.5, -2.0, 2.0)])
+def test_trunc_normal_far_from_its_bounds_ends_and_warns_as_pytorch(mean, a, b):
+    # redrawing until inside never ended for a mean 12 std from [a, b] (and took minutes at 5); PyTorch warns
+    # past 2 std and fills: its moments, here from 20000 draws each
+    torch = _torch()
+    with warnings.catch_warnings(record=True) as theirs:
+        warnings.simplefilter("always")
+        t = torch.nn.init.trunc_normal_(torch.empty(20000), mean=mean, a=a, b=b).numpy()
+    with warnings.catch_warnings(record=True) as ours:
+        warnings.simplefilter("always")
+        m = nn.init.trunc_normal_(minigrad.empty(20000), mean=mean, a=a, b=b).numpy()
+    assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
+    assert a <= m.min() and m.max() <= b
+    assert abs(m.mean() - t.mean()) < 0.02 and abs(m.std() - t.std()) < 0.02
+
+
+def test_trunc_normal_with_crossed_bounds_raises_as_pytorch():
+    torch = _torch()
+    with pytest.raises(RuntimeError) as theirs:
+        torch.nn.init.trunc_normal_(torch.empty(3), a=0.5, b=-0.5)
+    with pytest.raises(RuntimeError, match=f"^{re.escape(str(theirs.value))}$"):
+        nn.init.trunc_normal_(minigrad.empty(3), a=0.5, b=-0.5)
