@@ -303,6 +303,13 @@ class Tensor:
         a = to_device(self.array, "cpu")
         return a if dtype is None else a.astype(dtype)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # numpy hands a ufunc's result on a Tensor back here: np.exp(t) is a tensor, as in PyTorch (which
+        # gives a bool result as uint8, its tensors' old stand-in for bool)
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return Tensor(np.asarray(array))
+
     def __hash__(self):
         return id(self)
 

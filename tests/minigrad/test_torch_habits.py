@@ -804,3 +804,16 @@ def test_mean_of_an_empty_tensor_backward_is_quiet(torch, dim, create_graph):
         (g,) = mg.autograd.grad(x.mean(dim).sum(), x, create_graph=create_graph)
     (tg,) = torch.autograd.grad(tx.mean(dim).sum(), tx)
     assert tuple(g.shape) == tuple(tg.shape)
+
+
+def test_numpy_ufuncs_on_a_tensor_give_a_tensor_as_torch(torch):
+    # np.exp(t) and friends hand their result back through __array_wrap__: a tensor, as in PyTorch (a bool
+    # result as uint8, as PyTorch gives it); a numpy array or scalar before
+    cases = [lambda L, t: np.exp(t), lambda L, t: np.exp(t[0]), lambda L, t: np.equal(t, t),
+             lambda L, t: np.maximum(t, 1.5), lambda L, t: np.add(np.ones(2), t), lambda L, t: np.sin(L.tensor([1, 2]))]
+    for case in cases:
+        got, want = case(mg, mg.tensor([1.0, 2.0])), case(torch, torch.tensor([1.0, 2.0]))
+        assert type(got) is mg.Tensor
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
