@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module, to_device
 from ..tensor import Tensor
-from ._util import descending_key, normalize_dim, some_id_outside, values_indices
+from ._util import descending_key, normalize_dim, some_id_outside, take_along, values_indices
 from .shape import Unsqueeze, _records_nothing, _share_version, _view_of
 
 
@@ -713,7 +713,7 @@ class Topk(Function):
         if k == 1 and largest and a.array.dtype.kind in "fiu":
             # the largest alone (a decoder's `topk(1)`, a class guess): argmax, whose first NaN wins as in
             # PyTorch (a NaN above +inf too), one reduction where the paths below sort and gather
-            idx = xp.expand_dims(a.array.argmax(axis=dim), dim)
+            idx = a.array.argmax(axis=dim, keepdims=True)
         elif k < n and n > _WHOLE_SORT:
             # a long row (a vocabulary's logits, top_k of them): the k wanted picked by a partition, then sorted
             idx = xp.argpartition(key(a.array), k - 1, axis=dim)
@@ -730,7 +730,7 @@ class Topk(Function):
         ctx.save(indices=idx)
         out = idx.copy()  # (the caller's own: writing into it leaves the saved one as it was)
         ctx.mark_non_differentiable(out)
-        return xp.take_along_axis(a.array, idx, axis=dim), out
+        return take_along(xp, a.array, idx, dim), out
 
     @staticmethod
     def backward(ctx, g, _):

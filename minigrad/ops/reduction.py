@@ -12,7 +12,7 @@ from ..device import array_module
 from ..tensor import Tensor
 from . import elementwise
 from .array_op import array_op
-from ._util import add_reduce, broadcast_view, normalize_dim, normalize_dims, values_indices
+from ._util import add_reduce, broadcast_view, normalize_dim, normalize_dims, take_along, values_indices
 
 
 def _keep_shape(shape, dims):
@@ -378,11 +378,7 @@ class MaxDim(Function):
         x = a.array
         xp = array_module(x)
         idx = xp.asarray(x.argmax(axis=dim) if largest else x.argmin(axis=dim))  # (of a 1-d x: a numpy scalar)
-        if dim == x.ndim - 1:  # the usual: rows, each one's entry picked by a flat index (numpy's
-            rows = x.reshape(-1, x.shape[-1])  # take_along_axis builds its index in Python: 3.7 us)
-            values = rows[xp.arange(rows.shape[0]), idx.reshape(-1)].reshape(idx.shape)
-        else:
-            values = xp.take_along_axis(x, xp.expand_dims(idx, dim), axis=dim).squeeze(dim)
+        values = take_along(xp, x, idx.reshape(idx.shape[:dim] + (1,) + idx.shape[dim:]), dim).reshape(idx.shape)
         if keepdim:
             kept = x.shape[:dim] + (1,) + x.shape[dim + 1:]
             idx, values = idx.reshape(kept), values.reshape(kept)

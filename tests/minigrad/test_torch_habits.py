@@ -817,3 +817,29 @@ def test_numpy_ufuncs_on_a_tensor_give_a_tensor_as_torch(torch):
         assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
         assert tuple(got.shape) == tuple(want.shape)
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_take_along_picks_numpys_take_along_axis_entries():
+    # the last-dim path (one flat index over rows) against numpy's own take_along_axis, on every dim
+    from minigrad.ops._util import take_along
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 3, 7)).astype(np.float32)
+    for dim in range(3):
+        idx = rng.integers(0, x.shape[dim], x.shape[:dim] + (2,) + x.shape[dim + 1:])
+        np.testing.assert_array_equal(take_along(np, x, idx, dim), np.take_along_axis(x, idx, axis=dim))
+    assert take_along(np, x[:, 0, :].T, np.zeros((7, 1), dtype=np.int64), 1).shape == (7, 1)  # (a non-contiguous x)
+
+
+def test_topk_and_max_along_each_dim_as_torch(torch):
+    x = np.random.default_rng(1).standard_normal((4, 3, 7)).astype(np.float32)
+    for dim in range(3):
+        for k in (1, 2):
+            for largest in (True, False):
+                got, want = mg.tensor(x).topk(k, dim, largest), torch.tensor(x).topk(k, dim, largest)
+                np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+                np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+        for keepdim in (False, True):
+            got, want = mg.tensor(x).max(dim, keepdim), torch.tensor(x).max(dim, keepdim)
+            np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+            np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
