@@ -164,6 +164,8 @@ def add_reduce(a, dims, keepdim):
             if impl is not None:
                 kept = tuple(1 if lo <= d < hi else n for d, n in enumerate(shape)) if keepdim else shape[:lo] + shape[hi:]
                 return impl.forward(rows).reshape(kept)
+    if type(a) is np.ndarray:  # (what ndarray.sum calls, without its Python wrapper: the same bits)
+        return np.add.reduce(a, dims, None, None, keepdim)
     return a.sum(axis=dims, keepdims=keepdim)
 
 
@@ -204,12 +206,14 @@ def normalize_dim(dim, ndim):
 
 def normalize_dims(dim, ndim):
     """A tuple of dims for a reduction; None means all."""
+    if type(dim) is builtins.int and -ndim <= dim < ndim:  # (the usual, `h.sum(0)`: one test)
+        return (dim % ndim,)
     if dim is None or (not isinstance(dim, (builtins.int, np.integer)) and len(dim) == 0):
         return tuple(range(ndim))  # PyTorch: an empty dim list reduces over all dims
     if isinstance(dim, (builtins.int, np.integer)):
         d = normalize_dim(builtins.int(dim), ndim)
         return (d,) if ndim else ()  # a 0-d tensor takes dim 0 or -1 and has nothing to reduce
-    dims = [normalize_dim(d, ndim) for d in dim]
+    dims = [d % ndim if type(d) is builtins.int and -ndim <= d < ndim else normalize_dim(d, ndim) for d in dim]
     if len(set(dims)) != len(dims):
         d = next(d for d in dims if dims.count(d) > 1)
         raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
