@@ -142,10 +142,13 @@ def sum_to(g, shape):
 
 def sum_to_array(g, shape):
     """`sum_to` of an array (what it does with no graph wanted)."""
-    if g.shape == tuple(shape):
+    gshape, shape = g.shape, tuple(shape)
+    if gshape == shape:
         return g
-    dims = _broadcast_dims(g.shape, shape)
-    return add_reduce(g, dims, True).reshape(tuple(shape)) if dims else g.reshape(tuple(shape))
+    if len(gshape) == len(shape):  # (a (1, n) row's gradient: the dims stretched, kept as 1s, are the shape)
+        return add_reduce(g, tuple(i for i, s in enumerate(shape) if s == 1 and gshape[i] != 1), True)
+    dims = _broadcast_dims(gshape, shape)
+    return add_reduce(g, dims, True).reshape(shape) if dims else g.reshape(shape)
 
 
 def add_reduce(a, dims, keepdim):

@@ -338,6 +338,22 @@ def test_reduction_dim_errors_as_torch(dim):
     assert str(got.value) == str(want.value)
 
 
+@pytest.mark.parametrize("shape", [(1, 200), (32, 1), (1, 1), (200,), (), (3, 1, 200)])
+def test_broadcast_operands_gradients_are_numpys_sums_and_torchs(shape):
+    # a hand-written BatchNorm's `gain * (h - mean) / std + bias`: each broadcast operand's gradient is the
+    # upstream gradient summed over the stretched dims, of the operand's shape, as PyTorch's
+    rng = np.random.default_rng(7)
+    h = rng.standard_normal((32, 200)).astype(np.float32)
+    row = (rng.random(shape) + 1.0).astype(np.float32)
+    grads = []
+    for L in (mg, torch):
+        x, r = L.tensor(h, requires_grad=True), L.tensor(row, requires_grad=True)
+        (r * x + r).sum().backward()
+        grads.append(r.grad.numpy())
+    assert grads[0].shape == shape and grads[0].dtype == np.float32
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5)
+
+
 def test_pow_edge_cases_like_torch():
     base = np.array([0.0, 0.0, 1.0, 2.0])
     expo = np.array([2.0, 0.0, 0.0, 0.5])
