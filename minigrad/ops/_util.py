@@ -142,10 +142,13 @@ def sum_to(g, shape):
 
 def sum_to_array(g, shape):
     """`sum_to` of an array (what it does with no graph wanted)."""
-    if g.shape == tuple(shape):
+    gshape, shape = g.shape, tuple(shape)
+    if gshape == shape:
         return g
-    dims = _broadcast_dims(g.shape, shape)
-    return add_reduce(g, dims, True).reshape(tuple(shape)) if dims else g.reshape(tuple(shape))
+    if len(gshape) == len(shape):  # (a (1, n) row's gradient: the dims stretched, kept as 1s, are the shape)
+        return add_reduce(g, tuple(i for i, s in enumerate(shape) if s == 1 and gshape[i] != 1), True)
+    dims = _broadcast_dims(gshape, shape)
+    return add_reduce(g, dims, True).reshape(shape) if dims else g.reshape(shape)
 
 
 def add_reduce(a, dims, keepdim):
@@ -164,6 +167,8 @@ def add_reduce(a, dims, keepdim):
             if impl is not None:
                 kept = tuple(1 if lo <= d < hi else n for d, n in enumerate(shape)) if keepdim else shape[:lo] + shape[hi:]
                 return impl.forward(rows).reshape(kept)
+    if type(a) is np.ndarray:  # (what ndarray.sum calls, without its Python wrapper: the same bits)
+        return np.add.reduce(a, dims, None, None, keepdim)
     return a.sum(axis=dims, keepdims=keepdim)
 
 
@@ -204,12 +209,14 @@ def normalize_dim(dim, ndim):
 
 def normalize_dims(dim, ndim):
     """A tuple of dims for a reduction; None means all."""
+    if type(dim) is builtins.int and -ndim <= dim < ndim:  # (the usual, `h.sum(0)`: one test)
+        return (dim % ndim,)
     if dim is None or (not isinstance(dim, (builtins.int, np.integer)) and len(dim) == 0):
         return tuple(range(ndim))  # PyTorch: an empty dim list reduces over all dims
     if isinstance(dim, (builtins.int, np.integer)):
         d = normalize_dim(builtins.int(dim), ndim)
         return (d,) if ndim else ()  # a 0-d tensor takes dim 0 or -1 and has nothing to reduce
-    dims = [normalize_dim(d, ndim) for d in dim]
+    dims = [d % ndim if type(d) is builtins.int and -ndim <= d < ndim else normalize_dim(d, ndim) for d in dim]
     if len(set(dims)) != len(dims):
         d = next(d for d in dims if dims.count(d) > 1)
         raise RuntimeError(f"dim {d} appears multiple times in the list of dims")

@@ -47,8 +47,9 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, a, dims, keepdim):
         ctx.shape, ctx.dims, ctx.keepdim = a.array.shape, dims, keepdim
-        if _kept(a.array) is not None:
-            return a.array.sum(axis=dims, keepdims=keepdim, dtype=_kept(a.array))
+        kept = _kept(a.array)
+        if kept is not None:
+            return a.array.sum(axis=dims, keepdims=keepdim, dtype=kept)
         return add_reduce(a.array, dims, keepdim)
 
     @staticmethod
@@ -109,6 +110,11 @@ def _mean_array(a, dims, keepdim):
     total = add_reduce(a, dims, keepdim)
     n = _count(a.shape, dims)
     if type(total) is np.ndarray:
+        if n <= 1 << 24:
+            # a count up to 2^24 is exact in float32: dividing in the array's dtype gives the bits of numpy's
+            # float64 division rounded to float32 (a float64 quotient has more than twice float32's digits, so
+            # its second rounding never changes a division's result), without numpy's casting loop at 3x the cost
+            return np.true_divide(total, builtins.float(n), out=total)
         return np.true_divide(total, np.intp(n), out=total, casting="unsafe")
     return a.dtype.type(builtins.float(total) / n)  # (numpy's scalar divides in float64 too: a Python float's division)
 
@@ -136,7 +142,8 @@ def sum(input, dim=None, keepdim=False, dtype=None):
     if dtype is None and input.array.dtype.kind in "biu":  # (no gradient: summed as int64, with no copy first)
         dims = normalize_dims(dim, input.array.ndim)
         return array_op(lambda a: array_module(a).asarray(a.sum(axis=dims, keepdims=keepdim, dtype=np.int64)), input)
-    input = _integral_to_int64(input, dtype)
+    if dtype is not None:  # (a bool or int input without one took the branch above)
+        input = input.to(dtype)
     dims = normalize_dims(dim, input.array.ndim)
     return (SumAll if dim is None else Sum).apply(input, dims, keepdim)
 

@@ -11,7 +11,7 @@ from minigrad.autograd.recording import escape
 from minigrad.backends.arrays import sum_of_squares
 from minigrad.dtypes import result_type
 from minigrad.ops.elementwise import _BOOL_SUB
-from minigrad.ops._util import broadcast_shapes, cast, sum_to_array
+from minigrad.ops._util import add_reduce, broadcast_shapes, cast, sum_to_array
 from minigrad.ops.array_op import array_op
 
 from ._common import (Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
@@ -54,9 +54,9 @@ def _cross_entropy(xd, target, wd, ignore_index, reduction, ls, layout, need_gra
         loss, block = _cross_entropy_passes(D, x2, t_safe, valid, wd, ls, inv, need_grad)
         for_blocks(M, block, rows_per_block(C), xp)
     if reduction == "mean":
-        out = xp.asarray(loss.sum() / denom if denom else float("nan"), dtype=xd.dtype)
+        out = xp.asarray(add_reduce(loss, (0,), False) / denom if denom else float("nan"), dtype=xd.dtype)
     elif reduction == "sum":
-        out = xp.asarray(loss.sum(), dtype=xd.dtype)
+        out = xp.asarray(add_reduce(loss, (0,), False), dtype=xd.dtype)
     else:
         out = loss.reshape(target_shape)
     return out, D, (t, wd, ignore_index, ls, inv)  # (the targets: for a create_graph backward, double_backward)
@@ -249,6 +249,9 @@ def _unrows(g2, layout, shape):
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
+    if _usual_rows(input, target, weight, size_average, reduce, reduction) and type(label_smoothing) is float \
+            and 0.0 <= label_smoothing <= 1.0:
+        return CrossEntropy.apply(input, target, None, int(ignore_index), reduction, label_smoothing, 2)
     check_tensor(input, "input", "cross_entropy")
     check_tensor(target, "target", "cross_entropy")
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -673,6 +676,17 @@ class NllLoss2d(NllLoss):
     node_name = "NllLoss2DBackward0"  # PyTorch's name when the input has dims past the classes
 
 
+def _usual_rows(input, target, weight, size_average, reduce, reduction):
+    """Whether a class-index loss's call is the usual one, float rows (N, C) against N integer ids with
+    no weights nor legacy arguments: all that _check_class_target and the fronts' checks would pass,
+    known in one test."""
+    if weight is None and size_average is None and reduce is None and type(input) is Tensor and type(target) is Tensor:
+        x, t = input.array, target.array
+        return x.ndim == 2 and t.shape == x.shape[:1] and x.dtype.kind == "f" and t.dtype.kind in "iu" \
+            and reduction in _REDUCTIONS
+    return False
+
+
 def _check_class_target(input, target, weight, name):
     """PyTorch's checks of (log-)probabilities over classes against class-index targets, in its order:
     the batch size, the target's shape, then its dtype."""
@@ -703,11 +717,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     Shapes: input (N, C), (N, C, d1, ...) or (C,); target (N), (N, d1, ...) or () of int64 ids in [0, C)
     or ignore_index; weight (C,). 'mean' is the weighted mean over the kept targets. One
     `NllLossBackward0` node."""
-    if weight is None and size_average is None and reduce is None and type(input) is Tensor and type(target) is Tensor:
-        x, t = input.array, target.array  # the usual, rows (N, C) and N ids: checked in one place
-        if x.ndim == 2 and t.shape == x.shape[:1] and x.dtype.kind == "f" and t.dtype.kind in "iu" \
-                and reduction in _REDUCTIONS:
-            return NllLoss.apply(input, target, None, int(ignore_index), reduction, 2)
+    if _usual_rows(input, target, weight, size_average, reduce, reduction):
+        return NllLoss.apply(input, target, None, int(ignore_index), reduction, 2)
     check_tensor(input, "input", "nll_loss")
     check_tensor(target, "target", "nll_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)

@@ -304,6 +304,56 @@ def test_sum_of_middle_dims_numpy_bits_and_torch(shape, dims, monkeypatch):
     assert res[0][4] == res[1][4]
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_sums_and_means_have_numpys_bits_and_torchs_values(dtype):
+    # sum and mean of a batch's size (numpy's reduction called directly, the mean's division by the count
+    # done in the array's dtype): numpy's bits, for counts that do not divide evenly, and PyTorch's values
+    rng = np.random.default_rng(5)
+    for shape, dim in [((32, 64), 0), ((32, 64), -1), ((7, 13), (0, 1)), ((32, 3, 27), (0, -2)),
+                       ((3, 11, 5), (-1, 0)), ((9,), 0)]:
+        a = (rng.standard_normal(shape) * rng.choice([1e-20, 1.0, 1e20], shape)).astype(dtype)
+        dims = dim if isinstance(dim, int) else tuple(d % len(shape) for d in dim)
+        for keepdim in (False, True):
+            got_sum = mg.tensor(a).sum(dim, keepdim=keepdim).numpy()
+            got_mean = mg.tensor(a).mean(dim, keepdim=keepdim).numpy()
+            assert got_sum.dtype == dtype and np.array_equal(got_sum, a.sum(axis=dims, keepdims=keepdim))
+            assert got_mean.dtype == dtype and np.array_equal(got_mean, a.mean(axis=dims, keepdims=keepdim))
+            want = torch.tensor(a).mean(dim, keepdim=keepdim).numpy()
+            np.testing.assert_allclose(got_mean, want, rtol=0, atol=np.abs(a).max() * (1e-6 if dtype == np.float32 else 1e-14))
+
+
+def test_mean_over_more_than_2_24_elements_has_numpys_bits():
+    # past 2^24 a count is not always a float32: the mean divides as numpy does, in float64
+    a = np.broadcast_to(np.array([[1.1, 3.3]], dtype=np.float32), (2 ** 24 + 3, 2))
+    assert np.array_equal(mg.tensor(a).mean(0).numpy(), a.mean(axis=0))
+
+
+@pytest.mark.parametrize("dim", [2, -3, (0, 2), (0, -2), (1, 1)])
+def test_reduction_dim_errors_as_torch(dim):
+    a = np.zeros((3, 4), dtype=np.float32)
+    with pytest.raises(Exception) as want:
+        torch.tensor(a).sum(dim)
+    with pytest.raises(type(want.value), match=None) as got:
+        mg.tensor(a).sum(dim)
+    assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("shape", [(1, 200), (32, 1), (1, 1), (200,), (), (3, 1, 200)])
+def test_broadcast_operands_gradients_are_numpys_sums_and_torchs(shape):
+    # a hand-written BatchNorm's `gain * (h - mean) / std + bias`: each broadcast operand's gradient is the
+    # upstream gradient summed over the stretched dims, of the operand's shape, as PyTorch's
+    rng = np.random.default_rng(7)
+    h = rng.standard_normal((32, 200)).astype(np.float32)
+    row = (rng.random(shape) + 1.0).astype(np.float32)
+    grads = []
+    for L in (mg, torch):
+        x, r = L.tensor(h, requires_grad=True), L.tensor(row, requires_grad=True)
+        (r * x + r).sum().backward()
+        grads.append(r.grad.numpy())
+    assert grads[0].shape == shape and grads[0].dtype == np.float32
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5)
+
+
 def test_pow_edge_cases_like_torch():
     base = np.array([0.0, 0.0, 1.0, 2.0])
     expo = np.array([2.0, 0.0, 0.0, 0.5])

@@ -681,6 +681,49 @@ def test_cross_entropy_errors():
         F.cross_entropy(x, minigrad.tensor([0, 1, 2, 3]), reduction="avg")
 
 
+@pytest.mark.parametrize("kw", [{}, dict(reduction="sum"), dict(reduction="none"), dict(ignore_index=2),
+                                dict(label_smoothing=0.1), dict(ignore_index=-1, label_smoothing=1.0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_usual_call_is_the_checked_paths_node(torch, monkeypatch, dtype, kw):
+    # (N, C) logits, N ids, no weight: one test in front, then the same node and bits as the checked path
+    from nn._functional import loss as loss_module
+
+    x, t = rand(32, 27, dtype=dtype, scale=3.0), ids(27, (32,))
+    t.array[::5] = 2
+    monkeypatch.setattr(loss_module, "_check_class_target", lambda *a: pytest.fail("the usual call was checked"))
+    fast = F.cross_entropy(x, t, **kw)
+    fast.sum().backward()
+    fast_grad, x.grad = x.grad.array.copy(), None
+    monkeypatch.undo()
+    monkeypatch.setattr(loss_module, "_usual_rows", lambda *a: False)
+    checked = F.cross_entropy(x, t, **kw)
+    checked.sum().backward()
+    assert fast.grad_fn.name() == checked.grad_fn.name() == "NllLossBackward0"
+    assert fast.dtype == checked.dtype and fast.shape == checked.shape
+    assert np.array_equal(fast.array, checked.array) and np.array_equal(fast_grad, x.grad.array)
+    tx = torch.tensor(x.array)
+    want = torch.nn.functional.cross_entropy(tx, torch.tensor(t.array), **kw)
+    np.testing.assert_allclose(fast.array, want.numpy(), rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_cross_entropy_usual_call_still_checks_ids_and_others_take_the_checks(torch):
+    x = rand(4, 5, dtype=np.float32)
+    with pytest.raises(IndexError, match=r"Target 5 is out of bounds"):
+        F.cross_entropy(x, minigrad.tensor([0, 1, 5, 2]))
+    for bad in (dict(label_smoothing=1.5), dict(reduction="avg")):
+        with pytest.raises(Exception) as want:
+            torch.nn.functional.cross_entropy(torch.tensor(x.array), torch.tensor([0, 1, 2, 3]), **bad)
+        with pytest.raises(type(want.value)) as got:
+            F.cross_entropy(x, minigrad.tensor([0, 1, 2, 3]), **bad)
+        assert str(got.value) == str(want.value)
+    with pytest.raises(RuntimeError, match="label_smoothing must be between"):  # (PyTorch takes it: refused here)
+        F.cross_entropy(x, minigrad.tensor([0, 1, 2, 3]), label_smoothing=-0.5)
+    with pytest.raises(RuntimeError, match="floating point"):
+        F.cross_entropy(minigrad.tensor([[1, 2]]), minigrad.tensor([0]))
+    with pytest.raises(RuntimeError, match="dtype to be Long"):
+        F.cross_entropy(x, minigrad.tensor([0.0, 1.0, 2.0, 3.0]))
+
+
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8, np.uint8])
 def test_cross_entropy_target_checks_with_ignore_index(dtype):
     # the targets are checked in one pass as unsigned, then against ignore_index where some are outside
