@@ -422,7 +422,7 @@ def test_conv2d_output_copied_by_the_backend_is_the_numpy_copys(torch, monkeypat
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("xs, ws, kw", [((64, 32, 12, 12), (64, 32, 3, 3), {}),  # strides multiples of 4 KiB
+@pytest.mark.parametrize("xs, ws, kw", [((64, 32, 10, 10), (64, 32, 3, 3), {}),  # g's images 4 KiB apart
                                         ((5, 1, 9, 8), (6, 1, 3, 3), {"padding": (2, 1)}),
                                         ((3, 4, 11, 9), (6, 2, 3, 2), {"groups": 2, "stride": (2, 1),
                                                                        "dilation": (2, 1), "padding": 1}),
@@ -453,7 +453,8 @@ def test_conv2d_backward_by_the_backends_copies_is_numpys(torch, monkeypatch, xs
     xt = arr(xs[0], ws[0], 5, 4, dtype=dtype)
     bt = arr(ws[1] * kw.get("groups", 1), dtype=dtype)
     fast = grads(F.conv2d, x, w, b)
-    assert {"minigrad.backends.cpu.batch_last", "minigrad.backends.cpu.col2im"} <= set(calls)
+    aliased = xs[0] == 64  # (the tiled copy only where the gradient's images lie a multiple of 4 KiB apart)
+    assert ("minigrad.backends.cpu.col2im" in calls) and (("minigrad.backends.cpu.batch_last" in calls) == aliased)
     fast_t = grads(lambda *a, **k: conv_t(*a, **tkw), xt, w, bt)
     with backends.kernels("numpy"):
         calls.clear()

@@ -15,8 +15,9 @@ TILE = 8
 
 
 def supports(a):
-    """float32 / float64 numpy arrays of 3 or more dims."""
-    return floats(a) and a.ndim >= 3
+    """float32 / float64 numpy arrays of 3 or more dims whose images lie a multiple of 4 KiB apart (elsewhere
+    numpy's copy is faster: 1.4 ms against 2.4 for 64 x 32 x 26 x 26)."""
+    return floats(a) and a.ndim >= 3 and (a[0].size * a.itemsize) % 4096 == 0
 
 
 def forward(a):
