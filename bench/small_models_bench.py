@@ -31,7 +31,9 @@ with its backward written by hand under no_grad, the embedding's gradient by a P
 bow_counts: a bag-of-words classifier on dense counts, torch.zeros(B, V) filled by scatter_add_ and by
 index_put_(accumulate=True), Linear(5000, 128) + ReLU + Linear, SGD with momentum; makemore_transformer and
 makemore_bow: makemore's own Transformer and BoW models as its file writes them, the GELU's tanh formula with
-its `torch.pow(x, 3.0)` written out), written once below
+its `torch.pow(x, 3.0)` written out; mnist_cnn: PyTorch's MNIST example, two 3x3 convolutions (1 -> 32 -> 64
+channels), max_pool2d, dropout, two Linear layers and log_softmax on batches of 64 random 28x28 images, nll_loss,
+Adadelta and StepLR), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -73,7 +75,7 @@ KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_c
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
          "text_bag", "bigram_lecture", "gru_scratch", "llama_scratch", "llama_generate",
-         "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow"]
+         "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow", "mnist_cnn"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -1197,7 +1199,51 @@ def build_makemore(torch, kind):
     return names_step(torch, model, 5e-4, block, vocab, clip=False)
 
 
+def build_mnist_cnn(torch):
+    """PyTorch's MNIST example's model and loop (random images in place of MNIST's): Adadelta(lr=1), a StepLR
+    step every 10 steps (the example's is once an epoch)."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 32, 3, 1)
+            self.conv2 = nn.Conv2d(32, 64, 3, 1)
+            self.dropout1 = nn.Dropout(0.25)
+            self.dropout2 = nn.Dropout(0.5)
+            self.fc1 = nn.Linear(9216, 128)
+            self.fc2 = nn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.relu(self.conv1(x))
+            x = F.relu(self.conv2(x))
+            x = self.dropout1(F.max_pool2d(x, 2))
+            x = F.relu(self.fc1(torch.flatten(x, 1)))
+            return F.log_softmax(self.fc2(self.dropout2(x)), dim=1)
+
+    model = Net()
+    model.train()
+    opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
+    scheduler = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.7)
+    g = torch.Generator().manual_seed(0)
+    data = torch.randn((64, 1, 28, 28), generator=g)
+    target = torch.randint(0, 10, (64,), generator=g)
+    count = [0]
+
+    def step():
+        opt.zero_grad()
+        loss = F.nll_loss(model(data), target)
+        loss.backward()
+        opt.step()
+        count[0] += 1
+        if count[0] % 10 == 0:
+            scheduler.step()
+    return step
+
+
 def build(torch, kind):
+    if kind == "mnist_cnn":
+        return build_mnist_cnn(torch)
     if kind == "mlp":
         return build_mlp(torch)
     if kind in ("mlp_module", "rnn", "gru", "bow", "transformer"):

@@ -72,6 +72,9 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
                     b2, wd, decoupled, step_scale, eps_scaled
     grouped_matmul  a, b                        a, b -> a @ b per group
     conv_output     y (L, N, O)                 y -> (N, O, L), a copy             (none: a layout)
+    batch_last      a (N, C, *spatial)          a -> (C, *spatial, N), a copy      (none: a layout)
+    col2im          cols, kernel (2-D)          cols (C*K, L*N), x's shape, kernel, (none: conv's backward)
+                                                stride, dilation, pads, out -> gx (N, C, H, W)
     rnn_step        the step's arrays (2-D)     lstm_step, gru_step (and *_backward): a time step's gate math
     max_pool2d      x (N, C, H, W), kernel,     x, kernel, stride, dilation,       g, idx, x's shape -> gx
                     stride, dilation, padding,  padding, out -> (y, idx)
@@ -156,6 +159,8 @@ register("adamw", "cpu.adamw", "cpu")
 register("adamw", "cuda.adamw", "cuda")
 register("grouped_matmul", "cpu.conv", "cpu")
 register("conv_output", "cpu.conv_layout", "cpu")
+register("batch_last", "cpu.batch_last", "cpu")
+register("col2im", "cpu.col2im", "cpu")
 register("rnn_step", "cpu.rnn", "cpu")
 register("max_pool2d", "cpu.max_pool", "cpu")
 register("block_step", "cpu.block_step", "cpu")  # a transformer block on one new position (generation)

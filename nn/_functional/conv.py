@@ -59,7 +59,9 @@ def batch_last(a, pads):
     xp = xp_of(a)
     moved = xp.moveaxis(a, 0, -1)
     if not any(lo or hi for lo, hi in pads):
-        return xp.ascontiguousarray(moved)
+        impl = backends.find("batch_last", a)
+        # (a compiled copy by tiles, where numpy's reads C * H * W apart, a stride that aliases in the cache)
+        return impl.forward(a) if impl is not None else xp.ascontiguousarray(moved)
     out = xp.zeros((a.shape[1],) + tuple(s + lo + hi for s, (lo, hi) in zip(a.shape[2:], pads)) + (a.shape[0],),
                    dtype=a.dtype)
     out[(slice(None),) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(a.shape[2:], pads))] = moved
@@ -126,6 +128,7 @@ def _weight_grad_arrays(xd, gd, kernel, stride, pads, dilation, groups):
     xp = xp_of(gd)
     O, out = gd.shape[1], gd.shape[2:]
     cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
+    # (g^T as a copy: BLAS on its transposed view, g batch last, rounds some shapes' sums otherwise)
     gt = xp.ascontiguousarray(xp.moveaxis(gd, (0, 1), (-2, -1))).reshape(-1, groups, O // groups)  # (L * N, G, O/G)
     gwt = grouped_matmul(cols.reshape(groups, -1, cols.shape[1]), gt.transpose(1, 0, 2))  # gw^T: (G, C/G * K, O/G)
     return xp.ascontiguousarray(gwt.transpose(0, 2, 1)).reshape((O, xd.shape[1] // groups) + tuple(kernel))
@@ -187,6 +190,9 @@ def _input_grad(g2, wd, x_shape, pads, kernel, stride, dilation, out, groups):
     O = wd.shape[0]
     gcols = grouped_matmul(wd.reshape(groups, O // groups, -1).transpose(0, 2, 1), g2)  # (G, C/G * K, L * N)
     gcols = gcols.reshape((C,) + tuple(kernel) + tuple(out) + (N,))
+    impl = backends.find("col2im", gcols, kernel) if len(kernel) == 2 else None
+    if impl is not None:  # (compiled: the adds, the crop and the move batch first in one pass)
+        return impl.forward(gcols.reshape(C * _prod(kernel), -1), x_shape, kernel, stride, dilation, pads, out)
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(x_shape[2:], pads))
     acc = col2im(lambda k: gcols[(slice(None),) + k], (C,), padded, kernel, stride, dilation, out, g2.dtype, xp,
                  trail=(N,))  # (C, *padded, N)
@@ -200,10 +206,9 @@ class ConvolutionTranspose(Function):
     def forward(ctx, x, w, b, stride, pads, dilation, groups, out_spatial):
         # the adjoint of Convolution in its input: y = col2im(w^T x), w of shape (C_in, C_out/G, *k)
         xd, wd = x.array, w.array
-        xp = xp_of(xd)
         N, Cin, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
         Cout = wd.shape[1] * groups
-        x2 = xp.ascontiguousarray(xp.moveaxis(xd, 0, -1)).reshape(groups, Cin // groups, -1)  # batch last
+        x2 = batch_last(xd, ((0, 0),) * len(kernel)).reshape(groups, Cin // groups, -1)
         # the conv whose input gradient this is has weight w viewed as (C_in, C_out/G, k): its "O" is C_in
         y = _input_grad(x2, wd, (N, Cout) + tuple(out_spatial), pads, kernel, stride, dilation, xd.shape[2:], groups)
         if b is not None:

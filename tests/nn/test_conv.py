@@ -419,3 +419,55 @@ def test_conv2d_output_copied_by_the_backend_is_the_numpy_copys(torch, monkeypat
     assert fast.shape == plain.shape and np.array_equal(fast.array, plain.array)
     want = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), **kw).numpy()
     np.testing.assert_allclose(fast.array, want, **(dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else {}))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, kw", [((64, 32, 10, 10), (64, 32, 3, 3), {}),  # g's images 4 KiB apart
+                                        ((5, 1, 9, 8), (6, 1, 3, 3), {"padding": (2, 1)}),
+                                        ((3, 4, 11, 9), (6, 2, 3, 2), {"groups": 2, "stride": (2, 1),
+                                                                       "dilation": (2, 1), "padding": 1}),
+                                        ((2, 3, 7, 8), (4, 3, 1, 1), {"stride": 3})])
+def test_conv2d_backward_by_the_backends_copies_is_numpys(torch, monkeypatch, xs, ws, kw, dtype):
+    # the gradient moved batch last by the compiled tiled copy, and col2im compiled (adds, crop, batch first in one
+    # pass): the bits of numpy's code for the input's, weight's and bias' gradients, and PyTorch's values; also
+    # for conv_transpose2d, whose forward is the same col2im
+    from minigrad import backends
+    from minigrad.backends.cpu import batch_last, col2im
+
+    calls = []
+    for mod in (batch_last, col2im):
+        monkeypatch.setattr(mod, "forward", lambda *a, real=mod.forward, name=mod.__name__: calls.append(name)
+                            or real(*a))
+    x, w, b = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype)
+
+    def grads(conv, x, w, b, shape=None):
+        ts = [minigrad.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = conv(*ts, **kw)
+        y.backward(minigrad.tensor(np.cos(np.arange(y.numel())).reshape(y.shape).astype(dtype)))
+        return [y.array] + [t.grad.array for t in ts]
+
+    def conv_t(x, w, b, **kw):
+        return F.conv_transpose2d(x, w, b, **kw)
+
+    tkw = {k: v for k, v in kw.items() if k != "padding"}
+    xt = arr(xs[0], ws[0], 5, 4, dtype=dtype)
+    bt = arr(ws[1] * kw.get("groups", 1), dtype=dtype)
+    fast = grads(F.conv2d, x, w, b)
+    aliased = xs[0] == 64  # (the tiled copy only where the gradient's images lie a multiple of 4 KiB apart)
+    assert ("minigrad.backends.cpu.col2im" in calls) and (("minigrad.backends.cpu.batch_last" in calls) == aliased)
+    fast_t = grads(lambda *a, **k: conv_t(*a, **tkw), xt, w, bt)
+    with backends.kernels("numpy"):
+        calls.clear()
+        plain, plain_t = grads(F.conv2d, x, w, b), grads(lambda *a, **k: conv_t(*a, **tkw), xt, w, bt)
+        assert calls == []
+    for f, p in zip(fast + fast_t, plain + plain_t):
+        assert f.shape == p.shape and f.dtype == p.dtype and np.array_equal(f, p)
+    for conv, ours, arrays, kws in ((torch.nn.functional.conv2d, fast, (x, w, b), kw),
+                                    (torch.nn.functional.conv_transpose2d, fast_t, (xt, w, bt), tkw)):
+        ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+        y = conv(*ts, **kws)
+        y.backward(torch.tensor(np.cos(np.arange(y.numel())).reshape(y.shape).astype(dtype)))
+        for mine, theirs in zip(ours, [y.detach()] + [t.grad for t in ts]):
+            scale = np.abs(theirs.numpy()).max()  # (float32 sums of thousands of terms: their size's rounding)
+            np.testing.assert_allclose(mine, theirs.numpy(), rtol=1e-4 if dtype == np.float32 else 1e-7,
+                                       atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
