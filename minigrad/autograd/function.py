@@ -145,7 +145,10 @@ class SavedTensor:
             self.packed = pack(t)
             self.tensor = None
         else:  # (packed, unpack_hook, edge, _shape and _dtype stay unset: they serve a hook's packing only)
-            self.tensor = type(t)(t.array, _version_counter=counter) if is_output else t
+            if is_output:  # (an op's new output: a plain Tensor)
+                t = Tensor._output(t.array, None)
+                t._version_counter = counter
+            self.tensor = t
 
     @property
     def shape(self):
@@ -167,8 +170,8 @@ class SavedTensor:
         if t is None:  # a hook packed it
             return _reattach(self.unpack_hook(self.packed), self.edge, node)
         if self.is_output:
-            out = type(t)(t.array, _version_counter=counter)
-            out.grad_fn, out.requires_grad = node, True
+            out = Tensor._output(t.array, node)
+            out._version_counter = counter
             return out
         return t
 
@@ -490,8 +493,8 @@ class Function(metaclass=FunctionMeta):
             ctx = _ForwardOnlyContext()
             ctx.needs_input_grad = (False,) * len(args)
             out = cls._forward_with_ctx(ctx, *args)
-            if (type(out) is np.ndarray or isinstance(out, np.generic)) and ctx._dirty is None:  # the usual: one new array
-                return Tensor(out)
+            if type(out) is np.ndarray and ctx._dirty is None:  # the usual: one new array
+                return Tensor._output(out, None)
             return wrap_outputs(out, None, args, ctx)
 
         node = cls._backward_cls()
@@ -545,13 +548,15 @@ def wrap_outputs(out, node, args, ctx):
     """Wrap forward's result(s) as Tensors; when recording, attach them to `node`."""
     # the usual: one new array (or numpy scalar: a full reduction's)
     if (type(out) is np.ndarray or isinstance(out, np.generic)) and ctx._dirty is None and ctx._non_diff is None:
-        t = Tensor(out)
-        if node is not None:
-            node._output_meta = ((out.shape, out.dtype, np),)
-            if out.dtype.kind == "f":
-                t.grad_fn, t.requires_grad = node, True
-            if node._forward_cls.saves_result:
-                _save_result(node, t)
+        if node is None:
+            return Tensor(out)
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)  # (a numpy scalar: as Tensor() makes it a 0-d array)
+        dt = out.dtype
+        node._output_meta = ((out.shape, dt, np),)
+        t = Tensor._output(out, node if dt.kind == "f" else None)
+        if node._forward_cls.saves_result:
+            _save_result(node, t)
         return t
     single = not isinstance(out, tuple)
     outs = (out,) if single else out

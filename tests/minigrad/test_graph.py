@@ -1721,3 +1721,42 @@ def test_pow_of_a_numpy_scalar_exponent_keeps_the_tensor_dtype_as_torch(torch, e
     assert got[0] == want[0]
     np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
     np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
+
+
+def _slots(t):
+    from minigrad.tensor import Tensor
+
+    return {name: getattr(t, name, "<unset>") for name in Tensor.__slots__ if name != "__weakref__"}
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x * 2.0,  # an op's output, recorded
+    lambda x: x.tanh(),  # one whose node saves its output
+    lambda x: x.detach() + 1.0,  # nothing recorded
+    lambda x: x.sum(),  # a full reduction (numpy gives a scalar)
+])
+def test_an_op_output_has_every_slot_a_new_tensor_has(make):
+    # Function.apply builds its outputs without Tensor.__init__: each slot must read as Tensor(array)'s
+    # would (with the graph's own grad_fn and requires_grad), and the node's saved output likewise
+    x = mg.randn(3, 4, requires_grad=True)
+    out = make(x)
+    fresh = _slots(mg.Tensor(out.array))
+    got = _slots(out)
+    for name in ("grad_fn", "requires_grad", "_version_counter", "array"):
+        fresh.pop(name), got.pop(name)
+    assert got == fresh
+    assert out.requires_grad == (out.grad_fn is not None)
+    assert out._version_counter == [0]
+    if out.grad_fn is not None and "result" in (out.grad_fn._names or ()):
+        saved = out.grad_fn._saved_result
+        assert saved.grad_fn is out.grad_fn and saved.requires_grad
+        assert saved._version_counter is out._version_counter
+        assert {k: v for k, v in _slots(saved).items() if k not in ("grad_fn", "requires_grad", "_version_counter",
+                                                                      "array")} == fresh
+
+
+def test_an_op_output_made_in_inference_mode_is_an_inference_tensor():
+    x = mg.randn(3, 4, requires_grad=True)
+    with mg.inference_mode():
+        y = x * 2.0
+    assert y.is_inference() and not (x * 2.0).is_inference()
