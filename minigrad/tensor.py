@@ -17,7 +17,7 @@ import numpy as np
 from . import dtypes
 from .autograd import function as _function
 from .autograd import engine as _engine
-from .autograd import recording
+from .autograd import grad_mode, recording
 from .autograd.function import leaf_accumulator
 from .autograd.grad_mode import state
 from .device import device_of, to_device
@@ -58,7 +58,7 @@ class Tensor:
         self._retains_grad = False
         self._base = None
         self.requires_grad = False
-        if state.inference:
+        if grad_mode.inference_tensors_made and state.inference:  # (a module global first: a thread-local costs more)
             self._inference = True
         if requires_grad:
             _requiring_grad(self)
@@ -79,7 +79,7 @@ class Tensor:
         t._retains_grad = False
         t._base = None
         t.requires_grad = grad_fn is not None
-        if state.inference:
+        if grad_mode.inference_tensors_made and state.inference:
             t._inference = True
         return t
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..device import array_module
 from ..dtypes import from_numpy_dtype
 from .recording import hook as _capture  # (minigrad.compile's per-thread hook)
-from . import grad_mode
+from . import grad_mode, recording
 from .grad_mode import state
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
@@ -41,6 +41,10 @@ class _ScopeState(threading.local):
 
 
 scope_state = _ScopeState()
+# Set once any thread enters an `autograd.graph.scope` / installs saved-tensor hooks (graph.py): until then
+# Function.apply and SavedTensor stop at these module globals rather than read the thread-locals, dearer.
+scopes_entered = False
+saved_tensors_hooks_used = False
 
 
 class Node:
@@ -136,7 +140,7 @@ class SavedTensor:
         counter = self.counter = t._version_counter
         self.version = counter[0]
         self.is_output = is_output
-        hooks = state.saved_tensors_hooks
+        hooks = saved_tensors_hooks_used and state.saved_tensors_hooks
         if hooks:
             pack, self.unpack_hook = hooks[-1]
             # the original's place in the graph: its edge (None for an op's output: the node itself)
@@ -285,8 +289,8 @@ class BackwardNode(Node):
 
     def apply(self, *grads):
         """Run the op's backward; returns one grad per tensor input (in `next_functions` order)."""
-        if _capture.recorder is not None:  # minigrad.compile is capturing: it runs and records this
-            return _capture.recorder.on_backward(self, grads)
+        if recording.recorders_made and _capture.recorder is not None:  # minigrad.compile is capturing: it runs
+            return _capture.recorder.on_backward(self, grads)  # and records this
         # (`None in grads` would call Tensor.__eq__; a lone gradient, the usual, is tested alone)
         if self._materialize and (grads[0] is None if len(grads) == 1 else not all(map(is_not, grads, repeat(None)))):
             grads = tuple(_zeros_like_meta(m) if g is None else g for g, m in zip(grads, self._output_meta))
@@ -479,8 +483,8 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args):
-        if _capture.recorder is not None:  # minigrad.compile is capturing: it runs and records this
-            return _capture.recorder.on_apply(cls, args)
+        if recording.recorders_made and _capture.recorder is not None:  # minigrad.compile is capturing: it runs
+            return _capture.recorder.on_apply(cls, args)  # and records this
         record = False
         if state.grad_enabled:
             for a in args:
@@ -499,9 +503,8 @@ class Function(metaclass=FunctionMeta):
 
         node = cls._backward_cls()
         node._seq = next(_sequence)
-        scope = scope_state.current
-        if scope is not None:
-            node._scope = scope
+        if scopes_entered and scope_state.current is not None:
+            node._scope = scope_state.current
         needs, edges, pos = [], [], []
         float_only = cls._float_edges_only
         for i, a in enumerate(args):

@@ -357,7 +357,7 @@ def _plain_operand(a, b, ints=True):
     its Function's forward, the same bits. None: the op runs as usual.
     With `ints` (not for `/`, which makes floats of ints), an int64 Tensor and a small Python int too:
     an index's arithmetic, `i + block_size` (int64 stays int64 in numpy as in PyTorch, wrapping alike)."""
-    if type(a) is not Tensor or recording.hook.recorder is not None:
+    if type(a) is not Tensor or recording.recorders_made and recording.hook.recorder is not None:
         return None
     x = a.array
     if x.dtype.kind != "f" or x.dtype.itemsize < 4:

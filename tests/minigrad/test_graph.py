@@ -1760,3 +1760,54 @@ def test_an_op_output_made_in_inference_mode_is_an_inference_tensor():
     with mg.inference_mode():
         y = x * 2.0
     assert y.is_inference() and not (x * 2.0).is_inference()
+
+
+_FIRST_USE = """
+import threading
+import minigrad as mg
+from minigrad.autograd.graph import saved_tensors_hooks, scope
+
+x = mg.randn(3, requires_grad=True)
+(x * 2.0).sum().backward()  # the eager path has run before any of the features below
+seen = []
+
+def in_thread():  # each feature's first use in this process, on a thread of its own
+    with scope("block"):
+        y = x * 2.0
+    with saved_tensors_hooks(lambda t: seen.append("pack") or t, lambda t: t):
+        z = x.exp()
+    with mg.inference_mode():
+        w = x * 2.0
+    print(y.grad_fn._scope, seen, w.is_inference())
+
+t = threading.Thread(target=in_thread)
+t.start()
+t.join()
+
+@mg.compile
+def f(a):
+    return (a * 3.0).sum()
+
+outs = [f(x) for _ in range(4)]
+x.grad = None
+f(x).backward()
+same = all(float(o) == float((x * 3.0).sum()) for o in outs) and x.grad.tolist() == [3.0] * 3
+print(f.stats.captures, f.stats.replays, same)
+"""
+
+
+def test_each_per_thread_feature_works_from_its_first_use():
+    # Function.apply reads the thread-locals of scopes, saved-tensor hooks, inference mode and compile's
+    # recorder only once a module flag says some thread used them: the first use must set it
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(mg.__file__))
+    env = dict(os.environ, PYTHONPATH=root)
+    out = subprocess.run([sys.executable, "-c", _FIRST_USE], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()[-2:]
+    assert first == "block ['pack'] True"
+    captures, replays, same = second.split()
+    assert int(captures) == 1 and int(replays) >= 1 and same == "True"  # captured once, then replayed
