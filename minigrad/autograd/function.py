@@ -294,20 +294,21 @@ class BackwardNode(Node):
         # (`None in grads` would call Tensor.__eq__; a lone gradient, the usual, is tested alone)
         if self._materialize and (grads[0] is None if len(grads) == 1 else not all(map(is_not, grads, repeat(None)))):
             grads = tuple(_zeros_like_meta(m) if g is None else g for g, m in zip(grads, self._output_meta))
-        out = self._forward_cls.backward(self, *grads)
+        cls = self._forward_cls
+        out = cls.backward(self, *grads)
         if not isinstance(out, tuple):
             out = (out,)
-        if self._forward_cls._user:
-            return self._validated(self._per_tensor_input(out))
-        return self._per_tensor_input(out)
+        if len(out) != len(self._tensor_positions):  # (the usual: one gradient per tensor input, kept as it is)
+            out = self._per_tensor_input(out)
+        return self._validated(out) if cls._user else out
 
     def _per_tensor_input(self, out):
         """backward's result, one gradient per tensor input (PyTorch's forms: one per argument, or one per
         tensor argument, or None past the last)."""
         pos = self._tensor_positions
+        if len(out) == len(pos):  # one per tensor input (or per argument, every one a tensor)
+            return out
         if len(out) != self._n_args:
-            if len(out) == len(pos):  # backward returned grads for the tensor inputs only
-                return out
             if len(out) > self._n_args and all(g is None for g in out[self._n_args:]):
                 out = out[:self._n_args]  # None past the last input, as PyTorch drops (a bias=None default's)
                 return out if len(pos) == len(out) else tuple([out[i] for i in pos])
@@ -315,8 +316,6 @@ class BackwardNode(Node):
                 f"function {self.name()} returned an incorrect number of gradients "
                 f"(expected {self._n_args}, got {len(out)})"
             )
-        if len(pos) == len(out):  # every argument is a tensor
-            return out
         return tuple([out[i] for i in pos])
 
     def _validated(self, grads):
@@ -508,7 +507,9 @@ class Function(metaclass=FunctionMeta):
         needs, edges, pos = [], [], []
         float_only = cls._float_edges_only
         for i, a in enumerate(args):
-            if (type(a) is Tensor or isinstance(a, Tensor)) and not (float_only and a.array.dtype.kind != "f"):
+            # (one that requires grad is floating: its dtype needs no look)
+            if (type(a) is Tensor or isinstance(a, Tensor)) and (
+                    a.requires_grad or not float_only or a.array.dtype.kind == "f"):
                 pos.append(i)
                 if a._base is not None and a._view_version != a._version_counter[0]:
                     # a view taken before an in-place write to its base: its history is that region of

@@ -369,7 +369,9 @@ def _plain_operand(a, b, ints=True):
         y = b.array
         if type(y) is not type(x) or y.dtype != x.dtype:
             return None
-        _check_broadcast(x.shape, y.shape)
+        xs, ys = x.shape, y.shape
+        if xs != ys:  # (the usual, the same shapes, needs no call)
+            _check_broadcast(xs, ys)
         return b if state.grad_enabled and (a.requires_grad or b.requires_grad) else y
     if tb is builtins.float or (tb is builtins.int and -_EXACT_INT <= b <= _EXACT_INT):
         if not (state.grad_enabled and a.requires_grad):
