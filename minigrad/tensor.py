@@ -18,12 +18,13 @@ import numpy as np
 from . import dtypes
 from .autograd import function as _function
 from .autograd import engine as _engine
-from .autograd import recording
+from .autograd import grad_mode, recording
 from .autograd.function import leaf_accumulator
 from .autograd.grad_mode import state
 from .device import device_of, to_device
 
 
+_new_tensor = object.__new__
 _LEGACY_DATA = ()  # (set below: the argument types of PyTorch's legacy `torch.Tensor(...)`)
 
 
@@ -58,10 +59,30 @@ class Tensor:
         self._retains_grad = False
         self._base = None
         self.requires_grad = False
-        if state.inference:
+        if grad_mode.inference_tensors_made and state.inference:  # (a module global first: a thread-local costs more)
             self._inference = True
         if requires_grad:
             _requiring_grad(self)
+
+    @staticmethod
+    def _output(array, grad_fn):
+        """`Tensor(array)` for the new array an op made, the output of node `grad_fn` (None: nothing recorded),
+        without __init__'s argument handling: a tensor per op, so it counts. Sets every slot __init__ sets."""
+        t = _new_tensor(Tensor)
+        t.array = array
+        t._grad = None
+        t.grad_fn = grad_fn
+        t._output_nr = 0
+        t._version_counter = [0]
+        t._grad_accumulator = None
+        t._hooks = None
+        t._post_accumulate_grad_hooks = None
+        t._retains_grad = False
+        t._base = None
+        t.requires_grad = grad_fn is not None
+        if grad_mode.inference_tensors_made and state.inference:
+            t._inference = True
+        return t
 
     def is_inference(self):
         """Whether this tensor was made under `inference_mode()` (an inference tensor), as PyTorch's."""

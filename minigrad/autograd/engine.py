@@ -142,6 +142,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     heapq.heapify(ready)
 
     push, pop = heapq.heappush, heapq.heappop
+    anomaly = state.anomaly  # (read once a backward: a thread-local read is dear, and nodes are many)
     prev_mode, prev_retain = state.grad_enabled, state.retain_graph
     state.grad_enabled, state.retain_graph = bool(create_graph), bool(retain_graph)
     try:
@@ -171,7 +172,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 if missing > 0:
                     node_grads = node_grads + [None] * missing
                 results = node.apply(*node_grads)
-                if state.anomaly:  # the one flag the usual path pays for
+                if anomaly:
                     _check_anomaly(node, results)
                 if node._post_hooks:
                     for hook in node._post_hooks:
@@ -221,7 +222,8 @@ def _add_to_buffer(buffers, node, nr, g):
         buf += [None] * (nr + 1 - len(buf))
     if buf[nr] is None:
         buf[nr] = g
-    elif state.grad_enabled or recording.hook.recorder is not None or not _add_in_place(buf, nr, g):
+    elif state.grad_enabled or recording.recorders_made and recording.hook.recorder is not None \
+            or not _add_in_place(buf, nr, g):
         buf[nr] = buf[nr] + g  # a Tensor add, so create_graph (and minigrad.compile) records it
 
 
@@ -302,7 +304,7 @@ def accumulate_into_leaf(variable, grad):
     leaves' `.grad` never alias each other or anything else.
     """
     Tensor = _function.Tensor
-    if recording.hook.recorder is not None:  # minigrad.compile is capturing
+    if recording.recorders_made and recording.hook.recorder is not None:  # minigrad.compile is capturing
         return recording.hook.recorder.on_accumulate(variable, grad)
     if grad.array.shape != variable.array.shape:
         raise RuntimeError(

@@ -21,7 +21,7 @@ import numpy as np
 from ..device import array_module
 from ..dtypes import from_numpy_dtype
 from .recording import hook as _capture  # (minigrad.compile's per-thread hook)
-from . import grad_mode
+from . import grad_mode, recording
 from .grad_mode import state
 
 _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
@@ -41,6 +41,10 @@ class _ScopeState(threading.local):
 
 
 scope_state = _ScopeState()
+# Set once any thread enters an `autograd.graph.scope` / installs saved-tensor hooks (graph.py): until then
+# Function.apply and SavedTensor stop at these module globals rather than read the thread-locals, dearer.
+scopes_entered = False
+saved_tensors_hooks_used = False
 
 
 class Node:
@@ -136,7 +140,7 @@ class SavedTensor:
         counter = self.counter = t._version_counter
         self.version = counter[0]
         self.is_output = is_output
-        hooks = state.saved_tensors_hooks
+        hooks = saved_tensors_hooks_used and state.saved_tensors_hooks
         if hooks:
             pack, self.unpack_hook = hooks[-1]
             # the original's place in the graph: its edge (None for an op's output: the node itself)
@@ -145,7 +149,10 @@ class SavedTensor:
             self.packed = pack(t)
             self.tensor = None
         else:  # (packed, unpack_hook, edge, _shape and _dtype stay unset: they serve a hook's packing only)
-            self.tensor = type(t)(t.array, _version_counter=counter) if is_output else t
+            if is_output:  # (an op's new output: a plain Tensor)
+                t = Tensor._output(t.array, None)
+                t._version_counter = counter
+            self.tensor = t
 
     @property
     def shape(self):
@@ -167,8 +174,8 @@ class SavedTensor:
         if t is None:  # a hook packed it
             return _reattach(self.unpack_hook(self.packed), self.edge, node)
         if self.is_output:
-            out = type(t)(t.array, _version_counter=counter)
-            out.grad_fn, out.requires_grad = node, True
+            out = Tensor._output(t.array, node)
+            out._version_counter = counter
             return out
         return t
 
@@ -282,25 +289,26 @@ class BackwardNode(Node):
 
     def apply(self, *grads):
         """Run the op's backward; returns one grad per tensor input (in `next_functions` order)."""
-        if _capture.recorder is not None:  # minigrad.compile is capturing: it runs and records this
-            return _capture.recorder.on_backward(self, grads)
+        if recording.recorders_made and _capture.recorder is not None:  # minigrad.compile is capturing: it runs
+            return _capture.recorder.on_backward(self, grads)  # and records this
         # (`None in grads` would call Tensor.__eq__; a lone gradient, the usual, is tested alone)
         if self._materialize and (grads[0] is None if len(grads) == 1 else not all(map(is_not, grads, repeat(None)))):
             grads = tuple(_zeros_like_meta(m) if g is None else g for g, m in zip(grads, self._output_meta))
-        out = self._forward_cls.backward(self, *grads)
+        cls = self._forward_cls
+        out = cls.backward(self, *grads)
         if not isinstance(out, tuple):
             out = (out,)
-        if self._forward_cls._user:
-            return self._validated(self._per_tensor_input(out))
-        return self._per_tensor_input(out)
+        if len(out) != len(self._tensor_positions):  # (the usual: one gradient per tensor input, kept as it is)
+            out = self._per_tensor_input(out)
+        return self._validated(out) if cls._user else out
 
     def _per_tensor_input(self, out):
         """backward's result, one gradient per tensor input (PyTorch's forms: one per argument, or one per
         tensor argument, or None past the last)."""
         pos = self._tensor_positions
+        if len(out) == len(pos):  # one per tensor input (or per argument, every one a tensor)
+            return out
         if len(out) != self._n_args:
-            if len(out) == len(pos):  # backward returned grads for the tensor inputs only
-                return out
             if len(out) > self._n_args and all(g is None for g in out[self._n_args:]):
                 out = out[:self._n_args]  # None past the last input, as PyTorch drops (a bias=None default's)
                 return out if len(pos) == len(out) else tuple([out[i] for i in pos])
@@ -308,8 +316,6 @@ class BackwardNode(Node):
                 f"function {self.name()} returned an incorrect number of gradients "
                 f"(expected {self._n_args}, got {len(out)})"
             )
-        if len(pos) == len(out):  # every argument is a tensor
-            return out
         return tuple([out[i] for i in pos])
 
     def _validated(self, grads):
@@ -476,8 +482,8 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args):
-        if _capture.recorder is not None:  # minigrad.compile is capturing: it runs and records this
-            return _capture.recorder.on_apply(cls, args)
+        if recording.recorders_made and _capture.recorder is not None:  # minigrad.compile is capturing: it runs
+            return _capture.recorder.on_apply(cls, args)  # and records this
         record = False
         if state.grad_enabled:
             for a in args:
@@ -490,19 +496,20 @@ class Function(metaclass=FunctionMeta):
             ctx = _ForwardOnlyContext()
             ctx.needs_input_grad = (False,) * len(args)
             out = cls._forward_with_ctx(ctx, *args)
-            if (type(out) is np.ndarray or isinstance(out, np.generic)) and ctx._dirty is None:  # the usual: one new array
-                return Tensor(out)
+            if type(out) is np.ndarray and ctx._dirty is None:  # the usual: one new array
+                return Tensor._output(out, None)
             return wrap_outputs(out, None, args, ctx)
 
         node = cls._backward_cls()
         node._seq = next(_sequence)
-        scope = scope_state.current
-        if scope is not None:
-            node._scope = scope
+        if scopes_entered and scope_state.current is not None:
+            node._scope = scope_state.current
         needs, edges, pos = [], [], []
         float_only = cls._float_edges_only
         for i, a in enumerate(args):
-            if (type(a) is Tensor or isinstance(a, Tensor)) and not (float_only and a.array.dtype.kind != "f"):
+            # (one that requires grad is floating: its dtype needs no look)
+            if (type(a) is Tensor or isinstance(a, Tensor)) and (
+                    a.requires_grad or not float_only or a.array.dtype.kind == "f"):
                 pos.append(i)
                 if a._base is not None and a._view_version != a._version_counter[0]:
                     # a view taken before an in-place write to its base: its history is that region of
@@ -545,13 +552,15 @@ def wrap_outputs(out, node, args, ctx):
     """Wrap forward's result(s) as Tensors; when recording, attach them to `node`."""
     # the usual: one new array (or numpy scalar: a full reduction's)
     if (type(out) is np.ndarray or isinstance(out, np.generic)) and ctx._dirty is None and ctx._non_diff is None:
-        t = Tensor(out)
-        if node is not None:
-            node._output_meta = ((out.shape, out.dtype, np),)
-            if out.dtype.kind == "f":
-                t.grad_fn, t.requires_grad = node, True
-            if node._forward_cls.saves_result:
-                _save_result(node, t)
+        if node is None:
+            return Tensor(out)
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)  # (a numpy scalar: as Tensor() makes it a 0-d array)
+        dt = out.dtype
+        node._output_meta = ((out.shape, dt, np),)
+        t = Tensor._output(out, node if dt.kind == "f" else None)
+        if node._forward_cls.saves_result:
+            _save_result(node, t)
         return t
     single = not isinstance(out, tuple)
     outs = (out,) if single else out

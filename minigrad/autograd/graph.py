@@ -7,6 +7,7 @@ than once) to get a tensor back. Thread-local; the innermost pair wins.
 `with scope("encoder.layer0"):` stamps that name on every backward node made inside the block
 (`node._scope`), so tools such as `minigrad.memory` can say which layer holds what.
 """
+from . import function
 from .function import scope_state
 from .grad_mode import state
 
@@ -18,6 +19,7 @@ class saved_tensors_hooks:
         self.pair = (pack_hook, unpack_hook)
 
     def __enter__(self):
+        function.saved_tensors_hooks_used = True
         state.saved_tensors_hooks.append(self.pair)
         return self
 
@@ -81,6 +83,7 @@ class scope:
         self.name = str(name)
 
     def __enter__(self):
+        function.scopes_entered = True
         self.prev = scope_state.current
         scope_state.current = self.name
         return self

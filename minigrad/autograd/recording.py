@@ -27,6 +27,10 @@ class _Hook(threading.local):
 
 
 hook = _Hook()
+# True once a recorder was made in this process (compiler/capture.py's Recorder sets it). Until then the
+# checks that run for every op (Function.apply's, the engine's) stop at this module global: reading the
+# thread-local costs several times more.
+recorders_made = False
 
 
 def escape(what, why=None, every_call=False):

@@ -34,6 +34,7 @@ class GraphBreak(Exception):
 
 class Recorder:
     def __init__(self, name, fullgraph=False, known=frozenset()):
+        recording.recorders_made = True  # (from now on the eager path reads the hook: see recording.py)
         self.name, self.fullgraph = name, fullgraph
         self.steps = []
         self.n_slots = 0

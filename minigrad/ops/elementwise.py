@@ -379,7 +379,7 @@ def _plain_operand(a, b, ints=True):
     its Function's forward, the same bits. None: the op runs as usual.
     With `ints` (not for `/`, which makes floats of ints), an int64 Tensor and a small Python int too:
     an index's arithmetic, `i + block_size` (int64 stays int64 in numpy as in PyTorch, wrapping alike)."""
-    if type(a) is not Tensor or recording.hook.recorder is not None:
+    if type(a) is not Tensor or recording.recorders_made and recording.hook.recorder is not None:
         return None
     x = a.array
     if x.dtype.kind != "f" or x.dtype.itemsize < 4:
@@ -391,7 +391,9 @@ def _plain_operand(a, b, ints=True):
         y = b.array
         if type(y) is not type(x) or y.dtype != x.dtype:
             return None
-        _check_broadcast(x.shape, y.shape)
+        xs, ys = x.shape, y.shape
+        if xs != ys:  # (the usual, the same shapes, needs no call)
+            _check_broadcast(xs, ys)
         return b if state.grad_enabled and (a.requires_grad or b.requires_grad) else y
     if tb is builtins.float or (tb is builtins.int and -_EXACT_INT <= b <= _EXACT_INT):
         if not (state.grad_enabled and a.requires_grad):

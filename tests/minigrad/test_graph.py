@@ -1721,3 +1721,93 @@ def test_pow_of_a_numpy_scalar_exponent_keeps_the_tensor_dtype_as_torch(torch, e
     assert got[0] == want[0]
     np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
     np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
+
+
+def _slots(t):
+    from minigrad.tensor import Tensor
+
+    return {name: getattr(t, name, "<unset>") for name in Tensor.__slots__ if name != "__weakref__"}
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x * 2.0,  # an op's output, recorded
+    lambda x: x.tanh(),  # one whose node saves its output
+    lambda x: x.detach() + 1.0,  # nothing recorded
+    lambda x: x.sum(),  # a full reduction (numpy gives a scalar)
+])
+def test_an_op_output_has_every_slot_a_new_tensor_has(make):
+    # Function.apply builds its outputs without Tensor.__init__: each slot must read as Tensor(array)'s
+    # would (with the graph's own grad_fn and requires_grad), and the node's saved output likewise
+    x = mg.randn(3, 4, requires_grad=True)
+    out = make(x)
+    fresh = _slots(mg.Tensor(out.array))
+    got = _slots(out)
+    for name in ("grad_fn", "requires_grad", "_version_counter", "array"):
+        fresh.pop(name), got.pop(name)
+    assert got == fresh
+    assert out.requires_grad == (out.grad_fn is not None)
+    assert out._version_counter == [0]
+    if out.grad_fn is not None and "result" in (out.grad_fn._names or ()):
+        saved = out.grad_fn._saved_result
+        assert saved.grad_fn is out.grad_fn and saved.requires_grad
+        assert saved._version_counter is out._version_counter
+        assert {k: v for k, v in _slots(saved).items() if k not in ("grad_fn", "requires_grad", "_version_counter",
+                                                                      "array")} == fresh
+
+
+def test_an_op_output_made_in_inference_mode_is_an_inference_tensor():
+    x = mg.randn(3, 4, requires_grad=True)
+    with mg.inference_mode():
+        y = x * 2.0
+    assert y.is_inference() and not (x * 2.0).is_inference()
+
+
+_FIRST_USE = """
+import threading
+import minigrad as mg
+from minigrad.autograd.graph import saved_tensors_hooks, scope
+
+x = mg.randn(3, requires_grad=True)
+(x * 2.0).sum().backward()  # the eager path has run before any of the features below
+seen = []
+
+def in_thread():  # each feature's first use in this process, on a thread of its own
+    with scope("block"):
+        y = x * 2.0
+    with saved_tensors_hooks(lambda t: seen.append("pack") or t, lambda t: t):
+        z = x.exp()
+    with mg.inference_mode():
+        w = x * 2.0
+    print(y.grad_fn._scope, seen, w.is_inference())
+
+t = threading.Thread(target=in_thread)
+t.start()
+t.join()
+
+@mg.compile
+def f(a):
+    return (a * 3.0).sum()
+
+outs = [f(x) for _ in range(4)]
+x.grad = None
+f(x).backward()
+same = all(float(o) == float((x * 3.0).sum()) for o in outs) and x.grad.tolist() == [3.0] * 3
+print(f.stats.captures, f.stats.replays, same)
+"""
+
+
+def test_each_per_thread_feature_works_from_its_first_use():
+    # Function.apply reads the thread-locals of scopes, saved-tensor hooks, inference mode and compile's
+    # recorder only once a module flag says some thread used them: the first use must set it
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(mg.__file__))
+    env = dict(os.environ, PYTHONPATH=root)
+    out = subprocess.run([sys.executable, "-c", _FIRST_USE], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()[-2:]
+    assert first == "block ['pack'] True"
+    captures, replays, same = second.split()
+    assert int(captures) == 1 and int(replays) >= 1 and same == "True"  # captured once, then replayed
