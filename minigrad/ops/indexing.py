@@ -380,11 +380,12 @@ def _ints_in_range(index, shape):
     return found
 
 
-def as_int(index):
+def as_int(index, indexed):
     """The int of a 0-d integer tensor index (`dC[ix]`, ix one element of an id tensor), with which PyTorch
-    indexes as with that int, as the general path does after converting it; any other index as it is."""
+    indexes an array `indexed` of one dim or more as with that int, as the general path does after converting
+    it; any other index as it is (a 0-d tensor indexed by a tensor has PyTorch's error of the general path)."""
     a = index.array if type(index) is Tensor else None
-    if a is not None and not a.ndim and a.dtype.kind in "iu" and a.dtype != np.uint8:
+    if a is not None and not a.ndim and a.dtype.kind in "iu" and a.dtype != np.uint8 and indexed.ndim:
         return builtins.int(a)
     return index
 
@@ -400,7 +401,7 @@ def getitem(self, index):
         # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
     if type(index) is Tensor and recording.hook.recorder is None:  # (a capture keeps the general path below)
-        index = as_int(index)
+        index = as_int(index, self.array)
     if type(index) is slice and (type(index.start) is Tensor or type(index.stop) is Tensor):
         # `data[i:i + block_size]` with i from a tensor: the bounds' ints (their __index__, its errors), as every
         # path below would read them

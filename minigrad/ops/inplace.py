@@ -262,7 +262,7 @@ def setitem(self, index, value):
     """`t[index] = value` in place (recorded as PyTorch's CopySlices when grad is needed)."""
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(setitem, self, (index, value), {})
-    index, a = as_int(index), self.array
+    index, a = as_int(index, self.array), self.array
     if type(index) is int and type(value) is Tensor and type(a) is np.ndarray and value.array.dtype == a.dtype \
             and a.ndim and -a.shape[0] <= index < a.shape[0] and a.flags.writeable \
             and not (state.grad_enabled and (self.requires_grad or value.requires_grad)):

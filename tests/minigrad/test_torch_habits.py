@@ -843,3 +843,13 @@ def test_topk_and_max_along_each_dim_as_torch(torch):
             got, want = mg.tensor(x).max(dim, keepdim), torch.tensor(x).max(dim, keepdim)
             np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
             np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+
+
+def test_a_0d_tensor_indexed_or_written_by_a_0d_id_tensor_raises_as_torch(torch):
+    # the id tensor's int stands in for it only on a tensor with dims: a 0-d one keeps PyTorch's own error
+    for L in (torch, mg):
+        with pytest.raises(IndexError, match="too many indices for tensor of dimension 0"):
+            L.tensor(3.0)[L.tensor(0)]
+        t = L.tensor(3.0)
+        with pytest.raises(IndexError, match="too many indices for tensor of dimension 0"):
+            t[L.tensor(0)] = 1.0
