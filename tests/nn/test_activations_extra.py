@@ -1,5 +1,7 @@
 """The activations beyond the GPT's (silu ... softmin) and their modules, against PyTorch: values, gradients,
 second derivatives, dtypes, grad_fn names and the errors for integer input."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -171,6 +173,22 @@ def test_softplus_forms_at_special_values_match_torch(torch, name, kw, dtype):
     fin = np.isfinite(x) & ~np.isnan(t.grad.numpy())  # (past 88 in float32 PyTorch's backward is inf / inf)
     np.testing.assert_allclose(a.grad.array[fin], t.grad.numpy()[fin], rtol=1e-5 if dtype == np.float32 else 1e-12,
                                atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("name", ["softplus", "mish"])
+def test_softplus_forms_of_large_inputs_warn_nothing(torch, name):
+    # e^x overflows float32 past 88: softplus' threshold picks x there and mish's tanh is 1, as in PyTorch,
+    # which prints no warning; neither may numpy from inside the op
+    x = np.array([100.0, 200.0, 1.0, -100.0], dtype=np.float32)
+    a, t = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = getattr(F, name)(a)
+        y.sum().backward()
+    ty = getattr(torch.nn.functional, name)(t)
+    ty.sum().backward()
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(a.grad.array, t.grad.numpy(), rtol=1e-6, atol=1e-30)  # (-100: denormals)
 
 
 @pytest.mark.parametrize("name,kw", [("elu", {}), ("elu", {"alpha": 0.3}), ("selu", {}), ("celu", {"alpha": 2.5})])
