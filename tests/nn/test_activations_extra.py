@@ -149,6 +149,18 @@ def test_leaky_relu_bits_at_every_slope_match_torch(torch, slope, dtype):
     assert np.array_equal(y.array, np.where(x > 0, x, x * dtype(slope)), equal_nan=True)
 
 
+def _assert_like_torch_at_special_values(y, ty, a, dtype):
+    """y (of input a) against PyTorch's ty: node, dtypes, the same NaNs, signs and infinities, finite values
+    within 4 ulp."""
+    ours, theirs = y.array, ty.detach().numpy()
+    assert y.grad_fn.name() == ty.grad_fn.name() and y.dtype == a.dtype and a.grad.dtype == a.dtype
+    nan = np.isnan(theirs)
+    assert np.array_equal(np.isnan(ours), nan) and np.array_equal(np.signbit(ours[~nan]), np.signbit(theirs[~nan]))
+    finite = np.isfinite(theirs)
+    assert np.array_equal(ours[~finite], theirs[~finite], equal_nan=True)
+    assert np.all(np.abs(ours[finite] - theirs[finite]) <= 4 * np.spacing(np.abs(theirs[finite]).astype(dtype)))
+
+
 @pytest.mark.parametrize("name,kw", [("softplus", {}), ("softplus", {"beta": 2.0, "threshold": 3.0}),
                                      ("softplus", {"beta": 0.5, "threshold": 100.0}), ("logsigmoid", {}), ("mish", {})])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -163,13 +175,7 @@ def test_softplus_forms_at_special_values_match_torch(torch, name, kw, dtype):
     g[np.isnan(x) | np.isinf(x)] = 1.0  # (PyTorch's backward at infinite x is not a gradient to compare)
     y.backward(minigrad.tensor(g))
     ty.backward(torch.tensor(g))
-    ours, theirs = y.array, ty.detach().numpy()
-    assert y.grad_fn.name() == ty.grad_fn.name() and y.dtype == a.dtype and a.grad.dtype == a.dtype
-    nan = np.isnan(theirs)
-    assert np.array_equal(np.isnan(ours), nan) and np.array_equal(np.signbit(ours[~nan]), np.signbit(theirs[~nan]))
-    finite = np.isfinite(theirs)
-    assert np.array_equal(ours[~finite], theirs[~finite], equal_nan=True)
-    assert np.all(np.abs(ours[finite] - theirs[finite]) <= 4 * np.spacing(np.abs(theirs[finite]).astype(dtype)))
+    _assert_like_torch_at_special_values(y, ty, a, dtype)
     fin = np.isfinite(x) & ~np.isnan(t.grad.numpy())  # (past 88 in float32 PyTorch's backward is inf / inf)
     np.testing.assert_allclose(a.grad.array[fin], t.grad.numpy()[fin], rtol=1e-5 if dtype == np.float32 else 1e-12,
                                atol=1e-5 if dtype == np.float32 else 1e-12)
@@ -201,13 +207,7 @@ def test_elu_forms_at_special_values_match_torch(torch, name, kw, dtype):
     y, ty = getattr(F, name)(a, **kw), getattr(torch.nn.functional, name)(t, **kw)
     y.backward(minigrad.tensor(g))
     ty.backward(torch.tensor(g))
-    ours, theirs = y.array, ty.detach().numpy()
-    assert y.grad_fn.name() == ty.grad_fn.name() and y.dtype == a.dtype and a.grad.dtype == a.dtype
-    nan = np.isnan(theirs)
-    assert np.array_equal(np.isnan(ours), nan) and np.array_equal(np.signbit(ours[~nan]), np.signbit(theirs[~nan]))
-    finite = np.isfinite(theirs)
-    assert np.array_equal(ours[~finite], theirs[~finite], equal_nan=True)
-    assert np.all(np.abs(ours[finite] - theirs[finite]) <= 4 * np.spacing(np.abs(theirs[finite]).astype(dtype)))
+    _assert_like_torch_at_special_values(y, ty, a, dtype)
     fin = np.isfinite(x) & np.isfinite(g)
     np.testing.assert_allclose(a.grad.array[fin], t.grad.numpy()[fin], rtol=1e-5 if dtype == np.float32 else 1e-12,
                                atol=1e-30)
