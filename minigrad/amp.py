@@ -261,24 +261,31 @@ _AUTOCAST_DTYPES = {"cuda": dtypes.float16, "cpu": dtypes.bfloat16}
 _autocast_state = {name: [False, d] for name, d in _AUTOCAST_DTYPES.items()}
 
 
+def _state(device_type):
+    """The [enabled, dtype] of a device type's autocast ('cuda:0' is 'cuda'); PyTorch's error for a type it does
+    not know, minigrad's for one it lacks (as autocast(device_type) says)."""
+    state = _autocast_state.get(device_type)
+    return state if state is not None else _autocast_state[device(device_type).type]
+
+
 def is_autocast_enabled(device_type=None):
     """Whether an enabled autocast of `device_type` is active ('cuda' when not given, as PyTorch's)."""
-    return _autocast_state["cuda" if device_type is None else device_type][0]
+    return _state("cuda" if device_type is None else device_type)[0]
 
 
 def set_autocast_enabled(device_type, enabled=None):
     """set_autocast_enabled(device_type, enabled), or PyTorch's older set_autocast_enabled(enabled) for 'cuda'."""
     if enabled is None:
         device_type, enabled = "cuda", device_type
-    _autocast_state[device_type][0] = bool(enabled)
+    _state(device_type)[0] = bool(enabled)
 
 
 def get_autocast_dtype(device_type):
-    return _autocast_state[device_type][1]
+    return _state(device_type)[1]
 
 
 def set_autocast_dtype(device_type, dtype):
-    _autocast_state[device_type][1] = dtype
+    _state(device_type)[1] = dtype
 
 
 def get_autocast_cpu_dtype():

@@ -129,6 +129,7 @@ class _BackwardState:
 
     def __init__(self, module):
         self.module, self.grad_output, self.n_inputs, self.input_positions = module, None, 0, ()
+        self.n_outputs, self.output_positions = 0, ()
         self.constants = {}  # position -> a tensor argument that needs no gradient (its grad_input: zeros)
 
     def wrap_inputs(self, args):
@@ -150,6 +151,7 @@ class _BackwardState:
         if not isinstance(outs, tuple) or not any(isinstance(t, Tensor) and t.requires_grad for t in outs):
             return out
         positions = [i for i, t in enumerate(outs) if isinstance(t, Tensor) and t.requires_grad]
+        self.n_outputs, self.output_positions = len(outs), positions
         wrapped = _BackwardHookNode.apply(self, "output", *[outs[i] for i in positions])
         wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
         outs = list(outs)
@@ -158,7 +160,11 @@ class _BackwardState:
         return outs[0] if single else tuple(outs)
 
     def on_output_grads(self, grads):
-        module = self.module
+        # PyTorch's grad_output: an entry per output, None for one that needs no gradient (or is no tensor)
+        full = [None] * self.n_outputs
+        for i, g in zip(self.output_positions, grads):
+            full[i] = g
+        grads, module = tuple(full), self.module
         for hook in list(module.__dict__.get("_backward_pre_hooks", _NONE).values()):
             result = hook(module, grads)
             if result is not None:
@@ -167,7 +173,7 @@ class _BackwardState:
         if not self.input_positions:  # no input needs a gradient: the hooks run now, with grad_input of Nones
             warnings.warn(_NO_INPUT_GRADS, UserWarning, stacklevel=2)
             self._call_hooks((None,) * self.n_inputs)
-        return grads
+        return tuple(grads[i] for i in self.output_positions)
 
     def on_input_grads(self, grads):
         # PyTorch's grad_input: zeros for a tensor argument that needs no gradient, None for any other argument

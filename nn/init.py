@@ -64,6 +64,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
+    if a <= b:  # (PyTorch's error for an integer tensor names its normal draw, or its uniform one's bounds check)
+        random.check_floating("normal", tensor.dtype)
     random.check_uniform(a, b, tensor.dtype)
     alpha, beta = (a - mean) / std, (b - mean) / std
     # the bounds' side of the mean, mirrored below it: Phi far above 0 rounds to 1, erfc's lower tail does not

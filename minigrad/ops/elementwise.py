@@ -243,8 +243,9 @@ def pow_scalar_array(x, e):
     for 3 (a GELU's cube), 1 / (x*x) for -2 and 1 / sqrt(x) for -0.5, each with PyTorch's bits. Other whole
     exponents of a float array go through |x| and put the sign back: a C library's pow takes a slow path for
     a negative base, 50-100 times the time of a positive one. (numpy's own cases, 0, 1, 2, -1 and 0.5,
-    stay numpy's.)"""
-    if x.dtype.kind != "f" or e in (0, 1, 2, -1, 0.5):
+    stay numpy's, and so does float16, whose power numpy takes in float32 and rounds once, as PyTorch's
+    half: x*x*x in float16 would round at each step.)"""
+    if x.dtype.kind != "f" or x.dtype.itemsize < 4 or e in (0, 1, 2, -1, 0.5):
         return x ** e
     if e == 3:
         return x * x * x

@@ -332,7 +332,8 @@ def _softplus_array(z):
     float32, where the result is then inf as PyTorch's. (numpy's logaddexp, which would not overflow, is a
     scalar loop of C library calls, ~40 times numpy's vectorized exp and log1p.)"""
     xp = xp_of(z)
-    e = xp.exp(z)
+    with np.errstate(over="ignore"):  # (an inf there is the value, as PyTorch's, and softplus' threshold skips it)
+        e = xp.exp(z)
     return xp.log1p(e, out=e)
 
 

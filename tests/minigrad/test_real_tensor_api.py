@@ -106,6 +106,15 @@ def test_nextafter_and_polygamma_in_place(torch):
     np.testing.assert_allclose(x.numpy(), tx.polygamma_(2).numpy(), rtol=1e-6)
 
 
+def test_autocast_state_of_a_device_string(torch):
+    # 'cuda:0' names the cuda type's state, as in PyTorch; a type minigrad lacks is its one-line RuntimeError
+    # (it was a KeyError from a dict)
+    for lib in (minigrad, torch):
+        assert lib.is_autocast_enabled("cuda:0") is False and lib.get_autocast_dtype("cpu:0") == lib.bfloat16
+    with pytest.raises(RuntimeError, match="no 'mps' device"):
+        minigrad.is_autocast_enabled("mps")
+
+
 def test_autocast_state(torch):
     for lib in (minigrad, torch):
         assert lib.is_autocast_enabled() is False and lib.is_autocast_enabled("cpu") is False

@@ -368,7 +368,7 @@ def test_pow_edge_cases_like_torch():
 
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 def test_pow_by_a_scalar_has_torchs_bits_where_torch_treats_the_exponent_apart(dtype):
     # PyTorch computes x ** 3 as x*x*x (a GELU's cube), x ** -2 as 1 / (x*x), x ** -0.5 as 1 / sqrt(x): the
     # same bits here, negative bases, -0.0, infinities and NaN included, and the gradient of the cube

@@ -1,5 +1,7 @@
 """The activations beyond the GPT's (silu ... softmin) and their modules, against PyTorch: values, gradients,
 second derivatives, dtypes, grad_fn names and the errors for integer input."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -147,6 +149,18 @@ def test_leaky_relu_bits_at_every_slope_match_torch(torch, slope, dtype):
     assert np.array_equal(y.array, np.where(x > 0, x, x * dtype(slope)), equal_nan=True)
 
 
+def _assert_like_torch_at_special_values(y, ty, a, dtype):
+    """y (of input a) against PyTorch's ty: node, dtypes, the same NaNs, signs and infinities, finite values
+    within 4 ulp."""
+    ours, theirs = y.array, ty.detach().numpy()
+    assert y.grad_fn.name() == ty.grad_fn.name() and y.dtype == a.dtype and a.grad.dtype == a.dtype
+    nan = np.isnan(theirs)
+    assert np.array_equal(np.isnan(ours), nan) and np.array_equal(np.signbit(ours[~nan]), np.signbit(theirs[~nan]))
+    finite = np.isfinite(theirs)
+    assert np.array_equal(ours[~finite], theirs[~finite], equal_nan=True)
+    assert np.all(np.abs(ours[finite] - theirs[finite]) <= 4 * np.spacing(np.abs(theirs[finite]).astype(dtype)))
+
+
 @pytest.mark.parametrize("name,kw", [("softplus", {}), ("softplus", {"beta": 2.0, "threshold": 3.0}),
                                      ("softplus", {"beta": 0.5, "threshold": 100.0}), ("logsigmoid", {}), ("mish", {})])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -161,16 +175,26 @@ def test_softplus_forms_at_special_values_match_torch(torch, name, kw, dtype):
     g[np.isnan(x) | np.isinf(x)] = 1.0  # (PyTorch's backward at infinite x is not a gradient to compare)
     y.backward(minigrad.tensor(g))
     ty.backward(torch.tensor(g))
-    ours, theirs = y.array, ty.detach().numpy()
-    assert y.grad_fn.name() == ty.grad_fn.name() and y.dtype == a.dtype and a.grad.dtype == a.dtype
-    nan = np.isnan(theirs)
-    assert np.array_equal(np.isnan(ours), nan) and np.array_equal(np.signbit(ours[~nan]), np.signbit(theirs[~nan]))
-    finite = np.isfinite(theirs)
-    assert np.array_equal(ours[~finite], theirs[~finite], equal_nan=True)
-    assert np.all(np.abs(ours[finite] - theirs[finite]) <= 4 * np.spacing(np.abs(theirs[finite]).astype(dtype)))
+    _assert_like_torch_at_special_values(y, ty, a, dtype)
     fin = np.isfinite(x) & ~np.isnan(t.grad.numpy())  # (past 88 in float32 PyTorch's backward is inf / inf)
     np.testing.assert_allclose(a.grad.array[fin], t.grad.numpy()[fin], rtol=1e-5 if dtype == np.float32 else 1e-12,
                                atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("name", ["softplus", "mish"])
+def test_softplus_forms_of_large_inputs_warn_nothing(torch, name):
+    # e^x overflows float32 past 88: softplus' threshold picks x there and mish's tanh is 1, as in PyTorch,
+    # which prints no warning; neither may numpy from inside the op
+    x = np.array([100.0, 200.0, 1.0, -100.0], dtype=np.float32)
+    a, t = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = getattr(F, name)(a)
+        y.sum().backward()
+    ty = getattr(torch.nn.functional, name)(t)
+    ty.sum().backward()
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(a.grad.array, t.grad.numpy(), rtol=1e-6, atol=1e-30)  # (-100: denormals)
 
 
 @pytest.mark.parametrize("name,kw", [("elu", {}), ("elu", {"alpha": 0.3}), ("selu", {}), ("celu", {"alpha": 2.5})])
@@ -183,13 +207,7 @@ def test_elu_forms_at_special_values_match_torch(torch, name, kw, dtype):
     y, ty = getattr(F, name)(a, **kw), getattr(torch.nn.functional, name)(t, **kw)
     y.backward(minigrad.tensor(g))
     ty.backward(torch.tensor(g))
-    ours, theirs = y.array, ty.detach().numpy()
-    assert y.grad_fn.name() == ty.grad_fn.name() and y.dtype == a.dtype and a.grad.dtype == a.dtype
-    nan = np.isnan(theirs)
-    assert np.array_equal(np.isnan(ours), nan) and np.array_equal(np.signbit(ours[~nan]), np.signbit(theirs[~nan]))
-    finite = np.isfinite(theirs)
-    assert np.array_equal(ours[~finite], theirs[~finite], equal_nan=True)
-    assert np.all(np.abs(ours[finite] - theirs[finite]) <= 4 * np.spacing(np.abs(theirs[finite]).astype(dtype)))
+    _assert_like_torch_at_special_values(y, ty, a, dtype)
     fin = np.isfinite(x) & np.isfinite(g)
     np.testing.assert_allclose(a.grad.array[fin], t.grad.numpy()[fin], rtol=1e-5 if dtype == np.float32 else 1e-12,
                                atol=1e-30)

@@ -410,6 +410,25 @@ def test_full_backward_hook_grads_of_unused_outputs_and_constant_inputs_as_torch
     assert got == want
 
 
+def _hook_grads_of_outputs_without_gradients(L):
+    class Outs(L.nn.Module):
+        def forward(self, a, b):
+            return a * 2, b * 3, 4  # (b needs no gradient, nor its product; 4 is no tensor)
+
+    seen = []
+    m = Outs()
+    m.register_full_backward_pre_hook(lambda mod, go: seen.append([None if g is None else g.tolist() for g in go]))
+    m.register_full_backward_hook(lambda mod, gi, go: seen.append([None if g is None else g.tolist() for g in go]))
+    m(L.ones(2, requires_grad=True), L.ones(2))[0].sum().backward()
+    return seen
+
+
+def test_full_backward_hooks_grad_output_has_an_entry_per_output_as_torch(torch):
+    # PyTorch's grad_output lists every output, None for those that need no gradient: minigrad listed only the
+    # outputs that needed one (a hook reading grad_output[1] failed)
+    assert _hook_grads_of_outputs_without_gradients(minigrad) == _hook_grads_of_outputs_without_gradients(torch)
+
+
 def test_forward_hooks_run_in_order_and_go_away():
     lin = nn.Linear(2, 2)
     seen = []

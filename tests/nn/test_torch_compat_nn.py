@@ -486,6 +486,15 @@ def test_trunc_normal_far_from_its_bounds_ends_and_warns_as_pytorch(mean, a, b):
     assert abs(m.mean() - t.mean()) < 0.02 and abs(m.std() - t.std()) < 0.02
 
 
+@pytest.mark.parametrize("dtype, a, b", [("int64", -2.0, 2.0), ("bool", -2.0, 2.0), ("int64", 2.0, -2.0)])
+def test_trunc_normal_of_an_integer_tensor_raises_as_pytorch(dtype, a, b):
+    torch = _torch()
+    with pytest.raises(NotImplementedError) as theirs:
+        torch.nn.init.trunc_normal_(torch.empty(3, dtype=getattr(torch, dtype)), a=a, b=b)
+    with pytest.raises(NotImplementedError, match=f"^{re.escape(str(theirs.value))}$"):
+        nn.init.trunc_normal_(minigrad.empty(3, dtype=getattr(minigrad, dtype)), a=a, b=b)
+
+
 def test_trunc_normal_with_crossed_bounds_raises_as_pytorch():
     torch = _torch()
     with pytest.raises(RuntimeError) as theirs:
