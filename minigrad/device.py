@@ -176,9 +176,10 @@ def pick(keep, a, b=None):
     """`a` where `keep`, else `b` (else +0.0 when b is None), exactly: each element is one of the two, so an
     inf or NaN not picked never shows (unlike a product with a 0/1 mask, where inf 0 is NaN). On numpy a
     select on the bits, b ^ ((a ^ b) & m) with m all ones where keep: a few vectorized passes, where numpy's
-    where with a mask of random signs is a branch per element (~20 times slower)."""
+    where with a mask of random signs is a branch per element (~20 times slower). Below a few hundred
+    elements those passes' calls cost more than where's branches: where, the same elements."""
     xp = array_module(a)
-    if xp is not np:
+    if xp is not np or np.size(keep) < 512:
         return xp.where(keep, a, a.dtype.type(0) if b is None else b)
     ints = np.dtype(f"i{a.dtype.itemsize}")
     shape = np.broadcast_shapes(np.shape(keep), np.shape(a), np.shape(b))

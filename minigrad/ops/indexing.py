@@ -325,12 +325,17 @@ class IndexPutAdd(Function):
         return Index.apply(gg, ctx.index, ctx.advanced), None, None, None
 
 
+_FLAT_ADD_AT = 1024  # index entries from which _add_at makes one flat index
+
+
 def _add_at(xp, out, index, values):
     """out[index] += values, summing repeated indices. An integer array for each dim of a C-contiguous numpy
     `out` (scatter_add's index and its grids, `x[rows, ids]`'s backward), each in range, is one flat index of
-    the same elements in the same order: np.add.at runs its fast loop for a 1-D index only."""
+    the same elements in the same order: np.add.at runs its fast loop for a 1-D index only (worth the flat
+    index's making from ~1,000 entries: below, the general loop is the quicker)."""
     if xp is np and type(index) is tuple and len(index) == out.ndim > 1 and out.flags.c_contiguous and builtins.all(
-            _integer_array(i) and not some_id_outside(i, n) for i, n in zip(index, out.shape)):
+            _integer_array(i) for i in index) and builtins.max(i.size for i in index) >= _FLAT_ADD_AT and builtins.all(
+            not some_id_outside(i, n) for i, n in zip(index, out.shape)):
         flat = 0
         for i, stride in zip(index, out.strides):
             flat = flat + i.astype(np.intp, copy=False) * (stride // out.itemsize)

@@ -258,14 +258,17 @@ def test_scatter_src_larger_than_index_forward(torch):
     np.testing.assert_array_equal(*res)
 
 
-def test_scatter_add_and_index_backward_sum_repeats_in_order_as_the_general_add_at_and_torch(torch):
-    # scatter_add(_)'s index and `x[rows, ids]`'s backward add through one flat index (numpy's fast add.at loop):
-    # the same elements in the same order as numpy's add.at on the tuple index, so its bits, and PyTorch's values;
-    # scatter_add_ adds into self's own array (no copy written back), its version bumped, its errors PyTorch's
+@pytest.mark.parametrize("rows_n, width, n", [(4, 50, 30), (8, 500, 300)])  # (under and over _FLAT_ADD_AT entries)
+def test_scatter_add_and_index_backward_sum_repeats_in_order_as_the_general_add_at_and_torch(torch, rows_n, width, n):
+    # scatter_add(_)'s index and `x[rows, ids]`'s backward add through one flat index (numpy's fast add.at loop)
+    # from ~1,000 entries: the same elements in the same order as numpy's add.at on the tuple index, so its bits,
+    # and PyTorch's values; scatter_add_ adds into self's own array (no copy written back), its version bumped,
+    # its errors PyTorch's
     rng = np.random.default_rng(0)
-    base, src = rng.standard_normal((4, 50)).astype(np.float32), rng.standard_normal((4, 30)).astype(np.float32)
-    ids = rng.integers(0, 50, (4, 30))  # (repeats in each row)
-    rows = np.arange(4)[:, None]
+    base = rng.standard_normal((rows_n, width)).astype(np.float32)
+    src = rng.standard_normal((rows_n, n)).astype(np.float32)
+    ids = rng.integers(0, width, (rows_n, n))  # (repeats in each row)
+    rows = np.arange(rows_n)[:, None]
     want = base.copy()
     np.add.at(want, (rows, ids), src)
     for L in (mg, torch):
@@ -287,8 +290,8 @@ def test_scatter_add_and_index_backward_sum_repeats_in_order_as_the_general_add_
             assert np.array_equal(w.grad.numpy(), grad)
         else:
             np.testing.assert_allclose(w.grad.numpy(), grad, rtol=1e-6, atol=1e-6)
-        for bad_ids, text in ((ids + 50, "index [0-9]+ is out of bounds for dimension 1 with size 50"),
-                              (ids - 50, "index -[0-9]+ is out of bounds for dimension 1 with size 50")):
+        for bad_ids, text in ((ids + width, f"index [0-9]+ is out of bounds for dimension 1 with size {width}"),
+                              (ids - width, f"index -[0-9]+ is out of bounds for dimension 1 with size {width}")):
             t = L.tensor(base)
             with pytest.raises(RuntimeError, match=text):
                 t.scatter_add_(1, L.tensor(bad_ids), L.tensor(src))
@@ -853,3 +856,16 @@ def test_a_0d_tensor_indexed_or_written_by_a_0d_id_tensor_raises_as_torch(torch)
         t = L.tensor(3.0)
         with pytest.raises(IndexError, match="too many indices for tensor of dimension 0"):
             t[L.tensor(0)] = 1.0
+
+
+@pytest.mark.parametrize("n", [3, 511, 512, 5000])  # (where below 512 elements, the bit select from there)
+def test_pick_gives_wheres_elements_bit_for_bit(n):
+    from minigrad.device import pick
+
+    rng = np.random.default_rng(n)
+    for dt in (np.float32, np.float64):
+        a, b = rng.standard_normal(n).astype(dt), rng.standard_normal(n).astype(dt)
+        a[::7], b[::5], a[1] = np.inf, np.nan, -0.0
+        keep = rng.random(n) > 0.5
+        for got, want in ((pick(keep, a), np.where(keep, a, dt(0))), (pick(keep, a, b), np.where(keep, a, b))):
+            assert got.dtype == dt and got.tobytes() == want.tobytes()
