@@ -30,9 +30,7 @@ class Bernoulli(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expanded(Bernoulli, batch_shape, _instance, "probs", "logits")
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
+        return self._expanded(Bernoulli, batch_shape, _instance, "probs", "logits")
 
     @lazy_property
     def logits(self):

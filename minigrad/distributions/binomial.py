@@ -27,9 +27,7 @@ class Binomial(Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expanded(Binomial, batch_shape, _instance, "total_count", "probs", "logits")
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
+        return self._expanded(Binomial, batch_shape, _instance, "total_count", "probs", "logits")
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):

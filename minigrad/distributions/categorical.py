@@ -34,19 +34,9 @@ class Categorical(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = minigrad.Size(batch_shape)
-        param_shape = tuple(batch_shape) + (self._num_events,)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
-        new._num_events = self._num_events
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        param_shape = tuple(batch_shape) + (self._num_events,)  # (its event is a class index: no event dims)
+        params = {name: self.__dict__[name].expand(param_shape) for name in ("probs", "logits") if name in self.__dict__}
+        return self._expanded(Categorical, batch_shape, _instance, _num_events=self._num_events, **params)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -125,12 +115,7 @@ class OneHotCategorical(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(OneHotCategorical, _instance)
-        batch_shape = minigrad.Size(batch_shape)
-        new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(OneHotCategorical, batch_shape, _instance, _categorical=self._categorical.expand(batch_shape))
 
     @property
     def _param(self):

@@ -23,12 +23,7 @@ class Dirichlet(Distribution):
         super().__init__(shape[:-1], shape[-1:], validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Dirichlet, _instance)
-        batch_shape = minigrad.Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Dirichlet, batch_shape, _instance, "concentration")
 
     def rsample(self, sample_shape=minigrad.Size()):
         shape = self._extended_shape(sample_shape)

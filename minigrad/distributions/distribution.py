@@ -69,14 +69,20 @@ class Distribution:
         """This distribution with its parameters broadcast to `batch_shape` (no copies)."""
         raise NotImplementedError
 
-    def _expanded(self, cls, batch_shape, _instance, *names):
+    def _expanded(self, cls, batch_shape, _instance, *names, **attributes):
         """expand()'s body: a blank `cls` of `batch_shape` (this event_shape) holding each of this distribution's
-        parameters `names` (those it holds: probs or logits) broadcast to batch_shape + event_shape."""
+        parameters `names` (those it holds: probs or logits) broadcast to batch_shape + event_shape, and the
+        `attributes` as given (what a family keeps or expands its own way: a temperature, a base distribution).
+        A family that holds one of probs and logits as `_param` gets the new one's."""
         new = self._get_checked_instance(cls, _instance)
         batch_shape = minigrad.Size(batch_shape)
         for name in names:
             if name in self.__dict__:
                 setattr(new, name, self.__dict__[name].expand(minigrad.Size(tuple(batch_shape) + tuple(self.event_shape))))
+        for name, value in attributes.items():
+            setattr(new, name, value)
+        if "_param" in self.__dict__:
+            new._param = new.probs if "probs" in self.__dict__ else new.logits
         Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

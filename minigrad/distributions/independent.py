@@ -30,13 +30,9 @@ class Independent(Distribution):
         super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Independent, _instance)
-        batch_shape = minigrad.Size(batch_shape)
-        new.base_dist = self.base_dist.expand(batch_shape + self.event_shape[:self.reinterpreted_batch_ndims])
-        new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        base_batch = minigrad.Size(batch_shape) + self.event_shape[:self.reinterpreted_batch_ndims]
+        return self._expanded(Independent, batch_shape, _instance, base_dist=self.base_dist.expand(base_batch),
+                              reinterpreted_batch_ndims=self.reinterpreted_batch_ndims)
 
     @property
     def has_rsample(self):

@@ -42,15 +42,12 @@ class MixtureSameFamily(Distribution):
         super().__init__(cdbs, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(MixtureSameFamily, _instance)
         batch_shape = minigrad.Size(batch_shape)
-        new._component_distribution = self._component_distribution.expand(batch_shape + (self._num_component,))
-        new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
-        new._num_component = self._num_component
-        new._event_ndims = self._event_ndims
-        Distribution.__init__(new, batch_shape, new._component_distribution.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(
+            MixtureSameFamily, batch_shape, _instance,
+            _component_distribution=self._component_distribution.expand(batch_shape + (self._num_component,)),
+            _mixture_distribution=self._mixture_distribution.expand(batch_shape),
+            _num_component=self._num_component, _event_ndims=self._event_ndims)
 
     @constraints.dependent_property
     def support(self):

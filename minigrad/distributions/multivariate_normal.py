@@ -56,17 +56,11 @@ class MultivariateNormal(Distribution):
                 minigrad.linalg.cholesky(matrix)))
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = minigrad.Size(batch_shape)
-        D = self.event_shape
-        new.loc = self.loc.expand(batch_shape + D)
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        for name in ("covariance_matrix", "precision_matrix", "scale_tril"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(batch_shape + D + D))
-        Distribution.__init__(new, batch_shape, D, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        matrix_shape = minigrad.Size(batch_shape) + self.event_shape + self.event_shape
+        matrices = {name: self.__dict__[name].expand(matrix_shape)
+                    for name in ("covariance_matrix", "precision_matrix", "scale_tril") if name in self.__dict__}
+        return self._expanded(MultivariateNormal, batch_shape, _instance, "loc",
+                              _unbroadcasted_scale_tril=self._unbroadcasted_scale_tril, **matrices)
 
     @lazy_property
     def scale_tril(self):

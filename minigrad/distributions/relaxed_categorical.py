@@ -25,13 +25,8 @@ class ExpRelaxedCategorical(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = minigrad.Size(batch_shape)
-        new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(ExpRelaxedCategorical, batch_shape, _instance, temperature=self.temperature,
+                              _categorical=self._categorical.expand(batch_shape))
 
     @property
     def param_shape(self):

@@ -50,17 +50,12 @@ class TransformedDistribution(Distribution):
         super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(TransformedDistribution, _instance)
-        batch_shape = minigrad.Size(batch_shape)
         shape = tuple(batch_shape) + tuple(self.event_shape)
         for t in reversed(self.transforms):
             shape = tuple(t.inverse_shape(shape))
         base_batch = shape[:len(shape) - len(self.base_dist.event_shape)]
-        new.base_dist = self.base_dist.expand(base_batch)
-        new.transforms = self.transforms
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(TransformedDistribution, batch_shape, _instance,
+                              base_dist=self.base_dist.expand(base_batch), transforms=self.transforms)
 
     @constraints.dependent_property(is_discrete=False)
     def support(self):
