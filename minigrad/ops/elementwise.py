@@ -247,16 +247,17 @@ def pow_scalar_array(x, e):
     half: x*x*x in float16 would round at each step.)"""
     if x.dtype.kind != "f" or x.dtype.itemsize < 4 or e in (0, 1, 2, -1, 0.5):
         return x ** e
-    if e == 3:
-        return x * x * x
-    if e == -2:
-        return 1 / (x * x)
-    if e == -0.5:
-        return 1 / array_module(x).sqrt(x)
-    if not builtins.float(e).is_integer() or builtins.abs(e) > 2**53:
+    if not builtins.float(e).is_integer() and e != -0.5 or builtins.abs(e) > 2**53:
         return x ** e  # (a fractional power of a negative base is NaN either way)
     xp = array_module(x)
-    out = xp.abs(x) ** e
+    out = xp.empty(x.shape, x.dtype)  # (each step into it: an array where x is 0-d too, and no temporaries)
+    if e == 3:
+        return xp.multiply(xp.multiply(x, x, out=out), x, out=out)
+    if e == -2:
+        return xp.divide(1, xp.multiply(x, x, out=out), out=out)
+    if e == -0.5:
+        return xp.divide(1, xp.sqrt(x, out=out), out=out)
+    xp.power(xp.abs(x, out=out), e, out=out)
     # an odd power keeps the base's sign (of -0.0 and -inf too)
     return xp.copysign(out, x, out=out) if builtins.int(e) % 2 else out
 

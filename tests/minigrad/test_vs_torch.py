@@ -401,6 +401,18 @@ def test_pow_by_a_whole_exponent_of_negative_bases_like_torch(e):
         np.testing.assert_array_equal(np.abs(got), mg.tensor(np.abs(x)).pow(e).numpy())
 
 
+
+@pytest.mark.parametrize("e", [3, -2.0, -0.5, 5, 4.0, -3])
+def test_pow_of_a_0d_tensor_by_a_whole_exponent_as_torch(e):
+    # a 0-d tensor's power is a 0-d tensor (the odd powers' sign put back into an array, not a numpy scalar),
+    # with its gradient
+    base = 4.0 if e == -0.5 else -2.0
+    got, want = mg.tensor(base, requires_grad=True), torch.tensor(base, requires_grad=True)
+    for t in (got, want):
+        (t ** e).backward()
+    assert (got ** e).shape == () and (got ** e).item() == (want ** e).item()
+    assert got.grad.item() == want.grad.item()
+
 def test_prod_like_torch():
     for a in (np.array([[1.5, -2.0, 0.5], [3.0, 0.0, 2.0]]), np.array([[0.0, 0.0, 2.0], [1.0, 2.0, 3.0]])):
         for dim in (None, 0, 1):
