@@ -179,7 +179,7 @@ def pick(keep, a, b=None):
     where with a mask of random signs is a branch per element (~20 times slower). Below a few hundred
     elements those passes' calls cost more than where's branches: where, the same elements."""
     xp = array_module(a)
-    if xp is not np or np.size(keep) < 512:
+    if xp is not np or max(np.size(keep), np.size(a)) < 512:
         return xp.where(keep, a, a.dtype.type(0) if b is None else b)
     ints = np.dtype(f"i{a.dtype.itemsize}")
     shape = np.broadcast_shapes(np.shape(keep), np.shape(a), np.shape(b))

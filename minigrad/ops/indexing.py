@@ -333,9 +333,10 @@ def _add_at(xp, out, index, values):
     `out` (scatter_add's index and its grids, `x[rows, ids]`'s backward), each in range, is one flat index of
     the same elements in the same order: np.add.at runs its fast loop for a 1-D index only (worth the flat
     index's making from ~1,000 entries: below, the general loop is the quicker)."""
-    if xp is np and type(index) is tuple and len(index) == out.ndim > 1 and out.flags.c_contiguous and builtins.all(
-            _integer_array(i) for i in index) and builtins.max(i.size for i in index) >= _FLAT_ADD_AT and builtins.all(
-            not some_id_outside(i, n) for i, n in zip(index, out.shape)):
+    if (xp is np and type(index) is tuple and len(index) == out.ndim > 1 and out.flags.c_contiguous
+            and builtins.all(_integer_array(i) for i in index)
+            and math.prod(np.broadcast_shapes(*[i.shape for i in index])) >= _FLAT_ADD_AT
+            and builtins.all(not some_id_outside(i, n) for i, n in zip(index, out.shape))):
         flat = 0
         for i, stride in zip(index, out.strides):
             flat = flat + i.astype(np.intp, copy=False) * (stride // out.itemsize)
