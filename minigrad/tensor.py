@@ -65,15 +65,16 @@ class Tensor:
             _requiring_grad(self)
 
     @staticmethod
-    def _output(array, grad_fn):
+    def _output(array, grad_fn, version_counter=None):
         """`Tensor(array)` for the new array an op made, the output of node `grad_fn` (None: nothing recorded),
-        without __init__'s argument handling: a tensor per op, so it counts. Sets every slot __init__ sets."""
+        without __init__'s argument handling: a tensor per op, so it counts. Sets every slot __init__ sets
+        (`version_counter`: a saved output's, shared with the output it stands for)."""
         t = _new_tensor(Tensor)
         t.array = array
         t._grad = None
         t.grad_fn = grad_fn
         t._output_nr = 0
-        t._version_counter = [0]
+        t._version_counter = version_counter or [0]
         t._grad_accumulator = None
         t._hooks = None
         t._post_accumulate_grad_hooks = None

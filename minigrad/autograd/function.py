@@ -149,10 +149,7 @@ class SavedTensor:
             self.packed = pack(t)
             self.tensor = None
         else:  # (packed, unpack_hook, edge, _shape and _dtype stay unset: they serve a hook's packing only)
-            if is_output:  # (an op's new output: a plain Tensor)
-                t = Tensor._output(t.array, None)
-                t._version_counter = counter
-            self.tensor = t
+            self.tensor = Tensor._output(t.array, None, counter) if is_output else t  # (an output: a plain Tensor)
 
     @property
     def shape(self):
@@ -174,9 +171,7 @@ class SavedTensor:
         if t is None:  # a hook packed it
             return _reattach(self.unpack_hook(self.packed), self.edge, node)
         if self.is_output:
-            out = Tensor._output(t.array, node)
-            out._version_counter = counter
-            return out
+            return Tensor._output(t.array, node, counter)
         return t
 
     def _version_message(self, node):
