@@ -110,7 +110,7 @@ def _mean_array(a, dims, keepdim):
     total = add_reduce(a, dims, keepdim)
     n = _count(a.shape, dims)
     if type(total) is np.ndarray:
-        if n <= 1 << 24:
+        if n <= 1 << 24 and total.dtype.itemsize >= 4:  # (float32 and float64: a count exact in the dtype)
             # a count up to 2^24 is exact in float32: dividing in the array's dtype gives the bits of numpy's
             # float64 division rounded to float32 (a float64 quotient has more than twice float32's digits, so
             # its second rounding never changes a division's result), without numpy's casting loop at 3x the cost
