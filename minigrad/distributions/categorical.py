@@ -77,9 +77,11 @@ class Categorical(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         # log p[value]: pick the value's entry of the broadcast log-probabilities (gradients reach logits/probs)
-        value = value.long().unsqueeze(-1)
-        value, log_pmf = minigrad.broadcast_tensors(value, self.logits)
-        return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
+        value, log_pmf = value.long().unsqueeze(-1), self.logits
+        if value.shape[:-1] != log_pmf.shape[:-1]:  # (one value per distribution, the usual, needs no broadcast)
+            value, log_pmf = minigrad.broadcast_tensors(value, log_pmf)
+            value = value[..., :1]
+        return log_pmf.gather(-1, value).squeeze(-1)
 
     def entropy(self):
         # H = -sum_i p_i log p_i (a -inf logit, p_i = 0, is clamped to the dtype's lowest value so 0 * log 0 = 0)

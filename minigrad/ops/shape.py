@@ -709,10 +709,7 @@ class Unbind(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        if a.array.ndim == 1:  # (iterating a 1-D array yields scalars, copies: PyTorch's pieces are views)
-            return tuple(a.array[i, ...] for i in range(a.array.shape[0]))
-        # iterating an array yields its views along axis 0 (in C: a per-slice index costs more)
-        return tuple(a.array if dim == 0 else array_module(a.array).moveaxis(a.array, dim, 0))
+        return _unbound(a.array, dim)
 
     @staticmethod
     def backward(ctx, *grads):  # stack the pieces' gradients (zeros for unused pieces)
@@ -737,9 +734,19 @@ class Unbind(Function):
         return forward, backward
 
 
+def _unbound(a, dim):
+    """Array `a`'s views along `dim`, a tuple."""
+    if a.ndim == 1:  # (iterating a 1-D array yields scalars, copies: PyTorch's pieces are views)
+        return tuple([a[i, ...] for i in range(a.shape[0])])
+    # iterating an array yields its views along axis 0 (in C: a per-slice index costs more)
+    return tuple(a if dim == 0 else array_module(a).moveaxis(a, dim, 0))
+
+
 def unbind(input, dim=0):
     """The slices along `dim`, as a tuple of views."""
     d = normalize_dim(dim, input.array.ndim)
+    if _records_nothing(input):  # (iterating a tensor of data, the usual: the views alone, no Function call)
+        return tuple([_view_of(input, a) for a in _unbound(input.array, d)])
     outs = Unbind.apply(input, d)
     if not isinstance(outs, tuple):
         outs = (outs,)

@@ -39,6 +39,13 @@ def _f64(lib, values):
 CASES = [
     ("categorical_logits_log_prob", [[[0.1, 0.5, -1.0], [2.0, 0.0, 1.0]]],
      lambda lib, l: lib.distributions.Categorical(logits=l).log_prob(lib.tensor([[2, 0], [1, 1], [0, 2]]))),
+    # one value per distribution (log_prob's path without a broadcast), a batch of them and a lone one
+    ("categorical_logits_log_prob_one_each", [[[0.1, 0.5, -1.0], [2.0, 0.0, 1.0]]],
+     lambda lib, l: lib.distributions.Categorical(logits=l).log_prob(lib.tensor([2, 1]))),
+    ("categorical_probs_log_prob_one", [[[0.2, 0.3, 0.1, 0.4]]],
+     lambda lib, p: lib.distributions.Categorical(probs=p * 3).log_prob(lib.tensor([3]))),
+    ("categorical_probs_log_prob_0d", [[0.2, 0.3, 0.1, 0.4]],
+     lambda lib, p: lib.distributions.Categorical(probs=p).log_prob(lib.tensor(1))),
     ("categorical_logits_entropy", [[[0.1, 0.5, -1.0], [2.0, 0.0, 1.0]]],
      lambda lib, l: lib.distributions.Categorical(logits=l).entropy()),
     ("categorical_probs_log_prob", [[0.2, 0.3, 0.1, 0.4]],
@@ -112,9 +119,10 @@ def test_values_and_gradients_match_torch(torch, name, params, fn):
         weights = lib.tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)).tolist(), dtype=lib.float64)
         (out * weights).sum().backward()  # weighted, so that each entry's gradient counts
         # (a parameter that the result does not use gets no gradient: None in both)
-        results.append((tuple(out.shape), _numpy(out), [None if p.grad is None else _numpy(p.grad) for p in leaves]))
-    (t_shape, t_out, t_grads), (m_shape, m_out, m_grads) = results
-    assert m_shape == t_shape
+        results.append((tuple(out.shape), _numpy(out), [None if p.grad is None else _numpy(p.grad) for p in leaves],
+                        out.grad_fn.name() if name.startswith("categorical") and "log_prob" in name else None))
+    (t_shape, t_out, t_grads, t_fn), (m_shape, m_out, m_grads, m_fn) = results
+    assert m_shape == t_shape and m_fn == t_fn
     np.testing.assert_allclose(m_out, t_out, rtol=1e-10, atol=1e-12)
     assert [g is None for g in m_grads] == [g is None for g in t_grads]
     assert any(g is not None for g in t_grads)

@@ -602,6 +602,24 @@ def test_iterating_is_unbind_as_torchs(torch):
         assert list(lib.zeros(0, 2)) == [] and [int(v) for v in lib.arange(3)] == [0, 1, 2]
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_unbind_recording_nothing_gives_the_recorded_pieces_as_torchs(torch, dim):
+    # with nothing to record unbind makes the views alone (no Function call): PyTorch's values, shapes and
+    # dtypes, the recorded path's values, each piece a view of the base's root sharing its version counter
+    data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    base = mg.tensor(data)
+    t = base[1:]  # (a view: the pieces' _base is its base)
+    pieces, want = t.unbind(dim), torch.tensor(data)[1:].unbind(dim)
+    recorded = mg.tensor(data, requires_grad=True)[1:].unbind(dim)
+    assert type(pieces) is tuple and len(pieces) == len(want) == len(recorded)
+    for p, w, r in zip(pieces, want, recorded):
+        assert tuple(p.shape) == tuple(w.shape) and p.dtype == mg.float32 and np.array_equal(p.numpy(), w.numpy())
+        assert np.array_equal(r.detach().numpy(), p.numpy()) and r.grad_fn.name() == "UnbindBackward0"
+        assert p.grad_fn is None and not p.requires_grad and p._base is base
+    pieces[-1].add_(1)
+    assert base._version == pieces[0]._version == 1 and base.numpy()[1].sum() == data[1].sum() + pieces[-1].numel()
+
+
 SLICES = [np.s_[1:3], np.s_[-2:], np.s_[:100], np.s_[5:1], np.s_[::2], np.s_[..., :1], np.s_[:, -1:],
           np.s_[1:, ..., ::3], np.s_[...], np.s_[:, :, 1:4:2], np.s_[-100:2, 1:]]
 
