@@ -20,7 +20,9 @@ MLP on 784-wide rows; bigram: makemore's first network, one 27 x 27 weight on on
 text-classification tutorial's nn.EmbeddingBag over flat word ids and offsets, a Linear, clipping and
 SGD; gru_scratch: a GRU from scratch on raw weights (`X @ W_xz + H @ W_hz + b_z`, hidden 256, one-hot
 characters, 35 steps a sequence, outputs cat'ed), gradients clipped by hand through their global norm and
-`p.grad[:] *= theta / norm`, SGD in place under no_grad; bigram_lecture: the nanoGPT lecture's bigram.py, nn.Embedding(65, 65) as the logits table, batches
+`p.grad[:] *= theta / norm`, SGD in place under no_grad; lstm_scratch: an LSTM in the same style (four gates,
+hidden 128, the state carried over and detached in place by `s.detach_()`); birnn_rows: a bidirectional 2-layer
+nn.LSTM(28, 128) over the rows of 100 images, `fc(out[:, -1, :])`, Adam; bigram_lecture: the nanoGPT lecture's bigram.py, nn.Embedding(65, 65) as the logits table, batches
 cut by `torch.stack([data[i:i + block_size] for i in ix])` over 0-d tensors i, a no_grad estimate_loss
 under eval()/train() every tenth step, AdamW; llama_scratch: a Llama-style decoder written by hand (RMSNorm
 as `x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w`, rotary embeddings by chunk/cat, grouped-query
@@ -74,7 +76,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer",
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
-         "text_bag", "bigram_lecture", "gru_scratch", "llama_scratch", "llama_generate",
+         "text_bag", "bigram_lecture", "gru_scratch", "lstm_scratch", "birnn_rows", "llama_scratch", "llama_generate",
          "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow", "mnist_cnn"]
 
 
@@ -884,6 +886,93 @@ def build_gru_scratch(torch):
     return step
 
 
+def build_lstm_scratch(torch):
+    """An LSTM written from scratch in the same textbook style: four gates of `(X @ W_x) + (H @ W_h) + b`
+    (hidden 128), `C = F * C + I * C_tilda`, the state (H, C) carried over from step to step and detached
+    in place, the loss `CrossEntropyLoss()(y_hat, y.long()).mean()`, clipping by hand, SGD divided by the
+    batch size."""
+    F = torch.nn.functional
+    vocab, hidden, batch, steps = 28, 128, 32, 35
+    g = torch.Generator().manual_seed(0)
+
+    def three():
+        return (torch.randn(vocab, hidden, generator=g) * 0.01, torch.randn(hidden, hidden, generator=g) * 0.01,
+                torch.zeros(hidden))
+
+    gates = [three() for _ in range(4)]
+    W_hq, b_q = torch.randn(hidden, vocab, generator=g) * 0.01, torch.zeros(vocab)
+    params = [p for gate in gates for p in gate] + [W_hq, b_q]
+    for p in params:
+        p.requires_grad_(True)
+    data = torch.randint(0, vocab, (batch, steps + 1), generator=g)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    state = (torch.zeros((batch, hidden)), torch.zeros((batch, hidden)))
+
+    def step():
+        nonlocal state
+        for s in state:
+            s.detach_()
+        (W_xi, W_hi, b_i), (W_xf, W_hf, b_f), (W_xo, W_ho, b_o), (W_xc, W_hc, b_c) = gates
+        H, C = state
+        outputs = []
+        for X in F.one_hot(data[:, :-1].T, vocab).type(torch.float32):
+            I = torch.sigmoid((X @ W_xi) + (H @ W_hi) + b_i)
+            F_ = torch.sigmoid((X @ W_xf) + (H @ W_hf) + b_f)
+            O = torch.sigmoid((X @ W_xo) + (H @ W_ho) + b_o)
+            C_tilda = torch.tanh((X @ W_xc) + (H @ W_hc) + b_c)
+            C = F_ * C + I * C_tilda
+            H = O * torch.tanh(C)
+            outputs.append((H @ W_hq) + b_q)
+        state = (H, C)
+        y = data[:, 1:].T.reshape(-1)
+        loss = loss_fn(torch.cat(outputs, dim=0), y.long()).mean()
+        loss.backward()
+        norm = torch.sqrt(sum(torch.sum((p.grad ** 2)) for p in params))
+        if norm > 1.0:
+            for p in params:
+                p.grad[:] *= 1.0 / norm
+        with torch.no_grad():
+            for p in params:
+                p -= 1.0 * p.grad / batch
+                p.grad.zero_()
+    return step
+
+
+def build_birnn_rows(torch):
+    """A tutorial's bidirectional LSTM classifier over an image's rows: nn.LSTM(28, 128, 2, batch_first=True,
+    bidirectional=True) from zero states made in forward, `fc(out[:, -1, :])`, CrossEntropyLoss, Adam, the
+    batch's accuracy by `torch.max(outputs.data, 1)` (batch 100 of random 28x28 images)."""
+    nn = torch.nn
+
+    class BiRNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(28, 128, 2, batch_first=True, bidirectional=True)
+            self.fc = nn.Linear(256, 10)
+
+        def forward(self, x):
+            h0 = torch.zeros(4, x.size(0), 128)
+            c0 = torch.zeros(4, x.size(0), 128)
+            out, _ = self.lstm(x, (h0, c0))
+            return self.fc(out[:, -1, :])
+
+    g = torch.Generator().manual_seed(0)
+    model = BiRNN()
+    criterion = nn.CrossEntropyLoss()
+    opt = torch.optim.Adam(model.parameters(), lr=0.003)
+    images, labels = torch.rand(100, 1, 28, 28, generator=g), torch.randint(0, 10, (100,), generator=g)
+
+    def step():
+        outputs = model(images.reshape(-1, 28, 28))
+        loss = criterion(outputs, labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        _, predicted = torch.max(outputs.data, 1)
+        return (predicted == labels).sum().item()
+    return step
+
+
 def build_mlp_backprop(torch):
     """makemore's MLP with its backward written by hand, under no_grad (the lecture's exercise): the forward
     cut into atoms (batch norm by mean/var/`** -0.5`), `dlogits = softmax; dlogits[range(n), Yb] -= 1`, every
@@ -1280,6 +1369,10 @@ def build(torch, kind):
         return build_bigram_lecture(torch)
     if kind == "gru_scratch":
         return build_gru_scratch(torch)
+    if kind == "lstm_scratch":
+        return build_lstm_scratch(torch)
+    if kind == "birnn_rows":
+        return build_birnn_rows(torch)
     if kind == "mlp_backprop":
         return build_mlp_backprop(torch)
     if kind == "bow_counts":

@@ -191,6 +191,25 @@ def test_fused_equals_reference(kind, layer):
     _assert_same(fused, ref, 1e-12)
 
 
+@pytest.mark.parametrize("layer", ["numpy", "fast"])
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+def test_float32_gate_kernels_at_vector_widths_match_torch(torch, cls, layer):
+    # H = 37: the step kernels' loops run in vector lanes plus a remainder (at H = 6 above only the
+    # remainder runs); float32, the dtype of the vectorized gate math; and the numpy passes alike
+    opts = {"num_layers": 2, "bidirectional": True}
+    torch.manual_seed(0)
+    t = getattr(torch.nn, cls)(11, 37, **opts)
+    m = getattr(nn, cls)(11, 37, **opts)
+    m.load_state_dict(t.state_dict())
+    x, h0, c0 = _arrays([(9, 5, 11), (4, 5, 37), (4, 5, 37)], "float32")
+    weights = _arrays([(9, 5, 74), (4, 5, 37), (4, 5, 37)], "float32", seed=2)
+    inputs = [x, (h0, c0)] if cls == "LSTM" else [x, h0]
+    unpack = (lambda r: [r[0], *r[1]]) if cls == "LSTM" else list
+    with backends.kernels(layer):
+        got = _run(minigrad, m, inputs, weights[:3 if cls == "LSTM" else 2], unpack)
+    _assert_same(got, _run(torch, t, inputs, weights[:3 if cls == "LSTM" else 2], unpack), 2e-5)
+
+
 @pytest.mark.parametrize("mode", ["RNN_TANH", "RNN_RELU", "LSTM", "GRU"])
 def test_fused_layer_gradcheck(mode):
     from nn._functional.rnn import GATES, rnn_layer
