@@ -1118,8 +1118,10 @@ def masked_fill(input, mask, value):
         mask = Tensor(np.asarray(mask))
     check_fill_mask(mask)
     ms, s = mask.array.shape, input.array.shape
-    if ms != s and s[len(s) - len(ms):] != ms and broadcast_shapes(s, ms) != s:  # (the usual masks checked first)
-        raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not broadcast to input of shape {list(input.shape)}")
+    if ms != s and s[len(s) - len(ms):] != ms:  # (the usual masks checked first)
+        shape = broadcast_shapes(ms, s)  # (PyTorch's error names the mask tensor a)
+        if shape != s:  # a mask of more dimensions, or larger where input's size is 1: input broadcast to it, as in PyTorch
+            input = input.expand(shape)
     if isinstance(value, Tensor):
         if value.array.ndim:
             raise RuntimeError(

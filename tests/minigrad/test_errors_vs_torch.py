@@ -62,6 +62,8 @@ CALLS.update({
  "index_add_dtype": lambda L,x: x.index_add(0, L.tensor([0]), L.ones(1, 4, dtype=L.float64)), "log_neg": lambda L,x: x.log(),
  "add_none_": lambda L,x: x.add_(None, alpha=-5.0), "mul_str_": lambda L,x: x.mul_("a"), "div_list_": lambda L,x: x.div_([1]),
  "sub_none_": lambda L,x: x.sub_(None), "fill_1d": lambda L,x: x.fill_(L.tensor([3.])),
+ "masked_fill__shape": lambda L,x: x.masked_fill_(L.ones(2, 4, dtype=L.bool), 0.),
+ "masked_fill__wider": lambda L,x: x.masked_fill_(L.ones(2, 3, 4, dtype=L.bool), 0.),
 })
 # the same words as PyTorch's, not only the same exception type
 SAME_MESSAGE = {"add_none_", "mul_str_", "div_list_", "sub_none_"}
@@ -103,6 +105,19 @@ def test_fill_with_a_1d_value_is_pytorchs_message(torch):
     # word-model sampling's `input.fill_(word_idx)` with a 1-element index raised numpy's ValueError
     got, want = outcome(mg, CALLS["fill_1d"]), outcome(torch, CALLS["fill_1d"])
     assert type(got) is type(want) is RuntimeError and str(got) == str(want)
+
+
+@pytest.mark.parametrize("call", ["s.masked_fill_(m, -L.inf)", "s.masked_fill(m, -L.inf)"])
+def test_a_causal_mask_shorter_than_the_scores_raises_pytorchs_text(torch, call):
+    # a sequence longer than the context: `attn_scores.masked_fill_(self.mask.bool()[:n, :n], -torch.inf)`
+    # with the buffer's mask cut at its own size raised numpy's ValueError in place
+    seen = []
+    for L in (mg, torch):
+        s, m = L.ones(2, 3, 6, 6), L.triu(L.ones(4, 4), diagonal=1).bool()[:6, :6]
+        with pytest.raises(RuntimeError) as e:
+            eval(call, {"L": L, "s": s, "m": m})
+        seen.append(str(e.value))
+    assert seen[0].startswith(seen[1])  # (minigrad's text adds the two shapes)
 
 
 def test_dim_error_names_the_range():
