@@ -597,9 +597,9 @@ def _check_pow(dt, exponent):
 
 
 def _tensors_only(name, input, other):
-    for arg, x in (("input", input), ("other", other)):
+    for position, arg, x in ((1, "input", input), (2, "other", other)):
         if not isinstance(x, Tensor):
-            raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(x).__name__}")
 
 
 def maximum(input, other):
@@ -923,7 +923,7 @@ class Clamp(Function):
 def _unary(cls, opname):
     def op(input):
         if not isinstance(input, Tensor):
-            raise TypeError(f"{opname}(): argument 'input' must be Tensor, not {type(input).__name__}")
+            raise TypeError(f"{opname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         if input.array.dtype.kind != "f":
             from ..dtypes import default_float
 

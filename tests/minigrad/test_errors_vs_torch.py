@@ -120,6 +120,18 @@ def test_a_causal_mask_shorter_than_the_scores_raises_pytorchs_text(torch, call)
     assert seen[0].startswith(seen[1])  # (minigrad's text adds the two shapes)
 
 
+@pytest.mark.parametrize("call", ["L.sqrt(2.0 / L.pi)", "L.tanh(1.0)", "L.exp(1)",
+                                  "L.maximum(L.ones(2), 1.0)", "L.minimum(1.0, L.ones(2))"])
+def test_a_number_for_a_tensor_argument_is_pytorchs_text(torch, call):
+    # a GELU written with `torch.sqrt(2.0 / torch.pi)` where `torch.sqrt(torch.tensor(2.0 / torch.pi))` is meant
+    seen = []
+    for L in (mg, torch):
+        with pytest.raises(TypeError) as e:
+            eval(call, {"L": L})
+        seen.append(str(e.value))
+    assert seen[0] == seen[1]
+
+
 def test_dim_error_names_the_range():
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 2\)"):
         mg.ones(3).sum(2)
