@@ -132,6 +132,19 @@ def test_a_number_for_a_tensor_argument_is_pytorchs_text(torch, call):
     assert seen[0] == seen[1]
 
 
+@pytest.mark.parametrize("call", ["L.softmax(L.ones(2, 3))", "L.ones(2, 3).softmax()", "L.log_softmax(L.ones(2, 3))",
+                                  "L.ones(2, 3).log_softmax()", "L.softmax(2.0, 0)"])
+def test_softmax_without_dim_is_a_type_error_outside_functional(torch, call):
+    # torch.softmax and the method take no implicit dim (F.softmax's, deprecated, warns: nn's tests); minigrad
+    # picked the legacy dim silently, so a script that runs here raised on PyTorch
+    seen = []
+    for L in (mg, torch):
+        with pytest.raises(TypeError) as e:
+            eval(call, {"L": L})
+        seen.append(str(e.value))
+    assert seen[0] == seen[1]
+
+
 def test_dim_error_names_the_range():
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 2\)"):
         mg.ones(3).sum(2)
