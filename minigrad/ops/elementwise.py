@@ -597,9 +597,9 @@ def _check_pow(dt, exponent):
 
 
 def _tensors_only(name, input, other):
-    for arg, x in (("input", input), ("other", other)):
+    for position, arg, x in ((1, "input", input), (2, "other", other)):
         if not isinstance(x, Tensor):
-            raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(x).__name__}")
 
 
 def maximum(input, other):
@@ -923,7 +923,7 @@ class Clamp(Function):
 def _unary(cls, opname):
     def op(input):
         if not isinstance(input, Tensor):
-            raise TypeError(f"{opname}(): argument 'input' must be Tensor, not {type(input).__name__}")
+            raise TypeError(f"{opname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         if input.array.dtype.kind != "f":
             from ..dtypes import default_float
 
@@ -1118,8 +1118,10 @@ def masked_fill(input, mask, value):
         mask = Tensor(np.asarray(mask))
     check_fill_mask(mask)
     ms, s = mask.array.shape, input.array.shape
-    if ms != s and s[len(s) - len(ms):] != ms and broadcast_shapes(s, ms) != s:  # (the usual masks checked first)
-        raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not broadcast to input of shape {list(input.shape)}")
+    if ms != s and s[len(s) - len(ms):] != ms:  # (the usual masks checked first)
+        shape = broadcast_shapes(ms, s)  # (PyTorch's error names the mask tensor a)
+        if shape != s:  # a mask of more dimensions, or larger where input's size is 1: input broadcast to it, as in PyTorch
+            input = input.expand(shape)
     if isinstance(value, Tensor):
         if value.array.ndim:
             raise RuntimeError(

@@ -313,6 +313,16 @@ def fill_(self, value):
     return apply_inplace(self, lambda a: a.fill(v), lambda: self * 0 + v, value)
 
 
+def check_broadcasts_into(self, other):
+    """PyTorch's errors for an in-place op whose other operand does not broadcast to self's shape: sizes
+    that do not match (self named tensor a), or a broadcast shape larger than self's."""
+    s, o = self.array.shape, other.array.shape
+    if o != s and s[len(s) - len(o):] != o:  # (the usual shapes, equal or self's last ones, checked first)
+        shape = broadcast_shapes(s, o)
+        if shape != s:
+            raise RuntimeError(f"output with shape {list(s)} doesn't match the broadcast shape {list(shape)}")
+
+
 def copy_(self, src):
     """Copy `src` (broadcast, converted) into this tensor's memory."""
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
@@ -321,9 +331,7 @@ def copy_(self, src):
 
     if not isinstance(src, Tensor):
         src = Tensor(np.asarray(src))
-    if src.array.shape != self.array.shape and broadcast_shapes(self.array.shape, src.array.shape) != self.array.shape:
-        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-                           f"{list(broadcast_shapes(self.array.shape, src.array.shape))}")
+    check_broadcasts_into(self, src)
 
     def raw(a):
         from ..device import to_device
@@ -349,6 +357,7 @@ def masked_fill_(self, mask, value):
     if not isinstance(mask, Tensor):
         mask = Tensor(np.asarray(mask))
     check_fill_mask(mask)
+    check_broadcasts_into(self, mask)  # (a causal mask cut shorter than the scores: numpy's ValueError otherwise)
 
     def raw(a):
         xp = array_module(a)

@@ -706,22 +706,25 @@ def softmax_dtype_error(input, dim, name):
     return NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._legacy[:-6]}'")
 
 
-def _softmax_dim(input, dim):
-    if dim is None:  # PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1
-        dim = 0 if input.array.ndim in (0, 1, 3) else 1
+def _softmax_dim(input, dim, name):
+    if dim is None or not isinstance(input, Tensor):
+        # torch.softmax and Tensor.softmax take no implicit dim (F.softmax's legacy choice, with its warning, is nn's)
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
     d = normalize_dim(dim, input.array.ndim)
     return d if input.array.ndim else ()  # a 0-d tensor: the reductions run over no axis
 
 
 def softmax(input, dim=None, dtype=None):
     """exp(x) / sum(exp(x)) along `dim`: one `SoftmaxBackward0` node."""
-    d = _softmax_dim(input, dim)
+    d = _softmax_dim(input, dim, "softmax")
     return Softmax.apply(_softmax_input(input, dtype, d), d)
 
 
 def log_softmax(input, dim=None, dtype=None):
     """x - logsumexp(x) along `dim`: one `LogSoftmaxBackward0` node."""
-    d = _softmax_dim(input, dim)
+    d = _softmax_dim(input, dim, "log_softmax")
     return LogSoftmax.apply(_softmax_input(input, dtype, d, "log_softmax"), d)
 
 

@@ -193,6 +193,27 @@ def test_set_num_threads_sets_the_team_and_blas():
                    "set_num_threads_expects_an_int,_but_got_float"]
 
 
+def test_the_teams_start_leaves_pytorchs_openmp_thread_count_alone():
+    # numba's OpenMP layer sets the OpenMP thread count to all the cores as it starts, in the GNU OpenMP
+    # PyTorch loaded: a program that runs both (a comparison, a benchmark) had torch.set_num_threads(1) undone
+    pytest.importorskip("torch")
+    pytest.importorskip("numba")
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core: the count numba sets is 1 too")
+    out = python("""
+        import torch
+        torch.set_num_threads(1)
+        torch.ones(4, 4) @ torch.ones(4, 4)
+        assert torch.get_num_threads() == 1  # (PyTorch's OpenMP set up before minigrad's team starts)
+        """, EVERY_FUSED_OP, """
+        from minigrad.backends.cpu import team
+        print(team.has_team(), torch.get_num_threads())
+    """, MINIGRAD_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    if out[0] != "True":
+        pytest.skip("no OpenMP or TBB threading layer for numba here")
+    assert out[1] == "1"
+
+
 def test_omp_num_threads_is_the_default():
     assert python("import minigrad; print(minigrad.get_num_threads())", OMP_NUM_THREADS="1",
                   MINIGRAD_NUM_THREADS="") == ["1"]

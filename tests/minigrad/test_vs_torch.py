@@ -479,6 +479,7 @@ BINARY = {
     "where": lambda L, a, b: L.where(a > b, a * 2, b),
     "add_alpha": lambda L, a, b: L.add(a, b, alpha=-1.5),
     "masked_fill_mix": lambda L, a, b: a * (b > 0) + b,
+    "masked_fill_bcast": lambda L, a, b: a.masked_fill(b > 0, 0.5) + b,  # (a mask larger than a: a broadcast to it)
 }
 
 
@@ -488,6 +489,15 @@ def test_binary_ops_broadcast_like_torch(shapes, op, seed):
     rng = np.random.default_rng(seed)
     arrays = [rng.standard_normal(s) for s in shapes]
     assert_same(*run_both(BINARY[op], arrays, "float64", seed))
+
+
+@pytest.mark.parametrize("shapes", [[(3, 1), (2, 3, 4)], [(4,), (3, 1)], [(1, 4), (2, 1, 4)]])
+def test_masked_fill_broadcasts_its_input_to_a_larger_mask_like_torch(shapes):
+    # PyTorch's out-of-place masked_fill broadcasts input and mask together (minigrad refused a mask
+    # larger than the input); the gradient sums back over the broadcast
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    assert_same(*run_both(BINARY["masked_fill_bcast"], arrays, "float64", 0))
 
 
 @SETTINGS

@@ -61,6 +61,7 @@ kernels of the files that call them (the *.nbi / *.nbc files in their __pycache_
 kernels keep the old code.
 """
 import contextlib
+import ctypes
 import functools
 import importlib.util
 import os
@@ -536,8 +537,10 @@ def _threading_layer_ok():
                 try:
                     probe = _numba.njit(parallel=True, nogil=True, cache=True)(_probe)
                     _load_without_registries(probe)
+                    openmp = _openmp_thread_count()
                     probe(np.zeros(4))
                     _launched = True
+                    _restore_openmp_thread_count(openmp)
                     _layer_ok = _numba.threading_layer() in ("omp", "tbb")
                 except Exception:  # no threading layer loads: the kernels run as plain loops
                     _layer_ok = False
@@ -547,6 +550,25 @@ def _threading_layer_ok():
 def _probe(a):  # the first parallel launch: numba picks and starts its threading layer
     for i in prange(a.size):
         a[i] += 1.0
+
+
+def _openmp_thread_count():
+    """(omp_set_num_threads, the calling thread's OpenMP thread count) of the OpenMP runtime in the
+    process's global scope (PyTorch's GNU OpenMP, once PyTorch is imported), or None where there is none."""
+    try:
+        runtime = ctypes.CDLL(None)
+        return runtime.omp_set_num_threads, runtime.omp_get_max_threads()
+    except (OSError, AttributeError, TypeError):  # (no OpenMP loaded globally; TypeError: not a POSIX dlopen)
+        return None
+
+
+def _restore_openmp_thread_count(saved):
+    # numba's OpenMP layer, starting, sets the OpenMP thread count to all the cores (omp_set_num_threads),
+    # in the GNU OpenMP already loaded where there is one: PyTorch's, whose torch.set_num_threads(1) then
+    # reads 2 or more. The team passes its own count to each launch, so the program's count can go back.
+    if saved is not None:
+        set_count, n = saved
+        set_count(n)
 
 
 def _team_size_for_this_thread(n):
