@@ -603,6 +603,33 @@ def test_histc_like_torch(torch, i, dtype):
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+@pytest.mark.parametrize("call", [
+    lambda L, t, b, w: L.histogram(t, 3, density=True), lambda L, t, b, w: t.histogram(2),
+    lambda L, t, b, w: L.histogram(t.detach(), bins=b), lambda L, t, b, w: L.histogram(t.detach(), 2, weight=w),
+    lambda L, t, b, w: L.histogram(t.detach(), 2), lambda L, t, b, w: L.histc(t, 3)])
+def test_histogram_of_a_tensor_that_requires_grad_is_pytorchs_node_without_derivative(torch, call):
+    # the activations lecture's `hy, hx = torch.histogram(t, density=True)` of a layer's output: PyTorch's results
+    # require grad through a node that has no derivative (printed grad_fn=<NotImplemented>, refusing .numpy(), a
+    # backward through them raising), hence the lecture's `hx[:-1].detach()`; histc's have no node
+    seen = []
+    for L in (mg, torch):
+        t = L.tensor([0.5, -1.0, 2.0, 0.1], requires_grad=True)
+        b, w = L.tensor([-1.0, 0.0, 1.0, 3.0], requires_grad=True), L.ones(4, requires_grad=True)
+        out = call(L, t, b, w)
+        outs = list(out) if isinstance(out, tuple) else [out]
+        row = [(o.requires_grad, repr(o).replace("minigrad", "torch"), o.detach().tolist()) for o in outs]
+        for o in outs:
+            if o.requires_grad:
+                with pytest.raises(RuntimeError) as e:
+                    o.sum().backward()
+                row.append(str(e.value))
+                with pytest.raises(RuntimeError) as e:
+                    o.numpy()
+                row.append(str(e.value))
+        seen.append(row)
+    assert seen[0] == seen[1]
+
+
 def test_histogram_without_torch():
     x = mg.tensor([0.0, 0.5, 1.0, 1.0, 3.0, 4.0])
     hist, edges = mg.histogram(x, 4)
@@ -613,8 +640,7 @@ def test_histogram_without_torch():
     d = mg.histogram(x, 4, density=True).hist
     assert float((d * 1.0).sum()) == pytest.approx(1.0)  # integrates to 1 (unit-width bins)
     assert mg.histogram(x, 2, range=(1.0, 2.0)).hist.tolist() == [2.0, 0.0]  # outside values are dropped
-    r = mg.histogram(mg.tensor(x.tolist(), requires_grad=True), 2)
-    assert not r.hist.requires_grad and r.hist.grad_fn is None
+    assert not mg.histogram(mg.tensor(x.tolist(), requires_grad=True).detach(), 2).hist.requires_grad
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
         mg.histogram(mg.tensor([1, 2]))
     assert mg.histc(mg.tensor([0.0, 1.0, 1.0, 2.0]), 2).tolist() == [1.0, 3.0]
