@@ -895,3 +895,37 @@ def test_pick_gives_wheres_elements_bit_for_bit(n):
         keep = rng.random(n) > 0.5
         for got, want in ((pick(keep, a), np.where(keep, a, dt(0))), (pick(keep, a, b), np.where(keep, a, b))):
             assert got.dtype == dt and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.arange(18).view(3, 3, 2), lambda L: L.arange(6)[2:].view(2, 2), lambda L: L.arange(6).view(2, 3).t(),
+    lambda L: L.tensor([1.0, 2.5, -3.25e-5]), lambda L: L.tensor([True, False]), lambda L: L.tensor([], dtype=L.float64),
+    lambda L: L.ones(2, 3, dtype=L.float64)[:, 1]])
+def test_storage_prints_and_shares_the_memory_as_pytorch(torch, make):
+    # makemore's lecture prints `a.storage()` to show a view's numbers are the same memory: every element of it,
+    # one a line, then the storage's type and size; written through, the tensor sees it
+    seen = []
+    for L in (mg, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            t = make(L)
+            s = t.storage()
+            row = [str(s).replace("minigrad", "torch"), len(s), s.size(), s.element_size(), s.nbytes(), s.tolist(),
+                   t.storage_offset(), s.data_ptr() == t.data_ptr() - t.storage_offset() * s.element_size(),
+                   str(t.untyped_storage()).replace("minigrad", "torch"), t.untyped_storage().nbytes()]
+            if len(s):
+                s[len(s) - 1] = 1
+                row.append(t.tolist())
+        seen.append(row)
+    assert seen[0] == seen[1]
+
+
+def test_storage_warns_once_as_pytorch(monkeypatch):
+    import minigrad.storage
+
+    monkeypatch.setattr(minigrad.storage, "warned", False)
+    with pytest.warns(UserWarning, match=r"^TypedStorage is deprecated\. .* use tensor\.untyped_storage\(\) instead "
+                                         r"of tensor\.storage\(\)$") as seen:
+        mg.ones(2).storage()
+        mg.ones(3).storage()
+    assert len(seen) == 1 and seen[0].filename == __file__
