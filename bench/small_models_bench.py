@@ -35,7 +35,11 @@ index_put_(accumulate=True), Linear(5000, 128) + ReLU + Linear, SGD with momentu
 makemore_bow: makemore's own Transformer and BoW models as its file writes them, the GELU's tanh formula with
 its `torch.pow(x, 3.0)` written out; mnist_cnn: PyTorch's MNIST example, two 3x3 convolutions (1 -> 32 -> 64
 channels), max_pool2d, dropout, two Linear layers and log_softmax on batches of 64 random 28x28 images, nll_loss,
-Adadelta and StepLR), written once below
+Adadelta and StepLR); poly_raw: PyTorch's "learning with examples" cubic fitted to sin(x) on 2000 points with
+four 0-d tensors (`a + b * x + c * x ** 2 + d * x ** 3`, `(y_pred - y).pow(2).sum()`, the update and
+`p.grad = None` under no_grad), ten recorded ops of 2000 values each; wavenet: makemore's WaveNet lecture, its
+own Linear, BatchNorm1d (over dims (0, 1) of a 3-d input, running stats under no_grad), Tanh, Embedding and
+FlattenConsecutive classes (block 8, n_embd 24, n_hidden 128, batch 32), SGD through `.data`, written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -77,7 +81,7 @@ KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_c
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
          "text_bag", "bigram_lecture", "gru_scratch", "lstm_scratch", "birnn_rows", "llama_scratch", "llama_generate",
-         "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow", "mnist_cnn"]
+         "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow", "mnist_cnn", "poly_raw", "wavenet"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -1330,9 +1334,153 @@ def build_mnist_cnn(torch):
     return step
 
 
+def build_poly_raw(torch):
+    """PyTorch's tensor-level example: y = a + b x + c x^2 + d x^3 fitted to sin(x) by hand-written SGD on
+    four 0-d tensors that require grad (each step ten recorded ops on 2000 values, then four no_grad updates)."""
+    x = torch.linspace(-math.pi, math.pi, 2000)
+    y = torch.sin(x)
+    g = torch.Generator().manual_seed(0)
+    a, b, c, d = (torch.randn((), generator=g, requires_grad=True) for _ in range(4))
+
+    def step():
+        y_pred = a + b * x + c * x ** 2 + d * x ** 3
+        loss = (y_pred - y).pow(2).sum()
+        loss.backward()
+        with torch.no_grad():
+            for p in (a, b, c, d):
+                p -= 1e-6 * p.grad
+                p.grad = None
+    return step
+
+
+def build_wavenet(torch):
+    """makemore's WaveNet lecture: its hand-written layers (weights (fan_in, fan_out) / sqrt(fan_in), a
+    BatchNorm1d whose batch statistics run over dims (0, 1) of a 3-d input and whose running ones are updated
+    under no_grad), consecutive characters merged two by two through `view`, SGD through `.data` and the
+    loss logged as `.log10().item()`."""
+    F = torch.nn.functional
+    g = torch.Generator().manual_seed(0)
+
+    class Linear:
+        def __init__(self, fan_in, fan_out, bias=True):
+            self.weight = torch.randn((fan_in, fan_out), generator=g) / fan_in**0.5
+            self.bias = torch.zeros(fan_out) if bias else None
+
+        def __call__(self, x):
+            self.out = x @ self.weight
+            if self.bias is not None:
+                self.out += self.bias
+            return self.out
+
+        def parameters(self):
+            return [self.weight] + ([] if self.bias is None else [self.bias])
+
+    class BatchNorm1d:
+        def __init__(self, dim, eps=1e-5, momentum=0.1):
+            self.eps, self.momentum, self.training = eps, momentum, True
+            self.gamma, self.beta = torch.ones(dim), torch.zeros(dim)
+            self.running_mean, self.running_var = torch.zeros(dim), torch.ones(dim)
+
+        def __call__(self, x):
+            if self.training:
+                dim = 0 if x.ndim == 2 else (0, 1)
+                xmean, xvar = x.mean(dim, keepdim=True), x.var(dim, keepdim=True)
+            else:
+                xmean, xvar = self.running_mean, self.running_var
+            xhat = (x - xmean) / torch.sqrt(xvar + self.eps)
+            self.out = self.gamma * xhat + self.beta
+            if self.training:
+                with torch.no_grad():
+                    self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * xmean
+                    self.running_var = (1 - self.momentum) * self.running_var + self.momentum * xvar
+            return self.out
+
+        def parameters(self):
+            return [self.gamma, self.beta]
+
+    class Tanh:
+        def __call__(self, x):
+            self.out = torch.tanh(x)
+            return self.out
+
+        def parameters(self):
+            return []
+
+    class Embedding:
+        def __init__(self, num_embeddings, embedding_dim):
+            self.weight = torch.randn((num_embeddings, embedding_dim), generator=g)
+
+        def __call__(self, IX):
+            self.out = self.weight[IX]
+            return self.out
+
+        def parameters(self):
+            return [self.weight]
+
+    class FlattenConsecutive:
+        def __init__(self, n):
+            self.n = n
+
+        def __call__(self, x):
+            B, T, C = x.shape
+            x = x.view(B, T // self.n, C * self.n)
+            if x.shape[1] == 1:
+                x = x.squeeze(1)
+            self.out = x
+            return self.out
+
+        def parameters(self):
+            return []
+
+    class Sequential:
+        def __init__(self, layers):
+            self.layers = layers
+
+        def __call__(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            self.out = x
+            return self.out
+
+        def parameters(self):
+            return [p for layer in self.layers for p in layer.parameters()]
+
+    vocab, n_embd, n_hidden = 27, 24, 128
+    model = Sequential([
+        Embedding(vocab, n_embd),
+        FlattenConsecutive(2), Linear(n_embd * 2, n_hidden, bias=False), BatchNorm1d(n_hidden), Tanh(),
+        FlattenConsecutive(2), Linear(n_hidden * 2, n_hidden, bias=False), BatchNorm1d(n_hidden), Tanh(),
+        FlattenConsecutive(2), Linear(n_hidden * 2, n_hidden, bias=False), BatchNorm1d(n_hidden), Tanh(),
+        Linear(n_hidden, vocab)])
+    with torch.no_grad():
+        model.layers[-1].weight *= 0.1
+    parameters = model.parameters()
+    for p in parameters:
+        p.requires_grad = True
+    Xtr = torch.randint(0, vocab, (5000, 8), generator=g)
+    Ytr = torch.randint(0, vocab, (5000,), generator=g)
+    lossi = []
+
+    def step():
+        ix = torch.randint(0, Xtr.shape[0], (32,), generator=g)
+        Xb, Yb = Xtr[ix], Ytr[ix]
+        loss = F.cross_entropy(model(Xb), Yb)
+        for p in parameters:
+            p.grad = None
+        loss.backward()
+        for p in parameters:
+            p.data += -0.1 * p.grad
+        lossi.append(loss.log10().item())
+    return step
+
+
 def build(torch, kind):
     if kind == "mnist_cnn":
         return build_mnist_cnn(torch)
+    if kind == "poly_raw":
+        return build_poly_raw(torch)
+    if kind == "wavenet":
+        return build_wavenet(torch)
     if kind == "mlp":
         return build_mlp(torch)
     if kind in ("mlp_module", "rnn", "gru", "bow", "transformer"):

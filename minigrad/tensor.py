@@ -244,6 +244,24 @@ class Tensor:
             return 0
         return (self.data_ptr() - root.__array_interface__["data"][0]) // self.array.itemsize
 
+    def storage(self):
+        """The memory this tensor views, typed as its elements (PyTorch's deprecated TypedStorage, with its warning)."""
+        from . import storage
+
+        if not storage.warned:  # (once a process, as PyTorch)
+            storage.warned = True
+            warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only "
+                          "storage class. This should only matter to you if you are using storages directly.  To "
+                          "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
+                          UserWarning, stacklevel=2)
+        return storage.typed_storage(self.array)
+
+    def untyped_storage(self):
+        """The memory this tensor views, as bytes."""
+        from .storage import untyped_storage
+
+        return untyped_storage(self.array)
+
     def apply_(self, callable):
         """Apply a Python function to every element, in place (CPU only; not on a tensor that requires grad)."""
         if self.requires_grad:

@@ -769,7 +769,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     tensor of increasing edges. Each bin is [left, right) except the last, which takes its right edge;
     values outside are not counted. `weight` (input's number of elements, its dtype) adds each value's
     weight instead of 1; `density` divides by the total and the bin widths (so the histogram integrates
-    to 1). hist has input's dtype. No gradient, as PyTorch."""
+    to 1). hist has input's dtype. No derivative, as PyTorch."""
     _check_histogram_input(input, "histogramdd")
     dt = input.array.dtype
     if weight is not None:
@@ -826,7 +826,23 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
         return hist
 
     hist = array_op(counts, input, bin_edges, *([weight] if weight is not None else []))
+    # PyTorch records a node with no derivative: the results require grad where an input does (printed with
+    # grad_fn=<NotImplemented>, refusing .numpy()), and a backward through them raises
+    hist, bin_edges = HistogramBackward.apply(hist.array, bin_edges.array, input, weight,
+                                              bins if isinstance(bins, Tensor) else None)
     return histogram_result(hist, bin_edges)
+
+
+class HistogramBackward(Function):
+    node_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, hist, bin_edges, *inputs):  # (the results, made already: the inputs are only the edges)
+        return hist, bin_edges
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("derivative for aten::histogram is not implemented")
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):

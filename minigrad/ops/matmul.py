@@ -147,22 +147,39 @@ def _check(a, b):
             ) from None
 
 
-def _operands(input, other):
-    """Both operands as tensors of one dtype (PyTorch's promotion), without the elementwise broadcast check."""
+def _kernel(na, nb):
+    """Which of PyTorch's product kernels a matmul of an na-D by an nb-D operand runs (its dtype errors name it):
+    an n-D @ 2-D product folds into one mm, an n-D @ 1-D into one mv, a 3-D or more right operand is a bmm."""
+    if nb == 1:
+        return "dot" if na == 1 else "mv"
+    return "mm" if nb == 2 else "bmm"
+
+
+def _operands(input, other, shapes=None):
+    """Both operands as tensors of one dtype (PyTorch's promotion), without the elementwise broadcast check.
+    `shapes`: the product's shape check, which PyTorch makes before the dtypes' in all but a dot."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError(
             f"matmul(): argument 'other' must be Tensor, not {type(other if isinstance(input, Tensor) else input).__name__}"
         )
+    na, nb = input.array.ndim, other.array.ndim
+    kernel = _kernel(na, nb)
+    if shapes is not None and kernel != "dot":
+        shapes(input, other)
     if input.array.dtype != other.array.dtype:  # PyTorch promotes elementwise ops, not products
-        if input.array.ndim == 1 and other.array.ndim == 1:
-            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                               f"{input.dtype._legacy[:-6]} and {other.dtype._legacy[:-6]}")
+        a, b = input.dtype._legacy[:-6], other.dtype._legacy[:-6]
+        if kernel == "dot":
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {a} and {b}")
+        if kernel == "mv":
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {b}, {a}, and {b}")
+        if kernel == "bmm":
+            raise RuntimeError(f"expected scalar type {a} but found {b}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cpp_name(input.array.dtype)} != "
                            f"{cpp_name(other.array.dtype)}")
-    one_d = input.array.ndim == 1 and other.array.ndim == 1
-    if input.array.dtype.kind == "b" and (one_d or (input.array.size and other.array.size and input.array.ndim
-                                                    and other.array.ndim)):
-        which = "dot" if input.array.ndim == 1 and other.array.ndim == 1 else "addmm_impl_cpu_"
+    if shapes is not None and kernel == "dot":
+        shapes(input, other)
+    if input.array.dtype.kind == "b" and (kernel == "dot" or (input.array.size and other.array.size and na and nb)):
+        which = {"dot": "dot", "mv": "addmv_impl_cpu", "mm": "addmm_impl_cpu_", "bmm": "bmm"}[kernel]
         raise NotImplementedError(f"\"{which}\" not implemented for 'Bool'")
     return input, other
 
@@ -182,8 +199,7 @@ def matmul(input, other):
     view/expand + mm/bmm + unsafe_view nodes, where minigrad records a single `BmmBackward0`
     (equal 3-D batches) or `MatmulBackward0` node (a deliberate difference: fewer nodes).
     """
-    a, b = _operands(input, other)
-    _check(a, b)
+    a, b = _operands(input, other, shapes=_check)
     na, nb = a.array.ndim, b.array.ndim
     if na == 2 and nb == 2:
         cls = Matmul

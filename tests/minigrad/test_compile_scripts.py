@@ -1008,12 +1008,14 @@ def test_a_gradient_through_a_decomposition_is_eagers():
     _run_both(_decomposition_run)
 
 
-def test_a_histogram_of_a_tensor_that_requires_grad_has_no_gradient_as_eagerly():
+def test_a_histogram_of_a_tensor_that_requires_grad_has_no_derivative_as_eagerly():
     weight = nn.Parameter(minigrad.randn(3, 4))
 
     def f(x):
         y = x * weight
-        counts = minigrad.histc(y, bins=4, min=-2, max=2) + minigrad.histogram(y, bins=4).hist
+        hist = minigrad.histogram(y, bins=4).hist
+        assert hist.requires_grad and hist.grad_fn.name() == "NotImplemented"  # (PyTorch's node, no backward)
+        counts = minigrad.histc(y, bins=4, min=-2, max=2) + hist.detach()
         assert not counts.requires_grad
         loss = y.sum() + counts.sum()
         loss.backward()

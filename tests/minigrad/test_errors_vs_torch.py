@@ -257,3 +257,28 @@ def test_multinomial_refuses_integer_weights_as_torch(torch, dtype):
     # `torch.multinomial(counts, 1)` on a LongTensor of counts: PyTorch wants floating-point weights
     got, want = (outcome(L, lambda L, x: L.multinomial(L.ones(3, dtype=getattr(L, dtype)), 1)) for L in (mg, torch))
     assert type(got) is type(want) is RuntimeError and str(got) == str(want)
+
+
+@pytest.mark.parametrize("shapes", [((4, 2), (2,)), ((3, 4, 2), (2,)), ((4, 2), (2, 3)), ((2,), (2, 3)), ((3, 4, 2), (2, 3)),
+                                    ((3, 4, 2), (3, 2, 5)), ((4, 2), (3, 2, 5)), ((2,), (3, 2, 5)), ((2,), (2,)),
+                                    ((4, 2), (3,)), ((4, 2), (3, 1)), ((3, 4, 2), (3, 3, 1)), ((2,), (3,))])
+@pytest.mark.parametrize("dtypes", [("float32", "int64"), ("int64", "float32"), ("float64", "float32"), ("bool", "bool")])
+def test_matmul_of_two_dtypes_raises_as_pytorch(torch, shapes, dtypes):
+    # d2l's `torch.matmul(X, w)` with w = torch.tensor([2, -3]) (int64) is an mv: PyTorch names the kernel its
+    # shapes choose (dot, addmv, mm, bmm), and checks the shapes first in all but a dot
+    seen = []
+    for L in (mg, torch):
+        a, b = (L.ones(s, dtype=getattr(L, d)) for s, d in zip(shapes, dtypes))
+        for call in (lambda L, a, b: a @ b, lambda L, a, b: L.matmul(a, b)):
+            try:
+                call(L, a, b)
+                seen.append(None)
+            except Exception as e:  # noqa: BLE001 (the error is what is compared)
+                seen.append((type(e).__name__, str(e).splitlines()[0]))
+    mine, theirs = seen[:2], seen[2:]
+    assert theirs[0] is not None
+    about_dtypes = ("dtype", "scalar type", "not implemented")
+    if not any(w in theirs[0][1] for w in about_dtypes):  # a shape error (minigrad's words spell out the shapes)
+        assert all(m is not None and not any(w in m[1] for w in about_dtypes) for m in mine), (mine, theirs)
+    else:
+        assert mine == theirs

@@ -603,6 +603,33 @@ def test_histc_like_torch(torch, i, dtype):
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+@pytest.mark.parametrize("call", [
+    lambda L, t, b, w: L.histogram(t, 3, density=True), lambda L, t, b, w: t.histogram(2),
+    lambda L, t, b, w: L.histogram(t.detach(), bins=b), lambda L, t, b, w: L.histogram(t.detach(), 2, weight=w),
+    lambda L, t, b, w: L.histogram(t.detach(), 2), lambda L, t, b, w: L.histc(t, 3)])
+def test_histogram_of_a_tensor_that_requires_grad_is_pytorchs_node_without_derivative(torch, call):
+    # the activations lecture's `hy, hx = torch.histogram(t, density=True)` of a layer's output: PyTorch's results
+    # require grad through a node that has no derivative (printed grad_fn=<NotImplemented>, refusing .numpy(), a
+    # backward through them raising), hence the lecture's `hx[:-1].detach()`; histc's have no node
+    seen = []
+    for L in (mg, torch):
+        t = L.tensor([0.5, -1.0, 2.0, 0.1], requires_grad=True)
+        b, w = L.tensor([-1.0, 0.0, 1.0, 3.0], requires_grad=True), L.ones(4, requires_grad=True)
+        out = call(L, t, b, w)
+        outs = list(out) if isinstance(out, tuple) else [out]
+        row = [(o.requires_grad, repr(o).replace("minigrad", "torch"), o.detach().tolist()) for o in outs]
+        for o in outs:
+            if o.requires_grad:
+                with pytest.raises(RuntimeError) as e:
+                    o.sum().backward()
+                row.append(str(e.value))
+                with pytest.raises(RuntimeError) as e:
+                    o.numpy()
+                row.append(str(e.value))
+        seen.append(row)
+    assert seen[0] == seen[1]
+
+
 def test_histogram_without_torch():
     x = mg.tensor([0.0, 0.5, 1.0, 1.0, 3.0, 4.0])
     hist, edges = mg.histogram(x, 4)
@@ -613,8 +640,7 @@ def test_histogram_without_torch():
     d = mg.histogram(x, 4, density=True).hist
     assert float((d * 1.0).sum()) == pytest.approx(1.0)  # integrates to 1 (unit-width bins)
     assert mg.histogram(x, 2, range=(1.0, 2.0)).hist.tolist() == [2.0, 0.0]  # outside values are dropped
-    r = mg.histogram(mg.tensor(x.tolist(), requires_grad=True), 2)
-    assert not r.hist.requires_grad and r.hist.grad_fn is None
+    assert not mg.histogram(mg.tensor(x.tolist(), requires_grad=True).detach(), 2).hist.requires_grad
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
         mg.histogram(mg.tensor([1, 2]))
     assert mg.histc(mg.tensor([0.0, 1.0, 1.0, 2.0]), 2).tolist() == [1.0, 3.0]
@@ -869,3 +895,37 @@ def test_pick_gives_wheres_elements_bit_for_bit(n):
         keep = rng.random(n) > 0.5
         for got, want in ((pick(keep, a), np.where(keep, a, dt(0))), (pick(keep, a, b), np.where(keep, a, b))):
             assert got.dtype == dt and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.arange(18).view(3, 3, 2), lambda L: L.arange(6)[2:].view(2, 2), lambda L: L.arange(6).view(2, 3).t(),
+    lambda L: L.tensor([1.0, 2.5, -3.25e-5]), lambda L: L.tensor([True, False]), lambda L: L.tensor([], dtype=L.float64),
+    lambda L: L.ones(2, 3, dtype=L.float64)[:, 1]])
+def test_storage_prints_and_shares_the_memory_as_pytorch(torch, make):
+    # makemore's lecture prints `a.storage()` to show a view's numbers are the same memory: every element of it,
+    # one a line, then the storage's type and size; written through, the tensor sees it
+    seen = []
+    for L in (mg, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            t = make(L)
+            s = t.storage()
+            row = [str(s).replace("minigrad", "torch"), len(s), s.size(), s.element_size(), s.nbytes(), s.tolist(),
+                   t.storage_offset(), s.data_ptr() == t.data_ptr() - t.storage_offset() * s.element_size(),
+                   str(t.untyped_storage()).replace("minigrad", "torch"), t.untyped_storage().nbytes()]
+            if len(s):
+                s[len(s) - 1] = 1
+                row.append(t.tolist())
+        seen.append(row)
+    assert seen[0] == seen[1]
+
+
+def test_storage_warns_once_as_pytorch(monkeypatch):
+    import minigrad.storage
+
+    monkeypatch.setattr(minigrad.storage, "warned", False)
+    with pytest.warns(UserWarning, match=r"^TypedStorage is deprecated\. .* use tensor\.untyped_storage\(\) instead "
+                                         r"of tensor\.storage\(\)$") as seen:
+        mg.ones(2).storage()
+        mg.ones(3).storage()
+    assert len(seen) == 1 and seen[0].filename == __file__

@@ -413,6 +413,25 @@ def test_pow_of_a_0d_tensor_by_a_whole_exponent_as_torch(e):
     assert (got ** e).shape == () and (got ** e).item() == (want ** e).item()
     assert got.grad.item() == want.grad.item()
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("e", [2, 3, 1, 4, -1, -2.0, 0.5, -0.5, 1.5, 2.5])
+def test_pow_scalar_backward_on_arrays_is_the_recorded_formulas_and_torchs(dtype, e):
+    # `(y_pred - y).pow(2).sum().backward()`: without a graph of the backward, PowBackward0 runs its formula on
+    # the arrays; with create_graph the same formula runs through recorded ops: the same bits, torch's values
+    rng = np.random.default_rng(3)
+    for shape in [(), (7,), (4, 5)]:
+        x = (rng.random(shape) + 0.5).astype(dtype)
+        g = rng.standard_normal(shape).astype(dtype)
+        fast, graph = (mg.tensor(x, requires_grad=True) for _ in range(2))
+        (fast ** e).backward(mg.tensor(g))
+        (recorded,) = mg.autograd.grad(graph ** e, graph, mg.tensor(g), create_graph=True)
+        assert type(fast.grad.numpy()) is np.ndarray and fast.grad.shape == shape and fast.grad.dtype == fast.dtype
+        np.testing.assert_array_equal(fast.grad.numpy(), recorded.detach().numpy())
+        want = torch.tensor(x, requires_grad=True)
+        (want ** e).backward(torch.tensor(g))
+        np.testing.assert_allclose(fast.grad.numpy(), want.grad.numpy(), rtol=2e-6 if dtype == "float32" else 1e-12)
+
+
 def test_prod_like_torch():
     for a in (np.array([[1.5, -2.0, 0.5], [3.0, 0.0, 2.0]]), np.array([[0.0, 0.0, 2.0], [1.0, 2.0, 3.0]])):
         for dim in (None, 0, 1):
