@@ -39,7 +39,10 @@ Adadelta and StepLR); poly_raw: PyTorch's "learning with examples" cubic fitted 
 four 0-d tensors (`a + b * x + c * x ** 2 + d * x ** 3`, `(y_pred - y).pow(2).sum()`, the update and
 `p.grad = None` under no_grad), ten recorded ops of 2000 values each; wavenet: makemore's WaveNet lecture, its
 own Linear, BatchNorm1d (over dims (0, 1) of a 3-d input, running stats under no_grad), Tanh, Embedding and
-FlattenConsecutive classes (block 8, n_embd 24, n_hidden 128, batch 32), SGD through `.data`, written once below
+FlattenConsecutive classes (block 8, n_embd 24, n_hidden 128, batch 32), SGD through `.data`; sentiment_rnn: a
+sentiment-analysis tutorial's baseline, nn.Embedding(2000, 100) and nn.RNN(100, 256) over 64 padded texts of 10-50
+words, `fc(hidden.squeeze(0))`, BCEWithLogitsLoss, the accuracy by `torch.round(torch.sigmoid(preds))`, SGD), written
+once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -81,7 +84,8 @@ KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_c
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
          "text_bag", "bigram_lecture", "gru_scratch", "lstm_scratch", "birnn_rows", "llama_scratch", "llama_generate",
-         "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow", "mnist_cnn", "poly_raw", "wavenet"]
+         "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow", "mnist_cnn", "poly_raw", "wavenet",
+         "sentiment_rnn"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -1055,6 +1059,46 @@ def build_bow_counts(torch):
     return step
 
 
+def build_sentiment_rnn(torch):
+    """The sentiment-analysis tutorial's first model on a batch of 64 padded texts (vocabulary 2000, lengths
+    10-50, time first): Embedding(2000, 100) -> nn.RNN(100, 256) -> `fc(hidden.squeeze(0))`, BCEWithLogitsLoss,
+    the binary accuracy by `torch.round(torch.sigmoid(preds))` and `.float()`, SGD. A step: one batch."""
+    import numpy as np
+
+    nn = torch.nn
+    vocab, emb, hidden, pad, batch = 2000, 100, 256, 1, 64
+    rng = np.random.default_rng(0)  # (the lengths drawn by numpy: the same work on every framework)
+    lengths = rng.integers(10, 51, batch)
+    ids = rng.integers(2, vocab, (int(lengths.max()), batch))
+    for b, n in enumerate(lengths.tolist()):
+        ids[n:, b] = pad
+    text, label = torch.tensor(ids), torch.tensor(rng.integers(0, 2, batch).astype(np.float32))
+
+    class RNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab, emb)
+            self.rnn = nn.RNN(emb, hidden)
+            self.fc = nn.Linear(hidden, 1)
+
+        def forward(self, text):
+            output, hidden = self.rnn(self.embedding(text))
+            return self.fc(hidden.squeeze(0))
+
+    model = RNN()
+    optimizer, criterion = torch.optim.SGD(model.parameters(), lr=1e-3), nn.BCEWithLogitsLoss()
+
+    def step():
+        optimizer.zero_grad()
+        predictions = model(text).squeeze(1)
+        loss = criterion(predictions, label)
+        correct = (torch.round(torch.sigmoid(predictions)) == label).float()
+        acc = correct.sum() / len(correct)
+        loss.backward()
+        optimizer.step()
+        return loss.item(), acc.item()
+    return step
+
 def llama_scratch_model(torch, sdpa):
     """A Llama-style decoder written out by hand: RMSNorm as `x * rsqrt(mean(x^2) + eps) * w`, rotary
     embeddings in the cos/sin form (rotate_half by chunk and cat), grouped-query attention by
@@ -1525,6 +1569,8 @@ def build(torch, kind):
         return build_mlp_backprop(torch)
     if kind == "bow_counts":
         return build_bow_counts(torch)
+    if kind == "sentiment_rnn":
+        return build_sentiment_rnn(torch)
     if kind == "llama_scratch":
         return build_llama_scratch(torch)
     if kind == "llama_generate":

@@ -15,7 +15,7 @@ from ._common import check_tensor
 from .activation import SELU_ALPHA, SELU_SCALE
 from .dropout import KeepMask, written
 from .normalization import batch_norm
-from .pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, avg_pool3d, max_pool2d
+from .pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, avg_pool3d, max_pool2d, pooled_size
 
 SELU_SATURATION = SELU_SCALE * SELU_ALPHA  # -SELU's limit at -inf, which alpha dropout writes for a dropped value
 
@@ -192,8 +192,40 @@ def _pool1d_input(input, name):
     return input.unsqueeze(-2)
 
 
+def _max_pool1d_checks(input, kernel_size, stride, padding, dilation, ceil_mode):
+    """PyTorch's checks and texts of max_pool1d without indices (its own kernel's, not max_pool2d's)."""
+    check_tensor(input, "input", "max_pool1d")
+    shape = tuple(input.shape)
+    if len(shape) not in (2, 3) or 0 in shape[-2:]:
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{list(shape)}")
+    k, s, p, d = (v if v is None or isinstance(v, int) else tuple(v) for v in (kernel_size, stride, padding, dilation))
+    for name, v in (("kernel_size", k), ("stride", s), ("padding", p), ("dilation", d)):
+        if isinstance(v, tuple) and len(v) != 1 and not (name == "stride" and v == ()):
+            raise RuntimeError(f"max_pool1d() {name} must be an int, list of ints or tuple of ints of size 1 but "
+                               f"got size {len(v)}")
+    k, p, d = (v if isinstance(v, int) else v[0] for v in (k, p, d))
+    s = k if s in (None, ()) else s if isinstance(s, int) else s[0]
+    if k <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+    if s <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p} and "
+                           f"kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    out = pooled_size(shape[-1], k, s, p, d, ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The max over each window of kernel_size positions. Shapes: (N, C, L) or (C, L) -> (N, C, L_out)."""
+    if not return_indices:  # (with indices PyTorch runs max_pool2d's checks, as here)
+        _max_pool1d_checks(input, kernel_size, stride, padding, dilation, ceil_mode)
     x = _pool1d_input(input, "max_pool1d")
     stride = None if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _one(stride, "stride")
     out = max_pool2d(x, (1, _one(kernel_size, "kernel_size")), None if stride is None else (1, stride),

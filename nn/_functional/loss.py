@@ -26,7 +26,7 @@ def _cross_entropy(xd, target, wd, ignore_index, reduction, ls, layout, need_gra
     loss_i = valid_i ((1 - ls) w[t_i] nll_i + ls/C smooth_i);  'mean' divides by sum_i valid_i w[t_i]
     D_ic = d loss_i / d x_ic = ((1 - ls) wv_i + ls/C W valid_i) p_ic - (1 - ls) wv_i [c == t_i] - ls/C valid_i w_c
            (p = softmax(x_i), wv_i = valid_i w[t_i], W = sum_c w_c)"""
-    t, target_shape = target.reshape(-1), target.shape
+    t, target_shape = target.reshape(-1), () if layout == 1 else target.shape  # (a (C,) input's one id may be (1,))
     xp = xp_of(xd)
     x2 = _rows(xd, layout)  # (M, C): a view for 2-D input
     M, C = x2.shape
@@ -89,31 +89,37 @@ class CrossEntropy(Function):
     def forward(ctx, x, target, weight, ignore_index, reduction, ls, layout):
         out, D, ctx.targets = _cross_entropy(x.array, target.array, None if weight is None else weight.array,
                                              ignore_index, reduction, ls, layout, ctx.needs_input_grad[0])
-        ctx.reduction, ctx.layout, ctx.shape = reduction, layout, x.array.shape
+        ctx.reduction, ctx.layout, ctx.shape, ctx.target_shape = reduction, layout, x.array.shape, target.array.shape
         ctx.save(grad_logits=D)
         return out
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):
+        _refuse_one_id_as_1d(ctx.layout, ctx.shape, ctx.target_shape)
         return Tensor(_cross_entropy_backward(ctx._saved_grad_logits.array, g.array, ctx.reduction, ctx.layout,
                                               ctx.shape)), None, None, None, None, None, None
 
     @staticmethod
     def array_step(needs, x, target, weight, ignore_index, reduction, ls, layout):
         shape, others = x.array.shape, (None,) if weight is None else (None, None)  # (target's, weight's)
+        target_shape = target.array.shape
 
         def forward(xd, t, wd=None):
             out, D, _ = _cross_entropy(xd, t, wd, ignore_index, reduction, ls, layout, needs[0])
             return out, D
 
-        return forward, lambda D, g: (_cross_entropy_backward(D, g, reduction, layout, shape), *others)
+        def backward(D, g):
+            _refuse_one_id_as_1d(layout, shape, target_shape)
+            return (_cross_entropy_backward(D, g, reduction, layout, shape), *others)
+        return forward, backward
 
     @staticmethod
     def double_backward(ctx, g):  # create_graph: gx = D g, recorded as a function of x (through p) and g
         # D = A p - B by rows, p = softmax(x): A_i = ((1 - ls) wv_i + ls/C W valid_i) inv is a constant,
         # B too. x itself is not kept (D is the one (N, C) array saved): the node that takes the first
         # gradient on reaches x through this node's own edge to it, and p through D.
+        _refuse_one_id_as_1d(ctx.layout, ctx.shape, ctx.target_shape)
         if ctx.layout == 3:
             raise RuntimeError("cross_entropy's NllLossBackward0 is not differentiable twice for (N, C, d1, ...) input: "
                                "reshape it to (N * d1 * ..., C) rows first")
@@ -266,6 +272,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0.0 <= label_smoothing <= 1.0:  # (PyTorch's RuntimeError; it takes a negative one, refused here)
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     layout = _check_class_target(input, target, weight, "cross_entropy")
+    if layout == 1 and len(ts) == 1 and label_smoothing > 0:  # (the smoothing term's shape is the input's)
+        raise RuntimeError("output with shape [] doesn't match the broadcast shape [1]")
     C = xs[0 if layout == 1 else 1]
     if weight is not None and tuple(weight.array.shape) != (C,):
         raise RuntimeError(f"cross_entropy: weight should be a 1D tensor of size C={C}, got shape {list(weight.shape)}")
@@ -593,7 +601,7 @@ def _nll(xd, target, wd, ignore_index, reduction, layout, need_grad):
     if some_id_outside(t, C):  # (here, not in nll_loss: a replayed step checks each call's ids)
         _check_targets(t, C, ignore_index)
     elif wd is None and not 0 <= ignore_index < C:
-        return _nll_every_target_kept(xd, x2, t, target.shape, reduction, need_grad)
+        return _nll_every_target_kept(xd, x2, t, () if layout == 1 else target.shape, reduction, need_grad)
     valid = t != ignore_index
     t_safe = xp.where(valid, t, 0)
     wt = valid.astype(xd.dtype) if wd is None else valid * wd[t_safe].astype(xd.dtype)
@@ -604,7 +612,7 @@ def _nll(xd, target, wd, ignore_index, reduction, layout, need_grad):
     picks = (rows, t_safe, -wt / denom if denom else xp.where(valid, float("nan"), 0.0).astype(xd.dtype)) \
         if need_grad else None
     if reduction == "none":
-        return loss.reshape(target.shape), picks
+        return loss.reshape(() if layout == 1 else target.shape), picks
     s = loss.sum()
     return (xp.asarray(s / denom if denom else float("nan"), dtype=xd.dtype) if reduction == "mean" else
             xp.asarray(s, dtype=xd.dtype)), picks
@@ -631,10 +639,12 @@ class NllLoss(Function):
         out, ctx.picks = _nll(x.array, target.array, None if weight is None else weight.array, ignore_index,
                               reduction, layout, ctx.needs_input_grad[0])
         ctx.reduction, ctx.layout, ctx.shape, ctx.rows_shape = reduction, layout, x.array.shape, _rows_shape(x, layout)
+        ctx.target_shape = target.array.shape
         return out
 
     @staticmethod
     def backward(ctx, g):
+        _refuse_one_id_as_1d(ctx.layout, ctx.shape, ctx.target_shape)
         if not g.requires_grad:
             return (Tensor(_nll_backward(ctx.picks, ctx.rows_shape, g.array, ctx.reduction, ctx.layout, ctx.shape)),
                     None, None, None, None, None)
@@ -653,13 +663,22 @@ class NllLoss(Function):
 
     @staticmethod
     def array_step(needs, x, target, weight, ignore_index, reduction, layout):
-        shape, rows_shape = x.array.shape, _rows_shape(x, layout)
+        shape, rows_shape, target_shape = x.array.shape, _rows_shape(x, layout), target.array.shape
         others = (None,) if weight is None else (None, None)  # (target's, weight's)
 
         def forward(xd, t, wd=None):
             return _nll(xd, t, wd, ignore_index, reduction, layout, needs[0])
 
-        return forward, lambda picks, g: (_nll_backward(picks, rows_shape, g, reduction, layout, shape), *others)
+        def backward(picks, g):
+            _refuse_one_id_as_1d(layout, shape, target_shape)
+            return (_nll_backward(picks, rows_shape, g, reduction, layout, shape), *others)
+        return forward, backward
+
+
+def _refuse_one_id_as_1d(layout, shape, target_shape):
+    """PyTorch's backward error for the (1,) target of a (C,) input, which its forward takes."""
+    if layout == 1 and len(target_shape) == 1:
+        raise RuntimeError(f"size mismatch (got input: {list(shape)}, target: {list(target_shape)})")
 
 
 def _rows_shape(x, layout):
@@ -699,6 +718,10 @@ def _check_class_target(input, target, weight, name):
                          f"({ts[0] if ts else 0}).")
     if layout < 3 and len(ts) > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if layout == 1 and len(ts) == 1:  # PyTorch's forward takes a (C,) input's id as (1,) too (its backward refuses)
+        if ts[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {ts[0]}")
+        want = ts
     if ts != want:
         raise RuntimeError(f"Expected target size {list(want)}, got {list(ts)}")
     if target.array.dtype.kind not in "iu":  # (int32 ids are taken too, where PyTorch takes int64 and uint8)

@@ -93,16 +93,22 @@ def _pool3d_args(input, kernel_size, stride, padding, dilation, name):
     return kernel, stride, padding, dilation
 
 
+def pooled_size(s, k, st, p, d, ceil_mode):
+    """The number of windows along a side of s: PyTorch's pooling output size."""
+    span = s + 2 * p - d * (k - 1) - 1
+    o = (-(-span // st) if ceil_mode else span // st) + 1
+    if ceil_mode and (o - 1) * st >= s + p:
+        o -= 1
+    return o
+
+
 def _pool_geometry(shape, kernel, stride, padding, dilation, ceil_mode):
     """(out sizes, pads ((lo, hi), ...)): PyTorch's output size; with ceil_mode a last, partial window is
     kept if it starts inside the input or its left padding, and the right pad grows to hold it."""
     n = len(kernel)
     out, pads = [], []
     for s, k, st, p, d in zip(shape[-n:], kernel, stride, padding, dilation):
-        span = s + 2 * p - d * (k - 1) - 1
-        o = (-(-span // st) if ceil_mode else span // st) + 1
-        if ceil_mode and (o - 1) * st >= s + p:
-            o -= 1
+        o = pooled_size(s, k, st, p, d, ceil_mode)
         out.append(o)
         pads.append((p, max(p, (o - 1) * st + d * (k - 1) + 1 - s - p)))
     if min(out) <= 0:

@@ -584,3 +584,29 @@ def test_multilabel_margin_loss_errors(torch):
                 lib.nn.functional.multilabel_margin_loss(lib.tensor(a), lib.tensor(b))
             msgs.append(str(e.value))
         assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_the_one_id_of_a_1d_input_given_as_a_1d_target(torch, name, reduction):
+    # a CBOW's `sum(self.embeddings(inputs))` without .view(1, -1) gives (C,) scores for the target [id]: PyTorch's
+    # forward takes it (a 0-d loss; it raised here) and its backward refuses; [i, j] is refused at once
+    x = arr(5, dtype=np.float32)
+    ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y = getattr(F, name)(ours, minigrad.tensor([3]), reduction=reduction)
+    ty = getattr(torch.nn.functional, name)(theirs, torch.tensor([3]), reduction=reduction)
+    assert y.shape == tuple(ty.shape) == ()
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError) as theirs_err:
+        ty.backward()
+    with pytest.raises(RuntimeError) as ours_err:
+        y.backward()
+    assert str(ours_err.value) == str(theirs_err.value)
+    for lib, f in ((minigrad, F), (torch, torch.nn.functional)):
+        with pytest.raises(ValueError, match=r"^For 1D input, 1D target must have size 1, but got target size: 2$"):
+            getattr(f, name)(lib.tensor(x), lib.tensor([3, 1]), reduction=reduction)
+    with pytest.raises(RuntimeError) as theirs_err:
+        torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor([3]), label_smoothing=0.1)
+    with pytest.raises(RuntimeError) as ours_err:
+        F.cross_entropy(minigrad.tensor(x), minigrad.tensor([3]), label_smoothing=0.1)
+    assert str(ours_err.value) == str(theirs_err.value)

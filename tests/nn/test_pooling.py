@@ -309,6 +309,30 @@ def test_adaptive_max_pool_errors_vs_torch(torch, call):
     assert str(ours.value) == str(theirs.value)
 
 
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("call", [
+    lambda t, m, x: m.max_pool1d(x(2, 3, 6), 7),  # a text CNN's `max_pool1d(conv, conv.shape[2])` on a short text
+    lambda t, m, x: m.max_pool1d(x(3, 6), 3, dilation=3),
+    lambda t, m, x: m.max_pool1d(x(2, 3, 6), 2, padding=2),
+    lambda t, m, x: m.max_pool1d(x(2, 3, 6), 3, padding=-1),
+    lambda t, m, x: m.max_pool1d(x(2, 3, 6, 1), 2),
+    lambda t, m, x: m.max_pool1d(x(6), 2),
+    lambda t, m, x: m.max_pool1d(x(2, 3, 0), 1),
+    lambda t, m, x: m.max_pool1d(x(2, 3, 6), 0),
+    lambda t, m, x: m.max_pool1d(x(2, 3, 6), 2, stride=0),
+    lambda t, m, x: m.max_pool1d(x(2, 3, 6), 2, dilation=0),
+    lambda t, m, x: m.max_pool1d(x(2, 3, 6), (2, 2)),
+    lambda t, m, x: t.nn.MaxPool1d(7)(x(2, 3, 6)),
+])
+def test_max_pool1d_errors_vs_torch(torch, call, requires_grad):
+    # (max_pool1d without indices checks its arguments itself, with texts of its own; they were max_pool2d's)
+    with pytest.raises(Exception) as theirs:
+        call(torch, torch.nn.functional, lambda *s: torch.randn(*s, requires_grad=requires_grad))
+    with pytest.raises(type(theirs.value)) as ours:
+        call(minigrad, F, lambda *s: minigrad.randn(*s, requires_grad=requires_grad))
+    assert str(ours.value) == str(theirs.value)
+
+
 # ---- max_pool2d's CPU kernel (minigrad/backends/cpu/max_pool.py) against the op's numpy path and PyTorch ------------
 @pytest.fixture(params=["kernel", "numpy"])
 def max_pool_path(request, monkeypatch):
