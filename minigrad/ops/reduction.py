@@ -560,11 +560,14 @@ def _rows_forward(ctx, a, dim, op, array_code):
     return _rows_run(ctx.impl, a.array, dim, array_code)
 
 
-def _rows_backward(ctx, g, backward_op):
-    """Their backward: the kernel's on arrays, or `backward_op` (a recorded op: create_graph differentiates it)."""
+def _rows_backward(ctx, g, backward_op, backward_array):
+    """Their backward: `backward_op` where create_graph records it (a recorded op, differentiated in turn),
+    else on arrays: the kernel's, or `backward_array(g, y, dim)` (backward_op's own forward)."""
     y = ctx._saved_result
-    if ctx.impl is None or state.grad_enabled:
+    if state.grad_enabled:
         return backward_op.apply(g, y, ctx.dim), None
+    if ctx.impl is None:
+        return Tensor(backward_array(g.array, y.array, ctx.dim)), None
     return Tensor(_rows_run_backward(ctx.impl, g.array, y.array)), None
 
 
@@ -592,7 +595,7 @@ class Softmax(Function):
 
     @staticmethod
     def backward(ctx, g):  # dx = y * (g - sum(g * y))
-        return _rows_backward(ctx, g, SoftmaxBackward)
+        return _rows_backward(ctx, g, SoftmaxBackward, _softmax_backward_array)
 
     @staticmethod
     def array_step(needs, a, dim):
@@ -652,7 +655,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def backward(ctx, g):  # dx = g - exp(y) * sum(g)
-        return _rows_backward(ctx, g, LogSoftmaxBackward)
+        return _rows_backward(ctx, g, LogSoftmaxBackward, _log_softmax_backward_array)
 
     @staticmethod
     def array_step(needs, a, dim):
