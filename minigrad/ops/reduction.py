@@ -66,6 +66,16 @@ class Sum(Function):
 class SumAll(Sum):
     node_name = "SumBackward0"
 
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):
+        x = a.array
+        if keepdim or type(x) is not np.ndarray or x.dtype.kind != "f":
+            return Sum.forward(ctx, a, dims, keepdim)
+        ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        # every element: numpy's add.reduce (its pairwise order, the bits of `x.sum()`), written into the 0-d
+        # array the tensor holds, not returned as a numpy scalar for apply to wrap again
+        return np.add.reduce(x, None, None, np.empty((), x.dtype))
+
 
 def _count(shape, dims):
     """How many elements a reduction over `dims` of `shape` takes in."""
