@@ -766,7 +766,11 @@ def unbind(input, dim=0):
     outs = Unbind.apply(input, d)
     if not isinstance(outs, tuple):
         outs = (outs,)
-    return tuple([_share_version(o, input) for o in outs])
+    # the pieces of one unbind are all views of input's array (or, copies, none): the first one tells for all
+    if outs and _share_version(outs[0], input)._base is not None:
+        for o in outs[1:]:
+            _as_view(o, input)
+    return outs
 
 
 class Tril(Function):
