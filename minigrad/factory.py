@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from . import dtypes, random
+from . import tensor as _tensor_module
 from .autograd import recording
 from .device import module_for, to_device
 from .tensor import Tensor, _requiring_grad
@@ -790,3 +791,6 @@ def asarray(obj, dtype=None, device=None, copy=None, requires_grad=False):
     """`obj` as a tensor, sharing memory where it can (as_tensor's rule), or a copy when copy=True."""
     t = tensor(obj, dtype=dtype, device=device) if copy else as_tensor(obj, dtype=dtype, device=device)
     return _requiring_grad(t) if requires_grad else t
+
+
+_tensor_module._leaves, _tensor_module._tensors_as_numbers = _leaves, _tensors_as_numbers  # (tensor.py's legacy_array)

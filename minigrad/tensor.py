@@ -671,6 +671,11 @@ def _check_assigned_grad(t, value):
                            f"'{list(t.shape)}'. Please ensure that the gradient and the tensor are the same size")
 
 
+# Bound by minigrad.factory, which imports this module (so this module cannot import it): the legacy
+# constructors' `torch.Tensor([0])` then pays no import per call.
+_leaves = _tensors_as_numbers = None
+
+
 def legacy_array(dtype, args):
     """The array of PyTorch's legacy constructors (`torch.Tensor(...)`, `torch.LongTensor(...)`) in `dtype`:
     sizes (`(2, 3)`, or a Size) give zeros of that shape (PyTorch's are uninitialised), a list or tuple
@@ -687,8 +692,6 @@ def legacy_array(dtype, args):
             raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
         return np.zeros(shape, dtype=dtype.np)
     if len(args) == 1 and type(args[0]) in (list, tuple):
-        from .factory import _leaves, _tensors_as_numbers  # (factory imports this module)
-
         data = args[0]
         if any(issubclass(kind, Tensor) for kind in _leaves(data)):  # one number per tensor, as tensor()'s
             data = _tensors_as_numbers(data, dtype.np.kind in "iub")

@@ -69,7 +69,11 @@ def write_result(self, out):
         raise RuntimeError(f"output with shape {list(self.array.shape)} doesn't match the broadcast shape "
                            f"{list(out.array.shape)}")
     _keep_original(self, out.grad_fn)
-    array_module(self.array).copyto(self.array, out.array, casting="same_kind")
+    a, b = self.array, out.array
+    if a.dtype == b.dtype:  # (the usual, `loss += l`: a plain copy, without copyto's dispatch and casting check)
+        a[...] = b
+    else:
+        array_module(a).copyto(a, b, casting="same_kind")
     self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
     self._version_counter[0] += 1
     return self

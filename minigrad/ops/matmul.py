@@ -26,14 +26,18 @@ def product(a, b):
     """a @ b of arrays for the matmul op. `x @ W.T` (b the transposed view of a C-contiguous W) is
     nn.Linear's product: it runs through the linear backend where that takes it, so it has the bits of
     F.linear(x, W), as in PyTorch; for few rows (a recurrent cell's `g @ W_hh.T` in backward) the backend's
-    small-path blocks also skip the packing OpenBLAS does for numpy's matmul (minigrad/backends/cpu/linear.py)."""
-    if b.ndim == 2 and a.ndim == 2 and b.flags.f_contiguous and not b.flags.c_contiguous and type(b) is np.ndarray:
+    small-path blocks also skip the packing OpenBLAS does for numpy's matmul (minigrad/backends/cpu/linear.py).
+    Where the backend declines, numpy's matmul writes into the result made for it: the gemm call numpy makes
+    for a result of its own (the same bits), without a second one."""
+    if b.ndim == 2 and a.ndim == 2 and b.flags.f_contiguous and not b.flags.c_contiguous and type(b) is np.ndarray \
+            and type(a) is np.ndarray and a.dtype == b.dtype:
         w = b.T
         out = np.empty((a.shape[0], w.shape[0]), dtype=a.dtype)
         impl = backends.find("linear", out, a, w)
-        if impl is not None:
-            impl.forward(out, a, w)
-            return out
+        if impl is None:
+            return np.matmul(a, b, out=out)
+        impl.forward(out, a, w)
+        return out
     return matmul_arrays(a, b)
 
 

@@ -66,6 +66,16 @@ class Sum(Function):
 class SumAll(Sum):
     node_name = "SumBackward0"
 
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):
+        x = a.array
+        if keepdim or type(x) is not np.ndarray or x.dtype.kind != "f":
+            return Sum.forward(ctx, a, dims, keepdim)
+        ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        # every element: numpy's add.reduce (its pairwise order, the bits of `x.sum()`), written into the 0-d
+        # array the tensor holds, not returned as a numpy scalar for apply to wrap again
+        return np.add.reduce(x, None, None, np.empty((), x.dtype))
+
 
 def _count(shape, dims):
     """How many elements a reduction over `dims` of `shape` takes in."""
@@ -560,11 +570,14 @@ def _rows_forward(ctx, a, dim, op, array_code):
     return _rows_run(ctx.impl, a.array, dim, array_code)
 
 
-def _rows_backward(ctx, g, backward_op):
-    """Their backward: the kernel's on arrays, or `backward_op` (a recorded op: create_graph differentiates it)."""
+def _rows_backward(ctx, g, backward_op, backward_array):
+    """Their backward: `backward_op` where create_graph records it (a recorded op, differentiated in turn),
+    else on arrays: the kernel's, or `backward_array(g, y, dim)` (backward_op's own forward)."""
     y = ctx._saved_result
-    if ctx.impl is None or state.grad_enabled:
+    if state.grad_enabled:
         return backward_op.apply(g, y, ctx.dim), None
+    if ctx.impl is None:
+        return Tensor(backward_array(g.array, y.array, ctx.dim)), None
     return Tensor(_rows_run_backward(ctx.impl, g.array, y.array)), None
 
 
@@ -592,7 +605,7 @@ class Softmax(Function):
 
     @staticmethod
     def backward(ctx, g):  # dx = y * (g - sum(g * y))
-        return _rows_backward(ctx, g, SoftmaxBackward)
+        return _rows_backward(ctx, g, SoftmaxBackward, _softmax_backward_array)
 
     @staticmethod
     def array_step(needs, a, dim):
@@ -652,7 +665,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def backward(ctx, g):  # dx = g - exp(y) * sum(g)
-        return _rows_backward(ctx, g, LogSoftmaxBackward)
+        return _rows_backward(ctx, g, LogSoftmaxBackward, _log_softmax_backward_array)
 
     @staticmethod
     def array_step(needs, a, dim):

@@ -487,6 +487,23 @@ def _check_same(tensors, what):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
 
 
+def _tensor_sequence(tensors, name):
+    """The tensors of cat and stack: a list or tuple, read as it is, as PyTorch takes only those (a generator,
+    or a tensor whose rows were not meant as the list, is its TypeError)."""
+    if type(tensors) is list or type(tensors) is tuple:
+        return tensors
+    if isinstance(tensors, (list, tuple)):
+        return list(tensors)
+    kind = type(tensors)
+    # (PyTorch names the type as CPython's tp_name: a C type's with its module, `collections.deque`)
+    named = kind.__name__ if kind.__module__ == "builtins" or kind.__flags__ & _HEAP_TYPE else \
+        f"{kind.__module__}.{kind.__qualname__}"
+    raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not {named}")
+
+
+_HEAP_TYPE = 1 << 9  # (a class made by a class statement: its tp_name is its bare name)
+
+
 def _same_but_dim(tensors, dim):
     """`dim` (made non-negative) when `tensors` are Tensors of one dtype and rank (not 0) whose shapes
     differ at most along it: what cat's checks let through as it is; else None."""
@@ -497,23 +514,22 @@ def _same_but_dim(tensors, dim):
     if not nd or type(dim) is not builtins.int or not -nd <= dim < nd:
         return None
     d = dim % nd
-    for t in tensors[1:]:
+    head, tail = shape[:d], shape[d + 1:]
+    for t in tensors:  # (the first again: cheaper than a slice of the list)
         if type(t) is not Tensor:
             return None
         b = t.array
-        if b.dtype != dt:
+        if b.dtype is not dt and b.dtype != dt:
             return None
         s = b.shape
-        if s != shape and (len(s) != nd or s[:d] != shape[:d] or s[d + 1:] != shape[d + 1:]):
+        if s != shape and (len(s) != nd or s[:d] != head or s[d + 1:] != tail):
             return None
     return d
 
 
 def cat(tensors, dim=0):
     """Concatenate along an existing dim."""
-    if isinstance(tensors, Tensor):  # (a list was meant; iterating the tensor would cat its rows)
-        raise TypeError("cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
-    tensors = list(tensors)
+    tensors = _tensor_sequence(tensors, "cat")
     d = _same_but_dim(tensors, dim)
     if d is not None:  # the common case, checked in one pass: nothing below to raise or promote
         return Cat.apply(d, *tensors)
@@ -583,7 +599,7 @@ def _unstacked(g, dim):
 
 def stack(tensors, dim=0):
     """Join along a new dim."""
-    tensors = list(tensors)
+    tensors = _tensor_sequence(tensors, "stack")
     if tensors and type(tensors[0]) is Tensor and type(dim) is builtins.int:  # the usual: one shape and dtype
         a = tensors[0].array
         shape, dt, nd = a.shape, a.dtype, a.ndim
@@ -750,7 +766,11 @@ def unbind(input, dim=0):
     outs = Unbind.apply(input, d)
     if not isinstance(outs, tuple):
         outs = (outs,)
-    return tuple([_share_version(o, input) for o in outs])
+    # the pieces of one unbind are all views of input's array (or, copies, none): the first one tells for all
+    if outs and _share_version(outs[0], input)._base is not None:
+        for o in outs[1:]:
+            _as_view(o, input)
+    return outs
 
 
 class Tril(Function):

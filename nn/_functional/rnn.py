@@ -41,7 +41,8 @@ def _steps(T, reverse):
 
 def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
     """One layer, one direction, on arrays -> out (T, B, Hr), the last c (LSTM), the gates' activations
-    (T, B, G*H; for RNN the output itself), the cells c_t (LSTM) and W_hn h + b_hn (GRU)."""
+    (T, B, G*H; for RNN the output itself), the cells c_t and their tanh(c_t) (LSTM: backward reads them,
+    kept rather than computed again) and W_hn h + b_hn (GRU)."""
     xp = xp_of(x)
     T, B, H = x.shape[0], x.shape[1], w_hh.shape[0] // GATES[mode]
     # GRU's b_hn is inside r * (h W_hn^T + b_hn): GRU adds b_hh at each step; the others fold it into the bias here
@@ -49,11 +50,12 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
     gates = linear_arrays(x, w_ih, bias)  # every step's x W_ih^T + b as one matmul
     out = gates if GATES[mode] == 1 else xp.empty((T, B, h.shape[1]), dtype=x.dtype)
     cells = xp.empty((T, B, H), dtype=x.dtype) if mode == "LSTM" else None
+    tanh_c = xp.empty((T, B, H), dtype=x.dtype) if mode == "LSTM" else None
     fast = _step_kernels(mode, gates, h, w_hh)
     hidden_n = xp.empty((T, B, H), dtype=x.dtype) if mode == "GRU" else None
     if mode == "LSTM" and fast is not None and w_hr is None and T and fast.lstm_sequence(gates, h, c, w_hh, out, cells,
-                                                                                        reverse):
-        return out, cells[0 if reverse else -1], gates, cells, hidden_n  # (the loop below, in one compiled call)
+                                                                                        tanh_c, reverse):
+        return out, cells[0 if reverse else -1], gates, cells, tanh_c, hidden_n  # (the loop below, in one compiled call)
     for t in _steps(T, reverse):
         a = gates[t]
         if mode == "GRU":  # r, z = sigmoid(.); n = tanh(x W_in^T + b_in + r (h W_hn^T + b_hn)); h = (1 - z) n + z h
@@ -72,7 +74,7 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
             continue
         if fast is not None:  # the LSTM step's gate math in one compiled call (same formulas as below)
             m = out[t] if w_hr is None else xp.empty((B, H), dtype=x.dtype)
-            fast.lstm_step(a, linear_arrays(h, w_hh), c, cells[t], m)
+            fast.lstm_step(a, linear_arrays(h, w_hh), c, cells[t], m, tanh_c[t])
             c = cells[t]
             h = m if w_hr is None else xp.matmul(m, w_hr.T, out=out[t])
             continue
@@ -83,21 +85,22 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
             _sigmoid_(a[:, 3 * H:])
             i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
             c = cells[t] = f * c + i * g
-            h = o * xp.tanh(c)
+            h = o * xp.tanh(c, out=tanh_c[t])
             h = out[t] = h if w_hr is None else xp.matmul(h, w_hr.T)
         elif mode == "RNN_TANH":
             h = xp.tanh(a, out=a)
         else:
             h = xp.maximum(a, 0, out=a)
-    return out, c, gates, cells, hidden_n
+    return out, c, gates, cells, tanh_c, hidden_n
 
 
-def _save(ctx, mode, reverse, x, h0, c0, w_ih, w_hh, w_hr, gates, cells, hidden_n):
+def _save(ctx, mode, reverse, x, h0, c0, w_ih, w_hh, w_hr, gates, cells, tanh_c, hidden_n):
     """Save what backward reads (the output is saved as the op's result); arguments 0-6 are (x, h0, c0,
     w_ih, w_hh, b_ih, b_hh) in both the layer and the cell."""
     needs = ctx.needs_input_grad
     ctx.save(input=x if needs[3] else None, hx=h0, cx=c0, weight_ih=w_ih if needs[0] else None, weight_hh=w_hh,
-             weight_hr=w_hr, gates=gates if GATES[mode] > 1 else None, cells=cells, hidden_n=hidden_n)
+             weight_hr=w_hr, gates=gates if GATES[mode] > 1 else None, cells=cells, tanh_cells=tanh_c,
+             hidden_n=hidden_n)
     ctx.mode, ctx.reverse = mode, reverse
 
 
@@ -110,7 +113,7 @@ def _backward(saved, mode, reverse, needs, g_out, g_h, g_c):
     """Backpropagation through time on arrays: g_out (T, B, Hr) the output's gradient, g_h and g_c the
     last states' (or None), `saved` what _save saved and the output, `needs` the node's needs_input_grad ->
     the gradients of x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr (None if unneeded)."""
-    x, h0, c0, w_ih, w_hh, w_hr, gates, cells, hidden_n, out = saved
+    x, h0, c0, w_ih, w_hh, w_hr, gates, cells, tanh_c, hidden_n, out = saved
     xp = xp_of(gates)
     out = out.reshape(g_out.shape)  # (a cell's output is (B, Hr); its g_out (1, B, Hr))
     gates = out if gates is None else gates  # (an RNN's activations are its output)
@@ -120,7 +123,6 @@ def _backward(saved, mode, reverse, needs, g_out, g_h, g_c):
     dhs = xp.empty_like(out) if w_hr is not None else None  # dL/dh_t, for W_hr's gradient
     dh = xp.zeros_like(h0) if g_h is None else g_h.copy()
     dc = None if mode != "LSTM" else xp.zeros_like(c0) if g_c is None else g_c.copy()
-    tanh_c = xp.tanh(cells) if mode == "LSTM" else None
     fast = _step_kernels(mode, gates, h0, dh, w_hh)
     steps = list(_steps(T, reverse))
     if mode == "LSTM" and fast is not None and w_hr is None and T and fast.lstm_sequence_backward(
@@ -193,9 +195,9 @@ class RNNLayer(Function):
 
     @staticmethod
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode, reverse):
-        out, c, gates, cells, hidden_n = _forward(mode, reverse, x.array, h0.array, _array(c0), w_ih.array,
-                                                  w_hh.array, _array(b_ih), _array(b_hh), _array(w_hr))
-        _save(ctx, mode, reverse, x, h0, c0, w_ih, w_hh, w_hr, gates, cells, hidden_n)
+        out, c, gates, cells, tanh_c, hidden_n = _forward(mode, reverse, x.array, h0.array, _array(c0), w_ih.array,
+                                                          w_hh.array, _array(b_ih), _array(b_hh), _array(w_hr))
+        _save(ctx, mode, reverse, x, h0, c0, w_ih, w_hh, w_hr, gates, cells, tanh_c, hidden_n)
         h = out[0 if reverse else -1].copy()  # (a copy: each output owns its memory)
         return (out, h, c) if mode == "LSTM" else (out, h)
 
@@ -213,9 +215,9 @@ class _CellStep(Function):
 
     @staticmethod
     def forward(ctx, x, h, c, w_ih, w_hh, b_ih, b_hh, mode):
-        out, c1, gates, cells, hidden_n = _forward(mode, False, x.array[None], h.array, _array(c), w_ih.array,
-                                                   w_hh.array, _array(b_ih), _array(b_hh), None)
-        _save(ctx, mode, False, x, h, c, w_ih, w_hh, None, gates, cells, hidden_n)
+        out, c1, gates, cells, tanh_c, hidden_n = _forward(mode, False, x.array[None], h.array, _array(c), w_ih.array,
+                                                           w_hh.array, _array(b_ih), _array(b_hh), None)
+        _save(ctx, mode, False, x, h, c, w_ih, w_hh, None, gates, cells, tanh_c, hidden_n)
         return (out[0], c1) if mode == "LSTM" else out[0]
 
     @staticmethod
@@ -236,10 +238,10 @@ class _CellStep(Function):
 
         def forward(*arrays):
             x, h, c, w_ih, w_hh, b_ih, b_hh = arguments(arrays)
-            out, c1, gates, cells, hidden_n = _forward(mode, False, x[None], h, c, w_ih, w_hh, b_ih, b_hh, None)
+            out, c1, gates, cells, tanh_c, hidden_n = _forward(mode, False, x[None], h, c, w_ih, w_hh, b_ih, b_hh, None)
             # what _save keeps (x for W_ih's gradient, W_ih for x's), and the output
             saved = (x if needs[3] else None, h, c, w_ih if needs[0] else None, w_hh, None,
-                     gates if GATES[mode] > 1 else None, cells, hidden_n, out[0])
+                     gates if GATES[mode] > 1 else None, cells, tanh_c, hidden_n, out[0])
             return ((out[0], c1) if mode == "LSTM" else out[0]), saved
 
         def backward(saved, g_h, g_c=None):

@@ -64,3 +64,18 @@ def test_float32_backward_keeps_the_formulas_bits():
         else:
             want = ga - np.exp(ya) * ga.sum(axis=1, keepdims=True)
         assert gx.array.dtype == np.float32 and np.array_equal(gx.array, want)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape, dim", CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_backward_without_a_graph_matches_pytorch(name, shape, dim, dtype):
+    # a plain backward (nothing recorded) on the array formulas where no kernel takes the rows (a dim
+    # other than the last, a 0-d input): PyTorch's gradient and dtype, and nothing recorded on it
+    x, tx = _pair(shape, 8, dtype)
+    g = np.random.default_rng(9).standard_normal(shape).astype(dtype)
+    getattr(minigrad, name)(x, dim=dim).backward(minigrad.tensor(g))
+    getattr(torch, name)(tx, dim=dim).backward(torch.tensor(g))
+    assert x.grad.dtype == x.dtype and x.grad.shape == x.shape and x.grad.grad_fn is None
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=tol, atol=tol)

@@ -620,6 +620,21 @@ def test_unbind_recording_nothing_gives_the_recorded_pieces_as_torchs(torch, dim
     assert base._version == pieces[0]._version == 1 and base.numpy()[1].sum() == data[1].sum() + pieces[-1].numel()
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_recorded_unbind_makes_every_piece_a_view_as_torchs(torch, dim):
+    # a recorded unbind: every piece (not the first alone) a view of the base's root, its version counter
+    # shared, so a write to the base shows in each piece's version, as in PyTorch
+    data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    for lib in (mg, torch):
+        root = lib.tensor(data, requires_grad=True) * 1.0
+        pieces = root[1:].unbind(dim)
+        assert all(p._base is root and p.grad_fn is pieces[0].grad_fn for p in pieces)
+        with lib.no_grad():
+            root.add_(1)
+        assert [p._version for p in pieces] == [root._version] * len(pieces) == [1] * len(pieces)
+        assert np.array_equal(pieces[-1].detach().numpy(), np.moveaxis(data[1:], dim, 0)[-1] + 1)
+
+
 SLICES = [np.s_[1:3], np.s_[-2:], np.s_[:100], np.s_[5:1], np.s_[::2], np.s_[..., :1], np.s_[:, -1:],
           np.s_[1:, ..., ::3], np.s_[...], np.s_[:, :, 1:4:2], np.s_[-100:2, 1:]]
 

@@ -1,5 +1,6 @@
 """The tensor API as training scripts, notebooks and tutorials use it, against PyTorch: what they compute,
 print and convert (the combinations and edges of single ops)."""
+import collections
 import re
 
 import numpy as np
@@ -208,10 +209,14 @@ def test_augmented_assignment_writes_in_place():
     "lib.cat([lib.tensor([], dtype=lib.long), lib.tensor([[1, 2]])], 1)", "lib.cat([x, x[0]])",
     "lib.cat([x, x[:, :2, :3]], dim=0)", "lib.cat([lib.zeros(0, 3), x[0]])", "lib.cat([lib.tensor([]), x, lib.tensor(1.)])",
     "lib.cat([])", "lib.stack([])", "lib.cat([1, 2])", "lib.stack([x, 2])", "lib.cat(x)", "lib.cat([x, x[:, :, :2]], dim=-1)",
+    "lib.cat((x, x[:, :1]), 1)", "lib.cat((x, x.double()), -1)", "lib.cat(t for t in (x, x))", "lib.cat((x, 2))",
+    "lib.cat((x, x[:, :2, :3]), 2)", "lib.cat((x[0], x), 0)", "lib.cat((x,), axis=1)", "lib.cat(())",
+    "lib.stack(x)", "lib.stack(t for t in (x, x))", "lib.stack((x, x), 1)", "lib.cat(collections.deque([x, x]))",
+    "lib.cat(x.numpy())", "lib.stack(iter([x]))", "lib.cat(type('Rows', (list,), {})([x, x]), 1)",
 ])
 def test_cat_as_scripts_use_it(expr):
     def make(lib):
-        r = eval(expr, {"lib": lib, "x": lib.arange(24).reshape(2, 3, 4)})
+        r = eval(expr, {"lib": lib, "x": lib.arange(24).reshape(2, 3, 4), "collections": collections})
         return str(r.dtype).split(".")[1], r.tolist()
 
     ours, theirs = _both(make)

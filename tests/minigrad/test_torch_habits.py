@@ -686,6 +686,17 @@ def test_legacy_new_like_torch(torch):
     assert _legacy_new(mg) == _legacy_new(torch)
 
 
+def _legacy_of_tensors(L):
+    # a list holding tensors (one number each), as tensor() takes it: `torch.Tensor([loss, 2])`
+    made = [L.Tensor([L.tensor(1.5), 2]), L.LongTensor([L.tensor(3), L.tensor(4)]), L.Tensor((L.tensor([7.0]),)),
+            L.Tensor([[L.tensor(1), 2.5]])]
+    return [(t.tolist(), str(t.dtype).split(".")[-1], tuple(t.shape)) for t in made]
+
+
+def test_legacy_tensor_constructors_of_tensors_like_torch(torch):
+    assert _legacy_of_tensors(mg) == _legacy_of_tensors(torch)
+
+
 def test_legacy_tensor_constructors_make_default_float_tensors():
     assert mg.Tensor(2, 3).shape == (2, 3) and mg.Tensor(2, 3).dtype == mg.float32
     assert mg.Tensor([1, 2]).dtype == mg.float32 and mg.Tensor([1, 2]).tolist() == [1.0, 2.0]

@@ -322,6 +322,31 @@ def test_small_sums_and_means_have_numpys_bits_and_torchs_values(dtype):
             np.testing.assert_allclose(got_mean, want, rtol=0, atol=np.abs(a).max() * (1e-6 if dtype == np.float32 else 1e-14))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_full_sums_have_numpys_bits_and_torchs_values_and_gradients(dtype):
+    # `t.sum()` of every element: numpy's pairwise add.reduce (the bits of `a.sum()`), of contiguous and
+    # strided arrays, a 0-d one and an empty one; a 0-d tensor of the dtype, SumBackward0 and its gradient
+    rng = np.random.default_rng(6)
+    big = (rng.standard_normal((128, 130)) * rng.choice([1e-3, 1.0, 1e3], (128, 130))).astype(dtype)
+    X = mg.tensor(big)
+    for t in (X, X.T, X[::3, 1::2], X[5, 7], X[:0]):  # (views of X: the strided arrays themselves summed)
+        a = t.array
+        got = t.sum()
+        assert got.shape == () and got.dtype == t.dtype and got.array.dtype == dtype
+        assert got.array.tobytes() == np.asarray(a.sum()).tobytes()
+        x, tx = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        y, ty = x.sum(), tx.sum()
+        assert y.grad_fn.name() == ty.grad_fn.name() == "SumBackward0"
+        (y * 3).backward()
+        (ty * 3).backward()
+        assert x.grad.dtype == x.dtype and np.array_equal(x.grad.numpy(), tx.grad.numpy())
+        tol = {np.float16: 1e-2, np.float32: 1e-5, np.float64: 1e-12}[dtype]
+        np.testing.assert_allclose(float(y), float(ty), rtol=tol, atol=tol * float(np.abs(a.astype(np.float64)).sum()))
+    kept = mg.tensor(big).sum(keepdim=True) if dtype != np.float16 else None  # (keepdim with no dim: the general path)
+    if kept is not None:
+        assert kept.shape == torch.tensor(big).sum(dim=(0, 1), keepdim=True).shape
+
+
 def test_mean_over_more_than_2_24_elements_has_numpys_bits():
     # past 2^24 a count is not always a float32: the mean divides as numpy does, in float64
     a = np.broadcast_to(np.array([[1.1, 3.3]], dtype=np.float32), (2 ** 24 + 3, 2))

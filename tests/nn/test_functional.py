@@ -160,6 +160,23 @@ def test_matmul_by_a_transposed_weight_is_linears_product(torch, rows):
     np.testing.assert_allclose(h.grad.numpy(), th.grad.numpy(), rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("xs, ws, dtype", [((32, 28), (128, 28), np.float32), ((3, 5), (4, 5), np.float64),
+                                            ((1, 9), (6, 9), np.float32)])
+def test_matmul_by_a_transposed_weight_the_backend_declines_is_numpys_product(xs, ws, dtype):
+    # where the linear backend declines (few multiply-adds, short sums), `x @ W.T` is numpy's own product:
+    # the same bits, dtype and C-contiguous result, forward and in the gradient g @ W.T
+    x, w, g = rand(*xs, dtype=dtype), rand(*ws, dtype=dtype), RNG.standard_normal((xs[0], ws[0])).astype(dtype)
+    y = x @ w.T
+    want = np.matmul(x.array, w.array.T)
+    assert y.dtype == x.dtype and y.array.flags.c_contiguous and np.array_equal(y.detach().numpy(), want)
+    assert y.grad_fn.name() == "MmBackward0"
+    h = rand(xs[0], ws[0], dtype=dtype)
+    (h @ w).backward(minigrad.tensor(x.array.copy()))
+    assert np.array_equal(h.grad.numpy(), np.matmul(x.array, w.array.T))
+    y.backward(minigrad.tensor(g))
+    assert np.array_equal(x.grad.numpy(), np.matmul(g, w.array))
+
+
 def test_linear_saves_only_inputs_and_shape_error():
     x, w = rand(3, 4), rand(5, 4)
     y = F.linear(x.detach(), w)

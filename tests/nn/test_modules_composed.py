@@ -112,3 +112,30 @@ def test_inits_and_training_modes():
     drop.eval()
     x = minigrad.ones(4, 8, 3, 3)
     assert drop(x) is x
+
+
+@pytest.mark.parametrize("name", ["Softmax", "LogSoftmax"])
+def test_softmax_modules_as_pytorch(torch, name):
+    # the module's forward with a dim is the functional's: its values, dtype, grad_fn, gradients, its dim read
+    # at each call (set after construction) and its errors
+    x = RNG.standard_normal((2, 3, 5)).astype(np.float32)
+    got, want = [], []
+    for lib, out in ((minigrad, got), (torch, want)):
+        m = getattr(lib.nn, name)(dim=1)
+        for dim in (1, -1, 0):
+            m.dim = dim
+            t = lib.tensor(x, requires_grad=True)
+            y = m(t)
+            (y * lib.tensor(x)).sum().backward()
+            out.append((y.detach().numpy(), t.grad.numpy(), str(y.dtype).split(".")[-1], y.grad_fn.name(), repr(m)))
+        m.dim = 3
+        with pytest.raises(IndexError) as e:
+            m(lib.tensor(x))
+        out.append(str(e.value))
+    for ours, theirs in zip(got, want):
+        if isinstance(ours, str):
+            assert ours == theirs
+            continue
+        np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-5, atol=1e-5)
+        assert ours[2:] == theirs[2:]

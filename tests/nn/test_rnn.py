@@ -175,6 +175,34 @@ def test_one_fused_node_per_layer_and_direction(kind):
                                                                   "ReluBackward0") >= T
 
 
+@pytest.mark.parametrize("proj", [False, True])
+@pytest.mark.parametrize("kernels", ["numpy", None])
+def test_an_lstm_layer_keeps_forwards_tanh_of_its_cells_for_backward(torch, proj, kernels):
+    # backward reads the tanh(c_t) forward computed for h_t = o tanh(c_t) (numpy's, or the step kernel's),
+    # kept, not computed again: exactly tanh of the kept cells under the numpy code, within a few ulp of
+    # numpy's tanh with the kernels; the gradients PyTorch's
+    with backends.kernels(kernels or backends.get_kernels()):
+        t, m = _pair(torch, "LSTM", {"proj_size": 4} if proj else {}, "float32")
+        x = np.random.default_rng(4).standard_normal((T, B, I)).astype(np.float32)
+        ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        out = m(ours)[0]
+        node = out.grad_fn
+        while node.name() != "MkldnnRnnLayerBackward0":
+            node = node.next_functions[0][0]
+        tanh_c, cells = node._saved_tanh_cells.numpy(), node._saved_cells.numpy()
+        if kernels == "numpy":
+            assert np.array_equal(tanh_c, np.tanh(cells))
+        np.testing.assert_allclose(tanh_c, np.tanh(cells), rtol=1e-6, atol=1e-7)
+        (out * out).sum().backward()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tout = t(theirs)[0]
+        (tout * tout).sum().backward()
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-5)
+        for p, q in zip(m.parameters(), t.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @pytest.mark.parametrize("layer", ["numpy", "fast"])
 def test_fused_equals_reference(kind, layer):

@@ -21,10 +21,11 @@ def supports(*arrays):
     return dtype.char in "fd" and all(type(a) is np.ndarray and a.dtype == dtype for a in arrays)
 
 
-def lstm_step(a, gh, c_prev, c, m):
+def lstm_step(a, gh, c_prev, c, m, tanh_c):
     """a (B, 4H): x W_ih^T + b at this step, overwritten by the activations i, f, g, o; gh (B, 4H) = h W_hh^T;
-    c (B, H) <- f c_prev + i g; m (B, H) <- o tanh(c) (the output before any projection)."""
-    _lstm_step(a, gh, c_prev, c, m)
+    c (B, H) <- f c_prev + i g; m (B, H) <- o tanh(c) (the output before any projection); tanh_c (B, H) <-
+    tanh(c), which backward reads."""
+    _lstm_step(a, gh, c_prev, c, m, tanh_c)
 
 
 def lstm_step_backward(a, tanh_c, c_prev, dm, dc, d):
@@ -33,19 +34,19 @@ def lstm_step_backward(a, tanh_c, c_prev, dm, dc, d):
     _lstm_step_backward(a, tanh_c, c_prev, dm, dc, d)
 
 
-def lstm_sequence(gates, h0, c0, w_hh, out, cells, reverse):
+def lstm_sequence(gates, h0, c0, w_hh, out, cells, tanh_c, reverse):
     """A whole LSTM layer's steps in one call, when BLAS's gemm is at hand (else False, and the caller
     steps in Python): for each step t (last to first if reverse), gh = h_{t-1} W_hh^T by gemm, then
-    lstm_step(gates[t], gh, c_{t-1}, cells[t], out[t]). gates (T, B, 4H) holds x W_ih^T + b and gets
-    the activations; h0, c0 (B, H); all C-contiguous, of one dtype."""
-    plan = _gemm_for(gates, h0, c0, w_hh, out, cells)
+    lstm_step(gates[t], gh, c_{t-1}, cells[t], out[t], tanh_c[t]). gates (T, B, 4H) holds x W_ih^T + b
+    and gets the activations; h0, c0 (B, H); all C-contiguous, of one dtype."""
+    plan = _gemm_for(gates, h0, c0, w_hh, out, cells, tanh_c)
     if plan is None:
         return False
     gh = np.empty(gates.shape[1:], dtype=gates.dtype)
     B, G = gh.shape
     rows, cols = linear.nt_blocks(B, G, w_hh.shape[1], gates.dtype)  # (0: one gemm a step)
     with blas.team_gemm_context(gates.dtype):
-        _lstm_sequence(gates, h0, c0, w_hh, out, cells, gh, reverse, rows, cols, *plan)
+        _lstm_sequence(gates, h0, c0, w_hh, out, cells, tanh_c, gh, reverse, rows, cols, *plan)
     return True
 
 
@@ -70,7 +71,7 @@ def _gemm_for(*arrays):
 
 
 @team.kernel
-def _lstm_sequence(gates, h0, c0, w_hh, out, cells, gh, reverse, rows, cols, address, ilp64):
+def _lstm_sequence(gates, h0, c0, w_hh, out, cells, tanh_c, gh, reverse, rows, cols, address, ilp64):
     T, B, G = gates.shape
     H = G // 4
     one = gates.dtype.type(1)
@@ -83,7 +84,7 @@ def _lstm_sequence(gates, h0, c0, w_hh, out, cells, gh, reverse, rows, cols, add
             linear.nt_product(gh, h, w_hh, rows, cols, address, ilp64)
         else:
             team.gemm(address, ilp64, 111, 112, B, G, H, one, h, H, w_hh, H, zero, gh, G)
-        _lstm_step(gates[t], gh, c0 if k == 0 else cells[prev], cells[t], out[t])
+        _lstm_step(gates[t], gh, c0 if k == 0 else cells[prev], cells[t], out[t], tanh_c[t])
         prev = t
 
 
@@ -107,7 +108,7 @@ def _lstm_sequence_backward(gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, r
 
 
 @team.kernel
-def _lstm_step(a, gh, c_prev, c, m):
+def _lstm_step(a, gh, c_prev, c, m, tanh_c):
     B, H = c.shape
     one = a.dtype.type(1)
     for b in range(B):  # a row's gates in passes of one function each, which LLVM vectorizes: each pass on its
@@ -123,11 +124,13 @@ def _lstm_step(a, gh, c_prev, c, m):
             g[j] = team.tanh(g[j] + gg[j])
         for j in range(H):
             o[j] = _sigmoid(o[j] + go[j], one)
-        cpb, cb, mb = c_prev[b], c[b], m[b]
+        cpb, cb, mb, tcb = c_prev[b], c[b], m[b], tanh_c[b]
         for j in range(H):
             cj = f[j] * cpb[j] + i[j] * g[j]
             cb[j] = cj
-            mb[j] = o[j] * team.tanh(cj)
+            tc = team.tanh(cj)
+            tcb[j] = tc
+            mb[j] = o[j] * tc
 
 
 @team.kernel
