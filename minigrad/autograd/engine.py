@@ -149,16 +149,18 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
         while ready:
             node = pop(ready)[2]
             node_grads = buffers.pop(node, None) or []
-            if node._pre_hooks or (type(node) is AccumulateGrad and node.variable._hooks):
+            leaf = type(node) is AccumulateGrad
+            if node._pre_hooks or (leaf and node.variable._hooks):
                 node_grads = _run_pre_hooks(node, node_grads)
+            skip = False
             if capture is not None:
                 for nr, g in enumerate(node_grads):
                     if (node, nr) in capture:
                         captured[(node, nr)] = g
                 if node in stop:
                     continue
-            skip = needed is not None and node not in needed
-            if type(node) is AccumulateGrad:
+                skip = node not in needed
+            if leaf:
                 if not skip and accumulate and node_grads and node_grads[0] is not None:
                     # drop the engine's other references, so that `reusable` counts exactly the
                     # _LEAF_HOLDERS it expects (the leaf may then adopt the gradient without a copy)
@@ -166,33 +168,41 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     node.apply(grad)
                     grad = None
                 continue
-            results = None
-            if not skip and node_grads and (node_grads[0] is not None or any(map(is_not, node_grads, repeat(None)))):
-                missing = len(node._output_meta) - len(node_grads)
-                if missing > 0:
-                    node_grads = node_grads + [None] * missing
-                results = node.apply(*node_grads)
-                if anomaly:
-                    _check_anomaly(node, results)
-                if node._post_hooks:
-                    for hook in node._post_hooks:
-                        r = hook(results, tuple(node_grads))
-                        if r is not None:
-                            results = r
-                if not retain_graph:
-                    node.release_saved()
-            for i, (nxt, nr) in enumerate(node.next_functions):
+            if skip or not node_grads or (node_grads[0] is None and not any(map(is_not, node_grads, repeat(None)))):
+                for nxt, _ in node.next_functions:  # nothing flows on: only the counts of the edges
+                    if nxt is not None:
+                        left = deps[nxt] - 1
+                        deps[nxt] = left
+                        if left == 0:
+                            push(ready, (-nxt._seq, id(nxt), nxt))
+                continue
+            missing = len(node._output_meta) - len(node_grads)
+            if missing > 0:
+                node_grads = node_grads + [None] * missing
+            results = node.apply(*node_grads)
+            if anomaly:
+                _check_anomaly(node, results)
+            if node._post_hooks:
+                for hook in node._post_hooks:
+                    r = hook(results, tuple(node_grads))
+                    if r is not None:
+                        if len(r) != len(results):  # (the edges below take one gradient each)
+                            raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has returned "
+                                               f"an incorrect number of values (got {len(r)}, but expected "
+                                               f"{len(results)})")
+                        results = r
+            if not retain_graph:
+                node.release_saved()
+            for (nxt, nr), g in zip(node.next_functions, results):  # (one gradient per edge: BackwardNode.apply's)
                 if nxt is None:
                     continue
-                if results is not None:
-                    g = results[i]
-                    if g is not None:
-                        if stop and nxt in stop:
-                            parts.setdefault((nxt, nr), []).append(g)
-                        elif nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum (inline: once an edge)
-                            buffers[nxt] = [g]
-                        else:
-                            _add_to_buffer(buffers, nxt, nr, g)
+                if g is not None:
+                    if stop and nxt in stop:
+                        parts.setdefault((nxt, nr), []).append(g)
+                    elif nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum (inline: once an edge)
+                        buffers[nxt] = [g]
+                    else:
+                        _add_to_buffer(buffers, nxt, nr, g)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
