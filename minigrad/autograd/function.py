@@ -31,7 +31,7 @@ _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 Tensor = None
 accumulate_into_leaf = None  # bound likewise by .engine, which imports this module
 
-_sequence = itertools.count()
+_next_seq = itertools.count().__next__  # (the bound method: no builtin next() call per node)
 
 
 class _ScopeState(threading.local):
@@ -96,7 +96,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         self.variable = variable
         self.next_functions = ()
-        self._seq = next(_sequence)
+        self._seq = _next_seq()
 
     def apply(self, grad):
         """Accumulate `grad` into the leaf, after the leaf's hooks (which may replace it)."""
@@ -480,7 +480,10 @@ class Function(metaclass=FunctionMeta):
         if recording.recorders_made and _capture.recorder is not None:  # minigrad.compile is capturing: it runs
             return _capture.recorder.on_apply(cls, args)  # and records this
         record = False
-        if state.grad_enabled:
+        # this thread's grad mode through its thread-local's own dict: an item read and written there costs
+        # half an attribute of the thread-local (the generic lookup a threading.local subclass takes)
+        mode = state.__dict__
+        if mode["grad_enabled"]:
             for a in args:
                 if type(a) is Tensor or isinstance(a, Tensor):
                     if a.requires_grad or a._base is not None and a._view_version != a._version_counter[0] \
@@ -496,7 +499,7 @@ class Function(metaclass=FunctionMeta):
             return wrap_outputs(out, None, args, ctx)
 
         node = cls._backward_cls()
-        node._seq = next(_sequence)
+        node._seq = _next_seq()
         if scopes_entered and scope_state.current is not None:
             node._scope = scope_state.current
         needs, edges, pos = [], [], []
@@ -528,11 +531,11 @@ class Function(metaclass=FunctionMeta):
         if cls._user:
             node._input_meta = [(args[i].array.shape, args[i].array.dtype) for i in pos]
         node._n_args = len(args)
-        state.grad_enabled = False  # forward bodies run with grad mode off, as in PyTorch
+        mode["grad_enabled"] = False  # forward bodies run with grad mode off, as in PyTorch
         try:
             out = cls._forward_with_ctx(node, *args)
         finally:
-            state.grad_enabled = True  # it was on: that is how we got here
+            mode["grad_enabled"] = True  # it was on: that is how we got here
         return wrap_outputs(out, node, args, node)
 
 
