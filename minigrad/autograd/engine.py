@@ -125,7 +125,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             if nr == 0 and node not in buffers:  # (as in the loop below)
                 buffers[node] = [g]
             else:
-                _add_to_buffer(buffers, node, nr, g)
+                _add_to_buffer(buffers, node, nr, g, state.grad_enabled)
     root_nodes = list(buffers)
     grads = g = results = None
     stop = frozenset(node for node, _ in capture) if stop_at_capture else frozenset()
@@ -144,7 +144,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     push, pop = heapq.heappush, heapq.heappop
     anomaly = state.anomaly  # (read once a backward: a thread-local read is dear, and nodes are many)
     prev_mode, prev_retain = state.grad_enabled, state.retain_graph
-    state.grad_enabled, state.retain_graph = bool(create_graph), bool(retain_graph)
+    create_graph = bool(create_graph)  # (the grad mode of the nodes' backward: sums below are recorded in it)
+    state.grad_enabled, state.retain_graph = create_graph, bool(retain_graph)
     try:
         while ready:
             node = pop(ready)[2]
@@ -202,7 +203,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     elif nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum (inline: once an edge)
                         buffers[nxt] = [g]
                     else:
-                        _add_to_buffer(buffers, nxt, nr, g)
+                        _add_to_buffer(buffers, nxt, nr, g, create_graph)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
@@ -223,8 +224,9 @@ def _check_anomaly(node, results):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
-def _add_to_buffer(buffers, node, nr, g):
-    """Put `g` in `node`'s input buffer at `nr`, summed with what other edges brought there."""
+def _add_to_buffer(buffers, node, nr, g, grad_enabled):
+    """Put `g` in `node`'s input buffer at `nr`, summed with what other edges brought there. `grad_enabled`:
+    the grad mode the caller runs in (a backward's: create_graph), known to it without a thread-local read."""
     buf = buffers.get(node)
     if buf is None:
         buf = buffers[node] = [None] * (nr + 1)
@@ -232,7 +234,7 @@ def _add_to_buffer(buffers, node, nr, g):
         buf += [None] * (nr + 1 - len(buf))
     if buf[nr] is None:
         buf[nr] = g
-    elif state.grad_enabled or recording.recorders_made and recording.hook.recorder is not None \
+    elif grad_enabled or recording.recorders_made and recording.hook.recorder is not None \
             or not _add_in_place(buf, nr, g):
         buf[nr] = buf[nr] + g  # a Tensor add, so create_graph (and minigrad.compile) records it
 
@@ -329,7 +331,7 @@ def accumulate_into_leaf(variable, grad):
             variable._grad = grad
             return
         owned = reusable(grad, _LEAF_HOLDERS) and grad.array.flags.c_contiguous
-        variable._grad = Tensor(grad.array if owned else grad.array.copy())
+        variable._grad = Tensor._output(grad.array if owned else grad.array.copy(), None)
     elif state.grad_enabled or old.requires_grad:
         variable._grad = old + grad
     else:
