@@ -121,7 +121,8 @@ class SavedTensor:
 
     An op's own output (`_saved_result`) is kept without its grad_fn, as PyTorch keeps it: holding
     the output itself would make a cycle node -> output -> node that only the garbage collector
-    frees. Unpacking rebuilds a tensor on the same memory whose grad_fn is the node.
+    frees. `tensor` is then its array alone (no stand-in Tensor made at every such op's forward);
+    unpacking makes a tensor on it whose grad_fn is the node.
 
     With saved-tensor hooks active (`autograd.graph.saved_tensors_hooks`), what is kept is
     whatever `pack_hook(tensor)` returned, given back through `unpack_hook` when needed. As in
@@ -149,16 +150,18 @@ class SavedTensor:
             self.packed = pack(t)
             self.tensor = None
         else:  # (packed, unpack_hook, edge, _shape and _dtype stay unset: they serve a hook's packing only)
-            self.tensor = Tensor._output(t.array, None, counter) if is_output else t  # (an output: a plain Tensor)
+            self.tensor = t.array if is_output else t
 
     @property
     def shape(self):
-        return self.tensor.array.shape if self.tensor is not None else self._shape
+        t = self.tensor
+        return self._shape if t is None else t.shape if self.is_output else t.array.shape
 
     @property
     def dtype(self):
         """The array's dtype: the error message alone needs minigrad's name for it."""
-        return self.tensor.array.dtype if self.tensor is not None else self._dtype
+        t = self.tensor
+        return self._dtype if t is None else t.dtype if self.is_output else t.array.dtype
 
     def unpack(self, node):
         """The saved tensor, after checking it was neither freed nor modified in place."""
@@ -171,7 +174,7 @@ class SavedTensor:
         if t is None:  # a hook packed it
             return _reattach(self.unpack_hook(self.packed), self.edge, node)
         if self.is_output:
-            return Tensor._output(t.array, node, counter)
+            return Tensor._output(t, node, counter)
         return t
 
     def _version_message(self, node):
@@ -200,7 +203,7 @@ class SavedTensor:
     def nbytes(self):
         """Bytes held by what was saved (a packed value counts if it is a tensor)."""
         t = self.tensor if self.tensor is not None else getattr(self, "packed", None)
-        data = getattr(t, "array", None)
+        data = t if self.is_output and t is self.tensor else getattr(t, "array", None)
         return int(getattr(data, "nbytes", 0))
 
 
