@@ -82,8 +82,7 @@ def _saved_lines(node):
             continue
         dims = tuple(s.shape)
         if s.tensor is not None:
-            a = s.tensor.array
-            out.append(f"{key}: {dims} {a.dtype} {_fmt(a.nbytes)}")
+            out.append(f"{key}: {dims} {s.dtype} {_fmt(s.nbytes())}")
         else:
             out.append(f"{key}: {dims} (packed by a hook)")
     return out

@@ -125,7 +125,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             if nr == 0 and node not in buffers:  # (as in the loop below)
                 buffers[node] = [g]
             else:
-                _add_to_buffer(buffers, node, nr, g)
+                _add_to_buffer(buffers, node, nr, g, state.grad_enabled)
     root_nodes = list(buffers)
     grads = g = results = None
     stop = frozenset(node for node, _ in capture) if stop_at_capture else frozenset()
@@ -144,21 +144,24 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     push, pop = heapq.heappush, heapq.heappop
     anomaly = state.anomaly  # (read once a backward: a thread-local read is dear, and nodes are many)
     prev_mode, prev_retain = state.grad_enabled, state.retain_graph
-    state.grad_enabled, state.retain_graph = bool(create_graph), bool(retain_graph)
+    create_graph = bool(create_graph)  # (the grad mode of the nodes' backward: sums below are recorded in it)
+    state.grad_enabled, state.retain_graph = create_graph, bool(retain_graph)
     try:
         while ready:
             node = pop(ready)[2]
             node_grads = buffers.pop(node, None) or []
-            if node._pre_hooks or (type(node) is AccumulateGrad and node.variable._hooks):
+            leaf = type(node) is AccumulateGrad
+            if node._pre_hooks or (leaf and node.variable._hooks):
                 node_grads = _run_pre_hooks(node, node_grads)
+            skip = False
             if capture is not None:
                 for nr, g in enumerate(node_grads):
                     if (node, nr) in capture:
                         captured[(node, nr)] = g
                 if node in stop:
                     continue
-            skip = needed is not None and node not in needed
-            if type(node) is AccumulateGrad:
+                skip = node not in needed
+            if leaf:
                 if not skip and accumulate and node_grads and node_grads[0] is not None:
                     # drop the engine's other references, so that `reusable` counts exactly the
                     # _LEAF_HOLDERS it expects (the leaf may then adopt the gradient without a copy)
@@ -166,33 +169,41 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     node.apply(grad)
                     grad = None
                 continue
-            results = None
-            if not skip and node_grads and (node_grads[0] is not None or any(map(is_not, node_grads, repeat(None)))):
-                missing = len(node._output_meta) - len(node_grads)
-                if missing > 0:
-                    node_grads = node_grads + [None] * missing
-                results = node.apply(*node_grads)
-                if anomaly:
-                    _check_anomaly(node, results)
-                if node._post_hooks:
-                    for hook in node._post_hooks:
-                        r = hook(results, tuple(node_grads))
-                        if r is not None:
-                            results = r
-                if not retain_graph:
-                    node.release_saved()
-            for i, (nxt, nr) in enumerate(node.next_functions):
+            if skip or not node_grads or (node_grads[0] is None and not any(map(is_not, node_grads, repeat(None)))):
+                for nxt, _ in node.next_functions:  # nothing flows on: only the counts of the edges
+                    if nxt is not None:
+                        left = deps[nxt] - 1
+                        deps[nxt] = left
+                        if left == 0:
+                            push(ready, (-nxt._seq, id(nxt), nxt))
+                continue
+            missing = len(node._output_meta) - len(node_grads)
+            if missing > 0:
+                node_grads = node_grads + [None] * missing
+            results = node.apply(*node_grads)
+            if anomaly:
+                _check_anomaly(node, results)
+            if node._post_hooks:
+                for hook in node._post_hooks:
+                    r = hook(results, tuple(node_grads))
+                    if r is not None:
+                        if len(r) != len(results):  # (the edges below take one gradient each)
+                            raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has returned "
+                                               f"an incorrect number of values (got {len(r)}, but expected "
+                                               f"{len(results)})")
+                        results = r
+            if not retain_graph:
+                node.release_saved()
+            for (nxt, nr), g in zip(node.next_functions, results):  # (one gradient per edge: BackwardNode.apply's)
                 if nxt is None:
                     continue
-                if results is not None:
-                    g = results[i]
-                    if g is not None:
-                        if stop and nxt in stop:
-                            parts.setdefault((nxt, nr), []).append(g)
-                        elif nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum (inline: once an edge)
-                            buffers[nxt] = [g]
-                        else:
-                            _add_to_buffer(buffers, nxt, nr, g)
+                if g is not None:
+                    if stop and nxt in stop:
+                        parts.setdefault((nxt, nr), []).append(g)
+                    elif nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum (inline: once an edge)
+                        buffers[nxt] = [g]
+                    else:
+                        _add_to_buffer(buffers, nxt, nr, g, create_graph)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
@@ -213,8 +224,9 @@ def _check_anomaly(node, results):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
-def _add_to_buffer(buffers, node, nr, g):
-    """Put `g` in `node`'s input buffer at `nr`, summed with what other edges brought there."""
+def _add_to_buffer(buffers, node, nr, g, grad_enabled):
+    """Put `g` in `node`'s input buffer at `nr`, summed with what other edges brought there. `grad_enabled`:
+    the grad mode the caller runs in (a backward's: create_graph), known to it without a thread-local read."""
     buf = buffers.get(node)
     if buf is None:
         buf = buffers[node] = [None] * (nr + 1)
@@ -222,7 +234,7 @@ def _add_to_buffer(buffers, node, nr, g):
         buf += [None] * (nr + 1 - len(buf))
     if buf[nr] is None:
         buf[nr] = g
-    elif state.grad_enabled or recording.recorders_made and recording.hook.recorder is not None \
+    elif grad_enabled or recording.recorders_made and recording.hook.recorder is not None \
             or not _add_in_place(buf, nr, g):
         buf[nr] = buf[nr] + g  # a Tensor add, so create_graph (and minigrad.compile) records it
 
@@ -319,7 +331,7 @@ def accumulate_into_leaf(variable, grad):
             variable._grad = grad
             return
         owned = reusable(grad, _LEAF_HOLDERS) and grad.array.flags.c_contiguous
-        variable._grad = Tensor(grad.array if owned else grad.array.copy())
+        variable._grad = Tensor._output(grad.array if owned else grad.array.copy(), None)
     elif state.grad_enabled or old.requires_grad:
         variable._grad = old + grad
     else:

@@ -31,7 +31,7 @@ _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 Tensor = None
 accumulate_into_leaf = None  # bound likewise by .engine, which imports this module
 
-_sequence = itertools.count()
+_next_seq = itertools.count().__next__  # (the bound method: no builtin next() call per node)
 
 
 class _ScopeState(threading.local):
@@ -96,7 +96,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         self.variable = variable
         self.next_functions = ()
-        self._seq = next(_sequence)
+        self._seq = _next_seq()
 
     def apply(self, grad):
         """Accumulate `grad` into the leaf, after the leaf's hooks (which may replace it)."""
@@ -121,7 +121,8 @@ class SavedTensor:
 
     An op's own output (`_saved_result`) is kept without its grad_fn, as PyTorch keeps it: holding
     the output itself would make a cycle node -> output -> node that only the garbage collector
-    frees. Unpacking rebuilds a tensor on the same memory whose grad_fn is the node.
+    frees. `tensor` is then its array alone (no stand-in Tensor made at every such op's forward);
+    unpacking makes a tensor on it whose grad_fn is the node.
 
     With saved-tensor hooks active (`autograd.graph.saved_tensors_hooks`), what is kept is
     whatever `pack_hook(tensor)` returned, given back through `unpack_hook` when needed. As in
@@ -149,16 +150,18 @@ class SavedTensor:
             self.packed = pack(t)
             self.tensor = None
         else:  # (packed, unpack_hook, edge, _shape and _dtype stay unset: they serve a hook's packing only)
-            self.tensor = Tensor._output(t.array, None, counter) if is_output else t  # (an output: a plain Tensor)
+            self.tensor = t.array if is_output else t
 
     @property
     def shape(self):
-        return self.tensor.array.shape if self.tensor is not None else self._shape
+        t = self.tensor
+        return self._shape if t is None else t.shape if self.is_output else t.array.shape
 
     @property
     def dtype(self):
         """The array's dtype: the error message alone needs minigrad's name for it."""
-        return self.tensor.array.dtype if self.tensor is not None else self._dtype
+        t = self.tensor
+        return self._dtype if t is None else t.dtype if self.is_output else t.array.dtype
 
     def unpack(self, node):
         """The saved tensor, after checking it was neither freed nor modified in place."""
@@ -171,7 +174,7 @@ class SavedTensor:
         if t is None:  # a hook packed it
             return _reattach(self.unpack_hook(self.packed), self.edge, node)
         if self.is_output:
-            return Tensor._output(t.array, node, counter)
+            return Tensor._output(t, node, counter)
         return t
 
     def _version_message(self, node):
@@ -197,14 +200,10 @@ class SavedTensor:
             f"{self.counter[0]}; expected version {self.version} instead. {hint}"
         )
 
-    def release(self):
-        self.tensor = self.packed = self.unpack_hook = None
-        self.counter = None
-
     def nbytes(self):
         """Bytes held by what was saved (a packed value counts if it is a tensor)."""
         t = self.tensor if self.tensor is not None else getattr(self, "packed", None)
-        data = getattr(t, "array", None)
+        data = t if self.is_output and t is self.tensor else getattr(t, "array", None)
         return int(getattr(data, "nbytes", 0))
 
 
@@ -330,11 +329,14 @@ class BackwardNode(Node):
         return tuple(checked)
 
     def release_saved(self):
-        """Free saved tensors (called after backward unless retain_graph)."""
-        if self._saved:
-            for s in self._saved:
+        """Free saved tensors (called after backward unless retain_graph). A freed SavedTensor keeps no
+        counter (unpack raises FREED_MESSAGE); its slots are cleared here, not by a method of its own: once a
+        node of every backward, a call each counted (~800 instructions a node)."""
+        saved = self._saved
+        if saved:
+            for s in saved:
                 if s is not None:
-                    s.release()
+                    s.tensor = s.packed = s.unpack_hook = s.counter = None
             self._freed = True
 
     def saved_nbytes(self):
@@ -480,7 +482,10 @@ class Function(metaclass=FunctionMeta):
         if recording.recorders_made and _capture.recorder is not None:  # minigrad.compile is capturing: it runs
             return _capture.recorder.on_apply(cls, args)  # and records this
         record = False
-        if state.grad_enabled:
+        # this thread's grad mode through its thread-local's own dict: an item read and written there costs
+        # half an attribute of the thread-local (the generic lookup a threading.local subclass takes)
+        mode = state.__dict__
+        if mode["grad_enabled"]:
             for a in args:
                 if type(a) is Tensor or isinstance(a, Tensor):
                     if a.requires_grad or a._base is not None and a._view_version != a._version_counter[0] \
@@ -496,7 +501,7 @@ class Function(metaclass=FunctionMeta):
             return wrap_outputs(out, None, args, ctx)
 
         node = cls._backward_cls()
-        node._seq = next(_sequence)
+        node._seq = _next_seq()
         if scopes_entered and scope_state.current is not None:
             node._scope = scope_state.current
         needs, edges, pos = [], [], []
@@ -528,11 +533,11 @@ class Function(metaclass=FunctionMeta):
         if cls._user:
             node._input_meta = [(args[i].array.shape, args[i].array.dtype) for i in pos]
         node._n_args = len(args)
-        state.grad_enabled = False  # forward bodies run with grad mode off, as in PyTorch
+        mode["grad_enabled"] = False  # forward bodies run with grad mode off, as in PyTorch
         try:
             out = cls._forward_with_ctx(node, *args)
         finally:
-            state.grad_enabled = True  # it was on: that is how we got here
+            mode["grad_enabled"] = True  # it was on: that is how we got here
         return wrap_outputs(out, node, args, node)
 
 

@@ -478,6 +478,21 @@ def test_backward_order_is_reverse_topological():
     assert order == ["c", "b", "a"]
 
 
+def test_node_hook_returning_wrong_number_of_grads_raises_as_torch():
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (torch, mg):
+        a = lib.ones(3, requires_grad=True)
+        b = lib.ones(3, requires_grad=True)
+        c = a * b
+        c.grad_fn.register_hook(lambda gi, go: (gi[0],))  # one gradient for MulBackward0's two inputs
+        with pytest.raises(RuntimeError) as e:
+            c.sum().backward()
+        messages.append(str(e.value))
+        assert b.grad is None
+    assert messages[1] == messages[0]
+
+
 # ---- grad modes -----------------------------------------------------------------------------
 def test_no_grad_context_and_decorator():
     x = leaf(2)
