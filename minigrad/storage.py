@@ -14,7 +14,9 @@ def _memory(array):
     root = array
     while getattr(root, "base", None) is not None and hasattr(root.base, "__array_interface__"):
         root = root.base
-    if not root.flags.c_contiguous:  # (a view of memory numpy does not own, strided: only what is seen)
+    if root.flags.f_contiguous and not root.flags.c_contiguous:  # (column-major memory, from_numpy's: its
+        root = root.T  # transpose is row-major over the same bytes in the same order)
+    elif not root.flags.c_contiguous:  # (a view of memory numpy does not own, strided: only what is seen)
         root = np.ascontiguousarray(array)
     return root.reshape(-1).view(np.uint8)
 

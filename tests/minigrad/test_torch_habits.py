@@ -931,6 +931,21 @@ def test_storage_prints_and_shares_the_memory_as_pytorch(torch, make):
     assert seen[0] == seen[1]
 
 
+@pytest.mark.parametrize("view", [lambda t: t, lambda t: t[:, 1:], lambda t: t.t()])
+def test_storage_of_a_column_major_array_is_its_memory_as_pytorch(torch, view):
+    # from_numpy of a Fortran-ordered array: the storage is that memory in its own order, written through
+    # (minigrad copied the view in row order, so a write into the storage was lost)
+    seen = []
+    for L in (mg, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            t = view(L.from_numpy(np.asfortranarray(np.arange(6.0).reshape(2, 3))))
+            s = t.storage()
+            s[5] = 100.0
+            seen.append((s.tolist(), t.tolist(), t.storage_offset(), len(t.untyped_storage())))
+    assert seen[0] == seen[1]
+
+
 def test_storage_warns_once_as_pytorch(monkeypatch):
     import minigrad.storage
 
