@@ -7,6 +7,7 @@ of nn.functional's own batch_norm, dropout masks and 2-d pools (so autograd diff
     max_unpool1d, max_unpool2d, max_unpool3d
 """
 import math
+import operator
 import warnings
 
 import minigrad
@@ -16,6 +17,7 @@ from .activation import SELU_ALPHA, SELU_SCALE
 from .dropout import KeepMask, written
 from .normalization import batch_norm
 from .pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, avg_pool3d, max_pool2d, pooled_size
+from .pooling import _int_like, check_int_args
 
 SELU_SATURATION = SELU_SCALE * SELU_ALPHA  # -SELU's limit at -inf, which alpha dropout writes for a dropped value
 
@@ -177,7 +179,7 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 # ---- 1-d pools: the 2-d pools over a height of one ------------------------------------------------------
 def _one(v, name):
-    v = v if isinstance(v, int) else tuple(v)
+    v = operator.index(v) if _int_like(v) else tuple(v)  # (a numpy integer, a 0-d tensor: an int, as PyTorch)
     if isinstance(v, tuple):
         if len(v) != 1:
             raise ValueError(f"{name} must be an int or a tuple of one int, got {v}")
@@ -195,11 +197,13 @@ def _pool1d_input(input, name):
 def _max_pool1d_checks(input, kernel_size, stride, padding, dilation, ceil_mode):
     """PyTorch's checks and texts of max_pool1d without indices (its own kernel's, not max_pool2d's)."""
     check_tensor(input, "input", "max_pool1d")
+    check_int_args("max_pool1d", kernel_size, stride, padding, dilation)
     shape = tuple(input.shape)
     if len(shape) not in (2, 3) or 0 in shape[-2:]:
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
                            f"input, but got:{list(shape)}")
-    k, s, p, d = (v if v is None or isinstance(v, int) else tuple(v) for v in (kernel_size, stride, padding, dilation))
+    k, s, p, d = (v if v is None else operator.index(v) if _int_like(v) else tuple(v)
+                  for v in (kernel_size, stride, padding, dilation))
     for name, v in (("kernel_size", k), ("stride", s), ("padding", p), ("dilation", d)):
         if isinstance(v, tuple) and len(v) != 1 and not (name == "stride" and v == ()):
             raise RuntimeError(f"max_pool1d() {name} must be an int, list of ints or tuple of ints of size 1 but "
@@ -224,10 +228,12 @@ def _max_pool1d_checks(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The max over each window of kernel_size positions. Shapes: (N, C, L) or (C, L) -> (N, C, L_out)."""
-    if not return_indices:  # (with indices PyTorch runs max_pool2d's checks, as here)
+    if return_indices:  # (with indices PyTorch runs max_pool2d's checks, as here, under its own name)
+        check_int_args("max_pool1d_with_indices", kernel_size, stride, padding, dilation)
+    else:
         _max_pool1d_checks(input, kernel_size, stride, padding, dilation, ceil_mode)
     x = _pool1d_input(input, "max_pool1d")
-    stride = None if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _one(stride, "stride")
+    stride = None if stride is None or (not _int_like(stride) and len(stride) == 0) else _one(stride, "stride")
     out = max_pool2d(x, (1, _one(kernel_size, "kernel_size")), None if stride is None else (1, stride),
                      (0, _one(padding, "padding")), (1, _one(dilation, "dilation")), ceil_mode, return_indices)
     if return_indices:
@@ -238,7 +244,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """The mean of each window of kernel_size positions. Shapes: (N, C, L) or (C, L) -> (N, C, L_out)."""
     x = _pool1d_input(input, "avg_pool1d")
-    stride = None if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _one(stride, "stride")
+    stride = None if stride is None or (not _int_like(stride) and len(stride) == 0) else _one(stride, "stride")
     return avg_pool2d(x, (1, _one(kernel_size, "kernel_size")), None if stride is None else (1, stride),
                       (0, _one(padding, "padding")), ceil_mode, count_include_pad).squeeze(-2)
 

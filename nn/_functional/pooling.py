@@ -29,14 +29,19 @@ def _int_like(v):
     return hasattr(type(v), "__index__")  # (an int, a numpy integer, a 0-d integer tensor; not a float)
 
 
-def _pool_args(input, kernel_size, stride, padding, dilation, name, n=2):
-    """kernel, stride, padding, dilation as n-tuples, with PyTorch's checks and messages for `name`."""
-    check_tensor(input, "input", name)
+def check_int_args(name, kernel_size, stride, padding, dilation):
+    """PyTorch's TypeError for a pool's size argument that is neither an int nor a sequence of ints."""
     for position, (what, v) in enumerate((("kernel_size", kernel_size), ("stride", stride), ("padding", padding),
                                           ("dilation", dilation)), 2):
         if not (v is None or _int_like(v) or isinstance(v, (tuple, list)) and all(map(_int_like, v))):
             raise TypeError(f"{name}(): argument '{what}' (position {position}) must be tuple of ints, not "
                             f"{type(v).__name__}")
+
+
+def _pool_args(input, kernel_size, stride, padding, dilation, name, n=2):
+    """kernel, stride, padding, dilation as n-tuples, with PyTorch's checks and messages for `name`."""
+    check_tensor(input, "input", name)
+    check_int_args(name, kernel_size, stride, padding, dilation)
     if n == 3:
         return _pool3d_args(input, kernel_size, stride, padding, dilation, name)
     if input.ndim not in (3, 4) or input.numel() == 0:

@@ -333,6 +333,28 @@ def test_max_pool1d_errors_vs_torch(torch, call, requires_grad):
     assert str(ours.value) == str(theirs.value)
 
 
+@pytest.mark.parametrize("return_indices", [False, True])
+@pytest.mark.parametrize("size", [lambda L: np.int64(2), lambda L: L.tensor(2), lambda L: 2.5])
+@pytest.mark.parametrize("call", [
+    lambda F, nn, x, k, r: F.max_pool1d(x, k, return_indices=r),  # (a size computed with numpy: `np.int64`)
+    lambda F, nn, x, k, r: F.max_pool1d(x, 3, k, return_indices=r),
+    lambda F, nn, x, k, r: F.max_pool1d(x, 4, 1, 1, k, return_indices=r),
+    lambda F, nn, x, k, r: nn.MaxPool1d(k, return_indices=r)(x),
+])
+def test_max_pool1d_sizes_of_other_types_as_torch(torch, call, size, return_indices):
+    # an integer of numpy or a 0-d tensor is a size, as in PyTorch (minigrad raised 'object is not iterable'); a
+    # float is PyTorch's TypeError naming the argument (minigrad's was 'float' object is not iterable)
+    seen = []
+    for L, Fn, Nn in ((torch, torch.nn.functional, torch.nn), (minigrad, F, nn)):
+        x = L.tensor(np.arange(24.0).reshape(2, 2, 6))
+        try:
+            out = call(Fn, Nn, x, size(L), return_indices)
+            seen.append([o.tolist() for o in (out if return_indices else (out,))])
+        except TypeError as e:
+            seen.append(str(e))
+    assert seen[1] == seen[0]
+
+
 # ---- max_pool2d's CPU kernel (minigrad/backends/cpu/max_pool.py) against the op's numpy path and PyTorch ------------
 @pytest.fixture(params=["kernel", "numpy"])
 def max_pool_path(request, monkeypatch):
