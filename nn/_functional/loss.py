@@ -606,7 +606,7 @@ def _nll(xd, target, wd, ignore_index, reduction, layout, need_grad):
     t_safe = xp.where(valid, t, 0)
     wt = valid.astype(xd.dtype) if wd is None else valid * wd[t_safe].astype(xd.dtype)
     rows = xp.arange(t.size)
-    loss = -wt * x2[rows, t_safe]
+    loss = xp.where(valid, -wt * x2[rows, t_safe], 0)  # (an ignored target's loss is +0, not -0 * x: PyTorch's)
     denom = float(wt.sum()) if reduction == "mean" else 1.0
     # with nothing weighed ('mean' of 0 / 0) the kept rows' gradient is nan, the ignored rows' 0, as PyTorch's
     picks = (rows, t_safe, -wt / denom if denom else xp.where(valid, float("nan"), 0.0).astype(xd.dtype)) \

@@ -203,6 +203,17 @@ def test_weights_that_require_grad_raise_as_torch(torch, call):
         call(F, minigrad, minigrad.ones(3, requires_grad=True))
 
 
+@pytest.mark.parametrize("shape, target", [((2, 4), [2, 1]), ((4,), 2), ((4,), [2])])
+def test_nll_loss_of_an_ignored_target_is_plus_zero_as_torch(torch, shape, target):
+    # reduction='none' prints an ignored row's loss: PyTorch writes 0, minigrad's -0 * x gave -0. ('tensor([-0., -5.])')
+    seen = []
+    for L, Fn in ((torch, torch.nn.functional), (minigrad, F)):
+        x = L.tensor(np.arange(float(np.prod(shape))).reshape(shape))
+        loss = Fn.nll_loss(x, L.tensor(target), reduction="none", ignore_index=2)
+        seen.append((np.signbit(loss.numpy()).tolist(), loss.tolist(), str(loss).replace("minigrad", "torch")))
+    assert seen[1] == seen[0]
+
+
 def test_nll_loss_ignore_index_and_log_softmax_is_cross_entropy(torch):
     x, t = arr(6, 5), RNG.integers(0, 5, 6)
     t[2] = 3
