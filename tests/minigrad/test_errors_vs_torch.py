@@ -124,12 +124,8 @@ def test_a_causal_mask_shorter_than_the_scores_raises_pytorchs_text(torch, call)
                                   "L.maximum(L.ones(2), 1.0)", "L.minimum(1.0, L.ones(2))"])
 def test_a_number_for_a_tensor_argument_is_pytorchs_text(torch, call):
     # a GELU written with `torch.sqrt(2.0 / torch.pi)` where `torch.sqrt(torch.tensor(2.0 / torch.pi))` is meant
-    seen = []
-    for L in (mg, torch):
-        with pytest.raises(TypeError) as e:
-            eval(call, {"L": L})
-        seen.append(str(e.value))
-    assert seen[0] == seen[1]
+    ours, theirs = _type_errors(call, torch)
+    assert ours == theirs
 
 
 @pytest.mark.parametrize("call", ["L.softmax(L.ones(2, 3))", "L.ones(2, 3).softmax()", "L.log_softmax(L.ones(2, 3))",
@@ -137,12 +133,18 @@ def test_a_number_for_a_tensor_argument_is_pytorchs_text(torch, call):
 def test_softmax_without_dim_is_a_type_error_outside_functional(torch, call):
     # torch.softmax and the method take no implicit dim (F.softmax's, deprecated, warns: nn's tests); minigrad
     # picked the legacy dim silently, so a script that runs here raised on PyTorch
+    ours, theirs = _type_errors(call, torch)
+    assert ours == theirs
+
+
+def _type_errors(call, torch):
+    """The texts of the TypeError `call` (an expression of L) raises with L minigrad, then with L torch."""
     seen = []
     for L in (mg, torch):
         with pytest.raises(TypeError) as e:
             eval(call, {"L": L})
         seen.append(str(e.value))
-    assert seen[0] == seen[1]
+    return seen
 
 
 def test_dim_error_names_the_range():
