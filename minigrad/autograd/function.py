@@ -153,15 +153,21 @@ class SavedTensor:
             self.tensor = t.array if is_output else t
 
     @property
-    def shape(self):
+    def array(self):
+        """The saved array; None where a hook packed it or it was freed."""
         t = self.tensor
-        return self._shape if t is None else t.shape if self.is_output else t.array.shape
+        return t if t is None or self.is_output else t.array
+
+    @property
+    def shape(self):
+        a = self.array
+        return self._shape if a is None else a.shape
 
     @property
     def dtype(self):
         """The array's dtype: the error message alone needs minigrad's name for it."""
-        t = self.tensor
-        return self._dtype if t is None else t.dtype if self.is_output else t.array.dtype
+        a = self.array
+        return self._dtype if a is None else a.dtype
 
     def unpack(self, node):
         """The saved tensor, after checking it was neither freed nor modified in place."""
@@ -202,8 +208,7 @@ class SavedTensor:
 
     def nbytes(self):
         """Bytes held by what was saved (a packed value counts if it is a tensor)."""
-        t = self.tensor if self.tensor is not None else getattr(self, "packed", None)
-        data = t if self.is_output and t is self.tensor else getattr(t, "array", None)
+        data = self.array if self.tensor is not None else getattr(getattr(self, "packed", None), "array", None)
         return int(getattr(data, "nbytes", 0))
 
 

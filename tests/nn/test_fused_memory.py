@@ -33,7 +33,7 @@ def saved_bytes(t):
     arrays = {}
     for n in nodes:
         for s in getattr(n, "_saved", None) or ():
-            a = getattr(getattr(s, "tensor", None), "array", None)
+            a = getattr(s, "array", None)
             if a is not None and hasattr(a, "nbytes"):
                 base = a if a.base is None else a.base
                 arrays[id(base)] = base.nbytes
