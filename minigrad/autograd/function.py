@@ -328,6 +328,16 @@ class BackwardNode(Node):
             checked.append(g)
         return tuple(checked)
 
+    def _result_array(self):
+        """The array of the op's saved output (what `_saved_result` wraps), for a backward computing on arrays:
+        no Tensor made. Anything that would fail `_saved_result`'s checks (freed, packed by a hook, modified in
+        place) goes through unpack, which raises its error or unpacks the hook's value."""
+        s = self._saved[-1]  # (wrap_outputs saves the output after whatever forward saved: last)
+        a = s.tensor
+        if a is None or s.counter[0] != s.version:
+            return s.unpack(self).array
+        return a
+
     def release_saved(self):
         """Free saved tensors (called after backward unless retain_graph). A freed SavedTensor keeps no
         counter (unpack raises FREED_MESSAGE); its slots are cleared here, not by a method of its own: once a
