@@ -301,3 +301,17 @@ def test_a_saved_output_modified_in_place_raises_as_torch_on_the_array_path(torc
     y.sum().backward()  # (a hook's packed output: unpacked for the array path)
     r = getattr(x.detach(), name)().numpy()
     np.testing.assert_array_equal(x.grad.numpy(), RESULT_SAVERS[name](np.ones(3, np.float32), r))
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4), (2, 3, 70)])
+def test_a_gradient_summed_to_a_zero_dim_shape_is_the_general_sums_bits(shape):
+    from minigrad.ops._util import _broadcast_dims, add_reduce, sum_to_array
+
+    g = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    got = sum_to_array(g, ())
+    want = add_reduce(g, _broadcast_dims(g.shape, ()), True).reshape(()) if shape else g
+    assert got.shape == () and got.dtype == g.dtype
+    np.testing.assert_array_equal(got, want)
+    b = minigrad.tensor(1.5, requires_grad=True)
+    (b * minigrad.tensor(g)).sum().backward()  # (a 0-d parameter's gradient goes through it)
+    np.testing.assert_array_equal(b.grad.numpy(), sum_to_array(g, ()))
