@@ -333,6 +333,16 @@ class BackwardNode(Node):
             checked.append(g)
         return tuple(checked)
 
+    def _result_array(self):
+        """The array of the op's saved output (what `_saved_result` wraps), for a backward computing on arrays:
+        no Tensor made. Anything that would fail `_saved_result`'s checks (freed, packed by a hook, modified in
+        place) goes through unpack, which raises its error or unpacks the hook's value."""
+        s = self._saved[-1]  # (wrap_outputs saves the output after whatever forward saved: last)
+        a = s.tensor
+        if a is None or s.counter[0] != s.version:
+            return s.unpack(self).array
+        return a
+
     def release_saved(self):
         """Free saved tensors (called after backward unless retain_graph). A freed SavedTensor keeps no
         counter (unpack raises FREED_MESSAGE); its slots are cleared here, not by a method of its own: once a
@@ -553,6 +563,9 @@ def _expandable(shape, to):
     return all(a == b or a == 1 for a, b in zip(reversed(shape), reversed(to)))
 
 
+_ARRAY_TYPE = {np.ndarray}
+
+
 def wrap_outputs(out, node, args, ctx):
     """Wrap forward's result(s) as Tensors; when recording, attach them to `node`."""
     # the usual: one new array (or numpy scalar: a full reduction's)
@@ -567,6 +580,24 @@ def wrap_outputs(out, node, args, ctx):
         if node._forward_cls.saves_result:
             _save_result(node, t)
         return t
+    if node is not None and type(out) is tuple and ctx._dirty is None and ctx._non_diff is None \
+            and set(map(type, out)) == _ARRAY_TYPE:
+        # several new numpy arrays (unbind's, split's pieces): what the loop below makes of them, without its
+        # per-output tests (one array module for all; Tensor._output rather than Tensor())
+        results, meta = [], []
+        for i, o in enumerate(out):
+            dt = o.dtype
+            if dt.kind == "f":
+                t = Tensor._output(o, node)
+                t._output_nr = i
+            else:
+                t = Tensor._output(o, None)
+            results.append(t)
+            meta.append((o.shape, dt, np))
+        node._output_meta = meta
+        if node._forward_cls.saves_result:
+            _save_result(node, results[0])
+        return tuple(results)
     single = not isinstance(out, tuple)
     outs = (out,) if single else out
     dirty = getattr(ctx, "_dirty", None)

@@ -86,6 +86,9 @@ class _ReplaySaves:
     def saved_tensors(self):
         return self._replay_saved
 
+    def _result_array(self):
+        return self._saved_result.array
+
 
 _replay_node_classes = {}
 

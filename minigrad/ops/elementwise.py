@@ -24,6 +24,11 @@ _BOOL_SUB = (
 )
 
 
+def _array_grad(a):
+    """The Tensor of a gradient a backward computed on arrays (a numpy scalar where 0-d arrays' arithmetic made one)."""
+    return Tensor._output(a, None) if type(a) is np.ndarray else Tensor(a)
+
+
 def zeros_like_grad(g, shape=None):
     """The zero gradient of a flat op: zeros, not g * 0 (which would turn an inf or nan g into nan)."""
     xp = array_module(g.array)
@@ -647,6 +652,8 @@ class Exp(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(e^a) = e^a da
+        if not state.grad_enabled:  # no graph of the backward wanted: the arrays' product (mul's own), no node
+            return _array_grad(_exp_backward(g.array, ctx._result_array()))
         return g * ctx._saved_result
 
     @staticmethod
@@ -730,10 +737,9 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(tanh a) = (1 - tanh^2 a) da
-        r = ctx._saved_result
         if not state.grad_enabled:  # no graph of the backward wanted: TanhBackward's array code, no node
-            return Tensor(_tanh_backward(g.array, r.array))
-        return TanhBackward.apply(g, r)
+            return _array_grad(_tanh_backward(g.array, ctx._result_array()))
+        return TanhBackward.apply(g, ctx._saved_result)
 
     @staticmethod
     def array_step(needs, a):
@@ -741,7 +747,12 @@ class Tanh(Function):
 
 
 def _tanh_backward(g, r):
-    return g * (1.0 - r * r)
+    t = r * r
+    if type(t) is np.ndarray and t.dtype == g.dtype and t.shape == g.shape:
+        # the formula's steps into the fresh square (numpy's call per step costs more than 256 floats' work)
+        np.subtract(1.0, t, out=t)
+        return np.multiply(g, t, out=t)
+    return g * (1.0 - t)
 
 
 class TanhBackward(Function):
@@ -788,10 +799,9 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(s(a)) = s(a) (1 - s(a)) da
-        r = ctx._saved_result
         if not state.grad_enabled:  # no graph of the backward wanted: the array code, no node
-            return Tensor(_sigmoid_grad(ctx.impl, g.array, r.array))
-        return SigmoidBackward.apply(g, r)
+            return _array_grad(_sigmoid_grad(ctx.impl, g.array, ctx._result_array()))
+        return SigmoidBackward.apply(g, ctx._saved_result)
 
     @staticmethod
     def array_step(needs, a):
@@ -808,7 +818,11 @@ def _sigmoid_grad(impl, g, r):
 
 
 def _sigmoid_backward(g, r):
-    return g * (r * (1.0 - r))
+    t = 1.0 - r
+    if type(t) is np.ndarray and t.dtype == g.dtype and t.shape == g.shape:  # (as _tanh_backward's)
+        np.multiply(r, t, out=t)
+        return np.multiply(g, t, out=t)
+    return g * (r * t)
 
 
 class SigmoidBackward(Function):
@@ -853,10 +867,9 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(relu a) = [a > 0] da
-        r = ctx._saved_result
         if not g.requires_grad:  # no graph of the backward wanted
-            return Tensor(relu_backward_array(g.array, r.array))
-        return where(r <= 0, 0.0, g)
+            return _array_grad(relu_backward_array(g.array, ctx._result_array()))
+        return where(ctx._saved_result <= 0, 0.0, g)
 
 
 class Abs(Function):

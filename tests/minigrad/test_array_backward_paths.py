@@ -262,3 +262,56 @@ def test_norm_gradient_is_pytorchs_bit_for_bit_zero_vectors_and_infs_too(torch, 
     assert np.array_equal(x.grad.array, tx.grad.numpy(), equal_nan=True)
     _, plain, recorded = _grads(lambda t: t.norm(dim=dim, keepdim=keepdim), a, g)
     assert np.array_equal(plain, recorded, equal_nan=True)
+
+
+RESULT_SAVERS = {  # op -> its backward's formula on arrays, in the steps PyTorch's formula names
+    "tanh": lambda g, r: g * (1.0 - r * r), "sigmoid": lambda g, r: g * (r * (1.0 - r)),
+    "exp": lambda g, r: g * r, "relu": lambda g, r: np.where(r <= 0, r.dtype.type(0), g),
+}
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (3, 5)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(RESULT_SAVERS))
+def test_a_saved_outputs_backward_on_arrays_is_the_formulas_bits(name, dtype, shape):
+    # the backward reads the saved output's array (no Tensor made) and computes into fresh arrays
+    rng = np.random.default_rng(4)
+    a, g = rng.standard_normal(shape).astype(dtype), rng.standard_normal(shape).astype(dtype)
+    out, plain, recorded = _grads(lambda x: getattr(x, name)(), a, g)
+    want = np.asarray(RESULT_SAVERS[name](g, out))
+    assert plain.dtype == want.dtype and plain.shape == want.shape and type(plain) is np.ndarray
+    np.testing.assert_array_equal(plain, want)
+    np.testing.assert_array_equal(plain, recorded)
+
+
+@pytest.mark.parametrize("name", sorted(RESULT_SAVERS))
+def test_a_saved_output_modified_in_place_raises_as_torch_on_the_array_path(torch, name):
+    texts = []
+    for lib in (minigrad, torch):
+        x = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        y = getattr(x, name)()
+        y.mul_(2)
+        with pytest.raises(RuntimeError) as err:
+            y.sum().backward()
+        texts.append(str(err.value).replace("minigrad.", "torch.").split(" Hint:")[0])
+    assert texts[0] == texts[1]
+    with minigrad.autograd.graph.saved_tensors_hooks(lambda t: t.array.copy(), lambda a: minigrad.tensor(a)):
+        x = minigrad.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        y = getattr(x, name)()
+    y.sum().backward()  # (a hook's packed output: unpacked for the array path)
+    r = getattr(x.detach(), name)().numpy()
+    np.testing.assert_array_equal(x.grad.numpy(), RESULT_SAVERS[name](np.ones(3, np.float32), r))
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4), (2, 3, 70)])
+def test_a_gradient_summed_to_a_zero_dim_shape_is_the_general_sums_bits(shape):
+    from minigrad.ops._util import _broadcast_dims, add_reduce, sum_to_array
+
+    g = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    got = sum_to_array(g, ())
+    want = add_reduce(g, _broadcast_dims(g.shape, ()), True).reshape(()) if shape else g
+    assert got.shape == () and got.dtype == g.dtype
+    np.testing.assert_array_equal(got, want)
+    b = minigrad.tensor(1.5, requires_grad=True)
+    (b * minigrad.tensor(g)).sum().backward()  # (a 0-d parameter's gradient goes through it)
+    np.testing.assert_array_equal(b.grad.numpy(), sum_to_array(g, ()))

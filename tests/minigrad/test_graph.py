@@ -1826,3 +1826,21 @@ def test_each_per_thread_feature_works_from_its_first_use():
     assert first == "block ['pack'] True"
     captures, replays, same = second.split()
     assert int(captures) == 1 and int(replays) >= 1 and same == "True"  # captured once, then replayed
+
+
+@pytest.mark.parametrize("split", [lambda t: t.unbind(1), lambda t: t.split(2), lambda t: t.chunk(3, 2), list])
+def test_an_ops_several_outputs_are_its_nodes_outputs_as_torchs(torch, split):
+    # (several new arrays are wrapped in a loop of their own: each must be the node's output at its index)
+    a = np.random.default_rng(2).standard_normal((5, 3, 4))
+    got, want = split(mg.tensor(a, requires_grad=True)), split(torch.tensor(a, requires_grad=True))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert (g.grad_fn.name(), g._output_nr, g.requires_grad, g.is_leaf, g.dtype.is_floating_point, g.shape) == \
+            (node_name(w.grad_fn), w.output_nr, w.requires_grad, w.is_leaf, w.dtype.is_floating_point, w.shape)
+        assert g.grad_fn is got[0].grad_fn
+    grads = []
+    for outs in (got, want):
+        x = outs[0].grad_fn.next_functions[0][0].variable
+        (outs[-1] * 2 + outs[0]).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(*grads)
