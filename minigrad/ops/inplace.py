@@ -66,8 +66,7 @@ def write_result(self, out):
     """An in-place op recorded in the autograd graph: the out-of-place op's result `out` written into
     self's memory, its node self's history, self's version bumped."""
     if out.array.shape != self.array.shape:  # (the op broadcast self to a larger shape: PyTorch's error)
-        raise RuntimeError(f"output with shape {list(self.array.shape)} doesn't match the broadcast shape "
-                           f"{list(out.array.shape)}")
+        raise output_shape_error(self.array.shape, out.array.shape)
     _keep_original(self, out.grad_fn)
     a, b = self.array, out.array
     if a.dtype == b.dtype:  # (the usual, `loss += l`: a plain copy, without copyto's dispatch and casting check)
@@ -226,8 +225,7 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None):
                 getattr(xp, name)(a, o, out=a, casting="same_kind")
             except ValueError:  # numpy's broadcast error, in PyTorch's words
                 shape = broadcast_shapes(a.shape, np.shape(o))  # (itself PyTorch's error where none exists)
-                raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape "
-                                   f"{list(shape)}") from None
+                raise output_shape_error(a.shape, shape) from None
 
         return apply_inplace(self, raw, lambda: op(self, other, *args, **kwargs), other)
 
@@ -324,7 +322,12 @@ def check_broadcasts_into(self, other):
     if o != s and s[len(s) - len(o):] != o:  # (the usual shapes, equal or self's last ones, checked first)
         shape = broadcast_shapes(s, o)
         if shape != s:
-            raise RuntimeError(f"output with shape {list(s)} doesn't match the broadcast shape {list(shape)}")
+            raise output_shape_error(s, shape)
+
+
+def output_shape_error(shape, broadcast):
+    """PyTorch's error for an in-place op whose result would broadcast self's `shape` to `broadcast`."""
+    return RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(broadcast)}")
 
 
 def copy_(self, src):

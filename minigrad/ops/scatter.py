@@ -354,12 +354,11 @@ def make_inplace(fn, name, into=None):
     """`t.name_(...)`: the out-of-place op `fn`, written back into t (PyTorch's checks: the result
     must keep t's shape and be castable to t's dtype); with nothing to record, `into(arr, ...)` where it
     writes the result into t's array itself (it returns False where not)."""
-    from .inplace import apply_inplace
+    from .inplace import apply_inplace, output_shape_error
 
     def check(self, out):
         if tuple(out.array.shape) != tuple(self.array.shape):
-            raise RuntimeError(f"output with shape {list(self.array.shape)} doesn't match the broadcast shape "
-                               f"{list(out.array.shape)}")
+            raise output_shape_error(self.array.shape, out.array.shape)
         if not np.can_cast(out.array.dtype, self.array.dtype, "same_kind"):
             raise RuntimeError(f"result type {out.dtype._legacy[:-6]} can't be cast to the desired output type "
                                f"{self.dtype._legacy[:-6]}")
