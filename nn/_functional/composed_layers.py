@@ -202,6 +202,8 @@ def _max_pool1d_checks(input, kernel_size, stride, padding, dilation, ceil_mode)
     if len(shape) not in (2, 3) or 0 in shape[-2:]:
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
                            f"input, but got:{list(shape)}")
+    if input.array.dtype.kind != "f":  # (max_pool2d, and max_pool1d with indices, take integers)
+        raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for '{input.dtype._legacy[:-6]}'")
     k, s, p, d = (v if v is None else operator.index(v) if _int_like(v) else tuple(v)
                   for v in (kernel_size, stride, padding, dilation))
     for name, v in (("kernel_size", k), ("stride", s), ("padding", p), ("dilation", d)):

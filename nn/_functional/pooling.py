@@ -44,9 +44,12 @@ def _pool_args(input, kernel_size, stride, padding, dilation, name, n=2):
     check_int_args(name, kernel_size, stride, padding, dilation)
     if n == 3:
         return _pool3d_args(input, kernel_size, stride, padding, dilation, name)
-    if input.ndim not in (3, 4) or input.numel() == 0:
+    if input.ndim not in (3, 4):
         raise RuntimeError(f"{name}: non-empty 3D or 4D (batch mode) tensor expected for input, got size "
                            f"{list(input.shape)}")
+    if 0 in input.shape[-3:]:  # (a batch of none is allowed, as in PyTorch: an empty result)
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{list(input.shape)}")
     kernel = expand_param(kernel_size, 2, "kernel_size")
     stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
         expand_param(stride, 2, "stride")
@@ -158,7 +161,7 @@ class MaxPool2d(Function):
             xp = xp_of(xd)
             low = -np.inf if xd.dtype.kind == "f" else np.iinfo(xd.dtype).min
             v = windows(pad_array(xd, pads, low), kernel, stride, dilation, out)
-            flat = v.reshape(v.shape[:2 + n] + (-1,))  # (N, C, *out, prod(kernel)): a copy
+            flat = v.reshape(v.shape[:2 + n] + (math.prod(kernel),))  # (N, C, *out, prod(kernel)): a copy
             arg = flat.argmax(axis=-1)
             y = xp.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
             bad = ~(y > low)  # a NaN (argmax took the first), or nothing above the padding: PyTorch's choice

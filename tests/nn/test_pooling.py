@@ -355,6 +355,40 @@ def test_max_pool1d_sizes_of_other_types_as_torch(torch, call, size, return_indi
     assert seen[1] == seen[0]
 
 
+@pytest.mark.parametrize("call", [
+    lambda F, x: F.max_pool2d(x, 2),
+    lambda F, x: F.avg_pool2d(x, 2),
+    lambda F, x: F.max_pool2d(x, 2, return_indices=True)[0],
+    lambda F, x: F.max_pool1d(x[:, :, 0], 2),
+    lambda F, x: F.max_pool1d(x[:, :, 0], 2, return_indices=True)[0],
+])
+def test_pooling_a_batch_of_none_as_torch(torch, call):
+    # PyTorch's pools take an empty batch (its checks allow a 0 dim batch size): an empty result and gradient;
+    # minigrad refused it as an empty input, and its numpy max and the kernel's backward failed on no elements
+    shapes = []
+    for L, Fn in ((torch, torch.nn.functional), (minigrad, F)):
+        x = L.zeros(0, 3, 4, 4, requires_grad=True)
+        y = call(Fn, x)
+        y.sum().backward()
+        shapes.append((tuple(y.shape), tuple(x.grad.shape)))
+    assert shapes[1] == shapes[0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, F: F.max_pool2d(t.zeros(2, 0, 4, 4), 2),
+    lambda t, F: F.avg_pool2d(t.zeros(3, 0, 4), 2),
+    lambda t, F: F.max_pool1d(t.ones(1, 2, 6, dtype=t.int64), 2),
+    lambda t, F: F.max_pool1d(t.ones(1, 2, 6, dtype=t.uint8), 2),
+    lambda t, F: F.max_pool1d(t.ones(1, 2, 6, dtype=t.bool), 2),
+])
+def test_pooling_refusals_of_empty_planes_and_integer_1d_max_as_torch(torch, call):
+    with pytest.raises(Exception) as theirs:
+        call(torch, torch.nn.functional)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(minigrad, F)
+    assert str(ours.value) == str(theirs.value)
+
+
 # ---- max_pool2d's CPU kernel (minigrad/backends/cpu/max_pool.py) against the op's numpy path and PyTorch ------------
 @pytest.fixture(params=["kernel", "numpy"])
 def max_pool_path(request, monkeypatch):

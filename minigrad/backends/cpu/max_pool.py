@@ -32,8 +32,8 @@ _U = np.uint64  # (an unsigned index: numba adds no wraparound for negative indi
 
 
 def supports(x, kernel, stride, dilation, padding, out):
-    """float32 / float64 numpy (N, C, H, W) input, any strides (forward makes it contiguous)."""
-    return floats(x) and x.ndim == 4
+    """float32 / float64 numpy (N, C, H, W) input with elements, any strides (forward makes it contiguous)."""
+    return floats(x) and x.ndim == 4 and x.size > 0
 
 
 def forward(x, kernel, stride, dilation, padding, out):
