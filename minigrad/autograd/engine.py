@@ -146,13 +146,22 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     prev_mode, prev_retain = state.grad_enabled, state.retain_graph
     create_graph = bool(create_graph)  # (the grad mode of the nodes' backward: sums below are recorded in it)
     state.grad_enabled, state.retain_graph = create_graph, bool(retain_graph)
+    # Each node runs in the backward's grad mode, as PyTorch restores its thread-local state for every node: a
+    # hook or a user Function's backward that changes the mode and leaves it changed does not reach the next
+    # node. Only those can change it (a built-in op's backward leaves it as it found it), so the mode is
+    # written again only after one of them ran: no thread-local write per node.
+    restore = False
     try:
         while ready:
             node = pop(ready)[2]
+            if restore:
+                state.grad_enabled = create_graph
+                restore = False
             node_grads = buffers.pop(node, None) or []
             leaf = type(node) is AccumulateGrad
             if node._pre_hooks or (leaf and node.variable._hooks):
                 node_grads = _run_pre_hooks(node, node_grads)
+                restore = True
             skip = False
             if capture is not None:
                 for nr, g in enumerate(node_grads):
@@ -168,6 +177,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     grad, node_grads, results, g = node_grads[0], None, None, None
                     node.apply(grad)
                     grad = None
+                    if node.variable._post_accumulate_grad_hooks:
+                        restore = True
                 continue
             if skip or not node_grads or (node_grads[0] is None and not any(map(is_not, node_grads, repeat(None)))):
                 for nxt, _ in node.next_functions:  # nothing flows on: only the counts of the edges
@@ -183,7 +194,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             results = node.apply(*node_grads)
             if anomaly:
                 _check_anomaly(node, results)
+            if node._user_backward:
+                restore = True
             if node._post_hooks:
+                restore = True
                 for hook in node._post_hooks:
                     r = hook(results, tuple(node_grads))
                     if r is not None:

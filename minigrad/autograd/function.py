@@ -54,6 +54,7 @@ class Node:
     _scope = None  # the autograd.graph.scope active when the node was made ("transformer.h.0.attn")
     _pre_hooks = None  # {output_nr: [fn(grad) -> grad or None]}: tensor hooks on non-leaf outputs
     _post_hooks = None
+    _user_backward = False  # a user Function's node: its backward may leave grad mode changed (the engine restores it)
 
     def name(self):
         """The node's name, e.g. 'MulBackward0' (as PyTorch's `grad_fn.name()`)."""
@@ -436,7 +437,7 @@ class FunctionMeta(type):
         node_name = attrs.get("node_name") or f"{name}Backward"
         ours = cls.__module__.split(".")[0] in ("minigrad", "nn", "gpt")  # the engine's, nn's and gpt's ops
         cls._backward_cls = type(node_name, (BackwardNode,), {
-            "_forward_cls": cls, "__module__": cls.__module__,
+            "_forward_cls": cls, "__module__": cls.__module__, "_user_backward": not ours,
             "_repr_prefix": "" if ours else "minigrad.autograd.function."})
         # PyTorch gives a user Function an edge for every tensor argument; a built-in op has edges only
         # for its differentiable (floating) inputs: no edge for where's condition or gather's index.

@@ -631,6 +631,59 @@ def test_grad_mode_is_thread_local():
     assert results["fresh"] is True
 
 
+def _modes_seen_in_backward(lib, change, create_graph, where):
+    """Grad mode as each later hook sees it, after `change` ran where `where` says and left the mode changed."""
+    seen = []
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+
+    class Leaves(lib.autograd.Function):  # a user Function whose backward may change the mode
+        @staticmethod
+        def forward(ctx, t):
+            return t * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            if where == "function":
+                change()
+            return g
+
+    a = x * 2
+    b = Leaves.apply(a.exp())
+    if where == "tensor_hook":
+        b.register_hook(lambda g: change())
+    elif where == "node_hook":
+        b.grad_fn.register_hook(lambda gi, go: change())
+    a.register_hook(lambda g: seen.append(("a", lib.is_grad_enabled())))
+    a.grad_fn.register_hook(lambda gi, go: seen.append(("a_post", lib.is_grad_enabled(), gi[0].requires_grad)))
+    x.register_hook(lambda g: seen.append(("x", lib.is_grad_enabled())))
+    b.sum().backward(create_graph=create_graph)
+    seen.append(("after", lib.is_grad_enabled()))
+    lib.set_grad_enabled(True)
+    return seen
+
+
+@pytest.mark.parametrize("where", ["tensor_hook", "node_hook", "function"])
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("change", ["set_grad_enabled", "enter"])
+def test_each_node_runs_in_the_backwards_grad_mode_as_torch(torch, where, create_graph, change):
+    # a hook or a Function's backward that flips grad mode and leaves it flipped: PyTorch runs every later
+    # node (its hooks included) in the mode the backward started with, and restores the caller's after
+    def changer(lib):
+        flip = not create_graph
+
+        def flip_mode():
+            if change == "enter":
+                (lib.enable_grad() if flip else lib.no_grad()).__enter__()
+            else:
+                lib.set_grad_enabled(flip)
+        return flip_mode
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch's warning on backward(create_graph=True))
+        expected = _modes_seen_in_backward(torch, changer(torch), create_graph, where)
+    assert _modes_seen_in_backward(mg, changer(mg), create_graph, where) == expected
+
+
 # ---- versions and in-place ops -----------------------------------------------------------------
 INPLACE = {
     "add_": lambda t: t.add_(1.0), "add_tensor": lambda t: t.add_(mg.ones(3)), "sub_": lambda t: t.sub_(1.0),
