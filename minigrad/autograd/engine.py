@@ -159,7 +159,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 restore = False
             node_grads = buffers.pop(node, None) or []
             leaf = type(node) is AccumulateGrad
-            if node._pre_hooks or (leaf and node.variable._hooks):
+            if node._pre_hooks or node._node_pre_hooks or (leaf and node.variable._hooks):
                 node_grads = _run_pre_hooks(node, node_grads)
                 restore = True
             skip = False
@@ -201,11 +201,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 for hook in node._post_hooks:
                     r = hook(results, tuple(node_grads))
                     if r is not None:
-                        if len(r) != len(results):  # (the edges below take one gradient each)
-                            raise RuntimeError(f"hook '{getattr(hook, '__name__', type(hook).__name__)}' has returned "
-                                               f"an incorrect number of values (got {len(r)}, but expected "
-                                               f"{len(results)})")
-                        results = r
+                        results = _hook_result(hook, r, len(results))  # (the edges below take one gradient each)
             if not retain_graph:
                 node.release_saved()
             for (nxt, nr), g in zip(node.next_functions, results):  # (one gradient per edge: BackwardNode.apply's)
@@ -266,11 +262,22 @@ def _add_in_place(buf, nr, g):
     return True
 
 
+def _hook_result(hook, r, n):
+    """What a node hook returned in place of `n` gradients, with PyTorch's refusals."""
+    if not isinstance(r, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(r).__name__}'")
+    if len(r) != n:
+        raise RuntimeError(f"hook '{getattr(hook, '__name__', '<unknown>')}' has returned an incorrect number of "
+                           f"values (got {len(r)}, but expected {n})")
+    return r
+
+
 def _run_pre_hooks(node, grads):
-    """Tensor hooks on this node's outputs (register_hook, retain_grad) may replace a gradient."""
+    """Tensor hooks on this node's outputs (register_hook, retain_grad) may replace a gradient; then the node's
+    own pre-hooks (register_prehook) see all its gradients and may replace them."""
     hooks = node._pre_hooks
     if not hooks and not (isinstance(node, AccumulateGrad) and node.variable._hooks):
-        return grads
+        return _run_node_pre_hooks(node, grads)
     grads = list(grads)
     if isinstance(node, AccumulateGrad):
         hooks = {0: node.variable._hooks or []}
@@ -283,6 +290,19 @@ def _run_pre_hooks(node, grads):
             r = fn(grads[nr])
             if r is not None:
                 grads[nr] = r
+    return _run_node_pre_hooks(node, grads)
+
+
+def _run_node_pre_hooks(node, grads):
+    hooks = node._node_pre_hooks
+    if not hooks:
+        return grads
+    meta = getattr(node, "_output_meta", None)  # (a hook sees a slot per output, None where none came)
+    grads = list(grads) + [None] * ((len(meta) if meta else 1) - len(grads))
+    for fn in hooks:
+        r = fn(tuple(grads))
+        if r is not None:
+            grads = list(_hook_result(fn, r, len(grads)))
     return grads
 
 

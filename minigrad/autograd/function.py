@@ -53,6 +53,7 @@ class Node:
     _freed = False
     _scope = None  # the autograd.graph.scope active when the node was made ("transformer.h.0.attn")
     _pre_hooks = None  # {output_nr: [fn(grad) -> grad or None]}: tensor hooks on non-leaf outputs
+    _node_pre_hooks = None  # [fn(grad_outputs) -> grad_outputs or None]: register_prehook's, after the tensor hooks
     _post_hooks = None
     _user_backward = False  # a user Function's node: its backward may leave grad mode changed (the engine restores it)
 
@@ -71,6 +72,13 @@ class Node:
             self._post_hooks = []
         self._post_hooks.append(fn)
         return _RemovableHandle(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """`fn(grad_outputs)` runs before this node's backward; a tuple it returns replaces the gradients."""
+        if self._node_pre_hooks is None:
+            self._node_pre_hooks = []
+        self._node_pre_hooks.append(fn)
+        return _RemovableHandle(self._node_pre_hooks, fn)
 
     def _register_tensor_hook(self, output_nr, fn):
         if self._pre_hooks is None:

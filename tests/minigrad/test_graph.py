@@ -493,6 +493,49 @@ def test_node_hook_returning_wrong_number_of_grads_raises_as_torch():
     assert messages[1] == messages[0]
 
 
+def _prehook_story(lib):
+    """What node pre-hooks (grad_fn.register_prehook) see and make of a node's gradients, and their refusals."""
+    def show(go):
+        return [None if g is None else g.tolist() for g in go]
+    out = []
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    y.grad_fn.register_prehook(lambda go: out.append(("pre", show(go))) or (go[0] * 10,))
+    y.register_hook(lambda g: out.append(("tensor hook", g.tolist())) or g + 1)  # (tensor hooks run first)
+    y.sum().backward()
+    out.append(("grad", x.grad.tolist()))
+    x.grad = None
+    pieces = lib.split(x, 2)  # a node of two outputs, one of which gets no gradient: the hook sees None there
+    pieces[0].grad_fn.register_prehook(lambda go: out.append(("split", show(go))) or (go[0] * 3, None))
+    pieces[0].sum().backward()
+    out.append(("grad", x.grad.tolist()))
+    x.grad = None
+    handle = (x * 1).grad_fn.next_functions[0][0].register_prehook(lambda go: (go[0] * 2,))  # a leaf's AccumulateGrad
+    (x * 1).sum().backward()
+    out.append(("grad", x.grad.tolist()))
+    handle.remove()
+    for bad in (lambda go: [go[0]], lambda go: (go[0], go[0])):
+        y = x * 2
+        y.grad_fn.register_prehook(bad)
+        try:
+            y.sum().backward()
+        except (TypeError, RuntimeError) as e:
+            out.append((type(e).__name__, str(e)))
+    c = x * x
+    c.grad_fn.register_hook(lambda gi, go: list(gi))  # a node post-hook's result must be a tuple too
+    try:
+        c.sum().backward()
+    except TypeError as e:
+        out.append(("post", str(e)))
+    return out
+
+
+def test_node_pre_hooks_as_torch():
+    # Node.register_prehook was missing (AttributeError); a node hook returning a list was taken
+    torch = pytest.importorskip("torch")
+    assert _prehook_story(mg) == _prehook_story(torch)
+
+
 # ---- grad modes -----------------------------------------------------------------------------
 def test_no_grad_context_and_decorator():
     x = leaf(2)
