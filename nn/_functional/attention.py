@@ -169,7 +169,7 @@ def _attend(qd, kd, vd, mask, dropout_p, is_causal, scale, gqa):
         P += add
     if neg is not None:
         xp.copyto(P, _NEG_INF, where=neg)
-    _softmax_(P, xp, neg is not None or add is not None)
+    P = _softmax(P, xp, neg is not None or add is not None)
     keep = keep_mask(xp, batch + (L, S), dropout_p) if dropout_p else None
     if keep is not None:
         Pd = P * keep
@@ -234,9 +234,17 @@ class _AttendArrays:
         return (lambda out, q, k, v: impl.forward(out, q, k, v, None, 1.0, self.scale, self.is_causal)), out_shape, like_q
 
 
-def _softmax_(s, xp, masked):
-    """softmax of the scores `s` along the last axis, in place. `masked`: rows may hold -inf, and a row
-    of only -inf gives zeros, not NaN (as PyTorch)."""
+def _softmax(s, xp, masked):
+    """softmax of the scores `s` along the last axis (in place on the array path). `masked`: rows may
+    hold -inf, and a row of only -inf gives zeros, not NaN (as PyTorch)."""
+    rows = s.reshape(-1, s.shape[-1])
+    impl = backends.find("softmax", rows) if xp is np else None
+    if impl is not None:  # softmax's row kernel: one pass a row (numpy's max over short rows alone cost more)
+        p = impl.forward(rows)
+        if masked:  # the kernel's NaN rows that were only -inf: zeros
+            nan_rows = np.flatnonzero(np.isnan(p[:, 0]))
+            p[nan_rows[np.isneginf(rows[nan_rows]).all(axis=-1)]] = 0.0
+        return p.reshape(s.shape)
     m = s.max(axis=-1, keepdims=True)
     if masked:
         m[~xp.isfinite(m)] = 0.0
@@ -247,6 +255,7 @@ def _softmax_(s, xp, masked):
         d[d == 0.0] = 1.0
     xp.reciprocal(d, out=d)  # one division per row, then a multiply per element
     s *= d
+    return s
 
 
 

@@ -1072,6 +1072,36 @@ def test_attention_float_mask_gets_its_gradient_vs_torch(torch, kernels, dtype, 
     assert not mask.grad.array[..., 1].any() and mask.grad.array.any()
 
 
+@pytest.mark.parametrize("bool_mask", [True, False])
+def test_masked_attention_softmax_rows_vs_torch(torch, kernels, monkeypatch, bool_mask):
+    # a masked attention's softmax runs in the backend's row kernel (the fast path) or numpy's passes:
+    # both PyTorch's values, a fully masked row zeros (its gradient too), a NaN score's row NaN
+    from minigrad.backends.cpu import softmax as softmax_kernel
+    calls = []
+    monkeypatch.setattr(softmax_kernel, "forward", lambda x, f=softmax_kernel.forward: calls.append(1) or f(x))
+    q, k, v = rand(2, 4, 6, 8, dtype=np.float32), rand(2, 4, 7, 8, dtype=np.float32), rand(2, 4, 7, 5, dtype=np.float32)
+    keep = RNG.random((2, 1, 6, 7)) > 0.3
+    keep[0, 0, 2] = False  # a query that sees no key
+    keep[1, 0, 4] = True
+    mask = minigrad.tensor(keep) if bool_mask else minigrad.tensor(np.where(keep, 0.0, -np.inf).astype(np.float32))
+    q.array[1, 2, 4, 0] = np.nan  # one score row NaN
+    tq, tk, tv, tmask = (T(torch, a) for a in (q, k, v, mask))
+    y, ty = F.scaled_dot_product_attention(q, k, v, mask), torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, tmask)
+    assert np.array_equal(np.isnan(y.array), np.isnan(ty.detach().numpy()))
+    assert not y.array[0, :, 2].any() and np.isnan(y.array[1, 2, 4]).all()
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert bool(calls) == (kernels == "fast" and backends.find("softmax", np.zeros((2, 2), np.float32)) is not None)
+    q.array[1, 2, 4, 0] = 0.0  # the gradients without the NaN (it spreads to every key's)
+    with torch.no_grad():
+        tq[1, 2, 4, 0] = 0.0
+    g = RNG.standard_normal(y.shape).astype(np.float32)
+    F.scaled_dot_product_attention(q, k, v, mask).backward(minigrad.tensor(g))
+    torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, tmask).backward(torch.tensor(g))
+    for a, ta in ((q, tq), (k, tk), (v, tv)):
+        np.testing.assert_allclose(a.grad.array, ta.grad.numpy(), rtol=1e-4, atol=1e-5)
+    assert not q.grad.array[0, :, 2].any()
+
+
 def test_attention_float_mask_gradcheck_with_gqa_and_the_reference():
     q, k, v, mask = rand(2, 4, 3, 5), rand(2, 2, 4, 5), rand(2, 2, 4, 2), rand(4, 1, 4)
     assert gradcheck(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m, enable_gqa=True), (q, k, v, mask))
