@@ -147,7 +147,10 @@ def sum_to_array(g, shape):
         return g
     if not shape:  # (a 0-d tensor's, a scalar parameter's: every dim summed, the dims _broadcast_dims would give)
         return add_reduce(g, tuple(range(g.ndim)), True).reshape(())
-    if len(gshape) == len(shape):  # (a (1, n) row's gradient: the dims stretched, kept as 1s, are the shape)
+    lead = len(gshape) - len(shape)
+    if lead > 0 and gshape[lead:] == shape:  # (a bias's gradient: only the new leading dims summed, none kept)
+        return add_reduce(g, tuple(range(lead)), False)
+    if not lead:  # (a (1, n) row's gradient: the dims stretched, kept as 1s, are the shape)
         return add_reduce(g, tuple(i for i, s in enumerate(shape) if s == 1 and gshape[i] != 1), True)
     dims = _broadcast_dims(gshape, shape)
     return add_reduce(g, dims, True).reshape(shape) if dims else g.reshape(shape)

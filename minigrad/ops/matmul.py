@@ -203,6 +203,12 @@ def matmul(input, other):
     view/expand + mm/bmm + unsafe_view nodes, where minigrad records a single `BmmBackward0`
     (equal 3-D batches) or `MatmulBackward0` node (a deliberate difference: fewer nodes).
     """
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        # two matrices of one float dtype whose inner sizes agree, a recurrent step's `H @ W`: none of the
+        # promotion and shape checks below has anything to say, and each would cost a call
+        x, y = input.array, other.array
+        if x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0] and x.dtype == y.dtype and x.dtype.kind == "f":
+            return _apply(Matmul, input, other)
     a, b = _operands(input, other, shapes=_check)
     na, nb = a.array.ndim, b.array.ndim
     if na == 2 and nb == 2:

@@ -315,3 +315,22 @@ def test_a_gradient_summed_to_a_zero_dim_shape_is_the_general_sums_bits(shape):
     b = minigrad.tensor(1.5, requires_grad=True)
     (b * minigrad.tensor(g)).sum().backward()  # (a 0-d parameter's gradient goes through it)
     np.testing.assert_array_equal(b.grad.numpy(), sum_to_array(g, ()))
+
+
+@pytest.mark.parametrize("shape, to", [((32, 128), (128,)), ((16, 32, 64), (64,)), ((300, 64), (64,)),
+                                       ((2, 3, 4), (3, 4)), ((5, 2, 3), (2, 1))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_bias_gradient_summed_over_leading_dims_is_the_general_sums_bits(torch, shape, to, dtype):
+    from minigrad.ops._util import _broadcast_dims, add_reduce, sum_to_array
+
+    g = np.random.default_rng(6).standard_normal(shape).astype(dtype)
+    got = sum_to_array(g, to)
+    want = add_reduce(g, _broadcast_dims(g.shape, to), True).reshape(to)  # (the general steps: kept dims, reshaped)
+    assert got.shape == to and got.dtype == g.dtype
+    np.testing.assert_array_equal(got, want)
+    b = minigrad.tensor(np.zeros(to, dtype), requires_grad=True)
+    (minigrad.tensor(g) + b).backward(minigrad.tensor(g))  # (a broadcast bias's gradient goes through it)
+    tb = torch.zeros(to, dtype=getattr(torch, np.dtype(dtype).name), requires_grad=True)
+    (torch.from_numpy(g) + tb).backward(torch.from_numpy(g))
+    np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-5, atol=1e-4)
+    assert b.grad.dtype == (minigrad.float32 if dtype == np.float32 else minigrad.float64)

@@ -673,3 +673,33 @@ def test_zero_std_and_var_gradients_like_torch():
             fn(x).sum().backward()
             res.append(x.grad.numpy())
         np.testing.assert_allclose(res[0], res[1], atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("needs", [(True, True), (False, True), (True, False)])
+def test_matrix_products_like_torch(dtype, needs):
+    # 2-D @ 2-D of one float dtype (matmul's shortest path): values, dtype, node name and gradients as
+    # PyTorch's, for contiguous and transposed operands, plain tensors and parameters
+    import nn
+
+    rng = np.random.default_rng(7)
+    a, b, g = (rng.standard_normal(s).astype(dtype) for s in ((5, 3), (4, 3), (5, 4)))
+    for transpose_b in (False, True):
+        for parameter in (False, True):
+            res = []
+            for L in (mg, torch):
+                x = L.tensor(a, requires_grad=needs[0])
+                w = L.tensor(b.T.copy() if not transpose_b else b, requires_grad=needs[1])
+                if parameter:
+                    w = (torch.nn if L is torch else nn).Parameter(w.detach(), requires_grad=needs[1])
+                out = x @ (w.T if transpose_b else w)
+                out.backward(L.tensor(g))
+                res.append((out, x.grad, w.grad))
+            (m, mx, mw), (t, tx, tw) = res
+            assert str(m.dtype).split(".")[1] == str(t.dtype).split(".")[1] and tuple(m.shape) == tuple(t.shape)
+            assert m.grad_fn.name() == t.grad_fn.name() == "MmBackward0"
+            np.testing.assert_allclose(m.detach().numpy(), t.detach().numpy(), **TOL[dtype])
+            for mg_grad, torch_grad in ((mx, tx), (mw, tw)):
+                assert (mg_grad is None) == (torch_grad is None)
+                if mg_grad is not None:
+                    np.testing.assert_allclose(mg_grad.numpy(), torch_grad.numpy(), **TOL[dtype])
