@@ -245,6 +245,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     """The mean of each window of kernel_size positions. Shapes: (N, C, L) or (C, L) -> (N, C, L_out)."""
+    check_int_args("avg_pool1d", kernel_size, stride, padding, 1)
     x = _pool1d_input(input, "avg_pool1d")
     stride = None if stride is None or (not _int_like(stride) and len(stride) == 0) else _one(stride, "stride")
     return avg_pool2d(x, (1, _one(kernel_size, "kernel_size")), None if stride is None else (1, stride),

@@ -30,10 +30,12 @@ def _int_like(v):
 
 
 def check_int_args(name, kernel_size, stride, padding, dilation):
-    """PyTorch's TypeError for a pool's size argument that is neither an int nor a sequence of ints."""
+    """PyTorch's TypeError for a pool's size argument that is neither an int nor a sequence of ints (stride
+    alone may be None: the kernel's size)."""
     for position, (what, v) in enumerate((("kernel_size", kernel_size), ("stride", stride), ("padding", padding),
                                           ("dilation", dilation)), 2):
-        if not (v is None or _int_like(v) or isinstance(v, (tuple, list)) and all(map(_int_like, v))):
+        if not ((v is None and what == "stride") or _int_like(v)
+                or isinstance(v, (tuple, list)) and all(map(_int_like, v))):
             raise TypeError(f"{name}(): argument '{what}' (position {position}) must be tuple of ints, not "
                             f"{type(v).__name__}")
 

@@ -389,6 +389,32 @@ def test_pooling_refusals_of_empty_planes_and_integer_1d_max_as_torch(torch, cal
     assert str(ours.value) == str(theirs.value)
 
 
+
+@pytest.mark.parametrize("call", [
+    lambda F, x: F.avg_pool1d(x, 2.5),
+    lambda F, x: F.avg_pool1d(x, 2, 1.5),
+    lambda F, x: F.avg_pool1d(x, None),
+    lambda F, x: F.avg_pool1d(x, np.int64(2)),
+    lambda F, x: F.max_pool1d(x, None),
+    lambda F, x: F.max_pool1d(x, 2, 1, None),
+    lambda F, x: F.max_pool1d(x, 2, 1, 0, None),
+    lambda F, x: F.max_pool2d(x[None], None),
+    lambda F, x: F.max_pool2d(x[None], 2, 1, None),
+    lambda F, x: F.avg_pool2d(x[None], None),
+])
+def test_pool_size_of_a_float_or_none_is_torchs_type_error(torch, call):
+    # avg_pool1d's sizes skipped the int check (a float was "'float' object is not iterable" or "has no len()"),
+    # and a None kernel_size, padding or dilation passed it (numpy's "'NoneType' object is not iterable"):
+    # only stride may be None
+    seen = []
+    for L, Fn in ((torch, torch.nn.functional), (minigrad, F)):
+        x = L.tensor(np.arange(24.0).reshape(2, 2, 6))
+        try:
+            seen.append(call(Fn, x).tolist())
+        except TypeError as e:
+            seen.append(str(e))
+    assert seen[1] == seen[0]
+
 # ---- max_pool2d's CPU kernel (minigrad/backends/cpu/max_pool.py) against the op's numpy path and PyTorch ------------
 @pytest.fixture(params=["kernel", "numpy"])
 def max_pool_path(request, monkeypatch):
