@@ -11,6 +11,16 @@ import nn
 import nn.functional as F
 from minigrad.autograd import gradcheck, gradgradcheck
 
+
+def raises_as_torch(torch, call):
+    """`call(lib, lib.nn.functional)` raises on minigrad what it raises on PyTorch: its type and text."""
+    with pytest.raises(Exception) as theirs:
+        call(torch, torch.nn.functional)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(minigrad, F)
+    assert str(ours.value) == str(theirs.value)
+
+
 RNG = np.random.default_rng(11)
 
 
@@ -302,11 +312,7 @@ def test_adaptive_max_pool_modules_vs_torch(torch):
     lambda t, m: m.adaptive_max_pool1d(t.randn(2, 3, 4), (2, 3)),
 ])
 def test_adaptive_max_pool_errors_vs_torch(torch, call):
-    with pytest.raises(Exception) as theirs:
-        call(torch, torch.nn.functional)
-    with pytest.raises(type(theirs.value)) as ours:
-        call(minigrad, F)
-    assert str(ours.value) == str(theirs.value)
+    raises_as_torch(torch, call)
 
 
 @pytest.mark.parametrize("requires_grad", [False, True])
@@ -382,11 +388,7 @@ def test_pooling_a_batch_of_none_as_torch(torch, call):
     lambda t, F: F.max_pool1d(t.ones(1, 2, 6, dtype=t.bool), 2),
 ])
 def test_pooling_refusals_of_empty_planes_and_integer_1d_max_as_torch(torch, call):
-    with pytest.raises(Exception) as theirs:
-        call(torch, torch.nn.functional)
-    with pytest.raises(type(theirs.value)) as ours:
-        call(minigrad, F)
-    assert str(ours.value) == str(theirs.value)
+    raises_as_torch(torch, call)
 
 
 
@@ -706,11 +708,7 @@ def test_3d_pool_gradcheck():
     lambda t, m: m.lp_pool3d(t.randn(1, 2, 3, 4, 5), 2, (2, 2)),
 ])
 def test_3d_pool_errors_vs_torch(torch, call):
-    with pytest.raises(Exception) as theirs:
-        call(torch, torch.nn.functional)
-    with pytest.raises(type(theirs.value)) as ours:
-        call(minigrad, F)
-    assert str(ours.value) == str(theirs.value)
+    raises_as_torch(torch, call)
 
 
 @pytest.mark.parametrize("cls,args,kw", [
