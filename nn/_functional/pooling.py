@@ -262,6 +262,8 @@ class MaxPoolGather(Function):
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, n, name):
     kernel, stride, padding, dilation = _pool_args(input, kernel_size, stride, padding, dilation, name, n)
+    if input.array.dtype == np.bool_:
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
     out, pads = _pool_geometry(input.shape, kernel, stride, padding, dilation, ceil_mode)
     y, idx = (MaxPool2d if n == 2 else MaxPool3d).apply(input, kernel, stride, dilation, padding, pads, out)
     # the indices the caller gets are a copy: the kernel's backward reads the node's own, which an in-place

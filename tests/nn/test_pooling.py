@@ -386,6 +386,9 @@ def test_pooling_a_batch_of_none_as_torch(torch, call):
     lambda t, F: F.max_pool1d(t.ones(1, 2, 6, dtype=t.int64), 2),
     lambda t, F: F.max_pool1d(t.ones(1, 2, 6, dtype=t.uint8), 2),
     lambda t, F: F.max_pool1d(t.ones(1, 2, 6, dtype=t.bool), 2),
+    lambda t, F: F.max_pool1d(t.ones(1, 2, 6, dtype=t.bool), 2, return_indices=True),
+    lambda t, F: F.max_pool2d(t.ones(1, 2, 4, 4, dtype=t.bool), 2),
+    lambda t, F: F.max_pool3d(t.ones(1, 2, 4, 4, 4, dtype=t.bool), 2),
 ])
 def test_pooling_refusals_of_empty_planes_and_integer_1d_max_as_torch(torch, call):
     raises_as_torch(torch, call)
