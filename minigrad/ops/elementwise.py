@@ -392,15 +392,16 @@ def _plain_operand(a, b, ints=True):
     its Function's forward, the same bits. None: the op runs as usual.
     With `ints` (not for `/`, which makes floats of ints), an int64 Tensor and a small Python int too:
     an index's arithmetic, `i + block_size` (int64 stays int64 in numpy as in PyTorch, wrapping alike)."""
-    if type(a) is not Tensor or recording.recorders_made and recording.hook.recorder is not None:
-        return None
+    if type(a) is not Tensor and not isinstance(a, Tensor) or \
+            recording.recorders_made and recording.hook.recorder is not None:
+        return None  # (a subclass: nn.Parameter, `self.weight * x`)
     x = a.array
     if x.dtype.kind != "f" or x.dtype.itemsize < 4:
         if ints and b.__class__ is builtins.int and x.dtype == np.int64 and -_SMALL_INT <= b <= _SMALL_INT:
             return b
         return None
     tb = type(b)
-    if tb is Tensor:
+    if tb is Tensor or tb is not builtins.float and isinstance(b, Tensor):  # (a Parameter: `x * self.weight`)
         y = b.array
         if type(y) is not type(x) or y.dtype != x.dtype:
             return None
@@ -436,7 +437,7 @@ def add(input, other, alpha=1):
             return _binary(Add, input, other, alpha)
     o = _plain_operand(input, other)
     if o is not None:
-        return apply_binary(Add, input, o) if type(o) is Tensor else Tensor(input.array + o)
+        return apply_binary(Add, input, o) if isinstance(o, Tensor) else Tensor(input.array + o)
     return _binary(Add, input, other)
 
 
@@ -474,7 +475,7 @@ def sub(input, other, alpha=1):
         other, alpha = alpha, _alpha_first("sub", other)
     o = _plain_operand(input, other) if alpha == 1 else None  # (floats and int64: no bool gets through)
     if o is not None:
-        return apply_binary(Sub, input, o) if type(o) is Tensor else Tensor(input.array - o)
+        return apply_binary(Sub, input, o) if isinstance(o, Tensor) else Tensor(input.array - o)
     refuse_bool_sub(input, other)
     if alpha != 1:
         refuse_float_alpha(alpha, input, other)
@@ -501,7 +502,7 @@ def mul(input, other):
     """input * other, broadcasting."""
     o = _plain_operand(input, other)
     if o is not None:
-        return apply_binary(Mul, input, o) if type(o) is Tensor else Tensor(input.array * o)
+        return apply_binary(Mul, input, o) if isinstance(o, Tensor) else Tensor(input.array * o)
     return _binary(Mul, input, other)
 
 
@@ -511,7 +512,7 @@ def div(input, other, rounding_mode=None):
         return _rounded_div(input, other, rounding_mode)
     o = _plain_operand(input, other, ints=False)
     if o is not None:
-        return apply_binary(Div, input, o) if type(o) is Tensor else Tensor(input.array / o)
+        return apply_binary(Div, input, o) if isinstance(o, Tensor) else Tensor(input.array / o)
     from ..dtypes import default_float
 
     if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.array.dtype.kind != "f":

@@ -195,9 +195,13 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
     else:
         if repeats < 0:
             raise RuntimeError("repeats can not be negative")
+        from .shape import _records_nothing, clone, expand, unsqueeze, view
+
+        if repeats and _records_nothing(input):  # nothing to record (generation's GQA keys): numpy's repeat,
+            # one copy (not an empty result: numpy's strides of one are 0s, PyTorch's a contiguous tensor's)
+            return Tensor(xp.repeat(input.array, repeats, axis=d))
         # PyTorch's way for one count: r broadcast copies of each slice, made contiguous; the backward
         # then sums over the copies instead of scattering through an index (np.add.at is slow)
-        from .shape import clone, expand, unsqueeze, view
 
         shape = input.array.shape
         copies = expand(unsqueeze(input, d + 1), *shape[:d + 1], repeats, *shape[d + 1:])

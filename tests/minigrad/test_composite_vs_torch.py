@@ -176,3 +176,29 @@ def test_repeat_interleave_count_as_torch(torch, repeats, dim):
     np.testing.assert_array_equal(gy, wy)
     np.testing.assert_allclose(ggx, wgx, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(ggw, wgw, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("repeats, dim", [(2, 1), (3, -1), (2, 0), (0, 1), (3, None)])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "int64", "0-d"])
+def test_repeat_interleave_count_no_grad_as_torch(torch, repeats, dim, layout):
+    # no graph to record: numpy's repeat alone; a new contiguous tensor as PyTorch's clone makes it
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    if layout == "int64":
+        x = (x * 10).astype(np.int64)
+    if layout == "0-d":
+        x, dim = x[0, 0, 0], None
+    outs = []
+    for L in (mg, torch):
+        t = L.tensor(x)
+        if layout == "transposed":
+            t = t.transpose(0, 2)
+        with L.no_grad():
+            y = t.repeat_interleave(repeats, dim=dim)
+        before = t.clone()
+        if y.numel():
+            y.view(-1)[0] = 7  # a copy: the input unchanged
+        outs.append((y.numpy().copy(), str(y.dtype).split(".")[-1], tuple(y.shape), y.stride(), y.is_contiguous(),
+                     bool((t == before).all()), t._version))
+    (gy, *grest), (wy, *wrest) = outs
+    assert grest == wrest
+    np.testing.assert_array_equal(gy, wy)

@@ -1940,3 +1940,31 @@ def test_an_ops_several_outputs_are_its_nodes_outputs_as_torchs(torch, split):
         (outs[-1] * 2 + outs[0]).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_array_equal(*grads)
+
+
+@pytest.mark.parametrize("grad", [True, False])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "truediv"])
+def test_arithmetic_with_a_parameter_operand_as_torch(torch, op, grad):
+    # `x * self.weight`, `self.weight * x`: a Parameter operand takes the plain tensors' short path
+    import operator
+
+    fn = getattr(operator, op)
+    rng = np.random.default_rng(0)
+    xd, wd = rng.standard_normal((2, 3, 4)).astype(np.float32), rng.standard_normal(4).astype(np.float32) + 3
+
+    def run(lib):
+        x, w = lib.tensor(xd, requires_grad=True), lib.nn.Parameter(lib.tensor(wd))
+        with lib.set_grad_enabled(grad):
+            outs = [fn(x * 1.0, w), fn(w, x * 1.0)]
+        res = [(o.detach().numpy().tobytes(), type(o).__name__, str(o.dtype).split(".")[-1], _graph_names(o))
+               for o in outs]
+        if grad:
+            sum(o.sum() for o in outs).backward()
+            res.append((x.grad.numpy(), w.grad.numpy()))
+        return res
+
+    got, want = run(mg), run(torch)
+    assert got[:2] == want[:2]
+    if grad:
+        np.testing.assert_allclose(got[2][0], want[2][0], rtol=1e-6)
+        np.testing.assert_allclose(got[2][1], want[2][1], rtol=1e-6)
