@@ -354,8 +354,8 @@ class BackwardNode(Node):
 
     def release_saved(self):
         """Free saved tensors (called after backward unless retain_graph). A freed SavedTensor keeps no
-        counter (unpack raises FREED_MESSAGE); its slots are cleared here, not by a method of its own: once a
-        node of every backward, a call each counted (~800 instructions a node)."""
+        counter (unpack raises FREED_MESSAGE); its slots are cleared here rather than by a method of its own,
+        which would be a call per saved tensor of every node of every backward."""
         saved = self._saved
         if saved:
             for s in saved:

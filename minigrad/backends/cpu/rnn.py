@@ -112,7 +112,7 @@ def _lstm_step(a, gh, c_prev, c, m, tanh_c):
     B, H = c.shape
     one = a.dtype.type(1)
     for b in range(B):  # a row's gates in passes of one function each, which LLVM vectorizes: each pass on its
-        # gate's own slice from 0 (a loop over `range(3 * H, 4 * H)` of the row ran scalar, 4x slower)
+        # gate's own slice from 0 (LLVM leaves a loop over `range(3 * H, 4 * H)` of the row scalar)
         ab, gb = a[b], gh[b]
         i, f, g, o = ab[:H], ab[H:2 * H], ab[2 * H:3 * H], ab[3 * H:]
         gi, gf, gg, go = gb[:H], gb[H:2 * H], gb[2 * H:3 * H], gb[3 * H:]
