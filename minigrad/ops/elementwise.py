@@ -868,9 +868,39 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(relu a) = [a > 0] da
-        if not g.requires_grad:  # no graph of the backward wanted
+        if not state.grad_enabled:  # no graph of the backward wanted
             return _array_grad(relu_backward_array(g.array, ctx._result_array()))
-        return where(ctx._saved_result <= 0, 0.0, g)
+        return ThresholdBackward.apply(g, ctx._saved_result, 0.0)
+
+
+class PiecewiseBackward(Function):
+    """The gradient g m(x) of a piecewise-linear activation (m(x) piecewise constant), one node when
+    create_graph records it, as PyTorch's threshold_backward and the like. It is linear in g, and its slope
+    in x is 0: a zero gradient for x (not none: PyTorch's), so x stays in the graph of the gradient.
+    A subclass gives node_name and `grad_array(g, x, *params)` on arrays."""
+
+    @classmethod
+    def forward(cls, ctx, g, x, *params):
+        ctx.save(self=x)
+        ctx.params = params
+        return cls.grad_array(g.array, x.array, *params)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return (ctx._forward_cls.apply(gg, ctx._saved_self, *ctx.params), zeros_like_grad(gg)) + (None,) * len(
+            ctx.params)
+
+
+class ThresholdBackward(PiecewiseBackward):
+    """g where x > threshold, else 0 (relu's with x its output and threshold 0); a NaN x passes g."""
+
+    node_name = "ThresholdBackwardBackward0"
+
+    @staticmethod
+    def grad_array(g, x, threshold):
+        if threshold == 0:
+            return relu_backward_array(g, x)
+        return array_module(x).where(x <= threshold, x.dtype.type(0), g)
 
 
 class Abs(Function):

@@ -228,9 +228,26 @@ class Relu(Function):
         return forward, lambda y, g: (_relu_backward(y, g),)
 
     @staticmethod
-    def double_backward(ctx, g):  # create_graph: g where y > 0 (or NaN), recorded
-        y = ctx._saved_result
-        return _mg().where(y <= 0.0, 0.0, g)
+    def double_backward(ctx, g):  # create_graph: g where y > 0 (or NaN), one recorded node as PyTorch's
+        return elementwise.ThresholdBackward.apply(g, ctx._saved_result, 0.0)
+
+
+class Threshold(Function):
+    node_name = "ThresholdBackward0"
+
+    @staticmethod
+    def forward(ctx, x, threshold, value):  # value where x <= threshold, else x (a NaN x stays, as PyTorch's)
+        ctx.save(self=x)
+        ctx.threshold = threshold
+        xd = x.array
+        return xp_of(xd).where(xd <= threshold, xd.dtype.type(value), xd)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, threshold = ctx._saved_self, ctx.threshold
+        if _recording():
+            return elementwise.ThresholdBackward.apply(g, x, threshold), None, None
+        return Tensor(elementwise.ThresholdBackward.grad_array(g.array, x.array, threshold)), None, None
 
 
 _IN_PLACE = {}  # activation -> its in-place form (make_inplace), made on first use
@@ -462,11 +479,20 @@ class LeakyRelu(Function):
 
     @staticmethod
     def backward(ctx, g):  # 1 if x > 0 else slope
-        xd = ctx._saved_self.array
+        if _recording():
+            return LeakyReluBackward.apply(g, ctx._saved_self, ctx.slope), None
+        return Tensor(LeakyReluBackward.grad_array(g.array, ctx._saved_self.array, ctx.slope)), None
+
+
+class LeakyReluBackward(elementwise.PiecewiseBackward):
+    node_name = "LeakyReluBackwardBackward0"
+
+    @staticmethod
+    def grad_array(g, xd, slope):
         xp = xp_of(xd)
-        if _between_0_and_1(ctx.slope, xd):
-            return g * Tensor(xp.maximum((xd > 0).astype(xd.dtype), ctx.slope)), None
-        return g * Tensor(xp.where(xd > 0, 1.0, ctx.slope).astype(xd.dtype)), None
+        if _between_0_and_1(slope, xd):
+            return g * xp.maximum((xd > 0).astype(xd.dtype), slope)
+        return g * xp.where(xd > 0, 1.0, slope).astype(xd.dtype)
 
 
 def _pick(keep, g):
@@ -493,13 +519,21 @@ class Hardtanh(Function):
         return xp_of(x.array).clip(x.array, lo, hi)
 
     @staticmethod
-    def backward(ctx, g):  # g, but 0 where x <= lo or x >= hi (a NaN x passes g, as PyTorch's)
-        xd = ctx._saved_self.array
-        lo, hi = ctx.bounds
+    def backward(ctx, g):
+        if _recording():
+            return HardtanhBackward.apply(g, ctx._saved_self, *ctx.bounds), None, None
+        return Tensor(HardtanhBackward.grad_array(g.array, ctx._saved_self.array, *ctx.bounds)), None, None
+
+
+class HardtanhBackward(elementwise.PiecewiseBackward):
+    node_name = "HardtanhBackwardBackward0"
+
+    @staticmethod
+    def grad_array(g, xd, lo, hi):  # g, but 0 where x <= lo or x >= hi (a NaN x passes g, as PyTorch's)
         keep = xd <= lo
         keep |= xd >= hi
         xp_of(xd).logical_not(keep, out=keep)
-        return _pick(keep, g), None, None
+        return pick(keep, g)
 
 
 class Hardswish(Function):

@@ -41,7 +41,7 @@ def threshold(input, threshold, value, inplace=False):
     if inplace:
         return threshold_(input, threshold, value)
     check_tensor(input, "input", "threshold")
-    return _mg().where(input > threshold, input, value)
+    return activation.Threshold.apply(input, threshold, value)
 
 
 def hardshrink(input, lambd=0.5):

@@ -172,3 +172,26 @@ def test_embedding_weight_gradient_differentiates_again_like_torch(torch, paddin
         return gw.detach().numpy(), h.grad.numpy()
     for a, b in zip(run(minigrad), run(torch)):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def _piecewise_graph(L, case):
+    """The first gradient of a piecewise-linear activation under create_graph: its node, its edges, and the
+    gradient of its sum (zero slope in x, but x reached: zeros, not an error)."""
+    F_ = L.nn.functional
+    fn = {"relu": F_.relu, "tensor_relu": lambda x: x.relu(), "threshold": lambda x: F_.threshold(x, 0.1, 20.0),
+          "leaky_relu": lambda x: F_.leaky_relu(x, 0.2), "hardtanh": F_.hardtanh, "relu6": F_.relu6}[case]
+    x = L.tensor([-1.5, -0.2, 0.1, 0.3, 2.0, 7.0, float("nan")], requires_grad=True)
+    (g,) = L.autograd.grad(fn(x).sum(), x, create_graph=True)
+    edges = [type(f).__name__ for f, _ in g.grad_fn.next_functions]
+    (g2,) = L.autograd.grad((g * L.arange(7.0)).sum(), x)
+    (gg,) = L.autograd.grad(fn(x).pow(3).sum(), x, create_graph=True)
+    (gg2,) = L.autograd.grad(gg.sum(), x)
+    return type(g.grad_fn).__name__, edges, g.detach().numpy(), g2.numpy(), gg.detach().numpy(), gg2.numpy()
+
+
+@pytest.mark.parametrize("case", ["relu", "tensor_relu", "threshold", "leaky_relu", "hardtanh", "relu6"])
+def test_piecewise_activation_backward_is_one_node_like_torch(torch, case):
+    ours, theirs = _piecewise_graph(minigrad, case), _piecewise_graph(torch, case)
+    assert ours[:2] == theirs[:2]
+    for a, b in zip(ours[2:], theirs[2:]):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
