@@ -36,6 +36,7 @@ class Tensor:
         "_grad_accumulator", "_hooks", "_post_accumulate_grad_hooks", "_retains_grad", "_base", "__weakref__",
         "_view_version",  # a view's: its base's version when its grad_fn was made (set with _base)
         "_inference",  # True on a tensor made under inference_mode (unset otherwise)
+        "_multi_output",  # True on a piece of unbind/split recorded (and views of it), which refuse in-place ops
     )
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 

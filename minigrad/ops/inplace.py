@@ -39,6 +39,12 @@ def apply_inplace(self, raw, recorded, *others):
         )
     if record:
         if self._base is not None:
+            if getattr(self, "_multi_output", False):
+                raise RuntimeError(
+                    f"Output {self._output_nr} of {self.grad_fn.name().removesuffix('Backward0')} is a view and is "
+                    "being modified inplace. This view is the output of a function that returns multiple views. "
+                    "Such functions do not allow the output views to be modified inplace. You should replace the "
+                    "inplace operation by an out-of-place one.")
             if self._base.requires_grad and self._base.grad_fn is None:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
             place = _place_in_base(self.array, self._base.array)

@@ -33,6 +33,8 @@ def _as_view(out, base):
     out._version_counter = base._version_counter
     out._base = base if base._base is None else base._base
     out._view_version = base._version_counter[0]
+    if getattr(base, "_multi_output", False):  # (a view of a piece of unbind/split is one too, as PyTorch's)
+        out._multi_output = True
 
 
 def _view_of(base, array):
@@ -705,8 +707,17 @@ def split(input, split_size_or_sections, dim=0):
                 f"{d}), but got split_sizes={sizes}"
             )
         cls = Split
-    outs = cls.apply(input, sizes or [0], d)
-    return tuple([_share_version(o, input) for o in outs])
+    outs = tuple([_share_version(o, input) for o in cls.apply(input, sizes or [0], d)])
+    _mark_multi_output(outs)
+    return outs
+
+
+def _mark_multi_output(pieces):
+    """Flag the recorded pieces of one op that returns several views: PyTorch refuses in-place ops on them
+    (apply_inplace), as the op's node could not be rebased onto one piece's write."""
+    for p in pieces:
+        if p.requires_grad and p._base is not None:
+            p._multi_output = True
 
 
 def chunk(input, chunks, dim=0):
@@ -770,6 +781,7 @@ def unbind(input, dim=0):
     if outs and _share_version(outs[0], input)._base is not None:
         for o in outs[1:]:
             _as_view(o, input)
+        _mark_multi_output(outs)
     return outs
 
 

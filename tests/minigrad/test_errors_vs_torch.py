@@ -284,3 +284,34 @@ def test_matmul_of_two_dtypes_raises_as_pytorch(torch, shapes, dtypes):
         assert all(m is not None and not any(w in m[1] for w in about_dtypes) for m in mine), (mine, theirs)
     else:
         assert mine == theirs
+
+
+_MULTI_VIEW_WRITES = {
+    "unbind": lambda L, y: y.unbind(0)[1].mul_(2), "unbind_dim1": lambda L, y: L.unbind(y, 1)[0].add_(1),
+    "split": lambda L, y: y.split(2)[1].add_(1), "chunk": lambda L, y: y.chunk(2)[0].zero_(),
+    "split_sizes": lambda L, y: y.split([1, 3])[1].add_(1), "copy_": lambda L, y: y.unbind(0)[0].copy_(L.zeros(3)),
+    "view_of_piece": lambda L, y: y.unbind(0)[0].view(3).add_(1),
+    "split_with_sizes": lambda L, y: y.split_with_sizes([1, 3])[1].add_(1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_MULTI_VIEW_WRITES))
+def test_inplace_into_a_piece_of_unbind_or_split_raises_as_torch(torch, case):
+    def message(L, leaf):
+        x = L.ones(4, 3, requires_grad=True)
+        with pytest.raises(RuntimeError) as e:
+            _MULTI_VIEW_WRITES[case](L, x if leaf else x.clone())
+        return str(e.value)
+
+    for leaf in (False, True):
+        assert message(mg, leaf) == message(torch, leaf)
+
+
+def test_inplace_into_a_piece_without_grad_is_allowed_as_torch(torch):
+    for L in (mg, torch):
+        x = L.ones(4, 3)
+        x.unbind(0)[1].add_(1)
+        y = L.ones(4, 3, requires_grad=True).clone()
+        with L.no_grad():
+            y.split(2)[1].mul_(3)
+        assert x.sum().item() == 15 and y.sum().item() == 24
