@@ -1127,19 +1127,27 @@ def split_with_sizes(input, split_sizes, dim=0):
     return shape_ops.split(input, list(split_sizes), dim)
 
 
-# PyTorch's unsafe_* forms differ only in not tracking the outputs as views of the input, a check minigrad's
-# versions do not need to skip: the same splits
-unsafe_split_with_sizes = split_with_sizes
+# PyTorch's unsafe_* forms differ only in not tracking the outputs as views of the input: their pieces take
+# in-place ops
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return _writable_pieces(split_with_sizes(input, split_sizes, dim))
 
 
 def unsafe_split(input, split_size, dim=0):
     if not isinstance(split_size, builtins.int):  # (split takes sizes too; PyTorch's unsafe_split only one)
         raise TypeError(f"unsafe_split(): argument 'split_size' (position 1) must be int, not {type(split_size).__name__}")
-    return shape_ops.split(input, split_size, dim)
+    return _writable_pieces(shape_ops.split(input, split_size, dim))
+
+
+def _writable_pieces(pieces):
+    for p in pieces:
+        if getattr(p, "_multi_output", False):
+            del p._multi_output
+    return pieces
 
 
 def unsafe_chunk(input, chunks, dim=0):
-    return shape_ops.chunk(input, chunks, dim)
+    return _writable_pieces(shape_ops.chunk(input, chunks, dim))
 
 
 def vdot(input, other):

@@ -315,3 +315,13 @@ def test_inplace_into_a_piece_without_grad_is_allowed_as_torch(torch):
         with L.no_grad():
             y.split(2)[1].mul_(3)
         assert x.sum().item() == 15 and y.sum().item() == 24
+
+
+@pytest.mark.parametrize("split", [lambda L, y: L.unsafe_split(y, 2), lambda L, y: L.unsafe_split_with_sizes(y, [1, 3])])
+def test_inplace_into_an_unsafe_split_piece_is_allowed_as_torch(torch, split):
+    sums = []
+    for L in (mg, torch):
+        y = L.ones(4, 3, requires_grad=True).clone()
+        split(L, y)[1].add_(1)
+        sums.append(y.sum().item())
+    assert sums[0] == sums[1]
