@@ -41,7 +41,10 @@ four 0-d tensors (`a + b * x + c * x ** 2 + d * x ** 3`, `(y_pred - y).pow(2).su
 own Linear, BatchNorm1d (over dims (0, 1) of a 3-d input, running stats under no_grad), Tanh, Embedding and
 FlattenConsecutive classes (block 8, n_embd 24, n_hidden 128, batch 32), SGD through `.data`; sentiment_rnn: a
 sentiment-analysis tutorial's baseline, nn.Embedding(2000, 100) and nn.RNN(100, 256) over 64 padded texts of 10-50
-words, `fc(hidden.squeeze(0))`, BCEWithLogitsLoss, the accuracy by `torch.round(torch.sigmoid(preds))`, SGD), written
+words, `fc(hidden.squeeze(0))`, BCEWithLogitsLoss, the accuracy by `torch.round(torch.sigmoid(preds))`, SGD; char_cnn:
+a character-level CNN text classifier, Embedding, `x.permute(0, 2, 1)`, three Conv1d of kernels 3, 4 and 5, each
+pooled over time by `F.max_pool1d(c, c.size(2))` and by nn.AdaptiveMaxPool1d(1) on alternate steps, cat, dropout,
+Linear, CrossEntropyLoss, clip_grad_norm_, Adam with weight_decay), written
 once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
@@ -85,7 +88,7 @@ KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_c
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
          "text_bag", "bigram_lecture", "gru_scratch", "lstm_scratch", "birnn_rows", "llama_scratch", "llama_generate",
          "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow", "mnist_cnn", "poly_raw", "wavenet",
-         "sentiment_rnn"]
+         "sentiment_rnn", "char_cnn"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -1518,6 +1521,55 @@ def build_wavenet(torch):
     return step
 
 
+def build_char_cnn(torch):
+    """A character-level CNN text classifier (45 characters and padding, texts of 96, batch 32): Embedding(46,
+    32, padding_idx=0), `x.permute(0, 2, 1)`, three Conv1d(32, 64) of kernels 3, 4 and 5 and ReLU, each pooled
+    over time two ways in turn (`F.max_pool1d(c, c.size(2)).squeeze(2)` and nn.AdaptiveMaxPool1d(1)), cat,
+    dropout, Linear to 4 classes, CrossEntropyLoss, clip_grad_norm_, Adam with weight_decay, the accuracy by
+    `(preds == y).float().mean().item()`."""
+    import numpy as np
+
+    nn, F = torch.nn, torch.nn.functional
+    vocab, emb, filters, classes, length, batch = 46, 32, 64, 4, 96, 32
+
+    class CharCNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(vocab, emb, padding_idx=0)
+            self.convs = nn.ModuleList([nn.Conv1d(emb, filters, k) for k in (3, 4, 5)])
+            self.pool, self.dropout = nn.AdaptiveMaxPool1d(1), nn.Dropout(0.5)
+            self.fc = nn.Linear(3 * filters, classes)
+
+        def forward(self, x, adaptive):
+            x = self.embedding(x).permute(0, 2, 1)
+            conved = [F.relu(conv(x)) for conv in self.convs]
+            if adaptive:
+                pooled = [self.pool(c).squeeze(-1) for c in conved]
+            else:
+                pooled = [F.max_pool1d(c, c.size(2)).squeeze(2) for c in conved]
+            return self.fc(self.dropout(torch.cat(pooled, 1)))
+
+    rng = np.random.default_rng(0)
+    ids = rng.integers(1, vocab, (batch, length))
+    ids[:, 80:] = 0
+    x, y = torch.tensor(ids), torch.tensor(rng.integers(0, classes, batch))
+    model, criterion = CharCNN(), nn.CrossEntropyLoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    count = [0]
+
+    def step():
+        model.train()
+        optimizer.zero_grad()
+        logits = model(x, count[0] % 2 == 1)
+        loss = criterion(logits, y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        optimizer.step()
+        count[0] += 1
+        return loss.item(), (logits.argmax(dim=1) == y).float().mean().item()
+    return step
+
+
 def build(torch, kind):
     if kind == "mnist_cnn":
         return build_mnist_cnn(torch)
@@ -1525,6 +1577,8 @@ def build(torch, kind):
         return build_poly_raw(torch)
     if kind == "wavenet":
         return build_wavenet(torch)
+    if kind == "char_cnn":
+        return build_char_cnn(torch)
     if kind == "mlp":
         return build_mlp(torch)
     if kind in ("mlp_module", "rnn", "gru", "bow", "transformer"):
