@@ -44,8 +44,10 @@ sentiment-analysis tutorial's baseline, nn.Embedding(2000, 100) and nn.RNN(100, 
 words, `fc(hidden.squeeze(0))`, BCEWithLogitsLoss, the accuracy by `torch.round(torch.sigmoid(preds))`, SGD; char_cnn:
 a character-level CNN text classifier, Embedding, `x.permute(0, 2, 1)`, three Conv1d of kernels 3, 4 and 5, each
 pooled over time by `F.max_pool1d(c, c.size(2))` and by nn.AdaptiveMaxPool1d(1) on alternate steps, cat, dropout,
-Linear, CrossEntropyLoss, clip_grad_norm_, Adam with weight_decay), written
-once below
+Linear, CrossEntropyLoss, clip_grad_norm_, Adam with weight_decay; gan: a vanilla GAN on 2-D rings,
+Linear/BatchNorm1d/LeakyReLU(0.2) networks, BCELoss on torch.full labels, D's two backward calls, two Adam with
+betas (0.5, 0.999); conv_ae: a denoising conv autoencoder on 16x16 images (Conv2d, MaxPool2d, ConvTranspose2d
+with output_padding, Upsample nearest, MSELoss, Adam), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -88,7 +90,7 @@ KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_c
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
          "text_bag", "bigram_lecture", "gru_scratch", "lstm_scratch", "birnn_rows", "llama_scratch", "llama_generate",
          "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow", "mnist_cnn", "poly_raw", "wavenet",
-         "sentiment_rnn", "char_cnn"]
+         "sentiment_rnn", "char_cnn", "gan", "conv_ae"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -1625,6 +1627,10 @@ def build(torch, kind):
         return build_bow_counts(torch)
     if kind == "sentiment_rnn":
         return build_sentiment_rnn(torch)
+    if kind == "gan":
+        return build_gan(torch)
+    if kind == "conv_ae":
+        return build_conv_ae(torch)
     if kind == "llama_scratch":
         return build_llama_scratch(torch)
     if kind == "llama_generate":
@@ -1632,6 +1638,68 @@ def build(torch, kind):
     if kind in ("makemore_transformer", "makemore_bow"):
         return build_makemore(torch, kind)
     raise ValueError(kind)
+
+
+
+def build_gan(torch):
+    """A vanilla GAN on 2-D rings (batch 64, noise 16): Generator Linear/BatchNorm1d/LeakyReLU(0.2)/Tanh,
+    Discriminator Linear/LeakyReLU/Sigmoid, nn.BCELoss against torch.full labels (0.9 smoothed), two Adam
+    with betas (0.5, 0.999); D's loss backward in two calls (real, then fake.detach()), then G's step."""
+    import numpy as np
+
+    nn = torch.nn
+    nz, B, h = 16, 64, 128
+    G = nn.Sequential(nn.Linear(nz, h), nn.BatchNorm1d(h), nn.LeakyReLU(0.2, inplace=True), nn.Linear(h, h),
+                      nn.BatchNorm1d(h), nn.LeakyReLU(0.2, inplace=True), nn.Linear(h, 2), nn.Tanh())
+    D = nn.Sequential(nn.Linear(2, h), nn.LeakyReLU(0.2, inplace=True), nn.Linear(h, h),
+                      nn.LeakyReLU(0.2, inplace=True), nn.Linear(h, 1), nn.Sigmoid())
+    criterion = nn.BCELoss()
+    optD = torch.optim.Adam(D.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    optG = torch.optim.Adam(G.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    rng = np.random.default_rng(0)
+    angle, radius = rng.uniform(0, 2 * np.pi, B), rng.choice([0.5, 1.0], B)
+    real = torch.tensor(np.stack([radius * np.cos(angle), radius * np.sin(angle)], 1).astype(np.float32))
+    g = torch.Generator().manual_seed(0)
+
+    def step():
+        D.zero_grad()
+        label = torch.full((B,), 0.9)
+        errD_real = criterion(D(real).view(-1), label)
+        errD_real.backward()
+        fake = G(torch.randn(B, nz, generator=g))
+        label.fill_(0.0)
+        errD_fake = criterion(D(fake.detach()).view(-1), label)
+        errD_fake.backward()
+        optD.step()
+        G.zero_grad()
+        label.fill_(1.0)
+        errG = criterion(D(fake).view(-1), label)
+        errG.backward()
+        optG.step()
+    return step
+
+
+def build_conv_ae(torch):
+    """A small convolutional autoencoder on 32 images 1 x 16 x 16: Conv2d/ReLU/MaxPool2d down to 8 x 4 x 4,
+    ConvTranspose2d(stride 2, output_padding 1), Upsample(scale_factor=2, nearest), Conv2d and Sigmoid back
+    up; inputs noised by `x + 0.3 * randn_like(x)` and clamped, MSELoss against the clean ones, Adam."""
+    nn = torch.nn
+    enc = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(True), nn.MaxPool2d(2, 2),
+                        nn.Conv2d(16, 8, 3, padding=1), nn.ReLU(True), nn.MaxPool2d(2, 2))
+    dec = nn.Sequential(nn.ConvTranspose2d(8, 16, 3, stride=2, padding=1, output_padding=1), nn.ReLU(True),
+                        nn.Upsample(scale_factor=2, mode="nearest"), nn.Conv2d(16, 1, 3, padding=1), nn.Sigmoid())
+    model = nn.Sequential(enc, dec)
+    criterion = nn.MSELoss()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x = torch.rand(32, 1, 16, 16, generator=torch.Generator().manual_seed(0))
+
+    def step():
+        noisy = (x + 0.3 * torch.randn_like(x)).clamp(0., 1.)
+        loss = criterion(model(noisy), x)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step
 
 
 def minigrad_as_torch():

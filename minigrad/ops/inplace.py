@@ -385,6 +385,15 @@ def clamp_(self, min=None, max=None):
         return recording.hook.recorder.on_inplace(clamp_, self, (min, max), {}, lambda source: _clamp(source, min, max))
     from .elementwise import clamp
 
+    bounds = [b for b in (min, max) if b is not None]
+    if self.array.dtype.kind != "f" and bounds:  # an integer tensor cannot hold float bounds' result
+        result = dtypes.result_type(self, *bounds)
+        if dtypes._category(result) > dtypes._category(self.array.dtype):
+            # (PyTorch names the dtype as C++ does when a bound is a number, by its legacy name otherwise)
+            name = (self.dtype._legacy[:-6] if all(isinstance(b, Tensor) for b in bounds)
+                    else dtypes.cpp_name(self.array.dtype))
+            raise RuntimeError(f"result type {dtypes.from_numpy_dtype(result)._legacy[:-6]} can't be cast to the "
+                               f"desired output type {name}")
     return apply_inplace(self, lambda a: array_module(a).clip(a, min, max, out=a), lambda: clamp(self, min, max))
 
 

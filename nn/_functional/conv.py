@@ -58,10 +58,13 @@ def batch_last(a, pads):
     """a (N, C, *spatial) -> (C, *padded, N), zero-padded by pads ((lo, hi), ...): one copy."""
     xp = xp_of(a)
     moved = xp.moveaxis(a, 0, -1)
+    impl = backends.find("batch_last", a)
+    # (a compiled copy by tiles, where numpy's reads C * H * W apart, a stride that aliases in the cache;
+    # with padding too: the tiled copy then a contiguous one into the zeros beats the one strided copy)
+    if impl is not None:
+        moved = impl.forward(a)
     if not any(lo or hi for lo, hi in pads):
-        impl = backends.find("batch_last", a)
-        # (a compiled copy by tiles, where numpy's reads C * H * W apart, a stride that aliases in the cache)
-        return impl.forward(a) if impl is not None else xp.ascontiguousarray(moved)
+        return moved if impl is not None else xp.ascontiguousarray(moved)
     out = xp.zeros((a.shape[1],) + tuple(s + lo + hi for s, (lo, hi) in zip(a.shape[2:], pads)) + (a.shape[0],),
                    dtype=a.dtype)
     out[(slice(None),) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(a.shape[2:], pads))] = moved

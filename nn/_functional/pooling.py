@@ -526,9 +526,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError("interpolate: antialias=True is not supported")
     n = input.ndim - 2
     need = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode)
-    if n not in (1, 2, 3) or (need is not None and n != need):
-        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
-                                  f"{'3D, 4D or 5D' if need is None else f'{need + 2}D'} input")
+    if n not in (1, 2, 3):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                                  f"nearest-exact (got {mode})")
+    if need is not None and n != need:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {need + 2}D input")
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined" if size is not None else
                          "either size or scale_factor should be defined")

@@ -196,6 +196,18 @@ def test_version_errors_like_torch(torch, case):
     same_error(torch, lambda: run(mg), lambda: run(torch), upto="instead.")
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("bounds", [(0.5, 2), (None, 1.5), ("t0.5", None), (0, "t1.5")])
+def test_integer_clamp_inplace_float_bounds_like_torch(torch, dtype, bounds):
+    """`ids.clamp_(0.5, 2)`: PyTorch refuses the float result in its words (the dtype's C++ name when a
+    bound is a number, its legacy name when all are tensors), not numpy's casting complaint."""
+    def run(L):
+        lo, hi = (L.tensor(float(b[1:])) if isinstance(b, str) else b for b in bounds)
+        return L.zeros(3, dtype=getattr(L, dtype)).clamp_(lo, hi)
+
+    same_error(torch, lambda: run(mg), lambda: run(torch))
+
+
 # ---- shapes ---------------------------------------------------------------------------------
 def test_broadcast_mismatch_names_both_shapes():
     with pytest.raises(RuntimeError) as info:

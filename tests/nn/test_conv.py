@@ -471,3 +471,19 @@ def test_conv2d_backward_by_the_backends_copies_is_numpys(torch, monkeypatch, xs
             scale = np.abs(theirs.numpy()).max()  # (float32 sums of thousands of terms: their size's rounding)
             np.testing.assert_allclose(mine, theirs.numpy(), rtol=1e-4 if dtype == np.float32 else 1e-7,
                                        atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
+
+
+def test_padded_conv2d_input_moved_by_the_tiled_copy_is_numpys(monkeypatch):
+    # a padded convolution (a conv autoencoder's 3x3, padding 1) on images a multiple of 4 KiB apart: its input
+    # goes batch last through the compiled tiled copy, then into the zero border; the bits of numpy's strided copy
+    from minigrad import backends
+    from minigrad.backends.cpu import batch_last
+
+    calls = []
+    monkeypatch.setattr(batch_last, "forward", lambda *a, real=batch_last.forward: calls.append(1) or real(*a))
+    x, w, b = arr(32, 16, 16, 16), arr(1, 16, 3, 3), arr(1)
+    fast = F.conv2d(minigrad.tensor(x), minigrad.tensor(w), minigrad.tensor(b), padding=1).array
+    assert calls
+    with backends.kernels("numpy"):
+        plain = F.conv2d(minigrad.tensor(x), minigrad.tensor(w), minigrad.tensor(b), padding=1).array
+    np.testing.assert_array_equal(fast, plain)

@@ -121,6 +121,18 @@ def test_interpolate_vs_torch(torch, shape, kw, dtype):
     vs_torch(torch, "interpolate", arr(*shape, dtype=dtype), dtype, **kw)
 
 
+
+@pytest.mark.parametrize("ndim,mode", [(2, "nearest"), (6, "nearest"), (2, "linear"), (6, "bilinear"),
+                                       (2, "nearest-exact"), (4, "linear"), (3, "bilinear"), (4, "trilinear")])
+def test_interpolate_wrong_ndim_error_like_torch(torch, ndim, mode):
+    """nn.Upsample on a batch of flat rows: PyTorch's words (its "Input Error" for a rank no mode takes)."""
+    def error(L, Fn):
+        with pytest.raises(NotImplementedError) as info:
+            Fn.interpolate(L.ones(*(2,) * ndim), scale_factor=2, mode=mode)
+        return str(info.value)
+
+    assert error(minigrad, F) == error(torch, torch.nn.functional)
+
 PADS = [
     ((2, 3, 4, 5), (1, 2), {}), ((2, 3, 4, 5), (1, -2, 3, 0, -1, 1), {"value": 3.5}),
     ((2, 3, 4, 5), (1, 2, 3, 1), {"mode": "reflect"}), ((3, 4, 5), (4, 4, 3, 1), {"mode": "reflect"}),
