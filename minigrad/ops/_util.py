@@ -44,8 +44,7 @@ def broadcast_shapes(a, b):
         if x != y and x != 1 and y != 1:
             dim = builtins.max(len(a), len(b)) - i
             raise RuntimeError(
-                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                f"dimension {dim} (shapes {list(a)} and {list(b)})"
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {dim}"
             )
         out.append(x if y == 1 else y)
     return tuple(reversed(out))

@@ -209,12 +209,10 @@ def test_integer_clamp_inplace_float_bounds_like_torch(torch, dtype, bounds):
 
 
 # ---- shapes ---------------------------------------------------------------------------------
-def test_broadcast_mismatch_names_both_shapes():
+def test_broadcast_mismatch_names_the_sizes():
     with pytest.raises(RuntimeError) as info:
         mg.ones(2, 3) + mg.ones(4, 3)
-    msg = str(info.value)
-    assert "The size of tensor a (2) must match the size of tensor b (4) at non-singleton dimension 0" in msg
-    assert "[2, 3]" in msg and "[4, 3]" in msg
+    assert str(info.value) == "The size of tensor a (2) must match the size of tensor b (4) at non-singleton dimension 0"
 
 
 @pytest.mark.parametrize(
@@ -222,14 +220,15 @@ def test_broadcast_mismatch_names_both_shapes():
            lambda a, b: mg.maximum(a, b), lambda a, b: mg.where(a > 0, a, b), lambda a, b: a == b]
 )
 def test_every_binary_op_checks_broadcast(op):
-    with pytest.raises(RuntimeError, match=r"\[2, 3\].*\[3, 2\]"):
+    with pytest.raises(RuntimeError, match=r"^The size of tensor a \(3\) must match the size of tensor b \(2\) at "
+                       r"non-singleton dimension 1$"):
         op(mg.ones(2, 3), mg.ones(3, 2))
 
 
-def test_broadcast_mismatch_prefix_like_torch(torch):
+def test_broadcast_mismatch_text_is_torchs(torch):
     got = error_of(lambda: mg.ones(2, 3) * mg.ones(3, 2))
     want = error_of(lambda: torch.ones(2, 3) * torch.ones(3, 2))
-    assert str(got).startswith(str(want))
+    assert str(got) == str(want)
 
 
 @pytest.mark.parametrize(
