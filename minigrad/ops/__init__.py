@@ -185,6 +185,7 @@ def _bind_methods(Tensor):
                  "i0", "igamma", "igammac", "mvlgamma", "cholesky_solve", "cholesky_inverse", "triangular_solve",
                  "lu_solve", "lu", "qr", "svd", "cholesky"):
         methods[name] = globals()[name]
+    methods.update(as_subclass=indexing.as_subclass)
     methods.update(cov=cov, corrcoef=corrcoef, narrow_copy=narrow_copy, is_conj=is_conj, is_neg=is_neg)
     methods.update(angle=angle, adjoint=adjoint, conj_physical=conj_physical, unsafe_chunk=unsafe_chunk,
                    unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes)
