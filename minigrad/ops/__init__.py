@@ -135,7 +135,8 @@ def _bind_methods(Tensor):
         eq=eq, ne=ne, lt=lt, le=le, gt=gt, ge=ge, logical_not=logical_not, logical_and=logical_and,
         logical_or=logical_or, isnan=isnan, isinf=isinf, isfinite=isfinite, allclose=allclose, equal=equal,
         sum=sum, mean=mean, var=var, std=std, max=max, min=min, amax=amax, amin=amin, argmax=argmax, argmin=argmin,
-        logsumexp=logsumexp, softmax=softmax, log_softmax=log_softmax, all=all, any=any, prod=prod, norm=norm,
+        logsumexp=logsumexp, softmax=lambda self, *args, **kwargs: softmax(self, *args, _first=1, **kwargs),
+        log_softmax=lambda self, *args, **kwargs: log_softmax(self, *args, _first=1, **kwargs), all=all, any=any, prod=prod, norm=norm,
         reshape=reshape, view=view, flatten=flatten, unflatten=unflatten, permute=permute, transpose=transpose,
         t=t, squeeze=squeeze, unsqueeze=unsqueeze, expand=expand, expand_as=expand_as, contiguous=contiguous,
         clone=clone, split=split, chunk=chunk, unbind=unbind, tril=tril, triu=triu, matmul=matmul, mm=mm, bmm=bmm,
@@ -185,6 +186,7 @@ def _bind_methods(Tensor):
                  "i0", "igamma", "igammac", "mvlgamma", "cholesky_solve", "cholesky_inverse", "triangular_solve",
                  "lu_solve", "lu", "qr", "svd", "cholesky"):
         methods[name] = globals()[name]
+    methods.update(as_subclass=indexing.as_subclass)
     methods.update(cov=cov, corrcoef=corrcoef, narrow_copy=narrow_copy, is_conj=is_conj, is_neg=is_neg)
     methods.update(angle=angle, adjoint=adjoint, conj_physical=conj_physical, unsafe_chunk=unsafe_chunk,
                    unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes)

@@ -277,6 +277,20 @@ class Alias(Index):
     node_name = "AliasBackward0"
 
 
+def as_subclass(self, cls):
+    """self as an instance of `cls`, a Tensor subclass: an alias of self (the same array and version counter, one
+    AliasBackward0 node in its history), as PyTorch's."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        "Make sure your class inherits from Tensor.")
+    alias = _share_version(Alias.apply(self, (Ellipsis,), False), self)
+    out = object.__new__(cls)  # (a subclass's layout may differ from Tensor's: no __class__ assignment)
+    for name in Tensor.__slots__:
+        if name != "__weakref__" and hasattr(alias, name):
+            setattr(out, name, getattr(alias, name))
+    return out
+
+
 class IndexSelect(Function):
     node_name = "IndexSelectBackward0"
 

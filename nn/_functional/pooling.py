@@ -81,13 +81,13 @@ def _pool3d_args(input, kernel_size, stride, padding, dilation, name):
     omitted = stride is None or (not isinstance(stride, int) and len(stride) == 0)
     stride = kernel if omitted else three(stride, "stride", "omitted, ")
     padding, dilation = three(padding, "padding"), three(dilation, "dilation")
-    if input.ndim not in (4, 5) or input.numel() == 0:
+    if input.ndim not in (4, 5):
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    if min(stride) <= 0:  # (before the kernel's: an omitted stride is the kernel)
+        raise RuntimeError("stride should not be zero")
     if min(kernel) <= 0:
         raise RuntimeError(f"kernel size should be greater than zero, but got kT: {kernel[0]} kH: {kernel[1]} "
                            f"kW: {kernel[2]}")
-    if min(stride) <= 0:
-        raise RuntimeError("stride should not be zero")
     if min(dilation) <= 0:
         raise RuntimeError(f"dilation should be greater than zero, but got dilationT: {dilation[0]} dilationH: "
                            f"{dilation[1]} dilationW: {dilation[2]}")
@@ -100,6 +100,10 @@ def _pool3d_args(input, kernel_size, stride, padding, dilation, name):
     if any(p > k // 2 for p, k in zip(padding, kernel)):
         raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got kT: {kernel[0]} kW: "
                            f"{kernel[2]} kH: {kernel[1]} padT: {padding[0]} padW: {padding[2]} padH: {padding[1]}")
+    if 0 in input.shape[-4:]:  # (a batch of none is allowed: an empty result; PyTorch's message says dimension 0)
+        where = "max_pool3d_with_indices_out_cpu_template" if name == "max_pool3d" else name
+        raise RuntimeError(f"{where}(): Expected input's non-batch dimensions to have positive length, but input "
+                           f"has a shape of {list(input.shape)} and non-batch dimension 0 has length zero!")
     return kernel, stride, padding, dilation
 
 
@@ -459,12 +463,22 @@ def _adaptive_size(input, output_size, n, name):
     return tuple(s if o is None else int(o) for o, s in zip(output_size, input.shape[-n:]))
 
 
+def _check_adaptive_nonempty(input, name):
+    """PyTorch's check that the sizes past the batch are non-zero (adaptive_avg_pool2d's only the plane's)."""
+    first = input.ndim - 2 if name == "adaptive_avg_pool2d" else 1
+    for i in range(first, input.ndim):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {list(input.shape)} with dimension {i} being empty")
+
+
 def _adaptive_avg_pool(input, output_size, n, name):
     size = _adaptive_size(input, output_size, n, name)
-    if min(size) < 0 or (min(size) == 0 and input.numel()):
+    if min(size) < 0:
         shown = ", ".join(map(str, size)) if n == 2 else f"{size[0]}, " + ",".join(map(str, size[1:]))  # (sic)
         raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
                            f"{{{shown}}}")
+    _check_adaptive_nonempty(input, name)
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"{name}" not implemented for {input.dtype}' if n == 2 else
                                   f'"{name}_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
@@ -592,12 +606,10 @@ def _adaptive_max_indices(xd, size):
 
 def _adaptive_max_pool(input, output_size, return_indices, n, name):
     size = _adaptive_size(input, output_size, n, name)
-    lead = tuple(input.shape[:-n])
+    lead, spatial = tuple(input.shape[:-n]), tuple(input.shape[-n:])
+    _check_adaptive_nonempty(input, name)
     if min(size) < 0:
-        if n == 3:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(lead + size)}")
-        raise RuntimeError(f"{name}(): elements of output_size must be greater than or equal to 0 but "
-                           f"received {list(size)}")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(lead + size)}")
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"{name}" not implemented for {input.dtype}' if n == 2 else
                                   f'"{name}_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
@@ -606,8 +618,8 @@ def _adaptive_max_pool(input, output_size, return_indices, n, name):
     else:  # (an op of the input's array: a minigrad.compile replay finds each call's own maxima)
         idx = array_op(lambda a: _adaptive_max_indices(a, size), input)
     # y[..., i, j] = x_flat[..., idx[..., i, j]]
-    index = idx.reshape(lead + (-1,))
-    y = input.reshape(lead + (-1,)).gather(-1, index).reshape(lead + size)
+    index = idx.reshape(lead + (math.prod(size),))  # (sizes, not -1: the batch may be empty)
+    y = input.reshape(lead + (math.prod(spatial),)).gather(-1, index).reshape(lead + size)
     return (y, idx) if return_indices else y
 
 

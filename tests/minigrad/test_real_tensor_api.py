@@ -143,3 +143,25 @@ def test_top_level_grad_scaler_and_functional_forms(torch):
         y = minigrad.constant_pad_nd(minigrad.tensor(a), pad, value)
         ty = torch.constant_pad_nd(torch.tensor(a), pad, value)
         np.testing.assert_array_equal(y.numpy(), ty.numpy())
+
+
+def test_as_subclass_is_an_alias_of_the_subclass(torch):
+    # minigrad had no Tensor.as_subclass; PyTorch's gives an instance of the subclass sharing the data and the
+    # version counter, with one AliasBackward0 node, and refuses a class that is no Tensor
+    seen = []
+    for L in (torch, minigrad):
+        class Sub(L.Tensor):
+            pass
+
+        x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        z = y.as_subclass(Sub)
+        leaf = x.as_subclass(Sub)
+        (z * leaf).sum().backward()
+        node = z.grad_fn.name()
+        z.detach().add_(1)  # (written through the alias: y sees it)
+        with pytest.raises(TypeError) as e:
+            y.as_subclass(int)
+        seen.append((type(z) is Sub, type(x.as_subclass(L.Tensor)) is L.Tensor, node, leaf.is_leaf,
+                     leaf.requires_grad, y.tolist(), y._version, x.grad.tolist(), str(e.value)))
+    assert seen[1] == seen[0]

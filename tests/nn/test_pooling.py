@@ -392,6 +392,79 @@ def test_pooling_a_batch_of_none_as_torch(torch, call):
     assert shapes[1] == shapes[0]
 
 
+
+@pytest.mark.parametrize("call", [
+    lambda F, x: F.max_pool3d(x, 2),
+    lambda F, x: F.max_pool3d(x, 2, return_indices=True)[1].float(),
+    lambda F, x: F.avg_pool3d(x, 2),
+    lambda F, x: F.adaptive_max_pool2d(x[:, :, 0], 2),
+    lambda F, x: F.adaptive_max_pool2d(x[:, 0], (2, 1), return_indices=True)[0],
+    lambda F, x: F.adaptive_max_pool3d(x, 2),
+    lambda F, x: F.adaptive_max_pool3d(x[:, 0], (1, 2, 3), return_indices=True)[1].float(),
+    lambda F, x: F.adaptive_avg_pool2d(x[:, 0, 0], 2),
+    lambda F, x: F.adaptive_avg_pool3d(x, 2),
+    lambda F, x: F.adaptive_avg_pool3d(x[:, 0], 0),
+    lambda F, x: F.adaptive_avg_pool2d(x.sum() + x.new_ones(3, 4, 4), (0, 2)),
+    lambda F, x: F.adaptive_max_pool3d(x.sum() + x.new_ones(2, 4, 4, 4), 0),
+    lambda F, x: F.adaptive_max_pool2d(x[:, 0, 0], 0),
+])
+def test_3d_and_adaptive_pools_of_a_batch_of_none_as_torch(torch, call):
+    # an empty batch (batched or not) pools to an empty result as in PyTorch, and an adaptive output size of 0
+    # is allowed; minigrad refused the 3-d pools' empty batch, failed reshaping adaptive_max_pool's, and
+    # refused adaptive_avg_pool's output size 0
+    seen = []
+    for L, Fn in ((torch, torch.nn.functional), (minigrad, F)):
+        x = L.zeros(0, 3, 4, 4, 4, requires_grad=True)
+        y = call(Fn, x)
+        seen.append((tuple(y.shape), y.dtype == L.float32, y.detach().numpy().tolist()))
+    assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("module", [
+    lambda nn: nn.MaxPool3d(2), lambda nn: nn.AvgPool3d(2), lambda nn: nn.AdaptiveMaxPool2d(2),
+    lambda nn: nn.AdaptiveAvgPool2d(2), lambda nn: nn.AdaptiveMaxPool3d(2), lambda nn: nn.AdaptiveAvgPool3d(2),
+])
+@pytest.mark.parametrize("shape", [(0, 3, 4, 4, 4), (0, 4, 4, 4), (2, 4, 4, 4)])
+def test_3d_and_adaptive_pool_modules_batched_unbatched_and_empty_as_torch(torch, module, shape):
+    x = arr(*shape)
+    seen = []
+    for L, Nn in ((torch, torch.nn), (minigrad, nn)):
+        t = L.tensor(x[:, 0] if "2d" in type(module(Nn)).__name__ and len(shape) == 5 else x, requires_grad=True)
+        try:
+            y = module(Nn)(t)
+        except RuntimeError as e:
+            seen.append(str(e))
+            continue
+        y.sum().backward()
+        seen.append((tuple(y.shape), np.round(y.detach().numpy(), 10).tolist(), t.grad.numpy().tolist()))
+    assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, F: F.max_pool3d(t.zeros(2, 0, 4, 4), 2),
+    lambda t, F: F.max_pool3d(t.zeros(0, 4, 4, 4), 2),
+    lambda t, F: F.max_pool3d(t.zeros(2, 3, 4, 4, 0), 2),
+    lambda t, F: F.avg_pool3d(t.zeros(0, 0, 4, 4, 4), 2),
+    lambda t, F: F.avg_pool3d(t.zeros(3, 4, 4, 0), 2),
+    lambda t, F: F.max_pool3d(t.zeros(0, 2, 1, 4, 4), 2),
+    lambda t, F: F.avg_pool3d(t.zeros(0, 2, 1, 4, 4), 2),
+    lambda t, F: F.max_pool3d(t.zeros(0, 2, 4, 4, 4), 0),
+    lambda t, F: F.avg_pool3d(t.zeros(2, 2, 4, 4), 0),
+    lambda t, F: F.max_pool3d(t.zeros(2, 0, 4, 4, 4), 2, padding=2),
+    lambda t, F: F.adaptive_avg_pool2d(t.zeros(2, 0, 4), 2),
+    lambda t, F: F.adaptive_avg_pool2d(t.zeros(2, 0, 4), -1),
+    lambda t, F: F.adaptive_avg_pool2d(t.zeros(0, 4, 0), 2),
+    lambda t, F: F.adaptive_avg_pool3d(t.zeros(0, 0, 4, 4, 4), 2),
+    lambda t, F: F.adaptive_avg_pool3d(t.zeros(2, 4, 4, 0), 2),
+    lambda t, F: F.adaptive_max_pool2d(t.zeros(0, 0, 3, 4), 2),
+    lambda t, F: F.adaptive_max_pool2d(t.zeros(2, 0, 4), -1),
+    lambda t, F: F.adaptive_max_pool2d(t.zeros(2, 4, 4), -1),
+    lambda t, F: F.adaptive_max_pool3d(t.zeros(0, 4, 4, 4, 0), 2),
+    lambda t, F: F.adaptive_max_pool3d(t.zeros(2, 4, 0, 4), 2),
+])
+def test_3d_and_adaptive_pools_refuse_empty_non_batch_dims_as_torch(torch, call):
+    raises_as_torch(torch, call)
+
 @pytest.mark.parametrize("call", [
     lambda t, F: F.max_pool2d(t.zeros(2, 0, 4, 4), 2),
     lambda t, F: F.avg_pool2d(t.zeros(3, 0, 4), 2),
