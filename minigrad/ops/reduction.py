@@ -719,38 +719,25 @@ def softmax_dtype_error(input, dim, name):
     return NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._legacy[:-6]}'")
 
 
-def _softmax_dim(input, args, kwargs, name, first):
-    """(dim, dtype) of a call `name(input, dim, dtype=None)`, checked in PyTorch's words: no implicit dim here (F.softmax's
-    legacy choice, with its warning, is nn's); a dim that is no int is named by its position when it came by position
-    (`first`: dim's, 1 for the Tensor method, 2 for torch.softmax)."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    dim, dtype = _dim_dtype(*args, **kwargs)
-    if dim is _NO_DIM:
+def _softmax_dim(input, dim, name):
+    if dim is None or not isinstance(input, Tensor):
+        # torch.softmax and Tensor.softmax take no implicit dim (F.softmax's legacy choice, with its warning, is nn's)
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-    if not hasattr(type(dim), "__index__"):
-        where = f" (position {first})" if args else ""
-        raise TypeError(f"{name}(): argument 'dim'{where} must be int, not {type(dim).__name__}")
     d = normalize_dim(dim, input.array.ndim)
-    return (d if input.array.ndim else ()), dtype  # a 0-d tensor: the reductions run over no axis
+    return d if input.array.ndim else ()  # a 0-d tensor: the reductions run over no axis
 
 
-_NO_DIM = object()
-
-
-def _dim_dtype(dim=_NO_DIM, dtype=None):
-    return dim, dtype
-
-
-def softmax(input, *args, _first=2, **kwargs):
-    """softmax(input, dim, dtype=None): exp(x) / sum(exp(x)) along `dim`: one `SoftmaxBackward0` node."""
-    d, dtype = _softmax_dim(input, args, kwargs, "softmax", _first)
+def softmax(input, dim=None, dtype=None):
+    """exp(x) / sum(exp(x)) along `dim`: one `SoftmaxBackward0` node."""
+    d = _softmax_dim(input, dim, "softmax")
     return Softmax.apply(_softmax_input(input, dtype, d), d)
 
 
-def log_softmax(input, *args, _first=2, **kwargs):
-    """log_softmax(input, dim, dtype=None): x - logsumexp(x) along `dim`: one `LogSoftmaxBackward0` node."""
-    d, dtype = _softmax_dim(input, args, kwargs, "log_softmax", _first)
+def log_softmax(input, dim=None, dtype=None):
+    """x - logsumexp(x) along `dim`: one `LogSoftmaxBackward0` node."""
+    d = _softmax_dim(input, dim, "log_softmax")
     return LogSoftmax.apply(_softmax_input(input, dtype, d, "log_softmax"), d)
 
 
