@@ -93,6 +93,31 @@ def test_adaptive_avg_pool2d_vs_torch(torch, shape, size, dtype):
     vs_torch(torch, "adaptive_avg_pool2d", arr(*shape, dtype=dtype), dtype, size)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adaptive_avg_pool1d_to_one_of_a_permuted_input_vs_torch(torch, dtype):
+    # a text CNN's global average pooling, nn.AdaptiveAvgPool1d(1), of a (N, L, C) array seen as (N, C, L)
+    x = arr(4, 94, 8, dtype=dtype)
+    ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = nn.AdaptiveAvgPool1d(1)(ours.permute(0, 2, 1)), torch.nn.AdaptiveAvgPool1d(1)(theirs.permute(0, 2, 1))
+    g = arr(*ty.shape, dtype=dtype)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    assert y.shape == tuple(ty.shape) and y.dtype == ours.dtype and ours.grad.dtype == ours.dtype
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(ours.grad.array, theirs.grad.numpy(), **tol)
+
+
+def test_adaptive_avg_pool2d_keeping_the_size_is_a_result_of_its_own(torch):
+    # every axis keeps its size (each map the identity): the result is a copy, as PyTorch's, not the input
+    a = arr(2, 3, 4, 5)
+    x = minigrad.tensor(a)
+    y = F.adaptive_avg_pool2d(x, (4, 5))
+    np.testing.assert_array_equal(y.array, torch.nn.functional.adaptive_avg_pool2d(torch.tensor(a), (4, 5)).numpy())
+    y.add_(1.0)
+    np.testing.assert_array_equal(x.array, a)
+
+
 def test_adaptive_avg_pool2d_to_one_is_the_mean(torch):
     x = arr(2, 3, 5, 4)  # PyTorch takes a mean there (another node name): the values must agree
     vs_torch(torch, "adaptive_avg_pool2d", x, np.float64, 1, node=False)
