@@ -579,10 +579,11 @@ def _adaptive_max_indices(xd, size):
         win = xd[(Ellipsis,) + tuple(slice(lo, hi) for lo, hi in box)]
         shape = win.shape[-n:]
         win = win.reshape(lead + (-1,))
-        a = win.argmax(axis=-1)  # (numpy's argmax picks the first NaN)
+        a = win.argmax(axis=-1)  # (numpy's argmax picks the first NaN: the windows with one are those it picked)
         if xd.dtype.kind == "f":
-            nan = xp.isnan(win)
-            a = xp.where(nan.any(axis=-1), win.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1), a)
+            has = xp.isnan(xp.take_along_axis(win, a[..., None], axis=-1)[..., 0])
+            if has.any():
+                a[has] = win.shape[-1] - 1 - xp.isnan(win[has])[..., ::-1].argmax(axis=-1)
         flat = 0
         for (lo, _), s, at in zip(box, spatial, xp.unravel_index(a, shape)):
             flat = flat * s + lo + at

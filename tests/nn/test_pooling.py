@@ -708,6 +708,26 @@ def test_adaptive_max_pool_picks_pytorchs_nan(torch):
         np.testing.assert_array_equal(y.numpy(), ty.numpy())
 
 
+@pytest.mark.parametrize("size", [1, 2])
+def test_adaptive_max_pool1d_of_a_permuted_input_with_nans_ties_and_infs_vs_torch(torch, size):
+    # nn.AdaptiveMaxPool1d(1) of a text CNN's (N, L, C) conv output seen as (N, C, L): a NaN in a few rows only
+    # (the last NaN wins, of either sign), ties elsewhere (the first wins), a row of -inf (its first element)
+    x = np.round(arr(3, 30, 5, dtype=np.float32))
+    x[0, [4, 20], 1] = np.nan
+    x[0, 25, 1] = -np.nan
+    x[1, 7, 2] = np.nan
+    x[2, :, 3] = -np.inf
+    ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, i = nn.AdaptiveMaxPool1d(size, return_indices=True)(ours.permute(0, 2, 1))
+    ty, ti = torch.nn.AdaptiveMaxPool1d(size, return_indices=True)(theirs.permute(0, 2, 1))
+    same_bits(y.array, ty.detach().numpy())
+    np.testing.assert_array_equal(i.array, ti.numpy())
+    g = arr(*ty.shape, dtype=np.float32)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    same_bits(ours.grad.array, theirs.grad.numpy())
+
+
 # ---- the 3-d pools: the same ops over (D, H, W) ----------------------------------------------------------------------
 POOL3D = [
     ("max_pool3d", (2, 3, 5, 6, 4), (2,), {}),
