@@ -403,7 +403,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 # ---- separable linear maps: adaptive average pooling and interpolation ------------------------------------
 class Separable(Function):
-    """y = x with matrix A_i applied along each of the last len(mats) axes (A_i of shape (out_i, in_i))."""
+    """y = x with matrix A_i applied along each of the last len(mats) axes (A_i of shape (out_i, in_i); None: the
+    identity, the axis left as it is)."""
 
     node_name = "SeparableBackward0"
 
@@ -414,18 +415,20 @@ class Separable(Function):
         n = len(mats)
         for i, a in enumerate(mats):
             ax = y.ndim - n + i
-            if ax == y.ndim - 1:
-                y = xp.matmul(y, a.T)
+            if a is None:  # (the identity: an axis that keeps its size)
+                continue
+            if ax == y.ndim - 1:  # one product of all rows, not one per leading index (numpy's stacked matmul)
+                y = xp.matmul(y.reshape(-1, y.shape[-1]), a.T).reshape(y.shape[:-1] + (a.shape[0],))
             elif ax == y.ndim - 2:
                 y = xp.matmul(a, y)
             else:
                 y = xp.moveaxis(xp.matmul(xp.moveaxis(y, ax, -1), a.T), -1, ax)
         ctx.mats = mats
-        return xp.ascontiguousarray(y)
+        return y.copy() if y is x.array else xp.ascontiguousarray(y)  # (all identities: a result of its own)
 
     @staticmethod
     def backward(ctx, g):  # the adjoint: the transposed matrices (itself a Separable: twice differentiable)
-        return type(ctx)._forward_cls.apply(g, tuple(a.T for a in ctx.mats)), None
+        return type(ctx)._forward_cls.apply(g, tuple(None if a is None else a.T for a in ctx.mats)), None
 
 
 def _separable(node_name):
@@ -483,7 +486,7 @@ def _adaptive_avg_pool(input, output_size, n, name):
         raise NotImplementedError(f'"{name}" not implemented for {input.dtype}' if n == 2 else
                                   f'"{name}_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
     xp, dt = xp_of(input.array), input.array.dtype
-    mats = tuple(xp.asarray(_average_matrix(s, o, dt)) for s, o in zip(input.shape[-n:], size))
+    mats = tuple(None if s == o else xp.asarray(_average_matrix(s, o, dt)) for s, o in zip(input.shape[-n:], size))
     return (AdaptiveAvgPool2d if n == 2 else AdaptiveAvgPool3d).apply(input, mats)
 
 
@@ -593,10 +596,11 @@ def _adaptive_max_indices(xd, size):
         win = xd[(Ellipsis,) + tuple(slice(lo, hi) for lo, hi in box)]
         shape = win.shape[-n:]
         win = win.reshape(lead + (-1,))
-        a = win.argmax(axis=-1)  # (numpy's argmax picks the first NaN)
+        a = win.argmax(axis=-1)  # (numpy's argmax picks the first NaN: the windows with one are those it picked)
         if xd.dtype.kind == "f":
-            nan = xp.isnan(win)
-            a = xp.where(nan.any(axis=-1), win.shape[-1] - 1 - nan[..., ::-1].argmax(axis=-1), a)
+            has = xp.isnan(xp.take_along_axis(win, a[..., None], axis=-1)[..., 0])
+            if has.any():
+                a[has] = win.shape[-1] - 1 - xp.isnan(win[has])[..., ::-1].argmax(axis=-1)
         flat = 0
         for (lo, _), s, at in zip(box, spatial, xp.unravel_index(a, shape)):
             flat = flat * s + lo + at

@@ -93,6 +93,31 @@ def test_adaptive_avg_pool2d_vs_torch(torch, shape, size, dtype):
     vs_torch(torch, "adaptive_avg_pool2d", arr(*shape, dtype=dtype), dtype, size)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adaptive_avg_pool1d_to_one_of_a_permuted_input_vs_torch(torch, dtype):
+    # a text CNN's global average pooling, nn.AdaptiveAvgPool1d(1), of a (N, L, C) array seen as (N, C, L)
+    x = arr(4, 94, 8, dtype=dtype)
+    ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = nn.AdaptiveAvgPool1d(1)(ours.permute(0, 2, 1)), torch.nn.AdaptiveAvgPool1d(1)(theirs.permute(0, 2, 1))
+    g = arr(*ty.shape, dtype=dtype)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    assert y.shape == tuple(ty.shape) and y.dtype == ours.dtype and ours.grad.dtype == ours.dtype
+    np.testing.assert_allclose(y.array, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(ours.grad.array, theirs.grad.numpy(), **tol)
+
+
+def test_adaptive_avg_pool2d_keeping_the_size_is_a_result_of_its_own(torch):
+    # every axis keeps its size (each map the identity): the result is a copy, as PyTorch's, not the input
+    a = arr(2, 3, 4, 5)
+    x = minigrad.tensor(a)
+    y = F.adaptive_avg_pool2d(x, (4, 5))
+    np.testing.assert_array_equal(y.array, torch.nn.functional.adaptive_avg_pool2d(torch.tensor(a), (4, 5)).numpy())
+    y.add_(1.0)
+    np.testing.assert_array_equal(x.array, a)
+
+
 def test_adaptive_avg_pool2d_to_one_is_the_mean(torch):
     x = arr(2, 3, 5, 4)  # PyTorch takes a mean there (another node name): the values must agree
     vs_torch(torch, "adaptive_avg_pool2d", x, np.float64, 1, node=False)
@@ -554,6 +579,14 @@ MAX_KERNEL = [
     ((2, 2, 12, 13), dict(kernel_size=(2, 3), stride=(1, 2), dilation=(2, 1))),
     ((3, 9, 8), dict(kernel_size=2, stride=1, padding=1)),  # unbatched
     ((2, 3, 1, 17), dict(kernel_size=(1, 4), stride=(1, 3), padding=(0, 2), ceil_mode=True)),  # max_pool1d's shape
+    # long windows, few a row (read by the kernel's stretches): a whole row (a text CNN's max_pool1d(c, c.size(2))),
+    # the whole plane, whole rows with a row of padding, two or three long windows (padding, ceil_mode), dilation
+    ((2, 3, 1, 94), dict(kernel_size=(1, 94))),
+    ((2, 3, 12, 12), dict(kernel_size=(12, 12))),
+    ((2, 3, 7, 40), dict(kernel_size=(3, 40), stride=(2, 1), padding=(1, 0), ceil_mode=True)),
+    ((2, 3, 5, 50), dict(kernel_size=(2, 20), stride=(2, 20), padding=(1, 10), ceil_mode=True)),
+    ((2, 3, 4, 61), dict(kernel_size=(2, 30), stride=(3, 31))),
+    ((2, 3, 1, 60), dict(kernel_size=(1, 20), stride=(1, 17), dilation=(1, 2))),
 ]
 
 
@@ -629,6 +662,51 @@ def test_max_pool2d_nan_inf_and_signed_zeros_vs_torch(torch, max_pool_path, dtyp
         np.testing.assert_array_equal(ours[1], theirs[1])
         np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6, atol=1e-6)
     assert len(max_pool_path[1]) == (3 if max_pool_path[0] == "kernel" else 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool_over_long_windows_nan_inf_ties_vs_torch(torch, max_pool_path, dtype):
+    # windows of a whole row or plane (the kernel finds their max in vectorized passes, not by the scan): still
+    # PyTorch's scan's choice, the last NaN (of either sign), else the first max; -0 ties 0; a -inf row: its first
+    x = np.round(arr(3, 4, 3, 40, dtype=dtype))  # (few values: ties in every row)
+    x[0, 0, 1, [3, 17, 30]] = np.nan
+    x[0, 0, 2, 5] = -np.nan  # (the plane's last NaN, its sign bit set)
+    x[0, 1, 0, 39] = np.nan
+    x[0, 2, 1, :] = -np.inf
+    x[0, 3] = -np.inf
+    x[1, 0, :, :] = 0.0
+    x[1, 0, :, 1::3] = -0.0
+    x[1, 1, 2, [7, 22]] = np.inf
+    x[2, 0, :, :] = np.nan
+    for kw in (dict(kernel_size=(1, 40)), dict(kernel_size=(3, 40)), dict(kernel_size=(2, 40), stride=1, padding=(1, 0)),
+               dict(kernel_size=(1, 20), stride=(1, 20)), dict(kernel_size=(3, 16), stride=(3, 12))):
+        g = arr(*torch.nn.functional.max_pool2d(torch.tensor(x), **kw).shape, dtype=dtype)
+        ours, theirs = max_pool_run(F, x, g, **kw), max_pool_run(torch.nn.functional, x, g, **kw)
+        same_bits(ours[0], theirs[0])
+        np.testing.assert_array_equal(ours[1], theirs[1])
+        np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6, atol=1e-6)
+    assert len(max_pool_path[1]) == (5 if max_pool_path[0] == "kernel" else 0)
+
+
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_max_pool1d_over_the_whole_length_of_a_permuted_conv_output_vs_torch(torch, max_pool_path, unbatched):
+    # a text CNN's global max pooling: F.max_pool1d(c, c.size(2)) of a (N, L, C) array seen as (N, C, L)
+    x = np.round(arr(4, 94, 8, dtype=np.float32) * 2)
+    x[1, [10, 50], 3] = np.nan
+    x[2, :, 5] = -np.inf
+    ours, theirs = minigrad.tensor(x).permute(0, 2, 1), torch.tensor(x).permute(0, 2, 1)
+    if unbatched:
+        ours, theirs = ours[1], theirs[1]
+    ours.requires_grad_(), theirs.requires_grad_()
+    y, i = F.max_pool1d(ours, ours.size(-1), return_indices=True)
+    ty, ti = torch.nn.functional.max_pool1d(theirs, theirs.size(-1), return_indices=True)
+    same_bits(y.array, ty.detach().numpy())
+    np.testing.assert_array_equal(i.array, ti.numpy())
+    (y * y.shape[-2]).sum().backward()
+    (ty * ty.shape[-2]).sum().backward()
+    same_bits(ours.grad.array, theirs.grad.numpy())
+    same_bits(F.max_pool1d(ours, ours.size(-1)).array, y.array)
+    assert len(max_pool_path[1]) == (2 if max_pool_path[0] == "kernel" else 0)
 
 
 def test_max_pool2d_window_outside_the_input_vs_torch(torch, max_pool_path):
@@ -713,6 +791,26 @@ def test_adaptive_max_pool_picks_pytorchs_nan(torch):
         ty, ti = torch.nn.functional.adaptive_max_pool2d(torch.tensor(a), size, return_indices=True)
         np.testing.assert_array_equal(i.numpy(), ti.numpy())
         np.testing.assert_array_equal(y.numpy(), ty.numpy())
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_adaptive_max_pool1d_of_a_permuted_input_with_nans_ties_and_infs_vs_torch(torch, size):
+    # nn.AdaptiveMaxPool1d(1) of a text CNN's (N, L, C) conv output seen as (N, C, L): a NaN in a few rows only
+    # (the last NaN wins, of either sign), ties elsewhere (the first wins), a row of -inf (its first element)
+    x = np.round(arr(3, 30, 5, dtype=np.float32))
+    x[0, [4, 20], 1] = np.nan
+    x[0, 25, 1] = -np.nan
+    x[1, 7, 2] = np.nan
+    x[2, :, 3] = -np.inf
+    ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, i = nn.AdaptiveMaxPool1d(size, return_indices=True)(ours.permute(0, 2, 1))
+    ty, ti = torch.nn.AdaptiveMaxPool1d(size, return_indices=True)(theirs.permute(0, 2, 1))
+    same_bits(y.array, ty.detach().numpy())
+    np.testing.assert_array_equal(i.array, ti.numpy())
+    g = arr(*ty.shape, dtype=np.float32)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    same_bits(ours.grad.array, theirs.grad.numpy())
 
 
 # ---- the 3-d pools: the same ops over (D, H, W) ----------------------------------------------------------------------

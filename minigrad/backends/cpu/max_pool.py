@@ -16,7 +16,10 @@ same choice as the one scan (the first max of the first row holding the window's
 last row holding one). Otherwise (2x2 stride 2) one pass reads each window. Either way four neighbouring
 windows that lie inside their row go together (four independent compare-and-select chains instead of
 one), the others one by one with the bounds checks; the arrays are read through flat unsigned offsets
-(no negative-index arithmetic in the loops).
+(no negative-index arithmetic in the loops). A long window alone in its stretch of row (global pooling:
+a window of the whole row or plane) is one dependent chain that way, element by element: its rows (or
+the one stretch of its whole rows) are read by _run_max's vectorized passes instead, and folded in as
+the scan would (the same choice: the last NaN, else the first max).
 
 Backward zeroes each plane of the input's gradient and adds each window's gradient at its index in
 output order: PyTorch's order, so where windows overlap the sums are its. An index outside the plane (a
@@ -29,6 +32,7 @@ import numpy as np
 from . import floats, team
 
 _U = np.uint64  # (an unsigned index: numba adds no wraparound for negative indices)
+_LONG = 16  # a window at least this wide, alone in its row's stretch, is read by _run_max
 
 
 def supports(x, kernel, stride, dilation, padding, out):
@@ -107,6 +111,7 @@ def _windows(y, idx, q, x, o, H, W, OW, h, h0, kh, kw, sw, dh, dw, pw, low):
     # -> y[q:q + OW], idx[q:q + OW] (flat positions in the plane)
     span = (kw - 1) * dw
     s1, s2, s3 = sw, 2 * sw, 3 * sw
+    whole = kw == W and dh == 1  # windows of whole rows, one after another
     j = 0
     while j < OW:
         w = j * sw - pw
@@ -141,6 +146,21 @@ def _windows(y, idx, q, x, o, H, W, OW, h, h0, kh, kw, sw, dh, dw, pw, low):
             idx[_U(q + j + 2)] = a2
             idx[_U(q + j + 3)] = a3
             j += 4
+        elif dw == 1 and w >= 0 and w + kw <= W and (kw >= _LONG or whole and kh * W >= _LONG):
+            # one long window inside its row (few windows a row), read by stretches: its rows, or (whole rows)
+            # the one stretch of its rows inside the input
+            m = low
+            a = h0 * W + w
+            for kr in range(1 if whole else kh):
+                r, n = (h0, (min(h + kh, H) - h0) * W) if whole else (h + kr * dh, kw)
+                if r >= 0 and r < H:
+                    v, c = _run_max(x, o + r * W + w, n)
+                    if (v > m) | (v != v):
+                        m = v
+                        a = r * W + w + c
+            y[_U(q + j)] = m
+            idx[_U(q + j)] = a
+            j += 1
         else:  # one window, its elements checked against the input's edges
             w0 = w
             while w0 < 0:
@@ -160,6 +180,26 @@ def _windows(y, idx, q, x, o, H, W, OW, h, h0, kh, kw, sw, dh, dw, pw, low):
             y[_U(q + j)] = m
             idx[_U(q + j)] = a
             j += 1
+
+
+@team.kernel
+def _run_max(x, s, n):
+    # (value, position k) of x[s:s + n]'s max by the scan's rule (the last NaN, else the first max) in passes
+    # that LLVM vectorizes, where the compare-and-select scan is one dependent chain: count the NaNs, take the
+    # max of the rest (team.max_of, exact without NaNs), find its first copy (a -0.0 ties a 0.0: the first)
+    nans = 0
+    for k in range(n):
+        nans += x[_U(s + k)] != x[_U(s + k)]
+    if nans:
+        k = n - 1
+        while x[_U(s + k)] == x[_U(s + k)]:
+            k -= 1
+        return x[_U(s + k)], k
+    m = team.max_of(x[s:s + n], n)
+    k = 0
+    while x[_U(s + k)] != m:
+        k += 1
+    return x[_U(s + k)], k
 
 
 @team.kernel
