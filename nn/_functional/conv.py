@@ -149,28 +149,31 @@ def _fit(t, spatial):
     return t[(slice(None), slice(None)) + tuple(slice(0, s) for s in spatial)]
 
 
+def _conv_arrays(xd, wd, stride, pads, dilation, groups):
+    """y[n, o, p] = sum_{c in o's group, k} w[o, c, k] x_pad[n, c, p*s + k*d]: x (N, C, *in), w (O, C/G, *k)."""
+    xp = xp_of(xd)
+    N, O, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
+    out = tuple(out_size(s, k, st, d, lo, hi) for s, k, st, d, (lo, hi) in
+                zip(xd.shape[2:], kernel, stride, dilation, pads))
+    cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
+    # y^T = cols^T w^T per group: (G, L * N, O/G), the positions as the product's long side
+    yt = grouped_matmul(cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1),
+                        wd.reshape(groups, O // groups, -1).transpose(0, 2, 1))
+    impl = backends.find("conv_output", yt[0].reshape(-1, N, O)) if groups == 1 else None
+    if impl is not None:  # (a compiled copy, where numpy's of the transposed view reads O apart)
+        return impl.forward(yt[0].reshape(-1, N, O)).reshape((N, O) + out)
+    return xp.ascontiguousarray(xp.moveaxis(yt.transpose(1, 0, 2).reshape(out + (N, O)), (-2, -1), (0, 1)))
+
+
 class Convolution(Function):
     node_name = "ConvolutionBackward0"
 
     @staticmethod
     def forward(ctx, x, w, b, stride, pads, dilation, groups):
-        # y[n, o, p] = b[o] + sum_{c in o's group, k} w[o, c, k] x_pad[n, c, p*s + k*d]
         xd, wd = x.array, w.array
-        xp = xp_of(xd)
-        N, O, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
-        out = tuple(out_size(s, k, st, d, lo, hi) for s, k, st, d, (lo, hi) in
-                    zip(xd.shape[2:], kernel, stride, dilation, pads))
-        cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
-        # y^T = cols^T w^T per group: (G, L * N, O/G), the positions as the product's long side
-        yt = grouped_matmul(cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1),
-                            wd.reshape(groups, O // groups, -1).transpose(0, 2, 1))
-        impl = backends.find("conv_output", yt[0].reshape(-1, N, O)) if groups == 1 else None
-        if impl is not None:  # (a compiled copy, where numpy's of the transposed view reads O apart)
-            y = impl.forward(yt[0].reshape(-1, N, O)).reshape((N, O) + out)
-        else:
-            y = xp.ascontiguousarray(xp.moveaxis(yt.transpose(1, 0, 2).reshape(out + (N, O)), (-2, -1), (0, 1)))
+        y = _conv_arrays(xd, wd, stride, pads, dilation, groups)
         if b is not None:
-            y += b.array.reshape((O,) + (1,) * len(out))
+            y += b.array.reshape((wd.shape[0],) + (1,) * (y.ndim - 2))
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
         ctx.conv = stride, pads, dilation, groups, xd.shape[2:], wd.shape[2:]
         return y
@@ -202,6 +205,25 @@ def _input_grad(g2, wd, x_shape, pads, kernel, stride, dilation, out, groups):
     return batch_first(crop(acc, pads, x_shape[2:], lead=1))
 
 
+def _as_correlation(wd, groups, pads, stride, dilation, in_sp, out_sp):
+    """With stride 1, conv_transpose(x, w) is a plain convolution of x padded by d (k - 1) - lo before (and to
+    out's size after) with w flipped and its channel axes swapped: (the flipped w, its pads), or None where
+    that does not hold (a stride, a padding wider than the kernel) or costs more. One product and an im2col
+    of x's C_in channels, against col2im's product of C_out * K rows and its adds: the cheaper side when C_in
+    <= C_out (a conv's input gradient, from its few output channels)."""
+    if any(s != 1 for s in stride) or wd.shape[0] > wd.shape[1] * groups:
+        return None
+    kernel = wd.shape[2:]
+    flip_pads = tuple((d * (k - 1) - lo, o - i + lo) for k, d, (lo, _), i, o in zip(kernel, dilation, pads, in_sp,
+                                                                                   out_sp))
+    if min(min(p) for p in flip_pads) < 0:
+        return None
+    Cin, Cg = wd.shape[0], wd.shape[1]
+    flipped = wd.reshape((groups, Cin // groups, Cg) + kernel).swapaxes(1, 2)[(Ellipsis,) + (slice(None, None, -1),)
+                                                                               * len(kernel)]
+    return flipped.reshape((groups * Cg, Cin // groups) + kernel), flip_pads
+
+
 class ConvolutionTranspose(Function):
     node_name = "ConvolutionBackward0"
 
@@ -211,9 +233,14 @@ class ConvolutionTranspose(Function):
         xd, wd = x.array, w.array
         N, Cin, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
         Cout = wd.shape[1] * groups
-        x2 = batch_last(xd, ((0, 0),) * len(kernel)).reshape(groups, Cin // groups, -1)
-        # the conv whose input gradient this is has weight w viewed as (C_in, C_out/G, k): its "O" is C_in
-        y = _input_grad(x2, wd, (N, Cout) + tuple(out_spatial), pads, kernel, stride, dilation, xd.shape[2:], groups)
+        flipped = _as_correlation(wd, groups, pads, stride, dilation, xd.shape[2:], out_spatial)
+        if flipped is not None:
+            y = _conv_arrays(xd, flipped[0], stride, flipped[1], dilation, groups)
+        else:
+            x2 = batch_last(xd, ((0, 0),) * len(kernel)).reshape(groups, Cin // groups, -1)
+            # the conv whose input gradient this is has weight w viewed as (C_in, C_out/G, k): its "O" is C_in
+            y = _input_grad(x2, wd, (N, Cout) + tuple(out_spatial), pads, kernel, stride, dilation, xd.shape[2:],
+                            groups)
         if b is not None:
             y += b.array.reshape((Cout,) + (1,) * len(kernel))
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)

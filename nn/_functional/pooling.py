@@ -417,7 +417,9 @@ class Separable(Function):
             ax = y.ndim - n + i
             if a is None:  # (the identity: an axis that keeps its size)
                 continue
-            if ax == y.ndim - 1:  # one product of all rows, not one per leading index (numpy's stacked matmul)
+            if isinstance(a, Nearest):
+                y = a.along(y, ax)
+            elif ax == y.ndim - 1:  # one product of all rows, not one per leading index (numpy's stacked matmul)
                 y = xp.matmul(y.reshape(-1, y.shape[-1]), a.T).reshape(y.shape[:-1] + (a.shape[0],))
             elif ax == y.ndim - 2:
                 y = xp.matmul(a, y)
@@ -429,6 +431,42 @@ class Separable(Function):
     @staticmethod
     def backward(ctx, g):  # the adjoint: the transposed matrices (itself a Separable: twice differentiable)
         return type(ctx)._forward_cls.apply(g, tuple(None if a is None else a.T for a in ctx.mats)), None
+
+
+class Nearest:
+    """The selection matrix (n_out, n_in) of nearest's source pixels `src` (or, transposed, its adjoint), applied
+    as a gather: a product by the 0/1 matrix would turn an inf or NaN input into NaN across its whole row.
+    An integer upscale f (src = i // f) is a broadcast copy, and its adjoint sums each pixel's f outputs."""
+
+    def __init__(self, src, n_in, transposed=False):
+        self.src, self.n_in, self.transposed = src, n_in, transposed
+        n_out = len(src)
+        f = n_out // n_in
+        self.repeat = f if f * n_in == n_out and (src == np.arange(n_out) // f).all() else None
+
+    @property
+    def T(self):
+        return Nearest(self.src, self.n_in, not self.transposed)
+
+    def along(self, y, ax):
+        xp, f, shape = xp_of(y), self.repeat, y.shape
+        # (with an integer f: f strided copies or adds of whole slabs, not numpy's loops over an axis of f)
+        every = [(slice(None),) * ax + (slice(r, None, f),) for r in range(f or 0)]
+        if not self.transposed:
+            if f is None:
+                return xp.take(y, xp.asarray(self.src), axis=ax)
+            out = xp.empty(shape[:ax] + (shape[ax] * f,) + shape[ax + 1:], dtype=y.dtype)
+            for at in every:
+                out[at] = y
+            return out
+        if f is not None:
+            acc = y[every[0]].copy()
+            for at in every[1:]:
+                acc += y[at]
+            return acc
+        a = np.zeros((len(self.src), self.n_in), dtype=y.dtype)
+        a[np.arange(len(self.src)), self.src] = 1.0
+        return xp.moveaxis(xp.matmul(xp.moveaxis(y, ax, -1), xp.asarray(a)), -1, ax)
 
 
 def _separable(node_name):
@@ -503,16 +541,14 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype):
-    """(n_out, n_in): PyTorch's source position of each output pixel, as a selection (nearest) or the two
+    """(n_out, n_in): PyTorch's source position of each output pixel, as a selection (nearest: a Nearest) or the two
     neighbours' weights (linear). `scale`: the user's scale_factor (PyTorch then uses 1/scale, not n_in/n_out)."""
     a = np.zeros((n_out, n_in), dtype=dtype)
     rows = np.arange(n_out)
     ratio = (1.0 / scale) if scale else n_in / n_out
     if mode in ("nearest", "nearest-exact"):  # the pixel left of the source position, or (exact) its centre's
-        src = np.minimum(np.floor((rows + (0.5 if mode == "nearest-exact" else 0.0)) * ratio).astype(np.int64),
-                         n_in - 1)
-        a[rows, src] = 1.0
-        return a
+        return Nearest(np.minimum(np.floor((rows + (0.5 if mode == "nearest-exact" else 0.0)) * ratio)
+                                  .astype(np.int64), n_in - 1), n_in)
     if align_corners:
         pos = rows * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
     else:
@@ -571,8 +607,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"interpolate" not implemented for {input.dtype}: pass a floating point tensor')
     xp, dt = xp_of(input.array), input.array.dtype
-    mats = tuple(xp.asarray(_interp_matrix(s, o, mode, bool(align_corners), f, dt))
-                 for s, o, f in zip(sp, size, scales))
+    mats = tuple(_interp_matrix(s, o, mode, bool(align_corners), f, dt) for s, o, f in zip(sp, size, scales))
+    mats = tuple(a if isinstance(a, Nearest) else xp.asarray(a) for a in mats)
     return _UPSAMPLE[(mode, n)].apply(input, mats)
 
 

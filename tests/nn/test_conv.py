@@ -487,3 +487,50 @@ def test_padded_conv2d_input_moved_by_the_tiled_copy_is_numpys(monkeypatch):
     with backends.kernels("numpy"):
         plain = F.conv2d(minigrad.tensor(x), minigrad.tensor(w), minigrad.tensor(b), padding=1).array
     np.testing.assert_array_equal(fast, plain)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, kw", [((32, 16, 8, 8), (1, 16, 3, 3), {"padding": 1}),  # conv_ae's last conv
+                                        ((4, 16, 6, 5), (8, 16, 3, 3), {"padding": 1}),
+                                        ((3, 4, 7, 6), (2, 4, 5, 3), {}),  # no padding: the gradient padded by k - 1
+                                        ((3, 4, 7, 6), (4, 4, 3, 3), {"padding": 2}),  # padding = k - 1: no pad before
+                                        ((2, 6, 9, 7), (4, 3, 3, 2), {"groups": 2, "dilation": (2, 1),
+                                                                      "padding": (2, 1)})])
+def test_stride1_input_grad_as_a_flipped_correlation_vs_col2im_and_torch(torch, monkeypatch, xs, ws, kw, dtype):
+    # with stride 1 and no more output than input channels, the input's gradient (and conv_transpose2d's output)
+    # is a convolution of the padded gradient with the flipped weight: no col2im; the same values as col2im's
+    # (another order of the sums) and PyTorch's, for x, w and b, and for conv_transpose2d's x, w and b
+    from nn._functional import conv as conv_mod
+    from minigrad.backends.cpu import col2im
+
+    calls = []
+    monkeypatch.setattr(col2im, "forward", lambda *a, real=col2im.forward: calls.append(1) or real(*a))
+    x, w, b = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype)
+    xt = arr(xs[0], ws[0], 5, 6, dtype=dtype)
+    bt = arr(ws[1] * kw.get("groups", 1), dtype=dtype)
+    tkw = dict(kw, padding=min(kw.get("padding", 0), ws[-1] - 1) if isinstance(kw.get("padding", 0), int)
+               else kw["padding"])
+
+    def grads(conv, arrays, kws):
+        ts = [minigrad.tensor(a, requires_grad=True) for a in arrays]
+        y = conv(*ts, **kws)
+        y.backward(minigrad.tensor(np.cos(np.arange(y.numel())).reshape(y.shape).astype(dtype)))
+        return [y.array] + [t.grad.array for t in ts]
+
+    runs = (F.conv2d, (x, w, b), kw), (F.conv_transpose2d, (xt, w, bt), tkw)
+    fast = [grads(*r) for r in runs]
+    assert calls == []
+    monkeypatch.setattr(conv_mod, "_as_correlation", lambda *a: None)
+    general = [grads(*r) for r in runs]
+    assert calls  # (the general path is col2im's)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-11)
+    for (tconv, arrays, kws), ours, col2im_s in zip(((torch.nn.functional.conv2d,) + runs[0][1:],
+                                                    (torch.nn.functional.conv_transpose2d,) + runs[1][1:]),
+                                                   fast, general):
+        ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+        y = tconv(*ts, **kws)
+        y.backward(torch.tensor(np.cos(np.arange(y.numel())).reshape(y.shape).astype(dtype)))
+        for mine, other, theirs in zip(ours, col2im_s, [y.detach()] + [t.grad for t in ts]):
+            assert mine.dtype == other.dtype == dtype and mine.shape == tuple(theirs.shape)
+            np.testing.assert_allclose(mine, other, **tol)
+            np.testing.assert_allclose(mine, theirs.numpy(), **tol)

@@ -1018,3 +1018,55 @@ def test_a_float_size_of_a_pool_is_refused_in_pytorchs_words(torch, call):
     with pytest.raises(TypeError) as ours:
         call(F, minigrad.ones(1, 1, 4, 4))
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("shape,kw", [((2, 3, 4, 4), {"scale_factor": 2}), ((2, 3, 4, 5), {"size": (7, 3)}),
+                                      ((1, 2, 3, 4, 2), {"scale_factor": (2, 1, 3)}),
+                                      ((1, 2, 5), {"size": 8, "mode": "nearest-exact"})])
+def test_interpolate_nearest_keeps_inf_and_nan_where_they_land_as_torch(torch, shape, kw):
+    # nearest copies pixels: an inf or NaN input stays in its own outputs (a product by the 0/1 selection matrix
+    # gave 0 * inf = NaN across the row); the gradient too, against PyTorch's
+    x = arr(*shape, dtype=np.float32)
+    x.flat[1], x.flat[-3] = np.inf, np.nan
+    ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = F.interpolate(ours, **kw), torch.nn.functional.interpolate(theirs, **kw)
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+    g = arr(*y.shape, dtype=np.float32)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape,kw", [((2, 3, 4, 4), {"scale_factor": 2}), ((2, 3, 4, 5), {"scale_factor": (3, 1)}),
+                                      ((1, 2, 3, 4, 2), {"size": (6, 8, 6)})])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_interpolate_nearest_integer_scale_as_copies_and_block_sums(torch, shape, kw, dtype):
+    # an integer upscale: f strided copies forward, f adds of the gradient's slabs backward; the values of the
+    # 0/1 matrix products, PyTorch's, and differentiable twice
+    from nn._functional import pooling
+
+    x = arr(*shape, dtype=dtype)
+    n = len(shape) - 2
+    sizes = kw.get("size") or tuple(s * f for s, f in zip(shape[2:], np.broadcast_to(kw.get("scale_factor"), n)))
+    mats = [pooling._interp_matrix(s, o, "nearest", False, None, dtype) for s, o in zip(shape[2:], sizes)]
+    assert all(m.repeat == o // s for m, s, o in zip(mats, shape[2:], sizes))
+    dense = []
+    for m in mats:
+        a = np.zeros((len(m.src), m.n_in), dtype=dtype)
+        a[np.arange(len(m.src)), m.src] = 1
+        dense.append(a)
+    t = minigrad.tensor(x, requires_grad=True)
+    y = F.interpolate(t, **kw)
+    g = arr(*y.shape, dtype=dtype)
+    y.backward(minigrad.tensor(g))
+    plain = pooling.Separable.apply(minigrad.tensor(x), tuple(dense))
+    np.testing.assert_array_equal(y.detach().numpy(), plain.numpy())
+    np.testing.assert_allclose(t.grad.numpy(), pooling.Separable.apply(minigrad.tensor(g), tuple(a.T for a in dense))
+                               .numpy(), rtol=1e-6)
+    tt = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.interpolate(tt, **kw)
+    ty.backward(torch.tensor(g))
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+    np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=1e-6, atol=1e-6)
+    if dtype == np.float64:
+        assert gradgradcheck(lambda a: F.interpolate(a, **kw), (minigrad.tensor(x[:1, :1], requires_grad=True),))
