@@ -21,7 +21,7 @@ from minigrad.backends.arrays import causal_mask, empty_in_order_of, grads_like,
 from minigrad.dtypes import cpp_name
 from minigrad.ops._util import sum_to_array
 
-from ._common import Function, Tensor, check_tensor, once_differentiable, row_dot, row_sum, xp_of
+from ._common import Function, Tensor, once_differentiable, row_dot, row_sum, xp_of
 
 _NEG_INF = float("-inf")
 
@@ -315,22 +315,25 @@ def _explicit_mask(mask, L, S, batch, out_batch, xp):
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        check_tensor(t, name, "scaled_dot_product_attention")
+    if not (isinstance(query, Tensor) and isinstance(key, Tensor) and isinstance(value, Tensor)):
+        for pos, (name, t) in enumerate((("query", query), ("key", key), ("value", value)), 1):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"scaled_dot_product_attention(): argument '{name}' (position {pos}) must be Tensor, "
+                                f"not {type(t).__name__}")
     # PyTorch's checks, in its order and words (its C++ type names; two spaces where it has them)
     dt = query.array.dtype
     if key.array.dtype != dt or value.array.dtype != dt:
         q, k, v = (cpp_name(t.array.dtype) for t in (query, key, value))
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: {q} "
                            f"key.dtype: {k} and value.dtype: {v} instead.")
-    if min(query.ndim, key.ndim, value.ndim) < 2:
+    qs, ks, vs = query.array.shape, key.array.shape, value.array.shape
+    if min(len(qs), len(ks), len(vs)) < 2:
         raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
-                           f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
+                           f"{len(qs)} key.dim: {len(ks)} and value.dim: {len(vs)} instead.")
     if attn_mask is not None and attn_mask.array.dtype not in (np.bool_, dt):  # a float mask: the query's dtype
         m, q = (cpp_name(d) for d in (attn_mask.array.dtype, dt))
         raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                            f"attn_mask.dtype: {m} and  query.dtype: {q} instead.")
-    qs, ks, vs = query.array.shape, key.array.shape, value.array.shape
     if qs[-1] != ks[-1]:
         raise RuntimeError(f"scaled_dot_product_attention: query and key must have the same embedding size E, "
                            f"got query {list(qs)} and key {list(ks)}")

@@ -1430,3 +1430,18 @@ def test_sdpa_with_a_mask_and_is_causal_applies_both_as_pytorch(torch, mask_kind
         outs.append([np.asarray(y.detach().numpy())] + [np.asarray(g.numpy()) for g in grads])
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_attention_refuses_a_non_tensor_as_torch(torch):
+    # each argument in turn (a Parameter is a Tensor): PyTorch's TypeError, naming the argument and its position
+    def refusal(lib, functional, pos):
+        args = [lib.zeros(1, 2, 3, 4) for _ in range(3)]
+        args[pos] = [1.0]
+        with pytest.raises(TypeError) as caught:
+            functional.scaled_dot_product_attention(*args)
+        return str(caught.value)
+
+    for pos in range(3):
+        assert refusal(minigrad, F, pos) == refusal(torch, torch.nn.functional, pos)
+    p = nn.Parameter(minigrad.ones(1, 2, 3, 4))
+    assert F.scaled_dot_product_attention(p, p, p).shape == (1, 2, 3, 4)
