@@ -126,8 +126,8 @@ class Reciprocal(Function):
 
     @staticmethod
     def forward(ctx, a):
-        with np.errstate(divide="ignore"):
-            return 1.0 / a.array
+        with np.errstate(divide="ignore"):  # (the ufunc: 1.0 / x's bits without its Python float operand)
+            return array_module(a.array).reciprocal(a.array)
 
     @staticmethod
     def backward(ctx, g):  # d(1/a) = -da / a^2
@@ -719,8 +719,9 @@ class Rsqrt(Function):
 
     @staticmethod
     def forward(ctx, a):
+        xp = array_module(a.array)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return 1.0 / array_module(a.array).sqrt(a.array)
+            return xp.reciprocal(xp.sqrt(a.array))  # (1.0 / sqrt's bits, a microsecond sooner)
 
     @staticmethod
     def backward(ctx, g):  # d(a^-1/2) = -1/2 a^-3/2 da

@@ -9,6 +9,7 @@ there is one (minigrad/backends/{cpu,cuda}/attention.py: each (batch, head) item
 call; P kept only where it is small). The reference (primitive ops, autograd):
 nn/_functional/reference.py's scaled_dot_product_attention, nanoGPT's manual attention.
 """
+import functools
 import math
 
 import numpy as np
@@ -20,7 +21,7 @@ from minigrad.backends.arrays import causal_mask, empty_in_order_of, grads_like,
 from minigrad.dtypes import cpp_name
 from minigrad.ops._util import sum_to_array
 
-from ._common import Function, Tensor, check_tensor, once_differentiable, row_dot, row_sum, xp_of
+from ._common import Function, Tensor, once_differentiable, row_dot, row_sum, xp_of
 
 _NEG_INF = float("-inf")
 
@@ -51,6 +52,9 @@ class Attention(Function):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, gqa):
+        if mask is None and not dropout_p and True not in ctx.needs_input_grad:
+            # nothing to save (no_grad, generation): the choices made once per layout, as a replay makes them
+            return _attend_arrays(is_causal, scale, gqa)(q.array, k.array, v.array)
         ctx.scale, ctx.dscale, ctx.gqa, ctx.is_causal = scale, 1.0 / (1.0 - dropout_p), gqa, is_causal
         out, P, keep, ctx.impl, scores = _attend(q.array, k.array, v.array, mask, dropout_p, is_causal, scale, gqa)
         # a float mask that requires grad gets the scores' gradient, summed over where it was broadcast
@@ -194,24 +198,37 @@ def _output(qd, shape, like_q, xp):
     return empty_in_order_of(qd, shape, qd.dtype) if like_q else xp.empty(shape, qd.dtype)
 
 
+@functools.lru_cache(maxsize=64)
+def _attend_arrays(is_causal, scale, gqa):
+    """The no-grad forward's _AttendArrays for these arguments, shared by every call that passes them."""
+    return _AttendArrays(is_causal, scale, gqa)
+
+
 class _AttendArrays:
-    """Attention.array_forward's function: `_attend` with no mask and no dropout, its choices (the
-    backend, the output's shape and layout) made again only when the arrays' layout changes (their
-    types, dtypes, strides, and shapes but for the keys' count, which a KV cache grows by one a token).
-    Broadcast or grouped heads: `_attend` at each call."""
+    """Attention.array_forward's function (and the forward's where nothing is saved): `_attend` with no
+    mask and no dropout, its choices (the backend, the output's shape and layout) made once per layout
+    of the arrays (their types, dtypes, strides, and shapes but for the keys' count, which a KV cache
+    grows by one a token) and kernels' setting. Broadcast or grouped heads, or no backend taking them:
+    `_attend` at each call."""
 
     def __init__(self, is_causal, scale, gqa):
         self.is_causal, self.scale, self.gqa = is_causal, scale, gqa
-        self.layout = self.plan = None
+        self.plans = {}  # layout -> plan (generation's calls alternate: the whole context, then the cache's)
 
     def __call__(self, q, k, v):
         if k.shape[-2]:  # (no keys: nothing to choose for)
             layout = (type(q), type(k), type(v), q.dtype, k.dtype, v.dtype, q.shape, q.strides, k.shape[:-2],
-                      k.shape[-1], k.strides, v.shape[:-2], v.shape[-1], v.strides, k.shape[-2] == v.shape[-2])
-            if layout != self.layout:
-                self.layout, self.plan = layout, self._plan(q, k, v)
-            if self.plan is not None:
-                forward, out_shape, like_q = self.plan
+                      k.shape[-1], k.strides, v.shape[:-2], v.shape[-1], v.strides, k.shape[-2] == v.shape[-2],
+                      backends.get_kernels())
+            plan = self.plans.get(layout)
+            if plan is None:
+                plan = self._plan(q, k, v)
+                if plan is not None:  # (none: `find` is asked again at each call, as `_attend` asks it)
+                    if len(self.plans) >= 64:
+                        self.plans.clear()
+                    self.plans[layout] = plan
+            if plan is not None:
+                forward, out_shape, like_q = plan
                 out = _output(q, out_shape, like_q, np)
                 forward(out, q, k, v)
                 return out
@@ -298,22 +315,25 @@ def _explicit_mask(mask, L, S, batch, out_batch, xp):
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        check_tensor(t, name, "scaled_dot_product_attention")
+    if not (isinstance(query, Tensor) and isinstance(key, Tensor) and isinstance(value, Tensor)):
+        for pos, (name, t) in enumerate((("query", query), ("key", key), ("value", value)), 1):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"scaled_dot_product_attention(): argument '{name}' (position {pos}) must be Tensor, "
+                                f"not {type(t).__name__}")
     # PyTorch's checks, in its order and words (its C++ type names; two spaces where it has them)
     dt = query.array.dtype
     if key.array.dtype != dt or value.array.dtype != dt:
         q, k, v = (cpp_name(t.array.dtype) for t in (query, key, value))
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: {q} "
                            f"key.dtype: {k} and value.dtype: {v} instead.")
-    if min(query.ndim, key.ndim, value.ndim) < 2:
+    qs, ks, vs = query.array.shape, key.array.shape, value.array.shape
+    if min(len(qs), len(ks), len(vs)) < 2:
         raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
-                           f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
+                           f"{len(qs)} key.dim: {len(ks)} and value.dim: {len(vs)} instead.")
     if attn_mask is not None and attn_mask.array.dtype not in (np.bool_, dt):  # a float mask: the query's dtype
         m, q = (cpp_name(d) for d in (attn_mask.array.dtype, dt))
         raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                            f"attn_mask.dtype: {m} and  query.dtype: {q} instead.")
-    qs, ks, vs = query.array.shape, key.array.shape, value.array.shape
     if qs[-1] != ks[-1]:
         raise RuntimeError(f"scaled_dot_product_attention: query and key must have the same embedding size E, "
                            f"got query {list(qs)} and key {list(ks)}")

@@ -869,6 +869,33 @@ def test_take_along_picks_numpys_take_along_axis_entries():
         idx = rng.integers(0, x.shape[dim], x.shape[:dim] + (2,) + x.shape[dim + 1:])
         np.testing.assert_array_equal(take_along(np, x, idx, dim), np.take_along_axis(x, idx, axis=dim))
     assert take_along(np, x[:, 0, :].T, np.zeros((7, 1), dtype=np.int64), 1).shape == (7, 1)  # (a non-contiguous x)
+    # one row (a batch of one's logits: a plain take), of one or more dims, strided too
+    for row in (x[:1, :1], x[1, 2], x[:1, 1, ::2], x[2:3, :, 3]):
+        idx = rng.integers(0, row.shape[-1], row.shape[:-1] + (3,))
+        np.testing.assert_array_equal(take_along(np, row, idx, row.ndim - 1), np.take_along_axis(row, idx, axis=-1))
+
+
+def test_topk_and_max_of_one_row_as_torch(torch):
+    # a sampler's topk of (1, V) logits, a NaN, +-inf and -0.0 among them; max(-1) of one row. Among equal
+    # values PyTorch's pick is its own (its partial sort's): with ties, values only, and indices that point at them
+    rng = np.random.default_rng(2)
+    distinct = rng.permutation(65).astype(np.float32)[None] - 30.0
+    distinct[0, 3], distinct[0, 7], distinct[0, 9] = np.nan, np.inf, -np.inf
+    tied = (rng.integers(-3, 4, (1, 65)) * 0.5).astype(np.float32)
+    tied[0, 11] = -0.0
+    for x, ties in ((distinct, False), (tied, True)):
+        for a in (x, x[0], x[:, ::-1]):
+            for k, largest in ((10, True), (10, False), (65, True), (1, False)):
+                got, want = mg.tensor(a).topk(k, -1, largest), torch.tensor(a.copy()).topk(k, -1, largest)
+                np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+                if ties:
+                    np.testing.assert_array_equal(a[..., got.indices.numpy()].reshape(want.values.shape),
+                                                  want.values.numpy())
+                else:
+                    np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+            got, want = mg.tensor(a).max(-1), torch.tensor(a.copy()).max(-1)
+            np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+            np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
 
 
 def test_topk_and_max_along_each_dim_as_torch(torch):

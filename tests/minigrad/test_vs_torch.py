@@ -703,3 +703,18 @@ def test_matrix_products_like_torch(dtype, needs):
                 assert (mg_grad is None) == (torch_grad is None)
                 if mg_grad is not None:
                     np.testing.assert_allclose(mg_grad.numpy(), torch_grad.numpy(), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rsqrt_and_reciprocal_bits_like_torch(dtype):
+    # zeros of each sign, negatives, subnormals, +-inf and NaN among ordinary values: PyTorch's bits. (Not
+    # float16: PyTorch's rsqrt rounds its vector blocks' results to half once, its last few elements twice.)
+    rng = np.random.default_rng(5)
+    info = np.finfo(dtype)
+    a = (rng.standard_normal(500) * 10.0 ** rng.integers(-3, 4, 500)).astype(dtype)
+    a[:8] = [0.0, -0.0, -1.0, info.smallest_subnormal, info.tiny, np.inf, -np.inf, np.nan]
+    for name in ("rsqrt", "reciprocal"):
+        got = getattr(mg, name)(mg.tensor(a)).numpy()
+        want = getattr(torch, name)(torch.tensor(a)).numpy()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)

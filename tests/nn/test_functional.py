@@ -1030,6 +1030,27 @@ def test_prepared_attention_forward_is_the_backends_forward(dtype, causal):
             assert np.array_equal(got, want), (L, S)
 
 
+def test_attention_without_grad_is_the_recorded_forward(kernels):
+    """Under no_grad attention runs its choices made once per layout (a generated token's: the whole context,
+    then one query against a KV cache growing by one): the same bits, shape and strides as the forward that
+    records, the layouts alternating, the kernels' setting followed (`kernels`: with and without them)."""
+    from nn._functional.attention import _attend_arrays
+
+    H, E = 4, 16
+    cache = RNG.standard_normal((2, 1, H, 40, E)).astype(np.float32)
+    for causal, L, S in [(True, 5, 5), (False, 1, 6), (True, 3, 3), (False, 1, 7), (False, 1, 8), (True, 5, 5)]:
+        q = RNG.standard_normal((1, L, H, E)).astype(np.float32).transpose(0, 2, 1, 3)  # heads split off rows
+        args = [minigrad.tensor(q), minigrad.tensor(cache[0, :, :, :S]), minigrad.tensor(cache[1, :, :, :S])]
+        with minigrad.no_grad():
+            got = F.scaled_dot_product_attention(*args, is_causal=causal)
+        args[0].requires_grad_()
+        want = F.scaled_dot_product_attention(*args, is_causal=causal)
+        assert want.grad_fn is not None and got.grad_fn is None
+        assert np.array_equal(got.array, want.array) and got.array.strides == want.array.strides, (causal, L, S)
+    planned = [layout for layout in _attend_arrays(False, 0.25, 1).plans if layout[-1] == kernels]
+    assert bool(planned) == (kernels == "fast" and team.available())  # (the numpy passes: `_attend` at each call)
+
+
 @pytest.mark.parametrize("value", [np.inf, -np.inf])
 def test_attention_infinite_scores_like_torch(torch, kernels, value):
     # an infinite query or key entry: +inf scores give rows of NaN and -inf ones drop out, as in PyTorch
@@ -1409,3 +1430,18 @@ def test_sdpa_with_a_mask_and_is_causal_applies_both_as_pytorch(torch, mask_kind
         outs.append([np.asarray(y.detach().numpy())] + [np.asarray(g.numpy()) for g in grads])
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_attention_refuses_a_non_tensor_as_torch(torch):
+    # each argument in turn (a Parameter is a Tensor): PyTorch's TypeError, naming the argument and its position
+    def refusal(lib, functional, pos):
+        args = [lib.zeros(1, 2, 3, 4) for _ in range(3)]
+        args[pos] = [1.0]
+        with pytest.raises(TypeError) as caught:
+            functional.scaled_dot_product_attention(*args)
+        return str(caught.value)
+
+    for pos in range(3):
+        assert refusal(minigrad, F, pos) == refusal(torch, torch.nn.functional, pos)
+    p = nn.Parameter(minigrad.ones(1, 2, 3, 4))
+    assert F.scaled_dot_product_attention(p, p, p).shape == (1, 2, 3, 4)
