@@ -240,7 +240,7 @@ def take_along(xp, x, idx, dim):
         rows, k = x.reshape(-1, x.shape[-1]), idx.shape[-1]
         if rows.shape[0] == 1:  # one row (a batch of one's logits): a plain take, a quarter of the indexing's time
             return rows[0].take(idx)
-        return rows[xp.arange(rows.shape[0])[:, None], idx.reshape(-1, k)].reshape(idx.shape)
+        return rows[xp.arange(rows.shape[0])[:, None], idx.reshape(rows.shape[0], k)].reshape(idx.shape)
     return xp.take_along_axis(x, idx, axis=dim)
 
 
