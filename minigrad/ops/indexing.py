@@ -743,13 +743,14 @@ class Topk(Function):
                 order = xp.argsort(key(xp.take_along_axis(a.array, idx, axis=dim)), axis=dim, kind="stable")
                 idx = xp.take_along_axis(idx, order, axis=dim)
         else:  # a short row: one stable sort of it all (equal values in index order), its first k
-            idx = xp.argsort(key(a.array), axis=dim, kind="stable")
+            idx = key(a.array).argsort(axis=dim, kind="stable")
             if k < n:
-                idx = idx[(slice(None),) * dim + (slice(0, k),)]
+                idx = idx[..., :k] if dim == idx.ndim - 1 else idx[(slice(None),) * dim + (slice(0, k),)]
         idx = idx.astype(np.int64, copy=False)
         ctx.shape, ctx.dim = a.array.shape, dim
         ctx.save(indices=idx)
-        out = idx.copy()  # (the caller's own: writing into it leaves the saved one as it was)
+        # (the caller's own where saved: writing into it leaves the saved one as it was)
+        out = idx.copy() if ctx.needs_input_grad[0] else idx
         ctx.mark_non_differentiable(out)
         return take_along(xp, a.array, idx, dim), out
 

@@ -707,6 +707,8 @@ def split(input, split_size_or_sections, dim=0):
                 f"{d}), but got split_sizes={sizes}"
             )
         cls = Split
+    if _records_nothing(input):  # nothing to record (a generated token's rotate_half, its q, k, v): the views alone
+        return tuple([_view_of(input, p) for p in _pieces(input.array, sizes or [0], d)])
     outs = tuple([_share_version(o, input) for o in cls.apply(input, sizes or [0], d)])
     _mark_multi_output(outs)
     return outs

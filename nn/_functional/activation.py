@@ -370,7 +370,10 @@ class Silu(Function):
     @staticmethod
     def forward(ctx, x):  # silu(x) = x sigmoid(x)
         ctx.save(self=x)
-        return x.array * _sigmoid_array(x.array)
+        s = _sigmoid_array(x.array)
+        if type(s) is np.ndarray and s.dtype == x.array.dtype:  # (a new array of x's: the product into it)
+            return np.multiply(x.array, s, out=s)
+        return x.array * s
 
     @staticmethod
     def backward(ctx, g):  # silu' = s (1 + x (1 - s)),  s = sigmoid(x)

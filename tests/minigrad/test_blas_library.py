@@ -215,3 +215,22 @@ def test_openblas_is_set_to_one_thread_around_the_teams_products_only_when_they_
         assert blas.team_gemm_context(np.float32) is blas.one_blas_thread()
     else:
         assert calls == []
+
+
+def test_blas_threads_now_follows_every_setter():
+    # the count is read where OpenBLAS keeps it: threadpoolctl's and minigrad's settings show at once
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    if blas.blas_thread_setter() is None:
+        pytest.skip("no OpenBLAS thread setter here")
+    before = blas.blas_threads_now()
+    try:
+        for n in (3, 1, 2):
+            with threadpoolctl.threadpool_limits(limits=n, user_api="blas"):
+                assert blas.blas_threads_now() == n == blas_library._blas_getter()
+                with blas.one_blas_thread():
+                    assert blas.blas_threads_now() == 1
+                assert blas.blas_threads_now() == n
+            blas.blas_thread_setter()(n)
+            assert blas.blas_threads_now() == n
+    finally:
+        blas.blas_thread_setter()(before)

@@ -718,3 +718,42 @@ def test_rsqrt_and_reciprocal_bits_like_torch(dtype):
         want = getattr(torch, name)(torch.tensor(a)).numpy()
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_topk_is_sorts_first_k_like_torch(grad):
+    # topk's short-row path against the stable sort (equal values in index order) and torch's values,
+    # along every dim, largest or not, sorted or not, with and without recording
+    rng = np.random.default_rng(2)
+    for _ in range(100):
+        a = (rng.integers(-3, 4, (2, 5, 7)) * 0.5).astype(np.float32)
+        r = rng.random(a.shape)
+        a[r < 0.1] = np.nan
+        a[(r > 0.1) & (r < 0.2)] = np.inf
+        a[(r > 0.2) & (r < 0.25)] = -0.0
+        d = int(rng.integers(-3, 3))
+        k = int(rng.integers(0, a.shape[d] + 1))
+        largest, sorted_ = bool(rng.integers(2)), bool(rng.integers(2))
+        x = mg.tensor(a, requires_grad=grad)
+        with mg.set_grad_enabled(grad):
+            v, i = x.topk(k, dim=d, largest=largest, sorted=sorted_)
+        s = mg.tensor(a).sort(dim=d, descending=largest, stable=True)
+        np.testing.assert_array_equal(i.numpy(), np.take(s.indices.numpy(), np.arange(k), axis=d))
+        np.testing.assert_array_equal(v.detach().numpy(), torch.tensor(a).topk(k, dim=d, largest=largest).values.numpy())
+
+
+def test_chunk_without_recording_gives_views_as_torch():
+    # chunk's pieces under no_grad: views of the input sharing its version counter, as PyTorch's
+    a = np.arange(12, dtype=np.float32).reshape(2, 6)
+    with mg.no_grad(), torch.no_grad():
+        g, w = mg.tensor(a), torch.tensor(a)
+        gp, wp = g[:, 1:].chunk(2, dim=-1), w[:, 1:].chunk(2, dim=-1)
+        assert [p.shape for p in gp] == [tuple(p.shape) for p in wp]
+        gp[1].add_(1.0)
+        wp[1].add_(1.0)
+        g.mul_(2.0)
+        w.mul_(2.0)
+    np.testing.assert_array_equal(g.numpy(), w.numpy())
+    for p, q in zip(gp, wp):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        assert p._version == q._version and p._base is g

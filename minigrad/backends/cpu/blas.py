@@ -81,12 +81,11 @@ class _OneBlasThread:
                 self.depth += 1
 
     def __exit__(self, *exc):
-        setter = blas_thread_setter()
-        if setter is not None:
+        if self.depth:  # (0 only without OpenBLAS's setter: this context's own entry counts till here)
             with self.lock:
                 self.depth -= 1
                 if self.depth == 0 and self.before != 1:
-                    setter(self.before)
+                    blas_thread_setter()(self.before)
 
 
 _ONE_BLAS_THREAD = _OneBlasThread()

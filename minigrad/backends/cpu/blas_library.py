@@ -80,6 +80,7 @@ _UNSET = object()
 _openblas = _UNSET
 _blas_setter = _UNSET
 _blas_getter = None
+_blas_count = None  # OpenBLAS's own thread-count variable, read in place where its getter reads it
 _GETTERS = ("openblas_get_num_threads", "scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_")
 
 
@@ -105,7 +106,7 @@ def openblas():
 def blas_thread_setter():
     """OpenBLAS's `openblas_set_num_threads_local(n)`, or None if unavailable (in the OpenBLAS that
     numpy ships it sets the count for the whole process, not only the calling thread)."""
-    global _blas_setter, _blas_getter
+    global _blas_setter, _blas_getter, _blas_count
     if _blas_setter is _UNSET:
         _blas_setter = None
         lib = openblas()
@@ -113,12 +114,27 @@ def blas_thread_setter():
             fn = lib.openblas_set_num_threads_local
             fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
             _blas_getter = next(getattr(lib, n) for n in _GETTERS if hasattr(lib, n))
+            _blas_count = _count_variable(lib)
             _blas_setter = fn
     return _blas_setter
 
 
+def _count_variable(lib):
+    """OpenBLAS's `blas_cpu_number` (a ctypes int on the library's own memory), which its getter
+    returns, or None where not exported. The team reads the count around every product, and a ctypes
+    call costs several times the read of a variable; read in place, it follows every setter
+    (threadpoolctl's too)."""
+    try:
+        count = ctypes.c_int.in_dll(lib, "blas_cpu_number")
+    except ValueError:  # not exported by this build
+        return None
+    return count if count.value == _blas_getter() else None  # (the getter first: it sets the count up)
+
+
 def blas_threads_now():
     """OpenBLAS's thread count now (process-wide in numpy's build), or 1 without OpenBLAS."""
+    if _blas_count is not None:
+        return max(1, _blas_count.value)
     blas_thread_setter()
     return max(1, int(_blas_getter())) if _blas_getter is not None else 1
 
