@@ -137,8 +137,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
 
     captured = {}
     parts = captured if stop else None
-    # past the roots, a node becomes ready once: when its last incoming edge delivers
-    ready = [(-node._seq, id(node), node) for node in root_nodes if deps[node] == 0]
+    # past the roots, a node becomes ready once: when its last incoming edge delivers. Every node's _seq is its
+    # own (one counter), so the heap never compares two entries' nodes
+    ready = [(-node._seq, node) for node in root_nodes if deps[node] == 0]
     heapq.heapify(ready)
 
     push, pop = heapq.heappush, heapq.heappop
@@ -153,7 +154,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     restore = False
     try:
         while ready:
-            node = pop(ready)[2]
+            node = pop(ready)[1]
             if restore:
                 state.grad_enabled = create_graph
                 restore = False
@@ -186,7 +187,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                         left = deps[nxt] - 1
                         deps[nxt] = left
                         if left == 0:
-                            push(ready, (-nxt._seq, id(nxt), nxt))
+                            push(ready, (-nxt._seq, nxt))
                 continue
             missing = len(node._output_meta) - len(node_grads)
             if missing > 0:
@@ -217,7 +218,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    push(ready, (-nxt._seq, id(nxt), nxt))
+                    push(ready, (-nxt._seq, nxt))
             g = None  # no stray reference: a leaf adopts a gradient only no one else holds
     finally:
         state.grad_enabled, state.retain_graph = prev_mode, prev_retain

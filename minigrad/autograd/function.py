@@ -221,6 +221,23 @@ class SavedTensor:
         return int(getattr(data, "nbytes", 0))
 
 
+_new_saved = object.__new__
+
+
+def _saved(t, is_output=False):
+    """`SavedTensor(t, is_output)` as every op's forward makes it (no saved-tensor hooks, no inference
+    tensor to refuse), without the class call: a Python __init__ behind a class call costs several
+    times a plain function's call, and a recorded op saves one to three tensors."""
+    if saved_tensors_hooks_used or grad_mode.inference_tensors_made:
+        return SavedTensor(t, is_output)
+    s = _new_saved(SavedTensor)
+    counter = s.counter = t._version_counter
+    s.version = counter[0]
+    s.is_output = is_output
+    s.tensor = t.array if is_output else t
+    return s
+
+
 def _reattach(t, edge, node):
     """What an unpack hook returned, put in the saved original's place in the graph (PyTorch's rule)."""
     if not isinstance(t, Tensor):
@@ -261,7 +278,7 @@ class BackwardNode(Node):
 
     def save_for_backward(self, *tensors):
         """Save tensors (or None) for backward; read them back as `ctx.saved_tensors`."""
-        self._saved = [None if t is None else SavedTensor(t) for t in tensors]
+        self._saved = [None if t is None else _saved(t) for t in tensors]
         self._names = None
 
     def save(node, /, **named):
@@ -271,7 +288,7 @@ class BackwardNode(Node):
         Tensor, made only here, so a forward that records nothing never pays for one."""
         saved = []
         for t in named.values():  # (a loop: a comprehension is a function call of its own)
-            saved.append(None if t is None else SavedTensor(t if isinstance(t, Tensor) else Tensor(t)))
+            saved.append(None if t is None else _saved(t if isinstance(t, Tensor) else Tensor(t)))
         node._saved = saved
         node._names = names = tuple(named)
         if names not in _SAVED_NAME_TUPLES:
@@ -649,7 +666,7 @@ _read_by_name(("result",))
 
 def _save_result(node, t):
     """Save the op's output `t` as `_saved_result` (after whatever forward saved)."""
-    saved = SavedTensor(t, is_output=True)
+    saved = _saved(t, True)
     if node._saved is None:  # (the usual: forward saved nothing else)
         node._saved, node._names = [saved], ("result",)
     else:

@@ -152,7 +152,7 @@ class Mul(Function):
             # no graph of the backward wanted, and nothing to promote: the arrays' products, no recorded ops
             ga, gb = _mul_grads(g.array, None if a is None else a.array, None if b is None else b.array,
                                 ctx.needs_input_grad, a_shape, b_shape)
-            return None if ga is None else Tensor(ga), None if gb is None else Tensor(gb)
+            return None if ga is None else _array_grad(ga), None if gb is None else _array_grad(gb)
         return (sum_to(g * b, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(g * a, b_shape) if ctx.needs_input_grad[1] else None)
 
@@ -192,7 +192,7 @@ class Div(Function):
             # no graph of the backward wanted, and nothing to promote: the same steps on the arrays
             ga, gb = _div_grads(g.array, None if a is None else a.array, b.array, ctx.needs_input_grad, a_shape,
                                 b_shape)
-            return None if ga is None else Tensor(ga), None if gb is None else Tensor(gb)
+            return None if ga is None else _array_grad(ga), None if gb is None else _array_grad(gb)
         return (sum_to(g / b, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(-g * a / (b * b), b_shape) if ctx.needs_input_grad[1] else None)
 
