@@ -587,6 +587,12 @@ MAX_KERNEL = [
     ((2, 3, 5, 50), dict(kernel_size=(2, 20), stride=(2, 20), padding=(1, 10), ceil_mode=True)),
     ((2, 3, 4, 61), dict(kernel_size=(2, 30), stride=(3, 31))),
     ((2, 3, 1, 60), dict(kernel_size=(1, 20), stride=(1, 17), dilation=(1, 2))),
+    # short windows, many a row (the kernel's passes over a row's windows, unit stride or strided): max_pool1d's
+    ((2, 3, 1, 94), dict(kernel_size=(1, 3), stride=(1, 2))),
+    ((2, 3, 1, 94), dict(kernel_size=(1, 2))),
+    ((2, 3, 1, 94), dict(kernel_size=(1, 3), stride=1, padding=(0, 1))),
+    ((2, 3, 1, 95), dict(kernel_size=(1, 4), stride=(1, 3), padding=(0, 2), dilation=(1, 2), ceil_mode=True)),
+    ((2, 3, 30, 31), dict(kernel_size=3, stride=2, padding=1)),  # a ResNet stem's (rows' maxima, then windows')
 ]
 
 
@@ -662,6 +668,33 @@ def test_max_pool2d_nan_inf_and_signed_zeros_vs_torch(torch, max_pool_path, dtyp
         np.testing.assert_array_equal(ours[1], theirs[1])
         np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6, atol=1e-6)
     assert len(max_pool_path[1]) == (3 if max_pool_path[0] == "kernel" else 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool1d_short_windows_nan_inf_ties_vs_torch(torch, max_pool_path, dtype):
+    # many short windows a row (the kernel's passes over the row's windows, with selects): still the scan's choice
+    x = np.round(arr(3, 4, 50, dtype=dtype))
+    x[0, 0, [3, 4, 10, 20, 21, 22]] = np.nan
+    x[0, 0, 11] = -np.nan
+    x[0, 1, 5:30] = -np.inf
+    x[0, 2, ::2] = 0.0
+    x[0, 2, 1::2] = -0.0
+    x[1, 3] = np.nan
+    x[2, 1, ::3] = np.inf
+    for kw in (dict(kernel_size=3, stride=2), dict(kernel_size=2), dict(kernel_size=3, stride=1, padding=1),
+               dict(kernel_size=4, stride=3, padding=2, dilation=2, ceil_mode=True)):
+        ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        (y, i), (ty, ti) = F.max_pool1d(ours, return_indices=True, **kw), \
+            torch.nn.functional.max_pool1d(theirs, return_indices=True, **kw)
+        g = arr(*ty.shape, dtype=dtype)
+        y.backward(minigrad.tensor(g)), ty.backward(torch.tensor(g))
+        same_bits(y.detach().numpy(), ty.detach().numpy())
+        np.testing.assert_array_equal(i.numpy(), ti.numpy())
+        if max_pool_path[0] == "kernel":  # (overlapping windows: summed in PyTorch's order)
+            same_bits(ours.grad.numpy(), theirs.grad.numpy())
+        else:
+            np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6, atol=1e-6)
+    assert len(max_pool_path[1]) == (4 if max_pool_path[0] == "kernel" else 0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

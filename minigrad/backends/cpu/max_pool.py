@@ -13,10 +13,13 @@ is taken in two passes: each input row's maxima over every window's columns (onc
 one-pass loop would read the row again for each window that covers it), then each window's over its rows'
 maxima, top to bottom. Taking the later candidate only where it is greater or NaN makes the pair the
 same choice as the one scan (the first max of the first row holding the window's max; the last NaN of the
-last row holding one). Otherwise (2x2 stride 2) one pass reads each window. Either way four neighbouring
-windows that lie inside their row go together (four independent compare-and-select chains instead of
-one), the others one by one with the bounds checks; the arrays are read through flat unsigned offsets
-(no negative-index arithmetic in the loops). A long window alone in its stretch of row (global pooling:
+last row holding one). Otherwise (2x2 stride 2) one pass reads each window. Either way, at stride 1 a
+row's run of (at least four) windows inside it is read kernel element by element, each a vectorized pass
+of selects over the run's windows (a compare-and-branch per element mispredicts on random data about
+every other time: ~3x slower); at a larger stride (where that pass's loads are gathers) four neighbouring
+windows inside their row go together (four independent compare-and-select chains instead of one); the
+others one by one with the bounds checks. The arrays are read through flat unsigned offsets (no
+negative-index arithmetic in the loops). A long window alone in its stretch of row (global pooling:
 a window of the whole row or plane) is one dependent chain that way, element by element: its rows (or
 the one stretch of its whole rows) are read by _run_max's vectorized passes instead, and folded in as
 the scan would (the same choice: the last NaN, else the first max).
@@ -112,10 +115,21 @@ def _windows(y, idx, q, x, o, H, W, OW, h, h0, kh, kw, sw, dh, dw, pw, low):
     span = (kw - 1) * dw
     s1, s2, s3 = sw, 2 * sw, 3 * sw
     whole = kw == W and dh == 1  # windows of whole rows, one after another
+    inside = min(OW, (W - 1 - span + pw) // sw + 1)  # windows before this one end inside the row
     j = 0
     while j < OW:
         w = j * sw - pw
-        if j + 4 <= OW and w >= 0 and w + s3 + span < W:  # windows j .. j + 3, all inside the row
+        if sw == 1 and w >= 0 and inside - j >= 4:  # windows j .. inside - 1 inside the row: a pass per element
+            n = inside - j
+            for k in range(n):
+                y[_U(q + j + k)] = low
+                idx[_U(q + j + k)] = h0 * W + w + k
+            for kr in range(kh):
+                r = h + kr * dh
+                if r >= 0 and r < H:
+                    _scan(y, idx, q + j, n, x, o, r * W + w, kw, dw)
+            j = inside
+        elif j + 4 <= OW and w >= 0 and w + s3 + span < W:  # windows j .. j + 3, all inside the row
             m0 = m1 = m2 = m3 = low
             a0 = h0 * W + w
             a1, a2, a3 = a0 + s1, a0 + s2, a0 + s3
@@ -183,6 +197,21 @@ def _windows(y, idx, q, x, o, H, W, OW, h, h0, kh, kw, sw, dh, dw, pw, low):
 
 
 @team.kernel
+def _scan(m, a, q, n, x, o, c, kw, dw):
+    # one row's elements folded into the running maxima m[q:q + n] (their positions a) of n neighbouring
+    # windows of stride 1 inside it, window k's at c + k + kc dw of the plane at x[o:]: kc by kc, each a pass
+    # over the windows with selects (LLVM vectorizes it). (With a larger stride the pass's loads are gathers,
+    # slower than the four-at-once loop.)
+    for kc in range(kw):
+        b = c + kc * dw
+        for k in range(n):
+            v = x[_U(o + b + k)]
+            t = (v > m[_U(q + k)]) | (v != v)
+            m[_U(q + k)] = v if t else m[_U(q + k)]
+            a[_U(q + k)] = b + k if t else a[_U(q + k)]
+
+
+@team.kernel
 def _run_max(x, s, n):
     # (value, position k) of x[s:s + n]'s max by the scan's rule (the last NaN, else the first max) in passes
     # that LLVM vectorizes, where the compare-and-select scan is one dependent chain: count the NaNs, take the
@@ -208,10 +237,18 @@ def _columns(hv, hc, hq, x, o, W, OW, kw, sw, dw, pw, low):
     # (_windows's loop on one row, its index the column)
     span = (kw - 1) * dw
     s1, s2, s3 = sw, 2 * sw, 3 * sw
+    inside = min(OW, (W - 1 - span + pw) // sw + 1)
     j = 0
     while j < OW:
         w = j * sw - pw
-        if j + 4 <= OW and w >= 0 and w + s3 + span < W:
+        if sw == 1 and w >= 0 and inside - j >= 4:
+            n = inside - j
+            for k in range(n):
+                hv[_U(hq + j + k)] = low
+                hc[_U(hq + j + k)] = w + k
+            _scan(hv, hc, hq + j, n, x, o, w, kw, dw)
+            j = inside
+        elif j + 4 <= OW and w >= 0 and w + s3 + span < W:
             m0 = m1 = m2 = m3 = low
             a0 = w
             a1, a2, a3 = a0 + s1, a0 + s2, a0 + s3
