@@ -347,16 +347,34 @@ def _add_at(xp, out, index, values):
     `out` (scatter_add's index and its grids, `x[rows, ids]`'s backward), each in range, is one flat index of
     the same elements in the same order: np.add.at runs its fast loop for a 1-D index only (worth the flat
     index's making from ~1,000 entries: below, the general loop is the quicker)."""
-    if (xp is np and type(index) is tuple and len(index) == out.ndim > 1 and out.flags.c_contiguous
-            and builtins.all(_integer_array(i) for i in index)
-            and math.prod(np.broadcast_shapes(*[i.shape for i in index])) >= _FLAT_ADD_AT
+    _ufunc_at(xp, "add", out, index, values)
+
+
+def _ufunc_at(xp, name, out, index, values):
+    """xp.<name>.at(out, index, values) (add, multiply, maximum, minimum: scatter_reduce's), through one flat
+    index where _add_at's reasons hold."""
+    flat = flat_index(xp, out, index)
+    if flat is None:
+        getattr(xp, name).at(out, index, values)
+    else:
+        getattr(np, name).at(out.reshape(-1), flat, np.broadcast_to(values, index_shape(index)).reshape(-1))
+
+
+def index_shape(index):
+    return np.broadcast_shapes(*[i.shape for i in index])
+
+
+def flat_index(xp, out, index):
+    """The 1-D index into out.reshape(-1) of a tuple of in-range integer arrays, one per dim of a C-contiguous
+    numpy `out`, with ~1,000 entries or more; else None. (numpy's fast loops take a 1-D index only.)"""
+    if not (xp is np and type(index) is tuple and len(index) == out.ndim > 1 and out.flags.c_contiguous
+            and builtins.all(_integer_array(i) for i in index) and math.prod(index_shape(index)) >= _FLAT_ADD_AT
             and builtins.all(not some_id_outside(i, n) for i, n in zip(index, out.shape))):
-        flat = 0
-        for i, stride in zip(index, out.strides):
-            flat = flat + i.astype(np.intp, copy=False) * (stride // out.itemsize)
-        np.add.at(out.reshape(-1), flat.reshape(-1), np.broadcast_to(values, flat.shape).reshape(-1))
-        return
-    xp.add.at(out, index, values)
+        return None
+    flat = 0
+    for i, stride in zip(index, out.strides):
+        flat = flat + i.astype(np.intp, copy=False) * (stride // out.itemsize)
+    return flat.reshape(-1)
 
 
 def _integer_array(i):

@@ -7,7 +7,7 @@ from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import normalize_dim
-from .indexing import _add_at, _add_rows_at, _along, check_index_shape
+from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, check_index_shape, flat_index
 
 
 def _used(src, index):
@@ -115,14 +115,7 @@ def _reduce_into(xp, out, at, src, reduce, include_self):
         else:
             info = np.iinfo(out.dtype) if out.dtype != np.bool_ else None
             out[at] = (info.min if reduce == "amax" else info.max) if info else (reduce != "amax")
-    if reduce in ("sum", "mean"):
-        xp.add.at(out, at, src)
-    elif reduce == "prod":
-        xp.multiply.at(out, at, src)
-    elif reduce == "amax":
-        xp.maximum.at(out, at, src)
-    else:
-        xp.minimum.at(out, at, src)
+    _ufunc_at(xp, {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum"}.get(reduce, "minimum"), out, at, src)
 
 
 class ScatterReduce(Function):
@@ -134,13 +127,18 @@ class ScatterReduce(Function):
         at = _along(xp, dim, index.array, a.array.shape)
         s = _used(src.array, index.array)
         out = a.array.copy()
-        _reduce_into(xp, out, at, s, reduce, include_self)
+        flat = flat_index(xp, out, at)
+        if flat is not None:  # one 1-D index for numpy's fast loops (its setitem of a tuple of index arrays is slow too)
+            at, s = flat, s.reshape(-1)
+        view = out if flat is None else out.reshape(-1)
+        _reduce_into(xp, view, at, s, reduce, include_self)
         count = None
         if reduce == "mean":
             count = xp.full(a.array.shape, 1 if include_self else 0, dtype=a.array.dtype)
+            view = count if flat is None else count.reshape(-1)
             if not include_self:
-                count[at] = 0
-            xp.add.at(count, at, 1)
+                view[at] = 0
+            _add_at(xp, view, at, count.dtype.type(1))  # (a Python 1 sends np.add.at down a 100x slower loop)
             count = xp.maximum(count, 1)
             out = out / count if out.dtype.kind == "f" else xp.floor_divide(out, count).astype(out.dtype)
         ctx.dim, ctx.reduce, ctx.include_self, ctx.src_shape = dim, reduce, include_self, src.array.shape

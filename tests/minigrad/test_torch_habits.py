@@ -252,6 +252,41 @@ def test_quantile_like_torch(torch, interpolation):
                 np.testing.assert_allclose(g, w, atol=1e-12)
 
 
+@pytest.mark.parametrize("reduce", ["sum", "mean", "prod", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("edges", [20, 800])  # (under and over _FLAT_ADD_AT entries)
+def test_scatter_reduce_of_an_expanded_row_index_is_the_general_ufunc_at_and_torch(torch, reduce, include_self, edges):
+    # a GNN's `zeros(N, F).scatter_reduce(0, dst.unsqueeze(1).expand(-1, F), msg, ...)`: from ~1,000 entries
+    # through one flat index (numpy's fast ufunc.at loop), the elements in the same order as ufunc.at on the
+    # tuple index, so its bits; PyTorch's values and gradients
+    rng = np.random.default_rng(1)
+    n, width = 30, 32
+    base = rng.standard_normal((n, width)).astype(np.float32)
+    src = rng.uniform(0.5, 1.5, (edges, width)).astype(np.float32)
+    dst = rng.integers(0, n - 3, edges)  # (the last rows untouched)
+    idx = np.broadcast_to(dst[:, None], (edges, width))
+    at = (idx, np.arange(width)[None, :])
+    want = base.copy()
+    ufunc = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce]
+    if not include_self:
+        want[at] = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}[reduce]
+    ufunc.at(want, at, src)
+    if reduce == "mean":
+        count = np.full(base.shape, 1 if include_self else 0, np.float32)
+        np.add.at(count, at, np.float32(1))
+        want = want / np.maximum(count, 1)
+    res = []
+    for L in (mg, torch):
+        x, s = L.tensor(base, requires_grad=True), L.tensor(src, requires_grad=True)
+        y = x.scatter_reduce(0, L.tensor(dst).unsqueeze(1).expand(-1, width), s, reduce=reduce,
+                             include_self=include_self)
+        (y * L.tensor(base)).sum().backward()
+        res.append((y.detach().numpy(), x.grad.numpy(), s.grad.numpy()))
+    assert np.array_equal(res[0][0], want)
+    for got, exp in zip(*res):
+        np.testing.assert_allclose(got, exp, rtol=2e-5, atol=1e-6)
+
+
 def test_scatter_src_larger_than_index_forward(torch):
     res = [L.scatter(L.tensor(np.arange(12.0).reshape(3, 4)), 1, L.tensor([[0], [3]]), L.ones(3, 2, dtype=L.float64))
            .numpy() for L in (mg, torch)]
