@@ -1204,8 +1204,8 @@ def test_avg_pool3d_kernel_vs_torch(torch, avg_pool_path, shape, kw, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_avg_pool_nan_inf_and_signed_zeros_vs_torch(torch, avg_pool_path, dtype):
-    # a window with a NaN, or with inf and -inf, is NaN; with infs of one sign, that inf; a window of -0.0 sums to
-    # +0.0 from PyTorch's start at 0 (numpy's sum starts at the first element: -0.0)
+    # a window with a NaN, or with inf and -inf, is NaN; with infs of one sign, that inf; two float maxima overflow
+    # to inf; a window of -0.0 is +0.0 (PyTorch's sum starts at 0)
     x = arr(2, 3, 9, 10, dtype=dtype)
     x[0, 0, :4, :4] = np.nan
     x[0, 1, 2, ::3] = np.inf
@@ -1213,7 +1213,7 @@ def test_avg_pool_nan_inf_and_signed_zeros_vs_torch(torch, avg_pool_path, dtype)
     x[0, 2, :5, 3:] = np.inf
     x[1, 0] = -np.inf
     x[1, 2] = -0.0
-    x[1, 1, 4, 4] = np.finfo(dtype).max  # (two of them overflow to inf)
+    x[1, 1, 4, 4] = np.finfo(dtype).max
     x[1, 1, 4, 5] = np.finfo(dtype).max
     for kw in (dict(kernel_size=2), dict(kernel_size=3, stride=1, padding=1),
                dict(kernel_size=(3, 2), stride=2, padding=1, ceil_mode=True, count_include_pad=False)):
