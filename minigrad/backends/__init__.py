@@ -79,6 +79,9 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     max_pool2d      x (N, C, H, W), kernel,     x, kernel, stride, dilation,       g, idx, x's shape -> gx
                     stride, dilation, padding,  padding, out -> (y, idx)
                     out
+    avg_pool        x (N, C, *spatial: 2 or     x, kernel, stride, padding (low    g, x's shape, kernel, stride,
+                    3 axes; or g), kernel,      sides), out, divisor -> y          padding, out, divisor -> gx
+                    stride, padding, out
     block_step      x (B, C) and the four       out, x, k, v, t, params, eps,      (inference only: a generated
                     weights of a GPT block      approximate: the block at t        token's block, nn/_functional/block_step.py)
 
@@ -163,6 +166,7 @@ register("batch_last", "cpu.batch_last", "cpu")
 register("col2im", "cpu.col2im", "cpu")
 register("rnn_step", "cpu.rnn", "cpu")
 register("max_pool2d", "cpu.max_pool", "cpu")
+register("avg_pool", "cpu.avg_pool", "cpu")
 register("block_step", "cpu.block_step", "cpu")  # a transformer block on one new position (generation)
 register("outer", "cpu.outer", "cpu")
 register("elementwise_chain", "cpu.fused", "cpu")  # minigrad.compile's fusion

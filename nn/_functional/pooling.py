@@ -4,7 +4,9 @@ The two window pools read the (padded) input through conv.py's `windows` view; t
 conv.py's col2im, an op of its own whose backward reads windows again (both pools differentiate twice).
 max_pool2d runs on the backend's "max_pool2d" kernel where one takes the input (the CPU's compiled
 loop: minigrad/backends/cpu/max_pool.py), forward and first backward; a create_graph backward is the
-recorded op (MaxPoolScatter) either way.
+recorded op (MaxPoolScatter) either way. avg_pool2d and avg_pool3d run on the backend's "avg_pool" kernel
+where one takes the arrays (minigrad/backends/cpu/avg_pool.py: PyTorch's summation order, so its bits), in
+their forward and in their backward's op (AvgPoolAdjoint), so a create_graph backward runs on it too.
 adaptive_avg_pool2d and interpolate are linear maps acting on each spatial axis
 alone: y = A_h x A_w^T with small dense matrices (an averaging or a selection or an interpolation
 matrix per axis), one node `Separable` whose backward is the same op with the transposed matrices,
@@ -321,9 +323,14 @@ class AvgPool2d(Function):
         n = len(kernel)
         batched = x.array.ndim == n + 2
         xd = x.array if batched else x.array[None]  # an unbatched (C, *spatial) input as one sample
-        v = windows(pad_array(xd, pads), kernel, stride, (1,) * n, out)
         ctx.pool = kernel, stride, pads, out, xd.shape, divisor
-        y = v.sum(axis=tuple(range(-n, 0))) / divisor
+        low = tuple(lo for lo, _ in pads)
+        impl = backends.find("avg_pool", xd, kernel, stride, low, out)
+        if impl is not None:
+            y = impl.forward(xd, kernel, stride, low, out, divisor)
+        else:
+            v = windows(pad_array(xd, pads), kernel, stride, (1,) * n, out)
+            y = v.sum(axis=tuple(range(-n, 0))) / divisor
         return y if batched else y[0]
 
     @staticmethod
@@ -342,7 +349,15 @@ class AvgPoolAdjoint(Function):
     @staticmethod
     def forward(ctx, g, pool):
         kernel, stride, pads, out, shape, divisor = pool
-        gd = g.array.reshape(shape[:2] + tuple(out)) / divisor
+        ctx.pool = pool
+        unbatched = g.array.ndim != len(shape)
+        gd = g.array[None] if unbatched else g.array
+        low = tuple(lo for lo, _ in pads)
+        impl = backends.find("avg_pool", gd, kernel, stride, low, out)
+        if impl is not None:
+            gx = impl.backward(gd, shape, kernel, stride, low, out, divisor)
+            return gx[0] if unbatched else gx
+        gd = gd / divisor
         xp = xp_of(gd)
         padded = tuple(s + lo + hi for s, (lo, hi) in zip(shape[2:], pads))
         if _tiling(kernel, stride):  # no overlap: every element of a window's tile is its g / divisor
@@ -351,8 +366,7 @@ class AvgPoolAdjoint(Function):
         else:
             acc = col2im(lambda k: gd, shape[:2], padded, kernel, stride, (1,) * len(kernel), out, gd.dtype, xp)
         gx = xp.ascontiguousarray(crop(acc, pads, shape[2:]))
-        ctx.pool = pool
-        return gx if g.array.ndim == len(shape) else gx[0]
+        return gx[0] if unbatched else gx
 
     @staticmethod
     def backward(ctx, gg):

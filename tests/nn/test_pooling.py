@@ -1,6 +1,7 @@
 """max_pool2d, avg_pool2d, adaptive_avg_pool2d, interpolate and pad (and their modules) against PyTorch:
 values, indices, gradients, node names, finite differences (twice for the linear maps) and bad input; and
-max_pool2d's CPU kernel (minigrad/backends/cpu/max_pool.py) against the op's numpy path and PyTorch."""
+the max_pool2d and avg_pool CPU kernels (minigrad/backends/cpu/max_pool.py, avg_pool.py) against the op's
+numpy path and PyTorch."""
 import contextlib
 
 import numpy as np
@@ -1103,3 +1104,171 @@ def test_interpolate_nearest_integer_scale_as_copies_and_block_sums(torch, shape
     np.testing.assert_allclose(t.grad.numpy(), tt.grad.numpy(), rtol=1e-6, atol=1e-6)
     if dtype == np.float64:
         assert gradgradcheck(lambda a: F.interpolate(a, **kw), (minigrad.tensor(x[:1, :1], requires_grad=True),))
+
+
+# ---- avg_pool2d / avg_pool3d's CPU kernel (minigrad/backends/cpu/avg_pool.py) against the op's numpy path and PyTorch
+@pytest.fixture(params=["kernel", "numpy"])
+def avg_pool_path(request, monkeypatch):
+    """Runs a test on the backend's compiled avg_pool and again on the op's numpy code (the kernel's `supports`
+    declining); yields the path's name and the list of the shapes the kernel's forward and backward were called on."""
+    from minigrad import backends
+    from minigrad.backends.cpu import avg_pool, team
+
+    if request.param == "kernel":
+        if not team.available() or backends.get_kernels() != "fast":
+            pytest.skip("the compiled kernels do not run here (no numba, or MINIGRAD_KERNELS is not 'fast')")
+    else:
+        monkeypatch.setattr(avg_pool, "supports", lambda *args: False)
+    calls, forward, backward = [], avg_pool.forward, avg_pool.backward
+    monkeypatch.setattr(avg_pool, "forward", lambda *args: calls.append(args[0].shape) or forward(*args))
+    monkeypatch.setattr(avg_pool, "backward", lambda *args: calls.append(args[1]) or backward(*args))
+    return request.param, calls
+
+
+def avg_pool_run(lib, x, g, n=2, **kw):
+    """(values, input gradient) of lib's avg_pool{n}d on x (a numpy array, or a function of lib making the input),
+    the output gradient g (None: ones); lib is minigrad or torch."""
+    t = lib.tensor(x) if isinstance(x, np.ndarray) else x(lib)
+    t.requires_grad_()
+    y = getattr(lib.nn.functional, f"avg_pool{n}d")(t, **kw)
+    y.backward(lib.ones_like(y) if g is None else lib.tensor(g))
+    return y.detach().numpy(), t.grad.numpy()
+
+
+AVG_KERNEL = [
+    ((2, 3, 8, 8), dict(kernel_size=2)),
+    ((2, 3, 9, 7), dict(kernel_size=3, stride=1)),  # overlapping windows: an input's gradient is a sum
+    ((2, 4, 20, 21), dict(kernel_size=3, stride=1, padding=1)),
+    ((2, 4, 20, 21), dict(kernel_size=3, stride=1, padding=1, count_include_pad=False)),
+    ((2, 3, 9, 7), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),  # a last window past the padding
+    ((2, 3, 9, 7), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    ((2, 3, 10, 12), dict(kernel_size=(3, 4), stride=(2, 3), padding=(1, 2), ceil_mode=True)),
+    ((2, 3, 10, 12), dict(kernel_size=(3, 2), stride=(1, 2), padding=(1, 1), divisor_override=5)),
+    ((2, 3, 11, 11), dict(kernel_size=4, stride=3, ceil_mode=True, divisor_override=7)),
+    ((3, 9, 8), dict(kernel_size=3, stride=1, padding=1)),  # unbatched
+    ((2, 3, 30, 31), dict(kernel_size=3, stride=2, padding=1)),  # a ResNet's downsampling
+    ((2, 3, 5, 6), dict(kernel_size=(5, 6))),  # one window: the whole plane
+    # avg_pool1d's shape: (N, C, 1, L)
+    ((2, 3, 1, 94), dict(kernel_size=(1, 3), stride=(1, 2))),
+    ((2, 3, 1, 94), dict(kernel_size=(1, 2))),
+    ((2, 3, 1, 94), dict(kernel_size=(1, 3), stride=1, padding=(0, 1))),
+    ((2, 3, 1, 95), dict(kernel_size=(1, 5), stride=(1, 3), padding=(0, 2), ceil_mode=True, count_include_pad=False)),
+    ((2, 3, 1, 4), dict(kernel_size=(1, 5), padding=(0, 2), ceil_mode=True)),  # windows wider than the row
+]
+
+
+@pytest.mark.parametrize("shape,kw", AVG_KERNEL)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_avg_pool2d_kernel_vs_numpy_path_and_torch(torch, avg_pool_path, shape, kw, dtype):
+    # the kernel sums each window row by row, left to right, from 0, and adds the gradients in output order:
+    # PyTorch's CPU loop, so its bits; the numpy path sums in numpy's order (within float rounding)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape).astype(dtype)
+    g = rng.standard_normal(tuple(torch.nn.functional.avg_pool2d(torch.tensor(x), **kw).shape)).astype(dtype)
+    ours, theirs = avg_pool_run(minigrad, x, g, **kw), avg_pool_run(torch, x, g, **kw)
+    if avg_pool_path[0] == "kernel":
+        same_bits(ours[0], theirs[0])
+        same_bits(ours[1], theirs[1])
+        assert len(avg_pool_path[1]) == 2
+    else:
+        tol = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-14, atol=1e-14)
+        for a, b in zip(ours, theirs):
+            assert a.dtype == dtype and a.shape == b.shape
+            np.testing.assert_allclose(a, b, **tol)
+        assert avg_pool_path[1] == []
+
+
+AVG3D_KERNEL = [
+    ((2, 3, 6, 8, 7), dict(kernel_size=2)),
+    ((2, 3, 6, 8, 7), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ((2, 3, 6, 8, 7), dict(kernel_size=(2, 3, 3), stride=1, padding=(1, 1, 0), count_include_pad=False)),
+    ((3, 5, 6, 7), dict(kernel_size=(3, 2, 3), stride=(2, 1, 2), divisor_override=4)),  # unbatched
+]
+
+
+@pytest.mark.parametrize("shape,kw", AVG3D_KERNEL)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_avg_pool3d_kernel_vs_torch(torch, avg_pool_path, shape, kw, dtype):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(shape).astype(dtype)
+    g = rng.standard_normal(tuple(torch.nn.functional.avg_pool3d(torch.tensor(x), **kw).shape)).astype(dtype)
+    ours, theirs = avg_pool_run(minigrad, x, g, n=3, **kw), avg_pool_run(torch, x, g, n=3, **kw)
+    tol = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-14, atol=1e-14)
+    for a, b in zip(ours, theirs):
+        assert a.dtype == dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, **tol)
+        if avg_pool_path[0] == "kernel":  # (PyTorch's 3-d loop has the 2-d one's order)
+            same_bits(a, b)
+    assert len(avg_pool_path[1]) == (2 if avg_pool_path[0] == "kernel" else 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_avg_pool_nan_inf_and_signed_zeros_vs_torch(torch, avg_pool_path, dtype):
+    # a window with a NaN, or with inf and -inf, is NaN; with infs of one sign, that inf; two float maxima overflow
+    # to inf; a window of -0.0 is +0.0 (PyTorch's sum starts at 0)
+    x = arr(2, 3, 9, 10, dtype=dtype)
+    x[0, 0, :4, :4] = np.nan
+    x[0, 1, 2, ::3] = np.inf
+    x[0, 1, 5, 4] = -np.inf
+    x[0, 2, :5, 3:] = np.inf
+    x[1, 0] = -np.inf
+    x[1, 2] = -0.0
+    x[1, 1, 4, 4] = np.finfo(dtype).max
+    x[1, 1, 4, 5] = np.finfo(dtype).max
+    for kw in (dict(kernel_size=2), dict(kernel_size=3, stride=1, padding=1),
+               dict(kernel_size=(3, 2), stride=2, padding=1, ceil_mode=True, count_include_pad=False)):
+        g = arr(*torch.nn.functional.avg_pool2d(torch.tensor(x), **kw).shape, dtype=dtype)
+        ours, theirs = avg_pool_run(minigrad, x, g, **kw), avg_pool_run(torch, x, g, **kw)
+        if avg_pool_path[0] == "kernel":
+            same_bits(ours[0], theirs[0])
+        else:
+            np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6, atol=1e-6)  # (NaN, inf where PyTorch has them)
+        np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6, atol=1e-6)
+    assert len(avg_pool_path[1]) == (6 if avg_pool_path[0] == "kernel" else 0)
+
+
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_avg_pool_of_permuted_inputs_vs_torch(torch, avg_pool_path, unbatched):
+    # non-contiguous inputs: a conv1d's (N, L, C) output seen as (N, C, L), a channels-last image
+    seq, img = arr(4, 94, 8, dtype=np.float32), arr(2, 12, 13, 5, dtype=np.float32)
+    cases = ((1, lambda lib: lib.tensor(seq).permute(0, 2, 1), dict(kernel_size=3, stride=2)),
+             (1, lambda lib: lib.tensor(seq).permute(0, 2, 1), dict(kernel_size=3, stride=1, padding=1)),
+             (2, lambda lib: lib.tensor(img).permute(0, 3, 1, 2), dict(kernel_size=3, stride=2, padding=1)),
+             (2, lambda lib: lib.tensor(img).permute(0, 3, 1, 2)[:, :, ::2], dict(kernel_size=2)))
+    for n, make, kw in cases:
+        x = (lambda lib, make=make: make(lib)[1]) if unbatched else make
+        ours, theirs = avg_pool_run(minigrad, x, None, n=n, **kw), avg_pool_run(torch, x, None, n=n, **kw)
+        for a, b in zip(ours, theirs):
+            assert a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+        if avg_pool_path[0] == "kernel":
+            same_bits(ours[0], theirs[0])
+    assert len(avg_pool_path[1]) == (8 if avg_pool_path[0] == "kernel" else 0)
+
+
+def test_avg_pool_kernel_bits_do_not_depend_on_the_thread_count():
+    from minigrad import backends
+    from minigrad.backends.cpu import team
+
+    if not team.available() or backends.get_kernels() != "fast" or not team.has_team():
+        pytest.skip("no thread team here (no numba, its fallback threading layer, or MINIGRAD_KERNELS is not 'fast')")
+    x = arr(4, 16, 40, 41, dtype=np.float32)  # (more elements than team.TEAM_MIN_ELEMENTS: shared out)
+    g = arr(4, 16, 21, 21, dtype=np.float32)
+    from minigrad.backends.process import num_threads
+
+    with num_threads(1):
+        one = avg_pool_run(minigrad, x, g, kernel_size=3, stride=2, padding=1, ceil_mode=True)
+    with num_threads(2):
+        two = avg_pool_run(minigrad, x, g, kernel_size=3, stride=2, padding=1, ceil_mode=True)
+    same_bits(one[0], two[0])
+    same_bits(one[1], two[1])
+
+
+def test_avg_pool_kernel_twice_differentiable_vs_numpy_path(avg_pool_path):
+    # create_graph: the backward is itself an op (the adjoint), on the kernel too
+    x = minigrad.tensor(arr(2, 2, 7, 6), requires_grad=True)
+    assert gradgradcheck(lambda a: F.avg_pool2d(a, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+                         (x,))
+    assert gradgradcheck(lambda a: F.avg_pool3d(a, 2, stride=1, divisor_override=3), (minigrad.tensor(
+        arr(2, 4, 3, 4), requires_grad=True),))
+    assert (len(avg_pool_path[1]) > 0) == (avg_pool_path[0] == "kernel")
