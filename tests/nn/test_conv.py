@@ -494,6 +494,19 @@ def test_padded_conv2d_input_moved_by_the_tiled_copy_is_numpys(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(13, 32, 8, 12), (64, 64, 24, 24), (3, 16, 4, 4, 16)])
+def test_batch_last_tiles_are_numpys_moved_copy(dtype, shape):
+    # the tiled copy's tiles of 8 images x 64 positions, partial ones at the ends (13 images, 96 positions)
+    from minigrad.backends.cpu import batch_last
+
+    a = arr(*shape, dtype=dtype)
+    assert batch_last.supports(a)
+    out = batch_last.forward(a)
+    assert out.flags.c_contiguous and out.dtype == dtype
+    np.testing.assert_array_equal(out, np.moveaxis(a, 0, -1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("xs, ws, kw", [((32, 16, 8, 8), (1, 16, 3, 3), {"padding": 1}),  # conv_ae's last conv
                                         ((4, 16, 6, 5), (8, 16, 3, 3), {"padding": 1}),
                                         ((3, 4, 7, 6), (2, 4, 5, 3), {}),  # no padding: the gradient padded by k - 1

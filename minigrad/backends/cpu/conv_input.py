@@ -28,7 +28,7 @@ def forward(g2, w, x_shape, kernel, stride, dilation, pads, out):
     O = w.shape[0]
     Hp, Wp = H + pads[0][0] + pads[0][1], W + pads[1][0] + pads[1][1]
     wk = np.ascontiguousarray(w.transpose(2, 3, 0, 1)).reshape(-1, O, C)  # (kh * kw, O, C): w_ij as rows of C
-    frame = np.zeros(C * Hp * Wp * N, dtype=g2.dtype)
+    frame = np.empty(C * Hp * Wp * N, dtype=g2.dtype)  # (zeroed by the kernel: np.zeros' fresh pages fault)
     gx = np.empty(x_shape, dtype=g2.dtype)
     args = tuple(int(v) for v in (kernel[0], kernel[1], stride[0], dilation[0], dilation[1], out[0], out[1],
                                   Hp, Wp, pads[0][0], pads[1][0]))
@@ -44,10 +44,12 @@ def forward(g2, w, x_shape, kernel, stride, dilation, pads, out):
 
 @team.kernel
 def _input_grad(gx, frame, wk, g, c0, c1, kh, kw, sh, dh, dw, OH, OW, Hp, Wp, ph, pw, one, address, ilp64):
-    # channels [c0, c1) of gx (N, C, H, W); frame (C * Hp * Wp * N,) zeros, g (O * OH * OW * N,)
+    # channels [c0, c1) of gx (N, C, H, W); frame (C * Hp * Wp * N,): room, g (O * OH * OW * N,)
     N, C, H, W = gx.shape
     O = wk.shape[1]
     plane, run = Hp * Wp * N, OW * N
+    for e in range(c0 * plane, c1 * plane):
+        frame[e] = 0
     for r in range(Hp):  # a frame row at a time: its C rows stay in the cache through its kh * kw adds
         for i in range(kh):
             t = r - i * dh
