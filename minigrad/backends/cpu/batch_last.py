@@ -5,8 +5,8 @@ entry by entry: for a CNN's maps that stride is a multiple of 4 KiB (64 channels
 so the N rows it reads at once alias in the cache, and the copy runs at a third of memory's speed.
 Here, channel by channel, tiles of 8 images x 64 positions are copied position by position: a
 destination run of 8 images from 8 source rows read along (8 x 8 tiles copied image by image ran
-1.5x slower: 3.2 ms against 2.2 for 64 x 64 x 24 x 24). A copy: the same bits. Channels are independent: on the
-team (channels cut in shares) the bits are those of one thread.
+1.5x slower: 3.2 ms against 2.2 for 64 x 64 x 24 x 24). A copy: the same bits. Channels are
+independent: on the team (channels cut in shares) the bits are those of one thread.
 """
 import numpy as np
 

@@ -16,10 +16,10 @@ from . import blas, floats, team
 
 
 def supports(g2, w, kernel, stride):
-    """float32 / float64 numpy arrays, one group (g2 (1, O, L * N)), a 2-D kernel with a stride of 1 along
-    the width, and a BLAS the kernels can call."""
-    return (floats(g2, w) and g2.ndim == 3 and g2.shape[0] == 1 and len(kernel) == 2 and stride[1] == 1
-            and blas.gemm_address(g2.dtype) is not None)
+    """float32 / float64 numpy arrays, none empty (BLAS rejects a leading dimension of 0), one group (g2 (1, O,
+    L * N)), a 2-D kernel with a stride of 1 along the width, and a BLAS the kernels can call."""
+    return (floats(g2, w) and g2.ndim == 3 and g2.shape[0] == 1 and g2.size and w.size and len(kernel) == 2
+            and stride[1] == 1 and blas.gemm_address(g2.dtype) is not None)
 
 
 def forward(g2, w, x_shape, kernel, stride, dilation, pads, out):
