@@ -194,6 +194,9 @@ def _input_grad(g2, wd, x_shape, pads, kernel, stride, dilation, out, groups):
     xp = xp_of(g2)
     N, C = x_shape[:2]
     O = wd.shape[0]
+    impl = backends.find("conv_input_grad", g2, wd, kernel, stride)
+    if impl is not None:  # (compiled: w^T g added into the input's frame as it is made, no columns)
+        return impl.forward(g2, wd, x_shape, kernel, stride, dilation, pads, out)
     gcols = grouped_matmul(wd.reshape(groups, O // groups, -1).transpose(0, 2, 1), g2)  # (G, C/G * K, L * N)
     gcols = gcols.reshape((C,) + tuple(kernel) + tuple(out) + (N,))
     impl = backends.find("col2im", gcols, kernel) if len(kernel) == 2 else None

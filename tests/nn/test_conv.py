@@ -429,13 +429,14 @@ def test_conv2d_output_copied_by_the_backend_is_the_numpy_copys(torch, monkeypat
                                         ((2, 3, 7, 8), (4, 3, 1, 1), {"stride": 3})])
 def test_conv2d_backward_by_the_backends_copies_is_numpys(torch, monkeypatch, xs, ws, kw, dtype):
     # the gradient moved batch last by the compiled tiled copy, and col2im compiled (adds, crop, batch first in one
-    # pass): the bits of numpy's code for the input's, weight's and bias' gradients, and PyTorch's values; also
-    # for conv_transpose2d, whose forward is the same col2im
+    # pass), or, one group with a stride of 1 along the width, w^T g added into the input's frame by BLAS calls
+    # (no columns): the bits of numpy's code for the input's, weight's and bias' gradients, and PyTorch's values;
+    # also for conv_transpose2d, whose forward is the same col2im
     from minigrad import backends
-    from minigrad.backends.cpu import batch_last, col2im
+    from minigrad.backends.cpu import batch_last, col2im, conv_input
 
     calls = []
-    for mod in (batch_last, col2im):
+    for mod in (batch_last, col2im, conv_input):
         monkeypatch.setattr(mod, "forward", lambda *a, real=mod.forward, name=mod.__name__: calls.append(name)
                             or real(*a))
     x, w, b = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype)
@@ -454,7 +455,10 @@ def test_conv2d_backward_by_the_backends_copies_is_numpys(torch, monkeypatch, xs
     bt = arr(ws[1] * kw.get("groups", 1), dtype=dtype)
     fast = grads(F.conv2d, x, w, b)
     aliased = xs[0] == 64  # (the tiled copy only where the gradient's images lie a multiple of 4 KiB apart)
-    assert ("minigrad.backends.cpu.col2im" in calls) and (("minigrad.backends.cpu.batch_last" in calls) == aliased)
+    no_columns = kw.get("groups", 1) == 1 and kw.get("stride", 1) == 1
+    assert ("minigrad.backends.cpu.conv_input" if no_columns else "minigrad.backends.cpu.col2im") in calls
+    assert ("minigrad.backends.cpu.col2im" in calls) != no_columns
+    assert ("minigrad.backends.cpu.batch_last" in calls) == aliased
     fast_t = grads(lambda *a, **k: conv_t(*a, **tkw), xt, w, bt)
     with backends.kernels("numpy"):
         calls.clear()
@@ -490,6 +494,19 @@ def test_padded_conv2d_input_moved_by_the_tiled_copy_is_numpys(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(13, 32, 8, 12), (64, 64, 24, 24), (3, 16, 4, 4, 16)])
+def test_batch_last_tiles_are_numpys_moved_copy(dtype, shape):
+    # the tiled copy's tiles of 8 images x 64 positions, partial ones at the ends (13 images, 96 positions)
+    from minigrad.backends.cpu import batch_last
+
+    a = arr(*shape, dtype=dtype)
+    assert batch_last.supports(a)
+    out = batch_last.forward(a)
+    assert out.flags.c_contiguous and out.dtype == dtype
+    np.testing.assert_array_equal(out, np.moveaxis(a, 0, -1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("xs, ws, kw", [((32, 16, 8, 8), (1, 16, 3, 3), {"padding": 1}),  # conv_ae's last conv
                                         ((4, 16, 6, 5), (8, 16, 3, 3), {"padding": 1}),
                                         ((3, 4, 7, 6), (2, 4, 5, 3), {}),  # no padding: the gradient padded by k - 1
@@ -501,10 +518,11 @@ def test_stride1_input_grad_as_a_flipped_correlation_vs_col2im_and_torch(torch, 
     # is a convolution of the padded gradient with the flipped weight: no col2im; the same values as col2im's
     # (another order of the sums) and PyTorch's, for x, w and b, and for conv_transpose2d's x, w and b
     from nn._functional import conv as conv_mod
-    from minigrad.backends.cpu import col2im
+    from minigrad.backends.cpu import col2im, conv_input
 
     calls = []
-    monkeypatch.setattr(col2im, "forward", lambda *a, real=col2im.forward: calls.append(1) or real(*a))
+    for mod in (col2im, conv_input):
+        monkeypatch.setattr(mod, "forward", lambda *a, real=mod.forward: calls.append(1) or real(*a))
     x, w, b = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype)
     xt = arr(xs[0], ws[0], 5, 6, dtype=dtype)
     bt = arr(ws[1] * kw.get("groups", 1), dtype=dtype)
@@ -522,7 +540,7 @@ def test_stride1_input_grad_as_a_flipped_correlation_vs_col2im_and_torch(torch, 
     assert calls == []
     monkeypatch.setattr(conv_mod, "_as_correlation", lambda *a: None)
     general = [grads(*r) for r in runs]
-    assert calls  # (the general path is col2im's)
+    assert calls  # (the general path is col2im's, or its product adding into the frame)
     tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-11)
     for (tconv, arrays, kws), ours, col2im_s in zip(((torch.nn.functional.conv2d,) + runs[0][1:],
                                                     (torch.nn.functional.conv_transpose2d,) + runs[1][1:]),
@@ -534,3 +552,44 @@ def test_stride1_input_grad_as_a_flipped_correlation_vs_col2im_and_torch(torch, 
             assert mine.dtype == other.dtype == dtype and mine.shape == tuple(theirs.shape)
             np.testing.assert_allclose(mine, other, **tol)
             np.testing.assert_allclose(mine, theirs.numpy(), **tol)
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("conv, xs, ws, kw", [
+    ("conv2d", (6, 8, 12, 11), (16, 8, 3, 3), {}),  # mnist_cnn's conv2: more output than input channels
+    ("conv2d", (16, 16, 20, 20), (32, 16, 3, 3), {"padding": 1}),  # (large enough for the team)
+    ("conv2d", (3, 4, 11, 9), (6, 4, 3, 2), {"stride": (2, 1), "dilation": (1, 2), "padding": (1, 2)}),
+    ("conv2d", (2, 3, 9, 8), (5, 3, 4, 2), {"padding": "same", "dilation": (2, 1)}),  # the odd pad after
+    ("conv_transpose2d", (2, 6, 5, 4), (6, 3, 3, 3), {"stride": (2, 1), "padding": 1, "output_padding": (1, 0)})])
+def test_input_grad_added_into_the_frame_is_col2ims_bits_and_torchs(torch, monkeypatch, threads, dtype, conv, xs,
+                                                                    ws, kw):
+    # one group, a stride of 1 along the width: w^T g added by BLAS straight into the input's padded frame, row by
+    # row, no columns; each element gets col2im's terms in col2im's order: its bits, on one thread and the team's
+    from minigrad.backends.cpu import conv_input
+
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
+    calls = []
+    monkeypatch.setattr(conv_input, "forward", lambda *a, real=conv_input.forward: calls.append(1) or real(*a))
+    x, w, b = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[1] if conv == "conv_transpose2d" else ws[0],
+                                                                   dtype=dtype)
+
+    def grads(lib, f):
+        ts = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = f(*ts, **kw)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(dtype)))
+        return [np.asarray(y.detach())] + [np.asarray(t.grad) for t in ts]
+
+    fast = grads(minigrad, getattr(F, conv))
+    assert calls
+    calls.clear()
+    monkeypatch.setattr(conv_input, "supports", lambda *a: False)
+    general = grads(minigrad, getattr(F, conv))  # (col2im's)
+    assert calls == []
+    theirs = grads(torch, getattr(torch.nn.functional, conv))
+    for mine, other, want in zip(fast, general, theirs):
+        assert mine.dtype == dtype and mine.shape == want.shape
+        assert np.array_equal(mine, other)
+        scale = np.abs(want).max()  # (float32 sums of thousands of terms: their size's rounding)
+        np.testing.assert_allclose(mine, want, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                                   atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)

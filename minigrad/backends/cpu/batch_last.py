@@ -3,15 +3,17 @@
 numpy's copy of the moved view walks the destination in order and reads the source C * H * W apart,
 entry by entry: for a CNN's maps that stride is a multiple of 4 KiB (64 channels of 24 x 24 floats),
 so the N rows it reads at once alias in the cache, and the copy runs at a third of memory's speed.
-Here, channel by channel, 8 x 8 tiles (8 images x 8 positions) are copied: 8 source runs and 8
-destination runs, each a few cache lines. A copy: the same bits. Channels are independent: on the
-team (channels cut in shares) the bits are those of one thread.
+Here, channel by channel, tiles of 8 images x 64 positions are copied position by position: a
+destination run of 8 images from 8 source rows read along (8 x 8 tiles copied image by image ran
+1.5x slower: 3.2 ms against 2.2 for 64 x 64 x 24 x 24). A copy: the same bits. Channels are
+independent: on the team (channels cut in shares) the bits are those of one thread.
 """
 import numpy as np
 
 from . import floats, team
 
 TILE = 8
+TILE_L = 64
 
 
 def supports(a):
@@ -38,9 +40,10 @@ def _batch_last(out, x, c0, c1):  # out[c, l, n] = x[n, c, l] for channels [c0, 
     for c in range(c0, c1):
         for n0 in range(0, N, TILE):
             n1 = min(n0 + TILE, N)
-            for l0 in range(0, L, TILE):
-                for n in range(n0, n1):
-                    for l in range(l0, min(l0 + TILE, L)):
+            for l0 in range(0, L, TILE_L):
+                # a destination run of TILE images at a time, from TILE source rows read TILE_L long
+                for l in range(l0, min(l0 + TILE_L, L)):
+                    for n in range(n0, n1):
                         out[c, l, n] = x[n, c, l]
 
 
