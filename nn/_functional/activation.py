@@ -300,13 +300,13 @@ def _implicit_dim(name, input, stacklevel):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _implicit_dim("softmax", input, _stacklevel + 1)
-    return _rows_op(input, dim, dtype, "softmax", reduction.Softmax.apply, reference.softmax)
+    return _rows_op(input, dim, dtype, "softmax", reduction.Softmax.rows_apply, reference.softmax)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _implicit_dim("log_softmax", input, _stacklevel + 1)
-    return _rows_op(input, dim, dtype, "log_softmax", reduction.LogSoftmax.apply, reference.log_softmax)
+    return _rows_op(input, dim, dtype, "log_softmax", reduction.LogSoftmax.rows_apply, reference.log_softmax)
 
 
 def _rows_op(input, dim, dtype, name, fused, ref):
