@@ -757,3 +757,23 @@ def test_chunk_without_recording_gives_views_as_torch():
     for p, q in zip(gp, wp):
         np.testing.assert_array_equal(p.numpy(), q.numpy())
         assert p._version == q._version and p._base is g
+
+
+def test_cat_without_recording_like_torch():
+    # cat under no_grad (a KV cache grown while generating): a new tensor of its own, no node, as PyTorch's
+    rng = np.random.default_rng(5)
+    cache, new = rng.standard_normal((1, 4, 7, 16)).astype(np.float32), rng.standard_normal((1, 4, 1, 16))
+    new = new.astype(np.float32)
+    for grad in (False, True):
+        g = [mg.tensor(cache, requires_grad=grad), mg.tensor(new, requires_grad=grad)]
+        w = [torch.tensor(cache, requires_grad=grad), torch.tensor(new, requires_grad=grad)]
+        with mg.no_grad(), torch.no_grad():
+            got, want = mg.cat(g, dim=2), torch.cat(w, dim=2)
+            got3 = mg.cat((g[1][..., :3], g[1], g[0][:, :, :1]), dim=-1)
+            want3 = torch.cat((w[1][..., :3], w[1], w[0][:, :, :1]), dim=-1)
+        for a, b in ((got, want), (got3, want3)):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            assert a.shape == tuple(b.shape) and a.requires_grad == b.requires_grad and a.grad_fn is None
+            assert a._version == b._version and a._base is None
+        got.add_(1.0)  # its own memory: the inputs stay as they were
+        np.testing.assert_array_equal(g[0].detach().numpy(), cache)
