@@ -400,6 +400,23 @@ def _ints_in_range(index, shape):
     return found
 
 
+def _slices_and_int_list(index):
+    """Whether tuple `index` is full slices (`:`) and one non-empty list of Python ints, an index numpy
+    applies as PyTorch does, in which the general path's conversion finds no mask, int or error to check."""
+    lists = 0
+    for i in index:
+        if type(i) is list:
+            lists += 1
+            if not i or lists > 1:
+                return False
+            for k in i:
+                if type(k) is not int:
+                    return False
+        elif type(i) is not slice or i.start is not None or i.stop is not None or i.step is not None:
+            return False
+    return lists == 1
+
+
 def as_int(index, indexed):
     """The int of a 0-d integer tensor index (`dC[ix]`, ix one element of an id tensor), with which PyTorch
     indexes an array `indexed` of one dim or more as with that int, as the general path does after converting
@@ -420,6 +437,9 @@ def getitem(self, index):
     if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu" and index.array.dtype != np.uint8:
         # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
+    if type(index) is tuple and _slices_and_int_list(index):  # `logits[:, [-1]]`: as the general path converts it
+        xp = array_module(self.array)
+        return Index.apply(self, tuple([xp.asarray(i) if type(i) is list else i for i in index]), True)
     if type(index) is Tensor and recording.hook.recorder is None:  # (a capture keeps the general path below)
         index = as_int(index, self.array)
     if type(index) is slice and (type(index.start) is Tensor or type(index.stop) is Tensor):

@@ -777,3 +777,32 @@ def test_cat_without_recording_like_torch():
             assert a._version == b._version and a._base is None
         got.add_(1.0)  # its own memory: the inputs stay as they were
         np.testing.assert_array_equal(g[0].detach().numpy(), cache)
+
+
+@pytest.mark.parametrize("index", [
+    (slice(None), [-1]), (slice(None), [0, 2, 0]), (slice(None), [1], slice(None)), ([2, -3],),
+    (slice(None), slice(None), [4]), (slice(None), [True, False, True]), (slice(None), [7]),
+    (slice(None), [-1], slice(None), slice(None)),
+])
+def test_full_slices_and_int_list_index_like_torch(index):
+    # `logits[:, [-1]]` (full slices, one list of ints) taken without the general conversion: values, dtype,
+    # a contiguous copy, the gradient's scatter, and the errors' types (out of range, too many indices) as torch's
+    # (out of range: the text names the tensor's dim where PyTorch's names the index's, a known difference)
+    a = np.random.default_rng(6).standard_normal((3, 5, 4)).astype(np.float32)
+    g, w = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    try:
+        want = w[index]
+    except (IndexError, RuntimeError) as e:
+        with pytest.raises(type(e)):
+            g[index]
+        return
+    got = g[index]
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    assert got.shape == tuple(want.shape) and got.grad_fn.name() == want.grad_fn.name()
+    assert got.is_contiguous() and not np.shares_memory(got.detach().numpy(), a)
+    seed = np.arange(got.numel(), dtype=np.float32).reshape(got.shape)
+    got.backward(mg.tensor(seed))
+    want.backward(torch.tensor(seed))
+    np.testing.assert_array_equal(g.grad.numpy(), w.grad.numpy())
+    with mg.no_grad():
+        np.testing.assert_array_equal(g[index].numpy(), want.detach().numpy())
