@@ -806,3 +806,22 @@ def test_full_slices_and_int_list_index_like_torch(index):
     np.testing.assert_array_equal(g.grad.numpy(), w.grad.numpy())
     with mg.no_grad():
         np.testing.assert_array_equal(g[index].numpy(), want.detach().numpy())
+
+
+def test_gradless_ops_outputs_like_torch():
+    # comparisons, isnan and argmax outside a capture (array_op's direct path): dtypes, shapes, values as torch's,
+    # and a full argmax (numpy's scalar) a 0-d tensor that takes an in-place add
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((1, 65)).astype(np.float32), rng.standard_normal((1, 65)).astype(np.float32)
+    a[0, 3] = np.nan
+    g, h, w, v = mg.tensor(a), mg.tensor(b), torch.tensor(a), torch.tensor(b)
+    pairs = [(g < h, w < v), (g == h, w == v), (mg.isnan(g), torch.isnan(w)), (mg.argmax(h), torch.argmax(v)),
+             (mg.argmax(h, dim=-1), torch.argmax(v, dim=-1)), (h.argmax(dim=1, keepdim=True), v.argmax(1, True))]
+    for got, want in pairs:
+        assert got.dtype == mg.tensor(want.numpy()).dtype and got.shape == tuple(want.shape)
+        assert got.grad_fn is None and got._version == 0
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    top, ttop = mg.argmax(h), torch.argmax(v)
+    top += 1
+    ttop += 1
+    assert top.item() == ttop.item() and top.shape == ()
