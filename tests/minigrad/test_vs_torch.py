@@ -825,3 +825,23 @@ def test_gradless_ops_outputs_like_torch():
     top += 1
     ttop += 1
     assert top.item() == ttop.item() and top.shape == ()
+
+
+@pytest.mark.parametrize("shape, k, dim", [((1, 65), 10, -1), ((4, 3000), 7, 1), ((5, 6), 2, 0), ((), 1, 0)])
+def test_topk_without_recording_like_recorded_and_torch(shape, k, dim):
+    # topk under no_grad (sampling's top-k) skips Function.apply: the recorded op's values and indices, torch's
+    # values, a named pair of new tensors with no node
+    a = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
+    if a.ndim:
+        a.reshape(-1)[::7] = np.nan
+    x = mg.tensor(a, requires_grad=True)
+    rec = x.topk(k, dim=dim)
+    with mg.no_grad():
+        got = x.topk(k, dim=dim)
+    want = torch.tensor(a).topk(k, dim=dim)
+    assert type(got).__name__ == "topk" and got.values.grad_fn is None and got.indices.dtype == mg.int64
+    np.testing.assert_array_equal(got.indices.numpy(), rec.indices.numpy())
+    np.testing.assert_array_equal(got.values.numpy(), rec.values.detach().numpy())
+    np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+    got.values.add_(1.0)
+    np.testing.assert_array_equal(x.detach().numpy(), a)
