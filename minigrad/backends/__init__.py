@@ -63,6 +63,7 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     log_softmax     x (rows)                    x -> y                             g, y -> gx
     softmax         x (rows)                    x -> y                             g, y -> gx
     sigmoid         x                           x -> y                             g, y -> gx
+                                                (silu(x): x y, in one call: silu's forward)
     relu            x                           x -> y                             g, y -> gx
     sum             a (A, R, C)                 a -> a.sum(axis=1)                 (the op's: a view)
     dropout         x, p                        x, p -> (y, keep)                  g, keep, scale -> gx

@@ -5,6 +5,8 @@ a tensor's data and returns a tensor must go through `Function.apply`, where the
 ops: a result made outside an op would be taken for a constant, and replayed frozen. Outside a
 capture they skip `apply`, which would only build a node for a result with no gradient.
 """
+import numpy as np
+
 from ..autograd.recording import hook as _capture
 from ..autograd.function import Function
 from ..device import array_module
@@ -32,6 +34,9 @@ class ArrayOp(Function):
 
 def array_op(fn, *tensors):
     """The tensor of `fn` applied to the tensors' arrays, with no gradient (see ArrayOp)."""
-    if _capture.recorder is None:
-        return Tensor(_run(fn, [t.array for t in tensors]))
+    if _capture.recorder is None:  # (_run inlined: comparisons and argmax run in sampling loops)
+        arrays = [t.array for t in tensors]
+        out = (getattr(array_module(arrays[0]), fn) if type(fn) is str else fn)(*arrays)
+        # (a new array, the usual: Tensor's argument handling is for a numpy scalar, a full argmax's)
+        return Tensor._output(out, None) if type(out) is np.ndarray else Tensor(out)
     return ArrayOp.apply(fn, *tensors)

@@ -418,6 +418,23 @@ def _ints_in_range(index, shape):
     return found
 
 
+def _slices_and_int_list(index):
+    """Whether tuple `index` is full slices (`:`) and one non-empty list of Python ints, an index numpy
+    applies as PyTorch does, in which the general path's conversion finds no mask, int or error to check."""
+    lists = 0
+    for i in index:
+        if type(i) is list:
+            lists += 1
+            if not i or lists > 1:
+                return False
+            for k in i:
+                if type(k) is not int:
+                    return False
+        elif type(i) is not slice or i.start is not None or i.stop is not None or i.step is not None:
+            return False
+    return lists == 1
+
+
 def as_int(index, indexed):
     """The int of a 0-d integer tensor index (`dC[ix]`, ix one element of an id tensor), with which PyTorch
     indexes an array `indexed` of one dim or more as with that int, as the general path does after converting
@@ -438,6 +455,9 @@ def getitem(self, index):
     if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu" and index.array.dtype != np.uint8:
         # the usual `emb[ids]`
         return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
+    if type(index) is tuple and _slices_and_int_list(index):  # `logits[:, [-1]]`: as the general path converts it
+        xp = array_module(self.array)
+        return Index.apply(self, tuple([xp.asarray(i) if type(i) is list else i for i in index]), True)
     if type(index) is Tensor and recording.hook.recorder is None:  # (a capture keeps the general path below)
         index = as_int(index, self.array)
     if type(index) is slice and (type(index.start) is Tensor or type(index.stop) is Tensor):
@@ -732,45 +752,47 @@ def index_select(input, dim, index):
 _WHOLE_SORT = 2048
 
 
+def _topk_arrays(x, k, dim, largest, sorted_):
+    """topk's (values, indices) arrays of array x along `dim` (non-negative)."""
+    xp = array_module(x)
+    if x.ndim == 0:
+        return x.copy(), xp.zeros((), dtype=np.int64)
+
+    def key(a):  # ascending order of key(a) is the order wanted (descending for largest; nan first)
+        return descending_key(xp, a) if largest else a
+
+    n = x.shape[dim]
+    if k == 1 and largest and x.dtype.kind in "fiu":
+        # the largest alone (a decoder's `topk(1)`, a class guess): argmax, whose first NaN wins as in
+        # PyTorch (a NaN above +inf too), one reduction where the paths below sort and gather
+        idx = x.argmax(axis=dim, keepdims=True)
+    elif k < n and n > _WHOLE_SORT:
+        # a long row (a vocabulary's logits, top_k of them): the k wanted picked by a partition, then sorted
+        idx = xp.argpartition(key(x), k - 1, axis=dim)
+        idx = xp.take(idx, xp.arange(k), axis=dim)
+        if sorted_:
+            order = xp.argsort(key(xp.take_along_axis(x, idx, axis=dim)), axis=dim, kind="stable")
+            idx = xp.take_along_axis(idx, order, axis=dim)
+    else:  # a short row: one stable sort of it all (equal values in index order), its first k
+        idx = key(x).argsort(axis=dim, kind="stable")
+        if k < n:
+            idx = idx[..., :k] if dim == idx.ndim - 1 else idx[(slice(None),) * dim + (slice(0, k),)]
+    idx = idx.astype(np.int64, copy=False)
+    return take_along(xp, x, idx, dim), idx
+
+
 class Topk(Function):
     node_name = "TopkBackward0"
 
     @staticmethod
     def forward(ctx, a, k, dim, largest, sorted_):
-        xp = array_module(a.array)
-        if a.array.ndim == 0:
-            idx = xp.zeros((), dtype=np.int64)
-            ctx.shape, ctx.dim = a.array.shape, dim
-            ctx.save(indices=idx)
-            ctx.mark_non_differentiable(idx)
-            return a.array.copy(), idx
-
-        def key(x):  # ascending order of key(x) is the order wanted (descending for largest; nan first)
-            return descending_key(xp, x) if largest else x
-
-        n = a.array.shape[dim]
-        if k == 1 and largest and a.array.dtype.kind in "fiu":
-            # the largest alone (a decoder's `topk(1)`, a class guess): argmax, whose first NaN wins as in
-            # PyTorch (a NaN above +inf too), one reduction where the paths below sort and gather
-            idx = a.array.argmax(axis=dim, keepdims=True)
-        elif k < n and n > _WHOLE_SORT:
-            # a long row (a vocabulary's logits, top_k of them): the k wanted picked by a partition, then sorted
-            idx = xp.argpartition(key(a.array), k - 1, axis=dim)
-            idx = xp.take(idx, xp.arange(k), axis=dim)
-            if sorted_:
-                order = xp.argsort(key(xp.take_along_axis(a.array, idx, axis=dim)), axis=dim, kind="stable")
-                idx = xp.take_along_axis(idx, order, axis=dim)
-        else:  # a short row: one stable sort of it all (equal values in index order), its first k
-            idx = key(a.array).argsort(axis=dim, kind="stable")
-            if k < n:
-                idx = idx[..., :k] if dim == idx.ndim - 1 else idx[(slice(None),) * dim + (slice(0, k),)]
-        idx = idx.astype(np.int64, copy=False)
+        values, idx = _topk_arrays(a.array, k, dim, largest, sorted_)
         ctx.shape, ctx.dim = a.array.shape, dim
         ctx.save(indices=idx)
         # (the caller's own where saved: writing into it leaves the saved one as it was)
         out = idx.copy() if ctx.needs_input_grad[0] else idx
         ctx.mark_non_differentiable(out)
-        return take_along(xp, a.array, idx, dim), out
+        return values, out
 
     @staticmethod
     def backward(ctx, g, _):
@@ -787,7 +809,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True, _cls=Topk):
     n = input.array.shape[d] if input.array.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range (k={k}, dimension {d} has size {n})")
-    values, indices = _cls.apply(input, k, d, largest, sorted)
+    if _records_nothing(input):  # (sampling's top-k of logits) the arrays alone, without apply's two-output wrapping
+        values, indices = _topk_arrays(input.array, k, d, largest, sorted)
+        values, indices = Tensor._output(values, None), Tensor._output(indices, None)
+    else:
+        values, indices = _cls.apply(input, k, d, largest, sorted)
     return values_indices(values, indices, "sort" if _cls is Sort else "topk")
 
 

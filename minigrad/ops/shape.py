@@ -534,6 +534,9 @@ def cat(tensors, dim=0):
     tensors = _tensor_sequence(tensors, "cat")
     d = _same_but_dim(tensors, dim)
     if d is not None:  # the common case, checked in one pass: nothing below to raise or promote
+        if not state.grad_enabled and recording.hook.recorder is None:  # (a KV cache grown under no_grad)
+            return Tensor._output(array_module(tensors[0].array).concatenate([t.array for t in tensors], axis=d),
+                                  None)
         return Cat.apply(d, *tensors)
     _check_same(tensors, "cat")
     for i, t in enumerate(tensors):

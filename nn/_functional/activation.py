@@ -300,13 +300,13 @@ def _implicit_dim(name, input, stacklevel):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _implicit_dim("softmax", input, _stacklevel + 1)
-    return _rows_op(input, dim, dtype, "softmax", reduction.Softmax.apply, reference.softmax)
+    return _rows_op(input, dim, dtype, "softmax", reduction.Softmax.rows_apply, reference.softmax)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _implicit_dim("log_softmax", input, _stacklevel + 1)
-    return _rows_op(input, dim, dtype, "log_softmax", reduction.LogSoftmax.apply, reference.log_softmax)
+    return _rows_op(input, dim, dtype, "log_softmax", reduction.LogSoftmax.rows_apply, reference.log_softmax)
 
 
 def _rows_op(input, dim, dtype, name, fused, ref):
@@ -370,7 +370,10 @@ class Silu(Function):
     @staticmethod
     def forward(ctx, x):  # silu(x) = x sigmoid(x)
         ctx.save(self=x)
-        s = _sigmoid_array(x.array)
+        impl = backends.find("sigmoid", x.array)
+        if impl is not None:  # the backend's sigmoid and product in one call
+            return impl.silu(x.array)
+        s = elementwise._sigmoid(None, x.array)
         if type(s) is np.ndarray and s.dtype == x.array.dtype:  # (a new array of x's: the product into it)
             return np.multiply(x.array, s, out=s)
         return x.array * s

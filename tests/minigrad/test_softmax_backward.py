@@ -79,3 +79,26 @@ def test_backward_without_a_graph_matches_pytorch(name, shape, dim, dtype):
     assert x.grad.dtype == x.dtype and x.grad.shape == x.shape and x.grad.grad_fn is None
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape, dim", [((1, 65), -1), ((8, 65), 1), ((3, 5, 6), 1), ((2, 1000), -1), ((), 0)])
+def test_without_recording_same_bits_as_recorded_and_close_to_torch(name, shape, dim):
+    # under no_grad (a sampling loop) the op skips Function.apply: the same bits as the recorded op, a
+    # result of its own (no node, no version shared with the input), values as torch's, F's and torch's spellings
+    import minigrad.nn.functional as F
+
+    for dtype in (np.float32, np.float64):
+        x, tx = _pair(shape, 3, dtype)
+        recorded = getattr(minigrad, name)(x, dim=dim)
+        with minigrad.no_grad():
+            for got in (getattr(minigrad, name)(x, dim=dim), getattr(F, name)(x, dim=dim)):
+                assert got.grad_fn is None and not got.requires_grad and got.dtype == recorded.dtype
+                np.testing.assert_array_equal(got.numpy(), recorded.detach().numpy())
+                assert not np.shares_memory(got.numpy(), x.detach().numpy())
+        with torch.no_grad():
+            want = getattr(torch, name)(tx, dim=dim).numpy()
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    # grad enabled but the input needs none: no node either, as PyTorch's
+    y = getattr(minigrad, name)(x.detach(), dim=dim)
+    assert y.grad_fn is None

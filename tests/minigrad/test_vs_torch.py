@@ -776,3 +776,91 @@ def test_chunk_without_recording_gives_views_as_torch():
     for p, q in zip(gp, wp):
         np.testing.assert_array_equal(p.numpy(), q.numpy())
         assert p._version == q._version and p._base is g
+
+
+def test_cat_without_recording_like_torch():
+    # cat under no_grad (a KV cache grown while generating): a new tensor of its own, no node, as PyTorch's
+    rng = np.random.default_rng(5)
+    cache, new = rng.standard_normal((1, 4, 7, 16)).astype(np.float32), rng.standard_normal((1, 4, 1, 16))
+    new = new.astype(np.float32)
+    for grad in (False, True):
+        g = [mg.tensor(cache, requires_grad=grad), mg.tensor(new, requires_grad=grad)]
+        w = [torch.tensor(cache, requires_grad=grad), torch.tensor(new, requires_grad=grad)]
+        with mg.no_grad(), torch.no_grad():
+            got, want = mg.cat(g, dim=2), torch.cat(w, dim=2)
+            got3 = mg.cat((g[1][..., :3], g[1], g[0][:, :, :1]), dim=-1)
+            want3 = torch.cat((w[1][..., :3], w[1], w[0][:, :, :1]), dim=-1)
+        for a, b in ((got, want), (got3, want3)):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            assert a.shape == tuple(b.shape) and a.requires_grad == b.requires_grad and a.grad_fn is None
+            assert a._version == b._version and a._base is None
+        got.add_(1.0)  # its own memory: the inputs stay as they were
+        np.testing.assert_array_equal(g[0].detach().numpy(), cache)
+
+
+@pytest.mark.parametrize("index", [
+    (slice(None), [-1]), (slice(None), [0, 2, 0]), (slice(None), [1], slice(None)), ([2, -3],),
+    (slice(None), slice(None), [4]), (slice(None), [True, False, True]), (slice(None), [7]),
+    (slice(None), [-1], slice(None), slice(None)),
+])
+def test_full_slices_and_int_list_index_like_torch(index):
+    # `logits[:, [-1]]` (full slices, one list of ints) taken without the general conversion: values, dtype,
+    # a contiguous copy, the gradient's scatter, and the errors' types (out of range, too many indices) as torch's
+    # (out of range: the text names the tensor's dim where PyTorch's names the index's, a known difference)
+    a = np.random.default_rng(6).standard_normal((3, 5, 4)).astype(np.float32)
+    g, w = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    try:
+        want = w[index]
+    except (IndexError, RuntimeError) as e:
+        with pytest.raises(type(e)):
+            g[index]
+        return
+    got = g[index]
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    assert got.shape == tuple(want.shape) and got.grad_fn.name() == want.grad_fn.name()
+    assert got.is_contiguous() and not np.shares_memory(got.detach().numpy(), a)
+    seed = np.arange(got.numel(), dtype=np.float32).reshape(got.shape)
+    got.backward(mg.tensor(seed))
+    want.backward(torch.tensor(seed))
+    np.testing.assert_array_equal(g.grad.numpy(), w.grad.numpy())
+    with mg.no_grad():
+        np.testing.assert_array_equal(g[index].numpy(), want.detach().numpy())
+
+
+def test_gradless_ops_outputs_like_torch():
+    # comparisons, isnan and argmax outside a capture (array_op's direct path): dtypes, shapes, values as torch's,
+    # and a full argmax (numpy's scalar) a 0-d tensor that takes an in-place add
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((1, 65)).astype(np.float32), rng.standard_normal((1, 65)).astype(np.float32)
+    a[0, 3] = np.nan
+    g, h, w, v = mg.tensor(a), mg.tensor(b), torch.tensor(a), torch.tensor(b)
+    pairs = [(g < h, w < v), (g == h, w == v), (mg.isnan(g), torch.isnan(w)), (mg.argmax(h), torch.argmax(v)),
+             (mg.argmax(h, dim=-1), torch.argmax(v, dim=-1)), (h.argmax(dim=1, keepdim=True), v.argmax(1, True))]
+    for got, want in pairs:
+        assert got.dtype == mg.tensor(want.numpy()).dtype and got.shape == tuple(want.shape)
+        assert got.grad_fn is None and got._version == 0
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    top, ttop = mg.argmax(h), torch.argmax(v)
+    top += 1
+    ttop += 1
+    assert top.item() == ttop.item() and top.shape == ()
+
+
+@pytest.mark.parametrize("shape, k, dim", [((1, 65), 10, -1), ((4, 3000), 7, 1), ((5, 6), 2, 0), ((), 1, 0)])
+def test_topk_without_recording_like_recorded_and_torch(shape, k, dim):
+    # topk under no_grad (sampling's top-k) skips Function.apply: the recorded op's values and indices, torch's
+    # values, a named pair of new tensors with no node
+    a = np.random.default_rng(8).standard_normal(shape).astype(np.float32)
+    if a.ndim:
+        a.reshape(-1)[::7] = np.nan
+    x = mg.tensor(a, requires_grad=True)
+    rec = x.topk(k, dim=dim)
+    with mg.no_grad():
+        got = x.topk(k, dim=dim)
+    want = torch.tensor(a).topk(k, dim=dim)
+    assert type(got).__name__ == "topk" and got.values.grad_fn is None and got.indices.dtype == mg.int64
+    np.testing.assert_array_equal(got.indices.numpy(), rec.indices.numpy())
+    np.testing.assert_array_equal(got.values.numpy(), rec.values.detach().numpy())
+    np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+    got.values.add_(1.0)
+    np.testing.assert_array_equal(x.detach().numpy(), a)

@@ -264,3 +264,20 @@ def test_hardswish_forward_is_pytorchs_bit_for_bit_half_rounded_once(torch, dtyp
         y.backward(minigrad.tensor(g))
         ty.backward(torch.tensor(g))
         np.testing.assert_allclose(x.grad.array, tx.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(1, 65), (8, 256), (300, 1000)])
+def test_silu_one_pass_same_bits_as_x_times_sigmoid(shape):
+    # the CPU backend's silu (sigmoid and product in one call, on the thread team for the largest) gives the
+    # bits of x * sigmoid(x) as two ops, extremes included (below -87: sigmoid's second pass; NaN, infs, -0.0)
+    torch = pytest.importorskip("torch")
+    a = (RNG.standard_normal(shape) * 30).astype(np.float32)
+    a.reshape(-1)[:8] = [np.nan, np.inf, -np.inf, -0.0, 0.0, -88.5, -103.0, 87.5]
+    x = minigrad.tensor(a, requires_grad=True)
+    got = F.silu(x)
+    with minigrad.no_grad():
+        np.testing.assert_array_equal(F.silu(x).numpy(), got.detach().numpy())
+    np.testing.assert_array_equal(got.detach().numpy(), (x * minigrad.sigmoid(x)).detach().numpy())
+    np.testing.assert_allclose(got.detach().numpy(), torch.nn.functional.silu(torch.tensor(a)).numpy(),
+                               rtol=2e-6, atol=1e-30)
+    assert got.dtype == minigrad.float32 and got.grad_fn.name() == "SiluBackward0"

@@ -20,6 +20,12 @@ def forward(x):
     return team.elementwise(_forward, _forward_team, np.empty(x.shape, dtype=x.dtype), x)
 
 
+def silu(x):
+    """x sigmoid(x): forward's sigmoid, then the product (float32's, as numpy's multiply) in the same call:
+    a small silu's (a generated token's MLP) second call and array saved."""
+    return team.elementwise(_silu, _silu_team, np.empty(x.shape, dtype=x.dtype), x)
+
+
 def backward(g, r):
     """g r (1 - r), r the forward's output."""
     g, r = np.asarray(g, dtype=r.dtype), np.asarray(r)  # (a 0-d gradient may come as a numpy scalar)
@@ -49,6 +55,13 @@ def _forward(out, x):  # out = r (x >= 0) or e r,  r = 1 / (1 + e),  e = exp(-|x
 
 
 @team.kernel
+def _silu(out, x):  # out = x sigmoid(x): two loops, so the product is the one of sigmoid's rounded result
+    _forward(out, x)
+    for i in range(x.size):
+        out[i] = x[i] * out[i]
+
+
+@team.kernel
 def _backward(out, g, r):  # out = g (r (1 - r))
     one = np.float32(1.0)
     for i in range(r.size):
@@ -61,6 +74,13 @@ def _forward_team(out, x, parts):
     for p in team.prange(parts):
         lo, hi = team.share(x.size, p, parts, team.GRAIN)
         _forward(out[lo:hi], x[lo:hi])
+
+
+@team.kernel(parallel=True)
+def _silu_team(out, x, parts):
+    for p in team.prange(parts):
+        lo, hi = team.share(x.size, p, parts, team.GRAIN)
+        _silu(out[lo:hi], x[lo:hi])
 
 
 @team.kernel(parallel=True)
