@@ -124,6 +124,14 @@ INFERENCE_SAVED_MESSAGE = (
 
 _NO_EDGE = (None, 0)  # the edge of a tensor that needs no gradient
 
+# What a node keeps besides its edges and saved tensors is made of atoms (ints, bools, strings, dtypes) or of
+# one kept copy (these tables: at most 2**4 flag tuples per length; the names `save` sees): the garbage
+# collector stops tracking a tuple of atoms at its first pass, and a step of a small model keeps a thousand
+# nodes alive, each object of which a full collection would otherwise walk and every allocation of which
+# counts toward the next collection. (So an output's meta names numpy by None rather than by the module.)
+_KEPT_FLAGS = {}  # needs_input_grad's tuples of bools, each kept once
+_EVERY_POSITION = tuple(tuple(range(n)) for n in range(5))  # _tensor_positions when every argument is a tensor
+
 
 class SavedTensor:
     """A tensor saved for backward, remembering its version so later in-place edits are caught.
@@ -290,10 +298,12 @@ class BackwardNode(Node):
         for t in named.values():  # (a loop: a comprehension is a function call of its own)
             saved.append(None if t is None else _saved(t if isinstance(t, Tensor) else Tensor(t)))
         node._saved = saved
-        node._names = names = tuple(named)
-        if names not in _SAVED_NAME_TUPLES:
-            _SAVED_NAME_TUPLES.add(names)
+        names = tuple(named)
+        kept = _SAVED_NAME_TUPLES.get(names)
+        if kept is None:
+            kept = _SAVED_NAME_TUPLES[names] = names
             _read_by_name(names)
+        node._names = kept  # (the one kept copy: see _KEPT_FLAGS)
 
     @property
     def saved_tensors(self):
@@ -386,7 +396,7 @@ class BackwardNode(Node):
 
 
 _SAVED_NAMES = set()  # the names `save` has seen: each read as `_saved_<name>` through a _SavedByName
-_SAVED_NAME_TUPLES = set()  # the tuples of names `save` has seen (one lookup a call)
+_SAVED_NAME_TUPLES = {}  # the tuples of names `save` has seen, each kept once (one lookup a call)
 
 
 def _read_by_name(names):
@@ -424,7 +434,7 @@ class _SavedByName:
 def _zeros_like_meta(meta):
     """Zeros standing in for the gradient of an output backward got none for (materialized grads)."""
     shape, dt, xp = meta
-    return Tensor(xp.zeros(shape, dtype=dt))
+    return Tensor((xp or np).zeros(shape, dtype=dt))  # (xp None: numpy's)
 
 
 class _ForwardOnlyContext:
@@ -568,9 +578,10 @@ class Function(metaclass=FunctionMeta):
                 needs.append(a.requires_grad)
             else:
                 needs.append(False)
-        node.needs_input_grad = tuple(needs)
+        needs = tuple(needs)
+        node.needs_input_grad = _KEPT_FLAGS.setdefault(needs, needs) if len(needs) <= 4 else needs
         node.next_functions = tuple(edges)
-        node._tensor_positions = pos
+        node._tensor_positions = _EVERY_POSITION[len(pos)] if len(pos) == len(args) < 5 else tuple(pos)
         if cls._user:
             node._input_meta = [(args[i].array.shape, args[i].array.dtype) for i in pos]
         node._n_args = len(args)
@@ -601,7 +612,7 @@ def wrap_outputs(out, node, args, ctx):
         if type(out) is not np.ndarray:
             out = np.asarray(out)  # (a numpy scalar: as Tensor() makes it a 0-d array)
         dt = out.dtype
-        node._output_meta = ((out.shape, dt, np),)
+        node._output_meta = ((out.shape, dt, None),)  # (None: numpy, see _KEPT_FLAGS)
         t = Tensor._output(out, node if dt.kind == "f" else None)
         if node._forward_cls.saves_result:
             _save_result(node, t)
@@ -619,7 +630,7 @@ def wrap_outputs(out, node, args, ctx):
             else:
                 t = Tensor._output(o, None)
             results.append(t)
-            meta.append((o.shape, dt, np))
+            meta.append((o.shape, dt, None))
         node._output_meta = meta
         if node._forward_cls.saves_result:
             _save_result(node, results[0])

@@ -465,6 +465,32 @@ def test_long_chain_graph_is_freed_without_recursion():
     gc.collect()
 
 
+def _tracked_objects_kept(op):
+    """The objects the garbage collector still tracks after a collection, per call of `op` whose result is kept:
+    what each full collection walks while a step's graph is alive."""
+    op()
+    gc.collect()
+    before = len(gc.get_objects())
+    kept = [op() for _ in range(100)]
+    for _ in range(3):  # (each collection stops tracking tuples of atoms: shapes, flags, names, one level of
+        gc.collect()    # nesting a collection)
+    return round((len(gc.get_objects()) - before - 1) / len(kept))  # (- 1: the list `kept`)
+
+
+def test_a_recorded_op_keeps_only_its_graph_tracked():
+    # A small model's step keeps about a thousand recorded ops alive, and a full collection walks every tracked
+    # object: a recorded op keeps its node, an edge per input and their tuple (next_functions), its saved
+    # tensors and their list, and its output with the output's version counter; nothing else it keeps (output
+    # metadata, flags, positions, names) holds an object the collector must keep tracking
+    a, b = leaf(16, 8, seed=1), leaf(16, 8, seed=2)
+    assert _tracked_objects_kept(lambda: a * b) <= 1 + 3 + 3 + 2
+    assert _tracked_objects_kept(lambda: a.tanh()) <= 1 + 2 + 2 + 2
+    # the flags kept once per pattern are bools, whatever equal tuples of ints exist
+    x, y = leaf(1, 1), mg.ones(1, 1, dtype=mg.float64)
+    flags = (y * x).grad_fn.needs_input_grad
+    assert flags == (False, True) and all(type(f) is bool for f in flags)
+
+
 def test_backward_order_is_reverse_topological():
     x = leaf(2)
     order = []
