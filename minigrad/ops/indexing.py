@@ -774,9 +774,10 @@ def _topk_arrays(x, k, dim, largest, sorted_):
             order = xp.argsort(key(xp.take_along_axis(x, idx, axis=dim)), axis=dim, kind="stable")
             idx = xp.take_along_axis(idx, order, axis=dim)
     else:  # a short row: one stable sort of it all (equal values in index order), its first k
-        idx = key(x).argsort(axis=dim, kind="stable")
-        if k < n:
-            idx = idx[..., :k] if dim == idx.ndim - 1 else idx[(slice(None),) * dim + (slice(0, k),)]
+        idx = xp.argsort(key(x), axis=dim, kind="stable")  # (cupy's method takes no kind)
+        if k < n:  # (its own compact array: not a view keeping the whole sort alive, and .view()-able)
+            idx = xp.ascontiguousarray(
+                idx[..., :k] if dim == idx.ndim - 1 else idx[(slice(None),) * dim + (slice(0, k),)])
     idx = idx.astype(np.int64, copy=False)
     return take_along(xp, x, idx, dim), idx
 

@@ -478,7 +478,11 @@ class Nearest:
             for at in every[1:]:
                 acc += y[at]
             return acc
-        a = np.zeros((len(self.src), self.n_in), dtype=y.dtype)
+        if xp is np:  # each output's gradient added to its source pixel, in output order (PyTorch's)
+            out = np.zeros((self.n_in,) + shape[:ax] + shape[ax + 1:], dtype=y.dtype)
+            np.add.at(out, self.src, np.moveaxis(y, ax, 0))
+            return np.moveaxis(out, 0, ax)
+        a = np.zeros((len(self.src), self.n_in), dtype=y.dtype)  # (an inf there turns the row NaN: 0 * inf)
         a[np.arange(len(self.src)), self.src] = 1.0
         return xp.moveaxis(xp.matmul(xp.moveaxis(y, ax, -1), xp.asarray(a)), -1, ax)
 

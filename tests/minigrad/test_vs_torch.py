@@ -846,7 +846,7 @@ def test_gradless_ops_outputs_like_torch():
     assert top.item() == ttop.item() and top.shape == ()
 
 
-@pytest.mark.parametrize("shape, k, dim", [((1, 65), 10, -1), ((4, 3000), 7, 1), ((5, 6), 2, 0), ((), 1, 0)])
+@pytest.mark.parametrize("shape, k, dim", [((1, 65), 10, -1), ((4, 10), 3, -1), ((4, 3000), 7, 1), ((5, 6), 2, 0), ((), 1, 0)])
 def test_topk_without_recording_like_recorded_and_torch(shape, k, dim):
     # topk under no_grad (sampling's top-k) skips Function.apply: the recorded op's values and indices, torch's
     # values, a named pair of new tensors with no node
@@ -862,5 +862,8 @@ def test_topk_without_recording_like_recorded_and_torch(shape, k, dim):
     np.testing.assert_array_equal(got.indices.numpy(), rec.indices.numpy())
     np.testing.assert_array_equal(got.values.numpy(), rec.values.detach().numpy())
     np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+    # contiguous as torch's (a script's `indices.view(-1)`)
+    assert got.indices.is_contiguous() and got.values.is_contiguous()
+    assert got.indices.view(-1).shape == want.indices.view(-1).shape
     got.values.add_(1.0)
     np.testing.assert_array_equal(x.detach().numpy(), a)

@@ -1071,6 +1071,20 @@ def test_interpolate_nearest_keeps_inf_and_nan_where_they_land_as_torch(torch, s
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("kw", [{"size": (5, 7)}, {"size": (2, 3)}, {"scale_factor": (1.5, 2.5)}])
+def test_interpolate_nearest_gradient_keeps_an_inf_in_its_source_pixel_as_torch(torch, kw):
+    # a non-integer ratio's gradient: each output's gradient added to its source pixel (a product by the
+    # transposed 0/1 matrix gave 0 * inf = NaN across whole rows)
+    x = arr(1, 1, 3, 4, dtype=np.float32)
+    ours, theirs = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = F.interpolate(ours, **kw), torch.nn.functional.interpolate(theirs, **kw)
+    g = arr(*y.shape, dtype=np.float32)
+    g.flat[1] = np.inf
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("shape,kw", [((2, 3, 4, 4), {"scale_factor": 2}), ((2, 3, 4, 5), {"scale_factor": (3, 1)}),
                                       ((1, 2, 3, 4, 2), {"size": (6, 8, 6)})])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
