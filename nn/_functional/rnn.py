@@ -176,7 +176,11 @@ def _backward(saved, mode, reverse, needs, g_out, g_h, g_c):
         if T > 1:
             gw_hh += matmul_arrays(_2d(dah[rest]).T, _2d(out[before]))
     gb_ih = da.sum(axis=(0, 1)) if needs[5] else None
-    gb_hh = dah.sum(axis=(0, 1)) if needs[6] else None
+    gb_hh = None
+    if needs[6]:
+        # all but a GRU's: both biases' gradient is the same sum over every step's gates, made once
+        # (copied: each parameter's gradient a tensor of its own, which a hook may write into)
+        gb_hh = gb_ih.copy() if dah is da and gb_ih is not None else dah.sum(axis=(0, 1))
     gw_hr = None
     if w_hr is not None and needs[7]:  # dW_hr = sum_t dh_t^T m_t, m = o tanh(c)
         gw_hr = matmul_arrays(_2d(dhs).T, _2d(gates[:, :, 3 * H:] * tanh_c))
