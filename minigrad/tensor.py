@@ -226,7 +226,16 @@ class Tensor:
         return bool(self.array.flags.c_contiguous)
 
     def stride(self, dim=None):
-        s = tuple(x // self.array.itemsize for x in self.array.strides)
+        a = self.array
+        if a.size or any(a.strides):
+            s = tuple(x // a.itemsize for x in a.strides)
+        else:  # numpy makes an empty array with zero strides: PyTorch's of a contiguous tensor of its shape (a view
+            # of it, a permute's say, keeps numpy's zeros, so PyTorch's own strides for it are lost)
+            s, step = [], 1
+            for n in reversed(a.shape):
+                s.append(step)
+                step *= max(n, 1)
+            s = tuple(reversed(s))
         return s if dim is None else s[self._dim(dim)]
 
     def _dim(self, dim):

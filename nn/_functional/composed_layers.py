@@ -178,11 +178,11 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 # ---- 1-d pools: the 2-d pools over a height of one ------------------------------------------------------
-def _one(v, name):
+def _one(v, what, fn):
     v = operator.index(v) if _int_like(v) else tuple(v)  # (a numpy integer, a 0-d tensor: an int, as PyTorch)
     if isinstance(v, tuple):
         if len(v) != 1:
-            raise ValueError(f"{name} must be an int or a tuple of one int, got {v}")
+            raise RuntimeError(f"{fn}() argument '{what}' should contain one int (got {len(v)})")
         v = v[0]
     return v
 
@@ -190,8 +190,16 @@ def _one(v, name):
 def _pool1d_input(input, name):
     check_tensor(input, "input", name)
     if input.ndim not in (2, 3):
-        raise RuntimeError(f"{name}() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 'self' "
+                           f"(while checking arguments for {name})")
     return input.unsqueeze(-2)
+
+
+def _pool1d_sizes(kernel_size, stride, padding, dilation, fn):
+    """kernel_size, stride (None: the kernel's), padding, dilation of a 1-d pool as ints, in PyTorch's order of checks."""
+    kernel = _one(kernel_size, "kernel_size", fn)
+    stride = None if stride is None or (not _int_like(stride) and len(stride) == 0) else _one(stride, "stride", fn)
+    return kernel, stride, _one(padding, "padding", fn), _one(dilation, "dilation", fn)
 
 
 def _max_pool1d_checks(input, kernel_size, stride, padding, dilation, ceil_mode):
@@ -208,8 +216,9 @@ def _max_pool1d_checks(input, kernel_size, stride, padding, dilation, ceil_mode)
                   for v in (kernel_size, stride, padding, dilation))
     for name, v in (("kernel_size", k), ("stride", s), ("padding", p), ("dilation", d)):
         if isinstance(v, tuple) and len(v) != 1 and not (name == "stride" and v == ()):
-            raise RuntimeError(f"max_pool1d() {name} must be an int, list of ints or tuple of ints of size 1 but "
-                               f"got size {len(v)}")
+            ways = {"stride": "None, an int, list of ints, or", "padding": "an int, list of ints, or"}.get(
+                name, "an int, list of ints or")  # (PyTorch's texts differ in their commas)
+            raise RuntimeError(f"max_pool1d() {name} must be {ways} tuple of ints of size 1 but got size {len(v)}")
     k, p, d = (v if isinstance(v, int) else v[0] for v in (k, p, d))
     s = k if s in (None, ()) else s if isinstance(s, int) else s[0]
     if k <= 0:
@@ -235,9 +244,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     else:
         _max_pool1d_checks(input, kernel_size, stride, padding, dilation, ceil_mode)
     x = _pool1d_input(input, "max_pool1d")
-    stride = None if stride is None or (not _int_like(stride) and len(stride) == 0) else _one(stride, "stride")
-    out = max_pool2d(x, (1, _one(kernel_size, "kernel_size")), None if stride is None else (1, stride),
-                     (0, _one(padding, "padding")), (1, _one(dilation, "dilation")), ceil_mode, return_indices)
+    kernel, stride, padding, dilation = _pool1d_sizes(kernel_size, stride, padding, dilation, "max_pool1d")
+    out = max_pool2d(x, (1, kernel), None if stride is None else (1, stride), (0, padding), (1, dilation), ceil_mode,
+                     return_indices)
     if return_indices:
         return out[0].squeeze(-2), out[1].squeeze(-2)
     return out.squeeze(-2)
@@ -247,15 +256,15 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     """The mean of each window of kernel_size positions. Shapes: (N, C, L) or (C, L) -> (N, C, L_out)."""
     check_int_args("avg_pool1d", kernel_size, stride, padding, 1)
     x = _pool1d_input(input, "avg_pool1d")
-    stride = None if stride is None or (not _int_like(stride) and len(stride) == 0) else _one(stride, "stride")
-    return avg_pool2d(x, (1, _one(kernel_size, "kernel_size")), None if stride is None else (1, stride),
-                      (0, _one(padding, "padding")), ceil_mode, count_include_pad).squeeze(-2)
+    kernel, stride, padding, _ = _pool1d_sizes(kernel_size, stride, padding, 1, "avg_pool1d")
+    return avg_pool2d(x, (1, kernel), None if stride is None else (1, stride), (0, padding), ceil_mode,
+                      count_include_pad).squeeze(-2)
 
 
 def adaptive_avg_pool1d(input, output_size):
     """Means over output_size windows that tile the length. Shapes: (N, C, L) or (C, L) -> (N, C, output_size)."""
     x = _pool1d_input(input, "adaptive_avg_pool1d")
-    return adaptive_avg_pool2d(x, (1, _one(output_size, "output_size"))).squeeze(-2)
+    return adaptive_avg_pool2d(x, (1, _one(output_size, "output_size", "adaptive_avg_pool1d"))).squeeze(-2)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -286,7 +295,7 @@ def _lp_of_means(means, norm_type, count):
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """The p-norm of each window: (sum x^p)^(1/p). Shapes: (N, C, L) or (C, L) -> (N, C, L_out)."""
     means = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    return _lp_of_means(means, norm_type, _one(kernel_size, "kernel_size"))
+    return _lp_of_means(means, norm_type, _one(kernel_size, "kernel_size", "avg_pool1d"))
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):

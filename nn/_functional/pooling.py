@@ -16,6 +16,7 @@ few hundred pixels a side, not for resizing photographs.
 import functools
 import itertools
 import math
+import operator
 
 import numpy as np
 
@@ -42,70 +43,66 @@ def check_int_args(name, kernel_size, stride, padding, dilation):
                             f"{type(v).__name__}")
 
 
+def _c_half(v):
+    """v / 2 rounded toward zero, as C's integer division (PyTorch's check of a negative kernel relies on it)."""
+    return v // 2 if v >= 0 else -(-v // 2)
+
+
 def _pool_args(input, kernel_size, stride, padding, dilation, name, n=2):
-    """kernel, stride, padding, dilation as n-tuples, with PyTorch's checks and messages for `name`."""
+    """kernel, stride, padding, dilation as n-tuples (n = 2 or 3), with PyTorch's checks, in its order, and its
+    messages for `name`."""
     check_tensor(input, "input", name)
     check_int_args(name, kernel_size, stride, padding, dilation)
-    if n == 3:
-        return _pool3d_args(input, kernel_size, stride, padding, dilation, name)
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"{name}: non-empty 3D or 4D (batch mode) tensor expected for input, got size "
-                           f"{list(input.shape)}")
-    if 0 in input.shape[-3:]:  # (a batch of none is allowed, as in PyTorch: an empty result)
-        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
-                           f"got:{list(input.shape)}")
-    kernel = expand_param(kernel_size, 2, "kernel_size")
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
-        expand_param(stride, 2, "stride")
-    padding, dilation = expand_param(padding, 2, "padding"), expand_param(dilation, 2, "dilation")
-    if min(kernel) <= 0 or min(stride) <= 0 or min(dilation) <= 0:
-        raise RuntimeError(f"{name}: kernel_size, stride and dilation must be greater than zero, but got "
-                           f"kernel_size={list(kernel)}, stride={list(stride)}, dilation={list(dilation)}")
-    if min(padding) < 0 or any(p > k // 2 for p, k in zip(padding, kernel)):  # half the kernel, whatever the dilation
-        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = {padding[1]}, "
-                           f"padH = {padding[0]}, kW = {kernel[1]}, kH = {kernel[0]}")
-    return kernel, stride, padding, dilation
+    must, count = "must be" if name == "avg_pool3d" else "must either be", ("two", "three")[n - 2]
+    axes = "HW" if n == 2 else "THW"
 
-
-def _pool3d_args(input, kernel_size, stride, padding, dilation, name):
-    """_pool_args of the 3-d pools, whose checks and messages are PyTorch's 3-d ones."""
-    must = "must either be" if name == "max_pool3d" else "must be"
-
-    def three(value, what, omitted=""):
-        v = (value,) if isinstance(value, int) else tuple(int(a) for a in value)
-        if len(v) not in (1, 3):
-            raise RuntimeError(f"{name}: {what} {must} {omitted}a single int, or a tuple of three ints"
+    def n_ints(value, what, omitted=""):
+        v = (operator.index(value),) if _int_like(value) else tuple(operator.index(a) for a in value)
+        if len(v) not in (1, n):
+            raise RuntimeError(f"{name}: {what} {must} {omitted}a single int, or a tuple of {count} ints"
                                if what != "dilation" else
-                               f"{name}: dilation must be either a single int, or a tuple of three ints")
-        return v * 3 if len(v) == 1 else v
+                               f"{name}: dilation must be either a single int, or a tuple of {count} ints")
+        return v * n if len(v) == 1 else v
 
-    kernel = three(kernel_size, "kernel_size")
-    omitted = stride is None or (not isinstance(stride, int) and len(stride) == 0)
-    stride = kernel if omitted else three(stride, "stride", "omitted, ")
-    padding, dilation = three(padding, "padding"), three(dilation, "dilation")
-    if input.ndim not in (4, 5):
-        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
-    if min(stride) <= 0:  # (before the kernel's: an omitted stride is the kernel)
-        raise RuntimeError("stride should not be zero")
-    if min(kernel) <= 0:
-        raise RuntimeError(f"kernel size should be greater than zero, but got kT: {kernel[0]} kH: {kernel[1]} "
-                           f"kW: {kernel[2]}")
-    if min(dilation) <= 0:
-        raise RuntimeError(f"dilation should be greater than zero, but got dilationT: {dilation[0]} dilationH: "
-                           f"{dilation[1]} dilationW: {dilation[2]}")
-    if min(padding) < 0:
-        raise RuntimeError(f"pad must be non-negative, but got pad: {min(padding)}")
-    for p, k, d in zip(padding, kernel, dilation):  # half the dilated kernel first, then half the kernel itself
-        if p > (d * (k - 1) + 1) // 2:
+    def named(prefix, values):  # "kH: 2 kW: 3"
+        return " ".join(f"{prefix}{a}: {v}" for a, v in zip(axes, values))
+
+    kernel = n_ints(kernel_size, "kernel_size")
+    omitted = stride is None or (not _int_like(stride) and len(stride) == 0)
+    stride = kernel if omitted else n_ints(stride, "stride", "omitted, ")
+    padding, dilation = n_ints(padding, "padding"), n_ints(dilation, "dilation")
+    if n == 2 and name == "avg_pool2d":  # (avg_pool2d reads the channels' size first: an IndexError)
+        input.size(-3)
+    elif input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for input")
+    for k, st, p, d in zip(kernel, stride, padding, dilation):  # each axis's output size, in turn
+        if st == 0:
+            raise RuntimeError("stride should not be zero")
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > _c_half((k - 1) * d + 1):
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} "
                                f"and dilation={d}")
-    if any(p > k // 2 for p, k in zip(padding, kernel)):
-        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got kT: {kernel[0]} kW: "
-                           f"{kernel[2]} kH: {kernel[1]} padT: {padding[0]} padW: {padding[2]} padH: {padding[1]}")
-    if 0 in input.shape[-4:]:  # (a batch of none is allowed: an empty result; PyTorch's message says dimension 0)
+    if min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got {named('k', kernel)}")
+    if min(stride) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got {named('d', stride)}")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got {named('dilation', dilation)}")
+    shape = list(input.shape)
+    if n == 2 and (input.ndim not in (3, 4) or 0 in shape[-3:]):  # (a batch of none is allowed: an empty result)
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{shape}")
+    if n == 3 and 0 in shape[-4:]:  # (PyTorch's message says dimension 0 whichever is empty)
         where = "max_pool3d_with_indices_out_cpu_template" if name == "max_pool3d" else name
         raise RuntimeError(f"{where}(): Expected input's non-batch dimensions to have positive length, but input "
-                           f"has a shape of {list(input.shape)} and non-batch dimension 0 has length zero!")
+                           f"has a shape of {shape} and non-batch dimension 0 has length zero!")
+    if any(p > k // 2 for p, k in zip(padding, kernel)):  # (reached with a dilation: half the kernel itself)
+        if n == 2:
+            raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got padW = "
+                               f"{padding[1]}, padH = {padding[0]}, kW = {kernel[1]}, kH = {kernel[0]}")
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got kT: {kernel[0]} kW: "
+                           f"{kernel[2]} kH: {kernel[1]} padT: {padding[0]} padW: {padding[2]} padH: {padding[1]}")
     return kernel, stride, padding, dilation
 
 

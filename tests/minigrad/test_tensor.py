@@ -812,6 +812,17 @@ def test_contiguity_and_strides(torch):
     assert t.element_size() == 4 and t.nbytes == 24
 
 
+@pytest.mark.parametrize("make", [
+    lambda L: L.empty(0, 3, 4), lambda L: L.zeros(2, 0, 5), lambda L: L.zeros(3, 0), lambda L: L.zeros(0),
+    lambda L: L.tensor([]), lambda L: L.zeros(2, 0, 5) + 1, lambda L: L.cat([L.zeros(2, 0, 5), L.zeros(1, 0, 5)]),
+    lambda L: L.ones(2, 3, 4)[:, :0], lambda L: L.zeros(0, 3, 4).view(0, 12),
+])
+def test_strides_of_an_empty_tensor_as_torch(torch, make):
+    # numpy makes an empty array with zero strides, which stride() reported; PyTorch's are a contiguous tensor's
+    # (a size of 0 counted as 1)
+    assert make(mg).stride() == make(torch).stride()
+
+
 @pytest.mark.parametrize("dim", [1, 2, -1])
 def test_cat_of_large_arrays_on_all_cores_equals_numpy(dim):
     # above a million elements, cat along a dim > 0 is filled by several threads, rows of axis 0 each

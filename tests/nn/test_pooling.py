@@ -1286,3 +1286,41 @@ def test_avg_pool_kernel_twice_differentiable_vs_numpy_path(avg_pool_path):
     assert gradgradcheck(lambda a: F.avg_pool3d(a, 2, stride=1, divisor_override=3), (minigrad.tensor(
         arr(2, 4, 3, 4), requires_grad=True),))
     assert (len(avg_pool_path[1]) > 0) == (avg_pool_path[0] == "kernel")
+
+
+def _pool_call(name, shape, args, kw, module):
+    def call(t, F):
+        x = t.zeros(shape)
+        if module:
+            cls = {"max": "MaxPool", "avg": "AvgPool"}[name[:3]] + name[-2:]
+            return getattr(t.nn, cls)(*args, **kw)(x)
+        return getattr(F, name)(x, *args, **kw)
+    return call
+
+
+_POOL_ARG_ERRORS = [
+    ("n+1 ints", {}), (2, {"stride": 0}), (2, {"stride": (2, 2, 2, 2)}), (-1, {}), (0, {}), (2, {"stride": -1}),
+    (2, {"padding": -1}), (2, {"padding": 2}), (1, {"padding": 1}), (4, {"stride": 1, "padding": 3}), (-1, {"padding": 5}),
+    (2, {"padding": (1, 1, 1, 1)}),
+]
+
+
+@pytest.mark.parametrize("module", [False, True])
+@pytest.mark.parametrize("name,shape,args,kw", [
+    (f"{kind}_pool{n}d", (1, 2) + (5,) * n, ((2,) * (n + 1),) if k == "n+1 ints" else (k,), kw)
+    for n in (1, 2, 3) for kind in ("max", "avg") for k, kw in _POOL_ARG_ERRORS
+] + [
+    (f"max_pool{n}d", (1, 2) + (5,) * n, (2,), kw) for n in (1, 2, 3) for kw in (
+        {"dilation": 0}, {"dilation": (1, 1, 1, 1)}, {"padding": 2, "dilation": 3}, {"padding": 2, "dilation": 3,
+        "return_indices": True}, {"stride": 0, "return_indices": True}, {"padding": 2, "return_indices": True})
+] + [
+    (f"{kind}_pool{n}d", shape, (k,), {}) for n in (1, 2, 3) for kind in ("max", "avg") for k in (2, -1)
+    for shape in ((5,) * n, (1, 1, 1) + (5,) * n, (1, 0) + (5,) * n, (1, 2) + (0,) * n)
+])
+def test_pool_argument_errors_as_torch_2_13(torch, name, shape, args, kw, module):
+    # torch 2.13's 1-d and 2-d pools check their arguments as its 3-d ones do, one axis at a time (a zero stride, a
+    # negative pad, a pad over half the dilated kernel), then the kernel, stride and dilation each with its own
+    # text; minigrad's 2-d pools gave the older combined texts ("kernel_size, stride and dilation must be greater
+    # than zero", "pad should be smaller than or equal to half of kernel size" for any pad) and its 3-d pools took
+    # a negative stride for a zero one
+    raises_as_torch(torch, _pool_call(name, shape, args, kw, module))
