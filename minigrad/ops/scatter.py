@@ -275,23 +275,33 @@ def index_add(input, dim, index, source, *, alpha=1):
     """A copy of `input` with alpha * source[k] added at input[index[k]] along `dim` (repeats summed)."""
     nd = input.array.ndim
     d = normalize_dim(dim, nd)
-    if not isinstance(index, Tensor) or index.array.dtype not in (np.int64, np.int32) or index.array.ndim > 1:
-        raise IndexError("index_add_(): Index is supposed to be a vector")
-    idx = index.array.reshape(-1)
-    if source.array.ndim != nd and not (nd == 0 and source.array.size == 1) and not (source.array.ndim == 0 and idx.size == 1):
-        raise IndexError("index_add_(): Source/destination tensor must have same slice shapes.")
-    want = list(input.array.shape)
-    if nd:
-        want[d] = idx.size
-    if nd and tuple(source.array.shape) != tuple(want):
-        raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice shapes. Destination slice "
-                           f"shape: {list(input.array.shape[:d] + input.array.shape[d + 1:])} at dimension {d} and "
-                           f"source slice shape: {list(source.array.shape)} at dimension 0.")
-    if nd > 1 and input.array.size == 0:  # PyTorch returns an empty matrix unchanged, the index unchecked
-        return input.clone()
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_add(): argument 'index' (position 2) must be Tensor, not {type(index).__name__}")
+    if index.array.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.array.ndim} with type: "
+                         f"{index.dtype._legacy[:-6]} and size: {list(index.shape)}")
+    if index.array.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {index.dtype._legacy[:-6]}")
     if source.array.dtype != input.array.dtype:
         raise RuntimeError(f"index_add_(): self ({input.dtype._legacy[:-6]}) and source ({source.dtype._legacy[:-6]}) "
                            "must have the same scalar type")
+    src_shape = list(source.array.shape)
+    if d >= max(len(src_shape), 1):
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim "
+                           f"{len(src_shape)}")
+    n = src_shape[d] if src_shape else 1
+    if index.array.size != n:
+        raise RuntimeError(f"index_add_(): Number of indices ({index.array.size}) should be equal to source.size(dim): "
+                           f"({n}), for dim: {d}")
+    # the shapes but `dim` must agree; a 0-d self or source is compared whole
+    self_rest, src_rest = list(input.array.shape), list(src_shape)
+    if nd and src_shape:
+        del self_rest[d], src_rest[d]
+    if self_rest != src_rest:
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(input.array.shape)} source.shape = {src_shape}")
+    if nd > 1 and input.array.size == 0:  # PyTorch returns an empty matrix unchanged, the index unchecked
+        return input.clone()
     return IndexAdd.apply(input, d, index, source, alpha)  # (the index's entries are checked in its forward)
 
 

@@ -248,10 +248,36 @@ def test_top_level_in_place_functions_are_the_methods(torch):
     lambda L: L.add(L.tensor([1, 2]), 1, alpha=0.5),
     lambda L: L.zeros(5, 3).index_add(0, L.tensor([-1, 0]), L.ones(2, 3)),  # (no id counts from the end)
     lambda L: L.zeros(5, 3).index_add(0, L.tensor([0, 7]), L.ones(2, 3)),
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([0.0, 1.0]), L.ones(2, 3)),  # a float index
+    lambda L: L.zeros(5, 3).index_add(1, L.tensor([0.0]), L.ones(5, 1)),
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([[0, 1]]), L.ones(2, 3)),
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([[0.0, 1.0]]), L.ones(2, 3)),  # (the vector checked first)
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([0.0, 1.0]), L.ones(2, 3).double()),  # (then the index dtype)
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([0, 1]), L.ones(2, 4)),  # the other dims differ
+    lambda L: L.zeros(5, 3).index_add_(1, L.tensor([0, 1]), L.ones(4, 2)),
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([0, 1]), L.ones(2, 3, 1)),
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([0, 1]), L.ones(3, 3)),  # more source rows than ids
+    lambda L: L.zeros(5, 3).index_add_(1, L.tensor([0, 1]), L.ones(2)),
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([0]), L.ones(())),
+    lambda L: L.zeros(()).index_add_(0, L.tensor([0]), L.ones(1)),
+    lambda L: L.zeros(5, 3).index_add(0, [0], L.ones(1, 3)),
+    lambda L: L.bincount(L.tensor([1.0, 2.0])),
+    lambda L: L.tensor([True, False]).bincount(),
+    lambda L: L.bincount(L.tensor([[1, 2]]), minlength=-1),  # (minlength checked before the shape)
+    lambda L: L.bincount(L.tensor([[1, 2]])),
+    lambda L: L.bincount(L.tensor([1, 2]), weights=L.tensor([1.0])),
 ])
 def test_alpha_and_index_add_refusals_are_pytorchs(torch, call):
     got, want = outcome(mg, lambda L, x: call(L)), outcome(torch, lambda L, x: call(L))
     assert want is not None and type(got) is type(want) and str(got) == str(want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int64", "bool"])
+def test_bincount_weights_dtype_is_pytorchs(torch, dtype):
+    got, want = (L.bincount(L.tensor([1, 2, 2]), weights=L.tensor([1, 0, 1], dtype=getattr(L, dtype)))
+                 for L in (mg, torch))
+    assert str(got.dtype)[len("minigrad."):] == str(want.dtype)[len("torch."):]
+    assert got.tolist() == want.tolist()
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
