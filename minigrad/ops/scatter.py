@@ -118,6 +118,10 @@ def _reduce_into(xp, out, at, src, reduce, include_self):
     _ufunc_at(xp, {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum"}.get(reduce, "minimum"), out, at, src)
 
 
+# "max" and "min" (scatter_'s older names) reduce as amax and amin, but PyTorch has no gradient for them
+_OLD_NAMES = {"max": "amax", "min": "amin"}
+
+
 class ScatterReduce(Function):
     node_name = "ScatterReduceBackward0"
 
@@ -131,7 +135,7 @@ class ScatterReduce(Function):
         if flat is not None:  # one 1-D index for numpy's fast loops (its setitem of a tuple of index arrays is slow too)
             at, s = flat, s.reshape(-1)
         view = out if flat is None else out.reshape(-1)
-        _reduce_into(xp, view, at, s, reduce, include_self)
+        _reduce_into(xp, view, at, s, _OLD_NAMES.get(reduce, reduce), include_self)
         count = None
         if reduce == "mean":
             count = xp.full(a.array.shape, 1 if include_self else 0, dtype=a.array.dtype)
@@ -152,6 +156,8 @@ class ScatterReduce(Function):
 
         a, index, src = ctx.saved_tensors
         dim, reduce = ctx.dim, ctx.reduce
+        if reduce in _OLD_NAMES:
+            raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got {reduce}.")
         s = src if tuple(src.shape) == tuple(index.shape) else src[tuple(slice(0, n) for n in index.shape)]
         touched = Tensor(_touched(a.array, dim, index.array))
         ga = gs = None
@@ -263,7 +269,7 @@ def scatter_add(input, dim, index, src):
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """A copy of `input` with src reduced into it at the index: "sum", "prod", "mean", "amax" or "amin"."""
-    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+    if reduce not in ("sum", "prod", "mean", "amax", "amin", *_OLD_NAMES):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = check_index_shape("scatter_reduce", input, dim, index, src)
     if reduce == "mean" and input.array.dtype == np.bool_:

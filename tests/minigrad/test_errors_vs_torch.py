@@ -67,8 +67,8 @@ CALLS.update({
 })
 # the same words as PyTorch's, not only the same exception type
 SAME_MESSAGE = {"add_none_", "mul_str_", "div_list_", "sub_none_"}
-# PyTorch accepts "max" here for a deprecated spelling; torch.cat([]) is a ValueError there
-DIFFERENT = {"scatter_reduce_bad", "cat_empty"}
+# torch.cat([]) is a ValueError there
+DIFFERENT = {"cat_empty"}
 
 
 def outcome(L, fn):
