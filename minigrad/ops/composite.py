@@ -1235,7 +1235,7 @@ def index_put(input, indices, values, accumulate=False):
     try:
         shape = _take(input.array, conv).shape
     except IndexError as e:
-        raise _index_error(e, input.array.shape) from None
+        raise _index_error(e, input.array.shape, conv) from None
     v = values if isinstance(values, Tensor) else Tensor(xp.asarray(values, dtype=input.array.dtype))
     try:
         fits = np.broadcast_shapes(v.array.shape, shape) == shape

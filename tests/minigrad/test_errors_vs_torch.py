@@ -351,3 +351,23 @@ def test_inplace_into_an_unsafe_split_piece_is_allowed_as_torch(torch, split):
         split(L, y)[1].add_(1)
         sums.append(y.sum().item())
     assert sums[0] == sums[1]
+
+
+@pytest.mark.parametrize("index", [
+    (slice(None), slice(None), [9]), (slice(None), [9]), ([9],), (0, [9]), ([0], slice(None), [9]),
+    (slice(None), slice(None), [-9]), (Ellipsis, [9]), (slice(None), [1], [9]), (slice(None), [9], [1]),
+    (None, slice(None), [9]), ([0], None, [9]), ([7], 0), ([0], 7), (7, [0]), ([0], slice(None), 7),
+    (None, 5), (slice(None), None, 7), (Ellipsis, 7), (0, Ellipsis, 7), (slice(None), 1, [9]),
+])
+def test_an_out_of_bounds_index_names_pytorchs_dimension(torch, index):
+    # PyTorch names an index tensor by its place among the index tensors, an integer by its place in the index
+    got = []
+    for L in (mg, torch):
+        x = L.zeros(3, 5, 4)
+        for call in (x.__getitem__, lambda i, x=x: x.__setitem__(i, 1.0)):
+            try:
+                call(index)
+                got.append(None)
+            except (IndexError, TypeError, RuntimeError) as e:
+                got.append((type(e), str(e)))
+    assert got[:2] == got[2:] and got[0] is not None
