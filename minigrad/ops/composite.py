@@ -640,14 +640,20 @@ def _shape_from_data(what):
 
 # ---- counting and searching -------------------------------------------------------------------------------
 def bincount(input, weights=None, minlength=0):
-    if input.array.ndim != 1 or input.array.dtype.kind not in "iu":
+    if input.array.dtype.kind not in "iu":
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.array.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.array.ndim != 1 or weights.array.shape[0] != input.array.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
     _shape_from_data("bincount")
     if input.array.size and int(input.array.min()) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if weights is None:
         return array_op(lambda a: array_module(a).bincount(a, minlength=minlength).astype(np.int64), input)
-    dt = weights.array.dtype if weights.array.dtype.kind == "f" else np.float64
+    dt = np.float32 if weights.array.dtype == np.float32 else np.float64  # (PyTorch's: any other weights sum as double)
     return array_op(lambda a, w: array_module(a).bincount(a, weights=w, minlength=minlength).astype(dt), input, weights)
 
 
@@ -1229,7 +1235,7 @@ def index_put(input, indices, values, accumulate=False):
     try:
         shape = _take(input.array, conv).shape
     except IndexError as e:
-        raise _index_error(e, input.array.shape) from None
+        raise _index_error(e, input.array.shape, conv) from None
     v = values if isinstance(values, Tensor) else Tensor(xp.asarray(values, dtype=input.array.dtype))
     try:
         fits = np.broadcast_shapes(v.array.shape, shape) == shape

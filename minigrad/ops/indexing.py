@@ -7,6 +7,7 @@ backward is the index again, so indexing is twice differentiable.
 """
 import builtins
 import math
+import re
 
 import numpy as np
 
@@ -143,9 +144,44 @@ def _numpy_shapes(msg):
     return [tuple(builtins.int(n) for n in m.split(",") if n.strip()) for m in re.findall(r"\(([\d,\s]*)\)", msg)]
 
 
-def _index_error(e, shape):
+def _advanced_dim(index, shape, axis):
+    """The dimension PyTorch names for an out-of-bounds id at numpy's `axis` of an advanced `index`: the
+    position among the index tensors (a mask of k dims counting k), integers applied before; an integer's
+    place in the index; None where that place is lost (an integer of a TwoStep index: numpy's axis kept)."""
+    if type(index) is TwoStep:
+        ints = [(d, i) for d, i in enumerate(index[0]) if not isinstance(i, slice)]
+        if builtins.any(not -shape[d] <= builtins.int(i) < shape[d] for d, i in ints):
+            return None
+        shape = [shape[d] for d, i in enumerate(index[0]) if isinstance(i, slice)] + list(shape[len(index[0]):])
+        index = index[1]
+    consumed = builtins.sum((i.ndim if i.dtype.kind == "b" else 1) if hasattr(i, "dtype") else
+                            (0 if i is None or i is Ellipsis else 1) for i in index)
+    at = ordinal = 0
+    for pos, i in enumerate(index):
+        if i is Ellipsis:
+            at += len(shape) - consumed
+        elif _one_int(i):
+            if at == axis:
+                return pos
+            at += 1
+        elif hasattr(i, "dtype"):
+            width = i.ndim if i.dtype.kind == "b" else 1
+            if at <= axis < at + width and i.dtype.kind != "b":
+                return ordinal
+            at, ordinal = at + width, ordinal + width
+        elif i is not None:
+            at += 1
+    return None
+
+
+def _index_error(e, shape, index=None):
     """numpy's IndexError in PyTorch's words (dimension, not axis; tensor, not array)."""
     msg = str(e).replace("axis", "dimension")
+    bounds = re.match(r"index (-?\d+) is out of bounds for dimension (\d+) with size (\d+)$", msg)
+    if bounds and index is not None:
+        dim = _advanced_dim(index if type(index) in (tuple, TwoStep) else (index,), shape, builtins.int(bounds[2]))
+        return IndexError(f"index {bounds[1]} is out of bounds for dimension "
+                          f"{bounds[2] if dim is None else dim} with size {bounds[3]}")
     if msg.startswith("too many indices"):
         return IndexError(f"too many indices for tensor of dimension {len(shape)}")
     if msg.startswith("shape mismatch: indexing arrays"):  # numpy's shapes (2,) (1,3) are PyTorch's [2], [1, 3]
@@ -197,7 +233,7 @@ def _basic_steps(idx, shape, keep_full=False):
         raise IndexError(f"too many indices for tensor of dimension {nd}")
     steps, dim, orig = [], 0, 0
     seen_ellipsis = False
-    for i in idx:
+    for pos, i in enumerate(idx):
         if i is Ellipsis:
             if seen_ellipsis:
                 raise IndexError("an index can only have a single ellipsis ('...')")
@@ -218,7 +254,8 @@ def _basic_steps(idx, shape, keep_full=False):
             n = shape[orig]
             k = builtins.int(i)
             if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for dimension {orig} with size {n}")
+                # (PyTorch names the integer's place in the index, not the dim it selects)
+                raise IndexError(f"index {k} is out of bounds for dimension {pos} with size {n}")
             steps.append(("select", dim, k))
             orig += 1
     return steps
@@ -233,7 +270,7 @@ class Index(Function):
         try:
             out = _take(a.array, index)
         except IndexError as e:
-            raise _index_error(e, a.array.shape) from None
+            raise _index_error(e, a.array.shape, index) from None
         if advanced:
             # an advanced index makes a new, contiguous tensor in PyTorch (numpy may lay it out
             # transposed, and a later .view() would then fail where PyTorch's succeeds)

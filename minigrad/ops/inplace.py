@@ -294,7 +294,7 @@ def setitem(self, index, value):
         try:
             put_values(a, idx, value.array)
         except IndexError as e:
-            raise _index_error(e, a.shape) from None
+            raise _index_error(e, a.shape, idx) from None
 
     return apply_inplace(self, raw, lambda: IndexPut.apply(self, value, idx), value)
 

@@ -118,6 +118,10 @@ def _reduce_into(xp, out, at, src, reduce, include_self):
     _ufunc_at(xp, {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum"}.get(reduce, "minimum"), out, at, src)
 
 
+# "max" and "min" (scatter_'s older names) reduce as amax and amin, but PyTorch has no gradient for them
+_OLD_NAMES = {"max": "amax", "min": "amin"}
+
+
 class ScatterReduce(Function):
     node_name = "ScatterReduceBackward0"
 
@@ -131,7 +135,7 @@ class ScatterReduce(Function):
         if flat is not None:  # one 1-D index for numpy's fast loops (its setitem of a tuple of index arrays is slow too)
             at, s = flat, s.reshape(-1)
         view = out if flat is None else out.reshape(-1)
-        _reduce_into(xp, view, at, s, reduce, include_self)
+        _reduce_into(xp, view, at, s, _OLD_NAMES.get(reduce, reduce), include_self)
         count = None
         if reduce == "mean":
             count = xp.full(a.array.shape, 1 if include_self else 0, dtype=a.array.dtype)
@@ -152,6 +156,8 @@ class ScatterReduce(Function):
 
         a, index, src = ctx.saved_tensors
         dim, reduce = ctx.dim, ctx.reduce
+        if reduce in _OLD_NAMES:
+            raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got {reduce}.")
         s = src if tuple(src.shape) == tuple(index.shape) else src[tuple(slice(0, n) for n in index.shape)]
         touched = Tensor(_touched(a.array, dim, index.array))
         ga = gs = None
@@ -263,7 +269,7 @@ def scatter_add(input, dim, index, src):
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """A copy of `input` with src reduced into it at the index: "sum", "prod", "mean", "amax" or "amin"."""
-    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+    if reduce not in ("sum", "prod", "mean", "amax", "amin", *_OLD_NAMES):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = check_index_shape("scatter_reduce", input, dim, index, src)
     if reduce == "mean" and input.array.dtype == np.bool_:
@@ -275,23 +281,33 @@ def index_add(input, dim, index, source, *, alpha=1):
     """A copy of `input` with alpha * source[k] added at input[index[k]] along `dim` (repeats summed)."""
     nd = input.array.ndim
     d = normalize_dim(dim, nd)
-    if not isinstance(index, Tensor) or index.array.dtype not in (np.int64, np.int32) or index.array.ndim > 1:
-        raise IndexError("index_add_(): Index is supposed to be a vector")
-    idx = index.array.reshape(-1)
-    if source.array.ndim != nd and not (nd == 0 and source.array.size == 1) and not (source.array.ndim == 0 and idx.size == 1):
-        raise IndexError("index_add_(): Source/destination tensor must have same slice shapes.")
-    want = list(input.array.shape)
-    if nd:
-        want[d] = idx.size
-    if nd and tuple(source.array.shape) != tuple(want):
-        raise RuntimeError(f"index_add_(): Source/destination tensor must have same slice shapes. Destination slice "
-                           f"shape: {list(input.array.shape[:d] + input.array.shape[d + 1:])} at dimension {d} and "
-                           f"source slice shape: {list(source.array.shape)} at dimension 0.")
-    if nd > 1 and input.array.size == 0:  # PyTorch returns an empty matrix unchanged, the index unchecked
-        return input.clone()
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_add(): argument 'index' (position 2) must be Tensor, not {type(index).__name__}")
+    if index.array.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.array.ndim} with type: "
+                         f"{index.dtype._legacy[:-6]} and size: {list(index.shape)}")
+    if index.array.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {index.dtype._legacy[:-6]}")
     if source.array.dtype != input.array.dtype:
         raise RuntimeError(f"index_add_(): self ({input.dtype._legacy[:-6]}) and source ({source.dtype._legacy[:-6]}) "
                            "must have the same scalar type")
+    src_shape = list(source.array.shape)
+    if d >= max(len(src_shape), 1):
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim "
+                           f"{len(src_shape)}")
+    n = src_shape[d] if src_shape else 1
+    if index.array.size != n:
+        raise RuntimeError(f"index_add_(): Number of indices ({index.array.size}) should be equal to source.size(dim): "
+                           f"({n}), for dim: {d}")
+    # the shapes but `dim` must agree; a 0-d self or source is compared whole
+    self_rest, src_rest = list(input.array.shape), list(src_shape)
+    if nd and src_shape:
+        del self_rest[d], src_rest[d]
+    if self_rest != src_rest:
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(input.array.shape)} source.shape = {src_shape}")
+    if nd > 1 and input.array.size == 0:  # PyTorch returns an empty matrix unchanged, the index unchecked
+        return input.clone()
     return IndexAdd.apply(input, d, index, source, alpha)  # (the index's entries are checked in its forward)
 
 

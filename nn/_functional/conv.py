@@ -130,6 +130,8 @@ def _weight_grad_arrays(xd, gd, kernel, stride, pads, dilation, groups):
     """sum_{n, p} g[n, o, p] x_pad[n, c, p*s + k*d]: x (N, C, *in), g (N, O, *out) -> (O, C/G, *kernel)."""
     xp = xp_of(gd)
     O, out = gd.shape[1], gd.shape[2:]
+    if gd.shape[0] == 0:  # an empty batch adds nothing (and im2col cannot size its columns from no elements)
+        return xp.zeros((O, xd.shape[1] // groups) + tuple(kernel), dtype=gd.dtype)
     cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
     # (g^T as a copy: BLAS on its transposed view, g batch last, rounds some shapes' sums otherwise)
     gt = xp.ascontiguousarray(xp.moveaxis(gd, (0, 1), (-2, -1))).reshape(-1, groups, O // groups)  # (L * N, G, O/G)
@@ -155,6 +157,8 @@ def _conv_arrays(xd, wd, stride, pads, dilation, groups):
     N, O, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
     out = tuple(out_size(s, k, st, d, lo, hi) for s, k, st, d, (lo, hi) in
                 zip(xd.shape[2:], kernel, stride, dilation, pads))
+    if N == 0:  # (im2col cannot size its columns from no elements)
+        return xp.zeros((N, O) + out, dtype=xd.dtype)
     cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
     # y^T = cols^T w^T per group: (G, L * N, O/G), the positions as the product's long side
     yt = grouped_matmul(cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1),
@@ -237,7 +241,9 @@ class ConvolutionTranspose(Function):
         N, Cin, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
         Cout = wd.shape[1] * groups
         flipped = _as_correlation(wd, groups, pads, stride, dilation, xd.shape[2:], out_spatial)
-        if flipped is not None:
+        if N == 0:  # (the reshapes below cannot size themselves from no elements)
+            y = xp_of(xd).zeros((N, Cout) + tuple(out_spatial), dtype=xd.dtype)
+        elif flipped is not None:
             y = _conv_arrays(xd, flipped[0], stride, flipped[1], dilation, groups)
         else:
             x2 = batch_last(xd, ((0, 0),) * len(kernel)).reshape(groups, Cin // groups, -1)
@@ -318,6 +324,9 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, 
     ws = list(weight.shape)
     batched = input.ndim == n + 2
     xs = list(input.shape) if batched else [1] + list(input.shape)
+    if ws[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {ws} instead")
     if ws[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got "
                            f"weight of size [{ws}] instead")

@@ -67,8 +67,8 @@ CALLS.update({
 })
 # the same words as PyTorch's, not only the same exception type
 SAME_MESSAGE = {"add_none_", "mul_str_", "div_list_", "sub_none_"}
-# PyTorch accepts "max" here for a deprecated spelling; torch.cat([]) is a ValueError there
-DIFFERENT = {"scatter_reduce_bad", "cat_empty"}
+# torch.cat([]) is a ValueError there
+DIFFERENT = {"cat_empty"}
 
 
 def outcome(L, fn):
@@ -248,10 +248,36 @@ def test_top_level_in_place_functions_are_the_methods(torch):
     lambda L: L.add(L.tensor([1, 2]), 1, alpha=0.5),
     lambda L: L.zeros(5, 3).index_add(0, L.tensor([-1, 0]), L.ones(2, 3)),  # (no id counts from the end)
     lambda L: L.zeros(5, 3).index_add(0, L.tensor([0, 7]), L.ones(2, 3)),
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([0.0, 1.0]), L.ones(2, 3)),  # a float index
+    lambda L: L.zeros(5, 3).index_add(1, L.tensor([0.0]), L.ones(5, 1)),
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([[0, 1]]), L.ones(2, 3)),
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([[0.0, 1.0]]), L.ones(2, 3)),  # (the vector checked first)
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([0.0, 1.0]), L.ones(2, 3).double()),  # (then the index dtype)
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([0, 1]), L.ones(2, 4)),  # the other dims differ
+    lambda L: L.zeros(5, 3).index_add_(1, L.tensor([0, 1]), L.ones(4, 2)),
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([0, 1]), L.ones(2, 3, 1)),
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([0, 1]), L.ones(3, 3)),  # more source rows than ids
+    lambda L: L.zeros(5, 3).index_add_(1, L.tensor([0, 1]), L.ones(2)),
+    lambda L: L.zeros(5, 3).index_add_(0, L.tensor([0]), L.ones(())),
+    lambda L: L.zeros(()).index_add_(0, L.tensor([0]), L.ones(1)),
+    lambda L: L.zeros(5, 3).index_add(0, [0], L.ones(1, 3)),
+    lambda L: L.bincount(L.tensor([1.0, 2.0])),
+    lambda L: L.tensor([True, False]).bincount(),
+    lambda L: L.bincount(L.tensor([[1, 2]]), minlength=-1),  # (minlength checked before the shape)
+    lambda L: L.bincount(L.tensor([[1, 2]])),
+    lambda L: L.bincount(L.tensor([1, 2]), weights=L.tensor([1.0])),
 ])
 def test_alpha_and_index_add_refusals_are_pytorchs(torch, call):
     got, want = outcome(mg, lambda L, x: call(L)), outcome(torch, lambda L, x: call(L))
     assert want is not None and type(got) is type(want) and str(got) == str(want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int64", "bool"])
+def test_bincount_weights_dtype_is_pytorchs(torch, dtype):
+    got, want = (L.bincount(L.tensor([1, 2, 2]), weights=L.tensor([1, 0, 1], dtype=getattr(L, dtype)))
+                 for L in (mg, torch))
+    assert str(got.dtype)[len("minigrad."):] == str(want.dtype)[len("torch."):]
+    assert got.tolist() == want.tolist()
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
@@ -325,3 +351,23 @@ def test_inplace_into_an_unsafe_split_piece_is_allowed_as_torch(torch, split):
         split(L, y)[1].add_(1)
         sums.append(y.sum().item())
     assert sums[0] == sums[1]
+
+
+@pytest.mark.parametrize("index", [
+    (slice(None), slice(None), [9]), (slice(None), [9]), ([9],), (0, [9]), ([0], slice(None), [9]),
+    (slice(None), slice(None), [-9]), (Ellipsis, [9]), (slice(None), [1], [9]), (slice(None), [9], [1]),
+    (None, slice(None), [9]), ([0], None, [9]), ([7], 0), ([0], 7), (7, [0]), ([0], slice(None), 7),
+    (None, 5), (slice(None), None, 7), (Ellipsis, 7), (0, Ellipsis, 7), (slice(None), 1, [9]),
+])
+def test_an_out_of_bounds_index_names_pytorchs_dimension(torch, index):
+    # PyTorch names an index tensor by its place among the index tensors, an integer by its place in the index
+    got = []
+    for L in (mg, torch):
+        x = L.zeros(3, 5, 4)
+        for call in (x.__getitem__, lambda i, x=x: x.__setitem__(i, 1.0)):
+            try:
+                call(index)
+                got.append(None)
+            except (IndexError, TypeError, RuntimeError) as e:
+                got.append((type(e), str(e)))
+    assert got[:2] == got[2:] and got[0] is not None

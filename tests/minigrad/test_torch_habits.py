@@ -287,6 +287,24 @@ def test_scatter_reduce_of_an_expanded_row_index_is_the_general_ufunc_at_and_tor
         np.testing.assert_allclose(got, exp, rtol=2e-5, atol=1e-6)
 
 
+
+@pytest.mark.parametrize("reduce", ["max", "min"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_max_and_min_reduce_as_amax_and_amin_without_a_gradient_as_torch(torch, reduce,
+                                                                                        include_self):
+    # scatter_'s older names: PyTorch's forward takes them (in place or not), its backward refuses them
+    base, src, idx = [2.0, 2.0, 2.0, 2.0], [1.0, 5.0, 3.0, -2.0, 4.0], [0, 1, 0, 1, 3]
+    got = []
+    for L in (mg, torch):
+        x = L.tensor(base)
+        x.scatter_reduce_(0, L.tensor(idx), L.tensor(src), reduce=reduce, include_self=include_self)
+        s = L.tensor(src, requires_grad=True)
+        y = L.tensor(base).scatter_reduce(0, L.tensor(idx), s, reduce, include_self=include_self)
+        with pytest.raises(RuntimeError) as e:
+            y.sum().backward()
+        got.append((x.tolist(), y.tolist(), str(e.value)))
+    assert got[0] == got[1]
+
 def test_scatter_src_larger_than_index_forward(torch):
     res = [L.scatter(L.tensor(np.arange(12.0).reshape(3, 4)), 1, L.tensor([[0], [3]]), L.ones(3, 2, dtype=L.float64))
            .numpy() for L in (mg, torch)]

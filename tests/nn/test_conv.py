@@ -153,6 +153,50 @@ def test_errors_match_torch_types(torch, call):
     assert "\n" not in str(ours.value) and len(str(ours.value)) > 20
 
 
+
+@pytest.mark.parametrize("name,xs,ws,kw", [
+    ("conv2d", (0, 5, 9, 8), (4, 5, 3, 3), {"padding": 1}),
+    ("conv2d", (0, 5, 9, 8), (4, 5, 3, 3), {}),
+    ("conv2d", (0, 4, 9, 8), (6, 2, 3, 3), {"stride": 2, "groups": 2}),
+    ("conv1d", (0, 5, 9), (4, 5, 3), {"stride": 2}),
+    ("conv3d", (0, 2, 4, 4, 4), (3, 2, 2, 2, 2), {"padding": 1}),
+    ("conv_transpose1d", (0, 4, 5), (4, 3, 3), {"stride": 2, "padding": 1}),
+    ("conv_transpose2d", (0, 4, 5, 5), (4, 3, 3, 3), {"stride": 2, "padding": 1}),
+    ("conv_transpose2d", (0, 4, 5, 5), (4, 3, 3, 3), {}),  # (stride 1: the flipped-correlation path)
+    ("conv_transpose3d", (0, 4, 3, 3, 3), (4, 3, 2, 2, 2), {"stride": 2}),
+])
+def test_an_empty_batch_gives_an_empty_output_and_zero_weight_gradients_as_torch(torch, name, xs, ws, kw):
+    out_channels = ws[1] * kw.get("groups", 1) if "transpose" in name else ws[0]
+    arrays = [arr(*xs), arr(*ws), arr(out_channels)]
+    vs_torch(torch, getattr(F, name), getattr(torch.nn.functional, name), arrays, np.float64, **kw)
+
+
+def test_an_empty_batch_through_a_module_and_a_second_derivative(torch):
+    m, tm = nn.Conv2d(3, 6, 3, groups=3), torch.nn.Conv2d(3, 6, 3, groups=3)
+    x, tx = minigrad.zeros(0, 3, 5, 5, requires_grad=True), torch.zeros(0, 3, 5, 5, requires_grad=True)
+    y, ty = m(x), tm(tx)
+    assert y.shape == tuple(ty.shape)
+    (gw,) = minigrad.autograd.grad(y.sum(), m.weight, create_graph=True)
+    (tgw,) = torch.autograd.grad(ty.sum(), tm.weight, create_graph=True)
+    assert gw.shape == tuple(tgw.shape) and not gw.array.any()
+    (gx,) = minigrad.autograd.grad((gw * gw).sum() + (y * y).sum(), x)
+    assert gx.shape == (0, 3, 5, 5)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, m: m.conv2d(t.randn(2, 3, 5, 5), t.randn(0, 3, 3, 3)),
+    lambda t, m: m.conv1d(t.randn(2, 3, 5), t.randn(0, 3, 3)),
+    lambda t, m: m.conv2d(t.randn(2, 4, 5, 5), t.randn(0, 2, 3, 3), groups=2),
+    lambda t, m: m.conv2d(t.randn(2, 4, 5, 5), t.randn(1, 4, 3, 3), groups=4),
+    lambda t, m: m.conv_transpose2d(t.randn(2, 0, 5, 5), t.randn(0, 3, 3, 3)),
+])
+def test_too_few_output_channels_for_the_groups_is_torchs_error(torch, call):
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch, torch.nn.functional)
+    with pytest.raises(RuntimeError) as ours:
+        call(minigrad, F)
+    assert str(ours.value) == str(theirs.value)
+
 def test_error_messages_name_the_shapes():
     with pytest.raises(RuntimeError, match=r"expected input\[1, 4, 5, 5\] to have 2 channels, but got 4"):
         F.conv2d(minigrad.randn(1, 4, 5, 5), minigrad.randn(3, 2, 3, 3))
