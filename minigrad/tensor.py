@@ -37,6 +37,7 @@ class Tensor:
         "_view_version",  # a view's: its base's version when its grad_fn was made (set with _base)
         "_inference",  # True on a tensor made under inference_mode (unset otherwise)
         "_multi_output",  # True on a piece of unbind/split recorded (and views of it), which refuse in-place ops
+        "_no_grad_view",  # True on a view made under no_grad of a tensor that requires grad (PyTorch's refusal)
     )
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 

@@ -18,11 +18,20 @@ from ._util import broadcast_shapes
 from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, as_int, put_values
 
 
+NO_GRAD_VIEW_MESSAGE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use "
+    "case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked).")
+
+
 def apply_inplace(self, raw, recorded, *others):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it."""
     recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
     record = False
     if state.grad_enabled:
+        if getattr(self, "_no_grad_view", False):
+            raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
         if self.requires_grad:
             if self.grad_fn is None:
                 raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")

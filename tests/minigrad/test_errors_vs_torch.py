@@ -343,6 +343,29 @@ def test_inplace_into_a_piece_without_grad_is_allowed_as_torch(torch):
         assert x.sum().item() == 15 and y.sum().item() == 24
 
 
+@pytest.mark.parametrize("view", ["x[0]", "x.view(-1)", "x.t()", "x[1:]", "x.unsqueeze(0)", "x.detach()", "x * 1",
+                                  "x[1:][0]", "y[0]"])
+def test_inplace_through_a_view_made_under_no_grad_with_grad_on_as_torch(torch, view):
+    # a view of a tensor that requires grad, taken under no_grad and written in place with grad mode on: PyTorch
+    # refuses (detached copies, and views of tensors that need no grad, are written)
+    def write(L):
+        names = {"x": L.ones(3, 4, requires_grad=True), "y": L.ones(3, 4)}
+        with L.no_grad():
+            v = eval(view, names)
+        v.mul_(2)
+        with L.no_grad():  # (under no_grad the write is allowed)
+            eval(view, names).mul_(2)
+        return names["y"].sum().item()
+
+    def outcome(L):
+        try:
+            return write(L)
+        except RuntimeError as e:
+            return str(e)
+
+    assert outcome(mg) == outcome(torch)
+
+
 @pytest.mark.parametrize("split", [lambda L, y: L.unsafe_split(y, 2), lambda L, y: L.unsafe_split_with_sizes(y, [1, 3])])
 def test_inplace_into_an_unsafe_split_piece_is_allowed_as_torch(torch, split):
     sums = []
