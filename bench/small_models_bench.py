@@ -47,7 +47,11 @@ pooled over time by `F.max_pool1d(c, c.size(2))` and by nn.AdaptiveMaxPool1d(1) 
 Linear, CrossEntropyLoss, clip_grad_norm_, Adam with weight_decay; gan: a vanilla GAN on 2-D rings,
 Linear/BatchNorm1d/LeakyReLU(0.2) networks, BCELoss on torch.full labels, D's two backward calls, two Adam with
 betas (0.5, 0.999); conv_ae: a denoising conv autoencoder on 16x16 images (Conv2d, MaxPool2d, ConvTranspose2d
-with output_padding, Upsample nearest, MSELoss, Adam), written once below
+with output_padding, Upsample nearest, MSELoss, Adam); resnet_small: a CIFAR ResNet's three stages
+(16/32/64, one BasicBlock each, `out += identity`, a 1x1 stride-2 shortcut) on 8 images 3 x 32 x 32, the
+augmentation by torch.flip on a masked half and a crop of the reflect-padded batch, SGD nesterov, CosineAnnealingLR;
+dcgan: the DCGAN tutorial's Generator (ConvTranspose2d/BatchNorm2d/ReLU/Tanh) and Discriminator (Conv2d/LeakyReLU/
+BatchNorm2d/Sigmoid) on 32 images 1 x 16 x 16, BCELoss, D's two backward calls, two Adam), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -90,7 +94,7 @@ KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_c
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
          "text_bag", "bigram_lecture", "gru_scratch", "lstm_scratch", "birnn_rows", "llama_scratch", "llama_generate",
          "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow", "mnist_cnn", "poly_raw", "wavenet",
-         "sentiment_rnn", "char_cnn", "gan", "conv_ae"]
+         "sentiment_rnn", "char_cnn", "gan", "conv_ae", "resnet_small", "dcgan"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -1575,6 +1579,10 @@ def build_char_cnn(torch):
 def build(torch, kind):
     if kind == "mnist_cnn":
         return build_mnist_cnn(torch)
+    if kind == "resnet_small":
+        return build_resnet_small(torch)
+    if kind == "dcgan":
+        return build_dcgan(torch)
     if kind == "poly_raw":
         return build_poly_raw(torch)
     if kind == "wavenet":
@@ -1699,6 +1707,114 @@ def build_conv_ae(torch):
         opt.zero_grad()
         loss.backward()
         opt.step()
+    return step
+
+
+def build_resnet_small(torch):
+    """A small CIFAR ResNet (ResNet-20's stem and three stages of widths 16/32/64, one BasicBlock each: 3x3
+    Conv2d without bias, BatchNorm2d, ReLU(inplace=True), `out += identity`, a 1x1 stride-2 Conv2d + BatchNorm2d
+    shortcut), AdaptiveAvgPool2d((1, 1)), `torch.flatten(x, 1)`, Linear, on 8 random 3 x 32 x 32 images; the
+    augmentation by tensor ops (a random half flipped by `torch.flip(dims=[3])` through a mask, a random crop
+    of the reflect-padded batch); kaiming_normal_(fan_out) init, SGD nesterov with weight decay, CosineAnnealingLR."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class BasicBlock(nn.Module):
+        def __init__(self, inplanes, planes, stride=1):
+            super().__init__()
+            self.conv1 = nn.Conv2d(inplanes, planes, 3, stride=stride, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(planes)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(planes, planes, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(planes)
+            self.downsample = None
+            if stride != 1 or inplanes != planes:
+                self.downsample = nn.Sequential(nn.Conv2d(inplanes, planes, 1, stride=stride, bias=False),
+                                                nn.BatchNorm2d(planes))
+
+        def forward(self, x):
+            identity = x if self.downsample is None else self.downsample(x)
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            out += identity
+            return self.relu(out)
+
+    model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(inplace=True),
+                          BasicBlock(16, 16), BasicBlock(16, 32, 2), BasicBlock(32, 64, 2),
+                          nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(1), nn.Linear(64, 10))
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+        elif isinstance(m, nn.BatchNorm2d):
+            nn.init.constant_(m.weight, 1)
+            nn.init.constant_(m.bias, 0)
+    criterion = nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=5e-4, nesterov=True)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=200)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(8, 3, 32, 32, generator=g)
+    y = torch.randint(0, 10, (8,), generator=g)
+
+    def step():
+        flip = torch.rand(8, generator=g) < 0.5
+        xb = x.clone()
+        xb[flip] = torch.flip(xb[flip], dims=[3])
+        i, j = torch.randint(0, 9, (2,), generator=g).tolist()
+        xb = F.pad(xb, (4, 4, 4, 4), mode="reflect")[:, :, i:i + 32, j:j + 32]
+        model.train()
+        loss = criterion(model(xb), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        scheduler.step()
+    return step
+
+
+def build_dcgan(torch):
+    """A DCGAN pair on 32 random 1 x 16 x 16 images (noise 16): the Generator ConvTranspose2d(16, 64, 4, 1, 0)
+    -> BatchNorm2d -> ReLU(True) -> ConvTranspose2d(64, 32, 4, 2, 1) -> ... -> Tanh, the Discriminator
+    Conv2d(4, 2, 1, bias=False) with LeakyReLU(0.2, inplace=True), BatchNorm2d and a Sigmoid; normal_(0, 0.02)
+    init through `classname.find('Conv')`, BCELoss on torch.full labels, `netD(x).view(-1)`, D's two backward
+    calls (real, then fake.detach()), two Adam with betas (0.5, 0.999)."""
+    nn = torch.nn
+    nz, B = 16, 32
+    netG = nn.Sequential(nn.ConvTranspose2d(nz, 64, 4, 1, 0, bias=False), nn.BatchNorm2d(64), nn.ReLU(True),
+                         nn.ConvTranspose2d(64, 32, 4, 2, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU(True),
+                         nn.ConvTranspose2d(32, 1, 4, 2, 1, bias=False), nn.Tanh())
+    netD = nn.Sequential(nn.Conv2d(1, 32, 4, 2, 1, bias=False), nn.LeakyReLU(0.2, inplace=True),
+                         nn.Conv2d(32, 64, 4, 2, 1, bias=False), nn.BatchNorm2d(64), nn.LeakyReLU(0.2, inplace=True),
+                         nn.Conv2d(64, 1, 4, 1, 0, bias=False), nn.Sigmoid())
+
+    def weights_init(m):
+        classname = m.__class__.__name__
+        if classname.find("Conv") != -1:
+            nn.init.normal_(m.weight.data, 0.0, 0.02)
+        elif classname.find("BatchNorm") != -1:
+            nn.init.normal_(m.weight.data, 1.0, 0.02)
+            nn.init.constant_(m.bias.data, 0)
+
+    netG.apply(weights_init)
+    netD.apply(weights_init)
+    criterion = nn.BCELoss()
+    optD = torch.optim.Adam(netD.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    optG = torch.optim.Adam(netG.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    g = torch.Generator().manual_seed(0)
+    real = torch.rand(B, 1, 16, 16, generator=g) * 2 - 1
+
+    def step():
+        netD.zero_grad()
+        label = torch.full((B,), 1.0, dtype=torch.float)
+        errD_real = criterion(netD(real).view(-1), label)
+        errD_real.backward()
+        fake = netG(torch.randn(B, nz, 1, 1, generator=g))
+        label.fill_(0.0)
+        errD_fake = criterion(netD(fake.detach()).view(-1), label)
+        errD_fake.backward()
+        optD.step()
+        netG.zero_grad()
+        label.fill_(1.0)
+        errG = criterion(netD(fake).view(-1), label)
+        errG.backward()
+        optG.step()
     return step
 
 

@@ -3,13 +3,14 @@
 The pad tuple is PyTorch's: (left, right) of the last dim first, then of the dim before it, ...
 Constant padding is one ConstantPadNdBackward0 node whose backward is the same op with the pads
 negated (crop what was added, zero-fill what was cropped), so it is differentiable twice. The
-other modes pick, along each padded dim, an input position per output position: a 0/1 matrix per
-dim applied by pooling.py's Separable node (its backward sums repeated picks, and is itself linear).
+other modes pick, along each padded dim, an input position per output position: a selection per dim
+(pooling.py's Nearest, a gather, so an inf stays where it is) applied by the Separable node (its backward
+sums repeated picks, and is itself linear).
 """
 import numpy as np
 
 from ._common import Function, check_tensor, xp_of
-from .pooling import _separable
+from .pooling import Nearest, _separable
 
 
 class ConstantPadNd(Function):
@@ -41,8 +42,9 @@ _PAD_NODES = {(m, k): _separable(f"{name}{k}DBackward0") for m, name in
               for k in (1, 2, 3)}
 
 
-def _pick_matrix(n, lo, hi, mode, dtype):
-    """(n + lo + hi, n): row i picks input position i - lo reflected or clamped into [0, n), or wrapped."""
+def _picks(n, lo, hi, mode):
+    """The selection (n + lo + hi, n): output i picks input position i - lo reflected or clamped into [0, n), or
+    wrapped."""
     i = np.arange(-lo, n + hi)
     if mode == "reflect":
         i = np.abs(i)
@@ -52,9 +54,7 @@ def _pick_matrix(n, lo, hi, mode, dtype):
     else:  # a negative pad crops first, and the other side wraps around what is left (PyTorch's order)
         kept = np.arange(max(-lo, 0), n - max(-hi, 0))
         i = kept[np.arange(-max(lo, 0), kept.size + max(hi, 0)) % kept.size]
-    a = np.zeros((i.size, n), dtype=dtype)
-    a[np.arange(i.size), i] = 1.0
-    return a
+    return Nearest(i, n)
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -115,6 +115,5 @@ def pad(input, pad, mode="constant", value=None):
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'pad: mode "{mode}" is implemented for floating point tensors only, got '
                                   f"{input.dtype}")
-    xp, dt = xp_of(input.array), input.array.dtype
-    mats = tuple(xp.asarray(_pick_matrix(shape[nd - k + j], lo, hi, mode, dt)) for j, (lo, hi) in enumerate(pads))
-    return _PAD_NODES[(mode, k)].apply(input, mats)
+    picks = tuple(_picks(shape[nd - k + j], lo, hi, mode) for j, (lo, hi) in enumerate(pads))
+    return _PAD_NODES[(mode, k)].apply(input, picks)

@@ -445,8 +445,8 @@ class Separable(Function):
 
 
 class Nearest:
-    """The selection matrix (n_out, n_in) of nearest's source pixels `src` (or, transposed, its adjoint), applied
-    as a gather: a product by the 0/1 matrix would turn an inf or NaN input into NaN across its whole row.
+    """The selection matrix (n_out, n_in) of source pixels `src` (nearest's, or a non-constant pad's), or transposed
+    its adjoint, applied as a gather: a product by the 0/1 matrix would turn an inf or NaN input into NaN across its whole row.
     An integer upscale f (src = i // f) is a broadcast copy, and its adjoint sums each pixel's f outputs."""
 
     def __init__(self, src, n_in, transposed=False):

@@ -186,6 +186,22 @@ def test_constant_pad_keeps_integers(torch):
         torch.tensor(x), (1, 1), value=2.7).tolist()
 
 
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_pad_keeps_inf_and_nan_where_they_are(torch, mode):
+    """A picked inf or NaN lands only where it is picked, in the values and in the gradient (a product by the
+    0/1 pick matrix made 0 * inf = NaN across every row it met)."""
+    x = np.array([[[1.0, np.inf, 3.0, 4.0], [5.0, 6.0, np.nan, 8.0]]], dtype=np.float32)
+    g = np.arange(56, dtype=np.float32).reshape(1, 2, 4, 7)
+    g[0, 0, 2, 3] = np.inf
+    ours = minigrad.tensor(x[:, :, None].repeat(3, 2), requires_grad=True)
+    theirs = torch.tensor(x[:, :, None].repeat(3, 2), requires_grad=True)
+    yo, yt = F.pad(ours, (2, 1, 1, 0), mode=mode), torch.nn.functional.pad(theirs, (2, 1, 1, 0), mode=mode)
+    np.testing.assert_array_equal(yo.detach().numpy(), yt.detach().numpy())
+    yo.backward(minigrad.tensor(g))
+    yt.backward(torch.tensor(g))
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
 @pytest.mark.parametrize("fn", [
     lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
     lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
