@@ -2031,3 +2031,21 @@ def test_grad_only_inputs_false_warns_as_torch():
         assert g.tolist() == [2.0, 2.0]
         seen.append([(w.category, str(w.message), w.filename) for w in caught])
     assert seen[1] == seen[0] and len(seen[0]) == 1 and seen[0][0][2] == __file__
+
+
+def test_what_a_node_keeps_besides_its_graph_stops_being_tracked_at_the_first_collection():
+    # what a node keeps besides its edges and saved tensors (operand shapes, flags, output meta) is no object the
+    # collector keeps tracking past its first pass: a step's graph would otherwise be walked again by later ones
+    a, b, m = leaf(16, 8, seed=1), leaf(8, seed=2), leaf(8, 3, seed=3)
+    ops = (lambda: a * b, lambda: b * a, lambda: a * a, lambda: a @ m, lambda: a.tanh())
+    for op in ops:  # (a previous step's: the copies kept once are made)
+        op()
+    for _ in range(3):
+        gc.collect()
+    for op in ops:
+        out = op()
+        gc.collect()
+        kept = {k: v for k, v in vars(out.grad_fn).items() if k not in ("next_functions", "_saved")}
+        assert [k for k, v in kept.items() if gc.is_tracked(v)] == []
+    assert (a * b).grad_fn._shapes == ((16, 8), (8,)) and (b * a).grad_fn._shapes == ((8,), (16, 8))
+    assert (a * a).grad_fn._shapes == ((16, 8), (16, 8)) and (a @ m).grad_fn._shapes == ((16, 8), (8, 3))
