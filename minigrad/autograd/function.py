@@ -130,6 +130,8 @@ _NO_EDGE = (None, 0)  # the edge of a tensor that needs no gradient
 # nodes alive, each object of which a full collection would otherwise walk and every allocation of which
 # counts toward the next collection. (So an output's meta names numpy by None rather than by the module.)
 _KEPT_FLAGS = {}  # needs_input_grad's tuples of bools, each kept once
+_KEPT_META = {}  # shape -> the _output_meta of one numpy output of that shape (and of the dtype it names), kept once
+_KEPT_META_MAX = 1024  # (shapes that change at every step, past that many, get their own meta)
 _EVERY_POSITION = tuple(tuple(range(n)) for n in range(5))  # _tensor_positions when every argument is a tensor
 
 
@@ -304,6 +306,25 @@ class BackwardNode(Node):
             kept = _SAVED_NAME_TUPLES[names] = names
             _read_by_name(names)
         node._names = kept  # (the one kept copy: see _KEPT_FLAGS)
+
+    _a_shape = None  # a binary op's operand shapes (_keep_shapes), None for one equal to the output's
+    _b_shape = None
+
+    def _keep_shapes(self, a_shape, b_shape):
+        """Keep a binary op's operand shapes, to which its backward sums the gradients (`_shapes`). Most equal the
+        output's, kept already: only one that differs is kept, each as its own tuple of ints, which the collector
+        stops tracking at its first pass (a pair of them would outlive that pass, still holding tracked tuples)."""
+        out = self._output_meta[0][0]
+        if a_shape != out:
+            self._a_shape = a_shape
+        if b_shape != out:
+            self._b_shape = b_shape
+
+    @property
+    def _shapes(self):
+        out = self._output_meta[0][0]
+        a, b = self._a_shape, self._b_shape
+        return (out if a is None else a), (out if b is None else b)
 
     @property
     def saved_tensors(self):
@@ -612,7 +633,12 @@ def wrap_outputs(out, node, args, ctx):
         if type(out) is not np.ndarray:
             out = np.asarray(out)  # (a numpy scalar: as Tensor() makes it a 0-d array)
         dt = out.dtype
-        node._output_meta = ((out.shape, dt, None),)  # (None: numpy, see _KEPT_FLAGS)
+        meta = _KEPT_META.get(out.shape)  # (keyed by the shape alone: a dtype's hash is dear, its identity is not)
+        if meta is None or meta[0][1] is not dt:
+            meta = ((out.shape, dt, None),)  # (None: numpy, see _KEPT_FLAGS)
+            if len(_KEPT_META) < _KEPT_META_MAX:
+                _KEPT_META[meta[0][0]] = meta
+        node._output_meta = meta  # (a tuple of a tuple of a tuple: a fresh one outlives the collector's first 2 passes)
         t = Tensor._output(out, node if dt.kind == "f" else None)
         if node._forward_cls.saves_result:
             _save_result(node, t)

@@ -587,7 +587,7 @@ _ENGINE_KEYS = {"_freed", "_saved", "_names", "_pre_hooks", "_post_hooks"}  # wh
 
 
 def _set_after_apply(node, forward_keys):
-    """What the op's caller set on its node after `apply` (`grad_fn._shapes = ...`): static facts
+    """What the op's caller set on its node after `apply` (`grad_fn._keep_shapes(...)`): static facts
     (shapes), replayed as they were; a tensor there would be data frozen at capture."""
     extra = {k: v for k, v in node.__dict__.items() if k not in forward_keys and k not in _ENGINE_KEYS}
     for k, v in extra.items():

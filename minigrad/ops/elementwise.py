@@ -383,7 +383,7 @@ def apply_binary(cls, a, b, *extra):
     """`cls` applied to two operands already of one dtype (the shapes kept for its backward's sums)."""
     out = cls.apply(a, b, *extra)
     if out.grad_fn is not None:
-        out.grad_fn._shapes = (a.array.shape, b.array.shape)
+        out.grad_fn._keep_shapes(a.array.shape, b.array.shape)
     return out
 
 
@@ -528,7 +528,7 @@ def div(input, other, rounding_mode=None):
         a, b = cast(a, default_float.np), cast(b, default_float.np)
     out = Div.apply(a, b)
     if out.grad_fn is not None:
-        out.grad_fn._shapes = (a.array.shape, b.array.shape)
+        out.grad_fn._keep_shapes(a.array.shape, b.array.shape)
     return out
 
 
@@ -601,7 +601,7 @@ def pow(input, exponent):
     _check_pow(a.array.dtype, None)
     out = PowTensor.apply(a, b)
     if out.grad_fn is not None:
-        out.grad_fn._shapes = (a.array.shape, b.array.shape)
+        out.grad_fn._keep_shapes(a.array.shape, b.array.shape)
     return out
 
 
@@ -1117,7 +1117,7 @@ def where(condition, input=None, other=None):
             shape = broadcast_shapes(shape, t.array.shape) if isinstance(t, Tensor) else shape
         raise
     if out.grad_fn is not None:
-        out.grad_fn._shapes = (a.array.shape, b.array.shape)
+        out.grad_fn._keep_shapes(a.array.shape, b.array.shape)
     return out
 
 

@@ -191,7 +191,7 @@ def _operands(input, other, shapes=None):
 def _apply(cls, a, b):
     out = cls.apply(a, b)
     if out.grad_fn is not None:
-        out.grad_fn._shapes = (a.array.shape, b.array.shape)
+        out.grad_fn._keep_shapes(a.array.shape, b.array.shape)
     return out
 
 

@@ -1994,3 +1994,58 @@ def test_arithmetic_with_a_parameter_operand_as_torch(torch, op, grad):
     if grad:
         np.testing.assert_allclose(got[2][0], want[2][0], rtol=1e-6)
         np.testing.assert_allclose(got[2][1], want[2][1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("where", ["leaf", "buffer", "inputs"])
+def test_gradient_sums_of_inf_and_minus_inf_are_nan_without_warning_as_torch(where):
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (torch, mg):
+        inf = float("inf")
+        x = lib.ones(2, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a user's check that nothing warns: PyTorch's sums say nothing
+            if where == "leaf":  # the new gradient summed into .grad
+                x.grad = lib.tensor([inf, 1.0])
+                (x * lib.tensor([-inf, 1.0])).sum().backward()
+            elif where == "buffer":  # two edges' gradients summed into one node's input
+                y = x * 1  # (two outputs: no inf - inf in the forward)
+                lib.autograd.backward([(y * lib.tensor([inf, 1.0])).sum(), (y * lib.tensor([-inf, 1.0])).sum()])
+            else:
+                x.grad = lib.tensor([inf, 1.0])
+                (x * lib.tensor([-inf, 1.0])).sum().backward(inputs=[x])
+        results.append([str(v) for v in x.grad.tolist()])
+    assert results[1] == results[0]
+
+
+def test_grad_only_inputs_false_warns_as_torch():
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (torch, mg):
+        x = lib.ones(2, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            lib.autograd.grad((x * 2).sum(), x, only_inputs=True)
+            assert not caught
+            g, = lib.autograd.grad((x * 2).sum(), x, only_inputs=False)
+        assert g.tolist() == [2.0, 2.0]
+        seen.append([(w.category, str(w.message), w.filename) for w in caught])
+    assert seen[1] == seen[0] and len(seen[0]) == 1 and seen[0][0][2] == __file__
+
+
+def test_what_a_node_keeps_besides_its_graph_stops_being_tracked_at_the_first_collection():
+    # what a node keeps besides its edges and saved tensors (operand shapes, flags, output meta) is no object the
+    # collector keeps tracking past its first pass: a step's graph would otherwise be walked again by later ones
+    a, b, m = leaf(16, 8, seed=1), leaf(8, seed=2), leaf(8, 3, seed=3)
+    ops = (lambda: a * b, lambda: b * a, lambda: a * a, lambda: a @ m, lambda: a.tanh())
+    for op in ops:  # (a previous step's: the copies kept once are made)
+        op()
+    for _ in range(3):
+        gc.collect()
+    for op in ops:
+        out = op()
+        gc.collect()
+        kept = {k: v for k, v in vars(out.grad_fn).items() if k not in ("next_functions", "_saved")}
+        assert [k for k, v in kept.items() if gc.is_tracked(v)] == []
+    assert (a * b).grad_fn._shapes == ((16, 8), (8,)) and (b * a).grad_fn._shapes == ((8,), (16, 8))
+    assert (a * a).grad_fn._shapes == ((16, 8), (16, 8)) and (a @ m).grad_fn._shapes == ((16, 8), (8, 3))
