@@ -14,8 +14,10 @@ name generated letter by letter from category, letter and hidden state through t
 dropout and LogSoftmax, the NLLLoss of each letter summed by `loss += ...`; tagger_lstm_sample: an
 LSTM part-of-speech tagger a sentence at a time; seq2seq_gru: a GRU encoder and an attention decoder
 run a step at a time with teacher forcing; reinforce: a policy network run an environment step at a
-time, actions drawn from a Categorical, the returns' REINFORCE loss; vae: a variational autoencoder's
-MLP on 784-wide rows; bigram: makemore's first network, one 27 x 27 weight on one-hot letters over all
+time, actions drawn from a Categorical, the returns' REINFORCE loss; dqn: the DQN tutorial's
+replay-buffer update (namedtuple batches cat'ed, gather, the target's max(1) through a bool mask, SmoothL1Loss,
+AdamW amsgrad, clip_grad_value_), its soft target update through state_dict/load_state_dict and one
+greedy action; vae: a variational autoencoder's MLP on 784-wide rows; bigram: makemore's first network, one 27 x 27 weight on one-hot letters over all
 228,146 bigrams of its names at once, its softmax written out, SGD through `.data`; text_bag: the
 text-classification tutorial's nn.EmbeddingBag over flat word ids and offsets, a Linear, clipping and
 SGD; gru_scratch: a GRU from scratch on raw weights (`X @ W_xz + H @ W_hz + b_z`, hidden 256, one-hot
@@ -91,7 +93,7 @@ T_START = time.perf_counter()
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_cells", "bow", "transformer",
          "lecture_gpt", "poly", "word_lstm", "word_gru", "word_transformer", "lstmcell_lbfgs", "name_rnn_sample",
-         "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "vae", "bigram",
+         "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "dqn", "vae", "bigram",
          "text_bag", "bigram_lecture", "gru_scratch", "lstm_scratch", "birnn_rows", "llama_scratch", "llama_generate",
          "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow", "mnist_cnn", "poly_raw", "wavenet",
          "sentiment_rnn", "char_cnn", "gan", "conv_ae", "resnet_small", "dcgan"]
@@ -708,6 +710,62 @@ def build_reinforce(torch):
         opt.zero_grad()
         loss.backward()
         opt.step()
+    return step
+
+
+def build_dqn(torch):
+    """The DQN tutorial's update and soft target update: a Q-network Linear(4, 128)/ReLU/Linear(128, 128)/ReLU/
+    Linear(128, 2) and its target copy, 1000 fixed transitions (namedtuples in a deque, 5% with no next state)
+    sampled by random.sample, the batch cat'ed, the bool mask of non-final states, `gather(1, action)`, the
+    target's `max(1).values` written through the mask under no_grad, SmoothL1Loss, AdamW(amsgrad=True),
+    clip_grad_value_, then the target's state_dict blended `p * TAU + t * (1 - TAU)` and loaded back, and one
+    greedy action `policy(state).max(1).indices.view(1, 1)`. A step: one environment step's work."""
+    import random
+    from collections import deque, namedtuple
+
+    import numpy as np
+
+    nn = torch.nn
+    Transition = namedtuple("Transition", ("state", "action", "next_state", "reward"))
+    rng, sampler = np.random.default_rng(0), random.Random(0)
+    memory = deque(maxlen=10000)
+    for _ in range(1000):
+        state = torch.tensor(rng.standard_normal(4), dtype=torch.float32).unsqueeze(0)
+        nxt = None if rng.random() < 0.05 else torch.tensor(rng.standard_normal(4), dtype=torch.float32).unsqueeze(0)
+        memory.append(Transition(state, torch.tensor([[int(rng.integers(2))]], dtype=torch.long), nxt,
+                                 torch.tensor([1.0])))
+
+    def q_net():
+        return nn.Sequential(nn.Linear(4, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 2))
+
+    policy_net, target_net = q_net(), q_net()
+    target_net.load_state_dict(policy_net.state_dict())
+    optimizer = torch.optim.AdamW(policy_net.parameters(), lr=1e-4, amsgrad=True)
+    criterion = nn.SmoothL1Loss()
+    tau = 0.005
+
+    def step():
+        batch = Transition(*zip(*sampler.sample(memory, 128)))
+        non_final_mask = torch.tensor(tuple(map(lambda s: s is not None, batch.next_state)), dtype=torch.bool)
+        non_final_next_states = torch.cat([s for s in batch.next_state if s is not None])
+        state_batch, action_batch = torch.cat(batch.state), torch.cat(batch.action)
+        reward_batch = torch.cat(batch.reward)
+        state_action_values = policy_net(state_batch).gather(1, action_batch)
+        next_state_values = torch.zeros(128)
+        with torch.no_grad():
+            next_state_values[non_final_mask] = target_net(non_final_next_states).max(1).values
+        expected = next_state_values * 0.99 + reward_batch
+        loss = criterion(state_action_values, expected.unsqueeze(1))
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_value_(policy_net.parameters(), 100)
+        optimizer.step()
+        target_sd, policy_sd = target_net.state_dict(), policy_net.state_dict()
+        for key in policy_sd:
+            target_sd[key] = policy_sd[key] * tau + target_sd[key] * (1 - tau)
+        target_net.load_state_dict(target_sd)
+        with torch.no_grad():
+            policy_net(batch.state[0]).max(1).indices.view(1, 1)
     return step
 
 
@@ -1615,6 +1673,8 @@ def build(torch, kind):
         return build_seq2seq(torch)
     if kind == "reinforce":
         return build_reinforce(torch)
+    if kind == "dqn":
+        return build_dqn(torch)
     if kind == "vae":
         return build_vae(torch)
     if kind == "bigram":
