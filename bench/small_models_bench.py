@@ -17,7 +17,8 @@ run a step at a time with teacher forcing; reinforce: a policy network run an en
 time, actions drawn from a Categorical, the returns' REINFORCE loss; dqn: the DQN tutorial's
 replay-buffer update (namedtuple batches cat'ed, gather, the target's max(1) through a bool mask, SmoothL1Loss,
 AdamW amsgrad, clip_grad_value_), its soft target update through state_dict/load_state_dict and one
-greedy action; vae: a variational autoencoder's MLP on 784-wide rows; bigram: makemore's first network, one 27 x 27 weight on one-hot letters over all
+greedy action; vae: a variational autoencoder's MLP on 784-wide rows; bigram: makemore's first network,
+one 27 x 27 weight on one-hot letters over all
 228,146 bigrams of its names at once, its softmax written out, SGD through `.data`; text_bag: the
 text-classification tutorial's nn.EmbeddingBag over flat word ids and offsets, a Linear, clipping and
 SGD; gru_scratch: a GRU from scratch on raw weights (`X @ W_xz + H @ W_hz + b_z`, hidden 256, one-hot
