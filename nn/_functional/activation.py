@@ -11,6 +11,7 @@ import numpy as np
 
 from minigrad import backends
 from minigrad.ops import elementwise, reduction
+from minigrad.ops.scatter import make_inplace
 from minigrad.backends.arrays import pick
 from minigrad.ops.special_array import ERF32_ALPHA, ERF32_BETA, erf
 
@@ -253,24 +254,31 @@ class Threshold(Function):
 _IN_PLACE = {}  # activation -> its in-place form (make_inplace), made on first use
 
 
+def relu_(input):
+    """relu written into input: with nothing to record, one pass over its array; recorded, relu of input
+    itself (no clone: the node saves its result, not its input) written back."""
+    return _relu_in_place(input)
+
+
 def _in_place(fn, input, *args):
     """`fn(input, *args, inplace=True)`: input itself, holding fn's result (PyTorch's relu_ and the like: its
     version bumped, its history the op's node; the op runs on a copy, so what it saves is not overwritten)."""
     op = _IN_PLACE.get(fn)
     if op is None:
-        from minigrad.ops.scatter import make_inplace
-
         op = _IN_PLACE[fn] = make_inplace(fn, fn.__name__)
     return op(input, *args)
 
 
 def relu(input, inplace=False):
     if inplace:
-        return _in_place(relu, input)
+        return _relu_in_place(input)
     check_tensor(input, "input", "relu")
     if input.array.dtype.kind != "f":  # integers: the engine's relu keeps their dtype (and refuses bools), as PyTorch
         return _mg().relu(input)
     return Relu.apply(input)
+
+
+_relu_in_place = make_inplace(relu, "relu", into=elementwise.relu_into, clone=False)
 
 
 # ---- softmax / log_softmax: minigrad's own ops (one SoftmaxBackward0 / LogSoftmaxBackward0 node) ----
