@@ -538,6 +538,8 @@ def _adaptive_avg_pool(input, output_size, n, name):
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"{name}" not implemented for {input.dtype}' if n == 2 else
                                   f'"{name}_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
+    if all(o == 1 for o in size):  # PyTorch's is then the mean over the window (its node MeanBackward1)
+        return input.mean(tuple(range(-n, 0)), keepdim=True)
     xp, dt = xp_of(input.array), input.array.dtype
     mats = tuple(None if s == o else xp.asarray(_average_matrix(s, o, dt)) for s, o in zip(input.shape[-n:], size))
     return (AdaptiveAvgPool2d if n == 2 else AdaptiveAvgPool3d).apply(input, mats)

@@ -119,9 +119,14 @@ def test_adaptive_avg_pool2d_keeping_the_size_is_a_result_of_its_own(torch):
     np.testing.assert_array_equal(x.array, a)
 
 
-def test_adaptive_avg_pool2d_to_one_is_the_mean(torch):
-    x = arr(2, 3, 5, 4)  # PyTorch takes a mean there (another node name): the values must agree
-    vs_torch(torch, "adaptive_avg_pool2d", x, np.float64, 1, node=False)
+@pytest.mark.parametrize("name, shape, size", [("adaptive_avg_pool2d", (2, 3, 5, 4), 1),
+                                               ("adaptive_avg_pool2d", (3, 8, 8), (1, 1)),
+                                               ("adaptive_avg_pool2d", (2, 3, 5, 1), (1, None)),
+                                               ("adaptive_avg_pool3d", (2, 3, 2, 5, 4), 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adaptive_avg_pool_to_one_is_pytorchs_mean(torch, name, shape, size, dtype):
+    # PyTorch takes the mean over the window there: its node MeanBackward1, and its values
+    vs_torch(torch, name, arr(*shape, dtype=dtype), dtype, size)
 
 
 INTERP = [
