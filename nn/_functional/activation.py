@@ -498,6 +498,46 @@ class LeakyRelu(Function):
         return Tensor(LeakyReluBackward.grad_array(g.array, ctx._saved_self.array, ctx.slope)), None
 
 
+class LeakyReluInPlace(LeakyRelu):
+    """leaky_relu_ with 0 < slope <= 1: as PyTorch's, the node saves the result (y > 0 exactly where x > 0),
+    so the op runs on the tensor itself, not on a clone of it."""
+
+    node_name = "LeakyReluBackward1"  # (PyTorch's name for the node that saved the result)
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, x, slope):
+        ctx.slope = slope
+        xd = x.array
+        return xp_of(xd).maximum(xd, xd * slope)
+
+    @staticmethod
+    def backward(ctx, g):
+        if _recording():
+            return LeakyReluBackward.apply(g, ctx._saved_result, ctx.slope), None
+        return Tensor(LeakyReluBackward.grad_array(g.array, ctx._result_array(), ctx.slope)), None
+
+
+def _leaky_relu_into(arr, negative_slope=0.01):
+    """leaky_relu written over a float array with nothing to record: the forward's max, into the array."""
+    if type(arr) is not np.ndarray or arr.dtype.kind != "f" or not _between_0_and_1(negative_slope, arr):
+        return False
+    np.maximum(arr, arr * float(negative_slope), out=arr)
+    return True
+
+
+def _leaky_relu_own(input, negative_slope=0.01):
+    _floating(input, "leaky_relu")
+    if _between_0_and_1(negative_slope, input.array):
+        return LeakyReluInPlace.apply(input, float(negative_slope))
+    from minigrad.ops.shape import clone  # (another slope: the input saved, so a copy of it)
+
+    return LeakyRelu.apply(clone(input), float(negative_slope))
+
+
+leaky_relu_ = make_inplace(_leaky_relu_own, "leaky_relu", into=_leaky_relu_into, clone=False)
+
+
 class LeakyReluBackward(elementwise.PiecewiseBackward):
     node_name = "LeakyReluBackwardBackward0"
 
@@ -695,7 +735,7 @@ def celu(input, alpha=1.0, inplace=False):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x for x > 0, negative_slope x otherwise. One `LeakyReluBackward0` node."""
     if inplace:
-        return _in_place(leaky_relu, input, negative_slope)
+        return leaky_relu_(input, negative_slope)
     _floating(input, "leaky_relu")
     return LeakyRelu.apply(input, float(negative_slope))
 
