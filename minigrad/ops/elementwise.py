@@ -854,6 +854,19 @@ def relu_array(x):
     return array_module(x).maximum(x, 0) if impl is None else impl.forward(x)
 
 
+def relu_into(x):
+    """relu written over the float array x itself, one pass (an in-place relu with nothing to record);
+    False, x untouched, where x is not a writeable float array."""
+    if type(x) is not np.ndarray or x.dtype.kind != "f" or not x.flags.writeable:
+        return False
+    impl = backends.find("relu", x)
+    if impl is not None and x.flags.c_contiguous:
+        impl.forward_(x)
+    else:
+        np.maximum(x, 0, out=x)
+    return True
+
+
 def relu_backward_array(g, r):
     """+0.0 where r <= 0, else g, for r = relu(x) (picked, not multiplied: a NaN or inf g where x <= 0 stays
     out; a NaN x passes g, as PyTorch's), the backend's loop where there is one."""

@@ -364,10 +364,11 @@ def _record(op, self, others, args, kwargs, out_of_place):
     return recorder.on_inplace(op, self, args, kwargs)
 
 
-def make_inplace(fn, name, into=None):
+def make_inplace(fn, name, into=None, clone=True):
     """`t.name_(...)`: the out-of-place op `fn`, written back into t (PyTorch's checks: the result
     must keep t's shape and be castable to t's dtype); with nothing to record, `into(arr, ...)` where it
-    writes the result into t's array itself (it returns False where not)."""
+    writes the result into t's array itself (it returns False where not). clone=False where fn saves no
+    input for its backward (relu saves its result): recorded, it then runs on t itself, not on a copy."""
     from .inplace import apply_inplace, output_shape_error
 
     def check(self, out):
@@ -387,12 +388,14 @@ def make_inplace(fn, name, into=None):
 
         return write
 
+    copy = clone
+
     def recorded(self, args, kwargs):
         def run():
             from .shape import clone
 
             # on a clone: the op may save its input for backward, and the result is written over self
-            out = fn(clone(self), *args, **kwargs)
+            out = fn(clone(self) if copy else self, *args, **kwargs)
             check(self, out)
             return out
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from minigrad import backends
 from minigrad.ops import elementwise, reduction
+from minigrad.ops.scatter import make_inplace
 from minigrad.backends.arrays import pick
 from minigrad.ops.special_array import ERF32_ALPHA, ERF32_BETA, erf
 
@@ -253,24 +254,31 @@ class Threshold(Function):
 _IN_PLACE = {}  # activation -> its in-place form (make_inplace), made on first use
 
 
+def relu_(input):
+    """relu written into input: with nothing to record, one pass over its array; recorded, relu of input
+    itself (no clone: the node saves its result, not its input) written back."""
+    return _relu_in_place(input)
+
+
 def _in_place(fn, input, *args):
     """`fn(input, *args, inplace=True)`: input itself, holding fn's result (PyTorch's relu_ and the like: its
     version bumped, its history the op's node; the op runs on a copy, so what it saves is not overwritten)."""
     op = _IN_PLACE.get(fn)
     if op is None:
-        from minigrad.ops.scatter import make_inplace
-
         op = _IN_PLACE[fn] = make_inplace(fn, fn.__name__)
     return op(input, *args)
 
 
 def relu(input, inplace=False):
     if inplace:
-        return _in_place(relu, input)
+        return _relu_in_place(input)
     check_tensor(input, "input", "relu")
     if input.array.dtype.kind != "f":  # integers: the engine's relu keeps their dtype (and refuses bools), as PyTorch
         return _mg().relu(input)
     return Relu.apply(input)
+
+
+_relu_in_place = make_inplace(relu, "relu", into=elementwise.relu_into, clone=False)
 
 
 # ---- softmax / log_softmax: minigrad's own ops (one SoftmaxBackward0 / LogSoftmaxBackward0 node) ----
@@ -490,6 +498,46 @@ class LeakyRelu(Function):
         return Tensor(LeakyReluBackward.grad_array(g.array, ctx._saved_self.array, ctx.slope)), None
 
 
+class LeakyReluInPlace(LeakyRelu):
+    """leaky_relu_ with 0 < slope <= 1: as PyTorch's, the node saves the result (y > 0 exactly where x > 0),
+    so the op runs on the tensor itself, not on a clone of it."""
+
+    node_name = "LeakyReluBackward1"  # (PyTorch's name for the node that saved the result)
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, x, slope):
+        ctx.slope = slope
+        xd = x.array
+        return xp_of(xd).maximum(xd, xd * slope)
+
+    @staticmethod
+    def backward(ctx, g):
+        if _recording():
+            return LeakyReluBackward.apply(g, ctx._saved_result, ctx.slope), None
+        return Tensor(LeakyReluBackward.grad_array(g.array, ctx._result_array(), ctx.slope)), None
+
+
+def _leaky_relu_into(arr, negative_slope=0.01):
+    """leaky_relu written over a float array with nothing to record: the forward's max, into the array."""
+    if type(arr) is not np.ndarray or arr.dtype.kind != "f" or not _between_0_and_1(negative_slope, arr):
+        return False
+    np.maximum(arr, arr * float(negative_slope), out=arr)
+    return True
+
+
+def _leaky_relu_own(input, negative_slope=0.01):
+    _floating(input, "leaky_relu")
+    if _between_0_and_1(negative_slope, input.array):
+        return LeakyReluInPlace.apply(input, float(negative_slope))
+    from minigrad.ops.shape import clone  # (another slope: the input saved, so a copy of it)
+
+    return LeakyRelu.apply(clone(input), float(negative_slope))
+
+
+leaky_relu_ = make_inplace(_leaky_relu_own, "leaky_relu", into=_leaky_relu_into, clone=False)
+
+
 class LeakyReluBackward(elementwise.PiecewiseBackward):
     node_name = "LeakyReluBackwardBackward0"
 
@@ -687,7 +735,7 @@ def celu(input, alpha=1.0, inplace=False):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x for x > 0, negative_slope x otherwise. One `LeakyReluBackward0` node."""
     if inplace:
-        return _in_place(leaky_relu, input, negative_slope)
+        return leaky_relu_(input, negative_slope)
     _floating(input, "leaky_relu")
     return LeakyRelu.apply(input, float(negative_slope))
 

@@ -206,9 +206,9 @@ def channel_shuffle(input, groups):
 
 
 # ---- in place: the op on a clone, written back (make_inplace: PyTorch's shape and dtype checks) -----------
-relu_ = make_inplace(activation.relu, "relu")
+relu_ = activation.relu_
 elu_ = make_inplace(activation.elu, "elu")
-leaky_relu_ = make_inplace(activation.leaky_relu, "leaky_relu")
+leaky_relu_ = activation.leaky_relu_
 hardtanh_ = make_inplace(activation.hardtanh, "hardtanh")
 selu_ = make_inplace(activation.selu, "selu")
 celu_ = make_inplace(activation.celu, "celu")

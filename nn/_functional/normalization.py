@@ -250,9 +250,11 @@ class BatchNorm(Function):
         bshape = (1, -1) + (1,) * (xd.ndim - 2)
         n = xd.size // xd.shape[1]
         wd, bd = None if w is None else w.array, None if b is None else b.array
-        ctx.impl = backends.find("batch_norm", xd, wd, bd) if training else None
+        planes = xd.reshape(xd.shape[0], xd.shape[1], -1) if xd.ndim > 2 and xd.flags.c_contiguous else xd
+        ctx.impl = backends.find("batch_norm", planes, wd, bd) if training else None
         if ctx.impl is not None:  # a backend's loops: the statistics and y
-            y, stats = ctx.impl.forward(xd, wd, bd, eps)
+            y, stats = ctx.impl.forward(planes, wd, bd, eps)
+            y = y.reshape(xd.shape)
             mean, var, rstd = stats[0], stats[1], stats[2]
         elif training:  # numpy's mean and var, their passes written out (in place where they can be)
             mean = xd.sum(axis=axes, keepdims=True)
@@ -329,8 +331,11 @@ def _batch_norm_backward_arrays(ctx, g, x, w):
     bshape = (1, -1) + (1,) * (x.ndim - 2)
     mean, rstd = ctx.stats
     needs = ctx.needs_input_grad
-    if ctx.impl is not None:  # forward's backend (training, 2-D): its loops
-        gx, gw, gb = ctx.impl.backward(g, x, mean, rstd, None if w is None else w.array, needs[0])
+    if ctx.impl is not None:  # forward's backend (training, contiguous x): its loops
+        planes = x.reshape(x.shape[0], x.shape[1], -1) if x.ndim > 2 else x
+        gx, gw, gb = ctx.impl.backward(g.reshape(planes.shape), planes, mean, rstd, None if w is None else w.array,
+                                       needs[0])
+        gx = None if gx is None else gx.reshape(x.shape)
         return (None if gx is None else Tensor(gx), Tensor(gw) if needs[1] else None, Tensor(gb) if needs[2] else None)
     n = x.size // x.shape[1]
     xhat = x - mean.reshape(bshape)

@@ -475,9 +475,12 @@ class Nearest:
             for at in every[1:]:
                 acc += y[at]
             return acc
-        if xp is np:  # each output's gradient added to its source pixel, in output order (PyTorch's)
-            out = np.zeros((self.n_in,) + shape[:ax] + shape[ax + 1:], dtype=y.dtype)
-            np.add.at(out, self.src, np.moveaxis(y, ax, 0))
+        if xp is np:  # each output's gradient added to its source pixel, in output order (PyTorch's), a
+            # slab per output position (add.at's loop is per element: 5 times PyTorch's time on a padded batch)
+            moved = np.moveaxis(y, ax, 0)
+            out = np.zeros((self.n_in,) + moved.shape[1:], dtype=y.dtype)
+            for j, i in enumerate(self.src.tolist()):
+                out[i] += moved[j]
             return np.moveaxis(out, 0, ax)
         a = np.zeros((len(self.src), self.n_in), dtype=y.dtype)  # (an inf there turns the row NaN: 0 * inf)
         a[np.arange(len(self.src)), self.src] = 1.0
@@ -538,6 +541,8 @@ def _adaptive_avg_pool(input, output_size, n, name):
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"{name}" not implemented for {input.dtype}' if n == 2 else
                                   f'"{name}_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
+    if all(o == 1 for o in size):  # PyTorch's is then the mean over the window (its node MeanBackward1)
+        return input.mean(tuple(range(-n, 0)), keepdim=True)
     xp, dt = xp_of(input.array), input.array.dtype
     mats = tuple(None if s == o else xp.asarray(_average_matrix(s, o, dt)) for s, o in zip(input.shape[-n:], size))
     return (AdaptiveAvgPool2d if n == 2 else AdaptiveAvgPool3d).apply(input, mats)

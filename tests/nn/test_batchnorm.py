@@ -95,11 +95,11 @@ def test_gradgradcheck_and_second_derivative_vs_torch(torch, training):
         np.testing.assert_allclose(o.grad.array, t.grad.numpy(), rtol=1e-9, atol=1e-10)
 
 
-@pytest.mark.parametrize("shape", [(5, 3, 4), (7, 3)])
+@pytest.mark.parametrize("shape", [(5, 3, 4), (7, 3), (4, 3, 5, 2)])
 @pytest.mark.parametrize("training", [True, False])
 @pytest.mark.parametrize("needs", [(True, True, True), (False, True, True), (True, False, False), (False, True, False)])
 def test_backward_on_arrays_equals_the_recorded_one_and_torchs(torch, kernels, shape, training, needs):
-    # a backward with no graph of its own runs on arrays (a (N, C) training step: the CPU backend's loops,
+    # a backward with no graph of its own runs on arrays (a training step: the CPU backend's loops,
     # under MINIGRAD_KERNELS=fast), from forward's mean and 1/std; create_graph=True records it as ops of x:
     # the two agree, for each set of inputs that need a gradient, and with PyTorch's
     x, w, b, g = arr(*shape), arr(3), arr(3), arr(*shape)
@@ -113,7 +113,7 @@ def test_backward_on_arrays_equals_the_recorded_one_and_torchs(torch, kernels, s
 
     on_arrays, recorded = grads(False), grads(True)
     theirs = grads(False, torch.nn.functional, torch.tensor, torch)
-    if kernels == "fast" and minigrad.backends._team.available() and training and len(shape) == 2:
+    if kernels == "fast" and minigrad.backends._team.available() and training:
         from minigrad.backends.cpu import batch_norm as kernel
 
         assert F.batch_norm(minigrad.tensor(x, requires_grad=True), None, None, training=True).grad_fn.impl is kernel
@@ -121,6 +121,38 @@ def test_backward_on_arrays_equals_the_recorded_one_and_torchs(torch, kernels, s
     for a, r, t in zip(on_arrays, recorded, theirs):
         np.testing.assert_allclose(a.array, r.array, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(a.array, t.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(64, 16, 4, 4), (8, 5, 3, 7, 2), (32, 6, 9)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_training_step_in_float32_kernel_and_numpy_paths_match_torch(torch, kernels, shape, affine):
+    # (N, C, *) input: the backend's plane loops (MINIGRAD_KERNELS=fast) or numpy's reductions; the batch
+    # statistics, y, the running statistics and the gradients against PyTorch's at float32 tolerance
+    x = (arr(*shape) * 3 + 10).astype(np.float32)  # (a mean far from 0: a one-pass variance would lose it)
+    g = arr(*shape).astype(np.float32)
+    C = shape[1]
+    ours, theirs = nn.BatchNorm2d(C, affine=affine), torch.nn.BatchNorm2d(C, affine=affine)
+    if affine:
+        w, b = arr(C).astype(np.float32), arr(C).astype(np.float32)
+        with minigrad.no_grad():
+            ours.weight.copy_(minigrad.tensor(w))
+            ours.bias.copy_(minigrad.tensor(b))
+        with torch.no_grad():
+            theirs.weight.copy_(torch.tensor(w))
+            theirs.bias.copy_(torch.tensor(b))
+    ours._check_input_dim = theirs._check_input_dim = lambda x: None  # (any rank: the op is the same)
+    xm, xt = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, ty = ours(xm), theirs(xt)
+    y.backward(minigrad.tensor(g))
+    ty.backward(torch.tensor(g))
+    close = dict(rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(y.detach().array, ty.detach().numpy(), **close)
+    np.testing.assert_allclose(xm.grad.array, xt.grad.numpy(), **close)
+    np.testing.assert_allclose(ours.running_mean.array, theirs.running_mean.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(ours.running_var.array, theirs.running_var.numpy(), rtol=1e-4)
+    if affine:
+        np.testing.assert_allclose(ours.weight.grad.array, theirs.weight.grad.numpy(), rtol=1e-3, atol=1e-3)
+        np.testing.assert_allclose(ours.bias.grad.array, theirs.bias.grad.numpy(), rtol=1e-4, atol=1e-3)
 
 
 def test_state_dict_round_trip_and_eval_uses_running_stats():

@@ -70,3 +70,72 @@ def test_an_inplace_write_over_a_saved_output_is_an_error_as_in_pytorch():
         h.sum().backward()
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
         F.relu(minigrad.ones(2, requires_grad=True), inplace=True)
+
+
+def _relu_input(shape, dtype):
+    x = np.random.default_rng(1).standard_normal(shape).astype(dtype)
+    x.flat[:4] = [np.nan, -0.0, np.inf, -np.inf]
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("shape", [(5, 7), (64, 16, 32, 32)])  # (the second large enough for the thread team)
+def test_relu_inplace_without_grad_writes_pytorchs_bits_into_the_array(shape, dtype):
+    torch = pytest.importorskip("torch")
+    x = _relu_input(shape, dtype)
+    t = minigrad.tensor(x)
+    keep = t.array
+    with minigrad.no_grad():
+        assert F.relu(t, inplace=True) is t
+    assert t.array is keep and t._version == 1
+    np.testing.assert_array_equal(t.array, torch.relu_(torch.tensor(x)).numpy())  # (NaN kept)
+    out_of_place = F.relu(minigrad.tensor(x)).array  # the same bits as the out-of-place relu (-0.0 to +0.0)
+    np.testing.assert_array_equal(t.array.view(np.uint8), out_of_place.view(np.uint8))
+    base = minigrad.tensor(x)
+    nn.ReLU(inplace=True)(base[..., ::2])  # (not contiguous: the numpy path)
+    tb = torch.tensor(x)
+    torch.nn.ReLU(inplace=True)(tb[..., ::2])
+    np.testing.assert_array_equal(base.array, tb.numpy())
+
+
+@pytest.mark.parametrize("name, args", [("relu", ()), ("leaky_relu", (0.2,)), ("leaky_relu", (1.0,))])
+def test_relu_inplace_recorded_has_pytorchs_graph_without_a_clone(name, args):
+    torch = pytest.importorskip("torch")
+    x = _relu_input((3, 4), np.float32)
+    w, tw = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    h, th = w * 2, tw * 2
+    ours = getattr(F, name)(h, *args, inplace=True)
+    theirs = getattr(torch.nn.functional, name)(th, *args, inplace=True)
+    assert ours is h
+    names = [(f.name() if f else None) for f, _ in ours.grad_fn.next_functions]
+    assert ours.grad_fn.name() == theirs.grad_fn.name()
+    assert names == [f.name() for f, _ in theirs.grad_fn.next_functions]
+    ours.backward(minigrad.ones(3, 4))
+    theirs.backward(torch.ones(3, 4))
+    np.testing.assert_array_equal(w.grad.array, tw.grad.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("slope", [0.2, 1, 0.0, -0.5, 2.0])
+def test_leaky_relu_inplace_matches_out_of_place_and_pytorch(dtype, slope):
+    torch = pytest.importorskip("torch")
+    x = _relu_input((6, 5), dtype)
+    want = F.leaky_relu(minigrad.tensor(x), slope).array
+    with minigrad.no_grad():
+        t = minigrad.tensor(x)
+        assert F.leaky_relu(t, slope, inplace=True) is t
+    np.testing.assert_array_equal(t.array.view(np.uint8), want.view(np.uint8))
+    if dtype == np.float16:  # (minigrad's half leaky_relu rounds otherwise than PyTorch's, in and out of place)
+        return
+    np.testing.assert_array_equal(t.array, torch.nn.functional.leaky_relu_(torch.tensor(x), slope).numpy())
+    base = minigrad.tensor(x)
+    nn.LeakyReLU(slope, inplace=True)(base[:, ::2])  # (not contiguous)
+    tb = torch.tensor(x)
+    torch.nn.LeakyReLU(slope, inplace=True)(tb[:, ::2])
+    np.testing.assert_array_equal(base.array, tb.numpy())
+    w, w2 = minigrad.tensor(x, requires_grad=True), minigrad.tensor(x, requires_grad=True)
+    h = w * 1.5
+    (F.leaky_relu(h, slope, inplace=True) ** 2).sum().backward()
+    (F.leaky_relu(w2 * 1.5, slope) ** 2).sum().backward()
+    np.testing.assert_array_equal(h.detach().array, F.leaky_relu(minigrad.tensor(x) * 1.5, slope).array)
+    np.testing.assert_array_equal(w.grad.array, w2.grad.array)

@@ -119,9 +119,14 @@ def test_adaptive_avg_pool2d_keeping_the_size_is_a_result_of_its_own(torch):
     np.testing.assert_array_equal(x.array, a)
 
 
-def test_adaptive_avg_pool2d_to_one_is_the_mean(torch):
-    x = arr(2, 3, 5, 4)  # PyTorch takes a mean there (another node name): the values must agree
-    vs_torch(torch, "adaptive_avg_pool2d", x, np.float64, 1, node=False)
+@pytest.mark.parametrize("name, shape, size", [("adaptive_avg_pool2d", (2, 3, 5, 4), 1),
+                                               ("adaptive_avg_pool2d", (3, 8, 8), (1, 1)),
+                                               ("adaptive_avg_pool2d", (2, 3, 5, 1), (1, None)),
+                                               ("adaptive_avg_pool3d", (2, 3, 2, 5, 4), 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adaptive_avg_pool_to_one_is_pytorchs_mean(torch, name, shape, size, dtype):
+    # PyTorch takes the mean over the window there: its node MeanBackward1, and its values
+    vs_torch(torch, name, arr(*shape, dtype=dtype), dtype, size)
 
 
 INTERP = [
@@ -171,6 +176,26 @@ PADS = [
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_pad_vs_torch(torch, shape, pad, kw, dtype):
     vs_torch(torch, "pad", arr(*shape, dtype=dtype), dtype, pad, **kw)
+
+
+@pytest.mark.parametrize("mode, pads", [("reflect", (4, 4, 4, 4)), ("replicate", (6, 3, 0, 5)),
+                                        ("circular", (3, 2, 4, 1))])
+def test_pad_backward_adds_in_output_order_as_numpys_add_at(mode, pads):
+    # the gradient of a non-constant pad: each output's gradient added to its source pixel in output order
+    # (bits of an unbuffered np.add.at along each padded axis in turn, as the forward picks: H, then W)
+    from nn._functional.padding import _picks
+
+    x = minigrad.tensor(arr(6, 3, 5, 7, dtype=np.float32), requires_grad=True)
+    y = F.pad(x, pads, mode=mode)
+    g = (arr(*y.shape) * np.logspace(-4, 4, y.shape[-1])).astype(np.float32)  # (magnitudes where order counts)
+    y.backward(minigrad.tensor(g))
+    want = g
+    for ax, (lo, hi) in ((2, pads[2:]), (3, pads[:2])):
+        src = _picks(x.shape[ax], lo, hi, mode).src
+        acc = np.zeros((x.shape[ax],) + np.moveaxis(want, ax, 0).shape[1:], dtype=np.float32)
+        np.add.at(acc, src, np.moveaxis(want, ax, 0))
+        want = np.moveaxis(acc, 0, ax)
+    np.testing.assert_array_equal(x.grad.array.view(np.uint32), want.view(np.uint32))
 
 
 @pytest.mark.parametrize("shape,pad", [((2, 3, 4, 5), (5, 2, 3, 4)), ((2, 3, 4, 5), (-1, 2, 3, 0)),

@@ -19,6 +19,13 @@ def forward(x):
     return team.elementwise(_forward, _forward_team, np.empty(x.shape, dtype=x.dtype), x)
 
 
+def forward_(x):
+    """relu written over x itself (C-contiguous). A loop of its own: the two-array loop called with one
+    array twice fails the compiled overlap check and runs unvectorized, ~2.5 times slower."""
+    team.elementwise(_forward_inplace, _forward_inplace_team, x)
+    return x
+
+
 def backward(g, r):
     """+0.0 where r <= 0, else g; r the forward's output."""
     g = np.asarray(g, dtype=r.dtype)  # (a 0-d gradient may come as a numpy scalar)
@@ -33,6 +40,13 @@ def _forward(out, x):
 
 
 @team.kernel
+def _forward_inplace(x):
+    for i in range(x.size):
+        v = x[i]
+        x[i] = 0.0 if v <= 0 else v  # (the forward's values: a NaN fails v <= 0 and stays, -0.0 becomes +0.0)
+
+
+@team.kernel
 def _backward(out, g, r):
     for i in range(r.size):
         out[i] = 0.0 if r[i] <= 0 else g[i]
@@ -43,6 +57,13 @@ def _forward_team(out, x, parts):
     for p in team.prange(parts):
         lo, hi = team.share(x.size, p, parts, team.GRAIN)
         _forward(out[lo:hi], x[lo:hi])
+
+
+@team.kernel(parallel=True)
+def _forward_inplace_team(x, parts):
+    for p in team.prange(parts):
+        lo, hi = team.share(x.size, p, parts, team.GRAIN)
+        _forward_inplace(x[lo:hi])
 
 
 @team.kernel(parallel=True)
