@@ -159,6 +159,9 @@ def _conv_arrays(xd, wd, stride, pads, dilation, groups):
                 zip(xd.shape[2:], kernel, stride, dilation, pads))
     if N == 0:  # (im2col cannot size its columns from no elements)
         return xp.zeros((N, O) + out, dtype=xd.dtype)
+    impl = backends.find("conv_forward", xd, wd, groups, out)
+    if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves)
+        return impl.forward(xd, wd, stride, pads, dilation, out)
     cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
     # y^T = cols^T w^T per group: (G, L * N, O/G), the positions as the product's long side
     yt = grouped_matmul(cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1),
