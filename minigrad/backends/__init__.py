@@ -72,7 +72,7 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     adamw           p, g, m, v, v_max, lr, b1,  the same, in place
                     b2, wd, decoupled, step_scale, eps_scaled
     grouped_matmul  a, b                        a, b -> a @ b per group
-    conv_output     y (L, N, O)                 y -> (N, O, L), a copy             (none: a layout)
+    conv_output     y (L, N, O)                 y -> (N, O, L), a copy             g (N, O, L) -> (L, N, O), a copy
     batch_last      a (N, C, *spatial)          a -> (C, *spatial, N), a copy      (none: a layout)
     col2im          cols, kernel (2-D)          cols (C*K, L*N), x's shape, kernel, (none: conv's backward)
                                                 stride, dilation, pads, out -> gx (N, C, H, W)

@@ -134,7 +134,13 @@ def _weight_grad_arrays(xd, gd, kernel, stride, pads, dilation, groups):
         return xp.zeros((O, xd.shape[1] // groups) + tuple(kernel), dtype=gd.dtype)
     cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
     # (g^T as a copy: BLAS on its transposed view, g batch last, rounds some shapes' sums otherwise)
-    gt = xp.ascontiguousarray(xp.moveaxis(gd, (0, 1), (-2, -1))).reshape(-1, groups, O // groups)  # (L * N, G, O/G)
+    g3 = gd.reshape(gd.shape[0], O, -1)
+    impl = backends.find("conv_output", g3)
+    if impl is not None:  # (the compiled copy's inverse: numpy's reads O rows that may alias in the cache)
+        gt = impl.backward(g3)
+    else:
+        gt = xp.ascontiguousarray(xp.moveaxis(g3, (0, 1), (-2, -1)))
+    gt = gt.reshape(-1, groups, O // groups)  # (L * N, G, O/G)
     gwt = grouped_matmul(cols.reshape(groups, -1, cols.shape[1]), gt.transpose(1, 0, 2))  # gw^T: (G, C/G * K, O/G)
     return xp.ascontiguousarray(gwt.transpose(0, 2, 1)).reshape((O, xd.shape[1] // groups) + tuple(kernel))
 

@@ -688,3 +688,42 @@ def test_conv2d_forward_image_by_image_is_the_general_paths_bits_and_torchs(torc
         scale = max(np.abs(want).max(), 1.0)
         np.testing.assert_allclose(mine, want, rtol=1e-4 if dtype == np.float32 else 1e-10,
                                    atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(5, 16, 1024), (3, 7, 512), (2, 3, 100)])  # rows 4 KiB apart, and not
+def test_gradient_moved_positions_first_is_numpys_copy(dtype, shape):
+    from minigrad.backends.cpu import conv_layout
+
+    g = arr(*shape, dtype=dtype)
+    out = conv_layout.backward(g[:, :, ::-1])  # (a non-contiguous gradient too)
+    assert out.flags.c_contiguous and out.dtype == dtype
+    np.testing.assert_array_equal(out, np.moveaxis(g[:, :, ::-1], (0, 1), (-2, -1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_weight_grad_through_the_tiled_gradient_move_is_numpys_and_torchs(torch, monkeypatch, dtype):
+    # 32 x 32 maps: the output's gradient's channel rows lie 4 KiB apart; moved positions first by the compiled
+    # tiled copy for the weight's gradient: the bits of numpy's code, and PyTorch's values
+    from minigrad import backends
+    from minigrad.backends.cpu import conv_layout
+
+    calls = []
+    monkeypatch.setattr(conv_layout, "backward", lambda g, real=conv_layout.backward: calls.append(g.shape) or real(g))
+    x, w, b = arr(3, 4, 32, 32, dtype=dtype), arr(8, 4, 3, 3, dtype=dtype), arr(8, dtype=dtype)
+
+    def grads(lib, f):
+        ts = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = f(*ts, padding=1)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(dtype)))
+        return np.asarray(ts[1].grad)
+
+    fast = grads(minigrad, F.conv2d)
+    assert calls == [(3, 8, 1024)]
+    with backends.kernels("numpy"):
+        plain = grads(minigrad, F.conv2d)
+    assert calls == [(3, 8, 1024)]
+    assert np.array_equal(fast, plain)
+    want = grads(torch, torch.nn.functional.conv2d)
+    np.testing.assert_allclose(fast, want, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                               atol=(1e-4 if dtype == np.float32 else 1e-12) * np.abs(want).max())
