@@ -132,6 +132,9 @@ def _weight_grad_arrays(xd, gd, kernel, stride, pads, dilation, groups):
     O, out = gd.shape[1], gd.shape[2:]
     if gd.shape[0] == 0:  # an empty batch adds nothing (and im2col cannot size its columns from no elements)
         return xp.zeros((O, xd.shape[1] // groups) + tuple(kernel), dtype=gd.dtype)
+    impl = backends.find("conv_forward", xd, gd, groups, out)  # (x and g take the checks of x and w)
+    if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves)
+        return impl.backward(xd, gd, kernel, stride, pads, dilation)
     cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
     # (g^T as a copy: BLAS on its transposed view, g batch last, rounds some shapes' sums otherwise)
     g3 = gd.reshape(gd.shape[0], O, -1)

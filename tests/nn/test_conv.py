@@ -682,12 +682,11 @@ def test_conv2d_forward_image_by_image_is_the_general_paths_bits_and_torchs(torc
     theirs = grads(torch, torch.nn.functional.conv2d)
     for mine, other, want in zip(fast, general, theirs):
         assert mine.dtype == dtype and mine.shape == want.shape
-        np.testing.assert_allclose(mine, other, rtol=1e-5 if dtype == np.float32 else 1e-13,
-                                   atol=1e-5 if dtype == np.float32 else 1e-13)
-        # (the bias' gradient: a float32 sum of 16384 terms of either sign, which round at the terms' size, 1)
+        # (the gradients: float32 sums of up to 16384 terms of either sign, which round at the terms' size, 1)
         scale = max(np.abs(want).max(), 1.0)
-        np.testing.assert_allclose(mine, want, rtol=1e-4 if dtype == np.float32 else 1e-10,
-                                   atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
+        for ref in (other, want):
+            np.testing.assert_allclose(mine, ref, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                                       atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -704,10 +703,11 @@ def test_gradient_moved_positions_first_is_numpys_copy(dtype, shape):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_weight_grad_through_the_tiled_gradient_move_is_numpys_and_torchs(torch, monkeypatch, dtype):
     # 32 x 32 maps: the output's gradient's channel rows lie 4 KiB apart; moved positions first by the compiled
-    # tiled copy for the weight's gradient: the bits of numpy's code, and PyTorch's values
+    # tiled copy for the general path's weight gradient: the bits of numpy's code, and PyTorch's values
     from minigrad import backends
-    from minigrad.backends.cpu import conv_layout
+    from minigrad.backends.cpu import conv_forward, conv_layout
 
+    monkeypatch.setattr(conv_forward, "supports", lambda *a: False)  # (the general path's: it takes the move)
     calls = []
     monkeypatch.setattr(conv_layout, "backward", lambda g, real=conv_layout.backward: calls.append(g.shape) or real(g))
     x, w, b = arr(3, 4, 32, 32, dtype=dtype), arr(8, 4, 3, 3, dtype=dtype), arr(8, dtype=dtype)
@@ -727,3 +727,40 @@ def test_weight_grad_through_the_tiled_gradient_move_is_numpys_and_torchs(torch,
     want = grads(torch, torch.nn.functional.conv2d)
     np.testing.assert_allclose(fast, want, rtol=1e-4 if dtype == np.float32 else 1e-10,
                                atol=(1e-4 if dtype == np.float32 else 1e-12) * np.abs(want).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, kw", [
+    ((19, 16, 16, 16), (8, 16, 3, 3), {"padding": 1}),  # two full blocks of 8 images and a partial one
+    ((1, 3, 32, 32), (16, 3, 3, 3), {"padding": 1}),  # batch 1
+    ((5, 8, 40, 36), (4, 8, 4, 3), {"stride": (2, 1), "padding": (1, 2), "dilation": (1, 2)}),
+])
+def test_conv2d_weight_grad_image_by_image_vs_the_general_path_and_torch(torch, monkeypatch, dtype, xs, ws, kw):
+    # the weight's gradient summed image by image into blocks of 8 images, the blocks added in order: the same
+    # bits on one thread and two, the general path's values (another order of the sums) and PyTorch's
+    from minigrad.backends.cpu import conv_forward
+
+    calls = []
+    monkeypatch.setattr(conv_forward, "backward", lambda *a, real=conv_forward.backward: calls.append(1) or real(*a))
+    x, w = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype)
+    g = np.cos(np.arange(1, 1 + xs[0] * ws[0] * 4096)).astype(dtype)
+
+    def weight_grad(lib, f):
+        xt, wt = lib.tensor(x), lib.tensor(w, requires_grad=True)
+        y = f(xt, wt, **kw)
+        y.backward(lib.tensor(g[:y.numel()].reshape(tuple(y.shape))))
+        return np.asarray(wt.grad)
+
+    fast = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
+        fast[threads] = weight_grad(minigrad, F.conv2d)
+    assert len(calls) == 2 and np.array_equal(fast["1"], fast["2"])
+    monkeypatch.setattr(conv_forward, "supports", lambda *a: False)
+    general = weight_grad(minigrad, F.conv2d)
+    assert len(calls) == 2
+    want = weight_grad(torch, torch.nn.functional.conv2d)
+    for other in (general, want):
+        assert fast["1"].dtype == dtype and fast["1"].shape == other.shape
+        np.testing.assert_allclose(fast["1"], other, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                                   atol=(1e-5 if dtype == np.float32 else 1e-12) * np.abs(other).max())
