@@ -78,8 +78,8 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
                                                 stride, dilation, pads, out -> gx (N, C, H, W)
     conv_input_grad g2, w, kernel, stride       g2 (1, O, L*N), w, x's shape, kernel, (none: conv's backward)
                     (2-D, one group)            stride, dilation, pads, out -> gx
-    conv_forward    x, w, groups, out (2-D,     x, w, stride, pads, dilation,      (none: conv's backward)
-                    one group)                  out -> y (N, O, *out)
+    conv_forward    x, w, groups, kernel, out   x, w, stride, pads, dilation,      x, g, kernel, stride, pads,
+                    (2-D, one group)            out -> y (N, O, *out)              dilation -> gw
     rnn_step        the step's arrays (2-D)     lstm_step, gru_step (and *_backward): a time step's gate math
     max_pool2d      x (N, C, H, W), kernel,     x, kernel, stride, dilation,       g, idx, x's shape -> gx
                     stride, dilation, padding,  padding, out -> (y, idx)

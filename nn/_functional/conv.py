@@ -132,7 +132,7 @@ def _weight_grad_arrays(xd, gd, kernel, stride, pads, dilation, groups):
     O, out = gd.shape[1], gd.shape[2:]
     if gd.shape[0] == 0:  # an empty batch adds nothing (and im2col cannot size its columns from no elements)
         return xp.zeros((O, xd.shape[1] // groups) + tuple(kernel), dtype=gd.dtype)
-    impl = backends.find("conv_forward", xd, gd, groups, out)  # (x and g take the checks of x and w)
+    impl = backends.find("conv_forward", xd, gd, groups, kernel, out)  # (g takes the checks of w)
     if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves)
         return impl.backward(xd, gd, kernel, stride, pads, dilation)
     cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
@@ -168,7 +168,7 @@ def _conv_arrays(xd, wd, stride, pads, dilation, groups):
                 zip(xd.shape[2:], kernel, stride, dilation, pads))
     if N == 0:  # (im2col cannot size its columns from no elements)
         return xp.zeros((N, O) + out, dtype=xd.dtype)
-    impl = backends.find("conv_forward", xd, wd, groups, out)
+    impl = backends.find("conv_forward", xd, wd, groups, kernel, out)
     if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves)
         return impl.forward(xd, wd, stride, pads, dilation, out)
     cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)

@@ -659,6 +659,7 @@ def test_conv2d_forward_image_by_image_is_the_general_paths_bits_and_torchs(torc
     from minigrad.backends.cpu import conv_forward
 
     monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
+    monkeypatch.setattr(conv_forward, "LARGE_COLUMNS", 0)  # (these small shapes through it too)
     kw = dict(kw)
     bias, transpose = kw.pop("bias", True), kw.pop("transpose", False)
     calls = []
@@ -740,6 +741,7 @@ def test_conv2d_weight_grad_image_by_image_vs_the_general_path_and_torch(torch, 
     # bits on one thread and two, the general path's values (another order of the sums) and PyTorch's
     from minigrad.backends.cpu import conv_forward
 
+    monkeypatch.setattr(conv_forward, "LARGE_COLUMNS", 0)  # (these small shapes through it too)
     calls = []
     monkeypatch.setattr(conv_forward, "backward", lambda *a, real=conv_forward.backward: calls.append(1) or real(*a))
     x, w = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype)
