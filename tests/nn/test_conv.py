@@ -650,7 +650,7 @@ def test_input_grad_added_into_the_frame_is_col2ims_bits_and_torchs(torch, monke
     ((2, 4, 36, 36), (6, 4, 3, 3), {"dilation": (2, 3), "padding": (3, 1)}),
     ((2, 6, 18, 18), (5, 6, 3, 3), {"padding": "same", "transpose": True}),  # a non-contiguous input
 ])
-def test_conv2d_forward_image_by_image_is_the_general_paths_bits_and_torchs(torch, monkeypatch, threads, dtype, xs,
+def test_conv2d_forward_image_by_image_vs_the_general_path_and_torch(torch, monkeypatch, threads, dtype, xs,
                                                                            ws, kw):
     # maps of 256 positions and more: each image's columns made from the unpadded input into a buffer and one
     # product per image written straight into y, on one thread and the team's (and the input's gradient where
