@@ -72,12 +72,14 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     adamw           p, g, m, v, v_max, lr, b1,  the same, in place
                     b2, wd, decoupled, step_scale, eps_scaled
     grouped_matmul  a, b                        a, b -> a @ b per group
-    conv_output     y (L, N, O)                 y -> (N, O, L), a copy             (none: a layout)
+    conv_output     y (L, N, O)                 y -> (N, O, L), a copy             g (N, O, L) -> (L, N, O), a copy
     batch_last      a (N, C, *spatial)          a -> (C, *spatial, N), a copy      (none: a layout)
     col2im          cols, kernel (2-D)          cols (C*K, L*N), x's shape, kernel, (none: conv's backward)
                                                 stride, dilation, pads, out -> gx (N, C, H, W)
     conv_input_grad g2, w, kernel, stride       g2 (1, O, L*N), w, x's shape, kernel, (none: conv's backward)
                     (2-D, one group)            stride, dilation, pads, out -> gx
+    conv_forward    x, w, groups, kernel, out   x, w, stride, pads, dilation,      x, g, kernel, stride, pads,
+                    (2-D, one group)            out -> y (N, O, *out)              dilation -> gw
     rnn_step        the step's arrays (2-D)     lstm_step, gru_step (and *_backward): a time step's gate math
     max_pool2d      x (N, C, H, W), kernel,     x, kernel, stride, dilation,       g, idx, x's shape -> gx
                     stride, dilation, padding,  padding, out -> (y, idx)
@@ -168,6 +170,7 @@ register("conv_output", "cpu.conv_layout", "cpu")
 register("batch_last", "cpu.batch_last", "cpu")
 register("col2im", "cpu.col2im", "cpu")
 register("conv_input_grad", "cpu.conv_input", "cpu")
+register("conv_forward", "cpu.conv_forward", "cpu")
 register("rnn_step", "cpu.rnn", "cpu")
 register("max_pool2d", "cpu.max_pool", "cpu")
 register("avg_pool", "cpu.avg_pool", "cpu")

@@ -132,9 +132,18 @@ def _weight_grad_arrays(xd, gd, kernel, stride, pads, dilation, groups):
     O, out = gd.shape[1], gd.shape[2:]
     if gd.shape[0] == 0:  # an empty batch adds nothing (and im2col cannot size its columns from no elements)
         return xp.zeros((O, xd.shape[1] // groups) + tuple(kernel), dtype=gd.dtype)
+    impl = backends.find("conv_forward", xd, gd, groups, kernel, out)  # (g takes the checks of w)
+    if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves)
+        return impl.backward(xd, gd, kernel, stride, pads, dilation)
     cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
     # (g^T as a copy: BLAS on its transposed view, g batch last, rounds some shapes' sums otherwise)
-    gt = xp.ascontiguousarray(xp.moveaxis(gd, (0, 1), (-2, -1))).reshape(-1, groups, O // groups)  # (L * N, G, O/G)
+    g3 = gd.reshape(gd.shape[0], O, -1)
+    impl = backends.find("conv_output", g3)
+    if impl is not None:  # (the compiled copy's inverse: numpy's reads O rows that may alias in the cache)
+        gt = impl.backward(g3)
+    else:
+        gt = xp.ascontiguousarray(xp.moveaxis(g3, (0, 1), (-2, -1)))
+    gt = gt.reshape(-1, groups, O // groups)  # (L * N, G, O/G)
     gwt = grouped_matmul(cols.reshape(groups, -1, cols.shape[1]), gt.transpose(1, 0, 2))  # gw^T: (G, C/G * K, O/G)
     return xp.ascontiguousarray(gwt.transpose(0, 2, 1)).reshape((O, xd.shape[1] // groups) + tuple(kernel))
 
@@ -159,6 +168,9 @@ def _conv_arrays(xd, wd, stride, pads, dilation, groups):
                 zip(xd.shape[2:], kernel, stride, dilation, pads))
     if N == 0:  # (im2col cannot size its columns from no elements)
         return xp.zeros((N, O) + out, dtype=xd.dtype)
+    impl = backends.find("conv_forward", xd, wd, groups, kernel, out)
+    if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves)
+        return impl.forward(xd, wd, stride, pads, dilation, out)
     cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
     # y^T = cols^T w^T per group: (G, L * N, O/G), the positions as the product's long side
     yt = grouped_matmul(cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1),

@@ -524,9 +524,11 @@ def test_conv2d_backward_by_the_backends_copies_is_numpys(torch, monkeypatch, xs
 def test_padded_conv2d_input_moved_by_the_tiled_copy_is_numpys(monkeypatch):
     # a padded convolution (a conv autoencoder's 3x3, padding 1) on images a multiple of 4 KiB apart: its input
     # goes batch last through the compiled tiled copy, then into the zero border; the bits of numpy's strided copy
+    # (the general path's: the weight's gradient takes it; the forward's image by image kernel is set aside)
     from minigrad import backends
-    from minigrad.backends.cpu import batch_last
+    from minigrad.backends.cpu import batch_last, conv_forward
 
+    monkeypatch.setattr(conv_forward, "supports", lambda *a: False)
     calls = []
     monkeypatch.setattr(batch_last, "forward", lambda *a, real=batch_last.forward: calls.append(1) or real(*a))
     x, w, b = arr(32, 16, 16, 16), arr(1, 16, 3, 3), arr(1)
@@ -637,3 +639,130 @@ def test_input_grad_added_into_the_frame_is_col2ims_bits_and_torchs(torch, monke
         scale = np.abs(want).max()  # (float32 sums of thousands of terms: their size's rounding)
         np.testing.assert_allclose(mine, want, rtol=1e-4 if dtype == np.float32 else 1e-10,
                                    atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, kw", [
+    ((4, 16, 32, 32), (16, 16, 3, 3), {"padding": 1}),  # resnet_small's 3x3
+    ((3, 3, 16, 20), (8, 3, 3, 3), {"padding": 1, "bias": False}),  # 3 channels in
+    ((1, 5, 40, 36), (4, 5, 4, 3), {"stride": (2, 1), "padding": (1, 2)}),  # batch 1, a stride, an even kernel
+    ((2, 4, 36, 36), (6, 4, 3, 3), {"dilation": (2, 3), "padding": (3, 1)}),
+    ((2, 6, 18, 18), (5, 6, 3, 3), {"padding": "same", "transpose": True}),  # a non-contiguous input
+])
+def test_conv2d_forward_image_by_image_vs_the_general_path_and_torch(torch, monkeypatch, threads, dtype, xs,
+                                                                           ws, kw):
+    # maps of 256 positions and more: each image's columns made from the unpadded input into a buffer and one
+    # product per image written straight into y, on one thread and the team's (and the input's gradient where
+    # it is a correlation with the flipped weight): the general path's values (each entry the same dot product,
+    # summed by BLAS, whose small-matrix code may round it otherwise) and PyTorch's, and gradients in x, w and b
+    from minigrad.backends.cpu import conv_forward
+
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
+    monkeypatch.setattr(conv_forward, "LARGE_COLUMNS", 0)  # (these small shapes through it too)
+    kw = dict(kw)
+    bias, transpose = kw.pop("bias", True), kw.pop("transpose", False)
+    calls = []
+    monkeypatch.setattr(conv_forward, "forward", lambda *a, real=conv_forward.forward: calls.append(1) or real(*a))
+    x = arr(*(xs[:2] + xs[:1:-1] if transpose else xs), dtype=dtype)
+    x = x.swapaxes(2, 3) if transpose else x
+    w, b = arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype) if bias else None
+
+    def grads(lib, f):
+        ts = [None if a is None else lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = f(*ts, **kw)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(dtype)))
+        return [np.asarray(y.detach())] + [np.asarray(t.grad) for t in ts if t is not None]
+
+    fast = grads(minigrad, F.conv2d)
+    assert calls
+    calls.clear()
+    monkeypatch.setattr(conv_forward, "supports", lambda *a: False)
+    general = grads(minigrad, F.conv2d)
+    assert calls == []
+    theirs = grads(torch, torch.nn.functional.conv2d)
+    for mine, other, want in zip(fast, general, theirs):
+        assert mine.dtype == dtype and mine.shape == want.shape
+        # (the gradients: float32 sums of up to 16384 terms of either sign, which round at the terms' size, 1)
+        scale = max(np.abs(want).max(), 1.0)
+        for ref in (other, want):
+            np.testing.assert_allclose(mine, ref, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                                       atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(5, 16, 1024), (3, 7, 512), (2, 3, 100)])  # rows 4 KiB apart, and not
+def test_gradient_moved_positions_first_is_numpys_copy(dtype, shape):
+    from minigrad.backends.cpu import conv_layout
+
+    g = arr(*shape, dtype=dtype)
+    out = conv_layout.backward(g[:, :, ::-1])  # (a non-contiguous gradient too)
+    assert out.flags.c_contiguous and out.dtype == dtype
+    np.testing.assert_array_equal(out, np.moveaxis(g[:, :, ::-1], (0, 1), (-2, -1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_weight_grad_through_the_tiled_gradient_move_is_numpys_and_torchs(torch, monkeypatch, dtype):
+    # 32 x 32 maps: the output's gradient's channel rows lie 4 KiB apart; moved positions first by the compiled
+    # tiled copy for the general path's weight gradient: the bits of numpy's code, and PyTorch's values
+    from minigrad import backends
+    from minigrad.backends.cpu import conv_forward, conv_layout
+
+    monkeypatch.setattr(conv_forward, "supports", lambda *a: False)  # (the general path's: it takes the move)
+    calls = []
+    monkeypatch.setattr(conv_layout, "backward", lambda g, real=conv_layout.backward: calls.append(g.shape) or real(g))
+    x, w, b = arr(3, 4, 32, 32, dtype=dtype), arr(8, 4, 3, 3, dtype=dtype), arr(8, dtype=dtype)
+
+    def grads(lib, f):
+        ts = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = f(*ts, padding=1)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(dtype)))
+        return np.asarray(ts[1].grad)
+
+    fast = grads(minigrad, F.conv2d)
+    assert calls == [(3, 8, 1024)]
+    with backends.kernels("numpy"):
+        plain = grads(minigrad, F.conv2d)
+    assert calls == [(3, 8, 1024)]
+    assert np.array_equal(fast, plain)
+    want = grads(torch, torch.nn.functional.conv2d)
+    np.testing.assert_allclose(fast, want, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                               atol=(1e-4 if dtype == np.float32 else 1e-12) * np.abs(want).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, kw", [
+    ((19, 16, 16, 16), (8, 16, 3, 3), {"padding": 1}),  # two full blocks of 8 images and a partial one
+    ((1, 3, 32, 32), (16, 3, 3, 3), {"padding": 1}),  # batch 1
+    ((5, 8, 40, 36), (4, 8, 4, 3), {"stride": (2, 1), "padding": (1, 2), "dilation": (1, 2)}),
+])
+def test_conv2d_weight_grad_image_by_image_vs_the_general_path_and_torch(torch, monkeypatch, dtype, xs, ws, kw):
+    # the weight's gradient summed image by image into blocks of 8 images, the blocks added in order: the same
+    # bits on one thread and two, the general path's values (another order of the sums) and PyTorch's
+    from minigrad.backends.cpu import conv_forward
+
+    monkeypatch.setattr(conv_forward, "LARGE_COLUMNS", 0)  # (these small shapes through it too)
+    calls = []
+    monkeypatch.setattr(conv_forward, "backward", lambda *a, real=conv_forward.backward: calls.append(1) or real(*a))
+    x, w = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype)
+    g = np.cos(np.arange(1, 1 + xs[0] * ws[0] * 4096)).astype(dtype)
+
+    def weight_grad(lib, f):
+        xt, wt = lib.tensor(x), lib.tensor(w, requires_grad=True)
+        y = f(xt, wt, **kw)
+        y.backward(lib.tensor(g[:y.numel()].reshape(tuple(y.shape))))
+        return np.asarray(wt.grad)
+
+    fast = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
+        fast[threads] = weight_grad(minigrad, F.conv2d)
+    assert len(calls) == 2 and np.array_equal(fast["1"], fast["2"])
+    monkeypatch.setattr(conv_forward, "supports", lambda *a: False)
+    general = weight_grad(minigrad, F.conv2d)
+    assert len(calls) == 2
+    want = weight_grad(torch, torch.nn.functional.conv2d)
+    for other in (general, want):
+        assert fast["1"].dtype == dtype and fast["1"].shape == other.shape
+        np.testing.assert_allclose(fast["1"], other, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                                   atol=(1e-5 if dtype == np.float32 else 1e-12) * np.abs(other).max())
