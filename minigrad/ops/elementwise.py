@@ -242,8 +242,7 @@ class PowScalar(Function):
                 e.__class__ is builtins.float or -_EXACT_INT <= e <= _EXACT_INT):
             # no graph of the backward wanted: the formula's three steps on the arrays (`x ** 2`'s backward
             # cost four times its forward through recorded ops), the number in the array's dtype as mul takes it
-            with np.errstate(over="ignore", invalid="ignore"):  # (inf * 0 and overflow: quiet, as in PyTorch)
-                return Tensor(g.array * (pow_scalar_array(x, e - 1) * e)), None
+            return Tensor(g.array * (pow_scalar_array(x, e - 1) * e)), None
         return g * (e * a ** (e - 1)), None
 
 
@@ -257,24 +256,21 @@ def pow_scalar_array(x, e):
     a negative base, 50-100 times the time of a positive one. (numpy's own cases, 0, 1, 2, -1 and 0.5,
     stay numpy's, and so does float16, whose power numpy takes in float32 and rounds once, as PyTorch's
     half: x*x*x in float16 would round at each step.)"""
-    # 0 to a negative power is inf, a negative base's fractional power NaN, a large one's square inf: PyTorch
-    # says nothing of them, nor does numpy here
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if x.dtype.kind != "f" or x.dtype.itemsize < 4 or e in (0, 1, 2, -1, 0.5):
-            return x ** e
-        if not builtins.float(e).is_integer() and e != -0.5 or builtins.abs(e) > 2**53:
-            return x ** e  # (a fractional power of a negative base is NaN either way)
-        xp = array_module(x)
-        out = xp.empty(x.shape, x.dtype)  # (each step into it: an array where x is 0-d too, and no temporaries)
-        if e == 3:
-            return xp.multiply(xp.multiply(x, x, out=out), x, out=out)
-        if e == -2:
-            return xp.divide(1, xp.multiply(x, x, out=out), out=out)
-        if e == -0.5:
-            return xp.divide(1, xp.sqrt(x, out=out), out=out)
-        xp.power(xp.abs(x, out=out), e, out=out)
-        # an odd power keeps the base's sign (of -0.0 and -inf too)
-        return xp.copysign(out, x, out=out) if builtins.int(e) % 2 else out
+    if x.dtype.kind != "f" or x.dtype.itemsize < 4 or e in (0, 1, 2, -1, 0.5):
+        return x ** e
+    if not builtins.float(e).is_integer() and e != -0.5 or builtins.abs(e) > 2**53:
+        return x ** e  # (a fractional power of a negative base is NaN either way)
+    xp = array_module(x)
+    out = xp.empty(x.shape, x.dtype)  # (each step into it: an array where x is 0-d too, and no temporaries)
+    if e == 3:
+        return xp.multiply(xp.multiply(x, x, out=out), x, out=out)
+    if e == -2:
+        return xp.divide(1, xp.multiply(x, x, out=out), out=out)
+    if e == -0.5:
+        return xp.divide(1, xp.sqrt(x, out=out), out=out)
+    xp.power(xp.abs(x, out=out), e, out=out)
+    # an odd power keeps the base's sign (of -0.0 and -inf too)
+    return xp.copysign(out, x, out=out) if builtins.int(e) % 2 else out
 
 
 class PowTensor(Function):
