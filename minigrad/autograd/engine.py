@@ -153,10 +153,6 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     # node. Only those can change it (a built-in op's backward leaves it as it found it), so the mode is
     # written again only after one of them ran: no thread-local write per node.
     restore = False
-    # inf + -inf in a gradient sum (a leaf's .grad, an edge's buffer) is NaN without numpy's warning, as PyTorch's
-    # is: one errstate a backward rather than one a sum
-    quiet = np.errstate(invalid="ignore")
-    quiet.__enter__()
     try:
         while ready:
             node = pop(ready)[1]
@@ -226,7 +222,6 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     push(ready, (-nxt._seq, nxt))
             g = None  # no stray reference: a leaf adopts a gradient only no one else holds
     finally:
-        quiet.__exit__(None, None, None)
         state.grad_enabled, state.retain_graph = prev_mode, prev_retain
     return captured
 
@@ -403,8 +398,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     # accumulate as the engine's AccumulateGrad does: in grad mode only with create_graph
     prev_mode = state.grad_enabled
     state.grad_enabled = bool(create_graph)
-    quiet = np.errstate(invalid="ignore")  # (as run_backward's sums)
-    quiet.__enter__()
     try:
         for t, e in zip(inputs, edges):
             # references here: `captured`, `g`, then accumulate_into_leaf's argument (the same count
@@ -420,7 +413,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 t.retain_grad()
             g = None
     finally:
-        quiet.__exit__(None, None, None)
         state.grad_enabled = prev_mode
 
 
