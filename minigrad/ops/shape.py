@@ -33,10 +33,11 @@ def _as_view(out, base):
     out._version_counter = base._version_counter
     out._base = base if base._base is None else base._base
     out._view_version = base._version_counter[0]
-    if getattr(base, "_multi_output", False):  # (a view of a piece of unbind/split is one too, as PyTorch's)
-        out._multi_output = True
-    if not state.grad_enabled and (base.requires_grad or getattr(base, "_no_grad_view", False)):
-        out._no_grad_view = True  # (apply_inplace refuses writing through it with grad mode on, as PyTorch)
+    if base.requires_grad or base._base is not None:  # (a flag below comes from such a base only)
+        if getattr(base, "_multi_output", False):  # (a view of a piece of unbind/split is one too, as PyTorch's)
+            out._multi_output = True
+        if not state.grad_enabled and (base.requires_grad or getattr(base, "_no_grad_view", False)):
+            out._no_grad_view = True  # (apply_inplace refuses writing through it with grad mode on, as PyTorch)
 
 
 def _view_of(base, array):
