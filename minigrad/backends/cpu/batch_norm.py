@@ -44,11 +44,23 @@ def backward(g, x, mean, rstd, w, need_gx):
 
 
 @team.kernel
+def _scale_shift(stats, w, b, eps, n):  # var (a sum) / n; rstd = 1 / sqrt(var + eps); y's scale a and shift s per channel
+    mean, var, rstd, scale, shift = stats[0], stats[1], stats[2], stats[3], stats[4]
+    one = n / n
+    for c in range(mean.shape[0]):
+        var[c] = var[c] / n
+        r = one / np.sqrt(var[c] + eps)
+        rstd[c] = r
+        a = r * w[c] if w.size else r
+        scale[c] = a
+        shift[c] = b[c] - mean[c] * a if b.size else -(mean[c] * a)
+
+
+@team.kernel
 def _forward(y, stats, x, w, b, eps, n):  # mean, var over the rows; y = x a + s, a = w / sqrt(var + eps), s = b - mean a
     N, C = x.shape
-    mean, var, rstd, scale, shift = stats[0], stats[1], stats[2], stats[3], stats[4]
+    mean, var, scale, shift = stats[0], stats[1], stats[3], stats[4]
     zero = n - n
-    one = n / n
     for c in range(C):
         mean[c] = zero
         var[c] = zero
@@ -61,13 +73,7 @@ def _forward(y, stats, x, w, b, eps, n):  # mean, var over the rows; y = x a + s
         for c in range(C):
             d = x[i, c] - mean[c]
             var[c] += d * d
-    for c in range(C):
-        var[c] = var[c] / n
-        r = one / np.sqrt(var[c] + eps)
-        rstd[c] = r
-        a = r * w[c] if w.size else r
-        scale[c] = a
-        shift[c] = b[c] - mean[c] * a if b.size else -(mean[c] * a)
+    _scale_shift(stats, w, b, eps, n)
     for i in range(N):
         for c in range(C):
             y[i, c] = x[i, c] * scale[c] + shift[c]
@@ -100,9 +106,8 @@ def _backward(gx, sums, g, x, mean, rstd, w, n):  # gb = sum g, gw = sum g x_hat
 @team.kernel
 def _forward_planes(y, stats, x, w, b, eps, n):  # _forward's, with a plane of S values per (i, c)
     N, C, S = x.shape
-    mean, var, rstd, scale, shift = stats[0], stats[1], stats[2], stats[3], stats[4]
+    mean, var, scale, shift = stats[0], stats[1], stats[3], stats[4]
     zero = n - n
-    one = n / n
     for c in range(C):
         mean[c] = zero
         var[c] = zero
@@ -122,13 +127,7 @@ def _forward_planes(y, stats, x, w, b, eps, n):  # _forward's, with a plane of S
                 d = x[i, c, k] - m
                 s += d * d
             var[c] += s
-    for c in range(C):
-        var[c] = var[c] / n
-        r = one / np.sqrt(var[c] + eps)
-        rstd[c] = r
-        a = r * w[c] if w.size else r
-        scale[c] = a
-        shift[c] = b[c] - mean[c] * a if b.size else -(mean[c] * a)
+    _scale_shift(stats, w, b, eps, n)
     for i in range(N):
         for c in range(C):
             a, t = scale[c], shift[c]
