@@ -115,7 +115,10 @@ def _reduce_into(xp, out, at, src, reduce, include_self):
         else:
             info = np.iinfo(out.dtype) if out.dtype != np.bool_ else None
             out[at] = (info.min if reduce == "amax" else info.max) if info else (reduce != "amax")
-    _ufunc_at(xp, {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum"}.get(reduce, "minimum"), out, at, src)
+    _ufunc_at(xp, _UFUNC[reduce], out, at, src)
+
+
+_UFUNC = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}  # (numpy's names)
 
 
 # "max" and "min" (scatter_'s older names) reduce as amax and amin, but PyTorch has no gradient for them
