@@ -251,6 +251,8 @@ def transpose(input, dim0, dim1):
     d1 = dim1 if 0 <= dim1 < nd else normalize_dim(dim1, nd)
     if nd == 0:  # dims 0 and -1 of a 0-d tensor: nothing to swap
         return _share_version(Alias0.apply(input), input)
+    if _records_nothing(input):  # (attention's heads of a generated token: the view alone)
+        return _view_of(input, input.array.swapaxes(d0, d1))
     return _share_version(Transpose.apply(input, d0, d1), input)
 
 

@@ -759,6 +759,29 @@ def test_chunk_without_recording_gives_views_as_torch():
         assert p._version == q._version and p._base is g
 
 
+def test_transpose_without_recording_gives_views_as_torch():
+    # transpose under no_grad (attention's heads while generating) is the view alone: values, strides' order,
+    # the shared version counter and base, and grad mode's refusal to write through a view of a leaf, as PyTorch's
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    for grad in (False, True):
+        g, w = mg.tensor(a, requires_grad=grad), torch.tensor(a, requires_grad=grad)
+        with mg.no_grad(), torch.no_grad():
+            gt, wt = g.transpose(0, -1), w.transpose(0, -1)
+            assert gt.shape == tuple(wt.shape) and gt.is_contiguous() == wt.is_contiguous()
+            assert gt.grad_fn is None and wt.grad_fn is None
+            gt[0].add_(1.0)
+            wt[0].add_(1.0)
+        np.testing.assert_array_equal(gt.detach().numpy(), wt.detach().numpy())
+        np.testing.assert_array_equal(g.detach().numpy(), w.detach().numpy())
+        assert gt._version == wt._version == g._version and gt._base is g
+        if grad:
+            with pytest.raises(RuntimeError) as e:
+                gt.mul_(2)
+            with pytest.raises(RuntimeError) as f:
+                wt.mul_(2)
+            assert str(e.value) == str(f.value)
+
+
 def test_cat_without_recording_like_torch():
     # cat under no_grad (a KV cache grown while generating): a new tensor of its own, no node, as PyTorch's
     rng = np.random.default_rng(5)
