@@ -75,9 +75,11 @@ def apply_inplace(self, raw, recorded, *others):
                     "not supported by minigrad (its base is not a contiguous array of its dtype). Modify the base "
                     "itself (base[index] = value), or clone() the view first, or do it under minigrad.no_grad()."
                 )
-            _inplace_on_view(self, recorded(), place)
+            out = recorded()
+            _inplace_on_view(self, out, place)
             self._version_counter[0] += 1
             self._view_version = self._version_counter[0]  # (its grad_fn is current)
+            _output_kept_in(self, out)
             return self
         return write_result(self, recorded())
     else:
@@ -102,7 +104,16 @@ def write_result(self, out):
         array_module(a).copyto(a, b, casting="same_kind")
     self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
     self._version_counter[0] += 1
+    _output_kept_in(self, out)
     return self
+
+
+def _output_kept_in(self, out):
+    """Where the out-of-place op saved its output `out` for backward (relu_'s, sigmoid_'s), what it saved is
+    self from here on, at its version now: a later in-place op on self is caught, as PyTorch catches it."""
+    for s in getattr(out.grad_fn, "_saved", None) or ():
+        if s is not None and s.is_output and s.tensor is out.array:
+            s.tensor, s.counter, s.version = self.array, self._version_counter, self._version_counter[0]
 
 
 def in_graph(self, others):

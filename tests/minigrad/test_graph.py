@@ -2132,3 +2132,26 @@ def test_a_random_fill_cuts_the_gradient_to_the_old_values_as_torchs(torch, op):
         (y * 3).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_array_equal(*grads)
+
+
+_AFTER_SAVED_OUTPUT = {
+    "relu_then_relu_": lambda L, x: (lambda y: (y.sigmoid(), y.relu_())[0])((x * 1).relu_()),
+    "relu_then_add_": lambda L, x: (lambda y: (y * 1, y.add_(1))[1])((x * 1).relu_()),
+    "sigmoid_then_mul_": lambda L, x: (lambda y: (y * 1, y.mul_(2))[1])((x * 1).sigmoid_()),
+    "relu_on_view_then_base": lambda L, x: (lambda y: (y[1:].relu_(), y.add_(1))[1])(x * 1),
+    "relu_alone": lambda L, x: (x * 1).relu_() * 2,
+}
+
+
+@pytest.mark.parametrize("case", list(_AFTER_SAVED_OUTPUT))
+def test_an_inplace_ops_saved_output_is_checked_against_later_inplace_ops_as_torchs(torch, case):
+    # relu_ saves its result, the tensor itself: a later in-place op on it makes backward fail (PyTorch's text)
+    res = []
+    for L in (mg, torch):
+        x = L.tensor([-1.0, 2.0, 3.0], requires_grad=True)
+        try:
+            _AFTER_SAVED_OUTPUT[case](L, x).sum().backward()
+            res.append(x.grad.numpy().tolist())
+        except RuntimeError as e:
+            res.append(str(e).replace("minigrad.", "torch.").split(" Hint")[0])
+    assert res[0] == res[1]
