@@ -25,16 +25,36 @@ NO_GRAD_VIEW_MESSAGE = (
     "you want the inplace to be tracked).")
 
 
+def check_inplace(self):
+    """PyTorch's refusals of an in-place op on `self` (values or shape) with grad mode on: a leaf that
+    requires grad or a view of one, a view taken in no_grad mode, a piece of unbind/split (or a view of
+    one), whose op's node could not be rebased onto one piece's write."""
+    if getattr(self, "_no_grad_view", False):
+        raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
+    base = self._base
+    if self.requires_grad:
+        if self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if base is not None and getattr(self, "_multi_output", False):
+            raise multi_output_error(self._output_nr, self.grad_fn.name().removesuffix("Backward0"))
+    if base is not None and base.requires_grad and base.grad_fn is None:  # (a view taken before base required grad too)
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def multi_output_error(output_nr, op_name):
+    return RuntimeError(
+        f"Output {output_nr} of {op_name} is a view and is being modified inplace. This view is the output of a "
+        "function that returns multiple views. Such functions do not allow the output views to be modified "
+        "inplace. You should replace the inplace operation by an out-of-place one.")
+
+
 def apply_inplace(self, raw, recorded, *others):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it."""
     recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
     record = False
     if state.grad_enabled:
-        if getattr(self, "_no_grad_view", False):
-            raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
+        check_inplace(self)
         if self.requires_grad:
-            if self.grad_fn is None:
-                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
             record = True
         else:  # (a loop, not any() over a generator: this runs for every in-place op, optimizer steps' too)
             for o in others:
@@ -48,14 +68,6 @@ def apply_inplace(self, raw, recorded, *others):
         )
     if record:
         if self._base is not None:
-            if getattr(self, "_multi_output", False):
-                raise RuntimeError(
-                    f"Output {self._output_nr} of {self.grad_fn.name().removesuffix('Backward0')} is a view and is "
-                    "being modified inplace. This view is the output of a function that returns multiple views. "
-                    "Such functions do not allow the output views to be modified inplace. You should replace the "
-                    "inplace operation by an out-of-place one.")
-            if self._base.requires_grad and self._base.grad_fn is None:
-                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
             place = _place_in_base(self.array, self._base.array)
             if place is None:
                 raise RuntimeError(
@@ -63,9 +75,11 @@ def apply_inplace(self, raw, recorded, *others):
                     "not supported by minigrad (its base is not a contiguous array of its dtype). Modify the base "
                     "itself (base[index] = value), or clone() the view first, or do it under minigrad.no_grad()."
                 )
-            _inplace_on_view(self, recorded(), place)
+            out = recorded()
+            _inplace_on_view(self, out, place)
             self._version_counter[0] += 1
             self._view_version = self._version_counter[0]  # (its grad_fn is current)
+            _output_kept_in(self, out)
             return self
         return write_result(self, recorded())
     else:
@@ -90,7 +104,16 @@ def write_result(self, out):
         array_module(a).copyto(a, b, casting="same_kind")
     self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
     self._version_counter[0] += 1
+    _output_kept_in(self, out)
     return self
+
+
+def _output_kept_in(self, out):
+    """Where the out-of-place op saved its output `out` for backward (relu_'s, sigmoid_'s), what it saved is
+    self from here on, at its version now: a later in-place op on self is caught, as PyTorch catches it."""
+    for s in getattr(out.grad_fn, "_saved", None) or ():
+        if s is not None and s.is_output and s.tensor is out.array:
+            s.tensor, s.counter, s.version = self.array, self._version_counter, self._version_counter[0]
 
 
 def in_graph(self, others):
@@ -291,9 +314,14 @@ def setitem(self, index, value):
     idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:
         idx = _ints_first(idx, self.array.ndim)
-    elif state.grad_enabled and self.requires_grad and self.grad_fn is None and self.array[idx].shape != self.shape:
-        # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    elif state.grad_enabled and self.requires_grad:
+        if self.grad_fn is None and self.array[idx].shape != self.shape:
+            # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        if getattr(self, "_multi_output", False):  # (PyTorch writes into the index's view of the piece: its op named)
+            name = _view_op_name(index, self.array.shape)
+            if name is not None:
+                raise multi_output_error(0, name)
     if not isinstance(value, Tensor):
         value = Tensor(xp.asarray(value, dtype=self.array.dtype))
     elif value.array.dtype != self.array.dtype:
@@ -306,6 +334,26 @@ def setitem(self, index, value):
             raise _index_error(e, a.shape, idx) from None
 
     return apply_inplace(self, raw, lambda: IndexPut.apply(self, value, idx), value)
+
+
+def _view_op_name(index, shape):
+    """The op of the last view a basic `index` takes of a tensor of `shape`, PyTorch's indexing taking them
+    one index item after another; None where it takes none (`t[:]`, `t[...]`: the tensor itself)."""
+    items = index if type(index) is tuple else (index,)
+    dims = sum(1 for i in items if i is not None and i is not Ellipsis and type(i) is not bool)
+    name, d = None, 0
+    for i in items:
+        if i is Ellipsis:
+            d += len(shape) - dims
+        elif i is None or type(i) is bool:
+            name = "Unsqueeze"
+        elif type(i) is slice:
+            if not (i.start in (None, 0) and i.step in (None, 1) and (i.stop is None or i.stop >= shape[d])):
+                name = "Slice"
+            d += 1
+        else:
+            name, d = "Select", d + 1
+    return name
 
 
 def zero_(self):
@@ -415,9 +463,7 @@ def uniform_(self, a=0.0, b=1.0, generator=None):
         return recording.hook.recorder.on_inplace(uniform_, self, (a, b), {"generator": generator})
     rng = generator or random.generator(array_module(self.array))
     vals = random.floats(rng, "uniform", self.array.shape, self.array.dtype)
-    self.array[...] = vals * (b - a) + a
-    self._bump_version()
-    return self
+    return _write_draws(self, vals * (b - a) + a)
 
 
 def normal_(self, mean=0.0, std=1.0, generator=None):
@@ -435,9 +481,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
         vals *= std
     if mean != 0.0:
         vals += mean
-    self.array[...] = vals
-    self._bump_version()
-    return self
+    return _write_draws(self, vals)
 
 
 def bernoulli_(self, p=0.5, generator=None):
@@ -448,9 +492,7 @@ def bernoulli_(self, p=0.5, generator=None):
     rng = generator or random.generator(array_module(self.array))
     p = p.array if isinstance(p, Tensor) else p
     random.check_probability(p)
-    self.array[...] = rng.random(self.array.shape) < p
-    self._bump_version()
-    return self
+    return _write_draws(self, rng.random(self.array.shape) < p)
 
 
 # ---- more random fills, from uniform draws (no gradient is recorded) --------------------------------------
@@ -460,9 +502,13 @@ def _fill_draws(self, draw, generator):
 
     xp = array_module(self.array)
     rng = generator or random.generator(xp)
-    self.array[...] = draw(rng, xp, self.array.shape)
-    self._bump_version()
-    return self
+    return _write_draws(self, draw(rng, xp, self.array.shape))
+
+
+def _write_draws(self, vals):
+    """Random draws written into the tensor as PyTorch's random fills write them: refused where any in-place
+    op is, and, where self is in a graph, a copy_ that cuts its history (no gradient reaches its old values)."""
+    return copy_(self, Tensor(vals))
 
 
 def exponential_(self, lambd=1.0, generator=None):  # -log(1 - U) / lambd

@@ -417,8 +417,12 @@ def make_inplace(fn, name, into=None, clone=True):
 
 def make_view_inplace(fn, name):
     """`t.unsqueeze_(0)`, `t.t_()`, ...: the tensor itself takes the view's shape (and, outside a leaf, its node)."""
+    from ..autograd.grad_mode import state
+    from .inplace import check_inplace
 
     def op(self, *args, **kwargs):
+        if state.grad_enabled:
+            check_inplace(self)
         out = fn(self, *args, **kwargs)
         self.array = out.array
         if out.grad_fn is not None and self.grad_fn is not None:

@@ -1805,7 +1805,7 @@ def test_a_modules_settings_object_read_in_forward_is_guarded(settings):
 
 
 @pytest.mark.parametrize("op", ["relu_", "clamp_", "masked_fill_", "mul_", "div_", "add_alpha", "sigmoid_",
-                                "tanh_then_mul_", "relu_module"])
+                                "mul_then_tanh_", "relu_module"])
 def test_an_in_place_op_in_the_autograd_graph_on_a_value_of_the_call_is_replayed(op):
     # ReLU(inplace=True) after a Linear, `scores.masked_fill_(mask, -inf)`, `h.mul_(2)`: the out-of-place op is
     # the step and the tensor its result from then on (they ran eagerly: "an in-place tensor op ... in the
@@ -1813,7 +1813,7 @@ def test_an_in_place_op_in_the_autograd_graph_on_a_value_of_the_call_is_replayed
     body = {"relu_": lambda h: h.relu_(), "clamp_": lambda h: h.clamp_(min=-0.1, max=0.5),
             "masked_fill_": lambda h: h.masked_fill_(h > 0.3, 0.0), "mul_": lambda h: h.mul_(2.0),
             "div_": lambda h: h.div_(minigrad.full((8,), 3.0)), "add_alpha": lambda h: h.add_(h.detach() * 2, alpha=0.5),
-            "sigmoid_": lambda h: h.sigmoid_(), "tanh_then_mul_": lambda h: (h.tanh_(), h.mul_(h)),
+            "sigmoid_": lambda h: h.sigmoid_(), "mul_then_tanh_": lambda h: (h.mul_(2.0), h.tanh_()),
             "relu_module": nn.ReLU(inplace=True)}[op]
 
     def run(compiled):

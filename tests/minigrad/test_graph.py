@@ -2067,3 +2067,91 @@ def test_what_a_node_keeps_besides_its_graph_stops_being_tracked_at_the_first_co
         assert [k for k, v in kept.items() if gc.is_tracked(v)] == []
     assert (a * b).grad_fn._shapes == ((16, 8), (8,)) and (b * a).grad_fn._shapes == ((8,), (16, 8))
     assert (a * a).grad_fn._shapes == ((16, 8), (16, 8)) and (a @ m).grad_fn._shapes == ((16, 8), (8, 3))
+
+
+_PIECES = {"unbind": lambda t: t.unbind(0)[0], "split": lambda t: t.split(1)[1][0], "chunk": lambda t: t.chunk(2)[0],
+           "view_of_piece": lambda t: t.unbind(0)[0][:]}
+_INPLACE = {
+    "uniform_": lambda L, v: v.uniform_(), "normal_": lambda L, v: v.normal_(), "bernoulli_": lambda L, v: v.bernoulli_(),
+    "random_": lambda L, v: v.random_(), "exponential_": lambda L, v: v.exponential_(), "fill_": lambda L, v: v.fill_(1.0),
+    "zero_": lambda L, v: v.zero_(), "copy_": lambda L, v: v.copy_(L.ones(v.shape)), "t_": lambda L, v: v.t_(),
+    "squeeze_": lambda L, v: v.squeeze_(), "unsqueeze_": lambda L, v: v.unsqueeze_(0),
+    "transpose_": lambda L, v: v.transpose_(0, -1), "swapdims_": lambda L, v: v.swapdims_(0, 0),
+    "clamp_": lambda L, v: v.clamp_(0, 1), "masked_fill_": lambda L, v: v.masked_fill_(v > 0, 0.0),
+    "index_fill_": lambda L, v: v.index_fill_(0, L.tensor([0]), 0.0), "scatter_": lambda L, v: v.scatter_(0, L.tensor([0]), 0.0),
+    "add_": lambda L, v: v.add_(1), "requires_grad_": lambda L, v: v.requires_grad_(False), "detach_": lambda L, v: v.detach_(),
+    "setitem_int": lambda L, v: v.__setitem__(0, 5.0), "setitem_slice": lambda L, v: v.__setitem__(slice(1, None), 5.0),
+    "setitem_none": lambda L, v: v.__setitem__(None, 5.0), "setitem_all": lambda L, v: v.__setitem__(Ellipsis, 5.0),
+    "setitem_list": lambda L, v: v.__setitem__([0], 5.0),
+}
+
+
+@pytest.mark.parametrize("piece", list(_PIECES))
+@pytest.mark.parametrize("op", list(_INPLACE))
+def test_inplace_ops_on_a_piece_of_a_multi_view_op_are_refused_as_torchs(torch, piece, op):
+    # every in-place op, random fills and shape ones too, refuses a piece of unbind/split with PyTorch's text
+    # (a setitem names the op of the index's view of the piece, as PyTorch writes through that view)
+    def run(L):
+        v = _PIECES[piece](L.randn(2, 3, requires_grad=True) * 1)
+        try:
+            _INPLACE[op](L, v)
+        except RuntimeError as e:
+            return str(e)
+        return None
+
+    assert run(mg) == run(torch)
+
+
+@pytest.mark.parametrize("op", ["uniform_", "normal_", "bernoulli_", "t_", "unsqueeze_"])
+@pytest.mark.parametrize("target", ["leaf", "view_of_leaf", "no_grad_view"])
+def test_random_and_shape_inplace_ops_refuse_leaves_and_views_as_torchs(torch, op, target):
+    def run(L):
+        x = L.randn(2, 3, requires_grad=True)
+        if target == "view_of_leaf":
+            x = x[0:1]
+        elif target == "no_grad_view":
+            y = x * 1
+            with L.no_grad():
+                x = y[0:1]
+        try:
+            _INPLACE[op](L, x)
+        except RuntimeError as e:
+            return str(e)
+        return None
+
+    assert run(mg) == run(torch)
+
+
+@pytest.mark.parametrize("op", ["uniform_", "normal_", "bernoulli_", "exponential_"])
+def test_a_random_fill_cuts_the_gradient_to_the_old_values_as_torchs(torch, op):
+    grads = []
+    for L in (mg, torch):
+        x = L.ones(2, 3, requires_grad=True)
+        y = x * 2
+        _INPLACE[op](L, y[0])
+        (y * 3).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(*grads)
+
+
+_AFTER_SAVED_OUTPUT = {
+    "relu_then_relu_": lambda L, x: (lambda y: (y.sigmoid(), y.relu_())[0])((x * 1).relu_()),
+    "relu_then_add_": lambda L, x: (lambda y: (y * 1, y.add_(1))[1])((x * 1).relu_()),
+    "sigmoid_then_mul_": lambda L, x: (lambda y: (y * 1, y.mul_(2))[1])((x * 1).sigmoid_()),
+    "relu_on_view_then_base": lambda L, x: (lambda y: (y[1:].relu_(), y.add_(1))[1])(x * 1),
+    "relu_alone": lambda L, x: (x * 1).relu_() * 2,
+}
+
+
+@pytest.mark.parametrize("case", list(_AFTER_SAVED_OUTPUT))
+def test_an_inplace_ops_saved_output_is_checked_against_later_inplace_ops_as_torchs(torch, case):
+    # relu_ saves its result, the tensor itself: a later in-place op on it makes backward fail (PyTorch's text)
+    res = []
+    for L in (mg, torch):
+        x = L.tensor([-1.0, 2.0, 3.0], requires_grad=True)
+        try:
+            _AFTER_SAVED_OUTPUT[case](L, x).sum().backward()
+            res.append(x.grad.numpy().tolist())
+        except RuntimeError as e:
+            res.append(str(e).replace("minigrad.", "torch.").split(" Hint")[0])
+    assert res[0] == res[1]
