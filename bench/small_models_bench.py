@@ -54,7 +54,12 @@ with output_padding, Upsample nearest, MSELoss, Adam); resnet_small: a CIFAR Res
 (16/32/64, one BasicBlock each, `out += identity`, a 1x1 stride-2 shortcut) on 8 images 3 x 32 x 32, the
 augmentation by torch.flip on a masked half and a crop of the reflect-padded batch, SGD nesterov, CosineAnnealingLR;
 dcgan: the DCGAN tutorial's Generator (ConvTranspose2d/BatchNorm2d/ReLU/Tanh) and Discriminator (Conv2d/LeakyReLU/
-BatchNorm2d/Sigmoid) on 32 images 1 x 16 x 16, BCELoss, D's two backward calls, two Adam), written once below
+BatchNorm2d/Sigmoid) on 32 images 1 x 16 x 16, BCELoss, D's two backward calls, two Adam); pinn: a
+physics-informed MLP u(x, t) (2 -> 32 -> 32 -> 1, Tanh) on Burgers' equation, u_x, u_t and u_xx by
+torch.autograd.grad(create_graph=True) on 64 points, the residual's mean square backward through the
+derivatives' graphs, Adam; maml: MAML on sine regression, the weights a list of tensors through F.linear,
+one inner SGD step by autograd.grad(create_graph=True) per task, 5 tasks of 10 points, the outer loss's
+second-order backward and Adam), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -97,7 +102,7 @@ KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_c
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "dqn", "vae", "bigram",
          "text_bag", "bigram_lecture", "gru_scratch", "lstm_scratch", "birnn_rows", "llama_scratch", "llama_generate",
          "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow", "mnist_cnn", "poly_raw", "wavenet",
-         "sentiment_rnn", "char_cnn", "gan", "conv_ae", "resnet_small", "dcgan"]
+         "sentiment_rnn", "char_cnn", "gan", "conv_ae", "resnet_small", "dcgan", "pinn", "maml"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -1706,7 +1711,67 @@ def build(torch, kind):
         return build_llama_generate(torch)
     if kind in ("makemore_transformer", "makemore_bow"):
         return build_makemore(torch, kind)
+    if kind == "pinn":
+        return build_pinn(torch)
+    if kind == "maml":
+        return build_maml(torch)
     raise ValueError(kind)
+
+
+def build_pinn(torch):
+    """Burgers' equation u_t + u u_x = nu u_xx: the derivatives by autograd.grad with create_graph, so the
+    loss's backward runs through the backward graphs (second order for u_xx)."""
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(2, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 1))
+    x = torch.linspace(-1, 1, 64, requires_grad=True).view(-1, 1)
+    t = torch.linspace(0, 1, 64).view(-1, 1).requires_grad_()
+    x0 = torch.linspace(-1, 1, 16).view(-1, 1)
+    u0 = -torch.sin(math.pi * x0)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step():
+        u = model(torch.cat([x, t], dim=1))
+        u_x = torch.autograd.grad(u, x, grad_outputs=torch.ones_like(u), create_graph=True)[0]
+        u_t = torch.autograd.grad(u.sum(), t, create_graph=True)[0]
+        u_xx = torch.autograd.grad(u_x, x, grad_outputs=torch.ones_like(u_x), create_graph=True)[0]
+        f = u_t + u * u_x - (0.01 / math.pi) * u_xx
+        loss = f.pow(2).mean() + torch.nn.functional.mse_loss(model(torch.cat([x0, torch.zeros_like(x0)], 1)), u0)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step
+
+
+def build_maml(torch):
+    """MAML without a library: the parameters a plain list, the adapted ones `p - alpha * g` from
+    autograd.grad(create_graph=True), the outer loss summed over tasks and backward to the list."""
+    import numpy as np
+    F = torch.nn.functional
+    rs = np.random.RandomState(0)
+    shapes = [(40, 1), (40,), (40, 40), (40,), (1, 40), (1,)]
+    params = [(torch.randn(*s) * 0.2).requires_grad_() for s in shapes]
+    tasks = []
+    for _ in range(5):
+        amp, phase = rs.uniform(0.1, 5.0), rs.uniform(0, np.pi)
+        xs, xq = rs.uniform(-5, 5, (2, 10, 1)).astype(np.float32)
+        tasks.append([torch.from_numpy(a) for a in (xs, amp * np.sin(xs + phase), xq, amp * np.sin(xq + phase))])
+    opt = torch.optim.Adam(params, lr=1e-3)
+
+    def forward(x, w):
+        h = F.relu(F.linear(x, w[0], w[1]))
+        h = F.relu(F.linear(h, w[2], w[3]))
+        return F.linear(h, w[4], w[5])
+
+    def step():
+        opt.zero_grad()
+        outer = 0.0
+        for xs, ys, xq, yq in tasks:
+            grads = torch.autograd.grad(F.mse_loss(forward(xs, params), ys), params, create_graph=True)
+            fast = [p - 0.01 * g for p, g in zip(params, grads)]
+            outer = outer + F.mse_loss(forward(xq, fast), yq)
+        (outer / len(tasks)).backward()
+        opt.step()
+    return step
 
 
 

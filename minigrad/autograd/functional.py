@@ -211,8 +211,9 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                          'more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer to '
                          'use "reverse-mode".')
     if strategy == "forward-mode" and not vectorize:
-        raise NotImplementedError("torch.autograd.functional.jacobian: `strategy=\"forward-mode\"` is only "
-                                  "implemented for `vectorize=True`.")
+        # PyTorch's text, its missing space ("isonly") included
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                                  "only implemented for `vectorize=True`.")
     in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     xs = _prepare(inputs, create_graph)
     out_tuple, outs = _run(func, xs, "jacobian")

@@ -988,13 +988,8 @@ def corrcoef(input):
 def cdist(x1, x2, p=2.0):
     """Pairwise p-norm distances between the rows of x1 and of x2 (batched)."""
     diffs = shape_ops.unsqueeze(x1, -2) - shape_ops.unsqueeze(x2, -3)
-    if p == 2:
-        return elementwise.sqrt(reduction.sum(diffs * diffs, -1))
-    if p == 1:
-        return reduction.sum(elementwise.abs(diffs), -1)
-    if p == math.inf:
-        return reduction.amax(elementwise.abs(diffs), -1)
-    return reduction.sum(elementwise.abs(diffs) ** p, -1) ** (1.0 / p)
+    # the vector norm's backward takes PyTorch's 0 at a zero distance (a row against itself), not 0/0
+    return reduction.norm(diffs, p, -1)
 
 
 def renorm(input, p, dim, maxnorm):

@@ -853,7 +853,7 @@ class VectorNorm2(Function):
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over `dim` (all elements by default): p = 2 ("fro"), 1, inf, -inf, 0 or any number."""
-    from .elementwise import abs as _abs
+    from .elementwise import abs as _abs, where
 
     if dtype is not None:
         input = input.to(dtype)
@@ -875,6 +875,9 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         return _abs(input).sum(dim=dim, keepdim=keepdim)
     if p == 2:
         return VectorNorm2.apply(input, normalize_dims(dim, input.array.ndim), keepdim)
-    return (_abs(input) ** p).sum(dim=dim, keepdim=keepdim) ** (1.0 / p)
+    s = (_abs(input) ** p).sum(dim=dim, keepdim=keepdim)
+    zero = s == 0
+    # s ** (1/p) has an infinite slope at s = 0 (inf * 0 = nan); PyTorch's subgradient there is 0
+    return where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / p))
 
 

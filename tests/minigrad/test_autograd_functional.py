@@ -138,6 +138,8 @@ def test_strict_mode_refuses_an_output_or_gradient_that_does_not_require_grad_as
     lambda lib, F: F.jvp(lambda x: x * 2, lib.ones(2), lib.ones(3)),
     lambda lib, F: F.hvp(lambda x: (x * 2).sum(), (lib.ones(2), lib.ones(1)), (lib.ones(2), lib.ones(2))),
     lambda lib, F: F.vjp(lambda x: x * 2, lib.ones(2), (lib.ones(2), lib.ones(2))),
+    lambda lib, F: F.jacobian(lambda x: x.exp(), lib.ones(2), strategy="forward-mode"),
+    lambda lib, F: F.hessian(lambda x: (x ** 3).sum(), lib.ones(2), outer_jacobian_strategy="forward-mode"),
 ])
 def test_errors_vs_torch(torch, call):
     with pytest.raises(Exception) as theirs:

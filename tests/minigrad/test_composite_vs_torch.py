@@ -56,6 +56,12 @@ CASES = {
  "cov": (lambda L,a: L.cov(a), [A]),
  "corrcoef": (lambda L,a: L.corrcoef(a), [A]),
  "cdist": (lambda L,a,b: L.cdist(a,b), [A, B]),
+ # a row against itself: distance 0, where the gradient is PyTorch's 0, not 0/0
+ "cdist_self": (lambda L,a: L.cdist(a,a), [A]),
+ "cdist_self_p3": (lambda L,a: L.cdist(a,a,p=3), [A]),
+ "cdist_self_p1": (lambda L,a: L.cdist(a,a,p=1), [A]),
+ "cdist_self_pinf": (lambda L,a: L.cdist(a,a,p=float("inf")), [A]),
+ "norm_p3_zero_row": (lambda L,a: L.cat([a[:2], a[2:] * 0]).norm(p=3, dim=1), [A]),
  "movedim": (lambda L,a: L.movedim(a, (0, 1), (2, 0)), [BT]),
  "narrow": (lambda L,a: a.narrow(1, -3, 2), [A]),
  "select": (lambda L,a: a.select(1, -1), [A]),
