@@ -719,6 +719,17 @@ def test_conv2d_forward_image_by_image_vs_the_general_path_and_torch(torch, monk
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1024, 8, 16), (512, 3, 7), (100, 2, 3)])  # destination rows 4 KiB apart, and not
+def test_output_moved_batch_first_is_numpys_copy(dtype, shape):
+    from minigrad.backends.cpu import conv_layout
+
+    y = arr(*shape, dtype=dtype)
+    out = conv_layout.forward(y)
+    assert out.flags.c_contiguous and out.dtype == dtype
+    np.testing.assert_array_equal(out, np.moveaxis(y, 0, -1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(5, 16, 1024), (3, 7, 512), (2, 3, 100)])  # rows 4 KiB apart, and not
 def test_gradient_moved_positions_first_is_numpys_copy(dtype, shape):
     from minigrad.backends.cpu import conv_layout
