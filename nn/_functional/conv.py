@@ -224,13 +224,20 @@ def _input_grad(g2, wd, x_shape, pads, kernel, stride, dilation, out, groups):
     return batch_first(crop(acc, pads, x_shape[2:], lead=1))
 
 
+SPREAD = 4  # output positions per input position from which a transposed conv takes col2im
+
+
 def _as_correlation(wd, groups, pads, stride, dilation, in_sp, out_sp):
     """With stride 1, conv_transpose(x, w) is a plain convolution of x padded by d (k - 1) - lo before (and to
     out's size after) with w flipped and its channel axes swapped: (the flipped w, its pads), or None where
     that does not hold (a stride, a padding wider than the kernel) or costs more. One product and an im2col
     of x's C_in channels, against col2im's product of C_out * K rows and its adds: the cheaper side when C_in
-    <= C_out (a conv's input gradient, from its few output channels)."""
-    if any(s != 1 for s in stride) or wd.shape[0] > wd.shape[1] * groups:
+    <= C_out (a conv's input gradient, from its few output channels). But its product runs over the output's
+    positions and col2im's over the input's: where the output has SPREAD times the input's positions and more
+    (DCGAN's first layer, 1 x 1 noise to 4 x 4: 16 times), col2im's side is the cheaper (0.11 ms against 0.87
+    for 32 x 16 x 1 x 1 to 64 channels)."""
+    if (any(s != 1 for s in stride) or wd.shape[0] > wd.shape[1] * groups
+            or _prod(out_sp) >= SPREAD * _prod(in_sp)):
         return None
     kernel = wd.shape[2:]
     flip_pads = tuple((d * (k - 1) - lo, o - i + lo) for k, d, (lo, _), i, o in zip(kernel, dilation, pads, in_sp,

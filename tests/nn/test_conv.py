@@ -553,6 +553,34 @@ def test_batch_last_tiles_are_numpys_moved_copy(dtype, shape):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, kw", [((32, 16, 1, 1), (16, 64, 4, 4), {}),  # DCGAN's first layer: 1 x 1 to 4 x 4
+                                        ((1, 3, 2, 1), (3, 5, 3, 4), {"padding": (0, 1)}),  # batch 1, 2 to 12
+                                        ((2, 4, 2, 2), (4, 2, 3, 3), {"groups": 2, "dilation": 2})])
+def test_conv_transpose2d_spreading_its_input_takes_col2im_vs_torch(torch, monkeypatch, xs, ws, kw, dtype):
+    # stride 1 but SPREAD times the input's positions and more out: col2im's product over the input's positions,
+    # not the flipped correlation's over the output's; PyTorch's values and gradients of x, w and b
+    from minigrad.backends.cpu import col2im, conv_input
+
+    calls = []
+    for mod in (col2im, conv_input):
+        monkeypatch.setattr(mod, "forward", lambda *a, real=mod.forward: calls.append(1) or real(*a))
+    x = arr(xs[0], 2 * xs[1], *xs[2:], dtype=dtype)[:, ::2]  # (a non-contiguous input too)
+    w, b = arr(*ws, dtype=dtype), arr(ws[1] * kw.get("groups", 1), dtype=dtype)
+    ts = [minigrad.tensor(a, requires_grad=True) for a in (x, w, b)]
+    y = F.conv_transpose2d(*ts, **kw)
+    assert calls  # (the forward's col2im; before: none, the correlation)
+    gy = np.cos(np.arange(y.numel())).reshape(y.shape).astype(dtype)
+    y.backward(minigrad.tensor(gy))
+    tt = [torch.tensor(a.copy(), requires_grad=True) for a in (x, w, b)]
+    ty = torch.nn.functional.conv_transpose2d(*tt, **kw)
+    ty.backward(torch.tensor(gy))
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-11, atol=1e-12)
+    for mine, theirs in zip([y] + [t.grad for t in ts], (ty.detach(),) + tuple(t.grad for t in tt)):
+        assert mine.array.dtype == dtype and tuple(mine.shape) == tuple(theirs.shape)
+        np.testing.assert_allclose(mine.array, theirs.numpy(), **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("xs, ws, kw", [((32, 16, 8, 8), (1, 16, 3, 3), {"padding": 1}),  # conv_ae's last conv
                                         ((4, 16, 6, 5), (8, 16, 3, 3), {"padding": 1}),
                                         ((3, 4, 7, 6), (2, 4, 5, 3), {}),  # no padding: the gradient padded by k - 1
@@ -688,6 +716,17 @@ def test_conv2d_forward_image_by_image_vs_the_general_path_and_torch(torch, monk
         for ref in (other, want):
             np.testing.assert_allclose(mine, ref, rtol=1e-4 if dtype == np.float32 else 1e-10,
                                        atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1024, 8, 16), (512, 3, 7), (100, 2, 3)])  # destination rows 4 KiB apart, and not
+def test_output_moved_batch_first_is_numpys_copy(dtype, shape):
+    from minigrad.backends.cpu import conv_layout
+
+    y = arr(*shape, dtype=dtype)
+    out = conv_layout.forward(y)
+    assert out.flags.c_contiguous and out.dtype == dtype
+    np.testing.assert_array_equal(out, np.moveaxis(y, 0, -1))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
