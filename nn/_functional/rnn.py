@@ -17,7 +17,7 @@ from minigrad.ops.elementwise import sigmoid_array
 from minigrad.ops.matmul import matmul_arrays
 
 from . import reference
-from ._common import Function, check_tensor, once_differentiable, wrap, xp_of
+from ._common import Function, check_tensor, once_differentiable, scratch_like, wrap, xp_of
 from .dropout import dropout as _dropout
 from .linear import _2d, linear_arrays
 
@@ -111,26 +111,34 @@ def _saved_arrays(ctx):
 
 def _backward(saved, mode, reverse, needs, g_out, g_h, g_c):
     """Backpropagation through time on arrays: g_out (T, B, Hr) the output's gradient, g_h and g_c the
-    last states' (or None), `saved` what _save saved and the output, `needs` the node's needs_input_grad ->
+    last states' (each or None: an output nothing used), `saved` what _save saved and the output, `needs` the node's needs_input_grad ->
     the gradients of x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr (None if unneeded)."""
     x, h0, c0, w_ih, w_hh, w_hr, gates, cells, tanh_c, hidden_n, out = saved
     xp = xp_of(gates)
-    out = out.reshape(g_out.shape)  # (a cell's output is (B, Hr); its g_out (1, B, Hr))
+    if g_out is not None:
+        out = out.reshape(g_out.shape)  # (a cell's output is (B, Hr); its g_out (1, B, Hr))
     gates = out if gates is None else gates  # (an RNN's activations are its output)
     T, H = gates.shape[0], w_hh.shape[0] // GATES[mode]
-    da = xp.empty_like(gates)  # the gradient of each step's pre-activations (GRU: of x W_ih^T + b_ih)
-    dah = xp.empty_like(gates) if mode == "GRU" else da  # ... of h W_hh^T + b_hh (GRU's n part: r da_n)
+    # the gradient of each step's pre-activations (GRU: of x W_ih^T + b_ih), and of h W_hh^T + b_hh (GRU's n
+    # part: r da_n): read only by the weights' products below, so the thread's scratch, whose pages stay
+    # mapped (a new array of a few MB each step is freed at its end, glibc trims the heap and the next
+    # step faults every page in again)
+    da = scratch_like("rnn_da", gates.shape, gates.dtype, xp)
+    dah = scratch_like("rnn_dah", gates.shape, gates.dtype, xp) if mode == "GRU" else da
     dhs = xp.empty_like(out) if w_hr is not None else None  # dL/dh_t, for W_hr's gradient
     dh = xp.zeros_like(h0) if g_h is None else g_h.copy()
     dc = None if mode != "LSTM" else xp.zeros_like(c0) if g_c is None else g_c.copy()
     fast = _step_kernels(mode, gates, h0, dh, w_hh)
     steps = list(_steps(T, reverse))
+    if mode == "LSTM" and fast is not None and w_hr is None and T and g_out is None:
+        g_out = xp.zeros_like(out)  # (the compiled loop adds it)
     if mode == "LSTM" and fast is not None and w_hr is None and T and fast.lstm_sequence_backward(
             gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, reverse):
         steps = []  # (the loop below ran in one compiled call)
     for k in range(len(steps) - 1, -1, -1):
         t, prev = steps[k], steps[k - 1] if k else None
-        dh += g_out[t]
+        if g_out is not None:
+            dh += g_out[t]
         a, d = gates[t], da[t]
         if mode == "LSTM":
             i, f, g, o = a[:, :H], a[:, H:2 * H], a[:, 2 * H:3 * H], a[:, 3 * H:]
@@ -199,6 +207,7 @@ class RNNLayer(Function):
 
     @staticmethod
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, mode, reverse):
+        ctx.set_materialize_grads(False)  # (a classifier reads h_T only: no (T, B, Hr) zeros for the output's)
         out, c, gates, cells, tanh_c, hidden_n = _forward(mode, reverse, x.array, h0.array, _array(c0), w_ih.array,
                                                           w_hh.array, _array(b_ih), _array(b_hh), _array(w_hr))
         _save(ctx, mode, reverse, x, h0, c0, w_ih, w_hh, w_hr, gates, cells, tanh_c, hidden_n)
@@ -208,8 +217,8 @@ class RNNLayer(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g_out, g_h, g_c=None):
-        return (*map(wrap, _backward(_saved_arrays(ctx), ctx.mode, ctx.reverse, ctx.needs_input_grad, g_out.array,
-                                     g_h.array, _array(g_c))), None, None)
+        return (*map(wrap, _backward(_saved_arrays(ctx), ctx.mode, ctx.reverse, ctx.needs_input_grad, _array(g_out),
+                                     _array(g_h), _array(g_c))), None, None)
 
 
 class _CellStep(Function):

@@ -276,6 +276,46 @@ def test_needs_input_grad_and_initial_states_that_require_grad(torch):
     np.testing.assert_allclose(cm.grad.array, ct.grad.numpy(), rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("used", ["output", "h_n"])
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_loss_on_one_output_matches_torch(torch, kind, used):
+    # a classifier reads h_n only (the layers' output gradients are None), a tagger the output only
+    cls, opts = KINDS[kind]
+    opts = {**opts, "num_layers": 2, "bidirectional": True, "batch_first": True}
+    t, m = _pair(torch, cls, opts, "float64")
+    inputs, weights, unpack = _layer_case(cls, opts, True, True, "float64")
+    k = 0 if used == "output" else 1
+    one = (lambda r: [unpack(r)[k]])
+    for fast in ("numpy", "fast"):
+        m.zero_grad()
+        with backends.kernels(fast):
+            got = _run(minigrad, m, inputs, weights[k:k + 1], one)
+        _assert_same(got, _run(torch, t, inputs, weights[k:k + 1], one), 1e-10)
+        t.zero_grad()
+
+
+@pytest.mark.parametrize("kind", ["rnn_tanh", "lstm", "gru"])
+def test_backward_makes_no_sequence_sized_temporary(kind):
+    # the gates' gradient is the thread's scratch and an unused output's gradient is not made as zeros: a
+    # fresh array of a few MB per step is freed at its end, glibc trims the heap and the next step faults
+    # every page in again
+    import tracemalloc
+
+    cls, opts = KINDS[kind]
+    Tn, Bn, Hn = 50, 16, 64
+    m = getattr(nn, cls)(3, Hn, **opts)
+    x = minigrad.randn(Tn, Bn, 3)
+    gates_bytes = Tn * Bn * {"rnn_tanh": 1, "lstm": 4, "gru": 3}[kind] * Hn * 4
+    for _ in range(2):  # (the first call makes the scratch)
+        h_n = m(x)[1]
+        loss = (h_n[0] if kind == "lstm" else h_n).sum()
+        tracemalloc.start()
+        loss.backward()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert peak < gates_bytes, (peak, gates_bytes)
+
+
 def test_output_modified_in_place_is_caught():
     m = nn.RNN(I, H)
     out, _ = m(minigrad.randn(T, B, I, requires_grad=True))
