@@ -59,7 +59,10 @@ physics-informed MLP u(x, t) (2 -> 32 -> 32 -> 1, Tanh) on Burgers' equation, u_
 torch.autograd.grad(create_graph=True) on 64 points, the residual's mean square backward through the
 derivatives' graphs, Adam; maml: MAML on sine regression, the weights a list of tensors through F.linear,
 one inner SGD step by autograd.grad(create_graph=True) per task, 5 tasks of 10 points, the outer loss's
-second-order backward and Adam), written once below
+second-order backward and Adam); unet: a U-Net segmenter of width 8 on 4 images 3 x 20 x 20
+(double 3x3 Conv2d/BatchNorm2d/ReLU(inplace=True) blocks, MaxPool2d(2), ConvTranspose2d(c, c // 2, 2,
+stride=2), F.pad to the skip's size, cat), BCEWithLogitsLoss(pos_weight) plus a hand-written Dice loss,
+clip_grad_norm_, RMSprop(momentum=0.9, foreach=True)), written once below
 against a `torch` namespace that is `torch` or `minigrad` (minigrad takes PyTorch's names, as
 tests/test_torch_scripts.py shows by rewriting the scripts' import lines only). One step is what
 the script's loop does: forward, loss, zero_grad, backward, clipping where the script clips, the
@@ -102,7 +105,7 @@ KINDS = ["mlp", "mlp_module", "mlp_batchnorm", "rnn", "gru", "rnn_cells", "gru_c
          "bow_sample", "name_gen_sample", "tagger_lstm_sample", "seq2seq_gru", "reinforce", "dqn", "vae", "bigram",
          "text_bag", "bigram_lecture", "gru_scratch", "lstm_scratch", "birnn_rows", "llama_scratch", "llama_generate",
          "mlp_backprop", "bow_counts", "makemore_transformer", "makemore_bow", "mnist_cnn", "poly_raw", "wavenet",
-         "sentiment_rnn", "char_cnn", "gan", "conv_ae", "resnet_small", "dcgan", "pinn", "maml"]
+         "sentiment_rnn", "char_cnn", "gan", "conv_ae", "resnet_small", "dcgan", "pinn", "maml", "unet"]
 
 
 # ---- the models: each builder returns a step() closure ------------------------------------------
@@ -1647,6 +1650,8 @@ def build(torch, kind):
         return build_resnet_small(torch)
     if kind == "dcgan":
         return build_dcgan(torch)
+    if kind == "unet":
+        return build_unet(torch)
     if kind == "poly_raw":
         return build_poly_raw(torch)
     if kind == "wavenet":
@@ -1943,6 +1948,67 @@ def build_dcgan(torch):
         optG.step()
     return step
 
+
+
+def build_unet(torch):
+    """A U-Net segmenter (width 8, three downs and three ups through ConvTranspose2d) on 4 random 3 x 20 x 20
+    images: 20 halves to 2, so the first up is 4 wide and F.pad fits it to its skip's 5; one output channel,
+    BCEWithLogitsLoss(pos_weight) + (1 - Dice of the sigmoid), clip_grad_norm_, RMSprop momentum 0.9 foreach."""
+    nn, F = torch.nn, torch.nn.functional
+
+    def double(cin, cout):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+                             nn.Conv2d(cout, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+    class Up(nn.Module):
+        def __init__(self, cin, cout):
+            super().__init__()
+            self.up = nn.ConvTranspose2d(cin, cin // 2, 2, stride=2)
+            self.conv = double(cin, cout)
+
+        def forward(self, x1, x2):
+            x1 = self.up(x1)
+            dy, dx = x2.size()[2] - x1.size()[2], x2.size()[3] - x1.size()[3]
+            x1 = F.pad(x1, [dx // 2, dx - dx // 2, dy // 2, dy - dy // 2])
+            return self.conv(torch.cat([x2, x1], dim=1))
+
+    class UNet(nn.Module):
+        def __init__(self, w=8):
+            super().__init__()
+            self.inc = double(3, w)
+            self.downs = nn.ModuleList([nn.Sequential(nn.MaxPool2d(2), double(w * 2 ** i, w * 2 ** (i + 1)))
+                                        for i in range(3)])
+            self.ups = nn.ModuleList([Up(w * 2 ** (i + 1), w * 2 ** i) for i in (2, 1, 0)])
+            self.outc = nn.Conv2d(w, 1, kernel_size=1)
+
+        def forward(self, x):
+            skips = [self.inc(x)]
+            for down in self.downs:
+                skips.append(down(skips[-1]))
+            x = skips.pop()
+            for up in self.ups:
+                x = up(x, skips.pop())
+            return self.outc(x)
+
+    model = UNet()
+    criterion = nn.BCEWithLogitsLoss(pos_weight=torch.tensor([2.0]))
+    opt = torch.optim.RMSprop(model.parameters(), lr=1e-4, weight_decay=1e-8, momentum=0.9, foreach=True)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 3, 20, 20, generator=g)
+    mask = (torch.rand(4, 1, 20, 20, generator=g) > 0.7).float()
+
+    def step():
+        model.train()
+        logits = model(x)
+        probs = torch.sigmoid(logits)
+        inter = (probs * mask).sum(dim=(2, 3))
+        dice = (2 * inter + 1e-6) / (probs.sum(dim=(2, 3)) + mask.sum(dim=(2, 3)) + 1e-6)
+        loss = criterion(logits, mask) + (1 - dice.mean())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    return step
 
 def minigrad_as_torch():
     """minigrad under PyTorch's layout: `torch.nn` is the nn package, `torch.optim` its optimizers, and

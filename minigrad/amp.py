@@ -317,7 +317,7 @@ class autocast:
         state = _autocast_state[self.device]
         self._previous = list(state)
         state[:] = [self._enabled, self.fast_dtype]
-        return None
+        return self  # (`with autocast(...) as ac:` reads ac.fast_dtype, as with PyTorch's)
 
     def __exit__(self, exc_type, exc_val, exc_tb):
         _autocast_state[self.device][:] = self._previous

@@ -173,7 +173,12 @@ def flatten(input, start_dim=0, end_dim=-1):
 def unflatten(input, dim, sizes):
     d = normalize_dim(dim, input.array.ndim)
     shape = input.array.shape
-    return reshape(input, shape[:d] + tuple(sizes) + shape[d + 1:])
+    sizes = tuple(sizes)
+    known = math.prod(s for s in sizes if s != -1)  # (checked here: reshape's words would name the whole shape)
+    if sizes.count(-1) == 1 and not (known and shape[d] % known == 0) or -1 not in sizes and known != shape[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+                           f"({shape[d]}) in the input tensor")
+    return reshape(input, shape[:d] + sizes + shape[d + 1:])
 
 
 class Permute(Function):

@@ -722,6 +722,11 @@ def _check_class_target(input, target, weight, name):
         if ts[0] != 1:
             raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {ts[0]}")
         want = ts
+    if len(xs) == 4 and len(ts) != 3:  # (PyTorch's 2-d spatial kernel, an image's pixels: its own checks and words)
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{len(ts)}")
+    if len(xs) == 4 and ts != want:
+        raise RuntimeError(f"size mismatch (got input: {list(xs)} , target: {list(ts)}")
     if ts != want:
         raise RuntimeError(f"Expected target size {list(want)}, got {list(ts)}")
     if target.array.dtype.kind not in "iu":  # (int32 ids are taken too, where PyTorch takes int64 and uint8)

@@ -262,6 +262,12 @@ def test_state_dict_round_trip_and_pickle(torch):
     assert (s.get_growth_factor(), s.get_backoff_factor(), s.get_growth_interval()) == (4.0, 0.25, 10)
 
 
+def test_autocast_as_binds_the_context_as_torch(torch):
+    for L in (torch, minigrad):
+        with L.autocast(device_type="cpu", dtype=L.bfloat16, enabled=False) as ac:
+            assert isinstance(ac, L.autocast) and ac.fast_dtype == L.bfloat16 and ac.device == "cpu"
+
+
 def test_autocast_is_accepted_and_changes_nothing():
     x = minigrad.tensor([[1.0, 2.0]])
     w = minigrad.tensor([[3.0], [4.0]])

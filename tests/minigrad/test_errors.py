@@ -231,6 +231,14 @@ def test_broadcast_mismatch_text_is_torchs(torch):
     assert str(got) == str(want)
 
 
+@pytest.mark.parametrize("sizes, dim", [((32, 7, 7), 1), ((-1, 7, 7), 1), ((3, 5), -1), ((0, -1), 1), ((-1, 0), 1)])
+def test_unflatten_mismatch_text_is_torchs(torch, sizes, dim):
+    # nn.Unflatten(1, (32, 7, 7)) in a decoder fed the wrong width: PyTorch names the dim, not the whole shape
+    same_error(torch, lambda: mg.zeros(2, 100).unflatten(dim, sizes), lambda: torch.zeros(2, 100).unflatten(dim, sizes))
+    same_error(torch, lambda: mg.nn.Unflatten(dim, sizes)(mg.zeros(2, 100)),
+               lambda: torch.nn.Unflatten(dim, sizes)(torch.zeros(2, 100)))
+
+
 @pytest.mark.parametrize(
     "sa, sb",
     [((2, 3), (4, 3)), ((3,), (4,)), ((2, 3), (4,)), ((3,), (4, 5)), ((2, 2, 3), (2, 4, 3)), ((2, 3, 4), (3, 4, 5)),

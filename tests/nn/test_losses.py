@@ -183,6 +183,21 @@ def test_class_weight_of_another_dtype_raises(torch, name, xs, ts, wdt):
     assert str(ours.value) == str(theirs.value)
 
 
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("xs, ts", [((2, 3, 4, 4), (2, 4, 5)), ((2, 3, 4, 4), (2, 16)), ((2, 3, 4, 4), (2, 4, 4, 4)),
+                                    ((2, 3, 4), (2, 5)), ((2, 3, 4, 4, 4), (2, 4, 4, 5))])
+def test_spatial_target_of_the_wrong_shape_raises_as_torch(torch, name, xs, ts):
+    # a segmentation mask that does not fit the (N, C, H, W) logits: PyTorch's image kernel has its own words
+    def call(L):
+        return getattr(L.nn.functional, name)(L.zeros(xs), L.zeros(ts, dtype=L.int64))
+
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch)
+    with pytest.raises(RuntimeError) as ours:
+        call(minigrad)
+    assert str(ours.value) == str(theirs.value)
+
+
 @pytest.mark.parametrize("call", [
     lambda F, L, w: F.binary_cross_entropy(L.full((3,), 0.5), L.ones(3), weight=w),
     lambda F, L, w: F.binary_cross_entropy_with_logits(L.zeros(3), L.ones(3), weight=w),
