@@ -10,7 +10,7 @@ import functools
 import numpy as np
 
 from .. import dtypes
-from ..autograd import recording
+from ..autograd import grad_mode, recording
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
@@ -41,6 +41,18 @@ def check_inplace(self):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
+INFERENCE_WRITE_MESSAGE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal "
+    "tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def _inference_outside(self):
+    """Whether `self` is an inference tensor (or a view of one) written outside inference_mode, which PyTorch
+    refuses: it keeps no version counter for such a tensor, so a write could not be seen by a saved one."""
+    return (not state.inference and (getattr(self, "_inference", False)
+                                     or self._base is not None and getattr(self._base, "_inference", False)))
+
+
 def multi_output_error(output_nr, op_name):
     return RuntimeError(
         f"Output {output_nr} of {op_name} is a view and is being modified inplace. This view is the output of a "
@@ -51,6 +63,8 @@ def multi_output_error(output_nr, op_name):
 def apply_inplace(self, raw, recorded, *others):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it."""
     recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
+    if grad_mode.inference_tensors_made and _inference_outside(self):
+        raise RuntimeError(INFERENCE_WRITE_MESSAGE)
     record = False
     if state.grad_enabled:
         check_inplace(self)
@@ -204,6 +218,8 @@ def _plain_write(self, other):
     a = self.array
     if type(a) is not np.ndarray or a.dtype.kind != "f" or a.dtype.itemsize < 4 or not a.flags.writeable:
         return False
+    if grad_mode.inference_tensors_made and _inference_outside(self):
+        return False  # (apply_inplace refuses it)
     grad = state.grad_enabled
     if type(other) is Tensor:
         b = other.array
@@ -360,7 +376,8 @@ def zero_(self):
     """Fill with zeros, in place."""
     a = self.array
     if type(a) is np.ndarray and a.ndim and a.flags.c_contiguous and a.flags.writeable \
-            and recording.hook.recorder is None and not (state.grad_enabled and self.requires_grad):
+            and recording.hook.recorder is None and not (state.grad_enabled and self.requires_grad) \
+            and not grad_mode.inference_tensors_made:
         # zero in every dtype is all bits 0: the array's bytes cleared (a memset, faster than a float fill)
         a.view(np.uint8).fill(0)
         self._version_counter[0] += 1

@@ -651,6 +651,32 @@ def test_inference_tensor_refuses_requires_grad_outside_inference_mode():
             out.requires_grad_()
 
 
+def test_inference_tensor_refuses_inplace_writes_outside_inference_mode():
+    # evaluation features kept from inference_mode, then normalised in place: PyTorch refuses every in-place
+    # write (ufunc ops, setitem, fills, copies, views of it) outside the mode, under no_grad too, and allows
+    # them inside it
+    torch = pytest.importorskip("torch")
+    for lib in (mg, torch):
+        with lib.inference_mode():
+            feats = lib.ones(3)
+            feats.add_(1.0)
+            feats[0] = 5.0
+            feats.zero_()
+        writes = (lambda f, lib: f.add_(1.0), lambda f, lib: f.mul_(f), lambda f, lib: f.__setitem__(0, 2.0),
+                  lambda f, lib: f.zero_(), lambda f, lib: f.fill_(1), lambda f, lib: f.copy_(lib.zeros(3)),
+                  lambda f, lib: f.uniform_(), lambda f, lib: f.view(3).sub_(1.0), lambda f, lib: f.clamp_(min=0))
+        for write in writes:
+            for mode in (lib.enable_grad, lib.no_grad):
+                with mode(), pytest.raises(RuntimeError, match="^Inplace update to inference tensor outside "
+                                                                 "InferenceMode is not allowed.You can make a clone"):
+                    write(feats, lib)
+        assert feats.tolist() == [0.0, 0.0, 0.0]
+        normal = lib.ones(3)
+        normal.add_(1.0)
+        normal.zero_()  # (a normal tensor's writes are untouched)
+        assert normal.tolist() == [0.0, 0.0, 0.0]
+
+
 def test_inference_tensor_cannot_be_saved_for_backward():
     # features computed under inference_mode, then fed to a trained layer: PyTorch refuses at the forward
     # wherever the op would save the inference tensor, and lets ops that save nothing (an add) through
