@@ -19,7 +19,7 @@ from ..tensor import Tensor
 
 def as_tensor(v):
     """A slot's value as the Tensor an op's forward or backward expects (a slot may hold an array)."""
-    return v if isinstance(v, Tensor) else Tensor(v)
+    return v if isinstance(v, Tensor) else Tensor._wrap(v)
 
 
 class _Writer:
@@ -145,7 +145,7 @@ def generate(program, runs, split=None, absent=frozenset()):
             if i in inline:
                 for s in step.slots:
                     if s is not None and s not in keep and readers.get(s, set()) <= inline:
-                        w.shells[s] = Tensor(np.empty(0))
+                        w.shells[s] = Tensor._wrap(np.empty(0))
     in_backward = split is None  # (no backward function to begin)
     for step, i, frees in runs:
         if not in_backward and i >= split:
