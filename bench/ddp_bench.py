@@ -88,7 +88,7 @@ def worker(args):
         for _ in range(args.steps):
             dist.barrier()
             t0 = time.perf_counter()
-            for w in [dist.all_reduce(minigrad.Tensor(b.flat), op=dist.ReduceOp.AVG, async_op=True)
+            for w in [dist.all_reduce(minigrad.Tensor._wrap(b.flat), op=dist.ReduceOp.AVG, async_op=True)
                       for b in ddp._buckets]:
                 w.wait()
             times.append(time.perf_counter() - t0)

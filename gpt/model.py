@@ -310,7 +310,7 @@ class GPT(nn.Module):
             pending = None  # the token not yet fed to the cached model
             for _ in range(max_new_tokens):
                 if cache is None:
-                    tok = self._decode(Tensor(seq[:, max(0, n - bs):n]), None, temperature, top_k)
+                    tok = self._decode(Tensor._wrap(seq[:, max(0, n - bs):n]), None, temperature, top_k)
                 else:
                     refill = pending is None or cache.length + 1 > bs
                     if refill:
@@ -320,7 +320,7 @@ class GPT(nn.Module):
                     # replayed: one token a step and the refills of block_size // 2 tokens (two shapes,
                     # each captured once); a prompt of several tokens runs eagerly (prompts differ in length)
                     step = self._decode if refill and n == idx.shape[1] and pending.shape[1] > 1 else decode
-                    tok = step(Tensor(pending), cache, temperature, top_k)
+                    tok = step(Tensor._wrap(pending), cache, temperature, top_k)
                 seq[:, n] = tok.array[:, 0]
                 pending = seq[:, n:n + 1]
                 n += 1

@@ -129,7 +129,7 @@ def _tensor(array, requires_grad):
     if not isinstance(requires_grad, bool):
         raise _fail(f"bad requires_grad {requires_grad!r}")
     dtypes.from_numpy_dtype(array.dtype)
-    return Tensor(array, requires_grad=requires_grad and array.dtype.kind == "f")
+    return Tensor._wrap(array, requires_grad=requires_grad and array.dtype.kind == "f")
 
 
 def _check_hooks(hooks):

@@ -99,7 +99,7 @@ def _supported(array):
 
 
 def _make(array, requires_grad):
-    t = Tensor(_supported(array))
+    t = Tensor._wrap(_supported(array))
     return _requiring_grad(t) if requires_grad else t
 
 
@@ -281,7 +281,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):  # the tensor itself, or its conversion (recorded by autograd), never a warned copy
         return data.to(device=device, dtype=dtype)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt(dtype)) and (device is None or str(device) == "cpu"):
-        return Tensor(_writeable(_supported(data)))
+        return Tensor._wrap(_writeable(_supported(data)))
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -290,7 +290,7 @@ def from_numpy(array):
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     dtypes.from_numpy_dtype(_supported(array).dtype)  # (and not byte-swapped: the tensor shares it)
-    return Tensor(_writeable(array))
+    return Tensor._wrap(_writeable(array))
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
@@ -708,7 +708,7 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
 
 def _randint(low, high, size, dtype, device, generator):
     rng = generator or random.generator(module_for(device))
-    return Tensor(random.integers(rng, low, high, size).astype(_dt(dtype, dtypes.int64), copy=False))  # (int64: no copy)
+    return Tensor._wrap(random.integers(rng, low, high, size).astype(_dt(dtype, dtypes.int64), copy=False))  # (int64: no copy)
 
 
 def randperm(n, dtype=None, device=None, generator=None):
@@ -719,7 +719,7 @@ def _randperm(n, dtype, device, generator):
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     rng = generator or random.generator(module_for(device))
-    return Tensor(rng.permutation(n).astype(_dt(dtype, dtypes.int64)))
+    return Tensor._wrap(rng.permutation(n).astype(_dt(dtype, dtypes.int64)))
 
 
 def randn_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
@@ -751,7 +751,7 @@ def _bernoulli(input, p, generator):
     rng = generator or random.generator(module_for(input.device))
     probs = input.array if p is None else p
     random.check_probability(probs)
-    return Tensor((rng.random(input.array.shape) < probs).astype(input.array.dtype))
+    return Tensor._wrap((rng.random(input.array.shape) < probs).astype(input.array.dtype))
 
 
 def normal(mean, std=1.0, size=None, generator=None, dtype=None, device=None, requires_grad=False):

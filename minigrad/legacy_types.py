@@ -22,8 +22,8 @@ class LegacyTensorType(type):
         if len(args) == 1 and isinstance(args[0], Tensor):
             return args[0].to(cls.dtype)
         if len(args) == 1 and isinstance(args[0], np.ndarray):  # `torch.FloatTensor(state)`: converted
-            return Tensor(args[0].astype(cls.dtype.np))
-        return Tensor(legacy_array(cls.dtype, args))
+            return Tensor._wrap(args[0].astype(cls.dtype.np, copy=False))  # (shared when of its dtype, as PyTorch)
+        return Tensor._wrap(legacy_array(cls.dtype, args))
 
     def __repr__(cls):
         return f"<class 'minigrad.{cls.__name__}'>"

@@ -232,7 +232,7 @@ class _Pickler(pickle._Pickler):
     def _reduce_tensor(self, t):
         parameter = getattr(sys.modules.get("nn.parameter"), "Parameter", None)  # none exist before nn is imported
         if parameter is not None and isinstance(t, parameter):
-            data = Tensor(t.array)  # the plain tensor inside (PyTorch pickles a Parameter so)
+            data = Tensor._wrap(t.array)  # the plain tensor inside (PyTorch pickles a Parameter so)
             return _Global("torch._utils", "_rebuild_parameter"), (data, t.requires_grad, OrderedDict())
         a, location = t.array, "cpu"
         if not isinstance(a, np.ndarray):  # a GPU array: its bytes are written from the host
@@ -355,7 +355,7 @@ def _location(map_location, location, storage):
         return str(target), storage
     # PyTorch's (storage, location) -> storage or None, the storage as a 1-d Tensor here
     try:
-        out = map_location(Tensor(storage), location)
+        out = map_location(Tensor._wrap(storage), location)
     except Exception as e:
         raise _UserError(e) from None
     if out is None:
@@ -553,8 +553,8 @@ def _load_safetensors(path, map_location):
             if array is x.array:
                 return x
             if type(x) is Tensor:
-                return Tensor(array, requires_grad=x.requires_grad)
-            return type(x)(Tensor(array), requires_grad=x.requires_grad)  # a Parameter
+                return Tensor._wrap(array, requires_grad=x.requires_grad)
+            return type(x)(Tensor._wrap(array), requires_grad=x.requires_grad)  # a Parameter
         if isinstance(x, dict):
             return {k: move(v) for k, v in x.items()}
         if isinstance(x, (list, tuple)):

@@ -42,14 +42,27 @@ class Tensor:
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 
     def __init__(self, data=None, requires_grad=False, _version_counter=None, *more_sizes):
-        if type(data) is not np.ndarray:
-            if data is None or type(data) in _LEGACY_DATA:  # PyTorch's `torch.Tensor(2, 3)`, `torch.Tensor([1, 2])`
+        # PyTorch's legacy constructor, `torch.Tensor(...)`. minigrad's own tensors over the arrays it makes
+        # come from `_wrap` and `_output`; a subclass's (Parameter's) over an existing tensor's array passes
+        # that tensor's `_version_counter`, and keeps the array as it is.
+        if _version_counter is None:
+            if type(data) is np.ndarray:
+                data = legacy_from_numpy(data)
+            elif data is None or type(data) in _LEGACY_DATA:  # `torch.Tensor(2, 3)`, `torch.Tensor([1, 2])`
                 data = legacy_array(dtypes.default_float, (data, requires_grad, _version_counter) + more_sizes)
-                requires_grad, _version_counter = False, None
+                requires_grad = False
+            elif isinstance(data, Tensor):  # an alias: the same array, dtype and version, in the graph as as_subclass's
+                alias = data.as_subclass(Tensor)
+                for name in _ALIASED:
+                    if hasattr(alias, name):
+                        setattr(self, name, getattr(alias, name))
+                if requires_grad:
+                    _requiring_grad(self)
+                return
+            elif isinstance(data, str):
+                raise TypeError("new(): invalid data type 'str'")
             elif isinstance(data, np.generic) or not hasattr(data, "shape"):
-                # (a numpy scalar, a full reduction's result, becomes a 0-d array: a scalar is read-only,
-                # and `total += loss` must work on it in place as on any tensor)
-                data = np.asarray(data)
+                raise TypeError(f"new(): data must be a sequence (got {_type_name(data)})")
         self.array = data
         self._grad = None
         self.grad_fn = None
@@ -65,6 +78,16 @@ class Tensor:
             self._inference = True
         if requires_grad:
             _requiring_grad(self)
+
+    @staticmethod
+    def _wrap(array, requires_grad=False, version_counter=None):
+        """A leaf over an array minigrad made, kept as it is (its dtype, its memory), never converted as the public
+        constructor converts. A numpy scalar (a full reduction's result) becomes a 0-d array: a scalar is
+        read-only, and `total += loss` must work on it in place as on any tensor."""
+        if type(array) is not np.ndarray and (isinstance(array, np.generic) or not hasattr(array, "shape")):
+            array = np.asarray(array)
+        t = Tensor._output(array, None, version_counter)
+        return _requiring_grad(t) if requires_grad else t
 
     @staticmethod
     def _output(array, grad_fn, version_counter=None):
@@ -117,7 +140,7 @@ class Tensor:
         The raw array is `.array`."""
         if recording.hook.recorder is not None:  # in a minigrad.compile capture: read at each replay
             return recording.hook.recorder.on_call(_data_of, self)
-        return Tensor(self.array)
+        return Tensor._wrap(self.array)
 
     @data.setter
     def data(self, value):
@@ -359,7 +382,7 @@ class Tensor:
         # gives a bool result as uint8, its tensors' old stand-in for bool)
         if array.dtype == np.bool_:
             array = array.astype(np.uint8)
-        return Tensor(np.asarray(array))
+        return Tensor._wrap(np.asarray(array))
 
     def __hash__(self):
         return id(self)
@@ -488,7 +511,7 @@ class Tensor:
 
     def detach(self):
         """A new leaf sharing this tensor's data (and version counter), outside the graph."""
-        t = Tensor(self.array, _version_counter=self._version_counter)
+        t = Tensor._wrap(self.array, version_counter=self._version_counter)
         if recording.hook.recorder is not None:  # in a minigrad.compile capture: an alias of this value's memory
             recording.hook.recorder.on_alias(t)
         return t
@@ -687,6 +710,29 @@ def _check_assigned_grad(t, value):
 _leaves = _tensors_as_numbers = None
 
 
+def legacy_from_numpy(array):
+    """PyTorch's `torch.Tensor(array)`: the array itself when it has the default dtype (shared, as from_numpy
+    shares it), else a copy in the default dtype; refused where PyTorch's sharing would refuse it."""
+    from .factory import _supported, _writeable
+
+    if any(s < 0 for s in array.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides "
+                         "are not currently supported. (You can probably work around this by making a copy of your "
+                         "array  with array.copy().) ")
+    if not array.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion between "
+                         "byte orders is currently not supported.")
+    array = _supported(array)
+    if array.dtype != dtypes.default_float.np:
+        return array.astype(dtypes.default_float.np)
+    return _writeable(array)
+
+
+def _type_name(x):
+    kind = type(x)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+
+
 def legacy_array(dtype, args):
     """The array of PyTorch's legacy constructors (`torch.Tensor(...)`, `torch.LongTensor(...)`) in `dtype`:
     sizes (`(2, 3)`, or a Size) give zeros of that shape (PyTorch's are uninitialised), a list or tuple
@@ -788,7 +834,7 @@ class _RetainGrad:
             if t.grad is None:
                 # a copy, as PyTorch's retain_grad makes: the gradient the engine hands on may be a view
                 # of other gradients (a split's pieces side by side) or be adopted by a leaf
-                t.grad = Tensor(grad.array.copy()) if not grad.requires_grad else grad
+                t.grad = Tensor._wrap(grad.array.copy()) if not grad.requires_grad else grad
             else:
                 t.grad = t.grad + grad
 
@@ -827,5 +873,6 @@ def _grad_of(t):  # (... and for reading `t.grad` that the call did not make: th
 
 
 _LEGACY_DATA = (builtins_int, list, tuple, Size)
+_ALIASED = [name for name in Tensor.__slots__ if name != "__weakref__"]
 _PICKLED = ("array", "requires_grad", "_grad", "_output_nr", "_version_counter", "_hooks",
             "_post_accumulate_grad_hooks", "_retains_grad")  # (not the grad accumulator: a weak reference)

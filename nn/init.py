@@ -73,7 +73,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     lo, hi = (math.erfc(-side * alpha / math.sqrt(2)) / 2, math.erfc(-side * beta / math.sqrt(2)) / 2)
     xp = array_module(tensor.array)
     u = xp.asarray(_rng(tensor, generator).random(tensor.array.shape, dtype=np.float64)) * (hi - lo) + lo
-    z = side * special.ndtri(Tensor(u)).array
+    z = side * special.ndtri(Tensor._wrap(u)).array
     return _fill(tensor, xp.clip(mean + std * z, a, b))
 
 

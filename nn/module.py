@@ -557,7 +557,7 @@ class Module:
     def type(self, dst_type):
         """Every parameter and buffer (integer ones too, unlike `to(dtype)`) converted to `dst_type`: a dtype,
         a legacy type (`minigrad.DoubleTensor`) or its name ('torch.DoubleTensor'), in place; returns self."""
-        return self._apply(lambda a: Tensor(a).type(dst_type).array)
+        return self._apply(lambda a: Tensor._wrap(a).type(dst_type).array)
 
     def share_memory(self):
         """Move every parameter and buffer to shared memory (`Tensor.share_memory_`), so that processes
@@ -784,7 +784,7 @@ class Module:
                     errors.append(f'While copying the parameter named "{key}", expected Tensor or array from '
                                   f"checkpoint but received {type(value).__name__}")
                     continue
-                value = Tensor(value)
+                value = Tensor._wrap(value)
             if target.ndim == 0 and tuple(value.shape) == (1,):  # (PyTorch takes a 1-element vector for a scalar)
                 value = value.reshape(())
             if tuple(value.shape) != tuple(target.shape):

@@ -18,6 +18,8 @@ class Parameter(Tensor):
             import numpy as np
 
             data = np.empty((0,), dtype=np.float32)
+        if not isinstance(data, Tensor) and hasattr(data, "shape"):  # an array (a checkpoint's): kept as it is
+            data = Tensor._wrap(data)
         if isinstance(data, Tensor):
             # the same array and version counter: in-place edits through either are seen by both
             super().__init__(data.array, _version_counter=data._version_counter)
@@ -35,7 +37,7 @@ class Parameter(Tensor):
         if result is None:
             result = type(self)(self.array.copy(), self.requires_grad)
             if self.grad is not None:
-                result.grad = Tensor(self.grad.array.copy())
+                result.grad = Tensor._wrap(self.grad.array.copy())
             memo[id(self)] = result
         return result
 
@@ -51,6 +53,8 @@ class Buffer(Tensor):
             import numpy as np
 
             data = np.empty((0,), dtype=np.float32)
+        if not isinstance(data, Tensor) and hasattr(data, "shape"):  # an array (a checkpoint's): kept as it is
+            data = Tensor._wrap(data)
         if isinstance(data, Tensor):
             super().__init__(data.array, _version_counter=data._version_counter)
             if data.requires_grad:
@@ -129,6 +133,6 @@ class UninitializedBuffer(_Uninitialized, Tensor):
     def __init__(self, requires_grad=False, device=None, dtype=None):
         import minigrad
 
-        super().__init__(minigrad.empty(0, device=device, dtype=dtype).array)
+        super().__init__(minigrad.empty(0, device=device, dtype=dtype))
         if requires_grad:
             self.requires_grad_(True)

@@ -171,7 +171,7 @@ def load(path, device=None):
         data = arrays[name] if device is None else to_device(arrays[name], device)
         if parameter:
             return Parameter(data, requires_grad=requires_grad)
-        return Tensor(data, requires_grad=requires_grad)
+        return Tensor._wrap(data, requires_grad=requires_grad)
 
     if "minigrad.tree" not in metadata:
         return {name: tensor(name) for name in arrays}

@@ -38,11 +38,11 @@ def _make_grads(outputs, grad_outputs):
             if t.array.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             xp = array_module(t.array)
-            g = Tensor(xp.ones(t.array.shape, dtype=t.array.dtype))
+            g = Tensor._wrap(xp.ones(t.array.shape, dtype=t.array.dtype))
         else:
             if not isinstance(g, Tensor):
                 xp = array_module(t.array)
-                g = Tensor(xp.asarray(g, dtype=t.array.dtype))
+                g = Tensor._wrap(xp.asarray(g, dtype=t.array.dtype))
             if g.array.shape != t.array.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
@@ -360,7 +360,7 @@ def accumulate_into_leaf(variable, grad):
             f"but expected shape compatible with {list(variable.array.shape)}"
         )
     if grad.array.dtype != variable.array.dtype:
-        grad = Tensor(grad.array.astype(variable.array.dtype))  # fresh: held by this local alone
+        grad = Tensor._wrap(grad.array.astype(variable.array.dtype))  # fresh: held by this local alone
     old = variable._grad  # (the slot behind Tensor.grad: a capture never reaches here)
     if old is None:
         if state.grad_enabled:  # create_graph: keep the graph of the gradient
@@ -453,7 +453,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 "Set allow_unused=True if this is the desired behavior."
             )
         if g is None and materialize_grads:
-            g = Tensor(_zeros_like(inputs[len(result)].array))
+            g = Tensor._wrap(_zeros_like(inputs[len(result)].array))
         result.append(g)
     return tuple(result)
 

@@ -257,7 +257,7 @@ def _reattach(t, edge, node):
     fn, nr = (node, 0) if edge is None else edge
     if t.grad_fn is fn and t._output_nr == nr:
         return t
-    out = Tensor(t.array, _version_counter=t._version_counter)
+    out = Tensor._wrap(t.array, version_counter=t._version_counter)
     out.requires_grad = True
     if isinstance(fn, AccumulateGrad):  # a leaf: gradients flow into the original leaf's accumulator
         out._grad_accumulator = weakref.ref(fn)
@@ -298,7 +298,7 @@ class BackwardNode(Node):
         Tensor, made only here, so a forward that records nothing never pays for one."""
         saved = []
         for t in named.values():  # (a loop: a comprehension is a function call of its own)
-            saved.append(None if t is None else _saved(t if isinstance(t, Tensor) else Tensor(t)))
+            saved.append(None if t is None else _saved(t if isinstance(t, Tensor) else Tensor._wrap(t)))
         node._saved = saved
         names = tuple(named)
         kept = _SAVED_NAME_TUPLES.get(names)
@@ -455,7 +455,7 @@ class _SavedByName:
 def _zeros_like_meta(meta):
     """Zeros standing in for the gradient of an output backward got none for (materialized grads)."""
     shape, dt, xp = meta
-    return Tensor((xp or np).zeros(shape, dtype=dt))  # (xp None: numpy's)
+    return Tensor._wrap((xp or np).zeros(shape, dtype=dt))  # (xp None: numpy's)
 
 
 class _ForwardOnlyContext:
@@ -629,7 +629,7 @@ def wrap_outputs(out, node, args, ctx):
     # the usual: one new array (or numpy scalar: a full reduction's)
     if (type(out) is np.ndarray or isinstance(out, np.generic)) and ctx._dirty is None and ctx._non_diff is None:
         if node is None:
-            return Tensor(out)
+            return Tensor._wrap(out)
         if type(out) is not np.ndarray:
             out = np.asarray(out)  # (a numpy scalar: as Tensor() makes it a 0-d array)
         dt = out.dtype
@@ -677,11 +677,11 @@ def wrap_outputs(out, node, args, ctx):
                             s.version = s.counter[0]
                 t = o
             else:
-                t = Tensor(o.array, _version_counter=o._version_counter) if o.grad_fn is not None or o.requires_grad else o
+                t = Tensor._wrap(o.array, version_counter=o._version_counter) if o.grad_fn is not None or o.requires_grad else o
         elif o is None:
             t = None
         else:
-            t = Tensor(o)
+            t = Tensor._wrap(o)
         results.append(t)
     if node is not None:
         meta = []

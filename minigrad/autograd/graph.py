@@ -53,7 +53,7 @@ class save_on_cpu(saved_tensors_hooks):
             from ..tensor import Tensor
 
             dev, a = packed
-            return Tensor(a if dev == "cpu" else to_device(a, "cuda"))
+            return Tensor._wrap(a if dev == "cpu" else to_device(a, "cuda"))
 
         super().__init__(pack, unpack)
 

@@ -112,7 +112,7 @@ class CompiledFunction(Function):
                 if sources and sources <= absent:  # made only from what the caller did not send: no
                     continue  # gradient, as eager's engine delivers none there (not zeros)
             g = env[s]
-            out[1 + pos] = g if isinstance(g, Tensor) else Tensor(g)
+            out[1 + pos] = g if isinstance(g, Tensor) else Tensor._wrap(g)
         env = ctxs = g = None  # (the engine adopts a gradient as .grad without a copy only if none holds it)
         return tuple(out)
 

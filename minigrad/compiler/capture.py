@@ -317,7 +317,7 @@ class Recorder:
         if slot is None:
             if id(target) in self.externals:  # read before this write: finish refuses a written constant
                 self.written.append(_ref(_root(target.array)))
-            source = Tensor(target.array.copy())
+            source = Tensor._wrap(target.array.copy())
         out = record(source, other)  # (through on_apply: the step, its result in a new slot)
         if self.broken is None and out.array.dtype != target.array.dtype:
             self.on_escape("an in-place op whose result is of a wider dtype than the tensor it writes (`h += x` of "
@@ -453,7 +453,7 @@ class Recorder:
         edges = [t._edge() for _, t in targets]
         grads = []
         for t in outs:
-            g = Tensor(array_module(t.array).ones_like(t.array))
+            g = Tensor._wrap(array_module(t.array).ones_like(t.array))
             self._new_slot(g)
             grads.append(g)
         split = len(self.steps)

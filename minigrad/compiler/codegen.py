@@ -19,7 +19,7 @@ from ..tensor import Tensor
 
 def as_tensor(v):
     """A slot's value as the Tensor an op's forward or backward expects (a slot may hold an array)."""
-    return v if isinstance(v, Tensor) else Tensor(v)
+    return v if isinstance(v, Tensor) else Tensor._wrap(v)
 
 
 class _Writer:
@@ -83,7 +83,7 @@ class _Writer:
             self.line(f"    store(env, {self.bind(f'slots{i}', slots)}, wrap_outputs(out, None, ({', '.join(args)},), ctx))")
         elif len(slots) == 1:
             self.line("if type(out) is ndarray and ctx._dirty is None:")
-            self.line(f"    env[{slots[0]}] = Tensor(out)")
+            self.line(f"    env[{slots[0]}] = Tensor._wrap(out)")
             self.line("else:")
             self.line(f"    store(env, {self.bind(f'slots{i}', slots)}, wrap_outputs(out, None, ({', '.join(args)},), ctx))")
         else:  # several outputs: the usual, a tuple of new arrays, each wrapped as it is
@@ -93,7 +93,7 @@ class _Writer:
                 if s in self.shells:
                     self.line(f"    t = {self.bind(f'shell{s}', self.shells[s])}; t.array = out[{k}]; env[{s}] = t")
                 elif s is not None:
-                    self.line(f"    env[{s}] = Tensor(out[{k}])")
+                    self.line(f"    env[{s}] = Tensor._wrap(out[{k}])")
             self.line("else:")
             self.line(f"    store(env, {self.bind(f'slots{i}', slots)}, wrap_outputs(out, None, ({', '.join(args)},), ctx))")
         self.tensor_slots.update(s for s in slots if s is not None)
@@ -145,7 +145,7 @@ def generate(program, runs, split=None, absent=frozenset()):
             if i in inline:
                 for s in step.slots:
                     if s is not None and s not in keep and readers.get(s, set()) <= inline:
-                        w.shells[s] = Tensor(np.empty(0))
+                        w.shells[s] = Tensor._wrap(np.empty(0))
     in_backward = split is None  # (no backward function to begin)
     for step, i, frees in runs:
         if not in_backward and i >= split:
@@ -230,7 +230,7 @@ def _accumulate(w, i, step):
         w.line(f"if g is None: {w.bind(f'step{i}', step.run)}(env, ctxs, {i})")
         w.line("else:")
         w.line(f"    env[{s}] = None")
-        w.line("    if not isinstance(g, Tensor): g = Tensor(g)  # (then only the Tensor holds the array)")
+        w.line("    if not isinstance(g, Tensor): g = Tensor._wrap(g)  # (then only the Tensor holds the array)")
         w.line(f"    {accumulate}({leaf}, g)")
         w.line("    g = None")
     else:

@@ -95,7 +95,7 @@ class GraphReplay:
         cupy.cuda.get_current_stream().synchronize()  # the caller's work on the inputs is done
         with cupy.cuda.using_allocator(self.pool.malloc), self.stream:
             self.static_inputs = [t.array.copy() for t in inputs]
-            static = [Tensor(a) for a in self.static_inputs]
+            static = [Tensor._wrap(a) for a in self.static_inputs]
             self.program.run(static)  # warm-up: kernels compiled and loaded, the pool's blocks made
             self.stream.synchronize()
             self.stream.begin_capture()

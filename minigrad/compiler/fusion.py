@@ -47,7 +47,7 @@ class Fused:
             if kind == "t":
                 v = env[v]
             arrays.append(v.array if isinstance(v, Tensor) else v)
-        env[self.slot] = Tensor(self.impl.forward(self.expr, *arrays))
+        env[self.slot] = Tensor._wrap(self.impl.forward(self.expr, *arrays))
 
     def __repr__(self):
         return f"fused {self.n_ops} ops: {self.expr} -> {self.slot}"

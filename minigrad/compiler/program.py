@@ -39,7 +39,7 @@ def resolve(spec, env):
     kind = spec[0]
     if kind == "t":
         v = env[spec[1]]
-        return v if isinstance(v, Tensor) else Tensor(v)
+        return v if isinstance(v, Tensor) else Tensor._wrap(v)
     if kind == "a":
         v = env[spec[1]]
         return v.array if isinstance(v, Tensor) else v
@@ -76,7 +76,7 @@ class _ReplaySaves:
         self._replay_saved = tensors
 
     def save(self, /, **named):
-        saved = tuple([t if t is None or isinstance(t, Tensor) else Tensor(t) for t in named.values()])
+        saved = tuple([t if t is None or isinstance(t, Tensor) else Tensor._wrap(t) for t in named.values()])
         self._replay_saved = saved
         d = self.__dict__
         for k, t in zip(named, saved):
@@ -131,7 +131,7 @@ def resolve_args(step, env):
     args = plan[0][:]
     for i, s in plan[1]:
         v = env[s]
-        args[i] = v if type(v) is Tensor or isinstance(v, Tensor) else Tensor(v)
+        args[i] = v if type(v) is Tensor or isinstance(v, Tensor) else Tensor._wrap(v)
     for i, s in plan[2]:
         args[i] = env[s]
     return args
@@ -216,7 +216,7 @@ class Forward:
                 setattr(ctx, k, v)
             ctxs[i] = ctx
         if type(out) is np.ndarray and ctx._dirty is None:  # the usual: one new array
-            out = Tensor(out)
+            out = Tensor._wrap(out)
             first = out
         else:
             out = wrap_outputs(out, None, args, ctx)
@@ -283,7 +283,7 @@ class Accumulate:
             g = env[grad[1]]
             env[grad[1]] = None
             if not isinstance(g, Tensor):  # (an array step's: the Tensor then holds the array alone)
-                g = Tensor(g)
+                g = Tensor._wrap(g)
             accumulate_into_leaf(resolve(self.variable, env), g)
         else:
             accumulate_into_leaf(resolve(self.variable, env), resolve(grad, env))
@@ -440,7 +440,7 @@ def build_result(out, env, copy=False, made=None):
         if type(v) is Tensor and v.requires_grad and v.grad_fn is None and not copy:
             return v  # a leaf the call made (`zeros(3, requires_grad=True)`): that call's own, as eager returns it
         v = v.array if isinstance(v, Tensor) else v
-        t = Tensor(v.copy() if copy else v)
+        t = Tensor._wrap(v.copy() if copy else v)
         if made is not None:  # (a tensor returned twice, `return y, y`, is one object, as eager's)
             made[out[1]] = t
         return t
@@ -454,7 +454,7 @@ def build_result(out, env, copy=False, made=None):
     if kind == "g":
         return env[out[1]]
     if kind == "fresh":
-        return Tensor(out[1].array.copy(), requires_grad=out[1].requires_grad)
+        return Tensor._wrap(out[1].array.copy(), requires_grad=out[1].requires_grad)
     if kind == "dict":
         return out[2]((k, build_result(o, env, copy, made)) for k, o in out[1])
     raise AssertionError(out)

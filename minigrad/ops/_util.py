@@ -64,9 +64,9 @@ def as_tensor_like(x, ref, dtype):
     """A Python scalar or array as a (non-grad) tensor of `dtype` on `ref`'s device."""
     xp = array_module(ref.array)
     try:
-        return Tensor(xp.asarray(x, dtype=dtype))
+        return Tensor._wrap(xp.asarray(x, dtype=dtype))
     except OverflowError:  # a Python int past an integer dtype's range: PyTorch wraps it (uint8 - 3 adds 253)
-        return Tensor(xp.asarray(np.int64(x)).astype(dtype))
+        return Tensor._wrap(xp.asarray(np.int64(x)).astype(dtype))
 
 
 def binary_operands(a, b):
@@ -86,7 +86,7 @@ def binary_operands(a, b):
     if ta:
         if not isinstance(b, (builtins.int, builtins.float, builtins.bool, np.generic)):
             if hasattr(b, "shape"):
-                b = Tensor(b)
+                b = Tensor._wrap(b)
                 return binary_operands(a, b)
             raise TypeError(f"unsupported operand type: Tensor and {type(b).__name__}")
         da = a.array.dtype
@@ -130,7 +130,7 @@ def sum_to(g, shape):
     if gshape == tuple(shape):
         return g
     if not state.grad_enabled:  # no graph of the backward wanted: the array's sum, no recorded ops
-        return Tensor(sum_to_array(g.array, shape))
+        return Tensor._wrap(sum_to_array(g.array, shape))
     lead = len(gshape) - len(shape)
     dims = _broadcast_dims(gshape, shape)
     out = g.sum(dim=dims, keepdim=True) if dims else g

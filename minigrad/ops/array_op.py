@@ -38,5 +38,5 @@ def array_op(fn, *tensors):
         arrays = [t.array for t in tensors]
         out = (getattr(array_module(arrays[0]), fn) if type(fn) is str else fn)(*arrays)
         # (a new array, the usual: Tensor's argument handling is for a numpy scalar, a full argmax's)
-        return Tensor._output(out, None) if type(out) is np.ndarray else Tensor(out)
+        return Tensor._output(out, None) if type(out) is np.ndarray else Tensor._wrap(out)
     return ArrayOp.apply(fn, *tensors)

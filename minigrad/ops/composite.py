@@ -304,8 +304,8 @@ def fmin(input, other):
 
 
 def heaviside(input, values):
-    zero = Tensor(array_module(input.array).zeros((), dtype=input.array.dtype))
-    one = Tensor(array_module(input.array).ones((), dtype=input.array.dtype))
+    zero = Tensor._wrap(array_module(input.array).zeros((), dtype=input.array.dtype))
+    one = Tensor._wrap(array_module(input.array).ones((), dtype=input.array.dtype))
     return elementwise.where(input == 0, values, elementwise.where(input > 0, one, zero))
 
 
@@ -322,7 +322,7 @@ def isneginf(input):
 
 
 def isreal(input):
-    return Tensor(array_module(input.array).ones(input.array.shape, dtype=bool))
+    return Tensor._wrap(array_module(input.array).ones(input.array.shape, dtype=bool))
 
 
 def gcd(input, other):
@@ -381,7 +381,7 @@ def _sorted_stat(input, dim, keepdim, k_of_n, op, nans=None):
     x = shape_ops.reshape(input, -1) if dim is None else input
     d = 0 if dim is None else normalize_dim(dim, input.array.ndim)
     if dim is not None and input.array.ndim == 0:
-        return reduction.values_indices(input, Tensor(np.zeros((), dtype=np.int64)), op)
+        return reduction.values_indices(input, Tensor._wrap(np.zeros((), dtype=np.int64)), op)
     n = x.array.shape[d]
     if dim is None and n == 0:
         raise IndexError("median() input tensor cannot be empty")
@@ -415,7 +415,7 @@ def _at_sorted(srt, d, k):
     """srt's entries at position k along d: k one int, or an array of one position per lane."""
     if isinstance(k, (builtins.int, np.integer)):
         return select(srt, d, builtins.int(k))
-    index = shape_ops.unsqueeze(k, d) if isinstance(k, Tensor) else Tensor(np.expand_dims(k, d))
+    index = shape_ops.unsqueeze(k, d) if isinstance(k, Tensor) else Tensor._wrap(np.expand_dims(k, d))
     return shape_ops.squeeze(indexing_ops.gather(srt, d, index), d)
 
 
@@ -467,11 +467,11 @@ def mode(input, dim=-1, keepdim=False):
     counts = (srt[..., :, None] == srt[..., None, :]).sum(-1)
     best = xp.take_along_axis(srt, counts.argmax(-1)[..., None], -1)[..., 0]
     idx = (x.shape[-1] - 1 - xp.argmax(xp.flip(x == best[..., None], -1), -1)).astype(np.int64)
-    v = Tensor(best)
+    v = Tensor._wrap(best)
     if input.requires_grad:
-        v = take_along_dim(input, Tensor(xp.expand_dims(idx, d) if input.array.ndim else idx.reshape(())), d if input.array.ndim else None)
+        v = take_along_dim(input, Tensor._wrap(xp.expand_dims(idx, d) if input.array.ndim else idx.reshape(())), d if input.array.ndim else None)
         v = shape_ops.squeeze(v, d) if input.array.ndim else shape_ops.reshape(v, ())
-    i = Tensor(idx if input.array.ndim else idx.reshape(()))
+    i = Tensor._wrap(idx if input.array.ndim else idx.reshape(()))
     if keepdim and input.array.ndim:
         v, i = shape_ops.unsqueeze(v, d), shape_ops.unsqueeze(i, d)
     return reduction.values_indices(v, i, "mode")
@@ -592,8 +592,8 @@ def block_diag(*tensors):
     out, c = [], 0
     for t in ts:
         h, w = t.array.shape
-        left = Tensor(array_module(t.array).zeros((h, c), dtype=dt))
-        right = Tensor(array_module(t.array).zeros((h, cols - c - w), dtype=dt))
+        left = Tensor._wrap(array_module(t.array).zeros((h, c), dtype=dt))
+        right = Tensor._wrap(array_module(t.array).zeros((h, cols - c - w), dtype=dt))
         out.append(shape_ops.cat([left, t.to(from_numpy_dtype(dt)), right], 1))
         c += w
     return shape_ops.cat(out, 0)
@@ -625,12 +625,12 @@ def meshgrid(*tensors, indexing=None):
 
 def tril_indices(row, col, offset=0, dtype=None, device=None):
     r, c = np.tril_indices(row, offset, col)
-    return Tensor(np.stack([r, c]).astype(np.int64))
+    return Tensor._wrap(np.stack([r, c]).astype(np.int64))
 
 
 def triu_indices(row, col, offset=0, dtype=None, device=None):
     r, c = np.triu_indices(row, offset, col)
-    return Tensor(np.stack([r, c]).astype(np.int64))
+    return Tensor._wrap(np.stack([r, c]).astype(np.int64))
 
 
 def _shape_from_data(what):
@@ -660,7 +660,7 @@ def bincount(input, weights=None, minlength=0):
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     side = side or ("right" if right else "left")
     if not isinstance(input, Tensor):
-        input = Tensor(array_module(sorted_sequence.array).asarray(input))
+        input = Tensor._wrap(array_module(sorted_sequence.array).asarray(input))
 
     def search(seq, vals):
         xp = array_module(seq)
@@ -861,11 +861,11 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         d = normalize_dim(dim, input.array.ndim)
         vals, inv, counts = xp.unique(input.array, return_inverse=True, return_counts=True, axis=d)
         inv = inv.reshape(-1)
-    out = [Tensor(vals)]
+    out = [Tensor._wrap(vals)]
     if return_inverse:
-        out.append(Tensor(inv.astype(np.int64)))
+        out.append(Tensor._wrap(inv.astype(np.int64)))
     if return_counts:
-        out.append(Tensor(counts.astype(np.int64)))
+        out.append(Tensor._wrap(counts.astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -878,12 +878,12 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     else:
         starts = xp.concatenate([xp.ones(1, dtype=bool), flat[1:] != flat[:-1]])
     vals = flat[starts]
-    out = [Tensor(vals)]
+    out = [Tensor._wrap(vals)]
     if return_inverse:
-        out.append(Tensor((xp.cumsum(starts) - 1).astype(np.int64).reshape(input.array.shape)))
+        out.append(Tensor._wrap((xp.cumsum(starts) - 1).astype(np.int64).reshape(input.array.shape)))
     if return_counts:
         pos = xp.flatnonzero(starts)
-        out.append(Tensor(xp.diff(xp.concatenate([pos, xp.asarray([flat.size])])).astype(np.int64)))
+        out.append(Tensor._wrap(xp.diff(xp.concatenate([pos, xp.asarray([flat.size])])).astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -931,7 +931,7 @@ def masked_scatter(input, mask, source):
         raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
     taken = shape_ops.reshape(source, -1)[:n]
     placed = movement.MaskedScatter.apply(taken, m, shape)
-    return elementwise.where(Tensor(m), placed, shape_ops.expand(input, *shape))
+    return elementwise.where(Tensor._wrap(m), placed, shape_ops.expand(input, *shape))
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
@@ -1203,11 +1203,11 @@ def _quantile(input, q, dim, keepdim, interpolation, skip_nan):
         a, b = _at_sorted(srt, d, lo), _at_sorted(srt, d, hi)
         w = pos - lo if interpolation == "linear" else np.where(hi != lo, 0.5, 0.0) if interpolation == "midpoint" else 0
         if np.ndim(w):  # (PyTorch's lerp: its rounding, from the nearer end)
-            r = pointwise.lerp(a, b, Tensor(np.asarray(w, dtype=dt)))
+            r = pointwise.lerp(a, b, Tensor._wrap(np.asarray(w, dtype=dt)))
         else:
             r = pointwise.lerp(a, b, builtins.float(w)) if w else a
         if nan_lanes is not None:
-            r = elementwise.where(Tensor(array_module(r.array).asarray(nan_lanes)), math.nan, r)
+            r = elementwise.where(Tensor._wrap(array_module(r.array).asarray(nan_lanes)), math.nan, r)
         if keepdim:
             r = shape_ops.unsqueeze(r, d) if dim is not None else shape_ops.reshape(r, (1,) * input.array.ndim)
         outs.append(r)
@@ -1231,7 +1231,7 @@ def index_put(input, indices, values, accumulate=False):
         shape = _take(input.array, conv).shape
     except IndexError as e:
         raise _index_error(e, input.array.shape, conv) from None
-    v = values if isinstance(values, Tensor) else Tensor(xp.asarray(values, dtype=input.array.dtype))
+    v = values if isinstance(values, Tensor) else Tensor._wrap(xp.asarray(values, dtype=input.array.dtype))
     try:
         fits = np.broadcast_shapes(v.array.shape, shape) == shape
     except ValueError:
@@ -1290,7 +1290,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
                            f"{list(movement.diagonal(input.detach(), offset, d1, d2).shape)}, got {list(src.array.shape)}")
     moved = movedim(shape_ops.clone(input), (d1, d2), (-2, -1))
     moved = shape_ops.clone(moved)
-    moved[(Ellipsis, Tensor(rows.astype(np.int64)), Tensor(cols.astype(np.int64)))] = src
+    moved[(Ellipsis, Tensor._wrap(rows.astype(np.int64)), Tensor._wrap(cols.astype(np.int64)))] = src
     return movedim(moved, (-2, -1), (d1, d2))
 
 
@@ -1307,7 +1307,7 @@ def as_strided(input, size, stride, storage_offset=0):
     if flat_idx.size and (flat_idx.max() >= n or flat_idx.min() < 0):
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
                            f"{storage_offset} require more elements than the {n} of the input")
-    return shape_ops.reshape(shape_ops.contiguous(input), -1)[Tensor(xp.asarray(flat_idx))]
+    return shape_ops.reshape(shape_ops.contiguous(input), -1)[Tensor._wrap(xp.asarray(flat_idx))]
 
 
 # ---- broadcasting and tensordot ----------------------------------------------------------------------------
@@ -1377,10 +1377,10 @@ def combinations(input, r=2, with_replacement=False):
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        return Tensor(array_module(input.array).zeros((0,), dtype=input.array.dtype))
+        return Tensor._wrap(array_module(input.array).zeros((0,), dtype=input.array.dtype))
     pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     idx = np.array(list(pick(range(input.array.shape[0]), r)), dtype=np.int64).reshape(-1, r)
-    flat = Tensor(array_module(input.array).asarray(idx.reshape(-1)))
+    flat = Tensor._wrap(array_module(input.array).asarray(idx.reshape(-1)))
     return indexing_ops.index_select(input, 0, flat).reshape(-1, r)  # (differentiable: a gather)
 
 
@@ -1391,7 +1391,7 @@ def poisson(input, generator=None):
     xp = array_module(input.array)
     if input.array.size and not bool((input.array >= 0).all()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return Tensor(xp.asarray(_random_stream(xp, generator).poisson(input.array), dtype=input.array.dtype))
+    return Tensor._wrap(xp.asarray(_random_stream(xp, generator).poisson(input.array), dtype=input.array.dtype))
 
 
 def _random_stream(xp, generator):
@@ -1419,7 +1419,7 @@ class _StandardGamma(Function):
     def backward(ctx, g):
         alpha, x = ctx.saved_tensors
         dx = special_array.standard_gamma_grad(alpha.array, x.array).astype(alpha.array.dtype, copy=False)
-        return g * Tensor(dx), None
+        return g * Tensor._wrap(dx), None
 
 
 def _standard_gamma(input, generator=None):
@@ -1434,7 +1434,7 @@ def binomial(count, prob, generator=None):
     xp = array_module(prob.array)
     n, p = xp.broadcast_arrays(count.array, prob.array)
     draws = _random_stream(xp, generator).binomial(n.astype(np.int64), p)
-    return Tensor(xp.asarray(draws, dtype=prob.array.dtype))
+    return Tensor._wrap(xp.asarray(draws, dtype=prob.array.dtype))
 
 
 def unravel_index(indices, shape):
@@ -1452,7 +1452,7 @@ def unravel_index(indices, shape):
         raise ValueError(f"'shape' cannot have negative values, but got {shape}")
     a = indices.array.astype(np.int64)
     strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]  # (row-major: the last dim steps by 1)
-    return tuple(Tensor((a // stride) % dim) for stride, dim in zip(strides, shape))
+    return tuple(Tensor._wrap((a // stride) % dim) for stride, dim in zip(strides, shape))
 
 
 # ---- PyTorch's *_copy ops: a view op, then the view's values copied into a tensor of their own ----------
@@ -1491,7 +1491,7 @@ def fill(input, value):
     if isinstance(value, Tensor) and value.array.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.array.ndim} "
                            "dimensions.")
-    everywhere = Tensor(array_module(input.array).ones(input.array.shape, dtype=bool))
+    everywhere = Tensor._wrap(array_module(input.array).ones(input.array.shape, dtype=bool))
     return elementwise.where(everywhere, value, input).to(input.dtype)
 
 

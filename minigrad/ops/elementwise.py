@@ -26,13 +26,13 @@ _BOOL_SUB = (
 
 def _array_grad(a):
     """The Tensor of a gradient a backward computed on arrays (a numpy scalar where 0-d arrays' arithmetic made one)."""
-    return Tensor._output(a, None) if type(a) is np.ndarray else Tensor(a)
+    return Tensor._output(a, None) if type(a) is np.ndarray else Tensor._wrap(a)
 
 
 def zeros_like_grad(g, shape=None):
     """The zero gradient of a flat op: zeros, not g * 0 (which would turn an inf or nan g into nan)."""
     xp = array_module(g.array)
-    return Tensor(xp.zeros(g.array.shape if shape is None else shape, dtype=g.array.dtype))
+    return Tensor._wrap(xp.zeros(g.array.shape if shape is None else shape, dtype=g.array.dtype))
 
 
 # ---- binary arithmetic ------------------------------------------------------------------
@@ -242,7 +242,7 @@ class PowScalar(Function):
                 e.__class__ is builtins.float or -_EXACT_INT <= e <= _EXACT_INT):
             # no graph of the backward wanted: the formula's three steps on the arrays (`x ** 2`'s backward
             # cost four times its forward through recorded ops), the number in the array's dtype as mul takes it
-            return Tensor(g.array * (pow_scalar_array(x, e - 1) * e)), None
+            return Tensor._wrap(g.array * (pow_scalar_array(x, e - 1) * e)), None
         return g * (e * a ** (e - 1)), None
 
 
@@ -413,7 +413,7 @@ def _plain_operand(a, b, ints=True):
         if not (state.grad_enabled and a.requires_grad):
             return b  # (numpy casts a Python number to the array's dtype, as a 0-d tensor of it would be)
         if type(x) is np.ndarray:  # `x * 0.5` recorded: the number as the 0-d tensor binary_operands makes
-            return Tensor(np.asarray(b, dtype=x.dtype))
+            return Tensor._wrap(np.asarray(b, dtype=x.dtype))
     return None
 
 
@@ -437,7 +437,7 @@ def add(input, other, alpha=1):
             return _binary(Add, input, other, alpha)
     o = _plain_operand(input, other)
     if o is not None:
-        return apply_binary(Add, input, o) if isinstance(o, Tensor) else Tensor(input.array + o)
+        return apply_binary(Add, input, o) if isinstance(o, Tensor) else Tensor._wrap(input.array + o)
     return _binary(Add, input, other)
 
 
@@ -475,7 +475,7 @@ def sub(input, other, alpha=1):
         other, alpha = alpha, _alpha_first("sub", other)
     o = _plain_operand(input, other) if alpha == 1 else None  # (floats and int64: no bool gets through)
     if o is not None:
-        return apply_binary(Sub, input, o) if isinstance(o, Tensor) else Tensor(input.array - o)
+        return apply_binary(Sub, input, o) if isinstance(o, Tensor) else Tensor._wrap(input.array - o)
     refuse_bool_sub(input, other)
     if alpha != 1:
         refuse_float_alpha(alpha, input, other)
@@ -502,7 +502,7 @@ def mul(input, other):
     """input * other, broadcasting."""
     o = _plain_operand(input, other)
     if o is not None:
-        return apply_binary(Mul, input, o) if isinstance(o, Tensor) else Tensor(input.array * o)
+        return apply_binary(Mul, input, o) if isinstance(o, Tensor) else Tensor._wrap(input.array * o)
     return _binary(Mul, input, other)
 
 
@@ -512,7 +512,7 @@ def div(input, other, rounding_mode=None):
         return _rounded_div(input, other, rounding_mode)
     o = _plain_operand(input, other, ints=False)
     if o is not None:
-        return apply_binary(Div, input, o) if isinstance(o, Tensor) else Tensor(input.array / o)
+        return apply_binary(Div, input, o) if isinstance(o, Tensor) else Tensor._wrap(input.array / o)
     from ..dtypes import default_float
 
     if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.array.dtype.kind != "f":
@@ -977,7 +977,7 @@ class Clamp(Function):
                     keep = x <= hi
                 else:
                     keep &= x <= hi  # (into the first comparison's array: no third one)
-            return Tensor(pick(keep, g.array)), None, None  # (not numpy's where: a branch per element on a random mask)
+            return Tensor._wrap(pick(keep, g.array)), None, None  # (not numpy's where: a branch per element on a random mask)
         mask = a >= lo if lo is not None else None
         if hi is not None:
             mask = a <= hi if mask is None else mask & (a <= hi)
@@ -1105,9 +1105,9 @@ def where(condition, input=None, other=None):
         recording.escape("where(condition) (nonzero), whose result's shape depends on the data,")
         data = condition.array if isinstance(condition, Tensor) else np.asarray(condition)
         xp = array_module(data)
-        return tuple(Tensor(i.astype(np.int64)) for i in xp.nonzero(xp.atleast_1d(data)))
+        return tuple(Tensor._wrap(i.astype(np.int64)) for i in xp.nonzero(xp.atleast_1d(data)))
     if not isinstance(condition, Tensor):
-        condition = Tensor(np.asarray(condition))
+        condition = Tensor._wrap(np.asarray(condition))
     if condition.array.dtype != np.bool_:
         if condition.array.dtype != np.uint8:
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
@@ -1179,7 +1179,7 @@ def check_fill_mask(mask):
 def masked_fill(input, mask, value):
     """`input` with `value` (a number or a 0-dim tensor) wherever the boolean `mask` (broadcastable) is True."""
     if not isinstance(mask, Tensor):
-        mask = Tensor(np.asarray(mask))
+        mask = Tensor._wrap(np.asarray(mask))
     check_fill_mask(mask)
     ms, s = mask.array.shape, input.array.shape
     if ms != s and s[len(s) - len(ms):] != ms:  # (the usual masks checked first)

@@ -619,7 +619,7 @@ def put_values(a, index, values):
             # a basic index is a view that the values are copied into, expanded to its shape: expand's words
             from .shape import expand
 
-            expand(Tensor(values), list(picked))
+            expand(Tensor._wrap(values), list(picked))
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(picked)}") from None
 
@@ -641,7 +641,7 @@ class IndexPut(Function):
 
         ga = gv = None
         if ctx.needs_input_grad[0]:
-            mask = Tensor(array_module(g.array).ones(g.array.shape, dtype=g.array.dtype))
+            mask = Tensor._wrap(array_module(g.array).ones(g.array.shape, dtype=g.array.dtype))
             m, i = _target(mask.array, ctx.index)
             m[i] = 0
             ga = g * mask
@@ -669,7 +669,7 @@ class Gather(Function):
             xp = array_module(g.array)
             out = xp.zeros(ctx.shape, dtype=g.array.dtype)
             _add_at(xp, out, ctx.at, g.array)
-            return Tensor(out), None, None
+            return Tensor._wrap(out), None, None
         return index_scatter(g, ctx.dim, ctx._saved_index, ctx.shape), None, None
 
 

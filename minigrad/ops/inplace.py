@@ -199,7 +199,7 @@ def _keep_original(self, node):
     in self's place in the graph, as PyTorch's in-place ops keep the original."""
     for s in getattr(node, "_saved", None) or ():
         if s is not None and s.tensor is self:
-            original = Tensor(self.array.copy())
+            original = Tensor._wrap(self.array.copy())
             original.grad_fn, original._output_nr, original.requires_grad = self.grad_fn, self._output_nr, self.requires_grad
             s.tensor, s.counter, s.version = original, original._version_counter, 0
 
@@ -339,7 +339,7 @@ def setitem(self, index, value):
             if name is not None:
                 raise multi_output_error(0, name)
     if not isinstance(value, Tensor):
-        value = Tensor(xp.asarray(value, dtype=self.array.dtype))
+        value = Tensor._wrap(xp.asarray(value, dtype=self.array.dtype))
     elif value.array.dtype != self.array.dtype:
         value = value.to(self.dtype)
 
@@ -417,7 +417,7 @@ def copy_(self, src):
     from .shape import expand
 
     if not isinstance(src, Tensor):
-        src = Tensor(np.asarray(src))
+        src = Tensor._wrap(np.asarray(src))
     check_broadcasts_into(self, src)
 
     def raw(a):
@@ -429,7 +429,7 @@ def copy_(self, src):
         from .elementwise import where
 
         s = src.to(self.dtype, self.device) if src.array.dtype != self.array.dtype else src
-        return where(Tensor(array_module(self.array).ones(self.array.shape, dtype=bool)), expand(s, self.shape), self)
+        return where(Tensor._wrap(array_module(self.array).ones(self.array.shape, dtype=bool)), expand(s, self.shape), self)
 
     return apply_inplace(self, raw, recorded, src)
 
@@ -442,7 +442,7 @@ def masked_fill_(self, mask, value):
     from .elementwise import check_fill_mask, masked_fill
 
     if not isinstance(mask, Tensor):
-        mask = Tensor(np.asarray(mask))
+        mask = Tensor._wrap(np.asarray(mask))
     check_fill_mask(mask)
     check_broadcasts_into(self, mask)  # (a causal mask cut shorter than the scores: numpy's ValueError otherwise)
 
@@ -590,7 +590,7 @@ def fill_diagonal_(self, fill_value, wrap=False):
     xp = array_module(a)
     mask = xp.zeros(a.shape, dtype=bool)
     xp.fill_diagonal(mask, True, wrap=wrap)
-    mask = Tensor(mask)
+    mask = Tensor._wrap(mask)
     return apply_inplace(self, lambda arr: xp.copyto(arr, fill_value, where=mask.array, casting="unsafe"),
                          lambda: masked_fill(self, mask, fill_value))
 
@@ -598,7 +598,7 @@ def fill_diagonal_(self, fill_value, wrap=False):
 def _masked_fill(input, mask, value):
     from .elementwise import masked_fill
 
-    return masked_fill(input, mask if isinstance(mask, Tensor) else Tensor(np.asarray(mask)), value)
+    return masked_fill(input, mask if isinstance(mask, Tensor) else Tensor._wrap(np.asarray(mask)), value)
 
 
 def _clamp(input, min, max):

@@ -149,7 +149,7 @@ def matrix_power(input, n):
         from .shape import clone
 
         xp = array_module(input.array)
-        eye = Tensor(xp.eye(input.array.shape[-1], dtype=input.array.dtype))
+        eye = Tensor._wrap(xp.eye(input.array.shape[-1], dtype=input.array.dtype))
         return copy_(clone(input), eye)
     base = inverse(input) if n < 0 else input
     n = builtins.abs(n)
@@ -434,8 +434,8 @@ def svd_legacy(input, some=True, compute_uv=True):
         xp = array_module(input.array)
         batch = input.array.shape[:-2]
         S = svdvals(input)
-        return svd_legacy_result(Tensor(xp.zeros(batch + (m, m), dtype=input.array.dtype)), S,
-                                 Tensor(xp.zeros(batch + (n, n), dtype=input.array.dtype)))
+        return svd_legacy_result(Tensor._wrap(xp.zeros(batch + (m, m), dtype=input.array.dtype)), S,
+                                 Tensor._wrap(xp.zeros(batch + (n, n), dtype=input.array.dtype)))
     U, S, Vh = svd(input, full_matrices=not some)
     return svd_legacy_result(U, S, _mT(Vh))
 
@@ -476,10 +476,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
         residuals = ((A @ X - Bm) ** 2).sum(-2)
         if vector:
             residuals = residuals.squeeze(-1)
-    singular_values = Tensor(sv) if driver in ("gelsd", "gelss") else Tensor(empty)
-    rank_t = Tensor(xp.zeros((0,), dtype=np.int64)) if driver == "gels" else Tensor(xp.asarray(rank).reshape(batch))
+    singular_values = Tensor._wrap(sv) if driver in ("gelsd", "gelss") else Tensor._wrap(empty)
+    rank_t = Tensor._wrap(xp.zeros((0,), dtype=np.int64)) if driver == "gels" else Tensor._wrap(xp.asarray(rank).reshape(batch))
     return lstsq_result(X.squeeze(-1) if vector else X, residuals if isinstance(residuals, Tensor) else
-                        Tensor(residuals), rank_t, singular_values)
+                        Tensor._wrap(residuals), rank_t, singular_values)
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
@@ -523,7 +523,7 @@ def _kernel_dtype(kernel, *ts):
 
 
 def _eye_like(t, n):
-    return Tensor(array_module(t.array).eye(n, dtype=t.array.dtype))
+    return Tensor._wrap(array_module(t.array).eye(n, dtype=t.array.dtype))
 
 
 def _triangle(A, upper, unitriangular=False):
@@ -696,7 +696,7 @@ class LUFactor(Function):
         from .shape import cat, tril, triu
 
         LU = _outputs(ctx)[0]
-        P = Tensor(ctx.P)
+        P = Tensor._wrap(ctx.P)
         m, n = LU.shape[-2:]
         if m <= n:
             L = tril(LU[..., :, :m], -1) + _eye_like(LU, m)
@@ -761,12 +761,12 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     xp = array_module(LU_data.array)
     m, n = LU_data.array.shape[-2:]
     k = builtins.min(m, n)
-    empty = Tensor(xp.zeros((0,), dtype=LU_data.array.dtype))
+    empty = Tensor._wrap(xp.zeros((0,), dtype=LU_data.array.dtype))
     dtype = LU_data.array.dtype  # (P in an op of the pivots' array: a minigrad.compile replay unpacks each call's)
     P = array_op(lambda piv: _permutation(piv, m, dtype), LU_pivots) if unpack_pivots else empty
     if not unpack_data:
         return lu_unpack_result(P, empty, empty)
-    eye = Tensor(xp.eye(m, k, dtype=LU_data.array.dtype))
+    eye = Tensor._wrap(xp.eye(m, k, dtype=LU_data.array.dtype))
     return lu_unpack_result(P, tril(LU_data[..., :, :k], -1) + eye, triu(LU_data[..., :k, :]))
 
 
@@ -951,7 +951,7 @@ def cond(input, p=None):
     xp = array_module(A.array)
     batch = A.array.shape[:-2]
     if n == 0:
-        return Tensor(xp.zeros(batch, dtype=A.array.dtype))
+        return Tensor._wrap(xp.zeros(batch, dtype=A.array.dtype))
     flat = A.array.reshape(-1, n, n)
     singular = xp.zeros(flat.shape[0], dtype=bool)
     try:
@@ -967,7 +967,7 @@ def cond(input, p=None):
         return norm(A, p) * norm(inverse(A), p)
     from .elementwise import where
 
-    singular = Tensor(singular.reshape(batch))
+    singular = Tensor._wrap(singular.reshape(batch))
     safe = where(singular.unsqueeze(-1).unsqueeze(-1), _eye_like(A, n), A)  # (the singular ones: inf, below)
     return where(singular, float("inf"), norm(A, p) * norm(inverse(safe), p))
 
@@ -1013,15 +1013,15 @@ def _nan_where(failed, value):
     """value, NaN in the matrices (or vectors) of the batch that `failed` (what LAPACK leaves there is of no use)."""
     from .elementwise import where
 
-    return where(Tensor(failed.reshape(failed.shape + (1,) * (value.ndim - failed.ndim))), float("nan"), value)
+    return where(Tensor._wrap(failed.reshape(failed.shape + (1,) * (value.ndim - failed.ndim))), float("nan"), value)
 
 
 def _eye_where(failed, A):
     """A, an identity where it `failed`: the others computed without raising, their gradient untouched."""
     from .elementwise import where
 
-    eye = Tensor(array_module(A.array).eye(A.array.shape[-1], dtype=A.array.dtype))
-    return where(Tensor(failed[..., None, None]), eye, A)
+    eye = Tensor._wrap(array_module(A.array).eye(A.array.shape[-1], dtype=A.array.dtype))
+    return where(Tensor._wrap(failed[..., None, None]), eye, A)
 
 
 inv_ex_result = return_type("linalg_inv_ex", ("inverse", "info"))
@@ -1030,7 +1030,7 @@ solve_ex_result = return_type("linalg_solve_ex", ("result", "info"))
 
 
 def _no_failures(A):
-    return Tensor(np.zeros(A.array.shape[:-2], dtype=np.int32))
+    return Tensor._wrap(np.zeros(A.array.shape[:-2], dtype=np.int32))
 
 
 def inv_ex(A, *, check_errors=False):
@@ -1046,7 +1046,7 @@ def inv_ex(A, *, check_errors=False):
     if check_errors:
         raise LinAlgError(f"linalg.inv_ex: {_batch_where(info, failed[0])}The diagonal element {failed[1]} is zero, "
                           "the inversion could not be completed because the input matrix is singular.")
-    return inv_ex_result(_nan_where(info > 0, inverse(_eye_where(info > 0, A))), Tensor(info))
+    return inv_ex_result(_nan_where(info > 0, inverse(_eye_where(info > 0, A))), Tensor._wrap(info))
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False):
@@ -1056,13 +1056,13 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     info = _cholesky_info(A.array)
     failed = _first_failure(info)
     if failed is None:
-        return cholesky_ex_result(cholesky(A, upper=upper), Tensor(info))
+        return cholesky_ex_result(cholesky(A, upper=upper), Tensor._wrap(info))
     if check_errors:
         raise LinAlgError(f"linalg.cholesky_ex: {_batch_where(info, failed[0])}The factorization could not be "
                           "completed because the input is not positive-definite (the leading minor of order "
                           f"{failed[1]} is not positive-definite).")
     L = cholesky(_eye_where(info > 0, A), upper=upper)
-    return cholesky_ex_result(_nan_where(info > 0, L), Tensor(info))
+    return cholesky_ex_result(_nan_where(info > 0, L), Tensor._wrap(info))
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):
@@ -1077,7 +1077,7 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     if check_errors:
         raise LinAlgError(f"torch.linalg.solve_ex: {_batch_where(info, failed[0])}The solver failed because the input "
                           "matrix is singular.")
-    return solve_ex_result(_nan_where(info > 0, solve(_eye_where(info > 0, A), B, left=left)), Tensor(info))
+    return solve_ex_result(_nan_where(info > 0, solve(_eye_where(info > 0, A), B, left=left)), Tensor._wrap(info))
 
 
 def _expm(a):

@@ -56,8 +56,8 @@ class Matmul(Function):
         if not state.grad_enabled and len(a_shape) >= 2 and len(b_shape) == 2:
             # no graph of the backward wanted: the two products on the arrays, with none of the four
             # recorded-op calls (two transposes, two matmuls) the formula below makes
-            ga = Tensor(product(g.array, b.array.T)) if ctx.needs_input_grad[0] else None
-            gb = Tensor(matmul_arrays(_rows(a.array).T, _rows(g.array))) if ctx.needs_input_grad[1] else None
+            ga = Tensor._wrap(product(g.array, b.array.T)) if ctx.needs_input_grad[0] else None
+            gb = Tensor._wrap(matmul_arrays(_rows(a.array).T, _rows(g.array))) if ctx.needs_input_grad[1] else None
             return ga, gb
         a_vec, b_vec = len(a_shape) == 1, len(b_shape) == 1
         if a_vec and b_vec:  # dot: g is a scalar

@@ -175,7 +175,7 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
         if counts.ndim > 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         recording.escape("repeat_interleave of counts, whose result's shape depends on the data,")
-        return Tensor(xp.repeat(xp.arange(counts.shape[0], dtype=np.int64), counts))
+        return Tensor._wrap(xp.repeat(xp.arange(counts.shape[0], dtype=np.int64), counts))
     if dim is None:
         input, dim = input.reshape(-1), 0
     d = normalize_dim(dim, input.array.ndim)
@@ -199,7 +199,7 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
 
         if repeats and _records_nothing(input):  # nothing to record (generation's GQA keys): numpy's repeat,
             # one copy (not an empty result: numpy's strides of one are 0s, PyTorch's a contiguous tensor's)
-            return Tensor(xp.repeat(input.array, repeats, axis=d))
+            return Tensor._wrap(xp.repeat(input.array, repeats, axis=d))
         # PyTorch's way for one count: r broadcast copies of each slice, made contiguous; the backward
         # then sums over the copies instead of scattering through an index (np.add.at is slow)
 
@@ -207,7 +207,7 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
         copies = expand(unsqueeze(input, d + 1), *shape[:d + 1], repeats, *shape[d + 1:])
         return view(clone(copies), *shape[:d], n * repeats, *shape[d + 1:])
     idx = xp.repeat(xp.arange(n, dtype=np.int64), r)
-    return index_select(input, d, Tensor(idx))
+    return index_select(input, d, Tensor._wrap(idx))
 
 
 # ---- diagonal, diag ------------------------------------------------------------------------------------
@@ -391,7 +391,7 @@ class MaskedScatter(Function):
 
     @staticmethod
     def backward(ctx, gg):
-        return MaskedSelect.apply(gg, Tensor(ctx.mask), ctx.shape), None, None
+        return MaskedSelect.apply(gg, Tensor._wrap(ctx.mask), ctx.shape), None, None
 
 
 def masked_select(input, mask):
@@ -410,9 +410,9 @@ def nonzero(input, as_tuple=False):
     idx = xp.argwhere(input.array).astype(np.int64)
     if as_tuple:
         if input.array.ndim == 0:
-            return (Tensor(xp.zeros(idx.shape[0], dtype=np.int64)),)
-        return tuple(Tensor(xp.ascontiguousarray(idx[:, k])) for k in range(input.array.ndim))
-    return Tensor(idx)
+            return (Tensor._wrap(xp.zeros(idx.shape[0], dtype=np.int64)),)
+        return tuple(Tensor._wrap(xp.ascontiguousarray(idx[:, k])) for k in range(input.array.ndim))
+    return Tensor._wrap(idx)
 
 
 def argwhere(input):
@@ -471,7 +471,7 @@ class Einsum(Function):
                 if c in seen:  # a repeated letter: a fresh one, tied to the first by an identity
                     f = next(fresh)
                     terms.append(c + f)
-                    args.append(Tensor(np.eye(sizes[c], dtype=g.array.dtype)))
+                    args.append(Tensor._wrap(np.eye(sizes[c], dtype=g.array.dtype)))
                     target.append(f)
                 else:
                     seen.add(c)
@@ -480,7 +480,7 @@ class Einsum(Function):
             for c in set(sub):
                 if c not in present:  # summed over in X_k alone: its gradient is the same at every index
                     terms.append(c)
-                    args.append(Tensor(array_module(g.array).ones(sizes[c], dtype=g.array.dtype)))
+                    args.append(Tensor._wrap(array_module(g.array).ones(sizes[c], dtype=g.array.dtype)))
             grads.append(_einsum(terms, "".join(target), args))
         return tuple(grads)
 

@@ -24,7 +24,7 @@ def _keep_shape(shape, dims):
 def _expand_back(g, shape, dims, keepdim):
     """Broadcast a reduction's gradient back over the reduced dims."""
     if not state.grad_enabled:  # no graph of the backward wanted: a broadcast view of the array, no recorded ops
-        return Tensor(_expand_back_array(g.array, shape, dims, keepdim))
+        return Tensor._wrap(_expand_back_array(g.array, shape, dims, keepdim))
     if not keepdim and dims:
         g = g.reshape(_keep_shape(shape, dims))
     return g.expand(shape)
@@ -98,7 +98,7 @@ class Mean(Function):
     def backward(ctx, g):  # d(mean a) = 1/n
         n = _count(ctx.shape, ctx.dims) or 1  # (0: an empty input, whose gradient is empty: no 1/0 to warn of)
         if not state.grad_enabled:  # no graph of the backward wanted: array_step's division and view
-            return Tensor(_mean_backward_array(g.array, n, ctx.shape, ctx.dims, ctx.keepdim)), None, None
+            return Tensor._wrap(_mean_backward_array(g.array, n, ctx.shape, ctx.dims, ctx.keepdim)), None, None
         return _expand_back(g / n, ctx.shape, ctx.dims, ctx.keepdim), None, None
 
     @staticmethod
@@ -227,7 +227,7 @@ class Var(Function):
         if not g.requires_grad:  # no graph of the backward wanted: the same passes on the arrays
             out = g.array * _centered(a.array, ctx.dims)
             out *= scale
-            return Tensor(out), None, None, None
+            return Tensor._wrap(out), None, None, None
         centered = a - a.mean(dim=ctx.dims, keepdim=True)
         return g * centered * scale, None, None, None
 
@@ -255,7 +255,7 @@ class Std(Function):
             with np.errstate(divide="ignore", invalid="ignore"):
                 out = xp.where(zero, 0.0, g.array / xp.where(zero, 1.0, r)) * _centered(a.array, ctx.dims)
                 out /= n - ctx.correction
-            return Tensor(out), None, None, None
+            return Tensor._wrap(out), None, None, None
         centered = a - a.mean(dim=ctx.dims, keepdim=True)
         # where std is 0 the gradient is 0 (PyTorch's convention), not 0/0
         from .elementwise import where
@@ -323,7 +323,7 @@ class Amax(Function):
                 keep = _keep_shape(a.shape, ctx.dims)
                 ga, r = ga.reshape(keep), r.reshape(keep)
             mask = (a.array == r).astype(ga.dtype)
-            return Tensor(array_module(ga).asarray(ga * mask / mask.sum(axis=ctx.dims, keepdims=True))), None, None, None
+            return Tensor._wrap(array_module(ga).asarray(ga * mask / mask.sum(axis=ctx.dims, keepdims=True))), None, None, None
         if not ctx.keepdim and ctx.dims:
             g = g.reshape(_keep_shape(a.shape, ctx.dims))
             result = result.reshape(_keep_shape(a.shape, ctx.dims))
@@ -348,8 +348,8 @@ class MaxAll(Amax):
         if not g.requires_grad:  # nothing to record: zeros, and g / count where picked (PyTorch's steps)
             out = xp.zeros(x.shape, dtype=dt)
             out[picked] = g.array / count
-            return Tensor(out), None, None, None
-        return Tensor(picked.astype(dt)) * (g / Tensor(count)), None, None, None
+            return Tensor._wrap(out), None, None, None
+        return Tensor._wrap(picked.astype(dt)) * (g / Tensor._wrap(count)), None, None, None
 
 
 class MinAll(MaxAll):
@@ -416,8 +416,8 @@ class MaxDim(Function):
             if not ctx.keepdim:
                 ga, idx = xp.expand_dims(ga, ctx.dim), xp.expand_dims(idx, ctx.dim)
             xp.put_along_axis(out, idx, ga, axis=ctx.dim)
-            return Tensor(out), None, None, None
-        idx = Tensor(ctx.indices)
+            return Tensor._wrap(out), None, None, None
+        idx = Tensor._wrap(ctx.indices)
         if not ctx.keepdim:
             g, idx = g.unsqueeze(ctx.dim), idx.unsqueeze(ctx.dim)
         return index_scatter(g, ctx.dim, idx, ctx.shape), None, None, None
@@ -436,7 +436,7 @@ def _max_min(input, dim, keepdim, other, full_cls, dim_cls, pair_fn, largest):
         return full_cls.apply(input, tuple(range(input.array.ndim)), False, largest)
     if input.array.ndim == 0:
         normalize_dim(dim, 0)
-        return values_indices(input, Tensor(array_module(input.array).zeros((), dtype=np.int64)),
+        return values_indices(input, Tensor._wrap(array_module(input.array).zeros((), dtype=np.int64)),
                               "max" if largest else "min")
     d = normalize_dim(dim, input.array.ndim)
     name = "max" if largest else "min"
@@ -578,8 +578,8 @@ def _rows_backward(ctx, g, backward_op, backward_array):
     if state.grad_enabled:
         return backward_op.apply(g, y, ctx.dim), None
     if ctx.impl is None:
-        return Tensor(backward_array(g.array, y.array, ctx.dim)), None
-    return Tensor(_rows_run_backward(ctx.impl, g.array, y.array)), None
+        return Tensor._wrap(backward_array(g.array, y.array, ctx.dim)), None
+    return Tensor._wrap(_rows_run_backward(ctx.impl, g.array, y.array)), None
 
 
 def _rows_step(a, dim, op, array_code, backward_array):
@@ -792,7 +792,7 @@ class Prod(Function):
             result = result.reshape(_keep_shape(a.shape, ctx.dims))
         if not bool((a.array == 0).any()):
             return g * result / a, None, None
-        return g * Tensor(_prod_of_others(a.array, ctx.dims)), None, None
+        return g * Tensor._wrap(_prod_of_others(a.array, ctx.dims)), None, None
 
 
 class ProdAll(Prod):
@@ -845,7 +845,7 @@ class VectorNorm2(Function):
             if zero.any():  # (rare: a vector of zeros; its 0/0 set to 0)
                 r = xp.where(_expand_back_array(zero, ctx.shape, ctx.dims, ctx.keepdim), r.dtype.type(0), r)
             r *= _expand_back_array(g.array, ctx.shape, ctx.dims, ctx.keepdim)
-            return Tensor(r), None, None
+            return Tensor._wrap(r), None, None
         n = _expand_back(n, ctx.shape, ctx.dims, ctx.keepdim)
         zero = n == 0
         return _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim) * where(zero, 0.0, a / where(zero, 1.0, n)), None, None

@@ -86,7 +86,7 @@ class Cumprod(Function):
             return g, None
         if not bool((a.array == 0).any()):
             return reverse_cumsum(g * result, ctx.dim) / a, None
-        return Tensor(_cumprod_grad_with_zeros(a.array, g.array, ctx.dim)), None
+        return Tensor._wrap(_cumprod_grad_with_zeros(a.array, g.array, ctx.dim)), None
 
 
 def _cumprod_grad_with_zeros(a, g, dim):
@@ -140,7 +140,7 @@ class Cummax(Function):
 
         if ctx.dim is None:
             return g, None, None
-        return index_scatter(g, ctx.dim, Tensor(ctx.indices), ctx.shape), None, None
+        return index_scatter(g, ctx.dim, Tensor._wrap(ctx.indices), ctx.shape), None, None
 
 
 class Cummin(Cummax):
@@ -150,7 +150,7 @@ class Cummin(Cummax):
 def _empty_scan(input, op):
     """PyTorch returns an empty tensor's scan before it checks the dim."""
     xp = array_module(input.array)
-    return values_indices(input.clone(), Tensor(xp.zeros(input.array.shape, dtype=np.int64)), op)
+    return values_indices(input.clone(), Tensor._wrap(xp.zeros(input.array.shape, dtype=np.int64)), op)
 
 
 def cummax(input, dim):
@@ -192,7 +192,7 @@ class Logcumsumexp(Function):
             return g, None
         n = a.shape[d]
         a_m, r_m, g_m = a.transpose(d, -1), result.transpose(d, -1), g.transpose(d, -1)
-        upper = Tensor(np.triu(np.ones((n, n), dtype=bool)))  # [i <= j]
+        upper = Tensor._wrap(np.triu(np.ones((n, n), dtype=bool)))  # [i <= j]
         terms = exp(where(upper, a_m.unsqueeze(-1) - r_m.unsqueeze(-2), float("-inf")))
         return (terms * g_m.unsqueeze(-2)).sum(-1).transpose(d, -1), None
 

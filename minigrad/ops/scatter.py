@@ -162,13 +162,13 @@ class ScatterReduce(Function):
         if reduce in _OLD_NAMES:
             raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got {reduce}.")
         s = src if tuple(src.shape) == tuple(index.shape) else src[tuple(slice(0, n) for n in index.shape)]
-        touched = Tensor(_touched(a.array, dim, index.array))
+        touched = Tensor._wrap(_touched(a.array, dim, index.array))
         ga = gs = None
         if reduce == "sum":  # d(self + sum src) = dself + dsrc
             ga = g if ctx.include_self else where(touched, 0.0, g)
             gs = gather_along(g, dim, index)
         elif reduce == "mean":  # each of the count terms gets 1/count of the gradient
-            gc = g / Tensor(ctx.count)
+            gc = g / Tensor._wrap(ctx.count)
             ga = gc if ctx.include_self else where(touched, 0.0, g)
             gs = gather_along(gc, dim, index)
         elif reduce == "prod":  # d prod / d x = prod / x (x nonzero)
@@ -257,7 +257,7 @@ def scatter(input, dim, index, src=None, value=None, reduce=None):
         if reduce not in modes:
             raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
         if src is None:
-            src = Tensor(array_module(input.array).full(index.array.shape, value, dtype=input.array.dtype))
+            src = Tensor._wrap(array_module(input.array).full(index.array.shape, value, dtype=input.array.dtype))
         return scatter_reduce(input.detach(), d, index, src.detach(), modes[reduce])
     if src is not None:
         return Scatter.apply(input, d, index, _src_tensor(input, src))
@@ -321,7 +321,7 @@ def _inplace(fn, into=None):
 
     def raw(arr, args, kwargs):
         if into is None or not into(arr, *args, **kwargs):
-            arr[...] = fn(Tensor(arr), *args, **kwargs).array
+            arr[...] = fn(Tensor._wrap(arr), *args, **kwargs).array
 
     def op(self, *args, **kwargs):
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
@@ -343,7 +343,7 @@ def _scatter_add_into(arr, dim, index, src):
     where src shares arr's memory: the op reads src as it was."""
     if not isinstance(src, Tensor) or not isinstance(index, Tensor) or np.may_share_memory(arr, src.array):
         return False
-    t = Tensor(arr)
+    t = Tensor._wrap(arr)
     d = check_index_shape("scatter_add", t, dim, index, src)
     src = _src_tensor(t, src)
     xp = array_module(arr)
@@ -385,7 +385,7 @@ def make_inplace(fn, name, into=None, clone=True):
         def write(arr):
             if into is not None and into(arr, *args, **kwargs):
                 return
-            out = fn(Tensor(arr), *args, **kwargs)
+            out = fn(Tensor._wrap(arr), *args, **kwargs)
             check(self, out)
             arr[...] = out.array
 

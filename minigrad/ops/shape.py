@@ -42,7 +42,7 @@ def _as_view(out, base):
 
 def _view_of(base, array):
     """A new tensor on `array`, a view of `base`'s array, recording nothing: base's version counter shared."""
-    out = Tensor(array)
+    out = Tensor._wrap(array)
     _as_view(out, base)
     return out
 
@@ -88,7 +88,7 @@ class View(Function):
     @staticmethod
     def backward(ctx, g):  # reshape the gradient back
         if not g.requires_grad:  # nothing to record (no create_graph): the array op alone
-            return Tensor(g.array.reshape(ctx.shape)), None
+            return Tensor._wrap(g.array.reshape(ctx.shape)), None
         return g.reshape(ctx.shape), None
 
     @staticmethod
@@ -133,7 +133,7 @@ def _view_as_dtype(input, dt):
             have = from_numpy_dtype(a.dtype)._legacy[:-6]
             raise RuntimeError(f"self.size(-1) must be divisible by {builtins.int(ratio)} to view {have} as "
                                f"{dt._legacy[:-6]} (different element sizes), but got {a.shape[-1] if a.ndim else 0}")
-    out = Tensor(a.view(dt.np))
+    out = Tensor._wrap(a.view(dt.np))
     out._version_counter, out._base = input._version_counter, input if input._base is None else input._base
     out._view_version = input._version_counter[0]
     return out
@@ -218,7 +218,7 @@ class Transpose(Function):
     @staticmethod
     def backward(ctx, g):  # swap the same two dims back
         if not g.requires_grad:  # nothing to record (no create_graph): the array op alone
-            return Tensor(g.array.swapaxes(*ctx.d)), None, None
+            return Tensor._wrap(g.array.swapaxes(*ctx.d)), None, None
         return transpose(g, *ctx.d), None, None
 
     @staticmethod
@@ -470,7 +470,7 @@ class Cat(Function):
     @staticmethod
     def backward(ctx, g):  # slice the gradient back into the pieces
         if not state.grad_enabled:  # no graph of the backward wanted: views of g's array, no recorded split
-            return (None,) + tuple([Tensor(p) for p in _pieces(g.array, ctx.sizes, ctx.dim)])
+            return (None,) + tuple([Tensor._wrap(p) for p in _pieces(g.array, ctx.sizes, ctx.dim)])
         return (None,) + tuple(split(g, ctx.sizes, ctx.dim))
 
     @staticmethod
@@ -589,7 +589,7 @@ class Stack(Function):
     @staticmethod
     def backward(ctx, g):  # each input gets its slice of the gradient
         if not g.requires_grad:  # nothing to record (no create_graph): views of g's array
-            return (None,) + tuple([Tensor(p) for p in _unstacked(g.array, ctx.dim)])
+            return (None,) + tuple([Tensor._wrap(p) for p in _unstacked(g.array, ctx.dim)])
         return (None,) + unbind(g, ctx.dim)
 
     @staticmethod
@@ -646,7 +646,7 @@ class Split(Function):
         if not builtins.any(g.requires_grad for g in grads):
             joined = _joined_view([g.array for g in grads], ctx.dim)
             if joined is not None:
-                return Tensor(joined), None, None
+                return Tensor._wrap(joined), None, None
         return cat(list(grads), ctx.dim), None, None
 
     @staticmethod
@@ -758,7 +758,7 @@ class Unbind(Function):
         if not builtins.any(g.requires_grad for g in grads):
             joined = _joined_view([g.array for g in grads], ctx.dim, new_axis=True)
             if joined is not None:
-                return Tensor(joined), None
+                return Tensor._wrap(joined), None
         return stack(list(grads), ctx.dim), None
 
     @staticmethod

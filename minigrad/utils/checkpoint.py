@@ -151,7 +151,7 @@ class _Frame:
             if isinstance(a, tuple):
                 saved, requires_grad = a
                 t = saved.unpack(self)
-                d = Tensor(t.array, _version_counter=t._version_counter)  # detached, as the original
+                d = Tensor._wrap(t.array, version_counter=t._version_counter)  # detached, as the original
                 d.requires_grad = requires_grad
                 args.append(d)
             else:
@@ -174,7 +174,7 @@ class _Frame:
                         f"backward at index {i} had shape {shape} and dtype {dtype} in the original forward, "
                         f"but shape {tuple(t.array.shape)} and dtype {t.array.dtype} in the recomputation"
                     )
-            recorded.append(Tensor(t.array, _version_counter=t._version_counter))  # no graph kept
+            recorded.append(Tensor._wrap(t.array, version_counter=t._version_counter))  # no graph kept
             return None
 
         rng_now = _rng_snapshot(()) if self.rng is not None else None

@@ -11,7 +11,7 @@ from minigrad.backends.arrays import (  # noqa: F401 (re-exported)
 
 def wrap(a):
     """An array as a Tensor (a backward's return values must be Tensors), None stays None."""
-    return None if a is None else Tensor(a)
+    return None if a is None else Tensor._wrap(a)
 
 
 def check_tensor(x, name, fn):

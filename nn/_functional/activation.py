@@ -163,7 +163,7 @@ class Gelu(Function):
     @once_differentiable
     def backward(ctx, g):  # gx = g (Phi(x) + x phi(x))
         y = None if ctx.approximate == "tanh" else ctx._saved_result.array  # (the tanh form keeps no output)
-        return Tensor(_gelu_backward(ctx._saved_self.array, y, g.array, ctx.approximate, ctx.impl)), None
+        return Tensor._wrap(_gelu_backward(ctx._saved_self.array, y, g.array, ctx.approximate, ctx.impl)), None
 
     @staticmethod
     def array_step(needs, x, approximate):
@@ -218,7 +218,7 @@ class Relu(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # d relu = [y > 0] g (a NaN y passes g, as PyTorch's)
-        return Tensor(_relu_backward(ctx._saved_result.array, g.array))
+        return Tensor._wrap(_relu_backward(ctx._saved_result.array, g.array))
 
     @staticmethod
     def array_step(needs, x):
@@ -248,7 +248,7 @@ class Threshold(Function):
         x, threshold = ctx._saved_self, ctx.threshold
         if _recording():
             return elementwise.ThresholdBackward.apply(g, x, threshold), None, None
-        return Tensor(elementwise.ThresholdBackward.grad_array(g.array, x.array, threshold)), None, None
+        return Tensor._wrap(elementwise.ThresholdBackward.grad_array(g.array, x.array, threshold)), None, None
 
 
 _IN_PLACE = {}  # activation -> its in-place form (make_inplace), made on first use
@@ -392,7 +392,7 @@ class Silu(Function):
         if not _mg().is_grad_enabled():  # no graph of the backward wanted: on the arrays
             xa = x.array
             s = _sigmoid_array(xa)
-            return Tensor(g.array * (s * (xa * (1.0 - s) + 1.0)))
+            return Tensor._wrap(g.array * (s * (xa * (1.0 - s) + 1.0)))
         s = _mg().sigmoid(x)
         return g * (s * (x * (1.0 - s) + 1.0))
 
@@ -422,7 +422,7 @@ class Mish(Function):
             d *= _sigmoid_array(xd)
             d += t
             d *= g.array
-            return Tensor(d)
+            return Tensor._wrap(d)
         mg = _mg()
         t = mg.tanh(Softplus.apply(x, 1.0, 20.0))
         return g * (t + x * (1.0 - t * t) * mg.sigmoid(x))
@@ -466,9 +466,9 @@ class Elu(Function):
             gx = pick(neg, e, g.array)
             if scale != 1.0:
                 gx *= scale
-            return Tensor(gx), None, None, None
+            return Tensor._wrap(gx), None, None, None
         e = _mg().exp(x.clamp(max=0.0) * input_scale) * (alpha * input_scale * scale)
-        return _mg().where(Tensor(neg), g * e, g * scale), None, None, None
+        return _mg().where(Tensor._wrap(neg), g * e, g * scale), None, None, None
 
 
 class Celu(Elu):
@@ -495,7 +495,7 @@ class LeakyRelu(Function):
     def backward(ctx, g):  # 1 if x > 0 else slope
         if _recording():
             return LeakyReluBackward.apply(g, ctx._saved_self, ctx.slope), None
-        return Tensor(LeakyReluBackward.grad_array(g.array, ctx._saved_self.array, ctx.slope)), None
+        return Tensor._wrap(LeakyReluBackward.grad_array(g.array, ctx._saved_self.array, ctx.slope)), None
 
 
 class LeakyReluInPlace(LeakyRelu):
@@ -515,7 +515,7 @@ class LeakyReluInPlace(LeakyRelu):
     def backward(ctx, g):
         if _recording():
             return LeakyReluBackward.apply(g, ctx._saved_result, ctx.slope), None
-        return Tensor(LeakyReluBackward.grad_array(g.array, ctx._result_array(), ctx.slope)), None
+        return Tensor._wrap(LeakyReluBackward.grad_array(g.array, ctx._result_array(), ctx.slope)), None
 
 
 def _leaky_relu_into(arr, negative_slope=0.01):
@@ -552,8 +552,8 @@ class LeakyReluBackward(elementwise.PiecewiseBackward):
 def _pick(keep, g):
     """g where the array `keep` holds, else 0: on the arrays, or recorded under create_graph."""
     if _recording():
-        return _mg().where(Tensor(keep), g, 0.0)
-    return Tensor(pick(keep, g.array))
+        return _mg().where(Tensor._wrap(keep), g, 0.0)
+    return Tensor._wrap(pick(keep, g.array))
 
 
 def _between_0_and_1(slope, like):
@@ -576,7 +576,7 @@ class Hardtanh(Function):
     def backward(ctx, g):
         if _recording():
             return HardtanhBackward.apply(g, ctx._saved_self, *ctx.bounds), None, None
-        return Tensor(HardtanhBackward.grad_array(g.array, ctx._saved_self.array, *ctx.bounds)), None, None
+        return Tensor._wrap(HardtanhBackward.grad_array(g.array, ctx._saved_self.array, *ctx.bounds)), None, None
 
 
 class HardtanhBackward(elementwise.PiecewiseBackward):
@@ -622,8 +622,8 @@ class Hardswish(Function):
             del inner  # (its memory for the next pick's: one fewer array alive, no fresh pages)
             ints = gx.view(f"i{gx.itemsize}")
             ints |= pick(high, ga).view(ints.dtype)  # the pieces are disjoint: each element is +0.0 in one of them
-            return Tensor(gx)
-        return _mg().where(Tensor(mid), g * (x / 3.0 + 0.5), _pick(high, g))
+            return Tensor._wrap(gx)
+        return _mg().where(Tensor._wrap(mid), g * (x / 3.0 + 0.5), _pick(high, g))
 
 
 class Hardsigmoid(Function):
@@ -665,8 +665,8 @@ class Softplus(Function):
         if not _recording():
             s = _sigmoid_array(bx)
             s *= g.array
-            return Tensor(pick(lin, g.array, s)), None, None
-        return _mg().where(Tensor(lin), g, g * _mg().sigmoid(x * beta)), None, None
+            return Tensor._wrap(pick(lin, g.array, s)), None, None
+        return _mg().where(Tensor._wrap(lin), g, g * _mg().sigmoid(x * beta)), None, None
 
 
 class LogSigmoid(Function):
@@ -686,7 +686,7 @@ class LogSigmoid(Function):
         if not _recording():
             s = _sigmoid_array(-ctx._saved_self.array)
             s *= g.array
-            return Tensor(s)
+            return Tensor._wrap(s)
         return g * _mg().sigmoid(-ctx._saved_self)
 
 

@@ -83,8 +83,8 @@ class Attention(Function):
         gmask = None
         if ctx.mask_grad is not None:  # (the backend never runs with a mask: gS is the scores' gradient)
             full, mask_shape, mask_dtype = ctx.mask_grad
-            gmask = Tensor(sum_to_array(gS.reshape(full), mask_shape).astype(mask_dtype, copy=False))
-        return tuple([None if ga is None else Tensor(ga) for ga in grads]) + (gmask,) + (None,) * 4
+            gmask = Tensor._wrap(sum_to_array(gS.reshape(full), mask_shape).astype(mask_dtype, copy=False))
+        return tuple([None if ga is None else Tensor._wrap(ga) for ga in grads]) + (gmask,) + (None,) * 4
 
     @staticmethod
     def double_backward(ctx, g):  # create_graph: the forward again as recorded ops (same dropout mask), differentiated
@@ -94,7 +94,7 @@ class Attention(Function):
             kk, vv = (k, v) if ctx.gqa == 1 else (k.repeat_interleave(ctx.gqa, -3), v.repeat_interleave(ctx.gqa, -3))
             S = (q @ kk.transpose(-2, -1)) * ctx.scale
             if ctx.is_causal:
-                S = S.masked_fill(Tensor(causal_mask(S.shape[-2], S.shape[-1], xp_of(S.array))), _NEG_INF)
+                S = S.masked_fill(Tensor._wrap(causal_mask(S.shape[-2], S.shape[-1], xp_of(S.array))), _NEG_INF)
             if mask is not None:
                 S = S.masked_fill(~mask, _NEG_INF) if mask.dtype == minigrad.bool else S + mask
             P = S.softmax(-1)

@@ -104,7 +104,7 @@ class CtcLoss(Function):
         grad *= g.array.astype(lp.dtype, copy=False)[None, :, None]
         if ctx.zero_infinity:
             grad[:, xp.isinf(ctx.nll)] = 0.0
-        return Tensor(grad), None, None, None, None, None
+        return Tensor._wrap(grad), None, None, None, None, None
 
 
 def _lengths(lengths, name, N, xp):
@@ -157,7 +157,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if zero_infinity:
         loss = _mg().where(loss == float("inf"), 0.0, loss)
     if reduction == "mean":
-        lengths = Tensor(xp.maximum(tl, 1).astype(log_probs.array.dtype))
+        lengths = Tensor._wrap(xp.maximum(tl, 1).astype(log_probs.array.dtype))
         return (loss / lengths).mean()
     if reduction == "sum":
         return loss.sum()

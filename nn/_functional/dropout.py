@@ -20,7 +20,7 @@ class Dropout(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):  # gx = g * keep / (1 - p)
-        return Tensor(_backward(ctx.impl, g.array, ctx._saved_mask.array, ctx.scale)), None
+        return Tensor._wrap(_backward(ctx.impl, g.array, ctx._saved_mask.array, ctx.scale)), None
 
     @staticmethod
     def array_step(needs, x, p):
@@ -31,7 +31,7 @@ class Dropout(Function):
     @staticmethod
     def double_backward(ctx, g):  # create_graph through an incoming gradient that requires grad: recorded
         keep = ctx._saved_mask.array
-        return g * Tensor(keep.astype(g.array.dtype) * ctx.scale), None
+        return g * Tensor._wrap(keep.astype(g.array.dtype) * ctx.scale), None
 
 
 def _forward(impl, xd, p, scale):

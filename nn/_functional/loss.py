@@ -97,7 +97,7 @@ class CrossEntropy(Function):
     @once_differentiable
     def backward(ctx, g):
         _refuse_one_id_as_1d(ctx.layout, ctx.shape, ctx.target_shape)
-        return Tensor(_cross_entropy_backward(ctx._saved_grad_logits.array, g.array, ctx.reduction, ctx.layout,
+        return Tensor._wrap(_cross_entropy_backward(ctx._saved_grad_logits.array, g.array, ctx.reduction, ctx.layout,
                                               ctx.shape)), None, None, None, None, None, None
 
     @staticmethod
@@ -164,17 +164,17 @@ class CrossEntropyGradient(Function):
         u2 = u.array.reshape(D.shape)
         gx = gg = None
         if ctx.needs_input_grad[0]:
-            gx = Tensor((P * (u2 - (u2 * P).sum(axis=1, keepdims=True)) * (A[:, None] * gd)).reshape(ctx.shape))
+            gx = Tensor._wrap((P * (u2 - (u2 * P).sum(axis=1, keepdims=True)) * (A[:, None] * gd)).reshape(ctx.shape))
         if ctx.needs_input_grad[1]:
             ud = (u2 * D).sum(axis=1)
-            gg = Tensor(ud.reshape(g.shape) if ctx.per_row else xp_of(D).asarray(ud.sum(), dtype=D.dtype))
+            gg = Tensor._wrap(ud.reshape(g.shape) if ctx.per_row else xp_of(D).asarray(ud.sum(), dtype=D.dtype))
         return gx, gg, None, None, None, None, None
 
 
 def _in_graph_at(edge, shape, dtype):
     """A stand-in Tensor for the input that `edge` (a node's (grad_fn, output_nr) to it) leads to: an op
     given it records that same edge, so gradients reach the input's own history."""
-    stand_in = Tensor(np.zeros((), dtype=dtype))
+    stand_in = Tensor._wrap(np.zeros((), dtype=dtype))
     if edge[0] is not None:
         stand_in.grad_fn, stand_in._output_nr, stand_in.requires_grad = edge[0], edge[1], True
     return stand_in
@@ -345,7 +345,7 @@ class MseLoss(Function):
     @once_differentiable
     def backward(ctx, g):  # gx = 2 (x - y) g [/ n],  gy = -gx
         gx, gy = _mse_backward(ctx._saved_diff.array, g.array, ctx.reduction, *ctx.shapes, ctx.needs_input_grad)
-        return None if gx is None else Tensor(gx), None if gy is None else Tensor(gy), None
+        return None if gx is None else Tensor._wrap(gx), None if gy is None else Tensor._wrap(gy), None
 
     @staticmethod
     def array_step(needs, x, y, reduction):
@@ -494,8 +494,8 @@ class SmoothL1Loss(Function):
     @staticmethod
     def backward(ctx, g):  # d / beta where |d| < beta, sign(d) beyond
         d = ctx._saved_diff
-        inside = Tensor((xp_of(d.array).abs(d.array) < ctx.beta).astype(d.array.dtype))
-        outside = Tensor(xp_of(d.array).sign(d.array) * (1 - inside.array))
+        inside = Tensor._wrap((xp_of(d.array).abs(d.array) < ctx.beta).astype(d.array.dtype))
+        outside = Tensor._wrap(xp_of(d.array).sign(d.array) * (1 - inside.array))
         return _upstream(g, ctx.reduction, d.array.size) * (inside * d / ctx.beta + outside), None, None
 
 
@@ -646,10 +646,10 @@ class NllLoss(Function):
     def backward(ctx, g):
         _refuse_one_id_as_1d(ctx.layout, ctx.shape, ctx.target_shape)
         if not g.requires_grad:
-            return (Tensor(_nll_backward(ctx.picks, ctx.rows_shape, g.array, ctx.reduction, ctx.layout, ctx.shape)),
+            return (Tensor._wrap(_nll_backward(ctx.picks, ctx.rows_shape, g.array, ctx.reduction, ctx.layout, ctx.shape)),
                     None, None, None, None, None)
         # a graph of the backward: nll is linear in x, so gx = C g as a Tensor op
-        gx2 = Tensor(_dense(ctx.picks, ctx.rows_shape, ctx.picks[2])) * (g.reshape(-1, 1) if ctx.reduction == "none"
+        gx2 = Tensor._wrap(_dense(ctx.picks, ctx.rows_shape, ctx.picks[2])) * (g.reshape(-1, 1) if ctx.reduction == "none"
                                                                        else g)
         shape = ctx.shape
         if ctx.layout == 1:
@@ -989,7 +989,7 @@ class MultilabelMarginLoss(Function):
     def backward(ctx, g):
         D = ctx.D
         scale = g.array.reshape(-1, 1) if ctx.reduction == "none" else _upstream(g.array, ctx.reduction, D.shape[0])
-        return Tensor((D * scale).astype(D.dtype, copy=False)), None, None, None
+        return Tensor._wrap((D * scale).astype(D.dtype, copy=False)), None, None, None
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):

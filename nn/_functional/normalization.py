@@ -107,8 +107,8 @@ class LayerNorm(Function):
         needs = ctx.needs_input_grad
         gx, gw, gb = _backward(g.array, x.array, mean.array, rstd.array, None if w is None else w.array, *ctx.shapes,
                                needs[0], needs[2], needs[3], ctx.impl)
-        return (None if gx is None else Tensor(gx), None, None if gw is None else Tensor(gw),
-                None if gb is None else Tensor(gb), None)
+        return (None if gx is None else Tensor._wrap(gx), None, None if gw is None else Tensor._wrap(gw),
+                None if gb is None else Tensor._wrap(gb), None)
 
     @staticmethod
     def double_backward(ctx, g):  # create_graph: _backward's formulas as recorded ops, x_hat recomputed from x
@@ -336,7 +336,7 @@ def _batch_norm_backward_arrays(ctx, g, x, w):
         gx, gw, gb = ctx.impl.backward(g.reshape(planes.shape), planes, mean, rstd, None if w is None else w.array,
                                        needs[0])
         gx = None if gx is None else gx.reshape(x.shape)
-        return (None if gx is None else Tensor(gx), Tensor(gw) if needs[1] else None, Tensor(gb) if needs[2] else None)
+        return (None if gx is None else Tensor._wrap(gx), Tensor._wrap(gw) if needs[1] else None, Tensor._wrap(gb) if needs[2] else None)
     n = x.size // x.shape[1]
     xhat = x - mean.reshape(bshape)
     xhat *= rstd.reshape(bshape)
@@ -352,7 +352,7 @@ def _batch_norm_backward_arrays(ctx, g, x, w):
             gx *= k.reshape(bshape)
         else:
             gx = g * k.reshape(bshape)
-    return (None if gx is None else Tensor(gx), Tensor(gw) if needs[1] else None, Tensor(gb) if needs[2] else None)
+    return (None if gx is None else Tensor._wrap(gx), Tensor._wrap(gw) if needs[1] else None, Tensor._wrap(gb) if needs[2] else None)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):

@@ -182,7 +182,7 @@ class MaxPool2d(Function):
         if ctx.impl is not None and not minigrad.is_grad_enabled():  # (create_graph: the recorded op)
             gd = g.array if g.array.ndim == 4 else g.array[None]
             gx = ctx.impl.backward(gd, ctx.idx, ctx.pool[-1])
-            return Tensor(gx if g.array.ndim == 4 else gx[0]), None, None, None, None, None, None
+            return Tensor._wrap(gx if g.array.ndim == 4 else gx[0]), None, None, None, None, None, None
         if ctx.arg is None:
             ctx.arg = _window_offsets(ctx.idx, ctx.pool, ctx.padding)
         return MaxPoolScatter.apply(g, ctx.arg, ctx.pool), None, None, None, None, None, None
@@ -674,7 +674,7 @@ def _adaptive_max_pool(input, output_size, return_indices, n, name):
         raise NotImplementedError(f'"{name}" not implemented for {input.dtype}' if n == 2 else
                                   f'"{name}_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
     if input.numel() == 0 or min(size) == 0:
-        idx = Tensor(xp_of(input.array).zeros(lead + size, dtype=np.int64))
+        idx = Tensor._wrap(xp_of(input.array).zeros(lead + size, dtype=np.int64))
     else:  # (an op of the input's array: a minigrad.compile replay finds each call's own maxima)
         idx = array_op(lambda a: _adaptive_max_indices(a, size), input)
     # y[..., i, j] = x_flat[..., idx[..., i, j]]

@@ -89,7 +89,7 @@ def dropout(input, p=0.5, training=True):
     xp = array_module(input.array)
     keep = minigrad.random.generator(xp).random(input.array.shape) >= p
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    return input * Tensor((keep * scale).astype(input.array.dtype))
+    return input * Tensor._wrap((keep * scale).astype(input.array.dtype))
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
@@ -126,7 +126,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     att = (query @ key.transpose(-2, -1)) * scale
     xp = array_module(query.array)
     if is_causal:
-        keep = Tensor(xp.tril(xp.ones((L, S), dtype=bool)))
+        keep = Tensor._wrap(xp.tril(xp.ones((L, S), dtype=bool)))
         att = att.masked_fill(~keep, float("-inf"))
     if attn_mask is not None:
         if attn_mask.dtype == minigrad.bool:

@@ -284,7 +284,7 @@ def _wrap(v):
     if isinstance(v, list):
         return [_wrap(x) for x in v]
     if isinstance(v, np.generic) or hasattr(v, "__array_interface__") or hasattr(v, "__cuda_array_interface__"):
-        return Tensor(array_module(v).asarray(v))
+        return Tensor._wrap(array_module(v).asarray(v))
     return v
 
 
@@ -296,4 +296,4 @@ def _copy_to(v, p):
         return v
     xp = array_module(p.array)
     a = xp.asarray(v.numpy() if xp is np else v.array)
-    return Tensor(xp.array(a, dtype=p.array.dtype if a.dtype.kind == "f" else a.dtype, copy=True))
+    return Tensor._wrap(xp.array(a, dtype=p.array.dtype if a.dtype.kind == "f" else a.dtype, copy=True))

@@ -220,7 +220,7 @@ class Optimizer:
                 view = bufs[n][offset:offset + size]
                 if n in self.state[p]:
                     view[...] = self.state[p][n].array.reshape(-1)
-                self.state[p][n] = Tensor(view.reshape(p.array.shape))
+                self.state[p][n] = Tensor._wrap(view.reshape(p.array.shape))
             offset += size
         self._flat_state[key] = bufs
         return bufs, fresh
@@ -349,4 +349,4 @@ def _restore(value, p, name, key, scalars=()):
     arr = to_device(value.array, p.device)
     xp = array_module(arr)
     dtype = p.array.dtype if value.array.dtype.kind == "f" else arr.dtype
-    return Tensor(xp.array(arr, dtype=dtype, copy=True, order="C"))
+    return Tensor._wrap(xp.array(arr, dtype=dtype, copy=True, order="C"))

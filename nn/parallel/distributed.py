@@ -153,7 +153,7 @@ class DistributedDataParallel(Module):
     def _launch(self, b):
         for p, lo, hi in zip(b.params, b.offsets, b.offsets[1:]):
             b.flat[lo:hi] = p.grad.array.reshape(-1)
-        b.work = dist.all_reduce(minigrad.Tensor(b.flat), op=dist.ReduceOp.AVG, async_op=True)
+        b.work = dist.all_reduce(minigrad.Tensor._wrap(b.flat), op=dist.ReduceOp.AVG, async_op=True)
 
     def _finish(self):
         try:

@@ -62,7 +62,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     xp = array_module(grads[0].array)
     total = _total_norm(grads, float(norm_type), xp, error_if_nonfinite)
     _scale(grads, max_norm / (total + 1e-6), xp)  # (the coefficient in the gradients' dtype, as PyTorch's)
-    return Tensor(xp.asarray(total))
+    return Tensor._wrap(xp.asarray(total))
 
 
 def _total_norm(tensors, norm_type, xp, error_if_nonfinite=False):
@@ -97,7 +97,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
 
         return minigrad.tensor(0.0)
     xp = array_module(tensors[0].array)
-    return Tensor(xp.asarray(_total_norm(tensors, norm_type, xp, error_if_nonfinite)))
+    return Tensor._wrap(xp.asarray(_total_norm(tensors, norm_type, xp, error_if_nonfinite)))
 
 
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):

@@ -756,7 +756,7 @@ def test_legacy_tensor_constructors_make_default_float_tensors():
     assert mg.LongTensor([1, 2]).dtype == mg.int64 and isinstance(mg.LongTensor([1]), mg.LongTensor)
     assert not isinstance(mg.tensor([1.0]), mg.LongTensor)
     a = np.arange(3)
-    assert mg.Tensor(a).array is a  # an array is wrapped as it is (the library's own use of Tensor)
+    assert mg.Tensor._wrap(a).array is a  # the library's own tensors keep the array as it is
 
 
 def _int_indexes(L):
@@ -1035,3 +1035,90 @@ def test_storage_warns_once_as_pytorch(monkeypatch):
         mg.ones(2).storage()
         mg.ones(3).storage()
     assert len(seen) == 1 and seen[0].filename == __file__
+
+
+def _legacy_of_array(L, make):
+    """`L.Tensor` of a numpy array `make()` returns: dtype, shape, values, and whether a write into the array
+    afterwards shows through the tensor (shared memory), or the error's type and text."""
+    a = make()
+    try:
+        t = L.Tensor(a)
+    except (TypeError, ValueError) as e:
+        return type(e).__name__, str(e)
+    before = t.tolist()
+    if a.size:
+        a.reshape(-1)[0] = 7 if a.dtype != np.bool_ else False
+    return str(t.dtype).split(".")[-1], tuple(t.shape), before, t.tolist() != before
+
+
+_LEGACY_ARRAYS = {
+    **{np.dtype(dt).name: (lambda dt=dt: np.array([[1, 0, 3], [2, 5, 1]]).astype(dt))
+       for dt in (np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8, np.uint8, np.bool_)},
+    "0-d float64": lambda: np.array(2.5),
+    "0-d float32": lambda: np.array(2.5, dtype=np.float32),
+    "non-contiguous float32": lambda: np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2],
+    "non-contiguous int64": lambda: np.arange(12).reshape(3, 4)[:, ::2],
+    "negative strides float32": lambda: np.arange(4, dtype=np.float32)[::-1],
+    "negative strides float64": lambda: np.arange(4.0)[::-1],
+    "empty float64": lambda: np.zeros((0, 3)),
+    "empty float32": lambda: np.zeros((0, 3), dtype=np.float32),
+    "big-endian float32": lambda: np.arange(3, dtype=">f4"),
+}
+
+
+@pytest.mark.parametrize("case", list(_LEGACY_ARRAYS))
+def test_legacy_tensor_of_numpy_array_like_torch(torch, case):
+    # torch.Tensor(array): the default dtype, sharing the array's memory only when it already has that dtype
+    assert _legacy_of_array(mg, _LEGACY_ARRAYS[case]) == _legacy_of_array(torch, _LEGACY_ARRAYS[case])
+
+
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_legacy_tensor_of_numpy_array_follows_default_dtype(torch, default):
+    def made(L):
+        old = L.get_default_dtype()
+        L.set_default_dtype(getattr(L, default))
+        try:
+            return [_legacy_of_array(L, make) for make in (lambda: np.ones(2, np.float32), lambda: np.ones(2))]
+        finally:
+            L.set_default_dtype(old)
+
+    assert made(mg) == made(torch)
+
+
+def _legacy_of_tensor(L, dtype, requires_grad):
+    src = L.ones(3, dtype=getattr(L, dtype), requires_grad=requires_grad)
+    t = L.Tensor(src)
+    with L.no_grad():
+        src[0] = 5
+    return t is src, str(t.dtype).split(".")[-1], t.tolist(), t.requires_grad, t.is_leaf
+
+
+@pytest.mark.parametrize("dtype, requires_grad", [("float32", False), ("float64", False), ("int64", False),
+                                                  ("bool", False), ("float32", True)])
+def test_legacy_tensor_of_tensor_is_an_alias_like_torch(torch, dtype, requires_grad):
+    assert _legacy_of_tensor(mg, dtype, requires_grad) == _legacy_of_tensor(torch, dtype, requires_grad)
+
+
+def _legacy_misc(L):
+    out = []
+    for make in (lambda: L.Tensor([np.float64(1.5), np.float32(2)]), lambda: L.Tensor([np.array([1, 2]), np.array([3, 4])]),
+                 lambda: 1.0 - L.Tensor(np.array([True, False])),  # CleanRL's `1.0 - torch.Tensor(done)`
+                 lambda: L.Tensor(np.array([0.5, 1.5])) @ L.ones(2),  # a float64 array meets float32 weights
+                 lambda: L.nn.Parameter(L.Tensor(np.ones(2))), lambda: L.Tensor(np.float64(2.0)), lambda: L.Tensor(2.0),
+                 lambda: L.Tensor("ab"), lambda: L.FloatTensor(np.ones(2)), lambda: L.LongTensor(np.array([1.7, 2.2])),
+                 lambda: L.DoubleTensor(np.ones(2, dtype=np.float32))):
+        try:
+            t = make()
+            out.append((type(t).__name__, str(t.dtype).split(".")[-1], t.tolist()))
+        except (TypeError, ValueError, RuntimeError) as e:
+            out.append((type(e).__name__, str(e)))
+    a = np.ones(2, dtype=np.float32)
+    shared = L.FloatTensor(a)
+    a[0] = 3
+    return out + [shared.tolist()]
+
+
+def test_legacy_tensor_of_numpy_values_like_torch(torch):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the warning on a list of arrays)
+        assert _legacy_misc(mg) == _legacy_misc(torch)

@@ -18,7 +18,7 @@ class MapDatasetFetcher:
         if type(self.dataset) is TensorDataset and self.collate_fn is default_collate and len(index):
             # the usual DataLoader(TensorDataset(x, y)): each tensor's rows picked at once, the batch
             # default_collate would stack from the samples one by one (the same values, as a list)
-            rows = Tensor(np.asarray(index, dtype=np.int64))
+            rows = Tensor._wrap(np.asarray(index, dtype=np.int64))
             return [t[rows] for t in self.dataset.tensors]
         getitems = getattr(self.dataset, "__getitems__", None)
         data = getitems(index) if getitems else [self.dataset[i] for i in index]
