@@ -104,7 +104,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             if not np.allclose(ana, num, rtol=rtol, atol=atol):
                 dt = inputs[j].array.dtype  # (the Jacobians shown in the input's dtype, PyTorch's)
                 msg = (f"Jacobian mismatch for output {k} with respect to input {j},\n"
-                       f"numerical:{Tensor(num.astype(dt))}\nanalytical:{Tensor(ana.astype(dt))}\n")
+                       f"numerical:{Tensor._wrap(num.astype(dt))}\nanalytical:{Tensor._wrap(ana.astype(dt))}\n")
                 if raise_exception:
                     raise GradcheckError(msg)
                 return False

@@ -525,7 +525,7 @@ def _fill_draws(self, draw, generator):
 def _write_draws(self, vals):
     """Random draws written into the tensor as PyTorch's random fills write them: refused where any in-place
     op is, and, where self is in a graph, a copy_ that cuts its history (no gradient reaches its old values)."""
-    return copy_(self, Tensor(vals))
+    return copy_(self, Tensor._wrap(vals))
 
 
 def exponential_(self, lambd=1.0, generator=None):  # -log(1 - U) / lambd
