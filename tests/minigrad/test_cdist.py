@@ -128,3 +128,15 @@ def test_cdist_mm_form_double_backward_as_torch(torch):
         out.append([t.numpy() for t in L.autograd.grad((g * g).sum(), (x, y))])
     for m, t in zip(out[1], out[0]):
         np.testing.assert_allclose(m, t, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("f", [lambda L, x: L.linalg.vector_norm(x, 0.5, dim=1).sum(),
+                               lambda L, x: x.norm(0.5),
+                               lambda L, x: L.nn.functional.normalize(x, p=0.5, dim=1)[:, 1].sum()])
+def test_norm_below_1_zero_element_grad_as_torch(torch, f):
+    """|x|^p with 0 < p < 1 has an infinite slope at x = 0: PyTorch's gradient there is 0, not nan."""
+    grads = []
+    for L in (torch, mg):
+        x = L.tensor([[0.0, 2.0, -1.0], [3.0, 0.0, 0.5]], requires_grad=True)
+        grads.append(L.autograd.grad(f(L, x), x)[0].numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5)
