@@ -875,7 +875,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         return _abs(input).sum(dim=dim, keepdim=keepdim)
     if p == 2:
         return VectorNorm2.apply(input, normalize_dims(dim, input.array.ndim), keepdim)
-    s = (_abs(input) ** p).sum(dim=dim, keepdim=keepdim)
+    a = _abs(input)
+    if 0 < p < 1:  # |x|^p has an infinite slope at x = 0 (nan in the chain rule); PyTorch's subgradient there is 0
+        zero = a == 0
+        s = where(zero, 0.0, where(zero, 1.0, a) ** p).sum(dim=dim, keepdim=keepdim)
+    else:
+        s = (a ** p).sum(dim=dim, keepdim=keepdim)
     zero = s == 0
     # s ** (1/p) has an infinite slope at s = 0 (inf * 0 = nan); PyTorch's subgradient there is 0
     return where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / p))
