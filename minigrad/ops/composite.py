@@ -1051,7 +1051,7 @@ class EuclideanDist(Function):
     def backward(ctx, g):  # with r = g / d (0 where d = 0): da_i = a_i sum_j r_ij - sum_j r_ij b_j; db_j alike
         x1, x2, d = ctx.saved_tensors
         if not state.grad_enabled:  # no graph of the backward wanted: the same sums on the arrays
-            return tuple(Tensor(t) for t in _cdist_grads(g.array, x1.array, x2.array, d.array, 2))
+            return tuple(Tensor._wrap(t) for t in _cdist_grads(g.array, x1.array, x2.array, d.array, 2))
         zero = d == 0
         r = elementwise.where(zero, 0.0, g / elementwise.where(zero, 1.0, d))
         g1 = x1 * reduction.sum(r, -1, keepdim=True) - matmul.matmul(r, x2)
