@@ -53,13 +53,13 @@ def _finish(ts, create_graph):
 def _zeros(t):
     z = t.array.copy()
     z[...] = 0
-    return _function.Tensor(z)
+    return _function.Tensor._wrap(z)
 
 
 def _ones(t):
     z = t.array.copy()
     z[...] = 1
-    return _function.Tensor(z)
+    return _function.Tensor._wrap(z)
 
 
 def _grads(outputs, inputs, grad_outputs, create_graph, strict, strict_what):
@@ -197,7 +197,7 @@ def _jacobian_rows(outs, xs, create_graph, strict):
             if rows[j]:
                 block.append(minigrad.stack(rows[j], 0).reshape(tuple(o.shape) + tuple(x.shape)))
             else:  # an empty output: a Jacobian with no rows
-                block.append(_function.Tensor(x.array.reshape(-1)[:0].reshape(tuple(o.shape) + tuple(x.shape))))
+                block.append(_function.Tensor._wrap(x.array.reshape(-1)[:0].reshape(tuple(o.shape) + tuple(x.shape))))
         jac.append(tuple(block))
     return jac
 

@@ -53,3 +53,19 @@ def test_op_files_import_each_other_without_a_circle():
     for m in sorted(graph):
         if m not in state:
             visit(m, [m])
+
+
+def test_library_code_wraps_its_arrays_without_the_public_constructor():
+    # `Tensor(array)` is PyTorch's legacy constructor (torch.Tensor(a): the default float dtype, a copy of any
+    # other); the library's own arrays (a bool mask, float64 gradients, int ids) are wrapped as they are by
+    # Tensor._wrap. A call of the public constructor in the library would convert them silently.
+    calls = []
+    for folder in (ROOT, ROOT.parent / "nn", ROOT.parent / "gpt"):
+        for path in sorted(folder.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call):
+                    f = node.func
+                    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                    if name == "Tensor":
+                        calls.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}")
+    assert not calls
