@@ -58,8 +58,9 @@ def _records_nothing(t):
     """Whether an op on `t` alone records nothing (no gradient wanted, no minigrad.compile capture, and t
     is no view whose base was since written in place: Function.apply gives such a view that write's
     history), so that a view op may be the view alone."""
-    return not (t.requires_grad and state.grad_enabled) and recording.hook.recorder is None and (
-        t._base is None or t._view_version == t._version_counter[0])
+    return not (t.requires_grad and state.grad_enabled) \
+        and (not recording.recorders_made or recording.hook.recorder is None) \
+        and (t._base is None or t._view_version == t._version_counter[0])
 
 
 def _shape_arg(shape):
