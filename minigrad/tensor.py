@@ -361,9 +361,13 @@ class Tensor:
         return bool(self.item())
 
     def __index__(self):
-        if self.array.dtype.kind not in "iub" or self.array.size != 1:
+        a = self.array
+        if a.dtype.kind not in "iub" or a.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
+        # item()'s work without its calls: `data[i:i + block_size]` reads two bounds this way a row
+        if recording.recorders_made:
+            recording.escape("Tensor.item() (or float/int/bool of a tensor)")
+        return int(a.item())
 
     def __format__(self, format_spec):
         # PyTorch's rule: a 0-d Tensor (not a subclass such as Parameter) formats its number, so

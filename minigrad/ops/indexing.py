@@ -495,7 +495,8 @@ def getitem(self, index):
     if type(index) is tuple and _slices_and_int_list(index):  # `logits[:, [-1]]`: as the general path converts it
         xp = array_module(self.array)
         return Index.apply(self, tuple([xp.asarray(i) if type(i) is list else i for i in index]), True)
-    if type(index) is Tensor and recording.hook.recorder is None:  # (a capture keeps the general path below)
+    if type(index) is Tensor and (not recording.recorders_made or recording.hook.recorder is None):
+        # (a capture keeps the general path below)
         index = as_int(index, self.array)
     if type(index) is slice and (type(index.start) is Tensor or type(index.stop) is Tensor):
         # `data[i:i + block_size]` with i from a tensor: the bounds' ints (their __index__, its errors), as every

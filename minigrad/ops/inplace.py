@@ -247,7 +247,7 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None):
     ufunc = getattr(np, name)
 
     def method(self, other, *args, **kwargs):
-        recorder = recording.hook.recorder
+        recorder = recording.hook.recorder if recording.recorders_made else None  # (the module global: cheaper)
         if recorder is not None:  # minigrad.compile is capturing: it runs and records this
             if record_sum is not None and not args and not kwargs and _sums_in_place(self, other):
                 return recorder.on_inplace_in_graph(self, other, record_sum, write_result)
@@ -316,8 +316,8 @@ def _setup():
 
 def setitem(self, index, value):
     """`t[index] = value` in place (recorded as PyTorch's CopySlices when grad is needed)."""
-    if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
-        return recording.hook.recorder.on_inplace(setitem, self, (index, value), {})
+    if recording.recorders_made and recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs
+        return recording.hook.recorder.on_inplace(setitem, self, (index, value), {})  # and records this
     index, a = as_int(index, self.array), self.array
     if type(index) is int and type(value) is Tensor and type(a) is np.ndarray and value.array.dtype == a.dtype \
             and a.ndim and -a.shape[0] <= index < a.shape[0] and a.flags.writeable \

@@ -29,20 +29,27 @@ def _share_version(out, base):
     return out
 
 
+# True once some tensor has a flag below (_multi_output, _no_grad_view): until then a view of a view (a
+# sample cut from a slice of the data, a row of a reshaped gradient) has none to pass on, and is spared
+# the look for them (reading an unset slot costs a caught AttributeError)
+_flags_set = False
+
+
 def _as_view(out, base):
+    global _flags_set
     out._version_counter = base._version_counter
     out._base = base if base._base is None else base._base
     out._view_version = base._version_counter[0]
-    if base.requires_grad or base._base is not None:  # (a flag below comes from such a base only)
+    if base.requires_grad or _flags_set and base._base is not None:  # (a flag below comes from such a base only)
         if getattr(base, "_multi_output", False):  # (a view of a piece of unbind/split is one too, as PyTorch's)
             out._multi_output = True
         if not state.grad_enabled and (base.requires_grad or getattr(base, "_no_grad_view", False)):
-            out._no_grad_view = True  # (apply_inplace refuses writing through it with grad mode on, as PyTorch)
+            out._no_grad_view = _flags_set = True  # (apply_inplace refuses writing through it with grad mode on)
 
 
 def _view_of(base, array):
     """A new tensor on `array`, a view of `base`'s array, recording nothing: base's version counter shared."""
-    out = Tensor._wrap(array)
+    out = Tensor._output(array, None)
     _as_view(out, base)
     return out
 
@@ -51,8 +58,9 @@ def _records_nothing(t):
     """Whether an op on `t` alone records nothing (no gradient wanted, no minigrad.compile capture, and t
     is no view whose base was since written in place: Function.apply gives such a view that write's
     history), so that a view op may be the view alone."""
-    return not (t.requires_grad and state.grad_enabled) and recording.hook.recorder is None and (
-        t._base is None or t._view_version == t._version_counter[0])
+    return not (t.requires_grad and state.grad_enabled) \
+        and (not recording.recorders_made or recording.hook.recorder is None) \
+        and (t._base is None or t._view_version == t._version_counter[0])
 
 
 def _shape_arg(shape):
@@ -730,9 +738,10 @@ def split(input, split_size_or_sections, dim=0):
 def _mark_multi_output(pieces):
     """Flag the recorded pieces of one op that returns several views: PyTorch refuses in-place ops on them
     (apply_inplace), as the op's node could not be rebased onto one piece's write."""
+    global _flags_set
     for p in pieces:
         if p.requires_grad and p._base is not None:
-            p._multi_output = True
+            p._multi_output = _flags_set = True
 
 
 def chunk(input, chunks, dim=0):

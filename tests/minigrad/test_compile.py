@@ -812,7 +812,7 @@ def test_frozen_branch_on_a_python_argument_is_guarded():
     assert (g.stats.captures, g.stats.replays) == (2, 3)
 
 
-@pytest.mark.parametrize("escape", ["item", "float", "bool_branch", "print", "tolist", "numpy"])
+@pytest.mark.parametrize("escape", ["item", "float", "bool_branch", "print", "tolist", "numpy", "index"])
 def test_values_leaving_the_trace_run_eagerly_with_a_reason(escape, capsys):
     def f(x):
         y = x * 2
@@ -827,6 +827,8 @@ def test_values_leaving_the_trace_run_eagerly_with_a_reason(escape, capsys):
             return y
         if escape == "tolist":
             return y + y.tolist()[0]
+        if escape == "index":  # a slice's bound from a tensor (its __index__)
+            return y[:y.argmax() + 1]
         return y + float(y.numpy()[0])
 
     g = minigrad.compile(f)

@@ -317,6 +317,7 @@ _MULTI_VIEW_WRITES = {
     "split": lambda L, y: y.split(2)[1].add_(1), "chunk": lambda L, y: y.chunk(2)[0].zero_(),
     "split_sizes": lambda L, y: y.split([1, 3])[1].add_(1), "copy_": lambda L, y: y.unbind(0)[0].copy_(L.zeros(3)),
     "view_of_piece": lambda L, y: y.unbind(0)[0].view(3).add_(1),
+    "view_of_a_view_of_piece": lambda L, y: y.split(2)[1][1:][0].add_(1),  # (the flag passed down twice)
     "split_with_sizes": lambda L, y: y.split_with_sizes([1, 3])[1].add_(1),
 }
 
@@ -344,7 +345,7 @@ def test_inplace_into_a_piece_without_grad_is_allowed_as_torch(torch):
 
 
 @pytest.mark.parametrize("view", ["x[0]", "x.view(-1)", "x.t()", "x[1:]", "x.unsqueeze(0)", "x.detach()", "x * 1",
-                                  "x[1:][0]", "y[0]"])
+                                  "x[1:][0]", "x[1:][1:][0]", "y[1:][0]", "y[0]"])
 def test_inplace_through_a_view_made_under_no_grad_with_grad_on_as_torch(torch, view):
     # a view of a tensor that requires grad, taken under no_grad and written in place with grad mode on: PyTorch
     # refuses (detached copies, and views of tensors that need no grad, are written)
