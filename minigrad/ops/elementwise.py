@@ -96,6 +96,9 @@ class Sub(Function):
     def backward(ctx, g):  # d(a - alpha b) = da - alpha db
         a_shape, b_shape = ctx._shapes
         alpha = getattr(ctx, "alpha", 1)  # (not ctx.__dict__: reading that makes CPython give the node a dict)
+        if ctx.needs_input_grad[1] and alpha == 1 and not state.grad_enabled:  # no graph wanted: -g of the array
+            return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
+                    _array_grad(sum_to_array(-g.array, b_shape)))
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(-g if alpha == 1 else g * -alpha, b_shape) if ctx.needs_input_grad[1] else None)
 
