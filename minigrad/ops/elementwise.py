@@ -96,6 +96,9 @@ class Sub(Function):
     def backward(ctx, g):  # d(a - alpha b) = da - alpha db
         a_shape, b_shape = ctx._shapes
         alpha = getattr(ctx, "alpha", 1)  # (not ctx.__dict__: reading that makes CPython give the node a dict)
+        if ctx.needs_input_grad[1] and alpha == 1 and not state.grad_enabled:  # no graph wanted: -g of the array
+            return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
+                    _array_grad(sum_to_array(-g.array, b_shape)))
         return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(-g if alpha == 1 else g * -alpha, b_shape) if ctx.needs_input_grad[1] else None)
 
@@ -770,7 +773,13 @@ class TanhBackward(Function):
     @staticmethod
     def backward(ctx, gg):  # d(g (1 - r^2)) = (1 - r^2) dg - 2 g r dr
         g, r = ctx._saved_grad_output, ctx._saved_output
-        return gg * (1.0 - r * r), gg * g * r * -2.0
+        needs = ctx.needs_input_grad
+        if not state.grad_enabled:  # no graph of this gradient wanted: arrays, no node
+            return (_array_grad(_tanh_backward(gg.array, r.array)) if needs[0] else None,
+                    _array_grad(gg.array * (-2.0 * r.array * g.array)) if needs[1] else None)
+        # dg's term is this op again: one node, not the three of gg * (1 - r * r)
+        return (TanhBackward.apply(gg, r) if needs[0] else None,
+                gg * (-2.0 * r * g) if needs[1] else None)
 
 
 def sigmoid_array(x):
@@ -840,7 +849,13 @@ class SigmoidBackward(Function):
     @staticmethod
     def backward(ctx, gg):  # d(g r (1 - r)) = r (1 - r) dg + g (1 - 2 r) dr
         g, r = ctx._saved_grad_output, ctx._saved_output
-        return gg * (r * (1.0 - r)), gg * g * (1.0 - 2.0 * r)
+        needs = ctx.needs_input_grad
+        if not state.grad_enabled:  # no graph of this gradient wanted: arrays, no node
+            return (_array_grad(_sigmoid_backward(gg.array, r.array)) if needs[0] else None,
+                    _array_grad(gg.array * g.array * (1.0 - 2.0 * r.array)) if needs[1] else None)
+        # dg's term is this op again: one node, not the three of gg * (r * (1 - r))
+        return (SigmoidBackward.apply(gg, r) if needs[0] else None,
+                gg * g * (1.0 - 2.0 * r) if needs[1] else None)
 
 
 def relu_array(x):

@@ -54,9 +54,12 @@ class Linear(Function):
     def double_backward(ctx, g):  # create_graph: gx = g W, gW = g^T x, gb = sum g, as recorded ops
         x, w = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        g2 = g.reshape(-1, g.shape[-1])
-        gx = (g2 @ w).reshape(tuple(g.shape[:-1]) + (w.shape[1],)) if needs[0] else None
-        gw = g2.t() @ x.reshape(-1, x.shape[-1]) if needs[1] else None
+        flat = g.ndim == 2  # (rows already: no view nodes around the products, as PyTorch's addmm records none)
+        g2 = g if flat else g.reshape(-1, g.shape[-1])
+        gx = None
+        if needs[0]:
+            gx = g2 @ w if flat else (g2 @ w).reshape(tuple(g.shape[:-1]) + (w.shape[1],))
+        gw = g2.t() @ (x if flat else x.reshape(-1, x.shape[-1])) if needs[1] else None
         gb = g2.sum(0) if len(needs) > 2 and needs[2] else None
         return gx, gw, gb
 

@@ -379,6 +379,24 @@ def test_broadcast_operands_gradients_are_numpys_sums_and_torchs(shape):
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5)
 
 
+
+@pytest.mark.parametrize("shape", [(1, 200), (32, 1), (200,), (), (3, 1, 200)])
+def test_subtracted_operand_gradient_is_torchs(shape):
+    # `x - r` with r broadcast: r's gradient is minus the upstream one summed to r's shape (computed on the
+    # arrays when no graph of it is wanted), and x's the upstream one, each of its operand's dtype
+    rng = np.random.default_rng(8)
+    h = rng.standard_normal((32, 200)).astype(np.float32)
+    row = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((3, 32, 200) if len(shape) == 3 else (32, 200)).astype(np.float32)
+    grads = []
+    for L in (mg, torch):
+        x, r = L.tensor(h, requires_grad=True), L.tensor(row, requires_grad=True)
+        ((x - r) * L.tensor(w)).sum().backward()
+        grads.append((x.grad.numpy(), r.grad.numpy()))
+    for a, b in zip(*grads):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
 def test_pow_edge_cases_like_torch():
     base = np.array([0.0, 0.0, 1.0, 2.0])
     expo = np.array([2.0, 0.0, 0.0, 0.5])

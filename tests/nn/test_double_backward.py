@@ -195,3 +195,46 @@ def test_piecewise_activation_backward_is_one_node_like_torch(torch, case):
     assert ours[:2] == theirs[:2]
     for a, b in zip(ours[2:], theirs[2:]):
         np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def _nodes(t):
+    """The number of distinct nodes in the graph of `t`."""
+    seen, stack = set(), [t.grad_fn]
+    while stack:
+        fn = stack.pop()
+        if fn is not None and fn not in seen:
+            seen.add(fn)
+            stack.extend(n for n, _ in fn.next_functions)
+    return len(seen)
+
+
+def _pinn_like(L, act):
+    """A PINN's derivatives through an MLP (u_x, u_xx by create_graph, then a residual's backward to the
+    weights): the derivatives, the weights' gradients, and the graph sizes of u_xx and of the loss."""
+    nn_ = L.nn
+    rng = np.random.default_rng(3)
+    model = nn_.Sequential(nn_.Linear(2, 5), act(), nn_.Linear(5, 4), act(), nn_.Linear(4, 1)).double()
+    with L.no_grad():
+        for p in model.parameters():
+            p.copy_(L.tensor(rng.standard_normal(tuple(p.shape)) * 0.7))
+    x = L.tensor(rng.standard_normal((6, 1)), requires_grad=True)
+    t = L.tensor(rng.standard_normal((6, 1)), requires_grad=True)
+    u = model(L.cat([x, t], 1))
+    (u_x,) = L.autograd.grad(u, x, grad_outputs=L.ones_like(u), create_graph=True)
+    (u_xx,) = L.autograd.grad(u_x, x, grad_outputs=L.ones_like(u_x), create_graph=True)
+    loss = (u * u_x - 0.1 * u_xx).pow(2).mean()
+    (u_xxx,) = L.autograd.grad(u_xx.sum(), x, retain_graph=True)  # (third order, no graph of it)
+    loss.backward()
+    values = [u_x, u_xx, u_xxx, x.grad, t.grad] + [p.grad for p in model.parameters()]
+    return [v.detach().numpy() for v in values], (_nodes(u_xx), _nodes(loss))
+
+
+@pytest.mark.parametrize("act", ["Tanh", "Sigmoid"])
+def test_pinn_derivatives_through_tanh_and_sigmoid_like_torch(torch, act):
+    """Third-order derivatives through tanh/sigmoid MLPs as torch's; and, as tanh_backward's own double
+    backward is tanh_backward again, the graphs create_graph records are no larger than PyTorch's."""
+    ours, our_sizes = _pinn_like(minigrad, lambda: getattr(nn, act)())
+    theirs, their_sizes = _pinn_like(torch, lambda: getattr(torch.nn, act)())
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    assert our_sizes[0] <= their_sizes[0] and our_sizes[1] <= their_sizes[1], (our_sizes, their_sizes)
