@@ -189,8 +189,8 @@ def test_bfloat16_autocast_and_cuda_query():
     torch, m = _both()
     with m.autocast(device_type="cpu", dtype=m.bfloat16):
         assert (m.ones(2, 2) @ m.ones(2, 2)).dtype == m.float32  # a no-op, as minigrad.amp documents
-    with m.autocast(device_type="cpu") as ctx:
-        assert ctx is None
+    with m.autocast(device_type="cpu") as ctx, torch.autocast(device_type="cpu") as torch_ctx:
+        assert type(ctx) is m.autocast and type(torch_ctx) is torch.autocast  # (`as` binds the context, as PyTorch's)
     assert m.cpu.amp.autocast().fast_dtype is m.bfloat16
     assert m.cuda.is_bf16_supported() is False and m.cuda.is_bf16_supported(including_emulation=False) is False
     import inspect
