@@ -793,4 +793,4 @@ def asarray(obj, dtype=None, device=None, copy=None, requires_grad=False):
     return _requiring_grad(t) if requires_grad else t
 
 
-_tensor_module._leaves, _tensor_module._tensors_as_numbers = _leaves, _tensors_as_numbers  # (tensor.py's legacy_array)
+_tensor_module._leaves, _tensor_module._tensors_as_numbers = _leaves, _tensors_as_numbers  # (tensor.py's legacy_new)

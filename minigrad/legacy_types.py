@@ -3,10 +3,9 @@
 (`isinstance(t, torch.FloatTensor)`, `t.type(torch.LongTensor)`). Every tensor is a `Tensor`; these
 name a (dtype, CPU) pair, as PyTorch's do.
 """
-import numpy as np
 
 from . import dtypes
-from .tensor import Tensor, legacy_array
+from .tensor import Tensor, legacy_new
 
 
 class LegacyTensorType(type):
@@ -16,14 +15,9 @@ class LegacyTensorType(type):
     def __instancecheck__(cls, obj):
         return isinstance(obj, Tensor) and obj.array.dtype == cls.dtype.np and obj.device.type == "cpu"
 
-    def __call__(cls, *args, device=None):
-        if device is not None and str(device) != "cpu":
-            raise RuntimeError(f"legacy constructor expects device type: cpu but device type: {device} was passed")
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            return args[0].to(cls.dtype)
-        if len(args) == 1 and isinstance(args[0], np.ndarray):  # `torch.FloatTensor(state)`: converted
-            return Tensor._wrap(args[0].astype(cls.dtype.np, copy=False))  # (shared when of its dtype, as PyTorch)
-        return Tensor._wrap(legacy_array(cls.dtype, args))
+    def __call__(cls, *args, **kwargs):
+        data = legacy_new(cls.dtype, args, kwargs)
+        return data if isinstance(data, Tensor) else Tensor._wrap(data)  # (`torch.FloatTensor(t)`: t itself)
 
     def __repr__(cls):
         return f"<class 'minigrad.{cls.__name__}'>"

@@ -25,7 +25,6 @@ from .device import device_of, to_device
 
 
 _new_tensor = object.__new__
-_LEGACY_DATA = ()  # (set below: the argument types of PyTorch's legacy `torch.Tensor(...)`)
 
 
 class Tensor:
@@ -41,28 +40,20 @@ class Tensor:
     )
     __array_priority__ = 1000  # numpy scalars defer to Tensor's reflected operators
 
-    def __init__(self, data=None, requires_grad=False, _version_counter=None, *more_sizes):
+    def __init__(self, *args, _version_counter=None, **kwargs):
         # PyTorch's legacy constructor, `torch.Tensor(...)`. minigrad's own tensors over the arrays it makes
         # come from `_wrap` and `_output`; a subclass's (Parameter's) over an existing tensor's array passes
         # that tensor's `_version_counter`, and keeps the array as it is.
-        if _version_counter is None:
-            if type(data) is np.ndarray:
-                data = legacy_from_numpy(data)
-            elif data is None or type(data) in _LEGACY_DATA:  # `torch.Tensor(2, 3)`, `torch.Tensor([1, 2])`
-                data = legacy_array(dtypes.default_float, (data, requires_grad, _version_counter) + more_sizes)
-                requires_grad = False
-            elif isinstance(data, Tensor):  # an alias: the same array, dtype and version, in the graph as as_subclass's
+        if _version_counter is not None:
+            data = args[0]
+        else:
+            data = legacy_new(dtypes.default_float, args, kwargs, typed=False)
+            if isinstance(data, Tensor):  # an alias: the same array, dtype and version, in the graph as as_subclass's
                 alias = data.as_subclass(Tensor)
                 for name in _ALIASED:
                     if hasattr(alias, name):
                         setattr(self, name, getattr(alias, name))
-                if requires_grad:
-                    _requiring_grad(self)
                 return
-            elif isinstance(data, str):
-                raise TypeError("new(): invalid data type 'str'")
-            elif isinstance(data, np.generic) or not hasattr(data, "shape"):
-                raise TypeError(f"new(): data must be a sequence (got {_type_name(data)})")
         self.array = data
         self._grad = None
         self.grad_fn = None
@@ -76,8 +67,6 @@ class Tensor:
         self.requires_grad = False
         if grad_mode.inference_tensors_made and state.inference:  # (a module global first: a thread-local costs more)
             self._inference = True
-        if requires_grad:
-            _requiring_grad(self)
 
     @staticmethod
     def _wrap(array, requires_grad=False, version_counter=None):
@@ -624,26 +613,14 @@ class Tensor:
 
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
-    def new(self, *args, device=None):
-        """PyTorch's legacy constructor on a tensor, in its dtype and device: `x.new(2, 3)` or `x.new(size)` a
-        tensor of that size (zeros here, uninitialised in PyTorch), `x.new([1, 2])` one of the data, `x.new()`
-        an empty one; `x.new(other)` a tensor on other's memory (other must have this tensor's dtype)."""
-        from .factory import tensor, zeros
-
-        dev = device or self.device
-        if not args:
-            return zeros(0, dtype=self.dtype, device=dev)
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            if args[0].dtype != self.dtype:
-                raise TypeError(f"expected {self.dtype} (got {args[0].dtype})")
-            return args[0].detach()
-        if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
-            return zeros(*args, dtype=self.dtype, device=dev)
-        if len(args) == 1 and isinstance(args[0], Size):
-            return zeros(*args[0], dtype=self.dtype, device=dev)
-        if len(args) == 1:
-            return tensor(args[0], dtype=self.dtype, device=dev)
-        raise TypeError(f"new() received an invalid combination of arguments - got {tuple(type(a).__name__ for a in args)}")
+    def new(self, *args, **kwargs):
+        """PyTorch's legacy constructor on a tensor, in its dtype and on its device: `x.new(2, 3)` or
+        `x.new(size)` a tensor of that size (zeros here, uninitialised in PyTorch), `x.new([1, 2])` one of the
+        data, `x.new()` an empty one; `x.new(other)` a tensor on other's memory (of this tensor's dtype)."""
+        data = legacy_new(self.dtype, args, kwargs, self.device, method=True)
+        if isinstance(data, Tensor):
+            return data.detach()
+        return Tensor._wrap(to_device(data, kwargs.get("device") or self.device))
 
     def bernoulli(self, p=None, *, generator=None):
         """1 with probability self (or p) element by element, else 0, in self's dtype (`minigrad.bernoulli`)."""
@@ -733,34 +710,114 @@ def legacy_from_numpy(array):
 
 
 def _type_name(x):
+    """Python's name of x's type as PyTorch's messages print it: "int", "numpy.int64", "Tensor", "torch.device"."""
     kind = type(x)
+    if isinstance(x, Tensor):
+        return kind.__name__
+    if kind.__module__.startswith("minigrad"):
+        return f"torch.{kind.__name__}"
     return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 
-def legacy_array(dtype, args):
-    """The array of PyTorch's legacy constructors (`torch.Tensor(...)`, `torch.LongTensor(...)`) in `dtype`:
-    sizes (`(2, 3)`, or a Size) give zeros of that shape (PyTorch's are uninitialised), a list or tuple
-    its values converted, nothing an empty tensor. (`args`: the constructor's positional arguments,
-    defaults and all: Tensor(2, 3) arrives as (2, 3, None) and Tensor() as (None, False, None).)"""
-    args = list(args)
-    while args and (args[-1] is None or type(args[-1]) is builtins_bool and len(args) > 1):
-        args.pop()  # (Tensor's own defaults)
+_NEW_OVERLOADS = (  # PyTorch's legacy constructor's overloads as its argument errors list them, with the names
+    # those errors match keywords against (PyTorch reads a name as the word after the last space: "None")
+    ("(*, torch.device device = None)", ("*", "None")),
+    ("(torch.Storage storage)", ("storage",)),
+    ("(Tensor other)", ("other",)),
+    ("(tuple of ints size, *, torch.device device = None)", ("size", "*", "None")),
+    ("(object data, *, torch.device device = None)", ("data", "*", "None")),
+)
+
+
+def _invalid_new_args(args, kwargs):
+    """PyTorch's TypeError for arguments no overload of the legacy constructor takes: every overload, and under
+    each one with as many parameters as were given, the keywords it lacks or else the arguments, each marked
+    as not matching ("!list of [int]!")."""
+    def described(x):
+        if type(x) in (list, tuple):
+            inner = ", ".join(_type_name(e) for e in x) + ("," if type(x) is tuple and len(x) == 1 else "")
+            return f"{type(x).__name__} of " + (f"({inner})" if type(x) is tuple else f"[{inner}]")
+        return _type_name(x)
+
+    got = [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+    text = f"new() received an invalid combination of arguments - got ({', '.join(got)}{', ' if kwargs and not args else ''}), " \
+           "but expected one of:\n"
+    for overload, names in _NEW_OVERLOADS:
+        text += f" * {overload}\n"
+        if len(args) + len(kwargs) == len(names):
+            unmatched = [k for k in kwargs if k not in names[len(names) - len(kwargs):]]
+            if unmatched:
+                text += f"      didn't match because some of the keywords were incorrect: {', '.join(unmatched)}\n"
+            else:
+                marked = [f"!{described(a)}!" for a in args] + [f"!{k}={described(v)}!" for k, v in kwargs.items()]
+                text += f"      didn't match because some of the arguments have invalid types: ({', '.join(marked)})\n"
+    return TypeError(text)
+
+
+def _options(npd):
+    return (f"TensorOptions(dtype={dtypes.cpp_name(npd)}, device=cpu, layout=Strided, requires_grad=false (default), "
+            "pinned_memory=false (default), memory_format=(nullopt))")
+
+
+def _is_index(x):
+    return type(x) is builtins_int or isinstance(x, np.integer) or (
+        isinstance(x, Tensor) and x.array.ndim == 0 and x.array.dtype.kind in "iu")
+
+
+def legacy_new(dtype, args, kwargs, device="cpu", method=False, typed=True):
+    """What PyTorch's legacy constructors make of their arguments (`torch.Tensor(...)`, `torch.LongTensor(...)`,
+    `x.new(...)`), in `dtype`, with PyTorch's errors: an array, or the tensor given (`torch.Tensor(t)`, an
+    alias, refused unless of `dtype` where `typed`: all but torch.Tensor's). Sizes (`(2, 3)`, a Size, `size=(2, 3)`) give zeros of that shape (PyTorch's are uninitialised),
+    a sequence its values converted, nothing an empty tensor. `device`: the one the constructor makes on."""
+    from .factory import _check_nesting, _size
+
+    if not args and "data" in kwargs:  # (`torch.Tensor(data=[1, 2])`)
+        kwargs = dict(kwargs)
+        args = (kwargs.pop("data"),)
+    where, device = kwargs.get("device"), str(device).split(":")[0]
+    if set(kwargs) - {"device", "size"} or "size" in kwargs and (args or type(kwargs["size"]) not in (tuple, list, Size)):
+        raise _invalid_new_args(args, kwargs)
+    data = args[0] if args else None
+    if len(args) == 1 and isinstance(data, Tensor):
+        if where is not None:
+            raise RuntimeError("Legacy tensor new of the form tensor.new(tensor, device=device) is not supported.  Use "
+                               "torch.as_tensor(...) instead." if method else
+                               "Legacy tensor constructor of the form torch.Tensor(tensor, device=device) is not "
+                               "supported.  Use torch.tensor(...) or torch.as_tensor(...) instead.")
+        if typed and data.array.dtype != dtype.np:
+            raise TypeError(f"expected {_options(dtype.np)} (got {_options(data.array.dtype)})")
+        return data
+    if where is not None and str(where).split(":")[0] != device:
+        raise RuntimeError(f"legacy constructor expects device type: {device} but device type: "
+                           f"{str(where).split(':')[0]} was passed")
     if not args:
-        return np.empty((0,), dtype=dtype.np)
-    if all(type(a) is builtins_int for a in args) or len(args) == 1 and type(args[0]) is Size:
-        shape = tuple(args[0]) if type(args[0]) is Size else tuple(args)
-        if any(n < 0 for n in shape):
-            raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
-        return np.zeros(shape, dtype=dtype.np)
-    if len(args) == 1 and type(args[0]) in (list, tuple):
-        data = args[0]
-        if any(issubclass(kind, Tensor) for kind in _leaves(data)):  # one number per tensor, as tensor()'s
-            data = _tensors_as_numbers(data, dtype.np.kind in "iub")
-        values = np.asarray(data)
-        if values.dtype.kind not in "biuf":
-            raise TypeError(f"new(): invalid data type '{values.dtype}'")
-        return values.astype(dtype.np)
-    raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+        return np.zeros(_size((kwargs["size"],), "new"), dtype=dtype.np) if "size" in kwargs else np.empty((0,), dtype.np)
+    if _is_index(data) or len(args) == 1 and type(data) is Size:  # sizes: `Tensor(2, 3)`, `Tensor(np.int64(3))`
+        return np.zeros(_size(args, "new"), dtype=dtype.np)
+    if len(args) > 1:
+        raise _invalid_new_args(args, kwargs)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if type(data) is np.ndarray:
+        return legacy_from_numpy(data) if dtype is dtypes.default_float else data.astype(dtype.np, copy=False)
+    if isinstance(data, (np.generic, dict)) or not hasattr(type(data), "__getitem__"):
+        raise TypeError(f"new(): data must be a sequence (got {_type_name(data)})")
+    first = data
+    while type(first) in (list, tuple) and first:
+        first = first[0]
+    if isinstance(first, str):  # (PyTorch takes the first element's nesting for the shape: a string's too)
+        raise ValueError(f"too many dimensions '{type(first).__name__}'")
+    leaves = _leaves(data)
+    for kind in leaves:
+        if not issubclass(kind, (builtins_int, builtins_float, np.number, np.bool_, np.ndarray, Tensor)):
+            raise TypeError(f"must be real number, not {kind.__name__}")
+    if any(issubclass(kind, Tensor) for kind in leaves):  # one number per tensor, as tensor()'s
+        data = _tensors_as_numbers(data, dtype.np.kind in "iub")
+    try:
+        return np.array(data, dtype=dtype.np)
+    except ValueError:
+        _check_nesting(data)  # (nested sequences of unequal lengths: PyTorch's error, naming the dim)
+        raise
 
 
 class Size(tuple):
@@ -876,7 +933,6 @@ def _grad_of(t):  # (... and for reading `t.grad` that the call did not make: th
     return t._grad
 
 
-_LEGACY_DATA = (builtins_int, list, tuple, Size)
 _ALIASED = [name for name in Tensor.__slots__ if name != "__weakref__"]
 _PICKLED = ("array", "requires_grad", "_grad", "_output_nr", "_version_counter", "_hooks",
             "_post_accumulate_grad_hooks", "_retains_grad")  # (not the grad accumulator: a weak reference)

@@ -851,6 +851,20 @@ class VectorNorm2(Function):
         return _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim) * where(zero, 0.0, a / where(zero, 1.0, n)), None, None
 
 
+class VectorNorm0(Function):
+    """The count of nonzero elements: recorded, as PyTorch records it, with no gradient to give (a step function's
+    slope is 0 almost everywhere; PyTorch leaves the input's grad unset rather than zero)."""
+    node_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims, keepdim):
+        return (a.array != 0).sum(axis=dims, keepdims=keepdim).astype(a.array.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, None, None
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over `dim` (all elements by default): p = 2 ("fro"), 1, inf, -inf, 0 or any number."""
     from .elementwise import abs as _abs, where
@@ -870,12 +884,16 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == float("-inf"):
         return amin(_abs(input), dim, keepdim)
     if p == 0:
-        return (input != 0).to(input.dtype).sum(dim=dim, keepdim=keepdim)
+        return VectorNorm0.apply(input, normalize_dims(dim, input.array.ndim), keepdim)
     if p == 1:
         return _abs(input).sum(dim=dim, keepdim=keepdim)
     if p == 2:
         return VectorNorm2.apply(input, normalize_dims(dim, input.array.ndim), keepdim)
     a = _abs(input)
+    if p < 0:  # a zero in a slice makes its norm 0 (|0|^p is inf), flat around there: PyTorch's gradient is 0, not nan
+        hit = (a == 0).any(dim=dim, keepdim=True) if dim is not None else (a == 0).any().reshape((1,) * a.ndim)
+        r = where(hit, 0.0, (where(hit, 1.0, a) ** p).sum(dim=dim, keepdim=True) ** (1.0 / p))
+        return r if keepdim else r.reshape(np.sum(input.array, axis=dim, keepdims=False).shape)
     if 0 < p < 1:  # |x|^p has an infinite slope at x = 0 (nan in the chain rule); PyTorch's subgradient there is 0
         zero = a == 0
         s = where(zero, 0.0, where(zero, 1.0, a) ** p).sum(dim=dim, keepdim=keepdim)

@@ -208,3 +208,24 @@ def test_repeat_interleave_count_no_grad_as_torch(torch, repeats, dim, layout):
     (gy, *grest), (wy, *wrest) = outs
     assert grest == wrest
     np.testing.assert_array_equal(gy, wy)
+
+
+def _norm_and_grads(L, p, dim, data):
+    x = L.tensor(data, requires_grad=True)
+    y = L.linalg.vector_norm(x, p, dim=dim)
+    node = type(y.grad_fn).__name__ if y.grad_fn is not None else None
+    (g,) = L.autograd.grad(y.sum(), [x], allow_unused=True)
+    x2 = L.tensor(data, requires_grad=True)
+    L.linalg.vector_norm(x2, p, dim=dim).sum().backward()
+    grads = [None if t is None else np.round(np.asarray(t.tolist(), dtype=float), 5).tolist() for t in (g, x2.grad)]
+    return node if p == 0 else None, np.round(np.asarray(y.tolist(), dtype=float), 5).tolist(), grads
+
+
+@pytest.mark.parametrize("p", [0, -1, -2, -0.5])
+@pytest.mark.parametrize("dim", [None, 1])
+@pytest.mark.parametrize("data", [[[1.0, 0.0, -2.0], [3.0, 4.0, 0.0]], [[1.0, 0.5, -2.0], [3.0, 4.0, 0.0]],
+                                  [[1.0, 0.5, -2.0], [3.0, 4.0, 1.5]]])
+def test_vector_norm_of_order_zero_or_negative_like_torch(torch, p, dim, data):
+    # order 0: recorded, with no gradient (x.grad stays None); negative orders: 0 at a slice holding a zero,
+    # and a gradient of 0 there (not nan)
+    assert _norm_and_grads(mg, p, dim, data) == _norm_and_grads(torch, p, dim, data)

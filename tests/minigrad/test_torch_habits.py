@@ -750,6 +750,72 @@ def test_legacy_tensor_constructors_of_tensors_like_torch(torch):
     assert _legacy_of_tensors(mg) == _legacy_of_tensors(torch)
 
 
+_LEGACY_CALLS = {  # name: (call, whether its values are set: PyTorch leaves a sized tensor's uninitialised)
+    "numpy_int_size": (lambda L, a: L.Tensor(np.int64(3)), False),
+    "numpy_int32_size": (lambda L, a: L.Tensor(np.int32(2)), False),
+    "size_keyword": (lambda L, a: L.Tensor(size=(2, 3)), False),
+    "long_size_keyword": (lambda L, a: L.LongTensor(size=[2]), False),
+    "new_numpy_int_size": (lambda L, a: a.new(np.int64(3)), False),
+    "device_keyword": (lambda L, a: L.Tensor([1.0, 2.0], device="cpu"), True),
+    "sizes_device_keyword": (lambda L, a: L.Tensor(2, 3, device="cpu"), False),
+    "data_keyword": (lambda L, a: L.Tensor(data=[1, 2]), True),
+    "range": (lambda L, a: L.Tensor(range(3)), True),
+    "long_range": (lambda L, a: L.LongTensor(range(3)), True),
+    "tolist": (lambda L, a: L.Tensor(a.tolist()), True),
+    "three_sizes": (lambda L, a: L.Tensor(2, 3, 4), False),
+    "tensor_requires_grad": (lambda L, a: L.Tensor(a, requires_grad=True), None),
+    "int_requires_grad": (lambda L, a: L.Tensor(1, requires_grad=True), None),
+    "list_requires_grad": (lambda L, a: L.LongTensor([1, 2], requires_grad=True), None),
+    "two_tensors": (lambda L, a: L.Tensor(a, a), None),
+    "two_lists": (lambda L, a: L.Tensor([1], [2]), None),
+    "list_and_sizes": (lambda L, a: L.Tensor([1], 2, 3), None),
+    "tensor_dtype": (lambda L, a: L.Tensor(a, dtype=L.float64), None),
+    "tensor_size_keyword": (lambda L, a: L.Tensor(a, size=(2,)), None),
+    "int_size_keyword": (lambda L, a: L.Tensor(size=2), None),
+    "new_dtype": (lambda L, a: a.new(2, 3, dtype=L.float64), None),
+    "tensor_device": (lambda L, a: L.Tensor(a, device="cpu"), None),
+    "new_tensor_device": (lambda L, a: a.new(a, device="cpu"), None),
+    "cuda_device": (lambda L, a: L.Tensor([1], device="cuda"), None),
+    "float_size": (lambda L, a: L.Tensor(2, 3.0), None),
+    "none": (lambda L, a: L.Tensor(None), None),
+    "new_float": (lambda L, a: a.new(2.5), None),
+    "new_str": (lambda L, a: a.new("ab"), None),
+    "bytes": (lambda L, a: L.Tensor(b"ab"), None),
+    "ragged": (lambda L, a: L.Tensor([[1, 2], [3]]), None),
+    "long_ragged": (lambda L, a: L.LongTensor([[1], [2, 3]]), None),
+    "str_element": (lambda L, a: L.Tensor([1, "a"]), None),
+    "none_element": (lambda L, a: L.Tensor([1, None]), None),
+    "complex_element": (lambda L, a: L.Tensor([[1, 2], [3, 4j]]), None),
+    "float_tensor_of_double": (lambda L, a: L.FloatTensor(L.zeros(2, dtype=L.float64)), None),
+    "long_tensor_of_float": (lambda L, a: L.LongTensor(a), None),
+    "half_tensor_of_float": (lambda L, a: L.HalfTensor(a), None),
+    "new_of_double": (lambda L, a: a.new(a.double()), None),
+}
+
+
+@pytest.mark.parametrize("name", _LEGACY_CALLS)
+def test_legacy_constructor_arguments_like_torch(torch, name):
+    call, valued = _LEGACY_CALLS[name]
+
+    def made(L):
+        try:
+            t = call(L, L.arange(6.0).reshape(2, 3))
+        except Exception as e:
+            return type(e).__name__, str(e).replace("minigrad.", "torch.")
+        return tuple(t.shape), str(t.dtype).split(".")[-1], t.requires_grad, t.tolist() if valued else None
+
+    assert made(mg) == made(torch)
+
+
+def test_legacy_new_of_an_array_shares_it_like_torch(torch):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for L in (mg, torch):
+        t = L.ones(1).new(a)
+        t[0, 0] = 7.0
+        assert a[0, 0] == 7.0, L.__name__
+        a[0, 0] = 0.0
+
+
 def test_legacy_tensor_constructors_make_default_float_tensors():
     assert mg.Tensor(2, 3).shape == (2, 3) and mg.Tensor(2, 3).dtype == mg.float32
     assert mg.Tensor([1, 2]).dtype == mg.float32 and mg.Tensor([1, 2]).tolist() == [1.0, 2.0]
