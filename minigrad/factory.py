@@ -10,7 +10,6 @@ import warnings
 import numpy as np
 
 from . import dtypes, random
-from . import tensor as _tensor_module
 from .autograd import recording
 from .device import module_for, to_device
 from .tensor import Tensor, _requiring_grad
@@ -793,4 +792,3 @@ def asarray(obj, dtype=None, device=None, copy=None, requires_grad=False):
     return _requiring_grad(t) if requires_grad else t
 
 
-_tensor_module._leaves, _tensor_module._tensors_as_numbers = _leaves, _tensors_as_numbers  # (tensor.py's legacy_new)
