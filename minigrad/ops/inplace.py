@@ -440,7 +440,7 @@ def clamp_(self, min=None, max=None):
     """Clip to [min, max], in place."""
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(clamp_, self, (min, max), {}, lambda source: _clamp(source, min, max))
-    from .elementwise import clamp
+    from .elementwise import clamp, clip_array
 
     bounds = [b for b in (min, max) if b is not None]
     if self.array.dtype.kind != "f" and bounds:  # an integer tensor cannot hold float bounds' result
@@ -451,7 +451,7 @@ def clamp_(self, min=None, max=None):
                     else dtypes.cpp_name(self.array.dtype))
             raise RuntimeError(f"result type {dtypes.from_numpy_dtype(result)._legacy[:-6]} can't be cast to the "
                                f"desired output type {name}")
-    return apply_inplace(self, lambda a: array_module(a).clip(a, min, max, out=a), lambda: clamp(self, min, max))
+    return apply_inplace(self, lambda a: clip_array(a, min, max, out=a), lambda: clamp(self, min, max))
 
 
 def uniform_(self, a=0.0, b=1.0, generator=None):
