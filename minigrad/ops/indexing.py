@@ -677,6 +677,63 @@ class IndexPut(Function):
         return ga, gv, None
 
 
+def check_put(self, index, source, name="put"):
+    """PyTorch's refusals of put/put_ (before anything is written)."""
+    if index.array.dtype != np.int64:
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {index.dtype._legacy[:-6]}")
+    if index.numel() != source.numel():
+        raise IndexError(f"{name}(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    n = self.numel()
+    bad = index.array[(index.array >= n) | (index.array < -n)]
+    if bad.size:
+        raise IndexError(f"out of range: tried to access index {builtins.int(bad.reshape(-1)[0])} on a tensor of "
+                         f"{n} elements.")
+
+
+def put_array(a, index, values, accumulate=False):
+    """a.flatten()[index] = values (+= with `accumulate`) written into array `a`, whatever its strides."""
+    xp = array_module(a)
+    at = xp.unravel_index(index.reshape(-1) % builtins.max(a.size, 1), a.shape)
+    values = values.reshape(-1).astype(a.dtype, copy=False)
+    if accumulate:
+        _add_at(xp, a, at, values)
+    else:
+        a[at] = values
+
+
+class Put(Function):
+    node_name = "PutBackward0"
+
+    @staticmethod
+    def forward(ctx, a, index, source, accumulate):
+        ctx.index, ctx.accumulate, ctx.source_shape = index, accumulate, source.array.shape
+        out = a.array.copy()
+        put_array(out, index, source.array, accumulate)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):  # self's grad: g, less where it was overwritten; source's: g at the positions written
+        ga = gs = None
+        flat = g.reshape(-1)
+        if ctx.needs_input_grad[0]:
+            if ctx.accumulate:
+                ga = g
+            else:
+                keep = Tensor(array_module(g.array).ones(g.array.shape, dtype=g.array.dtype))
+                put_array(keep.array, ctx.index, array_module(g.array).zeros(ctx.index.size, dtype=g.array.dtype))
+                ga = g * keep
+        if ctx.needs_input_grad[2]:
+            gs = Index.apply(flat, (ctx.index.reshape(-1) % builtins.max(flat.numel(), 1),), True).reshape(ctx.source_shape)
+        return ga, None, gs, None
+
+
+def put(input, index, source, accumulate=False):
+    """A copy of input with input.flatten()[index] = source (+= with `accumulate`)."""
+    check_put(input, index, source)
+    return Put.apply(input, index.array, source, accumulate)
+
+
 class Gather(Function):
     node_name = "GatherBackward0"
 

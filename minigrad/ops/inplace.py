@@ -588,3 +588,71 @@ def _clamp(input, min, max):
     from .elementwise import clamp
 
     return clamp(input, min, max)
+
+
+def _size_args(sizes):
+    """`f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(torch.Size(...))`: the sizes as a tuple of ints."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = sizes[0]
+    return tuple(int(n) for n in sizes)
+
+
+def resize_(self, *sizes, memory_format=None):
+    """PyTorch's resize_: `sizes`, contiguous, over the memory self views from its first element on (so a
+    smaller size stays a view of it, as PyTorch keeps the storage); new memory, the old elements first, where
+    that is too small."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = _size_args(sizes)
+    if min(shape, default=0) < 0:
+        raise RuntimeError("numel: integer multiplication overflow")
+    if shape == tuple(self.array.shape):  # (PyTorch leaves the tensor as it is, strides and version too)
+        return self
+    a, n = self.array, int(np.prod(shape))
+    root = a
+    while getattr(root, "base", None) is not None and hasattr(root.base, "__array_interface__"):
+        root = root.base
+    xp = array_module(a)
+    start = self.storage_offset()
+    if xp is np and root.dtype == a.dtype and root.flags.c_contiguous:
+        memory = root.reshape(-1)[start:]
+    else:  # (memory numpy cannot show flat: the tensor's own elements, in order)
+        memory = a.reshape(-1)
+    if n <= memory.size:
+        new = memory[:n].reshape(shape)
+    else:
+        new = xp.zeros(n, dtype=a.dtype)  # (PyTorch leaves the new elements uninitialized)
+        new[:memory.size] = memory
+        new = new.reshape(shape)
+    self.array = new
+    self._version_counter[0] += 1
+    return self
+
+
+def resize_as_(self, the_template, memory_format=None):
+    return resize_(self, the_template.shape)
+
+
+def map_(self, tensor, callable):
+    """self[i] = callable(self[i], tensor[i]) on Python numbers, `tensor` broadcast to self's shape (CPU only,
+    outside autograd, as PyTorch's)."""
+    from .shape import expand
+
+    if self.requires_grad:
+        raise RuntimeError("Can't call map_() on Variable that requires grad. Use var.detach().map_() instead.")
+    if tensor.dtype != self.dtype:
+        raise TypeError(f"map_: expected torch.{self.dtype._legacy} for 'other' (got torch.{tensor.dtype._legacy})")
+    other = expand(tensor, list(self.shape)).array
+    a = self.array
+    for i in np.ndindex(a.shape):
+        a[i] = callable(a[i].item(), other[i].item())
+    return self  # (PyTorch's map_ leaves the version as it was)
+
+
+def put_(self, index, source, accumulate=False):
+    """self.flatten()[index] = source (+= with `accumulate`), in place, in self's logical (row-major) order."""
+    from .indexing import check_put, put, put_array
+
+    check_put(self, index, source, "put_")
+    return apply_inplace(self, lambda a: put_array(a, index.array, source.array, accumulate),
+                         lambda: put(self, index, source, accumulate), source)
