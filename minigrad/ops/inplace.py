@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import recording
+from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
@@ -365,17 +366,20 @@ def zero_(self):
         a.view(np.uint8).fill(0)
         self._version_counter[0] += 1
         return self
-    return fill_(self, 0)
+    return fill_(self, 0, _node="ZeroBackward0")
 
 
-def fill_(self, value):
+def fill_(self, value, _node="FillBackward2"):
     """Fill with `value`, in place."""
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(fill_, self, (value,), {})
     v = _data(value)
-    return apply_inplace(self, lambda a: a.fill(v), lambda: self * 0 + v, value)
+    if isinstance(value, Tensor):  # (its gradient: the sum of self's)
+        return apply_inplace(self, lambda a: a.fill(v), lambda: self * 0 + v, value)
+    return apply_inplace(self, lambda a: a.fill(v), lambda: _overwrite_node(_node).apply(
+        self, array_module(self.array).full(self.array.shape, v, dtype=self.array.dtype)))
 
 
 def check_broadcasts_into(self, other):
@@ -463,7 +467,7 @@ def uniform_(self, a=0.0, b=1.0, generator=None):
         return recording.hook.recorder.on_inplace(uniform_, self, (a, b), {"generator": generator})
     rng = generator or random.generator(array_module(self.array))
     vals = random.floats(rng, "uniform", self.array.shape, self.array.dtype)
-    return _write_draws(self, vals * (b - a) + a)
+    return _write_draws(self, vals * (b - a) + a, "UniformBackward0")
 
 
 def normal_(self, mean=0.0, std=1.0, generator=None):
@@ -481,7 +485,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
         vals *= std
     if mean != 0.0:
         vals += mean
-    return _write_draws(self, vals)
+    return _write_draws(self, vals, "NormalBackward0")
 
 
 def bernoulli_(self, p=0.5, generator=None):
@@ -492,23 +496,48 @@ def bernoulli_(self, p=0.5, generator=None):
     rng = generator or random.generator(array_module(self.array))
     p = p.array if isinstance(p, Tensor) else p
     random.check_probability(p)
-    return _write_draws(self, rng.random(self.array.shape) < p)
+    return _write_draws(self, rng.random(self.array.shape) < p, "BernoulliBackward1" if np.ndim(p) else "BernoulliBackward2")
 
 
 # ---- more random fills, from uniform draws (no gradient is recorded) --------------------------------------
-def _fill_draws(self, draw, generator):
+def _fill_draws(self, draw, generator, node):
     """Write draw(rng, xp, shape) into the tensor; rng the given generator or the default one."""
     from .. import random
 
     xp = array_module(self.array)
     rng = generator or random.generator(xp)
-    return _write_draws(self, draw(rng, xp, self.array.shape))
+    return _write_draws(self, draw(rng, xp, self.array.shape), node)
 
 
-def _write_draws(self, vals):
+class Overwrite(Function):
+    """Values written over a tensor in a graph (a random fill, fill_ with a number): the old values get a zero
+    gradient. A node of PyTorch's name for each fill (`_overwrite_node`)."""
+
+    @staticmethod
+    def forward(ctx, a, values):
+        return values
+
+    @staticmethod
+    def backward(ctx, g):  # (zeros, not g * 0: an inf or NaN in g stays out, as PyTorch's)
+        return Tensor(array_module(g.array).zeros_like(g.array)), None
+
+
+@functools.cache
+def _overwrite_node(name):
+    return type(name, (Overwrite,), {"node_name": name})
+
+
+def _write_draws(self, vals, node):
     """Random draws written into the tensor as PyTorch's random fills write them: refused where any in-place
-    op is, and, where self is in a graph, a copy_ that cuts its history (no gradient reaches its old values)."""
-    return copy_(self, Tensor(vals))
+    op is, and, where self is in a graph, a node of the fill's name that cuts its history (no gradient reaches
+    its old values)."""
+    def raw(a):
+        array_module(a).copyto(a, vals, casting="unsafe")
+
+    def recorded():
+        return _overwrite_node(node).apply(self, array_module(self.array).asarray(vals, dtype=self.array.dtype))
+
+    return apply_inplace(self, raw, recorded)
 
 
 def exponential_(self, lambd=1.0, generator=None):  # -log(1 - U) / lambd
@@ -516,7 +545,7 @@ def exponential_(self, lambd=1.0, generator=None):  # -log(1 - U) / lambd
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={float(lambd):g}")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(exponential_, self, (lambd,), {"generator": generator})
-    return _fill_draws(self, lambda rng, xp, s: -xp.log1p(-rng.random(s)) / lambd, generator)
+    return _fill_draws(self, lambda rng, xp, s: -xp.log1p(-rng.random(s)) / lambd, generator, "ExponentialBackward0")
 
 
 def geometric_(self, p, generator=None):  # trials to the first success: floor(log(1 - U) / log(1 - p)) + 1
@@ -524,19 +553,22 @@ def geometric_(self, p, generator=None):  # trials to the first success: floor(l
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={float(p)}")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(geometric_, self, (p,), {"generator": generator})
-    return _fill_draws(self, lambda rng, xp, s: xp.floor(xp.log1p(-rng.random(s)) / np.log1p(-p)) + 1, generator)
+    return _fill_draws(self, lambda rng, xp, s: xp.floor(xp.log1p(-rng.random(s)) / np.log1p(-p)) + 1, generator,
+                       "GeometricBackward0")
 
 
 def cauchy_(self, median=0.0, sigma=1.0, generator=None):  # median + sigma tan(pi (U - 1/2))
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(cauchy_, self, (median, sigma), {"generator": generator})
-    return _fill_draws(self, lambda rng, xp, s: median + sigma * xp.tan(np.pi * (rng.random(s) - 0.5)), generator)
+    return _fill_draws(self, lambda rng, xp, s: median + sigma * xp.tan(np.pi * (rng.random(s) - 0.5)), generator,
+                       "CauchyBackward0")
 
 
 def log_normal_(self, mean=1.0, std=2.0, generator=None):  # exp(N(mean, std^2))
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(log_normal_, self, (mean, std), {"generator": generator})
-    return _fill_draws(self, lambda rng, xp, s: xp.exp(mean + std * rng.standard_normal(s)), generator)
+    return _fill_draws(self, lambda rng, xp, s: xp.exp(mean + std * rng.standard_normal(s)), generator,
+                       "LogNormalBackward0")
 
 
 def random_(self, *bounds, generator=None, **kwargs):
@@ -544,6 +576,8 @@ def random_(self, *bounds, generator=None, **kwargs):
     dtype holds exactly ([0, 2^mantissa] for floats, as PyTorch)."""
     from .. import random
 
+    # (PyTorch's node for each form: RandomBackward0 from-to, 1 to, 2 neither)
+    node = f"RandomBackward{0 if len(bounds) == 2 or 'from' in kwargs else 1 if bounds or 'to' in kwargs else 2}"
     lo, hi = kwargs.pop("from", 0), kwargs.pop("to", None)
     if kwargs:
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -558,7 +592,7 @@ def random_(self, *bounds, generator=None, **kwargs):
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(random_, self, (lo, hi), {"generator": generator})
-    return _fill_draws(self, lambda rng, xp, s: random.integers(rng, lo, hi, s), generator)
+    return _fill_draws(self, lambda rng, xp, s: random.integers(rng, lo, hi, s), generator, node)
 
 
 def fill_diagonal_(self, fill_value, wrap=False):
