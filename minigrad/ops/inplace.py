@@ -401,8 +401,6 @@ def copy_(self, src):
     """Copy `src` (broadcast, converted) into this tensor's memory."""
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(copy_, self, (src,), {})
-    from .shape import expand
-
     if not isinstance(src, Tensor):
         src = Tensor(np.asarray(src))
     check_broadcasts_into(self, src)
@@ -412,13 +410,28 @@ def copy_(self, src):
 
         array_module(a).copyto(a, to_device(src.array, self.device), casting="unsafe")
 
-    def recorded():  # src's values; self's old history gets a zero gradient (PyTorch's CopyBackwards)
-        from .elementwise import where
-
+    def recorded():  # src's values; self's old history gets a zero gradient
         s = src.to(self.dtype, self.device) if src.array.dtype != self.array.dtype else src
-        return where(Tensor(array_module(self.array).ones(self.array.shape, dtype=bool)), expand(s, self.shape), self)
+        return Copy.apply(self, s)
 
     return apply_inplace(self, raw, recorded, src)
+
+
+class Copy(Function):
+    """copy_'s node (PyTorch's CopyBackwards): src's values broadcast over self's; self's old values get zeros."""
+    node_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, a, src):
+        ctx.src_shape = src.array.shape
+        return array_module(a.array).broadcast_to(src.array, a.array.shape).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        from ._util import sum_to
+
+        ga = Tensor(array_module(g.array).zeros_like(g.array)) if ctx.needs_input_grad[0] else None
+        return ga, sum_to(g, ctx.src_shape) if ctx.needs_input_grad[1] else None
 
 
 def masked_fill_(self, mask, value):

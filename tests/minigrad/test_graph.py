@@ -2182,3 +2182,19 @@ def test_a_fill_of_a_nonleaf_has_pytorchs_node_and_zero_gradient(torch, fill):
 ])
 def test_a_shape_inplace_op_on_a_nonleaf_has_pytorchs_node(torch, op):
     assert _node_and_grad(mg, op, 3.0) == _node_and_grad(torch, op, 3.0)
+
+
+@pytest.mark.parametrize("src", [lambda L: L.full((3,), 2.0, requires_grad=True) * 3, lambda L: L.zeros(3, dtype=L.float64),
+                                 lambda L: L.tensor(5.0, requires_grad=True) * 1])
+def test_copy_into_a_nonleaf_has_pytorchs_node_and_gradients(torch, src):
+    res = []
+    for L in (mg, torch):
+        w = L.ones(2, 3, requires_grad=True)
+        s = src(L)
+        y = w * 2
+        y.copy_(s)
+        (y * L.tensor([float("inf"), 1.0, 2.0])).sum().backward()
+        res.append((y.grad_fn.name().removeprefix("torch::autograd::"),  # (minigrad's names drop the C++ namespace)
+                    [f.name() if f else None for f, _ in y.grad_fn.next_functions], y.dtype.is_floating_point,
+                    w.grad.tolist(), None if s.grad_fn is None else s.grad_fn.next_functions[0][0].variable.grad.tolist()))
+    assert res[0] == res[1]
