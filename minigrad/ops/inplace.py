@@ -703,3 +703,51 @@ def put_(self, index, source, accumulate=False):
     check_put(self, index, source, "put_")
     return apply_inplace(self, lambda a: put_array(a, index.array, source.array, accumulate),
                          lambda: put(self, index, source, accumulate), source)
+
+
+def _memory_of(a):
+    """The flat array of the memory `a` views (its first element at `a`'s storage offset), or None where
+    numpy cannot show that memory flat."""
+    root = a
+    while getattr(root, "base", None) is not None and hasattr(root.base, "__array_interface__"):
+        root = root.base
+    if type(a) is not np.ndarray or root.dtype != a.dtype or not root.flags.c_contiguous:
+        return None
+    return root.reshape(-1)
+
+
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """PyTorch's set_: the tensor views `source`'s memory (all of it as `source` shows it, or `size` and
+    `stride` from `storage_offset` on); with no source, an empty tensor. Outside autograd's history."""
+    if state.grad_enabled:
+        check_inplace(self)
+    if source is None:
+        self.array = array_module(self.array).empty(0, dtype=self.array.dtype)
+    else:
+        if not isinstance(source, Tensor):
+            raise TypeError(f"set_(): expected a Tensor as source, got {type(source).__name__} (minigrad has no "
+                            "storages to set a tensor to)")
+        if source.array.dtype != self.array.dtype:
+            raise RuntimeError(f"Could not set tensor of type {dtypes.cpp_name(source.array.dtype)} to a tensor of "
+                               f"type {dtypes.cpp_name(self.array.dtype)}")
+        if size is None:
+            self.array = source.array
+        else:
+            size = tuple(size)
+            if stride is None:  # (contiguous strides)
+                stride, step = [], 1
+                for n in reversed(size):
+                    stride.insert(0, step)
+                    step *= max(n, 1)
+            memory = _memory_of(source.array)
+            if memory is None:
+                raise RuntimeError("set_: minigrad views only the memory of a numpy array it can show flat")
+            start = source.storage_offset() + storage_offset  # (PyTorch counts it from source's first element)
+            end = start + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else start
+            if start < 0 or end > memory.size:  # (PyTorch grows the storage: numpy's memory cannot grow)
+                raise RuntimeError(f"set_: sizes {list(size)}, strides {list(stride)} from storage offset {start} "
+                                   f"need {end} elements; minigrad cannot grow the {memory.size} of this memory")
+            self.array = np.lib.stride_tricks.as_strided(
+                memory[start:], size, tuple(s * memory.itemsize for s in stride))
+    self._version_counter[0] += 1
+    return self

@@ -243,3 +243,22 @@ def test_put_gradients_as_pytorchs(torch, accumulate):
 ])
 def test_map_as_pytorchs(torch, f):
     assert _outcome(minigrad, f) == _outcome(torch, f)
+
+
+def _set_then_written(L, offset):
+    a = L.arange(6.0)
+    b = L.zeros(2)
+    b.set_(a) if offset is None else b.set_(a, offset, (2,))
+    b.fill_(7.0)  # (b views a's memory: a sees the write)
+    return a
+
+
+@pytest.mark.parametrize("f", [
+    lambda L: L.zeros(2).set_(L.arange(6.0)), lambda L: L.zeros(2).set_(),
+    lambda L: L.zeros(2).set_(L.arange(6.0), 1, (2, 2)), lambda L: L.zeros(2).set_(L.arange(6.0), 1, (2, 2), (1, 2)),
+    lambda L: L.zeros(2).set_(L.arange(6.0)[2:], 1, (2,)), lambda L: L.zeros(2).set_(L.arange(6.0).reshape(2, 3).t()),
+    lambda L: L.zeros(2, dtype=L.int64).set_(L.arange(6.0)), lambda L: L.zeros(2, requires_grad=True).set_(L.arange(6.0)),
+    lambda L: _set_then_written(L, None), lambda L: _set_then_written(L, 2),
+])
+def test_set_as_pytorchs(torch, f):
+    assert _outcome(minigrad, f) == _outcome(torch, f)
