@@ -242,6 +242,14 @@ class Tensor:
         a = self.array
         if a.size or any(a.strides):
             s = tuple(x // a.itemsize for x in a.strides)
+            if 0 in s and 1 in a.shape:
+                # numpy's new axis (None, unsqueeze, expand's new dims) has stride 0 where PyTorch's new dim of
+                # size 1 steps over the dims after it (1 at the end); another size-1 dim has its stride in both
+                s = list(s)
+                for d in range(len(s) - 1, -1, -1):
+                    if a.shape[d] == 1 and s[d] == 0:
+                        s[d] = s[d + 1] * a.shape[d + 1] if d + 1 < len(s) else 1
+                s = tuple(s)
         else:  # numpy makes an empty array with zero strides: PyTorch's of a contiguous tensor of its shape (a view
             # of it, a permute's say, keeps numpy's zeros, so PyTorch's own strides for it are lost)
             s, step = [], 1

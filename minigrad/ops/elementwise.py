@@ -859,10 +859,11 @@ class SigmoidBackward(Function):
 
 
 def relu_array(x):
-    """max(x, 0) of an array (numpy's maximum: NaN kept, -0.0 to +0.0), the backend's one-pass loop where
-    there is one (numpy's maximum checks for NaN as it goes)."""
+    """max(x, 0) of an array (NaN and -0.0 kept: PyTorch's x < 0 ? 0 : x, which numpy's maximum gives with
+    the 0 first, as it returns its second operand at a tie), the backend's one-pass loop where there is one
+    (numpy's maximum checks for NaN as it goes)."""
     impl = backends.find("relu", x)
-    return array_module(x).maximum(x, 0) if impl is None else impl.forward(x)
+    return array_module(x).maximum(0, x) if impl is None else impl.forward(x)
 
 
 def relu_into(x):
@@ -874,7 +875,7 @@ def relu_into(x):
     if impl is not None and x.flags.c_contiguous:
         impl.forward_(x)
     else:
-        np.maximum(x, 0, out=x)
+        np.maximum(0, x, out=x)
     return True
 
 
@@ -971,6 +972,16 @@ class Cos(Function):
         return -g * sin(ctx._saved_self)
 
 
+def clip_array(a, lo, hi, out=None):
+    """PyTorch's clamp of an array: x < lo ? lo : x, x > hi ? hi : x, so a tie keeps x (-0.0 against a 0.0 bound)
+    and NaN stays; numpy's maximum and minimum give their second operand at a tie: x goes second."""
+    if hi is None:
+        return array_module(a).maximum(lo, a, out=out)
+    if lo is None:
+        return array_module(a).minimum(hi, a, out=out)
+    return a.clip(lo, hi, out=out)  # (the array's method: what numpy's and cupy's clip() call, less a wrapper)
+
+
 class Clamp(Function):
     node_name = "ClampBackward1"
 
@@ -978,7 +989,7 @@ class Clamp(Function):
     def forward(ctx, a, lo, hi):
         ctx.save(self=a)
         ctx.bounds = (lo, hi)
-        return a.array.clip(lo, hi)  # (the array's method: what numpy's and cupy's clip() call, less a wrapper)
+        return clip_array(a.array, lo, hi)
 
     @staticmethod
     def backward(ctx, g):  # gradient passes where lo <= a <= hi (never at a NaN: its comparisons are false)

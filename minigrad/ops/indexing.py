@@ -23,18 +23,36 @@ from .shape import Unsqueeze, _records_nothing, _share_version, _view_of
 
 
 def _sequence_as_tuple(index):
-    """A list index is one index tensor (`t[[[0, 1], [1, 2]]]` is `t[tensor([[0, 1], [1, 2]])]`,
-    PyTorch's reading from 2.9, and numpy's), unless it holds what no tensor can: slices, None,
-    Ellipsis, tensors, or rows of unequal lengths; then it is a tuple of indices, as it was."""
+    """Whether a list index is read as a tuple of indices (`t[[[0, 1], [1, 2]]]` is `t[[0, 1], [1, 2]]`):
+    PyTorch 2.13 still reads it so, with a warning, when the list holds a sequence, a tensor, a slice,
+    None or Ellipsis (numpy's old rule, lists under 32 items); a list of numbers is one index tensor."""
     if len(index) >= 32:
         return False
-    if builtins.any(isinstance(i, (Tensor, slice)) or i is None or i is Ellipsis for i in index):
-        return True
-    try:
-        np.asarray(index, dtype=np.int64)
-    except (ValueError, TypeError):  # ragged, as [0, [1, 2]]
-        return builtins.any(isinstance(i, (list, tuple)) for i in index)
-    return False
+    if not builtins.any(isinstance(i, (Tensor, slice, list, tuple, range, np.ndarray, str)) or i is None
+                        or i is Ellipsis for i in index):
+        return False
+    import warnings
+
+    from ..compiler import _user_stacklevel
+
+    warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
+                  "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as "
+                  "tensor index, x[torch.tensor(seq)], which will result either in an error or a different result",
+                  UserWarning, stacklevel=_user_stacklevel())
+    return True
+
+
+def _list_index(i, xp):
+    """The integer or boolean array of a list (or numpy array) index: floats truncated to int64 as PyTorch
+    converts a list of numbers to a tensor and then to a long index; only a float tensor is refused."""
+    a = xp.asarray(i) if len(i) else xp.zeros(0, dtype=np.int64)
+    if a.dtype.kind == "f":
+        if not bool(xp.all(xp.abs(a) < 2.0 ** 63)):  # (NaN included)
+            raise RuntimeError("value cannot be converted to type int64 without overflow")
+        a = a.astype(np.int64)
+    elif a.dtype.kind not in "iub":
+        raise TypeError(f"new(): invalid data type '{type(xp.ravel(a)[0].item()).__name__}'")
+    return a
 
 
 def _convert_index(index, xp, shape):
@@ -55,22 +73,30 @@ def _convert_index(index, xp, shape):
             out.append(a)
             advanced = advanced or a.ndim > 0 or a.dtype.kind == "b"
         elif isinstance(i, (list, tuple, range, np.ndarray)):  # (a range: `logprobs[range(n), Yb]`)
-            a = xp.asarray(i) if len(i) else xp.zeros(0, dtype=np.int64)
-            if a.dtype.kind == "f":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            out.append(a)
+            out.append(_list_index(i, xp))
+            advanced = True
+        elif type(i) is builtins.bool:  # a 0-d mask, as PyTorch reads it: a new dim of 1 (True) or 0 (False)
+            out.append(xp.asarray(i))
             advanced = True
         elif isinstance(i, (builtins.int, np.integer, slice)) or i is None or i is Ellipsis:
             out.append(i)
-        elif hasattr(i, "dtype") and hasattr(i, "shape"):  # a cupy array
+        elif isinstance(i, str):  # (a sequence to PyTorch, which it fails to make a tensor of)
+            raise TypeError("new(): invalid data type 'str'")
+        elif hasattr(i, "dtype") and hasattr(i, "shape") and not isinstance(i, np.generic):  # a cupy array
             out.append(i)
             advanced = True
         else:
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
-                f"(got {type(i).__name__})"
+                f"(got {_type_name(i)})"
             )
     return tuple(out), advanced
+
+
+def _type_name(x):
+    """A type's name as PyTorch's messages give it: `float`, `numpy.float64`."""
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
 
 
 def _byte_mask(a):
@@ -650,6 +676,63 @@ class IndexPut(Function):
             gv = sum_to(Index.apply(g, ctx.index, True) if type(ctx.index) is TwoStep else getitem(g, ctx.index),
                         ctx.value_shape)
         return ga, gv, None
+
+
+def check_put(self, index, source, name="put"):
+    """PyTorch's refusals of put/put_ (before anything is written)."""
+    if index.array.dtype != np.int64:
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got {index.dtype._legacy[:-6]}")
+    if index.numel() != source.numel():
+        raise IndexError(f"{name}(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    n = self.numel()
+    bad = index.array[(index.array >= n) | (index.array < -n)]
+    if bad.size:
+        raise IndexError(f"out of range: tried to access index {builtins.int(bad.reshape(-1)[0])} on a tensor of "
+                         f"{n} elements.")
+
+
+def put_array(a, index, values, accumulate=False):
+    """a.flatten()[index] = values (+= with `accumulate`) written into array `a`, whatever its strides."""
+    xp = array_module(a)
+    at = xp.unravel_index(index.reshape(-1) % builtins.max(a.size, 1), a.shape)
+    values = values.reshape(-1).astype(a.dtype, copy=False)
+    if accumulate:
+        _add_at(xp, a, at, values)
+    else:
+        a[at] = values
+
+
+class Put(Function):
+    node_name = "PutBackward0"
+
+    @staticmethod
+    def forward(ctx, a, index, source, accumulate):
+        ctx.index, ctx.accumulate, ctx.source_shape = index, accumulate, source.array.shape
+        out = a.array.copy()
+        put_array(out, index, source.array, accumulate)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):  # self's grad: g, less where it was overwritten; source's: g at the positions written
+        ga = gs = None
+        flat = g.reshape(-1)
+        if ctx.needs_input_grad[0]:
+            if ctx.accumulate:
+                ga = g
+            else:
+                keep = Tensor._wrap(array_module(g.array).ones(g.array.shape, dtype=g.array.dtype))
+                put_array(keep.array, ctx.index, array_module(g.array).zeros(ctx.index.size, dtype=g.array.dtype))
+                ga = g * keep
+        if ctx.needs_input_grad[2]:
+            gs = Index.apply(flat, (ctx.index.reshape(-1) % builtins.max(flat.numel(), 1),), True).reshape(ctx.source_shape)
+        return ga, None, gs, None
+
+
+def put(input, index, source, accumulate=False):
+    """A copy of input with input.flatten()[index] = source (+= with `accumulate`)."""
+    check_put(input, index, source)
+    return Put.apply(input, index.array, source, accumulate)
 
 
 class Gather(Function):

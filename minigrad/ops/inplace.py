@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import grad_mode, recording
+from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
@@ -382,17 +383,20 @@ def zero_(self):
         a.view(np.uint8).fill(0)
         self._version_counter[0] += 1
         return self
-    return fill_(self, 0)
+    return fill_(self, 0, _node="ZeroBackward0")
 
 
-def fill_(self, value):
+def fill_(self, value, _node="FillBackward2"):
     """Fill with `value`, in place."""
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(fill_, self, (value,), {})
     v = _data(value)
-    return apply_inplace(self, lambda a: a.fill(v), lambda: self * 0 + v, value)
+    if isinstance(value, Tensor):  # (its gradient: the sum of self's)
+        return apply_inplace(self, lambda a: a.fill(v), lambda: self * 0 + v, value)
+    return apply_inplace(self, lambda a: a.fill(v), lambda: _overwrite_node(_node).apply(
+        self, array_module(self.array).full(self.array.shape, v, dtype=self.array.dtype)))
 
 
 def check_broadcasts_into(self, other):
@@ -414,8 +418,6 @@ def copy_(self, src):
     """Copy `src` (broadcast, converted) into this tensor's memory."""
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(copy_, self, (src,), {})
-    from .shape import expand
-
     if not isinstance(src, Tensor):
         src = Tensor._wrap(np.asarray(src))
     check_broadcasts_into(self, src)
@@ -425,13 +427,28 @@ def copy_(self, src):
 
         array_module(a).copyto(a, to_device(src.array, self.device), casting="unsafe")
 
-    def recorded():  # src's values; self's old history gets a zero gradient (PyTorch's CopyBackwards)
-        from .elementwise import where
-
+    def recorded():  # src's values; self's old history gets a zero gradient
         s = src.to(self.dtype, self.device) if src.array.dtype != self.array.dtype else src
-        return where(Tensor._wrap(array_module(self.array).ones(self.array.shape, dtype=bool)), expand(s, self.shape), self)
+        return Copy.apply(self, s)
 
     return apply_inplace(self, raw, recorded, src)
+
+
+class Copy(Function):
+    """copy_'s node (PyTorch's CopyBackwards): src's values broadcast over self's; self's old values get zeros."""
+    node_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, a, src):
+        ctx.src_shape = src.array.shape
+        return array_module(a.array).broadcast_to(src.array, a.array.shape).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        from ._util import sum_to
+
+        ga = Tensor._wrap(array_module(g.array).zeros_like(g.array)) if ctx.needs_input_grad[0] else None
+        return ga, sum_to(g, ctx.src_shape) if ctx.needs_input_grad[1] else None
 
 
 def masked_fill_(self, mask, value):
@@ -457,7 +474,7 @@ def clamp_(self, min=None, max=None):
     """Clip to [min, max], in place."""
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(clamp_, self, (min, max), {}, lambda source: _clamp(source, min, max))
-    from .elementwise import clamp
+    from .elementwise import clamp, clip_array
 
     bounds = [b for b in (min, max) if b is not None]
     if self.array.dtype.kind != "f" and bounds:  # an integer tensor cannot hold float bounds' result
@@ -468,7 +485,7 @@ def clamp_(self, min=None, max=None):
                     else dtypes.cpp_name(self.array.dtype))
             raise RuntimeError(f"result type {dtypes.from_numpy_dtype(result)._legacy[:-6]} can't be cast to the "
                                f"desired output type {name}")
-    return apply_inplace(self, lambda a: array_module(a).clip(a, min, max, out=a), lambda: clamp(self, min, max))
+    return apply_inplace(self, lambda a: clip_array(a, min, max, out=a), lambda: clamp(self, min, max))
 
 
 def uniform_(self, a=0.0, b=1.0, generator=None):
@@ -480,7 +497,7 @@ def uniform_(self, a=0.0, b=1.0, generator=None):
         return recording.hook.recorder.on_inplace(uniform_, self, (a, b), {"generator": generator})
     rng = generator or random.generator(array_module(self.array))
     vals = random.floats(rng, "uniform", self.array.shape, self.array.dtype)
-    return _write_draws(self, vals * (b - a) + a)
+    return _write_draws(self, vals * (b - a) + a, "UniformBackward0")
 
 
 def normal_(self, mean=0.0, std=1.0, generator=None):
@@ -498,7 +515,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
         vals *= std
     if mean != 0.0:
         vals += mean
-    return _write_draws(self, vals)
+    return _write_draws(self, vals, "NormalBackward0")
 
 
 def bernoulli_(self, p=0.5, generator=None):
@@ -509,23 +526,48 @@ def bernoulli_(self, p=0.5, generator=None):
     rng = generator or random.generator(array_module(self.array))
     p = p.array if isinstance(p, Tensor) else p
     random.check_probability(p)
-    return _write_draws(self, rng.random(self.array.shape) < p)
+    return _write_draws(self, rng.random(self.array.shape) < p, "BernoulliBackward1" if np.ndim(p) else "BernoulliBackward2")
 
 
 # ---- more random fills, from uniform draws (no gradient is recorded) --------------------------------------
-def _fill_draws(self, draw, generator):
+def _fill_draws(self, draw, generator, node):
     """Write draw(rng, xp, shape) into the tensor; rng the given generator or the default one."""
     from .. import random
 
     xp = array_module(self.array)
     rng = generator or random.generator(xp)
-    return _write_draws(self, draw(rng, xp, self.array.shape))
+    return _write_draws(self, draw(rng, xp, self.array.shape), node)
 
 
-def _write_draws(self, vals):
+class Overwrite(Function):
+    """Values written over a tensor in a graph (a random fill, fill_ with a number): the old values get a zero
+    gradient. A node of PyTorch's name for each fill (`_overwrite_node`)."""
+
+    @staticmethod
+    def forward(ctx, a, values):
+        return values
+
+    @staticmethod
+    def backward(ctx, g):  # (zeros, not g * 0: an inf or NaN in g stays out, as PyTorch's)
+        return Tensor._wrap(array_module(g.array).zeros_like(g.array)), None
+
+
+@functools.cache
+def _overwrite_node(name):
+    return type(name, (Overwrite,), {"node_name": name})
+
+
+def _write_draws(self, vals, node):
     """Random draws written into the tensor as PyTorch's random fills write them: refused where any in-place
-    op is, and, where self is in a graph, a copy_ that cuts its history (no gradient reaches its old values)."""
-    return copy_(self, Tensor._wrap(vals))
+    op is, and, where self is in a graph, a node of the fill's name that cuts its history (no gradient reaches
+    its old values)."""
+    def raw(a):
+        array_module(a).copyto(a, vals, casting="unsafe")
+
+    def recorded():
+        return _overwrite_node(node).apply(self, array_module(self.array).asarray(vals, dtype=self.array.dtype))
+
+    return apply_inplace(self, raw, recorded)
 
 
 def exponential_(self, lambd=1.0, generator=None):  # -log(1 - U) / lambd
@@ -533,7 +575,7 @@ def exponential_(self, lambd=1.0, generator=None):  # -log(1 - U) / lambd
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={float(lambd):g}")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(exponential_, self, (lambd,), {"generator": generator})
-    return _fill_draws(self, lambda rng, xp, s: -xp.log1p(-rng.random(s)) / lambd, generator)
+    return _fill_draws(self, lambda rng, xp, s: -xp.log1p(-rng.random(s)) / lambd, generator, "ExponentialBackward0")
 
 
 def geometric_(self, p, generator=None):  # trials to the first success: floor(log(1 - U) / log(1 - p)) + 1
@@ -541,19 +583,22 @@ def geometric_(self, p, generator=None):  # trials to the first success: floor(l
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={float(p)}")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(geometric_, self, (p,), {"generator": generator})
-    return _fill_draws(self, lambda rng, xp, s: xp.floor(xp.log1p(-rng.random(s)) / np.log1p(-p)) + 1, generator)
+    return _fill_draws(self, lambda rng, xp, s: xp.floor(xp.log1p(-rng.random(s)) / np.log1p(-p)) + 1, generator,
+                       "GeometricBackward0")
 
 
 def cauchy_(self, median=0.0, sigma=1.0, generator=None):  # median + sigma tan(pi (U - 1/2))
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(cauchy_, self, (median, sigma), {"generator": generator})
-    return _fill_draws(self, lambda rng, xp, s: median + sigma * xp.tan(np.pi * (rng.random(s) - 0.5)), generator)
+    return _fill_draws(self, lambda rng, xp, s: median + sigma * xp.tan(np.pi * (rng.random(s) - 0.5)), generator,
+                       "CauchyBackward0")
 
 
 def log_normal_(self, mean=1.0, std=2.0, generator=None):  # exp(N(mean, std^2))
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(log_normal_, self, (mean, std), {"generator": generator})
-    return _fill_draws(self, lambda rng, xp, s: xp.exp(mean + std * rng.standard_normal(s)), generator)
+    return _fill_draws(self, lambda rng, xp, s: xp.exp(mean + std * rng.standard_normal(s)), generator,
+                       "LogNormalBackward0")
 
 
 def random_(self, *bounds, generator=None, **kwargs):
@@ -561,6 +606,8 @@ def random_(self, *bounds, generator=None, **kwargs):
     dtype holds exactly ([0, 2^mantissa] for floats, as PyTorch)."""
     from .. import random
 
+    # (PyTorch's node for each form: RandomBackward0 from-to, 1 to, 2 neither)
+    node = f"RandomBackward{0 if len(bounds) == 2 or 'from' in kwargs else 1 if bounds or 'to' in kwargs else 2}"
     lo, hi = kwargs.pop("from", 0), kwargs.pop("to", None)
     if kwargs:
         raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -575,7 +622,7 @@ def random_(self, *bounds, generator=None, **kwargs):
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(random_, self, (lo, hi), {"generator": generator})
-    return _fill_draws(self, lambda rng, xp, s: random.integers(rng, lo, hi, s), generator)
+    return _fill_draws(self, lambda rng, xp, s: random.integers(rng, lo, hi, s), generator, node)
 
 
 def fill_diagonal_(self, fill_value, wrap=False):
@@ -605,3 +652,119 @@ def _clamp(input, min, max):
     from .elementwise import clamp
 
     return clamp(input, min, max)
+
+
+def _size_args(sizes):
+    """`f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(torch.Size(...))`: the sizes as a tuple of ints."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = sizes[0]
+    return tuple(int(n) for n in sizes)
+
+
+def resize_(self, *sizes, memory_format=None):
+    """PyTorch's resize_: `sizes`, contiguous, over the memory self views from its first element on (so a
+    smaller size stays a view of it, as PyTorch keeps the storage); new memory, the old elements first, where
+    that is too small."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = _size_args(sizes)
+    if min(shape, default=0) < 0:
+        raise RuntimeError("numel: integer multiplication overflow")
+    if shape == tuple(self.array.shape):  # (PyTorch leaves the tensor as it is, strides and version too)
+        return self
+    a, n = self.array, int(np.prod(shape))
+    root = a
+    while getattr(root, "base", None) is not None and hasattr(root.base, "__array_interface__"):
+        root = root.base
+    xp = array_module(a)
+    start = self.storage_offset()
+    if xp is np and root.dtype == a.dtype and root.flags.c_contiguous:
+        memory = root.reshape(-1)[start:]
+    else:  # (memory numpy cannot show flat: the tensor's own elements, in order)
+        memory = a.reshape(-1)
+    if n <= memory.size:
+        new = memory[:n].reshape(shape)
+    else:
+        new = xp.zeros(n, dtype=a.dtype)  # (PyTorch leaves the new elements uninitialized)
+        new[:memory.size] = memory
+        new = new.reshape(shape)
+    self.array = new
+    self._version_counter[0] += 1
+    return self
+
+
+def resize_as_(self, the_template, memory_format=None):
+    return resize_(self, the_template.shape)
+
+
+def map_(self, tensor, callable):
+    """self[i] = callable(self[i], tensor[i]) on Python numbers, `tensor` broadcast to self's shape (CPU only,
+    outside autograd, as PyTorch's)."""
+    from .shape import expand
+
+    if self.requires_grad:
+        raise RuntimeError("Can't call map_() on Variable that requires grad. Use var.detach().map_() instead.")
+    if tensor.dtype != self.dtype:
+        raise TypeError(f"map_: expected torch.{self.dtype._legacy} for 'other' (got torch.{tensor.dtype._legacy})")
+    other = expand(tensor, list(self.shape)).array
+    a = self.array
+    for i in np.ndindex(a.shape):
+        a[i] = callable(a[i].item(), other[i].item())
+    return self  # (PyTorch's map_ leaves the version as it was)
+
+
+def put_(self, index, source, accumulate=False):
+    """self.flatten()[index] = source (+= with `accumulate`), in place, in self's logical (row-major) order."""
+    from .indexing import check_put, put, put_array
+
+    check_put(self, index, source, "put_")
+    return apply_inplace(self, lambda a: put_array(a, index.array, source.array, accumulate),
+                         lambda: put(self, index, source, accumulate), source)
+
+
+def _memory_of(a):
+    """The flat array of the memory `a` views (its first element at `a`'s storage offset), or None where
+    numpy cannot show that memory flat."""
+    root = a
+    while getattr(root, "base", None) is not None and hasattr(root.base, "__array_interface__"):
+        root = root.base
+    if type(a) is not np.ndarray or root.dtype != a.dtype or not root.flags.c_contiguous:
+        return None
+    return root.reshape(-1)
+
+
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """PyTorch's set_: the tensor views `source`'s memory (all of it as `source` shows it, or `size` and
+    `stride` from `storage_offset` on); with no source, an empty tensor. Outside autograd's history."""
+    if state.grad_enabled:
+        check_inplace(self)
+    if source is None:
+        self.array = array_module(self.array).empty(0, dtype=self.array.dtype)
+    else:
+        if not isinstance(source, Tensor):
+            raise TypeError(f"set_(): expected a Tensor as source, got {type(source).__name__} (minigrad has no "
+                            "storages to set a tensor to)")
+        if source.array.dtype != self.array.dtype:
+            raise RuntimeError(f"Could not set tensor of type {dtypes.cpp_name(source.array.dtype)} to a tensor of "
+                               f"type {dtypes.cpp_name(self.array.dtype)}")
+        if size is None:
+            self.array = source.array
+        else:
+            size = tuple(size)
+            if stride is None:  # (contiguous strides)
+                stride, step = [], 1
+                for n in reversed(size):
+                    stride.insert(0, step)
+                    step *= max(n, 1)
+            memory = _memory_of(source.array)
+            if memory is None:
+                raise RuntimeError("set_: minigrad views only the memory of a numpy array it can show flat")
+            start = source.storage_offset() + storage_offset  # (PyTorch counts it from source's first element)
+            end = start + sum((n - 1) * s for n, s in zip(size, stride)) + 1 if all(size) else start
+            if start < 0 or end > memory.size:  # (PyTorch grows the storage: numpy's memory cannot grow)
+                raise RuntimeError(f"set_: sizes {list(size)}, strides {list(stride)} from storage offset {start} "
+                                   f"need {end} elements; minigrad cannot grow the {memory.size} of this memory")
+            self.array = np.lib.stride_tricks.as_strided(
+                memory[start:], size, tuple(s * memory.itemsize for s in stride))
+    self._version_counter[0] += 1
+    return self

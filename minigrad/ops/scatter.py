@@ -1,5 +1,7 @@
 """Writing along an index: scatter, scatter_add, scatter_reduce (sum, prod, mean, amax, amin;
 include_self) and index_add, out of place and in place (the trailing-underscore methods)."""
+import functools
+
 import numpy as np
 
 from ..autograd import recording
@@ -415,6 +417,22 @@ def make_inplace(fn, name, into=None, clone=True):
     return op
 
 
+# PyTorch numbers an in-place view op's node after the out-of-place forms: t_ is TBackward1 where t is
+# TBackward0, squeeze_ SqueezeBackward3-5 where squeeze is 0-2
+_INPLACE_NODE_SHIFT = {"TBackward": 1, "TransposeBackward": 1, "UnsqueezeBackward": 1, "SqueezeBackward": 3}
+
+
+@functools.cache
+def _inplace_node_cls(cls):
+    name = cls.__name__
+    return type(name[:-1] + str(int(name[-1]) + _INPLACE_NODE_SHIFT[name[:-1]]), (cls,), {})
+
+
+def _rename_inplace_node(node):
+    if type(node).__name__[:-1] in _INPLACE_NODE_SHIFT:
+        node.__class__ = _inplace_node_cls(type(node))
+
+
 def make_view_inplace(fn, name):
     """`t.unsqueeze_(0)`, `t.t_()`, ...: the tensor itself takes the view's shape (and, outside a leaf, its node)."""
     from ..autograd.grad_mode import state
@@ -426,6 +444,7 @@ def make_view_inplace(fn, name):
         out = fn(self, *args, **kwargs)
         self.array = out.array
         if out.grad_fn is not None and self.grad_fn is not None:
+            _rename_inplace_node(out.grad_fn)
             self.grad_fn, self._output_nr = out.grad_fn, out._output_nr
         if recording.hook.recorder is not None:  # minigrad.compile is capturing: self stands for the view's value
             recording.hook.recorder.rebind(self, out)

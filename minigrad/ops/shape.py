@@ -335,6 +335,10 @@ class SqueezeAll(Squeeze):
     node_name = "SqueezeBackward0"
 
 
+class SqueezeDims(Squeeze):  # (squeeze with a list of dims: PyTorch's own overload)
+    node_name = "SqueezeBackward2"
+
+
 def squeeze(input, dim=None):
     """Drop size-1 dims (all of them, or those in `dim`)."""
     shape = input.array.shape
@@ -343,9 +347,10 @@ def squeeze(input, dim=None):
         return _share_version(SqueezeAll.apply(input, dims), input)
     if type(dim) is builtins.int and 0 <= dim < len(shape):  # (the usual: one dim, in range)
         return _share_version(Squeeze.apply(input, (dim,) if shape[dim] == 1 else ()), input)
+    cls = Squeeze if isinstance(dim, builtins.int) else SqueezeDims
     dims = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
     dims = tuple(i for i in (normalize_dim(d, len(shape)) for d in dims) if shape and shape[i] == 1)
-    return _share_version(Squeeze.apply(input, dims), input)
+    return _share_version(cls.apply(input, dims), input)
 
 
 class Unsqueeze(Function):

@@ -354,7 +354,7 @@ def test_tensor_index_out_of_range():
     with pytest.raises(IndexError, match="tensors used as indices must be long, int, byte or bool tensors"):
         t[mg.tensor([0.0])]
     with pytest.raises(IndexError, match="valid indices"):
-        t["a"]
+        t[1.0]
 
 
 def test_setitem_out_of_range_and_bad_shape():

@@ -2181,3 +2181,46 @@ def test_an_inplace_ops_saved_output_is_checked_against_later_inplace_ops_as_tor
         except RuntimeError as e:
             res.append(str(e).replace("minigrad.", "torch.").split(" Hint")[0])
     assert res[0] == res[1]
+
+
+
+def _node_and_grad(L, op, weight):
+    w = L.ones(3, 4, requires_grad=True)
+    y = op(w * 2)
+    (y * weight).sum().backward()
+    return y.grad_fn.name(), [f.name() for f, _ in y.grad_fn.next_functions if f is not None], w.grad.tolist()
+
+
+@pytest.mark.parametrize("fill", [
+    lambda y: y.uniform_(), lambda y: y.normal_(), lambda y: y.bernoulli_(0.5), lambda y: y.exponential_(),
+    lambda y: y.random_(0, 5), lambda y: y.random_(5), lambda y: y.random_(), lambda y: y.geometric_(0.5),
+    lambda y: y.cauchy_(), lambda y: y.log_normal_(), lambda y: y.zero_(), lambda y: y.fill_(2.0),
+])
+def test_a_fill_of_a_nonleaf_has_pytorchs_node_and_zero_gradient(torch, fill):
+    # (zeros reach the overwritten values even where the incoming gradient is inf)
+    assert _node_and_grad(mg, fill, float("inf")) == _node_and_grad(torch, fill, float("inf"))
+
+
+@pytest.mark.parametrize("op", [
+    lambda y: y.t_(), lambda y: y.transpose_(0, 1), lambda y: y.swapdims_(0, 1), lambda y: y.unsqueeze_(0),
+    lambda y: y.squeeze_(), lambda y: y[:1].squeeze_(0), lambda y: y[:1, :1].squeeze_((0, 1)),
+    lambda y: y[:1].squeeze(0), lambda y: y[:1, :1].squeeze((0, 1)), lambda y: y[:1].squeeze([0]),
+])
+def test_a_shape_inplace_op_on_a_nonleaf_has_pytorchs_node(torch, op):
+    assert _node_and_grad(mg, op, 3.0) == _node_and_grad(torch, op, 3.0)
+
+
+@pytest.mark.parametrize("src", [lambda L: L.full((3,), 2.0, requires_grad=True) * 3, lambda L: L.zeros(3, dtype=L.float64),
+                                 lambda L: L.tensor(5.0, requires_grad=True) * 1])
+def test_copy_into_a_nonleaf_has_pytorchs_node_and_gradients(torch, src):
+    res = []
+    for L in (mg, torch):
+        w = L.ones(2, 3, requires_grad=True)
+        s = src(L)
+        y = w * 2
+        y.copy_(s)
+        (y * L.tensor([float("inf"), 1.0, 2.0])).sum().backward()
+        res.append((y.grad_fn.name().removeprefix("torch::autograd::"),  # (minigrad's names drop the C++ namespace)
+                    [f.name() if f else None for f, _ in y.grad_fn.next_functions], y.dtype.is_floating_point,
+                    w.grad.tolist(), None if s.grad_fn is None else s.grad_fn.next_functions[0][0].variable.grad.tolist()))
+    assert res[0] == res[1]

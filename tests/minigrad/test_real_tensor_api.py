@@ -165,3 +165,100 @@ def test_as_subclass_is_an_alias_of_the_subclass(torch):
         seen.append((type(z) is Sub, type(x.as_subclass(L.Tensor)) is L.Tensor, node, leaf.is_leaf,
                      leaf.requires_grad, y.tolist(), y._version, x.grad.tolist(), str(e.value)))
     assert seen[1] == seen[0]
+
+
+def _outcome(L, f):
+    """f(L)'s shape, strides, values and version, or its error's type and text."""
+    try:
+        r = f(L)
+    except Exception as e:  # noqa: BLE001 (the error is the outcome compared)
+        return type(e).__name__, str(e)
+    return tuple(r.shape), r.stride(), r.tolist(), r._version
+
+
+def _shrunk_then_filled(L):
+    t = L.arange(6.0)
+    v = t[:4]
+    t.resize_(3)
+    t.fill_(7.0)  # (a smaller size keeps the memory: the view sees the write)
+    return v
+
+
+def _view_resized(L):
+    t = L.arange(6.0)
+    t.view(2, 3).resize_(3).fill_(7.0)
+    return t
+
+
+@pytest.mark.parametrize("f", [
+    lambda L: L.arange(6.0).resize_(2, 3), lambda L: L.arange(6.0).resize_((3,)), lambda L: L.arange(3.0).resize_([5])[:3],
+    lambda L: L.arange(3.0).resize_(L.Size([1, 3])), lambda L: L.arange(3.0).resize_(3, 0), lambda L: L.arange(3).resize_(2),
+    lambda L: L.arange(6.0).reshape(2, 3)[:, 1:].resize_(4), lambda L: L.arange(6.0).reshape(2, 3).t().resize_(3, 2),
+    lambda L: L.arange(6.0).reshape(2, 3).t().resize_(6), lambda L: L.arange(3.0).resize_as_(L.zeros(1, 2)),
+    lambda L: L.arange(3.0).resize_(-1), lambda L: L.ones(3, requires_grad=True).resize_(2),
+    lambda L: (L.ones(3, requires_grad=True) * 2).resize_(3), lambda L: L.arange(4.0).split(2)[0].resize_(3),
+    _shrunk_then_filled, _view_resized,
+])
+def test_resize_as_pytorchs(torch, f):
+    assert _outcome(minigrad, f) == _outcome(torch, f)
+
+
+def _put_recorded(L, accumulate):
+    w = L.arange(6.0, requires_grad=True)
+    s = L.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = w.reshape(2, 3).t().put(L.tensor([[0, -1], [4, 0]]), s, accumulate=accumulate)
+    (y * L.arange(6.0).reshape(3, 2)).sum().backward()
+    z = w * 1
+    z.put_(L.tensor([1]), s[0, :1], accumulate=accumulate)
+    return y.grad_fn.name(), z.grad_fn.name(), y.tolist(), z.tolist(), w.grad.tolist(), s.grad.tolist()
+
+
+@pytest.mark.parametrize("f", [
+    lambda L: L.arange(4.0).put_(L.tensor([0, 3]), L.tensor([9.0, 8.0])),
+    lambda L: L.arange(6.0).reshape(2, 3).put_(L.tensor([[5, -1]]), L.tensor([9.0, 8.0]), accumulate=True),
+    lambda L: L.arange(6.0).reshape(2, 3).put_(L.tensor([1, 1]), L.tensor([9.0, 1.0]), accumulate=True),
+    lambda L: L.arange(6.0).reshape(2, 3).t().put_(L.tensor([1]), L.tensor([9.0])),
+    lambda L: L.arange(6.0).reshape(2, 3).put(L.tensor([1]), L.tensor([9.0])),
+    lambda L: L.arange(6.0).reshape(2, 3).put_(L.tensor([6]), L.tensor([9.0])),
+    lambda L: L.arange(6.0).reshape(2, 3).put_(L.tensor([-7]), L.tensor([9.0])),
+    lambda L: L.arange(6.0).reshape(2, 3).put_(L.tensor([1.0]), L.tensor([9.0])),
+    lambda L: L.arange(6.0).reshape(2, 3).put_(L.tensor([1, 2]), L.tensor([9.0])),
+    lambda L: L.ones(3, requires_grad=True).put_(L.tensor([0]), L.tensor([2.0])),
+])
+def test_put_as_pytorchs(torch, f):
+    assert _outcome(minigrad, f) == _outcome(torch, f)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_put_gradients_as_pytorchs(torch, accumulate):
+    assert _put_recorded(minigrad, accumulate) == _put_recorded(torch, accumulate)
+
+
+@pytest.mark.parametrize("f", [
+    lambda L: L.arange(4.0).map_(L.ones(4), lambda a, b: a + b),
+    lambda L: L.arange(4.0).reshape(2, 2).map_(L.arange(2.0), lambda a, b: a * 10 + b),
+    lambda L: L.arange(4).map_(L.ones(4), lambda a, b: a / 3),
+    lambda L: L.arange(4.0).map_(L.ones(3), lambda a, b: a + b),
+    lambda L: L.ones(3, requires_grad=True).map_(L.ones(3), lambda a, b: a + b),
+])
+def test_map_as_pytorchs(torch, f):
+    assert _outcome(minigrad, f) == _outcome(torch, f)
+
+
+def _set_then_written(L, offset):
+    a = L.arange(6.0)
+    b = L.zeros(2)
+    b.set_(a) if offset is None else b.set_(a, offset, (2,))
+    b.fill_(7.0)  # (b views a's memory: a sees the write)
+    return a
+
+
+@pytest.mark.parametrize("f", [
+    lambda L: L.zeros(2).set_(L.arange(6.0)), lambda L: L.zeros(2).set_(),
+    lambda L: L.zeros(2).set_(L.arange(6.0), 1, (2, 2)), lambda L: L.zeros(2).set_(L.arange(6.0), 1, (2, 2), (1, 2)),
+    lambda L: L.zeros(2).set_(L.arange(6.0)[2:], 1, (2,)), lambda L: L.zeros(2).set_(L.arange(6.0).reshape(2, 3).t()),
+    lambda L: L.zeros(2, dtype=L.int64).set_(L.arange(6.0)), lambda L: L.zeros(2, requires_grad=True).set_(L.arange(6.0)),
+    lambda L: _set_then_written(L, None), lambda L: _set_then_written(L, 2),
+])
+def test_set_as_pytorchs(torch, f):
+    assert _outcome(minigrad, f) == _outcome(torch, f)

@@ -823,6 +823,18 @@ def test_strides_of_an_empty_tensor_as_torch(torch, make):
     assert make(mg).stride() == make(torch).stride()
 
 
+@pytest.mark.parametrize("make", [
+    lambda t, L: t.unsqueeze(0), lambda t, L: t.unsqueeze(1), lambda t, L: t.unsqueeze(-1), lambda t, L: t[None, ..., None],
+    lambda t, L: t[:, None], lambda t, L: t[None, None], lambda t, L: t.t().unsqueeze(0), lambda t, L: t.t()[:, None],
+    lambda t, L: t[::2].unsqueeze(0), lambda t, L: t[:, ::2, None], lambda t, L: t.expand(1, 3, 4),
+    lambda t, L: L.zeros(1, 3).expand(2, 1, 3), lambda t, L: L.zeros(3).expand(2, 3).unsqueeze(0),
+    lambda t, L: L.tensor(5.0)[None, None], lambda t, L: t[1][None], lambda t, L: t[:, 1:2].expand(3, 1),
+])
+def test_strides_of_a_new_dim_of_size_one_as_torch(torch, make):
+    # numpy's new axis has stride 0; PyTorch's unsqueezed dim steps over the dims after it
+    assert make(mg.arange(12.0).reshape(3, 4), mg).stride() == make(torch.arange(12.0).reshape(3, 4), torch).stride()
+
+
 @pytest.mark.parametrize("dim", [1, 2, -1])
 def test_cat_of_large_arrays_on_all_cores_equals_numpy(dim):
     # above a million elements, cat along a dim > 0 is filled by several threads, rows of axis 0 each

@@ -102,19 +102,84 @@ def test_list_indexing_like_torch(torch, index):
     assert gradcheck(lambda t: t[index] * 1.0, (x,)) if mg.tensor(A3)[index].numel() else True
 
 
-@pytest.mark.parametrize("index", [[[0, 1], [1, 2]], [[0, 2]], [[[0], [2]], [[1], [1]]], [[2, 0], [1, 1], [0, 2]]])
-def test_a_nested_list_is_one_index_tensor_as_pytorch_reads_it(torch, index):
-    # PyTorch 2.9's reading of a list of lists, x[torch.tensor(seq)] (older versions warn and read a tuple)
-    got = mg.tensor(A3)[index]
-    want = torch.tensor(A3)[torch.tensor(index)]
-    assert list(got.shape) == list(want.shape) and np.array_equal(got.numpy(), want.numpy())
-    assert got.shape == A3[np.asarray(index)].shape  # numpy's reading too
+NON_TUPLE = "Using a non-tuple sequence for multidimensional indexing is deprecated"
+
+
+@pytest.mark.parametrize("index", [[[0, 1], [1, 2]], [[0, 2]], [[[0], [2]], [[1], [1]]], [[2, 0], [1, 1], [0, 2]],
+                                   [[0, 1], slice(None), 2], [[0.0, 2.0]], [range(2)], [0, None], [[]]])
+def test_a_nested_list_is_a_tuple_of_indices_as_pytorch_2_13_reads_it(torch, index):
+    # PyTorch 2.13 still reads a list holding lists (or slices, None...) as a tuple, and warns
+    res = []
+    for L in (mg, torch):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                got = L.tensor(A3)[index]
+                out = (list(got.shape), got.numpy().tolist())
+            except IndexError as e:
+                out = str(e)
+        res.append((out, [str(m.message).startswith(NON_TUPLE) for m in w]))
+    assert res[0] == res[1]
+    assert res[0][1] == [True]
     x = mg.tensor(A3, requires_grad=True)
-    assert gradcheck(lambda t: t[index] * 1.0, (x,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if not isinstance(res[0][0], str) and mg.tensor(A3)[index].numel():
+            assert gradcheck(lambda t: t[index] * 1.0, (x,))
 
 
-def test_a_nested_list_index_of_a_matrix_has_pytorchs_shape():
-    assert mg.arange(12).reshape(3, 4)[[[0, 1], [1, 2]]].shape == (2, 2, 4)
+@pytest.mark.parametrize("index", [[[0, 1], [1, 2]], [[0.0, 1.0]], [[True, False, True]], [[1, 2.0]]])
+def test_a_nested_list_setitem_as_pytorchs(torch, index):
+    res = []
+    for L in (mg, torch):
+        x = L.arange(12.0).reshape(3, 4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x[index] = -1.0
+        res.append(x.numpy())
+    np.testing.assert_array_equal(*res)
+
+
+@pytest.mark.parametrize("index", [[1.0], [0.0, 2.0], [1.7, -1.5], (slice(None), [1.9]), (slice(None), [1.0, 0]),
+                                   np.array([1.7, 0.2]), [1.0, True]])
+def test_a_list_of_floats_indexes_as_its_truncated_ints_as_pytorchs(torch, index):
+    got, want = mg.tensor(A3)[index], torch.tensor(A3)[index]
+    assert list(got.shape) == list(want.shape) and np.array_equal(got.numpy(), want.numpy())
+    x, y = mg.tensor(A3.copy()), torch.tensor(A3.copy())
+    x[index], y[index] = -1.0, -1.0
+    np.testing.assert_array_equal(x.numpy(), y.numpy())
+
+
+@pytest.mark.parametrize("index", [[float("nan")], [1.0, float("inf")], 1.0, np.float64(1), np.float32(1), np.bool_(True),
+                                   (0, 1.0), "a", [1, "a"]])
+def test_float_and_numpy_scalar_indices_are_refused_with_pytorchs_errors(torch, index):
+    errs = []
+    for L in (mg, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(Exception) as e:
+                L.tensor(A3)[index]
+            errs.append((type(e.value), str(e.value)))
+            with pytest.raises(Exception) as e:
+                L.tensor(A3)[index] = 0.0
+            errs.append((type(e.value), str(e.value)))
+    assert errs[:2] == errs[2:]
+
+
+@pytest.mark.parametrize("index", [True, False, (True, 1), (None, True), (1, True), (True, Ellipsis, False),
+                                   ([True, False, True], True), (np.int64(1),), (None, Ellipsis, None)])
+def test_python_bool_indices_are_0d_masks_as_pytorchs(torch, index):
+    res = []
+    for L in (mg, torch):
+        t = L.tensor(A3, requires_grad=True)
+        y = t[index]
+        (y * L.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+        z = L.tensor(5.0, requires_grad=True)[True] if type(index) is bool else None
+        u = L.tensor(A3.copy())
+        u[index] = -1.0
+        res.append((list(y.shape), y.detach().numpy().tolist(), t.grad.numpy().tolist(),
+                    None if z is None else list(z.shape), u.numpy().tolist()))
+    assert res[0] == res[1]
 
 
 def test_setitem_with_int_and_list_separated_by_slice(torch):

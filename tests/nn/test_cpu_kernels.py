@@ -334,7 +334,7 @@ def test_tuning_asks_for_the_full_vector_width_unless_the_user_chose(monkeypatch
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_relu_loops_give_the_numpy_forms_bits(torch, dtype):
-    # the backend's relu: forward numpy's maximum(x, 0) (NaNs kept with their bits, -0.0 to +0.0), backward
+    # the backend's relu: forward numpy's maximum(0, x) (NaNs and -0.0 kept with their bits), backward
     # where(r <= 0, 0, g) (a NaN r passes g); F.relu and minigrad.relu run it (on and off the team), with PyTorch's values
     pytest.importorskip("numba")
     from minigrad.backends.cpu import relu as relu_kernels
@@ -348,7 +348,8 @@ def test_relu_loops_give_the_numpy_forms_bits(torch, dtype):
         g[::5] = np.nan
         assert relu_kernels.supports(x)
         y = relu_kernels.forward(x)
-        assert y.dtype == dtype and np.array_equal(y.view(np.uint8), np.maximum(x, 0).view(np.uint8))
+        assert y.dtype == dtype and np.array_equal(y.view(np.uint8), np.maximum(0, x).view(np.uint8))
+        assert np.array_equal(y.view(np.uint8), torch.relu(torch.tensor(x)).numpy().view(np.uint8))
         gx = relu_kernels.backward(g, y)
         assert np.array_equal(gx.view(np.uint8), np.where(y <= 0, dtype(0), g).view(np.uint8))
     x = rng.standard_normal((4, 6, 9, 9)).astype(dtype)

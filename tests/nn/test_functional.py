@@ -1409,6 +1409,30 @@ def test_relu_backward_picks_the_gradient_as_pytorch(torch, dtype):
         assert not np.signbit(a.grad.array[[0, 1, 3, 4]]).any()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [6, 3 * team.TEAM_MIN_ELEMENTS + 5])  # (the second large enough for the thread team)
+def test_relu_and_one_sided_clamps_keep_a_negative_zero_and_nan_as_pytorch(torch, dtype, n):
+    # PyTorch's x < 0 ? 0 : x keeps -0.0 and NaN (numpy's maximum(x, 0) gives +0.0 at the tie). (Not maximum
+    # and minimum: PyTorch's give -0.0 or +0.0 at a tie depending on the size, its vector loop's or not.)
+    x = np.random.default_rng(0).standard_normal(n).astype(dtype)
+    x[:6] = [-0.0, 0.0, np.nan, -1.0, np.inf, -np.inf]
+    calls = {
+        "relu": lambda L, t: L.relu(t), "F.relu": lambda L, t: L.nn.functional.relu(t),
+        "ReLU": lambda L, t: L.nn.ReLU()(t), "relu_": lambda L, t: L.relu_(t.clone()),
+        "clamp(min=0)": lambda L, t: L.clamp(t, min=0), "clamp(max=0)": lambda L, t: t.clamp(max=0.0),
+        "clamp_min": lambda L, t: t.clamp_min(0.0), "clamp_max": lambda L, t: t.clamp_max(0),
+        "clamp_(min=0)": lambda L, t: t.clone().clamp_(min=0), "clamp_(max=0)": lambda L, t: t.clone().clamp_(max=0),
+    }
+    for name, f in calls.items():
+        got = f(minigrad, minigrad.tensor(x)).numpy()
+        want = f(torch, torch.tensor(x)).numpy()
+        assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), name
+    with minigrad.no_grad():
+        t = minigrad.tensor(x)
+        F.relu(t, inplace=True)
+    assert np.array_equal(t.numpy().view(np.uint8), torch.relu(torch.tensor(x)).numpy().view(np.uint8))
+
+
 @pytest.mark.parametrize("mask_kind", ["bool", "float"])
 @pytest.mark.parametrize("L,S", [(4, 4), (3, 5)])
 def test_sdpa_with_a_mask_and_is_causal_applies_both_as_pytorch(torch, mask_kind, L, S):

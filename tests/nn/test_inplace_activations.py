@@ -89,7 +89,7 @@ def test_relu_inplace_without_grad_writes_pytorchs_bits_into_the_array(shape, dt
         assert F.relu(t, inplace=True) is t
     assert t.array is keep and t._version == 1
     np.testing.assert_array_equal(t.array, torch.relu_(torch.tensor(x)).numpy())  # (NaN kept)
-    out_of_place = F.relu(minigrad.tensor(x)).array  # the same bits as the out-of-place relu (-0.0 to +0.0)
+    out_of_place = F.relu(minigrad.tensor(x)).array  # the same bits as the out-of-place relu (-0.0 kept)
     np.testing.assert_array_equal(t.array.view(np.uint8), out_of_place.view(np.uint8))
     base = minigrad.tensor(x)
     nn.ReLU(inplace=True)(base[..., ::2])  # (not contiguous: the numpy path)

@@ -1,7 +1,7 @@
 """relu on the CPU: one compiled loop each way, one pass each (numpy's maximum(x, 0) checks for NaN as it
 goes, and the backward's where(r <= 0, 0, g) makes a mask first, then a pass over three arrays; the
 figures: docs/performance.md). The op's numpy results, bit for bit:
-forward x where x > 0 or x is NaN, else +0.0 (numpy's maximum gives its second operand, the 0, for a -0.0);
+forward +0.0 where x < 0, else x (a NaN and a -0.0 kept, as PyTorch's);
 backward +0.0 where r <= 0, else g (a NaN r passes g, as PyTorch's).
 """
 import numpy as np
@@ -36,14 +36,14 @@ def backward(g, r):
 def _forward(out, x):
     for i in range(x.size):
         v = x[i]
-        out[i] = v if v > 0 or v != v else 0.0
+        out[i] = 0.0 if v < 0 else v
 
 
 @team.kernel
 def _forward_inplace(x):
     for i in range(x.size):
         v = x[i]
-        x[i] = 0.0 if v <= 0 else v  # (the forward's values: a NaN fails v <= 0 and stays, -0.0 becomes +0.0)
+        x[i] = 0.0 if v < 0 else v  # (the forward's values: a NaN fails v < 0 and stays, as does -0.0)
 
 
 @team.kernel
