@@ -75,7 +75,20 @@ class Tensor:
         read-only, and `total += loss` must work on it in place as on any tensor."""
         if type(array) is not np.ndarray and (isinstance(array, np.generic) or not hasattr(array, "shape")):
             array = np.asarray(array)
-        t = Tensor._output(array, None, version_counter)
+        t = _new_tensor(Tensor)  # (_output's slots, written out: a call less on a path every op's wrap takes)
+        t.array = array
+        t._grad = None
+        t.grad_fn = None
+        t._output_nr = 0
+        t._version_counter = version_counter or [0]
+        t._grad_accumulator = None
+        t._hooks = None
+        t._post_accumulate_grad_hooks = None
+        t._retains_grad = False
+        t._base = None
+        t.requires_grad = False
+        if grad_mode.inference_tensors_made and state.inference:
+            t._inference = True
         return _requiring_grad(t) if requires_grad else t
 
     @staticmethod
