@@ -290,6 +290,11 @@ def _outcome(f):
     lambda L: L.linalg.vector_norm(L.zeros(0, 3), float("inf")),
     lambda L: L.linalg.vector_norm(L.zeros(2, 0), -0.5, dim=(0, 1)),
     lambda L: L.linalg.vector_norm(L.zeros(0, 3), -1, dim=1),
+    lambda L: L.ones(3, 4).norm(p="nuc", dim=1),
+    lambda L: L.ones(3, 4).norm(p="nuc", dim=[1]),
+    lambda L: L.ones(3, 4).norm(p="abc"),
+    lambda L: L.ones(3, 4).norm(p="abc", dim=1),
+    lambda L: L.linalg.vector_norm(L.ones(3, 4), "abc"),
 ])
 def test_dist_and_norm_refusals_like_torch(torch, case):
     assert _outcome(lambda: case(mg)) == _outcome(lambda: case(torch))
