@@ -228,7 +228,7 @@ def cross(input, other, dim=None):
 
 
 def dist(input, other, p=2):
-    return reduction.norm(input - other, p)
+    return reduction.dist(input, other, p)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):

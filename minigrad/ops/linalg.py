@@ -1173,6 +1173,8 @@ class _Linalg:
     def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         from .reduction import norm
 
+        if isinstance(ord, str):  # (the matrix orders are linalg.norm's and torch.norm's)
+            raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
         return norm(x, ord, dim, keepdim, dtype=dtype)
 
     @staticmethod
@@ -1248,7 +1250,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         input = input.to(dtype)
     if dim is None and input.array.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
-    dims = tuple(range(input.array.ndim)) if dim is None else tuple(dim)
+    dims = tuple(range(input.array.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
     if len(dims) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
     return linalg.matrix_norm(input, "nuc", dims, keepdim)

@@ -865,42 +865,128 @@ class VectorNorm0(Function):
         return None, None, None
 
 
+def _vector_norm_array(x, p, dims, keepdim):
+    """The p-norm of array `x` over `dims`, for an order p other than 0 and 2."""
+    x = array_module(x).abs(x)
+    if p == math.inf:  # max |x|
+        return x.max(axis=dims, keepdims=keepdim)
+    if p == -math.inf:  # min |x|
+        return x.min(axis=dims, keepdims=keepdim)
+    if p == 1:  # sum |x|
+        return add_reduce(x, dims, keepdim)
+    with np.errstate(divide="ignore"):  # p < 0: |0|^p = inf, and then the slice's norm is inf^(1/p) = 0
+        return add_reduce(x ** p, dims, keepdim) ** (1.0 / p)
+
+
+def _vector_norm_grad(a, n, p, dims, g):
+    """d||a||_p / da times g, for `n` = ||a||_p over `dims`, it and `g` broadcast back (PyTorch's steps, so
+    create_graph differentiates the same expression). Where the slope is infinite or undefined, 0 (PyTorch's
+    subgradient)."""
+    from .elementwise import abs as _abs, isnan, sign, where
+
+    if p == 1:  # d sum|a| = sign(a)
+        return sign(a) * g
+    if math.isinf(p):  # d max|a| = sign(a) at the max, g shared evenly among ties (and NaNs, which are the max)
+        hit = ((_abs(a) == n) | isnan(a)).to(g.dtype)
+        return sign(a) * (g / hit.sum(dim=dims, keepdim=True) * hit)
+    if p < 1:  # d (sum|a|^p)^(1/p) = sign(a) |a|^(p-1) n^(1-p); the first factor 0 at a = 0
+        return sign(a) * where(a == 0, 0.0, _abs(a) ** (p - 1)) * g * n ** (1 - p)
+    scale = where(n == 0, 0.0, g / n ** (p - 1))  # the same, n^(p-1) in the denominator: 0 for a slice of zeros
+    return (sign(a) * _abs(a) ** (p - 1) if p < 2 else a * _abs(a) ** (p - 2)) * scale
+
+
+class VectorNorm(Function):
+    """The p-norm for the orders other than 0 and 2 (inf and -inf too): (sum |a|^p)^(1/p) over dims."""
+    node_name = "LinalgVectorNormBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, p, dims, keepdim):
+        ctx.save(self=a)
+        ctx.p, ctx.shape, ctx.dims, ctx.keepdim = p, a.array.shape, dims, keepdim
+        return _vector_norm_array(a.array, p, dims, keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, n = ctx._saved_self, ctx._saved_result
+        g = _expand_back(g, ctx.shape, ctx.dims, ctx.keepdim)
+        return _vector_norm_grad(a, _expand_back(n, ctx.shape, ctx.dims, ctx.keepdim), ctx.p, ctx.dims, g), None, None, None
+
+
+class Dist(Function):
+    """||a - b||_p over every element of the broadcast difference: one node, PyTorch's DistBackward0."""
+    node_name = "DistBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, b, p):
+        ctx.save(self=a, other=b)
+        ctx.p = p
+        d = a.array - b.array
+        if p == 0:
+            return (d != 0).sum().astype(d.dtype)
+        if p == 2:
+            return array_module(d).sqrt((d * d).sum())
+        return _vector_norm_array(d, p, tuple(range(d.ndim)), False)
+
+    @staticmethod
+    def backward(ctx, g):
+        from ._util import sum_to
+
+        if ctx.p == 0:  # the count of nonzeros: no gradient; PyTorch's negation of that nothing for `other` fails so
+            if not ctx.needs_input_grad[1]:
+                return None, None, None
+            raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #0 'self'")
+        a, b, n = ctx._saved_self, ctx._saved_other, ctx._saved_result
+        d = a - b
+        grad = _vector_norm_grad(d, n.expand(d.shape), ctx.p, tuple(range(d.ndim)), g.expand(d.shape))
+        return sum_to(grad, a.shape), sum_to(-grad, b.shape), None
+
+
+def dist(input, other, p=2):
+    """torch.dist: the p-norm of input - other (broadcast), p a number or a 0-d tensor."""
+    if isinstance(p, Tensor) and p.ndim == 0:
+        p = p.item()
+    if not isinstance(p, (int, float, np.integer, np.floating)) or isinstance(p, bool):
+        raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not {type(p).__name__}")
+    a, b = elementwise.binary_operands(input, other)
+    if a.array.dtype.kind != "f":
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got {a.dtype._legacy[:-6]} instead.")
+    if p < 0 or p == math.inf:
+        _no_identity_check(np.broadcast_shapes(a.array.shape, b.array.shape), p, None)
+    return Dist.apply(a, b, float(p))
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over `dim` (all elements by default): p = 2 ("fro"), 1, inf, -inf, 0 or any number."""
-    from .elementwise import abs as _abs, where
-
     if dtype is not None:
         input = input.to(dtype)
     if input.array.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {input.dtype._legacy[:-6]}")
-    if dim is not None:
-        normalize_dims(dim, input.array.ndim)
+    dims = normalize_dims(dim, input.array.ndim)
     if p == "fro" or p is None:
         p = 2
     if isinstance(p, str):  # ('nuc' is linalg.norm's, which calls this for the others)
-        raise RuntimeError(f"norm(): unsupported norm type {p!r} for a vector norm (use a number or 'fro')")
-    if p == float("inf"):
-        return amax(_abs(input), dim, keepdim)
-    if p == float("-inf"):
-        return amin(_abs(input), dim, keepdim)
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
     if p == 0:
-        return VectorNorm0.apply(input, normalize_dims(dim, input.array.ndim), keepdim)
-    if p == 1:
-        return _abs(input).sum(dim=dim, keepdim=keepdim)
+        return VectorNorm0.apply(input, dims, keepdim)
     if p == 2:
-        return VectorNorm2.apply(input, normalize_dims(dim, input.array.ndim), keepdim)
-    a = _abs(input)
-    if p < 0:  # a zero in a slice makes its norm 0 (|0|^p is inf), flat around there: PyTorch's gradient is 0, not nan
-        hit = (a == 0).any(dim=dim, keepdim=True) if dim is not None else (a == 0).any().reshape((1,) * a.ndim)
-        r = where(hit, 0.0, (where(hit, 1.0, a) ** p).sum(dim=dim, keepdim=True) ** (1.0 / p))
-        return r if keepdim else r.reshape(np.sum(input.array, axis=dim, keepdims=False).shape)
-    if 0 < p < 1:  # |x|^p has an infinite slope at x = 0 (nan in the chain rule); PyTorch's subgradient there is 0
-        zero = a == 0
-        s = where(zero, 0.0, where(zero, 1.0, a) ** p).sum(dim=dim, keepdim=keepdim)
-    else:
-        s = (a ** p).sum(dim=dim, keepdim=keepdim)
-    zero = s == 0
-    # s ** (1/p) has an infinite slope at s = 0 (inf * 0 = nan); PyTorch's subgradient there is 0
-    return where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / p))
+        return VectorNorm2.apply(input, dims, keepdim)
+    if p < 0 or p == math.inf:
+        _no_identity_check(input.array.shape, p, dim)
+    return VectorNorm.apply(input, p, dims, keepdim)
+
+
+def _no_identity_check(shape, p, dim):
+    """max and the negative orders have no value for an empty slice (a sum's would be 0)."""
+    if dim is None:
+        if 0 in shape:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on an empty tensor because the "
+                               "operation does not have an identity")
+        return
+    for d in (dim,) if isinstance(dim, (int, np.integer)) else dim:
+        if shape[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on the dimension {d}because this "
+                               "dimension is empty and the operation does not have an identity")
 
 

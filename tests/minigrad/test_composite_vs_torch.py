@@ -229,3 +229,89 @@ def test_vector_norm_of_order_zero_or_negative_like_torch(torch, p, dim, data):
     # order 0: recorded, with no gradient (x.grad stays None); negative orders: 0 at a slice holding a zero,
     # and a gradient of 0 there (not nan)
     assert _norm_and_grads(mg, p, dim, data) == _norm_and_grads(torch, p, dim, data)
+
+
+def _norm_graph(L, f, data, weights):
+    # the node, its edges, the value, the gradient and a second derivative (create_graph through the backward)
+    x = L.tensor(data, dtype=L.float64, requires_grad=True)
+    y = f(L, x)
+    w = L.tensor(np.resize(weights, tuple(y.shape)))
+    (g,) = L.autograd.grad((y * w).sum(), [x], create_graph=True)
+    (h,) = L.autograd.grad((g * L.tensor(np.linspace(-1.0, 1.0, x.numel()).reshape(x.shape))).sum(), [x])
+    names = [type(y.grad_fn).__name__] + [type(n).__name__ for n, _ in y.grad_fn.next_functions]
+    h = L.zeros_like(x).add(h)  # (PyTorch's may be a ZeroTensor, with no storage to read)
+    return names, np.asarray(y.tolist()), np.asarray(g.tolist()), np.asarray(h.tolist())
+
+
+@pytest.mark.parametrize("p", [1, float("inf"), float("-inf"), 3, 0.5, -1, 1.5])
+@pytest.mark.parametrize("kw", [{}, {"dim": 1}, {"dim": (0, 1), "keepdim": True}, {"dim": 0, "keepdim": True}])
+@pytest.mark.parametrize("data", [[[1.0, 0.5, -2.0, 0.3], [3.0, -4.0, 1.5, 2.0]],
+                                  [[1.0, 0.0, -2.0, 2.0], [0.0, 0.0, 0.0, 0.0]]])  # (zeros, ties)
+def test_vector_norm_is_one_node_like_torch(torch, p, kw, data):
+    # one LinalgVectorNormBackward0 for every order, as x.norm and linalg.vector_norm: its gradient, and the
+    # derivative of that gradient, PyTorch's
+    for f in (lambda L, x: x.norm(p, **kw), lambda L, x: L.linalg.vector_norm(x, p, **kw)):
+        got, want = _norm_graph(mg, f, data, [1.0, -2.0, 3.0, 0.5]), _norm_graph(torch, f, data, [1.0, -2.0, 3.0, 0.5])
+        assert got[0] == want[0] == ["LinalgVectorNormBackward0", "AccumulateGrad"]
+        for a, b in zip(got[1:], want[1:]):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 0.5, -1, float("inf"), float("-inf")])
+def test_dist_is_one_node_like_torch(torch, p):
+    a_data, b_data = rng.standard_normal((3, 1)), rng.standard_normal(4)
+    out = []
+    for L in (mg, torch):
+        a, b = L.tensor(a_data, requires_grad=True), L.tensor(b_data, requires_grad=True)
+        y = L.dist(a, b, p)
+        ga, gb = L.autograd.grad(y * 3, [a, b], create_graph=True)
+        ha, hb = (L.zeros_like(t).add(h) for t, h in zip((a, b), L.autograd.grad((ga * ga).sum() + (gb * gb).sum(), [a, b])))
+        out.append(([type(y.grad_fn).__name__, [type(n).__name__ for n, _ in y.grad_fn.next_functions]],
+                    [np.asarray(t.tolist()) for t in (y, ga, gb, ha, hb)]))
+    (mg_names, mg_vals), (t_names, t_vals) = out
+    assert mg_names == t_names == ["DistBackward0", ["AccumulateGrad", "AccumulateGrad"]]
+    for m, t in zip(mg_vals, t_vals):
+        np.testing.assert_allclose(m, t, rtol=1e-10, atol=1e-12)
+
+
+def _outcome(f):
+    try:
+        return "value", np.asarray(f().tolist()).round(5).tolist()
+    except Exception as e:  # noqa: BLE001 (the type and text compared with PyTorch's)
+        return type(e).__name__, str(e)
+
+
+@pytest.mark.parametrize("case", [
+    lambda L: L.dist(L.tensor([1.0, 2.0]), L.tensor([0.0, 0.0]), L.tensor(3.0)),  # a 0-d tensor is a number
+    lambda L: L.dist(L.tensor([1.0, 2.0]), L.tensor([0.0, 0.0]), L.tensor([3.0])),
+    lambda L: L.dist(L.tensor([1.0, 2.0]), L.tensor([0.0, 0.0]), "fro"),
+    lambda L: L.dist(L.arange(3), L.arange(3)),
+    lambda L: L.dist(L.zeros(0), L.zeros(0), -1),
+    lambda L: L.linalg.vector_norm(L.zeros(0, 3), float("inf")),
+    lambda L: L.linalg.vector_norm(L.zeros(2, 0), -0.5, dim=(0, 1)),
+    lambda L: L.linalg.vector_norm(L.zeros(0, 3), -1, dim=1),
+    lambda L: L.ones(3, 4).norm(p="nuc", dim=1),
+    lambda L: L.ones(3, 4).norm(p="nuc", dim=[1]),
+    lambda L: L.ones(3, 4).norm(p="abc"),
+    lambda L: L.ones(3, 4).norm(p="abc", dim=1),
+    lambda L: L.linalg.vector_norm(L.ones(3, 4), "abc"),
+])
+def test_dist_and_norm_refusals_like_torch(torch, case):
+    assert _outcome(lambda: case(mg)) == _outcome(lambda: case(torch))
+
+
+def test_dist_of_order_zero_has_no_gradient_like_torch(torch):
+    # the count of nonzeros: recorded; no gradient for input, and the backward refused (PyTorch's words) once
+    # `other` wants one
+    texts = []
+    for L in (mg, torch):
+        a, b = L.tensor([1.0, 0.0, 2.0], requires_grad=True), L.zeros(3)
+        y = L.dist(a, b, 0)
+        assert type(y.grad_fn).__name__ == "DistBackward0" and y.item() == 2.0
+        y.backward()
+        assert a.grad is None
+        y = L.dist(a, b.requires_grad_(), 0)
+        with pytest.raises(RuntimeError) as e:
+            y.backward()
+        texts.append(str(e.value))
+    assert texts[0] == texts[1]
