@@ -1,6 +1,7 @@
 """Writing along an index: scatter, scatter_add, scatter_reduce (sum, prod, mean, amax, amin;
 include_self) and index_add, out of place and in place (the trailing-underscore methods)."""
 import functools
+import warnings
 
 import numpy as np
 
@@ -247,6 +248,19 @@ def _src_tensor(input, src):
     return src
 
 
+_warned_reduce_with_src = False
+
+
+def _warn_reduce_with_src():
+    """PyTorch's deprecation of scatter's reduce= with a Tensor src (a value is not deprecated), once a process."""
+    global _warned_reduce_with_src
+    if not _warned_reduce_with_src:
+        _warned_reduce_with_src = True
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+                      "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                      UserWarning, stacklevel=4)
+
+
 def scatter(input, dim, index, src=None, value=None, reduce=None):
     """A copy of `input` with src[i][j] (or `value`) written at [index[i][j]][j] (for dim=0)."""
     if src is None and value is None:
@@ -260,6 +274,8 @@ def scatter(input, dim, index, src=None, value=None, reduce=None):
             raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
         if src is None:
             src = Tensor._wrap(array_module(input.array).full(index.array.shape, value, dtype=input.array.dtype))
+        else:
+            _warn_reduce_with_src()
         return scatter_reduce(input.detach(), d, index, src.detach(), modes[reduce])
     if src is not None:
         return Scatter.apply(input, d, index, _src_tensor(input, src))

@@ -395,3 +395,24 @@ def test_an_out_of_bounds_index_names_pytorchs_dimension(torch, index):
             except (IndexError, TypeError, RuntimeError) as e:
                 got.append((type(e), str(e)))
     assert got[:2] == got[2:] and got[0] is not None
+
+
+def test_scatter_reduce_argument_with_a_tensor_src_warns_once_as_torch(torch):
+    # `probs.scatter(1, idx, src, reduce='add')`: PyTorch deprecates reduce= with a Tensor src (not with a value),
+    # and says so once a process; minigrad said nothing
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import warnings; warnings.simplefilter('always'); import {L} as L\n"
+            "i = L.tensor([[1, 1]]); x = L.zeros(2, 4)\n"
+            "with warnings.catch_warnings(record=True) as ws:\n"
+            "    warnings.simplefilter('always')\n"
+            "    x.scatter(1, i, 2., reduce='add')\n"
+            "    x.scatter(1, i, L.ones(1, 2), reduce='add')\n"
+            "    x.scatter_(1, i, L.ones(1, 2), reduce='multiply')\n"
+            "print([(w.category.__name__, str(w.message).split(' (Triggered')[0]) for w in ws])\n")
+    root = Path(__file__).resolve().parents[2]
+    seen = [subprocess.run([sys.executable, "-c", code.format(L=L)], cwd=root, capture_output=True, text=True,
+                           check=True).stdout for L in ("minigrad", "torch")]
+    assert "deprecated" in seen[1] and seen[0] == seen[1]
