@@ -134,11 +134,15 @@ def logdet(input):
 def solve(A, B, *, left=True):
     """X with A X = B (X A = B when left=False)."""
     _square("solve", A)
+    try:
+        A_inv = inverse(A)
+    except LinAlgError:  # (inverse's error names linalg.inv: the solver's own text instead, as PyTorch's)
+        _singular_solve("torch.linalg.solve", A)
     if left:
         if B.array.ndim == 1 or (B.array.ndim == A.array.ndim - 1 and B.array.shape == A.array.shape[:-1]):  # vectors
-            return (inverse(A) @ B.unsqueeze(-1)).squeeze(-1)
-        return inverse(A) @ B
-    return B @ inverse(A)
+            return (A_inv @ B.unsqueeze(-1)).squeeze(-1)
+        return A_inv @ B
+    return B @ A_inv
 
 
 def matrix_power(input, n):
@@ -1073,11 +1077,15 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     except LinAlgError:
         pass
     info = _lu_packed(A.array)[2]
-    failed = _first_failure(info)
     if check_errors:
-        raise LinAlgError(f"torch.linalg.solve_ex: {_batch_where(info, failed[0])}The solver failed because the input "
-                          "matrix is singular.")
+        _singular_solve("torch.linalg.solve_ex", A)
     return solve_ex_result(_nan_where(info > 0, solve(_eye_where(info > 0, A), B, left=left)), Tensor._wrap(info))
+
+
+def _singular_solve(name, A):
+    info = _lu_packed(A.array)[2]
+    raise LinAlgError(f"{name}: {_batch_where(info, _first_failure(info)[0])}The solver failed because the input "
+                      "matrix is singular.") from None
 
 
 def _expm(a):

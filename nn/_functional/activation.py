@@ -356,6 +356,8 @@ def _softplus_array(z):
     """log(1 + e^z) as PyTorch computes it (softplus below its threshold, mish): e^z overflows past 88 in
     float32, where the result is then inf as PyTorch's. (numpy's logaddexp, which would not overflow, is a
     scalar loop of C library calls, ~40 times numpy's vectorized exp and log1p.)"""
+    if z.ndim == 0:  # (a ufunc gives a 0-d input back as a scalar, which log1p's out= cannot write into)
+        return _softplus_array(z.reshape(1)).reshape(())
     xp = xp_of(z)
     with np.errstate(over="ignore"):  # (an inf there is the value, as PyTorch's, and softplus' threshold skips it)
         e = xp.exp(z)
@@ -413,19 +415,24 @@ class Mish(Function):
     def backward(ctx, g):  # mish' = t + x (1 - t^2) sigmoid(x),  t = tanh(softplus(x))
         x = ctx._saved_self
         if not _recording():
-            xd = x.array
-            xp = xp_of(xd)
-            t = xp.tanh(_softplus_array(xd))
-            d = t * t
-            xp.subtract(1.0, d, out=d)
-            d *= xd
-            d *= _sigmoid_array(xd)
-            d += t
-            d *= g.array
-            return Tensor._wrap(d)
+            return Tensor._wrap(_mish_grad_array(x.array, g.array))
         mg = _mg()
         t = mg.tanh(Softplus.apply(x, 1.0, 20.0))
         return g * (t + x * (1.0 - t * t) * mg.sigmoid(x))
+
+
+def _mish_grad_array(xd, g):
+    if xd.ndim == 0:  # (a ufunc gives a 0-d input back as a scalar, which the in-place steps cannot write into)
+        return _mish_grad_array(xd.reshape(1), g.reshape(1)).reshape(())
+    xp = xp_of(xd)
+    t = xp.tanh(_softplus_array(xd))
+    d = t * t
+    xp.subtract(1.0, d, out=d)
+    d *= xd
+    d *= _sigmoid_array(xd)
+    d += t
+    d *= g
+    return d
 
 
 class Elu(Function):
@@ -435,40 +442,50 @@ class Elu(Function):
     def forward(ctx, x, alpha, scale, input_scale):  # elu(x) = scale (x if x > 0 else alpha (e^(input_scale x) - 1))
         ctx.save(self=x)
         ctx.params = alpha, scale, input_scale
-        xd = x.array
-        xp = xp_of(xd)
-        # alpha (e^(input_scale min(x, 0)) - 1) - min(-x, 0): each term is 0 where the other counts, so no where
-        # (with random signs a branch per element in numpy); on a tie numpy's minimum gives its second operand,
-        # so x = -0.0 gives -0.0, as PyTorch's
-        y = xp.minimum(0.0, xd)
-        if input_scale != 1.0:
-            y *= input_scale
-        xp.expm1(y, out=y)
-        y *= alpha
-        y -= xp.minimum(-xd, 0.0)
-        if scale != 1.0:
-            y *= scale
-        return y
+        return _elu_array(x.array, alpha, scale, input_scale)
 
     @staticmethod
     def backward(ctx, g):  # elu' = scale alpha input_scale e^(input_scale x) where x <= 0, else scale (NaN x too)
         x = ctx._saved_self
         alpha, scale, input_scale = ctx.params
-        xd = x.array
-        neg = xd <= 0
         if not _recording():
-            e = xp_of(xd).minimum(xd, 0.0)
-            if input_scale != 1.0:
-                e *= input_scale
-            xp_of(xd).exp(e, out=e)
-            e *= alpha * input_scale
-            e *= g.array
-            gx = pick(neg, e, g.array)
-            if scale != 1.0:
-                gx *= scale
-            return Tensor._wrap(gx), None, None, None
+            return Tensor._wrap(_elu_grad_array(x.array, g.array, alpha, scale, input_scale)), None, None, None
+        neg = x.array <= 0
         e = _mg().exp(x.clamp(max=0.0) * input_scale) * (alpha * input_scale * scale)
         return _mg().where(Tensor._wrap(neg), g * e, g * scale), None, None, None
+
+
+def _elu_array(xd, alpha, scale, input_scale):
+    if xd.ndim == 0:  # (a ufunc gives a 0-d input back as a scalar, which expm1's out= cannot write into)
+        return _elu_array(xd.reshape(1), alpha, scale, input_scale).reshape(())
+    xp = xp_of(xd)
+    # alpha (e^(input_scale min(x, 0)) - 1) - min(-x, 0): each term is 0 where the other counts, so no where
+    # (with random signs a branch per element in numpy); on a tie numpy's minimum gives its second operand,
+    # so x = -0.0 gives -0.0, as PyTorch's
+    y = xp.minimum(0.0, xd)
+    if input_scale != 1.0:
+        y *= input_scale
+    xp.expm1(y, out=y)
+    y *= alpha
+    y -= xp.minimum(-xd, 0.0)
+    if scale != 1.0:
+        y *= scale
+    return y
+
+
+def _elu_grad_array(xd, g, alpha, scale, input_scale):
+    if xd.ndim == 0:  # (as _elu_array's)
+        return _elu_grad_array(xd.reshape(1), g.reshape(1), alpha, scale, input_scale).reshape(())
+    e = xp_of(xd).minimum(xd, 0.0)
+    if input_scale != 1.0:
+        e *= input_scale
+    xp_of(xd).exp(e, out=e)
+    e *= alpha * input_scale
+    e *= g
+    gx = pick(xd <= 0, e, g)
+    if scale != 1.0:
+        gx *= scale
+    return gx
 
 
 class Celu(Elu):
@@ -584,6 +601,8 @@ class HardtanhBackward(elementwise.PiecewiseBackward):
 
     @staticmethod
     def grad_array(g, xd, lo, hi):  # g, but 0 where x <= lo or x >= hi (a NaN x passes g, as PyTorch's)
+        if xd.ndim == 0:  # (a comparison of a 0-d array gives a scalar, which logical_not's out= cannot write into)
+            return HardtanhBackward.grad_array(g.reshape(1), xd.reshape(1), lo, hi).reshape(())
         keep = xd <= lo
         keep |= xd >= hi
         xp_of(xd).logical_not(keep, out=keep)
@@ -596,34 +615,50 @@ class Hardswish(Function):
     @staticmethod
     def forward(ctx, x):  # x relu6(x + 3) / 6
         ctx.save(self=x)
-        xd = x.array
-        if xd.dtype == np.float16:  # in float32, rounded once, as PyTorch's half (not at every step)
-            xd = xd.astype(np.float32)
-        y = xd + 3.0
-        y.clip(0.0, 6.0, out=y)  # (in place, the array's method: one new array for the result, not three)
-        y *= xd
-        y /= 6.0
-        return y.astype(x.array.dtype, copy=False)
+        return _hardswish_array(x.array)
 
     @staticmethod
     def backward(ctx, g):  # 0 up to -3, g (x/3 + 1/2) strictly inside (-3, 3), g from 3 and at NaN (PyTorch's ends)
         x = ctx._saved_self
-        xd = x.array
-        below = xd < 3.0
-        mid = xd > -3.0
-        mid &= below
-        high = xp_of(xd).logical_not(below, out=below)
         if not _recording():
-            ga = g.array
-            inner = xd / 3.0
-            inner += 0.5
-            inner *= ga
-            gx = pick(mid, inner)
-            del inner  # (its memory for the next pick's: one fewer array alive, no fresh pages)
-            ints = gx.view(f"i{gx.itemsize}")
-            ints |= pick(high, ga).view(ints.dtype)  # the pieces are disjoint: each element is +0.0 in one of them
-            return Tensor._wrap(gx)
+            return Tensor._wrap(_hardswish_grad_array(x.array, g.array))
+        mid, high = _hardswish_pieces(x.array)
         return _mg().where(Tensor._wrap(mid), g * (x / 3.0 + 0.5), _pick(high, g))
+
+
+# (a ufunc gives a 0-d input back as a scalar, which the in-place steps below cannot write into: 0-d runs as 1 element)
+def _hardswish_array(x):
+    if x.ndim == 0:
+        return _hardswish_array(x.reshape(1)).reshape(())
+    xd = x.astype(np.float32) if x.dtype == np.float16 else x  # in float32, rounded once, as PyTorch's half
+    y = xd + 3.0
+    y.clip(0.0, 6.0, out=y)  # (in place, the array's method: one new array for the result, not three)
+    y *= xd
+    y /= 6.0
+    return y.astype(x.dtype, copy=False)
+
+
+def _hardswish_pieces(xd):  # the masks of -3 < x < 3 and of x >= 3 or NaN
+    if xd.ndim == 0:
+        return tuple(m.reshape(()) for m in _hardswish_pieces(xd.reshape(1)))
+    below = xd < 3.0
+    mid = xd > -3.0
+    mid &= below
+    return mid, xp_of(xd).logical_not(below, out=below)
+
+
+def _hardswish_grad_array(xd, ga):
+    if xd.ndim == 0:
+        return _hardswish_grad_array(xd.reshape(1), ga.reshape(1)).reshape(())
+    mid, high = _hardswish_pieces(xd)
+    inner = xd / 3.0
+    inner += 0.5
+    inner *= ga
+    gx = pick(mid, inner)
+    del inner  # (its memory for the next pick's: one fewer array alive, no fresh pages)
+    ints = gx.view(f"i{gx.itemsize}")
+    ints |= pick(high, ga).view(ints.dtype)  # the pieces are disjoint: each element is +0.0 in one of them
+    return gx
 
 
 class Hardsigmoid(Function):
@@ -675,11 +710,7 @@ class LogSigmoid(Function):
     @staticmethod
     def forward(ctx, x):  # log sigmoid(x) = -softplus(-x) = min(x, 0) - log(1 + e^-|x|) (no overflow), PyTorch's form
         ctx.save(self=x)
-        xd = x.array
-        xp = xp_of(xd)
-        e = xp.exp(-xp.abs(xd))
-        xp.log1p(e, out=e)
-        return xp.subtract(xp.minimum(xd, 0.0), e, out=e)
+        return _log_sigmoid_array(x.array)
 
     @staticmethod
     def backward(ctx, g):  # sigmoid(-x)
@@ -688,6 +719,15 @@ class LogSigmoid(Function):
             s *= g.array
             return Tensor._wrap(s)
         return g * _mg().sigmoid(-ctx._saved_self)
+
+
+def _log_sigmoid_array(xd):
+    if xd.ndim == 0:  # (a ufunc gives a 0-d input back as a scalar, which log1p's out= cannot write into)
+        return _log_sigmoid_array(xd.reshape(1)).reshape(())
+    xp = xp_of(xd)
+    e = xp.exp(-xp.abs(xd))
+    xp.log1p(e, out=e)
+    return xp.subtract(xp.minimum(xd, 0.0), e, out=e)
 
 
 def silu(input, inplace=False):

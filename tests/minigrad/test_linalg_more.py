@@ -307,6 +307,16 @@ def test_ex_forms_check_errors_as_torch(torch, name, args):
     assert str(e.value) == str(t.value) and isinstance(e.value, RuntimeError)
 
 
+@pytest.mark.parametrize("A, B, kw", [(SINGULAR[0], np.ones(2), {}), (SINGULAR, np.ones((2, 2, 1)), {}),
+                                     (SINGULAR[::-1].copy(), np.ones((2, 3, 2)), {"left": False})])
+def test_solve_of_a_singular_matrix_raises_the_solvers_error_as_torch(torch, A, B, kw):
+    with pytest.raises(torch.linalg.LinAlgError) as t:
+        torch.linalg.solve(torch.tensor(A), torch.tensor(B), **kw)
+    with pytest.raises(mg.linalg.LinAlgError) as e:
+        mg.linalg.solve(mg.tensor(A), mg.tensor(B), **kw)
+    assert str(e.value) == str(t.value)
+
+
 @pytest.mark.parametrize("name", ["inv_ex", "cholesky_ex", "solve_ex"])
 def test_ex_forms_gradients_as_torch(torch, name):
     a, b = _spd(3, batch=(2,)), _rand(2, 3, 2, seed=3)

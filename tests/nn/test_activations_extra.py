@@ -56,6 +56,29 @@ def test_values_gradients_dtype_and_node_vs_torch(torch, name, kw, dtype):
     np.testing.assert_allclose(ours.grad.array, theirs.grad.numpy(), **tol)
 
 
+ZERO_D = [(n, kw) for n, kw in CASES if n != "softmin"]  # (softmin of 0-d: a ViewBackward0 node, not yet PyTorch's)
+
+
+@pytest.mark.parametrize("name,kw", ZERO_D, ids=ids(ZERO_D))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_zero_dim_input_values_and_gradients_vs_torch(torch, name, kw, dtype):
+    # a 0-d input (a scalar parameter through softplus, as GP hyperparameters are) gives numpy scalars from
+    # ufuncs, which the in-place steps of these activations cannot write into
+    for v in [-40.0, -3.5, -0.7, 0.0, 0.7, 3.5, 40.0]:
+        ours = minigrad.tensor(v, dtype=getattr(minigrad, np.dtype(dtype).name), requires_grad=True)
+        theirs = torch.tensor(v, dtype=getattr(torch, np.dtype(dtype).name), requires_grad=True)
+        y, ty = getattr(F, name)(ours, **kw), getattr(torch.nn.functional, name)(theirs, **kw)
+        assert y.shape == () and y.dtype == ours.dtype and y.grad_fn.name() == ty.grad_fn.name()
+        (g,) = minigrad.autograd.grad(y, ours, create_graph=True)
+        (tg,) = torch.autograd.grad(ty, theirs, create_graph=True)
+        y.backward()
+        ty.backward()
+        assert g.shape == () and ours.grad.shape == ()
+        np.testing.assert_allclose(y.item(), ty.item(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(ours.grad.item(), theirs.grad.item(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(g.item(), tg.item(), rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize("name,kw", CASES, ids=ids(CASES))
 def test_gradcheck_and_gradgradcheck(name, kw):
     x = minigrad.tensor(data((3, 4), np.float64, scale=2.0), requires_grad=True)
