@@ -251,6 +251,61 @@ class Threshold(Function):
         return Tensor._wrap(elementwise.ThresholdBackward.grad_array(g.array, x.array, threshold)), None, None
 
 
+class _Shrink(Function):
+    """hardshrink and softshrink: the gradient passes where |x| > lambd (and at NaN), as PyTorch's shrink_backward."""
+
+    @classmethod
+    def forward(cls, ctx, x, lambd):
+        ctx.save(self=x)
+        ctx.lambd = lambd
+        return cls.shrink_array(x.array, x.array.dtype.type(lambd))
+
+    @classmethod
+    def backward(cls, ctx, g):
+        x, lambd = ctx._saved_self, ctx.lambd
+        if _recording():
+            return cls.backward_cls.apply(g, x, lambd), None
+        return Tensor._wrap(ShrinkBackward.grad_array(g.array, x.array, lambd)), None
+
+
+class ShrinkBackward(elementwise.PiecewiseBackward):
+    node_name = "HardshrinkBackwardBackward0"
+
+    @staticmethod
+    def grad_array(g, xd, lambd):
+        lambd = xd.dtype.type(lambd)
+        inside = (xd >= -lambd) & (xd <= lambd)
+        return xp_of(xd).where(inside, xd.dtype.type(0), g)
+
+
+class SoftshrinkBackward(ShrinkBackward):
+    node_name = "SoftshrinkBackwardBackward0"
+
+
+class Hardshrink(_Shrink):
+    node_name = "HardshrinkBackward0"
+    backward_cls = ShrinkBackward
+
+    @staticmethod
+    def shrink_array(xd, lambd):  # 0 on [-lambd, lambd], else x (NaN stays NaN)
+        return xp_of(xd).where((xd >= -lambd) & (xd <= lambd), xd.dtype.type(0), xd)
+
+
+class Softshrink(_Shrink):
+    node_name = "SoftshrinkBackward0"
+    backward_cls = SoftshrinkBackward
+
+    @staticmethod
+    def shrink_array(xd, lambd):  # x * 0 in between, as PyTorch's: -0.0 for negative x, NaN for NaN
+        xp = xp_of(xd)
+        return xp.where(xd > lambd, xd - lambd, xp.where(xd < -lambd, xd + lambd, xd * 0))
+
+
+def _shrinkable(input, kernel):
+    if input.array.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._legacy[:-6]}'")
+
+
 _IN_PLACE = {}  # activation -> its in-place form (make_inplace), made on first use
 
 

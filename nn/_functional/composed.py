@@ -47,7 +47,8 @@ def threshold(input, threshold, value, inplace=False):
 def hardshrink(input, lambd=0.5):
     """x where |x| > lambd, else 0. Shape: (*) -> (*)."""
     check_tensor(input, "input", "hardshrink")
-    return _mg().where(input.abs() > lambd, input, 0.0)
+    activation._shrinkable(input, "hardshrink_cpu")
+    return activation.Hardshrink.apply(input, lambd)
 
 
 def softshrink(input, lambd=0.5):
@@ -59,8 +60,8 @@ def softshrink(input, lambd=0.5):
         top = f"{minigrad.finfo(input.dtype).max:g}" if input.is_floating_point() else "inf"
         raise RuntimeError(f"lambda must be in range [0, {top}] for input dtype {input.dtype._legacy[:-6]}, but "
                            f"found {lambd:g}")
-    mg = _mg()
-    return mg.where(input > lambd, input - lambd, mg.where(input < -lambd, input + lambd, 0.0))
+    activation._shrinkable(input, "softshrink_check")
+    return activation.Softshrink.apply(input, lambd)
 
 
 def tanhshrink(input):

@@ -278,3 +278,30 @@ def test_rms_norm_returns_the_inputs_dtype_as_torch(torch, x_dtype, w_dtype):
                      minigrad.tensor(w).to(getattr(minigrad, w_dtype)), 1e-6)
     assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
     np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), rtol=4e-3 if x_dtype == "float16" else 1e-6)
+
+
+@pytest.mark.parametrize("name", ["hardshrink", "softshrink"])
+def test_shrinks_are_one_node_differentiable_twice_as_torch(torch, name):
+    # at the thresholds, between, beyond, and NaN: values (signed zeros too), node names, and a gradient that is
+    # itself a node (PyTorch's <Name>BackwardBackward0) whose own gradient in x is 0, not None
+    x = np.array([-1.0, -0.5, -0.2, 0.0, 0.5, 1.0, np.nan])
+    got = []
+    for lib, fn in ((minigrad, getattr(F, name)), (torch, getattr(torch.nn.functional, name))):
+        t = lib.tensor(x, requires_grad=True)
+        y = fn(t, 0.5)
+        g, = lib.autograd.grad(y.sum(), t, create_graph=True)
+        gg, = lib.autograd.grad(g.sum(), t, allow_unused=True)
+        got.append((y.detach().numpy(), np.signbit(y.detach().numpy()), type(y.grad_fn).__name__, g.detach().numpy(),
+                    type(g.grad_fn).__name__, None if gg is None else gg.numpy()))
+    ours, theirs = got
+    assert ours[2] == theirs[2] and ours[4] == theirs[4]
+    for a, b in zip(ours[:2] + ours[3:4] + ours[5:], theirs[:2] + theirs[3:4] + theirs[5:]):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name,kernel", [("hardshrink", "hardshrink_cpu"), ("softshrink", "softshrink_check")])
+def test_shrinks_refuse_integer_input_as_torch(torch, name, kernel):
+    with pytest.raises(NotImplementedError) as theirs:
+        getattr(torch.nn.functional, name)(torch.tensor([1, -2, 0]))
+    with pytest.raises(NotImplementedError, match=f"^{re.escape(str(theirs.value))}$"):
+        getattr(F, name)(minigrad.tensor([1, -2, 0]))
