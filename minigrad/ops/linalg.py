@@ -101,12 +101,15 @@ class Slogdet(Function):
         ctx.save(A=a)
         xp = array_module(a.array)
         sign, logabs = xp.linalg.slogdet(a.array)
-        sign = xp.asarray(sign)
-        ctx.mark_non_differentiable(sign)
-        return sign, xp.asarray(logabs)
+        # sign is an output of the node as in PyTorch (its grad_fn shown), but locally constant: a gradient
+        # reaching it alone gives A none, so grads stay unmaterialized to tell that case apart
+        ctx.set_materialize_grads(False)
+        return xp.asarray(sign), xp.asarray(logabs)
 
     @staticmethod
     def backward(ctx, _, g):  # d log|det A| = tr(A^-1 dA): the gradient A^-T
+        if g is None:
+            return None
         (a,) = ctx.saved_tensors
         return g.unsqueeze(-1).unsqueeze(-1) * _mT(inverse(a))
 

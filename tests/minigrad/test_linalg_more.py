@@ -349,3 +349,23 @@ def test_linalg_vander_errors_as_torch(torch, x, N):
     with pytest.raises(RuntimeError) as e:
         mg.linalg.vander(mg.tensor(x), N=N)
     assert str(e.value) == str(t.value)
+
+
+@pytest.mark.parametrize("which", ["linalg", "top"])
+def test_slogdet_sign_is_an_output_of_the_node_as_torch(torch, which):
+    # PyTorch's sign carries the node (printed with it, requires_grad) though its own gradient gives A none
+    a = _rand(2, 3, 3, seed=3)
+    seen = []
+    for lib in (mg, torch):
+        f = lib.linalg.slogdet if which == "linalg" else lib.slogdet
+        A = lib.tensor(a, requires_grad=True)
+        sign, logabs = f(A)
+        both = (sign * 2.0 + logabs).sum()
+        g, = lib.autograd.grad(both, A)
+        sign, _ = f(A)
+        alone = lib.autograd.grad(sign.sum(), A, allow_unused=True)
+        seen.append((sign.requires_grad, type(sign.grad_fn).__name__, repr(sign).split("grad_fn=")[-1], g, alone))
+    (ours, theirs) = seen
+    assert ours[:3] == theirs[:3]
+    _close(ours[3], theirs[3])
+    assert ours[4] == theirs[4] == (None,)
