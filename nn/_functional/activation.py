@@ -380,7 +380,9 @@ def _rows_op(input, dim, dtype, name, fused, ref):
         if nd and a.dtype.kind == "f" and -nd <= dim < nd:
             return op(input, dim % nd)
     input, dim = _softmax_args(input, dim, dtype, name)
-    return _rows_of(op, input, dim)
+    if input.array.ndim == 0 and op is ref:  # (the reference's reductions: a 0-d input as one element)
+        return op(input.reshape(1), 0).reshape(())
+    return op(input, dim)  # (the fused op takes a 0-d input itself: one node, as PyTorch's)
 
 
 def sigmoid(input):
@@ -388,12 +390,6 @@ def sigmoid(input):
     if isinstance(input, Tensor) and input.array.dtype.kind == "f":
         return elementwise.Sigmoid.apply(input)
     return input.sigmoid()  # (the engine's op: its promotion of integers, its errors)
-
-
-def _rows_of(fn, input, dim):  # fn(input, dim), a 0-d input as one element
-    if input.array.ndim == 0:
-        return fn(input.reshape(1), 0).reshape(())
-    return fn(input, dim)
 
 
 # ---- more activations (silu ... softmin): forward on arrays; backward on arrays too, unless create_graph=True

@@ -56,7 +56,8 @@ def test_values_gradients_dtype_and_node_vs_torch(torch, name, kw, dtype):
     np.testing.assert_allclose(ours.grad.array, theirs.grad.numpy(), **tol)
 
 
-ZERO_D = [(n, kw) for n, kw in CASES if n != "softmin"]  # (softmin of 0-d: a ViewBackward0 node, not yet PyTorch's)
+# (softmin, softmax, log_softmax of 0-d: one node as PyTorch's; dim 1 is out of range there)
+ZERO_D = [(n, kw) for n, kw in CASES if kw.get("dim") != 1] + [("softmax", {"dim": 0}), ("log_softmax", {"dim": -1})]
 
 
 @pytest.mark.parametrize("name,kw", ZERO_D, ids=ids(ZERO_D))
@@ -74,6 +75,8 @@ def test_zero_dim_input_values_and_gradients_vs_torch(torch, name, kw, dtype):
         y.backward()
         ty.backward()
         assert g.shape == () and ours.grad.shape == ()
+        if name in ("softmin", "softmax", "log_softmax"):
+            assert type(g.grad_fn).__name__ == type(tg.grad_fn).__name__
         np.testing.assert_allclose(y.item(), ty.item(), rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(ours.grad.item(), theirs.grad.item(), rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(g.item(), tg.item(), rtol=1e-6, atol=1e-7)
