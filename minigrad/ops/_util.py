@@ -233,15 +233,20 @@ def float_only(t, opname):
 
 
 def take_along(xp, x, idx, dim):
-    """x's entries at `idx` along `dim` (idx has x's ndim), as take_along_axis. Along the last dim, the usual
-    (a row's best entries), each row's are picked by one flat index: numpy's take_along_axis builds its
-    index in Python (~4 us of a small topk or max(dim))."""
-    if dim == x.ndim - 1 and x.ndim:
-        rows, k = x.reshape(-1, x.shape[-1]), idx.shape[-1]
-        if rows.shape[0] == 1:  # one row (a batch of one's logits): a plain take, a quarter of the indexing's time
+    """x's entries at `idx` along `dim` (idx has x's shape but along `dim`), as take_along_axis. x seen as
+    (before, along, after) and indexed once by three broadcast index arrays: numpy's take_along_axis
+    builds its index in Python (~4 us of a small topk or max(dim))."""
+    if not x.ndim:
+        return xp.take_along_axis(x, idx, axis=dim)
+    shape, k = x.shape, idx.shape[dim]
+    before, after = math.prod(shape[:dim]), math.prod(shape[dim + 1:])
+    if after == 1:  # along the last dim, the usual (a row's best entries): one flat index a row
+        rows = x.reshape(before, shape[dim])
+        if before == 1:  # one row (a batch of one's logits): a plain take, a quarter of the indexing's time
             return rows[0].take(idx)
-        return rows[xp.arange(rows.shape[0])[:, None], idx.reshape(rows.shape[0], k)].reshape(idx.shape)
-    return xp.take_along_axis(x, idx, axis=dim)
+        return rows[xp.arange(before)[:, None], idx.reshape(before, k)].reshape(idx.shape)
+    return x.reshape(before, shape[dim], after)[
+        xp.arange(before)[:, None, None], idx.reshape(before, k, after), xp.arange(after)].reshape(idx.shape)
 
 
 def descending_key(xp, src):

@@ -395,11 +395,12 @@ class MaxDim(Function):
     def forward(ctx, a, dim, keepdim, largest=True):
         x = a.array
         xp = array_module(x)
-        idx = xp.asarray(x.argmax(axis=dim) if largest else x.argmin(axis=dim))  # (of a 1-d x: a numpy scalar)
-        values = take_along(xp, x, idx.reshape(idx.shape[:dim] + (1,) + idx.shape[dim:]), dim).reshape(idx.shape)
-        if keepdim:
-            kept = x.shape[:dim] + (1,) + x.shape[dim + 1:]
-            idx, values = idx.reshape(kept), values.reshape(kept)
+        # the values are x's at the indices (not a max of their own): of tied 0.0 and -0.0 the first's sign,
+        # of NaNs the first's bits, as PyTorch's
+        idx = x.argmax(axis=dim, keepdims=True) if largest else x.argmin(axis=dim, keepdims=True)
+        values = take_along(xp, x, idx, dim)
+        if not keepdim:
+            idx, values = idx.squeeze(dim), values.squeeze(dim)
         ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
         ctx.indices = idx
         ctx.mark_non_differentiable(idx)

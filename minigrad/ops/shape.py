@@ -594,10 +594,7 @@ class Stack(Function):
     @staticmethod
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
-        arrays = []
-        for t in tensors:
-            arrays.append(t.array)
-        return _stacked(arrays, dim)
+        return _stacked([t.array for t in tensors], dim)
 
     @staticmethod
     def backward(ctx, g):  # each input gets its slice of the gradient
@@ -631,9 +628,19 @@ def stack(tensors, dim=0):
     if tensors and type(tensors[0]) is Tensor and type(dim) is builtins.int:  # the usual: one shape and dtype
         a = tensors[0].array
         shape, dt, nd = a.shape, a.dtype, a.ndim
-        if -nd - 1 <= dim <= nd and builtins.all(type(t) is Tensor and t.array.shape == shape and t.array.dtype == dt
-                                                 for t in tensors):
-            return Stack.apply(dim % (nd + 1), *tensors)
+        if -nd - 1 <= dim <= nd:
+            arrays = []  # (checked and gathered in one pass: nothing below to raise or promote)
+            for t in tensors:
+                if type(t) is not Tensor:
+                    break
+                b = t.array
+                if b.shape != shape or b.dtype is not dt and b.dtype != dt:
+                    break
+                arrays.append(b)
+            else:
+                if not state.grad_enabled and recording.hook.recorder is None:  # (nothing to record: the array)
+                    return Tensor._output(_stacked(arrays, dim % (nd + 1)), None)
+                return Stack.apply(dim % (nd + 1), *tensors)
     _check_same(tensors, "stack")
     ref = tensors[0].array.shape
     for i, t in enumerate(tensors):

@@ -107,6 +107,30 @@ def test_stack_keeps_its_checks_and_promotion():
     assert s.tolist() == [1.0, 2.0]
 
 
+@pytest.mark.parametrize("dim", [0, 1, -1, -2])
+def test_stack_under_no_grad_like_pytorch(torch, dim):
+    # no node and a fresh array (not a view of an input); promotion and error texts as with grad on
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal((3, 2)).astype(np.float32) for _ in range(4)]
+    for L in (minigrad, torch):
+        xs = [L.tensor(a, requires_grad=True) for a in arrays]
+        with L.no_grad():
+            out = L.stack(xs, dim)
+            mixed = L.stack([L.tensor(arrays[0]), L.tensor([[1, 2]] * 3)], dim)  # float32 with int64
+            with pytest.raises(RuntimeError) as shapes:
+                L.stack([xs[0], L.ones(2, 3)], dim)
+        out.mul_(2)  # (an in-place write to the result leaves the inputs alone)
+        if L is minigrad:
+            got, got_mixed, got_error = out, mixed, str(shapes.value)
+            assert [x.array.tolist() for x in xs] == [a.tolist() for a in arrays]
+        else:
+            np.testing.assert_array_equal(got.numpy(), out.numpy())
+            assert got.shape == tuple(out.shape) and not got.requires_grad and got.grad_fn is None
+            assert str(got_mixed.dtype)[9:] == str(mixed.dtype)[6:]
+            np.testing.assert_array_equal(got_mixed.numpy(), mixed.numpy())
+            assert got_error == str(shapes.value)
+
+
 @pytest.mark.parametrize("shape", [(5, 7), (7, 5), (2, 3, 4), (1, 1), (0, 3)])
 def test_tril_and_triu_are_numpys(shape):
     a = np.random.default_rng(3).standard_normal(shape).astype(np.float32)

@@ -123,6 +123,53 @@ def test_max_dim_returns_values_and_indices_like_torch():
         np.testing.assert_array_equal(gi.numpy(), wi.numpy())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_max_min_dim_same_bits_as_torch_over_every_dim_and_layout(dtype):
+    # the values are the input's own entries at the first max (or min): -0.0 beside 0.0 keeps the first's
+    # sign, a NaN (of either sign) wins with its index; any dim, keepdim, strided and empty inputs
+    rng = np.random.default_rng(2)
+    bits = np.dtype(f"u{np.dtype(dtype).itemsize}")
+    for trial in range(120):
+        shape = tuple(int(n) for n in rng.integers(1, 5, int(rng.integers(1, 5))))
+        a = rng.integers(-2, 3, shape).astype(dtype)
+        if dtype != "int64":
+            r = rng.random(shape)
+            a[r < 0.3] = -0.0
+            a[(r > 0.3) & (r < 0.4)] = np.nan
+            a[(r > 0.4) & (r < 0.45)] = -np.nan
+        if trial % 3 == 1 and a.ndim > 1:  # a transposed view
+            a = a.swapaxes(0, -1)
+        elif trial % 3 == 2:  # every other entry of the last dim
+            a = np.concatenate([a, a], axis=-1)[..., ::2]
+        d = int(rng.integers(-a.ndim, a.ndim))
+        for name in ("max", "min"):
+            for keepdim in (False, True):
+                g = getattr(mg.from_numpy(a), name)(d, keepdim=keepdim)
+                w = getattr(torch.from_numpy(a), name)(d, keepdim=keepdim)
+                assert g.values.shape == w.values.shape and g.indices.shape == w.indices.shape
+                assert str(g.values.dtype)[8:] == str(w.values.dtype)[5:] and g.indices.dtype == mg.int64
+                np.testing.assert_array_equal(g.values.numpy().view(bits), w.values.numpy().view(bits))
+                np.testing.assert_array_equal(g.indices.numpy(), w.indices.numpy())
+    a = np.zeros((2, 0, 3), dtype=np.float32)  # an empty other dim: empty results
+    for d in (0, 2, -1):
+        g, w = mg.from_numpy(a).max(d), torch.from_numpy(a).max(d)
+        assert g.values.shape == w.values.shape and g.indices.shape == w.indices.shape
+
+
+def test_max_dim_gradient_goes_to_first_max_like_torch():
+    a = np.array([[[1.0, 3.0], [3.0, -0.0]], [[np.nan, 0.0], [2.0, 0.0]], [[1.0, 1.0], [0.5, 2.0]]])
+    for d in (0, 1, -1):
+        for keepdim in (False, True):
+            x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+            v, _ = x.max(d, keepdim=keepdim)
+            vt, _ = xt.max(d, keepdim=keepdim)
+            w = np.random.default_rng(d + 5).standard_normal(tuple(vt.shape))
+            (v * mg.tensor(w)).sum().backward()
+            (vt * torch.tensor(w)).sum().backward()
+            assert v.grad_fn.name() == vt.grad_fn.name()
+            np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+
+
 def test_topk_indices_like_torch():
     a = np.array([[0.5, -1.0, 2.0, 1.5], [2.5, 0.0, -3.0, 9.0]])
     for largest in (True, False):
