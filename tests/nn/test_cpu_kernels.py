@@ -275,6 +275,27 @@ def test_an_lstm_layers_steps_in_one_call_give_the_per_step_bits(monkeypatch):
         assert np.array_equal(a, b)
 
 
+def test_lstm_sequence_backward_takes_a_strided_output_gradient():
+    # a batch_first LSTM's output gradient, and a lower layer's under a bidirectional one, are strided
+    # views: the compiled loop reads them by index (before, it declined them and every step ran in Python)
+    pytest.importorskip("numba")
+    if blas.gemm_address(np.dtype(np.float32)) is None:
+        pytest.skip("no BLAS gemm for the kernels here")
+    rng = np.random.default_rng(0)
+    T, B, H = 5, 3, 8
+    gates, tanh_c, cells, da_shape = (rng.uniform(0.1, 0.9, (T, B, 4 * H)).astype(np.float32),
+                                      *rng.uniform(-0.9, 0.9, (2, T, B, H)).astype(np.float32), (T, B, 4 * H))
+    c0, w_hh = rng.standard_normal((B, H)).astype(np.float32), rng.standard_normal((4 * H, H)).astype(np.float32)
+    g_out = rng.standard_normal((B, T, 2 * H)).astype(np.float32).transpose(1, 0, 2)[:, :, H:]
+    results = []
+    for g in (g_out, np.ascontiguousarray(g_out)):
+        dh, dc, da = np.zeros((B, H), np.float32), np.zeros((B, H), np.float32), np.empty(da_shape, np.float32)
+        assert rnn_kernels.lstm_sequence_backward(gates, tanh_c, cells, c0, g, dh, dc, da, w_hh, False)
+        results.append((dh, dc, da))
+    for a, b in zip(*results):
+        assert np.array_equal(a, b)
+
+
 def test_a_gemm_that_fails_its_check_is_not_used(monkeypatch):
     # the symbol's integer width is read from its name; a product that does not match numpy's at first
     # use turns the fused attention off (the numpy passes run, with the same results)

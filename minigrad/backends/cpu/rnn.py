@@ -53,8 +53,10 @@ def lstm_sequence(gates, h0, c0, w_hh, out, cells, tanh_c, reverse):
 def lstm_sequence_backward(gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh, reverse):
     """Backpropagation through a whole LSTM layer's steps in one call (else False): for each step from
     the last, dh += g_out[t]; lstm_step_backward(gates[t], tanh_c[t], c_{t-1}, dh, dc, da[t]); then
-    dh = da[t] W_hh by gemm. dh, dc (B, H) come in as the last states' gradients and leave as h0's, c0's."""
-    plan = _gemm_for(gates, tanh_c, cells, c0, g_out, dh, dc, da, w_hh)
+    dh = da[t] W_hh by gemm. dh, dc (B, H) come in as the last states' gradients and leave as h0's, c0's.
+    g_out may be strided (a batch_first output's gradient, a half of the next layer's input's): the loop reads
+    it by index, gemm never sees it."""
+    plan = _gemm_for(gates, tanh_c, cells, c0, dh, dc, da, w_hh)
     if plan is None:
         return False
     with blas.team_gemm_context(gates.dtype):
