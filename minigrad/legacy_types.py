@@ -13,6 +13,7 @@ from builtins import int as builtins_int
 import numpy as np
 
 from . import dtypes
+from .ops._util import type_name
 from .factory import _check_nesting, _leaves, _size, _supported, _tensors_as_numbers, _writeable
 from .tensor import Size, Tensor
 
@@ -33,16 +34,6 @@ def legacy_from_numpy(array):
     return _writeable(array)
 
 
-def _type_name(x):
-    """Python's name of x's type as PyTorch's messages print it: "int", "numpy.int64", "Tensor", "torch.device"."""
-    kind = type(x)
-    if isinstance(x, Tensor):
-        return kind.__name__
-    if kind.__module__.startswith("minigrad"):
-        return f"torch.{kind.__name__}"
-    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
-
-
 _NEW_OVERLOADS = (  # PyTorch's legacy constructor's overloads as its argument errors list them, with the names
     # those errors match keywords against (PyTorch reads a name as the word after the last space: "None")
     ("(*, torch.device device = None)", ("*", "None")),
@@ -59,11 +50,11 @@ def _invalid_new_args(args, kwargs):
     as not matching ("!list of [int]!")."""
     def described(x):
         if type(x) in (list, tuple):
-            inner = ", ".join(_type_name(e) for e in x) + ("," if type(x) is tuple and len(x) == 1 else "")
+            inner = ", ".join(type_name(e) for e in x) + ("," if type(x) is tuple and len(x) == 1 else "")
             return f"{type(x).__name__} of " + (f"({inner})" if type(x) is tuple else f"[{inner}]")
-        return _type_name(x)
+        return type_name(x)
 
-    got = [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+    got = [type_name(a) for a in args] + [f"{k}={type_name(v)}" for k, v in kwargs.items()]
     text = f"new() received an invalid combination of arguments - got ({', '.join(got)}{', ' if kwargs and not args else ''}), " \
            "but expected one of:\n"
     for overload, names in _NEW_OVERLOADS:
@@ -123,7 +114,7 @@ def legacy_new(dtype, args, kwargs, device="cpu", method=False, typed=True):
     if type(data) is np.ndarray:
         return legacy_from_numpy(data) if dtype is dtypes.default_float else data.astype(dtype.np, copy=False)
     if isinstance(data, (np.generic, dict)) or not hasattr(type(data), "__getitem__"):
-        raise TypeError(f"new(): data must be a sequence (got {_type_name(data)})")
+        raise TypeError(f"new(): data must be a sequence (got {type_name(data)})")
     first = data
     while type(first) in (list, tuple) and first:
         first = first[0]

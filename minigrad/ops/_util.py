@@ -279,3 +279,13 @@ def sizes_or_keyword(fn, args, kwargs, name):
         raise TypeError(f"{fn}() got multiple values for argument '{name}'")
     value = kwargs[name]
     return (value,) if isinstance(value, (tuple, list, builtins.int, np.integer)) else (tuple(value),)
+
+
+def type_name(x):
+    """x's type named as PyTorch's messages name it: "int", "numpy.float64", "Tensor", "torch.device"."""
+    kind = type(x)
+    if isinstance(x, Tensor):
+        return kind.__name__
+    if kind.__module__.startswith("minigrad"):
+        return f"torch.{kind.__name__}"
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"

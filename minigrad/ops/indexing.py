@@ -18,7 +18,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module, to_device
 from ..tensor import Tensor
-from ._util import descending_key, normalize_dim, some_id_outside, take_along, values_indices
+from ._util import descending_key, normalize_dim, some_id_outside, take_along, type_name, values_indices
 from .shape import Unsqueeze, _records_nothing, _share_version, _view_of
 
 
@@ -88,15 +88,9 @@ def _convert_index(index, xp, shape):
         else:
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
-                f"(got {_type_name(i)})"
+                f"(got {type_name(i)})"
             )
     return tuple(out), advanced
-
-
-def _type_name(x):
-    """A type's name as PyTorch's messages give it: `float`, `numpy.float64`."""
-    t = type(x)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
 
 
 def _byte_mask(a):
