@@ -13,8 +13,8 @@ from builtins import int as builtins_int
 import numpy as np
 
 from . import dtypes
-from .ops._util import type_name
 from .factory import _check_nesting, _leaves, _size, _supported, _tensors_as_numbers, _writeable
+from .ops._util import type_name
 from .tensor import Size, Tensor
 
 
