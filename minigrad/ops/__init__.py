@@ -60,8 +60,8 @@ from .linalg import cholesky_legacy as cholesky, svd_legacy as svd, qr_legacy as
 from .linalg import chain_matmul, cholesky_inverse, cholesky_solve, lu_unpack, triangular_solve  # noqa: F401
 from .linalg import lu_legacy as lu, lu_solve_legacy as lu_solve  # noqa: F401 (torch.lu, torch.lu_solve)
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
-from .scatter import index_add, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)
-from .scatter import index_add_ as _index_add_, scatter_ as _scatter_, scatter_add_ as _scatter_add_
+from .scatter import index_add, index_reduce, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)
+from .scatter import index_add_ as _index_add_, index_reduce_ as _index_reduce_, scatter_ as _scatter_, scatter_add_ as _scatter_add_
 from .scatter import make_inplace as _make_inplace
 from .scatter import make_view_inplace as _make_view_inplace
 from .scatter import scatter_reduce_ as _scatter_reduce_
@@ -168,7 +168,7 @@ def _bind_methods(Tensor):
         methods[name] = globals()[name]
     for name in ("argsort", "argwhere", "diag", "diag_embed", "diagonal", "flip", "fliplr", "flipud", "masked_select",
                  "msort", "nonzero", "repeat_interleave", "roll", "tile", "cummax", "cummin", "cumprod", "cumsum",
-                 "logcumsumexp", "index_add", "scatter", "scatter_add", "scatter_reduce"):
+                 "logcumsumexp", "index_add", "index_reduce", "scatter", "scatter_add", "scatter_reduce"):
         methods[name] = globals()[name]
     for name in ("absolute", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "aminmax", "baddbmm",
                  "bincount", "clamp_max", "clamp_min", "count_nonzero", "cross", "deg2rad", "diagflat", "diff", "dist",
@@ -194,8 +194,9 @@ def _bind_methods(Tensor):
                    ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put", _index_put_into))
     methods.update(nextafter_=_make_inplace(nextafter, "nextafter"), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))
     methods.update(repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
-                   scatter_reduce_=_scatter_reduce_, index_add_=_index_add_)
-    methods.update(resize_=inplace.resize_, resize_as_=inplace.resize_as_, map_=inplace.map_, put_=inplace.put_, set_=inplace.set_,
+                   scatter_reduce_=_scatter_reduce_, index_add_=_index_add_,
+                   index_reduce_=_index_reduce_)
+    methods.update(resize_=inplace.resize_, resize_as_=inplace.resize_as_, map_=inplace.map_, map2_=inplace.map2_, put_=inplace.put_, set_=inplace.set_,
                    put=indexing.put)
     for name in _INPLACE:
         if name + "_" not in methods:

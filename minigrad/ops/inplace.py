@@ -700,16 +700,30 @@ def resize_as_(self, the_template, memory_format=None):
 def map_(self, tensor, callable):
     """self[i] = callable(self[i], tensor[i]) on Python numbers, `tensor` broadcast to self's shape (CPU only,
     outside autograd, as PyTorch's)."""
+    return _map(self, "map_", (("other", tensor),), callable)
+
+
+def map2_(self, x, y, callable):
+    """self[i] = callable(self[i], x[i], y[i]), as map_ with two tensors."""
+    return _map(self, "map2_", (("x", x), ("y", y)), callable)
+
+
+def _map(self, name, others, callable):
     from .shape import expand
 
-    if self.requires_grad:
-        raise RuntimeError("Can't call map_() on Variable that requires grad. Use var.detach().map_() instead.")
-    if tensor.dtype != self.dtype:
-        raise TypeError(f"map_: expected torch.{self.dtype._legacy} for 'other' (got torch.{tensor.dtype._legacy})")
-    other = expand(tensor, list(self.shape)).array
+    for pos, (arg, t) in enumerate(others, 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(t).__name__}")
+    if self.requires_grad or any(t.requires_grad for _, t in others):
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
+    for arg, t in others:
+        if t.dtype != self.dtype:
+            label = f"'{arg}'" if name == "map_" else f"argument '{arg}'"  # (PyTorch's two texts)
+            raise TypeError(f"{name}: expected torch.{self.dtype._legacy} for {label} (got torch.{t.dtype._legacy})")
+    arrays = [expand(t, list(self.shape)).array for _, t in others]
     a = self.array
     for i in np.ndindex(a.shape):
-        a[i] = callable(a[i].item(), other[i].item())
+        a[i] = callable(a[i].item(), *(o[i].item() for o in arrays))
     return self  # (PyTorch's map_ leaves the version as it was)
 
 

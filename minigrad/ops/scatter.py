@@ -1,5 +1,5 @@
 """Writing along an index: scatter, scatter_add, scatter_reduce (sum, prod, mean, amax, amin;
-include_self) and index_add, out of place and in place (the trailing-underscore methods)."""
+include_self), index_add and index_reduce, out of place and in place (the trailing-underscore methods)."""
 import functools
 import warnings
 
@@ -174,17 +174,18 @@ class ScatterReduce(Function):
             gc = g / Tensor._wrap(ctx.count)
             ga = gc if ctx.include_self else where(touched, 0.0, g)
             gs = gather_along(gc, dim, index)
-        elif reduce == "prod":  # d prod / d x = prod / x (x nonzero)
+        elif reduce == "prod":  # d prod / d x = the product of the others: prod / x, or where x is 0 the
+            # product of the nonzero others if x is the only 0 of its group, else 0
             result = ScatterReduce.apply(a, dim, index, src, "prod", ctx.include_self)
-            gr = g * result
-            ga = where(a == 0, 0.0, gr / where(a == 0, 1.0, a)) if ctx.include_self else where(touched, 0.0, g)
-            gsel = gather_along(gr, dim, index)
-            gs = where(s == 0, 0.0, gsel / where(s == 0, 1.0, s))
+            a1, s1 = where(a == 0, 1.0, a), where(s == 0, 1.0, s)
+            nonzero = ScatterReduce.apply(a1, dim, index, s1, "prod", ctx.include_self)
+            zeros = _zeros_per_group(a.array, dim, index.array, s.array, ctx.include_self)
+            gr, gn = g * result, where(Tensor._wrap(zeros == 1), g * nonzero, 0.0)
+            ga = where(a == 0, gn, gr / a1) if ctx.include_self else where(touched, 0.0, g)
+            gs = where(s == 0, gather_along(gn, dim, index), gather_along(gr, dim, index) / s1)
         else:  # amax / amin: the gradient shared evenly among the elements equal to the result
             result = ScatterReduce.apply(a.detach(), dim, index, src.detach(), reduce, ctx.include_self).detach()
-            self_hit = (a == result).to(g.dtype)
-            if not ctx.include_self:
-                self_hit = where(touched, 0.0, self_hit)
+            self_hit = (a == result).to(g.dtype)  # (counted in the ties without include_self too, as PyTorch)
             src_hit = (s == gather_along(result, dim, index)).to(g.dtype)
             ties = ScatterAdd.apply(self_hit, dim, index, src_hit)
             ga = where(touched, g * self_hit / ties, g) if ctx.include_self else where(touched, 0.0, g)
@@ -192,6 +193,56 @@ class ScatterReduce(Function):
         if gs is not None:
             gs = _pad_to(gs, ctx.src_shape)
         return (ga if ctx.needs_input_grad[0] else None), None, None, (gs if ctx.needs_input_grad[3] else None), None, None
+
+
+def _zeros_per_group(a, dim, index, s, include_self):
+    """How many zeros each place of `a` reduces (its own if include_self, and src's scattered there)."""
+    xp = array_module(a)
+    count = (a == 0).astype(np.int64) if include_self else xp.zeros(a.shape, dtype=np.int64)
+    _add_at(xp, count, _along(xp, dim, index, a.shape), (s == 0).astype(np.int64))
+    return count
+
+
+class IndexReduce(ScatterReduce):
+    """index_reduce: scatter_reduce with each index entry spread over its slice of source."""
+    node_name = "IndexReduceBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index, source, reduce, include_self):
+        xp = array_module(a.array)
+        i = index.array.reshape(-1)
+        n = a.array.shape[dim] if a.array.ndim else 1
+        if ((i < 0) | (i >= n)).any():  # (here, not in index_reduce: a replay checks each call's index; no id
+            raise IndexError("index out of range in self")  # counts from the end, as in index_add)
+        shape = [1] * source.array.ndim
+        shape[dim] = i.size
+        spread = xp.broadcast_to(i.astype(np.int64).reshape(shape), source.array.shape)
+        return ScatterReduce.forward(ctx, a, dim, Tensor._wrap(spread), source, reduce, include_self)
+
+
+_warned_index_reduce = False
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """A copy of `input` with source[k] reduced into input[index[k]] along `dim`: "prod", "mean", "amax" or
+    "amin", input's own value taken in too with include_self."""
+    global _warned_index_reduce
+    if not _warned_index_reduce:  # (PyTorch warns once a process)
+        _warned_index_reduce = True
+        warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=2)
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if not isinstance(include_self, bool):
+        raise TypeError(f"index_reduce(): argument 'include_self' must be bool, not {type(include_self).__name__}")
+    d = _check_index_source("index_reduce", input, dim, index, source)
+    if input.array.dtype == np.bool_ and not include_self:
+        raise NotImplementedError("\"index_reduce_func_exclude_input_init\" not implemented for 'Bool'")
+    if input.array.dtype == np.bool_ and reduce == "mean":
+        raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
+    if input.array.ndim == 0:  # (a 0-d self and source: as one element each)
+        return index_reduce(input.reshape(1), 0, index, source.reshape(1), reduce,
+                            include_self=include_self).reshape(())
+    return IndexReduce.apply(input, d, index, source, reduce, include_self)
 
 
 def _touched(a, dim, index):
@@ -298,27 +349,28 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return ScatterReduce.apply(input, d, index, _src_tensor(input, src), reduce, bool(include_self))
 
 
-def index_add(input, dim, index, source, *, alpha=1):
-    """A copy of `input` with alpha * source[k] added at input[index[k]] along `dim` (repeats summed)."""
+def _check_index_source(name, input, dim, index, source):
+    """index_add's and index_reduce's checks of the index and source (PyTorch's texts); the dim, normalized."""
     nd = input.array.ndim
     d = normalize_dim(dim, nd)
-    if not isinstance(index, Tensor):
-        raise TypeError(f"index_add(): argument 'index' (position 2) must be Tensor, not {type(index).__name__}")
+    for arg, pos, t in (("index", 2, index), ("source", 3, source)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(t).__name__}")
     if index.array.ndim > 1:
-        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.array.ndim} with type: "
+        raise IndexError(f"{name}_(): Index is supposed to be a vector, but got dim: {index.array.ndim} with type: "
                          f"{index.dtype._legacy[:-6]} and size: {list(index.shape)}")
     if index.array.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {index.dtype._legacy[:-6]}")
+        raise RuntimeError(f"{name}_(): Expected dtype int32/int64 for index but got: {index.dtype._legacy[:-6]}")
     if source.array.dtype != input.array.dtype:
-        raise RuntimeError(f"index_add_(): self ({input.dtype._legacy[:-6]}) and source ({source.dtype._legacy[:-6]}) "
+        raise RuntimeError(f"{name}_(): self ({input.dtype._legacy[:-6]}) and source ({source.dtype._legacy[:-6]}) "
                            "must have the same scalar type")
     src_shape = list(source.array.shape)
     if d >= max(len(src_shape), 1):
-        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim "
+        raise RuntimeError(f"{name}_(): Indexing dim {d} is out of bounds of the source tensor with dim "
                            f"{len(src_shape)}")
     n = src_shape[d] if src_shape else 1
     if index.array.size != n:
-        raise RuntimeError(f"index_add_(): Number of indices ({index.array.size}) should be equal to source.size(dim): "
+        raise RuntimeError(f"{name}_(): Number of indices ({index.array.size}) should be equal to source.size(dim): "
                            f"({n}), for dim: {d}")
     # the shapes but `dim` must agree; a 0-d self or source is compared whole
     self_rest, src_rest = list(input.array.shape), list(src_shape)
@@ -327,7 +379,13 @@ def index_add(input, dim, index, source, *, alpha=1):
     if self_rest != src_rest:
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
                            f"self.shape = {list(input.array.shape)} source.shape = {src_shape}")
-    if nd > 1 and input.array.size == 0:  # PyTorch returns an empty matrix unchanged, the index unchecked
+    return d
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """A copy of `input` with alpha * source[k] added at input[index[k]] along `dim` (repeats summed)."""
+    d = _check_index_source("index_add", input, dim, index, source)
+    if input.array.ndim > 1 and input.array.size == 0:  # PyTorch returns an empty matrix unchanged, the index unchecked
         return input.clone()
     return IndexAdd.apply(input, d, index, source, alpha)  # (the index's entries are checked in its forward)
 
@@ -372,6 +430,7 @@ def _scatter_add_into(arr, dim, index, src):
 scatter_add_ = _inplace(scatter_add, _scatter_add_into)
 scatter_reduce_ = _inplace(scatter_reduce)
 index_add_ = _inplace(index_add)
+index_reduce_ = _inplace(index_reduce)
 
 
 def _record(op, self, others, args, kwargs, out_of_place):

@@ -240,6 +240,15 @@ def test_put_gradients_as_pytorchs(torch, accumulate):
     lambda L: L.arange(4).map_(L.ones(4), lambda a, b: a / 3),
     lambda L: L.arange(4.0).map_(L.ones(3), lambda a, b: a + b),
     lambda L: L.ones(3, requires_grad=True).map_(L.ones(3), lambda a, b: a + b),
+    lambda L: L.ones(3).map_(L.ones(3, requires_grad=True), lambda a, b: a + b),
+    lambda L: L.ones(3).map2_(L.arange(3.0), L.tensor([10.0, 20.0, 30.0]), lambda a, b, c: a + b * c),
+    lambda L: L.ones(2, 3).map2_(L.arange(3.0), L.ones(2, 1), lambda a, b, c: a + b + c),
+    lambda L: L.ones(3).map2_(L.arange(3), L.ones(3), lambda a, b, c: a),
+    lambda L: L.ones(3).map2_(L.ones(3), L.arange(3), lambda a, b, c: a),
+    lambda L: L.ones(3).map2_(L.ones(3), 2.0, lambda a, b, c: a),
+    lambda L: L.ones(3).map2_(L.ones(3), L.ones(3, requires_grad=True), lambda a, b, c: a),
+    lambda L: L.ones(3).map2_(L.ones(2), L.ones(3), lambda a, b, c: a),
+    lambda L: L.arange(3).map2_(L.ones(3, dtype=L.int64), L.ones(3, dtype=L.int64), lambda a, b, c: a / 2 + c),
 ])
 def test_map_as_pytorchs(torch, f):
     assert _outcome(minigrad, f) == _outcome(torch, f)

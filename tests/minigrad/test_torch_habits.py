@@ -1253,3 +1253,86 @@ def test_legacy_tensor_of_numpy_values_like_torch(torch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (the warning on a list of arrays)
         assert _legacy_misc(mg) == _legacy_misc(torch)
+
+
+@pytest.mark.parametrize("reduce, include_self", [("prod", True), ("prod", False), ("amax", False), ("amin", False)])
+def test_scatter_reduce_gradient_with_zeros_and_ties_as_torch(torch, reduce, include_self):
+    # prod: a lone 0 of its group gets the product of the others (not 0); amax/amin: self's value equal to the
+    # result shares the tie even without include_self (PyTorch counts it, though it passes self nothing)
+    base, src, idx = [3.0, 0.0, 3.0, 1.0], [3.0, 3.0, 2.0, 0.0, 5.0], [0, 0, 2, 3, 1]
+    got = []
+    for L in (mg, torch):
+        x = L.tensor(base, dtype=L.float64, requires_grad=True)
+        s = L.tensor(src, dtype=L.float64, requires_grad=True)
+        y = x.scatter_reduce(0, L.tensor(idx), s, reduce, include_self=include_self)
+        y.backward(L.tensor([1.0, 2.0, 3.0, 4.0], dtype=L.float64))
+        got.append((y.tolist(), x.grad.tolist(), s.grad.tolist()))
+    np.testing.assert_allclose(np.concatenate([np.ravel(a) for a in got[0]]),
+                               np.concatenate([np.ravel(a) for a in got[1]]), rtol=1e-12)
+
+
+_INDEX_REDUCE_SELF = [[1.0, 2.0, 0.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0], [0.0, 2.0, 3.0]]
+_INDEX_REDUCE_SOURCE = [[1.0, 0.0, 1.0], [3.0, 5.0, 9.0], [1.0, 0.0, 3.0]]
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_index_reduce_values_gradients_and_node_as_torch(torch, reduce, include_self, dim):
+    # repeated ids, zeros and ties (the self and source values above) in the gradients
+    got = []
+    for L in (mg, torch):
+        a = L.tensor(_INDEX_REDUCE_SELF, dtype=L.float64)
+        s = L.tensor(_INDEX_REDUCE_SOURCE, dtype=L.float64)
+        a, s = (a, s) if dim == 0 else (a.t().contiguous(), s.t().contiguous())
+        a.requires_grad_(), s.requires_grad_()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (its beta warning)
+            y = a.index_reduce(dim, L.tensor([0, 2, 0]), s, reduce, include_self=include_self)
+            fn = L.index_reduce(a.detach(), dim, L.tensor([0, 2, 0]), s.detach(), reduce, include_self=include_self)
+            inplace = a.detach().clone()
+            inplace.index_reduce_(dim, L.tensor([0, 2, 0]), s.detach(), reduce, include_self=include_self)
+        y.backward(L.arange(1.0, 13.0, dtype=L.float64).reshape(y.shape))
+        got.append([y.grad_fn.name(), y.tolist(), fn.tolist(), inplace.tolist(), a.grad.tolist(), s.grad.tolist()])
+    assert got[0][0] == got[1][0]
+    for m, t in zip(got[0][1:], got[1][1:]):
+        np.testing.assert_allclose(m, t, rtol=1e-12)
+
+
+def test_index_reduce_integer_mean_and_half_as_torch(torch):
+    got = []
+    for L in (mg, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            x = L.tensor([[1, 2, 3], [4, 5, 6]]).index_reduce(0, L.tensor([1, 1]), L.tensor([[3, 5, 9], [2, 2, 2]]),
+                                                              "mean")
+            h = L.ones(2, 3, dtype=L.float16).index_reduce(1, L.tensor([0, 0]), L.ones(2, 2, dtype=L.float16) * 3,
+                                                           "mean")
+        got.append((str(x.dtype)[-5:], x.tolist(), str(h.dtype)[-7:], h.tolist()))
+    assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x: x.index_reduce(0, L.tensor([0, 1]), x, "sum"),
+    lambda L, x: x.index_reduce(0, L.tensor([0.0, 1.0]), x, "prod"),
+    lambda L, x: x.index_reduce(0, L.tensor([[0, 1]]), x, "prod"),
+    lambda L, x: x.index_reduce(0, L.tensor([0]), x, "prod"),
+    lambda L, x: x.index_reduce(0, L.tensor([0, 1]), x.double(), "amax"),
+    lambda L, x: x.index_reduce(0, L.tensor([0, 2]), x, "amin"),
+    lambda L, x: x.index_reduce(0, L.tensor([0, -1]), x, "amin"),
+    lambda L, x: x.index_reduce(0, L.tensor([0, 1]), x[:, :1], "mean"),
+    lambda L, x: x.index_reduce(0, L.tensor([0, 1]), 2.0, "mean"),
+    lambda L, x: x.index_reduce(0, L.tensor([0, 1]), x, "mean", include_self=1),
+    lambda L, x: x.bool().index_reduce(0, L.tensor([0, 1]), x.bool(), "mean"),
+    lambda L, x: x.bool().index_reduce(0, L.tensor([0, 1]), x.bool(), "amax", include_self=False),
+    lambda L, x: L.ones(2, requires_grad=True).index_reduce_(0, L.tensor([0]), L.ones(1), "prod"),
+])
+def test_index_reduce_refusals_as_torch(torch, call):
+    got = []
+    for L in (mg, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(Exception) as e:
+                call(L, L.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        got.append((type(e.value), str(e.value)))
+    assert got[0] == got[1]
