@@ -378,7 +378,7 @@ def zero_(self):
     a = self.array
     if type(a) is np.ndarray and a.ndim and a.flags.c_contiguous and a.flags.writeable \
             and recording.hook.recorder is None and not (state.grad_enabled and self.requires_grad) \
-            and not grad_mode.inference_tensors_made:
+            and not (grad_mode.inference_tensors_made and _inference_outside(self)):
         # zero in every dtype is all bits 0: the array's bytes cleared (a memset, faster than a float fill)
         a.view(np.uint8).fill(0)
         self._version_counter[0] += 1
