@@ -10,7 +10,7 @@ from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import normalize_dim
-from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, check_index_shape, flat_index
+from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, check_index_shape, flat_index, scatter_add_at
 
 
 def _used(src, index):
@@ -95,7 +95,7 @@ class ScatterAdd(Function):
         ctx.save(index=index)
         xp = array_module(a.array)
         out = a.array.copy()
-        _add_at(xp, out, _along(xp, dim, index.array, out.shape), _used(src.array, index.array))
+        scatter_add_at(xp, out, dim, index.array, _used(src.array, index.array))
         return out
 
     @staticmethod
@@ -422,8 +422,7 @@ def _scatter_add_into(arr, dim, index, src):
     t = Tensor._wrap(arr)
     d = check_index_shape("scatter_add", t, dim, index, src)
     src = _src_tensor(t, src)
-    xp = array_module(arr)
-    _add_at(xp, arr, _along(xp, d, index.array, arr.shape), _used(src.array, index.array))
+    scatter_add_at(array_module(arr), arr, d, index.array, _used(src.array, index.array))
     return True
 
 

@@ -1336,3 +1336,53 @@ def test_index_reduce_refusals_as_torch(torch, call):
                 call(L, L.tensor([[1.0, 2.0], [3.0, 4.0]]))
         got.append((type(e.value), str(e.value)))
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scatter_add_and_gather_with_an_index_expanded_from_one_id_per_row_as_the_general_path_and_torch(torch, dtype):
+    # a graph's messages added at their nodes: `out.scatter_add_(0, dst.unsqueeze(-1).expand_as(msg), msg)` and
+    # `x.gather(0, src.unsqueeze(-1).expand(E, D))` go a row at a time (index_add's and index_select's loops), with
+    # the element-wise path's bits (repeats summed in the index's order), PyTorch's values, gradients and errors
+    rng = np.random.default_rng(1)
+    n, e, d = 40, 900, 8
+    base = rng.standard_normal((n, d)).astype(dtype)
+    msg = rng.standard_normal((e, d)).astype(dtype)
+    dst = rng.integers(0, n, e)  # (repeats)
+    want = base.copy()
+    np.add.at(want, (dst[:, None], np.arange(d)), msg)  # the element-wise sums, in the index's order
+    picked = base[dst]
+    gy = rng.standard_normal((n, d)).astype(dtype)
+    got = {}
+    for L in (mg, torch):
+        idx = L.tensor(dst).unsqueeze(-1).expand_as(L.tensor(msg))
+        x = L.tensor(base)
+        x.scatter_add_(0, idx, L.tensor(msg))
+        m = L.tensor(msg, requires_grad=True)
+        s = L.tensor(base, requires_grad=True)
+        y = s.scatter_add(0, idx, m)
+        y.backward(L.tensor(gy))
+        v = L.tensor(base, requires_grad=True)
+        gathered = v.gather(0, idx)
+        gathered.backward(L.tensor(msg))
+        got[L] = (x.numpy(), y.detach().numpy(), m.grad.numpy(), s.grad.numpy(), gathered.detach().numpy(),
+                  v.grad.numpy())
+        with pytest.raises(RuntimeError, match=f"index {n} is out of bounds for dimension 0 with size {n}"):
+            L.tensor(base).scatter_add_(0, (L.tensor(dst) * 0 + n).unsqueeze(-1).expand_as(L.tensor(msg)), L.tensor(msg))
+        with pytest.raises(RuntimeError, match=f"index -1 is out of bounds for dimension 0 with size {n}"):
+            L.tensor(base).gather(0, (L.tensor(dst) * 0 - 1).unsqueeze(-1).expand(e, d))
+    x, y, gm, gs, gathered, gv = got[mg]
+    assert np.array_equal(x, want) and np.array_equal(y, want)  # bit for bit the element-wise path's
+    assert np.array_equal(gathered, picked) and np.array_equal(gm, gy[dst]) and np.array_equal(gs, gy)
+    gv_want = np.zeros_like(base)
+    np.add.at(gv_want, (dst[:, None], np.arange(d)), msg)
+    assert np.array_equal(gv, gv_want)
+    for a, b in zip(got[mg], got[torch]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    # a copied (not expanded) index, a narrower one and another dim keep the element-wise path and its values
+    for L in (mg, torch):
+        idx = L.tensor(np.repeat(dst[:, None], d, 1))
+        got[L] = (L.tensor(base).scatter_add(0, idx, L.tensor(msg)).numpy(),
+                  L.tensor(base).gather(0, idx[:, :3]).numpy(),
+                  L.tensor(base.T.copy()).scatter_add(1, L.tensor(dst).unsqueeze(0).expand(d, e), L.tensor(msg.T.copy())).numpy())
+    for a, b in zip(got[mg], got[torch]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
