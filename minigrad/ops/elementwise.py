@@ -408,16 +408,27 @@ def _plain_operand(a, b, ints=True):
         y = b.array
         if type(y) is not type(x) or y.dtype != x.dtype:
             return None
-        xs, ys = x.shape, y.shape
-        if xs != ys:  # (the usual, the same shapes, needs no call)
-            _check_broadcast(xs, ys)
-        return b if state.grad_enabled and (a.requires_grad or b.requires_grad) else y
+        if state.grad_enabled and (a.requires_grad or b.requires_grad):
+            xs, ys = x.shape, y.shape
+            if xs != ys:  # (the usual, the same shapes, needs no call)
+                _check_broadcast(xs, ys)
+            return b
+        return y  # (shapes that do not broadcast: numpy's ValueError, which the caller makes PyTorch's error)
     if tb is builtins.float or (tb is builtins.int and -_EXACT_INT <= b <= _EXACT_INT):
         if not (state.grad_enabled and a.requires_grad):
             return b  # (numpy casts a Python number to the array's dtype, as a 0-d tensor of it would be)
         if type(x) is np.ndarray:  # `x * 0.5` recorded: the number as the 0-d tensor binary_operands makes
             return Tensor._wrap(np.asarray(b, dtype=x.dtype))
     return None
+
+
+def _refuse_shapes(a, b):
+    """PyTorch's error where the operands' shapes do not broadcast, raised after numpy's ValueError (the op
+    that succeeds, the usual, then pays no check)."""
+    try:
+        broadcast_shapes(a.shape, b.shape)
+    except RuntimeError as e:
+        raise RuntimeError(*e.args) from None  # (numpy's error is no part of it)
 
 
 _EXACT_INT = 1 << 24  # integers a float32 holds exactly
@@ -440,7 +451,13 @@ def add(input, other, alpha=1):
             return _binary(Add, input, other, alpha)
     o = _plain_operand(input, other)
     if o is not None:
-        return apply_binary(Add, input, o) if isinstance(o, Tensor) else Tensor._wrap(input.array + o)
+        if isinstance(o, Tensor):
+            return apply_binary(Add, input, o)
+        try:
+            return Tensor._wrap(input.array + o)
+        except ValueError:  # (shapes that do not broadcast: PyTorch's error; any other: numpy's)
+            _refuse_shapes(input, other)
+            raise
     return _binary(Add, input, other)
 
 
@@ -478,7 +495,13 @@ def sub(input, other, alpha=1):
         other, alpha = alpha, _alpha_first("sub", other)
     o = _plain_operand(input, other) if alpha == 1 else None  # (floats and int64: no bool gets through)
     if o is not None:
-        return apply_binary(Sub, input, o) if isinstance(o, Tensor) else Tensor._wrap(input.array - o)
+        if isinstance(o, Tensor):
+            return apply_binary(Sub, input, o)
+        try:
+            return Tensor._wrap(input.array - o)
+        except ValueError:  # (shapes that do not broadcast: PyTorch's error; any other: numpy's)
+            _refuse_shapes(input, other)
+            raise
     refuse_bool_sub(input, other)
     if alpha != 1:
         refuse_float_alpha(alpha, input, other)
@@ -505,7 +528,13 @@ def mul(input, other):
     """input * other, broadcasting."""
     o = _plain_operand(input, other)
     if o is not None:
-        return apply_binary(Mul, input, o) if isinstance(o, Tensor) else Tensor._wrap(input.array * o)
+        if isinstance(o, Tensor):
+            return apply_binary(Mul, input, o)
+        try:
+            return Tensor._wrap(input.array * o)
+        except ValueError:  # (shapes that do not broadcast: PyTorch's error; any other: numpy's)
+            _refuse_shapes(input, other)
+            raise
     return _binary(Mul, input, other)
 
 
@@ -515,7 +544,13 @@ def div(input, other, rounding_mode=None):
         return _rounded_div(input, other, rounding_mode)
     o = _plain_operand(input, other, ints=False)
     if o is not None:
-        return apply_binary(Div, input, o) if isinstance(o, Tensor) else Tensor._wrap(input.array / o)
+        if isinstance(o, Tensor):
+            return apply_binary(Div, input, o)
+        try:
+            return Tensor._wrap(input.array / o)
+        except ValueError:  # (shapes that do not broadcast: PyTorch's error; any other: numpy's)
+            _refuse_shapes(input, other)
+            raise
     from ..dtypes import default_float
 
     if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.array.dtype.kind != "f":

@@ -909,6 +909,35 @@ def test_add_mul_and_div_with_nothing_to_record_give_the_ops_results():
     assert np.allclose(b.grad.array, [[-3.0 / 4.0], [-7.0 / 16.0]])
 
 
+def test_unrecorded_arithmetic_of_broadcast_shapes_checks_them_only_when_numpy_refuses(torch, monkeypatch):
+    # with nothing to record, x * r of shapes that broadcast (RMSNorm's (1, T, C) * (1, T, 1), rotary's q * cos)
+    # is numpy's op with no shape check before it; shapes that do not broadcast still raise PyTorch's error
+    # (with no numpy error chained to it), as the recorded op does
+    from minigrad.ops import _util, elementwise
+
+    def checked(*args):
+        raise AssertionError("the shapes were checked before the op")
+
+    rng = np.random.default_rng(0)
+    x, r = rng.standard_normal((1, 3, 4), dtype=np.float32), rng.standard_normal((1, 3, 1), dtype=np.float32) + 3
+    ops = ((mg.add, torch.add), (mg.sub, torch.sub), (mg.mul, torch.mul), (mg.div, torch.div))
+    for mg_op, torch_op in ops:
+        want_recorded = mg_op(mg.tensor(x, requires_grad=True), mg.tensor(r))
+        with monkeypatch.context() as m, mg.no_grad():
+            m.setattr(elementwise, "_check_broadcast", checked)
+            m.setattr(_util, "_check_broadcast", checked)
+            got = mg_op(mg.tensor(x), mg.tensor(r))
+        assert got.shape == want_recorded.shape and np.array_equal(got.array, want_recorded.array)
+        assert np.allclose(got.array, torch_op(torch.tensor(x), torch.tensor(r)).numpy(), rtol=1e-6)
+        for a, b in (((3,), (4,)), ((2, 3), (3, 2)), ((1, 3, 4), (2, 1, 5))):
+            with pytest.raises(RuntimeError) as want:
+                torch_op(torch.ones(a), torch.ones(b))
+            with mg.no_grad(), pytest.raises(RuntimeError) as err:
+                mg_op(mg.ones(a), mg.ones(b))
+            assert str(err.value) == str(want.value)
+            assert err.value.__cause__ is None and err.value.__suppress_context__
+
+
 def test_index_arithmetic_of_an_int64_tensor_and_a_python_int_is_the_array_op(torch, monkeypatch):
     # `i + block_size` for i drawn from a tensor: int64 and a small Python int take the array op alone (no
     # Function applied), with PyTorch's values, dtypes and int64 wrapping; division still makes float32
