@@ -150,6 +150,8 @@ def set_num_interop_threads(n):
     """Accepted for PyTorch's scripts; minigrad runs ops one after another (see get_num_interop_threads)."""
 
 
+from .sparse import sparse_coo_tensor, spmm  # noqa: E402,F401 (and minigrad.sparse: mm, the legacy FloatTensor)
+
 _aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn package, bound on first use
 # PyTorch's top-level names for ops that are nn.functional's here, with the same signatures
 _FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",

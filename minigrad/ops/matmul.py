@@ -209,6 +209,8 @@ def matmul(input, other):
         x, y = input.array, other.array
         if x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0] and x.dtype == y.dtype and x.dtype.kind == "f":
             return _apply(Matmul, input, other)
+    if getattr(input, "is_sparse", False):  # a sparse COO matrix (minigrad/sparse.py) makes its own product
+        return input.mm(other)
     a, b = _operands(input, other, shapes=_check)
     na, nb = a.array.ndim, b.array.ndim
     if na == 2 and nb == 2:
@@ -226,6 +228,8 @@ def matmul(input, other):
 
 def mm(input, mat2):
     """Product of two matrices (2-D only, as torch.mm)."""
+    if getattr(input, "is_sparse", False):  # a sparse COO matrix (minigrad/sparse.py) makes its own product
+        return input.mm(mat2)
     a, b = _operands(input, mat2)
     if a.array.ndim != 2:
         raise RuntimeError(f"self must be a matrix (got a {a.array.ndim}-D tensor of shape {list(a.shape)})")

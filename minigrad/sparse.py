@@ -1,0 +1,283 @@
+"""A small COO sparse tensor, for the graph scripts that hold an adjacency matrix as one (pygcn's
+`torch.sparse.mm(adj, x)`): construction, coalesce, to_dense, and a sparse @ dense product.
+
+It is made of two dense tensors, `indices` (sparse_dim x nnz, int64) and `values` (nnz x dense dims),
+and every op is written with the dense ops (index_select, index_add), so gradients reach both the
+dense operand and the values through the ordinary autograd. What PyTorch's sparse tensors do beyond
+that raises PyTorch's error for an operator the sparse backend lacks."""
+import warnings
+
+import numpy as np
+
+from . import dtypes
+from .backends.arrays import xp_of
+from .ops import index_add, index_select
+from .factory import tensor, zeros
+from .tensor import Size, Tensor
+
+
+def _no_sparse_kernel(name):
+    return NotImplementedError(
+        f"Could not run 'aten::{name}' with arguments from the 'SparseCPU' backend. This could be because the "
+        "operator doesn't exist for this backend, or was omitted during the selective/custom build process "
+        "(if using custom build).")
+
+
+class SparseTensor:
+    """A COO sparse tensor: element indices[:, k] of the full tensor is values[k] (repeats add up)."""
+
+    is_sparse = True
+    is_sparse_csr = False
+
+    def __init__(self, indices, values, size, coalesced=False):
+        self._indices_t, self._values_t, self._size, self._coalesced = indices, values, Size(size), coalesced
+
+    # ---- what it is -------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._size
+
+    def size(self, dim=None):
+        return self._size if dim is None else self._size[dim]
+
+    def dim(self):
+        return len(self._size)
+
+    ndim = property(dim)
+
+    def __len__(self):
+        return self._size[0]
+
+    def sparse_dim(self):
+        return self._indices_t.shape[0]
+
+    def dense_dim(self):
+        return self._values_t.dim() - 1
+
+    def _nnz(self):
+        return self._indices_t.shape[1]
+
+    @property
+    def dtype(self):
+        return self._values_t.dtype
+
+    @property
+    def device(self):
+        return self._values_t.device
+
+    @property
+    def layout(self):
+        from . import sparse_coo
+
+        return sparse_coo
+
+    def is_coalesced(self):
+        return self._coalesced
+
+    def _indices(self):
+        return self._indices_t
+
+    def _values(self):
+        return self._values_t
+
+    def indices(self):
+        if not self._coalesced:
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
+        return self._indices_t
+
+    def values(self):
+        if not self._coalesced:
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+        return self._values_t
+
+    # ---- autograd: it is its values' ---------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._values_t.requires_grad
+
+    @property
+    def grad_fn(self):
+        return self._values_t.grad_fn
+
+    @property
+    def is_leaf(self):
+        return self._values_t.is_leaf
+
+    def requires_grad_(self, requires_grad=True):
+        # its own values, so that marking it does not mark the tensor it was built from
+        if self._values_t.is_leaf and self._values_t.requires_grad != requires_grad:
+            self._values_t = self._values_t.detach().requires_grad_(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        g = self._values_t.grad
+        return None if g is None else SparseTensor(self._indices_t, g, self._size, self._coalesced)
+
+    def detach(self):
+        return SparseTensor(self._indices_t, self._values_t.detach(), self._size, self._coalesced)
+
+    # ---- conversions -------------------------------------------------------------------
+    def _linear(self):
+        """Each element's row-major position among the sparse dims (an array)."""
+        idx = self._indices_t.array
+        lin = xp_of(idx).zeros(idx.shape[1], dtype=np.int64)
+        for d in range(idx.shape[0]):
+            lin = lin * self._size[d] + idx[d]
+        return lin
+
+    def coalesce(self):
+        """Indices sorted and unique, the values of repeats summed."""
+        if self._coalesced:
+            return self
+        xp = xp_of(self._indices_t.array)
+        lin, inverse = xp.unique(self._linear(), return_inverse=True)
+        rows = []
+        for n in reversed(self._size[:self.sparse_dim()]):  # back from positions to indices
+            rows.append(lin % n)
+            lin = lin // n
+        indices = Tensor._wrap(xp.stack(rows[::-1]))
+        v = self._values_t
+        values = index_add(zeros(indices.shape[1], *v.shape[1:], dtype=v.dtype, device=v.device),
+                           0, Tensor._wrap(inverse.reshape(-1)), v)
+        return SparseTensor(indices, values, self._size, coalesced=True)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        v = self._values_t if dtype is None else self._values_t.to(dtype)
+        n = 1
+        for s in self._size[:self.sparse_dim()]:
+            n *= s
+        flat = index_add(zeros(n, *v.shape[1:], dtype=v.dtype, device=v.device), 0, Tensor._wrap(self._linear()), v)
+        return flat.view(self._size)
+
+    def to(self, *args, **kwargs):
+        values = self._values_t.to(*args, **kwargs)
+        indices = self._indices_t.to(values.device)
+        if values is self._values_t and indices is self._indices_t:
+            return self
+        return SparseTensor(indices, values, self._size, self._coalesced)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else device)
+
+    def float(self):
+        return self.to(dtypes.float32)
+
+    def double(self):
+        return self.to(dtypes.float64)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return "minigrad.sparse." + self._values_t.type().split(".")[-1]
+        return self.to(dtype)
+
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def item(self):
+        raise RuntimeError(f"a Tensor with {self._size.numel()} elements cannot be converted to Scalar")
+
+    def t(self):
+        if self.sparse_dim() != 2 or self.dense_dim() != 0:
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but self is "
+                               f"{self.sparse_dim()} sparse and {self.dense_dim()} dense")
+        return SparseTensor(self._indices_t.flip(0), self._values_t, (self._size[1], self._size[0]))
+
+    # ---- the product ---------------------------------------------------------------------
+    def mm(self, mat2):
+        return mm(self, mat2)
+
+    __matmul__ = matmul = mm
+
+    def __repr__(self):
+        from ._format import tensor_repr
+        from .device import to_device
+
+        def inner(t, indent):
+            return tensor_repr(to_device(t.array, "cpu"), []).replace("\n", "\n" + " " * indent)
+
+        tail = f"size={tuple(self._size)}, nnz={self._nnz()}"
+        if self.dtype != dtypes.default_float:
+            tail += f", dtype={self.dtype}"
+        tail += f", layout={self.layout})"
+        if self.grad_fn is not None:
+            tail = tail[:-1] + f",\n       grad_fn=<{self.grad_fn.name()}>)"
+        elif self.requires_grad:
+            tail = tail[:-1] + ", requires_grad=True)"
+        return (f"tensor(indices={inner(self._indices_t, 15)},\n       values={inner(self._values_t, 14)},\n"
+                f"       {tail}")
+
+    def __getattr__(self, name):
+        if name.startswith("__") or not hasattr(Tensor, name):
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+
+        def unsupported(*args, **kwargs):
+            raise _no_sparse_kernel(name.rstrip("_") + ("_" if name.endswith("_") else ""))
+
+        return unsupported
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None, is_coalesced=None):
+    """A COO sparse tensor of `values` at `indices` (sparse_dim x nnz); `size` defaults to the smallest
+    that holds them. Its values keep their autograd history: gradients reach them through its ops."""
+    indices = indices if isinstance(indices, Tensor) else tensor(indices)
+    values = values if isinstance(values, Tensor) else tensor(values)
+    if indices.dtype != dtypes.int64:  # (PyTorch takes any number dtype and converts)
+        indices = indices.long()
+    if indices.dim() != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
+    if values.dim() == 0:
+        values = values.reshape(1)
+    if indices.shape[1] != values.shape[0]:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {indices.shape[1]}, "
+                           f"nnz from values: {values.shape[0]}")
+    if dtype is not None or device is not None:
+        values = values.to(device=device, dtype=dtype)
+    if size is None:
+        idx = indices.array
+        size = [int(m) + 1 for m in idx.max(axis=1)] if idx.shape[1] else [0] * idx.shape[0]
+        size += list(values.shape[1:])
+    else:
+        size = list(size)
+        if len(size) != indices.shape[0] + values.dim() - 1:
+            raise RuntimeError(f"number of dimensions must be sparse_dim ({indices.shape[0]}) + dense_dim "
+                               f"({values.dim() - 1}), but got {len(size)}")
+    out = SparseTensor(indices, values, size, coalesced=bool(is_coalesced))
+    if requires_grad:
+        out.requires_grad_()
+    return out
+
+
+def FloatTensor(indices, values, size=None):
+    """The legacy constructor pygcn's loaders call (`torch.sparse.FloatTensor(indices, values, shape)`)."""
+    warnings.warn("torch.sparse.SparseTensor(indices, values, shape, *, device=) is deprecated.  Please use "
+                  "torch.sparse_coo_tensor(indices, values, shape, dtype=, device=).", UserWarning, stacklevel=2)
+    return sparse_coo_tensor(indices, values, size, dtype=dtypes.float32)
+
+
+def mm(mat1, mat2):
+    """sparse @ dense: row r of the result sums values[k] * mat2[col[k]] over the elements k in row r."""
+    if not isinstance(mat1, SparseTensor):
+        from .ops import mm as dense_mm
+
+        return dense_mm(mat1, mat2)
+    if not isinstance(mat2, Tensor):
+        raise TypeError(f"mm(): argument 'mat2' (position 2) must be Tensor, not {type(mat2).__name__}")
+    if mat1.sparse_dim() != 2 or mat1.dense_dim() != 0:
+        raise RuntimeError(f"addmm: matrices expected, got {mat1.sparse_dim()}D, {mat2.dim()}D tensors")
+    if mat2.dim() != 2:
+        raise RuntimeError(f"addmm: matrices expected, got 2D, {mat2.dim()}D tensors")
+    if mat1.dtype != mat2.dtype:
+        raise RuntimeError(f"expected scalar type {mat1.dtype._legacy[:-6]} but found {mat2.dtype._legacy[:-6]}")
+    if mat2.shape[0] != mat1.shape[1]:
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {mat1.shape[1]}, got {mat2.shape[0]}")
+    row, col = (Tensor._wrap(i) for i in mat1._indices_t.array)
+    messages = mat1._values_t.unsqueeze(1) * index_select(mat2, 0, col)
+    return index_add(zeros(mat1.shape[0], mat2.shape[1], dtype=mat2.dtype, device=mat2.device), 0, row, messages)
+
+
+spmm = mm

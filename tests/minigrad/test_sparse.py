@@ -1,0 +1,111 @@
+"""COO sparse tensors (minigrad/sparse.py) against PyTorch's: what graph scripts do with an adjacency
+matrix (pygcn's torch.sparse.mm(adj, x)), their values, gradients and error texts."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+
+torch = pytest.importorskip("torch")
+
+ROWS = np.array([[0, 1, 1, 0, 2], [2, 0, 2, 2, 1]])  # (0, 2) twice: an uncoalesced tensor
+VALS = np.array([3.0, 4.0, 5.0, 1.0, -2.0], dtype=np.float32)
+
+
+def both(values=VALS, size=(3, 3)):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's one-time note about its invariant checks
+        t = torch.sparse_coo_tensor(torch.from_numpy(ROWS), torch.from_numpy(values), size)
+    return minigrad.sparse_coo_tensor(minigrad.tensor(ROWS), minigrad.tensor(values), size), t
+
+
+def test_coalesce_to_dense_indices_values_as_pytorch():
+    m, t = both()
+    assert m.is_sparse and not m.is_coalesced() and m._nnz() == t._nnz() == 5
+    np.testing.assert_array_equal(m.to_dense().numpy(), t.to_dense().numpy())
+    mc, tc = m.coalesce(), t.coalesce()
+    assert mc.is_coalesced() and mc._nnz() == tc._nnz()
+    np.testing.assert_array_equal(mc.indices().numpy(), tc.indices().numpy())
+    np.testing.assert_array_equal(mc.values().numpy(), tc.values().numpy())
+    assert list(mc.t().to_dense().shape) == list(tc.t().to_dense().shape)
+    np.testing.assert_array_equal(m.t().to_dense().numpy(), t.t().to_dense().numpy())
+    assert repr(mc).replace("minigrad.", "torch.") == repr(tc)
+
+
+def test_size_inferred_and_hybrid_values():
+    v = np.arange(10, dtype=np.float32).reshape(5, 2)
+    m = minigrad.sparse_coo_tensor(minigrad.tensor(ROWS), minigrad.tensor(v))
+    t = torch.sparse_coo_tensor(torch.from_numpy(ROWS), torch.from_numpy(v))
+    assert tuple(m.shape) == tuple(t.shape) and m.dense_dim() == t.dense_dim() == 1
+    np.testing.assert_array_equal(m.to_dense().numpy(), t.to_dense().numpy())
+    np.testing.assert_array_equal(m.coalesce().values().numpy(), t.coalesce().values().numpy())
+
+
+PRODUCTS = {"sparse.mm": lambda lib, s, d: lib.sparse.mm(s, d), "spmm": lambda lib, s, d: lib.spmm(s, d),
+            "mm": lambda lib, s, d: lib.mm(s, d), "matmul": lambda lib, s, d: lib.matmul(s, d),
+            "@": lambda lib, s, d: s @ d, "method": lambda lib, s, d: s.mm(d)}
+
+
+@pytest.mark.parametrize("form", PRODUCTS)
+def test_sparse_mm_values_and_gradients(form):
+    rng = np.random.default_rng(0)
+    vals = rng.standard_normal(5).astype(np.float32)
+    dense = rng.standard_normal((3, 4)).astype(np.float32)
+    out = {}
+    for lib in (minigrad, torch):
+        v = lib.tensor(vals, requires_grad=True)
+        d = lib.tensor(dense, requires_grad=True)
+        s = lib.sparse_coo_tensor(lib.tensor(ROWS), v * 2, (3, 3))
+        y = PRODUCTS[form](lib, s, d)
+        (y * y).sum().backward()
+        out[lib] = y.detach().numpy(), v.grad.numpy(), d.grad.numpy()
+    for a, b in zip(out[minigrad], out[torch]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_sparse_leaf_gradient_is_sparse():
+    m, t = (s.coalesce() for s in both())
+    d = np.random.default_rng(1).standard_normal((3, 2)).astype(np.float32)
+    for s, lib in ((m, minigrad), (t, torch)):
+        s.requires_grad_()
+        lib.sparse.mm(s, lib.tensor(d)).sum().backward()
+    assert m.grad.is_sparse and t.grad.is_sparse
+    np.testing.assert_allclose(m.grad.to_dense().numpy(), t.grad.to_dense().numpy(), rtol=1e-6)
+
+
+def test_legacy_float_tensor_warns_as_pytorch():
+    with pytest.warns(UserWarning) as got:
+        m = minigrad.sparse.FloatTensor(minigrad.tensor(ROWS), minigrad.tensor(VALS), minigrad.Size([3, 3]))
+    with pytest.warns(UserWarning) as want:
+        t = torch.sparse.FloatTensor(torch.from_numpy(ROWS), torch.from_numpy(VALS), torch.Size([3, 3]))
+    assert str(want[0].message).startswith(str(got[0].message))
+    np.testing.assert_array_equal(m.to_dense().numpy(), t.to_dense().numpy())
+
+
+def _error(f):
+    with pytest.raises(Exception) as e:
+        f()
+    return type(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, s: s.indices(),
+    lambda lib, s: s.values(),
+    lambda lib, s: s.numpy(),
+    lambda lib, s: s.item(),
+    lambda lib, s: lib.sparse.mm(s, lib.ones(2, 2)),
+    lambda lib, s: lib.sparse.mm(s, lib.ones(3, 2, dtype=lib.float64)),
+    lambda lib, s: lib.sparse_coo_tensor(lib.tensor(ROWS), lib.ones(4)),
+    lambda lib, s: lib.sparse_coo_tensor(lib.tensor(ROWS[0]), lib.ones(5)),
+])
+def test_errors_as_pytorch(call):
+    m, t = both()
+    assert _error(lambda: call(minigrad, m)) == _error(lambda: call(torch, t))
+
+
+def test_unsupported_op_raises_pytorchs_not_implemented_error():
+    m, t = both()
+    kind, text = _error(lambda: m.view(9))
+    want_kind, want_text = _error(lambda: t.view(9))
+    assert kind is want_kind is NotImplementedError and want_text.startswith(text)
