@@ -770,6 +770,29 @@ def test_weight_grad_through_the_tiled_gradient_move_is_numpys_and_torchs(torch,
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("stride, padding, dilation", [((1, 1), (0, 0), (1, 1)), ((1, 1), (1, 2), (1, 1)),
+                                                       ((2, 3), (1, 0), (1, 1)), ((1, 2), (2, 1), (2, 1))])
+def test_image_columns_are_the_padded_inputs_windows(dtype, stride, padding, dilation):
+    # the compiled columns of one image (its flat unsigned-offset copy) against numpy's windows of the padded
+    # image, exactly: every entry a copy, 0 in the padding
+    from minigrad.backends.cpu import conv_forward
+
+    x = arr(3, 4, 11, 13, dtype=dtype)
+    kernel = (3, 2)
+    pads = tuple((p, p) for p in padding)
+    out = tuple((s + 2 * p - d * (k - 1) - 1) // st + 1
+                for s, p, d, k, st in zip(x.shape[2:], padding, dilation, kernel, stride))
+    args = conv_forward._args(kernel, stride, dilation, pads, out)
+    padded = np.pad(x, ((0, 0), (0, 0)) + pads)
+    for n in range(x.shape[0]):
+        cols = np.full(4 * kernel[0] * kernel[1] * out[0] * out[1], np.nan, dtype=dtype)
+        conv_forward._columns(cols, x, n, *args)
+        want = np.stack([padded[n, c, i * dilation[0]:, j * dilation[1]:][::stride[0], ::stride[1]][:out[0], :out[1]]
+                         for c in range(4) for i in range(kernel[0]) for j in range(kernel[1])])
+        assert np.array_equal(cols.reshape(want.shape), want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("xs, ws, kw", [
     ((19, 16, 16, 16), (8, 16, 3, 3), {"padding": 1}),  # two full blocks of 8 images and a partial one
     ((1, 3, 32, 32), (16, 3, 3, 3), {"padding": 1}),  # batch 1
