@@ -1,6 +1,6 @@
 """Adam and AdamW, as `torch.optim.Adam` / `torch.optim.AdamW` (betas, eps, weight decay, amsgrad, maximize)."""
 
-from minigrad import backends
+from minigrad import Tensor, backends
 from minigrad.device import array_module
 from nn._functional import reference
 
@@ -32,6 +32,11 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
+        if isinstance(lr, Tensor):  # (PyTorch's checks: its foreach kernels take a tensor lr only when capturable)
+            if foreach and not capturable:
+                raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+            if lr.numel() != 1:
+                raise ValueError("Tensor lr must be 1-element")
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0.0:

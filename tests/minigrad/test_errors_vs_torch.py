@@ -107,6 +107,17 @@ def test_fill_with_a_1d_value_is_pytorchs_message(torch):
     assert type(got) is type(want) is RuntimeError and str(got) == str(want)
 
 
+@pytest.mark.parametrize("call", [lambda L: L.ones(3).topk(5), lambda L: L.ones(3).topk(-1),
+                                  lambda L: L.ones(2, 3).topk(4, dim=0), lambda L: L.ones(()).topk(2)])
+def test_topk_of_a_k_out_of_range_is_pytorchs_text(torch, call):
+    # a greedy decoder's `topk(1)` over an empty or short dim: the message is PyTorch's, word for word
+    with pytest.raises(RuntimeError) as want:
+        call(torch)
+    with pytest.raises(RuntimeError) as got:
+        call(mg)
+    assert str(got.value) == str(want.value)
+
+
 @pytest.mark.parametrize("call", ["s.masked_fill_(m, -L.inf)", "s.masked_fill(m, -L.inf)"])
 def test_a_causal_mask_shorter_than_the_scores_raises_pytorchs_text(torch, call):
     # a sequence longer than the context: `attn_scores.masked_fill_(self.mask.bool()[:n, :n], -torch.inf)`

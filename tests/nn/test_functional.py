@@ -681,7 +681,7 @@ def test_cross_entropy_without_grad_gives_the_same_loss(kernels, kw):
 
 def test_cross_entropy_errors():
     x = rand(4, 5)
-    with pytest.raises(IndexError, match=r"Target 5 is out of bounds.*\[0, 5\).*C=5"):
+    with pytest.raises(IndexError, match=r"^Target 5 is out of bounds\.$"):
         F.cross_entropy(x, minigrad.tensor([0, 1, 5, 2]))
     with pytest.raises(IndexError, match="Target -3"):
         F.cross_entropy(x, minigrad.tensor([0, 1, -3, 2]))
@@ -752,11 +752,11 @@ def test_cross_entropy_target_checks_with_ignore_index(dtype):
     assert np.isfinite(F.cross_entropy(x, target(0, 4, 4, 1)).item())
     assert np.isfinite(F.cross_entropy(x, target(0, 4, 9, 1), ignore_index=9).item())
     assert np.isfinite(F.cross_entropy(x, target(0, 2, 2, 1), ignore_index=2).item())
-    with pytest.raises(IndexError, match="Target 7 is out of bounds.*position 2"):
+    with pytest.raises(IndexError, match=r"^Target 7 is out of bounds\.$"):
         F.cross_entropy(x, target(0, 9, 7, 1), ignore_index=9)
     if np.issubdtype(dtype, np.signedinteger):
         assert np.isfinite(F.cross_entropy(x, target(0, -100, 3, -100)).item())
-        with pytest.raises(IndexError, match="Target -2 is out of bounds.*position 3"):
+        with pytest.raises(IndexError, match=r"^Target -2 is out of bounds\.$"):
             F.cross_entropy(x, target(0, -100, 3, -2))
         with pytest.raises(IndexError, match="Target 5 is out of bounds"):
             F.nll_loss(x, target(-100, 5, 0, 1))

@@ -513,6 +513,22 @@ def test_cross_entropy_probability_target_errors_like_torch(torch, call):
     assert str(got.value) == str(want.value)
 
 
+@pytest.mark.parametrize("call", [
+    lambda F, L: F.cross_entropy(L.zeros(4, 3), L.tensor([0, 1, 2, 3])),
+    lambda F, L: F.nll_loss(L.zeros(4, 3), L.tensor([0, 9, 7, 1]), ignore_index=9),
+    lambda F, L: F.nll_loss(L.zeros(2, 3, 2, 2), L.full((2, 2, 2), -2)),
+    lambda F, L: F.cross_entropy(L.zeros(3), L.tensor(4)),
+    lambda F, L: F.cross_entropy(L.zeros(2, 3), L.tensor([0, 7]), weight=L.ones(3), label_smoothing=0.1),
+])
+def test_class_id_out_of_range_is_pytorchs_text(torch, call):
+    # a translation script's NLLLoss over a vocabulary one id too small: PyTorch's words, nothing added
+    with pytest.raises(IndexError) as want:
+        call(torch.nn.functional, torch)
+    with pytest.raises(IndexError) as got:
+        call(F, minigrad)
+    assert str(got.value) == str(want.value)
+
+
 def test_cross_entropy_probability_targets_without_torch():
     x = minigrad.tensor(arr(5, 4), requires_grad=True)
     ids = minigrad.tensor(RNG.integers(0, 4, 5))

@@ -106,6 +106,15 @@ def test_not_an_optimizer():
         StepLR(AdamW([nn.Parameter(minigrad.ones(1))]), 3, last_epoch=5)
 
 
+def test_resuming_without_initial_lr_is_pytorchs_text(torch):
+    # a scheduler made with last_epoch >= 0 before the optimizer's state (and its initial_lr) was loaded
+    with pytest.raises(KeyError) as want:
+        torch.optim.lr_scheduler.StepLR(torch.optim.AdamW([torch.nn.Parameter(torch.ones(1))]), 3, last_epoch=5)
+    with pytest.raises(KeyError) as got:
+        StepLR(AdamW([nn.Parameter(minigrad.ones(1))]), 3, last_epoch=5)
+    assert str(got.value) == str(want.value)
+
+
 def test_closed_forms():
     """What the chained forms add up to (within rounding): the documented formulas."""
     lrs = _lrs(MultiStepLR(_optimizer(), [2, 5], gamma=0.1), 7)

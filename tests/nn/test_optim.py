@@ -452,6 +452,17 @@ def test_rmsprop_momentum_turned_on_later_gets_a_buffer():
     np.testing.assert_allclose(p.array, before - 0.1 / (np.sqrt(v) + 1e-8))
 
 
+@pytest.mark.parametrize("cls", ["Adam", "AdamW"])
+@pytest.mark.parametrize("lr, kw", [(0.01, {"foreach": True}), ([0.01, 0.02], {}), ([0.01, 0.02], {"foreach": True})])
+def test_a_tensor_lr_is_refused_where_pytorch_refuses_it(torch, cls, lr, kw):
+    # PyTorch's foreach Adam takes a tensor lr only when capturable, and only one of one element
+    with pytest.raises(ValueError) as want:
+        getattr(torch.optim, cls)([torch.nn.Parameter(torch.ones(2))], lr=torch.tensor(lr), **kw)
+    with pytest.raises(ValueError) as got:
+        getattr(nn.optim, cls)([nn.Parameter(minigrad.ones(2))], lr=minigrad.tensor(lr), **kw)
+    assert str(got.value) == str(want.value)
+
+
 def test_rmsprop_adagrad_errors():
     w = nn.Parameter(minigrad.ones(2))
     for kwargs, message in [(dict(lr=-1), "Invalid learning rate: -1"), (dict(eps=-1), "Invalid epsilon value"),
