@@ -21,7 +21,7 @@ import numpy as np
 
 from ..device import array_module
 from . import function as _function  # its `Tensor`, bound by minigrad.tensor: no import per call
-from . import recording
+from . import grad_mode, recording
 from .function import AccumulateGrad
 from .grad_mode import state
 
@@ -366,8 +366,16 @@ def accumulate_into_leaf(variable, grad):
         if state.grad_enabled:  # create_graph: keep the graph of the gradient
             variable._grad = grad
             return
-        owned = reusable(grad, _LEAF_HOLDERS) and grad.array.flags.c_contiguous
-        variable._grad = Tensor._output(grad.array if owned else grad.array.copy(), None)
+        if reusable(grad, _LEAF_HOLDERS) and grad.array.flags.c_contiguous:
+            # no one else sees it: PyTorch steals such a gradient, and a plain tensor (no graph of its own,
+            # no inference flag) is kept as it is: no new Tensor per leaf per backward
+            if type(grad) is Tensor and grad.grad_fn is None and not grad.requires_grad and grad._base is None \
+                    and not grad_mode.inference_tensors_made:
+                variable._grad = grad
+            else:
+                variable._grad = Tensor._output(grad.array, None)
+        else:
+            variable._grad = Tensor._output(grad.array.copy(), None)
     elif state.grad_enabled or old.requires_grad:
         variable._grad = old + grad
     else:

@@ -330,7 +330,10 @@ class BackwardNode(Node):
     def saved_tensors(self):
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple([None if s is None else s.unpack(self) for s in (self._saved or ())])  # (a list: no generator per call)
+        tensors = []  # (a loop: a comprehension is a function call of its own)
+        for s in self._saved or ():
+            tensors.append(None if s is None else s.unpack(self))
+        return tuple(tensors)
 
     def mark_dirty(self, *tensors):
         """Declare inputs that forward modified in place (their versions are bumped)."""
@@ -581,22 +584,23 @@ class Function(metaclass=FunctionMeta):
         for i, a in enumerate(args):
             # (one that requires grad is floating: its dtype needs no look)
             if (type(a) is Tensor or isinstance(a, Tensor)) and (
-                    a.requires_grad or not float_only or a.array.dtype.kind == "f"):
+                    (rg := a.requires_grad) or not float_only or a.array.dtype.kind == "f"):
                 pos.append(i)
                 if a._base is not None and a._view_version != a._version_counter[0]:
                     # a view taken before an in-place write to its base: its history is that region of
                     # the base as it is now (PyTorch regenerates a view's grad_fn likewise)
                     a._regrow_view()
+                    rg = a.requires_grad
                 fn = a.grad_fn  # a._edge(), inlined: this loop runs for every recorded op
                 if fn is not None:
                     edges.append((fn, a._output_nr))
-                elif a.requires_grad:
+                elif rg:
                     ref = a._grad_accumulator  # (leaf_accumulator's first lines: the leaf's node made already)
                     fn = ref() if ref is not None else None
                     edges.append((fn if fn is not None else leaf_accumulator(a), 0))
                 else:
                     edges.append(_NO_EDGE)
-                needs.append(a.requires_grad)
+                needs.append(rg)
             else:
                 needs.append(False)
         needs = tuple(needs)

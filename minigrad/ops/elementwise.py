@@ -382,7 +382,9 @@ def apply_binary(cls, a, b, *extra):
     """`cls` applied to two operands already of one dtype (the shapes kept for its backward's sums)."""
     out = cls.apply(a, b, *extra)
     if out.grad_fn is not None:
-        out.grad_fn._keep_shapes(a.array.shape, b.array.shape)
+        a_shape, b_shape, shape = a.array.shape, b.array.shape, out.array.shape
+        if a_shape != shape or b_shape != shape:  # (the usual, operands of the output's shape: nothing to keep)
+            out.grad_fn._keep_shapes(a_shape, b_shape)
     return out
 
 
@@ -408,14 +410,14 @@ def _plain_operand(a, b, ints=True):
         y = b.array
         if type(y) is not type(x) or y.dtype != x.dtype:
             return None
-        if state.grad_enabled and (a.requires_grad or b.requires_grad):
+        if (a.requires_grad or b.requires_grad) and state.grad_enabled:  # (a thread-local read last)
             xs, ys = x.shape, y.shape
             if xs != ys:  # (the usual, the same shapes, needs no call)
                 _check_broadcast(xs, ys)
             return b
         return y  # (shapes that do not broadcast: numpy's ValueError, which the caller makes PyTorch's error)
     if tb is builtins.float or (tb is builtins.int and -_EXACT_INT <= b <= _EXACT_INT):
-        if not (state.grad_enabled and a.requires_grad):
+        if not (a.requires_grad and state.grad_enabled):
             return b  # (numpy casts a Python number to the array's dtype, as a 0-d tensor of it would be)
         if type(x) is np.ndarray:  # `x * 0.5` recorded: the number as the 0-d tensor binary_operands makes
             return Tensor._wrap(np.asarray(b, dtype=x.dtype))

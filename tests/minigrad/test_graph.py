@@ -1625,6 +1625,26 @@ def test_fresh_leaf_gradient_is_adopted_without_copy():
     assert seen[0]() is x.grad.array
 
 
+def test_adopted_leaf_gradient_is_detached_as_torchs(torch):
+    # a fresh gradient nothing else holds is stolen; one that carries a graph of its own (here a user backward's
+    # new leaf that requires grad) becomes a .grad without it, as PyTorch detaches what it steals
+    got = []
+    for L in (mg, torch):
+        class Twice(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return (g.detach() * 0 + 2).requires_grad_()  # (a new leaf that requires grad)
+
+        x = L.ones(3, requires_grad=True)
+        Twice.apply(x).sum().backward()
+        got.append((x.grad.requires_grad, x.grad.grad_fn is None, x.grad.is_leaf, x.grad.tolist()))
+    assert got[0] == got[1]
+
+
 def test_inplace_on_view_of_leaf_message():
     x = leaf(3, 2)
     with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an in-place operation."):
