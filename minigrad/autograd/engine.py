@@ -131,12 +131,13 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 _add_to_buffer(buffers, node, nr, g, state.grad_enabled)
     root_nodes = list(buffers)
     grads = g = results = None
-    stop = frozenset(node for node, _ in capture) if stop_at_capture else frozenset()
-    deps = _dependencies(root_nodes, stop)
-
-    needed = None
+    targets = needed = None
     if capture is not None:
-        needed = _needed(root_nodes, deps, {node for node, _ in capture}, stop)
+        targets = {node for node, _ in capture}
+    stop = frozenset(targets) if stop_at_capture else frozenset()
+    deps = _dependencies(root_nodes, stop)
+    if capture is not None:
+        needed = _needed(root_nodes, deps, targets, stop)
 
     captured = {}
     parts = captured if stop else None
@@ -168,9 +169,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 restore = True
             skip = False
             if capture is not None:
-                for nr, g in enumerate(node_grads):
-                    if (node, nr) in capture:
-                        captured[(node, nr)] = g
+                if node in targets:  # (one look per node: no (node, nr) pair made for every gradient of every node)
+                    for nr, g in enumerate(node_grads):
+                        if (node, nr) in capture:
+                            captured[(node, nr)] = g
                 if node in stop:
                     continue
                 skip = node not in needed
