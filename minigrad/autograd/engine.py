@@ -80,27 +80,29 @@ def _dependencies(root_nodes, stop=frozenset()):
 
 def _needed(root_nodes, deps, targets, stop=frozenset()):
     """Nodes with a target downstream: only those run when `inputs` is given (targets are captured
-    before they would run)."""
-    # reverse topological order via the dependency counts, then propagate "reaches a target"
+    before they would run). `root_nodes`: distinct nodes, each in `deps`."""
+    # reverse topological order via the dependency counts, then propagate "reaches a target" (plain loops:
+    # a generator per node would cost more than the node's own test, and this runs per autograd.grad call)
     order, counts = [], dict(deps)
-    ready = [n for n in root_nodes if n is not None and counts.get(n, 0) == 0]
-    seen_roots = set()
-    ready = [n for n in ready if not (n in seen_roots or seen_roots.add(n))]
+    ready = [n for n in root_nodes if counts[n] == 0]
     while ready:
         node = ready.pop()
         order.append(node)
         if stop and node in stop:
             continue
         for nxt, _ in node.next_functions:
-            if nxt is None:
-                continue
-            counts[nxt] -= 1
-            if counts[nxt] == 0:
-                ready.append(nxt)
-    needed = set()
+            if nxt is not None:
+                left = counts[nxt] - 1
+                counts[nxt] = left
+                if left == 0:
+                    ready.append(nxt)
+    needed, reach = set(), set(targets)  # reach: the targets and the nodes found needed
     for node in reversed(order):
-        if any(nxt in needed or nxt in targets for nxt, _ in node.next_functions if nxt is not None):
-            needed.add(node)
+        for nxt, _ in node.next_functions:
+            if nxt in reach:  # (None is in neither)
+                needed.add(node)
+                reach.add(node)
+                break
     return needed
 
 
@@ -129,12 +131,13 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 _add_to_buffer(buffers, node, nr, g, state.grad_enabled)
     root_nodes = list(buffers)
     grads = g = results = None
-    stop = frozenset(node for node, _ in capture) if stop_at_capture else frozenset()
-    deps = _dependencies(root_nodes, stop)
-
-    needed = None
+    targets = needed = None
     if capture is not None:
-        needed = _needed(root_nodes, deps, {node for node, _ in capture}, stop)
+        targets = {node for node, _ in capture}
+    stop = frozenset(targets) if stop_at_capture else frozenset()
+    deps = _dependencies(root_nodes, stop)
+    if capture is not None:
+        needed = _needed(root_nodes, deps, targets, stop)
 
     captured = {}
     parts = captured if stop else None
@@ -166,9 +169,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 restore = True
             skip = False
             if capture is not None:
-                for nr, g in enumerate(node_grads):
-                    if (node, nr) in capture:
-                        captured[(node, nr)] = g
+                if node in targets:  # (one look per node: no (node, nr) pair made for every gradient of every node)
+                    for nr, g in enumerate(node_grads):
+                        if (node, nr) in capture:
+                            captured[(node, nr)] = g
                 if node in stop:
                     continue
                 skip = node not in needed
