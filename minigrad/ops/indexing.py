@@ -784,7 +784,8 @@ def whole_slices(index, dim, shape):
     same id all along them, as one expanded from an id per slice has (a graph's messages added at their
     nodes, `out.scatter_add_(0, dst.unsqueeze(-1).expand_as(msg), msg)`); else None. Through these ids
     the op is index_select's or index_add's, a slice at a time, where the element-wise path is ~10x slower."""
-    if type(index) is not np.ndarray or index.ndim < 2 or index.ndim != len(shape) or not index.size:
+    if type(index) is not np.ndarray or 0 not in index.strides or index.ndim < 2 or index.ndim != len(shape) \
+            or not index.size:  # (first: an index not expanded, the usual, costs one look)
         return None
     for d in range(index.ndim):
         if d != dim and (index.shape[d] != shape[d] or (index.strides[d] and index.shape[d] > 1)):
