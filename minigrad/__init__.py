@@ -176,9 +176,10 @@ _IN_PLACE_FUNCTIONS = {
     "tanh_", "trunc_", "xlogy_", "zero_",
 }
 
-# what PyTorch writes only with complex tensors (Llama's rotary embeddings: polar, view_as_complex)
+# what PyTorch writes only with complex tensors (Llama's rotary embeddings: polar, view_as_complex; an audio
+# script's spectrogram: torch.stft(..., return_complex=True), torch.fft.rfft)
 _COMPLEX = {"complex32", "complex64", "complex128", "chalf", "cfloat", "cdouble", "complex", "polar",
-            "view_as_complex", "view_as_real"}
+            "view_as_complex", "view_as_real", "fft", "stft", "istft"}
 
 
 def __getattr__(name):

@@ -919,8 +919,9 @@ def _topk_arrays(x, k, dim, largest, sorted_):
         # the largest alone (a decoder's `topk(1)`, a class guess): argmax, whose first NaN wins as in
         # PyTorch (a NaN above +inf too), one reduction where the paths below sort and gather
         idx = x.argmax(axis=dim, keepdims=True)
-    elif k < n and n > _WHOLE_SORT:
-        # a long row (a vocabulary's logits, top_k of them): the k wanted picked by a partition, then sorted
+    elif k < n and max(n, x.size // 8) > _WHOLE_SORT:
+        # a long row (a vocabulary's logits, top_k of them), or many rows (a recommender's top-k items per user,
+        # whose numpy calls are paid once for them all): the k wanted picked by a partition, then sorted
         idx = xp.argpartition(key(x), k - 1, axis=dim)
         idx = xp.take(idx, xp.arange(k), axis=dim)
         if sorted_:

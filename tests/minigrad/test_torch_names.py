@@ -346,7 +346,8 @@ def test_cov_refuses_bad_weights_as_torch(torch, weights):
     assert str(ours.value) == str(theirs.value)
 
 
-@pytest.mark.parametrize("name", ["polar", "view_as_complex", "view_as_real", "complex64", "cfloat"])
+@pytest.mark.parametrize("name", ["polar", "view_as_complex", "view_as_real", "complex64", "cfloat", "fft", "stft",
+                                  "istft"])
 def test_complex_names_are_refused_in_one_clear_line(torch, name):
     # Llama's rotary embeddings: `torch.polar(torch.ones_like(freqs), freqs)`, `torch.view_as_complex(x)`
     assert hasattr(torch, name) and not hasattr(minigrad, name)

@@ -915,7 +915,25 @@ def test_gradless_ops_outputs_like_torch():
     assert top.item() == ttop.item() and top.shape == ()
 
 
-@pytest.mark.parametrize("shape, k, dim", [((1, 65), 10, -1), ((4, 10), 3, -1), ((4, 3000), 7, 1), ((5, 6), 2, 0), ((), 1, 0)])
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("shape, k, dim", [((256, 2000), 10, -1), ((300, 64), 5, 0)])
+def test_topk_of_many_rows_like_torch(shape, k, dim, largest):
+    # a recommender's top-k items of each user's scores: many rows, each picked by a partition; distinct values
+    # (which of equal values comes first is PyTorch's own), so that the indices and gradient are torch's
+    rng = np.random.default_rng(3)
+    a = rng.permutation(np.prod(shape)).reshape(shape).astype(np.float32) / 7
+    x, xt = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    got, want = x.topk(k, dim=dim, largest=largest), xt.topk(k, dim=dim, largest=largest)
+    np.testing.assert_array_equal(got.values.detach().numpy(), want.values.detach().numpy())
+    np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+    w = rng.standard_normal(tuple(want.values.shape)).astype(np.float32)
+    (got.values * mg.tensor(w)).sum().backward()
+    (want.values * torch.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+
+
+@pytest.mark.parametrize("shape, k, dim", [((1, 65), 10, -1), ((4, 10), 3, -1), ((4, 3000), 7, 1), ((5, 6), 2, 0), ((), 1, 0),
+                                           ((256, 200), 10, -1), ((300, 40), 5, 0)])
 def test_topk_without_recording_like_recorded_and_torch(shape, k, dim):
     # topk under no_grad (sampling's top-k) skips Function.apply: the recorded op's values and indices, torch's
     # values, a named pair of new tensors with no node
