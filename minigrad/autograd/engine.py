@@ -404,7 +404,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = [inputs]
     inputs = list(inputs)
     if not inputs:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     edges = [t._edge() for t in inputs]
     captured = run_backward(list(tensors), grad_tensors, retain_graph, create_graph, capture=set(edges), accumulate=False)
     # accumulate as the engine's AccumulateGrad does: in grad mode only with create_graph
@@ -448,9 +448,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     single = isinstance(inputs, Tensor)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     inputs = [inputs] if single else list(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs]
-    _roots(outputs)  # (the outputs are checked first, as PyTorch checks them)
+    _roots(outputs)  # (the outputs are checked next, as PyTorch checks them)
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")

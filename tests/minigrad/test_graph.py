@@ -1142,6 +1142,19 @@ def test_backward_inputs_empty_is_an_error():
         x.sum().backward(inputs=[])
 
 
+def test_empty_inputs_of_grad_and_backward_are_pytorchs_errors(torch):
+    # autograd.grad(out, []) returned (); PyTorch refuses it, before looking at the outputs
+    texts = []
+    for L in (mg, torch):
+        x = L.randn(2, requires_grad=True)
+        for call in (lambda: L.autograd.grad((x * 2).sum(), []), lambda: L.autograd.grad(L.ones(2).sum(), ()),
+                     lambda: L.autograd.backward((x * 2).sum(), inputs=[]), lambda: (x * 2).sum().backward(inputs=[])):
+            with pytest.raises(RuntimeError) as e:
+                call()
+            texts.append(str(e.value))
+    assert texts[:4] == texts[4:]
+
+
 def test_backward_with_gradient_argument():
     x = leaf(3)
     y = x * 2
