@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import backends
 from ..autograd import recording
-from ..autograd.function import Function
+from ..autograd.function import FREED_MESSAGE, Function
 from ..autograd.grad_mode import state
 from ..device import array_module, pick
 from ..tensor import Tensor
@@ -225,6 +225,100 @@ def _div_grads(g, a, b, needs, a_shape, b_shape):  # Div.backward's Tensor formu
     return sum_to_array(g / b, a_shape) if needs[0] else None, gb
 
 
+class _NumberOperand(Function):
+    """A recorded op of a float tensor and a Python number (`x * 2.0`, `x / 3`, `x + 1.0`, `x - 1`): the number
+    kept on the node as it is, rather than wrapped as a 0-d tensor, saved and broadcast as a tensor operand
+    (a third of the op's time on a small tensor). The node is the tensor op's (MulBackward0, ...) with
+    PyTorch's two edges, the number's none. Only eager ops come here: minigrad.compile captures the tensor op."""
+
+    @classmethod
+    def apply(cls, a, number):
+        out = _apply(cls, a, number)
+        node = out.grad_fn
+        node.next_functions += _NUMBER_EDGE
+        node._tensor_positions = _BOTH_POSITIONS  # (backward gives a gradient per edge: (g, None))
+        return out
+
+
+_apply = Function.apply.__func__
+_NUMBER_EDGE = ((None, 0),)
+_BOTH_POSITIONS = (0, 1)
+
+
+class MulNumber(_NumberOperand):
+    node_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        ctx.other = number
+        return a.array * number  # (numpy takes the number in the array's dtype, as PyTorch)
+
+    @staticmethod
+    def backward(ctx, g):
+        if ctx._freed:  # (PyTorch saves the number: a second backward is refused as for a saved tensor)
+            raise RuntimeError(FREED_MESSAGE)
+        return g * ctx.other, None
+
+
+class DivNumber(_NumberOperand):
+    node_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        ctx.other = number
+        return a.array / number
+
+    @staticmethod
+    def backward(ctx, g):
+        if ctx._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        return g / ctx.other, None
+
+
+class AddNumber(_NumberOperand):
+    node_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        return a.array + number
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+
+
+class SubNumber(_NumberOperand):
+    node_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        return a.array - number
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
+
+
+def _saved_number(node):
+    """`_saved_other` of a node that kept a Python number: PyTorch's 0-d tensor of it (float64 or int64)."""
+    if node._freed:
+        raise RuntimeError(FREED_MESSAGE)
+    return Tensor._wrap(np.asarray(node.other))
+
+
+def _release_number(node):
+    node._freed = True
+
+
+for _cls in (MulNumber, DivNumber):
+    _cls._backward_cls._saved_other = property(_saved_number)
+    _cls._backward_cls._saved_self = None
+    _cls._backward_cls.release_saved = _release_number
+# PyTorch's nodes of `+` and `-` keep alpha (1 unless given), that of `1 - x` too
+for _cls in (Add, Sub, RsubScalar, AddNumber, SubNumber):
+    _cls._backward_cls._saved_alpha = property(lambda node: getattr(node, "alpha", 1))
+
+
 class PowScalar(Function):
     node_name = "PowBackward0"
 
@@ -390,9 +484,9 @@ def apply_binary(cls, a, b, *extra):
 
 def _plain_operand(a, b, ints=True):
     """How `a` + `b`, `a` - `b`, `a` * `b` or `a` / `b` runs when `a` is a float32 or float64 Tensor outside a
-    minigrad.compile capture, with nothing to promote: a Tensor when a gradient is to be recorded (`b`
-    itself, of the same array type and dtype, or a 0-d tensor of `a`'s dtype for a small Python number:
-    what binary_operands would make of them), applied to the Function as it is; else what the array op
+    minigrad.compile capture, with nothing to promote: where a gradient is to be recorded, `b` itself (a Tensor
+    of the same array type and dtype), applied to the Function as it is, or _RECORD_NUMBER for a small Python
+    number (the op's _NumberOperand then records it); else what the array op
     takes (`b`'s array, or `b`, a small Python number), the op then the array op alone: the same call as
     its Function's forward, the same bits. None: the op runs as usual.
     With `ints` (not for `/`, which makes floats of ints), an int64 Tensor and a small Python int too:
@@ -419,9 +513,12 @@ def _plain_operand(a, b, ints=True):
     if tb is builtins.float or (tb is builtins.int and -_EXACT_INT <= b <= _EXACT_INT):
         if not (a.requires_grad and state.grad_enabled):
             return b  # (numpy casts a Python number to the array's dtype, as a 0-d tensor of it would be)
-        if type(x) is np.ndarray:  # `x * 0.5` recorded: the number as the 0-d tensor binary_operands makes
-            return Tensor._wrap(np.asarray(b, dtype=x.dtype))
+        if type(x) is np.ndarray:  # `x * 0.5` recorded: the op's _NumberOperand, which keeps the number
+            return _RECORD_NUMBER
     return None
+
+
+_RECORD_NUMBER = object()  # _plain_operand's answer where the op of a tensor and a number is to be recorded
 
 
 def _refuse_shapes(a, b):
@@ -453,6 +550,8 @@ def add(input, other, alpha=1):
             return _binary(Add, input, other, alpha)
     o = _plain_operand(input, other)
     if o is not None:
+        if o is _RECORD_NUMBER:
+            return AddNumber.apply(input, other)
         if isinstance(o, Tensor):
             return apply_binary(Add, input, o)
         try:
@@ -497,6 +596,8 @@ def sub(input, other, alpha=1):
         other, alpha = alpha, _alpha_first("sub", other)
     o = _plain_operand(input, other) if alpha == 1 else None  # (floats and int64: no bool gets through)
     if o is not None:
+        if o is _RECORD_NUMBER:
+            return SubNumber.apply(input, other)
         if isinstance(o, Tensor):
             return apply_binary(Sub, input, o)
         try:
@@ -530,6 +631,8 @@ def mul(input, other):
     """input * other, broadcasting."""
     o = _plain_operand(input, other)
     if o is not None:
+        if o is _RECORD_NUMBER:
+            return MulNumber.apply(input, other)
         if isinstance(o, Tensor):
             return apply_binary(Mul, input, o)
         try:
@@ -546,6 +649,8 @@ def div(input, other, rounding_mode=None):
         return _rounded_div(input, other, rounding_mode)
     o = _plain_operand(input, other, ints=False)
     if o is not None:
+        if o is _RECORD_NUMBER:
+            return DivNumber.apply(input, other)
         if isinstance(o, Tensor):
             return apply_binary(Div, input, o)
         try:

@@ -2257,3 +2257,44 @@ def test_copy_into_a_nonleaf_has_pytorchs_node_and_gradients(torch, src):
                     [f.name() if f else None for f, _ in y.grad_fn.next_functions], y.dtype.is_floating_point,
                     w.grad.tolist(), None if s.grad_fn is None else s.grad_fn.next_functions[0][0].variable.grad.tolist()))
     assert res[0] == res[1]
+
+
+NUMBER_OPERAND_NODES = {
+    "x * 2.0": lambda x: x * 2.0, "2.0 * x": lambda x: 2.0 * x, "x * 3": lambda x: x * 3, "x / 3.0": lambda x: x / 3.0,
+    "x + 1.0": lambda x: x + 1.0, "1.5 + x": lambda x: 1.5 + x, "x - 1.0": lambda x: x - 1.0, "1 - x": lambda x: 1 - x,
+    "x.add(1.0, alpha=2)": lambda x: x.add(1.0, alpha=2),
+}
+
+
+@pytest.mark.parametrize("name", list(NUMBER_OPERAND_NODES))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_op_of_a_tensor_and_a_number_records_torchs_node(torch, name, dtype):
+    # the node's name, edges, saved number (a float64 or int64 0-d tensor, as PyTorch's wrapped number) and
+    # alpha, its refusal to run twice where it saved the number, nothing packed by saved-tensor hooks, and
+    # first and second derivatives
+    def run(lib):
+        x = lib.tensor(np.linspace(-1.5, 2.0, 6), dtype=getattr(lib, dtype), requires_grad=True)
+        packed = []
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+            y = NUMBER_OPERAND_NODES[name](x)
+        fn = y.grad_fn
+        saved = {}
+        for attr in ("_saved_self", "_saved_other", "_saved_alpha"):
+            if hasattr(fn, attr):
+                v = getattr(fn, attr)
+                saved[attr] = (str(v.dtype).split(".")[1], v.item()) if isinstance(v, lib.Tensor) else v
+        edges = [None if n is None else node_name(n) for n, _ in fn.next_functions]
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad((g * g * x).sum(), x)
+        try:
+            y.sum().backward()
+            y.sum().backward()
+            twice = "ok"
+        except RuntimeError as e:
+            twice = str(e)[:50]
+        return fn.name(), edges, saved, len(packed), str(y.dtype).split(".")[1], g.tolist(), h.tolist(), twice
+
+    got, want = run(mg), run(torch)
+    assert got[:5] == want[:5] and got[7] == want[7]
+    np.testing.assert_allclose(got[5], want[5], rtol=1e-6)
+    np.testing.assert_allclose(got[6], want[6], rtol=1e-6)
