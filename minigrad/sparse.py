@@ -178,7 +178,14 @@ class SparseTensor:
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
 
     def item(self):
-        raise RuntimeError(f"a Tensor with {self._size.numel()} elements cannot be converted to Scalar")
+        if self._size.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self._size.numel()} elements cannot be converted to Scalar")
+        return self.to_dense().item()
+
+    def __bool__(self):  # (not __len__'s: a sparse matrix is no list of rows)
+        if self._size.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
 
     def t(self):
         if self.sparse_dim() != 2 or self.dense_dim() != 0:
@@ -209,6 +216,13 @@ class SparseTensor:
             tail = tail[:-1] + ", requires_grad=True)"
         return (f"tensor(indices={inner(self._indices_t, 15)},\n       values={inner(self._values_t, 14)},\n"
                 f"       {tail}")
+
+    @property
+    def array(self):
+        # what every dense op reads first: refused here in one line, rather than __getattr__'s stub going on
+        # into the op and failing somewhere inside it ('function' object has no attribute 'dtype')
+        raise NotImplementedError("a sparse COO tensor was passed to an op minigrad runs on dense tensors only "
+                                  "(sparse ones take coalesce, to_dense and sparse @ dense): call .to_dense() first")
 
     def __getattr__(self, name):
         if name.startswith("__") or not hasattr(Tensor, name):

@@ -109,3 +109,30 @@ def test_unsupported_op_raises_pytorchs_not_implemented_error():
     kind, text = _error(lambda: m.view(9))
     want_kind, want_text = _error(lambda: t.view(9))
     assert kind is want_kind is NotImplementedError and want_text.startswith(text)
+
+
+@pytest.mark.parametrize("op", [
+    lambda lib, s: lib.sum(s),
+    lambda lib, s: lib.relu(s),
+    lambda lib, s: lib.mv(s, lib.ones(3)),
+])
+def test_a_dense_op_given_a_sparse_tensor_says_so_in_one_line(op):
+    # PyTorch computes these; minigrad's sparse tensors take coalesce, to_dense and sparse @ dense only, and a
+    # dense op reading the sparse tensor's array used to fail deep inside ('function' object has no attribute)
+    m, _ = both()
+    with pytest.raises(NotImplementedError, match=r"^a sparse COO tensor was passed to an op .* \.to_dense\(\) first$"):
+        op(minigrad, m)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_item_and_bool_of_a_sparse_tensor_as_pytorch(n):
+    ids, vals = np.array([[0, 1][:n]]), np.array([2.5, 3.0][:n], dtype=np.float32)
+    m = minigrad.sparse_coo_tensor(minigrad.tensor(ids), minigrad.tensor(vals), (n,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = torch.sparse_coo_tensor(torch.from_numpy(ids), torch.from_numpy(vals), (n,))
+    for f in (lambda s: s.item(), bool):
+        if n == 1:
+            assert f(m) == f(t)
+        else:
+            assert _error(lambda f=f: f(m)) == _error(lambda f=f: f(t))
