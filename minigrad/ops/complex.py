@@ -223,7 +223,7 @@ def _scalar_type(npd):
 
 def complex(real, imag):
     """The complex tensor real + i imag (both float32 or both float64, as PyTorch asks)."""
-    for name, t in (("real", real), ("imag", imag)):
+    for t in (real, imag):
         if t.array.dtype.kind != "f" or t.array.dtype.itemsize < 4:
             raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                                f"{_scalar_type(real.array.dtype)} and {_scalar_type(imag.array.dtype)}")
