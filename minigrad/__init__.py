@@ -26,6 +26,7 @@ from .dtypes import (  # noqa: F401
     bfloat16, bool_ as bool, double, dtype, float, float16, float32, float64, half, int, int8, int16, int32, int64,
     long, short, uint8, uint16,
 )
+from .dtypes import cdouble, cfloat, complex64, complex128  # noqa: F401
 from .factory import deprecated_range as range  # noqa: F401 (PyTorch's name)
 from .factory import (  # noqa: F401
     arange, as_tensor, asarray, bernoulli, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, normal,
@@ -38,6 +39,8 @@ from .ops import *  # noqa: F401,F403
 from .ops import _bind_methods, _standard_gamma  # noqa: F401
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
 from .tensor import Size, Tensor  # noqa: F401
+from . import fft  # noqa: E402,F401 (torch.fft, the module)
+from .fft import istft, stft  # noqa: E402,F401
 from .legacy_types import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
 )
@@ -46,6 +49,7 @@ from .typeinfo import (  # noqa: F401
 )
 
 _bind_methods(Tensor)
+Tensor.stft, Tensor.istft = stft, istft
 
 
 def _take_out():  # PyTorch's out= on the top-level functions minigrad/ops/out.py names (the methods take none)
@@ -176,10 +180,8 @@ _IN_PLACE_FUNCTIONS = {
     "tanh_", "trunc_", "xlogy_", "zero_",
 }
 
-# what PyTorch writes only with complex tensors (Llama's rotary embeddings: polar, view_as_complex; an audio
-# script's spectrogram: torch.stft(..., return_complex=True), torch.fft.rfft)
-_COMPLEX = {"complex32", "complex64", "complex128", "chalf", "cfloat", "cdouble", "complex", "polar",
-            "view_as_complex", "view_as_real", "fft", "stft", "istft"}
+# the complex dtype minigrad has not (numpy has no complex32): complex64 and complex128 are there
+_COMPLEX = {"complex32", "chalf"}
 
 
 def __getattr__(name):
@@ -210,6 +212,6 @@ def __getattr__(name):
         globals()[name] = in_place
         return in_place
     if name in _COMPLEX:  # (still an AttributeError: hasattr(torch, "polar") stays False, as for any missing name)
-        raise AttributeError(f"module 'minigrad' has no attribute '{name}': minigrad has no complex dtype "
-                             "(keep pairs of real numbers, e.g. rotary embeddings in their cos/sin form)")
+        raise AttributeError(f"module 'minigrad' has no attribute '{name}': minigrad has no complex32 dtype "
+                             "(numpy has none): use complex64")
     raise AttributeError(f"module 'minigrad' has no attribute '{name}'")

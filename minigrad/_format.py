@@ -106,10 +106,25 @@ def _body(a, indent, summarize, fmt):
     return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
 
 
+class _ComplexFormatter:
+    """PyTorch's complex style: the real parts formatted as one real tensor, the imaginary parts as
+    another, joined as `1.+2.0000j`."""
+
+    def __init__(self, a):
+        self.re, self.im = _Formatter(a.real), _Formatter(a.imag)
+        self.max_width = self.re.max_width + self.im.max_width + 2
+
+    def format(self, v):
+        imag = (self.im.format(v.imag) + "j").lstrip()
+        return self.re.format(v.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def tensor_repr(a, suffixes, prefix="tensor("):
     """The repr of array `a` (on the CPU) with `suffixes` (device=, dtype=, grad_fn=, ...) appended."""
     indent = len(prefix)
-    if a.dtype.kind == "f" and a.dtype != np.float64:
+    if a.dtype.kind == "c":
+        a_fmt = a.astype(np.complex128)
+    elif a.dtype.kind == "f" and a.dtype != np.float64:
         a_fmt = a.astype(np.float64)  # format float16/float32 values with Python floats, as PyTorch does
     else:
         a_fmt = a
@@ -117,7 +132,7 @@ def tensor_repr(a, suffixes, prefix="tensor("):
         body = "[]"
     else:
         summarize = a.size > THRESHOLD
-        fmt = _Formatter(_summarized(a_fmt) if summarize else a_fmt)
+        fmt = (_ComplexFormatter if a.dtype.kind == "c" else _Formatter)(_summarized(a_fmt) if summarize else a_fmt)
         body = _body(a_fmt, indent, summarize, fmt)
     out = [prefix + body]
     last = len(out[0]) - out[0].rfind("\n") + 1

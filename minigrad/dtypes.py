@@ -12,12 +12,13 @@ import numpy as np
 class dtype:
     """A tensor element type: `minigrad.float32`, `float64`, `int64`, `bool`, ..."""
 
-    __slots__ = ("name", "np", "is_floating_point", "itemsize", "_legacy")
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "itemsize", "_legacy")
 
     def __init__(self, name, np_dtype, legacy):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.is_floating_point = self.np.kind == "f"
+        self.is_complex = self.np.kind == "c"
         self.itemsize = self.np.itemsize
         self._legacy = legacy  # PyTorch's legacy type name, used in its error texts
 
@@ -27,7 +28,7 @@ class dtype:
     @property
     def is_signed(self):
         """Whether the dtype holds negative numbers (floats and signed integers; not uint8, not bool)."""
-        return self.is_floating_point or self.np.kind == "i"
+        return self.is_floating_point or self.np.kind in "ic"
 
     def __eq__(self, other):
         if isinstance(other, dtype):
@@ -51,7 +52,10 @@ uint16 = dtype("uint16", np.uint16, "UInt16Tensor")
 int32 = dtype("int32", np.int32, "IntTensor")
 int64 = dtype("int64", np.int64, "LongTensor")
 bool_ = dtype("bool", np.bool_, "BoolTensor")
+complex64 = dtype("complex64", np.complex64, "ComplexFloatTensor")
+complex128 = dtype("complex128", np.complex128, "ComplexDoubleTensor")
 half, float, double, long, int, short = float16, float32, float64, int64, int32, int16  # PyTorch aliases
+cfloat, cdouble = complex64, complex128
 
 
 class _NoArrayDtype(dtype):
@@ -62,7 +66,7 @@ class _NoArrayDtype(dtype):
 
     def __init__(self, name, itemsize, legacy, instead):
         self.name, self.itemsize, self._legacy = name, itemsize, legacy
-        self.is_floating_point = True
+        self.is_floating_point, self.is_complex = True, False
         self._instead = instead
 
     @property
@@ -79,9 +83,11 @@ class _NoArrayDtype(dtype):
 
 bfloat16 = _NoArrayDtype("bfloat16", 2, "BFloat16Tensor", "float32 or float16")
 
-_BY_NP = {d.np: d for d in (float16, float32, float64, int8, uint8, int16, uint16, int32, int64, bool_)}
+_BY_NP = {d.np: d for d in (float16, float32, float64, int8, uint8, int16, uint16, int32, int64, bool_, complex64,
+                            complex128)}
 _BY_NAME = {d.name: d for d in _BY_NP.values()}
-_BY_NAME.update(half=half, float=float32, double=float64, long=int64, int=int32, short=int16, bfloat16=bfloat16)
+_BY_NAME.update(half=half, float=float32, double=float64, long=int64, int=int32, short=int16, bfloat16=bfloat16,
+                cfloat=complex64, cdouble=complex128)
 
 default_float = float32
 
@@ -100,6 +106,8 @@ def get_dtype(d):
         return int64
     if d is builtins.bool:
         return bool_
+    if d is builtins.complex:
+        return default_complex()
     try:
         return _BY_NP[np.dtype(d)]
     except (TypeError, KeyError):
@@ -111,13 +119,20 @@ def from_numpy_dtype(npd):
     try:
         return _BY_NP[npd]
     except KeyError:
-        raise TypeError(f"arrays of dtype {npd} are not supported (use float32, float64, int64 or bool)") from None
+        raise TypeError(f"arrays of dtype {npd} are not supported (use float32, float64, complex64, int64 or "
+                        "bool)") from None
+
+
+def default_complex():
+    """The complex dtype of the default float (complex64 for float32): a Python complex number's."""
+    return complex128 if default_float is float64 else complex64
 
 
 # C++'s names of the dtypes, as PyTorch's error messages print them ("expected ... float, but got double")
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
               "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "uint16": "short unsigned int",
-              "bool": "bool"}
+              "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
 
 
 def cpp_name(npd):
@@ -126,19 +141,22 @@ def cpp_name(npd):
     return _CPP_NAMES.get(name, name)
 
 
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}  # promotion moves up these categories only
+
+
 def _category(npd):
-    """0 bool, 1 integer, 2 floating: promotion moves up these categories only."""
-    return 2 if npd.kind == "f" else (0 if npd.kind == "b" else 1)
+    return _CATEGORY[npd.kind]
 
 
 def promote_types(a, b):
-    """PyTorch's promote_types: like numpy's, except that an integer or bool with a floating type
-    gives that floating type (int64 with float32 is float32, where numpy says float64)."""
+    """PyTorch's promote_types: like numpy's, except that a type of a lower category (bool < integer <
+    floating < complex) never widens one of a higher: int64 with float32 is float32 and with complex64
+    complex64, where numpy says float64 and complex128. (float64 with complex64 is complex128 in both.)"""
     if a == b:
         return a
-    fa, fb = a.kind == "f", b.kind == "f"
-    if fa != fb:
-        return a if fa else b
+    ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
+    if ca != cb and (ca < 2 or cb < 2):
+        return a if ca > cb else b
     return np.promote_types(a, b)
 
 
@@ -147,11 +165,9 @@ def _combine(higher, lower):
     # only changes the result when it is of a higher category.
     if higher is None:
         return lower
-    if lower is None or higher.kind == "f":
+    if lower is None or _CATEGORY[lower.kind] <= _CATEGORY[higher.kind]:
         return higher
-    if higher.kind == "b" or lower.kind == "f":
-        return promote_types(higher, lower)
-    return higher
+    return promote_types(higher, lower)  # (float64 with a complex scalar: complex128)
 
 
 def result_type(*operands):
@@ -174,6 +190,8 @@ def result_type(*operands):
                 s = np.dtype(np.bool_)
             elif isinstance(x, (builtins.int, np.integer)):
                 s = np.dtype(np.int64)
+            elif isinstance(x, complex):
+                s = default_complex().np
             else:
                 s = default_float.np
             scalar = s if scalar is None else promote_types(scalar, s)

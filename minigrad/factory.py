@@ -86,7 +86,7 @@ _TORCH_NUMPY_TYPES = ("float64, float32, float16, complex64, complex128, int64, 
 
 def _supported(array):
     """`array`, once its dtype is one a tensor can hold: strings and objects (a pandas frame's `.values`) are
-    refused with PyTorch's text, complex numbers with minigrad's (it has no complex dtypes); the unsigned
+    refused with PyTorch's text, complex ones other than complex64/complex128 with minigrad's; the unsigned
     integers pass, as ids to index with."""
     kind = array.dtype.kind
     if kind not in "biufc":
@@ -118,7 +118,7 @@ def _element_dtype(x):
     if isinstance(x, (np.generic, np.ndarray)):
         return x.dtype
     if isinstance(x, complex):
-        return np.dtype(np.complex128)  # (refused with the other unsupported dtypes by _make)
+        return dtypes.default_complex().np
     if isinstance(x, str):
         raise TypeError(f"new(): invalid data type '{t.__name__}'")
     raise RuntimeError(f"Could not infer dtype of {t.__name__}")

@@ -438,7 +438,8 @@ class Tensor:
             extra.append(f"size={tuple(a.shape)}")
         # PyTorch leaves out the default float dtype (float64 after set_default_dtype); int64 and bool show only
         # on an empty tensor, whose values cannot tell them
-        if a.dtype != dtypes.default_float.np and (a.size == 0 or a.dtype not in (np.int64, np.bool_)):
+        if a.dtype != dtypes.default_float.np and (a.size == 0 or a.dtype not in (np.int64, np.bool_)) \
+                and (a.dtype.kind != "c" or a.dtype != dtypes.default_complex().np):
             extra.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")
@@ -456,7 +457,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
-        if requires_grad and self.array.dtype.kind != "f":
+        if requires_grad and self.array.dtype.kind not in "fc":
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.dtype})")
         if requires_grad and self.is_inference() and not state.inference:  # no graph could record its use
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
@@ -566,6 +567,12 @@ class Tensor:
 
     def cuda(self):
         return self.to("cuda")
+
+    def cfloat(self):
+        return self.to(dtypes.complex64)
+
+    def cdouble(self):
+        return self.to(dtypes.complex128)
 
     def float(self):  # (already that dtype, the usual: self, as `to` returns)
         return self if self.array.dtype == np.float32 else self.to(dtypes.float32)
@@ -763,7 +770,7 @@ class Size(tuple):
 def _requiring_grad(t):
     """`t.requires_grad_()` for a new tensor made with `requires_grad=True` (a factory's, a Parameter's), whose
     refusal of an integer tensor PyTorch words apart from requires_grad_'s."""
-    if t.array.dtype.kind != "f":
+    if t.array.dtype.kind not in "fc":
         raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got {t.dtype})")
     return t.requires_grad_(True)
 

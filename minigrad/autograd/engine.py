@@ -364,7 +364,8 @@ def accumulate_into_leaf(variable, grad):
             f"but expected shape compatible with {list(variable.array.shape)}"
         )
     if grad.array.dtype != variable.array.dtype:
-        grad = Tensor._wrap(grad.array.astype(variable.array.dtype))  # fresh: held by this local alone
+        g = grad.array.real if variable.array.dtype.kind != "c" else grad.array  # (a real leaf: the real part)
+        grad = Tensor._wrap(g.astype(variable.array.dtype))  # fresh: held by this local alone
     old = variable._grad  # (the slot behind Tensor.grad: a capture never reaches here)
     if old is None:
         if state.grad_enabled:  # create_graph: keep the graph of the gradient

@@ -584,7 +584,7 @@ class Function(metaclass=FunctionMeta):
         for i, a in enumerate(args):
             # (one that requires grad is floating: its dtype needs no look)
             if (type(a) is Tensor or isinstance(a, Tensor)) and (
-                    (rg := a.requires_grad) or not float_only or a.array.dtype.kind == "f"):
+                    (rg := a.requires_grad) or not float_only or a.array.dtype.kind in "fc"):
                 pos.append(i)
                 if a._base is not None and a._view_version != a._version_counter[0]:
                     # a view taken before an in-place write to its base: its history is that region of
@@ -643,7 +643,7 @@ def wrap_outputs(out, node, args, ctx):
             if len(_KEPT_META) < _KEPT_META_MAX:
                 _KEPT_META[meta[0][0]] = meta
         node._output_meta = meta  # (a tuple of a tuple of a tuple: a fresh one outlives the collector's first 2 passes)
-        t = Tensor._output(out, node if dt.kind == "f" else None)
+        t = Tensor._output(out, node if dt.kind in "fc" else None)
         if node._forward_cls.saves_result:
             _save_result(node, t)
         return t
@@ -654,7 +654,7 @@ def wrap_outputs(out, node, args, ctx):
         results, meta = [], []
         for i, o in enumerate(out):
             dt = o.dtype
-            if dt.kind == "f":
+            if dt.kind in "fc":
                 t = Tensor._output(o, node)
                 t._output_nr = i
             else:
@@ -694,7 +694,7 @@ def wrap_outputs(out, node, args, ctx):
                 meta.append(None)
                 continue
             meta.append((t.array.shape, t.array.dtype, array_module(t.array)))
-            if t.array.dtype.kind == "f" and not (non_diff and id(o) in non_diff):
+            if t.array.dtype.kind in "fc" and not (non_diff and id(o) in non_diff):
                 t.grad_fn, t._output_nr, t.requires_grad = node, i, True
         node._output_meta = meta
         if node._forward_cls.saves_result:

@@ -47,6 +47,7 @@ from .composite import _standard_gamma, binomial, combinations, cumulative_trape
 from .composite import unravel_index  # noqa: F401
 from .composite import fill, is_conj, is_neg, slice_copy  # noqa: F401
 from .composite import adjoint, angle, conj, conj_physical, imag, real  # noqa: F401
+from .complex import complex, polar, view_as_complex, view_as_real  # noqa: F401
 from .composite import unsafe_chunk, unsafe_split, unsafe_split_with_sizes  # noqa: F401
 from .composite import (  # noqa: F401
     alias_copy, as_strided_copy, diagonal_copy, expand_copy, narrow_copy, permute_copy, select_copy, split_copy,
@@ -189,7 +190,7 @@ def _bind_methods(Tensor):
     methods.update(cov=cov, corrcoef=corrcoef, narrow_copy=narrow_copy, is_conj=is_conj, is_neg=is_neg)
     methods.update(angle=angle, adjoint=adjoint, conj_physical=conj_physical, unsafe_chunk=unsafe_chunk,
                    unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes)
-    methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=resolve_conj, byte=lambda self: self.to(uint8),
+    methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=conj, byte=lambda self: self.to(uint8),
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
                    ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put", _index_put_into))
     methods.update(nextafter_=_make_inplace(nextafter, "nextafter"), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))

@@ -84,13 +84,14 @@ def binary_operands(a, b):
         dt = result_type(a, b)
         return cast(a, dt), cast(b, dt)
     if ta:
-        if not isinstance(b, (builtins.int, builtins.float, builtins.bool, np.generic)):
+        if not isinstance(b, (builtins.int, builtins.float, builtins.bool, np.generic, builtins.complex)):
             if hasattr(b, "shape"):
                 b = Tensor._wrap(b)
                 return binary_operands(a, b)
             raise TypeError(f"unsupported operand type: Tensor and {type(b).__name__}")
         da = a.array.dtype
-        dt = da if da.kind == "f" else result_type(a, b)  # (a floating tensor keeps its dtype against a number)
+        # (a floating tensor keeps its dtype against a real number)
+        dt = da if da.kind == "f" and b.__class__ is not builtins.complex else result_type(a, b)
         return cast(a, dt), as_tensor_like(b, a, dt)
     if tb:
         x, y = binary_operands(b, a)

@@ -13,6 +13,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import cpp_name
 from ..tensor import Tensor
+from . import complex as complex_ops
 from . import elementwise, matmul, movement, pointwise, reduction, scan, special_array
 from . import indexing as indexing_ops  # (meshgrid has an argument named indexing)
 from . import shape as shape_ops  # (many functions here have a local named shape)
@@ -26,7 +27,9 @@ from ._util import broadcast_shapes as _broadcast_pair  # (two shapes; broadcast
 absolute, divide, true_divide, multiply, subtract, negative = elementwise.abs, elementwise.div, elementwise.div, elementwise.mul, elementwise.sub, elementwise.neg
 greater, greater_equal, less, less_equal, not_equal = elementwise.gt, elementwise.ge, elementwise.lt, elementwise.le, elementwise.ne
 swapaxes = swapdims = shape_ops.transpose
-sgn = elementwise.sign
+def sgn(input):
+    """sign, and z/|z| for a complex z (0 at 0)."""
+    return complex_ops.sgn(input) if input.array.dtype.kind == "c" else elementwise.sign(input)
 
 
 def positive(input):
@@ -324,6 +327,8 @@ def isneginf(input):
 
 
 def isreal(input):
+    if input.array.dtype.kind == "c":
+        return Tensor._wrap(input.array.imag == 0)
     return Tensor._wrap(array_module(input.array).ones(input.array.shape, dtype=bool))
 
 
@@ -1194,11 +1199,11 @@ def type_as(input, other):
 
 
 def is_complex(input):
-    return False
+    return input.array.dtype.kind == "c"
 
 
 def is_signed(input):
-    return input.array.dtype.kind in "if"
+    return input.array.dtype.kind in "ifc"
 
 
 def is_nonzero(input):
@@ -1221,10 +1226,10 @@ def sum_to_size(input, *size):
 
 
 def resolve_conj(input):
-    return input
+    return input  # (minigrad's conj is a copy, never a lazy bit: nothing to resolve)
 
 
-conj = conj_physical = resolve_conj  # (a real tensor is its own conjugate: PyTorch returns it, as these do)
+conj = conj_physical = complex_ops.conj
 
 
 class _Angle(Function):
@@ -1251,6 +1256,8 @@ def angle(input):
     """0 or pi per entry (NaN stays NaN); integer and bool inputs give the default float dtype."""
     from .. import dtypes
 
+    if input.array.dtype.kind == "c":
+        return complex_ops.angle(input)
     dtype = input.array.dtype if input.array.dtype.kind == "f" else dtypes.default_float.np
     return _Angle.apply(input, dtype)
 
@@ -1263,12 +1270,7 @@ def adjoint(input):
     return input.transpose(-2, -1)
 
 
-def real(input):
-    return input  # (a real tensor's real part is the tensor itself, as in PyTorch)
-
-
-def imag(input):
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+real, imag = complex_ops.real, complex_ops.imag  # (a real tensor's real part is the tensor itself, as in PyTorch)
 
 
 def split_with_sizes(input, split_sizes, dim=0):

@@ -1,4 +1,6 @@
 """Conversion between dtypes and devices: `Tensor.to`, and the casts of operand promotion."""
+import warnings
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -12,7 +14,7 @@ def _convert(data, dt, dev):
     if dev is not None:
         out = to_device(out, dev)
     if dt is not None and out.dtype != dt:
-        out = out.astype(dt)
+        out = (out.real if dt.kind != "c" else out).astype(dt)  # (complex to real: warned by to_copy)
     elif out is data:
         out = out.copy()
     return out
@@ -29,6 +31,8 @@ class ToCopy(Function):
     @staticmethod
     def backward(ctx, g):  # convert the gradient back to the input's dtype and device
         dt, dev = ctx.src
+        if g.array.dtype.kind == "c" and dt.kind != "c":  # a real input of a complex result: the real part
+            g = g.real
         return to_copy(g, dtype=dt, device=dev), None, None
 
 
@@ -48,7 +52,9 @@ def to_copy(input, dtype=None, device=None, copy=False):
         dt = None
     if dt is None and dev is None and not copy:
         return input
-    if dt is not None and dt.kind != "f":  # integer and bool results leave the graph
+    if dt is not None and dt.kind != "c" and input.array.dtype.kind == "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+    if dt is not None and dt.kind not in "fc":  # integer and bool results leave the graph
         return array_op(lambda a: _convert(a, dt, dev), input)
     return ToCopy.apply(input, dt, dev)
 

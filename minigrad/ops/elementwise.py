@@ -156,12 +156,14 @@ class Mul(Function):
             ga, gb = _mul_grads(g.array, None if a is None else a.array, None if b is None else b.array,
                                 ctx.needs_input_grad, a_shape, b_shape)
             return None if ga is None else _array_grad(ga), None if gb is None else _array_grad(gb)
+        if g.array.dtype.kind == "c":  # PyTorch's convention: each factor's gradient is g times the other's conjugate
+            a, b = (None if a is None else a.conj()), (None if b is None else b.conj())
         return (sum_to(g * b, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(g * a, b_shape) if ctx.needs_input_grad[1] else None)
 
     @staticmethod
     def array_step(needs, a, b):
-        if a.array.dtype != b.array.dtype:
+        if a.array.dtype != b.array.dtype or a.array.dtype.kind == "c":
             return None
         a_shape, b_shape = a.array.shape, b.array.shape
 
@@ -175,6 +177,8 @@ class Mul(Function):
 
 
 def _mul_grads(g, a, b, needs, a_shape, b_shape):  # d(ab) = b da + a db, on arrays
+    if g.dtype.kind == "c":  # (complex: times the other factor's conjugate, see Mul.backward)
+        a, b = (None if a is None else a.conj()), (None if b is None else b.conj())
     return (sum_to_array(g * b, a_shape) if needs[0] else None, sum_to_array(g * a, b_shape) if needs[1] else None)
 
 
@@ -196,6 +200,8 @@ class Div(Function):
             ga, gb = _div_grads(g.array, None if a is None else a.array, b.array, ctx.needs_input_grad, a_shape,
                                 b_shape)
             return None if ga is None else _array_grad(ga), None if gb is None else _array_grad(gb)
+        if g.array.dtype.kind == "c":  # (complex: the conjugates of the factors, as Mul's)
+            a, b = (None if a is None else a.conj()), b.conj()
         return (sum_to(g / b, a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(-g * a / (b * b), b_shape) if ctx.needs_input_grad[1] else None)
 
@@ -215,6 +221,8 @@ class Div(Function):
 
 
 def _div_grads(g, a, b, needs, a_shape, b_shape):  # Div.backward's Tensor formula, step by step, on arrays
+    if g.dtype.kind == "c":
+        a, b = (None if a is None else a.conj()), b.conj()
     gb = None
     if needs[1]:  # -g a / (b b): the same steps, into one array (g has the output's shape, which a's broadcasts to)
         xp = array_module(g)
@@ -665,7 +673,7 @@ def div(input, other, rounding_mode=None):
         # (`int8 / 1000` divides by 1000, not by 1000 wrapped to int8)
         input = cast(input, default_float.np)
     a, b = binary_operands(input, other)
-    if a.array.dtype.kind != "f":
+    if a.array.dtype.kind not in "fc":
         a, b = cast(a, default_float.np), cast(b, default_float.np)
     out = Div.apply(a, b)
     if out.grad_fn is not None:
@@ -1158,7 +1166,9 @@ def _unary(cls, opname):
             raise TypeError(f"{opname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         if input.array.dtype.kind != "f":
             from ..dtypes import default_float
+            from .complex import refuse_complex
 
+            refuse_complex(opname, input)  # (its formula and kernels are real ones: never the real part silently)
             input = input.to(default_float)
         return cls.apply(input)
 
@@ -1197,6 +1207,10 @@ def abs(input):
     """|input|."""
     if input.array.dtype == np.bool_:
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    if input.array.dtype.kind == "c":
+        from .complex import abs as complex_abs
+
+        return complex_abs(input)
     return Abs.apply(input)
 
 

@@ -182,6 +182,10 @@ def _operands(input, other, shapes=None):
                            f"{cpp_name(other.array.dtype)}")
     if shapes is not None and kernel == "dot":
         shapes(input, other)
+    if input.array.dtype.kind in "bc":
+        from .complex import refuse_complex
+
+        refuse_complex("matmul", input)  # (no conjugates in the products' backward, no BLAS path for it yet)
     if input.array.dtype.kind == "b" and (kernel == "dot" or (input.array.size and other.array.size and na and nb)):
         which = {"dot": "dot", "mv": "addmv_impl_cpu", "mm": "addmm_impl_cpu_", "bmm": "bmm"}[kernel]
         raise NotImplementedError(f"\"{which}\" not implemented for 'Bool'")

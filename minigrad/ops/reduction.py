@@ -116,8 +116,8 @@ def _mean_array(a, dims, keepdim):
     if not a.size:  # nan, which says it: PyTorch does not warn, numpy does (so not numpy's mean: see _moment)
         with np.errstate(invalid="ignore"):
             return a.sum(axis=dims, keepdims=keepdim) / _count(a.shape, dims)
-    if type(a) is not np.ndarray or a.dtype.itemsize < 4:
-        return a.mean(axis=dims, keepdims=keepdim)  # (float16's float32 sum, cupy's)
+    if type(a) is not np.ndarray or a.dtype.itemsize < 4 or a.dtype.kind == "c":
+        return a.mean(axis=dims, keepdims=keepdim)  # (float16's float32 sum, cupy's, complex)
     total = add_reduce(a, dims, keepdim)
     n = _count(a.shape, dims)
     if type(total) is np.ndarray:
@@ -163,7 +163,7 @@ def mean(input, dim=None, keepdim=False, dtype=None):
     """Mean over `dim` (floating tensors only, as in PyTorch)."""
     if dtype is not None:
         input = input.to(dtype)
-    if input.array.dtype.kind != "f":
+    if input.array.dtype.kind not in "fc":
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {input.dtype._legacy.replace('Tensor', '')}"

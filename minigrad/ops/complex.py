@@ -1,0 +1,270 @@
+"""Complex tensors' own ops: their parts (real, imag, view_as_real), their making (complex, polar,
+view_as_complex), abs, angle and conj.
+
+Gradients follow PyTorch's convention: for a real loss L of a complex z, z.grad is dL/d(re z) + i dL/d(im z)
+(the conjugate Wirtinger derivative, times 2). A real input of an op with a complex output takes the real part
+of what flows back to it.
+"""
+import numpy as np
+
+from ..autograd.function import Function
+from ..device import array_module
+from ..dtypes import from_numpy_dtype, promote_types
+from ..tensor import Tensor
+
+_REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
+_COMPLEX_OF = {v: k for k, v in _REAL_OF.items()}
+
+
+def complex_of(npd):
+    """The complex dtype whose parts are of real dtype `npd` (float32 -> complex64)."""
+    return _COMPLEX_OF[np.dtype(npd)]
+
+
+def real_of(npd):
+    """The real dtype of complex dtype `npd`'s parts (complex64 -> float32)."""
+    return _REAL_OF[np.dtype(npd)]
+
+
+def is_complex_array(a):
+    return a.dtype.kind == "c"
+
+
+class Conj(Function):
+    node_name = "ConjBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return array_module(a.array).conj(a.array)
+
+    @staticmethod
+    def backward(ctx, g):
+        return conj(g)
+
+
+class Real(Function):
+    node_name = "RealBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return a.array.real.copy()  # (a copy: PyTorch's is a view that takes writes, minigrad's only reads)
+
+    @staticmethod
+    def backward(ctx, g):  # L depends on re z alone: dL/d(re z), nothing imaginary
+        return complex(g, g.new_zeros(g.shape))
+
+
+class Imag(Function):
+    node_name = "ImagBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return a.array.imag.copy()
+
+    @staticmethod
+    def backward(ctx, g):  # L depends on im z alone: i dL/d(im z)
+        return complex(g.new_zeros(g.shape), g)
+
+
+class ViewAsReal(Function):
+    node_name = "ViewAsRealBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a.array
+        return np.stack([x.real, x.imag], axis=-1) if x.ndim else np.array([x.real, x.imag])
+
+    @staticmethod
+    def backward(ctx, g):
+        return view_as_complex(g.contiguous())
+
+
+class ViewAsComplex(Function):
+    node_name = "ViewAsComplexBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a.array
+        return (x[..., 0] + 1j * x[..., 1]).astype(complex_of(x.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        return view_as_real(g)
+
+
+class Complex(Function):
+    node_name = "ComplexBackward0"
+
+    @staticmethod
+    def forward(ctx, re, im):
+        x, y = re.array, im.array
+        out = np.empty(np.broadcast_shapes(x.shape, y.shape), complex_of(x.dtype))
+        out.real, out.imag = x, y
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        from ._util import sum_to
+
+        re_shape, im_shape = ctx._shapes
+        return (sum_to(real(g), re_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(imag(g), im_shape) if ctx.needs_input_grad[1] else None)
+
+
+class Polar(Function):
+    node_name = "PolarBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, r, theta):
+        ctx.save(abs=r, angle=theta)
+        x, t = r.array, theta.array
+        out = np.empty(np.broadcast_shapes(x.shape, t.shape), complex_of(x.dtype))
+        out.real, out.imag = x * np.cos(t), x * np.sin(t)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):  # a real input x of z gets re(conj(g) dz/dx): dz/dr = e^(i theta), dz/dtheta = i z
+        from ._util import sum_to
+
+        r, theta, z = ctx.saved_tensors
+        r_shape, t_shape = ctx._shapes
+        gc = conj(g)
+        return (sum_to(real(gc * polar(r.new_ones(()), theta)), r_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(real(gc * z * 1j), t_shape) if ctx.needs_input_grad[1] else None)
+
+
+class ComplexAbs(Function):
+    node_name = "AbsBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save(self=a)
+        return np.abs(a.array)
+
+    @staticmethod
+    def backward(ctx, g):  # d|z| flows back as g z/|z| (0 at z = 0, as PyTorch's sgn)
+        return g * sgn(ctx._saved_self)
+
+
+class ComplexAngle(Function):
+    node_name = "AngleBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save(self=a)
+        return np.angle(a.array).astype(real_of(a.array.dtype))
+
+    @staticmethod
+    def backward(ctx, g):  # theta = atan2(im, re): g (-im + i re) / |z|^2 = g i z / |z|^2
+        z = ctx._saved_self
+        a = z.abs()
+        return g * (z * 1j) / (a * a)
+
+
+class Sgn(Function):
+    node_name = "SgnBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a.array
+        mag = np.abs(x)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag)).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("the gradient of sgn of a complex tensor is not supported by minigrad")
+
+
+def conj(input):
+    """The complex conjugate (a copy: minigrad has no lazy conjugate bit, so is_conj() stays False); a real
+    tensor is its own conjugate and comes back as it is, as in PyTorch."""
+    if input.array.dtype.kind != "c":
+        return input
+    return Conj.apply(input)
+
+
+def real(input):
+    return Real.apply(input) if input.array.dtype.kind == "c" else input
+
+
+def imag(input):
+    if input.array.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return Imag.apply(input)
+
+
+def sgn(input):
+    return Sgn.apply(input)
+
+
+def view_as_real(input):
+    if input.array.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return ViewAsReal.apply(input)
+
+
+def view_as_complex(input):
+    x = input.array
+    if x.dtype not in _COMPLEX_OF:
+        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, but got a tensor of "
+                           f"scalar type: {_scalar_type(x.dtype)}")
+    if x.ndim == 0 or x.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if x.strides[-1] != x.itemsize:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    return ViewAsComplex.apply(input)
+
+
+def _scalar_type(npd):
+    return from_numpy_dtype(npd)._legacy[:-len("Tensor")]
+
+
+def complex(real, imag):
+    """The complex tensor real + i imag (both float32 or both float64, as PyTorch asks)."""
+    for t in (real, imag):
+        if t.array.dtype.kind != "f" or t.array.dtype.itemsize < 4:
+            raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                               f"{_scalar_type(real.array.dtype)} and {_scalar_type(imag.array.dtype)}")
+    if real.array.dtype != imag.array.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_scalar_type(real.array.dtype)} but got scalar type "
+                           f"{_scalar_type(imag.array.dtype)} for second argument")
+    return _with_shapes(Complex.apply(real, imag), real, imag)
+
+
+def polar(abs, angle):
+    """abs * (cos(angle) + i sin(angle)) (both float32 or both float64, as PyTorch asks)."""
+    for t in (abs, angle):
+        if t.array.dtype.kind != "f" or t.array.dtype.itemsize < 4:
+            raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                               f"{_scalar_type(abs.array.dtype)} and {_scalar_type(angle.array.dtype)}")
+    if abs.array.dtype != angle.array.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_scalar_type(abs.array.dtype)} but got scalar type "
+                           f"{_scalar_type(angle.array.dtype)} for second argument")
+    return _with_shapes(Polar.apply(abs, angle), abs, angle)
+
+
+def _with_shapes(out, a, b):
+    if out.grad_fn is not None:
+        out.grad_fn._keep_shapes(a.array.shape, b.array.shape)
+    return out
+
+
+def abs(input):
+    return ComplexAbs.apply(input)
+
+
+def angle(input):
+    return ComplexAngle.apply(input)
+
+
+def refuse_complex(name, *tensors):
+    """One clear line where an op has no complex path in minigrad (nothing may reach a kernel or BLAS)."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t.array.dtype.kind == "c":
+            raise NotImplementedError(f"{name} of complex tensors is not supported by minigrad (phase 1 has "
+                                      f"elementwise arithmetic, sums, views, abs/angle/conj and torch.fft)")
+
+
+__all__ = ["conj", "real", "imag", "view_as_real", "view_as_complex", "complex", "polar", "promote_types"]

@@ -1,0 +1,234 @@
+"""Complex tensors (phase 1) against PyTorch: dtypes, promotion, reprs, values, gradients and error texts."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+torch = pytest.importorskip("torch")
+
+rng = np.random.default_rng(0)
+Z = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
+W = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
+X = rng.standard_normal((3, 4))
+Y = rng.standard_normal((3, 4))
+SIG = rng.standard_normal((2, 64))
+
+
+def _weights(t, c):
+    return t.tensor((np.arange(c.numel() * 2).reshape(*c.shape, 2) % 5) - 2.0, dtype=t.float64)
+
+
+def _loss(t, c):
+    """A real loss of a complex tensor that weighs its real and imaginary parts differently."""
+    return (t.view_as_real(c) * _weights(t, c)).sum()
+
+
+def _same(f, *arrays):
+    """f(minigrad, ...) and f(torch, ...) on float64/complex128 leaves: equal dtype, value and gradients."""
+    ms = [mg.tensor(a, requires_grad=True) for a in arrays]
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    mo, to = f(mg, *ms), f(torch, *ts)
+    assert str(mo.dtype).split(".")[1] == str(to.dtype).split(".")[1]
+    np.testing.assert_allclose(mo.detach().numpy(), to.detach().numpy(), rtol=1e-7, atol=1e-10)
+    mo.backward()
+    to.backward()
+    for m, t in zip(ms, ts):
+        assert m.grad.dtype == getattr(mg, str(t.grad.dtype).split(".")[1])
+        np.testing.assert_allclose(m.grad.numpy(), t.grad.numpy(), rtol=1e-7, atol=1e-10)
+
+
+@pytest.mark.parametrize("a, b", [("float32", "complex64"), ("float64", "complex64"), ("int64", "complex64"),
+                                  ("complex64", "complex128"), ("bool", "complex128")])
+def test_promote_types(a, b):
+    assert str(mg.promote_types(getattr(mg, a), getattr(mg, b))) == \
+        str(torch.promote_types(getattr(torch, a), getattr(torch, b))).replace("torch", "minigrad")
+
+
+@pytest.mark.parametrize("make", [
+    lambda t: t.ones(2) * t.ones(2, dtype=t.complex64),
+    lambda t: t.ones(2, dtype=t.float64) * t.ones(2, dtype=t.complex64),
+    lambda t: t.ones(2) * 1j,
+    lambda t: t.ones(2, dtype=t.float64) * 1j,
+    lambda t: t.arange(3) + 2j,
+    lambda t: t.tensor([1 + 2j]),
+    lambda t: t.tensor(3j),
+])
+def test_result_dtype_and_repr(make):
+    m, t = make(mg), make(torch)
+    assert repr(m).replace("minigrad", "torch") == repr(t)
+
+
+def test_reprs():
+    for data in ([1 + 2j, 3 - 4.5j], [[1e-5 + 1j, 100 + 2j]], 1 + 2j):
+        assert repr(mg.tensor(data)) == repr(torch.tensor(data))
+    assert repr(mg.tensor([1.5 + 0j]).cdouble()).replace("minigrad", "torch") == \
+        repr(torch.tensor([1.5 + 0j]).cdouble())
+
+
+def test_dtype_flags():
+    for name in ("complex64", "complex128", "cfloat", "cdouble"):
+        m, t = getattr(mg, name), getattr(torch, name)
+        assert (m.is_complex, m.is_floating_point, m.is_signed, m.itemsize) == \
+            (t.is_complex, t.is_floating_point, t.is_signed, t.itemsize)
+    z = mg.tensor([1j])
+    assert z.is_complex() and not z.is_floating_point() and not mg.ones(1).is_complex()
+    assert not z.conj().is_conj()
+    with pytest.raises(AttributeError):
+        mg.complex32  # noqa: B018
+
+
+def test_float_of_complex_warns_and_keeps_the_real_part():
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        m = mg.tensor([1 + 2j, 3 - 1j]).float()
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        t = torch.tensor([1 + 2j, 3 - 1j]).float()
+    assert [str(w.message) for w in got] == [str(w.message).split(" (Triggered")[0] for w in want]
+    np.testing.assert_array_equal(m.numpy(), t.numpy())
+
+
+def test_view_as_complex_errors():
+    for bad in (lambda t: t.view_as_complex(t.zeros(3, 3)),
+                lambda t: t.view_as_complex(t.zeros(2, 3).t()),
+                lambda t: t.view_as_real(t.zeros(3))):
+        with pytest.raises(RuntimeError) as want:
+            bad(torch)
+        with pytest.raises(RuntimeError, match=str(want.value)):
+            bad(mg)
+
+
+def test_stft_needs_return_complex():
+    with pytest.raises(RuntimeError) as want:
+        torch.stft(torch.randn(100), 16, window=torch.ones(16))
+    with pytest.raises(RuntimeError) as got:
+        mg.stft(mg.randn(100), 16, window=mg.ones(16))
+    assert str(got.value) == str(want.value)
+
+
+def test_unsupported_complex_ops_refuse():
+    z = mg.tensor([[1 + 1j, 2j], [1, 1]])
+    with pytest.raises(NotImplementedError, match="matmul of complex"):
+        z @ z
+    with pytest.raises(NotImplementedError, match="exp of complex"):
+        z.exp()
+
+
+@pytest.mark.parametrize("f, args", [
+    (lambda t, a: _loss(t, a * a.conj() * a), (Z,)),
+    (lambda t, a, b: _loss(t, a * b + a / b - b), (Z, W)),
+    (lambda t, a, b: _loss(t, a * b), (Z, X)),  # a real factor takes the real part
+    (lambda t, a: _loss(t, a * 1j + 2), (X,)),
+    (lambda t, a, b: _loss(t, t.complex(a, b) * t.polar(a.abs(), b)), (X, Y)),
+    (lambda t, a: (a.abs() * 2 + a.angle()).sum(), (Z,)),
+    (lambda t, a: (a.real * 3 + a.imag ** 2).sum(), (Z,)),
+    (lambda t, a: _loss(t, t.view_as_complex(a.reshape(3, 2, 2))), (X,)),
+    (lambda t, a: _loss(t, a.sum(0) + a.mean(1, keepdim=True)), (Z,)),
+    (lambda t, a: _loss(t, t.cat([a[:, 1:], a.transpose(0, 1).reshape(3, 4)], 1).flatten()), (Z,)),
+])
+def test_gradients(f, args):
+    _same(f, *args)
+
+
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+@pytest.mark.parametrize("f, arg", [
+    (lambda t, a, norm: _loss(t, t.fft.fft(a, norm=norm)), Z),
+    (lambda t, a, norm: _loss(t, t.fft.ifft(a, n=6, norm=norm)), Z),
+    (lambda t, a, norm: _loss(t, t.fft.fft(a, n=2, dim=0, norm=norm)), Z),
+    (lambda t, a, norm: _loss(t, t.fft.fft(a, norm=norm)), X),
+    (lambda t, a, norm: _loss(t, t.fft.rfft(a, norm=norm)), X),
+    (lambda t, a, norm: _loss(t, t.fft.rfft(a, n=7, norm=norm)), X),
+    (lambda t, a, norm: (t.fft.irfft(a, norm=norm) * t.arange(6.0)).sum(), Z),
+    (lambda t, a, norm: (t.fft.irfft(a, n=7, norm=norm) * t.arange(7.0)).sum(), Z),
+    (lambda t, a, norm: (t.fft.irfft(a, n=3, norm=norm) * t.arange(3.0)).sum(), Z),
+])
+def test_fft_gradients(f, arg, norm):
+    _same(lambda t, a: f(t, a, norm), arg)
+
+
+def test_fft_helpers():
+    for m, t in ((mg.fft.fftfreq(5), torch.fft.fftfreq(5)), (mg.fft.rfftfreq(6, 0.5), torch.fft.rfftfreq(6, 0.5)),
+                 (mg.fft.fftshift(mg.arange(6)), torch.fft.fftshift(torch.arange(6))),
+                 (mg.fft.ifftshift(mg.arange(5)), torch.fft.ifftshift(torch.arange(5)))):
+        assert repr(m) == repr(t)
+
+
+@pytest.mark.parametrize("kw", [dict(n_fft=16, hop_length=4), dict(n_fft=16, hop_length=5, win_length=12, normalized=True),
+                                dict(n_fft=8, center=False)])
+def test_stft_power_gradient(kw):
+    win = kw.get("win_length", kw["n_fft"])
+    _same(lambda t, a: (t.stft(a, window=t.hann_window(win, dtype=t.float64), return_complex=True, **kw).abs()
+                        .pow(2)).sum(), SIG)
+
+
+@pytest.mark.parametrize("length", [None, 60])
+def test_istft(length):
+    spec = torch.stft(torch.tensor(SIG), 16, 4, window=torch.hann_window(16, dtype=torch.float64),
+                      return_complex=True).numpy()
+    _same(lambda t, a: (t.istft(a, 16, 4, window=t.hann_window(16, dtype=t.float64), length=length)
+                        * t.arange(float(length or 64))).sum(), spec)
+
+
+def test_gradcheck_through_complex():
+    def f(t):
+        def g(x, theta):
+            z = t.polar(x[:3].abs() + 1, theta[:3]) * t.fft.rfft(x)
+            return t.view_as_real(t.fft.ifft(z)).sum(-1)
+        return g
+
+    x, theta = X[0].copy(), Y[0].copy()
+    assert mg.autograd.gradcheck(f(mg), (mg.tensor(x, requires_grad=True), mg.tensor(theta, requires_grad=True)))
+    _same(lambda t, a, b: (f(t)(a, b) ** 2).sum(), x, theta)
+
+
+def _rotary(t, xq, freqs):
+    """Llama's rotary embedding, as its reference model writes it."""
+    freqs_cis = t.polar(t.ones_like(freqs), freqs)
+    xq_ = t.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+    return t.view_as_real(xq_ * freqs_cis).flatten(3).type_as(xq)
+
+
+def test_llama_rotary_block():
+    b, s, h, d = 2, 5, 3, 8
+    xq = rng.standard_normal((b, s, h, d)).astype(np.float32)
+    inv = 1.0 / (10000 ** (np.arange(0, d, 2) / d))
+    freqs = np.outer(np.arange(s), inv).astype(np.float32)[None, :, None, :]
+    wq = rng.standard_normal((d, d)).astype(np.float32)
+    outs = {}
+    for t in (mg, torch):
+        x = t.tensor(xq, requires_grad=True)
+        w = t.tensor(wq, requires_grad=True)
+        out = _rotary(t, x @ w, t.tensor(freqs))
+        (out * out.detach().sin()).sum().backward()
+        outs[t] = (out.detach().numpy(), x.grad.numpy(), w.grad.numpy(), str(out.dtype).split(".")[1])
+    for m, tt in zip(outs[mg], outs[torch]):
+        if isinstance(m, str):
+            assert m == tt
+        else:
+            np.testing.assert_allclose(m, tt, rtol=1e-5, atol=1e-5)
+
+
+def test_stft_conv1d_classifier_step():
+    import minigrad.nn as mnn
+    import minigrad.nn.functional as MF
+
+    n_fft, hop = 32, 8
+    audio = rng.standard_normal((4, 256)).astype(np.float32)
+    labels = np.array([0, 1, 2, 1])
+    torch.manual_seed(0)
+    tconv = torch.nn.Conv1d(n_fft // 2 + 1, 3, 3)
+    mconv = mnn.Conv1d(n_fft // 2 + 1, 3, 3)
+    mconv.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in tconv.state_dict().items()})
+    grads = {}
+    for t, conv, F in ((mg, mconv, MF), (torch, tconv, torch.nn.functional)):
+        x = t.tensor(audio, requires_grad=True)
+        spec = t.stft(x, n_fft, hop, window=t.hann_window(n_fft), return_complex=True).abs().pow(2)
+        logits = conv(t.log(spec + 1e-6)).mean(-1)
+        loss = F.cross_entropy(logits, t.tensor(labels))
+        loss.backward()
+        grads[t] = (loss.item(), x.grad.numpy(), conv.weight.grad.numpy())
+    np.testing.assert_allclose(grads[mg][0], grads[torch][0], rtol=1e-5)
+    for m, tt in zip(grads[mg][1:], grads[torch][1:]):
+        np.testing.assert_allclose(m, tt, rtol=1e-4, atol=1e-6)
