@@ -458,7 +458,7 @@ class Tensor:
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
         if requires_grad and self.array.dtype.kind not in "fc":
-            raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.dtype})")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if requires_grad and self.is_inference() and not state.inference:  # no graph could record its use
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if recording.hook.recorder is not None:  # in a minigrad.compile capture: a step on that call's value
@@ -771,7 +771,7 @@ def _requiring_grad(t):
     """`t.requires_grad_()` for a new tensor made with `requires_grad=True` (a factory's, a Parameter's), whose
     refusal of an integer tensor PyTorch words apart from requires_grad_'s."""
     if t.array.dtype.kind not in "fc":
-        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got {t.dtype})")
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     return t.requires_grad_(True)
 
 

@@ -306,9 +306,8 @@ def test_misc_errors_like_torch(torch, fn):
 @pytest.mark.parametrize("dtype", [mg.int64, mg.int32, mg.bool])
 def test_int_tensor_cannot_require_grad(dtype):
     pat = re.compile(r"only Tensors of floating point.*can require gradients", re.IGNORECASE)
-    with pytest.raises(RuntimeError, match=pat) as info:
+    with pytest.raises(RuntimeError, match=pat):
         mg.tensor([1, 2], dtype=dtype, requires_grad=True)
-    assert str(dtype) in str(info.value)
     with pytest.raises(RuntimeError, match=pat):
         mg.ones(2, dtype=dtype).requires_grad_()
     with pytest.raises(RuntimeError, match=pat):
@@ -318,9 +317,10 @@ def test_int_tensor_cannot_require_grad(dtype):
 
 
 def test_int_tensor_requires_grad_like_torch(torch):
-    got = error_of(lambda: mg.tensor([1, 2], requires_grad=True))
-    want = error_of(lambda: torch.tensor([1, 2], requires_grad=True))
-    assert str(got).lower().startswith(str(want).lower())
+    # PyTorch's two texts, word for word: the factory's names complex dtypes, requires_grad_'s does not
+    for make in (lambda L: L.tensor([1, 2], requires_grad=True), lambda L: L.tensor([1, 2]).requires_grad_()):
+        got, want = error_of(lambda: make(mg)), error_of(lambda: make(torch))
+        assert type(got) is type(want) and str(got) == str(want)
 
 
 def test_float_to_int_conversion_leaves_graph():
