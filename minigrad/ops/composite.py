@@ -1152,8 +1152,16 @@ def renorm(input, p, dim, maxnorm):
     return input * scale
 
 
-def _trapezoid_widths(y, x, d):
+def _trapezoid_dim(y, dim):
+    if y.array.ndim == 0:  # (PyTorch does not treat a 0-d y as one sample)
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return normalize_dim(dim, y.array.ndim)
+
+
+def _trapezoid_widths(y, x, d, name):
     """The widths of the trapezoids along dim d: diff(x) along d, a 1-D x being the sample points along d."""
+    if x.array.ndim == 1 and x.array.shape[0] != y.array.shape[d]:
+        raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
     if x.array.ndim == 1 and y.array.ndim > 1:
         shape = [1] * y.array.ndim
         shape[d] = x.array.shape[0]
@@ -1162,23 +1170,28 @@ def _trapezoid_widths(y, x, d):
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
-    d = normalize_dim(dim, y.array.ndim)
+    d = _trapezoid_dim(y, dim)
     m = y.array.shape[d]
+    if m == 0:  # no samples, no area: zeros of y's dtype, whatever x is
+        shape = y.array.shape[:d] + y.array.shape[d + 1:]
+        return Tensor._wrap(array_module(y.array).zeros(shape, dtype=y.array.dtype))
     mid = (narrow(y, d, 1, m - 1) + narrow(y, d, 0, m - 1)) * 0.5
     if x is None:
         return reduction.sum(mid, d) * (1.0 if dx is None else dx)
-    return reduction.sum(mid * _trapezoid_widths(y, x, d), d)
+    return reduction.sum(mid * _trapezoid_widths(y, x, d, "trapezoid"), d)
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running integral of y along dim by the trapezoidal rule (one entry fewer than y there):
     sample points x (1-D along dim, or y's shape), or a spacing dx (default 1)."""
-    d = normalize_dim(dim, y.array.ndim)
+    d = _trapezoid_dim(y, dim)
     m = y.array.shape[d]
+    if x is not None and x.array.ndim == 1 and x.array.shape[0] != m:
+        raise RuntimeError("cumulative_trapezoid: There must be one `x` value for each sample point")
     if m == 0:
         return y * 0.5
     mid = (narrow(y, d, 1, m - 1) + narrow(y, d, 0, m - 1)) * 0.5
-    areas = mid * (1.0 if dx is None else dx) if x is None else mid * _trapezoid_widths(y, x, d)
+    areas = mid * (1.0 if dx is None else dx) if x is None else mid * _trapezoid_widths(y, x, d, "cumulative_trapezoid")
     return scan.cumsum(areas, d)
 
 

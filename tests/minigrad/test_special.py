@@ -397,6 +397,30 @@ def test_cumulative_trapezoid_small_inputs():
     _compare(ours, theirs, 1e-7)
 
 
+def _outcome(lib, call):
+    try:
+        r = call(lib)
+    except Exception as e:
+        return type(e).__name__, str(e)
+    return str(r.dtype).split(".")[1], tuple(r.shape), r.numpy().tolist()
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.trapezoid(L.zeros(3, 0)),  # an AUC over no points: zeros, not an error
+    lambda L: L.trapz(L.zeros(3, 0, dtype=L.int64), dx=0.5),
+    lambda L: L.trapezoid(L.zeros(3, 0), L.zeros(2)),
+    lambda L: L.trapezoid(L.zeros(0, 2), dim=0),
+    lambda L: L.trapezoid(L.arange(12.0).reshape(3, 4), L.arange(5.0)),
+    lambda L: L.trapz(L.zeros(3), L.zeros(2)),
+    lambda L: L.trapezoid(L.arange(12.0).reshape(3, 4), L.arange(4.0), dim=0),
+    lambda L: L.cumulative_trapezoid(L.arange(12.0).reshape(3, 4), L.arange(3.0)),
+    lambda L: L.cumulative_trapezoid(L.zeros(3, 0), L.zeros(3)),
+    lambda L: L.trapezoid(L.tensor(1.0)),
+])
+def test_trapezoid_empty_and_mismatched_x_like_torch(call):
+    assert _outcome(minigrad, call) == _outcome(torch, call)
+
+
 def test_matrix_power_zero_keeps_autograd_like_torch():
     a = RNG.standard_normal((2, 3, 3))
     x, tx = minigrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
