@@ -69,7 +69,7 @@ def _shape_arg(shape):
     return tuple(map(builtins.int, shape))
 
 
-def _infer_shape(shape, numel, src_shape):
+def _infer_shape(shape, numel):
     """`shape` with its one -1 (if any) worked out so that it holds `numel` elements."""
     inferred = shape.count(-1)
     if not inferred and math.prod(shape) == numel:  # the usual: every size given, and right
@@ -80,9 +80,7 @@ def _infer_shape(shape, numel, src_shape):
             return (*shape[:i], numel // known, *shape[i + 1:])
     if inferred > 1:
         raise RuntimeError("only one dimension can be inferred")
-    if inferred:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel} (input shape {list(src_shape)})")
+    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
 
 
 class View(Function):
@@ -116,7 +114,7 @@ def view(input, *shape, **size):
         shape = sizes_or_keyword("view", shape, size, "size")
     elif len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
         return _view_as_dtype(input, shape[0])
-    shape = _infer_shape(_shape_arg(shape), input.array.size, input.array.shape)
+    shape = _infer_shape(_shape_arg(shape), input.array.size)
     if shape == input.array.shape or input.array.flags.c_contiguous:  # contiguous memory takes any shape
         if _records_nothing(input):
             return _view_of(input, input.array.reshape(shape))
@@ -152,7 +150,7 @@ def reshape(input, *shape, **kw):
     does it, a contiguous copy (CloneBackward0) seen with the new shape (UnsafeViewBackward0)."""
     if kw:
         shape = sizes_or_keyword("reshape", shape, kw, "shape")
-    shape = _infer_shape(_shape_arg(shape), input.array.size, input.array.shape)
+    shape = _infer_shape(_shape_arg(shape), input.array.size)
     a = input.array
     if not a.flags.c_contiguous:
         r = a.reshape(shape)

@@ -427,3 +427,13 @@ def test_scatter_reduce_argument_with_a_tensor_src_warns_once_as_torch(torch):
     seen = [subprocess.run([sys.executable, "-c", code.format(L=L)], cwd=root, capture_output=True, text=True,
                            check=True).stdout for L in ("minigrad", "torch")]
     assert "deprecated" in seen[1] and seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("call", [lambda L, x: x.view(5, 3), lambda L, x: x.reshape(5),
+                                  lambda L, x: x.view(-1, 5),
+                                  # a vector one entry short: the parameter's view_as is what refuses
+                                  lambda L, x: L.nn.utils.vector_to_parameters(L.ones(3), L.nn.Linear(2, 2).parameters())])
+def test_a_shape_that_does_not_hold_the_elements_is_pytorchs_text(torch, call):
+    got, want = outcome(mg, call), outcome(torch, call)
+    assert isinstance(want, RuntimeError), want
+    assert type(got) is type(want) and str(got) == str(want)
