@@ -197,7 +197,7 @@ class GeluTanh(Gelu):
 def gelu(input, approximate="none"):
     check_tensor(input, "input", "gelu")
     if approximate not in ("none", "tanh"):
-        raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f"\"GeluKernelImpl\" not implemented for '{input.dtype._legacy[:-6]}'")
     return (GeluTanh if approximate == "tanh" else Gelu).apply(input, approximate)

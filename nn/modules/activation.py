@@ -15,9 +15,7 @@ class GELU(Module):
 
     def __init__(self, approximate="none"):
         super().__init__()
-        if approximate not in ("none", "tanh"):
-            raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
-        self.approximate = approximate
+        self.approximate = approximate  # checked by F.gelu at the first call, as PyTorch does
 
     def forward(self, input):
         return F.gelu(input, approximate=self.approximate)

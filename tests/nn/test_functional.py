@@ -392,6 +392,20 @@ def test_gelu_vs_torch(torch, blocking, approximate, dtype):
             lambda x: torch.nn.functional.gelu(x, approximate=approximate), (x,), dtype)
 
 
+def test_gelu_bad_approximate_like_torch(torch):
+    # nn.GELU takes any string and F.gelu refuses it at the call, with PyTorch's text
+    x = [0.5, 1.0]
+    with pytest.raises(RuntimeError) as want:
+        torch.nn.GELU(approximate="foo")(torch.tensor(x))
+    module = nn.GELU(approximate="foo")
+    with pytest.raises(RuntimeError) as got:
+        module(minigrad.tensor(x))
+    assert str(got.value) == str(want.value)
+    with pytest.raises(RuntimeError) as got:
+        F.gelu(minigrad.tensor(x), approximate="foo")
+    assert str(got.value) == str(want.value)
+
+
 def test_gelu_float32_accuracy_and_sign(kernels):
     # against math.erf in float64, over the polynomial's range, its clip and beyond
     x = np.concatenate([np.linspace(-14.0, 14.0, 20001), [0.0, -0.0, 1e-30, -1e-30]]).astype(np.float32)

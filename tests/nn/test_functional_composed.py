@@ -305,3 +305,19 @@ def test_shrinks_refuse_integer_input_as_torch(torch, name, kernel):
         getattr(torch.nn.functional, name)(torch.tensor([1, -2, 0]))
     with pytest.raises(NotImplementedError, match=f"^{re.escape(str(theirs.value))}$"):
         getattr(F, name)(minigrad.tensor([1, -2, 0]))
+
+
+def test_group_norm_empty_batch_and_integer_input_as_torch(torch):
+    # an empty batch gives an empty output and gradient; an integer input is refused with PyTorch's text
+    got = minigrad.zeros(0, 4, 3, requires_grad=True)
+    want = torch.zeros(0, 4, 3, requires_grad=True)
+    y, y_ref = F.group_norm(got, 2), torch.nn.functional.group_norm(want, 2)
+    assert tuple(y.shape) == tuple(y_ref.shape)
+    y.sum().backward()
+    y_ref.sum().backward()
+    assert tuple(got.grad.shape) == tuple(want.grad.shape)
+    with pytest.raises(NotImplementedError) as theirs:
+        torch.nn.functional.group_norm(torch.ones(2, 4, 3, dtype=torch.int64), 2)
+    with pytest.raises(NotImplementedError) as ours:
+        F.group_norm(minigrad.ones(2, 4, 3, dtype=minigrad.int64), 2)
+    assert str(ours.value) == str(theirs.value)
