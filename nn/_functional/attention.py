@@ -228,8 +228,8 @@ class _AttendArrays:
                         self.plans.clear()
                     self.plans[layout] = plan
             if plan is not None:
-                forward, out_shape, like_q = plan
-                out = _output(q, out_shape, like_q, np)
+                forward, out_shape, like_q, like = plan
+                out = np.empty_like(like) if like is not None else _output(q, out_shape, like_q, np)
                 forward(out, q, k, v)
                 return out
         return _attend(q, k, v, None, 0.0, self.is_causal, self.scale, self.gqa)[0]
@@ -242,13 +242,19 @@ class _AttendArrays:
             return None
         out_shape = batch + (q.shape[-2], v.shape[-1])
         like_q = _like_q(q, k, v, batch, 0.0, self.gqa)
-        impl = backends.find("attention", _output(q, out_shape, like_q, np), q, k, v, None, self.gqa)
+        like = _output(q, out_shape, like_q, np)
+        impl = backends.find("attention", like, q, k, v, None, self.gqa)
         if impl is None:
             return None
+        # each call's output made as this one by empty_like (a third of _output's time) where that gives its
+        # strides (not all of size-1 dims' ones)
+        if np.empty_like(like).strides != like.strides:
+            like = None
         prepared = getattr(impl, "prepared_forward", None)  # (the backend's choices for this layout, made once)
         if prepared is not None:
-            return prepared(q, k, v, self.scale, self.is_causal), out_shape, like_q
-        return (lambda out, q, k, v: impl.forward(out, q, k, v, None, 1.0, self.scale, self.is_causal)), out_shape, like_q
+            return prepared(q, k, v, self.scale, self.is_causal), out_shape, like_q, like
+        return ((lambda out, q, k, v: impl.forward(out, q, k, v, None, 1.0, self.scale, self.is_causal)), out_shape,
+                like_q, like)
 
 
 def _softmax(s, xp, masked):
