@@ -207,8 +207,10 @@ def _attend_arrays(is_causal, scale, gqa):
 class _AttendArrays:
     """Attention.array_forward's function (and the forward's where nothing is saved): `_attend` with no
     mask and no dropout, its choices (the backend, the output's shape and layout) made once per layout
-    of the arrays (their types, dtypes, strides, and shapes but for the keys' count, which a KV cache
-    grows by one a token) and kernels' setting. Broadcast or grouped heads, or no backend taking them:
+    of the arrays (their types, dtypes, shapes but for the keys' count, which a KV cache grows by one a
+    token, q's strides, and k's and v's strides of rows and columns: a cache grown by cat has other batch
+    strides at each count, and backends read keys and values a (batch, head) item at a time) and kernels'
+    setting. Broadcast or grouped heads, or no backend taking them:
     `_attend` at each call."""
 
     def __init__(self, is_causal, scale, gqa):
@@ -218,8 +220,8 @@ class _AttendArrays:
     def __call__(self, q, k, v):
         if k.shape[-2]:  # (no keys: nothing to choose for)
             layout = (type(q), type(k), type(v), q.dtype, k.dtype, v.dtype, q.shape, q.strides, k.shape[:-2],
-                      k.shape[-1], k.strides, v.shape[:-2], v.shape[-1], v.strides, k.shape[-2] == v.shape[-2],
-                      backends.get_kernels())
+                      k.shape[-1], k.strides[-2:], v.shape[:-2], v.shape[-1], v.strides[-2:],
+                      k.shape[-2] == v.shape[-2], backends.get_kernels())
             plan = self.plans.get(layout)
             if plan is None:
                 plan = self._plan(q, k, v)

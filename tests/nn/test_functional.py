@@ -1054,6 +1054,28 @@ def test_attention_without_grad_is_the_recorded_forward(kernels):
     assert bool(planned) == (kernels == "fast" and team.available())  # (the numpy passes: `_attend` at each call)
 
 
+def test_attention_without_grad_plans_once_for_a_cache_grown_by_cat():
+    """A KV cache grown by cat (a llama script's) is a new array of other batch strides at every key count:
+    one plan serves them all (not one made again at each token), with the recorded forward's bits."""
+    from nn._functional.attention import _attend_arrays
+
+    if not team.available():
+        pytest.skip("the CPU kernels need numba")
+    H, E = 4, 16
+    attend = _attend_arrays(False, 0.25, 1)
+    attend.plans.clear()
+    k = v = minigrad.tensor(RNG.standard_normal((1, H, 1, E)).astype(np.float32))
+    for _ in range(80):
+        q, k_new, v_new = (minigrad.tensor(RNG.standard_normal((1, 1, H, E)).astype(np.float32)).transpose(1, 2)
+                           for _ in range(3))
+        k, v = minigrad.cat((k, k_new), dim=2), minigrad.cat((v, v_new), dim=2)
+        with minigrad.no_grad():
+            got = F.scaled_dot_product_attention(q, k, v)
+        want = F.scaled_dot_product_attention(q.detach().requires_grad_(), k, v)
+        assert np.array_equal(got.array, want.array) and got.array.strides == want.array.strides
+    assert len(attend.plans) == 1
+
+
 @pytest.mark.parametrize("value", [np.inf, -np.inf])
 def test_attention_infinite_scores_like_torch(torch, kernels, value):
     # an infinite query or key entry: +inf scores give rows of NaN and -inf ones drop out, as in PyTorch
