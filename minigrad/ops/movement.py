@@ -14,6 +14,8 @@ from ..tensor import Tensor
 from ..autograd import recording
 from .array_op import array_op
 from ._util import broadcast_shapes, descending_key, normalize_dim, sizes_or_keyword, sum_to
+from .indexing import index_select
+from .shape import _records_nothing, clone, expand, unsqueeze, view
 
 
 def _strided(xp, x, shape, strides):
@@ -167,8 +169,6 @@ def tile(input, dims):
 def repeat_interleave(input, repeats=None, dim=None, output_size=None):
     """Each element repeated `repeats` times (an int or a 1-D tensor of counts) along `dim`
     (the flattened tensor when dim is None). With only a counts tensor: arange repeated."""
-    from .indexing import index_select
-
     xp = array_module(input.array)
     if repeats is None:  # repeat_interleave(counts): 0, 1, ... each repeated counts[i] times
         counts = input.array
@@ -195,8 +195,6 @@ def repeat_interleave(input, repeats=None, dim=None, output_size=None):
     else:
         if repeats < 0:
             raise RuntimeError("repeats can not be negative")
-        from .shape import _records_nothing, clone, expand, unsqueeze, view
-
         if repeats and _records_nothing(input):  # nothing to record (generation's GQA keys): numpy's repeat,
             # one copy (not an empty result: numpy's strides of one are 0s, PyTorch's a contiguous tensor's)
             return Tensor._wrap(xp.repeat(input.array, repeats, axis=d))

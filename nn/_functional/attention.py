@@ -207,8 +207,10 @@ def _attend_arrays(is_causal, scale, gqa):
 class _AttendArrays:
     """Attention.array_forward's function (and the forward's where nothing is saved): `_attend` with no
     mask and no dropout, its choices (the backend, the output's shape and layout) made once per layout
-    of the arrays (their types, dtypes, strides, and shapes but for the keys' count, which a KV cache
-    grows by one a token) and kernels' setting. Broadcast or grouped heads, or no backend taking them:
+    of the arrays (their types, dtypes, shapes but for the keys' count, which a KV cache grows by one a
+    token, q's strides, and k's and v's strides of rows and columns: a cache grown by cat has other batch
+    strides at each count, and backends read keys and values a (batch, head) item at a time) and kernels'
+    setting. Broadcast or grouped heads, or no backend taking them:
     `_attend` at each call."""
 
     def __init__(self, is_causal, scale, gqa):
@@ -218,8 +220,8 @@ class _AttendArrays:
     def __call__(self, q, k, v):
         if k.shape[-2]:  # (no keys: nothing to choose for)
             layout = (type(q), type(k), type(v), q.dtype, k.dtype, v.dtype, q.shape, q.strides, k.shape[:-2],
-                      k.shape[-1], k.strides, v.shape[:-2], v.shape[-1], v.strides, k.shape[-2] == v.shape[-2],
-                      backends.get_kernels())
+                      k.shape[-1], k.strides[-2:], v.shape[:-2], v.shape[-1], v.strides[-2:],
+                      k.shape[-2] == v.shape[-2], backends.get_kernels())
             plan = self.plans.get(layout)
             if plan is None:
                 plan = self._plan(q, k, v)
@@ -228,8 +230,8 @@ class _AttendArrays:
                         self.plans.clear()
                     self.plans[layout] = plan
             if plan is not None:
-                forward, out_shape, like_q = plan
-                out = _output(q, out_shape, like_q, np)
+                forward, out_shape, like_q, like = plan
+                out = np.empty_like(like) if like is not None else _output(q, out_shape, like_q, np)
                 forward(out, q, k, v)
                 return out
         return _attend(q, k, v, None, 0.0, self.is_causal, self.scale, self.gqa)[0]
@@ -242,13 +244,19 @@ class _AttendArrays:
             return None
         out_shape = batch + (q.shape[-2], v.shape[-1])
         like_q = _like_q(q, k, v, batch, 0.0, self.gqa)
-        impl = backends.find("attention", _output(q, out_shape, like_q, np), q, k, v, None, self.gqa)
+        like = _output(q, out_shape, like_q, np)
+        impl = backends.find("attention", like, q, k, v, None, self.gqa)
         if impl is None:
             return None
+        # each call's output made as this one by empty_like (a third of _output's time) where that gives its
+        # strides (not all of size-1 dims' ones)
+        if np.empty_like(like).strides != like.strides:
+            like = None
         prepared = getattr(impl, "prepared_forward", None)  # (the backend's choices for this layout, made once)
         if prepared is not None:
-            return prepared(q, k, v, self.scale, self.is_causal), out_shape, like_q
-        return (lambda out, q, k, v: impl.forward(out, q, k, v, None, 1.0, self.scale, self.is_causal)), out_shape, like_q
+            return prepared(q, k, v, self.scale, self.is_causal), out_shape, like_q, like
+        return ((lambda out, q, k, v: impl.forward(out, q, k, v, None, 1.0, self.scale, self.is_causal)), out_shape,
+                like_q, like)
 
 
 def _softmax(s, xp, masked):

@@ -1,4 +1,6 @@
 """Forward values and gradients against PyTorch on the same inputs, including property tests."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -783,6 +785,47 @@ def test_rsqrt_and_reciprocal_bits_like_torch(dtype):
         want = getattr(torch, name)(torch.tensor(a)).numpy()
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_topk_of_one_row_with_nan_and_ties_like_torch(dtype):
+    # the largest of one row (sampling's top-k) sort -x, whose NaNs numpy puts last: a NaN anywhere in the row
+    # (or none), ties, infs, signed zeros and a strided row give torch's stable sort's values and indices
+    rng = np.random.default_rng(11)
+    for trial in range(300):
+        n = int(rng.integers(1, 40))
+        a = (rng.integers(-3, 4, (1, 2 * n)) * 0.5).astype(dtype)
+        r = rng.random(a.shape)
+        a[r < 0.1 * (trial % 3)] = np.nan  # (a third of the rows without any)
+        a[(r > 0.3) & (r < 0.4)] = np.inf
+        a[(r > 0.4) & (r < 0.45)] = -np.inf
+        a[(r > 0.45) & (r < 0.5)] = -0.0
+        x = mg.tensor(a)[:, ::2] if trial % 2 else mg.tensor(a[:, :n])
+        xt = torch.tensor(a)[:, ::2] if trial % 2 else torch.tensor(a[:, :n])
+        k = int(rng.integers(0, n + 1))
+        want = xt.sort(dim=-1, descending=True, stable=True)
+        with mg.no_grad():
+            got = x.topk(k)
+        np.testing.assert_array_equal(got.values.numpy(), want.values[:, :k].numpy())
+        np.testing.assert_array_equal(got.indices.numpy(), want.indices[:, :k].numpy())
+        got = x.view(-1).sort(descending=True, stable=True)
+        np.testing.assert_array_equal(got.indices.numpy(), want.indices[0].numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rsqrt_of_one_element_like_torch_without_warnings(dtype):
+    # one element (RMSNorm's of a generated token) skips errstate where it cannot warn: positive, zero,
+    # negative, subnormal, inf and NaN each give torch's bits and no numpy warning, recorded or not
+    info = np.finfo(dtype)
+    for v in (2.5, 1e-30, info.smallest_subnormal, info.max, 0.0, -0.0, -1.0, np.inf, -np.inf, np.nan):
+        a = np.full((1, 1, 1), v, dtype=dtype)
+        want = torch.rsqrt(torch.tensor(a)).numpy()
+        for grad in (False, True):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                got = mg.rsqrt(mg.tensor(a, requires_grad=grad))
+            assert got.dtype == getattr(mg, dtype) and got.shape == (1, 1, 1)
+            np.testing.assert_array_equal(got.detach().numpy(), want)
 
 
 @pytest.mark.parametrize("grad", [False, True])

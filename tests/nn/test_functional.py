@@ -1050,19 +1050,44 @@ def test_attention_without_grad_is_the_recorded_forward(kernels):
     records, the layouts alternating, the kernels' setting followed (`kernels`: with and without them)."""
     from nn._functional.attention import _attend_arrays
 
-    H, E = 4, 16
-    cache = RNG.standard_normal((2, 1, H, 40, E)).astype(np.float32)
-    for causal, L, S in [(True, 5, 5), (False, 1, 6), (True, 3, 3), (False, 1, 7), (False, 1, 8), (True, 5, 5)]:
-        q = RNG.standard_normal((1, L, H, E)).astype(np.float32).transpose(0, 2, 1, 3)  # heads split off rows
-        args = [minigrad.tensor(q), minigrad.tensor(cache[0, :, :, :S]), minigrad.tensor(cache[1, :, :, :S])]
-        with minigrad.no_grad():
-            got = F.scaled_dot_product_attention(*args, is_causal=causal)
-        args[0].requires_grad_()
-        want = F.scaled_dot_product_attention(*args, is_causal=causal)
-        assert want.grad_fn is not None and got.grad_fn is None
-        assert np.array_equal(got.array, want.array) and got.array.strides == want.array.strides, (causal, L, S)
+    # heads split off rows; and seq-first rows (L, B, H, E) of one head, whose output's size-1 dim has a stride
+    # np.empty_like would not give
+    for B, H, E, seq_first in [(1, 4, 16, False), (2, 1, 16, True)]:
+        cache = RNG.standard_normal((2, B, H, 40, E)).astype(np.float32)
+        for causal, L, S in [(True, 5, 5), (False, 1, 6), (True, 3, 3), (False, 1, 7), (False, 1, 8), (True, 5, 5)]:
+            q = minigrad.tensor(RNG.standard_normal((L, B, H, E) if seq_first else (B, L, H, E)).astype(np.float32))
+            q = q.permute((1, 2, 0, 3) if seq_first else (0, 2, 1, 3))  # (minigrad.tensor of a view: a copy)
+            args = [q, minigrad.tensor(cache[0, :, :, :S]), minigrad.tensor(cache[1, :, :, :S])]
+            with minigrad.no_grad():
+                got = F.scaled_dot_product_attention(*args, is_causal=causal)
+            args[0].requires_grad_()
+            want = F.scaled_dot_product_attention(*args, is_causal=causal)
+            assert want.grad_fn is not None and got.grad_fn is None
+            assert np.array_equal(got.array, want.array) and got.array.strides == want.array.strides, (B, H, L, S)
     planned = [layout for layout in _attend_arrays(False, 0.25, 1).plans if layout[-1] == kernels]
     assert bool(planned) == (kernels == "fast" and team.available())  # (the numpy passes: `_attend` at each call)
+
+
+def test_attention_without_grad_plans_once_for_a_cache_grown_by_cat():
+    """A KV cache grown by cat (a llama script's) is a new array of other batch strides at every key count:
+    one plan serves them all (not one made again at each token), with the recorded forward's bits."""
+    from nn._functional.attention import _attend_arrays
+
+    if not team.available():
+        pytest.skip("the CPU kernels need numba")
+    H, E = 4, 16
+    attend = _attend_arrays(False, 0.25, 1)
+    attend.plans.clear()
+    k = v = minigrad.tensor(RNG.standard_normal((1, H, 1, E)).astype(np.float32))
+    for _ in range(80):
+        q, k_new, v_new = (minigrad.tensor(RNG.standard_normal((1, 1, H, E)).astype(np.float32)).transpose(1, 2)
+                           for _ in range(3))
+        k, v = minigrad.cat((k, k_new), dim=2), minigrad.cat((v, v_new), dim=2)
+        with minigrad.no_grad():
+            got = F.scaled_dot_product_attention(q, k, v)
+        want = F.scaled_dot_product_attention(q.detach().requires_grad_(), k, v)
+        assert np.array_equal(got.array, want.array) and got.array.strides == want.array.strides
+    assert len(attend.plans) == 1
 
 
 @pytest.mark.parametrize("value", [np.inf, -np.inf])
