@@ -677,6 +677,7 @@ def test_input_grad_added_into_the_frame_is_col2ims_bits_and_torchs(torch, monke
     ((1, 5, 40, 36), (4, 5, 4, 3), {"stride": (2, 1), "padding": (1, 2)}),  # batch 1, a stride, an even kernel
     ((2, 4, 36, 36), (6, 4, 3, 3), {"dilation": (2, 3), "padding": (3, 1)}),
     ((2, 6, 18, 18), (5, 6, 3, 3), {"padding": "same", "transpose": True}),  # a non-contiguous input
+    ((1, 16, 64, 64), (16, 16, 3, 3), {"padding": 1}),  # a style-transfer script's 16 -> 16 at batch 1
 ])
 def test_conv2d_forward_image_by_image_vs_the_general_path_and_torch(torch, monkeypatch, threads, dtype, xs,
                                                                            ws, kw):
@@ -687,7 +688,6 @@ def test_conv2d_forward_image_by_image_vs_the_general_path_and_torch(torch, monk
     from minigrad.backends.cpu import conv_forward
 
     monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
-    monkeypatch.setattr(conv_forward, "LARGE_COLUMNS", 0)  # (these small shapes through it too)
     kw = dict(kw)
     bias, transpose = kw.pop("bias", True), kw.pop("transpose", False)
     calls = []
@@ -803,7 +803,6 @@ def test_conv2d_weight_grad_image_by_image_vs_the_general_path_and_torch(torch, 
     # bits on one thread and two, the general path's values (another order of the sums) and PyTorch's
     from minigrad.backends.cpu import conv_forward
 
-    monkeypatch.setattr(conv_forward, "LARGE_COLUMNS", 0)  # (these small shapes through it too)
     calls = []
     monkeypatch.setattr(conv_forward, "backward", lambda *a, real=conv_forward.backward: calls.append(1) or real(*a))
     x, w = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype)

@@ -11,8 +11,7 @@ still one dot product over (c, i, j) summed by BLAS, as in the general path's pr
 OpenBLAS gives most shapes the same bits in either orientation, and rounds a small product's otherwise
 (its small-matrix code). Taken for maps of MIN_POSITIONS output positions and more: for fewer, each image's
 product is too small for BLAS to run at speed (forward 25 ms against 49 for 16 channels of 32 x 32 maps in
-and out at batch 128; 0.75 against 0.51 for 8 x 8 maps); and where the general path's columns are large or
-few (`supports`). Images are independent: on the team (images cut in
+and out at batch 128; 0.75 against 0.51 for 8 x 8 maps). Images are independent: on the team (images cut in
 shares) the bits are those of one thread.
 
 `backward` is the weight's gradient the same way: gw^T = sum over images of cols_n g[n]^T (O, OH * OW), one
@@ -28,22 +27,17 @@ from . import blas, floats, team
 _U = np.uint64  # (an unsigned index: numba adds no wraparound for negative indices)
 
 MIN_POSITIONS = 256
-FEW_ROWS = 32  # columns of at most this many rows (C * kh * kw: a 3-channel stem, a 1x1 shortcut)
-LARGE_COLUMNS = 32 << 20  # bytes: malloc's largest threshold for memory it maps fresh (and faults) per call
 CHUNK = 8  # images whose weight-gradient terms one product after another sums, before the blocks are added
 
 
 def supports(x, w, groups, kernel, out):
     """float32 / float64 numpy arrays, none empty, a 2-D kernel, one group, maps of MIN_POSITIONS output
-    positions or more, columns of FEW_ROWS rows or the general path's of LARGE_COLUMNS bytes and more (in
-    between, its columns batch last, read and written in runs of the batch, are the faster: 3.8 ms against 5.2
-    for 16 channels of 32 x 32 at batch 8, forward and backward), and a BLAS the kernels can call."""
-    if not (floats(x, w) and x.ndim == 4 and groups == 1 and x.size and w.size and len(out) == 2
-            and out[0] * out[1] >= MIN_POSITIONS):
-        return False
-    rows = x.shape[1] * kernel[0] * kernel[1]
-    return ((rows <= FEW_ROWS or rows * out[0] * out[1] * x.shape[0] * x.itemsize >= LARGE_COLUMNS)
-            and blas.gemm_address(x.dtype) is not None)
+    positions or more, and a BLAS the kernels can call. (Whatever the columns' size: since the columns are
+    copied through unsigned offsets, the general path's batch-last columns are nowhere the faster, forward
+    or weight gradient: 0.79 ms against 1.04 forward for 16 channels of 32 x 32 at batch 8, 0.54 against 0.63
+    for 16 channels of 64 x 64 at batch 1, 3.1 against 9.0 at batch 32.)"""
+    return (floats(x, w) and x.ndim == 4 and groups == 1 and x.size and w.size and len(out) == 2
+            and out[0] * out[1] >= MIN_POSITIONS and blas.gemm_address(x.dtype) is not None)
 
 
 def _args(kernel, stride, dilation, pads, out):
