@@ -205,21 +205,22 @@ class Convolution(Function):
         return gx, gw, gb, None, None, None, None
 
 
-def _input_grad(g2, wd, x_shape, pads, kernel, stride, dilation, out, groups):
-    """col2im(w^T g): g2 (G, O/G, L * N) (g batch last), w (O, C/G, *k) -> gx of x_shape (N, C, *spatial)."""
-    xp = xp_of(g2)
+def _input_grad(gd, wd, x_shape, pads, kernel, stride, dilation, out, groups):
+    """col2im(w^T g): g (N, O, *out), w (O, C/G, *k) -> gx of x_shape (N, C, *spatial)."""
+    xp = xp_of(gd)
     N, C = x_shape[:2]
     O = wd.shape[0]
-    impl = backends.find("conv_input_grad", g2, wd, kernel, stride)
-    if impl is not None:  # (compiled: w^T g added into the input's frame as it is made, no columns)
-        return impl.forward(g2, wd, x_shape, kernel, stride, dilation, pads, out)
+    impl = backends.find("conv_input_grad", gd, wd, groups, kernel)
+    if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves)
+        return impl.forward(gd, wd, x_shape, kernel, stride, dilation, pads, out)
+    g2 = batch_last(gd, ((0, 0),) * len(kernel)).reshape(groups, O // groups, -1)  # (G, O/G, L * N)
     gcols = grouped_matmul(wd.reshape(groups, O // groups, -1).transpose(0, 2, 1), g2)  # (G, C/G * K, L * N)
     gcols = gcols.reshape((C,) + tuple(kernel) + tuple(out) + (N,))
     impl = backends.find("col2im", gcols, kernel) if len(kernel) == 2 else None
     if impl is not None:  # (compiled: the adds, the crop and the move batch first in one pass)
         return impl.forward(gcols.reshape(C * _prod(kernel), -1), x_shape, kernel, stride, dilation, pads, out)
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(x_shape[2:], pads))
-    acc = col2im(lambda k: gcols[(slice(None),) + k], (C,), padded, kernel, stride, dilation, out, g2.dtype, xp,
+    acc = col2im(lambda k: gcols[(slice(None),) + k], (C,), padded, kernel, stride, dilation, out, gd.dtype, xp,
                  trail=(N,))  # (C, *padded, N)
     return batch_first(crop(acc, pads, x_shape[2:], lead=1))
 
@@ -256,7 +257,7 @@ class ConvolutionTranspose(Function):
     def forward(ctx, x, w, b, stride, pads, dilation, groups, out_spatial):
         # the adjoint of Convolution in its input: y = col2im(w^T x), w of shape (C_in, C_out/G, *k)
         xd, wd = x.array, w.array
-        N, Cin, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
+        N, kernel = xd.shape[0], wd.shape[2:]
         Cout = wd.shape[1] * groups
         flipped = _as_correlation(wd, groups, pads, stride, dilation, xd.shape[2:], out_spatial)
         if N == 0:  # (the reshapes below cannot size themselves from no elements)
@@ -264,9 +265,8 @@ class ConvolutionTranspose(Function):
         elif flipped is not None:
             y = _conv_arrays(xd, flipped[0], stride, flipped[1], dilation, groups)
         else:
-            x2 = batch_last(xd, ((0, 0),) * len(kernel)).reshape(groups, Cin // groups, -1)
             # the conv whose input gradient this is has weight w viewed as (C_in, C_out/G, k): its "O" is C_in
-            y = _input_grad(x2, wd, (N, Cout) + tuple(out_spatial), pads, kernel, stride, dilation, xd.shape[2:],
+            y = _input_grad(xd, wd, (N, Cout) + tuple(out_spatial), pads, kernel, stride, dilation, xd.shape[2:],
                             groups)
         if b is not None:
             y += b.array.reshape((Cout,) + (1,) * len(kernel))

@@ -467,15 +467,16 @@ def test_conv2d_output_copied_by_the_backend_is_the_numpy_copys(torch, monkeypat
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("xs, ws, kw", [((64, 32, 10, 10), (64, 32, 3, 3), {}),  # g's images 4 KiB apart
+                                        ((64, 8, 10, 10), (16, 4, 3, 3), {"groups": 2}),  # and col2im's
                                         ((5, 1, 9, 8), (6, 1, 3, 3), {"padding": (2, 1)}),
                                         ((3, 4, 11, 9), (6, 2, 3, 2), {"groups": 2, "stride": (2, 1),
                                                                        "dilation": (2, 1), "padding": 1}),
                                         ((2, 3, 7, 8), (4, 3, 1, 1), {"stride": 3})])
 def test_conv2d_backward_by_the_backends_copies_is_numpys(torch, monkeypatch, xs, ws, kw, dtype):
-    # the gradient moved batch last by the compiled tiled copy, and col2im compiled (adds, crop, batch first in one
-    # pass), or, one group with a stride of 1 along the width, w^T g added into the input's frame by BLAS calls
-    # (no columns): the bits of numpy's code for the input's, weight's and bias' gradients, and PyTorch's values;
-    # also for conv_transpose2d, whose forward is the same col2im
+    # groups: the gradient moved batch last by the compiled tiled copy, and col2im compiled (adds, crop, batch first
+    # in one pass), or, one group, each image's columns w^T g[n] added into gx[n] (no moves): the bits of numpy's
+    # code for the input's, weight's and bias' gradients, and PyTorch's values; also for conv_transpose2d, whose
+    # forward is the same col2im
     from minigrad import backends
     from minigrad.backends.cpu import batch_last, col2im, conv_input
 
@@ -499,10 +500,10 @@ def test_conv2d_backward_by_the_backends_copies_is_numpys(torch, monkeypatch, xs
     bt = arr(ws[1] * kw.get("groups", 1), dtype=dtype)
     fast = grads(F.conv2d, x, w, b)
     aliased = xs[0] == 64  # (the tiled copy only where the gradient's images lie a multiple of 4 KiB apart)
-    no_columns = kw.get("groups", 1) == 1 and kw.get("stride", 1) == 1
+    no_columns = kw.get("groups", 1) == 1
     assert ("minigrad.backends.cpu.conv_input" if no_columns else "minigrad.backends.cpu.col2im") in calls
     assert ("minigrad.backends.cpu.col2im" in calls) != no_columns
-    assert ("minigrad.backends.cpu.batch_last" in calls) == aliased
+    assert ("minigrad.backends.cpu.batch_last" in calls) == (aliased and not no_columns)
     fast_t = grads(lambda *a, **k: conv_t(*a, **tkw), xt, w, bt)
     with backends.kernels("numpy"):
         calls.clear()
@@ -628,23 +629,26 @@ def test_stride1_input_grad_as_a_flipped_correlation_vs_col2im_and_torch(torch, 
             np.testing.assert_allclose(mine, theirs.numpy(), **tol)
 
 
-@pytest.mark.parametrize("threads", ["1", "2"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("conv, xs, ws, kw", [
     ("conv2d", (6, 8, 12, 11), (16, 8, 3, 3), {}),  # mnist_cnn's conv2: more output than input channels
     ("conv2d", (16, 16, 20, 20), (32, 16, 3, 3), {"padding": 1}),  # (large enough for the team)
     ("conv2d", (3, 4, 11, 9), (6, 4, 3, 2), {"stride": (2, 1), "dilation": (1, 2), "padding": (1, 2)}),
     ("conv2d", (2, 3, 9, 8), (5, 3, 4, 2), {"padding": "same", "dilation": (2, 1)}),  # the odd pad after
-    ("conv_transpose2d", (2, 6, 5, 4), (6, 3, 3, 3), {"stride": (2, 1), "padding": 1, "output_padding": (1, 0)})])
-def test_input_grad_added_into_the_frame_is_col2ims_bits_and_torchs(torch, monkeypatch, threads, dtype, conv, xs,
-                                                                    ws, kw):
-    # one group, a stride of 1 along the width: w^T g added by BLAS straight into the input's padded frame, row by
-    # row, no columns; each element gets col2im's terms in col2im's order: its bits, on one thread and the team's
+    ("conv2d", (1, 3, 64, 64), (16, 3, 3, 3), {"padding": 1}),  # a style transfer's first conv, batch 1
+    ("conv2d", (4, 5, 17, 15), (7, 5, 3, 3), {"stride": 2, "padding": 2}),  # a stride along the width too
+    ("conv_transpose2d", (2, 6, 5, 4), (6, 3, 3, 3), {"stride": (2, 1), "padding": 1, "output_padding": (1, 0)}),
+    ("conv_transpose2d", (3, 8, 4, 4), (8, 4, 4, 4), {"stride": 2, "padding": 1})])  # DCGAN's generator
+def test_input_grad_image_by_image_vs_col2im_and_torch(torch, monkeypatch, dtype, conv, xs, ws, kw):
+    # one group: each image's columns w^T g[n] made by bands of output rows in the cache and added straight into
+    # gx[n], each element's terms in col2im's order: the same bits on one thread and two, col2im's values (the
+    # same sums; BLAS may round a product of another size otherwise) and PyTorch's
     from minigrad.backends.cpu import conv_input
 
-    monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
     calls = []
     monkeypatch.setattr(conv_input, "forward", lambda *a, real=conv_input.forward: calls.append(1) or real(*a))
+    monkeypatch.setattr(conv_input, "BAND_POSITIONS", 8)  # (several bands per image at these sizes)
+    monkeypatch.setattr(conv_input, "BAND_BYTES", 1)
     x, w, b = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[1] if conv == "conv_transpose2d" else ws[0],
                                                                    dtype=dtype)
 
@@ -654,19 +658,23 @@ def test_input_grad_added_into_the_frame_is_col2ims_bits_and_torchs(torch, monke
         y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(dtype)))
         return [np.asarray(y.detach())] + [np.asarray(t.grad) for t in ts]
 
-    fast = grads(minigrad, getattr(F, conv))
+    fast = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
+        fast[threads] = grads(minigrad, getattr(F, conv))
     assert calls
     calls.clear()
     monkeypatch.setattr(conv_input, "supports", lambda *a: False)
     general = grads(minigrad, getattr(F, conv))  # (col2im's)
     assert calls == []
     theirs = grads(torch, getattr(torch.nn.functional, conv))
-    for mine, other, want in zip(fast, general, theirs):
+    for mine, two, other, want in zip(fast["1"], fast["2"], general, theirs):
         assert mine.dtype == dtype and mine.shape == want.shape
-        assert np.array_equal(mine, other)
+        assert np.array_equal(mine, two)
         scale = np.abs(want).max()  # (float32 sums of thousands of terms: their size's rounding)
-        np.testing.assert_allclose(mine, want, rtol=1e-4 if dtype == np.float32 else 1e-10,
-                                   atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
+        for ref in (other, want):
+            np.testing.assert_allclose(mine, ref, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                                       atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])
