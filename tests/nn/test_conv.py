@@ -835,3 +835,46 @@ def test_conv2d_weight_grad_image_by_image_vs_the_general_path_and_torch(torch, 
         assert fast["1"].dtype == dtype and fast["1"].shape == other.shape
         np.testing.assert_allclose(fast["1"], other, rtol=1e-4 if dtype == np.float32 else 1e-10,
                                    atol=(1e-5 if dtype == np.float32 else 1e-12) * np.abs(other).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, kw", [
+    ((32, 96, 32), (64, 32, 3), {}),  # char_cnn's: the embedding permuted (a non-contiguous input)
+    ((1, 40, 5), (7, 5, 4), {"stride": 2, "padding": 2}),  # batch 1, an even kernel
+    ((3, 30, 6), (4, 6, 3), {"dilation": 2, "padding": 1}),
+    ((2, 20, 8), (6, 4, 3), {"groups": 2}),  # (groups: the general path's)
+])
+def test_conv1d_through_the_2d_kernels_vs_the_general_path_and_torch(torch, monkeypatch, dtype, xs, ws, kw):
+    # a Conv1d as a 2-d conv of height 1: the image-by-image forward, weight gradient and input gradient; the
+    # general path's values and PyTorch's for the output and the gradients of x, w and b
+    from minigrad.backends.cpu import conv_forward, conv_input
+
+    calls = []
+    for mod in (conv_forward, conv_input):
+        monkeypatch.setattr(mod, "forward", lambda *a, real=mod.forward, m=mod: calls.append(m) or real(*a))
+    monkeypatch.setattr(conv_forward, "backward", lambda *a, real=conv_forward.backward: calls.append("gw") or real(*a))
+    x = arr(*xs, dtype=dtype).transpose(0, 2, 1)
+    w, b = arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype)
+
+    def grads(lib, f):
+        ts = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = f(*ts, **kw)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(dtype)))
+        return [np.asarray(y.detach())] + [np.asarray(t.grad) for t in ts]
+
+    fast = grads(minigrad, F.conv1d)
+    # (the input's gradient by conv_input, or as the flipped correlation by conv_forward where O <= C)
+    kernels = [m is conv_forward for m in calls].count(True) + [m is conv_input for m in calls].count(True)
+    assert (kernels, calls.count("gw")) == ((0, 0) if "groups" in kw else (2, 1))
+    calls.clear()
+    monkeypatch.setattr(conv_forward, "supports", lambda *a: False)
+    monkeypatch.setattr(conv_input, "supports", lambda *a: False)
+    general = grads(minigrad, F.conv1d)
+    assert calls == []
+    theirs = grads(torch, torch.nn.functional.conv1d)
+    for mine, other, want in zip(fast, general, theirs):
+        assert mine.dtype == dtype and mine.shape == want.shape
+        scale = np.abs(want).max()
+        for ref in (other, want):
+            np.testing.assert_allclose(mine, ref, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                                       atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
