@@ -781,8 +781,8 @@ def test_weight_grad_through_the_tiled_gradient_move_is_numpys_and_torchs(torch,
 @pytest.mark.parametrize("stride, padding, dilation", [((1, 1), (0, 0), (1, 1)), ((1, 1), (1, 2), (1, 1)),
                                                        ((2, 3), (1, 0), (1, 1)), ((1, 2), (2, 1), (2, 1))])
 def test_image_columns_are_the_padded_inputs_windows(dtype, stride, padding, dilation):
-    # the compiled columns of one image (its flat unsigned-offset copy) against numpy's windows of the padded
-    # image, exactly: every entry a copy, 0 in the padding
+    # the compiled columns of one image (its flat unsigned-offset copy), whole and of a band of output rows,
+    # against numpy's windows of the padded image, exactly: every entry a copy, 0 in the padding
     from minigrad.backends.cpu import conv_forward
 
     x = arr(3, 4, 11, 13, dtype=dtype)
@@ -794,10 +794,13 @@ def test_image_columns_are_the_padded_inputs_windows(dtype, stride, padding, dil
     padded = np.pad(x, ((0, 0), (0, 0)) + pads)
     for n in range(x.shape[0]):
         cols = np.full(4 * kernel[0] * kernel[1] * out[0] * out[1], np.nan, dtype=dtype)
-        conv_forward._columns(cols, x, n, *args)
+        conv_forward._columns(cols, x, n, *args, 0, out[0])
         want = np.stack([padded[n, c, i * dilation[0]:, j * dilation[1]:][::stride[0], ::stride[1]][:out[0], :out[1]]
                          for c in range(4) for i in range(kernel[0]) for j in range(kernel[1])])
         assert np.array_equal(cols.reshape(want.shape), want)
+        band = np.full(4 * kernel[0] * kernel[1] * 2 * out[1], np.nan, dtype=dtype)
+        conv_forward._columns(band, x, n, *args, 1, 3)
+        assert np.array_equal(band.reshape(want.shape[0], 2, out[1]), want[:, 1:3])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
