@@ -500,7 +500,7 @@ def test_conv2d_backward_by_the_backends_copies_is_numpys(torch, monkeypatch, xs
     bt = arr(ws[1] * kw.get("groups", 1), dtype=dtype)
     fast = grads(F.conv2d, x, w, b)
     aliased = xs[0] == 64  # (the tiled copy only where the gradient's images lie a multiple of 4 KiB apart)
-    no_columns = kw.get("groups", 1) == 1
+    no_columns = kw.get("groups", 1) == 1 and fast[0][0, 0].size >= conv_input.MIN_POSITIONS
     assert ("minigrad.backends.cpu.conv_input" if no_columns else "minigrad.backends.cpu.col2im") in calls
     assert ("minigrad.backends.cpu.col2im" in calls) != no_columns
     assert ("minigrad.backends.cpu.batch_last" in calls) == (aliased and not no_columns)
@@ -559,17 +559,19 @@ def test_batch_last_tiles_are_numpys_moved_copy(dtype, shape):
                                         ((2, 4, 2, 2), (4, 2, 3, 3), {"groups": 2, "dilation": 2})])
 def test_conv_transpose2d_spreading_its_input_takes_col2im_vs_torch(torch, monkeypatch, xs, ws, kw, dtype):
     # stride 1 but SPREAD times the input's positions and more out: col2im's product over the input's positions,
-    # not the flipped correlation's over the output's; PyTorch's values and gradients of x, w and b
+    # not the flipped correlation's over the output's, nor conv_input's per image (as few positions as DCGAN's
+    # 1 x 1 noise); PyTorch's values and gradients of x, w and b
     from minigrad.backends.cpu import col2im, conv_input
 
     calls = []
     for mod in (col2im, conv_input):
-        monkeypatch.setattr(mod, "forward", lambda *a, real=mod.forward: calls.append(1) or real(*a))
+        monkeypatch.setattr(mod, "forward", lambda *a, real=mod.forward, m=mod: calls.append(m) or real(*a))
     x = arr(xs[0], 2 * xs[1], *xs[2:], dtype=dtype)[:, ::2]  # (a non-contiguous input too)
     w, b = arr(*ws, dtype=dtype), arr(ws[1] * kw.get("groups", 1), dtype=dtype)
     ts = [minigrad.tensor(a, requires_grad=True) for a in (x, w, b)]
     y = F.conv_transpose2d(*ts, **kw)
-    assert calls  # (the forward's col2im; before: none, the correlation)
+    # (the forward's col2im; before: none, the correlation; and not image by image: too few positions per image)
+    assert calls and all(m is col2im for m in calls)
     gy = np.cos(np.arange(y.numel())).reshape(y.shape).astype(dtype)
     y.backward(minigrad.tensor(gy))
     tt = [torch.tensor(a.copy(), requires_grad=True) for a in (x, w, b)]
@@ -647,6 +649,7 @@ def test_input_grad_image_by_image_vs_col2im_and_torch(torch, monkeypatch, dtype
 
     calls = []
     monkeypatch.setattr(conv_input, "forward", lambda *a, real=conv_input.forward: calls.append(1) or real(*a))
+    monkeypatch.setattr(conv_input, "MIN_POSITIONS", 1)  # (these small maps through it too)
     monkeypatch.setattr(conv_input, "BAND_POSITIONS", 8)  # (several bands per image at these sizes)
     monkeypatch.setattr(conv_input, "BAND_BYTES", 1)
     x, w, b = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[1] if conv == "conv_transpose2d" else ws[0],
@@ -856,6 +859,7 @@ def test_conv1d_through_the_2d_kernels_vs_the_general_path_and_torch(torch, monk
     for mod in (conv_forward, conv_input):
         monkeypatch.setattr(mod, "forward", lambda *a, real=mod.forward, m=mod: calls.append(m) or real(*a))
     monkeypatch.setattr(conv_forward, "backward", lambda *a, real=conv_forward.backward: calls.append("gw") or real(*a))
+    monkeypatch.setattr(conv_input, "MIN_POSITIONS", 1)  # (the short ones through it too)
     x = arr(*xs, dtype=dtype).transpose(0, 2, 1)
     w, b = arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype)
 
