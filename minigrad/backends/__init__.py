@@ -76,7 +76,7 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     batch_last      a (N, C, *spatial)          a -> (C, *spatial, N), a copy      (none: a layout)
     col2im          cols, kernel (2-D)          cols (C*K, L*N), x's shape, kernel, (none: conv's backward)
                                                 stride, dilation, pads, out -> gx (N, C, H, W)
-    conv_input_grad g2, w, kernel, stride       g2 (1, O, L*N), w, x's shape, kernel, (none: conv's backward)
+    conv_input_grad g, w, groups, kernel        g (N, O, *out), w, x's shape, kernel, (none: conv's backward)
                     (2-D, one group)            stride, dilation, pads, out -> gx
     conv_forward    x, w, groups, kernel, out   x, w, stride, pads, dilation,      x, g, kernel, stride, pads,
                     (2-D, one group)            out -> y (N, O, *out)              dilation -> gw

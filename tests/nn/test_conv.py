@@ -467,15 +467,16 @@ def test_conv2d_output_copied_by_the_backend_is_the_numpy_copys(torch, monkeypat
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("xs, ws, kw", [((64, 32, 10, 10), (64, 32, 3, 3), {}),  # g's images 4 KiB apart
+                                        ((64, 8, 10, 10), (16, 4, 3, 3), {"groups": 2}),  # and col2im's
                                         ((5, 1, 9, 8), (6, 1, 3, 3), {"padding": (2, 1)}),
                                         ((3, 4, 11, 9), (6, 2, 3, 2), {"groups": 2, "stride": (2, 1),
                                                                        "dilation": (2, 1), "padding": 1}),
                                         ((2, 3, 7, 8), (4, 3, 1, 1), {"stride": 3})])
 def test_conv2d_backward_by_the_backends_copies_is_numpys(torch, monkeypatch, xs, ws, kw, dtype):
-    # the gradient moved batch last by the compiled tiled copy, and col2im compiled (adds, crop, batch first in one
-    # pass), or, one group with a stride of 1 along the width, w^T g added into the input's frame by BLAS calls
-    # (no columns): the bits of numpy's code for the input's, weight's and bias' gradients, and PyTorch's values;
-    # also for conv_transpose2d, whose forward is the same col2im
+    # groups: the gradient moved batch last by the compiled tiled copy, and col2im compiled (adds, crop, batch first
+    # in one pass), or, one group, each image's columns w^T g[n] added into gx[n] (no moves): the bits of numpy's
+    # code for the input's, weight's and bias' gradients, and PyTorch's values; also for conv_transpose2d, whose
+    # forward is the same col2im
     from minigrad import backends
     from minigrad.backends.cpu import batch_last, col2im, conv_input
 
@@ -499,10 +500,10 @@ def test_conv2d_backward_by_the_backends_copies_is_numpys(torch, monkeypatch, xs
     bt = arr(ws[1] * kw.get("groups", 1), dtype=dtype)
     fast = grads(F.conv2d, x, w, b)
     aliased = xs[0] == 64  # (the tiled copy only where the gradient's images lie a multiple of 4 KiB apart)
-    no_columns = kw.get("groups", 1) == 1 and kw.get("stride", 1) == 1
+    no_columns = kw.get("groups", 1) == 1 and fast[0][0, 0].size >= conv_input.MIN_POSITIONS
     assert ("minigrad.backends.cpu.conv_input" if no_columns else "minigrad.backends.cpu.col2im") in calls
     assert ("minigrad.backends.cpu.col2im" in calls) != no_columns
-    assert ("minigrad.backends.cpu.batch_last" in calls) == aliased
+    assert ("minigrad.backends.cpu.batch_last" in calls) == (aliased and not no_columns)
     fast_t = grads(lambda *a, **k: conv_t(*a, **tkw), xt, w, bt)
     with backends.kernels("numpy"):
         calls.clear()
@@ -558,17 +559,19 @@ def test_batch_last_tiles_are_numpys_moved_copy(dtype, shape):
                                         ((2, 4, 2, 2), (4, 2, 3, 3), {"groups": 2, "dilation": 2})])
 def test_conv_transpose2d_spreading_its_input_takes_col2im_vs_torch(torch, monkeypatch, xs, ws, kw, dtype):
     # stride 1 but SPREAD times the input's positions and more out: col2im's product over the input's positions,
-    # not the flipped correlation's over the output's; PyTorch's values and gradients of x, w and b
+    # not the flipped correlation's over the output's, nor conv_input's per image (as few positions as DCGAN's
+    # 1 x 1 noise); PyTorch's values and gradients of x, w and b
     from minigrad.backends.cpu import col2im, conv_input
 
     calls = []
     for mod in (col2im, conv_input):
-        monkeypatch.setattr(mod, "forward", lambda *a, real=mod.forward: calls.append(1) or real(*a))
+        monkeypatch.setattr(mod, "forward", lambda *a, real=mod.forward, m=mod: calls.append(m) or real(*a))
     x = arr(xs[0], 2 * xs[1], *xs[2:], dtype=dtype)[:, ::2]  # (a non-contiguous input too)
     w, b = arr(*ws, dtype=dtype), arr(ws[1] * kw.get("groups", 1), dtype=dtype)
     ts = [minigrad.tensor(a, requires_grad=True) for a in (x, w, b)]
     y = F.conv_transpose2d(*ts, **kw)
-    assert calls  # (the forward's col2im; before: none, the correlation)
+    # (the forward's col2im; before: none, the correlation; and not image by image: too few positions per image)
+    assert calls and all(m is col2im for m in calls)
     gy = np.cos(np.arange(y.numel())).reshape(y.shape).astype(dtype)
     y.backward(minigrad.tensor(gy))
     tt = [torch.tensor(a.copy(), requires_grad=True) for a in (x, w, b)]
@@ -628,23 +631,27 @@ def test_stride1_input_grad_as_a_flipped_correlation_vs_col2im_and_torch(torch, 
             np.testing.assert_allclose(mine, theirs.numpy(), **tol)
 
 
-@pytest.mark.parametrize("threads", ["1", "2"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("conv, xs, ws, kw", [
     ("conv2d", (6, 8, 12, 11), (16, 8, 3, 3), {}),  # mnist_cnn's conv2: more output than input channels
     ("conv2d", (16, 16, 20, 20), (32, 16, 3, 3), {"padding": 1}),  # (large enough for the team)
     ("conv2d", (3, 4, 11, 9), (6, 4, 3, 2), {"stride": (2, 1), "dilation": (1, 2), "padding": (1, 2)}),
     ("conv2d", (2, 3, 9, 8), (5, 3, 4, 2), {"padding": "same", "dilation": (2, 1)}),  # the odd pad after
-    ("conv_transpose2d", (2, 6, 5, 4), (6, 3, 3, 3), {"stride": (2, 1), "padding": 1, "output_padding": (1, 0)})])
-def test_input_grad_added_into_the_frame_is_col2ims_bits_and_torchs(torch, monkeypatch, threads, dtype, conv, xs,
-                                                                    ws, kw):
-    # one group, a stride of 1 along the width: w^T g added by BLAS straight into the input's padded frame, row by
-    # row, no columns; each element gets col2im's terms in col2im's order: its bits, on one thread and the team's
+    ("conv2d", (1, 3, 64, 64), (16, 3, 3, 3), {"padding": 1}),  # a style transfer's first conv, batch 1
+    ("conv2d", (4, 5, 17, 15), (7, 5, 3, 3), {"stride": 2, "padding": 2}),  # a stride along the width too
+    ("conv_transpose2d", (2, 6, 5, 4), (6, 3, 3, 3), {"stride": (2, 1), "padding": 1, "output_padding": (1, 0)}),
+    ("conv_transpose2d", (3, 8, 4, 4), (8, 4, 4, 4), {"stride": 2, "padding": 1})])  # DCGAN's generator
+def test_input_grad_image_by_image_vs_col2im_and_torch(torch, monkeypatch, dtype, conv, xs, ws, kw):
+    # one group: each image's columns w^T g[n] made by bands of output rows in the cache and added straight into
+    # gx[n], each element's terms in col2im's order: the same bits on one thread and two, col2im's values (the
+    # same sums; BLAS may round a product of another size otherwise) and PyTorch's
     from minigrad.backends.cpu import conv_input
 
-    monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
     calls = []
     monkeypatch.setattr(conv_input, "forward", lambda *a, real=conv_input.forward: calls.append(1) or real(*a))
+    monkeypatch.setattr(conv_input, "MIN_POSITIONS", 1)  # (these small maps through it too)
+    monkeypatch.setattr(conv_input, "BAND_POSITIONS", 8)  # (several bands per image at these sizes)
+    monkeypatch.setattr(conv_input, "BAND_BYTES", 1)
     x, w, b = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype), arr(ws[1] if conv == "conv_transpose2d" else ws[0],
                                                                    dtype=dtype)
 
@@ -654,19 +661,23 @@ def test_input_grad_added_into_the_frame_is_col2ims_bits_and_torchs(torch, monke
         y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(dtype)))
         return [np.asarray(y.detach())] + [np.asarray(t.grad) for t in ts]
 
-    fast = grads(minigrad, getattr(F, conv))
+    fast = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
+        fast[threads] = grads(minigrad, getattr(F, conv))
     assert calls
     calls.clear()
     monkeypatch.setattr(conv_input, "supports", lambda *a: False)
     general = grads(minigrad, getattr(F, conv))  # (col2im's)
     assert calls == []
     theirs = grads(torch, getattr(torch.nn.functional, conv))
-    for mine, other, want in zip(fast, general, theirs):
+    for mine, two, other, want in zip(fast["1"], fast["2"], general, theirs):
         assert mine.dtype == dtype and mine.shape == want.shape
-        assert np.array_equal(mine, other)
+        assert np.array_equal(mine, two)
         scale = np.abs(want).max()  # (float32 sums of thousands of terms: their size's rounding)
-        np.testing.assert_allclose(mine, want, rtol=1e-4 if dtype == np.float32 else 1e-10,
-                                   atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
+        for ref in (other, want):
+            np.testing.assert_allclose(mine, ref, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                                       atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
 
 
 @pytest.mark.parametrize("threads", ["1", "2"])
@@ -677,6 +688,7 @@ def test_input_grad_added_into_the_frame_is_col2ims_bits_and_torchs(torch, monke
     ((1, 5, 40, 36), (4, 5, 4, 3), {"stride": (2, 1), "padding": (1, 2)}),  # batch 1, a stride, an even kernel
     ((2, 4, 36, 36), (6, 4, 3, 3), {"dilation": (2, 3), "padding": (3, 1)}),
     ((2, 6, 18, 18), (5, 6, 3, 3), {"padding": "same", "transpose": True}),  # a non-contiguous input
+    ((1, 16, 64, 64), (16, 16, 3, 3), {"padding": 1}),  # a style-transfer script's 16 -> 16 at batch 1
 ])
 def test_conv2d_forward_image_by_image_vs_the_general_path_and_torch(torch, monkeypatch, threads, dtype, xs,
                                                                            ws, kw):
@@ -687,7 +699,6 @@ def test_conv2d_forward_image_by_image_vs_the_general_path_and_torch(torch, monk
     from minigrad.backends.cpu import conv_forward
 
     monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
-    monkeypatch.setattr(conv_forward, "LARGE_COLUMNS", 0)  # (these small shapes through it too)
     kw = dict(kw)
     bias, transpose = kw.pop("bias", True), kw.pop("transpose", False)
     calls = []
@@ -773,8 +784,8 @@ def test_weight_grad_through_the_tiled_gradient_move_is_numpys_and_torchs(torch,
 @pytest.mark.parametrize("stride, padding, dilation", [((1, 1), (0, 0), (1, 1)), ((1, 1), (1, 2), (1, 1)),
                                                        ((2, 3), (1, 0), (1, 1)), ((1, 2), (2, 1), (2, 1))])
 def test_image_columns_are_the_padded_inputs_windows(dtype, stride, padding, dilation):
-    # the compiled columns of one image (its flat unsigned-offset copy) against numpy's windows of the padded
-    # image, exactly: every entry a copy, 0 in the padding
+    # the compiled columns of one image (its flat unsigned-offset copy), whole and of a band of output rows,
+    # against numpy's windows of the padded image, exactly: every entry a copy, 0 in the padding
     from minigrad.backends.cpu import conv_forward
 
     x = arr(3, 4, 11, 13, dtype=dtype)
@@ -786,10 +797,13 @@ def test_image_columns_are_the_padded_inputs_windows(dtype, stride, padding, dil
     padded = np.pad(x, ((0, 0), (0, 0)) + pads)
     for n in range(x.shape[0]):
         cols = np.full(4 * kernel[0] * kernel[1] * out[0] * out[1], np.nan, dtype=dtype)
-        conv_forward._columns(cols, x, n, *args)
+        conv_forward._columns(cols, x, n, *args, 0, out[0])
         want = np.stack([padded[n, c, i * dilation[0]:, j * dilation[1]:][::stride[0], ::stride[1]][:out[0], :out[1]]
                          for c in range(4) for i in range(kernel[0]) for j in range(kernel[1])])
         assert np.array_equal(cols.reshape(want.shape), want)
+        band = np.full(4 * kernel[0] * kernel[1] * 2 * out[1], np.nan, dtype=dtype)
+        conv_forward._columns(band, x, n, *args, 1, 3)
+        assert np.array_equal(band.reshape(want.shape[0], 2, out[1]), want[:, 1:3])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -803,7 +817,6 @@ def test_conv2d_weight_grad_image_by_image_vs_the_general_path_and_torch(torch, 
     # bits on one thread and two, the general path's values (another order of the sums) and PyTorch's
     from minigrad.backends.cpu import conv_forward
 
-    monkeypatch.setattr(conv_forward, "LARGE_COLUMNS", 0)  # (these small shapes through it too)
     calls = []
     monkeypatch.setattr(conv_forward, "backward", lambda *a, real=conv_forward.backward: calls.append(1) or real(*a))
     x, w = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype)
@@ -828,3 +841,47 @@ def test_conv2d_weight_grad_image_by_image_vs_the_general_path_and_torch(torch, 
         assert fast["1"].dtype == dtype and fast["1"].shape == other.shape
         np.testing.assert_allclose(fast["1"], other, rtol=1e-4 if dtype == np.float32 else 1e-10,
                                    atol=(1e-5 if dtype == np.float32 else 1e-12) * np.abs(other).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, ws, kw", [
+    ((32, 96, 32), (64, 32, 3), {}),  # char_cnn's: the embedding permuted (a non-contiguous input)
+    ((1, 40, 5), (7, 5, 4), {"stride": 2, "padding": 2}),  # batch 1, an even kernel
+    ((3, 30, 6), (4, 6, 3), {"dilation": 2, "padding": 1}),
+    ((2, 20, 8), (6, 4, 3), {"groups": 2}),  # (groups: the general path's)
+])
+def test_conv1d_through_the_2d_kernels_vs_the_general_path_and_torch(torch, monkeypatch, dtype, xs, ws, kw):
+    # a Conv1d as a 2-d conv of height 1: the image-by-image forward, weight gradient and input gradient; the
+    # general path's values and PyTorch's for the output and the gradients of x, w and b
+    from minigrad.backends.cpu import conv_forward, conv_input
+
+    calls = []
+    for mod in (conv_forward, conv_input):
+        monkeypatch.setattr(mod, "forward", lambda *a, real=mod.forward, m=mod: calls.append(m) or real(*a))
+    monkeypatch.setattr(conv_forward, "backward", lambda *a, real=conv_forward.backward: calls.append("gw") or real(*a))
+    monkeypatch.setattr(conv_input, "MIN_POSITIONS", 1)  # (the short ones through it too)
+    x = arr(*xs, dtype=dtype).transpose(0, 2, 1)
+    w, b = arr(*ws, dtype=dtype), arr(ws[0], dtype=dtype)
+
+    def grads(lib, f):
+        ts = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = f(*ts, **kw)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(dtype)))
+        return [np.asarray(y.detach())] + [np.asarray(t.grad) for t in ts]
+
+    fast = grads(minigrad, F.conv1d)
+    # (the input's gradient by conv_input, or as the flipped correlation by conv_forward where O <= C)
+    kernels = [m is conv_forward for m in calls].count(True) + [m is conv_input for m in calls].count(True)
+    assert (kernels, calls.count("gw")) == ((0, 0) if "groups" in kw else (2, 1))
+    calls.clear()
+    monkeypatch.setattr(conv_forward, "supports", lambda *a: False)
+    monkeypatch.setattr(conv_input, "supports", lambda *a: False)
+    general = grads(minigrad, F.conv1d)
+    assert calls == []
+    theirs = grads(torch, torch.nn.functional.conv1d)
+    for mine, other, want in zip(fast, general, theirs):
+        assert mine.dtype == dtype and mine.shape == want.shape
+        scale = np.abs(want).max()
+        for ref in (other, want):
+            np.testing.assert_allclose(mine, ref, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                                       atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)

@@ -12,6 +12,8 @@ import numpy as np
 
 from . import floats, team
 
+_U = np.uint64  # (an unsigned index: numba adds no wraparound for negative indices)
+
 
 def supports(cols, kernel):
     """float32 / float64 numpy columns of a 2-D convolution."""
@@ -49,6 +51,7 @@ def _col2im(gx, cols, c0, c1, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, acc):
         for i in range(kh):
             for j in range(kw):
                 k = i * kw + j
+                ck = cols[c, k]
                 for p in range(OH):
                     r = p * sh + i * dh - ph
                     if r < 0 or r >= H:
@@ -59,8 +62,8 @@ def _col2im(gx, cols, c0, c1, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, acc):
                             continue
                         a = (r * W + col) * N
                         b = (p * OW + q) * N
-                        for n in range(N):
-                            acc[a + n] += cols[c, k, b + n]
+                        for n in range(N):  # (unsigned offsets: no wraparound test inside, the adds vectorize)
+                            acc[_U(a + n)] += ck[_U(b + n)]
         for n in range(N):
             for r in range(H):
                 for col in range(W):

@@ -11,8 +11,7 @@ still one dot product over (c, i, j) summed by BLAS, as in the general path's pr
 OpenBLAS gives most shapes the same bits in either orientation, and rounds a small product's otherwise
 (its small-matrix code). Taken for maps of MIN_POSITIONS output positions and more: for fewer, each image's
 product is too small for BLAS to run at speed (forward 25 ms against 49 for 16 channels of 32 x 32 maps in
-and out at batch 128; 0.75 against 0.51 for 8 x 8 maps); and where the general path's columns are large or
-few (`supports`). Images are independent: on the team (images cut in
+and out at batch 128; 0.75 against 0.51 for 8 x 8 maps). Images are independent: on the team (images cut in
 shares) the bits are those of one thread.
 
 `backward` is the weight's gradient the same way: gw^T = sum over images of cols_n g[n]^T (O, OH * OW), one
@@ -28,22 +27,20 @@ from . import blas, floats, team
 _U = np.uint64  # (an unsigned index: numba adds no wraparound for negative indices)
 
 MIN_POSITIONS = 256
-FEW_ROWS = 32  # columns of at most this many rows (C * kh * kw: a 3-channel stem, a 1x1 shortcut)
-LARGE_COLUMNS = 32 << 20  # bytes: malloc's largest threshold for memory it maps fresh (and faults) per call
+BAND_BYTES = 1 << 17  # the forward's columns made a band of output rows at a time, to stay in the L2 cache
+BAND_POSITIONS = 512  # but at least this many output positions per product, for BLAS to run at speed
 CHUNK = 8  # images whose weight-gradient terms one product after another sums, before the blocks are added
 
 
 def supports(x, w, groups, kernel, out):
     """float32 / float64 numpy arrays, none empty, a 2-D kernel, one group, maps of MIN_POSITIONS output
-    positions or more, columns of FEW_ROWS rows or the general path's of LARGE_COLUMNS bytes and more (in
-    between, its columns batch last, read and written in runs of the batch, are the faster: 3.8 ms against 5.2
-    for 16 channels of 32 x 32 at batch 8, forward and backward), and a BLAS the kernels can call."""
-    if not (floats(x, w) and x.ndim == 4 and groups == 1 and x.size and w.size and len(out) == 2
-            and out[0] * out[1] >= MIN_POSITIONS):
-        return False
-    rows = x.shape[1] * kernel[0] * kernel[1]
-    return ((rows <= FEW_ROWS or rows * out[0] * out[1] * x.shape[0] * x.itemsize >= LARGE_COLUMNS)
-            and blas.gemm_address(x.dtype) is not None)
+    positions or more or a single row (a Conv1d's, nn/_functional/conv.py: each column row one run of the
+    input's row, the general path batches none of it), and a BLAS the kernels can call. (Whatever the columns' size: since the columns are
+    copied through unsigned offsets, the general path's batch-last columns are nowhere the faster, forward
+    or weight gradient: 0.79 ms against 1.04 forward for 16 channels of 32 x 32 at batch 8, 0.54 against 0.63
+    for 16 channels of 64 x 64 at batch 1, 3.1 against 9.0 at batch 32.)"""
+    return (floats(x, w) and x.ndim == 4 and groups == 1 and x.size and w.size and len(out) == 2
+            and (out[0] * out[1] >= MIN_POSITIONS or out[0] == 1) and blas.gemm_address(x.dtype) is not None)
 
 
 def _args(kernel, stride, dilation, pads, out):
@@ -59,24 +56,25 @@ def forward(x, w, stride, pads, dilation, out):
     wm = np.ascontiguousarray(w).reshape(O, -1)
     y = np.empty((N, O) + tuple(out), dtype=x.dtype)
     args = _args((kh, kw), stride, dilation, pads, out)
-    L = out[0] * out[1]
+    K = C * kh * kw
+    band = min(out[0], max(BAND_BYTES // (K * out[1] * x.itemsize), -(-BAND_POSITIONS // out[1])))
     with blas.team_gemm_context(x.dtype):
         parts = _conv_team.threads() if y.size >= team.TEAM_MIN_ELEMENTS and _conv_team.on_team() else 0
         # each share's columns (made here: see max_pool.py on arrays made inside a cached kernel)
-        cols = np.empty((max(parts, 1), C * kh * kw * L), dtype=x.dtype)
+        cols = np.empty((max(parts, 1), K * band * out[1]), dtype=x.dtype)
         if parts:
-            _conv_team(y.reshape(N, -1), x, wm, cols, *args, *blas.gemm_address(x.dtype), parts)
+            _conv_team(y.reshape(N, -1), x, wm, cols, *args, band, *blas.gemm_address(x.dtype), parts)
         else:
-            _conv(y.reshape(N, -1), x, wm, cols[0], 0, N, *args, *blas.gemm_address(x.dtype))
+            _conv(y.reshape(N, -1), x, wm, cols[0], 0, N, *args, band, *blas.gemm_address(x.dtype))
     return y
 
 
 @team.kernel
-def _columns(cols, x, n, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW):
-    # cols (C * kh * kw * OH * OW,) <- image n's columns: [(c, i, j), (p, q)] = x[n, c, p*sh + i*dh - ph,
-    # q*sw + j*dw - pw], 0 off the image
+def _columns(cols, x, n, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, p0, p1):
+    # cols (C * kh * kw * (p1 - p0) * OW,) <- image n's columns of output rows [p0, p1): [(c, i, j), (p - p0, q)] =
+    # x[n, c, p*sh + i*dh - ph, q*sw + j*dw - pw], 0 off the image
     C, H, W = x.shape[1], x.shape[2], x.shape[3]
-    L = OH * OW
+    L = (p1 - p0) * OW
     zero = x.dtype.type(0)
     xf = x.reshape(-1)
     row = 0
@@ -87,9 +85,9 @@ def _columns(cols, x, n, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW):
                 off = j * dw - pw
                 q0 = min(max((-off + sw - 1) // sw, 0), OW)
                 q1 = max(min((W - off + sw - 1) // sw, OW), q0)
-                for p in range(OH):
+                for p in range(p0, p1):
                     r = p * sh + i * dh - ph
-                    a = row * L + p * OW
+                    a = row * L + (p - p0) * OW
                     if r < 0 or r >= H:
                         for q in range(OW):
                             cols[a + q] = zero
@@ -107,20 +105,24 @@ def _columns(cols, x, n, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW):
 
 
 @team.kernel
-def _conv(y, x, wm, cols, n0, n1, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, address, ilp64):
-    # images [n0, n1) of y (N, O * OH * OW); cols (C * kh * kw * OH * OW,): room
+def _conv(y, x, wm, cols, n0, n1, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, band, address, ilp64):
+    # images [n0, n1) of y (N, O * OH * OW), bands of `band` output rows; cols (C * kh * kw * band * OW,): room
     O, K = wm.shape[0], wm.shape[1]
     L = OH * OW
     for n in range(n0, n1):
-        _columns(cols, x, n, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW)
-        team.gemm(address, ilp64, 111, 111, O, L, K, x.dtype.type(1), wm, K, cols, L, x.dtype.type(0), y[n], L)
+        for p0 in range(0, OH, band):
+            p1 = min(p0 + band, OH)
+            m = (p1 - p0) * OW
+            _columns(cols, x, n, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, p0, p1)
+            team.gemm(address, ilp64, 111, 111, O, m, K, x.dtype.type(1), wm, K, cols, m, x.dtype.type(0),
+                      y[n, p0 * OW:], L)
 
 
 @team.kernel(parallel=True)
-def _conv_team(y, x, wm, cols, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, address, ilp64, parts):
+def _conv_team(y, x, wm, cols, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, band, address, ilp64, parts):
     for t in team.prange(parts):
         lo, hi = team.share(y.shape[0], t, parts, 1)
-        _conv(y, x, wm, cols[t], lo, hi, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, address, ilp64)
+        _conv(y, x, wm, cols[t], lo, hi, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, band, address, ilp64)
 
 
 @team.kernel
@@ -132,7 +134,7 @@ def _weight_grad(part, x, g, cols, b0, b1, kh, kw, sh, sw, dh, dw, ph, pw, OH, O
     L = OH * OW
     for b in range(b0, b1):
         for n in range(b * CHUNK, min(b * CHUNK + CHUNK, N)):
-            _columns(cols, x, n, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW)
+            _columns(cols, x, n, kh, kw, sh, sw, dh, dw, ph, pw, OH, OW, 0, OH)
             beta = x.dtype.type(0) if n == b * CHUNK else x.dtype.type(1)
             team.gemm(address, ilp64, 111, 112, K, O, L, x.dtype.type(1), cols, L, g[n], L, beta, part[b], O)
 
