@@ -117,9 +117,8 @@ def grouped_matmul(a, b):
 
 def _height_one(kernel, a):
     """A 1-d conv's array (N, C, L) as a 2-d conv's of height 1, (N, C, 1, L), and the prefixes that make its
-    kernel, strides (and pads) 2-d: the 2-d kernels take 1-d convs so (char_cnn's Conv1d(32, 64, 3) on 96
-    positions, batch 32, one thread: forward 0.42 ms against the general path's 0.61, weight's gradient 0.55
-    against 0.66, input's 0.46 against 0.58). Other arrays unchanged, empty prefixes."""
+    kernel, strides (and pads) 2-d: so the 2-d kernels, image by image, take 1-d convs too (faster than the
+    general path's batch-wide columns for a text CNN's shapes). Other arrays unchanged, empty prefixes."""
     if len(kernel) != 1:
         return a, (), ()
     return a[:, :, None], (1,), ((0, 0),)

@@ -35,10 +35,9 @@ CHUNK = 8  # images whose weight-gradient terms one product after another sums, 
 def supports(x, w, groups, kernel, out):
     """float32 / float64 numpy arrays, none empty, a 2-D kernel, one group, maps of MIN_POSITIONS output
     positions or more or a single row (a Conv1d's, nn/_functional/conv.py: each column row one run of the
-    input's row, the general path batches none of it), and a BLAS the kernels can call. (Whatever the columns' size: since the columns are
-    copied through unsigned offsets, the general path's batch-last columns are nowhere the faster, forward
-    or weight gradient: 0.79 ms against 1.04 forward for 16 channels of 32 x 32 at batch 8, 0.54 against 0.63
-    for 16 channels of 64 x 64 at batch 1, 3.1 against 9.0 at batch 32.)"""
+    input's row, the general path batches none of it), and a BLAS the kernels can call. (Whatever the columns'
+    size: since the columns are copied through unsigned offsets, the general path's batch-last columns were
+    nowhere the faster, forward or weight gradient: docs/performance.md.)"""
     return (floats(x, w) and x.ndim == 4 and groups == 1 and x.size and w.size and len(out) == 2
             and (out[0] * out[1] >= MIN_POSITIONS or out[0] == 1) and blas.gemm_address(x.dtype) is not None)
 

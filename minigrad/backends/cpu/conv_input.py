@@ -8,13 +8,13 @@ kw, band * OW) into a buffer that stays in the cache, and a compiled loop adds t
 (batch first, unpadded: the terms off the image are skipped) through unsigned offsets, so the adds vectorize.
 No moves, no frame, no crop, any stride and dilation.
 
-The same bits as col2im: each column entry is the same dot product over O (BLAS sums it alike, tested), and
-each element of gx gets its terms in (i, j) row-major order, col2im's: within a band the loops run over (i, j)
-in that order, and the bands run from the last rows to the first, since an element's term from a larger i
-comes from an earlier output row. (One band: the (288 x 576) columns of MNIST's conv2, 0.66 MB, spill out of
-the L2 cache: 17 ms against 22 for the frame's batch-last method and its g move, 64 x 32 x 26 x 26; a style
-transfer's 3 -> 16 on one 64 x 64 image 0.07 ms against 0.27.) Images are independent: on the team (images
-cut in shares) the bits are those of one thread.
+The same sums as col2im, in its order: each column entry is a dot product over O, and each element of gx gets
+its terms in (i, j) row-major order, col2im's: within a band the loops run over (i, j) in that order, and the
+bands run from the last rows to the first, since an element's term from a larger i comes from an earlier
+output row. (BLAS may round a band's product, of another size than col2im's, differently in the last bit:
+the values are col2im's at float rounding, tested.) One band would not do: MNIST's conv2's columns (288 x
+576, 0.66 MB) spill out of the L2 cache. Images are independent: on the team (images cut in shares) the
+bits are those of one thread.
 """
 import numpy as np
 
@@ -29,9 +29,8 @@ MIN_POSITIONS = 64
 def supports(g, w, groups, kernel):
     """float32 / float64 numpy arrays, none empty (BLAS rejects a leading dimension of 0), g (N, O, OH, OW) of
     MIN_POSITIONS output positions or more, one group, a 2-D kernel, and a BLAS the kernels can call. (Fewer: each
-    image's product is too small for BLAS, and col2im's one product over the batch is the faster: DCGAN's
-    ConvTranspose2d(16, 64, 4) from 1 x 1 at batch 32 1.08 ms against 0.058, its 4 x 4 -> 8 x 8 1.41 against
-    0.89; 8 x 8 positions 0.053 against 0.14.)"""
+    image's product is too small for BLAS, and col2im's one product over the batch is the faster, as for
+    DCGAN's first ConvTranspose2d from 1 x 1 noise: docs/performance.md.)"""
     return (floats(g, w) and g.ndim == 4 and groups == 1 and g.size and w.size and len(kernel) == 2
             and g.shape[2] * g.shape[3] >= MIN_POSITIONS and blas.gemm_address(g.dtype) is not None)
 
