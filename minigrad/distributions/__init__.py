@@ -1,7 +1,7 @@
 """minigrad.distributions: probability distributions for sampling and for losses (`torch.distributions`).
 
 Discrete: `Categorical`, `OneHotCategorical`, `Bernoulli`, `Binomial`, `Geometric`, `Poisson`. Continuous:
-`Normal`, `MultivariateNormal`, `Uniform`, `Laplace`, `Cauchy`, `StudentT`, `Exponential`, `Gamma`, `Chi2`, `Beta`,
+`Normal`, `MultivariateNormal`, `LowRankMultivariateNormal`, `Uniform`, `Laplace`, `Cauchy`, `StudentT`, `Exponential`, `Gamma`, `Chi2`, `Beta`,
 `Dirichlet`, and through `TransformedDistribution` (with the transforms of `transforms`): `LogNormal`, `HalfNormal`,
 `HalfCauchy`, `RelaxedBernoulli`, `RelaxedOneHotCategorical`. Built from others: `Independent`, `MixtureSameFamily`. Each has
 sample/rsample, log_prob, entropy, mean/mode/variance/stddev, cdf/icdf where PyTorch's has them, expand, and
@@ -30,6 +30,7 @@ from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
@@ -47,7 +48,7 @@ from .uniform import Uniform
 __all__ = [
     "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ComposeTransform",
     "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential", "Gamma", "Geometric",
-    "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily", "MultivariateNormal",
+    "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "MultivariateNormal",
     "Normal", "OneHotCategorical", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "SigmoidTransform", "SoftplusTransform", "StudentT", "TanhTransform", "TransformedDistribution", "Transform",
     "Uniform", "kl_divergence", "register_kl",

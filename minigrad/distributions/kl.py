@@ -14,6 +14,7 @@ from .gamma import Gamma
 from .geometric import Geometric
 from .independent import Independent, _sum_rightmost
 from .laplace import Laplace
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _half_log_det
 from .normal import Normal
 from .poisson import Poisson
@@ -101,12 +102,11 @@ def _kl_independent_independent(p, q):
     return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
 
 
-@register_kl(MultivariateNormal, MultivariateNormal)
-def _kl_multivariatenormal_multivariatenormal(p, q):
+def _kl_gaussian_vectors(p, q, kind):
     # KL = (tr(Sq^-1 Sp) + |Lq^-1 (mu_q - mu_p)|^2 - D) / 2 + log sqrt(det Sq) - log sqrt(det Sp),
-    # tr(Sq^-1 Sp) = |Lq^-1 Lp|_F^2
+    # tr(Sq^-1 Sp) = |Lq^-1 Lp|_F^2; both kinds hold their covariance's Cholesky factor
     if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with" + " " * 26 +  # (PyTorch's text, spaces
+        raise ValueError(f"KL-divergence between two {kind} with" + " " * 26 +  # (PyTorch's text, spaces
                          "different event shapes cannot be computed")  # and all)
     Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     D = p.event_shape[0]
@@ -115,6 +115,22 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     trace = minigrad.linalg.solve_triangular(Lq, Lp, upper=False).pow(2).sum((-2, -1))
     m = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
     return _half_log_det(Lq) - _half_log_det(Lp) + 0.5 * (trace + m - D)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    return _kl_gaussian_vectors(p, q, "Multivariate Normals")
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    return _kl_gaussian_vectors(p, q, "Low Rank Multivariate Normals")
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_mixed_rank_multivariatenormal(p, q):
+    return _kl_gaussian_vectors(p, q, "(Low Rank) Multivariate Normals")
 
 
 @register_kl(Beta, Beta)

@@ -473,6 +473,55 @@ def test_multivariate_normal_errors_match_torch(torch, call):
     assert msgs[0] == msgs[1]
 
 
+# ---- LowRankMultivariateNormal -------------------------------------------------------------------------------------
+def _lowrank_case(lib):
+    Dl = lib.distributions
+    loc = _f64(lib, MU).requires_grad_()
+    W = _f64(lib, A3[:, :2] * 0.7).requires_grad_()
+    d = _f64(lib, [0.5, 1.5, 0.8]).requires_grad_()
+    m = Dl.LowRankMultivariateNormal(loc, W, d)
+    full = Dl.MultivariateNormal(lib.zeros(3, dtype=lib.float64), lib.eye(3, dtype=lib.float64) * 2)
+    value = _f64(lib, VALUE)
+    lp, ent = m.log_prob(value), m.entropy()
+    kls = (Dl.kl_divergence(m, full), Dl.kl_divergence(full, m), Dl.kl_divergence(m, Dl.LowRankMultivariateNormal(
+        lib.zeros(3, dtype=lib.float64), lib.ones(3, 1, dtype=lib.float64), lib.ones(3, dtype=lib.float64))))
+    grads = lib.autograd.grad(lp.sum() + ent.sum() - sum(k.sum() for k in kls), [loc, W, d])
+    values = (lp, ent) + kls + (m.covariance_matrix, m.scale_tril, m.precision_matrix, m.variance, m.stddev) + grads
+    shapes = (tuple(m.batch_shape), tuple(m.event_shape), tuple(m.rsample((4,)).shape), m.rsample().requires_grad,
+              tuple(m.expand((4, 2)).log_prob(value).shape), repr(m))
+    return [_numpy(t) for t in values], shapes
+
+
+def test_lowrank_multivariate_normal_matches_torch(torch):
+    # was missing (a script's LowRankMultivariateNormal(loc, cov_factor, cov_diag) was an AttributeError)
+    ours, our_shapes = _lowrank_case(minigrad)
+    theirs, their_shapes = _lowrank_case(torch)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    assert our_shapes == tuple(s.replace("torch", "minigrad") if isinstance(s, str) else s for s in their_shapes)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, D: D.LowRankMultivariateNormal(lib.tensor(0.0), lib.zeros(2, 1), lib.ones(2)),
+    lambda lib, D: D.LowRankMultivariateNormal(lib.zeros(2), lib.zeros(2), lib.ones(2)),
+    lambda lib, D: D.LowRankMultivariateNormal(lib.zeros(2), lib.zeros(3, 1), lib.ones(2)),
+    lambda lib, D: D.LowRankMultivariateNormal(lib.zeros(2), lib.zeros(2, 1), lib.ones(3)),
+    lambda lib, D: D.LowRankMultivariateNormal(lib.zeros(3, 2), lib.zeros(2, 2, 1), lib.ones(2)),
+    lambda lib, D: D.LowRankMultivariateNormal(lib.zeros(2), lib.zeros(2, 1), -lib.ones(2)),
+    lambda lib, D: D.kl_divergence(D.LowRankMultivariateNormal(lib.zeros(2), lib.zeros(2, 1), lib.ones(2)),
+                                   D.LowRankMultivariateNormal(lib.zeros(3), lib.zeros(3, 1), lib.ones(3))),
+    lambda lib, D: D.kl_divergence(D.MultivariateNormal(lib.zeros(3), lib.eye(3)),
+                                   D.LowRankMultivariateNormal(lib.zeros(2), lib.zeros(2, 1), lib.ones(2))),
+])
+def test_lowrank_multivariate_normal_errors_match_torch(torch, call):
+    msgs = []
+    for lib in (torch, minigrad):
+        with pytest.raises(ValueError) as e:
+            call(lib, lib.distributions)
+        msgs.append(str(e.value).replace("torch", "minigrad"))
+    assert msgs[0] == msgs[1]
+
+
 def test_lower_cholesky_and_positive_definite_constraints_match_torch(torch):
     mats = [np.eye(2), [[1.0, 2.0], [2.0, 1.0]], [[1.0, 2.0], [0.0, 1.0]], [[2.0, 0.0], [0.5, -1.0]], COV[:2, :2]]
     for name in ("lower_cholesky", "positive_definite"):
