@@ -177,6 +177,49 @@ class Sgn(Function):
         raise RuntimeError("the gradient of sgn of a complex tensor is not supported by minigrad")
 
 
+def _derivatives():
+    """f'(z) of each holomorphic op minigrad computes on complex tensors, in Tensor ops (so twice differentiable)."""
+    from . import elementwise as e
+
+    return {
+        "exp": e.exp,
+        "log": e.reciprocal,
+        "sqrt": lambda z: e.reciprocal(e.sqrt(z)) * 0.5,
+        "sin": e.cos,
+        "cos": lambda z: -e.sin(z),
+        "tanh": lambda z: 1.0 - e.tanh(z) * e.tanh(z),
+        "reciprocal": lambda z: -(e.reciprocal(z) * e.reciprocal(z)),
+    }
+
+
+def _holomorphic(name, node_name, array_fn):
+    def forward(ctx, a):
+        ctx.save(self=a)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return array_fn(a.array)
+
+    def backward(ctx, g):  # for holomorphic f, PyTorch's convention gives g conj(f'(z))
+        return g * conj(_derivatives()[name](ctx._saved_self))
+
+    return type(name.capitalize(), (Function,), dict(node_name=node_name, forward=staticmethod(forward),
+                                                     backward=staticmethod(backward)))
+
+
+# numpy's complex ufuncs (never the numba kernels or the float formulas of the real ops' Functions)
+_UNARY = {name: _holomorphic(name, node, fn) for name, node, fn in (
+    ("exp", "ExpBackward0", np.exp), ("log", "LogBackward0", np.log), ("sqrt", "SqrtBackward0", np.sqrt),
+    ("sin", "SinBackward0", np.sin), ("cos", "CosBackward0", np.cos), ("tanh", "TanhBackward0", np.tanh),
+    ("reciprocal", "ReciprocalBackward0", np.reciprocal))}
+
+
+def unary(name, input):
+    """Elementwise op `name` of a complex tensor, or minigrad's 'not supported' line where it has none yet."""
+    cls = _UNARY.get(name)
+    if cls is None:
+        refuse_complex(name, input)
+    return cls.apply(input)
+
+
 def conj(input):
     """The complex conjugate (a copy: minigrad has no lazy conjugate bit, so is_conj() stays False); a real
     tensor is its own conjugate and comes back as it is, as in PyTorch."""

@@ -1176,9 +1176,10 @@ def _unary(cls, opname):
             raise TypeError(f"{opname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         if input.array.dtype.kind != "f":
             from ..dtypes import default_float
-            from .complex import refuse_complex
+            from .complex import unary
 
-            refuse_complex(opname, input)  # (its formula and kernels are real ones: never the real part silently)
+            if input.array.dtype.kind == "c":  # (its formula and kernels are real ones: numpy's complex ufunc)
+                return unary(opname, input)
             input = input.to(default_float)
         return cls.apply(input)
 
