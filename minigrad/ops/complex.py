@@ -177,6 +177,49 @@ class Sgn(Function):
         raise RuntimeError("the gradient of sgn of a complex tensor is not supported by minigrad")
 
 
+def _derivatives():
+    """f'(z) of each holomorphic op minigrad computes on complex tensors, in Tensor ops (so twice differentiable)."""
+    from . import elementwise as e
+
+    return {
+        "exp": e.exp,
+        "log": e.reciprocal,
+        "sqrt": lambda z: e.reciprocal(e.sqrt(z)) * 0.5,
+        "sin": e.cos,
+        "cos": lambda z: -e.sin(z),
+        "tanh": lambda z: 1.0 - e.tanh(z) * e.tanh(z),
+        "reciprocal": lambda z: -(e.reciprocal(z) * e.reciprocal(z)),
+    }
+
+
+def _holomorphic(name, node_name, array_fn):
+    def forward(ctx, a):
+        ctx.save(self=a)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return array_fn(a.array)
+
+    def backward(ctx, g):  # for holomorphic f, PyTorch's convention gives g conj(f'(z))
+        return g * conj(_derivatives()[name](ctx._saved_self))
+
+    return type(name.capitalize(), (Function,), dict(node_name=node_name, forward=staticmethod(forward),
+                                                     backward=staticmethod(backward)))
+
+
+# numpy's complex ufuncs (never the numba kernels or the float formulas of the real ops' Functions)
+_UNARY = {name: _holomorphic(name, node, fn) for name, node, fn in (
+    ("exp", "ExpBackward0", np.exp), ("log", "LogBackward0", np.log), ("sqrt", "SqrtBackward0", np.sqrt),
+    ("sin", "SinBackward0", np.sin), ("cos", "CosBackward0", np.cos), ("tanh", "TanhBackward0", np.tanh),
+    ("reciprocal", "ReciprocalBackward0", np.reciprocal))}
+
+
+def unary(name, input):
+    """Elementwise op `name` of a complex tensor, or minigrad's 'not supported' line where it has none yet."""
+    cls = _UNARY.get(name)
+    if cls is None:
+        refuse_complex(name, input)
+    return cls.apply(input)
+
+
 def conj(input):
     """The complex conjugate (a copy: minigrad has no lazy conjugate bit, so is_conj() stays False); a real
     tensor is its own conjugate and comes back as it is, as in PyTorch."""
@@ -257,6 +300,71 @@ def abs(input):
 
 def angle(input):
     return ComplexAngle.apply(input)
+
+
+# PyTorch's errors for the ops it has no complex kernel for ({} is ComplexFloat or ComplexDouble): minigrad raises
+# them too rather than let numpy order complex numbers lexicographically or cast the imaginary part away
+_NOT_FOR_COMPLEX = {
+    "max_all": (NotImplementedError, '"max_all" not implemented for \'{}\''),
+    "min_all": (NotImplementedError, '"min_all" not implemented for \'{}\''),
+    "max": (RuntimeError, "max(): does not support complex input"),
+    "min": (RuntimeError, "min(): does not support complex input"),
+    "amax": (NotImplementedError, '"max_values_cpu" not implemented for \'{}\''),
+    "amin": (NotImplementedError, '"min_values_cpu" not implemented for \'{}\''),
+    "aminmax": (NotImplementedError, '"aminmax_cpu" not implemented for \'{}\''),
+    "argmax": (RuntimeError, "argmax(): does not support complex input"),
+    "argmin": (RuntimeError, "argmin(): does not support complex input"),
+    "maximum": (RuntimeError, "maximum not implemented for complex tensors."),
+    "minimum": (RuntimeError, "minimum not implemented for complex tensors."),
+    "fmax": (RuntimeError, "fmax not implemented for complex tensors."),
+    "fmin": (RuntimeError, "fmin not implemented for complex tensors."),
+    "clamp": (NotImplementedError, "clamp is not supported for complex types"),
+    "sort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    "topk": (RuntimeError, " topk does not support complex dtypes on CPU"),
+    "kthvalue": (NotImplementedError, '"kthvalue_cpu" not implemented for \'{}\''),
+    "median": (NotImplementedError, '"median_cpu" not implemented for \'{}\''),
+    "median_dim": (NotImplementedError, '"median_out" not implemented for \'{}\''),
+    "mode": (NotImplementedError, '"mode_cpu" not implemented for \'{}\''),
+    "cummax": (NotImplementedError, '"cummax_cpu" not implemented for \'{}\''),
+    "cummin": (NotImplementedError, '"cummin_cpu" not implemented for \'{}\''),
+    "unique": (NotImplementedError, '"unique" not implemented for \'{}\''),
+    "nansum": (RuntimeError, "nansum on CPU does not support complex inputs"),
+    "sign": (NotImplementedError, "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead."),
+    "signbit": (NotImplementedError, "signbit is not implemented for complex tensors."),
+    "isposinf": (RuntimeError, "isposinf does not support complex inputs."),
+    "isneginf": (RuntimeError, "isneginf does not support complex inputs."),
+    "deg2rad": (RuntimeError, "deg2rad is not supported for complex tensors."),
+    "rad2deg": (RuntimeError, "rad2deg is not supported for complex tensors."),
+    "floor": (NotImplementedError, "floor is not supported for complex inputs"),
+    "ceil": (NotImplementedError, "ceil is not supported for complex inputs"),
+    "trunc": (NotImplementedError, "trunc is not supported for complex inputs"),
+    "round": (NotImplementedError, '"round_vml_cpu" not implemented for \'{}\''),
+    "round_decimals": (NotImplementedError, '"round_cpu" not implemented for \'{}\''),
+    "frac": (NotImplementedError, '"frac_cpu" not implemented for \'{}\''),
+    "heaviside": (RuntimeError, "heaviside is not yet implemented for complex tensors."),
+    "less": (NotImplementedError, '"lt_cpu" not implemented for \'{}\''),
+    "less_equal": (NotImplementedError, '"le_cpu" not implemented for \'{}\''),
+    "greater": (NotImplementedError, '"gt_cpu" not implemented for \'{}\''),
+    "greater_equal": (NotImplementedError, '"ge_cpu" not implemented for \'{}\''),
+    "copysign": (NotImplementedError, '"copysign_cpu" not implemented for \'{}\''),
+    "atan2": (NotImplementedError, '"atan2_cpu" not implemented for \'{}\''),
+    "fmod": (NotImplementedError, '"fmod_cpu" not implemented for \'{}\''),
+    "remainder": (NotImplementedError, '"remainder_cpu" not implemented for \'{}\''),
+    "floor_divide": (NotImplementedError, '"div_floor_cpu" not implemented for \'{}\''),
+    "xlogy": (NotImplementedError, '"xlogy_cpu" not implemented for \'{}\''),
+    "relu": (NotImplementedError, "clamp is not supported for complex types"),
+    "abs_": (RuntimeError, "In-place abs is not supported for complex tensors."),
+}
+
+
+def refuse(name, *tensors):
+    """Raise PyTorch's error of op `name` (a key of _NOT_FOR_COMPLEX) when one of `tensors` is complex; the
+    callers test `dtype.kind == "c"` first, so real tensors pay one comparison."""
+    for t in tensors:
+        if isinstance(t, Tensor) and t.array.dtype.kind == "c":
+            kind, text = _NOT_FOR_COMPLEX[name]
+            raise kind(text.format(_scalar_type(t.array.dtype)))
 
 
 def refuse_complex(name, *tensors):

@@ -260,17 +260,21 @@ def logaddexp2(input, other):
 
 def sinc(input):
     """sin(pi x) / (pi x), 1 at 0."""
-    x = input if input.array.dtype.kind == "f" else input.float()
+    x = input if input.array.dtype.kind in "fc" else input.float()
     px = x * math.pi
     zero = x == 0
     return elementwise.where(zero, 1.0, elementwise.sin(px) / elementwise.where(zero, 1.0, px))
 
 
 def deg2rad(input):
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("deg2rad", input)
     return input * (math.pi / 180.0)
 
 
 def rad2deg(input):
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("rad2deg", input)
     return input * (180.0 / math.pi)
 
 
@@ -299,30 +303,39 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
 def fmax(input, other):
     """maximum(), but a nan loses to a number."""
+    complex_ops.refuse("fmax", input, other)
     pick = elementwise.isnan(other) | (input >= other)
     return elementwise.where(pick, input, other)
 
 
 def fmin(input, other):
+    complex_ops.refuse("fmin", input, other)
     pick = elementwise.isnan(other) | (input <= other)
     return elementwise.where(pick, input, other)
 
 
 def heaviside(input, values):
+    complex_ops.refuse("heaviside", input, values)
     zero = Tensor._wrap(array_module(input.array).zeros((), dtype=input.array.dtype))
     one = Tensor._wrap(array_module(input.array).ones((), dtype=input.array.dtype))
     return elementwise.where(input == 0, values, elementwise.where(input > 0, one, zero))
 
 
 def signbit(input):
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("signbit", input)
     return array_op("signbit", input)
 
 
 def isposinf(input):
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("isposinf", input)
     return array_op("isposinf", input)
 
 
 def isneginf(input):
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("isneginf", input)
     return array_op("isneginf", input)
 
 
@@ -348,10 +361,14 @@ def ldexp(input, other):
 
 # ---- reductions ---------------------------------------------------------------------------------------
 def nansum(input, dim=None, keepdim=False, dtype=None):
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("nansum", input)
     return reduction.sum(elementwise.where(elementwise.isnan(input), 0.0, input) if input.array.dtype.kind == "f" else input, dim, keepdim, dtype)
 
 
 def nanmean(input, dim=None, keepdim=False, dtype=None):
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("nansum", input)
     keep = ~elementwise.isnan(input)
     return nansum(input, dim, keepdim, dtype) / reduction.sum(keep, dim, keepdim).to(input.dtype)
 
@@ -362,6 +379,8 @@ def count_nonzero(input, dim=None):
 
 def aminmax(input, *, dim=None, keepdim=False):
     """(min, max) over `dim`, as PyTorch's torch.return_types.aminmax."""
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("aminmax", input)
     if dim is None and not input.array.size:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
     if dim is not None and input.array.ndim and input.array.shape[normalize_dim(dim, input.array.ndim)] == 0:
@@ -439,6 +458,8 @@ def _nanmedian_position(n, nans):
 
 def median(input, dim=None, keepdim=False):
     """The lower median (PyTorch's: no averaging of the middle two); NaN where there is a NaN."""
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("median" if dim is None else "median_dim", input)
     if dim is not None:
         normalize_dim(dim, input.array.ndim)
     if input.array.dtype == np.bool_:
@@ -448,6 +469,8 @@ def median(input, dim=None, keepdim=False):
 
 def nanmedian(input, dim=None, keepdim=False):
     """median, leaving NaNs out."""
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("median" if dim is None else "median_dim", input)
     if dim is not None:
         normalize_dim(dim, input.array.ndim)
     if input.array.dtype == np.bool_:
@@ -457,6 +480,8 @@ def nanmedian(input, dim=None, keepdim=False):
 
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest element (1-based) along `dim` and its index."""
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("kthvalue", input)
     d = normalize_dim(dim, input.array.ndim)
     n = input.array.shape[d] if input.array.ndim else 1
     if not 1 <= k <= n:
@@ -466,6 +491,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along `dim` (the smallest among ties) and an index of it."""
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("mode", input)
     recording.escape("mode (numpy code outside minigrad's ops)")
     xp = array_module(input.array)
     d = normalize_dim(dim, input.array.ndim)
@@ -859,6 +886,8 @@ class HistogramBackward(Function):
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("unique", input)
     _shape_from_data("unique")
     xp = array_module(input.array)
     if dim is None:
@@ -877,6 +906,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    if input.array.dtype.kind == "c":
+        complex_ops.refuse("unique", input)
     _shape_from_data("unique_consecutive")
     xp = array_module(input.array)
     flat = input.array.reshape(-1)

@@ -13,6 +13,7 @@ from ..device import array_module, pick
 from ..tensor import Tensor
 from ..dtypes import cpp_name, result_type
 from .array_op import array_op
+from .complex import refuse as _refuse
 from ._util import (
     _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to, sum_to_array,
 )
@@ -668,7 +669,7 @@ def div(input, other, rounding_mode=None):
             raise
     from ..dtypes import default_float
 
-    if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.array.dtype.kind != "f":
+    if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.array.dtype.kind not in "fc":
         # an integer tensor over a number: both as floats, never the number in the tensor's dtype first
         # (`int8 / 1000` divides by 1000, not by 1000 wrapped to int8)
         input = cast(input, default_float.np)
@@ -709,8 +710,8 @@ def _rounded_div(input, other, mode):
     if mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'")
     a, b = binary_operands(input, other)
-    if a.array.dtype == np.bool_:
-        raise NotImplementedError(f"\"div_{mode}_cpu\" not implemented for 'Bool'")
+    if a.array.dtype.kind in "bc":
+        raise NotImplementedError(f"\"div_{mode}_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
     return _binary(RoundedDiv, a, b, mode)
 
 
@@ -770,12 +771,16 @@ def _tensors_only(name, input, other):
 def maximum(input, other):
     """Elementwise max of two tensors."""
     _tensors_only("maximum", input, other)
+    if input.array.dtype.kind == "c" or other.array.dtype.kind == "c":
+        _refuse("maximum", input, other)
     return _binary(Maximum, input, other)
 
 
 def minimum(input, other):
     """Elementwise min of two tensors."""
     _tensors_only("minimum", input, other)
+    if input.array.dtype.kind == "c" or other.array.dtype.kind == "c":
+        _refuse("minimum", input, other)
     return _binary(Minimum, input, other)
 
 
@@ -1171,9 +1176,10 @@ def _unary(cls, opname):
             raise TypeError(f"{opname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         if input.array.dtype.kind != "f":
             from ..dtypes import default_float
-            from .complex import refuse_complex
+            from .complex import unary
 
-            refuse_complex(opname, input)  # (its formula and kernels are real ones: never the real part silently)
+            if input.array.dtype.kind == "c":  # (its formula and kernels are real ones: numpy's complex ufunc)
+                return unary(opname, input)
             input = input.to(default_float)
         return cls.apply(input)
 
@@ -1203,7 +1209,8 @@ def neg(input):
 
 def relu(input):
     """max(input, 0)."""
-    if input.array.dtype == np.bool_:
+    if input.array.dtype.kind in "bc":
+        _refuse("relu", input)
         raise RuntimeError("Boolean inputs not supported for relu")
     return Relu.apply(input)
 
@@ -1224,6 +1231,8 @@ def clamp(input, min=None, max=None):
     if input.array.dtype.kind == "f" and type(min) in _FLOAT_BOUND and type(max) in _FLOAT_BOUND and (
             min is not None or max is not None):  # the usual: a floating tensor between numbers, nothing to promote
         return Clamp.apply(input, min, max)
+    if input.array.dtype.kind == "c":
+        _refuse("clamp", input)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     bounds = [b for b in (min, max) if b is not None]
@@ -1256,7 +1265,8 @@ class Sign(Function):
 
 def sign(input):
     """-1, 0 or 1 elementwise (a zero gradient, as PyTorch's SignBackward0)."""
-    if input.array.dtype == np.bool_:
+    if input.array.dtype.kind in "bc":
+        _refuse("sign", input)
         return array_op("copy", input)
     return Sign.apply(input)
 
@@ -1386,8 +1396,12 @@ def masked_fill(input, mask, value):
 
 # ---- comparisons and logic (no gradient) -------------------------------------------------
 def _compare(ufunc_name):
+    ordering = ufunc_name in ("less", "less_equal", "greater", "greater_equal")
+
     def op(input, other):
         a, b = binary_operands(input, other)
+        if ordering and a.array.dtype.kind == "c":  # (numpy orders complex numbers, PyTorch refuses)
+            _refuse(ufunc_name, a)
         return array_op(ufunc_name, a, b)
 
     op.__name__ = ufunc_name

@@ -979,6 +979,10 @@ class Sort(Topk):
 
 def topk(input, k, dim=-1, largest=True, sorted=True, _cls=Topk):
     """The k largest (or smallest) values along dim and their indices."""
+    if input.array.dtype.kind == "c":
+        from .complex import refuse
+
+        refuse("sort" if _cls is Sort else "topk", input)
     d = normalize_dim(dim, input.array.ndim)
     n = input.array.shape[d] if input.array.ndim else 1
     if not 0 <= k <= n:

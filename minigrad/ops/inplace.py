@@ -477,7 +477,11 @@ def clamp_(self, min=None, max=None):
     from .elementwise import clamp, clip_array
 
     bounds = [b for b in (min, max) if b is not None]
-    if self.array.dtype.kind != "f" and bounds:  # an integer tensor cannot hold float bounds' result
+    if self.array.dtype.kind != "f" and bounds:
+        if self.array.dtype.kind == "c":
+            from .complex import refuse
+
+            refuse("clamp", self)  # an integer tensor cannot hold float bounds' result
         result = dtypes.result_type(self, *bounds)
         if dtypes._category(result) > dtypes._category(self.array.dtype):
             # (PyTorch names the dtype as C++ does when a bound is a number, by its legacy name otherwise)

@@ -419,6 +419,10 @@ def argwhere(input):
 
 def argsort(input, dim=-1, descending=False, stable=False):
     """The indices that sort `input` along `dim` (stable: equal elements keep their order)."""
+    if input.array.dtype.kind == "c":
+        from .complex import refuse
+
+        refuse("sort", input)
     d = normalize_dim(dim, input.array.ndim)
 
     def indices(src):

@@ -11,6 +11,7 @@ from ..device import array_module
 from .. import dtypes as _dtypes
 from ..tensor import Tensor
 from .array_op import array_op
+from .complex import refuse
 from ._util import binary_operands, cast, return_type, sum_to
 from .elementwise import _binary, _unary, exp, sqrt, where, zeros_like_grad
 
@@ -91,7 +92,8 @@ def _rounding(opname, node, array_fn):
     def op(input):
         if input.array.dtype == np.bool_:
             raise NotImplementedError(f"\"{opname}_vml_cpu\" not implemented for 'Bool'")
-        if input.array.dtype.kind in "iu":  # integers are already whole: a copy, as in PyTorch
+        if input.array.dtype.kind in "iuc":  # integers are already whole: a copy, as in PyTorch
+            refuse(opname, input)
             return array_op("copy", input)
         return cls.apply(input)
 
@@ -124,7 +126,8 @@ def round(input, decimals=0):
     """Round half to even (to `decimals` places); zero gradient."""
     if decimals == 0:
         return _round0(input)
-    if input.array.dtype.kind in "iub":
+    if input.array.dtype.kind in "iubc":
+        refuse("round_decimals", input)
         raise NotImplementedError(f"\"round_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
     return RoundDecimals.apply(input, decimals)
 
@@ -144,6 +147,7 @@ class Frac(Function):
 def frac(input):
     """input - trunc(input) (floating tensors only)."""
     if input.array.dtype.kind != "f":
+        refuse("frac", input)
         raise RuntimeError(f"\"frac_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
     return Frac.apply(input)
 
@@ -188,6 +192,8 @@ def _two_kinds(tensor_cls, scalar_cls, input, other, floats=False, bool_name=Non
     a, b = binary_operands(input, other)
     if bool_name and a.array.dtype == np.bool_:
         raise NotImplementedError(f"\"{bool_name}_cpu\" not implemented for 'Bool'")
+    if a.array.dtype.kind == "c" and (floats or bool_name):  # (real-only formulas: PyTorch's error)
+        refuse(bool_name or tensor_cls.__name__.lower().replace("tensor", ""), a)
     if floats and a.array.dtype.kind != "f":
         a, b = cast(a, _dtypes.default_float.np), cast(b, _dtypes.default_float.np)
     return _binary(scalar_cls if scalar else tensor_cls, a, b)

@@ -12,6 +12,7 @@ from ..device import array_module
 from ..tensor import Tensor
 from . import elementwise
 from .array_op import array_op
+from .complex import refuse
 from .shape import _records_nothing
 from ._util import add_reduce, broadcast_view, normalize_dim, normalize_dims, take_along, values_indices
 
@@ -370,6 +371,8 @@ def _nonempty_dims(name, input, dims):
 
 def amax(input, dim=None, keepdim=False):
     """Max values over `dim` (gradient shared among ties)."""
+    if input.array.dtype.kind == "c":
+        refuse("amax", input)
     dims = normalize_dims(dim, input.array.ndim)
     if dim is not None:
         _nonempty_dims("amax", input, dims)
@@ -380,6 +383,8 @@ def amax(input, dim=None, keepdim=False):
 
 def amin(input, dim=None, keepdim=False):
     """Min values over `dim` (gradient shared among ties)."""
+    if input.array.dtype.kind == "c":
+        refuse("amin", input)
     dims = normalize_dims(dim, input.array.ndim)
     if dim is not None:
         _nonempty_dims("amin", input, dims)
@@ -433,6 +438,8 @@ def _max_min(input, dim, keepdim, other, full_cls, dim_cls, pair_fn, largest):
         other, dim = dim, None
     if other is not None:
         return pair_fn(input, other)
+    if input.array.dtype.kind == "c":
+        refuse("max" if largest else "min", input)
     if dim is None:
         return full_cls.apply(input, tuple(range(input.array.ndim)), False, largest)
     if input.array.ndim == 0:
@@ -450,6 +457,8 @@ def _max_min(input, dim, keepdim, other, full_cls, dim_cls, pair_fn, largest):
 def max(input, dim=None, keepdim=False, other=None):
     """max(): the largest value; max(dim): (values, indices); max(a, b): elementwise."""
     if dim is None and other is None:  # (the usual, first)
+        if input.array.dtype.kind == "c":
+            refuse("max_all", input)
         _no_dim_of_nothing("max", input)
         return MaxAll.apply(input, tuple(range(input.array.ndim)), False, True)
     return _max_min(input, dim, keepdim, other, MaxAll, MaxDim, elementwise.maximum, True)
@@ -458,6 +467,8 @@ def max(input, dim=None, keepdim=False, other=None):
 def min(input, dim=None, keepdim=False, other=None):
     """min(): the smallest value; min(dim): (values, indices); min(a, b): elementwise."""
     if dim is None and other is None:
+        if input.array.dtype.kind == "c":
+            refuse("min_all", input)
         _no_dim_of_nothing("min", input)
         return MinAll.apply(input, tuple(range(input.array.ndim)), False, False)
     return _max_min(input, dim, keepdim, other, MinAll, MinDim, elementwise.minimum, False)
@@ -465,7 +476,8 @@ def min(input, dim=None, keepdim=False, other=None):
 
 def argmax(input, dim=None, keepdim=False):
     """Index of the max (over the flattened tensor when dim is None)."""
-    if input.array.dtype == np.bool_:
+    if input.array.dtype.kind in "bc":
+        refuse("argmax", input)
         raise RuntimeError("argmax(): does not support bool input")
     if input.array.size == 0 and (dim is None or input.array.shape[normalize_dim(dim, input.array.ndim)] == 0):
         raise IndexError("argmax(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -479,7 +491,8 @@ def argmax(input, dim=None, keepdim=False):
 
 def argmin(input, dim=None, keepdim=False):
     """Index of the min (over the flattened tensor when dim is None)."""
-    if input.array.dtype == np.bool_:
+    if input.array.dtype.kind in "bc":
+        refuse("argmin", input)
         raise RuntimeError("argmin(): does not support bool input")
     if input.array.size == 0 and (dim is None or input.array.shape[normalize_dim(dim, input.array.ndim)] == 0):
         raise IndexError("argmin(): Expected reduction dim to be specified for input.numel() == 0.")

@@ -155,6 +155,10 @@ def _empty_scan(input, op):
 
 def cummax(input, dim):
     """Running maxima along `dim` and the index each came from."""
+    if input.array.dtype.kind == "c":
+        from .complex import refuse
+
+        refuse("cummax", input)
     if input.array.size == 0:
         return _empty_scan(input, "cummax")
     values, indices = Cummax.apply(input, _dim(input, dim), True)
@@ -163,6 +167,10 @@ def cummax(input, dim):
 
 def cummin(input, dim):
     """Running minima along `dim` and the index each came from."""
+    if input.array.dtype.kind == "c":
+        from .complex import refuse
+
+        refuse("cummin", input)
     if input.array.size == 0:
         return _empty_scan(input, "cummin")
     values, indices = Cummin.apply(input, _dim(input, dim), False)

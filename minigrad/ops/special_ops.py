@@ -80,7 +80,8 @@ def _binary_float_op(nodes, input, other, opname=None):
     cls = nodes[1] if not isinstance(input, Tensor) else nodes[2] if not isinstance(other, Tensor) else nodes[0]
     a, b = binary_operands(input, other)
     if a.array.dtype.kind != "f":
-        if opname is not None:
+        if opname is not None or a.array.dtype.kind == "c":  # (never the real part silently)
+            opname = opname or cls.__name__.lower().rstrip("0123456789").replace("tensor", "").replace("scalar", "")
             raise NotImplementedError(f"\"{opname}_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
         a, b = cast(a, _dtypes.default_float.np), cast(b, _dtypes.default_float.np)
     return _binary(cls, a, b)
