@@ -11,6 +11,7 @@ from ..autograd.function import Function
 from ..device import array_module
 from ..dtypes import from_numpy_dtype, promote_types
 from ..tensor import Tensor
+from .shape import _share_version
 
 _REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
 _COMPLEX_OF = {v: k for k, v in _REAL_OF.items()}
@@ -47,7 +48,7 @@ class Real(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return a.array.real.copy()  # (a copy: PyTorch's is a view that takes writes, minigrad's only reads)
+        return a.array.real  # (numpy's view of the real parts: writes through it reach the complex tensor, as PyTorch's)
 
     @staticmethod
     def backward(ctx, g):  # L depends on re z alone: dL/d(re z), nothing imaginary
@@ -59,7 +60,7 @@ class Imag(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return a.array.imag.copy()
+        return a.array.imag
 
     @staticmethod
     def backward(ctx, g):  # L depends on im z alone: i dL/d(im z)
@@ -229,13 +230,13 @@ def conj(input):
 
 
 def real(input):
-    return Real.apply(input) if input.array.dtype.kind == "c" else input
+    return _share_version(Real.apply(input), input) if input.array.dtype.kind == "c" else input
 
 
 def imag(input):
     if input.array.dtype.kind != "c":
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return Imag.apply(input)
+    return _share_version(Imag.apply(input), input)
 
 
 def sgn(input):

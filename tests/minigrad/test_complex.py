@@ -298,3 +298,24 @@ def test_holomorphic_unary_ops(name):
 def test_exp_of_i_theta():
     theta = rng.standard_normal(5)
     _same(lambda t, a: _loss(t, t.exp(1j * a)), theta)
+
+
+def test_real_and_imag_are_views_that_take_writes_as_pytorchs(torch):
+    # `x.real[...] = 0` and `x.imag.mul_(2)` write the complex tensor (they were copies: the writes were lost);
+    # a write to x shows through a real view taken before; gradients through them unchanged; an in-place
+    # write on the view of a leaf that requires grad is refused with PyTorch's text
+    got = []
+    for L in (mg, torch):
+        x = L.tensor([1 + 2j, 3 - 4j, -0.5 + 0.25j])
+        x.real[1:] = 0
+        x.imag.mul_(2)
+        r = x.real
+        x.mul_(2)
+        leaf = L.tensor([1 + 2j], requires_grad=True)
+        with pytest.raises(RuntimeError) as e:
+            leaf.real.mul_(2)
+        got.append((x.numpy().copy(), r.numpy().copy(), r._base is x, x._version, str(e.value)))
+    (x1, r1, b1, v1, e1), (x2, r2, b2, v2, e2) = got
+    np.testing.assert_array_equal(x1, x2)
+    np.testing.assert_array_equal(r1, r2)
+    assert b1 and b2 and v1 == v2 and e1 == e2
