@@ -243,6 +243,12 @@ def floats(rng, kind, shape, dtype):
     PyTorch's error for any other dtype. numpy (and cupy) draw float32 and float64 only: a float16 tensor's
     numbers are float32 draws rounded to it."""
     dtype = np.dtype(dtype)
+    if dtype.kind == "c":  # PyTorch's: real and imaginary parts drawn alike, a normal's each of variance 1/2
+        part = np.dtype(dtype.char.lower())  # (complex64's parts float32, complex128's float64)
+        pairs = floats(rng, kind, tuple(shape) + (2,), part)
+        if kind == "normal":
+            pairs *= part.type(np.sqrt(0.5))
+        return pairs.view(dtype).reshape(shape)
     if dtype.kind != "f":
         from .dtypes import from_numpy_dtype
 

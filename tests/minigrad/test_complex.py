@@ -319,3 +319,19 @@ def test_real_and_imag_are_views_that_take_writes_as_pytorchs(torch):
     np.testing.assert_array_equal(x1, x2)
     np.testing.assert_array_equal(r1, r2)
     assert b1 and b2 and v1 == v2 and e1 == e2
+
+
+def test_rand_and_randn_of_a_complex_dtype_draw_both_parts_as_pytorch(torch):
+    # (they raised "normal_kernel_cpu" not implemented): rand's parts each U[0, 1), randn's each N(0, 1/2), so
+    # that |z|^2 has mean 1; the dtypes and shapes PyTorch gives
+    mg.manual_seed(0)
+    for L in (mg, torch):
+        a = L.rand(200_000, dtype=L.cfloat)
+        b = L.randn(400, 500, dtype=L.cdouble)
+        assert (a.dtype, b.dtype, tuple(b.shape)) == (L.complex64, L.complex128, (400, 500))
+        assert L.randn_like(b).dtype == L.complex128
+        re, im = a.real.numpy(), a.imag.numpy()
+        assert re.min() >= 0 and re.max() < 1 and im.min() >= 0 and im.max() < 1
+        assert abs(re.mean() - 0.5) < 0.01 and abs(im.mean() - 0.5) < 0.01
+        for part in (b.real.numpy(), b.imag.numpy()):
+            assert abs(part.mean()) < 0.01 and abs(part.var() - 0.5) < 0.01
