@@ -237,6 +237,10 @@ class Tensor:
     def _version(self):
         return self._version_counter[0]
 
+    def _is_view(self):
+        """Whether this tensor is a view of another's memory (its `_base`), as PyTorch's."""
+        return self._base is not None
+
     @property
     def itemsize(self):
         return self.array.itemsize

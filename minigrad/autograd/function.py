@@ -541,6 +541,10 @@ class Function(metaclass=FunctionMeta):
     # with what forward decides from shapes and dtypes decided once. Each runs what the op's forward and
     # backward (with no graph of the backward) run, in the same order: the same bits.
     array_step = None
+    # once_differentiable's (a backward on raw arrays): the op's backward with recorded ops, run under
+    # create_graph, and whether its gradient is the incoming one times constants (needing none)
+    double_backward = None
+    backward_ignores_inputs = False
 
     @staticmethod
     def forward(ctx, *args):
@@ -728,9 +732,8 @@ class once_differentiable:
     def __call__(self, ctx, *grads):
         if state.grad_enabled:
             cls = ctx._forward_cls
-            if not getattr(cls, "backward_ignores_inputs", False) or any(
-                    g is not None and g.requires_grad for g in grads):
-                double = getattr(cls, "double_backward", None)
+            if not cls.backward_ignores_inputs or any(g is not None and g.requires_grad for g in grads):
+                double = cls.double_backward  # (defaults on Function: no lookup that misses)
                 if double is not None:
                     return double(ctx, *grads)
                 raise RuntimeError(

@@ -49,10 +49,16 @@ class Add(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(a + alpha b) = da + alpha db
-        a_shape, b_shape = ctx._shapes
-        alpha = getattr(ctx, "alpha", 1)  # (not ctx.__dict__: reading that makes CPython give the node a dict)
-        return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(g if alpha == 1 else g * alpha, b_shape) if ctx.needs_input_grad[1] else None)
+        a_shape, b_shape = ctx._a_shape, ctx._b_shape  # (None: the output's shape, g's: nothing to sum)
+        alpha = ctx.alpha  # (1 unless forward kept another: the node class's default)
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = g if a_shape is None else sum_to(g, a_shape)
+        if ctx.needs_input_grad[1]:
+            gb = g if alpha == 1 else g * alpha
+            if b_shape is not None:
+                gb = sum_to(gb, b_shape)
+        return ga, gb
 
     @staticmethod
     def array_forward(a, b, alpha=1):
@@ -95,13 +101,20 @@ class Sub(Function):
 
     @staticmethod
     def backward(ctx, g):  # d(a - alpha b) = da - alpha db
-        a_shape, b_shape = ctx._shapes
-        alpha = getattr(ctx, "alpha", 1)  # (not ctx.__dict__: reading that makes CPython give the node a dict)
-        if ctx.needs_input_grad[1] and alpha == 1 and not state.grad_enabled:  # no graph wanted: -g of the array
-            return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
-                    _array_grad(sum_to_array(-g.array, b_shape)))
-        return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(-g if alpha == 1 else g * -alpha, b_shape) if ctx.needs_input_grad[1] else None)
+        a_shape, b_shape = ctx._a_shape, ctx._b_shape  # (None: the output's shape, g's: nothing to sum)
+        alpha = ctx.alpha  # (1 unless forward kept another: the node class's default)
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = g if a_shape is None else sum_to(g, a_shape)
+        if ctx.needs_input_grad[1]:
+            if alpha == 1 and not state.grad_enabled:  # no graph wanted: -g of the array
+                gb = -g.array
+                gb = _array_grad(gb if b_shape is None else sum_to_array(gb, b_shape))
+            else:
+                gb = -g if alpha == 1 else g * -alpha
+                if b_shape is not None:
+                    gb = sum_to(gb, b_shape)
+        return ga, gb
 
     @staticmethod
     def array_step(needs, a, b, alpha=1):
@@ -180,7 +193,16 @@ class Mul(Function):
 def _mul_grads(g, a, b, needs, a_shape, b_shape):  # d(ab) = b da + a db, on arrays
     if g.dtype.kind == "c":  # (complex: times the other factor's conjugate, see Mul.backward)
         a, b = (None if a is None else a.conj()), (None if b is None else b.conj())
-    return (sum_to_array(g * b, a_shape) if needs[0] else None, sum_to_array(g * a, b_shape) if needs[1] else None)
+    ga = gb = None
+    if needs[0]:
+        ga = g * b
+        if ga.shape != a_shape:  # (the shapes tested here: the usual, the output's shape, then needs no call)
+            ga = sum_to_array(ga, a_shape)
+    if needs[1]:
+        gb = g * a
+        if gb.shape != b_shape:
+            gb = sum_to_array(gb, b_shape)
+    return ga, gb
 
 
 class Div(Function):
@@ -230,8 +252,14 @@ def _div_grads(g, a, b, needs, a_shape, b_shape):  # Div.backward's Tensor formu
         gb = xp.negative(g, out=xp.empty(g.shape, g.dtype))  # (out=: an array even where g is 0-d)
         xp.multiply(gb, a, out=gb)
         xp.divide(gb, b * b, out=gb)
-        gb = sum_to_array(gb, b_shape)
-    return sum_to_array(g / b, a_shape) if needs[0] else None, gb
+        if gb.shape != b_shape:  # (the shapes tested here: the usual, the output's shape, then needs no call)
+            gb = sum_to_array(gb, b_shape)
+    ga = None
+    if needs[0]:
+        ga = g / b
+        if ga.shape != a_shape:
+            ga = sum_to_array(ga, a_shape)
+    return ga, gb
 
 
 class _NumberOperand(Function):
@@ -325,7 +353,8 @@ for _cls in (MulNumber, DivNumber):
     _cls._backward_cls.release_saved = _release_number
 # PyTorch's nodes of `+` and `-` keep alpha (1 unless given), that of `1 - x` too
 for _cls in (Add, Sub, RsubScalar, AddNumber, SubNumber):
-    _cls._backward_cls._saved_alpha = property(lambda node: getattr(node, "alpha", 1))
+    _cls._backward_cls.alpha = 1  # (a forward given another alpha keeps it on its node)
+    _cls._backward_cls._saved_alpha = property(lambda node: node.alpha)
 
 
 class PowScalar(Function):

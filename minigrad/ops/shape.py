@@ -41,7 +41,7 @@ def _as_view(out, base):
     out._base = base if base._base is None else base._base
     out._view_version = base._version_counter[0]
     if base.requires_grad or _flags_set and base._base is not None:  # (a flag below comes from such a base only)
-        if getattr(base, "_multi_output", False):  # (a view of a piece of unbind/split is one too, as PyTorch's)
+        if _flags_set and getattr(base, "_multi_output", False):  # (a view of a piece of unbind/split is one too)
             out._multi_output = True
         if not state.grad_enabled and (base.requires_grad or getattr(base, "_no_grad_view", False)):
             out._no_grad_view = _flags_set = True  # (apply_inplace refuses writing through it with grad mode on)
@@ -232,8 +232,24 @@ class Transpose(Function):
         return (lambda x: (x.swapaxes(d0, d1), None)), (lambda saved, g: (g.swapaxes(d0, d1),))
 
 
-class T(Transpose):
+class T(Function):
+    """`t()` of a 2-D tensor: Transpose's swap of its two dims, the tensor its one argument (no dims to
+    look over as arguments and hand back gradients of None for)."""
     node_name = "TBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return a.array.T
+
+    @staticmethod
+    def backward(ctx, g):
+        if not g.requires_grad:  # nothing to record (no create_graph): the array op alone
+            return Tensor._wrap(g.array.T)
+        return t(g)
+
+    @staticmethod
+    def array_step(needs, a):
+        return (lambda x: (x.T, None)), (lambda saved, g: (g.T,))
 
 
 def permute(input, *dims, **kw):
@@ -281,11 +297,12 @@ class Alias0(Function):
 
 def t(input):
     """Transpose of a tensor of at most 2 dims."""
-    if input.array.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.array.ndim}D")
-    if input.array.ndim < 2:
+    nd = input.array.ndim
+    if nd != 2:
+        if nd > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
         return input
-    return _share_version(T.apply(input, 0, 1), input)
+    return _share_version(T.apply(input), input)
 
 
 def _T(self):

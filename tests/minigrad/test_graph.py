@@ -2298,3 +2298,58 @@ def test_op_of_a_tensor_and_a_number_records_torchs_node(torch, name, dtype):
     assert got[:5] == want[:5] and got[7] == want[7]
     np.testing.assert_allclose(got[5], want[5], rtol=1e-6)
     np.testing.assert_allclose(got[6], want[6], rtol=1e-6)
+
+
+def test_recorded_t_is_a_view_node_as_torchs(torch):
+    """x.t() recorded (its own one-argument node): name, edges, view bookkeeping, gradients (twice), the
+    version check after a write through the base, t_()'s node: as PyTorch's."""
+    rng = np.random.default_rng(3)
+    data, w = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    results = []
+    for lib in (mg, torch):
+        x = lib.tensor(data, requires_grad=True)
+        y = x * 1.0
+        v = y.t()
+        (g,) = lib.autograd.grad((v * v).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * lib.tensor(w)).sum(), x)
+        y2 = x * 1.0
+        v2 = y2.t()
+        s = (v2 * v2).sum()
+        with lib.no_grad():
+            y2.add_(1.0)
+        with pytest.raises(RuntimeError) as err:
+            s.backward()
+        z = x * 2.0
+        z.t_()
+        results.append((node_name(v.grad_fn), len(v.grad_fn.next_functions), v._base is y, v._is_view(),
+                        tuple(v.shape), g.detach().numpy(), gg.numpy(), "modified by an inplace" in str(err.value),
+                        node_name(z.grad_fn), tuple(z.shape)))
+    ours, theirs = results
+    for a, b in zip(ours, theirs):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+        else:
+            assert a == b
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 4), (4,)), ((1, 4), (3, 1)), ((), (3, 4))])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_binary_grads_sum_back_to_operand_shapes(torch, op, shapes, create_graph):
+    """add/sub (alpha too)/mul/div's gradients, summed back to each operand's shape, with and without a graph of
+    the backward: PyTorch's values and shapes."""
+    rng = np.random.default_rng(4)
+    a_data, b_data = rng.standard_normal(shapes[0]), rng.uniform(1.0, 2.0, shapes[1])
+    results = []
+    for lib in (mg, torch):
+        a, b = lib.tensor(a_data, requires_grad=True), lib.tensor(b_data, requires_grad=True)
+        kw = {"alpha": 2.5} if op in ("add", "sub") else {}
+        for extra in ({}, kw):
+            out = getattr(lib, op)(a, b, **extra)
+            grads = lib.autograd.grad((out * out).sum(), (a, b), create_graph=create_graph)
+            results.append([(tuple(g.shape), g.detach().numpy(), g.requires_grad) for g in grads])
+    n = len(results) // 2
+    for ours, theirs in zip(results[:n], results[n:]):
+        for (shape, value, rg), (t_shape, t_value, t_rg) in zip(ours, theirs):
+            assert (shape, rg) == (t_shape, t_rg)
+            np.testing.assert_allclose(value, t_value, rtol=1e-12)
