@@ -319,7 +319,7 @@ def test_int_tensor_cannot_require_grad(dtype):
 def test_int_tensor_requires_grad_like_torch(torch):
     # PyTorch's two texts, word for word: the factory's names complex dtypes, requires_grad_'s does not
     for make in (lambda L: L.tensor([1, 2], requires_grad=True), lambda L: L.tensor([1, 2]).requires_grad_()):
-        got, want = error_of(lambda: make(mg)), error_of(lambda: make(torch))
+        got, want = error_of(lambda make=make: make(mg)), error_of(lambda make=make: make(torch))
         assert type(got) is type(want) and str(got) == str(want)
 
 

@@ -1147,10 +1147,11 @@ def test_empty_inputs_of_grad_and_backward_are_pytorchs_errors(torch):
     texts = []
     for L in (mg, torch):
         x = L.randn(2, requires_grad=True)
-        for call in (lambda: L.autograd.grad((x * 2).sum(), []), lambda: L.autograd.grad(L.ones(2).sum(), ()),
-                     lambda: L.autograd.backward((x * 2).sum(), inputs=[]), lambda: (x * 2).sum().backward(inputs=[])):
+        for call in (lambda L, x: L.autograd.grad((x * 2).sum(), []), lambda L, x: L.autograd.grad(L.ones(2).sum(), ()),
+                     lambda L, x: L.autograd.backward((x * 2).sum(), inputs=[]),
+                     lambda L, x: (x * 2).sum().backward(inputs=[])):
             with pytest.raises(RuntimeError) as e:
-                call()
+                call(L, x)
             texts.append(str(e.value))
     assert texts[:4] == texts[4:]
 
