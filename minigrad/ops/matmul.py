@@ -236,9 +236,9 @@ def mm(input, mat2):
         return input.mm(mat2)
     a, b = _operands(input, mat2)
     if a.array.ndim != 2:
-        raise RuntimeError(f"self must be a matrix (got a {a.array.ndim}-D tensor of shape {list(a.shape)})")
+        raise RuntimeError("self must be a matrix")
     if b.array.ndim != 2:
-        raise RuntimeError(f"mat2 must be a matrix (got a {b.array.ndim}-D tensor of shape {list(b.shape)})")
+        raise RuntimeError("mat2 must be a matrix")
     _check(a, b)
     return _apply(Matmul, a, b)
 
@@ -247,9 +247,9 @@ def bmm(input, mat2):
     """Batched product of two 3-D tensors with equal batch sizes (as torch.bmm)."""
     a, b = _operands(input, mat2)
     if a.array.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor (got shape {list(a.shape)})")
+        raise RuntimeError("batch1 must be a 3D tensor")
     if b.array.ndim != 3:
-        raise RuntimeError(f"batch2 must be a 3D tensor (got shape {list(b.shape)})")
+        raise RuntimeError("batch2 must be a 3D tensor")
     if a.array.shape[0] != b.array.shape[0] or a.array.shape[2] != b.array.shape[1]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{a.array.shape[0]}, {a.array.shape[2]}] "

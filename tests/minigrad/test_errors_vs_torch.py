@@ -437,3 +437,15 @@ def test_a_shape_that_does_not_hold_the_elements_is_pytorchs_text(torch, call):
     got, want = outcome(mg, call), outcome(torch, call)
     assert isinstance(want, RuntimeError), want
     assert type(got) is type(want) and str(got) == str(want)
+
+
+@pytest.mark.parametrize("call", [lambda L: L.bmm(L.ones(3, 4), L.ones(2, 4, 5)), lambda L: L.bmm(L.ones(2, 3, 4), L.ones(4, 5)),
+                                  lambda L: L.mm(L.ones(3), L.ones(3, 3)), lambda L: L.mm(L.ones(3, 3), L.ones(3)),
+                                  lambda L: L.mm(L.ones(2, 3, 3), L.ones(3, 3))])
+def test_bmm_and_mm_of_the_wrong_rank_are_pytorchs_text(torch, call):
+    # a skip-gram loss's `torch.bmm(noise, center)` with `center` left 2-D: the text is PyTorch's, word for word
+    with pytest.raises(RuntimeError) as want:
+        call(torch)
+    with pytest.raises(RuntimeError) as got:
+        call(mg)
+    assert str(got.value) == str(want.value)
