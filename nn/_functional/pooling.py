@@ -497,7 +497,10 @@ _UPSAMPLE = {(mode, n): _separable(f"Upsample{name}{n}DBackward0") for mode, nam
              (("nearest", "Nearest"), ("nearest-exact", "NearestExact")) for n in (1, 2, 3)}
 _UPSAMPLE.update({("linear", 1): _separable("UpsampleLinear1DBackward0"),
                   ("bilinear", 2): _separable("UpsampleBilinear2DBackward0"),
-                  ("trilinear", 3): _separable("UpsampleTrilinear3DBackward0")})
+                  ("trilinear", 3): _separable("UpsampleTrilinear3DBackward0"),
+                  ("bicubic", 2): _separable("UpsampleBicubic2DBackward0"),
+                  ("bilinear-aa", 2): _separable("UpsampleBilinear2DAaBackward0"),
+                  ("bicubic-aa", 2): _separable("UpsampleBicubic2DAaBackward0")})
 
 
 def _average_matrix(n_in, n_out, dtype):  # row i averages [floor(i n_in / n_out), ceil((i + 1) n_in / n_out))
@@ -560,19 +563,56 @@ def adaptive_avg_pool3d(input, output_size):
     return _adaptive_avg_pool(input, output_size, 3, "adaptive_avg_pool3d")
 
 
-def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype):
-    """(n_out, n_in): PyTorch's source position of each output pixel, as a selection (nearest: a Nearest) or the two
-    neighbours' weights (linear). `scale`: the user's scale_factor (PyTorch then uses 1/scale, not n_in/n_out)."""
+def _cubic(x, a):
+    """Keys' cubic convolution kernel with parameter a (PyTorch: -0.75 to upsample, -0.5 with antialias)."""
+    x = np.abs(x)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+
+
+def _antialias_matrix(n_in, n_out, mode, align_corners, ratio):
+    """(n_out, n_in) with antialias: each output averages the inputs under its filter (triangle or cubic) stretched
+    by the downscale, the weights normalised to sum to 1 (PyTorch's and PIL's resampling)."""
+    a = np.zeros((n_out, n_in))
+    if align_corners:
+        ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    taps = 2 if mode == "bilinear" else 4
+    stretch = max(ratio, 1.0)
+    support = taps * 0.5 * stretch
+    for i in range(n_out):
+        centre = ratio * (i + 0.5)
+        lo, hi = max(int(centre - support + 0.5), 0), min(int(centre + support + 0.5), n_in)
+        x = (np.arange(lo, hi) - centre + 0.5) / stretch
+        w = np.maximum(1.0 - np.abs(x), 0.0) if mode == "bilinear" else _cubic(x, -0.5)
+        a[i, lo:hi] = w / w.sum() if w.sum() != 0 else w
+    return a
+
+
+def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype, antialias=False):
+    """(n_out, n_in): PyTorch's source position of each output pixel, as a selection (nearest: a Nearest) or the
+    neighbours' weights (linear: two, bicubic: four, clamped at the border). `scale`: the user's scale_factor
+    (PyTorch then uses 1/scale, not n_in/n_out)."""
     a = np.zeros((n_out, n_in), dtype=dtype)
     rows = np.arange(n_out)
     ratio = (1.0 / scale) if scale else n_in / n_out
     if mode in ("nearest", "nearest-exact"):  # the pixel left of the source position, or (exact) its centre's
         return Nearest(np.minimum(np.floor((rows + (0.5 if mode == "nearest-exact" else 0.0)) * ratio)
                                   .astype(np.int64), n_in - 1), n_in)
+    if antialias:
+        return _antialias_matrix(n_in, n_out, mode, align_corners, ratio).astype(dtype)
     if align_corners:
         pos = rows * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
+    elif mode == "bicubic":  # (the source position is not clamped at 0: the taps are)
+        pos = (rows + 0.5) * ratio - 0.5
     else:
         pos = np.maximum((rows + 0.5) * ratio - 0.5, 0.0)
+    if mode == "bicubic":
+        lo = np.floor(pos).astype(np.int64)
+        t = pos - lo
+        for k, w in zip(range(-1, 3), (_cubic(t + 1, -0.75), _cubic(t, -0.75), _cubic(1 - t, -0.75), _cubic(2 - t, -0.75))):
+            np.add.at(a, (rows, np.clip(lo + k, 0, n_in - 1)), w)
+        return a
     lo = np.minimum(np.floor(pos).astype(np.int64), n_in - 1)
     hi = np.minimum(lo + 1, n_in - 1)
     w = pos - lo
@@ -583,23 +623,24 @@ def _interp_matrix(n_in, n_out, mode, align_corners, scale, dtype):
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
                 antialias=False):
-    """Resize the spatial dims: mode 'nearest' or 'nearest-exact' (3-D, 4-D or 5-D input), 'linear' (3-D),
-    'bilinear' (4-D) or 'trilinear' (5-D), with PyTorch's pixel geometry (align_corners for the linear
-    modes). Give `size` (an int or one per spatial dim) or `scale_factor`. Shapes: (N, C, L), (N, C, H, W)
+    """Resize the spatial dims: mode 'nearest', 'nearest-exact' or 'area' (3-D, 4-D or 5-D input), 'linear' (3-D),
+    'bilinear' or 'bicubic' (4-D; antialias=True filters a downscale) or 'trilinear' (5-D), with PyTorch's pixel
+    geometry (align_corners for the interpolating modes). Give `size` (an int or one per spatial dim) or `scale_factor`. Shapes: (N, C, L), (N, C, H, W)
     or (N, C, D, H, W) -> the same with the new sizes. One `UpsampleNearest2DBackward0` /
     `UpsampleBilinear2DBackward0` / ... node."""
     check_tensor(input, "input", "interpolate")
-    modes = ("nearest", "nearest-exact", "linear", "bilinear", "trilinear")
+    modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
     if mode not in modes:
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; minigrad has {' | '.join(modes)}")
-    if align_corners is not None and mode.startswith("nearest"):
+    if align_corners is not None and mode in ("nearest", "nearest-exact", "area"):
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
     n = input.ndim - 2
     need = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode)
-    if n not in (1, 2, 3):
+    if n not in (1, 2, 3) or (mode == "bicubic" and n != 2):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
@@ -626,10 +667,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                            f"{list(input.shape)}")
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"interpolate" not implemented for {input.dtype}: pass a floating point tensor')
+    if mode == "area":  # PyTorch's area mode is adaptive average pooling to the new size
+        if n == 1:
+            return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size[0])).squeeze(-2)
+        return (adaptive_avg_pool2d if n == 2 else adaptive_avg_pool3d)(input, size)
     xp, dt = xp_of(input.array), input.array.dtype
-    mats = tuple(_interp_matrix(s, o, mode, bool(align_corners), f, dt) for s, o, f in zip(sp, size, scales))
+    mats = tuple(_interp_matrix(s, o, mode, bool(align_corners), f, dt, antialias)
+                 for s, o, f in zip(sp, size, scales))
     mats = tuple(a if isinstance(a, Nearest) else xp.asarray(a) for a in mats)
-    return _UPSAMPLE[(mode, n)].apply(input, mats)
+    return _UPSAMPLE[(mode + "-aa" if antialias else mode, n)].apply(input, mats)
 
 
 # ---- adaptive max pooling: the windows' argmaxes found on the arrays, the values gathered by a recorded op --------
