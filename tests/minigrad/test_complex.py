@@ -376,3 +376,18 @@ def test_complex_matrix_products(f, shapes):
     m64, t64 = (f(lib, lib.tensor(a.astype(np.complex64)), lib.tensor(b.astype(np.complex64))) for lib in (mg, torch))
     assert m64.dtype == mg.complex64
     np.testing.assert_allclose(m64.numpy(), t64.resolve_conj().numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_abs_in_place_of_complex_raises_pytorchs_error():
+    """abs_ wrote |z| over a complex tensor (its text was in the table, nothing called it)."""
+    with pytest.raises(RuntimeError) as want:
+        torch.tensor(Z).abs_()
+    for call in (lambda z: z.abs_(), lambda z: mg.abs_(z)):
+        z = mg.tensor(Z)
+        with pytest.raises(RuntimeError) as got:
+            call(z)
+        assert str(got.value) == str(want.value)
+        np.testing.assert_array_equal(z.numpy(), Z)
+    x = mg.tensor(X)
+    x.abs_()
+    np.testing.assert_array_equal(x.numpy(), np.abs(X))
