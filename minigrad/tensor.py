@@ -414,15 +414,15 @@ class Tensor:
 
     @property
     def H(self):
-        """The conjugate transpose of a matrix: its transpose (minigrad's tensors are real)."""
+        """The conjugate transpose of a matrix (the transpose of a real one)."""
         if self.array.ndim not in (0, 2):
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.array.ndim}-D tensor.")
-        return self if self.array.ndim == 0 else self.transpose(0, 1)
+        return (self if self.array.ndim == 0 else self.transpose(0, 1)).conj()
 
     @property
     def mH(self):
-        """The conjugate transpose of the last two dims: mT (minigrad's tensors are real)."""
-        return self.mT
+        """The conjugate transpose of the last two dims (mT of a real tensor)."""
+        return self.mT.conj()
 
     def __iter__(self):
         if self.array.ndim == 0:

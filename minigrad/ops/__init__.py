@@ -128,6 +128,18 @@ def _ne_operator(self, other):
     return True if other is None else ne(self, other)
 
 
+def _abs_of(abs_):
+    def op(self):
+        if self.array.dtype.kind == "c":  # (|z| is real: PyTorch will not write it over the complex tensor)
+            from .complex import refuse
+
+            refuse("abs_", self)
+        return abs_(self)
+
+    op.__name__ = "abs_"
+    return op
+
+
 def _bind_methods(Tensor):
     methods = dict(
         add=add, sub=sub, mul=mul, div=div, pow=pow, neg=neg, exp=exp, log=log, sqrt=sqrt, rsqrt=rsqrt, tanh=tanh,
@@ -202,6 +214,7 @@ def _bind_methods(Tensor):
     for name in _INPLACE:
         if name + "_" not in methods:
             methods[name + "_"] = _make_inplace(methods[name], name)
+    methods["abs_"] = _abs_of(methods["abs_"])
     for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
         methods[name + "_"] = _make_view_inplace(methods[name], name)
     for name, fn in inplace._setup().items():

@@ -5,6 +5,8 @@ Gradients follow PyTorch's convention: for a real loss L of a complex z, z.grad 
 (the conjugate Wirtinger derivative, times 2). A real input of an op with a complex output takes the real part
 of what flows back to it.
 """
+import math
+
 import numpy as np
 
 from ..autograd.function import Function
@@ -15,6 +17,7 @@ from .shape import _share_version
 
 _REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
 _COMPLEX_OF = {v: k for k, v in _REAL_OF.items()}
+LN2, LN10 = math.log(2.0), math.log(10.0)
 
 
 def complex_of(npd):
@@ -180,16 +183,34 @@ class Sgn(Function):
 
 def _derivatives():
     """f'(z) of each holomorphic op minigrad computes on complex tensors, in Tensor ops (so twice differentiable)."""
-    from . import elementwise as e
+    from . import elementwise as e, pointwise as p
 
     return {
         "exp": e.exp,
         "log": e.reciprocal,
         "sqrt": lambda z: e.reciprocal(e.sqrt(z)) * 0.5,
+        "rsqrt": lambda z: e.rsqrt(z) * e.reciprocal(z) * -0.5,
         "sin": e.cos,
         "cos": lambda z: -e.sin(z),
+        "tan": lambda z: 1.0 + p.tan(z) * p.tan(z),
         "tanh": lambda z: 1.0 - e.tanh(z) * e.tanh(z),
+        "sigmoid": lambda z: e.sigmoid(z) * (1.0 - e.sigmoid(z)),
         "reciprocal": lambda z: -(e.reciprocal(z) * e.reciprocal(z)),
+        "sinh": p.cosh,
+        "cosh": p.sinh,
+        # (acosh's as 1 / (sqrt(z - 1) sqrt(z + 1)), numpy's and PyTorch's branch: 1 / sqrt(z^2 - 1) has the
+        # opposite sign where re z < 0)
+        "asin": lambda z: e.rsqrt(1.0 - z * z),
+        "acos": lambda z: -e.rsqrt(1.0 - z * z),
+        "atan": lambda z: e.reciprocal(1.0 + z * z),
+        "asinh": lambda z: e.rsqrt(z * z + 1.0),
+        "acosh": lambda z: e.rsqrt(z - 1.0) * e.rsqrt(z + 1.0),
+        "atanh": lambda z: e.reciprocal(1.0 - z * z),
+        "exp2": lambda z: p.exp2(z) * LN2,
+        "expm1": e.exp,
+        "log2": lambda z: e.reciprocal(z * LN2),
+        "log10": lambda z: e.reciprocal(z * LN10),
+        "log1p": lambda z: e.reciprocal(z + 1.0),
     }
 
 
@@ -210,7 +231,15 @@ def _holomorphic(name, node_name, array_fn):
 _UNARY = {name: _holomorphic(name, node, fn) for name, node, fn in (
     ("exp", "ExpBackward0", np.exp), ("log", "LogBackward0", np.log), ("sqrt", "SqrtBackward0", np.sqrt),
     ("sin", "SinBackward0", np.sin), ("cos", "CosBackward0", np.cos), ("tanh", "TanhBackward0", np.tanh),
-    ("reciprocal", "ReciprocalBackward0", np.reciprocal))}
+    ("reciprocal", "ReciprocalBackward0", np.reciprocal), ("rsqrt", "RsqrtBackward0", lambda x: 1 / np.sqrt(x)),
+    ("tan", "TanBackward0", np.tan), ("sigmoid", "SigmoidBackward0", lambda x: 1 / (1 + np.exp(-x))),
+    ("sinh", "SinhBackward0", np.sinh), ("cosh", "CoshBackward0", np.cosh),
+    ("asin", "AsinBackward0", np.arcsin), ("acos", "AcosBackward0", np.arccos),
+    ("atan", "AtanBackward0", np.arctan), ("asinh", "AsinhBackward0", np.arcsinh),
+    ("acosh", "AcoshBackward0", np.arccosh), ("atanh", "AtanhBackward0", np.arctanh),
+    ("exp2", "Exp2Backward0", np.exp2), ("expm1", "Expm1Backward0", np.expm1),
+    ("log2", "Log2Backward0", np.log2), ("log10", "Log10Backward0", np.log10),
+    ("log1p", "Log1PBackward0", np.log1p))}
 
 
 def unary(name, input):

@@ -1307,11 +1307,12 @@ def angle(input):
 
 
 def adjoint(input):
-    """The conjugate transpose of the last two dims (the transpose, for real tensors): a view."""
+    """The conjugate transpose of the last two dims (for real tensors the transpose, a view; for complex ones
+    a copy: minigrad has no lazy conjugate bit)."""
     if input.ndim < 2:
         raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
                            f"{input.ndim}-D tensor.")
-    return input.transpose(-2, -1)
+    return complex_ops.conj(input.transpose(-2, -1))
 
 
 real, imag = complex_ops.real, complex_ops.imag  # (a real tensor's real part is the tensor itself, as in PyTorch)
@@ -1345,7 +1346,8 @@ def unsafe_chunk(input, chunks, dim=0):
 
 
 def vdot(input, other):
-    return matmul.dot(input, other)
+    """The dot product of input's conjugate with other (a real input is its own conjugate)."""
+    return matmul.dot(complex_ops.conj(input), other)
 
 
 def nextafter(input, other):

@@ -52,6 +52,10 @@ class Matmul(Function):
     @staticmethod
     def backward(ctx, g):  # C = A B: gA = g B^T, gB = A^T g (summed over broadcast batch dims)
         a, b = ctx.saved_tensors
+        if g.array.dtype.kind == "c":  # gA = g B^H, gB = A^H g: the formulas below of the conjugates
+            from .complex import conj
+
+            a, b = a if a is None else conj(a), b if b is None else conj(b)
         a_shape, b_shape = ctx._shapes
         if not state.grad_enabled and len(a_shape) >= 2 and len(b_shape) == 2:
             # no graph of the backward wanted: the two products on the arrays, with none of the four
@@ -86,8 +90,8 @@ class Matmul(Function):
 def _matmul_step(needs, a, b):
     """Matmul's array_step for operands of 2 dims or more: the formula of its backward on arrays."""
     a_shape, b_shape = a.array.shape, b.array.shape
-    if len(a_shape) < 2 or len(b_shape) < 2 or a.array.dtype != b.array.dtype:
-        return None
+    if len(a_shape) < 2 or len(b_shape) < 2 or a.array.dtype != b.array.dtype or a.array.dtype.kind == "c":
+        return None  # (complex: its backward's conjugates are the Function's)
 
     def forward(x, y):
         return product(x, y), (x if needs[1] else None, y if needs[0] else None)
@@ -182,10 +186,6 @@ def _operands(input, other, shapes=None):
                            f"{cpp_name(other.array.dtype)}")
     if shapes is not None and kernel == "dot":
         shapes(input, other)
-    if input.array.dtype.kind in "bc":
-        from .complex import refuse_complex
-
-        refuse_complex("matmul", input)  # (no conjugates in the products' backward, no BLAS path for it yet)
     if input.array.dtype.kind == "b" and (kernel == "dot" or (input.array.size and other.array.size and na and nb)):
         which = {"dot": "dot", "mv": "addmv_impl_cpu", "mm": "addmm_impl_cpu_", "bmm": "bmm"}[kernel]
         raise NotImplementedError(f"\"{which}\" not implemented for 'Bool'")

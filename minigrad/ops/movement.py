@@ -456,6 +456,10 @@ class Einsum(Function):
         # tying the letters X_k repeats (a diagonal) and ones for the letters only X_k sums over
         ins, out = ctx.spec
         ops = ctx.saved_tensors
+        if g.array.dtype.kind == "c":  # (PyTorch's convention: g times the other factors' conjugates)
+            from .complex import conj
+
+            ops = [conj(o) for o in ops]
         grads = [None]
         for k, sub in enumerate(ins):
             if not ctx.needs_input_grad[k + 1]:

@@ -156,12 +156,15 @@ def linear(input, weight, bias=None):
     check_tensor_arg(input, "linear", "input", 1)
     check_tensor_arg(weight, "linear", "weight", 2)
     x, w = input.array, weight.array
-    if x.shape[-1:] != w.shape[1:] or w.ndim != 2 or x.dtype != w.dtype or (bias is not None and
-                                                                          bias.array.dtype != w.dtype):
+    if x.shape[-1:] != w.shape[1:] or w.ndim != 2 or x.dtype != w.dtype or x.dtype.kind == "c" or (
+            bias is not None and bias.array.dtype != w.dtype):
         if x.ndim and w.ndim == 1 and x.shape[-1] == w.shape[0] and x.dtype == w.dtype:  # a vector: input @ w
             out = input @ weight
             return out if bias is None else out + bias
         check_linear(input, weight, bias)
+        if x.dtype.kind == "c":  # (Linear's backward on arrays has no conjugates: matmul's nodes have them)
+            out = input @ weight.mT
+            return out if bias is None else out + bias
     return (LinearNoBias if bias is None else Linear).apply(input, weight, bias)
 
 
