@@ -37,8 +37,9 @@ def _make_grads(outputs, grad_outputs):
                 continue
             if t.array.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            xp = array_module(t.array)
-            g = Tensor._wrap(xp.ones(t.array.shape, dtype=t.array.dtype))
+            ones = t.array.copy()  # (one element: numpy's ones() is a Python function, some times dearer)
+            ones.fill(1)
+            g = Tensor._wrap(ones)
         else:
             if not isinstance(g, Tensor):
                 xp = array_module(t.array)
@@ -58,7 +59,10 @@ def _roots(outputs):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 
 
-def _dependencies(root_nodes, stop=frozenset()):
+_NO_STOP = frozenset()
+
+
+def _dependencies(root_nodes, stop=_NO_STOP):
     """Number of edges into each node reachable from the roots (iterative DFS); the roots are in it
     (with 0 unless another root leads to them). The graph past a node in `stop` is not walked."""
     deps = dict.fromkeys(root_nodes, 0)
@@ -78,7 +82,7 @@ def _dependencies(root_nodes, stop=frozenset()):
     return deps
 
 
-def _needed(root_nodes, deps, targets, stop=frozenset()):
+def _needed(root_nodes, deps, targets, stop=_NO_STOP):
     """Nodes with a target downstream: only those run when `inputs` is given (targets are captured
     before they would run). `root_nodes`: distinct nodes, each in `deps`."""
     # reverse topological order via the dependency counts, then propagate "reaches a target" (plain loops:
@@ -121,6 +125,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     if retain_graph is None:
         retain_graph = create_graph
 
+    # this thread's autograd state through its thread-local's own dict: an item there costs half an attribute of
+    # the thread-local (as in Function.apply)
+    mode = state.__dict__
     buffers = {}  # node -> list of summed grads, one per output_nr; the roots' first
     for t, g in zip(outputs, grads):
         if g is not None:
@@ -128,13 +135,13 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             if nr == 0 and node not in buffers:  # (as in the loop below)
                 buffers[node] = [g]
             else:
-                _add_to_buffer(buffers, node, nr, g, state.grad_enabled)
+                _add_to_buffer(buffers, node, nr, g, mode["grad_enabled"])
     root_nodes = list(buffers)
     grads = g = results = None
     targets = needed = None
     if capture is not None:
         targets = {node for node, _ in capture}
-    stop = frozenset(targets) if stop_at_capture else frozenset()
+    stop = frozenset(targets) if stop_at_capture else _NO_STOP
     deps = _dependencies(root_nodes, stop)
     if capture is not None:
         needed = _needed(root_nodes, deps, targets, stop)
@@ -143,14 +150,17 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
     parts = captured if stop else None
     # past the roots, a node becomes ready once: when its last incoming edge delivers. Every node's _seq is its
     # own (one counter), so the heap never compares two entries' nodes
-    ready = [(-node._seq, node) for node in root_nodes if deps[node] == 0]
+    ready = []
+    for node in root_nodes:  # (a loop: a comprehension is a function call of its own)
+        if deps[node] == 0:
+            ready.append((-node._seq, node))
     heapq.heapify(ready)
 
     push, pop = heapq.heappush, heapq.heappop
-    anomaly = state.anomaly  # (read once a backward: a thread-local read is dear, and nodes are many)
-    prev_mode, prev_retain = state.grad_enabled, state.retain_graph
+    anomaly = mode["anomaly"]  # (read once a backward, as nodes are many)
+    prev_mode, prev_retain = mode["grad_enabled"], mode["retain_graph"]
     create_graph = bool(create_graph)  # (the grad mode of the nodes' backward: sums below are recorded in it)
-    state.grad_enabled, state.retain_graph = create_graph, bool(retain_graph)
+    mode["grad_enabled"], mode["retain_graph"] = create_graph, bool(retain_graph)
     # Each node runs in the backward's grad mode, as PyTorch restores its thread-local state for every node: a
     # hook or a user Function's backward that changes the mode and leaves it changed does not reach the next
     # node. Only those can change it (a built-in op's backward leaves it as it found it), so the mode is
@@ -160,7 +170,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
         while ready:
             node = pop(ready)[1]
             if restore:
-                state.grad_enabled = create_graph
+                mode["grad_enabled"] = create_graph
                 restore = False
             node_grads = buffers.pop(node, None) or []
             leaf = type(node) is AccumulateGrad
@@ -226,7 +236,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     push(ready, (-nxt._seq, nxt))
             g = None  # no stray reference: a leaf adopts a gradient only no one else holds
     finally:
-        state.grad_enabled, state.retain_graph = prev_mode, prev_retain
+        mode["grad_enabled"], mode["retain_graph"] = prev_mode, prev_retain
     return captured
 
 

@@ -357,8 +357,12 @@ class BackwardNode(Node):
         out = cls.backward(self, *grads)
         if not isinstance(out, tuple):
             out = (out,)
-        if len(out) != len(self._tensor_positions):  # (the usual: one gradient per tensor input, kept as it is)
-            out = self._per_tensor_input(out)
+        pos = self._tensor_positions
+        if len(out) != len(pos):  # (the usual: one gradient per tensor input, kept as it is)
+            if len(out) == self._n_args and (not pos or pos[-1] == len(pos) - 1):
+                out = out[:len(pos)]  # one per argument, the tensors first (sum's (grad, None, None)): no call
+            else:
+                out = self._per_tensor_input(out)
         return self._validated(out) if cls._user else out
 
     def _per_tensor_input(self, out):
