@@ -694,6 +694,7 @@ def test_input_grad_image_by_image_vs_col2im_and_torch(torch, monkeypatch, dtype
     ((8, 16, 16, 16), (16, 16, 3, 3), {"padding": 1, "bias": False}),  # a DDPM U-Net's
     ((1, 3, 10, 9), (4, 3, 2, 3), {"padding": (0, 1)}),  # batch 1, no padding in height, an even kernel
     ((2, 4, 12, 12), (5, 4, 3, 3), {"dilation": 2}),  # 8 x 8 out, no padding
+    ((2, 3, 9, 10), (4, 3, 4, 4), {"padding": "same"}),  # more padding after than before
 ])
 def test_conv2d_forward_image_by_image_vs_the_general_path_and_torch(torch, monkeypatch, threads, dtype, xs,
                                                                            ws, kw):

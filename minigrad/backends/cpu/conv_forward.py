@@ -193,12 +193,15 @@ def _conv(y, x, wm, b, cols, prod, xp, n0, n1, kh, kw, sh, sw, dh, dw, ph, pw, O
             _wide_columns(cols, xp, x.shape[1], kh, kw, dh, dw, OH + (kh - 1) * dh, Wr, p0, p1)
             team.gemm(address, ilp64, 111, 111, O, m, K, one, wm, K, cols, m, zero, prod, m)
             for o in range(O):
-                bo = b[o] if len(b) else zero
                 for p in range(p0, p1):
                     src = o * m + (p - p0) * Wr
                     dst = o * L + p * OW
-                    for q in range(OW):
-                        y[n, _U(dst + q)] = prod[_U(src + q)] + bo
+                    if len(b):
+                        for q in range(OW):
+                            y[n, _U(dst + q)] = prod[_U(src + q)] + b[o]
+                    else:  # (no + 0.0, which would turn a -0.0 into 0.0)
+                        for q in range(OW):
+                            y[n, _U(dst + q)] = prod[_U(src + q)]
 
 
 @team.kernel(parallel=True)
