@@ -172,8 +172,9 @@ def _fit(t, spatial):
     return t[(slice(None), slice(None)) + tuple(slice(0, s) for s in spatial)]
 
 
-def _conv_arrays(xd, wd, stride, pads, dilation, groups):
-    """y[n, o, p] = sum_{c in o's group, k} w[o, c, k] x_pad[n, c, p*s + k*d]: x (N, C, *in), w (O, C/G, *k)."""
+def _conv_arrays(xd, wd, stride, pads, dilation, groups, bias=None):
+    """y[n, o, p] = sum_{c in o's group, k} w[o, c, k] x_pad[n, c, p*s + k*d] (+ bias[o]): x (N, C, *in), w (O, C/G,
+    *k), bias (O,) or None."""
     xp = xp_of(xd)
     N, O, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
     out = tuple(out_size(s, k, st, d, lo, hi) for s, k, st, d, (lo, hi) in
@@ -182,9 +183,19 @@ def _conv_arrays(xd, wd, stride, pads, dilation, groups):
         return xp.zeros((N, O) + out, dtype=xd.dtype)
     x4, one, no_pad = _height_one(kernel, xd)
     w4 = _height_one(kernel, wd)[0]
-    impl = backends.find("conv_forward", x4, w4, groups, one + kernel, one + out)
-    if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves)
-        return impl.forward(x4, w4, one + stride, no_pad + pads, one + dilation, one + out).reshape((N, O) + out)
+    impl = backends.find("conv_forward", x4, w4, groups, one + kernel, one + out, one + stride)
+    if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves; the bias
+        # added as y is written)
+        return impl.forward(x4, w4, one + stride, no_pad + pads, one + dilation, one + out, bias).reshape((N, O) + out)
+    y = _conv_general(xd, wd, stride, pads, dilation, groups, out)
+    if bias is not None:
+        y += bias.reshape((O,) + (1,) * len(out))
+    return y
+
+
+def _conv_general(xd, wd, stride, pads, dilation, groups, out):
+    xp = xp_of(xd)
+    N, O, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
     cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
     # y^T = cols^T w^T per group: (G, L * N, O/G), the positions as the product's long side
     yt = grouped_matmul(cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1),
@@ -201,9 +212,7 @@ class Convolution(Function):
     @staticmethod
     def forward(ctx, x, w, b, stride, pads, dilation, groups):
         xd, wd = x.array, w.array
-        y = _conv_arrays(xd, wd, stride, pads, dilation, groups)
-        if b is not None:
-            y += b.array.reshape((wd.shape[0],) + (1,) * (y.ndim - 2))
+        y = _conv_arrays(xd, wd, stride, pads, dilation, groups, None if b is None else b.array)
         ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w if ctx.needs_input_grad[0] else None)
         ctx.conv = stride, pads, dilation, groups, xd.shape[2:], wd.shape[2:]
         return y

@@ -443,7 +443,8 @@ def test_3d_conv_modules_vs_torch(torch, cls, args, kw, shape):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("xs, ws, kw", [((64, 6, 14, 14), (16, 6, 5, 5), {}), ((5, 1, 9, 9), (6, 1, 5, 5), {"padding": 2}),
+@pytest.mark.parametrize("xs, ws, kw", [((64, 6, 14, 14), (16, 6, 5, 5), {"stride": 2}),
+                                        ((5, 1, 7, 7), (6, 1, 5, 5), {"padding": 2}),
                                         ((3, 4, 8, 7), (6, 2, 3, 3), {"groups": 2, "stride": 2})])
 def test_conv2d_output_copied_by_the_backend_is_the_numpy_copys(torch, monkeypatch, xs, ws, kw, dtype):
     # the product's (positions, batch, channels) into (batch, channels, positions): the backend's compiled copy
@@ -689,6 +690,11 @@ def test_input_grad_image_by_image_vs_col2im_and_torch(torch, monkeypatch, dtype
     ((2, 4, 36, 36), (6, 4, 3, 3), {"dilation": (2, 3), "padding": (3, 1)}),
     ((2, 6, 18, 18), (5, 6, 3, 3), {"padding": "same", "transpose": True}),  # a non-contiguous input
     ((1, 16, 64, 64), (16, 16, 3, 3), {"padding": 1}),  # a style-transfer script's 16 -> 16 at batch 1
+    ((128, 16, 8, 8), (16, 16, 3, 3), {"padding": 1}),  # stride 1 on small maps: the columns over the padded width
+    ((8, 16, 16, 16), (16, 16, 3, 3), {"padding": 1, "bias": False}),  # a DDPM U-Net's
+    ((1, 3, 10, 9), (4, 3, 2, 3), {"padding": (0, 1)}),  # batch 1, no padding in height, an even kernel
+    ((2, 4, 12, 12), (5, 4, 3, 3), {"dilation": 2}),  # 8 x 8 out, no padding
+    ((2, 3, 9, 10), (4, 3, 4, 4), {"padding": "same"}),  # more padding after than before
 ])
 def test_conv2d_forward_image_by_image_vs_the_general_path_and_torch(torch, monkeypatch, threads, dtype, xs,
                                                                            ws, kw):
@@ -804,6 +810,32 @@ def test_image_columns_are_the_padded_inputs_windows(dtype, stride, padding, dil
         band = np.full(4 * kernel[0] * kernel[1] * 2 * out[1], np.nan, dtype=dtype)
         conv_forward._columns(band, x, n, *args, 1, 3)
         assert np.array_equal(band.reshape(want.shape[0], 2, out[1]), want[:, 1:3])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("padding, dilation", [((0, 0), (1, 1)), ((1, 2), (1, 1)), ((2, 1), (2, 1)), ((0, 1), (1, 3))])
+def test_wide_columns_are_the_padded_inputs_windows(dtype, padding, dilation):
+    # at stride 1, one image's columns over the padded width, whole and of a band of output rows: of each run of
+    # Wp positions per output row, the first OW are numpy's windows of the padded image, exactly
+    from minigrad.backends.cpu import conv_forward
+
+    x = arr(3, 4, 11, 13, dtype=dtype)
+    kernel = (3, 2)
+    pads = tuple((p, p) for p in padding)
+    out = tuple(s + 2 * p - d * (k - 1) for s, p, d, k in zip(x.shape[2:], padding, dilation, kernel))
+    Hp, Wp = out[0] + (kernel[0] - 1) * dilation[0], out[1] + (kernel[1] - 1) * dilation[1]
+    padded = np.pad(x, ((0, 0), (0, 0)) + pads)
+    assert padded.shape[2:] == (Hp, Wp)
+    for n in range(x.shape[0]):
+        xp = np.zeros(4 * Hp * Wp + (kernel[1] - 1) * dilation[1], dtype=dtype)
+        conv_forward._pad(xp, x, n, padding[0], padding[1], Hp, Wp)
+        assert np.array_equal(xp[:4 * Hp * Wp].reshape(4, Hp, Wp), padded[n])
+        want = np.stack([padded[n, c, i * dilation[0]:, j * dilation[1]:][:out[0], :out[1]]
+                         for c in range(4) for i in range(kernel[0]) for j in range(kernel[1])])
+        for p0, p1 in ((0, out[0]), (1, 3)):
+            cols = np.full(want.shape[0] * (p1 - p0) * Wp, np.nan, dtype=dtype)
+            conv_forward._wide_columns(cols, xp, 4, *kernel, *dilation, Hp, Wp, p0, p1)
+            assert np.array_equal(cols.reshape(want.shape[0], p1 - p0, Wp)[:, :, :out[1]], want[:, p0:p1])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
