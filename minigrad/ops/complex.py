@@ -182,35 +182,34 @@ class Sgn(Function):
 
 
 def _derivatives():
-    """f'(z) of each holomorphic op minigrad computes on complex tensors, in Tensor ops (so twice differentiable)."""
-    from . import elementwise as e, pointwise as p
-
+    """f'(z) of each holomorphic op minigrad computes on complex tensors, in Tensor ops (so twice differentiable;
+    Tensor's methods, as elementwise imports this module)."""
     return {
-        "exp": e.exp,
-        "log": e.reciprocal,
-        "sqrt": lambda z: e.reciprocal(e.sqrt(z)) * 0.5,
-        "rsqrt": lambda z: e.rsqrt(z) * e.reciprocal(z) * -0.5,
-        "sin": e.cos,
-        "cos": lambda z: -e.sin(z),
-        "tan": lambda z: 1.0 + p.tan(z) * p.tan(z),
-        "tanh": lambda z: 1.0 - e.tanh(z) * e.tanh(z),
-        "sigmoid": lambda z: e.sigmoid(z) * (1.0 - e.sigmoid(z)),
-        "reciprocal": lambda z: -(e.reciprocal(z) * e.reciprocal(z)),
-        "sinh": p.cosh,
-        "cosh": p.sinh,
+        "exp": lambda z: z.exp(),
+        "log": lambda z: z.reciprocal(),
+        "sqrt": lambda z: z.sqrt().reciprocal() * 0.5,
+        "rsqrt": lambda z: z.rsqrt() * z.reciprocal() * -0.5,
+        "sin": lambda z: z.cos(),
+        "cos": lambda z: -z.sin(),
+        "tan": lambda z: 1.0 + z.tan() * z.tan(),
+        "tanh": lambda z: 1.0 - z.tanh() * z.tanh(),
+        "sigmoid": lambda z: z.sigmoid() * (1.0 - z.sigmoid()),
+        "reciprocal": lambda z: -(z.reciprocal() * z.reciprocal()),
+        "sinh": lambda z: z.cosh(),
+        "cosh": lambda z: z.sinh(),
         # (acosh's as 1 / (sqrt(z - 1) sqrt(z + 1)), numpy's and PyTorch's branch: 1 / sqrt(z^2 - 1) has the
         # opposite sign where re z < 0)
-        "asin": lambda z: e.rsqrt(1.0 - z * z),
-        "acos": lambda z: -e.rsqrt(1.0 - z * z),
-        "atan": lambda z: e.reciprocal(1.0 + z * z),
-        "asinh": lambda z: e.rsqrt(z * z + 1.0),
-        "acosh": lambda z: e.rsqrt(z - 1.0) * e.rsqrt(z + 1.0),
-        "atanh": lambda z: e.reciprocal(1.0 - z * z),
-        "exp2": lambda z: p.exp2(z) * LN2,
-        "expm1": e.exp,
-        "log2": lambda z: e.reciprocal(z * LN2),
-        "log10": lambda z: e.reciprocal(z * LN10),
-        "log1p": lambda z: e.reciprocal(z + 1.0),
+        "asin": lambda z: (1.0 - z * z).rsqrt(),
+        "acos": lambda z: -(1.0 - z * z).rsqrt(),
+        "atan": lambda z: (1.0 + z * z).reciprocal(),
+        "asinh": lambda z: (z * z + 1.0).rsqrt(),
+        "acosh": lambda z: (z - 1.0).rsqrt() * (z + 1.0).rsqrt(),
+        "atanh": lambda z: (1.0 - z * z).reciprocal(),
+        "exp2": lambda z: z.exp2() * LN2,
+        "expm1": lambda z: z.exp(),
+        "log2": lambda z: (z * LN2).reciprocal(),
+        "log10": lambda z: (z * LN10).reciprocal(),
+        "log1p": lambda z: (z + 1.0).reciprocal(),
     }
 
 
