@@ -293,27 +293,26 @@ def _scalar_type(npd):
     return from_numpy_dtype(npd)._legacy[:-len("Tensor")]
 
 
-def complex(real, imag):
-    """The complex tensor real + i imag (both float32 or both float64, as PyTorch asks)."""
-    for t in (real, imag):
+def _check_parts(a, b):
+    """complex's and polar's arguments: both float32 or both float64, PyTorch's texts."""
+    for t in (a, b):
         if t.array.dtype.kind != "f" or t.array.dtype.itemsize < 4:
             raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                               f"{_scalar_type(real.array.dtype)} and {_scalar_type(imag.array.dtype)}")
-    if real.array.dtype != imag.array.dtype:
-        raise RuntimeError(f"Expected object of scalar type {_scalar_type(real.array.dtype)} but got scalar type "
-                           f"{_scalar_type(imag.array.dtype)} for second argument")
+                               f"{_scalar_type(a.array.dtype)} and {_scalar_type(b.array.dtype)}")
+    if a.array.dtype != b.array.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_scalar_type(a.array.dtype)} but got scalar type "
+                           f"{_scalar_type(b.array.dtype)} for second argument")
+
+
+def complex(real, imag):
+    """The complex tensor real + i imag (both float32 or both float64, as PyTorch asks)."""
+    _check_parts(real, imag)
     return _with_shapes(Complex.apply(real, imag), real, imag)
 
 
 def polar(abs, angle):
     """abs * (cos(angle) + i sin(angle)) (both float32 or both float64, as PyTorch asks)."""
-    for t in (abs, angle):
-        if t.array.dtype.kind != "f" or t.array.dtype.itemsize < 4:
-            raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                               f"{_scalar_type(abs.array.dtype)} and {_scalar_type(angle.array.dtype)}")
-    if abs.array.dtype != angle.array.dtype:
-        raise RuntimeError(f"Expected object of scalar type {_scalar_type(abs.array.dtype)} but got scalar type "
-                           f"{_scalar_type(angle.array.dtype)} for second argument")
+    _check_parts(abs, angle)
     return _with_shapes(Polar.apply(abs, angle), abs, angle)
 
 
