@@ -39,8 +39,6 @@ from .ops import *  # noqa: F401,F403
 from .ops import _bind_methods, _standard_gamma  # noqa: F401
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
 from .tensor import Size, Tensor  # noqa: F401
-from . import fft  # noqa: E402,F401 (torch.fft, the module)
-from .fft import istft, stft  # noqa: E402,F401
 from .legacy_types import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
 )
@@ -49,7 +47,19 @@ from .typeinfo import (  # noqa: F401
 )
 
 _bind_methods(Tensor)
-Tensor.stft, Tensor.istft = stft, istft
+
+
+def _stft_method(name):
+    def method(self, *args, **kwargs):  # (minigrad.fft loads at the first call: a script without it never needs it)
+        from . import fft
+
+        return getattr(fft, name)(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+Tensor.stft, Tensor.istft = _stft_method("stft"), _stft_method("istft")
 
 
 def _take_out():  # PyTorch's out= on the top-level functions minigrad/ops/out.py names (the methods take none)
@@ -154,7 +164,6 @@ def set_num_interop_threads(n):
     """Accepted for PyTorch's scripts; minigrad runs ops one after another (see get_num_interop_threads)."""
 
 
-from .sparse import sparse_coo_tensor, spmm  # noqa: E402,F401 (and minigrad.sparse: mm, the legacy FloatTensor)
 
 _aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn package, bound on first use
 # PyTorch's top-level names for ops that are nn.functional's here, with the same signatures
@@ -191,8 +200,12 @@ def __getattr__(name):
 
     if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
                 "_dynamo", "_inductor", "_logging", "accelerator", "version", "distributions", "special", "testing",
-                "mps", "multiprocessing", "jit", "func", "profiler"):
+                "mps", "multiprocessing", "jit", "func", "profiler", "fft", "sparse"):
         return importlib.import_module(f".{name}", __name__)
+    if name in ("stft", "istft"):  # torch.stft is torch.fft's here
+        return getattr(importlib.import_module(".fft", __name__), name)
+    if name in ("sparse_coo_tensor", "spmm"):  # (and minigrad.sparse: mm, the legacy FloatTensor)
+        return getattr(importlib.import_module(".sparse", __name__), name)
     if name in _FUNCTIONAL:  # torch.conv2d, ...: nn.functional's (minigrad.nn is nn, bound on first use)
         return getattr(importlib.import_module(".nn.functional", __name__), name)
     if name == "vmap":  # torch.vmap is torch.func.vmap

@@ -391,3 +391,4 @@ def test_abs_in_place_of_complex_raises_pytorchs_error():
     x = mg.tensor(X)
     x.abs_()
     np.testing.assert_array_equal(x.numpy(), np.abs(X))
+

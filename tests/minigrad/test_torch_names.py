@@ -1,4 +1,9 @@
 """The torch names training scripts use, at minigrad's top level and on Tensor, against PyTorch."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -354,3 +359,17 @@ def test_complex32_is_refused_in_one_clear_line(torch, name):
         getattr(minigrad, name)
     text = str(e.value)
     assert "\n" not in text and f"no attribute '{name}'" in text and "no complex32 dtype" in text
+
+
+def test_fft_and_sparse_load_on_first_use():
+    # `import minigrad` leaves torch.fft's and torch.sparse's modules unloaded (a script without them never pays
+    # for them); minigrad.fft, minigrad.stft, Tensor.stft and minigrad.sparse_coo_tensor load them when reached
+    code = ("import sys, minigrad; assert 'minigrad.fft' not in sys.modules and 'minigrad.sparse' not in sys.modules; "
+            "x = minigrad.arange(64.0); s = x.stft(16, window=minigrad.hann_window(16), return_complex=True); "
+            "assert minigrad.stft is minigrad.fft.stft and tuple(s.shape) == (9, 1 + 64 // 4); "
+            "a = minigrad.sparse_coo_tensor(minigrad.tensor([[0, 1], [1, 0]]), minigrad.tensor([2.0, 3.0]), (2, 2)); "
+            "assert minigrad.spmm(a, minigrad.eye(2)).tolist() == [[0.0, 2.0], [3.0, 0.0]]; print('ok')")
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, env=env)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
