@@ -917,3 +917,30 @@ def test_conv1d_through_the_2d_kernels_vs_the_general_path_and_torch(torch, monk
         for ref in (other, want):
             np.testing.assert_allclose(mine, ref, rtol=1e-4 if dtype == np.float32 else 1e-10,
                                        atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
+
+
+@pytest.mark.parametrize("fn, xs, ws, taken", [
+    (F.conv2d, (8, 64, 4, 4), (1, 64, 4, 4), False),  # (a DCGAN discriminator's last layer: 1 x 1 outputs)
+    (F.conv2d, (8, 16, 4, 10), (8, 16, 4, 3), False),  # (a 2-d conv down to one row of 8)
+    (F.conv1d, (8, 16, 8), (32, 16, 3), False),  # (a row of 6)
+    (F.conv1d, (8, 16, 16), (32, 16, 3), True),  # (a row of 14)
+])
+def test_one_row_outputs_take_the_image_kernel_only_for_a_conv1d_of_12_positions_or_more(torch, monkeypatch, fn,
+                                                                                          xs, ws, taken):
+    # the image-by-image kernel takes a Conv1d's single row (each column row one run of the input's) where the row
+    # is long enough; a 2-d conv whose output is one row, or a short row, stays on the general path (its per-image
+    # products of a position or a few each cost ~3x the step); values and gradients PyTorch's either way
+    from minigrad.backends.cpu import conv_forward
+
+    calls = []
+    monkeypatch.setattr(conv_forward, "forward", lambda *a, real=conv_forward.forward: calls.append(1) or real(*a))
+    x, w = arr(*xs, dtype=np.float64), arr(*ws, dtype=np.float64)
+    got = []
+    for lib, f in ((minigrad, fn), (torch, getattr(torch.nn.functional, fn.__name__))):
+        ts = [lib.tensor(a, requires_grad=True) for a in (x, w)]
+        y = f(*ts)
+        y.sum().backward()
+        got.append([np.asarray(y.detach())] + [np.asarray(t.grad) for t in ts])
+    assert bool(calls) == taken
+    for a, b in zip(*got):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

@@ -35,6 +35,7 @@ from . import blas, floats, team
 _U = np.uint64  # (an unsigned index: numba adds no wraparound for negative indices)
 
 MIN_POSITIONS = 256
+ROW_MIN_POSITIONS = 12  # (shorter rows: the general path's one product over the batch is the faster)
 WIDE_MIN_POSITIONS = 64  # (4 x 4 maps: the general path's batch-last columns the faster)
 BAND_BYTES = 1 << 17  # the forward's columns made a band of output rows at a time, to stay in the L2 cache
 BAND_POSITIONS = 512  # but at least this many output positions per product, for BLAS to run at speed
@@ -51,8 +52,10 @@ def supports(x, w, groups, kernel, out, stride=None):
     docs/performance.md.)"""
     positions = out[0] * out[1] if len(out) == 2 else 0
     wide = stride is not None and tuple(stride) == (1, 1) and positions >= WIDE_MIN_POSITIONS
+    # a Conv1d's single row (not a 2-d conv down to one row) of ROW_MIN_POSITIONS or more
+    one_row = out[0] == 1 and kernel[0] == 1 and x.shape[2] == 1 and out[1] >= ROW_MIN_POSITIONS
     return (floats(x, w) and x.ndim == 4 and groups == 1 and x.size and w.size and len(out) == 2
-            and (positions >= MIN_POSITIONS or out[0] == 1 or wide) and blas.gemm_address(x.dtype) is not None)
+            and (positions >= MIN_POSITIONS or one_row or wide) and blas.gemm_address(x.dtype) is not None)
 
 
 def _args(kernel, stride, dilation, pads, out):
