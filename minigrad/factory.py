@@ -162,13 +162,15 @@ def _infer_dtype(data, leaves=None):
     return functools.reduce(dtypes.promote_types, found)
 
 
+_COPY_CONSTRUCT = ("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                   "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).")
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new leaf tensor holding a copy of `data` (a number, nested lists, an array or a Tensor)."""
     xp = module_for(device)
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=2)
     if recording.hook.recorder is not None and xp is np and (type(data) is np.ndarray
                                                               or not hasattr(data, "__array_interface__")):
         # inside a minigrad.compile capture: made again at each replay (of that call's tensor, for a copy of
@@ -193,6 +195,9 @@ def _tensor(data, dtype, device, requires_grad, xp):
     if isinstance(data, Tensor):
         data = data.array
     if hasattr(data, "dtype") and hasattr(data, "shape"):
+        if getattr(data, "is_sparse", False):  # a sparse COO tensor: a detached sparse copy, as PyTorch's
+            warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=3)
+            return data.detach().to(device=device, dtype=dtype).clone().requires_grad_(requires_grad)
         arr = data.astype(_dt(dtype)) if dtype is not None else data.copy()
         if arr.dtype == np.float16 and dtype is None:
             pass
@@ -278,6 +283,8 @@ def _check_nesting(data):
 def as_tensor(data, dtype=None, device=None):
     """Like `tensor`, but shares memory with an array of the right dtype and device."""
     if isinstance(data, Tensor):  # the tensor itself, or its conversion (recorded by autograd), never a warned copy
+        return data.to(device=device, dtype=dtype)
+    if getattr(data, "is_sparse", False):  # (a sparse COO tensor, as a tensor is: itself)
         return data.to(device=device, dtype=dtype)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt(dtype)) and (device is None or str(device) == "cpu"):
         return Tensor._wrap(_writeable(_supported(data)))

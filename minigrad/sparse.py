@@ -11,7 +11,7 @@ import numpy as np
 
 from . import dtypes
 from .backends.arrays import xp_of
-from .ops import index_add, index_select
+from .ops import cat, index_add, index_select
 from .factory import tensor, zeros
 from .tensor import Size, Tensor
 
@@ -143,7 +143,10 @@ class SparseTensor:
         return SparseTensor(indices, values, self._size, coalesced=True)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
-        v = self._values_t if dtype is None else self._values_t.to(dtype)
+        if dtype is not None:
+            raise RuntimeError("dtype argument is not supported by sparse_to_dense")
+        _check_indices(self._indices_t, self._size)  # (PyTorch's writes past its buffer: its text, not ours)
+        v = self._values_t
         n = 1
         for s in self._size[:self.sparse_dim()]:
             n *= s
@@ -191,13 +194,85 @@ class SparseTensor:
         if self.sparse_dim() != 2 or self.dense_dim() != 0:
             raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but self is "
                                f"{self.sparse_dim()} sparse and {self.dense_dim()} dense")
-        return SparseTensor(self._indices_t.flip(0), self._values_t, (self._size[1], self._size[0]))
+        return self.transpose(0, 1)
+
+    def transpose(self, dim0, dim1):
+        if max(dim0, dim1) >= self.sparse_dim() or min(dim0, dim1) < -self.sparse_dim():
+            raise _no_sparse_kernel("transpose")  # (a dense dim: not here)
+        order = list(range(self.sparse_dim()))
+        order[dim0], order[dim1] = order[dim1], order[dim0]
+        size = list(self._size)
+        size[dim0], size[dim1] = size[dim1], size[dim0]
+        return SparseTensor(self._indices_t[order], self._values_t, size)
+
+    def clone(self):
+        return SparseTensor(self._indices_t.clone(), self._values_t.clone(), self._size, self._coalesced)
+
+    def sum(self, dim=None, keepdim=False, *, dtype=None):
+        if dim is not None or keepdim or dtype is not None:
+            raise _no_sparse_kernel("sum")
+        return self._values_t.sum()
+
+    # ---- arithmetic: on the values, where PyTorch's result is sparse ----------------------
+    def _scalar(self, other):
+        """`other` as a number or 0-dim tensor, or None."""
+        if isinstance(other, (int, float, bool, np.generic)) or isinstance(other, Tensor) and other.dim() == 0:
+            return other
+        return None
+
+    def __neg__(self):
+        return SparseTensor(self._indices_t, -self._values_t, self._size, self._coalesced)
+
+    def __add__(self, other):
+        if not isinstance(other, SparseTensor):
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        if other._size != self._size:
+            raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but {list(self._size)} != "
+                               f"{list(other._size)}")
+        return SparseTensor(cat([self._indices_t, other._indices_t], 1),
+                            cat([self._values_t, other._values_t]), self._size)
+
+    def __radd__(self, other):  # (a number or a dense tensor on the left reaches here only for a number)
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+
+    def __sub__(self, other):
+        return self + (-other if isinstance(other, SparseTensor) else other)
+
+    __rsub__ = __radd__
+
+    def __mul__(self, other):
+        if self._scalar(other) is not None:
+            return SparseTensor(self._indices_t, self._values_t * other, self._size, self._coalesced)
+        if isinstance(other, Tensor) and tuple(other.shape) == tuple(self._size) and self.dense_dim() == 0:
+            picked = index_select(other.reshape(-1), 0, Tensor._wrap(self._linear()))  # the dense at each element
+            return SparseTensor(self._indices_t, self._values_t * picked, self._size, self._coalesced)
+        raise _no_sparse_kernel("mul")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        if self._scalar(other) is None:
+            raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor divisor (got shape "
+                               f"{list(other.shape)} for divisor)")
+        return SparseTensor(self._indices_t, self._values_t / other, self._size, self._coalesced)
+
+    def __rtruediv__(self, other):
+        raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor divisor (got shape "
+                           f"{list(self._size)} for divisor)")
 
     # ---- the product ---------------------------------------------------------------------
     def mm(self, mat2):
         return mm(self, mat2)
 
-    __matmul__ = matmul = mm
+    def matmul(self, other):
+        if isinstance(other, Tensor) and other.dim() == 1:  # (matmul's vector; mm refuses one)
+            return mm(self, other.unsqueeze(1)).squeeze(1)
+        return mm(self, other)
+
+    __matmul__ = matmul
+
+    def __rmatmul__(self, other):
+        return _dense_mm(other, self)
 
     def __repr__(self):
         from ._format import tensor_repr
@@ -260,6 +335,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
         if len(size) != indices.shape[0] + values.dim() - 1:
             raise RuntimeError(f"number of dimensions must be sparse_dim ({indices.shape[0]}) + dense_dim "
                                f"({values.dim() - 1}), but got {len(size)}")
+    if check_invariants:
+        _check_indices(indices, size)
     out = SparseTensor(indices, values, size, coalesced=bool(is_coalesced))
     if requires_grad:
         out.requires_grad_()
@@ -279,8 +356,15 @@ def mm(mat1, mat2):
         from .ops import mm as dense_mm
 
         return dense_mm(mat1, mat2)
+    if isinstance(mat2, SparseTensor):  # sparse @ sparse: sparse, at the product's nonzeros
+        product = mm(mat1, mat2.to_dense())
+        where = product.array.nonzero()
+        return SparseTensor(Tensor._wrap(xp_of(product.array).stack(where)), product[where], product.shape,
+                            coalesced=True)
     if not isinstance(mat2, Tensor):
         raise TypeError(f"mm(): argument 'mat2' (position 2) must be Tensor, not {type(mat2).__name__}")
+    if mat2.dim() == 1:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     if mat1.sparse_dim() != 2 or mat1.dense_dim() != 0:
         raise RuntimeError(f"addmm: matrices expected, got {mat1.sparse_dim()}D, {mat2.dim()}D tensors")
     if mat2.dim() != 2:
@@ -295,3 +379,36 @@ def mm(mat1, mat2):
 
 
 spmm = mm
+
+
+def _dense_mm(mat1, mat2):
+    """dense @ sparse: column c of the result sums mat1[:, row[k]] * values[k] over the elements k in column c."""
+    if not isinstance(mat1, Tensor) or mat1.dim() != 2 or mat2.sparse_dim() != 2 or mat2.dense_dim() != 0:
+        raise _no_sparse_kernel("mm")
+    if mat1.dtype != mat2.dtype:
+        raise RuntimeError(f"expected scalar type {mat1.dtype._legacy[:-6]} but found {mat2.dtype._legacy[:-6]}")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} and "
+                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    row, col = (Tensor._wrap(i) for i in mat2._indices_t.array)
+    messages = index_select(mat1, 1, row) * mat2._values_t
+    return index_add(zeros(mat1.shape[0], mat2.shape[1], dtype=mat1.dtype, device=mat1.device), 1, col, messages)
+
+
+def _check_indices(indices, size):
+    """PyTorch's check_invariants texts for indices outside `size`."""
+    idx = indices.array
+    if not idx.shape[1]:
+        return
+    low, high = idx.min(axis=1), idx.max(axis=1)
+    for d in range(idx.shape[0]):
+        if low[d] < 0:
+            raise RuntimeError(f"found negative index {int(low[d])} for dim {d}")
+        if high[d] >= size[d]:
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found index "
+                               f"{int(high[d])}")
+
+
+def sum(input, dim=None, dtype=None):
+    """torch.sparse.sum: all of a sparse tensor's elements (a dense 0-dim tensor)."""
+    return input.sum(dim, dtype=dtype)

@@ -85,6 +85,8 @@ def binary_operands(a, b):
         return cast(a, dt), cast(b, dt)
     if ta:
         if not isinstance(b, (builtins.int, builtins.float, builtins.bool, np.generic, builtins.complex)):
+            if getattr(b, "is_sparse", False):  # dense op sparse: the dense result, as PyTorch's `x + adj`
+                return binary_operands(a, b.to_dense())
             if hasattr(b, "shape"):
                 b = Tensor._wrap(b)
                 return binary_operands(a, b)

@@ -678,6 +678,8 @@ def mul(input, other):
         except ValueError:  # (shapes that do not broadcast: PyTorch's error; any other: numpy's)
             _refuse_shapes(input, other)
             raise
+    if getattr(other, "is_sparse", False):  # (dense * sparse is sparse in PyTorch: zero off its elements)
+        return other * input
     return _binary(Mul, input, other)
 
 
@@ -698,6 +700,8 @@ def div(input, other, rounding_mode=None):
             raise
     from ..dtypes import default_float
 
+    if getattr(other, "is_sparse", False):
+        return other.__rtruediv__(input)
     if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.array.dtype.kind not in "fc":
         # an integer tensor over a number: both as floats, never the number in the tensor's dtype first
         # (`int8 / 1000` divides by 1000, not by 1000 wrapped to int8)

@@ -214,7 +214,9 @@ def matmul(input, other):
         if x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0] and x.dtype == y.dtype and x.dtype.kind == "f":
             return _apply(Matmul, input, other)
     if getattr(input, "is_sparse", False):  # a sparse COO matrix (minigrad/sparse.py) makes its own product
-        return input.mm(other)
+        return input.matmul(other)
+    if getattr(other, "is_sparse", False):
+        return other.__rmatmul__(input)
     a, b = _operands(input, other, shapes=_check)
     na, nb = a.array.ndim, b.array.ndim
     if na == 2 and nb == 2:
@@ -234,6 +236,8 @@ def mm(input, mat2):
     """Product of two matrices (2-D only, as torch.mm)."""
     if getattr(input, "is_sparse", False):  # a sparse COO matrix (minigrad/sparse.py) makes its own product
         return input.mm(mat2)
+    if getattr(mat2, "is_sparse", False):
+        return mat2.__rmatmul__(input)
     a, b = _operands(input, mat2)
     if a.array.ndim != 2:
         raise RuntimeError("self must be a matrix")

@@ -136,3 +136,72 @@ def test_item_and_bool_of_a_sparse_tensor_as_pytorch(n):
             assert f(m) == f(t)
         else:
             assert _error(lambda f=f: f(m)) == _error(lambda f=f: f(t))
+
+
+ARITHMETIC = {
+    "dense + sparse": lambda lib, s, d: d + s, "dense - sparse": lambda lib, s, d: d - s,
+    "add(dense, sparse)": lambda lib, s, d: lib.add(d, s), "dense * sparse": lambda lib, s, d: d * s,
+    "sparse * dense": lambda lib, s, d: s * d, "sparse * 2": lambda lib, s, d: s * 2,
+    "2 * sparse": lambda lib, s, d: 2 * s, "sparse / 2": lambda lib, s, d: s / 2, "-sparse": lambda lib, s, d: -s,
+    "sparse + sparse": lambda lib, s, d: s + s, "sparse - sparse": lambda lib, s, d: s - s * 3,
+    "dense @ sparse": lambda lib, s, d: d @ s, "mm(dense, sparse)": lambda lib, s, d: lib.mm(d, s),
+    "sparse @ sparse": lambda lib, s, d: lib.sparse.mm(s, s), "sparse @ 1-D": lambda lib, s, d: lib.matmul(s, d[0]),
+    "sparse.sum": lambda lib, s, d: lib.sparse.sum(s), "sum": lambda lib, s, d: s.sum(),
+    "transpose": lambda lib, s, d: s.transpose(0, 1),
+    "clone": lambda lib, s, d: s.clone(),
+}
+
+
+@pytest.mark.parametrize("form", ARITHMETIC)
+def test_sparse_arithmetic_values_layout_and_gradients_as_pytorch(form):
+    rng = np.random.default_rng(2)
+    vals = rng.standard_normal(5).astype(np.float32)
+    dense = rng.standard_normal((3, 3)).astype(np.float32)
+    out = {}
+    for lib in (minigrad, torch):
+        v = lib.tensor(vals, requires_grad=True)
+        d = lib.tensor(dense, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = lib.sparse_coo_tensor(lib.tensor(ROWS), v * 1, (3, 3))
+            y = ARITHMETIC[form](lib, s, d)
+        sparse = y.is_sparse
+        y = y.to_dense() if sparse else y
+        (y * y).sum().backward()
+        dg = None if d.grad is None else d.grad.to_dense() if d.grad.is_sparse else d.grad  # (torch's: sparse for `*`)
+        out[lib] = sparse, tuple(y.shape), y.detach().numpy(), v.grad.numpy(), None if dg is None else dg.numpy()
+    (ms, mshape, *mrest), (ts, tshape, *trest) = out[minigrad], out[torch]
+    assert (ms, mshape) == (ts, tshape)
+    for a, b in zip(mrest, trest):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, s: s + lib.ones(3, 3),
+    lambda lib, s: 1 + s,
+    lambda lib, s: lib.ones(3, 3) / s,
+    lambda lib, s: s / lib.ones(3, 3),
+    lambda lib, s: lib.mm(s, lib.ones(3)),
+    lambda lib, s: s.to_dense(lib.float64),
+    lambda lib, s: lib.sparse_coo_tensor(lib.tensor(ROWS), lib.ones(5), (2, 3), check_invariants=True),
+    lambda lib, s: lib.sparse_coo_tensor(-lib.tensor(ROWS), lib.ones(5), (3, 3), check_invariants=True),
+])
+def test_sparse_arithmetic_errors_as_pytorch(call):
+    m, t = both()
+    assert _error(lambda: call(minigrad, m)) == _error(lambda: call(torch, t))
+
+
+def test_tensor_of_a_sparse_tensor_is_a_detached_sparse_copy_with_pytorchs_warning():
+    m, t = both()
+    m.requires_grad_()
+    t.requires_grad_()
+    with pytest.warns(UserWarning) as got:
+        mc = minigrad.tensor(m)
+    with pytest.warns(UserWarning) as want:
+        tc = torch.tensor(t)
+    assert str(got[-1].message) == str(want[-1].message)
+    assert mc.is_sparse and tc.is_sparse and mc is not m and not mc.requires_grad and not tc.requires_grad
+    np.testing.assert_array_equal(mc.to_dense().numpy(), tc.to_dense().numpy())
+    assert minigrad.as_tensor(m) is m and torch.as_tensor(t) is t
