@@ -450,3 +450,13 @@ def test_isclose_and_allclose_of_two_complex_tensors():
         np.testing.assert_array_equal(got.numpy(), want.numpy())
         assert mg.allclose(mg.tensor(a), mg.tensor(b), rtol, atol) == torch.allclose(torch.tensor(a), torch.tensor(b),
                                                                                     rtol, atol)
+
+
+@pytest.mark.parametrize("f, args", [
+    (lambda t, z: _loss(t, z ** 2), (Z,)), (lambda t, z: _loss(t, z.pow(0.5)), (Z,)),
+    (lambda t, z: _loss(t, z ** 3), (Z,)), (lambda t, z, w: _loss(t, z ** w), (Z, W)),
+    (lambda t, z: _loss(t, 2.0 ** z), (Z,)), (lambda t, z: _loss(t, z * 1j), (Z,)),
+    (lambda t, z: _loss(t, z.square()), (Z,)), (lambda t, x: _loss(t, x.to(t.complex128) * (1 + 2j)), (X,)),
+])
+def test_powers_and_products_of_complex(f, args):  # pow's backwards passed g f'(z), not g conj(f'(z))
+    _same(f, *args)
