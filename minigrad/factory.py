@@ -744,6 +744,10 @@ def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad
     if high is None:
         low, high = 0, low
     dt, dev = _like(input, dtype, device)
+    if dt.is_complex:
+        from .ops.complex import refuse
+
+        refuse("randint_like", Tensor._wrap(np.empty(0, dt.np)))
     out = randint(low, high, tuple(input.shape), dtype=dt, device=dev)
     return _requiring_grad(out) if requires_grad else out
 
@@ -754,6 +758,10 @@ def bernoulli(input, p=None, generator=None):
 
 
 def _bernoulli(input, p, generator):
+    if input.array.dtype.kind == "c":
+        from .ops.complex import refuse
+
+        refuse("bernoulli_" if isinstance(p, (int, float)) else "bernoulli_tensor", input)
     rng = generator or random.generator(module_for(input.device))
     probs = input.array if p is None else p
     random.check_probability(probs)

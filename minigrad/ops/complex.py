@@ -11,7 +11,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..device import array_module
-from ..dtypes import from_numpy_dtype, promote_types
+from ..dtypes import cpp_name, from_numpy_dtype, promote_types
 from ..tensor import Tensor
 from .shape import _share_version
 
@@ -383,6 +383,20 @@ _NOT_FOR_COMPLEX = {
     "xlogy": (NotImplementedError, '"xlogy_cpu" not implemented for \'{}\''),
     "relu": (NotImplementedError, "clamp is not supported for complex types"),
     "abs_": (RuntimeError, "In-place abs is not supported for complex tensors."),
+    "isin": (RuntimeError, "Unsupported input type encountered for isin(): {}"),
+    "searchsorted": (NotImplementedError, '"searchsorted_out_cpu" not implemented for \'{}\''),
+    "digamma": (NotImplementedError, '"digamma" not implemented for \'{}\''),
+    "trigamma": (NotImplementedError, '"trigamma" not implemented for \'{}\''),
+    "polygamma": (NotImplementedError, '"polygamma" not implemented for \'{}\''),
+    "mvlgamma": (NotImplementedError, '"arange_cpu" not implemented for \'{}\''),
+    "randint_like": (RuntimeError, "check_random_bounds handles only integral, floating-point and boolean types"),
+    "bernoulli_": (NotImplementedError, '"bernoulli_scalar_cpu_" not implemented for \'{}\''),
+    "bernoulli_tensor": (NotImplementedError, '"bernoulli_tensor_cpu_self_" not implemented for \'{}\''),
+    "cauchy_": (RuntimeError, "Cauchy distribution is a continuous probability distribution. dtype must be a floating "
+                              "point but you specified {cpp}"),
+    "exponential_": (RuntimeError, "Exponential distribution is a continuous probability distribution. dtype must be a "
+                                   "floating point but you specified {}"),
+    "log_normal_": (NotImplementedError, '"log_normal_cpu" not implemented for \'{}\''),
 }
 
 
@@ -392,7 +406,13 @@ def refuse(name, *tensors):
     for t in tensors:
         if isinstance(t, Tensor) and t.array.dtype.kind == "c":
             kind, text = _NOT_FOR_COMPLEX[name]
-            raise kind(text.format(_scalar_type(t.array.dtype)))
+            raise kind(text.format(_scalar_type(t.array.dtype), cpp=cpp_name(t.array.dtype)))
+
+
+def check_same_dtype(a, b, text="{} did not match {}"):
+    """PyTorch's refusal of two tensors of different dtypes where an op takes one (allclose/isclose, cross)."""
+    if isinstance(b, Tensor) and a.array.dtype != b.array.dtype:
+        raise RuntimeError(text.format(_scalar_type(a.array.dtype), _scalar_type(b.array.dtype)))
 
 
 def refuse_complex(name, *tensors):

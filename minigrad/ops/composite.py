@@ -224,6 +224,8 @@ def cross(input, other, dim=None):
     if shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.array.shape[d]} and "
                            f"{other.array.shape[d]}")
+    if input.array.dtype != other.array.dtype:
+        complex_ops.check_same_dtype(input, other, "expected scalar type {} but found {}")
     a, b = shape_ops.expand(input, *shape), shape_ops.expand(other, *shape)
     ax, ay, az = (select(a, d, k) for k in range(3))
     bx, by, bz = (select(b, d, k) for k in range(3))
@@ -284,10 +286,14 @@ def logit(input, eps=None):
 
 
 def float_power(input, exponent):
-    from ..dtypes import float64
+    """pow in double precision: float64, or complex128 when either operand is complex."""
+    from ..dtypes import complex128, float64
 
-    a = input.to(float64) if isinstance(input, Tensor) else input
-    b = exponent.to(float64) if isinstance(exponent, Tensor) else exponent
+    dt = float64
+    if any(x.is_complex() if isinstance(x, Tensor) else isinstance(x, complex) for x in (input, exponent)):
+        dt = complex128
+    a = input.to(dt) if isinstance(input, Tensor) else input
+    b = exponent.to(dt) if isinstance(exponent, Tensor) else exponent
     return elementwise.pow(a, b)
 
 
@@ -356,7 +362,7 @@ def lcm(input, other):
 
 
 def ldexp(input, other):
-    return input * elementwise.pow(2.0, other if other.array.dtype.kind == "f" else other.float())
+    return input * elementwise.pow(2.0, other if other.array.dtype.kind in "fc" else other.float())
 
 
 # ---- reductions ---------------------------------------------------------------------------------------
@@ -695,6 +701,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     side = side or ("right" if right else "left")
     if not isinstance(input, Tensor):
         input = Tensor._wrap(array_module(sorted_sequence.array).asarray(input))
+    complex_ops.refuse("searchsorted", sorted_sequence, input)
 
     def search(seq, vals):
         xp = array_module(seq)
@@ -717,6 +724,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """A bool tensor: whether each of `elements` is among `test_elements` (either may be a number)."""
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments: elements or test_elements must be a Tensor")
+    complex_ops.refuse("isin", elements, test_elements)
     ref = elements if isinstance(elements, Tensor) else test_elements
     xp = array_module(ref.array)
 

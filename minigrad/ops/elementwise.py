@@ -13,7 +13,7 @@ from ..device import array_module, pick
 from ..tensor import Tensor
 from ..dtypes import cpp_name, result_type
 from .array_op import array_op
-from .complex import refuse as _refuse
+from .complex import check_same_dtype as _check_same_dtype, refuse as _refuse
 from ._util import (
     _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to, sum_to_array,
 )
@@ -373,6 +373,8 @@ class PowScalar(Function):
         if e == 0:
             return zeros_like_grad(g), None
         x = a.array
+        if x.dtype.kind == "c":  # holomorphic: PyTorch's convention passes back g conj(f'(z))
+            return g * (e * a ** (e - 1)).conj(), None
         if not state.grad_enabled and x.dtype == g.array.dtype and x.dtype.itemsize >= 4 and (
                 e.__class__ is builtins.float or -_EXACT_INT <= e <= _EXACT_INT):
             # no graph of the backward wanted: the formula's three steps on the arrays (`x ** 2`'s backward
@@ -425,13 +427,16 @@ class PowTensor(Function):
         a, b, result = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
         ga = gb = None
+        holomorphic = result.array.dtype.kind == "c"  # then g conj(f'(z)), PyTorch's convention
         if ctx.needs_input_grad[0]:
             # where b == 0 the gradient is 0 (not 0 * a^-1, nan at a == 0), as in PyTorch
-            ga = sum_to(where(b == 0, 0.0, g * b * a ** (b - 1)), a_shape)
+            d = b * a ** (b - 1)
+            ga = sum_to(where(b == 0, 0.0, g * (d.conj() if holomorphic else d)), a_shape)
         if ctx.needs_input_grad[1]:
-            # where a == 0 and b >= 0 the gradient is 0, not nan (PyTorch's convention)
-            zero = (a == 0) & (b >= 0)
-            gb = sum_to(where(zero, 0.0, g * result * log(where(zero, 1.0, a))), b_shape)
+            # where a == 0 and b >= 0 the gradient is 0, not nan (PyTorch's convention; re b of a complex b)
+            zero = (a == 0) & ((b.real if b.array.dtype.kind == "c" else b) >= 0)
+            d = result * log(where(zero, 1.0, a))
+            gb = sum_to(where(zero, 0.0, g * (d.conj() if holomorphic else d)), b_shape)
         return ga, gb
 
 
@@ -463,7 +468,7 @@ class RPow(Function):
             with np.errstate(divide="ignore", invalid="ignore"):
                 return None, where(b >= 0, 0.0, g * result * float("-inf"))
         (result,) = ctx.saved_tensors
-        return None, g * result * float(np.log(ctx.base))
+        return None, g * result.conj() * float(np.log(ctx.base))
 
 
 class Maximum(Function):
@@ -1473,6 +1478,7 @@ def isfinite(input):
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     recording.escape("allclose (a Python bool of the data)")
+    _check_same_dtype(input, other)
     xp = array_module(input.array)
     return bool(xp.allclose(input.array, other.array, rtol=rtol, atol=atol, equal_nan=equal_nan))
 

@@ -16,6 +16,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import broadcast_shapes
+from .complex import refuse
 from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, as_int, put_values
 
 
@@ -523,6 +524,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
 
 
 def bernoulli_(self, p=0.5, generator=None):
+    refuse("bernoulli_tensor" if isinstance(p, Tensor) else "bernoulli_", self)
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(bernoulli_, self, (p,), {"generator": generator})
     from .. import random
@@ -575,6 +577,7 @@ def _write_draws(self, vals, node):
 
 
 def exponential_(self, lambd=1.0, generator=None):  # -log(1 - U) / lambd
+    refuse("exponential_", self)
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={float(lambd):g}")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
@@ -592,6 +595,7 @@ def geometric_(self, p, generator=None):  # trials to the first success: floor(l
 
 
 def cauchy_(self, median=0.0, sigma=1.0, generator=None):  # median + sigma tan(pi (U - 1/2))
+    refuse("cauchy_", self)
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(cauchy_, self, (median, sigma), {"generator": generator})
     return _fill_draws(self, lambda rng, xp, s: median + sigma * xp.tan(np.pi * (rng.random(s) - 0.5)), generator,
@@ -599,6 +603,7 @@ def cauchy_(self, median=0.0, sigma=1.0, generator=None):  # median + sigma tan(
 
 
 def log_normal_(self, mean=1.0, std=2.0, generator=None):  # exp(N(mean, std^2))
+    refuse("log_normal_", self)
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: drawn again at each replay
         return recording.hook.recorder.on_inplace(log_normal_, self, (mean, std), {"generator": generator})
     return _fill_draws(self, lambda rng, xp, s: xp.exp(mean + std * rng.standard_normal(s)), generator,

@@ -11,7 +11,7 @@ from ..device import array_module
 from .. import dtypes as _dtypes
 from ..tensor import Tensor
 from .array_op import array_op
-from .complex import refuse
+from .complex import check_same_dtype, refuse
 from ._util import binary_operands, cast, return_type, sum_to
 from .elementwise import _binary, _unary, exp, sqrt, where, zeros_like_grad
 
@@ -453,14 +453,13 @@ def _reflected(fn):
 # ---- closeness ---------------------------------------------------------------------------------
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol |other|, elementwise (a bool tensor)."""
-    if isinstance(other, Tensor) and other.array.dtype != input.array.dtype:
-        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    check_same_dtype(input, other)
     a, b = binary_operands(input, other)
 
     def close(x, y):
         xp = array_module(x)
         with np.errstate(invalid="ignore", over="ignore"):
-            if x.dtype.kind != "f":
+            if x.dtype.kind not in "fc":
                 return xp.asarray(xp.abs(x.astype(np.float64) - y) <= atol + rtol * xp.abs(y.astype(np.float64)))
             return xp.asarray(xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
@@ -501,5 +500,7 @@ def polygamma(n, input):
     if not isinstance(input, Tensor):
         raise TypeError(f"polygamma(): argument 'input' must be Tensor, not {type(input).__name__}")
     if input.array.dtype.kind != "f":
+        if input.array.dtype.kind == "c":
+            refuse({0: "digamma", 1: "trigamma"}.get(n, "polygamma"), input)
         input = input.to(_dtypes.default_float)
     return Polygamma.apply(int(n), input)

@@ -19,6 +19,7 @@ from ..tensor import Tensor
 from . import bessel_array, special_array
 from ._util import binary_operands, cast, sum_to
 from .array_op import array_op
+from .complex import refuse
 from .elementwise import _binary, _unary, exp, log, sign, where
 from .pointwise import _float_unary, digamma, erfc, lgamma
 
@@ -251,8 +252,10 @@ def multigammaln(input, p):
     """The multivariate log-gamma of dimension p: sum_(i<p) log Gamma(input - i/2) + p (p-1)/4 log(pi)."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    x = input if input.array.dtype.kind == "f" else input.to(_dtypes.default_float)
-    return Mvlgamma.apply(x, p)
+    if input.array.dtype.kind != "f":
+        refuse("mvlgamma", input)
+        input = input.to(_dtypes.default_float)
+    return Mvlgamma.apply(input, p)
 
 
 mvlgamma = multigammaln

@@ -392,3 +392,71 @@ def test_abs_in_place_of_complex_raises_pytorchs_error():
     x.abs_()
     np.testing.assert_array_equal(x.numpy(), np.abs(X))
 
+
+
+# Ops that returned a value of complex input (numpy's lexicographic order, the real part alone, a complex-typed
+# draw) or of mixed complex/real operands where PyTorch raises: now PyTorch's exception and text.
+_REFUSED_TOO = [
+    lambda t, z, r: t.isin(z, z), lambda t, z, r: t.isin(r, z), lambda t, z, r: t.isin(z, 1.0),
+    lambda t, z, r: t.searchsorted(z[0], z), lambda t, z, r: t.searchsorted(r[0], z), lambda t, z, r: t.bucketize(z, r[0]),
+    lambda t, z, r: t.polygamma(0, z), lambda t, z, r: t.polygamma(1, z), lambda t, z, r: t.polygamma(3, z),
+    lambda t, z, r: t.mvlgamma(z, 2), lambda t, z, r: t.randint_like(z, 5),
+    lambda t, z, r: z.bernoulli_(), lambda t, z, r: z.bernoulli_(0.3), lambda t, z, r: t.bernoulli(z),
+    lambda t, z, r: z.cauchy_(), lambda t, z, r: z.exponential_(), lambda t, z, r: z.log_normal_(),
+    lambda t, z, r: t.allclose(z, r), lambda t, z, r: t.allclose(r, z), lambda t, z, r: t.isclose(z, r),
+    lambda t, z, r: t.allclose(z, z.to(t.complex128 if z.dtype == t.complex64 else t.complex64)),
+    lambda t, z, r: t.allclose(r, r.double()), lambda t, z, r: t.isclose(r, r.double()),
+    lambda t, z, r: t.cross(z, r, dim=0), lambda t, z, r: t.cross(r, z, dim=0), lambda t, z, r: t.linalg.cross(z.T, r.T),
+    lambda t, z, r: t.cross(r, r.double(), dim=0),
+]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("i", range(len(_REFUSED_TOO)))
+def test_more_complex_refusals_raise_pytorchs_error(i, dtype):
+    f = _REFUSED_TOO[i]
+    errors = []
+    for t in (torch, mg):
+        z, r = t.tensor(Z, dtype=getattr(t, dtype)), t.tensor(X, dtype=t.float32)
+        with pytest.raises(Exception) as info:
+            f(t, z, r)
+        errors.append((type(info.value), str(info.value)))
+    assert errors[1] == errors[0]
+
+
+@pytest.mark.parametrize("f, args", [
+    (lambda t, z: _loss(t, t.float_power(z, 2)), (Z,)),
+    (lambda t, z, x: _loss(t, t.float_power(z, x)), (Z, X)),
+    (lambda t, x, z: _loss(t, t.float_power(x.abs(), z)), (X, Z)),
+    (lambda t, z: _loss(t, t.float_power(2, z)), (Z,)),
+    (lambda t, z, w: _loss(t, t.ldexp(z, w)), (Z, W)),
+])
+def test_float_power_and_ldexp_of_complex(f, args):  # they computed on the real parts (a float64 result)
+    _same(f, *args)
+
+
+def test_ldexp_of_a_real_tensor_and_complex_exponents():  # (torch's backward of this pairing raises: values only)
+    got, want = mg.ldexp(mg.tensor(X), mg.tensor(Z)), torch.ldexp(torch.tensor(X), torch.tensor(Z))
+    assert got.dtype == mg.complex128 and want.dtype == torch.complex128
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_isclose_and_allclose_of_two_complex_tensors():
+    a, b = Z.astype(np.complex64), (Z + 1e-7 * W).astype(np.complex64)
+    b[0, 0] += 1e-3j  # only the imaginary part differs
+    for rtol, atol in ((1e-5, 1e-8), (1e-2, 0.0)):
+        got = mg.isclose(mg.tensor(a), mg.tensor(b), rtol=rtol, atol=atol)
+        want = torch.isclose(torch.tensor(a), torch.tensor(b), rtol=rtol, atol=atol)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        assert mg.allclose(mg.tensor(a), mg.tensor(b), rtol, atol) == torch.allclose(torch.tensor(a), torch.tensor(b),
+                                                                                    rtol, atol)
+
+
+@pytest.mark.parametrize("f, args", [
+    (lambda t, z: _loss(t, z ** 2), (Z,)), (lambda t, z: _loss(t, z.pow(0.5)), (Z,)),
+    (lambda t, z: _loss(t, z ** 3), (Z,)), (lambda t, z, w: _loss(t, z ** w), (Z, W)),
+    (lambda t, z: _loss(t, 2.0 ** z), (Z,)), (lambda t, z: _loss(t, z * 1j), (Z,)),
+    (lambda t, z: _loss(t, z.square()), (Z,)), (lambda t, x: _loss(t, x.to(t.complex128) * (1 + 2j)), (X,)),
+])
+def test_powers_and_products_of_complex(f, args):  # pow's backwards passed g f'(z), not g conj(f'(z))
+    _same(f, *args)
