@@ -2,7 +2,7 @@
 
 Discrete: `Categorical`, `OneHotCategorical`, `Bernoulli`, `Binomial`, `Geometric`, `Poisson`. Continuous:
 `Normal`, `MultivariateNormal`, `LowRankMultivariateNormal`, `Uniform`, `Laplace`, `Cauchy`, `StudentT`, `Exponential`, `Gamma`, `Chi2`, `Beta`,
-`Dirichlet`, and through `TransformedDistribution` (with the transforms of `transforms`): `LogNormal`, `HalfNormal`,
+`Dirichlet`, `ContinuousBernoulli`, and through `TransformedDistribution` (with the transforms of `transforms`): `LogNormal`, `HalfNormal`,
 `HalfCauchy`, `RelaxedBernoulli`, `RelaxedOneHotCategorical`. Built from others: `Independent`, `MixtureSameFamily`. Each has
 sample/rsample, log_prob, entropy, mean/mode/variance/stddev, cdf/icdf where PyTorch's has them, expand, and
 `kl_divergence` for the pairs PyTorch registers between like families. They are written
@@ -20,6 +20,7 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical, OneHotCategorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
@@ -46,7 +47,7 @@ from .transforms import (
 from .uniform import Uniform
 
 __all__ = [
-    "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ComposeTransform",
+    "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
     "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential", "Gamma", "Geometric",
     "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "MultivariateNormal",
     "Normal", "OneHotCategorical", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",

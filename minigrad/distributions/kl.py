@@ -8,6 +8,7 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical, OneHotCategorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .exponential import Exponential
 from .gamma import Gamma
@@ -163,6 +164,19 @@ def _kl_cauchy_cauchy(p, q):
     t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
     t2 = (4 * p.scale * q.scale).log()
     return t1 - t2
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    # E_p[x] (l_p - l_q) + log C(p_p) + log(1 - p_p) - log C(p_q) - log(1 - p_q), l the logits
+    return (p.mean * (p.logits - q.logits) + p._cont_bern_log_norm() + (-p.probs).log1p()
+            - q._cont_bern_log_norm() - (-q.probs).log1p())
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    # -H(p) - E_p[x] l_q - log(1 - p_q) - log C(p_q)
+    return -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
 
 
 @register_kl(Dirichlet, Dirichlet)

@@ -1,5 +1,5 @@
 """The distribution families beyond test_distributions.py's (Gamma, Beta, Dirichlet, Laplace, Exponential, LogNormal,
-Cauchy, StudentT, Poisson, Binomial, Geometric, the relaxed ones, MixtureSameFamily), TransformedDistribution with
+Cauchy, StudentT, Poisson, Binomial, Geometric, ContinuousBernoulli, the relaxed ones, MixtureSameFamily), TransformedDistribution with
 the transforms, and their kl_divergence pairs: against torch.distributions (values and gradients in float64,
 shapes, reprs, validation errors), and torch-free checks of sample statistics and of the reparameterized
 gradients' expectations."""
@@ -146,6 +146,15 @@ CASES = [
     ("halfcauchy_all", B, lambda lib, s: lib.stack([
         _d(lib).HalfCauchy(s).log_prob(_f64(lib, X_POS)), _d(lib).HalfCauchy(s).entropy(),
         _d(lib).HalfCauchy(s).cdf(_f64(lib, X_POS)), _d(lib).HalfCauchy(s).icdf(_f64(lib, X_UNIT))])),
+    # ContinuousBernoulli: 0.4995 lies in the band around 1/2 where its Taylor series stand in for the closed forms
+    ("continuous_bernoulli_all", [[0.2, 0.4995, 0.9]], lambda lib, p: lib.stack([
+        _d(lib).ContinuousBernoulli(p).log_prob(_f64(lib, X_UNIT)), _d(lib).ContinuousBernoulli(p).entropy(),
+        _d(lib).ContinuousBernoulli(p).mean, _d(lib).ContinuousBernoulli(p).variance,
+        _d(lib).ContinuousBernoulli(p).stddev, _d(lib).ContinuousBernoulli(p).cdf(_f64(lib, [0.2, 0.0, 1.0])),
+        _d(lib).ContinuousBernoulli(p).icdf(_f64(lib, X_UNIT))])),
+    ("continuous_bernoulli_logits", [[-3.0, 0.001, 2.0]], lambda lib, lg: lib.stack([
+        _d(lib).ContinuousBernoulli(logits=lg).log_prob(_f64(lib, [0.0, 0.65, 1.0])),
+        _d(lib).ContinuousBernoulli(logits=lg).entropy(), _d(lib).ContinuousBernoulli(logits=lg).mean])),
     # kl_divergence pairs
     ("kl_gamma", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gamma(a, b), _d(lib).Gamma(c, d))),
     ("kl_beta", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Beta(a, b), _d(lib).Beta(c, d))),
@@ -161,6 +170,10 @@ CASES = [
      lambda lib, p, q: _d(lib).kl_divergence(_d(lib).Geometric(p), _d(lib).Geometric(q))),
     ("kl_binomial", [[0.2, 0.5, 0.9]] + [[0.6, 0.1, 0.3]],
      lambda lib, p, q: _d(lib).kl_divergence(_d(lib).Binomial(4, p), _d(lib).Binomial(4, q))),
+    ("kl_continuous_bernoulli", [[0.2, 0.4995, 0.9]] + [[-1.0, 0.3, 2.0]], lambda lib, p, lg: _d(lib).kl_divergence(
+        _d(lib).ContinuousBernoulli(p), _d(lib).ContinuousBernoulli(logits=lg))),
+    ("kl_beta_continuous_bernoulli", A + B + [[0.2, 0.5, 0.9]], lambda lib, a, b, p: _d(lib).kl_divergence(
+        _d(lib).Beta(a, b), _d(lib).ContinuousBernoulli(p))),
     ("kl_lognormal", LOC + B + B + A,
      lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).LogNormal(a, b), _d(lib).LogNormal(c, d))),
 ]
@@ -202,6 +215,7 @@ def _builders(lib, batch):
         "poisson": d.Poisson(full(2.0)),
         "binomial": d.Binomial(5, full(0.3)) if batch else d.Binomial(5, lib.tensor(0.3)),
         "geometric": d.Geometric(full(0.3)),
+        "continuous_bernoulli": d.ContinuousBernoulli(full(0.3)),
         "relaxed_bernoulli": d.RelaxedBernoulli(lib.tensor(0.5), full(0.3)),
         "relaxed_onehot": d.RelaxedOneHotCategorical(lib.tensor(0.5), lib.ones(*batch, 4)),
         "halfnormal": d.HalfNormal(full(2.0)),
@@ -276,6 +290,10 @@ ERROR_CASES = [
     ("binomial_value_above_count",
      lambda lib: lib.distributions.Binomial(3, lib.tensor(0.5)).log_prob(lib.tensor(4.0))),
     ("geometric_zero_probs", lambda lib: lib.distributions.Geometric(lib.tensor([0.5, 0.0]))),
+    ("continuous_bernoulli_probs_above_one",  # checked before the clamp, and only when validate_args is given
+     lambda lib: lib.distributions.ContinuousBernoulli(lib.tensor([0.5, 1.5]), validate_args=False)),
+    ("continuous_bernoulli_value_outside",
+     lambda lib: lib.distributions.ContinuousBernoulli(logits=lib.tensor(0.5)).log_prob(lib.tensor(1.5))),
     ("studentt_negative_df", lambda lib: lib.distributions.StudentT(-1.0)),
     ("lognormal_value_negative", lambda lib: lib.distributions.LogNormal(0.0, 1.0).log_prob(lib.tensor(-1.0))),
     ("halfnormal_value_negative", lambda lib: lib.distributions.HalfNormal(1.0).log_prob(lib.tensor(-1.0))),
