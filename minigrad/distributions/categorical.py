@@ -167,3 +167,15 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A OneHotCategorical whose rsample passes gradients straight through: the forward value is the one-hot draw,
+    the backward is that of the probabilities (Bengio et al. 2013)."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=minigrad.Size()):
+        probs = self._categorical.probs
+        # e_k + (p - p): the draw's value with p's gradient
+        return self.sample(sample_shape) + (probs - probs.detach())

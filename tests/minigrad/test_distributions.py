@@ -146,6 +146,7 @@ def _builders(lib, batch):
     return {
         "categorical": d.Categorical(logits=lib.zeros(*batch, 4)),
         "onehot": d.OneHotCategorical(probs=lib.ones(*batch, 4)),
+        "onehot_straight_through": d.OneHotCategoricalStraightThrough(probs=lib.ones(*batch, 4)),
         "bernoulli": d.Bernoulli(probs=lib.full(batch, 0.3)),
         "normal": d.Normal(lib.zeros(batch), lib.ones(batch)),
         "normal_numbers": d.Normal(0.0, 1.0),
@@ -342,6 +343,23 @@ def test_rsample_carries_gradients():
     u.sum().backward()
     assert math.isclose(low.grad.item() + high.grad.item(), 100.0, rel_tol=1e-5)  # d/da + d/db of a + t (b - a)
     assert 0 < high.grad.item() < 100
+
+
+def test_straight_through_rsample_matches_torch(torch):
+    # logits this far apart make the draw certain (row 0 gives e_2, row 1 e_0), so the values can be compared too
+    results = []
+    for lib in (torch, minigrad):
+        logits = lib.tensor([[0.0, -1.0, 40.0], [40.0, 0.5, 0.0]], dtype=lib.float64, requires_grad=True)
+        d = lib.distributions.OneHotCategoricalStraightThrough(logits=logits)
+        y = d.rsample((2,))
+        (y * lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64)).sum().backward()
+        kl = lib.distributions.kl_divergence(d, lib.distributions.OneHotCategoricalStraightThrough(logits=logits * 0.5))
+        results.append((d.has_rsample, tuple(y.shape), y.tolist(), logits.grad.tolist(), kl.tolist(),
+                        d.log_prob(y.detach()).tolist()))
+    assert results[1][:3] == results[0][:3]
+    np.testing.assert_allclose(results[1][3], results[0][3], rtol=1e-12, atol=1e-30)
+    np.testing.assert_allclose(results[1][4], results[0][4], rtol=1e-12)
+    np.testing.assert_allclose(results[1][5], results[0][5], rtol=1e-12)
 
 
 def test_normal_icdf_inverts_cdf():
