@@ -224,6 +224,11 @@ def __getattr__(name):
         in_place.__name__ = in_place.__qualname__ = name
         globals()[name] = in_place
         return in_place
+    if name.startswith("_foreach_"):  # torch._foreach_mul_(params, 0.999), ...: the method's loop over the list
+        foreach = importlib.import_module(".foreach", __name__)
+        if name[9:] in foreach.NAMES:
+            globals()[name] = foreach.make(name[9:])
+            return globals()[name]
     if name in _COMPLEX:  # (still an AttributeError: hasattr(torch, "polar") stays False, as for any missing name)
         raise AttributeError(f"module 'minigrad' has no attribute '{name}': minigrad has no complex32 dtype "
                              "(numpy has none): use complex64")

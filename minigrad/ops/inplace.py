@@ -270,10 +270,14 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None):
         alpha = kwargs.get("alpha", args[0] if args else 1)
         if refuse is not None:
             refuse(self, other)
+        mode = kwargs.get("rounding_mode")  # (div_'s: an integer tensor keeps a floor or trunc quotient)
         if self.array.dtype.kind != "f":
-            _check_castable(self, other, name == "true_divide", alpha)
+            _check_castable(self, other, name == "true_divide" and mode is None, alpha)
 
         def raw(a):
+            if mode is not None:  # the out-of-place op's rounded quotient, written back
+                xp.copyto(a, op(self, other, rounding_mode=mode).array, casting="same_kind")
+                return
             o = _data(other)
             if alpha != 1:
                 o = o * alpha

@@ -226,6 +226,17 @@ def test_rounding_div_like_torch(torch, mode):
         mg.div(mg.ones(2), 2, rounding_mode="nearest") if mode == "nearest" else (_ for _ in ()).throw(RuntimeError("rounding_mode"))
 
 
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_rounding_div_in_place_like_torch(torch, mode):
+    # div_(..., rounding_mode=) with nothing to record wrote the true quotient: the mode was dropped
+    b = np.array([2.0, -3.0, 0.5, 4.0])
+    same(torch, lambda L, x, y: x.clone().div_(y, rounding_mode=mode), X, b)
+    same(torch, lambda L, x, y: x.clone().div_(2.5, rounding_mode=mode), X, b)
+    ints = np.array([[7, -7, 5, 0], [-3, 3, 9, -9]])
+    same(torch, lambda L, x, y: x.clone().div_(y, rounding_mode=mode), ints, np.array([[2, -3, 5, -1]]))
+    same(torch, lambda L, x: x.clone().div_(2.5, rounding_mode=mode), ints)  # an int tensor: both refuse
+
+
 def test_floordiv_and_mod_operators(torch):
     b = np.array([[2, -3, 5, -1]])
     for fn in (lambda L, x, y: x // y, lambda L, x, y: x % y, lambda L, x, y: 7 // y, lambda L, x, y: 7 % y,
