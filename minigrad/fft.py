@@ -8,7 +8,8 @@ import numpy as np
 
 from .autograd.function import Function
 from .dtypes import default_float
-from .ops.complex import complex_of, real_of
+from .ops._util import normalize_dim
+from .ops.complex import _scalar_type, complex_of, conj, real_of
 from .tensor import Tensor
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -17,7 +18,7 @@ _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 def _norm(norm):
     norm = "backward" if norm is None else norm
     if norm not in _DUAL:
-        raise ValueError(f"Invalid normalization mode: {norm}")
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     return norm
 
 
@@ -33,6 +34,12 @@ def _resized(g, dim, n):
     return _cat(g, g.new_zeros(pad), dim)
 
 
+def _resized_all(g, dims, lengths):
+    for d, n in zip(dims, lengths):
+        g = _resized(g, d, n)
+    return g
+
+
 def _cat(a, b, dim):
     from .ops.shape import cat
 
@@ -43,95 +50,198 @@ class FFT(Function):
     node_name = "FftC2CBackward0"
 
     @staticmethod
-    def forward(ctx, a, n, dim, norm, inverse):
-        ctx.args = (a.array.shape[dim], dim, norm, inverse)
+    def forward(ctx, a, s, dims, norm, inverse):
         x = a.array
+        ctx.args = (tuple(x.shape[d] for d in dims), dims, norm, inverse)
         out_dt = x.dtype if x.dtype.kind == "c" else complex_of(x.dtype)
-        return (np.fft.ifft if inverse else np.fft.fft)(x, n, dim, norm).astype(out_dt, copy=False)
+        return (np.fft.ifftn if inverse else np.fft.fftn)(x, s, dims, norm).astype(out_dt, copy=False)
 
     @staticmethod
     def backward(ctx, g):
-        length, dim, norm, inverse = ctx.args
-        return _resized(_c2c(g, None, dim, _DUAL[norm], not inverse), dim, length), None, None, None, None
+        lengths, dims, norm, inverse = ctx.args
+        return _resized_all(FFT.apply(g, None, dims, _DUAL[norm], not inverse), dims, lengths), None, None, None, None
 
 
 class RFFT(Function):
     node_name = "FftR2CBackward0"
 
     @staticmethod
-    def forward(ctx, a, n, dim, norm):
+    def forward(ctx, a, s, dims, norm):
         x = a.array
-        n = x.shape[dim] if n is None else n
-        ctx.args = (x.shape[dim], n, dim, norm)
-        return np.fft.rfft(x, n, dim, norm).astype(complex_of(x.dtype), copy=False)
+        ctx.args = (tuple(x.shape[d] for d in dims), s, dims, norm)
+        return np.fft.rfftn(x, s, dims, norm).astype(complex_of(x.dtype), copy=False)
 
     @staticmethod
-    def backward(ctx, g):  # the adjoint of "the first n//2+1 bins of fft": ifft of those bins, zeros after
-        length, n, dim, norm = ctx.args
-        full = _resized(g, dim, n)
-        return _resized(_c2c(full, None, dim, _DUAL[norm], True).real, dim, length), None, None, None
+    def backward(ctx, g):  # the adjoint of "the first n//2+1 bins of fftn": ifftn of those bins, zeros after
+        lengths, s, dims, norm = ctx.args
+        full = _resized(g, dims[-1], s[-1])
+        return _resized_all(FFT.apply(full, None, dims, _DUAL[norm], True).real, dims, lengths), None, None, None
 
 
 class IRFFT(Function):
     node_name = "FftC2RBackward0"
 
     @staticmethod
-    def forward(ctx, a, n, dim, norm):
+    def forward(ctx, a, s, dims, norm):
         x = a.array
-        n = 2 * (x.shape[dim] - 1) if n is None else n
-        ctx.args = (x.shape[dim], n, dim, norm)
-        return np.fft.irfft(x, n, dim, norm).astype(real_of(x.dtype), copy=False)
+        ctx.args = (tuple(x.shape[d] for d in dims), s, dims, norm)
+        return np.fft.irfftn(x, s, dims, norm).astype(real_of(x.dtype), copy=False)
 
     @staticmethod
     def backward(ctx, g):
-        length, n, dim, norm = ctx.args
-        gy = rfft(g, None, dim, _DUAL[norm])
-        bins = gy.shape[dim]
+        lengths, s, dims, norm = ctx.args
+        gy = RFFT.apply(g, s, dims, _DUAL[norm])
+        bins, last = gy.shape[dims[-1]], dims[-1]
         twice = np.full(bins, 2.0, dtype=real_of(gy.array.dtype))  # each bin but 0 (and n/2) stands for two
         twice[0] = 1.0
-        if n % 2 == 0:
+        if s[-1] % 2 == 0:
             twice[-1] = 1.0
         shape = [1] * gy.ndim
-        shape[dim] = bins
-        return _resized(gy * Tensor._wrap(twice.reshape(shape)), dim, length), None, None, None
+        shape[last] = bins
+        return _resized_all(gy * Tensor._wrap(twice.reshape(shape)), dims, lengths), None, None, None
 
 
-def _dim(x, dim):
-    return dim + x.ndim if dim < 0 else dim
+def _plan(x, s, dim, one_sided_out=False):
+    """torch.fft's (s, dim) resolved on x: the dims (in [0, ndim)) and each one's length (s's -1 and None
+    mean the input's; for irfft the last is 2 * (bins - 1))."""
+    if s is not None and not isinstance(s, (tuple, list)):
+        s = (s,)
+    if dim is not None and not isinstance(dim, (tuple, list)):
+        dim = (dim,)
+    if s is not None and dim is not None and len(s) != len(dim):
+        raise RuntimeError("When given, dim and shape arguments must have the same length")
+    if dim is None:
+        dim = range(x.ndim) if s is None else range(x.ndim - len(s), x.ndim)
+        if s is not None and len(s) > x.ndim:
+            raise RuntimeError(f"Got shape with {len(s)} values but input tensor only has {x.ndim} dimensions.")
+    dims = tuple(normalize_dim(d, x.ndim) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("FFT dims must be unique")
+    sizes = [x.shape[d] for d in dims]
+    if one_sided_out and dims:
+        sizes[-1] = 2 * (sizes[-1] - 1)
+    if s is not None:
+        sizes = [n if m == -1 else m for n, m in zip(sizes, s)]
+    for n in sizes:
+        if n < 1:
+            raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    return dims, tuple(sizes)
 
 
-def _c2c(input, n, dim, norm, inverse):
-    if input.array.dtype.kind not in "fc":
-        input = input.to(default_float)
-    if n is not None and n < 1:
-        raise RuntimeError(f"Invalid number of data points ({n}) specified")
-    return FFT.apply(input, n, _dim(input, dim), _norm(norm), inverse)
+def _floating(input):
+    return input if input.array.dtype.kind in "fc" else input.to(default_float)
+
+
+def _c2c(input, s, dim, norm, inverse):
+    input = _floating(input)
+    dims, sizes = _plan(input, s, dim)
+    return FFT.apply(input, sizes, dims, _norm(norm), inverse)
+
+
+def _r2c(input, s, dim, norm, name):
+    if input.array.dtype.kind == "c":
+        raise RuntimeError(f"{name} expects a real{'-valued' if name[-1] == 'n' else ''} input tensor, but got "
+                           f"{_scalar_type(input.array.dtype)}")
+    input = _floating(input)
+    dims, sizes = _plan(input, s, dim)
+    return RFFT.apply(input, sizes, dims, _norm(norm))
+
+
+def _c2r(input, s, dim, norm):
+    if input.array.dtype.kind != "c":
+        input = input.to(complex_of(_floating(input).array.dtype))
+    dims, sizes = _plan(input, s, dim, one_sided_out=True)
+    return IRFFT.apply(input, sizes, dims, _norm(norm))
+
+
+def _one(n):
+    return None if n is None else (n,)
 
 
 def fft(input, n=None, dim=-1, norm=None):
     """The one-dimensional discrete Fourier transform along `dim` (a real input is taken as complex)."""
-    return _c2c(input, n, dim, norm, False)
+    return _c2c(input, _one(n), dim, norm, False)
 
 
 def ifft(input, n=None, dim=-1, norm=None):
-    return _c2c(input, n, dim, norm, True)
+    return _c2c(input, _one(n), dim, norm, True)
 
 
 def rfft(input, n=None, dim=-1, norm=None):
     """fft of a real input: its n//2 + 1 non-negative frequencies."""
-    if input.array.dtype.kind == "c":
-        raise RuntimeError("rfft expects a real input tensor, but got ComplexFloat")
-    if input.array.dtype.kind != "f":
-        input = input.to(default_float)
-    return RFFT.apply(input, n, _dim(input, dim), _norm(norm))
+    return _r2c(input, _one(n), dim, norm, "rfft")
 
 
 def irfft(input, n=None, dim=-1, norm=None):
     """The inverse of rfft: a real signal of length n (2 * (bins - 1) when not given)."""
-    if input.array.dtype.kind != "c":
-        input = input.to(complex_of(default_float.np) if input.array.dtype.kind != "f" else
-                          complex_of(input.array.dtype))
-    return IRFFT.apply(input, n, _dim(input, dim), _norm(norm))
+    return _c2r(input, _one(n), dim, norm)
+
+
+def fftn(input, s=None, dim=None, norm=None):
+    """fft over each of `dim` (all dims, or the last len(s), when not given)."""
+    return _c2c(input, s, dim, norm, False)
+
+
+def ifftn(input, s=None, dim=None, norm=None):
+    return _c2c(input, s, dim, norm, True)
+
+
+def rfftn(input, s=None, dim=None, norm=None):
+    """fftn of a real input, one-sided along the last of `dim`."""
+    return _r2c(input, s, dim, norm, "rfftn")
+
+
+def irfftn(input, s=None, dim=None, norm=None):
+    return _c2r(input, s, dim, norm)
+
+
+def fft2(input, s=None, dim=(-2, -1), norm=None):
+    return fftn(input, s, dim, norm)
+
+
+def ifft2(input, s=None, dim=(-2, -1), norm=None):
+    return ifftn(input, s, dim, norm)
+
+
+def rfft2(input, s=None, dim=(-2, -1), norm=None):
+    return _r2c(input, s, dim, norm, "rfftn")
+
+
+def irfft2(input, s=None, dim=(-2, -1), norm=None):
+    return irfftn(input, s, dim, norm)
+
+
+# hfft's forward transform of a Hermitian half-spectrum is irfft's of its conjugate under the dual norm
+def hfftn(input, s=None, dim=None, norm=None):
+    return _c2r(conj(_floating(input)), s, dim, _DUAL[_norm(norm)])
+
+
+def hfft(input, n=None, dim=-1, norm=None):
+    return hfftn(input, _one(n), dim, norm)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None):
+    return hfftn(input, s, dim, norm)
+
+
+def ihfftn(input, s=None, dim=None, norm=None):
+    """The inverse of hfftn: the conjugate of rfft along the last of `dim` (dual norm), then ifft along the rest."""
+    if input.array.dtype.kind == "c":
+        raise RuntimeError(f"Only supports floating-point dtypes, but found: {_scalar_type(input.array.dtype)}")
+    input = _floating(input)
+    dims, sizes = _plan(input, s, dim)
+    half = conj(RFFT.apply(input, sizes[-1:], dims[-1:], _DUAL[_norm(norm)]))
+    return FFT.apply(half, sizes[:-1], dims[:-1], _norm(norm), True) if len(dims) > 1 else half
+
+
+def ihfft(input, n=None, dim=-1, norm=None):
+    if input.array.dtype.kind == "c":
+        raise RuntimeError(f"ihfft expects a real input tensor, but got {_scalar_type(input.array.dtype)}")
+    return ihfftn(input, _one(n), dim, norm)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None):
+    return ihfftn(input, s, dim, norm)
 
 
 def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False, **kw):

@@ -86,6 +86,10 @@ def binary_operands(a, b):
     if ta:
         if not isinstance(b, (builtins.int, builtins.float, builtins.bool, np.generic, builtins.complex)):
             if getattr(b, "is_sparse", False):  # dense op sparse: the dense result, as PyTorch's `x + adj`
+                if tuple(a.array.shape) != tuple(b.shape):  # (PyTorch broadcasts no sparse operand)
+                    raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has size "
+                                       f"{list(a.array.shape)} while other has size {list(b.shape)} (FYI: "
+                                       "dense-sparse addition does not currently support broadcasting)")
                 return binary_operands(a, b.to_dense())
             if hasattr(b, "shape"):
                 b = Tensor._wrap(b)

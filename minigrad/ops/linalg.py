@@ -429,8 +429,9 @@ def svd(A, full_matrices=True):
 
 
 def svdvals(A):
-    """The singular values, descending."""
-    _matrix("svdvals", A)
+    """The singular values, descending (of a complex A too: with gU = gVh = 0, SVD's backward is U diag(gS) Vh,
+    which holds for complex A; svd's full backward does not, so svd itself stays real-only)."""
+    _matrix("svdvals", A.real if A.array.dtype.kind == "c" else A)
     return _save_outputs(SVD.apply(A, False))[1]
 
 

@@ -266,6 +266,37 @@ class Std(Function):
         return coef * centered / (n - ctx.correction), None, None, None
 
 
+class ComplexVar(Var):  # var of a complex tensor: the mean of |a - mean a|^2, real; Var's backward holds as it is
+    node_name = "VarBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims, correction, keepdim):
+        ctx.save(self=a)
+        ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        return _complex_moment(a.array, dims, correction, keepdim, False)
+
+
+class ComplexStd(Std):
+    node_name = "StdBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims, correction, keepdim):
+        ctx.save(self=a)
+        ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
+        return _complex_moment(a.array, dims, correction, keepdim, True)
+
+
+def _complex_moment(a, dims, correction, keepdim, root):
+    x = _centered(a, dims)
+    total = np.add.reduce(x.real * x.real + x.imag * x.imag, axis=dims, keepdims=keepdim)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = np.asarray(total / np.float64(_count(a.shape, dims) - correction), dtype=x.real.dtype)
+    return np.sqrt(total) if root else total
+
+
+_COMPLEX_SPREAD = {Var: ComplexVar, Std: ComplexStd}
+
+
 def _centered(a, dims):
     """a - mean(a) over `dims` (kept), of an array: what Tensor.mean then a subtraction compute."""
     return a - _mean_array(a, dims, True)
@@ -290,8 +321,10 @@ def std(input, dim=None, unbiased=None, keepdim=False, correction=None):
 def _spread(cls, name, input, dim, unbiased, keepdim, correction):
     """var or std (cls) of `input`, checked as PyTorch's `name` (var, std, var_mean, std_mean) checks it."""
     if input.array.dtype.kind != "f":
-        raise RuntimeError(f"{name} only support floating point and complex dtypes" if name.endswith("_mean") else
-                           "std and var only support floating point and complex dtypes")
+        if input.array.dtype.kind != "c":
+            raise RuntimeError(f"{name} only support floating point and complex dtypes" if name.endswith("_mean")
+                               else "std and var only support floating point and complex dtypes")
+        cls = _COMPLEX_SPREAD[cls]
     dims = normalize_dims(dim, input.array.ndim)
     correction = _correction(unbiased, correction)
     if _count(input.array.shape, dims) - correction <= 0:
@@ -976,7 +1009,10 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
     if input.array.dtype.kind != "f":
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {input.dtype._legacy[:-6]}")
+        if input.array.dtype.kind != "c":
+            raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                               f"{input.dtype._legacy[:-6]}")
+        input = input.abs()  # a complex vector's norms are its moduli's (whose backward is PyTorch's g sgn(z))
     dims = normalize_dims(dim, input.array.ndim)
     if p == "fro" or p is None:
         p = 2

@@ -4,7 +4,7 @@ from minigrad import Tensor, backends
 from minigrad.device import array_module
 from nn._functional import reference
 
-from .optimizer import Optimizer, check_implementation, grad_for_update, update_moments
+from .optimizer import Optimizer, check_implementation, grad_for_update, real_views, update_moments
 
 
 class Adam(Optimizer):
@@ -108,6 +108,8 @@ class Adam(Optimizer):
     def _update_arrays(self, arrays, v_max, step, lr, beta1, beta2, eps, wd, decoupled, maximize=False):
         """The step on arrays [p, g, m, v] (and v_max), in place: a backend's where one takes them
         (not with maximize: the kernels take the gradient as it is), else numpy's."""
+        if arrays[0].dtype.kind == "c":
+            arrays, v_max = real_views(arrays), real_views([v_max])[0]
         # the bias corrections folded into two scalars:
         #   p -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps) = p + (-lr sqrt(bc2)/bc1) * m / (sqrt(v) + eps sqrt(bc2))
         bc2_sqrt = (1 - beta2**step) ** 0.5

@@ -63,6 +63,14 @@ def grad_for_update(xp, w, g, wd, maximize, out):
     return out
 
 
+def real_views(arrays):
+    """A complex parameter's arrays as real ones, (..., n) complex -> (..., 2n) real parts side by side, as
+    PyTorch's optimizers step complex parameters through view_as_real: each part gets its own moments.
+    The written arrays (parameter, state) are views; the gradient, only read, may be a copy."""
+    return [a if a is None else np.ascontiguousarray(a).view(a.real.dtype) if i == 1 else a.view(a.real.dtype)
+            for i, a in enumerate(arrays)]
+
+
 def update_moments(xp, g, m, v, beta1, beta2, scratch):
     """Adam's two moments, in place and in PyTorch's order: m = m + (1 - beta1) (g - m) (its lerp),
     v = beta2 v + ((1 - beta2) g) g (its addcmul)."""

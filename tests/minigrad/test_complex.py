@@ -447,3 +447,24 @@ def test_isclose_and_allclose_of_two_complex_tensors():
 ])
 def test_powers_and_products_of_complex(f, args):  # pow's backwards passed g f'(z), not g conj(f'(z))
     _same(f, *args)
+
+
+@pytest.mark.parametrize("f", [
+    lambda t, a: a.std(), lambda t, a: a.var(1), lambda t, a: a.std(0, keepdim=True, correction=0),
+    lambda t, a: a.std(unbiased=False), lambda t, a: t.var_mean(a, 1)[0] + t.std_mean(a)[0],
+    lambda t, a: t.linalg.vector_norm(a), lambda t, a: t.linalg.vector_norm(a, 1, dim=1),
+    lambda t, a: t.linalg.vector_norm(a, 3), lambda t, a: t.linalg.vector_norm(a, float("inf")),
+    lambda t, a: t.linalg.matrix_norm(a), lambda t, a: t.linalg.matrix_norm(a, "nuc"),
+    lambda t, a: t.linalg.matrix_norm(a, 2), lambda t, a: t.linalg.norm(a), lambda t, a: a.norm(p=1, dim=0),
+    lambda t, a: a.norm("fro"), lambda t, a: t.norm(a, dim=1), lambda t, a: a.abs().pow(2).sum(),
+    lambda t, a: a.mean((0, 1)).abs(),
+])
+def test_spreads_and_norms_of_complex(f):  # they raised "only support floating point" before
+    m, t = mg.tensor(Z, requires_grad=True), torch.tensor(Z, requires_grad=True)
+    mo, to = f(mg, m), f(torch, t)
+    assert str(mo.dtype).split(".")[1] == str(to.dtype).split(".")[1]
+    assert mo.grad_fn.name() == to.grad_fn.name() or "Mean" in to.grad_fn.name()  # (var_mean's node: one name)
+    np.testing.assert_allclose(mo.detach().numpy(), to.detach().numpy(), rtol=1e-9)
+    (mo * mg.arange(1.0, mo.numel() + 1, dtype=mg.float64).reshape(mo.shape)).sum().backward()
+    (to * torch.arange(1.0, to.numel() + 1, dtype=torch.float64).reshape(to.shape)).sum().backward()
+    np.testing.assert_allclose(m.grad.numpy(), t.grad.resolve_conj().numpy(), rtol=1e-7, atol=1e-10)

@@ -205,3 +205,13 @@ def test_tensor_of_a_sparse_tensor_is_a_detached_sparse_copy_with_pytorchs_warni
     assert mc.is_sparse and tc.is_sparse and mc is not m and not mc.requires_grad and not tc.requires_grad
     np.testing.assert_array_equal(mc.to_dense().numpy(), tc.to_dense().numpy())
     assert minigrad.as_tensor(m) is m and torch.as_tensor(t) is t
+
+
+def test_dense_plus_sparse_of_another_shape_raises_pytorchs_error():  # minigrad broadcast it before
+    for t in (torch, minigrad):
+        s = t.sparse_coo_tensor([[0], [1]], [1.0], (1, 3))
+        with pytest.raises(RuntimeError) as e:
+            t.ones(2, 3) + s
+        if t is torch:
+            want = str(e.value)
+    assert str(e.value) == want
