@@ -4,6 +4,7 @@ use it at once, that a forked child falls back to plain loops, and that the matr
 shares and the fused attention with dropout agree with numpy's."""
 import os
 import sys
+import subprocess
 import threading
 import types
 
@@ -426,6 +427,35 @@ def test_a_compile_after_a_light_load_has_numbas_registries_and_no_scipy_linalg(
         "print('ok')\n"
     )
     assert run_python(code).strip().endswith("ok")
+
+
+def test_numba_starts_without_scipy_or_yaml_and_still_reads_its_yaml_config(tmp_path):
+    # numba imports scipy only to check its version and yaml only for a .numba_config.yaml in the
+    # working directory: the kernels' start leaves both unimported, and a config file written later
+    # is still read (numba reads it again before each compile)
+    code = (
+        "import importlib.util, os, sys\n"
+        "import numpy as np, minigrad, minigrad.nn.functional as F\n"
+        "x = minigrad.randn(4, 5, requires_grad=True)\n"
+        "F.cross_entropy(x, minigrad.tensor([0, 1, 2, 3])).backward()\n"
+        "from minigrad.backends.cpu import team\n"
+        "assert team.started()\n"
+        "print('imported', 'scipy' in sys.modules, 'yaml' in sys.modules)\n"
+        "if importlib.util.find_spec('yaml'):\n"
+        "    import numba\n"
+        "    from numba.core import config\n"
+        "    with open('.numba_config.yaml', 'w') as f:\n"
+        "        f.write('opt: \"1\"\\n')\n"
+        "    numba.njit(lambda a: a + 1)(1)\n"
+        "    print('config', int(config.OPT))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.dirname(
+                             os.path.abspath(__file__))))))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "imported False False" in out.stdout, out.stdout
+    if "config" in out.stdout:
+        assert "config 1" in out.stdout, out.stdout
 
 
 def test_a_users_own_numba_functions_load_as_numba_loads_them():

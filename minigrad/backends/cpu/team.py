@@ -85,7 +85,7 @@ def available():
         with _lock:
             if _numba is None:
                 try:
-                    import numba
+                    numba = _import_numba()
                 except ImportError:
                     _numba = False
                 else:
@@ -93,6 +93,47 @@ def available():
                     _define_helpers(numba)
                     _numba = numba
     return _numba is not False
+
+
+@contextlib.contextmanager
+def _refusing(*names):
+    """Within: `import name` fails at once for each of `names` not imported yet (what a library's
+    optional import then sees as not installed); afterwards they import as before."""
+    refused = [name for name in names if name not in sys.modules]
+    for name in refused:
+        sys.modules[name] = None
+    try:
+        yield
+    finally:
+        for name in refused:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
+
+
+class _ImportedOnUse:
+    """A module's stand-in that imports it at its first attribute read."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        return getattr(importlib.import_module(self._name), attr)
+
+
+def _import_numba():
+    """`import numba` without two imports it makes only in case they are needed, a sizeable part of a
+    small script's first step: scipy, imported only to check its version (any scipy that runs on the
+    numpy numba accepts passes), and yaml, for a .numba_config.yaml in the working directory, which
+    numba reads again before every compile: where there is none now, yaml is imported when numba reads one."""
+    refused = ["scipy"]
+    if not os.path.exists(".numba_config.yaml"):
+        refused.append("yaml")
+    with _refusing(*refused):
+        import numba
+    config = numba.core.config
+    if "yaml" in refused and getattr(config, "_HAVE_YAML", True) is False and importlib.util.find_spec("yaml"):
+        config._HAVE_YAML, config.yaml = True, _ImportedOnUse("yaml")
+    return numba
 
 
 def _compile_without_scipy_linalg():
@@ -171,14 +212,11 @@ def _import_arraymath_without_scipy():
     name = "scipy.linalg.cython_blas"
     if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules or name in sys.modules:
         return  # (already imported, or scipy.linalg's cost already paid: nothing to save)
-    sys.modules[name] = None  # `import scipy.linalg.cython_blas` then fails at once, importing no parent
     try:
-        import numba.np.arraymath as arraymath
+        with _refusing(name):  # (refused at once, importing no parent)
+            import numba.np.arraymath as arraymath
     except Exception:  # a numba that imports it otherwise: its own first kernel will
         return
-    finally:
-        if sys.modules.get(name, 0) is None:
-            del sys.modules[name]
     if hasattr(arraymath, "_HAVE_BLAS"):
         arraymath._HAVE_BLAS = importlib.util.find_spec("scipy") is not None
 
