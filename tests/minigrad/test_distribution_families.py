@@ -155,6 +155,20 @@ CASES = [
     ("continuous_bernoulli_logits", [[-3.0, 0.001, 2.0]], lambda lib, lg: lib.stack([
         _d(lib).ContinuousBernoulli(logits=lg).log_prob(_f64(lib, [0.0, 0.65, 1.0])),
         _d(lib).ContinuousBernoulli(logits=lg).entropy(), _d(lib).ContinuousBernoulli(logits=lg).mean])),
+    ("gumbel_all", LOC + B, lambda lib, m, s: lib.stack([
+        _d(lib).Gumbel(m, s).log_prob(_f64(lib, [0.2, -3.0, 4.0])), _d(lib).Gumbel(m, s).entropy(),
+        _d(lib).Gumbel(m, s).cdf(_f64(lib, [0.2, -3.0, 4.0])), _d(lib).Gumbel(m, s).icdf(_f64(lib, X_UNIT)),
+        _d(lib).Gumbel(m, s).mean, _d(lib).Gumbel(m, s).mode, _d(lib).Gumbel(m, s).variance,
+        _d(lib).Gumbel(m, s).stddev])),
+    ("weibull_all", B + A, lambda lib, s, k: lib.stack([
+        _d(lib).Weibull(s, k).log_prob(_f64(lib, X_POS)), _d(lib).Weibull(s, k).entropy(),
+        _d(lib).Weibull(s, k).cdf(_f64(lib, X_POS)), _d(lib).Weibull(s, k).icdf(_f64(lib, X_UNIT)),
+        _d(lib).Weibull(s, k).mean, _d(lib).Weibull(s, k).variance])),
+    ("weibull_mode", B + [[1.5, 2.5, 9.0]], lambda lib, s, k: _d(lib).Weibull(s, k).mode),
+    ("pareto_all", [[0.2, 0.4, 1.0]] + [[2.5, 3.5, 9.0]], lambda lib, s, a: lib.stack([
+        _d(lib).Pareto(s, a).log_prob(_f64(lib, X_POS)), _d(lib).Pareto(s, a).entropy(),
+        _d(lib).Pareto(s, a).cdf(_f64(lib, X_POS)), _d(lib).Pareto(s, a).icdf(_f64(lib, X_UNIT)),
+        _d(lib).Pareto(s, a).mean, _d(lib).Pareto(s, a).mode, _d(lib).Pareto(s, a).variance])),
     # kl_divergence pairs
     ("kl_gamma", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gamma(a, b), _d(lib).Gamma(c, d))),
     ("kl_beta", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Beta(a, b), _d(lib).Beta(c, d))),
@@ -219,6 +233,9 @@ def _builders(lib, batch):
         "relaxed_bernoulli": d.RelaxedBernoulli(lib.tensor(0.5), full(0.3)),
         "relaxed_onehot": d.RelaxedOneHotCategorical(lib.tensor(0.5), lib.ones(*batch, 4)),
         "halfnormal": d.HalfNormal(full(2.0)),
+        "gumbel": d.Gumbel(full(0.5), full(2.0)),
+        "weibull": d.Weibull(full(2.0), full(1.5)),
+        "pareto": d.Pareto(full(1.0), full(3.0)),
         "halfcauchy": d.HalfCauchy(full(2.0)),
         "tanh_normal": d.TransformedDistribution(d.Normal(full(0.0), full(1.0)), [t.TanhTransform(cache_size=1)]),
         "mixture": d.MixtureSameFamily(d.Categorical(logits=lib.zeros(*batch, 3)), d.Normal(lib.zeros(*batch, 3), 1.0)),
@@ -296,6 +313,11 @@ ERROR_CASES = [
      lambda lib: lib.distributions.ContinuousBernoulli(logits=lib.tensor(0.5)).log_prob(lib.tensor(1.5))),
     ("studentt_negative_df", lambda lib: lib.distributions.StudentT(-1.0)),
     ("lognormal_value_negative", lambda lib: lib.distributions.LogNormal(0.0, 1.0).log_prob(lib.tensor(-1.0))),
+    ("gumbel_zero_scale", lambda lib: lib.distributions.Gumbel(lib.tensor([0.0, 1.0]), lib.tensor([1.0, 0.0]))),
+    ("weibull_negative_concentration", lambda lib: lib.distributions.Weibull(1.0, -2.0)),
+    ("weibull_value_negative", lambda lib: lib.distributions.Weibull(1.0, 2.0).log_prob(lib.tensor(-1.0))),
+    ("pareto_negative_alpha", lambda lib: lib.distributions.Pareto(1.0, lib.tensor([2.0, -1.0]))),
+    ("pareto_value_below_scale", lambda lib: lib.distributions.Pareto(2.0, 3.0).log_prob(lib.tensor(1.0))),
     ("halfnormal_value_negative", lambda lib: lib.distributions.HalfNormal(1.0).log_prob(lib.tensor(-1.0))),
     ("halfcauchy_negative_scale", lambda lib: lib.distributions.HalfCauchy(lib.tensor([1.0, -1.0]))),
     ("tanh_value_outside", lambda lib: lib.distributions.TransformedDistribution(
@@ -387,6 +409,10 @@ def _stats(d, n=40000):
     ("lognormal", lambda: D.LogNormal(0.0, 0.5), math.exp(0.125), math.expm1(0.25) * math.exp(0.25)),
     ("halfnormal", lambda: D.HalfNormal(2.0), 2 * math.sqrt(2 / math.pi), 4 * (1 - 2 / math.pi)),
     ("studentt", lambda: D.StudentT(5.0, 1.0, 2.0), 1.0, 4 * 5 / 3),
+    ("gumbel", lambda: D.Gumbel(1.0, 2.0), 1.0 + 2.0 * 0.5772156649, (math.pi * 2.0) ** 2 / 6),
+    ("weibull", lambda: D.Weibull(2.0, minigrad.tensor([1.0, 3.0])), [2.0, 2.0 * math.gamma(4 / 3)],
+     [4.0, 4.0 * (math.gamma(5 / 3) - math.gamma(4 / 3) ** 2)]),
+    ("pareto", lambda: D.Pareto(2.0, 6.0), 6.0 * 2.0 / 5.0, 4.0 * 6.0 / (25.0 * 4.0)),
     ("poisson", lambda: D.Poisson(minigrad.tensor([0.5, 7.0])), [0.5, 7.0], [0.5, 7.0]),
     ("binomial", lambda: D.Binomial(10, minigrad.tensor([0.1, 0.5])), [1.0, 5.0], [0.9, 2.5]),
     ("geometric", lambda: D.Geometric(minigrad.tensor([0.2, 0.7])), [4.0, 3 / 7], [20.0, 0.3 / 0.49]),
