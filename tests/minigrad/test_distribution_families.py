@@ -188,6 +188,18 @@ CASES = [
         _d(lib).ContinuousBernoulli(p), _d(lib).ContinuousBernoulli(logits=lg))),
     ("kl_beta_continuous_bernoulli", A + B + [[0.2, 0.5, 0.9]], lambda lib, a, b, p: _d(lib).kl_divergence(
         _d(lib).Beta(a, b), _d(lib).ContinuousBernoulli(p))),
+    ("kl_gumbel", LOC + B + B + A,
+     lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gumbel(a, b), _d(lib).Gumbel(c, d))),
+    ("kl_pareto", [[0.5, 2.0, 1.0]] + A + [[1.0, 1.0, 0.3]] + B,  # (the first entry is inf: p reaches below q's scale)
+     lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Pareto(a, b), _d(lib).Pareto(c, d))),
+    ("kl_halfnormal", B + A,  # (through the TransformedDistribution pair: the same AbsTransform on both)
+     lambda lib, a, b: _d(lib).kl_divergence(_d(lib).HalfNormal(a), _d(lib).HalfNormal(b))),
+    ("kl_continuous_bernoulli_exponential", [[0.2, 0.4995, 0.9]] + B, lambda lib, p, r: _d(lib).kl_divergence(
+        _d(lib).ContinuousBernoulli(p), _d(lib).Exponential(r))),
+    ("kl_continuous_bernoulli_normal", [[0.2, 0.4995, 0.9]] + LOC + B, lambda lib, p, m, s: _d(lib).kl_divergence(
+        _d(lib).ContinuousBernoulli(p), _d(lib).Normal(m, s))),
+    ("kl_continuous_bernoulli_uniform", [[0.2, 0.4995, 0.9]] + [[-0.5, 0.0, -1.0]] + [[1.5, 2.0, 1.0]],
+     lambda lib, p, a, b: _d(lib).kl_divergence(_d(lib).ContinuousBernoulli(p), _d(lib).Uniform(a, b))),
     ("kl_lognormal", LOC + B + B + A,
      lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).LogNormal(a, b), _d(lib).LogNormal(c, d))),
 ]
@@ -356,6 +368,23 @@ def test_kl_of_binomials_with_a_larger_q_count_raises(torch):
         d = lib.distributions
         with pytest.raises(NotImplementedError, match="q.total_count > p.total_count"):
             d.kl_divergence(d.Binomial(2, lib.tensor(0.5)), d.Binomial(3, lib.tensor(0.5)))
+
+
+def test_kl_between_families_with_disjoint_supports_is_inf(torch):
+    def families(lib):
+        d, v = lib.distributions, lib.tensor([0.5, 2.0])
+        return {"beta": d.Beta(v, v), "cb": d.ContinuousBernoulli(v / 4), "exponential": d.Exponential(v),
+                "gamma": d.Gamma(v, v), "gumbel": d.Gumbel(v, v), "laplace": d.Laplace(v, v), "normal": d.Normal(v, v),
+                "pareto": d.Pareto(v, v), "uniform": d.Uniform(v, v + 1), "poisson": d.Poisson(v),
+                "bernoulli": d.Bernoulli(v / 4), "binomial": d.Binomial(3, v / 4)}
+    pairs = [("beta", "pareto"), ("cb", "pareto"), ("poisson", "bernoulli"), ("poisson", "binomial")]
+    pairs += [(p, q) for p in ("exponential", "gamma", "pareto") for q in ("beta", "cb", "pareto", "uniform") if p != q]
+    pairs += [(p, q) for p in ("gumbel", "laplace", "normal")
+              for q in ("beta", "cb", "exponential", "gamma", "pareto", "uniform")]
+    mine, theirs = families(minigrad), families(torch)
+    for p, q in pairs:
+        expected = torch.distributions.kl_divergence(theirs[p], theirs[q])
+        assert _numpy(D.kl_divergence(mine[p], mine[q])).tolist() == expected.tolist() == [math.inf] * 2, (p, q)
 
 
 # ---- transforms ----------------------------------------------------------------------------------------------------
