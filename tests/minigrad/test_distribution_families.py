@@ -107,6 +107,12 @@ CASES = [
         _d(lib).Binomial(6, logits=lg).log_prob(_f64(lib, [0.0, 4.0, 6.0])), _d(lib).Binomial(6, logits=lg).entropy(),
         _d(lib).Binomial(6, logits=lg).mean, _d(lib).Binomial(6, logits=lg).mode,
         _d(lib).Binomial(6, logits=lg).variance])),
+    ("negative_binomial_probs", A + [[0.2, 0.5, 0.9]], lambda lib, r, p: lib.stack([
+        _d(lib).NegativeBinomial(r, p).log_prob(_f64(lib, [0.0, 4.0, 13.0])), _d(lib).NegativeBinomial(r, p).mean,
+        _d(lib).NegativeBinomial(r, p).variance, _d(lib).NegativeBinomial(r, p).mode])),
+    ("negative_binomial_logits", [[-1.0, 0.0, 2.0]], lambda lib, lg: lib.stack([
+        _d(lib).NegativeBinomial(_f64(lib, [0.0, 3.0, 2.5]), logits=lg).log_prob(_f64(lib, [0.0, 4.0, 7.0])),
+        _d(lib).NegativeBinomial(_f64(lib, [0.0, 3.0, 2.5]), logits=lg).mean])),
     ("geometric_all", [[0.2, 0.5, 0.9]], lambda lib, p: lib.stack([
         _d(lib).Geometric(p).log_prob(_f64(lib, [0.0, 4.0, 2.0])), _d(lib).Geometric(p).entropy(),
         _d(lib).Geometric(p).mean, _d(lib).Geometric(p).variance])),
@@ -241,6 +247,7 @@ def _builders(lib, batch):
         "poisson": d.Poisson(full(2.0)),
         "binomial": d.Binomial(5, full(0.3)) if batch else d.Binomial(5, lib.tensor(0.3)),
         "geometric": d.Geometric(full(0.3)),
+        "negative_binomial": d.NegativeBinomial(full(3.0), full(0.4)),
         "continuous_bernoulli": d.ContinuousBernoulli(full(0.3)),
         "relaxed_bernoulli": d.RelaxedBernoulli(lib.tensor(0.5), full(0.3)),
         "relaxed_onehot": d.RelaxedOneHotCategorical(lib.tensor(0.5), lib.ones(*batch, 4)),
@@ -318,6 +325,11 @@ ERROR_CASES = [
     ("binomial_neither", lambda lib: lib.distributions.Binomial(3)),
     ("binomial_value_above_count",
      lambda lib: lib.distributions.Binomial(3, lib.tensor(0.5)).log_prob(lib.tensor(4.0))),
+    ("negative_binomial_neither", lambda lib: lib.distributions.NegativeBinomial(3.0)),
+    ("negative_binomial_probs_one", lambda lib: lib.distributions.NegativeBinomial(3.0, lib.tensor([0.5, 1.0]))),
+    ("negative_binomial_negative_count", lambda lib: lib.distributions.NegativeBinomial(-1.0, lib.tensor(0.5))),
+    ("negative_binomial_value_fraction",
+     lambda lib: lib.distributions.NegativeBinomial(3.0, lib.tensor(0.5)).log_prob(lib.tensor(1.5))),
     ("geometric_zero_probs", lambda lib: lib.distributions.Geometric(lib.tensor([0.5, 0.0]))),
     ("continuous_bernoulli_probs_above_one",  # checked before the clamp, and only when validate_args is given
      lambda lib: lib.distributions.ContinuousBernoulli(lib.tensor([0.5, 1.5]), validate_args=False)),
@@ -444,6 +456,8 @@ def _stats(d, n=40000):
     ("pareto", lambda: D.Pareto(2.0, 6.0), 6.0 * 2.0 / 5.0, 4.0 * 6.0 / (25.0 * 4.0)),
     ("poisson", lambda: D.Poisson(minigrad.tensor([0.5, 7.0])), [0.5, 7.0], [0.5, 7.0]),
     ("binomial", lambda: D.Binomial(10, minigrad.tensor([0.1, 0.5])), [1.0, 5.0], [0.9, 2.5]),
+    ("negative_binomial", lambda: D.NegativeBinomial(minigrad.tensor([2.0, 0.5]), minigrad.tensor([0.4, 0.8])),
+     [4 / 3, 2.0], [4 / 3 / 0.6, 2.0 / 0.2]),
     ("geometric", lambda: D.Geometric(minigrad.tensor([0.2, 0.7])), [4.0, 3 / 7], [20.0, 0.3 / 0.49]),
     ("mixture", lambda: D.MixtureSameFamily(D.Categorical(probs=minigrad.tensor([0.25, 0.75])),
                                             D.Normal(minigrad.tensor([-2.0, 2.0]), 1.0)), 1.0, 1 + 3.0),
