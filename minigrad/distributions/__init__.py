@@ -1,9 +1,10 @@
 """minigrad.distributions: probability distributions for sampling and for losses (`torch.distributions`).
 
-Discrete: `Categorical`, `OneHotCategorical` (and `OneHotCategoricalStraightThrough`), `Bernoulli`, `Binomial`, `Geometric`, `Poisson`. Continuous:
+Discrete: `Categorical`, `OneHotCategorical` (and `OneHotCategoricalStraightThrough`), `Bernoulli`, `Binomial`, `Geometric`, `Poisson`,
+`NegativeBinomial`. Continuous:
 `Normal`, `MultivariateNormal`, `LowRankMultivariateNormal`, `Uniform`, `Laplace`, `Cauchy`, `StudentT`, `Exponential`, `Gamma`, `Chi2`, `Beta`,
 `Dirichlet`, `ContinuousBernoulli`, and through `TransformedDistribution` (with the transforms of `transforms`): `LogNormal`, `HalfNormal`,
-`HalfCauchy`, `RelaxedBernoulli`, `RelaxedOneHotCategorical`. Built from others: `Independent`, `MixtureSameFamily`. Each has
+`HalfCauchy`, `Gumbel`, `Weibull`, `Pareto`, `RelaxedBernoulli`, `RelaxedOneHotCategorical`. Built from others: `Independent`, `MixtureSameFamily`. Each has
 sample/rsample, log_prob, entropy, mean/mode/variance/stddev, cdf/icdf where PyTorch's has them, expand, and
 `kl_divergence` for the pairs PyTorch registers between like families. They are written
 with minigrad's recorded ops, so gradients flow from log_prob, entropy, rsample and kl_divergence back to the

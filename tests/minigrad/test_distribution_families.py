@@ -1,5 +1,5 @@
 """The distribution families beyond test_distributions.py's (Gamma, Beta, Dirichlet, Laplace, Exponential, LogNormal,
-Cauchy, StudentT, Poisson, Binomial, Geometric, ContinuousBernoulli, the relaxed ones, MixtureSameFamily), TransformedDistribution with
+Cauchy, StudentT, Gumbel, Weibull, Pareto, Poisson, Binomial, NegativeBinomial, Geometric, ContinuousBernoulli, the relaxed ones, MixtureSameFamily), TransformedDistribution with
 the transforms, and their kl_divergence pairs: against torch.distributions (values and gradients in float64,
 shapes, reprs, validation errors), and torch-free checks of sample statistics and of the reparameterized
 gradients' expectations."""
