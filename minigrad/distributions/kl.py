@@ -13,11 +13,13 @@ from .dirichlet import Dirichlet
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
+from .gumbel import EULER_GAMMA, Gumbel
 from .independent import Independent, _sum_rightmost
 from .laplace import Laplace
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _half_log_det
 from .normal import Normal
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
@@ -235,3 +237,54 @@ def _kl_transformed_transformed(p, q):
     if p.event_shape != q.event_shape:
         raise NotImplementedError
     return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    # log(s_q / s_p) + (m_p - m_q) / s_q + gamma (r - 1) + e^((m_q - m_p) / s_q) Gamma(1 + r) - 1, r = s_p / s_q
+    r = p.scale / q.scale
+    shift = (p.loc - q.loc) / q.scale
+    return -r.log() + shift + EULER_GAMMA * (r - 1) + ((1 + r).lgamma() - shift).exp() - 1
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    # a_q log(s_p / s_q) - log(a_q / a_p) + a_q / a_p - 1, inf where p reaches below q's scale
+    ratio = q.alpha / p.alpha
+    result = q.alpha * (p.scale / q.scale).log() - ratio.log() + ratio - 1
+    return minigrad.where(p.scale < q.scale, math.inf, result)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    # -H(p) - E_p[log q(x)] = -H(p) - log r + r E_p[x]
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    # -H(p) + log(sqrt(2 pi) s) + E_p[(x - m)^2] / (2 s^2), with E_p[(x - m)^2] = var_p + (E_p[x] - m)^2
+    return (-p.entropy() + 0.5 * math.log(2 * math.pi) + q.scale.log()
+            + (p.variance + (p.mean - q.loc).pow(2)) / (2 * q.scale.pow(2)))
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    # -H(p) + log(b - a); inf unless [a, b) covers [0, 1] (PyTorch counts an end that touches 0 or 1 as not covering)
+    result = -p.entropy() + (q.high - q.low).log()
+    return minigrad.where((q.low >= 0) | (q.high <= 1), math.inf, result)
+
+
+def _kl_infinite(p, q):
+    # q puts no mass where p does (a support p reaches beyond q's): KL is inf for every batch entry
+    return minigrad.full_like(p.mean, math.inf)
+
+
+for _p, _qs in [(Beta, [Pareto]), (ContinuousBernoulli, [Pareto]), (Exponential, [Beta, ContinuousBernoulli, Pareto, Uniform]),
+                (Gamma, [Beta, ContinuousBernoulli, Pareto, Uniform]),
+                (Gumbel, [Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform]),
+                (Laplace, [Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform]),
+                (Normal, [Beta, ContinuousBernoulli, Exponential, Gamma, Pareto, Uniform]),
+                (Pareto, [Beta, ContinuousBernoulli, Uniform]), (Poisson, [Bernoulli, Binomial])]:
+    for _q in _qs:
+        register_kl(_p, _q)(_kl_infinite)

@@ -120,6 +120,3 @@ class TransformedDistribution(Distribution):
         for t in self.transforms:
             value = t(value)
         return value
-
-    def __repr__(self):
-        return f"{self.__class__.__name__}()"

@@ -1,5 +1,5 @@
 """The distribution families beyond test_distributions.py's (Gamma, Beta, Dirichlet, Laplace, Exponential, LogNormal,
-Cauchy, StudentT, Poisson, Binomial, Geometric, ContinuousBernoulli, the relaxed ones, MixtureSameFamily), TransformedDistribution with
+Cauchy, StudentT, Gumbel, Weibull, Pareto, Poisson, Binomial, NegativeBinomial, Geometric, ContinuousBernoulli, the relaxed ones, MixtureSameFamily), TransformedDistribution with
 the transforms, and their kl_divergence pairs: against torch.distributions (values and gradients in float64,
 shapes, reprs, validation errors), and torch-free checks of sample statistics and of the reparameterized
 gradients' expectations."""
@@ -107,6 +107,12 @@ CASES = [
         _d(lib).Binomial(6, logits=lg).log_prob(_f64(lib, [0.0, 4.0, 6.0])), _d(lib).Binomial(6, logits=lg).entropy(),
         _d(lib).Binomial(6, logits=lg).mean, _d(lib).Binomial(6, logits=lg).mode,
         _d(lib).Binomial(6, logits=lg).variance])),
+    ("negative_binomial_probs", A + [[0.2, 0.5, 0.9]], lambda lib, r, p: lib.stack([
+        _d(lib).NegativeBinomial(r, p).log_prob(_f64(lib, [0.0, 4.0, 13.0])), _d(lib).NegativeBinomial(r, p).mean,
+        _d(lib).NegativeBinomial(r, p).variance, _d(lib).NegativeBinomial(r, p).mode])),
+    ("negative_binomial_logits", [[-1.0, 0.0, 2.0]], lambda lib, lg: lib.stack([
+        _d(lib).NegativeBinomial(_f64(lib, [0.0, 3.0, 2.5]), logits=lg).log_prob(_f64(lib, [0.0, 4.0, 7.0])),
+        _d(lib).NegativeBinomial(_f64(lib, [0.0, 3.0, 2.5]), logits=lg).mean])),
     ("geometric_all", [[0.2, 0.5, 0.9]], lambda lib, p: lib.stack([
         _d(lib).Geometric(p).log_prob(_f64(lib, [0.0, 4.0, 2.0])), _d(lib).Geometric(p).entropy(),
         _d(lib).Geometric(p).mean, _d(lib).Geometric(p).variance])),
@@ -155,6 +161,20 @@ CASES = [
     ("continuous_bernoulli_logits", [[-3.0, 0.001, 2.0]], lambda lib, lg: lib.stack([
         _d(lib).ContinuousBernoulli(logits=lg).log_prob(_f64(lib, [0.0, 0.65, 1.0])),
         _d(lib).ContinuousBernoulli(logits=lg).entropy(), _d(lib).ContinuousBernoulli(logits=lg).mean])),
+    ("gumbel_all", LOC + B, lambda lib, m, s: lib.stack([
+        _d(lib).Gumbel(m, s).log_prob(_f64(lib, [0.2, -3.0, 4.0])), _d(lib).Gumbel(m, s).entropy(),
+        _d(lib).Gumbel(m, s).cdf(_f64(lib, [0.2, -3.0, 4.0])), _d(lib).Gumbel(m, s).icdf(_f64(lib, X_UNIT)),
+        _d(lib).Gumbel(m, s).mean, _d(lib).Gumbel(m, s).mode, _d(lib).Gumbel(m, s).variance,
+        _d(lib).Gumbel(m, s).stddev])),
+    ("weibull_all", B + A, lambda lib, s, k: lib.stack([
+        _d(lib).Weibull(s, k).log_prob(_f64(lib, X_POS)), _d(lib).Weibull(s, k).entropy(),
+        _d(lib).Weibull(s, k).cdf(_f64(lib, X_POS)), _d(lib).Weibull(s, k).icdf(_f64(lib, X_UNIT)),
+        _d(lib).Weibull(s, k).mean, _d(lib).Weibull(s, k).variance])),
+    ("weibull_mode", B + [[1.5, 2.5, 9.0]], lambda lib, s, k: _d(lib).Weibull(s, k).mode),
+    ("pareto_all", [[0.2, 0.4, 1.0]] + [[2.5, 3.5, 9.0]], lambda lib, s, a: lib.stack([
+        _d(lib).Pareto(s, a).log_prob(_f64(lib, X_POS)), _d(lib).Pareto(s, a).entropy(),
+        _d(lib).Pareto(s, a).cdf(_f64(lib, X_POS)), _d(lib).Pareto(s, a).icdf(_f64(lib, X_UNIT)),
+        _d(lib).Pareto(s, a).mean, _d(lib).Pareto(s, a).mode, _d(lib).Pareto(s, a).variance])),
     # kl_divergence pairs
     ("kl_gamma", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gamma(a, b), _d(lib).Gamma(c, d))),
     ("kl_beta", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Beta(a, b), _d(lib).Beta(c, d))),
@@ -174,6 +194,18 @@ CASES = [
         _d(lib).ContinuousBernoulli(p), _d(lib).ContinuousBernoulli(logits=lg))),
     ("kl_beta_continuous_bernoulli", A + B + [[0.2, 0.5, 0.9]], lambda lib, a, b, p: _d(lib).kl_divergence(
         _d(lib).Beta(a, b), _d(lib).ContinuousBernoulli(p))),
+    ("kl_gumbel", LOC + B + B + A,
+     lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gumbel(a, b), _d(lib).Gumbel(c, d))),
+    ("kl_pareto", [[0.5, 2.0, 1.0]] + A + [[1.0, 1.0, 0.3]] + B,  # (the first entry is inf: p reaches below q's scale)
+     lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Pareto(a, b), _d(lib).Pareto(c, d))),
+    ("kl_halfnormal", B + A,  # (through the TransformedDistribution pair: the same AbsTransform on both)
+     lambda lib, a, b: _d(lib).kl_divergence(_d(lib).HalfNormal(a), _d(lib).HalfNormal(b))),
+    ("kl_continuous_bernoulli_exponential", [[0.2, 0.4995, 0.9]] + B, lambda lib, p, r: _d(lib).kl_divergence(
+        _d(lib).ContinuousBernoulli(p), _d(lib).Exponential(r))),
+    ("kl_continuous_bernoulli_normal", [[0.2, 0.4995, 0.9]] + LOC + B, lambda lib, p, m, s: _d(lib).kl_divergence(
+        _d(lib).ContinuousBernoulli(p), _d(lib).Normal(m, s))),
+    ("kl_continuous_bernoulli_uniform", [[0.2, 0.4995, 0.9]] + [[-0.5, 0.0, -1.0]] + [[1.5, 2.0, 1.0]],
+     lambda lib, p, a, b: _d(lib).kl_divergence(_d(lib).ContinuousBernoulli(p), _d(lib).Uniform(a, b))),
     ("kl_lognormal", LOC + B + B + A,
      lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).LogNormal(a, b), _d(lib).LogNormal(c, d))),
 ]
@@ -215,10 +247,14 @@ def _builders(lib, batch):
         "poisson": d.Poisson(full(2.0)),
         "binomial": d.Binomial(5, full(0.3)) if batch else d.Binomial(5, lib.tensor(0.3)),
         "geometric": d.Geometric(full(0.3)),
+        "negative_binomial": d.NegativeBinomial(full(3.0), full(0.4)),
         "continuous_bernoulli": d.ContinuousBernoulli(full(0.3)),
         "relaxed_bernoulli": d.RelaxedBernoulli(lib.tensor(0.5), full(0.3)),
         "relaxed_onehot": d.RelaxedOneHotCategorical(lib.tensor(0.5), lib.ones(*batch, 4)),
         "halfnormal": d.HalfNormal(full(2.0)),
+        "gumbel": d.Gumbel(full(0.5), full(2.0)),
+        "weibull": d.Weibull(full(2.0), full(1.5)),
+        "pareto": d.Pareto(full(1.0), full(3.0)),
         "halfcauchy": d.HalfCauchy(full(2.0)),
         "tanh_normal": d.TransformedDistribution(d.Normal(full(0.0), full(1.0)), [t.TanhTransform(cache_size=1)]),
         "mixture": d.MixtureSameFamily(d.Categorical(logits=lib.zeros(*batch, 3)), d.Normal(lib.zeros(*batch, 3), 1.0)),
@@ -289,6 +325,11 @@ ERROR_CASES = [
     ("binomial_neither", lambda lib: lib.distributions.Binomial(3)),
     ("binomial_value_above_count",
      lambda lib: lib.distributions.Binomial(3, lib.tensor(0.5)).log_prob(lib.tensor(4.0))),
+    ("negative_binomial_neither", lambda lib: lib.distributions.NegativeBinomial(3.0)),
+    ("negative_binomial_probs_one", lambda lib: lib.distributions.NegativeBinomial(3.0, lib.tensor([0.5, 1.0]))),
+    ("negative_binomial_negative_count", lambda lib: lib.distributions.NegativeBinomial(-1.0, lib.tensor(0.5))),
+    ("negative_binomial_value_fraction",
+     lambda lib: lib.distributions.NegativeBinomial(3.0, lib.tensor(0.5)).log_prob(lib.tensor(1.5))),
     ("geometric_zero_probs", lambda lib: lib.distributions.Geometric(lib.tensor([0.5, 0.0]))),
     ("continuous_bernoulli_probs_above_one",  # checked before the clamp, and only when validate_args is given
      lambda lib: lib.distributions.ContinuousBernoulli(lib.tensor([0.5, 1.5]), validate_args=False)),
@@ -296,6 +337,11 @@ ERROR_CASES = [
      lambda lib: lib.distributions.ContinuousBernoulli(logits=lib.tensor(0.5)).log_prob(lib.tensor(1.5))),
     ("studentt_negative_df", lambda lib: lib.distributions.StudentT(-1.0)),
     ("lognormal_value_negative", lambda lib: lib.distributions.LogNormal(0.0, 1.0).log_prob(lib.tensor(-1.0))),
+    ("gumbel_zero_scale", lambda lib: lib.distributions.Gumbel(lib.tensor([0.0, 1.0]), lib.tensor([1.0, 0.0]))),
+    ("weibull_negative_concentration", lambda lib: lib.distributions.Weibull(1.0, -2.0)),
+    ("weibull_value_negative", lambda lib: lib.distributions.Weibull(1.0, 2.0).log_prob(lib.tensor(-1.0))),
+    ("pareto_negative_alpha", lambda lib: lib.distributions.Pareto(1.0, lib.tensor([2.0, -1.0]))),
+    ("pareto_value_below_scale", lambda lib: lib.distributions.Pareto(2.0, 3.0).log_prob(lib.tensor(1.0))),
     ("halfnormal_value_negative", lambda lib: lib.distributions.HalfNormal(1.0).log_prob(lib.tensor(-1.0))),
     ("halfcauchy_negative_scale", lambda lib: lib.distributions.HalfCauchy(lib.tensor([1.0, -1.0]))),
     ("tanh_value_outside", lambda lib: lib.distributions.TransformedDistribution(
@@ -334,6 +380,23 @@ def test_kl_of_binomials_with_a_larger_q_count_raises(torch):
         d = lib.distributions
         with pytest.raises(NotImplementedError, match="q.total_count > p.total_count"):
             d.kl_divergence(d.Binomial(2, lib.tensor(0.5)), d.Binomial(3, lib.tensor(0.5)))
+
+
+def test_kl_between_families_with_disjoint_supports_is_inf(torch):
+    def families(lib):
+        d, v = lib.distributions, lib.tensor([0.5, 2.0])
+        return {"beta": d.Beta(v, v), "cb": d.ContinuousBernoulli(v / 4), "exponential": d.Exponential(v),
+                "gamma": d.Gamma(v, v), "gumbel": d.Gumbel(v, v), "laplace": d.Laplace(v, v), "normal": d.Normal(v, v),
+                "pareto": d.Pareto(v, v), "uniform": d.Uniform(v, v + 1), "poisson": d.Poisson(v),
+                "bernoulli": d.Bernoulli(v / 4), "binomial": d.Binomial(3, v / 4)}
+    pairs = [("beta", "pareto"), ("cb", "pareto"), ("poisson", "bernoulli"), ("poisson", "binomial")]
+    pairs += [(p, q) for p in ("exponential", "gamma", "pareto") for q in ("beta", "cb", "pareto", "uniform") if p != q]
+    pairs += [(p, q) for p in ("gumbel", "laplace", "normal")
+              for q in ("beta", "cb", "exponential", "gamma", "pareto", "uniform")]
+    mine, theirs = families(minigrad), families(torch)
+    for p, q in pairs:
+        expected = torch.distributions.kl_divergence(theirs[p], theirs[q])
+        assert _numpy(D.kl_divergence(mine[p], mine[q])).tolist() == expected.tolist() == [math.inf] * 2, (p, q)
 
 
 # ---- transforms ----------------------------------------------------------------------------------------------------
@@ -387,8 +450,14 @@ def _stats(d, n=40000):
     ("lognormal", lambda: D.LogNormal(0.0, 0.5), math.exp(0.125), math.expm1(0.25) * math.exp(0.25)),
     ("halfnormal", lambda: D.HalfNormal(2.0), 2 * math.sqrt(2 / math.pi), 4 * (1 - 2 / math.pi)),
     ("studentt", lambda: D.StudentT(5.0, 1.0, 2.0), 1.0, 4 * 5 / 3),
+    ("gumbel", lambda: D.Gumbel(1.0, 2.0), 1.0 + 2.0 * 0.5772156649, (math.pi * 2.0) ** 2 / 6),
+    ("weibull", lambda: D.Weibull(2.0, minigrad.tensor([1.0, 3.0])), [2.0, 2.0 * math.gamma(4 / 3)],
+     [4.0, 4.0 * (math.gamma(5 / 3) - math.gamma(4 / 3) ** 2)]),
+    ("pareto", lambda: D.Pareto(2.0, 6.0), 6.0 * 2.0 / 5.0, 4.0 * 6.0 / (25.0 * 4.0)),
     ("poisson", lambda: D.Poisson(minigrad.tensor([0.5, 7.0])), [0.5, 7.0], [0.5, 7.0]),
     ("binomial", lambda: D.Binomial(10, minigrad.tensor([0.1, 0.5])), [1.0, 5.0], [0.9, 2.5]),
+    ("negative_binomial", lambda: D.NegativeBinomial(minigrad.tensor([2.0, 0.5]), minigrad.tensor([0.4, 0.8])),
+     [4 / 3, 2.0], [4 / 3 / 0.6, 2.0 / 0.2]),
     ("geometric", lambda: D.Geometric(minigrad.tensor([0.2, 0.7])), [4.0, 3 / 7], [20.0, 0.3 / 0.49]),
     ("mixture", lambda: D.MixtureSameFamily(D.Categorical(probs=minigrad.tensor([0.25, 0.75])),
                                             D.Normal(minigrad.tensor([-2.0, 2.0]), 1.0)), 1.0, 1 + 3.0),
