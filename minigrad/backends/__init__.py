@@ -79,8 +79,9 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     conv_input_grad g, w, groups, kernel        g (N, O, *out), w, x's shape, kernel, (none: conv's backward)
                     (2-D, one group)            stride, dilation, pads, out -> gx
     conv_forward    x, w, groups, kernel, out,  x, w, stride, pads, dilation,      x, g, kernel, stride, pads,
-                    stride (the forward's only) out, bias or None -> y (N, O,      dilation -> gw
-                    (2-D, one group)            *out)
+                    stride, forward (False for  out, bias or None -> y (N, O,      dilation -> gw
+                    the weight's gradient)      *out)
+                    (2-D, one group)
     rnn_step        the step's arrays (2-D)     lstm_step, gru_step (and *_backward): a time step's gate math
     max_pool2d      x (N, C, H, W), kernel,     x, kernel, stride, dilation,       g, idx, x's shape -> gx
                     stride, dilation, padding,  padding, out -> (y, idx)

@@ -143,7 +143,8 @@ def _weight_grad_arrays(xd, gd, kernel, stride, pads, dilation, groups):
         return xp.zeros((O, xd.shape[1] // groups) + tuple(kernel), dtype=gd.dtype)
     x4, one, no_pad = _height_one(kernel, xd)
     g4 = _height_one(kernel, gd)[0]
-    impl = backends.find("conv_forward", x4, g4, groups, one + kernel, one + out)  # (g takes the checks of w)
+    # (g takes the checks of w; the weight gradient's rule, not the forward's)
+    impl = backends.find("conv_forward", x4, g4, groups, one + kernel, one + out, one + stride, False)
     if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves)
         gw = impl.backward(x4, g4, one + kernel, one + stride, no_pad + pads, one + dilation)
         return gw.reshape((O, xd.shape[1]) + tuple(kernel))

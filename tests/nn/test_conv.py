@@ -695,6 +695,8 @@ def test_input_grad_image_by_image_vs_col2im_and_torch(torch, monkeypatch, dtype
     ((1, 3, 10, 9), (4, 3, 2, 3), {"padding": (0, 1)}),  # batch 1, no padding in height, an even kernel
     ((2, 4, 12, 12), (5, 4, 3, 3), {"dilation": 2}),  # 8 x 8 out, no padding
     ((2, 3, 9, 10), (4, 3, 4, 4), {"padding": "same"}),  # more padding after than before
+    ((8, 32, 16, 16), (64, 32, 3, 3), {"stride": 2, "padding": 1, "bias": False}),  # stride 2 to 8 x 8 (a ResNet's)
+    ((3, 1, 16, 16), (32, 1, 4, 4), {"stride": 2, "padding": 1}),  # DCGAN's discriminator's first, 1 channel in
 ])
 def test_conv2d_forward_image_by_image_vs_the_general_path_and_torch(torch, monkeypatch, threads, dtype, xs,
                                                                            ws, kw):
@@ -843,6 +845,8 @@ def test_wide_columns_are_the_padded_inputs_windows(dtype, padding, dilation):
     ((19, 16, 16, 16), (8, 16, 3, 3), {"padding": 1}),  # two full blocks of 8 images and a partial one
     ((1, 3, 32, 32), (16, 3, 3, 3), {"padding": 1}),  # batch 1
     ((5, 8, 40, 36), (4, 8, 4, 3), {"stride": (2, 1), "padding": (1, 2), "dilation": (1, 2)}),
+    ((11, 32, 16, 16), (64, 32, 3, 3), {"stride": 2, "padding": 1}),  # stride 2 to 8 x 8 (a ResNet's)
+    ((9, 16, 17, 17), (32, 16, 1, 1), {"stride": 2}),  # a 1 x 1 stride-2 shortcut to 9 x 9
 ])
 def test_conv2d_weight_grad_image_by_image_vs_the_general_path_and_torch(torch, monkeypatch, dtype, xs, ws, kw):
     # the weight's gradient summed image by image into blocks of 8 images, the blocks added in order: the same
@@ -944,3 +948,44 @@ def test_one_row_outputs_take_the_image_kernel_only_for_a_conv1d_of_12_positions
     assert bool(calls) == taken
     for a, b in zip(*got):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn, xs, ws, kw, forward, weight_grad", [
+    (F.conv2d, (4, 16, 16, 16), (32, 16, 3, 3), {"stride": 2, "padding": 1}, True, True),  # 8 x 8 out
+    (F.conv2d, (4, 16, 15, 15), (32, 16, 1, 1), {"stride": (2, 2)}, True, True),  # 8 x 8 out, a 1 x 1 kernel
+    (F.conv2d, (4, 8, 16, 24), (8, 8, 3, 3), {"stride": (2, 3), "padding": 1}, True, True),  # 8 x 8 out
+    (F.conv2d, (4, 16, 14, 14), (32, 16, 3, 3), {"stride": 2, "padding": 1}, False, False),  # 7 x 7 out
+    (F.conv2d, (4, 32, 8, 8), (64, 32, 4, 4), {"stride": 2, "padding": 1}, False, False),  # 4 x 4 (DCGAN's D)
+    (F.conv2d, (4, 16, 8, 8), (16, 16, 3, 3), {"padding": 1}, True, False),  # stride 1: the forward only (wide)
+    # DCGAN's generator's last: its input's gradient is a stride-2 conv of g to 8 x 8, its weight's gradient
+    # one with x's 8 x 8 as the output
+    (F.conv_transpose2d, (4, 32, 8, 8), (32, 1, 4, 4), {"stride": 2, "padding": 1}, True, True),
+    (F.conv_transpose2d, (4, 64, 4, 4), (64, 32, 4, 4), {"stride": 2, "padding": 1}, False, False),  # 4 x 4
+])
+def test_strided_convs_take_the_image_kernels_from_8_by_8_positions(torch, monkeypatch, fn, xs, ws, kw, forward,
+                                                                     weight_grad):
+    # a strided conv's forward and weight gradient image by image from 64 output positions (the general path's
+    # strided batch-wide columns the slower there), on the general path below; values and gradients the
+    # general path's and PyTorch's either way
+    from minigrad.backends.cpu import conv_forward
+
+    calls = []
+    monkeypatch.setattr(conv_forward, "forward", lambda *a, real=conv_forward.forward: calls.append("y") or real(*a))
+    monkeypatch.setattr(conv_forward, "backward", lambda *a, real=conv_forward.backward: calls.append("gw") or real(*a))
+    x, w = arr(*xs, dtype=np.float32), arr(*ws, dtype=np.float32)
+
+    def grads(lib, f):
+        ts = [lib.tensor(a, requires_grad=True) for a in (x, w)]
+        y = f(*ts, **kw)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(np.float32)))
+        return [np.asarray(y.detach())] + [np.asarray(t.grad) for t in ts]
+
+    fast = grads(minigrad, fn)
+    assert ("y" in calls, "gw" in calls) == (forward, weight_grad)
+    monkeypatch.setattr(conv_forward, "supports", lambda *a: False)
+    general = grads(minigrad, fn)
+    theirs = grads(torch, getattr(torch.nn.functional, fn.__name__))
+    for mine, other, want in zip(fast, general, theirs):
+        assert mine.dtype == np.float32 and mine.shape == want.shape
+        for ref in (other, want):
+            np.testing.assert_allclose(mine, ref, rtol=1e-4, atol=1e-5 * max(np.abs(want).max(), 1.0))

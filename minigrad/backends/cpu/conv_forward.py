@@ -11,8 +11,10 @@ still one dot product over (c, i, j) summed by BLAS, as in the general path's pr
 OpenBLAS gives most shapes the same bits in either orientation, and rounds a small product's otherwise
 (its small-matrix code). Taken for maps of MIN_POSITIONS output positions and more: for fewer, each image's
 product is too small for BLAS to run at speed (forward 25 ms against 49 for 16 channels of 32 x 32 maps in
-and out at batch 128; 0.75 against 0.51 for 8 x 8 maps). Images are independent: on the team (images cut in
-shares) the bits are those of one thread.
+and out at batch 128; 0.75 against 0.51 for 8 x 8 maps). A strided conv's batch-wide columns gather every
+s-th input element, a copy as slow as its product on small maps: from STRIDED_MIN_POSITIONS positions (8 x 8)
+its forward and weight gradient are the faster image by image (not for a 4 x 4 map, nor a stride-1 weight
+gradient). Images are independent: on the team (images cut in shares) the bits are those of one thread.
 
 At stride 1 the forward makes its columns over the padded width instead: the image padded once into a small
 buffer, each column row (c, i, j) is then one run of the padded image, OH * Wp long, where the plain columns
@@ -37,25 +39,29 @@ _U = np.uint64  # (an unsigned index: numba adds no wraparound for negative indi
 MIN_POSITIONS = 256
 ROW_MIN_POSITIONS = 12  # (shorter rows: the general path's one product over the batch is the faster)
 WIDE_MIN_POSITIONS = 64  # (4 x 4 maps: the general path's batch-last columns the faster)
+STRIDED_MIN_POSITIONS = 64  # (7 x 7 maps: even with the general path's)
 BAND_BYTES = 1 << 17  # the forward's columns made a band of output rows at a time, to stay in the L2 cache
 BAND_POSITIONS = 512  # but at least this many output positions per product, for BLAS to run at speed
 CHUNK = 8  # images whose weight-gradient terms one product after another sums, before the blocks are added
 
 
-def supports(x, w, groups, kernel, out, stride=None):
+def supports(x, w, groups, kernel, out, stride=None, forward=True):
     """float32 / float64 numpy arrays, none empty, a 2-D kernel, one group, maps of MIN_POSITIONS output
     positions or more, a single row (a Conv1d's, nn/_functional/conv.py: each column row one run of the
-    input's row, the general path batches none of it), or for the forward (`stride` given) at stride 1 maps of
-    WIDE_MIN_POSITIONS and more (its columns over the padded width, a run per row of the kernel), and a BLAS the
-    kernels can call. (Whatever the columns' size: since the columns are copied through unsigned offsets, the
-    general path's batch-last columns were nowhere the faster for those, forward or weight gradient:
+    input's row, the general path batches none of it), a stride other than 1 on maps of STRIDED_MIN_POSITIONS
+    and more, or for the forward (`forward`) at stride 1 maps of WIDE_MIN_POSITIONS and more (its columns over
+    the padded width, a run per row of the kernel), and a BLAS the kernels can call. `stride`: None where not
+    known. (Whatever the columns' size: since the columns are copied through unsigned offsets, the general
+    path's batch-last columns were nowhere the faster for those, forward or weight gradient:
     docs/performance.md.)"""
     positions = out[0] * out[1] if len(out) == 2 else 0
-    wide = stride is not None and tuple(stride) == (1, 1) and positions >= WIDE_MIN_POSITIONS
+    strided = stride is not None and tuple(stride) != (1, 1)
+    wide = forward and stride is not None and not strided and positions >= WIDE_MIN_POSITIONS
     # a Conv1d's single row (not a 2-d conv down to one row) of ROW_MIN_POSITIONS or more
     one_row = out[0] == 1 and kernel[0] == 1 and x.shape[2] == 1 and out[1] >= ROW_MIN_POSITIONS
     return (floats(x, w) and x.ndim == 4 and groups == 1 and x.size and w.size and len(out) == 2
-            and (positions >= MIN_POSITIONS or one_row or wide) and blas.gemm_address(x.dtype) is not None)
+            and (positions >= MIN_POSITIONS or one_row or wide or (strided and positions >= STRIDED_MIN_POSITIONS))
+            and blas.gemm_address(x.dtype) is not None)
 
 
 def _args(kernel, stride, dilation, pads, out):
