@@ -395,14 +395,37 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     """A tensor of shape `size` filled with `fill_value` (dtype inferred from it, as PyTorch does)."""
+    if isinstance(fill_value, (builtins.complex, np.complexfloating)):
+        fill_value = _complex_fill(fill_value, dtype)
+        dtype = dtypes.default_complex() if dtype is None else dtype
     if dtype is None:
         dtype = np.bool_ if isinstance(fill_value, bool) else np.int64 if isinstance(fill_value, builtins.int) else None
     if not isinstance(size, (tuple, list)):
         size = (size,)
-    if not isinstance(fill_value, (builtins.int, builtins.float, builtins.bool, np.number, np.bool_)) and not (
-            hasattr(fill_value, "shape") and fill_value.shape == ()):
+    if not isinstance(fill_value, (builtins.int, builtins.float, builtins.bool, builtins.complex, np.number,
+                                   np.bool_)) and not (hasattr(fill_value, "shape") and fill_value.shape == ()):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
     return _filled(fill_value, (tuple(size),), dtype, device, requires_grad, "full")
+
+
+# the C++ types PyTorch's text names where a complex fill does not fit a real dtype
+_FILL_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int32": "int"}
+
+
+def _complex_fill(value, dtype):
+    """A complex fill value for `dtype`: kept for a complex one (or none given), its real part for a real
+    one where the imaginary part is 0 (bool: its truth), else PyTorch's refusal."""
+    if dtype is None:
+        return value
+    npd = np.dtype(_dt(dtype))
+    if npd.kind == "c":
+        return value
+    if npd.kind == "b":
+        return bool(value)
+    if value.imag != 0:
+        name = _FILL_TYPES.get(npd.name, npd.name + "_t")
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    return value.real
 
 
 # (layout= and memory_format= are accepted and change nothing: arrays here are dense and row-major,

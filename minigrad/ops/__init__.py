@@ -215,6 +215,7 @@ def _bind_methods(Tensor):
         if name + "_" not in methods:
             methods[name + "_"] = _make_inplace(methods[name], name)
     methods["abs_"] = _abs_of(methods["abs_"])
+    methods["float_power_"] = composite.float_power_of(methods["float_power_"])
     for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
         methods[name + "_"] = _make_view_inplace(methods[name], name)
     for name, fn in inplace._setup().items():

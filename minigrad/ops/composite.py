@@ -285,16 +285,34 @@ def logit(input, eps=None):
     return elementwise.log(x / (1.0 - x))
 
 
-def float_power(input, exponent):
-    """pow in double precision: float64, or complex128 when either operand is complex."""
+def _float_power_dtype(input, exponent):
     from ..dtypes import complex128, float64
 
-    dt = float64
     if any(x.is_complex() if isinstance(x, Tensor) else isinstance(x, complex) for x in (input, exponent)):
-        dt = complex128
+        return complex128
+    return float64
+
+
+def float_power(input, exponent):
+    """pow in double precision: float64, or complex128 when either operand is complex."""
+    dt = _float_power_dtype(input, exponent)
     a = input.to(dt) if isinstance(input, Tensor) else input
     b = exponent.to(dt) if isinstance(exponent, Tensor) else exponent
     return elementwise.pow(a, b)
+
+
+def float_power_of(float_power_):
+    """float_power_: the base already of the result's dtype (float64, complex128 with a complex operand),
+    as PyTorch casts no base in place."""
+    def op(self, exponent):
+        dt = _float_power_dtype(self, exponent)
+        if self.dtype != dt:
+            raise RuntimeError(f"the base given to float_power_ has dtype {complex_ops._scalar_type(self.array.dtype)} "
+                               f"but the operation's result requires dtype {complex_ops._scalar_type(dt.np)}")
+        return float_power_(self, exponent)
+
+    op.__name__ = "float_power_"
+    return op
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):

@@ -44,7 +44,8 @@ class Adagrad(Optimizer):
     def _init_state(self, p, group):
         state = self.state[p]
         state["step"] = 0
-        state["sum"] = p.new_full(p.shape, float(group["initial_accumulator_value"]))
+        value = float(group["initial_accumulator_value"])  # (complex: both parts start there, as PyTorch's)
+        state["sum"] = p.new_full(p.shape, complex(value, value) if p.is_complex() else value)
 
     def _step_group(self, group):
         # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout

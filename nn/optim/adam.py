@@ -148,8 +148,14 @@ class Adam(Optimizer):
 def _reference_update(p, state, lr, beta1, beta2, eps, wd, flags):
     decoupled, maximize = flags
     grad = -p.grad if maximize else p.grad  # (under the step's no_grad: no graph)
-    reference.adam_update(p, grad, state["exp_avg"], state["exp_avg_sq"], lr, beta1, beta2, eps, wd, decoupled,
-                          state["step"], state.get("max_exp_avg_sq"))
+    tensors = [p, grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq")]
+    if p.is_complex():  # stepped through its real views, as the array update
+        arrays = real_views([None if t is None else t.array for t in tensors])
+        tensors = [None if a is None else Tensor._wrap(a) for a in arrays]
+    w, g, m, v, v_max = tensors
+    reference.adam_update(w, g, m, v, lr, beta1, beta2, eps, wd, decoupled, state["step"], v_max)
+    if w is not p:
+        p._bump_version()
 
 
 class AdamW(Adam):

@@ -269,8 +269,13 @@ class Optimizer:
         """Call update(views, scratch) on matching views of the same-shape `arrays` (a parameter and its
         state), BLOCK elements at a time, one block after another; `scratch` is `n_scratch`
         temporaries shaped like the views. Whole arrays in one call when they are small, not
-        contiguous (no flat view exists) or on a GPU (where one kernel per pass is what is fast)."""
+        contiguous (no flat view exists) or on a GPU (where one kernel per pass is what is fast).
+        A complex parameter's arrays (the gradient second) are stepped as their real views, as PyTorch's
+        optimizers step complex parameters."""
         first = arrays[0]
+        if first.dtype.kind == "c":
+            arrays = real_views(arrays)
+            first = arrays[0]
         if first.size <= BLOCK or not isinstance(first, np.ndarray) or not all(a.flags.c_contiguous for a in arrays):
             update(arrays, self._scratch(first, n_scratch))
             return

@@ -41,7 +41,8 @@ class Rprop(Optimizer):
             if not state:
                 state["step"] = 0
                 state["prev"] = p.new_zeros(p.shape)
-                state["step_size"] = p.new_full(p.shape, float(group["lr"]))
+                lr = float(group["lr"])  # a complex parameter's imaginary parts step too (PyTorch's lr + lr i)
+                state["step_size"] = p.new_full(p.shape, complex(lr, lr) if p.is_complex() else lr)
             state["step"] += 1
             arrays = [p.array, p.grad.array, state["prev"].array, state["step_size"].array]
             self._update_arrays(arrays, etaminus, etaplus, step_min, step_max, maximize)

@@ -468,3 +468,47 @@ def test_spreads_and_norms_of_complex(f):  # they raised "only support floating 
     (mo * mg.arange(1.0, mo.numel() + 1, dtype=mg.float64).reshape(mo.shape)).sum().backward()
     (to * torch.arange(1.0, to.numel() + 1, dtype=torch.float64).reshape(to.shape)).sum().backward()
     np.testing.assert_allclose(m.grad.numpy(), t.grad.resolve_conj().numpy(), rtol=1e-7, atol=1e-10)
+
+
+def test_full_with_a_complex_fill_as_pytorchs():
+    """torch.full / new_full take complex fills: complex of the default dtype, kept in a complex dtype, the
+    real part in a real one where the imaginary part is 0, else PyTorch's refusal."""
+    torch = pytest.importorskip("torch")
+    assert mg.full((2,), 1 + 2j).dtype == mg.complex64
+    np.testing.assert_array_equal(mg.full((2,), 1 + 2j).numpy(), torch.full((2,), 1 + 2j).numpy())
+    np.testing.assert_array_equal(mg.zeros(2, dtype=mg.complex128).new_full((3,), 2 - 1j).numpy(),
+                                  torch.zeros(2, dtype=torch.complex128).new_full((3,), 2 - 1j).numpy())
+    for name in ["float32", "float64", "float16", "int64", "int32", "int16", "uint8", "bool"]:
+        want = torch.full((2,), 3 + 0j, dtype=getattr(torch, name))
+        got = mg.full((2,), 3 + 0j, dtype=getattr(mg, name))
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        if name == "bool":
+            continue
+        with pytest.raises(RuntimeError) as theirs:
+            torch.full((2,), 1 + 2j, dtype=getattr(torch, name))
+        with pytest.raises(RuntimeError) as ours:
+            mg.full((2,), 1 + 2j, dtype=getattr(mg, name))
+        assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("base, exponent", [
+    (np.array([-2.0, 3.0], np.float32), 0.5), (np.array([2.0, 3.0], np.float32), 1j),
+    (np.array([2.0, 3.0], np.float32), np.array([1j])), (np.array([2, 3]), 1j), (np.array([2.0, 3.0]), 1j),
+    (np.array([2.0, 3.0]), np.array([0.5 + 1j])), (np.array([1 + 1j], np.complex64), 2.0),
+    (np.array([2.0, -3.0]), 0.5), (np.array([1 + 1j]), 2.0), (np.array([1 + 1j]), np.array([0.5]))])
+def test_float_power_in_place_as_pytorchs(base, exponent):
+    """float_power_ writes only into a base of the result's dtype (float64, complex128 with a complex operand)."""
+    def run(t):
+        b = t.tensor(base)
+        try:
+            b.float_power_(t.tensor(exponent) if isinstance(exponent, np.ndarray) else exponent)
+        except RuntimeError as e:
+            return str(e)
+        return b.numpy()
+
+    theirs, ours = run(torch), run(mg)
+    if isinstance(theirs, str):
+        assert ours == theirs
+    else:
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
