@@ -114,7 +114,11 @@ def view(input, *shape, **size):
         shape = sizes_or_keyword("view", shape, size, "size")
     elif len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
         return _view_as_dtype(input, shape[0])
-    shape = _infer_shape(_shape_arg(shape), input.array.size)
+    n = input.array.size
+    if len(shape) == 2 and type(shape[0]) is type(shape[1]) is int and shape[0] == -1 and shape[1] > 0 and n % shape[1] == 0:
+        shape = (n // shape[1], shape[1])  # view(-1, C), the usual call: _infer_shape's answer, without its checks
+    else:
+        shape = _infer_shape(_shape_arg(shape), n)
     if shape == input.array.shape or input.array.flags.c_contiguous:  # contiguous memory takes any shape
         if _records_nothing(input):
             return _view_of(input, input.array.reshape(shape))

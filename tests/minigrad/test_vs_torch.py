@@ -850,6 +850,39 @@ def test_topk_is_sorts_first_k_like_torch(grad):
         np.testing.assert_array_equal(v.detach().numpy(), torch.tensor(a).topk(k, dim=d, largest=largest).values.numpy())
 
 
+def test_view_minus_one_by_c_takes_the_short_path_and_gives_the_general_paths_shape_as_torch():
+    # view(-1, C) with two Python ints works out the shape itself; anything else goes through _infer_shape
+    from minigrad.ops import shape as shape_ops
+
+    calls = []
+    infer = shape_ops._infer_shape
+    shape_ops._infer_shape = lambda s, n: calls.append(s) or infer(s, n)
+    try:
+        for dims, args, short in [((4, 3, 5), (-1, 15), True), ((4, 3, 5), (-1, 5), True), ((0, 6), (-1, 3), True),
+                                  ((4, 3, 5), (12, 5), False), ((4, 3, 5), (-1, np.int64(5)), False),
+                                  ((4, 3, 5), (-1, 7), False), ((4, 3, 5), (-1, 0), False),
+                                  ((4, 3, 5), (5, -1), False), ((4, 3, 5), (-1, -1), False)]:
+            a = np.arange(int(np.prod(dims)), dtype=np.float32).reshape(dims)
+            for grad in (False, True):
+                calls.clear()
+                x, w = mg.tensor(a, requires_grad=grad), torch.tensor(a, requires_grad=grad)
+                try:
+                    want = w.view(*args)
+                except RuntimeError as e:
+                    with pytest.raises(RuntimeError) as got:
+                        x.view(*args)
+                    assert str(got.value) == str(e)
+                else:
+                    v = x.view(*args)
+                    assert v.shape == tuple(want.shape) and v._base is x
+                    assert v.shape == infer(tuple(int(s) for s in args), a.size)
+                    np.testing.assert_array_equal(v.detach().numpy(), want.detach().numpy())
+                    assert (v.grad_fn is None) if not grad else v.grad_fn.name() == want.grad_fn.name()
+                assert (not calls) == short, (dims, args)
+    finally:
+        shape_ops._infer_shape = infer
+
+
 def test_chunk_without_recording_gives_views_as_torch():
     # chunk's pieces under no_grad: views of the input sharing its version counter, as PyTorch's
     a = np.arange(12, dtype=np.float32).reshape(2, 6)
