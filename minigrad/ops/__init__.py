@@ -64,6 +64,7 @@ from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import index_add, index_reduce, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)
 from .scatter import index_add_ as _index_add_, index_reduce_ as _index_reduce_, scatter_ as _scatter_, scatter_add_ as _scatter_add_
 from .scatter import make_inplace as _make_inplace
+from ._util import method_form as _method_form
 from .scatter import make_view_inplace as _make_view_inplace
 from .scatter import scatter_reduce_ as _scatter_reduce_
 from .reduction import (  # noqa: F401
@@ -142,7 +143,7 @@ def _abs_of(abs_):
 
 def _bind_methods(Tensor):
     methods = dict(
-        add=add, sub=sub, mul=mul, div=div, pow=pow, neg=neg, exp=exp, log=log, sqrt=sqrt, rsqrt=rsqrt, tanh=tanh,
+        add=_method_form(add), sub=_method_form(sub), mul=mul, div=div, pow=pow, neg=neg, exp=exp, log=log, sqrt=sqrt, rsqrt=rsqrt, tanh=tanh,
         sigmoid=sigmoid, relu=relu, abs=abs, clamp=clamp, clip=clip, maximum=maximum, minimum=minimum, sin=sin,
         cos=cos, sign=sign, square=square, reciprocal=reciprocal, masked_fill=masked_fill, where=lambda self, cond, other: where(cond, self, other),
         eq=eq, ne=ne, lt=lt, le=le, gt=gt, ge=ge, logical_not=logical_not, logical_and=logical_and,

@@ -1,6 +1,7 @@
 """The shared mechanisms every op uses: operand promotion, broadcast-gradient reduction."""
 import builtins
 import math
+import types
 from collections import namedtuple
 
 import numpy as np
@@ -33,6 +34,20 @@ _RETURN_TYPES = {}
 def _return_type_repr(self):
     fields = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self))
     return f"minigrad.return_types.{type(self).__name__}(\n{fields})"
+
+
+def too_many_positional(name, takes, given):
+    """PyTorch's text for a call given more positional arguments than it takes (self not counted in a method's)."""
+    return f"{name}() takes {takes} positional argument{'' if takes == 1 else 's'} but {given} were given"
+
+
+def method_form(fn):
+    """`fn` as a Tensor method: a copy of it whose keyword `_method` is True, so that its argument-count errors
+    count as PyTorch's methods' do, self not among them (a copy, not a wrapper: the method costs what fn does)."""
+    method = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    method.__kwdefaults__ = {**fn.__kwdefaults__, "_method": True}
+    method.__doc__, method.__qualname__ = fn.__doc__, fn.__qualname__
+    return method
 
 
 def broadcast_shapes(a, b):

@@ -16,6 +16,7 @@ from .array_op import array_op
 from .complex import check_same_dtype as _check_same_dtype, refuse as _refuse
 from ._util import (
     _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to, sum_to_array,
+    too_many_positional,
 )
 
 
@@ -583,11 +584,11 @@ def refuse_float_alpha(alpha, input, other):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
-def add(input, other, alpha=1):
+def add(input, other, *args, alpha=1, _method=False):
     """input + alpha * other, broadcasting."""
+    if args:  # (alpha is keyword-only, as in PyTorch: a third positional is only its deprecated overload's other)
+        other, alpha = _alpha_first("add", other, args, _method)
     if alpha.__class__ is not builtins.int or alpha != 1:
-        if isinstance(alpha, Tensor):  # x.add(alpha, other): PyTorch's deprecated overload
-            other, alpha = alpha, _alpha_first("add", other)
         if alpha != 1:
             refuse_float_alpha(alpha, input, other)
             return _binary(Add, input, other, alpha)
@@ -608,15 +609,19 @@ def add(input, other, alpha=1):
 _warned_alpha_first = False
 
 
-def _alpha_first(name, alpha):
-    """alpha of PyTorch's deprecated `x.add(alpha, other)` overload, which it warns about once a process."""
+def _alpha_first(name, alpha, args, method):
+    """(other, alpha) of PyTorch's deprecated `x.add(alpha, other)` overload, which it warns about once a
+    process; PyTorch's error for any other extra positional argument (`x.add(y, 2.0)`: alpha is keyword-only)."""
     global _warned_alpha_first
+    if len(args) != 1 or isinstance(alpha, Tensor):
+        given = len(args) + (1 if method else 2)
+        raise TypeError(too_many_positional(name, given - len(args), given))
     if not _warned_alpha_first:
         _warned_alpha_first = True
         warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Number alpha, Tensor other)\nConsider using "
                       f"one of the following signatures instead:\n\t{name}(Tensor other, *, Number alpha = 1)",
                       UserWarning, stacklevel=3)
-    return alpha
+    return args[0], alpha
 
 
 def _is_bool(x):
@@ -633,10 +638,10 @@ def refuse_bool_sub(input, other):
         raise RuntimeError(_BOOL_SUB)
 
 
-def sub(input, other, alpha=1):
+def sub(input, other, *args, alpha=1, _method=False):
     """input - alpha * other, broadcasting (bool operands are refused, as in PyTorch)."""
-    if alpha.__class__ is not builtins.int and isinstance(alpha, Tensor):  # x.sub(alpha, other), as add's
-        other, alpha = alpha, _alpha_first("sub", other)
+    if args:  # x.sub(alpha, other), as add's
+        other, alpha = _alpha_first("sub", other, args, _method)
     o = _plain_operand(input, other) if alpha == 1 else None  # (floats and int64: no bool gets through)
     if o is not None:
         if o is _RECORD_NUMBER:

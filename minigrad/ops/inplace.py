@@ -15,7 +15,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import broadcast_shapes
+from ._util import broadcast_shapes, too_many_positional
 from .complex import refuse
 from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, as_int, put_values
 
@@ -102,6 +102,8 @@ def apply_inplace(self, raw, recorded, *others):
         try:
             raw(self.array)
         except TypeError as e:  # numpy refuses e.g. writing floats into an int tensor
+            if not str(e).startswith("Cannot cast"):  # (only its casting refusal: any other TypeError is the caller's)
+                raise
             raise RuntimeError(f"result type can't be cast to the desired output type {self.dtype} ({e})") from None
     self._version_counter[0] += 1
     return self
@@ -245,7 +247,7 @@ def _sums_in_place(self, other):
             and (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:]))
 
 
-def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None):
+def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_first=None):
     ufunc = getattr(np, name)
 
     def method(self, other, *args, **kwargs):
@@ -262,12 +264,17 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None):
             ufunc(a, o if scale == 1 else o * scale, a)  # (out given by position: cheaper)
             self._version_counter[0] += 1
             return self
+        if args:  # (alpha is keyword-only: add_'s and sub_'s deprecated `(alpha, other)` overload, or PyTorch's error)
+            if alpha_first is None:
+                raise TypeError(too_many_positional(torch_name, 1, 1 + len(args)))
+            other, alpha = alpha_first(other, args, True)
+            args, kwargs = (), {**kwargs, "alpha": alpha}
         if record_sum is not None and scale == 1 and not args and _sums_in_place(self, other):
             return write_result(self, record_sum(self, other))
         if not isinstance(other, _OPERANDS):  # (p.grad of None, say: PyTorch's words, not numpy's)
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
         xp = array_module(self.array)
-        alpha = kwargs.get("alpha", args[0] if args else 1)
+        alpha = kwargs.get("alpha", 1)
         if refuse is not None:
             refuse(self, other)
         mode = kwargs.get("rounding_mode")  # (div_'s: an integer tensor keeps a floor or trunc quotient)
@@ -313,8 +320,10 @@ def _setup():
     from . import elementwise as E
 
     return {
-        "add_": _ufunc_inplace("add", E.add, "add_", functools.partial(E.apply_binary, E.Add)),
-        "sub_": _ufunc_inplace("subtract", E.sub, "sub_", functools.partial(E.apply_binary, E.Sub), E.refuse_bool_sub),
+        "add_": _ufunc_inplace("add", E.add, "add_", functools.partial(E.apply_binary, E.Add),
+                               alpha_first=functools.partial(E._alpha_first, "add_")),
+        "sub_": _ufunc_inplace("subtract", E.sub, "sub_", functools.partial(E.apply_binary, E.Sub), E.refuse_bool_sub,
+                               alpha_first=functools.partial(E._alpha_first, "sub_")),
         "mul_": _ufunc_inplace("multiply", E.mul, "mul_"),
         "div_": _ufunc_inplace("true_divide", E.div, "div_"),
     }

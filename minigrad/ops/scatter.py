@@ -1,6 +1,7 @@
 """Writing along an index: scatter, scatter_add, scatter_reduce (sum, prod, mean, amax, amin;
 include_self), index_add and index_reduce, out of place and in place (the trailing-underscore methods)."""
 import functools
+import inspect
 import warnings
 
 import numpy as np
@@ -9,7 +10,7 @@ from ..autograd import recording
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import normalize_dim
+from ._util import normalize_dim, too_many_positional
 from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, check_index_shape, flat_index, scatter_add_at
 
 
@@ -480,7 +481,12 @@ def make_inplace(fn, name, into=None, clone=True):
 
         return run
 
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    takes = None if code is None or code.co_flags & inspect.CO_VARARGS else code.co_argcount - 1  # (self not counted)
+
     def op(self, *args, **kwargs):
+        if takes is not None and len(args) > takes:  # (PyTorch's words, not the out-of-place op's, which count self)
+            raise TypeError(too_many_positional(name + "_", takes, len(args)))
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
         if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
             return _record(op, self, others, args, kwargs, lambda source: recorded(source, args, kwargs)())

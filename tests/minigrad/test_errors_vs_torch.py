@@ -449,3 +449,32 @@ def test_bmm_and_mm_of_the_wrong_rank_are_pytorchs_text(torch, call):
     with pytest.raises(RuntimeError) as got:
         call(mg)
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x: x.clone().addcdiv_(x, x.abs() + 1, 2.0),  # (value is keyword-only: not a casting error)
+    lambda L, x: x.clone().addcmul_(x, x, 2.0),
+    lambda L, x: x.clone().add_(x, 2.0),  # (alpha is keyword-only)
+    lambda L, x: x.clone().sub_(x, 2.0),
+    lambda L, x: x.clone().add_(x, x),
+    lambda L, x: x.clone().mul_(x, 2.0),
+    lambda L, x: x.add(x, 2.0),
+    lambda L, x: x.sub(x, 2),
+    lambda L, x: L.add(x, x, 2.0),
+    lambda L, x: L.sub(x, x, 2.0),
+    lambda L, x: L.addcmul(x, x, x, 2.0),
+])
+def test_a_positional_alpha_or_value_is_pytorchs_type_error(torch, call):
+    got, want = outcome(mg, call), outcome(torch, call)
+    assert isinstance(want, TypeError) and type(got) is TypeError and str(got) == str(want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x: x.add(2.0, x), lambda L, x: L.add(x, 2.0, x), lambda L, x: x.sub(0.5, x), lambda L, x: L.sub(x, 2, x),
+    lambda L, x: x.add_(2.0, x), lambda L, x: x.sub_(3, x), lambda L, x: x.add(2.0, 3.0),
+])
+def test_the_deprecated_alpha_first_overload_gives_pytorchs_values(torch, call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (each warns once a process that the overload is deprecated)
+        got, want = (call(L, L.tensor(np.arange(12.0).reshape(3, 4) - 3)).numpy() for L in (mg, torch))
+    np.testing.assert_allclose(got, want)
