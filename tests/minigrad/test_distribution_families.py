@@ -56,8 +56,62 @@ def _mixture2d(lib, w, m, s):
     return d.MixtureSameFamily(d.Categorical(logits=w), d.Independent(d.Normal(m, s), 1))
 
 
+def _through(lib, transform, x, inverse=True, ladj=True):
+    """A transform's y = f(x), f^-1(y) and log|det df/dx|, flattened into one vector (the cache off, so that
+    the inverse is computed)."""
+    y = transform(x)
+    parts = [y.reshape(-1)]
+    if inverse:
+        parts.append(transform.inv(y).reshape(-1))
+    if ladj:
+        parts.append(transform.log_abs_det_jacobian(x, y).reshape(-1))
+    return lib.cat(parts)
+
+
+def _t(lib):
+    return lib.distributions.transforms
+
+
+def _c(lib):
+    return lib.distributions.constraints
+
+
+X_MAT = [[[0.3, -1.2, 0.5], [0.7, 0.1, -0.4], [1.5, -0.2, 0.9]], [[-0.3, 0.2, 0.0], [0.4, -0.8, 0.6], [0.2, 0.5, -1.0]]]
+X_VEC = [[0.3, -1.2, 0.5], [0.7, 0.1, -0.4]]
+
 # (name, parameter values, f(lib, *parameters) -> tensor); the same function runs with lib = torch and minigrad
 CASES = [
+    ("softmax_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).SoftmaxTransform(), x, ladj=False)),
+    ("stick_breaking_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).StickBreakingTransform(), x)),
+    ("independent_transform", [X_VEC],
+     lambda lib, x: _through(lib, _t(lib).IndependentTransform(_t(lib).SigmoidTransform(), 1), x)),
+    ("reshape_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).ReshapeTransform((3,), (3, 1)), x)),
+    ("cat_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).CatTransform(
+        [_t(lib).ExpTransform(), _t(lib).AffineTransform(1.0, -2.0)], dim=-1, lengths=[1, 2]), x)),
+    ("cat_transform_batch_dim", [X_VEC], lambda lib, x: _through(lib, _t(lib).CatTransform(
+        [_t(lib).ExpTransform(), _t(lib).SigmoidTransform()], dim=0), x)),
+    ("cat_transform_event_dims", [X_VEC], lambda lib, x: lib.cat([_through(lib, _t(lib).CatTransform(
+        [_t(lib).IndependentTransform(_t(lib).ExpTransform(), 1), _t(lib).IndependentTransform(_t(lib).SigmoidTransform(), 1)],
+        dim=d, lengths=[1, 1] if d == 0 else [1, 2]), x) for d in (0, -1)])),
+    ("stack_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).StackTransform(
+        [_t(lib).ExpTransform(), _t(lib).SigmoidTransform(), _t(lib).TanhTransform()], dim=1), x)),
+    ("cumulative_distribution_transform", LOC + B, lambda lib, m, s: _through(
+        lib, _t(lib).CumulativeDistributionTransform(_d(lib).Normal(m, s)), _f64(lib, [0.2, -3.0, 1.0]))),
+    ("lower_cholesky_transform", [X_MAT], lambda lib, x: _through(lib, _t(lib).LowerCholeskyTransform(), x, ladj=False)),
+    ("positive_definite_transform", [X_MAT],
+     lambda lib, x: _through(lib, _t(lib).PositiveDefiniteTransform(), x, ladj=False)),
+    ("corr_cholesky_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).CorrCholeskyTransform(), x)),
+    ("corr_cholesky_transform_4x4", [[0.3, -1.2, 0.5, 0.7, 0.1, -0.4]],
+     lambda lib, x: _through(lib, _t(lib).CorrCholeskyTransform(), x)),
+    ("biject_to_interval_and_simplex", [X_VEC], lambda lib, x: lib.cat([
+        _through(lib, _d(lib).biject_to(_c(lib).interval(-1.0, 3.0)), x),
+        _through(lib, _d(lib).biject_to(_c(lib).simplex), x),
+        _through(lib, _d(lib).biject_to(_c(lib).independent(_c(lib).positive, 1)), x),
+        _through(lib, _d(lib).biject_to(_c(lib).less_than(2.0)), x)])),
+    ("transform_to_simplex_and_cholesky", [X_MAT], lambda lib, x: lib.cat([
+        _through(lib, _d(lib).transform_to(_c(lib).simplex), x, ladj=False),
+        _through(lib, _d(lib).transform_to(_c(lib).lower_cholesky), x, ladj=False),
+        _through(lib, _d(lib).transform_to(_c(lib).positive_definite), x, ladj=False)])),
     ("gamma_log_prob", A + B, lambda lib, a, b: _d(lib).Gamma(a, b).log_prob(_f64(lib, X_POS))),
     ("gamma_entropy", A + B, lambda lib, a, b: _d(lib).Gamma(a, b).entropy()),
     ("gamma_moments", A + B, lambda lib, a, b: lib.stack([_d(lib).Gamma(a, b).mean, _d(lib).Gamma(a, b).mode,
@@ -359,6 +413,13 @@ ERROR_CASES = [
     ("mixture_batch_mismatch",
      lambda lib: lib.distributions.MixtureSameFamily(lib.distributions.Categorical(logits=lib.zeros(4, 3)),
                                                      lib.distributions.Normal(lib.zeros(2, 3), 1.0))),
+    ("reshape_numel_mismatch", lambda lib: lib.distributions.transforms.ReshapeTransform((4,), (3,))),
+    ("reshape_wrong_shape", lambda lib: lib.distributions.transforms.ReshapeTransform((4,), (2, 2)).forward_shape((3,))),
+    ("corr_cholesky_count", lambda lib: lib.distributions.transforms.CorrCholeskyTransform().forward_shape((4,))),
+    ("corr_cholesky_not_square", lambda lib: lib.distributions.transforms.CorrCholeskyTransform().inverse_shape((2, 3))),
+    ("stick_breaking_scalar", lambda lib: lib.distributions.transforms.StickBreakingTransform().forward_shape(())),
+    ("independent_transform_too_few_dims", lambda lib: lib.distributions.transforms.IndependentTransform(
+        lib.distributions.transforms.ExpTransform(), 2)(lib.ones(3))),
     ("mixture_value_nan", lambda lib: lib.distributions.MixtureSameFamily(
         lib.distributions.Categorical(logits=lib.zeros(3)), lib.distributions.Normal(lib.zeros(3), 1.0))
      .log_prob(lib.tensor(float("nan")))),
@@ -431,6 +492,77 @@ def test_transform_inverse_and_composition(torch):
         assert repr(mt.domain) == repr(tt.domain) and repr(mt.codomain) == repr(tt.codomain)
         assert mt.inv.inv is mt
     assert T.ExpTransform() == T.ExpTransform() and T.ExpTransform() != T.TanhTransform()
+
+
+TRANSFORM_ATTRIBUTES = [
+    lambda lib: _t(lib).SoftmaxTransform(), lambda lib: _t(lib).StickBreakingTransform(),
+    lambda lib: _t(lib).IndependentTransform(_t(lib).ExpTransform(), 2), lambda lib: _t(lib).ReshapeTransform((6,), (2, 3)),
+    lambda lib: _t(lib).CatTransform([_t(lib).ExpTransform(), _t(lib).StickBreakingTransform()], -1, [1, 2]),
+    lambda lib: _t(lib).StackTransform([_t(lib).ExpTransform(), _t(lib).SigmoidTransform()], dim=-1),
+    lambda lib: _t(lib).CumulativeDistributionTransform(_d(lib).Gamma(2.0, 1.0)),
+    lambda lib: _t(lib).LowerCholeskyTransform(), lambda lib: _t(lib).PositiveDefiniteTransform(),
+    lambda lib: _t(lib).CorrCholeskyTransform(),
+]
+
+
+@pytest.mark.parametrize("make", TRANSFORM_ATTRIBUTES)
+def test_transform_attributes_match_torch(torch, make):
+    mine, theirs = make(minigrad), make(torch)
+    assert repr(mine) == repr(theirs)
+    assert repr(mine.domain) == repr(theirs.domain) and repr(mine.codomain) == repr(theirs.codomain)
+    assert mine.domain.event_dim == theirs.domain.event_dim and mine.codomain.event_dim == theirs.codomain.event_dim
+    assert mine.bijective == theirs.bijective and mine.inv.inv is mine
+    for shape in [(6,), (4, 6), (3, 3), (2, 3), (1, 2)]:
+        for m_fn, t_fn in [(mine.forward_shape, theirs.forward_shape), (mine.inverse_shape, theirs.inverse_shape)]:
+            try:
+                expected = tuple(t_fn(shape))
+            except ValueError as e:
+                with pytest.raises(ValueError) as err:
+                    m_fn(shape)
+                assert str(err.value) == str(e).replace("torch.", "minigrad.")
+            else:
+                assert tuple(m_fn(shape)) == expected
+    if make is TRANSFORM_ATTRIBUTES[-1]:  # the codomain constraint holds on what the transform makes
+        y = mine(minigrad.tensor(X_VEC, dtype=minigrad.float64))
+        assert mine.codomain.check(y).tolist() == theirs.codomain.check(torch.tensor(y.tolist())).tolist() == [True] * 2
+
+
+def test_constraint_registry_matches_torch(torch):
+    def table(lib):
+        c = _c(lib)
+        return [c.real, c.real_vector, c.positive, c.nonnegative, c.greater_than(2.0), c.greater_than_eq(-1.0),
+                c.less_than(1.0), c.unit_interval, c.interval(-1.0, 3.0), c.half_open_interval(0.0, 2.0), c.simplex,
+                c.lower_cholesky, c.positive_definite, c.corr_cholesky, c.independent(c.unit_interval, 2),
+                c.cat([c.positive, c.real], 0, [2, 1]), c.stack([c.positive, c.real, c.unit_interval], -1), c.boolean,
+                c.nonnegative_integer]
+    x = [[0.3, -1.2, 0.5], [0.7, 0.1, -0.4], [1.5, -0.2, 0.9]]
+    for mc, tc in zip(table(minigrad), table(torch)):
+        for registry in ("biject_to", "transform_to"):
+            try:
+                tt = getattr(torch.distributions, registry)(tc)
+            except NotImplementedError as e:
+                with pytest.raises(NotImplementedError) as err:
+                    getattr(D, registry)(mc)
+                assert str(err.value) == str(e)
+                continue
+            mt = getattr(D, registry)(mc)
+            assert repr(mt) == repr(tt) and repr(mt.codomain) == repr(tt.codomain), (mc, registry)
+            if repr(tc) in ("CorrCholesky()",):
+                continue
+            ym, yt = mt(minigrad.tensor(x, dtype=minigrad.float64)), tt(torch.tensor(x, dtype=torch.float64))
+            np.testing.assert_allclose(_numpy(ym), yt.tolist(), rtol=1e-12, err_msg=repr(tc))
+            assert bool(mc.check(ym).all()) and bool(tc.check(yt).all())
+    t = torch.distributions.transforms
+    for mt, tt in [(T.CatTransform([T.ExpTransform()]), t.CatTransform([t.ExpTransform()])),
+                   (T.StackTransform([T.ExpTransform()]), t.StackTransform([t.ExpTransform()]))]:
+        for shape in [(3,), ()]:
+            with pytest.raises(AssertionError) as theirs:
+                tt(torch.ones(shape))
+            with pytest.raises(AssertionError) as mine:
+                mt(minigrad.ones(shape))
+            assert str(mine.value) == str(theirs.value)
+    with pytest.raises(TypeError, match="Expected constraint to be either a Constraint subclass or instance"):
+        D.biject_to.register(3, lambda c: T.ExpTransform())
 
 
 # ---- sampling: the generator and the distribution --------------------------------------------------------------
