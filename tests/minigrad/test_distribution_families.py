@@ -229,6 +229,16 @@ CASES = [
         _d(lib).Pareto(s, a).log_prob(_f64(lib, X_POS)), _d(lib).Pareto(s, a).entropy(),
         _d(lib).Pareto(s, a).cdf(_f64(lib, X_POS)), _d(lib).Pareto(s, a).icdf(_f64(lib, X_UNIT)),
         _d(lib).Pareto(s, a).mean, _d(lib).Pareto(s, a).mode, _d(lib).Pareto(s, a).variance])),
+    ("inverse_gamma_all", [[0.7, 2.5, 9.0]] + B, lambda lib, c, r: lib.stack([
+        _d(lib).InverseGamma(c, r).log_prob(_f64(lib, X_POS)), _d(lib).InverseGamma(c, r).entropy(),
+        _d(lib).InverseGamma(c, r).mean, _d(lib).InverseGamma(c, r).mode, _d(lib).InverseGamma(c, r).variance])),
+    ("inverse_gamma_cdf", B, lambda lib, r: _d(lib).InverseGamma(_f64(lib, [0.7, 2.5, 9.0]), r).cdf(_f64(lib, X_POS))),
+    ("kumaraswamy_all", A + B, lambda lib, a, b: lib.stack([
+        _d(lib).Kumaraswamy(a, b).log_prob(_f64(lib, X_UNIT)), _d(lib).Kumaraswamy(a, b).entropy(),
+        _d(lib).Kumaraswamy(a, b).mean, _d(lib).Kumaraswamy(a, b).variance,
+        _d(lib).Kumaraswamy(a, b).cdf(_f64(lib, X_UNIT)), _d(lib).Kumaraswamy(a, b).icdf(_f64(lib, X_UNIT))])),
+    ("logistic_normal_log_prob", [[[0.5, -1.0], [0.0, 0.3]]] + [[[1.3, 0.4], [2.0, 0.7]]],
+     lambda lib, m, s: _d(lib).LogisticNormal(m, s).log_prob(_f64(lib, [[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]]))),
     # kl_divergence pairs
     ("kl_gamma", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gamma(a, b), _d(lib).Gamma(c, d))),
     ("kl_beta", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Beta(a, b), _d(lib).Beta(c, d))),
@@ -310,6 +320,9 @@ def _builders(lib, batch):
         "weibull": d.Weibull(full(2.0), full(1.5)),
         "pareto": d.Pareto(full(1.0), full(3.0)),
         "halfcauchy": d.HalfCauchy(full(2.0)),
+        "inverse_gamma": d.InverseGamma(full(2.0), full(1.5)),
+        "kumaraswamy": d.Kumaraswamy(full(2.0), full(1.5)),
+        "logistic_normal": d.LogisticNormal(lib.zeros(*batch, 3), lib.ones(*batch, 3)),
         "tanh_normal": d.TransformedDistribution(d.Normal(full(0.0), full(1.0)), [t.TanhTransform(cache_size=1)]),
         "mixture": d.MixtureSameFamily(d.Categorical(logits=lib.zeros(*batch, 3)), d.Normal(lib.zeros(*batch, 3), 1.0)),
     }
@@ -420,6 +433,11 @@ ERROR_CASES = [
     ("stick_breaking_scalar", lambda lib: lib.distributions.transforms.StickBreakingTransform().forward_shape(())),
     ("independent_transform_too_few_dims", lambda lib: lib.distributions.transforms.IndependentTransform(
         lib.distributions.transforms.ExpTransform(), 2)(lib.ones(3))),
+    ("inverse_gamma_negative_rate", lambda lib: lib.distributions.InverseGamma(1.0, lib.tensor([1.0, -1.0]))),
+    ("kumaraswamy_zero_concentration", lambda lib: lib.distributions.Kumaraswamy(0.0, 1.0)),
+    ("kumaraswamy_value_outside", lambda lib: lib.distributions.Kumaraswamy(2.0, 2.0).log_prob(lib.tensor(1.5))),
+    ("logistic_normal_value_not_simplex", lambda lib: lib.distributions.LogisticNormal(lib.zeros(2), lib.ones(2))
+     .log_prob(lib.tensor([0.5, 0.4, 0.4]))),
     ("mixture_value_nan", lambda lib: lib.distributions.MixtureSameFamily(
         lib.distributions.Categorical(logits=lib.zeros(3)), lib.distributions.Normal(lib.zeros(3), 1.0))
      .log_prob(lib.tensor(float("nan")))),
@@ -566,6 +584,13 @@ def test_constraint_registry_matches_torch(torch):
 
 
 # ---- sampling: the generator and the distribution --------------------------------------------------------------
+def _sigmoid_normal_variance():
+    """Var sigmoid(z) for z ~ N(0, 1) (the two-part LogisticNormal's), by quadrature on a fine grid."""
+    z = np.linspace(-12, 12, 200001)
+    weight = np.exp(-z * z / 2) / math.sqrt(2 * math.pi) * (z[1] - z[0])
+    return float((weight / (1 + np.exp(-z)) ** 2).sum()) - 0.25
+
+
 def _stats(d, n=40000):
     x = _numpy(d.sample((n,)))
     return x.mean(0), x.var(0)
@@ -587,6 +612,11 @@ def _stats(d, n=40000):
      [4.0, 4.0 * (math.gamma(5 / 3) - math.gamma(4 / 3) ** 2)]),
     ("pareto", lambda: D.Pareto(2.0, 6.0), 6.0 * 2.0 / 5.0, 4.0 * 6.0 / (25.0 * 4.0)),
     ("poisson", lambda: D.Poisson(minigrad.tensor([0.5, 7.0])), [0.5, 7.0], [0.5, 7.0]),
+    ("inverse_gamma", lambda: D.InverseGamma(minigrad.tensor([5.0, 9.0]), 2.0), [0.5, 0.25], [1 / 12, 1 / 112]),
+    ("kumaraswamy", lambda: D.Kumaraswamy(2.0, 3.0), 3 * math.gamma(1.5) * math.gamma(3) / math.gamma(4.5),
+     3 * math.gamma(2) * math.gamma(3) / math.gamma(5) - (3 * math.gamma(1.5) * math.gamma(3) / math.gamma(4.5)) ** 2),
+    ("logistic_normal", lambda: D.LogisticNormal(minigrad.zeros(1), minigrad.ones(1)), [0.5, 0.5],
+     [_sigmoid_normal_variance()] * 2),
     ("binomial", lambda: D.Binomial(10, minigrad.tensor([0.1, 0.5])), [1.0, 5.0], [0.9, 2.5]),
     ("negative_binomial", lambda: D.NegativeBinomial(minigrad.tensor([2.0, 0.5]), minigrad.tensor([0.4, 0.8])),
      [4 / 3, 2.0], [4 / 3 / 0.6, 2.0 / 0.2]),
@@ -601,6 +631,16 @@ def test_sample_moments(name, make, mean, var):
     n = 40000
     np.testing.assert_allclose(m, mean, atol=5 * np.sqrt(var / n).max() + 1e-12)
     np.testing.assert_allclose(v, var, rtol=0.08)
+
+
+def test_kumaraswamy_mode_is_where_the_density_peaks():
+    # (PyTorch 2.13's Kumaraswamy.mode is nan for every concentration0 != 1: its formula swaps a and b)
+    a, b = np.array([1.5, 2.5, 9.0, 0.5]), np.array([1.3, 1.4, 2.0, 2.0])
+    x = np.linspace(1e-4, 1 - 1e-4, 100001)[:, None]
+    density = a * b * x ** (a - 1) * (1 - x ** a) ** (b - 1)
+    mode = _numpy(D.Kumaraswamy(minigrad.tensor(a.tolist()), minigrad.tensor(b.tolist())).mode)
+    np.testing.assert_allclose(mode[:3], x[density.argmax(0), 0][:3], atol=2e-5)
+    assert np.isnan(mode[3])  # a < 1: the density has no interior peak
 
 
 def test_cauchy_and_relaxed_quantiles():
