@@ -4,7 +4,7 @@ Discrete: `Categorical`, `OneHotCategorical` (and `OneHotCategoricalStraightThro
 `NegativeBinomial`. Continuous:
 `Normal`, `MultivariateNormal`, `LowRankMultivariateNormal`, `Uniform`, `Laplace`, `Cauchy`, `StudentT`, `Exponential`, `Gamma`, `Chi2`, `Beta`,
 `Dirichlet`, `ContinuousBernoulli`, and through `TransformedDistribution` (with the transforms of `transforms`): `LogNormal`, `HalfNormal`,
-`HalfCauchy`, `Gumbel`, `Weibull`, `Pareto`, `RelaxedBernoulli`, `RelaxedOneHotCategorical`. Built from others: `Independent`, `MixtureSameFamily`. Each has
+`HalfCauchy`, `Gumbel`, `Weibull`, `Pareto`, `InverseGamma`, `Kumaraswamy`, `LogisticNormal`, `RelaxedBernoulli`, `RelaxedOneHotCategorical`. Built from others: `Independent`, `MixtureSameFamily`. Each has
 sample/rsample, log_prob, entropy, mean/mode/variance/stddev, cdf/icdf where PyTorch's has them, expand, and
 `kl_divergence` for the pairs PyTorch registers between like families. They are written
 with minigrad's recorded ops, so gradients flow from log_prob, entropy, rsample and kl_divergence back to the
@@ -16,6 +16,7 @@ parameters; draws come from minigrad's default generator (`minigrad.manual_seed`
     >>> loss = -(m.log_prob(action) * reward).sum()   # REINFORCE
 """
 from . import constraints, transforms  # noqa: F401
+from .constraint_registry import biject_to, transform_to
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -30,9 +31,12 @@ from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_normal import HalfCauchy, HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
@@ -45,17 +49,19 @@ from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (
-    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform, SigmoidTransform, SoftplusTransform, TanhTransform,
-    Transform,
+    AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
+    ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform, PowerTransform, ReshapeTransform,
+    SigmoidTransform, SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform, Transform,
 )
 from .uniform import Uniform
 from .weibull import Weibull
 
 __all__ = [
-    "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform",
     "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential", "Gamma", "Geometric", "Gumbel",
-    "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "MixtureSameFamily", "MultivariateNormal",
-    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
-    "SigmoidTransform", "SoftplusTransform", "StudentT", "TanhTransform", "TransformedDistribution", "Transform",
-    "Uniform", "Weibull", "kl_divergence", "register_kl",
+    "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+    "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "TransformedDistribution", "Transform",
+    "Uniform", "Weibull", "biject_to", "kl_divergence", "register_kl", "transform_to",
 ]

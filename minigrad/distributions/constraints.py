@@ -9,10 +9,10 @@ import numpy as np
 import minigrad
 
 __all__ = [
-    "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
+    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
     "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
     "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real", "real_vector",
-    "simplex", "unit_interval",
+    "simplex", "stack", "unit_interval",
 ]
 
 
@@ -103,7 +103,9 @@ class _IntegerInterval(Constraint):
         return f"IntegerInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
 
 
-class _IntegerGreaterThanEq(Constraint):
+class _IntegerGreaterThan(Constraint):
+    """Integers >= lower_bound (PyTorch's name, though it allows equality)."""
+
     is_discrete = True
 
     def __init__(self, lower_bound):
@@ -113,7 +115,7 @@ class _IntegerGreaterThanEq(Constraint):
         return (value % 1 == 0) & (value >= self.lower_bound)
 
     def __repr__(self):
-        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"  # (PyTorch's name, though it allows equality)
+        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
 
 
 class _Real(Constraint):
@@ -197,6 +199,18 @@ class _LowerCholesky(Constraint):
         return lower & (value.diagonal(0, -2, -1) > 0).all(-1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: each row has unit Euclidean norm."""
+
+    event_dim = 2
+
+    def check(self, value):
+        finfo = minigrad.finfo(value.dtype) if isinstance(value, minigrad.Tensor) else np.finfo(value.dtype)
+        tol = finfo.eps * value.shape[-1] * 10  # (rounding in the row norms grows with their length)
+        unit_rows = (abs(((value * value).sum(-1)) ** 0.5 - 1.0) <= tol).all(-1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
 class _PositiveDefinite(Constraint):
     """Symmetric square matrices with a Cholesky factor (all eigenvalues positive)."""
 
@@ -242,6 +256,56 @@ class _IndependentConstraint(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
+class _Cat(Constraint):
+    """The constraints of `cseq` on consecutive slices of `lengths` entries along `dim` (CatTransform's domain)."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def _checks_arrays(self):
+        return False  # (narrow and cat: tensor calls)
+
+    def check(self, value):
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return minigrad.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """The i-th constraint of `cseq` on the i-th slice along `dim` (StackTransform's domain)."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim  # a negative dim inside the event adds one to it
+
+    def _checks_arrays(self):
+        return False
+
+    def check(self, value):
+        return minigrad.stack([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
+
+
 class _MixtureSameFamilyConstraint(Constraint):
     """A mixture's support: the components' constraint asked of the value put back against the component dim
     (`value.unsqueeze(-1 - event_dim)`), true where every component allows it."""
@@ -276,12 +340,13 @@ dependent_property = _DependentProperty
 independent = _IndependentConstraint
 boolean = _Boolean()
 one_hot = _OneHot()
-nonnegative_integer = _IntegerGreaterThanEq(0)
-positive_integer = _IntegerGreaterThanEq(1)
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
 integer_interval = _IntegerInterval
 real = _Real()
 real_vector = _IndependentConstraint(real, 1)
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()
 positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)
@@ -292,4 +357,6 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+cat = _Cat
+stack = _Stack
 

@@ -56,8 +56,62 @@ def _mixture2d(lib, w, m, s):
     return d.MixtureSameFamily(d.Categorical(logits=w), d.Independent(d.Normal(m, s), 1))
 
 
+def _through(lib, transform, x, inverse=True, ladj=True):
+    """A transform's y = f(x), f^-1(y) and log|det df/dx|, flattened into one vector (the cache off, so that
+    the inverse is computed)."""
+    y = transform(x)
+    parts = [y.reshape(-1)]
+    if inverse:
+        parts.append(transform.inv(y).reshape(-1))
+    if ladj:
+        parts.append(transform.log_abs_det_jacobian(x, y).reshape(-1))
+    return lib.cat(parts)
+
+
+def _t(lib):
+    return lib.distributions.transforms
+
+
+def _c(lib):
+    return lib.distributions.constraints
+
+
+X_MAT = [[[0.3, -1.2, 0.5], [0.7, 0.1, -0.4], [1.5, -0.2, 0.9]], [[-0.3, 0.2, 0.0], [0.4, -0.8, 0.6], [0.2, 0.5, -1.0]]]
+X_VEC = [[0.3, -1.2, 0.5], [0.7, 0.1, -0.4]]
+
 # (name, parameter values, f(lib, *parameters) -> tensor); the same function runs with lib = torch and minigrad
 CASES = [
+    ("softmax_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).SoftmaxTransform(), x, ladj=False)),
+    ("stick_breaking_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).StickBreakingTransform(), x)),
+    ("independent_transform", [X_VEC],
+     lambda lib, x: _through(lib, _t(lib).IndependentTransform(_t(lib).SigmoidTransform(), 1), x)),
+    ("reshape_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).ReshapeTransform((3,), (3, 1)), x)),
+    ("cat_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).CatTransform(
+        [_t(lib).ExpTransform(), _t(lib).AffineTransform(1.0, -2.0)], dim=-1, lengths=[1, 2]), x)),
+    ("cat_transform_batch_dim", [X_VEC], lambda lib, x: _through(lib, _t(lib).CatTransform(
+        [_t(lib).ExpTransform(), _t(lib).SigmoidTransform()], dim=0), x)),
+    ("cat_transform_event_dims", [X_VEC], lambda lib, x: lib.cat([_through(lib, _t(lib).CatTransform(
+        [_t(lib).IndependentTransform(_t(lib).ExpTransform(), 1), _t(lib).IndependentTransform(_t(lib).SigmoidTransform(), 1)],
+        dim=d, lengths=[1, 1] if d == 0 else [1, 2]), x) for d in (0, -1)])),
+    ("stack_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).StackTransform(
+        [_t(lib).ExpTransform(), _t(lib).SigmoidTransform(), _t(lib).TanhTransform()], dim=1), x)),
+    ("cumulative_distribution_transform", LOC + B, lambda lib, m, s: _through(
+        lib, _t(lib).CumulativeDistributionTransform(_d(lib).Normal(m, s)), _f64(lib, [0.2, -3.0, 1.0]))),
+    ("lower_cholesky_transform", [X_MAT], lambda lib, x: _through(lib, _t(lib).LowerCholeskyTransform(), x, ladj=False)),
+    ("positive_definite_transform", [X_MAT],
+     lambda lib, x: _through(lib, _t(lib).PositiveDefiniteTransform(), x, ladj=False)),
+    ("corr_cholesky_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).CorrCholeskyTransform(), x)),
+    ("corr_cholesky_transform_4x4", [[0.3, -1.2, 0.5, 0.7, 0.1, -0.4]],
+     lambda lib, x: _through(lib, _t(lib).CorrCholeskyTransform(), x)),
+    ("biject_to_interval_and_simplex", [X_VEC], lambda lib, x: lib.cat([
+        _through(lib, _d(lib).biject_to(_c(lib).interval(-1.0, 3.0)), x),
+        _through(lib, _d(lib).biject_to(_c(lib).simplex), x),
+        _through(lib, _d(lib).biject_to(_c(lib).independent(_c(lib).positive, 1)), x),
+        _through(lib, _d(lib).biject_to(_c(lib).less_than(2.0)), x)])),
+    ("transform_to_simplex_and_cholesky", [X_MAT], lambda lib, x: lib.cat([
+        _through(lib, _d(lib).transform_to(_c(lib).simplex), x, ladj=False),
+        _through(lib, _d(lib).transform_to(_c(lib).lower_cholesky), x, ladj=False),
+        _through(lib, _d(lib).transform_to(_c(lib).positive_definite), x, ladj=False)])),
     ("gamma_log_prob", A + B, lambda lib, a, b: _d(lib).Gamma(a, b).log_prob(_f64(lib, X_POS))),
     ("gamma_entropy", A + B, lambda lib, a, b: _d(lib).Gamma(a, b).entropy()),
     ("gamma_moments", A + B, lambda lib, a, b: lib.stack([_d(lib).Gamma(a, b).mean, _d(lib).Gamma(a, b).mode,
@@ -175,6 +229,16 @@ CASES = [
         _d(lib).Pareto(s, a).log_prob(_f64(lib, X_POS)), _d(lib).Pareto(s, a).entropy(),
         _d(lib).Pareto(s, a).cdf(_f64(lib, X_POS)), _d(lib).Pareto(s, a).icdf(_f64(lib, X_UNIT)),
         _d(lib).Pareto(s, a).mean, _d(lib).Pareto(s, a).mode, _d(lib).Pareto(s, a).variance])),
+    ("inverse_gamma_all", [[0.7, 2.5, 9.0]] + B, lambda lib, c, r: lib.stack([
+        _d(lib).InverseGamma(c, r).log_prob(_f64(lib, X_POS)), _d(lib).InverseGamma(c, r).entropy(),
+        _d(lib).InverseGamma(c, r).mean, _d(lib).InverseGamma(c, r).mode, _d(lib).InverseGamma(c, r).variance])),
+    ("inverse_gamma_cdf", B, lambda lib, r: _d(lib).InverseGamma(_f64(lib, [0.7, 2.5, 9.0]), r).cdf(_f64(lib, X_POS))),
+    ("kumaraswamy_all", A + B, lambda lib, a, b: lib.stack([
+        _d(lib).Kumaraswamy(a, b).log_prob(_f64(lib, X_UNIT)), _d(lib).Kumaraswamy(a, b).entropy(),
+        _d(lib).Kumaraswamy(a, b).mean, _d(lib).Kumaraswamy(a, b).variance,
+        _d(lib).Kumaraswamy(a, b).cdf(_f64(lib, X_UNIT)), _d(lib).Kumaraswamy(a, b).icdf(_f64(lib, X_UNIT))])),
+    ("logistic_normal_log_prob", [[[0.5, -1.0], [0.0, 0.3]]] + [[[1.3, 0.4], [2.0, 0.7]]],
+     lambda lib, m, s: _d(lib).LogisticNormal(m, s).log_prob(_f64(lib, [[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]]))),
     # kl_divergence pairs
     ("kl_gamma", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gamma(a, b), _d(lib).Gamma(c, d))),
     ("kl_beta", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Beta(a, b), _d(lib).Beta(c, d))),
@@ -256,6 +320,9 @@ def _builders(lib, batch):
         "weibull": d.Weibull(full(2.0), full(1.5)),
         "pareto": d.Pareto(full(1.0), full(3.0)),
         "halfcauchy": d.HalfCauchy(full(2.0)),
+        "inverse_gamma": d.InverseGamma(full(2.0), full(1.5)),
+        "kumaraswamy": d.Kumaraswamy(full(2.0), full(1.5)),
+        "logistic_normal": d.LogisticNormal(lib.zeros(*batch, 3), lib.ones(*batch, 3)),
         "tanh_normal": d.TransformedDistribution(d.Normal(full(0.0), full(1.0)), [t.TanhTransform(cache_size=1)]),
         "mixture": d.MixtureSameFamily(d.Categorical(logits=lib.zeros(*batch, 3)), d.Normal(lib.zeros(*batch, 3), 1.0)),
     }
@@ -359,6 +426,18 @@ ERROR_CASES = [
     ("mixture_batch_mismatch",
      lambda lib: lib.distributions.MixtureSameFamily(lib.distributions.Categorical(logits=lib.zeros(4, 3)),
                                                      lib.distributions.Normal(lib.zeros(2, 3), 1.0))),
+    ("reshape_numel_mismatch", lambda lib: lib.distributions.transforms.ReshapeTransform((4,), (3,))),
+    ("reshape_wrong_shape", lambda lib: lib.distributions.transforms.ReshapeTransform((4,), (2, 2)).forward_shape((3,))),
+    ("corr_cholesky_count", lambda lib: lib.distributions.transforms.CorrCholeskyTransform().forward_shape((4,))),
+    ("corr_cholesky_not_square", lambda lib: lib.distributions.transforms.CorrCholeskyTransform().inverse_shape((2, 3))),
+    ("stick_breaking_scalar", lambda lib: lib.distributions.transforms.StickBreakingTransform().forward_shape(())),
+    ("independent_transform_too_few_dims", lambda lib: lib.distributions.transforms.IndependentTransform(
+        lib.distributions.transforms.ExpTransform(), 2)(lib.ones(3))),
+    ("inverse_gamma_negative_rate", lambda lib: lib.distributions.InverseGamma(1.0, lib.tensor([1.0, -1.0]))),
+    ("kumaraswamy_zero_concentration", lambda lib: lib.distributions.Kumaraswamy(0.0, 1.0)),
+    ("kumaraswamy_value_outside", lambda lib: lib.distributions.Kumaraswamy(2.0, 2.0).log_prob(lib.tensor(1.5))),
+    ("logistic_normal_value_not_simplex", lambda lib: lib.distributions.LogisticNormal(lib.zeros(2), lib.ones(2))
+     .log_prob(lib.tensor([0.5, 0.4, 0.4]))),
     ("mixture_value_nan", lambda lib: lib.distributions.MixtureSameFamily(
         lib.distributions.Categorical(logits=lib.zeros(3)), lib.distributions.Normal(lib.zeros(3), 1.0))
      .log_prob(lib.tensor(float("nan")))),
@@ -433,7 +512,85 @@ def test_transform_inverse_and_composition(torch):
     assert T.ExpTransform() == T.ExpTransform() and T.ExpTransform() != T.TanhTransform()
 
 
+TRANSFORM_ATTRIBUTES = [
+    lambda lib: _t(lib).SoftmaxTransform(), lambda lib: _t(lib).StickBreakingTransform(),
+    lambda lib: _t(lib).IndependentTransform(_t(lib).ExpTransform(), 2), lambda lib: _t(lib).ReshapeTransform((6,), (2, 3)),
+    lambda lib: _t(lib).CatTransform([_t(lib).ExpTransform(), _t(lib).StickBreakingTransform()], -1, [1, 2]),
+    lambda lib: _t(lib).StackTransform([_t(lib).ExpTransform(), _t(lib).SigmoidTransform()], dim=-1),
+    lambda lib: _t(lib).CumulativeDistributionTransform(_d(lib).Gamma(2.0, 1.0)),
+    lambda lib: _t(lib).LowerCholeskyTransform(), lambda lib: _t(lib).PositiveDefiniteTransform(),
+    lambda lib: _t(lib).CorrCholeskyTransform(),
+]
+
+
+@pytest.mark.parametrize("make", TRANSFORM_ATTRIBUTES)
+def test_transform_attributes_match_torch(torch, make):
+    mine, theirs = make(minigrad), make(torch)
+    assert repr(mine) == repr(theirs)
+    assert repr(mine.domain) == repr(theirs.domain) and repr(mine.codomain) == repr(theirs.codomain)
+    assert mine.domain.event_dim == theirs.domain.event_dim and mine.codomain.event_dim == theirs.codomain.event_dim
+    assert mine.bijective == theirs.bijective and mine.inv.inv is mine
+    for shape in [(6,), (4, 6), (3, 3), (2, 3), (1, 2)]:
+        for m_fn, t_fn in [(mine.forward_shape, theirs.forward_shape), (mine.inverse_shape, theirs.inverse_shape)]:
+            try:
+                expected = tuple(t_fn(shape))
+            except ValueError as e:
+                with pytest.raises(ValueError) as err:
+                    m_fn(shape)
+                assert str(err.value) == str(e).replace("torch.", "minigrad.")
+            else:
+                assert tuple(m_fn(shape)) == expected
+    if make is TRANSFORM_ATTRIBUTES[-1]:  # the codomain constraint holds on what the transform makes
+        y = mine(minigrad.tensor(X_VEC, dtype=minigrad.float64))
+        assert mine.codomain.check(y).tolist() == theirs.codomain.check(torch.tensor(y.tolist())).tolist() == [True] * 2
+
+
+def test_constraint_registry_matches_torch(torch):
+    def table(lib):
+        c = _c(lib)
+        return [c.real, c.real_vector, c.positive, c.nonnegative, c.greater_than(2.0), c.greater_than_eq(-1.0),
+                c.less_than(1.0), c.unit_interval, c.interval(-1.0, 3.0), c.half_open_interval(0.0, 2.0), c.simplex,
+                c.lower_cholesky, c.positive_definite, c.corr_cholesky, c.independent(c.unit_interval, 2),
+                c.cat([c.positive, c.real], 0, [2, 1]), c.stack([c.positive, c.real, c.unit_interval], -1), c.boolean,
+                c.nonnegative_integer]
+    x = [[0.3, -1.2, 0.5], [0.7, 0.1, -0.4], [1.5, -0.2, 0.9]]
+    for mc, tc in zip(table(minigrad), table(torch)):
+        for registry in ("biject_to", "transform_to"):
+            try:
+                tt = getattr(torch.distributions, registry)(tc)
+            except NotImplementedError as e:
+                with pytest.raises(NotImplementedError) as err:
+                    getattr(D, registry)(mc)
+                assert str(err.value) == str(e)
+                continue
+            mt = getattr(D, registry)(mc)
+            assert repr(mt) == repr(tt) and repr(mt.codomain) == repr(tt.codomain), (mc, registry)
+            if repr(tc) in ("CorrCholesky()",):
+                continue
+            ym, yt = mt(minigrad.tensor(x, dtype=minigrad.float64)), tt(torch.tensor(x, dtype=torch.float64))
+            np.testing.assert_allclose(_numpy(ym), yt.tolist(), rtol=1e-12, err_msg=repr(tc))
+            assert bool(mc.check(ym).all()) and bool(tc.check(yt).all())
+    t = torch.distributions.transforms
+    for mt, tt in [(T.CatTransform([T.ExpTransform()]), t.CatTransform([t.ExpTransform()])),
+                   (T.StackTransform([T.ExpTransform()]), t.StackTransform([t.ExpTransform()]))]:
+        for shape in [(3,), ()]:
+            with pytest.raises(AssertionError) as theirs:
+                tt(torch.ones(shape))
+            with pytest.raises(AssertionError) as mine:
+                mt(minigrad.ones(shape))
+            assert str(mine.value) == str(theirs.value)
+    with pytest.raises(TypeError, match="Expected constraint to be either a Constraint subclass or instance"):
+        D.biject_to.register(3, lambda c: T.ExpTransform())
+
+
 # ---- sampling: the generator and the distribution --------------------------------------------------------------
+def _sigmoid_normal_variance():
+    """Var sigmoid(z) for z ~ N(0, 1) (the two-part LogisticNormal's), by quadrature on a fine grid."""
+    z = np.linspace(-12, 12, 200001)
+    weight = np.exp(-z * z / 2) / math.sqrt(2 * math.pi) * (z[1] - z[0])
+    return float((weight / (1 + np.exp(-z)) ** 2).sum()) - 0.25
+
+
 def _stats(d, n=40000):
     x = _numpy(d.sample((n,)))
     return x.mean(0), x.var(0)
@@ -455,6 +612,11 @@ def _stats(d, n=40000):
      [4.0, 4.0 * (math.gamma(5 / 3) - math.gamma(4 / 3) ** 2)]),
     ("pareto", lambda: D.Pareto(2.0, 6.0), 6.0 * 2.0 / 5.0, 4.0 * 6.0 / (25.0 * 4.0)),
     ("poisson", lambda: D.Poisson(minigrad.tensor([0.5, 7.0])), [0.5, 7.0], [0.5, 7.0]),
+    ("inverse_gamma", lambda: D.InverseGamma(minigrad.tensor([5.0, 9.0]), 2.0), [0.5, 0.25], [1 / 12, 1 / 112]),
+    ("kumaraswamy", lambda: D.Kumaraswamy(2.0, 3.0), 3 * math.gamma(1.5) * math.gamma(3) / math.gamma(4.5),
+     3 * math.gamma(2) * math.gamma(3) / math.gamma(5) - (3 * math.gamma(1.5) * math.gamma(3) / math.gamma(4.5)) ** 2),
+    ("logistic_normal", lambda: D.LogisticNormal(minigrad.zeros(1), minigrad.ones(1)), [0.5, 0.5],
+     [_sigmoid_normal_variance()] * 2),
     ("binomial", lambda: D.Binomial(10, minigrad.tensor([0.1, 0.5])), [1.0, 5.0], [0.9, 2.5]),
     ("negative_binomial", lambda: D.NegativeBinomial(minigrad.tensor([2.0, 0.5]), minigrad.tensor([0.4, 0.8])),
      [4 / 3, 2.0], [4 / 3 / 0.6, 2.0 / 0.2]),
@@ -469,6 +631,16 @@ def test_sample_moments(name, make, mean, var):
     n = 40000
     np.testing.assert_allclose(m, mean, atol=5 * np.sqrt(var / n).max() + 1e-12)
     np.testing.assert_allclose(v, var, rtol=0.08)
+
+
+def test_kumaraswamy_mode_is_where_the_density_peaks():
+    # (PyTorch 2.13's Kumaraswamy.mode is nan for every concentration0 != 1: its formula swaps a and b)
+    a, b = np.array([1.5, 2.5, 9.0, 0.5]), np.array([1.3, 1.4, 2.0, 2.0])
+    x = np.linspace(1e-4, 1 - 1e-4, 100001)[:, None]
+    density = a * b * x ** (a - 1) * (1 - x ** a) ** (b - 1)
+    mode = _numpy(D.Kumaraswamy(minigrad.tensor(a.tolist()), minigrad.tensor(b.tolist())).mode)
+    np.testing.assert_allclose(mode[:3], x[density.argmax(0), 0][:3], atol=2e-5)
+    assert np.isnan(mode[3])  # a < 1: the density has no interior peak
 
 
 def test_cauchy_and_relaxed_quantiles():
