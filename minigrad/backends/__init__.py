@@ -74,6 +74,8 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
     grouped_matmul  a, b                        a, b -> a @ b per group
     conv_output     y (L, N, O)                 y -> (N, O, L), a copy             g (N, O, L) -> (L, N, O), a copy
     batch_last      a (N, C, *spatial)          a -> (C, *spatial, N), a copy      (none: a layout)
+    im2col          x, kernel (2-D)             x, pads, kernel, stride, dilation, (none: conv's backward is col2im)
+                                                out -> cols (C*K, L*N)
     col2im          cols, kernel (2-D)          cols (C*K, L*N), x's shape, kernel, (none: conv's backward)
                                                 stride, dilation, pads, out -> gx (N, C, H, W)
     conv_input_grad g, w, groups, kernel        g (N, O, *out), w, x's shape, kernel, (none: conv's backward)
@@ -171,6 +173,7 @@ register("grouped_matmul", "cpu.conv", "cpu")
 register("conv_output", "cpu.conv_layout", "cpu")
 register("batch_last", "cpu.batch_last", "cpu")
 register("col2im", "cpu.col2im", "cpu")
+register("im2col", "cpu.im2col", "cpu")
 register("conv_input_grad", "cpu.conv_input", "cpu")
 register("conv_forward", "cpu.conv_forward", "cpu")
 register("rnn_step", "cpu.rnn", "cpu")

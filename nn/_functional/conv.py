@@ -86,6 +86,14 @@ def im2col(a, kernel, stride, dilation, out):
     return cols.reshape(cols.shape[0] * _prod(kernel), -1)
 
 
+def columns(a, pads, kernel, stride, dilation, out):
+    """a (N, C, *spatial) -> im2col of it moved batch last and zero-padded by pads: (C * prod(kernel), prod(out) * N)."""
+    impl = backends.find("im2col", a, kernel)
+    if impl is not None:  # (compiled: the move, the padding and the windows in one pass, channel by channel)
+        return impl.forward(a, pads, kernel, stride, dilation, out)
+    return im2col(batch_last(a, pads), kernel, stride, dilation, out)
+
+
 def col2im(piece, lead, padded, kernel, stride, dilation, out, dtype, xp, trail=()):
     """zeros(lead + padded + trail) with, for each kernel offset k, piece(k) (shape lead + out + trail) added
     at the window positions o*s + k*d: the adjoint of reading windows."""
@@ -148,7 +156,7 @@ def _weight_grad_arrays(xd, gd, kernel, stride, pads, dilation, groups):
     if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves)
         gw = impl.backward(x4, g4, one + kernel, one + stride, no_pad + pads, one + dilation)
         return gw.reshape((O, xd.shape[1]) + tuple(kernel))
-    cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
+    cols = columns(xd, pads, kernel, stride, dilation, out)  # (C * K, L * N)
     # (g^T as a copy: BLAS on its transposed view, g batch last, rounds some shapes' sums otherwise)
     g3 = gd.reshape(gd.shape[0], O, -1)
     impl = backends.find("conv_output", g3)
@@ -197,7 +205,7 @@ def _conv_arrays(xd, wd, stride, pads, dilation, groups, bias=None):
 def _conv_general(xd, wd, stride, pads, dilation, groups, out):
     xp = xp_of(xd)
     N, O, kernel = xd.shape[0], wd.shape[0], wd.shape[2:]
-    cols = im2col(batch_last(xd, pads), kernel, stride, dilation, out)  # (C * K, L * N)
+    cols = columns(xd, pads, kernel, stride, dilation, out)  # (C * K, L * N)
     # y^T = cols^T w^T per group: (G, L * N, O/G), the positions as the product's long side
     yt = grouped_matmul(cols.reshape(groups, -1, cols.shape[1]).transpose(0, 2, 1),
                         wd.reshape(groups, O // groups, -1).transpose(0, 2, 1))

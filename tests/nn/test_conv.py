@@ -526,11 +526,13 @@ def test_conv2d_backward_by_the_backends_copies_is_numpys(torch, monkeypatch, xs
 def test_padded_conv2d_input_moved_by_the_tiled_copy_is_numpys(monkeypatch):
     # a padded convolution (a conv autoencoder's 3x3, padding 1) on images a multiple of 4 KiB apart: its input
     # goes batch last through the compiled tiled copy, then into the zero border; the bits of numpy's strided copy
-    # (the general path's: the weight's gradient takes it; the forward's image by image kernel is set aside)
+    # (the general path's: the weight's gradient takes it; the forward's image by image kernel and the compiled
+    # im2col, which moves the input itself, are set aside)
     from minigrad import backends
-    from minigrad.backends.cpu import batch_last, conv_forward
+    from minigrad.backends.cpu import batch_last, conv_forward, im2col
 
     monkeypatch.setattr(conv_forward, "supports", lambda *a: False)
+    monkeypatch.setattr(im2col, "supports", lambda *a: False)
     calls = []
     monkeypatch.setattr(batch_last, "forward", lambda *a, real=batch_last.forward: calls.append(1) or real(*a))
     x, w, b = arr(32, 16, 16, 16), arr(1, 16, 3, 3), arr(1)
@@ -539,6 +541,57 @@ def test_padded_conv2d_input_moved_by_the_tiled_copy_is_numpys(monkeypatch):
     with backends.kernels("numpy"):
         plain = F.conv2d(minigrad.tensor(x), minigrad.tensor(w), minigrad.tensor(b), padding=1).array
     np.testing.assert_array_equal(fast, plain)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, kernel, stride, dilation, pads", [
+    ((32, 32, 8, 8), (4, 4), (2, 2), (1, 1), ((1, 1), (1, 1))),  # DCGAN discriminator's second conv: 4 x 4 out
+    ((32, 64, 4, 4), (4, 4), (1, 1), (1, 1), ((0, 0), (0, 0))),  # its last: one position
+    ((3, 5, 7, 9), (3, 2), (2, 3), (2, 1), ((1, 2), (0, 3))),  # uneven pads, strides, dilations; odd sizes
+    ((1, 2, 1, 5), (1, 3), (1, 1), (1, 2), ((0, 0), (2, 2)))])
+def test_compiled_im2col_is_numpys_batch_last_columns(dtype, xs, kernel, stride, dilation, pads):
+    # the compiled im2col (the move batch last, the zero padding and the windows in one pass) copies the bits of
+    # numpy's: the padded batch-last array's strided windows
+    from nn._functional import conv as C
+    from minigrad.backends.cpu import im2col
+
+    x = arr(*xs, dtype=dtype)
+    out = tuple(C.out_size(s, k, st, d, lo, hi) for s, k, st, d, (lo, hi) in zip(xs[2:], kernel, stride, dilation,
+                                                                                 pads))
+    assert im2col.supports(x, kernel)
+    cols = im2col.forward(x, pads, kernel, stride, dilation, out)
+    assert cols.flags.c_contiguous and cols.dtype == dtype
+    np.testing.assert_array_equal(cols, C.im2col(C.batch_last(x, pads), kernel, stride, dilation, out))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_map_convs_take_the_compiled_im2col_vs_numpy_and_torch(torch, monkeypatch, dtype):
+    # DCGAN's 4 x 4 maps (too few positions for the image by image kernels): the general path's columns made by the
+    # compiled im2col, forward and weight gradient; the bits of numpy's columns (the same product) and torch's values
+    from minigrad import backends
+    from minigrad.backends.cpu import im2col
+
+    calls = []
+    monkeypatch.setattr(im2col, "forward", lambda *a, real=im2col.forward: calls.append(1) or real(*a))
+    x, w, b = arr(32, 32, 8, 8, dtype=dtype), arr(64, 32, 4, 4, dtype=dtype), arr(64, dtype=dtype)
+    runs = []
+    for kernels in ("fast", "numpy"):
+        with backends.kernels(kernels):
+            ts = [minigrad.tensor(a, requires_grad=True) for a in (x, w, b)]
+            y = F.conv2d(*ts, stride=2, padding=1)
+            y.backward(minigrad.tensor(np.cos(np.arange(y.numel(), dtype=dtype)).reshape(y.shape)))
+            runs.append([y.array] + [t.grad.array for t in ts])
+        if kernels == "fast":
+            assert len(calls) == 2  # (the forward's columns and the weight gradient's)
+    for fast, plain in zip(*runs):
+        np.testing.assert_array_equal(fast, plain)
+    ts = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    y = torch.nn.functional.conv2d(*ts, stride=2, padding=1)
+    y.backward(torch.cos(torch.arange(y.numel(), dtype=y.dtype)).reshape(y.shape))
+    for mine, theirs in zip(runs[0], [y.detach()] + [t.grad for t in ts]):
+        scale = np.abs(theirs.numpy()).max()
+        np.testing.assert_allclose(mine, theirs.numpy(), rtol=1e-4 if dtype == np.float32 else 1e-7,
+                                   atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
