@@ -129,6 +129,11 @@ def _ne_operator(self, other):
     return True if other is None else ne(self, other)
 
 
+@_numpy_names
+def _split_method(self, split_size, dim=0):  # (the method names its size `split_size`, torch.split
+    return split(self, split_size, dim)       # `split_size_or_sections`: scripts pass either by keyword)
+
+
 def _abs_of(abs_):
     def op(self):
         if self.array.dtype.kind == "c":  # (|z| is real: PyTorch will not write it over the complex tensor)
@@ -152,7 +157,7 @@ def _bind_methods(Tensor):
         logsumexp=logsumexp, softmax=softmax, log_softmax=log_softmax, all=all, any=any, prod=prod, norm=norm,
         reshape=reshape, view=view, flatten=flatten, unflatten=unflatten, permute=permute, transpose=transpose,
         t=t, squeeze=squeeze, unsqueeze=unsqueeze, expand=expand, expand_as=expand_as, contiguous=contiguous,
-        clone=clone, split=split, chunk=chunk, unbind=unbind, tril=tril, triu=triu, matmul=matmul, mm=mm, bmm=bmm,
+        clone=clone, split=_split_method, chunk=chunk, unbind=unbind, tril=tril, triu=triu, matmul=matmul, mm=mm, bmm=bmm,
         dot=dot, gather=gather, index_select=index_select, topk=topk, sort=sort, multinomial=multinomial,
         view_as=lambda self, other: view(self, other.shape),
         reshape_as=lambda self, other: reshape(self, other.shape),

@@ -40,6 +40,18 @@ def test_keyword_forms_keep_the_graph():
     np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
 
 
+@pytest.mark.parametrize("call", [
+    lambda t, x: x.split(split_size=[1, 2], dim=-1), lambda t, x: x.split(split_size=2, dim=1),
+    lambda t, x: t.split(x, split_size_or_sections=[1, 1], dim=0), lambda t, x: x.split(1, dim=0),
+])
+def test_split_takes_its_size_by_keyword_as_pytorch(call):
+    ours = call(minigrad, minigrad.arange(6.0).view(2, 3))
+    theirs = call(torch, torch.arange(6.0).view(2, 3))
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
 def test_new_constructors_take_requires_grad_dtype_and_device():
     x = minigrad.ones(2, 3)
     z = x.new_zeros(2, requires_grad=True, dtype=minigrad.float64)
@@ -49,7 +61,8 @@ def test_new_constructors_take_requires_grad_dtype_and_device():
 
 
 @pytest.mark.parametrize("call", [lambda x: x.flip(1, dims=(0,)), lambda x: x.flip(dim=0), lambda x: x.flip(),
-                                  lambda x: x.view(size=(3, 2), shape=(3, 2)), lambda x: x.new_zeros(size=(2,), foo=1)])
+                                  lambda x: x.view(size=(3, 2), shape=(3, 2)), lambda x: x.new_zeros(size=(2,), foo=1),
+                                  lambda x: x.split(split_size_or_sections=1)])
 def test_wrong_spellings_raise_typeerror_as_pytorch(call):
     with pytest.raises(TypeError):
         call(torch.ones(2, 3))

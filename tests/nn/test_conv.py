@@ -45,6 +45,8 @@ CONV2D = [
     ((2, 3, 5, 5), (2, 3, 5, 5), True, {"padding": "valid"}),
     ((3, 6, 6), (4, 3, 3, 3), True, {"padding": 1}),  # unbatched
     ((2, 6, 5, 5), (6, 1, 3, 3), True, {"groups": 6}),  # depthwise
+    ((2, 6, 7, 7), (6, 1, 3, 3), True, {"stride": 2, "padding": 1, "groups": 6}),  # MobileNet's strided depthwise
+    ((2, 4, 7, 6), (4, 1, 1, 1), False, {"groups": 4}),  # its products of one column
     ((2, 3, 1, 1), (4, 3, 1, 1), True, {}),
 ]
 
@@ -59,6 +61,7 @@ def test_conv2d_vs_torch(torch, xs, ws, bias, kw, dtype):
 @pytest.mark.parametrize("xs,ws,kw", [
     ((2, 3, 9), (4, 3, 3), {}), ((2, 4, 11), (6, 2, 4), {"stride": 2, "padding": 2, "dilation": 2, "groups": 2}),
     ((3, 8), (2, 3, 3), {"padding": "same"}),
+    ((2, 4, 9), (4, 1, 4), {"padding": 3, "groups": 4}),  # Mamba's causal depthwise conv
 ])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_conv1d_vs_torch(torch, xs, ws, kw, dtype):

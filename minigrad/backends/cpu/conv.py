@@ -18,8 +18,13 @@ def supports(a, b):
 def forward(a, b):
     """a (G, m, k) @ b (G, k, n) -> (G, m, n), one 2-D product per group."""
     G, m, k = a.shape
-    out = np.empty((G, m, b.shape[2]), dtype=np.result_type(a, b))
-    with blas.one_blas_thread() if m * k * b.shape[2] < SMALL_PRODUCT else contextlib.nullcontext():
+    n = b.shape[2]
+    with blas.one_blas_thread() if m * k * n < SMALL_PRODUCT else contextlib.nullcontext():
+        if k == 1:  # (a depthwise conv's input gradient: outer products, one broadcast multiply, not G BLAS calls)
+            return np.multiply(a, b, dtype=np.result_type(a, b))
+        if m == 1 or n == 1:  # (a depthwise conv and its weight gradient: G matrix-vector products, which
+            return np.matmul(a, b)  # numpy's stacked matmul runs in one call, far faster than G calls)
+        out = np.empty((G, m, n), dtype=np.result_type(a, b))
         for i in range(G):
             np.matmul(a[i], b[i], out=out[i])
     return out
