@@ -621,7 +621,8 @@ def test_constraint_registry_matches_torch(torch):
         c = _c(lib)
         return [c.real, c.real_vector, c.positive, c.nonnegative, c.greater_than(2.0), c.greater_than_eq(-1.0),
                 c.less_than(1.0), c.unit_interval, c.interval(-1.0, 3.0), c.half_open_interval(0.0, 2.0), c.simplex,
-                c.lower_cholesky, c.positive_definite, c.corr_cholesky, c.independent(c.unit_interval, 2),
+                c.lower_cholesky, c.positive_definite, c.positive_semidefinite, c.symmetric, c.square,
+                c.multinomial(3), c.corr_cholesky, c.independent(c.unit_interval, 2),
                 c.cat([c.positive, c.real], 0, [2, 1]), c.stack([c.positive, c.real, c.unit_interval], -1), c.boolean,
                 c.nonnegative_integer]
     x = [[0.3, -1.2, 0.5], [0.7, 0.1, -0.4], [1.5, -0.2, 0.9]]
@@ -652,6 +653,22 @@ def test_constraint_registry_matches_torch(torch):
             assert str(mine.value) == str(theirs.value)
     with pytest.raises(TypeError, match="Expected constraint to be either a Constraint subclass or instance"):
         D.biject_to.register(3, lambda c: T.ExpTransform())
+
+
+def test_matrix_and_count_constraints_match_torch(torch):
+    mats = [[[2.0, 1.0], [1.0, 2.0]], [[1.0, 1.0], [1.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]]]  # PD, PSD only, neither
+    counts = [[1.0, 2.0, 0.0], [3.0, 1.0, 0.0], [-1.0, 2.0, 0.0]]
+    cases = [(mats, ("square", "symmetric", "positive_semidefinite", "positive_definite")),
+             ([[[1.0, 2.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]]], ("symmetric", "positive_semidefinite")),
+             ([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], ("square", "symmetric", "positive_semidefinite")), (counts, ())]
+    for values, names in cases:
+        for name in names:
+            mc, tc = getattr(D.constraints, name), getattr(torch.distributions.constraints, name)
+            assert repr(mc) == repr(tc) and mc.event_dim == tc.event_dim and mc.is_discrete == tc.is_discrete
+            assert _numpy(mc.check(minigrad.tensor(values))).tolist() == tc.check(torch.tensor(values)).tolist(), name
+    mc, tc = D.constraints.multinomial(3), torch.distributions.constraints.multinomial(3)
+    assert repr(mc) == repr(tc) and mc.event_dim == tc.event_dim and mc.is_discrete == tc.is_discrete
+    assert _numpy(mc.check(minigrad.tensor(counts))).tolist() == tc.check(torch.tensor(counts)).tolist()
 
 
 # ---- sampling: the generator and the distribution --------------------------------------------------------------
