@@ -4,11 +4,11 @@ import numbers
 import minigrad
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, softplus
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """A coin flip: 1 with probability `probs` (or sigmoid(`logits`)), 0 otherwise; exactly one of them is given.
     Its batch_shape is the parameter's shape."""
 

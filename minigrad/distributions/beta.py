@@ -5,11 +5,11 @@ import minigrad
 
 from . import constraints
 from .dirichlet import Dirichlet
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """Density x^(a-1) (1-x)^(b-1) / B(a, b) on [0, 1], a = `concentration1`, b = `concentration0`: the
     first coordinate of Dirichlet([a, b]), which also does the sampling (rsample differentiable in a and b)
     and the validation."""

@@ -10,9 +10,9 @@ import minigrad
 
 __all__ = [
     "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
-    "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "nonnegative",
-    "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "real", "real_vector",
-    "simplex", "stack", "unit_interval",
+    "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "multinomial", "nonnegative",
+    "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real",
+    "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval",
 ]
 
 
@@ -211,18 +211,55 @@ class _CorrCholesky(Constraint):
         return _LowerCholesky().check(value) & unit_rows
 
 
-class _PositiveDefinite(Constraint):
-    """Symmetric square matrices with a Cholesky factor (all eigenvalues positive)."""
+def _on_host(value):
+    """`value` (a tensor, numpy or cupy array) as a float64 numpy array: the matrix checks run there."""
+    a = value.array if isinstance(value, minigrad.Tensor) else value
+    return np.asarray(a.get() if hasattr(a, "get") else a, dtype=np.float64)
+
+
+def _answer(value, ok):
+    return minigrad.tensor(ok) if isinstance(value, minigrad.Tensor) else ok
+
+
+class _Square(Constraint):
+    """Square matrices (a check on the shape alone)."""
 
     event_dim = 2
 
     def check(self, value):
-        a = value.array if isinstance(value, minigrad.Tensor) else value
-        a = np.asarray(a.get() if hasattr(a, "get") else a, dtype=np.float64)  # (a cupy array: checked on the host)
-        n = a.shape[-1]
-        symmetric = np.isclose(a, np.swapaxes(a, -1, -2), atol=1e-6).reshape(a.shape[:-2] + (-1,)).all(-1)
+        return _answer(value, np.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1]))
+
+
+class _Symmetric(_Square):
+    """Square matrices equal to their transpose (to 1e-6)."""
+
+    def check(self, value):
+        square = super().check(value)
+        if not square.all():  # (PyTorch's answer then: the shape alone)
+            return square
+        a = _on_host(value)
+        return _answer(value, np.isclose(a, np.swapaxes(a, -1, -2), atol=1e-6).all(-1).all(-1))
+
+
+class _PositiveSemidefinite(_Symmetric):
+    """Symmetric matrices with no negative eigenvalue."""
+
+    def check(self, value):
+        symmetric = super().check(value)
+        if not symmetric.all():
+            return symmetric
+        return _answer(value, (np.linalg.eigvalsh(_on_host(value)) >= 0).all(-1))
+
+
+class _PositiveDefinite(_Symmetric):
+    """Symmetric square matrices with a Cholesky factor (all eigenvalues positive)."""
+
+    def check(self, value):
+        symmetric = super().check(value)
         if not symmetric.all():  # (PyTorch's answer then: the symmetry alone, for every matrix)
-            return minigrad.tensor(symmetric) if isinstance(value, minigrad.Tensor) else symmetric
+            return symmetric
+        a = _on_host(value)
+        n = a.shape[-1]
         flat, factorable = a.reshape(-1, n, n), np.empty(a.size // max(n * n, 1), dtype=bool)
         for i, m in enumerate(flat):
             try:
@@ -230,8 +267,20 @@ class _PositiveDefinite(Constraint):
                 factorable[i] = True
             except np.linalg.LinAlgError:
                 factorable[i] = False
-        ok = factorable.reshape(a.shape[:-2])
-        return minigrad.tensor(ok) if isinstance(value, minigrad.Tensor) else ok
+        return _answer(value, factorable.reshape(a.shape[:-2]))
+
+
+class _Multinomial(Constraint):
+    """Count vectors: non-negative entries summing to at most `upper_bound` (PyTorch checks no more than that)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
 
 
 class _IndependentConstraint(Constraint):
@@ -348,6 +397,10 @@ real_vector = _IndependentConstraint(real, 1)
 lower_cholesky = _LowerCholesky()
 corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
+multinomial = _Multinomial
 positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan

@@ -6,11 +6,11 @@ import numbers
 import minigrad
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits, softplus
 
 
-class ContinuousBernoulli(Distribution):
+class ContinuousBernoulli(ExponentialFamily):
     """Given by `probs` (or `logits`); its batch_shape is the parameter's shape. Near p = 1/2 (within `lims`) the
     closed forms divide 0 by 0, so there the normalizer, mean and variance come from their Taylor series."""
 

@@ -2,10 +2,10 @@
 import minigrad
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Density Gamma(a_0) / prod_i Gamma(a_i) prod_i x_i^(a_i - 1) on the simplex, a_0 = sum_i a_i, with
     `concentration` a (its last dim is the event). A draw is independent Gamma(a_i, 1) draws divided by their
     sum; the gammas' implicit reparameterization carries gradients through it to a (PyTorch takes the same

@@ -2,11 +2,11 @@
 import minigrad
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Density rate e^(-rate x) on x >= 0. rsample is E / rate with E a standard exponential draw, so
     gradients reach the rate."""
 

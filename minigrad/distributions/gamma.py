@@ -4,11 +4,11 @@ import numbers
 import minigrad
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Gamma with shape `concentration` (alpha) and inverse scale `rate` (beta), density
     beta^alpha x^(alpha-1) e^(-beta x) / Gamma(alpha). rsample is differentiable in both: a draw of Gamma(alpha, 1)
     moves with alpha along its quantile (implicit reparameterization, minigrad._standard_gamma), then is divided

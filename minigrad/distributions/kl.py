@@ -10,10 +10,12 @@ from .categorical import Categorical, OneHotCategorical
 from .cauchy import Cauchy
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
 from .gumbel import EULER_GAMMA, Gumbel
+from .half_normal import HalfNormal
 from .independent import Independent, _sum_rightmost
 from .laplace import Laplace
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -175,12 +177,6 @@ def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
             - q._cont_bern_log_norm() - (-q.probs).log1p())
 
 
-@register_kl(Beta, ContinuousBernoulli)
-def _kl_beta_continuous_bernoulli(p, q):
-    # -H(p) - E_p[x] l_q - log(1 - p_q) - log C(p_q)
-    return -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
-
-
 @register_kl(Dirichlet, Dirichlet)
 def _kl_dirichlet_dirichlet(p, q):
     # log Gamma(a_0) - log Gamma(b_0) - sum_i (log Gamma(a_i) - log Gamma(b_i)) + sum_i (a_i - b_i)(psi(a_i) - psi(a_0))
@@ -255,24 +251,195 @@ def _kl_pareto_pareto(p, q):
     return minigrad.where(p.scale < q.scale, math.inf, result)
 
 
+# ---- between families: KL(p || q) = -H(p) - E_p[log q(x)], with E_p[.] from p's moments -----------------------------
+def _uniform_mean_log(low, high):
+    # E[log x] for x ~ Uniform(low, high), low >= 0: (h log h - l log l) / (h - l) - 1
+    return (minigrad.xlogy(high, high) - minigrad.xlogy(low, low)) / (high - low) - 1
+
+
+def _cross_entropy_exponential(q, mean):
+    # -E_p[log q(x)] = -log r + r E_p[x]
+    return -q.rate.log() + q.rate * mean
+
+
+def _cross_entropy_gamma(q, mean, mean_log):
+    # -E_p[log q(x)] = log Gamma(k) - k log r - (k - 1) E_p[log x] + r E_p[x]
+    k, r = q.concentration, q.rate
+    return k.lgamma() - k * r.log() - (k - 1) * mean_log + r * mean
+
+
+def _cross_entropy_normal(q, mean, variance):
+    # -E_p[log q(x)] = log(sqrt(2 pi) s) + (Var_p + (E_p[x] - m)^2) / (2 s^2)
+    return 0.5 * math.log(2 * math.pi) + q.scale.log() + (variance + (mean - q.loc).pow(2)) / (2 * q.scale.pow(2))
+
+
+def _cross_entropy_gumbel(q, mean, log_mgf):
+    # -E_p[log q(x)] = log s + (E_p[x] - m) / s + e^(m / s) E_p[e^(-x / s)], log_mgf = log E_p[e^(-x / s)]
+    return q.scale.log() + (mean - q.loc) / q.scale + (q.loc / q.scale + log_mgf).exp()
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    # -H(p) - E_p[x log r - r - log x!], log x! = 0 on {0, 1}
+    return -p.entropy() - p.probs * q.rate.log() + q.rate
+
+
+@register_kl(Beta, Exponential)
 @register_kl(ContinuousBernoulli, Exponential)
-def _kl_continuous_bernoulli_exponential(p, q):
-    # -H(p) - E_p[log q(x)] = -H(p) - log r + r E_p[x]
-    return -p.entropy() - q.rate.log() + q.rate * p.mean
+@register_kl(Gamma, Exponential)
+def _kl_to_exponential(p, q):
+    return -p.entropy() + _cross_entropy_exponential(q, p.mean)
 
 
+def _pareto_mean(p):
+    # a s / (a - 1), unclamped: the entries where it is infinite are masked, and must not poison the gradients
+    return p.alpha * p.scale / (p.alpha - 1)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    # inf where p's mean is (alpha <= 1)
+    result = -p.entropy() + _cross_entropy_exponential(q, _pareto_mean(p))
+    return minigrad.where(p.alpha <= 1, math.inf, result)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p, q):
+    return minigrad.where(p.low < 0, math.inf, _kl_to_exponential(p, q))
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p, q):
+    # E_p[log x] = psi(a) - psi(a + b)
+    mean_log = p.concentration1.digamma() - (p.concentration1 + p.concentration0).digamma()
+    return -p.entropy() + _cross_entropy_gamma(q, p.mean, mean_log)
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    # E_p[log x] = -gamma - log r_p
+    return -p.entropy() + _cross_entropy_gamma(q, p.mean, -EULER_GAMMA - p.rate.log())
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    # E_p[log x] = log scale + 1 / alpha; inf where p's mean is (alpha <= 1)
+    result = -p.entropy() + _cross_entropy_gamma(q, _pareto_mean(p), p.scale.log() + p.alpha.reciprocal())
+    return minigrad.where(p.alpha <= 1, math.inf, result)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p, q):
+    result = -p.entropy() + _cross_entropy_gamma(q, p.mean, _uniform_mean_log(p.low, p.high))
+    return minigrad.where(p.low < 0, math.inf, result)
+
+
+@register_kl(Beta, Normal)
 @register_kl(ContinuousBernoulli, Normal)
-def _kl_continuous_bernoulli_normal(p, q):
-    # -H(p) + log(sqrt(2 pi) s) + E_p[(x - m)^2] / (2 s^2), with E_p[(x - m)^2] = var_p + (E_p[x] - m)^2
-    return (-p.entropy() + 0.5 * math.log(2 * math.pi) + q.scale.log()
-            + (p.variance + (p.mean - q.loc).pow(2)) / (2 * q.scale.pow(2)))
+@register_kl(Exponential, Normal)
+@register_kl(Gamma, Normal)
+@register_kl(Gumbel, Normal)
+@register_kl(Laplace, Normal)
+@register_kl(Uniform, Normal)
+def _kl_to_normal(p, q):
+    return -p.entropy() + _cross_entropy_normal(q, p.mean, p.variance)
 
 
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    # Var_p = s^2 a / ((a - 1)^2 (a - 2)); inf where it is (alpha <= 2)
+    variance = p.scale.pow(2) * p.alpha / ((p.alpha - 1).pow(2) * (p.alpha - 2))
+    result = -p.entropy() + _cross_entropy_normal(q, _pareto_mean(p), variance)
+    return minigrad.where(p.alpha <= 2, math.inf, result)
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    # E_p[e^(-x / s)] = r / (r + 1 / s)
+    return -p.entropy() + _cross_entropy_gumbel(q, p.mean, -(1 / (p.rate * q.scale)).log1p())
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    # E_p[e^(-x / s)] = (1 + 1 / (r s))^(-k)
+    return -p.entropy() + _cross_entropy_gumbel(q, p.mean, -p.concentration * (1 / (p.rate * q.scale)).log1p())
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    # E_p[e^(-x / s)] = e^(-m_p / s + s_p^2 / (2 s^2))
+    return -p.entropy() + _cross_entropy_gumbel(q, p.mean, -p.loc / q.scale + 0.5 * (p.scale / q.scale).pow(2))
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    # E_p[e^(-x / s)] = s (e^(-l / s) - e^(-h / s)) / (h - l)
+    mgf = q.scale * ((-p.low / q.scale).exp() - (-p.high / q.scale).exp()) / (p.high - p.low)
+    return -p.entropy() + _cross_entropy_gumbel(q, p.mean, mgf.log())
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p, q):
+    # -H(p) + log(2 b) + E_p|x - m| / b, E_p|x - m| = s sqrt(2 / pi) e^(-d^2 / (2 s^2)) + d erf(d / (s sqrt 2)), d = m_p - m
+    d = p.loc - q.loc
+    mean_abs = (p.scale * math.sqrt(2 / math.pi) * (-0.5 * (d / p.scale).pow(2)).exp()
+                + d * minigrad.erf(d / (p.scale * math.sqrt(2))))
+    return -p.entropy() + (2 * q.scale).log() + mean_abs / q.scale
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p, q):
+    # -H(p) + log B(a, b) - (a - 1) E_p[log x] - (b - 1) E_p[log(1 - x)]; inf unless [l, h] lies in [0, 1]
+    a, b = q.concentration1, q.concentration0
+    mean_log = _uniform_mean_log(p.low, p.high)
+    mean_log1m = _uniform_mean_log(1 - p.high, 1 - p.low)
+    result = (-p.entropy() + a.lgamma() + b.lgamma() - (a + b).lgamma() - (a - 1) * mean_log
+              - (b - 1) * mean_log1m)
+    return minigrad.where((p.high > 1) | (p.low < 0), math.inf, result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_to_continuous_bernoulli(p, q):
+    # -H(p) - E_p[x] l_q - log(1 - p_q) - log C(p_q); for a Uniform, inf unless (0, 1) lies strictly inside it
+    result = -p.entropy() - p.mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+    if isinstance(p, Uniform):  # (PyTorch counts a Uniform that ends at 0 or 1 as outside)
+        result = minigrad.where((p.high >= 1) | (p.low <= 0), math.inf, result)
+    return result
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    # -H(p) - log a - a log s + (a + 1) E_p[log x]; inf where p reaches below the scale s
+    result = -p.entropy() - q.alpha.log() - q.alpha * q.scale.log() + (q.alpha + 1) * _uniform_mean_log(p.low, p.high)
+    return minigrad.where(p.low < q.scale, math.inf, result)
+
+
+@register_kl(Beta, Uniform)
 @register_kl(ContinuousBernoulli, Uniform)
-def _kl_continuous_bernoulli_uniform(p, q):
-    # -H(p) + log(b - a); inf unless [a, b) covers [0, 1] (PyTorch counts an end that touches 0 or 1 as not covering)
+def _kl_to_uniform(p, q):
+    # -H(p) + log(h - l); inf unless [l, h] covers [0, 1] (for a ContinuousBernoulli PyTorch counts an end at 0 or 1
+    # as not covering)
     result = -p.entropy() + (q.high - q.low).log()
-    return minigrad.where((q.low >= 0) | (q.high <= 1), math.inf, result)
+    if isinstance(p, ContinuousBernoulli):
+        return minigrad.where((q.low >= 0) | (q.high <= 1), math.inf, result)
+    return minigrad.where((q.low > 0) | (q.high < 1), math.inf, result)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    # the fallback for two exponential families with no pair of their own: none for different families (each family
+    # here has its own same-family KL)
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential families cannot" + " " * 29 +
+                                  "be computed using Bregman divergences")  # (PyTorch's text, spaces and all)
+    raise NotImplementedError(f"No KL(p || q) is implemented for p type {type(p).__name__} and "
+                              f"q type {type(q).__name__}")
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
 
 
 def _kl_infinite(p, q):

@@ -4,11 +4,11 @@ import math
 import minigrad
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """The normal distribution with mean `loc` and standard deviation `scale` (numbers or tensors, broadcast
     together; their shape is the batch_shape). rsample is loc + scale * eps with eps ~ N(0, 1), so gradients
     reach loc and scale."""

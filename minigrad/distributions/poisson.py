@@ -2,11 +2,11 @@
 import minigrad
 
 from . import constraints
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """P(k) = rate^k e^(-rate) / k!, k = 0, 1, 2, ... (draws have no gradient)."""
 
     arg_constraints = {"rate": constraints.nonnegative}

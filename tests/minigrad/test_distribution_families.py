@@ -76,6 +76,11 @@ def _c(lib):
     return lib.distributions.constraints
 
 
+def _kl(lib, p_name, p_params, q_name, q_params):
+    d = _d(lib)
+    return d.kl_divergence(getattr(d, p_name)(*p_params), getattr(d, q_name)(*q_params))
+
+
 X_MAT = [[[0.3, -1.2, 0.5], [0.7, 0.1, -0.4], [1.5, -0.2, 0.9]], [[-0.3, 0.2, 0.0], [0.4, -0.8, 0.6], [0.2, 0.5, -1.0]]]
 X_VEC = [[0.3, -1.2, 0.5], [0.7, 0.1, -0.4]]
 
@@ -272,6 +277,46 @@ CASES = [
      lambda lib, p, a, b: _d(lib).kl_divergence(_d(lib).ContinuousBernoulli(p), _d(lib).Uniform(a, b))),
     ("kl_lognormal", LOC + B + B + A,
      lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).LogNormal(a, b), _d(lib).LogNormal(c, d))),
+    # kl_divergence between families ("kl_<p>_<q>": p's parameters, then q's)
+    ("kl_bernoulli_poisson", [[0.2, 0.5, 0.9]] + B, lambda lib, p, r: _kl(lib, "Bernoulli", [p], "Poisson", [r])),
+    ("kl_beta_exponential", A + B + B, lambda lib, a, b, r: _kl(lib, "Beta", [a, b], "Exponential", [r])),
+    ("kl_beta_gamma", A + B + B + A, lambda lib, a, b, c, r: _kl(lib, "Beta", [a, b], "Gamma", [c, r])),
+    ("kl_beta_normal", A + B + LOC + B, lambda lib, a, b, m, s: _kl(lib, "Beta", [a, b], "Normal", [m, s])),
+    ("kl_beta_uniform", A + B + [[-0.5, 0.0, 0.1]] + [[1.5, 1.0, 1.0]],  # (the last is inf: [0.1, 1) misses 0)
+     lambda lib, a, b, lo, hi: _kl(lib, "Beta", [a, b], "Uniform", [lo, hi])),
+    ("kl_exponential_gamma", A + B + A, lambda lib, r, c, s: _kl(lib, "Exponential", [r], "Gamma", [c, s])),
+    ("kl_exponential_gumbel", A + LOC + B, lambda lib, r, m, s: _kl(lib, "Exponential", [r], "Gumbel", [m, s])),
+    ("kl_exponential_normal", A + LOC + B, lambda lib, r, m, s: _kl(lib, "Exponential", [r], "Normal", [m, s])),
+    ("kl_gamma_exponential", A + B + A, lambda lib, c, r, s: _kl(lib, "Gamma", [c, r], "Exponential", [s])),
+    ("kl_gamma_gumbel", A + B + LOC + B, lambda lib, c, r, m, s: _kl(lib, "Gamma", [c, r], "Gumbel", [m, s])),
+    ("kl_gamma_normal", A + B + LOC + B, lambda lib, c, r, m, s: _kl(lib, "Gamma", [c, r], "Normal", [m, s])),
+    ("kl_gumbel_normal", LOC + B + B + A, lambda lib, a, b, m, s: _kl(lib, "Gumbel", [a, b], "Normal", [m, s])),
+    ("kl_laplace_normal", LOC + B + B + A, lambda lib, a, b, m, s: _kl(lib, "Laplace", [a, b], "Normal", [m, s])),
+    ("kl_normal_gumbel", LOC + B + B + A, lambda lib, a, b, m, s: _kl(lib, "Normal", [a, b], "Gumbel", [m, s])),
+    ("kl_normal_laplace", LOC + B + B + A, lambda lib, a, b, m, s: _kl(lib, "Normal", [a, b], "Laplace", [m, s])),
+    ("kl_pareto_exponential", [[0.2, 0.4, 1.0]] + [[2.5, 0.5, 9.0]] + B,  # (the middle is inf: alpha <= 1)
+     lambda lib, s, a, r: _kl(lib, "Pareto", [s, a], "Exponential", [r])),
+    ("kl_pareto_gamma", [[0.2, 0.4, 1.0]] + [[2.5, 0.5, 9.0]] + A + B,
+     lambda lib, s, a, c, r: _kl(lib, "Pareto", [s, a], "Gamma", [c, r])),
+    ("kl_pareto_normal", [[0.2, 0.4, 1.0]] + [[2.5, 1.5, 9.0]] + LOC + B,  # (the middle is inf: alpha <= 2)
+     lambda lib, s, a, m, sc: _kl(lib, "Pareto", [s, a], "Normal", [m, sc])),
+    ("kl_uniform_beta", [[0.0, 0.3, -0.1]] + [[0.5, 1.0, 0.8]] + A + B,  # (the last is inf: below 0)
+     lambda lib, lo, hi, a, b: _kl(lib, "Uniform", [lo, hi], "Beta", [a, b])),
+    ("kl_uniform_continuous_bernoulli", [[0.0, 0.3, 0.1]] + [[0.5, 0.9, 0.8]] + [[0.2, 0.4995, 0.9]],
+     lambda lib, lo, hi, p: _kl(lib, "Uniform", [lo, hi], "ContinuousBernoulli", [p])),
+    ("kl_uniform_exponential", [[0.0, 0.3, -0.1]] + [[0.5, 1.0, 0.8]] + B,
+     lambda lib, lo, hi, r: _kl(lib, "Uniform", [lo, hi], "Exponential", [r])),
+    ("kl_uniform_gamma", [[0.0, 0.3, -0.1]] + [[0.5, 1.0, 0.8]] + A + B,
+     lambda lib, lo, hi, c, r: _kl(lib, "Uniform", [lo, hi], "Gamma", [c, r])),
+    ("kl_uniform_gumbel", [[-1.0, 0.3, 2.0]] + [[0.5, 1.0, 4.0]] + LOC + B,
+     lambda lib, lo, hi, m, s: _kl(lib, "Uniform", [lo, hi], "Gumbel", [m, s])),
+    ("kl_uniform_normal", [[-1.0, 0.3, 2.0]] + [[0.5, 1.0, 4.0]] + LOC + B,
+     lambda lib, lo, hi, m, s: _kl(lib, "Uniform", [lo, hi], "Normal", [m, s])),
+    ("kl_uniform_pareto", [[0.5, 0.3, 2.0]] + [[0.7, 1.0, 4.0]] + [[0.2, 0.4, 1.0]] + B,  # (the middle is inf)
+     lambda lib, lo, hi, s, a: _kl(lib, "Uniform", [lo, hi], "Pareto", [s, a])),
+    ("kl_chi2_exponential_and_back", A + B, lambda lib, k, r: lib.stack([  # (Chi2 dispatches as the Gamma it is)
+        _kl(lib, "Chi2", [k], "Exponential", [r]), _kl(lib, "Exponential", [r], "Chi2", [k]),
+        _kl(lib, "Chi2", [k], "Normal", [r, k]), _kl(lib, "Chi2", [k], "Gamma", [r, k])])),
 ]
 
 
@@ -478,6 +523,32 @@ def test_kl_between_families_with_disjoint_supports_is_inf(torch):
         assert _numpy(D.kl_divergence(mine[p], mine[q])).tolist() == expected.tolist() == [math.inf] * 2, (p, q)
 
 
+def test_kl_dispatch_matches_torch(torch):
+    # every ordered pair: the same value (the same registered pair chosen, subclasses such as Chi2 and HalfNormal
+    # included), or the same refusal
+    def families(lib):
+        d, v = lib.distributions, lib.tensor([0.5, 2.5], dtype=lib.float64)
+        return {"bernoulli": d.Bernoulli(v / 4), "beta": d.Beta(v, v + 1), "chi2": d.Chi2(v), "exponential": d.Exponential(v),
+                "gamma": d.Gamma(v, v), "gumbel": d.Gumbel(v, v), "halfnormal": d.HalfNormal(v), "laplace": d.Laplace(v, v),
+                "lognormal": d.LogNormal(v, v), "normal": d.Normal(v, v), "pareto": d.Pareto(v, v + 2),
+                "poisson": d.Poisson(v), "uniform": d.Uniform(v - 1, v + 1), "cb": d.ContinuousBernoulli(v / 4),
+                "geometric": d.Geometric(v / 4), "cauchy": d.Cauchy(v, v)}
+    mine, theirs = families(minigrad), families(torch)
+    for p in mine:
+        for q in mine:
+            try:
+                expected = torch.distributions.kl_divergence(theirs[p], theirs[q]).tolist()
+            except NotImplementedError as e:
+                with pytest.raises(NotImplementedError) as err:
+                    D.kl_divergence(mine[p], mine[q])
+                assert str(err.value) == str(e), (p, q)
+            else:
+                np.testing.assert_allclose(_numpy(D.kl_divergence(mine[p], mine[q])), expected, rtol=1e-9, atol=1e-12,
+                                           err_msg=(p, q))
+    for name in ("bernoulli", "beta", "chi2", "exponential", "gamma", "normal", "poisson", "cb", "gumbel", "cauchy"):
+        assert isinstance(mine[name], D.ExponentialFamily) == isinstance(theirs[name], torch.distributions.ExponentialFamily)
+
+
 # ---- transforms ----------------------------------------------------------------------------------------------------
 def test_tanh_cache_gives_back_the_pre_tanh_draw():
     # SAC: a draw far out in the tail has tanh(x) == 1 in float32, so atanh cannot recover x; the cache can
@@ -550,7 +621,8 @@ def test_constraint_registry_matches_torch(torch):
         c = _c(lib)
         return [c.real, c.real_vector, c.positive, c.nonnegative, c.greater_than(2.0), c.greater_than_eq(-1.0),
                 c.less_than(1.0), c.unit_interval, c.interval(-1.0, 3.0), c.half_open_interval(0.0, 2.0), c.simplex,
-                c.lower_cholesky, c.positive_definite, c.corr_cholesky, c.independent(c.unit_interval, 2),
+                c.lower_cholesky, c.positive_definite, c.positive_semidefinite, c.symmetric, c.square,
+                c.multinomial(3), c.corr_cholesky, c.independent(c.unit_interval, 2),
                 c.cat([c.positive, c.real], 0, [2, 1]), c.stack([c.positive, c.real, c.unit_interval], -1), c.boolean,
                 c.nonnegative_integer]
     x = [[0.3, -1.2, 0.5], [0.7, 0.1, -0.4], [1.5, -0.2, 0.9]]
@@ -581,6 +653,22 @@ def test_constraint_registry_matches_torch(torch):
             assert str(mine.value) == str(theirs.value)
     with pytest.raises(TypeError, match="Expected constraint to be either a Constraint subclass or instance"):
         D.biject_to.register(3, lambda c: T.ExpTransform())
+
+
+def test_matrix_and_count_constraints_match_torch(torch):
+    mats = [[[2.0, 1.0], [1.0, 2.0]], [[1.0, 1.0], [1.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]]]  # PD, PSD only, neither
+    counts = [[1.0, 2.0, 0.0], [3.0, 1.0, 0.0], [-1.0, 2.0, 0.0]]
+    cases = [(mats, ("square", "symmetric", "positive_semidefinite", "positive_definite")),
+             ([[[1.0, 2.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, 1.0]]], ("symmetric", "positive_semidefinite")),
+             ([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], ("square", "symmetric", "positive_semidefinite")), (counts, ())]
+    for values, names in cases:
+        for name in names:
+            mc, tc = getattr(D.constraints, name), getattr(torch.distributions.constraints, name)
+            assert repr(mc) == repr(tc) and mc.event_dim == tc.event_dim and mc.is_discrete == tc.is_discrete
+            assert _numpy(mc.check(minigrad.tensor(values))).tolist() == tc.check(torch.tensor(values)).tolist(), name
+    mc, tc = D.constraints.multinomial(3), torch.distributions.constraints.multinomial(3)
+    assert repr(mc) == repr(tc) and mc.event_dim == tc.event_dim and mc.is_discrete == tc.is_discrete
+    assert _numpy(mc.check(minigrad.tensor(counts))).tolist() == tc.check(torch.tensor(counts)).tolist()
 
 
 # ---- sampling: the generator and the distribution --------------------------------------------------------------
