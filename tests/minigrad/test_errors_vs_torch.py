@@ -431,6 +431,10 @@ def test_scatter_reduce_argument_with_a_tensor_src_warns_once_as_torch(torch):
 
 @pytest.mark.parametrize("call", [lambda L, x: x.view(5, 3), lambda L, x: x.reshape(5),
                                   lambda L, x: x.view(-1, 5),
+                                  # an empty batch's `x.view(-1, 0)`: any size fits the -1, so PyTorch refuses it
+                                  lambda L, x: L.zeros(0).view(-1, 0), lambda L, x: L.zeros(2, 0).reshape(0, -1),
+                                  lambda L, x: x.view(2, -2), lambda L, x: x.view(-1, -3), lambda L, x: x.reshape(-2, -6),
+                                  lambda L, x: x.view(-1, -1, -2), lambda L, x: x[:0].view(0, -1, 0),
                                   # a vector one entry short: the parameter's view_as is what refuses
                                   lambda L, x: L.nn.utils.vector_to_parameters(L.ones(3), L.nn.Linear(2, 2).parameters())])
 def test_a_shape_that_does_not_hold_the_elements_is_pytorchs_text(torch, call):
