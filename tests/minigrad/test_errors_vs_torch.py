@@ -453,3 +453,23 @@ def test_bmm_and_mm_of_the_wrong_rank_are_pytorchs_text(torch, call):
     with pytest.raises(RuntimeError) as got:
         call(mg)
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("shapes", [((3,), (4,)), ((2, 3), (4,)), ((3,), (4, 5)), ((2, 2, 3), (4,)), ((2, 2, 3), (4, 5)),
+                                    ((2, 2, 3), (3, 2, 3)), ((5, 2, 3), (4, 3, 2)), ((3,), (2, 4, 5)), ((2, 3), (2, 4, 5)),
+                                    ((2, 1, 2, 3), (3, 4, 5)), ((2, 3), (3, 2, 4, 5)), ((0, 3), (4,)), ((2, 0, 3), (4, 5))])
+@pytest.mark.parametrize("grads", ["", "a", "b", "a.T"])
+def test_matmul_shape_mismatch_is_pytorchs_text(torch, shapes, grads):
+    # `x @ w` with w of the wrong size: PyTorch's words are those of the kernel it runs (dot, mv, one mm over the
+    # folded rows, or a bmm over the broadcast batch), and which one depends on the layout and on which side wants
+    # a gradient (a weight folds the input into rows)
+    seen = []
+    for L in (mg, torch):
+        a, b = (L.ones(s, requires_grad=g in grads) for s, g in zip(shapes, "ab"))
+        if ".T" in grads and a.ndim > 2:
+            a = a.transpose(0, 1)
+        for call in ("a @ b", "L.matmul(a, b)"):
+            with pytest.raises(RuntimeError) as e:
+                eval(call, {"L": L, "a": a, "b": b})
+            seen.append(str(e.value))
+    assert seen[:2] == seen[2:]
