@@ -449,7 +449,7 @@ def expand(input, *sizes, **kw):
         cur = shape[i - lead] if i >= lead else 1
         if s == -1:
             if i < lead:
-                raise RuntimeError("expand: -1 is not allowed in a leading, non-existing dimension")
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")
             s = cur
         if cur != 1 and cur != s:
             raise RuntimeError(

@@ -473,3 +473,39 @@ def test_matmul_shape_mismatch_is_pytorchs_text(torch, shapes, grads):
                 eval(call, {"L": L, "a": a, "b": b})
             seen.append(str(e.value))
     assert seen[:2] == seen[2:]
+
+
+_FIRST_SCRIPT_MISTAKES = {
+    "expand_leading_minus_one": "L.ones(2, 3).expand(3, -1, 2, 3)",
+    "expand_first_minus_one": "L.ones(2, 3).expand(-1, 2, 3)",
+    "load_state_dict_of_a_list": "L.nn.Linear(2, 3).load_state_dict([1])",
+    "load_state_dict_list_value": "L.nn.Linear(2, 3).load_state_dict({'weight': [1.0]}, strict=False)",
+    "load_state_dict_wrong_width": "L.nn.Linear(2, 3).load_state_dict(L.nn.Linear(4, 3).state_dict(), strict=False)",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_FIRST_SCRIPT_MISTAKES))
+def test_first_script_mistakes_are_pytorchs_text(torch, case):
+    # the errors of a first training script: PyTorch's exception and words (its module's name made minigrad's)
+    seen = []
+    for L in (mg, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                eval(_FIRST_SCRIPT_MISTAKES[case], {"L": L})
+                seen.append(None)
+            except Exception as e:  # noqa: BLE001 (the error is what is compared)
+                seen.append((type(e).__name__, str(e).replace("torch.", "minigrad.")))
+        seen.append([str(w.message) for w in caught])
+    assert seen[1] is not None and seen[:2] == seen[2:]
+
+
+def test_duplicate_parameters_warn_as_torch(torch):
+    seen = []
+    for L in (mg, torch):
+        p = L.nn.Linear(2, 2).weight
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            L.optim.SGD([p, p], lr=0.1)
+        seen.append([(w.category, str(w.message)) for w in caught])
+    assert seen[1] and seen[0] == seen[1]
