@@ -480,6 +480,12 @@ _FIRST_SCRIPT_MISTAKES = {
     "expand_first_minus_one": "L.ones(2, 3).expand(-1, 2, 3)",
     "load_state_dict_of_a_list": "L.nn.Linear(2, 3).load_state_dict([1])",
     "load_state_dict_list_value": "L.nn.Linear(2, 3).load_state_dict({'weight': [1.0]}, strict=False)",
+    "conv_double_input": "L.nn.Conv2d(3, 8, 3)(L.ones(1, 3, 8, 8).double())",
+    "conv_double_input_no_bias": "L.nn.Conv2d(3, 8, 3, bias=False)(L.ones(1, 3, 8, 8).double())",
+    "conv_double_weights": "L.nn.Conv1d(3, 8, 3).double()(L.ones(1, 3, 8))",
+    "conv_long_input": "L.nn.Conv2d(3, 8, 3)(L.ones(3, 8, 8).long())",
+    "conv_half_input": "L.nn.Conv2d(3, 8, 3)(L.ones(1, 3, 8, 8).half())",
+    "conv_transpose_double_input": "L.nn.ConvTranspose2d(3, 8, 3)(L.ones(1, 3, 8, 8).double())",
     "load_state_dict_wrong_width": "L.nn.Linear(2, 3).load_state_dict(L.nn.Linear(4, 3).state_dict(), strict=False)",
 }
 
