@@ -486,6 +486,9 @@ _FIRST_SCRIPT_MISTAKES = {
     "conv_long_input": "L.nn.Conv2d(3, 8, 3)(L.ones(3, 8, 8).long())",
     "conv_half_input": "L.nn.Conv2d(3, 8, 3)(L.ones(1, 3, 8, 8).half())",
     "conv_transpose_double_input": "L.nn.ConvTranspose2d(3, 8, 3)(L.ones(1, 3, 8, 8).double())",
+    "relu_of_a_str": "L.nn.functional.relu('a')", "gelu_of_an_array": "L.nn.functional.gelu(np.ones(2))",
+    "linear_of_an_array": "L.nn.Linear(2, 2)(np.ones((1, 2)))", "layer_norm_of_an_array": "L.nn.LayerNorm(3)(np.ones(3))",
+    "one_hot_of_a_list": "L.nn.functional.one_hot([1], 3)",
     "load_state_dict_wrong_width": "L.nn.Linear(2, 3).load_state_dict(L.nn.Linear(4, 3).state_dict(), strict=False)",
 }
 
@@ -498,7 +501,7 @@ def test_first_script_mistakes_are_pytorchs_text(torch, case):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                eval(_FIRST_SCRIPT_MISTAKES[case], {"L": L})
+                eval(_FIRST_SCRIPT_MISTAKES[case], {"L": L, "np": np})
                 seen.append(None)
             except Exception as e:  # noqa: BLE001 (the error is what is compared)
                 seen.append((type(e).__name__, str(e).replace("torch.", "minigrad.")))
