@@ -713,7 +713,7 @@ class Module:
         `state_dict`; the post-hooks run after the copy (children's first) and may clear missing or
         unexpected keys, so with post-hooks in the tree a strict key error is raised after the copy."""
         if not hasattr(state_dict, "keys"):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict).__name__}.")
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)
         missing, unexpected, errors, copies, extras, post = [], [], [], [], [], []
@@ -781,8 +781,8 @@ class Module:
             value = local[key]
             if not isinstance(value, Tensor):
                 if not (hasattr(value, "shape") and hasattr(value, "dtype")):  # numpy / cupy arrays are welcome
-                    errors.append(f'While copying the parameter named "{key}", expected Tensor or array from '
-                                  f"checkpoint but received {type(value).__name__}")
+                    errors.append(f'While copying the parameter named "{key}", expected minigrad.Tensor or Tensor-like '
+                                  f"object from checkpoint but received {type(value)}")
                     continue
                 value = Tensor._wrap(value)
             if target.ndim == 0 and tuple(value.shape) == (1,):  # (PyTorch takes a 1-element vector for a scalar)

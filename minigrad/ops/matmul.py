@@ -1,4 +1,6 @@
 """Matrix products: `matmul` (`@`) for 1-D, 2-D and batched, broadcasting shapes."""
+import math
+
 import numpy as np
 
 from .. import backends
@@ -131,28 +133,45 @@ class BroadcastMatmul(Matmul):
 
 
 def _check(a, b):
-    """PyTorch's checks, naming both shapes (never a numpy error from inside the product)."""
+    """PyTorch's checks, in the words of the kernel its matmul runs for these operands (never a numpy error
+    from inside the product)."""
     sa, sb = a.array.shape, b.array.shape
     if not sa or not sb:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {len(sa)}D and {len(sb)}D")
-    k_a = sa[-1]
-    k_b = sb[0] if len(sb) == 1 else sb[-2]
-    if k_a != k_b:
-        if len(sa) == 2 and len(sb) == 2:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})")
-        which = "size" if len(sb) == 1 else "second-to-last dim"
-        raise RuntimeError(
-            f"matmul: shapes {list(sa)} and {list(sb)} cannot be multiplied (the last dim of the first, {k_a}, "
-            f"must match the {which} of the second, {k_b})"
-        )
     if len(sa) > 2 and len(sb) > 2:
-        try:
-            broadcast_shapes(sa[:-2], sb[:-2])
-        except RuntimeError:
-            raise RuntimeError(
-                f"matmul: the batch dims of shapes {list(sa)} and {list(sb)} do not broadcast "
-                f"({list(sa[:-2])} and {list(sb[:-2])})"
-            ) from None
+        broadcast_shapes(sa[:-2], sb[:-2])  # (PyTorch expands the batch dims before it multiplies)
+    k, m = sa[-1], sb[0] if len(sb) == 1 else sb[-2]
+    if k == m:
+        return
+    if len(sa) <= 2 and len(sb) <= 2 or _folds(a, b):
+        if len(sb) > 2:  # folded the other way round: b's transpose times a's
+            sa, sb = sb[:-2] + (sb[-1], sb[-2]), sa[::-1]
+        rows = math.prod(sa[:-1])
+        if len(sb) == 2:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{sa[-1]} and {sb[0]}x{sb[1]})")
+        if len(sa) == 1:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{k}] and src [{m}] to have the same number "
+                               f"of elements, but got {k} and {m} elements respectively")
+        raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), vec ({sb[0]})")
+    batch = math.prod(broadcast_shapes(sa[:-2], sb[:-2]))
+    raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] "
+                       f"but got: [{batch}, {m}].")
+
+
+def _folds(a, b):
+    """Whether PyTorch's matmul folds the operand of 3 or more dims into a matrix (one mm or mv, whose words
+    its shape errors use) rather than running a bmm: its rule, on the layout and on which side wants a grad."""
+    larger, smaller = (a, b) if a.array.ndim >= b.array.ndim else (b, a)
+    if larger.array.ndim < 3 or smaller.array.ndim > 2:
+        return False
+    if smaller.requires_grad:
+        return True
+    if a.array.ndim == 2:
+        return False
+    t = larger.array if larger is a else larger.array.swapaxes(-1, -2)
+    if not t.size:
+        return True
+    return all(t.strides[i] == t.strides[i + 1] * t.shape[i + 1] for i in range(t.ndim - 2))
 
 
 def _kernel(na, nb):

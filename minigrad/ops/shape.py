@@ -72,14 +72,29 @@ def _shape_arg(shape):
 def _infer_shape(shape, numel):
     """`shape` with its one -1 (if any) worked out so that it holds `numel` elements."""
     inferred = shape.count(-1)
-    if not inferred and math.prod(shape) == numel:  # the usual: every size given, and right
+    if shape and min(shape) < -1:  # (two negative sizes would pass the products below)
+        inferred = -1
+    elif not inferred and math.prod(shape) == numel:  # the usual: every size given, and right
         return tuple(shape)
-    if inferred == 1:  # the other usual: one -1 (the product of the others is -prod(shape))
+    elif inferred == 1:  # the other usual: one -1 (the product of the others is -prod(shape))
         known, i = -math.prod(shape), shape.index(-1)
         if known and numel % known == 0:
             return (*shape[:i], numel // known, *shape[i + 1:])
-    if inferred > 1:
-        raise RuntimeError("only one dimension can be inferred")
+    _refuse_shape(shape, numel)
+
+
+def _refuse_shape(shape, numel):
+    """PyTorch's words for a shape that cannot hold `numel` elements, checked in its order."""
+    seen = False
+    for i, size in enumerate(shape):
+        if size == -1 and seen:
+            raise RuntimeError("only one dimension can be inferred")
+        if size < -1:
+            raise RuntimeError(f"invalid shape dimension {size} at index {i} of shape {list(shape)}")
+        seen = seen or size == -1
+    if seen and numel == 0 and 0 in shape:  # view(-1, 0) of nothing: any size fits the -1
+        raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                           "unspecified dimension size -1 can be any value and is ambiguous")
     raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
 
 
@@ -434,7 +449,7 @@ def expand(input, *sizes, **kw):
         cur = shape[i - lead] if i >= lead else 1
         if s == -1:
             if i < lead:
-                raise RuntimeError("expand: -1 is not allowed in a leading, non-existing dimension")
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension {i}")
             s = cur
         if cur != 1 and cur != s:
             raise RuntimeError(

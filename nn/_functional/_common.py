@@ -3,7 +3,7 @@
 """
 from minigrad import Tensor
 from minigrad.autograd.function import Function, once_differentiable  # noqa: F401 (re-exported)
-from minigrad.ops._util import some_id_outside  # noqa: F401 (re-exported)
+from minigrad.ops._util import some_id_outside, type_name  # noqa: F401 (re-exported)
 from minigrad.backends.arrays import (  # noqa: F401 (re-exported)
     BLOCK, blockwise, col_sum, for_blocks, row_dot, row_sum, rows_per_block, scratch, scratch_like, xp_of,
 )
@@ -14,6 +14,10 @@ def wrap(a):
     return None if a is None else Tensor._wrap(a)
 
 
+_POSITIONS = {"input": 1, "target": 2}  # (where PyTorch's binding names the place of the usual arguments)
+
+
 def check_tensor(x, name, fn):
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not {type(x).__name__}")
+        at = f" (position {_POSITIONS[name]})" if name in _POSITIONS else ""
+        raise TypeError(f"{fn}(): argument '{name}'{at} must be Tensor, not {type_name(x)}")

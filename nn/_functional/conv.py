@@ -18,6 +18,7 @@ import itertools
 
 
 from minigrad import backends
+from minigrad.dtypes import cpp_name
 
 from ._common import Function, check_tensor, xp_of
 
@@ -363,9 +364,13 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, 
     if weight.ndim != n + 2:
         raise RuntimeError(f"{name}: expected weight to be {n + 2}-dimensional (out_channels, in_channels/groups, "
                            f"*kernel_size), but got weight of size {list(weight.shape)}")
-    for t, what in ((weight, "weight"), (bias, "bias")):
-        if t is not None and t.array.dtype != input.array.dtype:
-            raise RuntimeError(f"Input type ({input.dtype}) and {what} type ({t.dtype}) should be the same")
+    dt = input.array.dtype
+    # PyTorch's order and words: the bias first (with C++ type names), then the weight (with legacy names)
+    if bias is not None and bias.array.dtype != dt and not transposed:
+        raise RuntimeError(f"Input type ({cpp_name(dt)}) and bias type ({cpp_name(bias.array.dtype)}) should be the same")
+    for t in (weight, bias):
+        if t is not None and t.array.dtype != dt:
+            raise RuntimeError(f"expected scalar type {input.dtype._legacy[:-6]} but found {t.dtype._legacy[:-6]}")
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"{name}" not implemented for {input.dtype}: pass a floating point tensor')
     stride, dilation = expand_param(stride, n, "stride"), expand_param(dilation, n, "dilation")

@@ -9,7 +9,7 @@ from minigrad.autograd import recording
 from minigrad.ops.array_op import array_op
 from minigrad.ops.matmul import matmul_arrays
 
-from ._common import Function, Tensor, once_differentiable, some_id_outside, wrap, xp_of
+from ._common import Function, Tensor, once_differentiable, some_id_outside, type_name, wrap, xp_of
 
 
 class Linear(Function):
@@ -149,7 +149,7 @@ class LinearNoBias(Linear):
 def check_tensor_arg(x, fn, name, position):
     """PyTorch's TypeError for an argument that is not a Tensor."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type(x).__name__}")
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type_name(x)}")
 
 
 def linear(input, weight, bias=None):

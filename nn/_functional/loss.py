@@ -924,7 +924,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 def one_hot(tensor, num_classes=-1):
     """(*) int64 class ids -> (*, num_classes) int64 with a 1 at each id; num_classes -1: max id + 1."""
-    check_tensor(tensor, "tensor", "one_hot")
+    check_tensor(tensor, "input", "one_hot")
     if tensor.array.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")  # (PyTorch's texts)
     if num_classes == -1:

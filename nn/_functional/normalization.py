@@ -204,8 +204,7 @@ def _layer_norm_grads(gx, sums, need_w, need_b, w_shape, b_shape):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    if not isinstance(input, Tensor):
-        raise TypeError(f"layer_norm(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    check_tensor(input, "input", "layer_norm")
     if isinstance(normalized_shape, (int, np.integer)):
         normalized_shape = (int(normalized_shape),)
     normalized_shape = tuple(map(int, normalized_shape))

@@ -151,7 +151,8 @@ class Optimizer:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
         ids = [id(p) for p in params]
         if len(set(ids)) != len(ids):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters", stacklevel=3)
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will cause an "
+                          "error; see github.com/pytorch/pytorch/issues/40967 for more information", stacklevel=3)
         taken = {id(p) for g in self.param_groups for p in g["params"]}
         if taken.intersection(ids):
             raise ValueError("some parameters appear in more than one parameter group")

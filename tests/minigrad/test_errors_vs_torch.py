@@ -431,6 +431,10 @@ def test_scatter_reduce_argument_with_a_tensor_src_warns_once_as_torch(torch):
 
 @pytest.mark.parametrize("call", [lambda L, x: x.view(5, 3), lambda L, x: x.reshape(5),
                                   lambda L, x: x.view(-1, 5),
+                                  # an empty batch's `x.view(-1, 0)`: any size fits the -1, so PyTorch refuses it
+                                  lambda L, x: L.zeros(0).view(-1, 0), lambda L, x: L.zeros(2, 0).reshape(0, -1),
+                                  lambda L, x: x.view(2, -2), lambda L, x: x.view(-1, -3), lambda L, x: x.reshape(-2, -6),
+                                  lambda L, x: x.view(-1, -1, -2), lambda L, x: x[:0].view(0, -1, 0),
                                   # a vector one entry short: the parameter's view_as is what refuses
                                   lambda L, x: L.nn.utils.vector_to_parameters(L.ones(3), L.nn.Linear(2, 2).parameters())])
 def test_a_shape_that_does_not_hold_the_elements_is_pytorchs_text(torch, call):
@@ -478,3 +482,68 @@ def test_the_deprecated_alpha_first_overload_gives_pytorchs_values(torch, call):
         warnings.simplefilter("ignore")  # (each warns once a process that the overload is deprecated)
         got, want = (call(L, L.tensor(np.arange(12.0).reshape(3, 4) - 3)).numpy() for L in (mg, torch))
     np.testing.assert_allclose(got, want)
+
+
+@pytest.mark.parametrize("shapes", [((3,), (4,)), ((2, 3), (4,)), ((3,), (4, 5)), ((2, 2, 3), (4,)), ((2, 2, 3), (4, 5)),
+                                    ((2, 2, 3), (3, 2, 3)), ((5, 2, 3), (4, 3, 2)), ((3,), (2, 4, 5)), ((2, 3), (2, 4, 5)),
+                                    ((2, 1, 2, 3), (3, 4, 5)), ((2, 3), (3, 2, 4, 5)), ((0, 3), (4,)), ((2, 0, 3), (4, 5))])
+@pytest.mark.parametrize("grads", ["", "a", "b", "a.T"])
+def test_matmul_shape_mismatch_is_pytorchs_text(torch, shapes, grads):
+    # `x @ w` with w of the wrong size: PyTorch's words are those of the kernel it runs (dot, mv, one mm over the
+    # folded rows, or a bmm over the broadcast batch), and which one depends on the layout and on which side wants
+    # a gradient (a weight folds the input into rows)
+    seen = []
+    for L in (mg, torch):
+        a, b = (L.ones(s, requires_grad=g in grads) for s, g in zip(shapes, "ab"))
+        if ".T" in grads and a.ndim > 2:
+            a = a.transpose(0, 1)
+        for call in ("a @ b", "L.matmul(a, b)"):
+            with pytest.raises(RuntimeError) as e:
+                eval(call, {"L": L, "a": a, "b": b})
+            seen.append(str(e.value))
+    assert seen[:2] == seen[2:]
+
+
+_FIRST_SCRIPT_MISTAKES = {
+    "expand_leading_minus_one": "L.ones(2, 3).expand(3, -1, 2, 3)",
+    "expand_first_minus_one": "L.ones(2, 3).expand(-1, 2, 3)",
+    "load_state_dict_of_a_list": "L.nn.Linear(2, 3).load_state_dict([1])",
+    "load_state_dict_list_value": "L.nn.Linear(2, 3).load_state_dict({'weight': [1.0]}, strict=False)",
+    "conv_double_input": "L.nn.Conv2d(3, 8, 3)(L.ones(1, 3, 8, 8).double())",
+    "conv_double_input_no_bias": "L.nn.Conv2d(3, 8, 3, bias=False)(L.ones(1, 3, 8, 8).double())",
+    "conv_double_weights": "L.nn.Conv1d(3, 8, 3).double()(L.ones(1, 3, 8))",
+    "conv_long_input": "L.nn.Conv2d(3, 8, 3)(L.ones(3, 8, 8).long())",
+    "conv_half_input": "L.nn.Conv2d(3, 8, 3)(L.ones(1, 3, 8, 8).half())",
+    "conv_transpose_double_input": "L.nn.ConvTranspose2d(3, 8, 3)(L.ones(1, 3, 8, 8).double())",
+    "relu_of_a_str": "L.nn.functional.relu('a')", "gelu_of_an_array": "L.nn.functional.gelu(np.ones(2))",
+    "linear_of_an_array": "L.nn.Linear(2, 2)(np.ones((1, 2)))", "layer_norm_of_an_array": "L.nn.LayerNorm(3)(np.ones(3))",
+    "one_hot_of_a_list": "L.nn.functional.one_hot([1], 3)",
+    "load_state_dict_wrong_width": "L.nn.Linear(2, 3).load_state_dict(L.nn.Linear(4, 3).state_dict(), strict=False)",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_FIRST_SCRIPT_MISTAKES))
+def test_first_script_mistakes_are_pytorchs_text(torch, case):
+    # the errors of a first training script: PyTorch's exception and words (its module's name made minigrad's)
+    seen = []
+    for L in (mg, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                eval(_FIRST_SCRIPT_MISTAKES[case], {"L": L, "np": np})
+                seen.append(None)
+            except Exception as e:  # noqa: BLE001 (the error is what is compared)
+                seen.append((type(e).__name__, str(e).replace("torch.", "minigrad.")))
+        seen.append([str(w.message) for w in caught])
+    assert seen[1] is not None and seen[:2] == seen[2:]
+
+
+def test_duplicate_parameters_warn_as_torch(torch):
+    seen = []
+    for L in (mg, torch):
+        p = L.nn.Linear(2, 2).weight
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            L.optim.SGD([p, p], lr=0.1)
+        seen.append([(w.category, str(w.message)) for w in caught])
+    assert seen[1] and seen[0] == seen[1]
