@@ -555,6 +555,9 @@ class LeakyRelu(Function):
         ctx.save(self=x)
         ctx.slope = slope
         xd = x.array
+        impl = backends.find("leaky_relu", xd)
+        if impl is not None:
+            return impl.forward(xd, slope)
         if _between_0_and_1(slope, xd):  # x > 0 exactly where x > slope x: the max picks (no where: below)
             return xp_of(xd).maximum(xd, xd * slope)
         return xp_of(xd).where(xd > 0, xd, xd * slope)
@@ -577,7 +580,8 @@ class LeakyReluInPlace(LeakyRelu):
     def forward(ctx, x, slope):
         ctx.slope = slope
         xd = x.array
-        return xp_of(xd).maximum(xd, xd * slope)
+        impl = backends.find("leaky_relu", xd)
+        return xp_of(xd).maximum(xd, xd * slope) if impl is None else impl.forward(xd, slope)
 
     @staticmethod
     def backward(ctx, g):
@@ -590,7 +594,11 @@ def _leaky_relu_into(arr, negative_slope=0.01):
     """leaky_relu written over a float array with nothing to record: the forward's max, into the array."""
     if type(arr) is not np.ndarray or arr.dtype.kind != "f" or not _between_0_and_1(negative_slope, arr):
         return False
-    np.maximum(arr, arr * float(negative_slope), out=arr)
+    impl = backends.find("leaky_relu", arr)
+    if impl is not None and arr.flags.c_contiguous:
+        impl.forward_(arr, float(negative_slope))
+    else:
+        np.maximum(arr, arr * float(negative_slope), out=arr)
     return True
 
 
@@ -611,6 +619,9 @@ class LeakyReluBackward(elementwise.PiecewiseBackward):
 
     @staticmethod
     def grad_array(g, xd, slope):
+        impl = backends.find("leaky_relu", xd)
+        if impl is not None and g.dtype == xd.dtype:
+            return impl.backward(g, xd, slope)
         xp = xp_of(xd)
         if _between_0_and_1(slope, xd):
             return g * xp.maximum((xd > 0).astype(xd.dtype), slope)

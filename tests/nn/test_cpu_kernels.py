@@ -354,6 +354,55 @@ def test_tuning_asks_for_the_full_vector_width_unless_the_user_chose(monkeypatch
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_leaky_relu_loops_give_the_numpy_forms_and_pytorchs_bits(torch, dtype):
+    # the backend's leaky_relu: forward x > 0 ? x : x slope, backward x > 0 ? g : g slope (NaNs, -0.0, infs
+    # with PyTorch's bits, on and off the team, any slope); F.leaky_relu and leaky_relu_ run it, with
+    # PyTorch's values and nodes, and the same results as the numpy forms
+    pytest.importorskip("numba")
+    from minigrad.backends.cpu import leaky_relu as leaky_kernels
+
+    rng = np.random.default_rng(4)
+    tiny = np.finfo(dtype).smallest_subnormal
+    for n in (9, 3 * cpu_kernels.TEAM_MIN_ELEMENTS + 5):
+        x = rng.standard_normal(n).astype(dtype)
+        x[:8] = [-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, tiny, -tiny]
+        g = rng.standard_normal(n).astype(dtype)
+        g[::5] = np.nan
+        assert leaky_kernels.supports(x)
+        for slope in (0.01, 0.2, 1.0, -0.5, 3.0):
+            y = leaky_kernels.forward(x, slope)
+            ty = torch.nn.functional.leaky_relu(torch.tensor(x), slope).numpy()
+            assert y.dtype == dtype and np.array_equal(y.view(np.uint8), ty.view(np.uint8))
+            gx = leaky_kernels.backward(g, x, slope)
+            tg = torch.ops.aten.leaky_relu_backward(torch.tensor(g), torch.tensor(x), slope, False).numpy()
+            assert np.array_equal(gx.view(np.uint8), tg.view(np.uint8))
+            z = leaky_kernels.forward_(x.copy(), slope)
+            assert np.array_equal(z.view(np.uint8), y.view(np.uint8))
+    x = rng.standard_normal((4, 6, 9, 9)).astype(dtype)
+    g = rng.standard_normal(x.shape).astype(dtype)
+    for slope, inplace, node in ((0.2, False, "LeakyReluBackward0"), (-0.5, False, "LeakyReluBackward0"),
+                                 (0.2, True, "LeakyReluBackward1")):
+        def run(fw, F, slope=slope, inplace=inplace):
+            a = fw.tensor(x, requires_grad=True)
+            y = F.leaky_relu(a * 1, slope, inplace=inplace)
+            y.backward(fw.tensor(g))
+            return y, a
+        y, a = run(minigrad, F)
+        ty, t = run(torch, torch.nn.functional)
+        assert y.grad_fn.name() == ty.grad_fn.name() == node
+        assert np.array_equal(y.detach().numpy(), ty.detach().numpy())
+        assert np.array_equal(a.grad.numpy(), t.grad.numpy())
+        with backends.kernels("numpy"):
+            z, b = run(minigrad, F)
+        assert np.array_equal(z.detach().numpy(), y.detach().numpy()) and np.array_equal(b.grad.numpy(),
+                                                                                         a.grad.numpy())
+    with minigrad.no_grad():  # nothing recorded: written into the array itself
+        a = minigrad.tensor(x)
+        F.leaky_relu_(a, 0.2)
+    assert np.array_equal(a.numpy(), torch.nn.functional.leaky_relu(torch.tensor(x), 0.2).numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_relu_loops_give_the_numpy_forms_bits(torch, dtype):
     # the backend's relu: forward numpy's maximum(0, x) (NaNs and -0.0 kept with their bits), backward
     # where(r <= 0, 0, g) (a NaN r passes g); F.relu and minigrad.relu run it (on and off the team), with PyTorch's values
