@@ -244,6 +244,16 @@ CASES = [
         _d(lib).Kumaraswamy(a, b).cdf(_f64(lib, X_UNIT)), _d(lib).Kumaraswamy(a, b).icdf(_f64(lib, X_UNIT))])),
     ("logistic_normal_log_prob", [[[0.5, -1.0], [0.0, 0.3]]] + [[[1.3, 0.4], [2.0, 0.7]]],
      lambda lib, m, s: _d(lib).LogisticNormal(m, s).log_prob(_f64(lib, [[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]]))),
+    ("multinomial_probs_all", [[[0.2, 0.3, 0.5], [0.1, 0.0, 0.9]]], lambda lib, p: lib.stack([
+        _d(lib).Multinomial(4, probs=p).log_prob(_f64(lib, [[1.0, 1.0, 2.0], [0.0, 0.0, 4.0]])),
+        _d(lib).Multinomial(4, probs=p).entropy()])),
+    ("multinomial_moments", [[[0.2, 0.3, 0.5], [0.1, 0.0, 0.9]]], lambda lib, p: lib.stack([
+        _d(lib).Multinomial(4, probs=p).mean, _d(lib).Multinomial(4, probs=p).variance])),
+    ("multinomial_logits_all", [[-1.0, 0.3, 2.0]], lambda lib, lg: lib.cat([
+        _d(lib).Multinomial(3, logits=lg).log_prob(_f64(lib, [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]])),
+        _d(lib).Multinomial(3, logits=lg).entropy().reshape(1)])),
+    ("multinomial_impossible_outcome", [[-1.0, 2.0]], lambda lib, lg: _d(lib).Multinomial(
+        3, logits=lib.cat([lg, _f64(lib, [float("-inf")])])).log_prob(_f64(lib, [1.0, 2.0, 0.0]))),
     # kl_divergence pairs
     ("kl_gamma", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gamma(a, b), _d(lib).Gamma(c, d))),
     ("kl_beta", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Beta(a, b), _d(lib).Beta(c, d))),
@@ -370,6 +380,7 @@ def _builders(lib, batch):
         "logistic_normal": d.LogisticNormal(lib.zeros(*batch, 3), lib.ones(*batch, 3)),
         "tanh_normal": d.TransformedDistribution(d.Normal(full(0.0), full(1.0)), [t.TanhTransform(cache_size=1)]),
         "mixture": d.MixtureSameFamily(d.Categorical(logits=lib.zeros(*batch, 3)), d.Normal(lib.zeros(*batch, 3), 1.0)),
+        "multinomial": d.Multinomial(4, probs=lib.ones(*batch, 3)),
     }
 
 
@@ -483,6 +494,9 @@ ERROR_CASES = [
     ("kumaraswamy_value_outside", lambda lib: lib.distributions.Kumaraswamy(2.0, 2.0).log_prob(lib.tensor(1.5))),
     ("logistic_normal_value_not_simplex", lambda lib: lib.distributions.LogisticNormal(lib.zeros(2), lib.ones(2))
      .log_prob(lib.tensor([0.5, 0.4, 0.4]))),
+    ("multinomial_value_wrong_total",
+     lambda lib: lib.distributions.Multinomial(3, probs=lib.ones(3)).log_prob(lib.tensor([1.0, 1.0, 2.0]))),
+    ("multinomial_negative_probs", lambda lib: lib.distributions.Multinomial(3, probs=lib.tensor([1.0, -0.5]))),
     ("mixture_value_nan", lambda lib: lib.distributions.MixtureSameFamily(
         lib.distributions.Categorical(logits=lib.zeros(3)), lib.distributions.Normal(lib.zeros(3), 1.0))
      .log_prob(lib.tensor(float("nan")))),
@@ -497,6 +511,12 @@ def test_validation_errors_match_torch(torch, name, fn, monkeypatch):
     with pytest.raises(ValueError) as mine:
         fn(minigrad)
     assert str(mine.value) == str(theirs.value).replace("torch.", "minigrad.")
+
+
+def test_multinomial_refuses_a_tensor_total_count(torch):
+    for lib in (torch, minigrad):
+        with pytest.raises(NotImplementedError, match="^inhomogeneous total_count is not supported$"):
+            lib.distributions.Multinomial(lib.tensor(3), probs=lib.ones(3))
 
 
 def test_kl_of_binomials_with_a_larger_q_count_raises(torch):
@@ -709,6 +729,8 @@ def _stats(d, n=40000):
     ("negative_binomial", lambda: D.NegativeBinomial(minigrad.tensor([2.0, 0.5]), minigrad.tensor([0.4, 0.8])),
      [4 / 3, 2.0], [4 / 3 / 0.6, 2.0 / 0.2]),
     ("geometric", lambda: D.Geometric(minigrad.tensor([0.2, 0.7])), [4.0, 3 / 7], [20.0, 0.3 / 0.49]),
+    ("multinomial", lambda: D.Multinomial(5, probs=minigrad.tensor([0.1, 0.3, 0.6])), [0.5, 1.5, 3.0],
+     [0.45, 1.05, 1.2]),
     ("mixture", lambda: D.MixtureSameFamily(D.Categorical(probs=minigrad.tensor([0.25, 0.75])),
                                             D.Normal(minigrad.tensor([-2.0, 2.0]), 1.0)), 1.0, 1 + 3.0),
 ])
