@@ -254,6 +254,9 @@ CASES = [
         _d(lib).Multinomial(3, logits=lg).entropy().reshape(1)])),
     ("multinomial_impossible_outcome", [[-1.0, 2.0]], lambda lib, lg: _d(lib).Multinomial(
         3, logits=lib.cat([lg, _f64(lib, [float("-inf")])])).log_prob(_f64(lib, [1.0, 2.0, 0.0]))),
+    ("von_mises_all", LOC + [[0.7, 2.5, 9.0]], lambda lib, m, k: lib.stack([  # (kappa on both sides of 3.75)
+        _d(lib).VonMises(m, k).log_prob(_f64(lib, [0.2, -3.0, 4.0])), _d(lib).VonMises(m, k).mean,
+        _d(lib).VonMises(m, k).mode, _d(lib).VonMises(m, k).variance])),
     # kl_divergence pairs
     ("kl_gamma", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gamma(a, b), _d(lib).Gamma(c, d))),
     ("kl_beta", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Beta(a, b), _d(lib).Beta(c, d))),
@@ -381,6 +384,7 @@ def _builders(lib, batch):
         "tanh_normal": d.TransformedDistribution(d.Normal(full(0.0), full(1.0)), [t.TanhTransform(cache_size=1)]),
         "mixture": d.MixtureSameFamily(d.Categorical(logits=lib.zeros(*batch, 3)), d.Normal(lib.zeros(*batch, 3), 1.0)),
         "multinomial": d.Multinomial(4, probs=lib.ones(*batch, 3)),
+        "von_mises": d.VonMises(full(0.5), full(2.0)),
     }
 
 
@@ -497,6 +501,7 @@ ERROR_CASES = [
     ("multinomial_value_wrong_total",
      lambda lib: lib.distributions.Multinomial(3, probs=lib.ones(3)).log_prob(lib.tensor([1.0, 1.0, 2.0]))),
     ("multinomial_negative_probs", lambda lib: lib.distributions.Multinomial(3, probs=lib.tensor([1.0, -0.5]))),
+    ("von_mises_zero_concentration", lambda lib: lib.distributions.VonMises(0.0, lib.tensor([1.0, 0.0]))),
     ("mixture_value_nan", lambda lib: lib.distributions.MixtureSameFamily(
         lib.distributions.Categorical(logits=lib.zeros(3)), lib.distributions.Normal(lib.zeros(3), 1.0))
      .log_prob(lib.tensor(float("nan")))),
@@ -741,6 +746,18 @@ def test_sample_moments(name, make, mean, var):
     n = 40000
     np.testing.assert_allclose(m, mean, atol=5 * np.sqrt(var / n).max() + 1e-12)
     np.testing.assert_allclose(v, var, rtol=0.08)
+
+
+def test_von_mises_draws_have_the_circular_moments():
+    # E cos(x - loc) = I1(kappa) / I0(kappa) and E sin(x - loc) = 0, the expectations by quadrature of the density
+    loc, kappa = np.array([1.0, 3.0, -2.0]), np.array([0.5, 4.0, 30.0])
+    t = np.linspace(-math.pi, math.pi, 200001)[:, None]
+    weight = np.exp(kappa * (np.cos(t) - 1))
+    minigrad.manual_seed(3)
+    x = _numpy(D.VonMises(minigrad.tensor(loc.tolist()), minigrad.tensor(kappa.tolist())).sample((40000,)))
+    assert (x >= -math.pi).all() and (x < math.pi).all()  # wrapped onto the circle
+    np.testing.assert_allclose(np.cos(x - loc).mean(0), (np.cos(t) * weight).sum(0) / weight.sum(0), atol=0.015)
+    np.testing.assert_allclose(np.sin(x - loc).mean(0), 0.0, atol=0.015)
 
 
 def test_kumaraswamy_mode_is_where_the_density_peaks():
