@@ -257,6 +257,9 @@ CASES = [
     ("von_mises_all", LOC + [[0.7, 2.5, 9.0]], lambda lib, m, k: lib.stack([  # (kappa on both sides of 3.75)
         _d(lib).VonMises(m, k).log_prob(_f64(lib, [0.2, -3.0, 4.0])), _d(lib).VonMises(m, k).mean,
         _d(lib).VonMises(m, k).mode, _d(lib).VonMises(m, k).variance])),
+    ("fisher_snedecor_all", [[0.7, 2.5, 9.0]] + [[1.5, 4.5, 12.0]], lambda lib, a, b: lib.stack([
+        _d(lib).FisherSnedecor(a, b).log_prob(_f64(lib, X_POS)), _d(lib).FisherSnedecor(a, b).mean,
+        _d(lib).FisherSnedecor(a, b).mode, _d(lib).FisherSnedecor(a, b).variance])),  # (nan where undefined)
     # kl_divergence pairs
     ("kl_gamma", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gamma(a, b), _d(lib).Gamma(c, d))),
     ("kl_beta", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Beta(a, b), _d(lib).Beta(c, d))),
@@ -385,6 +388,7 @@ def _builders(lib, batch):
         "mixture": d.MixtureSameFamily(d.Categorical(logits=lib.zeros(*batch, 3)), d.Normal(lib.zeros(*batch, 3), 1.0)),
         "multinomial": d.Multinomial(4, probs=lib.ones(*batch, 3)),
         "von_mises": d.VonMises(full(0.5), full(2.0)),
+        "fisher_snedecor": d.FisherSnedecor(full(3.0), full(5.0)),
     }
 
 
@@ -502,6 +506,9 @@ ERROR_CASES = [
      lambda lib: lib.distributions.Multinomial(3, probs=lib.ones(3)).log_prob(lib.tensor([1.0, 1.0, 2.0]))),
     ("multinomial_negative_probs", lambda lib: lib.distributions.Multinomial(3, probs=lib.tensor([1.0, -0.5]))),
     ("von_mises_zero_concentration", lambda lib: lib.distributions.VonMises(0.0, lib.tensor([1.0, 0.0]))),
+    ("fisher_snedecor_negative_df2", lambda lib: lib.distributions.FisherSnedecor(1.0, lib.tensor([2.0, -1.0]))),
+    ("fisher_snedecor_value_negative",
+     lambda lib: lib.distributions.FisherSnedecor(1.0, 2.0).log_prob(lib.tensor([1.0, -1.0]))),
     ("mixture_value_nan", lambda lib: lib.distributions.MixtureSameFamily(
         lib.distributions.Categorical(logits=lib.zeros(3)), lib.distributions.Normal(lib.zeros(3), 1.0))
      .log_prob(lib.tensor(float("nan")))),
@@ -736,6 +743,8 @@ def _stats(d, n=40000):
     ("geometric", lambda: D.Geometric(minigrad.tensor([0.2, 0.7])), [4.0, 3 / 7], [20.0, 0.3 / 0.49]),
     ("multinomial", lambda: D.Multinomial(5, probs=minigrad.tensor([0.1, 0.3, 0.6])), [0.5, 1.5, 3.0],
      [0.45, 1.05, 1.2]),
+    ("fisher_snedecor", lambda: D.FisherSnedecor(minigrad.tensor([4.0, 10.0]), 20.0), [20 / 18] * 2,
+     [2 * 400 * 22 / (4 * 18 ** 2 * 16), 2 * 400 * 28 / (10 * 18 ** 2 * 16)]),
     ("mixture", lambda: D.MixtureSameFamily(D.Categorical(probs=minigrad.tensor([0.25, 0.75])),
                                             D.Normal(minigrad.tensor([-2.0, 2.0]), 1.0)), 1.0, 1 + 3.0),
 ])
