@@ -260,6 +260,12 @@ CASES = [
     ("fisher_snedecor_all", [[0.7, 2.5, 9.0]] + [[1.5, 4.5, 12.0]], lambda lib, a, b: lib.stack([
         _d(lib).FisherSnedecor(a, b).log_prob(_f64(lib, X_POS)), _d(lib).FisherSnedecor(a, b).mean,
         _d(lib).FisherSnedecor(a, b).mode, _d(lib).FisherSnedecor(a, b).variance])),  # (nan where undefined)
+    # (GeneralizedPareto's log_prob, cdf and log_survival_function: PyTorch 2.13's fail in float64, see
+    # test_generalized_pareto_densities_match_torch_in_float32)
+    ("generalized_pareto_all", LOC + B + [[-0.4, 0.0, 0.6]], lambda lib, m, s, k: lib.stack([
+        _d(lib).GeneralizedPareto(m, s, k).icdf(_f64(lib, X_UNIT)), _d(lib).GeneralizedPareto(m, s, k).entropy(),
+        _d(lib).GeneralizedPareto(m, s, k).mean, _d(lib).GeneralizedPareto(m, s, k).mode,
+        _d(lib).GeneralizedPareto(m, s, k).variance])),  # (the variance is nan for xi >= 1/2)
     # kl_divergence pairs
     ("kl_gamma", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gamma(a, b), _d(lib).Gamma(c, d))),
     ("kl_beta", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Beta(a, b), _d(lib).Beta(c, d))),
@@ -389,6 +395,8 @@ def _builders(lib, batch):
         "multinomial": d.Multinomial(4, probs=lib.ones(*batch, 3)),
         "von_mises": d.VonMises(full(0.5), full(2.0)),
         "fisher_snedecor": d.FisherSnedecor(full(3.0), full(5.0)),
+        "generalized_pareto": d.GeneralizedPareto(full(0.5), full(2.0), full(0.3)),
+        "generalized_pareto_bounded": d.GeneralizedPareto(full(0.5), full(2.0), full(-0.3)),
     }
 
 
@@ -509,6 +517,9 @@ ERROR_CASES = [
     ("fisher_snedecor_negative_df2", lambda lib: lib.distributions.FisherSnedecor(1.0, lib.tensor([2.0, -1.0]))),
     ("fisher_snedecor_value_negative",
      lambda lib: lib.distributions.FisherSnedecor(1.0, 2.0).log_prob(lib.tensor([1.0, -1.0]))),
+    ("generalized_pareto_zero_scale", lambda lib: lib.distributions.GeneralizedPareto(0.0, 0.0, 0.5)),
+    ("generalized_pareto_value_above_bound",
+     lambda lib: lib.distributions.GeneralizedPareto(0.0, 1.0, -0.5).log_prob(lib.tensor([1.0, 3.0]))),
     ("mixture_value_nan", lambda lib: lib.distributions.MixtureSameFamily(
         lib.distributions.Categorical(logits=lib.zeros(3)), lib.distributions.Normal(lib.zeros(3), 1.0))
      .log_prob(lib.tensor(float("nan")))),
@@ -523,6 +534,21 @@ def test_validation_errors_match_torch(torch, name, fn, monkeypatch):
     with pytest.raises(ValueError) as mine:
         fn(minigrad)
     assert str(mine.value) == str(theirs.value).replace("torch.", "minigrad.")
+
+
+def test_generalized_pareto_densities_match_torch_in_float32(torch):
+    # (xi = -1 is the flat density; 0 the exponential limit)
+    values = []
+    for lib in (torch, minigrad):
+        m, s, k = (lib.tensor(v, requires_grad=True) for v in ([0.5, -1.0, 0.0, 0.0], [1.3, 0.4, 2.0, 0.5],
+                                                               [-0.4, 0.0, 0.6, -1.0]))
+        d = lib.distributions.GeneralizedPareto(m, s, k)
+        x = lib.tensor([1.0, 0.0, 4.0, 0.2])
+        out = lib.stack([d.log_prob(x), d.cdf(x), d.log_survival_function(x)])
+        (out * lib.tensor([[1.0], [2.0], [3.0]])).sum().backward()
+        values.append([_numpy(t) for t in (out, m.grad, s.grad, k.grad)])
+    for theirs, mine in zip(*values):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6)
 
 
 def test_multinomial_refuses_a_tensor_total_count(torch):
@@ -745,6 +771,8 @@ def _stats(d, n=40000):
      [0.45, 1.05, 1.2]),
     ("fisher_snedecor", lambda: D.FisherSnedecor(minigrad.tensor([4.0, 10.0]), 20.0), [20 / 18] * 2,
      [2 * 400 * 22 / (4 * 18 ** 2 * 16), 2 * 400 * 28 / (10 * 18 ** 2 * 16)]),
+    ("generalized_pareto", lambda: D.GeneralizedPareto(1.0, 2.0, minigrad.tensor([-0.5, 0.0, 0.2])),
+     [1 + 2 / 1.5, 3.0, 1 + 2 / 0.8], [4 / (1.5 ** 2 * 2), 4.0, 4 / (0.8 ** 2 * 0.6)]),
     ("mixture", lambda: D.MixtureSameFamily(D.Categorical(probs=minigrad.tensor([0.25, 0.75])),
                                             D.Normal(minigrad.tensor([-2.0, 2.0]), 1.0)), 1.0, 1 + 3.0),
 ])
