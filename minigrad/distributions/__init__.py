@@ -1,12 +1,13 @@
 """minigrad.distributions: probability distributions for sampling and for losses (`torch.distributions`).
 
-Discrete: `Categorical`, `OneHotCategorical` (and `OneHotCategoricalStraightThrough`), `Bernoulli`, `Binomial`, `Geometric`, `Poisson`,
+Discrete: `Categorical`, `OneHotCategorical` (and `OneHotCategoricalStraightThrough`), `Bernoulli`, `Binomial`, `Multinomial`, `Geometric`, `Poisson`,
 `NegativeBinomial`. Continuous:
 `Normal`, `MultivariateNormal`, `LowRankMultivariateNormal`, `Uniform`, `Laplace`, `Cauchy`, `StudentT`, `Exponential`, `Gamma`, `Chi2`, `Beta`,
-`Dirichlet`, `ContinuousBernoulli` (these and Bernoulli, Poisson subclass `ExponentialFamily`), and through `TransformedDistribution` (with the transforms of `transforms`): `LogNormal`, `HalfNormal`,
+`Dirichlet`, `ContinuousBernoulli` (these and Bernoulli, Poisson subclass `ExponentialFamily`), `VonMises`,
+`FisherSnedecor`, `GeneralizedPareto`, and through `TransformedDistribution` (with the transforms of `transforms`): `LogNormal`, `HalfNormal`,
 `HalfCauchy`, `Gumbel`, `Weibull`, `Pareto`, `InverseGamma`, `Kumaraswamy`, `LogisticNormal`, `RelaxedBernoulli`, `RelaxedOneHotCategorical`. Built from others: `Independent`, `MixtureSameFamily`. Each has
 sample/rsample, log_prob, entropy, mean/mode/variance/stddev, cdf/icdf where PyTorch's has them, expand, and
-`kl_divergence` for the pairs PyTorch registers. They are written
+`kl_divergence` for the pairs PyTorch registers. Not here yet: `Wishart`, `LKJCholesky`. They are written
 with minigrad's recorded ops, so gradients flow from log_prob, entropy, rsample and kl_divergence back to the
 parameters; draws come from minigrad's default generator (`minigrad.manual_seed` repeats them).
 
