@@ -244,6 +244,28 @@ CASES = [
         _d(lib).Kumaraswamy(a, b).cdf(_f64(lib, X_UNIT)), _d(lib).Kumaraswamy(a, b).icdf(_f64(lib, X_UNIT))])),
     ("logistic_normal_log_prob", [[[0.5, -1.0], [0.0, 0.3]]] + [[[1.3, 0.4], [2.0, 0.7]]],
      lambda lib, m, s: _d(lib).LogisticNormal(m, s).log_prob(_f64(lib, [[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]]))),
+    ("multinomial_probs_all", [[[0.2, 0.3, 0.5], [0.1, 0.0, 0.9]]], lambda lib, p: lib.stack([
+        _d(lib).Multinomial(4, probs=p).log_prob(_f64(lib, [[1.0, 1.0, 2.0], [0.0, 0.0, 4.0]])),
+        _d(lib).Multinomial(4, probs=p).entropy()])),
+    ("multinomial_moments", [[[0.2, 0.3, 0.5], [0.1, 0.0, 0.9]]], lambda lib, p: lib.stack([
+        _d(lib).Multinomial(4, probs=p).mean, _d(lib).Multinomial(4, probs=p).variance])),
+    ("multinomial_logits_all", [[-1.0, 0.3, 2.0]], lambda lib, lg: lib.cat([
+        _d(lib).Multinomial(3, logits=lg).log_prob(_f64(lib, [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]])),
+        _d(lib).Multinomial(3, logits=lg).entropy().reshape(1)])),
+    ("multinomial_impossible_outcome", [[-1.0, 2.0]], lambda lib, lg: _d(lib).Multinomial(
+        3, logits=lib.cat([lg, _f64(lib, [float("-inf")])])).log_prob(_f64(lib, [1.0, 2.0, 0.0]))),
+    ("von_mises_all", LOC + [[0.7, 2.5, 9.0]], lambda lib, m, k: lib.stack([  # (kappa on both sides of 3.75)
+        _d(lib).VonMises(m, k).log_prob(_f64(lib, [0.2, -3.0, 4.0])), _d(lib).VonMises(m, k).mean,
+        _d(lib).VonMises(m, k).mode, _d(lib).VonMises(m, k).variance])),
+    ("fisher_snedecor_all", [[0.7, 2.5, 9.0]] + [[1.5, 4.5, 12.0]], lambda lib, a, b: lib.stack([
+        _d(lib).FisherSnedecor(a, b).log_prob(_f64(lib, X_POS)), _d(lib).FisherSnedecor(a, b).mean,
+        _d(lib).FisherSnedecor(a, b).mode, _d(lib).FisherSnedecor(a, b).variance])),  # (nan where undefined)
+    # (GeneralizedPareto's log_prob, cdf and log_survival_function: PyTorch 2.13's fail in float64, see
+    # test_generalized_pareto_densities_match_torch_in_float32)
+    ("generalized_pareto_all", LOC + B + [[-0.4, 0.0, 0.6]], lambda lib, m, s, k: lib.stack([
+        _d(lib).GeneralizedPareto(m, s, k).icdf(_f64(lib, X_UNIT)), _d(lib).GeneralizedPareto(m, s, k).entropy(),
+        _d(lib).GeneralizedPareto(m, s, k).mean, _d(lib).GeneralizedPareto(m, s, k).mode,
+        _d(lib).GeneralizedPareto(m, s, k).variance])),  # (the variance is nan for xi >= 1/2)
     # kl_divergence pairs
     ("kl_gamma", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Gamma(a, b), _d(lib).Gamma(c, d))),
     ("kl_beta", A + B + B + A, lambda lib, a, b, c, d: _d(lib).kl_divergence(_d(lib).Beta(a, b), _d(lib).Beta(c, d))),
@@ -370,6 +392,11 @@ def _builders(lib, batch):
         "logistic_normal": d.LogisticNormal(lib.zeros(*batch, 3), lib.ones(*batch, 3)),
         "tanh_normal": d.TransformedDistribution(d.Normal(full(0.0), full(1.0)), [t.TanhTransform(cache_size=1)]),
         "mixture": d.MixtureSameFamily(d.Categorical(logits=lib.zeros(*batch, 3)), d.Normal(lib.zeros(*batch, 3), 1.0)),
+        "multinomial": d.Multinomial(4, probs=lib.ones(*batch, 3)),
+        "von_mises": d.VonMises(full(0.5), full(2.0)),
+        "fisher_snedecor": d.FisherSnedecor(full(3.0), full(5.0)),
+        "generalized_pareto": d.GeneralizedPareto(full(0.5), full(2.0), full(0.3)),
+        "generalized_pareto_bounded": d.GeneralizedPareto(full(0.5), full(2.0), full(-0.3)),
     }
 
 
@@ -483,6 +510,16 @@ ERROR_CASES = [
     ("kumaraswamy_value_outside", lambda lib: lib.distributions.Kumaraswamy(2.0, 2.0).log_prob(lib.tensor(1.5))),
     ("logistic_normal_value_not_simplex", lambda lib: lib.distributions.LogisticNormal(lib.zeros(2), lib.ones(2))
      .log_prob(lib.tensor([0.5, 0.4, 0.4]))),
+    ("multinomial_value_wrong_total",
+     lambda lib: lib.distributions.Multinomial(3, probs=lib.ones(3)).log_prob(lib.tensor([1.0, 1.0, 2.0]))),
+    ("multinomial_negative_probs", lambda lib: lib.distributions.Multinomial(3, probs=lib.tensor([1.0, -0.5]))),
+    ("von_mises_zero_concentration", lambda lib: lib.distributions.VonMises(0.0, lib.tensor([1.0, 0.0]))),
+    ("fisher_snedecor_negative_df2", lambda lib: lib.distributions.FisherSnedecor(1.0, lib.tensor([2.0, -1.0]))),
+    ("fisher_snedecor_value_negative",
+     lambda lib: lib.distributions.FisherSnedecor(1.0, 2.0).log_prob(lib.tensor([1.0, -1.0]))),
+    ("generalized_pareto_zero_scale", lambda lib: lib.distributions.GeneralizedPareto(0.0, 0.0, 0.5)),
+    ("generalized_pareto_value_above_bound",
+     lambda lib: lib.distributions.GeneralizedPareto(0.0, 1.0, -0.5).log_prob(lib.tensor([1.0, 3.0]))),
     ("mixture_value_nan", lambda lib: lib.distributions.MixtureSameFamily(
         lib.distributions.Categorical(logits=lib.zeros(3)), lib.distributions.Normal(lib.zeros(3), 1.0))
      .log_prob(lib.tensor(float("nan")))),
@@ -497,6 +534,27 @@ def test_validation_errors_match_torch(torch, name, fn, monkeypatch):
     with pytest.raises(ValueError) as mine:
         fn(minigrad)
     assert str(mine.value) == str(theirs.value).replace("torch.", "minigrad.")
+
+
+def test_generalized_pareto_densities_match_torch_in_float32(torch):
+    # (xi = -1 is the flat density; 0 the exponential limit)
+    values = []
+    for lib in (torch, minigrad):
+        m, s, k = (lib.tensor(v, requires_grad=True) for v in ([0.5, -1.0, 0.0, 0.0], [1.3, 0.4, 2.0, 0.5],
+                                                               [-0.4, 0.0, 0.6, -1.0]))
+        d = lib.distributions.GeneralizedPareto(m, s, k)
+        x = lib.tensor([1.0, 0.0, 4.0, 0.2])
+        out = lib.stack([d.log_prob(x), d.cdf(x), d.log_survival_function(x)])
+        (out * lib.tensor([[1.0], [2.0], [3.0]])).sum().backward()
+        values.append([_numpy(t) for t in (out, m.grad, s.grad, k.grad)])
+    for theirs, mine in zip(*values):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_multinomial_refuses_a_tensor_total_count(torch):
+    for lib in (torch, minigrad):
+        with pytest.raises(NotImplementedError, match="^inhomogeneous total_count is not supported$"):
+            lib.distributions.Multinomial(lib.tensor(3), probs=lib.ones(3))
 
 
 def test_kl_of_binomials_with_a_larger_q_count_raises(torch):
@@ -709,6 +767,12 @@ def _stats(d, n=40000):
     ("negative_binomial", lambda: D.NegativeBinomial(minigrad.tensor([2.0, 0.5]), minigrad.tensor([0.4, 0.8])),
      [4 / 3, 2.0], [4 / 3 / 0.6, 2.0 / 0.2]),
     ("geometric", lambda: D.Geometric(minigrad.tensor([0.2, 0.7])), [4.0, 3 / 7], [20.0, 0.3 / 0.49]),
+    ("multinomial", lambda: D.Multinomial(5, probs=minigrad.tensor([0.1, 0.3, 0.6])), [0.5, 1.5, 3.0],
+     [0.45, 1.05, 1.2]),
+    ("fisher_snedecor", lambda: D.FisherSnedecor(minigrad.tensor([4.0, 10.0]), 20.0), [20 / 18] * 2,
+     [2 * 400 * 22 / (4 * 18 ** 2 * 16), 2 * 400 * 28 / (10 * 18 ** 2 * 16)]),
+    ("generalized_pareto", lambda: D.GeneralizedPareto(1.0, 2.0, minigrad.tensor([-0.5, 0.0, 0.2])),
+     [1 + 2 / 1.5, 3.0, 1 + 2 / 0.8], [4 / (1.5 ** 2 * 2), 4.0, 4 / (0.8 ** 2 * 0.6)]),
     ("mixture", lambda: D.MixtureSameFamily(D.Categorical(probs=minigrad.tensor([0.25, 0.75])),
                                             D.Normal(minigrad.tensor([-2.0, 2.0]), 1.0)), 1.0, 1 + 3.0),
 ])
@@ -719,6 +783,18 @@ def test_sample_moments(name, make, mean, var):
     n = 40000
     np.testing.assert_allclose(m, mean, atol=5 * np.sqrt(var / n).max() + 1e-12)
     np.testing.assert_allclose(v, var, rtol=0.08)
+
+
+def test_von_mises_draws_have_the_circular_moments():
+    # E cos(x - loc) = I1(kappa) / I0(kappa) and E sin(x - loc) = 0, the expectations by quadrature of the density
+    loc, kappa = np.array([1.0, 3.0, -2.0]), np.array([0.5, 4.0, 30.0])
+    t = np.linspace(-math.pi, math.pi, 200001)[:, None]
+    weight = np.exp(kappa * (np.cos(t) - 1))
+    minigrad.manual_seed(3)
+    x = _numpy(D.VonMises(minigrad.tensor(loc.tolist()), minigrad.tensor(kappa.tolist())).sample((40000,)))
+    assert (x >= -math.pi).all() and (x < math.pi).all()  # wrapped onto the circle
+    np.testing.assert_allclose(np.cos(x - loc).mean(0), (np.cos(t) * weight).sum(0) / weight.sum(0), atol=0.015)
+    np.testing.assert_allclose(np.sin(x - loc).mean(0), 0.0, atol=0.015)
 
 
 def test_kumaraswamy_mode_is_where_the_density_peaks():
