@@ -17,7 +17,7 @@ from .. import dtypes
 from ..dtypes import from_numpy_dtype, result_type
 from ..device import array_module, one_to_one
 from ..tensor import Tensor
-from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to, sum_to_array
+from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to, sum_to_array, type_name
 
 
 def _share_version(out, base):
@@ -543,7 +543,7 @@ def _check_same(tensors, what):
         raise RuntimeError(f"{what} expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type_name(t)}")
 
 
 def _tensor_sequence(tensors, name):

@@ -518,6 +518,9 @@ _FIRST_SCRIPT_MISTAKES = {
     "relu_of_a_str": "L.nn.functional.relu('a')", "gelu_of_an_array": "L.nn.functional.gelu(np.ones(2))",
     "linear_of_an_array": "L.nn.Linear(2, 2)(np.ones((1, 2)))", "layer_norm_of_an_array": "L.nn.LayerNorm(3)(np.ones(3))",
     "one_hot_of_a_list": "L.nn.functional.one_hot([1], 3)",
+    "cat_of_an_array": "L.cat([L.ones(2), np.ones(2)])", "maximum_of_an_array": "L.maximum(L.ones(2), np.ones(2))",
+    "index_add_of_an_array": "L.ones(3).index_add(0, L.tensor([0]), np.ones(1))",
+    "unsafe_split_of_an_array": "L.ones(3).unsafe_split(np.ones(1))",
     "load_state_dict_wrong_width": "L.nn.Linear(2, 3).load_state_dict(L.nn.Linear(4, 3).state_dict(), strict=False)",
 }
 
