@@ -521,6 +521,17 @@ _FIRST_SCRIPT_MISTAKES = {
     "cat_of_an_array": "L.cat([L.ones(2), np.ones(2)])", "maximum_of_an_array": "L.maximum(L.ones(2), np.ones(2))",
     "index_add_of_an_array": "L.ones(3).index_add(0, L.tensor([0]), np.ones(1))",
     "unsafe_split_of_an_array": "L.ones(3).unsafe_split(np.ones(1))",
+    "cross_entropy_of_a_str": "L.nn.functional.cross_entropy('a', L.ones(2))",
+    "cross_entropy_of_a_list_target": "L.nn.functional.cross_entropy(L.ones(2, 3), [0, 1])",
+    "cross_entropy_of_an_array": "L.nn.CrossEntropyLoss()(np.ones((2, 3)), L.tensor([0, 1]))",
+    "cross_entropy_str_weight": "L.nn.functional.cross_entropy(L.ones(2, 3), L.tensor([0, 1]), weight='a')",
+    "nll_loss_of_a_str": "L.nn.functional.nll_loss('a', L.tensor([0, 1]))",
+    "nll_loss_of_a_list_target": "L.nn.NLLLoss()(L.ones(2, 3), [1, 2])",
+    "hinge_embedding_loss_of_a_str": "L.nn.functional.hinge_embedding_loss('a', L.ones(2))",
+    "poisson_nll_loss_of_a_str": "L.nn.functional.poisson_nll_loss('a', L.ones(2))",
+    "multi_margin_loss_of_a_str": "L.nn.functional.multi_margin_loss('a', L.tensor([0, 1]))",
+    "cosine_embedding_loss_of_a_str": "L.nn.functional.cosine_embedding_loss('a', L.ones(2), L.ones(2))",
+    "triplet_margin_loss_of_a_str": "L.nn.functional.triplet_margin_loss('a', L.ones(2), L.ones(2))",
     "load_state_dict_wrong_width": "L.nn.Linear(2, 3).load_state_dict(L.nn.Linear(4, 3).state_dict(), strict=False)",
 }
 
