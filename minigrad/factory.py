@@ -197,7 +197,7 @@ def _tensor(data, dtype, device, requires_grad, xp):
     if hasattr(data, "dtype") and hasattr(data, "shape"):
         if getattr(data, "is_sparse", False):  # a sparse COO tensor: a detached sparse copy, as PyTorch's
             warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=3)
-            return data.detach().to(device=device, dtype=dtype).clone().requires_grad_(requires_grad)
+            return data.detach().to(device=device, dtype=dtype).clone().requires_grad_(bool(requires_grad))
         arr = data.astype(_dt(dtype)) if dtype is not None else data.copy()
         if arr.dtype == np.float16 and dtype is None:
             pass

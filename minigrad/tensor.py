@@ -454,6 +454,9 @@ class Tensor:
     # ---- autograd ---------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
         """Mark a leaf as needing gradients (in place). Only floating tensors can."""
+        if type(requires_grad) is not bool:  # (PyTorch's binding refuses 1, None, numpy.bool_ alike)
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, "
+                            f"not {type_name(requires_grad)}")
         if not self.is_leaf:
             if requires_grad:
                 return self
@@ -701,6 +704,16 @@ class Tensor:
         size = _size(sizes_or_keyword(name, size, kw, "size"), name)  # (errors naming new_zeros, ...)
         out = make(size, dtype=dtype or self.dtype, device=device or self.device)
         return _requiring_grad(out) if requires_grad else out
+
+
+def type_name(x):
+    """x's type named as PyTorch's messages name it: "int", "numpy.float64", "Tensor", "torch.device"."""
+    kind = type(x)
+    if isinstance(x, Tensor):
+        return kind.__name__
+    if kind.__module__.startswith("minigrad"):
+        return f"torch.{kind.__name__}"
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 
 def _check_assigned_grad(t, value):

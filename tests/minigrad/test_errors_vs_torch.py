@@ -532,6 +532,9 @@ _FIRST_SCRIPT_MISTAKES = {
     "multi_margin_loss_of_a_str": "L.nn.functional.multi_margin_loss('a', L.tensor([0, 1]))",
     "cosine_embedding_loss_of_a_str": "L.nn.functional.cosine_embedding_loss('a', L.ones(2), L.ones(2))",
     "triplet_margin_loss_of_a_str": "L.nn.functional.triplet_margin_loss('a', L.ones(2), L.ones(2))",
+    "requires_grad_of_an_int": "L.ones(3).requires_grad_(1)", "requires_grad_of_none": "L.ones(3).requires_grad_(None)",
+    "requires_grad_of_a_numpy_bool": "L.ones(3).requires_grad_(np.bool_(True))",
+    "module_requires_grad_of_an_int": "L.nn.Linear(2, 2).requires_grad_(1)",
     "load_state_dict_wrong_width": "L.nn.Linear(2, 3).load_state_dict(L.nn.Linear(4, 3).state_dict(), strict=False)",
 }
 
