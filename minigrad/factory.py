@@ -12,7 +12,7 @@ import numpy as np
 from . import dtypes, random
 from .autograd import recording
 from .device import module_for, to_device
-from .tensor import Tensor, _requiring_grad
+from .tensor import Tensor, _requiring_grad, invalid_arguments, type_name
 
 
 def _size_keyword(fn):
@@ -197,7 +197,7 @@ def _tensor(data, dtype, device, requires_grad, xp):
     if hasattr(data, "dtype") and hasattr(data, "shape"):
         if getattr(data, "is_sparse", False):  # a sparse COO tensor: a detached sparse copy, as PyTorch's
             warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=3)
-            return data.detach().to(device=device, dtype=dtype).clone().requires_grad_(requires_grad)
+            return data.detach().to(device=device, dtype=dtype).clone().requires_grad_(bool(requires_grad))
         arr = data.astype(_dt(dtype)) if dtype is not None else data.copy()
         if arr.dtype == np.float16 and dtype is None:
             pass
@@ -722,12 +722,23 @@ def _rand(size, dtype, device, requires_grad, generator):
     return _make(random.floats(rng, "uniform", size, _dt(dtype)), requires_grad)
 
 
+_RANDINT_KEYWORDS = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = "
+                     "None, bool pin_memory = False, bool requires_grad = False")
+_RANDINT_OVERLOADS = tuple(f"{bounds}, tuple of ints size, *, {generator}{_RANDINT_KEYWORDS}"
+                           for bounds in ("int high", "int low, int high")
+                           for generator in ("torch.Generator generator, ", ""))
+
+
 def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
     """Integers uniform in [low, high) (int64 by default)."""
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
+    if size is None and isinstance(high, (builtins.int, np.integer)):  # (randint(10, 3): the size as an int)
+        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type_name(high)}")
     if size is None:
         raise TypeError("randint() missing required argument 'size'")
+    if not isinstance(size, (tuple, list)) or isinstance(low, (tuple, list)):
+        raise TypeError(invalid_arguments("randint", [a for a in (low, high, size) if a is not None], _RANDINT_OVERLOADS))
     if high is None:
         low, high = 0, low
     if low >= high:

@@ -21,6 +21,7 @@ from .autograd import engine as _engine
 from .autograd import grad_mode, recording
 from .autograd.function import leaf_accumulator
 from .autograd.grad_mode import state
+from . import device as _device
 from .device import device_of, to_device
 
 
@@ -454,6 +455,9 @@ class Tensor:
     # ---- autograd ---------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):
         """Mark a leaf as needing gradients (in place). Only floating tensors can."""
+        if type(requires_grad) is not bool:  # (PyTorch's binding refuses 1, None, numpy.bool_ alike)
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, "
+                            f"not {type_name(requires_grad)}")
         if not self.is_leaf:
             if requires_grad:
                 return self
@@ -557,13 +561,20 @@ class Tensor:
         (`non_blocking`: a copy is made at once either way; `memory_format`: one layout, row-major.)"""
         from .ops.conversion import to_copy
 
+        flags = []  # (positional non_blocking and copy, after the dtype, device or tensor)
         for a in args:
             if isinstance(a, (dtypes.dtype, type, np.dtype)) or (isinstance(a, str) and a in dtypes._BY_NAME):
                 dtype = a
             elif isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
-            else:
+            elif (a is None or isinstance(a, (str, _device.device))) and not flags:
                 device = a
+            elif type(a) is bool and a is not args[0] and len(flags) < 2:
+                flags.append(a)
+            else:
+                raise TypeError(invalid_arguments("to", args, _TO_OVERLOADS))
+        if len(flags) == 2:
+            copy = flags[1]
         return to_copy(self, dtype=dtype, device=device, copy=copy)
 
     def cpu(self):
@@ -701,6 +712,32 @@ class Tensor:
         size = _size(sizes_or_keyword(name, size, kw, "size"), name)  # (errors naming new_zeros, ...)
         out = make(size, dtype=dtype or self.dtype, device=device or self.device)
         return _requiring_grad(out) if requires_grad else out
+
+
+def type_name(x):
+    """x's type named as PyTorch's messages name it: "int", "numpy.float64", "Tensor", "torch.device"."""
+    kind = type(x)
+    if isinstance(x, Tensor):
+        return kind.__name__
+    if kind.__module__.startswith("minigrad"):
+        return f"torch.{kind.__name__}"
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+
+
+_TO_OVERLOADS = (
+    "torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None",
+    "torch.dtype dtype, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None",
+    "Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None",
+)
+
+
+def invalid_arguments(fn, args, overloads):
+    """PyTorch's argument parser's text for positional `args` that fit none of fn's `overloads` (its
+    signatures, as it prints them)."""
+    got = ", ".join(map(type_name, args))
+    return (f"{fn}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+            + "".join(f" * ({o})\n" for o in overloads))
 
 
 def _check_assigned_grad(t, value):

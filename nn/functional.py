@@ -140,7 +140,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """
     if size_average is not None or reduce is not None:  # PyTorch's deprecated arguments
         reduction = _legacy_reduction(size_average, reduce, reduction)
-    if isinstance(target, Tensor) and target.dtype.is_floating_point and tuple(target.shape) == tuple(input.shape):
+    if isinstance(target, Tensor) and isinstance(input, Tensor) and target.dtype.is_floating_point \
+            and tuple(target.shape) == tuple(input.shape):
         # class probabilities: already plain recorded ops, and the reference below takes class ids only
         return _cross_entropy(input, target, weight, ignore_index=ignore_index, reduction=reduction,
                               label_smoothing=label_smoothing)

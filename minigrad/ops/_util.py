@@ -10,7 +10,7 @@ from .. import backends
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import result_type
-from ..tensor import Tensor
+from ..tensor import Tensor, type_name  # noqa: F401 (re-exported)
 from .conversion import to_copy
 
 def values_indices(values, indices, op):
@@ -302,12 +302,3 @@ def sizes_or_keyword(fn, args, kwargs, name):
     value = kwargs[name]
     return (value,) if isinstance(value, (tuple, list, builtins.int, np.integer)) else (tuple(value),)
 
-
-def type_name(x):
-    """x's type named as PyTorch's messages name it: "int", "numpy.float64", "Tensor", "torch.device"."""
-    kind = type(x)
-    if isinstance(x, Tensor):
-        return kind.__name__
-    if kind.__module__.startswith("minigrad"):
-        return f"torch.{kind.__name__}"
-    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"

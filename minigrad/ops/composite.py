@@ -19,7 +19,7 @@ from . import indexing as indexing_ops  # (meshgrid has an argument named indexi
 from . import shape as shape_ops  # (many functions here have a local named shape)
 from ..autograd import recording
 from .array_op import array_op
-from ._util import binary_operands, check_index_entries, normalize_dim, return_type, some_id_outside
+from ._util import binary_operands, check_index_entries, normalize_dim, return_type, some_id_outside, type_name
 from ._util import sum_to_array
 from ._util import broadcast_shapes as _broadcast_pair  # (two shapes; broadcast_shapes below takes many)
 
@@ -861,7 +861,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
         bin_edges = bins.detach().clone()
     else:
         if isinstance(bins, builtins.bool) or not isinstance(bins, (builtins.int, np.integer)):
-            raise TypeError(f"histogram(): argument 'bins' must be an int or a 1-D Tensor, not {type(bins).__name__}")
+            raise TypeError(f"histogram(): argument 'bins' must be an int or a 1-D Tensor, not {type_name(bins)}")
         _check_bin_count(bins)
 
         def edges(a):
@@ -1356,7 +1356,7 @@ def unsafe_split_with_sizes(input, split_sizes, dim=0):
 
 def unsafe_split(input, split_size, dim=0):
     if not isinstance(split_size, builtins.int):  # (split takes sizes too; PyTorch's unsafe_split only one)
-        raise TypeError(f"unsafe_split(): argument 'split_size' (position 1) must be int, not {type(split_size).__name__}")
+        raise TypeError(f"unsafe_split(): argument 'split_size' (position 1) must be int, not {type_name(split_size)}")
     return _writable_pieces(shape_ops.split(input, split_size, dim))
 
 

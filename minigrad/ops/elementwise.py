@@ -15,7 +15,7 @@ from ..dtypes import cpp_name, result_type
 from .array_op import array_op
 from .complex import check_same_dtype as _check_same_dtype, refuse as _refuse
 from ._util import (
-    _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to, sum_to_array,
+    _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to, sum_to_array, type_name,
     too_many_positional,
 )
 
@@ -779,7 +779,7 @@ def pow(input, exponent):
         return RPow.apply(input, exponent)
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         if not isinstance(exponent, (builtins.int, builtins.float, np.number)):
-            raise TypeError(f"pow(): unsupported exponent of type {type(exponent).__name__}")
+            raise TypeError(f"pow(): unsupported exponent of type {type_name(exponent)}")
         if exponent.__class__ not in (builtins.int, builtins.float, builtins.bool):
             # a numpy scalar (np.float64 is a float too) or another subclass: its Python number, which numpy, as
             # PyTorch, takes in the tensor's dtype (numpy would compute float32 ** np.float64 in float64)
@@ -808,7 +808,7 @@ def _check_pow(dt, exponent):
 def _tensors_only(name, input, other):
     for position, arg, x in ((1, "input", input), (2, "other", other)):
         if not isinstance(x, Tensor):
-            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(x).__name__}")
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type_name(x)}")
 
 
 def maximum(input, other):
@@ -1216,7 +1216,7 @@ class Clamp(Function):
 def _unary(cls, opname):
     def op(input):
         if not isinstance(input, Tensor):
-            raise TypeError(f"{opname}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+            raise TypeError(f"{opname}(): argument 'input' (position 1) must be Tensor, not {type_name(input)}")
         if input.array.dtype.kind != "f":
             from ..dtypes import default_float
             from .complex import unary

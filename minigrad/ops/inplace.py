@@ -15,7 +15,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import broadcast_shapes, too_many_positional
+from ._util import broadcast_shapes, too_many_positional, type_name
 from .complex import refuse
 from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, as_int, put_values
 
@@ -272,7 +272,7 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_fir
         if record_sum is not None and scale == 1 and not args and _sums_in_place(self, other):
             return write_result(self, record_sum(self, other))
         if not isinstance(other, _OPERANDS):  # (p.grad of None, say: PyTorch's words, not numpy's)
-            raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+            raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type_name(other)}")
         xp = array_module(self.array)
         alpha = kwargs.get("alpha", 1)
         if refuse is not None:
@@ -735,7 +735,7 @@ def _map(self, name, others, callable):
 
     for pos, (arg, t) in enumerate(others, 1):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(t).__name__}")
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type_name(t)}")
     if self.requires_grad or any(t.requires_grad for _, t in others):
         raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
     for arg, t in others:
@@ -778,7 +778,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
         self.array = array_module(self.array).empty(0, dtype=self.array.dtype)
     else:
         if not isinstance(source, Tensor):
-            raise TypeError(f"set_(): expected a Tensor as source, got {type(source).__name__} (minigrad has no "
+            raise TypeError(f"set_(): expected a Tensor as source, got {type_name(source)} (minigrad has no "
                             "storages to set a tensor to)")
         if source.array.dtype != self.array.dtype:
             raise RuntimeError(f"Could not set tensor of type {dtypes.cpp_name(source.array.dtype)} to a tensor of "

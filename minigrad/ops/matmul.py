@@ -9,7 +9,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import cpp_name
 from ..tensor import Tensor
-from ._util import broadcast_shapes, sum_to, sum_to_array
+from ._util import broadcast_shapes, sum_to, sum_to_array, type_name
 
 
 def matmul_arrays(a, b, out=None):
@@ -187,7 +187,7 @@ def _operands(input, other, shapes=None):
     `shapes`: the product's shape check, which PyTorch makes before the dtypes' in all but a dot."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         raise TypeError(
-            f"matmul(): argument 'other' must be Tensor, not {type(other if isinstance(input, Tensor) else input).__name__}"
+            f"matmul(): argument 'other' must be Tensor, not {type_name(other if isinstance(input, Tensor) else input)}"
         )
     na, nb = input.array.ndim, other.array.ndim
     kernel = _kernel(na, nb)

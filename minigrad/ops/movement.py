@@ -13,7 +13,7 @@ from ..device import array_module
 from ..tensor import Tensor
 from ..autograd import recording
 from .array_op import array_op
-from ._util import broadcast_shapes, descending_key, normalize_dim, sizes_or_keyword, sum_to
+from ._util import broadcast_shapes, descending_key, normalize_dim, sizes_or_keyword, sum_to, type_name
 from .indexing import index_select
 from .shape import _records_nothing, clone, expand, unsqueeze, view
 
@@ -551,7 +551,7 @@ def _sublist_equation(args):
     operands, subs = (args[:-1:2], args[1::2]) if explicit else (args[::2], args[1::2])
     for i, o in enumerate(operands):
         if not isinstance(o, Tensor):
-            raise TypeError(f"expected Tensor as element {2 * i} in argument 1, but got {type(o).__name__}")
+            raise TypeError(f"expected Tensor as element {2 * i} in argument 1, but got {type_name(o)}")
     equation = ",".join(spell(s) for s in subs)
     if explicit:
         equation += "->" + spell(args[-1])

@@ -13,6 +13,7 @@ from ..autograd import recording
 from ..autograd.grad_mode import state
 from ..tensor import Tensor
 from ..typeinfo import can_cast
+from ._util import type_name
 
 # the top-level functions that take out= (minigrad/__init__.py wraps them with `with_out`). Not the ones
 # scripts call once a time step with keywords (cat(..., dim=1), stack, where, clamp, gather): forwarding
@@ -64,7 +65,7 @@ def write(name, result, out):
     replays the write as an in-place call on that call's `out` (a write to its array outside an op would
     happen at the capture only: a replay would read `out` as it was)."""
     if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type_name(out)}")
     if not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"result type {result.dtype._legacy[:-6]} can't be cast to the desired output type "
                            f"{out.dtype._legacy[:-6]}")

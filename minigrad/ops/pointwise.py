@@ -12,7 +12,7 @@ from .. import dtypes as _dtypes
 from ..tensor import Tensor
 from .array_op import array_op
 from .complex import check_same_dtype, refuse
-from ._util import binary_operands, cast, return_type, sum_to
+from ._util import binary_operands, cast, return_type, sum_to, type_name
 from .elementwise import _binary, _unary, exp, sqrt, where, zeros_like_grad
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -498,7 +498,7 @@ def polygamma(n, input):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     if not isinstance(input, Tensor):
-        raise TypeError(f"polygamma(): argument 'input' must be Tensor, not {type(input).__name__}")
+        raise TypeError(f"polygamma(): argument 'input' must be Tensor, not {type_name(input)}")
     if input.array.dtype.kind != "f":
         if input.array.dtype.kind == "c":
             refuse({0: "digamma", 1: "trigamma"}.get(n, "polygamma"), input)

@@ -14,7 +14,7 @@ from . import elementwise
 from .array_op import array_op
 from .complex import refuse
 from .shape import _records_nothing
-from ._util import add_reduce, broadcast_view, normalize_dim, normalize_dims, take_along, values_indices
+from ._util import add_reduce, broadcast_view, normalize_dim, normalize_dims, take_along, type_name, values_indices
 
 
 def _keep_shape(shape, dims):
@@ -783,7 +783,7 @@ def _softmax_dim(input, dim, name):
     if dim is None or not isinstance(input, Tensor):
         # torch.softmax and Tensor.softmax take no implicit dim (F.softmax's legacy choice, with its warning, is nn's)
         if not isinstance(input, Tensor):
-            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type_name(input)}")
         raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
     d = normalize_dim(dim, input.array.ndim)
     return d if input.array.ndim else ()  # a 0-d tensor: the reductions run over no axis
@@ -995,7 +995,7 @@ def dist(input, other, p=2):
     if isinstance(p, Tensor) and p.ndim == 0:
         p = p.item()
     if not isinstance(p, (int, float, np.integer, np.floating)) or isinstance(p, bool):
-        raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not {type(p).__name__}")
+        raise TypeError(f"dist(): argument 'p' (position 3) must be Number, not {type_name(p)}")
     a, b = elementwise.binary_operands(input, other)
     if a.array.dtype.kind != "f":
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got {a.dtype._legacy[:-6]} instead.")

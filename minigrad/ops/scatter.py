@@ -10,7 +10,7 @@ from ..autograd import recording
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import normalize_dim, too_many_positional
+from ._util import normalize_dim, too_many_positional, type_name
 from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, check_index_shape, flat_index, scatter_add_at
 
 
@@ -234,7 +234,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     if not isinstance(include_self, bool):
-        raise TypeError(f"index_reduce(): argument 'include_self' must be bool, not {type(include_self).__name__}")
+        raise TypeError(f"index_reduce(): argument 'include_self' must be bool, not {type_name(include_self)}")
     d = _check_index_source("index_reduce", input, dim, index, source)
     if input.array.dtype == np.bool_ and not include_self:
         raise NotImplementedError("\"index_reduce_func_exclude_input_init\" not implemented for 'Bool'")
@@ -294,7 +294,7 @@ class IndexAdd(Function):
 # ---- argument checks and the public functions ------------------------------------------------------
 def _src_tensor(input, src):
     if not isinstance(src, Tensor):
-        raise TypeError(f"scatter(): argument 'src' must be Tensor, not {type(src).__name__}")
+        raise TypeError(f"scatter(): argument 'src' must be Tensor, not {type_name(src)}")
     if src.array.dtype != input.array.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     return src
@@ -356,7 +356,7 @@ def _check_index_source(name, input, dim, index, source):
     d = normalize_dim(dim, nd)
     for arg, pos, t in (("index", 2, index), ("source", 3, source)):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type(t).__name__}")
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type_name(t)}")
     if index.array.ndim > 1:
         raise IndexError(f"{name}_(): Index is supposed to be a vector, but got dim: {index.array.ndim} with type: "
                          f"{index.dtype._legacy[:-6]} and size: {list(index.shape)}")

@@ -6,6 +6,7 @@ in-place change through either is seen by the saved-tensor checks of both.
 import builtins
 import functools
 import math
+import operator
 import warnings
 
 import numpy as np
@@ -16,8 +17,8 @@ from ..autograd.grad_mode import state
 from .. import dtypes
 from ..dtypes import from_numpy_dtype, result_type
 from ..device import array_module, one_to_one
-from ..tensor import Tensor
-from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to, sum_to_array
+from ..tensor import Tensor, invalid_arguments
+from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to, sum_to_array, type_name
 
 
 def _share_version(out, base):
@@ -63,10 +64,10 @@ def _records_nothing(t):
         and (t._base is None or t._view_version == t._version_counter[0])
 
 
-def _shape_arg(shape):
+def _shape_arg(shape, as_int=builtins.int):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(map(builtins.int, shape))
+    return tuple(map(as_int, shape))
 
 
 def _infer_shape(shape, numel):
@@ -133,7 +134,11 @@ def view(input, *shape, **size):
     if len(shape) == 2 and type(shape[0]) is type(shape[1]) is int and shape[0] == -1 and shape[1] > 0 and n % shape[1] == 0:
         shape = (n // shape[1], shape[1])  # view(-1, C), the usual call: _infer_shape's answer, without its checks
     else:
-        shape = _infer_shape(_shape_arg(shape), n)
+        try:  # (operator.index: a float size is refused, as PyTorch's parser refuses it, not truncated)
+            sizes = _shape_arg(shape, operator.index)
+        except TypeError:
+            raise TypeError(invalid_arguments("view", shape, ("torch.dtype dtype", "tuple of ints size"))) from None
+        shape = _infer_shape(sizes, n)
     if shape == input.array.shape or input.array.flags.c_contiguous:  # contiguous memory takes any shape
         if _records_nothing(input):
             return _view_of(input, input.array.reshape(shape))
@@ -543,7 +548,7 @@ def _check_same(tensors, what):
         raise RuntimeError(f"{what} expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type_name(t)}")
 
 
 def _tensor_sequence(tensors, name):

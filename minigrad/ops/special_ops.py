@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
 from . import bessel_array, special_array
-from ._util import binary_operands, cast, sum_to
+from ._util import binary_operands, cast, sum_to, type_name
 from .array_op import array_op
 from .complex import refuse
 from .elementwise import _binary, _unary, exp, log, sign, where
@@ -265,7 +265,7 @@ mvlgamma = multigammaln
 def _no_grad(opname, array_fn):
     def op(input):
         if not isinstance(input, Tensor):
-            raise TypeError(f"{opname}(): argument 'input' must be Tensor, not {type(input).__name__}")
+            raise TypeError(f"{opname}(): argument 'input' must be Tensor, not {type_name(input)}")
         x = input if input.array.dtype.kind == "f" else input.to(_dtypes.default_float)
         return array_op(array_fn, x)
 

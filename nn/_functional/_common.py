@@ -17,7 +17,8 @@ def wrap(a):
 _POSITIONS = {"input": 1, "target": 2}  # (where PyTorch's binding names the place of the usual arguments)
 
 
-def check_tensor(x, name, fn):
+def check_tensor(x, name, fn, position=None):
     if not isinstance(x, Tensor):
-        at = f" (position {_POSITIONS[name]})" if name in _POSITIONS else ""
+        position = position or _POSITIONS.get(name)
+        at = f" (position {position})" if position else ""
         raise TypeError(f"{fn}(): argument '{name}'{at} must be Tensor, not {type_name(x)}")

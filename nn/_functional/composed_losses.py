@@ -12,6 +12,7 @@ import math
 
 from minigrad.autograd.recording import escape
 
+from ._common import check_tensor
 from .composed import pairwise_distance
 from .loss import _float_pair, _legacy_reduction, _mg, _not_differentiated, _reduce
 
@@ -34,6 +35,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """x where y = 1, max(0, margin - x) where y = -1 (x a distance, y = +-1). Shapes: (*), (*) -> () or (*)."""
+    check_tensor(input, "input", "hinge_embedding_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     mg = _mg()
     hinge = mg.where(target != 1, (margin - input).clamp_min(0.0), 0.0)
@@ -43,6 +45,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1; cos over dim 1 (dim 0 for 1-d
     inputs), each squared norm with 1e-12 added. Shapes: (N, D), (N, D), (N,) or (D,), (D,), () -> () or (N,)."""
+    check_tensor(input1, "input1", "cosine_embedding_loss", 1)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     # PyTorch's checks: the target's dims fix the inputs' (a (N, 1) target would broadcast to (N, N)); the
     # inputs then broadcast with each other
@@ -63,6 +66,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
                         reduce=None, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0), d = pairwise_distance(p, eps); swap: d(a, n) is min(d(a, n),
     d(p, n)). Shapes: (N, D) or (D,) each -> () or (N,)."""
+    check_tensor(anchor, "anchor", "triplet_margin_loss", 1)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if margin <= 0:  # (PyTorch's check, as triplet_margin_with_distance_loss's)
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -101,6 +105,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
                      reduction="mean"):
     """Negative log likelihood of target ~ Poisson(rate): e^x - y x with log_input (x = log rate), else
     x - y log(x + eps); full adds Stirling's y log y - y + log(2 pi y) / 2 where y > 1. Shapes: (*), (*)."""
+    check_tensor(input, "input", "poisson_nll_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     mg = _mg()
     terms = input.exp() - target * input if log_input else input - target * (input + eps).log()
@@ -156,6 +161,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
     """sum over classes i != y of max(0, margin - x[y] + x[i])^p / C (times weight[y]), per sample.
     Shapes: input (N, C) or (C,), target (N,) or () int64 in [0, C) -> () or (N,)."""
+    check_tensor(input, "input", "multi_margin_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")

@@ -256,8 +256,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if _usual_rows(input, target, weight, size_average, reduce, reduction) and type(label_smoothing) is float \
             and 0.0 <= label_smoothing <= 1.0:
         return CrossEntropy.apply(input, target, None, int(ignore_index), reduction, label_smoothing, 2)
-    check_tensor(input, "input", "cross_entropy")
-    check_tensor(target, "target", "cross_entropy")
+    # (PyTorch's words name its kernel, cross_entropy_loss, and nll_loss's nll_loss_nd)
+    check_tensor(input, "input", "cross_entropy_loss")
+    check_tensor(target, "target", "cross_entropy_loss")
+    if weight is not None:
+        check_tensor(weight, "weight", "cross_entropy_loss", 3)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     xs, ts = tuple(input.array.shape), tuple(target.array.shape)
     if input.array.dtype.kind != "f":
@@ -745,8 +748,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     `NllLossBackward0` node."""
     if _usual_rows(input, target, weight, size_average, reduce, reduction):
         return NllLoss.apply(input, target, None, int(ignore_index), reduction, 2)
-    check_tensor(input, "input", "nll_loss")
-    check_tensor(target, "target", "nll_loss")
+    check_tensor(input, "input", "nll_loss_nd")
+    check_tensor(target, "target", "nll_loss_nd")
+    if weight is not None:
+        check_tensor(weight, "weight", "nll_loss_nd", 3)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     layout = _check_class_target(input, target, weight, "nll_loss")
     if input.array.dtype.kind != "f":
