@@ -78,6 +78,10 @@ class SumAll(Sum):
         # array the tensor holds, not returned as a numpy scalar for apply to wrap again
         return np.add.reduce(x, None, None, np.empty((), x.dtype))
 
+    @staticmethod
+    def backward(ctx, g):  # every element's gradient is g: expanded as it is, as PyTorch's (no view of it first)
+        return _expand_back(g, ctx.shape, (), ctx.keepdim), None, None
+
 
 def _count(shape, dims):
     """How many elements a reduction over `dims` of `shape` takes in."""
