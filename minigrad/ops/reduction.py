@@ -78,6 +78,10 @@ class SumAll(Sum):
         # array the tensor holds, not returned as a numpy scalar for apply to wrap again
         return np.add.reduce(x, None, None, np.empty((), x.dtype))
 
+    @staticmethod
+    def backward(ctx, g):  # every element's gradient is g: expanded as it is, as PyTorch's (no view of it first)
+        return _expand_back(g, ctx.shape, (), ctx.keepdim), None, None
+
 
 def _count(shape, dims):
     """How many elements a reduction over `dims` of `shape` takes in."""
@@ -157,7 +161,7 @@ def sum(input, dim=None, keepdim=False, dtype=None):
     if dtype is not None:  # (a bool or int input without one took the branch above)
         input = input.to(dtype)
     dims = normalize_dims(dim, input.array.ndim)
-    return (SumAll if dim is None else Sum).apply(input, dims, keepdim)
+    return (SumAll if dim is None and not keepdim else Sum).apply(input, dims, keepdim)  # (keepdim: PyTorch's dim overload)
 
 
 def mean(input, dim=None, keepdim=False, dtype=None):
@@ -170,7 +174,7 @@ def mean(input, dim=None, keepdim=False, dtype=None):
             f"complex dtype. Got: {input.dtype._legacy.replace('Tensor', '')}"
         )
     dims = normalize_dims(dim, input.array.ndim)
-    return (MeanAll if dim is None else Mean).apply(input, dims, keepdim)
+    return (MeanAll if dim is None and not keepdim else Mean).apply(input, dims, keepdim)
 
 
 def _moment(a, dims, correction, keepdim, root):

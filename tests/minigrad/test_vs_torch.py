@@ -371,6 +371,21 @@ def test_small_sums_and_means_have_numpys_bits_and_torchs_values(dtype):
             np.testing.assert_allclose(got_mean, want, rtol=0, atol=np.abs(a).max() * (1e-6 if dtype == np.float32 else 1e-14))
 
 
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_whole_tensor_reduction_with_keepdim_is_the_dim_overload_like_torch(reduction):
+    # PyTorch's `x.sum()` is SumBackward0; `x.sum(dim=None, keepdim=True)` goes through the dim overload,
+    # SumBackward1 (mean likewise), its result (1, 1) and its gradient expanded back
+    a = np.arange(6.0).reshape(2, 3) / 7
+    x, tx = mg.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    for kw in ({}, {"dim": None, "keepdim": True}):
+        y, ty = getattr(x, reduction)(**kw), getattr(tx, reduction)(**kw)
+        assert y.grad_fn.name() == ty.grad_fn.name() and tuple(y.shape) == tuple(ty.shape)
+        (y * 3).sum().backward()
+        (ty * 3).sum().backward()
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-15)  # (summation orders differ)
+        np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_full_sums_have_numpys_bits_and_torchs_values_and_gradients(dtype):
     # `t.sum()` of every element: numpy's pairwise add.reduce (the bits of `a.sum()`), of contiguous and

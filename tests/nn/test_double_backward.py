@@ -238,3 +238,28 @@ def test_pinn_derivatives_through_tanh_and_sigmoid_like_torch(torch, act):
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
     assert our_sizes[0] <= their_sizes[0] and our_sizes[1] <= their_sizes[1], (our_sizes, their_sizes)
+
+
+def _full_sum_gradient(L, keepdim):
+    """The gradient of a full sum under create_graph, for a grad_output that requires grad: the names of
+    its graph's nodes down to the leaf, its value, and the gradient of its square's sum w.r.t. that grad_output."""
+    x = L.tensor(X, requires_grad=True)
+    v = L.tensor(np.full((1, 1) if keepdim else (), 1.5), requires_grad=True)
+    out = x.sum(dim=None, keepdim=True) if keepdim else x.sum()
+    (g,) = L.autograd.grad(out, x, grad_outputs=v, create_graph=True)
+    names, fn = [], g.grad_fn
+    while fn is not None:
+        names.append(fn.name().split("::")[-1])
+        fn = fn.next_functions[0][0] if fn.next_functions else None
+    (gv,) = L.autograd.grad(g.pow(2).sum(), v)
+    return names, g.detach().numpy(), gv.numpy()
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_full_sum_gradient_expands_without_a_view_like_torch(torch, keepdim):
+    """A full reduction's 0-d gradient is expanded as it is, as PyTorch's sum_backward does: one
+    ExpandBackward0 node over the grad_output, no view node before it."""
+    ours, theirs = _full_sum_gradient(minigrad, keepdim), _full_sum_gradient(torch, keepdim)
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1:], theirs[1:]):
+        np.testing.assert_array_equal(a, b)
