@@ -5,13 +5,17 @@ It is made of two dense tensors, `indices` (sparse_dim x nnz, int64) and `values
 and every op is written with the dense ops (index_select, index_add), so gradients reach both the
 dense operand and the values through the ordinary autograd. What PyTorch's sparse tensors do beyond
 that raises PyTorch's error for an operator the sparse backend lacks."""
+import builtins
 import warnings
 
 import numpy as np
 
 from . import dtypes
 from .backends.arrays import xp_of
+from .autograd.function import Function
 from .ops import cat, index_add, index_select
+from .ops._util import normalize_dim
+from .ops.indexing import IndexPutAdd
 from .factory import tensor, zeros
 from .tensor import Size, Tensor
 
@@ -209,9 +213,21 @@ class SparseTensor:
         return SparseTensor(self._indices_t.clone(), self._values_t.clone(), self._size, self._coalesced)
 
     def sum(self, dim=None, keepdim=False, *, dtype=None):
-        if dim is not None or keepdim or dtype is not None:
-            raise _no_sparse_kernel("sum")
-        return self._values_t.sum()
+        if dim is None:
+            return self._values_t.sum(dtype=dtype)
+        return _sum_dims(self, dim, keepdim, dtype, SumValues)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if sparse_dim is not None and sparse_dim != self.sparse_dim():
+            raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self.sparse_dim() "
+                               "is not supported")
+        return self
+
+    def to_sparse_coo(self):
+        return self
+
+    def _cat(self, tensors, dim):  # torch.cat of a list that holds a sparse tensor
+        return _concatenate(tensors, dim)
 
     # ---- arithmetic: on the values, where PyTorch's result is sparse ----------------------
     def _scalar(self, other):
@@ -409,6 +425,151 @@ def _check_indices(indices, size):
                                f"{int(high[d])}")
 
 
+
+
+# ---- from dense, cat, sum over dims ---------------------------------------------------------
+class ToSparse(Function):
+    node_name = "ToSparseBackward1"
+
+    @staticmethod
+    def forward(ctx, a, rows, sparse_dim):  # values = a's rows (over its first sparse_dim dims) holding a nonzero
+        shape = a.array.shape
+        ctx.shape, ctx.rows = shape, rows
+        ctx.flat = (int(np.prod(shape[:sparse_dim])),) + shape[sparse_dim:]
+        return a.array.reshape(ctx.flat)[rows]
+
+    @staticmethod
+    def backward(ctx, g):  # each row's gradient back at its place, zero elsewhere
+        return IndexPutAdd.apply(g, ctx.flat, (ctx.rows,), True).reshape(ctx.shape), None, None
+
+
+class ToSparseWithDim(ToSparse):
+    node_name = "ToSparseBackward0"
+
+
+def to_sparse(a, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """Tensor.to_sparse: a coalesced COO tensor of `a`'s rows (over its first sparse_dim dims) that hold a nonzero."""
+    if blocksize is not None:
+        raise RuntimeError("dense_to_sparse: conversion from Strided to Sparse with blocksize argument given is not "
+                           "supported")
+    if layout not in (None, _coo()):
+        raise _no_sparse_kernel("to_sparse")  # (CSR and the block layouts: not here)
+    k = a.dim() if sparse_dim is None else sparse_dim
+    if not 0 <= k <= a.dim():
+        raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [0,{a.dim()}] range, but {k} is given")
+    if k == 0 and a.dim():
+        raise RuntimeError("dense_to_sparse: sparse_dim argument must be in >0 when self.dim()>0")
+    arr = a.array
+    xp = xp_of(arr)
+    flat = arr.reshape(int(np.prod(arr.shape[:k])), -1)
+    rows = xp.flatnonzero((flat != 0).any(axis=1)) if flat.shape[1] else xp.zeros(0, dtype=np.int64)
+    indices = xp.stack(xp.unravel_index(rows, arr.shape[:k])) if k else xp.zeros((0, len(rows)), dtype=np.int64)
+    values = (ToSparse if sparse_dim is None else ToSparseWithDim).apply(a, rows, k)
+    return SparseTensor(Tensor._wrap(indices.astype(np.int64)), values, a.shape, coalesced=True)
+
+
+def _coo():
+    from . import sparse_coo
+
+    return sparse_coo
+
+
+def _concatenate(tensors, dim):
+    """torch.cat of sparse tensors: along a sparse dim each one's indices shifted past the ones before; along
+    a dense dim each one's values padded with zeros to the others' places."""
+    first = tensors[0]
+    if not isinstance(first, SparseTensor):
+        raise NotImplementedError("Could not run 'aten::_values' with arguments from the 'CPU' backend.")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, SparseTensor):
+            raise RuntimeError(f"Concatenating sparse tensors, but a dense tensor was found at position {i}.")
+    d = normalize_dim(dim, first.dim())
+    ks = first.sparse_dim(), first.dense_dim()
+    for i, t in enumerate(tensors):
+        if (t.sparse_dim(), t.dense_dim()) != ks:
+            raise RuntimeError(f"All tensors must have the same sparse_dim and dense_dim: {ks[0]}, {ks[1]}, but tensor "
+                               f"at position {i} has {t.sparse_dim()}, {t.dense_dim()}.")
+        if any(a != b for j, (a, b) in enumerate(zip(t.shape, first.shape)) if j != d):
+            raise RuntimeError(f"All tensors must have the same shape: {list(first.shape)} (except in the "
+                               f"concatenating dimension), but found shape: {list(t.shape)} at position {i}.")
+    size = list(first.shape)
+    size[d] = builtins.sum(t.shape[d] for t in tensors)
+    if d < ks[0]:
+        xp, shifted, offset = xp_of(first._indices_t.array), [], 0
+        for t in tensors:
+            idx = t._indices_t.array.copy()
+            idx[d] += offset
+            shifted.append(idx)
+            offset += t.shape[d]
+        return SparseTensor(Tensor._wrap(xp.concatenate(shifted, axis=1)), cat([t._values_t for t in tensors]), size)
+    vd, padded, before = d - ks[0] + 1, [], 0  # (the dim in the values, after their nnz dim)
+    for t in tensors:
+        v = t._values_t
+        after = size[d] - before - t.shape[d]
+        pad = [zeros(*v.shape[:vd], n, *v.shape[vd + 1:], dtype=v.dtype, device=v.device) for n in (before, after)]
+        padded.append(cat([pad[0], v, pad[1]], vd))
+        before += t.shape[d]
+    return SparseTensor(cat([t._indices_t for t in tensors], 1), cat(padded), size)
+
+
+class SumValues(Function):
+    node_name = "SumBackward1"
+
+    @staticmethod
+    def forward(ctx, v, inverse, n, axes, keepdim, shape):  # out[inverse[k]] += v[k] summed over dense dims `axes`
+        ctx.shape, ctx.axes, ctx.keepdim, ctx.inverse = v.array.shape, axes, keepdim, inverse
+        x = v.array.sum(axis=axes, keepdims=keepdim) if axes else v.array
+        out = index_add(zeros(n, *x.shape[1:], dtype=v.dtype, device=v.device), 0, Tensor._wrap(inverse),
+                        Tensor._wrap(x)).array
+        ctx.grouped = out.shape
+        return out if shape is None else out.reshape(shape)  # (a shape: the dense result of summing every sparse dim)
+
+    @staticmethod
+    def backward(ctx, g):  # each element gets its group's gradient, spread over the summed dense dims
+        g = index_select(g.reshape(ctx.grouped), 0, Tensor._wrap(ctx.inverse))
+        if ctx.axes and not ctx.keepdim:
+            for a in ctx.axes:
+                g = g.unsqueeze(a)
+        return g.expand(ctx.shape), None, None, None, None, None
+
+
+class SparseSum(SumValues):
+    node_name = "SparseSumBackward0"
+
+
+def _sum_dims(s, dim, keepdim, dtype, kind):
+    """The sum over `dim`: a dense tensor when every sparse dim is summed, else sparse over the ones left."""
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    dims = [normalize_dim(d, s.dim()) for d in dims]
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    v = s._values_t if dtype is None else s._values_t.to(dtype)
+    k = s.sparse_dim()
+    axes = tuple(sorted(d - k + 1 for d in dims if d >= k))
+    idx = s._indices_t.array
+    kept = [d for d in range(k) if d not in dims]
+    lin = xp_of(idx).zeros(idx.shape[1], dtype=np.int64)
+    for d in kept:
+        lin = lin * s.shape[d] + idx[d]
+    groups, inverse = xp_of(idx).unique(lin, return_inverse=True)
+    size = [1 if d in dims else n for d, n in enumerate(s.shape) if keepdim or d not in dims]
+    out = kind.apply(v, inverse.reshape(-1), len(groups) if kept else 1, axes, keepdim, None if kept else size)
+    if not kept:  # every sparse dim summed: one group, a dense result
+        return out
+    rows = []
+    for d in reversed(kept):  # back from positions to indices
+        rows.append(groups % s.shape[d])
+        groups = groups // s.shape[d]
+    rows = rows[::-1]
+    if keepdim:
+        zero = xp_of(idx).zeros_like(rows[0])
+        rows = [rows[kept.index(d)] if d in kept else zero for d in range(k)]
+    return SparseTensor(Tensor._wrap(xp_of(idx).stack(rows)), out, size, coalesced=not keepdim)
+
+
 def sum(input, dim=None, dtype=None):
-    """torch.sparse.sum: all of a sparse tensor's elements (a dense 0-dim tensor)."""
-    return input.sum(dim, dtype=dtype)
+    """torch.sparse.sum: over every element (a dense 0-dim tensor) or over `dim` (sparse while a sparse dim is left)."""
+    if dim is None:
+        return input.sum(dtype=dtype)
+    return _sum_dims(input, dim, False, dtype, SparseSum)

@@ -610,6 +610,15 @@ class Tensor:
     def bfloat16(self):  # (minigrad has no bfloat16 arrays: the dtype's clear error)
         return self.to(dtypes.bfloat16)
 
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        """A COO sparse tensor of this one's nonzeros (of its rows over the first sparse_dim dims)."""
+        from .sparse import to_sparse
+
+        return to_sparse(self, sparse_dim, layout=layout, blocksize=blocksize, dense_dim=dense_dim)
+
+    def to_sparse_coo(self):
+        return self.to_sparse()
+
     def type(self, dtype=None):
         """'minigrad.FloatTensor' (PyTorch's type string), or this tensor converted to `dtype`: a dtype, a
         legacy type (`minigrad.LongTensor`) or its name ('torch.LongTensor')."""

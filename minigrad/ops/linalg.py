@@ -187,6 +187,7 @@ def pinverse(input, rcond=1e-15):
 qr_result = return_type("linalg_qr", ("Q", "R"))
 qr_legacy_result = return_type("qr", ("Q", "R"))
 eigh_result = return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+eig_result = return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
 svd_result = return_type("linalg_svd", ("U", "S", "Vh"))
 svd_legacy_result = return_type("svd", ("U", "S", "V"))
 lstsq_result = return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
@@ -383,6 +384,54 @@ def eigh(A, UPLO="L"):
 def eigvalsh(A, UPLO="L"):
     """The eigenvalues (ascending) of a symmetric matrix."""
     return eigh(A, UPLO).eigenvalues
+
+
+class Eig(Function):
+    node_name = "LinalgEigBackward0"
+
+    @staticmethod
+    def forward(ctx, a):  # complex results whatever A's dtype (numpy's are real when every eigenvalue is)
+        kind = np.complex64 if a.array.dtype in (np.float32, np.complex64) else np.complex128
+        w, v = array_module(a.array).linalg.eig(a.array)
+        ctx.real_input = a.array.dtype.kind == "f"
+        return w.astype(kind), v.astype(kind)
+
+    @staticmethod
+    def backward(ctx, gL, gV):
+        # A = V diag(L) V^-1: gA = V^-H (diag(gL) + off-diag[(V^H gV - V^H V diag(re diag(V^H gV))) / E*]) V^H,
+        # E[i, j] = L_j - L_i; real input takes the real part
+        w, V = (t.array for t in _outputs(ctx))
+        xp = array_module(V)
+        Vh = xp.conj(xp.swapaxes(V, -1, -2))
+        n = w.shape[-1]
+        inner = xp.zeros(V.shape, dtype=V.dtype)
+        if gV is not None:
+            VhgV = Vh @ gV.array
+            d = xp.diagonal(VhgV, axis1=-2, axis2=-1)
+            if not xp.allclose(d.imag, 0, atol=1e-6 if V.dtype == np.complex64 else 1e-12):
+                raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                                   "multiplication by e^{i phi}. The specified loss function depends on this "
+                                   "quantity, so it is ill-defined.")
+            E = xp.conj(w[..., None, :] - w[..., :, None])
+            E[..., xp.arange(n), xp.arange(n)] = 1
+            inner = (VhgV - (Vh @ V) * d.real[..., None, :]) / E
+        inner[..., xp.arange(n), xp.arange(n)] = 0 if gL is None else gL.array
+        gA = xp.linalg.solve(Vh, inner @ Vh)
+        return Tensor._wrap(gA.real.copy() if ctx.real_input else gA)
+
+
+def eig(A):
+    """(eigenvalues, eigenvectors as unit columns) of a square matrix, complex whatever its dtype."""
+    if A.array.dtype.kind in "iub":
+        raise RuntimeError(f"Unknown Complex ScalarType for {A.dtype._legacy[:-6]}")
+    _square("eig", A if A.array.dtype.kind != "c" else A.real)  # (the shape checks; complex is taken here)
+    L, V = _save_outputs(Eig.apply(A))
+    return eig_result(L, V)
+
+
+def eigvals(A):
+    """The eigenvalues of a square matrix (complex)."""
+    return eig(A).eigenvalues
 
 
 class SVD(Function):
@@ -1161,6 +1210,8 @@ class _Linalg:
     qr = staticmethod(qr)
     eigh = staticmethod(eigh)
     eigvalsh = staticmethod(eigvalsh)
+    eig = staticmethod(eig)
+    eigvals = staticmethod(eigvals)
     svd = staticmethod(svd)
     svdvals = staticmethod(svdvals)
     lstsq = staticmethod(lstsq)

@@ -600,6 +600,9 @@ def cat(tensors, dim=0):
             return Tensor._output(array_module(tensors[0].array).concatenate([t.array for t in tensors], axis=d),
                                   None)
         return Cat.apply(d, *tensors)
+    for t in tensors:
+        if getattr(t, "is_sparse", False):  # a sparse COO tensor (minigrad/sparse.py) makes its own cat
+            return t._cat(tensors, dim)
     _check_same(tensors, "cat")
     for i, t in enumerate(tensors):
         if t.array.ndim == 0:

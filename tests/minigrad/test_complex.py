@@ -512,3 +512,53 @@ def test_float_power_in_place_as_pytorchs(base, exponent):
         assert ours == theirs
     else:
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("complex_input", [False, True])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+def test_linalg_eig_and_eigvals_values_and_gradients_as_pytorch(complex_input, shape):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if complex_input else 0)
+    w, u = rng.standard_normal(shape[:-1]), rng.standard_normal(shape)
+    out = {}
+    for lib in (mg, torch):
+        A = lib.tensor(a, requires_grad=True)
+        L, V = lib.linalg.eig(A)
+        # a loss that does not depend on the eigenvectors' phases (PyTorch refuses one that does)
+        ((L.real * lib.tensor(w)).sum() + (L.imag ** 2).sum() + (V.abs() * lib.tensor(u)).sum()).backward()
+        B = lib.tensor(a, requires_grad=True)
+        ev = lib.linalg.eigvals(B)
+        ev.abs().sum().backward()
+        out[lib] = [L, V, A.grad, ev, B.grad], (str(L.dtype).split(".")[-1], L.grad_fn.name(), ev.grad_fn.name())
+    assert out[mg][1] == out[torch][1]
+    got, want = ([x.detach().numpy() for x in out[lib][0]] for lib in (mg, torch))
+    # eigenvectors are unit columns up to a phase each (LAPACK builds pick different ones): matched by it
+    phase = (want[1].conj() * got[1]).sum(-2, keepdims=True)
+    got[1] = got[1] / (phase / np.abs(phase))
+    for m, t in zip(got, want):
+        np.testing.assert_allclose(m, t, rtol=1e-10, atol=1e-12)
+
+
+def test_linalg_eig_of_float32_is_complex64_and_errors_as_pytorch():
+    a = np.array([[2.0, 1.0], [1.0, 3.0]], dtype=np.float32)  # real eigenvalues: still complex results
+    m, t = mg.linalg.eigvals(mg.tensor(a)), torch.linalg.eigvals(torch.tensor(a))
+    assert str(m.dtype) == str(t.dtype).replace("torch", "minigrad") == "minigrad.complex64"
+    np.testing.assert_allclose(m.numpy(), t.numpy(), rtol=1e-6)
+    for make in (lambda lib: lib.ones(2, 3), lambda lib: lib.ones(3), lambda lib: lib.ones(2, 2, dtype=lib.int64),
+                 lambda lib: lib.ones(2, 3, dtype=lib.complex64)):
+        with pytest.raises(RuntimeError) as want:
+            torch.linalg.eig(make(torch))
+        with pytest.raises(RuntimeError) as got:
+            mg.linalg.eig(make(mg))
+        assert str(got.value) == str(want.value)
+
+
+def test_linalg_eig_backward_refuses_a_phase_dependent_loss_as_pytorch():
+    a = np.random.default_rng(4).standard_normal((3, 3))
+    texts = []
+    for lib in (mg, torch):
+        A = lib.tensor(a, requires_grad=True)
+        with pytest.raises(RuntimeError) as e:
+            lib.linalg.eig(A).eigenvectors.real.sum().backward()
+        texts.append(str(e.value))
+    assert texts[0] == texts[1]

@@ -215,3 +215,132 @@ def test_dense_plus_sparse_of_another_shape_raises_pytorchs_error():  # minigrad
         if t is torch:
             want = str(e.value)
     assert str(e.value) == want
+
+
+DENSE = np.array([[[0.0, 1.5], [0.0, 0.0], [2.0, -1.0]], [[0.0, 0.0], [3.0, 0.0], [0.0, 0.0]]])  # 2 x 3 x 2
+
+
+def _same_sparse(m, t):
+    assert m.is_sparse == t.is_sparse and tuple(m.shape) == tuple(t.shape) and m.dtype.__repr__().split(".")[-1] == \
+        repr(t.dtype).split(".")[-1]
+    if t.is_sparse:
+        assert (m.sparse_dim(), m.dense_dim(), m.is_coalesced()) == (t.sparse_dim(), t.dense_dim(), t.is_coalesced())
+        np.testing.assert_array_equal(m._indices().numpy(), t._indices().numpy())
+        np.testing.assert_allclose(m._values().detach().numpy(), t._values().detach().numpy(), rtol=1e-12)
+    else:
+        np.testing.assert_allclose(m.detach().numpy(), t.detach().numpy(), rtol=1e-12)
+    assert (m.grad_fn is None) == (t.grad_fn is None)
+    if t.grad_fn is not None:
+        assert m.grad_fn.name() == t.grad_fn.name()
+
+
+def _loss(lib, r):  # a weighted sum, so that each element's gradient differs
+    d = r.to_dense() if r.is_sparse else r
+    return (d * lib.arange(d.numel(), dtype=d.dtype).reshape(d.shape)).sum()
+
+
+SPARSE_FORMS = {
+    "to_sparse": lambda lib, x: x.to_sparse(),
+    "to_sparse_coo": lambda lib, x: x.to_sparse_coo(),
+    "to_sparse(1)": lambda lib, x: x.to_sparse(1),
+    "to_sparse(2)": lambda lib, x: x.to_sparse(2),
+    "sparse.sum": lambda lib, x: lib.sparse.sum(x.to_sparse()),
+    "sparse.sum0": lambda lib, x: lib.sparse.sum(x.to_sparse(), 0),
+    "sparse.sum(1,2)": lambda lib, x: lib.sparse.sum(x.to_sparse(), (1, 2)),
+    "sparse.sum all": lambda lib, x: lib.sparse.sum(x.to_sparse(), (0, 1, 2)),
+    "sparse.sum hybrid": lambda lib, x: lib.sparse.sum(x.to_sparse(2), (0, 2)),
+    "sparse.sum hybrid sparse dims": lambda lib, x: lib.sparse.sum(x.to_sparse(2), (0, 1)),
+    "sparse.sum dtype": lambda lib, x: lib.sparse.sum(x.to_sparse(), 1, dtype=lib.float32),
+    "sum all keepdim": lambda lib, x: x.to_sparse().sum((0, 1, 2), keepdim=True),
+}
+
+
+@pytest.mark.parametrize("form", SPARSE_FORMS)
+def test_to_sparse_and_sum_values_kinds_and_gradients_as_pytorch(form):
+    out = {}
+    for lib in (minigrad, torch):
+        x = lib.tensor(DENSE, requires_grad=True)
+        r = SPARSE_FORMS[form](lib, x)
+        _loss(lib, r).backward()
+        out[lib] = r, x.grad.numpy()
+    _same_sparse(out[minigrad][0], out[torch][0])
+    np.testing.assert_allclose(out[minigrad][1], out[torch][1], rtol=1e-12)
+
+
+def _dense_of(s):  # PyTorch's to_dense: its gradient is the incoming one at the sparse tensor's elements
+    return s.to_dense()
+
+
+def _as(sp, s):
+    return s if sp is None else sp(s)
+
+
+# PyTorch 2.13 computes these, but its backward through them fails (sparse cat's CatBackward0 runs as_strided
+# on the sparse gradient; `s.sum(dim)`'s expands it): minigrad's gradients are checked against the same
+# function run through PyTorch's to_dense, dense cat and torch.sparse.sum
+NO_TORCH_GRAD_FORMS = {
+    "cat0": lambda lib, x, sp: lib.cat([_as(sp, x.to_sparse()), _as(sp, (x * 2).to_sparse())]),
+    "cat1": lambda lib, x, sp: lib.cat([_as(sp, x.to_sparse()), _as(sp, x[:, :2].to_sparse())], 1),
+    "cat-1": lambda lib, x, sp: lib.cat([_as(sp, x.to_sparse()), _as(sp, x.to_sparse())], -1),
+    "cat dense dim": lambda lib, x, sp: lib.cat([_as(sp, x.to_sparse(1)), _as(sp, x.to_sparse(1))], 2),
+    "cat dense dim1": lambda lib, x, sp: lib.cat([_as(sp, x.to_sparse(1)), _as(sp, x[:, :1].to_sparse(1))], 1),
+    "sum(dim)": (lambda lib, x, sp: x.to_sparse().sum(-1) if sp is None else lib.sparse.sum(x.to_sparse(), -1)),
+    "sum keepdim": (lambda lib, x, sp: x.to_sparse().sum(1, keepdim=True) if sp is None
+                    else lib.sparse.sum(x.to_sparse(), 1).to_dense().unsqueeze(1)),
+}
+
+
+@pytest.mark.parametrize("form", NO_TORCH_GRAD_FORMS)
+def test_sparse_cat_and_sum_dim_values_as_pytorch_and_gradients_as_the_dense_math(form):
+    f = NO_TORCH_GRAD_FORMS[form]
+    x = minigrad.tensor(DENSE, requires_grad=True)
+    r = f(minigrad, x, None)
+    _loss(minigrad, r).backward()
+    _same_sparse(r, f(torch, torch.tensor(DENSE, requires_grad=True), None))
+    xt = torch.tensor(DENSE, requires_grad=True)
+    _loss(torch, f(torch, xt, _dense_of)).backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+
+
+def test_sum_of_values_given_as_a_leaf_reaches_them_as_pytorch():
+    out = {}
+    for lib in (minigrad, torch):
+        v = lib.tensor(VALS.astype(np.float64).reshape(5, 1) * [1.0, -2.0], requires_grad=True)
+        s = lib.sparse_coo_tensor(lib.tensor(ROWS), v, (3, 3, 2))  # uncoalesced: repeats add up
+        r = lib.sparse.sum(s, (1, 2))
+        _loss(lib, r).backward()
+        out[lib] = r, v.grad.numpy()
+    _same_sparse(out[minigrad][0], out[torch][0])
+    np.testing.assert_allclose(out[minigrad][1], out[torch][1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, s, x: lib.cat([s, x]),
+    lambda lib, s, x: lib.cat([s, x.to_sparse(1)]),
+    lambda lib, s, x: lib.cat([s, x[:1, :2].to_sparse()], 1),
+    lambda lib, s, x: lib.cat([s, s], 3),
+    lambda lib, s, x: lib.sparse.sum(s, 3),
+    lambda lib, s, x: lib.sparse.sum(s, (0, -3)),
+    lambda lib, s, x: x.to_sparse(4),
+    lambda lib, s, x: x.to_sparse(0),
+    lambda lib, s, x: s.to_sparse(1),
+    lambda lib, s, x: x.to_sparse(blocksize=(1, 1)),
+])
+def test_to_sparse_cat_and_sum_errors_as_pytorch(call):
+    got = {}
+    for lib in (minigrad, torch):
+        x = lib.tensor(DENSE)
+        got[lib] = _error(lambda lib=lib, x=x: call(lib, x.to_sparse(), x))
+    assert got[minigrad] == got[torch]
+
+
+def test_cat_of_dense_then_sparse_raises_pytorchs_backend_error():
+    m, t = both()
+    kind, text = _error(lambda: minigrad.cat([minigrad.ones(3, 3), m]))
+    want_kind, want_text = _error(lambda: torch.cat([torch.ones(3, 3), t]))
+    assert kind is want_kind is NotImplementedError and want_text.startswith(text)
+
+
+def test_to_sparse_of_a_sparse_tensor_is_itself_as_pytorch():
+    m, t = both()
+    assert m.to_sparse() is m and t.to_sparse() is t
