@@ -62,6 +62,8 @@ class device:
     `device(type='cuda', index=1)`. As PyTorch's, a device is equal only to a device of the same type and index
     (never to a string: compare `d.type == 'cuda'`)."""
 
+    __module__ = "minigrad"  # (PyTorch's torch.device)
+
     __slots__ = ("type", "index")
 
     def __init__(self, *args, **kwargs):

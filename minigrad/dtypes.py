@@ -12,6 +12,8 @@ import numpy as np
 class dtype:
     """A tensor element type: `minigrad.float32`, `float64`, `int64`, `bool`, ..."""
 
+    __module__ = "minigrad"  # (PyTorch's torch.dtype)
+
     __slots__ = ("name", "np", "is_floating_point", "is_complex", "itemsize", "_legacy")
 
     def __init__(self, name, np_dtype, legacy):

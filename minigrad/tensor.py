@@ -31,6 +31,8 @@ _new_tensor = object.__new__
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it."""
 
+    __module__ = "minigrad"  # type(t) prints <class 'minigrad.Tensor'>, as PyTorch's <class 'torch.Tensor'>
+
     __slots__ = (
         "array", "requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
         "_grad_accumulator", "_hooks", "_post_accumulate_grad_hooks", "_retains_grad", "_base", "__weakref__",
@@ -772,6 +774,8 @@ legacy_new = None
 class Size(tuple):
     """A tensor's shape: a tuple that prints like PyTorch's `torch.Size([2, 3])`, of ints only, and a Size again
     after `+`, `*` and slicing (`x.shape[:-1] + (n,)`)."""
+
+    __module__ = "minigrad"  # (PyTorch's torch.Size)
 
     def __new__(cls, sizes=()):
         sizes = tuple(sizes)

@@ -88,10 +88,10 @@ class Adam(Optimizer):
                 self._step_one(self._update, p, lr, beta1, beta2, eps, wd, amsgrad, flags)
             return
         names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
-        bufs, _ = self._flat(params, names)
         step = steps.pop() + 1
-        for p in params:
+        for p in params:  # (before the moments: a state dict lists step first, as PyTorch's)
             self.state[p]["step"] = step
+        bufs, _ = self._flat(params, names)
         w = self._concat([p.array for p in params], 0)
         g = self._concat([p.grad.array for p in params], 1)
         self._update_arrays([w, g, bufs["exp_avg"], bufs["exp_avg_sq"]], bufs.get("max_exp_avg_sq"), step, lr, beta1,

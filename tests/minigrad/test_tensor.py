@@ -1040,3 +1040,16 @@ def test_zero_clears_every_layout_as_torch(torch, dtype):
     frozen = mg.zeros(3).expand(2, 3)
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
         frozen.zero_()
+
+
+def test_the_core_classes_print_as_torch_names_them():
+    # a tutorial's `print(type(x))`: <class 'torch.Tensor'>, not the defining module's path; pickles still round-trip
+    import pickle
+
+    torch = pytest.importorskip("torch")
+    ours = [mg.ones(2), mg.ones(2).shape, mg.float32, mg.device("cpu")]
+    theirs = [torch.ones(2), torch.ones(2).shape, torch.float32, torch.device("cpu")]
+    for a, b in zip(ours, theirs):
+        assert repr(type(a)) == repr(type(b)).replace("torch", "minigrad")
+        assert repr(pickle.loads(pickle.dumps(a))) == repr(a)
+    assert mg.Tensor.__module__ == torch.Tensor.__module__.replace("torch", "minigrad")

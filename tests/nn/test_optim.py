@@ -142,6 +142,19 @@ def test_loads_pytorch_optimizer_state(torch):
         _assert_same(model, twin, step)
 
 
+@pytest.mark.parametrize("cls", ["Adam", "AdamW"])
+@pytest.mark.parametrize("kwargs", [{}, {"foreach": False}, {"amsgrad": True}])
+def test_state_names_in_pytorchs_order(cls, kwargs):
+    # a printed `opt.state_dict()["state"][0].keys()` (a checkpoint's) lists step first, then the moments
+    torch = pytest.importorskip("torch")
+    p, tp = nn.Parameter(minigrad.ones(2)), torch.nn.Parameter(torch.ones(2))
+    opt, topt = getattr(nn.optim, cls)([p], **kwargs), getattr(torch.optim, cls)([tp], **kwargs)
+    p.grad, tp.grad = minigrad.ones(2), torch.ones(2)
+    opt.step()
+    topt.step()
+    assert list(opt.state_dict()["state"][0]) == list(topt.state_dict()["state"][0])
+
+
 def test_state_dict_layout():
     model = _model()
     opt = _groups(model.parameters(), AdamW, dict(lr=0.01, betas=(0.9, 0.95)))
