@@ -44,8 +44,11 @@ def _quoted(keys):
 
 
 def _typename(value):
+    # PyTorch's torch.typename: a class (nn.ReLU where nn.ReLU() was meant) is named with its module
     if isinstance(value, Tensor):
         return f"minigrad.{value.dtype._legacy}"
+    if isinstance(value, type):
+        return value.__qualname__ if value.__module__ == "builtins" else f"{value.__module__}.{value.__qualname__}"
     return type(value).__name__
 
 
@@ -56,7 +59,7 @@ def _check_member_name(kind, name):
     if name == "":
         raise KeyError(f'{kind} name can\'t be empty string ""')
     if "." in name:
-        raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+        raise KeyError(f'{kind} name can\'t contain "."' + (f", got: {name}" if kind == "module" else ""))
 
 
 # Counts changes to any module's attributes and member tables. minigrad.compile's guards reuse a
@@ -228,7 +231,7 @@ class Module:
             raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
-                            "(nn.Parameter or None required)")
+                            "(minigrad.nn.Parameter or None required)")
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
@@ -238,7 +241,7 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (Tensor or None required)")
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (minigrad Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -281,7 +284,7 @@ class Module:
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                                "(nn.Parameter or None expected)")
+                                "(minigrad.nn.Parameter or None expected)")
             params[name] = None
         elif isinstance(value, Module):
             self._require_init("module")
@@ -290,14 +293,15 @@ class Module:
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
-                                "(nn.Module or None expected)")
+                                "(minigrad.nn.Module or None expected)")
             modules[name] = None
         elif isinstance(value, Buffer):
             self._forget(name, keep=buffers)
             self.register_buffer(name, value, value.persistent)
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' (Tensor or None expected)")
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(minigrad.nn.Buffer, minigrad.Tensor or None expected)")
             buffers[name] = value
         else:
             object.__setattr__(self, name, value)

@@ -65,6 +65,8 @@ from .scatter import index_add, index_reduce, scatter, scatter_add, scatter_redu
 from .scatter import index_add_ as _index_add_, index_reduce_ as _index_reduce_, scatter_ as _scatter_, scatter_add_ as _scatter_add_
 from .scatter import make_inplace as _make_inplace
 from ._util import method_form as _method_form
+from ._util import type_name as _type_name
+from ..tensor import Tensor as _Tensor
 from .scatter import make_view_inplace as _make_view_inplace
 from .scatter import scatter_reduce_ as _scatter_reduce_
 from .reduction import (  # noqa: F401
@@ -103,15 +105,21 @@ def _numpy_names(fn):
 
     @functools.wraps(fn)
     def op(*args, **kwargs):
-        if not kwargs:
-            return fn(*args)
-        if "axis" in kwargs:
-            if "dim" in kwargs:
-                raise TypeError(f"{fn.__name__}() got multiple values for argument 'dim' (axis is its alias)")
-            kwargs["dim"] = kwargs.pop("axis")
-        if "keepdims" in kwargs:
-            kwargs["keepdim"] = kwargs.pop("keepdims")
-        return fn(*args, **kwargs)
+        try:
+            if not kwargs:
+                return fn(*args)
+            if "axis" in kwargs:
+                if "dim" in kwargs:
+                    raise TypeError(f"{fn.__name__}() got multiple values for argument 'dim' (axis is its alias)")
+                kwargs["dim"] = kwargs.pop("axis")
+            if "keepdims" in kwargs:
+                kwargs["keepdim"] = kwargs.pop("keepdims")
+            return fn(*args, **kwargs)
+        except AttributeError:  # (minigrad.sum(ndarray): PyTorch's words, not a missing `.array`)
+            if args and not isinstance(args[0], _Tensor):
+                raise TypeError(f"{fn.__name__}(): argument 'input' (position 1) must be Tensor, "
+                                f"not {_type_name(args[0])}") from None
+            raise
 
     return op
 

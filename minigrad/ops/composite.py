@@ -799,6 +799,8 @@ def _bin_counts(xp, x, edges, w, dt):
 def histc(input, bins=100, min=0, max=0):
     """Counts of input's values in `bins` equal bins over [min, max], as input's dtype; min == max
     (the default) takes the data's min and max, and widens an empty range by 1 each side."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"histc(): argument 'input' (position 1) must be Tensor, not {type_name(input)}")
     _check_histogram_input(input, "histogram_cpu")
     _check_bin_count(bins)
     lo, hi = float(min), float(max)

@@ -212,7 +212,7 @@ def _data(x):
     return x.array if isinstance(x, Tensor) else x
 
 
-_OPERANDS = (Tensor, int, float, bool, complex, np.ndarray, np.generic)
+_OPERANDS = (Tensor, int, float, bool, complex, np.generic)  # (an ndarray is refused, as PyTorch: wrap it first)
 
 
 def _plain_write(self, other):
@@ -433,6 +433,8 @@ def copy_(self, src):
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(copy_, self, (src,), {})
     if not isinstance(src, Tensor):
+        if not isinstance(src, _OPERANDS):  # (an ndarray or a list: PyTorch's words, not a silent conversion)
+            raise TypeError(f"copy_(): argument 'other' (position 1) must be Tensor, not {type_name(src)}")
         src = Tensor._wrap(np.asarray(src))
     check_broadcasts_into(self, src)
 

@@ -391,10 +391,18 @@ class LerpTensor(Function):
                 sum_to(g * (b - a), w_shape) if ctx.needs_input_grad[2] else None)
 
 
+_LERP_OVERLOADS = ("Tensor input, Tensor end, Tensor weight, *, Tensor out = None",
+                   "Tensor input, Tensor end, Number weight, *, Tensor out = None")
+
+
 def lerp(input, end, weight):
     """input + weight * (end - input); `weight` a number or a tensor (all floating, one dtype)."""
     from ._util import broadcast_shapes
 
+    if not (isinstance(input, Tensor) and isinstance(end, Tensor)):  # (an ndarray end: PyTorch's parser's words)
+        from ..tensor import invalid_arguments
+
+        raise TypeError(invalid_arguments("lerp", (input, end, weight), _LERP_OVERLOADS))
     broadcast_shapes(input.array.shape, end.array.shape)
     if input.array.dtype.kind != "f":
         kind = "scalar" if not isinstance(weight, Tensor) else "tensor"

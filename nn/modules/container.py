@@ -104,6 +104,8 @@ class ModuleList(Module):
 
     def extend(self, modules):
         """Add each of `modules` at the end; returns self."""
+        if not hasattr(modules, "__iter__"):  # nn.ModuleList(layer) for nn.ModuleList([layer])
+            raise TypeError(f"ModuleList.extend should be called with an iterable, but got {type(modules).__name__}")
         for m in modules:
             self.append(m)
         return self

@@ -64,6 +64,7 @@ CALLS.update({
  "sub_none_": lambda L,x: x.sub_(None), "fill_1d": lambda L,x: x.fill_(L.tensor([3.])),
  "masked_fill__shape": lambda L,x: x.masked_fill_(L.ones(2, 4, dtype=L.bool), 0.),
  "masked_fill__wider": lambda L,x: x.masked_fill_(L.ones(2, 3, 4, dtype=L.bool), 0.),
+ "lerp__array": lambda L,x: x.lerp_(np.ones(4), 0.5), "lerp_array": lambda L,x: x.lerp(np.ones(4), 0.5),
 })
 # the same words as PyTorch's, not only the same exception type
 SAME_MESSAGE = {"add_none_", "mul_str_", "div_list_", "sub_none_"}
@@ -541,6 +542,22 @@ _FIRST_SCRIPT_MISTAKES = {
     "randint_of_an_int_size": "L.randint(0, 10, 3)", "randint_high_and_an_int_size": "L.randint(10, 3)",
     "randint_size_then_an_int": "L.randint(10, (3,), 5)",
     "load_state_dict_wrong_width": "L.nn.Linear(2, 3).load_state_dict(L.nn.Linear(4, 3).state_dict(), strict=False)",
+    "add_param_group_of_a_list": "L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1).add_param_group([1])",
+    "register_buffer_with_a_dot": "L.nn.Linear(2, 2).register_buffer('a.b', L.ones(2))",
+    "register_parameter_with_a_dot": "L.nn.Linear(2, 2).register_parameter('a.b', L.nn.Parameter(L.ones(2)))",
+    "add_module_with_a_dot": "L.nn.Linear(2, 2).add_module('a.b', L.nn.ReLU())",
+    "register_parameter_of_a_tensor": "L.nn.Linear(2, 2).register_parameter('p', L.ones(2))",
+    "assign_a_tensor_to_a_parameter": "setattr(L.nn.Linear(2, 2), 'weight', L.ones(2, 2))",
+    "assign_an_int_to_a_parameter": "setattr(L.nn.Linear(2, 2), 'weight', 5)",
+    "assign_an_int_to_a_child_module": "L.nn.Sequential(L.nn.ReLU()).__setitem__(0, 5)",
+    "assign_an_int_to_a_buffer": "L.nn.BatchNorm1d(2).__setattr__('running_mean', 5)",
+    "module_list_of_a_module": "L.nn.ModuleList(L.nn.ReLU())",
+    "sum_of_an_array": "L.sum(np.ones(2))", "amax_of_an_array": "L.amax(np.ones(2))",
+    "mean_of_an_array": "L.mean(np.ones(2))", "max_of_an_array": "L.max(np.ones(2))",
+    "histc_of_an_array": "L.histc(np.ones(2))", "lerp_of_an_array": "L.lerp(L.ones(2), np.ones(2), 0.5)",
+    "add__of_an_array": "L.ones(2).add_(np.ones(2))", "mul__of_an_array": "L.ones(2).mul_(np.ones(2))",
+    "div__of_an_array": "L.ones(2).div_(np.ones(2))", "copy__of_an_array": "L.ones(2).copy_(np.ones(2))",
+    "copy__of_a_list": "L.ones(2).copy_([1.0, 2.0])",
 }
 
 
