@@ -191,14 +191,14 @@ class CopyParts(Function):
     def forward(ctx, a, value, at):
         ctx.at = at
         out = a.array.copy()
-        out.view(value.array.dtype).reshape(-1)[at] = value.array
+        out.view(real_of(out.dtype)).reshape(-1)[at] = value.array
         return out
 
     @staticmethod
     def backward(ctx, g):  # overwritten parts pass nothing back to `a`; `value` gets their grads (re g, im g)
         ga = gv = None
         if ctx.needs_input_grad[0]:
-            mask = np.ones(2 * g.array.size, dtype=real_of(g.array.dtype))
+            mask = array_module(g.array).ones(2 * g.array.size, dtype=real_of(g.array.dtype))
             mask[ctx.at] = 0
             ga = view_as_complex((view_as_real(g) * Tensor._wrap(mask.reshape(g.array.shape + (2,)))).contiguous())
         if ctx.needs_input_grad[1]:
