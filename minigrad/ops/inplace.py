@@ -144,8 +144,9 @@ def in_graph(self, others):
 
 def _place_in_base(view, base):
     """Where the elements of the array `view` lie in `base`, the array it views: an index of base (one
-    integer array per dim, each of view's shape), or None where base is not a C-contiguous numpy array
-    of view's dtype (its memory order is then not its index order)."""
+    integer array per dim, each of view's shape), a PartsOf for a real view of a complex base, or None
+    where base is not a C-contiguous numpy array (its memory order is then not its index order) of view's
+    dtype or of complex numbers of view's dtype."""
     if type(base) is not np.ndarray or not base.flags.c_contiguous:
         return None
     if view.dtype != base.dtype:
