@@ -16,7 +16,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import broadcast_shapes, too_many_positional, type_name
-from .complex import refuse
+from .complex import real_of, refuse, view_as_complex, view_as_real
 from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, as_int, put_values
 
 
@@ -144,10 +144,13 @@ def in_graph(self, others):
 
 def _place_in_base(view, base):
     """Where the elements of the array `view` lie in `base`, the array it views: an index of base (one
-    integer array per dim, each of view's shape), or None where base is not a C-contiguous numpy array
-    of view's dtype (its memory order is then not its index order)."""
-    if type(base) is not np.ndarray or not base.flags.c_contiguous or view.dtype != base.dtype:
+    integer array per dim, each of view's shape), a PartsOf for a real view of a complex base, or None
+    where base is not a C-contiguous numpy array (its memory order is then not its index order) of view's
+    dtype or of complex numbers of view's dtype."""
+    if type(base) is not np.ndarray or not base.flags.c_contiguous:
         return None
+    if view.dtype != base.dtype:
+        return _parts_place(view, base)
     size = view.itemsize
     offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // size
     positions = np.arange(base.size, dtype=np.int64)
@@ -156,13 +159,64 @@ def _place_in_base(view, base):
     return np.unravel_index(flat, base.shape)
 
 
+class PartsOf:
+    """Where a real view (`.real`, `.imag`, `view_as_real`) lies in its complex base: `at`, of the view's
+    shape, the position of each of its elements among the base's parts read as one real array (2k the real
+    part of element k, 2k + 1 its imaginary part)."""
+
+    def __init__(self, at):
+        self.at = at
+
+
+def _parts_place(view, base):
+    """The place (PartsOf) of `view`, a real array, in `base`, a C-contiguous complex array of its parts'
+    dtype; None for any other pair of dtypes."""
+    if base.dtype.kind != "c" or view.dtype != real_of(base.dtype):
+        return None
+    size = view.itemsize
+    offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // size
+    positions = np.arange(2 * base.size, dtype=np.int64)
+    return PartsOf(np.lib.stride_tricks.as_strided(positions[offset:], view.shape,
+                                                   [s // size * positions.itemsize for s in view.strides]))
+
+
+def _parts(t):
+    """A complex tensor's parts as one flat real tensor (recorded: view_as_real, then a reshape)."""
+    return view_as_real(t).reshape(-1)
+
+
+class CopyParts(Function):
+    node_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, a, value, at):
+        ctx.at = at
+        out = a.array.copy()
+        out.view(real_of(out.dtype)).reshape(-1)[at] = value.array
+        return out
+
+    @staticmethod
+    def backward(ctx, g):  # overwritten parts pass nothing back to `a`; `value` gets their grads (re g, im g)
+        ga = gv = None
+        if ctx.needs_input_grad[0]:
+            mask = array_module(g.array).ones(2 * g.array.size, dtype=real_of(g.array.dtype))
+            mask[ctx.at] = 0
+            ga = view_as_complex((view_as_real(g) * Tensor._wrap(mask.reshape(g.array.shape + (2,)))).contiguous())
+        if ctx.needs_input_grad[1]:
+            gv = Index.apply(_parts(g), (ctx.at,), True)
+        return ga, gv, None
+
+
 def _inplace_on_view(view, out, place):
     """An in-place op on a view, recorded as PyTorch records it: the base's history is rewritten (its
     node a CopySlices of the op's result `out` into its `place`), and the view's history becomes that
     region of the new base, so later uses of either send their gradients through the op."""
     base = view._base
     _keep_original(view, out.grad_fn)
-    new_base = IndexPut.apply(base, out, place)
+    if type(place) is PartsOf:  # (a write through .real/.imag/view_as_real of a complex base)
+        new_base = CopyParts.apply(base, out, place.at)
+    else:
+        new_base = IndexPut.apply(base, out, place)
     array_module(view.array).copyto(view.array, out.array, casting="same_kind")  # (new_base's values, in memory)
     base.grad_fn, base._output_nr, base.requires_grad = new_base.grad_fn, 0, True
     _region_of_base(view, place)
@@ -191,7 +245,10 @@ def _region_of_base(view, place):
     prev = state.grad_enabled
     state.grad_enabled = True
     try:
-        region = Index.apply(view._base, place, True)
+        if type(place) is PartsOf:
+            region = Index.apply(_parts(view._base), (place.at,), True)
+        else:
+            region = Index.apply(view._base, place, True)
     finally:
         state.grad_enabled = prev
     view.grad_fn, view._output_nr, view.requires_grad = region.grad_fn, 0, True

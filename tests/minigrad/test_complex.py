@@ -562,3 +562,72 @@ def test_linalg_eig_backward_refuses_a_phase_dependent_loss_as_pytorch():
             lib.linalg.eig(A).eigenvectors.real.sum().backward()
         texts.append(str(e.value))
     assert texts[0] == texts[1]
+
+
+_PART_WRITES = {  # an in-place write through a real view of z (a complex non-leaf), w a real leaf
+    "real_mul": lambda t, z, w: z.real.mul_(3),
+    "imag_add": lambda t, z, w: z.imag.add_(w),
+    "real_slice_zero": lambda t, z, w: z.real[1:].zero_(),
+    "view_as_real_mul": lambda t, z, w: t.view_as_real(z)[..., 0].mul_(w),
+    "view_as_real_row": lambda t, z, w: t.view_as_real(z)[1].copy_(w[:2]),
+}
+
+
+@pytest.mark.parametrize("name", list(_PART_WRITES))
+def test_writes_through_real_views_of_a_complex_tensor_in_a_graph(torch, name):
+    # (they raised "in-place operation on this view ... not supported"): the write reaches z, z's node is
+    # CopySlices, and z's, the view's and w's gradients are PyTorch's, also through the view used after the write
+    got = []
+    for L in (mg, torch):
+        a = L.tensor([1 + 2j, 3 - 1j, 0.5 + 0.25j], requires_grad=True)
+        w = L.tensor([0.5, -2.0, 1.5], requires_grad=True)
+        z = a * (1 - 2j)
+        v = _PART_WRITES[name](L, z, w)
+        loss = _loss(L, z) + (v * v).sum()
+        loss.backward()
+        got.append((z.detach().numpy().copy(), v.detach().numpy().copy(), z.grad_fn.name().split("::")[-1], a.grad.numpy(),
+                    None if w.grad is None else w.grad.numpy()))  # (None where the write takes no w)
+    for m, t in zip(*got):
+        if m is None or isinstance(m, str):
+            assert m == t
+        else:
+            np.testing.assert_allclose(m, t, rtol=1e-6, atol=1e-6)
+
+
+def test_a_real_view_taken_before_a_write_to_its_complex_base_has_its_gradient(torch):
+    # the view's history is regrown from z's as it is after the write (it raised: "not a contiguous array")
+    got = []
+    for L in (mg, torch):
+        a = L.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        z = a * 2
+        r, p = z.imag, L.view_as_real(z)
+        z.mul_(1j)
+        (r * L.tensor([1.0, 3.0])).sum().add(p[..., 0].sum()).backward()
+        got.append(a.grad.numpy())
+    np.testing.assert_allclose(*got)
+
+
+def test_view_as_real_shares_memory_as_pytorchs(torch):
+    # view_as_real copied its input: writes through it were lost, under no_grad too; it is now a view of z
+    got = []
+    for L in (mg, torch):
+        z = L.tensor([[1 + 2j, 3 - 1j], [0.5 + 0.25j, -2j]])
+        with L.no_grad():
+            L.view_as_real(z)[..., 0].mul_(2)
+        L.view_as_real(z.t())[0, 1, 1] = 7.0  # (a transposed z: its parts still on the last axis)
+        v = L.view_as_real(z)
+        got.append((z.numpy().copy(), v._base is z, v.shape, z._version))
+    (z1, b1, s1, v1), (z2, b2, s2, v2) = got
+    np.testing.assert_array_equal(z1, z2)
+    assert b1 and b2 and tuple(s1) == tuple(s2) and v1 == v2
+
+
+def test_writing_a_part_of_a_complex_leaf_that_requires_grad_is_refused_as_pytorch(torch):
+    texts = []
+    for L in (mg, torch):
+        leaf = L.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+        for write in (lambda t: t.real.mul_(2), lambda t: t.imag.zero_(), lambda t, L=L: L.view_as_real(t)[0].zero_()):
+            with pytest.raises(RuntimeError) as e:
+                write(leaf)
+            texts.append(str(e.value))
+    assert texts[:3] == texts[3:]
