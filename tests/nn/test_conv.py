@@ -1054,7 +1054,7 @@ def test_strided_convs_take_the_image_kernels_from_8_by_8_positions(torch, monke
     ("conv2d", (2, 4, 9, 11), (12, 1, 3, 2), {"stride": (2, 3), "padding": (1, 2), "dilation": (2, 1)}),  # M = 3
     ("conv2d", (2, 5, 12, 10), (10, 1, 4, 3), {"padding": "same", "dilation": (1, 2)}),  # more padding after, M = 2
     ("conv2d", (2, 8, 16, 16), (8, 1, 7, 7), {"padding": 3}),  # ConvNeXt's 7 x 7
-    ("conv2d", (2, 6, 7, 7), (6, 1, 3, 3), {"stride": 3}),  # no padding, rows past the last window's
+    ("conv2d", (2, 6, 13, 13), (6, 1, 3, 3), {"stride": 3}),  # no padding, a row past the last window's
     ("conv1d", (4, 8, 13), (8, 1, 4), {"padding": 3}),  # Mamba's causal conv (the extra outputs of a crop)
     ("conv1d", (2, 3, 17), (6, 1, 3), {"stride": 2, "padding": 2, "dilation": 3, "bias": False}),  # M = 2
     ("conv_transpose2d", (2, 6, 5, 5), (6, 1, 3, 3), {"stride": 2, "padding": 1, "output_padding": 1}),
@@ -1105,6 +1105,7 @@ def test_depthwise_conv_vs_the_general_path_and_torch(torch, monkeypatch, dtype,
     (F.conv2d, (2, 6, 8, 8), (6, 2, 3, 3), 3, False),  # two channels a group: the general path's
     (F.conv2d, (2, 1, 8, 8), (4, 1, 3, 3), 1, False),  # one channel in, one group: the image kernels'
     (F.conv3d, (2, 4, 5, 5, 5), (4, 1, 3, 3, 3), 4, False),  # 3-d: the general path's
+    (F.conv2d, (2, 6, 4, 4), (6, 1, 5, 5), 6, False),  # a 5 x 5 kernel on a 4 x 4 map: the general path's
 ])
 def test_depthwise_kernel_takes_one_group_per_input_channel(torch, monkeypatch, fn, xs, ws, groups, taken):
     # the compiled depthwise loops take a conv whose every group is one input channel (more than one) and whose

@@ -22,6 +22,8 @@ Each sum is the general path's terms in another order (the same values at float 
 and PyTorch). Work is cut by whole input planes (n, c) (forward, input grad) or an input channel's M output
 channels (the weight grad), each summed by one thread in a fixed order: the bits do not depend on the number of threads.
 """
+import math
+
 import numpy as np
 
 from . import floats, team
@@ -29,12 +31,14 @@ from . import floats, team
 _U = np.uint64  # (an unsigned index: numba adds no wraparound for negative indices)
 
 
-def supports(a, b, channels, out_channels, groups):
+def supports(a, b, channels, out_channels, groups, kernel, out):
     """float32 / float64 numpy arrays with elements, `a` 4-D (a conv's input or output gradient: the 2-D
     kernel's, a Conv1d's as height 1), one group per input channel (more than one: a single-channel conv
-    is the image-by-image path's) and out_channels a multiple of it."""
+    is the image-by-image path's) and out_channels a multiple of it, with more output positions than kernel
+    offsets (where a plane is smaller than its kernel, as a 5 x 5 kernel on a 4 x 4 map, most of each
+    offset's pass lands in the padding, and the general path's columns are the faster)."""
     return (floats(a, b) and a.ndim == 4 and a.size > 0 and b.size > 0 and groups == channels > 1
-            and out_channels % groups == 0)
+            and out_channels % groups == 0 and math.prod(out) > math.prod(kernel))
 
 
 def _geometry(kernel, stride, dilation, pads, shape, out):
