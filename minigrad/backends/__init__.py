@@ -84,6 +84,10 @@ without it); the thread team and BLAS they use are minigrad/backends/cpu/team.py
                     stride, forward (False for  out, bias or None -> y (N, O,      dilation -> gw
                     the weight's gradient)      *out)
                     (2-D, one group)
+    depthwise_conv  a, b, C_in, C_out, groups   forward: x, w, stride, pads,       weight_grad: x, g, kernel, stride,
+                    (a: x or g, 4-D; b: w or g; dilation, out, bias or None -> y  pads, dilation -> gw; input_grad:
+                    groups == C_in > 1)                                        g, w, x's shape, stride, pads,
+                                                                               dilation, out -> gx
     rnn_step        the step's arrays (2-D)     lstm_step, gru_step (and *_backward): a time step's gate math
     max_pool2d      x (N, C, H, W), kernel,     x, kernel, stride, dilation,       g, idx, x's shape -> gx
                     stride, dilation, padding,  padding, out -> (y, idx)
@@ -177,6 +181,7 @@ register("col2im", "cpu.col2im", "cpu")
 register("im2col", "cpu.im2col", "cpu")
 register("conv_input_grad", "cpu.conv_input", "cpu")
 register("conv_forward", "cpu.conv_forward", "cpu")
+register("depthwise_conv", "cpu.depthwise", "cpu")
 register("rnn_step", "cpu.rnn", "cpu")
 register("max_pool2d", "cpu.max_pool", "cpu")
 register("avg_pool", "cpu.avg_pool", "cpu")

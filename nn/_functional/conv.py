@@ -152,6 +152,10 @@ def _weight_grad_arrays(xd, gd, kernel, stride, pads, dilation, groups):
         return xp.zeros((O, xd.shape[1] // groups) + tuple(kernel), dtype=gd.dtype)
     x4, one, no_pad = _height_one(kernel, xd)
     g4 = _height_one(kernel, gd)[0]
+    impl = backends.find("depthwise_conv", x4, g4, xd.shape[1], O, groups, kernel, out)
+    if impl is not None:  # (compiled: each channel's sums over its rows, no columns)
+        gw = impl.weight_grad(x4, g4, one + kernel, one + stride, no_pad + pads, one + dilation)
+        return gw.reshape((O, 1) + tuple(kernel))
     # (g takes the checks of w; the weight gradient's rule, not the forward's)
     impl = backends.find("conv_forward", x4, g4, groups, one + kernel, one + out, one + stride, False)
     if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves)
@@ -193,6 +197,9 @@ def _conv_arrays(xd, wd, stride, pads, dilation, groups, bias=None):
         return xp.zeros((N, O) + out, dtype=xd.dtype)
     x4, one, no_pad = _height_one(kernel, xd)
     w4 = _height_one(kernel, wd)[0]
+    impl = backends.find("depthwise_conv", x4, w4, xd.shape[1], O, groups, kernel, out)
+    if impl is not None:  # (compiled: each output row summed in place, no columns; the bias its start)
+        return impl.forward(x4, w4, one + stride, no_pad + pads, one + dilation, one + out, bias).reshape((N, O) + out)
     impl = backends.find("conv_forward", x4, w4, groups, one + kernel, one + out, one + stride)
     if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves; the bias
         # added as y is written)
@@ -245,6 +252,11 @@ def _input_grad(gd, wd, x_shape, pads, kernel, stride, dilation, out, groups):
     O = wd.shape[0]
     g4, one, no_pad = _height_one(kernel, gd)
     w4 = _height_one(kernel, wd)[0]
+    impl = backends.find("depthwise_conv", g4, w4, C, O, groups, kernel, out)
+    if impl is not None:  # (compiled: each output row added back in place, no columns and no col2im)
+        gx = impl.input_grad(g4, w4, x_shape[:2] + one + tuple(x_shape[2:]), one + stride, no_pad + pads,
+                             one + dilation, one + out)
+        return gx.reshape(x_shape)
     impl = backends.find("conv_input_grad", g4, w4, groups, one + kernel)
     if impl is not None:  # (compiled, image by image: each image's columns made in the cache, no moves)
         gx = impl.forward(g4, w4, x_shape[:2] + one + tuple(x_shape[2:]), one + kernel, one + stride,

@@ -1045,3 +1045,82 @@ def test_strided_convs_take_the_image_kernels_from_8_by_8_positions(torch, monke
         assert mine.dtype == np.float32 and mine.shape == want.shape
         for ref in (other, want):
             np.testing.assert_allclose(mine, ref, rtol=1e-4, atol=1e-5 * max(np.abs(want).max(), 1.0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn, xs, ws, kw", [
+    ("conv2d", (8, 16, 32, 32), (16, 1, 3, 3), {"stride": 2, "padding": 1}),  # MobileNet's strided 3 x 3
+    ("conv2d", (3, 6, 8, 8), (6, 1, 5, 5), {"padding": 2, "bias": False}),
+    ("conv2d", (2, 4, 9, 11), (12, 1, 3, 2), {"stride": (2, 3), "padding": (1, 2), "dilation": (2, 1)}),  # M = 3
+    ("conv2d", (2, 5, 12, 10), (10, 1, 4, 3), {"padding": "same", "dilation": (1, 2)}),  # more padding after, M = 2
+    ("conv2d", (2, 8, 16, 16), (8, 1, 7, 7), {"padding": 3}),  # ConvNeXt's 7 x 7
+    ("conv2d", (2, 6, 13, 13), (6, 1, 3, 3), {"stride": 3}),  # no padding, a row past the last window's
+    ("conv1d", (4, 8, 13), (8, 1, 4), {"padding": 3}),  # Mamba's causal conv (the extra outputs of a crop)
+    ("conv1d", (2, 3, 17), (6, 1, 3), {"stride": 2, "padding": 2, "dilation": 3, "bias": False}),  # M = 2
+    ("conv_transpose2d", (2, 6, 5, 5), (6, 1, 3, 3), {"stride": 2, "padding": 1, "output_padding": 1}),
+])
+def test_depthwise_conv_vs_the_general_path_and_torch(torch, monkeypatch, dtype, fn, xs, ws, kw):
+    # groups == in_channels: the compiled depthwise loops for the output and the gradients of x and w (another
+    # order of each sum): the same bits on one thread and two, the general path's values and PyTorch's
+    from minigrad.backends.cpu import depthwise
+
+    kw = dict(kw)
+    bias = kw.pop("bias", True)
+    groups = ws[0] if fn == "conv_transpose2d" else xs[1]
+    calls = []
+    for name in ("forward", "input_grad", "weight_grad"):
+        monkeypatch.setattr(depthwise, name, lambda *a, real=getattr(depthwise, name), n=name: calls.append(n) or real(*a))
+    x, w = arr(*xs, dtype=dtype), arr(*ws, dtype=dtype)
+    b = arr(ws[1] * groups if fn == "conv_transpose2d" else ws[0], dtype=dtype) if bias else None
+
+    def grads(lib):
+        ts = [None if a is None else lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = getattr(lib.nn.functional, fn)(*ts, groups=groups, **kw)
+        y.backward(lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)).astype(dtype)))
+        return [np.asarray(y.detach())] + [np.asarray(t.grad) for t in ts if t is not None]
+
+    fast = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv("MINIGRAD_NUM_THREADS", threads)
+        fast[threads] = grads(minigrad)
+    assert {"forward", "weight_grad"} <= set(calls) and ("input_grad" in calls or "forward" in calls[1:])
+    calls.clear()
+    monkeypatch.setattr(depthwise, "supports", lambda *a: False)
+    general = grads(minigrad)
+    assert calls == []
+    theirs = grads(torch)
+    for mine, two, other, want in zip(fast["1"], fast["2"], general, theirs):
+        assert mine.dtype == dtype and mine.shape == want.shape
+        assert np.array_equal(mine, two)
+        scale = max(np.abs(want).max(), 1.0)
+        for ref in (other, want):
+            np.testing.assert_allclose(mine, ref, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                                       atol=(1e-5 if dtype == np.float32 else 1e-12) * scale)
+
+
+@pytest.mark.parametrize("fn, xs, ws, groups, taken", [
+    (F.conv2d, (2, 6, 8, 8), (6, 1, 3, 3), 6, True),  # depthwise
+    (F.conv2d, (2, 6, 8, 8), (18, 1, 3, 3), 6, True),  # channel multiplier 3
+    (F.conv1d, (2, 6, 9), (6, 1, 4), 6, True),  # a Conv1d as height 1
+    (F.conv2d, (2, 6, 8, 8), (6, 2, 3, 3), 3, False),  # two channels a group: the general path's
+    (F.conv2d, (2, 1, 8, 8), (4, 1, 3, 3), 1, False),  # one channel in, one group: the image kernels'
+    (F.conv3d, (2, 4, 5, 5, 5), (4, 1, 3, 3, 3), 4, False),  # 3-d: the general path's
+    (F.conv2d, (2, 6, 4, 4), (6, 1, 5, 5), 6, False),  # a 5 x 5 kernel on a 4 x 4 map: the general path's
+])
+def test_depthwise_kernel_takes_one_group_per_input_channel(torch, monkeypatch, fn, xs, ws, groups, taken):
+    # the compiled depthwise loops take a conv whose every group is one input channel (more than one) and whose
+    # output channels are a multiple of them, 1-d and 2-d; other convs keep their paths; PyTorch's values either way
+    from minigrad.backends.cpu import depthwise
+
+    calls = []
+    monkeypatch.setattr(depthwise, "forward", lambda *a, real=depthwise.forward: calls.append(1) or real(*a))
+    x, w = arr(*xs), arr(*ws)
+    got = []
+    for lib, f in ((minigrad, fn), (torch, getattr(torch.nn.functional, fn.__name__))):
+        ts = [lib.tensor(a, requires_grad=True) for a in (x, w)]
+        y = f(*ts, padding=1, groups=groups)
+        y.sum().backward()
+        got.append([np.asarray(y.detach())] + [np.asarray(t.grad) for t in ts])
+    assert bool(calls) == taken
+    for mine, want in zip(*got):
+        np.testing.assert_allclose(mine, want, rtol=1e-10, atol=1e-12)
