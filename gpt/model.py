@@ -194,7 +194,7 @@ class GPT(nn.Module):
             if cache is not None:
                 x = block(x, cache.layers[i])
             elif self.config.grad_checkpoint and self.training and minigrad.is_grad_enabled():
-                x = checkpoint(block, x)
+                x = checkpoint(block, x, use_reentrant=False)
             else:
                 x = block(x)
         x = self.transformer.ln_f(x)

@@ -922,11 +922,13 @@ class Rsqrt(Function):
     def forward(ctx, a):
         x = a.array
         xp = array_module(x)
-        if x.size == 1 and type(x) is np.ndarray and x.item() > 0:
+        if x.size == 1 and type(x) is np.ndarray and x.dtype != np.float16 and x.item() > 0:
             # one positive number (RMSNorm's of a generated token) cannot warn: no errstate to enter, which
             # costs as much as the two ufuncs
             return xp.reciprocal(xp.sqrt(x))
         with np.errstate(divide="ignore", invalid="ignore"):
+            if x.dtype == np.float16:  # in float32, rounded once, as PyTorch's (two float16 roundings drift an ulp)
+                return xp.reciprocal(xp.sqrt(x.astype(np.float32))).astype(np.float16)
             return xp.reciprocal(xp.sqrt(x))  # (1.0 / sqrt's bits, a microsecond sooner)
 
     @staticmethod

@@ -18,6 +18,7 @@ original forward, `fn` is not deterministic and backward raises `CheckpointError
 returning wrong gradients.
 """
 import sys
+import warnings
 import weakref
 
 from .. import random as _random
@@ -29,11 +30,17 @@ from ..tensor import Tensor
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError"]
 
 
+_UNSAID = ("{}: the use_reentrant parameter should be passed explicitly. {} "
+           "use_reentrant=False is recommended, but if you need to preserve the current default behavior, you "
+           "can pass use_reentrant=True. Refer to docs for more details on the differences between the two "
+           "variants.")
+
+
 class CheckpointError(RuntimeError):
     """The recomputation in backward did not match the original forward."""
 
 
-def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True, determinism_check="default",
+def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, determinism_check="default",
                **kwargs):
     """`function(*args, **kwargs)`, without keeping its intermediate tensors: backward recomputes them.
 
@@ -44,9 +51,15 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True, de
     check that the recomputation saved the same tensors. Outside grad mode this is just
     `function(*args, **kwargs)`. Only the non-reentrant variant is implemented.
     """
+    if use_reentrant is None:
+        # PyTorch warns when the variant is left unsaid (its default is still the reentrant one);
+        # minigrad warns alike, then runs the only variant it has, which gives the same gradients.
+        warnings.warn(_UNSAID.format("torch.utils.checkpoint", "Starting in PyTorch 2.9, calling checkpoint without "
+                                     "use_reentrant will raise an exception."), stacklevel=2)
+        use_reentrant = False
     if use_reentrant:
         raise NotImplementedError(
-            "checkpoint(use_reentrant=True) is not implemented in minigrad; the default non-reentrant "
+            "checkpoint(use_reentrant=True) is not implemented in minigrad; the non-reentrant "
             "checkpoint (use_reentrant=False) works with backward(), autograd.grad, kwargs and nesting"
         )
     if determinism_check not in ("default", "none"):
@@ -60,10 +73,14 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True, de
     return out
 
 
-def checkpoint_sequential(functions, segments, input, use_reentrant=False, preserve_rng_state=True):
+def checkpoint_sequential(functions, segments, input, use_reentrant=None, preserve_rng_state=True):
     """Run `functions` (a list, or a module with `children()`) in order on `input`, in `segments`
     chunks: every chunk but the last is checkpointed (the last one's activations are needed at
     once by backward, so checkpointing it would only cost time)."""
+    if use_reentrant is None:
+        warnings.warn(_UNSAID.format("torch.utils.checkpoint.checkpoint_sequential", "In version 2.9 we will raise "
+                                     "an exception if use_reentrant is not passed."), stacklevel=2)
+        use_reentrant = False
     if isinstance(functions, (list, tuple)):
         functions = list(functions)
     elif hasattr(functions, "children"):

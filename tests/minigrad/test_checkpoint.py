@@ -1,5 +1,6 @@
 """Gradient checkpointing and the saved-tensor hooks it is built on."""
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -10,6 +11,9 @@ from minigrad.memory import saved_tensors_report
 from minigrad.utils.checkpoint import CheckpointError, checkpoint, checkpoint_sequential
 
 D = 8  # batch and width (square matmuls)
+
+# The calls here leave use_reentrant unsaid, as most scripts do; its warning has its own test.
+pytestmark = pytest.mark.filterwarnings("ignore:.*use_reentrant parameter should be passed:UserWarning")
 
 
 def dropout(x, p):
@@ -229,6 +233,34 @@ def test_no_grad_and_reentrant():
     assert y.grad_fn is None
     with pytest.raises(NotImplementedError, match="use_reentrant"):
         checkpoint(lambda a: a.exp(), x, use_reentrant=True)
+
+
+@pytest.mark.parametrize("which", ["checkpoint", "checkpoint_sequential"])
+def test_unsaid_use_reentrant_warns_as_pytorch_and_runs(which):
+    torch = pytest.importorskip("torch")
+    import torch.utils.checkpoint as tck
+
+    def run(lib, ck_fn, x):
+        fns = [lambda a: a.exp(), lambda a: a * 2]
+        with pytest.warns(UserWarning) as record:
+            if which == "checkpoint":
+                y = ck_fn(lambda a: fns[1](fns[0](a)), x)
+            else:
+                y = ck_fn(fns, 2, x)
+        y.sum().backward()
+        texts = [str(w.message) for w in record if "use_reentrant" in str(w.message)]
+        assert len(texts) == 1
+        return texts[0], x.grad.numpy(), record[0].filename
+
+    data = np.linspace(-1, 1, D, dtype=np.float32)
+    ours = run(mg, getattr(mg.utils.checkpoint, which), mg.tensor(data, requires_grad=True))
+    theirs = run(torch, getattr(tck, which), torch.tensor(data, requires_grad=True))
+    assert ours[0] == theirs[0]
+    assert ours[2] == __file__  # the warning points at the caller's line
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        checkpoint(lambda a: a.exp(), mg.tensor(data, requires_grad=True), use_reentrant=False).sum().backward()
 
 
 def test_checkpoint_sequential():

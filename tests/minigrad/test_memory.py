@@ -57,7 +57,7 @@ class MLP:
     def forward(self, x, ck=False):
         h = x
         for layer in self.layers:
-            h = checkpoint(self.block, layer, h) if ck else self.block(layer, h)
+            h = checkpoint(self.block, layer, h, use_reentrant=False) if ck else self.block(layer, h)
         return self.head(h)
 
     def __call__(self, x, ck=False):

@@ -802,6 +802,19 @@ def test_rsqrt_and_reciprocal_bits_like_torch(dtype):
         np.testing.assert_array_equal(got, want)
 
 
+def test_float16_rsqrt_rounds_once_like_torch():
+    # RMSNorm's rsqrt of a half mean square: PyTorch takes it in float32 and rounds to half once (in its
+    # vector blocks, so the length here is a multiple of any block width); 1 / sqrt in half rounded twice.
+    rng = np.random.default_rng(6)
+    a = (np.abs(rng.standard_normal((16, 64))) * 10.0 ** rng.integers(-3, 4, (16, 64))).astype(np.float16)
+    a[0, :4] = [0.0, np.inf, -1.0, np.nan]
+    got = mg.rsqrt(mg.tensor(a)).numpy()
+    want = torch.rsqrt(torch.tensor(a)).numpy()
+    assert got.dtype == want.dtype == np.float16
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(mg.tensor(a[3, 5:6]).rsqrt().numpy(), want[3, 5:6])  # (one number's path)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_topk_of_one_row_with_nan_and_ties_like_torch(dtype):
     # the largest of one row (sampling's top-k) sort -x, whose NaNs numpy puts last: a NaN anywhere in the row
