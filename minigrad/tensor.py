@@ -753,15 +753,17 @@ def invalid_arguments(fn, args, overloads):
 
 def _check_assigned_grad(t, value):
     """PyTorch's checks of `t.grad = value`: a Tensor, of t's dtype, then of t's size."""
-    if not isinstance(value, Tensor):
+    sparse = getattr(value, "is_sparse", False)  # (Embedding(sparse=True)'s gradient, assigned back)
+    if not isinstance(value, Tensor) and not sparse:
         raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
-    if value.array.dtype != t.array.dtype:
-        raise RuntimeError(f"attempting to assign a gradient with dtype '{dtypes.cpp_name(value.array.dtype)}' to a tensor "
+    dtype = (value._values() if sparse else value).array.dtype
+    if dtype != t.array.dtype:
+        raise RuntimeError(f"attempting to assign a gradient with dtype '{dtypes.cpp_name(dtype)}' to a tensor "
                            f"with grad_dtype '{t.dtype._legacy[:-6]}'. The gradient must match the tensor's grad_dtype "
                            "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
                            "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the "
                            "dtypes of a tensor and its gradient may break downstream systems that assume they match.")
-    if value.array.shape != t.array.shape:
+    if tuple(value.shape) != t.array.shape:
         raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of size "
                            f"'{list(t.shape)}'. Please ensure that the gradient and the tensor are the same size")
 

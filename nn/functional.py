@@ -25,6 +25,7 @@ from ._functional.linear import embedding as _embedding
 from ._functional.linear import embedding_renorm_ as _embedding_renorm_
 from ._functional.linear import grad_scaled_by_freq as _grad_scaled_by_freq
 from ._functional.linear import linear as _linear
+from ._functional.linear import sparse_embedding as _sparse_embedding
 from ._functional.loss import _legacy_reduction
 from ._functional.loss import cross_entropy as _cross_entropy
 from ._functional.loss import mse_loss as _mse_loss
@@ -53,16 +54,17 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     -> output (*, embedding_dim). The row `padding_idx` (if given) gets no gradient. max_norm: first
     each looked-up row whose norm_type-norm exceeds it is scaled down to it, in place in `weight`
     (outside autograd), as PyTorch. scale_grad_by_freq: each row's gradient is divided by how often
-    its id occurs in `input`. sparse=True (sparse gradients) raises NotImplementedError. One
-    `EmbeddingBackward0` node saving the ids; its backward sums repeated ids without np.add.at.
+    its id occurs in `input`. sparse=True: weight's gradient is a sparse COO tensor of one row per id
+    looked up (the padding row's left out), uncoalesced, as PyTorch's. One `EmbeddingBackward0` node
+    saving the ids; its dense backward sums repeated ids without np.add.at.
     """
-    if sparse:
-        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported in minigrad; "
-                                  "use sparse=False (dense gradients)")
     if max_norm is not None:
         check_tensor(input, "input", "embedding")
         _embedding_renorm_(weight, input, max_norm, norm_type)
-    out = backends.pick(_embedding, _ref.embedding)(input, weight, padding_idx)
+    if sparse:
+        out = _sparse_embedding(input, weight, padding_idx)
+    else:
+        out = backends.pick(_embedding, _ref.embedding)(input, weight, padding_idx)
     if scale_grad_by_freq and out.requires_grad:
         out = _grad_scaled_by_freq(out, input, weight.shape[0])
     return out

@@ -245,7 +245,7 @@ def _check_anomaly(node, results):
     if not state.anomaly_check_nan:
         return
     for i, g in enumerate(results):
-        a = getattr(g, "array", None)
+        a = g._values().array if getattr(g, "is_sparse", False) else getattr(g, "array", None)
         if a is not None and a.dtype.kind in "fc" and bool(array_module(a).isnan(a).any()):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
@@ -260,9 +260,20 @@ def _add_to_buffer(buffers, node, nr, g, grad_enabled):
         buf += [None] * (nr + 1 - len(buf))
     if buf[nr] is None:
         buf[nr] = g
+    elif buf[nr].is_sparse or g.is_sparse:
+        buf[nr] = _sum_with_sparse(buf[nr], g)
     elif grad_enabled or recording.recorders_made and recording.hook.recorder is not None \
             or not _add_in_place(buf, nr, g):
         buf[nr] = buf[nr] + g  # a Tensor add, so create_graph (and minigrad.compile) records it
+
+
+def _sum_with_sparse(old, new):
+    """Two gradients on one edge, one of them sparse: sparse with sparse stays sparse, the newer one's
+    elements first (PyTorch's order); with a dense one the sum is dense."""
+    if old.is_sparse and new.is_sparse:
+        return new + old
+    dense, sparse = (new, old) if old.is_sparse else (old, new)
+    return dense + sparse.to_dense()
 
 
 def _add_in_place(buf, nr, g):
@@ -368,6 +379,8 @@ def accumulate_into_leaf(variable, grad):
     Tensor = _function.Tensor
     if recording.recorders_made and recording.hook.recorder is not None:  # minigrad.compile is capturing
         return recording.hook.recorder.on_accumulate(variable, grad)
+    if grad.is_sparse or variable._grad is not None and variable._grad.is_sparse:
+        return _accumulate_sparse(variable, grad)
     if grad.array.shape != variable.array.shape:
         raise RuntimeError(
             f"Function AccumulateGrad returned an invalid gradient - got {list(grad.array.shape)} "
@@ -395,6 +408,30 @@ def accumulate_into_leaf(variable, grad):
         variable._grad = old + grad
     else:
         old.array += grad.array
+        old._bump_version()
+
+
+def _accumulate_sparse(variable, grad):
+    """accumulate_into_leaf where the gradient or the `.grad` is sparse (Embedding(sparse=True)'s): sparse
+    and sparse add up to a sparse `.grad` (the elements of both, uncoalesced); with a dense one it is dense."""
+    if tuple(grad.shape) != tuple(variable.array.shape):
+        raise RuntimeError(
+            f"Function AccumulateGrad returned an invalid gradient - got {list(grad.shape)} "
+            f"but expected shape compatible with {list(variable.array.shape)}"
+        )
+    old = variable._grad
+    if not state.grad_enabled:  # (create_graph keeps the gradient's graph)
+        grad = grad.detach()  # a sparse one: a wrapper of its own, apart from any a hook kept
+    if old is None:
+        variable._grad = grad
+    elif old.is_sparse and grad.is_sparse:
+        variable._grad = old + grad
+    elif old.is_sparse:
+        variable._grad = grad + old.to_dense()
+    elif state.grad_enabled or old.requires_grad:
+        variable._grad = old + grad.to_dense()
+    else:
+        old.array += grad.to_dense().array
         old._bump_version()
 
 

@@ -239,6 +239,35 @@ class Embedding(Function):
                 (lambda ids, g: (None, _embedding_backward(ids, g, n, padding_idx))))
 
 
+class SparseEmbedding(Embedding):
+    """embedding(sparse=True): the weight's gradient a COO tensor of one row per id looked up, in lookup
+    order and uncoalesced, as PyTorch's (an optimizer then touches only those rows)."""
+    node_name = "EmbeddingBackward0"
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        from minigrad.sparse import SparseTensor  # (the sparse module loads only on this path)
+
+        ids = ctx._saved_indices.array.reshape(-1)
+        rows = g.array.reshape(ids.size, g.array.shape[-1])
+        if ctx.padding_idx is not None:  # the padding row's lookups are left out, not kept as zeros
+            keep = ids != ctx.padding_idx
+            ids, rows = ids[keep], rows[keep]
+        indices = wrap(ids.astype(np.int64).reshape(1, -1))
+        return None, SparseTensor(indices, wrap(rows.copy()), (ctx.num_weights, rows.shape[1])), None
+
+    double_backward = array_step = None  # (the dense node's: a sparse gradient has neither)
+
+
+def sparse_embedding(input, weight, padding_idx=None):
+    check_embedding_ids(input)
+    n = weight.array.shape[0]
+    if padding_idx is not None:
+        padding_idx %= n
+    return SparseEmbedding.apply(input, weight, padding_idx)
+
+
 def _embedding_backward(ids, g, n, padding_idx):  # gW[v] = sum of g at the positions where ids == v (padding row: 0)
     idx = ids.reshape(-1)
     g = g.reshape(idx.size, g.shape[-1])  # (not -1: no ids at all is a (0, C) gradient)

@@ -15,16 +15,13 @@ class Embedding(Module):
     weight (num_embeddings, embedding_dim), initialised N(0, 1). The row `padding_idx` (if
     given) starts at zero and gets no gradient. max_norm: each row looked up is first scaled
     down, in place in `weight`, to that norm_type-norm if it is longer (see F.embedding);
-    scale_grad_by_freq divides each row's gradient by its id's count in the batch; sparse=True
-    (sparse gradients) raises NotImplementedError.
+    scale_grad_by_freq divides each row's gradient by its id's count in the batch; sparse=True makes
+    weight's gradient a sparse COO tensor of the rows looked up (for SparseAdam, SGD, Adagrad).
     """
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
-        if sparse:
-            raise NotImplementedError("Embedding: sparse=True (sparse gradients) is not supported in minigrad; "
-                                      "use sparse=False (dense gradients)")
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         _make_table(self, num_embeddings, embedding_dim, padding_idx, _weight, not _freeze, device, dtype,

@@ -59,8 +59,23 @@ class Adagrad(Optimizer):
                 self._init_state(p, group)
             state["step"] += 1
             clr = lr / (1 + (state["step"] - 1) * lr_decay)
+            if p.grad.is_sparse:
+                self._step_sparse(p, state["sum"], clr, eps, wd, maximize)
+                continue
             self._update_arrays([p.array, p.grad.array, state["sum"].array], clr, eps, wd, maximize)
             p._bump_version()
+
+    def _step_sparse(self, p, acc, clr, eps, wd, maximize):
+        """A sparse gradient's step: only its rows' sums and values change (repeated ids summed first)."""
+        if wd != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+        g = (-p.grad if maximize else p.grad).coalesce()
+        rows, values = tuple(g.indices().array), g.values().array
+        acc.array[rows] += values * values
+        acc._bump_version()
+        std = array_module(acc.array).sqrt(acc.array[rows]) + eps
+        p.array[rows] += (values / std) * -clr
+        p._bump_version()
 
     def _update_arrays(self, arrays, clr, eps, wd, maximize):
         """The step on arrays [p, g, sum], in place."""

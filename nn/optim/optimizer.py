@@ -90,6 +90,20 @@ def check_betas(betas):
             raise ValueError(f"Invalid beta parameter at index {i}: {b}")
 
 
+def sparse_grads(params):
+    """The parameters whose gradient is sparse (Embedding(sparse=True)'s), read without the `.grad`
+    property's checks: optimizers step those row by row, or refuse them."""
+    return [p for p in params if p._grad is not None and p._grad.is_sparse]
+
+
+def add_sparse_(p, grad, alpha):
+    """p += alpha * grad for a sparse grad, each element added in its order (repeats add up), in place."""
+    xp = array_module(p.array)
+    idx = tuple(grad._indices().array)
+    xp.add.at(p.array, idx, grad._values().array * alpha)
+    p._bump_version()
+
+
 def check_implementation(foreach, fused):
     """PyTorch's `foreach=` / `fused=` pick among implementations of one update; minigrad has one
     (array code over each parameter, or a backend kernel), so both are accepted and give its result."""

@@ -1,7 +1,7 @@
 """SGD with momentum, dampening, Nesterov, (L2) weight decay and maximize, as `torch.optim.SGD`."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, check_implementation
+from .optimizer import Optimizer, add_sparse_, check_implementation, sparse_grads
 
 
 class SGD(Optimizer):
@@ -37,7 +37,7 @@ class SGD(Optimizer):
         lr, wd, momentum = float(group["lr"]), float(group["weight_decay"]), float(group["momentum"])
         dampening, nesterov = float(group["dampening"]), group["nesterov"]
         maximize = group.get("maximize", False)  # (a group saved before the key existed: False)
-        lists = self._foreach_params(group)
+        lists = None if sparse_grads(group["params"]) else self._foreach_params(group)  # (PyTorch's rule too)
         if lists is not None:  # foreach: one update over each list's concatenated parameters
             for params in lists:
                 have = {"momentum_buffer" in self.state[p] for p in params}
@@ -59,6 +59,9 @@ class SGD(Optimizer):
         for p in params:
             if p.grad is None:
                 continue
+            if p.grad.is_sparse:
+                self._step_sparse(p, lr, wd, momentum, dampening, nesterov, maximize)
+                continue
             arrays = [p.array, p.grad.array]
             first = False
             if momentum != 0:
@@ -69,6 +72,24 @@ class SGD(Optimizer):
                 arrays.append(state["momentum_buffer"].array)
             self._update_arrays(arrays, first, lr, wd, momentum, dampening, nesterov, maximize)
             p._bump_version()
+
+    def _step_sparse(self, p, lr, wd, momentum, dampening, nesterov, maximize):
+        """The step for a sparse gradient, in PyTorch's sparse arithmetic: the momentum buffer is sparse
+        too (a copy of the first gradient, then every later one's elements added to it), and only the
+        rows present in it change."""
+        d = -p.grad if maximize else p.grad
+        if wd != 0:  # (p + g: dense + sparse is the sum PyTorch's sparse backend refuses)
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        if momentum != 0:
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = d.detach().clone()
+            else:
+                buf = buf * momentum + (d * (1 - dampening) if dampening != 0 else d)
+            state["momentum_buffer"] = buf
+            d = d + buf * momentum if nesterov else buf
+        add_sparse_(p, d, -lr)
 
     def _update_arrays(self, arrays, first, lr, wd, momentum, dampening, nesterov, maximize=False):
         """The step on arrays [p, g(, momentum_buffer)], in place; `first`: the buffer is new."""

@@ -1,12 +1,23 @@
-"""SparseAdam, as `torch.optim.SparseAdam`: its constructor, checks and state, for scripts that name it."""
+"""SparseAdam, as `torch.optim.SparseAdam`: Adam for the sparse gradients of `Embedding(sparse=True)`."""
+import math
+
+from minigrad.device import array_module
+
 from .optimizer import Optimizer, check_betas
 
 
 class SparseAdam(Optimizer):
-    """Adam for the sparse gradients of `Embedding(sparse=True)`. minigrad's gradients are always dense
-    (`sparse=True` raises NotImplementedError), so a step that meets a gradient refuses it with
-    PyTorch's error, which names Adam, the optimizer for dense gradients; parameters without a
-    gradient are skipped, as in every optimizer."""
+    """Adam that updates only the rows a sparse gradient holds. Per parameter p with gradient g
+    (repeated rows summed first), at step t (one count per parameter, as PyTorch's), on g's rows:
+
+        m = m + (1 - beta1) (g - m)
+        v = v + (1 - beta2) (g^2 - v)
+        p = p - lr sqrt(1 - beta2^t) / (1 - beta1^t) * m / (sqrt(v) + eps)
+
+    Rows the gradient does not hold keep their moments and values. State, PyTorch's names: `step`
+    (a Python int), `exp_avg` and `exp_avg_sq` (the shape of p). A dense gradient is refused with
+    PyTorch's error, which names Adam, the optimizer for those.
+    """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
         if not 0.0 < lr:
@@ -17,5 +28,34 @@ class SparseAdam(Optimizer):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, maximize=maximize))
 
     def _step_group(self, group):
-        if any(p.grad is not None for p in group["params"]):
-            raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")
+        lr, eps, maximize = float(group["lr"]), float(group["eps"]), group["maximize"]
+        beta1, beta2 = float(group["betas"][0]), float(group["betas"][1])
+        params = [p for p in group["params"] if p.grad is not None]
+        for p in params:  # (all checked before any changes, as PyTorch's)
+            if not p.grad.is_sparse:
+                raise RuntimeError("SparseAdam does not support dense gradients, please consider Adam instead")
+        for p in params:
+            state = self.state[p]
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = p.new_zeros(p.shape)
+                state["exp_avg_sq"] = p.new_zeros(p.shape)
+            state["step"] += 1
+            g = (-p.grad if maximize else p.grad).coalesce()
+            if not g._nnz():
+                continue
+            rows, values = tuple(g.indices().array), g.values().array
+            m, v = state["exp_avg"].array, state["exp_avg_sq"].array
+            old_m, old_v = m[rows], v[rows]
+            m_step = (values - old_m) * (1 - beta1)
+            v_step = (values * values - old_v) * (1 - beta2)
+            m[rows] += m_step
+            v[rows] += v_step
+            numer = m_step + old_m  # (the new moments, summed again rather than read back: PyTorch's rounding)
+            denom = array_module(v).sqrt(v_step + old_v) + eps
+            t = state["step"]
+            step_size = lr * math.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
+            p.array[rows] += (numer / denom) * -step_size
+            state["exp_avg"]._bump_version()
+            state["exp_avg_sq"]._bump_version()
+            p._bump_version()

@@ -59,6 +59,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         import minigrad
 
         return minigrad.tensor(0.0)
+    if any(g.is_sparse for g in grads):  # (PyTorch's norm has no sparse kernel: its error)
+        from minigrad.sparse import _no_sparse_kernel
+
+        raise _no_sparse_kernel("linalg_vector_norm")
     xp = array_module(grads[0].array)
     total = _total_norm(grads, float(norm_type), xp, error_if_nonfinite)
     _scale(grads, max_norm / (total + 1e-6), xp)  # (the coefficient in the gradients' dtype, as PyTorch's)
@@ -146,6 +150,9 @@ def _zero_grad(parameters, set_to_none=True):
             continue
         if set_to_none:
             p.grad = None
+            continue
+        if g.is_sparse:  # emptied in place, as PyTorch's zero_() of a sparse tensor: no elements left
+            g._indices_t, g._values_t, g._coalesced = g._indices_t[:, :0], g._values_t[:0].detach(), True
             continue
         # a gradient built with create_graph is part of a graph: cut it off before overwriting it
         g.grad_fn, g.requires_grad = None, False

@@ -399,10 +399,7 @@ def test_functional_embedding_max_norm_vs_torch(torch):
 
 def test_embedding_repr_and_sparse(torch):
     assert repr(nn.Embedding(5, 3, norm_type=1.0)) == repr(torch.nn.Embedding(5, 3, norm_type=1.0))
-    with pytest.raises(NotImplementedError, match="sparse=True"):
-        nn.Embedding(5, 3, sparse=True)
-    with pytest.raises(NotImplementedError, match="sparse=True"):
-        nn.functional.embedding(minigrad.tensor([1]), minigrad.randn(5, 3), sparse=True)
+    assert repr(nn.Embedding(5, 3, sparse=True)) == repr(torch.nn.Embedding(5, 3, sparse=True))
 
 
 def test_embedding_scale_grad_by_freq_means_repeated_ids():
