@@ -558,6 +558,8 @@ _FIRST_SCRIPT_MISTAKES = {
     "add__of_an_array": "L.ones(2).add_(np.ones(2))", "mul__of_an_array": "L.ones(2).mul_(np.ones(2))",
     "div__of_an_array": "L.ones(2).div_(np.ones(2))", "copy__of_an_array": "L.ones(2).copy_(np.ones(2))",
     "copy__of_a_list": "L.ones(2).copy_([1.0, 2.0])",
+    "save_into_a_missing_folder": "L.save({'a': 1}, '/no_such_folder_of_minigrad/x.pt')",
+    "save_into_a_missing_nested_folder": "L.save({'a': 1}, __import__('pathlib').Path('/no_such_folder_of_minigrad/b//x.pt'))",
 }
 
 
