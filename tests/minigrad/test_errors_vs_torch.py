@@ -487,7 +487,8 @@ def test_the_deprecated_alpha_first_overload_gives_pytorchs_values(torch, call):
 
 @pytest.mark.parametrize("shapes", [((3,), (4,)), ((2, 3), (4,)), ((3,), (4, 5)), ((2, 2, 3), (4,)), ((2, 2, 3), (4, 5)),
                                     ((2, 2, 3), (3, 2, 3)), ((5, 2, 3), (4, 3, 2)), ((3,), (2, 4, 5)), ((2, 3), (2, 4, 5)),
-                                    ((2, 1, 2, 3), (3, 4, 5)), ((2, 3), (3, 2, 4, 5)), ((0, 3), (4,)), ((2, 0, 3), (4, 5))])
+                                    ((2, 1, 2, 3), (3, 4, 5)), ((2, 3), (3, 2, 4, 5)), ((0, 3), (4,)), ((2, 0, 3), (4, 5)),
+                                    ((2, 2, 3), (1, 4, 5)), ((1, 2, 3), (2, 4, 5)), ((1, 2, 3), (1, 4, 5))])
 @pytest.mark.parametrize("grads", ["", "a", "b", "a.T"])
 def test_matmul_shape_mismatch_is_pytorchs_text(torch, shapes, grads):
     # `x @ w` with w of the wrong size: PyTorch's words are those of the kernel it runs (dot, mv, one mm over the
