@@ -567,6 +567,7 @@ _FIRST_SCRIPT_MISTAKES = {
     "grad_outputs_of_an_array": "(lambda x: L.autograd.grad(x * 2, x, grad_outputs=np.ones(2)))(L.ones(2, requires_grad=True))",
     "grad_outputs_of_a_list_of_an_array": "(lambda x: L.autograd.grad(x * 2, x, grad_outputs=[np.ones(2)]))(L.ones(2, requires_grad=True))",
     "autograd_backward_of_an_array": "L.autograd.backward([L.ones(2, requires_grad=True) * 2], [np.ones(2)])",
+    "expand_as_an_array": "L.ones(2).expand_as(np.ones(2))", "expand_as_a_list": "L.ones(2).expand_as([1, 2])",
     "save_into_a_missing_folder": "L.save({'a': 1}, '/no_such_folder_of_minigrad/x.pt')",
     "save_into_a_missing_nested_folder": "L.save({'a': 1}, __import__('pathlib').Path('/no_such_folder_of_minigrad/b//x.pt'))",
 }
