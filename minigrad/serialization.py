@@ -327,7 +327,15 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL, _use_new_
     pickler.dump(obj)
     pickled, storages = buf.getvalue(), pickler.storages
     if isinstance(f, (str, os.PathLike)):
-        atomic_write(f, lambda tmp: _write_zip(tmp, pickled, storages))
+        try:
+            atomic_write(f, lambda tmp: _write_zip(tmp, pickled, storages))
+        except (FileNotFoundError, NotADirectoryError):
+            # PyTorch names the folder the user gave, not the temporary file inside it
+            name = os.fspath(f)
+            parent = name[:max(name.rfind("/"), name.rfind(os.sep))]
+            if parent and not os.path.isdir(parent):
+                raise RuntimeError(f"Parent directory {parent} does not exist.") from None
+            raise
     elif hasattr(f, "write"):
         if getattr(f, "seekable", lambda: False)():
             _write_zip(f, pickled, storages)

@@ -486,7 +486,8 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph's leaves, into their `.grad`."""
-        grads = None if gradient is None else [gradient]
+        # PyTorch hands a gradient that is not a Tensor to autograd.backward as a sequence of gradients
+        grads = None if gradient is None else [gradient] if isinstance(gradient, Tensor) else tuple(gradient)
         if inputs is None:  # (engine.backward's common case, without its argument handling)
             _engine.run_backward([self], grads, retain_graph, create_graph)
         else:

@@ -42,8 +42,7 @@ def _make_grads(outputs, grad_outputs):
             g = Tensor._wrap(ones)
         else:
             if not isinstance(g, Tensor):
-                xp = array_module(t.array)
-                g = Tensor._wrap(xp.asarray(g, dtype=t.array.dtype))
+                raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
             if g.array.shape != t.array.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has "
@@ -445,6 +444,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         tensors = [tensors]
     if isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors]
+    elif grad_tensors is not None:
+        grad_tensors = tuple(grad_tensors)  # (PyTorch's: a number is "not iterable", an array's items are checked)
     if inputs is None:
         run_backward(list(tensors), grad_tensors, retain_graph, create_graph)
         return
@@ -500,6 +501,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs]
+    elif grad_outputs is not None:
+        grad_outputs = tuple(grad_outputs)
     _roots(outputs)  # (the outputs are checked next, as PyTorch checks them)
     for t in inputs:
         if not t.requires_grad:

@@ -1,5 +1,6 @@
 """Matrix products: `matmul` (`@`) for 1-D, 2-D and batched, broadcasting shapes."""
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -143,6 +144,13 @@ def _check(a, b):
     k, m = sa[-1], sb[0] if len(sb) == 1 else sb[-2]
     if k == m:
         return
+    if len(sa) == 3 and len(sb) == 3 and sa[0] != sb[0]:
+        # PyTorch multiplies by a batch of one that wants a gradient as by its matrix (a smaller gradient):
+        # that product's rule and words
+        for one, other, first in ((a, b, True), (b, a, False)):
+            if one.array.shape[0] == 1 and one.requires_grad:
+                matrix = SimpleNamespace(array=one.array[0], requires_grad=True)
+                return _check(matrix, other) if first else _check(other, matrix)
     if len(sa) <= 2 and len(sb) <= 2 or _folds(a, b):
         if len(sb) > 2:  # folded the other way round: b's transpose times a's
             sa, sb = sb[:-2] + (sb[-1], sb[-2]), sa[::-1]

@@ -469,6 +469,8 @@ def expand(input, *sizes, **kw):
 
 
 def expand_as(input, other):
+    if not isinstance(other, Tensor):  # (an array has a shape too: PyTorch refuses it)
+        raise TypeError(f"expand_as(): argument 'other' (position 1) must be Tensor, not {type_name(other)}")
     return expand(input, other.shape)
 
 

@@ -487,7 +487,8 @@ def test_the_deprecated_alpha_first_overload_gives_pytorchs_values(torch, call):
 
 @pytest.mark.parametrize("shapes", [((3,), (4,)), ((2, 3), (4,)), ((3,), (4, 5)), ((2, 2, 3), (4,)), ((2, 2, 3), (4, 5)),
                                     ((2, 2, 3), (3, 2, 3)), ((5, 2, 3), (4, 3, 2)), ((3,), (2, 4, 5)), ((2, 3), (2, 4, 5)),
-                                    ((2, 1, 2, 3), (3, 4, 5)), ((2, 3), (3, 2, 4, 5)), ((0, 3), (4,)), ((2, 0, 3), (4, 5))])
+                                    ((2, 1, 2, 3), (3, 4, 5)), ((2, 3), (3, 2, 4, 5)), ((0, 3), (4,)), ((2, 0, 3), (4, 5)),
+                                    ((2, 2, 3), (1, 4, 5)), ((1, 2, 3), (2, 4, 5)), ((1, 2, 3), (1, 4, 5))])
 @pytest.mark.parametrize("grads", ["", "a", "b", "a.T"])
 def test_matmul_shape_mismatch_is_pytorchs_text(torch, shapes, grads):
     # `x @ w` with w of the wrong size: PyTorch's words are those of the kernel it runs (dot, mv, one mm over the
@@ -558,6 +559,17 @@ _FIRST_SCRIPT_MISTAKES = {
     "add__of_an_array": "L.ones(2).add_(np.ones(2))", "mul__of_an_array": "L.ones(2).mul_(np.ones(2))",
     "div__of_an_array": "L.ones(2).div_(np.ones(2))", "copy__of_an_array": "L.ones(2).copy_(np.ones(2))",
     "copy__of_a_list": "L.ones(2).copy_([1.0, 2.0])",
+    "backward_of_an_array": "(L.ones(2, requires_grad=True) * 2).backward(np.ones(2))",
+    "backward_of_a_list": "(L.ones(2, requires_grad=True) * 2).backward([1.0, 1.0])",
+    "backward_of_a_float": "(L.ones(2, requires_grad=True) * 2).sum().backward(1.0)",
+    "backward_of_a_0d_array": "(L.ones(2, requires_grad=True) * 2).sum().backward(np.array(1.0))",
+    "grad_outputs_of_a_float": "(lambda x: L.autograd.grad((x * 2).sum(), x, grad_outputs=1.0))(L.ones(2, requires_grad=True))",
+    "grad_outputs_of_an_array": "(lambda x: L.autograd.grad(x * 2, x, grad_outputs=np.ones(2)))(L.ones(2, requires_grad=True))",
+    "grad_outputs_of_a_list_of_an_array": "(lambda x: L.autograd.grad(x * 2, x, grad_outputs=[np.ones(2)]))(L.ones(2, requires_grad=True))",
+    "autograd_backward_of_an_array": "L.autograd.backward([L.ones(2, requires_grad=True) * 2], [np.ones(2)])",
+    "expand_as_an_array": "L.ones(2).expand_as(np.ones(2))", "expand_as_a_list": "L.ones(2).expand_as([1, 2])",
+    "save_into_a_missing_folder": "L.save({'a': 1}, '/no_such_folder_of_minigrad/x.pt')",
+    "save_into_a_missing_nested_folder": "L.save({'a': 1}, __import__('pathlib').Path('/no_such_folder_of_minigrad/b//x.pt'))",
 }
 
 
