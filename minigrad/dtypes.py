@@ -102,14 +102,14 @@ def get_dtype(d):
         if d in _BY_NAME:
             return _BY_NAME[d]
         raise TypeError(f"unknown dtype {d!r}")
-    if d is builtins.float:
-        return default_float
+    if d is builtins.float:  # (Python's float is a double: float64 whatever the default, as PyTorch maps it)
+        return float64
     if d is builtins.int:
         return int64
     if d is builtins.bool:
         return bool_
     if d is builtins.complex:
-        return default_complex()
+        return complex128
     try:
         return _BY_NP[np.dtype(d)]
     except (TypeError, KeyError):

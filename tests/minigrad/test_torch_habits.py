@@ -1397,3 +1397,14 @@ def test_scatter_add_and_gather_with_an_index_expanded_from_one_id_per_row_as_th
                   L.tensor(base.T.copy()).scatter_add(1, L.tensor(dst).unsqueeze(0).expand(d, e), L.tensor(msg.T.copy())).numpy())
     for a, b in zip(got[mg], got[torch]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, t: L.zeros(2, dtype=t), lambda L, t: L.tensor([1, 2], dtype=t), lambda L, t: L.ones(2).to(t),
+    lambda L, t: L.full((2,), 1, dtype=t), lambda L, t: L.empty(3, dtype=t), lambda L, t: L.ones(2).new_zeros(2, dtype=t),
+])
+@pytest.mark.parametrize("kind", [float, complex, int, bool])
+def test_python_types_as_dtypes_are_pytorchs(make, kind):
+    # `dtype=float` is a double in PyTorch whatever the default dtype (and complex a complex128)
+    torch = pytest.importorskip("torch")
+    assert str(make(mg, kind).dtype).replace("minigrad.", "torch.") == str(make(torch, kind).dtype)
