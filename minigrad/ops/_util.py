@@ -13,6 +13,13 @@ from ..dtypes import result_type
 from ..tensor import Tensor, type_name  # noqa: F401 (re-exported)
 from .conversion import to_copy
 
+def in_float32(fn, *args):
+    """fn(*args) for float16 arrays, taken in float32 and rounded to float16 once: PyTorch's CPU kernels compute
+    half in float32 (their "opmath" type), where numpy's float16 arithmetic rounds every step and drifts an ulp
+    on some elements. Callers test their dtype first, so float32 and float64 pay that one test."""
+    return fn(*(a.astype(np.float32) if getattr(a, "dtype", None) == np.float16 else a for a in args)).astype(np.float16)
+
+
 def values_indices(values, indices, op):
     """What max(dim=), min(dim=), sort, topk, ... return: PyTorch's torch.return_types.<op>, a named tuple
     (values, indices) printed as PyTorch prints it."""

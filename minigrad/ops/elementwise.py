@@ -16,7 +16,7 @@ from .array_op import array_op
 from .complex import check_same_dtype as _check_same_dtype, refuse as _refuse
 from ._util import (
     _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to, sum_to_array, type_name,
-    too_many_positional,
+    too_many_positional, in_float32,
 )
 
 
@@ -927,8 +927,8 @@ class Rsqrt(Function):
             # costs as much as the two ufuncs
             return xp.reciprocal(xp.sqrt(x))
         with np.errstate(divide="ignore", invalid="ignore"):
-            if x.dtype == np.float16:  # in float32, rounded once, as PyTorch's (two float16 roundings drift an ulp)
-                return xp.reciprocal(xp.sqrt(x.astype(np.float32))).astype(np.float16)
+            if x.dtype == np.float16:
+                return in_float32(lambda y: xp.reciprocal(xp.sqrt(y)), x)
             return xp.reciprocal(xp.sqrt(x))  # (1.0 / sqrt's bits, a microsecond sooner)
 
     @staticmethod
@@ -957,6 +957,8 @@ class Tanh(Function):
 
 
 def _tanh_backward(g, r):
+    if r.dtype == np.float16:
+        return in_float32(_tanh_backward, g, r)
     t = r * r
     if type(t) is np.ndarray and t.dtype == g.dtype and t.shape == g.shape:
         # the formula's steps into the fresh square (numpy's call per step costs more than 256 floats' work)
@@ -1026,7 +1028,9 @@ class Sigmoid(Function):
 
 
 def _sigmoid(impl, x):  # through the backend `impl`, or numpy's passes
-    return sigmoid_array(x) if impl is None else impl.forward(x)
+    if impl is not None:
+        return impl.forward(x)
+    return in_float32(sigmoid_array, x) if x.dtype == np.float16 else sigmoid_array(x)
 
 
 def _sigmoid_grad(impl, g, r):
@@ -1034,6 +1038,8 @@ def _sigmoid_grad(impl, g, r):
 
 
 def _sigmoid_backward(g, r):
+    if r.dtype == np.float16:  # PyTorch's half kernel rounds in half, in this order: r (1 - r) first is an ulp off
+        return g * (1.0 - r) * r
     t = 1.0 - r
     if type(t) is np.ndarray and t.dtype == g.dtype and t.shape == g.shape:  # (as _tanh_backward's)
         np.multiply(r, t, out=t)

@@ -14,7 +14,7 @@ from . import elementwise
 from .array_op import array_op
 from .complex import refuse
 from .shape import _records_nothing
-from ._util import add_reduce, broadcast_view, normalize_dim, normalize_dims, take_along, type_name, values_indices
+from ._util import add_reduce, broadcast_view, in_float32, normalize_dim, normalize_dims, take_along, type_name, values_indices
 
 
 def _keep_shape(shape, dims):
@@ -580,8 +580,8 @@ def logsumexp(input, dim, keepdim=False):
 
 def softmax_array(a, dim):
     """exp(x - max) / sum(exp(x - max)) along `dim` of an array."""
-    if a.dtype == np.float16:  # in float32, rounded once, as PyTorch computes half
-        return softmax_array(a.astype(np.float32), dim).astype(np.float16)
+    if a.dtype == np.float16:
+        return in_float32(softmax_array, a, dim)
     xp = array_module(a)
     if a.ndim == 0:  # exp(a - a) / 1: one (nan for a non-finite a)
         return xp.asarray(xp.exp(a - a))
@@ -695,6 +695,8 @@ class SoftmaxBackward(Function):
 
 
 def _softmax_backward_array(g, y, dim):  # y (g - sum(g y))
+    if y.dtype == np.float16:
+        return in_float32(_softmax_backward_array, g, y, dim)
     xp = array_module(y)
     gy = g * y
     if gy.ndim == 0 or gy.dtype != g.dtype or gy.dtype != y.dtype:  # 0-d, or mixed precisions: out of place
@@ -706,8 +708,8 @@ def _softmax_backward_array(g, y, dim):  # y (g - sum(g y))
 
 def log_softmax_array(a, dim):
     """x - max - log(sum(exp(x - max))) along `dim` of an array."""
-    if a.dtype == np.float16:  # (as softmax_array)
-        return log_softmax_array(a.astype(np.float32), dim).astype(np.float16)
+    if a.dtype == np.float16:
+        return in_float32(log_softmax_array, a, dim)
     xp = array_module(a)
     if a.ndim == 0:
         return xp.asarray(a - a)
@@ -758,6 +760,8 @@ class LogSoftmaxBackward(Function):
 
 
 def _log_softmax_backward_array(g, y, dim):  # g - exp(y) sum(g)
+    if y.dtype == np.float16:
+        return in_float32(_log_softmax_backward_array, g, y, dim)
     xp = array_module(y)
     e = xp.exp(y)
     s = g.sum(axis=dim, keepdims=True)

@@ -12,6 +12,7 @@ import numpy as np
 from minigrad import backends
 from minigrad.ops import elementwise, reduction
 from minigrad.ops.scatter import make_inplace
+from minigrad.ops._util import in_float32
 from minigrad.backends.arrays import pick
 from minigrad.ops.special_array import ERF32_ALPHA, ERF32_BETA, erf
 
@@ -434,20 +435,31 @@ class Silu(Function):
         impl = backends.find("sigmoid", x.array)
         if impl is not None:  # the backend's sigmoid and product in one call
             return impl.silu(x.array)
-        s = elementwise._sigmoid(None, x.array)
-        if type(s) is np.ndarray and s.dtype == x.array.dtype:  # (a new array of x's: the product into it)
-            return np.multiply(x.array, s, out=s)
-        return x.array * s
+        if x.array.dtype == np.float16:
+            return in_float32(_silu_array, x.array)
+        return _silu_array(x.array)
 
     @staticmethod
     def backward(ctx, g):  # silu' = s (1 + x (1 - s)),  s = sigmoid(x)
         x = ctx._saved_self
         if not _mg().is_grad_enabled():  # no graph of the backward wanted: on the arrays
-            xa = x.array
-            s = _sigmoid_array(xa)
-            return Tensor._wrap(g.array * (s * (xa * (1.0 - s) + 1.0)))
+            if x.array.dtype == np.float16:
+                return Tensor._wrap(in_float32(_silu_grad_array, g.array, x.array))
+            return Tensor._wrap(_silu_grad_array(g.array, x.array))
         s = _mg().sigmoid(x)
         return g * (s * (x * (1.0 - s) + 1.0))
+
+
+def _silu_array(x):
+    s = elementwise._sigmoid(None, x)
+    if type(s) is np.ndarray and s.dtype == x.dtype:  # (a new array of x's: the product into it)
+        return np.multiply(x, s, out=s)
+    return x * s
+
+
+def _silu_grad_array(g, x):
+    s = _sigmoid_array(x)
+    return g * (s * (x * (1.0 - s) + 1.0))
 
 
 def _sigmoid_array(x):  # minigrad.sigmoid's forward on an array (a backend's loop where one takes it)
