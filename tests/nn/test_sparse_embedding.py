@@ -1,5 +1,7 @@
 """Embedding(sparse=True): the weight's gradient a sparse COO tensor as PyTorch's, and the optimizers that step
 it (SparseAdam, SGD, Adagrad) or refuse it (Adam, AdamW), against PyTorch."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -114,6 +116,8 @@ def test_skipgram_steps_as_pytorch(torch, name, make_opt):
 @pytest.mark.parametrize("make_opt", [
     lambda L, ps: L.optim.Adam(ps), lambda L, ps: L.optim.AdamW(ps), lambda L, ps: L.optim.SGD(ps, weight_decay=0.1),
     lambda L, ps: L.optim.Adagrad(ps, weight_decay=0.1),
+    *[functools.partial(lambda name, L, ps: getattr(L.optim, name)(ps), name)
+      for name in ("RMSprop", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop")],
 ])
 def test_sparse_gradient_refusals_as_pytorch(torch, make_opt):
     w = np.random.default_rng(3).standard_normal((6, 3))
@@ -242,3 +246,23 @@ def test_sparse_embedding_refuses_scale_grad_by_freq_at_backward_as_pytorch(torc
             out.sum().backward()
         texts.append(str(err.value))
     assert texts[0] == texts[1]
+
+
+def test_lbfgs_steps_a_sparse_gradient_as_pytorch(torch):
+    w = np.random.default_rng(7).standard_normal((6, 3))
+    got = []
+    for L in (minigrad, torch):
+        e = _table(L, w)
+        opt = L.optim.LBFGS(e.parameters(), lr=0.5, max_iter=4)
+
+        def closure(L=L, e=e, opt=opt):
+            opt.zero_grad()
+            loss = (e(L.tensor(IDS)) - 1.0).pow(2).sum()
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+        got.append((e.weight.grad.is_sparse, e.weight.detach().numpy()))
+    assert got[0][0] is got[1][0] is True
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-10, atol=1e-12)
+    assert not np.allclose(got[0][1], w)
