@@ -61,10 +61,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if max_norm is not None:
         check_tensor(input, "input", "embedding")
         _embedding_renorm_(weight, input, max_norm, norm_type)
-    if sparse:
-        out = _sparse_embedding(input, weight, padding_idx)
-    else:
-        out = backends.pick(_embedding, _ref.embedding)(input, weight, padding_idx)
+    if sparse:  # (scale_grad_by_freq with it: PyTorch's error at the backward)
+        return _sparse_embedding(input, weight, padding_idx, scale_grad_by_freq)
+    out = backends.pick(_embedding, _ref.embedding)(input, weight, padding_idx)
     if scale_grad_by_freq and out.requires_grad:
         out = _grad_scaled_by_freq(out, input, weight.shape[0])
     return out

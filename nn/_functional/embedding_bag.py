@@ -20,7 +20,7 @@ from minigrad.ops.array_op import array_op
 from . import reference as _ref
 from ._common import check_tensor, xp_of
 from .linear import embedding as _embedding
-from .linear import embedding_renorm_, grad_scaled_by_freq
+from .linear import embedding_renorm_, grad_scaled_by_freq, sparse_embedding
 
 _MODES = ("sum", "mean", "max")
 
@@ -95,7 +95,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     per_sample_weights (input's shape) scales each entry's row, with mode='sum' only. Entries equal to
     padding_idx are left out of their bag (and of the count 'mean' divides by); an empty bag gives zeros.
     max_norm renormalises the looked-up rows in place first (as F.embedding); scale_grad_by_freq divides
-    each row's gradient by its id's count in input ('sum' and 'mean'). sparse=True raises NotImplementedError.
+    each row's gradient by its id's count in input ('sum' and 'mean'). sparse=True ('sum' and 'mean'): weight's
+    gradient is a sparse COO tensor of one row per entry (padding_idx's left out), uncoalesced, as PyTorch's.
     """
     check_tensor(input, "input", "embedding_bag")
     check_tensor(weight, "weight", "embedding_bag")
@@ -122,9 +123,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     if mode == "max" and sparse:
         raise ValueError("max mode does not support sparse weights")
-    if sparse:
-        raise NotImplementedError("embedding_bag: sparse=True (sparse gradients) is not supported in minigrad; "
-                                  "use sparse=False (dense gradients)")
     _check_int(input, "#1 'indices'")
     n, dim = weight.shape
     if padding_idx is not None:
@@ -153,8 +151,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             embedding_renorm_(weight, input, max_norm, norm_type)
 
     flat = input.reshape(-1)
-    rows = backends.pick(_embedding, _ref.embedding)(flat, weight, None)  # (E, D)
-    if scale_grad_by_freq and rows.requires_grad:
+    if sparse:  # one gradient row per entry, padding_idx's left out: PyTorch's layout
+        rows = sparse_embedding(flat, weight, padding_idx, scale_grad_by_freq)
+    else:
+        rows = backends.pick(_embedding, _ref.embedding)(flat, weight, None)  # (E, D)
+    if scale_grad_by_freq and rows.requires_grad and not sparse:
         rows = grad_scaled_by_freq(rows, flat, n)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1, 1)

@@ -245,9 +245,21 @@ class SparseEmbedding(Embedding):
     node_name = "EmbeddingBackward0"
 
     @staticmethod
+    def forward(ctx, idx, weight, padding_idx, scale_grad_by_freq=False):
+        ctx.scale_grad_by_freq = scale_grad_by_freq
+        return Embedding.forward(ctx, idx, weight, padding_idx)
+
+    @staticmethod
+    def array_forward(idx, weight, padding_idx, scale_grad_by_freq=False):
+        return _embedding_forward
+
+    @staticmethod
     @once_differentiable
     def backward(ctx, g):
         from minigrad.sparse import SparseTensor  # (the sparse module loads only on this path)
+
+        if ctx.scale_grad_by_freq:  # (PyTorch refuses it at the backward, not the call)
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
 
         ids = ctx._saved_indices.array.reshape(-1)
         rows = g.array.reshape(ids.size, g.array.shape[-1])
@@ -255,17 +267,17 @@ class SparseEmbedding(Embedding):
             keep = ids != ctx.padding_idx
             ids, rows = ids[keep], rows[keep]
         indices = wrap(ids.astype(np.int64).reshape(1, -1))
-        return None, SparseTensor(indices, wrap(rows.copy()), (ctx.num_weights, rows.shape[1])), None
+        return None, SparseTensor(indices, wrap(rows.copy()), (ctx.num_weights, rows.shape[1])), None, None
 
     double_backward = array_step = None  # (the dense node's: a sparse gradient has neither)
 
 
-def sparse_embedding(input, weight, padding_idx=None):
+def sparse_embedding(input, weight, padding_idx=None, scale_grad_by_freq=False):
     check_embedding_ids(input)
     n = weight.array.shape[0]
     if padding_idx is not None:
         padding_idx %= n
-    return SparseEmbedding.apply(input, weight, padding_idx)
+    return SparseEmbedding.apply(input, weight, padding_idx, scale_grad_by_freq)
 
 
 def _embedding_backward(ids, g, n, padding_idx):  # gW[v] = sum of g at the positions where ids == v (padding row: 0)

@@ -70,16 +70,13 @@ class EmbeddingBag(Module):
     per_sample_weights (input's shape) only with mode='sum'. weight (num_embeddings, embedding_dim), initialised
     N(0, 1); the row `padding_idx` (if given) starts at zero, its entries are left out of the bags (and of the
     'mean' count) and it gets no gradient. An empty bag gives zeros. max_norm, norm_type and scale_grad_by_freq
-    as Embedding's; sparse=True (sparse gradients) raises NotImplementedError.
+    as Embedding's; sparse=True ('sum' and 'mean') makes weight's gradient a sparse COO tensor of one row per entry.
     """
 
     def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
                  mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
                  dtype=None):
         super().__init__()
-        if sparse:
-            raise NotImplementedError("EmbeddingBag: sparse=True (sparse gradients) is not supported in minigrad; "
-                                      "use sparse=False (dense gradients)")
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         _make_table(self, num_embeddings, embedding_dim, padding_idx, _weight, True, device, dtype,

@@ -20,6 +20,8 @@ class Adadelta(Optimizer):
     parameter, in place.
     """
 
+    sparse_refusal = "Adadelta does not support sparse gradients"
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):
         if lr < 0.0:

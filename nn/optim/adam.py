@@ -4,7 +4,7 @@ from minigrad import Tensor, backends
 from minigrad.device import array_module
 from nn._functional import reference
 
-from .optimizer import Optimizer, check_implementation, grad_for_update, real_views, sparse_grads, update_moments
+from .optimizer import Optimizer, check_implementation, grad_for_update, real_views, update_moments
 
 
 class Adam(Optimizer):
@@ -26,6 +26,8 @@ class Adam(Optimizer):
     runs the array code (the backend kernels take no sign); `capturable` and `differentiable` are
     accepted and kept in the groups, as PyTorch's, and change nothing.
     """
+
+    sparse_refusal = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
     decoupled_weight_decay = False
 
@@ -56,8 +58,6 @@ class Adam(Optimizer):
         # Python floats: numpy treats them as weak scalars, so float32 arrays stay float32 throughout
         lr, beta1, beta2, eps = float(group["lr"]), float(group["betas"][0]), float(group["betas"][1]), float(group["eps"])
         wd, amsgrad = float(group["weight_decay"]), group["amsgrad"]
-        if sparse_grads(group["params"]):
-            raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")
         # (groups of a state dict saved before these keys existed: the class's behaviour)
         flags = (group.get("decoupled_weight_decay", self.decoupled_weight_decay), group.get("maximize", False))
         lists = self._foreach_params(group)

@@ -18,6 +18,8 @@ class Adamax(Optimizer):
     as PyTorch's, and change nothing.
     """
 
+    sparse_refusal = "Adamax does not support sparse gradients"
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
         if lr < 0.0:

@@ -20,6 +20,8 @@ class ASGD(Optimizer):
     `differentiable` are accepted and kept in the groups, as PyTorch's, and change nothing.
     """
 
+    sparse_refusal = "ASGD does not support sparse gradients"
+
     scalar_state = ("eta", "mu")
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,

@@ -57,7 +57,9 @@ class LBFGS(Optimizer):
     # ---- the parameters as one vector --------------------------------------------------------------
     def _flat_grad(self):
         xp = array_module(self._params[0].array)
-        return xp.concatenate([xp.zeros(p.numel(), p.array.dtype) if p.grad is None else p.grad.array.reshape(-1)
+        # (a sparse gradient is taken as its dense equal, as PyTorch's LBFGS)
+        return xp.concatenate([xp.zeros(p.numel(), p.array.dtype) if p.grad is None else
+                               (p.grad.to_dense() if p.grad.is_sparse else p.grad).array.reshape(-1)
                                for p in self._params])
 
     def _add(self, t, d):

@@ -23,6 +23,8 @@ class NAdam(Optimizer):
     and change nothing.
     """
 
+    sparse_refusal = "NAdam does not support sparse gradients"
+
     scalar_state = ("mu_product",)
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,

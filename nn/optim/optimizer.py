@@ -120,6 +120,7 @@ class Optimizer:
     """
 
     scalar_state = ()
+    sparse_refusal = None  # PyTorch's text for a step given a sparse gradient, where it refuses one
 
     def __init__(self, params, defaults):
         self.defaults = defaults
@@ -194,6 +195,8 @@ class Optimizer:
                 loss = closure()
         with no_grad():
             for group in self.param_groups:
+                if self.sparse_refusal is not None and sparse_grads(group["params"]):
+                    raise RuntimeError(self.sparse_refusal)
                 self._step_group(group)
         return loss
 

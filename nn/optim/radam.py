@@ -23,6 +23,8 @@ class RAdam(Optimizer):
     as PyTorch's, and change nothing.
     """
 
+    sparse_refusal = "RAdam does not support sparse gradients"
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):
         if lr < 0.0:

@@ -20,6 +20,8 @@ class Rprop(Optimizer):
     `differentiable` are accepted and kept in the groups, as PyTorch's, and change nothing.
     """
 
+    sparse_refusal = "Rprop does not support sparse gradients"
+
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
                  maximize=False, differentiable=False):
         if lr < 0.0:

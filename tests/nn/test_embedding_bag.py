@@ -172,13 +172,6 @@ def test_errors_match_torch(torch, name):
         assert msg_m == msg_t
 
 
-def test_sparse_raises():
-    with pytest.raises(NotImplementedError):
-        F.embedding_bag(minigrad.tensor([[1, 2]]), minigrad.zeros(NUM, DIM), sparse=True)
-    with pytest.raises(NotImplementedError):
-        nn.EmbeddingBag(NUM, DIM, sparse=True)
-
-
 # ---- the module -----------------------------------------------------------------------------------------
 def test_module_init_and_forward(torch):
     minigrad.manual_seed(0)

@@ -1,5 +1,7 @@
 """Embedding(sparse=True): the weight's gradient a sparse COO tensor as PyTorch's, and the optimizers that step
 it (SparseAdam, SGD, Adagrad) or refuse it (Adam, AdamW), against PyTorch."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -114,6 +116,8 @@ def test_skipgram_steps_as_pytorch(torch, name, make_opt):
 @pytest.mark.parametrize("make_opt", [
     lambda L, ps: L.optim.Adam(ps), lambda L, ps: L.optim.AdamW(ps), lambda L, ps: L.optim.SGD(ps, weight_decay=0.1),
     lambda L, ps: L.optim.Adagrad(ps, weight_decay=0.1),
+    *[functools.partial(lambda name, L, ps: getattr(L.optim, name)(ps), name)
+      for name in ("RMSprop", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop")],
 ])
 def test_sparse_gradient_refusals_as_pytorch(torch, make_opt):
     w = np.random.default_rng(3).standard_normal((6, 3))
@@ -150,3 +154,115 @@ def test_sparse_flag_keeps_dense_default():
     assert not e.weight.grad.is_sparse
     y = F.embedding(minigrad.tensor([1]), minigrad.randn(4, 2, requires_grad=True), sparse=True)
     assert y.grad_fn.name() == "EmbeddingBackward0"
+
+
+# ---- EmbeddingBag(sparse=True) ----------------------------------------------------------------------------
+BAG_IDS, BAG_OFFSETS = [1, 2, 4, 5, 4, 3, 2, 0, 5], [0, 2, 2, 5]
+BAG_CASES = {
+    "sum": dict(mode="sum"),
+    "mean": dict(mode="mean"),
+    "sum padding_idx": dict(mode="sum", padding_idx=2),
+    "mean padding_idx": dict(mode="mean", padding_idx=4),
+    "per_sample_weights": dict(mode="sum", per_sample_weights=True),
+    "include_last_offset": dict(mode="mean", include_last_offset=True),
+    "2d mean": dict(mode="mean", two_d=True),
+}
+
+
+def _bag_grad(L, w, mode, padding_idx=None, per_sample_weights=False, include_last_offset=False, two_d=False):
+    weight = L.tensor(w.copy(), requires_grad=True)
+    psw = L.tensor(np.linspace(-1.0, 2.0, 9), requires_grad=True) if per_sample_weights else None
+    offsets = BAG_OFFSETS + [9] if include_last_offset else BAG_OFFSETS
+    ids, offsets = (L.tensor(BAG_IDS).reshape(3, 3), None) if two_d else (L.tensor(BAG_IDS), L.tensor(offsets))
+    if two_d and psw is not None:
+        psw = psw.reshape(3, 3)
+    out = L.nn.functional.embedding_bag(ids, weight, offsets, mode=mode, sparse=True, per_sample_weights=psw,
+                                        include_last_offset=include_last_offset, padding_idx=padding_idx)
+    (out * L.tensor(np.arange(out.numel(), dtype=np.float64).reshape(out.shape) - 3)).sum().backward()
+    g = weight.grad
+    return (g.is_sparse, g.is_coalesced(), g._indices().numpy().tolist(), g._values().numpy(),
+            g.coalesce().indices().numpy().tolist(), g.coalesce().values().numpy(), g.to_dense().numpy(),
+            out.detach().numpy(), None if psw is None else psw.grad.numpy())
+
+
+@pytest.mark.parametrize("case", list(BAG_CASES))
+def test_embedding_bag_sparse_gradient_as_pytorch(torch, case):
+    w = np.random.default_rng(4).standard_normal((6, 3))
+    ours, theirs = _bag_grad(minigrad, w, **BAG_CASES[case]), _bag_grad(torch, w, **BAG_CASES[case])
+    assert ours[:3] == theirs[:3] and ours[0] is True and ours[1] is False
+    assert ours[4] == theirs[4]
+    for a, b in zip(ours[3:], theirs[3:]):
+        if b is not None and not isinstance(b, list):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_embedding_bag_sparse_refusals_as_pytorch(torch):
+    w = np.random.default_rng(5).standard_normal((6, 3))
+    texts = []
+    for L in (minigrad, torch):
+        with pytest.raises(ValueError) as err:
+            L.nn.functional.embedding_bag(L.tensor(BAG_IDS), L.tensor(w), L.tensor(BAG_OFFSETS), mode="max",
+                                          sparse=True)
+        m = L.nn.EmbeddingBag.from_pretrained(L.tensor(w), freeze=False, mode="sum", sparse=True,
+                                              scale_grad_by_freq=True)
+        out = m(L.tensor(BAG_IDS), L.tensor(BAG_OFFSETS))  # (refused at the backward, as PyTorch)
+        with pytest.raises(RuntimeError) as err2:
+            out.sum().backward()
+        texts.append((str(err.value), str(err2.value), repr(L.nn.EmbeddingBag(6, 3, mode="max", sparse=True))))
+    assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("name, make_opt", [
+    ("SGD momentum", lambda L, ps: L.optim.SGD(ps, lr=0.5, momentum=0.9)),
+    ("SparseAdam", lambda L, ps: L.optim.SparseAdam(ps, lr=0.05)),
+    ("Adagrad", lambda L, ps: L.optim.Adagrad(ps, lr=0.3)),
+])
+def test_embedding_bag_sparse_steps_as_pytorch(torch, name, make_opt):
+    rng = np.random.default_rng(6)
+    w = rng.standard_normal((10, 4)).astype(np.float32)
+    batches = [(rng.integers(0, 10, size=8).tolist(), [0, 3, 3, 6], rng.standard_normal(8).astype(np.float32))
+               for _ in range(4)]
+    got = []
+    for L in (minigrad, torch):
+        m = L.nn.EmbeddingBag.from_pretrained(L.tensor(w), freeze=False, mode="sum", sparse=True, padding_idx=1)
+        opt = make_opt(L, m.parameters())
+        for ids, offsets, psw in batches:
+            opt.zero_grad()
+            out = m(L.tensor(ids), L.tensor(offsets), per_sample_weights=L.tensor(psw))
+            out.tanh().pow(2).sum().backward()
+            assert m.weight.grad.is_sparse
+            opt.step()
+        got.append(m.weight.detach().numpy())
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-5, atol=1e-6)
+    assert not np.allclose(got[0], w)
+
+
+def test_sparse_embedding_refuses_scale_grad_by_freq_at_backward_as_pytorch(torch):
+    texts = []
+    for L in (minigrad, torch):
+        weight = L.tensor(np.ones((4, 2)), requires_grad=True)
+        out = L.nn.functional.embedding(L.tensor([1, 1, 2]), weight, scale_grad_by_freq=True, sparse=True)
+        with pytest.raises(RuntimeError) as err:
+            out.sum().backward()
+        texts.append(str(err.value))
+    assert texts[0] == texts[1]
+
+
+def test_lbfgs_steps_a_sparse_gradient_as_pytorch(torch):
+    w = np.random.default_rng(7).standard_normal((6, 3))
+    got = []
+    for L in (minigrad, torch):
+        e = _table(L, w)
+        opt = L.optim.LBFGS(e.parameters(), lr=0.5, max_iter=4)
+
+        def closure(L=L, e=e, opt=opt):
+            opt.zero_grad()
+            loss = (e(L.tensor(IDS)) - 1.0).pow(2).sum()
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+        got.append((e.weight.grad.is_sparse, e.weight.detach().numpy()))
+    assert got[0][0] is got[1][0] is True
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-10, atol=1e-12)
+    assert not np.allclose(got[0][1], w)
