@@ -13,6 +13,7 @@ from ..dtypes import result_type
 from ..tensor import Tensor, type_name  # noqa: F401 (re-exported)
 from .conversion import to_copy
 
+
 def in_float32(fn, *args):
     """fn(*args) for float16 arrays, taken in float32 and rounded to float16 once: PyTorch's CPU kernels compute
     half in float32 (their "opmath" type), where numpy's float16 arithmetic rounds every step and drifts an ulp
