@@ -36,9 +36,10 @@ def _check_int(t, arg):
                            "embedding_bag)")  # (the legacy type name, minigrad.FloatTensor, as PyTorch's text)
 
 
-def _bags(off, n_entries, include_last_offset):
-    """(starts, ends) of each bag from a 1-D int64 offsets array; PyTorch's errors for bad offsets."""
-    xp = xp_of(off)
+def _starts(off, n_entries, include_last_offset):
+    """Each bag's start from a 1-D int64 offsets array (a bag ends where the next starts, the last at the
+    input's end: with include_last_offset=True, offsets[-1] only bounds, as PyTorch's CPU kernels read it);
+    PyTorch's errors for bad offsets."""
     if off.size and int(off[0]) != 0:
         raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
                            f"position 0. However, got {int(off[0])}")
@@ -47,14 +48,12 @@ def _bags(off, n_entries, include_last_offset):
                            f"of {int(off[-1])}")
     if off.size > 1 and bool((off[1:] < off[:-1]).any()):
         raise RuntimeError(f"embedding_bag: offsets must be non-decreasing, got {off.tolist()}")
-    if include_last_offset:
-        return off[:-1], off[1:]
-    return off, xp.concatenate([off[1:], xp.asarray([n_entries], dtype=off.dtype)])
+    return off[:-1] if include_last_offset else off
 
 
 def _bag_of(n, padding_idx, include_last_offset, ids, offsets=None, bag_len=None):
     """Each entry's bag, as an int64 array of the entries' count: B (one past the last bag) for an entry
-    left out (of padding_idx, or after the last bag's end), so that a sum into B + 1 rows drops it.
+    left out (of padding_idx, or of no bag at all), so that a sum into B + 1 rows drops it.
 
     A function of the call's arrays, run as an op (array_op): a minigrad.compile replay works the layout
     out again from each call's ids and offsets, and checks them, instead of freezing the captured one."""
@@ -70,11 +69,10 @@ def _bag_of(n, padding_idx, include_last_offset, ids, offsets=None, bag_len=None
         bag_of = entries // bag_len
         B = E // bag_len if bag_len else 0
     else:
-        starts, ends = _bags(offsets.astype(np.int64), E, include_last_offset)
+        starts = _starts(offsets.astype(np.int64), E, include_last_offset)
         B = starts.size
         # (bags are contiguous and in order: an entry's bag is the last one starting at or before it)
-        bag_of = xp.searchsorted(starts, entries, side="right").astype(np.int64) - 1
-        bag_of[entries >= (ends[-1] if B else 0)] = B
+        bag_of = xp.searchsorted(starts, entries, side="right").astype(np.int64) - 1 if B else entries * 0
     if padding_idx is not None:
         bag_of[ids == padding_idx] = B
     return bag_of

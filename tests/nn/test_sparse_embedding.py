@@ -165,14 +165,16 @@ BAG_CASES = {
     "mean padding_idx": dict(mode="mean", padding_idx=4),
     "per_sample_weights": dict(mode="sum", per_sample_weights=True),
     "include_last_offset": dict(mode="mean", include_last_offset=True),
+    "last offset before the end": dict(mode="sum", per_sample_weights=True, include_last_offset=True, last_offset=7),
     "2d mean": dict(mode="mean", two_d=True),
 }
 
 
-def _bag_grad(L, w, mode, padding_idx=None, per_sample_weights=False, include_last_offset=False, two_d=False):
+def _bag_grad(L, w, mode, padding_idx=None, per_sample_weights=False, include_last_offset=False, two_d=False,
+              last_offset=9):
     weight = L.tensor(w.copy(), requires_grad=True)
     psw = L.tensor(np.linspace(-1.0, 2.0, 9), requires_grad=True) if per_sample_weights else None
-    offsets = BAG_OFFSETS + [9] if include_last_offset else BAG_OFFSETS
+    offsets = BAG_OFFSETS + [last_offset] if include_last_offset else BAG_OFFSETS
     ids, offsets = (L.tensor(BAG_IDS).reshape(3, 3), None) if two_d else (L.tensor(BAG_IDS), L.tensor(offsets))
     if two_d and psw is not None:
         psw = psw.reshape(3, 3)
