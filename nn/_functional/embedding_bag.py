@@ -13,14 +13,11 @@ import functools
 import numpy as np
 
 import minigrad
-from minigrad import backends
 from minigrad.autograd import recording
 from minigrad.ops.array_op import array_op
 
-from . import reference as _ref
-from ._common import check_tensor, xp_of
-from .linear import embedding as _embedding
-from .linear import embedding_renorm_, grad_scaled_by_freq, sparse_embedding
+from ._common import Function, check_tensor, once_differentiable, wrap, xp_of
+from .linear import embedding_renorm_, scatter_add_rows, sparse_rows_grad
 
 _MODES = ("sum", "mean", "max")
 
@@ -148,36 +145,81 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         with minigrad.no_grad():
             embedding_renorm_(weight, input, max_norm, norm_type)
 
-    flat = input.reshape(-1)
-    if sparse:  # one gradient row per entry, padding_idx's left out: PyTorch's layout
-        rows = sparse_embedding(flat, weight, padding_idx, scale_grad_by_freq)
-    else:
-        rows = backends.pick(_embedding, _ref.embedding)(flat, weight, None)  # (E, D)
-    if scale_grad_by_freq and rows.requires_grad and not sparse:
-        rows = grad_scaled_by_freq(rows, flat, n)
-    if per_sample_weights is not None:
-        rows = rows * per_sample_weights.reshape(-1, 1)
-    if mode in ("sum", "mean"):
-        # (one row past the bags takes the entries left out)
-        out = minigrad.zeros(B + 1, dim, dtype=rows.dtype, device=weight.device).index_add(0, bag_of, rows)[:B]
-        if mode == "mean":
-            out = out / array_op(functools.partial(_counts, B, out.array.dtype), bag_of)
-        return out
-    if input.ndim == 2 and padding_idx is None and input.shape[1]:  # (bags of one length, none left out)
-        return rows.reshape(B, input.shape[1], dim).amax(1)
-    # max: (B, L) positions into rows + one -inf row at E for the holes; L, the longest bag, is a shape
-    # taken from the data
-    recording.escape("embedding_bag(mode='max'), whose layout's shape depends on the data,")
-    bag_of = _host(bag_of)
+    if mode == "max":  # (B, L) positions into the rows, L the longest bag: a shape taken from the data
+        recording.escape("embedding_bag(mode='max'), whose layout's shape depends on the data,")
+        bag_of = minigrad.tensor(_max_layout(_host(bag_of), B), device=weight.device)
+    return EmbeddingBag.apply(input.reshape(-1), weight, bag_of, per_sample_weights, B, mode, padding_idx,
+                              scale_grad_by_freq, sparse)
+
+
+def _max_layout(bag_of, B):
+    """(B, L) positions of each bag's kept entries, L the longest bag's count (at least 1), E in the holes."""
     E = bag_of.size
     kept = np.flatnonzero(bag_of < B)
     counts = np.bincount(bag_of[kept], minlength=B)
-    L = max(int(counts.max()) if B else 0, 1)
-    pos = np.full((B, L), E, dtype=np.int64)
+    pos = np.full((B, max(int(counts.max()) if B else 0, 1)), E, dtype=np.int64)
     kb = bag_of[kept]
     first = np.concatenate([[0], np.cumsum(counts)[:-1]]) if B else np.zeros(0, dtype=np.int64)
     pos[kb, np.arange(kept.size) - first[kb]] = kept
-    dev = weight.device
-    hole = minigrad.full((1, dim), float("-inf"), dtype=rows.dtype, device=dev)
-    out = minigrad.cat([rows, hole])[minigrad.tensor(pos, device=dev)].amax(1)
-    return out.masked_fill(minigrad.tensor((counts == 0)[:, None], device=dev), 0.0)
+    return pos
+
+
+class EmbeddingBag(Function):
+    """One node, PyTorch's, for the gradients of weight and per_sample_weights. bag_of: each entry's bag (B for
+    one left out) for 'sum' and 'mean'; for 'max' the (B, L) layout of _max_layout."""
+    node_name = "EmbeddingBagBackward0"
+
+    @staticmethod
+    def forward(ctx, ids, weight, bag_of, psw, B, mode, padding_idx, scale_grad_by_freq, sparse):
+        w, bag = weight.array, bag_of.array
+        xp = xp_of(w)
+        rows = xp.take(w, ids.array, axis=0)  # (E, D); the ids were checked with the layout
+        if psw is not None:
+            rows = rows * psw.array.reshape(-1, 1)
+        ctx.mode, ctx.n, ctx.padding_idx, ctx.freq, ctx.sparse = mode, w.shape[0], padding_idx, scale_grad_by_freq, sparse
+        ctx.psw_shape = None if psw is None else psw.array.shape
+        ctx.save(ids=ids, bag_of=bag_of, weight=weight if psw is not None and ctx.needs_input_grad[3] else None,
+                 per_sample_weights=psw)
+        if mode == "max":  # out[b, d] = max over bag b of rows[., d] (an empty bag: 0); its gradient to the maximum's row
+            vals = xp.concatenate([rows, xp.full((1, w.shape[1]), -xp.inf, dtype=rows.dtype)])[bag]  # (B, L, D)
+            arg = vals.argmax(1)[:, None]
+            ctx.argmax = xp.take_along_axis(xp.broadcast_to(bag[:, :, None], vals.shape), arg, 1)[:, 0]  # (B, D)
+            out = xp.take_along_axis(vals, arg, 1)[:, 0]
+            out[ctx.argmax == rows.shape[0]] = 0
+            return out
+        out = scatter_add_rows(bag, rows, B + 1)[:B]  # out[b] = sum of bag b's rows (row B takes those left out)
+        ctx.counts = _counts(B, out.dtype, bag) if mode == "mean" else None
+        return out / ctx.counts if mode == "mean" else out  # mean: the sum / the bag's kept count
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        ids, bag, psw = ctx._saved_ids.array, ctx._saved_bag_of.array, ctx._saved_per_sample_weights
+        g = g.array
+        xp = xp_of(g)
+        n, D = ctx.n, g.shape[1]
+        if ctx.mode == "max":  # gW[ids[argmax[b, d]], d] += g[b, d]
+            hit = ctx.argmax < ids.size
+            flat = ids[ctx.argmax[hit]] * D + xp.nonzero(hit)[1]
+            gw = xp.bincount(flat, weights=g[hit], minlength=n * D).astype(g.dtype).reshape(n, D)
+            return None, wrap(gw), None, None, None, None, None, None, None
+        if ctx.counts is not None:
+            g = g / ctx.counts
+        g_rows = xp.concatenate([g, xp.zeros((1, D), dtype=g.dtype)])[bag]  # each entry's bag's gradient; 0 left out
+        gp = None
+        if ctx.needs_input_grad[3]:  # d/dpsw[i] = <g_rows[i], W[ids[i]]>
+            w = ctx._saved_weight.array
+            gp = wrap((g_rows * xp.take(w, ids, axis=0)).sum(1).reshape(ctx.psw_shape))
+        gw = None
+        if ctx.needs_input_grad[1]:
+            if psw is not None:
+                g_rows = g_rows * psw.array.reshape(-1, 1)
+            if ctx.sparse:
+                if ctx.freq:  # (PyTorch refuses it at the backward, not the call)
+                    raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+                gw = sparse_rows_grad(ids, g_rows, n, ctx.padding_idx)
+            else:
+                if ctx.freq:  # each row's gradient a mean over its id's occurrences in input
+                    g_rows = g_rows / xp.bincount(ids, minlength=n)[ids, None].astype(g.dtype)
+                gw = wrap(scatter_add_rows(ids, g_rows, n))
+        return None, gw, None, gp, None, None, None, None, None

@@ -256,20 +256,25 @@ class SparseEmbedding(Embedding):
     @staticmethod
     @once_differentiable
     def backward(ctx, g):
-        from minigrad.sparse import SparseTensor  # (the sparse module loads only on this path)
-
         if ctx.scale_grad_by_freq:  # (PyTorch refuses it at the backward, not the call)
             raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
 
         ids = ctx._saved_indices.array.reshape(-1)
         rows = g.array.reshape(ids.size, g.array.shape[-1])
-        if ctx.padding_idx is not None:  # the padding row's lookups are left out, not kept as zeros
-            keep = ids != ctx.padding_idx
-            ids, rows = ids[keep], rows[keep]
-        indices = wrap(ids.astype(np.int64).reshape(1, -1))
-        return None, SparseTensor(indices, wrap(rows.copy()), (ctx.num_weights, rows.shape[1])), None, None
+        return None, sparse_rows_grad(ids, rows, ctx.num_weights, ctx.padding_idx), None, None
 
     double_backward = array_step = None  # (the dense node's: a sparse gradient has neither)
+
+
+def sparse_rows_grad(ids, rows, n, padding_idx):
+    """The (n, C) gradient of row ids[i] += rows[i] as a COO tensor, uncoalesced, in lookup order (PyTorch's)."""
+    from minigrad.sparse import SparseTensor  # (the sparse module loads only on this path)
+
+    if padding_idx is not None:  # the padding row's lookups are left out, not kept as zeros
+        keep = ids != padding_idx
+        ids, rows = ids[keep], rows[keep]
+    indices = wrap(ids.astype(np.int64).reshape(1, -1))
+    return SparseTensor(indices, wrap(rows.copy()), (n, rows.shape[1]))
 
 
 def sparse_embedding(input, weight, padding_idx=None, scale_grad_by_freq=False):

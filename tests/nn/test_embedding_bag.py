@@ -245,3 +245,16 @@ def test_per_sample_weights_of_another_dtype_raise(torch, wdt, pdt):
         call(torch, torch.nn)
     with pytest.raises(RuntimeError, match=re.escape(str(theirs.value).replace("torch.", "minigrad."))):
         call(minigrad, nn)
+
+
+@pytest.mark.parametrize("mode, psw", [("sum", False), ("sum", True), ("mean", False), ("max", False)])
+def test_one_node_named_as_torch(torch, mode, psw):
+    """One EmbeddingBagBackward0 node, as PyTorch's, for every mode."""
+    w_m, w_t = _pair(torch)
+    names = []
+    for lib, w in ((minigrad, w_m), (torch, w_t)):
+        fn = F.embedding_bag if lib is minigrad else torch.nn.functional.embedding_bag
+        p = lib.tensor(np.linspace(0.5, 2.0, 7), requires_grad=True) if psw else None
+        out = fn(lib.tensor([1, 2, 4, 0, 3, 3, 6]), w, lib.tensor([0, 3, 4]), mode=mode, per_sample_weights=p)
+        names.append(type(out.grad_fn).__name__)
+    assert names[0] == names[1] == "EmbeddingBagBackward0"
