@@ -1,10 +1,9 @@
 """embedding_bag: sums, means or maxima of bags of embedding rows, without the (bags, entries, dim) tensor of rows.
 
-Composed of differentiable minigrad ops, so autograd gives the gradients of weight and per_sample_weights:
-the rows of all entries are looked up once (the fused embedding op, (entries, dim)); 'sum' and 'mean'
-add each kept entry's row into its bag's with index_add (an entry of padding_idx is left out); 'max' lays
-the kept entries' rows out as (bags, longest bag, dim), the holes -inf, and takes amax over the bag
-(gradient to the maximum; duplicates of a row in a bag share it, which sums to the same row gradient).
+One node, EmbeddingBagBackward0 (PyTorch's), for the gradients of weight and per_sample_weights: the rows of
+all entries are looked up once ((entries, dim)); 'sum' and 'mean' add each kept entry's row into its bag's (an
+entry of padding_idx is left out); 'max' lays the kept entries' rows out as (bags, longest bag, dim), the holes
+-inf, and sends each maximum's gradient to its entry's row.
 The bag layout (which entry goes to which bag) is an op of input and offsets (see _bag_of); 'max' reads it on
 the host to lay the rows out.
 """
