@@ -191,6 +191,13 @@ class EmbeddingBag(Function):
         return out / ctx.counts if mode == "mean" else out  # mean: the sum / the bag's kept count
 
     @staticmethod
+    def double_backward(ctx, g):
+        # create_graph=True: the gradients' values are the array backward's (none is a function of weight), hung
+        # from PyTorch's node, which has no derivative of its own
+        grads = EmbeddingBag.backward.fn(ctx, g)
+        return tuple(r if r is None or getattr(r, "is_sparse", False) else BagGradient.apply(g, r) for r in grads)
+
+    @staticmethod
     @once_differentiable
     def backward(ctx, g):
         ids, bag, psw = ctx._saved_ids.array, ctx._saved_bag_of.array, ctx._saved_per_sample_weights
@@ -222,3 +229,17 @@ class EmbeddingBag(Function):
                     g_rows = g_rows / xp.bincount(ids, minlength=n)[ids, None].astype(g.dtype)
                 gw = wrap(scatter_add_rows(ids, g_rows, n))
         return None, gw, None, gp, None, None, None, None, None
+
+
+class BagGradient(Function):
+    """An embedding_bag gradient made under create_graph: its value, with an edge to the incoming gradient and,
+    as PyTorch's, no derivative."""
+    node_name = "EmbeddingBagBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, grad):
+        return grad.array
+
+    @staticmethod
+    def backward(ctx, gg):
+        raise NotImplementedError("the derivative for '_embedding_bag_backward' is not implemented.")

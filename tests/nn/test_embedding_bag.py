@@ -258,3 +258,20 @@ def test_one_node_named_as_torch(torch, mode, psw):
         out = fn(lib.tensor([1, 2, 4, 0, 3, 3, 6]), w, lib.tensor([0, 3, 4]), mode=mode, per_sample_weights=p)
         names.append(type(out.grad_fn).__name__)
     assert names[0] == names[1] == "EmbeddingBagBackward0"
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_create_graph_gives_the_gradients_and_refuses_their_derivative_as_torch(mode):
+    # a gradient penalty or a meta-learning step through embedding_bag: the first gradients are there under
+    # create_graph (hung from PyTorch's node), their own derivative is PyTorch's NotImplementedError
+    torch = pytest.importorskip("torch")
+    got = []
+    for L in (minigrad, torch):
+        w = L.tensor(np.random.default_rng(0).standard_normal((10, 3)), requires_grad=True)
+        y = L.nn.functional.embedding_bag(L.tensor([1, 2, 3, 4, 1]), w, L.tensor([0, 2]), mode=mode)
+        (gw,) = L.autograd.grad((y * y).sum(), [w], create_graph=True)
+        with pytest.raises(NotImplementedError) as e:
+            gw.sum().backward()
+        got.append((type(gw.grad_fn).__name__, np.asarray(gw.detach()), str(e.value)))
+    assert got[0][0] == got[1][0] and got[0][2] == got[1][2]
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-12)
