@@ -59,6 +59,7 @@ from .linalg import det, inverse, logdet, matrix_exp, matrix_power, pinverse, sl
 from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)
 from .linalg import cholesky_legacy as cholesky, svd_legacy as svd, qr_legacy as qr  # noqa: F401 (torch.cholesky, ...)
 from .linalg import chain_matmul, cholesky_inverse, cholesky_solve, lu_unpack, triangular_solve  # noqa: F401
+from .linalg import pca_lowrank, svd_lowrank  # noqa: F401
 from .linalg import lu_legacy as lu, lu_solve_legacy as lu_solve  # noqa: F401 (torch.lu, torch.lu_solve)
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import index_add, index_reduce, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)
