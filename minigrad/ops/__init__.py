@@ -26,7 +26,7 @@ from .movement import (  # noqa: F401
 from .composite import (  # noqa: F401
     absolute, addbmm, addcdiv, addcmul, addmm, addmv, addr, aminmax, atleast_1d, atleast_2d, atleast_3d, baddbmm,
     bincount, block_diag, bucketize, cartesian_prod, cdist, clamp_max, clamp_min, column_stack, corrcoef,
-    count_nonzero, cov, cross, deg2rad, diagflat, diff, dist, divide, dsplit, dstack, float_power, fmax, fmin, gcd,
+    count_nonzero, cov, cross, deg2rad, diagflat, diff, dist, gradient, divide, dsplit, dstack, float_power, fmax, fmin, gcd,
     ger, greater, greater_equal, heaviside, histc, hsplit, hstack, hypot, index_copy, index_fill, inner, isneginf,
     isposinf, isreal, kron, kthvalue, lcm, ldexp, less, less_equal, logaddexp2, logit, masked_scatter, median,
     meshgrid, mode, moveaxis, movedim, multiply, mv, nan_to_num, nanmean, nanmedian, nansum, narrow, negative,
