@@ -26,7 +26,7 @@ from .movement import (  # noqa: F401
 from .composite import (  # noqa: F401
     absolute, addbmm, addcdiv, addcmul, addmm, addmv, addr, aminmax, atleast_1d, atleast_2d, atleast_3d, baddbmm,
     bincount, block_diag, bucketize, cartesian_prod, cdist, clamp_max, clamp_min, column_stack, corrcoef,
-    count_nonzero, cov, cross, deg2rad, diagflat, diff, dist, divide, dsplit, dstack, float_power, fmax, fmin, gcd,
+    count_nonzero, cov, cross, deg2rad, diagflat, diff, dist, gradient, divide, dsplit, dstack, float_power, fmax, fmin, gcd,
     ger, greater, greater_equal, heaviside, histc, hsplit, hstack, hypot, index_copy, index_fill, inner, isneginf,
     isposinf, isreal, kron, kthvalue, lcm, ldexp, less, less_equal, logaddexp2, logit, masked_scatter, median,
     meshgrid, mode, moveaxis, movedim, multiply, mv, nan_to_num, nanmean, nanmedian, nansum, narrow, negative,
@@ -59,6 +59,7 @@ from .linalg import det, inverse, logdet, matrix_exp, matrix_power, pinverse, sl
 from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)
 from .linalg import cholesky_legacy as cholesky, svd_legacy as svd, qr_legacy as qr  # noqa: F401 (torch.cholesky, ...)
 from .linalg import chain_matmul, cholesky_inverse, cholesky_solve, lu_unpack, triangular_solve  # noqa: F401
+from .linalg import pca_lowrank, svd_lowrank  # noqa: F401
 from .linalg import lu_legacy as lu, lu_solve_legacy as lu_solve  # noqa: F401 (torch.lu, torch.lu_solve)
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import index_add, index_reduce, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)

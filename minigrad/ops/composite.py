@@ -1254,6 +1254,60 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     return scan.cumsum(areas, d)
 
 
+def _gradient_along(f, d, h, edge_order):
+    """df/dx along dim d by second-order central differences, one- or two-sided at the ends; h is a number
+    (even samples) or the 1-D tensor of gaps between the coordinates (uneven: numpy's weights)."""
+    m = f.array.shape[d]
+    if edge_order + 1 > m:
+        raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    at = lambda start, length=m - 2: narrow(f, d, start, length)  # noqa: E731
+    if not isinstance(h, Tensor):  # even: f'(x) = (f(x+h) - f(x-h)) / 2h, ends (f1 - f0)/h or (-3f0 + 4f1 - f2)/2h
+        inner = (at(2) - at(0)) / (2 * h)
+        if edge_order == 1:
+            lo, hi = (at(1, 1) - at(0, 1)) / h, (at(m - 1, 1) - at(m - 2, 1)) / h
+        else:
+            lo = (at(0, 1) * -3 + at(1, 1) * 4 - at(2, 1)) / (2 * h)
+            hi = (at(m - 1, 1) * 3 - at(m - 2, 1) * 4 + at(m - 3, 1)) / (2 * h)
+        return shape_ops.cat([lo, inner, hi], d)
+    shape = [1] * f.array.ndim
+    shape[d] = -1
+    g = lambda start, length: shape_ops.reshape(narrow(h, 0, start, length), shape)  # noqa: E731
+    hl, hr = g(0, m - 2), g(1, m - 2)  # the fitted parabola's slope at the middle of three uneven samples
+    inner = (at(2) * hl * hl - at(0) * hr * hr + at(1) * (hr * hr - hl * hl)) / (hl * hr * (hl + hr))
+    if edge_order == 1:
+        return shape_ops.cat([(at(1, 1) - at(0, 1)) / g(0, 1), inner, (at(m - 1, 1) - at(m - 2, 1)) / g(m - 2, 1)], d)
+    a, b = g(0, 1), g(1, 1)  # the parabola through the first (last) three samples, its slope at the end
+    lo = (at(0, 1) * -(2 * a + b) / (a * (a + b)) + at(1, 1) * (a + b) / (a * b) - at(2, 1) * a / (b * (a + b)))
+    a, b = g(m - 3, 1), g(m - 2, 1)
+    hi = (at(m - 3, 1) * b / (a * (a + b)) - at(m - 2, 1) * (a + b) / (a * b) + at(m - 1, 1) * (2 * b + a) / (b * (a + b)))
+    return shape_ops.cat([lo, inner, hi], d)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """torch.gradient: one tensor of df/dx per dim (all dims by default); spacing is a number, one number per dim,
+    or one 1-D coordinate tensor per dim."""
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    nd = input.array.ndim
+    dims = list(range(nd)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [normalize_dim(d, nd) for d in dims]
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims) and dim is None:
+            raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+                               f"equal to 'self.dim() = {nd}', since dim argument was not given, but got a list of "
+                               f"length {len(spacing)}")
+        if len(spacing) != len(dims):
+            raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                               "arguments to have the same length, but got a spacing argument of length "
+                               f"{len(spacing)} and a dim argument of length {len(dims)}.")
+        spacing = [diff(s) if isinstance(s, Tensor) else s for s in spacing]  # coordinates -> the gaps between them
+    else:
+        spacing = [spacing] * len(dims)
+    from .. import dtypes  # (an integer input differentiates in the default float dtype)
+    f = input if input.array.dtype.kind in "fc" else input.to(dtypes.default_float)
+    return tuple(_gradient_along(f, d, h, edge_order) for d, h in zip(dims, spacing))
+
+
 trapz = trapezoid
 
 

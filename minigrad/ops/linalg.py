@@ -1,7 +1,7 @@
 """A little linear algebra: inverse, det, slogdet/logdet, solve, matrix_power, pinverse, the decompositions
 (cholesky, qr, eigh, svd, lu_factor), the solves built on them (solve_triangular, cholesky_solve, lu_solve, ...),
-multi_dot, cond, tensorsolve/tensorinv, and the `minigrad.linalg` names for them (with vector_norm, matrix_norm,
-cross, vecdot). Batched over leading dims; backward written in tensor ops, so second derivatives work."""
+multi_dot, cond, tensorsolve/tensorinv, the randomized svd_lowrank/pca_lowrank, and the `minigrad.linalg` names for
+them (with vector_norm, matrix_norm, cross, vecdot). Batched over leading dims; backward written in tensor ops, so second derivatives work."""
 import builtins
 import warnings
 
@@ -9,7 +9,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..device import array_module
-from ..dtypes import cpp_name
+from ..dtypes import cpp_name, float16, float32, float64
 from . import reduction
 from ._util import return_type
 from .array_op import array_op
@@ -495,6 +495,58 @@ def svd_legacy(input, some=True, compute_uv=True):
                                  Tensor._wrap(xp.zeros(batch + (n, n), dtype=input.array.dtype)))
     U, S, Vh = svd(input, full_matrices=not some)
     return svd_legacy_result(U, S, _mT(Vh))
+
+
+def _approximate_basis(A, q, niter, M):
+    """Q with orthonormal columns whose span nearly holds the range of A - M: a random sketch A R refined by
+    `niter` power (subspace) iterations, re-orthonormalised by QR at each pass (Halko, Martinsson, Tropp 2009)."""
+    from ..factory import randn  # (the factory sits above ops)
+    # float32 for any other input (integers, bfloat16), as PyTorch's: the matmul then names the mismatch
+    dtype = A.dtype if A.dtype in (float16, float32, float64) or A.dtype.is_complex else float32
+    R = randn(A.shape[-1], q, dtype=dtype, device=A.device)
+    X = A @ R if M is None else A @ R - M @ R
+    Q = qr(X).Q
+    for _ in range(niter):
+        X = A.mH @ Q if M is None else A.mH @ Q - M.mH @ Q
+        Q = qr(X).Q
+        X = A @ Q if M is None else A @ Q - M @ Q
+        Q = qr(X).Q
+    return Q
+
+
+def _svd_lowrank(A, q, niter, M):
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = M.broadcast_to(A.shape)
+    if m < n:  # sketch the taller of A and A^H: the basis then spans the smaller side
+        A = A.mH
+        M = None if M is None else M.mH
+    Q = _approximate_basis(A, 6 if q is None else q, 2 if niter is None else niter, M)
+    B = Q.mH @ A if M is None else Q.mH @ A - Q.mH @ M  # A - M ~ Q B, so svd(B) gives A's leading triplets
+    U, S, Vh = svd(B, full_matrices=False)
+    U, V = Q @ U, Vh.mH
+    return (V, S, U) if m < n else (U, S, V)
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """(U, S, V), a randomized rank-q approximation A - M ~ U diag(S) V^H; differentiable, as it is built of
+    matmul, qr and svd. Its random draws are minigrad's, so it matches PyTorch's up to the subspace found."""
+    return _svd_lowrank(A, q, niter, M)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """svd_lowrank of A with each column's mean taken off (center=True): V's columns are the principal directions,
+    S**2 / (m - 1) the variances along them."""
+    m, n = A.shape[-2:]
+    if q is None:
+        q = builtins.min(6, m, n)
+    elif not (q >= 0 and q <= builtins.min(m, n)):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={builtins.min(m, n)}")
+    if not (niter >= 0):
+        raise ValueError(f"niter(={niter}) must be non-negative integer")
+    if not center:
+        return _svd_lowrank(A, q, niter, None)
+    return _svd_lowrank(A - A.mean(dim=(-2,), keepdim=True), q, niter, None)
 
 
 def qr_legacy(input, some=True):

@@ -1,4 +1,6 @@
 """cholesky, qr, eigh/eigvalsh, svd/svdvals, lstsq, matrix_rank and the svd matrix norms, against PyTorch."""
+import re
+
 import numpy as np
 import pytest
 
@@ -369,3 +371,50 @@ def test_slogdet_sign_is_an_output_of_the_node_as_torch(torch, which):
     assert ours[:3] == theirs[:3]
     _close(ours[3], theirs[3])
     assert ours[4] == theirs[4] == (None,)
+
+
+def _low_rank(m, n, k, seed=0, batch=()):
+    return _rand(*batch, m, k, seed=seed) @ _rand(*batch, k, n, seed=seed + 1)
+
+
+def _projector(V):
+    V = np.asarray(V.detach().numpy())
+    return V @ np.swapaxes(V, -1, -2)
+
+
+@pytest.mark.parametrize("shape, k, q", [((30, 10), 3, 3), ((8, 20), 2, 4), ((2, 12, 6), 2, 2), ((6, 4), 4, 7)])
+@pytest.mark.parametrize("name", ["svd_lowrank", "pca_lowrank"])
+def test_lowrank_finds_torchs_subspace(torch, shape, k, q, name):
+    # the random sketches differ by design: singular values and the spanned subspaces must not
+    a = _low_rank(*shape[-2:], k, batch=shape[:-2])
+    kw = dict(q=min(q, *shape[-2:])) if name == "pca_lowrank" else dict(q=q)
+    mg.manual_seed(0)
+    U, S, V = getattr(mg, name)(mg.tensor(a, requires_grad=True), **kw)
+    tU, tS, tV = getattr(torch, name)(torch.tensor(a, requires_grad=True), **kw)
+    assert [tuple(t.shape) for t in (U, S, V)] == [tuple(t.shape) for t in (tU, tS, tV)]
+    if len(shape) == 2:  # (a batched matmul is one node here, several in PyTorch: docs/api.md)
+        assert [t.grad_fn.name() for t in (U, S, V)] == [t.grad_fn.name() for t in (tU, tS, tV)]
+    np.testing.assert_allclose(S.detach().numpy()[..., :k], tS.detach().numpy()[..., :k], rtol=1e-9, atol=1e-9)
+    for ours, theirs in ((U, tU), (V, tV)):
+        np.testing.assert_allclose(_projector(ours[..., :k]), _projector(theirs[..., :k]), atol=1e-9)
+
+
+def test_svd_lowrank_gradient_as_torch(torch):
+    # q = n on a tall full-rank A: the basis spans A's whole range, so the result (and its gradient) is exact
+    a, w = _rand(9, 4), _rand(9, 4, seed=5)
+    x, tx = _pair(a, torch)
+    outs = []
+    for lib, t in ((mg, x), (torch, tx)):
+        U, S, V = lib.svd_lowrank(t, q=4, niter=1)
+        ((S ** 3).sum() + ((U * S) @ V.T * lib.tensor(w)).sum() + (U @ U.T).pow(2).sum()).backward()
+        outs.append(t.grad)
+    _close(*outs)
+
+
+@pytest.mark.parametrize("kw", [dict(q=5), dict(q=-1), dict(niter=-1)])
+def test_pca_lowrank_bad_q_or_niter_errors_as_torch(torch, kw):
+    a = _rand(6, 4)
+    with pytest.raises(ValueError) as theirs:
+        torch.pca_lowrank(torch.tensor(a), **kw)
+    with pytest.raises(ValueError, match=re.escape(str(theirs.value))):
+        mg.pca_lowrank(mg.tensor(a), **kw)

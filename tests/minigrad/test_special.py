@@ -434,3 +434,44 @@ def test_matrix_power_zero_keeps_autograd_like_torch():
     with minigrad.no_grad():
         assert not minigrad.linalg.matrix_power(x, 0).requires_grad
     assert not minigrad.linalg.matrix_power(minigrad.tensor(a), 0).requires_grad
+
+
+_GRID = np.random.default_rng(7).standard_normal((4, 6))
+_XS = np.array([0.0, 0.3, 0.4, 1.0, 1.8, 2.0])
+
+
+@pytest.mark.parametrize("edge_order", [1, 2])
+@pytest.mark.parametrize("kw", [dict(), dict(spacing=0.5), dict(spacing=[2.0, 0.25]), dict(dim=1), dict(dim=[-1, 0], spacing=3.0),
+                                dict(spacing=("xs",), dim=1), dict(spacing=("ys", "xs"))])
+def test_gradient_values_and_grads_as_torch(kw, edge_order):
+    torch = pytest.importorskip("torch")
+    coords = {"xs": _XS, "ys": np.array([0.0, 1.0, 1.5, 3.5])}
+    results = []
+    for lib in (minigrad, torch):
+        kw_lib = dict(kw)
+        if "spacing" in kw and isinstance(kw["spacing"], tuple):
+            kw_lib["spacing"] = tuple(lib.tensor(coords[c]) for c in kw["spacing"])
+        y = lib.tensor(_GRID, requires_grad=True)
+        outs = lib.gradient(y, edge_order=edge_order, **kw_lib)
+        sum((o * (i + 1) * lib.tensor(_GRID)).sum() for i, o in enumerate(outs)).backward()
+        results.append(([o.detach().numpy() for o in outs], y.grad.numpy()))
+    (ours, ours_grad), (theirs, theirs_grad) = results
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ours_grad, theirs_grad, rtol=1e-12, atol=1e-12)
+
+
+def test_gradient_of_integers_and_bad_arguments_as_torch():
+    torch = pytest.importorskip("torch")
+    ours, theirs = minigrad.gradient(minigrad.arange(6) ** 2)[0], torch.gradient(torch.arange(6) ** 2)[0]
+    assert str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+    for kw in (dict(edge_order=3), dict(spacing=[1.0, 2.0, 3.0]), dict(dim=0, edge_order=2, spacing=[1.0]),
+               dict(dim=1, spacing=[1.0, 2.0])):
+        args = (np.arange(8.0).reshape(2, 4),)
+        with pytest.raises(RuntimeError) as expected:
+            torch.gradient(torch.tensor(*args), **kw)
+        with pytest.raises(RuntimeError) as got:
+            minigrad.gradient(minigrad.tensor(*args), **kw)
+        assert str(got.value) == str(expected.value)
