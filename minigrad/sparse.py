@@ -461,7 +461,7 @@ def to_sparse(a, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None
         raise RuntimeError("dense_to_sparse: sparse_dim argument must be in >0 when self.dim()>0")
     arr = a.array
     xp = xp_of(arr)
-    flat = arr.reshape(int(np.prod(arr.shape[:k])), -1)
+    flat = arr.reshape(int(np.prod(arr.shape[:k])), int(np.prod(arr.shape[k:])))  # (not -1: an empty tensor's rows)
     rows = xp.flatnonzero((flat != 0).any(axis=1)) if flat.shape[1] else xp.zeros(0, dtype=np.int64)
     indices = xp.stack(xp.unravel_index(rows, arr.shape[:k])) if k else xp.zeros((0, len(rows)), dtype=np.int64)
     values = (ToSparse if sparse_dim is None else ToSparseWithDim).apply(a, rows, k)

@@ -564,15 +564,15 @@ class Tensor:
         (`non_blocking`: a copy is made at once either way; `memory_format`: one layout, row-major.)"""
         from .ops.conversion import to_copy
 
-        flags = []  # (positional non_blocking and copy, after the dtype, device or tensor)
+        flags, typed = [], False  # (positional non_blocking and copy: only after a dtype or a tensor, as PyTorch's)
         for a in args:
             if isinstance(a, (dtypes.dtype, type, np.dtype)) or (isinstance(a, str) and a in dtypes._BY_NAME):
-                dtype = a
+                dtype, typed = a, True
             elif isinstance(a, Tensor):
-                dtype, device = a.dtype, a.device
-            elif (a is None or isinstance(a, (str, _device.device))) and not flags:
+                dtype, device, typed = a.dtype, a.device, True
+            elif (a is None or isinstance(a, (str, _device.device))) and not typed:
                 device = a
-            elif type(a) is bool and a is not args[0] and len(flags) < 2:
+            elif type(a) is bool and typed and len(flags) < 2:
                 flags.append(a)
             else:
                 raise TypeError(invalid_arguments("to", args, _TO_OVERLOADS))

@@ -540,6 +540,8 @@ _FIRST_SCRIPT_MISTAKES = {
     "view_of_a_float_size": "L.ones(6).view(2.0, 3)", "view_of_a_tuple_and_an_int": "L.ones(6).view((2, 3), 1)",
     "to_with_an_int_after_the_device": "L.ones(2, 3).to(L.float64, 'cpu', 5)",
     "to_with_a_dtype_after_the_device": "L.ones(2, 3).to('cpu', L.float64, 5)",
+    "to_with_a_flag_after_the_device": "L.ones(2, 3).to('cpu', False)",
+    "to_with_a_device_after_the_dtype": "L.ones(2, 3).to(L.float64, 'cpu')",
     "randint_of_an_int_size": "L.randint(0, 10, 3)", "randint_high_and_an_int_size": "L.randint(10, 3)",
     "randint_size_then_an_int": "L.randint(10, (3,), 5)",
     "load_state_dict_wrong_width": "L.nn.Linear(2, 3).load_state_dict(L.nn.Linear(4, 3).state_dict(), strict=False)",

@@ -344,3 +344,12 @@ def test_cat_of_dense_then_sparse_raises_pytorchs_backend_error():
 def test_to_sparse_of_a_sparse_tensor_is_itself_as_pytorch():
     m, t = both()
     assert m.to_sparse() is m and t.to_sparse() is t
+
+
+@pytest.mark.parametrize("shape, sparse_dim", [((0, 3), None), ((3, 0), None), ((0, 3), 1), ((3, 0), 1)])
+def test_to_sparse_of_an_empty_tensor_has_no_elements_as_pytorch(shape, sparse_dim):
+    s = minigrad.zeros(*shape).to_sparse(sparse_dim)
+    k = len(shape) if sparse_dim is None else sparse_dim
+    assert s._nnz() == 0 and tuple(s.shape) == shape
+    assert tuple(s.indices().shape) == (k, 0) and tuple(s.values().shape) == (0,) + shape[k:]
+    assert s.to_dense().shape == shape
