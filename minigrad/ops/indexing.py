@@ -117,17 +117,24 @@ def _one_int(i):
 
 
 def _ints_first(idx, ndim):
-    if not builtins.any(_one_int(i) for i in idx):
+    """An advanced index as PyTorch applies it: an Ellipsis spelled out as its full slices (numpy counts even an
+    empty one as standing between two index arrays, `t[:, i, ..., j]` of a 3-d t, and moves the indexed dims to
+    the front where PyTorch keeps them in place), and any integers taken first (a TwoStep)."""
+    ints = builtins.any(_one_int(i) for i in idx)
+    if not ints and not builtins.any(i is Ellipsis for i in idx):
         return idx
     consumed = builtins.sum(
         (i.ndim if i.dtype.kind == "b" else 1) if hasattr(i, "dtype") else (0 if i is None or i is Ellipsis else 1)
         for i in idx
     )
+    full = [slice(None)] * builtins.max(ndim - consumed, 0)
+    if not ints:
+        return tuple(j for i in idx for j in (full if i is Ellipsis else (i,)))
     first, rest = [], []
     for i in idx:
         if i is Ellipsis:
-            first += [slice(None)] * builtins.max(ndim - consumed, 0)
-            rest.append(i)
+            first += full
+            rest += full
         elif i is None:
             rest.append(i)
         elif _one_int(i):
@@ -152,8 +159,8 @@ def _with_ellipsis(index):
 
 def _target(a, index):
     """The array and the index to write `a[index]` through (a view for a TwoStep index)."""
-    if type(index) is TwoStep:
-        return a[index[0]], index[1]
+    if type(index) is TwoStep:  # (the Ellipsis: a 0-d view where numpy's ints alone give a scalar, `t[1, True]`)
+        return a[index[0] + (Ellipsis,)], index[1]
     return a, index
 
 
@@ -635,6 +642,14 @@ def put_values(a, index, values):
         target[i] = values
     except ValueError:
         picked = target[i].shape
+        lead = values.ndim - len(picked)
+        if lead > 0 and values.shape[:lead] == (1,) * lead:
+            # PyTorch drops a value's leading dims of 1 (numpy does too, except into a 0-d target: `t[()] = v`)
+            try:
+                target[i] = values.reshape(values.shape[lead:])
+                return
+            except ValueError:
+                pass
         parts = i if type(i) is tuple else (i,)
         if not builtins.any(hasattr(p, "ndim") and (p.ndim or p.dtype == np.bool_) for p in parts):
             # a basic index is a view that the values are copied into, expanded to its shape: expand's words
@@ -667,8 +682,12 @@ class IndexPut(Function):
             m[i] = 0
             ga = g * mask
         if ctx.needs_input_grad[1]:
-            gv = sum_to(Index.apply(g, ctx.index, True) if type(ctx.index) is TwoStep else getitem(g, ctx.index),
-                        ctx.value_shape)
+            gv = Index.apply(g, ctx.index, True) if type(ctx.index) is TwoStep else getitem(g, ctx.index)
+            lead = len(ctx.value_shape) - gv.ndim
+            if lead > 0:  # a value with more (leading, 1) dims than what it was written into: those put back
+                gv = sum_to(gv, ctx.value_shape[lead:]).reshape(ctx.value_shape)
+            else:
+                gv = sum_to(gv, ctx.value_shape)
         return ga, gv, None
 
 

@@ -1090,3 +1090,35 @@ def test_topk_without_recording_like_recorded_and_torch(shape, k, dim):
     assert got.indices.view(-1).shape == want.indices.view(-1).shape
     got.values.add_(1.0)
     np.testing.assert_array_equal(x.detach().numpy(), a)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, i: (slice(None), i, Ellipsis, i),  # an Ellipsis of no dims between the index tensors
+    lambda L, i: (None, slice(None), i, Ellipsis, i),
+    lambda L, i: (None, i, 0, Ellipsis, i),  # (an int between them too: taken first)
+    lambda L, i: (i, Ellipsis, i, slice(None)),
+    lambda L, i: (1, True),  # an int, then a 0-d mask (the gradient's write goes through a 0-d view)
+])
+def test_advanced_index_dims_stay_in_place_across_an_empty_ellipsis_like_torch(make):
+    # numpy counts `...` as standing between two index arrays even where it takes no dims and moves the indexed
+    # dims to the front; PyTorch keeps them where they are
+    x = np.random.default_rng(3).standard_normal((3, 4, 2))
+    got, want = run_both(lambda L, t: t[make(L, L.tensor([1, 0]))], [x])
+    assert_same(got, want)
+
+
+@pytest.mark.parametrize("index,value_shape", [
+    ((1, 3, slice(None)), (1, 1, 2)), (0, (1, 4, 2)), ((), (1,)), ((), (1, 1)), (([0, 1],), (1, 2, 4, 2)),
+])
+def test_setitem_value_with_leading_ones_like_torch(index, value_shape):
+    # PyTorch drops a value's leading dims of 1 (`buf[i] = row.unsqueeze(0)`); its gradient keeps them
+    x = np.random.default_rng(4).standard_normal((2, 4, 2)[:3 if index != () else 0])
+    v = np.random.default_rng(5).standard_normal(value_shape)
+
+    def f(L, t, u):
+        y = t * 1
+        y[index] = u
+        return y
+
+    got, want = run_both(f, [x, v])
+    assert_same(got, want)
