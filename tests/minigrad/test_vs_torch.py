@@ -1090,3 +1090,30 @@ def test_topk_without_recording_like_recorded_and_torch(shape, k, dim):
     assert got.indices.view(-1).shape == want.indices.view(-1).shape
     got.values.add_(1.0)
     np.testing.assert_array_equal(x.detach().numpy(), a)
+
+
+def test_clamp_tensor_bounds_dtype_ties_and_gradients_as_torch():
+    # tensor bounds promote with the input all at once; a tie passes the gradient to the input, min > max to max
+    nan = float("nan")
+    x, lo, hi = [0., 1., 2., 3., nan, 5., 1., 3.], [0., 2., 1., nan, 0., 6., 1., 6.], [1., 3., 2., 2., 1., 4., 1., 4.]
+    for bounds in ((0, 1, 2), (0, 1, None), (0, None, 2)):
+        res = {}
+        for L in (mg, torch):
+            ts = [L.tensor(v, requires_grad=True) for v in (x, lo, hi)]
+            args = [ts[b] if b is not None else None for b in bounds]
+            y = L.clamp(*args)
+            y.backward(L.arange(1., 9.))
+            res[L] = [y.detach().numpy()] + [t.grad.numpy() for t in args if t is not None]
+        for a, b in zip(res[mg], res[torch]):
+            np.testing.assert_array_equal(a, b)
+    for make in (lambda L: L.clamp(L.tensor([5, -5, -1]), L.tensor([-1.5]), L.tensor(5, dtype=L.int8)),
+                 lambda L: L.clamp(L.tensor(1.5, dtype=L.float16), L.tensor([1, 2], dtype=L.int32), L.tensor(1.7, dtype=L.float64)),
+                 lambda L: L.clamp(L.tensor([5, -5, -1]), -1.5, L.tensor(5, dtype=L.int8)),  # (a 0-dim bound is a number)
+                 lambda L: L.clamp(L.tensor(-4, dtype=L.int32), True, L.tensor(-3)),
+                 lambda L: L.clamp(L.tensor(-2, dtype=L.int8), L.tensor(6, dtype=L.uint8), 0)):
+        got, want = make(mg), make(torch)
+        assert str(got.dtype) == str(want.dtype).replace("torch", "minigrad")
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    for L in (mg, torch):  # a dimensioned tensor bound with a number: no overload takes it
+        with pytest.raises(TypeError, match="invalid combination of arguments"):
+            L.clamp(L.tensor([1., 5.]), L.tensor([2., 2.]), 3.5)
