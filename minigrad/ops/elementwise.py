@@ -15,7 +15,7 @@ from ..dtypes import cpp_name, result_type
 from .array_op import array_op
 from .complex import check_same_dtype as _check_same_dtype, refuse as _refuse
 from ._util import (
-    _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to, sum_to_array, type_name,
+    _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, float_operands, sum_to, sum_to_array, type_name,
     too_many_positional, in_float32,
 )
 
@@ -708,17 +708,9 @@ def div(input, other, rounding_mode=None):
         except ValueError:  # (shapes that do not broadcast: PyTorch's error; any other: numpy's)
             _refuse_shapes(input, other)
             raise
-    from ..dtypes import default_float
-
     if getattr(other, "is_sparse", False):
         return other.__rtruediv__(input)
-    if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.array.dtype.kind not in "fc":
-        # an integer tensor over a number: both as floats, never the number in the tensor's dtype first
-        # (`int8 / 1000` divides by 1000, not by 1000 wrapped to int8)
-        input = cast(input, default_float.np)
-    a, b = binary_operands(input, other)
-    if a.array.dtype.kind not in "fc":
-        a, b = cast(a, default_float.np), cast(b, default_float.np)
+    a, b = float_operands(input, other)  # (`int8 / 1000` divides by 1000, not by 1000 wrapped to int8)
     out = Div.apply(a, b)
     if out.grad_fn is not None:
         out.grad_fn._keep_shapes(a.array.shape, b.array.shape)

@@ -1117,3 +1117,21 @@ def test_clamp_tensor_bounds_dtype_ties_and_gradients_as_torch():
     for L in (mg, torch):  # a dimensioned tensor bound with a number: no overload takes it
         with pytest.raises(TypeError, match="invalid combination of arguments"):
             L.clamp(L.tensor([1., 5.]), L.tensor([2., 2.]), 3.5)
+
+
+@pytest.mark.parametrize("op", ["div", "true_divide", "atan2", "xlogy", "copysign", "__truediv__", "__rtruediv__"])
+def test_int_operands_of_float_result_ops_are_not_wrapped_first(op):
+    # an integer result promoted to float: each operand from its own values (a 0-dim int64 -4 or 256 beside a
+    # uint8 tensor, 300 beside an int8 one), never wrapped into the promoted integer dtype first
+    for a, adt, b, bdt in (([1, 5], "uint8", -4, "int32"), ([1, 5], "uint8", 256, "int64"), ([1, -5], "int8", 300, "int64"),
+                           ([3, 2], "int16", 70000, "int64"), ([True, False], "bool", 3, "int8")):
+        res = []
+        for L in (mg, torch):
+            x, y = L.tensor(a, dtype=getattr(L, adt)), L.tensor(b, dtype=getattr(L, bdt))
+            out = getattr(x, op)(y) if op.startswith("__") else getattr(L, op)(x, y)
+            res.append((str(out.dtype).split(".")[1], out.numpy()))
+        assert res[0][0] == res[1][0]
+        np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-6)
+    for L in (mg, torch):  # (a Python number likewise)
+        res.append((L.tensor([1, -5], dtype=L.int8) / 300).numpy())
+    np.testing.assert_allclose(res[-2], res[-1], rtol=1e-6)
