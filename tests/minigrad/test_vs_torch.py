@@ -1135,3 +1135,31 @@ def test_int_operands_of_float_result_ops_are_not_wrapped_first(op):
     for L in (mg, torch):  # (a Python number likewise)
         res.append((L.tensor([1, -5], dtype=L.int8) / 300).numpy())
     np.testing.assert_allclose(res[-2], res[-1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+def test_median_of_all_shares_the_gradient_among_ties_as_torch(op):
+    # median() with no dim: PyTorch shares the gradient evenly among the elements equal to the median (the NaNs
+    # for a NaN median), never all of it to the element a sort picked
+    nan = float("nan")
+    for v in ([-3.0, 0.0, -3.0], [[-0.0, -2.0, 0.0], [0.0, -2.0, -2.0]], [1., nan, 2., nan], [nan, nan], [5.], [2., 1., 2., 1.]):
+        res = []
+        for L in (mg, torch):
+            x = L.tensor(v, dtype=L.float64, requires_grad=True)
+            y = getattr(L, op)(x)
+            y.backward(L.tensor(3.0, dtype=L.float64))
+            res.append((y.detach().numpy(), y.grad_fn.name(), x.grad.numpy()))
+        np.testing.assert_array_equal(res[0][0], res[1][0])
+        assert res[0][1] == res[1][1]
+        np.testing.assert_array_equal(res[0][2], res[1][2])
+
+
+def test_nanmean_dtype_is_the_results_and_integers_are_refused_as_torch():
+    for L in (mg, torch):
+        x = L.tensor([[1., float("nan"), 2.]], dtype=L.float64)
+        assert L.nanmean(x, dim=1, dtype=L.float32).dtype == L.float32
+        assert L.nanmean(x, dtype=L.float32).dtype == L.float32
+        with pytest.raises(RuntimeError, match="expected input to have floating point or complex dtype but got Short"):
+            L.nanmean(L.tensor([1, 2], dtype=L.int16))
+        with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point or complex dtype. Got: Char"):
+            L.nanmean(x, dtype=L.int8)
