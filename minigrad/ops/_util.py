@@ -6,7 +6,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .. import backends
+from .. import backends, dtypes as _dtypes
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import result_type
@@ -126,6 +126,23 @@ def binary_operands(a, b):
         x, y = binary_operands(b, a)
         return y, x
     raise TypeError("at least one operand must be a Tensor")
+
+
+def float_operands(a, b):
+    """binary_operands for an op whose integer or bool result is a float (true division, atan2, xlogy, ...).
+
+    There each operand becomes the default float from its own values, as PyTorch computes: never in the
+    promoted integer dtype first, where a 0-dim int64 -4 beside a uint8 tensor (or a Python 300 beside an
+    int8 one) would wrap (to 252, to 44) before the division.
+    """
+    x, y = binary_operands(a, b)
+    if x.array.dtype.kind in "fc":
+        return x, y
+    f = _dtypes.default_float.np
+    ref = a if isinstance(a, Tensor) else b
+    return tuple(cast(t, f) if isinstance(t, Tensor) else as_tensor_like(t, ref, f)
+                 if isinstance(t, (builtins.int, builtins.float, np.number, np.bool_)) else cast(w, f)
+                 for t, w in ((a, x), (b, y)))
 
 
 def cast(t, dt):

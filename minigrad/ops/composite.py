@@ -393,8 +393,13 @@ def nansum(input, dim=None, keepdim=False, dtype=None):
 def nanmean(input, dim=None, keepdim=False, dtype=None):
     if input.array.dtype.kind == "c":
         complex_ops.refuse("nansum", input)
-    keep = ~elementwise.isnan(input)
-    return nansum(input, dim, keepdim, dtype) / reduction.sum(keep, dim, keepdim).to(input.dtype)
+    if input.array.dtype.kind not in "fc":
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got {input.dtype._legacy[:-6]}")
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating point or "
+                           f"complex dtype. Got: {dtype._legacy[:-6]}")
+    keep = ~elementwise.isnan(input)  # (the count in the result's dtype: `dtype=` is the result's, as PyTorch)
+    return nansum(input, dim, keepdim, dtype) / reduction.sum(keep, dim, keepdim).to(dtype or input.dtype)
 
 
 def count_nonzero(input, dim=None):
@@ -480,6 +485,41 @@ def _nanmedian_position(n, nans):
     return np.where(valid > 0, (valid - 1) // 2, (n - 1) // 2)
 
 
+class MedianAll(reduction.MaxAll):
+    """median() / nanmedian() of the whole tensor: the gradient shared evenly among the elements equal to
+    the median (among the NaNs for a NaN median), as PyTorch's evenly_distribute_backward; never all of it
+    to the one element a sort happened to pick."""
+    node_name = "MedianBackward0"
+
+    @staticmethod
+    def forward(ctx, a, ignore_nan):
+        ctx.save(self=a)
+        xp = array_module(a.array)
+        x = a.array.reshape(-1)
+        if x.dtype.kind == "f":
+            nan = xp.isnan(x)
+            if nan.any():
+                if not ignore_nan or nan.all():
+                    return xp.full((), xp.nan, dtype=x.dtype)
+                x = x[~nan]
+        k = (x.size - 1) // 2  # (the lower median: no averaging of the middle two)
+        return xp.asarray(xp.partition(x, k)[k])
+
+    @staticmethod
+    def backward(ctx, g):
+        return reduction.MaxAll.backward(ctx, g)[0], None
+
+
+class NanmedianAll(MedianAll):
+    node_name = "NanmedianBackward0"
+
+
+def _median_all(cls, input):
+    if not input.array.size:
+        raise IndexError("median() input tensor cannot be empty")
+    return cls.apply(input, cls is NanmedianAll)
+
+
 def median(input, dim=None, keepdim=False):
     """The lower median (PyTorch's: no averaging of the middle two); NaN where there is a NaN."""
     if input.array.dtype.kind == "c":
@@ -488,6 +528,8 @@ def median(input, dim=None, keepdim=False):
         normalize_dim(dim, input.array.ndim)
     if input.array.dtype == np.bool_:
         raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
+    if dim is None:
+        return _median_all(MedianAll, input)
     return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2, "median", _median_with_nan)
 
 
@@ -499,6 +541,8 @@ def nanmedian(input, dim=None, keepdim=False):
         normalize_dim(dim, input.array.ndim)
     if input.array.dtype == np.bool_:
         raise NotImplementedError("\"median_out\" not implemented for 'Bool'")
+    if dim is None:
+        return _median_all(NanmedianAll, input)
     return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2, "nanmedian", _nanmedian_position)
 
 

@@ -15,7 +15,7 @@ from ..dtypes import cpp_name, result_type
 from .array_op import array_op
 from .complex import check_same_dtype as _check_same_dtype, refuse as _refuse
 from ._util import (
-    _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, sum_to, sum_to_array, type_name,
+    _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, float_operands, sum_to, sum_to_array, type_name,
     too_many_positional, in_float32,
 )
 
@@ -708,17 +708,9 @@ def div(input, other, rounding_mode=None):
         except ValueError:  # (shapes that do not broadcast: PyTorch's error; any other: numpy's)
             _refuse_shapes(input, other)
             raise
-    from ..dtypes import default_float
-
     if getattr(other, "is_sparse", False):
         return other.__rtruediv__(input)
-    if not isinstance(other, Tensor) and isinstance(input, Tensor) and input.array.dtype.kind not in "fc":
-        # an integer tensor over a number: both as floats, never the number in the tensor's dtype first
-        # (`int8 / 1000` divides by 1000, not by 1000 wrapped to int8)
-        input = cast(input, default_float.np)
-    a, b = binary_operands(input, other)
-    if a.array.dtype.kind not in "fc":
-        a, b = cast(a, default_float.np), cast(b, default_float.np)
+    a, b = float_operands(input, other)  # (`int8 / 1000` divides by 1000, not by 1000 wrapped to int8)
     out = Div.apply(a, b)
     if out.grad_fn is not None:
         out.grad_fn._keep_shapes(a.array.shape, b.array.shape)
@@ -1277,6 +1269,36 @@ def abs(input):
     return Abs.apply(input)
 
 
+class ClampTensor(Function):
+    node_name = "ClampBackward0"
+
+    @staticmethod
+    def forward(ctx, a, lo, hi):
+        ctx.save(self=a, min=lo, max=hi)
+        xp = array_module(a.array)
+        out = a.array if lo is None else xp.maximum(a.array, lo.array)  # (NaN anywhere gives NaN, as PyTorch)
+        return out if hi is None else xp.minimum(out, hi.array)
+
+    @staticmethod
+    def backward(ctx, g):  # PyTorch's masks (clamp_backward_min_max): a tie goes to `input`, min > max to `max`
+        a, lo, hi = ctx._saved_self, ctx._saved_min, ctx._saved_max
+        need = ctx.needs_input_grad
+        zero = g.new_zeros(())
+        ga = glo = ghi = None
+        if need[0]:
+            keep = a >= lo if lo is not None else None
+            if hi is not None:
+                keep = a <= hi if keep is None else keep & (a <= hi)
+            ga = sum_to(where(keep, g, zero), ctx.shapes[0])
+        if need[1]:
+            pred = a < lo if hi is None else (a < lo) & (lo < hi)
+            glo = sum_to(where(pred, g, zero), ctx.shapes[1])
+        if need[2]:
+            pred = a > hi if lo is None else (a > hi) | (hi < lo)
+            ghi = sum_to(where(pred, g, zero), ctx.shapes[2])
+        return ga, glo, ghi
+
+
 def clamp(input, min=None, max=None):
     """input clipped to [min, max] (either may be None)."""
     if input.array.dtype.kind == "f" and type(min) in _FLOAT_BOUND and type(max) in _FLOAT_BOUND and (
@@ -1286,15 +1308,23 @@ def clamp(input, min=None, max=None):
         _refuse("clamp", input)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) != isinstance(max, Tensor) and min is not None and max is not None:
+        # a tensor bound and a number: PyTorch's overloads take two tensors or two numbers, and its argument
+        # parser reads a 0-dim tensor that needs no grad as a number (so it promotes as a number does)
+        t = min if isinstance(min, Tensor) else max
+        if t.array.ndim or t.requires_grad:
+            raise TypeError(
+                f"clamp() received an invalid combination of arguments - got (Tensor, {type_name(min)}, "
+                f"{type_name(max)}), but expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, "
+                "*, Tensor out = None)\n * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
+        min, max = (b.item() if isinstance(b, Tensor) else b for b in (min, max))
     bounds = [b for b in (min, max) if b is not None]
-    if builtins.any(isinstance(b, Tensor) for b in bounds):  # tensor bounds: elementwise max/min, broadcasting
-        out = input
-        if min is not None:
-            out = maximum(out, min if isinstance(min, Tensor) else as_tensor_like(min, input, input.array.dtype))
-        if max is not None:
-            out = minimum(out, max if isinstance(max, Tensor) else as_tensor_like(max, input, out.array.dtype))
-        return out
-    dt = result_type(input, *bounds)  # an integer tensor clamped to float bounds becomes float, as PyTorch
+    dt = result_type(input, *bounds)  # (all three at once: pairwise steps can promote differently)
+    if isinstance(bounds[0], Tensor):  # tensor bounds: elementwise, broadcasting
+        out = ClampTensor.apply(*(None if b is None else cast(b, dt) for b in (input, min, max)))
+        if out.grad_fn is not None:
+            out.grad_fn.shapes = tuple(None if b is None else b.array.shape for b in (input, min, max))
+        return out  # an integer tensor clamped to float bounds becomes float, as PyTorch
     return Clamp.apply(cast(input, dt), min, max)
 
 

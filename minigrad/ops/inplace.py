@@ -501,7 +501,7 @@ def copy_(self, src):
         array_module(a).copyto(a, to_device(src.array, self.device), casting="unsafe")
 
     def recorded():  # src's values; self's old history gets a zero gradient
-        s = src.to(self.dtype, self.device) if src.array.dtype != self.array.dtype else src
+        s = src.to(device=self.device, dtype=self.dtype) if src.array.dtype != self.array.dtype else src
         return Copy.apply(self, s)
 
     return apply_inplace(self, raw, recorded, src)

@@ -12,7 +12,7 @@ from .. import dtypes as _dtypes
 from ..tensor import Tensor
 from .array_op import array_op
 from .complex import check_same_dtype, refuse
-from ._util import binary_operands, cast, return_type, sum_to, type_name
+from ._util import binary_operands, cast, float_operands, return_type, sum_to, type_name
 from .elementwise import _binary, _unary, exp, sqrt, where, zeros_like_grad
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -189,13 +189,11 @@ def _zero_division(a, b):
 def _two_kinds(tensor_cls, scalar_cls, input, other, floats=False, bool_name=None):
     """Apply the op's node for a tensor `other` or for a number (PyTorch names them apart)."""
     scalar = not isinstance(other, Tensor)
-    a, b = binary_operands(input, other)
+    a, b = (float_operands if floats else binary_operands)(input, other)
     if bool_name and a.array.dtype == np.bool_:
         raise NotImplementedError(f"\"{bool_name}_cpu\" not implemented for 'Bool'")
     if a.array.dtype.kind == "c" and (floats or bool_name):  # (real-only formulas: PyTorch's error)
         refuse(bool_name or tensor_cls.__name__.lower().replace("tensor", ""), a)
-    if floats and a.array.dtype.kind != "f":
-        a, b = cast(a, _dtypes.default_float.np), cast(b, _dtypes.default_float.np)
     return _binary(scalar_cls if scalar else tensor_cls, a, b)
 
 

@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
 from . import bessel_array, special_array
-from ._util import binary_operands, cast, sum_to, type_name
+from ._util import binary_operands, cast, float_operands, sum_to, type_name
 from .array_op import array_op
 from .complex import refuse
 from .elementwise import _binary, _unary, exp, log, sign, where
@@ -84,7 +84,7 @@ def _binary_float_op(nodes, input, other, opname=None):
         if opname is not None or a.array.dtype.kind == "c":  # (never the real part silently)
             opname = opname or cls.__name__.lower().rstrip("0123456789").replace("tensor", "").replace("scalar", "")
             raise NotImplementedError(f"\"{opname}_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
-        a, b = cast(a, _dtypes.default_float.np), cast(b, _dtypes.default_float.np)
+        a, b = float_operands(input, other)
     return _binary(cls, a, b)
 
 

@@ -1122,3 +1122,76 @@ def test_setitem_value_with_leading_ones_like_torch(index, value_shape):
 
     got, want = run_both(f, [x, v])
     assert_same(got, want)
+
+
+def test_clamp_tensor_bounds_dtype_ties_and_gradients_as_torch():
+    # tensor bounds promote with the input all at once; a tie passes the gradient to the input, min > max to max
+    nan = float("nan")
+    x, lo, hi = [0., 1., 2., 3., nan, 5., 1., 3.], [0., 2., 1., nan, 0., 6., 1., 6.], [1., 3., 2., 2., 1., 4., 1., 4.]
+    for bounds in ((0, 1, 2), (0, 1, None), (0, None, 2)):
+        res = {}
+        for L in (mg, torch):
+            ts = [L.tensor(v, requires_grad=True) for v in (x, lo, hi)]
+            args = [ts[b] if b is not None else None for b in bounds]
+            y = L.clamp(*args)
+            y.backward(L.arange(1., 9.))
+            res[L] = [y.detach().numpy()] + [t.grad.numpy() for t in args if t is not None]
+        for a, b in zip(res[mg], res[torch]):
+            np.testing.assert_array_equal(a, b)
+    for make in (lambda L: L.clamp(L.tensor([5, -5, -1]), L.tensor([-1.5]), L.tensor(5, dtype=L.int8)),
+                 lambda L: L.clamp(L.tensor(1.5, dtype=L.float16), L.tensor([1, 2], dtype=L.int32), L.tensor(1.7, dtype=L.float64)),
+                 lambda L: L.clamp(L.tensor([5, -5, -1]), -1.5, L.tensor(5, dtype=L.int8)),  # (a 0-dim bound is a number)
+                 lambda L: L.clamp(L.tensor(-4, dtype=L.int32), True, L.tensor(-3)),
+                 lambda L: L.clamp(L.tensor(-2, dtype=L.int8), L.tensor(6, dtype=L.uint8), 0)):
+        got, want = make(mg), make(torch)
+        assert str(got.dtype) == str(want.dtype).replace("torch", "minigrad")
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    for L in (mg, torch):  # a dimensioned tensor bound with a number: no overload takes it
+        with pytest.raises(TypeError, match="invalid combination of arguments"):
+            L.clamp(L.tensor([1., 5.]), L.tensor([2., 2.]), 3.5)
+
+
+@pytest.mark.parametrize("op", ["div", "true_divide", "atan2", "xlogy", "copysign", "__truediv__", "__rtruediv__"])
+def test_int_operands_of_float_result_ops_are_not_wrapped_first(op):
+    # an integer result promoted to float: each operand from its own values (a 0-dim int64 -4 or 256 beside a
+    # uint8 tensor, 300 beside an int8 one), never wrapped into the promoted integer dtype first
+    for a, adt, b, bdt in (([1, 5], "uint8", -4, "int32"), ([1, 5], "uint8", 256, "int64"), ([1, -5], "int8", 300, "int64"),
+                           ([3, 2], "int16", 70000, "int64"), ([True, False], "bool", 3, "int8")):
+        res = []
+        for L in (mg, torch):
+            x, y = L.tensor(a, dtype=getattr(L, adt)), L.tensor(b, dtype=getattr(L, bdt))
+            out = getattr(x, op)(y) if op.startswith("__") else getattr(L, op)(x, y)
+            res.append((str(out.dtype).split(".")[1], out.numpy()))
+        assert res[0][0] == res[1][0]
+        np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-6)
+    for L in (mg, torch):  # (a Python number likewise)
+        res.append((L.tensor([1, -5], dtype=L.int8) / 300).numpy())
+    np.testing.assert_allclose(res[-2], res[-1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+def test_median_of_all_shares_the_gradient_among_ties_as_torch(op):
+    # median() with no dim: PyTorch shares the gradient evenly among the elements equal to the median (the NaNs
+    # for a NaN median), never all of it to the element a sort picked
+    nan = float("nan")
+    for v in ([-3.0, 0.0, -3.0], [[-0.0, -2.0, 0.0], [0.0, -2.0, -2.0]], [1., nan, 2., nan], [nan, nan], [5.], [2., 1., 2., 1.]):
+        res = []
+        for L in (mg, torch):
+            x = L.tensor(v, dtype=L.float64, requires_grad=True)
+            y = getattr(L, op)(x)
+            y.backward(L.tensor(3.0, dtype=L.float64))
+            res.append((y.detach().numpy(), y.grad_fn.name(), x.grad.numpy()))
+        np.testing.assert_array_equal(res[0][0], res[1][0])
+        assert res[0][1] == res[1][1]
+        np.testing.assert_array_equal(res[0][2], res[1][2])
+
+
+def test_nanmean_dtype_is_the_results_and_integers_are_refused_as_torch():
+    for L in (mg, torch):
+        x = L.tensor([[1., float("nan"), 2.]], dtype=L.float64)
+        assert L.nanmean(x, dim=1, dtype=L.float32).dtype == L.float32
+        assert L.nanmean(x, dtype=L.float32).dtype == L.float32
+        with pytest.raises(RuntimeError, match="expected input to have floating point or complex dtype but got Short"):
+            L.nanmean(L.tensor([1, 2], dtype=L.int16))
+        with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point or complex dtype. Got: Char"):
+            L.nanmean(x, dtype=L.int8)
