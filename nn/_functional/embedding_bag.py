@@ -144,11 +144,23 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         with minigrad.no_grad():
             embedding_renorm_(weight, input, max_norm, norm_type)
 
-    if mode == "max":  # (B, L) positions into the rows, L the longest bag: a shape taken from the data
+    if mode == "max" and input.ndim == 2:  # (B, L) as the input: each entry in its place, left-out ones holes
+        bag_of = array_op(functools.partial(_grid_layout, B, input.shape[1]), bag_of)
+    elif mode == "max":  # (B, L) positions into the rows, L the longest bag: a shape taken from the data
         recording.escape("embedding_bag(mode='max'), whose layout's shape depends on the data,")
         bag_of = minigrad.tensor(_max_layout(_host(bag_of), B), device=weight.device)
     return EmbeddingBag.apply(input.reshape(-1), weight, bag_of, per_sample_weights, B, mode, padding_idx,
                               scale_grad_by_freq, sparse)
+
+
+def _grid_layout(B, L, bag_of):
+    """A 2-d input's (B, L) positions for 'max': entry b L + l at [b, l], E (the hole) where it is left out; a shape
+    the input fixes (at least one column), so a compiled step replays it. Holes between kept entries take no
+    maximum, as _max_layout's at the end."""
+    xp = xp_of(bag_of)
+    E = bag_of.size
+    pos = xp.where(bag_of < B, xp.arange(E), E).reshape(B, L)
+    return pos if L else xp.full((B, 1), E, dtype=pos.dtype)
 
 
 def _max_layout(bag_of, B):
