@@ -1122,3 +1122,45 @@ def test_setitem_value_with_leading_ones_like_torch(index, value_shape):
 
     got, want = run_both(f, [x, v])
     assert_same(got, want)
+
+
+@pytest.mark.parametrize("make", [
+    lambda t: t.reshape(2, 3).t().as_strided((3,), (1,)),  # a transposed view: its storage's order, not its own
+    lambda t: t[2:].as_strided((2,), (1,), 0),  # storage_offset counts from the storage's start
+    lambda t: t[2:].as_strided((2,), (1,)),  # and defaults to the input's own
+    lambda t: t[1:].as_strided((2, 2), (1, 1), 0),  # overlapping: repeats' gradients summed; t[0] gets none
+    lambda t: t[:3].expand(2, 3).as_strided((2,), (1,)),  # an overlapping input: its gradient shared out
+    lambda t: (t * 2)[::2].as_strided((2, 2), (2, 1), 1),
+])
+def test_as_strided_indexes_the_storage_like_torch(make):
+    # as_strided reads the memory its input views (PyTorch's storage), not the input's own elements in order
+    x = np.random.default_rng(6).standard_normal(6)
+    got, want = run_both(lambda L, t: make(t), [x])
+    assert_same(got, want)
+
+
+def test_as_strided_is_a_view_of_the_storage_like_torch():
+    for L in (mg, torch):
+        b = L.arange(6.)
+        v = b.reshape(2, 3).t().as_strided((2, 2), (3, 1), 1)
+        assert v._is_view() and v._base is b
+        v[0, 0] = 10
+        assert b.tolist() == [0, 10, 2, 3, 4, 5]
+        assert v.storage_offset() == 1 and v.stride() == (3, 1)
+
+
+@pytest.mark.parametrize("args", [((7,), (1,)), ((2,), (-1,)), ((2,), (1,), -1), ((2,), (1,), 5)])
+def test_as_strided_errors_like_torch(args):
+    msgs = []
+    for L in (mg, torch):
+        with pytest.raises(RuntimeError) as e:
+            L.arange(6.).as_strided(*args)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("shape,chunks,dim", [((0,), 3, 0), ((0, 1), 2, 0), ((0, 3), 2, 1), ((2, 0), 3, 1)])
+def test_chunk_of_an_empty_dim_like_torch(shape, chunks, dim):
+    # PyTorch splits an empty dim into `chunks` empty pieces (a split size of 0)
+    got = [tuple(p.shape) for p in mg.zeros(*shape).chunk(chunks, dim)]
+    assert got == [tuple(p.shape) for p in torch.zeros(*shape).chunk(chunks, dim)]
