@@ -1164,3 +1164,17 @@ def test_chunk_of_an_empty_dim_like_torch(shape, chunks, dim):
     # PyTorch splits an empty dim into `chunks` empty pieces (a split size of 0)
     got = [tuple(p.shape) for p in mg.zeros(*shape).chunk(chunks, dim)]
     assert got == [tuple(p.shape) for p in torch.zeros(*shape).chunk(chunks, dim)]
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_setitem_with_a_plain_false_does_nothing_like_torch(shape):
+    # PyTorch returns at once for `y[False] = v`: no write, no version bump, no graph, no check of v's shape
+    for L in (mg, torch):
+        v = L.tensor(2.0, requires_grad=True)
+        y = L.zeros(shape, requires_grad=True).clone()
+        version = y._version
+        y[False] = v
+        y[False] = L.ones(5, 7)
+        assert y._version == version and type(y.grad_fn).__name__ == "CloneBackward0"
+        y.sum().backward()
+        assert v.grad is None
