@@ -1615,20 +1615,92 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     return movedim(moved, (-2, -1), (d1, d2))
 
 
-def as_strided(input, size, stride, storage_offset=0):
-    """The elements at `storage_offset + sum(i_k * stride_k)` of the input's (contiguous) memory, as a
-    new tensor of shape `size` (a gather here, not a view; repeats' gradients are summed)."""
-    xp = array_module(input.array)
-    n = input.array.size
-    flat_idx = np.full(tuple(size), builtins.int(storage_offset), dtype=np.int64)
+def _strided_index(xp, size, stride, offset):
+    """The storage position of each element of the geometry (size, stride, offset), an int64 array of `size`."""
+    idx = xp.full(tuple(size), offset, dtype=np.int64)
     for k, (sz, st) in enumerate(zip(size, stride)):
         shape = [1] * len(size)
         shape[k] = sz
-        flat_idx = flat_idx + (np.arange(sz, dtype=np.int64) * st).reshape(shape)
-    if flat_idx.size and (flat_idx.max() >= n or flat_idx.min() < 0):
-        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
-                           f"{storage_offset} require more elements than the {n} of the input")
-    return shape_ops.reshape(shape_ops.contiguous(input), -1)[Tensor._wrap(xp.asarray(flat_idx))]
+        idx = idx + (xp.arange(sz, dtype=np.int64) * st).reshape(shape)
+    return idx
+
+
+def _storage_of(a):
+    """(storage, offset, strides): the flat array whose memory `a` views, as PyTorch's storage (the root of
+    its numpy bases, C-contiguous and of a's dtype), and a's place in it in elements; where no such root
+    exists (a base of another dtype or memory order), a's contiguous copy stands for it, as for a tensor
+    owning its memory."""
+    xp = array_module(a)
+    root = a
+    while isinstance(root.base, type(a)):
+        root = root.base
+    item = a.itemsize
+    if root is not a and root.dtype == a.dtype and root.flags.c_contiguous and all(s % item == 0 for s in a.strides):
+        start = a.__array_interface__["data"][0] - root.__array_interface__["data"][0] if xp is np \
+            else a.data.ptr - root.data.ptr
+        if start % item == 0:
+            return root.reshape(-1), start // item, tuple(s // item for s in a.strides)
+    flat = xp.ascontiguousarray(a).reshape(-1)
+    strides, n = [], 1
+    for sz in reversed(a.shape):
+        strides.insert(0, n)
+        n *= sz
+    return flat, 0, tuple(strides)
+
+
+class AsStrided(Function):
+    node_name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx, a, size, stride, offset, geometry):
+        storage, in_offset, in_stride = geometry
+        ctx.args = (storage.size, tuple(a.array.shape), in_stride, in_offset, size, stride, offset)
+        item = storage.itemsize
+        return movement._strided(array_module(storage), storage[offset:], size, tuple(s * item for s in stride))
+
+    @staticmethod
+    def backward(ctx, g):
+        # PyTorch's as_strided_backward: the gradient added up at its storage positions (repeats summed), then
+        # read back at the input's own (shared by several of its elements, e.g. an expanded input: divided
+        # among them); storage the input does not cover takes no gradient
+        n, in_size, in_stride, in_offset, size, stride, offset = ctx.args
+        xp = array_module(g.array)
+        in_idx = _strided_index(xp, in_size, in_stride, in_offset)
+        out_idx = _strided_index(xp, size, stride, offset)
+        flat = g.new_zeros(n).index_put((Tensor._wrap(out_idx.reshape(-1)),), g.reshape(-1), accumulate=True)
+        grad = flat[Tensor._wrap(in_idx)]
+        counts = xp.bincount(in_idx.reshape(-1), minlength=n)
+        if in_idx.size and counts.max() > 1:
+            grad = grad / Tensor._wrap(counts[in_idx].astype(g.array.dtype))
+        return grad, None, None, None, None
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of the input's storage (the memory of the tensor it views, if any) with the element at
+    `storage_offset + sum(i_k * stride_k)` at index i, as PyTorch's; storage_offset defaults to the input's own."""
+    size, stride = tuple(builtins.int(s) for s in size), tuple(builtins.int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if builtins.any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    geometry = _storage_of(input.array)
+    storage, in_offset = geometry[0], geometry[1]
+    offset = in_offset if storage_offset is None else builtins.int(storage_offset)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if builtins.all(s > 0 for s in size):
+        need = offset + 1 + builtins.sum((sz - 1) * st for sz, st in zip(size, stride))
+        if need > storage.size:
+            item = storage.itemsize
+            raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+                               f"itemsize {item} requiring a storage size of {need * item} are out of bounds for "
+                               f"storage of size {storage.size * item}")
+    if shape_ops._records_nothing(input):
+        out = Tensor._output(movement._strided(array_module(storage), storage[offset:], size,
+                                               tuple(s * storage.itemsize for s in stride)), None)
+    else:
+        out = AsStrided.apply(input, size, stride, offset, geometry)
+    return shape_ops._share_version(out, input)
 
 
 # ---- broadcasting and tensordot ----------------------------------------------------------------------------

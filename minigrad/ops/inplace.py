@@ -388,6 +388,8 @@ def _setup():
 
 def setitem(self, index, value):
     """`t[index] = value` in place (recorded as PyTorch's CopySlices when grad is needed)."""
+    if index is False:  # PyTorch writes nothing for a plain False, checks nothing, records nothing
+        return self
     if recording.recorders_made and recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs
         return recording.hook.recorder.on_inplace(setitem, self, (index, value), {})  # and records this
     index, a = as_int(index, self.array), self.array

@@ -807,7 +807,9 @@ def chunk(input, chunks, dim=0):
     d = normalize_dim(dim, input.array.ndim)
     n = input.array.shape[d]
     size = -(-n // chunks)
-    return split(input, builtins.max(size, 1), d)
+    if size:
+        return split(input, size, d)
+    return split(input, [0] * chunks, d)  # an empty dim: `chunks` empty pieces, as PyTorch's
 
 
 class Unbind(Function):

@@ -444,7 +444,6 @@ def test_broadcast_operands_gradients_are_numpys_sums_and_torchs(shape):
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5)
 
 
-
 @pytest.mark.parametrize("shape", [(1, 200), (32, 1), (200,), (), (3, 1, 200)])
 def test_subtracted_operand_gradient_is_torchs(shape):
     # `x - r` with r broadcast: r's gradient is minus the upstream one summed to r's shape (computed on the
@@ -473,7 +472,6 @@ def test_pow_edge_cases_like_torch():
         res.append((b.grad.numpy(), e.grad.numpy()))
     for g, w in zip(*res):
         np.testing.assert_allclose(g, w)
-
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
@@ -507,7 +505,6 @@ def test_pow_by_a_whole_exponent_of_negative_bases_like_torch(e):
         np.testing.assert_array_equal(np.signbit(got[~np.isnan(x)]), np.signbit(want[~np.isnan(x)]))
         np.testing.assert_allclose(got, want, rtol=3e-7, atol=0)
         np.testing.assert_array_equal(np.abs(got), mg.tensor(np.abs(x)).pow(e).numpy())
-
 
 
 @pytest.mark.parametrize("e", [3, -2.0, -0.5, 5, 4.0, -3])
@@ -1195,3 +1192,59 @@ def test_nanmean_dtype_is_the_results_and_integers_are_refused_as_torch():
             L.nanmean(L.tensor([1, 2], dtype=L.int16))
         with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point or complex dtype. Got: Char"):
             L.nanmean(x, dtype=L.int8)
+
+
+@pytest.mark.parametrize("make", [
+    lambda t: t.reshape(2, 3).t().as_strided((3,), (1,)),  # a transposed view: its storage's order, not its own
+    lambda t: t[2:].as_strided((2,), (1,), 0),  # storage_offset counts from the storage's start
+    lambda t: t[2:].as_strided((2,), (1,)),  # and defaults to the input's own
+    lambda t: t[1:].as_strided((2, 2), (1, 1), 0),  # overlapping: repeats' gradients summed; t[0] gets none
+    lambda t: t[:3].expand(2, 3).as_strided((2,), (1,)),  # an overlapping input: its gradient shared out
+    lambda t: (t * 2)[::2].as_strided((2, 2), (2, 1), 1),
+])
+def test_as_strided_indexes_the_storage_like_torch(make):
+    # as_strided reads the memory its input views (PyTorch's storage), not the input's own elements in order
+    x = np.random.default_rng(6).standard_normal(6)
+    got, want = run_both(lambda L, t: make(t), [x])
+    assert_same(got, want)
+
+
+def test_as_strided_is_a_view_of_the_storage_like_torch():
+    for L in (mg, torch):
+        b = L.arange(6.)
+        v = b.reshape(2, 3).t().as_strided((2, 2), (3, 1), 1)
+        assert v._is_view() and v._base is b
+        v[0, 0] = 10
+        assert b.tolist() == [0, 10, 2, 3, 4, 5]
+        assert v.storage_offset() == 1 and v.stride() == (3, 1)
+
+
+@pytest.mark.parametrize("args", [((7,), (1,)), ((2,), (-1,)), ((2,), (1,), -1), ((2,), (1,), 5)])
+def test_as_strided_errors_like_torch(args):
+    msgs = []
+    for L in (mg, torch):
+        with pytest.raises(RuntimeError) as e:
+            L.arange(6.).as_strided(*args)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("shape,chunks,dim", [((0,), 3, 0), ((0, 1), 2, 0), ((0, 3), 2, 1), ((2, 0), 3, 1)])
+def test_chunk_of_an_empty_dim_like_torch(shape, chunks, dim):
+    # PyTorch splits an empty dim into `chunks` empty pieces (a split size of 0)
+    got = [tuple(p.shape) for p in mg.zeros(*shape).chunk(chunks, dim)]
+    assert got == [tuple(p.shape) for p in torch.zeros(*shape).chunk(chunks, dim)]
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_setitem_with_a_plain_false_does_nothing_like_torch(shape):
+    # PyTorch returns at once for `y[False] = v`: no write, no version bump, no graph, no check of v's shape
+    for L in (mg, torch):
+        v = L.tensor(2.0, requires_grad=True)
+        y = L.zeros(shape, requires_grad=True).clone()
+        version = y._version
+        y[False] = v
+        y[False] = L.ones(5, 7)
+        assert y._version == version and type(y.grad_fn).__name__ == "CloneBackward0"
+        y.sum().backward()
+        assert v.grad is None
