@@ -177,9 +177,21 @@ def mean(input, dim=None, keepdim=False, dtype=None):
     return (MeanAll if dim is None and not keepdim else Mean).apply(input, dims, keepdim)
 
 
+def _complex_moment(a, dims, correction, keepdim, root):
+    """var (std where `root`) of a complex array: the mean of |a - mean a|^2 over `dims`, real."""
+    xp = array_module(a)
+    x = _centered(a, dims)
+    total = xp.add.reduce(x.real * x.real + x.imag * x.imag, axis=dims, keepdims=keepdim)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = xp.asarray(total / np.float64(_count(a.shape, dims) - correction), dtype=x.real.dtype)
+    return xp.sqrt(total) if root else total
+
+
 def _moment(a, dims, correction, keepdim, root):
     """numpy's var (std where `root`) of array `a` over `dims`: inf and nan where they arise, with no
     warning (numpy warns when no degrees of freedom are left: silenced only then, as it costs)."""
+    if a.dtype.kind == "c":  # (a real result: Var's and Std's backward formulas hold for it as they are)
+        return _complex_moment(a, dims, correction, keepdim, root)
     n = _count(a.shape, dims)
     if type(a) is np.ndarray and a.dtype.itemsize >= 4 and a.ndim and n > correction:
         return _variance(a, dims, n, correction, keepdim, root)
@@ -270,37 +282,6 @@ class Std(Function):
         return coef * centered / (n - ctx.correction), None, None, None
 
 
-class ComplexVar(Var):  # var of a complex tensor: the mean of |a - mean a|^2, real; Var's backward holds as it is
-    node_name = "VarBackward0"
-
-    @staticmethod
-    def forward(ctx, a, dims, correction, keepdim):
-        ctx.save(self=a)
-        ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
-        return _complex_moment(a.array, dims, correction, keepdim, False)
-
-
-class ComplexStd(Std):
-    node_name = "StdBackward0"
-
-    @staticmethod
-    def forward(ctx, a, dims, correction, keepdim):
-        ctx.save(self=a)
-        ctx.dims, ctx.correction, ctx.keepdim = dims, correction, keepdim
-        return _complex_moment(a.array, dims, correction, keepdim, True)
-
-
-def _complex_moment(a, dims, correction, keepdim, root):
-    x = _centered(a, dims)
-    total = np.add.reduce(x.real * x.real + x.imag * x.imag, axis=dims, keepdims=keepdim)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        total = np.asarray(total / np.float64(_count(a.shape, dims) - correction), dtype=x.real.dtype)
-    return np.sqrt(total) if root else total
-
-
-_COMPLEX_SPREAD = {Var: ComplexVar, Std: ComplexStd}
-
-
 def _centered(a, dims):
     """a - mean(a) over `dims` (kept), of an array: what Tensor.mean then a subtraction compute."""
     return a - _mean_array(a, dims, True)
@@ -328,7 +309,6 @@ def _spread(cls, name, input, dim, unbiased, keepdim, correction):
         if input.array.dtype.kind != "c":
             raise RuntimeError(f"{name} only support floating point and complex dtypes" if name.endswith("_mean")
                                else "std and var only support floating point and complex dtypes")
-        cls = _COMPLEX_SPREAD[cls]
     dims = normalize_dims(dim, input.array.ndim)
     correction = _correction(unbiased, correction)
     if _count(input.array.shape, dims) - correction <= 0:
