@@ -253,7 +253,7 @@ def hypot(input, other):
     a, _ = binary_operands(input, other)
     if a.array.dtype.kind != "f":
         raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
-    return elementwise.sqrt(input * input + other * other)
+    return pointwise._two_kinds(pointwise.Hypot, pointwise.Hypot, input, other)
 
 
 def logaddexp2(input, other):

@@ -1195,3 +1195,22 @@ def test_nanmean_dtype_is_the_results_and_integers_are_refused_as_torch():
             L.nanmean(L.tensor([1, 2], dtype=L.int16))
         with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point or complex dtype. Got: Char"):
             L.nanmean(x, dtype=L.int8)
+
+
+def test_hypot_is_numpys_hypot_of_the_promoted_operands_with_torchs_gradient():
+    # sqrt(a*a + b*b) overflowed at 1e200, gave NaN for (-inf, nan), squared float32 before promoting to float64;
+    # the gradient is a/r, b/r (NaN at r = 0); hypot is a library function: an ulp's tolerance across CPUs
+    res = []
+    for L in (mg, torch):
+        a = L.tensor([0., 3., -float("inf"), 1e200, -2.5], dtype=L.float64, requires_grad=True)
+        b = L.tensor([0., 4., float("nan"), 1e200, 1e-300], dtype=L.float64, requires_grad=True)
+        r = L.hypot(a, b)
+        r.backward(L.tensor([1., 2., 1., 1., 3.], dtype=L.float64))
+        f = L.hypot(L.tensor([1e30, 3e-30]), L.tensor([1e30, 4e-30], dtype=L.float64))
+        res.append((r.detach().numpy(), r.grad_fn.name(), a.grad.numpy(), b.grad.numpy(), f.numpy()))
+    for m, t in zip(res[0], res[1]):
+        if isinstance(m, str):
+            assert m == t
+        else:
+            np.testing.assert_allclose(m, t, rtol=1e-15, atol=0)
+            assert m.dtype == t.dtype
