@@ -551,7 +551,7 @@ def clamp_(self, min=None, max=None):
     """Clip to [min, max], in place."""
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(clamp_, self, (min, max), {}, lambda source: _clamp(source, min, max))
-    from .elementwise import clamp, clip_array
+    from .elementwise import clamp, clip_array, integer_bound
 
     bounds = [b for b in (min, max) if b is not None]
     check_broadcasts_into(self, *bounds)  # (before the dtype's refusals, as PyTorch; numpy's ValueError otherwise)
@@ -567,6 +567,8 @@ def clamp_(self, min=None, max=None):
                     else dtypes.cpp_name(self.array.dtype))
             raise RuntimeError(f"result type {dtypes.from_numpy_dtype(result)._legacy[:-6]} can't be cast to the "
                                f"desired output type {name}")
+        if self.array.dtype.kind in "iu":
+            min, max = integer_bound(min, self.array.dtype), integer_bound(max, self.array.dtype)
     return apply_inplace(self, lambda a: clip_array(a, min, max, out=a), lambda: clamp(self, min, max))
 
 

@@ -1214,3 +1214,19 @@ def test_hypot_is_numpys_hypot_of_the_promoted_operands_with_torchs_gradient():
         else:
             np.testing.assert_allclose(m, t, rtol=1e-15, atol=0)
             assert m.dtype == t.dtype
+
+
+@pytest.mark.parametrize("dt,v", [("uint8", -1), ("uint8", -255), ("uint8", -256), ("uint8", 256), ("int8", -129),
+                                  ("int8", 127), ("int16", 40000)])
+def test_an_integer_tensors_out_of_range_clamp_bound_is_pytorchs(torch, dt, v):
+    # PyTorch converts the bound to the dtype: an unsigned one takes -max..-1 wrapped, others are refused
+    for kw in (dict(min=v), dict(max=v), dict(min=v, max=300)):
+        out = []
+        for L in (mg, torch):
+            for f in (lambda x, L=L, kw=kw: L.clamp(x, **kw), lambda x, kw=kw: x.clamp_(**kw)):
+                try:
+                    r = f(L.tensor([0, 5, 100], dtype=getattr(L, dt)))
+                    out.append((r.tolist(), str(r.dtype).split(".")[-1]))
+                except Exception as e:
+                    out.append((type(e).__name__, str(e)))
+        assert out[:2] == out[2:]
