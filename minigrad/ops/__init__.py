@@ -94,6 +94,12 @@ _INPLACE = (
     "rad2deg reciprocal relu remainder renorm round rsqrt sgn sigmoid sign sin sinc sinh sqrt square subtract tan "
     "tanh tril triu true_divide trunc xlogy digamma erfinv lgamma i0 igamma igammac mvlgamma"
 ).split()
+# in-place ops whose refusals do not yield to a broadcast shape larger than self's: their tensor arguments do not
+# broadcast with self elementwise (addmm's matrices, index_copy's index), or PyTorch refuses before its shape
+# check (addcdiv of integers, ldexp into an integer tensor, bool - bool)
+_INPLACE_REFUSALS_FIRST = frozenset(
+    "addbmm addmm addmv addr baddbmm cumprod cumsum index_copy index_fill masked_scatter renorm tril triu "
+    "addcdiv ldexp subtract".split())
 
 
 def _numpy_names(fn):
@@ -220,7 +226,7 @@ def _bind_methods(Tensor):
     methods.update(polygamma=lambda self, n: polygamma(n, self), resolve_neg=resolve_conj, conj=conj, byte=lambda self: self.to(uint8),
                    char=lambda self: self.to(int8), short=lambda self: self.to(int16), nelement=lambda self: self.numel(),
                    ndimension=lambda self: self.dim(), index_put_=_make_inplace(index_put, "index_put", _index_put_into))
-    methods.update(nextafter_=_make_inplace(nextafter, "nextafter"), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))
+    methods.update(nextafter_=_make_inplace(nextafter, "nextafter", elementwise=True), polygamma_=_make_inplace(methods["polygamma"], "polygamma"))
     methods.update(repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
                    scatter_reduce_=_scatter_reduce_, index_add_=_index_add_,
                    index_reduce_=_index_reduce_)
@@ -228,7 +234,7 @@ def _bind_methods(Tensor):
                    put=indexing.put)
     for name in _INPLACE:
         if name + "_" not in methods:
-            methods[name + "_"] = _make_inplace(methods[name], name)
+            methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST)
     methods["abs_"] = _abs_of(methods["abs_"])
     methods["float_power_"] = composite.float_power_of(methods["float_power_"])
     for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):

@@ -155,7 +155,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2."""
     if tensor1.array.dtype.kind in "iub" and tensor2.array.dtype.kind in "iub":
-        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv will "
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
                            "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
                            "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
                            "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
@@ -253,7 +253,7 @@ def hypot(input, other):
     a, _ = binary_operands(input, other)
     if a.array.dtype.kind != "f":
         raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
-    return elementwise.sqrt(input * input + other * other)
+    return pointwise._two_kinds(pointwise.Hypot, pointwise.Hypot, input, other)
 
 
 def logaddexp2(input, other):

@@ -1325,7 +1325,22 @@ def clamp(input, min=None, max=None):
         if out.grad_fn is not None:
             out.grad_fn.shapes = tuple(None if b is None else b.array.shape for b in (input, min, max))
         return out  # an integer tensor clamped to float bounds becomes float, as PyTorch
+    if dt.kind in "iu":
+        min, max = integer_bound(min, dt), integer_bound(max, dt)
     return Clamp.apply(cast(input, dt), min, max)
+
+
+def integer_bound(v, dt):
+    """A Python int bound of an integer tensor's clamp as PyTorch converts it to the dtype: refused out of
+    range, save that an unsigned dtype takes a negative one down to -max, wrapped (clamp(uint8, -1) is 255)."""
+    if type(v) is not builtins.int:
+        return v
+    info = np.iinfo(dt)
+    if info.min <= v <= info.max:
+        return v
+    if dt.kind == "u" and -info.max <= v < 0:
+        return v % (info.max + 1)
+    raise RuntimeError(f"value cannot be converted to type {dt.name}_t without overflow")
 
 
 clip = clamp

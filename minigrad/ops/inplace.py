@@ -332,8 +332,10 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_fir
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type_name(other)}")
         xp = array_module(self.array)
         alpha = kwargs.get("alpha", 1)
-        if refuse is not None:
+        if refuse is not None:  # (bool - bool: PyTorch's refusal before its shape check)
             refuse(self, other)
+        if type(other) is Tensor:  # (before the dtype refusals: PyTorch checks the shapes first)
+            check_broadcasts_into(self, other)
         mode = kwargs.get("rounding_mode")  # (div_'s: an integer tensor keeps a floor or trunc quotient)
         if self.array.dtype.kind != "f":
             _check_castable(self, other, name == "true_divide" and mode is None, alpha)
@@ -345,11 +347,7 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_fir
             o = _data(other)
             if alpha != 1:
                 o = o * alpha
-            try:
-                getattr(xp, name)(a, o, out=a, casting="same_kind")
-            except ValueError:  # numpy's broadcast error, in PyTorch's words
-                shape = broadcast_shapes(a.shape, np.shape(o))  # (itself PyTorch's error where none exists)
-                raise output_shape_error(a.shape, shape) from None
+            getattr(xp, name)(a, o, out=a, casting="same_kind")
 
         return apply_inplace(self, raw, lambda: op(self, other, *args, **kwargs), other)
 
@@ -472,14 +470,20 @@ def fill_(self, value, _node="FillBackward2"):
         self, array_module(self.array).full(self.array.shape, v, dtype=self.array.dtype)))
 
 
-def check_broadcasts_into(self, other):
-    """PyTorch's errors for an in-place op whose other operand does not broadcast to self's shape: sizes
-    that do not match (self named tensor a), or a broadcast shape larger than self's."""
-    s, o = self.array.shape, other.array.shape
-    if o != s and s[len(s) - len(o):] != o:  # (the usual shapes, equal or self's last ones, checked first)
-        shape = broadcast_shapes(s, o)
-        if shape != s:
-            raise output_shape_error(s, shape)
+def check_broadcasts_into(self, *others):
+    """PyTorch's errors for an in-place op whose other operands (numbers skipped) do not broadcast to
+    self's shape: sizes that do not match (self named tensor a), or a broadcast shape larger than self's
+    (all operands' broadcast shape named, as PyTorch's TensorIterator does)."""
+    s = self.array.shape
+    shapes = [o.array.shape for o in others if isinstance(o, Tensor)]
+    for o in shapes:
+        if o != s and s[len(s) - len(o):] != o:  # (the usual shapes, equal or self's last ones, checked first)
+            shape = s
+            for b in shapes:
+                shape = broadcast_shapes(shape, b)
+            if shape != s:
+                raise output_shape_error(s, shape)
+            return
 
 
 def output_shape_error(shape, broadcast):
@@ -549,9 +553,10 @@ def clamp_(self, min=None, max=None):
     """Clip to [min, max], in place."""
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(clamp_, self, (min, max), {}, lambda source: _clamp(source, min, max))
-    from .elementwise import clamp, clip_array
+    from .elementwise import clamp, clip_array, integer_bound
 
     bounds = [b for b in (min, max) if b is not None]
+    check_broadcasts_into(self, *bounds)  # (before the dtype's refusals, as PyTorch; numpy's ValueError otherwise)
     if self.array.dtype.kind != "f" and bounds:
         if self.array.dtype.kind == "c":
             from .complex import refuse
@@ -564,6 +569,8 @@ def clamp_(self, min=None, max=None):
                     else dtypes.cpp_name(self.array.dtype))
             raise RuntimeError(f"result type {dtypes.from_numpy_dtype(result)._legacy[:-6]} can't be cast to the "
                                f"desired output type {name}")
+        if self.array.dtype.kind in "iu":
+            min, max = integer_bound(min, self.array.dtype), integer_bound(max, self.array.dtype)
     return apply_inplace(self, lambda a: clip_array(a, min, max, out=a), lambda: clamp(self, min, max))
 
 

@@ -332,6 +332,26 @@ def atan2(input, other):
 arctan2 = atan2
 
 
+class Hypot(Function):
+    """numpy's hypot of the promoted operands: sqrt(a*a + b*b) would overflow (hypot(1e200, 1e200)), give NaN
+    for hypot(-inf, nan) where it is inf, and square a float32 before a float64 promotion."""
+    node_name = "HypotBackward0"
+    saves_result = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a, other=b)
+        return array_module(a.array).hypot(a.array, b.array)
+
+    @staticmethod
+    def backward(ctx, g):  # PyTorch's: g a / r, g b / r (NaN at r = 0)
+        a, b = ctx.saved_tensors[:2]  # (the result saved after them)
+        a_shape, b_shape = ctx._shapes
+        r = g / ctx._saved_result
+        return (sum_to(r * a, a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(r * b, b_shape) if ctx.needs_input_grad[1] else None)
+
+
 class Logaddexp(Function):
     node_name = "LogaddexpBackward0"
 

@@ -444,12 +444,14 @@ def _record(op, self, others, args, kwargs, out_of_place):
     return recorder.on_inplace(op, self, args, kwargs)
 
 
-def make_inplace(fn, name, into=None, clone=True):
+def make_inplace(fn, name, into=None, clone=True, elementwise=False):
     """`t.name_(...)`: the out-of-place op `fn`, written back into t (PyTorch's checks: the result
     must keep t's shape and be castable to t's dtype); with nothing to record, `into(arr, ...)` where it
     writes the result into t's array itself (it returns False where not). clone=False where fn saves no
-    input for its backward (relu saves its result): recorded, it then runs on t itself, not on a copy."""
-    from .inplace import apply_inplace, output_shape_error
+    input for its backward (relu saves its result): recorded, it then runs on t itself, not on a copy.
+    elementwise: the tensor arguments broadcast with t (lerp_'s end and weight), so where the op refuses
+    (a dtype it has no kernel for) a broadcast shape larger than t's is the error, as PyTorch checks shapes first."""
+    from .inplace import apply_inplace, check_broadcasts_into, output_shape_error
 
     def check(self, out):
         if tuple(out.array.shape) != tuple(self.array.shape):
@@ -490,7 +492,13 @@ def make_inplace(fn, name, into=None, clone=True):
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
         if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
             return _record(op, self, others, args, kwargs, lambda source: recorded(source, args, kwargs)())
-        return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others)
+        if not elementwise:
+            return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others)
+        try:
+            return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others)
+        except (RuntimeError, NotImplementedError, TypeError):  # (only once the op refused: the usual path unchecked)
+            check_broadcasts_into(self, *others)
+            raise
 
     op.__name__ = name + "_"
     op.__doc__ = f"In-place {name}: the result written into this tensor (version bumped)."

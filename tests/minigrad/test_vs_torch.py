@@ -1248,3 +1248,38 @@ def test_setitem_with_a_plain_false_does_nothing_like_torch(shape):
         assert y._version == version and type(y.grad_fn).__name__ == "CloneBackward0"
         y.sum().backward()
         assert v.grad is None
+
+
+def test_hypot_is_numpys_hypot_of_the_promoted_operands_with_torchs_gradient():
+    # sqrt(a*a + b*b) overflowed at 1e200, gave NaN for (-inf, nan), squared float32 before promoting to float64;
+    # the gradient is a/r, b/r (NaN at r = 0); hypot is a library function: an ulp's tolerance across CPUs
+    res = []
+    for L in (mg, torch):
+        a = L.tensor([0., 3., -float("inf"), 1e200, -2.5], dtype=L.float64, requires_grad=True)
+        b = L.tensor([0., 4., float("nan"), 1e200, 1e-300], dtype=L.float64, requires_grad=True)
+        r = L.hypot(a, b)
+        r.backward(L.tensor([1., 2., 1., 1., 3.], dtype=L.float64))
+        f = L.hypot(L.tensor([1e30, 3e-30]), L.tensor([1e30, 4e-30], dtype=L.float64))
+        res.append((r.detach().numpy(), r.grad_fn.name(), a.grad.numpy(), b.grad.numpy(), f.numpy()))
+    for m, t in zip(res[0], res[1]):
+        if isinstance(m, str):
+            assert m == t
+        else:
+            np.testing.assert_allclose(m, t, rtol=1e-15, atol=0)
+            assert m.dtype == t.dtype
+
+
+@pytest.mark.parametrize("dt,v", [("uint8", -1), ("uint8", -255), ("uint8", -256), ("uint8", 256), ("int8", -129),
+                                  ("int8", 127), ("int16", 40000)])
+def test_an_integer_tensors_out_of_range_clamp_bound_is_pytorchs(torch, dt, v):
+    # PyTorch converts the bound to the dtype: an unsigned one takes -max..-1 wrapped, others are refused
+    for kw in (dict(min=v), dict(max=v), dict(min=v, max=300)):
+        out = []
+        for L in (mg, torch):
+            for f in (lambda x, L=L, kw=kw: L.clamp(x, **kw), lambda x, kw=kw: x.clamp_(**kw)):
+                try:
+                    r = f(L.tensor([0, 5, 100], dtype=getattr(L, dt)))
+                    out.append((r.tolist(), str(r.dtype).split(".")[-1]))
+                except Exception as e:
+                    out.append((type(e).__name__, str(e)))
+        assert out[:2] == out[2:]
