@@ -44,8 +44,10 @@ def _sequence_as_tuple(index):
 
 def _list_index(i, xp):
     """The integer or boolean array of a list (or numpy array) index: floats truncated to int64 as PyTorch
-    converts a list of numbers to a tensor and then to a long index; only a float tensor is refused."""
-    a = xp.asarray(i) if len(i) else xp.zeros(0, dtype=np.int64)
+    converts a list of numbers to a tensor and then to a long index; only a float tensor is refused. An empty
+    list is an int64 index of shape (0,) (numpy would make it float64); an empty array keeps its shape ((0, 1):
+    a write through an empty view is recorded with such an index of its places in the base)."""
+    a = xp.asarray(i) if len(i) or type(i) is np.ndarray else xp.zeros(0, dtype=np.int64)
     if a.dtype.kind == "f":
         if not bool(xp.all(xp.abs(a) < 2.0 ** 63)):  # (NaN included)
             raise RuntimeError("value cannot be converted to type int64 without overflow")
@@ -209,6 +211,8 @@ def _index_error(e, shape, index=None):
         dim = _advanced_dim(index if type(index) in (tuple, TwoStep) else (index,), shape, builtins.int(bounds[2]))
         return IndexError(f"index {bounds[1]} is out of bounds for dimension "
                           f"{bounds[2] if dim is None else dim} with size {bounds[3]}")
+    if msg == "index is out of bounds for dimension with size 0":  # (PyTorch's words already: `_ids_unchecked`)
+        return IndexError(msg)
     if msg.startswith("too many indices"):
         return IndexError(f"too many indices for tensor of dimension {len(shape)}")
     if msg.startswith("shape mismatch: indexing arrays"):  # numpy's shapes (2,) (1,3) are PyTorch's [2], [1, 3]
@@ -297,7 +301,10 @@ class Index(Function):
         try:
             out = _take(a.array, index)
         except IndexError as e:
-            raise _index_error(e, a.array.shape, index) from None
+            unchecked = _ids_unchecked(a.array, index) if advanced else None
+            if unchecked is None:
+                raise _index_error(e, a.array.shape, index) from None
+            ctx.index, out = unchecked  # (the same empty result and gradient, from ids numpy takes)
         if advanced:
             # an advanced index makes a new, contiguous tensor in PyTorch (numpy may lay it out
             # transposed, and a later .view() would then fail where PyTorch's succeeds)
@@ -314,6 +321,25 @@ class Index(Function):
             return None
         shape = a.array.shape
         return (lambda x: (_basic_view(x, index, _take(x, index)), None)), (lambda saved, g: (_put(g, shape, index),))
+
+
+def _ids_unchecked(a, index):
+    """PyTorch checks an advanced index's ids one by one as it fills the result, so a result of no elements
+    (a dim not indexed of size 0) takes ids out of range unchecked; ids into an indexed dim of size 0 are refused
+    in words of their own. For an index numpy refused: (the index with every id array 0, the empty result) where
+    PyTorch takes it, None where numpy's error stands."""
+    if a.size:
+        return None
+    first, rest = index if type(index) is TwoStep else ((), index)
+    rest = rest if type(rest) is tuple else (rest,)
+    zeroed = tuple(np.zeros_like(i) if hasattr(i, "dtype") and i.dtype.kind in "iu" else i for i in rest)
+    zeroed = TwoStep((first, zeroed)) if type(index) is TwoStep else zeroed
+    try:
+        return zeroed, array_module(a).ascontiguousarray(_take(a, zeroed))
+    except IndexError as e:
+        if str(e).startswith("index 0 is out of bounds"):  # (an integer of the index is checked: not this)
+            raise IndexError("index is out of bounds for dimension with size 0") from None
+        return None
 
 
 def _basic_view(x, index, out):
@@ -640,8 +666,14 @@ def put_values(a, index, values):
     target, i = _target(a, index)
     try:
         target[i] = values
+    except IndexError:
+        _put_unchecked(a, index, values)
     except ValueError:
-        picked = target[i].shape
+        try:
+            picked = target[i].shape
+        except IndexError:  # (numpy checks the values' shape before the ids)
+            _put_unchecked(a, index, values)
+            return
         lead = values.ndim - len(picked)
         if lead > 0 and values.shape[:lead] == (1,) * lead:
             # PyTorch drops a value's leading dims of 1 (numpy does too, except into a 0-d target: `t[()] = v`)
@@ -658,6 +690,15 @@ def put_values(a, index, values):
             expand(Tensor._wrap(values), list(picked))
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(picked)}") from None
+
+
+def _put_unchecked(a, index, values):
+    """put_values into an empty `a` with ids PyTorch does not check (`_ids_unchecked`): nothing is written, but the
+    values' shape is checked; numpy's IndexError where PyTorch checks the ids."""
+    unchecked = _ids_unchecked(a, index)
+    if unchecked is None:
+        raise
+    put_values(a, unchecked[0], values)
 
 
 class IndexPut(Function):
@@ -679,7 +720,8 @@ class IndexPut(Function):
         if ctx.needs_input_grad[0]:
             mask = Tensor._wrap(array_module(g.array).ones(g.array.shape, dtype=g.array.dtype))
             m, i = _target(mask.array, ctx.index)
-            m[i] = 0
+            if m.size:  # (ids into an empty tensor are not checked, and numpy refuses those out of range)
+                m[i] = 0
             ga = g * mask
         if ctx.needs_input_grad[1]:
             gv = Index.apply(g, ctx.index, True) if type(ctx.index) is TwoStep else getitem(g, ctx.index)

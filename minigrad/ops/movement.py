@@ -226,8 +226,8 @@ class Diagonal(Function):
         xp = array_module(a.array)
         rows, cols = _diag_index(a.array.shape, offset, d1, d2)
         moved = xp.moveaxis(a.array, (d1, d2), (-2, -1))
-        if not len(rows):
-            return moved[..., rows, cols]
+        if not len(rows):  # an empty diagonal is still a view (its version counter the input's), not numpy's copy
+            return moved[..., :0, :0].reshape(moved.shape[:-2] + (0,))  # (numpy's view of an empty slice)
         start = moved[..., rows[0]:, cols[0]:]  # a view, as PyTorch's: strides (..., s1 + s2)
         return _strided(xp, start, start.shape[:-2] + (len(rows),), start.strides[:-2] + (sum(start.strides[-2:]),))
 

@@ -1283,3 +1283,60 @@ def test_an_integer_tensors_out_of_range_clamp_bound_is_pytorchs(torch, dt, v):
                 except Exception as e:
                     out.append((type(e).__name__, str(e)))
         assert out[:2] == out[2:]
+
+
+def _result_or_error(f):
+    try:
+        return f()
+    except (IndexError, RuntimeError) as e:
+        return type(e).__name__, str(e)
+
+
+@pytest.mark.parametrize("shape, index", [
+    ((2, 0, 1), (Ellipsis, [0, 1])),  # ids out of range, but no element to fetch: PyTorch checks none
+    ((2, 0, 1), ([1, 2], slice(None), [3])),
+    ((0, 2), (slice(None), [3])),
+    ((2, 0), (slice(None), [3])),  # ids into a dim of size 0: refused in PyTorch's own words
+    ((3, 0), ([5], [7])),
+    ((2, 0, 1), (5, slice(None), [3])),  # an integer is checked
+])
+def test_out_of_range_ids_into_an_empty_tensor_like_torch(shape, index):
+    def go(lib):
+        idx = tuple(lib.tensor(i) if isinstance(i, list) else i for i in index)
+        x = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
+        got = _result_or_error(lambda: x[idx])
+        if not isinstance(got, tuple):
+            got.sum().backward()
+            got = (list(got.shape), list(x.grad.shape))
+        y = lib.zeros(shape, dtype=lib.float64)
+        wrote = _result_or_error(lambda: (y.__setitem__(idx, 1.0), list(y.shape))[1])
+        bad = _result_or_error(lambda: (y.__setitem__(idx, lib.ones(3, dtype=lib.float64)), 0)[1])
+        return got, wrote, bad
+
+    assert go(mg) == go(torch)
+
+
+@pytest.mark.parametrize("shape", [(0, 1), (1, 1), (3, 1)])
+def test_inplace_through_an_empty_slice_of_a_slice_like_torch(shape):
+    def go(lib):
+        x = lib.ones(shape, dtype=lib.float64, requires_grad=True)
+        y = x * 2
+        s = y[1:][::2]
+        s.mul_(-1)
+        (y.sum() + (s * 3).sum()).backward()
+        return y.tolist(), x.grad.tolist(), list(s.shape), y._version, s._version
+
+    assert go(mg) == go(torch)
+
+
+def test_empty_diagonal_is_a_view_like_torch():
+    def go(lib):
+        x = lib.ones(2, 2, 1, dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        v = y.diagonal(1, 0, -1)
+        v.mul_(3)
+        y.add_(1)
+        (y * 2).sum().backward()
+        return list(v.shape), v._is_view(), v._base is y, y._version, v._version, x.grad.tolist()
+
+    assert go(mg) == go(torch)
