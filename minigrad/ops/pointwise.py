@@ -266,9 +266,9 @@ def rremainder(input, other):
 
 def rfloordiv(input, other):
     """other // input, for `2 // t`."""
-    from .elementwise import div
+    from .elementwise import floor_divide
 
-    return div(_as_tensor(other, input), input, rounding_mode="floor")
+    return floor_divide(_as_tensor(other, input), input)
 
 
 def _as_tensor(x, like):
