@@ -1336,3 +1336,19 @@ def test_floor_divide_records_no_derivative_as_pytorch(torch):
         r.sum().backward()
         res.append((r.grad_fn.name(), a.grad.tolist()))
     assert res[:4] == res[4:]
+
+
+@pytest.mark.parametrize("a,b", [("float32", "float64"), ("float16", "float32"), ("float32", "complex64"),
+                                 ("float64", "int64")])
+def test_lerp_dtype_mismatch_names_the_dtypes_as_pytorch(torch, a, b):
+    # PyTorch's message names C++ types ("float", "c10::Half", "long int"), not Python ones
+    out = []
+    for L in (mg, torch):
+        A, B = getattr(L, a), getattr(L, b)
+        with pytest.raises(RuntimeError) as e:
+            L.ones(2, dtype=A).lerp_(L.ones(2, dtype=B), 0.5)
+        out.append(str(e.value))
+        with pytest.raises(RuntimeError) as e:
+            L.lerp(L.ones(2, dtype=A), L.ones(2, dtype=A), L.ones(2, dtype=B))
+        out.append(str(e.value))
+    assert out[:2] == out[2:]
