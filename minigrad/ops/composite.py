@@ -20,7 +20,7 @@ from . import shape as shape_ops  # (many functions here have a local named shap
 from ..autograd import recording
 from .array_op import array_op
 from ._util import binary_operands, check_index_entries, normalize_dim, return_type, some_id_outside, type_name
-from ._util import sum_to_array
+from ._util import sum_to, sum_to_array
 from ._util import broadcast_shapes as _broadcast_pair  # (two shapes; broadcast_shapes below takes many)
 
 # ---- aliases ------------------------------------------------------------------------------------------
@@ -1476,9 +1476,27 @@ def vdot(input, other):
     return matmul.dot(complex_ops.conj(input), other)
 
 
+class Nextafter(Function):
+    """PyTorch's NextafterBackward0: the gradient passes to input unchanged (the result is input moved by one
+    ulp) and other gets zeros."""
+    node_name = "NextafterBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return array_module(a.array).nextafter(a.array, b.array)
+
+    @staticmethod
+    def backward(ctx, g):
+        a_shape, b_shape = ctx._shapes
+        return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
+                elementwise.zeros_like_grad(g, b_shape) if ctx.needs_input_grad[1] else None)
+
+
 def nextafter(input, other):
     a, b = binary_operands(input, other)
-    return array_op("nextafter", a, b)
+    if a.array.dtype.kind != "f":  # (no gradient to record: the array's own function, and numpy's refusals)
+        return array_op("nextafter", a, b)
+    return elementwise.apply_binary(Nextafter, a, b)
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):

@@ -371,7 +371,7 @@ class PowScalar(Function):
     def backward(ctx, g):  # d(a^e) = e a^(e-1) da
         (a,) = ctx.saved_tensors
         e = ctx.exponent
-        if e == 0:
+        if e == 0 and e.__class__ is not builtins.bool:  # (PyTorch's `x ** False` takes the formula: NaN at 0)
             return zeros_like_grad(g), None
         x = a.array
         if x.dtype.kind == "c":  # holomorphic: PyTorch's convention passes back g conj(f'(z))
@@ -741,18 +741,28 @@ class RoundedDiv(Function):
                 zeros_like_grad(g, b_shape) if ctx.needs_input_grad[1] else None, None)
 
 
-def _rounded_div(input, other, mode):
+def _rounded_div(input, other, mode, cls=RoundedDiv):
     if mode not in ("trunc", "floor"):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'")
     a, b = binary_operands(input, other)
     if a.array.dtype.kind in "bc":
         raise NotImplementedError(f"\"div_{mode}_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
-    return _binary(RoundedDiv, a, b, mode)
+    return _binary(cls, a, b, mode)
+
+
+class FloorDivide(RoundedDiv):
+    """floor_divide's node: PyTorch records it with no derivative (div(rounding_mode="floor") has one, all
+    zeros): its result requires grad, printed grad_fn=<NotImplemented>, and a backward through it raises."""
+    node_name = "NotImplemented"
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("derivative for aten::floor_divide is not implemented")
 
 
 def floor_divide(input, other):
     """input // other: the quotient rounded down (PyTorch's floor_divide)."""
-    return div(input, other, rounding_mode="floor")
+    return _rounded_div(input, other, "floor", FloorDivide)
 
 
 def rdiv(input, other):

@@ -266,9 +266,9 @@ def rremainder(input, other):
 
 def rfloordiv(input, other):
     """other // input, for `2 // t`."""
-    from .elementwise import div
+    from .elementwise import floor_divide
 
-    return div(_as_tensor(other, input), input, rounding_mode="floor")
+    return floor_divide(_as_tensor(other, input), input)
 
 
 def _as_tensor(x, like):
@@ -426,11 +426,11 @@ def lerp(input, end, weight):
         kind = "scalar" if not isinstance(weight, Tensor) else "tensor"
         raise NotImplementedError(f"\"lerp_kernel_{kind}\" not implemented for '{input.dtype._legacy[:-6]}'")
     if end.array.dtype != input.array.dtype:
-        raise RuntimeError(f"expected dtype {input.dtype} for `end` but got dtype {end.dtype}")
+        raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `end` but got dtype {_dtypes.cpp_name(end.array.dtype)}")
     if not isinstance(weight, Tensor):
         return _binary(LerpScalar, input, end, weight)
     if weight.array.dtype != input.array.dtype:
-        raise RuntimeError(f"expected dtype {input.dtype} for `weight` but got dtype {weight.dtype}")
+        raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `weight` but got dtype {_dtypes.cpp_name(weight.array.dtype)}")
 
     broadcast_shapes(broadcast_shapes(input.array.shape, end.array.shape), weight.array.shape)
     out = LerpTensor.apply(input, end, weight)

@@ -82,25 +82,32 @@ class Cumprod(Function):
     @staticmethod
     def backward(ctx, g):  # d(cumprod a)_j / da_i = prod_{k <= j, k != i} a_k for i <= j
         a, result = ctx.saved_tensors
-        if ctx.dim is None:
-            return g, None
+        if ctx.dim is None or a.array.shape[ctx.dim] == 1:  # the result is a: g as it is (as PyTorch: not
+            return g, None  # g * result / a, NaN for an inf or NaN)
         if not bool((a.array == 0).any()):
             return reverse_cumsum(g * result, ctx.dim) / a, None
-        return Tensor._wrap(_cumprod_grad_with_zeros(a.array, g.array, ctx.dim)), None
+        return Tensor._wrap(_cumprod_grad_with_zeros(a.array, g.array, result.array, ctx.dim)), None
 
 
-def _cumprod_grad_with_zeros(a, g, dim):
-    """The exact gradient where some a_i are 0 (there prod / a_i is 0/0): one pass per position."""
+def _cumprod_grad_with_zeros(a, g, out, dim):
+    """The gradient where some a_i are 0 (there prod / a_i is 0/0), by PyTorch's O(n) steps, whose NaNs it
+    keeps: before the first zero, the sum of g * out from the end over a; at the first zero z, the sum of g
+    times the products from z on without it, times out[z - 1]; after it, 0 (every product there has the
+    zero and another factor, even a NaN or inf)."""
     xp = array_module(a)
-    a_m, g_m = xp.moveaxis(a, dim, -1), xp.moveaxis(g, dim, -1)
-    n = a_m.shape[-1]
-    out = xp.zeros_like(a_m)
-    for i in range(n):
-        others = a_m.copy()
-        others[..., i] = 1
-        prods = xp.cumprod(others, axis=-1)
-        out[..., i] = (g_m[..., i:] * prods[..., i:]).sum(-1)
-    return xp.moveaxis(out, -1, dim)
+    a, g, out = (xp.moveaxis(x, dim, -1) for x in (a, g, out))
+    zeros_seen = (a == 0).cumsum(-1)
+    before = zeros_seen == 0
+    first = (zeros_seen == 1) & (a == 0)
+    after_first = (zeros_seen == 1) & ~first
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        w = xp.where(before, out * g, 0)
+        res = xp.where(before, xp.flip(xp.cumsum(xp.flip(w, -1), -1), -1) / xp.where(before, a, 1), 0)
+        tail = (xp.cumprod(xp.where(after_first, a, 1), -1) * xp.where(zeros_seen == 1, g, 0)).sum(-1, keepdims=True)
+        z = first.argmax(-1)[..., None]
+        prev = xp.where(z == 0, 1, xp.take_along_axis(out, xp.maximum(z - 1, 0), -1))
+        res = xp.where(first, tail * prev, res).astype(g.dtype, copy=False)
+    return xp.moveaxis(res, -1, dim)
 
 
 def cumprod(input, dim, dtype=None):

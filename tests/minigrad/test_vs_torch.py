@@ -1340,3 +1340,72 @@ def test_empty_diagonal_is_a_view_like_torch():
         return list(v.shape), v._is_view(), v._base is y, y._version, v._version, x.grad.tolist()
 
     assert go(mg) == go(torch)
+
+
+@pytest.mark.parametrize("x,g,dim", [
+    ([[-float("inf")], [-3.], [float("nan")]], [[1.], [2.], [-2.]], 1),  # a dim of size 1: g itself
+    ([2., float("nan"), 3., 0., 5.], [1., 1., 1., 1., 1.], 0),  # after the first zero: 0, NaN or not
+    ([[2., 0., float("inf"), 0., 4.], [0., 3., 0.5, float("nan"), 2.]], [[1., 2., 3., 4., 5.], [1., -1., 2., 0., 3.]], 1),
+    ([[0., 2.], [float("inf"), 0.], [3., -1.]], [[1., 2.], [3., 4.], [5., 6.]], 0),
+])
+def test_cumprod_gradient_with_zeros_nans_and_infs_is_pytorchs(torch, x, g, dim):
+    # PyTorch's steps: g unchanged along a dim of size 1; with a zero, reversed sums / a before the first zero,
+    # the products without it at the first zero, exactly 0 after it
+    res = []
+    for L in (mg, torch):
+        t = L.tensor(x, dtype=L.float64, requires_grad=True)
+        L.cumprod(t, dim).backward(L.tensor(g, dtype=L.float64))
+        res.append(t.grad.numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-15, atol=0)
+
+
+def test_pow_false_takes_the_formula_and_nextafter_has_pytorchs_node(torch):
+    # x ** False is not x ** 0 to PyTorch's backward: 0 * x^-1 (NaN at 0 and NaN); nextafter passes g to
+    # input, zeros to other
+    res = []
+    for L in (mg, torch):
+        out = []
+        for v in (0., float("nan"), 2.):
+            x = L.tensor(v, requires_grad=True)
+            (x ** False).backward()
+            out.append(x.grad.item())
+        a = L.tensor([1., 2.], requires_grad=True)
+        b = L.tensor([[3.], [0.]], requires_grad=True)
+        r = L.nextafter(a, b)
+        r.backward(L.tensor([[1., 2.], [3., 4.]]))
+        out += [r.grad_fn.name(), a.grad.tolist(), b.grad.tolist()]
+        res.append(out)
+    np.testing.assert_equal(res[0], res[1])
+
+
+def test_floor_divide_records_no_derivative_as_pytorch(torch):
+    # floor_divide, `//` and `2 // t` have a NotImplemented node (div(rounding_mode="floor")'s gradient is 0)
+    res = []
+    for L in (mg, torch):
+        a = L.tensor([5., 3.], requires_grad=True)
+        for r in (L.floor_divide(a, L.tensor([2., 2.])), a // 2, 2 // a):
+            try:
+                r.sum().backward()
+                res.append(("ok", a.grad.tolist()))
+            except RuntimeError as e:
+                res.append((type(r.grad_fn).__name__, r.requires_grad, str(e)))
+        r = L.div(a, 2, rounding_mode="floor")
+        r.sum().backward()
+        res.append((r.grad_fn.name(), a.grad.tolist()))
+    assert res[:4] == res[4:]
+
+
+@pytest.mark.parametrize("a,b", [("float32", "float64"), ("float16", "float32"), ("float32", "complex64"),
+                                 ("float64", "int64")])
+def test_lerp_dtype_mismatch_names_the_dtypes_as_pytorch(torch, a, b):
+    # PyTorch's message names C++ types ("float", "c10::Half", "long int"), not Python ones
+    out = []
+    for L in (mg, torch):
+        A, B = getattr(L, a), getattr(L, b)
+        with pytest.raises(RuntimeError) as e:
+            L.ones(2, dtype=A).lerp_(L.ones(2, dtype=B), 0.5)
+        out.append(str(e.value))
+        with pytest.raises(RuntimeError) as e:
+            L.lerp(L.ones(2, dtype=A), L.ones(2, dtype=A), L.ones(2, dtype=B))
+        out.append(str(e.value))
+    assert out[:2] == out[2:]
