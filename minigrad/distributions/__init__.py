@@ -4,10 +4,11 @@ Discrete: `Categorical`, `OneHotCategorical` (and `OneHotCategoricalStraightThro
 `NegativeBinomial`. Continuous:
 `Normal`, `MultivariateNormal`, `LowRankMultivariateNormal`, `Uniform`, `Laplace`, `Cauchy`, `StudentT`, `Exponential`, `Gamma`, `Chi2`, `Beta`,
 `Dirichlet`, `ContinuousBernoulli` (these and Bernoulli, Poisson subclass `ExponentialFamily`), `VonMises`,
-`FisherSnedecor`, `GeneralizedPareto`, and through `TransformedDistribution` (with the transforms of `transforms`): `LogNormal`, `HalfNormal`,
+`FisherSnedecor`, `GeneralizedPareto`, `Wishart` (random
+positive definite matrices), `LKJCholesky` (Cholesky factors of random correlation matrices), and through `TransformedDistribution` (with the transforms of `transforms`): `LogNormal`, `HalfNormal`,
 `HalfCauchy`, `Gumbel`, `Weibull`, `Pareto`, `InverseGamma`, `Kumaraswamy`, `LogisticNormal`, `RelaxedBernoulli`, `RelaxedOneHotCategorical`. Built from others: `Independent`, `MixtureSameFamily`. Each has
 sample/rsample, log_prob, entropy, mean/mode/variance/stddev, cdf/icdf where PyTorch's has them, expand, and
-`kl_divergence` for the pairs PyTorch registers. Not here yet: `Wishart`, `LKJCholesky`. They are written
+`kl_divergence` for the pairs PyTorch registers. They are written
 with minigrad's recorded ops, so gradients flow from log_prob, entropy, rsample and kl_divergence back to the
 parameters; draws come from minigrad's default generator (`minigrad.manual_seed` repeats them).
 
@@ -38,6 +39,7 @@ from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
+from .lkj_cholesky import LKJCholesky
 from .laplace import Laplace
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
@@ -61,13 +63,14 @@ from .transforms import (
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
     "CorrCholeskyTransform", "CumulativeDistributionTransform",
     "Dirichlet", "Distribution", "ExpRelaxedCategorical", "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel",
-    "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal", "LogitRelaxedBernoulli", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
     "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "TransformedDistribution", "Transform",
-    "Uniform", "VonMises", "Weibull", "biject_to", "kl_divergence", "register_kl", "transform_to",
+    "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "kl_divergence", "register_kl", "transform_to",
 ]

@@ -84,6 +84,27 @@ def _kl(lib, p_name, p_params, q_name, q_params):
 X_MAT = [[[0.3, -1.2, 0.5], [0.7, 0.1, -0.4], [1.5, -0.2, 0.9]], [[-0.3, 0.2, 0.0], [0.4, -0.8, 0.6], [0.2, 0.5, -1.0]]]
 X_VEC = [[0.3, -1.2, 0.5], [0.7, 0.1, -0.4]]
 
+def _corr_tril():
+    """Two 3 x 3 correlation Cholesky factors: rows of unit length with positive diagonals."""
+    rng = np.random.default_rng(3)
+    z = rng.standard_normal((2, 3, 3))
+    c = z @ z.transpose(0, 2, 1) + 3 * np.eye(3)
+    d = 1 / np.sqrt(np.diagonal(c, axis1=1, axis2=2))
+    return np.linalg.cholesky(c * d[:, :, None] * d[:, None, :]).tolist()
+
+
+CORR_TRIL = _corr_tril()
+SPD = [[[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 1.5]], [[1.0, 0.5, 0.0], [0.5, 2.0, 0.4], [0.0, 0.4, 0.7]]]
+SPD_X = [[[3.0, -0.4, 0.2], [-0.4, 2.0, 0.6], [0.2, 0.6, 4.0]], [[5.0, 1.0, 0.3], [1.0, 2.5, -0.2], [0.3, -0.2, 1.2]]]
+
+
+def _wishart_stats(lib, d, x):
+    """log_prob of a symmetrized value, mean, mode (finite: df > p + 1), variance and entropy, in one vector."""
+    x = (x + x.mT) / 2
+    return lib.cat([d.log_prob(x).reshape(-1), d.mean.reshape(-1), d.mode.reshape(-1), d.variance.reshape(-1),
+                    d.entropy().reshape(-1)])
+
+
 # (name, parameter values, f(lib, *parameters) -> tensor); the same function runs with lib = torch and minigrad
 CASES = [
     ("softmax_transform", [X_VEC], lambda lib, x: _through(lib, _t(lib).SoftmaxTransform(), x, ladj=False)),
@@ -339,6 +360,14 @@ CASES = [
     ("kl_chi2_exponential_and_back", A + B, lambda lib, k, r: lib.stack([  # (Chi2 dispatches as the Gamma it is)
         _kl(lib, "Chi2", [k], "Exponential", [r]), _kl(lib, "Exponential", [r], "Chi2", [k]),
         _kl(lib, "Chi2", [k], "Normal", [r, k]), _kl(lib, "Chi2", [k], "Gamma", [r, k])])),
+    ("lkj_cholesky", [CORR_TRIL, [[0.5], [2.0]]],
+     lambda lib, x, c: _d(lib).LKJCholesky(3, c.squeeze(-1)).log_prob(x)),
+    ("wishart_covariance", [[4.0, 6.5], SPD, SPD_X], lambda lib, df, v, x: _wishart_stats(
+        lib, _d(lib).Wishart(df, covariance_matrix=(v + v.mT) / 2), x)),
+    ("wishart_precision", [[4.0, 6.5], SPD, SPD_X], lambda lib, df, v, x: _wishart_stats(
+        lib, _d(lib).Wishart(df, precision_matrix=(v + v.mT) / 2), x)),
+    ("wishart_scale_tril_number_df", [SPD[0], SPD_X[0]], lambda lib, v, x: _wishart_stats(  # (one matrix: PyTorch's
+        lib, _d(lib).Wishart(5.0, scale_tril=lib.linalg.cholesky((v + v.mT) / 2)), x)),  # mean needs df's batch)
 ]
 
 
@@ -397,6 +426,8 @@ def _builders(lib, batch):
         "fisher_snedecor": d.FisherSnedecor(full(3.0), full(5.0)),
         "generalized_pareto": d.GeneralizedPareto(full(0.5), full(2.0), full(0.3)),
         "generalized_pareto_bounded": d.GeneralizedPareto(full(0.5), full(2.0), full(-0.3)),
+        "lkj_cholesky": d.LKJCholesky(3, full(1.5)),
+        "wishart": d.Wishart(full(5.0), covariance_matrix=2 * lib.eye(3).expand(*batch, 3, 3)),
     }
 
 
@@ -520,6 +551,16 @@ ERROR_CASES = [
     ("generalized_pareto_zero_scale", lambda lib: lib.distributions.GeneralizedPareto(0.0, 0.0, 0.5)),
     ("generalized_pareto_value_above_bound",
      lambda lib: lib.distributions.GeneralizedPareto(0.0, 1.0, -0.5).log_prob(lib.tensor([1.0, 3.0]))),
+    ("lkj_cholesky_dim_one", lambda lib: lib.distributions.LKJCholesky(1, 1.0)),
+    ("lkj_cholesky_value_not_corr_cholesky",
+     lambda lib: lib.distributions.LKJCholesky(2, 1.0).log_prob(lib.tensor([[1.0, 0.0], [0.5, 0.5]]))),
+    ("wishart_vector_matrix", lambda lib: lib.distributions.Wishart(3.0, covariance_matrix=lib.ones(3))),
+    ("wishart_df_too_small", lambda lib: lib.distributions.Wishart(lib.tensor([4.0, 1.5]), lib.eye(3))),
+    ("wishart_df_number_too_small", lambda lib: lib.distributions.Wishart(2, scale_tril=lib.eye(3))),
+    ("wishart_not_positive_definite",
+     lambda lib: lib.distributions.Wishart(4.0, covariance_matrix=lib.tensor([[1.0, 2.0], [2.0, 1.0]]))),
+    ("wishart_value_not_positive_definite", lambda lib: lib.distributions.Wishart(4.0, lib.eye(2))
+     .log_prob(lib.tensor([[1.0, 2.0], [2.0, 1.0]]))),
     ("mixture_value_nan", lambda lib: lib.distributions.MixtureSameFamily(
         lib.distributions.Categorical(logits=lib.zeros(3)), lib.distributions.Normal(lib.zeros(3), 1.0))
      .log_prob(lib.tensor(float("nan")))),
@@ -783,6 +824,33 @@ def test_sample_moments(name, make, mean, var):
     n = 40000
     np.testing.assert_allclose(m, mean, atol=5 * np.sqrt(var / n).max() + 1e-12)
     np.testing.assert_allclose(v, var, rtol=0.08)
+
+
+def test_lkj_and_wishart_draws():
+    # LKJ(eta) in dim d: each correlation is 2 Beta(a, a) - 1 with a = eta - 1 + d / 2, variance 1 / (2 a + 1)
+    minigrad.manual_seed(5)
+    eta, dim, n = 2.0, 4, 20000
+    L = _numpy(D.LKJCholesky(dim, eta).sample((n,)))
+    assert np.allclose(np.linalg.norm(L, axis=-1), 1, atol=1e-5) and (np.diagonal(L, axis1=-2, axis2=-1) > 0).all()
+    assert np.allclose(np.triu(L, 1), 0)
+    c = L @ L.transpose(0, 2, 1)
+    off = c[:, np.tril_indices(dim, -1)[0], np.tril_indices(dim, -1)[1]]
+    np.testing.assert_allclose(off.mean(0), 0, atol=0.03)
+    np.testing.assert_allclose((off ** 2).mean(0), 1 / (2 * (eta - 1 + dim / 2) + 1), rtol=0.08)
+    # Wishart: E X = df V, Var X_ij = df (V_ij^2 + V_ii V_jj)
+    V = minigrad.tensor(SPD[0], dtype=minigrad.float64)
+    w = D.Wishart(minigrad.tensor(6.0, dtype=minigrad.float64), covariance_matrix=V)
+    x = _numpy(w.sample((n,)))
+    assert x.dtype == np.float64 and (np.linalg.eigvalsh(x) > 0).all()
+    var = _numpy(w.variance)
+    np.testing.assert_allclose(x.mean(0), _numpy(w.mean), atol=5 * np.sqrt(var / n).max())
+    np.testing.assert_allclose(x.var(0), var, rtol=0.1)
+
+
+def test_wishart_needs_exactly_one_matrix(torch):
+    for lib in (torch, minigrad):
+        with pytest.raises(AssertionError, match="Exactly one of covariance_matrix or precision_matrix or scale_tril"):
+            lib.distributions.Wishart(4.0, lib.eye(2), scale_tril=lib.eye(2))
 
 
 def test_von_mises_draws_have_the_circular_moments():
