@@ -100,6 +100,10 @@ _INPLACE = (
 _INPLACE_REFUSALS_FIRST = frozenset(
     "addbmm addmm addmv addr baddbmm cumprod cumsum index_copy index_fill masked_scatter renorm tril triu "
     "addcdiv ldexp subtract".split())
+# in-place ops whose kernel refuses the promoted dtype (int.bitwise_or_(float)) after PyTorch has refused to cast
+# that result type into self's
+_INPLACE_CAST_FIRST = frozenset(
+    "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift gcd lcm".split())
 
 
 def _numpy_names(fn):
@@ -234,8 +238,13 @@ def _bind_methods(Tensor):
                    put=indexing.put)
     for name in _INPLACE:
         if name + "_" not in methods:
-            methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST)
+            methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST,
+                                                cast_first=name in _INPLACE_CAST_FIRST)
     methods["abs_"] = _abs_of(methods["abs_"])
+    # numbers where PyTorch's signature takes only Tensors: its parser's refusal, counted from after self
+    for name, params in (("addcmul", ("tensor1", "tensor2")), ("addcdiv", ("tensor1", "tensor2")), ("hypot", ("other",))):
+        for form in (name, name + "_"):
+            methods[form] = composite.tensor_method(methods[form], form, params)
     methods["float_power_"] = composite.float_power_of(methods["float_power_"])
     for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
         methods[name + "_"] = _make_view_inplace(methods[name], name)

@@ -147,13 +147,37 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return _scaled(input, beta) + _scaled(prod, alpha) if beta != 0 else _scaled(prod, alpha)
 
 
+def require_tensors(name, params, args, kwargs, first=1):
+    """PyTorch's parser's refusal of a number (or other non-Tensor) where its signature has a Tensor: the first
+    of `params` (given in `args`, from position `first`, or in `kwargs`) that is not one (numpy would take it)."""
+    for pos, param in enumerate(params, first):
+        x = args[pos - first] if pos - first < len(args) else kwargs.get(param)
+        if x is not None and not isinstance(x, Tensor):
+            raise TypeError(f"{name}(): argument '{param}' (position {pos}) must be Tensor, not {type_name(x)}")
+
+
+def tensor_method(fn, name, params):
+    """The method form `t.name(...)` of fn: its Tensor arguments `params` checked by their positions after self
+    (the out-of-place function counts from input, the in-place method needs its own name in the text)."""
+
+    def op(self, *args, **kwargs):
+        require_tensors(name, params, args, kwargs)
+        return fn(self, *args, **kwargs)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = fn.__doc__
+    return op
+
+
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2."""
+    require_tensors("addcmul", ("input", "tensor1", "tensor2"), (input, tensor1, tensor2), {})
     return input + _scaled(tensor1 * tensor2, value)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2."""
+    require_tensors("addcdiv", ("input", "tensor1", "tensor2"), (input, tensor1, tensor2), {})
     if tensor1.array.dtype.kind in "iub" and tensor2.array.dtype.kind in "iub":
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
                            "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
@@ -250,6 +274,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 # ---- elementwise compositions --------------------------------------------------------------------------
 def hypot(input, other):
+    require_tensors("hypot", ("input", "other"), (input, other), {})
     a, _ = binary_operands(input, other)
     if a.array.dtype.kind != "f":
         raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")

@@ -1479,6 +1479,14 @@ def check_fill_mask(mask):
                            f"{cpp_name(mask.array.dtype)}")
 
 
+def check_fill_value(value):
+    """masked_fill's value is a number or a 0-d tensor (numpy would broadcast a 1-element one)."""
+    if isinstance(value, Tensor) and value.array.ndim:
+        raise RuntimeError(
+            f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.array.ndim} dimension(s)."
+        )
+
+
 def masked_fill(input, mask, value):
     """`input` with `value` (a number or a 0-dim tensor) wherever the boolean `mask` (broadcastable) is True."""
     if not isinstance(mask, Tensor):
@@ -1490,10 +1498,7 @@ def masked_fill(input, mask, value):
         if shape != s:  # a mask of more dimensions, or larger where input's size is 1: input broadcast to it, as in PyTorch
             input = input.expand(shape)
     if isinstance(value, Tensor):
-        if value.array.ndim:
-            raise RuntimeError(
-                f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.array.ndim} dimension(s)."
-            )
+        check_fill_value(value)
         if value.array.dtype != input.array.dtype and value.array.dtype.kind == "f":
             value = value.to(input.dtype)
         return MaskedFillTensor.apply(input, mask, value)

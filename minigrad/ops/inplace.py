@@ -535,11 +535,12 @@ def masked_fill_(self, mask, value):
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(masked_fill_, self, (mask, value), {},
                                                   lambda source: _masked_fill(source, mask, value))
-    from .elementwise import check_fill_mask, masked_fill
+    from .elementwise import check_fill_mask, check_fill_value, masked_fill
 
     if not isinstance(mask, Tensor):
         mask = Tensor._wrap(np.asarray(mask))
     check_fill_mask(mask)
+    check_fill_value(value)
     check_broadcasts_into(self, mask)  # (a causal mask cut shorter than the scores: numpy's ValueError otherwise)
 
     def raw(a):

@@ -1409,3 +1409,21 @@ def test_lerp_dtype_mismatch_names_the_dtypes_as_pytorch(torch, a, b):
             L.lerp(L.ones(2, dtype=A), L.ones(2, dtype=A), L.ones(2, dtype=B))
         out.append(str(e.value))
     assert out[:2] == out[2:]
+
+
+_MIXED_INTEGER_WRITES = {
+    # mixed integers in place: PyTorch casts any integer result into self's integer dtype (wrapping)
+    "uint8_or_int32": "L.tensor([1, 2], dtype=L.uint8).bitwise_or_(L.tensor([1, 256], dtype=L.int32))",
+    "uint8_and_int64": "L.tensor([1, 2], dtype=L.uint8).bitwise_and_(L.tensor([1, -1]))",
+    "uint8_shift_int32": "L.tensor([1, 2], dtype=L.uint8).bitwise_left_shift_(L.tensor([1, 2], dtype=L.int32))",
+    "int32_or_uint8": "L.tensor([1, 2], dtype=L.int32).bitwise_or_(L.tensor([1, 255], dtype=L.uint8))",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_MIXED_INTEGER_WRITES))
+def test_mixed_integer_in_place_bitwise_is_pytorchs(case):
+    out = []
+    for L in (mg, torch):
+        r = eval(_MIXED_INTEGER_WRITES[case], {"L": L})
+        out.append((r.tolist(), str(r.dtype).split(".")[-1], tuple(r.shape)))
+    assert out[0] == out[1]
