@@ -67,7 +67,7 @@ def real_views(arrays):
     """A complex parameter's arrays as real ones, (..., n) complex -> (..., 2n) real parts side by side, as
     PyTorch's optimizers step complex parameters through view_as_real: each part gets its own moments.
     The written arrays (parameter, state) are views; the gradient, only read, may be a copy."""
-    return [a if a is None else np.ascontiguousarray(a).view(a.real.dtype) if i == 1 else a.view(a.real.dtype)
+    return [a if a is None else array_module(a).ascontiguousarray(a).view(a.real.dtype) if i == 1 else a.view(a.real.dtype)
             for i, a in enumerate(arrays)]
 
 
