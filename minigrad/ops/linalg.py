@@ -167,6 +167,10 @@ def matrix_power(input, n):
         n >>= 1
         if n:
             base = base @ base
+    if out is input:  # A^1 is a new tensor, as PyTorch's (writing to it leaves A alone)
+        from .shape import clone
+
+        return clone(input)
     return out
 
 
@@ -180,6 +184,28 @@ def pinverse(input, rcond=1e-15):
     except RuntimeError:
         return array_op(lambda a: array_module(a).linalg.pinv(a, rcond=rcond), input)
 
+
+
+def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """torch.linalg.pinv: singular values (|eigenvalues| when hermitian) at or below max(atol, rtol * the largest)
+    count as zero; rtol defaults to eps * max(m, n), or to 0 when only atol is given."""
+    _matrix("pinv", A)
+    m, n = A.array.shape[-2:]
+    if rtol is None:
+        rtol = 0.0 if atol is not None else np.finfo(A.array.dtype).eps * builtins.max(m, n)
+    xp = array_module(A.array)
+    if hermitian:
+        w, V = eigh(A)
+        tol = builtins.max(atol or 0.0, rtol * float(xp.abs(w.array).max(initial=0.0)))
+        kept = w.abs() > tol
+        return (V * (kept / w.where(kept, 1.0)).unsqueeze(-2)) @ _mT(V)
+    sv = xp.linalg.svd(A.array, compute_uv=False)
+    tol = xp.maximum(atol or 0.0, rtol * sv[..., :1])
+    if bool((sv > tol).all()):  # full rank: the pseudo-inverse by the normal equations, as pinverse
+        return pinverse(A)
+    U, S, Vh = svd(A, full_matrices=False)
+    kept = S > Tensor._wrap(tol)
+    return (_mT(Vh) * (kept / S.where(kept, 1.0)).unsqueeze(-2)) @ _mT(U)
 
 
 
@@ -318,25 +344,34 @@ class QR(Function):
 
     @staticmethod
     def backward(ctx, gQ, gR):
-        # A = QR, m >= n: gA = [Q (gR + tril(Q^T gQ - gQ^T Q + R gR^T - gR R^T) R^-T) + (gQ - Q Q^T gQ) R^-T]
-        from .shape import tril
-
         if ctx.mode == "r":
-            raise NotImplementedError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
-                                      "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
-                                      "through linalg.qr.")
+            raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                               "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
+                               "through linalg.qr.")
         if ctx.mode == "complete" and ctx.m > ctx.n:
-            raise NotImplementedError("The QR decomposition is not differentiable when mode='complete' and "
-                                      "nrows > ncols.")
-        if ctx.m < ctx.n:
-            raise NotImplementedError("minigrad: the backward of linalg.qr is implemented for square and tall "
-                                      f"matrices (m >= n) only, not for {ctx.m} by {ctx.n}.")
+            raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
         Q, R = _outputs(ctx)
-        QtgQ = _mT(Q) @ gQ
-        RgRt = R @ _mT(gR)
-        Rit = _mT(inverse(R))
-        M = tril(QtgQ - _mT(QtgQ) + RgRt - _mT(RgRt))
-        return Q @ (gR + M @ Rit) + (gQ - Q @ QtgQ) @ Rit
+        if ctx.m >= ctx.n:
+            return _qr_backward_tall(Q, R, gQ, gR)
+        # m < n: A = [X | Y], R = [U | V] with X = QU square, Y = QV; Y's part reaches Q through gQ + Y gV^T
+        m = ctx.m
+        A = Q @ R
+        gV = gR[..., m:]
+        gX = _qr_backward_tall(Q, R[..., :m], gQ + A[..., m:] @ _mT(gV), gR[..., :m])
+        from .shape import cat
+
+        return cat([gX, Q @ gV], -1)
+
+
+def _qr_backward_tall(Q, R, gQ, gR):
+    # A = QR, m >= n: gA = Q (gR + tril(Q^T gQ - gQ^T Q + R gR^T - gR R^T) R^-T) + (gQ - Q Q^T gQ) R^-T
+    from .shape import tril
+
+    QtgQ = _mT(Q) @ gQ
+    RgRt = R @ _mT(gR)
+    Rit = _mT(inverse(R))
+    M = tril(QtgQ - _mT(QtgQ) + RgRt - _mT(RgRt))
+    return Q @ (gR + M @ Rit) + (gQ - Q @ QtgQ) @ Rit
 
 
 def qr(A, mode="reduced"):
@@ -655,9 +690,11 @@ def _read_triangle(L, upper):
     return L + (T - L).detach()
 
 
-def solve_triangular(input, B, *, upper, left=True, unitriangular=False):
+def solve_triangular(input, B, *, upper=None, left=True, unitriangular=False):
     """X with A X = B (X A = B when left=False) for a triangular A (only the triangle named by `upper` is read;
     its diagonal taken as ones when unitriangular). Batched and broadcast over leading dims."""
+    if upper is None:  # (required, as PyTorch's: its text, not Python's keyword-only one)
+        raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: "upper"')
     A = input
     if A.array.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor A must have at least 2 dimensions.")
@@ -1249,6 +1286,38 @@ def linalg_vander(x, *, N=None):
     return cumprod(cat([x.new_ones(x.shape), x.expand(*x.shape[:-1], N - 1)], -1), -1)
 
 
+def householder_product(input, tau):
+    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^T with v_i column i of input below its
+    diagonal and a 1 on it (the Q that geqrf's reflectors describe)."""
+    A, name = input, "torch.linalg.householder_product"
+    if A.array.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    m, n = A.array.shape[-2:]
+    if m < n:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if n < tau.array.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if tau.array.ndim != A.array.ndim - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.array.ndim} and input.ndim is equal to {A.array.ndim}")
+    if tau.array.shape[:-1] != A.array.shape[:-2]:
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.array.shape[:-1])}")
+    _kernel_dtype("orgqr_cpu", A)
+    if tau.array.dtype != A.array.dtype:
+        raise RuntimeError(f"{name}: tau dtype {tau.dtype._legacy[:-6]} does not match input dtype "
+                           f"{A.dtype._legacy[:-6]}")
+    from .shape import tril
+
+    eye = Tensor._wrap(array_module(A.array).eye(m, n, dtype=A.array.dtype))
+    V = tril(A, -1) + eye
+    Q = eye.expand(*A.array.shape)
+    for i in reversed(range(tau.array.shape[-1])):  # Q <- H_i Q, the last reflector applied first
+        v = V[..., :, i:i + 1]
+        Q = Q - tau[..., i, None, None] * v @ (_mT(v) @ Q)
+    return Q
+
+
 class _Linalg:
     """`minigrad.linalg`: PyTorch's torch.linalg names for what minigrad has."""
 
@@ -1257,7 +1326,7 @@ class _Linalg:
     slogdet = staticmethod(linalg_slogdet)
     solve = staticmethod(solve)
     matrix_power = staticmethod(matrix_power)
-    pinv = staticmethod(pinverse)
+    pinv = staticmethod(linalg_pinv)
     cholesky = staticmethod(cholesky)
     qr = staticmethod(qr)
     eigh = staticmethod(eigh)
@@ -1282,6 +1351,7 @@ class _Linalg:
     solve_ex = staticmethod(solve_ex)
     matrix_exp = staticmethod(matrix_exp)
     vander = staticmethod(linalg_vander)
+    householder_product = staticmethod(householder_product)
     LinAlgError = LinAlgError
 
     @staticmethod
