@@ -207,9 +207,9 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     (a Tensor for one of each, a tuple over inputs or over outputs, a tuple of tuples [out][in] for both).
     One backward per output element. An input the outputs do not depend on gets zeros (strict: an error)."""
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function has '
-                         'more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, prefer to '
-                         'use "reverse-mode".')
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your function '
+                             'has more outputs than inputs, "forward-mode" tends to be more performant. Otherwise, '
+                             'prefer to use "reverse-mode".')  # (PyTorch's assert)
     if strategy == "forward-mode" and not vectorize:
         # PyTorch's text, its missing space ("isonly") included
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"

@@ -60,6 +60,7 @@ from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)
 from .linalg import cholesky_legacy as cholesky, svd_legacy as svd, qr_legacy as qr  # noqa: F401 (torch.cholesky, ...)
 from .linalg import chain_matmul, cholesky_inverse, cholesky_solve, lu_unpack, triangular_solve  # noqa: F401
 from .linalg import pca_lowrank, svd_lowrank  # noqa: F401
+from .linalg import householder_product as orgqr  # noqa: F401 (torch.orgqr)
 from .linalg import lu_legacy as lu, lu_solve_legacy as lu_solve  # noqa: F401 (torch.lu, torch.lu_solve)
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp  # noqa: F401
 from .scatter import index_add, index_reduce, scatter, scatter_add, scatter_reduce  # noqa: F401,F811 (the function, not the module)
@@ -221,7 +222,7 @@ def _bind_methods(Tensor):
                  "nanquantile", "nextafter", "quantile", "resolve_conj", "split_with_sizes", "sum_to_size", "type_as",
                  "vdot", "as_strided", "diagonal_scatter", "select_scatter", "slice_scatter", "histogram", "digamma", "erfinv", "lgamma", "det", "inverse", "logdet", "matrix_exp", "matrix_power", "pinverse", "slogdet",
                  "i0", "igamma", "igammac", "mvlgamma", "cholesky_solve", "cholesky_inverse", "triangular_solve",
-                 "lu_solve", "lu", "qr", "svd", "cholesky"):
+                 "lu_solve", "lu", "qr", "svd", "cholesky", "orgqr"):
         methods[name] = globals()[name]
     methods.update(as_subclass=indexing.as_subclass)
     methods.update(cov=cov, corrcoef=corrcoef, narrow_copy=narrow_copy, is_conj=is_conj, is_neg=is_neg)

@@ -142,19 +142,6 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 _ORTHOGONAL_MAPS = ("matrix_exp", "cayley", "householder")
 
 
-def _householder_product(A, tau):
-    """The first k columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i column i of A below its diagonal with
-    a 1 on it (LAPACK's orgqr), in recorded ops: A (*, n, k), tau (*, k) -> (*, n, k)."""
-    n, k = A.shape[-2], A.shape[-1]
-    eye = minigrad.eye(n, dtype=A.dtype).expand(*A.shape[:-2], n, n)
-    V = A.tril(-1) + eye[..., :k]
-    Q = eye
-    for i in range(k):
-        v = V[..., i:i + 1]
-        Q = Q - (Q @ v) @ (v.mT * tau[..., i, None, None])
-    return Q[..., :k]
-
-
 def _make_orthogonal(A):
     """The Q of A's QR with R's diagonal made positive: the one orthonormal basis Gram-Schmidt gives A's columns."""
     Q, R = minigrad.linalg.qr(A)
@@ -185,7 +172,7 @@ class _Orthogonal(Module):
             X, n, k = X.mT, k, n
         if self.orthogonal_map == "householder":
             A = X.tril(-1)
-            Q = _householder_product(A, 2.0 / (1.0 + (A * A).sum(dim=-2)))
+            Q = minigrad.linalg.householder_product(A, 2.0 / (1.0 + (A * A).sum(dim=-2)))
             Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)  # (the diagonal's signs: -1 at -I)
         else:
             X = X.tril()
