@@ -750,6 +750,8 @@ def check_put(self, index, source, name="put"):
 def put_array(a, index, values, accumulate=False):
     """a.flatten()[index] = values (+= with `accumulate`) written into array `a`, whatever its strides."""
     xp = array_module(a)
+    if a.ndim == 0:  # (a 0-d tensor: its one element, through a view)
+        a = a.reshape(1)
     at = xp.unravel_index(index.reshape(-1) % builtins.max(a.size, 1), a.shape)
     values = values.reshape(-1).astype(a.dtype, copy=False)
     if accumulate:

@@ -278,7 +278,9 @@ class IndexAdd(Function):
         i = index.array.reshape(-1)
         n = a.array.shape[dim] if a.array.ndim else 1
         bad = (i < 0) | (i >= n)  # (here, not in index_add: a replay checks each call's index)
-        if bad.any():  # (PyTorch's rule: no id counts from the end)
+        if bad.any():  # (PyTorch's rule: no id counts from the end; its words differ for a vector self)
+            if a.array.ndim <= 1:
+                raise IndexError("index out of range in self")
             raise RuntimeError(f"index {i[bad.argmax()]} is out of bounds for dimension {dim} with size {n}")
         ctx.dim, ctx.alpha, ctx.source_shape = dim, alpha, source.array.shape
         ctx.save(index=index)

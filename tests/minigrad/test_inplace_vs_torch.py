@@ -103,3 +103,54 @@ def test_scatter_inplace_0d_gradients_as_torch(kind, self_0d):
         return repr([y.grad_fn.name(), y.tolist(), x.grad.tolist(), None if s.grad is None else s.grad.tolist()])
 
     assert_same(run)
+
+
+# ---- put_, masked_scatter_, index_fill_ / index_copy_ / index_add_, and the mixed-dtype refusals -------------
+OTHER_CASES = {
+    "put_ 0-d self, accumulate": lambda l: T(l, 2.0).put_(T(l, 0), T(l, 5.0), accumulate=True),
+    "put_ 0-d self": lambda l: T(l, 2.0).put_(T(l, 0), T(l, 5.0)),
+    "put_ 0-d self, repeated index": lambda l: T(l, 2.0).put_(T(l, [0, 0]), T(l, [5.0, 1.0]), accumulate=True),
+    "masked_scatter_ 0-d self": lambda l: T(l, 0.0).masked_scatter_(T(l, True), T(l, [7.0, 2.0])),
+    "index_fill_ int32 index": lambda l: l.zeros(3).index_fill_(0, T(l, [1], dtype=l.int32), 5.0),
+    "index_fill_ float index": lambda l: l.zeros(3).index_fill_(0, T(l, [1.0]), 5.0),
+    "index_fill_ 1-d value": lambda l: l.zeros(3).index_fill_(0, T(l, [1]), T(l, [5.0])),
+    "index_fill_ out of range": lambda l: l.zeros(3).index_fill_(0, T(l, [3]), 5.0),
+    "index_fill_ below range": lambda l: l.zeros(3).index_fill_(0, T(l, [-4]), 5.0),
+    "index_copy_ 0-d index and source": lambda l: l.zeros(3).index_copy_(0, T(l, 1), T(l, 5.0)),
+    "index_copy_ int32 index": lambda l: l.zeros(3).index_copy_(0, T(l, [1], dtype=l.int32), T(l, [5.0])),
+    "index_copy_ out of range": lambda l: l.zeros(3).index_copy_(0, T(l, [3]), T(l, [5.0])),
+    "index_copy_ negative": lambda l: l.zeros(3).index_copy_(0, T(l, [-1]), T(l, [5.0])),
+    "index_copy_ source dtype": lambda l: l.zeros(3).index_copy_(0, T(l, [1]), T(l, [5.0], dtype=l.float64)),
+    "index_add_ out of range": lambda l: l.zeros(3).index_add_(0, T(l, [3]), T(l, [5.0])),
+    "index_add_ negative": lambda l: l.zeros(3).index_add_(0, T(l, [-1]), T(l, [5.0])),
+    "heaviside_ float32, float64": lambda l: l.zeros(3).heaviside_(l.ones(3, dtype=l.float64)),
+    "heaviside float64, float32": lambda l: l.heaviside(l.zeros(3, dtype=l.float64), l.ones(3)),
+    "heaviside_ int64, float32": lambda l: l.zeros(3, dtype=l.int64).heaviside_(l.ones(3)),
+    "heaviside bool, complex64": lambda l: l.heaviside(l.ones(3, dtype=l.bool), l.ones(3, dtype=l.complex64)),
+    "ldexp_ into int64": lambda l: l.ones(3, dtype=l.int64).ldexp_(l.ones(3, dtype=l.int64)),
+    "ldexp_ into bool": lambda l: l.ones(3, dtype=l.bool).ldexp_(l.ones(3)),
+    "ldexp float16, int64": lambda l: l.ldexp(l.ones(3, dtype=l.float16), T(l, [1, 2, 3])),
+    "ldexp float32, bool": lambda l: l.ldexp(l.ones(3), l.ones(3, dtype=l.bool)),
+    "lerp_ int64, float32 end": lambda l: l.zeros(3, dtype=l.int64).lerp_(l.ones(3), 0.5),
+    "lerp_ uint8, int32 weight": lambda l: l.zeros(3, dtype=l.uint8).lerp_(
+        l.ones(3, dtype=l.uint8), l.ones(3, dtype=l.int32)),
+    "lerp_ complex64": lambda l: l.zeros(3, dtype=l.complex64).lerp_(T(l, [1 + 2j, 2, 3j]), 0.25),
+    "lerp complex64 tensor weight": lambda l: l.lerp(l.zeros(2, dtype=l.complex64), T(l, [1 + 2j, 2]),
+                                                     T(l, [0.5j, 1], dtype=l.complex64)),
+}
+
+
+@pytest.mark.parametrize("case", OTHER_CASES)
+def test_inplace_corners_as_torch(case):
+    assert_same(OTHER_CASES[case])
+
+
+def test_put_0d_gradients_as_torch():
+    def run(lib):
+        x, s = T(lib, 2.0, requires_grad=True), T(lib, [5.0, 1.0], requires_grad=True)
+        y = x * 3
+        y.put_(T(lib, [0, 0]), s, accumulate=True)
+        (y * 2).backward()
+        return repr([y.grad_fn.name(), y.item(), x.grad.item(), s.grad.tolist()])
+
+    assert_same(run)
