@@ -247,6 +247,7 @@ def _bind_methods(Tensor):
         for form in (name, name + "_"):
             methods[form] = composite.tensor_method(methods[form], form, params)
     methods["float_power_"] = composite.float_power_of(methods["float_power_"])
+    methods["ldexp_"] = composite.ldexp_of(methods["ldexp_"])
     for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
         methods[name + "_"] = _make_view_inplace(methods[name], name)
     for name, fn in inplace._setup().items():

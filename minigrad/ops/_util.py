@@ -246,8 +246,7 @@ def check_index_entries(index, n, dim):
     if index.size:
         hi, lo = builtins.int(index.max()), builtins.int(index.min())
         if hi >= n or lo < -n:
-            raise IndexError(f"index out of range in self (index {hi if hi >= n else lo} for dimension {dim} "
-                             f"with size {n})")
+            raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for dimension {dim} with size {n}")
 
 
 def normalize_dim(dim, ndim):

@@ -365,6 +365,8 @@ def fmin(input, other):
 
 def heaviside(input, values):
     complex_ops.refuse("heaviside", input, values)
+    if isinstance(values, Tensor) and values.array.dtype != input.array.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     zero = Tensor._wrap(array_module(input.array).zeros((), dtype=input.array.dtype))
     one = Tensor._wrap(array_module(input.array).ones((), dtype=input.array.dtype))
     return elementwise.where(input == 0, values, elementwise.where(input > 0, one, zero))
@@ -404,8 +406,24 @@ def lcm(input, other):
     return array_op("lcm", a, b)
 
 
-def ldexp(input, other):
+def ldexp(input, other):  # input * 2**other
+    if input.array.dtype.kind == "f" and other.array.dtype.kind in "biu":  # (PyTorch's kernel of input's dtype)
+        if other.array.dtype == np.bool_:
+            raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+        out = input * elementwise.pow(2.0, other.float())
+        return out if out.array.dtype == input.array.dtype else out.to(input.dtype)
     return input * elementwise.pow(2.0, other if other.array.dtype.kind in "fc" else other.float())
+
+
+def ldexp_of(ldexp_):
+    """ldexp_: PyTorch refuses an integer or bool self first, whatever the exponent."""
+    def op(self, other):
+        if self.array.dtype.kind in "biu":
+            raise RuntimeError(f"ldexp can't be cast to the desired output type {self.dtype._legacy[:-6]}")
+        return ldexp_(self, other)
+
+    op.__name__ = "ldexp_"
+    return op
 
 
 # ---- reductions ---------------------------------------------------------------------------------------
@@ -1025,6 +1043,11 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 # ---- index helpers -----------------------------------------------------------------------------------------
 def index_fill(input, dim, index, value):
     d = normalize_dim(dim, input.array.ndim)
+    if index.array.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if isinstance(value, Tensor) and value.array.ndim:
+        raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.array.ndim} dimension(s).")
     n = input.array.shape[d] if input.array.ndim else 1
     shape = [1] * input.array.ndim
     if input.array.ndim:
@@ -1044,6 +1067,18 @@ def index_copy(input, dim, index, source):
     from .scatter import index_add
 
     d = normalize_dim(dim, input.array.ndim)
+    if index.array.dtype != np.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {index.dtype._legacy[:-6]}")
+    if source.array.dtype != input.array.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{input.dtype._legacy[:-6]} and (source) {source.dtype._legacy[:-6]}")
+    n = input.array.shape[d] if input.array.ndim else 1
+    i = index.array.reshape(-1)
+    bad = (i < 0) | (i >= n)  # (no id counts from the end here)
+    if bad.any():
+        raise IndexError(f"index_copy_(): index {i[bad.argmax()]} is out of bounds for dimension {d} with size {n}")
+    if source.array.ndim == 0 and input.array.ndim == 1:  # (a 0-d source: one slice of a 1-d self)
+        source = source.reshape(1)
     kept = index_fill(input, d, index, 0.0 if input.array.dtype.kind == "f" else 0)
     return index_add(kept, d, index, source)
 
@@ -1066,7 +1101,7 @@ def masked_scatter(input, mask, source):
         raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
     taken = shape_ops.reshape(source, -1)[:n]
     placed = movement.MaskedScatter.apply(taken, m, shape)
-    return elementwise.where(Tensor._wrap(m), placed, shape_ops.expand(input, *shape))
+    return elementwise.where(Tensor._wrap(m), placed, input if input.shape == shape else shape_ops.expand(input, *shape))
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):

@@ -750,6 +750,8 @@ def check_put(self, index, source, name="put"):
 def put_array(a, index, values, accumulate=False):
     """a.flatten()[index] = values (+= with `accumulate`) written into array `a`, whatever its strides."""
     xp = array_module(a)
+    if a.ndim == 0:  # (a 0-d tensor: its one element, through a view)
+        a = a.reshape(1)
     at = xp.unravel_index(index.reshape(-1) % builtins.max(a.size, 1), a.shape)
     values = values.reshape(-1).astype(a.dtype, copy=False)
     if accumulate:
@@ -888,8 +890,8 @@ def check_index_shape(op, input, dim, index, src=None):
     (and no larger than src)."""
     if index.array.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
-    nd = input.array.ndim
-    if index.array.ndim != builtins.max(nd, 1) and not (nd == 0 and index.array.ndim == 0) and index.array.size:
+    nd = input.array.ndim  # (a 0-d tensor counts as one of shape [1])
+    if builtins.max(index.array.ndim, 1) != builtins.max(nd, 1) and index.array.size:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     d = normalize_dim(dim, nd)
     if index.array.size and nd:

@@ -422,15 +422,15 @@ def lerp(input, end, weight):
 
         raise TypeError(invalid_arguments("lerp", (input, end, weight), _LERP_OVERLOADS))
     broadcast_shapes(input.array.shape, end.array.shape)
-    if input.array.dtype.kind != "f":
+    if end.array.dtype != input.array.dtype:  # (PyTorch checks the dtypes before it looks for a kernel)
+        raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `end` but got dtype {_dtypes.cpp_name(end.array.dtype)}")
+    if isinstance(weight, Tensor) and weight.array.dtype != input.array.dtype:
+        raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `weight` but got dtype {_dtypes.cpp_name(weight.array.dtype)}")
+    if input.array.dtype.kind not in "fc":
         kind = "scalar" if not isinstance(weight, Tensor) else "tensor"
         raise NotImplementedError(f"\"lerp_kernel_{kind}\" not implemented for '{input.dtype._legacy[:-6]}'")
-    if end.array.dtype != input.array.dtype:
-        raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `end` but got dtype {_dtypes.cpp_name(end.array.dtype)}")
     if not isinstance(weight, Tensor):
         return _binary(LerpScalar, input, end, weight)
-    if weight.array.dtype != input.array.dtype:
-        raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `weight` but got dtype {_dtypes.cpp_name(weight.array.dtype)}")
 
     broadcast_shapes(broadcast_shapes(input.array.shape, end.array.shape), weight.array.shape)
     out = LerpTensor.apply(input, end, weight)

@@ -13,7 +13,7 @@ from ..device import array_module
 from ..dtypes import _category
 from ..tensor import Tensor
 from ._util import normalize_dim, too_many_positional, type_name
-from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, check_index_shape, flat_index, scatter_add_at
+from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, flat_index, scatter_add_at
 
 
 def _used(src, index):
@@ -45,9 +45,16 @@ class _PadTo(Function):
         return gg[ctx.region], None
 
 
+def _nonempty(arr):
+    """arr, or a 0-d arr as a 1-element view: PyTorch's scatter takes a 0-d tensor as one of shape [1]."""
+    return arr.reshape(1) if arr.ndim == 0 else arr
+
+
 def gather_along(g, dim, index):
     from .indexing import Gather
 
+    if g.array.ndim == 0:  # (a 0-d self's gradient, gathered by a 1-element index)
+        g = g.reshape(1)
     return Gather.apply(g, dim, index)
 
 
@@ -59,7 +66,9 @@ class Scatter(Function):
         ctx.dim, ctx.src_shape = dim, src.array.shape
         ctx.save(index=index)
         out = a.array.copy()
-        out[_along(array_module(a.array), dim, index.array, out.shape)] = _used(src.array, index.array)
+        if index.array.size:
+            at = _nonempty(out)
+            at[_along(array_module(a.array), dim, index.array, at.shape)] = _used(src.array, index.array)
         return out
 
     @staticmethod
@@ -81,7 +90,9 @@ class ScatterValue(Function):
         ctx.dim = dim
         ctx.save(index=index)
         out = a.array.copy()
-        out[_along(array_module(a.array), dim, index.array, out.shape)] = value
+        if index.array.size:
+            at = _nonempty(out)
+            at[_along(array_module(a.array), dim, index.array, at.shape)] = value
         return out
 
     @staticmethod
@@ -98,7 +109,8 @@ class ScatterAdd(Function):
         ctx.save(index=index)
         xp = array_module(a.array)
         out = a.array.copy()
-        scatter_add_at(xp, out, dim, index.array, _used(src.array, index.array))
+        if index.array.size:
+            scatter_add_at(xp, _nonempty(out), dim, index.array, _used(src.array, index.array))
         return out
 
     @staticmethod
@@ -137,9 +149,9 @@ class ScatterReduce(Function):
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce, include_self):
         xp = array_module(a.array)
-        at = _along(xp, dim, index.array, a.array.shape)
+        at = _along(xp, dim, index.array, _nonempty(a.array).shape)
         s = _used(src.array, index.array)
-        out = a.array.copy()
+        out = _nonempty(a.array.copy())
         flat = flat_index(xp, out, at)
         if flat is not None:  # one 1-D index for numpy's fast loops (its setitem of a tuple of index arrays is slow too)
             at, s = flat, s.reshape(-1)
@@ -147,13 +159,15 @@ class ScatterReduce(Function):
         _reduce_into(xp, view, at, s, _OLD_NAMES.get(reduce, reduce), include_self)
         count = None
         if reduce == "mean":
-            count = xp.full(a.array.shape, 1 if include_self else 0, dtype=a.array.dtype)
+            count = xp.full(out.shape, 1 if include_self else 0, dtype=a.array.dtype)
             view = count if flat is None else count.reshape(-1)
             if not include_self:
                 view[at] = 0
             _add_at(xp, view, at, count.dtype.type(1))  # (a Python 1 sends np.add.at down a 100x slower loop)
             count = xp.maximum(count, 1)
             out = out / count if out.dtype.kind == "f" else xp.floor_divide(out, count).astype(out.dtype)
+            count = count.reshape(a.array.shape)
+        out = out.reshape(a.array.shape)
         ctx.dim, ctx.reduce, ctx.include_self, ctx.src_shape = dim, reduce, include_self, src.array.shape
         ctx.count = count
         ctx.save(self=a, index=index, src=src)
@@ -202,7 +216,7 @@ def _zeros_per_group(a, dim, index, s, include_self):
     """How many zeros each place of `a` reduces (its own if include_self, and src's scattered there)."""
     xp = array_module(a)
     count = (a == 0).astype(np.int64) if include_self else xp.zeros(a.shape, dtype=np.int64)
-    _add_at(xp, count, _along(xp, dim, index, a.shape), (s == 0).astype(np.int64))
+    _add_at(xp, _nonempty(count), _along(xp, dim, index, _nonempty(a).shape), (s == 0).astype(np.int64))
     return count
 
 
@@ -251,7 +265,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
 def _touched(a, dim, index):
     xp = array_module(a)
     t = xp.zeros(a.shape, dtype=bool)
-    t[_along(xp, dim, index, a.shape)] = True
+    _nonempty(t)[_along(xp, dim, index, _nonempty(a).shape)] = True
     return t
 
 
@@ -264,7 +278,9 @@ class IndexAdd(Function):
         i = index.array.reshape(-1)
         n = a.array.shape[dim] if a.array.ndim else 1
         bad = (i < 0) | (i >= n)  # (here, not in index_add: a replay checks each call's index)
-        if bad.any():  # (PyTorch's rule: no id counts from the end)
+        if bad.any():  # (PyTorch's rule: no id counts from the end; its words differ for a vector self)
+            if a.array.ndim <= 1:
+                raise IndexError("index out of range in self")
             raise RuntimeError(f"index {i[bad.argmax()]} is out of bounds for dimension {dim} with size {n}")
         ctx.dim, ctx.alpha, ctx.source_shape = dim, alpha, source.array.shape
         ctx.save(index=index)
@@ -294,11 +310,42 @@ class IndexAdd(Function):
 
 
 # ---- argument checks and the public functions ------------------------------------------------------
-def _src_tensor(input, src):
-    if not isinstance(src, Tensor):
-        raise TypeError(f"scatter(): argument 'src' must be Tensor, not {type_name(src)}")
-    if src.array.dtype != input.array.dtype:
+def _scatter_args(input, dim, index, src=None):
+    """PyTorch's checks of scatter's arguments, in its order (the dim, the dtypes, then the shapes, a 0-d
+    tensor taken as one of shape [1]); the dim normalized, and the index and src as the forwards take them:
+    a 0-d one as shape [1], an empty index as one of self's ndim."""
+    nd = input.array.ndim
+    d = normalize_dim(dim, nd)
+    if index.array.dtype not in (np.int64, np.int32):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    if src is not None and src.array.dtype != input.array.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if index.array.size == 0:  # (PyTorch checks no shape then: nothing is written)
+        return d, Tensor._wrap(index.array.reshape((0,) * max(nd, 1))), src
+    ishape, sshape = index.array.shape or (1,), input.array.shape or (1,)
+    if len(ishape) != len(sshape):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    wrong = any(ishape[k] > sshape[k] for k in range(len(sshape)) if k != d)
+    if not wrong and src is not None:
+        rshape = src.array.shape or (1,)
+        for k in range(len(sshape)):
+            wrong = wrong or ishape[k] > rshape[normalize_dim(k, len(rshape))]
+        if len(rshape) != len(ishape):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if wrong:
+        against = f" and to be no larger size than src {list(src.array.shape)}" if src is not None else ""
+        raise RuntimeError(f"Expected index {list(index.array.shape)} to be no larger than self {list(input.array.shape)} "
+                           f"apart from dimension {d}{against}")
+    if index.array.ndim == 0:
+        index = Tensor._wrap(index.array.reshape(1))
+    if src is not None and src.array.ndim == 0:
+        src = src.reshape(1)
+    return d, index, src
+
+
+def _src_tensor(name, src, pos):
+    if not isinstance(src, Tensor):
+        raise TypeError(f"{name}(): argument 'src' (position {pos}) must be Tensor, not {type_name(src)}")
     return src
 
 
@@ -321,35 +368,41 @@ def scatter(input, dim, index, src=None, value=None, reduce=None):
         raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
     if src is not None and not isinstance(src, Tensor):
         src, value = None, src
-    d = check_index_shape("scatter", input, dim, index, src)
+    d, index, src = _scatter_args(input, dim, index, src)
+    if isinstance(value, Tensor):
+        value = value.item()
+    if isinstance(value, complex):  # (PyTorch's refusal where it has no place in self's dtype)
+        from ..factory import _complex_fill
+
+        value = _complex_fill(value, input.dtype)
     if reduce is not None:
         modes = {"add": "sum", "multiply": "prod"}
         if reduce not in modes:
-            raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+            raise RuntimeError("reduce argument must be either add or multiply.")
         if src is None:
             src = Tensor._wrap(array_module(input.array).full(index.array.shape, value, dtype=input.array.dtype))
         else:
             _warn_reduce_with_src()
         return scatter_reduce(input.detach(), d, index, src.detach(), modes[reduce])
     if src is not None:
-        return Scatter.apply(input, d, index, _src_tensor(input, src))
-    return ScatterValue.apply(input, d, index, value.item() if isinstance(value, Tensor) else value)
+        return Scatter.apply(input, d, index, src)
+    return ScatterValue.apply(input, d, index, value)
 
 
 def scatter_add(input, dim, index, src):
     """A copy of `input` with src added at the index along `dim` (repeats summed)."""
-    d = check_index_shape("scatter_add", input, dim, index, src)
-    return ScatterAdd.apply(input, d, index, _src_tensor(input, src))
+    d, index, src = _scatter_args(input, dim, index, _src_tensor("scatter_add", src, 4))
+    return ScatterAdd.apply(input, d, index, src)
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """A copy of `input` with src reduced into it at the index: "sum", "prod", "mean", "amax" or "amin"."""
+    d, index, src = _scatter_args(input, dim, index, _src_tensor("scatter_reduce", src, 4))
     if reduce not in ("sum", "prod", "mean", "amax", "amin", *_OLD_NAMES):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
-    d = check_index_shape("scatter_reduce", input, dim, index, src)
     if reduce == "mean" and input.array.dtype == np.bool_:
         raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
-    return ScatterReduce.apply(input, d, index, _src_tensor(input, src), reduce, bool(include_self))
+    return ScatterReduce.apply(input, d, index, src, reduce, bool(include_self))
 
 
 def _check_index_source(name, input, dim, index, source):
@@ -393,9 +446,10 @@ def index_add(input, dim, index, source, *, alpha=1):
     return IndexAdd.apply(input, d, index, source, alpha)  # (the index's entries are checked in its forward)
 
 
-def _inplace(fn, into=None):
+def _inplace(fn, into=None, src_at=None):
     """The in-place form `t.scatter_(...)`: the out-of-place op, written back into t; or, with nothing to
-    record, `into(arr, ...)` where it writes the op's result into t's array itself (it returns False where not)."""
+    record, `into(arr, ...)` where it writes the op's result into t's array itself (it returns False where not).
+    src_at: the place of a src that must be a Tensor, checked here for the method's name and position."""
     from .inplace import apply_inplace
 
     def raw(arr, args, kwargs):
@@ -403,6 +457,8 @@ def _inplace(fn, into=None):
             arr[...] = fn(Tensor._wrap(arr), *args, **kwargs).array
 
     def op(self, *args, **kwargs):
+        if src_at is not None:
+            _src_tensor(fn.__name__ + "_", args[src_at] if len(args) > src_at else kwargs.get("src"), src_at + 1)
         others = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
         if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
             return _record(op, self, others, args, kwargs, lambda source: fn(source, *args, **kwargs))
@@ -422,15 +478,14 @@ def _scatter_add_into(arr, dim, index, src):
     where src shares arr's memory: the op reads src as it was."""
     if not isinstance(src, Tensor) or not isinstance(index, Tensor) or np.may_share_memory(arr, src.array):
         return False
-    t = Tensor._wrap(arr)
-    d = check_index_shape("scatter_add", t, dim, index, src)
-    src = _src_tensor(t, src)
-    scatter_add_at(array_module(arr), arr, d, index.array, _used(src.array, index.array))
+    d, index, src = _scatter_args(Tensor._wrap(arr), dim, index, src)
+    if index.array.size:
+        scatter_add_at(array_module(arr), _nonempty(arr), d, index.array, _used(src.array, index.array))
     return True
 
 
-scatter_add_ = _inplace(scatter_add, _scatter_add_into)
-scatter_reduce_ = _inplace(scatter_reduce)
+scatter_add_ = _inplace(scatter_add, _scatter_add_into, src_at=2)
+scatter_reduce_ = _inplace(scatter_reduce, src_at=2)
 index_add_ = _inplace(index_add)
 index_reduce_ = _inplace(index_reduce)
 
