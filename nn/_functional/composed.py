@@ -199,8 +199,12 @@ def pixel_unshuffle(input, downscale_factor):
 def channel_shuffle(input, groups):
     """(N, C, *) -> (N, C, *) with the channels of `groups` groups interleaved (C g-major becomes group-minor)."""
     check_tensor(input, "input", "channel_shuffle")
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
     n, c = input.shape[0], input.shape[1]
-    if groups <= 0 or c % groups:
+    if c % groups:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
     rest = tuple(input.shape[2:])
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)

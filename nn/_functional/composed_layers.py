@@ -30,6 +30,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
     N, C = input.shape[0], input.shape[1]
+    rows = [N * C // num_groups, num_groups] + list(input.shape[2:])  # (PyTorch's check, before the one below)
+    if rows[0] * math.prod(rows[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {rows}")
     if C % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
@@ -179,12 +182,17 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 # ---- 1-d pools: the 2-d pools over a height of one ------------------------------------------------------
-def _one(v, what, fn):
+def _one(v, what, fn, position=2):
+    if v is None:  # (PyTorch's argument parser: the 2-d and 3-d pools' None = keep is no 1-d size)
+        raise TypeError(f"{fn}(): argument '{what}' (position {position}) must be tuple of ints, not NoneType")
     v = operator.index(v) if _int_like(v) else tuple(v)  # (a numpy integer, a 0-d tensor: an int, as PyTorch)
     if isinstance(v, tuple):
         if len(v) != 1:
             raise RuntimeError(f"{fn}() argument '{what}' should contain one int (got {len(v)})")
         v = v[0]
+        if v is None:
+            raise TypeError(f"{fn}(): argument '{what}' (position {position}) must be tuple of ints, but found "
+                            "element of type NoneType at pos 0")
     return v
 
 
@@ -199,8 +207,8 @@ def _pool1d_input(input, name):
 def _pool1d_sizes(kernel_size, stride, padding, dilation, fn):
     """kernel_size, stride (None: the kernel's), padding, dilation of a 1-d pool as ints, in PyTorch's order of checks."""
     kernel = _one(kernel_size, "kernel_size", fn)
-    stride = None if stride is None or (not _int_like(stride) and len(stride) == 0) else _one(stride, "stride", fn)
-    return kernel, stride, _one(padding, "padding", fn), _one(dilation, "dilation", fn)
+    stride = None if stride is None or (not _int_like(stride) and len(stride) == 0) else _one(stride, "stride", fn, 3)
+    return kernel, stride, _one(padding, "padding", fn, 4), _one(dilation, "dilation", fn, 5)
 
 
 def _max_pool1d_checks(input, kernel_size, stride, padding, dilation, ceil_mode):
@@ -275,11 +283,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
                            f"'self' (while checking arguments for adaptive_max_pool1d)")
-    size = output_size if isinstance(output_size, int) else tuple(output_size)
-    if not isinstance(size, int):
-        if len(size) != 1:
-            raise RuntimeError(f"adaptive_max_pool1d() argument 'output_size' should contain one int (got {len(size)})")
-        size = size[0]
+    size = _one(output_size, "output_size", "adaptive_max_pool1d")
     # a height of one: the flat indices into the 1 x L plane are the positions along L
     out = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices)
     if return_indices:

@@ -932,10 +932,10 @@ def one_hot(tensor, num_classes=-1):
     check_tensor(tensor, "input", "one_hot")
     if tensor.array.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")  # (PyTorch's texts)
+    if num_classes <= 0 and tensor.numel() == 0:  # (PyTorch's text for 0 and below too)
+        raise RuntimeError("Can not infer total number of classes from empty tensor.")
     if num_classes == -1:
         t = tensor.array
-        if t.size == 0:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
         escape("one_hot without num_classes, whose result's shape depends on the data,")
         num_classes = int(t.max()) + 1
     if num_classes < 0:

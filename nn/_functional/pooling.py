@@ -378,7 +378,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     x = input
-    if n == 3 and any(s + 2 * p < k for s, p, k in zip(x.shape[-3:], padding, kernel)):
+    if n == 3 and any(s < k for s, k in zip(x.shape[-3:], kernel)):  # (PyTorch's check ignores the padding)
         raise RuntimeError(f"input image (T: {x.shape[-3]} H: {x.shape[-2]} W: {x.shape[-1]}) smaller than kernel "
                            f"size (kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
     out, pads = _pool_geometry(x.shape, kernel, stride, padding, (1,) * n, ceil_mode)
