@@ -56,7 +56,7 @@ def grads(model):
 
 # ---- nn.Transformer translation: masks, padding, greedy decoding ------------------------------------------
 def translation(torch, init):
-    nn, F = torch.nn, torch.nn.functional
+    nn = torch.nn
     PAD, BOS, EOS, V = 0, 1, 2, 12
 
     class Seq2Seq(nn.Module):
@@ -296,7 +296,7 @@ def ddpm(torch, init):
     x0 = torch.tensor(rng.standard_normal((3, 1, 8, 8)))
     opt = torch.optim.Adam(model.parameters(), lr=2e-3)
     losses = []
-    for step in range(2):
+    for _ in range(2):
         t = torch.tensor(rng.integers(0, T, 3))
         noise = torch.tensor(rng.standard_normal((3, 1, 8, 8)))
         a = abar.gather(0, t).view(-1, 1, 1, 1)
@@ -447,3 +447,113 @@ def text_cnn(torch, init, freeze):
 @pytest.mark.parametrize("freeze", [True, False])
 def test_text_cnn_pretrained_embeddings(torch, freeze):
     both(torch, text_cnn, freeze=freeze)
+
+
+# ---- custom autograd.Functions: the ctx's whole vocabulary ---------------------------------------------------
+def functions(torch):
+    Function, once_differentiable = torch.autograd.Function, torch.autograd.function.once_differentiable
+    seen = {}
+
+    class SortWithIndex(Function):
+        @staticmethod
+        def forward(ctx, x):
+            v, i = x.sort(dim=-1)
+            ctx.mark_non_differentiable(i)
+            ctx.save_for_backward(i)
+            return v, i
+
+        @staticmethod
+        def backward(ctx, gv, gi):
+            (i,) = ctx.saved_tensors
+            return torch.zeros_like(gv).scatter(-1, i, gv)
+
+    class Pair(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.set_materialize_grads(False)
+            return x * 2, y * 3
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            seen["none"] = (ga is None, gb is None)
+            return (None if ga is None else ga * 2), (None if gb is None else gb * 3)
+
+    class Exp(Function):  # saves its output
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            (y,) = ctx.saved_tensors
+            return g * y
+
+    class Relu_(Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.clamp_(min=0)
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * (x > 0).to(g.dtype)
+
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x, w, k):
+            ctx.k = k
+            ctx.save_for_backward(x, w)
+            return x * w * k
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            seen.setdefault("needs", []).append(ctx.needs_input_grad)
+            return (g * w * ctx.k if ctx.needs_input_grad[0] else None,
+                    (g * x * ctx.k).sum(0) if ctx.needs_input_grad[1] else None, None)
+
+    rng = np.random.default_rng(10)
+    x = torch.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    v, i = SortWithIndex.apply(x)
+    (v * torch.arange(4.0, dtype=torch.float64)).sum().backward()
+    out = dict(index_requires_grad=i.requires_grad, sort_grad=x.grad.clone())
+    a, b = Pair.apply(x, x * 1)
+    a.sum().backward()
+    out.update(pair_grad=x.grad.clone(), none=seen["none"])
+    (g,) = torch.autograd.grad(Exp.apply(x).sum(), x, create_graph=True)
+    out["exp_grad2"] = torch.autograd.grad(g.sum(), x)[0]
+    z = x.detach().clone().requires_grad_()
+    r = Relu_.apply(z * 1.0)
+    r.pow(2).sum().backward()
+    out.update(relu_grad=z.grad, relu_node=type(r.grad_fn).__name__)
+    (h,) = torch.autograd.grad(Relu_.apply(z * 1.0).sum(), z, create_graph=True)  # constant incoming grad
+    out["once_constant"] = h.requires_grad
+    (h,) = torch.autograd.grad(Relu_.apply(z * 1.0).pow(2).sum(), z, create_graph=True)
+    out["once_requires_grad"] = h.requires_grad
+    with pytest.raises(RuntimeError) as err:
+        h.sum().backward()
+    out["once_error"] = str(err.value)
+    w = torch.tensor(rng.standard_normal(4), requires_grad=True)
+    Scale.apply(x.detach(), w, 2.5).sum().backward()
+    Scale.apply(x, w.detach(), 2.5).sum().backward()
+    out.update(scale_w=w.grad, scale_x=x.grad, needs=seen["needs"])
+    with pytest.raises(RuntimeError) as err:
+        Relu_.apply(torch.ones(3, requires_grad=True))
+    out["dirty_leaf_error"] = str(err.value)
+    return out
+
+
+def test_custom_functions(torch):
+    theirs, ours = functions(torch), functions(minigrad)
+    assert list(ours) == list(theirs)
+    for k, t in theirs.items():
+        if hasattr(t, "detach"):
+            np.testing.assert_allclose(ours[k].detach().numpy(), t.detach().numpy(), err_msg=k, **TOL)
+        else:
+            assert ours[k] == t, k
