@@ -32,22 +32,23 @@ def both(torch, script, tol=TOL, **kw):
     ours = script(minigrad, theirs["init"], **kw)
     assert list(ours) == list(theirs)
     for k, t in theirs.items():
-        if k == "init":
-            continue
-        m = ours[k]
-        if isinstance(t, (list, tuple)):
-            assert len(m) == len(t), k
-            for i, (a, b) in enumerate(zip(m, t)):
-                np.testing.assert_allclose(_np(a), _np(b), err_msg=f"{k}[{i}]", **tol)
-        else:
-            np.testing.assert_allclose(_np(m), _np(t), err_msg=k, **tol)
+        if k != "init":
+            agree(ours[k], t, k, tol)
     return theirs, ours
 
 
-def _np(v):
-    if hasattr(v, "detach"):
-        return v.detach().numpy()
-    return np.asarray(v)
+def agree(m, t, where, tol=TOL):
+    """Ours `m` equals theirs `t`: tensors and floats closely, containers item by item, anything else exactly."""
+    if hasattr(t, "detach"):
+        np.testing.assert_allclose(m.detach().numpy(), t.detach().numpy(), err_msg=where, **tol)
+    elif isinstance(t, (list, tuple)):
+        assert isinstance(m, (list, tuple)) and len(m) == len(t), where
+        for i, (a, b) in enumerate(zip(m, t)):
+            agree(a, b, f"{where}[{i}]", tol)
+    elif isinstance(t, (float, np.ndarray)):
+        np.testing.assert_allclose(m, t, err_msg=where, **tol)
+    else:
+        assert m == t, where
 
 
 def grads(model):
@@ -553,7 +554,308 @@ def test_custom_functions(torch):
     theirs, ours = functions(torch), functions(minigrad)
     assert list(ours) == list(theirs)
     for k, t in theirs.items():
-        if hasattr(t, "detach"):
-            np.testing.assert_allclose(ours[k].detach().numpy(), t.detach().numpy(), err_msg=k, **TOL)
-        else:
-            assert ours[k] == t, k
+        agree(ours[k], t, k)
+
+
+# ---- feature extraction and gradient surgery by hooks ------------------------------------------------------
+def hooks(torch, init):
+    nn = torch.nn
+    model = nn.Sequential(nn.Conv2d(1, 3, 3), nn.ReLU(), nn.Flatten(), nn.Linear(48, 5), nn.Tanh(), nn.Linear(5, 2))
+    init = start(model, init)
+    feats, log = {}, []
+
+    def keep(name):
+        def hook(module, args, kwargs, output):
+            feats[name] = output.detach().clone()
+            log.append(("forward", name, len(args), sorted(kwargs)))
+        return hook
+
+    def double_input(module, args):
+        log.append(("pre", type(module).__name__))
+        return (args[0] * 2,)
+
+    def halve_grad_input(module, grad_input, grad_output):
+        log.append(("backward", [None if g is None else tuple(g.shape) for g in grad_input]))
+        return tuple(None if g is None else g * 0.5 for g in grad_input)
+
+    def triple_grad_output(module, grad_output):
+        log.append(("backward pre", type(module).__name__))
+        return (grad_output[0] * 3,)
+
+    handles = [m.register_forward_hook(keep(n), with_kwargs=True) for n, m in model.named_children()]
+    handles += [model[3].register_forward_pre_hook(double_input),
+                model[4].register_full_backward_hook(halve_grad_input),
+                model[5].register_full_backward_pre_hook(triple_grad_output)]
+    x = torch.tensor(np.random.default_rng(11).standard_normal((2, 1, 6, 6)), requires_grad=True)
+    clip = x.register_hook(lambda g: g.clamp(-0.01, 0.01))
+    y = model(x)
+    seen = []
+    y.register_hook(lambda g: seen.append(g.clone()))
+    y.pow(2).sum().backward()
+    out = dict(init=init, y=y, x_grad=x.grad.clone(), grads=grads(model), feats=[feats[k] for k in sorted(feats)],
+               log=list(log), seen=seen)
+    for h in handles + [clip]:
+        h.remove()
+    x.grad = None
+    model.zero_grad()
+    log.clear()
+    model(x).pow(2).sum().backward()  # the handles removed: plain gradients, nothing logged
+    return dict(out, log_after=list(log), x_grad_after=x.grad, grads_after=grads(model))
+
+
+def test_hooks_feature_extraction(torch):
+    both(torch, hooks)
+
+
+# ---- gradient accumulation under autocast with a GradScaler ------------------------------------------------
+def accumulate(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    model = nn.Sequential(nn.Linear(6, 8), nn.GELU(), nn.LayerNorm(8), nn.Linear(8, 3))
+    init = start(model, init)  # (float64 is not autocast's to lower: PyTorch runs it as float64 too)
+    rng = np.random.default_rng(12)
+    x, y = torch.tensor(rng.standard_normal((4, 4, 6))), torch.tensor(rng.integers(0, 3, (4, 4)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**8, growth_interval=2)
+    seen, losses, scales = [], [], []
+    for step in range(3):
+        for k in range(4):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                out = model(x[k])
+                seen.append((torch.is_autocast_enabled("cpu"), str(torch.get_autocast_dtype("cpu")).split(".")[-1],
+                             str(out.dtype).split(".")[-1]))
+                loss = F.cross_entropy(out, y[k]) / 4
+            scaler.scale(loss).backward()
+            losses.append(loss.item())
+        if step == 1:
+            model[0].weight.grad[0, 0] = float("inf")  # this step is skipped and the scale backs off
+        scaler.unscale_(opt)
+        nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+        scales.append(scaler.get_scale())
+    state = scaler.state_dict()
+    again = torch.amp.GradScaler("cpu")
+    again.load_state_dict(state)
+    return dict(init=init, seen=seen, losses=losses, scales=scales, state=sorted(state.values()),
+                again=sorted(again.state_dict().values()), params=list(model.parameters()))
+
+
+def test_autocast_gradient_accumulation(torch):
+    both(torch, accumulate)
+
+
+# ---- training through parametrizations ----------------------------------------------------------------------
+def parametrized(torch, init):
+    nn, P = torch.nn, torch.nn.utils.parametrizations
+    model = nn.Sequential(nn.Linear(5, 5), nn.Tanh(), nn.Linear(5, 4), nn.Linear(4, 3))
+    P.weight_norm(model[0], name="weight", dim=0)
+    P.orthogonal(model[2])
+    P.spectral_norm(model[3], n_power_iterations=2)
+    init = start(model, init)
+    x = torch.tensor(np.random.default_rng(13).standard_normal((6, 5)))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(3):
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    w = model[2].weight
+    model.eval()
+    return dict(init=init, keys=list(model.state_dict()), names=[n for n, _ in model.named_parameters()],
+                losses=losses, params=list(model.parameters()), gram=w @ w.T, sn=model[3].weight, eval=model(x))
+
+
+def test_parametrizations_training(torch):
+    both(torch, parametrized)
+
+
+# ---- model.apply(init_fn), state_dict round trips, save/load through BytesIO --------------------------------
+def initialize(torch, init):
+    import io
+
+    nn = torch.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.bn = nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4)
+            self.rnn, self.fc = nn.GRU(4, 5), nn.Linear(5, 3)
+            self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+            self.register_buffer("scratch", torch.ones(2), persistent=False)
+
+    def init_fn(m):
+        if isinstance(m, nn.Linear):
+            nn.init.trunc_normal_(m.weight, std=0.02, a=-0.04, b=0.04)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            nn.init.constant_(m.bias, 0.1)
+        elif isinstance(m, nn.GRU):
+            for n, p in m.named_parameters():
+                if "weight_hh" in n:
+                    nn.init.orthogonal_(p, gain=nn.init.calculate_gain("tanh"))
+                elif "weight_ih" in n:
+                    nn.init.xavier_uniform_(p, gain=nn.init.calculate_gain("sigmoid"))
+                else:
+                    nn.init.ones_(p)
+
+    net = Net()
+    net.apply(init_fn)
+    whh = net.rnn.weight_hh_l0.detach().numpy()
+    facts = [bool(np.abs(net.fc.weight.detach().numpy()).max() <= 0.04),
+             bool(np.allclose(whh.T @ whh, (5 / 3) ** 2 * np.eye(5))),
+             bool(np.allclose(net.conv.bias.detach().numpy(), 0.1))]
+    gains = [nn.init.calculate_gain(*a) for a in [("linear",), ("conv2d",), ("sigmoid",), ("tanh",), ("relu",),
+                                                   ("leaky_relu",), ("leaky_relu", 0.2), ("selu",)]]
+    kept = net.state_dict(prefix="model.", keep_vars=True)
+    state = net.state_dict()
+    partial = {k: v for k, v in state.items() if not k.startswith("fc.")}
+    partial["extra.weight"] = torch.zeros(1)
+    report = net.load_state_dict(partial, strict=False)
+    with pytest.raises(RuntimeError) as err:
+        net.load_state_dict(partial)
+    buf = io.BytesIO()
+    torch.save({"model": net.state_dict(), "step": 3, "meta": {"lr": 0.1}}, buf)
+    buf.seek(0)
+    ckpt = torch.load(buf, weights_only=True)
+    net2 = Net()
+    loaded = net2.load_state_dict(ckpt["model"])
+    same = all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(state.values(), net2.state_dict().values()))
+    return dict(init=None, facts=facts, gains=gains, modules=[n for n, _ in net.named_modules()],
+                buffers=[n for n, _ in net.named_buffers()], kept=[(k, type(v).__name__) for k, v in kept.items()],
+                keys=list(state), report=repr(report), error=str(err.value), extra=(ckpt["step"], ckpt["meta"]["lr"]),
+                loaded=repr(loaded), same=same)
+
+
+def test_init_and_state_dict_round_trips(torch):
+    theirs, ours = initialize(torch, None), initialize(minigrad, None)
+    for k in theirs:
+        assert ours[k] == theirs[k], k
+
+
+# ---- parameter groups under chained, cyclic and plateau schedules, resumed from state dicts ---------------------
+SCHEDULES = {
+    "sequential": ("SGD", lambda S, o: S.SequentialLR(o, [S.LinearLR(o, start_factor=0.1, total_iters=3),
+                                                           S.ExponentialLR(o, gamma=0.9)], milestones=[3])),
+    "chained": ("SGD", lambda S, o: S.ChainedScheduler([S.ConstantLR(o, factor=0.5, total_iters=2),
+                                                         S.ExponentialLR(o, gamma=0.8)])),
+    "one_cycle": ("SGD", lambda S, o: S.OneCycleLR(o, max_lr=[0.5, 0.2, 1.0], total_steps=8, pct_start=0.25,
+                                                   three_phase=True)),
+    "cyclic": ("SGD", lambda S, o: S.CyclicLR(o, base_lr=0.01, max_lr=[0.1, 0.2, 0.3], step_size_up=2,
+                                              mode="triangular2")),
+    "cyclic_exp_range": ("SGD", lambda S, o: S.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=2, step_size_down=3,
+                                                        mode="exp_range", gamma=0.9)),
+    "warm_restarts": ("AdamW", lambda S, o: S.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=1e-3)),
+    "plateau": ("Adam", lambda S, o: S.ReduceLROnPlateau(o, factor=0.5, patience=1, threshold=0.5, cooldown=1,
+                                                         min_lr=[0.001, 0.002, 0.003])),
+    "lambda": ("SGD", lambda S, o: S.LambdaLR(o, [lambda e: 0.9 ** e, lambda e: 1 / (1 + e), lambda e: 1.0])),
+}
+
+
+def scheduled(torch, init, name):
+    nn, S = torch.nn, torch.optim.lr_scheduler
+    kind, make = SCHEDULES[name]
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    init = start(model, init)
+    x = torch.tensor(np.random.default_rng(14).standard_normal((8, 3)))
+
+    def optimizer():
+        groups = [{"params": model[0].parameters(), "lr": 0.1, "weight_decay": 0.01}, {"params": [model[2].weight], "lr": 0.05}]
+        extra = dict(momentum=0.9) if kind == "SGD" else {}
+        o = getattr(torch.optim, kind)(groups, lr=0.02, **extra)
+        o.add_param_group({"params": [model[2].bias], "lr": 0.3, "weight_decay": 0.0})
+        return o
+
+    opt = optimizer()
+    sched = make(S, opt)
+    lrs, losses = [], []
+    for step in range(8):
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step(1.0 if step < 2 else 2.0) if name == "plateau" else sched.step()
+        lrs.append([g["lr"] for g in opt.param_groups])
+        losses.append(loss.item())
+        if step == 3 and name != "lambda":  # (LambdaLR's state holds no lambdas: nothing to resume them from)
+            state, opt_state = sched.state_dict(), opt.state_dict()
+            opt = optimizer()
+            sched = make(S, opt)
+            sched.load_state_dict(state)
+            opt.load_state_dict(opt_state)
+    return dict(init=init, lrs=lrs, losses=losses, last=sched.get_last_lr(), params=list(model.parameters()))
+
+
+@pytest.mark.parametrize("name", list(SCHEDULES))
+def test_param_groups_and_schedules(torch, name):
+    both(torch, scheduled, name=name)
+
+
+# ---- torch.utils.data: splits, samplers, concatenation, collation ---------------------------------------------
+def loading(torch, init):
+    import collections
+
+    D = torch.utils.data
+    Point = collections.namedtuple("Point", "x label")
+
+    class Squares(D.Dataset):
+        def __init__(self, n):
+            self.n = n
+
+        def __len__(self):
+            return self.n
+
+        def __getitem__(self, i):
+            return {"x": torch.tensor([float(i), float(i * i)]), "y": i % 3, "name": f"s{i}", "p": Point(np.float64(i), i)}
+
+    class Stream(D.IterableDataset):
+        def __iter__(self):
+            info = D.get_worker_info()  # None in the main process (num_workers=0)
+            return iter(range(0 if info is None else info.id, 5))
+
+    name = lambda t: str(t.dtype).split(".")[-1]  # noqa: E731
+    ds = Squares(10)
+    a, b, c = D.random_split(ds, [0.5, 0.3, 0.2], generator=torch.Generator().manual_seed(0))
+    cat = D.ConcatDataset([D.Subset(ds, [1, 3, 5]), Squares(2)])
+    first = next(iter(D.DataLoader(ds, batch_size=4)))
+    mixed = D.default_collate([(1, 2.5, True, "a", np.array([1, 2])), (3, 4.5, False, "b", np.array([3, 4]))])
+
+    def collate(batch):
+        return torch.stack([s["x"] for s in batch]).sum(0), len(batch)
+
+    return dict(
+        init=None, split=[len(a), len(b), len(c), sorted(a.indices + b.indices + c.indices)],
+        concat=[len(cat), cat[3]["name"], cat[2]["name"], cat.cumulative_sizes],
+        batches=[list(D.BatchSampler(D.SequentialSampler(range(7)), 3, drop_last=False)),
+                 list(D.BatchSampler(range(7), batch_size=3, drop_last=True))],
+        weighted=list(D.WeightedRandomSampler([0.0, 0.0, 1.0, 0.0], num_samples=5)),
+        first=[sorted(first), name(first["x"]), first["x"].tolist(), first["y"].tolist(), name(first["y"]),
+               first["name"], type(first["p"]).__name__, name(first["p"].x), first["p"].label.tolist()],
+        sizes=[tuple(s["x"].shape) for s in D.DataLoader(ds, batch_size=4)],
+        mixed=[(type(v).__name__, name(v) if hasattr(v, "dtype") else "", v.tolist() if hasattr(v, "tolist") else v)
+               for v in mixed],
+        stream=[t.tolist() for t in D.DataLoader(Stream(), batch_size=2, num_workers=0)],
+        collated=[(s.tolist(), n) for s, n in D.DataLoader(ds, batch_size=3, collate_fn=collate, drop_last=True)],
+        sampled=[s["y"].tolist() for s in D.DataLoader(ds, batch_sampler=[[0, 1], [5, 2, 9]])])
+
+
+def test_data_utilities(torch):
+    theirs, ours = loading(torch, None), loading(minigrad, None)
+    for k in theirs:
+        assert ours[k] == theirs[k], k
+
+
+# ---- bad input met in these scripts: PyTorch's texts ------------------------------------------------------
+@pytest.mark.parametrize("call", [
+    lambda t: t.istft(t.zeros(9, 5, dtype=t.float64), 16, window=t.hann_window(16, dtype=t.float64)),
+    lambda t: t.nn.GroupNorm(3, 4),
+], ids=["istft_of_a_real_spectrum", "group_norm_groups"])
+def test_errors_as_pytorch(torch, call):
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(minigrad)
+    assert str(ours.value) == str(theirs.value)
