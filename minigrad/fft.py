@@ -327,6 +327,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
           onesided=None, length=None, return_complex=False):
     """The inverse of stft: each frame's irfft, windowed, overlapped and added, over the summed squared window."""
+    if not input.is_complex():  # (a real (..., 2) spectrum is PyTorch's removed older form)
+        raise RuntimeError("istft requires a complex-valued input tensor matching the output from stft with "
+                           "return_complex=True.")
     if return_complex:
         raise NotImplementedError("istft with return_complex=True is not supported by minigrad")
     hop = n_fft // 4 if hop_length is None else hop_length

@@ -681,6 +681,8 @@ def wrap_outputs(out, node, args, ctx):
     for o in outs:
         if isinstance(o, Tensor):
             if dirty and any(o is d for d in dirty):
+                if node is not None and o.requires_grad and o.grad_fn is None:
+                    raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
                 o._bump_version()
                 if node is not None and node._saved:
                     # PyTorch saves after the dirty bump: a tensor saved from a dirty input is current
@@ -736,6 +738,8 @@ class once_differentiable:
     def __call__(self, ctx, *grads):
         if state.grad_enabled:
             cls = ctx._forward_cls
+            if cls._user:
+                return _once_differentiable_user(self.fn, ctx, grads)
             if not cls.backward_ignores_inputs or any(g is not None and g.requires_grad for g in grads):
                 double = cls.double_backward  # (defaults on Function: no lookup that misses)
                 if double is not None:
@@ -745,6 +749,39 @@ class once_differentiable:
                     "(create_graph=True through it is not supported)"
                 )
         return self.fn(ctx, *grads)
+
+
+ONCE_DIFFERENTIABLE_MESSAGE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+class _DelayedError(Function):
+    """A user's once_differentiable backward run under create_graph: its gradients are new leaves passed
+    through this node, which raises only if something differentiates through them (as PyTorch's Error)."""
+
+    node_name = "Error"
+
+    @staticmethod
+    def forward(ctx, *grads):
+        return tuple(g.array for g in grads) if len(grads) > 1 else grads[0].array
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(ONCE_DIFFERENTIABLE_MESSAGE)
+
+
+def _once_differentiable_user(fn, ctx, grads):
+    """PyTorch's rule for a user Function: the backward runs without a graph; its gradients require grad
+    (through an Error node) only where an incoming gradient does."""
+    with grad_mode.no_grad():
+        out = fn(ctx, *grads)
+    if not any(isinstance(g, Tensor) and g.requires_grad for g in grads):
+        return out
+    outs = out if isinstance(out, tuple) else (out,)
+    present = [o.detach().requires_grad_() for o in outs if o is not None]
+    errs = _DelayedError.apply(*present)
+    errs = iter(errs if isinstance(errs, tuple) else (errs,))
+    wrapped = tuple(None if o is None else next(errs) for o in outs)
+    return wrapped if isinstance(out, tuple) else wrapped[0]
 
 
 def leaf_accumulator(t):
