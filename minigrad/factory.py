@@ -731,6 +731,15 @@ _RANDINT_OVERLOADS = tuple(f"{bounds}, tuple of ints size, *, {generator}{_RANDI
 
 def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
     """Integers uniform in [low, high) (int64 by default)."""
+    if type(size) is tuple and type(low) is builtins.int and type(high) is builtins.int and dtype is None and device is None \
+            and (generator is None or type(generator) is random.Generator and generator.device.type == "cpu") \
+            and (not recording.recorders_made or recording.hook.recorder is None):
+        # the usual call, `randint(0, n, (B,), generator=g)` on the CPU, outside a capture: the checks and the
+        # draw of the general path below, in fewer calls (a small model draws a batch so at every step)
+        if low >= high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+        rng = (generator or random.default_generator)._rng
+        return Tensor._wrap(random.integers(rng, low, high, _size((size,), "randint")))
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     if size is None and isinstance(high, (builtins.int, np.integer)):  # (randint(10, 3): the size as an int)

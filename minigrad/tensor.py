@@ -592,20 +592,33 @@ class Tensor:
     def cdouble(self):
         return self.to(dtypes.complex128)
 
-    def float(self):  # (already that dtype, the usual: self, as `to` returns)
-        return self if self.array.dtype == np.float32 else self.to(dtypes.float32)
+    def _cast(self, dtype):
+        """`self.to(dtype)` for a real `dtype`. Already that dtype, the usual: self, as `to` returns. A real CPU
+        tensor that nothing records (no gradient, no capture, no view of a base written since) is cast as
+        ToCopy's forward casts it, without `to`'s argument handling (`acc.float().mean()` in a loop)."""
+        a = self.array
+        if a.dtype == dtype.np:
+            return self
+        if type(a) is np.ndarray and not self.requires_grad and a.dtype.kind != "c" \
+                and (self._base is None or self._view_version == self._version_counter[0]) \
+                and (not recording.recorders_made or recording.hook.recorder is None):
+            return Tensor._output(a.astype(dtype.np), None)
+        return self.to(dtype)
+
+    def float(self):
+        return self._cast(dtypes.float32)
 
     def double(self):
-        return self if self.array.dtype == np.float64 else self.to(dtypes.float64)
+        return self._cast(dtypes.float64)
 
     def long(self):
-        return self if self.array.dtype == np.int64 else self.to(dtypes.int64)
+        return self._cast(dtypes.int64)
 
     def int(self):
-        return self.to(dtypes.int32)
+        return self._cast(dtypes.int32)
 
     def bool(self):
-        return self.to(dtypes.bool_)
+        return self._cast(dtypes.bool_)
 
     def half(self):
         return self.to(dtypes.float16)

@@ -544,7 +544,14 @@ def getitem(self, index):
     """
     if type(index) is Tensor and index.array.ndim and index.array.dtype.kind in "iu" and index.array.dtype != np.uint8:
         # the usual `emb[ids]`
-        return Index.apply(self, (index.array,), True)  # (what the general path below makes of it)
+        a, ids = self.array, index.array
+        if type(a) is np.ndarray and type(ids) is np.ndarray and _records_nothing(self):
+            # `X[ix]` of a batch's data: Index's forward alone (an id out of range: Index's error, below)
+            try:
+                return Tensor._output(np.ascontiguousarray(a[ids]), None)
+            except IndexError:
+                pass
+        return Index.apply(self, (ids,), True)  # (what the general path below makes of it)
     if type(index) is tuple and _slices_and_int_list(index):  # `logits[:, [-1]]`: as the general path converts it
         xp = array_module(self.array)
         return Index.apply(self, tuple([xp.asarray(i) if type(i) is list else i for i in index]), True)
