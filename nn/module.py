@@ -13,9 +13,9 @@ from types import MappingProxyType
 
 import minigrad
 from minigrad import Tensor, dtypes
+from minigrad.tensor import _TO_OVERLOADS, dtype_argument, invalid_arguments, is_dtype_argument
 from minigrad.autograd import recording
 from minigrad.device import device as Device
-from minigrad.device import _TORCH_TYPES as _DEVICE_TYPES
 from minigrad.device import array_module, module_for, to_device
 
 from . import hooks
@@ -527,12 +527,14 @@ class Module:
         for a in args:
             if isinstance(a, Tensor):
                 dev, dt = a.device, a.dtype
-            elif isinstance(a, Device) or isinstance(a, str) and a.split(":")[0] in _DEVICE_TYPES:
+            elif isinstance(a, (Device, str)):
                 dev = a  # ('meta', 'mps', ...: PyTorch's device names, refused below with what minigrad has)
-            else:
+            elif is_dtype_argument(a):
                 dt = a
+            else:
+                raise TypeError(invalid_arguments("to", args, _TO_OVERLOADS))
+        dt = dtype_argument(dt, "to", args)
         if dt is not None:
-            dt = dtypes.get_dtype(dt)
             if not dt.is_floating_point:
                 raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dt}")
         if dev is not None:
