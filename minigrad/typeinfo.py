@@ -63,7 +63,7 @@ def can_cast(from_, to):
     """Whether PyTorch casts `from_` to `to` in place (no float to int, no int to bool)."""
     f = dtype_argument(from_, "can_cast", arg="from_", position=1, required=True).np
     t = dtype_argument(to, "can_cast", arg="to", position=2, required=True).np
-    order = {"b": 0, "u": 1, "i": 1, "f": 2}
+    order = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
     return order[f.kind] <= order[t.kind]
 
 

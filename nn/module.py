@@ -534,14 +534,18 @@ class Module:
             else:
                 raise TypeError(invalid_arguments("to", args, _TO_OVERLOADS))
         dt = dtype_argument(dt, "to", args)
-        if dt is not None:
-            if not dt.is_floating_point:
-                raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dt}")
+        if dt is not None and not dt.is_floating_point:
+            if not dt.is_complex:
+                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dt}")
+            warnings.warn("Complex modules are a new feature under active development whose design may change, and some "
+                          "modules might not work as expected when using complex tensors as parameters or buffers. Please "
+                          "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a "
+                          "complex module does not work as expected.", UserWarning, stacklevel=2)
         if dev is not None:
             module_for(dev)  # fail now, before anything moved, on a bad spec or "cuda" without cupy / a GPU
 
         def convert(a):
-            if dt is not None and a.dtype.kind == "f" and a.dtype != dt.np:
+            if dt is not None and a.dtype.kind in "fc" and a.dtype != dt.np:
                 a = a.astype(dt.np)
             return a if dev is None else to_device(a, dev)
 

@@ -172,7 +172,7 @@ def mean(input, dim=None, keepdim=False, dtype=None):
         input = input.to(dtype)
     if input.array.dtype.kind not in "fc":
         raise RuntimeError(
-            f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} dtype must be either a floating point or "
             f"complex dtype. Got: {input.dtype._legacy.replace('Tensor', '')}"
         )
     dims = normalize_dims(dim, input.array.ndim)
