@@ -12,7 +12,7 @@ import numpy as np
 from . import dtypes, random
 from .autograd import recording
 from .device import module_for, to_device
-from .tensor import Tensor, _requiring_grad, invalid_arguments, type_name
+from .tensor import Tensor, _requiring_grad, dtype_argument, invalid_arguments, type_name
 
 
 def _size_keyword(fn):
@@ -168,7 +168,7 @@ _COPY_CONSTRUCT = ("To copy construct from a tensor, it is recommended to use so
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new leaf tensor holding a copy of `data` (a number, nested lists, an array or a Tensor)."""
-    xp = module_for(device)
+    dtype, xp = dtype_argument(dtype, "tensor"), module_for(device)
     if isinstance(data, Tensor):
         warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=2)
     if recording.hook.recorder is not None and xp is np and (type(data) is np.ndarray
@@ -282,6 +282,7 @@ def _check_nesting(data):
 
 def as_tensor(data, dtype=None, device=None):
     """Like `tensor`, but shares memory with an array of the right dtype and device."""
+    dtype = dtype_argument(dtype, "as_tensor")
     if isinstance(data, Tensor):  # the tensor itself, or its conversion (recorded by autograd), never a warned copy
         return data.to(device=device, dtype=dtype)
     if getattr(data, "is_sparse", False):  # (a sparse COO tensor, as a tensor is: itself)
@@ -302,7 +303,7 @@ def from_numpy(array):
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """A 1-D tensor sharing memory with a Python buffer (bytearray, array.array, mmap, ...): `count` elements
     (-1: all) from byte `offset`. A read-only buffer (bytes) is copied, with a warning, as from_numpy's array."""
-    dt = _dt(dtype)
+    dt = _dt(dtype_argument(dtype, "frombuffer"))
     length = memoryview(buffer).nbytes
     if length <= 0 or count == 0:
         raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
@@ -327,7 +328,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides ({len(stride)})")
     if any(st < 0 for st in stride):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
-    xp, dt = module_for(device), _dt(dtype)
+    xp, dt = module_for(device), _dt(dtype_argument(dtype, "empty_strided"))
     n = 1 + builtins.sum((sz - 1) * st for sz, st in zip(size, stride)) if all(size) else 0
     memory = xp.empty(n, dtype=dt)
     return _make(xp.lib.stride_tricks.as_strided(memory, size, tuple(st * dt.itemsize for st in stride)), requires_grad)
@@ -378,23 +379,24 @@ def _fresh(fill, size, dtype, requires_grad, xp=np):
 @_size_keyword
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros of shape `size`."""
-    return _filled(0, size, dtype, device, requires_grad, "zeros")
+    return _filled(0, size, dtype_argument(dtype, "zeros"), device, requires_grad, "zeros")
 
 
 @_size_keyword
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of shape `size`."""
-    return _filled(1, size, dtype, device, requires_grad, "ones")
+    return _filled(1, size, dtype_argument(dtype, "ones"), device, requires_grad, "ones")
 
 
 @_size_keyword
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of shape `size`."""
-    return _filled("empty", size, dtype, device, requires_grad, "empty")
+    return _filled("empty", size, dtype_argument(dtype, "empty"), device, requires_grad, "empty")
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     """A tensor of shape `size` filled with `fill_value` (dtype inferred from it, as PyTorch does)."""
+    dtype = dtype_argument(dtype, "full")
     if isinstance(fill_value, (builtins.complex, np.complexfloating)):
         fill_value = _complex_fill(fill_value, dtype)
         dtype = dtypes.default_complex() if dtype is None else dtype
@@ -430,7 +432,8 @@ def _complex_fill(value, dtype):
 
 # (layout= and memory_format= are accepted and change nothing: arrays here are dense and row-major,
 # and a memory format is a layout of strides, never of values)
-def _like(t, dtype, device):
+def _like(t, dtype, device, name, args=None):
+    dtype = dtype_argument(dtype, name, args)
     return (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
 
 
@@ -447,7 +450,7 @@ def zeros_like(input, dtype=None, device=None, requires_grad=False, layout=None,
     a = _own_array(input, dtype, device)
     if a is not None:
         return _make(np.zeros(a.shape, dtype=a.dtype), requires_grad)
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like(input, dtype, device, "zeros_like")
     return zeros(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
@@ -455,22 +458,23 @@ def ones_like(input, dtype=None, device=None, requires_grad=False, layout=None, 
     a = _own_array(input, dtype, device)
     if a is not None:
         return _make(np.ones(a.shape, dtype=a.dtype), requires_grad)
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like(input, dtype, device, "ones_like")
     return ones(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def empty_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like(input, dtype, device, "empty_like")
     return empty(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like(input, dtype, device, "full_like")
     return full(tuple(input.shape), fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     """Values from start (inclusive) to end (exclusive); int64 unless a bound is a float."""
+    dtype = dtype_argument(dtype, "arange", (start,) if end is None else (start, end) if step == 1 else (start, end, step))
     if end is None:
         start, end = 0, start
     # a bound held in a 0-d tensor (`arange(lengths.max())`) counts as its number: an integer tensor's is an int
@@ -499,6 +503,7 @@ def deprecated_range(start, end=None, step=1, *, dtype=None, device=None, requir
     the builtin range)."""
     if end is None:  # (PyTorch's argument parser's text, before any warning)
         raise TypeError('range() missing 1 required positional arguments: "end"')
+    dtype = dtype_argument(dtype, "range")
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
                   "[start, end).", UserWarning, stacklevel=2)
@@ -518,6 +523,7 @@ def _made_in_capture(device):
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """`steps` evenly spaced values from start to end (an integer dtype truncates, as PyTorch)."""
+    dtype = dtype_argument(dtype, "linspace", (start, end, steps))
     if _made_in_capture(device):
         return recording.hook.recorder.on_call(_linspace, start, end, steps, _dt(dtype), None, requires_grad)
     return _linspace(start, end, steps, dtype, device, requires_grad)
@@ -589,6 +595,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     for the first half, end - step*(steps-1-i) for the rest); each power is the C library's pow in
     double, then rounded (or truncated) to the dtype (PyTorch's float32 values for endpoints that are
     not integers may differ in the last place)."""
+    dtype = dtype_argument(dtype, "logspace", (start, end, steps) if base == 10.0 else (start, end, steps, base))
     if _made_in_capture(device):
         return recording.hook.recorder.on_call(_logspace, start, end, steps, base, _dt(dtype), None, requires_grad)
     return _logspace(start, end, steps, base, dtype, device, requires_grad)
@@ -624,7 +631,7 @@ def _window(name, shape, window_length, periodic, dtype, device, requires_grad):
                         f"{type(window_length).__name__}")
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
-    dt = _dt(dtype)
+    dt = _dt(dtype_argument(dtype, name, (window_length,)))
     if dt.kind != "f":
         raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype={dtypes.cpp_name(dt)}, "
                            "device=cpu, layout=Strided (default), requires_grad=false (default), "
@@ -682,6 +689,7 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    dtype = dtype_argument(dtype, "eye", (n,) if m is None else (n, m))
     if _made_in_capture(device):
         return recording.hook.recorder.on_call(_eye, n, m, _dt(dtype), requires_grad)
     return _eye(n, m, _dt(dtype), requires_grad, module_for(device))
@@ -703,7 +711,7 @@ def _drawn(draw, generator, *args):
 @_size_keyword
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples of N(0, 1) from the seeded default generator."""
-    return _drawn(_randn, generator, _size(size, "randn"), dtype, device, requires_grad)
+    return _drawn(_randn, generator, _size(size, "randn"), dtype_argument(dtype, "randn", size), device, requires_grad)
 
 
 def _randn(size, dtype, device, requires_grad, generator):
@@ -714,7 +722,7 @@ def _randn(size, dtype, device, requires_grad, generator):
 @_size_keyword
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Samples of U[0, 1) from the seeded default generator."""
-    return _drawn(_rand, generator, _size(size, "rand"), dtype, device, requires_grad)
+    return _drawn(_rand, generator, _size(size, "rand"), dtype_argument(dtype, "rand", size), device, requires_grad)
 
 
 def _rand(size, dtype, device, requires_grad, generator):
@@ -740,6 +748,7 @@ def randint(low, high=None, size=None, dtype=None, device=None, generator=None):
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
         rng = (generator or random.default_generator)._rng
         return Tensor._wrap(random.integers(rng, low, high, _size((size,), "randint")))
+    dtype = dtype_argument(dtype, "randint", tuple(a for a in (low, high, size) if a is not None))
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     if size is None and isinstance(high, (builtins.int, np.integer)):  # (randint(10, 3): the size as an int)
@@ -761,7 +770,7 @@ def _randint(low, high, size, dtype, device, generator):
 
 
 def randperm(n, dtype=None, device=None, generator=None):
-    return _drawn(_randperm, generator, n, dtype, device)
+    return _drawn(_randperm, generator, n, dtype_argument(dtype, "randperm", (n,)), device)
 
 
 def _randperm(n, dtype, device, generator):
@@ -772,21 +781,21 @@ def _randperm(n, dtype, device, generator):
 
 
 def randn_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like(input, dtype, device, "randn_like", (input,))
     return randn(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def rand_like(input, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
-    dt, dev = _like(input, dtype, device)
+    dt, dev = _like(input, dtype, device, "rand_like", (input,))
     return rand(input.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, dtype=None, device=None, requires_grad=False, layout=None,
                  memory_format=None):
     """Integers uniform in [low, high) (or [0, low) with one bound) in input's shape, dtype and device."""
+    dt, dev = _like(input, dtype, device, "randint_like", (input, low) if high is None else (input, low, high))
     if high is None:
         low, high = 0, low
-    dt, dev = _like(input, dtype, device)
     if dt.is_complex:
         from .ops.complex import refuse
 
@@ -814,6 +823,7 @@ def _bernoulli(input, p, generator):
 def normal(mean, std=1.0, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Samples of N(mean, std^2): mean and std tensors (broadcast) or numbers (then `size` gives the shape).
     Written as mean + std * N(0, 1), so the samples are differentiable in mean and std, as PyTorch's."""
+    dtype = dtype_argument(dtype, "normal", tuple(a for a in (mean, std, size) if a is not None))
     random.check_std(std.array if isinstance(std, Tensor) else std)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         like = mean if isinstance(mean, Tensor) else std
@@ -841,11 +851,12 @@ def _no_grad():
 
 def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
     """A 0-d tensor of the number s, in the default float dtype unless `dtype` (PyTorch's rule)."""
-    return tensor(s, dtype=dtype or dtypes.default_float, device=device, requires_grad=requires_grad)
+    return tensor(s, dtype=dtype_argument(dtype, "scalar_tensor") or dtypes.default_float, device=device, requires_grad=requires_grad)
 
 
 def asarray(obj, dtype=None, device=None, copy=None, requires_grad=False):
     """`obj` as a tensor, sharing memory where it can (as_tensor's rule), or a copy when copy=True."""
+    dtype = dtype_argument(dtype, "asarray")
     t = tensor(obj, dtype=dtype, device=device) if copy else as_tensor(obj, dtype=dtype, device=device)
     return _requiring_grad(t) if requires_grad else t
 

@@ -10,7 +10,7 @@ from .autograd.function import Function
 from .dtypes import default_float
 from .ops._util import normalize_dim
 from .ops.complex import _scalar_type, complex_of, conj, real_of
-from .tensor import Tensor
+from .tensor import Tensor, dtype_argument
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
@@ -247,13 +247,13 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None):
 def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False, **kw):
     from .factory import tensor
 
-    return tensor(np.fft.fftfreq(n, d), dtype=dtype or default_float, requires_grad=requires_grad)
+    return tensor(np.fft.fftfreq(n, d), dtype=dtype_argument(dtype, "fft_fftfreq") or default_float, requires_grad=requires_grad)
 
 
 def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False, **kw):
     from .factory import tensor
 
-    return tensor(np.fft.rfftfreq(n, d), dtype=dtype or default_float, requires_grad=requires_grad)
+    return tensor(np.fft.rfftfreq(n, d), dtype=dtype_argument(dtype, "fft_rfftfreq") or default_float, requires_grad=requires_grad)
 
 
 def fftshift(input, dim=None):

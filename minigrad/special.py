@@ -16,6 +16,7 @@ from .ops import lgamma as gammaln
 from .ops import log_softmax as _log_softmax
 from .ops import sigmoid as expit
 from .ops import softmax as _softmax
+from .tensor import dtype_argument
 from .ops.special_ops import (  # noqa: F401
     bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,
     chebyshev_polynomial_w, entr, erfcx, gammainc, gammaincc, hermite_polynomial_h, hermite_polynomial_he, i0, i0e, i1,
@@ -30,12 +31,12 @@ psi = digamma
 
 def softmax(input, dim, *, dtype=None):
     """softmax along `dim` (required here, as in torch.special), optionally computed in `dtype`."""
-    return _softmax(input, dim, dtype=dtype)
+    return _softmax(input, dim, dtype=dtype_argument(dtype, "special_softmax"))
 
 
 def log_softmax(input, dim, *, dtype=None):
     """log_softmax along `dim` (required here, as in torch.special), optionally computed in `dtype`."""
-    return _log_softmax(input, dim, dtype=dtype)
+    return _log_softmax(input, dim, dtype=dtype_argument(dtype, "special_log_softmax"))
 
 
 __all__ = [

@@ -564,21 +564,21 @@ class Tensor:
         (`non_blocking`: a copy is made at once either way; `memory_format`: one layout, row-major.)"""
         from .ops.conversion import to_copy
 
-        flags, typed = [], False  # (positional non_blocking and copy: only after a dtype or a tensor, as PyTorch's)
+        flags, typed, placed = [], False, False  # (positional non_blocking and copy: after a dtype or a tensor)
         for a in args:
-            if isinstance(a, (dtypes.dtype, type, np.dtype)) or (isinstance(a, str) and a in dtypes._BY_NAME):
-                dtype, typed = a, True
+            if is_dtype_argument(a):
+                dtype, typed = dtype_argument(a, "to"), True
             elif isinstance(a, Tensor):
                 dtype, device, typed = a.dtype, a.device, True
-            elif (a is None or isinstance(a, (str, _device.device))) and not typed:
-                device = a
+            elif (a is None or isinstance(a, (str, _device.device))) and not typed and not placed:
+                device, placed = a, True
             elif type(a) is bool and typed and len(flags) < 2:
                 flags.append(a)
             else:
                 raise TypeError(invalid_arguments("to", args, _TO_OVERLOADS))
         if len(flags) == 2:
             copy = flags[1]
-        return to_copy(self, dtype=dtype, device=device, copy=copy)
+        return to_copy(self, dtype=dtype_argument(dtype, "to", args), device=device, copy=copy)
 
     def cpu(self):
         return self.to("cpu")
@@ -640,12 +640,20 @@ class Tensor:
         legacy type (`minigrad.LongTensor`) or its name ('torch.LongTensor')."""
         if dtype is None:
             return f"minigrad.{self.dtype._legacy}"
-        legacy = getattr(dtype, "dtype", None) if isinstance(dtype, type) else None
-        if legacy is None and isinstance(dtype, str) and "." in dtype:
+        if isinstance(dtype, dtypes.dtype):
+            return self.to(dtype)
+        if isinstance(dtype, str):
             from .legacy_types import BY_NAME
 
-            legacy = getattr(BY_NAME.get(dtype.rsplit(".", 1)[1]), "dtype", None)
-        return self.to(legacy if legacy is not None else dtype)
+            module, _, name = dtype.rpartition(".")
+            legacy = BY_NAME.get(name) if module in ("torch", "minigrad") else None
+        elif isinstance(dtype, type):  # (only a legacy class: `float` and `numpy.float64` are refused)
+            legacy, name = dtype, dtype.__name__ if dtype.__module__ == "builtins" else f"{dtype.__module__}.{dtype.__name__}"
+        else:
+            raise TypeError("dtype must be a type, str, or dtype object")
+        if not isinstance(getattr(legacy, "dtype", None), dtypes.dtype):
+            raise ValueError(f"invalid type: '{dtype if isinstance(dtype, str) else name}'")
+        return self.to(legacy.dtype)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
         """Zeros of `size`, in this tensor's dtype and device unless given (as the other new_* below)."""
@@ -667,19 +675,19 @@ class Tensor:
                           pin_memory=False):
         from .factory import empty_strided
 
-        return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+        return empty_strided(size, stride, dtype=dtype_argument(dtype, "new_empty_strided") or self.dtype, device=device or self.device,
                              requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
         from .factory import full
 
-        out = full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device)
+        out = full(size, fill_value, dtype=dtype_argument(dtype, "new_full") or self.dtype, device=device or self.device)
         return _requiring_grad(out) if requires_grad else out
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
         from .factory import tensor
 
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return tensor(data, dtype=dtype_argument(dtype, "new_tensor") or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new(self, *args, **kwargs):
         """PyTorch's legacy constructor on a tensor, in its dtype and on its device: `x.new(2, 3)` or
@@ -735,7 +743,7 @@ class Tensor:
         from .ops._util import sizes_or_keyword
 
         size = _size(sizes_or_keyword(name, size, kw, "size"), name)  # (errors naming new_zeros, ...)
-        out = make(size, dtype=dtype or self.dtype, device=device or self.device)
+        out = make(size, dtype=dtype_argument(dtype, name) or self.dtype, device=device or self.device)
         return _requiring_grad(out) if requires_grad else out
 
 
@@ -755,6 +763,35 @@ _TO_OVERLOADS = (
     "torch.dtype dtype, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None",
     "Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None",
 )
+
+
+_PYTHON_DTYPES = {builtins_float: dtypes.float64, builtins_int: dtypes.int64, builtins_bool: dtypes.bool_,
+                  complex: dtypes.complex128}  # (Python's float is a double, whatever the default dtype)
+
+
+def dtype_argument(d, fn, args=None, arg="dtype", position=None, required=False):
+    """A user's dtype argument, as PyTorch's argument parser reads it: None, a minigrad dtype, or Python's float,
+    int, bool or complex; anything else (a numpy dtype, a name such as 'float32') PyTorch's TypeError naming
+    `fn`. `args`: the call's positional arguments, for a function PyTorch refuses with its overload text;
+    `position`: the argument's, where it is positional; `required`: None refused too.
+    (Library code holding numpy dtypes converts them with dtypes.get_dtype: users' arguments come here.)"""
+    if d.__class__ is dtypes.dtype or (d is None and not required):  # (the usual: an identity test or two)
+        return d
+    if isinstance(d, dtypes.dtype):  # (bfloat16: named, refused when an array is made of it)
+        return d
+    if d.__class__ is type and d in _PYTHON_DTYPES:
+        return _PYTHON_DTYPES[d]
+    if args is None:
+        where = "" if position is None else f" (position {position})"
+        raise TypeError(f"{fn}(): argument '{arg}'{where} must be torch.dtype, not {type_name(d)}")
+    got = ", ".join([*map(type_name, args), f"{arg}={type_name(d)}"]) + ("" if args else ", ")
+    raise TypeError(f"{fn}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                    f" * (..., *, torch.dtype {arg} = None, ...)\n")
+
+
+def is_dtype_argument(a):
+    """Whether positional argument `a` is a dtype to PyTorch's parser (`x.to(float)`, `x.view(minigrad.int32)`)."""
+    return isinstance(a, dtypes.dtype) or (a.__class__ is type and a in _PYTHON_DTYPES)
 
 
 def invalid_arguments(fn, args, overloads):

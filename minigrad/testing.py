@@ -232,13 +232,15 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
     dtype (as PyTorch's): bool [0, 2), unsigned [0, 10), signed integers [-9, 10), floats [-9, 9).
     exclude_zero replaces zeros (by 1 for integers, the dtype's smallest normal number for floats)."""
     import minigrad
-    from .dtypes import get_dtype
     from .random import generator
 
     if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
         shape = tuple(shape[0])
     shape = tuple(int(s) for s in shape)
-    dt = get_dtype(dtype)
+    if not isinstance(dtype, minigrad.dtype):  # (PyTorch's own test helper: its dtypes only, not float or numpy's)
+        raise TypeError(f"The requested dtype '{dtype}' is not supported by torch.testing.make_tensor(). To request "
+                        "support, file an issue at: https://github.com/pytorch/pytorch/issues")
+    dt = dtype
     npd = dt.np
     rng = generator(np)
     if requires_grad and npd.kind != "f":

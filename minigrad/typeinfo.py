@@ -5,13 +5,14 @@ import warnings
 import numpy as np
 
 from . import dtypes
+from .tensor import dtype_argument
 
 
 class finfo:
     """Machine limits of a floating dtype (`minigrad.finfo(minigrad.float32).eps`)."""
 
     def __init__(self, type=None):
-        d = dtypes.get_dtype(type if type is not None else dtypes.default_float)
+        d = dtype_argument(type, "finfo", arg="type", position=1) or dtypes.default_float
         if not d.is_floating_point:
             raise TypeError(f"finfo(): dtype must be a floating point type, not {d}")
         if d is dtypes.bfloat16:  # (numpy has no bfloat16: PyTorch's values; float32's exponent, 8 bits of mantissa)
@@ -34,7 +35,7 @@ class iinfo:
     """Limits of an integer dtype (`minigrad.iinfo(minigrad.int64).max`)."""
 
     def __init__(self, type):
-        d = dtypes.get_dtype(type)
+        d = dtype_argument(type, "iinfo", arg="type", position=1, required=True)
         if d.is_floating_point:
             raise TypeError(f"iinfo(): dtype must be an integer type, not {d}")
         info = np.iinfo(d.np) if d.np != np.bool_ else None
@@ -48,7 +49,9 @@ class iinfo:
 
 def promote_types(type1, type2):
     """The dtype PyTorch promotes two dtypes to (int64 with float32 is float32)."""
-    return dtypes.from_numpy_dtype(dtypes.promote_types(dtypes.get_dtype(type1).np, dtypes.get_dtype(type2).np))
+    type1 = dtype_argument(type1, "promote_types", arg="type1", position=1, required=True)
+    type2 = dtype_argument(type2, "promote_types", arg="type2", position=2, required=True)
+    return dtypes.from_numpy_dtype(dtypes.promote_types(type1.np, type2.np))
 
 
 def result_type(tensor1, tensor2):
@@ -58,8 +61,9 @@ def result_type(tensor1, tensor2):
 
 def can_cast(from_, to):
     """Whether PyTorch casts `from_` to `to` in place (no float to int, no int to bool)."""
-    f, t = dtypes.get_dtype(from_).np, dtypes.get_dtype(to).np
-    order = {"b": 0, "u": 1, "i": 1, "f": 2}
+    f = dtype_argument(from_, "can_cast", arg="from_", position=1, required=True).np
+    t = dtype_argument(to, "can_cast", arg="to", position=2, required=True).np
+    order = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
     return order[f.kind] <= order[t.kind]
 
 

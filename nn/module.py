@@ -13,9 +13,9 @@ from types import MappingProxyType
 
 import minigrad
 from minigrad import Tensor, dtypes
+from minigrad.tensor import _TO_OVERLOADS, dtype_argument, invalid_arguments, is_dtype_argument
 from minigrad.autograd import recording
 from minigrad.device import device as Device
-from minigrad.device import _TORCH_TYPES as _DEVICE_TYPES
 from minigrad.device import array_module, module_for, to_device
 
 from . import hooks
@@ -527,19 +527,25 @@ class Module:
         for a in args:
             if isinstance(a, Tensor):
                 dev, dt = a.device, a.dtype
-            elif isinstance(a, Device) or isinstance(a, str) and a.split(":")[0] in _DEVICE_TYPES:
+            elif isinstance(a, (Device, str)):
                 dev = a  # ('meta', 'mps', ...: PyTorch's device names, refused below with what minigrad has)
-            else:
+            elif is_dtype_argument(a):
                 dt = a
-        if dt is not None:
-            dt = dtypes.get_dtype(dt)
-            if not dt.is_floating_point:
-                raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dt}")
+            else:
+                raise TypeError(invalid_arguments("to", args, _TO_OVERLOADS))
+        dt = dtype_argument(dt, "to", args)
+        if dt is not None and not dt.is_floating_point:
+            if not dt.is_complex:
+                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dt}")
+            warnings.warn("Complex modules are a new feature under active development whose design may change, and some "
+                          "modules might not work as expected when using complex tensors as parameters or buffers. Please "
+                          "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml if a "
+                          "complex module does not work as expected.", UserWarning, stacklevel=2)
         if dev is not None:
             module_for(dev)  # fail now, before anything moved, on a bad spec or "cuda" without cupy / a GPU
 
         def convert(a):
-            if dt is not None and a.dtype.kind == "f" and a.dtype != dt.np:
+            if dt is not None and a.dtype.kind in "fc" and a.dtype != dt.np:
                 a = a.astype(dt.np)
             return a if dev is None else to_device(a, dev)
 

@@ -11,8 +11,8 @@ import numpy as np
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
-from ..dtypes import cpp_name
-from ..tensor import Tensor
+from ..dtypes import cpp_name, int32, int64
+from ..tensor import Tensor, dtype_argument
 from . import complex as complex_ops
 from . import elementwise, matmul, movement, pointwise, reduction, scan, special_array
 from . import indexing as indexing_ops  # (meshgrid has an argument named indexing)
@@ -428,12 +428,14 @@ def ldexp_of(ldexp_):
 
 # ---- reductions ---------------------------------------------------------------------------------------
 def nansum(input, dim=None, keepdim=False, dtype=None):
+    dtype = dtype_argument(dtype, "nansum")
     if input.array.dtype.kind == "c":
         complex_ops.refuse("nansum", input)
     return reduction.sum(elementwise.where(elementwise.isnan(input), 0.0, input) if input.array.dtype.kind == "f" else input, dim, keepdim, dtype)
 
 
 def nanmean(input, dim=None, keepdim=False, dtype=None):
+    dtype = dtype_argument(dtype, "nanmean")
     if input.array.dtype.kind == "c":
         complex_ops.refuse("nansum", input)
     if input.array.dtype.kind not in "fc":
@@ -769,13 +771,18 @@ def meshgrid(*tensors, indexing=None):
 
 
 def tril_indices(row, col, offset=0, dtype=None, device=None):
-    r, c = np.tril_indices(row, offset, col)
-    return Tensor._wrap(np.stack([r, c]).astype(np.int64))
+    return _triangle_indices(np.tril_indices(row, offset, col), dtype, "tril_indices")
 
 
 def triu_indices(row, col, offset=0, dtype=None, device=None):
-    r, c = np.triu_indices(row, offset, col)
-    return Tensor._wrap(np.stack([r, c]).astype(np.int64))
+    return _triangle_indices(np.triu_indices(row, offset, col), dtype, "triu_indices")
+
+
+def _triangle_indices(rows_cols, dtype, name):
+    dt = dtype_argument(dtype, name) or int64
+    if dt is not int64 and dt is not int32:  # (PyTorch's kernels: the two wide integer types only)
+        raise NotImplementedError(f'"{name}" not implemented for \'{dt._legacy[:-6]}\'')
+    return Tensor._wrap(np.stack(rows_cols).astype(dt.np))
 
 
 def _shape_from_data(what):

@@ -1309,6 +1309,9 @@ class ClampTensor(Function):
         return ga, glo, ghi
 
 
+_NOT_NUMBERS = (np.ndarray, list, tuple)  # operands PyTorch's parser reads as neither a Tensor nor a Number
+
+
 def clamp(input, min=None, max=None):
     """input clipped to [min, max] (either may be None)."""
     if input.array.dtype.kind == "f" and type(min) in _FLOAT_BOUND and type(max) in _FLOAT_BOUND and (
@@ -1318,6 +1321,11 @@ def clamp(input, min=None, max=None):
         _refuse("clamp", input)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, _NOT_NUMBERS) or isinstance(max, _NOT_NUMBERS):
+        got = ", ".join(f"{k}={type_name(v)}" for k, v in (("min", min), ("max", max)) if v is not None)
+        raise TypeError(f"clamp() received an invalid combination of arguments - got (Tensor, {got}), but expected "
+                        "one of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+                        " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
     if isinstance(min, Tensor) != isinstance(max, Tensor) and min is not None and max is not None:
         # a tensor bound and a number: PyTorch's overloads take two tensors or two numbers, and its argument
         # parser reads a 0-dim tensor that needs no grad as a number (so it promotes as a number does)
@@ -1409,6 +1417,12 @@ def where(condition, input=None, other=None):
         data = condition.array if isinstance(condition, Tensor) else np.asarray(condition)
         xp = array_module(data)
         return tuple(Tensor._wrap(i.astype(np.int64)) for i in xp.nonzero(xp.atleast_1d(data)))
+    if isinstance(condition, _NOT_NUMBERS) or isinstance(input, _NOT_NUMBERS) or isinstance(other, _NOT_NUMBERS):
+        raise TypeError(f"where() received an invalid combination of arguments - got "
+                        f"({', '.join(map(type_name, (condition, input, other)))}), but expected one of:\n"
+                        " * (Tensor condition)\n * (Tensor condition, Tensor input, Tensor other, *, Tensor out = None)\n"
+                        " * (Tensor condition, Number self, Tensor other)\n * (Tensor condition, Tensor input, Number other)\n"
+                        " * (Tensor condition, Number self, Number other)\n")
     if not isinstance(condition, Tensor):
         condition = Tensor._wrap(np.asarray(condition))
     if condition.array.dtype != np.bool_:

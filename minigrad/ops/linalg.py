@@ -13,7 +13,7 @@ from ..dtypes import cpp_name, float16, float32, float64
 from . import reduction
 from ._util import return_type
 from .array_op import array_op
-from ..tensor import Tensor
+from ..tensor import Tensor, dtype_argument
 
 slogdet_result = return_type("slogdet", ("sign", "logabsdet"))
 linalg_slogdet_result = return_type("linalg_slogdet", ("sign", "logabsdet"))
@@ -1366,6 +1366,7 @@ class _Linalg:
     def norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):
         from .reduction import norm
 
+        dtype = dtype_argument(dtype, "linalg_norm", (x,))
         if ord is None or (isinstance(ord, str) and ord == "fro"):
             return norm(x, 2, dim, keepdim, dtype=dtype)
         if isinstance(ord, str) and ord == "nuc" or (x.array.ndim == 2 and dim is None and ord in (2, -2)):

@@ -9,7 +9,7 @@ from .. import backends
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
-from ..tensor import Tensor
+from ..tensor import Tensor, dtype_argument
 from . import elementwise
 from .array_op import array_op
 from .complex import refuse
@@ -155,6 +155,7 @@ def _integral_to_int64(t, dtype):
 
 def sum(input, dim=None, keepdim=False, dtype=None):
     """Sum over `dim` (an int, a tuple, or None for all). Bool and int sums are int64."""
+    dtype = dtype_argument(dtype, "sum", None if dim is not None else ())
     if dtype is None and input.array.dtype.kind in "biu":  # (no gradient: summed as int64, with no copy first)
         dims = normalize_dims(dim, input.array.ndim)
         return array_op(lambda a: array_module(a).asarray(a.sum(axis=dims, keepdims=keepdim, dtype=np.int64)), input)
@@ -166,11 +167,12 @@ def sum(input, dim=None, keepdim=False, dtype=None):
 
 def mean(input, dim=None, keepdim=False, dtype=None):
     """Mean over `dim` (floating tensors only, as in PyTorch)."""
+    dtype = dtype_argument(dtype, "mean", None if dim is not None else ())
     if dtype is not None:
         input = input.to(dtype)
     if input.array.dtype.kind not in "fc":
         raise RuntimeError(
-            f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+            f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} dtype must be either a floating point or "
             f"complex dtype. Got: {input.dtype._legacy.replace('Tensor', '')}"
         )
     dims = normalize_dims(dim, input.array.ndim)
@@ -752,6 +754,7 @@ def _log_softmax_backward_array(g, y, dim):  # g - exp(y) sum(g)
 
 
 def _softmax_input(input, dtype, dim=-1, name="softmax"):
+    dtype = dtype_argument(dtype, name)
     if dtype is not None:
         input = input.to(dtype)
     if input.array.dtype.kind != "f" and input.array.size:  # PyTorch returns an empty tensor before it checks
@@ -849,6 +852,7 @@ def _prod_of_others(x, dims):
 
 def prod(input, dim=None, keepdim=False, dtype=None):
     """Product over `dim` (all elements when None); bool and int products are int64."""
+    dtype = dtype_argument(dtype, "prod", None if dim is not None else ())
     input = _integral_to_int64(input, dtype)
     dims = normalize_dims(dim, input.array.ndim)
     if dim is not None and not isinstance(dim, (int, np.integer)):
@@ -994,6 +998,7 @@ def dist(input, other, p=2):
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """The vector p-norm over `dim` (all elements by default): p = 2 ("fro"), 1, inf, -inf, 0 or any number."""
+    dtype = dtype_argument(dtype, "linalg_vector_norm")
     if dtype is not None:
         input = input.to(dtype)
     if input.array.dtype.kind != "f":

@@ -3,7 +3,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..device import array_module
-from ..tensor import Tensor
+from ..tensor import Tensor, dtype_argument
 from ._util import normalize_dim
 from .reduction import values_indices
 
@@ -13,7 +13,8 @@ def _dim(input, dim):
     return d if input.array.ndim else None
 
 
-def _integral_to_int64(input, dtype):
+def _integral_to_int64(input, dtype, name):
+    dtype = dtype_argument(dtype, name)
     if dtype is not None:
         return input.to(dtype)
     if input.array.dtype.kind in "biu":
@@ -63,7 +64,7 @@ class Cumsum(Function):
 
 def cumsum(input, dim, dtype=None):
     """Running sums along `dim` (bool and integer inputs give int64, as PyTorch)."""
-    input = _integral_to_int64(input, dtype)
+    input = _integral_to_int64(input, dtype, "cumsum")
     return Cumsum.apply(input, _dim(input, dim))
 
 
@@ -112,7 +113,7 @@ def _cumprod_grad_with_zeros(a, g, out, dim):
 
 def cumprod(input, dim, dtype=None):
     """Running products along `dim` (bool and integer inputs give int64)."""
-    input = _integral_to_int64(input, dtype)
+    input = _integral_to_int64(input, dtype, "cumprod")
     return Cumprod.apply(input, _dim(input, dim))
 
 

@@ -14,10 +14,9 @@ import numpy as np
 from ..autograd import recording
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
-from .. import dtypes
 from ..dtypes import from_numpy_dtype, result_type
 from ..device import array_module, one_to_one
-from ..tensor import Tensor, invalid_arguments
+from ..tensor import Tensor, dtype_argument, invalid_arguments, is_dtype_argument
 from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to, sum_to_array, type_name
 
 
@@ -128,8 +127,8 @@ def view(input, *shape, **size):
     the same bytes read as another dtype (not recorded: PyTorch's gives no gradient either)."""
     if size:
         shape = sizes_or_keyword("view", shape, size, "size")
-    elif len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
-        return _view_as_dtype(input, shape[0])
+    elif len(shape) == 1 and is_dtype_argument(shape[0]):  # (`view(float)` too, as PyTorch's parser reads it)
+        return _view_as_dtype(input, dtype_argument(shape[0], "view"))
     n = input.array.size
     if len(shape) == 2 and type(shape[0]) is type(shape[1]) is int and shape[0] == -1 and shape[1] > 0 and n % shape[1] == 0:
         shape = (n // shape[1], shape[1])  # view(-1, C), the usual call: _infer_shape's answer, without its checks

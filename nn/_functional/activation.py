@@ -15,6 +15,7 @@ from minigrad.ops.scatter import make_inplace
 from minigrad.ops._util import in_float32
 from minigrad.backends.arrays import pick
 from minigrad.ops.special_array import ERF32_ALPHA, ERF32_BETA, erf
+from minigrad.tensor import dtype_argument
 
 from . import reference
 from ._common import (
@@ -340,6 +341,7 @@ _relu_in_place = make_inplace(relu, "relu", into=elementwise.relu_into, clone=Fa
 # ---- softmax / log_softmax: minigrad's own ops (one SoftmaxBackward0 / LogSoftmaxBackward0 node) ----
 def _softmax_args(input, dim, dtype, name):
     check_tensor(input, "input", name)
+    dtype = dtype_argument(dtype, name)
     if dtype is not None:
         input = input.to(dtype)
     nd = input.array.ndim

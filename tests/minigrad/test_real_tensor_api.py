@@ -15,7 +15,11 @@ def test_short_dtype(torch):
     assert minigrad.short is minigrad.int16
     y = minigrad.tensor([1.7, -2.2]).short()
     assert y.dtype is minigrad.short and y.tolist() == torch.tensor([1.7, -2.2]).short().tolist()
-    assert minigrad.zeros(2, dtype="short").dtype is minigrad.int16
+    assert minigrad.zeros(2, dtype=minigrad.short).dtype is minigrad.int16
+    with pytest.raises(TypeError, match="^zeros\\(\\): argument 'dtype' must be torch.dtype, not str$"):
+        torch.zeros(2, dtype="short")  # (a dtype's name is no dtype to PyTorch's parser, nor to minigrad's)
+    with pytest.raises(TypeError, match="^zeros\\(\\): argument 'dtype' must be torch.dtype, not str$"):
+        minigrad.zeros(2, dtype="short")
 
 
 def test_real_imag_angle(torch):
