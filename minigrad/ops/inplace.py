@@ -10,7 +10,8 @@ import functools
 import numpy as np
 
 from .. import dtypes
-from ..autograd import grad_mode, recording
+from ..autograd import forward_ad, grad_mode, recording
+from ..autograd import function as _function
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
@@ -64,6 +65,8 @@ def multi_output_error(output_nr, op_name):
 
 def apply_inplace(self, raw, recorded, *others):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it."""
+    if _function.dual_apply is not None:  # a forward-AD level is entered: self may take a tangent
+        return forward_ad.apply_inplace(self, raw, recorded, others, apply_inplace)
     recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
     if grad_mode.inference_tensors_made and _inference_outside(self):
         raise RuntimeError(INFERENCE_WRITE_MESSAGE)
@@ -873,3 +876,6 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
                 memory[start:], size, tuple(s * memory.itemsize for s in stride))
     self._version_counter[0] += 1
     return self
+
+
+forward_ad.place_in_base = _place_in_base
