@@ -80,13 +80,12 @@ class dual_level:
         exit_dual_level()
 
 
-def _check_level(level, what):
+def _check_level(level):
     if _level is None:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
-                           "enter_dual_level() first." if what == "_make_dual" else
-                           f"Invalid level given to {what}")
+                           "enter_dual_level() first.")
     if level is not None and level != _level:
-        raise RuntimeError(f"Invalid level given to {what}")
+        raise RuntimeError("Invalid level given to _make_dual")
 
 
 def make_dual(tensor, tangent, *, level=None):
@@ -95,7 +94,7 @@ def make_dual(tensor, tangent, *, level=None):
     for name, t in (("tensor", tensor), ("tangent", tangent)):
         if not isinstance(t, Tensor):
             raise TypeError(f"make_dual(): argument '{name}' must be Tensor, not {type(t).__name__}")
-    _check_level(level, "_make_dual")
+    _check_level(level)
     if tensor.array.dtype.kind not in "fc":
         raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
     if tangent.array.dtype.kind not in "fc":
@@ -120,9 +119,8 @@ def unpack_dual(tensor, *, level=None):
     Tensor = _function.Tensor
     if not isinstance(tensor, Tensor):
         raise TypeError(f"_unpack_dual(): argument 'dual' (position 1) must be Tensor, not {type(tensor).__name__}")
-    if _level is None:
+    if _level is None or level is not None and level != _level:
         return UnpackedDualTensor(tensor, None)
-    _check_level(level, "_unpack_dual")
     primal = Tensor._wrap(tensor.array.view(), version_counter=tensor._version_counter)
     if tensor.requires_grad:
         primal = _plain(type(tensor).view_as, tensor, tensor)
@@ -189,6 +187,9 @@ def _tangents_of_outputs(cls, args, tangents, outs):
     with enable_grad():
         again = cls.apply(*ins)
         again = again if isinstance(again, tuple) else (again,)
+        if len(ins) >= 2 and isinstance(ins[0], Tensor) and isinstance(ins[1], Tensor) and \
+                again[0].grad_fn is not None:  # (what a binary op's caller does after apply: its operands' shapes)
+            again[0].grad_fn._keep_shapes(ins[0].array.shape, ins[1].array.shape)
         pairs = [(i, o) for i, o in enumerate(again) if isinstance(o, Tensor) and o.grad_fn is not None]
         if not pairs:
             return

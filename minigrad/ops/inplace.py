@@ -318,7 +318,7 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_fir
             return recorder.on_inplace(method, self, (other, *args), kwargs, lambda source: op(source, other, *args, **kwargs))
         # the common case: the numpy call alone (an SGD step's `p.data.add_(p.grad.data, alpha=-lr)` too)
         scale = kwargs["alpha"] if kwargs and len(kwargs) == 1 and "alpha" in kwargs else None if kwargs else 1
-        if not args and type(scale) in (int, float) and _plain_write(self, other):
+        if not args and type(scale) in (int, float) and _function.dual_apply is None and _plain_write(self, other):
             a = self.array
             o = other.array if type(other) is Tensor else other
             ufunc(a, o if scale == 1 else o * scale, a)  # (out given by position: cheaper)
@@ -329,7 +329,8 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_fir
                 raise TypeError(too_many_positional(torch_name, 1, 1 + len(args)))
             other, alpha = alpha_first(other, args, True)
             args, kwargs = (), {**kwargs, "alpha": alpha}
-        if record_sum is not None and scale == 1 and not args and _sums_in_place(self, other):
+        if record_sum is not None and scale == 1 and not args and _function.dual_apply is None \
+                and _sums_in_place(self, other):
             return write_result(self, record_sum(self, other))
         if not isinstance(other, _OPERANDS):  # (p.grad of None, say: PyTorch's words, not numpy's)
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type_name(other)}")
