@@ -8,6 +8,7 @@ from .grad_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
 )
 from . import functional  # noqa: F401, E402 (torch.autograd.functional: jacobian, hessian, vjp, jvp, hvp, vhp)
+from . import forward_ad  # noqa: F401, E402 (torch.autograd.forward_ad: dual tensors)
 
 
 def Variable(data, requires_grad=False, volatile=False):

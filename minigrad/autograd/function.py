@@ -30,6 +30,7 @@ _BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
 # cannot import it): the hot path of Function.apply then pays no import per call.
 Tensor = None
 accumulate_into_leaf = None  # bound likewise by .engine, which imports this module
+dual_apply = None  # forward_ad's Function.apply while a forward-AD level is entered (set by forward_ad)
 
 _next_seq = itertools.count().__next__  # (the bound method: no builtin next() call per node)
 
@@ -564,6 +565,8 @@ class Function(metaclass=FunctionMeta):
     def apply(cls, *args):
         if recording.recorders_made and _capture.recorder is not None:  # minigrad.compile is capturing: it runs
             return _capture.recorder.on_apply(cls, args)  # and records this
+        if dual_apply is not None:  # a forward-AD level is entered: outputs get tangents (forward_ad.py)
+            return dual_apply(cls, args)
         record = False
         # this thread's grad mode through its thread-local's own dict: an item read and written there costs
         # half an attribute of the thread-local (the generic lookup a threading.local subclass takes)

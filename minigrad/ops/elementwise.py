@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 from .. import backends
+from ..autograd import function as _function
 from ..autograd import recording
 from ..autograd.function import FREED_MESSAGE, Function
 from ..autograd.grad_mode import state
@@ -536,7 +537,7 @@ def _plain_operand(a, b, ints=True):
     With `ints` (not for `/`, which makes floats of ints), an int64 Tensor and a small Python int too:
     an index's arithmetic, `i + block_size` (int64 stays int64 in numpy as in PyTorch, wrapping alike)."""
     if type(a) is not Tensor and not isinstance(a, Tensor) or \
-            recording.recorders_made and recording.hook.recorder is not None:
+            recording.recorders_made and recording.hook.recorder is not None or _function.dual_apply is not None:
         return None  # (a subclass: nn.Parameter, `self.weight * x`)
     x = a.array
     if x.dtype.kind != "f" or x.dtype.itemsize < 4:

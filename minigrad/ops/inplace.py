@@ -10,7 +10,8 @@ import functools
 import numpy as np
 
 from .. import dtypes
-from ..autograd import grad_mode, recording
+from ..autograd import forward_ad, grad_mode, recording
+from ..autograd import function as _function
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
@@ -64,6 +65,8 @@ def multi_output_error(output_nr, op_name):
 
 def apply_inplace(self, raw, recorded, *others):
     """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it."""
+    if _function.dual_apply is not None:  # a forward-AD level is entered: self may take a tangent
+        return forward_ad.apply_inplace(self, raw, recorded, others, apply_inplace)
     recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
     if grad_mode.inference_tensors_made and _inference_outside(self):
         raise RuntimeError(INFERENCE_WRITE_MESSAGE)
@@ -315,7 +318,7 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_fir
             return recorder.on_inplace(method, self, (other, *args), kwargs, lambda source: op(source, other, *args, **kwargs))
         # the common case: the numpy call alone (an SGD step's `p.data.add_(p.grad.data, alpha=-lr)` too)
         scale = kwargs["alpha"] if kwargs and len(kwargs) == 1 and "alpha" in kwargs else None if kwargs else 1
-        if not args and type(scale) in (int, float) and _plain_write(self, other):
+        if not args and type(scale) in (int, float) and _function.dual_apply is None and _plain_write(self, other):
             a = self.array
             o = other.array if type(other) is Tensor else other
             ufunc(a, o if scale == 1 else o * scale, a)  # (out given by position: cheaper)
@@ -326,7 +329,8 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_fir
                 raise TypeError(too_many_positional(torch_name, 1, 1 + len(args)))
             other, alpha = alpha_first(other, args, True)
             args, kwargs = (), {**kwargs, "alpha": alpha}
-        if record_sum is not None and scale == 1 and not args and _sums_in_place(self, other):
+        if record_sum is not None and scale == 1 and not args and _function.dual_apply is None \
+                and _sums_in_place(self, other):
             return write_result(self, record_sum(self, other))
         if not isinstance(other, _OPERANDS):  # (p.grad of None, say: PyTorch's words, not numpy's)
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type_name(other)}")
@@ -873,3 +877,6 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
                 memory[start:], size, tuple(s * memory.itemsize for s in stride))
     self._version_counter[0] += 1
     return self
+
+
+forward_ad.place_in_base = _place_in_base

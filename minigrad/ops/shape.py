@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from ..autograd import function as _function
 from ..autograd import recording
 from ..autograd.function import Function
 from ..autograd.grad_mode import state
@@ -56,10 +57,11 @@ def _view_of(base, array):
 
 def _records_nothing(t):
     """Whether an op on `t` alone records nothing (no gradient wanted, no minigrad.compile capture, and t
-    is no view whose base was since written in place: Function.apply gives such a view that write's
+    is no view whose base was since written in place, no forward-AD level entered: Function.apply gives such a view that write's
     history), so that a view op may be the view alone."""
     return not (t.requires_grad and state.grad_enabled) \
         and (not recording.recorders_made or recording.hook.recorder is None) \
+        and _function.dual_apply is None \
         and (t._base is None or t._view_version == t._version_counter[0])
 
 
