@@ -145,7 +145,7 @@ class Tensor:
         The raw array is `.array`."""
         if recording.hook.recorder is not None:  # in a minigrad.compile capture: read at each replay
             return recording.hook.recorder.on_call(_data_of, self)
-        return Tensor._wrap(self.array)
+        return Tensor._wrap(self.array if _function.dual_apply is None else self.array.view())  # (as detach's)
 
     @data.setter
     def data(self, value):
@@ -537,7 +537,9 @@ class Tensor:
 
     def detach(self):
         """A new leaf sharing this tensor's data (and version counter), outside the graph."""
-        t = Tensor._wrap(self.array, version_counter=self._version_counter)
+        # (in a forward-AD level, an array of its own: tangents are keyed by array, and a detached tensor has none)
+        a = self.array if _function.dual_apply is None else self.array.view()
+        t = Tensor._wrap(a, version_counter=self._version_counter)
         if recording.hook.recorder is not None:  # in a minigrad.compile capture: an alias of this value's memory
             recording.hook.recorder.on_alias(t)
         return t
@@ -601,7 +603,7 @@ class Tensor:
             return self
         if type(a) is np.ndarray and not self.requires_grad and a.dtype.kind != "c" \
                 and (self._base is None or self._view_version == self._version_counter[0]) \
-                and (not recording.recorders_made or recording.hook.recorder is None):
+                and (not recording.recorders_made or recording.hook.recorder is None) and _function.dual_apply is None:
             return Tensor._output(a.astype(dtype.np), None)
         return self.to(dtype)
 

@@ -171,9 +171,17 @@ def _apply(cls, args):
                                   "with forward mode AD." if getattr(cls, "jvp", None) is None else
                                   f"minigrad's forward AD does not run a custom Function's jvp staticmethod "
                                   f"({cls.__name__}.jvp): compute the jvp with minigrad.func.jvp instead")
+    from .. import random as _random
+
+    before = _random.get_rng_state()  # (the second run draws what the first drew: dropout's mask is the output's)
     out = _plain(cls.apply, *args)
+    after = _random.get_rng_state()
     outs = out if isinstance(out, tuple) else (out,)
-    _plain(_tangents_of_outputs, cls, args, tangents, outs)
+    _random._set_rng_state(before)
+    try:
+        _plain(_tangents_of_outputs, cls, args, tangents, outs)
+    finally:
+        _random._set_rng_state(after)
     return out
 
 

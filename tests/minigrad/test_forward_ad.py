@@ -163,3 +163,31 @@ def test_errors_as_torch(case):
     kind, text = error_of(torch, tfwAD, case)
     assert error_of(mg, fwAD, case) == (kind, text.replace("torch.", "minigrad."))  # (dtypes named by the library)
     assert fwAD._level is None  # every case left the level it entered
+
+
+def test_detach_and_data_carry_no_tangent_as_torch():
+    torch = pytest.importorskip("torch")
+    p = np.random.default_rng(3).standard_normal(5)
+    results = []
+    for lib in (torch, mg):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(lib.tensor(p), lib.ones(5, dtype=lib.float64))
+            assert fw.unpack_dual(d.detach()).tangent is None and fw.unpack_dual(d.data).tangent is None
+            results.append(np.asarray(fw.unpack_dual(d * d.detach()).tangent.tolist()))
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-12)
+
+
+def test_a_dropout_tangent_uses_the_outputs_mask():
+    fw = mg.autograd.forward_ad
+    p = mg.tensor(np.random.default_rng(4).standard_normal(200) + 3.0)
+    with fw.dual_level():
+        d = fw.make_dual(p, mg.ones(200, dtype=mg.float64))
+        mg.manual_seed(1)
+        primal, tangent = fw.unpack_dual(F.dropout(d, 0.5))
+        # y = mask * x / (1 - p): the tangent is mask / (1 - p) = y / x, zero exactly where y is
+        np.testing.assert_allclose(tangent.numpy(), (primal / p).numpy(), rtol=1e-12)
+        after = mg.rand(3)
+    mg.manual_seed(1)
+    F.dropout(p, 0.5)
+    assert np.array_equal(after.numpy(), mg.rand(3).numpy())  # (one op's draws taken once from the stream)
