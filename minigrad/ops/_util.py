@@ -341,7 +341,7 @@ def checked_scalar(value, dt):
     if dt.kind == "b":
         return builtins.bool(value)
     if dt.kind == "f":
-        fits = not math.isfinite(value) or abs(value) <= np.finfo(dt).max
+        fits = not math.isfinite(value) or abs(value) <= builtins.float(np.finfo(dt).max)
     else:
         info = np.iinfo(dt)
         lo, hi = info.min, info.max

@@ -185,7 +185,7 @@ def gpt_train_and_decode(torch, init):
     @torch.no_grad()
     def generate(idx, steps, temperature=1.0, top_k=None, top_p=None, penalty=None, greedy=False):
         out, probs_seen = idx, []
-        for s in range(steps):
+        for _ in range(steps):
             cond = out if out.size(1) <= T else out[:, -T:]
             logits, _, _ = model(cond)
             logits = logits[:, -1, :] / temperature
@@ -431,7 +431,7 @@ def skipgram(torch, init):
     centers, contexts = corpus[1:-1].repeat(2), torch.cat([corpus[:-2], corpus[2:]])
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
     losses = []
-    for step in range(3):
+    for _ in range(3):
         u = rng.random((centers.size(0), K))
         negatives = torch.searchsorted(noise.cumsum(0), torch.tensor(u)).clamp(max=V - 1)
         loss = model(centers, contexts, negatives)
