@@ -407,6 +407,10 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if not isinstance(fill_value, (builtins.int, builtins.float, builtins.bool, builtins.complex, np.number,
                                    np.bool_)) and not (hasattr(fill_value, "shape") and fill_value.shape == ()):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
+    if dtype is not None:
+        from .ops._util import checked_scalar
+
+        fill_value = checked_scalar(fill_value, _dt(dtype))
     return _filled(fill_value, (tuple(size),), dtype, device, requires_grad, "full")
 
 

@@ -326,3 +326,34 @@ def sizes_or_keyword(fn, args, kwargs, name):
     value = kwargs[name]
     return (value,) if isinstance(value, (tuple, list, builtins.int, np.integer)) else (tuple(value),)
 
+
+
+# the C++ type names PyTorch's overflow text gives, where they are not numpy's name + "_t"
+_CONVERT_NAMES = {"int32": "int", "float16": "c10::Half", "float32": "float", "float64": "double"}
+
+
+def checked_scalar(value, dt):
+    """A Python number as PyTorch converts a fill value into dtype `dt`: refused with its text where it does not
+    fit (NaN and infinities in an integer dtype); an unsigned dtype takes an int down to -max, wrapped."""
+    dt = np.dtype(dt)
+    if type(value) not in (builtins.int, builtins.float) or dt.kind == "c":
+        return value
+    if dt.kind == "b":
+        return builtins.bool(value)
+    if dt.kind == "f":
+        fits = not math.isfinite(value) or abs(value) <= builtins.float(np.finfo(dt).max)
+    else:
+        info = np.iinfo(dt)
+        lo, hi = info.min, info.max
+        if type(value) is builtins.float:  # (compared as doubles, as PyTorch does)
+            lo, hi = builtins.float(lo), builtins.float(hi)
+        elif dt.kind == "u":
+            lo = -hi
+        fits = lo <= value <= hi  # (False for NaN)
+        if fits:  # truncated; wrapped where negative in an unsigned dtype, or 2^63 (a double) in int64
+            value = builtins.int(value) % (info.max + 1) if dt.kind == "u" else builtins.int(value)
+            value = value if value <= info.max else info.min
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_CONVERT_NAMES.get(dt.name, dt.name + '_t')} "
+                           "without overflow")
+    return value

@@ -810,13 +810,37 @@ def bincount(input, weights=None, minlength=0):
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    if side is not None and side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+    if side == "left" and right:
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+                           "right was True")
     side = side or ("right" if right else "left")
     if not isinstance(input, Tensor):
         input = Tensor._wrap(array_module(sorted_sequence.array).asarray(input))
     complex_ops.refuse("searchsorted", sorted_sequence, input)
+    bs, vs = sorted_sequence.array.shape, input.array.shape
+    if not bs:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
+    if len(bs) > 1 and (len(bs) != len(vs) or bs[:-1] != vs[:-1]):
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                           "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                           f"{list(bs)} and input value tensor {list(vs)}")
+    if sorter is not None:
+        if sorter.array.dtype != np.int64:
+            raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                               f"{sorter.dtype._legacy[:-6]}")
+        if sorter.array.shape != bs:
+            raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                               f"tensor {list(bs)}and got sorter tensor {list(sorter.array.shape)}")
+        if sorter.array.size and (sorter.array.min() < 0 or sorter.array.max() >= bs[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
 
-    def search(seq, vals):
+    def search(seq, vals, *order):
         xp = array_module(seq)
+        if order:  # the boundaries put in order by `sorter` first (the positions are those of the sorted row)
+            seq = xp.take_along_axis(seq, order[0], axis=-1)
         if seq.ndim == 1:
             out = xp.searchsorted(seq, vals, side=side)
         else:
@@ -825,7 +849,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             out = xp.stack([xp.searchsorted(s, v, side=side) for s, v in zip(flat_s, flat_v)]).reshape(vals.shape)
         return xp.asarray(out).astype(np.int32 if out_int32 else np.int64)
 
-    return array_op(search, sorted_sequence, input)
+    return array_op(search, sorted_sequence, input, *(() if sorter is None else (sorter,)))
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):

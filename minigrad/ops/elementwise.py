@@ -16,7 +16,7 @@ from ..dtypes import cpp_name, result_type
 from .array_op import array_op
 from .complex import check_same_dtype as _check_same_dtype, refuse as _refuse
 from ._util import (
-    _check_broadcast, as_tensor_like, binary_operands, broadcast_shapes, cast, float_only, float_operands, sum_to, sum_to_array, type_name,
+    _check_broadcast, as_tensor_like, checked_scalar, binary_operands, broadcast_shapes, cast, float_only, float_operands, sum_to, sum_to_array, type_name,
     too_many_positional, in_float32,
 )
 
@@ -1517,7 +1517,7 @@ def masked_fill(input, mask, value):
         if value.array.dtype != input.array.dtype and value.array.dtype.kind == "f":
             value = value.to(input.dtype)
         return MaskedFillTensor.apply(input, mask, value)
-    return MaskedFill.apply(input, mask, value)
+    return MaskedFill.apply(input, mask, checked_scalar(value, input.array.dtype))
 
 
 # ---- comparisons and logic (no gradient) -------------------------------------------------

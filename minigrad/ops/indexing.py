@@ -392,7 +392,9 @@ class IndexSelect(Function):
             lo, hi = builtins.int(i.min()), builtins.int(i.max())
             if lo < 0:
                 raise RuntimeError(f"INDICES element is out of DATA bounds, id={lo} axis_dim={n}")
-            raise IndexError(f"index out of range in self (index {hi} for dimension {dim} with size {n})")
+            err = IndexError("index out of range in self")  # PyTorch's text; which index, in a note
+            err.__notes__ = [f"index {hi} is out of bounds for dimension {dim} with size {n}"]
+            raise err
         ctx.shape, ctx.index = a.array.shape, (slice(None),) * dim + (i,)
         out = a.array[ctx.index]
         return array_module(out).ascontiguousarray(out)
@@ -1150,9 +1152,11 @@ def multinomial(input, num_samples, replacement=False, generator=None):
     """Sample indices from each row of non-negative weights `input` (1-D or 2-D)."""
     p = input.array
     if p.ndim not in (1, 2):
-        raise RuntimeError(f"prob_dist must be 1 or 2 dim (got {p.ndim})")
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not input.dtype.is_floating_point:  # integer counts are weights too, but PyTorch refuses them
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype._legacy[:-6]}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > p.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     return Multinomial.apply(input, num_samples, replacement, generator)

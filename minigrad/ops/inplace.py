@@ -16,7 +16,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import broadcast_shapes, too_many_positional, type_name
+from ._util import broadcast_shapes, checked_scalar, too_many_positional, type_name
 from .complex import real_of, refuse, view_as_complex, view_as_real
 from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, as_int, put_values
 
@@ -467,7 +467,7 @@ def fill_(self, value, _node="FillBackward2"):
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(fill_, self, (value,), {})
-    v = _data(value)
+    v = checked_scalar(_data(value), self.array.dtype)
     if isinstance(value, Tensor):  # (its gradient: the sum of self's)
         return apply_inplace(self, lambda a: a.fill(v), lambda: self * 0 + v, value)
     return apply_inplace(self, lambda a: a.fill(v), lambda: _overwrite_node(_node).apply(
@@ -545,6 +545,7 @@ def masked_fill_(self, mask, value):
         mask = Tensor._wrap(np.asarray(mask))
     check_fill_mask(mask)
     check_fill_value(value)
+    value = checked_scalar(value, self.array.dtype)
     check_broadcasts_into(self, mask)  # (a causal mask cut shorter than the scores: numpy's ValueError otherwise)
 
     def raw(a):

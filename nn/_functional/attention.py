@@ -321,6 +321,14 @@ def _explicit_mask(mask, L, S, batch, out_batch, xp):
     return None, m
 
 
+def _fused_takes_both(qs, ks, vs, attn_mask, dropout_p, enable_gqa):
+    """Whether PyTorch's fused CPU kernel, which applies an explicit mask and causality together, takes
+    these inputs: its math path, which takes the rest, refuses the pair."""
+    heads_match = qs[1] == ks[1] == vs[1] or enable_gqa
+    return (len(qs) == len(ks) == len(vs) == 4 and qs[0] == ks[0] == vs[0] and heads_match
+            and qs[-1] == ks[-1] == vs[-1] and dropout_p == 0.0 and not attn_mask.requires_grad)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     if not (isinstance(query, Tensor) and isinstance(key, Tensor) and isinstance(value, Tensor)):
@@ -348,7 +356,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if ks[-2] != vs[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: key and value must have the same sequence length S, "
                            f"got key {list(ks)} and value {list(vs)}")
-    if attn_mask is not None and is_causal and attn_mask.requires_grad:  # (PyTorch applies both, but not this one)
+    if attn_mask is not None and is_causal and not _fused_takes_both(qs, ks, vs, attn_mask, dropout_p, enable_gqa):
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     gqa = 1
     if enable_gqa and len(qs) >= 3 and qs[-3] != ks[-3]:

@@ -6,6 +6,7 @@ as PyTorch composes most of them, so autograd differentiates them (twice, too) w
     pixel_shuffle, pixel_unshuffle, channel_shuffle
     relu_, elu_, leaky_relu_, hardtanh_, selu_, celu_, threshold_, rrelu_   (the in-place forms)
 """
+from minigrad.ops._util import broadcast_shapes
 from minigrad.ops.scatter import make_inplace
 
 from . import activation
@@ -129,7 +130,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def broadcast_pair(a, b):
-    shape = _mg().broadcast_shapes(a.shape, b.shape)
+    shape = broadcast_shapes(tuple(a.shape), tuple(b.shape))  # (PyTorch's text: the sizes of tensors a and b)
     return a.expand(shape), b.expand(shape)
 
 
