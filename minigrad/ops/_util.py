@@ -1,5 +1,6 @@
 """The shared mechanisms every op uses: operand promotion, broadcast-gradient reduction."""
 import builtins
+import functools
 import math
 import types
 from collections import namedtuple
@@ -332,16 +333,23 @@ def sizes_or_keyword(fn, args, kwargs, name):
 _CONVERT_NAMES = {"int32": "int", "float16": "c10::Half", "float32": "float", "float64": "double"}
 
 
+@functools.lru_cache(maxsize=None)
+def _float_max(dt):
+    return builtins.float(np.finfo(dt).max)
+
+
 def checked_scalar(value, dt):
     """A Python number as PyTorch converts a fill value into dtype `dt`: refused with its text where it does not
     fit (NaN and infinities in an integer dtype); an unsigned dtype takes an int down to -max, wrapped."""
+    if type(value) not in (builtins.int, builtins.float):
+        return value
     dt = np.dtype(dt)
-    if type(value) not in (builtins.int, builtins.float) or dt.kind == "c":
+    if dt.kind == "c":
         return value
     if dt.kind == "b":
         return builtins.bool(value)
     if dt.kind == "f":
-        fits = not math.isfinite(value) or abs(value) <= builtins.float(np.finfo(dt).max)
+        fits = not math.isfinite(value) or abs(value) <= _float_max(dt)
     else:
         info = np.iinfo(dt)
         lo, hi = info.min, info.max
