@@ -1104,10 +1104,15 @@ def index_copy(input, dim, index, source):
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{input.dtype._legacy[:-6]} and (source) {source.dtype._legacy[:-6]}")
     n = input.array.shape[d] if input.array.ndim else 1
-    i = index.array.reshape(-1)
-    bad = (i < 0) | (i >= n)  # (no id counts from the end here)
-    if bad.any():
-        raise IndexError(f"index_copy_(): index {i[bad.argmax()]} is out of bounds for dimension {d} with size {n}")
+
+    def checked(index):  # (an op: a captured call's replay checks each call's index, in these words)
+        i = index.reshape(-1)
+        bad = (i < 0) | (i >= n)  # (no id counts from the end here)
+        if bad.any():
+            raise IndexError(f"index_copy_(): index {i[bad.argmax()]} is out of bounds for dimension {d} with size {n}")
+        return index
+
+    index = array_op(checked, index)
     if source.array.ndim == 0 and input.array.ndim == 1:  # (a 0-d source: one slice of a 1-d self)
         source = source.reshape(1)
     kept = index_fill(input, d, index, 0.0 if input.array.dtype.kind == "f" else 0)
