@@ -141,7 +141,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """
     if size_average is not None or reduce is not None:  # PyTorch's deprecated arguments
         reduction = _legacy_reduction(size_average, reduce, reduction)
-    if isinstance(target, Tensor) and isinstance(input, Tensor) and target.dtype.is_floating_point \
+    if isinstance(target, Tensor) and isinstance(input, Tensor) and target.array.dtype.kind == "f" \
             and tuple(target.shape) == tuple(input.shape):
         # class probabilities: already plain recorded ops, and the reference below takes class ids only
         return _cross_entropy(input, target, weight, ignore_index=ignore_index, reduction=reduction,

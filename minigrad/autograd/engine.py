@@ -176,7 +176,6 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
             if node._pre_hooks or node._node_pre_hooks or (leaf and node.variable._hooks):
                 node_grads = _run_pre_hooks(node, node_grads)
                 restore = True
-            skip = False
             if capture is not None:
                 if node in targets:  # (one look per node: no (node, nr) pair made for every gradient of every node)
                     for nr, g in enumerate(node_grads):
@@ -184,9 +183,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                             captured[(node, nr)] = g
                 if node in stop:
                     continue
-                skip = node not in needed
+                if node not in needed:  # no target past it: it runs as a node that got no gradient (the counts alone)
+                    node_grads = None
             if leaf:
-                if not skip and accumulate and node_grads and node_grads[0] is not None:
+                if accumulate and node_grads and node_grads[0] is not None:
                     # drop the engine's other references, so that `reusable` counts exactly the
                     # _LEAF_HOLDERS it expects (the leaf may then adopt the gradient without a copy)
                     grad, node_grads, results, g = node_grads[0], None, None, None
@@ -195,7 +195,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                     if node.variable._post_accumulate_grad_hooks:
                         restore = True
                 continue
-            if skip or not node_grads or (node_grads[0] is None and not any(map(is_not, node_grads, repeat(None)))):
+            if not node_grads or (node_grads[0] is None and not any(map(is_not, node_grads, repeat(None)))):
                 for nxt, _ in node.next_functions:  # nothing flows on: only the counts of the edges
                     if nxt is not None:
                         left = deps[nxt] - 1
@@ -203,9 +203,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                         if left == 0:
                             push(ready, (-nxt._seq, nxt))
                 continue
-            missing = len(node._output_meta) - len(node_grads)
-            if missing > 0:
-                node_grads = node_grads + [None] * missing
+            if len(node_grads) < len(node._output_meta):  # (the list is the engine's own: popped from the buffers)
+                node_grads += [None] * (len(node._output_meta) - len(node_grads))
             results = node.apply(*node_grads)
             if anomaly:
                 _check_anomaly(node, results)

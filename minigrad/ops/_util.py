@@ -234,7 +234,8 @@ def some_id_outside(ids, n):
     if ids.size == 1:  # a generated token's: the number itself, where a reduction of one value costs 2 us
         return not 0 <= int(ids.item()) < n
     u = ids if ids.dtype.kind == "u" else ids.view(_UNSIGNED[ids.dtype.itemsize])
-    return int(u.max()) >= n
+    # (numpy's: the ufunc's reduce, which u.max() reaches through a Python function of numpy's)
+    return int(np.maximum.reduce(u, None) if type(u) is np.ndarray else u.max()) >= n
 
 
 _UNSIGNED = {n: np.dtype(f"u{n}") for n in (1, 2, 4, 8)}  # the unsigned dtype of each integer width
