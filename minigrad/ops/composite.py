@@ -169,15 +169,26 @@ def tensor_method(fn, name, params):
     return op
 
 
+def tensor_function(fn, name, params):
+    """The function form `torch.name(...)` of fn: its Tensor arguments `params` (input first) checked by position.
+    fn stays its __wrapped__, so that the forms made from it count its own arguments."""
+
+    def op(*args, **kwargs):
+        require_tensors(name, params, args, kwargs)
+        return fn(*args, **kwargs)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__, op.__wrapped__ = fn.__doc__, fn
+    return op
+
+
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2."""
-    require_tensors("addcmul", ("input", "tensor1", "tensor2"), (input, tensor1, tensor2), {})
     return input + _scaled(tensor1 * tensor2, value)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2."""
-    require_tensors("addcdiv", ("input", "tensor1", "tensor2"), (input, tensor1, tensor2), {})
     if tensor1.array.dtype.kind in "iub" and tensor2.array.dtype.kind in "iub":
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
                            "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
@@ -274,7 +285,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 # ---- elementwise compositions --------------------------------------------------------------------------
 def hypot(input, other):
-    require_tensors("hypot", ("input", "other"), (input, other), {})
     a, _ = binary_operands(input, other)
     if a.array.dtype.kind != "f":
         raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")

@@ -807,15 +807,8 @@ def _check_pow(dt, exponent):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
-def _tensors_only(name, input, other):
-    for position, arg, x in ((1, "input", input), (2, "other", other)):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type_name(x)}")
-
-
 def maximum(input, other):
     """Elementwise max of two tensors."""
-    _tensors_only("maximum", input, other)
     if input.array.dtype.kind == "c" or other.array.dtype.kind == "c":
         _refuse("maximum", input, other)
     return _binary(Maximum, input, other)
@@ -823,7 +816,6 @@ def maximum(input, other):
 
 def minimum(input, other):
     """Elementwise min of two tensors."""
-    _tensors_only("minimum", input, other)
     if input.array.dtype.kind == "c" or other.array.dtype.kind == "c":
         _refuse("minimum", input, other)
     return _binary(Minimum, input, other)

@@ -1,0 +1,129 @@
+"""In-place ops (and their function, method and out= forms) against PyTorch, from a differential fuzz: values,
+dtypes, version counts, gradients and refusals (type and text), and a small seeded fuzz of the same."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+torch = pytest.importorskip("torch")
+
+
+def outcome(lib, f):
+    """What f(lib) gives: its tensor's dtype, shape and values (or another result's repr), or its error's type and
+    first line."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = f(lib)
+    except Exception as e:  # noqa: BLE001 (the refusal is the result compared)
+        return type(e).__name__, str(e).split("\n")[0].replace("torch.", "minigrad.")
+    if isinstance(r, (torch.Tensor, mg.Tensor)):
+        return "ok", str(r.dtype).split(".")[-1], tuple(r.shape), np.asarray(r.detach().numpy()).tolist()
+    return "ok", repr(r)
+
+
+def assert_same(f):
+    expected = outcome(torch, f)
+    assert outcome(mg, f) == expected
+
+
+# ---- a number where PyTorch's signature takes a Tensor: its parser's TypeError, in every form ------------
+TENSOR_ONLY = ["atan2", "arctan2", "gcd", "lcm", "heaviside", "ldexp", "igamma", "igammac", "nextafter", "hypot",
+               "logical_and", "logical_or", "logical_xor", "fmax", "fmin", "maximum", "minimum", "logaddexp",
+               "logaddexp2", "dist"]
+
+
+@pytest.mark.parametrize("number", [2, 1.5, True, 1j])
+@pytest.mark.parametrize("form", ["function", "function, number first", "method", "in-place"])
+@pytest.mark.parametrize("name", TENSOR_ONLY)
+def test_number_for_a_tensor_argument_as_torch(name, form, number):
+    def f(lib):
+        t = lib.ones(3, dtype=lib.int64 if name in ("gcd", "lcm") else lib.float32)
+        if form == "function":
+            return getattr(lib, name)(t, number)
+        if form == "function, number first":
+            return getattr(lib, name)(number, t)
+        if form == "method":
+            return getattr(t, name)(number)
+        return getattr(t, name + "_")(number) if hasattr(torch.Tensor, name + "_") else t
+
+    assert_same(f)
+
+
+@pytest.mark.parametrize("name", ["polar", "complex"])
+@pytest.mark.parametrize("first", [True, False])
+def test_number_for_polar_and_complex_as_torch(name, first):
+    assert_same(lambda lib: getattr(lib, name)(*((2.0, lib.ones(2)) if first else (lib.ones(2), 2.0))))
+
+
+@pytest.mark.parametrize("grad", ["leaf", "view of leaf"])
+@pytest.mark.parametrize("name", ["atan2_", "logical_and_", "gcd_", "igamma_"])
+def test_number_refused_before_the_leaf_check_as_torch(name, grad):
+    def f(lib):
+        t = lib.ones(3, requires_grad=True)
+        return getattr(t if grad == "leaf" else t[...], name)(2)
+
+    assert_same(f)
+
+
+# ---- in-place view ops: a new version, PyTorch's node names and texts ---------------------------------------
+VIEW_INPLACE = {
+    "squeeze_": ((1, 3), lambda t: t.squeeze_()),
+    "squeeze_ dim": ((1, 3), lambda t: t.squeeze_(0)),
+    "squeeze_ dims": ((1, 3), lambda t: t.squeeze_((0,))),
+    "unsqueeze_": ((2, 3), lambda t: t.unsqueeze_(1)),
+    "t_": ((2, 3), lambda t: t.t_()),
+    "t_ 3-d": ((1, 2, 3), lambda t: t.t_()),
+    "transpose_": ((2, 3), lambda t: t.transpose_(0, 1)),
+    "swapaxes_": ((2, 3), lambda t: t.swapaxes_(0, 1)),
+    "swapdims_": ((2, 3), lambda t: t.swapdims_(1, 0)),
+    "as_strided_": ((2, 3), lambda t: t.as_strided_((3,), (2,))),
+    "unsqueeze_ bad dim": ((2, 3), lambda t: t.unsqueeze_(5)),
+}
+
+
+@pytest.mark.parametrize("case", VIEW_INPLACE)
+def test_view_inplace_version_and_shape_as_torch(case):
+    shape, op = VIEW_INPLACE[case]
+
+    def f(lib):
+        t = lib.arange(float(np.prod(shape))).reshape(shape)
+        v = t._version
+        r = op(t)
+        assert r is t
+        return f"{t._version - v} {tuple(t.shape)} {t.tolist()}"
+
+    assert_same(f)
+
+
+@pytest.mark.parametrize("case", [c for c in VIEW_INPLACE if "bad" not in c and "3-d" not in c])
+def test_view_inplace_grad_fn_gradient_and_saved_check_as_torch(case):
+    shape, op = VIEW_INPLACE[case]
+
+    def node_and_grad(lib):
+        a = lib.arange(1.0, 1 + np.prod(shape)).reshape(shape).requires_grad_()
+        x = a * 2
+        op(x)
+        (x * lib.arange(float(x.numel())).reshape(x.shape)).sum().backward()
+        return f"{x.grad_fn.name()} {a.grad.tolist()}"
+
+    def saved_input_modified(lib):  # sin saved x: the in-place view op is a change its backward must refuse
+        a = lib.ones(shape, requires_grad=True)
+        x = a * 2
+        y = x.sin()
+        op(x)
+        y.sum().backward()
+
+    assert_same(node_and_grad)
+    assert_same(saved_input_modified)
+
+
+def test_saved_output_of_a_backward1_node_names_it_as_torch():
+    def f(lib):
+        y = lib.ones(2, 3, requires_grad=True).max()
+        y.mul_(2)
+        y.backward()
+
+    assert_same(f)
