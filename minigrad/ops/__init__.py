@@ -258,6 +258,7 @@ def _bind_methods(Tensor):
     methods["abs_"] = _abs_of(methods["abs_"])
     methods["float_power_"] = composite.float_power_of(methods["float_power_"])
     methods["ldexp_"] = composite.ldexp_of(methods["ldexp_"])
+    methods["lerp"], methods["lerp_"] = _P.lerp_method(methods["lerp"], "lerp"), _P.lerp_method(methods["lerp_"], "lerp_")
     for name, params in _TENSOR_PARAMS.items():  # (their positions counted from after self)
         for form in (name, name + "_"):
             if form in methods:

@@ -1077,18 +1077,37 @@ def index_copy(input, dim, index, source):
     from .scatter import index_add
 
     d = normalize_dim(dim, input.array.ndim)
+    shape, src_shape = input.array.shape, source.array.shape
+    if index.array.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.array.ndim})")
+    if not src_shape and index.array.size != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {index.array.size})")
+    if len(src_shape) != len(shape) and src_shape and shape:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must match. "
+                         f"Source dimensionality ({len(src_shape)}), destination dimensionality ({len(shape)})")
     if index.array.dtype != np.int64:
         raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {index.dtype._legacy[:-6]}")
     if source.array.dtype != input.array.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{input.dtype._legacy[:-6]} and (source) {source.dtype._legacy[:-6]}")
-    n = input.array.shape[d] if input.array.ndim else 1
+    slices = [s[:d] + s[d + 1:] for s in (shape, src_shape)]  # (no broadcasting: each slice as self's)
+    if slices[0] != slices[1]:
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {' '.join(map(str, slices[0]))} at dimension {d} and source slice shape: "
+                           f"{' '.join(map(str, slices[1]))} at dimension 0.")
+    count = src_shape[d] if src_shape else 1
+    if index.array.ndim and index.array.size != count:
+        raise IndexError(f"index_copy_(): Number of indices ({index.array.size}) should be equal to source.size(dim) "
+                         f"({count})")
+    n = shape[d] if shape else 1
     i = index.array.reshape(-1)
     bad = (i < 0) | (i >= n)  # (no id counts from the end here)
     if bad.any():
         raise IndexError(f"index_copy_(): index {i[bad.argmax()]} is out of bounds for dimension {d} with size {n}")
-    if source.array.ndim == 0 and input.array.ndim == 1:  # (a 0-d source: one slice of a 1-d self)
+    if not src_shape and len(shape) == 1:  # (a 0-d source: one slice of a 1-d self)
         source = source.reshape(1)
+    elif not shape and src_shape:  # (a 0-d self: its one element the source's)
+        source = source.reshape(())
     kept = index_fill(input, d, index, 0.0 if input.array.dtype.kind == "f" else 0)
     return index_add(kept, d, index, source)
 

@@ -1471,12 +1471,24 @@ def check_fill_mask(mask):
                            f"{cpp_name(mask.array.dtype)}")
 
 
-def check_fill_value(value):
-    """masked_fill's value is a number or a 0-d tensor (numpy would broadcast a 1-element one)."""
+def check_fill_value(value, dtype):
+    """masked_fill's value is a number or a 0-d tensor (numpy would broadcast a 1-element one); a complex one fills
+    a real tensor of `dtype` only as full's does (its imaginary part 0), else PyTorch's refusal."""
     if isinstance(value, Tensor) and value.array.ndim:
         raise RuntimeError(
             f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.array.ndim} dimension(s)."
         )
+    complex_fill(value, dtype)
+
+
+def complex_fill(value, dtype):
+    """PyTorch's refusal of a complex number (or 0-d tensor) with an imaginary part written into a real `dtype`."""
+    if isinstance(value, Tensor):
+        value = value.array.item() if value.array.dtype.kind == "c" and not value.array.ndim else None
+    if isinstance(value, (builtins.complex, np.complexfloating)):
+        from ..factory import _complex_fill
+
+        _complex_fill(value, dtype)
 
 
 def masked_fill(input, mask, value):
@@ -1489,8 +1501,8 @@ def masked_fill(input, mask, value):
         shape = broadcast_shapes(ms, s)  # (PyTorch's error names the mask tensor a)
         if shape != s:  # a mask of more dimensions, or larger where input's size is 1: input broadcast to it, as in PyTorch
             input = input.expand(shape)
+    check_fill_value(value, input.dtype)
     if isinstance(value, Tensor):
-        check_fill_value(value)
         if value.array.dtype != input.array.dtype and value.array.dtype.kind == "f":
             value = value.to(input.dtype)
         return MaskedFillTensor.apply(input, mask, value)

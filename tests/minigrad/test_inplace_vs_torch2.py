@@ -127,3 +127,57 @@ def test_saved_output_of_a_backward1_node_names_it_as_torch():
         y.backward()
 
     assert_same(f)
+
+
+# ---- lerp's arguments, complex values into a real tensor, index_copy_'s checks in PyTorch's order ----------
+def T(lib, *args, **kwargs):
+    return lib.tensor(*args, **kwargs)
+
+
+VALUE_CASES = {
+    "lerp_ number end": lambda l: l.ones(2).lerp_(2, 0.5),
+    "lerp number end": lambda l: l.ones(2).lerp(2, 0.5),
+    "lerp_ complex end": lambda l: l.ones(2).lerp_(1j, 0.5),
+    "lerp_ one argument": lambda l: l.ones(2).lerp_(l.ones(2)),
+    "lerp_ three arguments": lambda l: l.ones(2).lerp_(l.ones(2), 0.5, 1),
+    "lerp_ keywords": lambda l: l.ones(2).lerp_(end=l.zeros(2), weight=0.25),
+    "torch.lerp number end": lambda l: l.lerp(l.ones(2), 2, 0.5),
+    "lerp complex weight": lambda l: l.ones(2).lerp(l.zeros(2), 1j),
+    "lerp_ complex weight": lambda l: l.ones(2).lerp_(l.zeros(2), 1j),
+    "lerp_ real complex weight": lambda l: l.ones(2).lerp_(l.zeros(2), 0.5 + 0j),
+    "masked_fill_ complex": lambda l: l.ones(2).masked_fill_(T(l, True), 1j),
+    "masked_fill_ complex tensor": lambda l: l.ones(2).masked_fill_(T(l, True), T(l, 1j)),
+    "masked_fill_ complex, int": lambda l: l.ones(2, dtype=l.int64).masked_fill_(T(l, True), 2j),
+    "masked_fill complex": lambda l: l.ones(2).masked_fill(T(l, True), 1j),
+    "masked_fill_ complex into complex": lambda l: l.ones(2, dtype=l.complex64).masked_fill_(T(l, [True, False]), 1j),
+    "fill_ complex": lambda l: l.ones(2).fill_(1j),
+    "fill_ complex, double": lambda l: l.ones(2, dtype=l.float64).fill_(T(l, 1j)),
+    "index_copy_ slice shapes": lambda l: l.zeros(3, 2).index_copy_(0, T(l, [0, 1]), l.ones(2, 1)),
+    "index_copy_ slice shapes 3-d": lambda l: l.zeros(3, 2, 4).index_copy_(1, T(l, [0]), l.ones(3, 1, 5)),
+    "index_copy slice shapes": lambda l: l.index_copy(l.zeros(3, 2), 0, T(l, [0, 1]), l.ones(2, 1)),
+    "index_copy_ scalar source, two indices": lambda l: l.zeros(3).index_copy_(0, T(l, [0, 1]), T(l, 1.0)),
+    "index_copy_ 2-d index": lambda l: l.zeros(3).index_copy_(0, T(l, [[1]]), T(l, [1.0])),
+    "index_copy_ dims before index dtype": lambda l: l.zeros(3, 2).index_copy_(0, T(l, [1], dtype=l.int32), l.ones(2)),
+    "index_copy_ dims before dtype": lambda l: l.zeros(3, 2).index_copy_(0, T(l, [1]), l.ones(2, dtype=l.float64)),
+    "index_copy_ count": lambda l: l.zeros(3, 2).index_copy_(0, T(l, [0, 1]), l.ones(3, 2)),
+    "index_copy_ slices before range": lambda l: l.zeros(3, 2).index_copy_(0, T(l, [5]), l.ones(1, 3)),
+    "index_copy_ 0-d self": lambda l: l.zeros(()).index_copy_(0, T(l, [0]), l.ones(1)),
+    "index_copy_ 0-d self, 2-d source": lambda l: l.zeros(()).index_copy_(0, T(l, [0]), l.ones(1, 1)),
+    "index_copy_ 0-d source": lambda l: l.zeros(2).index_copy_(0, T(l, [0]), T(l, 3.0)),
+}
+
+
+@pytest.mark.parametrize("case", VALUE_CASES)
+def test_argument_and_value_corners_as_torch(case):
+    assert_same(VALUE_CASES[case])
+
+
+def test_index_copy_of_a_0d_self_gradients_as_torch():
+    def f(lib):
+        x = lib.tensor(2.0, requires_grad=True)
+        src = lib.tensor([3.0], requires_grad=True)
+        y = (x * 1).index_copy_(0, lib.tensor([0]), src)
+        (y * 5).backward()
+        return f"{y.item()} {x.grad.item()} {src.grad.tolist()}"
+
+    assert_same(f)
