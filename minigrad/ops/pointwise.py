@@ -458,12 +458,11 @@ def lerp(input, end, weight):
 
 
 # ---- bitwise (integers and bool; no gradient) --------------------------------------------------
-def _bitwise(name, ufunc):
+def _bitwise(name, ufunc, kernel):
     def op(input, other):
         a, b = binary_operands(input, other)
-        if a.array.dtype.kind == "f":
-            raise NotImplementedError(f"\"{name.replace('bitwise_', '') if 'shift' in name else name}_cpu\" "
-                                      f"not implemented for '{a.dtype._legacy[:-6]}'")
+        if a.array.dtype.kind in "fc":
+            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
         if "shift" in name and a.array.dtype == np.bool_:
             a, b = cast(a, np.dtype(np.int64)), cast(b, np.dtype(np.int64))
         return array_op(lambda x, y: array_module(x).asarray(getattr(array_module(x), ufunc)(x, y), dtype=x.dtype), a, b)
@@ -473,11 +472,11 @@ def _bitwise(name, ufunc):
     return op
 
 
-bitwise_and = _bitwise("bitwise_and", "bitwise_and")
-bitwise_or = _bitwise("bitwise_or", "bitwise_or")
-bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
-bitwise_left_shift = _bitwise("bitwise_left_shift", "left_shift")
-bitwise_right_shift = _bitwise("bitwise_right_shift", "right_shift")
+bitwise_and = _bitwise("bitwise_and", "bitwise_and", "bitwise_and")
+bitwise_or = _bitwise("bitwise_or", "bitwise_or", "bitwise_or")
+bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor", "bitwise_xor")
+bitwise_left_shift = _bitwise("bitwise_left_shift", "left_shift", "lshift")  # (PyTorch's kernels' names)
+bitwise_right_shift = _bitwise("bitwise_right_shift", "right_shift", "rshift")
 
 
 def bitwise_not(input):

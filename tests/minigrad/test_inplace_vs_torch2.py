@@ -181,3 +181,66 @@ def test_index_copy_of_a_0d_self_gradients_as_torch():
         return f"{y.item()} {x.grad.item()} {src.grad.tolist()}"
 
     assert_same(f)
+
+
+@pytest.mark.parametrize("form", ["function", "in-place"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"])
+def test_bitwise_kernel_names_in_refusals_as_torch(name, dtype, form):
+    def f(lib):
+        x = lib.ones(2, dtype=getattr(lib, dtype))
+        return getattr(lib, name)(x, x) if form == "function" else getattr(x, name + "_")(x)
+
+    assert_same(f)
+
+
+# ---- a small seeded fuzz: random in-place ops, operands, dtypes, views and grad modes -----------------------
+# (the shape-changing ops, and the ops whose signature takes a Tensor, given a number: the groups fixed so far)
+FUZZ_OPS = ["squeeze_", "unsqueeze_", "t_", "heaviside_", "ldexp_", "igamma_", "logical_or_", "lcm_", "gcd_",
+            "atan2_", "nextafter_", "hypot_"]
+FUZZ_DTYPES = ["bool", "uint8", "int64", "float32", "float64", "complex64"]
+
+
+def _fuzz_case(rng):
+    op = str(rng.choice(FUZZ_OPS))
+    sdt = rng.choice(FUZZ_DTYPES)
+    shapes = [(), (0,), (1,), (3,), (1, 3), (2, 3), (3, 1), (2, 1, 3)]
+    a = rng.standard_normal(shapes[rng.integers(len(shapes))]) * 3
+    operand = rng.choice(["int", "float", "complex", "bool"])
+    grad = rng.choice(["none", "leaf", "nonleaf"])
+
+    def make(lib, arr, dt):
+        arr = arr > 0 if dt == "bool" else (np.abs(arr) if dt == "uint8" else arr).astype(dt)
+        return lib.tensor(arr.tolist(), dtype=getattr(lib, str(dt)))
+
+    def f(lib):
+        x = make(lib, a, sdt)
+        if grad != "none" and x.dtype.is_floating_point:
+            x.requires_grad_(True)
+            if grad == "nonleaf":
+                x = x * 1
+        o = {"int": 2, "float": 1.5, "complex": 1j, "bool": True}[operand]
+        v = x._version
+        m = getattr(x, op)
+        if op in ("squeeze_", "t_"):
+            r = m()
+        elif op == "unsqueeze_":
+            r = m(0)
+        else:
+            r = m(o)
+        assert r is x
+        values = np.round(x.detach().numpy().astype(complex), 3).tolist()
+        return f"{str(x.dtype).split('.')[-1]} {tuple(x.shape)} {x._version - v} {values}"
+
+    return op, f
+
+
+def test_small_seeded_inplace_fuzz_as_torch():
+    rng = np.random.default_rng(1)
+    diffs = []
+    for _ in range(300):
+        op, f = _fuzz_case(rng)
+        got, expected = outcome(mg, f), outcome(torch, f)
+        if got != expected:
+            diffs.append((op, got, expected))
+    assert diffs == []
