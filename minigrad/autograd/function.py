@@ -24,7 +24,7 @@ from .recording import hook as _capture  # (minigrad.compile's per-thread hook)
 from . import grad_mode, recording
 from .grad_mode import state
 
-_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+_BACKWARD_SUFFIX = re.compile(r"Backward0?(?=\d*$)")
 
 # Bound by minigrad.tensor right after it defines the class (it imports this module, so this module
 # cannot import it): the hot path of Function.apply then pays no import per call.
@@ -206,7 +206,7 @@ class SavedTensor:
     def _version_message(self, node):
         # As PyTorch 2.13's: a saved output names its own node; a saved input names the node that
         # produces it now (after an in-place op, the in-place op's node); a leaf names none. The node's
-        # name loses its "Backward0" ("output 0 of Mul"); the hint depends on anomaly mode.
+        # name loses its "Backward" and a 0 ("output 0 of Mul", "of T1"); the hint depends on anomaly mode.
         fn = node if self.is_output else getattr(self.tensor, "grad_fn", None)
         if fn is not None:
             nr = 0 if self.is_output else self.tensor._output_nr

@@ -141,6 +141,20 @@ for _name, _fn in list(globals().items()):
         globals()[_name] = _numpy_names(_fn)
 
 
+# numbers where PyTorch's signature takes only Tensors: its parser's refusal ("argument 'other' (position 2) must be
+# Tensor, not int"), for the function, the method and the in-place method alike
+_BINARY = ("input", "other")
+_TENSOR_PARAMS = {
+    "addcdiv": ("input", "tensor1", "tensor2"), "addcmul": ("input", "tensor1", "tensor2"), "arctan2": _BINARY,
+    "atan2": _BINARY, "complex": ("real", "imag"), "dist": _BINARY, "fmax": _BINARY, "fmin": _BINARY, "gcd": _BINARY,
+    "heaviside": ("input", "values"), "hypot": _BINARY, "igamma": _BINARY, "igammac": _BINARY, "lcm": _BINARY,
+    "ldexp": _BINARY, "logaddexp": _BINARY, "logaddexp2": _BINARY, "logical_and": _BINARY, "logical_or": _BINARY,
+    "logical_xor": _BINARY, "maximum": _BINARY, "minimum": _BINARY, "nextafter": _BINARY, "polar": ("abs", "angle"),
+}
+for _name, _params in _TENSOR_PARAMS.items():
+    globals()[_name] = composite.tensor_function(globals()[_name], _name, _params)
+
+
 def _eq_operator(self, other):  # `t == None` is False, as in PyTorch (`if hidden == None:`)
     return False if other is None else eq(self, other)
 
@@ -242,13 +256,14 @@ def _bind_methods(Tensor):
             methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST,
                                                 cast_first=name in _INPLACE_CAST_FIRST)
     methods["abs_"] = _abs_of(methods["abs_"])
-    # numbers where PyTorch's signature takes only Tensors: its parser's refusal, counted from after self
-    for name, params in (("addcmul", ("tensor1", "tensor2")), ("addcdiv", ("tensor1", "tensor2")), ("hypot", ("other",))):
-        for form in (name, name + "_"):
-            methods[form] = composite.tensor_method(methods[form], form, params)
     methods["float_power_"] = composite.float_power_of(methods["float_power_"])
     methods["ldexp_"] = composite.ldexp_of(methods["ldexp_"])
-    for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims"):
+    methods["lerp"], methods["lerp_"] = _P.lerp_method(methods["lerp"], "lerp"), _P.lerp_method(methods["lerp_"], "lerp_")
+    for name, params in _TENSOR_PARAMS.items():  # (their positions counted from after self)
+        for form in (name, name + "_"):
+            if form in methods:
+                methods[form] = composite.tensor_method(methods[form], form, params[1:])
+    for name in ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims", "as_strided"):
         methods[name + "_"] = _make_view_inplace(methods[name], name)
     for name, fn in inplace._setup().items():
         methods[name] = fn

@@ -330,10 +330,6 @@ def sizes_or_keyword(fn, args, kwargs, name):
 
 
 
-# the C++ type names PyTorch's overflow text gives, where they are not numpy's name + "_t"
-_CONVERT_NAMES = {"int32": "int", "float16": "c10::Half", "float32": "float", "float64": "double"}
-
-
 @functools.lru_cache(maxsize=None)
 def _float_max(dt):
     return builtins.float(np.finfo(dt).max)
@@ -363,6 +359,8 @@ def checked_scalar(value, dt):
             value = builtins.int(value) % (info.max + 1) if dt.kind == "u" else builtins.int(value)
             value = value if value <= info.max else info.min
     if not fits:
-        raise RuntimeError(f"value cannot be converted to type {_CONVERT_NAMES.get(dt.name, dt.name + '_t')} "
+        from ..factory import _FILL_TYPES  # (the C++ type names PyTorch's overflow text gives)
+
+        raise RuntimeError(f"value cannot be converted to type {_FILL_TYPES.get(dt.name, dt.name + '_t')} "
                            "without overflow")
     return value

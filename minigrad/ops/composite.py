@@ -169,15 +169,26 @@ def tensor_method(fn, name, params):
     return op
 
 
+def tensor_function(fn, name, params):
+    """The function form `torch.name(...)` of fn: its Tensor arguments `params` (input first) checked by position.
+    fn stays its __wrapped__, so that the forms made from it count its own arguments."""
+
+    def op(*args, **kwargs):
+        require_tensors(name, params, args, kwargs)
+        return fn(*args, **kwargs)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__, op.__wrapped__ = fn.__doc__, fn
+    return op
+
+
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2."""
-    require_tensors("addcmul", ("input", "tensor1", "tensor2"), (input, tensor1, tensor2), {})
     return input + _scaled(tensor1 * tensor2, value)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2."""
-    require_tensors("addcdiv", ("input", "tensor1", "tensor2"), (input, tensor1, tensor2), {})
     if tensor1.array.dtype.kind in "iub" and tensor2.array.dtype.kind in "iub":
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv will "
                            "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
@@ -274,7 +285,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 # ---- elementwise compositions --------------------------------------------------------------------------
 def hypot(input, other):
-    require_tensors("hypot", ("input", "other"), (input, other), {})
     a, _ = binary_operands(input, other)
     if a.array.dtype.kind != "f":
         raise NotImplementedError(f"\"hypot_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
@@ -1098,12 +1108,29 @@ def index_copy(input, dim, index, source):
     from .scatter import index_add
 
     d = normalize_dim(dim, input.array.ndim)
+    shape, src_shape = input.array.shape, source.array.shape
+    if index.array.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.array.ndim})")
+    if not src_shape and index.array.size != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {index.array.size})")
+    if len(src_shape) != len(shape) and src_shape and shape:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must match. "
+                         f"Source dimensionality ({len(src_shape)}), destination dimensionality ({len(shape)})")
     if index.array.dtype != np.int64:
         raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {index.dtype._legacy[:-6]}")
     if source.array.dtype != input.array.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{input.dtype._legacy[:-6]} and (source) {source.dtype._legacy[:-6]}")
-    n = input.array.shape[d] if input.array.ndim else 1
+    slices = [s[:d] + s[d + 1:] for s in (shape, src_shape)]  # (no broadcasting: each slice as self's)
+    if slices[0] != slices[1]:
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {' '.join(map(str, slices[0]))} at dimension {d} and source slice shape: "
+                           f"{' '.join(map(str, slices[1]))} at dimension 0.")
+    count = src_shape[d] if src_shape else 1
+    if index.array.ndim and index.array.size != count:
+        raise IndexError(f"index_copy_(): Number of indices ({index.array.size}) should be equal to source.size(dim) "
+                         f"({count})")
+    n = shape[d] if shape else 1
 
     def checked(index):  # (an op: a captured call's replay checks each call's index, in these words)
         i = index.reshape(-1)
@@ -1113,8 +1140,10 @@ def index_copy(input, dim, index, source):
         return index
 
     index = array_op(checked, index)
-    if source.array.ndim == 0 and input.array.ndim == 1:  # (a 0-d source: one slice of a 1-d self)
+    if not src_shape and len(shape) == 1:  # (a 0-d source: one slice of a 1-d self)
         source = source.reshape(1)
+    elif not shape and src_shape:  # (a 0-d self: its one element the source's)
+        source = source.reshape(())
     kept = index_fill(input, d, index, 0.0 if input.array.dtype.kind == "f" else 0)
     return index_add(kept, d, index, source)
 

@@ -808,15 +808,8 @@ def _check_pow(dt, exponent):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
-def _tensors_only(name, input, other):
-    for position, arg, x in ((1, "input", input), (2, "other", other)):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type_name(x)}")
-
-
 def maximum(input, other):
     """Elementwise max of two tensors."""
-    _tensors_only("maximum", input, other)
     if input.array.dtype.kind == "c" or other.array.dtype.kind == "c":
         _refuse("maximum", input, other)
     return _binary(Maximum, input, other)
@@ -824,7 +817,6 @@ def maximum(input, other):
 
 def minimum(input, other):
     """Elementwise min of two tensors."""
-    _tensors_only("minimum", input, other)
     if input.array.dtype.kind == "c" or other.array.dtype.kind == "c":
         _refuse("minimum", input, other)
     return _binary(Minimum, input, other)
@@ -1494,12 +1486,24 @@ def check_fill_mask(mask):
                            f"{cpp_name(mask.array.dtype)}")
 
 
-def check_fill_value(value):
-    """masked_fill's value is a number or a 0-d tensor (numpy would broadcast a 1-element one)."""
+def check_fill_value(value, dtype):
+    """masked_fill's value is a number or a 0-d tensor (numpy would broadcast a 1-element one); a complex one fills
+    a real tensor of `dtype` only as full's does (its imaginary part 0), else PyTorch's refusal."""
     if isinstance(value, Tensor) and value.array.ndim:
         raise RuntimeError(
             f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.array.ndim} dimension(s)."
         )
+    complex_fill(value, dtype)
+
+
+def complex_fill(value, dtype):
+    """PyTorch's refusal of a complex number (or 0-d tensor) with an imaginary part written into a real `dtype`."""
+    if isinstance(value, Tensor):
+        value = value.array.item() if value.array.dtype.kind == "c" and not value.array.ndim else None
+    if isinstance(value, (builtins.complex, np.complexfloating)):
+        from ..factory import _complex_fill
+
+        _complex_fill(value, dtype)
 
 
 def masked_fill(input, mask, value):
@@ -1512,8 +1516,8 @@ def masked_fill(input, mask, value):
         shape = broadcast_shapes(ms, s)  # (PyTorch's error names the mask tensor a)
         if shape != s:  # a mask of more dimensions, or larger where input's size is 1: input broadcast to it, as in PyTorch
             input = input.expand(shape)
+    check_fill_value(value, input.dtype)
     if isinstance(value, Tensor):
-        check_fill_value(value)
         if value.array.dtype != input.array.dtype and value.array.dtype.kind == "f":
             value = value.to(input.dtype)
         return MaskedFillTensor.apply(input, mask, value)

@@ -467,6 +467,10 @@ def fill_(self, value, _node="FillBackward2"):
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} dimensions.")
     if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
         return recording.hook.recorder.on_inplace(fill_, self, (value,), {})
+    if isinstance(value, complex):  # (a complex 0-d tensor gives its real part, as PyTorch's)
+        from .elementwise import complex_fill
+
+        complex_fill(value, self.dtype)
     v = checked_scalar(_data(value), self.array.dtype)
     if isinstance(value, Tensor):  # (its gradient: the sum of self's)
         return apply_inplace(self, lambda a: a.fill(v), lambda: self * 0 + v, value)
@@ -544,7 +548,7 @@ def masked_fill_(self, mask, value):
     if not isinstance(mask, Tensor):
         mask = Tensor._wrap(np.asarray(mask))
     check_fill_mask(mask)
-    check_fill_value(value)
+    check_fill_value(value, self.dtype)
     value = checked_scalar(value, self.array.dtype)
     check_broadcasts_into(self, mask)  # (a causal mask cut shorter than the scores: numpy's ValueError otherwise)
 

@@ -13,7 +13,7 @@ from ..tensor import Tensor
 from .array_op import array_op
 from .complex import check_same_dtype, refuse
 from ._util import binary_operands, cast, float_operands, return_type, sum_to, type_name
-from .elementwise import _binary, _unary, exp, sqrt, where, zeros_like_grad
+from .elementwise import _binary, _unary, complex_fill, exp, sqrt, where, zeros_like_grad
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -413,6 +413,21 @@ _LERP_OVERLOADS = ("Tensor input, Tensor end, Tensor weight, *, Tensor out = Non
                    "Tensor input, Tensor end, Number weight, *, Tensor out = None")
 
 
+def lerp_method(fn, name):
+    """`t.lerp(end, weight)` or `t.lerp_(...)` of fn: PyTorch's parser's text, its arguments counted from after self,
+    for an `end` that is no Tensor or a wrong number of them."""
+    def op(self, *args, **kwargs):
+        if not kwargs and (len(args) != 2 or not isinstance(args[0], Tensor)):
+            from ..tensor import invalid_arguments
+
+            raise TypeError(invalid_arguments(name, args, ("Tensor end, Tensor weight", "Tensor end, Number weight")))
+        return fn(self, *args, **kwargs)
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = fn.__doc__
+    return op
+
+
 def lerp(input, end, weight):
     """input + weight * (end - input); `weight` a number or a tensor (all floating, one dtype)."""
     from ._util import broadcast_shapes
@@ -424,6 +439,9 @@ def lerp(input, end, weight):
     broadcast_shapes(input.array.shape, end.array.shape)
     if end.array.dtype != input.array.dtype:  # (PyTorch checks the dtypes before it looks for a kernel)
         raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `end` but got dtype {_dtypes.cpp_name(end.array.dtype)}")
+    if isinstance(weight, complex) and input.array.dtype.kind != "c":  # (a number PyTorch converts to input's dtype)
+        complex_fill(weight, input.dtype)
+        weight = weight.real
     if isinstance(weight, Tensor) and weight.array.dtype != input.array.dtype:
         raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `weight` but got dtype {_dtypes.cpp_name(weight.array.dtype)}")
     if input.array.dtype.kind not in "fc":
@@ -440,12 +458,11 @@ def lerp(input, end, weight):
 
 
 # ---- bitwise (integers and bool; no gradient) --------------------------------------------------
-def _bitwise(name, ufunc):
+def _bitwise(name, ufunc, kernel):
     def op(input, other):
         a, b = binary_operands(input, other)
-        if a.array.dtype.kind == "f":
-            raise NotImplementedError(f"\"{name.replace('bitwise_', '') if 'shift' in name else name}_cpu\" "
-                                      f"not implemented for '{a.dtype._legacy[:-6]}'")
+        if a.array.dtype.kind in "fc":
+            raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
         if "shift" in name and a.array.dtype == np.bool_:
             a, b = cast(a, np.dtype(np.int64)), cast(b, np.dtype(np.int64))
         return array_op(lambda x, y: array_module(x).asarray(getattr(array_module(x), ufunc)(x, y), dtype=x.dtype), a, b)
@@ -455,11 +472,11 @@ def _bitwise(name, ufunc):
     return op
 
 
-bitwise_and = _bitwise("bitwise_and", "bitwise_and")
-bitwise_or = _bitwise("bitwise_or", "bitwise_or")
-bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
-bitwise_left_shift = _bitwise("bitwise_left_shift", "left_shift")
-bitwise_right_shift = _bitwise("bitwise_right_shift", "right_shift")
+bitwise_and = _bitwise("bitwise_and", "bitwise_and", "bitwise_and")
+bitwise_or = _bitwise("bitwise_or", "bitwise_or", "bitwise_or")
+bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor", "bitwise_xor")
+bitwise_left_shift = _bitwise("bitwise_left_shift", "left_shift", "lshift")  # (PyTorch's kernels' names)
+bitwise_right_shift = _bitwise("bitwise_right_shift", "right_shift", "rshift")
 
 
 def bitwise_not(input):

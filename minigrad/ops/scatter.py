@@ -571,8 +571,9 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, cast_first=
 
 
 # PyTorch numbers an in-place view op's node after the out-of-place forms: t_ is TBackward1 where t is
-# TBackward0, squeeze_ SqueezeBackward3-5 where squeeze is 0-2
-_INPLACE_NODE_SHIFT = {"TBackward": 1, "TransposeBackward": 1, "UnsqueezeBackward": 1, "SqueezeBackward": 3}
+# TBackward0, squeeze_ SqueezeBackward3-5 where squeeze is 0-2, as_strided_ AsStridedBackward1
+_INPLACE_NODE_SHIFT = {"TBackward": 1, "TransposeBackward": 1, "UnsqueezeBackward": 1, "SqueezeBackward": 3,
+                       "AsStridedBackward": 1}
 
 
 @functools.cache
@@ -594,8 +595,17 @@ def make_view_inplace(fn, name):
     def op(self, *args, **kwargs):
         if state.grad_enabled:
             check_inplace(self)
-        out = fn(self, *args, **kwargs)
+        try:
+            out = fn(self, *args, **kwargs)
+        except RuntimeError as e:  # (PyTorch's texts name the in-place form: "t_() expects ...")
+            if not str(e).startswith(name + "()"):
+                raise
+            raise RuntimeError(name + "_" + str(e)[len(name):]) from None
         self.array = out.array
+        counter = self._version_counter
+        counter[0] += 1  # (a new shape is a change a saved tensor must see, as PyTorch counts it)
+        if self._base is not None and self._view_version == counter[0] - 1:  # (a view's history stays current)
+            self._view_version = counter[0]
         if out.grad_fn is not None and self.grad_fn is not None:
             _rename_inplace_node(out.grad_fn)
             self.grad_fn, self._output_nr = out.grad_fn, out._output_nr
