@@ -133,3 +133,31 @@ def test_norm_modules_empty(shape):
         assert tuple(x.grad.shape) == shape
         for p, pt in zip(ours.parameters(), theirs.parameters()):
             np.testing.assert_array_equal(p.grad.numpy(), pt.grad.numpy())
+
+
+# ---- the rest of nn.functional ------------------------------------------------------------------------
+@pytest.mark.parametrize("shape, dim", [((0,), 0), ((2, 0), -1), ((2, 3, 0), 2), ((0, 3), 1)])
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_over_empty_rows(shape, dim, op):
+    same(lambda F, x: getattr(F, op)(x, dim), rand(*shape))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_embedding_of_size_zero(causal):
+    # every score an empty sum: uniform weights (causal: over the keys up to each query), not 1/sqrt(0)
+    same(lambda F, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal), rand(2, 3, 0), rand(2, 3, 0),
+         rand(2, 3, 5), grad_fn=False)
+
+
+@pytest.mark.parametrize("shape, size", [((0, 2, 4), 0), ((1, 2, 3, 3), (0, 0)), ((1, 2, 3, 3), (2, 0)),
+                                         ((1, 1, 2, 2, 2), (0, 0, 0)), ((1, 1, 2, 2, 2), (2, 0, 0))])
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "area", "linear"])
+def test_interpolate_to_size_zero(shape, size, mode):
+    # area: adaptive average pooling to nothing, an empty tensor (whose backward PyTorch refuses: forward
+    # only); the others refuse with PyTorch's text
+    mode = {3: "linear", 4: "bilinear", 5: "trilinear"}[len(shape)] if mode == "linear" else mode
+    same(lambda F, x: F.interpolate(x, size=size, mode=mode), rand(*shape), grad=mode != "area", grad_fn=False)
+
+
+def test_interpolate_from_size_zero():
+    same(lambda F, x: F.interpolate(x, size=3, mode="nearest"), rand(1, 2, 0))
