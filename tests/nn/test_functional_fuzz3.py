@@ -161,3 +161,10 @@ def test_interpolate_to_size_zero(shape, size, mode):
 
 def test_interpolate_from_size_zero():
     same(lambda F, x: F.interpolate(x, size=3, mode="nearest"), rand(1, 2, 0))
+
+
+@pytest.mark.parametrize("shape, pad", [((1, 2, 3), (-4, 1)), ((1, 2, 0), (-1, 0)), ((0, 2, 3), (-4, 1)),
+                                        ((1, 2, 3), (-3, 0)), ((1, 2, 3), (-2, 1))])
+def test_constant_pad_negative(shape, pad):
+    # the negative pads are applied first (a narrow): a size that would go below 0 there is refused
+    same(lambda F, x: F.pad(x, pad), rand(*shape), grad_fn=False)
