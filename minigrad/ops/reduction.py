@@ -576,8 +576,10 @@ def softmax_array(a, dim):
 
 
 def _rows_impl(x, dim, op):
-    """The backend's kernel for `op` that takes the rows of the last dim of `x` (when `dim` is it), or None."""
-    return backends.find(op, x if x.ndim == 2 else x.reshape(-1, x.shape[-1])) if dim == x.ndim - 1 else None
+    """The backend's kernel for `op` that takes the rows of the last dim of `x` (when `dim` is it), or None
+    (also for an empty x: rows of nothing do not reshape to (-1, 0))."""
+    return backends.find(op, x if x.ndim == 2 else x.reshape(-1, x.shape[-1])) if dim == x.ndim - 1 and x.size \
+        else None
 
 
 def _rows_run(impl, x, dim, array_code):

@@ -366,7 +366,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         gqa = qs[-3] // ks[-3]
     if dropout_p > 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
-    scale = 1.0 / math.sqrt(qs[-1]) if scale is None else float(scale)
+    # (an embedding of size 0: every score an empty sum, 0, whatever the scale: PyTorch's uniform weights)
+    scale = float(scale) if scale is not None else 1.0 / math.sqrt(qs[-1]) if qs[-1] else 1.0
     if ks[-2] == 0:  # no keys: each output an empty sum, zeros (PyTorch's), as the product of the empty weights
         if gqa > 1:
             key, value = key.repeat_interleave(gqa, -3), value.repeat_interleave(gqa, -3)

@@ -63,9 +63,11 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if input.ndim < 3:
         raise ValueError(f"instance_norm: expected input of at least 3 dimensions (N, C, L...), got size "
                          f"{list(input.shape)}")
-    if use_input_stats and input.numel() // (input.shape[0] * input.shape[1]) <= 1:
-        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     N, C = input.shape[0], input.shape[1]
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    if N * C == 0 and (weight is not None or bias is not None):  # PyTorch's batch_norm of (1, 0, *): weight[0]
+        raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
     rm = None if running_mean is None else running_mean.repeat(N)
     rv = None if running_var is None else running_var.repeat(N)
     y = batch_norm(input.reshape(1, N * C, *input.shape[2:]), rm, rv, None, None, use_input_stats, momentum, eps)

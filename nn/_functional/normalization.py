@@ -20,6 +20,8 @@ def _forward_rows(xd, wd, bd, D, eps, impl=None, find=True):  # x_hat = (x - mea
     run `impl` (None: the passes), found before for arrays of these shapes."""
     xp = xp_of(xd)
     shape = xd.shape
+    if xd.size == 0:  # no rows, or rows of nothing: nothing to normalize, and no kernel takes them
+        return xp.empty(shape, dtype=xd.dtype), xp.empty((0, 1), xd.dtype), xp.empty((0, 1), xd.dtype), None
     # contiguous rows: a strided view (the last position's row, when generating) would compile to a
     # loop that sums in another order, and give the row another rounding than the whole batch
     x2 = xp.ascontiguousarray(xd).reshape(-1, D)
@@ -115,6 +117,10 @@ class LayerNorm(Function):
         x, _, _, w = ctx.saved_tensors
         needs = ctx.needs_input_grad
         D, w_shape, b_shape = ctx.shapes
+        if x.numel() == 0:  # (rows of nothing do not reshape to (-1, 0)) sums over nothing: zeros
+            zero = g.sum() * 0
+            return (g * zero if needs[0] else None, None, zero.expand(w_shape) if needs[2] else None,
+                    zero.expand(b_shape) if needs[3] else None, None)
         x2, g2 = x.reshape(-1, D), g.reshape(-1, D)
         xc = x2 - x2.mean(1, keepdim=True)
         rstd = ((xc * xc).mean(1, keepdim=True) + ctx.eps).rsqrt()
@@ -153,8 +159,12 @@ def _backward(g, xd, mean, rstd, w, D, w_shape, b_shape, need_x, need_w, need_b,
     """LayerNorm's backward on arrays: (gx, gw, gb), each None where not needed.
     x_hat = (x - mean) rstd;  gw = sum_rows g x_hat;  gb = sum_rows g;
     gx = rstd (g w - mean(g w) - x_hat mean(g w x_hat))"""
-    N = mean.shape[0]
     xp = xp_of(xd)
+    if xd.size == 0:  # sums over no rows, or rows of nothing: zeros
+        zeros = xp.zeros((2, D), dtype=g.dtype)
+        return _layer_norm_grads(xp.zeros(xd.shape, g.dtype) if need_x else None, zeros, need_w, need_b, w_shape,
+                                 b_shape)
+    N = mean.shape[0]
     x2 = xp.ascontiguousarray(xd).reshape(N, D)
     g2 = xp.ascontiguousarray(g).reshape(N, D)
     wd = None if w is None else w.reshape(D)
@@ -366,11 +376,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.ndim < 2:
         raise ValueError(f"batch_norm: expected input of at least 2 dimensions (N, C, *), got size {list(input.shape)}")
     C = input.shape[1]
-    if training:
-        n = input.numel() // max(C, 1)
-        if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-    elif running_mean is None or running_var is None:
+    if training and input.shape[0] * math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    if input.array.size == 0:  # PyTorch's: no statistics, the running ones untouched; a graph through x, w, b
+        return _empty_affine(input, weight, bias)
+    if not training and (running_mean is None or running_var is None):
         raise RuntimeError("batch_norm: running_mean and running_var must be given when training=False")
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != (C,):
@@ -378,3 +388,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"batch_norm" not implemented for {input.dtype}: pass a floating point tensor')
     return BatchNorm.apply(input, weight, bias, running_mean, running_var, bool(training), float(momentum), float(eps))
+
+
+def _empty_affine(input, weight, bias):
+    """batch_norm's output for an empty input, as PyTorch makes it: x's copy times weight[0] plus bias[0]."""
+    for p in (weight, bias):
+        if p is not None and p.numel() == 0:
+            raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
+    y = input.clone()
+    y = y if weight is None else y * weight[0]
+    return y if bias is None else y + bias[0]

@@ -85,9 +85,8 @@ def pad(input, pad, mode="constant", value=None):
             raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
                                f"padding length {len(pad)} and input of dimension {nd}")
         for j, (lo, hi) in enumerate(pads):
-            if shape[nd - k + j] + lo + hi < 0:
-                raise RuntimeError(f"pad: the padding ({lo}, {hi}) of dim {nd - k + j} (size {shape[nd - k + j]}) "
-                                   f"would give a negative size")
+            if shape[nd - k + j] + min(lo, 0) + min(hi, 0) < 0:  # (PyTorch narrows by the negative pads first)
+                raise RuntimeError("narrow(): length must be non-negative.")
         v = 0 if value is None else value
         if input.array.dtype.kind in "iub":
             v = int(v)

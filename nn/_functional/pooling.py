@@ -431,7 +431,7 @@ class Separable(Function):
             if isinstance(a, Nearest):
                 y = a.along(y, ax)
             elif ax == y.ndim - 1:  # one product of all rows, not one per leading index (numpy's stacked matmul)
-                y = xp.matmul(y.reshape(-1, y.shape[-1]), a.T).reshape(y.shape[:-1] + (a.shape[0],))
+                y = xp.matmul(y.reshape(math.prod(y.shape[:-1]), y.shape[-1]), a.T).reshape(y.shape[:-1] + (a.shape[0],))
             elif ax == y.ndim - 2:
                 y = xp.matmul(a, y)
             else:
@@ -662,7 +662,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         size = tuple(int(math.floor(s * f)) for s, f in zip(sp, scales))
         if recompute_scale_factor:
             scales = (None,) * n
-    if min(size) <= 0:
+    if mode != "area" and min(min(size), min(sp)) <= 0:  # (area's adaptive pooling takes an output of size 0)
+        names = "DHW"[3 - n:]
+        ins, outs = (", ".join(f"{c}: {v}" for c, v in zip(names, vals)) for vals in (sp, size))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({ins}) "
+                           f"{'and ' if n == 1 else ''}output ({outs})")
+    if min(size) < 0:
         raise RuntimeError(f"interpolate: output size must be positive, got {list(size)} for input of size "
                            f"{list(input.shape)}")
     if input.array.dtype.kind != "f":
