@@ -4,43 +4,16 @@ text, or the same values, gradients, dtype and shape)."""
 import numpy as np
 import pytest
 
-import minigrad
-import nn.functional as F
 
 torch = pytest.importorskip("torch")
 
 
-def outcome(lib, fn, arrays, grad=True):
-    """('error', type name, first line) or ('ok', dtype, shape, values, input gradients) of fn(F, *tensors)."""
-    mod = torch if lib == "torch" else minigrad
-    funcs = torch.nn.functional if lib == "torch" else F
-    ts = [mod.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
-    try:
-        y = fn(funcs, *ts)
-    except Exception as e:  # noqa: BLE001 (the type and text are what is compared)
-        return "error", type(e).__name__, str(e).split("\n")[0]
-    grads = []
-    if y.requires_grad:
-        w = np.random.default_rng(0).standard_normal(tuple(y.shape))
-        (y * mod.tensor(w)).sum().backward()
-        grads = [None if t.grad is None else t.grad.numpy() for t in ts if t.requires_grad]
-    return "ok", str(y.dtype).split(".")[-1], tuple(y.shape), y.detach().numpy(), grads
+from twins import outcome, rand  # noqa: E402,F401
+from twins import same as _same  # noqa: E402
 
 
-def same(fn, *arrays, grad=True):
-    ours, theirs = outcome("minigrad", fn, arrays, grad), outcome("torch", fn, arrays, grad)
-    assert ours[:3] == theirs[:3], (ours[:3], theirs[:3])
-    if ours[0] == "ok":
-        np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-10, atol=1e-12)
-        assert len(ours[4]) == len(theirs[4])
-        for a, b in zip(ours[4], theirs[4]):
-            assert (a is None) == (b is None)
-            if a is not None:
-                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
-
-
-def rand(*shape):
-    return np.random.default_rng(sum(shape) + len(shape)).standard_normal(shape)
+def same(fn, *arrays, grad=True):  # (values, gradients and errors: grad_fn names are not compared here)
+    _same(fn, *arrays, grad=grad, grad_fn=False)
 
 
 @pytest.mark.parametrize("shape, kernel, padding", [

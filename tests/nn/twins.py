@@ -121,3 +121,45 @@ def agree(m, t, where, tol=SCRIPT_TOL):
         np.testing.assert_allclose(m, t, err_msg=where, **tol)
     else:
         assert m == t, where
+
+
+# ---- one nn.functional call on both (test_functional_fuzz2.py, test_functional_fuzz3.py) ----------------------
+def outcome(lib, fn, arrays, grad=True):
+    """('error', type name, first line) or ('ok', dtype, shape, grad_fn name, values, input gradients)."""
+    import nn.functional as F
+    import torch  # (the callers skip without it)
+
+    mod = torch if lib == "torch" else minigrad
+    funcs = torch.nn.functional if lib == "torch" else F
+    ts = [mod.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+    try:
+        y = fn(funcs, *ts)
+    except Exception as e:  # noqa: BLE001 (the type and text are what is compared)
+        return "error", type(e).__name__, str(e).split("\n")[0].replace("torch.Size", "minigrad.Size")
+    grads = []
+    if y.requires_grad:
+        w = np.random.default_rng(0).standard_normal(tuple(y.shape))
+        (y * mod.tensor(w)).sum().backward()
+        grads = [None if t.grad is None else t.grad.numpy() for t in ts if t.requires_grad]
+    name = None if y.grad_fn is None else type(y.grad_fn).__name__
+    return "ok", str(y.dtype).split(".")[-1], tuple(y.shape), name, y.detach().numpy(), grads
+
+
+def same(fn, *arrays, grad=True, grad_fn=True):
+    """fn(F, *tensors) on minigrad as on PyTorch: the same error, or the same dtype, shape, (grad_fn name,) values
+    and input gradients."""
+    ours, theirs = outcome("minigrad", fn, arrays, grad), outcome("torch", fn, arrays, grad)
+    k = 4 if grad_fn else 3
+    assert ours[:k] == theirs[:k], (ours[:k], theirs[:k])
+    if ours[0] == "ok":
+        np.testing.assert_allclose(ours[4], theirs[4], rtol=1e-10, atol=1e-12)
+        assert len(ours[5]) == len(theirs[5])
+        for a, b in zip(ours[5], theirs[5]):
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert a.shape == b.shape
+                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def rand(*shape):
+    return np.random.default_rng(sum(shape) + len(shape)).standard_normal(shape)
