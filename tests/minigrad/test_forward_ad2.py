@@ -1,0 +1,210 @@
+"""forward_ad, continued: custom Functions' jvp, the repr of a dual, view tangents, ops' tangents, against PyTorch."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+torch = pytest.importorskip("torch")
+
+
+def fw(lib):
+    return lib.autograd.forward_ad
+
+
+def arr(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def tan(lib, y):
+    t = fw(lib).unpack_dual(y).tangent
+    return None if t is None else np.asarray(t.detach().tolist() if lib is torch else t.tolist())
+
+
+def functions(lib):
+    """The custom Functions of the cases below, in one library."""
+
+    class Exp(lib.autograd.Function):  # the forward-mode AD tutorial's
+        @staticmethod
+        def forward(ctx, foo):
+            result = foo.exp()
+            ctx.save_for_forward(foo)
+            ctx.result = result
+            return result
+
+        @staticmethod
+        def jvp(ctx, gI):
+            (foo,) = ctx.saved_tensors
+            return gI * ctx.result + 0 * foo
+
+    class MulAdd(lib.autograd.Function):  # setup_context style, several saved, several outputs
+        @staticmethod
+        def forward(x, y):
+            return x * y, x + y
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_forward(*inputs)
+
+        @staticmethod
+        def jvp(ctx, gx, gy):  # (zeros for an input without a tangent)
+            x, y = ctx.saved_tensors
+            return gx * y + x * gy, gx + gy
+
+    class NoMaterialize(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.set_materialize_grads(False)
+            ctx.save_for_forward(x, y)
+            return x * y
+
+        @staticmethod
+        def jvp(ctx, gx, gy):
+            x, y = ctx.saved_tensors
+            return (0 if gx is None else gx * y) + (0 if gy is None else gy * x)
+
+    class Scale(lib.autograd.Function):  # a non-tensor argument gets None
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.k = k
+            return x * k
+
+        @staticmethod
+        def jvp(ctx, gx, gk):
+            assert gk is None
+            return gx * ctx.k
+
+    class Double_(lib.autograd.Function):  # in place: the jvp writes the input's tangent in place
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def jvp(ctx, gx):
+            return gx.mul_(2)
+
+    class Double2_(Double_):  # ... or is refused
+        @staticmethod
+        def jvp(ctx, gx):
+            return gx * 2
+
+    class Split(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            b = x * 3
+            ctx.mark_non_differentiable(b)
+            return x * 2, b
+
+        @staticmethod
+        def jvp(ctx, gx):
+            return gx * 2, None
+
+    class SplitBad(Split):
+        @staticmethod
+        def jvp(ctx, gx):
+            return gx * 2, gx * 3
+
+    class Few(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def jvp(ctx, gx):
+            return gx * 2
+
+    class BadShape(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def jvp(ctx, gx):
+            return gx[:1]
+
+    class SavedForBackward(lib.autograd.Function):  # what jvp reads is save_for_forward's, not backward's
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def jvp(ctx, gx):
+            return gx * len(ctx.saved_tensors) + 2
+
+    return {k: v for k, v in locals().items() if k != "lib"}
+
+
+def jvp_case(lib, name, requires_grad):
+    """(the outputs' tangents, the inputs') of one custom Function's case, or (error type, text)."""
+    fns = functions(lib)
+    with fw(lib).dual_level():
+        p = lib.tensor(arr(3), requires_grad=requires_grad)
+        x = fw(lib).make_dual(p if not requires_grad else p * 1, lib.tensor(arr(3, seed=1)))
+        y = lib.tensor(arr(3, seed=2))
+        try:
+            out = {"Exp": lambda: fns["Exp"].apply(x),
+                   "MulAdd": lambda: fns["MulAdd"].apply(x, y),
+                   "MulAdd_other": lambda: fns["MulAdd"].apply(y, x),
+                   "NoMaterialize": lambda: fns["NoMaterialize"].apply(x, y),
+                   "NoMaterialize_other": lambda: fns["NoMaterialize"].apply(y, x),
+                   "Scale": lambda: fns["Scale"].apply(x, 3.0),
+                   "Double_": lambda: fns["Double_"].apply(x * 1),
+                   "Double2_": lambda: fns["Double2_"].apply(x * 1),
+                   "Split": lambda: fns["Split"].apply(x),
+                   "SplitBad": lambda: fns["SplitBad"].apply(x),
+                   "Few": lambda: fns["Few"].apply(x),
+                   "BadShape": lambda: fns["BadShape"].apply(x),
+                   "SavedForBackward": lambda: fns["SavedForBackward"].apply(x),
+                   }[name]()
+        except Exception as e:
+            return type(e).__name__, str(e)
+        outs = out if isinstance(out, tuple) else (out,)
+        return [tan(lib, o) for o in outs], tan(lib, x), [o.requires_grad for o in outs]
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("name", ["Exp", "MulAdd", "MulAdd_other", "NoMaterialize", "NoMaterialize_other", "Scale",
+                                  "Double_", "Double2_", "Split", "SplitBad", "Few", "BadShape", "SavedForBackward"])
+def test_custom_function_jvp_as_torch(name, requires_grad):
+    got, want = jvp_case(mg, name, requires_grad), jvp_case(torch, name, requires_grad)
+    if isinstance(want[0], str):
+        assert got == want
+        return
+    assert len(got[0]) == len(want[0]) and got[2] == want[2]
+    for g, w in zip(got[0] + [got[1]], want[0] + [want[1]]):
+        assert (g is None) == (w is None)
+        if w is not None:
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_custom_function_without_jvp_keeps_torchs_text():
+    for lib in (mg, torch):
+        class Exp(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.exp()
+
+        with fw(lib).dual_level():
+            assert tan(lib, Exp.apply(lib.ones(2))) is None  # (no input with a tangent: the jvp is not needed)
+            with pytest.raises(NotImplementedError) as e:
+                Exp.apply(fw(lib).make_dual(lib.ones(2), lib.ones(2)))
+        assert str(e.value) == "You must implement the jvp function for custom autograd.Function to use it with " \
+                               "forward mode AD."
+
+
+def reprs(lib):
+    ad = fw(lib)
+    f64 = lib.float64
+    with ad.dual_level():
+        d = ad.make_dual(lib.tensor([1.0, 2.0], dtype=f64), lib.ones(2, dtype=f64))
+        p = lib.tensor([1.0, 2.0], dtype=f64, requires_grad=True)
+        out = [repr(d), repr(d[0]), str(d), repr(ad.make_dual(p, lib.ones(2, dtype=f64))),
+               repr(ad.make_dual(lib.tensor(1.0), lib.tensor(2.0))), repr(ad.make_dual(lib.ones(2, 3), lib.ones(2, 3))),
+               repr(ad.make_dual(lib.ones(2, 30), lib.ones(2, 30))), repr(d.sin()), repr(ad.unpack_dual(d).primal)]
+    return out + [repr(d)]  # (outside the level: no tangent)
+
+
+def test_repr_of_a_dual_as_torch():
+    assert reprs(mg) == [r.replace("torch.", "minigrad.") for r in reprs(torch)]
