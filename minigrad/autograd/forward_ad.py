@@ -28,7 +28,9 @@ returning None for a differentiable output), the output here has no tangent.
 
 Tangents are kept on the side, keyed by the array a tensor wraps (a saved output unpacked for backward
 wraps the same array, and so keeps its tangent). A view's tangent is read from its base's (at the
-view's place in it); an in-place op writes its result's tangent into the tensor's own (or its base's,
+view's place in it, a copy: where PyTorch's is a view of the base's tangent, writing into
+`unpack_dual(view).tangent` here leaves the base's as it was; writes through in-place ops on the dual
+do reach it); an in-place op writes its result's tangent into the tensor's own (or its base's,
 at the view's place), as PyTorch's in-place ops do. With no level entered, `_dual_apply` is None and
 ordinary code pays that one test per op. As in PyTorch 2.13, there is one level at a time.
 """
@@ -267,9 +269,9 @@ def _tangents_of_outputs(cls, args, tangents, outs):
     with enable_grad():
         again = cls.apply(*ins)
         again = again if isinstance(again, tuple) else (again,)
-        if len(ins) >= 2 and isinstance(ins[0], Tensor) and isinstance(ins[1], Tensor) and \
-                again[0].grad_fn is not None:  # (what a binary op's caller does after apply: its operands' shapes)
-            again[0].grad_fn._keep_shapes(ins[0].array.shape, ins[1].array.shape)
+        node = next((o.grad_fn for o in again if isinstance(o, Tensor) and o.grad_fn is not None), None)
+        if cls.keep_state is not None and node is not None:  # (what the op's caller sets on its node after apply)
+            cls.keep_state(node, ins, again)
         pairs = [(i, o) for i, o in enumerate(again) if isinstance(o, Tensor) and o.grad_fn is not None]
         if not pairs:
             return

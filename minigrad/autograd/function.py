@@ -568,6 +568,10 @@ class Function(metaclass=FunctionMeta):
     # create_graph, and whether its gradient is the incoming one times constants (needing none)
     double_backward = None
     backward_ignores_inputs = False
+    # What the op's caller sets on its node after apply, beyond what forward saved (a binary op's operand
+    # shapes): a staticmethod keep_state(node, inputs, outputs), which the caller calls where apply made a
+    # node, and forward AD on the node of its tangent run (one mechanism for both)
+    keep_state = None
 
     @staticmethod
     def forward(ctx, *args):
@@ -645,6 +649,18 @@ class Function(metaclass=FunctionMeta):
         finally:
             mode["grad_enabled"] = True  # it was on: that is how we got here
         return wrap_outputs(out, node, args, node)
+
+
+def keep_operand_shapes(node, inputs, outputs):
+    """keep_state of a binary op: its two operands' shapes, to which its backward sums the gradients."""
+    a, b = inputs[0], inputs[1]
+    node._keep_shapes(a.array.shape if isinstance(a, Tensor) else (), b.array.shape if isinstance(b, Tensor) else ())
+
+
+def keeps_operand_shapes(*classes):
+    """Declare binary ops whose callers keep their operands' shapes on the node."""
+    for cls in classes:
+        cls.keep_state = staticmethod(keep_operand_shapes)
 
 
 def _expandable(shape, to):

@@ -208,3 +208,80 @@ def reprs(lib):
 
 def test_repr_of_a_dual_as_torch():
     assert reprs(mg) == [r.replace("torch.", "minigrad.") for r in reprs(torch)]
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+OPS = {  # name: (fn(lib, *duals), the duals' shapes)
+    "clamp_tensor": (lambda lib, x, lo, hi: lib.clamp(x, min=lo, max=hi * 0.1 + 1), [(3, 4), (4,), (3, 1)]),
+    "clamp_min_tensor": (lambda lib, x, lo: x.clamp(min=lo), [(3, 4), (3, 4)]),
+    "where": (lambda lib, x, y: lib.where(x > 0, x, y), [(3, 4), (4,)]),
+    "masked_fill": (lambda lib, x: x.masked_fill(x > 0.5, 2.0), [(3, 4)]),
+    "lerp": (lambda lib, x, y, w: lib.lerp(x, y, w), [(3, 4), (4,), (3, 1)]),
+    "lerp_scalar": (lambda lib, x, y: lib.lerp(x, y, 0.3), [(3, 4), (4,)]),
+    "addcmul": (lambda lib, x, y, z: lib.addcmul(x, y, z, value=0.5), [(3, 4), (4,), (3, 1)]),
+    "index_put": (lambda lib, x, v: x.index_put((lib.tensor([0, 2]),), v), [(3, 4), (4,)]),
+    "sum_dim": (lambda lib, x: x.sum(1, keepdim=True), [(3, 4)]),
+    "mean_dim": (lambda lib, x: x.mean((0, 2)), [(2, 3, 4)]),
+    "amax": (lambda lib, x: x.amax(1), [(3, 4)]),
+    "logsumexp": (lambda lib, x: x.logsumexp(0, keepdim=True), [(3, 4)]),
+    "norm": (lambda lib, x: x.norm(dim=1), [(3, 4)]),
+    "var": (lambda lib, x: x.var(1, keepdim=True), [(3, 4)]),
+    "cumsum": (lambda lib, x: x.cumsum(1), [(3, 4)]),
+    "cumprod": (lambda lib, x: x.cumprod(0), [(3, 4)]),
+    "softmax": (lambda lib, x: F(lib).softmax(x, 0), [(3, 4)]),
+    "log_softmax": (lambda lib, x: F(lib).log_softmax(x, -1), [(3, 4)]),
+    "layer_norm": (lambda lib, x, w, b: F(lib).layer_norm(x, (4,), w, b), [(3, 4), (4,), (4,)]),
+    "linear": (lambda lib, x, w, b: F(lib).linear(x, w, b), [(2, 3, 4), (5, 4), (5,)]),
+    "conv2d": (lambda lib, x, w, b: F(lib).conv2d(x, w, b, padding=1), [(1, 2, 5, 5), (3, 2, 3, 3), (3,)]),
+    "max_pool2d": (lambda lib, x: F(lib).max_pool2d(x, 2), [(1, 2, 4, 4)]),
+    "embedding": (lambda lib, w: F(lib).embedding(lib.tensor([[0, 2], [1, 1]]), w), [(3, 4)]),
+    "cross_entropy": (lambda lib, x: F(lib).cross_entropy(x, lib.tensor([0, 3, 1])), [(3, 4)]),
+    "matmul_batched": (lambda lib, a, b: a @ b, [(2, 1, 3, 4), (3, 4, 2)]),
+    "matmul_vec": (lambda lib, a, b: a @ b, [(4,), (2, 4, 3)]),
+    "cat": (lambda lib, a, b: lib.cat([a, b], 1), [(2, 3), (2, 2)]),
+    "stack": (lambda lib, a, b: lib.stack([a, b], 0), [(2, 3), (2, 3)]),
+    "split": (lambda lib, x: x.split([1, 3], 1)[1], [(2, 4)]),
+    "chunk": (lambda lib, x: x.chunk(2, 0)[0], [(4, 3)]),
+    "unbind": (lambda lib, x: x.unbind(1)[2], [(2, 4)]),
+    "gather": (lambda lib, x: x.gather(1, lib.tensor([[0, 0], [3, 1], [2, 2]])), [(3, 4)]),
+    "scatter": (lambda lib, x, s: x.scatter(1, lib.tensor([[0, 1], [3, 1], [2, 0]]), s), [(3, 4), (3, 2)]),
+    "scatter_add": (lambda lib, x, s: x.scatter_add(0, lib.tensor([[0, 1, 2, 0]]), s), [(3, 4), (1, 4)]),
+    "einsum": (lambda lib, a, b: lib.einsum("bij,jk->bik", a, b), [(2, 3, 4), (4, 5)]),
+    "mul_broadcast": (lambda lib, a, b: a * b - b / (a * a + 1), [(3, 1), (4,)]),
+    "maximum": (lambda lib, a, b: lib.maximum(a, b), [(3, 4), (4,)]),
+    "qr": (lambda lib, a: lib.linalg.qr(a)[1], [(4, 3)]),
+    "eigvalsh": (lambda lib, a: lib.linalg.eigh(a + a.mT)[0], [(3, 3)]),
+    "atan2": (lambda lib, a, b: lib.atan2(a, b), [(3, 1), (4,)]),
+}
+
+
+def op_tangent(lib, name):
+    fn, shapes = OPS[name]
+    with fw(lib).dual_level():
+        duals = [fw(lib).make_dual(lib.tensor(arr(*s, seed=i)), lib.tensor(arr(*s, seed=20 + i)))
+                 for i, s in enumerate(shapes)]
+        return tan(lib, fn(lib, *duals))
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_op_tangents_match_torch(name):
+    np.testing.assert_allclose(op_tangent(mg, name), op_tangent(torch, name), rtol=1e-10, atol=1e-12)
+
+
+def test_a_views_tangent_is_read_from_its_bases():
+    """What minigrad does (the module's docstring): a view's tangent is its base's at the view's place, read
+    when asked for: the same values as PyTorch's, but a copy, where PyTorch's is a view of the base's."""
+    got = []
+    for lib in (mg, torch):
+        with fw(lib).dual_level():
+            d = fw(lib).make_dual(lib.tensor(arr(3, 4)), lib.tensor(arr(3, 4, seed=1)))
+            v = d.t()[1:]
+            got.append((tan(lib, v), tan(lib, d[1])))
+            fw(lib).unpack_dual(v).tangent.zero_()
+            if lib is mg:  # (a copy: the base's tangent is as it was)
+                np.testing.assert_array_equal(tan(lib, d), arr(3, 4, seed=1))
+    for a, b in zip(*got):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
