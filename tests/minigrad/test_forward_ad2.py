@@ -285,3 +285,16 @@ def test_a_views_tangent_is_read_from_its_bases():
                 np.testing.assert_array_equal(tan(lib, d), arr(3, 4, seed=1))
     for a, b in zip(*got):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_func_jvp_inside_a_dual_level_refused_as_torch():
+    got = []
+    for lib in (mg, torch):
+        x, v = lib.tensor(arr(3)), lib.tensor(arr(3, seed=1))
+        out = lib.func.jvp(lambda t: t.sin(), (x,), (v,))[1]  # (outside any level: as ever)
+        with fw(lib).dual_level():
+            with pytest.raises(RuntimeError) as e:
+                lib.func.jvp(lambda t: t.sin(), (x,), (v,))
+        got.append((np.asarray(out.tolist()), str(e.value)))
+    np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-12)
+    assert got[0][1] == got[1][1]
