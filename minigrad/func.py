@@ -218,6 +218,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     gives J t."""
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples")
+    if autograd.forward_ad._level is not None:  # (PyTorch's jvp enters a dual level of its own: one at a time)
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
     with enable_grad():
         args, tracked = _tracked(primals, range(len(primals)))
         out, aux = _split_aux(func(*args), has_aux, "jvp")

@@ -18,7 +18,7 @@ import numpy as np
 from . import dtypes
 from .autograd import function as _function
 from .autograd import engine as _engine
-from .autograd import grad_mode, recording
+from .autograd import forward_ad, grad_mode, recording
 from .autograd.function import leaf_accumulator
 from .autograd.grad_mode import state
 from . import device as _device
@@ -452,6 +452,9 @@ class Tensor:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
             extra.append("requires_grad=True")
+        tangent = forward_ad.tangent_of(self)
+        if tangent is not None:
+            extra.append(f"tangent={tangent}")  # (PyTorch's: a 0-d tangent formats as its number)
         return tensor_repr(a, extra)
 
     # ---- autograd ---------------------------------------------------------------------

@@ -21,9 +21,16 @@ are the primal's, so it cannot be the one that records; and eager tangents keep 
 `no_grad`, through in-place writes and through the ops that `autograd.grad(create_graph=True)` runs,
 which is how forward-over-reverse gives Hessian-vector products.
 
+A custom `autograd.Function` has no backward to differentiate here: its `jvp(ctx, *input_tangents)`
+staticmethod is run instead, with forward's ctx (whose `saved_tensors` are then what `save_for_forward`
+kept), as PyTorch runs it; one without a jvp is refused. Where PyTorch fails an internal assert (a jvp
+returning None for a differentiable output), the output here has no tangent.
+
 Tangents are kept on the side, keyed by the array a tensor wraps (a saved output unpacked for backward
 wraps the same array, and so keeps its tangent). A view's tangent is read from its base's (at the
-view's place in it); an in-place op writes its result's tangent into the tensor's own (or its base's,
+view's place in it, a copy: where PyTorch's is a view of the base's tangent, writing into
+`unpack_dual(view).tangent` here leaves the base's as it was; writes through in-place ops on the dual
+do reach it); an in-place op writes its result's tangent into the tensor's own (or its base's,
 at the view's place), as PyTorch's in-place ops do. With no level entered, `_dual_apply` is None and
 ordinary code pays that one test per op. As in PyTorch 2.13, there is one level at a time.
 """
@@ -167,10 +174,13 @@ def _apply(cls, args):
     if all(v is None for v in tangents):
         return _plain(cls.apply, *args)
     if cls._user:
-        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
-                                  "with forward mode AD." if getattr(cls, "jvp", None) is None else
-                                  f"minigrad's forward AD does not run a custom Function's jvp staticmethod "
-                                  f"({cls.__name__}.jvp): compute the jvp with minigrad.func.jvp instead")
+        if getattr(cls, "jvp", None) is None:
+            raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                      "with forward mode AD.")
+        _function.jvp_ctx = None
+        out = _plain(cls.apply, *args)
+        _plain(_user_jvp, cls, _function.jvp_ctx, args, tangents, out)
+        return out
     from .. import random as _random
 
     before = _random.get_rng_state()  # (the second run draws what the first drew: dropout's mask is the output's)
@@ -185,6 +195,70 @@ def _apply(cls, args):
     return out
 
 
+class _JvpContext:
+    """The ctx a user's jvp sees: forward's, save that `saved_tensors` gives what `save_for_forward` kept."""
+
+    def __init__(self, ctx):
+        object.__setattr__(self, "_ctx", ctx)
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._ctx, name, value)
+
+    @property
+    def saved_tensors(self):
+        return tuple(getattr(self._ctx, "_saved_forward", ()))
+
+
+def _user_jvp(cls, ctx, args, tangents, out):
+    """A custom Function's outputs take the tangents its `jvp(ctx, *input_tangents)` returns. As PyTorch, an
+    input tensor without a tangent passes zeros (None after `ctx.set_materialize_grads(False)`), any other
+    argument None; an output forward modified in place (mark_dirty) must have its tangent modified in place."""
+    Tensor = _function.Tensor
+    ins = []
+    for a, v in zip(args, tangents):
+        if v is None and isinstance(a, Tensor) and ctx._materialize:
+            v = Tensor._wrap(a.array * 0)
+        ins.append(v)
+    got = cls.jvp(_JvpContext(ctx), *ins)
+    outs = out if isinstance(out, tuple) else (out,)
+    got = got if isinstance(got, tuple) else (got,)
+    if len(got) != len(outs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected {len(outs)} "
+                           f"but got {len(got)})")
+    dirty = ctx._dirty or ()
+    for i, (o, t) in enumerate(zip(outs, got)):
+        if t is None:
+            continue
+        if not isinstance(o, Tensor) or o.array.dtype.kind not in "fc" or _undifferentiable(o, ctx):
+            raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding forward "
+                               "output is not a differentiable Tensor.You should return None at that position instead.")
+        if t.array.shape != o.array.shape:
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the original Tensor, this "
+                f"is not supported. Tensor is of size {list(o.array.shape)} while the given forward gradient is of "
+                f"size {list(t.array.shape)}.")
+        if any(o is d for d in dirty):
+            if t is not tangents[[j for j, a in enumerate(args) if a is o][0]] and \
+                    tangent_of(o) is not None:
+                raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients inplace. If "
+                                   "the forward is modifying an input inplace, then the jvp function must modify the "
+                                   "corresponding gradient inplace.")
+            if tangent_of(o) is None:
+                _set(o.array, t)
+            continue
+        _set(o.array, t)
+
+
+def _undifferentiable(o, ctx):
+    """Whether forward marked output `o` non-differentiable (a recording ctx left it out of its outputs)."""
+    if isinstance(ctx, _function.BackwardNode):
+        return o.grad_fn is not ctx
+    return any(o.array is getattr(n, "array", n) for n in getattr(ctx, "_non_diff_outputs", ()))
+
+
 def _tangents_of_outputs(cls, args, tangents, outs):
     """Each floating output's tangent J v, by the double-vjp trick on a second run of the op whose inputs
     with a tangent record (stand-ins for them: the user's tensors keep their flags and graph)."""
@@ -195,9 +269,9 @@ def _tangents_of_outputs(cls, args, tangents, outs):
     with enable_grad():
         again = cls.apply(*ins)
         again = again if isinstance(again, tuple) else (again,)
-        if len(ins) >= 2 and isinstance(ins[0], Tensor) and isinstance(ins[1], Tensor) and \
-                again[0].grad_fn is not None:  # (what a binary op's caller does after apply: its operands' shapes)
-            again[0].grad_fn._keep_shapes(ins[0].array.shape, ins[1].array.shape)
+        node = next((o.grad_fn for o in again if isinstance(o, Tensor) and o.grad_fn is not None), None)
+        if cls.keep_state is not None and node is not None:  # (what the op's caller sets on its node after apply)
+            cls.keep_state(node, ins, again)
         pairs = [(i, o) for i, o in enumerate(again) if isinstance(o, Tensor) and o.grad_fn is not None]
         if not pairs:
             return

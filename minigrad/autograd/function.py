@@ -31,6 +31,7 @@ _BACKWARD_SUFFIX = re.compile(r"Backward0?(?=\d*$)")
 Tensor = None
 accumulate_into_leaf = None  # bound likewise by .engine, which imports this module
 dual_apply = None  # forward_ad's Function.apply while a forward-AD level is entered (set by forward_ad)
+jvp_ctx = None  # the ctx of the last user Function with a jvp to finish its forward (forward_ad runs its jvp)
 
 _next_seq = itertools.count().__next__  # (the bound method: no builtin next() call per node)
 
@@ -336,6 +337,10 @@ class BackwardNode(Node):
             tensors.append(None if s is None else s.unpack(self))
         return tuple(tensors)
 
+    def save_for_forward(self, *tensors):
+        """Save tensors (or None) for the jvp; it reads them back as `ctx.saved_tensors`."""
+        self._saved_forward = tensors
+
     def mark_dirty(self, *tensors):
         """Declare inputs that forward modified in place (their versions are bumped)."""
         self._dirty = tensors
@@ -472,9 +477,13 @@ class _ForwardOnlyContext:
 
     _dirty = None
     _non_diff = None
+    _materialize = True
 
     def save_for_backward(self, *tensors):
         pass
+
+    def save_for_forward(self, *tensors):
+        self._saved_forward = tensors
 
     def save(ctx, /, **named):
         pass
@@ -483,10 +492,10 @@ class _ForwardOnlyContext:
         self._dirty = tensors
 
     def mark_non_differentiable(self, *outputs):
-        pass
+        self._non_diff_outputs = outputs  # (for a jvp: these outputs take no tangent)
 
     def set_materialize_grads(self, value):
-        pass
+        self._materialize = bool(value)  # (a jvp's input tangents follow it)
 
 
 def _no_setup_context(ctx, inputs, output):
@@ -518,6 +527,15 @@ class FunctionMeta(type):
             cls._forward_with_ctx = staticmethod(forward_with_ctx)
         else:
             cls._forward_with_ctx = staticmethod(forward)
+        if not ours and getattr(cls, "jvp", None) is not None:  # forward AD runs the user's jvp with forward's ctx: apply leaves it here
+            inner = cls._forward_with_ctx
+
+            def forward_keeping_ctx(ctx, *args):
+                global jvp_ctx
+                out = inner(ctx, *args)
+                jvp_ctx = ctx  # (after forward: a Function applied inside it has set its own by then)
+                return out
+            cls._forward_with_ctx = staticmethod(forward_keeping_ctx)
 
 
 class Function(metaclass=FunctionMeta):
@@ -550,6 +568,10 @@ class Function(metaclass=FunctionMeta):
     # create_graph, and whether its gradient is the incoming one times constants (needing none)
     double_backward = None
     backward_ignores_inputs = False
+    # What the op's caller sets on its node after apply, beyond what forward saved (a binary op's operand
+    # shapes): a staticmethod keep_state(node, inputs, outputs), which the caller calls where apply made a
+    # node, and forward AD on the node of its tangent run (one mechanism for both)
+    keep_state = None
 
     @staticmethod
     def forward(ctx, *args):
@@ -627,6 +649,18 @@ class Function(metaclass=FunctionMeta):
         finally:
             mode["grad_enabled"] = True  # it was on: that is how we got here
         return wrap_outputs(out, node, args, node)
+
+
+def keep_operand_shapes(node, inputs, outputs):
+    """keep_state of a binary op: its two operands' shapes, to which its backward sums the gradients."""
+    a, b = inputs[0], inputs[1]
+    node._keep_shapes(a.array.shape if isinstance(a, Tensor) else (), b.array.shape if isinstance(b, Tensor) else ())
+
+
+def keeps_operand_shapes(*classes):
+    """Declare binary ops whose callers keep their operands' shapes on the node."""
+    for cls in classes:
+        cls.keep_state = staticmethod(keep_operand_shapes)
 
 
 def _expandable(shape, to):

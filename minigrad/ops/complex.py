@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, keeps_operand_shapes
 from ..device import array_module
 from ..dtypes import cpp_name, from_numpy_dtype, promote_types
 from ..tensor import Tensor
@@ -425,3 +425,5 @@ def refuse_complex(name, *tensors):
 
 
 __all__ = ["conj", "real", "imag", "view_as_real", "view_as_complex", "complex", "polar", "promote_types"]
+
+keeps_operand_shapes(Complex, Polar)  # (their callers keep the operands' shapes)

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd.function import Function
+from ..autograd.function import Function, keeps_operand_shapes
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import cpp_name, int32, int64
@@ -2037,3 +2037,5 @@ def is_conj(input):  # (minigrad has no complex tensors: nothing is ever a lazy 
 
 def is_neg(input):
     return False
+
+keeps_operand_shapes(Nextafter)  # (their callers keep the operands' shapes)

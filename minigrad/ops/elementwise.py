@@ -8,7 +8,7 @@ import numpy as np
 from .. import backends
 from ..autograd import function as _function
 from ..autograd import recording
-from ..autograd.function import FREED_MESSAGE, Function
+from ..autograd.function import FREED_MESSAGE, Function, keep_operand_shapes, keeps_operand_shapes
 from ..autograd.grad_mode import state
 from ..device import array_module, pick
 from ..tensor import Tensor
@@ -1283,6 +1283,10 @@ class ClampTensor(Function):
         return out if hi is None else xp.minimum(out, hi.array)
 
     @staticmethod
+    def keep_state(node, inputs, outputs):  # the operands' shapes, to which backward sums the gradients
+        node.shapes = tuple(None if b is None else b.array.shape for b in inputs)
+
+    @staticmethod
     def backward(ctx, g):  # PyTorch's masks (clamp_backward_min_max): a tie goes to `input`, min > max to `max`
         a, lo, hi = ctx._saved_self, ctx._saved_min, ctx._saved_max
         need = ctx.needs_input_grad
@@ -1334,7 +1338,7 @@ def clamp(input, min=None, max=None):
     if isinstance(bounds[0], Tensor):  # tensor bounds: elementwise, broadcasting
         out = ClampTensor.apply(*(None if b is None else cast(b, dt) for b in (input, min, max)))
         if out.grad_fn is not None:
-            out.grad_fn.shapes = tuple(None if b is None else b.array.shape for b in (input, min, max))
+            ClampTensor.keep_state(out.grad_fn, (input, min, max), out)
         return out  # an integer tensor clamped to float bounds becomes float, as PyTorch
     if dt.kind in "iu":
         min, max = integer_bound(min, dt), integer_bound(max, dt)
@@ -1385,6 +1389,7 @@ def square(input):
 
 # ---- selection --------------------------------------------------------------------------
 class Where(Function):
+    keep_state = staticmethod(lambda node, inputs, outputs: keep_operand_shapes(node, inputs[1:], outputs))
     node_name = "WhereBackward0"
 
     @staticmethod
@@ -1436,7 +1441,7 @@ def where(condition, input=None, other=None):
             shape = broadcast_shapes(shape, t.array.shape) if isinstance(t, Tensor) else shape
         raise
     if out.grad_fn is not None:
-        out.grad_fn._keep_shapes(a.array.shape, b.array.shape)
+        Where.keep_state(out.grad_fn, (condition, a, b), out)
     return out
 
 
@@ -1582,3 +1587,5 @@ def equal(input, other):
 
 
 _ = as_tensor_like, float_only  # re-exported helpers used by other op files
+
+keeps_operand_shapes(Add, Div, Maximum, Minimum, Mul, PowTensor, RoundedDiv, Sub)  # (their callers keep the operands' shapes)

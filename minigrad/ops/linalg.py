@@ -230,12 +230,16 @@ def _matrix(name, A):
 def _save_outputs(outs):
     """Keep a decomposition's outputs for its backward as PyTorch does (as outputs of the node, so that
     create_graph differentiates through them too): `_outputs(ctx)` gives them back."""
-    from ..autograd.function import SavedTensor
-
     node = outs[0].grad_fn
     if node is not None:
-        node._factors = [SavedTensor(t, is_output=True) for t in outs]
+        node._forward_cls.keep_state(node, None, outs)
     return outs
+
+
+def _keep_outputs(node, inputs, outputs):  # (keep_state of the decompositions: their outputs, see _save_outputs)
+    from ..autograd.function import SavedTensor
+
+    node._factors = [SavedTensor(t, is_output=True) for t in outputs]
 
 
 def _outputs(ctx):
@@ -1440,3 +1444,6 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if len(dims) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
     return linalg.matrix_norm(input, "nuc", dims, keepdim)
+
+for _cls in (QR, Eigh, Eig, SVD, LUFactor):
+    _cls.keep_state = staticmethod(_keep_outputs)

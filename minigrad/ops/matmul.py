@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import backends
-from ..autograd.function import Function
+from ..autograd.function import Function, keeps_operand_shapes
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import cpp_name
@@ -296,3 +296,5 @@ def dot(input, other):
         raise RuntimeError(f"1D tensors expected, but got {a.array.ndim}D and {b.array.ndim}D tensors")
     _check(a, b)
     return _apply(Dot, a, b)
+
+keeps_operand_shapes(Bmm, BroadcastMatmul, Dot, Matmul, Mv)  # (their callers keep the operands' shapes)

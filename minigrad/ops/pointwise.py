@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from . import special_array
-from ..autograd.function import Function
+from ..autograd.function import Function, keeps_operand_shapes
 from ..device import array_module
 from .. import dtypes as _dtypes
 from ..tensor import Tensor
@@ -396,6 +396,10 @@ class LerpTensor(Function):
     node_name = "LerpBackward1"
 
     @staticmethod
+    def keep_state(node, inputs, outputs):  # the three operands' shapes, to which backward sums the gradients
+        node._shapes3 = tuple(t.array.shape for t in inputs)
+
+    @staticmethod
     def forward(ctx, a, b, w):
         ctx.save(self=a, end=b, weight=w)
         return a.array + w.array * (b.array - a.array)
@@ -453,7 +457,7 @@ def lerp(input, end, weight):
     broadcast_shapes(broadcast_shapes(input.array.shape, end.array.shape), weight.array.shape)
     out = LerpTensor.apply(input, end, weight)
     if out.grad_fn is not None:
-        out.grad_fn._shapes3 = (input.array.shape, end.array.shape, weight.array.shape)
+        LerpTensor.keep_state(out.grad_fn, (input, end, weight), out)
     return out
 
 
@@ -547,3 +551,5 @@ def polygamma(n, input):
             refuse({0: "digamma", 1: "trigamma"}.get(n, "polygamma"), input)
         input = input.to(_dtypes.default_float)
     return Polygamma.apply(int(n), input)
+
+keeps_operand_shapes(Atan2, CopysignScalar, CopysignTensor, FmodScalar, FmodTensor, Hypot, LerpScalar, Logaddexp, RemainderScalar, RemainderTensor)  # (their callers keep the operands' shapes)

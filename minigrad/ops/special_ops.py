@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dtypes
-from ..autograd.function import Function
+from ..autograd.function import Function, keep_operand_shapes, keeps_operand_shapes
 from ..device import array_module
 from ..tensor import Tensor
 from . import bessel_array, special_array
@@ -201,6 +201,7 @@ def _incomplete_gamma(upper):
 
     class IncompleteGamma(Function):
         node_name = "IgammacBackward0" if upper else "IgammaBackward0"
+        keep_state = staticmethod(keep_operand_shapes)
 
         @staticmethod
         def forward(ctx, a, x):
@@ -341,3 +342,5 @@ laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", lambda x: 1.0 - x,
                                     lambda k, x, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1))
 legendre_polynomial_p = _polynomial("legendre_polynomial_p", lambda x: x,
                                     lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1))
+
+keeps_operand_shapes(Xlog1py, Xlogy, Zeta)  # (their callers keep the operands' shapes; the subclasses inherit it)
