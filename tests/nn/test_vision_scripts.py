@@ -1,0 +1,388 @@
+"""Computer-vision scripts of the kinds the tutorials teach (no torchvision: the pieces written by hand),
+written once against a `torch`-like module and run twice: on PyTorch, then on minigrad from PyTorch's
+initial weights (copied across as numpy arrays). Random draws come from numpy so that both see the same
+ones. Losses, gradients, parameters and outputs must agree closely (float64 throughout)."""
+import io
+
+import numpy as np
+import pytest
+
+import minigrad
+
+TOL = dict(rtol=1e-9, atol=1e-10)
+
+
+def numpy_state(model):
+    return {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+
+
+def start(model, init):
+    """`model` in float64; with `init` (PyTorch's initial state), loaded from it, else recorded."""
+    model.double()
+    if init is None:
+        return numpy_state(model)
+    model.load_state_dict({k: minigrad.tensor(v) for k, v in init.items()})
+    return init
+
+
+def both(torch, script, tol=TOL, **kw):
+    """Runs script(torch) and script(minigrad) from the same initial state; every value they return agrees."""
+    torch.manual_seed(0)
+    theirs = script(torch, None, **kw)
+    ours = script(minigrad, theirs["init"], **kw)
+    assert list(ours) == list(theirs)
+    for k, t in theirs.items():
+        if k != "init":
+            agree(ours[k], t, k, tol)
+    return theirs, ours
+
+
+def agree(m, t, where, tol=TOL):
+    """Ours `m` equals theirs `t`: tensors and floats closely, containers item by item, anything else exactly."""
+    if hasattr(t, "detach"):
+        assert str(m.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], where
+        assert tuple(m.shape) == tuple(t.shape), where
+        np.testing.assert_allclose(m.detach().numpy(), t.detach().numpy(), err_msg=where, **tol)
+    elif isinstance(t, (list, tuple)):
+        assert isinstance(m, (list, tuple)) and len(m) == len(t), where
+        for i, (a, b) in enumerate(zip(m, t)):
+            agree(a, b, f"{where}[{i}]", tol)
+    elif isinstance(t, (float, np.ndarray)):
+        np.testing.assert_allclose(m, t, err_msg=where, **tol)
+    else:
+        assert m == t, where
+
+
+def grads(model):
+    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+
+def small_cnn(nn, classes=4):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
+            self.conv2 = nn.Conv2d(4, 6, 3)
+            self.drop = nn.Dropout2d(0.25)
+            self.fc = nn.Linear(6 * 2 * 2, classes)
+
+        def forward(self, x):
+            F = nn.functional
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+            x = F.max_pool2d(F.relu(self.drop(self.conv2(x))), 2)
+            return F.log_softmax(self.fc(x.flatten(1)), dim=1)
+
+    return Net()
+
+
+# ---- adversarial examples: FGSM over an epsilon sweep, then PGD ------------------------------------------
+def adversarial(torch, init):
+    F = torch.nn.functional
+    model = small_cnn(torch.nn)
+    init = start(model, init)
+    model.eval()
+    rng = np.random.default_rng(1)
+    data, target = torch.tensor(rng.random((8, 1, 14, 14))), torch.tensor(rng.integers(0, 4, 8))
+
+    def fgsm_attack(image, epsilon, data_grad):
+        perturbed = image + epsilon * data_grad.sign()
+        return torch.clamp(perturbed, 0, 1)
+
+    accs, examples, grads_seen = [], [], []
+    for epsilon in [0, 0.05, 0.1, 0.3]:
+        correct = 0
+        x = data.clone()
+        x.requires_grad = True
+        output = model(x)
+        init_pred = output.max(1, keepdim=True)[1]
+        loss = F.nll_loss(output, target)
+        model.zero_grad()
+        loss.backward()
+        data_grad = x.grad.data
+        grads_seen.append(data_grad)
+        perturbed = fgsm_attack(x, epsilon, data_grad)
+        output = model(perturbed)
+        final_pred = output.max(1, keepdim=True)[1]
+        correct += final_pred.eq(target.view_as(final_pred)).sum().item()
+        accs.append(correct / float(len(target)))
+        examples.append((init_pred.squeeze().tolist(), perturbed.squeeze().detach().cpu().numpy()[0]))
+
+    # projected gradient descent: steps of alpha, projected back into the eps-ball and [0, 1]
+    eps, alpha = 0.1, 0.02
+    x_adv = data.clone().detach() + torch.tensor(rng.uniform(-eps, eps, data.shape))
+    x_adv = torch.clamp(x_adv, 0, 1).detach()
+    losses = []
+    for _ in range(4):
+        x_adv.requires_grad_()
+        loss = F.nll_loss(model(x_adv), target)
+        grad = torch.autograd.grad(loss, [x_adv])[0]
+        losses.append(loss.item())
+        x_adv = x_adv.detach() + alpha * torch.sign(grad.detach())
+        x_adv = torch.min(torch.max(x_adv, data - eps), data + eps).clamp(0.0, 1.0)
+    with torch.no_grad():
+        adv_acc = (model(x_adv).argmax(dim=1) == target).float().mean().item()
+    return dict(init=init, accs=accs, examples=examples, grads=grads_seen, x_adv=x_adv, losses=losses,
+                adv_acc=adv_acc, requires=x_adv.requires_grad)
+
+
+def test_adversarial_fgsm_pgd(torch):
+    both(torch, adversarial)
+
+
+# ---- neural style transfer: loss modules spliced into a Sequential, the image optimized by LBFGS ---------
+def style_transfer(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(inplace=True), nn.Conv2d(4, 4, 3, padding=1),
+                        nn.ReLU(inplace=True), nn.MaxPool2d(2), nn.Conv2d(4, 6, 3, padding=1),
+                        nn.ReLU(inplace=True), nn.Conv2d(6, 6, 3, padding=1), nn.ReLU(inplace=True))
+    init = start(cnn, init)
+    cnn.eval()
+    rng = np.random.default_rng(2)
+    content_img, style_img = torch.tensor(rng.random((1, 3, 8, 8))), torch.tensor(rng.random((1, 3, 8, 8)))
+
+    def gram_matrix(input):
+        a, b, c, d = input.size()
+        features = input.view(a * b, c * d)
+        G = torch.mm(features, features.t())
+        return G.div(a * b * c * d)
+
+    class ContentLoss(nn.Module):
+        def __init__(self, target):
+            super().__init__()
+            self.target = target.detach()
+
+        def forward(self, input):
+            self.loss = F.mse_loss(input, self.target)
+            return input
+
+    class StyleLoss(nn.Module):
+        def __init__(self, target_feature):
+            super().__init__()
+            self.target = gram_matrix(target_feature).detach()
+
+        def forward(self, input):
+            self.loss = F.mse_loss(gram_matrix(input), self.target)
+            return input
+
+    class Normalization(nn.Module):
+        def __init__(self, mean, std):
+            super().__init__()
+            self.mean = torch.tensor(mean).view(-1, 1, 1)
+            self.std = torch.tensor(std).view(-1, 1, 1)
+
+        def forward(self, img):
+            return (img - self.mean) / self.std
+
+    content_layers, style_layers = ["conv_3"], ["conv_1", "conv_2", "conv_3", "conv_4"]
+    model = nn.Sequential(Normalization([0.485, 0.456, 0.406], [0.229, 0.224, 0.225]))
+    content_losses, style_losses, names = [], [], []
+    i = 0
+    for layer in cnn.children():
+        if isinstance(layer, nn.Conv2d):
+            i += 1
+            name = f"conv_{i}"
+        elif isinstance(layer, nn.ReLU):
+            name = f"relu_{i}"
+            layer = nn.ReLU(inplace=False)
+        elif isinstance(layer, nn.MaxPool2d):
+            name = f"pool_{i}"
+        else:
+            raise RuntimeError(f"Unrecognized layer: {layer.__class__.__name__}")
+        model.add_module(name, layer)
+        if name in content_layers:
+            target = model(content_img).detach()
+            content_loss = ContentLoss(target)
+            model.add_module(f"content_loss_{i}", content_loss)
+            content_losses.append(content_loss)
+        if name in style_layers:
+            target_feature = model(style_img).detach()
+            style_loss = StyleLoss(target_feature)
+            model.add_module(f"style_loss_{i}", style_loss)
+            style_losses.append(style_loss)
+    for i in range(len(model) - 1, -1, -1):
+        if isinstance(model[i], (ContentLoss, StyleLoss)):
+            break
+    model = model[:(i + 1)]
+    names = [n for n, _ in model.named_children()]
+
+    input_img = content_img.clone()
+    input_img.requires_grad_(True)
+    model.eval()
+    model.requires_grad_(False)
+    optimizer = torch.optim.LBFGS([input_img])
+    run, scores = [0], []
+    while run[0] <= 12:
+        def closure():
+            with torch.no_grad():
+                input_img.clamp_(0, 1)
+            optimizer.zero_grad()
+            model(input_img)
+            style_score = sum(sl.loss for sl in style_losses) * 1e4
+            content_score = sum(cl.loss for cl in content_losses) * 1
+            loss = style_score + content_score
+            loss.backward()
+            run[0] += 1
+            scores.append((style_score.item(), content_score.item()))
+            return style_score + content_score
+        optimizer.step(closure)
+    with torch.no_grad():
+        input_img.clamp_(0, 1)
+    return dict(init=init, names=names, scores=scores, img=input_img, runs=run[0],
+                frozen=[p.requires_grad for p in model.parameters()], state=optimizer.state_dict()["state"][0]["n_iter"])
+
+
+def test_style_transfer_lbfgs(torch):
+    both(torch, style_transfer, tol=dict(rtol=1e-7, atol=1e-9))
+
+
+# ---- spatial transformer network: a localization net regresses theta; affine_grid + grid_sample ----------
+def spatial_transformer(torch, init, align_corners):
+    nn, F = torch.nn, torch.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 3, 3)
+            self.fc = nn.Linear(3 * 5 * 5, 3)
+            self.localization = nn.Sequential(nn.Conv2d(1, 4, 5), nn.MaxPool2d(2, stride=2), nn.ReLU(True),
+                                              nn.Conv2d(4, 5, 3), nn.ReLU(True))
+            self.fc_loc = nn.Sequential(nn.Linear(5 * 2 * 2, 8), nn.ReLU(True), nn.Linear(8, 3 * 2))
+            self.fc_loc[2].weight.data.zero_()
+            self.fc_loc[2].bias.data.copy_(torch.tensor([1, 0, 0, 0, 1, 0], dtype=torch.float))
+
+        def stn(self, x):
+            xs = self.localization(x)
+            xs = xs.view(-1, 5 * 2 * 2)
+            theta = self.fc_loc(xs)
+            theta = theta.view(-1, 2, 3)
+            grid = F.affine_grid(theta, x.size(), align_corners=align_corners)
+            return F.grid_sample(x, grid, align_corners=align_corners), theta
+
+        def forward(self, x):
+            x, theta = self.stn(x)
+            x = F.relu(F.max_pool2d(self.conv(x), 2))
+            x = F.dropout(x.view(-1, 3 * 5 * 5), training=self.training)
+            return F.log_softmax(self.fc(x), dim=1), theta
+
+    model = Net()
+    init = start(model, init)
+    rng = np.random.default_rng(3)
+    x, y = torch.tensor(rng.random((6, 1, 12, 12))), torch.tensor(rng.integers(0, 3, 6))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model.eval()  # (dropout's draws differ between frameworks)
+    losses, thetas = [], []
+    for _ in range(3):
+        optimizer.zero_grad()
+        output, theta = model(x)
+        loss = F.nll_loss(output, y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        thetas.append(theta.detach())
+    with torch.no_grad():
+        transformed = model.stn(x)[0].cpu()
+        correct = model(x)[0].max(1, keepdim=True)[1].eq(y.view(-1, 1)).sum().item()
+    model.train()
+    return dict(init=init, losses=losses, thetas=thetas, transformed=transformed, correct=correct,
+                params=list(model.parameters()), training=model.fc_loc.training)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_spatial_transformer(torch, align_corners):
+    both(torch, spatial_transformer, align_corners=align_corners)
+
+
+# ---- Grad-CAM and saliency maps: forward/backward hooks, Tensor hooks, autograd.grad -------------------
+def grad_cam(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    class CNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                                          nn.MaxPool2d(2), nn.Conv2d(4, 6, 3, padding=1), nn.ReLU())
+            self.pool = nn.AdaptiveAvgPool2d((1, 1))
+            self.classifier = nn.Linear(6, 5)
+
+        def forward(self, x):
+            return self.classifier(torch.flatten(self.pool(self.features(x)), 1))
+
+    model = CNN()
+    init = start(model, init)
+    model.eval()
+    rng = np.random.default_rng(4)
+    x = torch.tensor(rng.random((2, 3, 10, 10)))
+    with torch.no_grad():
+        model.features[1].running_mean.copy_(torch.tensor(rng.standard_normal(4) * 0.1))
+        model.features[1].running_var.copy_(torch.tensor(rng.random(4) + 0.5))
+
+    acts, grads_out, tensor_grads = {}, {}, {}
+
+    def forward_hook(module, input, output):
+        acts["value"] = output
+        output.register_hook(lambda g: tensor_grads.__setitem__("value", g))
+
+    def backward_hook(module, grad_input, grad_output):
+        grads_out["value"] = grad_output[0]
+
+    target_layer = model.features[-1]
+    h1 = target_layer.register_forward_hook(forward_hook)
+    h2 = target_layer.register_full_backward_hook(backward_hook)
+    logits = model(x)
+    class_idx = logits.argmax(dim=1)
+    one_hot = torch.zeros_like(logits).scatter_(1, class_idx.unsqueeze(1), 1.0)
+    model.zero_grad()
+    logits.backward(gradient=one_hot, retain_graph=True)
+    a, g = acts["value"].detach(), grads_out["value"]
+    weights = g.mean(dim=(2, 3), keepdim=True)
+    cam = F.relu((weights * a).sum(dim=1, keepdim=True))
+    cam = F.interpolate(cam, size=x.shape[2:], mode="bilinear", align_corners=False)
+    lo = cam.flatten(1).min(dim=1)[0].view(-1, 1, 1, 1)
+    hi = cam.flatten(1).max(dim=1)[0].view(-1, 1, 1, 1)
+    cam = (cam - lo) / (hi - lo + 1e-8)
+    h1.remove()
+    h2.remove()
+
+    # the same map from torch.autograd.grad of the class scores with respect to the feature map
+    feats = model.features(x)
+    scores = model.classifier(torch.flatten(model.pool(feats), 1))
+    picked = scores.gather(1, class_idx.view(-1, 1)).sum()
+    (dfeats,) = torch.autograd.grad(picked, feats)
+    cam2 = torch.relu((dfeats.mean((2, 3))[:, :, None, None] * feats).sum(1)).detach()
+
+    # saliency: |d score / d pixel|, the largest over the colour channels
+    xs = x.clone().requires_grad_(True)
+    out = model(xs)
+    out[0, out[0].argmax()].backward()
+    saliency = xs.grad.data.abs().amax(dim=1)
+    smooth = []
+    for k in range(3):  # SmoothGrad with numpy's noise
+        xn = (x + torch.tensor(rng.normal(0, 0.1, x.shape))).requires_grad_()
+        model(xn)[:, 1].sum().backward()
+        smooth.append(xn.grad.abs())
+    smooth = torch.stack(smooth).mean(0).amax(1)
+    return dict(init=init, logits=logits, cls=class_idx.tolist(), cam=cam, same=tensor_grads["value"] - g,
+                cam2=cam2, saliency=saliency, smooth=smooth, grads=grads(model))
+
+
+def test_grad_cam_and_saliency(torch):
+    both(torch, grad_cam)
+
+
+@pytest.mark.parametrize("side", [12, 28])
+def test_grid_sample_float64_identity_grid_gradient(torch, side):
+    """float64 pixel coordinates round once, as PyTorch's fused multiply-add: from the identity theta each
+    point sits on a pixel centre, where bilinear sampling has a kink, and a second rounding took the other
+    side of it (the grid's gradient off by the neighbouring pixel's difference)."""
+    x = np.random.default_rng(5).random((1, 2, side, side))
+    eye = np.array([[[1.0, 0, 0], [0, 1, 0]]])
+    out = []
+    for t in (torch, minigrad):
+        theta = t.tensor(eye, requires_grad=True)
+        grid = t.nn.functional.affine_grid(theta, (1, 2, side, side), align_corners=False)
+        grid.retain_grad()
+        y = t.nn.functional.grid_sample(t.tensor(x), grid, align_corners=False)
+        (y * t.tensor(x)).sum().backward()
+        out.append((y.detach().numpy(), grid.grad.numpy(), theta.grad.numpy()))
+    for ours, theirs in zip(out[1], out[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
