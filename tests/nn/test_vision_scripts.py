@@ -356,7 +356,7 @@ def grad_cam(torch, init):
     out[0, out[0].argmax()].backward()
     saliency = xs.grad.data.abs().amax(dim=1)
     smooth = []
-    for k in range(3):  # SmoothGrad with numpy's noise
+    for _ in range(3):  # SmoothGrad with numpy's noise
         xn = (x + torch.tensor(rng.normal(0, 0.1, x.shape))).requires_grad_()
         model(xn)[:, 1].sum().backward()
         smooth.append(xn.grad.abs())
@@ -386,3 +386,154 @@ def test_grid_sample_float64_identity_grid_gradient(torch, side):
         out.append((y.detach().numpy(), grid.grad.numpy(), theta.grad.numpy()))
     for ours, theirs in zip(out[1], out[0]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+# ---- hand-written data augmentation, mixup and cutmix in a training step ---------------------------------
+def augmentation(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                          nn.Flatten(), nn.Linear(4, 3))
+    init = start(model, init)
+    rng = np.random.default_rng(6)
+    images = torch.tensor(rng.random((4, 3, 10, 10)))
+    labels = torch.tensor(rng.integers(0, 3, 4))
+    seen = []
+
+    def augment(x):
+        if rng.random() < 0.5:
+            x = torch.flip(x, dims=[3])
+        x = torch.rot90(x, k=int(rng.integers(0, 4)), dims=[2, 3])
+        x = torch.roll(x, shifts=(1, -2), dims=(2, 3))
+        x = F.pad(x, (2, 2, 2, 2), mode="reflect")
+        top, left = (int(v) for v in rng.integers(0, 5, 2))
+        x = x[:, :, top:top + 10, left:left + 10]
+        brightness = torch.tensor(rng.uniform(0.8, 1.2, (x.size(0), 1, 1, 1)))
+        contrast = torch.tensor(rng.uniform(0.8, 1.2, (x.size(0), 1, 1, 1)))
+        x = x * brightness
+        mean = x.mean(dim=(1, 2, 3), keepdim=True)
+        x = (x - mean) * contrast + mean
+        gray = (x * torch.tensor([0.299, 0.587, 0.114]).view(1, 3, 1, 1)).sum(1, keepdim=True)
+        x = torch.lerp(gray.expand_as(x), x, 0.9)
+        return x.clamp(0, 1)
+
+    def mixup(x, y, alpha=0.4):
+        lam = float(rng.beta(alpha, alpha))
+        index = torch.from_numpy(rng.permutation(x.size(0)))
+        return lam * x + (1 - lam) * x[index, :], y, y[index], lam
+
+    def cutmix(x, y, alpha=1.0):
+        lam = float(rng.beta(alpha, alpha))
+        index = torch.tensor(rng.permutation(x.size(0)))
+        H, W = x.size(2), x.size(3)
+        cut = np.sqrt(1.0 - lam)
+        cw, ch = int(W * cut), int(H * cut)
+        cx, cy = int(rng.integers(W)), int(rng.integers(H))
+        x1, x2 = np.clip(cx - cw // 2, 0, W), np.clip(cx + cw // 2, 0, W)
+        y1, y2 = np.clip(cy - ch // 2, 0, H), np.clip(cy + ch // 2, 0, H)
+        x = x.clone()
+        x[:, :, y1:y2, x1:x2] = x[index, :, y1:y2, x1:x2]
+        lam = 1 - ((x2 - x1) * (y2 - y1) / (W * H))
+        return x, y, y[index], float(lam)
+
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4, nesterov=True)
+    criterion = nn.CrossEntropyLoss(label_smoothing=0.1)
+    losses = []
+    for step in range(4):
+        x = augment(images)
+        seen.append(x)
+        x, ya, yb, lam = (mixup if step % 2 else cutmix)(x, labels)
+        out = model(x)
+        loss = lam * criterion(out, ya) + (1 - lam) * criterion(out, yb)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    beta = torch.distributions.Beta(torch.tensor([0.4]), torch.tensor([0.4]))
+    probe = torch.tensor([0.1, 0.5, 0.93])
+    return dict(init=init, seen=seen, losses=losses, params=list(model.parameters()),
+                buffers=list(model.buffers()), log_prob=beta.log_prob(probe), mean=beta.mean,
+                sample_shape=tuple(beta.sample((5,)).shape))
+
+
+def test_augmentation_mixup_cutmix(torch):
+    both(torch, augmentation)
+
+
+# ---- detection utilities: IoU, NMS, anchors, a YOLO-style loss and focal loss ----------------------------
+def detection(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rng = np.random.default_rng(7)
+
+    def box_area(b):
+        return (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+
+    def box_iou(a, b):
+        lt = torch.max(a[:, None, :2], b[:, :2])
+        rb = torch.min(a[:, None, 2:], b[:, 2:])
+        wh = (rb - lt).clamp(min=0)
+        inter = wh[:, :, 0] * wh[:, :, 1]
+        return inter / (box_area(a)[:, None] + box_area(b) - inter)
+
+    def nms(boxes, scores, thr):
+        order = scores.argsort(descending=True)
+        keep = []
+        while order.numel() > 0:
+            i = order[0]
+            keep.append(i.item())
+            if order.numel() == 1:
+                break
+            ious = box_iou(boxes[i].unsqueeze(0), boxes[order[1:]]).squeeze(0)
+            order = order[1:][ious <= thr]
+        return torch.tensor(keep, dtype=torch.long)
+
+    xy = rng.random((12, 2)) * 8
+    boxes = torch.tensor(np.concatenate([xy, xy + 3 + rng.random((12, 2)) * 6], 1))
+    scores = torch.tensor(rng.permutation(12) / 12.0)
+    iou = box_iou(boxes, boxes)
+    keep = nms(boxes, scores, 0.3)
+    _, top = scores.topk(3)
+
+    # anchors on a 3x4 feature map of stride 8, three sizes each
+    ys, xs = torch.meshgrid(torch.arange(3), torch.arange(4), indexing="ij")
+    centers = torch.stack([xs, ys], dim=-1).reshape(-1, 1, 2).to(torch.float64) * 8 + 4
+    sizes = torch.tensor([8.0, 16.0, 32.0]).view(1, -1, 1).repeat(1, 1, 2)
+    anchors = torch.cat([centers - sizes / 2, centers + sizes / 2], dim=-1).reshape(-1, 4)
+    matched_iou, matched = box_iou(anchors, boxes[:3]).max(dim=1)
+
+    # YOLO-style loss on a 4x4 grid of (x, y, w, h, objectness, 3 classes)
+    head = nn.Conv2d(2, 8, 1)
+    init = start(head, init)
+    feats = torch.tensor(rng.standard_normal((2, 2, 4, 4)))
+    pred = head(feats).permute(0, 2, 3, 1)
+    target = torch.zeros(2, 4, 4, 8, dtype=torch.float64)
+    cells = np.stack([[0, 1, 1], rng.integers(0, 4, 3), rng.integers(0, 4, 3)], 1)
+    for n, i, j in cells:
+        target[n, i, j, :4] = torch.tensor(rng.random(4))
+        target[n, i, j, 4] = 1.0
+        target[n, i, j, 5 + rng.integers(3)] = 1.0
+    obj_mask = target[..., 4] == 1
+    noobj_mask = ~obj_mask
+    p, t = pred[obj_mask], target[obj_mask]
+    box_loss = F.mse_loss(p[:, :2], t[:, :2], reduction="sum")
+    box_loss = box_loss + F.mse_loss(torch.sign(p[:, 2:4]) * torch.sqrt(torch.abs(p[:, 2:4]) + 1e-6),
+                                     torch.sqrt(t[:, 2:4]), reduction="sum")
+    obj_loss = F.mse_loss(torch.sigmoid(p[:, 4]), t[:, 4], reduction="sum")
+    noobj_loss = F.mse_loss(torch.sigmoid(pred[noobj_mask][:, 4]), target[noobj_mask][:, 4], reduction="sum")
+    cls_loss = F.mse_loss(p[:, 5:], t[:, 5:], reduction="sum")
+    yolo = (5 * box_loss + obj_loss + 0.5 * noobj_loss + cls_loss) / pred.size(0)
+
+    # focal loss over the class logits of every cell
+    logits, targets = pred[..., 5:], target[..., 5:]
+    ce = F.binary_cross_entropy_with_logits(logits, targets, reduction="none")
+    prob = torch.sigmoid(logits)
+    p_t = prob * targets + (1 - prob) * (1 - targets)
+    alpha_t = torch.where(targets == 1, torch.tensor(0.25, dtype=torch.float64), torch.tensor(0.75, dtype=torch.float64))
+    focal = (alpha_t * ce * (1 - p_t) ** 2).sum() / obj_mask.sum().clamp(min=1)
+    (yolo + focal).backward()
+    return dict(init=init, iou=iou, keep=keep, top=top, anchors=anchors, matched=matched,
+                matched_iou=matched_iou, n_obj=obj_mask.sum().item(), losses=[box_loss, obj_loss, noobj_loss, cls_loss],
+                yolo=yolo, focal=focal, grads=grads(head))
+
+
+def test_detection_utilities(torch):
+    both(torch, detection)
