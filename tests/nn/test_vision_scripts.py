@@ -537,3 +537,135 @@ def detection(torch, init):
 
 def test_detection_utilities(torch):
     both(torch, detection)
+
+
+# ---- segmentation: a small encoder-decoder, weighted cross-entropy with ignore_index, dice, IoU ----------
+def segmentation(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    C = 3
+
+    def block(i, o):
+        return nn.Sequential(nn.Conv2d(i, o, 3, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU(inplace=True))
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc1, self.enc2 = block(1, 4), block(4, 8)
+            self.pool = nn.MaxPool2d(2)
+            self.up = nn.ConvTranspose2d(8, 4, kernel_size=2, stride=2)
+            self.dec = block(8, 4)
+            self.drop = nn.Dropout2d(0.5)
+            self.head = nn.Conv2d(4, C, 1)
+
+        def forward(self, x):
+            e1 = self.enc1(x)
+            e2 = self.enc2(self.pool(e1))
+            d = self.dec(torch.cat([self.up(e2), e1], dim=1))
+            return self.head(self.drop(d))
+
+    model = UNet()
+    init = start(model, init)
+    rng = np.random.default_rng(8)
+    x = torch.tensor(rng.random((2, 1, 8, 8)))
+    y = torch.tensor(rng.integers(0, C, (2, 8, 8)))
+    y[0, :2, :2] = 255  # unlabelled pixels
+    weight = torch.tensor([0.2, 1.0, 2.0], dtype=torch.float64)
+
+    def dice_loss(logits, target, eps=1.0):
+        valid = (target != 255).unsqueeze(1)
+        probs = logits.softmax(dim=1) * valid
+        one_hot = F.one_hot(target.clamp(max=C - 1), num_classes=C).permute(0, 3, 1, 2).to(logits.dtype) * valid
+        inter = (probs * one_hot).sum(dim=(2, 3))
+        union = probs.sum(dim=(2, 3)) + one_hot.sum(dim=(2, 3))
+        return 1 - ((2 * inter + eps) / (union + eps)).mean()
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2, weight_decay=1e-4)
+    model.train()
+    model.drop.p = 0.0  # (dropout's draws differ between frameworks)
+    losses = []
+    for _ in range(3):
+        logits = model(x)
+        ce = F.cross_entropy(logits, y, weight=weight, ignore_index=255)
+        loss = ce + dice_loss(logits, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append((ce.item(), loss.item()))
+    model.eval()
+    with torch.no_grad():
+        logits = model(x)
+        pred = logits.argmax(1)
+        mask = y != 255
+        hist = torch.bincount(C * y[mask] + pred[mask], minlength=C ** 2).reshape(C, C)
+        iou = torch.diag(hist) / (hist.sum(0) + hist.sum(1) - torch.diag(hist))
+        per_pixel = F.cross_entropy(logits, y, ignore_index=255, reduction="none")
+    return dict(init=init, losses=losses, logits=logits, pred=pred, hist=hist, iou=iou,
+                miou=torch.nanmean(iou).item(), acc=(pred[mask] == y[mask]).double().mean(),
+                per_pixel=per_pixel, params=list(model.parameters()), buffers=list(model.buffers()))
+
+
+def test_segmentation_unet(torch):
+    both(torch, segmentation)
+
+
+# ---- an autoencoder over a DataLoader, train/eval, the state dict saved and loaded ----------------------
+def autoencoder(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    DataLoader, TensorDataset = torch.utils.data.DataLoader, torch.utils.data.TensorDataset
+
+    model = nn.Sequential(
+        nn.Conv2d(1, 4, 3, stride=2, padding=1), nn.BatchNorm2d(4), nn.LeakyReLU(0.1), nn.Flatten(),
+        nn.Linear(4 * 4 * 4, 6), nn.ReLU(), nn.Linear(6, 8 * 2 * 2), nn.Unflatten(1, (8, 2, 2)),
+        nn.Upsample(scale_factor=2, mode="nearest"), nn.Conv2d(8, 8, 3, padding=1), nn.PixelShuffle(2),
+        nn.Upsample(size=(8, 8), mode="bilinear", align_corners=False), nn.Conv2d(2, 1, 3, padding=1), nn.Sigmoid())
+    init = start(model, init)
+    rng = np.random.default_rng(9)
+    images = torch.tensor(rng.random((10, 1, 8, 8)))
+    ds = TensorDataset(images, images)
+    g = torch.Generator().manual_seed(0)
+    loader = DataLoader(ds, batch_size=4, shuffle=True, generator=g, drop_last=True)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    batches, order = [], []
+    for epoch in range(2):
+        for xb, yb in loader:
+            batches.append(tuple(xb.shape))
+            order.extend(int((images == xb[i]).all(dim=(1, 2, 3)).nonzero()) for i in range(len(xb)))
+    # a fixed order for the training itself: the shuffles' draws differ between frameworks
+    model.train()
+    losses = []
+    for idx in (rng.permutation(10)[:4], rng.permutation(10)[:4]):
+        xb = images[torch.tensor(idx)]
+        loss = F.binary_cross_entropy(model(xb), xb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    model.eval()
+    with torch.no_grad():
+        recon = model(images[:3])
+    buf = io.BytesIO()
+    torch.save(model.state_dict(), buf)
+    buf.seek(0)
+    state = torch.load(buf)
+    copy = nn.Sequential(
+        nn.Conv2d(1, 4, 3, stride=2, padding=1), nn.BatchNorm2d(4), nn.LeakyReLU(0.1), nn.Flatten(),
+        nn.Linear(4 * 4 * 4, 6), nn.ReLU(), nn.Linear(6, 8 * 2 * 2), nn.Unflatten(1, (8, 2, 2)),
+        nn.Upsample(scale_factor=2, mode="nearest"), nn.Conv2d(8, 8, 3, padding=1), nn.PixelShuffle(2),
+        nn.Upsample(size=(8, 8), mode="bilinear", align_corners=False), nn.Conv2d(2, 1, 3, padding=1),
+        nn.Sigmoid()).double()
+    result = copy.load_state_dict(state)
+    copy.eval()
+    with torch.no_grad():
+        again = copy(images[:3])
+    drop = nn.Dropout2d(0.5).train()
+    dropped = drop(torch.ones(6, 5, 3, 3, dtype=torch.float64))
+    per_channel = dropped.flatten(2)
+    whole = bool(((per_channel == 0).all(2) | (per_channel == 2).all(2)).all())
+    return dict(init=init, batches=batches, covered=sorted(order[:8]) == sorted(set(order[:8])) and len(order) == 16,
+                losses=losses, recon=recon, again=again, keys=sorted(state), missing=list(result.missing_keys),
+                tracked=state["1.num_batches_tracked"].item(), whole_channels=whole,
+                repr=[repr(m) for m in (model[7], model[8], model[10], model[11])])
+
+
+def test_autoencoder_dataloader_state_dict(torch):
+    both(torch, autoencoder)
