@@ -733,6 +733,8 @@ def _check_class_target(input, target, weight, name):
     if target.array.dtype.kind not in "iu":  # (int32 ids are taken too, where PyTorch takes int64 and uint8)
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype._legacy[:-6]}")
     if weight is not None and tuple(weight.shape) != (C,):
+        if len(xs) > 2:  # (PyTorch's spatial kernel words it without the numbers)
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
                            f"tensor of shape: {list(weight.shape)}")
     if weight is not None and weight.array.dtype != input.array.dtype:  # (PyTorch does not promote them)

@@ -626,9 +626,9 @@ def autoencoder(torch, init):
     loader = DataLoader(ds, batch_size=4, shuffle=True, generator=g, drop_last=True)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     batches, order = [], []
-    for epoch in range(2):
+    for _ in range(2):
         for xb, yb in loader:
-            batches.append(tuple(xb.shape))
+            batches.append((tuple(xb.shape), bool((xb == yb).all())))
             order.extend(int((images == xb[i]).all(dim=(1, 2, 3)).nonzero()) for i in range(len(xb)))
     # a fixed order for the training itself: the shuffles' draws differ between frameworks
     model.train()
@@ -669,3 +669,53 @@ def autoencoder(torch, init):
 
 def test_autoencoder_dataloader_state_dict(torch):
     both(torch, autoencoder)
+
+
+# ---- bad input met in these scripts: PyTorch's texts ------------------------------------------------------
+def _f64(t, *shape):
+    return t.zeros(*shape, dtype=t.float64)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.rot90(t.zeros(2, 3), 1, [1, 1]),
+    lambda t: t.rot90(t.zeros(2, 3), 1, [0, -2]),
+    lambda t: t.rot90(t.zeros(2, 3), 1, [0]),
+    lambda t: t.rot90(t.zeros(2), 1, [0, 1]),
+    lambda t: t.rot90(t.zeros(2, 3), 1, [0, 2]),
+    lambda t: t.rot90(t.zeros(2, 3), 1.5, [0, 1]),
+    lambda t: t.flip(t.zeros(2, 3), [1, -1]),
+    lambda t: t.flip(t.zeros(2, 3), [0, 1, 1, 0]),
+    lambda t: t.flip(t.zeros(2, 3), [0, 0, 5]),
+    lambda t: t.nn.functional.pad(t.zeros(1, 1, 3, 3), (3, 3, 3, 3), mode="reflect"),
+    lambda t: t.nn.functional.pad(t.zeros(1, 1, 3, 3), (1, 1, 3, 3), mode="reflect"),
+    lambda t: t.nn.functional.pad(t.zeros(1, 1, 2, 3, 3), (1, 1, 1, 1, 2, 2), mode="reflect"),
+    lambda t: t.nn.functional.interpolate(t.zeros(1, 1, 4, 4), size=(2, 2, 2)),
+    lambda t: t.nn.functional.interpolate(t.zeros(1, 1, 4, 4), size=[2]),
+    lambda t: t.nn.functional.interpolate(t.zeros(1, 1, 4), size=(2, 2), mode="linear"),
+    lambda t: t.nn.functional.interpolate(t.zeros(1, 1, 4, 4), scale_factor=(2.0, 2.0, 2.0)),
+    lambda t: t.nn.functional.cross_entropy(_f64(t, 2, 3, 4, 4), t.zeros(2, 4, 4, dtype=t.long),
+                                            weight=t.ones(2, dtype=t.float64)),
+    lambda t: t.nn.functional.nll_loss(_f64(t, 2, 3, 2), t.zeros(2, 2, dtype=t.long), weight=t.ones(4)),
+    lambda t: t.nn.functional.nll_loss(_f64(t, 2, 3), t.zeros(2, dtype=t.long), weight=t.ones(2)),
+], ids=["rot90_same_dims", "rot90_same_dims_negative", "rot90_one_dim", "rot90_1d", "rot90_dim_out_of_range",
+        "rot90_float_k", "flip_repeated_dim", "flip_first_repeat_named", "flip_repeat_before_range",
+        "pad_reflect_last_dim_first", "pad_reflect_second_pair", "pad_reflect_third_pair", "interpolate_size_3_for_2d",
+        "interpolate_size_1_for_2d", "interpolate_size_2_for_1d", "interpolate_scale_tuple", "cross_entropy_2d_weight",
+        "nll_loss_1d_spatial_weight", "nll_loss_rows_weight"])
+def test_errors_as_pytorch(torch, call):
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        call(minigrad)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_rot90_and_flip_still_rotate_as_pytorch(torch):
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for k in (-3, -1, 0, 1, 2, 5):
+        for dims in ([0, 1], [2, 0], [-1, -2], (1, 2)):
+            np.testing.assert_array_equal(minigrad.rot90(minigrad.tensor(x), k, dims).numpy(),
+                                          torch.rot90(torch.tensor(x), k, dims).numpy())
+    for dims in ([0], [-1, 0], (2, 1, 0)):
+        np.testing.assert_array_equal(minigrad.flip(minigrad.tensor(x), dims).numpy(),
+                                      torch.flip(torch.tensor(x), dims).numpy())
