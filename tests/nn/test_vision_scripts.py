@@ -719,3 +719,26 @@ def test_rot90_and_flip_still_rotate_as_pytorch(torch):
     for dims in ([0], [-1, 0], (2, 1, 0)):
         np.testing.assert_array_equal(minigrad.flip(minigrad.tensor(x), dims).numpy(),
                                       torch.flip(torch.tensor(x), dims).numpy())
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 3, 2), (2, 3, 2, 2), (2, 3, 2, 2, 2)])
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+def test_cross_entropy_grad_fn_names_as_pytorch(torch, shape, label_smoothing):
+    """A segmentation loss over (N, C, H, W) prints PyTorch's NllLoss2DBackward0; a smoothed one AddBackward0."""
+    names = []
+    for t in (torch, minigrad):
+        x = t.zeros(*shape, dtype=t.float64, requires_grad=True)
+        y = t.zeros(shape[:1] + shape[2:], dtype=t.long) if len(shape) > 1 else t.tensor(0)
+        names.append([type(t.nn.functional.cross_entropy(x, y, label_smoothing=label_smoothing,
+                                                          reduction=r).grad_fn).__name__ for r in ("mean", "none")])
+    assert names[1] == names[0]
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 2), (2, 3, 2, 2), (2, 3, 2, 2, 2)])
+def test_nll_loss_grad_fn_names_as_pytorch(torch, shape):
+    names = []
+    for t in (torch, minigrad):
+        x = t.zeros(*shape, dtype=t.float64, requires_grad=True)
+        y = t.zeros(shape[:1] + shape[2:], dtype=t.long)
+        names.append([type(t.nn.functional.nll_loss(x, y, reduction=r).grad_fn).__name__ for r in ("mean", "none")])
+    assert names[1] == names[0]
