@@ -725,7 +725,16 @@ def dsplit(input, sections):
 
 def rot90(input, k=1, dims=(0, 1)):
     """Rotation by 90 degrees k times in the plane of `dims` (from the first towards the second)."""
-    d0, d1 = (normalize_dim(d, input.array.ndim) for d in dims)
+    if not isinstance(k, (builtins.int, np.integer)) or isinstance(k, builtins.bool):
+        raise TypeError(f"rot90(): argument 'k' (position 2) must be int, not {type_name(k)}")
+    nd = input.array.ndim
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if nd < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {nd}")
+    d0, d1 = (normalize_dim(d, nd) for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
     k %= 4
     if k == 1:
         return shape_ops.transpose(movement.flip(input, d1), d0, d1)

@@ -38,10 +38,13 @@ def _view(fn):
 def _dims(dims, ndim):
     if isinstance(dims, (builtins.int, np.integer)):
         dims = (dims,)
-    out = tuple(normalize_dim(d, ndim) for d in dims)
-    if len(set(out)) != len(out):
-        raise RuntimeError(f"dims has duplicates, original flip dims size={len(out)}, but unique flip dims size={len(set(out))}")
-    return out
+    out = []
+    for d in dims:  # in order, as PyTorch: the first repeat is named, a later dim out of range not reached
+        d = normalize_dim(d, ndim)
+        if d in out:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        out.append(d)
+    return tuple(out)
 
 
 # ---- flip, roll ----------------------------------------------------------------------------------

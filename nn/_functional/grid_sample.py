@@ -12,6 +12,7 @@ the grid's the weights'. Not there: 5-D inputs (3-D volumes) and mode 'bicubic' 
 import warnings
 
 import minigrad
+from minigrad.factory import _fma64
 
 from ._common import check_tensor
 
@@ -86,11 +87,15 @@ def affine_grid(theta, size, align_corners=None):
 
 
 def _fused(a, b, c):
-    """a * b + c (b, c numbers) rounded once for float32, as PyTorch's CPU kernels compute it (a fused
-    multiply-add: float32 products are exact in float64); other dtypes round twice."""
-    if a.dtype != minigrad.float32:
-        return a * b + c
-    return (a.double() * b + c).float()
+    """a * b + c (b, c numbers) rounded once, as PyTorch's CPU kernels compute it (a fused multiply-add):
+    float32 products are exact in float64; float64 rounds the exact value through a two-product, the
+    plain expression carrying the gradient. Other dtypes round twice."""
+    if a.dtype == minigrad.float32:
+        return (a.double() * b + c).float()
+    plain = a * b + c
+    if a.dtype != minigrad.float64:
+        return plain
+    return plain + (_fma64(a.detach(), b, c) - plain.detach())  # the difference is exact: a few ulps
 
 
 def _unnormalize(coord, size, align_corners):

@@ -142,6 +142,24 @@ class CrossEntropy(Function):
                                            ctx.reduction == "none", ctx.shape),) + (None,) * 6
 
 
+class CrossEntropy2d(CrossEntropy):
+    node_name = "NllLoss2DBackward0"  # PyTorch's name when the input has dims past the classes
+
+
+class SmoothedCrossEntropy(CrossEntropy):
+    node_name = "AddBackward0"  # PyTorch adds the smoothing term to the nll term last
+
+
+def _cross_entropy_node(layout, label_smoothing):
+    return SmoothedCrossEntropy if label_smoothing > 0 else CrossEntropy2d if layout == 3 else CrossEntropy
+
+
+def _viewed_back(out, input, layout, reduction):
+    """PyTorch takes spatial inputs other than (N, C, H, W) through its 4-D kernel and views the per-element
+    losses back: their node is a ViewBackward0."""
+    return out.view(out.shape) if layout == 3 and input.ndim != 4 and reduction == "none" else out
+
+
 class CrossEntropyGradient(Function):
     """d cross_entropy / d x as a node of its own (what create_graph records): gx = D g by rows, D = A p - B,
     p = softmax(x). Its backward: to x, A g p (u - sum_c u p) (softmax's Jacobian); to g, sum u D."""
@@ -255,7 +273,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduction="mean", label_smoothing=0.0):
     if _usual_rows(input, target, weight, size_average, reduce, reduction) and type(label_smoothing) is float \
             and 0.0 <= label_smoothing <= 1.0:
-        return CrossEntropy.apply(input, target, None, int(ignore_index), reduction, label_smoothing, 2)
+        return _cross_entropy_node(2, label_smoothing).apply(input, target, None, int(ignore_index), reduction,
+                                                             label_smoothing, 2)
     # (PyTorch's words name its kernel, cross_entropy_loss, and nll_loss's nll_loss_nd)
     check_tensor(input, "input", "cross_entropy_loss")
     check_tensor(target, "target", "cross_entropy_loss")
@@ -279,7 +298,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if weight is not None and tuple(weight.array.shape) != (C,):
         raise RuntimeError(f"cross_entropy: weight should be a 1D tensor of size C={C}, got shape {list(weight.shape)}")
     _not_differentiated(weight, "weight", "nll_loss2d_forward" if layout == 3 else "nll_loss_forward")
-    return CrossEntropy.apply(input, target, weight, int(ignore_index), reduction, float(label_smoothing), layout)
+    out = _cross_entropy_node(layout, label_smoothing).apply(input, target, weight, int(ignore_index), reduction,
+                                                             float(label_smoothing), layout)
+    return out if label_smoothing > 0 else _viewed_back(out, input, layout, reduction)
 
 
 def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing):
@@ -733,6 +754,8 @@ def _check_class_target(input, target, weight, name):
     if target.array.dtype.kind not in "iu":  # (int32 ids are taken too, where PyTorch takes int64 and uint8)
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype._legacy[:-6]}")
     if weight is not None and tuple(weight.shape) != (C,):
+        if len(xs) > 2:  # (PyTorch's spatial kernel words it without the numbers)
+            raise RuntimeError("weight tensor should be defined either for all or no classes")
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but got weight "
                            f"tensor of shape: {list(weight.shape)}")
     if weight is not None and weight.array.dtype != input.array.dtype:  # (PyTorch does not promote them)
@@ -757,7 +780,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.array.dtype.kind != "f":
         raise RuntimeError(f"nll_loss: expected floating point input, got {input.dtype}")
     _not_differentiated(weight, "weight", "nll_loss2d_forward" if layout == 3 else "nll_loss_forward")
-    return (NllLoss2d if layout == 3 else NllLoss).apply(input, target, weight, int(ignore_index), reduction, layout)
+    out = (NllLoss2d if layout == 3 else NllLoss).apply(input, target, weight, int(ignore_index), reduction, layout)
+    return _viewed_back(out, input, layout, reduction)
 
 
 class BinaryCrossEntropy(Function):

@@ -101,10 +101,11 @@ def pad(input, pad, mode="constant", value=None):
     if 0 in shape[nd - k:] or (nd == k + 2 and shape[1] == 0):
         raise RuntimeError(f"pad: mode '{mode}' needs non-empty padded dimensions (and channels), got input of size "
                            f"{list(shape)}")
-    for j, (lo, hi) in enumerate(pads):
+    for j in reversed(range(k)):  # from the last dim, as `pad` lists them (PyTorch's argument numbers count so)
+        lo, hi = pads[j]
         n = shape[nd - k + j]
         if mode == "reflect" and (lo >= n or hi >= n):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, but "
+            raise RuntimeError(f"Argument #{4 + 2 * (k - 1 - j)}: Padding size should be less than the corresponding input dimension, but "
                                f"got: padding ({lo}, {hi}) at dimension {nd - k + j} of input {list(shape)}")
         if mode == "circular" and (lo > n or hi > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")

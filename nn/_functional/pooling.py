@@ -651,6 +651,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                          "either size or scale_factor should be defined")
     sp = tuple(input.shape[2:])
     if size is not None:
+        if isinstance(size, (tuple, list)) and len(size) != n:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {list(sp)} and output size of {size}. Please provide input tensor "
+                             "in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
         size = expand_param(size, n, "size") if not isinstance(size, int) else (size,) * n
         scales = (None,) * n
     else:
@@ -658,7 +662,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                           (scale_factor,) * n))
         if len(scales) != n:
             raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
-                             f"with spatial dimensions of {list(sp)} and scale_factor of shape {list(scale_factor)}.")
+                             f"with spatial dimensions of {list(sp)} and scale_factor of shape {scale_factor}. Please provide input "
+                             "tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
         size = tuple(int(math.floor(s * f)) for s, f in zip(sp, scales))
         if recompute_scale_factor:
             scales = (None,) * n
