@@ -8,49 +8,7 @@ import numpy as np
 import pytest
 
 import minigrad
-
-TOL = dict(rtol=1e-9, atol=1e-10)
-
-
-def numpy_state(model):
-    return {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
-
-
-def start(model, init):
-    """`model` in float64; with `init` (PyTorch's initial state), loaded from it, else recorded."""
-    model.double()
-    if init is None:
-        return numpy_state(model)
-    model.load_state_dict({k: minigrad.tensor(v) for k, v in init.items()})
-    return init
-
-
-def both(torch, script, tol=TOL, **kw):
-    """Runs script(torch) and script(minigrad) from the same initial state; every value they return agrees."""
-    torch.manual_seed(0)
-    theirs = script(torch, None, **kw)
-    ours = script(minigrad, theirs["init"], **kw)
-    assert list(ours) == list(theirs)
-    for k, t in theirs.items():
-        if k != "init":
-            agree(ours[k], t, k, tol)
-    return theirs, ours
-
-
-def agree(m, t, where, tol=TOL):
-    """Ours `m` equals theirs `t`: tensors and floats closely, containers item by item, anything else exactly."""
-    if hasattr(t, "detach"):
-        assert str(m.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], where
-        assert tuple(m.shape) == tuple(t.shape), where
-        np.testing.assert_allclose(m.detach().numpy(), t.detach().numpy(), err_msg=where, **tol)
-    elif isinstance(t, (list, tuple)):
-        assert isinstance(m, (list, tuple)) and len(m) == len(t), where
-        for i, (a, b) in enumerate(zip(m, t)):
-            agree(a, b, f"{where}[{i}]", tol)
-    elif isinstance(t, (float, np.ndarray)):
-        np.testing.assert_allclose(m, t, err_msg=where, **tol)
-    else:
-        assert m == t, where
+from twins import SCRIPT_TOL as TOL, agree, both, numpy_state, start  # noqa: F401
 
 
 def grads(model):
