@@ -1,0 +1,323 @@
+"""PyTorch's first tutorials, followed step by step on minigrad and on PyTorch from the same numbers.
+
+Each tutorial below is our own script in the order and style of one of PyTorch's (the polynomial
+fits of "Learning PyTorch with Examples", "What is torch.nn really?", the Bi-LSTM CRF, the N-gram
+and CBOW word models, the LeNet of "Neural Networks", "Saving and Loading Models", "A Gentle
+Introduction to torch.autograd", the autograd-mechanics notes and the "Introduction to PyTorch"
+series). It takes the framework as an argument and writes down everything the tutorial prints; the
+two logs must agree entry by entry: values (float32 to rounding), dtypes, shapes, grad_fn names and
+texts (with the framework's name taken out). Data are drawn with numpy in place of downloads, and
+weights are set from numpy after each model is built, so both frameworks start from the same state.
+"""
+import math
+import types
+
+import numpy as np
+import pytest
+
+import minigrad
+import minigrad.nn
+import minigrad.nn.functional
+import minigrad.optim
+import minigrad.utils.data
+
+torch = pytest.importorskip("torch")
+import torch.nn  # noqa: E402
+import torch.nn.functional  # noqa: E402
+import torch.optim  # noqa: E402
+import torch.utils.data  # noqa: E402
+
+
+def framework(lib):
+    return types.SimpleNamespace(torch=lib, nn=lib.nn, F=lib.nn.functional, optim=lib.optim, data=lib.utils.data)
+
+
+FRAMEWORKS = {"torch": framework(torch), "minigrad": framework(minigrad)}
+
+
+def is_tensor(v):
+    return isinstance(v, (torch.Tensor, minigrad.Tensor))
+
+
+class Log:
+    """What a tutorial prints, normalized so the two frameworks' logs compare entry by entry."""
+
+    def __init__(self):
+        self.entries = []
+
+    def __call__(self, label, value):
+        self.entries.append((label, self.norm(value)))
+
+    def norm(self, v):
+        if is_tensor(v):
+            v = v.detach()
+            return ("tensor", str(v.dtype).split(".")[-1], tuple(v.shape), v.numpy().copy())
+        if type(v).__name__ == "Size":
+            return ("Size", tuple(v))
+        if isinstance(v, (list, tuple)):
+            return (type(v).__name__, [self.norm(x) for x in v])
+        if isinstance(v, dict):
+            return ("dict", [(k, self.norm(x)) for k, x in v.items()])
+        if isinstance(v, str):
+            return ("str", v.replace("minigrad", "torch"))
+        if isinstance(v, (bool, int, float, type(None))):
+            return (type(v).__name__, v)
+        if isinstance(v, np.ndarray):
+            return ("ndarray", str(v.dtype), v.shape, v.copy())
+        return ("other", type(v).__name__)
+
+
+def same(a, b, where, rtol, atol):
+    assert a[0] == b[0], f"{where}: {a} != {b}"
+    if a[0] == "tensor":
+        assert a[1:3] == b[1:3], f"{where}: dtype/shape {a[1:3]} != {b[1:3]}"
+        np.testing.assert_allclose(b[3], a[3], rtol=rtol, atol=atol, err_msg=where)
+    elif a[0] == "ndarray":
+        assert a[1:3] == b[1:3], f"{where}: {a[1:3]} != {b[1:3]}"
+        np.testing.assert_allclose(b[3], a[3], rtol=rtol, atol=atol, err_msg=where)
+    elif a[0] in ("list", "tuple", "dict"):
+        assert len(a[1]) == len(b[1]), f"{where}: {a} != {b}"
+        for i, (x, y) in enumerate(zip(a[1], b[1])):
+            if a[0] == "dict":
+                assert x[0] == y[0], f"{where}: keys {x[0]} != {y[0]}"
+                x, y = x[1], y[1]
+            same(x, y, f"{where}[{i}]", rtol, atol)
+    elif a[0] == "float":
+        assert math.isclose(a[1], b[1], rel_tol=rtol, abs_tol=atol), f"{where}: {a[1]} != {b[1]}"
+    else:
+        assert a == b, f"{where}: {a} != {b}"
+
+
+def run_both(tutorial, rtol=1e-5, atol=1e-6, **kw):
+    logs = {}
+    for name, fw in FRAMEWORKS.items():
+        log = Log()
+        tutorial(fw, log, **kw)
+        logs[name] = log.entries
+    ref, got = logs["torch"], logs["minigrad"]
+    assert [label for label, _ in got] == [label for label, _ in ref]
+    for (label, a), (_, b) in zip(ref, got):
+        same(a, b, label, rtol, atol)
+    return ref
+
+
+def set_weights(fw, model, seed=0, scale=0.3):
+    """Every state_dict entry drawn from numpy, so both frameworks' copies start equal."""
+    rng = np.random.default_rng(seed)
+    state = {}
+    for k, v in model.state_dict().items():
+        if "float" in str(v.dtype):
+            state[k] = fw.torch.tensor((rng.standard_normal(tuple(v.shape)) * scale).astype(np.float32))
+        else:
+            state[k] = v
+    model.load_state_dict(state)
+
+
+def float32(fw, array):
+    return fw.torch.tensor(np.asarray(array, dtype=np.float32))
+
+
+# ---- Learning PyTorch with Examples: y = sin(x) by a third-order polynomial ----------------------------
+def poly_inputs(fw):
+    x = fw.torch.linspace(-math.pi, math.pi, 200, dtype=fw.torch.float)
+    return x, fw.torch.sin(x)
+
+
+def poly_tensors(fw, log):
+    T = fw.torch
+    x, y = poly_inputs(fw)
+    rng = np.random.default_rng(1)
+    a, b, c, d = (T.tensor(float(v), dtype=T.float) for v in rng.standard_normal(4))
+    learning_rate = 1e-5
+    for t in range(300):
+        y_pred = a + b * x + c * x ** 2 + d * x ** 3
+        loss = (y_pred - y).pow(2).sum().item()
+        if t % 100 == 99:
+            log(f"loss {t}", loss)
+        grad_y_pred = 2.0 * (y_pred - y)
+        grad_a = grad_y_pred.sum()
+        grad_b = (grad_y_pred * x).sum()
+        grad_c = (grad_y_pred * x ** 2).sum()
+        grad_d = (grad_y_pred * x ** 3).sum()
+        a -= learning_rate * grad_a
+        b -= learning_rate * grad_b
+        c -= learning_rate * grad_c
+        d -= learning_rate * grad_d
+    log("result", f"Result: y = {a.item():.4f} + {b.item():.4f} x + {c.item():.4f} x^2 + {d.item():.4f} x^3")
+    log("a", a)
+
+
+def poly_autograd(fw, log):
+    T = fw.torch
+    x, y = poly_inputs(fw)
+    rng = np.random.default_rng(1)
+    a, b, c, d = (T.tensor(float(v), dtype=T.float, requires_grad=True) for v in rng.standard_normal(4))
+    learning_rate = 1e-5
+    for t in range(300):
+        y_pred = a + b * x + c * x ** 2 + d * x ** 3
+        loss = (y_pred - y).pow(2).sum()
+        if t % 100 == 99:
+            log(f"loss {t}", loss.item())
+        loss.backward()
+        with T.no_grad():
+            a -= learning_rate * a.grad
+            b -= learning_rate * b.grad
+            c -= learning_rate * c.grad
+            d -= learning_rate * d.grad
+            a.grad = None
+            b.grad = None
+            c.grad = None
+            d.grad = None
+    log("params", [a, b, c, d])
+    log("grad after reset", a.grad)
+
+
+def poly_function(fw, log):
+    T = fw.torch
+
+    class LegendrePolynomial3(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(input)
+            return 0.5 * (5 * input ** 3 - 3 * input)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, = ctx.saved_tensors
+            return grad_output * 1.5 * (5 * input ** 2 - 1)
+
+    x, y = poly_inputs(fw)
+    a = T.full((), 0.0, dtype=T.float, requires_grad=True)
+    b = T.full((), -1.0, dtype=T.float, requires_grad=True)
+    c = T.full((), 0.0, dtype=T.float, requires_grad=True)
+    d = T.full((), 0.3, dtype=T.float, requires_grad=True)
+    learning_rate = 5e-6
+    for t in range(300):
+        P3 = LegendrePolynomial3.apply
+        y_pred = a + b * P3(c + d * x)
+        loss = (y_pred - y).pow(2).sum()
+        if t % 100 == 99:
+            log(f"loss {t}", loss.item())
+        loss.backward()
+        with T.no_grad():
+            for p in (a, b, c, d):
+                p -= learning_rate * p.grad
+                p.grad = None
+    log("grad_fn", type(y_pred.grad_fn).__name__)
+    log("params", [a, b, c, d])
+
+
+def poly_nn(fw, log, optimizer_name=None):
+    T, nn = fw.torch, fw.nn
+    x, y = poly_inputs(fw)
+    p = T.tensor([1, 2, 3])
+    xx = x.unsqueeze(-1).pow(p)
+    log("xx", xx)
+    model = nn.Sequential(nn.Linear(3, 1), nn.Flatten(0, 1))
+    set_weights(fw, model, seed=2)
+    loss_fn = nn.MSELoss(reduction="sum")
+    optimizer = None
+    if optimizer_name == "RMSprop":
+        learning_rate = 1e-3
+        optimizer = T.optim.RMSprop(model.parameters(), lr=learning_rate)
+    else:
+        learning_rate = 1e-6
+    for t in range(200):
+        y_pred = model(xx)
+        loss = loss_fn(y_pred, y)
+        if t % 50 == 49:
+            log(f"loss {t}", loss.item())
+        if optimizer is None:
+            model.zero_grad()
+            loss.backward()
+            with T.no_grad():
+                for param in model.parameters():
+                    param -= learning_rate * param.grad
+        else:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    linear_layer = model[0]
+    log("result", f"Result: y = {linear_layer.bias.item():.5f} + {linear_layer.weight[:, 0].item():.5f} x + "
+                  f"{linear_layer.weight[:, 1].item():.5f} x^2 + {linear_layer.weight[:, 2].item():.5f} x^3")
+    log("weight", linear_layer.weight)
+    log("y_pred grad_fn", type(y_pred.grad_fn).__name__)
+
+
+def poly_module(fw, log):
+    T, nn = fw.torch, fw.nn
+
+    class Polynomial3(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Parameter(T.randn(()))
+            self.b = nn.Parameter(T.randn(()))
+            self.c = nn.Parameter(T.randn(()))
+            self.d = nn.Parameter(T.randn(()))
+
+        def forward(self, x):
+            return self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+
+        def string(self):
+            return f"y = {self.a.item():.4f} + {self.b.item():.4f} x + {self.c.item():.4f} x^2 + {self.d.item():.4f} x^3"
+
+    x, y = poly_inputs(fw)
+    model = Polynomial3()
+    set_weights(fw, model, seed=3)
+    log("names", [n for n, _ in model.named_parameters()])
+    criterion = nn.MSELoss(reduction="sum")
+    optimizer = T.optim.SGD(model.parameters(), lr=1e-5)
+    for t in range(300):
+        y_pred = model(x)
+        loss = criterion(y_pred, y)
+        if t % 100 == 99:
+            log(f"loss {t}", loss.item())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    log("result", f"Result: {model.string()}")
+
+
+def poly_dynamic(fw, log):
+    T, nn = fw.torch, fw.nn
+    choices = np.random.default_rng(4)
+
+    class DynamicNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Parameter(T.randn(()))
+            self.b = nn.Parameter(T.randn(()))
+            self.c = nn.Parameter(T.randn(()))
+            self.d = nn.Parameter(T.randn(()))
+            self.e = nn.Parameter(T.randn(()))
+
+        def forward(self, x):
+            y = self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+            for exp in range(4, int(choices.integers(4, 6)) + 1):  # the fourth and fifth terms share `e`
+                y = y + self.e * x ** exp
+            return y
+
+    x, y = poly_inputs(fw)
+    model = DynamicNet()
+    set_weights(fw, model, seed=5, scale=0.01)
+    criterion = nn.MSELoss(reduction="sum")
+    optimizer = T.optim.SGD(model.parameters(), lr=1e-8, momentum=0.9)
+    for t in range(300):
+        y_pred = model(x)
+        loss = criterion(y_pred, y)
+        if t % 100 == 99:
+            log(f"loss {t}", loss.item())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    log("params", list(model.parameters()))
+
+
+@pytest.mark.parametrize("tutorial", [poly_tensors, poly_autograd, poly_function, poly_module, poly_dynamic])
+def test_polynomial_fits(tutorial):
+    run_both(tutorial, rtol=2e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("optimizer_name", [None, "RMSprop"])
+def test_polynomial_fit_nn(optimizer_name):
+    run_both(poly_nn, rtol=2e-4, atol=1e-5, optimizer_name=optimizer_name)
