@@ -321,3 +321,218 @@ def test_polynomial_fits(tutorial):
 @pytest.mark.parametrize("optimizer_name", [None, "RMSprop"])
 def test_polynomial_fit_nn(optimizer_name):
     run_both(poly_nn, rtol=2e-4, atol=1e-5, optimizer_name=optimizer_name)
+
+
+# ---- What is torch.nn really? ----------------------------------------------------------------------
+def digits(n_train=96, n_valid=64, seed=6):
+    """28x28 'digits' whose class a fixed random teacher decides, standing in for MNIST."""
+    rng = np.random.default_rng(seed)
+    x = rng.random((n_train + n_valid, 784)).astype(np.float32)
+    teacher = rng.standard_normal((784, 10))
+    y = (x @ teacher).argmax(1).astype(np.int64)
+    return x[:n_train], y[:n_train], x[n_train:], y[n_train:]
+
+
+def nn_really_from_scratch(fw, log):
+    T = fw.torch
+    x_train, y_train, x_valid, y_valid = map(T.tensor, digits())
+    n, c = x_train.shape
+    log("shapes", [x_train.shape, y_train.min(), y_train.max(), n, c])
+    rng = np.random.default_rng(7)
+    weights = float32(fw, rng.standard_normal((784, 10))) / math.sqrt(784)
+    weights.requires_grad_()
+    bias = T.zeros(10, requires_grad=True)
+    log("weights", [weights.requires_grad, weights.is_leaf, bias.dtype == T.float32])
+
+    def log_softmax(x):
+        return x - x.exp().sum(-1).log().unsqueeze(-1)
+
+    def model(xb):
+        return log_softmax(xb @ weights + bias)
+
+    bs = 32
+    xb = x_train[0:bs]
+    preds = model(xb)
+    log("preds[0], preds.shape", [preds[0], preds.shape])
+
+    def nll(input, target):
+        return -input[range(target.shape[0]), target].mean()
+
+    loss_func = nll
+    yb = y_train[0:bs]
+    log("loss", loss_func(preds, yb))
+
+    def accuracy(out, yb):
+        preds = T.argmax(out, dim=1)
+        return (preds == yb).float().mean()
+
+    log("accuracy", accuracy(preds, yb))
+    lr, epochs = 0.5, 2
+    for epoch in range(epochs):
+        for i in range((n - 1) // bs + 1):
+            start_i = i * bs
+            end_i = start_i + bs
+            xb = x_train[start_i:end_i]
+            yb = y_train[start_i:end_i]
+            pred = model(xb)
+            loss = loss_func(pred, yb)
+            loss.backward()
+            with T.no_grad():
+                weights -= weights.grad * lr
+                bias -= bias.grad * lr
+                weights.grad.zero_()
+                bias.grad.zero_()
+    log("after", [loss_func(model(xb), yb), accuracy(model(xb), yb)])
+    log("grad_fn", type(loss.grad_fn).__name__)
+
+    # F.cross_entropy in place of log_softmax + nll
+    F = fw.F
+
+    def model2(xb):
+        return xb @ weights + bias
+
+    log("cross_entropy", [F.cross_entropy(model2(xb), yb), accuracy(model2(xb), yb)])
+
+
+def nn_really_refactored(fw, log, stage):
+    T, nn, F, optim, data = fw.torch, fw.nn, fw.F, fw.optim, fw.data
+    x_train, y_train, x_valid, y_valid = map(T.tensor, digits())
+    n = x_train.shape[0]
+    bs, lr, epochs = 32, 0.1, 2
+    loss_func = F.cross_entropy
+
+    class Mnist_Logistic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weights = nn.Parameter(T.randn(784, 10) / math.sqrt(784))
+            self.bias = nn.Parameter(T.zeros(10))
+
+        def forward(self, xb):
+            return xb @ self.weights + self.bias
+
+    class Mnist_LinearLogistic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(784, 10)
+
+        def forward(self, xb):
+            return self.lin(xb)
+
+    class Mnist_CNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 4, kernel_size=3, stride=2, padding=1)
+            self.conv2 = nn.Conv2d(4, 4, kernel_size=3, stride=2, padding=1)
+            self.conv3 = nn.Conv2d(4, 10, kernel_size=3, stride=2, padding=1)
+
+        def forward(self, xb):
+            xb = xb.view(-1, 1, 28, 28)
+            xb = F.relu(self.conv1(xb))
+            xb = F.relu(self.conv2(xb))
+            xb = F.relu(self.conv3(xb))
+            xb = F.avg_pool2d(xb, 4)
+            return xb.view(-1, xb.size(1))
+
+    class Lambda(nn.Module):
+        def __init__(self, func):
+            super().__init__()
+            self.func = func
+
+        def forward(self, x):
+            return self.func(x)
+
+    def preprocess(x, y):
+        return x.view(-1, 1, 28, 28), y
+
+    class WrappedDataLoader:
+        def __init__(self, dl, func):
+            self.dl = dl
+            self.func = func
+
+        def __len__(self):
+            return len(self.dl)
+
+        def __iter__(self):
+            for b in self.dl:
+                yield self.func(*b)
+
+    def get_model():
+        if stage == "module":
+            model = Mnist_Logistic()
+        elif stage == "cnn":
+            model = Mnist_CNN()
+        elif stage == "sequential":
+            model = nn.Sequential(
+                nn.Conv2d(1, 4, kernel_size=3, stride=2, padding=1), nn.ReLU(),
+                nn.Conv2d(4, 4, kernel_size=3, stride=2, padding=1), nn.ReLU(),
+                nn.Conv2d(4, 10, kernel_size=3, stride=2, padding=1), nn.ReLU(),
+                nn.AdaptiveAvgPool2d(1),
+                Lambda(lambda x: x.view(x.size(0), -1)))
+        else:
+            model = Mnist_LinearLogistic()
+        set_weights(fw, model, seed=8, scale=0.05)
+        momentum = 0.9 if stage in ("cnn", "sequential") else 0
+        return model, optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+
+    def loss_batch(model, loss_func, xb, yb, opt=None):
+        loss = loss_func(model(xb), yb)
+        if opt is not None:
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+        return loss.item(), len(xb)
+
+    def fit(epochs, model, loss_func, opt, train_dl, valid_dl):
+        for epoch in range(epochs):
+            model.train()
+            for xb, yb in train_dl:
+                loss_batch(model, loss_func, xb, yb, opt)
+            model.eval()
+            with T.no_grad():
+                losses, nums = zip(*[loss_batch(model, loss_func, xb, yb) for xb, yb in valid_dl])
+            val_loss = np.sum(np.multiply(losses, nums)) / np.sum(nums)
+            log(f"epoch {epoch}", [type(val_loss).__name__, float(val_loss), nums])
+
+    def get_data(train_ds, valid_ds, bs):
+        # the tutorial shuffles the training set; the two frameworks' shuffles draw differently
+        return (data.DataLoader(train_ds, batch_size=bs, shuffle=False),
+                data.DataLoader(valid_ds, batch_size=bs * 2))
+
+    model, opt = get_model()
+    xb, yb = x_train[:bs], y_train[:bs]
+    if stage == "sequential":
+        xb, yb = preprocess(xb, yb)
+    log("before", loss_func(model(xb), yb))
+    if stage in ("module", "linear"):  # the manual loop over slices, then the Dataset form of it
+        for epoch in range(epochs):
+            for i in range((n - 1) // bs + 1):
+                xb, yb = x_train[i * bs:i * bs + bs], y_train[i * bs:i * bs + bs]
+                loss = loss_func(model(xb), yb)
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+        log("after", loss_func(model(xb), yb))
+        train_ds = data.TensorDataset(x_train, y_train)
+        xb, yb = train_ds[0:bs]
+        log("dataset slice", [len(train_ds), xb, yb])
+    train_ds = data.TensorDataset(x_train, y_train)
+    valid_ds = data.TensorDataset(x_valid, y_valid)
+    train_dl, valid_dl = get_data(train_ds, valid_ds, bs)
+    log("lens", [len(train_dl), len(valid_dl)])
+    if stage == "sequential":
+        train_dl = WrappedDataLoader(train_dl, preprocess)
+        valid_dl = WrappedDataLoader(valid_dl, preprocess)
+    fit(epochs, model, loss_func, opt, train_dl, valid_dl)
+    log("state", model.state_dict())
+    shuffled = data.DataLoader(train_ds, batch_size=bs, shuffle=True)
+    seen = T.cat([yb for _, yb in shuffled])
+    log("one epoch sees every sample once", sorted(seen.tolist()) == sorted(y_train.tolist()))
+
+
+def test_nn_really_from_scratch():
+    run_both(nn_really_from_scratch, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("stage", ["module", "linear", "cnn", "sequential"])
+def test_nn_really_refactored(stage):
+    run_both(nn_really_refactored, rtol=1e-4, atol=1e-5, stage=stage)
