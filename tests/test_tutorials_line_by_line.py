@@ -536,3 +536,252 @@ def test_nn_really_from_scratch():
 @pytest.mark.parametrize("stage", ["module", "linear", "cnn", "sequential"])
 def test_nn_really_refactored(stage):
     run_both(nn_really_refactored, rtol=1e-4, atol=1e-5, stage=stage)
+
+
+# ---- Advanced: Making Dynamic Decisions and the Bi-LSTM CRF ------------------------------------------
+def bilstm_crf(fw, log):
+    T, nn, optim = fw.torch, fw.nn, fw.optim
+    noise = np.random.default_rng(9)
+
+    def argmax(vec):
+        _, idx = T.max(vec, 1)
+        return idx.item()
+
+    def prepare_sequence(seq, to_ix):
+        idxs = [to_ix[w] for w in seq]
+        return T.tensor(idxs, dtype=T.long)
+
+    def log_sum_exp(vec):
+        max_score = vec[0, argmax(vec)]
+        max_score_broadcast = max_score.view(1, -1).expand(1, vec.size()[1])
+        return max_score + T.log(T.sum(T.exp(vec - max_score_broadcast)))
+
+    START_TAG, STOP_TAG = "<START>", "<STOP>"
+
+    class BiLSTM_CRF(nn.Module):
+        def __init__(self, vocab_size, tag_to_ix, embedding_dim, hidden_dim):
+            super().__init__()
+            self.embedding_dim = embedding_dim
+            self.hidden_dim = hidden_dim
+            self.vocab_size = vocab_size
+            self.tag_to_ix = tag_to_ix
+            self.tagset_size = len(tag_to_ix)
+            self.word_embeds = nn.Embedding(vocab_size, embedding_dim)
+            self.lstm = nn.LSTM(embedding_dim, hidden_dim // 2, num_layers=1, bidirectional=True)
+            self.hidden2tag = nn.Linear(hidden_dim, self.tagset_size)
+            self.transitions = nn.Parameter(T.randn(self.tagset_size, self.tagset_size))
+            self.transitions.data[tag_to_ix[START_TAG], :] = -10000
+            self.transitions.data[:, tag_to_ix[STOP_TAG]] = -10000
+            self.hidden = self.init_hidden()
+
+        def init_hidden(self):
+            shape = (2, 1, self.hidden_dim // 2)
+            return (float32(fw, noise.standard_normal(shape)), float32(fw, noise.standard_normal(shape)))
+
+        def _forward_alg(self, feats):
+            init_alphas = T.full((1, self.tagset_size), -10000.)
+            init_alphas[0][self.tag_to_ix[START_TAG]] = 0.
+            forward_var = init_alphas
+            for feat in feats:
+                alphas_t = []
+                for next_tag in range(self.tagset_size):
+                    emit_score = feat[next_tag].view(1, -1).expand(1, self.tagset_size)
+                    trans_score = self.transitions[next_tag].view(1, -1)
+                    next_tag_var = forward_var + trans_score + emit_score
+                    alphas_t.append(log_sum_exp(next_tag_var).view(1))
+                forward_var = T.cat(alphas_t).view(1, -1)
+            terminal_var = forward_var + self.transitions[self.tag_to_ix[STOP_TAG]]
+            return log_sum_exp(terminal_var)
+
+        def _get_lstm_features(self, sentence):
+            self.hidden = self.init_hidden()
+            embeds = self.word_embeds(sentence).view(len(sentence), 1, -1)
+            lstm_out, self.hidden = self.lstm(embeds, self.hidden)
+            lstm_out = lstm_out.view(len(sentence), self.hidden_dim)
+            return self.hidden2tag(lstm_out)
+
+        def _score_sentence(self, feats, tags):
+            score = T.zeros(1)
+            tags = T.cat([T.tensor([self.tag_to_ix[START_TAG]], dtype=T.long), tags])
+            for i, feat in enumerate(feats):
+                score = score + self.transitions[tags[i + 1], tags[i]] + feat[tags[i + 1]]
+            return score + self.transitions[self.tag_to_ix[STOP_TAG], tags[-1]]
+
+        def _viterbi_decode(self, feats):
+            backpointers = []
+            init_vvars = T.full((1, self.tagset_size), -10000.)
+            init_vvars[0][self.tag_to_ix[START_TAG]] = 0
+            forward_var = init_vvars
+            for feat in feats:
+                bptrs_t = []
+                viterbivars_t = []
+                for next_tag in range(self.tagset_size):
+                    next_tag_var = forward_var + self.transitions[next_tag]
+                    best_tag_id = argmax(next_tag_var)
+                    bptrs_t.append(best_tag_id)
+                    viterbivars_t.append(next_tag_var[0][best_tag_id].view(1))
+                forward_var = (T.cat(viterbivars_t) + feat).view(1, -1)
+                backpointers.append(bptrs_t)
+            terminal_var = forward_var + self.transitions[self.tag_to_ix[STOP_TAG]]
+            best_tag_id = argmax(terminal_var)
+            path_score = terminal_var[0][best_tag_id]
+            best_path = [best_tag_id]
+            for bptrs_t in reversed(backpointers):
+                best_tag_id = bptrs_t[best_tag_id]
+                best_path.append(best_tag_id)
+            start = best_path.pop()
+            assert start == self.tag_to_ix[START_TAG]
+            best_path.reverse()
+            return path_score, best_path
+
+        def neg_log_likelihood(self, sentence, tags):
+            feats = self._get_lstm_features(sentence)
+            forward_score = self._forward_alg(feats)
+            gold_score = self._score_sentence(feats, tags)
+            return forward_score - gold_score
+
+        def forward(self, sentence):
+            lstm_feats = self._get_lstm_features(sentence)
+            score, tag_seq = self._viterbi_decode(lstm_feats)
+            return score, tag_seq
+
+    training_data = [("the wall street journal reported today that apple corporation made money".split(),
+                      "B I I I O O O B I O O".split()),
+                     ("georgia tech is a university in georgia".split(), "B I O O O O B".split())]
+    word_to_ix = {}
+    for sentence, tags in training_data:
+        for word in sentence:
+            if word not in word_to_ix:
+                word_to_ix[word] = len(word_to_ix)
+    tag_to_ix = {"B": 0, "I": 1, "O": 2, START_TAG: 3, STOP_TAG: 4}
+    model = BiLSTM_CRF(len(word_to_ix), tag_to_ix, 5, 4)
+    set_weights(fw, model, seed=10)
+    with T.no_grad():
+        model.transitions.data[tag_to_ix[START_TAG], :] = -10000
+        model.transitions.data[:, tag_to_ix[STOP_TAG]] = -10000
+    optimizer = optim.SGD(model.parameters(), lr=0.01, weight_decay=1e-4)
+    with T.no_grad():
+        precheck_sent = prepare_sequence(training_data[0][0], word_to_ix)
+        precheck_tags = T.tensor([tag_to_ix[t] for t in training_data[0][1]], dtype=T.long)
+        log("precheck tags", precheck_tags)
+        log("before", model(precheck_sent))
+    for epoch in range(3):
+        for sentence, tags in training_data:
+            model.zero_grad()
+            sentence_in = prepare_sequence(sentence, word_to_ix)
+            targets = T.tensor([tag_to_ix[t] for t in tags], dtype=T.long)
+            loss = model.neg_log_likelihood(sentence_in, targets)
+            log(f"loss {epoch}", loss)
+            loss.backward()
+            optimizer.step()
+    log("loss grad_fn", type(loss.grad_fn).__name__)
+    with T.no_grad():
+        log("after", model(precheck_sent))
+    log("transitions", model.transitions)
+
+
+def test_bilstm_crf():
+    run_both(bilstm_crf, rtol=1e-4, atol=1e-4)
+
+
+# ---- Word Embeddings: Encoding Lexical Semantics (N-gram language model, CBOW) ----------------------
+SONNET = """When forty winters shall besiege thy brow, And dig deep trenches in thy beauty's field,
+Thy youth's proud livery so gazed on now, Will be a totter'd weed of small worth held:""".split()
+
+
+def ngram(fw, log):
+    T, nn, F, optim = fw.torch, fw.nn, fw.F, fw.optim
+    word_to_ix = {"hello": 0, "world": 1}
+    embeds = nn.Embedding(2, 5)
+    set_weights(fw, embeds, seed=11)
+    lookup_tensor = T.tensor([word_to_ix["hello"]], dtype=T.long)
+    hello_embed = embeds(lookup_tensor)
+    log("hello_embed", hello_embed)
+    log("hello grad_fn", type(hello_embed.grad_fn).__name__)
+
+    CONTEXT_SIZE, EMBEDDING_DIM = 2, 10
+    ngrams = [([SONNET[i - j - 1] for j in range(CONTEXT_SIZE)], SONNET[i]) for i in range(CONTEXT_SIZE, len(SONNET))]
+    log("first ngrams", ngrams[:3])
+    vocab = sorted(set(SONNET))  # the tutorial's set() order differs from run to run
+    word_to_ix = {word: i for i, word in enumerate(vocab)}
+
+    class NGramLanguageModeler(nn.Module):
+        def __init__(self, vocab_size, embedding_dim, context_size):
+            super().__init__()
+            self.embeddings = nn.Embedding(vocab_size, embedding_dim)
+            self.linear1 = nn.Linear(context_size * embedding_dim, 16)
+            self.linear2 = nn.Linear(16, vocab_size)
+
+        def forward(self, inputs):
+            embeds = self.embeddings(inputs).view((1, -1))
+            out = F.relu(self.linear1(embeds))
+            out = self.linear2(out)
+            return F.log_softmax(out, dim=1)
+
+    losses = []
+    loss_function = nn.NLLLoss()
+    model = NGramLanguageModeler(len(vocab), EMBEDDING_DIM, CONTEXT_SIZE)
+    set_weights(fw, model, seed=12)
+    optimizer = optim.SGD(model.parameters(), lr=0.001)
+    for epoch in range(3):
+        total_loss = 0
+        for context, target in ngrams:
+            context_idxs = T.tensor([word_to_ix[w] for w in context], dtype=T.long)
+            model.zero_grad()
+            log_probs = model(context_idxs)
+            loss = loss_function(log_probs, T.tensor([word_to_ix[target]], dtype=T.long))
+            loss.backward()
+            optimizer.step()
+            total_loss += loss.item()
+        losses.append(total_loss)
+    log("losses", losses)
+    log("beauty", model.embeddings.weight[word_to_ix["beauty's"]])
+    log("loss grad_fn", type(loss.grad_fn).__name__)
+
+
+def cbow(fw, log):
+    T, nn, F, optim = fw.torch, fw.nn, fw.F, fw.optim
+    CONTEXT_SIZE = 2
+    raw_text = """We are about to study the idea of a computational process. Computational processes are abstract
+beings that inhabit computers.""".split()
+    vocab = sorted(set(raw_text))
+    word_to_ix = {word: i for i, word in enumerate(vocab)}
+    data = []
+    for i in range(CONTEXT_SIZE, len(raw_text) - CONTEXT_SIZE):
+        context = ([raw_text[i - j - 1] for j in range(CONTEXT_SIZE)] + [raw_text[i + j + 1] for j in range(CONTEXT_SIZE)])
+        data.append((context, raw_text[i]))
+
+    class CBOW(nn.Module):
+        def __init__(self, vocab_size, embedding_dim):
+            super().__init__()
+            self.embeddings = nn.Embedding(vocab_size, embedding_dim)
+            self.linear = nn.Linear(embedding_dim, vocab_size)
+
+        def forward(self, inputs):
+            embeds = self.embeddings(inputs).sum(dim=0).view(1, -1)
+            return F.log_softmax(self.linear(embeds), dim=-1)
+
+    def make_context_vector(context, word_to_ix):
+        return T.tensor([word_to_ix[w] for w in context], dtype=T.long)
+
+    log("context vector", make_context_vector(data[0][0], word_to_ix))
+    model = CBOW(len(vocab), 8)
+    set_weights(fw, model, seed=13)
+    optimizer = optim.SGD(model.parameters(), lr=0.05)
+    loss_function = nn.NLLLoss()
+    for epoch in range(4):
+        total_loss = 0.0
+        for context, target in data:
+            model.zero_grad()
+            log_probs = model(make_context_vector(context, word_to_ix))
+            loss = loss_function(log_probs, T.tensor([word_to_ix[target]]))
+            loss.backward()
+            optimizer.step()
+            total_loss += loss.item()
+        log(f"epoch {epoch}", total_loss)
+    log("embeddings", model.embeddings.weight)
+
+
+@pytest.mark.parametrize("tutorial", [ngram, cbow])
+def test_word_embeddings(tutorial):
+    run_both(tutorial, rtol=1e-5, atol=1e-6)
