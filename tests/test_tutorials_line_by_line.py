@@ -785,3 +785,140 @@ beings that inhabit computers.""".split()
 @pytest.mark.parametrize("tutorial", [ngram, cbow])
 def test_word_embeddings(tutorial):
     run_both(tutorial, rtol=1e-5, atol=1e-6)
+
+
+# ---- Neural Networks (LeNet) ------------------------------------------------------------------------
+def lenet(fw, log):
+    T, nn, F, optim = fw.torch, fw.nn, fw.F, fw.optim
+    rng = np.random.default_rng(14)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 6, 5)
+            self.conv2 = nn.Conv2d(6, 16, 5)
+            self.fc1 = nn.Linear(16 * 5 * 5, 120)
+            self.fc2 = nn.Linear(120, 84)
+            self.fc3 = nn.Linear(84, 10)
+
+        def forward(self, input):
+            c1 = F.relu(self.conv1(input))
+            s2 = F.max_pool2d(c1, (2, 2))
+            c3 = F.relu(self.conv2(s2))
+            s4 = F.max_pool2d(c3, 2)
+            s4 = T.flatten(s4, 1)
+            f5 = F.relu(self.fc1(s4))
+            f6 = F.relu(self.fc2(f5))
+            return self.fc3(f6)
+
+    net = Net()
+    set_weights(fw, net, seed=15, scale=0.1)
+    log("print(net)", repr(net))
+    params = list(net.parameters())
+    log("len(params)", len(params))
+    log("params[0].size()", params[0].size())
+    input = float32(fw, rng.standard_normal((1, 1, 32, 32)))
+    out = net(input)
+    log("out", out)
+    net.zero_grad()
+    out.backward(float32(fw, rng.standard_normal((1, 10))))
+    log("conv1.bias.grad after backward(v)", net.conv1.bias.grad)
+
+    output = net(input)
+    target = float32(fw, rng.standard_normal(10))
+    target = target.view(1, -1)
+    criterion = nn.MSELoss()
+    loss = criterion(output, target)
+    log("loss", loss)
+    log("loss.grad_fn", type(loss.grad_fn).__name__)
+    log("next 1", type(loss.grad_fn.next_functions[0][0]).__name__)
+    # (the tutorial follows one more edge, [0][0] of AddmmBackward0: PyTorch's addmm lists the bias, the
+    # input, then weight.t()'s TBackward0; minigrad's one Linear node lists input, weight, bias)
+
+    net.zero_grad()
+    log("conv1.bias.grad before backward", net.conv1.bias.grad)
+    loss.backward()
+    log("conv1.bias.grad after backward", net.conv1.bias.grad)
+
+    learning_rate = 0.01
+    for f in net.parameters():
+        f.data.sub_(f.grad.data * learning_rate)
+    log("after manual SGD", net(input))
+
+    optimizer = optim.SGD(net.parameters(), lr=0.01)
+    for _ in range(2):
+        optimizer.zero_grad()
+        output = net(input)
+        loss = criterion(output, target)
+        loss.backward()
+        optimizer.step()
+        log("loss", loss.item())
+    log("state", net.state_dict())
+
+
+def test_lenet():
+    run_both(lenet, rtol=1e-5, atol=1e-6)
+
+
+# ---- A Gentle Introduction to torch.autograd --------------------------------------------------------
+def autograd_intro(fw, log):
+    T, nn, optim = fw.torch, fw.nn, fw.optim
+    rng = np.random.default_rng(16)
+
+    class SmallNet(nn.Module):  # stands in for resnet18: a body and a `fc` head
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3)
+            self.bn = nn.BatchNorm2d(4)
+            self.pool = nn.AdaptiveAvgPool2d((1, 1))
+            self.fc = nn.Linear(4, 7)
+
+        def forward(self, x):
+            return self.fc(T.flatten(self.pool(T.relu(self.bn(self.conv(x)))), 1))
+
+    model = SmallNet()
+    set_weights(fw, model, seed=17)
+    data = float32(fw, rng.random((2, 3, 8, 8)))
+    labels = float32(fw, rng.random((2, 7)))
+    prediction = model(data)
+    loss = (prediction - labels).sum()
+    loss.backward()
+    optimizer = optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    optimizer.step()
+    log("after one step", model.state_dict())
+
+    a = T.tensor([2., 3.], requires_grad=True)
+    b = T.tensor([6., 4.], requires_grad=True)
+    Q = 3 * a ** 3 - b ** 2
+    external_grad = T.tensor([1., 1.])
+    Q.backward(gradient=external_grad)
+    log("9*a**2 == a.grad", 9 * a ** 2 == a.grad)
+    log("-2*b == b.grad", -2 * b == b.grad)
+    log("Q.grad_fn", type(Q.grad_fn).__name__)
+
+    x = float32(fw, rng.random((5, 5)))
+    y = float32(fw, rng.random((5, 5)))
+    z = float32(fw, rng.random((5, 5))).requires_grad_()
+    a = x + y
+    log("a", f"Does `a` require gradients?: {a.requires_grad}")
+    b = x + z
+    log("b", f"Does `b` require gradients?: {b.requires_grad}")
+
+    for param in model.parameters():
+        param.requires_grad = False
+    model.fc = nn.Linear(4, 10)
+    set_weights(fw, model.fc, seed=18)
+    log("requires_grad", [(n, p.requires_grad) for n, p in model.named_parameters()])
+    optimizer = optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    labels = float32(fw, rng.random((2, 10)))
+    loss = (model(data) - labels).pow(2).sum()
+    loss.backward()
+    optimizer.step()
+    log("grads", [p.grad for p in model.parameters()])
+    log("changed", [k for k, v in model.state_dict().items() if not T.equal(v, before[k])])
+    log("state", model.state_dict())
+
+
+def test_autograd_intro():
+    run_both(autograd_intro, rtol=1e-5, atol=1e-6)
