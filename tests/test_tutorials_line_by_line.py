@@ -922,3 +922,153 @@ def autograd_intro(fw, log):
 
 def test_autograd_intro():
     run_both(autograd_intro, rtol=1e-5, atol=1e-6)
+
+
+# ---- Saving and Loading Models ----------------------------------------------------------------------
+def make_classifier(fw, seed=19):
+    nn, F = fw.nn, fw.F
+
+    class TheModelClass(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 6, 5)
+            self.pool = nn.MaxPool2d(2, 2)
+            self.fc1 = nn.Linear(6 * 2 * 2, 12)
+            self.fc2 = nn.Linear(12, 10)
+
+        def forward(self, x):
+            x = self.pool(F.relu(self.conv1(x)))
+            x = x.view(-1, 6 * 2 * 2)
+            return self.fc2(F.relu(self.fc1(x)))
+
+    model = TheModelClass()
+    set_weights(fw, model, seed=seed)
+    return model
+
+
+def saving_loading(fw, log, tmp_path):
+    T, nn, optim = fw.torch, fw.nn, fw.optim
+    tag = fw.torch.__name__
+    x = float32(fw, np.random.default_rng(20).random((2, 3, 8, 8)))
+    model = make_classifier(fw)
+    optimizer = optim.SGD(model.parameters(), lr=0.001, momentum=0.9)
+    for param_tensor in model.state_dict():
+        log(f"state {param_tensor}", f"{param_tensor}\t{model.state_dict()[param_tensor].size()}")
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    for var_name in optimizer.state_dict():  # (the momentum buffers' printed digits round apart: their values)
+        value = optimizer.state_dict()[var_name]
+        log(f"optimizer {var_name}", value if var_name == "state" else f"{var_name}\t{value}")
+
+    PATH = tmp_path / f"{tag}_model.pt"
+    T.save(model.state_dict(), PATH)
+    model2 = make_classifier(fw, seed=21)
+    log("load_state_dict", str(model2.load_state_dict(T.load(PATH, weights_only=True))))
+    model2.eval()
+    log("loaded", model2(x))
+
+    # a general checkpoint for inference and/or resuming training
+    EPOCH = 5
+    T.save({"epoch": EPOCH, "model_state_dict": model.state_dict(), "optimizer_state_dict": optimizer.state_dict(),
+            "loss": loss}, PATH)
+    model3 = make_classifier(fw, seed=22)
+    optimizer3 = optim.SGD(model3.parameters(), lr=0.001, momentum=0.9)
+    checkpoint = T.load(PATH, weights_only=True)
+    model3.load_state_dict(checkpoint["model_state_dict"])
+    optimizer3.load_state_dict(checkpoint["optimizer_state_dict"])
+    log("epoch, loss", [checkpoint["epoch"], checkpoint["loss"], type(checkpoint["epoch"]).__name__])
+    model3.train()
+    for opt, m in ((optimizer, model), (optimizer3, model3)):
+        opt.zero_grad()
+        m(x).pow(2).mean().backward()
+        opt.step()
+    log("resumed equals the original", [T.equal(a, b) for a, b in zip(model.parameters(), model3.parameters())])
+
+    # several models in one file
+    modelA, modelB = make_classifier(fw, seed=23), make_classifier(fw, seed=24)
+    optimizerA = optim.SGD(modelA.parameters(), lr=0.001, momentum=0.9)
+    optimizerB = optim.SGD(modelB.parameters(), lr=0.001, momentum=0.9)
+    T.save({"modelA_state_dict": modelA.state_dict(), "modelB_state_dict": modelB.state_dict(),
+            "optimizerA_state_dict": optimizerA.state_dict(), "optimizerB_state_dict": optimizerB.state_dict()}, PATH)
+    checkpoint = T.load(PATH, weights_only=True)
+    log("keys", list(checkpoint))
+    modelB2 = make_classifier(fw, seed=25)
+    modelB2.load_state_dict(checkpoint["modelB_state_dict"])
+    log("model B", modelB2(x))
+
+    # warmstarting a different model: strict=False
+    class Bigger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 6, 5)
+            self.fc1 = nn.Linear(24, 12)
+            self.head = nn.Linear(12, 3)
+
+    T.save(modelA.state_dict(), PATH)
+    bigger = Bigger()
+    set_weights(fw, bigger, seed=26)
+    result = bigger.load_state_dict(T.load(PATH, weights_only=True), strict=False)
+    log("strict=False", [result.missing_keys, result.unexpected_keys, str(result)])
+    log("warm conv1", bigger.conv1.weight)
+    with pytest.raises(RuntimeError) as info:
+        bigger.load_state_dict(T.load(PATH, weights_only=True))
+    log("strict=True", str(info.value))
+
+
+def test_saving_and_loading(tmp_path):
+    run_both(saving_loading, rtol=1e-6, atol=1e-7, tmp_path=tmp_path)
+
+
+def test_saved_files_cross_frameworks(tmp_path):
+    """A state_dict that PyTorch saved loads into minigrad's copy of the model, and back."""
+    tm, mm = make_classifier(FRAMEWORKS["torch"], seed=27), make_classifier(FRAMEWORKS["minigrad"], seed=28)
+    torch.save(tm.state_dict(), tmp_path / "t.pt")
+    mm.load_state_dict(minigrad.load(tmp_path / "t.pt", weights_only=True))
+    x = np.random.default_rng(29).random((2, 3, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(mm(minigrad.tensor(x)).detach().numpy(), tm(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-6, atol=1e-7)
+    minigrad.save(mm.state_dict(), tmp_path / "m.pt")
+    tm2 = make_classifier(FRAMEWORKS["torch"], seed=30)
+    tm2.load_state_dict(torch.load(tmp_path / "m.pt", weights_only=True))
+    assert all(torch.equal(a, b) for a, b in zip(tm.parameters(), tm2.parameters()))
+
+
+class WholeTorchModel(torch.nn.Module):  # (a whole module pickles by its class's name: at module level)
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc1(x)
+
+
+class WholeMinigradModel(minigrad.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = minigrad.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc1(x)
+
+
+def test_saving_a_whole_model(tmp_path):
+    """torch.save(model, PATH): the default (weights_only) load refuses it in one line naming the class and
+    the way out; weights_only=False rebuilds it (minigrad without running code from the file)."""
+    x = np.random.default_rng(31).random((2, 4)).astype(np.float32)
+    outs = {}
+    for lib, cls in ((torch, WholeTorchModel), (minigrad, WholeMinigradModel)):
+        model = cls()
+        set_weights(FRAMEWORKS[lib.__name__], model, seed=32)
+        path = tmp_path / f"{lib.__name__}.pt"
+        lib.save(model, path)
+        with pytest.raises(Exception) as info:
+            lib.load(path)
+        assert type(info.value).__name__ == "UnpicklingError"
+        assert str(info.value).startswith("Weights only load failed")
+        assert f"{__name__}.{cls.__name__}" in str(info.value)
+        loaded = lib.load(path, weights_only=False)
+        loaded.eval()
+        assert type(loaded) is cls and loaded is not model
+        outs[lib.__name__] = loaded(lib.tensor(x)).detach().numpy()
+    np.testing.assert_allclose(outs["minigrad"], outs["torch"], rtol=1e-6, atol=1e-7)
