@@ -22,10 +22,6 @@ import minigrad.optim
 import minigrad.utils.data
 
 torch = pytest.importorskip("torch")
-import torch.nn  # noqa: E402
-import torch.nn.functional  # noqa: E402
-import torch.optim  # noqa: E402
-import torch.utils.data  # noqa: E402
 
 
 def framework(lib):
@@ -368,7 +364,7 @@ def nn_really_from_scratch(fw, log):
 
     log("accuracy", accuracy(preds, yb))
     lr, epochs = 0.5, 2
-    for epoch in range(epochs):
+    for _epoch in range(epochs):
         for i in range((n - 1) // bs + 1):
             start_i = i * bs
             end_i = start_i + bs
@@ -504,7 +500,7 @@ def nn_really_refactored(fw, log, stage):
         xb, yb = preprocess(xb, yb)
     log("before", loss_func(model(xb), yb))
     if stage in ("module", "linear"):  # the manual loop over slices, then the Dataset form of it
-        for epoch in range(epochs):
+        for _epoch in range(epochs):
             for i in range((n - 1) // bs + 1):
                 xb, yb = x_train[i * bs:i * bs + bs], y_train[i * bs:i * bs + bs]
                 loss = loss_func(model(xb), yb)
@@ -649,7 +645,7 @@ def bilstm_crf(fw, log):
                       "B I I I O O O B I O O".split()),
                      ("georgia tech is a university in georgia".split(), "B I O O O O B".split())]
     word_to_ix = {}
-    for sentence, tags in training_data:
+    for sentence, _tags in training_data:
         for word in sentence:
             if word not in word_to_ix:
                 word_to_ix[word] = len(word_to_ix)
@@ -723,7 +719,7 @@ def ngram(fw, log):
     model = NGramLanguageModeler(len(vocab), EMBEDDING_DIM, CONTEXT_SIZE)
     set_weights(fw, model, seed=12)
     optimizer = optim.SGD(model.parameters(), lr=0.001)
-    for epoch in range(3):
+    for _epoch in range(3):
         total_loss = 0
         for context, target in ngrams:
             context_idxs = T.tensor([word_to_ix[w] for w in context], dtype=T.long)
@@ -1072,3 +1068,212 @@ def test_saving_a_whole_model(tmp_path):
         assert type(loaded) is cls and loaded is not model
         outs[lib.__name__] = loaded(lib.tensor(x)).detach().numpy()
     np.testing.assert_allclose(outs["minigrad"], outs["torch"], rtol=1e-6, atol=1e-7)
+
+
+# ---- Autograd mechanics (notes) and the Introduction to PyTorch series (tensors, autograd, models) ---
+def autograd_mechanics(fw, log):
+    T = fw.torch
+    rng = np.random.default_rng(33)
+    x = float32(fw, rng.standard_normal(5)).requires_grad_()
+    y = x.pow(2)
+    log("saved self equal", x.equal(y.grad_fn._saved_self))
+    log("saved self is x", x is y.grad_fn._saved_self)
+    y = x.exp()
+    log("saved result equal", y.equal(y.grad_fn._saved_result))
+    log("saved result is y", y is y.grad_fn._saved_result)
+    log("leaf", [x.is_leaf, y.is_leaf, x.grad_fn is None])
+    with T.no_grad():
+        z = x * 2
+    log("no_grad", [z.requires_grad, z.grad_fn is None])
+    with T.inference_mode():
+        w = x * 2
+    log("inference_mode", [w.requires_grad, w.is_inference()])
+
+
+def intro_tensors(fw, log):
+    T = fw.torch
+    log("zeros", T.zeros(2, 3))
+    log("ones int16", T.ones((2, 3), dtype=T.int16))
+    log("rand like shape", T.empty_like(T.empty(2, 2, 3)).shape)
+    some_constants = T.tensor([[3.1415926, 2.71828], [1.61803, 0.0072897]])
+    log("constants", some_constants)
+    log("tuple", T.tensor((2, 3, 5, 7, 11, 13, 17, 19)))
+    log("nested", T.tensor(((2, 4, 6), [3, 6, 9])))
+    a = T.ones((2, 3), dtype=T.int16)
+    b = float32(fw, np.random.default_rng(34).random((2, 3))) * 20.
+    log("b.to(int32)", b.to(T.int32))
+    ones = T.zeros(2, 2) + 1
+    twos = T.ones(2, 2) * 2
+    threes = (T.ones(2, 2) * 7 - 1) / 2
+    fours = twos ** 2
+    sqrt2s = twos ** 0.5
+    log("arithmetic", [ones, twos, threes, fours, sqrt2s, a.dtype])
+    rand = float32(fw, np.random.default_rng(35).random((2, 4)))
+    doubled = rand * (T.ones(1, 4) * 2)
+    log("broadcast", doubled)
+    a = T.ones(4, 3, 2)
+    log("broadcasts", [a * float32(fw, np.arange(6.).reshape(3, 2)), a * float32(fw, [[1.], [2.], [3.]]),
+                       a * float32(fw, [[1., 2.]])])
+    a = float32(fw, np.random.default_rng(36).random((2, 4))) * 2 - 1
+    log("abs ceil floor clamp", [T.abs(a), T.ceil(a), T.floor(a), T.clamp(a, -0.5, 0.5)])
+    angles = T.tensor([0, math.pi / 4, math.pi / 2, 3 * math.pi / 4])
+    sines = T.sin(angles)
+    log("trig", [sines, T.asin(sines)])
+    b = T.tensor([1, 5, 11])
+    c = T.tensor([2, 7, 10])
+    log("bitwise_xor", T.bitwise_xor(b, c))
+    d = T.tensor([[1., 2.], [3., 4.]])
+    e = T.ones(1, 2)
+    log("eq", T.eq(d, e))
+    log("reductions", [T.max(d), T.max(d).item(), T.mean(d), T.std(d), T.prod(d), T.unique(T.tensor([1, 2, 1, 2, 1, 2]))])
+    v1 = T.tensor([1., 0., 0.])
+    v2 = T.tensor([0., 1., 0.])
+    m1 = T.tensor([[2., 0.], [0., 3.]])
+    m3 = T.matmul(m1, float32(fw, [[1., 2.], [3., 4.]]))
+    log("linear algebra", [T.linalg.cross(v2, v1), T.linalg.cross(v1, v2), m1 * 3, m3])
+    a = T.tensor([0., math.pi / 4, math.pi / 2])
+    log("sin_", [T.sin(a), a, a.sin_(), a])
+    a = T.ones(2, 2)
+    b = T.tensor([[1., 2.], [3., 4.]])
+    log("add_ mul_", [a.add_(b), b.mul_(b)])
+    c = T.zeros(2, 2)
+    old_id = id(c)
+    d = T.matmul(a, b, out=c)
+    log("out=", [c, id(c) == old_id, id(d) == old_id])
+    a = T.ones(2, 2)
+    b = a
+    a[0][1] = 561
+    log("alias", b)
+    b = a.clone()
+    a[0][1] = 562
+    log("clone", [b, T.eq(a, b)])
+    a = T.ones(2, 2, requires_grad=True)
+    b = a.clone()
+    c = a.detach().clone()
+    log("clone grad", [b.requires_grad, c.requires_grad, type(b.grad_fn).__name__])
+    a = T.ones(3, 226, 226)
+    b = a.unsqueeze(0)
+    c = T.ones(1, 1, 1, 1, 1)
+    log("unsqueeze", [a.shape, b.shape, c.shape, c.squeeze().shape])
+    a = T.ones(1, 20)
+    log("squeeze", [a.squeeze(0).shape, T.ones(2, 2).squeeze(0).shape])
+    a = T.ones(4, 3, 2)
+    c = a * T.ones(3, 1)
+    log("unsqueeze broadcast", [c.shape, (a * T.ones(3).unsqueeze(1)).shape])
+    output3d = T.ones(6, 20, 20)
+    input1d = output3d.reshape(6 * 20 * 20)
+    log("reshape", [input1d.shape, T.reshape(output3d, (6 * 20 * 20,)).shape])
+    numpy_array = np.ones((2, 3))
+    pytorch_tensor = T.from_numpy(numpy_array)
+    numpy_array[1, 1] = 23
+    log("from_numpy shares", pytorch_tensor)
+    pytorch_rand = T.ones(2, 3) * 0.5
+    numpy_rand = pytorch_rand.numpy()
+    pytorch_rand[1, 1] = 17
+    log("numpy shares", numpy_rand)
+
+
+def intro_autograd(fw, log):
+    T, nn = fw.torch, fw.nn
+    a = T.linspace(0., 2. * math.pi, steps=25, requires_grad=True)
+    b = T.sin(a)
+    c = 2 * b
+    d = c + 1
+    out = d.sum()
+    log("d.grad_fn", type(d.grad_fn).__name__)
+    chain = []
+    fn = d.grad_fn
+    while fn is not None:
+        chain.append(type(fn).__name__)
+        fn = fn.next_functions[0][0] if fn.next_functions else None
+    log("chain", chain)
+    log("a.grad_fn", a.grad_fn)
+    out.backward()
+    log("a.grad", a.grad)
+
+    class TinyModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer1 = nn.Linear(32, 20)
+            self.relu = nn.ReLU()
+            self.layer2 = nn.Linear(20, 4)
+
+        def forward(self, x):
+            return self.layer2(self.relu(self.layer1(x)))
+
+    model = TinyModel()
+    set_weights(fw, model, seed=37)
+    rng = np.random.default_rng(38)
+    some_input = float32(fw, rng.standard_normal((4, 32)))
+    ideal_output = float32(fw, rng.standard_normal((4, 4)))
+    log("layer2.weight[0][0:10]", model.layer2.weight[0][0:10])
+    log("grad before", model.layer2.weight.grad)
+    optimizer = T.optim.SGD(model.parameters(), lr=0.001)
+    prediction = model(some_input)
+    loss = (ideal_output - prediction).pow(2).sum()
+    log("loss", loss)
+    loss.backward()
+    log("grad", model.layer2.weight.grad[0][0:10])
+    optimizer.step()
+    log("after step", model.layer2.weight[0][0:10])
+    for _ in range(0, 5):
+        prediction = model(some_input)
+        loss = (ideal_output - prediction).pow(2).sum()
+        loss.backward()
+    log("accumulated", model.layer2.weight.grad[0][0:10])
+    optimizer.zero_grad(set_to_none=False)
+    log("zeroed", model.layer2.weight.grad[0][0:10])
+
+    a = T.ones(2, 3, requires_grad=True)
+    b1 = 2 * a
+    log("b1", b1)
+    c1 = a.detach()
+    log("detach", [c1.requires_grad, a.requires_grad])
+    a.requires_grad = False
+    log("off", (2 * a).requires_grad)
+    x = T.ones(2, 3, requires_grad=True) * 2
+    with T.no_grad():
+        y = x * 3
+    log("no_grad", y.requires_grad)
+
+    def add_tensors1(x, y):
+        return x + y
+
+    @T.no_grad()
+    def add_tensors2(x, y):
+        return x + y
+
+    a = T.ones(2, 3, requires_grad=True) * 2
+    b = T.ones(2, 3, requires_grad=True) * 3
+    log("decorator", [add_tensors1(a, b).requires_grad, add_tensors2(a, b).requires_grad])
+
+    x = T.ones(3, requires_grad=True)
+    y = x * 2
+    while y.data.norm() < 1000:
+        y = y * 2
+    v = T.tensor([0.1, 1.0, 0.0001], dtype=T.float)
+    y.backward(v)
+    log("vector-Jacobian", x.grad)
+
+    def exp_adder(x, y):
+        return 2 * x.exp() + 3 * y
+
+    inputs = (float32(fw, rng.random(1)), float32(fw, rng.random(1)))
+    log("jacobian", T.autograd.functional.jacobian(exp_adder, inputs))
+    inputs = (float32(fw, rng.random(3)), float32(fw, rng.random(3)))
+    log("jacobian 3", T.autograd.functional.jacobian(exp_adder, inputs))
+
+    def do_some_doubling(x):
+        y = x * 2
+        while y.data.norm() < 1000:
+            y = y * 2
+        return y
+
+    inputs = float32(fw, rng.standard_normal(3))
+    my_gradients = T.tensor([0.1, 1.0, 0.0001])
+    log("vjp", T.autograd.functional.vjp(do_some_doubling, inputs, v=my_gradients))
+
+
+@pytest.mark.parametrize("tutorial", [autograd_mechanics, intro_tensors, intro_autograd])
+def test_autograd_notes_and_intro_series(tutorial):
+    run_both(tutorial, rtol=1e-6, atol=1e-6)
