@@ -37,6 +37,11 @@ CASES = [
     ("lu_unpack", lambda L, F, A: L.lu_unpack(*_lu(L, A)).L, [_spd], True),
     ("linalg.pinv", lambda L, F, A: L.linalg.pinv(A), [_spd], True),
     ("pinverse", lambda L, F, A: L.pinverse(A), [_spd], True),
+    ("glu", lambda L, F, x: F.glu(x, 1), [lambda r: r.standard_normal((2, 4, 3))], True),
+    ("glu_last_dim", lambda L, F, x: F.glu(x), [lambda r: r.standard_normal((3, 6))], True),
+    ("pixel_shuffle", lambda L, F, x: F.pixel_shuffle(x, 2), [lambda r: r.standard_normal((2, 8, 2, 3))], True),
+    ("pixel_unshuffle", lambda L, F, x: F.pixel_unshuffle(x, 2), [lambda r: r.standard_normal((1, 2, 4, 6))], True),
+    ("channel_shuffle", lambda L, F, x: F.channel_shuffle(x, 3), [lambda r: r.standard_normal((2, 6, 2))], True),
 ]
 
 
