@@ -42,6 +42,10 @@ CASES = [
     ("pixel_shuffle", lambda L, F, x: F.pixel_shuffle(x, 2), [lambda r: r.standard_normal((2, 8, 2, 3))], True),
     ("pixel_unshuffle", lambda L, F, x: F.pixel_unshuffle(x, 2), [lambda r: r.standard_normal((1, 2, 4, 6))], True),
     ("channel_shuffle", lambda L, F, x: F.channel_shuffle(x, 3), [lambda r: r.standard_normal((2, 6, 2))], True),
+    ("multi_margin_loss", lambda L, F, x: F.multi_margin_loss(x, L.tensor([0, 2, 4])),
+     [lambda r: r.standard_normal((3, 5))], False),
+    ("multi_margin_loss_none", lambda L, F, x: F.multi_margin_loss(x, L.tensor([1, 0, 3]), p=2, reduction="none"),
+     [lambda r: r.standard_normal((3, 5))], True),
 ]
 
 
