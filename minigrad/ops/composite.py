@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from ..autograd.composite import composite_node
 from ..autograd.function import Function, keeps_operand_shapes
 from ..autograd.grad_mode import state
 from ..device import array_module
@@ -246,6 +247,7 @@ def kron(input, other):
     return shape_ops.reshape(out, tuple(sa * sb for sa, sb in zip(a.array.shape, b.array.shape)))
 
 
+@composite_node("LinalgCrossBackward0")
 def cross(input, other, dim=None):
     """The cross product of 3-vectors along `dim` (the first dim of size 3 when None)."""
     from ._util import broadcast_shapes

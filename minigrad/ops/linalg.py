@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from ..autograd.composite import composite_node
 from ..autograd.function import Function
 from ..device import array_module
 from ..dtypes import cpp_name, float16, float32, float64
@@ -134,6 +135,7 @@ def logdet(input):
     return where(sign < 0, float("nan"), where(sign == 0, float("-inf"), logabs))
 
 
+@composite_node("LinalgSolveExBackward0")
 def solve(A, B, *, left=True):
     """X with A X = B (X A = B when left=False)."""
     _square("solve", A)
@@ -174,6 +176,7 @@ def matrix_power(input, n):
     return out
 
 
+@composite_node("LinalgPinvBackward0")
 def pinverse(input, rcond=1e-15):
     """The Moore-Penrose pseudo-inverse: (A^T A)^-1 A^T for full column rank, via numpy otherwise (no gradient)."""
     m, n = input.array.shape[-2:]
@@ -186,6 +189,7 @@ def pinverse(input, rcond=1e-15):
 
 
 
+@composite_node("LinalgPinvBackward0")
 def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
     """torch.linalg.pinv: singular values (|eigenvalues| when hermitian) at or below max(atol, rtol * the largest)
     count as zero; rtol defaults to eps * max(m, n), or to 0 when only atol is given."""
@@ -597,6 +601,7 @@ def qr_legacy(input, some=True):
     return qr_legacy_result(Q, R)
 
 
+@composite_node("LinalgLstsqBackward0")
 def lstsq(A, B, rcond=None, *, driver=None):
     """(solution, residuals, rank, singular_values) of min ||A X - B||; the fields filled as PyTorch's CPU drivers
     fill them (gelsy, the default: rank; gelsd/gelss: rank, singular values; residuals when m > n and full rank)."""
@@ -694,6 +699,7 @@ def _read_triangle(L, upper):
     return L + (T - L).detach()
 
 
+@composite_node("LinalgSolveTriangularBackward0")
 def solve_triangular(input, B, *, upper=None, left=True, unitriangular=False):
     """X with A X = B (X A = B when left=False) for a triangular A (only the triangle named by `upper` is read;
     its diagonal taken as ones when unitriangular). Batched and broadcast over leading dims."""
@@ -904,6 +910,7 @@ def lu_factor(A, *, pivot=True):
     return lu_factor_result(LU, piv)
 
 
+@composite_node("LuUnpackBackward0")
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """(P, L, U) from lu_factor's packed result: A = P L U (L m x k unit lower, U k x n upper, k = min(m, n))."""
     from .shape import tril, triu
@@ -920,6 +927,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     return lu_unpack_result(P, tril(LU_data[..., :, :k], -1) + eye, triu(LU_data[..., :k, :]))
 
 
+@composite_node("LinalgLuBackward0")
 def lu(A, *, pivot=True):
     """(P, L, U) with A = P L U (torch.linalg.lu). Batched."""
     _lu_factor_checks("linalg.lu", A, pivot)
@@ -939,6 +947,7 @@ def lu_legacy(A, pivot=True, get_infos=False):
     return (LU, piv, info) if get_infos else (LU, piv)
 
 
+@composite_node("LinalgLuSolveBackward0")
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """X with A X = B (X A = B when left=False; A^T in place of A when adjoint) from lu_factor's (LU, pivots).
     Batched and broadcast over leading dims; differentiable in LU and B."""

@@ -1,13 +1,17 @@
 """The rest of torch.nn.functional's activations, distances and shape ops: compositions of minigrad's ops,
-as PyTorch composes most of them, so autograd differentiates them (twice, too) with no node of their own.
+as PyTorch composes most of them, so autograd differentiates them (twice, too) with no node of their own;
+glu and the shuffles, native ops in PyTorch, have their nodes (GluBackward0, PixelShuffleBackward0, ...).
 
     sigmoid, tanh, glu, threshold, hardshrink, softshrink, tanhshrink, prelu, rrelu, gumbel_softmax
     normalize, cosine_similarity, pairwise_distance, pdist, bilinear
     pixel_shuffle, pixel_unshuffle, channel_shuffle
     relu_, elu_, leaky_relu_, hardtanh_, selu_, celu_, threshold_, rrelu_   (the in-place forms)
 """
+from minigrad.autograd.function import Function
+from minigrad.device import array_module
 from minigrad.ops._util import broadcast_shapes
 from minigrad.ops.scatter import make_inplace
+from minigrad.tensor import Tensor
 
 from . import activation
 from ._common import check_tensor
@@ -33,8 +37,44 @@ def glu(input, dim=-1):
     n = input.shape[dim]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.ndim} is size {n}")
-    a, b = input.chunk(2, dim)
-    return a * b.sigmoid()
+    return Glu.apply(input, dim % input.ndim)
+
+
+class Glu(Function):
+    node_name = "GluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim):  # a sigmoid(b)
+        ctx.save(self=x)
+        a, b = _halves(x.array, dim)
+        ctx.dim, ctx.sigmoid_b = dim, _sigmoid(b)
+        return a * ctx.sigmoid_b
+
+    @staticmethod
+    def backward(ctx, g):  # d/da = sigmoid(b), d/db = a sigmoid(b) (1 - sigmoid(b))
+        x, dim = ctx._saved_self, ctx.dim
+        if _recording():
+            a, b = x.chunk(2, dim)
+            s = b.sigmoid()
+            return _mg().cat([g * s, g * a * s * (1 - s)], dim), None
+        a, s = _halves(x.array, dim)[0], ctx.sigmoid_b
+        xp = array_module(a)
+        grad = xp.empty(x.shape, dtype=g.array.dtype)
+        ga, gb = _halves(grad, dim)
+        xp.multiply(g.array, s, out=ga)
+        xp.subtract(1, s, out=gb)
+        gb *= a
+        gb *= ga
+        return Tensor._wrap(grad), None
+
+
+def _halves(x, dim):
+    n = x.shape[dim] // 2
+    return x[(slice(None),) * dim + (slice(None, n),)], x[(slice(None),) * dim + (slice(n, None),)]
+
+
+_sigmoid = activation._sigmoid_array
+_recording = activation._recording
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -173,10 +213,7 @@ def pixel_shuffle(input, upscale_factor):
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
                            f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
-    n = len(lead)
-    x = input.reshape(*lead, c // (r * r), r, r, h, w)
-    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    return PixelShuffle.apply(input, r)
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -191,10 +228,7 @@ def pixel_unshuffle(input, downscale_factor):
         which, size = ("height", h) if h % r else ("width", w)
         raise RuntimeError(f"pixel_unshuffle expects {which} to be divisible by downscale_factor, but input.size("
                            f"{-2 if which == 'height' else -1})={size} is not divisible by {r}")
-    n = len(lead)
-    x = input.reshape(*lead, c, h // r, r, w // r, r)
-    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    return PixelUnshuffle.apply(input, r)
 
 
 def channel_shuffle(input, groups):
@@ -204,11 +238,69 @@ def channel_shuffle(input, groups):
         raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
     if groups <= 0:
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
-    n, c = input.shape[0], input.shape[1]
+    c = input.shape[1]
     if c % groups:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
-    rest = tuple(input.shape[2:])
-    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+    return ChannelShuffle.apply(input, groups)
+
+
+# the shuffles move entries and nothing else: each one's gradient is the inverse shuffle of the incoming one
+def _pixel_shuffle(x, r):
+    *lead, c, h, w = x.shape
+    n = len(lead)
+    x = x.reshape(*lead, c // (r * r), r, r, h, w).transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def _pixel_unshuffle(x, r):
+    *lead, c, h, w = x.shape
+    n = len(lead)
+    x = x.reshape(*lead, c, h // r, r, w // r, r).transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def _channel_shuffle(x, groups):
+    n, c, *rest = x.shape
+    return x.reshape(n, groups, c // groups, *rest).swapaxes(1, 2).reshape(x.shape)
+
+
+class PixelShuffle(Function):
+    node_name = "PixelShuffleBackward0"
+
+    @staticmethod
+    def forward(ctx, x, r):
+        ctx.r = r
+        return _pixel_shuffle(x.array, r)
+
+    @staticmethod
+    def backward(ctx, g):
+        return PixelUnshuffle.apply(g, ctx.r), None
+
+
+class PixelUnshuffle(Function):
+    node_name = "PixelUnshuffleBackward0"
+
+    @staticmethod
+    def forward(ctx, x, r):
+        ctx.r = r
+        return _pixel_unshuffle(x.array, r)
+
+    @staticmethod
+    def backward(ctx, g):
+        return PixelShuffle.apply(g, ctx.r), None
+
+
+class ChannelShuffle(Function):
+    node_name = "ChannelShuffleBackward0"
+
+    @staticmethod
+    def forward(ctx, x, groups):
+        ctx.groups = groups
+        return _channel_shuffle(x.array, groups)
+
+    @staticmethod
+    def backward(ctx, g):  # (the inverse of shuffling g groups is shuffling C / g groups)
+        return ChannelShuffle.apply(g, g.shape[1] // ctx.groups), None
 
 
 # ---- in place: the op on a clone, written back (make_inplace: PyTorch's shape and dtype checks) -----------

@@ -1,0 +1,90 @@
+"""Ops minigrad builds from smaller ops end in the node PyTorch names (LinalgLstsqBackward0, not the
+MmBackward0 of the composite's last step), with edges to the inputs' nodes; their gradients and
+second derivatives stay PyTorch's."""
+import numpy as np
+import pytest
+
+import minigrad
+import nn.functional as MF
+from minigrad.autograd.gradcheck import gradgradcheck
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as TF  # noqa: E402
+
+
+def _spd(rng, n=3):
+    a = rng.standard_normal((n, n))
+    return a @ a.T + n * np.eye(n)
+
+
+def _lu(L, A):
+    return L.linalg.lu_factor(A)
+
+
+# (id, fn(L, F, *tensors) -> output, [input makers], double backward checked)
+CASES = [
+    ("linalg.lstsq", lambda L, F, A, B: L.linalg.lstsq(A, B).solution, [_spd, lambda r: r.standard_normal((3, 2))], True),
+    ("linalg.cross", lambda L, F, a, b: L.linalg.cross(a, b), [lambda r: r.standard_normal((4, 3))] * 2, True),
+    ("cross", lambda L, F, a, b: L.cross(a, b, dim=1), [lambda r: r.standard_normal((4, 3))] * 2, True),
+    ("linalg.solve", lambda L, F, A, B: L.linalg.solve(A, B), [_spd, lambda r: r.standard_normal((3, 2))], True),
+    ("linalg.solve_ex", lambda L, F, A, B: L.linalg.solve_ex(A, B).result, [_spd, lambda r: r.standard_normal((3, 2))],
+     True),
+    ("linalg.solve_triangular", lambda L, F, A, B: L.linalg.solve_triangular(A.triu(), B, upper=True),
+     [_spd, lambda r: r.standard_normal((3, 2))], True),
+    ("linalg.lu_solve", lambda L, F, A, B: L.linalg.lu_solve(*_lu(L, A), B), [_spd, lambda r: r.standard_normal((3, 2))],
+     True),
+    ("linalg.lu", lambda L, F, A: L.linalg.lu(A).U, [_spd], True),
+    ("lu_unpack", lambda L, F, A: L.lu_unpack(*_lu(L, A)).L, [_spd], True),
+    ("linalg.pinv", lambda L, F, A: L.linalg.pinv(A), [_spd], True),
+    ("pinverse", lambda L, F, A: L.pinverse(A), [_spd], True),
+    ("glu", lambda L, F, x: F.glu(x, 1), [lambda r: r.standard_normal((2, 4, 3))], True),
+    ("glu_last_dim", lambda L, F, x: F.glu(x), [lambda r: r.standard_normal((3, 6))], True),
+    ("pixel_shuffle", lambda L, F, x: F.pixel_shuffle(x, 2), [lambda r: r.standard_normal((2, 8, 2, 3))], True),
+    ("pixel_unshuffle", lambda L, F, x: F.pixel_unshuffle(x, 2), [lambda r: r.standard_normal((1, 2, 4, 6))], True),
+    ("channel_shuffle", lambda L, F, x: F.channel_shuffle(x, 3), [lambda r: r.standard_normal((2, 6, 2))], True),
+    ("multi_margin_loss", lambda L, F, x: F.multi_margin_loss(x, L.tensor([0, 2, 4])),
+     [lambda r: r.standard_normal((3, 5))], False),
+    ("multi_margin_loss_none", lambda L, F, x: F.multi_margin_loss(x, L.tensor([1, 0, 3]), p=2, reduction="none"),
+     [lambda r: r.standard_normal((3, 5))], True),
+]
+
+
+def _tensors(L, arrays):
+    return [L.tensor(a.copy(), requires_grad=True) for a in arrays]
+
+
+def _names(t):
+    fn = t.grad_fn
+    return type(fn).__name__, fn.name(), [None if f is None else type(f).__name__ for f, _ in fn.next_functions]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_grad_fn_name_and_gradients_match_torch(case):
+    _, fn, makers, _ = case
+    rng = np.random.default_rng(0)
+    arrays = [m(rng) for m in makers]
+    mine, theirs = _tensors(minigrad, arrays), _tensors(torch, arrays)
+    out, ref = fn(minigrad, MF, *mine), fn(torch, TF, *theirs)
+    assert _names(out) == _names(ref)
+    g = rng.standard_normal(ref.shape)
+    gm = minigrad.autograd.grad(out, mine, minigrad.tensor(g))
+    gt = torch.autograd.grad(ref, theirs, torch.tensor(g))
+    for a, b in zip(gm, gt):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[3]], ids=[c[0] for c in CASES if c[3]])
+def test_double_backward(case):
+    _, fn, makers, _ = case
+    rng = np.random.default_rng(1)
+    mine = _tensors(minigrad, [m(rng) for m in makers])
+    assert gradgradcheck(lambda *ts: fn(minigrad, MF, *ts), mine)
+
+
+def test_composite_node_catches_an_input_edited_in_place():
+    a, b = _tensors(minigrad, [np.ones((2, 3)), np.arange(6.0).reshape(2, 3)])
+    x = a * 1
+    out = minigrad.linalg.cross(x, b)
+    x.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
