@@ -138,13 +138,20 @@ def tensor_repr(a, suffixes, prefix="tensor("):
         summarize = a.size > THRESHOLD
         fmt = (_ComplexFormatter if a.dtype.kind == "c" else _Formatter)(_summarized(a_fmt) if summarize else a_fmt)
         body = _body(a_fmt, indent, summarize, fmt)
-    out = [prefix + body]
-    last = len(out[0]) - out[0].rfind("\n") + 1
+    return add_suffixes(prefix + body, suffixes, indent)
+
+
+def add_suffixes(text, suffixes, indent, force_newline=False):
+    """`text, suffix, ...)`: each suffix on the line if it fits in LINEWIDTH, else on a new line at `indent`
+    (the first one there anyway with `force_newline`)."""
+    out = [text]
+    last = len(text) - text.rfind("\n") + 1
     for s in suffixes:
-        if last + len(s) + 2 > LINEWIDTH:
+        width = len(s.replace("minigrad.", "torch."))  # (measured as PyTorch spells it: lines break where its do)
+        if force_newline or last + width + 2 > LINEWIDTH:
             out.append(",\n" + " " * indent + s)
-            last = indent + len(s)
+            last, force_newline = indent + width, False
         else:
             out.append(", " + s)
-            last += len(s) + 2
+            last += width + 2
     return "".join(out) + ")"

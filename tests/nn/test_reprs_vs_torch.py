@@ -145,7 +145,17 @@ TENSORS = [c.replace("DT", d) for d in _DTYPES for c in [
     "torch.max(torch.tensor([[1., 5.], [3., 2.]]), 1)", "torch.sort(torch.tensor([3, 1, 2]))",
     "torch.contiguous_format", "torch.preserve_format", "torch.channels_last", "torch.strided",
     "type(torch.Generator())", "torch.Generator()",
+    # a suffix goes on the last line where PyTorch's fits there (its name measured as PyTorch's)
+    "torch.tensor([-295955.0, -150125.0, -247551.0, -594206.0, -329287.0], dtype=torch.float64)",
+    "torch.tensor([[0.6499, -0.2163, 1.6035, 1.5625, -0.0432]], dtype=torch.float16)",
+    "torch.arange(28., dtype=torch.float64).reshape(2, 14) / 3 + torch.zeros(1, requires_grad=True, dtype=torch.float64)",
 ]
+_SPARSE = "torch.sparse_coo_tensor(torch.tensor([[0, 1], [1, 0]]), {}, (2, 2))"
+TENSORS += [_SPARSE.format(v) for v in [
+    "torch.tensor([3, 4])", "torch.tensor([True, False])", "torch.tensor([3, 4], dtype=torch.int32)",
+    "torch.tensor([3., 4.], dtype=torch.float64)"]] + [
+    _SPARSE.format("torch.tensor([3., 4.], requires_grad=True)") + " * 2",
+    _SPARSE.format("torch.tensor([3., 4.], dtype=torch.float64, requires_grad=True)") + " * 2"]
 TENSORS += [f"torch.{k}(torch.{d})" for k in ("finfo", "iinfo") for d in _DTYPES]
 
 _OPTIONS = ["precision=2", "threshold=5, edgeitems=1", "edgeitems=0", "edgeitems=0, threshold=1", "linewidth=40",
