@@ -130,8 +130,18 @@ def is_warn_always_enabled():
 
 
 __version__ = "0.1.0"
-contiguous_format = preserve_format = "contiguous_format"  # memory formats: minigrad lays tensors out row-major
-channels_last = channels_last_3d = "channels_last"  # (accepted where PyTorch takes a memory_format; changes nothing)
+class memory_format:
+    """A memory format (accepted where PyTorch takes one; changes nothing: minigrad lays tensors out row-major)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"minigrad.{self.name}"
+
+
+contiguous_format, preserve_format = memory_format("contiguous_format"), memory_format("preserve_format")
+channels_last, channels_last_3d = memory_format("channels_last"), memory_format("channels_last_3d")
 
 
 class layout:

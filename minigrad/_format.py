@@ -84,6 +84,8 @@ def _summarized(a):
 
 def _vector(a, indent, summarize, fmt):
     per_line = max(1, math.floor((LINEWIDTH - indent) / (fmt.max_width + 2)))
+    if summarize and not EDGEITEMS:
+        return "[...]"
     if summarize and a.shape[0] > 2 * EDGEITEMS:
         data = [fmt.format(v) for v in a[:EDGEITEMS].tolist()] + [" ..."]
         data += [fmt.format(v) for v in a[-EDGEITEMS:].tolist()]
@@ -98,7 +100,9 @@ def _body(a, indent, summarize, fmt):
         return fmt.format(a.item())
     if a.ndim == 1:
         return _vector(a, indent, summarize, fmt)
-    if summarize and a.shape[0] > 2 * EDGEITEMS:
+    if summarize and not EDGEITEMS:
+        rows = ["..."]
+    elif summarize and a.shape[0] > 2 * EDGEITEMS:
         rows = [_body(a[i], indent + 1, summarize, fmt) for i in range(EDGEITEMS)] + ["..."]
         rows += [_body(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0] - EDGEITEMS, a.shape[0])]
     else:
@@ -112,7 +116,7 @@ class _ComplexFormatter:
 
     def __init__(self, a):
         self.re, self.im = _Formatter(a.real), _Formatter(a.imag)
-        self.max_width = self.re.max_width + self.im.max_width + 2
+        self.max_width = self.re.max_width + self.im.max_width + 1  # the sign is in the imaginary width; the "j" is not
 
     def format(self, v):
         imag = (self.im.format(v.imag) + "j").lstrip()
@@ -134,13 +138,20 @@ def tensor_repr(a, suffixes, prefix="tensor("):
         summarize = a.size > THRESHOLD
         fmt = (_ComplexFormatter if a.dtype.kind == "c" else _Formatter)(_summarized(a_fmt) if summarize else a_fmt)
         body = _body(a_fmt, indent, summarize, fmt)
-    out = [prefix + body]
-    last = len(out[0]) - out[0].rfind("\n") + 1
+    return add_suffixes(prefix + body, suffixes, indent)
+
+
+def add_suffixes(text, suffixes, indent, force_newline=False):
+    """`text, suffix, ...)`: each suffix on the line if it fits in LINEWIDTH, else on a new line at `indent`
+    (the first one there anyway with `force_newline`)."""
+    out = [text]
+    last = len(text) - text.rfind("\n") + 1
     for s in suffixes:
-        if last + len(s) + 2 > LINEWIDTH:
+        width = len(s.replace("minigrad.", "torch."))  # (measured as PyTorch spells it: lines break where its do)
+        if force_newline or last + width + 2 > LINEWIDTH:
             out.append(",\n" + " " * indent + s)
-            last = indent + len(s)
+            last, force_newline = indent + width, False
         else:
             out.append(", " + s)
-            last += len(s) + 2
+            last += width + 2
     return "".join(out) + ")"

@@ -119,12 +119,11 @@ class Generator:
     a `CudaGenerator` (cupy is needed only for its first draw).
     """
 
+    __module__ = "minigrad"  # (PyTorch's torch.Generator: its repr is object's, `<minigrad.Generator object at 0x...>`)
+
     def __init__(self, device="cpu"):
         self.device = Device(device)
         self.manual_seed(_NEW_GENERATOR_SEED)
-
-    def __repr__(self):
-        return f"<minigrad.Generator object (device='{self.device}', initial_seed={self._seed})>"
 
     def manual_seed(self, seed):
         """Restart the stream from `seed`; returns the generator (as PyTorch's)."""

@@ -291,22 +291,22 @@ class SparseTensor:
         return _dense_mm(other, self)
 
     def __repr__(self):
-        from ._format import tensor_repr
+        from ._format import add_suffixes, tensor_repr
         from .device import to_device
 
         def inner(t, indent):
             return tensor_repr(to_device(t.array, "cpu"), []).replace("\n", "\n" + " " * indent)
 
-        tail = f"size={tuple(self._size)}, nnz={self._nnz()}"
-        if self.dtype != dtypes.default_float:
-            tail += f", dtype={self.dtype}"
-        tail += f", layout={self.layout})"
+        suffixes = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
+        if self.dtype not in (dtypes.default_float, dtypes.default_complex(), dtypes.int64, dtypes.bool_):
+            suffixes.append(f"dtype={self.dtype}")
+        suffixes.append(f"layout={self.layout}")
         if self.grad_fn is not None:
-            tail = tail[:-1] + f",\n       grad_fn=<{self.grad_fn.name()}>)"
+            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self.requires_grad:
-            tail = tail[:-1] + ", requires_grad=True)"
-        return (f"tensor(indices={inner(self._indices_t, 15)},\n       values={inner(self._values_t, 14)},\n"
-                f"       {tail}")
+            suffixes.append("requires_grad=True")
+        body = f"tensor(indices={inner(self._indices_t, 15)},\n       values={inner(self._values_t, 14)}"
+        return add_suffixes(body, suffixes, len("tensor("), force_newline=True)
 
     @property
     def array(self):

@@ -434,19 +434,19 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __repr__(self):
-        from ._format import tensor_repr
+        from . import _format
 
         recording.escape("printing a Tensor (repr/str)")
         a = to_device(self.array, "cpu")
         extra = []
         if self.device.type != "cpu":
             extra.append(f"device='{self.device}'")
-        if a.size == 0 and a.ndim != 1:
+        if (a.size == 0 and a.ndim != 1) or (a.size and not _format.EDGEITEMS):
             extra.append(f"size={tuple(a.shape)}")
-        # PyTorch leaves out the default float dtype (float64 after set_default_dtype); int64 and bool show only
-        # on an empty tensor, whose values cannot tell them
-        if a.dtype != dtypes.default_float.np and (a.size == 0 or a.dtype not in (np.int64, np.bool_)) \
-                and (a.dtype.kind != "c" or a.dtype != dtypes.default_complex().np):
+        # PyTorch leaves out the default float dtype (float64 after set_default_dtype); the default complex
+        # dtype, int64 and bool show only on an empty tensor, whose values cannot tell them
+        shown_by_values = (dtypes.default_complex().np, np.int64, np.bool_) if a.size else ()
+        if a.dtype != dtypes.default_float.np and a.dtype not in shown_by_values:
             extra.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")
@@ -455,7 +455,7 @@ class Tensor:
         tangent = forward_ad.tangent_of(self)
         if tangent is not None:
             extra.append(f"tangent={tangent}")  # (PyTorch's: a 0-d tangent formats as its number)
-        return tensor_repr(a, extra)
+        return _format.tensor_repr(a, extra)
 
     # ---- autograd ---------------------------------------------------------------------
     def requires_grad_(self, requires_grad=True):

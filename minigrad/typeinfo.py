@@ -13,8 +13,11 @@ class finfo:
 
     def __init__(self, type=None):
         d = dtype_argument(type, "finfo", arg="type", position=1) or dtypes.default_float
+        if d.is_complex:  # (a complex dtype's limits are its parts')
+            d = dtypes.get_dtype(np.finfo(d.np).dtype)
         if not d.is_floating_point:
-            raise TypeError(f"finfo(): dtype must be a floating point type, not {d}")
+            raise TypeError("minigrad.finfo() requires a floating point input type. "
+                            "Use minigrad.iinfo to handle 'minigrad.finfo'")
         if d is dtypes.bfloat16:  # (numpy has no bfloat16: PyTorch's values; float32's exponent, 8 bits of mantissa)
             self.bits, self.eps, self.max, self.min = 16, 2.0**-7, 3.3895313892515355e38, -3.3895313892515355e38
             self.tiny = self.smallest_normal = 2.0**-126
@@ -36,15 +39,17 @@ class iinfo:
 
     def __init__(self, type):
         d = dtype_argument(type, "iinfo", arg="type", position=1, required=True)
-        if d.is_floating_point:
-            raise TypeError(f"iinfo(): dtype must be an integer type, not {d}")
-        info = np.iinfo(d.np) if d.np != np.bool_ else None
-        self.bits = info.bits if info else 8
-        self.max, self.min = (int(info.max), int(info.min)) if info else (1, 0)
+        if d.is_floating_point or d.is_complex:
+            raise TypeError("minigrad.iinfo() requires an integer input type. "
+                            "Use minigrad.finfo to handle 'minigrad.iinfo'")
+        if d.np == np.bool_:
+            raise TypeError("minigrad.bool is not supported by minigrad.iinfo")
+        info = np.iinfo(d.np)
+        self.bits, self.max, self.min = info.bits, int(info.max), int(info.min)
         self.dtype = d.name
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"  # (C++ stream style, as PyTorch)
 
 
 def promote_types(type1, type2):

@@ -50,7 +50,8 @@ class _Elementwise(Module):
     """An activation module: `fn(input, **args)` with the arguments given at construction."""
 
     fn = None
-    _args = ()  # names of the constructor's arguments, in order (also the repr's)
+    _args = ()  # names of the constructor's arguments, in order
+    _shown = ()  # those the repr shows (PyTorch's Hardswish and Hardsigmoid show none)
 
     def forward(self, input):
         kwargs = {}
@@ -59,11 +60,12 @@ class _Elementwise(Module):
         return type(self).fn(input, **kwargs)
 
     def extra_repr(self):
-        return ", ".join(f"{k}={getattr(self, k)}" for k in self._args if k != "inplace" or self.inplace)
+        return ", ".join(f"{k}={getattr(self, k)}" for k in self._shown if k != "inplace" or self.inplace)
 
 
-def _activation(name, fn, args=(), doc=""):
-    """A Module class `name` whose constructor takes `args` ((name, default) pairs) and calls `fn`."""
+def _activation(name, fn, args=(), doc="", shown=True):
+    """A Module class `name` whose constructor takes `args` ((name, default) pairs) and calls `fn`;
+    its repr shows them unless `shown` is False."""
     def __init__(self, *values, **kw):
         _Elementwise.__init__(self)
         names = [a for a, _ in args]
@@ -78,6 +80,7 @@ def _activation(name, fn, args=(), doc=""):
             setattr(self, a, given.get(a, default))
 
     return type(name, (_Elementwise,), {"__init__": __init__, "fn": staticmethod(fn), "_args": tuple(a for a, _ in args),
+                                        "_shown": tuple(a for a, _ in args) if shown else (),
                                         "__doc__": doc, "__module__": __name__})
 
 
@@ -91,8 +94,8 @@ LeakyReLU = _activation("LeakyReLU", F.leaky_relu, (("negative_slope", 0.01), _I
 ReLU6 = _activation("ReLU6", F.relu6, (_INPLACE,), "min(max(x, 0), 6).")
 Hardtanh = _activation("Hardtanh", F.hardtanh, (("min_val", -1.0), ("max_val", 1.0), _INPLACE),
                        "x clipped to [min_val, max_val].")
-Hardswish = _activation("Hardswish", F.hardswish, (_INPLACE,), "x relu6(x + 3) / 6.")
-Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, (_INPLACE,), "relu6(x + 3) / 6.")
+Hardswish = _activation("Hardswish", F.hardswish, (_INPLACE,), "x relu6(x + 3) / 6.", shown=False)
+Hardsigmoid = _activation("Hardsigmoid", F.hardsigmoid, (_INPLACE,), "relu6(x + 3) / 6.", shown=False)
 Softplus = _activation("Softplus", F.softplus, (("beta", 1.0), ("threshold", 20.0)), "log(1 + e^(beta x)) / beta.")
 Softsign = _activation("Softsign", F.softsign, (), "x / (1 + |x|).")
 LogSigmoid = _activation("LogSigmoid", F.logsigmoid, (), "log sigmoid(x).")

@@ -2,6 +2,7 @@
 ParameterList and ParameterDict (of parameters)."""
 import operator
 from collections import OrderedDict
+from collections.abc import Mapping
 
 from ..module import Module, _indent, _typename
 
@@ -229,7 +230,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        return "\n".join(f"  ({i}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]"
+        return "\n".join(f"  ({i}): Parameter containing: [{p.dtype} of size {_size_and_device(p)}]"
                          for i, p in enumerate(self))
 
 
@@ -275,11 +276,23 @@ class ParameterDict(Module):
         return self._parameters.pop(key)
 
     def update(self, parameters):
-        """Add (key, value) pairs from a mapping or an iterable of pairs."""
-        pairs = parameters.items() if hasattr(parameters, "items") else parameters
+        """Add (key, value) pairs from a mapping or an iterable of pairs (a plain dict's in key order,
+        as PyTorch adds them)."""
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            pairs = parameters.items()
+        elif isinstance(parameters, Mapping):
+            pairs = sorted(parameters.items())
+        else:
+            pairs = parameters
         for key, value in pairs:
             self[key] = value
 
     def extra_repr(self):
-        return "\n".join(f"  ({k}): Parameter containing: [{_typename(p)} of size {'x'.join(map(str, p.shape))}]"
+        return "\n".join(f"  ({k}): Parameter containing: [{_typename(p)} of size {_size_and_device(p)}]"
                          for k, p in self.items())  # (PyTorch's two reprs name the dtype in two ways)
+
+
+def _size_and_device(p):
+    """`2x3` (and ` (cuda:0)` off the CPU): how PyTorch's parameter containers describe a parameter."""
+    size = "x".join(map(str, p.shape))
+    return size if p.device.type == "cpu" else f"{size} ({p.device})"

@@ -21,6 +21,12 @@ class Unflatten(Module):
 
     def __init__(self, dim, unflattened_size):
         super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(f"unflattened_size must be a tuple of ints, but found type {type(unflattened_size).__name__}")
+        for i, n in enumerate(unflattened_size):
+            if not isinstance(n, int):
+                raise TypeError(f"unflattened_size must be tuple of ints, but found element of type "
+                                f"{type(n).__name__} at pos {i}")
         self.dim, self.unflattened_size = dim, unflattened_size
 
     def forward(self, input):
