@@ -188,7 +188,7 @@ def result_type(*operands):
                 zero = data.dtype if zero is None else promote_types(zero, data.dtype)
         else:
             t = type(x)
-            if t is builtins.bool or isinstance(x, np.bool_):
+            if t is builtins.bool:  # (numpy's bool_, no Python bool, counts as a float, as in PyTorch)
                 s = np.dtype(np.bool_)
             elif isinstance(x, (builtins.int, np.integer)):
                 s = np.dtype(np.int64)

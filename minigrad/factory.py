@@ -89,11 +89,21 @@ def _supported(array):
     refused with PyTorch's text, complex ones other than complex64/complex128 with minigrad's; the unsigned
     integers pass, as ids to index with."""
     kind = array.dtype.kind
-    if kind not in "biufc":
+    if kind not in "biufc" or array.dtype.itemsize > (16 if kind == "c" else 8):  # (long double too)
         raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. The only supported "
                         f"types are: {_TORCH_NUMPY_TYPES}.")
     if kind == "c":
         dtypes.from_numpy_dtype(array.dtype)  # (raises its "not supported" line)
+    return array
+
+
+def _numpy_source(array):
+    """A user's numpy array as tensor, as_tensor and from_numpy take it: PyTorch reads its memory as it lies,
+    so refuses a byte-swapped one, even where it would copy."""
+    _supported(array)
+    if not array.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion between "
+                         "byte orders is currently not supported.")
     return array
 
 
@@ -152,7 +162,14 @@ def _infer_dtype(data, leaves=None):
     if not isinstance(data, _SEQUENCES):
         return _element_dtype(data)
     found = set()
-    for kind, items in (_leaves(data) if leaves is None else leaves).items():
+    leaves = _leaves(data) if leaves is None else leaves
+    if str in leaves:  # (PyTorch reads a str first in line as one more dim of characters)
+        first = data
+        while isinstance(first, _SEQUENCES) and len(first):
+            first = first[0]
+        if isinstance(first, str):
+            raise ValueError("too many dimensions 'str'")
+    for kind, items in leaves.items():
         if kind is builtins.float or kind in _PYTHON_DTYPES:
             found.add(_element_dtype(kind()))
         else:
@@ -168,9 +185,15 @@ _COPY_CONSTRUCT = ("To copy construct from a tensor, it is recommended to use so
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new leaf tensor holding a copy of `data` (a number, nested lists, an array or a Tensor)."""
-    dtype, xp = dtype_argument(dtype, "tensor"), module_for(device)
+    dtype = dtype_argument(dtype, "tensor")
     if isinstance(data, Tensor):
         warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=2)
+    return _copied(data, dtype, device, requires_grad)
+
+
+def _copied(data, dtype, device, requires_grad):
+    """tensor()'s work, after its dtype's check and its warning (new_tensor's and asarray's copies too)."""
+    xp = module_for(device)
     if recording.hook.recorder is not None and xp is np and (type(data) is np.ndarray
                                                               or not hasattr(data, "__array_interface__")):
         # inside a minigrad.compile capture: made again at each replay (of that call's tensor, for a copy of
@@ -198,9 +221,9 @@ def _tensor(data, dtype, device, requires_grad, xp):
         if getattr(data, "is_sparse", False):  # a sparse COO tensor: a detached sparse copy, as PyTorch's
             warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=3)
             return data.detach().to(device=device, dtype=dtype).clone().requires_grad_(bool(requires_grad))
+        if type(data) is np.ndarray:
+            _numpy_source(data)
         arr = data.astype(_dt(dtype)) if dtype is not None else data.copy()
-        if arr.dtype == np.float16 and dtype is None:
-            pass
         arr = to_device(arr, device) if device is not None else arr
         return _make(arr, requires_grad)
     if not _said_arrays[0] and isinstance(data, (list, tuple)) and data and isinstance(data[0], np.ndarray):
@@ -220,6 +243,9 @@ def _tensor(data, dtype, device, requires_grad, xp):
         _check_nesting(data)  # (nested lists of unequal lengths: PyTorch's error, naming the dim)
         if np.dtype(dt).kind in "iu" and ("NaN" in str(e) or "infinity" in str(e)):
             raise _overflow(dt) from None
+        if "not 'complex'" in str(e):  # (a complex number for a real dtype: PyTorch's unpacking texts)
+            raise TypeError("must be real number, not complex" if np.dtype(dt).kind == "f" else
+                            "'complex' object cannot be interpreted as an integer") from None
         raise TypeError(f"could not make a tensor from {type(data).__name__}: {e}") from None
     return _make(xp.asarray(arr), requires_grad)  # (numpy's asarray of an array is the array itself)
 
@@ -246,8 +272,9 @@ def _wrapped(data, dt):
         raise _overflow(dt)
     try:
         wide = np.array(data, dtype=np.int64)
-    except (OverflowError, ValueError):
-        raise _overflow(dt) from None
+    except (OverflowError, ValueError) as e:  # (a Python int past int64: PyTorch's reading of it fails first)
+        raise (_overflow(dt) if "float" in str(e) or "NaN" in str(e) else
+               ValueError("Overflow when unpacking long long")) from None
     info = np.iinfo(dt)
     if wide.size and not (wide.max() <= info.max and wide.min() >= (-info.max if dt.kind == "u" else info.min)):
         raise _overflow(dt)
@@ -287,8 +314,10 @@ def as_tensor(data, dtype=None, device=None):
         return data.to(device=device, dtype=dtype)
     if getattr(data, "is_sparse", False):  # (a sparse COO tensor, as a tensor is: itself)
         return data.to(device=device, dtype=dtype)
+    if isinstance(data, np.ndarray):
+        _numpy_source(data)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt(dtype)) and (device is None or str(device) == "cpu"):
-        return Tensor._wrap(_writeable(_supported(data)))
+        return Tensor._wrap(_writeable(_numpy_source(data)))
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -296,7 +325,7 @@ def from_numpy(array):
     """A tensor sharing memory with a numpy array (a read-only array: a copy, with PyTorch's warning)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    dtypes.from_numpy_dtype(_supported(array).dtype)  # (and not byte-swapped: the tensor shares it)
+    _numpy_source(array)
     return Tensor._wrap(_writeable(array))
 
 
@@ -400,8 +429,10 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if isinstance(fill_value, (builtins.complex, np.complexfloating)):
         fill_value = _complex_fill(fill_value, dtype)
         dtype = dtypes.default_complex() if dtype is None else dtype
-    if dtype is None:
-        dtype = np.bool_ if isinstance(fill_value, bool) else np.int64 if isinstance(fill_value, builtins.int) else None
+    if dtype is None:  # (a 0-d tensor's or numpy integer's kind counts, as a Python number's: bool, int64, else float)
+        kind = fill_value.array.dtype.kind if isinstance(fill_value, Tensor) else None
+        dtype = np.bool_ if isinstance(fill_value, bool) or kind == "b" else \
+            np.int64 if isinstance(fill_value, (builtins.int, np.integer)) or kind in ("i", "u") else None
     if not isinstance(size, (tuple, list)):
         size = (size,)
     if not isinstance(fill_value, (builtins.int, builtins.float, builtins.bool, builtins.complex, np.number,
@@ -488,9 +519,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         dtype = np.int64 if is_int else None
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start:g} -> {end:g}")
     if (end - start) * step < 0:
-        raise RuntimeError(f"upper bound and lower bound inconsistent with step sign (start={start}, end={end}, "
-                           f"step={step})")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     xp = module_for(device)
     if recording.hook.recorder is not None and xp is np:  # inside a minigrad.compile capture: as `tensor`'s
         return recording.hook.recorder.on_call(_arange, start, end, step, _dt(dtype), requires_grad)
@@ -498,6 +530,11 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def _arange(start, end, step, dtype, requires_grad, xp=np):
+    if np.dtype(dtype).kind == "f" and xp is np:  # PyTorch's CPU values: step * i + start, one fused
+        n = math.ceil((end - start) / step)      # multiply-add in double, then rounded once to the dtype
+        i = np.arange(n, dtype=np.float64)
+        return _make(_fma64(np.full(n, float(step)), i, np.full(n, float(start))).astype(dtype, copy=False),
+                     requires_grad)
     return _make(xp.arange(start, end, step, dtype=dtype), requires_grad)
 
 
@@ -861,7 +898,10 @@ def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
 def asarray(obj, dtype=None, device=None, copy=None, requires_grad=False):
     """`obj` as a tensor, sharing memory where it can (as_tensor's rule), or a copy when copy=True."""
     dtype = dtype_argument(dtype, "asarray")
-    t = tensor(obj, dtype=dtype, device=device) if copy else as_tensor(obj, dtype=dtype, device=device)
+    if copy is False and dtype is not None and hasattr(obj, "dtype") and dtypes.get_dtype(obj.dtype) != dtype:
+        raise ValueError(f"can't alias tensor with dtype '{dtypes.get_dtype(obj.dtype)._legacy[:-6]}' into dtype "
+                         f"'{dtypes.get_dtype(dtype)._legacy[:-6]}'.")
+    t = _copied(obj, dtype, device, False) if copy else as_tensor(obj, dtype=dtype, device=device)
     return _requiring_grad(t) if requires_grad else t
 
 

@@ -365,17 +365,30 @@ class Tensor:
             _warned[0] = True
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                           "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
-        return float(self.item())
+        return float(self._real_item("double"))
 
     def __int__(self):
         if self.array.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return int(self.item())
+        return int(self._real_item("int64_t"))
+
+    def __complex__(self):
+        if self.array.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return complex(self.item())
+
+    def _real_item(self, c_type):  # float(t) and int(t) of a complex tensor: PyTorch's refusal, C's type named
+        if self.array.dtype.kind == "c":
+            raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+        return self.item()
 
     def __bool__(self):
         if self.array.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if self.array.size == 0 else 'more than one value'} is ambiguous")
         return bool(self.item())
+
+    def __pos__(self):  # (+t: t itself, as PyTorch's positive)
+        return self
 
     def __index__(self):
         a = self.array
@@ -394,9 +407,10 @@ class Tensor:
         return object.__format__(self, format_spec)
 
     def __array__(self, dtype=None, copy=None):
-        recording.escape("numpy's conversion of a Tensor (np.asarray)")
-        a = to_device(self.array, "cpu")
-        return a if dtype is None else a.astype(dtype)
+        # numpy() (its refusal for a tensor requiring grad, its shared memory), copied only where numpy asks
+        # for a copy (np.array(t)) or another dtype
+        a = self.numpy()
+        return a.astype(dtype if dtype is not None else a.dtype, copy=builtins_bool(copy))
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
         # numpy hands a ufunc's result on a Tensor back here: np.exp(t) is a tensor, as in PyTorch (which
@@ -690,9 +704,11 @@ class Tensor:
         return _requiring_grad(out) if requires_grad else out
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
-        from .factory import tensor
+        from .factory import _COPY_CONSTRUCT, _copied
 
-        return tensor(data, dtype=dtype_argument(dtype, "new_tensor") or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        if isinstance(data, Tensor):
+            warnings.warn(_COPY_CONSTRUCT.replace("torch.tensor(", "tensor.new_tensor("), UserWarning, stacklevel=2)
+        return _copied(data, dtype_argument(dtype, "new_tensor") or self.dtype, device or self.device, requires_grad)
 
     def new(self, *args, **kwargs):
         """PyTorch's legacy constructor on a tensor, in its dtype and on its device: `x.new(2, 3)` or

@@ -1,6 +1,9 @@
 """Every op, grouped by family; `_bind_methods` attaches them to Tensor (as `t.exp()`, `a @ b`, ...)."""
+import builtins as _builtins
 import functools
 import inspect
+
+import numpy as _np
 
 from . import composite, elementwise, indexing, inplace, movement, pointwise, reduction, scan, scatter, shape  # noqa: F401
 from . import special_ops  # noqa: F401
@@ -155,12 +158,19 @@ for _name, _params in _TENSOR_PARAMS.items():
     globals()[_name] = composite.tensor_function(globals()[_name], _name, _params)
 
 
-def _eq_operator(self, other):  # `t == None` is False, as in PyTorch (`if hidden == None:`)
-    return False if other is None else eq(self, other)
+# `t == None` is False, as in PyTorch (`if hidden == None:`); so is `t == "a"` or `t == [1, 2]`: an operand
+# PyTorch does not take, handed back to Python, which compares identities
+def _eq_operator(self, other):
+    return eq(self, other) if _compares(other) else NotImplemented
 
 
 def _ne_operator(self, other):
-    return True if other is None else ne(self, other)
+    return ne(self, other) if _compares(other) else NotImplemented
+
+
+def _compares(other):
+    return isinstance(other, (_Tensor, _builtins.int, _builtins.float, _builtins.complex, _np.generic)) or \
+        hasattr(other, "shape")
 
 
 @_numpy_names

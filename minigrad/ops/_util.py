@@ -121,7 +121,7 @@ def binary_operands(a, b):
             raise TypeError(f"unsupported operand type: Tensor and {type(b).__name__}")
         da = a.array.dtype
         # (a floating tensor keeps its dtype against a real number)
-        dt = da if da.kind == "f" and b.__class__ is not builtins.complex else result_type(a, b)
+        dt = da if da.kind == "f" and not isinstance(b, builtins.complex) else result_type(a, b)
         return cast(a, dt), as_tensor_like(b, a, dt)
     if tb:
         x, y = binary_operands(b, a)
