@@ -101,6 +101,9 @@ _INPLACE = (
 _INPLACE_REFUSALS_FIRST = frozenset(
     "addbmm addmm addmv addr baddbmm cumprod cumsum index_copy index_fill masked_scatter renorm tril triu "
     "addcdiv ldexp subtract".split())
+# ops PyTorch has no derivative for (not even a zero one, as the comparisons have): their in-place forms write
+# into a leaf that requires grad, or a view of one, and leave self's history as it was
+_NOT_DIFFERENTIABLE = frozenset("logical_and logical_not logical_or logical_xor".split())
 # in-place ops whose kernel refuses the promoted dtype (int.bitwise_or_(float)) after PyTorch has refused to cast
 # that result type into self's
 _INPLACE_CAST_FIRST = frozenset(
@@ -254,7 +257,8 @@ def _bind_methods(Tensor):
     for name in _INPLACE:
         if name + "_" not in methods:
             methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST,
-                                                cast_first=name in _INPLACE_CAST_FIRST)
+                                                cast_first=name in _INPLACE_CAST_FIRST,
+                                                differentiable=name not in _NOT_DIFFERENTIABLE)
     methods["abs_"] = _abs_of(methods["abs_"])
     methods["float_power_"] = composite.float_power_of(methods["float_power_"])
     methods["ldexp_"] = composite.ldexp_of(methods["ldexp_"])
