@@ -6,7 +6,6 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes
 from ..autograd import recording
 from ..autograd.function import Function
 from ..device import array_module
@@ -500,15 +499,15 @@ def _record(op, self, others, args, kwargs, out_of_place):
     return recorder.on_inplace(op, self, args, kwargs)
 
 
-def make_inplace(fn, name, into=None, clone=True, elementwise=False, cast_first=False, differentiable=True):
+def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None, differentiable=True):
     """`t.name_(...)`: the out-of-place op `fn`, written back into t (PyTorch's checks: the result
     must keep t's shape and be castable to t's dtype); with nothing to record, `into(arr, ...)` where it
     writes the result into t's array itself (it returns False where not). clone=False where fn saves no
     input for its backward (relu saves its result): recorded, it then runs on t itself, not on a copy.
     elementwise: the tensor arguments broadcast with t (lerp_'s end and weight), so where the op refuses
     (a dtype it has no kernel for) PyTorch's earlier refusals come first (inplace.check_in_order);
-    cast_first: among them, a result type t cannot hold (int.bitwise_or_(float)), as PyTorch checks it before
-    looking for the kernel. differentiable=False: an op PyTorch has no derivative for (logical_not_), which
+    result(self, *args): among them, the dtype of the op's result, refused where t cannot hold it
+    (int.bitwise_or_(float)), as PyTorch checks it before looking for the kernel. differentiable=False: an op PyTorch has no derivative for (logical_not_), which
     autograd neither checks nor records."""
     from .inplace import apply_inplace, check_cast, check_in_order, output_shape_error
 
@@ -556,7 +555,7 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, cast_first=
             return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others,
                                  differentiable=differentiable)
         except (RuntimeError, NotImplementedError, TypeError):  # (only once the op refused: the usual path unchecked)
-            check_in_order(self, others, dtypes.result_type(self, *args) if cast_first else None, differentiable)
+            check_in_order(self, others, None if result is None else result(self, *args), differentiable)
             raise
 
     op.__name__ = name + "_"
