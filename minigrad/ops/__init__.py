@@ -220,7 +220,7 @@ def _bind_methods(Tensor):
         __truediv__=div, __rtruediv__=_E.rdiv, __pow__=pow, __rpow__=lambda self, other: pow(other, self),
         __matmul__=matmul, __rmatmul__=lambda self, other: matmul(other, self), __neg__=neg, __abs__=abs,
         __eq__=_eq_operator, __ne__=_ne_operator, __lt__=lt, __le__=le, __gt__=gt, __ge__=ge,
-        __and__=bitwise_and, __or__=bitwise_or, __xor__=bitwise_xor, __invert__=bitwise_not,
+        __and__=bitwise_and, __or__=bitwise_or, __xor__=bitwise_xor, __invert__=_P.invert,
         __rand__=bitwise_and, __ror__=bitwise_or, __rxor__=bitwise_xor,
         __lshift__=bitwise_left_shift, __rshift__=bitwise_right_shift,
         __rlshift__=_P._reflected(bitwise_left_shift), __rrshift__=_P._reflected(bitwise_right_shift),
