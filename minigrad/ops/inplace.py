@@ -74,12 +74,15 @@ def check_overlap(self):
         raise RuntimeError(OVERLAP_MESSAGE)
 
 
-def check_in_order(self, others, result=None, differentiable=True):
+def check_in_order(self, others, result=None, differentiable=True, own=None):
     """PyTorch's refusals of an in-place op on `self`, in its order: autograd's (a leaf that requires grad, ...;
-    none for an op without a derivative), elements of self sharing memory, `others` not broadcasting into self,
-    then a `result` dtype self cannot hold. Every in-place op runs them before its own dtype refusals."""
+    none for an op without a derivative), the op's `own()` checks of its arguments (bool - bool), elements of
+    self sharing memory, `others` not broadcasting into self, then a `result` dtype self cannot hold. Every
+    in-place op runs them before its kernel's dtype refusals."""
     if differentiable and state.grad_enabled:
         check_inplace(self)
+    if own is not None:
+        own()
     check_overlap(self)
     check_broadcasts_into(self, *others)
     if result is not None:
@@ -364,9 +367,8 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_fir
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type_name(other)}")
         xp = array_module(self.array)
         alpha = kwargs.get("alpha", 1)
-        if refuse is not None:  # (bool - bool: PyTorch's refusal before its other checks)
-            refuse(self, other)
-        check_in_order(self, (other,) if type(other) is Tensor else ())
+        check_in_order(self, (other,) if type(other) is Tensor else (),
+                       own=None if refuse is None else lambda: refuse(self, other))
         mode = kwargs.get("rounding_mode")  # (div_'s: an integer tensor keeps a floor or trunc quotient)
         kind = self.array.dtype.kind
         if kind != "f" or type(other) is complex or type(other) is Tensor and other.array.dtype.kind == "c":
