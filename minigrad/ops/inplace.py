@@ -367,8 +367,10 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_fir
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type_name(other)}")
         xp = array_module(self.array)
         alpha = kwargs.get("alpha", 1)
-        check_in_order(self, (other,) if type(other) is Tensor else (),
-                       own=None if refuse is None else lambda: refuse(self, other))
+        if type(other) is Tensor or refuse is not None or self.requires_grad or self._base is not None \
+                or not self.array.flags.writeable:  # (else nothing here refuses: `x.mul_(2)` skips the call)
+            check_in_order(self, (other,) if type(other) is Tensor else (),
+                           own=None if refuse is None else lambda: refuse(self, other))
         mode = kwargs.get("rounding_mode")  # (div_'s: an integer tensor keeps a floor or trunc quotient)
         kind = self.array.dtype.kind
         if kind != "f" or type(other) is complex or type(other) is Tensor and other.array.dtype.kind == "c":
