@@ -85,6 +85,7 @@ from .shape import (  # noqa: F401
 
 _E, _P = elementwise, pointwise
 from ..dtypes import int8, int16, uint8  # noqa: E402
+from .. import dtypes as _dtypes  # noqa: E402
 
 
 # the value-changing ops that PyTorch also offers in place (`t.exp_()`), made by one wrapper
@@ -104,10 +105,24 @@ _INPLACE = (
 _INPLACE_REFUSALS_FIRST = frozenset(
     "addbmm addmm addmv addr baddbmm cumprod cumsum index_copy index_fill masked_scatter renorm tril triu "
     "addcdiv ldexp subtract".split())
-# in-place ops whose kernel refuses the promoted dtype (int.bitwise_or_(float)) after PyTorch has refused to cast
-# that result type into self's
-_INPLACE_CAST_FIRST = frozenset(
-    "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift gcd lcm".split())
+# ops PyTorch has no derivative for (not even a zero one, as the comparisons have): their in-place forms write
+# into a leaf that requires grad, or a view of one, and leave self's history as it was
+_NOT_DIFFERENTIABLE = frozenset("logical_and logical_not logical_or logical_xor".split())
+# the in-place ops whose result's dtype PyTorch checks against self's before it looks for a kernel for it: the
+# other elementwise ones (comparisons write bool into any dtype; lerp_ and heaviside_ refuse mixed dtypes first)
+_INPLACE_NO_CAST_CHECK = frozenset("eq ne lt le gt ge greater greater_equal less less_equal not_equal lerp heaviside "
+                                   "logical_and logical_not logical_or logical_xor".split())
+# ... and those that take integers to the default float dtype
+_INPLACE_FLOAT_RESULT = frozenset("atan2 arctan2 copysign divide true_divide xlogy".split())
+
+
+def _promoted(*args):
+    return _dtypes.result_type(*args)
+
+
+def _float_promoted(*args):
+    r = _dtypes.result_type(*args)
+    return r if r.kind in "fc" else _dtypes.default_float.np
 
 
 def _numpy_names(fn):
@@ -215,7 +230,7 @@ def _bind_methods(Tensor):
         __truediv__=div, __rtruediv__=_E.rdiv, __pow__=pow, __rpow__=lambda self, other: pow(other, self),
         __matmul__=matmul, __rmatmul__=lambda self, other: matmul(other, self), __neg__=neg, __abs__=abs,
         __eq__=_eq_operator, __ne__=_ne_operator, __lt__=lt, __le__=le, __gt__=gt, __ge__=ge,
-        __and__=bitwise_and, __or__=bitwise_or, __xor__=bitwise_xor, __invert__=bitwise_not,
+        __and__=bitwise_and, __or__=bitwise_or, __xor__=bitwise_xor, __invert__=_P.invert,
         __rand__=bitwise_and, __ror__=bitwise_or, __rxor__=bitwise_xor,
         __lshift__=bitwise_left_shift, __rshift__=bitwise_right_shift,
         __rlshift__=_P._reflected(bitwise_left_shift), __rrshift__=_P._reflected(bitwise_right_shift),
@@ -264,7 +279,9 @@ def _bind_methods(Tensor):
     for name in _INPLACE:
         if name + "_" not in methods:
             methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST,
-                                                cast_first=name in _INPLACE_CAST_FIRST)
+                                                result=None if name in _INPLACE_NO_CAST_CHECK else
+                                                _float_promoted if name in _INPLACE_FLOAT_RESULT else _promoted,
+                                                differentiable=name not in _NOT_DIFFERENTIABLE)
     methods["abs_"] = _abs_of(methods["abs_"])
     methods["float_power_"] = composite.float_power_of(methods["float_power_"])
     methods["ldexp_"] = composite.ldexp_of(methods["ldexp_"])

@@ -246,6 +246,8 @@ def unary(name, input):
     """Elementwise op `name` of a complex tensor, or minigrad's 'not supported' line where it has none yet."""
     cls = _UNARY.get(name)
     if cls is None:
+        if name in _NOT_FOR_COMPLEX:  # (an op PyTorch has no complex kernel for: its words)
+            refuse(name, input)
         refuse_complex(name, input)
     return cls.apply(input)
 
@@ -370,6 +372,11 @@ _NOT_FOR_COMPLEX = {
     "trunc": (NotImplementedError, "trunc is not supported for complex inputs"),
     "round": (NotImplementedError, '"round_vml_cpu" not implemented for \'{}\''),
     "round_decimals": (NotImplementedError, '"round_cpu" not implemented for \'{}\''),
+    "erf": (NotImplementedError, '"erf_vml_cpu" not implemented for \'{}\''),
+    "erfc": (NotImplementedError, '"erfc_vml_cpu" not implemented for \'{}\''),
+    "erfinv": (NotImplementedError, '"erfinv_vml_cpu" not implemented for \'{}\''),
+    "i0": (NotImplementedError, '"i0_vml_cpu" not implemented for \'{}\''),
+    "lgamma": (NotImplementedError, '"lgamma_vml_cpu" not implemented for \'{}\''),
     "frac": (NotImplementedError, '"frac_cpu" not implemented for \'{}\''),
     "heaviside": (RuntimeError, "heaviside is not yet implemented for complex tensors."),
     "less": (NotImplementedError, '"lt_cpu" not implemented for \'{}\''),

@@ -408,13 +408,21 @@ def isreal(input):
     return Tensor._wrap(array_module(input.array).ones(input.array.shape, dtype=bool))
 
 
+def _kernel_for(name, a, kinds):
+    """PyTorch's refusal where its kernel `name` has no loop for the operands' dtype (numpy's words otherwise)."""
+    if a.array.dtype.kind not in kinds:
+        raise NotImplementedError(f"\"{name}\" not implemented for '{complex_ops._scalar_type(a.array.dtype)}'")
+
+
 def gcd(input, other):
     a, b = binary_operands(input, other)
+    _kernel_for("gcd_cpu", a, "iu")
     return array_op("gcd", a, b)
 
 
 def lcm(input, other):
     a, b = binary_operands(input, other)
+    _kernel_for("lcm_cpu", a, "iu")
     return array_op("lcm", a, b)
 
 
@@ -1630,8 +1638,7 @@ class Nextafter(Function):
 
 def nextafter(input, other):
     a, b = binary_operands(input, other)
-    if a.array.dtype.kind != "f":  # (no gradient to record: the array's own function, and numpy's refusals)
-        return array_op("nextafter", a, b)
+    _kernel_for("nextafter_cpu", a, "f")
     return elementwise.apply_binary(Nextafter, a, b)
 
 

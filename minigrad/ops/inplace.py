@@ -63,15 +63,50 @@ def multi_output_error(output_nr, op_name):
         "inplace. You should replace the inplace operation by an out-of-place one.")
 
 
-def apply_inplace(self, raw, recorded, *others):
-    """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it."""
+OVERLAP_MESSAGE = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
+    "Please clone() the tensor before performing the operation.")
+
+
+def check_overlap(self):
+    """PyTorch's refusal to write into a tensor some of whose elements share memory (an expanded one)."""
+    if not self.array.flags.writeable:
+        raise RuntimeError(OVERLAP_MESSAGE)
+
+
+def check_in_order(self, others, result=None, differentiable=True, own=None):
+    """PyTorch's refusals of an in-place op on `self`, in its order: autograd's (a leaf that requires grad, ...;
+    none for an op without a derivative), the op's `own()` checks of its arguments (bool - bool), elements of
+    self sharing memory, `others` not broadcasting into self, then a `result` dtype self cannot hold. Every
+    in-place op runs them before its kernel's dtype refusals."""
+    if differentiable and state.grad_enabled:
+        check_inplace(self)
+    if own is not None:
+        own()
+    check_overlap(self)
+    check_broadcasts_into(self, *others)
+    if result is not None:
+        check_cast(self, result)
+
+
+def check_cast(self, result):
+    """PyTorch's refusal of a result dtype self cannot hold: any integer casts into any other (uint8 |= int32
+    wraps), nothing casts down a category (float into int, complex into float, anything but bool into bool)."""
+    if dtypes._category(result) > dtypes._category(self.array.dtype):
+        raise RuntimeError(f"result type {dtypes.from_numpy_dtype(result)._legacy[:-6]} can't be cast to the desired "
+                           f"output type {self.dtype._legacy[:-6]}")
+
+
+def apply_inplace(self, raw, recorded, *others, differentiable=True):
+    """Modify `self` in place: `raw(array)` without grad, `recorded()` (out-of-place) with it. An op without a
+    derivative (logical_not_) is neither checked nor recorded by autograd: its write is always the raw one."""
     if _function.dual_apply is not None:  # a forward-AD level is entered: self may take a tangent
         return forward_ad.apply_inplace(self, raw, recorded, others, apply_inplace)
     recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
     if grad_mode.inference_tensors_made and _inference_outside(self):
         raise RuntimeError(INFERENCE_WRITE_MESSAGE)
     record = False
-    if state.grad_enabled:
+    if state.grad_enabled and differentiable:
         check_inplace(self)
         if self.requires_grad:
             record = True
@@ -80,11 +115,7 @@ def apply_inplace(self, raw, recorded, *others):
                 if isinstance(o, Tensor) and o.requires_grad:
                     record = True
                     break
-    if not self.array.flags.writeable:
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a single memory "
-            "location. Please clone() the tensor before performing the operation."
-        )
+    check_overlap(self)
     if record:
         if self._base is not None:
             place = _place_in_base(self.array, self._base.array)
@@ -336,12 +367,13 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_fir
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type_name(other)}")
         xp = array_module(self.array)
         alpha = kwargs.get("alpha", 1)
-        if refuse is not None:  # (bool - bool: PyTorch's refusal before its shape check)
-            refuse(self, other)
-        if type(other) is Tensor:  # (before the dtype refusals: PyTorch checks the shapes first)
-            check_broadcasts_into(self, other)
+        if type(other) is Tensor or refuse is not None or self.requires_grad or self._base is not None \
+                or not self.array.flags.writeable:  # (else nothing here refuses: `x.mul_(2)` skips the call)
+            check_in_order(self, (other,) if type(other) is Tensor else (),
+                           own=None if refuse is None else lambda: refuse(self, other))
         mode = kwargs.get("rounding_mode")  # (div_'s: an integer tensor keeps a floor or trunc quotient)
-        if self.array.dtype.kind != "f":
+        kind = self.array.dtype.kind
+        if kind != "f" or type(other) is complex or type(other) is Tensor and other.array.dtype.kind == "c":
             _check_castable(self, other, name == "true_divide" and mode is None, alpha)
 
         def raw(a):
@@ -368,11 +400,9 @@ def _check_castable(self, other, true_divide, alpha):
 
         refuse_float_alpha(alpha, self, 0)
     result = dtypes.result_type(self, other)
-    if true_divide and result.kind != "f":
+    if true_divide and result.kind not in "fc":
         result = dtypes.default_float.np
-    if dtypes._category(result) > dtypes._category(self.array.dtype):
-        raise RuntimeError(f"result type {dtypes.from_numpy_dtype(result)._legacy[:-6]} can't be cast to the desired "
-                           f"output type {self.dtype._legacy[:-6]}")
+    check_cast(self, result)
 
 
 def _setup():

@@ -148,7 +148,7 @@ def frac(input):
     """input - trunc(input) (floating tensors only)."""
     if input.array.dtype.kind != "f":
         refuse("frac", input)
-        raise RuntimeError(f"\"frac_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
     return Frac.apply(input)
 
 
@@ -484,10 +484,17 @@ bitwise_right_shift = _bitwise("bitwise_right_shift", "right_shift", "rshift")
 
 
 def bitwise_not(input):
-    """~input: bit flip of an integer tensor, logical not of a bool tensor."""
-    if input.array.dtype.kind == "f":
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    """Bit flip of an integer tensor, logical not of a bool tensor."""
+    if input.array.dtype.kind in "fc":
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{input.dtype._legacy[:-6]}'")
     return array_op("invert", input)
+
+
+def invert(input):
+    """~input: bitwise_not, but PyTorch's operator refuses a float or complex tensor in its own words."""
+    if input.array.dtype.kind in "fc":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return bitwise_not(input)
 
 
 def _reflected(fn):

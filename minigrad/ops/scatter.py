@@ -6,11 +6,9 @@ import warnings
 
 import numpy as np
 
-from .. import dtypes
 from ..autograd import recording
 from ..autograd.function import Function
 from ..device import array_module
-from ..dtypes import _category
 from ..tensor import Tensor
 from ._util import normalize_dim, too_many_positional, type_name
 from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, flat_index, scatter_add_at
@@ -501,22 +499,17 @@ def _record(op, self, others, args, kwargs, out_of_place):
     return recorder.on_inplace(op, self, args, kwargs)
 
 
-def make_inplace(fn, name, into=None, clone=True, elementwise=False, cast_first=False):
+def make_inplace(fn, name, into=None, clone=True, elementwise=False, result=None, differentiable=True):
     """`t.name_(...)`: the out-of-place op `fn`, written back into t (PyTorch's checks: the result
     must keep t's shape and be castable to t's dtype); with nothing to record, `into(arr, ...)` where it
     writes the result into t's array itself (it returns False where not). clone=False where fn saves no
     input for its backward (relu saves its result): recorded, it then runs on t itself, not on a copy.
     elementwise: the tensor arguments broadcast with t (lerp_'s end and weight), so where the op refuses
-    (a dtype it has no kernel for) a broadcast shape larger than t's is the error, as PyTorch checks shapes first;
-    cast_first: there, next, a result type t cannot hold (int.bitwise_or_(float)), as PyTorch checks it before
-    looking for the kernel."""
-    from .inplace import apply_inplace, check_broadcasts_into, output_shape_error
-
-    def check_cast(self, result):
-        # PyTorch casts any integer into any other (uint8 |= int32 wraps), never down a category (float to int)
-        if not np.can_cast(result, self.array.dtype, "same_kind") and _category(result) > _category(self.array.dtype):
-            raise RuntimeError(f"result type {dtypes.from_numpy_dtype(result)._legacy[:-6]} can't be cast to the "
-                               f"desired output type {self.dtype._legacy[:-6]}")
+    (a dtype it has no kernel for) PyTorch's earlier refusals come first (inplace.check_in_order);
+    result(self, *args): among them, the dtype of the op's result, refused where t cannot hold it
+    (int.bitwise_or_(float)), as PyTorch checks it before looking for the kernel. differentiable=False: an op PyTorch has no derivative for (logical_not_), which
+    autograd neither checks nor records."""
+    from .inplace import apply_inplace, check_cast, check_in_order, output_shape_error
 
     def check(self, out):
         if tuple(out.array.shape) != tuple(self.array.shape):
@@ -556,13 +549,13 @@ def make_inplace(fn, name, into=None, clone=True, elementwise=False, cast_first=
         if recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs and records this
             return _record(op, self, others, args, kwargs, lambda source: recorded(source, args, kwargs)())
         if not elementwise:
-            return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others)
+            return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others,
+                                 differentiable=differentiable)
         try:
-            return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others)
+            return apply_inplace(self, raw(self, args, kwargs), recorded(self, args, kwargs), *others,
+                                 differentiable=differentiable)
         except (RuntimeError, NotImplementedError, TypeError):  # (only once the op refused: the usual path unchecked)
-            check_broadcasts_into(self, *others)
-            if cast_first:
-                check_cast(self, dtypes.result_type(self, *args))
+            check_in_order(self, others, None if result is None else result(self, *args), differentiable)
             raise
 
     op.__name__ = name + "_"
