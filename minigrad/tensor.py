@@ -238,6 +238,8 @@ class Tensor:
 
     @property
     def _version(self):
+        if grad_mode.inference_tensors_made and self.is_inference():
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter[0]
 
     def _is_view(self):

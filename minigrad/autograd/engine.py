@@ -477,7 +477,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
-         allow_unused=False, is_grads_batched=False, materialize_grads=False):
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of `outputs` w.r.t. `inputs`, returned (not accumulated into `.grad`).
 
     With `create_graph=True` the backward pass is itself recorded, so the result can be
@@ -491,6 +491,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         raise NotImplementedError("autograd.grad(is_grads_batched=True) (vmap over grad_outputs) is not supported")
     if materialize_grads:
+        if allow_unused is False:
+            raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                             "but got: allow_unused=False.")
         allow_unused = True
     Tensor = _function.Tensor
     single = isinstance(inputs, Tensor)

@@ -190,6 +190,8 @@ def _place_in_base(view, base):
     positions = np.arange(base.size, dtype=np.int64)
     flat = np.lib.stride_tricks.as_strided(positions[offset:], view.shape,
                                            [s // size * positions.itemsize for s in view.strides])
+    if base.ndim == 0:  # no dim to index: its one element, through base.reshape(-1)
+        return FlatOf(flat)
     return np.unravel_index(flat, base.shape)
 
 
@@ -200,6 +202,11 @@ class PartsOf:
 
     def __init__(self, at):
         self.at = at
+
+
+class FlatOf(PartsOf):
+    """Where a view lies in its 0-d base: `at`, of the view's shape, the position of each of its elements in
+    the base read as a 1-element array."""
 
 
 def _parts_place(view, base):
@@ -249,6 +256,8 @@ def _inplace_on_view(view, out, place):
     _keep_original(view, out.grad_fn)
     if type(place) is PartsOf:  # (a write through .real/.imag/view_as_real of a complex base)
         new_base = CopyParts.apply(base, out, place.at)
+    elif type(place) is FlatOf:  # (a 0-d base: the view's one element is all of it)
+        new_base = IndexPut.apply(base, out.reshape(()), ())
     else:
         new_base = IndexPut.apply(base, out, place)
     array_module(view.array).copyto(view.array, out.array, casting="same_kind")  # (new_base's values, in memory)
@@ -273,6 +282,12 @@ def regrow_view(view):
     _region_of_base(view, place)
 
 
+class ViewOfModifiedBase(Index):
+    """A view's region of its base, regrown after an in-place write: PyTorch rebuilds such a view's history
+    from its sizes and strides alone, and names the node after that op."""
+    node_name = "AsStridedBackward0"
+
+
 def _region_of_base(view, place):
     """The view's history made its `place` in its base as the base is now (an Index node after the
     base's grad_fn; its forward's copy of the values is not kept: the view's array stays the view)."""
@@ -280,9 +295,11 @@ def _region_of_base(view, place):
     state.grad_enabled = True
     try:
         if type(place) is PartsOf:
-            region = Index.apply(_parts(view._base), (place.at,), True)
+            region = ViewOfModifiedBase.apply(_parts(view._base), (place.at,), True)
+        elif type(place) is FlatOf:
+            region = ViewOfModifiedBase.apply(view._base.reshape(-1), (place.at,), True)
         else:
-            region = Index.apply(view._base, place, True)
+            region = ViewOfModifiedBase.apply(view._base, place, True)
     finally:
         state.grad_enabled = prev
     view.grad_fn, view._output_nr, view.requires_grad = region.grad_fn, 0, True

@@ -326,8 +326,7 @@ def t(input):
     if nd != 2:
         if nd > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
-        return input
-    return _share_version(T.apply(input), input)
+    return _share_version(T.apply(input), input)  # (a 0-d or 1-D one too: a view of its own, as PyTorch's)
 
 
 def _T(self):
