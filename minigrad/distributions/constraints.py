@@ -38,8 +38,16 @@ def holds(constraint, value):
     """Whether every entry of tensor `value` satisfies `constraint`: a distribution's validation. A yes or no
     about the data, with no gradient: this module's checks run on the array (a few array calls where each
     tensor op would pay for an op, and record one for a parameter that requires grad)."""
-    data = value.array if isinstance(value, minigrad.Tensor) and constraint._checks_arrays() else value
+    # (a tensor bound, Binomial's total_count, keeps the check on tensors: numpy's booleans of a 0-d array and a
+    # tensor's do not mix, as PyTorch refuses `np.True_ & tensor(True)`)
+    data = value.array if isinstance(value, minigrad.Tensor) and constraint._checks_arrays() \
+        and not _tensor_bound(constraint) else value
     return bool(constraint.check(data).all())
+
+
+def _tensor_bound(constraint):
+    return any(isinstance(v, minigrad.Tensor) or isinstance(v, Constraint) and _tensor_bound(v)
+               for v in vars(constraint).values())
 
 
 class _Dependent(Constraint):
