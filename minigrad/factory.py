@@ -219,7 +219,7 @@ def _tensor(data, dtype, device, requires_grad, xp):
         data = data.array
     if hasattr(data, "dtype") and hasattr(data, "shape"):
         if getattr(data, "is_sparse", False):  # a sparse COO tensor: a detached sparse copy, as PyTorch's
-            warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=3)
+            warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=4)  # (tensor -> _copied -> here)
             return data.detach().to(device=device, dtype=dtype).clone().requires_grad_(bool(requires_grad))
         if type(data) is np.ndarray:
             _numpy_source(data)
@@ -230,7 +230,7 @@ def _tensor(data, dtype, device, requires_grad, xp):
         _said_arrays[0] = True  # (PyTorch's warning, once a process)
         warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider converting the "
                       "list to a single numpy.ndarray with numpy.array() before converting to a tensor.", UserWarning,
-                      stacklevel=3)
+                      stacklevel=4)  # (tensor -> _copied -> here: the caller's line)
     leaves = _leaves(data) if isinstance(data, _SEQUENCES) else {}
     dt = _dt(dtype) if dtype is not None else _infer_dtype(data, leaves)
     if any(issubclass(kind, Tensor) for kind in leaves):

@@ -7,7 +7,7 @@ of that (its input is real); irfft's doubles the bins that stand for a conjugate
 import numpy as np
 
 from .autograd.function import Function
-from .dtypes import default_float
+from .dtypes import default_float, from_numpy_dtype
 from .ops._util import normalize_dim
 from .ops.complex import _scalar_type, complex_of, conj, real_of
 from .tensor import Tensor, dtype_argument
@@ -149,7 +149,7 @@ def _r2c(input, s, dim, norm, name):
 
 def _c2r(input, s, dim, norm):
     if input.array.dtype.kind != "c":
-        input = input.to(complex_of(_floating(input).array.dtype))
+        input = input.to(from_numpy_dtype(complex_of(_floating(input).array.dtype)))
     dims, sizes = _plan(input, s, dim, one_sided_out=True)
     return IRFFT.apply(input, sizes, dims, _norm(norm))
 

@@ -26,8 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _compare(ours, theirs, rtol, atol=0.0):
-    ours = np.asarray(ours.detach().numpy() if isinstance(ours, minigrad.Tensor) else ours, dtype=np.float64)
-    theirs = np.asarray(theirs.detach().numpy() if isinstance(theirs, torch.Tensor) else theirs, dtype=np.float64)
+    ours, theirs = (np.asarray(t.detach().numpy() if hasattr(t, "detach") else t, dtype=np.float64) for t in (ours, theirs))
     np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True)
 
 

@@ -11,6 +11,8 @@ import numpy as np
 
 def to_numpy(value):
     """A tensor (any device, requiring grad or not), an array or a number as a numpy array."""
+    if hasattr(value, "detach"):  # (a tensor: np.asarray refuses one requiring grad, as PyTorch's does)
+        value = value.detach().cpu().numpy()
     return np.asarray(value)
 
 
@@ -82,7 +84,7 @@ def make_np(x):
         return x
     if np.isscalar(x):
         return np.array([x])
-    return np.asarray(x)
+    return to_numpy(x)
 
 
 def _pil_image():
@@ -218,7 +220,7 @@ def hparams(pb, hparam_dict=None, metric_dict=None, hparam_domain_discrete=None)
             hps.append(HParamInfo(name=k, type=DataType.Value("DATA_TYPE_STRING"),
                                   domain_discrete=domain(k, "string_value")))
         elif hasattr(v, "__array__"):  # a tensor (PyTorch's make_np(v)[0]) or a numpy number
-            ssi.hparams[k].number_value = float(np.asarray(v).reshape(-1)[0])
+            ssi.hparams[k].number_value = float(to_numpy(v).reshape(-1)[0])
             hps.append(HParamInfo(name=k, type=DataType.Value("DATA_TYPE_FLOAT64")))
         else:
             raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
