@@ -811,7 +811,19 @@ def _randint(low, high, size, dtype, device, generator):
 
 
 def randperm(n, dtype=None, device=None, generator=None):
+    n = _int_argument(n, "randperm", "'n' (position 1)")
     return _drawn(_randperm, generator, n, dtype_argument(dtype, "randperm", (n,)), device)
+
+
+def _int_argument(x, name, argument):
+    """x as PyTorch's argument parser takes an int: a Python or numpy integer, or an integer tensor of one
+    element (not a bool, not a float)."""
+    try:
+        if not isinstance(x, builtins.bool):
+            return operator.index(x)
+    except TypeError:
+        pass
+    raise TypeError(f"{name}(): argument {argument} must be int, not {type_name(x)}")
 
 
 def _randperm(n, dtype, device, generator):

@@ -282,7 +282,10 @@ class Tensor:
         return s if dim is None else s[self._dim(dim)]
 
     def _dim(self, dim):
+        """`dim` checked as size(dim) and stride(dim) check it (with their own text for a 0-d tensor)."""
         n = self.array.ndim
+        if n == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         if not -n <= dim < n:
             lo, hi = -builtins_max(n, 1), builtins_max(n, 1) - 1
             raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")

@@ -1,6 +1,7 @@
 """Datasets, as `torch.utils.data`: a map-style `Dataset` answers `dataset[i]` (and `len`), an
 `IterableDataset` is a stream (`iter(dataset)`); the rest combine or cut them."""
 import bisect
+import collections.abc
 import itertools
 import math
 import warnings
@@ -23,13 +24,11 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
-    """A stream of samples: subclasses define `__iter__`. Under a DataLoader with workers each
-    worker iterates its own copy, so a dataset that should not repeat itself splits the work
-    with `get_worker_info()` (its `id` and `num_workers`)."""
-
-    def __iter__(self):
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+class IterableDataset(Dataset, collections.abc.Iterable):
+    """A stream of samples: subclasses define `__iter__` (abstract, as an `Iterable`'s: a class
+    without one can't be instantiated). Under a DataLoader with workers each worker iterates its
+    own copy, so a dataset that should not repeat itself splits the work with `get_worker_info()`
+    (its `id` and `num_workers`)."""
 
     def __add__(self, other):
         return ChainDataset([self, other])
@@ -70,8 +69,27 @@ class StackDataset(Dataset):
             return {k: d[index] for k, d in self.datasets.items()}
         return tuple(d[index] for d in self.datasets)
 
+    def __getitems__(self, indices):
+        # each dataset's samples fetched in one call where it can, then regrouped per index
+        named = self.datasets.items() if isinstance(self.datasets, dict) else enumerate(self.datasets)
+        columns = {k: _samples(d, indices) for k, d in named}
+        if isinstance(self.datasets, dict):
+            return [dict(zip(columns, row)) for row in zip(*columns.values())]
+        return list(zip(*columns.values()))
+
     def __len__(self):
         return self._length
+
+
+def _samples(dataset, indices):
+    """`[dataset[i] for i in indices]`, by the dataset's `__getitems__` where it has one."""
+    getitems = getattr(dataset, "__getitems__", None)
+    if not callable(getitems):
+        return [dataset[i] for i in indices]
+    items = getitems(indices)
+    if len(items) != len(indices):
+        raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(items)}")
+    return items
 
 
 class ConcatDataset(Dataset):
