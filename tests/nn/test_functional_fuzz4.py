@@ -1,0 +1,38 @@
+"""Third round of nn.functional against PyTorch on edge shapes (empty batches, channels and positions, sizes
+that come out too small): the same outcome on both (the same error type and text, or the same values,
+gradients, dtype, shape and grad_fn)."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from twins import rand, same  # noqa: E402
+
+
+# ---- convolutions ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("x, pad", [((2, 0, 3), 0), ((2, 0, 5), 1), ((0, 2, 3), 0), ((0, 2, 0), 1), ((2, 0, 0), 1),
+                                    ((1, 2, 0), 1), ((0, 3), 0), ((2, 0), 1)])
+def test_conv_empty(d, x, pad):
+    x = x + x[-1:] * (d - 1)
+    cin = x[-1 - d]
+    same(lambda F, x, w, b: getattr(F, f"conv{d}d")(x, w, b, padding=pad), rand(*x), rand(4, cin, *(2,) * d), rand(4))
+    same(lambda F, x, w: getattr(F, f"conv{d}d")(x, w, stride=2, padding=pad), rand(*x), rand(4, cin, *(2,) * d))
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("x, pad", [((0, 2, 3), 0), ((0, 2, 0), 0), ((1, 2, 0), 0), ((2, 0), 0), ((2, 1), 2),
+                                    ((1, 2, 1), 1), ((1, 2, 2), 1), ((0, 2, 1), 2), ((0, 2, 2), 1)])
+def test_conv_transpose_empty_and_too_small(d, x, pad):
+    x = x[:-1] + (x[-1],) + (3,) * (d - 1)
+    cin = x[-1 - d]
+    same(lambda F, x, w, b: getattr(F, f"conv_transpose{d}d")(x, w, b, padding=pad), rand(*x), rand(cin, 4, *(1,) * d),
+         rand(4))
+    same(lambda F, x, w: getattr(F, f"conv_transpose{d}d")(x, w, stride=2, padding=pad), rand(*x),
+         rand(cin, 2, *(2,) * d))
+
+
+def test_conv_transpose_too_small_texts():
+    same(lambda F, x, w: F.conv_transpose2d(x, w, padding=(1, 0)), rand(1, 2, 1, 3), rand(2, 4, 1, 2))
+    same(lambda F, x, w: F.conv_transpose2d(x, w, padding=(1, 2)), rand(0, 2, 2, 2), rand(2, 4, 1, 1))
+    same(lambda F, x, w: F.conv_transpose3d(x, w, padding=(2, 1, 2)), rand(0, 2, 2, 2, 2), rand(2, 4, 1, 1, 1))
