@@ -1,8 +1,10 @@
 """Third round of nn.functional against PyTorch on edge shapes (empty batches, channels and positions, sizes
 that come out too small): the same outcome on both (the same error type and text, or the same values,
 gradients, dtype, shape and grad_fn)."""
-import numpy as np
 import pytest
+
+import minigrad
+import nn.functional as F
 
 torch = pytest.importorskip("torch")
 
@@ -36,3 +38,30 @@ def test_conv_transpose_too_small_texts():
     same(lambda F, x, w: F.conv_transpose2d(x, w, padding=(1, 0)), rand(1, 2, 1, 3), rand(2, 4, 1, 2))
     same(lambda F, x, w: F.conv_transpose2d(x, w, padding=(1, 2)), rand(0, 2, 2, 2), rand(2, 4, 1, 1))
     same(lambda F, x, w: F.conv_transpose3d(x, w, padding=(2, 1, 2)), rand(0, 2, 2, 2, 2), rand(2, 4, 1, 1, 1))
+
+
+# ---- pad: reflect / replicate / circular on empty and cropped dims -------------------------------------
+_PAD_CASES = [((2, 0, 3), (1, 1)), ((0, 3), (1, 1)), ((2, 0), (1, 1)), ((1, 2, 0), (0, 0)), ((1, 2, 0), (1, 1)),
+              ((1, 2, 0), (-1, 0)), ((0, 2, 3), (-3, 0)), ((1, 2, 3), (-2, -1)), ((1, 2, 3), (-4, 0)),
+              ((1, 2, 3), (4, -8)), ((2, 0, 3), (-4, 1)), ((2, 0, 3), (4, 0)), ((1, 2, 3), (-4, 1)),
+              ((2, 0, 3, 3), (1, 1, 1, 1)), ((2, 2, 0, 3), (1, 1, 1, 1)), ((1, 2, 3, 3), (0, 0, -2, -1)),
+              ((1, 2, 3, 4), (-2, -2, -2, -1)), ((2, 3, 3), (-3, 0, -3, 0)), ((1, 2, 3, 3), (0, 0, -4, 1)),
+              ((1, 2, 3, 3), (0, 0, 3, 0)), ((1, 2, 3, 3), (-3, 0, 3, 0)), ((1, 2, 3, 3), (-1, -2, 1, 0)),
+              ((1, 2, 3, 3), (0, 0, -4, 0)), ((1, 2, 0, 3), (1, 0, 0, 0)), ((2, 0, 3, 3, 3), (1,) * 6),
+              ((1, 3, 0, 3), (1,) * 6), ((1, 2, 3, 3, 3), (0, 0, 0, 0, -2, -1)), ((1, 2, 3, 3, 3), (0, 0, 0, 3, 0, 0)),
+              ((1, 2, 3, 3, 3), (-3, 0, 0, -3, -2, -1)), ((1, 2, 3, 3, 4), (-5, 0, 0, -3, -2, -1)),
+              ((1, 2, 3, 3, 3), (0, 0, 0, -3, -2, -1))]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape, pad", _PAD_CASES)
+def test_pad_empty_and_cropped(mode, shape, pad):
+    # (PyTorch's circular node is its composite's CopySlices)
+    same(lambda F, x: F.pad(x, pad, mode=mode), rand(*shape), grad_fn=mode != "circular")
+
+
+def test_pad_circular_wrapping_nothing_refused():
+    # PyTorch's output there is uninitialized memory (or an overlap error without grad): ours a clear refusal
+    for pad in ((-3, 1), (2, -3), (-4, 2)):
+        with pytest.raises(RuntimeError, match="wraps around nothing"):
+            F.pad(minigrad.tensor(rand(1, 2, 3)), pad, mode="circular")
