@@ -191,6 +191,8 @@ def pixel_unshuffle(input, downscale_factor):
         which, size = ("height", h) if h % r else ("width", w)
         raise RuntimeError(f"pixel_unshuffle expects {which} to be divisible by downscale_factor, but input.size("
                            f"{-2 if which == 'height' else -1})={size} is not divisible by {r}")
+    if input.numel() == 0:  # (PyTorch's empty result keeps the input's shape)
+        return input.clone()
     n = len(lead)
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)

@@ -65,3 +65,17 @@ def test_pad_circular_wrapping_nothing_refused():
     for pad in ((-3, 1), (2, -3), (-4, 2)):
         with pytest.raises(RuntimeError, match="wraps around nothing"):
             F.pad(minigrad.tensor(rand(1, 2, 3)), pad, mode="circular")
+
+
+# ---- pixel_unshuffle, adaptive_max_pool1d on empty inputs -------------------------------------------------
+@pytest.mark.parametrize("shape", [(0, 2, 4, 6), (2, 0, 4, 4), (0, 4, 4), (1, 2, 0, 4), (0, 2, 3, 4)])
+def test_pixel_unshuffle_empty(shape):
+    # (PyTorch's node is PixelUnshuffleBackward0, minigrad's pixel_unshuffle is composed; PyTorch's backward there
+    # fails, running pixel_shuffle on the input-shaped gradient)
+    same(lambda F, x: F.pixel_unshuffle(x, 2), rand(*shape), grad=False, grad_fn=False)
+
+
+@pytest.mark.parametrize("shape", [(2, 0, 4), (2, 2, 0), (0, 4), (3, 0)])
+@pytest.mark.parametrize("size", [2, 0])
+def test_adaptive_max_pool1d_empty_text(shape, size):
+    same(lambda F, x: F.adaptive_max_pool1d(x, size), rand(*shape), grad=False, grad_fn=False)
