@@ -228,6 +228,8 @@ def pixel_unshuffle(input, downscale_factor):
         which, size = ("height", h) if h % r else ("width", w)
         raise RuntimeError(f"pixel_unshuffle expects {which} to be divisible by downscale_factor, but input.size("
                            f"{-2 if which == 'height' else -1})={size} is not divisible by {r}")
+    if input.numel() == 0:  # (PyTorch's empty result keeps the input's shape)
+        return input.clone()
     return PixelUnshuffle.apply(input, r)
 
 

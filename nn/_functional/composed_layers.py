@@ -17,7 +17,7 @@ from .activation import SELU_ALPHA, SELU_SCALE
 from .dropout import KeepMask, written
 from .normalization import batch_norm, layer_norm
 from .pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, avg_pool3d, max_pool2d, pooled_size
-from .pooling import _int_like, check_int_args
+from .pooling import _check_adaptive_nonempty, _int_like, check_int_args
 
 SELU_SATURATION = SELU_SCALE * SELU_ALPHA  # -SELU's limit at -inf, which alpha dropout writes for a dropped value
 
@@ -286,6 +286,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
                            f"'self' (while checking arguments for adaptive_max_pool1d)")
     size = _one(output_size, "output_size", "adaptive_max_pool1d")
+    _check_adaptive_nonempty(input, "adaptive_max_pool1d")
     # a height of one: the flat indices into the 1 x L plane are the positions along L
     out = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices)
     if return_indices:

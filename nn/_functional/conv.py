@@ -20,7 +20,7 @@ import itertools
 from minigrad import backends
 from minigrad.dtypes import cpp_name
 
-from ._common import Function, check_tensor, xp_of
+from ._common import Function, check_tensor, wrap, xp_of
 
 
 # ---- the two moves: windows as columns, columns back into windows ------------------------------------
@@ -433,6 +433,27 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, 
     return input if batched else input.unsqueeze(0), batched, stride, pads, dilation, kernel
 
 
+def _check_empty(shape):
+    """PyTorch takes an empty batch or no channels, not empty positions (a 1-d conv's shape shown as its 2-d one)."""
+    if shape[0] and shape[1] and 0 in shape[2:]:
+        shown = list(shape[:2]) + [1] * (len(shape) == 3) + list(shape[2:])
+        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input shape: {shown}")
+
+
+class EmptyConvolution(Function):
+    node_name = "ConvolutionBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, b, shape):  # a convolution of no channels: nothing, and nothing flows back
+        ctx.shapes = [None if t is None else t.array.shape for t in (x, w, b)]
+        return xp_of(x.array).zeros(shape, dtype=x.array.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        xp = xp_of(g.array)
+        return tuple(None if s is None else wrap(xp.zeros(s, dtype=g.array.dtype)) for s in ctx.shapes) + (None,)
+
+
 def _convnd(input, weight, bias, stride, padding, dilation, groups, n, name):
     x, batched, stride, pads, dilation, kernel = _conv_args(input, weight, bias, stride, padding, dilation, groups, n,
                                                             name)
@@ -441,6 +462,13 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, n, name):
     if any(e > p for e, p in zip(eff, padded)):
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
+    if 0 in x.shape:
+        _check_empty(x.shape)
+        if x.shape[1] == 0:  # (PyTorch's output keeps the input's 0 channels, not weight's out_channels)
+            out = tuple(out_size(s, k, st, d, lo, hi) for s, k, st, d, (lo, hi) in
+                        zip(x.shape[2:], kernel, stride, dilation, pads))
+            y = EmptyConvolution.apply(x, weight, bias, tuple(x.shape[:2]) + out)
+            return y if batched else y.squeeze(0)
     y = Convolution.apply(x, weight, bias, stride, pads, dilation, groups)
     return y if batched else y.squeeze(0)
 
@@ -482,9 +510,16 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
             for dim, v in zip(dims, vals)))
     out = tuple((s - 1) * st - 2 * lo + d * (k - 1) + o + 1
                 for s, st, (lo, _), d, k, o in zip(x.shape[2:], stride, pads, dilation, kernel, op))
-    if min(out) <= 0:
-        raise RuntimeError(f"{name}: calculated output size {list(out)} is too small for input of size "
-                           f"{list(input.shape)}")
+    if 0 in x.shape or min(out) <= 0:
+        _check_empty(x.shape)
+        if x.shape[0] == 0 and min(out) < 0:  # (PyTorch's words where it sizes an empty batch's output)
+            shape = [0, weight.shape[1] * groups] + [1] * (n == 1) + list(out)
+            bad = next(i for i, v in enumerate(shape) if v < 0)
+            raise RuntimeError(f"invalid shape dimension {shape[bad]} at index {bad} of shape {shape}")
+        if x.shape[0] and min(out) <= 0:
+            one = "1 x " if n == 1 else ""
+            raise RuntimeError(f"Given input size per channel: ({one}{' x '.join(map(str, x.shape[2:]))}). Calculated "
+                               f"output size per channel: ({one}{' x '.join(map(str, out))}). Output size is too small")
     # col2im writes positions up to (H - 1) s + d (kH - 1): the padded frame holds those and the cropped
     # output [p, p + H_out); output_padding's extra rows past the last window stay zero
     pads = tuple((lo, max(lo - o, 0)) for (lo, _), o in zip(pads, op))

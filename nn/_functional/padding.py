@@ -51,10 +51,49 @@ def _picks(n, lo, hi, mode):
         i = np.where(i > n - 1, 2 * (n - 1) - i, i)
     elif mode == "replicate":
         i = np.clip(i, 0, n - 1)
+    elif n + lo + hi == 0:  # (all cropped, however far)
+        i = i[:0]
     else:  # a negative pad crops first, and the other side wraps around what is left (PyTorch's order)
         kept = np.arange(max(-lo, 0), n - max(-hi, 0))
         i = kept[np.arange(-max(lo, 0), kept.size + max(hi, 0)) % kept.size]
     return Nearest(i, n)
+
+
+def _check_circular(sizes, pads, outs):
+    for n, (lo, hi), m in zip(sizes, pads, outs):
+        if lo > n or hi > n:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if m < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+        if m and n - max(-lo, 0) - max(-hi, 0) <= 0:  # (PyTorch's output there is uninitialized memory)
+            raise RuntimeError(f"pad: circular padding ({lo}, {hi}) of a dim of size {n} wraps around nothing: "
+                               "its negative padding crops every input position")
+
+
+def _check_reflect_replicate(mode, shape, pads, outs):
+    """PyTorch's refusals, in its order: an empty non-batch dim, a reflection as wide as its dim, no output left."""
+    nd, k = len(shape), len(pads)
+    if 0 in shape[nd - k - 1:]:
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {list(shape)}")
+    for j in reversed(range(k)):  # (from the last dim, as `pad` lists the pairs: PyTorch checks in that order)
+        lo, hi = pads[j]
+        if mode == "reflect" and (lo >= shape[nd - k + j] or hi >= shape[nd - k + j]):
+            raise RuntimeError(f"Argument #{2 + 2 * (k - j)}: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({lo}, {hi}) at dimension {nd - k + j} of input "
+                               f"{list(shape)}")
+    if max(outs) < 1:  # (a 2-d or 3-d pad may empty some of its dims, not all)
+        names = "DHW"[3 - k:]
+        sep = (", " if k == 2 else " ", " ") if mode == "replicate" and k == 2 else (", ",) if k == 2 else (" ", ", ")
+        given = "".join(f"{a}: {n}" + (sep[i] if i < k - 1 else "") for i, (a, n) in
+                        enumerate(zip(names, shape[nd - k:])))
+        given += " " if mode == "replicate" and k == 2 else ""
+        raise RuntimeError(f"input ({given}) is too small. Calculated output "
+                           f"{' '.join(f'{a}: {m}' for a, m in zip(names, outs))}")
+    if min(outs) < 0:
+        out_shape = list(shape[:nd - k]) + list(outs)
+        raise RuntimeError("numel: integer multiplication overflow" if mode == "reflect" else
+                           f"Trying to create tensor with negative dimension {min(outs)}: {out_shape}")
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -98,20 +137,11 @@ def pad(input, pad, mode="constant", value=None):
             f"Padding size {len(pad)} is not supported for {nd}D input tensor.\nSupported combinations for "
             "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
             "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
-    if 0 in shape[nd - k:] or (nd == k + 2 and shape[1] == 0):
-        raise RuntimeError(f"pad: mode '{mode}' needs non-empty padded dimensions (and channels), got input of size "
-                           f"{list(shape)}")
-    for j in reversed(range(k)):  # from the last dim, as `pad` lists them (PyTorch's argument numbers count so)
-        lo, hi = pads[j]
-        n = shape[nd - k + j]
-        if mode == "reflect" and (lo >= n or hi >= n):
-            raise RuntimeError(f"Argument #{4 + 2 * (k - 1 - j)}: Padding size should be less than the corresponding input dimension, but "
-                               f"got: padding ({lo}, {hi}) at dimension {nd - k + j} of input {list(shape)}")
-        if mode == "circular" and (lo > n or hi > n):
-            raise RuntimeError("Padding value causes wrapping around more than once.")
-        if n + lo + hi <= 0 or min(lo, hi) < -n:
-            raise RuntimeError(f"pad: the padding ({lo}, {hi}) of dim {nd - k + j} (size {n}) would give a "
-                               "non-positive size")
+    sizes, outs = shape[nd - k:], tuple(n + lo + hi for n, (lo, hi) in zip(shape[nd - k:], pads))
+    if mode == "circular":
+        _check_circular(sizes, pads, outs)
+    elif 0 in shape[nd - k - 1:] or min(outs) < 1 or mode == "reflect" and max(map(max, pads)) >= min(sizes):
+        _check_reflect_replicate(mode, shape, pads, outs)  # (the gate is loose: the checks are exact)
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'pad: mode "{mode}" is implemented for floating point tensors only, got '
                                   f"{input.dtype}")

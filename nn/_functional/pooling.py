@@ -452,8 +452,8 @@ class Nearest:
     def __init__(self, src, n_in, transposed=False):
         self.src, self.n_in, self.transposed = src, n_in, transposed
         n_out = len(src)
-        f = n_out // n_in
-        self.repeat = f if f * n_in == n_out and (src == np.arange(n_out) // f).all() else None
+        f = n_out // n_in if n_in else 0
+        self.repeat = f if f and f * n_in == n_out and (src == np.arange(n_out) // f).all() else None
 
     @property
     def T(self):
