@@ -128,3 +128,107 @@ def test_warm_restarts_state_dict_as_pytorchs(fractional):
                 sched.step(i * 0.7) if fractional else sched.step()
         got.append((_plain(sched.state_dict()), sched.get_last_lr()))
     assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("weight_decay,maximize,t0", [(0.0, False, 1e6), (0.1, True, 2.0), (0.1, False, 2.0)])
+def test_asgd_foreach_rounds_as_pytorchs(weight_decay, maximize, t0):
+    # PyTorch's foreach=True form: p - eta (g + lambd p), its eta from a float32 step tensor
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(s) for s in [(3,), (), (2, 2)]]
+    kw = dict(lr=0.1, lambd=0.1, alpha=0.75, t0=t0, weight_decay=weight_decay, maximize=maximize, foreach=True)
+    tp = [torch.tensor(a.copy(), requires_grad=True) for a in arrays]
+    mp = [minigrad.tensor(a.copy(), requires_grad=True) for a in arrays]
+    topt, mopt = torch.optim.ASGD(tp, **kw), optim.ASGD(mp, **kw)
+    for _ in range(8):
+        for a, t, m in zip(arrays, tp, mp):
+            g = rng.standard_normal(a.shape)
+            t.grad, m.grad = torch.tensor(g), minigrad.tensor(g)
+        topt.step()
+        mopt.step()
+        for t, m in zip(tp, mp):
+            np.testing.assert_allclose(m.array, t.detach().numpy(), rtol=1e-13, atol=1e-15)
+            assert mopt.state[m]["eta"] == topt.state[t]["eta"].item()
+            np.testing.assert_allclose(mopt.state[m]["ax"].numpy(), topt.state[t]["ax"].numpy(), rtol=1e-13, atol=1e-15)
+
+
+# ---- a small seeded fuzz ---------------------------------------------------------------------------------
+
+_OPTIONS = {
+    "SGD": [dict(momentum=0.9, nesterov=True), dict(momentum=0.5, dampening=0.1, weight_decay=0.01, maximize=True), {}],
+    "Adam": [dict(amsgrad=True, weight_decay=0.1), dict(betas=(0.5, 0.9), maximize=True, decoupled_weight_decay=True)],
+    "AdamW": [dict(amsgrad=True), dict(eps=1e-3, weight_decay=0.1)],
+    "Adamax": [dict(weight_decay=0.1), dict(betas=(0.5, 0.9), maximize=True)],
+    "NAdam": [dict(momentum_decay=0.1, weight_decay=0.1), dict(decoupled_weight_decay=True, weight_decay=0.1)],
+    "RAdam": [dict(weight_decay=0.1), dict(decoupled_weight_decay=True, weight_decay=0.1, betas=(0.5, 0.9))],
+    "RMSprop": [dict(centered=True, momentum=0.9), dict(alpha=0.5, weight_decay=0.1, maximize=True)],
+    "Rprop": [dict(etas=(0.3, 1.5)), dict(step_sizes=(1e-3, 0.05), maximize=True)],
+    "Adagrad": [dict(lr_decay=0.1, initial_accumulator_value=0.5), dict(weight_decay=0.1, maximize=True)],
+    "Adadelta": [dict(rho=0.5, weight_decay=0.1), dict(lr=0.5, maximize=True)],
+    "ASGD": [dict(t0=2.0, lambd=0.1, weight_decay=0.1), dict(alpha=0.5, maximize=True)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OPTIONS))
+def test_seeded_fuzz_against_pytorch(name):
+    """Random shapes (0-d and empty too), a frozen parameter, gradients missing in some steps, two groups with
+    their own options, foreach off / on / default: parameters, state and state dicts as PyTorch's, then
+    PyTorch's state dict loaded and both resumed."""
+    for seed in range(6):
+        _fuzz_case(name, seed)
+
+
+def _fuzz_case(name, seed):
+    rng = np.random.default_rng(seed)
+    dtype = (np.float32, np.float64)[seed % 2]
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    shapes = [(), (0,), (3,), (2, 3), (4, 1, 2)]
+    arrays = [rng.standard_normal(shapes[i]).astype(dtype) for i in rng.permutation(5)[:4]]
+    frozen = [False, False, False, True]
+    options = _OPTIONS[name]
+    opts, group2 = dict(options[seed % len(options)], lr=0.01 if name != "Adadelta" else 1.0), options[-1]
+
+    def build(lib, O, params):
+        groups = [{"params": params[:2]}, {"params": params[2:], **group2}]
+        return getattr(O, name)(groups, foreach=(None, False, True)[seed % 3], **opts)
+
+    tp = [torch.tensor(a.copy(), requires_grad=not f) for a, f in zip(arrays, frozen)]
+    mp = [minigrad.tensor(a.copy(), requires_grad=not f) for a, f in zip(arrays, frozen)]
+    topt, mopt = build(torch, torch.optim, tp), build(minigrad, optim, mp)
+
+    def step(mopt, mp):
+        for a, t, m, f in zip(arrays, tp, mp, frozen):
+            if f:
+                continue
+            if rng.random() < 0.2:
+                t.grad = m.grad = None
+            else:
+                g = rng.standard_normal(a.shape).astype(dtype)
+                t.grad, m.grad = torch.tensor(g), minigrad.tensor(g)
+        topt.step()
+        mopt.step()
+        for t, m in zip(tp, mp):
+            assert m.array.dtype == t.detach().numpy().dtype
+            np.testing.assert_allclose(m.array, t.detach().numpy(), **tol)
+
+    for _ in range(4):
+        step(mopt, mp)
+    theirs, ours = topt.state_dict(), mopt.state_dict()
+    assert list(ours["state"]) == list(theirs["state"])
+    for k, s in theirs["state"].items():
+        assert list(ours["state"][k]) == list(s)
+        for n, v in s.items():
+            np.testing.assert_allclose(np.asarray(_plain(ours["state"][k][n]), dtype=np.float64),
+                                       np.asarray(_plain(v), dtype=np.float64), **tol)
+    assert [list(g) for g in ours["param_groups"]] == [list(g) for g in theirs["param_groups"]]
+    assert _plain(ours["param_groups"]) == _plain(theirs["param_groups"])
+    # PyTorch's state dict, by numpy, into a fresh optimizer over PyTorch's parameters: both go on alike
+    mp2 = [minigrad.tensor(t.detach().numpy().copy(), requires_grad=not f) for t, f in zip(tp, frozen)]
+    mopt2 = build(minigrad, optim, mp2)
+
+    def conv(v):
+        return minigrad.tensor(v.numpy().copy()) if isinstance(v, torch.Tensor) else v
+
+    mopt2.load_state_dict({"state": {k: {n: conv(v) for n, v in s.items()} for k, s in theirs["state"].items()},
+                           "param_groups": theirs["param_groups"]})
+    for _ in range(2):
+        step(mopt2, mp2)
