@@ -16,8 +16,9 @@ class ASGD(Optimizer):
 
     The parameters are the SGD iterates; the average is `ax`, for the caller to use. State per
     parameter, PyTorch's names: `step` (a Python int), `eta` and `mu` (Python floats, in PyTorch's
-    scalar precision: `scalar_dtype`) and `ax` (the shape of p). `foreach`, `capturable` and
-    `differentiable` are accepted and kept in the groups, as PyTorch's, and change nothing.
+    scalar precision: `scalar_dtype`) and `ax` (the shape of p). `foreach=True` takes PyTorch's foreach
+    form, which rounds differently (`_update_arrays`); `capturable` and `differentiable` are accepted and kept
+    in the groups, as PyTorch's, and change nothing.
     """
 
     sparse_refusal = "ASGD does not support sparse gradients"
