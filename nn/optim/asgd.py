@@ -16,8 +16,9 @@ class ASGD(Optimizer):
 
     The parameters are the SGD iterates; the average is `ax`, for the caller to use. State per
     parameter, PyTorch's names: `step` (a Python int), `eta` and `mu` (Python floats, in PyTorch's
-    scalar precision: `scalar_dtype`) and `ax` (the shape of p). `foreach`, `capturable` and
-    `differentiable` are accepted and kept in the groups, as PyTorch's, and change nothing.
+    scalar precision: `scalar_dtype`) and `ax` (the shape of p). `foreach=True` takes PyTorch's foreach
+    form, which rounds differently (`_update_arrays`); `capturable` and `differentiable` are accepted and kept
+    in the groups, as PyTorch's, and change nothing.
     """
 
     sparse_refusal = "ASGD does not support sparse gradients"
@@ -39,6 +40,7 @@ class ASGD(Optimizer):
         lr, lambd, alpha, t0 = float(group["lr"]), float(group["lambd"]), float(group["alpha"]), float(group["t0"])
         wd, maximize = float(group["weight_decay"]), group["maximize"]
         dtype = scalar_dtype()
+        foreach = group.get("foreach") is True  # (PyTorch's foreach form rounds differently; None is its loop on CPU)
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -50,20 +52,33 @@ class ASGD(Optimizer):
                 state["ax"] = p.new_zeros(p.shape)
             state["step"] += 1
             arrays = [p.array, p.grad.array, state["ax"].array]
-            self._update_arrays(arrays, state["eta"], state["mu"], lambd, wd, maximize)
+            self._update_arrays(arrays, state["eta"], state["mu"], lambd, wd, maximize, foreach)
             p._bump_version()
             t = state["step"]
-            state["eta"] = float(dtype(lr / ((1 + lambd * lr * t) ** alpha)))
+            if foreach:  # PyTorch's foreach form computes eta on its step tensor: in the scalar type, lr * (1 / x)
+                state["eta"] = float(1 / dtype(float(1 + lambd * lr * dtype(t)) ** alpha) * lr)
+            else:
+                state["eta"] = float(dtype(lr / ((1 + lambd * lr * t) ** alpha)))
             state["mu"] = float(dtype(1 / max(1, t - t0)))
 
-    def _update_arrays(self, arrays, eta, mu, lambd, wd, maximize):
-        """The step on arrays [p, g, ax], in place."""
+    def _update_arrays(self, arrays, eta, mu, lambd, wd, maximize, foreach=False):
+        """The step on arrays [p, g, ax], in place; `foreach`: in the order of PyTorch's foreach form,
+        p = p - eta (g + lambd p) and ax = ax + mu (p - ax) even when mu = 1."""
         xp = array_module(arrays[0])
 
         def update(blk, tmp):
             w, g, ax = blk
             d, s = tmp
             g = grad_for_update(xp, w, g, wd, maximize, d)
+            if foreach:
+                xp.multiply(w, lambd, out=s)
+                s += g
+                s *= -eta
+                w += s
+                xp.subtract(w, ax, out=s)
+                s *= mu
+                ax += s
+                return
             w *= 1 - lambd * eta
             xp.multiply(g, -eta, out=s)
             w += s

@@ -4,6 +4,7 @@ A scheduler sets `group["lr"]` of each parameter group; call `scheduler.step()` 
 `optimizer.step()` (ReduceLROnPlateau: `scheduler.step(metric)`). `last_epoch` counts the steps
 taken (0 right after construction).
 """
+from collections import Counter
 import math
 import types
 import warnings
@@ -296,21 +297,22 @@ class MultiStepLR(LRScheduler):
     (multiplying the current lr by gamma at each milestone; a milestone listed twice counts twice)."""
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
-        # a sorted list rather than PyTorch's Counter: it is what nn.save stores
-        self.milestones = sorted(milestones)
+        # PyTorch's Counter (milestone -> times listed); nn.save gives it back as a plain dict, which serves as well
+        self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
         groups = self.optimizer.param_groups
-        hits = self.milestones.count(self.last_epoch)
+        hits = self.milestones.get(self.last_epoch, 0)
         if hits == 0:
             return [g["lr"] for g in groups]
         return [g["lr"] * self.gamma**hits for g in groups]
 
     def _get_closed_form_lr(self):
-        return [base * self.gamma ** bisect_right(self.milestones, self.last_epoch) for base in self.base_lrs]
+        passed = sum(n for m, n in self.milestones.items() if m <= self.last_epoch)
+        return [base * self.gamma**passed for base in self.base_lrs]
 
 
 class ExponentialLR(LRScheduler):
@@ -374,6 +376,9 @@ def _per_group(name, optimizer, value):
     return [value] * n
 
 
+_PHASE_KEYS = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+
+
 class OneCycleLR(LRScheduler):
     """The 1cycle policy (Smith & Topin): the lr rises from max_lr / div_factor to max_lr over the
     first `pct_start` of `total_steps`, then falls to max_lr / (div_factor * final_div_factor);
@@ -410,19 +415,18 @@ class OneCycleLR(LRScheduler):
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
 
-        # phases: (last step of the phase, group keys of the lr at its start and end, of the momentum)
+        # phases, PyTorch's dicts: the last step of the phase, the group keys of the lr at its start and end,
+        # and of the momentum
         warmup_end = float(pct_start * self.total_steps) - 1
         if three_phase:
-            self._schedule_phases = [
-                (warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
-                (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
-            ]
+            phases = [(warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                      (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
+                       "max_momentum"),
+                      (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
         else:
-            self._schedule_phases = [
-                (warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
-            ]
+            phases = [(warmup_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                      (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        self._schedule_phases = [dict(zip(_PHASE_KEYS, phase)) for phase in phases]
         self._anneal_func_type = anneal_strategy  # PyTorch's name (and place) in state_dict()
         self.cycle_momentum = cycle_momentum
 
@@ -464,7 +468,8 @@ class OneCycleLR(LRScheduler):
         lrs = []
         for group in self.optimizer.param_groups:
             phase_start = 0.0
-            for i, (phase_end, lr_from, lr_to, m_from, m_to) in enumerate(self._schedule_phases):
+            for i, phase in enumerate(self._schedule_phases):
+                phase_end, lr_from, lr_to, m_from, m_to = (phase[k] for k in _PHASE_KEYS)
                 if t <= phase_end or i == len(self._schedule_phases) - 1:
                     pct = (t - phase_start) / (phase_end - phase_start)
                     lrs.append(self._anneal(group[lr_from], group[lr_to], pct))
@@ -668,7 +673,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         """One step on (no argument), or to `epoch` (a number >= 0, fractional allowed)."""
         if recording.hook.recorder is not None:  # minigrad.compile replays it as one call
             return recording.hook.recorder.on_call(self.step, epoch)
-        self._step_count += 1
+        # (no `_step_count`, as PyTorch's: this step never warns of the order of the steps)
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:
