@@ -66,7 +66,7 @@ def _take_out():  # PyTorch's out= on the top-level functions minigrad/ops/out.p
     from .ops.out import OUT_FUNCTIONS, with_out
 
     for name in OUT_FUNCTIONS:
-        globals()[name] = with_out(globals()[name])
+        globals()[name] = with_out(globals()[name], name)
 
 
 _take_out()
