@@ -103,8 +103,7 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True):
     if _function.dual_apply is not None:  # a forward-AD level is entered: self may take a tangent
         return forward_ad.apply_inplace(self, raw, recorded, others, apply_inplace)
     recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
-    if grad_mode.inference_tensors_made and _inference_outside(self):
-        raise RuntimeError(INFERENCE_WRITE_MESSAGE)
+    inference_outside = grad_mode.inference_tensors_made and _inference_outside(self)
     record = False
     if state.grad_enabled and differentiable:
         check_inplace(self)
@@ -116,7 +115,7 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True):
                     record = True
                     break
     check_overlap(self)
-    if record:
+    if record and not inference_outside:
         if self._base is not None:
             place = _place_in_base(self.array, self._base.array)
             if place is None:
@@ -139,6 +138,8 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True):
             if not str(e).startswith("Cannot cast"):  # (only its casting refusal: any other TypeError is the caller's)
                 raise
             raise RuntimeError(f"result type can't be cast to the desired output type {self.dtype} ({e})") from None
+    if inference_outside:  # (PyTorch refuses at the version bump, after its kernel wrote: the values stay written)
+        raise RuntimeError(INFERENCE_WRITE_MESSAGE)
     self._version_counter[0] += 1
     return self
 
@@ -346,7 +347,8 @@ def _sums_in_place(self, other):
     its array type and dtype whose shape is self's or its end, one of them requiring grad. The
     out-of-place op's node then becomes self's history (`write_result`): it saves neither input, so self's
     old values are not needed."""
-    if type(other) is not Tensor or type(self) is not Tensor or not state.grad_enabled:
+    if type(other) is not Tensor or type(self) is not Tensor or not state.grad_enabled \
+            or grad_mode.inference_tensors_made and _inference_outside(self):
         return False
     a, b = self.array, other.array
     return (self._base is None and not (self.requires_grad and self.grad_fn is None)
