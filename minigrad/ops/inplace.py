@@ -40,7 +40,8 @@ def check_inplace(self):
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         if base is not None and getattr(self, "_multi_output", False):
             raise multi_output_error(self._output_nr, self.grad_fn.name().removesuffix("Backward0"))
-    if base is not None and base.requires_grad and base.grad_fn is None:  # (a view taken before base required grad too)
+    # (a view taken before its base required grad too, or one of a base detach_()ed since: a leaf now)
+    if base is not None and base.grad_fn is None and (self.requires_grad or base.requires_grad):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 

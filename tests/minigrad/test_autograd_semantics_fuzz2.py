@@ -4,6 +4,7 @@ in no_grad mode, 0-d indexing), each run step by step on both libraries and comp
 (test_autograd_semantics_fuzz's runner)."""
 import pytest
 
+import minigrad as mg
 from tests.minigrad.test_autograd_semantics_fuzz import _in, leaf, run_both
 
 torch = pytest.importorskip("torch")
@@ -42,3 +43,45 @@ def test_backward_inside_inference_mode():
         ("inference", lambda L, e: L.tensor(float(e["x"].grad.is_inference()))),
         (None, lambda L, e: _in(L.inference_mode(), lambda: L.autograd.grad((e["x"] * 3).sum(), e["x"]))),
     ])
+
+
+def test_version_of_gradients_summed_in_place():
+    # two gradients on one edge are summed into the first (x * x's, a leaf's .grad across backwards): the sum's
+    # version counts the write, as PyTorch's add_ into its input buffer
+    run_both([
+        ("x", leaf(12, (3,))),
+        ("g2", lambda L, e: L.autograd.grad((e["x"] * e["x"]).sum(), e["x"])[0]),
+        ("g1", lambda L, e: L.autograd.grad((e["x"] * 2).sum(), e["x"])[0]),
+        ("g3", lambda L, e: L.autograd.grad((e["x"] * 2 + e["x"] * 3 + e["x"] * 4).sum(), e["x"])[0]),
+        (None, lambda L, e: (e["x"] * e["x"]).sum().backward()),
+        ("grad1", lambda L, e: e["x"].grad),
+        (None, lambda L, e: (e["x"] * 2).sum().backward()),
+        ("y", lambda L, e: e["x"] * 1),
+        ("gy", lambda L, e: L.autograd.grad((e["y"] * e["y"]).sum(), [e["x"], e["y"]])[1]),
+    ])
+
+
+def test_view_of_a_leaf_detached_in_place_refuses_writes():
+    # the view keeps its history (SliceBackward0) while its base is a leaf now: PyTorch's refusal
+    run_both([
+        ("x", leaf(13, (3,))),
+        ("v", lambda L, e: e["x"][1:]),
+        (None, lambda L, e: e["x"].detach_()),
+        (None, lambda L, e: e["v"].add_(1)),
+        (None, lambda L, e: (e["v"] * 2).sum().backward()),  # reaches x, which no longer requires grad
+        (None, lambda L, e: e["x"].add_(1)),
+    ])
+
+
+def test_leaf_that_stopped_requiring_grad_gets_no_gradient():
+    seen = {torch: [], mg: []}
+    run_both([
+        ("x", leaf(14, (3,))),
+        ("y", lambda L, e: e["x"] * 2),
+        (None, lambda L, e: e["x"].register_post_accumulate_grad_hook(lambda t: seen[L].append(t.grad is None))),
+        (None, lambda L, e: e["x"].requires_grad_(False)),
+        (None, lambda L, e: e["y"].sum().backward(retain_graph=True)),
+        (None, lambda L, e: e["x"].mul_(L.ones(3, dtype=L.float64, requires_grad=True))),
+        (None, lambda L, e: e["y"].sum().backward()),  # x's node has moved into the graph's interior
+    ])
+    assert seen[mg] == seen[torch] == [True]
