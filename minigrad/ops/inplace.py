@@ -18,7 +18,7 @@ from ..device import array_module
 from ..tensor import Tensor
 from ._util import broadcast_shapes, checked_scalar, too_many_positional, type_name
 from .complex import real_of, refuse, view_as_complex, view_as_real
-from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, as_int, put_values
+from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, _zero_dim_error, as_int, put_values
 
 
 NO_GRAD_VIEW_MESSAGE = (
@@ -441,9 +441,10 @@ def _setup():
 def setitem(self, index, value):
     """`t[index] = value` in place (recorded as PyTorch's CopySlices when grad is needed)."""
     if index is False:  # PyTorch writes nothing for a plain False, checks nothing, records nothing
-        return self
+        return
     if recording.recorders_made and recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs
-        return recording.hook.recorder.on_inplace(setitem, self, (index, value), {})  # and records this
+        recording.hook.recorder.on_inplace(setitem, self, (index, value), {})  # and records this
+        return
     index, a = as_int(index, self.array), self.array
     if type(index) is int and type(value) is Tensor and type(a) is np.ndarray and value.array.dtype == a.dtype \
             and a.ndim and -a.shape[0] <= index < a.shape[0] and a.flags.writeable \
@@ -451,7 +452,9 @@ def setitem(self, index, value):
         # `dC[ix] += demb[k, j]` (its write back) with nothing to record: apply_inplace's raw write, checked here
         put_values(a, index, value.array)
         self._version_counter[0] += 1
-        return self
+        return
+    if not a.ndim and (type(index) is int or type(index) is slice):
+        raise _zero_dim_error(index)
     xp = array_module(self.array)
     idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:
@@ -464,7 +467,8 @@ def setitem(self, index, value):
             name = _view_op_name(index, self.array.shape)
             if name is not None:
                 raise multi_output_error(0, name)
-    if not isinstance(value, Tensor):
+    number = not isinstance(value, Tensor)
+    if number:
         value = Tensor._wrap(xp.asarray(value, dtype=self.array.dtype))
     elif value.array.dtype != self.array.dtype:
         value = value.to(self.dtype)
@@ -475,7 +479,23 @@ def setitem(self, index, value):
         except IndexError as e:
             raise _index_error(e, a.shape, idx) from None
 
-    return apply_inplace(self, raw, lambda: IndexPut.apply(self, value, idx), value)
+    def recorded():
+        node = IndexPut
+        if not advanced and self.array[idx].shape == self.array.shape:  # all of self: PyTorch's fill_ or copy_
+            node = FillWhole if number and self.array.ndim else CopyWhole
+        return node.apply(self, value, idx)
+
+    apply_inplace(self, raw, recorded, value)  # (returns None, as PyTorch's)
+
+
+class CopyWhole(IndexPut):
+    """`t[()] = value` (or `t[...]`, `t[:]`) writing all of t: PyTorch's copy_ into t itself, not into a view."""
+    node_name = "CopyBackwards"
+
+
+class FillWhole(IndexPut):
+    """The same with a number, t not 0-d: PyTorch's fill_."""
+    node_name = "FillBackward3"
 
 
 def _view_op_name(index, shape):

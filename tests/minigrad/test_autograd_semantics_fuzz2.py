@@ -85,3 +85,33 @@ def test_leaf_that_stopped_requiring_grad_gets_no_gradient():
         (None, lambda L, e: e["y"].sum().backward()),  # x's node has moved into the graph's interior
     ])
     assert seen[mg] == seen[torch] == [True]
+
+
+@pytest.mark.parametrize("index", [(), Ellipsis, slice(None), (Ellipsis, None)], ids=["()", "...", ":", "...,None"])
+@pytest.mark.parametrize("shape", [(), (3,)])
+@pytest.mark.parametrize("number", [True, False])
+def test_setitem_writing_all_of_a_tensor(index, shape, number):
+    # all of it written: PyTorch's copy_ (CopyBackwards) or, a number into a tensor of dims, fill_ (FillBackward3)
+    if index == (Ellipsis, None) and not number and shape:
+        pytest.skip("the value does not broadcast to the indexed shape")
+    run_both([
+        ("x", leaf(15, shape)),
+        ("y", lambda L, e: e["x"] * 2),
+        ("r", lambda L, e: e["y"].__setitem__(index, 3.0 if number else e["x"] * 3)),  # None, as PyTorch's
+        (None, lambda L, e: (e["y"] * e["y"]).sum().backward()),
+    ])
+
+
+@pytest.mark.parametrize("op", [
+    lambda t: t.split(1), lambda t: t.split(1, 1), lambda t: t.split([1]), lambda t: t.chunk(0),
+    lambda t: t.tensor_split(1), lambda t: t.unbind(), lambda t: t.unbind(-1), lambda t: t.unbind(1),
+    lambda t: t.diagonal(), lambda t: t.diagonal(0, 0, -1), lambda t: t.select(0, 0), lambda t: t.select(1, 0),
+    lambda t: t[0], lambda t: t[-1], lambda t: t[1:], lambda t: t[None, 0],
+    lambda t: t.__setitem__(0, 1.0), lambda t: t.__setitem__(-1, 1.0), lambda t: t.__setitem__(slice(1, None), 1.0),
+])
+def test_0d_tensor_refusals(op):
+    run_both([("x", leaf(16, ())), ("y", lambda L, e: e["x"] * 2), (None, lambda L, e: op(e["y"]))])
+
+
+def test_diagonal_of_a_vector_is_refused():
+    run_both([("x", leaf(17, (3,))), (None, lambda L, e: e["x"].diagonal())])
