@@ -226,8 +226,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                         parts.setdefault((nxt, nr), []).append(g)
                     elif nr == 0 and nxt not in buffers:  # the first gradient into a node: no sum (inline: once an edge)
                         buffers[nxt] = [g]
-                    else:
-                        _add_to_buffer(buffers, nxt, nr, g, create_graph)
+                    else:  # (a post hook may have kept the results: then they are not the engine's alone)
+                        _add_to_buffer(buffers, nxt, nr, g, create_graph, () if node._post_hooks else results)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
@@ -248,9 +248,10 @@ def _check_anomaly(node, results):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
-def _add_to_buffer(buffers, node, nr, g, grad_enabled):
+def _add_to_buffer(buffers, node, nr, g, grad_enabled, siblings=()):
     """Put `g` in `node`'s input buffer at `nr`, summed with what other edges brought there. `grad_enabled`:
-    the grad mode the caller runs in (a backward's: create_graph), known to it without a thread-local read."""
+    the grad mode the caller runs in (a backward's: create_graph), known to it without a thread-local read.
+    `siblings`: the engine's own tuple of the gradients g came with (x * x's two), which may hold the buffer's."""
     buf = buffers.get(node)
     if buf is None:
         buf = buffers[node] = [None] * (nr + 1)
@@ -261,7 +262,7 @@ def _add_to_buffer(buffers, node, nr, g, grad_enabled):
     elif buf[nr].is_sparse or g.is_sparse:
         buf[nr] = _sum_with_sparse(buf[nr], g)
     elif grad_enabled or recording.recorders_made and recording.hook.recorder is not None \
-            or not _add_in_place(buf, nr, g):
+            or not _add_in_place(buf, nr, g, siblings):
         buf[nr] = buf[nr] + g  # a Tensor add, so create_graph (and minigrad.compile) records it
 
 
@@ -274,16 +275,17 @@ def _sum_with_sparse(old, new):
     return dense + sparse.to_dense()
 
 
-def _add_in_place(buf, nr, g):
+def _add_in_place(buf, nr, g, siblings):
     """`buf[nr] += g` when the buffer's gradient may be reused (a sum of two branches, such as a
     residual stream's, then makes no new array); False, doing nothing, when it may not or when the
     sum would broadcast or promote."""
-    old = buf[nr]  # references to `old` outside `reusable`: the buffer's slot and this local
+    old = buf[nr]  # references to `old` outside `reusable`: the buffer's slot, this local, its places in siblings
     # (no local names old.array: it would count as one more holder of the array)
     if not (type(old.array) is np.ndarray and type(g.array) is np.ndarray and old.array.shape == g.array.shape
-            and old.array.dtype == g.array.dtype and reusable(old, 2)):
+            and old.array.dtype == g.array.dtype and reusable(old, 2 + sum(s is old for s in siblings))):
         return False
     np.add(old.array, g.array, out=old.array)
+    old._version_counter[0] += 1  # (PyTorch's add_ into the buffer: the summed gradient's version shows it)
     return True
 
 
@@ -399,7 +401,7 @@ def accumulate_into_leaf(variable, grad):
                     and not grad_mode.inference_tensors_made:
                 variable._grad = grad
             else:
-                variable._grad = Tensor._output(grad.array, None)
+                variable._grad = Tensor._output(grad.array, None, grad._version_counter)
         else:
             variable._grad = Tensor._output(grad.array.copy(), None)
     elif state.grad_enabled or old.requires_grad:

@@ -111,7 +111,10 @@ class AccumulateGrad(Node):
 
     def apply(self, grad):
         """Accumulate `grad` into the leaf, after the leaf's hooks (which may replace it)."""
-        accumulate_into_leaf(self.variable, grad)
+        if self.variable.grad_fn is not None:  # (it was written in place by a recorded op since this graph was made)
+            raise RuntimeError("leaf variable has been moved into the graph interior")
+        if self.variable.requires_grad:  # (not after requires_grad_(False) or detach_(): PyTorch keeps nothing then)
+            accumulate_into_leaf(self.variable, grad)
         hooks = self.variable._post_accumulate_grad_hooks
         if hooks:
             for hook in tuple(hooks):

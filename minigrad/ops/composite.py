@@ -91,6 +91,8 @@ def narrow(input, dim, start, length):
 
 def select(input, dim, index):
     """input[..., index, ...] at `dim` (the dim removed)."""
+    if not input.array.ndim:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = normalize_dim(dim, input.array.ndim)
     return input[(slice(None),) * d + (builtins.int(index),)]
 
@@ -703,6 +705,8 @@ def column_stack(tensors):
 
 def tensor_split(input, indices_or_sections, dim=0):
     """Split into n nearly equal parts (the first n % size one longer), or at the given indices."""
+    if not input.array.ndim:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = normalize_dim(dim, input.array.ndim)
     n = input.array.shape[d]
     if isinstance(indices_or_sections, (builtins.int, np.integer)):

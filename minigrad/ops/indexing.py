@@ -224,6 +224,8 @@ def _index_error(e, shape, index=None):
 def _zero_dim_error(index):
     if type(index) is slice:
         return IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if index < 0:  # (PyTorch's words for a negative index into a 0-dim tensor: its size taken as 0)
+        return IndexError(f"index {index} is out of bounds for dimension 0 with size 0")
     return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ "
                       "to convert a 0-dim tensor to a number")
 

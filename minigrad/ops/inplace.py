@@ -18,7 +18,7 @@ from ..device import array_module
 from ..tensor import Tensor
 from ._util import broadcast_shapes, checked_scalar, too_many_positional, type_name
 from .complex import real_of, refuse, view_as_complex, view_as_real
-from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, as_int, put_values
+from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, _zero_dim_error, as_int, put_values
 
 
 NO_GRAD_VIEW_MESSAGE = (
@@ -40,7 +40,8 @@ def check_inplace(self):
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         if base is not None and getattr(self, "_multi_output", False):
             raise multi_output_error(self._output_nr, self.grad_fn.name().removesuffix("Backward0"))
-    if base is not None and base.requires_grad and base.grad_fn is None:  # (a view taken before base required grad too)
+    # (a view taken before its base required grad too, or one of a base detach_()ed since: a leaf now)
+    if base is not None and base.grad_fn is None and (self.requires_grad or base.requires_grad):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
@@ -103,8 +104,7 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True):
     if _function.dual_apply is not None:  # a forward-AD level is entered: self may take a tangent
         return forward_ad.apply_inplace(self, raw, recorded, others, apply_inplace)
     recording.escape("an in-place tensor op (add_, t[i] = v, ...)")
-    if grad_mode.inference_tensors_made and _inference_outside(self):
-        raise RuntimeError(INFERENCE_WRITE_MESSAGE)
+    inference_outside = grad_mode.inference_tensors_made and _inference_outside(self)
     record = False
     if state.grad_enabled and differentiable:
         check_inplace(self)
@@ -116,7 +116,7 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True):
                     record = True
                     break
     check_overlap(self)
-    if record:
+    if record and not inference_outside:
         if self._base is not None:
             place = _place_in_base(self.array, self._base.array)
             if place is None:
@@ -139,6 +139,8 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True):
             if not str(e).startswith("Cannot cast"):  # (only its casting refusal: any other TypeError is the caller's)
                 raise
             raise RuntimeError(f"result type can't be cast to the desired output type {self.dtype} ({e})") from None
+    if inference_outside:  # (PyTorch refuses at the version bump, after its kernel wrote: the values stay written)
+        raise RuntimeError(INFERENCE_WRITE_MESSAGE)
     self._version_counter[0] += 1
     return self
 
@@ -346,7 +348,8 @@ def _sums_in_place(self, other):
     its array type and dtype whose shape is self's or its end, one of them requiring grad. The
     out-of-place op's node then becomes self's history (`write_result`): it saves neither input, so self's
     old values are not needed."""
-    if type(other) is not Tensor or type(self) is not Tensor or not state.grad_enabled:
+    if type(other) is not Tensor or type(self) is not Tensor or not state.grad_enabled \
+            or grad_mode.inference_tensors_made and _inference_outside(self):
         return False
     a, b = self.array, other.array
     return (self._base is None and not (self.requires_grad and self.grad_fn is None)
@@ -438,9 +441,10 @@ def _setup():
 def setitem(self, index, value):
     """`t[index] = value` in place (recorded as PyTorch's CopySlices when grad is needed)."""
     if index is False:  # PyTorch writes nothing for a plain False, checks nothing, records nothing
-        return self
+        return
     if recording.recorders_made and recording.hook.recorder is not None:  # minigrad.compile is capturing: it runs
-        return recording.hook.recorder.on_inplace(setitem, self, (index, value), {})  # and records this
+        recording.hook.recorder.on_inplace(setitem, self, (index, value), {})  # and records this
+        return
     index, a = as_int(index, self.array), self.array
     if type(index) is int and type(value) is Tensor and type(a) is np.ndarray and value.array.dtype == a.dtype \
             and a.ndim and -a.shape[0] <= index < a.shape[0] and a.flags.writeable \
@@ -448,7 +452,9 @@ def setitem(self, index, value):
         # `dC[ix] += demb[k, j]` (its write back) with nothing to record: apply_inplace's raw write, checked here
         put_values(a, index, value.array)
         self._version_counter[0] += 1
-        return self
+        return
+    if not a.ndim and (type(index) is int or type(index) is slice):
+        raise _zero_dim_error(index)
     xp = array_module(self.array)
     idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:
@@ -461,7 +467,8 @@ def setitem(self, index, value):
             name = _view_op_name(index, self.array.shape)
             if name is not None:
                 raise multi_output_error(0, name)
-    if not isinstance(value, Tensor):
+    number = not isinstance(value, Tensor)
+    if number:
         value = Tensor._wrap(xp.asarray(value, dtype=self.array.dtype))
     elif value.array.dtype != self.array.dtype:
         value = value.to(self.dtype)
@@ -472,7 +479,23 @@ def setitem(self, index, value):
         except IndexError as e:
             raise _index_error(e, a.shape, idx) from None
 
-    return apply_inplace(self, raw, lambda: IndexPut.apply(self, value, idx), value)
+    def recorded():
+        node = IndexPut
+        if not advanced and self.array[idx].shape == self.array.shape:  # all of self: PyTorch's fill_ or copy_
+            node = FillWhole if number and self.array.ndim else CopyWhole
+        return node.apply(self, value, idx)
+
+    apply_inplace(self, raw, recorded, value)  # (returns None, as PyTorch's)
+
+
+class CopyWhole(IndexPut):
+    """`t[()] = value` (or `t[...]`, `t[:]`) writing all of t: PyTorch's copy_ into t itself, not into a view."""
+    node_name = "CopyBackwards"
+
+
+class FillWhole(IndexPut):
+    """The same with a number, t not 0-d: PyTorch's fill_."""
+    node_name = "FillBackward3"
 
 
 def _view_op_name(index, shape):

@@ -269,9 +269,7 @@ class DiagonalCopy(Diagonal):
 @_view
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal `offset` of the matrices over dims dim1, dim2, as a new last dim."""
-    nd = input.array.ndim
-    if nd < 2:
-        raise RuntimeError(f"diagonal dimensions requires ndim larger than 1, but got ndim {nd}")
+    nd = input.array.ndim  # (below 2 dims, two valid dims are one: the checks below refuse every call)
     d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")

@@ -768,6 +768,8 @@ class SplitEqual(Split):
 
 def split(input, split_size_or_sections, dim=0):
     """Split into pieces of `split_size` (the last may be smaller) or of the given sizes."""
+    if not input.array.ndim:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = normalize_dim(dim, input.array.ndim)
     n = input.array.shape[d]
     if isinstance(split_size_or_sections, builtins.int):
@@ -802,6 +804,8 @@ def _mark_multi_output(pieces):
 
 def chunk(input, chunks, dim=0):
     """Split into `chunks` nearly equal pieces."""
+    if not input.array.ndim:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = normalize_dim(dim, input.array.ndim)
@@ -854,6 +858,8 @@ def _unbound(a, dim):
 def unbind(input, dim=0):
     """The slices along `dim`, as a tuple of views."""
     d = normalize_dim(dim, input.array.ndim)
+    if not input.array.ndim:  # (PyTorch names dim 0 whatever dim was)
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if _records_nothing(input):  # (iterating a tensor of data, the usual: the views alone, no Function call)
         return tuple([_view_of(input, a) for a in _unbound(input.array, d)])
     outs = Unbind.apply(input, d)

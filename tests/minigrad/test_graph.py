@@ -1520,8 +1520,8 @@ def _spy_in_place(monkeypatch):
 
     seen, real = [], engine._add_in_place
 
-    def spy(buf, nr, g):
-        seen.append(real(buf, nr, g))
+    def spy(buf, nr, g, *siblings):
+        seen.append(real(buf, nr, g, *siblings))
         return seen[-1]
 
     monkeypatch.setattr(engine, "_add_in_place", spy)
