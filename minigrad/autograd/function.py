@@ -651,6 +651,20 @@ class Function(metaclass=FunctionMeta):
         return wrap_outputs(out, node, args, node)
 
 
+def keep_absent_edges(out, args, slots):
+    """PyTorch's edges for an op's optional tensor arguments passed as None (group_norm's weight=None): a None
+    edge each, in argument order (apply gives tensors only). `slots`: those arguments' positions; the op's
+    backward returns one gradient per argument."""
+    node = out.grad_fn
+    if node is None or all(args[i] is not None for i in slots):
+        return out
+    pos, edges = node._tensor_positions, iter(node.next_functions)
+    every = sorted(set(pos).union(slots))
+    node.next_functions = tuple(next(edges) if i in pos else _NO_EDGE for i in every)
+    node._tensor_positions = tuple(every)
+    return out
+
+
 def keep_operand_shapes(node, inputs, outputs):
     """keep_state of a binary op: its two operands' shapes, to which its backward sums the gradients."""
     a, b = inputs[0], inputs[1]

@@ -1309,11 +1309,46 @@ class ClampTensor(Function):
 _NOT_NUMBERS = (np.ndarray, list, tuple)  # operands PyTorch's parser reads as neither a Tensor nor a Number
 
 
+# PyTorch names clamp's node by the op called (clamp, clamp_min, clamp_max) and by its bounds' kind
+# (numbers, tensors); the work is the same
+class ClampMin(Clamp):
+    node_name = "ClampMinBackward0"
+
+
+class ClampMax(Clamp):
+    node_name = "ClampMaxBackward0"
+
+
+class ClampMinTensor(ClampTensor):
+    node_name = "ClampMinBackward1"
+
+
+class ClampMaxTensor(ClampTensor):
+    node_name = "ClampMaxBackward1"
+
+
 def clamp(input, min=None, max=None):
     """input clipped to [min, max] (either may be None)."""
     if input.array.dtype.kind == "f" and type(min) in _FLOAT_BOUND and type(max) in _FLOAT_BOUND and (
             min is not None or max is not None):  # the usual: a floating tensor between numbers, nothing to promote
         return Clamp.apply(input, min, max)
+    return _clamp(input, min, max, (Clamp, ClampTensor))
+
+
+def clamp_min(input, min):
+    if input.array.dtype.kind == "f" and type(min) in _FLOAT_BOUND and min is not None:
+        return ClampMin.apply(input, min, None)
+    return _clamp(input, min, None, (ClampMin, ClampMinTensor))
+
+
+def clamp_max(input, max):
+    if input.array.dtype.kind == "f" and type(max) in _FLOAT_BOUND and max is not None:
+        return ClampMax.apply(input, None, max)
+    return _clamp(input, None, max, (ClampMax, ClampMaxTensor))
+
+
+def _clamp(input, min, max, nodes):
+    """clamp's checks and promotions; `nodes`: the op's node for number bounds, and for tensor bounds."""
     if input.array.dtype.kind == "c":
         _refuse("clamp", input)
     if min is None and max is None:
@@ -1336,13 +1371,13 @@ def clamp(input, min=None, max=None):
     bounds = [b for b in (min, max) if b is not None]
     dt = result_type(input, *bounds)  # (all three at once: pairwise steps can promote differently)
     if isinstance(bounds[0], Tensor):  # tensor bounds: elementwise, broadcasting
-        out = ClampTensor.apply(*(None if b is None else cast(b, dt) for b in (input, min, max)))
+        out = nodes[1].apply(*(None if b is None else cast(b, dt) for b in (input, min, max)))
         if out.grad_fn is not None:
             ClampTensor.keep_state(out.grad_fn, (input, min, max), out)
         return out  # an integer tensor clamped to float bounds becomes float, as PyTorch
     if dt.kind in "iu":
         min, max = integer_bound(min, dt), integer_bound(max, dt)
-    return Clamp.apply(cast(input, dt), min, max)
+    return nodes[0].apply(cast(input, dt), min, max)
 
 
 def integer_bound(v, dt):

@@ -17,6 +17,14 @@ def _spd(rng, n=3):
     return a @ a.T + n * np.eye(n)
 
 
+def _away_from(v):
+    """An input maker of values no nearer than 0.05 to the clamp bound v (a gradient at a tie is a convention)."""
+    def make(rng):
+        a = rng.standard_normal((3, 4))
+        return np.where(np.abs(a - v) < 0.05, v + 0.3, a)
+    return make
+
+
 def _lu(L, A):
     return L.linalg.lu_factor(A)
 
@@ -46,6 +54,25 @@ CASES = [
      [lambda r: r.standard_normal((3, 5))], False),
     ("multi_margin_loss_none", lambda L, F, x: F.multi_margin_loss(x, L.tensor([1, 0, 3]), p=2, reduction="none"),
      [lambda r: r.standard_normal((3, 5))], True),
+    # clamp's node is named by the op called and by its bounds' kind
+    ("clamp_number", lambda L, F, x: L.clamp(x, min=0.0), [_away_from(0.0)], True),
+    ("clamp_method_max", lambda L, F, x: x.clamp(max=0), [_away_from(0.0)], True),
+    ("clamp_min_number", lambda L, F, x: x.clamp_min(0.1), [_away_from(0.1)], True),
+    ("clamp_max_number", lambda L, F, x: L.clamp_max(x, -0.1), [_away_from(-0.1)], True),
+    ("clamp_min_tensor", lambda L, F, x, t: L.clamp_min(x, t), [_away_from(0.0), lambda r: np.full((3, 4), 0.0)], True),
+    ("clamp_max_tensor", lambda L, F, x, t: x.clamp_max(t), [_away_from(0.0), lambda r: np.full((3, 4), 0.0)], True),
+    ("clamp_tensors", lambda L, F, x, lo, hi: x.clamp(lo, hi),
+     [_away_from(0.0), lambda r: np.full((3, 4), -0.5), lambda r: np.full((3, 4), 0.5)], True),
+    ("margin_ranking_loss", lambda L, F, a, b: F.margin_ranking_loss(a, b, L.tensor([1.0, -1.0, 1.0]), 0.1),
+     [lambda r: np.array([0.3, 0.2, -1.0]), lambda r: np.array([0.9, -0.5, 0.4])], True),
+    ("triplet_margin_loss", lambda L, F, a, p, n: F.triplet_margin_loss(a, p, n, reduction="none"),
+     [lambda r: r.standard_normal((3, 4))] * 3, True),
+    ("group_norm", lambda L, F, x, w, b: F.group_norm(x, 2, w, b),
+     [lambda r: r.standard_normal((2, 4, 3, 3)), lambda r: r.standard_normal(4), lambda r: r.standard_normal(4)], True),
+    ("group_norm_no_affine", lambda L, F, x: F.group_norm(x, 3, eps=1e-3), [lambda r: r.standard_normal((3, 6, 5))],
+     True),
+    ("group_norm_weight_only", lambda L, F, x, w: F.group_norm(x, 1, w),
+     [lambda r: r.standard_normal((2, 3, 2, 2, 2)), lambda r: r.standard_normal(3)], True),
 ]
 
 
