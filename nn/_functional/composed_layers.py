@@ -15,7 +15,7 @@ import minigrad
 from ._common import check_tensor
 from .activation import SELU_ALPHA, SELU_SCALE
 from .dropout import KeepMask, written
-from .normalization import batch_norm, group_norm_node, layer_norm
+from .normalization import batch_norm, group_norm_node
 from .pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, avg_pool3d, max_pool2d, pooled_size
 from .pooling import _int_like, check_int_args
 
