@@ -71,6 +71,13 @@ CASES = [
      [lambda r: r.standard_normal((2, 4, 3, 3)), lambda r: r.standard_normal(4), lambda r: r.standard_normal(4)], True),
     ("group_norm_no_affine", lambda L, F, x: F.group_norm(x, 3, eps=1e-3), [lambda r: r.standard_normal((3, 6, 5))],
      True),
+    ("adaptive_max_pool2d", lambda L, F, x: F.adaptive_max_pool2d(x, (3, 2)), [lambda r: r.standard_normal((2, 3, 7, 5))],
+     True),
+    ("adaptive_max_pool2d_indices", lambda L, F, x: F.adaptive_max_pool2d(x, 4, return_indices=True)[0],
+     [lambda r: r.standard_normal((3, 6, 6))], True),
+    ("adaptive_max_pool3d", lambda L, F, x: F.adaptive_max_pool3d(x, (2, 3, 2)),
+     [lambda r: r.standard_normal((1, 2, 5, 4, 3))], True),
+    ("adaptive_max_pool1d", lambda L, F, x: F.adaptive_max_pool1d(x, 3), [lambda r: r.standard_normal((2, 3, 7))], True),
     ("group_norm_weight_only", lambda L, F, x, w: F.group_norm(x, 1, w),
      [lambda r: r.standard_normal((2, 3, 2, 2, 2)), lambda r: r.standard_normal(3)], True),
 ]
@@ -106,6 +113,12 @@ def test_double_backward(case):
     rng = np.random.default_rng(1)
     mine = _tensors(minigrad, [m(rng) for m in makers])
     assert gradgradcheck(lambda *ts: fn(minigrad, MF, *ts), mine)
+
+
+def test_adaptive_max_pool_indices_need_no_grad():
+    x = minigrad.randn(2, 3, 5, 5, requires_grad=True)
+    _, idx = MF.adaptive_max_pool2d(x, 2, return_indices=True)
+    assert idx.dtype == minigrad.int64 and not idx.requires_grad and idx.grad_fn is None
 
 
 def test_composite_node_catches_an_input_edited_in_place():
