@@ -514,7 +514,7 @@ class FunctionMeta(type):
             "_repr_prefix": "" if ours else "minigrad.autograd.function."})
         # PyTorch gives a user Function an edge for every tensor argument; a built-in op has edges only
         # for its differentiable (floating) inputs: no edge for where's condition or gather's index.
-        cls._float_edges_only = cls.__module__.startswith("minigrad.")
+        cls._float_edges_only = ours
         cls._user = not ours  # (a user Function's gradients are checked against its inputs, as PyTorch's)
         # forward as apply calls it, with the context first: PyTorch 2's other style, a forward without ctx
         # and a `setup_context(ctx, inputs, output)` that saves what backward needs, is adapted to it

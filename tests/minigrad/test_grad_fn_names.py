@@ -78,6 +78,12 @@ CASES = [
     ("adaptive_max_pool3d", lambda L, F, x: F.adaptive_max_pool3d(x, (2, 3, 2)),
      [lambda r: r.standard_normal((1, 2, 5, 4, 3))], True),
     ("adaptive_max_pool1d", lambda L, F, x: F.adaptive_max_pool1d(x, 3), [lambda r: r.standard_normal((2, 3, 7))], True),
+    ("embedding_scale_grad_by_freq",
+     lambda L, F, w: F.embedding(L.tensor([[0, 2, 2, 5], [2, 1, 0, 0]]), w, scale_grad_by_freq=True),
+     [lambda r: r.standard_normal((6, 3))], False),
+    ("embedding_scale_grad_by_freq_padding",
+     lambda L, F, w: F.embedding(L.tensor([0, 2, 2, 5, 2]), w, padding_idx=2, scale_grad_by_freq=True),
+     [lambda r: r.standard_normal((6, 3))], False),
     ("group_norm_weight_only", lambda L, F, x, w: F.group_norm(x, 1, w),
      [lambda r: r.standard_normal((2, 3, 2, 2, 2)), lambda r: r.standard_normal(3)], True),
 ]
@@ -119,6 +125,19 @@ def test_adaptive_max_pool_indices_need_no_grad():
     x = minigrad.randn(2, 3, 5, 5, requires_grad=True)
     _, idx = MF.adaptive_max_pool2d(x, 2, return_indices=True)
     assert idx.dtype == minigrad.int64 and not idx.requires_grad and idx.grad_fn is None
+
+
+def test_embedding_scale_grad_by_freq_double_backward_as_torch():
+    # PyTorch's second derivative through the scaled gradient is the plain lookup of the incoming one
+    ids, W, V = np.array([0, 2, 2, 5, 2]), np.random.default_rng(0).standard_normal((6, 3)), np.arange(18.0).reshape(6, 3)
+    got = []
+    for L, F in ((minigrad, MF), (torch, TF)):
+        w = L.tensor(W, requires_grad=True)
+        y = F.embedding(L.tensor(ids), w, scale_grad_by_freq=True)
+        g = L.ones(y.shape, dtype=L.float64, requires_grad=True)
+        gw, = L.autograd.grad(y, [w], g, create_graph=True)
+        got.append(L.autograd.grad((gw * L.tensor(V)).sum(), [g])[0].numpy())
+    np.testing.assert_allclose(got[0], got[1])
 
 
 def test_composite_node_catches_an_input_edited_in_place():
