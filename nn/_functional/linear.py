@@ -291,12 +291,11 @@ def _embedding_backward(ids, g, n, padding_idx, scale_grad_by_freq=False):
     """gW[v] = sum of g at the positions where ids == v (padding row: 0); scale_grad_by_freq: / count(v)."""
     idx = ids.reshape(-1)
     g = g.reshape(idx.size, g.shape[-1])  # (not -1: no ids at all is a (0, C) gradient)
+    if scale_grad_by_freq:  # each position's share (the ids' rows, not the whole table: fewer)
+        g = g / xp_of(idx).bincount(idx, minlength=n)[idx].astype(g.dtype)[:, None]
     gw = scatter_add_rows(idx, g, n)
     if padding_idx is not None:
         gw[padding_idx] = 0
-    if scale_grad_by_freq:
-        counts = xp_of(idx).bincount(idx, minlength=n)
-        gw /= xp_of(gw).maximum(counts, 1).astype(gw.dtype)[:, None]  # (a row never looked up is 0 already)
     return gw
 
 
