@@ -349,7 +349,41 @@ def _release_number(node):
     node._freed = True
 
 
-for _cls in (MulNumber, DivNumber):
+class MulScalar(MulNumber):
+    """PyTorch's mul(Tensor, Scalar), which its composite ops call inside (cross_entropy's smoothing, trapezoid):
+    a MulBackward1 node, one edge, the tensor's."""
+    node_name = "MulBackward1"
+    apply = classmethod(_apply)  # (Function's: the number gets no edge)
+
+
+class DivScalar(DivNumber):
+    """PyTorch's div(Tensor, Scalar), as its composite ops call it: a DivBackward1 node, one edge."""
+    node_name = "DivBackward1"
+    apply = classmethod(_apply)
+
+
+class AddScalar(AddNumber):
+    """PyTorch's add(Tensor, Scalar), as its composite ops call it: an AddBackward1 node, one edge."""
+    node_name = "AddBackward1"
+    apply = classmethod(_apply)
+
+
+def add_scalar(input, number):
+    """input + number as PyTorch's composite ops record it (AddBackward1); a floating input."""
+    return AddScalar.apply(input, number)
+
+
+def mul_scalar(input, number):
+    """input * number as PyTorch's composite ops record it (MulBackward1); a floating input."""
+    return MulScalar.apply(input, number)
+
+
+def div_scalar(input, number):
+    """input / number as PyTorch's composite ops record it (DivBackward1); a floating input."""
+    return DivScalar.apply(input, number)
+
+
+for _cls in (MulNumber, DivNumber, MulScalar, DivScalar):
     _cls._backward_cls._saved_other = property(_saved_number)
     _cls._backward_cls._saved_self = None
     _cls._backward_cls.release_saved = _release_number

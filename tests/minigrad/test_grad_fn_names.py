@@ -25,6 +25,11 @@ def _away_from(v):
     return make
 
 
+def _probs(rng):
+    p = np.abs(rng.standard_normal((3, 5))) + 0.1
+    return p / p.sum(1, keepdims=True)
+
+
 def _lu(L, A):
     return L.linalg.lu_factor(A)
 
@@ -84,6 +89,13 @@ CASES = [
     ("embedding_scale_grad_by_freq_padding",
      lambda L, F, w: F.embedding(L.tensor([0, 2, 2, 5, 2]), w, padding_idx=2, scale_grad_by_freq=True),
      [lambda r: r.standard_normal((6, 3))], False),
+    ("cross_entropy_probabilities", lambda L, F, x, p: F.cross_entropy(x, p),
+     [lambda r: r.standard_normal((3, 5)), _probs],
+     True),
+    ("cross_entropy_probabilities_sum", lambda L, F, x, p: F.cross_entropy(x, p, reduction="sum"),
+     [lambda r: r.standard_normal((3, 5)), _probs], True),
+    ("cross_entropy_probabilities_smoothed", lambda L, F, x, p: F.cross_entropy(x, p, label_smoothing=0.2),
+     [lambda r: r.standard_normal((3, 5)), _probs], True),
     ("group_norm_weight_only", lambda L, F, x, w: F.group_norm(x, 1, w),
      [lambda r: r.standard_normal((2, 3, 2, 2, 2)), lambda r: r.standard_normal(3)], True),
 ]
