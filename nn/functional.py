@@ -23,7 +23,6 @@ from ._functional._common import check_tensor
 from ._functional.embedding_bag import embedding_bag
 from ._functional.linear import embedding as _embedding
 from ._functional.linear import embedding_renorm_ as _embedding_renorm_
-from ._functional.linear import grad_scaled_by_freq as _grad_scaled_by_freq
 from ._functional.linear import linear as _linear
 from ._functional.linear import sparse_embedding as _sparse_embedding
 from ._functional.loss import _legacy_reduction
@@ -63,10 +62,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         _embedding_renorm_(weight, input, max_norm, norm_type)
     if sparse:  # (scale_grad_by_freq with it: PyTorch's error at the backward)
         return _sparse_embedding(input, weight, padding_idx, scale_grad_by_freq)
-    out = backends.pick(_embedding, _ref.embedding)(input, weight, padding_idx)
-    if scale_grad_by_freq and out.requires_grad:
-        out = _grad_scaled_by_freq(out, input, weight.shape[0])
-    return out
+    return backends.pick(_embedding, _ref.embedding)(input, weight, padding_idx, scale_grad_by_freq)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

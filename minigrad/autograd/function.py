@@ -517,7 +517,7 @@ class FunctionMeta(type):
             "_repr_prefix": "" if ours else "minigrad.autograd.function."})
         # PyTorch gives a user Function an edge for every tensor argument; a built-in op has edges only
         # for its differentiable (floating) inputs: no edge for where's condition or gather's index.
-        cls._float_edges_only = cls.__module__.startswith("minigrad.")
+        cls._float_edges_only = ours
         cls._user = not ours  # (a user Function's gradients are checked against its inputs, as PyTorch's)
         # forward as apply calls it, with the context first: PyTorch 2's other style, a forward without ctx
         # and a `setup_context(ctx, inputs, output)` that saves what backward needs, is adapted to it
@@ -652,6 +652,20 @@ class Function(metaclass=FunctionMeta):
         finally:
             mode["grad_enabled"] = True  # it was on: that is how we got here
         return wrap_outputs(out, node, args, node)
+
+
+def keep_absent_edges(out, args, slots):
+    """PyTorch's edges for an op's optional tensor arguments passed as None (group_norm's weight=None): a None
+    edge each, in argument order (apply gives tensors only). `slots`: those arguments' positions; the op's
+    backward returns one gradient per argument."""
+    node = out.grad_fn
+    if node is None or all(args[i] is not None for i in slots):
+        return out
+    pos, edges = node._tensor_positions, iter(node.next_functions)
+    every = sorted(set(pos).union(slots))
+    node.next_functions = tuple(next(edges) if i in pos else _NO_EDGE for i in every)
+    node._tensor_positions = tuple(every)
+    return out
 
 
 def keep_operand_shapes(node, inputs, outputs):

@@ -39,14 +39,7 @@ def positive(input):
     return input
 
 
-def clamp_min(input, min):
-    return elementwise.clamp(input, min=min)
-
-
-def clamp_max(input, max):
-    return elementwise.clamp(input, max=max)
-
-
+clamp_min, clamp_max = elementwise.clamp_min, elementwise.clamp_max
 def ravel(input):
     return shape_ops.reshape(input, -1)
 

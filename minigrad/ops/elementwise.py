@@ -349,7 +349,41 @@ def _release_number(node):
     node._freed = True
 
 
-for _cls in (MulNumber, DivNumber):
+class MulScalar(MulNumber):
+    """PyTorch's mul(Tensor, Scalar), which its composite ops call inside (cross_entropy's smoothing, trapezoid):
+    a MulBackward1 node, one edge, the tensor's."""
+    node_name = "MulBackward1"
+    apply = classmethod(_apply)  # (Function's: the number gets no edge)
+
+
+class DivScalar(DivNumber):
+    """PyTorch's div(Tensor, Scalar), as its composite ops call it: a DivBackward1 node, one edge."""
+    node_name = "DivBackward1"
+    apply = classmethod(_apply)
+
+
+class AddScalar(AddNumber):
+    """PyTorch's add(Tensor, Scalar), as its composite ops call it: an AddBackward1 node, one edge."""
+    node_name = "AddBackward1"
+    apply = classmethod(_apply)
+
+
+def add_scalar(input, number):
+    """input + number as PyTorch's composite ops record it (AddBackward1); a floating input."""
+    return AddScalar.apply(input, number)
+
+
+def mul_scalar(input, number):
+    """input * number as PyTorch's composite ops record it (MulBackward1); a floating input."""
+    return MulScalar.apply(input, number)
+
+
+def div_scalar(input, number):
+    """input / number as PyTorch's composite ops record it (DivBackward1); a floating input."""
+    return DivScalar.apply(input, number)
+
+
+for _cls in (MulNumber, DivNumber, MulScalar, DivScalar):
     _cls._backward_cls._saved_other = property(_saved_number)
     _cls._backward_cls._saved_self = None
     _cls._backward_cls.release_saved = _release_number
@@ -1309,11 +1343,46 @@ class ClampTensor(Function):
 _NOT_NUMBERS = (np.ndarray, list, tuple)  # operands PyTorch's parser reads as neither a Tensor nor a Number
 
 
+# PyTorch names clamp's node by the op called (clamp, clamp_min, clamp_max) and by its bounds' kind
+# (numbers, tensors); the work is the same
+class ClampMin(Clamp):
+    node_name = "ClampMinBackward0"
+
+
+class ClampMax(Clamp):
+    node_name = "ClampMaxBackward0"
+
+
+class ClampMinTensor(ClampTensor):
+    node_name = "ClampMinBackward1"
+
+
+class ClampMaxTensor(ClampTensor):
+    node_name = "ClampMaxBackward1"
+
+
 def clamp(input, min=None, max=None):
     """input clipped to [min, max] (either may be None)."""
     if input.array.dtype.kind == "f" and type(min) in _FLOAT_BOUND and type(max) in _FLOAT_BOUND and (
             min is not None or max is not None):  # the usual: a floating tensor between numbers, nothing to promote
         return Clamp.apply(input, min, max)
+    return _clamp(input, min, max, (Clamp, ClampTensor))
+
+
+def clamp_min(input, min):
+    if input.array.dtype.kind == "f" and type(min) in _FLOAT_BOUND and min is not None:
+        return ClampMin.apply(input, min, None)
+    return _clamp(input, min, None, (ClampMin, ClampMinTensor))
+
+
+def clamp_max(input, max):
+    if input.array.dtype.kind == "f" and type(max) in _FLOAT_BOUND and max is not None:
+        return ClampMax.apply(input, None, max)
+    return _clamp(input, None, max, (ClampMax, ClampMaxTensor))
+
+
+def _clamp(input, min, max, nodes):
+    """clamp's checks and promotions; `nodes`: the op's node for number bounds, and for tensor bounds."""
     if input.array.dtype.kind == "c":
         _refuse("clamp", input)
     if min is None and max is None:
@@ -1336,13 +1405,13 @@ def clamp(input, min=None, max=None):
     bounds = [b for b in (min, max) if b is not None]
     dt = result_type(input, *bounds)  # (all three at once: pairwise steps can promote differently)
     if isinstance(bounds[0], Tensor):  # tensor bounds: elementwise, broadcasting
-        out = ClampTensor.apply(*(None if b is None else cast(b, dt) for b in (input, min, max)))
+        out = nodes[1].apply(*(None if b is None else cast(b, dt) for b in (input, min, max)))
         if out.grad_fn is not None:
             ClampTensor.keep_state(out.grad_fn, (input, min, max), out)
         return out  # an integer tensor clamped to float bounds becomes float, as PyTorch
     if dt.kind in "iu":
         min, max = integer_bound(min, dt), integer_bound(max, dt)
-    return Clamp.apply(cast(input, dt), min, max)
+    return nodes[0].apply(cast(input, dt), min, max)
 
 
 def integer_bound(v, dt):

@@ -15,7 +15,7 @@ import minigrad
 from ._common import check_tensor
 from .activation import SELU_ALPHA, SELU_SCALE
 from .dropout import KeepMask, written
-from .normalization import batch_norm, layer_norm
+from .normalization import batch_norm, group_norm_node
 from .pooling import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, avg_pool3d, max_pool2d, pooled_size
 from .pooling import _check_adaptive_nonempty, _int_like, check_int_args
 
@@ -36,12 +36,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if C % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
-    # each group's normalization is layer_norm's over a row of (N, num_groups, C / num_groups * positions)
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f"\"GroupNormKernelImpl\" not implemented for '{input.dtype._legacy[:-6]}'")
-    g = input.reshape(N, num_groups, C // num_groups * math.prod(input.shape[2:]))
-    y = layer_norm(g, g.shape[-1:], eps=eps).reshape(input.shape)
-    return _affine(y, weight, bias)
+    return group_norm_node(input, num_groups, weight, bias, eps)
 
 
 def _affine(y, weight, bias):

@@ -6,7 +6,6 @@ import numpy as np
 
 from minigrad import backends
 from minigrad.autograd import recording
-from minigrad.ops.array_op import array_op
 from minigrad.ops.matmul import matmul_arrays
 
 from ._common import Function, Tensor, once_differentiable, some_id_outside, type_name, wrap, xp_of
@@ -210,19 +209,22 @@ class Embedding(Function):
     backward_ignores_inputs = True  # (gW is g summed by the ids: no weight in it)
 
     @staticmethod
-    def forward(ctx, idx, weight, padding_idx):
+    def forward(ctx, idx, weight, padding_idx, scale_grad_by_freq=False):
         ctx.save(indices=idx)
         ctx.num_weights, ctx.padding_idx = weight.array.shape[0], padding_idx
+        ctx.scale_grad_by_freq = scale_grad_by_freq
         return _embedding_forward(idx.array, weight.array)
 
     @staticmethod
-    def array_forward(idx, weight, padding_idx):
+    def array_forward(idx, weight, padding_idx, scale_grad_by_freq=False):
         return _embedding_forward
 
     @staticmethod
     @once_differentiable
     def backward(ctx, g):
-        return None, wrap(_embedding_backward(ctx._saved_indices.array, g.array, ctx.num_weights, ctx.padding_idx)), None
+        gw = _embedding_backward(ctx._saved_indices.array, g.array, ctx.num_weights, ctx.padding_idx,
+                                 ctx.scale_grad_by_freq)
+        return None, wrap(gw), None, None
 
     @staticmethod
     def double_backward(ctx, g):  # create_graph through an incoming gradient that requires grad: gW recorded
@@ -230,13 +232,14 @@ class Embedding(Function):
         g2 = g.reshape(ids.shape[0], g.shape[-1])
         if ctx.padding_idx is not None:
             g2 = g2 * (ids != ctx.padding_idx).unsqueeze(1).to(g2.dtype)
-        return None, g2.new_zeros((ctx.num_weights, g2.shape[1])).index_add(0, ids, g2), None
+        # (scale_grad_by_freq left out: PyTorch's double backward of the scaled gradient is the plain lookup)
+        return None, g2.new_zeros((ctx.num_weights, g2.shape[1])).index_add(0, ids, g2), None, None
 
     @staticmethod
-    def array_step(needs, idx, weight, padding_idx):
+    def array_step(needs, idx, weight, padding_idx, scale_grad_by_freq=False):
         n = weight.array.shape[0]
         return ((lambda ids, w: (_embedding_forward(ids, w), ids)),
-                (lambda ids, g: (None, _embedding_backward(ids, g, n, padding_idx))))
+                (lambda ids, g: (None, _embedding_backward(ids, g, n, padding_idx, scale_grad_by_freq))))
 
 
 class SparseEmbedding(Embedding):
@@ -246,8 +249,7 @@ class SparseEmbedding(Embedding):
 
     @staticmethod
     def forward(ctx, idx, weight, padding_idx, scale_grad_by_freq=False):
-        ctx.scale_grad_by_freq = scale_grad_by_freq
-        return Embedding.forward(ctx, idx, weight, padding_idx)
+        return Embedding.forward(ctx, idx, weight, padding_idx, scale_grad_by_freq)
 
     @staticmethod
     def array_forward(idx, weight, padding_idx, scale_grad_by_freq=False):
@@ -285,9 +287,12 @@ def sparse_embedding(input, weight, padding_idx=None, scale_grad_by_freq=False):
     return SparseEmbedding.apply(input, weight, padding_idx, scale_grad_by_freq)
 
 
-def _embedding_backward(ids, g, n, padding_idx):  # gW[v] = sum of g at the positions where ids == v (padding row: 0)
+def _embedding_backward(ids, g, n, padding_idx, scale_grad_by_freq=False):
+    """gW[v] = sum of g at the positions where ids == v (padding row: 0); scale_grad_by_freq: / count(v)."""
     idx = ids.reshape(-1)
     g = g.reshape(idx.size, g.shape[-1])  # (not -1: no ids at all is a (0, C) gradient)
+    if scale_grad_by_freq:  # each position's share (the ids' rows, not the whole table: fewer)
+        g = g / xp_of(idx).bincount(idx, minlength=n)[idx].astype(g.dtype)[:, None]
     gw = scatter_add_rows(idx, g, n)
     if padding_idx is not None:
         gw[padding_idx] = 0
@@ -340,13 +345,15 @@ def check_embedding_ids(input):
                            f"Long, Int; but got {got} instead (while checking arguments for embedding)")
 
 
-def embedding(input, weight, padding_idx=None):
+def embedding(input, weight, padding_idx=None, scale_grad_by_freq=False):
     check_embedding_ids(input)
     n = weight.array.shape[0]
     if padding_idx is not None:
         if not -n <= padding_idx < n:
             raise AssertionError(f"padding_idx {padding_idx} must be within num_embeddings {n}")
         padding_idx %= n
+    if scale_grad_by_freq:
+        return Embedding.apply(input, weight, padding_idx, True)
     return Embedding.apply(input, weight, padding_idx)
 
 
@@ -371,17 +378,3 @@ def _renorm_rows(weight, input, max_norm, norm_type):
     scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(rows.dtype)
     weight.array[ids] = rows * scale[:, None]
     weight._bump_version()  # an in-place change: a graph that saved the old weight must notice
-
-
-def grad_scaled_by_freq(out, input, n):
-    """`out` with its gradient divided, at each position, by how often its id occurs in `input`: the rows' gradients
-    become means over their occurrences (scale_grad_by_freq). Values unchanged: out.detach() + (out - out.detach()) s
-    is out exactly, and its gradient is g s."""
-    dtype = out.array.dtype
-
-    def scales(ids):  # (an op of the ids' array: a minigrad.compile replay counts each call's ids)
-        counts = xp_of(ids).bincount(ids.reshape(-1), minlength=n)
-        return (1.0 / counts[ids]).astype(dtype)[..., None]
-
-    s = array_op(scales, input)
-    return out.detach() + (out - out.detach()) * s

@@ -10,7 +10,7 @@ from minigrad.autograd.grad_mode import is_grad_enabled
 from minigrad.autograd.recording import escape
 from minigrad.backends.arrays import sum_of_squares
 from minigrad.dtypes import result_type
-from minigrad.ops.elementwise import _BOOL_SUB
+from minigrad.ops.elementwise import _BOOL_SUB, add_scalar, div_scalar, mul_scalar
 from minigrad.ops._util import add_reduce, broadcast_shapes, cast, sum_to_array
 from minigrad.ops.array_op import array_op
 
@@ -323,16 +323,17 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_s
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
     logp = _mg().log_softmax(input, cdim)
     if label_smoothing > 0.0:
-        target = target * (1.0 - label_smoothing) + label_smoothing / C
+        target = add_scalar(mul_scalar(target, 1.0 - label_smoothing), label_smoothing / C)
     terms = logp * target
     if weight is not None:  # w_c along the class dim: (C,) then 1s for the dims after it
         terms = terms * weight.reshape((C,) + (1,) * (len(xs) - cdim - 1))
-    loss = -terms.sum(cdim)  # one loss per sample: (N, d1, ...), or () for an unbatched (C,) input
     if reduction == "none":
-        return loss
+        return -terms.sum(cdim)  # one loss per sample: (N, d1, ...), or () for an unbatched (C,) input
+    total = -terms.sum()
     if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / loss.numel()  # the mean over samples (NaN for none, as PyTorch)
+        return total
+    with np.errstate(invalid="ignore"):  # the mean over samples (NaN for none, as PyTorch)
+        return div_scalar(total, input.numel() // C)
 
 
 def _mse(x, y, reduction):  # (x - y)^2, reduced -> (the loss, x - y)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from minigrad import backends
+from minigrad.autograd.function import keep_absent_edges
 
 from ._common import (
     Function, Tensor, check_tensor, col_sum, for_blocks, once_differentiable, row_dot, row_sum, rows_per_block,
@@ -236,13 +237,92 @@ def _check_layer_norm(input, normalized_shape, weight, bias):
     if input.array.ndim < k or tuple(input.array.shape[input.array.ndim - k:]) != normalized_shape:
         raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape "
                            f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    _check_param_dtypes(input, weight, bias)
+    if input.array.dtype.kind != "f":
+        raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for '{input.dtype._legacy[:-6]}'")
+
+
+def _check_param_dtypes(input, weight, bias):
+    """A float16 input may take float32 parameters (the CPU kernels' mixed type); any other mix is refused."""
     dt = input.array.dtype
     params = [p.array.dtype for p in (weight, bias) if p is not None]
     if any(d != dt for d in params) and not (dt == np.float16 and all(d == np.float32 for d in params)):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float" if dt.kind == "f" and
                            dt.itemsize <= 4 else "mixed dtype (CPU): all inputs must share same datatype.")
-    if dt.kind != "f":
-        raise NotImplementedError(f"\"LayerNormKernelImpl\" not implemented for '{input.dtype._legacy[:-6]}'")
+
+
+# ---- group_norm: one NativeGroupNormBackward0 node: layer_norm's rows are (sample, group), w and b per channel ----
+class GroupNorm(Function):
+    node_name = "NativeGroupNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, groups, w, b, eps):  # x_hat = layer_norm of each (sample, group) row;  y = x_hat w + b per channel
+        xd = x.array
+        N, C, S = xd.shape[0], xd.shape[1], math.prod(xd.shape[2:])
+        D = C // groups * S
+        y, mean, rstd, ctx.impl = _forward_rows(xd, None, None, D, eps)  # (a row: C / groups whole channels)
+        planes = y.reshape(N, C, S)
+        if w is not None:
+            planes *= w.array.astype(xd.dtype, copy=False)[:, None]
+        if b is not None:
+            planes += b.array.astype(xd.dtype, copy=False)[:, None]
+        ctx.save(input=x, mean=mean, rstd=rstd, weight=w)
+        ctx.groups, ctx.eps = groups, eps
+        ctx.b_dtype = None if b is None else b.array.dtype
+        return y
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):  # gx: layer_norm's, of g w, per row;  gw = sum g x_hat, gb = sum g over samples and positions
+        x, mean, rstd, w = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        xd = x.array
+        N, C, S = xd.shape[0], xd.shape[1], math.prod(xd.shape[2:])
+        g3, D = g.array.reshape(N, C, S), C // ctx.groups * S
+        gx = gw = gb = None
+        if needs[0]:
+            gy = g3 if w is None else g3 * w.array.astype(g3.dtype, copy=False)[:, None]
+            gx = Tensor._wrap(_backward(gy.reshape(xd.shape), xd, mean.array, rstd.array, None, D, None, None, True,
+                                        False, False, ctx.impl)[0])
+        if needs[2]:
+            x_hat = ((xd.reshape(N * ctx.groups, D) - mean.array) * rstd.array).reshape(g3.shape)
+            gw = Tensor._wrap(np.einsum("ncs,ncs->c", g3, x_hat).astype(w.array.dtype, copy=False))
+        if needs[3]:
+            gb = Tensor._wrap(g3.sum((0, 2)).astype(ctx.b_dtype, copy=False))
+        return gx, None, gw, gb, None
+
+    @staticmethod
+    def double_backward(ctx, g):  # create_graph: backward's formulas as recorded ops, x_hat recomputed from x
+        x, _, _, w = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        N, C, S = x.shape[0], x.shape[1], math.prod(x.shape[2:])
+        x2 = x.reshape(N * ctx.groups, C // ctx.groups * S)
+        xc = x2 - x2.mean(1, keepdim=True)
+        rstd = ((xc * xc).mean(1, keepdim=True) + ctx.eps).rsqrt()
+        x_hat = (xc * rstd).reshape(N, C, S)
+        g3 = g.reshape(N, C, S)
+        gx = gw = gb = None
+        if needs[0]:
+            gy = (g3 if w is None else g3 * w.reshape(C, 1)).reshape(x2.shape)
+            xh = x_hat.reshape(x2.shape)
+            gx = (rstd * (gy - gy.mean(1, keepdim=True) - xh * (gy * xh).mean(1, keepdim=True))).reshape(x.shape)
+        if needs[2]:
+            gw = (g3 * x_hat).sum((0, 2))
+        if needs[3]:
+            gb = g3.sum((0, 2))
+        return gx, None, gw, gb, None
+
+
+def group_norm_node(input, num_groups, weight, bias, eps):
+    """group_norm's node, after group_norm's checks of the input (PyTorch's order)."""
+    C = input.shape[1]
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and (p.array.ndim != 1 or p.array.shape[0] != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, but "
+                               f"got {name} of shape {list(p.shape)} and input of shape {list(input.shape)}")
+    _check_param_dtypes(input, weight, bias)
+    args = (input, int(num_groups), weight, bias, float(eps))
+    return keep_absent_edges(GroupNorm.apply(*args), args, (2, 3))
 
 
 # ---- batch_norm: one NativeBatchNormBackward0 node; statistics per channel (dim 1) over every other dim -----

@@ -722,28 +722,53 @@ def _adaptive_max_indices(xd, size):
 
 def _adaptive_max_pool(input, output_size, return_indices, n, name):
     size = _adaptive_size(input, output_size, n, name)
-    lead, spatial = tuple(input.shape[:-n]), tuple(input.shape[-n:])
+    lead = tuple(input.shape[:-n])
     _check_adaptive_nonempty(input, name)
     if min(size) < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(lead + size)}")
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"{name}" not implemented for {input.dtype}' if n == 2 else
                                   f'"{name}_cpu" not implemented for \'{input.dtype._legacy[:-6]}\'')
-    if input.numel() == 0 or min(size) == 0:
-        idx = Tensor._wrap(xp_of(input.array).zeros(lead + size, dtype=np.int64))
-    else:  # (an op of the input's array: a minigrad.compile replay finds each call's own maxima)
-        idx = array_op(lambda a: _adaptive_max_indices(a, size), input)
-    # y[..., i, j] = x_flat[..., idx[..., i, j]]
-    index = idx.reshape(lead + (math.prod(size),))  # (sizes, not -1: the batch may be empty)
-    y = input.reshape(lead + (math.prod(spatial),)).gather(-1, index).reshape(lead + size)
+    y, idx = (AdaptiveMaxPool2D if n == 2 else AdaptiveMaxPool3D).apply(input, size)
     return (y, idx) if return_indices else y
+
+
+class AdaptiveMaxPool2D(Function):
+    node_name = "AdaptiveMaxPool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, size):  # y[..., i, j] = x_flat[..., idx[..., i, j]], idx each window's (first) max
+        xd = x.array
+        n = len(size)
+        lead, plane, cells = xd.shape[:-n], math.prod(xd.shape[-n:]), math.prod(size)
+        if xd.size == 0 or cells == 0:
+            idx = xp_of(xd).zeros(lead + size, dtype=np.int64)
+        else:
+            idx = _adaptive_max_indices(xd, size)
+        y = np.take_along_axis(xd.reshape(lead + (plane,)), idx.reshape(lead + (cells,)), -1).reshape(lead + size)
+        ctx.mark_non_differentiable(idx)
+        ctx.save(indices=Tensor._wrap(idx))
+        ctx.shape, ctx.dims = xd.shape, (lead, plane, cells)
+        return y, idx
+
+    @staticmethod
+    def backward(ctx, g, _):  # each window's gradient to its max (overlapping windows add): gather's backward
+        idx = ctx.saved_tensors[0]
+        lead, plane, cells = ctx.dims
+        flat = g.reshape(lead + (cells,))
+        gx = flat.new_zeros(lead + (plane,)).scatter_add(-1, idx.reshape(lead + (cells,)), flat)
+        return gx.reshape(ctx.shape), None
+
+
+class AdaptiveMaxPool3D(AdaptiveMaxPool2D):
+    node_name = "AdaptiveMaxPool3DBackward0"
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """The max over PyTorch's adaptive windows, giving exactly output_size (an int, a pair, None = keep).
     Shapes: (N, C, H, W) or (C, H, W) -> (N, C, *output_size); return_indices: also each max's flat index
-    into its H x W plane (int64). The values are a `gather` of the input at those indices (one
-    `GatherBackward0` node: the gradient goes to each window's max, and it differentiates twice)."""
+    into its H x W plane (int64). One `AdaptiveMaxPool2DBackward0` node: the gradient goes to each window's
+    max, and it differentiates twice (its backward is recorded ops)."""
     return _adaptive_max_pool(input, output_size, return_indices, 2, "adaptive_max_pool2d")
 
 

@@ -36,7 +36,7 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def embedding(input, weight, padding_idx=None):
+def embedding(input, weight, padding_idx=None, scale_grad_by_freq=False):
     a = input.array
     if a.size and (int(a.min()) < 0 or int(a.max()) >= weight.shape[0]):  # (indexing would wrap a negative id)
         raise IndexError("index out of range in self")
@@ -44,6 +44,9 @@ def embedding(input, weight, padding_idx=None):
     if padding_idx is not None:  # same values, but no gradient flows into the padding row
         keep = (input != padding_idx).unsqueeze(-1)
         out = minigrad.where(keep, out, out.detach())
+    if scale_grad_by_freq:  # same values; each position's gradient / how often its id occurs (a row's mean)
+        s = 1.0 / input.reshape(-1).bincount(minlength=weight.shape[0])[input].unsqueeze(-1).to(out.dtype)
+        out = out.detach() + (out - out.detach()) * s
     return out
 
 

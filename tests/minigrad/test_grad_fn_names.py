@@ -17,6 +17,19 @@ def _spd(rng, n=3):
     return a @ a.T + n * np.eye(n)
 
 
+def _away_from(v):
+    """An input maker of values no nearer than 0.05 to the clamp bound v (a gradient at a tie is a convention)."""
+    def make(rng):
+        a = rng.standard_normal((3, 4))
+        return np.where(np.abs(a - v) < 0.05, v + 0.3, a)
+    return make
+
+
+def _probs(rng):
+    p = np.abs(rng.standard_normal((3, 5))) + 0.1
+    return p / p.sum(1, keepdims=True)
+
+
 def _lu(L, A):
     return L.linalg.lu_factor(A)
 
@@ -46,6 +59,45 @@ CASES = [
      [lambda r: r.standard_normal((3, 5))], False),
     ("multi_margin_loss_none", lambda L, F, x: F.multi_margin_loss(x, L.tensor([1, 0, 3]), p=2, reduction="none"),
      [lambda r: r.standard_normal((3, 5))], True),
+    # clamp's node is named by the op called and by its bounds' kind
+    ("clamp_number", lambda L, F, x: L.clamp(x, min=0.0), [_away_from(0.0)], True),
+    ("clamp_method_max", lambda L, F, x: x.clamp(max=0), [_away_from(0.0)], True),
+    ("clamp_min_number", lambda L, F, x: x.clamp_min(0.1), [_away_from(0.1)], True),
+    ("clamp_max_number", lambda L, F, x: L.clamp_max(x, -0.1), [_away_from(-0.1)], True),
+    ("clamp_min_tensor", lambda L, F, x, t: L.clamp_min(x, t), [_away_from(0.0), lambda r: np.full((3, 4), 0.0)], True),
+    ("clamp_max_tensor", lambda L, F, x, t: x.clamp_max(t), [_away_from(0.0), lambda r: np.full((3, 4), 0.0)], True),
+    ("clamp_tensors", lambda L, F, x, lo, hi: x.clamp(lo, hi),
+     [_away_from(0.0), lambda r: np.full((3, 4), -0.5), lambda r: np.full((3, 4), 0.5)], True),
+    ("margin_ranking_loss", lambda L, F, a, b: F.margin_ranking_loss(a, b, L.tensor([1.0, -1.0, 1.0]), 0.1),
+     [lambda r: np.array([0.3, 0.2, -1.0]), lambda r: np.array([0.9, -0.5, 0.4])], True),
+    ("triplet_margin_loss", lambda L, F, a, p, n: F.triplet_margin_loss(a, p, n, reduction="none"),
+     [lambda r: r.standard_normal((3, 4))] * 3, True),
+    ("group_norm", lambda L, F, x, w, b: F.group_norm(x, 2, w, b),
+     [lambda r: r.standard_normal((2, 4, 3, 3)), lambda r: r.standard_normal(4), lambda r: r.standard_normal(4)], True),
+    ("group_norm_no_affine", lambda L, F, x: F.group_norm(x, 3, eps=1e-3), [lambda r: r.standard_normal((3, 6, 5))],
+     True),
+    ("adaptive_max_pool2d", lambda L, F, x: F.adaptive_max_pool2d(x, (3, 2)), [lambda r: r.standard_normal((2, 3, 7, 5))],
+     True),
+    ("adaptive_max_pool2d_indices", lambda L, F, x: F.adaptive_max_pool2d(x, 4, return_indices=True)[0],
+     [lambda r: r.standard_normal((3, 6, 6))], True),
+    ("adaptive_max_pool3d", lambda L, F, x: F.adaptive_max_pool3d(x, (2, 3, 2)),
+     [lambda r: r.standard_normal((1, 2, 5, 4, 3))], True),
+    ("adaptive_max_pool1d", lambda L, F, x: F.adaptive_max_pool1d(x, 3), [lambda r: r.standard_normal((2, 3, 7))], True),
+    ("embedding_scale_grad_by_freq",
+     lambda L, F, w: F.embedding(L.tensor([[0, 2, 2, 5], [2, 1, 0, 0]]), w, scale_grad_by_freq=True),
+     [lambda r: r.standard_normal((6, 3))], False),
+    ("embedding_scale_grad_by_freq_padding",
+     lambda L, F, w: F.embedding(L.tensor([0, 2, 2, 5, 2]), w, padding_idx=2, scale_grad_by_freq=True),
+     [lambda r: r.standard_normal((6, 3))], False),
+    ("cross_entropy_probabilities", lambda L, F, x, p: F.cross_entropy(x, p),
+     [lambda r: r.standard_normal((3, 5)), _probs],
+     True),
+    ("cross_entropy_probabilities_sum", lambda L, F, x, p: F.cross_entropy(x, p, reduction="sum"),
+     [lambda r: r.standard_normal((3, 5)), _probs], True),
+    ("cross_entropy_probabilities_smoothed", lambda L, F, x, p: F.cross_entropy(x, p, label_smoothing=0.2),
+     [lambda r: r.standard_normal((3, 5)), _probs], True),
+    ("group_norm_weight_only", lambda L, F, x, w: F.group_norm(x, 1, w),
+     [lambda r: r.standard_normal((2, 3, 2, 2, 2)), lambda r: r.standard_normal(3)], True),
 ]
 
 
@@ -79,6 +131,25 @@ def test_double_backward(case):
     rng = np.random.default_rng(1)
     mine = _tensors(minigrad, [m(rng) for m in makers])
     assert gradgradcheck(lambda *ts: fn(minigrad, MF, *ts), mine)
+
+
+def test_adaptive_max_pool_indices_need_no_grad():
+    x = minigrad.randn(2, 3, 5, 5, requires_grad=True)
+    _, idx = MF.adaptive_max_pool2d(x, 2, return_indices=True)
+    assert idx.dtype == minigrad.int64 and not idx.requires_grad and idx.grad_fn is None
+
+
+def test_embedding_scale_grad_by_freq_double_backward_as_torch():
+    # PyTorch's second derivative through the scaled gradient is the plain lookup of the incoming one
+    ids, W, V = np.array([0, 2, 2, 5, 2]), np.random.default_rng(0).standard_normal((6, 3)), np.arange(18.0).reshape(6, 3)
+    got = []
+    for L, F in ((minigrad, MF), (torch, TF)):
+        w = L.tensor(W, requires_grad=True)
+        y = F.embedding(L.tensor(ids), w, scale_grad_by_freq=True)
+        g = L.ones(y.shape, dtype=L.float64, requires_grad=True)
+        gw, = L.autograd.grad(y, [w], g, create_graph=True)
+        got.append(L.autograd.grad((gw * L.tensor(V)).sum(), [g])[0].numpy())
+    np.testing.assert_allclose(got[0], got[1])
 
 
 def test_composite_node_catches_an_input_edited_in_place():
