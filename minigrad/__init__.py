@@ -63,10 +63,10 @@ Tensor.stft, Tensor.istft = _stft_method("stft"), _stft_method("istft")
 
 
 def _take_out():  # PyTorch's out= on the top-level functions minigrad/ops/out.py names (the methods take none)
-    from .ops.out import OUT_FUNCTIONS, with_out
+    from .ops.out import take_out
 
-    for name in OUT_FUNCTIONS:
-        globals()[name] = with_out(globals()[name], name)
+    take_out(globals())
+    take_out(globals()["linalg"], "linalg")
 
 
 _take_out()

@@ -10,6 +10,7 @@ from .autograd.function import Function
 from .dtypes import default_float, from_numpy_dtype
 from .ops._util import normalize_dim
 from .ops.complex import _scalar_type, complex_of, conj, real_of
+from .ops.out import take_out
 from .tensor import Tensor, dtype_argument
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -356,3 +357,6 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if length is not None and out.shape[-1] < length:
         out = _cat(out, out.new_zeros((out.shape[0], length - out.shape[-1])), 1)
     return out if input.ndim == 3 else out.squeeze(0)
+
+
+take_out(globals(), "fft")  # PyTorch's out= (minigrad/ops/out.py)

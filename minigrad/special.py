@@ -16,6 +16,7 @@ from .ops import lgamma as gammaln
 from .ops import log_softmax as _log_softmax
 from .ops import sigmoid as expit
 from .ops import softmax as _softmax
+from .ops.out import take_out
 from .tensor import dtype_argument
 from .ops.special_ops import (  # noqa: F401
     bessel_j0, bessel_j1, bessel_y0, bessel_y1, chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v,
@@ -50,3 +51,5 @@ __all__ = [
     "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "sinc", "softmax", "spherical_bessel_j0",
     "xlog1py", "xlogy", "zeta",
 ]
+
+take_out(globals(), "special")  # PyTorch's out= (minigrad/ops/out.py)

@@ -14,6 +14,7 @@ from ..device import array_module, pick
 from ..tensor import Tensor
 from ..dtypes import cpp_name, result_type
 from .array_op import array_op
+from .out import out_call
 from .complex import check_same_dtype as _check_same_dtype, refuse as _refuse
 from ._util import (
     _check_broadcast, as_tensor_like, checked_scalar, binary_operands, broadcast_shapes, cast, float_only, float_operands, sum_to, sum_to_array, type_name,
@@ -1361,8 +1362,10 @@ class ClampMaxTensor(ClampTensor):
     node_name = "ClampMaxBackward1"
 
 
-def clamp(input, min=None, max=None):
+def clamp(input, min=None, max=None, *, out=None):
     """input clipped to [min, max] (either may be None)."""
+    if out is not None:  # PyTorch's out= (minigrad/ops/out.py)
+        return out_call(clamp, "clamp", (input, min, max), {}, out)
     if input.array.dtype.kind == "f" and type(min) in _FLOAT_BOUND and type(max) in _FLOAT_BOUND and (
             min is not None or max is not None):  # the usual: a floating tensor between numbers, nothing to promote
         return Clamp.apply(input, min, max)
@@ -1476,9 +1479,11 @@ class Where(Function):
                 sum_to(where(cond, zero, g), b_shape) if ctx.needs_input_grad[2] else None)
 
 
-def where(condition, input=None, other=None):
+def where(condition, input=None, other=None, *, out=None):
     """Pick `input` where `condition` holds, else `other` (scalars allowed); where(condition) alone
     is nonzero(condition, as_tuple=True)."""
+    if out is not None:  # PyTorch's out= (minigrad/ops/out.py)
+        return out_call(where, "where", (condition, input, other), {}, out)
     if input is None and other is None:  # nonzero(condition, as_tuple=True): one index tensor per dim
         recording.escape("where(condition) (nonzero), whose result's shape depends on the data,")
         data = condition.array if isinstance(condition, Tensor) else np.asarray(condition)

@@ -19,6 +19,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module, to_device
 from ..tensor import Tensor
 from ._util import descending_key, normalize_dim, some_id_outside, take_along, type_name, values_indices
+from .out import out_call
 from .shape import Unsqueeze, _records_nothing, _share_version, _view_of
 
 
@@ -921,8 +922,10 @@ def check_index_shape(op, input, dim, index, src=None):
     return d  # (the entries are checked by the op's forward: _along)
 
 
-def gather(input, dim, index):
+def gather(input, dim, index, *, out=None):
     """out[i][j] = input[i][index[i][j]] (for dim=1), with the gradient scattered back."""
+    if out is not None:  # PyTorch's out= (minigrad/ops/out.py)
+        return out_call(gather, "gather", (input, dim, index), {}, out)
     d = check_index_shape("gather", input, dim, index)
     if input.array.ndim == 0 and index.array.ndim == 1:  # PyTorch lets a 0-d input take a 1-element index
         return Gather.apply(input.reshape(1), 0, index)
@@ -955,8 +958,10 @@ def index_scatter(g, dim, index, shape):
     return ScatterAdd.apply(g, dim, index, shape)
 
 
-def index_select(input, dim, index):
+def index_select(input, dim, index, *, out=None):
     """Entries along `dim` picked by a 1-D integer index tensor (repeats allowed)."""
+    if out is not None:  # PyTorch's out= (minigrad/ops/out.py)
+        return out_call(index_select, "index_select", (input, dim, index), {}, out)
     d = normalize_dim(dim, input.array.ndim)
     if not isinstance(index, Tensor) or index.array.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")

@@ -19,6 +19,7 @@ from ..dtypes import from_numpy_dtype, result_type
 from ..device import array_module, one_to_one
 from ..tensor import Tensor, dtype_argument, invalid_arguments, is_dtype_argument
 from ._util import broadcast_view, cast, normalize_dim, sizes_or_keyword, sum_to, sum_to_array, type_name
+from .out import out_call
 
 
 def _share_version(out, base):
@@ -593,8 +594,10 @@ def _same_but_dim(tensors, dim):
     return d
 
 
-def cat(tensors, dim=0):
+def cat(tensors, dim=0, *, out=None):
     """Concatenate along an existing dim."""
+    if out is not None:  # PyTorch's out= (minigrad/ops/out.py)
+        return out_call(cat, "cat", (tensors, dim), {}, out)
     tensors = _tensor_sequence(tensors, "cat")
     d = _same_but_dim(tensors, dim)
     if d is not None:  # the common case, checked in one pass: nothing below to raise or promote
@@ -666,8 +669,10 @@ def _unstacked(g, dim):
     return list(g)
 
 
-def stack(tensors, dim=0):
+def stack(tensors, dim=0, *, out=None):
     """Join along a new dim."""
+    if out is not None:  # PyTorch's out= (minigrad/ops/out.py)
+        return out_call(stack, "stack", (tensors, dim), {}, out)
     tensors = _tensor_sequence(tensors, "stack")
     if tensors and type(tensors[0]) is Tensor and type(dim) is builtins.int:  # the usual: one shape and dtype
         a = tensors[0].array
