@@ -109,7 +109,7 @@ def _numpy_source(array):
     """A user's numpy array as tensor, as_tensor and from_numpy take it: PyTorch reads its memory as it lies,
     so refuses a byte-swapped one, or one laid out backwards (`a[::-1]`), even where it would copy."""
     _supported(array)
-    if array.strides and min(array.strides) < 0:
+    if array.base is not None and array.ndim and min(array.strides) < 0:  # (a view: a fresh array has none)
         raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides "
                          "are not currently supported. (You can probably work around this by making a copy of your "
                          "array  with array.copy().) ")
@@ -198,7 +198,8 @@ _COPY_CONSTRUCT = ("To copy construct from a tensor, it is recommended to use so
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new leaf tensor holding a copy of `data` (a number, nested lists, an array or a Tensor)."""
     dtype = dtype_argument(dtype, "tensor")
-    _grad_flag(requires_grad, "tensor")
+    if type(requires_grad) is not builtins.bool:
+        _grad_flag(requires_grad, "tensor")
     if isinstance(data, Tensor):
         warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=2)
     return _copied(data, dtype, device, requires_grad)
@@ -260,7 +261,8 @@ def _tensor(data, dtype, device, requires_grad, xp):
     dt = _dt(dtype) if dtype is not None else _infer_dtype(data, leaves)
     if any(issubclass(kind, Tensor) for kind in leaves):
         data = _tensors_as_numbers(data, np.dtype(dt).kind in "iub")
-    _check_numbers(data, np.dtype(dt), leaves)
+    if dt.kind in "iub" and not (leaves.keys() if leaves else {type(data)}) <= _PLAIN_NUMBERS:
+        _check_numbers(data, dt, leaves)  # (numpy scalars, or floats for an integer dtype)
     try:
         arr = np.array(data, dtype=dt)
     except OverflowError:
@@ -350,6 +352,7 @@ def _wrapped(data, dt):
 
 
 _said_arrays = [False]
+_PLAIN_NUMBERS = {builtins.int, builtins.bool}
 
 
 def _check_nesting(data):
@@ -385,7 +388,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, np.ndarray):
         _numpy_source(data)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt(dtype)) and (device is None or str(device) == "cpu"):
-        return Tensor._wrap(_writeable(_numpy_source(data)))
+        return Tensor._wrap(_writeable(data))
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -449,7 +452,8 @@ def _writeable(array):
 
 
 def _filled(fill, size, dtype, device, requires_grad, name="empty"):
-    _grad_flag(requires_grad, name)
+    if type(requires_grad) is not builtins.bool:
+        _grad_flag(requires_grad, name)
     xp = module_for(device)
     dt = _dt(dtype)
     if recording.hook.recorder is not None and xp is np:
