@@ -12,6 +12,7 @@ import numpy as np
 from . import dtypes, random
 from .autograd import recording
 from .device import module_for, to_device
+from .ops.conversion import warn_complex_to_real
 from .tensor import Tensor, _requiring_grad, dtype_argument, invalid_arguments, type_name
 
 
@@ -32,6 +33,9 @@ def _size(size, name="empty"):
     """The shape of `name(*size)` (`zeros(2, 3)`, `zeros((2, 3))`, `zeros([2, 3])`) as a tuple of ints, with
     PyTorch's errors: its argument parser's TypeError for what is not an int, and the negative-size text."""
     given = size
+    if not given:
+        raise TypeError(_size_type_error(name, given, 0, None) if name in ("rand", "randn") else
+                        f'{name}() missing 1 required positional arguments: "size"')
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for s in size:  # the usual, plain ints, taken as they are (the generator below costs ~0.5 us)
@@ -39,10 +43,14 @@ def _size(size, name="empty"):
             break
     else:
         return tuple(size)
-    # (`zeros(n)` of an integer 0-d tensor n: its number, as PyTorch takes it)
-    size = [s.item() if isinstance(s, Tensor) and s.array.ndim == 0 and s.array.dtype.kind in "iu" else s for s in size]
+    # (`zeros(n)` of an integer tensor or 0-d array n of one element: its number, as PyTorch reads it, by __index__)
+    size = [s.item() if isinstance(s, Tensor) and s.array.size == 1 and s.array.dtype.kind in "iu" or
+            isinstance(s, np.ndarray) and s.ndim == 0 and s.dtype.kind in "iu" else s for s in size]
+    sequence = len(given) == 1 and isinstance(given[0], (tuple, list))
     for i, s in enumerate(size):
-        if not isinstance(s, (builtins.int, np.integer)):
+        # (a bool is no size where PyTorch's parser reads a list of ints: the first argument, or a sequence's
+        # entries; later arguments it reads one by one, by __index__, which a bool has)
+        if not isinstance(s, (builtins.int, np.integer)) or isinstance(s, (builtins.bool, np.bool_)) and (i == 0 or sequence):
             raise TypeError(_size_type_error(name, given, i, s))
     if name == "zeros" and any(s < 0 for s in size):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
@@ -99,8 +107,12 @@ def _supported(array):
 
 def _numpy_source(array):
     """A user's numpy array as tensor, as_tensor and from_numpy take it: PyTorch reads its memory as it lies,
-    so refuses a byte-swapped one, even where it would copy."""
+    so refuses a byte-swapped one, or one laid out backwards (`a[::-1]`), even where it would copy."""
     _supported(array)
+    if array.base is not None and array.ndim and min(array.strides) < 0:  # (a view: a fresh array has none)
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides "
+                         "are not currently supported. (You can probably work around this by making a copy of your "
+                         "array  with array.copy().) ")
     if not array.dtype.isnative:
         raise ValueError("given numpy array has byte order different from the native byte order. Conversion between "
                          "byte orders is currently not supported.")
@@ -186,9 +198,17 @@ _COPY_CONSTRUCT = ("To copy construct from a tensor, it is recommended to use so
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new leaf tensor holding a copy of `data` (a number, nested lists, an array or a Tensor)."""
     dtype = dtype_argument(dtype, "tensor")
+    if type(requires_grad) is not builtins.bool:
+        _grad_flag(requires_grad, "tensor")
     if isinstance(data, Tensor):
         warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=2)
     return _copied(data, dtype, device, requires_grad)
+
+
+def _grad_flag(requires_grad, name):
+    """PyTorch's parser takes only a bool for `requires_grad=` (not 1, not numpy's bool)."""
+    if type(requires_grad) is not builtins.bool:
+        raise TypeError(f"{name}(): argument 'requires_grad' must be bool, not {type_name(requires_grad)}")
 
 
 def _copied(data, dtype, device, requires_grad):
@@ -223,7 +243,13 @@ def _tensor(data, dtype, device, requires_grad, xp):
             return data.detach().to(device=device, dtype=dtype).clone().requires_grad_(bool(requires_grad))
         if type(data) is np.ndarray:
             _numpy_source(data)
-        arr = data.astype(_dt(dtype)) if dtype is not None else data.copy()
+        if dtype is None:
+            arr = data.copy()
+        elif isinstance(data, np.generic):  # (numpy converts a numpy scalar for PyTorch: its own warnings)
+            _numpy_scalars((type(data),), np.dtype(_dt(dtype)))
+            arr = data.astype(_dt(dtype))
+        else:
+            arr = _cast_array(data, np.dtype(_dt(dtype)), stacklevel=6)
         arr = to_device(arr, device) if device is not None else arr
         return _make(arr, requires_grad)
     if not _said_arrays[0] and isinstance(data, (list, tuple)) and data and isinstance(data[0], np.ndarray):
@@ -235,6 +261,8 @@ def _tensor(data, dtype, device, requires_grad, xp):
     dt = _dt(dtype) if dtype is not None else _infer_dtype(data, leaves)
     if any(issubclass(kind, Tensor) for kind in leaves):
         data = _tensors_as_numbers(data, np.dtype(dt).kind in "iub")
+    if dt.kind in "iub" and not (leaves.keys() if leaves else {type(data)}) <= _PLAIN_NUMBERS:
+        _check_numbers(data, dt, leaves)  # (numpy scalars, or floats for an integer dtype)
     try:
         arr = np.array(data, dtype=dt)
     except OverflowError:
@@ -248,6 +276,48 @@ def _tensor(data, dtype, device, requires_grad, xp):
                             "'complex' object cannot be interpreted as an integer") from None
         raise TypeError(f"could not make a tensor from {type(data).__name__}: {e}") from None
     return _make(xp.asarray(arr), requires_grad)  # (numpy's asarray of an array is the array itself)
+
+
+def _cast_array(array, dt, stacklevel):
+    """An array (or a Tensor's) copied into dtype `dt`; complex values to a real dtype lose their imaginary
+    part with PyTorch's warning, not numpy's (bool keeps their truth)."""
+    if array.dtype.kind == "c" and dt.kind not in "cb":
+        warn_complex_to_real(stacklevel)
+        array = array.real
+    return array.astype(dt)
+
+
+def _check_numbers(data, dt, leaves):
+    """PyTorch's refusals of Python data (numbers in nested sequences, `leaves` their element types) for
+    numpy dtype `dt`, which numpy would take: an integer dtype refuses a float past its range (-0.5 for
+    uint8) where numpy would truncate it, and numpy scalars without `__index__`."""
+    _numpy_scalars(leaves if isinstance(data, _SEQUENCES) else (type(data),), dt)
+    if dt.kind in "iu" and (builtins.float in leaves or np.float64 in leaves or isinstance(data, builtins.float)):
+        floats = np.fromiter(_floats_in(data), np.float64)
+        info = np.iinfo(dt)
+        if floats.size and not (floats.min() >= info.min and floats.max() <= info.max):
+            raise _overflow(dt)
+
+
+def _floats_in(data):
+    if isinstance(data, _SEQUENCES):
+        for d in data:
+            yield from _floats_in(d)
+    elif isinstance(data, builtins.float):
+        yield data
+
+
+def _numpy_scalars(kinds, dt):
+    """PyTorch reads a number for an integer or bool dtype as Python's float, int or bool, else by
+    `__index__`, which numpy's float32, float16, complex64 (and, for an integer dtype, its bool) lack;
+    numpy's float64 and complex128 are Python's float and complex."""
+    if dt.kind not in "iub":
+        return
+    for kind in kinds:
+        if issubclass(kind, (np.floating, np.complexfloating, np.bool_)) and not (
+                issubclass(kind, (builtins.float, builtins.complex)) and (dt.kind == "b" or issubclass(kind, builtins.float))
+                or dt.kind == "b" and issubclass(kind, np.bool_)):
+            raise TypeError(f"'numpy.{kind.__name__}' object cannot be interpreted as an integer")
 
 
 def _tensors_as_numbers(data, integral):
@@ -282,6 +352,7 @@ def _wrapped(data, dt):
 
 
 _said_arrays = [False]
+_PLAIN_NUMBERS = {builtins.int, builtins.bool}
 
 
 def _check_nesting(data):
@@ -317,7 +388,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, np.ndarray):
         _numpy_source(data)
     if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _dt(dtype)) and (device is None or str(device) == "cpu"):
-        return Tensor._wrap(_writeable(_numpy_source(data)))
+        return Tensor._wrap(_writeable(data))
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -381,6 +452,8 @@ def _writeable(array):
 
 
 def _filled(fill, size, dtype, device, requires_grad, name="empty"):
+    if type(requires_grad) is not builtins.bool:
+        _grad_flag(requires_grad, name)
     xp = module_for(device)
     dt = _dt(dtype)
     if recording.hook.recorder is not None and xp is np:
@@ -434,7 +507,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
         dtype = np.bool_ if isinstance(fill_value, bool) or kind == "b" else \
             np.int64 if isinstance(fill_value, (builtins.int, np.integer)) or kind in ("i", "u") else None
     if not isinstance(size, (tuple, list)):
-        size = (size,)
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {type_name(size)}")
     if not isinstance(fill_value, (builtins.int, builtins.float, builtins.bool, builtins.complex, np.number,
                                    np.bool_)) and not (hasattr(fill_value, "shape") and fill_value.shape == ()):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
@@ -468,6 +541,8 @@ def _complex_fill(value, dtype):
 # (layout= and memory_format= are accepted and change nothing: arrays here are dense and row-major,
 # and a memory format is a layout of strides, never of values)
 def _like(t, dtype, device, name, args=None):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type_name(t)}")
     dtype = dtype_argument(dtype, name, args)
     return (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
 
@@ -572,9 +647,18 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 def _linspace(start, end, steps, dtype, device, requires_grad):
     xp = module_for(device)
-    dt = _dt(dtype)
+    if dtype is None and builtins.any(isinstance(v, (builtins.complex, np.complexfloating)) for v in (start, end)):
+        dtype = dtypes.default_complex()  # (complex ends: the default complex dtype, as PyTorch infers it)
+    dt = np.dtype(_dt(dtype))
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
+    if dt.kind == "b":
+        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
+    if dt.kind == "c":  # each part its own real ramp, in the parts' dtype
+        real = np.dtype(dt.char.lower())
+        start, end = complex(start), complex(end)
+        return _make(xp.asarray(_float_ramp(start.real, end.real, steps, real)
+                                + 1j * _float_ramp(start.imag, end.imag, steps, real)).astype(dt), requires_grad)
     if dt.kind in "iub":
         # PyTorch's integer linspace: start + step*i for the first half, end - step*(steps-1-i) for
         # the rest, computed in double and truncated towards zero
@@ -727,6 +811,8 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    if not isinstance(n, (builtins.int, np.integer, Tensor)) or isinstance(n, builtins.bool):
+        raise TypeError(f"eye(): argument 'n' (position 1) must be int, not {type_name(n)}")
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
@@ -904,7 +990,14 @@ def _no_grad():
 
 def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
     """A 0-d tensor of the number s, in the default float dtype unless `dtype` (PyTorch's rule)."""
-    return tensor(s, dtype=dtype_argument(dtype, "scalar_tensor") or dtypes.default_float, device=device, requires_grad=requires_grad)
+    dtype = dtype_argument(dtype, "scalar_tensor") or dtypes.default_float
+    if isinstance(s, Tensor) and s.array.ndim == 0:  # (a 0-d tensor is a number here: no copy-construct warning)
+        s = s.item()
+    if not isinstance(s, (builtins.int, builtins.float, builtins.complex, np.number, np.bool_)):
+        raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type_name(s)}")
+    if isinstance(s, (builtins.complex, np.complexfloating)) and dtype.np.kind != "c":
+        return full((), s, dtype=dtype, device=device, requires_grad=requires_grad)  # (full's refusal of its imaginary part)
+    return tensor(s, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def asarray(obj, dtype=None, device=None, copy=None, requires_grad=False):

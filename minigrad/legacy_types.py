@@ -13,7 +13,7 @@ from builtins import int as builtins_int
 import numpy as np
 
 from . import dtypes
-from .factory import _check_nesting, _leaves, _size, _supported, _tensors_as_numbers, _writeable
+from .factory import _cast_array, _check_nesting, _check_numbers, _leaves, _numpy_source, _size, _wrapped, _tensors_as_numbers, _writeable
 from .ops._util import type_name
 from .tensor import Size, Tensor
 
@@ -21,16 +21,9 @@ from .tensor import Size, Tensor
 def legacy_from_numpy(array):
     """PyTorch's `torch.Tensor(array)`: the array itself when it has the default dtype (shared, as from_numpy
     shares it), else a copy in the default dtype; refused where PyTorch's sharing would refuse it."""
-    if any(s < 0 for s in array.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative strides "
-                         "are not currently supported. (You can probably work around this by making a copy of your "
-                         "array  with array.copy().) ")
-    if not array.dtype.isnative:
-        raise ValueError("given numpy array has byte order different from the native byte order. Conversion between "
-                         "byte orders is currently not supported.")
-    array = _supported(array)
+    _numpy_source(array)
     if array.dtype != dtypes.default_float.np:
-        return array.astype(dtypes.default_float.np)
+        return _cast_array(array, dtypes.default_float.np, stacklevel=6)
     return _writeable(array)
 
 
@@ -74,9 +67,9 @@ def _options(npd):
             "pinned_memory=false (default), memory_format=(nullopt))")
 
 
-def _is_index(x):
+def _is_index(x):  # (a 0-d integer array too: PyTorch reads `Tensor(np.array(3))` as a size, by __index__)
     return type(x) is builtins_int or isinstance(x, np.integer) or (
-        isinstance(x, Tensor) and x.array.ndim == 0 and x.array.dtype.kind in "iu")
+        isinstance(x, (Tensor, np.ndarray)) and x.ndim == 0 and x.dtype.kind in "iu")
 
 
 def legacy_new(dtype, args, kwargs, device="cpu", method=False, typed=True):
@@ -112,7 +105,7 @@ def legacy_new(dtype, args, kwargs, device="cpu", method=False, typed=True):
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if type(data) is np.ndarray:
-        return legacy_from_numpy(data) if dtype is dtypes.default_float else data.astype(dtype.np, copy=False)
+        return legacy_from_numpy(data) if dtype is dtypes.default_float else _numpy_source(data).astype(dtype.np, copy=False)
     if isinstance(data, (np.generic, dict)) or not hasattr(type(data), "__getitem__"):
         raise TypeError(f"new(): data must be a sequence (got {type_name(data)})")
     first = data
@@ -126,8 +119,11 @@ def legacy_new(dtype, args, kwargs, device="cpu", method=False, typed=True):
             raise TypeError(f"must be real number, not {kind.__name__}")
     if any(issubclass(kind, Tensor) for kind in leaves):  # one number per tensor, as tensor()'s
         data = _tensors_as_numbers(data, dtype.np.kind in "iub")
+    _check_numbers(data, np.dtype(dtype.np), leaves)
     try:
         return np.array(data, dtype=dtype.np)
+    except OverflowError:
+        return _wrapped(data, np.dtype(dtype.np))
     except ValueError:
         _check_nesting(data)  # (nested sequences of unequal lengths: PyTorch's error, naming the dim)
         raise

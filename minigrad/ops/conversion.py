@@ -14,7 +14,7 @@ def _convert(data, dt, dev):
     if dev is not None:
         out = to_device(out, dev)
     if dt is not None and out.dtype != dt:
-        out = (out.real if dt.kind != "c" else out).astype(dt)  # (complex to real: warned by to_copy)
+        out = (out.real if dt.kind not in "cb" else out).astype(dt)  # (complex to real: warned by to_copy)
     elif out is data:
         out = out.copy()
     return out
@@ -52,11 +52,22 @@ def to_copy(input, dtype=None, device=None, copy=False):
         dt = None
     if dt is None and dev is None and not copy:
         return input
-    if dt is not None and dt.kind != "c" and input.array.dtype.kind == "c":
-        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
+    if dt is not None and dt.kind not in "cb" and input.array.dtype.kind == "c":
+        warn_complex_to_real(stacklevel=4)
     if dt is not None and dt.kind not in "fc":  # integer and bool results leave the graph
         return array_op(lambda a: _convert(a, dt, dev), input)
     return ToCopy.apply(input, dt, dev)
+
+
+_complex_said = [False]
+
+
+def warn_complex_to_real(stacklevel):
+    """PyTorch's warning for a cast of complex values to a real dtype (bool is their truth): once a process,
+    as PyTorch says it, whichever cast comes first (`.float()`, `tensor(complex_array, dtype=float32)`)."""
+    if not _complex_said[0]:
+        _complex_said[0] = True
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=stacklevel)
 
 
 def _device(spec):
