@@ -7,6 +7,7 @@ import copy
 import numpy as np
 import pytest
 
+import minigrad
 from twins import agree, both, numpy_state, start  # noqa: F401
 
 
@@ -574,3 +575,177 @@ def maml(torch, init):
 
 def test_maml_functional_call_and_reptile(torch):
     both(torch, maml)
+
+
+# ---- a mixture-of-experts layer: top-k gating, index_add_ dispatch, a load-balancing loss ------------------------
+def moe(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    E, k, d = 4, 2, 6
+
+    class MoE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.router = nn.Linear(d, E, bias=False)
+            self.experts = nn.ModuleList([nn.Sequential(nn.Linear(d, 12), nn.ReLU(), nn.Linear(12, d))
+                                          for _ in range(E)])
+
+        def forward(self, x):
+            B, T, _ = x.shape
+            flat = x.reshape(-1, d)
+            logits = self.router(flat)
+            probs = logits.softmax(dim=-1)
+            weights, chosen = torch.topk(probs, k, dim=-1)
+            weights = weights / weights.sum(dim=-1, keepdim=True)
+            out = torch.zeros_like(flat)
+            for e, expert in enumerate(self.experts):
+                token, slot = torch.where(chosen == e)
+                if token.numel() == 0:
+                    continue
+                y = expert(flat[token]) * weights[token, slot, None]
+                out.index_add_(0, token, y)
+            # the same combination by scatter_add over a dense (tokens, experts) weight table
+            gate = torch.zeros_like(probs).scatter_add(1, chosen, weights)
+            dense = torch.stack([ex(flat) for ex in self.experts], 1)
+            out2 = (gate.unsqueeze(-1) * dense).sum(1)
+            counts = F.one_hot(chosen, E).sum(dim=(0, 1)).to(x.dtype)
+            load = counts / counts.sum()
+            aux = E * (load * probs.mean(0)).sum()
+            z_loss = torch.logsumexp(logits, dim=-1).pow(2).mean()
+            return out.view(B, T, d), out2.view(B, T, d), aux, z_loss, counts
+
+    model = MoE()
+    init = start(model, init)
+    rng = np.random.default_rng(22)
+    x, target = torch.tensor(rng.standard_normal((2, 5, d))), torch.tensor(rng.standard_normal((2, 5, d)))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    out = []
+    for _ in range(3):
+        y, y2, aux, z_loss, counts = model(x)
+        loss = F.smooth_l1_loss(y, target) + 0.01 * aux + 1e-3 * z_loss
+        opt.zero_grad()
+        loss.backward()
+        g = grads(model)
+        opt.step()
+        out.append([loss, aux, counts, y2])
+    return dict(init=init, out=out, y=y, grads=g, params=list(model.parameters()))
+
+
+def test_mixture_of_experts_topk_dispatch(torch):
+    both(torch, moe)
+
+
+# ---- Perceiver-style cross-attention: latents attend to inputs of other widths ---------------------------------
+def perceiver(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    class Perceiver(nn.Module):
+        def __init__(self, n_lat=3, d=8):
+            super().__init__()
+            self.latents = nn.Parameter(torch.randn(n_lat, d))
+            self.cross = nn.MultiheadAttention(d, 2, kdim=5, vdim=4, batch_first=True)
+            self.self_attn = nn.MultiheadAttention(d, 2, batch_first=True, bias=False, add_bias_kv=True)
+            self.ln = nn.LayerNorm(d)
+            self.head = nn.Linear(d, 2)
+
+        def forward(self, keys, values, pad):
+            lat = self.latents.expand(keys.size(0), -1, -1)
+            h, w = self.cross(lat, keys, values, key_padding_mask=pad, need_weights=True,
+                              average_attn_weights=False)
+            h = self.ln(h + lat)
+            h2, w2 = self.self_attn(h, h, h)
+            return self.head((h + h2).mean(1)), w, w2
+
+    model = Perceiver()
+    init = start(model, init)
+    rng = np.random.default_rng(23)
+    keys, values = torch.tensor(rng.standard_normal((3, 6, 5))), torch.tensor(rng.standard_normal((3, 6, 4)))
+    pad = torch.tensor(np.arange(6)[None, :] >= np.array([[6], [4], [2]]))
+    y = torch.tensor(rng.integers(0, 2, 3))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    out = []
+    for _ in range(3):
+        logits, w, w2 = model(keys, values, pad)
+        loss = F.cross_entropy(logits, y)
+        opt.zero_grad()
+        loss.backward()
+        g = grads(model)
+        opt.step()
+        out.append([loss, w, w2])
+    names = [n for n, _ in model.named_parameters()]
+    return dict(init=init, out=out, grads=g, names=names, params=list(model.parameters()))
+
+
+def test_perceiver_cross_attention(torch):
+    both(torch, perceiver)
+
+
+# ---- what these scripts found: writes and expands as PyTorch ------------------------------------------------------
+def _outcome(lib, fn):
+    try:
+        y = fn(lib)
+    except Exception as e:  # noqa: BLE001 (the type and text are what is compared)
+        return type(e).__name__, str(e).replace("torch.", "minigrad.")
+    return "ok", str(y.dtype).split(".")[-1], y.grad_fn is not None and type(y.grad_fn).__name__, y.tolist()
+
+
+def _mask_seen(lib):  # a recommender masking seen items of an integer score table with -inf
+    return lib.zeros(2, 4, dtype=lib.long).scatter_(1, lib.tensor([[0], [3]]), float("-inf"))
+
+
+def _enqueue_wrong_width(lib):  # MoCo's enqueue of a batch that does not fit the queue's slice
+    queue = lib.zeros(4, 12)
+    queue[:, 10:14] = lib.ones(3, 4)
+    return queue
+
+
+def _fill_diagonal_nonleaf(lib):
+    x = lib.ones(3, 4, requires_grad=True) * 2
+    return x.fill_diagonal_(0.5)
+
+
+def _fill_diagonal_leaf(lib):
+    return lib.ones(3, 3, requires_grad=True).fill_diagonal_(0.5)
+
+
+def _setitem_inf(lib):
+    x = lib.zeros(3, dtype=lib.long)
+    x[1] = -np.inf
+    return x
+
+
+def _setitem_list(lib):
+    x = lib.zeros(3, 2, dtype=lib.long)
+    x[0] = [1, 2]
+    return x
+
+
+def _setitem_array(lib):
+    x = lib.zeros(3, 2)
+    x[1] = np.array([1.0, 2.0])
+    return x
+
+
+@pytest.mark.parametrize("fn", [
+    _mask_seen,
+    lambda lib: lib.zeros(2, 4, dtype=lib.int32).scatter(1, lib.tensor([[0], [3]]), float("nan")),
+    lambda lib: lib.zeros(2, 4, dtype=lib.long).scatter(1, lib.tensor([[0], [3]]), float("inf"), reduce="add"),
+    lambda lib: lib.zeros(2, 4, dtype=lib.long).scatter(1, lib.tensor([[0], [3]]), 2.7),
+    lambda lib: lib.zeros(3, 3, dtype=lib.long).fill_diagonal_(float("-inf")),
+    lambda lib: lib.zeros(3, 3, dtype=lib.long).fill_diagonal_(2.7),
+    lambda lib: lib.ones(3, 4).expand(2, 5),
+    lambda lib: lib.ones(3).expand(-1, 4),
+    _enqueue_wrong_width, _fill_diagonal_nonleaf, _fill_diagonal_leaf, _setitem_inf, _setitem_list, _setitem_array,
+])
+def test_writes_and_expands_as_pytorch(torch, fn):
+    assert _outcome(minigrad, fn) == _outcome(torch, fn)
+
+
+def test_fill_diagonal_gradient_as_pytorch(torch):
+    def script(lib, init):
+        a = lib.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)
+        x = a * 1
+        x.fill_diagonal_(-2.0, wrap=True)
+        (x * x).sum().backward()
+        return dict(init=init, x=x, grad=a.grad, name=type(x.grad_fn).__name__)
+
+    both(torch, script)
