@@ -1556,6 +1556,11 @@ class MaskedFillTensor(MaskedFill):
     node_name = "MaskedFillBackward1"
 
 
+class FillDiagonal(MaskedFill):
+    """fill_diagonal_'s record: PyTorch fills a diagonal view, so its node is the view's write back."""
+    node_name = "CopySlices"
+
+
 
 
 def check_fill_mask(mask):

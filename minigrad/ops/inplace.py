@@ -468,8 +468,10 @@ def setitem(self, index, value):
             if name is not None:
                 raise multi_output_error(0, name)
     number = not isinstance(value, Tensor)
-    if number:
-        value = Tensor._wrap(xp.asarray(value, dtype=self.array.dtype))
+    if number:  # (-inf into an integer tensor: PyTorch's overflow text)
+        if type(value) not in (int, float, bool, complex) and not isinstance(value, np.generic):
+            raise TypeError(f"can't assign a {type_name(value)} to a minigrad.{self.dtype._legacy}")
+        value = Tensor._wrap(xp.asarray(checked_scalar(value, self.array.dtype), dtype=self.array.dtype))
     elif value.array.dtype != self.array.dtype:
         value = value.to(self.dtype)
 
@@ -798,18 +800,21 @@ def random_(self, *bounds, generator=None, **kwargs):
 def fill_diagonal_(self, fill_value, wrap=False):
     """Write fill_value on the main diagonal (every dim the same length beyond 2-D; wrap: restart below a tall
     matrix's diagonal every n + 1 rows, as numpy's fill_diagonal)."""
-    from .elementwise import masked_fill
+    from .elementwise import FillDiagonal
 
     a = self.array
     if a.ndim < 2 or (a.ndim > 2 and len(set(a.shape)) != 1):
         raise RuntimeError("all dimensions of input must be of equal length" if a.ndim > 2 else
                            "dimensions must larger than 1")
+    if state.grad_enabled and self.requires_grad and self.grad_fn is None:  # (PyTorch writes through a view)
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    fill_value = checked_scalar(fill_value, a.dtype)  # (-inf into an integer tensor: PyTorch's overflow text)
     xp = array_module(a)
     mask = xp.zeros(a.shape, dtype=bool)
     xp.fill_diagonal(mask, True, wrap=wrap)
     mask = Tensor._wrap(mask)
     return apply_inplace(self, lambda arr: xp.copyto(arr, fill_value, where=mask.array, casting="unsafe"),
-                         lambda: masked_fill(self, mask, fill_value))
+                         lambda: FillDiagonal.apply(self, mask, fill_value))
 
 
 def _masked_fill(input, mask, value):

@@ -10,7 +10,7 @@ from ..autograd import recording
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import normalize_dim, too_many_positional, type_name
+from ._util import checked_scalar, normalize_dim, too_many_positional, type_name
 from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, flat_index, scatter_add_at
 
 
@@ -373,6 +373,7 @@ def scatter(input, dim, index, src=None, value=None, reduce=None):
         from ..factory import _complex_fill
 
         value = _complex_fill(value, input.dtype)
+    value = checked_scalar(value, input.array.dtype)  # (-inf into an integer tensor: PyTorch's overflow text)
     if reduce is not None:
         modes = {"add": "sum", "multiply": "prod"}
         if reduce not in modes:

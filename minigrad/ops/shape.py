@@ -450,8 +450,9 @@ def expand(input, *sizes, **kw):
             f"expand(minigrad.{input.dtype._legacy}{{{list(shape)}}}, size={list(sizes)}): the number of sizes "
             f"provided ({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({len(shape)})"
         )
-    target = []
-    for i, s in enumerate(sizes):
+    target = [0] * len(sizes)
+    for i in reversed(range(len(sizes))):  # from the last dim, as PyTorch: the first mismatch it names is the last
+        s = sizes[i]
         cur = shape[i - lead] if i >= lead else 1
         if s == -1:
             if i < lead:
@@ -462,7 +463,7 @@ def expand(input, *sizes, **kw):
                 f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at non-singleton "
                 f"dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(shape)}"
             )
-        target.append(s)
+        target[i] = s
     target = tuple(target)
     if target == shape:
         return input
