@@ -508,18 +508,26 @@ class SmoothL1Loss(Function):
     @staticmethod
     def forward(ctx, input, target, reduction, beta):  # d = input - target: 0.5 d^2 / beta where |d| < beta, |d| - beta/2 beyond
         ctx.save(self=input, target=target)
-        ctx.reduction, ctx.beta = reduction, beta
         dd = input.array - target.array
+        ctx.reduction, ctx.beta, ctx.diff = reduction, beta, dd
         xp = xp_of(dd)
         ad = xp.abs(dd)
         return _reduce_array(xp.where(ad < beta, 0.5 * dd * dd / beta, ad - 0.5 * beta), reduction)
 
     @staticmethod
     def backward(ctx, g):  # d / beta where |d| < beta, sign(d) beyond
-        d = ctx._saved_self - ctx._saved_target
+        d = _difference(ctx)
         inside = Tensor._wrap((xp_of(d.array).abs(d.array) < ctx.beta).astype(d.array.dtype))
         outside = Tensor._wrap(xp_of(d.array).sign(d.array) * (1 - inside.array))
         return _difference_grads(ctx, _upstream(g, ctx.reduction, d.array.size) * (inside * d / ctx.beta + outside))
+
+
+def _difference(ctx):
+    """input - target as forward made it; recorded from the saved inputs when the backward's graph is wanted."""
+    if is_grad_enabled():
+        return ctx._saved_self - ctx._saved_target
+    _ = ctx.saved_tensors  # (the version check: an input edited in place since forward is refused)
+    return Tensor._wrap(ctx.diff)
 
 
 def _difference_grads(ctx, gd):
@@ -550,15 +558,15 @@ class HuberLoss(Function):
     @staticmethod
     def forward(ctx, input, target, reduction, delta):  # d = input - target: 0.5 d^2 where |d| < delta, delta (|d| - delta/2) beyond
         ctx.save(self=input, target=target)
-        ctx.reduction, ctx.delta = reduction, delta
         dd = input.array - target.array
+        ctx.reduction, ctx.delta, ctx.diff = reduction, delta, dd
         xp = xp_of(dd)
         ad = xp.abs(dd)
         return _reduce_array(xp.where(ad < delta, 0.5 * dd * dd, delta * (ad - 0.5 * delta)), reduction)
 
     @staticmethod
     def backward(ctx, g):  # d, clipped to [-delta, delta]
-        d = ctx._saved_self - ctx._saved_target
+        d = _difference(ctx)
         return _difference_grads(ctx, _upstream(g, ctx.reduction, d.array.size) * d.clamp(-ctx.delta, ctx.delta))
 
 
