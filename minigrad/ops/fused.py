@@ -9,7 +9,8 @@ from ..autograd.function import Function, keeps_operand_shapes
 from ..device import array_module
 from ..tensor import Tensor
 from . import elementwise, matmul, reduction
-from ._util import cast, sum_to
+from ._util import cast, sum_to, sum_to_array
+from ..autograd.grad_mode import state
 
 
 def _quiet(fn, *arrays):
@@ -52,7 +53,7 @@ class _AddProduct(Function):
     def backward(cls, ctx, g):
         need = ctx.needs_input_grad
         _, a, b = ctx.saved_tensors
-        gi = sum_to(g * ctx.beta, ctx.input_shape) if need[0] else None
+        gi = sum_to(_scaled(g, ctx.beta), ctx.input_shape) if need[0] else None
         ga, gb = cls.grads(_scaled(g, ctx.alpha), a, b, need[1], need[2])
         return gi, ga, gb, None, None
 
@@ -63,6 +64,9 @@ class Addmm(_AddProduct):  # mat1 @ mat2: g mat2^H, mat1^H g
 
     @staticmethod
     def grads(g, a, b, need_a, need_b):
+        if not state.grad_enabled and g.array.dtype.kind != "c":  # no graph of the backward: the products on arrays
+            return (Tensor._wrap(matmul.product(g.array, b.array.T)) if need_a else None,
+                    Tensor._wrap(matmul.matmul_arrays(a.array.T, g.array)) if need_b else None)
         return (matmul.mm(g, _h(b)) if need_a else None), (matmul.mm(_h(a), g) if need_b else None)
 
 
@@ -146,6 +150,12 @@ class Addcdiv(Function):
     def backward(ctx, g):  # d = da + value (dt1 / t2 - t1 dt2 / t2^2)
         need, (si, s1, s2) = ctx.needs_input_grad, ctx.shapes
         _, t1, t2 = ctx.saved_tensors
+        if not state.grad_enabled and g.array.dtype.kind != "c":  # no graph of the backward: on arrays
+            ga, gv, d = g.array, _scaled(g.array, ctx.value), t2.array
+            q = gv / d
+            return (Tensor._wrap(sum_to_array(ga, si)) if need[0] else None,
+                    Tensor._wrap(sum_to_array(q, s1)) if need[1] else None,
+                    Tensor._wrap(sum_to_array(-q * t1.array / d, s2)) if need[2] else None, None)
         gv = _scaled(g, ctx.value)
         if g.array.dtype.kind == "c":
             t1, t2 = (None if t1 is None else t1.conj()), t2.conj()
