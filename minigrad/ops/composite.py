@@ -9,13 +9,13 @@ import warnings
 import numpy as np
 
 from ..autograd.composite import composite_node
-from ..autograd.function import Function, keeps_operand_shapes
+from ..autograd.function import Function, keep_absent_edges, keeps_operand_shapes
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import cpp_name, int32, int64
 from ..tensor import Tensor, dtype_argument
 from . import complex as complex_ops
-from . import elementwise, matmul, movement, pointwise, reduction, scan, special_array
+from . import elementwise, fused, matmul, movement, pointwise, reduction, scan, special_array
 from . import indexing as indexing_ops  # (meshgrid has an argument named indexing)
 from . import shape as shape_ops  # (many functions here have a local named shape)
 from ..autograd import recording
@@ -90,6 +90,7 @@ def select(input, dim, index):
     return input[(slice(None),) * d + (builtins.int(index),)]
 
 
+@composite_node("TakeBackward0")
 def take(input, index):
     """Elements of the flattened input at `index` (the index's shape)."""
     return shape_ops.reshape(input, -1)[index]
@@ -118,29 +119,72 @@ def _scaled(t, s):
     return t if s == 1 else t * s
 
 
+def _fused_product(input, a, b, shape_of):
+    """Whether input, a, b are float tensors of one dtype whose product has the shape `shape_of(a shape, b shape)`
+    (None where the product's checks refuse them) that input broadcasts to: then one fused node does it, and
+    otherwise the recorded ops below (their promotions, their error texts)."""
+    if not (isinstance(input, Tensor) and isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return False
+    dt = a.array.dtype
+    if dt.kind not in "fc" or b.array.dtype != dt or input.array.dtype != dt:
+        return False
+    shape = shape_of(a.array.shape, b.array.shape)
+    return shape is not None and _expandable(input.array.shape, shape)
+
+
+def _expandable(shape, to):
+    return len(shape) <= len(to) and all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(to)))
+
+
+def _add(input, prod, beta, alpha):
+    return _scaled(input, beta) + _scaled(prod, alpha) if beta != 0 else _scaled(prod, alpha)
+
+
+def _mm_shape(a, b):
+    return (a[0], b[1]) if len(a) == len(b) == 2 and a[1] == b[0] else None
+
+
+def _mv_shape(a, b):
+    return (a[0],) if len(a) == 2 and len(b) == 1 and a[1] == b[0] else None
+
+
+def _bmm_shape(a, b):
+    return (a[0], a[1], b[2]) if len(a) == len(b) == 3 and a[0] == b[0] and a[2] == b[1] else None
+
+
+def _outer_shape(a, b):
+    return (a[0], b[0]) if len(a) == len(b) == 1 else None
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
-    return _scaled(input, beta) + _scaled(matmul.mm(mat1, mat2), alpha) if beta != 0 else _scaled(matmul.mm(mat1, mat2), alpha)
+    if _fused_product(input, mat1, mat2, _mm_shape):
+        return fused.Addmm.apply(input, mat1, mat2, beta, alpha)
+    return _add(input, matmul.mm(mat1, mat2), beta, alpha)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    prod = matmul.matmul(mat, vec)
-    return _scaled(input, beta) + _scaled(prod, alpha) if beta != 0 else _scaled(prod, alpha)
+    if _fused_product(input, mat, vec, _mv_shape):
+        return fused.Addmv.apply(input, mat, vec, beta, alpha)
+    return _add(input, matmul.matmul(mat, vec), beta, alpha)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    prod = reduction.sum(matmul.bmm(batch1, batch2), 0)
-    return _scaled(input, beta) + _scaled(prod, alpha) if beta != 0 else _scaled(prod, alpha)
+    if _fused_product(input, batch1, batch2, lambda a, b: _bmm_shape(a, b) and _bmm_shape(a, b)[1:]):
+        return fused.Addbmm.apply(input, batch1, batch2, beta, alpha)
+    return _add(input, reduction.sum(matmul.bmm(batch1, batch2), 0), beta, alpha)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    prod = matmul.bmm(batch1, batch2)
-    return _scaled(input, beta) + _scaled(prod, alpha) if beta != 0 else _scaled(prod, alpha)
+    if _fused_product(input, batch1, batch2, _bmm_shape):
+        return fused.Baddbmm.apply(input, batch1, batch2, beta, alpha)
+    return _add(input, matmul.bmm(batch1, batch2), beta, alpha)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    prod = outer(vec1, vec2)
-    return _scaled(input, beta) + _scaled(prod, alpha) if beta != 0 else _scaled(prod, alpha)
+    if _fused_product(input, vec1, vec2, _outer_shape):
+        return fused.Addr.apply(input, vec1, vec2, beta, alpha)
+    return _add(input, outer(vec1, vec2), beta, alpha)
 
 
 def require_tensors(name, params, args, kwargs, first=1):
@@ -178,8 +222,24 @@ def tensor_function(fn, name, params):
     return op
 
 
+def _fused_pointwise(input, tensor1, tensor2):
+    """Whether three float tensors of one dtype whose shapes broadcast together: one fused node takes them."""
+    if not (isinstance(input, Tensor) and isinstance(tensor1, Tensor) and isinstance(tensor2, Tensor)):
+        return False
+    dt = input.array.dtype
+    if dt.kind not in "fc" or tensor1.array.dtype != dt or tensor2.array.dtype != dt:
+        return False
+    try:
+        np.broadcast_shapes(input.array.shape, tensor1.array.shape, tensor2.array.shape)
+    except ValueError:
+        return False  # (the recorded ops below say what does not broadcast, in PyTorch's words)
+    return True
+
+
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2."""
+    if _fused_pointwise(input, tensor1, tensor2):
+        return fused.Addcmul.apply(input, tensor1, tensor2, value)
     return input + _scaled(tensor1 * tensor2, value)
 
 
@@ -192,6 +252,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
                            "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
                            "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
                            "for all dtypes.")
+    if _fused_pointwise(input, tensor1, tensor2):
+        return fused.Addcdiv.apply(input, tensor1, tensor2, value)
     return input + _scaled(tensor1 / tensor2, value)
 
 
@@ -223,6 +285,7 @@ def inner(input, other):
     return shape_ops.reshape(flat, tuple(a.array.shape[:-1]) + tuple(b.array.shape[:-1]))
 
 
+@composite_node("TraceBackward0")
 def trace(input):
     if input.array.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.array.ndim}")
@@ -294,6 +357,8 @@ def logaddexp2(input, other):
 
 def sinc(input):
     """sin(pi x) / (pi x), 1 at 0."""
+    if input.array.dtype.kind == "f":
+        return fused.Sinc.apply(input)
     x = input if input.array.dtype.kind in "fc" else input.float()
     px = x * math.pi
     zero = x == 0
@@ -303,16 +368,22 @@ def sinc(input):
 def deg2rad(input):
     if input.array.dtype.kind == "c":
         complex_ops.refuse("deg2rad", input)
+    if input.array.dtype.kind == "f":
+        return fused.Deg2Rad.apply(input)
     return input * (math.pi / 180.0)
 
 
 def rad2deg(input):
     if input.array.dtype.kind == "c":
         complex_ops.refuse("rad2deg", input)
+    if input.array.dtype.kind == "f":
+        return fused.Rad2Deg.apply(input)
     return input * (180.0 / math.pi)
 
 
 def logit(input, eps=None):
+    if input.array.dtype.kind == "f":
+        return fused.Logit.apply(input, None if eps is None else float(eps))
     x = input if eps is None else elementwise.clamp(input, eps, 1.0 - eps)
     return elementwise.log(x / (1.0 - x))
 
@@ -351,23 +422,18 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """nan, +inf and -inf replaced by finite numbers (the dtype's largest by default)."""
     if input.array.dtype.kind != "f":
         return shape_ops.clone(input)
-    info = np.finfo(input.array.dtype)
-    out = elementwise.where(elementwise.isnan(input), nan, input)
-    out = elementwise.where(out == math.inf, info.max if posinf is None else posinf, out)
-    return elementwise.where(out == -math.inf, info.min if neginf is None else neginf, out)
+    return fused.NanToNum.apply(input, nan, posinf, neginf)
 
 
 def fmax(input, other):
     """maximum(), but a nan loses to a number."""
     complex_ops.refuse("fmax", input, other)
-    pick = elementwise.isnan(other) | (input >= other)
-    return elementwise.where(pick, input, other)
+    return elementwise.apply_binary(fused.Fmax, *binary_operands(input, other))
 
 
 def fmin(input, other):
     complex_ops.refuse("fmin", input, other)
-    pick = elementwise.isnan(other) | (input <= other)
-    return elementwise.where(pick, input, other)
+    return elementwise.apply_binary(fused.Fmin, *binary_operands(input, other))
 
 
 def heaviside(input, values):
@@ -422,12 +488,19 @@ def lcm(input, other):
 
 
 def ldexp(input, other):  # input * 2**other
+    from ..dtypes import default_float, result_type
+
     if input.array.dtype.kind == "f" and other.array.dtype.kind in "biu":  # (PyTorch's kernel of input's dtype)
         if other.array.dtype == np.bool_:
             raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
-        out = input * elementwise.pow(2.0, other.float())
-        return out if out.array.dtype == input.array.dtype else out.to(input.dtype)
-    return input * elementwise.pow(2.0, other if other.array.dtype.kind in "fc" else other.float())
+        scale, dtype = default_float.np, input.array.dtype
+    elif other.array.dtype.kind == "c" or input.array.dtype.kind == "c":
+        return input * elementwise.pow(2.0, other if other.array.dtype.kind in "fc" else other.float())
+    else:
+        scale = other.array.dtype if other.array.dtype.kind == "f" else default_float.np
+        dtype = result_type(input, Tensor._wrap(np.zeros((0,) * other.array.ndim, scale)))
+    out = elementwise.apply_binary(fused.Ldexp, input, other, np.dtype(scale), np.dtype(dtype))
+    return keep_absent_edges(out, (input, other if other.array.dtype.kind == "f" else None), (1,))
 
 
 def ldexp_of(ldexp_):
@@ -479,14 +552,12 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(std, mean) over `dim`: `unbiased` (PyTorch's older flag) or `correction` as in std."""
-    return (reduction._spread(reduction.Std, "std_mean", input, dim, unbiased, keepdim, correction),
-            reduction.mean(input, dim, keepdim))
+    return reduction._spread(fused.StdMean, "std_mean", input, dim, unbiased, keepdim, correction)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """(var, mean) over `dim`: `unbiased` (PyTorch's older flag) or `correction` as in var."""
-    return (reduction._spread(reduction.Var, "var_mean", input, dim, unbiased, keepdim, correction),
-            reduction.mean(input, dim, keepdim))
+    return reduction._spread(fused.VarMean, "var_mean", input, dim, unbiased, keepdim, correction)
 
 
 def _sorted_stat(input, dim, keepdim, k_of_n, op, nans=None):
@@ -606,6 +677,7 @@ def nanmedian(input, dim=None, keepdim=False):
     return _sorted_stat(input, dim, keepdim, lambda n: (n - 1) // 2, "nanmedian", _nanmedian_position)
 
 
+@composite_node("KthvalueBackward0")
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest element (1-based) along `dim` and its index."""
     if input.array.dtype.kind == "c":
@@ -617,6 +689,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return _sorted_stat(input, d, keepdim, lambda n: k - 1, "kthvalue")
 
 
+@composite_node("ModeBackward0")
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along `dim` (the smallest among ties) and an index of it."""
     if input.array.dtype.kind == "c":
@@ -742,20 +815,14 @@ def rot90(input, k=1, dims=(0, 1)):
     d0, d1 = (normalize_dim(d, nd) for d in dims)
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
-    k %= 4
-    if k == 1:
-        return shape_ops.transpose(movement.flip(input, d1), d0, d1)
-    if k == 2:
-        return movement.flip(input, (d0, d1))
-    if k == 3:
-        return movement.flip(shape_ops.transpose(input, d0, d1), d1)
-    return shape_ops.clone(input)
+    return fused.Rot90.apply(input, k % 4, d0, d1)
 
 
 def diagflat(input, offset=0):
     return movement.diag(shape_ops.reshape(input, -1), offset)
 
 
+@composite_node("BlockDiagBackward0")
 def block_diag(*tensors):
     ts = [shape_ops.reshape(t, 1, -1) if t.array.ndim < 2 else t for t in tensors]
     cols = builtins.sum(t.array.shape[1] for t in ts)

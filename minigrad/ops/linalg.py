@@ -160,6 +160,8 @@ def matrix_power(input, n):
         xp = array_module(input.array)
         eye = Tensor._wrap(xp.eye(input.array.shape[-1], dtype=input.array.dtype))
         return copy_(clone(input), eye)
+    if n == 3:  # PyTorch's order for a cube: (A A) A
+        return (input @ input) @ input
     base = inverse(input) if n < 0 else input
     n = builtins.abs(n)
     out = None
@@ -333,7 +335,13 @@ def cholesky_legacy(input, upper=False):
                 "future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)"
                 "\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
                 "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
-    return cholesky(input, upper=upper)
+    _square("cholesky", input)
+    L = CholeskyLegacy.apply(input)
+    return _mT(L) if upper else L
+
+
+class CholeskyLegacy(Cholesky):  # torch.cholesky's node: the same work under its older name
+    node_name = "CholeskyBackward0"
 
 
 class QR(Function):

@@ -7,6 +7,7 @@ glu and the shuffles, native ops in PyTorch, have their nodes (GluBackward0, Pix
     pixel_shuffle, pixel_unshuffle, channel_shuffle
     relu_, elu_, leaky_relu_, hardtanh_, selu_, celu_, threshold_, rrelu_   (the in-place forms)
 """
+from minigrad.autograd.composite import composite_node
 from minigrad.autograd.function import Function
 from minigrad.device import array_module
 from minigrad.ops._util import broadcast_shapes
@@ -184,6 +185,11 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 def pdist(input, p=2.0):
     """||x_i - x_j||_p for every row pair i < j, in row-major order. Shape: (N, M) -> (N (N - 1) / 2,)."""
     check_tensor(input, "input", "pdist")
+    return _pdist(input, p)
+
+
+@composite_node("PdistBackward0")
+def _pdist(input, p):
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     i, j = _mg().triu_indices(input.shape[0], input.shape[0], 1)

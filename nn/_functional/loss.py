@@ -11,7 +11,7 @@ from minigrad.autograd.recording import escape
 from minigrad.backends.arrays import sum_of_squares
 from minigrad.dtypes import result_type
 from minigrad.ops.elementwise import _BOOL_SUB, add_scalar, div_scalar, mul_scalar
-from minigrad.ops._util import add_reduce, broadcast_shapes, cast, sum_to_array
+from minigrad.ops._util import add_reduce, broadcast_shapes, cast, sum_to, sum_to_array
 from minigrad.ops.array_op import array_op
 
 from ._common import (Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
@@ -506,27 +506,42 @@ class SmoothL1Loss(Function):
     node_name = "SmoothL1LossBackward0"
 
     @staticmethod
-    def forward(ctx, d, reduction, beta):  # d = input - target: 0.5 d^2 / beta where |d| < beta, |d| - beta/2 beyond
-        ctx.save(diff=d)
-        ctx.reduction, ctx.beta = reduction, beta
-        dd = d.array
+    def forward(ctx, input, target, reduction, beta):  # d = input - target: 0.5 d^2 / beta where |d| < beta, |d| - beta/2 beyond
+        ctx.save(self=input, target=target)
+        dd = input.array - target.array
+        ctx.reduction, ctx.beta, ctx.diff = reduction, beta, dd
         xp = xp_of(dd)
         ad = xp.abs(dd)
         return _reduce_array(xp.where(ad < beta, 0.5 * dd * dd / beta, ad - 0.5 * beta), reduction)
 
     @staticmethod
     def backward(ctx, g):  # d / beta where |d| < beta, sign(d) beyond
-        d = ctx._saved_diff
+        d = _difference(ctx)
         inside = Tensor._wrap((xp_of(d.array).abs(d.array) < ctx.beta).astype(d.array.dtype))
         outside = Tensor._wrap(xp_of(d.array).sign(d.array) * (1 - inside.array))
-        return _upstream(g, ctx.reduction, d.array.size) * (inside * d / ctx.beta + outside), None, None
+        return _difference_grads(ctx, _upstream(g, ctx.reduction, d.array.size) * (inside * d / ctx.beta + outside))
+
+
+def _difference(ctx):
+    """input - target as forward made it; recorded from the saved inputs when the backward's graph is wanted."""
+    if is_grad_enabled():
+        return ctx._saved_self - ctx._saved_target
+    _ = ctx.saved_tensors  # (the version check: an input edited in place since forward is refused)
+    return Tensor._wrap(ctx.diff)
+
+
+def _difference_grads(ctx, gd):
+    """(input's, target's, None, None): a loss of d = input - target, given its gradient gd in d."""
+    need = ctx.needs_input_grad
+    return (sum_to(gd, ctx._saved_self.shape) if need[0] else None,
+            sum_to(-gd, ctx._saved_target.shape) if need[1] else None, None, None)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Huber-like loss: 0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - beta / 2; beta = 0 is l1_loss.
 
     Shapes: input (*), target broadcastable to it -> scalar, or (*) for 'none'. One `SmoothL1LossBackward0`
-    node after the difference's SubBackward0."""
+    node, its edges the input's and the target's."""
     input, target = _promoted_pair(input, target, "smooth_l1_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
@@ -534,39 +549,39 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta == 0:
         return l1_loss(input, target, reduction=reduction)
     _warn_broadcast(input, target)
-    return SmoothL1Loss.apply(input - target, reduction, float(beta))
+    return SmoothL1Loss.apply(input, target, reduction, float(beta))
 
 
 class HuberLoss(Function):
     node_name = "HuberLossBackward0"
 
     @staticmethod
-    def forward(ctx, d, reduction, delta):  # d = input - target: 0.5 d^2 where |d| < delta, delta (|d| - delta/2) beyond
-        ctx.save(diff=d)
-        ctx.reduction, ctx.delta = reduction, delta
-        dd = d.array
+    def forward(ctx, input, target, reduction, delta):  # d = input - target: 0.5 d^2 where |d| < delta, delta (|d| - delta/2) beyond
+        ctx.save(self=input, target=target)
+        dd = input.array - target.array
+        ctx.reduction, ctx.delta, ctx.diff = reduction, delta, dd
         xp = xp_of(dd)
         ad = xp.abs(dd)
         return _reduce_array(xp.where(ad < delta, 0.5 * dd * dd, delta * (ad - 0.5 * delta)), reduction)
 
     @staticmethod
     def backward(ctx, g):  # d, clipped to [-delta, delta]
-        d = ctx._saved_diff
-        return _upstream(g, ctx.reduction, d.array.size) * d.clamp(-ctx.delta, ctx.delta), None, None
+        d = _difference(ctx)
+        return _difference_grads(ctx, _upstream(g, ctx.reduction, d.array.size) * d.clamp(-ctx.delta, ctx.delta))
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - delta / 2), d = input - target; `weight` scales each term
-    before the reduction. Shapes: (*), (*) -> () or (*). One `HuberLossBackward0` node after the difference's
-    SubBackward0 (with a weight, PyTorch's product and reduction after it)."""
+    before the reduction. Shapes: (*), (*) -> () or (*). One `HuberLossBackward0` node, its edges the
+    input's and the target's (with a weight, PyTorch's product and reduction after it)."""
     target = _float_pair(input, target, "huber_loss")  # (PyTorch computes it in the input's dtype)
     reduction = _legacy_reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _warn_broadcast(input, target)
     if weight is None:
-        return HuberLoss.apply(input - target, reduction, float(delta))
-    return _reduce(HuberLoss.apply(input - target, "none", float(delta)) * weight, reduction)
+        return HuberLoss.apply(input, target, reduction, float(delta))
+    return _reduce(HuberLoss.apply(input, target, "none", float(delta)) * weight, reduction)
 
 
 def _class_rows(shape):
