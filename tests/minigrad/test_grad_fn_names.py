@@ -1,7 +1,6 @@
 """Ops minigrad builds from smaller ops, and ops it fuses, end in the node PyTorch names (LinalgLstsqBackward0,
-AddmmBackward0, LogitBackward0; not the
-MmBackward0 of the composite's last step), with edges to the inputs' nodes; their gradients and
-second derivatives stay PyTorch's."""
+AddmmBackward0, LogitBackward0; not the MmBackward0 of a composite's last step), with edges to the inputs' nodes;
+their values, gradients and second derivatives stay PyTorch's."""
 import numpy as np
 import pytest
 
