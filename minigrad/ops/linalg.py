@@ -26,7 +26,9 @@ def _deprecated(name, text):
     """PyTorch's deprecation warning of `name`, once a process (as its C++ side says it)."""
     if name not in _deprecations_said:
         _deprecations_said.add(name)
-        warnings.warn(text, UserWarning, stacklevel=3)
+        from ..compiler import _user_stacklevel  # (the script's line, below the `out=` wrapper's frame)
+
+        warnings.warn(text, UserWarning, stacklevel=_user_stacklevel())
 
 
 class LinAlgError(RuntimeError):

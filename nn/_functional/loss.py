@@ -548,7 +548,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0:
         return l1_loss(input, target, reduction=reduction)
-    _warn_broadcast(input, target)
+    if input.array.shape != target.array.shape:
+        _warn_broadcast(input, target)
+        broadcast_shapes(input.array.shape, target.array.shape)  # PyTorch's error, not numpy's
     return SmoothL1Loss.apply(input, target, reduction, float(beta))
 
 
@@ -578,7 +580,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     reduction = _legacy_reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    _warn_broadcast(input, target)
+    if input.array.shape != target.array.shape:
+        _warn_broadcast(input, target)
+        broadcast_shapes(input.array.shape, target.array.shape)  # PyTorch's error, not numpy's
     if weight is None:
         return HuberLoss.apply(input, target, reduction, float(delta))
     return _reduce(HuberLoss.apply(input, target, "none", float(delta)) * weight, reduction)

@@ -13,7 +13,7 @@ from nn.utils import clip_grad_norm_, clip_grad_value_, parameters_to_vector, ve
 def _params(grads):
     params = []
     for g in grads:
-        p = nn.Parameter(minigrad.zeros(*np.shape(g)))
+        p = nn.Parameter(minigrad.zeros(np.shape(g)))
         p.grad = minigrad.tensor(np.asarray(g, dtype=np.float32))
         params.append(p)
     return params
