@@ -248,16 +248,8 @@ class SparseEmbedding(Embedding):
     node_name = "EmbeddingBackward0"
 
     @staticmethod
-    def forward(ctx, idx, weight, padding_idx, scale_grad_by_freq=False):
-        return Embedding.forward(ctx, idx, weight, padding_idx, scale_grad_by_freq)
-
-    @staticmethod
-    def array_forward(idx, weight, padding_idx, scale_grad_by_freq=False):
-        return _embedding_forward
-
-    @staticmethod
     @once_differentiable
-    def backward(ctx, g):
+    def backward(ctx, g):  # (forward: the dense node's)
         if ctx.scale_grad_by_freq:  # (PyTorch refuses it at the backward, not the call)
             raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
 
