@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from ..autograd.composite import composite_node
-from ..autograd.function import Function, keep_absent_edges, keeps_operand_shapes
+from ..autograd.function import Function, _expandable, keep_absent_edges, keeps_operand_shapes
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..dtypes import cpp_name, int32, int64
@@ -130,10 +130,6 @@ def _fused_product(input, a, b, shape_of):
         return False
     shape = shape_of(a.array.shape, b.array.shape)
     return shape is not None and _expandable(input.array.shape, shape)
-
-
-def _expandable(shape, to):
-    return len(shape) <= len(to) and all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(to)))
 
 
 def _add(input, prod, beta, alpha):
