@@ -364,3 +364,14 @@ def checked_scalar(value, dt):
         raise RuntimeError(f"value cannot be converted to type {_FILL_TYPES.get(dt.name, dt.name + '_t')} "
                            "without overflow")
     return value
+
+
+def quiet(fn, *arrays):
+    """fn(*arrays) without numpy's divide/invalid/overflow warnings: PyTorch gives inf and NaN silently."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return fn(*arrays)
+
+
+def scaled(t, s):
+    """t * s, or t itself for s == 1 (a multiply-add's alpha, beta or value left at its default)."""
+    return t if s == 1 else t * s

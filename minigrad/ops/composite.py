@@ -22,6 +22,7 @@ from ..autograd import recording
 from .array_op import array_op
 from ._util import binary_operands, check_index_entries, normalize_dim, return_type, some_id_outside, type_name
 from ._util import sum_to, sum_to_array
+from ._util import scaled as _scaled
 from ._util import broadcast_shapes as _broadcast_pair  # (two shapes; broadcast_shapes below takes many)
 
 # ---- aliases ------------------------------------------------------------------------------------------
@@ -115,10 +116,6 @@ def take_along_dim(input, indices, dim=None):
 
 
 # ---- multiply-adds ------------------------------------------------------------------------------------
-def _scaled(t, s):
-    return t if s == 1 else t * s
-
-
 def _fused_product(input, a, b, shape_of):
     """Whether input, a, b are float tensors of one dtype whose product has the shape `shape_of(a shape, b shape)`
     (None where the product's checks refuse them) that input broadcasts to: then one fused node does it, and

@@ -10,21 +10,13 @@ from ..device import array_module
 from ..tensor import Tensor
 from . import elementwise, matmul, reduction
 from ._util import cast, sum_to, sum_to_array
+from ._util import quiet as _quiet, scaled as _scaled
 from ..autograd.grad_mode import state
-
-
-def _quiet(fn, *arrays):
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return fn(*arrays)
 
 
 def _h(t):
     """t's conjugate transpose over its last two dims (its transpose, for real t): the adjoint of a product."""
     return t.mT.conj() if t.array.dtype.kind == "c" else t.mT
-
-
-def _scaled(t, s):
-    return t if s == 1 else t * s
 
 
 # ---- input * beta + (mat1 op mat2) * alpha ----------------------------------------------------------------

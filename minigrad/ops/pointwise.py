@@ -13,15 +13,11 @@ from ..tensor import Tensor
 from .array_op import array_op
 from .complex import check_same_dtype, refuse
 from ._util import binary_operands, cast, float_operands, return_type, sum_to, type_name
+from ._util import quiet as _quiet
 from .elementwise import _binary, _unary, complex_fill, exp, sqrt, where, zeros_like_grad
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-
-def _quiet(fn, *arrays):
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return fn(*arrays)
 
 
 def _unary_class(name, node, array_fn, backward, saves="self"):
