@@ -150,7 +150,9 @@ class Tensor:
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
-            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+            raise TypeError(f"Variable data has to be a tensor, but got {type_name(value)}")
+        if self.requires_grad and value.array.dtype.kind not in "fc":  # (a gradient could not have its dtype)
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         if recording.hook.recorder is not None:  # in a minigrad.compile capture: a step of the replay too
             recording.hook.recorder.on_call(_set_data, self, value)
             return
@@ -161,8 +163,8 @@ class Tensor:
         """The gradient backward accumulated into this leaf (None before any, or after zero_grad)."""
         if recording.hook.recorder is not None:  # in a minigrad.compile capture
             return recording.hook.recorder.on_grad_read(self, self._grad)
-        if self.grad_fn is not None and not self._retains_grad:  # (a mistake PyTorch points out: it stays None)
-            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:  # (a mistake PyTorch points
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)  # out: it stays None, unless one was assigned)
         return self._grad
 
     @grad.setter

@@ -839,7 +839,10 @@ def _once_differentiable_user(fn, ctx, grads):
 
 
 def leaf_accumulator(t):
-    """The AccumulateGrad node of leaf `t`, one per leaf (held weakly by the leaf, as in PyTorch)."""
+    """The AccumulateGrad node of leaf `t`, one per leaf (held weakly by the leaf, as in PyTorch). None for a view
+    taken in no_grad mode: it requires grad through its base, yet PyTorch gives it no node (a gradient stops there)."""
+    if t._base is not None and getattr(t, "_no_grad_view", False):
+        return None
     ref = t._grad_accumulator
     node = ref() if ref is not None else None
     if node is None:

@@ -47,6 +47,7 @@ def _as_view(out, base):
             out._multi_output = True
         if not state.grad_enabled and (base.requires_grad or getattr(base, "_no_grad_view", False)):
             out._no_grad_view = _flags_set = True  # (apply_inplace refuses writing through it with grad mode on)
+            out.requires_grad = True  # (as PyTorch's: a leaf that requires grad through its base, gradients to neither)
 
 
 def _view_of(base, array):

@@ -56,7 +56,7 @@ def test_data_copy_zero_fill_and_assignment(torch):
 
 def test_assigning_data_that_is_not_a_tensor_is_refused():
     x = minigrad.zeros(2)
-    with pytest.raises(TypeError, match="data must be a Tensor"):
+    with pytest.raises(TypeError, match="Variable data has to be a tensor, but got numpy.ndarray"):
         x.data = np.ones(2)
 
 
