@@ -19,47 +19,7 @@ from . import random as _random
 from .autograd.grad_mode import enable_grad
 from .ops.shape import stack
 from .tensor import Tensor
-
-
-# ---- pytrees: nested tuples, lists, dicts and namedtuples ----------------------------------------------
-
-def _flatten(tree):
-    """(leaves, spec): the leaves of nested tuples / lists / dicts / namedtuples, and how to rebuild them."""
-    if isinstance(tree, (tuple, list, dict)):
-        keys = list(tree) if isinstance(tree, dict) else None
-        leaves, specs = [], []
-        for item in (tree.values() if keys is not None else tree):
-            item_leaves, spec = _flatten(item)
-            leaves += item_leaves
-            specs.append(spec)
-        return leaves, (type(tree), keys, specs)
-    return [tree], None
-
-
-def _unflatten(leaves, spec):
-    return _build(iter(leaves), spec)
-
-
-def _build(leaves, spec):
-    if spec is None:
-        return next(leaves)
-    kind, keys, specs = spec
-    items = [_build(leaves, s) for s in specs]
-    if keys is not None:
-        return kind(zip(keys, items))
-    return kind(*items) if hasattr(kind, "_fields") else kind(items)  # (a namedtuple takes its fields one by one)
-
-
-def _spec_str(spec):
-    """PyTorch's way of printing a pytree's structure: TreeSpec(tuple, None, [*, *])."""
-    if spec is None:
-        return "*"
-    kind, keys, specs = spec
-    return f"TreeSpec({kind.__name__}, {keys}, [{', '.join(_spec_str(s) for s in specs)}])"
-
-
-def _leaf_count(spec):
-    return 1 if spec is None else sum(_leaf_count(s) for s in spec[2])
+from .utils._pytree import tree_flatten as _flatten, tree_unflatten as _unflatten
 
 
 # ---- the autograd the transforms run ---------------------------------------------------------------------
@@ -203,7 +163,7 @@ def vjp(func, *primals, has_aux=False):
         cot, cot_spec = _flatten(cotangents[0] if len(cotangents) == 1 else cotangents)
         if len(cot) != len(outs):
             raise RuntimeError(f"Expected pytree structure of cotangents to be the same as pytree structure of outputs "
-                               f"to the function. cotangents: {_spec_str(cot_spec)}, primal output: {_spec_str(out_spec)}")
+                               f"to the function. cotangents: {cot_spec}, primal output: {out_spec}")
         with enable_grad():
             flat = _derivatives(outs, inputs, cot)
         return _outside(tuple(_per_argnum(flat, tracked, tuple(range(len(primals))))), own)
@@ -282,13 +242,13 @@ def _dims_per_leaf(dims, spec):
     """The mapped dim of each leaf of a pytree with structure `spec`: `dims` is an int or None for a whole
     subtree, or a container like the subtree's (PyTorch's prefix rule). None where they do not match."""
     if dims is None or isinstance(dims, int):
-        return [dims] * _leaf_count(spec)
-    if spec is None or not isinstance(dims, (tuple, list, dict)) or len(dims) != len(spec[2]):
+        return [dims] * spec.num_leaves
+    if spec.is_leaf() or not isinstance(dims, (tuple, list, dict)) or len(dims) != spec.num_children:
         return None
-    if isinstance(dims, dict) and list(dims) != spec[1]:
+    if isinstance(dims, dict) and list(dims) != spec.context:
         return None
     out = []
-    for d, sub in zip(dims.values() if isinstance(dims, dict) else dims, spec[2]):
+    for d, sub in zip(dims.values() if isinstance(dims, dict) else dims, spec.children()):
         found = _dims_per_leaf(d, sub)
         if found is None:
             return None
@@ -315,8 +275,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         dims = _dims_per_leaf(in_dims, spec)
         if dims is None:
             raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
-                             f"structure of `inputs`. in_dims has structure {_spec_str(_flatten(in_dims)[1])} but inputs "
-                             f"has structure {_spec_str(spec)}.")
+                             f"structure of `inputs`. in_dims has structure {_flatten(in_dims)[1]} but inputs "
+                             f"has structure {spec}.")
         mapped = []
         for i, (leaf, d) in enumerate(zip(leaves, dims)):
             if d is None:
@@ -366,7 +326,7 @@ def _stacked(outs, out_dims, name, empty=False):
     dims = _dims_per_leaf(out_dims, spec)
     if dims is None:
         raise ValueError(f"vmap({name}, ...): out_dims is not compatible with the structure of `outputs`. out_dims has "
-                         f"structure {_spec_str(_flatten(out_dims)[1])} but outputs has structure {_spec_str(spec)}.")
+                         f"structure {_flatten(out_dims)[1]} but outputs has structure {spec}.")
     result = []
     for k, d in enumerate(dims):
         if d is None:  # an output the same for every slice: given once
