@@ -41,13 +41,17 @@ def _square(name, A):
     if A.array.shape[-1] != A.array.shape[-2]:
         raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are "
                            f"{A.array.shape[-2]} by {A.array.shape[-1]} matrices")
-    if A.array.dtype.kind != "f":
+    if A.array.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. "
                            f"Got {A.dtype._legacy[:-6]}")
 
 
 def _mT(t):
     return t.transpose(-2, -1)
+
+
+def _mH(t):  # the adjoint (conjugate transpose): _mT for a real t
+    return t.mH if t.array.dtype.kind == "c" else _mT(t)
 
 
 class Inverse(Function):
@@ -66,7 +70,7 @@ class Inverse(Function):
     @staticmethod
     def backward(ctx, g):  # d(A^-1) = -A^-1 dA A^-1
         y = ctx._saved_result
-        return -(_mT(y) @ g @ _mT(y))
+        return -(_mH(y) @ g @ _mH(y))
 
 
 def inverse(input):
@@ -186,8 +190,8 @@ def pinverse(input, rcond=1e-15):
     m, n = input.array.shape[-2:]
     try:
         if m >= n:
-            return inverse(_mT(input) @ input) @ _mT(input)
-        return _mT(input) @ inverse(input @ _mT(input))
+            return inverse(_mH(input) @ input) @ _mH(input)
+        return _mH(input) @ inverse(input @ _mH(input))
     except RuntimeError:
         return array_op(lambda a: array_module(a).linalg.pinv(a, rcond=rcond), input)
 
@@ -206,14 +210,14 @@ def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
         w, V = eigh(A)
         tol = builtins.max(atol or 0.0, rtol * float(xp.abs(w.array).max(initial=0.0)))
         kept = w.abs() > tol
-        return (V * (kept / w.where(kept, 1.0)).unsqueeze(-2)) @ _mT(V)
+        return (V * (kept / w.where(kept, 1.0)).unsqueeze(-2)) @ _mH(V)
     sv = xp.linalg.svd(A.array, compute_uv=False)
     tol = xp.maximum(atol or 0.0, rtol * sv[..., :1])
     if bool((sv > tol).all()):  # full rank: the pseudo-inverse by the normal equations, as pinverse
         return pinverse(A)
     U, S, Vh = svd(A, full_matrices=False)
     kept = S > Tensor._wrap(tol)
-    return (_mT(Vh) * (kept / S.where(kept, 1.0)).unsqueeze(-2)) @ _mT(U)
+    return (_mH(Vh) * (kept / S.where(kept, 1.0)).unsqueeze(-2)) @ _mH(U)
 
 
 
@@ -230,7 +234,7 @@ lstsq_result = return_type("linalg_lstsq", ("solution", "residuals", "rank", "si
 def _matrix(name, A):
     if A.array.ndim < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
-    if A.array.dtype.kind != "f":
+    if A.array.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. "
                            f"Got {A.dtype._legacy[:-6]}")
 
@@ -328,7 +332,7 @@ def cholesky(A, *, upper=False):
     upper=True gives L^T."""
     _square("cholesky", A)
     L = Cholesky.apply(A)
-    return _mT(L) if upper else L
+    return _mH(L) if upper else L
 
 
 def cholesky_legacy(input, upper=False):
@@ -339,7 +343,7 @@ def cholesky_legacy(input, upper=False):
                 "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
     _square("cholesky", input)
     L = CholeskyLegacy.apply(input)
-    return _mT(L) if upper else L
+    return _mH(L) if upper else L
 
 
 class CholeskyLegacy(Cholesky):  # torch.cholesky's node: the same work under its older name
@@ -547,7 +551,7 @@ def svd_legacy(input, some=True, compute_uv=True):
         return svd_legacy_result(Tensor._wrap(xp.zeros(batch + (m, m), dtype=input.array.dtype)), S,
                                  Tensor._wrap(xp.zeros(batch + (n, n), dtype=input.array.dtype)))
     U, S, Vh = svd(input, full_matrices=not some)
-    return svd_legacy_result(U, S, _mT(Vh))
+    return svd_legacy_result(U, S, _mH(Vh))
 
 
 def _approximate_basis(A, q, niter, M):
@@ -681,7 +685,7 @@ def _legacy_name(t):
 def _kernel_dtype(kernel, *ts):
     """PyTorch's error for a LAPACK kernel called on an integer (or bool) tensor."""
     for t in ts:
-        if t.array.dtype.kind != "f":
+        if t.array.dtype.kind not in "fc":
             raise NotImplementedError(f'"{kernel}" not implemented for \'{_legacy_name(t)}\'')
 
 
@@ -792,15 +796,15 @@ def cholesky_solve(input, input2, upper=False):
     _kernel_dtype("cholesky_solve_cpu", B)
     Li = inverse(_read_triangle(L, upper))
     if upper:  # A = U^T U: X = U^-1 U^-T B
-        return Li @ (_mT(Li) @ B)
-    return _mT(Li) @ (Li @ B)  # A = L L^T: X = L^-T L^-1 B
+        return Li @ (_mH(Li) @ B)
+    return _mH(Li) @ (Li @ B)  # A = L L^T: X = L^-T L^-1 B
 
 
 def cholesky_inverse(input, upper=False):
     """A^-1 from A's Cholesky factor L (A = L L^T, or U^T U when upper). Batched."""
     _cholesky_checks("cholesky_inverse", input, "cholesky_inverse_out_cpu")
     Li = inverse(_read_triangle(input, upper))
-    return Li @ _mT(Li) if upper else _mT(Li) @ Li
+    return Li @ _mH(Li) if upper else _mH(Li) @ Li
 
 
 def _lu_packed(a):
@@ -991,8 +995,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     Li = inverse(tril(LU, -1) + _eye_like(LU, n))
     Ui = inverse(triu(LU))
     if left:  # A = P L U: A^-1 = U^-1 L^-1 P^T, A^-T = P L^-T U^-T
-        return P @ (_mT(Li) @ (_mT(Ui) @ B)) if adjoint else Ui @ (Li @ (_mT(P) @ B))
-    return ((B @ P) @ _mT(Li)) @ _mT(Ui) if adjoint else ((B @ Ui) @ Li) @ _mT(P)
+        return P @ (_mH(Li) @ (_mH(Ui) @ B)) if adjoint else Ui @ (Li @ (_mT(P) @ B))
+    return ((B @ P) @ _mH(Li)) @ _mH(Ui) if adjoint else ((B @ Ui) @ Li) @ _mT(P)
 
 
 def lu_solve_legacy(input, LU_data, LU_pivots):
@@ -1337,7 +1341,7 @@ def householder_product(input, tau):
     Q = eye.expand(*A.array.shape)
     for i in reversed(range(tau.array.shape[-1])):  # Q <- H_i Q, the last reflector applied first
         v = V[..., :, i:i + 1]
-        Q = Q - tau[..., i, None, None] * v @ (_mT(v) @ Q)
+        Q = Q - tau[..., i, None, None] * v @ (_mH(v) @ Q)
     return Q
 
 
