@@ -303,6 +303,8 @@ def cross(input, other, dim=None):
     """The cross product of 3-vectors along `dim` (the first dim of size 3 when None)."""
     from ._util import broadcast_shapes
 
+    if input.array.ndim != other.array.ndim:  # (PyTorch broadcasts the sizes, not the number of dims)
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     shape = broadcast_shapes(input.array.shape, other.array.shape)
     if dim is None:
         dim = next((i for i, s in enumerate(shape) if s == 3), None)

@@ -41,13 +41,17 @@ def _square(name, A):
     if A.array.shape[-1] != A.array.shape[-2]:
         raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are "
                            f"{A.array.shape[-2]} by {A.array.shape[-1]} matrices")
-    if A.array.dtype.kind != "f":
+    if A.array.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. "
                            f"Got {A.dtype._legacy[:-6]}")
 
 
 def _mT(t):
     return t.transpose(-2, -1)
+
+
+def _mH(t):  # the adjoint (conjugate transpose): _mT for a real t
+    return t.mH if t.array.dtype.kind == "c" else _mT(t)
 
 
 class Inverse(Function):
@@ -60,13 +64,15 @@ class Inverse(Function):
         try:  # laid out column-major, as PyTorch's (LAPACK's) result: inv(A^T)^T
             return xp.swapaxes(xp.ascontiguousarray(xp.linalg.inv(xp.swapaxes(a.array, -1, -2))), -1, -2)
         except np.linalg.LinAlgError:
-            raise LinAlgError("linalg.inv: The diagonal element 1 is zero, the inversion could not be completed "
-                               "because the input matrix is singular.") from None
+            info = _lu_packed(a.array)[2]  # (the first zero pivot of LU, as LAPACK's getrf names it)
+            b, k = _first_failure(info)
+            raise LinAlgError(f"linalg.inv: {_batch_where(info, b)}The diagonal element {k} is zero, the inversion "
+                              "could not be completed because the input matrix is singular.") from None
 
     @staticmethod
     def backward(ctx, g):  # d(A^-1) = -A^-1 dA A^-1
         y = ctx._saved_result
-        return -(_mT(y) @ g @ _mT(y))
+        return -(_mH(y) @ g @ _mH(y))
 
 
 def inverse(input):
@@ -130,10 +136,16 @@ def linalg_slogdet(A):
 
 
 def logdet(input):
-    """log det, nan for a negative determinant (as PyTorch)."""
+    """log det, nan for a negative determinant (as PyTorch); complex: log|det| + i arg(det)."""
+    if input.array.dtype.kind not in "fc":
+        raise RuntimeError(f"logdet: Expected a floating point or complex tensor as input. Got {_legacy_name(input)}")
     sign, logabs = slogdet(input)
     from .elementwise import where
 
+    if input.array.dtype.kind == "c":
+        from .elementwise import log
+
+        return log(sign) + logabs
     return where(sign < 0, float("nan"), where(sign == 0, float("-inf"), logabs))
 
 
@@ -141,12 +153,21 @@ def logdet(input):
 def solve(A, B, *, left=True):
     """X with A X = B (X A = B when left=False)."""
     _square("solve", A)
+    if A.array.dtype != B.array.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{_legacy_name(A)} and B of type {_legacy_name(B)} instead")
+    vector = B.array.ndim == 1 or (B.array.ndim == A.array.ndim - 1 and B.array.shape == A.array.shape[:-1])
+    n, rows = A.array.shape[-1], (B.array.shape[-1] if vector else B.array.shape[-2] if left else B.array.shape[-1])
+    if rows != n:
+        shape_b = f"{B.array.shape[-1]}" if vector else f"{B.array.shape[-2]}x{B.array.shape[-1]}"
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
+                           f"({n}x{n} and {shape_b})")
     try:
         A_inv = inverse(A)
     except LinAlgError:  # (inverse's error names linalg.inv: the solver's own text instead, as PyTorch's)
         _singular_solve("torch.linalg.solve", A)
     if left:
-        if B.array.ndim == 1 or (B.array.ndim == A.array.ndim - 1 and B.array.shape == A.array.shape[:-1]):  # vectors
+        if vector:
             return (A_inv @ B.unsqueeze(-1)).squeeze(-1)
         return A_inv @ B
     return B @ A_inv
@@ -186,8 +207,8 @@ def pinverse(input, rcond=1e-15):
     m, n = input.array.shape[-2:]
     try:
         if m >= n:
-            return inverse(_mT(input) @ input) @ _mT(input)
-        return _mT(input) @ inverse(input @ _mT(input))
+            return inverse(_mH(input) @ input) @ _mH(input)
+        return _mH(input) @ inverse(input @ _mH(input))
     except RuntimeError:
         return array_op(lambda a: array_module(a).linalg.pinv(a, rcond=rcond), input)
 
@@ -197,7 +218,9 @@ def pinverse(input, rcond=1e-15):
 def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
     """torch.linalg.pinv: singular values (|eigenvalues| when hermitian) at or below max(atol, rtol * the largest)
     count as zero; rtol defaults to eps * max(m, n), or to 0 when only atol is given."""
-    _matrix("pinv", A)
+    if A.array.ndim < 2 or A.array.dtype.kind not in "fc":
+        raise RuntimeError(f"linalg.pinv({_legacy_name(A)}{{{list(A.array.shape)}}}): expected a tensor with 2 or "
+                           "more dimensions of float, double, cfloat or cdouble types")
     m, n = A.array.shape[-2:]
     if rtol is None:
         rtol = 0.0 if atol is not None else np.finfo(A.array.dtype).eps * builtins.max(m, n)
@@ -206,14 +229,14 @@ def linalg_pinv(A, *, atol=None, rtol=None, hermitian=False):
         w, V = eigh(A)
         tol = builtins.max(atol or 0.0, rtol * float(xp.abs(w.array).max(initial=0.0)))
         kept = w.abs() > tol
-        return (V * (kept / w.where(kept, 1.0)).unsqueeze(-2)) @ _mT(V)
+        return (V * (kept / w.where(kept, 1.0)).unsqueeze(-2)) @ _mH(V)
     sv = xp.linalg.svd(A.array, compute_uv=False)
     tol = xp.maximum(atol or 0.0, rtol * sv[..., :1])
     if bool((sv > tol).all()):  # full rank: the pseudo-inverse by the normal equations, as pinverse
         return pinverse(A)
     U, S, Vh = svd(A, full_matrices=False)
     kept = S > Tensor._wrap(tol)
-    return (_mT(Vh) * (kept / S.where(kept, 1.0)).unsqueeze(-2)) @ _mT(U)
+    return (_mH(Vh) * (kept / S.where(kept, 1.0)).unsqueeze(-2)) @ _mH(U)
 
 
 
@@ -230,7 +253,7 @@ lstsq_result = return_type("linalg_lstsq", ("solution", "residuals", "rank", "si
 def _matrix(name, A):
     if A.array.ndim < 2:
         raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
-    if A.array.dtype.kind != "f":
+    if A.array.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. "
                            f"Got {A.dtype._legacy[:-6]}")
 
@@ -328,7 +351,7 @@ def cholesky(A, *, upper=False):
     upper=True gives L^T."""
     _square("cholesky", A)
     L = Cholesky.apply(A)
-    return _mT(L) if upper else L
+    return _mH(L) if upper else L
 
 
 def cholesky_legacy(input, upper=False):
@@ -339,7 +362,7 @@ def cholesky_legacy(input, upper=False):
                 "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
     _square("cholesky", input)
     L = CholeskyLegacy.apply(input)
-    return _mT(L) if upper else L
+    return _mH(L) if upper else L
 
 
 class CholeskyLegacy(Cholesky):  # torch.cholesky's node: the same work under its older name
@@ -429,6 +452,7 @@ def eigh(A, UPLO="L"):
     """(eigenvalues ascending, eigenvectors as columns) of a symmetric matrix, read from its UPLO triangle."""
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _kernel_dtype("linalg_eigh_cpu", A)
     _square("eigh", A)
     w, V = _save_outputs(Eigh.apply(A, UPLO))
     return eigh_result(w, V)
@@ -484,6 +508,8 @@ def eig(A):
 
 def eigvals(A):
     """The eigenvalues of a square matrix (complex)."""
+    if A.array.ndim < 2:
+        raise RuntimeError("linalg.eigvals: The input tensor A must have at least 2 dimensions.")
     return eig(A).eigenvalues
 
 
@@ -533,7 +559,7 @@ def svd(A, full_matrices=True):
 def svdvals(A):
     """The singular values, descending (of a complex A too: with gU = gVh = 0, SVD's backward is U diag(gS) Vh,
     which holds for complex A; svd's full backward does not, so svd itself stays real-only)."""
-    _matrix("svdvals", A.real if A.array.dtype.kind == "c" else A)
+    _matrix("svd", A)
     return _save_outputs(SVD.apply(A, False))[1]
 
 
@@ -547,7 +573,7 @@ def svd_legacy(input, some=True, compute_uv=True):
         return svd_legacy_result(Tensor._wrap(xp.zeros(batch + (m, m), dtype=input.array.dtype)), S,
                                  Tensor._wrap(xp.zeros(batch + (n, n), dtype=input.array.dtype)))
     U, S, Vh = svd(input, full_matrices=not some)
-    return svd_legacy_result(U, S, _mT(Vh))
+    return svd_legacy_result(U, S, _mH(Vh))
 
 
 def _approximate_basis(A, q, niter, M):
@@ -625,6 +651,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
                            f"dtype {A.dtype._legacy[:-6]} and other's dtype {B.dtype._legacy[:-6]}")
     xp = array_module(A.array)
     vector = B.array.ndim == A.array.ndim - 1
+    if (B.array.shape[-1] if vector else B.array.shape[-2]) != A.array.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     Bm = B.unsqueeze(-1) if vector else B
     m, n = A.array.shape[-2:]
     batch = A.array.shape[:-2]
@@ -633,10 +661,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     tol = (eps * builtins.max(m, n) if rcond is None else rcond) * sv[..., :1]
     rank = (sv > tol).sum(-1).astype(np.int64)
     X = pinverse(A) @ Bm  # the pseudo-inverse solution (recorded, so X has a gradient)
-    empty = xp.zeros((0,), dtype=A.array.dtype)
+    empty = xp.zeros((0,), dtype=sv.dtype)  # (residuals and singular values are real, as |.|)
     residuals = empty
     if driver != "gelsy" and m > n and bool((rank == n).all()):
-        residuals = ((A @ X - Bm) ** 2).sum(-2)
+        residuals = ((A @ X - Bm).abs() ** 2).sum(-2)
         if vector:
             residuals = residuals.squeeze(-1)
     singular_values = Tensor._wrap(sv) if driver in ("gelsd", "gelss") else Tensor._wrap(empty)
@@ -649,7 +677,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     """The number of singular values above max(atol, rtol * largest) (rtol defaults to eps * max(m, n))."""
     if A.array.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
-    _matrix("matrix_rank", A)
+    if A.array.dtype.kind not in "fc":
+        raise RuntimeError("This function doesn't handle types other than float and double")
     m, n = A.array.shape[-2:]
     if rtol is None:
         rtol = np.finfo(A.array.dtype).eps * builtins.max(m, n) if atol is None or atol == 0 else 0.0
@@ -681,7 +710,7 @@ def _legacy_name(t):
 def _kernel_dtype(kernel, *ts):
     """PyTorch's error for a LAPACK kernel called on an integer (or bool) tensor."""
     for t in ts:
-        if t.array.dtype.kind != "f":
+        if t.array.dtype.kind not in "fc":
             raise NotImplementedError(f'"{kernel}" not implemented for \'{_legacy_name(t)}\'')
 
 
@@ -792,15 +821,15 @@ def cholesky_solve(input, input2, upper=False):
     _kernel_dtype("cholesky_solve_cpu", B)
     Li = inverse(_read_triangle(L, upper))
     if upper:  # A = U^T U: X = U^-1 U^-T B
-        return Li @ (_mT(Li) @ B)
-    return _mT(Li) @ (Li @ B)  # A = L L^T: X = L^-T L^-1 B
+        return Li @ (_mH(Li) @ B)
+    return _mH(Li) @ (Li @ B)  # A = L L^T: X = L^-T L^-1 B
 
 
 def cholesky_inverse(input, upper=False):
     """A^-1 from A's Cholesky factor L (A = L L^T, or U^T U when upper). Batched."""
     _cholesky_checks("cholesky_inverse", input, "cholesky_inverse_out_cpu")
     Li = inverse(_read_triangle(input, upper))
-    return Li @ _mT(Li) if upper else _mT(Li) @ Li
+    return Li @ _mH(Li) if upper else _mH(Li) @ Li
 
 
 def _lu_packed(a):
@@ -991,8 +1020,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     Li = inverse(tril(LU, -1) + _eye_like(LU, n))
     Ui = inverse(triu(LU))
     if left:  # A = P L U: A^-1 = U^-1 L^-1 P^T, A^-T = P L^-T U^-T
-        return P @ (_mT(Li) @ (_mT(Ui) @ B)) if adjoint else Ui @ (Li @ (_mT(P) @ B))
-    return ((B @ P) @ _mT(Li)) @ _mT(Ui) if adjoint else ((B @ Ui) @ Li) @ _mT(P)
+        return P @ (_mH(Li) @ (_mH(Ui) @ B)) if adjoint else Ui @ (Li @ (_mT(P) @ B))
+    return ((B @ P) @ _mH(Li)) @ _mH(Ui) if adjoint else ((B @ Ui) @ Li) @ _mT(P)
 
 
 def lu_solve_legacy(input, LU_data, LU_pivots):
@@ -1256,7 +1285,7 @@ def _singular_solve(name, A):
 def _expm(a):
     """exp of each matrix of array `a`, in double: scaled by 2^-s to a 1-norm under 1/2, a Taylor series of
     degree 18 there (its error under the double's rounding), then squared s times."""
-    a = a.astype(np.float64)
+    a = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
     norm = np.abs(a).sum(-2).max(-1, initial=0.0)
     s = np.where(np.isfinite(norm) & (norm > 0.5), np.ceil(np.log2(np.maximum(norm, 0.5) / 0.5)), 0).astype(int)
     x = a / (2.0 ** s)[..., None, None]
@@ -1337,7 +1366,7 @@ def householder_product(input, tau):
     Q = eye.expand(*A.array.shape)
     for i in reversed(range(tau.array.shape[-1])):  # Q <- H_i Q, the last reflector applied first
         v = V[..., :, i:i + 1]
-        Q = Q - tau[..., i, None, None] * v @ (_mT(v) @ Q)
+        Q = Q - tau[..., i, None, None] * v @ (_mH(v) @ Q)
     return Q
 
 
@@ -1387,22 +1416,26 @@ class _Linalg:
 
     @staticmethod
     def norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):
+        """A matrix norm over two dims (dim a pair, or a 2-D x with ord but no dim), else a vector norm."""
         from .reduction import norm
 
         dtype = dtype_argument(dtype, "linalg_norm", (x,))
-        if ord is None or (isinstance(ord, str) and ord == "fro"):
-            return norm(x, 2, dim, keepdim, dtype=dtype)
-        if isinstance(ord, str) and ord == "nuc" or (x.array.ndim == 2 and dim is None and ord in (2, -2)):
-            return _Linalg.matrix_norm(x, ord, keepdim=keepdim)
-        if x.array.ndim >= 2 and dim is None and ord in (1, -1, float("inf"), float("-inf")):
-            return _Linalg.matrix_norm(x, ord, keepdim=keepdim)
-        return norm(x, ord, dim, keepdim, dtype=dtype)
+        if dim is None and (ord is not None or isinstance(ord, str)):
+            if isinstance(ord, str) or x.array.ndim == 2:
+                dim = (-2, -1)
+            elif x.array.ndim != 1:
+                raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                                   f"Got {x.array.ndim}D.")
+        if ord is not None and isinstance(dim, (tuple, list)) and len(dim) == 2:
+            return _Linalg.matrix_norm(x if dtype is None else x.to(dtype), ord, tuple(dim), keepdim)
+        return norm(x, 2 if ord is None or ord == "fro" else ord, dim, keepdim, dtype=dtype)
 
     @staticmethod
     def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False):
         from .elementwise import abs as _abs
         from .reduction import amax, amin, norm
 
+        _matrix("matrix_norm", x)
         if ord == "fro":
             return norm(x, 2, dim, keepdim)
         r, c = dim
@@ -1410,7 +1443,8 @@ class _Linalg:
             from .composite import movedim
 
             s = svdvals(movedim(x, (r, c), (-2, -1)))
-            out = s.sum(-1) if isinstance(ord, str) else (amax if ord == 2 else amin)(s, -1)
+            # (an empty matrix has no singular values: its norms are 0, the empty sum's)
+            out = s.sum(-1) if isinstance(ord, str) or not s.shape[-1] else (amax if ord == 2 else amin)(s, -1)
             if keepdim:
                 for d in sorted((r % x.array.ndim, c % x.array.ndim)):
                     out = out.unsqueeze(d)
@@ -1433,8 +1467,11 @@ class _Linalg:
         return cross(input, other, dim)
 
     @staticmethod
-    def vecdot(x, y, *, dim=-1):
-        return (x * y).sum(dim)
+    def vecdot(x, y, *, dim=-1):  # sum of conj(x) y
+        if x.array.dtype != y.array.dtype:
+            raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                               f"{_legacy_name(x)} and y of type {_legacy_name(y)} instead")
+        return (x.conj() * y).sum(dim) if x.array.dtype.kind == "c" else (x * y).sum(dim)
 
     @staticmethod
     def matmul(input, other):
