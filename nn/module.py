@@ -44,12 +44,12 @@ def _quoted(keys):
 
 
 def _typename(value):
-    # PyTorch's torch.typename: a class (nn.ReLU where nn.ReLU() was meant) is named with its module
+    # PyTorch's torch.typename: a class (nn.ReLU where nn.ReLU() was meant), or an object of one that is not
+    # built in (a module where a parameter was meant), is named with its module
     if isinstance(value, Tensor):
         return f"minigrad.{value.dtype._legacy}"
-    if isinstance(value, type):
-        return value.__qualname__ if value.__module__ == "builtins" else f"{value.__module__}.{value.__qualname__}"
-    return type(value).__name__
+    cls = value if isinstance(value, type) else type(value)
+    return cls.__qualname__ if cls.__module__ in ("builtins", "", None) else f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _check_member_name(kind, name):
@@ -251,11 +251,13 @@ class Module:
     def add_module(self, name, module):
         """Add a sub-module (or None) under `name`."""
         self._require_init("module")
-        _check_member_name("module", name)
-        if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if module is not None and not isinstance(module, Module):  # (PyTorch checks the module before its name,
+            raise TypeError(f"{_typename(module)} is not a Module subclass")  # and the name's place before its form)
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
+        _check_member_name("module", name)
         self._modules[name] = module
 
     register_module = add_module
@@ -295,8 +297,7 @@ class Module:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                 "(minigrad.nn.Module or None expected)")
             modules[name] = None
-        elif isinstance(value, Buffer):
-            self._forget(name, keep=buffers)
+        elif isinstance(value, Buffer):  # (a name taken by another member or attribute is refused, as PyTorch's)
             self.register_buffer(name, value, value.persistent)
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
@@ -329,8 +330,9 @@ class Module:
                 return
         object.__delattr__(self, name)
 
-    def __dir__(self):
-        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+    def __dir__(self):  # (without Sequential's '0', '1'...: not names an attribute can be written with)
+        names = set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules)
+        return sorted(name for name in names if not name[:1].isdigit())
 
     # ---- walking the tree ---------------------------------------------------------------
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
@@ -415,10 +417,11 @@ class Module:
         """The module at dotted path `target` ('' is this module)."""
         mod = self
         for part in target.split(".") if target else []:
-            sub = mod._modules.get(part)
-            if sub is None:
+            if not hasattr(mod, part):
                 raise AttributeError(f"{mod._get_name()} has no attribute `{part}`")
-            mod = sub
+            mod = getattr(mod, part)
+            if not isinstance(mod, Module):  # (a parameter, a None sub-module, a plain attribute)
+                raise AttributeError(f"`{part}` is not an nn.Module")
         return mod
 
     def set_submodule(self, target, module, strict=False):
@@ -680,8 +683,6 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()  # (PyTorch's: each module's local_metadata, by its prefix)
-        if prefix and not prefix.endswith("."):
-            prefix += "."  # ("model" is "model.", as it has always been here)
         return self._state_dict_tree(destination, prefix, keep_vars)
 
     def _state_dict_tree(self, destination, prefix, keep_vars):
@@ -713,7 +714,7 @@ class Module:
         if type(self).get_extra_state is not Module.get_extra_state:
             destination[prefix + _EXTRA_STATE_KEY] = self.get_extra_state()
 
-    def load_state_dict(self, state_dict, strict=True):
+    def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy tensors from `state_dict` into the parameters and persistent buffers, in place (and hand
         '_extra_state' entries to set_extra_state). Returns (missing_keys, unexpected_keys).
 
@@ -721,7 +722,10 @@ class Module:
         strict, a missing or unexpected key raises a RuntimeError listing every problem, and the
         model is left unchanged. The load pre-hooks run first, module by module, on a copy of
         `state_dict`; the post-hooks run after the copy (children's first) and may clear missing or
-        unexpected keys, so with post-hooks in the tree a strict key error is raised after the copy."""
+        unexpected keys, so with post-hooks in the tree a strict key error is raised after the copy.
+
+        assign: rather than copy, make the state dict's tensors the module's (of their own dtype; a parameter's
+        requires_grad kept), as PyTorch's, e.g. to fill a model made without its memory."""
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         metadata = getattr(state_dict, "_metadata", None)
@@ -754,8 +758,14 @@ class Module:
         if errors or (not post and key_errors()):
             self._load_error(key_errors() + errors)
         with minigrad.no_grad():
-            for target, value in copies:
-                target.copy_(value)
+            for module, name, target, value in copies:
+                if not assign:
+                    target.copy_(value)
+                    continue
+                if isinstance(target, Parameter):
+                    value = (value.requires_grad_(target.requires_grad) if isinstance(value, Parameter)
+                             else Parameter(value, requires_grad=target.requires_grad))
+                setattr(module, name, value)
         for module, state in extras:
             module.set_extra_state(state)
         incompatible = _IncompatibleKeys(missing, unexpected)
@@ -779,7 +789,7 @@ class Module:
 
     def _match_state(self, local, prefix, missing, unexpected, errors, copies, extras):
         """Match this module's own entries against `local` (the part of the state dict under `prefix`): the
-        (tensor, value) pairs to copy go to `copies`, (module, state) to `extras`, the problems to the lists."""
+        (module, name, tensor, value) to copy go to `copies`, (module, state) to `extras`, the problems to the lists."""
         own = {name: p for name, p in self._parameters.items() if p is not None}
         own.update((name, b) for name, b in self._buffers.items()
                    if b is not None and name not in self._non_persistent_buffers_set)
@@ -801,7 +811,7 @@ class Module:
                 errors.append(f"size mismatch for {key}: copying a param with shape {minigrad.Size(value.shape)} "
                               f"from checkpoint, the shape in current model is {target.shape}.")
                 continue
-            copies.append((target, value))
+            copies.append((self, name, target, value))
         extra_key = prefix + _EXTRA_STATE_KEY
         if type(self).set_extra_state is not Module.set_extra_state:
             if extra_key in local:

@@ -47,10 +47,11 @@ class _BatchNorm(Module):
 
     def _upgrade_state_dict(self, local, prefix, version):
         # a state dict from before num_batches_tracked (or a plain dict, with no version) keeps this
-        # layer's count, as PyTorch's: not a missing key
+        # layer's count (0 where it has none), as PyTorch's: not a missing key
         key = prefix + "num_batches_tracked"
-        if (version is None or version < 2) and self.num_batches_tracked is not None and key not in local:
-            local[key] = self.num_batches_tracked
+        if (version is None or version < 2) and self.track_running_stats and key not in local:
+            count = self.num_batches_tracked
+            local[key] = minigrad.tensor(0, dtype=minigrad.int64) if count is None else count
 
     def reset_running_stats(self):
         if self.track_running_stats:

@@ -4,7 +4,10 @@ import operator
 from collections import OrderedDict
 from collections.abc import Mapping
 
+from minigrad import Tensor
+
 from ..module import Module, _indent, _typename
+from ..parameter import Parameter
 
 
 class Sequential(Module):
@@ -186,9 +189,6 @@ class ModuleDict(Module):
 
 def _as_parameter(value):
     # PyTorch's containers wrap a plain tensor they are given as a Parameter (it is learned)
-    from ..parameter import Parameter
-    from minigrad import Tensor
-
     return Parameter(value) if isinstance(value, Tensor) and not isinstance(value, Parameter) else value
 
 
@@ -230,8 +230,8 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        return "\n".join(f"  ({i}): Parameter containing: [{p.dtype} of size {_size_and_device(p)}]"
-                         for i, p in enumerate(self))
+        return "\n".join(f"  ({i}): " + _describe(p, p.dtype if isinstance(p, Tensor) else None)
+                          for i, p in enumerate(self))
 
 
 class ParameterDict(Module):
@@ -288,11 +288,15 @@ class ParameterDict(Module):
             self[key] = value
 
     def extra_repr(self):
-        return "\n".join(f"  ({k}): Parameter containing: [{_typename(p)} of size {_size_and_device(p)}]"
-                         for k, p in self.items())  # (PyTorch's two reprs name the dtype in two ways)
+        return "\n".join(f"  ({k}): " + _describe(p, _typename(p)) for k, p in self.items())
+        # (PyTorch's two reprs name the dtype in two ways)
 
 
-def _size_and_device(p):
-    """`2x3` (and ` (cuda:0)` off the CPU): how PyTorch's parameter containers describe a parameter."""
+def _describe(p, dtype_name):
+    """`Parameter containing: [float32 of size 2x3]` (and ` (cuda:0)` off the CPU), or what else the entry is (None):
+    how PyTorch's parameter containers describe an entry."""
+    if not isinstance(p, Tensor):
+        return f"Object of type: {type(p).__name__}"
     size = "x".join(map(str, p.shape))
-    return size if p.device.type == "cpu" else f"{size} ({p.device})"
+    kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+    return f"{kind} containing: [{dtype_name} of size {size if p.device.type == 'cpu' else f'{size} ({p.device})'}]"
