@@ -297,7 +297,12 @@ FREED_MESSAGE = (
 )
 
 
-class BackwardNode(Node):
+class FunctionCtx:
+    """What a Function's forward gets as `ctx` (PyTorch's name, for annotations and isinstance): the op's backward
+    node while recording, a _ForwardOnlyContext when nothing is recorded."""
+
+
+class BackwardNode(Node, FunctionCtx):
     """Node of a `Function`; the ctx of its forward. Subclassed once per Function."""
 
     _forward_cls = None
@@ -492,7 +497,7 @@ def _zeros_like_meta(meta):
     return Tensor._wrap((xp or np).zeros(shape, dtype=dt))  # (xp None: numpy's)
 
 
-class _ForwardOnlyContext:
+class _ForwardOnlyContext(FunctionCtx):
     """The ctx a forward gets when nothing will be recorded: saving is a no-op. Its maker sets
     `needs_input_grad` to False per argument (a tuple, as PyTorch's: indexing costs no Python call)."""
 
@@ -670,6 +675,16 @@ class Function(metaclass=FunctionMeta):
         finally:
             mode["grad_enabled"] = True  # it was on: that is how we got here
         return wrap_outputs(out, node, args, node)
+
+
+BackwardCFunction = BackwardNode  # PyTorch's name for the base of a Function's node class
+
+
+class InplaceFunction(Function):
+    """PyTorch's legacy base of a Function that may write its input in place: `inplace` records the choice."""
+
+    def __init__(self, inplace=False):
+        self.inplace = inplace
 
 
 def keep_absent_edges(out, args, slots):
