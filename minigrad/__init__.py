@@ -46,6 +46,8 @@ from .typeinfo import (  # noqa: F401
     can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype, set_default_tensor_type,
 )
 
+# `from .ops import *` brought ops' submodule linalg too: minigrad.linalg is minigrad/linalg.py, loaded on first use
+globals().pop("linalg")
 _bind_methods(Tensor)
 
 
@@ -66,7 +68,6 @@ def _take_out():  # PyTorch's out= on the top-level functions minigrad/ops/out.p
     from .ops.out import take_out
 
     take_out(globals())
-    take_out(globals()["linalg"], "linalg")
 
 
 _take_out()
@@ -204,13 +205,13 @@ _COMPLEX = {"complex32", "chalf"}
 
 
 def __getattr__(name):
-    # minigrad.cuda, .cpu, .amp, .memory, .viz, .utils, .special, ... load on first use: the engine itself needs none of them;
+    # minigrad.cuda, .cpu, .amp, .memory, .viz, .utils, .special, .linalg, ... load on first use: the engine itself needs none of them;
     # minigrad.nn and minigrad.optim are nn and nn.optim (through the alias finder in _aliases.py)
     import importlib
 
     if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
                 "_dynamo", "_inductor", "_logging", "accelerator", "version", "distributions", "special", "testing",
-                "mps", "multiprocessing", "jit", "func", "profiler", "fft", "sparse", "signal", "hub"):
+                "mps", "multiprocessing", "jit", "func", "profiler", "fft", "sparse", "signal", "hub", "linalg"):
         return importlib.import_module(f".{name}", __name__)
     if name in ("stft", "istft"):  # torch.stft is torch.fft's here
         return getattr(importlib.import_module(".fft", __name__), name)

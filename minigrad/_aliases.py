@@ -1,5 +1,6 @@
 """PyTorch's module paths onto the project's packages: `minigrad.nn` is the top-level `nn`, `minigrad.optim`
-is `nn.optim`, `minigrad.nn.modules.linear` is `nn.modules.linear`, and so on below them.
+is `nn.optim`, `minigrad.nn.modules.linear` is `nn.modules.linear`, and so on below them; a few paths whose names
+live in a module of another name here (RENAMES: `minigrad.optim.adamw` is `nn.optim.adam`).
 
 The engine sits below nn and must not import it, so nothing is bound at import time. A finder at the head
 of `sys.meta_path` answers for the aliased names only: its loader imports the real module and hands back
@@ -18,8 +19,19 @@ import sys
 
 # alias prefix -> the real package; the names below a prefix map one to one
 PREFIXES = {"minigrad.nn": "nn", "minigrad.optim": "nn.optim"}
-# PyTorch paths whose file is elsewhere here (torch/nn/modules/module.py is nn/module.py)
-RENAMES = {"minigrad.nn.modules.module": "nn.module"}
+# PyTorch paths whose names live in another module here (torch/nn/modules/module.py is nn/module.py, torch.optim.adamw's
+# AdamW is in nn/optim/adam.py): the alias is that module. (Not nn.utils.weight_norm and spectral_norm: importing the
+# alias would bind the module over nn.utils' function of the same name.)
+RENAMES = {
+    "minigrad.nn.modules.module": "nn.module", "minigrad.nn.modules.channelshuffle": "nn.modules.pixelshuffle",
+    "minigrad.nn.utils.clip_grad": "nn.utils", "minigrad.nn.utils.convert_parameters": "nn.utils",
+    "minigrad.optim.adamw": "nn.optim.adam",
+    "minigrad.autograd.profiler": "minigrad.profiler", "minigrad.autograd.profiler_util": "minigrad.profiler",
+    "minigrad.autograd.anomaly_mode": "minigrad.autograd.grad_mode", "minigrad.autograd.variable": "minigrad.autograd",
+    "minigrad.distributions.chi2": "minigrad.distributions.gamma",
+    "minigrad.distributions.half_cauchy": "minigrad.distributions.half_normal",
+    "minigrad.distributions.one_hot_categorical": "minigrad.distributions.categorical",
+}
 
 
 def real_name(fullname):

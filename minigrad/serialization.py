@@ -44,7 +44,7 @@ from .device import device as Device
 from .tensor import Size, Tensor
 
 __all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals",
-           "get_unsafe_globals_in_checkpoint", "CheckpointError"]
+           "get_unsafe_globals_in_checkpoint", "CheckpointError", "default_restore_location", "SourceChangeWarning"]
 
 DEFAULT_PROTOCOL = 2  # PyTorch's
 _ALIGNMENT = 64  # PyTorch aligns each storage record to 64 bytes in the file, so it can be memory-mapped
@@ -369,6 +369,15 @@ def _location(map_location, location, storage):
     if out is None:
         return location, storage
     return None, out.array if isinstance(out, Tensor) else out
+
+
+def default_restore_location(storage, location):
+    """A storage (a 1-d Tensor here, as a map_location function gets it) moved to `location` ('cpu', 'cuda:0')."""
+    return Tensor._wrap(_to_location(storage.array, location))
+
+
+class SourceChangeWarning(Warning):
+    """PyTorch's warning for a pickled module whose source changed (minigrad saves no source: never given here)."""
 
 
 class _UserError(Exception):

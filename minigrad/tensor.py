@@ -538,12 +538,11 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             return self.grad_fn._register_tensor_hook(self._output_nr, hook)
-        from .autograd.function import _RemovableHandle
+        from .autograd.function import add_hook
 
         if self._hooks is None:
-            self._hooks = []
-        self._hooks.append(hook)
-        return _RemovableHandle(self._hooks, hook)
+            self._hooks = {}
+        return add_hook(self._hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
         """`hook(tensor)` runs after backward has added into this leaf's `.grad` (data-parallel
@@ -552,12 +551,11 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        from .autograd.function import _RemovableHandle
+        from .autograd.function import add_hook
 
         if self._post_accumulate_grad_hooks is None:
-            self._post_accumulate_grad_hooks = []
-        self._post_accumulate_grad_hooks.append(hook)
-        return _RemovableHandle(self._post_accumulate_grad_hooks, hook)
+            self._post_accumulate_grad_hooks = {}
+        return add_hook(self._post_accumulate_grad_hooks, hook)
 
     def detach(self):
         """A new leaf sharing this tensor's data (and version counter), outside the graph."""

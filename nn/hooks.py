@@ -6,40 +6,16 @@ A module with no hooks pays one attribute check a call (`Module.__call__`); a ho
 `call_with_hooks`. Backward hooks put an identity node in front of the module's tensor inputs and one
 after its tensor outputs: the output one sees grad_output, the input one grad_input and calls the hooks.
 """
-import itertools
 import warnings
 from collections import OrderedDict
 
 from minigrad import Tensor
 from minigrad.autograd import Function, recording
-
-_ids = itertools.count()
+from minigrad.autograd.function import RemovableHandle  # (the engine's: one handle class for every hook)
 
 _NO_INPUT_GRADS = ("Full backward hook is firing when gradients are computed with respect to module outputs since no "
                    "inputs require gradients. See https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
                    "#torch.nn.Module.register_full_backward_hook for more details.")
-
-
-class RemovableHandle:
-    """What `register_*_hook` returns: `remove()` takes the hook out (also on leaving a `with` block)."""
-
-    def __init__(self, table, key=None, extra_tables=(), changes=None):
-        self.table, self.id = table, next(_ids) if key is None else key
-        self.extra_tables = extra_tables
-        self.changes = changes  # the module's change count, where a compiled call guards the table
-
-    def remove(self):
-        removed = self.table.pop(self.id, None) is not None
-        for extra in self.extra_tables:
-            extra.pop(self.id, None)
-        if removed and self.changes is not None:
-            self.changes[0] += 1  # (a compiled call captured with this hook captures again without it)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 # a flag of a hook kept as PyTorch keeps it: the hook's id in a table of its own beside the hooks' table

@@ -212,7 +212,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=None
                 restore = True
             if node._post_hooks:
                 restore = True
-                for hook in node._post_hooks:
+                for hook in tuple(node._post_hooks.values()):
                     r = hook(results, tuple(node_grads))
                     if r is not None:
                         results = _hook_result(hook, r, len(results))  # (the edges below take one gradient each)
@@ -307,11 +307,12 @@ def _run_pre_hooks(node, grads):
         return _run_node_pre_hooks(node, grads)
     grads = list(grads)
     if isinstance(node, AccumulateGrad):
-        hooks = {0: node.variable._hooks or []}
+        hooks = {0: node.variable._hooks or {}}
     for nr, fns in hooks.items():
         if nr >= len(grads) or grads[nr] is None:
             continue
         # retain_grad's hook runs last, so it sees what the other hooks made of the gradient
+        fns = tuple(fns.values())
         ordered = [f for f in fns if not _is_retain(f)] + [f for f in fns if _is_retain(f)]
         for fn in ordered:
             r = fn(grads[nr])
@@ -326,7 +327,7 @@ def _run_node_pre_hooks(node, grads):
         return grads
     meta = getattr(node, "_output_meta", None)  # (a hook sees a slot per output, None where none came)
     grads = list(grads) + [None] * ((len(meta) if meta else 1) - len(grads))
-    for fn in hooks:
+    for fn in tuple(hooks.values()):
         r = fn(tuple(grads))
         if r is not None:
             grads = list(_hook_result(fn, r, len(grads)))

@@ -54,8 +54,8 @@ class Node:
 
     _freed = False
     _scope = None  # the autograd.graph.scope active when the node was made ("transformer.h.0.attn")
-    _pre_hooks = None  # {output_nr: [fn(grad) -> grad or None]}: tensor hooks on non-leaf outputs
-    _node_pre_hooks = None  # [fn(grad_outputs) -> grad_outputs or None]: register_prehook's, after the tensor hooks
+    _pre_hooks = None  # {output_nr: {id: fn(grad) -> grad or None}}: tensor hooks on non-leaf outputs
+    _node_pre_hooks = None  # {id: fn(grad_outputs) -> grad_outputs or None}: register_prehook's, after the tensor hooks
     _post_hooks = None
     _user_backward = False  # a user Function's node: its backward may leave grad mode changed (the engine restores it)
 
@@ -71,34 +71,52 @@ class Node:
     def register_hook(self, fn):
         """`fn(grad_inputs, grad_outputs)` runs after this node's backward."""
         if self._post_hooks is None:
-            self._post_hooks = []
-        self._post_hooks.append(fn)
-        return _RemovableHandle(self._post_hooks, fn)
+            self._post_hooks = {}
+        return add_hook(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """`fn(grad_outputs)` runs before this node's backward; a tuple it returns replaces the gradients."""
         if self._node_pre_hooks is None:
-            self._node_pre_hooks = []
-        self._node_pre_hooks.append(fn)
-        return _RemovableHandle(self._node_pre_hooks, fn)
+            self._node_pre_hooks = {}
+        return add_hook(self._node_pre_hooks, fn)
 
     def _register_tensor_hook(self, output_nr, fn):
         if self._pre_hooks is None:
             self._pre_hooks = {}
-        hooks = self._pre_hooks.setdefault(output_nr, [])
-        hooks.append(fn)
-        return _RemovableHandle(hooks, fn)
+        return add_hook(self._pre_hooks.setdefault(output_nr, {}), fn)
 
 
-class _RemovableHandle:
-    __slots__ = ("hooks", "fn")
+_hook_ids = itertools.count()
 
-    def __init__(self, hooks, fn):
-        self.hooks, self.fn = hooks, fn
+
+class RemovableHandle:
+    """What every `register_*_hook` returns, a tensor's, a node's or a module's (torch.utils.hooks'): `remove()`
+    takes the hook out of its table (id -> hook), also on leaving a `with` block."""
+
+    def __init__(self, table, key=None, extra_tables=(), changes=None):
+        self.table, self.id = table, next(_hook_ids) if key is None else key
+        self.extra_tables = extra_tables  # a module's tables of flags beside its hooks, keyed by the same id
+        self.changes = changes  # a module's change count, where a compiled call guards its hooks
 
     def remove(self):
-        if self.fn in self.hooks:
-            self.hooks.remove(self.fn)
+        removed = self.table.pop(self.id, None) is not None
+        for extra in self.extra_tables:
+            extra.pop(self.id, None)
+        if removed and self.changes is not None:
+            self.changes[0] += 1  # (a compiled call captured with this hook captures again without it)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def add_hook(table, fn):
+    """`fn` appended to `table` (id -> hook, in the order added); -> its handle."""
+    handle = RemovableHandle(table)
+    table[handle.id] = fn
+    return handle
 
 
 class AccumulateGrad(Node):
@@ -117,7 +135,7 @@ class AccumulateGrad(Node):
             accumulate_into_leaf(self.variable, grad)
         hooks = self.variable._post_accumulate_grad_hooks
         if hooks:
-            for hook in tuple(hooks):
+            for hook in tuple(hooks.values()):
                 hook(self.variable)
         return ()
 
@@ -279,7 +297,12 @@ FREED_MESSAGE = (
 )
 
 
-class BackwardNode(Node):
+class FunctionCtx:
+    """What a Function's forward gets as `ctx` (PyTorch's name, for annotations and isinstance): the op's backward
+    node while recording, a _ForwardOnlyContext when nothing is recorded."""
+
+
+class BackwardNode(Node, FunctionCtx):
     """Node of a `Function`; the ctx of its forward. Subclassed once per Function."""
 
     _forward_cls = None
@@ -474,7 +497,7 @@ def _zeros_like_meta(meta):
     return Tensor._wrap((xp or np).zeros(shape, dtype=dt))  # (xp None: numpy's)
 
 
-class _ForwardOnlyContext:
+class _ForwardOnlyContext(FunctionCtx):
     """The ctx a forward gets when nothing will be recorded: saving is a no-op. Its maker sets
     `needs_input_grad` to False per argument (a tuple, as PyTorch's: indexing costs no Python call)."""
 
@@ -652,6 +675,16 @@ class Function(metaclass=FunctionMeta):
         finally:
             mode["grad_enabled"] = True  # it was on: that is how we got here
         return wrap_outputs(out, node, args, node)
+
+
+BackwardCFunction = BackwardNode  # PyTorch's name for the base of a Function's node class
+
+
+class InplaceFunction(Function):
+    """PyTorch's legacy base of a Function that may write its input in place: `inplace` records the choice."""
+
+    def __init__(self, inplace=False):
+        self.inplace = inplace
 
 
 def keep_absent_edges(out, args, slots):

@@ -59,7 +59,6 @@ from .composite import (  # noqa: F401
 from .elementwise import rsub  # noqa: F401
 from .special_ops import i0, igamma, igammac, mvlgamma, xlogy  # noqa: F401 (torch.i0, ...: torch.special's under their top-level names)
 from .linalg import det, inverse, logdet, matrix_exp, matrix_power, pinverse, slogdet  # noqa: F401
-from .linalg import linalg  # noqa: F401 (minigrad.linalg: torch.linalg's names)
 from .linalg import cholesky_legacy as cholesky, svd_legacy as svd, qr_legacy as qr  # noqa: F401 (torch.cholesky, ...)
 from .linalg import chain_matmul, cholesky_inverse, cholesky_solve, lu_unpack, triangular_solve  # noqa: F401
 from .linalg import pca_lowrank, svd_lowrank  # noqa: F401

@@ -1,7 +1,7 @@
 """A little linear algebra: inverse, det, slogdet/logdet, solve, matrix_power, pinverse, the decompositions
 (cholesky, qr, eigh, svd, lu_factor), the solves built on them (solve_triangular, cholesky_solve, lu_solve, ...),
-multi_dot, cond, tensorsolve/tensorinv, the randomized svd_lowrank/pca_lowrank, and the `minigrad.linalg` names for
-them (with vector_norm, matrix_norm, cross, vecdot). Batched over leading dims; backward written in tensor ops, so second derivatives work."""
+multi_dot, cond, tensorsolve/tensorinv, the randomized svd_lowrank/pca_lowrank, and matrix_norm (their PyTorch
+names are minigrad/linalg.py's). Batched over leading dims; backward written in tensor ops, so second derivatives work."""
 import builtins
 import warnings
 
@@ -14,7 +14,7 @@ from ..dtypes import cpp_name, float16, float32, float64
 from . import reduction
 from ._util import return_type
 from .array_op import array_op
-from ..tensor import Tensor, dtype_argument
+from ..tensor import Tensor
 
 slogdet_result = return_type("slogdet", ("sign", "logabsdet"))
 linalg_slogdet_result = return_type("linalg_slogdet", ("sign", "logabsdet"))
@@ -1160,7 +1160,7 @@ def cond(input, p=None):
                 xp.linalg.inv(a)
             except np.linalg.LinAlgError:
                 singular[b] = True
-    norm = _Linalg.matrix_norm
+    norm = matrix_norm
     if not singular.any():
         return norm(A, p) * norm(inverse(A), p)
     from .elementwise import where
@@ -1370,121 +1370,35 @@ def householder_product(input, tau):
     return Q
 
 
-class _Linalg:
-    """`minigrad.linalg`: PyTorch's torch.linalg names for what minigrad has."""
+def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False):
+    """linalg.matrix_norm: the Frobenius, nuclear, 2, 1 and inf norms of the matrices over dims `dim`."""
+    from .elementwise import abs as _abs
+    from .reduction import amax, amin, norm
 
-    inv = staticmethod(inverse)
-    det = staticmethod(det)
-    slogdet = staticmethod(linalg_slogdet)
-    solve = staticmethod(solve)
-    matrix_power = staticmethod(matrix_power)
-    pinv = staticmethod(linalg_pinv)
-    cholesky = staticmethod(cholesky)
-    qr = staticmethod(qr)
-    eigh = staticmethod(eigh)
-    eigvalsh = staticmethod(eigvalsh)
-    eig = staticmethod(eig)
-    eigvals = staticmethod(eigvals)
-    svd = staticmethod(svd)
-    svdvals = staticmethod(svdvals)
-    lstsq = staticmethod(lstsq)
-    matrix_rank = staticmethod(matrix_rank)
-    solve_triangular = staticmethod(solve_triangular)
-    lu_factor = staticmethod(lu_factor)
-    lu_factor_ex = staticmethod(lu_factor_ex)
-    lu = staticmethod(lu)
-    lu_solve = staticmethod(lu_solve)
-    multi_dot = staticmethod(multi_dot)
-    cond = staticmethod(cond)
-    tensorsolve = staticmethod(tensorsolve)
-    tensorinv = staticmethod(tensorinv)
-    inv_ex = staticmethod(inv_ex)
-    cholesky_ex = staticmethod(cholesky_ex)
-    solve_ex = staticmethod(solve_ex)
-    matrix_exp = staticmethod(matrix_exp)
-    vander = staticmethod(linalg_vander)
-    householder_product = staticmethod(householder_product)
-    LinAlgError = LinAlgError
+    _matrix("matrix_norm", x)
+    if ord == "fro":
+        return norm(x, 2, dim, keepdim)
+    r, c = dim
+    if isinstance(ord, str) and ord == "nuc" or ord in (2, -2):  # from the singular values
+        from .composite import movedim
 
-    @staticmethod
-    def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-        from .reduction import norm
-
-        if isinstance(ord, str):  # (the matrix orders are linalg.norm's and torch.norm's)
-            raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
-        return norm(x, ord, dim, keepdim, dtype=dtype)
-
-    @staticmethod
-    def norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):
-        """A matrix norm over two dims (dim a pair, or a 2-D x with ord but no dim), else a vector norm."""
-        from .reduction import norm
-
-        dtype = dtype_argument(dtype, "linalg_norm", (x,))
-        if dim is None and (ord is not None or isinstance(ord, str)):
-            if isinstance(ord, str) or x.array.ndim == 2:
-                dim = (-2, -1)
-            elif x.array.ndim != 1:
-                raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
-                                   f"Got {x.array.ndim}D.")
-        if ord is not None and isinstance(dim, (tuple, list)) and len(dim) == 2:
-            return _Linalg.matrix_norm(x if dtype is None else x.to(dtype), ord, tuple(dim), keepdim)
-        return norm(x, 2 if ord is None or ord == "fro" else ord, dim, keepdim, dtype=dtype)
-
-    @staticmethod
-    def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False):
-        from .elementwise import abs as _abs
-        from .reduction import amax, amin, norm
-
-        _matrix("matrix_norm", x)
-        if ord == "fro":
-            return norm(x, 2, dim, keepdim)
-        r, c = dim
-        if isinstance(ord, str) and ord == "nuc" or ord in (2, -2):  # from the singular values
-            from .composite import movedim
-
-            s = svdvals(movedim(x, (r, c), (-2, -1)))
-            # (an empty matrix has no singular values: its norms are 0, the empty sum's)
-            out = s.sum(-1) if isinstance(ord, str) or not s.shape[-1] else (amax if ord == 2 else amin)(s, -1)
-            if keepdim:
-                for d in sorted((r % x.array.ndim, c % x.array.ndim)):
-                    out = out.unsqueeze(d)
-            return out
-        if ord in (1, -1):
-            s = _abs(x).sum(dim=r, keepdim=True)
-            out = (amax if ord == 1 else amin)(s, c % x.array.ndim, keepdim=True)
-        elif ord in (float("inf"), float("-inf")):
-            s = _abs(x).sum(dim=c, keepdim=True)
-            out = (amax if ord > 0 else amin)(s, r % x.array.ndim, keepdim=True)
-        else:
-            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-        return out if keepdim else out.squeeze(builtins.max(r % x.array.ndim, c % x.array.ndim)).squeeze(
-            builtins.min(r % x.array.ndim, c % x.array.ndim))
-
-    @staticmethod
-    def cross(input, other, *, dim=-1):
-        from .composite import cross
-
-        return cross(input, other, dim)
-
-    @staticmethod
-    def vecdot(x, y, *, dim=-1):  # sum of conj(x) y
-        if x.array.dtype != y.array.dtype:
-            raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
-                               f"{_legacy_name(x)} and y of type {_legacy_name(y)} instead")
-        return (x.conj() * y).sum(dim) if x.array.dtype.kind == "c" else (x * y).sum(dim)
-
-    @staticmethod
-    def matmul(input, other):
-        return input @ other
-
-    @staticmethod
-    def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
-        from .movement import diagonal
-
-        return diagonal(A, offset, dim1, dim2)
-
-
-linalg = _Linalg()
+        s = svdvals(movedim(x, (r, c), (-2, -1)))
+        # (an empty matrix has no singular values: its norms are 0, the empty sum's)
+        out = s.sum(-1) if isinstance(ord, str) or not s.shape[-1] else (amax if ord == 2 else amin)(s, -1)
+        if keepdim:
+            for d in sorted((r % x.array.ndim, c % x.array.ndim)):
+                out = out.unsqueeze(d)
+        return out
+    if ord in (1, -1):
+        s = _abs(x).sum(dim=r, keepdim=True)
+        out = (amax if ord == 1 else amin)(s, c % x.array.ndim, keepdim=True)
+    elif ord in (float("inf"), float("-inf")):
+        s = _abs(x).sum(dim=c, keepdim=True)
+        out = (amax if ord > 0 else amin)(s, r % x.array.ndim, keepdim=True)
+    else:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    return out if keepdim else out.squeeze(builtins.max(r % x.array.ndim, c % x.array.ndim)).squeeze(
+        builtins.min(r % x.array.ndim, c % x.array.ndim))
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
@@ -1499,7 +1413,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     dims = tuple(range(input.array.ndim)) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
     if len(dims) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
-    return linalg.matrix_norm(input, "nuc", dims, keepdim)
+    return matrix_norm(input, "nuc", dims, keepdim)
 
 for _cls in (QR, Eigh, Eig, SVD, LUFactor):
     _cls.keep_state = staticmethod(_keep_outputs)

@@ -17,7 +17,9 @@ def _count_batch(counter):
     counter._bump_version()
 
 
-class _BatchNorm(Module):
+class _NormBase(Module):
+    """What the batch and instance norms share (PyTorch's): the affine parameters and the running statistics."""
+
     _dims = ()  # the input ranks this layer takes
     _version = 2  # (PyTorch's: version 2 added num_batches_tracked)
 
@@ -72,6 +74,12 @@ class _BatchNorm(Module):
             want = " or ".join(f"{d}D" for d in self._dims)
             raise ValueError(f"expected {want} input (got {input.ndim}D input)")
 
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
     def forward(self, input):
         if not isinstance(input, minigrad.Tensor):
             raise TypeError(f"{self._short_repr()}: expected a minigrad Tensor as input, got {type(input).__name__}")
@@ -86,10 +94,6 @@ class _BatchNorm(Module):
         keep = not self.training or self.track_running_stats
         return F.batch_norm(input, self.running_mean if keep else None, self.running_var if keep else None,
                             self.weight, self.bias, use_batch, factor, self.eps)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):

@@ -1,10 +1,10 @@
 """InstanceNorm1d, 2d and 3d: each channel of each sample normalized over its positions; the parameters and
 running statistics (off by default) are BatchNorm's."""
 from .. import functional as F
-from .batchnorm import _BatchNorm
+from .batchnorm import _NormBase
 
 
-class _InstanceNorm(_BatchNorm):
+class _InstanceNorm(_NormBase):
     _batched = 0  # the input rank with a batch dim (one less: a single sample)
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,

@@ -9,14 +9,7 @@ the last N dims of an (N+1)- or (N+2)-dimensional input: (C, *) or (N, C, *).
 """
 from .. import functional as F
 from ..module import Module
-
-
-def _tuple(padding, n):
-    """PyTorch's normalization of `padding`: an iterable as a tuple (its length unchecked, F.pad checks it),
-    a number repeated n times."""
-    if hasattr(padding, "__iter__"):
-        return tuple(padding)
-    return (padding,) * n
+from .utils import _ntuple
 
 
 class _PadNd(Module):
@@ -27,7 +20,7 @@ class _PadNd(Module):
 
     def __init__(self, padding):
         super().__init__()
-        self.padding = _tuple(padding, 2 * self.n_dims)
+        self.padding = _ntuple(2 * self.n_dims)(padding)
 
     def forward(self, input):
         return F.pad(input, self.padding, self.mode)

@@ -148,11 +148,10 @@ def update_bn(loader, model, device=None):
     averaged over the batches with equal weight (momentum None for the pass), in training mode; the
     momentum and the model's mode are restored afterwards."""
     from ..modules.batchnorm import _BatchNorm
-    from ..modules.instancenorm import _InstanceNorm
 
     momenta = {}
     for module in model.modules():
-        if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):  # (PyTorch's _BatchNorm)
+        if isinstance(module, _BatchNorm):  # (not the instance norms: PyTorch's test)
             module.reset_running_stats()
             momenta[module] = module.momentum
     if not momenta:

@@ -1,0 +1,65 @@
+"""minigrad.linalg: PyTorch's `torch.linalg` names for minigrad's linear algebra (minigrad/ops/linalg.py).
+
+    >>> import minigrad
+    >>> minigrad.linalg.norm(minigrad.tensor([3.0, 4.0]))
+    tensor(5.)
+"""
+from .ops.linalg import (  # noqa: F401
+    LinAlgError, cholesky, cholesky_ex, cond, det, eig, eigh, eigvals, eigvalsh, householder_product, inv_ex, lstsq, lu,
+    lu_factor, lu_factor_ex, lu_solve, matrix_exp, matrix_norm, matrix_power, matrix_rank, multi_dot, qr, solve,
+    solve_ex, solve_triangular, svd, svdvals, tensorinv, tensorsolve,
+)
+from .ops.linalg import _legacy_name
+from .ops.linalg import inverse as inv, linalg_pinv as pinv, linalg_slogdet as slogdet, linalg_vander as vander  # noqa: F401
+from .ops.out import take_out
+from .tensor import dtype_argument
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    from .ops.reduction import norm
+
+    if isinstance(ord, str):  # (the matrix orders are linalg.norm's and torch.norm's)
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
+    return norm(x, ord, dim, keepdim, dtype=dtype)
+
+
+def norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """A matrix norm over two dims (dim a pair, or a 2-d x with ord but no dim), else a vector norm."""
+    from .ops.reduction import norm
+
+    dtype = dtype_argument(dtype, "linalg_norm", (x,))
+    if dim is None and ord is not None:
+        if isinstance(ord, str) or x.array.ndim == 2:
+            dim = (-2, -1)
+        elif x.array.ndim != 1:
+            raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                               f"Got {x.array.ndim}D.")
+    if ord is not None and isinstance(dim, (tuple, list)) and len(dim) == 2:
+        return matrix_norm(x if dtype is None else x.to(dtype), ord, tuple(dim), keepdim)
+    return norm(x, 2 if ord is None or ord == "fro" else ord, dim, keepdim, dtype=dtype)
+
+
+def cross(input, other, *, dim=-1):
+    from .ops.composite import cross
+
+    return cross(input, other, dim)
+
+
+def vecdot(x, y, *, dim=-1):  # sum of conj(x) y
+    if x.array.dtype != y.array.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{_legacy_name(x)} and y of type {_legacy_name(y)} instead")
+    return (x.conj() * y).sum(dim) if x.array.dtype.kind == "c" else (x * y).sum(dim)
+
+
+def matmul(input, other):
+    return input @ other
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    from .ops.movement import diagonal
+
+    return diagonal(A, offset, dim1, dim2)
+
+
+take_out(globals(), "linalg")  # PyTorch's out= (minigrad/ops/out.py)
