@@ -72,3 +72,16 @@ def are_deterministic_algorithms_enabled():
 
 def is_deterministic_algorithms_warn_only_enabled():
     return _deterministic["warn_only"]
+
+
+# torch.backends.cuda's scaled-dot-product-attention switches (nn.attention.sdpa_kernel sets them): minigrad has
+# one attention, so they select nothing; each reads back what was set, all on by default (PyTorch's)
+_sdp = {"cudnn": True, "flash": True, "mem_efficient": True, "math": True, "overrideable": True}
+
+
+def sdp_enabled(name):
+    return _sdp[name]
+
+
+def set_sdp(name, enabled):
+    _sdp[name] = bool(enabled)

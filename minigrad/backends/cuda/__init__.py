@@ -13,52 +13,40 @@ def is_built():
     return importlib.util.find_spec("cupy") is not None
 
 
-# PyTorch's switches among its attention kernels, recorded for the scripts that set them: minigrad's
-# scaled_dot_product_attention has one kernel per device (the backends' registry picks it), whatever they say
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+def _sdp_switches(name):
+    from .. import flags
+
+    def enabled():
+        return flags.sdp_enabled(name)
+
+    def enable(enabled):
+        flags.set_sdp(name, enabled)
+
+    enabled.__name__, enable.__name__ = f"{name}_sdp_enabled", f"enable_{name}_sdp"
+    return enabled, enable
 
 
-def enable_flash_sdp(enabled):
-    _sdp["flash"] = bool(enabled)
-
-
-def flash_sdp_enabled():
-    return _sdp["flash"]
-
-
-def enable_mem_efficient_sdp(enabled):
-    _sdp["mem_efficient"] = bool(enabled)
-
-
-def mem_efficient_sdp_enabled():
-    return _sdp["mem_efficient"]
-
-
-def enable_math_sdp(enabled):
-    _sdp["math"] = bool(enabled)
-
-
-def math_sdp_enabled():
-    return _sdp["math"]
-
-
-def enable_cudnn_sdp(enabled):
-    _sdp["cudnn"] = bool(enabled)
-
-
-def cudnn_sdp_enabled():
-    return _sdp["cudnn"]
+# torch.backends.cuda.flash_sdp_enabled(), enable_flash_sdp(False), ...: read and set (see flags.py)
+flash_sdp_enabled, enable_flash_sdp = _sdp_switches("flash")
+mem_efficient_sdp_enabled, enable_mem_efficient_sdp = _sdp_switches("mem_efficient")
+math_sdp_enabled, enable_math_sdp = _sdp_switches("math")
+cudnn_sdp_enabled, enable_cudnn_sdp = _sdp_switches("cudnn")
 
 
 @contextlib.contextmanager
 def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
     """PyTorch's deprecated context manager: the four switches set inside the block, restored after it."""
+    from .. import flags
+
     warnings.warn("`minigrad.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
-                  "removed.", FutureWarning, stacklevel=3)
-    saved = dict(_sdp)
-    _sdp.update(flash=bool(enable_flash), math=bool(enable_math), mem_efficient=bool(enable_mem_efficient),
-                cudnn=bool(enable_cudnn))
+                  "removed. Please see `minigrad.nn.attention.sdpa_kernel()` for the new context manager, with "
+                  "updated signature.", FutureWarning, stacklevel=3)
+    chosen = {"flash": enable_flash, "math": enable_math, "mem_efficient": enable_mem_efficient, "cudnn": enable_cudnn}
+    saved = {name: flags.sdp_enabled(name) for name in chosen}
+    for name, enabled in chosen.items():
+        flags.set_sdp(name, enabled)
     try:
         yield
     finally:
-        _sdp.update(saved)
+        for name, enabled in saved.items():
+            flags.set_sdp(name, enabled)
