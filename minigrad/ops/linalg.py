@@ -867,8 +867,10 @@ def _lu_packed(a):
     lu = a.reshape(_prod(batch), m, n).copy()
     rows = xp.arange(lu.shape[0])
     piv = xp.empty((lu.shape[0], k), dtype=np.int32)
+    # the pivot is the largest |re| + |im| (LAPACK's i?amax), the modulus only for a real A
+    size = (lambda c: xp.abs(c.real) + xp.abs(c.imag)) if a.dtype.kind == "c" else xp.abs
     for j in range(k):
-        p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
+        p = j + xp.argmax(size(lu[:, j:, j]), axis=1)
         piv[:, j] = p + 1
         top = lu[rows, j].copy()
         lu[rows, j] = lu[rows, p]
