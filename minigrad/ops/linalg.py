@@ -507,10 +507,7 @@ class Eig(Function):
         if gV is not None:
             VhgV = Vh @ gV.array
             d = xp.diagonal(VhgV, axis1=-2, axis2=-1)
-            if not xp.allclose(d.imag, 0, atol=1e-6 if V.dtype == np.complex64 else 1e-12):
-                raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
-                                   "multiplication by e^{i phi}. The specified loss function depends on this "
-                                   "quantity, so it is ill-defined.")
+            _check_phase("linalg_eig_backward", "eigenvectors", d.imag)
             E = xp.conj(w[..., None, :] - w[..., :, None])
             E[..., xp.arange(n), xp.arange(n)] = 1
             inner = (VhgV - (Vh @ V) * d.real[..., None, :]) / E
