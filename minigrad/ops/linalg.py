@@ -54,6 +54,20 @@ def _mH(t):  # the adjoint (conjugate transpose): _mT for a real t
     return t.mH if t.array.dtype.kind == "c" else _mT(t)
 
 
+def _conj(t):
+    return t.conj() if t.array.dtype.kind == "c" else t
+
+
+def _check_phase(name, vectors, im_diag, other=None):
+    """PyTorch's refusal of a loss that depends on the free phase e^{i phi} of complex singular/eigen vectors:
+    the imaginary diagonal of V^H gV (for svd: of U^H gU against -that of V^H gV) must vanish."""
+    xp = array_module(im_diag)
+    if not xp.allclose(im_diag, 0 if other is None else -other, rtol=1e-2, atol=1e-2):
+        what = "this quantity, so it is ill-defined" if other is None else "this phase term, making it ill-defined"
+        raise RuntimeError(f"{name}: The {vectors} in the complex case are specified up to multiplication by e^{{i phi}}. "
+                           f"The specified loss function depends on {what}.")
+
+
 class Inverse(Function):
     node_name = "LinalgInvExBackward0"
     saves_result = True
@@ -91,9 +105,9 @@ class Det(Function):
         return array_module(a.array).asarray(array_module(a.array).linalg.det(a.array))
 
     @staticmethod
-    def backward(ctx, g):  # d det A = det A tr(A^-1 dA): the gradient det A * A^-T
+    def backward(ctx, g):  # d det A = det A tr(A^-1 dA): the gradient g conj(det A) A^-H
         a, d = ctx.saved_tensors
-        return (g * d).unsqueeze(-1).unsqueeze(-1) * _mT(inverse(a))
+        return (g * _conj(d)).unsqueeze(-1).unsqueeze(-1) * _mH(inverse(a))
 
 
 def det(input):
@@ -116,11 +130,17 @@ class Slogdet(Function):
         return xp.asarray(sign), xp.asarray(logabs)
 
     @staticmethod
-    def backward(ctx, _, g):  # d log|det A| = tr(A^-1 dA): the gradient A^-T
+    def backward(ctx, gsign, g):
+        # d log|det A| = re tr(A^-1 dA), d sign = i sign im tr(A^-1 dA): the gradient (g + i im(gsign conj(sign))) A^-H
+        # (a real sign is locally constant: its gradient gives A none)
+        (a,) = ctx.saved_tensors
+        if a.array.dtype.kind == "c" and gsign is not None:
+            d = det(a)  # (sign recomputed in tensor ops, so that a second derivative sees it depend on A)
+            im = (gsign * (d / d.abs()).conj()).imag
+            g = im * 1j if g is None else g + im * 1j
         if g is None:
             return None
-        (a,) = ctx.saved_tensors
-        return g.unsqueeze(-1).unsqueeze(-1) * _mT(inverse(a))
+        return g.unsqueeze(-1).unsqueeze(-1) * _mH(inverse(a))
 
 
 def slogdet(input):
@@ -333,17 +353,13 @@ class Cholesky(Function):
                           "positive-definite).")
 
     @staticmethod
-    def backward(ctx, gL):  # A = L L^T: gA = sym(L^-T Phi(L^T gL) L^-1), Phi = lower triangle with half the diagonal
-        from .movement import diag_embed
-        from .movement import diagonal
+    def backward(ctx, gL):  # A = L L^H: gA = L^-H (X + tril(X, -1)^H) L^-1 / 2, X = tril(L^H gL) (PyTorch's form)
         from .shape import tril
 
         L = ctx._saved_result
-        P = _mT(L) @ gL
-        P = tril(P, -1) + diag_embed(diagonal(P, 0, -2, -1) * 0.5)
+        X = tril(_mH(L) @ gL)
         Li = inverse(L)
-        S = _mT(Li) @ P @ Li
-        return (S + _mT(S)) * 0.5
+        return _mH(Li) @ ((X + _mH(tril(X, -1))) * 0.5) @ Li
 
 
 def cholesky(A, *, upper=False):
@@ -398,21 +414,25 @@ class QR(Function):
         m = ctx.m
         A = Q @ R
         gV = gR[..., m:]
-        gX = _qr_backward_tall(Q, R[..., :m], gQ + A[..., m:] @ _mT(gV), gR[..., :m])
+        gX = _qr_backward_tall(Q, R[..., :m], gQ + A[..., m:] @ _mH(gV), gR[..., :m])
         from .shape import cat
 
         return cat([gX, Q @ gV], -1)
 
 
 def _qr_backward_tall(Q, R, gQ, gR):
-    # A = QR, m >= n: gA = Q (gR + tril(Q^T gQ - gQ^T Q + R gR^T - gR R^T) R^-T) + (gQ - Q Q^T gQ) R^-T
+    # A = QR, m >= n: gA = Q (gR + M R^-H) + (gQ - Q Q^H gQ) R^-H, M = tril(G - G^H) with half its diagonal,
+    # G = Q^H gQ - gR R^H (the diagonal, 2i im diag G, is nonzero only for complex A, whose R has a real diagonal)
+    from .movement import diag_embed, diagonal
     from .shape import tril
 
-    QtgQ = _mT(Q) @ gQ
-    RgRt = R @ _mT(gR)
-    Rit = _mT(inverse(R))
-    M = tril(QtgQ - _mT(QtgQ) + RgRt - _mT(RgRt))
-    return Q @ (gR + M @ Rit) + (gQ - Q @ QtgQ) @ Rit
+    QhgQ = _mH(Q) @ gQ
+    G = QhgQ - gR @ _mH(R)
+    Rih = _mH(inverse(R))
+    M = tril(G - _mH(G), -1)
+    if G.array.dtype.kind == "c":
+        M = M + diag_embed(diagonal(G, 0, -2, -1).imag * 1j)
+    return Q @ (gR + M @ Rih) + (gQ - Q @ QhgQ) @ Rih
 
 
 def qr(A, mode="reduced"):
@@ -435,7 +455,7 @@ class Eigh(Function):
 
     @staticmethod
     def backward(ctx, gw, gV):
-        # A = V diag(w) V^T: gA = V (diag(gw) + skew(V^T gV) / (w_j - w_i)) V^T, skew(X) = (X - X^T)/2, 0 on i == j
+        # A = V diag(w) V^H: gA = V (diag(gw) + skew(V^H gV) / (w_j - w_i)) V^H, skew(X) = (X - X^H)/2, 0 on i == j
         from .movement import diag_embed
         from .elementwise import where
 
@@ -443,9 +463,11 @@ class Eigh(Function):
         E = w.unsqueeze(-2) - w.unsqueeze(-1)  # E[i, j] = w_j - w_i
         off = E != 0
         F = where(off, 1.0 / where(off, E, 1.0), 0.0)
-        X = _mT(V) @ gV
-        inner = diag_embed(gw) + F * ((X - _mT(X)) * 0.5)
-        return V @ inner @ _mT(V)
+        X = _mH(V) @ gV
+        if X.array.dtype.kind == "c":
+            _check_phase("linalg_eigh_backward", "eigenvectors", X.array.diagonal(0, -2, -1).imag)
+        inner = diag_embed(gw) + F * ((X - _mH(X)) * 0.5)
+        return V @ inner @ _mH(V)
 
 
 def eigh(A, UPLO="L"):
@@ -485,10 +507,7 @@ class Eig(Function):
         if gV is not None:
             VhgV = Vh @ gV.array
             d = xp.diagonal(VhgV, axis1=-2, axis2=-1)
-            if not xp.allclose(d.imag, 0, atol=1e-6 if V.dtype == np.complex64 else 1e-12):
-                raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
-                                   "multiplication by e^{i phi}. The specified loss function depends on this "
-                                   "quantity, so it is ill-defined.")
+            _check_phase("linalg_eig_backward", "eigenvectors", d.imag)
             E = xp.conj(w[..., None, :] - w[..., :, None])
             E[..., xp.arange(n), xp.arange(n)] = 1
             inner = (VhgV - (Vh @ V) * d.real[..., None, :]) / E
@@ -523,29 +542,34 @@ class SVD(Function):
 
     @staticmethod
     def backward(ctx, gU, gS, gVh):
-        # A = U S V^T: gA = U [F*(U^T gU - gU^T U) S + diag(gS) + S F*(V^T gV - gV^T V)] V^T
-        #   + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T),  F[i, j] = 1 / (s_j^2 - s_i^2), 0 on i == j
+        # A = U S V^H: gA = U [F*(U^H gU - gU^H U) S + diag(gS) + S F*(V^H gV - gV^H V)] V^H
+        #   + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H),  F[i, j] = 1 / (s_j^2 - s_i^2), 0 on i == j;
+        #   complex A adds i im diag(U^H gU) / S to the diagonal (the phases of U and V tied, as PyTorch's)
         # (full_matrices: only the first k = min(m, n) columns of U and rows of Vh enter A; the rest get none)
-        from .movement import diag_embed
+        from .movement import diag_embed, diagonal
         from .elementwise import where
 
         U, S, Vh = _outputs(ctx)
         k = S.shape[-1]
         U, Vh, gU, gVh = U[..., :, :k], Vh[..., :k, :], gU[..., :, :k], gVh[..., :k, :]
-        V, gV = _mT(Vh), _mT(gVh)
+        V, gV = _mH(Vh), _mH(gVh)
         S2 = S * S
         E = S2.unsqueeze(-2) - S2.unsqueeze(-1)
         off = E != 0
         F = where(off, 1.0 / where(off, E, 1.0), 0.0)
-        UtgU, VtgV = _mT(U) @ gU, _mT(V) @ gV
+        UtgU, VtgV = _mH(U) @ gU, _mH(V) @ gV
         Su, Sr = S.unsqueeze(-2), S.unsqueeze(-1)  # right- and left-multiplying by diag(S)
-        inner = F * (UtgU - _mT(UtgU)) * Su + diag_embed(gS) + Sr * (F * (VtgV - _mT(VtgV)))
+        inner = F * (UtgU - _mH(UtgU)) * Su + diag_embed(gS) + Sr * (F * (VtgV - _mH(VtgV)))
+        if U.array.dtype.kind == "c":
+            im_u = diagonal(UtgU, 0, -2, -1).imag
+            _check_phase("svd_backward", "singular vectors", im_u.array, diagonal(VtgV, 0, -2, -1).imag.array)
+            inner = inner + diag_embed(im_u / S * 1j)
         out = U @ inner @ Vh
         m, n = U.shape[-2], V.shape[-2]
         if m > k:
             out = out + ((gU - U @ UtgU) / Su) @ Vh
         if n > k:
-            out = out + (U / Su) @ (_mT(gV) - _mT(gV) @ V @ Vh)
+            out = out + (U / Su) @ (gVh - gVh @ V @ Vh)
         return out
 
 
@@ -557,8 +581,7 @@ def svd(A, full_matrices=True):
 
 
 def svdvals(A):
-    """The singular values, descending (of a complex A too: with gU = gVh = 0, SVD's backward is U diag(gS) Vh,
-    which holds for complex A; svd's full backward does not, so svd itself stays real-only)."""
+    """The singular values, descending."""
     _matrix("svd", A)
     return _save_outputs(SVD.apply(A, False))[1]
 
@@ -841,8 +864,10 @@ def _lu_packed(a):
     lu = a.reshape(_prod(batch), m, n).copy()
     rows = xp.arange(lu.shape[0])
     piv = xp.empty((lu.shape[0], k), dtype=np.int32)
+    # the pivot is the largest |re| + |im| (LAPACK's i?amax), the modulus only for a real A
+    size = (lambda c: xp.abs(c.real) + xp.abs(c.imag)) if a.dtype.kind == "c" else xp.abs
     for j in range(k):
-        p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
+        p = j + xp.argmax(size(lu[:, j:, j]), axis=1)
         piv[:, j] = p + 1
         top = lu[rows, j].copy()
         lu[rows, j] = lu[rows, p]
@@ -897,18 +922,18 @@ class LUFactor(Function):
             L = tril(LU[..., :, :m], -1) + _eye_like(LU, m)
             U1, U2 = triu(LU[..., :, :m]), LU[..., :, m:]
             gL, gU1, gU2 = tril(gLU[..., :, :m], -1), triu(gLU[..., :, :m]), gLU[..., :, m:]
-            LiT = _mT(inverse(L))
-            inner = tril(_mT(L) @ gL - gU2 @ _mT(U2), -1) + triu(gU1 @ _mT(U1))
-            gA = LiT @ inner @ _mT(inverse(U1))
+            LiT = _mH(inverse(L))
+            inner = tril(_mH(L) @ gL - gU2 @ _mH(U2), -1) + triu(gU1 @ _mH(U1))
+            gA = LiT @ inner @ _mH(inverse(U1))
             if m < n:
                 gA = cat([gA, LiT @ gU2], -1)
             return P @ gA
         L1, L2 = tril(LU[..., :n, :], -1) + _eye_like(LU, n), LU[..., n:, :]
         U = triu(LU[..., :n, :])
         gL1, gL2, gU = tril(gLU[..., :n, :], -1), gLU[..., n:, :], triu(gLU[..., :n, :])
-        UiT = _mT(inverse(U))
-        inner = tril(_mT(L1) @ gL1, -1) + triu(gU @ _mT(U) - _mT(L2) @ gL2)
-        return P @ cat([_mT(inverse(L1)) @ inner @ UiT, gL2 @ UiT], -2)
+        UiT = _mH(inverse(U))
+        inner = tril(_mH(L1) @ gL1, -1) + triu(gU @ _mH(U) - _mH(L2) @ gL2)
+        return P @ cat([_mH(inverse(L1)) @ inner @ UiT, gL2 @ UiT], -2)
 
 
 def _lu_factor_checks(name, A, pivot):
@@ -1308,12 +1333,12 @@ class MatrixExp(Function):
         return xp.asarray(_expm(np.asarray(a.array)).astype(a.array.dtype))
 
     @staticmethod
-    def backward(ctx, g):  # gA = the top-right block of exp([[A^T, g], [0, A^T]]) (the Frechet derivative's adjoint)
+    def backward(ctx, g):  # gA = the top-right block of exp([[A^H, g], [0, A^H]]) (the Frechet derivative's adjoint)
         from .shape import cat
 
         A, = ctx.saved_tensors
         n = A.shape[-1]
-        At = _mT(A)
+        At = _mH(A)
         block = cat([cat([At, g], -1), cat([g * 0, At], -1)], -2)
         return matrix_exp(block)[..., :n, n:]
 
