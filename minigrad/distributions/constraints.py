@@ -10,7 +10,8 @@ import minigrad
 
 __all__ = [
     "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than", "greater_than_eq", "half_open_interval",
-    "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "multinomial", "nonnegative",
+    "independent", "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
+    "MixtureSameFamilyConstraint", "multinomial", "nonnegative",
     "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer", "positive_semidefinite", "real",
     "real_vector", "simplex", "square", "stack", "symmetric", "unit_interval",
 ]
@@ -196,15 +197,23 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & (abs(value.sum(-1) - 1) < 1e-6)
 
 
+class _LowerTriangular(Constraint):
+    """Lower-triangular square matrices: zero above the diagonal."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tril = value.tril() if isinstance(value, minigrad.Tensor) else np.tril(value)
+        return (value == tril).reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
+
+
 class _LowerCholesky(Constraint):
     """Lower-triangular square matrices with a positive diagonal (a covariance's Cholesky factor)."""
 
     event_dim = 2
 
     def check(self, value):
-        tril = value.tril() if isinstance(value, minigrad.Tensor) else np.tril(value)
-        lower = (value == tril).reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
-        return lower & (value.diagonal(0, -2, -1) > 0).all(-1)
+        return _LowerTriangular().check(value) & (value.diagonal(0, -2, -1) > 0).all(-1)
 
 
 class _CorrCholesky(Constraint):
@@ -363,7 +372,7 @@ class _Stack(Constraint):
         return minigrad.stack([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
 
 
-class _MixtureSameFamilyConstraint(Constraint):
+class MixtureSameFamilyConstraint(Constraint):
     """A mixture's support: the components' constraint asked of the value put back against the component dim
     (`value.unsqueeze(-1 - event_dim)`), true where every component allows it."""
 
@@ -403,6 +412,7 @@ integer_interval = _IntegerInterval
 real = _Real()
 real_vector = _IndependentConstraint(real, 1)
 lower_cholesky = _LowerCholesky()
+lower_triangular = _LowerTriangular()
 corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()
 square = _Square()

@@ -26,6 +26,7 @@ from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 from .utils import softplus
+from .wishart import Wishart, _mvdigamma
 
 _KL_REGISTRY = {}  # (type of p, type of q) -> function(p, q)
 
@@ -136,6 +137,17 @@ def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)
 def _kl_mixed_rank_multivariatenormal(p, q):
     return _kl_gaussian_vectors(p, q, "(Low Rank) Multivariate Normals")
+
+
+@register_kl(Wishart, Wishart)
+def _kl_wishart_wishart(p, q):
+    # n_q/2 log(|V_q| / |V_p|) + n_p/2 (tr(V_q^-1 V_p) - d) + mvlgamma(n_q/2) - mvlgamma(n_p/2) + (n_p - n_q)/2 mvdigamma(n_p/2)
+    n_p, n_q, d = p.df, q.df, p.event_shape[-1]
+    l_p, l_q = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    half_log_det_ratio = l_q.diagonal(0, -2, -1).log().sum(-1) - l_p.diagonal(0, -2, -1).log().sum(-1)
+    trace = minigrad.linalg.solve_triangular(l_q, l_p, upper=False).pow(2).sum((-2, -1))  # |L_q^-1 L_p|_F^2
+    return (n_q * half_log_det_ratio + n_p / 2 * (trace - d) + minigrad.mvlgamma(n_q / 2, d)
+            - minigrad.mvlgamma(n_p / 2, d) + (n_p - n_q) / 2 * _mvdigamma(n_p / 2, d))
 
 
 @register_kl(Beta, Beta)

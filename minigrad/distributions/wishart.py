@@ -7,6 +7,7 @@ import minigrad
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .gamma import Chi2
 from .utils import lazy_property
 
@@ -19,7 +20,7 @@ def _mvdigamma(x, p):
     return minigrad.digamma(x.unsqueeze(-1) - j / 2).sum(-1)
 
 
-class Wishart(Distribution):
+class Wishart(ExponentialFamily):
     """The Wishart law W_p(df, V) over p x p positive definite matrices, V given as exactly one of
     covariance_matrix, precision_matrix (V^-1) or scale_tril (V's lower Cholesky factor L); df > p - 1 (a
     Python number or a tensor broadcasting with the matrices' batch dims). rsample is the Bartlett decomposition

@@ -848,9 +848,10 @@ def _along(xp, dim, index, shape):
 
 def _check_along(index, dim, shape):
     n = shape[dim] if shape else 1
-    if some_id_outside(index, n):
-        hi, lo = builtins.int(index.max()), builtins.int(index.min())  # PyTorch refuses negative indices here
-        raise RuntimeError(f"index {hi if hi >= n else lo} is out of bounds for dimension {dim} with size {n}")
+    if some_id_outside(index, n):  # PyTorch refuses negative indices here, and names the first bad one
+        flat = index.reshape(-1)
+        first = builtins.int(flat[((flat < 0) | (flat >= n)).argmax()])
+        raise RuntimeError(f"index {first} is out of bounds for dimension {dim} with size {n}")
 
 
 def whole_slices(index, dim, shape):
