@@ -827,6 +827,8 @@ class Prod(Function):
     @staticmethod
     def backward(ctx, g):  # d(prod a)/da_i = prod of the others (= prod / a_i when no a_j is 0)
         a, result = ctx.saved_tensors
+        if a.array.dtype.kind == "c":  # g conj(d prod/da_i), and conj of a real-coefficient product is the product of conjs
+            a, result = a.conj(), result.conj()
         if not ctx.keepdim and ctx.dims:
             g = g.reshape(_keep_shape(a.shape, ctx.dims))
             result = result.reshape(_keep_shape(a.shape, ctx.dims))

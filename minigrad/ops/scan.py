@@ -83,6 +83,8 @@ class Cumprod(Function):
     @staticmethod
     def backward(ctx, g):  # d(cumprod a)_j / da_i = prod_{k <= j, k != i} a_k for i <= j
         a, result = ctx.saved_tensors
+        if a.array.dtype.kind == "c":  # g conj(d out/da): the same products of the conjugates
+            a, result = a.conj(), result.conj()
         if ctx.dim is None or a.array.shape[ctx.dim] == 1:  # the result is a: g as it is (as PyTorch: not
             return g, None  # g * result / a, NaN for an inf or NaN)
         if not bool((a.array == 0).any()):
