@@ -172,14 +172,21 @@ class Sgn(Function):
 
     @staticmethod
     def forward(ctx, a):
+        ctx.save(self=a)
         x = a.array
         mag = np.abs(x)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag)).astype(x.dtype)
 
     @staticmethod
-    def backward(ctx, g):
-        raise RuntimeError("the gradient of sgn of a complex tensor is not supported by minigrad")
+    def backward(ctx, g):  # s = z/|z|: ds/dz = 1/(2|z|), ds/dz* = -s^2/(2|z|), so (g - conj(g) s^2) / (2|z|); 0 at z = 0
+        from .elementwise import where
+
+        z = ctx._saved_self
+        mag = z.abs()
+        s = sgn(z)
+        safe = where(mag == 0, 1.0, mag)
+        return where(mag == 0, 0.0, (g - g.conj() * s * s) / (2.0 * safe))
 
 
 def _derivatives():
