@@ -535,7 +535,7 @@ class Logsumexp(Function):
         if a.array.size == 0:  # the log of an empty sum: -inf (or an empty result)
             with np.errstate(divide="ignore"):
                 return xp.log(xp.exp(a.array).sum(axis=dims, keepdims=keepdim))
-        m = a.array.max(axis=dims, keepdims=True)
+        m = (a.array.real if a.array.dtype.kind == "c" else a.array).max(axis=dims, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows stay -inf instead of nan
         out = xp.log(xp.exp(a.array - m).sum(axis=dims, keepdims=True)) + m
         return out if keepdim else out.squeeze(dims)
@@ -548,12 +548,13 @@ class Logsumexp(Function):
             result = result.reshape(_keep_shape(a.shape, ctx.dims))
         from .elementwise import exp
 
-        return g * exp(a - result), None, None
+        softmax = exp(a - result)
+        return g * (softmax.conj() if softmax.array.dtype.kind == "c" else softmax), None, None
 
 
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over `dim`, computed stably (integers promoted to the default float)."""
-    if input.array.dtype.kind != "f":
+    if input.array.dtype.kind not in "fc":
         from ..dtypes import default_float
 
         input = input.to(default_float)
