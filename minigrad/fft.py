@@ -135,6 +135,8 @@ def _floating(input):
 
 def _c2c(input, s, dim, norm, inverse):
     input = _floating(input)
+    if input.array.dtype.kind != "c":  # made complex by a recorded cast, so a real input's gradient is real
+        input = input.to(from_numpy_dtype(complex_of(input.array.dtype)))
     dims, sizes = _plan(input, s, dim)
     return FFT.apply(input, sizes, dims, _norm(norm), inverse)
 
