@@ -505,6 +505,8 @@ class RPow(Function):
             with np.errstate(divide="ignore", invalid="ignore"):
                 return None, where(b >= 0, 0.0, g * result * float("-inf"))
         (result,) = ctx.saved_tensors
+        if result.array.dtype.kind == "c":  # g conj(c^b log c), log c complex for a complex or negative c
+            return None, g * (result * builtins.complex(np.log(builtins.complex(ctx.base)))).conj()
         return None, g * result.conj() * float(np.log(ctx.base))
 
 
@@ -813,12 +815,13 @@ def pow(input, exponent):
     if (exponent.__class__ is builtins.int or exponent.__class__ is builtins.float) and type(input) is Tensor \
             and input.array.dtype.kind == "f":  # `x ** 2`: a float tensor keeps its dtype, nothing to refuse
         return PowScalar.apply(input, exponent)
-    if not isinstance(input, Tensor) and isinstance(exponent, Tensor) and exponent.array.dtype.kind == "f":
+    if not isinstance(input, Tensor) and isinstance(exponent, Tensor) and (exponent.array.dtype.kind == "f" or (
+            exponent.array.dtype.kind == "c" and isinstance(input, (builtins.int, builtins.float, builtins.complex)))):
         return RPow.apply(input, exponent)
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        if not isinstance(exponent, (builtins.int, builtins.float, np.number)):
+        if not isinstance(exponent, (builtins.int, builtins.float, builtins.complex, np.number)):
             raise TypeError(f"pow(): unsupported exponent of type {type_name(exponent)}")
-        if exponent.__class__ not in (builtins.int, builtins.float, builtins.bool):
+        if exponent.__class__ not in (builtins.int, builtins.float, builtins.bool, builtins.complex):
             # a numpy scalar (np.float64 is a float too) or another subclass: its Python number, which numpy, as
             # PyTorch, takes in the tensor's dtype (numpy would compute float32 ** np.float64 in float64)
             exponent = exponent.item() if isinstance(exponent, np.number) else (

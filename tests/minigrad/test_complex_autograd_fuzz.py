@@ -46,6 +46,8 @@ M = {  # name: (fn(T, *inputs), input specs)
     "pow_complex_scalar": (lambda T, a: a ** (0.5 + 1.5j), [C3]),
     "rpow_real": (lambda T, a: 2.5 ** a, [C3]),
     "rpow_complex": (lambda T, a: (1 - 0.5j) ** a, [C3]),
+    "rpow_negative": (lambda T, a: (-2) ** a, [C3]),
+    "real_pow_complex_scalar": (lambda T, r: r ** (1 + 1j), [("p", (3, 4))]),
     "pow_tensor_tensor": (lambda T, a, b: a ** b, [C3, C3]),
     "pow_complex_realtensor": (lambda T, a, b: T.pow(a, b), [C3, R3]),
     "pow_realtensor_complex": (lambda T, a, b: T.pow(a, b), [("p", (3, 4)), C3]),
