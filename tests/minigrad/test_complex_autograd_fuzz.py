@@ -24,6 +24,10 @@ def _mask(T, a):
     return T.tensor(np.array(a, dtype=bool))
 
 
+def _unary(name):
+    return lambda T, a: getattr(T, name)(a)
+
+
 # Input kinds: "c" complex, "cz" complex with some exact zeros, "r" real, "p" positive real, "rc" real with a last
 # dimension of 2 (for view_as_complex). Every input requires grad.
 C3 = ("c", (3, 4))
@@ -31,7 +35,7 @@ C3B = ("c", (4,))
 R3 = ("r", (3, 4))
 M = {  # name: (fn(T, *inputs), input specs)
     # -- elementwise unary
-    **{n: ((lambda n: lambda T, a: getattr(T, n)(a))(n), [C3]) for n in (
+    **{n: (_unary(n), [C3]) for n in (
         "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos",
         "atan", "asinh", "acosh", "atanh", "sigmoid", "reciprocal", "neg", "abs", "angle", "sgn", "conj",
         "conj_physical", "real", "imag", "square", "exp2", "log2", "log10")},
@@ -224,7 +228,30 @@ SECOND = ["exp", "log", "sqrt", "tanh", "sigmoid", "reciprocal", "abs", "angle",
           "matmul", "einsum", "fft", "rfft", "irfft", "conv1d", "linear", "logsumexp", "atan", "asinh"]
 
 # Deliberate or out-of-scope differences: name -> reason (strict xfail, so a fix shows up).
-XFAIL = {}
+_NAME = "grad_fn name only (values and gradients agree): "
+XFAIL = {
+    "conj_physical": _NAME + "minigrad's conj_physical is its conj node (ConjBackward0), not ConjPhysicalBackward0",
+    "real": _NAME + "PyTorch's .real is a select of view_as_real (SelectBackward0); minigrad's own RealBackward0",
+    "imag": _NAME + "PyTorch's .imag is a select of view_as_real (SelectBackward0); minigrad's own ImagBackward0",
+    "matmul_bcast": _NAME + "PyTorch folds a broadcast matmul to mm + _unsafe_view; minigrad records one matmul node",
+    "einsum": _NAME + "PyTorch's einsum ends in a view of bmm (ViewBackward0); minigrad records one einsum node",
+    "einsum_trace": _NAME + "PyTorch's einsum ends in a view of bmm (ViewBackward0); minigrad records one einsum node",
+    "vdot": _NAME + "minigrad's vdot is dot of the conjugate (DotBackward0), not PyTorch's VdotBackward0",
+    "kron": _NAME + "minigrad's kron ends in view (ViewBackward0), PyTorch's in _unsafe_view",
+    "fft_real_in": _NAME + "PyTorch's 1-D fft of a real input is an r2c transform filled out (FftR2CBackward0); "
+                   "minigrad casts to complex and runs c2c (gradient real in both)",
+    "linear": _NAME + "PyTorch's 2-D linear with bias is one addmm (AddmmBackward0); minigrad's complex linear "
+              "adds the bias after matmul",
+    "mixed_where": "PyTorch 2.13 itself fails in backward (where with a real and a complex operand: 'Expected "
+                   "isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex)'); minigrad passes "
+                   "the real part to the real operand",
+    "conv1d": "complex convolution is not implemented in minigrad (refused with a clear NotImplementedError)",
+    "conv1d_stride": "complex convolution is not implemented in minigrad (refused with a clear NotImplementedError)",
+    "conv2d": "complex convolution is not implemented in minigrad (refused with a clear NotImplementedError)",
+    "conv2d_groups": "complex convolution is not implemented in minigrad (refused with a clear NotImplementedError)",
+    "softplus": "minigrad's float-only refusal names the op (\"softplus\" ... pass a floating point tensor), "
+                "PyTorch's names its CPU kernel",
+}
 
 
 def _inputs(T, specs, dtype, seed):
