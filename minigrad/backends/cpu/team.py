@@ -178,7 +178,7 @@ def _can_load_cached(cache):
 def _typeof_without_masked_check(dispatcher):
     """Have `dispatcher` (a kernel's) type a plain ndarray argument itself, as numba's ndarray rule
     does, less that rule's question whether the array is a numpy.ma.MaskedArray: asking imports
-    numpy.ma (a few ms of a first step, at the first call of the process's first kernel), and an
+    numpy.ma, at the first call of the process's first kernel (part of every first step), and an
     array whose type is exactly ndarray is not one. Anything else is typed by numba."""
     from numba.core import types
     from numba.np.numpy_support import from_dtype, map_layout
