@@ -175,6 +175,30 @@ def _can_load_cached(cache):
     return hasattr(cache, "_load_overload") and hasattr(cache, "_guard_against_spurious_io_errors")
 
 
+def _typeof_without_masked_check(dispatcher):
+    """Have `dispatcher` (a kernel's) type a plain ndarray argument itself, as numba's ndarray rule
+    does, less that rule's question whether the array is a numpy.ma.MaskedArray: asking imports
+    numpy.ma, at the first call of the process's first kernel (part of every first step), and an
+    array whose type is exactly ndarray is not one. Anything else is typed by numba."""
+    from numba.core import types
+    from numba.np.numpy_support import from_dtype, map_layout
+
+    typeof_pyval = dispatcher.typeof_pyval
+    active = getattr(dispatcher, "_types_active_call", None)  # (numba's record of the types it was called with)
+
+    def typeof_plain_arrays(val):
+        if type(val) is not np.ndarray or active is None:
+            return typeof_pyval(val)
+        try:
+            tp = types.Array(from_dtype(val.dtype), val.ndim, map_layout(val), readonly=not val.flags.writeable)
+        except Exception:  # a dtype numba does not take: its own rule says so
+            return typeof_pyval(val)
+        active.add(tp)
+        return tp
+
+    dispatcher.typeof_pyval = typeof_plain_arrays
+
+
 def _load_without_registries(dispatcher):
     """Have `dispatcher` (a kernel's) load from numba's cache by `_load_cached`. Only minigrad's
     functions load so; a user's own numba code loads as numba does it."""
@@ -469,6 +493,7 @@ class kernel:
         except RuntimeError:  # no writable place for numba's cache: compile for this process only
             return _numba.njit(**dict(options, cache=False))(fn)
         _load_without_registries(compiled)
+        _typeof_without_masked_check(compiled)
         _say_if_compiling(compiled)
         _compile_quietly(compiled)
         return compiled
@@ -573,21 +598,18 @@ def _threading_layer_ok():
         with _lock:
             if _layer_ok is None:
                 try:
-                    probe = _numba.njit(parallel=True, nogil=True, cache=True)(_probe)
-                    _load_without_registries(probe)
+                    # numba picks and starts its threading layer as a parallel function's load does
+                    # (numba's _reload_parfors), with no kernel of its own to load and call
+                    from numba.np.ufunc.parallel import _launch_threads
+
                     openmp = _openmp_thread_count()
-                    probe(np.zeros(4))
+                    _launch_threads()
                     _launched = True
                     _restore_openmp_thread_count(openmp)
                     _layer_ok = _numba.threading_layer() in ("omp", "tbb")
                 except Exception:  # no threading layer loads: the kernels run as plain loops
                     _layer_ok = False
     return _layer_ok
-
-
-def _probe(a):  # the first parallel launch: numba picks and starts its threading layer
-    for i in prange(a.size):
-        a[i] += 1.0
 
 
 def _openmp_thread_count():
