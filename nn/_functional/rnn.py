@@ -97,7 +97,6 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
 def _save(ctx, mode, reverse, x, h0, c0, w_ih, w_hh, w_hr, gates, cells, tanh_c, hidden_n):
     """Save what backward reads (the output is saved as the op's result); arguments 0-6 are (x, h0, c0,
     w_ih, w_hh, b_ih, b_hh) in both the layer and the cell."""
-    needs = ctx.needs_input_grad
     # x and W_ih whether or not a first gradient needs them: a second one (create_graph) runs the forward again
     ctx.save(input=x, hx=h0, cx=c0, weight_ih=w_ih, weight_hh=w_hh, weight_hr=w_hr,
              gates=gates if GATES[mode] > 1 else None, cells=cells, tanh_cells=tanh_c, hidden_n=hidden_n)
