@@ -120,9 +120,6 @@ class CrossEntropy(Function):
         # B too. x itself is not kept (D is the one (N, C) array saved): the node that takes the first
         # gradient on reaches x through this node's own edge to it, and p through D.
         _refuse_one_id_as_1d(ctx.layout, ctx.shape, ctx.target_shape)
-        if ctx.layout == 3:
-            raise RuntimeError("cross_entropy's NllLossBackward0 is not differentiable twice for (N, C, d1, ...) input: "
-                               "reshape it to (N * d1 * ..., C) rows first")
         t, wd, ignore_index, ls, inv = ctx.targets
         D = ctx._saved_grad_logits.array
         M, C = D.shape
@@ -139,7 +136,7 @@ class CrossEntropy(Function):
         P = xp.zeros_like(D)  # p = (D + B) / A; a row with A_i = 0 (ignored) has no gradient anyway
         xp.divide(D + B, A[:, None], out=P, where=A[:, None] != 0)
         return (CrossEntropyGradient.apply(_in_graph_at(ctx.next_functions[0], ctx.shape, D.dtype), g, D, P, A,
-                                           ctx.reduction == "none", ctx.shape),) + (None,) * 6
+                                           ctx.reduction == "none", ctx.layout, ctx.shape),) + (None,) * 6
 
 
 class CrossEntropy2d(CrossEntropy):
@@ -167,11 +164,11 @@ class CrossEntropyGradient(Function):
     node_name = "CrossEntropyLossBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, x, g, D, P, A, per_row, shape):
+    def forward(ctx, x, g, D, P, A, per_row, layout, shape):
         ctx.save(grad=g)
-        ctx.arrays, ctx.per_row, ctx.shape = (D, P, A), per_row, shape
+        ctx.arrays, ctx.per_row, ctx.layout, ctx.shape = (D, P, A), per_row, layout, shape
         gd = g.array.reshape(-1, 1) if per_row else g.array
-        return (D * gd).reshape(shape)
+        return _unrows(D * gd, layout, shape)
 
     @staticmethod
     @once_differentiable
@@ -179,14 +176,15 @@ class CrossEntropyGradient(Function):
         D, P, A = ctx.arrays
         g = ctx._saved_grad.array
         gd = g.reshape(-1, 1) if ctx.per_row else g
-        u2 = u.array.reshape(D.shape)
+        u2 = _rows(u.array, ctx.layout)
         gx = gg = None
         if ctx.needs_input_grad[0]:
-            gx = Tensor._wrap((P * (u2 - (u2 * P).sum(axis=1, keepdims=True)) * (A[:, None] * gd)).reshape(ctx.shape))
+            gx = Tensor._wrap(_unrows(P * (u2 - (u2 * P).sum(axis=1, keepdims=True)) * (A[:, None] * gd), ctx.layout,
+                                      ctx.shape))
         if ctx.needs_input_grad[1]:
             ud = (u2 * D).sum(axis=1)
             gg = Tensor._wrap(ud.reshape(g.shape) if ctx.per_row else xp_of(D).asarray(ud.sum(), dtype=D.dtype))
-        return gx, gg, None, None, None, None, None
+        return gx, gg, None, None, None, None, None, None
 
 
 def _in_graph_at(edge, shape, dtype):

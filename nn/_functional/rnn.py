@@ -97,11 +97,25 @@ def _forward(mode, reverse, x, h, c, w_ih, w_hh, b_ih, b_hh, w_hr):
 def _save(ctx, mode, reverse, x, h0, c0, w_ih, w_hh, w_hr, gates, cells, tanh_c, hidden_n):
     """Save what backward reads (the output is saved as the op's result); arguments 0-6 are (x, h0, c0,
     w_ih, w_hh, b_ih, b_hh) in both the layer and the cell."""
-    needs = ctx.needs_input_grad
-    ctx.save(input=x if needs[3] else None, hx=h0, cx=c0, weight_ih=w_ih if needs[0] else None, weight_hh=w_hh,
-             weight_hr=w_hr, gates=gates if GATES[mode] > 1 else None, cells=cells, tanh_cells=tanh_c,
-             hidden_n=hidden_n)
+    # x and W_ih whether or not a first gradient needs them: a second one (create_graph) runs the forward again
+    ctx.save(input=x, hx=h0, cx=c0, weight_ih=w_ih, weight_hh=w_hh, weight_hr=w_hr,
+             gates=gates if GATES[mode] > 1 else None, cells=cells, tanh_cells=tanh_c, hidden_n=hidden_n)
     ctx.mode, ctx.reverse = mode, reverse
+
+
+def _double_backward(ctx, run, n_inputs, outs_grads):
+    """create_graph: the forward again as the reference's recorded ops from the saved inputs (x, h0, c0,
+    w_ih, w_hh, b_ih, b_hh[, w_hr]), differentiated with the incoming gradients, as attention's."""
+    x, h0, c0, w_ih, w_hh, w_hr = ctx.saved_tensors[:6]
+    inputs = (x, h0, c0, w_ih, w_hh, *ctx.biases, w_hr)[:n_inputs]
+    needs = ctx.needs_input_grad[:n_inputs]
+    with minigrad.enable_grad():
+        outs = run(*inputs)
+    pairs = [(o, g) for o, g in zip(outs, outs_grads) if o is not None and g is not None]
+    wanted = [t for t, need in zip(inputs, needs) if need]
+    grads = iter(minigrad.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], create_graph=True,
+                                        allow_unused=True) if pairs else [None] * len(wanted))
+    return tuple(next(grads) if need else None for need in needs)
 
 
 def _saved_arrays(ctx):
@@ -211,6 +225,7 @@ class RNNLayer(Function):
         out, c, gates, cells, tanh_c, hidden_n = _forward(mode, reverse, x.array, h0.array, _array(c0), w_ih.array,
                                                           w_hh.array, _array(b_ih), _array(b_hh), _array(w_hr))
         _save(ctx, mode, reverse, x, h0, c0, w_ih, w_hh, w_hr, gates, cells, tanh_c, hidden_n)
+        ctx.biases = (b_ih, b_hh)  # (read by double_backward only)
         h = out[0 if reverse else -1].copy()  # (a copy: each output owns its memory)
         return (out, h, c) if mode == "LSTM" else (out, h)
 
@@ -219,6 +234,12 @@ class RNNLayer(Function):
     def backward(ctx, g_out, g_h, g_c=None):
         return (*map(wrap, _backward(_saved_arrays(ctx), ctx.mode, ctx.reverse, ctx.needs_input_grad, _array(g_out),
                                      _array(g_h), _array(g_c))), None, None)
+
+    @staticmethod
+    def double_backward(ctx, g_out, g_h, g_c=None):
+        def run(*inputs):
+            return reference.rnn_layer(ctx.mode, *inputs, reverse=ctx.reverse)
+        return _double_backward(ctx, run, 8, (g_out, g_h, g_c)) + (None, None)
 
 
 class _CellStep(Function):
@@ -231,6 +252,7 @@ class _CellStep(Function):
         out, c1, gates, cells, tanh_c, hidden_n = _forward(mode, False, x.array[None], h.array, _array(c), w_ih.array,
                                                            w_hh.array, _array(b_ih), _array(b_hh), None)
         _save(ctx, mode, False, x, h, c, w_ih, w_hh, None, gates, cells, tanh_c, hidden_n)
+        ctx.biases = (b_ih, b_hh)  # (read by double_backward only)
         return (out[0], c1) if mode == "LSTM" else out[0]
 
     @staticmethod
@@ -239,6 +261,12 @@ class _CellStep(Function):
         gx, *rest = _backward(_saved_arrays(ctx), ctx.mode, False, ctx.needs_input_grad, g_h.array[None], None,
                               _array(g_c))
         return (wrap(None if gx is None else gx[0]), *map(wrap, rest[:-1]), None)
+
+    @staticmethod
+    def double_backward(ctx, g_h, g_c=None):
+        def run(*inputs):
+            return reference.rnn_cell(ctx.mode, *inputs)
+        return _double_backward(ctx, run, 7, (g_h, g_c)) + (None,)
 
     @staticmethod
     def array_step(needs, x, h, c, w_ih, w_hh, b_ih, b_hh, mode):
