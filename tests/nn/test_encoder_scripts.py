@@ -1,0 +1,296 @@
+"""Encoder-style scripts (BERT, T5, Whisper, ViT-MAE, DETR) written the way their users write them, once against a
+`torch`-like module, and run twice: on PyTorch, then on minigrad from PyTorch's initial weights (copied across as
+numpy arrays). Float64 throughout; losses, gradients and the parameters after a few optimizer steps must agree.
+Random draws that the two libraries make differently (masking, noise) come from shared numpy arrays; a
+torch.Generator's own draws are checked for their properties instead."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from twins import agree, both, start  # noqa: F401
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+def grads(model):
+    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+
+def params(model):
+    return [p.detach().clone() for p in model.parameters()]
+
+
+# ---- (1) BERT: Hugging Face modeling style, MLM + next-sentence heads, AdamW + linear warmup + clipping ----------
+def bert_model(torch, V=23, C=16, H=2, L=2, T=12):
+    nn = torch.nn
+
+    class BertEmbeddings(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.word_embeddings = nn.Embedding(V, C, padding_idx=0)
+            self.position_embeddings = nn.Embedding(T, C)
+            self.token_type_embeddings = nn.Embedding(2, C)
+            self.LayerNorm = nn.LayerNorm(C, eps=1e-12)
+            self.dropout = nn.Dropout(0.0)
+            self.register_buffer("position_ids", torch.arange(T).expand((1, -1)), persistent=False)
+            self.register_buffer("token_type_ids", torch.zeros(self.position_ids.size(), dtype=torch.long),
+                                 persistent=False)
+
+        def forward(self, input_ids, token_type_ids=None):
+            seq_length = input_ids.size(1)
+            position_ids = self.position_ids[:, :seq_length]
+            if token_type_ids is None:
+                token_type_ids = self.token_type_ids[:, :seq_length].expand(input_ids.shape[0], seq_length)
+            embeddings = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+            embeddings += self.position_embeddings(position_ids)
+            return self.dropout(self.LayerNorm(embeddings))
+
+    class BertSelfAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention_head_size = C // H
+            self.all_head_size = H * self.attention_head_size
+            self.query = nn.Linear(C, self.all_head_size)
+            self.key = nn.Linear(C, self.all_head_size)
+            self.value = nn.Linear(C, self.all_head_size)
+            self.dropout = nn.Dropout(0.0)
+
+        def transpose_for_scores(self, x):
+            new_x_shape = x.size()[:-1] + (H, self.attention_head_size)
+            return x.view(new_x_shape).permute(0, 2, 1, 3)
+
+        def forward(self, hidden_states, attention_mask=None):
+            query_layer = self.transpose_for_scores(self.query(hidden_states))
+            key_layer = self.transpose_for_scores(self.key(hidden_states))
+            value_layer = self.transpose_for_scores(self.value(hidden_states))
+            attention_scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))
+            attention_scores = attention_scores / math.sqrt(self.attention_head_size)
+            if attention_mask is not None:
+                attention_scores = attention_scores + attention_mask
+            attention_probs = nn.functional.softmax(attention_scores, dim=-1)
+            attention_probs = self.dropout(attention_probs)
+            context_layer = torch.matmul(attention_probs, value_layer)
+            context_layer = context_layer.permute(0, 2, 1, 3).contiguous()
+            new_context_layer_shape = context_layer.size()[:-2] + (self.all_head_size,)
+            return context_layer.view(new_context_layer_shape), attention_probs
+
+    class BertSelfOutput(nn.Module):
+        def __init__(self, d_in):
+            super().__init__()
+            self.dense = nn.Linear(d_in, C)
+            self.LayerNorm = nn.LayerNorm(C, eps=1e-12)
+            self.dropout = nn.Dropout(0.0)
+
+        def forward(self, hidden_states, input_tensor):
+            hidden_states = self.dropout(self.dense(hidden_states))
+            return self.LayerNorm(hidden_states + input_tensor)
+
+    class BertLayer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = nn.ModuleDict(dict(self=BertSelfAttention(), output=BertSelfOutput(C)))
+            self.intermediate = nn.ModuleDict(dict(dense=nn.Linear(C, 4 * C)))
+            self.output = BertSelfOutput(4 * C)
+
+        def forward(self, hidden_states, attention_mask):
+            self_out, probs = self.attention["self"](hidden_states, attention_mask)
+            attention_output = self.attention["output"](self_out, hidden_states)
+            intermediate = nn.functional.gelu(self.intermediate["dense"](attention_output))
+            return self.output(intermediate, attention_output), probs
+
+    class BertPooler(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Linear(C, C)
+            self.activation = nn.Tanh()
+
+        def forward(self, hidden_states):
+            return self.activation(self.dense(hidden_states[:, 0]))
+
+    class BertLMPredictionHead(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.dense = nn.Linear(C, C)
+            self.transform_act_fn = nn.GELU()
+            self.LayerNorm = nn.LayerNorm(C, eps=1e-12)
+            self.decoder = nn.Linear(C, V, bias=False)
+            self.bias = nn.Parameter(torch.zeros(V))
+            self.decoder.bias = self.bias
+
+        def forward(self, hidden_states):
+            hidden_states = self.LayerNorm(self.transform_act_fn(self.dense(hidden_states)))
+            return self.decoder(hidden_states)
+
+    class BertForPreTraining(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bert = nn.Module()
+            self.bert.embeddings = BertEmbeddings()
+            self.bert.encoder = nn.ModuleDict(dict(layer=nn.ModuleList([BertLayer() for _ in range(L)])))
+            self.bert.pooler = BertPooler()
+            self.cls = nn.Module()
+            self.cls.predictions = BertLMPredictionHead()
+            self.cls.seq_relationship = nn.Linear(C, 2)
+            self.apply(self._init_weights)
+            self.cls.predictions.decoder.weight = self.bert.embeddings.word_embeddings.weight
+
+        def _init_weights(self, module):
+            if isinstance(module, nn.Linear):
+                module.weight.data.normal_(mean=0.0, std=0.02)
+                if module.bias is not None:
+                    module.bias.data.zero_()
+            elif isinstance(module, nn.Embedding):
+                module.weight.data.normal_(mean=0.0, std=0.02)
+                if module.padding_idx is not None:
+                    module.weight.data[module.padding_idx].zero_()
+            elif isinstance(module, nn.LayerNorm):
+                module.bias.data.zero_()
+                module.weight.data.fill_(1.0)
+
+        @property
+        def dtype(self):
+            return next(self.parameters()).dtype
+
+        def get_extended_attention_mask(self, attention_mask):
+            extended = attention_mask[:, None, None, :].to(dtype=self.dtype)
+            return (1.0 - extended) * torch.finfo(self.dtype).min
+
+        def forward(self, input_ids, attention_mask, token_type_ids=None, labels=None, next_sentence_label=None):
+            hidden = self.bert.embeddings(input_ids, token_type_ids)
+            extended = self.get_extended_attention_mask(attention_mask)
+            all_probs = ()
+            for layer in self.bert.encoder["layer"]:
+                hidden, probs = layer(hidden, extended)
+                all_probs = all_probs + (probs,)
+            prediction_scores = self.cls.predictions(hidden)
+            seq_relationship_score = self.cls.seq_relationship(self.bert.pooler(hidden))
+            total_loss = None
+            if labels is not None and next_sentence_label is not None:
+                loss_fct = nn.CrossEntropyLoss()  # -100 index = padding token
+                masked_lm_loss = loss_fct(prediction_scores.view(-1, V), labels.view(-1))
+                next_sentence_loss = loss_fct(seq_relationship_score.view(-1, 2), next_sentence_label.view(-1))
+                total_loss = masked_lm_loss + next_sentence_loss
+            return total_loss, prediction_scores, seq_relationship_score, all_probs
+
+    return BertForPreTraining()
+
+
+PAD, CLS, SEP, MASK = 0, 1, 2, 3
+
+
+def mask_tokens(torch, inputs, special_tokens_mask, draw, words, mlm_probability=0.15):
+    """The data collator's 80/10/10 masking; draw(p) is a bernoulli draw of the probability tensor p, words(shape)
+    random token ids."""
+    labels = inputs.clone()
+    inputs = inputs.clone()
+    probability_matrix = torch.full(labels.shape, mlm_probability)
+    probability_matrix.masked_fill_(special_tokens_mask, value=0.0)
+    masked_indices = draw(probability_matrix).bool()
+    labels[~masked_indices] = -100
+    indices_replaced = draw(torch.full(labels.shape, 0.8)).bool() & masked_indices
+    inputs[indices_replaced] = MASK
+    indices_random = draw(torch.full(labels.shape, 0.5)).bool() & masked_indices & ~indices_replaced
+    random_words = words(labels.shape)
+    inputs[indices_random] = random_words[indices_random]
+    return inputs, labels
+
+
+def bert_batch(torch, V):
+    rng = np.random.default_rng(5)
+    first = [[5, 6, 7, 8], [9, 10, 11], [12, 13, 14, 15, 16]]
+    second = [[17, 18], [20, 21, 22, 5], [6]]
+    ids, types = [], []
+    for a, b in zip(first, second):
+        ids.append([CLS] + a + [SEP] + b + [SEP])
+        types.append([0] * (len(a) + 2) + [1] * (len(b) + 1))
+    T = max(len(s) for s in ids)
+    input_ids = torch.tensor([s + [PAD] * (T - len(s)) for s in ids])
+    token_type_ids = torch.tensor([s + [0] * (T - len(s)) for s in types])
+    attention_mask = (input_ids != PAD).long()
+    special = (input_ids == CLS) | (input_ids == SEP) | (input_ids == PAD)
+    return rng, input_ids, token_type_ids, attention_mask, special
+
+
+def bert_pretrain(torch, init):
+    V, steps, warmup = 23, 5, 2
+    model = bert_model(torch, V=V)
+    init = start(model, init)
+    rng, input_ids, token_type_ids, attention_mask, special = bert_batch(torch, V)
+    # the libraries' generators differ: the masks the script trains on come from shared uniforms
+    shared = lambda p: (torch.tensor(rng.random(tuple(p.shape))) < p).long()  # noqa: E731
+    words = lambda shape: torch.tensor(rng.integers(0, V, tuple(shape)))  # noqa: E731
+    inputs, labels = mask_tokens(torch, input_ids, special, shared, words, mlm_probability=0.4)
+    labels[0, 1] = 6 if labels[0, 1] == -100 else labels[0, 1]  # at least one token to predict
+    next_sentence_label = torch.tensor([0, 1, 0])
+
+    no_decay = ["bias", "LayerNorm.weight"]
+    grouped = [
+        {"params": [p for n, p in model.named_parameters() if not any(nd in n for nd in no_decay)],
+         "weight_decay": 0.01},
+        {"params": [p for n, p in model.named_parameters() if any(nd in n for nd in no_decay)],
+         "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(grouped, lr=5e-3, eps=1e-8)
+
+    def lr_lambda(current_step):
+        if current_step < warmup:
+            return float(current_step) / float(max(1, warmup))
+        return max(0.0, float(steps - current_step) / float(max(1, steps - warmup)))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda, last_epoch=-1)
+    model.train()
+    losses, norms, lrs = [], [], []
+    for _ in range(steps):
+        loss, scores, nsp, probs = model(inputs, attention_mask, token_type_ids, labels, next_sentence_label)
+        loss.backward()
+        norms.append(torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0))
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+        lrs.append(scheduler.get_last_lr())
+    model.eval()
+    with torch.no_grad():
+        _, scores, nsp, probs = model(inputs, attention_mask, token_type_ids)
+    predicted = scores.argmax(-1).masked_fill(labels == -100, -100)
+    tied = model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight
+    return dict(init=init, inputs=inputs, labels=labels, losses=losses, norms=norms, lrs=lrs, scores=scores,
+                nsp=nsp, probs=list(probs), predicted=predicted, tied=tied, params=params(model),
+                state=list(model.state_dict()))
+
+
+def test_bert_pretraining_masked_lm_with_warmup_and_clipping(torch):
+    theirs, ours = both(torch, bert_pretrain)
+    assert ours["tied"]
+    # padded keys get no attention
+    assert float(ours["probs"][0][2, :, :, -1].abs().max()) == 0.0
+
+
+def test_bert_masking_with_a_seeded_generator(torch):
+    """Each library's own generator: the masking keeps its invariants and a reseeded generator repeats it."""
+    import minigrad
+
+    def run(lib):
+        _, input_ids, _, _, special = bert_batch(lib, 23)
+        out = []
+        for _ in range(2):
+            g = lib.Generator().manual_seed(42)
+            draw = lambda p: lib.bernoulli(p, generator=g)  # noqa: E731
+            words = lambda shape: lib.randint(23, shape, dtype=lib.long, generator=g)  # noqa: E731
+            out.append(mask_tokens(lib, input_ids, special, draw, words, 0.5))
+        (inputs, labels), (inputs2, labels2) = out
+        assert labels.dtype == lib.long and inputs.dtype == lib.long
+        assert bool((inputs == inputs2).all()) and bool((labels == labels2).all())
+        masked = labels != -100
+        assert not bool((masked & special).any())
+        assert bool((labels[masked] == input_ids[masked]).all())
+        assert bool((inputs[~masked] == input_ids[~masked]).all())
+        assert 0 < int(masked.sum()) < int((~special).sum())
+
+    run(torch)
+    run(minigrad)
