@@ -294,3 +294,214 @@ def test_bert_masking_with_a_seeded_generator(torch):
 
     run(torch)
     run(minigrad)
+
+
+# ---- (2) T5: relative position buckets, hand-written RMS layer norm, causal + cross attention, shift_right -------
+def t5_model(torch, V=19, C=16, H=2, FF=32, L=2, num_buckets=8, max_distance=20):
+    nn = torch.nn
+    d_kv = C // H
+
+    class T5LayerNorm(nn.Module):
+        def __init__(self, hidden_size, eps=1e-6):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(hidden_size))
+            self.variance_epsilon = eps
+
+        def forward(self, hidden_states):
+            variance = hidden_states.pow(2).mean(-1, keepdim=True)
+            hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+            return self.weight * hidden_states
+
+    class T5Attention(nn.Module):
+        def __init__(self, is_decoder, has_relative_attention_bias):
+            super().__init__()
+            self.is_decoder = is_decoder
+            self.has_relative_attention_bias = has_relative_attention_bias
+            self.q = nn.Linear(C, H * d_kv, bias=False)
+            self.k = nn.Linear(C, H * d_kv, bias=False)
+            self.v = nn.Linear(C, H * d_kv, bias=False)
+            self.o = nn.Linear(H * d_kv, C, bias=False)
+            if has_relative_attention_bias:
+                self.relative_attention_bias = nn.Embedding(num_buckets, H)
+
+        @staticmethod
+        def _relative_position_bucket(relative_position, bidirectional=True, num_buckets=32, max_distance=128):
+            relative_buckets = 0
+            if bidirectional:
+                num_buckets //= 2
+                relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
+                relative_position = torch.abs(relative_position)
+            else:
+                relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
+            max_exact = num_buckets // 2
+            is_small = relative_position < max_exact
+            relative_position_if_large = max_exact + (
+                torch.log(relative_position.float() / max_exact)
+                / math.log(max_distance / max_exact)
+                * (num_buckets - max_exact)
+            ).to(torch.long)
+            relative_position_if_large = torch.min(
+                relative_position_if_large, torch.full_like(relative_position_if_large, num_buckets - 1))
+            relative_buckets += torch.where(is_small, relative_position, relative_position_if_large)
+            return relative_buckets
+
+        def compute_bias(self, query_length, key_length):
+            context_position = torch.arange(query_length, dtype=torch.long)[:, None]
+            memory_position = torch.arange(key_length, dtype=torch.long)[None, :]
+            relative_position = memory_position - context_position
+            relative_position_bucket = self._relative_position_bucket(
+                relative_position, bidirectional=not self.is_decoder, num_buckets=num_buckets,
+                max_distance=max_distance)
+            values = self.relative_attention_bias(relative_position_bucket)
+            return values.permute([2, 0, 1]).unsqueeze(0)
+
+        def forward(self, hidden_states, mask=None, key_value_states=None, position_bias=None):
+            batch_size, seq_length = hidden_states.shape[:2]
+            kv = hidden_states if key_value_states is None else key_value_states
+            key_length = kv.shape[1]
+
+            def shape(states):
+                return states.view(batch_size, -1, H, d_kv).transpose(1, 2)
+
+            query_states = shape(self.q(hidden_states))
+            key_states = shape(self.k(kv))
+            value_states = shape(self.v(kv))
+            scores = torch.matmul(query_states, key_states.transpose(3, 2))
+            if position_bias is None:
+                if not self.has_relative_attention_bias:
+                    position_bias = torch.zeros((1, H, seq_length, key_length), dtype=scores.dtype)
+                else:
+                    position_bias = self.compute_bias(seq_length, key_length)
+                if mask is not None:
+                    position_bias = position_bias + mask
+            scores += position_bias
+            attn_weights = nn.functional.softmax(scores, dim=-1).type_as(scores)
+            attn_output = torch.matmul(attn_weights, value_states)
+            attn_output = attn_output.transpose(1, 2).contiguous().view(batch_size, -1, H * d_kv)
+            return self.o(attn_output), position_bias
+
+    class T5Block(nn.Module):
+        def __init__(self, is_decoder, has_relative_attention_bias):
+            super().__init__()
+            self.is_decoder = is_decoder
+            self.self_norm = T5LayerNorm(C)
+            self.SelfAttention = T5Attention(is_decoder, has_relative_attention_bias)
+            if is_decoder:
+                self.cross_norm = T5LayerNorm(C)
+                self.EncDecAttention = T5Attention(is_decoder, False)
+            self.ff_norm = T5LayerNorm(C)
+            self.wi = nn.Linear(C, FF, bias=False)
+            self.wo = nn.Linear(FF, C, bias=False)
+
+        def forward(self, x, mask, position_bias, enc=None, enc_mask=None, enc_bias=None):
+            a, position_bias = self.SelfAttention(self.self_norm(x), mask, position_bias=position_bias)
+            x = x + a
+            if self.is_decoder:
+                a, enc_bias = self.EncDecAttention(self.cross_norm(x), enc_mask, key_value_states=enc,
+                                                   position_bias=enc_bias)
+                x = x + a
+            x = x + self.wo(nn.functional.relu(self.wi(self.ff_norm(x))))
+            return x, position_bias, enc_bias
+
+    class T5ForConditionalGeneration(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.shared = nn.Embedding(V, C)
+            self.encoder = nn.ModuleList([T5Block(False, i == 0) for i in range(L)])
+            self.encoder_final_layer_norm = T5LayerNorm(C)
+            self.decoder = nn.ModuleList([T5Block(True, i == 0) for i in range(L)])
+            self.decoder_final_layer_norm = T5LayerNorm(C)
+
+        def _shift_right(self, input_ids, decoder_start_token_id=0, pad_token_id=0):
+            shifted_input_ids = input_ids.new_zeros(input_ids.shape)
+            shifted_input_ids[..., 1:] = input_ids[..., :-1].clone()
+            shifted_input_ids[..., 0] = decoder_start_token_id
+            shifted_input_ids.masked_fill_(shifted_input_ids == -100, pad_token_id)
+            return shifted_input_ids
+
+        def extended(self, mask):
+            dtype = self.shared.weight.dtype
+            return (1.0 - mask.to(dtype)) * torch.finfo(dtype).min
+
+        def encode(self, input_ids, attention_mask):
+            x, bias = self.shared(input_ids), None
+            mask = self.extended(attention_mask[:, None, None, :])
+            for block in self.encoder:
+                x, bias, _ = block(x, mask, bias)
+            return self.encoder_final_layer_norm(x)
+
+        def decode(self, decoder_input_ids, enc, attention_mask):
+            T = decoder_input_ids.shape[1]
+            causal = torch.tril(torch.ones(T, T))[None, None, :, :]
+            mask = self.extended(causal)
+            enc_mask = self.extended(attention_mask[:, None, None, :])
+            y, bias, enc_bias = self.shared(decoder_input_ids), None, None
+            for block in self.decoder:
+                y, bias, enc_bias = block(y, mask, bias, enc, enc_mask, enc_bias)
+            y = self.decoder_final_layer_norm(y)
+            y = y * (C ** -0.5)
+            return nn.functional.linear(y, self.shared.weight)
+
+        def forward(self, input_ids, attention_mask, labels):
+            enc = self.encode(input_ids, attention_mask)
+            decoder_input_ids = self._shift_right(labels)
+            lm_logits = self.decode(decoder_input_ids, enc, attention_mask)
+            loss_fct = nn.CrossEntropyLoss(ignore_index=-100)
+            loss = loss_fct(lm_logits.view(-1, lm_logits.size(-1)), labels.view(-1))
+            return loss, lm_logits
+
+    return T5ForConditionalGeneration()
+
+
+def t5_finetune(torch, init):
+    model = t5_model(torch)
+    init = start(model, init)
+    input_ids = torch.tensor([[4, 5, 6, 7, 8, 9, 1], [10, 11, 12, 1, 0, 0, 0]])
+    attention_mask = (input_ids != 0).long()
+    labels = torch.tensor([[13, 14, 15, 1, -100], [16, 17, 1, -100, -100]])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
+    losses = []
+    for _ in range(4):
+        loss, logits = model(input_ids, attention_mask, labels)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        g = grads(model)
+        optimizer.step()
+        losses.append(loss.item())
+    rel = torch.arange(-30, 31)[None, :]
+    buckets_bi = model.encoder[0].SelfAttention._relative_position_bucket(rel, True, 8, 20)
+    buckets_uni = model.decoder[0].SelfAttention._relative_position_bucket(rel, False, 8, 20)
+    # greedy decoding without a cache
+    model.eval()
+    with torch.no_grad():
+        enc = model.encode(input_ids, attention_mask)
+        out = torch.zeros((2, 1), dtype=torch.long)
+        for _ in range(5):
+            nxt = model.decode(out, enc, attention_mask)[:, -1].argmax(-1)
+            out = torch.cat([out, nxt[:, None]], dim=-1)
+    return dict(init=init, shifted=model._shift_right(labels), losses=losses, logits=logits, grads=g,
+                params=params(model), buckets_bi=buckets_bi, buckets_uni=buckets_uni, out=out)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_t5_relative_buckets_causal_cross_attention_finetune(torch):
+    theirs, ours = both(torch, t5_finetune)
+    assert int(ours["buckets_bi"].max()) == 7 and int(ours["buckets_uni"].max()) == 7
+
+
+@pytest.mark.parametrize("dtype", ["long", "int", "int16", "uint8"])
+@pytest.mark.parametrize("grad", [False, True])
+def test_casting_out_of_range_floats_to_integers_is_silent_as_pytorch(torch, dtype, grad):
+    """T5's buckets take log(0) = -inf to long: PyTorch casts it without a word, and so must we."""
+    import warnings
+
+    import minigrad
+
+    x = np.array([-np.inf, np.inf, np.nan, 1e30, -1e30, 2.5, -2.5])
+    theirs = torch.tensor(x).to(getattr(torch, dtype)).tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for src in (minigrad.tensor(x, requires_grad=grad), minigrad.tensor(x, requires_grad=grad).float()):
+            assert src.to(getattr(minigrad, dtype)).tolist() == theirs
+        assert minigrad.tensor(x).long().tolist() == torch.tensor(x).long().tolist()
