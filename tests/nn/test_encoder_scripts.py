@@ -505,3 +505,134 @@ def test_casting_out_of_range_floats_to_integers_is_silent_as_pytorch(torch, dty
         for src in (minigrad.tensor(x, requires_grad=grad), minigrad.tensor(x, requires_grad=grad).float()):
             assert src.to(getattr(minigrad, dtype)).tolist() == theirs
         assert minigrad.tensor(x).long().tolist() == torch.tensor(x).long().tolist()
+
+
+# ---- (3) Whisper: log-mel front end from torch.stft, conv stem, sinusoidal positions ---------------------------
+SAMPLE_RATE, N_FFT, HOP_LENGTH, N_MELS = 1600, 64, 16, 8
+
+
+def mel_filters(torch, n_mels=N_MELS, n_fft=N_FFT, sr=SAMPLE_RATE):
+    """A Slaney-free triangular mel filterbank: (n_mels, n_fft // 2 + 1)."""
+    def hz_to_mel(f):
+        return 2595.0 * torch.log10(1.0 + f / 700.0)
+
+    def mel_to_hz(m):
+        return 700.0 * (10.0 ** (m / 2595.0) - 1.0)
+
+    fft_freqs = torch.linspace(0, sr / 2, n_fft // 2 + 1, dtype=torch.float64)
+    mels = torch.linspace(0.0, float(hz_to_mel(torch.tensor(sr / 2.0, dtype=torch.float64))), n_mels + 2,
+                          dtype=torch.float64)
+    hz = mel_to_hz(mels)
+    lower = (fft_freqs[None, :] - hz[:-2, None]) / (hz[1:-1] - hz[:-2])[:, None]
+    upper = (hz[2:, None] - fft_freqs[None, :]) / (hz[2:] - hz[1:-1])[:, None]
+    return torch.clamp(torch.minimum(lower, upper), min=0.0)
+
+
+def log_mel_spectrogram(torch, audio, filters):
+    window = torch.hann_window(N_FFT, dtype=audio.dtype)
+    stft = torch.stft(audio, N_FFT, HOP_LENGTH, window=window, return_complex=True)
+    magnitudes = stft[..., :-1].abs() ** 2
+    mel_spec = filters @ magnitudes
+    log_spec = torch.clamp(mel_spec, min=1e-10).log10()
+    log_spec = torch.maximum(log_spec, log_spec.max() - 8.0)
+    return (log_spec + 4.0) / 4.0
+
+
+def sinusoids(torch, length, channels, max_timescale=10000):
+    inv_timescales = torch.exp(-math.log(max_timescale) * torch.arange(channels // 2) / (channels // 2 - 1))
+    scaled_time = torch.arange(length)[:, None] * inv_timescales[None, :]
+    return torch.cat([torch.sin(scaled_time), torch.cos(scaled_time)], dim=1)
+
+
+def whisper_model(torch, n_ctx, C=16, H=2, n_classes=3):
+    nn, F = torch.nn, torch.nn.functional
+
+    class MultiHeadAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.query = nn.Linear(C, C)
+            self.key = nn.Linear(C, C, bias=False)
+            self.value = nn.Linear(C, C)
+            self.out = nn.Linear(C, C)
+
+        def forward(self, x):
+            q, k, v = self.query(x), self.key(x), self.value(x)
+            n_batch, n_ctx, n_state = q.shape
+            scale = (n_state // H) ** -0.25
+            q = q.view(*q.shape[:2], H, -1).permute(0, 2, 1, 3) * scale
+            k = k.view(*k.shape[:2], H, -1).permute(0, 2, 3, 1) * scale
+            v = v.view(*v.shape[:2], H, -1).permute(0, 2, 1, 3)
+            w = F.softmax(q @ k, dim=-1)
+            return self.out((w @ v).permute(0, 2, 1, 3).flatten(start_dim=2))
+
+    class ResidualAttentionBlock(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = MultiHeadAttention()
+            self.attn_ln = nn.LayerNorm(C)
+            self.mlp = nn.Sequential(nn.Linear(C, 4 * C), nn.GELU(), nn.Linear(4 * C, C))
+            self.mlp_ln = nn.LayerNorm(C)
+
+        def forward(self, x):
+            x = x + self.attn(self.attn_ln(x))
+            return x + self.mlp(self.mlp_ln(x))
+
+    class AudioEncoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv1d(N_MELS, C, kernel_size=3, padding=1)
+            self.conv2 = nn.Conv1d(C, C, kernel_size=3, stride=2, padding=1)
+            self.register_buffer("positional_embedding", sinusoids(torch, n_ctx, C))
+            self.blocks = nn.ModuleList([ResidualAttentionBlock() for _ in range(2)])
+            self.ln_post = nn.LayerNorm(C)
+            self.head = nn.Linear(C, n_classes)
+
+        def forward(self, x):
+            x = F.gelu(self.conv1(x))
+            x = F.gelu(self.conv2(x))
+            x = x.permute(0, 2, 1)
+            assert x.shape[1:] == self.positional_embedding.shape, "incorrect audio shape"
+            x = (x + self.positional_embedding).to(x.dtype)
+            for block in self.blocks:
+                x = block(x)
+            return self.head(self.ln_post(x).mean(dim=1))
+
+    return AudioEncoder()
+
+
+def whisper_train(torch, init):
+    rng = np.random.default_rng(7)
+    t = np.arange(SAMPLE_RATE // 4) / SAMPLE_RATE
+    clips = np.stack([np.sin(2 * np.pi * f * t) + 0.1 * rng.standard_normal(t.shape) for f in (110.0, 330.0, 550.0)])
+    audio = torch.tensor(clips, requires_grad=True)
+    filters = mel_filters(torch)
+    mel = log_mel_spectrogram(torch, audio, filters)
+    n_frames = mel.shape[-1]
+    model = whisper_model(torch, n_ctx=(n_frames + 1) // 2)
+    init = start(model, init)
+    labels = torch.tensor([0, 1, 2])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    losses = []
+    for step in range(3):
+        logits = model(mel if step == 0 else mel.detach())
+        loss = torch.nn.functional.cross_entropy(logits, labels)
+        optimizer.zero_grad()
+        loss.backward()
+        if step == 0:
+            audio_grad = audio.grad.clone()
+            g = grads(model)
+        optimizer.step()
+        losses.append(loss.item())
+    return dict(init=init, filters=filters, mel=mel, losses=losses,
+                audio_grad=audio_grad, grads=g, params=params(model))
+
+
+def test_whisper_log_mel_front_end_and_conv_encoder(torch):
+    theirs, ours = both(torch, whisper_train)
+    assert float(ours["mel"].max() - ours["mel"].min()) <= 2.0 + 1e-12
+    # the positions are float32 (the default dtype), where numpy's sin may round the other way from PyTorch's
+    import minigrad
+
+    pos = sinusoids(minigrad, 6, 8)
+    assert pos.dtype == minigrad.float32
+    np.testing.assert_allclose(pos.numpy(), sinusoids(torch, 6, 8).numpy(), rtol=3e-7, atol=1e-7)
