@@ -629,10 +629,141 @@ def whisper_train(torch, init):
 
 def test_whisper_log_mel_front_end_and_conv_encoder(torch):
     theirs, ours = both(torch, whisper_train)
-    assert float(ours["mel"].max() - ours["mel"].min()) <= 2.0 + 1e-12
+    mel = ours["mel"].detach()
+    assert float(mel.max() - mel.min()) <= 2.0 + 1e-12
     # the positions are float32 (the default dtype), where numpy's sin may round the other way from PyTorch's
     import minigrad
 
     pos = sinusoids(minigrad, 6, 8)
     assert pos.dtype == minigrad.float32
     np.testing.assert_allclose(pos.numpy(), sinusoids(torch, 6, 8).numpy(), rtol=3e-7, atol=1e-7)
+
+
+# ---- (4) ViT-MAE: patchify by einsum, argsort masking, gather / unshuffle, normalized pixel loss ----------------
+def mae_model(torch, img=8, p=2, C=16, Cd=12, H=2):
+    nn = torch.nn
+    L = (img // p) ** 2
+
+    class MaskedAutoencoderViT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.patch_embed = nn.Conv2d(3, C, kernel_size=p, stride=p)
+            self.cls_token = nn.Parameter(torch.zeros(1, 1, C))
+            self.pos_embed = nn.Parameter(torch.randn(1, L + 1, C) * 0.02, requires_grad=False)
+            self.blocks = nn.ModuleList([
+                nn.TransformerEncoderLayer(C, H, 2 * C, dropout=0.0, activation="gelu", batch_first=True,
+                                           norm_first=True) for _ in range(2)])
+            self.norm = nn.LayerNorm(C, eps=1e-6)
+            self.decoder_embed = nn.Linear(C, Cd, bias=True)
+            self.mask_token = nn.Parameter(torch.zeros(1, 1, Cd))
+            self.decoder_pos_embed = nn.Parameter(torch.randn(1, L + 1, Cd) * 0.02, requires_grad=False)
+            self.decoder_blocks = nn.ModuleList([
+                nn.TransformerEncoderLayer(Cd, H, 2 * Cd, dropout=0.0, activation="gelu", batch_first=True,
+                                           norm_first=True)])
+            self.decoder_norm = nn.LayerNorm(Cd, eps=1e-6)
+            self.decoder_pred = nn.Linear(Cd, p ** 2 * 3, bias=True)
+            torch.nn.init.normal_(self.cls_token, std=0.02)
+            torch.nn.init.normal_(self.mask_token, std=0.02)
+            self.apply(self._init_weights)
+
+        def _init_weights(self, m):
+            if isinstance(m, nn.Linear):
+                torch.nn.init.xavier_uniform_(m.weight)
+                if m.bias is not None:
+                    nn.init.constant_(m.bias, 0)
+            elif isinstance(m, nn.LayerNorm):
+                nn.init.constant_(m.bias, 0)
+                nn.init.constant_(m.weight, 1.0)
+
+        def patchify(self, imgs):
+            h = w = imgs.shape[2] // p
+            x = imgs.reshape(shape=(imgs.shape[0], 3, h, p, w, p))
+            x = torch.einsum("nchpwq->nhwpqc", x)
+            return x.reshape(shape=(imgs.shape[0], h * w, p ** 2 * 3))
+
+        def unpatchify(self, x):
+            h = w = int(x.shape[1] ** .5)
+            x = x.reshape(shape=(x.shape[0], h, w, p, p, 3))
+            x = torch.einsum("nhwpqc->nchpwq", x)
+            return x.reshape(shape=(x.shape[0], 3, h * p, h * p))
+
+        def random_masking(self, x, mask_ratio, noise):
+            N, L, D = x.shape
+            len_keep = int(L * (1 - mask_ratio))
+            ids_shuffle = torch.argsort(noise, dim=1)
+            ids_restore = torch.argsort(ids_shuffle, dim=1)
+            ids_keep = ids_shuffle[:, :len_keep]
+            x_masked = torch.gather(x, dim=1, index=ids_keep.unsqueeze(-1).repeat(1, 1, D))
+            mask = torch.ones([N, L], device=x.device)
+            mask[:, :len_keep] = 0
+            mask = torch.gather(mask, dim=1, index=ids_restore)
+            return x_masked, mask, ids_restore
+
+        def forward_encoder(self, x, mask_ratio, noise):
+            x = self.patch_embed(x).flatten(2).transpose(1, 2)
+            x = x + self.pos_embed[:, 1:, :]
+            x, mask, ids_restore = self.random_masking(x, mask_ratio, noise)
+            cls_token = self.cls_token + self.pos_embed[:, :1, :]
+            cls_tokens = cls_token.expand(x.shape[0], -1, -1)
+            x = torch.cat((cls_tokens, x), dim=1)
+            for blk in self.blocks:
+                x = blk(x)
+            return self.norm(x), mask, ids_restore
+
+        def forward_decoder(self, x, ids_restore):
+            x = self.decoder_embed(x)
+            mask_tokens = self.mask_token.repeat(x.shape[0], ids_restore.shape[1] + 1 - x.shape[1], 1)
+            x_ = torch.cat([x[:, 1:, :], mask_tokens], dim=1)
+            x_ = torch.gather(x_, dim=1, index=ids_restore.unsqueeze(-1).repeat(1, 1, x.shape[2]))
+            x = torch.cat([x[:, :1, :], x_], dim=1)
+            x = x + self.decoder_pos_embed
+            for blk in self.decoder_blocks:
+                x = blk(x)
+            return self.decoder_pred(self.decoder_norm(x))[:, 1:, :]
+
+        def forward_loss(self, imgs, pred, mask):
+            target = self.patchify(imgs)
+            mean = target.mean(dim=-1, keepdim=True)
+            var = target.var(dim=-1, keepdim=True)
+            target = (target - mean) / (var + 1.e-6) ** .5
+            loss = (pred - target) ** 2
+            loss = loss.mean(dim=-1)
+            return (loss * mask).sum() / mask.sum()
+
+        def forward(self, imgs, noise, mask_ratio=0.75):
+            latent, mask, ids_restore = self.forward_encoder(imgs, mask_ratio, noise)
+            pred = self.forward_decoder(latent, ids_restore)
+            return self.forward_loss(imgs, pred, mask), pred, mask
+
+    return MaskedAutoencoderViT()
+
+
+def mae_pretrain(torch, init):
+    model = mae_model(torch)
+    init = start(model, init)
+    rng = np.random.default_rng(11)
+    imgs = torch.tensor(rng.standard_normal((2, 3, 8, 8)))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1.5e-3, betas=(0.9, 0.95), weight_decay=0.05)
+    losses = []
+    for _ in range(3):
+        noise = torch.tensor(rng.random((2, 16)))  # shared: the libraries' torch.rand differ
+        loss, pred, mask = model(imgs, noise)
+        optimizer.zero_grad()
+        loss.backward()
+        g = grads(model)
+        optimizer.step()
+        losses.append(loss.item())
+    patches = model.patchify(imgs)
+    roundtrip = model.unpatchify(patches)
+    y = model.unpatchify(pred.detach())
+    mask_img = model.unpatchify(mask.detach().unsqueeze(-1).repeat(1, 1, 2 ** 2 * 3))
+    frozen = [n for n, p in model.named_parameters() if not p.requires_grad]
+    return dict(init=init, losses=losses, pred=pred, mask=mask, grads=g, params=params(model), patches=patches,
+                roundtrip=roundtrip, paste=imgs * (1 - mask_img) + y * mask_img, frozen=frozen)
+
+
+def test_vit_mae_random_masking_and_normalized_pixel_loss(torch):
+    theirs, ours = both(torch, mae_pretrain)
+    assert ours["frozen"] == ["pos_embed", "decoder_pos_embed"]
+    assert ours["mask"].sum().item() == 2 * 12
+    np.testing.assert_array_equal(ours["roundtrip"].numpy(), np.random.default_rng(11).standard_normal((2, 3, 8, 8)))
