@@ -767,3 +767,164 @@ def test_vit_mae_random_masking_and_normalized_pixel_loss(torch):
     assert ours["frozen"] == ["pos_embed", "decoder_pos_embed"]
     assert ours["mask"].sum().item() == 2 * 12
     np.testing.assert_array_equal(ours["roundtrip"].numpy(), np.random.default_rng(11).standard_normal((2, 3, 8, 8)))
+
+
+# ---- (5) DETR: Hungarian matching on cdist / generalized IoU costs, set loss with a down-weighted no-object ------
+def box_cxcywh_to_xyxy(torch, x):
+    x_c, y_c, w, h = x.unbind(-1)
+    b = [(x_c - 0.5 * w), (y_c - 0.5 * h), (x_c + 0.5 * w), (y_c + 0.5 * h)]
+    return torch.stack(b, dim=-1)
+
+
+def box_area(boxes):
+    return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+
+
+def box_iou(torch, boxes1, boxes2):
+    area1, area2 = box_area(boxes1), box_area(boxes2)
+    lt = torch.max(boxes1[:, None, :2], boxes2[:, :2])
+    rb = torch.min(boxes1[:, None, 2:], boxes2[:, 2:])
+    wh = (rb - lt).clamp(min=0)
+    inter = wh[:, :, 0] * wh[:, :, 1]
+    union = area1[:, None] + area2 - inter
+    return inter / union, union
+
+
+def generalized_box_iou(torch, boxes1, boxes2):
+    assert (boxes1[:, 2:] >= boxes1[:, :2]).all()
+    assert (boxes2[:, 2:] >= boxes2[:, :2]).all()
+    iou, union = box_iou(torch, boxes1, boxes2)
+    lt = torch.min(boxes1[:, None, :2], boxes2[:, :2])
+    rb = torch.max(boxes1[:, None, 2:], boxes2[:, 2:])
+    wh = (rb - lt).clamp(min=0)
+    area = wh[:, :, 0] * wh[:, :, 1]
+    return iou - (area - union) / area
+
+
+def linear_sum_assignment(cost):
+    """Rows and columns of the cheapest one-to-one assignment of a (Q, n) cost array, Q >= n, by exhaustion."""
+    Q, n = cost.shape
+    best = min(itertools.permutations(range(Q), n), key=lambda rows: sum(cost[r, c] for c, r in enumerate(rows)))
+    order = np.argsort(best)
+    return np.asarray(best)[order], np.arange(n)[order]
+
+
+def detr_model(torch, num_classes=3, Q=5, C=16):
+    nn, F = torch.nn, torch.nn.functional
+
+    class MLP(nn.Module):
+        def __init__(self, input_dim, hidden_dim, output_dim, num_layers):
+            super().__init__()
+            h = [hidden_dim] * (num_layers - 1)
+            self.layers = nn.ModuleList(nn.Linear(n, k) for n, k in zip([input_dim] + h, h + [output_dim]))
+
+        def forward(self, x):
+            for i, layer in enumerate(self.layers):
+                x = F.relu(layer(x)) if i < len(self.layers) - 1 else layer(x)
+            return x
+
+    class DETR(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone = nn.Sequential(nn.Conv2d(3, C, 3, stride=2, padding=1), nn.ReLU(),
+                                          nn.Conv2d(C, C, 3, stride=2, padding=1))
+            self.query_embed = nn.Embedding(Q, C)
+            self.attn = nn.MultiheadAttention(C, 2, batch_first=True)
+            self.class_embed = nn.Linear(C, num_classes + 1)
+            self.bbox_embed = MLP(C, C, 4, 3)
+
+        def forward(self, images):
+            src = self.backbone(images).flatten(2).permute(0, 2, 1)
+            query = self.query_embed.weight.unsqueeze(0).repeat(images.shape[0], 1, 1)
+            hs, _ = self.attn(query, src, src)
+            return {"pred_logits": self.class_embed(hs), "pred_boxes": self.bbox_embed(hs).sigmoid()}
+
+    return DETR()
+
+
+class HungarianMatcher:
+    def __init__(self, torch, cost_class=1.0, cost_bbox=5.0, cost_giou=2.0):
+        self.torch, self.cost_class, self.cost_bbox, self.cost_giou = torch, cost_class, cost_bbox, cost_giou
+
+    def __call__(self, outputs, targets):
+        torch = self.torch
+        with torch.no_grad():
+            bs, num_queries = outputs["pred_logits"].shape[:2]
+            out_prob = outputs["pred_logits"].flatten(0, 1).softmax(-1)
+            out_bbox = outputs["pred_boxes"].flatten(0, 1)
+            tgt_ids = torch.cat([v["labels"] for v in targets])
+            tgt_bbox = torch.cat([v["boxes"] for v in targets])
+            cost_class = -out_prob[:, tgt_ids]
+            cost_bbox = torch.cdist(out_bbox, tgt_bbox, p=1)
+            cost_giou = -generalized_box_iou(torch, box_cxcywh_to_xyxy(torch, out_bbox),
+                                             box_cxcywh_to_xyxy(torch, tgt_bbox))
+            C = self.cost_bbox * cost_bbox + self.cost_class * cost_class + self.cost_giou * cost_giou
+            C = C.view(bs, num_queries, -1).cpu()
+            sizes = [len(v["boxes"]) for v in targets]
+            indices = [linear_sum_assignment(c[i].detach().numpy()) for i, c in enumerate(C.split(sizes, -1))]
+            return [(torch.as_tensor(i, dtype=torch.int64), torch.as_tensor(j, dtype=torch.int64))
+                    for i, j in indices], C
+
+
+def set_criterion(torch, outputs, targets, indices, num_classes, empty_weight):
+    F = torch.nn.functional
+    batch_idx = torch.cat([torch.full_like(src, i) for i, (src, _) in enumerate(indices)])
+    src_idx = torch.cat([src for (src, _) in indices])
+    idx = (batch_idx, src_idx)
+    num_boxes = max(float(sum(len(t["labels"]) for t in targets)), 1.0)
+
+    src_logits = outputs["pred_logits"]
+    target_classes_o = torch.cat([t["labels"][J] for t, (_, J) in zip(targets, indices)])
+    target_classes = torch.full(src_logits.shape[:2], num_classes, dtype=torch.int64, device=src_logits.device)
+    target_classes[idx] = target_classes_o
+    loss_ce = F.cross_entropy(src_logits.transpose(1, 2), target_classes, empty_weight)
+
+    src_boxes = outputs["pred_boxes"][idx]
+    target_boxes = torch.cat([t["boxes"][i] for t, (_, i) in zip(targets, indices)], dim=0)
+    loss_bbox = F.l1_loss(src_boxes, target_boxes, reduction="none").sum() / num_boxes
+    loss_giou = (1 - torch.diag(generalized_box_iou(
+        torch, box_cxcywh_to_xyxy(torch, src_boxes), box_cxcywh_to_xyxy(torch, target_boxes)))).sum() / num_boxes
+
+    with torch.no_grad():
+        tgt_lengths = torch.as_tensor([len(v["labels"]) for v in targets], device=src_logits.device)
+        card_pred = (src_logits.argmax(-1) != src_logits.shape[-1] - 1).sum(1)
+        card_err = F.l1_loss(card_pred.float(), tgt_lengths.float())
+    return {"loss_ce": loss_ce, "loss_bbox": loss_bbox, "loss_giou": loss_giou, "cardinality_error": card_err}
+
+
+def detr_train(torch, init):
+    num_classes, eos_coef = 3, 0.1
+    model = detr_model(torch, num_classes=num_classes)
+    init = start(model, init)
+    empty_weight = torch.ones(num_classes + 1, dtype=torch.float64)
+    empty_weight[-1] = eos_coef
+    rng = np.random.default_rng(13)
+    images = torch.tensor(rng.standard_normal((2, 3, 8, 8)))
+    targets = [
+        {"labels": torch.tensor([0, 2, 1]), "boxes": torch.tensor([[0.3, 0.3, 0.2, 0.2], [0.6, 0.5, 0.3, 0.4],
+                                                                   [0.5, 0.8, 0.4, 0.2]], dtype=torch.float64)},
+        {"labels": torch.tensor([1]), "boxes": torch.tensor([[0.5, 0.5, 0.5, 0.6]], dtype=torch.float64)},
+    ]
+    matcher = HungarianMatcher(torch)
+    weight_dict = {"loss_ce": 1, "loss_bbox": 5, "loss_giou": 2}
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    history = []
+    for _ in range(3):
+        outputs = model(images)
+        indices, cost = matcher(outputs, targets)
+        loss_dict = set_criterion(torch, outputs, targets, indices, num_classes, empty_weight)
+        losses = sum(loss_dict[k] * weight_dict[k] for k in loss_dict.keys() if k in weight_dict)
+        optimizer.zero_grad()
+        losses.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.1)
+        g = grads(model)
+        optimizer.step()
+        history.append(dict(losses=losses.item(), parts={k: v.item() for k, v in loss_dict.items()},
+                            indices=[(i.tolist(), j.tolist()) for i, j in indices], cost=cost))
+    return dict(init=init, history=history, grads=g, params=params(model), outputs=model(images))
+
+
+def test_detr_hungarian_matching_and_set_loss(torch):
+    theirs, ours = both(torch, detr_train)
+    for step in ours["history"]:
+        assert [len(j) for _, j in step["indices"]] == [3, 1]
