@@ -280,8 +280,8 @@ def test_bert_masking_with_a_seeded_generator(torch):
         out = []
         for _ in range(2):
             g = lib.Generator().manual_seed(42)
-            draw = lambda p: lib.bernoulli(p, generator=g)  # noqa: E731
-            words = lambda shape: lib.randint(23, shape, dtype=lib.long, generator=g)  # noqa: E731
+            draw = lambda p, g=g: lib.bernoulli(p, generator=g)  # noqa: E731
+            words = lambda shape, g=g: lib.randint(23, shape, dtype=lib.long, generator=g)  # noqa: E731
             out.append(mask_tokens(lib, input_ids, special, draw, words, 0.5))
         (inputs, labels), (inputs2, labels2) = out
         assert labels.dtype == lib.long and inputs.dtype == lib.long
