@@ -9,12 +9,21 @@ from ..dtypes import get_dtype
 from .array_op import array_op
 
 
+def cast_array(a, dt):
+    """`a.astype(dt)`, silent as PyTorch's casts are: a float out of an integer dtype's range (inf, nan, the
+    log(0) of T5's position buckets) becomes what the CPU's conversion makes of it, without numpy's warning."""
+    if dt.kind in "iu" and a.dtype.kind in "fc":
+        with np.errstate(invalid="ignore", over="ignore"):
+            return a.astype(dt)
+    return a.astype(dt)
+
+
 def _convert(data, dt, dev):
     out = data
     if dev is not None:
         out = to_device(out, dev)
     if dt is not None and out.dtype != dt:
-        out = (out.real if dt.kind not in "cb" else out).astype(dt)  # (complex to real: warned by to_copy)
+        out = cast_array(out.real if dt.kind not in "cb" else out, dt)  # (complex to real: warned by to_copy)
     elif out is data:
         out = out.copy()
     return out
