@@ -626,8 +626,11 @@ class Tensor:
         if type(a) is np.ndarray and not self.requires_grad and a.dtype.kind != "c" \
                 and (self._base is None or self._view_version == self._version_counter[0]) \
                 and (not recording.recorders_made or recording.hook.recorder is None) and _function.dual_apply is None:
-            from .ops.conversion import cast_array
-            return Tensor._output(cast_array(a, dtype.np), None)
+            if dtype.np.kind in "iu" and a.dtype.kind == "f":  # (out-of-range floats cast silently, as PyTorch's)
+                from .ops.conversion import cast_array
+
+                return Tensor._output(cast_array(a, dtype.np), None)
+            return Tensor._output(a.astype(dtype.np), None)
         return self.to(dtype)
 
     def float(self):
