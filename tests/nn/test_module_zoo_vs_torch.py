@@ -787,12 +787,12 @@ def test_bilinear_refuses_a_feature_size_that_is_not_the_weights():
 def test_adaptive_avg_pool_to_one_is_a_mean_of_any_rank():
     for n in (2, 3):
         for rank in (n + 3, n + 4):
-            t, o = both(lambda lib: getattr(lib.nn, f"AdaptiveAvgPool{n}d")(1), np.ones((2,) * rank))
+            t, o = both(lambda lib, n=n: getattr(lib.nn, f"AdaptiveAvgPool{n}d")(1), np.ones((2,) * rank))
             assert t == o == "MeanBackward1"
 
 
 def test_unbatched_channel_dropout_adds_and_removes_the_batch_dimension():
     for n, rank in ((1, 2), (3, 4)):
         for p in (0.0, 0.4):
-            t, o = both(lambda lib: getattr(lib.nn, f"Dropout{n}d")(p).eval(), np.ones((2,) * rank))
+            t, o = both(lambda lib, n=n, p=p: getattr(lib.nn, f"Dropout{n}d")(p).eval(), np.ones((2,) * rank))
             assert t == o == "SqueezeBackward1"
