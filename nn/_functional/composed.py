@@ -203,6 +203,10 @@ def bilinear(input1, input2, weight, bias=None):
     if input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} and "
                            f"{list(input2.shape[:-1])}")
+    for i, x in ((1, input1), (2, input2)):
+        if x.shape[-1] != weight.shape[i]:
+            raise RuntimeError(f"bilinear(): input{i} size does not match weight size: got {x.shape[-1]} but expected "
+                               f"{weight.shape[i]}")
     y = _mg().einsum("...i,oij,...j->...o", input1, weight, input2)
     return y if bias is None else y + bias
 

@@ -111,6 +111,13 @@ def _channels_dropout(input, p, training, batched, inplace):
     return written(input, input * _feature_mask(input, p, batched) / (1.0 - p), inplace)
 
 
+def _unbatched_channels_dropout(input, p, training, inplace):
+    # PyTorch adds the batch dimension and takes it off again, even where nothing is dropped
+    x = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    y = _channels_dropout(x, p, training, True, inplace)
+    return y.squeeze_(0) if inplace else y.squeeze(0)
+
+
 def _deprecated_dims(name, ndim, dims, spatial):
     if ndim not in dims:
         warnings.warn(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in an error "
@@ -128,7 +135,9 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
                            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
                            "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
-    return _channels_dropout(input, p, training, input.ndim == 3, inplace)
+    if input.ndim == 2:
+        return _unbatched_channels_dropout(input, p, training, inplace)
+    return _channels_dropout(input, p, training, True, inplace)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
@@ -151,6 +160,8 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     check_tensor(input, "input", "dropout3d")
     _check_p(p)
     _deprecated_dims("dropout3d", input.ndim, (4, 5), 3)
+    if input.ndim == 4:
+        return _unbatched_channels_dropout(input, p, training, inplace)
     return _channels_dropout(input, p, training, input.ndim == 5, inplace)
 
 

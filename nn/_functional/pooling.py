@@ -535,6 +535,10 @@ def _check_adaptive_nonempty(input, name):
 
 
 def _adaptive_avg_pool(input, output_size, n, name):
+    ones = (output_size,) * n if isinstance(output_size, int) else tuple(output_size or (None,))
+    if len(ones) == n and all(o == 1 for o in ones) and getattr(input, "ndim", 0) and input.dtype.is_floating_point:
+        # PyTorch takes this case as a mean before any of its checks, so it accepts any rank
+        return input.mean(tuple(range(-n, 0)), keepdim=True)
     size = _adaptive_size(input, output_size, n, name)
     if min(size) < 0:
         shown = ", ".join(map(str, size)) if n == 2 else f"{size[0]}, " + ",".join(map(str, size[1:]))  # (sic)

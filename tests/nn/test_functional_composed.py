@@ -207,7 +207,8 @@ def test_channel_dropouts_drop_whole_channels(name, shape, batched):
     assert set(np.unique(y)) <= {0.0, 2.0}
     assert (per_channel == per_channel[..., :1]).all()  # a channel is kept or dropped whole
     assert 0.2 < (per_channel[..., 0] == 0).mean() < 0.8
-    assert getattr(F, name)(x, p=0.5, training=False) is x
+    # as PyTorch: the input itself in eval mode, but an unbatched one comes back through unsqueeze and squeeze
+    assert (getattr(F, name)(x, p=0.5, training=False) is x) == batched
 
 
 def test_dropout2d_warns_as_pytorch_for_3d_input(torch):
