@@ -180,13 +180,11 @@ class Sgn(Function):
 
     @staticmethod
     def backward(ctx, g):  # s = z/|z|: ds/dz = 1/(2|z|), ds/dz* = -s^2/(2|z|), so (g - conj(g) s^2) / (2|z|); 0 at z = 0
-        from .elementwise import where
-
         z = ctx._saved_self
         mag = z.abs()
         s = sgn(z)
-        safe = where(mag == 0, 1.0, mag)
-        return where(mag == 0, 0.0, (g - g.conj() * s * s) / (2.0 * safe))
+        at_zero = mag == 0  # (Tensor methods, not elementwise's functions: elementwise imports this file)
+        return ((g - g.conj() * s * s) / (2.0 * mag.masked_fill(at_zero, 1.0))).masked_fill(at_zero, 0.0)
 
 
 def _derivatives():
