@@ -245,10 +245,6 @@ XFAIL = {
     "mixed_where": "PyTorch 2.13 itself fails in backward (where with a real and a complex operand: 'Expected "
                    "isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex)'); minigrad passes "
                    "the real part to the real operand",
-    "conv1d": "complex convolution is not implemented in minigrad (refused with a clear NotImplementedError)",
-    "conv1d_stride": "complex convolution is not implemented in minigrad (refused with a clear NotImplementedError)",
-    "conv2d": "complex convolution is not implemented in minigrad (refused with a clear NotImplementedError)",
-    "conv2d_groups": "complex convolution is not implemented in minigrad (refused with a clear NotImplementedError)",
     "softplus": "minigrad's float-only refusal names the op (\"softplus\" ... pass a floating point tensor), "
                 "PyTorch's names its CPU kernel",
 }
