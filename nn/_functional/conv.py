@@ -18,7 +18,7 @@ import itertools
 
 
 from minigrad import backends
-from minigrad.dtypes import cpp_name
+from minigrad.dtypes import cpp_name, from_numpy_dtype, promote_types
 
 from ._common import Function, check_tensor, wrap, xp_of
 
@@ -390,6 +390,10 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, 
             if t is not None and t.array.dtype != dt:
                 raise RuntimeError(f"Input type ({_type_text(input)}) and {what} type ({_type_text(t)}) should be "
                                    f"the same")
+    if transposed and bias is not None and bias.dtype.is_complex and dt.kind != "c" and weight.array.dtype == dt:
+        result = from_numpy_dtype(promote_types(dt, bias.array.dtype))  # (added to the real output)
+        raise RuntimeError(f"result type {result._legacy[:-6]} can't be cast to the desired output type "
+                           f"{input.dtype._legacy[:-6]}")
     for t in (weight, bias):
         if t is not None and t.array.dtype != dt:
             raise RuntimeError(f"expected scalar type {input.dtype._legacy[:-6]} but found {t.dtype._legacy[:-6]}")
