@@ -230,7 +230,6 @@ SECOND = ["exp", "log", "sqrt", "tanh", "sigmoid", "reciprocal", "abs", "angle",
 # Deliberate or out-of-scope differences: name -> reason (strict xfail, so a fix shows up).
 _NAME = "grad_fn name only (values and gradients agree): "
 XFAIL = {
-    "conj_physical": _NAME + "minigrad's conj_physical is its conj node (ConjBackward0), not ConjPhysicalBackward0",
     "real": _NAME + "PyTorch's .real is a select of view_as_real (SelectBackward0); minigrad's own RealBackward0",
     "imag": _NAME + "PyTorch's .imag is a select of view_as_real (SelectBackward0); minigrad's own ImagBackward0",
     "matmul_bcast": _NAME + "PyTorch folds a broadcast matmul to mm + _unsafe_view; minigrad records one matmul node",
