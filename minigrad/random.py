@@ -268,7 +268,12 @@ def check_floating(kind, dtype):
 # PyTorch's checks of a distribution's parameters, as its texts say them (numbers as C++ prints them: %g)
 def check_uniform(a, b, dtype):
     """uniform_'s bounds for a tensor of minigrad dtype `dtype`: each within the dtype's range (NaN is not),
-    a <= b, and b - a within the range too (else the draws would be inf)."""
+    a <= b, and b - a within the range too (else the draws would be inf). A complex tensor's parts are drawn
+    alike, so its bounds are checked as its parts' dtype's."""
+    if dtype.is_complex:
+        from .dtypes import from_numpy_dtype
+
+        dtype = from_numpy_dtype(np.dtype(np.dtype(dtype.np).char.lower()))
     check_floating("uniform", dtype)
     from .typeinfo import finfo
 

@@ -35,8 +35,11 @@ def _samples(tensor, draw, kind, generator=None):
 
     numpy's generator only draws float32 / float64, so other floating dtypes are drawn as float32; an integer
     tensor gets PyTorch's error for a `kind` ("uniform" / "normal") draw."""
-    random.check_floating(kind, tensor.dtype)
     dt = tensor.array.dtype
+    if dt.kind == "c" and kind == "uniform":  # (PyTorch's: a complex tensor's parts each drawn from U(a, b))
+        part = np.dtype(dt.char.lower())
+        return draw(_rng(tensor, generator), tensor.array.shape + (2,), part).view(dt).reshape(tensor.array.shape)
+    random.check_floating(kind, tensor.dtype)
     draw_dt = dt if dt in (np.float32, np.float64) else np.float32
     return draw(_rng(tensor, generator), tensor.array.shape, draw_dt)
 

@@ -46,6 +46,14 @@ class Conj(Function):
         return conj(g)
 
 
+class ConjPhysical(Conj):
+    node_name = "ConjPhysicalBackward0"  # (PyTorch's name for the conjugate it copies; minigrad's conj copies too)
+
+    @staticmethod
+    def backward(ctx, g):
+        return conj_physical(g)
+
+
 class Real(Function):
     node_name = "RealBackward0"
 
@@ -263,6 +271,13 @@ def conj(input):
     if input.array.dtype.kind != "c":
         return input
     return Conj.apply(input)
+
+
+def conj_physical(input):
+    """conj, recorded as PyTorch's ConjPhysicalBackward0; a real tensor comes back as it is."""
+    if input.array.dtype.kind != "c":
+        return input
+    return ConjPhysical.apply(input)
 
 
 def real(input):

@@ -1602,7 +1602,7 @@ def resolve_conj(input):
     return input  # (minigrad's conj is a copy, never a lazy bit: nothing to resolve)
 
 
-conj = conj_physical = complex_ops.conj
+conj, conj_physical = complex_ops.conj, complex_ops.conj_physical
 
 
 class _Angle(Function):

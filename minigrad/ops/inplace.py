@@ -665,7 +665,8 @@ def uniform_(self, a=0.0, b=1.0, generator=None):
         return recording.hook.recorder.on_inplace(uniform_, self, (a, b), {"generator": generator})
     rng = generator or random.generator(array_module(self.array))
     vals = random.floats(rng, "uniform", self.array.shape, self.array.dtype)
-    return _write_draws(self, vals * (b - a) + a, "UniformBackward0")
+    lo = complex(a, a) if vals.dtype.kind == "c" else a  # (a complex tensor's parts each from U(a, b))
+    return _write_draws(self, vals * (b - a) + lo, "UniformBackward0")
 
 
 def normal_(self, mean=0.0, std=1.0, generator=None):

@@ -18,7 +18,7 @@ import itertools
 
 
 from minigrad import backends
-from minigrad.dtypes import cpp_name
+from minigrad.dtypes import cpp_name, from_numpy_dtype, promote_types
 
 from ._common import Function, check_tensor, wrap, xp_of
 
@@ -367,6 +367,11 @@ def expand_param(value, n, name):
     return value
 
 
+def _type_text(t):
+    """A tensor's type as PyTorch's Tensor::toString shows it: a complex one's backend type, a real one's legacy name."""
+    return f"CPU{t.dtype._legacy[:-6]}Type" if t.dtype.is_complex else f"torch.{t.dtype._legacy}"
+
+
 def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, transposed=False):
     check_tensor(input, "input", name)
     check_tensor(weight, "weight", name)
@@ -380,10 +385,19 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, n, name, 
     # PyTorch's order and words: the bias first (with C++ type names), then the weight (with legacy names)
     if bias is not None and bias.array.dtype != dt and not transposed:
         raise RuntimeError(f"Input type ({cpp_name(dt)}) and bias type ({cpp_name(bias.array.dtype)}) should be the same")
+    if dt.kind == "c":  # (PyTorch's complex convolution checks its operands first, in Tensor::toString's names)
+        for t, what in ((weight, "weight"), (bias, "bias")):
+            if t is not None and t.array.dtype != dt:
+                raise RuntimeError(f"Input type ({_type_text(input)}) and {what} type ({_type_text(t)}) should be "
+                                   f"the same")
+    if transposed and bias is not None and bias.dtype.is_complex and dt.kind != "c" and weight.array.dtype == dt:
+        result = from_numpy_dtype(promote_types(dt, bias.array.dtype))  # (added to the real output)
+        raise RuntimeError(f"result type {result._legacy[:-6]} can't be cast to the desired output type "
+                           f"{input.dtype._legacy[:-6]}")
     for t in (weight, bias):
         if t is not None and t.array.dtype != dt:
             raise RuntimeError(f"expected scalar type {input.dtype._legacy[:-6]} but found {t.dtype._legacy[:-6]}")
-    if input.array.dtype.kind != "f":
+    if dt.kind not in "fc":
         raise NotImplementedError(f'"{name}" not implemented for {input.dtype}: pass a floating point tensor')
     stride, dilation = expand_param(stride, n, "stride"), expand_param(dilation, n, "dilation")
     if min(stride) <= 0:
@@ -464,13 +478,28 @@ def _convnd(input, weight, bias, stride, padding, dilation, groups, n, name):
                            f"({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
     if 0 in x.shape:
         _check_empty(x.shape)
+
+    def conv(x, w, b):
         if x.shape[1] == 0:  # (PyTorch's output keeps the input's 0 channels, not weight's out_channels)
             out = tuple(out_size(s, k, st, d, lo, hi) for s, k, st, d, (lo, hi) in
                         zip(x.shape[2:], kernel, stride, dilation, pads))
-            y = EmptyConvolution.apply(x, weight, bias, tuple(x.shape[:2]) + out)
-            return y if batched else y.squeeze(0)
-    y = Convolution.apply(x, weight, bias, stride, pads, dilation, groups)
+            return EmptyConvolution.apply(x, w, b, tuple(x.shape[:2]) + out)
+        return Convolution.apply(x, w, b, stride, pads, dilation, groups)
+
+    y = complex_conv(conv, x, weight, bias) if x.dtype.is_complex else conv(x, weight, bias)
     return y if batched else y.squeeze(0)
+
+
+def complex_conv(conv, x, w, b):
+    """conv(x, w, b) of complex operands as three real convolutions of their parts (Gauss's trick, in PyTorch's
+    order so that the rounding agrees): p = conv(xr, wr, br), q = conv(xi, wi), s = conv(xr + xi, wr + wi, br + bi),
+    y = p - q + i (s - p - q). All recorded ops on real tensors: autograd differentiates them as they are (the
+    gradients are again convolutions, of the conjugated weight and input), twice over too."""
+    xr, xi, wr, wi = x.real, x.imag, w.real, w.imag
+    p = conv(xr, wr, None if b is None else b.real)
+    q = conv(xi, wi, None)
+    s = conv(xr + xi, wr + wi, None if b is None else b.real + b.imag)
+    return p - q + 1j * (s - p - q)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -523,7 +552,11 @@ def _conv_transposend(input, weight, bias, stride, padding, output_padding, grou
     # col2im writes positions up to (H - 1) s + d (kH - 1): the padded frame holds those and the cropped
     # output [p, p + H_out); output_padding's extra rows past the last window stay zero
     pads = tuple((lo, max(lo - o, 0)) for (lo, _), o in zip(pads, op))
-    y = ConvolutionTranspose.apply(x, weight, bias, stride, pads, dilation, groups, out)
+
+    def conv(x, w, b):
+        return ConvolutionTranspose.apply(x, w, b, stride, pads, dilation, groups, out)
+
+    y = complex_conv(conv, x, weight, bias) if x.dtype.is_complex else conv(x, weight, bias)
     return y if batched else y.squeeze(0)
 
 

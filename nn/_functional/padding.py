@@ -142,8 +142,8 @@ def pad(input, pad, mode="constant", value=None):
         _check_circular(sizes, pads, outs)
     elif 0 in shape[nd - k - 1:] or min(outs) < 1 or mode == "reflect" and max(map(max, pads)) >= min(sizes):
         _check_reflect_replicate(mode, shape, pads, outs)  # (the gate is loose: the checks are exact)
-    if input.array.dtype.kind != "f":
-        raise NotImplementedError(f'pad: mode "{mode}" is implemented for floating point tensors only, got '
+    if input.array.dtype.kind not in "fc":
+        raise NotImplementedError(f'pad: mode "{mode}" is implemented for floating point and complex tensors only, got '
                                   f"{input.dtype}")
     picks = tuple(_picks(shape[nd - k + j], lo, hi, mode) for j, (lo, hi) in enumerate(pads))
     return _PAD_NODES[(mode, k)].apply(input, picks)

@@ -230,7 +230,6 @@ SECOND = ["exp", "log", "sqrt", "tanh", "sigmoid", "reciprocal", "abs", "angle",
 # Deliberate or out-of-scope differences: name -> reason (strict xfail, so a fix shows up).
 _NAME = "grad_fn name only (values and gradients agree): "
 XFAIL = {
-    "conj_physical": _NAME + "minigrad's conj_physical is its conj node (ConjBackward0), not ConjPhysicalBackward0",
     "real": _NAME + "PyTorch's .real is a select of view_as_real (SelectBackward0); minigrad's own RealBackward0",
     "imag": _NAME + "PyTorch's .imag is a select of view_as_real (SelectBackward0); minigrad's own ImagBackward0",
     "matmul_bcast": _NAME + "PyTorch folds a broadcast matmul to mm + _unsafe_view; minigrad records one matmul node",
@@ -245,10 +244,6 @@ XFAIL = {
     "mixed_where": "PyTorch 2.13 itself fails in backward (where with a real and a complex operand: 'Expected "
                    "isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex)'); minigrad passes "
                    "the real part to the real operand",
-    "conv1d": "complex convolution is not implemented in minigrad (refused with a clear NotImplementedError)",
-    "conv1d_stride": "complex convolution is not implemented in minigrad (refused with a clear NotImplementedError)",
-    "conv2d": "complex convolution is not implemented in minigrad (refused with a clear NotImplementedError)",
-    "conv2d_groups": "complex convolution is not implemented in minigrad (refused with a clear NotImplementedError)",
     "softplus": "minigrad's float-only refusal names the op (\"softplus\" ... pass a floating point tensor), "
                 "PyTorch's names its CPU kernel",
 }
