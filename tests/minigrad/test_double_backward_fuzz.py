@@ -485,6 +485,12 @@ def test_third_derivatives_like_torch(name):
     assert _differs(name, order=3) is None, _differs(name, order=3)
 
 
+@pytest.mark.parametrize("name", ["cross_entropy", "cross_entropy_4d_w", "cross_entropy_3d_none_ls"])
+def test_cross_entropy_fourth_derivatives_like_torch(name):
+    """cross_entropy's third derivative is recorded ops too: it differentiates again."""
+    assert _differs(name, order=4) is None, _differs(name, order=4)
+
+
 def _stats_normalize(x, dims, eps):
     mean = x.mean(dims, keepdim=True)
     xc = x - mean
