@@ -135,7 +135,7 @@ class CrossEntropy(Function):
         B *= inv
         P = xp.zeros_like(D)  # p = (D + B) / A; a row with A_i = 0 (ignored) has no gradient anyway
         xp.divide(D + B, A[:, None], out=P, where=A[:, None] != 0)
-        return (CrossEntropyGradient.apply(_in_graph_at(ctx.next_functions[0], ctx.shape, D.dtype), g, D, P, A,
+        return (CrossEntropyGradient.apply(_in_graph_at(ctx.next_functions[0], ctx.shape, D.dtype), g, D, P, A, B,
                                            ctx.reduction == "none", ctx.layout, ctx.shape),) + (None,) * 6
 
 
@@ -164,16 +164,16 @@ class CrossEntropyGradient(Function):
     node_name = "CrossEntropyLossBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, x, g, D, P, A, per_row, layout, shape):
+    def forward(ctx, x, g, D, P, A, B, per_row, layout, shape):
         ctx.save(grad=g)
-        ctx.arrays, ctx.per_row, ctx.layout, ctx.shape = (D, P, A), per_row, layout, shape
+        ctx.arrays, ctx.per_row, ctx.layout, ctx.shape = (D, P, A, B), per_row, layout, shape
         gd = g.array.reshape(-1, 1) if per_row else g.array
         return _unrows(D * gd, layout, shape)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, u):
-        D, P, A = ctx.arrays
+        D, P, A, _ = ctx.arrays
         g = ctx._saved_grad.array
         gd = g.reshape(-1, 1) if ctx.per_row else g
         u2 = _rows(u.array, ctx.layout)
@@ -184,13 +184,39 @@ class CrossEntropyGradient(Function):
         if ctx.needs_input_grad[1]:
             ud = (u2 * D).sum(axis=1)
             gg = Tensor._wrap(ud.reshape(g.shape) if ctx.per_row else xp_of(D).asarray(ud.sum(), dtype=D.dtype))
-        return gx, gg, None, None, None, None, None, None
+        return gx, gg, None, None, None, None, None, None, None
+
+    @staticmethod
+    def double_backward(ctx, u):  # create_graph: backward's formulas as recorded ops, p a recorded softmax of x
+        D, P, A, B = ctx.arrays
+        xp = xp_of(D)
+        M, C = D.shape
+        layout, shape = ctx.layout, ctx.shape
+        cd = 0 if layout == 1 else 1  # the class dim
+        # x's values are not kept, but softmax ignores a shift per row: log p stands in for x, on x's edge,
+        # so its softmax is p with softmax's derivatives at x, to every order. (An ignored row, p unknown
+        # there and its A_i = 0: uniform, to keep the log finite.)
+        known = A[:, None] != 0
+        with np.errstate(divide="ignore"):
+            log_p = xp.log(xp.where(known, P, 1.0 / C))
+        p = _in_graph_at(ctx.next_functions[0], shape, D.dtype, _unrows(log_p, layout, shape)).softmax(cd)
+        a = Tensor._wrap(_unrows(xp.broadcast_to(A[:, None], (M, C)).copy(), layout, shape))
+        g = ctx.saved_tensors[0]
+        gd = g.unsqueeze(cd) if ctx.per_row and layout != 1 else g
+        gx = gg = None
+        if ctx.needs_input_grad[0]:
+            gx = a * gd * p * (u - (u * p).sum(cd, keepdim=True))
+        if ctx.needs_input_grad[1]:
+            ud = u * (a * p - Tensor._wrap(_unrows(B, layout, shape)))
+            gg = ud.sum(cd).reshape(g.shape) if ctx.per_row else ud.sum()
+        return gx, gg, None, None, None, None, None, None, None
 
 
-def _in_graph_at(edge, shape, dtype):
+def _in_graph_at(edge, shape, dtype, values=None):
     """A stand-in Tensor for the input that `edge` (a node's (grad_fn, output_nr) to it) leads to: an op
-    given it records that same edge, so gradients reach the input's own history."""
-    stand_in = Tensor._wrap(np.zeros((), dtype=dtype))
+    given it records that same edge, so gradients reach the input's own history. Its values: `values`
+    where an op reads them, else a zero."""
+    stand_in = Tensor._wrap(np.zeros((), dtype=dtype) if values is None else values)
     if edge[0] is not None:
         stand_in.grad_fn, stand_in._output_nr, stand_in.requires_grad = edge[0], edge[1], True
     return stand_in

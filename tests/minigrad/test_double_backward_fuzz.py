@@ -460,25 +460,78 @@ def test_attention_second_derivatives_like_torch_math_backend(name):
             np.testing.assert_allclose(a, b, **TOL)
 
 
-THIRD = ["exp", "tanh", "sigmoid", "gelu", "gelu_tanh", "silu", "mish", "softplus", "log_softmax", "softmax",
-         "div", "pow_tensor", "prod", "norm_dim", "var", "logsumexp", "cumprod", "matmul", "linear", "conv2d",
-         "layer_norm", "group_norm", "batch_norm_train", "rms_norm", "cross_entropy", "cross_entropy_3d",
+THIRD = ["exp", "tanh", "sigmoid", "gelu", "gelu_tanh", "silu", "mish", "softplus", "log_softmax", "log_softmax0",
+         "softmax", "softmin", "div", "pow_tensor", "prod", "norm_dim", "var", "logsumexp", "cumprod", "matmul",
+         "linear", "conv2d", "layer_norm", "layer_norm_fn", "layer_norm_2d", "group_norm", "batch_norm_train",
+         "batch_norm2d_train", "batch_norm_eval", "batch_norm_fn_stats", "instance_norm", "instance_norm_affine",
+         "rms_norm", "rms_norm_fn", "cross_entropy", "cross_entropy_3d", "cross_entropy_ls", "cross_entropy_none_w",
+         "cross_entropy_prob", "cross_entropy_3d_none_ls", "cross_entropy_4d_w", "nll_loss", "nll_loss_w",
          "mse_loss", "bce_logits", "sdpa", "lstm_cell", "gru", "custom_function"]
 
+# Where PyTorch 2.13's third derivative is wrong (each a strict xfail against it, and a test below against
+# PyTorch's same function written in primitive ops): its fused layer_norm and batch_norm double backwards
+# read the forward's saved mean and 1/std, which carry no history from x, so differentiating them again
+# drops their dependence on x (pytorch/pytorch#175754, #186256). minigrad's double backwards recompute the
+# statistics from x as recorded ops.
+_FUSED_STATS = "PyTorch's fused double backward treats the saved mean and 1/std as constants at third order"
+THIRD_DELIBERATE = {n: _FUSED_STATS for n in ("layer_norm", "layer_norm_fn", "layer_norm_2d", "batch_norm_train",
+                                              "batch_norm2d_train", "batch_norm_fn_stats", "instance_norm",
+                                              "instance_norm_affine")}
 
-# Found by this fuzz and not fixed yet (each a strict xfail, so a fix shows up as an XPASS).
-THIRD_KNOWN = {
-    "layer_norm": "third derivative w.r.t. x through LayerNorm's double_backward differs (the weights' agree)",
-    "batch_norm_train": "third derivative w.r.t. x through batch_norm's double_backward differs (as layer_norm)",
-    "cross_entropy": "CrossEntropyLossBackwardBackward0's backward is array-only: no third derivative",
-    "cross_entropy_3d": "the same CrossEntropyLossBackwardBackward0 node",
-}
 
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=THIRD_KNOWN[n], strict=True))
-                                  if n in THIRD_KNOWN else n for n in THIRD])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=THIRD_DELIBERATE[n], strict=True))
+                                  if n in THIRD_DELIBERATE else n for n in THIRD])
 def test_third_derivatives_like_torch(name):
     assert _differs(name, order=3) is None, _differs(name, order=3)
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "cross_entropy_4d_w", "cross_entropy_3d_none_ls"])
+def test_cross_entropy_fourth_derivatives_like_torch(name):
+    """cross_entropy's third derivative is recorded ops too: it differentiates again."""
+    assert _differs(name, order=4) is None, _differs(name, order=4)
+
+
+def _stats_normalize(x, dims, eps):
+    mean = x.mean(dims, keepdim=True)
+    xc = x - mean
+    return xc * ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+
+
+def _per_channel(y, weight, bias):
+    shape = (1, -1) + (1,) * (y.ndim - 2)
+    y = y if weight is None else y * weight.reshape(shape)
+    return y if bias is None else y + bias.reshape(shape)
+
+
+def _composed_layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    y = _stats_normalize(x, tuple(range(x.ndim - len(normalized_shape), x.ndim)), eps)
+    y = y if weight is None else y * weight
+    return y if bias is None else y + bias
+
+
+def _composed_batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+                         eps=1e-5):
+    assert training  # (the cases above that differ: batch statistics)
+    return _per_channel(_stats_normalize(x, (0,) + tuple(range(2, x.ndim)), eps), weight, bias)
+
+
+def _composed_instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                            momentum=0.1, eps=1e-5):
+    return _per_channel(_stats_normalize(x, tuple(range(2, x.ndim)), eps), weight, bias)
+
+
+@pytest.mark.parametrize("name", sorted(THIRD_DELIBERATE))
+def test_norm_third_derivatives_like_torch_composed(name, monkeypatch):
+    """Where PyTorch's fused kernels go wrong at third order, minigrad's derivatives are those of PyTorch's
+    same function in primitive ops (mean, rsqrt: differentiable to every order)."""
+    for fn in ("layer_norm", "batch_norm", "instance_norm"):
+        monkeypatch.setattr(torch.nn.functional, fn, globals()[f"_composed_{fn}"])
+    ref = _derivatives(torch, CASES[name], 3)
+    monkeypatch.undo()
+    mine = _derivatives(minigrad, CASES[name], 3)
+    for a_s, b_s in zip(mine, ref):
+        for a, b in zip(a_s, b_s):
+            np.testing.assert_allclose(a, b, **TOL)
 
 
 def _mlp(L):
