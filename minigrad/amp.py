@@ -90,6 +90,8 @@ class GradScaler:
         from .tensor import Tensor
 
         if isinstance(val, Tensor):
+            if val.dtype == dtypes.float16 and val.ndim == 0:  # PyTorch's scale is a 0-d float32 tensor: beside
+                return val * val.new_tensor(self._scale, dtype=dtypes.float32)  # a 0-d loss it makes float32
             return val * self._scale  # (a Python number: the output keeps its dtype, float16 stays float16)
         if isinstance(val, (list, tuple)):
             return type(val)(self._apply_scale(v) for v in val)

@@ -220,6 +220,8 @@ def add_reduce(a, dims, keepdim):
                 kept = tuple(1 if lo <= d < hi else n for d, n in enumerate(shape)) if keepdim else shape[:lo] + shape[hi:]
                 return impl.forward(rows).reshape(kept)
     if type(a) is np.ndarray:  # (what ndarray.sum calls, without its Python wrapper: the same bits)
+        if a.dtype == np.float16:  # PyTorch accumulates half in float32; numpy does so only along the last axis
+            return np.add.reduce(a, dims, np.float32, None, keepdim).astype(np.float16)
         return np.add.reduce(a, dims, None, None, keepdim)
     return a.sum(axis=dims, keepdims=keepdim)
 

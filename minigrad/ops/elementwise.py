@@ -339,6 +339,47 @@ class SubNumber(_NumberOperand):
         return g, None
 
 
+class HalfMulNumber(MulNumber):
+    """A float16 tensor times a number: PyTorch's half kernel takes the number in float32, as it was given
+    (not rounded to half first), and rounds the product once."""
+    node_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        ctx.other = number
+        return in_float32(np.multiply, a.array, np.float32(number))
+
+
+class HalfDivNumber(DivNumber):
+    """A float16 tensor divided by a number, as HalfMulNumber: the number in float32, one rounding."""
+    node_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, number):
+        ctx.other = number
+        return in_float32(np.divide, a.array, np.float32(number))
+
+
+def _half_number(input, other):
+    """`other` as a Python float where `input` is a float16 tensor that a real number (or a 0-d float32 or
+    float64 tensor without a gradient, which PyTorch treats as a number) multiplies or divides; else None."""
+    if type(input) is not Tensor and not isinstance(input, Tensor) or input.array.dtype != np.float16:
+        return None
+    if other.__class__ is builtins.float or other.__class__ is builtins.int:
+        return float(other)
+    if isinstance(other, Tensor) and other.array.ndim == 0 and input.array.ndim > 0 and \
+            other.array.dtype in (np.float32, np.float64) and not other.requires_grad:
+        return float(other.array)
+    return None
+
+
+def _half_by_number(cls, fn, input, number):
+    """input (float16) * or / number (fn), recorded as the tensor op (cls) where a gradient is wanted."""
+    if input.requires_grad and state.grad_enabled:
+        return cls.apply(input, number)
+    return Tensor._wrap(in_float32(fn, input.array, np.float32(number)))
+
+
 def _saved_number(node):
     """`_saved_other` of a node that kept a Python number: PyTorch's 0-d tensor of it (float64 or int64)."""
     if node._freed:
@@ -384,7 +425,7 @@ def div_scalar(input, number):
     return DivScalar.apply(input, number)
 
 
-for _cls in (MulNumber, DivNumber, MulScalar, DivScalar):
+for _cls in (MulNumber, DivNumber, MulScalar, DivScalar, HalfMulNumber, HalfDivNumber):
     _cls._backward_cls._saved_other = property(_saved_number)
     _cls._backward_cls._saved_self = None
     _cls._backward_cls.release_saved = _release_number
@@ -728,6 +769,9 @@ def mul(input, other):
             raise
     if getattr(other, "is_sparse", False):  # (dense * sparse is sparse in PyTorch: zero off its elements)
         return other * input
+    n = _half_number(input, other)
+    if n is not None:
+        return _half_by_number(HalfMulNumber, np.multiply, input, n)
     return _binary(Mul, input, other)
 
 
@@ -748,6 +792,9 @@ def div(input, other, rounding_mode=None):
             raise
     if getattr(other, "is_sparse", False):
         return other.__rtruediv__(input)
+    n = _half_number(input, other)
+    if n is not None:
+        return _half_by_number(HalfDivNumber, np.divide, input, n)
     a, b = float_operands(input, other)  # (`int8 / 1000` divides by 1000, not by 1000 wrapped to int8)
     out = Div.apply(a, b)
     if out.grad_fn is not None:

@@ -9,7 +9,7 @@ from ..autograd.function import Function, keeps_operand_shapes
 from ..device import array_module
 from ..tensor import Tensor
 from . import elementwise, matmul, reduction
-from ._util import cast, sum_to, sum_to_array
+from ._util import cast, in_float32, sum_to, sum_to_array
 from ._util import quiet as _quiet, scaled as _scaled
 from ..autograd.grad_mode import state
 
@@ -115,6 +115,8 @@ class Addcmul(Function):
         need = ctx.needs_input_grad
         ctx.save(self=None, tensor1=t1 if need[2] else None, tensor2=t2 if need[1] else None)
         ctx.shapes, ctx.value = (input.array.shape, t1.array.shape, t2.array.shape), value
+        if input.array.dtype == np.float16:  # PyTorch's half kernel: in float32 (value too), rounded once
+            return in_float32(lambda x, a, b: x + np.float32(value) * a * b, input.array, t1.array, t2.array)
         return input.array + _scaled(t1.array * t2.array, value)
 
     @staticmethod
@@ -136,6 +138,9 @@ class Addcdiv(Function):
         need = ctx.needs_input_grad
         ctx.save(self=None, tensor1=t1 if need[2] else None, tensor2=t2 if need[1] or need[2] else None)
         ctx.shapes, ctx.value = (input.array.shape, t1.array.shape, t2.array.shape), value
+        if input.array.dtype == np.float16:  # as Addcmul's
+            return in_float32(lambda x, a, b: x + np.float32(value) * _quiet(np.divide, a, b), input.array, t1.array,
+                              t2.array)
         return input.array + _scaled(_quiet(np.divide, t1.array, t2.array), value)
 
     @staticmethod
@@ -192,10 +197,7 @@ class Sinc(Function):
     @staticmethod
     def forward(ctx, a):  # sin(pi a) / (pi a), 1 at 0
         ctx.save(self=a)
-        xp, x = array_module(a.array), a.array
-        px = x * math.pi
-        zero = x == 0
-        return xp.where(zero, 1.0, _quiet(np.divide, xp.sin(px), xp.where(zero, 1.0, px))).astype(x.dtype, copy=False)
+        return _sinc_array(a.array)
 
     @staticmethod
     def backward(ctx, g):  # (cos(pi a) pi a - sin(pi a)) / (pi a^2), 0 at 0
@@ -207,13 +209,27 @@ class Sinc(Function):
         return elementwise.where(zero, 0.0, g * (d.conj() if d.array.dtype.kind == "c" else d))
 
 
+def _times_number(x, c):
+    """x * c; float16 in float32 (c too), rounded once, as PyTorch's half multiplication by a number."""
+    return in_float32(np.multiply, x, np.float32(c)) if x.dtype == np.float16 else x * c
+
+
+def _sinc_array(x):
+    if x.dtype == np.float16:  # PyTorch's half sinc: in float32, rounded once
+        return in_float32(_sinc_array, x)
+    xp = array_module(x)
+    px = x * math.pi
+    zero = x == 0
+    return xp.where(zero, 1.0, _quiet(np.divide, xp.sin(px), xp.where(zero, 1.0, px))).astype(x.dtype, copy=False)
+
+
 class Deg2Rad(Function):
     node_name = "Deg2RadBackward0"
     backward_ignores_inputs = True
 
     @staticmethod
     def forward(ctx, a):  # a pi / 180
-        return a.array * (math.pi / 180.0)
+        return _times_number(a.array, math.pi / 180.0)
 
     @staticmethod
     def backward(ctx, g):
@@ -226,7 +242,7 @@ class Rad2Deg(Function):
 
     @staticmethod
     def forward(ctx, a):  # a 180 / pi
-        return a.array * (180.0 / math.pi)
+        return _times_number(a.array, 180.0 / math.pi)
 
     @staticmethod
     def backward(ctx, g):

@@ -197,6 +197,8 @@ def _moment(a, dims, correction, keepdim, root):
     n = _count(a.shape, dims)
     if type(a) is np.ndarray and a.dtype.itemsize >= 4 and a.ndim and n > correction:
         return _variance(a, dims, n, correction, keepdim, root)
+    if a.dtype == np.float16:  # PyTorch's half var in float32, rounded once
+        return in_float32(_moment, a, dims, correction, keepdim, root)
     with np.errstate(divide="ignore", invalid="ignore"):
         if n > correction:
             return (a.std if root else a.var)(axis=dims, ddof=correction, keepdims=keepdim)
@@ -243,6 +245,8 @@ class Var(Function):
             g = g.reshape(_keep_shape(a.array.shape, ctx.dims))
         with np.errstate(divide="ignore"):  # no degrees of freedom left: inf, nan as in PyTorch
             scale = float(np.float64(2.0) / (n - ctx.correction))
+        if g.array.dtype == np.float16:  # PyTorch's order, (2 / dof) g first: in half, each step rounds
+            return g * scale * (a - a.mean(dim=ctx.dims, keepdim=True)), None, None, None
         if not g.requires_grad:  # no graph of the backward wanted: the same passes on the arrays
             out = g.array * _centered(a.array, ctx.dims)
             out *= scale

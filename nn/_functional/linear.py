@@ -6,6 +6,7 @@ import numpy as np
 
 from minigrad import backends
 from minigrad.autograd import recording
+from minigrad.ops._util import add_reduce, in_float32
 from minigrad.ops.matmul import matmul_arrays
 
 from ._common import Function, Tensor, once_differentiable, some_id_outside, type_name, wrap, xp_of
@@ -74,10 +75,19 @@ def _forward(x, w, b, impl=None, find=True):  # y = x W^T + b, as one GEMM on x 
     if impl is not None:
         impl.forward(out2, x2, w, b)  # (b added there)
         return out, impl
+    if b is not None and x.dtype == np.float16:
+        out2[...] = _half_addmm(x2, w, b)
+        return out, impl
     matmul_arrays(x2, w.T, out=out2)  # W.T is a view: BLAS reads it transposed, no copy
     if b is not None:
         out += b
     return out, impl
+
+
+def _half_addmm(x2, w, b):
+    """x2 W^T + b of float16 arrays as PyTorch's half addmm: the bias added to the float32 product, one
+    rounding (numpy's half matmul rounds the product, and the bias then rounds again)."""
+    return in_float32(lambda x, w, b: np.matmul(x, w.T) + b, x2, w, b)
 
 
 def _backward(g, x, w, needs, impl):  # gx = g W, gW = g^T x (summed over all leading dims: one GEMM), gb = sum g
@@ -98,7 +108,7 @@ def _backward(g, x, w, needs, impl):  # gx = g W, gW = g^T x (summed over all le
         if needs[1]:
             matmul_arrays(g2.T, x2, out=gw)  # (one row: an outer product)
     if len(needs) > 2 and needs[2]:
-        gb = g2[0].copy() if g2.shape[0] == 1 else g2.sum(axis=0)  # (a sum of one row is that row)
+        gb = g2[0].copy() if g2.shape[0] == 1 else add_reduce(g2, (0,), False)  # (a sum of one row is that row)
     return gx, gw, gb
 
 
@@ -106,7 +116,7 @@ def _forward_with(impl, x, w, b=None):
     """`_forward` with its backend found before (array_forward's). Without one, the product is numpy's
     matmul into an array of its own: the same call, the same bits, without the empty output `find`
     needed (a generated token's linear layers are 1-row products, where that allocation shows)."""
-    if impl is not None:
+    if impl is not None or b is not None and x.dtype == np.float16:
         return _forward(x, w, b, impl, False)[0]
     out = matmul_arrays(x if x.ndim == 2 else x.reshape(-1, x.shape[-1]), w.T)
     if b is not None:
@@ -119,7 +129,7 @@ def _one_matrix(x, w):
     (1, 1, in)), that numpy's matmul takes against W^T as the one 2-D product `_forward_with` makes of its
     2-D view: the same BLAS call, the same bits (not an inner size of 1, matmul_arrays' outer product)."""
     return (type(x) is np.ndarray and type(w) is np.ndarray and x.dtype == w.dtype and x.ndim >= 2
-            and x.shape[-1] > 1 and all(d == 1 for d in x.shape[:-2]))
+            and x.shape[-1] > 1 and all(d == 1 for d in x.shape[:-2]) and x.dtype != np.float16)
 
 
 def _matrix_product(x, w, b=None):

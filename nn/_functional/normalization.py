@@ -15,10 +15,17 @@ from ._common import (
 )
 
 
+def _f32(a):
+    return None if a is None else a.astype(np.float32)
+
+
 def _forward_rows(xd, wd, bd, D, eps, impl=None, find=True):  # x_hat = (x - mean) / sqrt(var + eps);  y = x_hat * w + b
     """x (..., D), w and b (D,) or None -> (y (..., D), mean (N, 1), 1/std (N, 1), the backend that ran
     or None), N rows: a backend's kernel where one takes x, else numpy (or cupy) passes. find=False:
     run `impl` (None: the passes), found before for arrays of these shapes."""
+    if xd.dtype == np.float16:  # PyTorch's half kernel: in float32, the statistics kept in float32, y rounded once
+        out, mean, rstd, _ = _forward_rows(xd.astype(np.float32), _f32(wd), _f32(bd), D, eps, None, False)
+        return out.astype(np.float16), mean, rstd, None
     xp = xp_of(xd)
     shape = xd.shape
     if xd.size == 0:  # no rows, or rows of nothing: nothing to normalize, and no kernel takes them
@@ -160,6 +167,12 @@ def _backward(g, xd, mean, rstd, w, D, w_shape, b_shape, need_x, need_w, need_b,
     """LayerNorm's backward on arrays: (gx, gw, gb), each None where not needed.
     x_hat = (x - mean) rstd;  gw = sum_rows g x_hat;  gb = sum_rows g;
     gx = rstd (g w - mean(g w) - x_hat mean(g w x_hat))"""
+    if xd.dtype == np.float16:  # as the forward: in float32, each gradient rounded once to its input's dtype
+        gx, gw, gb = _backward(_f32(g), xd.astype(np.float32), mean, rstd, _f32(w), D, w_shape, b_shape, need_x,
+                               need_w, need_b, None)
+        pdt = np.float16 if w is None else w.dtype
+        return (None if gx is None else gx.astype(np.float16), None if gw is None else gw.astype(pdt),
+                None if gb is None else gb.astype(pdt))
     xp = xp_of(xd)
     if xd.size == 0:  # sums over no rows, or rows of nothing: zeros
         zeros = xp.zeros((2, D), dtype=g.dtype)

@@ -175,14 +175,17 @@ def test_scaling_unscaling_skip_backoff_and_growth():
 
 
 @pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")
-def test_a_float16_loss_stays_float16_and_its_overflow_is_caught():
+def test_a_float16_loss_scales_to_float32_and_its_overflow_is_caught():
+    # PyTorch's scale is a 0-d float32 tensor: times a 0-d float16 loss, float32 (65536000, finite); the
+    # gradient 2**16 then overflows on its way back into float16, and the step is skipped
     scaler = minigrad.amp.GradScaler("cpu")  # 2**16: 1000 * 65536 is past float16's 65504
     p = nn.Parameter(minigrad.tensor([1.0]))
     opt = nn.optim.SGD([p], lr=1.0)
     loss = (p.to(minigrad.float16) * 1000.0).sum()
     scaled = scaler.scale(loss)
-    assert scaled.dtype == minigrad.float16 and np.isinf(float(scaled))
+    assert scaled.dtype == minigrad.float32 and float(scaled) == 65536000.0
     scaled.backward()
+    assert np.isinf(p.grad.numpy()).all()
     scaler.step(opt)
     scaler.update()
     assert p.tolist() == [1.0] and scaler.get_scale() == 2.0**15
