@@ -203,6 +203,8 @@ def sum_to_array(g, shape):
     return add_reduce(g, dims, True).reshape(shape) if dims else g.reshape(shape)
 
 
+_FLOAT16 = np.dtype(np.float16)  # (numpy's built-in dtypes are singletons: `is` is the cheap test)
+
 def add_reduce(a, dims, keepdim):
     """`a.sum(axis=dims, keepdims=keepdim)` of a float array (dims a tuple of distinct dims in range). A
     run of dims before the last of a C-contiguous numpy array, where numpy's inner loops are short, goes
@@ -220,7 +222,7 @@ def add_reduce(a, dims, keepdim):
                 kept = tuple(1 if lo <= d < hi else n for d, n in enumerate(shape)) if keepdim else shape[:lo] + shape[hi:]
                 return impl.forward(rows).reshape(kept)
     if type(a) is np.ndarray:  # (what ndarray.sum calls, without its Python wrapper: the same bits)
-        if a.dtype == np.float16:  # PyTorch accumulates half in float32; numpy does so only along the last axis
+        if a.dtype is _FLOAT16:  # PyTorch accumulates half in float32; numpy does so only along the last axis
             return np.add.reduce(a, dims, np.float32, None, keepdim).astype(np.float16)
         return np.add.reduce(a, dims, None, None, keepdim)
     return a.sum(axis=dims, keepdims=keepdim)
