@@ -19,18 +19,26 @@ from . import random as _random
 from .autograd.grad_mode import enable_grad
 from .ops.shape import stack
 from .tensor import Tensor
-from .utils._pytree import tree_flatten as _flatten, tree_unflatten as _unflatten
+from .utils._pytree import tree_flatten as _flatten, tree_unflatten as _unflatten, treespec_pprint
 
 
 # ---- the autograd the transforms run ---------------------------------------------------------------------
 
 def _argnums(argnums, args):
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    if not nums or not all(isinstance(n, int) for n in nums):
-        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {argnums!r}")
-    for n in nums:
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    nums = []
+    for n in (argnums,) if isinstance(argnums, int) else argnums:
+        if not isinstance(n, int):
+            raise RuntimeError(f"argnum must be int, got: {type(n)}")
         if not -len(args) <= n < len(args):
             raise RuntimeError(f"Got argnum={n}, but only {len(args)} positional inputs")
+        nums.append(n % len(args))
+    if isinstance(argnums, tuple):
+        if not nums:
+            raise RuntimeError("argnums must be non-empty")
+        if len(set(nums)) != len(nums):  # (differentiating twice at one input would alias its leaf)
+            raise RuntimeError(f"argnums elements must be unique, got {tuple(nums)}")
     return nums
 
 
@@ -104,11 +112,14 @@ def _per_argnum(flat, tracked, argnums):
     return out[0] if isinstance(argnums, int) else tuple(out)
 
 
-def _split_aux(out, has_aux, name):
+def _split_aux(out, has_aux, api):
     if not has_aux:
         return out, None
     if not (isinstance(out, tuple) and len(out) == 2):
-        raise RuntimeError(f"{name}(f)(*args): output of function f should be a tuple: (output, aux) if has_aux is True")
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True")
+    for leaf in _flatten(out[1])[0]:  # aux is given back detached from the transform: a pytree of tensors only
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
     return out
 
 
@@ -122,7 +133,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         nums = _argnums(argnums, args)
         with enable_grad():
             args, tracked = _tracked(args, nums)
-            out, aux = _split_aux(func(*args, **kwargs), has_aux, "grad_and_value")
+            out, aux = _split_aux(func(*args, **kwargs), has_aux, "grad_and_value(f)(*args)")
             if not isinstance(out, Tensor):
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(out)}")
             if out.ndim != 0:
@@ -154,16 +165,18 @@ def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the vector-Jacobian product for each primal."""
     with enable_grad():
         args, tracked = _tracked(primals, range(len(primals)))
-        out, aux = _split_aux(func(*args), has_aux, "vjp")
+        out, aux = _split_aux(func(*args), has_aux, "vjp(f, *primals)")
     outs, out_spec = _flatten(out)
+    _only_tensors(outs, "vjp(f, *primals): expected f(*primals) to return only tensors")
     inputs = [t for leaves, _ in tracked for t in leaves]
     own = _own_leaves(tracked)
 
     def vjp_fn(*cotangents):
         cot, cot_spec = _flatten(cotangents[0] if len(cotangents) == 1 else cotangents)
-        if len(cot) != len(outs):
+        if cot_spec != out_spec:
             raise RuntimeError(f"Expected pytree structure of cotangents to be the same as pytree structure of outputs "
-                               f"to the function. cotangents: {cot_spec}, primal output: {out_spec}")
+                               f"to the function. cotangents: {treespec_pprint(cot_spec)}, primal output: "
+                               f"{treespec_pprint(out_spec)}")
         with enable_grad():
             flat = _derivatives(outs, inputs, cot)
         return _outside(tuple(_per_argnum(flat, tracked, tuple(range(len(primals))))), own)
@@ -172,22 +185,49 @@ def vjp(func, *primals, has_aux=False):
     return result + (_outside(aux, own),) if has_aux else result
 
 
+def _only_tensors(outs, what):
+    if not outs or (len(outs) == 1 and outs[0] is None):
+        raise RuntimeError(f"{what.split(':')[0]}: Expected f to be a function that has non-empty output (got output "
+                           f"= {outs})")
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{what}, got unsupported type {type(o)}")
+
+
+_JVP = "jvp(f, primals, tangents)"
+
+
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """(func(*primals), the Jacobian-vector product with `tangents`), computed as two vector-Jacobian
     products: u -> J^T u is linear in u, so differentiating it at u with respect to u along the tangent
     gives J t."""
-    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
-        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples")
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    flat_primals, primals_spec = _flatten(primals)
+    tan, tangents_spec = _flatten(tangents)
+    if primals_spec != tangents_spec:
+        raise RuntimeError(f"{_JVP}: Expected primals and tangents to have the same python structure. For example, "
+                           f"if primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+                           f"{primals_spec} and tangents with structure {tangents_spec}")
+    for flat, name in ((flat_primals, "primals"), (tan, "tangents")):
+        if not flat:
+            raise RuntimeError(f"{_JVP}: Expected {name} to contain at least one Tensor.")
+        for t in flat:
+            if not isinstance(t, Tensor):
+                raise RuntimeError(f"{_JVP}: Expected {name} to only contain Tensors, got {type(t)}")
+    for p, t in zip(flat_primals, tan):
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError(f"Trying to set a forward gradient that has a different size than that of the original "
+                               f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
+                               f"forward gradient is of size {list(t.shape)}.")
     if autograd.forward_ad._level is not None:  # (PyTorch's jvp enters a dual level of its own: one at a time)
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     with enable_grad():
         args, tracked = _tracked(primals, range(len(primals)))
-        out, aux = _split_aux(func(*args), has_aux, "jvp")
+        out, aux = _split_aux(func(*args), has_aux, _JVP)
         outs, out_spec = _flatten(out)
+        _only_tensors(outs, f"{_JVP}: expected f(*primals) to return only tensors")
         inputs = [t for leaves, _ in tracked for t in leaves]
-        tan = _flatten(tangents)[0]
-        if len(tan) != len(inputs):
-            raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python structure")
         us = [o.new_zeros(o.shape).requires_grad_() for o in outs]
         vjps = _derivatives(outs, inputs, us)
         flat = _derivatives(vjps, us, tan)
@@ -196,21 +236,29 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     return result + (_outside(aux, own),) if has_aux else result
 
 
-def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
-    """A function returning the Jacobian of func's output(s) with respect to args[argnums]: for an output of
-    shape O and an input of shape I, a tensor of shape O + I (one backward per output element)."""
+def _jacobian(func, argnums, has_aux, api, chunk_size=None, randomness=None):
+    """The Jacobian function jacrev and jacfwd both give: one backward per output element. `api` names the
+    transform PyTorch reports an output it cannot differentiate through; `randomness` is jacfwd's (PyTorch
+    maps its forward passes with vmap, so a random draw is refused unless allowed)."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        if chunk_size is not None and not isinstance(chunk_size, int):  # (PyTorch's, from splitting the basis)
+            raise TypeError(f"can't multiply sequence by non-int of type '{type(chunk_size).__name__}'")
+        if randomness is not None and randomness not in ("error", "different", "same"):
+            raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. "
+                               f"Got {randomness}")
         nums = _argnums(argnums, args)
+        state = _random.get_rng_state() if randomness == "error" else None
         with enable_grad():
             args, tracked = _tracked(args, nums)
-            out, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev")
+            out, aux = _split_aux(func(*args, **kwargs), has_aux, api)
+            if state is not None:
+                _refuse_random(state)
             outs, out_spec = _flatten(out)
+            _only_tensors(outs, f"{api}: expected f(*primals) to return only tensors")
             inputs = [t for leaves, _ in tracked for t in leaves]
             jacobians = []
             for o in outs:
-                if not isinstance(o, Tensor):
-                    raise RuntimeError(f"jacrev(f)(*args): Expected f(*args) to return Tensors, got {type(o)}")
                 rows = [_derivatives([e], inputs) for e in o.reshape(-1)]
                 per_input = [stack([r[i] for r in rows]).reshape(tuple(o.shape) + tuple(x.shape)) if rows
                              else x.new_zeros(tuple(o.shape) + tuple(x.shape)) for i, x in enumerate(inputs)]
@@ -222,9 +270,18 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     return wrapper
 
 
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """A function returning the Jacobian of func's output(s) with respect to args[argnums]: for an output of
+    shape O and an input of shape I, a tensor of shape O + I (one backward per output element)."""
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+    return _jacobian(func, argnums, has_aux, "vjp(f, *primals)", chunk_size=chunk_size)
+
+
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The Jacobian, as jacrev (PyTorch computes it in forward mode; the values are the same)."""
-    return jacrev(func, argnums, has_aux=has_aux)
+    """The Jacobian, as jacrev (PyTorch computes it in forward mode; the values are the same). A random draw
+    in func is refused unless randomness is 'same' or 'different', as PyTorch's."""
+    return _jacobian(func, argnums, has_aux, _JVP, randomness=randomness)
 
 
 def hessian(func, argnums=0):
@@ -238,22 +295,22 @@ def _name(func):
     return getattr(func, "__name__", repr(func))
 
 
+def _refuse_random(state):
+    if _random.get_rng_state() != state:
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                           "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+                           "of vmap")
+
+
 def _dims_per_leaf(dims, spec):
     """The mapped dim of each leaf of a pytree with structure `spec`: `dims` is an int or None for a whole
-    subtree, or a container like the subtree's (PyTorch's prefix rule). None where they do not match."""
-    if dims is None or isinstance(dims, int):
-        return [dims] * spec.num_leaves
-    if spec.is_leaf() or not isinstance(dims, (tuple, list, dict)) or len(dims) != spec.num_children:
+    subtree, or a container of the subtree's type (PyTorch's prefix rule). None where they do not match."""
+    dims_leaves, dims_spec = _flatten(dims)
+    try:
+        subtrees = dims_spec.flatten_up_to(_unflatten([0] * spec.num_leaves, spec))
+    except ValueError:
         return None
-    if isinstance(dims, dict) and list(dims) != spec.context:
-        return None
-    out = []
-    for d, sub in zip(dims.values() if isinstance(dims, dict) else dims, spec.children()):
-        found = _dims_per_leaf(d, sub)
-        if found is None:
-            return None
-        out += found
-    return out
+    return [d for d, sub in zip(dims_leaves, subtrees) for _ in range(_flatten(sub)[1].num_leaves)]
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
@@ -261,16 +318,27 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     passed whole to every call), func runs once per slice, and each output is stacked along `out_dims`.
 
     randomness: 'error' raises if func draws random numbers (as PyTorch's default), 'different' lets each
-    slice draw its own, 'same' gives every slice the same draws."""
+    slice draw its own, 'same' gives every slice the same draws. chunk_size is checked as PyTorch's;
+    running one slice at a time already bounds the memory it would."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
     name = _name(func)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        for d in _flatten(out_dims)[0]:
+            if d is not None and not isinstance(d, int):
+                raise ValueError(f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a python "
+                                 "collection of ints representing where in the outputs the vmapped dimension should "
+                                 "appear.")
         if not isinstance(in_dims, (int, tuple)):
             raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
                              f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}.")
+        if not args:
+            raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
+                             "trying to vmap over a function with no inputs. The latter is unsupported.")
         leaves, spec = _flatten(args)
         dims = _dims_per_leaf(in_dims, spec)
         if dims is None:
@@ -281,6 +349,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         for i, (leaf, d) in enumerate(zip(leaves, dims)):
             if d is None:
                 continue
+            if not isinstance(d, int):
+                raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but "
+                                 "in_dim must be either an integer dimension or None.")
             if not isinstance(leaf, Tensor):
                 raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but the "
                                  f"input is of type {type(leaf)}. We cannot vmap over non-Tensor arguments, please use "
@@ -296,6 +367,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         if len(set(sizes)) > 1:
             raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
                              f"{sizes} for the mapped dimension")
+        if chunk_size is not None and not isinstance(chunk_size, int):  # (PyTorch's, from splitting the inputs)
+            raise TypeError(f"can't multiply sequence by non-int of type '{type(chunk_size).__name__}'")
         n = sizes[0]
         state = _random.get_rng_state() if randomness != "different" else None
 
@@ -306,10 +379,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             if randomness == "same":
                 _random.set_rng_state(state)
             out = func(*_unflatten(call_leaves, spec), **kwargs)
-            if randomness == "error" and _random.get_rng_state() != state:
-                raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use "
-                                   "the 'same' or 'different' randomness flags on vmap or perform the randomness "
-                                   "operation out of vmap")
+            if randomness == "error":
+                _refuse_random(state)
             return out
 
         if n == 0:  # the outputs' shapes come from one call on zeros of a slice's shape
@@ -323,10 +394,15 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 def _stacked(outs, out_dims, name, empty=False):
     first, spec = _flatten(outs[0])
     per_call = [first] + [_flatten(o)[0] for o in outs[1:]]
-    dims = _dims_per_leaf(out_dims, spec)
+    if isinstance(outs[0], Tensor):  # (PyTorch's: one tensor out takes out_dims=(d,) as d, and no other container)
+        dims = [out_dims[0]] if isinstance(out_dims, tuple) and len(out_dims) == 1 else \
+            [out_dims] if out_dims is None or isinstance(out_dims, int) else None
+    else:
+        dims = _dims_per_leaf(out_dims, spec)
     if dims is None:
-        raise ValueError(f"vmap({name}, ...): out_dims is not compatible with the structure of `outputs`. out_dims has "
-                         f"structure {_flatten(out_dims)[1]} but outputs has structure {spec}.")
+        raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
+                         f"structure of `outputs`. out_dims has structure {_flatten(out_dims)[1]} but outputs has "
+                         f"structure {spec}.")
     result = []
     for k, d in enumerate(dims):
         if d is None:  # an output the same for every slice: given once

@@ -16,7 +16,7 @@ from ..tensor import Size
 
 __all__ = ["TreeSpec", "LeafSpec", "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_iter", "tree_leaves",
            "tree_structure", "tree_map", "tree_map_", "map_only", "tree_map_only", "tree_all", "tree_any",
-           "tree_all_only", "tree_any_only", "tree_is_leaf"]
+           "tree_all_only", "tree_any_only", "tree_is_leaf", "treespec_pprint"]
 
 
 class NodeDef(NamedTuple):
@@ -248,3 +248,13 @@ def tree_all_only(type_or_types, pred, tree, is_leaf=None):
 
 def tree_any_only(type_or_types, pred, tree, is_leaf=None):
     return any(pred(x) for x in tree_iter(tree, is_leaf) if isinstance(x, type_or_types))
+
+
+class _Asterisk:
+    def __repr__(self):
+        return "*"
+
+
+def treespec_pprint(treespec):
+    """The structure as the pytree it describes, each leaf written `*`: `(*, {'a': *})`."""
+    return repr(tree_unflatten([_Asterisk()] * treespec.num_leaves, treespec))

@@ -52,6 +52,10 @@ def _swapped(module, tensors, tie_weights, strict):
         by_id = {}
         for name, t in own.items():
             by_id.setdefault(id(t), []).append(name)
+        for names in by_id.values():  # two different tensors for one tied weight: which one is meant is unclear
+            if len({id(tensors[n]) for n in names if n in tensors}) > 1:
+                raise ValueError(f"functional_call got multiple values for keys {sorted(names)}, which are tied. "
+                                 "Consider using tie_weights=False")
         for name in list(tensors):
             for other in by_id.get(id(own.get(name)), ()):
                 tensors.setdefault(other, tensors[name])
