@@ -211,7 +211,8 @@ class _Pickler(pickle._Pickler):
         self.memoize(g)
 
     dispatch[_Global] = write_global
-    dispatch[dtypes.dtype] = lambda self, d: self.write_global(_Global("torch", d.name))
+    # (through save, so a dtype named twice is written once and then fetched from the memo)
+    dispatch[dtypes.dtype] = dispatch[dtypes._NoArrayDtype] = lambda self, d: self.save(_Global("torch", d.name))
 
     def persistent_id(self, obj):
         if type(obj) is _StorageRef:
@@ -239,6 +240,8 @@ class _Pickler(pickle._Pickler):
             location = f"cuda:{int(a.device.id)}"
             a = to_device(a, "cpu")
         ref, offset, stride = self._storage(a, location)
+        if not a.size:  # numpy's strides of an empty array are not always PyTorch's: the tensor's own are
+            stride = Tensor._wrap(a).stride()
         args = (ref, offset, tuple(a.shape), stride, t.requires_grad, OrderedDict())
         if a.dtype == np.uint16:
             return _Global("torch._utils", "_rebuild_tensor_v3"), args + (dtypes.uint16,)
