@@ -323,7 +323,11 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL, _use_new_
         raise ValueError("minigrad.save writes with its own pickler: pickle_module= must be left unset")
     if not _use_new_zipfile_serialization:
         raise ValueError("minigrad.save writes only the zip format (PyTorch's since 1.6), not the legacy one")
-    if not 2 <= pickle_protocol <= 5:
+    if pickle_protocol < 0:  # pickle's (and so PyTorch's) way to ask for the highest
+        pickle_protocol = pickle.HIGHEST_PROTOCOL
+    if pickle_protocol > pickle.HIGHEST_PROTOCOL:
+        raise ValueError(f"pickle protocol must be <= {pickle.HIGHEST_PROTOCOL}")  # (pickle's words, as PyTorch's)
+    if pickle_protocol < 2:  # protocols 0 and 1 write opcodes no weights_only reader (PyTorch's or minigrad's) reads
         raise ValueError(f"pickle_protocol must be 2 to 5, got {pickle_protocol}")
     buf = io.BytesIO()
     pickler = _Pickler(buf, pickle_protocol)
