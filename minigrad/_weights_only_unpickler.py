@@ -112,8 +112,9 @@ def _tensor_view(storage, offset, size, stride, dtype=None):
     size, stride = _ints(size, "size"), _ints(stride, "stride")
     if type(offset) is not int or offset < 0 or len(size) != len(stride):
         raise _fail(f"bad tensor layout (offset {offset!r}, size {size}, stride {stride})")
-    if 0 in size:
-        return a[:0].reshape(size)
+    if 0 in size:  # no element to reach: the strides are kept as saved, as PyTorch keeps them
+        return np.lib.stride_tricks.as_strided(a[:0], size, tuple(s * a.itemsize for s in stride)) if isinstance(
+            a, np.ndarray) else a[:0].reshape(size)
     last = offset + sum((n - 1) * s for n, s in zip(size, stride))
     if last >= a.size:
         raise _fail(f"a tensor of size {list(size)} and stride {list(stride)} from offset {offset} reaches past its "
@@ -129,7 +130,7 @@ def _tensor(array, requires_grad):
     if not isinstance(requires_grad, bool):
         raise _fail(f"bad requires_grad {requires_grad!r}")
     dtypes.from_numpy_dtype(array.dtype)
-    return Tensor._wrap(array, requires_grad=requires_grad and array.dtype.kind == "f")
+    return Tensor._wrap(array, requires_grad=requires_grad and array.dtype.kind in "fc")
 
 
 def _check_hooks(hooks):
@@ -152,6 +153,8 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
         raise dtype.error()
     if not isinstance(dtype, dtypes.dtype):
         raise _fail(f"bad tensor dtype {dtype!r}")
+    if isinstance(dtype, dtypes._NoArrayDtype):  # a dtype minigrad can name but holds no arrays of
+        raise Unsupported(f"torch.{dtype.name}", _NO_DTYPE).error()
     return _tensor(_tensor_view(storage, storage_offset, size, stride, dtype.np), requires_grad)
 
 
@@ -279,6 +282,9 @@ def _slice(*args):
     return slice(*args)
 
 
+_NO_DTYPE = "minigrad has no such dtype (convert the tensors, e.g. with .float(), before saving)"
+
+
 def defaults():
     """PyTorch's names (and the builtins and numpy names pickles use) -> what minigrad makes of them.
 
@@ -309,10 +315,10 @@ def defaults():
         if d.name != "uint16":  # PyTorch has no typed storage for uint16: such tensors use an untyped one
             storage = d._legacy.replace("Tensor", "Storage")
             table[f"torch.{storage}"] = StorageType(storage, d.np)
-    for name in ("bfloat16", "complex32", "complex64", "complex128", "cfloat", "cdouble", "BFloat16Storage",
-                 "ComplexFloatStorage", "ComplexDoubleStorage", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2"):
-        table[f"torch.{name}"] = Unsupported(f"torch.{name}", "minigrad has no such dtype (convert the tensors, "
-                                                              "e.g. with .float(), before saving)")
+    table["torch.cfloat"], table["torch.cdouble"], table["torch.bfloat16"] = (dtypes.complex64, dtypes.complex128,
+                                                                            dtypes.bfloat16)
+    for name in ("complex32", "BFloat16Storage", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2"):
+        table[f"torch.{name}"] = Unsupported(f"torch.{name}", _NO_DTYPE)
     for core in ("numpy.core", "numpy._core"):
         table[f"{core}.multiarray._reconstruct"] = _np_reconstruct
         table[f"{core}.multiarray.scalar"] = _np_scalar

@@ -211,7 +211,8 @@ class _Pickler(pickle._Pickler):
         self.memoize(g)
 
     dispatch[_Global] = write_global
-    dispatch[dtypes.dtype] = lambda self, d: self.write_global(_Global("torch", d.name))
+    # (through save, so a dtype named twice is written once and then fetched from the memo)
+    dispatch[dtypes.dtype] = dispatch[dtypes._NoArrayDtype] = lambda self, d: self.save(_Global("torch", d.name))
 
     def persistent_id(self, obj):
         if type(obj) is _StorageRef:
@@ -239,6 +240,8 @@ class _Pickler(pickle._Pickler):
             location = f"cuda:{int(a.device.id)}"
             a = to_device(a, "cpu")
         ref, offset, stride = self._storage(a, location)
+        if not a.size:  # numpy's strides of an empty array are not always PyTorch's: the tensor's own are
+            stride = Tensor._wrap(a).stride()
         args = (ref, offset, tuple(a.shape), stride, t.requires_grad, OrderedDict())
         if a.dtype == np.uint16:
             return _Global("torch._utils", "_rebuild_tensor_v3"), args + (dtypes.uint16,)
@@ -320,7 +323,11 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL, _use_new_
         raise ValueError("minigrad.save writes with its own pickler: pickle_module= must be left unset")
     if not _use_new_zipfile_serialization:
         raise ValueError("minigrad.save writes only the zip format (PyTorch's since 1.6), not the legacy one")
-    if not 2 <= pickle_protocol <= 5:
+    if pickle_protocol < 0:  # pickle's (and so PyTorch's) way to ask for the highest
+        pickle_protocol = pickle.HIGHEST_PROTOCOL
+    if pickle_protocol > pickle.HIGHEST_PROTOCOL:
+        raise ValueError(f"pickle protocol must be <= {pickle.HIGHEST_PROTOCOL}")  # (pickle's words, as PyTorch's)
+    if pickle_protocol < 2:  # protocols 0 and 1 write opcodes no weights_only reader (PyTorch's or minigrad's) reads
         raise ValueError(f"pickle_protocol must be 2 to 5, got {pickle_protocol}")
     buf = io.BytesIO()
     pickler = _Pickler(buf, pickle_protocol)
