@@ -14,12 +14,14 @@ from . import _aliases, autograd, dtypes, ops, random  # noqa: F401
 from .backends import get_kernels, get_num_threads, kernels, set_kernels, set_num_threads  # noqa: F401
 from .backends.process import raise_mmap_threshold as _raise_mmap_threshold
 from .backends.flags import (  # noqa: F401
-    are_deterministic_algorithms_enabled, get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
-    set_float32_matmul_precision, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode, get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode, set_float32_matmul_precision,
+    use_deterministic_algorithms,
 )
 from ._format import set_printoptions  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
+from .autograd.grad_mode import set_anomaly_enabled  # noqa: F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
 from .device import OutOfMemoryError, cuda_is_available, device, get_default_device, set_default_device  # noqa: F401
 from .dtypes import (  # noqa: F401
@@ -173,6 +175,39 @@ def get_num_interop_threads():
 
 def set_num_interop_threads(n):
     """Accepted for PyTorch's scripts; minigrad runs ops one after another (see get_num_interop_threads)."""
+
+
+def init_num_threads():
+    """PyTorch's per-thread start of its thread pools: numpy's and numba's start themselves."""
+
+
+def is_storage(obj):
+    """Whether obj is a storage (what tensor.storage() or tensor.untyped_storage() returns)."""
+    from .storage import TypedStorage
+
+    return isinstance(obj, TypedStorage)  # (UntypedStorage is one too)
+
+
+def get_device_module(device=None):
+    """The module of a device type, as `minigrad.get_device_module("cuda")` is minigrad.cuda; with none, the
+    accelerator's when there is one, else minigrad.cpu."""
+    import importlib
+
+    from .device import device as device_class
+
+    if device is None:
+        name = "cuda" if cuda_is_available() else "cpu"
+    elif isinstance(device, (str, device_class)):
+        name = device_class(device).type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    return importlib.import_module(f".{name}", __name__)
+
+
+def thread_safe_generator():
+    """The generator a DataLoader thread worker should draw from: minigrad's workers are processes, which draw from
+    the default generator, so None (use the default), as PyTorch answers outside thread workers."""
+    return None
 
 
 
