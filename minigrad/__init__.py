@@ -235,6 +235,13 @@ _IN_PLACE_FUNCTIONS = {
     "tanh_", "trunc_", "xlogy_", "zero_",
 }
 
+# PyTorch's top-level autocast names, minigrad.amp's
+_AMP = {"autocast", "GradScaler", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+        "set_autocast_dtype", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "is_autocast_cpu_enabled",
+        "set_autocast_cpu_enabled", "set_autocast_cpu_dtype", "set_autocast_gpu_dtype", "is_autocast_cache_enabled",
+        "set_autocast_cache_enabled", "clear_autocast_cache", "autocast_increment_nesting",
+        "autocast_decrement_nesting"}
+
 # the complex dtype minigrad has not (numpy has no complex32): complex64 and complex128 are there
 _COMPLEX = {"complex32", "chalf"}
 
@@ -257,8 +264,7 @@ def __getattr__(name):
         return getattr(importlib.import_module(".nn.functional", __name__), name)
     if name == "vmap":  # torch.vmap is torch.func.vmap
         return importlib.import_module(".func", __name__).vmap
-    if name in ("autocast", "GradScaler", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
-                "get_autocast_cpu_dtype", "set_autocast_dtype"):  # torch.autocast is torch.amp.autocast, ...
+    if name in _AMP:  # torch.autocast is torch.amp.autocast, ...
         return getattr(importlib.import_module(".amp", __name__), name)
     if name in ("save", "load"):  # minigrad.serialization's (zipfile and pickle load with it)
         return getattr(importlib.import_module(".serialization", __name__), name)
