@@ -262,6 +262,8 @@ def __getattr__(name):
         return getattr(importlib.import_module(".sparse", __name__), name)
     if name in _FUNCTIONAL:  # torch.conv2d, ...: nn.functional's (minigrad.nn is nn, bound on first use)
         return getattr(importlib.import_module(".nn.functional", __name__), name)
+    if name == "from_dlpack":  # torch.from_dlpack is torch.utils.dlpack's
+        return importlib.import_module(".utils.dlpack", __name__).from_dlpack
     if name == "vmap":  # torch.vmap is torch.func.vmap
         return importlib.import_module(".func", __name__).vmap
     if name in _AMP:  # torch.autocast is torch.amp.autocast, ...

@@ -343,6 +343,26 @@ class Tensor:
         iface = getattr(self.array, "__array_interface__", None) or self.array.__cuda_array_interface__
         return iface["data"][0]
 
+    def const_data_ptr(self):
+        return self.data_ptr()
+
+    def is_set_to(self, tensor):
+        """Whether tensor views the very elements self does: the same memory, offset, sizes and strides."""
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"is_set_to(): argument 'tensor' (position 1) must be Tensor, not {type_name(tensor)}")
+        a, b = self.array, tensor.array
+        return (_memory_root(a) is _memory_root(b) and self.data_ptr() == tensor.data_ptr()
+                and a.shape == b.shape and a.strides == b.strides)
+
+    # ---- DLPack: zero-copy exchange with numpy, PyTorch, cupy, JAX, ... (minigrad.from_dlpack reads one in) ----
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return _dlpack_capsule(self.array, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
     # ---- conversions ------------------------------------------------------------------
     def numpy(self, *, force=False):
         """The array as numpy (a view sharing memory, on the CPU). Refuses if it requires grad, unless `force`
@@ -775,6 +795,31 @@ class Tensor:
         size = _size(sizes_or_keyword(name, size, kw, "size"), name)  # (errors naming new_zeros, ...)
         out = make(size, dtype=dtype_argument(dtype, name) or self.dtype, device=device or self.device)
         return _requiring_grad(out) if requires_grad else out
+
+
+def _memory_root(a):
+    """The array owning the memory `a` views (a itself when it owns it)."""
+    while getattr(a, "base", None) is not None and hasattr(a.base, "__array_interface__"):
+        a = a.base
+    return a
+
+
+def _dlpack_capsule(a, stream, max_version, dl_device, copy):
+    """a's DLPack capsule, sharing its memory where the consumer can take it as it is."""
+    if isinstance(a, np.ndarray):
+        if stream is not None and stream != -1:
+            raise AssertionError("stream should be None on cpu.")
+        # a negative stride (a numpy flip) is valid DLPack that PyTorch cannot take, and a read-only array (an
+        # expand) only a consumer of DLPack 1.0 can be told about: those export a copy unless copy=False
+        if copy is None and (any(st < 0 for st in a.strides) or (not a.flags.writeable and max_version is None)):
+            a = a.copy()
+        kwargs = {}
+    else:
+        kwargs = {"stream": stream}
+    for key, value in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy)):
+        if value is not None:
+            kwargs[key] = value
+    return a.__dlpack__(**kwargs)
 
 
 def type_name(x):
