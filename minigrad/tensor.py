@@ -219,6 +219,35 @@ class Tensor:
     # What code written for PyTorch asks before it touches a tensor's memory (optimizers copied from its
     # source check is_sparse): minigrad's tensors are dense, strided, materialized and not quantized.
     is_sparse = is_sparse_csr = is_meta = is_quantized = is_mkldnn = is_nested = False
+    is_xpu = is_mps = is_xla = is_mtia = is_maia = is_vulkan = is_ipu = False  # (devices minigrad has not)
+    name = None  # (PyTorch's name of a tensor made by a TorchScript graph: never set here)
+
+    def is_distributed(self):
+        return False
+
+    @property
+    def volatile(self):
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value):
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                      UserWarning, stacklevel=2)
+
+    @property
+    def grad_dtype(self):
+        """The dtype a gradient of this tensor must have: its own (minigrad does not let them diverge)."""
+        return self.dtype
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        """A dense tensor is its own dense form (in dtype, when another is given)."""
+        return self if dtype is None else self.to(dtype)
+
+    def module_load(self, other, assign=False):
+        """What nn.Module.load_state_dict swaps in for this parameter or buffer: other's values copied into
+        self (or other itself, with assign=True), detached."""
+        return other.detach() if assign else self.copy_(other).detach()
 
     @property
     def layout(self):
