@@ -188,7 +188,7 @@ def is_storage(obj):
     return isinstance(obj, TypedStorage)  # (UntypedStorage is one too)
 
 
-def get_device_module(device=None):
+def get_device_module(device=None):  # noqa: F811 (PyTorch's parameter name)
     """The module of a device type, as `minigrad.get_device_module("cuda")` is minigrad.cuda; with none, the
     accelerator's when there is one, else minigrad.cpu."""
     import importlib

@@ -1,3 +1,4 @@
+# ruff: noqa: B023 (each lambda is called at once, inside its loop turn)
 """torch's DLPack interchange, resize/resize_as, autocast and debug-mode switches, and small Tensor attributes,
 each against PyTorch."""
 import warnings
