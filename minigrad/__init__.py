@@ -14,12 +14,14 @@ from . import _aliases, autograd, dtypes, ops, random  # noqa: F401
 from .backends import get_kernels, get_num_threads, kernels, set_kernels, set_num_threads  # noqa: F401
 from .backends.process import raise_mmap_threshold as _raise_mmap_threshold
 from .backends.flags import (  # noqa: F401
-    are_deterministic_algorithms_enabled, get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
-    set_float32_matmul_precision, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode, get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode, set_float32_matmul_precision,
+    use_deterministic_algorithms,
 )
 from ._format import set_printoptions  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
+from .autograd.grad_mode import set_anomaly_enabled  # noqa: F401
 from .autograd.grad_mode import is_inference_mode_enabled  # noqa: F401
 from .device import OutOfMemoryError, cuda_is_available, device, get_default_device, set_default_device  # noqa: F401
 from .dtypes import (  # noqa: F401
@@ -175,6 +177,39 @@ def set_num_interop_threads(n):
     """Accepted for PyTorch's scripts; minigrad runs ops one after another (see get_num_interop_threads)."""
 
 
+def init_num_threads():
+    """PyTorch's per-thread start of its thread pools: numpy's and numba's start themselves."""
+
+
+def is_storage(obj):
+    """Whether obj is a storage (what tensor.storage() or tensor.untyped_storage() returns)."""
+    from .storage import TypedStorage
+
+    return isinstance(obj, TypedStorage)  # (UntypedStorage is one too)
+
+
+def get_device_module(device=None):  # noqa: F811 (PyTorch's parameter name)
+    """The module of a device type, as `minigrad.get_device_module("cuda")` is minigrad.cuda; with none, the
+    accelerator's when there is one, else minigrad.cpu."""
+    import importlib
+
+    from .device import device as device_class
+
+    if device is None:
+        name = "cuda" if cuda_is_available() else "cpu"
+    elif isinstance(device, (str, device_class)):
+        name = device_class(device).type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    return importlib.import_module(f".{name}", __name__)
+
+
+def thread_safe_generator():
+    """The generator a DataLoader thread worker should draw from: minigrad's workers are processes, which draw from
+    the default generator, so None (use the default), as PyTorch answers outside thread workers."""
+    return None
+
+
 
 _aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn package, bound on first use
 # PyTorch's top-level names for ops that are nn.functional's here, with the same signatures
@@ -200,6 +235,13 @@ _IN_PLACE_FUNCTIONS = {
     "tanh_", "trunc_", "xlogy_", "zero_",
 }
 
+# PyTorch's top-level autocast names, minigrad.amp's
+_AMP = {"autocast", "GradScaler", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+        "set_autocast_dtype", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "is_autocast_cpu_enabled",
+        "set_autocast_cpu_enabled", "set_autocast_cpu_dtype", "set_autocast_gpu_dtype", "is_autocast_cache_enabled",
+        "set_autocast_cache_enabled", "clear_autocast_cache", "autocast_increment_nesting",
+        "autocast_decrement_nesting"}
+
 # the complex dtype minigrad has not (numpy has no complex32): complex64 and complex128 are there
 _COMPLEX = {"complex32", "chalf"}
 
@@ -220,10 +262,11 @@ def __getattr__(name):
         return getattr(importlib.import_module(".sparse", __name__), name)
     if name in _FUNCTIONAL:  # torch.conv2d, ...: nn.functional's (minigrad.nn is nn, bound on first use)
         return getattr(importlib.import_module(".nn.functional", __name__), name)
+    if name == "from_dlpack":  # torch.from_dlpack is torch.utils.dlpack's
+        return importlib.import_module(".utils.dlpack", __name__).from_dlpack
     if name == "vmap":  # torch.vmap is torch.func.vmap
         return importlib.import_module(".func", __name__).vmap
-    if name in ("autocast", "GradScaler", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
-                "get_autocast_cpu_dtype", "set_autocast_dtype"):  # torch.autocast is torch.amp.autocast, ...
+    if name in _AMP:  # torch.autocast is torch.amp.autocast, ...
         return getattr(importlib.import_module(".amp", __name__), name)
     if name in ("save", "load"):  # minigrad.serialization's (zipfile and pickle load with it)
         return getattr(importlib.import_module(".serialization", __name__), name)

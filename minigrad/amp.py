@@ -38,7 +38,10 @@ from .autograd import no_grad
 from .device import cuda_is_available, device
 
 __all__ = ["GradScaler", "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
-           "set_autocast_dtype", "get_autocast_cpu_dtype"]
+           "set_autocast_dtype", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "is_autocast_cpu_enabled",
+           "set_autocast_cpu_enabled", "set_autocast_cpu_dtype", "set_autocast_gpu_dtype", "is_autocast_cache_enabled",
+           "set_autocast_cache_enabled", "clear_autocast_cache", "autocast_increment_nesting",
+           "autocast_decrement_nesting"]
 
 # an optimizer's place in one iteration: nothing done yet, gradients unscaled, stepped
 _READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
@@ -291,9 +294,75 @@ def set_autocast_dtype(device_type, dtype):
 
 
 def get_autocast_cpu_dtype():
-    warnings.warn("torch.get_autocast_cpu_dtype() is deprecated. Please use torch.get_autocast_dtype('cpu') instead.",
-                  DeprecationWarning, stacklevel=2)
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
     return get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype():
+    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
+def is_autocast_cpu_enabled():
+    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled):
+    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+    set_autocast_enabled("cpu", enabled)
+
+
+def set_autocast_cpu_dtype(dtype):
+    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
+    set_autocast_dtype("cpu", _checked_dtype(dtype))
+
+
+def set_autocast_gpu_dtype(dtype):
+    _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
+    set_autocast_dtype("cuda", _checked_dtype(dtype))
+
+
+def _deprecated(old, new):  # (PyTorch's per-device spellings, kept with its warning)
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=3)
+
+
+def _checked_dtype(dtype):
+    if not isinstance(dtype, dtypes.dtype):
+        raise TypeError(f"dtype must be a torch.dtype (got {type(dtype).__name__})")
+    return dtype
+
+
+# PyTorch caches the low-precision copies of weights made inside autocast regions; minigrad makes none, so the
+# cache is a setting read back only, and clearing it has nothing to drop
+_cache = {"enabled": True, "nesting": 0}
+
+
+def is_autocast_cache_enabled():
+    return _cache["enabled"]
+
+
+def set_autocast_cache_enabled(enabled):
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+    _cache["enabled"] = enabled
+
+
+def clear_autocast_cache():
+    """Drop the autocast cache: minigrad keeps none (see _cache)."""
+
+
+def autocast_increment_nesting():
+    """One autocast region more entered; returns how many are open (autocast's __enter__ counts itself)."""
+    _cache["nesting"] += 1
+    return _cache["nesting"]
+
+
+def autocast_decrement_nesting():
+    _cache["nesting"] -= 1
+    return _cache["nesting"]
 
 
 class autocast:
@@ -317,12 +386,16 @@ class autocast:
 
     def __enter__(self):
         state = _autocast_state[self.device]
-        self._previous = list(state)
+        self._previous = list(state), _cache["enabled"]
         state[:] = [self._enabled, self.fast_dtype]
+        if self._cache_enabled is not None:  # (None: the cache setting outside stays, as PyTorch's)
+            _cache["enabled"] = bool(self._cache_enabled)
+        autocast_increment_nesting()
         return self  # (`with autocast(...) as ac:` reads ac.fast_dtype, as with PyTorch's)
 
     def __exit__(self, exc_type, exc_val, exc_tb):
-        _autocast_state[self.device][:] = self._previous
+        _autocast_state[self.device][:], _cache["enabled"] = self._previous
+        autocast_decrement_nesting()
         return False
 
     def __call__(self, func):

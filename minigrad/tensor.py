@@ -219,6 +219,35 @@ class Tensor:
     # What code written for PyTorch asks before it touches a tensor's memory (optimizers copied from its
     # source check is_sparse): minigrad's tensors are dense, strided, materialized and not quantized.
     is_sparse = is_sparse_csr = is_meta = is_quantized = is_mkldnn = is_nested = False
+    is_xpu = is_mps = is_xla = is_mtia = is_maia = is_vulkan = is_ipu = False  # (devices minigrad has not)
+    name = None  # (PyTorch's name of a tensor made by a TorchScript graph: never set here)
+
+    def is_distributed(self):
+        return False
+
+    @property
+    def volatile(self):
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @volatile.setter
+    def volatile(self, value):
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                      UserWarning, stacklevel=2)
+
+    @property
+    def grad_dtype(self):
+        """The dtype a gradient of this tensor must have: its own (minigrad does not let them diverge)."""
+        return self.dtype
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        """A dense tensor is its own dense form (in dtype, when another is given)."""
+        return self if dtype is None else self.to(dtype)
+
+    def module_load(self, other, assign=False):
+        """What nn.Module.load_state_dict swaps in for this parameter or buffer: other's values copied into
+        self (or other itself, with assign=True), detached."""
+        return other.detach() if assign else self.copy_(other).detach()
 
     @property
     def layout(self):
@@ -342,6 +371,26 @@ class Tensor:
         """The address of the first element (numpy's, or cupy's device pointer)."""
         iface = getattr(self.array, "__array_interface__", None) or self.array.__cuda_array_interface__
         return iface["data"][0]
+
+    def const_data_ptr(self):
+        return self.data_ptr()
+
+    def is_set_to(self, tensor):
+        """Whether tensor views the very elements self does: the same memory, offset, sizes and strides."""
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"is_set_to(): argument 'tensor' (position 1) must be Tensor, not {type_name(tensor)}")
+        a, b = self.array, tensor.array
+        return (_memory_root(a) is _memory_root(b) and self.data_ptr() == tensor.data_ptr()
+                and a.shape == b.shape and a.strides == b.strides)
+
+    # ---- DLPack: zero-copy exchange with numpy, PyTorch, cupy, JAX, ... (minigrad.from_dlpack reads one in) ----
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        return _dlpack_capsule(self.array, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
 
     # ---- conversions ------------------------------------------------------------------
     def numpy(self, *, force=False):
@@ -775,6 +824,31 @@ class Tensor:
         size = _size(sizes_or_keyword(name, size, kw, "size"), name)  # (errors naming new_zeros, ...)
         out = make(size, dtype=dtype_argument(dtype, name) or self.dtype, device=device or self.device)
         return _requiring_grad(out) if requires_grad else out
+
+
+def _memory_root(a):
+    """The array owning the memory `a` views (a itself when it owns it)."""
+    while getattr(a, "base", None) is not None and hasattr(a.base, "__array_interface__"):
+        a = a.base
+    return a
+
+
+def _dlpack_capsule(a, stream, max_version, dl_device, copy):
+    """a's DLPack capsule, sharing its memory where the consumer can take it as it is."""
+    if isinstance(a, np.ndarray):
+        if stream is not None and stream != -1:
+            raise AssertionError("stream should be None on cpu.")
+        # a negative stride (a numpy flip) is valid DLPack that PyTorch cannot take, and a read-only array (an
+        # expand) only a consumer of DLPack 1.0 can be told about: those export a copy unless copy=False
+        if copy is None and (any(st < 0 for st in a.strides) or (not a.flags.writeable and max_version is None)):
+            a = a.copy()
+        kwargs = {}
+    else:
+        kwargs = {"stream": stream}
+    for key, value in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy)):
+        if value is not None:
+            kwargs[key] = value
+    return a.__dlpack__(**kwargs)
 
 
 def type_name(x):

@@ -182,6 +182,15 @@ def is_anomaly_check_nan_enabled():
     return state.anomaly_check_nan
 
 
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turn anomaly mode (see detect_anomaly) on or off for good, as set_detect_anomaly without restoring."""
+    for pos, (arg, v) in enumerate((("enabled", enabled), ("check_nan", check_nan)), 1):
+        if not isinstance(v, bool):
+            raise TypeError(f"set_anomaly_enabled(): argument '{arg}' (position {pos}) must be bool, not "
+                            f"{type(v).__name__}")
+    state.anomaly, state.anomaly_check_nan = enabled, check_nan
+
+
 class detect_anomaly(_GradModeContext):
     """Anomaly mode for the backward passes inside it: a node whose backward returns a NaN gradient raises
     RuntimeError("Function 'SqrtBackward0' returned nan values in its 0th output."), naming the node, as PyTorch

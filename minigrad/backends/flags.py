@@ -74,6 +74,30 @@ def is_deterministic_algorithms_warn_only_enabled():
     return _deterministic["warn_only"]
 
 
+_DEBUG_MODES = ("default", "warn", "error")  # (the integer levels 0, 1, 2 in this order)
+
+
+def get_deterministic_debug_mode():
+    """use_deterministic_algorithms' setting as one level: 0 off, 1 warn only, 2 on."""
+    if not _deterministic["mode"]:
+        return 0
+    return 1 if _deterministic["warn_only"] else 2
+
+
+def set_deterministic_debug_mode(debug_mode):
+    """use_deterministic_algorithms by level: "default" or 0 (off), "warn" or 1 (warn only), "error" or 2 (on)."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = _DEBUG_MODES.index(debug_mode)
+    elif not isinstance(debug_mode, int):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
 # torch.backends.cuda's scaled-dot-product-attention switches (nn.attention.sdpa_kernel sets them): minigrad has
 # one attention, so they select nothing; each reads back what was set, all on by default (PyTorch's)
 _sdp = {"cudnn": True, "flash": True, "mem_efficient": True, "math": True, "overrideable": True}

@@ -273,6 +273,7 @@ def _bind_methods(Tensor):
     methods.update(repeat=movement.repeat, unfold=movement.unfold, scatter_=_scatter_, scatter_add_=_scatter_add_,
                    scatter_reduce_=_scatter_reduce_, index_add_=_index_add_,
                    index_reduce_=_index_reduce_)
+    methods.update(resize=shape.resize, resize_as=shape.resize_as)
     methods.update(resize_=inplace.resize_, resize_as_=inplace.resize_as_, map_=inplace.map_, map2_=inplace.map2_, put_=inplace.put_, set_=inplace.set_,
                    put=indexing.put)
     for name in _INPLACE:

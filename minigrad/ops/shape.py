@@ -157,6 +157,36 @@ def view(input, *shape, **size):
     return _share_version(View.apply(input, shape), input)
 
 
+class Resize(View):
+    node_name = "ResizeBackward"
+
+
+def resize(input, *sizes):
+    """PyTorch's deprecated out-of-place resize: only a new shape of the same number of elements (a view of
+    input made contiguous), unlike resize_, which may change the number."""
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return _resized(input, sizes)
+
+
+def resize_as(input, tensor):
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"resize_as(): argument 'tensor' (position 1) must be Tensor, not {type_name(tensor)}")
+    return _resized(input, tuple(tensor.shape))
+
+
+def _resized(input, sizes):
+    shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    n = math.prod(shape)
+    if n != input.array.size:
+        raise RuntimeError(f"requested resize to {'x'.join(map(str, shape))} ({n} elements in total), but the given "
+                           f"tensor has a size of {input.array.size} ({input.array.size} elements). autograd's "
+                           "resize can only change the shape of a given tensor, while preserving the number of "
+                           "elements. ")
+    source = input.contiguous()
+    return _share_version(Resize.apply(source, shape), source)
+
+
 def _view_as_dtype(input, dt):
     """view(dtype): the array's bytes read as `dt`; a last dim of another size when the item sizes differ."""
     a = input.array

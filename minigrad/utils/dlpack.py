@@ -1,0 +1,63 @@
+"""`minigrad.utils.dlpack`: tensors shared with other array libraries through DLPack, as `torch.utils.dlpack`.
+
+    t = minigrad.from_dlpack(np_array)       # or a PyTorch tensor, a cupy array, ...: the same memory
+    a = np.from_dlpack(t)                    # and back: writes through either show in the other
+
+A CPU producer's memory is read in through numpy, a CUDA one's through cupy; both keep the producer alive for
+as long as the tensor lives.
+"""
+from ..tensor import Tensor, _dlpack_capsule, type_name
+
+__all__ = ["from_dlpack", "to_dlpack"]
+
+_CUDA = 2  # DLPack's device type kDLCUDA (kDLCPU is 1)
+_CONSUMED = ("from_dlpack received an invalid capsule. Note that DLTensor capsules can be consumed only once, so "
+             "you might have already constructed a tensor from it once.")
+
+
+class _Capsule:
+    """A bare DLPack capsule (to_dlpack's) in the form from_dlpack functions take: it only ever held CPU memory
+    here, as minigrad exports a cupy tensor's through __dlpack__ itself."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def from_dlpack(ext_tensor, *, device=None, copy=None):
+    """A tensor over the memory of `ext_tensor` (anything with __dlpack__, or a capsule from to_dlpack),
+    without a copy unless copy=True."""
+    if not hasattr(ext_tensor, "__dlpack__"):
+        if type(ext_tensor).__name__ != "PyCapsule":
+            raise RuntimeError(_CONSUMED)  # (PyTorch takes anything else for a capsule, and says so)
+        ext_tensor = _Capsule(ext_tensor)
+    if ext_tensor.__dlpack_device__()[0] == _CUDA:
+        from ..device import _import_cupy
+
+        array = _import_cupy().from_dlpack(ext_tensor)
+        if copy:
+            array = array.copy()
+    else:
+        import numpy as np
+
+        try:
+            array = np.from_dlpack(ext_tensor, copy=copy)
+        except ValueError as e:
+            if "PyCapsule" in str(e):  # (numpy renames a capsule it has consumed)
+                raise RuntimeError(_CONSUMED) from None
+            raise
+    out = Tensor._wrap(array)
+    return out if device is None else out.to(device)
+
+
+def to_dlpack(tensor):
+    """A DLPack capsule of tensor's memory (for consumers taking capsules; most take the tensor itself). It is
+    exported whether or not tensor requires grad, as PyTorch's."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"_to_dlpack(): argument 'data' (position 1) must be Tensor, not {type_name(tensor)}")
+    return _dlpack_capsule(tensor.array, None, None, None, None)
