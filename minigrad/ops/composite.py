@@ -1674,6 +1674,7 @@ def unsafe_chunk(input, chunks, dim=0):
     return _writable_pieces(shape_ops.chunk(input, chunks, dim))
 
 
+@composite_node("VdotBackward0")
 def vdot(input, other):
     """The dot product of input's conjugate with other (a real input is its own conjugate)."""
     return matmul.dot(complex_ops.conj(input), other)
