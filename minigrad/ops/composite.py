@@ -295,7 +295,11 @@ def kron(input, other):
         inter_a += [sa, 1]
         inter_b += [1, sb]
     out = shape_ops.reshape(a, tuple(inter_a)) * shape_ops.reshape(b, tuple(inter_b))
-    return shape_ops.reshape(out, tuple(sa * sb for sa, sb in zip(a.array.shape, b.array.shape)))
+    shape = tuple(sa * sb for sa, sb in zip(a.array.shape, b.array.shape))
+    if not out.requires_grad:
+        return shape_ops.reshape(out, shape)
+    # (the product is a fresh contiguous array: PyTorch sees it in the new shape with _unsafe_view)
+    return shape_ops.UnsafeView.apply(out, shape)
 
 
 @composite_node("LinalgCrossBackward0")

@@ -155,3 +155,8 @@ def test_grid_sample_node(mode, padding):
 
 def test_affine_grid_node():
     _check(lambda T, F, N: (lambda th: F.affine_grid(th, (2, 1, 3, 4), align_corners=False)), [rn(2, 2, 3)], depth=1)
+
+
+def test_kron_ends_in_unsafe_view():
+    _check(lambda T, F, N: T.kron, [cn(2, 2), cn(2, 3)], depth=1)
+    _check(lambda T, F, N: T.kron, [rn(3), rn(2, 2)], depth=0)
