@@ -295,7 +295,11 @@ def kron(input, other):
         inter_a += [sa, 1]
         inter_b += [1, sb]
     out = shape_ops.reshape(a, tuple(inter_a)) * shape_ops.reshape(b, tuple(inter_b))
-    return shape_ops.reshape(out, tuple(sa * sb for sa, sb in zip(a.array.shape, b.array.shape)))
+    shape = tuple(sa * sb for sa, sb in zip(a.array.shape, b.array.shape))
+    if not out.requires_grad:
+        return shape_ops.reshape(out, shape)
+    # (the product is a fresh contiguous array: PyTorch sees it in the new shape with _unsafe_view)
+    return shape_ops.UnsafeView.apply(out, shape)
 
 
 @composite_node("LinalgCrossBackward0")
@@ -1674,6 +1678,7 @@ def unsafe_chunk(input, chunks, dim=0):
     return _writable_pieces(shape_ops.chunk(input, chunks, dim))
 
 
+@composite_node("VdotBackward0")
 def vdot(input, other):
     """The dot product of input's conjugate with other (a real input is its own conjugate)."""
     return matmul.dot(complex_ops.conj(input), other)

@@ -520,6 +520,46 @@ class Elu(Function):
         return _mg().where(Tensor._wrap(neg), g * e, g * scale), None, None, None
 
 
+class EluInPlace(Elu):
+    """elu_, selu_ and celu_: PyTorch names the in-place forms' nodes apart, as their formula reads the result
+    (overwritten input) where this one reads the input it copied: the same derivative. Reading the result
+    needs a positive slope, so PyTorch refuses the rest in backward."""
+    node_name = "EluBackward1"
+
+    @staticmethod
+    def backward(ctx, g):
+        if ctx.params[0] < 0:
+            raise RuntimeError("In-place elu backward calculation is triggered with a negative slope which is not "
+                               "supported. This is caused by calling in-place forward function with a negative "
+                               "slope, please call out-of-place version instead.")
+        return Elu.backward(ctx, g)
+
+
+class CeluInPlace(EluInPlace):
+    node_name = "CeluBackward1"
+
+
+def elu_node_(input, alpha=1.0):
+    """elu with the in-place forms' node (make_inplace writes it back)."""
+    _floating(input, "elu")
+    return EluInPlace.apply(input, float(alpha), 1.0, 1.0)
+
+
+def selu_node_(input):
+    _floating(input, "elu")
+    return EluInPlace.apply(input, SELU_ALPHA, SELU_SCALE, 1.0)
+
+
+def celu_node_(input, alpha=1.0):
+    _floating(input, "elu")
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return CeluInPlace.apply(input, float(alpha), 1.0, 1.0 / alpha)
+
+
+elu_node_.__name__, selu_node_.__name__, celu_node_.__name__ = "elu", "selu", "celu"  # (make_inplace's messages)
+
+
 def _elu_array(xd, alpha, scale, input_scale):
     if xd.ndim == 0:  # (a ufunc gives a 0-d input back as a scalar, which expm1's out= cannot write into)
         return _elu_array(xd.reshape(1), alpha, scale, input_scale).reshape(())
@@ -825,7 +865,7 @@ def mish(input, inplace=False):
 def elu(input, alpha=1.0, inplace=False):
     """x for x > 0, alpha (e^x - 1) otherwise. Shape: (*) -> (*). One `EluBackward0` node."""
     if inplace:
-        return _in_place(elu, input, alpha)
+        return _in_place(elu_node_, input, alpha)
     _floating(input, "elu")
     return Elu.apply(input, float(alpha), 1.0, 1.0)
 
@@ -833,7 +873,7 @@ def elu(input, alpha=1.0, inplace=False):
 def selu(input, inplace=False):
     """scale elu(x, alpha) with PyTorch's fixed alpha ~1.6733 and scale ~1.0507. One `EluBackward0` node."""
     if inplace:
-        return _in_place(selu, input)
+        return _in_place(selu_node_, input)
     _floating(input, "elu")
     return Elu.apply(input, SELU_ALPHA, SELU_SCALE, 1.0)
 
@@ -841,7 +881,7 @@ def selu(input, inplace=False):
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha (e^(x/alpha) - 1)); alpha 0 raises. One `CeluBackward0` node."""
     if inplace:
-        return _in_place(celu, input, alpha)
+        return _in_place(celu_node_, input, alpha)
     _floating(input, "elu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")

@@ -119,8 +119,13 @@ def prelu(input, weight):
     if weight.numel() != 1 and weight.numel() != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
                            f"{weight.numel()} and channel size = {channels}.")
-    if weight.numel() != 1 and input.ndim >= 2:
-        weight = weight.reshape((channels,) + (1,) * (input.ndim - 2))
+    if input.ndim >= 2:  # (PyTorch's weight edge is this view of it, for one slope too)
+        weight = weight.reshape((weight.numel(),) + (1,) * (input.ndim - 2))
+    return _prelu(input, weight)
+
+
+@composite_node("PreluKernelBackward0")
+def _prelu(input, weight):
     return _mg().where(input > 0, input, weight * input)
 
 
@@ -179,7 +184,12 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p over the last dim. Shapes: (N, D) or (D,), broadcastable -> (N,) or ()."""
     check_tensor(x1, "x1", "pairwise_distance")
     check_tensor(x2, "x2", "pairwise_distance")
-    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+    return _norm(x1 - x2 + eps, p, keepdim)
+
+
+@composite_node("NormBackward1")  # (PyTorch's pairwise_distance calls the norm op, not linalg.vector_norm)
+def _norm(diff, p, keepdim):
+    return diff.norm(p, -1, keepdim=keepdim)
 
 
 def pdist(input, p=2.0):
@@ -317,10 +327,10 @@ class ChannelShuffle(Function):
 
 # ---- in place: the op on a clone, written back (make_inplace: PyTorch's shape and dtype checks) -----------
 relu_ = activation.relu_
-elu_ = make_inplace(activation.elu, "elu")
+elu_ = make_inplace(activation.elu_node_, "elu")
 leaky_relu_ = activation.leaky_relu_
 hardtanh_ = make_inplace(activation.hardtanh, "hardtanh")
-selu_ = make_inplace(activation.selu, "selu")
-celu_ = make_inplace(activation.celu, "celu")
+selu_ = make_inplace(activation.selu_node_, "selu")
+celu_ = make_inplace(activation.celu_node_, "celu")
 threshold_ = make_inplace(threshold, "threshold")
 rrelu_ = make_inplace(rrelu, "rrelu")

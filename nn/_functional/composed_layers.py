@@ -11,6 +11,7 @@ import operator
 import warnings
 
 import minigrad
+from minigrad.autograd.composite import composite_node
 
 from ._common import check_tensor
 from .activation import SELU_ALPHA, SELU_SCALE
@@ -41,16 +42,6 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return group_norm_node(input, num_groups, weight, bias, eps)
 
 
-def _affine(y, weight, bias):
-    """y * weight + bias, weight and bias (C,) per channel (dim 1)."""
-    shape = (1, -1) + (1,) * (y.ndim - 2)
-    if weight is not None:
-        y = y * weight.reshape(shape)
-    if bias is not None:
-        y = y + bias.reshape(shape)
-    return y
-
-
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
     """Normalize each channel of each sample over its positions: batch_norm of the input seen as one sample
@@ -67,12 +58,14 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
     rm = None if running_mean is None else running_mean.repeat(N)
     rv = None if running_var is None else running_var.repeat(N)
-    y = batch_norm(input.reshape(1, N * C, *input.shape[2:]), rm, rv, None, None, use_input_stats, momentum, eps)
+    w = None if weight is None else weight.repeat(N)
+    b = None if bias is None else bias.repeat(N)
+    y = batch_norm(input.reshape(1, N * C, *input.shape[2:]), rm, rv, w, b, use_input_stats, momentum, eps)
     with minigrad.no_grad():
         for run, per in ((running_mean, rm), (running_var, rv)):
             if run is not None and use_input_stats:
                 run.copy_(per.reshape(N, C).mean(0))
-    return _affine(y.reshape(input.shape), weight, bias)
+    return y.reshape(input.shape)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -424,10 +417,17 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
     if bad.any():  # (PyTorch's loop names the last one in memory order, when it runs on one thread)
         raise RuntimeError(f"Found an invalid max index: {flat[bad][-1].item()} (output volumes are of size "
                            f"{'x'.join(map(str, size))})")
-    # one scatter along the flattened plane: its gradient in input is the output's gradient gathered at the indices
-    out = input.new_zeros(lead + (plane,)).scatter(-1, flat, input.reshape(lead + (-1,)))
-    out = out.reshape(lead + tuple(size))
+    out = _UNPOOL_NODES[m](input, flat, lead, size)
     return out.squeeze(-1) if n == 1 else out
+
+
+def _unpool(input, flat, lead, size):
+    # one scatter along the flattened plane: its gradient in input is the output's gradient gathered at the indices
+    out = input.new_zeros(lead + (math.prod(size),)).scatter(-1, flat, input.reshape(lead + (-1,)))
+    return out.reshape(lead + tuple(size))
+
+
+_UNPOOL_NODES = {m: composite_node(f"MaxUnpool{m}DBackward0")(_unpool) for m in (2, 3)}
 
 
 def _n_ints(v, n):

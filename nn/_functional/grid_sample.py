@@ -12,6 +12,7 @@ the grid's the weights'. Not there: 5-D inputs (3-D volumes) and mode 'bicubic' 
 import warnings
 
 import minigrad
+from minigrad.autograd.composite import composite_node
 from minigrad.factory import _fma64
 
 from ._common import check_tensor
@@ -77,6 +78,11 @@ def affine_grid(theta, size, align_corners=None):
     if theta.shape[0] != n:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{n}, 3] but got: "
                            f"[{theta.shape[0]}, 3].")
+    return _affine_grid_2d(theta, n, h, w, align_corners)
+
+
+@composite_node("AffineGridGeneratorBackward0")
+def _affine_grid_2d(theta, n, h, w, align_corners):
     dtype, device = theta.dtype, theta.device
     xs = _base_coords(w, align_corners, dtype, device)
     ys = _base_coords(h, align_corners, dtype, device)
@@ -176,7 +182,11 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if mode == "bicubic":
         raise NotImplementedError("grid_sample: mode 'bicubic' is not supported by minigrad; use 'bilinear' or "
                                   "'nearest'")
+    return _grid_sample_2d(input, grid, mode, padding_mode, align_corners)
 
+
+@composite_node("GridSampler2DBackward0")
+def _grid_sample_2d(input, grid, mode, padding_mode, align_corners):
     n, c, h, w = input.shape
     _, ho, wo, _ = grid.shape
     flat = input.reshape(n, c, h * w)

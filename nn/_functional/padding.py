@@ -38,8 +38,9 @@ class ConstantPadNd(Function):
 
 _MODES = ("constant", "reflect", "replicate", "circular")
 _PAD_NODES = {(m, k): _separable(f"{name}{k}DBackward0") for m, name in
-              (("reflect", "ReflectionPad"), ("replicate", "ReplicationPad"), ("circular", "CircularPad"))
-              for k in (1, 2, 3)}
+              (("reflect", "ReflectionPad"), ("replicate", "ReplicationPad")) for k in (1, 2, 3)}
+# PyTorch pads circularly by assigning slices of the input into the output, so its node is CopySlices
+_PAD_NODES.update({("circular", k): _separable("CopySlices") for k in (1, 2, 3)})
 
 
 def _picks(n, lo, hi, mode):

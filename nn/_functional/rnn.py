@@ -15,6 +15,7 @@ import minigrad
 from minigrad import backends
 from minigrad.ops.elementwise import sigmoid_array
 from minigrad.ops.matmul import matmul_arrays
+from minigrad.ops.scatter import _rename_inplace_node
 
 from . import reference
 from ._common import Function, check_tensor, once_differentiable, scratch_like, wrap, xp_of
@@ -358,8 +359,13 @@ def _rnn(mode, input, hx, cx, params, has_biases, num_layers, dropout, train, bi
         x = outs[0] if D == 1 else minigrad.cat(outs, -1)
         if dropout and train and layer < num_layers - 1:
             x = backends.pick(_dropout, reference.dropout)(x, dropout, True)
-    output = x.transpose(0, 1) if batch_first else x
-    return output, minigrad.stack(h_n), (minigrad.stack(c_n) if cx is not None else None)
+    if batch_first:
+        x = x.transpose(0, 1)
+        if mode != "LSTM" and x.grad_fn is not None:
+            # PyTorch's GRU and RNN kernels turn their output around in place (TransposeBackward1, where its
+            # LSTM's is a fresh view); the last layer saved this output, so here it is a view named so
+            _rename_inplace_node(x.grad_fn)
+    return x, minigrad.stack(h_n), (minigrad.stack(c_n) if cx is not None else None)
 
 
 def rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):

@@ -235,8 +235,6 @@ XFAIL = {
     "matmul_bcast": _NAME + "PyTorch folds a broadcast matmul to mm + _unsafe_view; minigrad records one matmul node",
     "einsum": _NAME + "PyTorch's einsum ends in a view of bmm (ViewBackward0); minigrad records one einsum node",
     "einsum_trace": _NAME + "PyTorch's einsum ends in a view of bmm (ViewBackward0); minigrad records one einsum node",
-    "vdot": _NAME + "minigrad's vdot is dot of the conjugate (DotBackward0), not PyTorch's VdotBackward0",
-    "kron": _NAME + "minigrad's kron ends in view (ViewBackward0), PyTorch's in _unsafe_view",
     "fft_real_in": _NAME + "PyTorch's 1-D fft of a real input is an r2c transform filled out (FftR2CBackward0); "
                    "minigrad casts to complex and runs c2c (gradient real in both)",
     "linear": _NAME + "PyTorch's 2-D linear with bias is one addmm (AddmmBackward0); minigrad's complex linear "
