@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from minigrad import backends
+from minigrad.autograd import grad_mode
 from minigrad.autograd.function import keep_absent_edges
 
 from ._common import (
@@ -403,7 +404,7 @@ class BatchNorm(Function):
         # x_hat = (x - mean) rstd;  gw = sum g x_hat;  gb = sum g;  (sums over every dim but the channels)
         # training: gx = rstd w (g - mean(g) - x_hat mean(g x_hat));  eval: gx = rstd w g
         x, w, mean, rstd = ctx.saved_tensors
-        if not g.requires_grad:  # no graph of the backward wanted: on arrays, forward's statistics
+        if not grad_mode.state.grad_enabled:  # no graph of the backward wanted (no create_graph): on arrays
             return _batch_norm_backward_arrays(ctx, g.array, x.array, w) + (None,) * 5
         # In Tensor ops, with training's statistics recomputed from x as ops: differentiable again.
         dims = (0,) + tuple(range(2, x.ndim))
