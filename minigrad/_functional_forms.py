@@ -290,7 +290,9 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     long = mg.int64
     if mode == 0:
         offset2bag = mg.tensor(bag if padding_idx is not None else bag[:0], dtype=long)
-        return out, offset2bag, mg.zeros(builtins.len(off), dtype=long), mg.zeros(builtins.len(off), dtype=long)
+        # (PyTorch's placeholders: one per offset from its inference kernel, one per bag when weight's grad is taken)
+        n = bags if weight.requires_grad and mg.is_grad_enabled() else builtins.len(off)
+        return out, offset2bag, mg.zeros(n, dtype=long), mg.zeros(n, dtype=long)
     size = mg.tensor(sizes, dtype=long)
     if mode == 1:
         return out, mg.tensor(bag, dtype=long), size, size.clone()
