@@ -36,7 +36,7 @@ from .factory import (  # noqa: F401
     zeros_like,
 )
 from .factory import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: F401
-from .factory import empty_strided, frombuffer  # noqa: F401
+from .factory import empty_permuted, empty_strided, frombuffer  # noqa: F401
 from .ops import *  # noqa: F401,F403
 from .ops import _bind_methods, _standard_gamma  # noqa: F401
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
@@ -227,7 +227,7 @@ for _name, _method in _NN_METHODS.items():
 
 # PyTorch's top-level in-place functions, each its Tensor method (made on first use)
 _IN_PLACE_FUNCTIONS = {
-    "abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_", "asinh_",
+    "abs_", "acos_", "acosh_", "addmv_", "as_strided_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_", "asinh_",
     "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_",
     "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "i0_", "index_put_", "lcm_",
     "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",

@@ -11,7 +11,9 @@ __all__ = [
     "feature_dropout", "feature_dropout_", "layer_norm", "group_norm", "batch_norm", "instance_norm", "embedding",
     "rrelu", "adaptive_max_pool1d", "binary_cross_entropy_with_logits", "kl_div", "margin_ranking_loss",
     "cosine_embedding_loss", "hinge_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "ctc_loss",
-    "constant_pad_nd",
+    "constant_pad_nd", "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "gru", "lstm",
+    "max_pool1d_with_indices", "convolution", "native_layer_norm", "native_batch_norm", "native_group_norm",
+    "native_dropout", "native_channel_shuffle", "embedding_bag",
 ]
 
 
@@ -170,3 +172,135 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 def constant_pad_nd(input, pad, value=0):
     """nn.functional.pad in mode 'constant' (pairs of amounts from the last dim backwards; negative ones crop)."""
     return _F().pad(input, pad, mode="constant", value=value)
+
+
+def _rnn():
+    return importlib.import_module("minigrad.nn._functional.rnn")
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn().rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn().rnn_relu_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn().lstm_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn().gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    return _rnn().rnn_tanh(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+
+
+def rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    return _rnn().rnn_relu(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+
+
+def gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    return _rnn().gru(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+
+
+def lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+    return _rnn().lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """nn.functional.max_pool1d returning (values, indices), always (an empty stride means the kernel size)."""
+    return _F().max_pool1d(input, kernel_size, stride or None, padding, dilation, ceil_mode, return_indices=True)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """PyTorch's generic convolution: conv1d/2d/3d, or their transposes, by weight's rank."""
+    n = weight.ndim - 2
+    if n not in (1, 2, 3):
+        raise RuntimeError(f"Expected 3D, 4D or 5D weight for convolution, but got {weight.ndim}D weight")
+    if transposed:
+        return getattr(_F(), f"conv_transpose{n}d")(input, weight, bias, stride, padding, output_padding, groups,
+                                                    dilation)
+    return getattr(_F(), f"conv{n}d")(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _stats(x, dims, eps):
+    """The mean and 1 / sqrt(biased variance + eps) of x over dims, kept as size-1 dims."""
+    mean = x.mean(dims, keepdim=True)
+    return mean, ((x - mean) ** 2).mean(dims, keepdim=True).add(eps).rsqrt()
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(layer_norm's output, the mean, the 1 / std), the statistics of shape input.shape[:-k] + (1,) * k."""
+    mg = importlib.import_module("minigrad")
+    dims = tuple(builtins.range(input.ndim - len(normalized_shape), input.ndim))
+    with mg.no_grad():
+        mean, rstd = _stats(input, dims, eps)
+    return _F().layer_norm(input, normalized_shape, weight, bias, eps), mean, rstd
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(batch_norm's output, the batch mean, its 1 / std): the statistics per channel, empty outside training."""
+    mg = importlib.import_module("minigrad")
+    out = _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        return out, mg.empty(0, dtype=input.dtype), mg.empty(0, dtype=input.dtype)
+    dims = (0,) + tuple(builtins.range(2, input.ndim))
+    with mg.no_grad():
+        mean, rstd = _stats(input, dims, eps)
+    return out, mean.reshape(-1), rstd.reshape(-1)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """(group_norm's output, the mean, the 1 / std), the statistics of shape (N, group)."""
+    mean, rstd = _stats(input.reshape(N, group, -1), 2, eps)
+    return _F().group_norm(input, group, weight, bias, eps), mean.reshape(N, group), rstd.reshape(N, group)
+
+
+def native_dropout(input, p, train):
+    """(output, the bool mask of the kept entries); not training, the mask is all True."""
+    mg = importlib.import_module("minigrad")
+    if not train:
+        return input.clone(), mg.ones(input.shape, dtype=mg.bool)
+    mask = mg.empty(input.shape, dtype=input.dtype).bernoulli_(1.0 - p)
+    return input * mask * (1.0 / (1.0 - p) if p < 1 else 0.0), mask.bool()
+
+
+def native_channel_shuffle(input, groups):
+    return _F().channel_shuffle(input, groups)
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """nn.functional.embedding_bag with the table first and the mode an int (0 sum, 1 mean, 2 max), returning
+    PyTorch's four tensors: the output, each index's bag (offset2bag), each bag's size and, for 'max', the
+    ids of the rows the maxima came from (for 'sum' and 'mean' PyTorch's placeholders: zeros, the sizes)."""
+    mg = importlib.import_module("minigrad")
+    if not isinstance(mode, builtins.int) or mode not in (0, 1, 2):
+        raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")  # (nn.functional's text)
+    out = _F().embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq, ("sum", "mean", "max")[mode],
+                             sparse, per_sample_weights, include_last_offset, padding_idx)
+    ids, off = indices.detach().numpy().reshape(-1), offsets.detach().numpy().astype("int64")
+    bags = builtins.len(off) - 1 if include_last_offset else builtins.len(off)
+    bag = off.searchsorted(importlib.import_module("numpy").arange(builtins.len(ids)), side="right") - 1
+    kept = ids != padding_idx if padding_idx is not None else ids == ids
+    sizes = importlib.import_module("numpy").bincount(bag[kept], minlength=bags)[:bags]
+    long = mg.int64
+    if mode == 0:
+        offset2bag = mg.tensor(bag if padding_idx is not None else bag[:0], dtype=long)
+        # (PyTorch's placeholders: one per offset from its inference kernel, one per bag when weight's grad is taken)
+        n = bags if weight.requires_grad and mg.is_grad_enabled() else builtins.len(off)
+        return out, offset2bag, mg.zeros(n, dtype=long), mg.zeros(n, dtype=long)
+    size = mg.tensor(sizes, dtype=long)
+    if mode == 1:
+        return out, mg.tensor(bag, dtype=long), size, size.clone()
+    np = importlib.import_module("numpy")
+    rows = weight.detach().numpy()
+    arg = np.zeros((bags, rows.shape[1]), dtype=np.int64)
+    for b in builtins.range(bags):
+        members = ids[(bag == b) & kept]
+        if builtins.len(members):
+            arg[b] = members[rows[members].argmax(0)]
+    return out, mg.tensor(bag, dtype=long), size, mg.tensor(arg, dtype=long)

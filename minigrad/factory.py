@@ -1010,3 +1010,17 @@ def asarray(obj, dtype=None, device=None, copy=None, requires_grad=False):
     return _requiring_grad(t) if requires_grad else t
 
 
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """An uninitialised tensor of shape `size` laid out in memory in the order physical_layout gives its dims
+    (outermost first): empty_permuted((N, C, H, W), (0, 2, 3, 1)) is channels-last."""
+    size, order = tuple(size), tuple(physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
+                           f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}")
+    if sorted(order) != list(builtins.range(len(size))):
+        raise RuntimeError("Duplicate dim not allowed")
+    physical = empty(*[size[d] for d in order], dtype=dtype, device=device)
+    return physical.permute(*np.argsort(order).tolist()).requires_grad_(requires_grad)

@@ -252,3 +252,14 @@ from ._functional.pooling import (  # noqa: E402
 __all__ += ["conv3d", "conv_transpose3d", "max_pool3d", "max_pool2d_with_indices", "max_pool3d_with_indices",
             "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool2d_with_indices",
             "adaptive_max_pool3d_with_indices", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
+
+# fractional max pooling, and the 1-d *_with_indices names
+from ._functional.composed_layers import adaptive_max_pool1d_with_indices, max_pool1d_with_indices  # noqa: E402
+from ._functional.fractional_pool import (  # noqa: E402
+    fractional_max_pool2d, fractional_max_pool2d_with_indices, fractional_max_pool3d, fractional_max_pool3d_with_indices,
+)
+
+__all__ += ["max_pool1d_with_indices", "adaptive_max_pool1d_with_indices", "fractional_max_pool2d",
+            "fractional_max_pool2d_with_indices", "fractional_max_pool3d", "fractional_max_pool3d_with_indices"]
+
+from . import grad  # noqa: E402,F401 (F.grad is the module nn.grad, as torch.nn.functional.grad is torch.nn.grad)

@@ -6,7 +6,7 @@ import inspect
 import numpy as _np
 
 from . import composite, elementwise, indexing, inplace, movement, pointwise, reduction, scan, scatter, shape  # noqa: F401
-from . import special_ops  # noqa: F401
+from . import extra, special_ops  # noqa: F401
 from .elementwise import (  # noqa: F401
     abs, add, allclose, clamp, clip, cos, div, eq, equal, exp, ge, gt, isfinite, isinf,
     isnan, le, log, logical_and, logical_not, logical_or, logical_xor, lt, masked_fill, maximum, minimum, mul, ne,
@@ -44,6 +44,11 @@ from .composite import (  # noqa: F401
 from .composite import as_strided, diagonal_scatter, select_scatter, slice_scatter  # noqa: F401
 from .composite import index_put_into as _index_put_into
 from .composite import histogram  # noqa: F401
+from .extra import (  # noqa: F401
+    as_strided_scatter, cond, eig, frobenius_norm, geqrf, histogramdd, lobpcg, lstsq, matrix_rank, nonzero_static,
+    nuclear_norm, ormqr, segment_reduce, solve, symeig, while_loop,
+)
+from .indexing import put  # noqa: F401
 from .composite import isin  # noqa: F401
 from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F401
 from .composite import _standard_gamma, binomial, combinations, cumulative_trapezoid, poisson  # noqa: F401
@@ -208,7 +213,7 @@ def _bind_methods(Tensor):
     methods = dict(
         add=_method_form(add), sub=_method_form(sub), mul=mul, div=div, pow=pow, neg=neg, exp=exp, log=log, sqrt=sqrt, rsqrt=rsqrt, tanh=tanh,
         sigmoid=sigmoid, relu=relu, abs=abs, clamp=clamp, clip=clip, maximum=maximum, minimum=minimum, sin=sin,
-        cos=cos, sign=sign, square=square, reciprocal=reciprocal, masked_fill=masked_fill, where=lambda self, cond, other: where(cond, self, other),
+        cos=cos, sign=sign, square=square, reciprocal=reciprocal, masked_fill=masked_fill, where=lambda self, condition, other: where(condition, self, other),
         eq=eq, ne=ne, lt=lt, le=le, gt=gt, ge=ge, logical_not=logical_not, logical_and=logical_and,
         logical_or=logical_or, isnan=isnan, isinf=isinf, isfinite=isfinite, allclose=allclose, equal=equal,
         sum=sum, mean=mean, var=var, std=std, max=max, min=min, amax=amax, amin=amin, argmax=argmax, argmin=argmin,
@@ -263,6 +268,7 @@ def _bind_methods(Tensor):
                  "lu_solve", "lu", "qr", "svd", "cholesky", "orgqr"):
         methods[name] = globals()[name]
     methods.update(as_subclass=indexing.as_subclass)
+    methods.update(extra.METHODS)
     methods.update(cov=cov, corrcoef=corrcoef, narrow_copy=narrow_copy, is_conj=is_conj, is_neg=is_neg)
     methods.update(angle=angle, adjoint=adjoint, conj_physical=conj_physical, unsafe_chunk=unsafe_chunk,
                    unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes)

@@ -451,3 +451,14 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     """max_pool3d's partial inverse, into the D_out x H_out x W_out volume. Shapes: input, indices (N, C, D, H, W)
     or (C, D, H, W) -> (N, C, D_out, H_out, W_out)."""
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool1d's values and indices, whatever return_indices says (PyTorch's)."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """adaptive_max_pool1d's values and indices, whatever return_indices says (PyTorch's)."""
+    return adaptive_max_pool1d(input, output_size, True)
