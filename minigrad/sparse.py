@@ -240,19 +240,13 @@ class SparseTensor:
         return SparseTensor(self._indices_t, -self._values_t, self._size, self._coalesced)
 
     def __add__(self, other):
-        if not isinstance(other, SparseTensor):
-            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
-        if other._size != self._size:
-            raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but {list(self._size)} != "
-                               f"{list(other._size)}")
-        return SparseTensor(cat([self._indices_t, other._indices_t], 1),
-                            cat([self._values_t, other._values_t]), self._size)
+        return _merge(self, other, 1)
 
     def __radd__(self, other):  # (a number or a dense tensor on the left reaches here only for a number)
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
 
     def __sub__(self, other):
-        return self + (-other if isinstance(other, SparseTensor) else other)
+        return _merge(self, other, -1)
 
     __rsub__ = __radd__
 
@@ -278,12 +272,12 @@ class SparseTensor:
 
     # ---- the product ---------------------------------------------------------------------
     def mm(self, mat2):
-        return mm(self, mat2)
+        return _mm(self, mat2, SparseMmDense)
 
     def matmul(self, other):
         if isinstance(other, Tensor) and other.dim() == 1:  # (matmul's vector; mm refuses one)
-            return mm(self, other.unsqueeze(1)).squeeze(1)
-        return mm(self, other)
+            return _mm(self, other.unsqueeze(1), SparseMv).squeeze(1)
+        return _mm(self, other, SparseMmDense)
 
     __matmul__ = matmul
 
@@ -294,8 +288,9 @@ class SparseTensor:
         from ._format import add_suffixes, tensor_repr
         from .device import to_device
 
-        def inner(t, indent):
-            return tensor_repr(to_device(t.array, "cpu"), []).replace("\n", "\n" + " " * indent)
+        def inner(t, indent):  # (an empty part names its size, a dense tensor's repr would not)
+            suffixes = [] if t.numel() else [f"size={tuple(t.shape)}"]
+            return tensor_repr(to_device(t.array, "cpu"), suffixes).replace("\n", "\n" + " " * indent)
 
         suffixes = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
         if self.dtype not in (dtypes.default_float, dtypes.default_complex(), dtypes.int64, dtypes.bool_):
@@ -366,35 +361,166 @@ def FloatTensor(indices, values, size=None):
     return sparse_coo_tensor(indices, values, size, dtype=dtypes.float32)
 
 
-def mm(mat1, mat2):
-    """sparse @ dense: row r of the result sums values[k] * mat2[col[k]] over the elements k in row r."""
-    if not isinstance(mat1, SparseTensor):
-        from .ops import mm as dense_mm
+class SparseMm(Function):
+    """beta * bias + alpha * (sparse @ dense): row r of the product sums values[k] * dense[col[k]] over the
+    elements k in row r. The backward is written with dense ops, so that it too can be differentiated."""
 
-        return dense_mm(mat1, mat2)
+    node_name = "SparseAddmmBackward0"
+
+    @staticmethod
+    def forward(ctx, values, dense, bias, rows, cols, n_rows, beta, alpha):
+        ctx.rows, ctx.cols, ctx.beta, ctx.alpha = Tensor._wrap(rows), Tensor._wrap(cols), beta, alpha
+        ctx.bias_shape = None if bias is None else bias.shape
+        ctx.save(values=values, dense=dense)
+        v, d = values.detach(), dense.detach()
+        d2 = d if d.dim() == 2 else d.unsqueeze(1)
+        out = index_add(zeros(n_rows, d2.shape[1], dtype=d.dtype, device=d.device), 0, ctx.rows,
+                        v.unsqueeze(1) * index_select(d2, 0, ctx.cols), alpha=alpha)
+        if bias is not None:
+            out = out + bias.detach() * beta if beta != 1 else out + bias.detach()
+        return (out if d.dim() == 2 else out.squeeze(1)).array
+
+    @staticmethod
+    def backward(ctx, g):
+        values, dense = ctx.saved_tensors
+        vector = g.dim() == 1
+        g2, d2 = (g.unsqueeze(1), dense.unsqueeze(1)) if vector else (g, dense)
+        g_rows = index_select(g2, 0, ctx.rows) * ctx.alpha if ctx.alpha != 1 else index_select(g2, 0, ctx.rows)
+        grad_values = (g_rows * index_select(d2, 0, ctx.cols)).sum(1)
+        grad_dense = index_add(zeros(d2.shape, dtype=d2.dtype, device=d2.device), 0, ctx.cols,
+                               values.unsqueeze(1) * g_rows)
+        grad_bias = None
+        if ctx.bias_shape is not None:
+            grad_bias = (g * ctx.beta if ctx.beta != 1 else g).sum_to_size(ctx.bias_shape)
+        return (grad_values, grad_dense.squeeze(1) if vector else grad_dense, grad_bias,
+                None, None, None, None, None)
+
+
+class SparseMmDense(SparseMm):  # torch.mm, Tensor.mm and @ of a sparse matrix: their node's name
+    node_name = "MmBackward0"
+
+
+class SparseMv(SparseMm):
+    node_name = "MvBackward0"
+
+
+def _mm(mat1, mat2, kind, bias=None, beta=1, alpha=1):
+    """sparse @ dense (a sparse product where mat2 is sparse too), as the op `kind` names it."""
     if isinstance(mat2, SparseTensor):  # sparse @ sparse: sparse, at the product's nonzeros
-        product = mm(mat1, mat2.to_dense())
+        product = _mm(mat1, mat2.to_dense(), kind)
         where = product.array.nonzero()
         return SparseTensor(Tensor._wrap(xp_of(product.array).stack(where)), product[where], product.shape,
                             coalesced=True)
     if not isinstance(mat2, Tensor):
         raise TypeError(f"mm(): argument 'mat2' (position 2) must be Tensor, not {type(mat2).__name__}")
-    if mat2.dim() == 1:
+    if mat2.dim() == 1 and kind is not SparseMv:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     if mat1.sparse_dim() != 2 or mat1.dense_dim() != 0:
         raise RuntimeError(f"addmm: matrices expected, got {mat1.sparse_dim()}D, {mat2.dim()}D tensors")
-    if mat2.dim() != 2:
+    if mat2.dim() not in (1, 2):
         raise RuntimeError(f"addmm: matrices expected, got 2D, {mat2.dim()}D tensors")
     if mat1.dtype != mat2.dtype:
         raise RuntimeError(f"expected scalar type {mat1.dtype._legacy[:-6]} but found {mat2.dtype._legacy[:-6]}")
     if mat2.shape[0] != mat1.shape[1]:
         raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {mat1.shape[1]}, got {mat2.shape[0]}")
-    row, col = (Tensor._wrap(i) for i in mat1._indices_t.array)
-    messages = mat1._values_t.unsqueeze(1) * index_select(mat2, 0, col)
-    return index_add(zeros(mat1.shape[0], mat2.shape[1], dtype=mat2.dtype, device=mat2.device), 0, row, messages)
+    if bias is not None:
+        target = [mat1.shape[0], mat2.shape[1]]
+        try:
+            np.broadcast_shapes(tuple(bias.shape), tuple(target))
+        except ValueError:
+            raise RuntimeError(_expand_error(bias.shape, target)) from None
+    rows, cols = mat1._indices_t.array
+    return kind.apply(mat1._values_t, mat2, bias, rows, cols, mat1.shape[0], beta, alpha)
 
 
-spmm = mm
+def _expand_error(shape, target):
+    for d in range(1, len(shape) + 1):
+        if shape[-d] != 1 and shape[-d] != target[-d]:
+            return (f"The expanded size of the tensor ({target[-d]}) must match the existing size ({shape[-d]}) at "
+                    f"non-singleton dimension {len(target) - d}.  Target sizes: {list(target)}.  Tensor sizes: "
+                    f"{list(shape)}")
+    return f"expand: the bias of shape {list(shape)} does not broadcast to {list(target)}"
+
+
+def mm(mat1, mat2):
+    """torch.sparse.mm: sparse @ dense (dense when both are dense)."""
+    if not isinstance(mat1, SparseTensor):
+        from .ops import mm as dense_mm
+
+        return dense_mm(mat1, mat2)
+    return _mm(mat1, mat2, SparseMm)
+
+
+def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
+    """torch.sparse.addmm: beta * mat + alpha * (mat1 @ mat2), mat1 sparse."""
+    if not isinstance(mat1, SparseTensor):
+        from .ops import addmm as dense_addmm
+
+        return dense_addmm(mat, mat1, mat2, beta=beta, alpha=alpha)
+    return _mm(mat1, mat2, SparseMm, mat, beta, alpha)
+
+
+def dsmm(input, mat2):
+    """torch.dsmm: sparse @ dense, a dense result."""
+    return _mm(input, mat2, SparseMmDense)
+
+
+def hspmm(mat1, mat2):
+    """torch.hspmm: sparse @ dense as a hybrid COO tensor of the product's rows that the sparse matrix has
+    elements in."""
+    product = _mm(mat1, mat2, SparseMmDense)
+    rows = xp_of(mat1._indices_t.array).unique(mat1._indices_t.array[0])
+    return SparseTensor(Tensor._wrap(rows.reshape(1, -1)), index_select(product, 0, Tensor._wrap(rows)),
+                        product.shape, coalesced=True)
+
+
+def _merge(a, b, sign):
+    """a + b or a - b of two sparse tensors, as PyTorch merges them: one walk along both element lists, taking
+    the element whose indices come first (both where equal), so that coalesced inputs make a coalesced sum."""
+    if not isinstance(b, SparseTensor):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    if b._size != a._size:
+        raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but {list(a._size)} != "
+                           f"{list(b._size)}")
+    if a.sparse_dim() != b.sparse_dim():
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same sparse dimensions, but got "
+                           f"{a.sparse_dim()} and {b.sparse_dim()}")
+    xp = xp_of(a._indices_t.array)
+    la, lb = a._linear(), b._linear()  # (row-major positions order elements as their indices do)
+    if a._coalesced and b._coalesced:
+        lin = xp.union1d(la, lb)
+        pa, pb = xp.searchsorted(lin, la), xp.searchsorted(lin, lb)
+    else:  # an order the inputs' own: the walk itself
+        la_, lb_, pa, pb, i, j, n = la.tolist(), lb.tolist(), [], [], 0, 0, 0
+        lin = []
+        while i < len(la_) or j < len(lb_):
+            x = la_[i] if i < len(la_) else None
+            y = lb_[j] if j < len(lb_) else None
+            take_a = y is None or x is not None and x <= y
+            take_b = x is None or y is not None and y <= x
+            lin.append(x if take_a else y)
+            if take_a:
+                pa.append(n)
+                i += 1
+            if take_b:
+                pb.append(n)
+                j += 1
+            n += 1
+        lin, pa, pb = (xp.asarray(q, dtype=np.int64) for q in (lin, pa, pb))
+    rows = []
+    for n in reversed(a._size[:a.sparse_dim()]):  # back from positions to indices
+        rows.append(lin % n)
+        lin = lin // n
+    indices = Tensor._wrap(xp.stack(rows[::-1]).reshape(a.sparse_dim(), -1))
+    va, vb = a._values_t, b._values_t
+    room = zeros(indices.shape[1], *va.shape[1:], dtype=va.dtype, device=va.device)
+    placed_b = index_add(room, 0, Tensor._wrap(pb), vb)
+    values = index_add(room, 0, Tensor._wrap(pa), va) + (placed_b if sign == 1 else -placed_b)
+    return SparseTensor(indices, values, a._size, coalesced=a._coalesced and b._coalesced)
+
+
+def spmm(input, mat2):
+    return _mm(input, mat2, SparseMmDense) if isinstance(input, SparseTensor) else mm(input, mat2)
 
 
 def _dense_mm(mat1, mat2):
