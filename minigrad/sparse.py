@@ -218,6 +218,8 @@ class SparseTensor:
         return _sum_dims(self, dim, keepdim, dtype, SumValues)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is not None and layout.name in _COMPRESSED:
+            return to_compressed(self, layout.name, dense_dim)
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self.sparse_dim() "
                                "is not supported")
@@ -225,6 +227,12 @@ class SparseTensor:
 
     def to_sparse_coo(self):
         return self
+
+    def to_sparse_csr(self, dense_dim=None):
+        return to_compressed(self, "sparse_csr", dense_dim)
+
+    def to_sparse_csc(self, dense_dim=None):
+        return to_compressed(self, "sparse_csc", dense_dim)
 
     def _cat(self, tensors, dim):  # torch.cat of a list that holds a sparse tensor
         return _concatenate(tensors, dim)
@@ -578,8 +586,10 @@ def to_sparse(a, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None
     if blocksize is not None:
         raise RuntimeError("dense_to_sparse: conversion from Strided to Sparse with blocksize argument given is not "
                            "supported")
+    if layout is not None and layout.name in _COMPRESSED:
+        return to_compressed(a, layout.name, dense_dim)
     if layout not in (None, _coo()):
-        raise _no_sparse_kernel("to_sparse")  # (CSR and the block layouts: not here)
+        raise _no_sparse_kernel("to_sparse")  # (the block layouts: not here)
     k = a.dim() if sparse_dim is None else sparse_dim
     if not 0 <= k <= a.dim():
         raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [0,{a.dim()}] range, but {k} is given")
@@ -699,3 +709,362 @@ def sum(input, dim=None, dtype=None):
     if dim is None:
         return input.sum(dtype=dtype)
     return _sum_dims(input, dim, False, dtype, SparseSum)
+
+
+# ---- softmax over the specified elements, sparse_mask --------------------------------------------------
+class SparseSoftmax(Function):
+    """softmax of the values along a dim, the unspecified elements left out (as if they were -inf): over the
+    elements that share every other sparse index (`groups`), or along a dense dim of the values (`axis`)."""
+
+    node_name = "SparseSoftmaxBackward0"
+    log = False
+
+    @staticmethod
+    def forward(ctx, v, groups, n_groups, axis):
+        ctx.groups, ctx.n_groups, ctx.axis = groups, n_groups, axis
+        x = v.array
+        xp = xp_of(x)
+        if axis is None:
+            top = xp.full((n_groups,) + x.shape[1:], -np.inf, dtype=x.dtype)
+            xp.maximum.at(top, groups, x)
+            shifted = x - top[groups]
+        else:
+            shifted = x - x.max(axis=axis, keepdims=True) if x.size else x
+        e = xp.exp(shifted)
+        total = _group_sum_array(ctx, e)
+        out = shifted - xp.log(total) if ctx._forward_cls.log else e / total
+        ctx.save(result=Tensor._wrap(out))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        if ctx._forward_cls.log:  # d log_softmax: g - softmax * sum(g)
+            return g - y.exp() * _group_sum(ctx, g), None, None, None
+        return y * (g - _group_sum(ctx, g * y)), None, None, None
+
+
+class SparseLogSoftmax(SparseSoftmax):
+    node_name = "SparseLogSoftmaxBackward0"
+    log = True
+
+
+def _group_sum_array(ctx, x):
+    """Each element's sum over its group (or along the axis), as an array shaped as x."""
+    if ctx.axis is not None:
+        return x.sum(axis=ctx.axis, keepdims=True)
+    total = xp_of(x).zeros((ctx.n_groups,) + x.shape[1:], dtype=x.dtype)
+    xp_of(x).add.at(total, ctx.groups, x)
+    return total[ctx.groups]
+
+
+def _group_sum(ctx, x):  # (the same with dense ops, for the backward)
+    if ctx.axis is not None:
+        return x.sum(ctx.axis, keepdim=True)
+    groups = Tensor._wrap(ctx.groups)
+    total = index_add(zeros(ctx.n_groups, *x.shape[1:], dtype=x.dtype, device=x.device), 0, groups, x)
+    return index_select(total, 0, groups)
+
+
+def _softmax(input, dim, dtype, kind):
+    if not isinstance(input, SparseTensor):
+        raise NotImplementedError(f"Could not run 'aten::_sparse_{'log_' if kind.log else ''}softmax' with "
+                                  "arguments from the 'CPU' backend.")
+    d = normalize_dim(dim, input.dim())
+    s = input.coalesce()
+    v = s._values_t if dtype is None else s._values_t.to(dtype)
+    k = s.sparse_dim()
+    if d >= k:
+        values = kind.apply(v, None, 0, d - k + 1)
+    else:  # the elements that share every other sparse index make one softmax
+        idx = s._indices_t.array
+        lin = xp_of(idx).zeros(idx.shape[1], dtype=np.int64)
+        for e in range(k):
+            if e != d:
+                lin = lin * s.shape[e] + idx[e]
+        groups, inverse = xp_of(idx).unique(lin, return_inverse=True)
+        values = kind.apply(v, inverse.reshape(-1), len(groups), None)
+    return SparseTensor(s._indices_t, values, s._size, coalesced=True)
+
+
+def softmax(input, dim, *, dtype=None):
+    """torch.sparse.softmax: a softmax along `dim` of the specified elements only; the result has input's elements."""
+    return _softmax(input, dim, dtype, SparseSoftmax)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    return _softmax(input, dim, dtype, SparseLogSoftmax)
+
+
+class SparseMask(ToSparse):
+    node_name = "SparseMaskBackward0"
+
+
+def sparse_mask(input, mask):
+    """Tensor.sparse_mask: the dense `input` at the elements of the sparse `mask`, as a sparse tensor with mask's indices."""
+    if not isinstance(mask, SparseTensor):
+        raise NotImplementedError("Could not run 'aten::sparse_mask' with arguments from the 'CPU' backend.")
+    if tuple(input.shape) != tuple(mask.shape):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(input.shape)} but "
+                           f"mask has size {list(mask.shape)}")
+    values = SparseMask.apply(input.to(mask.dtype) if input.dtype != mask.dtype else input, mask._linear(),
+                              mask.sparse_dim())
+    return SparseTensor(mask._indices_t, values, mask._size, mask._coalesced)
+
+
+# ---- CSR and CSC: compressed arrays, the ops through COO -------------------------------------------------
+_COMPRESSED = {"sparse_csr": ("crow_indices", "col_indices"), "sparse_csc": ("ccol_indices", "row_indices")}
+
+
+class CompressedTensor:
+    """A CSR (or CSC) matrix: the compressed pointers into its rows (columns), each element's column (row)
+    and its values. What it does beyond holding them, it does as the COO tensor it converts to."""
+
+    is_sparse = False
+    _compressed = True
+
+    def __init__(self, compressed, plain, values, size, layout_name):
+        self._compressed_t, self._plain_t, self._values_t = compressed, plain, values
+        self._size, self._layout_name = Size(size), layout_name
+
+    @property
+    def layout(self):
+        from . import sparse_csc, sparse_csr
+
+        return sparse_csr if self._layout_name == "sparse_csr" else sparse_csc
+
+    @property
+    def is_sparse_csr(self):
+        return self._layout_name == "sparse_csr"
+
+    shape = SparseTensor.shape
+    size, dim, ndim, __len__ = SparseTensor.size, SparseTensor.dim, SparseTensor.ndim, SparseTensor.__len__
+    dtype, device = SparseTensor.dtype, SparseTensor.device
+    requires_grad, grad_fn, is_leaf = SparseTensor.requires_grad, SparseTensor.grad_fn, SparseTensor.is_leaf
+    requires_grad_ = SparseTensor.requires_grad_
+
+    def _nnz(self):
+        return self._values_t.shape[0]
+
+    def sparse_dim(self):
+        return 2
+
+    def dense_dim(self):
+        return 0
+
+    def values(self):
+        return self._values_t
+
+    def _refuse(self, name):
+        return RuntimeError(f"{name} expected sparse {'row' if 'r' in name[:2] else 'column'} compressed tensor "
+                            f"layout but got {'SparseCsr' if self.is_sparse_csr else 'SparseCsc'}")
+
+    def crow_indices(self):
+        if not self.is_sparse_csr:
+            raise self._refuse("crow_indices")
+        return self._compressed_t
+
+    def col_indices(self):
+        if not self.is_sparse_csr:
+            raise self._refuse("col_indices")
+        return self._plain_t
+
+    def ccol_indices(self):
+        if self.is_sparse_csr:
+            raise self._refuse("ccol_indices")
+        return self._compressed_t
+
+    def row_indices(self):
+        if self.is_sparse_csr:
+            raise self._refuse("row_indices")
+        return self._plain_t
+
+    def indices(self):
+        raise RuntimeError(f"indices expected sparse coordinate tensor layout but got "
+                           f"{'SparseCsr' if self.is_sparse_csr else 'SparseCsc'}")
+
+    def detach(self):
+        return CompressedTensor(self._compressed_t, self._plain_t, self._values_t.detach(), self._size,
+                                self._layout_name)
+
+    # ---- conversions: through COO --------------------------------------------------------
+    def to_sparse_coo(self):
+        c, p = self._compressed_t.array.astype(np.int64), self._plain_t.array.astype(np.int64)
+        xp = xp_of(c)
+        outer = xp.repeat(xp.arange(len(c) - 1), xp.diff(c))  # each element's row (column, for CSC)
+        if self.is_sparse_csr:
+            return SparseTensor(Tensor._wrap(xp.stack([outer, p])), self._values_t, self._size, coalesced=True)
+        order = xp.lexsort((outer, p))  # (CSC's elements go by column: COO's by row)
+        return SparseTensor(Tensor._wrap(xp.stack([p[order], outer[order]])),
+                            index_select(self._values_t, 0, Tensor._wrap(order)), self._size, coalesced=True)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is None or layout is _coo():
+            return self.to_sparse_coo()
+        return to_compressed(self, layout.name, dense_dim)
+
+    def to_sparse_csr(self, dense_dim=None):
+        return self if self.is_sparse_csr else to_compressed(self, "sparse_csr", dense_dim)
+
+    def to_sparse_csc(self, dense_dim=None):
+        return self if not self.is_sparse_csr else to_compressed(self, "sparse_csc", dense_dim)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self.to_sparse_coo().to_dense(dtype)
+
+    def t(self):  # (the same arrays read the other way: CSR's transpose is a CSC matrix)
+        other = "sparse_csc" if self.is_sparse_csr else "sparse_csr"
+        return CompressedTensor(self._compressed_t, self._plain_t, self._values_t, self._size[::-1], other)
+
+    def _like(self, values):
+        return CompressedTensor(self._compressed_t, self._plain_t, values, self._size, self._layout_name)
+
+    def __mul__(self, other):
+        if SparseTensor._scalar(self, other) is None:
+            raise _no_sparse_kernel("mul")
+        return self._like(self._values_t * other)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return self._like(-self._values_t)
+
+    def to(self, *args, **kwargs):
+        values = self._values_t.to(*args, **kwargs)
+        return self if values is self._values_t else self._like(values)
+
+    def mm(self, mat2):
+        return self.to_sparse_coo().mm(mat2)
+
+    def matmul(self, other):
+        return self.to_sparse_coo().matmul(other)
+
+    __matmul__ = matmul
+
+    def __rmatmul__(self, other):
+        return _dense_mm(other, self.to_sparse_coo())
+
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def __repr__(self):
+        from ._format import add_suffixes, tensor_repr
+        from .device import to_device
+
+        def inner(t, indent):
+            suffixes = [] if t.numel() else [f"size={tuple(t.shape)}"]
+            return tensor_repr(to_device(t.array, "cpu"), suffixes).replace("\n", "\n" + " " * indent)
+
+        names = _COMPRESSED[self._layout_name]
+        body = (f"tensor({names[0]}={inner(self._compressed_t, 7 + len(names[0]) + 1)},\n"
+                f"       {names[1]}={inner(self._plain_t, 7 + len(names[1]) + 1)},\n"
+                f"       values={inner(self._values_t, 14)}")
+        suffixes = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
+        if self.dtype not in (dtypes.default_float, dtypes.default_complex(), dtypes.int64, dtypes.bool_):
+            suffixes.append(f"dtype={self.dtype}")
+        suffixes.append(f"layout={self.layout}")
+        if self.grad_fn is not None:
+            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self.requires_grad:
+            suffixes.append("requires_grad=True")
+        return add_suffixes(body, suffixes, len("tensor("))
+
+    array = SparseTensor.array
+
+    def __getattr__(self, name):
+        if name.startswith("__") or not hasattr(Tensor, name):
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+
+        def unsupported(*args, **kwargs):
+            raise NotImplementedError(
+                f"Could not run 'aten::{name}' with arguments from the "
+                "'SparseCsrCPU' backend. This could be because the operator doesn't exist "
+                "for this backend, or was omitted during the selective/custom build process (if using custom build).")
+
+        return unsupported
+
+
+def to_compressed(a, layout_name, dense_dim=None):
+    """A CSR or CSC matrix of `a` (dense, COO or compressed), made from its coalesced COO form."""
+    if dense_dim:
+        raise RuntimeError(f"to_{layout_name}: minigrad's compressed tensors have no dense dims")
+    coo = a if isinstance(a, SparseTensor) else a.to_sparse_coo() if isinstance(a, CompressedTensor) else None
+    if coo is None:
+        if a.dim() != 2:
+            raise RuntimeError(f"to_{layout_name}: minigrad's compressed tensors are matrices (2-D), but got a "
+                               f"{a.dim()}-D tensor")
+        coo = to_sparse(a)
+    if coo.sparse_dim() != 2 or coo.dense_dim() != 0:
+        raise RuntimeError(f"to_{layout_name}: minigrad's compressed tensors are matrices (2 sparse and 0 dense "
+                           f"dims), but got {coo.sparse_dim()} sparse and {coo.dense_dim()} dense")
+    coo = coo.coalesce()
+    rows, cols = coo._indices_t.array
+    xp, values = xp_of(rows), coo._values_t
+    if layout_name == "sparse_csr":
+        outer, plain, n = rows, cols, coo.shape[0]
+    else:
+        order = xp.lexsort((rows, cols))
+        outer, plain, n = cols[order], rows[order], coo.shape[1]
+        values = index_select(values, 0, Tensor._wrap(order))
+    compressed = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(xp.bincount(outer, minlength=n))])
+    return CompressedTensor(Tensor._wrap(compressed.astype(np.int64)), Tensor._wrap(plain.astype(np.int64)), values,
+                            coo.shape, layout_name)
+
+
+def _compressed_tensor(compressed, plain, values, size, dtype, device, requires_grad, check_invariants, layout_name):
+    compressed = compressed if isinstance(compressed, Tensor) else tensor(compressed)
+    plain = plain if isinstance(plain, Tensor) else tensor(plain)
+    values = values if isinstance(values, Tensor) else tensor(values)
+    if dtype is not None or device is not None:
+        values = values.to(device=device, dtype=dtype)
+    names = _COMPRESSED[layout_name]
+    if compressed.dim() != 1 or plain.dim() != 1 or values.dim() != 1:
+        raise RuntimeError(f"{names[0]}, {names[1]} and values: minigrad's compressed tensors are matrices "
+                           f"(1-D each), but got {compressed.dim()}-D, {plain.dim()}-D and {values.dim()}-D")
+    outer = compressed.shape[0] - 1
+    if size is None:
+        inner = int(plain.array.max()) + 1 if plain.numel() else 0
+        size = (outer, inner) if layout_name == "sparse_csr" else (inner, outer)
+    size = tuple(size)
+    if len(size) != 2:
+        raise RuntimeError(f"{layout_name[7:]}: minigrad's compressed tensors are matrices (2-D), but got size "
+                           f"{list(size)}")
+    if check_invariants:
+        if compressed.dtype != plain.dtype or compressed.dtype not in (dtypes.int32, dtypes.int64):
+            raise RuntimeError(f"{names[0]} and {names[1]} must have the same dtype, bot got "
+                               f"{compressed.dtype._legacy[:-6]} and {plain.dtype._legacy[:-6]}, respectively")
+        n_outer = size[0] if layout_name == "sparse_csr" else size[1]
+        if compressed.shape[0] != n_outer + 1:
+            raise RuntimeError(f"{names[0]}.shape[-1] must be equal to the number of "
+                               f"{'rows' if layout_name == 'sparse_csr' else 'columns'} + 1 (={n_outer + 1}), but got "
+                               f"{compressed.shape[0]}")
+        c, p = compressed.array, plain.array
+        if c[0] != 0:
+            raise RuntimeError(f"`{names[0]}[..., 0] == 0` is not satisfied.")
+        if c[-1] != plain.shape[0]:
+            raise RuntimeError(f"`{names[0]}[..., -1] == nnz` is not satisfied.")
+        n_inner = size[1] if layout_name == "sparse_csr" else size[0]
+        if p.size and (p.min() < 0 or p.max() >= n_inner):
+            which = "ncols" if layout_name == "sparse_csr" else "nrows"
+            raise RuntimeError(f"`0 <= {names[1]} < {which}` is not satisfied.")
+    if plain.shape[0] != values.shape[0]:
+        raise RuntimeError(f"{names[1]} and values must have the same number of elements, but got "
+                           f"{plain.shape[0]} and {values.shape[0]}")
+    out = CompressedTensor(compressed, plain, values, size, layout_name)
+    if requires_grad:
+        out.requires_grad_()
+    return out
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None):
+    """A CSR matrix: the elements of row r are col_indices[crow_indices[r]:crow_indices[r + 1]], with their values."""
+    return _compressed_tensor(crow_indices, col_indices, values, size, dtype, device, requires_grad, check_invariants,
+                              "sparse_csr")
+
+
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None):
+    """A CSC matrix: the elements of column c are row_indices[ccol_indices[c]:ccol_indices[c + 1]], with their values."""
+    return _compressed_tensor(ccol_indices, row_indices, values, size, dtype, device, requires_grad, check_invariants,
+                              "sparse_csc")
