@@ -284,7 +284,7 @@ class SparseTensor:
 
     def matmul(self, other):
         if isinstance(other, Tensor) and other.dim() == 1:  # (matmul's vector; mm refuses one)
-            return _mm(self, other.unsqueeze(1), SparseMv).squeeze(1)
+            return _mm(self, other, SparseMv)
         return _mm(self, other, SparseMmDense)
 
     __matmul__ = matmul
@@ -356,7 +356,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
                                f"({values.dim() - 1}), but got {len(size)}")
     if check_invariants:
         _check_indices(indices, size)
-    out = SparseTensor(indices, values, size, coalesced=bool(is_coalesced))
+    out = SparseTensor(indices, values, size, coalesced=bool(is_coalesced) or indices.shape[1] < 2)
     if requires_grad:
         out.requires_grad_()
     return out
@@ -720,8 +720,8 @@ class SparseSoftmax(Function):
     log = False
 
     @staticmethod
-    def forward(ctx, v, groups, n_groups, axis):
-        ctx.groups, ctx.n_groups, ctx.axis = groups, n_groups, axis
+    def forward(ctx, v, groups, n_groups, axis, log):
+        ctx.groups, ctx.n_groups, ctx.axis, ctx.log = groups, n_groups, axis, log
         x = v.array
         xp = xp_of(x)
         if axis is None:
@@ -732,16 +732,16 @@ class SparseSoftmax(Function):
             shifted = x - x.max(axis=axis, keepdims=True) if x.size else x
         e = xp.exp(shifted)
         total = _group_sum_array(ctx, e)
-        out = shifted - xp.log(total) if ctx._forward_cls.log else e / total
+        out = shifted - xp.log(total) if log else e / total
         ctx.save(result=Tensor._wrap(out))
         return out
 
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        if ctx._forward_cls.log:  # d log_softmax: g - softmax * sum(g)
-            return g - y.exp() * _group_sum(ctx, g), None, None, None
-        return y * (g - _group_sum(ctx, g * y)), None, None, None
+        if ctx.log:  # d log_softmax: g - softmax * sum(g)
+            return g - y.exp() * _group_sum(ctx, g), None, None, None, None
+        return y * (g - _group_sum(ctx, g * y)), None, None, None, None
 
 
 class SparseLogSoftmax(SparseSoftmax):
@@ -775,7 +775,7 @@ def _softmax(input, dim, dtype, kind):
     v = s._values_t if dtype is None else s._values_t.to(dtype)
     k = s.sparse_dim()
     if d >= k:
-        values = kind.apply(v, None, 0, d - k + 1)
+        values = kind.apply(v, None, 0, d - k + 1, kind.log)
     else:  # the elements that share every other sparse index make one softmax
         idx = s._indices_t.array
         lin = xp_of(idx).zeros(idx.shape[1], dtype=np.int64)
@@ -783,7 +783,7 @@ def _softmax(input, dim, dtype, kind):
             if e != d:
                 lin = lin * s.shape[e] + idx[e]
         groups, inverse = xp_of(idx).unique(lin, return_inverse=True)
-        values = kind.apply(v, inverse.reshape(-1), len(groups), None)
+        values = kind.apply(v, inverse.reshape(-1), len(groups), None, kind.log)
     return SparseTensor(s._indices_t, values, s._size, coalesced=True)
 
 
@@ -894,9 +894,9 @@ class CompressedTensor:
         outer = xp.repeat(xp.arange(len(c) - 1), xp.diff(c))  # each element's row (column, for CSC)
         if self.is_sparse_csr:
             return SparseTensor(Tensor._wrap(xp.stack([outer, p])), self._values_t, self._size, coalesced=True)
-        order = xp.lexsort((outer, p))  # (CSC's elements go by column: COO's by row)
-        return SparseTensor(Tensor._wrap(xp.stack([p[order], outer[order]])),
-                            index_select(self._values_t, 0, Tensor._wrap(order)), self._size, coalesced=True)
+        # (CSC's elements go by column, not in COO's row-major order: an uncoalesced tensor, as PyTorch's)
+        return SparseTensor(Tensor._wrap(xp.stack([p, outer])), self._values_t, self._size,
+                            coalesced=len(p) == 1)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is None or layout is _coo():
@@ -933,10 +933,17 @@ class CompressedTensor:
         values = self._values_t.to(*args, **kwargs)
         return self if values is self._values_t else self._like(values)
 
+    def _check_product(self, other):
+        if isinstance(other, Tensor) and other.dim() == 2 and other.shape[0] != self._size[1]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self._size[0]}x{self._size[1]} and "
+                               f"{other.shape[0]}x{other.shape[1]})")
+
     def mm(self, mat2):
+        self._check_product(mat2)
         return self.to_sparse_coo().mm(mat2)
 
     def matmul(self, other):
+        self._check_product(other)
         return self.to_sparse_coo().matmul(other)
 
     __matmul__ = matmul
