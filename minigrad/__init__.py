@@ -157,7 +157,8 @@ class layout:
         return f"minigrad.{self.name}"
 
 
-strided, sparse_coo, sparse_csr = layout("strided"), layout("sparse_coo"), layout("sparse_csr")
+strided, sparse_coo = layout("strided"), layout("sparse_coo")
+sparse_csr, sparse_csc = layout("sparse_csr"), layout("sparse_csc")
 
 
 def typename(obj):
@@ -258,7 +259,8 @@ def __getattr__(name):
         return importlib.import_module(f".{name}", __name__)
     if name in ("stft", "istft"):  # torch.stft is torch.fft's here
         return getattr(importlib.import_module(".fft", __name__), name)
-    if name in ("sparse_coo_tensor", "spmm"):  # (and minigrad.sparse: mm, the legacy FloatTensor)
+    if name in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "spmm", "hspmm", "dsmm"):
+        # (and minigrad.sparse: mm, addmm, sum, softmax, the legacy FloatTensor)
         return getattr(importlib.import_module(".sparse", __name__), name)
     if name in _FUNCTIONAL:  # torch.conv2d, ...: nn.functional's (minigrad.nn is nn, bound on first use)
         return getattr(importlib.import_module(".nn.functional", __name__), name)

@@ -218,6 +218,8 @@ class SparseTensor:
         return _sum_dims(self, dim, keepdim, dtype, SumValues)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is not None and layout.name in _COMPRESSED:
+            return to_compressed(self, layout.name, dense_dim)
         if sparse_dim is not None and sparse_dim != self.sparse_dim():
             raise RuntimeError("to_sparse: conversion from Sparse to Sparse with sparse_dim argument !=self.sparse_dim() "
                                "is not supported")
@@ -225,6 +227,12 @@ class SparseTensor:
 
     def to_sparse_coo(self):
         return self
+
+    def to_sparse_csr(self, dense_dim=None):
+        return to_compressed(self, "sparse_csr", dense_dim)
+
+    def to_sparse_csc(self, dense_dim=None):
+        return to_compressed(self, "sparse_csc", dense_dim)
 
     def _cat(self, tensors, dim):  # torch.cat of a list that holds a sparse tensor
         return _concatenate(tensors, dim)
@@ -240,19 +248,13 @@ class SparseTensor:
         return SparseTensor(self._indices_t, -self._values_t, self._size, self._coalesced)
 
     def __add__(self, other):
-        if not isinstance(other, SparseTensor):
-            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
-        if other._size != self._size:
-            raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but {list(self._size)} != "
-                               f"{list(other._size)}")
-        return SparseTensor(cat([self._indices_t, other._indices_t], 1),
-                            cat([self._values_t, other._values_t]), self._size)
+        return _merge(self, other, 1)
 
     def __radd__(self, other):  # (a number or a dense tensor on the left reaches here only for a number)
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
 
     def __sub__(self, other):
-        return self + (-other if isinstance(other, SparseTensor) else other)
+        return _merge(self, other, -1)
 
     __rsub__ = __radd__
 
@@ -278,12 +280,12 @@ class SparseTensor:
 
     # ---- the product ---------------------------------------------------------------------
     def mm(self, mat2):
-        return mm(self, mat2)
+        return _mm(self, mat2, SparseMmDense)
 
     def matmul(self, other):
         if isinstance(other, Tensor) and other.dim() == 1:  # (matmul's vector; mm refuses one)
-            return mm(self, other.unsqueeze(1)).squeeze(1)
-        return mm(self, other)
+            return _mm(self, other, SparseMv)
+        return _mm(self, other, SparseMmDense)
 
     __matmul__ = matmul
 
@@ -294,8 +296,9 @@ class SparseTensor:
         from ._format import add_suffixes, tensor_repr
         from .device import to_device
 
-        def inner(t, indent):
-            return tensor_repr(to_device(t.array, "cpu"), []).replace("\n", "\n" + " " * indent)
+        def inner(t, indent):  # (an empty part names its size, a dense tensor's repr would not)
+            suffixes = [] if t.numel() else [f"size={tuple(t.shape)}"]
+            return tensor_repr(to_device(t.array, "cpu"), suffixes).replace("\n", "\n" + " " * indent)
 
         suffixes = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
         if self.dtype not in (dtypes.default_float, dtypes.default_complex(), dtypes.int64, dtypes.bool_):
@@ -353,7 +356,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
                                f"({values.dim() - 1}), but got {len(size)}")
     if check_invariants:
         _check_indices(indices, size)
-    out = SparseTensor(indices, values, size, coalesced=bool(is_coalesced))
+    out = SparseTensor(indices, values, size, coalesced=bool(is_coalesced) or indices.shape[1] < 2)
     if requires_grad:
         out.requires_grad_()
     return out
@@ -366,35 +369,166 @@ def FloatTensor(indices, values, size=None):
     return sparse_coo_tensor(indices, values, size, dtype=dtypes.float32)
 
 
-def mm(mat1, mat2):
-    """sparse @ dense: row r of the result sums values[k] * mat2[col[k]] over the elements k in row r."""
-    if not isinstance(mat1, SparseTensor):
-        from .ops import mm as dense_mm
+class SparseMm(Function):
+    """beta * bias + alpha * (sparse @ dense): row r of the product sums values[k] * dense[col[k]] over the
+    elements k in row r. The backward is written with dense ops, so that it too can be differentiated."""
 
-        return dense_mm(mat1, mat2)
+    node_name = "SparseAddmmBackward0"
+
+    @staticmethod
+    def forward(ctx, values, dense, bias, rows, cols, n_rows, beta, alpha):
+        ctx.rows, ctx.cols, ctx.beta, ctx.alpha = Tensor._wrap(rows), Tensor._wrap(cols), beta, alpha
+        ctx.bias_shape = None if bias is None else bias.shape
+        ctx.save(values=values, dense=dense)
+        v, d = values.detach(), dense.detach()
+        d2 = d if d.dim() == 2 else d.unsqueeze(1)
+        out = index_add(zeros(n_rows, d2.shape[1], dtype=d.dtype, device=d.device), 0, ctx.rows,
+                        v.unsqueeze(1) * index_select(d2, 0, ctx.cols), alpha=alpha)
+        if bias is not None:
+            out = out + bias.detach() * beta if beta != 1 else out + bias.detach()
+        return (out if d.dim() == 2 else out.squeeze(1)).array
+
+    @staticmethod
+    def backward(ctx, g):
+        values, dense = ctx.saved_tensors
+        vector = g.dim() == 1
+        g2, d2 = (g.unsqueeze(1), dense.unsqueeze(1)) if vector else (g, dense)
+        g_rows = index_select(g2, 0, ctx.rows) * ctx.alpha if ctx.alpha != 1 else index_select(g2, 0, ctx.rows)
+        grad_values = (g_rows * index_select(d2, 0, ctx.cols)).sum(1)
+        grad_dense = index_add(zeros(d2.shape, dtype=d2.dtype, device=d2.device), 0, ctx.cols,
+                               values.unsqueeze(1) * g_rows)
+        grad_bias = None
+        if ctx.bias_shape is not None:
+            grad_bias = (g * ctx.beta if ctx.beta != 1 else g).sum_to_size(ctx.bias_shape)
+        return (grad_values, grad_dense.squeeze(1) if vector else grad_dense, grad_bias,
+                None, None, None, None, None)
+
+
+class SparseMmDense(SparseMm):  # torch.mm, Tensor.mm and @ of a sparse matrix: their node's name
+    node_name = "MmBackward0"
+
+
+class SparseMv(SparseMm):
+    node_name = "MvBackward0"
+
+
+def _mm(mat1, mat2, kind, bias=None, beta=1, alpha=1):
+    """sparse @ dense (a sparse product where mat2 is sparse too), as the op `kind` names it."""
     if isinstance(mat2, SparseTensor):  # sparse @ sparse: sparse, at the product's nonzeros
-        product = mm(mat1, mat2.to_dense())
+        product = _mm(mat1, mat2.to_dense(), kind)
         where = product.array.nonzero()
         return SparseTensor(Tensor._wrap(xp_of(product.array).stack(where)), product[where], product.shape,
                             coalesced=True)
     if not isinstance(mat2, Tensor):
         raise TypeError(f"mm(): argument 'mat2' (position 2) must be Tensor, not {type(mat2).__name__}")
-    if mat2.dim() == 1:
+    if mat2.dim() == 1 and kind is not SparseMv:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     if mat1.sparse_dim() != 2 or mat1.dense_dim() != 0:
         raise RuntimeError(f"addmm: matrices expected, got {mat1.sparse_dim()}D, {mat2.dim()}D tensors")
-    if mat2.dim() != 2:
+    if mat2.dim() not in (1, 2):
         raise RuntimeError(f"addmm: matrices expected, got 2D, {mat2.dim()}D tensors")
     if mat1.dtype != mat2.dtype:
         raise RuntimeError(f"expected scalar type {mat1.dtype._legacy[:-6]} but found {mat2.dtype._legacy[:-6]}")
     if mat2.shape[0] != mat1.shape[1]:
         raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {mat1.shape[1]}, got {mat2.shape[0]}")
-    row, col = (Tensor._wrap(i) for i in mat1._indices_t.array)
-    messages = mat1._values_t.unsqueeze(1) * index_select(mat2, 0, col)
-    return index_add(zeros(mat1.shape[0], mat2.shape[1], dtype=mat2.dtype, device=mat2.device), 0, row, messages)
+    if bias is not None:
+        target = [mat1.shape[0], mat2.shape[1]]
+        try:
+            np.broadcast_shapes(tuple(bias.shape), tuple(target))
+        except ValueError:
+            raise RuntimeError(_expand_error(bias.shape, target)) from None
+    rows, cols = mat1._indices_t.array
+    return kind.apply(mat1._values_t, mat2, bias, rows, cols, mat1.shape[0], beta, alpha)
 
 
-spmm = mm
+def _expand_error(shape, target):
+    for d in range(1, len(shape) + 1):
+        if shape[-d] != 1 and shape[-d] != target[-d]:
+            return (f"The expanded size of the tensor ({target[-d]}) must match the existing size ({shape[-d]}) at "
+                    f"non-singleton dimension {len(target) - d}.  Target sizes: {list(target)}.  Tensor sizes: "
+                    f"{list(shape)}")
+    return f"expand: the bias of shape {list(shape)} does not broadcast to {list(target)}"
+
+
+def mm(mat1, mat2):
+    """torch.sparse.mm: sparse @ dense (dense when both are dense)."""
+    if not isinstance(mat1, SparseTensor):
+        from .ops import mm as dense_mm
+
+        return dense_mm(mat1, mat2)
+    return _mm(mat1, mat2, SparseMm)
+
+
+def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
+    """torch.sparse.addmm: beta * mat + alpha * (mat1 @ mat2), mat1 sparse."""
+    if not isinstance(mat1, SparseTensor):
+        from .ops import addmm as dense_addmm
+
+        return dense_addmm(mat, mat1, mat2, beta=beta, alpha=alpha)
+    return _mm(mat1, mat2, SparseMm, mat, beta, alpha)
+
+
+def dsmm(input, mat2):
+    """torch.dsmm: sparse @ dense, a dense result."""
+    return _mm(input, mat2, SparseMmDense)
+
+
+def hspmm(mat1, mat2):
+    """torch.hspmm: sparse @ dense as a hybrid COO tensor of the product's rows that the sparse matrix has
+    elements in."""
+    product = _mm(mat1, mat2, SparseMmDense)
+    rows = xp_of(mat1._indices_t.array).unique(mat1._indices_t.array[0])
+    return SparseTensor(Tensor._wrap(rows.reshape(1, -1)), index_select(product, 0, Tensor._wrap(rows)),
+                        product.shape, coalesced=True)
+
+
+def _merge(a, b, sign):
+    """a + b or a - b of two sparse tensors, as PyTorch merges them: one walk along both element lists, taking
+    the element whose indices come first (both where equal), so that coalesced inputs make a coalesced sum."""
+    if not isinstance(b, SparseTensor):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    if b._size != a._size:
+        raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but {list(a._size)} != "
+                           f"{list(b._size)}")
+    if a.sparse_dim() != b.sparse_dim():
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same sparse dimensions, but got "
+                           f"{a.sparse_dim()} and {b.sparse_dim()}")
+    xp = xp_of(a._indices_t.array)
+    la, lb = a._linear(), b._linear()  # (row-major positions order elements as their indices do)
+    if a._coalesced and b._coalesced:
+        lin = xp.union1d(la, lb)
+        pa, pb = xp.searchsorted(lin, la), xp.searchsorted(lin, lb)
+    else:  # an order the inputs' own: the walk itself
+        la_, lb_, pa, pb, i, j, n = la.tolist(), lb.tolist(), [], [], 0, 0, 0
+        lin = []
+        while i < len(la_) or j < len(lb_):
+            x = la_[i] if i < len(la_) else None
+            y = lb_[j] if j < len(lb_) else None
+            take_a = y is None or x is not None and x <= y
+            take_b = x is None or y is not None and y <= x
+            lin.append(x if take_a else y)
+            if take_a:
+                pa.append(n)
+                i += 1
+            if take_b:
+                pb.append(n)
+                j += 1
+            n += 1
+        lin, pa, pb = (xp.asarray(q, dtype=np.int64) for q in (lin, pa, pb))
+    rows = []
+    for n in reversed(a._size[:a.sparse_dim()]):  # back from positions to indices
+        rows.append(lin % n)
+        lin = lin // n
+    indices = Tensor._wrap(xp.stack(rows[::-1]).reshape(a.sparse_dim(), -1))
+    va, vb = a._values_t, b._values_t
+    room = zeros(indices.shape[1], *va.shape[1:], dtype=va.dtype, device=va.device)
+    placed_b = index_add(room, 0, Tensor._wrap(pb), vb)
+    values = index_add(room, 0, Tensor._wrap(pa), va) + (placed_b if sign == 1 else -placed_b)
+    return SparseTensor(indices, values, a._size, coalesced=a._coalesced and b._coalesced)
+
+
+def spmm(input, mat2):
+    return _mm(input, mat2, SparseMmDense) if isinstance(input, SparseTensor) else mm(input, mat2)
 
 
 def _dense_mm(mat1, mat2):
@@ -452,8 +586,10 @@ def to_sparse(a, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None
     if blocksize is not None:
         raise RuntimeError("dense_to_sparse: conversion from Strided to Sparse with blocksize argument given is not "
                            "supported")
+    if layout is not None and layout.name in _COMPRESSED:
+        return to_compressed(a, layout.name, dense_dim)
     if layout not in (None, _coo()):
-        raise _no_sparse_kernel("to_sparse")  # (CSR and the block layouts: not here)
+        raise _no_sparse_kernel("to_sparse")  # (the block layouts: not here)
     k = a.dim() if sparse_dim is None else sparse_dim
     if not 0 <= k <= a.dim():
         raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [0,{a.dim()}] range, but {k} is given")
@@ -573,3 +709,369 @@ def sum(input, dim=None, dtype=None):
     if dim is None:
         return input.sum(dtype=dtype)
     return _sum_dims(input, dim, False, dtype, SparseSum)
+
+
+# ---- softmax over the specified elements, sparse_mask --------------------------------------------------
+class SparseSoftmax(Function):
+    """softmax of the values along a dim, the unspecified elements left out (as if they were -inf): over the
+    elements that share every other sparse index (`groups`), or along a dense dim of the values (`axis`)."""
+
+    node_name = "SparseSoftmaxBackward0"
+    log = False
+
+    @staticmethod
+    def forward(ctx, v, groups, n_groups, axis, log):
+        ctx.groups, ctx.n_groups, ctx.axis, ctx.log = groups, n_groups, axis, log
+        x = v.array
+        xp = xp_of(x)
+        if axis is None:
+            top = xp.full((n_groups,) + x.shape[1:], -np.inf, dtype=x.dtype)
+            xp.maximum.at(top, groups, x)
+            shifted = x - top[groups]
+        else:
+            shifted = x - x.max(axis=axis, keepdims=True) if x.size else x
+        e = xp.exp(shifted)
+        total = _group_sum_array(ctx, e)
+        out = shifted - xp.log(total) if log else e / total
+        ctx.save(result=Tensor._wrap(out))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        if ctx.log:  # d log_softmax: g - softmax * sum(g)
+            return g - y.exp() * _group_sum(ctx, g), None, None, None, None
+        return y * (g - _group_sum(ctx, g * y)), None, None, None, None
+
+
+class SparseLogSoftmax(SparseSoftmax):
+    node_name = "SparseLogSoftmaxBackward0"
+    log = True
+
+
+def _group_sum_array(ctx, x):
+    """Each element's sum over its group (or along the axis), as an array shaped as x."""
+    if ctx.axis is not None:
+        return x.sum(axis=ctx.axis, keepdims=True)
+    total = xp_of(x).zeros((ctx.n_groups,) + x.shape[1:], dtype=x.dtype)
+    xp_of(x).add.at(total, ctx.groups, x)
+    return total[ctx.groups]
+
+
+def _group_sum(ctx, x):  # (the same with dense ops, for the backward)
+    if ctx.axis is not None:
+        return x.sum(ctx.axis, keepdim=True)
+    groups = Tensor._wrap(ctx.groups)
+    total = index_add(zeros(ctx.n_groups, *x.shape[1:], dtype=x.dtype, device=x.device), 0, groups, x)
+    return index_select(total, 0, groups)
+
+
+def _softmax(input, dim, dtype, kind):
+    if not isinstance(input, SparseTensor):
+        raise NotImplementedError(f"Could not run 'aten::_sparse_{'log_' if kind.log else ''}softmax' with "
+                                  "arguments from the 'CPU' backend.")
+    d = normalize_dim(dim, input.dim())
+    s = input.coalesce()
+    v = s._values_t if dtype is None else s._values_t.to(dtype)
+    k = s.sparse_dim()
+    if d >= k:
+        values = kind.apply(v, None, 0, d - k + 1, kind.log)
+    else:  # the elements that share every other sparse index make one softmax
+        idx = s._indices_t.array
+        lin = xp_of(idx).zeros(idx.shape[1], dtype=np.int64)
+        for e in range(k):
+            if e != d:
+                lin = lin * s.shape[e] + idx[e]
+        groups, inverse = xp_of(idx).unique(lin, return_inverse=True)
+        values = kind.apply(v, inverse.reshape(-1), len(groups), None, kind.log)
+    return SparseTensor(s._indices_t, values, s._size, coalesced=True)
+
+
+def softmax(input, dim, *, dtype=None):
+    """torch.sparse.softmax: a softmax along `dim` of the specified elements only; the result has input's elements."""
+    return _softmax(input, dim, dtype, SparseSoftmax)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    return _softmax(input, dim, dtype, SparseLogSoftmax)
+
+
+class SparseMask(ToSparse):
+    node_name = "SparseMaskBackward0"
+
+
+def sparse_mask(input, mask):
+    """Tensor.sparse_mask: the dense `input` at the elements of the sparse `mask`, as a sparse tensor with mask's indices."""
+    if not isinstance(mask, SparseTensor):
+        raise NotImplementedError("Could not run 'aten::sparse_mask' with arguments from the 'CPU' backend.")
+    if tuple(input.shape) != tuple(mask.shape):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(input.shape)} but "
+                           f"mask has size {list(mask.shape)}")
+    values = SparseMask.apply(input.to(mask.dtype) if input.dtype != mask.dtype else input, mask._linear(),
+                              mask.sparse_dim())
+    return SparseTensor(mask._indices_t, values, mask._size, mask._coalesced)
+
+
+# ---- CSR and CSC: compressed arrays, the ops through COO -------------------------------------------------
+_COMPRESSED = {"sparse_csr": ("crow_indices", "col_indices"), "sparse_csc": ("ccol_indices", "row_indices")}
+
+
+class CompressedTensor:
+    """A CSR (or CSC) matrix: the compressed pointers into its rows (columns), each element's column (row)
+    and its values. What it does beyond holding them, it does as the COO tensor it converts to."""
+
+    is_sparse = False
+    _compressed = True
+
+    def __init__(self, compressed, plain, values, size, layout_name):
+        self._compressed_t, self._plain_t, self._values_t = compressed, plain, values
+        self._size, self._layout_name = Size(size), layout_name
+
+    @property
+    def layout(self):
+        from . import sparse_csc, sparse_csr
+
+        return sparse_csr if self._layout_name == "sparse_csr" else sparse_csc
+
+    @property
+    def is_sparse_csr(self):
+        return self._layout_name == "sparse_csr"
+
+    shape = SparseTensor.shape
+    size, dim, ndim, __len__ = SparseTensor.size, SparseTensor.dim, SparseTensor.ndim, SparseTensor.__len__
+    dtype, device = SparseTensor.dtype, SparseTensor.device
+    requires_grad, grad_fn, is_leaf = SparseTensor.requires_grad, SparseTensor.grad_fn, SparseTensor.is_leaf
+    requires_grad_ = SparseTensor.requires_grad_
+
+    def _nnz(self):
+        return self._values_t.shape[0]
+
+    def sparse_dim(self):
+        return 2
+
+    def dense_dim(self):
+        return 0
+
+    def values(self):
+        return self._values_t
+
+    def _refuse(self, name):
+        return RuntimeError(f"{name} expected sparse {'row' if 'r' in name[:2] else 'column'} compressed tensor "
+                            f"layout but got {'SparseCsr' if self.is_sparse_csr else 'SparseCsc'}")
+
+    def crow_indices(self):
+        if not self.is_sparse_csr:
+            raise self._refuse("crow_indices")
+        return self._compressed_t
+
+    def col_indices(self):
+        if not self.is_sparse_csr:
+            raise self._refuse("col_indices")
+        return self._plain_t
+
+    def ccol_indices(self):
+        if self.is_sparse_csr:
+            raise self._refuse("ccol_indices")
+        return self._compressed_t
+
+    def row_indices(self):
+        if self.is_sparse_csr:
+            raise self._refuse("row_indices")
+        return self._plain_t
+
+    def indices(self):
+        raise RuntimeError(f"indices expected sparse coordinate tensor layout but got "
+                           f"{'SparseCsr' if self.is_sparse_csr else 'SparseCsc'}")
+
+    def detach(self):
+        return CompressedTensor(self._compressed_t, self._plain_t, self._values_t.detach(), self._size,
+                                self._layout_name)
+
+    # ---- conversions: through COO --------------------------------------------------------
+    def to_sparse_coo(self):
+        c, p = self._compressed_t.array.astype(np.int64), self._plain_t.array.astype(np.int64)
+        xp = xp_of(c)
+        outer = xp.repeat(xp.arange(len(c) - 1), xp.diff(c))  # each element's row (column, for CSC)
+        if self.is_sparse_csr:
+            return SparseTensor(Tensor._wrap(xp.stack([outer, p])), self._values_t, self._size, coalesced=True)
+        # (CSC's elements go by column, not in COO's row-major order: an uncoalesced tensor, as PyTorch's)
+        return SparseTensor(Tensor._wrap(xp.stack([p, outer])), self._values_t, self._size,
+                            coalesced=len(p) == 1)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is None or layout is _coo():
+            return self.to_sparse_coo()
+        return to_compressed(self, layout.name, dense_dim)
+
+    def to_sparse_csr(self, dense_dim=None):
+        return self if self.is_sparse_csr else to_compressed(self, "sparse_csr", dense_dim)
+
+    def to_sparse_csc(self, dense_dim=None):
+        return self if not self.is_sparse_csr else to_compressed(self, "sparse_csc", dense_dim)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self.to_sparse_coo().to_dense(dtype)
+
+    def t(self):  # (the same arrays read the other way: CSR's transpose is a CSC matrix)
+        other = "sparse_csc" if self.is_sparse_csr else "sparse_csr"
+        return CompressedTensor(self._compressed_t, self._plain_t, self._values_t, self._size[::-1], other)
+
+    def _like(self, values):
+        return CompressedTensor(self._compressed_t, self._plain_t, values, self._size, self._layout_name)
+
+    def __mul__(self, other):
+        if SparseTensor._scalar(self, other) is None:
+            raise _no_sparse_kernel("mul")
+        return self._like(self._values_t * other)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        return self._like(-self._values_t)
+
+    def to(self, *args, **kwargs):
+        values = self._values_t.to(*args, **kwargs)
+        return self if values is self._values_t else self._like(values)
+
+    def _check_product(self, other):
+        if isinstance(other, Tensor) and other.dim() == 2 and other.shape[0] != self._size[1]:
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({self._size[0]}x{self._size[1]} and "
+                               f"{other.shape[0]}x{other.shape[1]})")
+
+    def mm(self, mat2):
+        self._check_product(mat2)
+        return self.to_sparse_coo().mm(mat2)
+
+    def matmul(self, other):
+        self._check_product(other)
+        return self.to_sparse_coo().matmul(other)
+
+    __matmul__ = matmul
+
+    def __rmatmul__(self, other):
+        return _dense_mm(other, self.to_sparse_coo())
+
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def __repr__(self):
+        from ._format import add_suffixes, tensor_repr
+        from .device import to_device
+
+        def inner(t, indent):
+            suffixes = [] if t.numel() else [f"size={tuple(t.shape)}"]
+            return tensor_repr(to_device(t.array, "cpu"), suffixes).replace("\n", "\n" + " " * indent)
+
+        names = _COMPRESSED[self._layout_name]
+        body = (f"tensor({names[0]}={inner(self._compressed_t, 7 + len(names[0]) + 1)},\n"
+                f"       {names[1]}={inner(self._plain_t, 7 + len(names[1]) + 1)},\n"
+                f"       values={inner(self._values_t, 14)}")
+        suffixes = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
+        if self.dtype not in (dtypes.default_float, dtypes.default_complex(), dtypes.int64, dtypes.bool_):
+            suffixes.append(f"dtype={self.dtype}")
+        suffixes.append(f"layout={self.layout}")
+        if self.grad_fn is not None:
+            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self.requires_grad:
+            suffixes.append("requires_grad=True")
+        return add_suffixes(body, suffixes, len("tensor("))
+
+    array = SparseTensor.array
+
+    def __getattr__(self, name):
+        if name.startswith("__") or not hasattr(Tensor, name):
+            raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+
+        def unsupported(*args, **kwargs):
+            raise NotImplementedError(
+                f"Could not run 'aten::{name}' with arguments from the "
+                "'SparseCsrCPU' backend. This could be because the operator doesn't exist "
+                "for this backend, or was omitted during the selective/custom build process (if using custom build).")
+
+        return unsupported
+
+
+def to_compressed(a, layout_name, dense_dim=None):
+    """A CSR or CSC matrix of `a` (dense, COO or compressed), made from its coalesced COO form."""
+    if dense_dim:
+        raise RuntimeError(f"to_{layout_name}: minigrad's compressed tensors have no dense dims")
+    coo = a if isinstance(a, SparseTensor) else a.to_sparse_coo() if isinstance(a, CompressedTensor) else None
+    if coo is None:
+        if a.dim() != 2:
+            raise RuntimeError(f"to_{layout_name}: minigrad's compressed tensors are matrices (2-D), but got a "
+                               f"{a.dim()}-D tensor")
+        coo = to_sparse(a)
+    if coo.sparse_dim() != 2 or coo.dense_dim() != 0:
+        raise RuntimeError(f"to_{layout_name}: minigrad's compressed tensors are matrices (2 sparse and 0 dense "
+                           f"dims), but got {coo.sparse_dim()} sparse and {coo.dense_dim()} dense")
+    coo = coo.coalesce()
+    rows, cols = coo._indices_t.array
+    xp, values = xp_of(rows), coo._values_t
+    if layout_name == "sparse_csr":
+        outer, plain, n = rows, cols, coo.shape[0]
+    else:
+        order = xp.lexsort((rows, cols))
+        outer, plain, n = cols[order], rows[order], coo.shape[1]
+        values = index_select(values, 0, Tensor._wrap(order))
+    compressed = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(xp.bincount(outer, minlength=n))])
+    return CompressedTensor(Tensor._wrap(compressed.astype(np.int64)), Tensor._wrap(plain.astype(np.int64)), values,
+                            coo.shape, layout_name)
+
+
+def _compressed_tensor(compressed, plain, values, size, dtype, device, requires_grad, check_invariants, layout_name):
+    compressed = compressed if isinstance(compressed, Tensor) else tensor(compressed)
+    plain = plain if isinstance(plain, Tensor) else tensor(plain)
+    values = values if isinstance(values, Tensor) else tensor(values)
+    if dtype is not None or device is not None:
+        values = values.to(device=device, dtype=dtype)
+    names = _COMPRESSED[layout_name]
+    if compressed.dim() != 1 or plain.dim() != 1 or values.dim() != 1:
+        raise RuntimeError(f"{names[0]}, {names[1]} and values: minigrad's compressed tensors are matrices "
+                           f"(1-D each), but got {compressed.dim()}-D, {plain.dim()}-D and {values.dim()}-D")
+    outer = compressed.shape[0] - 1
+    if size is None:
+        inner = int(plain.array.max()) + 1 if plain.numel() else 0
+        size = (outer, inner) if layout_name == "sparse_csr" else (inner, outer)
+    size = tuple(size)
+    if len(size) != 2:
+        raise RuntimeError(f"{layout_name[7:]}: minigrad's compressed tensors are matrices (2-D), but got size "
+                           f"{list(size)}")
+    if check_invariants:
+        if compressed.dtype != plain.dtype or compressed.dtype not in (dtypes.int32, dtypes.int64):
+            raise RuntimeError(f"{names[0]} and {names[1]} must have the same dtype, bot got "
+                               f"{compressed.dtype._legacy[:-6]} and {plain.dtype._legacy[:-6]}, respectively")
+        n_outer = size[0] if layout_name == "sparse_csr" else size[1]
+        if compressed.shape[0] != n_outer + 1:
+            raise RuntimeError(f"{names[0]}.shape[-1] must be equal to the number of "
+                               f"{'rows' if layout_name == 'sparse_csr' else 'columns'} + 1 (={n_outer + 1}), but got "
+                               f"{compressed.shape[0]}")
+        c, p = compressed.array, plain.array
+        if c[0] != 0:
+            raise RuntimeError(f"`{names[0]}[..., 0] == 0` is not satisfied.")
+        if c[-1] != plain.shape[0]:
+            raise RuntimeError(f"`{names[0]}[..., -1] == nnz` is not satisfied.")
+        n_inner = size[1] if layout_name == "sparse_csr" else size[0]
+        if p.size and (p.min() < 0 or p.max() >= n_inner):
+            which = "ncols" if layout_name == "sparse_csr" else "nrows"
+            raise RuntimeError(f"`0 <= {names[1]} < {which}` is not satisfied.")
+    if plain.shape[0] != values.shape[0]:
+        raise RuntimeError(f"{names[1]} and values must have the same number of elements, but got "
+                           f"{plain.shape[0]} and {values.shape[0]}")
+    out = CompressedTensor(compressed, plain, values, size, layout_name)
+    if requires_grad:
+        out.requires_grad_()
+    return out
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None):
+    """A CSR matrix: the elements of row r are col_indices[crow_indices[r]:crow_indices[r + 1]], with their values."""
+    return _compressed_tensor(crow_indices, col_indices, values, size, dtype, device, requires_grad, check_invariants,
+                              "sparse_csr")
+
+
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None):
+    """A CSC matrix: the elements of column c are row_indices[ccol_indices[c]:ccol_indices[c + 1]], with their values."""
+    return _compressed_tensor(ccol_indices, row_indices, values, size, dtype, device, requires_grad, check_invariants,
+                              "sparse_csc")

@@ -712,6 +712,22 @@ class Tensor:
     def to_sparse_coo(self):
         return self.to_sparse()
 
+    def to_sparse_csr(self, dense_dim=None):
+        from .sparse import to_compressed
+
+        return to_compressed(self, "sparse_csr", dense_dim)
+
+    def to_sparse_csc(self, dense_dim=None):
+        from .sparse import to_compressed
+
+        return to_compressed(self, "sparse_csc", dense_dim)
+
+    def sparse_mask(self, mask):
+        """This dense tensor at the elements of the sparse `mask`: a sparse tensor with mask's indices."""
+        from .sparse import sparse_mask
+
+        return sparse_mask(self, mask)
+
     def type(self, dtype=None):
         """'minigrad.FloatTensor' (PyTorch's type string), or this tensor converted to `dtype`: a dtype, a
         legacy type (`minigrad.LongTensor`) or its name ('torch.LongTensor')."""

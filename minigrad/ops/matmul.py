@@ -240,9 +240,9 @@ def matmul(input, other):
         x, y = input.array, other.array
         if x.ndim == 2 and y.ndim == 2 and x.shape[1] == y.shape[0] and x.dtype == y.dtype and x.dtype.kind == "f":
             return _apply(Matmul, input, other)
-    if getattr(input, "is_sparse", False):  # a sparse COO matrix (minigrad/sparse.py) makes its own product
-        return input.matmul(other)
-    if getattr(other, "is_sparse", False):
+    if getattr(input, "is_sparse", False) or getattr(input, "_compressed", False):  # a sparse COO, CSR or CSC
+        return input.matmul(other)  # matrix (minigrad/sparse.py) makes its own product
+    if getattr(other, "is_sparse", False) or getattr(other, "_compressed", False):
         return other.__rmatmul__(input)
     a, b = _operands(input, other, shapes=_check)
     na, nb = a.array.ndim, b.array.ndim
@@ -261,9 +261,9 @@ def matmul(input, other):
 
 def mm(input, mat2):
     """Product of two matrices (2-D only, as torch.mm)."""
-    if getattr(input, "is_sparse", False):  # a sparse COO matrix (minigrad/sparse.py) makes its own product
-        return input.mm(mat2)
-    if getattr(mat2, "is_sparse", False):
+    if getattr(input, "is_sparse", False) or getattr(input, "_compressed", False):  # a sparse COO, CSR or CSC
+        return input.mm(mat2)  # matrix (minigrad/sparse.py) makes its own product
+    if getattr(mat2, "is_sparse", False) or getattr(mat2, "_compressed", False):
         return mat2.__rmatmul__(input)
     a, b = _operands(input, mat2)
     if a.array.ndim != 2:
