@@ -219,6 +219,7 @@ class Tensor:
     # What code written for PyTorch asks before it touches a tensor's memory (optimizers copied from its
     # source check is_sparse): minigrad's tensors are dense, strided, materialized and not quantized.
     is_sparse = is_sparse_csr = is_meta = is_quantized = is_mkldnn = is_nested = False
+    _compressed = False  # (a sparse CSR/CSC matrix's mark: read where a dense tensor's is, with no missing lookup)
     is_xpu = is_mps = is_xla = is_mtia = is_maia = is_vulkan = is_ipu = False  # (devices minigrad has not)
     name = None  # (PyTorch's name of a tensor made by a TorchScript graph: never set here)
 
