@@ -247,7 +247,7 @@ class Var(Function):
             scale = float(np.float64(2.0) / (n - ctx.correction))
         if g.array.dtype == np.float16:  # PyTorch's order, (2 / dof) g first: in half, each step rounds
             return g * scale * (a - a.mean(dim=ctx.dims, keepdim=True)), None, None, None
-        if not g.requires_grad:  # no graph of the backward wanted: the same passes on the arrays
+        if not state.grad_enabled:  # no graph of the backward wanted (no create_graph): the same passes on the arrays
             out = g.array * _centered(a.array, ctx.dims)
             out *= scale
             return Tensor._wrap(out), None, None, None
@@ -272,7 +272,7 @@ class Std(Function):
         if not ctx.keepdim and ctx.dims:
             g = g.reshape(_keep_shape(a.array.shape, ctx.dims))
             result = result.reshape(_keep_shape(a.array.shape, ctx.dims))
-        if not g.requires_grad:  # no graph of the backward wanted: the same passes on the arrays
+        if not state.grad_enabled:  # no graph of the backward wanted (no create_graph): the same passes on the arrays
             xp, r = array_module(result.array), result.array
             zero = r == 0
             with np.errstate(divide="ignore", invalid="ignore"):
