@@ -502,3 +502,133 @@ def batch_norm_lenet(torch, init):
 
 def test_batch_norm_from_scratch_lenet_and_residual(f64):
     both(f64, batch_norm_lenet)
+
+
+# ---- RNN, GRU and LSTM from scratch on one-hot inputs, with hand-written gradient clipping (float32) ---------
+def recurrent(torch, init, cell):
+    init, nn = {} if init is None else init, torch.nn
+    F = nn.functional
+    vocab_size, num_hiddens, num_steps, batch_size = 7, 12, 5, 3
+    corpus = torch.tensor(np.random.default_rng(4).integers(0, vocab_size, 200))
+
+    def normal(shape):
+        return torch.randn(size=shape) * 0.01
+
+    def three():
+        return (normal((vocab_size, num_hiddens)), normal((num_hiddens, num_hiddens)), torch.zeros(num_hiddens))
+
+    def get_params():
+        if cell == "rnn":
+            params = list(three())
+        elif cell == "gru":
+            params = [*three(), *three(), *three()]
+        else:
+            params = [*three(), *three(), *three(), *three()]
+        params += [normal((num_hiddens, vocab_size)), torch.zeros(vocab_size)]
+        for param in params:
+            param.requires_grad_(True)
+        return params
+
+    def init_state(batch_size, num_hiddens):
+        if cell == "lstm":
+            return (torch.zeros((batch_size, num_hiddens)), torch.zeros((batch_size, num_hiddens)))
+        return (torch.zeros((batch_size, num_hiddens)), )
+
+    def rnn(inputs, state, params):
+        W_xh, W_hh, b_h, W_hq, b_q = params
+        H, = state
+        outputs = []
+        for X in inputs:
+            H = torch.tanh(torch.mm(X, W_xh) + torch.mm(H, W_hh) + b_h)
+            Y = torch.mm(H, W_hq) + b_q
+            outputs.append(Y)
+        return torch.cat(outputs, dim=0), (H,)
+
+    def gru(inputs, state, params):
+        W_xz, W_hz, b_z, W_xr, W_hr, b_r, W_xh, W_hh, b_h, W_hq, b_q = params
+        H, = state
+        outputs = []
+        for X in inputs:
+            Z = torch.sigmoid((X @ W_xz) + (H @ W_hz) + b_z)
+            R = torch.sigmoid((X @ W_xr) + (H @ W_hr) + b_r)
+            H_tilda = torch.tanh((X @ W_xh) + ((R * H) @ W_hh) + b_h)
+            H = Z * H + (1 - Z) * H_tilda
+            outputs.append(H @ W_hq + b_q)
+        return torch.cat(outputs, dim=0), (H,)
+
+    def lstm(inputs, state, params):
+        [W_xi, W_hi, b_i, W_xf, W_hf, b_f, W_xo, W_ho, b_o, W_xc, W_hc, b_c, W_hq, b_q] = params
+        (H, C) = state
+        outputs = []
+        for X in inputs:
+            I = torch.sigmoid((X @ W_xi) + (H @ W_hi) + b_i)  # noqa: E741
+            F_ = torch.sigmoid((X @ W_xf) + (H @ W_hf) + b_f)
+            O = torch.sigmoid((X @ W_xo) + (H @ W_ho) + b_o)  # noqa: E741
+            C_tilda = torch.tanh((X @ W_xc) + (H @ W_hc) + b_c)
+            C = F_ * C + I * C_tilda
+            H = O * torch.tanh(C)
+            outputs.append((H @ W_hq) + b_q)
+        return torch.cat(outputs, dim=0), (H, C)
+
+    class RNNModelScratch:
+        def __init__(self, forward_fn):
+            self.vocab_size, self.num_hiddens = vocab_size, num_hiddens
+            self.params = get_params()
+            self.forward_fn = forward_fn
+
+        def __call__(self, X, state):
+            X = F.one_hot(X.T, self.vocab_size).type(torch.float32)
+            return self.forward_fn(X, state, self.params)
+
+        def begin_state(self, batch_size):
+            return init_state(batch_size, self.num_hiddens)
+
+    def grad_clipping(net, theta):
+        params = [p for p in net.params if p.requires_grad]
+        norm = torch.sqrt(sum(torch.sum((p.grad ** 2)) for p in params))
+        if norm > theta:
+            for p in params:
+                p.grad[:] *= theta / norm
+        return norm
+
+    net = RNNModelScratch(dict(rnn=rnn, gru=gru, lstm=lstm)[cell])
+    share(torch, init, **{f"p{i}": p for i, p in enumerate(net.params)})
+    loss = nn.CrossEntropyLoss()
+    updater = torch.optim.SGD(net.params, lr=1.0)
+    state, losses, norms = None, [], []
+    for start in range(0, 150, num_steps * batch_size):
+        X = corpus[start: start + num_steps * batch_size].reshape(batch_size, num_steps)
+        Y = corpus[start + 1: start + 1 + num_steps * batch_size].reshape(batch_size, num_steps)
+        if state is None:
+            state = net.begin_state(batch_size=X.shape[0])
+        else:
+            for s in state:
+                s.detach_()
+        y = Y.T.reshape(-1)
+        y_hat, state = net(X, state)
+        l = loss(y_hat, y.long()).mean()  # noqa: E741
+        updater.zero_grad()
+        l.backward()
+        norms.append(grad_clipping(net, 0.05))
+        updater.step()
+        losses.append(l.item())
+
+    def predict(prefix, num_preds):
+        state = net.begin_state(batch_size=1)
+        outputs = [prefix[0]]
+        get_input = lambda: torch.tensor([outputs[-1]]).reshape((1, 1))  # noqa: E731
+        for y in prefix[1:]:
+            _, state = net(get_input(), state)
+            outputs.append(y)
+        for _ in range(num_preds):
+            y, state = net(get_input(), state)
+            outputs.append(int(y.argmax(dim=1).reshape(1)))
+        return outputs
+
+    return dict(init=init, losses=losses, norms=norms, params=net.params, state=state,
+                predicted=predict([1, 2, 3], 6))
+
+
+@pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
+def test_recurrent_nets_from_scratch(torch, cell):
+    both(torch, recurrent, tol=F32_TOL, cell=cell)
