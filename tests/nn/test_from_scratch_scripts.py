@@ -115,7 +115,7 @@ def linear_regression(torch, init):
 
     lr, num_epochs, batch_size = 0.03, 3, 10
     losses, grads = [], []
-    for epoch in range(num_epochs):
+    for _ in range(num_epochs):
         for X, y in data_iter(batch_size, features, labels):
             l = squared_loss(linreg(X, w, b), y)  # noqa: E741
             l.sum().backward()
@@ -132,7 +132,7 @@ def linear_regression(torch, init):
     loss = nn.MSELoss()
     trainer = torch.optim.SGD(net.parameters(), lr=0.03)
     concise = []
-    for epoch in range(num_epochs):
+    for _ in range(num_epochs):
         for X, y in data_iter(batch_size, features, labels):
             l = loss(net(X), y)  # noqa: E741
             trainer.zero_grad()
@@ -216,7 +216,7 @@ def softmax_regression(torch, init):
     concise_net = nn.Sequential(nn.Flatten(), nn.Linear(num_inputs, num_outputs))
 
     def init_weights(m):
-        if type(m) == nn.Linear:
+        if type(m) == nn.Linear:  # noqa: E721 (as the textbook writes it)
             nn.init.normal_(m.weight, std=0.01)
 
     concise_net.apply(init_weights)
@@ -443,10 +443,10 @@ def batch_norm_lenet(torch, init):
         shapes.append((layer.__class__.__name__, tuple(X.shape)))
 
     def init_cnn(module):
-        if type(module) == nn.Linear or type(module) == nn.Conv2d:
+        if type(module) == nn.Linear or type(module) == nn.Conv2d:  # noqa: E721
             nn.init.xavier_uniform_(module.weight)
 
-    kinds = [type(m) == nn.Linear for m in lenet]
+    kinds = [type(m) == nn.Linear for m in lenet]  # noqa: E721 (lazy layers become nn.Linear)
     lenet.apply(init_cnn)
     share(torch, init, lenet=lenet)
     trainer = torch.optim.SGD(lenet.parameters(), lr=0.9)
@@ -632,3 +632,137 @@ def recurrent(torch, init, cell):
 @pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
 def test_recurrent_nets_from_scratch(torch, cell):
     both(torch, recurrent, tol=F32_TOL, cell=cell)
+
+
+# ---- masked softmax, additive and multi-head attention, positional encoding -------------------------------
+def attention(torch, init):
+    init, nn = {} if init is None else init, torch.nn
+
+    def sequence_mask(X, valid_len, value=0):
+        maxlen = X.size(1)
+        mask = torch.arange((maxlen), dtype=torch.float32, device=X.device)[None, :] < valid_len[:, None]
+        X[~mask] = value
+        return X
+
+    def masked_softmax(X, valid_lens):
+        if valid_lens is None:
+            return nn.functional.softmax(X, dim=-1)
+        shape = X.shape
+        if valid_lens.dim() == 1:
+            valid_lens = torch.repeat_interleave(valid_lens, shape[1])
+        else:
+            valid_lens = valid_lens.reshape(-1)
+        X = sequence_mask(X.reshape(-1, shape[-1]), valid_lens, value=-1e6)
+        return nn.functional.softmax(X.reshape(shape), dim=-1)
+
+    class AdditiveAttention(nn.Module):
+        def __init__(self, num_hiddens, dropout):
+            super().__init__()
+            self.W_k = nn.LazyLinear(num_hiddens, bias=False)
+            self.W_q = nn.LazyLinear(num_hiddens, bias=False)
+            self.w_v = nn.LazyLinear(1, bias=False)
+            self.dropout = nn.Dropout(dropout)
+
+        def forward(self, queries, keys, values, valid_lens):
+            queries, keys = self.W_q(queries), self.W_k(keys)
+            features = queries.unsqueeze(2) + keys.unsqueeze(1)
+            features = torch.tanh(features)
+            scores = self.w_v(features).squeeze(-1)
+            self.attention_weights = masked_softmax(scores, valid_lens)
+            return torch.bmm(self.dropout(self.attention_weights), values)
+
+    class DotProductAttention(nn.Module):
+        def __init__(self, dropout):
+            super().__init__()
+            self.dropout = nn.Dropout(dropout)
+
+        def forward(self, queries, keys, values, valid_lens=None):
+            d = queries.shape[-1]
+            scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
+            self.attention_weights = masked_softmax(scores, valid_lens)
+            return torch.bmm(self.dropout(self.attention_weights), values)
+
+    class MultiHeadAttention(nn.Module):
+        def __init__(self, num_hiddens, num_heads, dropout, bias=False):
+            super().__init__()
+            self.num_heads = num_heads
+            self.attention = DotProductAttention(dropout)
+            self.W_q = nn.LazyLinear(num_hiddens, bias=bias)
+            self.W_k = nn.LazyLinear(num_hiddens, bias=bias)
+            self.W_v = nn.LazyLinear(num_hiddens, bias=bias)
+            self.W_o = nn.LazyLinear(num_hiddens, bias=bias)
+
+        def transpose_qkv(self, X):
+            X = X.reshape(X.shape[0], X.shape[1], self.num_heads, -1)
+            X = X.permute(0, 2, 1, 3)
+            return X.reshape(-1, X.shape[2], X.shape[3])
+
+        def transpose_output(self, X):
+            X = X.reshape(-1, self.num_heads, X.shape[1], X.shape[2])
+            X = X.permute(0, 2, 1, 3)
+            return X.reshape(X.shape[0], X.shape[1], -1)
+
+        def forward(self, queries, keys, values, valid_lens):
+            queries = self.transpose_qkv(self.W_q(queries))
+            keys = self.transpose_qkv(self.W_k(keys))
+            values = self.transpose_qkv(self.W_v(values))
+            if valid_lens is not None:
+                valid_lens = torch.repeat_interleave(valid_lens, repeats=self.num_heads, dim=0)
+            output = self.attention(queries, keys, values, valid_lens)
+            return self.W_o(self.transpose_output(output))
+
+    class PositionalEncoding(nn.Module):
+        def __init__(self, num_hiddens, dropout, max_len=1000):
+            super().__init__()
+            self.dropout = nn.Dropout(dropout)
+            self.P = torch.zeros((1, max_len, num_hiddens))
+            X = torch.arange(max_len, dtype=torch.float32).reshape(-1, 1) / torch.pow(
+                10000, torch.arange(0, num_hiddens, 2, dtype=torch.float32) / num_hiddens)
+            self.P[:, :, 0::2] = torch.sin(X)
+            self.P[:, :, 1::2] = torch.cos(X)
+
+        def forward(self, X):
+            X = X + self.P[:, :X.shape[1], :].to(X.device)
+            return self.dropout(X)
+
+    rng = np.random.default_rng(5)
+    probe = torch.tensor(rng.random((2, 2, 4)))
+    masked = [masked_softmax(probe, torch.tensor([2, 3])), masked_softmax(probe, torch.tensor([[1, 3], [2, 4]])),
+              masked_softmax(probe, None)]
+
+    queries = torch.tensor(rng.standard_normal((2, 1, 20)), requires_grad=True)
+    keys = torch.tensor(rng.standard_normal((2, 10, 2)), requires_grad=True)
+    values = torch.arange(40, dtype=torch.float64).reshape(1, 10, 4).repeat(2, 1, 1).requires_grad_(True)
+    valid_lens = torch.tensor([2, 6])
+    add = AdditiveAttention(num_hiddens=8, dropout=0.1)
+    add.eval()
+    add(queries, keys, values, valid_lens)
+    share(torch, init, add=add)
+    out = add(queries, keys, values, valid_lens)
+    (out * torch.tensor(rng.standard_normal(tuple(out.shape)))).sum().backward()
+    additive = [out, add.attention_weights, queries.grad, keys.grad, values.grad, add.W_q.weight.grad]
+
+    num_hiddens, num_heads = 12, 3
+    mha = MultiHeadAttention(num_hiddens, num_heads, 0.0)
+    X = torch.tensor(rng.standard_normal((2, 4, num_hiddens)))
+    Y = torch.tensor(rng.standard_normal((2, 6, num_hiddens)))
+    mha(X, Y, Y, torch.tensor([3, 2]))
+    share(torch, init, mha=mha)
+    pos = PositionalEncoding(num_hiddens, 0)
+    opt = torch.optim.SGD(mha.parameters(), lr=0.5, momentum=0.9)
+    losses = []
+    for valid in (torch.tensor([3, 2]), torch.tensor([[1, 2, 3, 4], [6, 5, 4, 3]]), None):
+        out = mha(pos(X), Y, Y, valid)
+        l = (out ** 2).mean()  # noqa: E741
+        opt.zero_grad()
+        l.backward()
+        opt.step()
+        losses.append(l.item())
+    return dict(init=init, masked=masked, additive=additive, losses=losses, mha=list(mha.parameters()),
+                weights=mha.attention.attention_weights, P=pos.P[:, :8])
+
+
+def test_masked_softmax_attention_and_positional_encoding(f64):
+    # the encoding table is computed in float32 as written (pow, sin, cos): libm implementations round
+    # those a last bit apart, so everything downstream agrees to float32's precision, not float64's
+    both(f64, attention, tol=dict(rtol=1e-6, atol=2.5e-7))
