@@ -839,11 +839,29 @@ class Prod(Function):
             result = result.reshape(_keep_shape(a.shape, ctx.dims))
         if not bool((a.array == 0).any()):
             return g * result / a, None, None
+        if state.grad_enabled:  # create_graph: the products of the others depend on a (even where g is a constant)
+            return g * _prod_of_others_recorded(a, ctx.dims), None, None
         return g * Tensor._wrap(_prod_of_others(a.array, ctx.dims)), None, None
 
 
 class ProdAll(Prod):
     node_name = "ProdBackward0"
+
+
+def _prod_of_others_recorded(a, dims):
+    """_prod_of_others as recorded ops (exclusive running products from both ends), for a graph of the backward."""
+    from .shape import cat
+
+    n = a.ndim
+    order = [d for d in range(n) if d not in dims] + list(dims)
+    moved = a.permute(*order) if order != list(range(n)) else a
+    flat = moved.reshape(moved.shape[: n - len(dims)] + (-1,))
+    ones = Tensor._wrap(array_module(a.array).ones(flat.shape[:-1] + (1,), dtype=a.array.dtype))
+    left = cat([ones, flat[..., :-1]], -1).cumprod(-1)
+    right = cat([flat[..., 1:], ones], -1).flip(-1).cumprod(-1).flip(-1)
+    out = (left * right).reshape(moved.shape)
+    inverse = [order.index(d) for d in range(n)]
+    return out.permute(*inverse) if order != list(range(n)) else out
 
 
 def _prod_of_others(x, dims):

@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor, dtype_argument
 from ._util import normalize_dim
@@ -89,7 +90,24 @@ class Cumprod(Function):
             return g, None  # g * result / a, NaN for an inf or NaN)
         if not bool((a.array == 0).any()):
             return reverse_cumsum(g * result, ctx.dim) / a, None
+        if state.grad_enabled:  # create_graph: the products depend on a (even where g is a constant)
+            return _cumprod_grad_with_zeros_recorded(a, g, ctx.dim), None
         return Tensor._wrap(_cumprod_grad_with_zeros(a.array, g.array, result.array, ctx.dim)), None
+
+
+def _cumprod_grad_with_zeros_recorded(a, g, dim):
+    """The gradient where some a_i are 0, as recorded ops: row i of an (n, n) stack is a with a_i set to 1, whose
+    running products are prod_{k <= j, k != i} a_k, summed with g_j over j >= i. Quadratic in the length, so
+    kept for create_graph (the array steps above serve every backward without one)."""
+    from .elementwise import where
+
+    xp = array_module(a.array)
+    a, g = a.movedim(dim, -1), g.movedim(dim, -1)
+    n = a.shape[-1]
+    eye = Tensor._wrap(xp.eye(n, dtype=bool))
+    products = where(eye, 1.0, a.unsqueeze(-2)).to(a.dtype).cumprod(-1)  # [..., i, j]
+    upper = Tensor._wrap(xp.triu(xp.ones((n, n), dtype=a.array.dtype)))  # j >= i
+    return (products * upper * g.unsqueeze(-2)).sum(-1).movedim(-1, dim)
 
 
 def _cumprod_grad_with_zeros(a, g, out, dim):
