@@ -1,0 +1,63 @@
+"""Evaluation metrics written as PyTorch users write them in plain torch (no metric library), run on minigrad
+(`import minigrad as torch`) and on PyTorch from the same numpy predictions and targets: every value, dtype and
+shape the same, and the same refusals. Several seeds, with ties, empty classes, one-class targets and NaN scores.
+Where ties leave PyTorch's order unspecified (an unstable sort, topk) the scripts sort stably or read only
+tie-free quantities, as a script that must be reproducible does."""
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+torch = pytest.importorskip("torch")
+
+# (0/0 in a metric: numpy's RuntimeWarning, which the package's own filter hides outside pytest)
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def _leaves(out):
+    if isinstance(out, (list, tuple)):
+        return [leaf for item in out for leaf in _leaves(item)]
+    return [out]
+
+
+def _same(script, *args):
+    """script(torch-like module, *args) on minigrad and on PyTorch: the same outputs, or the same error."""
+    try:
+        theirs = _leaves(script(torch, *args))
+    except Exception as e:  # noqa: BLE001 (the reference's refusal is what minigrad must say)
+        with pytest.raises(type(e)) as ours:
+            script(mg, *args)
+        assert str(ours.value) == str(e)
+        return
+    ours = _leaves(script(mg, *args))
+    assert len(ours) == len(theirs)
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        if not isinstance(b, torch.Tensor):
+            assert type(a) is type(b), i
+            # (a .item() of a float32 reduction: the last bit follows the summation order)
+            assert a == pytest.approx(b, rel=1e-6, nan_ok=True), i
+            continue
+        assert isinstance(a, mg.Tensor), i
+        assert str(a.dtype).split(".")[1] == str(b.dtype).split(".")[1], i
+        assert tuple(a.shape) == tuple(b.shape), i
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-6, equal_nan=True, err_msg=str(i))
+
+
+# ---- focused: what these scripts found ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("accumulate", [True, False])
+@pytest.mark.parametrize("dst, src", [("long", "float32"), ("float32", "float64"), ("float32", "long")])
+def test_index_put_refuses_values_of_another_dtype(accumulate, dst, src):
+    # (a float count added into a long confusion matrix: PyTorch refuses, it does not cast)
+    def script(t):
+        cm = t.zeros(3, 3, dtype=getattr(t, dst))
+        idx = (t.tensor([0, 1, 1]), t.tensor([2, 1, 1]))
+        return [cm.index_put_(idx, t.ones(3, dtype=getattr(t, src)), accumulate=accumulate),
+                cm.index_put(idx, t.tensor(2, dtype=getattr(t, src)), accumulate)]
+
+    _same(script)
+
+def test_as_strided_scatter_casts_src_to_the_inputs_dtype():
+    _same(lambda t: t.as_strided_scatter(t.zeros(6), t.arange(1, 4, dtype=t.float64), (3,), (2,), 1))
