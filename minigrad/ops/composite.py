@@ -1148,6 +1148,11 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         complex_ops.refuse("unique", input)
     _shape_from_data("unique_consecutive")
     xp = array_module(input.array)
+    if dim is not None:
+        if input.array.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        return _unique_consecutive_along(input.array, normalize_dim(dim, input.array.ndim), return_inverse,
+                                         return_counts, xp)
     flat = input.array.reshape(-1)
     if flat.size == 0:
         starts = xp.zeros(0, dtype=bool)
@@ -1160,6 +1165,23 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     if return_counts:
         pos = xp.flatnonzero(starts)
         out.append(Tensor._wrap(xp.diff(xp.concatenate([pos, xp.asarray([flat.size])])).astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_consecutive_along(arr, d, return_inverse, return_counts, xp):
+    """unique_consecutive with dim: runs of equal slices along d (each slice compared whole) kept once."""
+    if any(n == 0 for i, n in enumerate(arr.shape) if i != d):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    rows = xp.moveaxis(arr, d, 0)
+    m = rows.shape[0]
+    flat = rows.reshape(m, math.prod(rows.shape[1:]))
+    starts = xp.concatenate([xp.ones(builtins.min(m, 1), dtype=bool), (flat[1:] != flat[:-1]).any(axis=1)])
+    out = [Tensor._wrap(xp.ascontiguousarray(xp.moveaxis(rows[starts], 0, d)))]
+    if return_inverse:
+        out.append(Tensor._wrap((xp.cumsum(starts) - 1).astype(np.int64)))
+    if return_counts:
+        pos = xp.flatnonzero(starts)
+        out.append(Tensor._wrap(xp.diff(xp.concatenate([pos, xp.asarray([m])])).astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
 
 

@@ -61,3 +61,24 @@ def test_index_put_refuses_values_of_another_dtype(accumulate, dst, src):
 
 def test_as_strided_scatter_casts_src_to_the_inputs_dtype():
     _same(lambda t: t.as_strided_scatter(t.zeros(6), t.arange(1, 4, dtype=t.float64), (3,), (2,), 1))
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
+def test_unique_consecutive_along_a_dim_compares_whole_slices(dim):
+    a = np.random.default_rng(0).integers(0, 2, (5, 3, 2))
+    a[1] = a[0]
+    a[:, 2] = a[:, 1]
+    a[..., 1] = a[..., 0]
+
+    def script(t):
+        x = t.from_numpy(a)
+        return [x.unique_consecutive(dim=dim), t.unique_consecutive(x, return_inverse=True, return_counts=True, dim=dim)]
+
+    _same(script)
+
+
+def test_unique_consecutive_along_a_dim_of_empty_or_zero_dim_tensors():
+    _same(lambda t: t.unique_consecutive(t.zeros(0, 2), return_inverse=True, return_counts=True, dim=0))
+    _same(lambda t: t.unique_consecutive(t.zeros(2, 0), dim=0))
+    _same(lambda t: t.unique_consecutive(t.tensor(3), return_counts=True, dim=0))
+    _same(lambda t: t.unique_consecutive(t.tensor([[1, 1], [1, 1]]), dim=2))
