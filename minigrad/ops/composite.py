@@ -332,6 +332,8 @@ def dist(input, other, p=2):
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along `dim`."""
+    if input.array.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
     d = normalize_dim(dim, input.array.ndim)
     x = input
     if prepend is not None or append is not None:
@@ -945,6 +947,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
+    if isinstance(boundaries, Tensor) and boundaries.array.ndim != 1:  # (searchsorted takes batched boundaries)
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.array.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
@@ -1277,6 +1281,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance of the variables in input's rows (observations in its columns). fweights: how many times
     each observation counts; aweights: its importance; `correction` is subtracted from their total, weighted by
     the aweights (PyTorch's and numpy's formula)."""
+    _at_most_2d("cov", input)
     x = input if input.array.ndim == 2 else shape_ops.reshape(input, 1, -1)
     n = x.array.shape[1]
     for name, weights, kinds, kind_name in (("fweights", fweights, "iu", "integral"),
@@ -1316,7 +1321,14 @@ def _check_cov_weights(name, w, n, kinds, kind_name):
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
+def _at_most_2d(name, input):
+    if input.array.ndim > 2:
+        raise RuntimeError(f"{name}(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.array.ndim} dimensions")
+
+
 def corrcoef(input):
+    _at_most_2d("corrcoef", input)
     c = cov(input)
     if c.array.ndim == 0:
         return c / c

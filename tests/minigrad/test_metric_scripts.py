@@ -59,8 +59,30 @@ def test_index_put_refuses_values_of_another_dtype(accumulate, dst, src):
 
     _same(script)
 
+
 def test_as_strided_scatter_casts_src_to_the_inputs_dtype():
     _same(lambda t: t.as_strided_scatter(t.zeros(6), t.arange(1, 4, dtype=t.float64), (3,), (2,), 1))
+
+
+def test_bucketize_takes_one_dimensional_boundaries_only():
+    _same(lambda t: t.bucketize(t.tensor([0.5, 1.5]), t.tensor([[0.0, 1.0]])))
+    _same(lambda t: t.bucketize(t.tensor(0.5), t.tensor(1.0)))
+    _same(lambda t: t.bucketize(t.tensor([[0.5, 1.5]]), t.tensor([0.0, 1.0]), right=True))
+
+
+@pytest.mark.parametrize("op", ["cov", "corrcoef"])
+def test_cov_and_corrcoef_refuse_more_than_two_dimensions(op):
+    _same(lambda t: getattr(t, op)(t.ones(2, 2, 3)))
+    _same(lambda t: getattr(t, op)(t.arange(12.0).reshape(3, 4) ** 2))
+
+
+def test_diff_of_a_zero_dimensional_tensor_is_refused():
+    _same(lambda t: t.diff(t.tensor(1.0)))
+    _same(lambda t: t.diff(t.tensor(3), n=2))
+
+
+def test_linspace_negative_steps_says_pytorchs_words():
+    _same(lambda t: t.linspace(0, 1, -2))
 
 
 @pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
