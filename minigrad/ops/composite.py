@@ -1282,7 +1282,12 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     each observation counts; aweights: its importance; `correction` is subtracted from their total, weighted by
     the aweights (PyTorch's and numpy's formula)."""
     _at_most_2d("cov", input)
+    if input.array.dtype == np.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input if input.array.ndim == 2 else shape_ops.reshape(input, 1, -1)
+    if x.array.dtype.kind in "iu":
+        from .. import dtypes  # (integer observations, e.g. ranks: the aweights' float dtype, else the default)
+        x = x.to(aweights.dtype if aweights is not None and aweights.array.dtype.kind == "f" else dtypes.default_float)
     n = x.array.shape[1]
     for name, weights, kinds, kind_name in (("fweights", fweights, "iu", "integral"),
                                             ("aweights", aweights, "f", "floating point")):
@@ -1303,7 +1308,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         else:
             norm = total - correction * reduction.sum(w * aweights) / total
         c = matmul.matmul(centered * w, shape_ops.transpose(centered, 0, 1)) / elementwise.clamp(norm, min=0)
-    return shape_ops.reshape(c, ()) if input.array.ndim < 2 or x.array.shape[0] == 1 and input.array.ndim == 1 else c
+    return shape_ops.reshape(c, ()) if x.array.shape[0] == 1 else c
 
 
 def _check_cov_weights(name, w, n, kinds, kind_name):

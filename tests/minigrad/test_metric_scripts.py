@@ -570,3 +570,17 @@ def test_unique_consecutive_along_a_dim_of_empty_or_zero_dim_tensors():
     _same(lambda t: t.unique_consecutive(t.zeros(2, 0), dim=0))
     _same(lambda t: t.unique_consecutive(t.tensor(3), return_counts=True, dim=0))
     _same(lambda t: t.unique_consecutive(t.tensor([[1, 1], [1, 1]]), dim=2))
+
+
+def test_cov_and_corrcoef_of_integer_observations_are_float():
+    def script(t):
+        ranks = t.tensor([[0, 2, 1, 3], [1, 0, 3, 2]])
+        return [t.corrcoef(ranks), t.cov(ranks), t.cov(ranks.int(), aweights=t.tensor([1.0, 2, 1, 1], dtype=t.float64)),
+                t.cov(ranks, fweights=t.tensor([1, 2, 1, 1])), t.cov(t.tensor([1, 2, 4]))]
+
+    _same(script)
+    _same(lambda t: t.cov(t.tensor([[True, False, True]])))
+
+
+def test_cov_and_corrcoef_of_one_row_are_zero_dimensional():
+    _same(lambda t: [t.cov(t.tensor([[1.0, 2.0, 4.0]])), t.corrcoef(t.tensor([[1.0, 2.0, 4.0]], dtype=t.float64))])
