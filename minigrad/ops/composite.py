@@ -334,13 +334,16 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along `dim`."""
     if input.array.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
     d = normalize_dim(dim, input.array.ndim)
     x = input
     if prepend is not None or append is not None:
         x = shape_ops.cat([t for t in (prepend, x, append) if t is not None], d)
     for _ in range(n):
         m = x.array.shape[d]
-        x = narrow(x, d, 1, builtins.max(m - 1, 0)) - narrow(x, d, 0, builtins.max(m - 1, 0))
+        after, before = narrow(x, d, 1, builtins.max(m - 1, 0)), narrow(x, d, 0, builtins.max(m - 1, 0))
+        x = (after != before) if x.array.dtype == np.bool_ else after - before  # (bools: whether it changed)
     return x
 
 

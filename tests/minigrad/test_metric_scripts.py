@@ -584,3 +584,9 @@ def test_cov_and_corrcoef_of_integer_observations_are_float():
 
 def test_cov_and_corrcoef_of_one_row_are_zero_dimensional():
     _same(lambda t: [t.cov(t.tensor([[1.0, 2.0, 4.0]])), t.corrcoef(t.tensor([[1.0, 2.0, 4.0]], dtype=t.float64))])
+
+
+def test_diff_of_bools_marks_changes():
+    _same(lambda t: [t.diff(t.tensor([True, False, False, True])), t.diff(t.tensor([[True, False, True]]), n=2),
+                     t.diff(t.tensor([False, True]), prepend=t.tensor([True]), append=t.tensor([True]))])
+    _same(lambda t: t.diff(t.tensor([1, 2]), n=-1))
