@@ -1135,12 +1135,13 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         complex_ops.refuse("unique", input)
     _shape_from_data("unique")
     xp = array_module(input.array)
+    nans = {"equal_nan": False} if xp is np else {}  # (PyTorch keeps each NaN apart: NaN != NaN)
     if dim is None:
-        vals, inv, counts = xp.unique(input.array, return_inverse=True, return_counts=True)
+        vals, inv, counts = xp.unique(input.array, return_inverse=True, return_counts=True, **nans)
         inv = inv.reshape(input.array.shape)
     else:
         d = normalize_dim(dim, input.array.ndim)
-        vals, inv, counts = xp.unique(input.array, return_inverse=True, return_counts=True, axis=d)
+        vals, inv, counts = xp.unique(input.array, return_inverse=True, return_counts=True, axis=d, **nans)
         inv = inv.reshape(-1)
     out = [Tensor._wrap(vals)]
     if return_inverse:

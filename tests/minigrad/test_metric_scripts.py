@@ -590,3 +590,9 @@ def test_diff_of_bools_marks_changes():
     _same(lambda t: [t.diff(t.tensor([True, False, False, True])), t.diff(t.tensor([[True, False, True]]), n=2),
                      t.diff(t.tensor([False, True]), prepend=t.tensor([True]), append=t.tensor([True]))])
     _same(lambda t: t.diff(t.tensor([1, 2]), n=-1))
+
+
+def test_unique_keeps_each_nan_apart():
+    nan = float("nan")
+    _same(lambda t: [t.unique(t.tensor([nan, 2.0, nan, 1.0]), return_inverse=True, return_counts=True),
+                     t.tensor([nan, nan], dtype=t.float64).unique(return_counts=True)])
