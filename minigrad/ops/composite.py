@@ -631,6 +631,8 @@ class MedianAll(reduction.MaxAll):
         ctx.save(self=a)
         xp = array_module(a.array)
         x = a.array.reshape(-1)
+        if not x.size:  # (PyTorch's median of nothing: NaN, or an integer type's least value)
+            return xp.full((), xp.nan if x.dtype.kind == "f" else np.iinfo(x.dtype).min, dtype=x.dtype)
         if x.dtype.kind == "f":
             nan = xp.isnan(x)
             if nan.any():
@@ -650,8 +652,6 @@ class NanmedianAll(MedianAll):
 
 
 def _median_all(cls, input):
-    if not input.array.size:
-        raise IndexError("median() input tensor cannot be empty")
     return cls.apply(input, cls is NanmedianAll)
 
 

@@ -596,3 +596,19 @@ def test_unique_keeps_each_nan_apart():
     nan = float("nan")
     _same(lambda t: [t.unique(t.tensor([nan, 2.0, nan, 1.0]), return_inverse=True, return_counts=True),
                      t.tensor([nan, nan], dtype=t.float64).unique(return_counts=True)])
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
+def test_median_of_an_empty_tensor(op, dtype):
+    # (an empty batch's median error: NaN, as PyTorch's; an integer type's least value)
+    _same(lambda t: getattr(t.tensor([], dtype=getattr(t, dtype)), op)())
+
+
+def test_median_of_an_empty_tensor_backward():
+    def script(t):
+        x = t.zeros(0, requires_grad=True)
+        x.median().backward()
+        return [x.grad]
+
+    _same(script)
