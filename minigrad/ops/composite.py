@@ -1522,7 +1522,14 @@ def _trapezoid_widths(y, x, d, name):
     return diff(x, dim=d if x.array.ndim > 1 else 0)
 
 
+def _no_bools(name, y, x):
+    if y.array.dtype == np.bool_ or x is not None and x.array.dtype == np.bool_:
+        what = "`y`" if x is None else "`x` or `y`"
+        raise RuntimeError(f"{name}: received a bool input for {what}, but bool is not supported")
+
+
 def trapezoid(y, x=None, *, dx=None, dim=-1):
+    _no_bools("trapezoid", y, x)
     d = _trapezoid_dim(y, dim)
     m = y.array.shape[d]
     if m == 0:  # no samples, no area: zeros of y's dtype, whatever x is
@@ -1537,6 +1544,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running integral of y along dim by the trapezoidal rule (one entry fewer than y there):
     sample points x (1-D along dim, or y's shape), or a spacing dx (default 1)."""
+    _no_bools("cumulative_trapezoid", y, x)
     d = _trapezoid_dim(y, dim)
     m = y.array.shape[d]
     if x is not None and x.array.ndim == 1 and x.array.shape[0] != m:
@@ -1761,6 +1769,8 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 
 def _quantile(input, q, dim, keepdim, interpolation, skip_nan):
+    if input.array.dtype.kind != "f":
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     x = shape_ops.reshape(input, -1) if dim is None else input
     d = 0 if dim is None else normalize_dim(dim, input.array.ndim)
     qs = q.array if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)

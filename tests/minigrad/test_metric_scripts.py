@@ -612,3 +612,14 @@ def test_median_of_an_empty_tensor_backward():
         return [x.grad]
 
     _same(script)
+
+
+@pytest.mark.parametrize("op", ["quantile", "nanquantile"])
+def test_quantile_of_integers_is_refused(op):
+    _same(lambda t: getattr(t, op)(t.tensor([1, 2, 3]), 0.5))
+
+
+@pytest.mark.parametrize("op", ["trapezoid", "trapz", "cumulative_trapezoid"])
+def test_trapezoid_of_bools_is_refused(op):
+    _same(lambda t: getattr(t, op)(t.tensor([True, False, True])))
+    _same(lambda t: getattr(t, op)(t.tensor([1.0, 0.0]), t.tensor([False, True])))
