@@ -123,7 +123,10 @@ def roc_auc(t, scores, labels):
     npos = y.sum()
     nneg = y.numel() - npos
     mw = (ranks[y == 1].sum() - npos * (npos + 1) / 2) / (npos * nneg)
-    return [tps, fps, distinct, tpr, fpr, auc, auc2, vals, counts, auc3, precision, ap, mw]
+    label_changes = t.diff(y_sorted.bool()).sum()
+    distinct_scores, score_counts = t.unique(s, return_counts=True)
+    return [tps, fps, distinct, tpr, fpr, auc, auc2, vals, counts, auc3, precision, ap, mw, label_changes,
+            distinct_scores, score_counts]
 
 def ece(t, probs, labels, nbins=10):
     p, y = t.from_numpy(probs), t.from_numpy(labels)
@@ -224,7 +227,9 @@ def correlation(t, x, y):
     pe = (am * bm).sum() / (am.norm() * bm.norm())
     pe2 = t.corrcoef(t.stack((a, b)))
     cov = t.cov(t.stack((a, b)))
-    return [ra, sp, pe, pe2, cov]
+    long_ranks = t.stack([a.argsort(stable=True).argsort(), b.argsort(stable=True).argsort()])
+    sp_long = t.corrcoef(long_ranks)[0, 1]  # (integer ranks straight in: a float result)
+    return [ra, sp, pe, pe2, cov, long_ranks, sp_long, t.median(a), t.quantile(b, t.tensor([0.25, 0.75], dtype=b.dtype))]
 
 def regression(t, pred, target):
     p, y = t.from_numpy(pred), t.from_numpy(target)
