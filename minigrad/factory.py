@@ -651,7 +651,7 @@ def _linspace(start, end, steps, dtype, device, requires_grad):
         dtype = dtypes.default_complex()  # (complex ends: the default complex dtype, as PyTorch infers it)
     dt = np.dtype(_dt(dtype))
     if steps < 0:
-        raise RuntimeError("linspace(): number of steps must be non-negative")
+        raise RuntimeError("number of steps must be non-negative")
     if dt.kind == "b":
         raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
     if dt.kind == "c":  # each part its own real ramp, in the parts' dtype

@@ -332,13 +332,18 @@ def dist(input, other, p=2):
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along `dim`."""
+    if input.array.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
     d = normalize_dim(dim, input.array.ndim)
     x = input
     if prepend is not None or append is not None:
         x = shape_ops.cat([t for t in (prepend, x, append) if t is not None], d)
     for _ in range(n):
         m = x.array.shape[d]
-        x = narrow(x, d, 1, builtins.max(m - 1, 0)) - narrow(x, d, 0, builtins.max(m - 1, 0))
+        after, before = narrow(x, d, 1, builtins.max(m - 1, 0)), narrow(x, d, 0, builtins.max(m - 1, 0))
+        x = (after != before) if x.array.dtype == np.bool_ else after - before  # (bools: whether it changed)
     return x
 
 
@@ -626,6 +631,8 @@ class MedianAll(reduction.MaxAll):
         ctx.save(self=a)
         xp = array_module(a.array)
         x = a.array.reshape(-1)
+        if not x.size:  # (PyTorch's median of nothing: NaN, or an integer type's least value)
+            return xp.full((), xp.nan if x.dtype.kind == "f" else np.iinfo(x.dtype).min, dtype=x.dtype)
         if x.dtype.kind == "f":
             nan = xp.isnan(x)
             if nan.any():
@@ -645,8 +652,6 @@ class NanmedianAll(MedianAll):
 
 
 def _median_all(cls, input):
-    if not input.array.size:
-        raise IndexError("median() input tensor cannot be empty")
     return cls.apply(input, cls is NanmedianAll)
 
 
@@ -945,6 +950,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
+    if isinstance(boundaries, Tensor) and boundaries.array.ndim != 1:  # (searchsorted takes batched boundaries)
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.array.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
@@ -1128,12 +1135,13 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         complex_ops.refuse("unique", input)
     _shape_from_data("unique")
     xp = array_module(input.array)
+    nans = {"equal_nan": False} if xp is np else {}  # (PyTorch keeps each NaN apart: NaN != NaN)
     if dim is None:
-        vals, inv, counts = xp.unique(input.array, return_inverse=True, return_counts=True)
+        vals, inv, counts = xp.unique(input.array, return_inverse=True, return_counts=True, **nans)
         inv = inv.reshape(input.array.shape)
     else:
         d = normalize_dim(dim, input.array.ndim)
-        vals, inv, counts = xp.unique(input.array, return_inverse=True, return_counts=True, axis=d)
+        vals, inv, counts = xp.unique(input.array, return_inverse=True, return_counts=True, axis=d, **nans)
         inv = inv.reshape(-1)
     out = [Tensor._wrap(vals)]
     if return_inverse:
@@ -1148,6 +1156,11 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         complex_ops.refuse("unique", input)
     _shape_from_data("unique_consecutive")
     xp = array_module(input.array)
+    if dim is not None:
+        if input.array.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        return _unique_consecutive_along(input.array, normalize_dim(dim, input.array.ndim), return_inverse,
+                                         return_counts, xp)
     flat = input.array.reshape(-1)
     if flat.size == 0:
         starts = xp.zeros(0, dtype=bool)
@@ -1160,6 +1173,23 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     if return_counts:
         pos = xp.flatnonzero(starts)
         out.append(Tensor._wrap(xp.diff(xp.concatenate([pos, xp.asarray([flat.size])])).astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_consecutive_along(arr, d, return_inverse, return_counts, xp):
+    """unique_consecutive with dim: runs of equal slices along d (each slice compared whole) kept once."""
+    if any(n == 0 for i, n in enumerate(arr.shape) if i != d):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    rows = xp.moveaxis(arr, d, 0)
+    m = rows.shape[0]
+    flat = rows.reshape(m, math.prod(rows.shape[1:]))
+    starts = xp.concatenate([xp.ones(builtins.min(m, 1), dtype=bool), (flat[1:] != flat[:-1]).any(axis=1)])
+    out = [Tensor._wrap(xp.ascontiguousarray(xp.moveaxis(rows[starts], 0, d)))]
+    if return_inverse:
+        out.append(Tensor._wrap((xp.cumsum(starts) - 1).astype(np.int64)))
+    if return_counts:
+        pos = xp.flatnonzero(starts)
+        out.append(Tensor._wrap(xp.diff(xp.concatenate([pos, xp.asarray([m])])).astype(np.int64)))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -1255,7 +1285,13 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance of the variables in input's rows (observations in its columns). fweights: how many times
     each observation counts; aweights: its importance; `correction` is subtracted from their total, weighted by
     the aweights (PyTorch's and numpy's formula)."""
+    _at_most_2d("cov", input)
+    if input.array.dtype == np.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input if input.array.ndim == 2 else shape_ops.reshape(input, 1, -1)
+    if x.array.dtype.kind in "iu":
+        from .. import dtypes  # (integer observations, e.g. ranks: the aweights' float dtype, else the default)
+        x = x.to(aweights.dtype if aweights is not None and aweights.array.dtype.kind == "f" else dtypes.default_float)
     n = x.array.shape[1]
     for name, weights, kinds, kind_name in (("fweights", fweights, "iu", "integral"),
                                             ("aweights", aweights, "f", "floating point")):
@@ -1276,7 +1312,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         else:
             norm = total - correction * reduction.sum(w * aweights) / total
         c = matmul.matmul(centered * w, shape_ops.transpose(centered, 0, 1)) / elementwise.clamp(norm, min=0)
-    return shape_ops.reshape(c, ()) if input.array.ndim < 2 or x.array.shape[0] == 1 and input.array.ndim == 1 else c
+    return shape_ops.reshape(c, ()) if x.array.shape[0] == 1 else c
 
 
 def _check_cov_weights(name, w, n, kinds, kind_name):
@@ -1294,7 +1330,14 @@ def _check_cov_weights(name, w, n, kinds, kind_name):
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
+def _at_most_2d(name, input):
+    if input.array.ndim > 2:
+        raise RuntimeError(f"{name}(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.array.ndim} dimensions")
+
+
 def corrcoef(input):
+    _at_most_2d("corrcoef", input)
     c = cov(input)
     if c.array.ndim == 0:
         return c / c
@@ -1479,7 +1522,14 @@ def _trapezoid_widths(y, x, d, name):
     return diff(x, dim=d if x.array.ndim > 1 else 0)
 
 
+def _no_bools(name, y, x):
+    if y.array.dtype == np.bool_ or x is not None and x.array.dtype == np.bool_:
+        what = "`y`" if x is None else "`x` or `y`"
+        raise RuntimeError(f"{name}: received a bool input for {what}, but bool is not supported")
+
+
 def trapezoid(y, x=None, *, dx=None, dim=-1):
+    _no_bools("trapezoid", y, x)
     d = _trapezoid_dim(y, dim)
     m = y.array.shape[d]
     if m == 0:  # no samples, no area: zeros of y's dtype, whatever x is
@@ -1494,6 +1544,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running integral of y along dim by the trapezoidal rule (one entry fewer than y there):
     sample points x (1-D along dim, or y's shape), or a spacing dx (default 1)."""
+    _no_bools("cumulative_trapezoid", y, x)
     d = _trapezoid_dim(y, dim)
     m = y.array.shape[d]
     if x is not None and x.array.ndim == 1 and x.array.shape[0] != m:
@@ -1718,6 +1769,8 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 
 def _quantile(input, q, dim, keepdim, interpolation, skip_nan):
+    if input.array.dtype.kind != "f":
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     x = shape_ops.reshape(input, -1) if dim is None else input
     d = 0 if dim is None else normalize_dim(dim, input.array.ndim)
     qs = q.array if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)
@@ -1763,6 +1816,9 @@ def _quantile(input, q, dim, keepdim, interpolation, skip_nan):
 def index_put(input, indices, values, accumulate=False):
     """A copy of `input` with `values` written (or added, accumulate=True: repeats summed) at `input[indices]`."""
     idx = tuple(indices)
+    if isinstance(values, Tensor) and values.array.dtype != input.array.dtype:  # (indexing's setitem casts; this does not)
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{input.dtype._legacy[:-6]} for the destination and {values.dtype._legacy[:-6]} for the source.")
     if not accumulate:
         out = shape_ops.clone(input)
         out[idx] = values

@@ -176,7 +176,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     if tuple(src.shape) != tuple(size):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
                            f"slice size = {list(size)}")
-    flat = index_put(input.reshape(-1), (Tensor._wrap(where),), src.reshape(-1))
+    flat = index_put(input.reshape(-1), (Tensor._wrap(where),), src.reshape(-1).to(input.dtype))
     return flat.reshape(input.shape)
 
 
