@@ -388,7 +388,9 @@ class Tensor:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if self.requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
-        return _dlpack_capsule(self.array, stream, max_version, dl_device, copy)
+        from .utils.dlpack import capsule
+
+        return capsule(self.array, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
         return self.array.__dlpack_device__()
@@ -848,24 +850,6 @@ def _memory_root(a):
     while getattr(a, "base", None) is not None and hasattr(a.base, "__array_interface__"):
         a = a.base
     return a
-
-
-def _dlpack_capsule(a, stream, max_version, dl_device, copy):
-    """a's DLPack capsule, sharing its memory where the consumer can take it as it is."""
-    if isinstance(a, np.ndarray):
-        if stream is not None and stream != -1:
-            raise AssertionError("stream should be None on cpu.")
-        # a negative stride (a numpy flip) is valid DLPack that PyTorch cannot take, and a read-only array (an
-        # expand) only a consumer of DLPack 1.0 can be told about: those export a copy unless copy=False
-        if copy is None and (any(st < 0 for st in a.strides) or (not a.flags.writeable and max_version is None)):
-            a = a.copy()
-        kwargs = {}
-    else:
-        kwargs = {"stream": stream}
-    for key, value in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy)):
-        if value is not None:
-            kwargs[key] = value
-    return a.__dlpack__(**kwargs)
 
 
 def type_name(x):

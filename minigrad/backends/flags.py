@@ -100,7 +100,7 @@ def set_deterministic_debug_mode(debug_mode):
 
 # torch.backends.cuda's scaled-dot-product-attention switches (nn.attention.sdpa_kernel sets them): minigrad has
 # one attention, so they select nothing; each reads back what was set, all on by default (PyTorch's)
-_sdp = {"cudnn": True, "flash": True, "mem_efficient": True, "math": True, "overrideable": True}
+_sdp = {"cudnn": True, "flash": True, "mem_efficient": True, "math": True}
 
 
 def sdp_enabled(name):

@@ -6,7 +6,9 @@
 A CPU producer's memory is read in through numpy, a CUDA one's through cupy; both keep the producer alive for
 as long as the tensor lives.
 """
-from ..tensor import Tensor, _dlpack_capsule, type_name
+import numpy as np
+
+from ..tensor import Tensor, type_name
 
 __all__ = ["from_dlpack", "to_dlpack"]
 
@@ -60,4 +62,22 @@ def to_dlpack(tensor):
     exported whether or not tensor requires grad, as PyTorch's."""
     if not isinstance(tensor, Tensor):
         raise TypeError(f"_to_dlpack(): argument 'data' (position 1) must be Tensor, not {type_name(tensor)}")
-    return _dlpack_capsule(tensor.array, None, None, None, None)
+    return capsule(tensor.array, None, None, None, None)
+
+
+def capsule(a, stream, max_version, dl_device, copy):
+    """a's DLPack capsule, sharing its memory where the consumer can take it as it is."""
+    if isinstance(a, np.ndarray):
+        if stream is not None and stream != -1:
+            raise AssertionError("stream should be None on cpu.")
+        # a negative stride (a numpy flip) is valid DLPack that PyTorch cannot take, and a read-only array (an
+        # expand) only a consumer of DLPack 1.0 can be told about: those export a copy unless copy=False
+        if copy is None and (any(st < 0 for st in a.strides) or (not a.flags.writeable and max_version is None)):
+            a = a.copy()
+        kwargs = {}
+    else:
+        kwargs = {"stream": stream}
+    for key, value in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy)):
+        if value is not None:
+            kwargs[key] = value
+    return a.__dlpack__(**kwargs)

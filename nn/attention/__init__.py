@@ -1,11 +1,11 @@
 """torch.nn.attention: `SDPBackend` and `sdpa_kernel`, the context manager that picks scaled_dot_product_attention's
 kernels. minigrad has one attention (nn/_functional/attention.py), so the choice selects nothing; it is recorded
-in torch.backends.cuda's switches (minigrad/backends/flags.py), where `*_sdp_enabled()` reads it back inside the
-context as PyTorch's does. flex_attention is in nn/attention/flex_attention.py."""
+in torch.backends.cuda's switches (`minigrad.backends.cuda.enable_flash_sdp`, ...), where `*_sdp_enabled()` reads
+it back inside the context as PyTorch's does. flex_attention is in nn/attention/flex_attention.py."""
 import contextlib
 import enum
 
-from minigrad.backends import flags
+from minigrad import backends
 
 
 class SDPBackend(enum.Enum):
@@ -29,17 +29,29 @@ _SWITCHES = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTE
              "mem_efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH,
              "overrideable": SDPBackend.OVERRIDEABLE}
 _priority = [1, 2, 0, 3, 4]  # PyTorch's default order, as ints
+_overrideable = [True]  # (the one switch torch.backends.cuda has no public function for)
+
+
+def _enabled(name):
+    return _overrideable[0] if name == "overrideable" else getattr(backends.cuda, f"{name}_sdp_enabled")()
+
+
+def _enable(name, on):
+    if name == "overrideable":
+        _overrideable[0] = bool(on)
+    else:
+        getattr(backends.cuda, f"enable_{name}_sdp")(on)
 
 
 def _cur_sdpa_kernel_backends(with_priority=False):
     """The backends whose switch is on (in priority order with `with_priority`)."""
-    on = [backend for name, backend in _SWITCHES.items() if flags.sdp_enabled(name)]
+    on = [backend for name, backend in _SWITCHES.items() if _enabled(name)]
     return sorted(on, key=lambda b: _priority.index(int(b))) if with_priority else on
 
 
 def _set_backends(backends, set_priority):
     for name, backend in _SWITCHES.items():
-        flags.set_sdp(name, backend in backends)
+        _enable(name, backend in backends)
     if set_priority:
         _priority[:] = [int(b) for b in backends] + [p for p in _priority if p not in [int(b) for b in backends]]
 

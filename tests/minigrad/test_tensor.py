@@ -880,7 +880,7 @@ def test_add_mul_and_div_with_nothing_to_record_give_the_ops_results():
     # no node to record (no_grad, or no input requiring grad): add, mul and div of float tensors by a tensor
     # of their dtype or a Python number are the array op alone; the same bits, dtypes and errors as the op's
     from minigrad.ops._util import binary_operands
-    from minigrad.ops.elementwise import Add, Div, Mul
+    from minigrad.ops.elementwise import Add, Div, HalfDivNumber, HalfMulNumber, Mul, _half_number
 
     rng = np.random.default_rng(0)
     for dtype in (np.float32, np.float64, np.float16):
@@ -891,7 +891,9 @@ def test_add_mul_and_div_with_nothing_to_record_give_the_ops_results():
             for fn, op in ((mg.add, Add), (mg.mul, Mul), (mg.div, Div)):
                 for a, b in ((x, other), (x[0, 0], other)):
                     got = fn(a, b)
-                    want = op.apply(*binary_operands(a, b))
+                    n = None if op is Add else _half_number(a, b)  # (half by a number: in float32, as PyTorch)
+                    want = op.apply(*binary_operands(a, b)) if n is None else \
+                        {Mul: HalfMulNumber, Div: HalfDivNumber}[op].apply(a.detach().requires_grad_(), n).detach()
                     assert got.dtype == want.dtype and got.shape == want.shape and got.grad_fn is None
                     assert np.array_equal(np.asarray(got.array), np.asarray(want.array)), (dtype, other, op)
     with pytest.raises(RuntimeError, match="must match the size"):
