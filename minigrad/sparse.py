@@ -293,23 +293,10 @@ class SparseTensor:
         return _dense_mm(other, self)
 
     def __repr__(self):
-        from ._format import add_suffixes, tensor_repr
-        from .device import to_device
+        from ._format import add_suffixes
 
-        def inner(t, indent):  # (an empty part names its size, a dense tensor's repr would not)
-            suffixes = [] if t.numel() else [f"size={tuple(t.shape)}"]
-            return tensor_repr(to_device(t.array, "cpu"), suffixes).replace("\n", "\n" + " " * indent)
-
-        suffixes = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
-        if self.dtype not in (dtypes.default_float, dtypes.default_complex(), dtypes.int64, dtypes.bool_):
-            suffixes.append(f"dtype={self.dtype}")
-        suffixes.append(f"layout={self.layout}")
-        if self.grad_fn is not None:
-            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
-        elif self.requires_grad:
-            suffixes.append("requires_grad=True")
-        body = f"tensor(indices={inner(self._indices_t, 15)},\n       values={inner(self._values_t, 14)}"
-        return add_suffixes(body, suffixes, len("tensor("), force_newline=True)
+        body = f"tensor(indices={_part_repr(self._indices_t, 15)},\n       values={_part_repr(self._values_t, 14)}"
+        return add_suffixes(body, _repr_suffixes(self), len("tensor("), force_newline=True)
 
     @property
     def array(self):
@@ -955,26 +942,13 @@ class CompressedTensor:
         raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
 
     def __repr__(self):
-        from ._format import add_suffixes, tensor_repr
-        from .device import to_device
-
-        def inner(t, indent):
-            suffixes = [] if t.numel() else [f"size={tuple(t.shape)}"]
-            return tensor_repr(to_device(t.array, "cpu"), suffixes).replace("\n", "\n" + " " * indent)
+        from ._format import add_suffixes
 
         names = _COMPRESSED[self._layout_name]
-        body = (f"tensor({names[0]}={inner(self._compressed_t, 7 + len(names[0]) + 1)},\n"
-                f"       {names[1]}={inner(self._plain_t, 7 + len(names[1]) + 1)},\n"
-                f"       values={inner(self._values_t, 14)}")
-        suffixes = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
-        if self.dtype not in (dtypes.default_float, dtypes.default_complex(), dtypes.int64, dtypes.bool_):
-            suffixes.append(f"dtype={self.dtype}")
-        suffixes.append(f"layout={self.layout}")
-        if self.grad_fn is not None:
-            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
-        elif self.requires_grad:
-            suffixes.append("requires_grad=True")
-        return add_suffixes(body, suffixes, len("tensor("))
+        body = (f"tensor({names[0]}={_part_repr(self._compressed_t, 7 + len(names[0]) + 1)},\n"
+                f"       {names[1]}={_part_repr(self._plain_t, 7 + len(names[1]) + 1)},\n"
+                f"       values={_part_repr(self._values_t, 14)}")
+        return add_suffixes(body, _repr_suffixes(self), len("tensor("))
 
     array = SparseTensor.array
 
@@ -1075,3 +1049,26 @@ def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=Non
     """A CSC matrix: the elements of column c are row_indices[ccol_indices[c]:ccol_indices[c + 1]], with their values."""
     return _compressed_tensor(ccol_indices, row_indices, values, size, dtype, device, requires_grad, check_invariants,
                               "sparse_csc")
+
+
+def _part_repr(t, indent):
+    """One part of a sparse tensor's repr (indices, values, ...): an empty part names its size, as a dense
+    tensor's repr would not."""
+    from ._format import tensor_repr
+    from .device import to_device
+
+    suffixes = [] if t.numel() else [f"size={tuple(t.shape)}"]
+    return tensor_repr(to_device(t.array, "cpu"), suffixes).replace("\n", "\n" + " " * indent)
+
+
+def _repr_suffixes(t):
+    """size, nnz, a dtype not the default's, layout, then grad_fn or requires_grad: PyTorch's order."""
+    suffixes = [f"size={tuple(t._size)}", f"nnz={t._nnz()}"]
+    if t.dtype not in (dtypes.default_float, dtypes.default_complex(), dtypes.int64, dtypes.bool_):
+        suffixes.append(f"dtype={t.dtype}")
+    suffixes.append(f"layout={t.layout}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return suffixes
