@@ -6,6 +6,8 @@ nn.functional signatures agree are nn.functional's own: `_FUNCTIONAL` in minigra
 import builtins
 import importlib
 
+import numpy as np
+
 __all__ = [
     "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_",
     "feature_dropout", "feature_dropout_", "layer_norm", "group_norm", "batch_norm", "instance_norm", "embedding",
@@ -255,7 +257,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     """(group_norm's output, the mean, the 1 / std), the statistics of shape (N, group)."""
-    mean, rstd = _stats(input.reshape(N, group, -1), 2, eps)
+    mean, rstd = _stats(input.reshape(N, group, -1), 2, eps)  # (differentiable, as PyTorch's: layer and batch
+    # norm's statistics are not, so theirs are computed under no_grad)
     return _F().group_norm(input, group, weight, bias, eps), mean.reshape(N, group), rstd.reshape(N, group)
 
 
@@ -284,9 +287,9 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
                              sparse, per_sample_weights, include_last_offset, padding_idx)
     ids, off = indices.detach().numpy().reshape(-1), offsets.detach().numpy().astype("int64")
     bags = builtins.len(off) - 1 if include_last_offset else builtins.len(off)
-    bag = off.searchsorted(importlib.import_module("numpy").arange(builtins.len(ids)), side="right") - 1
+    bag = off.searchsorted(np.arange(builtins.len(ids)), side="right") - 1
     kept = ids != padding_idx if padding_idx is not None else ids == ids
-    sizes = importlib.import_module("numpy").bincount(bag[kept], minlength=bags)[:bags]
+    sizes = np.bincount(bag[kept], minlength=bags)[:bags]
     long = mg.int64
     if mode == 0:
         offset2bag = mg.tensor(bag if padding_idx is not None else bag[:0], dtype=long)
@@ -296,7 +299,6 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     size = mg.tensor(sizes, dtype=long)
     if mode == 1:
         return out, mg.tensor(bag, dtype=long), size, size.clone()
-    np = importlib.import_module("numpy")
     rows = weight.detach().numpy()
     arg = np.zeros((bags, rows.shape[1]), dtype=np.int64)
     for b in builtins.range(bags):
