@@ -75,7 +75,12 @@ CASES = [  # (score_mod: (minigrad's, torch's), mask_mod)
 ]
 
 
-@pytest.mark.parametrize("mods", CASES, ids=lambda m: str(m))
+def _case_id(mods):
+    score_mods, mask_mod = mods
+    return f"{score_mods[0].__name__ if score_mods else 'none'}-{mask_mod.__name__ if mask_mod else 'none'}"
+
+
+@pytest.mark.parametrize("mods", CASES, ids=_case_id)
 @pytest.mark.parametrize("gqa", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_flex_attention_values_and_grads_match_torch(mods, gqa, dtype):
