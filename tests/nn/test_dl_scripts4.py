@@ -551,3 +551,78 @@ def ctc(torch, init):
 
 def test_ctc_speech_recognition(torch):
     both(torch, ctc)
+
+
+# ---- quantization-aware training: observed ranges, fake-quantized activations and per-channel weights ---------
+def qat(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    class ActFakeQuant(nn.Module):
+        """uint8, asymmetric: a moving-average min/max observer while training, frozen in eval."""
+        def __init__(self, momentum=0.1, tensor_qparams=False):
+            super().__init__()
+            self.momentum, self.tensor_qparams = momentum, tensor_qparams
+            self.register_buffer("min_val", torch.tensor(0.0))
+            self.register_buffer("max_val", torch.tensor(0.0))
+            self.register_buffer("initialized", torch.tensor(False))
+
+        def qparams(self):
+            scale = max(float(self.max_val - self.min_val) / 255, 1e-8)
+            zero_point = int(min(max(round(-float(self.min_val) / scale), 0), 255))
+            return scale, zero_point
+
+        def forward(self, x):
+            if self.training:
+                with torch.no_grad():
+                    lo, hi = x.min().clamp(max=0), x.max().clamp(min=0)
+                    if not self.initialized:
+                        self.min_val.copy_(lo)
+                        self.max_val.copy_(hi)
+                        self.initialized.fill_(True)
+                    else:
+                        self.min_val.lerp_(lo, self.momentum)
+                        self.max_val.lerp_(hi, self.momentum)
+            scale, zero_point = self.qparams()
+            if self.tensor_qparams:
+                return torch.fake_quantize_per_tensor_affine(x, torch.tensor(scale), torch.tensor(zero_point,
+                                                             dtype=torch.int32), 0, 255)
+            return torch.fake_quantize_per_tensor_affine(x, scale, zero_point, 0, 255)
+
+    class QATLinear(nn.Linear):
+        """int8 weights, symmetric per output channel."""
+        def weight_qparams(self):
+            scale = (self.weight.detach().abs().amax(dim=1) / 127).clamp(min=1e-8).float()
+            return scale, torch.zeros(self.out_features, dtype=torch.int32)
+
+        def forward(self, x):
+            scale, zero_point = self.weight_qparams()
+            w = torch.fake_quantize_per_channel_affine(self.weight, scale, zero_point, 0, -128, 127)
+            return F.linear(x, w, self.bias)
+
+    model = nn.Sequential(ActFakeQuant(), QATLinear(6, 8), nn.ReLU(), ActFakeQuant(tensor_qparams=True),
+                          QATLinear(8, 3))
+    init = start(model, init)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    rng = np.random.default_rng(49)
+    losses = []
+    for _ in range(4):
+        x, y = torch.tensor(rng.standard_normal((8, 6))), torch.tensor(rng.integers(0, 3, 8))
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    model.eval()
+    with torch.no_grad():
+        out = model(torch.tensor(rng.standard_normal((4, 6))))
+        ints = []
+        for layer in (model[1], model[4]):
+            scale, _ = layer.weight_qparams()
+            q = torch.clamp(torch.round(layer.weight / scale[:, None].double()), -128, 127).to(torch.int8)
+            ints.append([q, q.double() * scale[:, None].double() - layer.weight])
+    return dict(init=init, losses=losses, out=out, ints=ints, qparams=[model[0].qparams(), model[3].qparams()],
+                state=list(model.state_dict().values()), grads=grads(model))
+
+
+def test_quantization_aware_training(torch):
+    both(torch, qat)
