@@ -49,6 +49,7 @@ from .extra import (  # noqa: F401
     nuclear_norm, ormqr, segment_reduce, solve, symeig, while_loop,
 )
 from .indexing import put  # noqa: F401
+from .quantize import fake_quantize_per_channel_affine, fake_quantize_per_tensor_affine  # noqa: F401
 from .composite import isin  # noqa: F401
 from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F401
 from .composite import _standard_gamma, binomial, combinations, cumulative_trapezoid, poisson  # noqa: F401

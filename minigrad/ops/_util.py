@@ -15,6 +15,13 @@ from ..tensor import Tensor, type_name  # noqa: F401 (re-exported)
 from .conversion import to_copy
 
 
+def not_differentiable(t, arg, fn):
+    """PyTorch's error for an argument it gives no gradient that requires one (while a graph is recorded)."""
+    if t is not None and t.requires_grad and state.grad_enabled:
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{arg}'. This input "
+                           "cannot have requires_grad True.")
+
+
 def in_float32(fn, *args):
     """fn(*args) for float16 arrays, taken in float32 and rounded to float16 once: PyTorch's CPU kernels compute
     half in float32 (their "opmath" type), where numpy's float16 arithmetic rounds every step and drifts an ulp

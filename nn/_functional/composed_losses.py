@@ -12,16 +12,17 @@ import math
 
 from minigrad.autograd.composite import composite_node
 from minigrad.autograd.recording import escape
+from minigrad.ops._util import not_differentiable
 
 from ._common import check_tensor
 from .composed import pairwise_distance
-from .loss import _float_pair, _legacy_reduction, _mg, _not_differentiated, _reduce
+from .loss import _float_pair, _legacy_reduction, _mg, _reduce
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + e^(-y x)) (y = +-1), averaged over every element. Shapes: (*), (*) -> () or (*)."""
     target = _float_pair(input, target, "soft_margin_loss")  # (PyTorch computes it in the input's dtype)
-    _not_differentiated(target, "target", "soft_margin_loss")  # (PyTorch's derivative formula has no target term)
+    not_differentiable(target, "target", "soft_margin_loss")  # (PyTorch's derivative formula has no target term)
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _reduce(_mg().logaddexp(-input * target, input.new_zeros(())), reduction)
 
@@ -178,7 +179,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if p == 2:
         hinge = hinge * hinge
     if weight is not None:
-        _not_differentiated(weight, "weight", "multi_margin_loss")  # (its gradient would be composed here)
+        not_differentiable(weight, "weight", "multi_margin_loss")  # (its gradient would be composed here)
         hinge = hinge * weight[y]
     not_target = mg.arange(C, device=x.device).reshape(1, C) != y
     per_sample = mg.where(not_target, hinge, 0.0).sum(1) / C

@@ -11,7 +11,7 @@ from minigrad.autograd.recording import escape
 from minigrad.backends.arrays import sum_of_squares
 from minigrad.dtypes import result_type
 from minigrad.ops.elementwise import _BOOL_SUB, add_scalar, div_scalar, mul_scalar
-from minigrad.ops._util import add_reduce, broadcast_shapes, cast, sum_to, sum_to_array
+from minigrad.ops._util import add_reduce, broadcast_shapes, cast, not_differentiable, sum_to, sum_to_array
 from minigrad.ops.array_op import array_op
 
 from ._common import (Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
@@ -321,7 +321,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     C = xs[0 if layout == 1 else 1]
     if weight is not None and tuple(weight.array.shape) != (C,):
         raise RuntimeError(f"cross_entropy: weight should be a 1D tensor of size C={C}, got shape {list(weight.shape)}")
-    _not_differentiated(weight, "weight", "nll_loss2d_forward" if layout == 3 else "nll_loss_forward")
+    not_differentiable(weight, "weight", "nll_loss2d_forward" if layout == 3 else "nll_loss_forward")
     out = _cross_entropy_node(layout, label_smoothing).apply(input, target, weight, int(ignore_index), reduction,
                                                              float(label_smoothing), layout)
     return out if label_smoothing > 0 else _viewed_back(out, input, layout, reduction)
@@ -823,7 +823,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     layout = _check_class_target(input, target, weight, "nll_loss")
     if input.array.dtype.kind != "f":
         raise RuntimeError(f"nll_loss: expected floating point input, got {input.dtype}")
-    _not_differentiated(weight, "weight", "nll_loss2d_forward" if layout == 3 else "nll_loss_forward")
+    not_differentiable(weight, "weight", "nll_loss2d_forward" if layout == 3 else "nll_loss_forward")
     out = (NllLoss2d if layout == 3 else NllLoss).apply(input, target, weight, int(ignore_index), reduction, layout)
     return _viewed_back(out, input, layout, reduction)
 
@@ -879,15 +879,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          "deprecated. Please ensure they have the same size.")
     if weight is not None:
         weight = _broadcast_weight(weight, input, "weight")
-    _not_differentiated(weight, "weight", "binary_cross_entropy")
+    not_differentiable(weight, "weight", "binary_cross_entropy")
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
 
 
-def _not_differentiated(t, arg, fn):
-    """PyTorch's error for a weight it gives no gradient that requires one (where a gradient is being recorded)."""
-    if t is not None and t.requires_grad and is_grad_enabled():
-        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{arg}'. This input "
-                           "cannot have requires_grad True.")
 
 
 def _broadcast_weight(weight, input, name):
@@ -959,8 +954,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         weight = _broadcast_weight(weight, input, "weight")
     if pos_weight is not None:
         pos_weight = _broadcast_weight(pos_weight, input, "pos_weight")
-    _not_differentiated(weight, "weight", "binary_cross_entropy_with_logits")
-    _not_differentiated(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
+    not_differentiable(weight, "weight", "binary_cross_entropy_with_logits")
+    not_differentiable(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
     return BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
 
 
