@@ -883,8 +883,6 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return BinaryCrossEntropy.apply(input, target, weight, reduction)
 
 
-
-
 def _broadcast_weight(weight, input, name):
     check_tensor(weight, name, "binary_cross_entropy")
     if broadcast_shapes(tuple(weight.shape), tuple(input.shape)) != tuple(input.shape):
