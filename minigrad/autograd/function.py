@@ -888,10 +888,9 @@ class _SecondOrder(Function):
         rule = ctx.rule
         if isinstance(rule, Exception):
             raise type(rule)(*rule.args)
-        others = (None,) * (ctx._n_args - 2)
-        if rule == "zero":  # (the others are the op's input: gx's shape)
-            others = tuple(Tensor._wrap(array_module(gg.array).zeros_like(gg.array)) for _ in others)
-        return (gg, None) + others
+        others = (None,) * (ctx._n_args - 3)  # (an incoming gradient: a refusal's only)
+        x = Tensor._wrap(array_module(gg.array).zeros_like(gg.array)) if rule == "zero" else None
+        return (gg, None, x) + others
 
 
 _SECOND_ORDER_NODES = {}
