@@ -24,11 +24,14 @@ def _split(out):
     return list(out), tuple
 
 
-def composite_node(name):
-    """Decorate an op written with recorded ops so that its outputs' grad_fn is one `name` node."""
+def composite_node(name, second=None, second_name=None):
+    """Decorate an op written with recorded ops so that its outputs' grad_fn is one `name` node. `second`: where
+    PyTorch's gradient of the first tensor argument, under create_graph, reaches that argument beyond what the
+    composite's own graph says (function.second_order's rule: "zero", "none", or the exception PyTorch raises
+    there), and `second_name` the name of PyTorch's node for it, if not `name`'s double backward's."""
     def decorate(fn):
         node_fn = type(name.removesuffix("Backward0").removesuffix("Backward1"), (CompositeFunction,),
-                       {"node_name": name, "__module__": __name__})
+                       {"node_name": name, "second": second, "second_name": second_name, "__module__": __name__})
 
         @functools.wraps(fn)
         def op(*args, **kwargs):
@@ -57,6 +60,8 @@ def composite_node(name):
 
 class CompositeFunction(_function.Function):
     """The Function behind every composite_node: forward keeps the composite's graph, backward runs it."""
+
+    second = second_name = None
 
     @staticmethod
     def forward(ctx, on_tensors, box, *inputs):
@@ -94,4 +99,8 @@ class CompositeFunction(_function.Function):
                        retain_graph=True, create_graph=grad_mode.is_grad_enabled(), allow_unused=True)
             for i, g in zip(wanted, gs):
                 result[2 + i] = g
+        cls = ctx._forward_cls
+        if cls.second is not None and result[2] is not None and grad_mode.is_grad_enabled():
+            incoming = [g for g in grads if g is not None and g.requires_grad]
+            result[2] = _function.second_order(ctx, result[2], cls.second, *incoming, name=cls.second_name)
         return tuple(result)

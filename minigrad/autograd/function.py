@@ -871,6 +871,46 @@ def _once_differentiable_user(fn, ctx, grads):
     return wrapped if isinstance(out, tuple) else wrapped[0]
 
 
+class _SecondOrder(Function):
+    """An op's gradient under create_graph, passed through one node named as PyTorch's node there (`name` below):
+    its edges reach what PyTorch's double backward formula reads beyond the recorded ops that made the gradient.
+    rule "zero": the op's input, with a zero slope (PyTorch's `zeros_like(self)`: a pool's argmax or nll's picks
+    do not move with it); "none": the input with no gradient at all (grid_sample's); an exception: PyTorch has no
+    double backward there, and differentiating through the node raises it."""
+
+    @staticmethod
+    def forward(ctx, gx, rule, *others):
+        ctx.rule = rule
+        return gx.array
+
+    @staticmethod
+    def backward(ctx, gg):
+        rule = ctx.rule
+        if isinstance(rule, Exception):
+            raise type(rule)(*rule.args)
+        others = (None,) * (ctx._n_args - 3)  # (an incoming gradient: a refusal's only)
+        x = Tensor._wrap(array_module(gg.array).zeros_like(gg.array)) if rule == "zero" else None
+        return (gg, None, x) + others
+
+
+_SECOND_ORDER_NODES = {}
+
+
+def second_order(node, gx, rule="zero", *others, name=None):
+    """Under create_graph, `node`'s gradient `gx` of its first tensor input, kept in a graph through that input
+    as PyTorch's (see _SecondOrder; `others`: more tensors the node reaches, a refusal's incoming gradient).
+    The node's name: PyTorch's for the double backward of `node` (MaxPool2DWithIndicesBackwardBackward0), or `name`."""
+    name = name or node.name().removesuffix("0") + "Backward0"
+    cls = _SECOND_ORDER_NODES.get(name)
+    if cls is None:
+        cls = _SECOND_ORDER_NODES[name] = type(name, (_SecondOrder,), {"node_name": name, "__module__": __name__})
+    fn, nr = node.next_functions[0]
+    x = Tensor._wrap(np.zeros((), dtype=gx.array.dtype))  # (a stand-in on the input's own edge: no values read)
+    if fn is not None:
+        x.grad_fn, x._output_nr, x.requires_grad = fn, nr, True
+    return cls.apply(gx, rule, x, *others)
+
+
 def leaf_accumulator(t):
     """The AccumulateGrad node of leaf `t`, one per leaf (held weakly by the leaf, as in PyTorch). None for a view
     taken in no_grad mode: it requires grad through its base, yet PyTorch gives it no node (a gradient stops there)."""

@@ -2,7 +2,7 @@
 (from minigrad/backends/arrays.py, where numpy and cupy differ) blocked loops, scratch and row sums.
 """
 from minigrad import Tensor
-from minigrad.autograd.function import Function, once_differentiable  # noqa: F401 (re-exported)
+from minigrad.autograd.function import Function, once_differentiable, second_order  # noqa: F401 (re-exported)
 from minigrad.ops._util import some_id_outside, type_name  # noqa: F401 (re-exported)
 from minigrad.backends.arrays import (  # noqa: F401 (re-exported)
     BLOCK, blockwise, col_sum, for_blocks, row_dot, row_sum, rows_per_block, scratch, scratch_like, xp_of,

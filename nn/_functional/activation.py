@@ -19,7 +19,7 @@ from minigrad.tensor import dtype_argument
 
 from . import reference
 from ._common import (
-    Function, Tensor, blockwise, check_tensor, once_differentiable, xp_of,
+    Function, Tensor, blockwise, check_tensor, once_differentiable, second_order, xp_of,
 )
 
 SQRT1_2 = 1.0 / math.sqrt(2.0)
@@ -790,7 +790,12 @@ class Hardsigmoid(Function):
         xd = ctx._saved_self.array
         keep = xd > -3.0
         keep &= xd < 3.0
-        return _pick(keep, g) * (1.0 / 6.0)
+        gx = _pick(keep, g) * (1.0 / 6.0)
+        if not _recording():
+            return gx
+        # create_graph: PyTorch has no derivative of this backward, and says so when asked
+        return second_order(ctx, gx, RuntimeError("derivative for aten::hardsigmoid_backward is not implemented"),
+                            *[g] if g.requires_grad else [], name="NotImplemented")
 
 
 class Softplus(Function):

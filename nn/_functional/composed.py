@@ -124,7 +124,7 @@ def prelu(input, weight):
     return _prelu(input, weight)
 
 
-@composite_node("PreluKernelBackward0")
+@composite_node("PreluKernelBackward0", "zero")
 def _prelu(input, weight):
     return _mg().where(input > 0, input, weight * input)
 
@@ -198,7 +198,7 @@ def pdist(input, p=2.0):
     return _pdist(input, p)
 
 
-@composite_node("PdistBackward0")
+@composite_node("PdistBackward0", NotImplementedError("the derivative for '_pdist_backward' is not implemented."))
 def _pdist(input, p):
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")

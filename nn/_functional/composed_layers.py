@@ -427,7 +427,7 @@ def _unpool(input, flat, lead, size):
     return out.reshape(lead + tuple(size))
 
 
-_UNPOOL_NODES = {m: composite_node(f"MaxUnpool{m}DBackward0")(_unpool) for m in (2, 3)}
+_UNPOOL_NODES = {m: composite_node(f"MaxUnpool{m}DBackward0", "zero")(_unpool) for m in (2, 3)}
 
 
 def _n_ints(v, n):

@@ -161,7 +161,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(per_sample, reduction)
 
 
-@composite_node("MultiMarginLossBackward0")
+@composite_node("MultiMarginLossBackward0", RuntimeError("derivative for aten::multi_margin_loss_backward is not "
+                                                          "implemented"), "NotImplemented")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
     """sum over classes i != y of max(0, margin - x[y] + x[i])^p / C (times weight[y]), per sample.
     Shapes: input (N, C) or (C,), target (N,) or () int64 in [0, C) -> () or (N,)."""

@@ -16,8 +16,8 @@ as they sum to 0). Frames past a sample's input length get 0.
 """
 import numpy as np
 
-from ._common import Function, Tensor, check_tensor, once_differentiable, xp_of
-from .loss import _legacy_reduction, _mg
+from ._common import Function, Tensor, check_tensor, once_differentiable, second_order, xp_of
+from .loss import _not_implemented, _legacy_reduction, _mg
 
 _ALLOCATE = "(while checking arguments for ctc_loss_allocate_outputs)"
 
@@ -105,6 +105,12 @@ class CtcLoss(Function):
         if ctx.zero_infinity:
             grad[:, xp.isinf(ctx.nll)] = 0.0
         return Tensor._wrap(grad), None, None, None, None, None
+
+    @staticmethod
+    def double_backward(ctx, g):  # create_graph: PyTorch has no derivative of this backward, and says so when asked
+        gx = second_order(ctx, CtcLoss.backward.fn(ctx, g)[0], _not_implemented("_ctc_loss"),
+                          *[g] if g.requires_grad else [], name="NotImplemented")
+        return (gx,) + (None,) * 5
 
 
 def _lengths(lengths, name, N, xp):

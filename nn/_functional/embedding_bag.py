@@ -15,7 +15,7 @@ import minigrad
 from minigrad.autograd import recording
 from minigrad.ops.array_op import array_op
 
-from ._common import Function, check_tensor, once_differentiable, wrap, xp_of
+from ._common import Function, check_tensor, once_differentiable, second_order, wrap, xp_of
 from .linear import embedding_renorm_, scatter_add_rows, sparse_rows_grad
 
 _MODES = ("sum", "mean", "max")
@@ -206,8 +206,14 @@ class EmbeddingBag(Function):
     def double_backward(ctx, g):
         # create_graph=True: the gradients' values are the array backward's (none is a function of weight), hung
         # from PyTorch's node, which has no derivative of its own
-        grads = EmbeddingBag.backward.fn(ctx, g)
-        return tuple(r if r is None or getattr(r, "is_sparse", False) else BagGradient.apply(g, r) for r in grads)
+        grads = list(EmbeddingBag.backward.fn(ctx, g))
+        gp = grads[3]
+        grads = [r if r is None or getattr(r, "is_sparse", False) else BagGradient.apply(g, r) for r in grads]
+        if gp is not None:  # per_sample_weights': a function of weight, which PyTorch refuses to differentiate
+            grads[3] = second_order(ctx, gp, RuntimeError("derivative for aten::_embedding_bag_per_sample_weights_backward "
+                                                          "is not implemented"), ctx._saved_weight,
+                                    *[g] if g.requires_grad else [], name="NotImplemented")
+        return tuple(grads)
 
     @staticmethod
     @once_differentiable

@@ -185,7 +185,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     return _grid_sample_2d(input, grid, mode, padding_mode, align_corners)
 
 
-@composite_node("GridSampler2DBackward0")
+@composite_node("GridSampler2DBackward0", "none")
 def _grid_sample_2d(input, grid, mode, padding_mode, align_corners):
     n, c, h, w = input.shape
     _, ho, wo, _ = grid.shape

@@ -15,7 +15,7 @@ from minigrad.ops._util import add_reduce, broadcast_shapes, cast, not_different
 from minigrad.ops.array_op import array_op
 
 from ._common import (Function, Tensor, check_tensor, for_blocks, once_differentiable, row_sum, rows_per_block,
-                      some_id_outside, xp_of)
+                      second_order, some_id_outside, xp_of)
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -712,8 +712,9 @@ class NllLoss(Function):
     def backward(ctx, g):
         _refuse_one_id_as_1d(ctx.layout, ctx.shape, ctx.target_shape)
         if not g.requires_grad:
-            return (Tensor._wrap(_nll_backward(ctx.picks, ctx.rows_shape, g.array, ctx.reduction, ctx.layout, ctx.shape)),
-                    None, None, None, None, None)
+            gx = Tensor._wrap(_nll_backward(ctx.picks, ctx.rows_shape, g.array, ctx.reduction, ctx.layout, ctx.shape))
+            # create_graph: x's edge as PyTorch's (the picks do not move with x: a zero slope)
+            return second_order(ctx, gx) if is_grad_enabled() else gx, None, None, None, None, None
         # a graph of the backward: nll is linear in x, so gx = C g as a Tensor op
         gx2 = Tensor._wrap(_dense(ctx.picks, ctx.rows_shape, ctx.picks[2])) * (g.reshape(-1, 1) if ctx.reduction == "none"
                                                                        else g)
@@ -725,7 +726,7 @@ class NllLoss(Function):
         else:  # rows were (N, d1, ..., C): put the classes back on dim 1
             n = len(shape)
             gx = gx2.reshape((shape[0],) + tuple(shape[2:]) + (shape[1],)).permute(0, n - 1, *range(1, n - 1))
-        return gx, None, None, None, None, None
+        return second_order(ctx, gx) if is_grad_enabled() else gx, None, None, None, None, None
 
     @staticmethod
     def array_step(needs, x, target, weight, ignore_index, reduction, layout):
@@ -1054,6 +1055,17 @@ class MultilabelMarginLoss(Function):
         D = ctx.D
         scale = g.array.reshape(-1, 1) if ctx.reduction == "none" else _upstream(g.array, ctx.reduction, D.shape[0])
         return Tensor._wrap((D * scale).astype(D.dtype, copy=False)), None, None, None
+
+    @staticmethod
+    def double_backward(ctx, g):  # create_graph: PyTorch has no derivative of this backward, and says so when asked
+        gx = second_order(ctx, MultilabelMarginLoss.backward.fn(ctx, g)[0], _not_implemented("multilabel_margin_loss"),
+                          *[g] if g.requires_grad else [], name="NotImplemented")
+        return gx, None, None, None
+
+
+def _not_implemented(op):
+    """PyTorch's error for an op whose backward it cannot differentiate."""
+    return RuntimeError(f"derivative for aten::{op}_backward is not implemented")
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):

@@ -24,7 +24,7 @@ import minigrad
 from minigrad import backends
 from minigrad.ops.array_op import array_op
 
-from ._common import Function, Tensor, check_tensor, xp_of
+from ._common import Function, Tensor, check_tensor, second_order, xp_of
 from .conv import col2im, crop, expand_param, pad_array, windows
 
 
@@ -179,13 +179,15 @@ class MaxPool2d(Function):
 
     @staticmethod
     def backward(ctx, g, _):  # each window's gradient goes to its max
-        if ctx.impl is not None and not minigrad.is_grad_enabled():  # (create_graph: the recorded op)
+        graph = minigrad.is_grad_enabled()  # create_graph: the recorded op, and x's edge (argmax: slope 0)
+        if ctx.impl is not None and not graph:
             gd = g.array if g.array.ndim == 4 else g.array[None]
             gx = ctx.impl.backward(gd, ctx.idx, ctx.pool[-1])
             return Tensor._wrap(gx if g.array.ndim == 4 else gx[0]), None, None, None, None, None, None
         if ctx.arg is None:
             ctx.arg = _window_offsets(ctx.idx, ctx.pool, ctx.padding)
-        return MaxPoolScatter.apply(g, ctx.arg, ctx.pool), None, None, None, None, None, None
+        gx = MaxPoolScatter.apply(g, ctx.arg, ctx.pool)
+        return second_order(ctx, gx) if graph else gx, None, None, None, None, None, None
 
 
 MaxPool3d = type("MaxPool3d", (MaxPool2d,), {"node_name": "MaxPool3DWithIndicesBackward0", "__module__": __name__})
@@ -332,7 +334,8 @@ class AvgPool2d(Function):
 
     @staticmethod
     def backward(ctx, g):  # every element of a window gets g / divisor
-        return AvgPoolAdjoint.apply(g, ctx.pool), None, None, None, None, None
+        gx = AvgPoolAdjoint.apply(g, ctx.pool)
+        return second_order(ctx, gx) if minigrad.is_grad_enabled() else gx, None, None, None, None, None
 
 
 AvgPool3d = type("AvgPool3d", (AvgPool2d,), {"node_name": "AvgPool3DBackward0", "__module__": __name__})
@@ -418,6 +421,7 @@ class Separable(Function):
     identity, the axis left as it is)."""
 
     node_name = "SeparableBackward0"
+    reads_input = False  # PyTorch's backward reads x (adaptive pooling's; interpolation's takes its sizes only)
 
     @staticmethod
     def forward(ctx, x, mats):
@@ -441,7 +445,9 @@ class Separable(Function):
 
     @staticmethod
     def backward(ctx, g):  # the adjoint: the transposed matrices (itself a Separable: twice differentiable)
-        return type(ctx)._forward_cls.apply(g, tuple(None if a is None else a.T for a in ctx.mats)), None
+        cls = ctx._forward_cls
+        gx = cls.apply(g, tuple(None if a is None else a.T for a in ctx.mats))
+        return second_order(ctx, gx) if cls.reads_input and minigrad.is_grad_enabled() else gx, None
 
 
 class Nearest:
@@ -487,12 +493,13 @@ class Nearest:
         return xp.moveaxis(xp.matmul(xp.moveaxis(y, ax, -1), xp.asarray(a)), -1, ax)
 
 
-def _separable(node_name):
-    return type(node_name.replace("Backward0", ""), (Separable,), {"node_name": node_name, "__module__": __name__})
+def _separable(node_name, reads_input=False):
+    return type(node_name.replace("Backward0", ""), (Separable,), {"node_name": node_name, "reads_input": reads_input,
+                                                                   "__module__": __name__})
 
 
-AdaptiveAvgPool2d = _separable("AdaptiveAvgPool2DBackward0")
-AdaptiveAvgPool3d = _separable("AdaptiveAvgPool3DBackward0")
+AdaptiveAvgPool2d = _separable("AdaptiveAvgPool2DBackward0", True)
+AdaptiveAvgPool3d = _separable("AdaptiveAvgPool3DBackward0", True)
 _UPSAMPLE = {(mode, n): _separable(f"Upsample{name}{n}DBackward0") for mode, name in
              (("nearest", "Nearest"), ("nearest-exact", "NearestExact")) for n in (1, 2, 3)}
 _UPSAMPLE.update({("linear", 1): _separable("UpsampleLinear1DBackward0"),
@@ -760,8 +767,8 @@ class AdaptiveMaxPool2D(Function):
         idx = ctx.saved_tensors[0]
         lead, plane, cells = ctx.dims
         flat = g.reshape(lead + (cells,))
-        gx = flat.new_zeros(lead + (plane,)).scatter_add(-1, idx.reshape(lead + (cells,)), flat)
-        return gx.reshape(ctx.shape), None
+        gx = flat.new_zeros(lead + (plane,)).scatter_add(-1, idx.reshape(lead + (cells,)), flat).reshape(ctx.shape)
+        return second_order(ctx, gx) if minigrad.is_grad_enabled() else gx, None
 
 
 class AdaptiveMaxPool3D(AdaptiveMaxPool2D):

@@ -329,11 +329,9 @@ SWEPT = {
 }
 CASES.update({name: eval("lambda T, x: " + src.replace("F.", "T.nn.functional.")) for name, src in SWEPT.items()})
 
-# PyTorch differs here, each left as it is and checked to still differ (strict): its gradient has a graph whose
-# second derivative is zero (nll without weights, pooling, area interpolation, prelu's input, grid_sample's
-# input), or it refuses the second derivative where minigrad's composite gives one (pdist, multi_margin,
-# hardsigmoid, embedding_bag's per_sample_weights) or refuses with another text (multilabel_margin, ctc)
-DIFFERENT = {
+# the gradient has a graph whose second derivative is zero, as PyTorch's (its double backward formula reads the
+# input with a zero slope: nll's picks, a pool's argmax, prelu's sign)
+SWEPT_ZERO = {
  "nll_plain": "F.nll_loss(x, T.tensor([0,3,1]), reduction='none')",
  "max_pool1d": "F.max_pool1d(x[None], 2)",
  "max_pool2d": "F.max_pool2d(x[None,None], 2)",
@@ -346,16 +344,8 @@ DIFFERENT = {
  "max_unpool": "F.max_unpool1d(*F.max_pool1d(x[None], 2, return_indices=True), 2)",
  "interp_area": "F.interpolate(x[None], size=2, mode='area')",
  "prelu": "F.prelu(x, T.tensor([0.2],dtype=T.float64))",
- "grid_sample_input": "F.grid_sample(x[None,None], T.tensor([[[[0.1,0.2],[-0.3,0.5]]]],dtype=T.float64), align_corners=False)",
- "grid_sample_nearest": "F.grid_sample(x[None,None], T.tensor([[[[0.1,0.2],[-0.3,0.5]]]],dtype=T.float64), mode='nearest', align_corners=False)",
- "pdist": "F.pdist(x)",
- "pdist_p1": "F.pdist(x, p=1)",
- "multi_margin": "F.multi_margin_loss(x, T.tensor([0,3,1]), reduction='none')",
- "hardsigmoid": "F.hardsigmoid(x)",
- "embbag_psw_grad": "F.embedding_bag(T.tensor([0,2,1,1]), x*x, T.tensor([0,2]), mode='sum', per_sample_weights=x[0])",
- "multilabel_margin": "F.multilabel_margin_loss(x, T.tensor([[0,3,-1,0],[1,-1,0,0],[2,1,0,-1]]), reduction='none')",
- "ctc": "F.ctc_loss(x.reshape(3,1,4).log_softmax(2), T.tensor([[1,2]]), T.tensor([3]), T.tensor([2]), reduction='none')",
 }
+CASES.update({name: eval("lambda T, x: " + src.replace("F.", "T.nn.functional.")) for name, src in SWEPT_ZERO.items()})
 
 
 def _second(T, f, x0):
@@ -378,14 +368,23 @@ def test_second_derivative_through_a_constant_incoming_gradient_matches_torch(na
             np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
 
 
-REFUSED = {  # both refuse the second derivative, with the same error
+REFUSED = {  # both refuse the second derivative, with the same error (grid_sample: its input gets none)
  "cdist": "T.cdist(x, x.flip(0)*2)", "cdist_p1": "T.cdist(x, x.flip(0), p=1)",
+ "grid_sample_input": "F.grid_sample(x[None,None], T.tensor([[[[0.1,0.2],[-0.3,0.5]]]],dtype=T.float64), align_corners=False)",
+ "grid_sample_nearest": "F.grid_sample(x[None,None], T.tensor([[[[0.1,0.2],[-0.3,0.5]]]],dtype=T.float64), mode='nearest', align_corners=False)",
+ "pdist": "F.pdist(x)",
+ "pdist_p1": "F.pdist(x, p=1)",
+ "multi_margin": "F.multi_margin_loss(x, T.tensor([0,3,1]), reduction='none')",
+ "hardsigmoid": "F.hardsigmoid(x)",
+ "embbag_psw_grad": "F.embedding_bag(T.tensor([0,2,1,1]), x*x, T.tensor([0,2]), mode='sum', per_sample_weights=x[0])",
+ "multilabel_margin": "F.multilabel_margin_loss(x, T.tensor([[0,3,-1,0],[1,-1,0,0],[2,1,0,-1]]), reduction='none')",
+ "ctc": "F.ctc_loss(x.reshape(3,1,4).log_softmax(2), T.tensor([[1,2]]), T.tensor([3]), T.tensor([2]), reduction='none')",
 }
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_second_derivative_refused_as_torch_refuses_it(name):
-    f = eval("lambda T, x: " + REFUSED[name])
+    f = eval("lambda T, x: " + REFUSED[name].replace("F.", "T.nn.functional."))
     x0 = np.random.default_rng(0).standard_normal((3, 4))
     errors = []
     for T in (minigrad, torch):
@@ -394,12 +393,3 @@ def test_second_derivative_refused_as_torch_refuses_it(name):
         errors.append((type(e.value), str(e.value)))
     assert errors[0] == errors[1]
 
-
-@pytest.mark.parametrize("name", sorted(DIFFERENT))
-@pytest.mark.xfail(strict=True, reason="PyTorch's gradient has a graph with a zero second derivative, or it refuses")
-def test_known_differences_from_torch_still_differ(name):
-    f = eval("lambda T, x: " + DIFFERENT[name].replace("F.", "T.nn.functional."))
-    x0 = np.random.default_rng(0).standard_normal((3, 4))
-    got = _second(minigrad, f, x0)
-    want = _second(torch, f, x0)
-    assert (got[1] is None) == (want[1] is None)
