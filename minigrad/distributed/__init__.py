@@ -25,6 +25,7 @@ import os
 import socket
 import sys
 import time
+import warnings
 from datetime import timedelta
 from enum import Enum
 
@@ -36,7 +37,9 @@ __all__ = [
     "ReduceOp", "Work", "DistError", "DistBackendError", "init_process_group", "destroy_process_group",
     "is_available", "is_initialized", "is_mpi_available", "is_nccl_available", "get_backend", "get_rank",
     "get_world_size", "get_node_local_rank", "all_reduce", "broadcast", "all_gather", "barrier",
-    "all_gather_object", "broadcast_object_list", "abort", "progress", "dead_local_peers",
+    "all_gather_object", "broadcast_object_list", "abort", "progress", "dead_local_peers", "all_gather_into_tensor",
+    "reduce_scatter_tensor", "reduce", "gather", "scatter", "all_to_all_single", "monitored_barrier", "new_group",
+    "ProcessGroup", "GroupMember", "group", "is_torchelastic_launched", "is_gloo_available",
 ]
 
 INSTALL_HINT = "minigrad.distributed needs mpi4py and an MPI library: pip install -e '.[mpi]'"
@@ -176,15 +179,16 @@ class _Group:
             self.broken = DistBackendError(f"rank {status.Get_source()} failed: {buf.decode(errors='replace')}")
             raise self.broken
 
-    def exchange(self, obj, what):
+    def exchange(self, obj, what, comm=None):
         """Every rank's JSON-serialisable `obj`, in rank order (all_gather_object's engine)."""
+        comm = self.comm if comm is None else comm
         data = np.frombuffer(json.dumps(obj).encode(), dtype=np.uint8)
-        mine, sizes = np.array([data.size], dtype=np.int64), np.zeros(self.size, dtype=np.int64)
-        self.wait([self.comm.Iallgather(mine, sizes)], what)
+        mine, sizes = np.array([data.size], dtype=np.int64), np.zeros(comm.Get_size(), dtype=np.int64)
+        self.wait([comm.Iallgather(mine, sizes)], what)
         out = np.empty(int(sizes.sum()), dtype=np.uint8)
-        self.wait([self.comm.Iallgatherv(data, [out, sizes.tolist()])], what)
+        self.wait([comm.Iallgatherv(data, [out, sizes.tolist()])], what)
         offsets = np.concatenate([[0], np.cumsum(sizes)])
-        return [json.loads(out[offsets[i]:offsets[i + 1]].tobytes()) for i in range(self.size)]
+        return [json.loads(out[offsets[i]:offsets[i + 1]].tobytes()) for i in range(len(sizes))]
 
 
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
@@ -225,26 +229,38 @@ def _seconds(timeout):
     return seconds
 
 
-def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, device_id=None):
+_BACKENDS = (None, "mpi", "gloo", "nccl")  # gloo: PyTorch's CPU backend; MPI carries CPU tensors here
+_INIT_METHODS = ("env://", "tcp://", "file://", "mpi://")  # the address is not used: MPI's launcher joins the ranks
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,
+                       group_name="", pg_options=None, device_id=None):
     """Join the processes that the launcher (mpiexec) started into the default group.
 
-    backend: None (MPI for CPU tensors, NCCL for CUDA ones), "mpi", or "nccl" (NCCL made now, on
-    `device_id` or cupy's current device). timeout: a timedelta or seconds: how long any collective
-    waits for the others. world_size and rank, when given, must agree with the launcher's."""
+    backend: None (MPI for CPU tensors, NCCL for CUDA ones), "mpi" or "gloo" (MPI), or "nccl" (NCCL
+    made now, on `device_id` or cupy's current device). timeout: a timedelta or seconds: how long
+    any collective waits for the others. world_size and rank (the arguments, else the environment's
+    WORLD_SIZE and RANK that torchrun-style scripts set), when given, must agree with the launcher's."""
     global _group
     if _group is not None:
-        raise RuntimeError("trying to initialize the default process group twice!")
-    if backend not in (None, "mpi", "nccl"):
-        raise ValueError(f"Invalid backend: {backend!r}: minigrad.distributed has 'mpi' and 'nccl'")
-    if init_method not in (None, "env://", "mpi://"):
+        raise ValueError("trying to initialize the default process group twice!")
+    if isinstance(backend, str):
+        backend = backend.lower()
+    if backend not in _BACKENDS:
+        raise AssertionError(f"Unknown backend type {backend}")  # (PyTorch's type and words)
+    if init_method is not None and not init_method.startswith(_INIT_METHODS):
         raise ValueError(f"init_method {init_method!r}: the processes find each other through MPI's launcher (mpiexec)")
     seconds = _seconds(timeout)
     group = _Group(backend, seconds)
     for name, given, actual in (("world_size", world_size, group.size), ("rank", rank, group.rank)):
+        source = "given"
+        if given in (-1, None) and os.environ.get(name.upper(), "") != "":
+            given, source = int(os.environ[name.upper()]), f"{name.upper()} in the environment"
         if given not in (-1, None) and given != actual:
             group.comm.Free()
             group.ctl.Free()
-            raise ValueError(f"{name}={given} differs from the launcher's {actual} (mpiexec -n sets the world size)")
+            raise ValueError(f"{name}={given} ({source}) differs from the launcher's {actual} (mpiexec -n sets "
+                             "the world; python -m minigrad.distributed.run sets RANK and WORLD_SIZE from it)")
     _group = group
     _abort_on_uncaught_exceptions()
     if backend == "nccl":
@@ -295,16 +311,90 @@ def is_initialized():
     return _group is not None
 
 
-def get_backend():
-    return _default().backend or "mpi"
+def get_backend(group=None):
+    g = _default()
+    return (g.backend or "mpi") if group is None else group.backend  # (gloo and mpi: the same engine, MPI)
 
 
-def get_rank():
-    return _default().rank
+def get_rank(group=None):
+    """This process's rank in `group` (None: the world); -1 when it is not in the group."""
+    g = _default()
+    return g.rank if group is None else group.rank
 
 
-def get_world_size():
-    return _default().size
+def get_world_size(group=None):
+    g = _default()
+    return g.size if group is None else group.size
+
+
+def is_torchelastic_launched():
+    """Whether torchrun (here: python -m minigrad.distributed.run) started this process."""
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
+def is_gloo_available():
+    return is_mpi_available()  # "gloo" is carried by MPI here
+
+
+class ProcessGroup:
+    """Some of the world's ranks (new_group): an MPI communicator of their own. `ranks` are global ranks."""
+
+    def __init__(self, comm, ranks, backend):
+        self.comm, self.ranks, self.backend = comm, ranks, backend or "mpi"
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+
+    def __repr__(self):
+        return f"ProcessGroup(ranks={self.ranks})"
+
+
+class _NonMember:
+    """What new_group returns on a rank outside the group (PyTorch's GroupMember.NON_GROUP_MEMBER)."""
+    rank = size = -1
+    backend = None
+
+
+_NON_MEMBER = _NonMember()
+
+
+class GroupMember:
+    WORLD = None  # the default group: None stands for it in every call
+    NON_GROUP_MEMBER = _NON_MEMBER
+
+
+group = GroupMember  # dist.group.WORLD
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization=False,
+              group_desc=None, device_id=None):
+    """A group of `ranks` (global ranks; None: all). Every rank of the world calls it, members or not."""
+    g = _default()
+    ranks = sorted(range(g.size) if ranks is None else set(ranks))
+    for r in ranks:
+        if not 0 <= r < g.size:
+            raise ValueError(f"Invalid rank {r}, rank should be in the interval [0, {g.size - 1}]")
+    comm = g.comm.Split(0 if g.rank in ranks else g.MPI.UNDEFINED, key=g.rank)
+    if comm == g.MPI.COMM_NULL:
+        return _NON_MEMBER
+    return ProcessGroup(comm, ranks, backend)
+
+
+def _comm(group, name):
+    """(the default group, the communicator of `group`, this rank in it, its size, its global ranks);
+    None when this rank is outside `group` (PyTorch then warns and does nothing)."""
+    g = _default()
+    if group is None:
+        return g, g.comm, g.rank, g.size, range(g.size)
+    if group is _NON_MEMBER:
+        warnings.warn(f"Running {name} on global rank {g.rank} which does not belong to the given group.", stacklevel=3)
+        return None
+    return g, group.comm, group.rank, group.size, group.ranks
+
+
+def _group_rank(ranks, r, what):
+    """The rank in the group of global rank `r` (src and dst are global ranks, as PyTorch's)."""
+    if r not in ranks:
+        raise ValueError(f"Invalid {what} rank {r}: the group has ranks {list(ranks)}")
+    return list(ranks).index(r)
 
 
 def get_node_local_rank():
@@ -431,59 +521,228 @@ def _not_in_a_capture(name):
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce `tensor` over the ranks, in place, on every rank (AVG: the sum / world size)."""
     _not_in_a_capture("all_reduce")
-    g = _default()
+    c = _comm(group, "all_reduce")
+    if c is None:
+        return None
+    g, comm, _, size, _ = c
     a = _array(tensor, "all_reduce")
     _check_op(op, a)
     tensor._bump_version()
-    if _use_nccl(g, a):
+    if group is None and _use_nccl(g, a):
         return _handle(_nccl_comm(g).all_reduce(a, op), async_op)
     h, back = _host(a)
-    req = g.comm.Iallreduce(g.MPI.IN_PLACE, h, op=_mpi_op(g.MPI, op))
-    size = g.size
+    req = comm.Iallreduce(g.MPI.IN_PLACE, h, op=_mpi_op(g.MPI, op))
     average = (lambda: np.divide(h, size, out=h)) if op is ReduceOp.AVG else None
     return _handle(Work(g, [req], "all_reduce", _then(average, back)), async_op)
 
 
-def broadcast(tensor, src, group=None, async_op=False):
+def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     """Copy rank `src`'s `tensor` into every other rank's, in place."""
     _not_in_a_capture("broadcast")
-    g = _default()
+    c = _comm(group, "broadcast")
+    if c is None:
+        return None
+    g, comm, _, size, ranks = c
     a = _array(tensor, "broadcast")
-    if not 0 <= src < g.size:
+    if src is None or not 0 <= src < g.size:
         raise ValueError(f"Invalid src rank {src}: the world has ranks 0 to {g.size - 1}")
+    root = _group_rank(ranks, src, "src") if group_src is None else group_src
     tensor._bump_version()
-    if _use_nccl(g, a):
+    if group is None and _use_nccl(g, a):
         return _handle(_nccl_comm(g).broadcast(a, src), async_op)
     h, back = _host(a)
-    req = g.comm.Ibcast(h, root=src)
+    req = comm.Ibcast(h, root=root)
     return _handle(Work(g, [req], "broadcast", back), async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """Fill `tensor_list[r]` with rank r's `tensor`, on every rank."""
     _not_in_a_capture("all_gather")
-    g = _default()
+    c = _comm(group, "all_gather")
+    if c is None:
+        return None
+    g, comm, _, size, _ = c
     a = _array(tensor, "all_gather")
-    if len(tensor_list) != g.size:
-        raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors for a world of {g.size}")
+    if len(tensor_list) != size:
+        raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors for a world of {size}")
     for i, t in enumerate(tensor_list):
-        b = _array(t, "all_gather")
-        if b.shape != a.shape or b.dtype != a.dtype:
-            raise ValueError(f"all_gather: tensor_list[{i}] is {tuple(b.shape)} {b.dtype}, "
-                             f"the input is {tuple(a.shape)} {a.dtype}")
+        _same(t, a, f"all_gather: tensor_list[{i}]")
     for t in tensor_list:
         t._bump_version()
-    if _use_nccl(g, a):
+    if group is None and _use_nccl(g, a):
         return _handle(_nccl_comm(g).all_gather([t.array for t in tensor_list], a), async_op)
-    send = np.ascontiguousarray(a.get() if _is_cuda(a) else a)
-    recv = np.empty((g.size,) + send.shape, dtype=send.dtype)
-    req = g.comm.Iallgather(send, recv)
+    send = _sendable(a)
+    recv = np.empty((size,) + send.shape, dtype=send.dtype)
+    req = comm.Iallgather(send, recv)
 
     def finish():
         for t, part in zip(tensor_list, recv):
             t.array[...] = _to_like(t.array, part)
 
     return _handle(Work(g, [req], "all_gather", finish), async_op)
+
+
+def _same(t, a, what, shape=None):
+    b = _array(t, what)
+    shape = a.shape if shape is None else shape
+    if b.shape != shape or b.dtype != a.dtype:
+        raise ValueError(f"{what} is {tuple(b.shape)} {b.dtype}, the input is {tuple(shape)} {a.dtype}")
+    return b
+
+
+def _sendable(a):
+    return np.ascontiguousarray(a.get() if _is_cuda(a) else a)
+
+
+def _into(tensor, result):
+    """Write the host array `result` into `tensor` (a step of a Work's finish)."""
+    def write():
+        tensor.array[...] = _to_like(tensor.array, result.reshape(tensor.array.shape))
+    tensor._bump_version()
+    return write
+
+
+def _mpi_only(g, group, a, name):
+    if _is_cuda(a) and g.backend == "nccl":
+        raise NotImplementedError(f"{name} of CUDA tensors: NCCL here has all_reduce, broadcast and all_gather")
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """`output_tensor` = every rank's `input_tensor`, in rank order: concatenated along dim 0, or stacked."""
+    _not_in_a_capture("all_gather_into_tensor")
+    c = _comm(group, "all_gather_into_tensor")
+    if c is None:
+        return None
+    g, comm, _, size, _ = c
+    a, out = _array(input_tensor, "all_gather_into_tensor"), _array(output_tensor, "all_gather_into_tensor")
+    _mpi_only(g, group, a, "all_gather_into_tensor")
+    if out.dtype != a.dtype:
+        raise ValueError(f"all_gather_into_tensor: the output is {out.dtype}, the input {a.dtype}")
+    if out.size != size * a.size:
+        raise ValueError(f"output tensor size must be equal to world_size times input tensor size "
+                         f"({tuple(out.shape)} for {size} ranks of {tuple(a.shape)})")
+    recv = np.empty(out.size, dtype=out.dtype)
+    req = comm.Iallgather(_sendable(a), recv)
+    return _handle(Work(g, [req], "all_gather_into_tensor", _into(output_tensor, recv)), async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce `input` over the ranks and give rank r the r-th of its world-size equal parts along dim 0."""
+    _not_in_a_capture("reduce_scatter_tensor")
+    c = _comm(group, "reduce_scatter_tensor")
+    if c is None:
+        return None
+    g, comm, _, size, _ = c
+    a, out = _array(input, "reduce_scatter_tensor"), _array(output, "reduce_scatter_tensor")
+    _check_op(op, a)
+    _mpi_only(g, group, a, "reduce_scatter_tensor")
+    if out.dtype != a.dtype:
+        raise ValueError(f"reduce_scatter_tensor: the output is {out.dtype}, the input {a.dtype}")
+    if a.size != size * out.size:
+        raise ValueError(f"input tensor must be the same size as output size times world size "
+                         f"({tuple(a.shape)} for {size} ranks of {tuple(out.shape)})")
+    recv = np.empty(out.size, dtype=out.dtype)
+    req = comm.Ireduce_scatter_block(_sendable(a), recv, op=_mpi_op(g.MPI, op))
+    average = (lambda: np.divide(recv, size, out=recv)) if op is ReduceOp.AVG else None
+    return _handle(Work(g, [req], "reduce_scatter_tensor", _then(average, _into(output, recv))), async_op)
+
+
+def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
+    """Reduce `tensor` over the ranks into rank `dst`'s (the others' are left as they are)."""
+    _not_in_a_capture("reduce")
+    c = _comm(group, "reduce")
+    if c is None:
+        return None
+    g, comm, rank, size, ranks = c
+    a = _array(tensor, "reduce")
+    _check_op(op, a)
+    _mpi_only(g, group, a, "reduce")
+    root = _group_rank(ranks, dst, "dst") if group_dst is None else group_dst
+    send = _sendable(a)
+    recv = np.empty_like(send) if rank == root else None
+    req = comm.Ireduce(send, recv, op=_mpi_op(g.MPI, op), root=root)
+    finish = None
+    if rank == root:
+        average = (lambda: np.divide(recv, size, out=recv)) if op is ReduceOp.AVG else None
+        finish = _then(average, _into(tensor, recv))
+    return _handle(Work(g, [req], "reduce", finish), async_op)
+
+
+def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_dst=None):
+    """Rank `dst`'s `gather_list[r]` = rank r's `tensor` (the other ranks pass no list)."""
+    _not_in_a_capture("gather")
+    c = _comm(group, "gather")
+    if c is None:
+        return None
+    g, comm, rank, size, ranks = c
+    a = _array(tensor, "gather")
+    _mpi_only(g, group, a, "gather")
+    root = _group_rank(ranks, dst, "dst") if group_dst is None else group_dst
+    if rank == root:
+        if gather_list is None or len(gather_list) != size:
+            raise ValueError(f"Argument ``gather_list`` must be specified on destination rank ({size} tensors)")
+        for i, t in enumerate(gather_list):
+            _same(t, a, f"gather: gather_list[{i}]")
+    elif gather_list:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    recv = np.empty((size,) + a.shape, dtype=a.dtype) if rank == root else None
+    req = comm.Igather(_sendable(a), recv, root=root)
+    finish = _then(*(_into(t, part) for t, part in zip(gather_list, recv))) if rank == root else None
+    return _handle(Work(g, [req], "gather", finish), async_op)
+
+
+def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_src=None):
+    """`tensor` = rank `src`'s `scatter_list[r]` on rank r (the other ranks pass no list)."""
+    _not_in_a_capture("scatter")
+    c = _comm(group, "scatter")
+    if c is None:
+        return None
+    g, comm, rank, size, ranks = c
+    a = _array(tensor, "scatter")
+    _mpi_only(g, group, a, "scatter")
+    root = _group_rank(ranks, src, "src") if group_src is None else group_src
+    send = None
+    if rank == root:
+        if scatter_list is None or len(scatter_list) != size:
+            raise ValueError(f"Argument ``scatter_list`` must be specified on source rank ({size} tensors)")
+        send = np.stack([_sendable(_same(t, a, f"scatter: scatter_list[{i}]")) for i, t in enumerate(scatter_list)])
+    elif scatter_list:
+        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    recv = np.empty(a.shape, dtype=a.dtype)
+    req = comm.Iscatter(send, recv, root=root)
+    return _handle(Work(g, [req], "scatter", _into(tensor, recv)), async_op)
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False):
+    """Rank r's `input` is cut along dim 0 (equal parts, or `input_split_sizes` rows each); part j goes to
+    rank j, whose `output` holds, in rank order, the parts it was sent."""
+    _not_in_a_capture("all_to_all_single")
+    c = _comm(group, "all_to_all_single")
+    if c is None:
+        return None
+    g, comm, _, size, _ = c
+    a, out = _array(input, "all_to_all_single"), _array(output, "all_to_all_single")
+    _mpi_only(g, group, a, "all_to_all_single")
+    if out.dtype != a.dtype:
+        raise ValueError(f"all_to_all_single: the output is {out.dtype}, the input {a.dtype}")
+
+    def counts(arr, splits, what):
+        row = arr.size // arr.shape[0] if arr.ndim and arr.shape[0] else 0
+        if not splits:
+            if arr.ndim == 0 or arr.shape[0] % size:
+                raise ValueError(f"all_to_all_single: the {what}'s dim 0 ({arr.shape[0] if arr.ndim else 0}) "
+                                 f"does not split into {size} equal parts")
+            splits = [arr.shape[0] // size] * size
+        if len(splits) != size or sum(splits) != (arr.shape[0] if arr.ndim else 0):
+            raise ValueError(f"all_to_all_single: {what} split sizes {list(splits)} do not cut dim 0 "
+                             f"({arr.shape[0] if arr.ndim else 0}) into {size} parts")
+        return [int(s) * row for s in splits]
+
+    send_counts, recv_counts = counts(a, input_split_sizes, "input"), counts(out, output_split_sizes, "output")
+    send, recv = _sendable(a).reshape(-1), np.empty(out.size, dtype=out.dtype)
+    displ = (lambda cs: np.concatenate([[0], np.cumsum(cs)[:-1]]).astype(int).tolist())
+    req = comm.Ialltoallv([send, (send_counts, displ(send_counts))], [recv, (recv_counts, displ(recv_counts))])
+    return _handle(Work(g, [req], "all_to_all_single", _into(output, recv)), async_op)
 
 
 def _to_like(dst, part):
@@ -496,23 +755,42 @@ def _to_like(dst, part):
 
 def barrier(group=None, async_op=False, device_ids=None):
     """Wait until every rank has reached its barrier."""
-    g = _default()
-    return _handle(Work(g, [g.comm.Ibarrier()], "barrier"), async_op)
+    c = _comm(group, "barrier")
+    if c is None:
+        return None
+    g, comm = c[:2]
+    return _handle(Work(g, [comm.Ibarrier()], "barrier"), async_op)
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """A barrier that gives up after `timeout` (default: the group's) with a DistBackendError."""
+    c = _comm(group, "monitored_barrier")
+    if c is None:
+        return None
+    g, comm = c[:2]
+    g.wait([comm.Ibarrier()], "monitored_barrier", None if timeout is None else _seconds(timeout))
 
 
 def all_gather_object(object_list, obj, group=None):
     """`object_list[r] = rank r's obj`. Objects travel as JSON (never pickle): dicts, lists, str, numbers."""
-    g = _default()
-    if len(object_list) != g.size:
-        raise ValueError(f"all_gather_object: object_list has {len(object_list)} entries for a world of {g.size}")
-    object_list[:] = g.exchange(obj, "all_gather_object")
+    c = _comm(group, "all_gather_object")
+    if c is None:
+        return None
+    g, comm, _, size, _ = c
+    if len(object_list) != size:
+        raise ValueError(f"all_gather_object: object_list has {len(object_list)} entries for a world of {size}")
+    object_list[:] = g.exchange(obj, "all_gather_object", comm)
 
 
-def broadcast_object_list(object_list, src=0, group=None):
+def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
     """Replace every rank's `object_list` entries with rank `src`'s (JSON-serialisable objects)."""
-    g = _default()
-    gathered = g.exchange(list(object_list) if g.rank == src else None, "broadcast_object_list")
-    object_list[:] = gathered[src]
+    c = _comm(group, "broadcast_object_list")
+    if c is None:
+        return None
+    g, comm, rank, _, ranks = c
+    root = _group_rank(ranks, 0 if src is None else src, "src") if group_src is None else group_src
+    gathered = g.exchange(list(object_list) if rank == root else None, "broadcast_object_list", comm)
+    object_list[:] = gathered[root]
 
 
 def abort(reason, grace=5.0):

@@ -15,8 +15,8 @@ def _module():
     try:
         import cupy
         from cupy.cuda import nccl
-    except Exception as e:
-        raise RuntimeError(f"backend 'nccl' needs cupy built with NCCL (pip install -e '.[cuda12,mpi]'): {e}") from None
+    except Exception:  # no cupy, or one without NCCL (pip install -e '.[cuda12,mpi]'): PyTorch's words
+        raise RuntimeError("Distributed package doesn't have NCCL built in") from None
     return cupy, nccl
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import minigrad
 import minigrad.distributed as dist
 from minigrad.device import array_module
+from minigrad.distributed.algorithms import Join, JoinHook
 
 from ..module import Module
 
@@ -28,8 +29,10 @@ from ..module import Module
 # communication starts early in backward instead of after a quarter of it
 FIRST_BUCKET_BYTES = 2 ** 20
 UNUSED = ("Expected to have finished reduction in the prior iteration before starting a new one. This error "
-          "indicates that your module has parameters that were not used in producing loss: every parameter "
-          "that requires grad must receive a gradient in each backward that synchronizes.")
+          "indicates that your module has parameters that were not used in producing loss. You can enable unused "
+          "parameter detection by passing the keyword argument `find_unused_parameters=True` to "
+          "`torch.nn.parallel.DistributedDataParallel`, and by making sure all `forward` function outputs "
+          "participate in calculating loss. Parameter indices which did not receive grad for rank {rank}: {indices}")
 
 
 class _Bucket:
@@ -52,13 +55,19 @@ class DistributedDataParallel(Module):
     `load_state_dict()` are the module's, with no "module." prefix, so a checkpoint loads with or
     without the wrapper."""
 
-    def __init__(self, module, device_ids=None, output_device=None, broadcast_buffers=True, bucket_cap_mb=25,
-                 find_unused_parameters=False):
+    def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=True, process_group=None,
+                 bucket_cap_mb=25, find_unused_parameters=False, check_reduction=False, gradient_as_bucket_view=False,
+                 static_graph=False, **kwargs):
         super().__init__()
-        if find_unused_parameters:
-            raise NotImplementedError("find_unused_parameters=True: every parameter must take part in the loss")
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel wraps an nn.Module, got {type(module).__name__}")
+        devices = {p.device for p in module.parameters()}
+        if device_ids and all(d.type == "cpu" for d in devices):
+            raise ValueError(f"DistributedDataParallel device_ids and output_device arguments only work with "
+                             f"single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                             f"{list(device_ids)}, output_device {output_device}, and module parameters {devices}.")
+        if process_group is not None:
+            raise NotImplementedError("DistributedDataParallel over a new_group: minigrad's runs over the whole world")
         if not bucket_cap_mb > 0:
             raise ValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb!r}")
         self.module = module
@@ -66,9 +75,13 @@ class DistributedDataParallel(Module):
         self.broadcast_buffers = broadcast_buffers
         self.bucket_cap_mb = bucket_cap_mb
         self.require_backward_grad_sync = True
+        # (static_graph and gradient_as_bucket_view are PyTorch's memory and speed options: the results are the same)
+        self.find_unused_parameters, self.static_graph = find_unused_parameters, static_graph
         _check_same_model(module)
         self._sync_module_states()
         params = [p for p in module.parameters() if p.requires_grad]
+        self._index = {id(p): i for i, p in enumerate(params)}
+        self._used = None  # find_unused_parameters: this step's used-anywhere mask, being all-reduced
         self._buckets = self._make_buckets(list(reversed(params)), int(bucket_cap_mb * 2 ** 20),
                                            min(FIRST_BUCKET_BYTES, int(bucket_cap_mb * 2 ** 20)))
         self._where = {}
@@ -106,7 +119,9 @@ class DistributedDataParallel(Module):
     # ---- forward and backward -----------------------------------------------------------
     def forward(self, *args, **kwargs):
         if self._marked:
-            raise RuntimeError(UNUSED)
+            left = sorted(i for p, i in self._index.items() if p not in self._marked)
+            raise RuntimeError(UNUSED.format(rank=dist.get_rank(), indices=" ".join(map(str, left))))
+        Join.notify_join_context(self)
         if self.broadcast_buffers and self.world_size > 1:
             buffers = list(self.module.buffers())
             if buffers:
@@ -115,7 +130,33 @@ class DistributedDataParallel(Module):
                         w.wait()
         self._syncing = self.require_backward_grad_sync and minigrad.is_grad_enabled()
         self.last_sync = {"launch_s": 0.0, "wait_s": 0.0}
-        return self.module(*args, **kwargs)
+        if Join._active is not None and self.world_size > 1:
+            dist.all_reduce(minigrad.tensor([float(self._syncing)]))  # the joined ranks shadow a synced backward
+        out = self.module(*args, **kwargs)
+        if self._syncing and self.find_unused_parameters:
+            self._mark_unused(out)
+        return out
+
+    def _mark_unused(self, out):
+        """The parameters `out`'s graph does not reach count as ready now, with zero gradients; the ranks
+        all-reduce which were used anywhere: those used nowhere keep their .grad (PyTorch's way)."""
+        params = {id(p): p for b in self._buckets for p in b.params}
+        seen, stack, used = set(), [t.grad_fn for t in _tensors(out) if t.grad_fn is not None], set()
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            variable = getattr(node, "variable", None)
+            if variable is not None:
+                used.add(id(variable))
+            stack.extend(nxt for nxt, _ in node.next_functions)
+        mask = np.zeros(len(self._index), dtype=np.int32)
+        mask[[self._index[k] for k in used if k in self._index]] = 1
+        self._used = (mask, dist.all_reduce(minigrad.Tensor._wrap(mask), op=dist.ReduceOp.MAX, async_op=True))
+        for key in params.keys() - used:
+            self._marked.add(key)
+            self._where[key][0].left -= 1
 
     @contextlib.contextmanager
     def no_sync(self):
@@ -152,15 +193,27 @@ class DistributedDataParallel(Module):
 
     def _launch(self, b):
         for p, lo, hi in zip(b.params, b.offsets, b.offsets[1:]):
-            b.flat[lo:hi] = p.grad.array.reshape(-1)
+            if p.grad is None or (self._used is not None and not self._used[0][self._index[id(p)]]):
+                b.flat[lo:hi] = 0  # (unused here: another rank's gradient, averaged, or nothing)
+            else:
+                b.flat[lo:hi] = p.grad.array.reshape(-1)
         b.work = dist.all_reduce(minigrad.Tensor._wrap(b.flat), op=dist.ReduceOp.AVG, async_op=True)
 
     def _finish(self):
         try:
+            used = None
+            if self._used is not None:
+                self._used[1].wait()
+                used = self._used[0]
             for b in self._buckets:
                 b.work.wait()
                 for p, lo, hi in zip(b.params, b.offsets, b.offsets[1:]):
+                    if used is not None and not used[self._index[id(p)]]:
+                        continue  # used on no rank: .grad is left as it was
                     avg = b.flat[lo:hi].reshape(p.array.shape)
+                    if p.grad is None:
+                        p.grad = minigrad.Tensor._wrap(avg.copy())
+                        continue
                     g = p.grad.array
                     if g.flags.writeable and g.base is None:
                         g[...] = avg
@@ -172,6 +225,26 @@ class DistributedDataParallel(Module):
             self._marked.clear()
             self._next = 0
             self._syncing = False
+            self._used = None
+
+    # ---- uneven inputs --------------------------------------------------------------------
+    def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
+        """`with ddp.join():` around the training loop: a rank whose data runs out first shadows the
+        others' collectives until all have finished (gradients stay averaged over the initial world)."""
+        if not divide_by_initial_world_size:
+            raise NotImplementedError("join(divide_by_initial_world_size=False)")
+        return Join([self], enable, throw_on_early_termination)
+
+    def join_hook(self, **kwargs):
+        return _DDPJoinHook(self)
+
+    @property
+    def join_device(self):
+        return next(self.module.parameters()).device
+
+    @property
+    def join_process_group(self):
+        return None
 
     # ---- the wrapped module's state, without a prefix -------------------------------------
     def state_dict(self, destination=None, prefix="", keep_vars=False):
@@ -182,6 +255,48 @@ class DistributedDataParallel(Module):
 
     def extra_repr(self):
         return f"world_size={self.world_size}, buckets={len(self._buckets)}, bucket_cap_mb={self.bucket_cap_mb}"
+
+
+class _DDPJoinHook(JoinHook):
+    def __init__(self, ddp):
+        self.ddp = ddp
+
+    def main_hook(self):
+        """One step of the ranks still training: their buffer broadcast, then (if they sync) their
+        backward's collectives, with zero gradients."""
+        ddp = self.ddp
+        if ddp.broadcast_buffers:
+            with minigrad.no_grad():
+                for w in [dist.broadcast(b, 0, async_op=True) for b in ddp.module.buffers()]:
+                    w.wait()
+        sync = minigrad.zeros(1)
+        dist.all_reduce(sync)
+        if sync.item() == 0:
+            return
+        if ddp.find_unused_parameters:
+            dist.all_reduce(minigrad.Tensor._wrap(np.zeros(len(ddp._index), dtype=np.int32)), op=dist.ReduceOp.MAX)
+        for b in ddp._buckets:
+            b.flat[...] = 0
+            dist.all_reduce(minigrad.Tensor._wrap(b.flat), op=dist.ReduceOp.AVG)
+
+    def post_hook(self, is_last_joiner):
+        """Every rank takes the model of the highest rank among the last to join (it took every step)."""
+        src = minigrad.tensor([dist.get_rank() if is_last_joiner else -1])
+        dist.all_reduce(src, op=dist.ReduceOp.MAX)
+        with minigrad.no_grad():
+            for w in [dist.broadcast(p, int(src.item()), async_op=True) for p in self.ddp.module.parameters()]:
+                w.wait()
+
+
+def _tensors(out):
+    """The tensors in a forward's output (nested in tuples, lists and dicts)."""
+    if isinstance(out, minigrad.Tensor):
+        return [out]
+    if isinstance(out, dict):
+        out = list(out.values())
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _tensors(o)]
+    return []
 
 
 def _check_same_model(module):
