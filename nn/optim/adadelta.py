@@ -1,7 +1,7 @@
 """Adadelta, as `torch.optim.Adadelta` (rho, eps, weight decay, maximize)."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, grad_for_update
+from .optimizer import Optimizer, grad_for_update, next_step, scalar_tensor
 
 
 class Adadelta(Optimizer):
@@ -14,7 +14,7 @@ class Adadelta(Optimizer):
         u = rho u + (1 - rho) delta^2
         p = p - lr delta
 
-    State per parameter, PyTorch's names: `step` (a Python int), `square_avg` v and `acc_delta` u,
+    State per parameter, PyTorch's names: `step` (a 0-d tensor), `square_avg` v and `acc_delta` u,
     each the shape of p. `foreach`, `capturable` and `differentiable` are accepted and kept in the
     groups, as PyTorch's, and change nothing: there is one implementation, array code over each
     parameter, in place.
@@ -45,10 +45,10 @@ class Adadelta(Optimizer):
                 continue
             state = self.state[p]
             if not state:
-                state["step"] = 0
+                state["step"] = scalar_tensor(0.0)
                 state["square_avg"] = p.new_zeros(p.shape)
                 state["acc_delta"] = p.new_zeros(p.shape)
-            state["step"] += 1
+            next_step(state)
             arrays = [p.array, p.grad.array, state["square_avg"].array, state["acc_delta"].array]
             self._update_arrays(arrays, lr, rho, eps, wd, maximize)
             p._bump_version()

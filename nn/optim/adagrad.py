@@ -1,7 +1,7 @@
 """Adagrad, as `torch.optim.Adagrad` (lr decay, weight decay, initial accumulator, maximize)."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, check_implementation, grad_for_update
+from .optimizer import Optimizer, check_implementation, grad_for_update, next_step, scalar_tensor
 
 
 class Adagrad(Optimizer):
@@ -13,7 +13,7 @@ class Adagrad(Optimizer):
         sum = sum + g^2
         p = p - clr g / (sqrt(sum) + eps)
 
-    State per parameter, PyTorch's names: `step` (a Python int) and `sum` (the shape of p, starting at
+    State per parameter, PyTorch's names: `step` (a 0-d tensor) and `sum` (the shape of p, starting at
     `initial_accumulator_value`), made at construction as PyTorch makes them, so a fresh optimizer's
     state_dict already holds them. `foreach`, `fused` and `differentiable` are accepted and kept in
     the groups, as PyTorch's, and change nothing: there is one implementation, array code over each
@@ -43,7 +43,7 @@ class Adagrad(Optimizer):
 
     def _init_state(self, p, group):
         state = self.state[p]
-        state["step"] = 0
+        state["step"] = scalar_tensor(0.0)
         value = float(group["initial_accumulator_value"])  # (complex: both parts start there, as PyTorch's)
         state["sum"] = p.new_full(p.shape, complex(value, value) if p.is_complex() else value)
 
@@ -57,8 +57,7 @@ class Adagrad(Optimizer):
             state = self.state[p]
             if not state:  # a parameter of a group added after construction
                 self._init_state(p, group)
-            state["step"] += 1
-            clr = lr / (1 + (state["step"] - 1) * lr_decay)
+            clr = lr / (1 + (next_step(state) - 1) * lr_decay)
             if p.grad.is_sparse:
                 self._step_sparse(p, state["sum"], clr, eps, wd, maximize)
                 continue

@@ -4,7 +4,8 @@ from minigrad import Tensor, backends
 from minigrad.device import array_module
 from nn._functional import reference
 
-from .optimizer import Optimizer, check_implementation, grad_for_update, real_views, update_moments
+from .optimizer import (Optimizer, check_implementation, grad_for_update, next_step, real_views, scalar_tensor,
+                        update_moments)
 
 
 class Adam(Optimizer):
@@ -16,7 +17,7 @@ class Adam(Optimizer):
         m = beta1 m + (1 - beta1) g ;  v = beta2 v + (1 - beta2) g^2   (v_max = max(v_max, v) with amsgrad)
         p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 
-    State per parameter: `step` (a Python int), `exp_avg` m, `exp_avg_sq` v (and
+    State per parameter: `step` (a 0-d tensor, as PyTorch's), `exp_avg` m, `exp_avg_sq` v (and
     `max_exp_avg_sq` with amsgrad), each the shape of p. The update is written three times: with
     minigrad's ops (nn/_functional/reference.py's adam_update, for reading), as array code below
     (MINIGRAD_KERNELS=numpy), and in the backends (minigrad/backends/{cpu,cuda}/adamw.py).
@@ -73,27 +74,26 @@ class Adam(Optimizer):
     def _step_one(self, update, p, lr, beta1, beta2, eps, wd, amsgrad, flags):
         state = self.state[p]
         if not state:
-            state["step"] = 0
+            state["step"] = scalar_tensor(0.0)
             state["exp_avg"] = p.new_zeros(p.shape)
             state["exp_avg_sq"] = p.new_zeros(p.shape)
             if amsgrad:
                 state["max_exp_avg_sq"] = p.new_zeros(p.shape)
-        state["step"] += 1
+        next_step(state)
         update(p, state, lr, beta1, beta2, eps, wd, flags)
 
     def _step_foreach(self, params, lr, beta1, beta2, eps, wd, amsgrad, flags):
         """foreach: one update over the concatenation of `params` (one device and dtype; their m, v
         live in flat buffers), which is the per-parameter update element by element."""
-        steps = {self.state[p].get("step", 0) for p in params}
-        if len(steps) != 1:  # parameters at different steps (added to the group later): one at a time
+        names = ("step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("step", "exp_avg", "exp_avg_sq")
+        bufs, _ = self._flat(params, names)
+        if bufs is None:  # parameters at different steps (some stepped without the others): one at a time
             for p in params:
                 self._step_one(self._update, p, lr, beta1, beta2, eps, wd, amsgrad, flags)
             return
-        names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
-        step = steps.pop() + 1
-        for p in params:  # (before the moments: a state dict lists step first, as PyTorch's)
-            self.state[p]["step"] = step
-        bufs, _ = self._flat(params, names)
+        steps = bufs["step"]
+        steps.fill(float(steps[0]) + 1)  # (each parameter's step tensor is a view of it)
+        step = float(steps[0])
         w = self._concat([p.array for p in params], 0)
         g = self._concat([p.grad.array for p in params], 1)
         self._update_arrays([w, g, bufs["exp_avg"], bufs["exp_avg_sq"]], bufs.get("max_exp_avg_sq"), step, lr, beta1,
@@ -104,7 +104,7 @@ class Adam(Optimizer):
         """One parameter's step on its arrays, in place."""
         v_max = state["max_exp_avg_sq"].array if "max_exp_avg_sq" in state else None
         arrays = [p.array, p.grad.array, state["exp_avg"].array, state["exp_avg_sq"].array]
-        self._update_arrays(arrays, v_max, state["step"], lr, beta1, beta2, eps, wd, *flags)
+        self._update_arrays(arrays, v_max, float(state["step"].array), lr, beta1, beta2, eps, wd, *flags)
         p._bump_version()
 
     def _update_arrays(self, arrays, v_max, step, lr, beta1, beta2, eps, wd, decoupled, maximize=False):
@@ -155,7 +155,7 @@ def _reference_update(p, state, lr, beta1, beta2, eps, wd, flags):
         arrays = real_views([None if t is None else t.array for t in tensors])
         tensors = [None if a is None else Tensor._wrap(a) for a in arrays]
     w, g, m, v, v_max = tensors
-    reference.adam_update(w, g, m, v, lr, beta1, beta2, eps, wd, decoupled, state["step"], v_max)
+    reference.adam_update(w, g, m, v, lr, beta1, beta2, eps, wd, decoupled, float(state["step"].array), v_max)
     if w is not p:
         p._bump_version()
 

@@ -1,7 +1,7 @@
 """Adamax, as `torch.optim.Adamax` (betas, eps, weight decay, maximize)."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, check_betas, grad_for_update
+from .optimizer import Optimizer, check_betas, grad_for_update, next_step, scalar_tensor
 
 
 class Adamax(Optimizer):
@@ -13,7 +13,7 @@ class Adamax(Optimizer):
         u = max(beta2 u, |g| + eps)
         p = p - lr / (1 - beta1^t) * m / u
 
-    State per parameter, PyTorch's names: `step` (a Python int), `exp_avg` m and `exp_inf` u, each
+    State per parameter, PyTorch's names: `step` (a 0-d tensor), `exp_avg` m and `exp_inf` u, each
     the shape of p. `foreach`, `capturable` and `differentiable` are accepted and kept in the groups,
     as PyTorch's, and change nothing.
     """
@@ -43,11 +43,11 @@ class Adamax(Optimizer):
                 continue
             state = self.state[p]
             if not state:
-                state["step"] = 0
+                state["step"] = scalar_tensor(0.0)
                 state["exp_avg"] = p.new_zeros(p.shape)
                 state["exp_inf"] = p.new_zeros(p.shape)
-            state["step"] += 1
-            clr = lr / (1 - beta1 ** state["step"])
+            t = next_step(state)
+            clr = lr / (1 - beta1 ** t)
             arrays = [p.array, p.grad.array, state["exp_avg"].array, state["exp_inf"].array]
             self._update_arrays(arrays, clr, beta1, beta2, eps, wd, maximize)
             p._bump_version()

@@ -1,7 +1,7 @@
 """ASGD, as `torch.optim.ASGD` (averaged SGD: lambd, alpha, t0, weight decay, maximize)."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, grad_for_update, scalar_dtype
+from .optimizer import Optimizer, grad_for_update, next_step, scalar_dtype, scalar_tensor, set_scalar
 
 
 class ASGD(Optimizer):
@@ -15,7 +15,7 @@ class ASGD(Optimizer):
         eta = lr / (1 + lambd lr t)^alpha ;  mu = 1 / max(1, t - t0)
 
     The parameters are the SGD iterates; the average is `ax`, for the caller to use. State per
-    parameter, PyTorch's names: `step` (a Python int), `eta` and `mu` (Python floats, in PyTorch's
+    parameter, PyTorch's names: `step` (a 0-d tensor), `eta` and `mu` (0-d tensors of PyTorch's
     scalar precision: `scalar_dtype`) and `ax` (the shape of p). `foreach=True` takes PyTorch's foreach
     form, which rounds differently (`_update_arrays`); `capturable` and `differentiable` are accepted and kept
     in the groups, as PyTorch's, and change nothing.
@@ -23,7 +23,7 @@ class ASGD(Optimizer):
 
     sparse_refusal = "ASGD does not support sparse gradients"
 
-    scalar_state = ("eta", "mu")
+    scalar_state = ("step", "eta", "mu")
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False, differentiable=False, capturable=False):
@@ -46,20 +46,20 @@ class ASGD(Optimizer):
                 continue
             state = self.state[p]
             if not state:
-                state["step"] = 0
-                state["eta"] = float(dtype(lr))
-                state["mu"] = 1.0
+                state["step"] = scalar_tensor(0.0)
+                state["eta"] = scalar_tensor(lr)
+                state["mu"] = scalar_tensor(1.0)
                 state["ax"] = p.new_zeros(p.shape)
-            state["step"] += 1
+            t = next_step(state)
             arrays = [p.array, p.grad.array, state["ax"].array]
-            self._update_arrays(arrays, state["eta"], state["mu"], lambd, wd, maximize, foreach)
+            self._update_arrays(arrays, float(state["eta"].array), float(state["mu"].array), lambd, wd, maximize,
+                                foreach)
             p._bump_version()
-            t = state["step"]
             if foreach:  # PyTorch's foreach form computes eta on its step tensor: in the scalar type, lr * (1 / x)
-                state["eta"] = float(1 / dtype(float(1 + lambd * lr * dtype(t)) ** alpha) * lr)
+                set_scalar(state, "eta", float(1 / dtype(float(1 + lambd * lr * dtype(t)) ** alpha) * lr))
             else:
-                state["eta"] = float(dtype(lr / ((1 + lambd * lr * t) ** alpha)))
-            state["mu"] = float(dtype(1 / max(1, t - t0)))
+                set_scalar(state, "eta", lr / ((1 + lambd * lr * t) ** alpha))
+            set_scalar(state, "mu", 1 / max(1, t - t0))
 
     def _update_arrays(self, arrays, eta, mu, lambd, wd, maximize, foreach=False):
         """The step on arrays [p, g, ax], in place; `foreach`: in the order of PyTorch's foreach form,

@@ -1,7 +1,7 @@
 """NAdam, as `torch.optim.NAdam` (momentum decay, L2 or decoupled weight decay, maximize)."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, check_betas, grad_for_update, scalar_dtype, update_moments
+from .optimizer import Optimizer, check_betas, grad_for_update, next_step, scalar_tensor, set_scalar, update_moments
 
 
 class NAdam(Optimizer):
@@ -17,7 +17,7 @@ class NAdam(Optimizer):
         p = p - lr (1 - mu_t) / (1 - mu_product) * g / denom
               - lr mu_{t+1} / (1 - mu_product mu_{t+1}) * m / denom
 
-    State per parameter, PyTorch's names: `step` (a Python int), `mu_product` (a Python float, in
+    State per parameter, PyTorch's names: `step` (a 0-d tensor), `mu_product` (a 0-d tensor of
     PyTorch's scalar precision: `scalar_dtype`), `exp_avg` m and `exp_avg_sq` v, each the shape of p.
     `foreach`, `capturable` and `differentiable` are accepted and kept in the groups, as PyTorch's,
     and change nothing.
@@ -25,7 +25,7 @@ class NAdam(Optimizer):
 
     sparse_refusal = "NAdam does not support sparse gradients"
 
-    scalar_state = ("mu_product",)
+    scalar_state = ("step", "mu_product")
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
@@ -50,22 +50,21 @@ class NAdam(Optimizer):
         beta1, beta2 = float(group["betas"][0]), float(group["betas"][1])
         momentum_decay, decoupled, maximize = float(group["momentum_decay"]), group["decoupled_weight_decay"], \
             group["maximize"]
-        dtype = scalar_dtype()
         for p in group["params"]:
             if p.grad is None:
                 continue
             state = self.state[p]
             if not state:
-                state["step"] = 0
-                state["mu_product"] = 1.0
+                state["step"] = scalar_tensor(0.0)
+                state["mu_product"] = scalar_tensor(1.0)
                 state["exp_avg"] = p.new_zeros(p.shape)
                 state["exp_avg_sq"] = p.new_zeros(p.shape)
-            state["step"] += 1
-            t = state["step"]
+            t = next_step(state)
             mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * momentum_decay))
             mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
             # the product in the scalar's own precision, as PyTorch's in-place multiply of its 0-d tensor
-            mu_product = state["mu_product"] = float(dtype(state["mu_product"]) * dtype(mu))
+            product = state["mu_product"].array  # (its dtype: the scalar dtype, or a loaded parameter's)
+            mu_product = set_scalar(state, "mu_product", float(product) * float(product.dtype.type(mu)))
             scale_g = -lr * (1.0 - mu) / (1.0 - mu_product)
             scale_m = -lr * mu_next / (1.0 - mu_product * mu_next)
             decay = 1 - lr * wd if decoupled else 1.0

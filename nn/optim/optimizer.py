@@ -39,13 +39,32 @@ _SET_ERROR = ("optimizer parameters need to be organized in ordered collections,
 
 
 def scalar_dtype():
-    """The numpy type of per-parameter scalars in the state (NAdam's mu_product, ASGD's eta and mu).
+    """The numpy type of per-parameter scalars in the state (`step`, NAdam's mu_product, ASGD's eta and mu).
     PyTorch holds them as 0-d tensors of its default scalar dtype, float32 unless the default dtype is
-    float64, and their rounding shows in the trajectory; minigrad's default dtype stands in for
-    PyTorch's. They are kept as Python floats with values of this type, computed in it."""
+    float64, and their rounding shows in the trajectory; minigrad's default dtype stands in for PyTorch's."""
     import minigrad
 
     return np.float64 if minigrad.get_default_dtype() == minigrad.float64 else np.float32
+
+
+def scalar_tensor(value, dtype=None):
+    """A new per-parameter scalar of the state: a 0-d tensor, as PyTorch's."""
+    return Tensor._wrap(np.array(value, dtype=dtype or scalar_dtype()))
+
+
+def set_scalar(state, name, value):
+    """Write `value` into the state's 0-d tensor `name` in place (rounded to its dtype); returns what it holds.
+    Through the array, as a Python float: an update writes a step or two per parameter, and a numpy ufunc
+    on a 0-d array costs many times this. A float32 sum or product of float32 values is exact in a Python
+    float, so rounding it once on the write gives the bits of the tensor's own in-place op."""
+    a = state[name].array
+    a[()] = value
+    return float(a)
+
+
+def next_step(state):
+    """state["step"] one more, in place (PyTorch's `step += 1`); returns the new count."""
+    return set_scalar(state, "step", float(state["step"].array) + 1)
 
 
 def grad_for_update(xp, w, g, wd, maximize, out):
@@ -116,10 +135,10 @@ class Optimizer:
 
     `params` is an iterable of Tensors, or of dicts {"params": [...], <hyperparameter overrides>}.
     Subclasses implement `_step_group(group)`; `scalar_state` names the per-parameter state entries
-    that are Python floats (loaded from PyTorch's 0-d tensors), besides the int `step`.
+    that are 0-d tensors, as PyTorch's (a `step` not named there is a Python int: SparseAdam's).
     """
 
-    scalar_state = ()
+    scalar_state = ("step",)
     sparse_refusal = None  # PyTorch's text for a step given a sparse gradient, where it refuses one
 
     def __init__(self, params, defaults):
@@ -230,23 +249,33 @@ class Optimizer:
     def _flat(self, params, names):
         """foreach: one flat buffer per state name over `params` (one device and dtype), their state
         arrays views of it (made, from the state there is or zeros, on the first call and whenever the
-        state was replaced, e.g. by load_state_dict) -> (buffers, whether the state was new)."""
+        state was replaced, e.g. by load_state_dict) -> (buffers, whether the state was new).
+
+        A "step" among `names` is one element per parameter (0-d views, in the scalar dtype, on the
+        CPU as PyTorch's), so that the caller counts every parameter's step with one write; where the
+        parameters' steps differ (some were stepped without the others) the buffers are None, and the
+        caller steps them one at a time. Steps counted together stay equal."""
         key = (tuple(id(p) for p in params), names)
         bufs = self._flat_state.get(key)
         if bufs is not None and self._state_in(bufs, params, names):
             return bufs, False
+        if "step" in names and len({float(self.state[p]["step"].array) if "step" in self.state[p] else 0.0
+                                    for p in params}) != 1:
+            return None, False
         xp = array_module(params[0].array)
         total = sum(p.array.size for p in params)
         fresh = not any(n in self.state[p] for p in params for n in names)
-        bufs = {n: xp.zeros(total, dtype=params[0].array.dtype) for n in names}
+        bufs = {n: np.zeros(len(params), scalar_dtype()) if n == "step" else xp.zeros(total, dtype=params[0].array.dtype)
+                for n in names}
         offset = 0
-        for p in params:
+        for i, p in enumerate(params):
             size = p.array.size
             for n in names:
-                view = bufs[n][offset:offset + size]
+                lo, hi, shape = (i, i + 1, ()) if n == "step" else (offset, offset + size, p.array.shape)
+                view = bufs[n][lo:hi]
                 if n in self.state[p]:
                     view[...] = self.state[p][n].array.reshape(-1)
-                self.state[p][n] = Tensor._wrap(view.reshape(p.array.shape))
+                self.state[p][n] = Tensor._wrap(view.reshape(shape))
             offset += size
         self._flat_state[key] = bufs
         return bufs, fresh
@@ -325,7 +354,7 @@ class Optimizer:
         """PyTorch's layout: {"state": {index: {name: value}}, "param_groups": [{..., "params": [index]}]}.
 
         Parameters are numbered in group order; state tensors are shared with the optimizer (not
-        copied), and `step` is a Python int."""
+        copied), as PyTorch's."""
         index = {}
         groups = []
         for group in self.param_groups:
@@ -366,14 +395,17 @@ class Optimizer:
 
 
 def _restore(value, p, name, key, scalars=()):
-    """A saved state value made ready for parameter `p`: an int step, a float of `scalars`, or an owned
-    array on p's device."""
-    if name == "step":
+    """A saved state value made ready for parameter `p`: an owned copy, on p's device and cast to its
+    floating dtype (a 0-d scalar of `scalars` keeps its own). A Python number of `scalars` (a
+    state dict saved when minigrad kept them as numbers, or by hand) becomes a 0-d tensor of the scalar dtype."""
+    if name in scalars and not isinstance(value, Tensor):
+        return scalar_tensor(float(value))
+    if name == "step" and name not in scalars:
         return int(value.item() if isinstance(value, Tensor) else value)
-    if name in scalars:
-        return float(value.item() if isinstance(value, Tensor) else value)
     if not isinstance(value, Tensor):
         return value
+    if name in scalars:  # (their dtype kept, as PyTorch keeps a step's: a resumed run goes on as it would have)
+        return scalar_tensor(value.array.reshape(()), value.array.dtype)
     if tuple(value.shape) != tuple(p.shape):
         raise ValueError(f"loaded optimizer state for parameter {key} has '{name}' of shape {list(value.shape)}, "
                          f"but the parameter has shape {list(p.shape)}")

@@ -3,7 +3,7 @@ import math
 
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, check_betas, grad_for_update, update_moments
+from .optimizer import Optimizer, check_betas, grad_for_update, next_step, scalar_tensor, update_moments
 
 
 class RAdam(Optimizer):
@@ -18,7 +18,7 @@ class RAdam(Optimizer):
                     p = p - m / (1 - beta1^t) * lr * sqrt(1 - beta2^t) / (sqrt(v) + eps) * r
         otherwise:  p = p - m / (1 - beta1^t) * lr       (the variance is not yet tractable: momentum SGD)
 
-    State per parameter, PyTorch's names: `step` (a Python int), `exp_avg` m and `exp_avg_sq` v, each
+    State per parameter, PyTorch's names: `step` (a 0-d tensor), `exp_avg` m and `exp_avg_sq` v, each
     the shape of p. `foreach`, `capturable` and `differentiable` are accepted and kept in the groups,
     as PyTorch's, and change nothing.
     """
@@ -49,13 +49,13 @@ class RAdam(Optimizer):
                 continue
             state = self.state[p]
             if not state:
-                state["step"] = 0
+                state["step"] = scalar_tensor(0.0)
                 state["exp_avg"] = p.new_zeros(p.shape)
                 state["exp_avg_sq"] = p.new_zeros(p.shape)
-            state["step"] += 1
+            t = next_step(state)
             decay = 1 - lr * wd if decoupled else 1.0
             arrays = [p.array, p.grad.array, state["exp_avg"].array, state["exp_avg_sq"].array]
-            self._update_arrays(arrays, state["step"], lr, beta1, beta2, eps, 0.0 if decoupled else wd, decay,
+            self._update_arrays(arrays, t, lr, beta1, beta2, eps, 0.0 if decoupled else wd, decay,
                                 maximize)
             p._bump_version()
 

@@ -1,7 +1,7 @@
 """RMSprop, as `torch.optim.RMSprop` (weight decay, momentum, centered, maximize)."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, grad_for_update
+from .optimizer import Optimizer, grad_for_update, next_step, scalar_tensor
 
 
 class RMSprop(Optimizer):
@@ -15,7 +15,7 @@ class RMSprop(Optimizer):
         buf = momentum buf + g / avg ; p = p - lr buf   (momentum > 0)
         p = p - lr g / avg                              (otherwise)
 
-    State per parameter, PyTorch's names: `step` (a Python int), `square_avg` v, `momentum_buffer`
+    State per parameter, PyTorch's names: `step` (a 0-d tensor), `square_avg` v, `momentum_buffer`
     (momentum > 0) and `grad_avg` (centered), each the shape of p. `capturable`, `foreach` and
     `differentiable` are accepted and kept in the groups, as PyTorch's, and change nothing: there
     is one implementation, array code over each parameter, in place.
@@ -49,14 +49,14 @@ class RMSprop(Optimizer):
                 continue
             state = self.state[p]
             if not state:
-                state["step"] = 0
+                state["step"] = scalar_tensor(0.0)
                 state["square_avg"] = p.new_zeros(p.shape)
             # made when first needed: a scheduler (OneCycleLR) may turn momentum on after the first step
             if momentum > 0 and "momentum_buffer" not in state:
                 state["momentum_buffer"] = p.new_zeros(p.shape)
             if centered and "grad_avg" not in state:
                 state["grad_avg"] = p.new_zeros(p.shape)
-            state["step"] += 1
+            next_step(state)
             arrays = [p.array, p.grad.array, state["square_avg"].array]
             if momentum > 0:
                 arrays.append(state["momentum_buffer"].array)

@@ -1,7 +1,7 @@
 """Rprop, as `torch.optim.Rprop` (etas, step-size bounds, maximize)."""
 from minigrad.device import array_module
 
-from .optimizer import Optimizer, grad_for_update
+from .optimizer import Optimizer, grad_for_update, next_step, scalar_tensor
 
 
 class Rprop(Optimizer):
@@ -15,7 +15,7 @@ class Rprop(Optimizer):
                                                           step counts as neither)
         p = p - sign(g) * step_size ;  prev = g
 
-    State per parameter, PyTorch's names: `step` (a Python int), `prev` (zeros at first) and
+    State per parameter, PyTorch's names: `step` (a 0-d tensor), `prev` (zeros at first) and
     `step_size` (the group's lr at first), each the shape of p. `foreach`, `capturable` and
     `differentiable` are accepted and kept in the groups, as PyTorch's, and change nothing.
     """
@@ -41,11 +41,11 @@ class Rprop(Optimizer):
                 continue
             state = self.state[p]
             if not state:
-                state["step"] = 0
+                state["step"] = scalar_tensor(0.0)
                 state["prev"] = p.new_zeros(p.shape)
                 lr = float(group["lr"])  # a complex parameter's imaginary parts step too (PyTorch's lr + lr i)
                 state["step_size"] = p.new_full(p.shape, complex(lr, lr) if p.is_complex() else lr)
-            state["step"] += 1
+            next_step(state)
             arrays = [p.array, p.grad.array, state["prev"].array, state["step_size"].array]
             self._update_arrays(arrays, etaminus, etaplus, step_min, step_max, maximize)
             p._bump_version()

@@ -17,6 +17,8 @@ class SGD(Optimizer):
     is accepted and kept in the groups, as PyTorch's, and changes nothing.
     """
 
+    scalar_state = ()  # (no step, as PyTorch's)
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
         if lr < 0.0:

@@ -19,6 +19,8 @@ class SparseAdam(Optimizer):
     PyTorch's error, which names Adam, the optimizer for those.
     """
 
+    scalar_state = ()  # (its step a Python int, as PyTorch's)
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
         if not 0.0 < lr:
             raise ValueError(f"Invalid learning rate: {lr}")

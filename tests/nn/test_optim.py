@@ -164,7 +164,8 @@ def test_state_dict_layout():
     assert sorted(sd) == ["param_groups", "state"]
     assert list(sd["state"]) == [0, 1, 2, 3, 4, 5]
     s0 = sd["state"][0]
-    assert s0["step"] == 1 and type(s0["step"]) is int
+    assert type(s0["step"]) is minigrad.Tensor and s0["step"].shape == () and s0["step"].dtype == minigrad.float32
+    assert s0["step"].item() == 1.0
     assert s0["exp_avg"].shape == model[0].weight.shape and s0["exp_avg"].dtype == minigrad.float64
     g0, g1 = sd["param_groups"]
     assert g0["params"] == [0, 1] and g1["params"] == [2, 3, 4, 5]
@@ -394,7 +395,8 @@ def test_rmsprop_adagrad_state_dict_layout_is_pytorchs(torch, cls, kwargs):
     assert list(sd["state"]) == list(tsd["state"]) == [0, 1, 2]
     for k in sd["state"]:
         assert sorted(sd["state"][k]) == sorted(tsd["state"][k])
-        assert sd["state"][k]["step"] == 5 and type(sd["state"][k]["step"]) is int
+        step, tstep = sd["state"][k]["step"], tsd["state"][k]["step"]  # (0-d float32 tensors, as PyTorch's)
+        assert step.shape == tstep.shape == () and str(step.dtype)[9:] == str(tstep.dtype)[6:] and step.item() == 5.0
     for g, tg in zip(sd["param_groups"], tsd["param_groups"]):
         assert g == tg
 
@@ -559,7 +561,8 @@ def test_new_optimizers_match_torch(torch, cls, kwargs, dtype, rtol, atol):
             if name == "step":
                 continue
             if name in cls.scalar_state:
-                assert type(state[name]) is float and state[name] == tstate[name].item(), name
+                assert state[name].shape == () and str(state[name].dtype)[9:] == str(tstate[name].dtype)[6:], name
+                assert state[name].item() == tstate[name].item(), name
             else:
                 np.testing.assert_allclose(state[name].array, tstate[name].numpy(), rtol=rtol, atol=atol,
                                            err_msg=f"{name} of parameter {i}")
@@ -590,7 +593,7 @@ def test_new_optimizers_state_dict_layout_is_pytorchs(torch, cls, kwargs):
                              "param_groups": tsd["param_groups"]})
     assert resumed.param_groups[1]["lr"] == topt.param_groups[1]["lr"]
     for name in cls.scalar_state:
-        assert type(resumed.state[fresh[0]][name]) is float
+        assert type(resumed.state[fresh[0]][name]) is minigrad.Tensor and resumed.state[fresh[0]][name].shape == ()
     for step_grads in grads[5:]:
         for p, q, g in zip(fresh, theirs, step_grads):
             p.grad = minigrad.tensor(g.copy())
