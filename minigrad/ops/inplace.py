@@ -458,7 +458,7 @@ def setitem(self, index, value):
     xp = array_module(self.array)
     idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:
-        idx = _ints_first(idx, self.array.ndim)
+        idx = _ints_first(idx, self.array.shape)
     elif state.grad_enabled and self.requires_grad:
         if self.grad_fn is None and self.array[idx].shape != self.shape:
             # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
