@@ -259,11 +259,17 @@ def _check_masks(idx, shape):
             elif not _one_int(i):
                 after.append(shape[d])
             d += 1
+    after += shape[d:]
     for i, at, d in masks:
         for j, m in enumerate(i.shape):
             if shape[d + j] != m:
                 raise IndexError(f"The shape of the mask {list(i.shape)} at index {j} does not match the shape of "
                                  f"the indexed tensor {after} at index {at + j}")
+
+
+def _plain_ints(idx):
+    """A basic index with its 0-dim integer tensors' arrays as ints."""
+    return tuple(builtins.int(i) if hasattr(i, "dtype") else i for i in idx)
 
 
 def _basic_steps(idx, shape, keep_full=False):
@@ -344,7 +350,10 @@ def _ids_unchecked(a, index):
     PyTorch takes it, None where numpy's error stands."""
     first, rest = index if type(index) is TwoStep else ((), index)
     rest = rest if type(rest) is tuple else (rest,)
-    zeroed = tuple(np.zeros_like(i) if hasattr(i, "dtype") and i.dtype.kind in "iu" else i for i in rest)
+    ids = [hasattr(i, "dtype") and i.dtype.kind in "iu" and i.ndim > 0 for i in rest]
+    if not builtins.any(ids):  # (a basic index: its ints' own error)
+        return None
+    zeroed = tuple(np.zeros_like(i) if is_ids else i for i, is_ids in zip(rest, ids))
     zeroed = TwoStep((first, zeroed)) if type(index) is TwoStep else zeroed
     try:
         out = _take(a, zeroed)  # (the result's shape does not depend on the ids)
@@ -616,7 +625,7 @@ def getitem(self, index):
                 hasattr(i, "dtype") and i.dtype.kind == "b" and i.ndim for i in idx):
             recording.escape("boolean-mask indexing (x[mask]), whose result's shape is the mask's count,")
         return Index.apply(self, ordered, True)
-    idx = tuple(builtins.int(i) if hasattr(i, "dtype") else i for i in idx)  # 0-dim integer tensors
+    idx = _plain_ints(idx)
     try:
         steps = _basic_steps(idx, shape, keep_full=isinstance(index, slice))
     except IndexError:
