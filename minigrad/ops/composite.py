@@ -1828,7 +1828,7 @@ def index_put(input, indices, values, accumulate=False):
     xp = array_module(input.array)
     conv, advanced = _convert_index(idx, xp, input.array.shape)
     if advanced:
-        conv = _ints_first(conv, input.array.ndim)
+        conv = _ints_first(conv, input.array.shape)
     try:
         shape = _take(input.array, conv).shape
     except IndexError as e:

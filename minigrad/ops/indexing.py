@@ -119,10 +119,12 @@ def _one_int(i):
     return isinstance(i, (builtins.int, np.integer)) or (hasattr(i, "ndim") and i.ndim == 0 and i.dtype.kind in "iu")
 
 
-def _ints_first(idx, ndim):
+def _ints_first(idx, shape):
     """An advanced index as PyTorch applies it: an Ellipsis spelled out as its full slices (numpy counts even an
     empty one as standing between two index arrays, `t[:, i, ..., j]` of a 3-d t, and moves the indexed dims to
-    the front where PyTorch keeps them in place), and any integers taken first (a TwoStep)."""
+    the front where PyTorch keeps them in place), and any integers taken first (a TwoStep), checked against the
+    dims they select (PyTorch's error names an integer's place in the index)."""
+    ndim = len(shape)
     ints = builtins.any(_one_int(i) for i in idx)
     if not ints and not builtins.any(i is Ellipsis for i in idx):
         return idx
@@ -134,14 +136,17 @@ def _ints_first(idx, ndim):
     if not ints:
         return tuple(j for i in idx for j in (full if i is Ellipsis else (i,)))
     first, rest = [], []
-    for i in idx:
+    for pos, i in enumerate(idx):
         if i is Ellipsis:
             first += full
             rest += full
         elif i is None:
             rest.append(i)
         elif _one_int(i):
-            first.append(builtins.int(i))
+            d, n = len(first), builtins.int(i)
+            if consumed <= ndim and not -shape[d] <= n < shape[d]:  # (too many: that error first)
+                raise IndexError(f"index {n} is out of bounds for dimension {pos} with size {shape[d]}")
+            first.append(n)
         else:
             first += [slice(None)] * (i.ndim if hasattr(i, "dtype") and i.dtype.kind == "b" else 1)
             rest.append(i)
@@ -176,12 +181,9 @@ def _numpy_shapes(msg):
 
 def _advanced_dim(index, shape, axis):
     """The dimension PyTorch names for an out-of-bounds id at numpy's `axis` of an advanced `index`: the
-    position among the index tensors (a mask of k dims counting k), integers applied before; an integer's
-    place in the index; None where that place is lost (an integer of a TwoStep index: numpy's axis kept)."""
+    position among the index tensors (a mask of k dims counting k), integers applied before (and checked:
+    `_ints_first`); an integer's place in the index; None where that place is lost."""
     if type(index) is TwoStep:
-        ints = [(d, i) for d, i in enumerate(index[0]) if not isinstance(i, slice)]
-        if builtins.any(not -shape[d] <= builtins.int(i) < shape[d] for d, i in ints):
-            return None
         shape = [shape[d] for d, i in enumerate(index[0]) if isinstance(i, slice)] + list(shape[len(index[0]):])
         index = index[1]
     consumed = builtins.sum((i.ndim if i.dtype.kind == "b" else 1) if hasattr(i, "dtype") else
@@ -225,34 +227,49 @@ def _index_error(e, shape, index=None):
 def _zero_dim_error(index):
     if type(index) is slice:
         return IndexError("slice() cannot be applied to a 0-dim tensor.")
-    if index < 0:  # (PyTorch's words for a negative index into a 0-dim tensor: its size taken as 0)
+    if index != 0:  # (PyTorch's words for any other int into a 0-dim tensor: its size taken as 0)
         return IndexError(f"index {index} is out of bounds for dimension 0 with size 0")
     return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in C++ "
                       "to convert a 0-dim tensor to a number")
 
 
 def _check_masks(idx, shape):
-    """PyTorch's error for a boolean mask whose shape does not match the dims it indexes (shapes only)."""
+    """PyTorch's error for a boolean mask whose shape does not match the dims it indexes (shapes only), after
+    its count of the dims indexed; PyTorch applies the basic components first (ints, slices, None), so a mask is
+    matched in the tensor they leave."""
     n_consumed = builtins.sum(
         (i.ndim if i.dtype.kind == "b" else 1) if hasattr(i, "dtype") else (0 if i is None or i is Ellipsis else 1)
         for i in idx
     )
-    d = 0
+    if n_consumed > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    after, masks, d = [], [], 0  # (the shape PyTorch's basic steps leave, which a mask is matched in)
     for i in idx:
         if i is Ellipsis:
-            d += len(shape) - n_consumed
+            k = len(shape) - n_consumed
+            after, d = after + list(shape[d:d + k]), d + k
         elif i is None:
-            continue
+            after.append(1)
         elif hasattr(i, "dtype") and i.dtype.kind == "b":
-            for j, m in enumerate(i.shape):
-                if d + j >= len(shape) or shape[d + j] != m:
-                    raise IndexError(
-                        f"The shape of the mask {list(i.shape)} at index {j} does not match the shape of the "
-                        f"indexed tensor {list(shape)} at index {d + j}"
-                    )
-            d += i.ndim
+            masks.append((i, len(after), d))
+            after, d = after + list(shape[d:d + i.ndim]), d + i.ndim
         else:
+            if isinstance(i, slice) and (i.step is None or i.step > 0):
+                after.append(len(range(*i.indices(shape[d]))))
+            elif not _one_int(i):
+                after.append(shape[d])
             d += 1
+    after += shape[d:]
+    for i, at, d in masks:
+        for j, m in enumerate(i.shape):
+            if shape[d + j] != m:
+                raise IndexError(f"The shape of the mask {list(i.shape)} at index {j} does not match the shape of "
+                                 f"the indexed tensor {after} at index {at + j}")
+
+
+def _plain_ints(idx):
+    """A basic index with its 0-dim integer tensors' arrays as ints."""
+    return tuple(builtins.int(i) if hasattr(i, "dtype") else i for i in idx)
 
 
 def _basic_steps(idx, shape, keep_full=False):
@@ -281,7 +298,7 @@ def _basic_steps(idx, shape, keep_full=False):
             if i.step is not None and i.step <= 0:
                 raise ValueError("slice step cannot be zero" if i.step == 0 else "step must be greater than zero")
             n = shape[orig]
-            if i.indices(n) != (0, n, 1) or keep_full:  # PyTorch keeps a lone `t[:]`
+            if not _written_whole(i, n) or keep_full:  # PyTorch keeps a lone `t[:]`
                 steps.append(("slice", dim, i))
             dim, orig = dim + 1, orig + 1
         else:
@@ -328,21 +345,23 @@ class Index(Function):
 
 def _ids_unchecked(a, index):
     """PyTorch checks an advanced index's ids one by one as it fills the result, so a result of no elements
-    (a dim not indexed of size 0) takes ids out of range unchecked; ids into an indexed dim of size 0 are refused
+    (a dim not indexed of size 0, or sliced to none) takes ids out of range unchecked; ids into an indexed dim of size 0 are refused
     in words of their own. For an index numpy refused: (the index with every id array 0, the empty result) where
     PyTorch takes it, None where numpy's error stands."""
-    if a.size:
-        return None
     first, rest = index if type(index) is TwoStep else ((), index)
     rest = rest if type(rest) is tuple else (rest,)
-    zeroed = tuple(np.zeros_like(i) if hasattr(i, "dtype") and i.dtype.kind in "iu" else i for i in rest)
+    ids = [hasattr(i, "dtype") and i.dtype.kind in "iu" and i.ndim > 0 for i in rest]
+    if not builtins.any(ids):  # (a basic index: its ints' own error)
+        return None
+    zeroed = tuple(np.zeros_like(i) if is_ids else i for i, is_ids in zip(rest, ids))
     zeroed = TwoStep((first, zeroed)) if type(index) is TwoStep else zeroed
     try:
-        return zeroed, array_module(a).ascontiguousarray(_take(a, zeroed))
+        out = _take(a, zeroed)  # (the result's shape does not depend on the ids)
     except IndexError as e:
-        if str(e).startswith("index 0 is out of bounds"):  # (an integer of the index is checked: not this)
+        if not a.size and str(e).startswith("index 0 is out of bounds"):  # (an integer of the index is checked)
             raise IndexError("index is out of bounds for dimension with size 0") from None
         return None
+    return (zeroed, array_module(a).ascontiguousarray(out)) if not out.size else None
 
 
 def _basic_view(x, index, out):
@@ -600,12 +619,13 @@ def getitem(self, index):
     xp = array_module(self.array)
     idx, advanced = _convert_index(index, xp, shape)
     if advanced:
+        ordered = _ints_first(idx, shape)  # (PyTorch checks the integers before the masks)
         _check_masks(idx, shape)
         if recording.hook.recorder is not None and builtins.any(
                 hasattr(i, "dtype") and i.dtype.kind == "b" and i.ndim for i in idx):
             recording.escape("boolean-mask indexing (x[mask]), whose result's shape is the mask's count,")
-        return Index.apply(self, _ints_first(idx, len(shape)), True)
-    idx = tuple(builtins.int(i) if hasattr(i, "dtype") else i for i in idx)  # 0-dim integer tensors
+        return Index.apply(self, ordered, True)
+    idx = _plain_ints(idx)
     try:
         steps = _basic_steps(idx, shape, keep_full=isinstance(index, slice))
     except IndexError:
@@ -645,9 +665,16 @@ def _slice_steps(index, shape):
     for d, i in enumerate(index):
         if type(i) is not slice or not _plain_slice(i):
             return None
-        if i.indices(shape[d]) != (0, shape[d], 1):
+        if not _written_whole(i, shape[d]):
             steps.append(("slice", d, i))
     return steps
+
+
+def _written_whole(i, n):
+    """Whether slice `i` is one PyTorch skips in a tuple index: written as the whole of a dim of size n (start 0,
+    step 1, stop at or past the end); one that only comes to the whole (`t[:, -n:]`, `t[:, 1:]` of an empty dim)
+    is recorded."""
+    return (i.start is None or i.start == 0) and (i.step is None or i.step == 1) and (i.stop is None or i.stop >= n)
 
 
 def _plain_slice(i):

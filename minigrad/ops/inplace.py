@@ -18,7 +18,8 @@ from ..device import array_module
 from ..tensor import Tensor
 from ._util import broadcast_shapes, checked_scalar, too_many_positional, type_name
 from .complex import real_of, refuse, view_as_complex, view_as_real
-from .indexing import Index, IndexPut, _convert_index, _index_error, _ints_first, _zero_dim_error, as_int, put_values
+from .indexing import (Index, IndexPut, _basic_steps, _check_masks, _convert_index, _index_error, _ints_first,
+                       _plain_ints, _zero_dim_error, as_int, put_values)
 
 
 NO_GRAD_VIEW_MESSAGE = (
@@ -458,9 +459,15 @@ def setitem(self, index, value):
     xp = array_module(self.array)
     idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:
-        idx = _ints_first(idx, self.array.ndim)
+        ordered = _ints_first(idx, self.array.shape)  # (PyTorch checks the integers before the masks)
+        _check_masks(idx, self.array.shape)
+        idx = ordered
     elif state.grad_enabled and self.requires_grad:
-        if self.grad_fn is None and self.array[idx].shape != self.shape:
+        try:
+            picked = self.array[idx].shape
+        except IndexError as e:
+            raise _index_error(e, self.array.shape, idx) from None
+        if self.grad_fn is None and picked != self.shape:
             # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
         if getattr(self, "_multi_output", False):  # (PyTorch writes into the index's view of the piece: its op named)
@@ -483,8 +490,8 @@ def setitem(self, index, value):
 
     def recorded():
         node = IndexPut
-        if not advanced and self.array[idx].shape == self.array.shape:  # all of self: PyTorch's fill_ or copy_
-            node = FillWhole if number and self.array.ndim else CopyWhole
+        if not advanced and not _basic_steps(_plain_ints(idx), self.array.shape):  # no view: PyTorch's fill_ or copy_
+            node = FillWhole if not value.array.ndim and self.array.ndim else CopyWhole  # (a 0-d tensor too)
         return node.apply(self, value, idx)
 
     apply_inplace(self, raw, recorded, value)  # (returns None, as PyTorch's)
@@ -496,7 +503,7 @@ class CopyWhole(IndexPut):
 
 
 class FillWhole(IndexPut):
-    """The same with a number, t not 0-d: PyTorch's fill_."""
+    """The same with a number or a 0-d tensor, t not 0-d: PyTorch's fill_."""
     node_name = "FillBackward3"
 
 
