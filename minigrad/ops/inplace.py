@@ -462,6 +462,8 @@ def setitem(self, index, value):
         ordered = _ints_first(idx, self.array.shape)  # (PyTorch checks the integers before the masks)
         _check_masks(idx, self.array.shape)
         idx = ordered
+        if state.grad_enabled and self.requires_grad and self.grad_fn is None and _index_put_into_a_view(index, a.shape):
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     elif state.grad_enabled and self.requires_grad:
         try:
             picked = self.array[idx].shape
@@ -480,6 +482,10 @@ def setitem(self, index, value):
             raise TypeError(f"can't assign a {type_name(value)} to a minigrad.{self.dtype._legacy}")
         value = Tensor._wrap(xp.asarray(checked_scalar(value, self.array.dtype), dtype=self.array.dtype))
     elif value.array.dtype != self.array.dtype:
+        if advanced and index is not True and not _written_as_masked_fill(index, value):  # (PyTorch's index_put_ casts nothing)
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{self.dtype._legacy[:-6]} for the destination and {value.dtype._legacy[:-6]} for "
+                               "the source.")
         value = value.to(self.dtype)
 
     def raw(a):
@@ -495,6 +501,41 @@ def setitem(self, index, value):
         return node.apply(self, value, idx)
 
     apply_inplace(self, raw, recorded, value)  # (returns None, as PyTorch's)
+
+
+def _written_as_masked_fill(index, value):
+    """Whether PyTorch writes `t[index] = value` as masked_fill_ (one bool mask and one value), not index_put_."""
+    i = index[0] if type(index) is tuple and len(index) == 1 else index
+    mask = i.array if isinstance(i, Tensor) else i
+    return getattr(mask, "dtype", None) == np.bool_ and mask.ndim > 0 and value.numel() == 1
+
+
+def _index_put_into_a_view(index, shape):
+    """Whether PyTorch's index_put_ for an advanced `index` writes into a view of t, not t: the basic items
+    beside the tensors (an int, None, a bool, a slice short of its dim) are applied first, each a view."""
+    items = index if type(index) is tuple else (index,)
+
+    def ndims(i):  # the dims of t an item consumes
+        if i is None or i is Ellipsis or type(i) is bool:
+            return 0
+        a = i.array if isinstance(i, Tensor) else i
+        return a.ndim if getattr(a, "dtype", None) == np.bool_ else 1
+
+    d = 0
+    for i in items:
+        if i is Ellipsis:
+            d += len(shape) - sum(ndims(j) for j in items)
+        elif i is None or type(i) is bool or isinstance(i, (int, np.integer)):
+            return True
+        elif isinstance(i, Tensor) and not i.array.ndim and i.array.dtype.kind in "iu":
+            return True  # (a 0-d integer tensor: an int to PyTorch's indexing)
+        elif type(i) is slice:
+            if not (i.start in (None, 0) and i.step in (None, 1) and (i.stop is None or i.stop >= shape[d])):
+                return True
+            d += 1
+        else:
+            d += ndims(i)
+    return False
 
 
 class CopyWhole(IndexPut):
