@@ -355,7 +355,8 @@ class Optimizer:
         for key, values in state_dict["state"].items():
             p = by_index.get(int(key))
             if p is not None:
-                new_state[p] = {name: _restore(v, p, name, key, self.scalar_state) for name, v in values.items()}
+                new_state[p] = {name: _restore(v, p, name, key, self.scalar_state, self._state_shape(p, name))
+                                for name, v in values.items()}
         new_groups = []
         for group, saved in zip(self.param_groups, saved_groups):
             new = {**saved, "params": group["params"]}  # the saved group's keys and order, as PyTorch's
@@ -364,8 +365,12 @@ class Optimizer:
             new_groups.append(new)
         self.state, self.param_groups = new_state, new_groups
 
+    def _state_shape(self, p, name):
+        """The shape of parameter `p`'s state tensor `name` (p's own, unless a subclass's state is shaped otherwise)."""
+        return p.shape
 
-def _restore(value, p, name, key, scalars=()):
+
+def _restore(value, p, name, key, scalars=(), shape=None):
     """A saved state value made ready for parameter `p`: an int step, a float of `scalars`, or an owned
     array on p's device."""
     if name == "step":
@@ -374,7 +379,7 @@ def _restore(value, p, name, key, scalars=()):
         return float(value.item() if isinstance(value, Tensor) else value)
     if not isinstance(value, Tensor):
         return value
-    if tuple(value.shape) != tuple(p.shape):
+    if tuple(value.shape) != tuple(p.shape if shape is None else shape):
         raise ValueError(f"loaded optimizer state for parameter {key} has '{name}' of shape {list(value.shape)}, "
                          f"but the parameter has shape {list(p.shape)}")
     arr = to_device(value.array, p.device)
