@@ -1,6 +1,5 @@
 """PyTorch 2.13 names scripts use: optim.Adafactor and optim.Muon, nn's FractionalMaxPool2d/3d, CrossMapLRN2d,
 Container, LinearCrossEntropyLoss (and F.linear_cross_entropy), the distributions submodules; each against torch."""
-import warnings
 
 import numpy as np
 import pytest
@@ -161,3 +160,176 @@ def test_muon_refuses_non_2d_parameters():
     expect = _error(lambda: torch.optim.Muon([torch.zeros(3, requires_grad=True)]))
     assert expect is not None
     assert _error(lambda: minigrad.optim.Muon([minigrad.zeros(3, requires_grad=True)])) == expect
+
+
+# ---- nn ---------------------------------------------------------------------------------------------------
+def test_new_nn_names_resolve_with_torch_module_paths():
+    for name in ("FractionalMaxPool2d", "FractionalMaxPool3d", "CrossMapLRN2d", "Container", "LinearCrossEntropyLoss"):
+        assert getattr(nn, name).__module__.replace("nn.", "torch.nn.", 1) == getattr(torch.nn, name).__module__
+        assert name in nn.__all__
+    assert minigrad.nn.attention.__name__ == "nn.attention" and minigrad.nn.common_types.__name__ == "nn.common_types"
+    assert "linear_cross_entropy" in F.__all__
+
+
+@pytest.mark.parametrize("n, kwargs", [(2, dict(kernel_size=2, output_ratio=0.5)), (2, dict(kernel_size=(2, 3), output_size=4)),
+                                       (3, dict(kernel_size=2, output_size=(2, 3, 2), return_indices=True))])
+def test_fractional_max_pool_modules_match_torch(n, kwargs):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3) + (7,) * n)
+    samples = rng.random((2, 3, n))
+    name = f"FractionalMaxPool{n}d"
+    mine = getattr(nn, name)(**kwargs, _random_samples=minigrad.tensor(samples))
+    theirs = getattr(torch.nn, name)(**kwargs, _random_samples=torch.tensor(samples))
+    assert repr(mine) == repr(theirs)
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    out, tout = mine(minigrad.tensor(x)), theirs(torch.tensor(x))
+    if kwargs.get("return_indices"):
+        np.testing.assert_array_equal(out[1].numpy(), tout[1].numpy())
+        out, tout = out[0], tout[0]
+    np.testing.assert_array_equal(out.numpy(), tout.numpy())
+
+
+@pytest.mark.parametrize("n, kwargs", [(2, dict(kernel_size=2)), (2, dict(kernel_size=2, output_size=2, output_ratio=0.5)),
+                                       (2, dict(kernel_size=2, output_ratio=1.5)), (3, dict(kernel_size=0, output_size=2)),
+                                       (3, dict(kernel_size=2, output_ratio=(0.5, 0.5, 1.0)))])
+def test_fractional_max_pool_module_errors(n, kwargs):
+    name = f"FractionalMaxPool{n}d"
+    expect = _error(lambda: getattr(torch.nn, name)(**kwargs))
+    assert expect is not None
+    assert _error(lambda: getattr(nn, name)(**kwargs)) == expect
+
+
+@pytest.mark.parametrize("size, C", [(3, 7), (5, 8), (2, 4), (4, 3)])
+def test_cross_map_lrn2d_matches_torch(size, C):
+    rng = np.random.default_rng(size)
+    x, g = rng.standard_normal((2, C, 3, 4)), rng.standard_normal((2, C, 3, 4))
+    mine, theirs = nn.CrossMapLRN2d(size, alpha=0.3, beta=0.8, k=2), torch.nn.CrossMapLRN2d(size, alpha=0.3, beta=0.8, k=2)
+    assert repr(mine) == repr(theirs)
+    xm, xt = minigrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, tout = mine(xm), theirs(xt)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-12)
+    assert type(out.grad_fn).__name__ == type(tout.grad_fn).__name__
+    out.backward(minigrad.tensor(g))
+    tout.backward(torch.tensor(g))
+    np.testing.assert_allclose(xm.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    expect = _error(lambda: theirs(torch.zeros(2, 3, 4)))
+    assert _error(lambda: mine(minigrad.zeros(2, 3, 4))) == expect
+
+
+def test_container_warns_and_registers():
+    with pytest.warns(FutureWarning) as record:
+        c = nn.Container(a=nn.Linear(2, 3))
+    with pytest.warns(FutureWarning) as trecord:
+        tc = torch.nn.Container(a=torch.nn.Linear(2, 3))
+    assert str(record[0].message) == str(trecord[0].message)
+    assert repr(c) == repr(tc) and list(c.state_dict()) == list(tc.state_dict())
+
+
+LCE_CASES = [dict(), dict(reduction="sum"), dict(reduction="none"), dict(ignore_index=1), dict(label_smoothing=0.2),
+             dict(weight=True), dict(weight=True, ignore_index=0, reduction="mean"), dict(bias=True, label_smoothing=0.1)]
+
+
+@pytest.mark.parametrize("kwargs", LCE_CASES)
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_linear_cross_entropy_matches_torch(kwargs, unbatched):
+    kwargs = dict(kwargs)
+    rng = np.random.default_rng(0)
+    N, D, C = 6, 5, 4
+    x, w, b = rng.standard_normal((N, D)), rng.standard_normal((C, D)), rng.standard_normal(C)
+    target = rng.integers(0, C, N)
+    if unbatched:
+        x, target = x[0], target[0]
+    cw = rng.random(C) + 0.5
+    results = []
+    for lib in (minigrad, torch):
+        xs, ws, bs = (lib.tensor(a.copy(), requires_grad=True) for a in (x, w, b))
+        extra = dict(kwargs)
+        if extra.pop("bias", False):
+            extra["linear_bias"] = bs
+        if extra.pop("weight", False):
+            extra["weight"] = lib.tensor(cw)
+        ns = minigrad.nn.functional if lib is minigrad else torch.nn.functional
+        loss = ns.linear_cross_entropy(xs, ws, lib.tensor(target), **extra)
+        loss.backward(lib.ones_like(loss))
+        results.append([loss.detach().numpy(), xs.grad.numpy(), ws.grad.numpy(),
+                        bs.grad.numpy() if bs.grad is not None else None])
+    for a, b_ in zip(*results):
+        if b_ is None:
+            assert a is None
+        else:
+            np.testing.assert_allclose(a, b_, rtol=1e-12, atol=1e-14)
+
+
+def test_linear_cross_entropy_probabilities_and_k_dim():
+    rng = np.random.default_rng(1)
+    x, w, bias = rng.standard_normal((3, 5)), rng.standard_normal((4, 2, 5)), rng.standard_normal((4, 2))
+    probs = rng.random((3, 4, 2))
+    ids = rng.integers(0, 4, (3, 2))
+    for target in (probs, ids):
+        out = [ns.linear_cross_entropy(lib.tensor(x), lib.tensor(w), lib.tensor(target), linear_bias=lib.tensor(bias)).item()
+               for lib, ns in ((minigrad, F), (torch, torch.nn.functional))]
+        np.testing.assert_allclose(out[0], out[1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("args", [
+    ((3, 4, 5), (4, 5), (3,), {}), ((3, 5), (5,), (3,), {}), ((3, 5), (4, 6), (3,), {}),
+    ((3, 5), (4, 5), (3,), dict(linear_bias=(3,))), ((5,), (4, 2, 5), (), {}),
+    ((3, 5), (4, 5), (3, 4), dict(ignore_index=0)),
+])
+def test_linear_cross_entropy_errors(args):
+    xs, ws, ts, kw = args
+    def call(lib, ns):
+        extra = {k: lib.zeros(v) for k, v in kw.items() if k == "linear_bias"}
+        extra.update({k: v for k, v in kw.items() if k != "linear_bias"})
+        target = lib.zeros(ts) if len(ts) == 2 else lib.zeros(ts, dtype=lib.int64)
+        return lambda: ns.linear_cross_entropy(lib.zeros(xs), lib.zeros(ws), target, **extra)
+    expect = _error(call(torch, torch.nn.functional))
+    assert expect is not None
+    assert _error(call(minigrad, F)) == expect
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(bias=True, reduction="sum", ignore_index=2, label_smoothing=0.1),
+                                    dict(out_features=(2,), bias=True)])
+def test_linear_cross_entropy_loss_module(kwargs):
+    minigrad.manual_seed(0)
+    mine, theirs = nn.LinearCrossEntropyLoss(5, 3, **kwargs).double(), torch.nn.LinearCrossEntropyLoss(5, 3, **kwargs).double()
+    assert repr(mine) == repr(theirs)
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    with torch.no_grad():
+        for p, q in zip(mine.parameters(), theirs.parameters()):
+            q.copy_(torch.tensor(p.detach().numpy()))
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 5))
+    t = rng.integers(0, 3, (4, 2) if kwargs.get("out_features") else 4)
+    loss, tloss = mine(minigrad.tensor(x), minigrad.tensor(t)), theirs(torch.tensor(x), torch.tensor(t))
+    np.testing.assert_allclose(loss.item(), tloss.item(), rtol=1e-12)
+    loss.backward()
+    tloss.backward()
+    for p, q in zip(mine.parameters(), theirs.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-14)
+    for bad in (dict(weight=torch.ones(2)), dict(label_smoothing=1.5)):
+        expect = _error(lambda bad=bad: torch.nn.LinearCrossEntropyLoss(5, 3, **bad))
+        mine_bad = {k: minigrad.ones(2) if k == "weight" else v for k, v in bad.items()}
+        assert _error(lambda mine_bad=mine_bad: nn.LinearCrossEntropyLoss(5, 3, **mine_bad)) == expect
+
+
+# ---- distributions ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("module, names", [("chi2", ["Chi2"]), ("half_cauchy", ["HalfCauchy"]),
+                                           ("one_hot_categorical", ["OneHotCategorical", "OneHotCategoricalStraightThrough"])])
+def test_distribution_submodules_hold_their_classes(module, names):
+    import importlib
+
+    mine = getattr(minigrad.distributions, module)
+    assert mine is importlib.import_module(f"minigrad.distributions.{module}")
+    theirs = getattr(torch.distributions, module)
+    for name in names:
+        cls = getattr(mine, name)
+        assert cls is getattr(minigrad.distributions, name)
+        assert cls.__module__.replace("minigrad.", "torch.") == getattr(theirs, name).__module__
+
+
+def test_identity_transform():
+    mine, theirs = minigrad.distributions.identity_transform, torch.distributions.identity_transform
+    assert repr(mine) == repr(theirs) and type(mine).__name__ == type(theirs).__name__
+    x = np.array([0.5, -2.0])
+    np.testing.assert_array_equal(mine(minigrad.tensor(x)).numpy(), theirs(torch.tensor(x)).numpy())
