@@ -28,9 +28,6 @@ RENAMES = {
     "minigrad.optim.adamw": "nn.optim.adam",
     "minigrad.autograd.profiler": "minigrad.profiler", "minigrad.autograd.profiler_util": "minigrad.profiler",
     "minigrad.autograd.anomaly_mode": "minigrad.autograd.grad_mode", "minigrad.autograd.variable": "minigrad.autograd",
-    "minigrad.distributions.chi2": "minigrad.distributions.gamma",
-    "minigrad.distributions.half_cauchy": "minigrad.distributions.half_normal",
-    "minigrad.distributions.one_hot_categorical": "minigrad.distributions.categorical",
 }
 
 

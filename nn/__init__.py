@@ -131,6 +131,13 @@ from .modules import AdaptiveLogSoftmaxWithLoss, CTCLoss, MultiLabelMarginLoss  
 
 __all__ += ["CTCLoss", "AdaptiveLogSoftmaxWithLoss", "MultiLabelMarginLoss"]
 
+# PyTorch 2.13's: fractional max pooling, the legacy CrossMapLRN2d and Container, the fused linear + cross entropy
+from .modules import (  # noqa: E402
+    Container, CrossMapLRN2d, FractionalMaxPool2d, FractionalMaxPool3d, LinearCrossEntropyLoss,
+)
+
+__all__ += ["Container", "CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d", "LinearCrossEntropyLoss"]
+
 
 def __getattr__(name):
     # nn.save, nn.load and CheckpointError come from nn/serialization.py, imported on first use: it
@@ -144,4 +151,8 @@ def __getattr__(name):
 
         parallel = importlib.import_module(".parallel", __name__)
         return parallel if name == "parallel" else parallel.DataParallel
+    if name in ("attention", "common_types"):  # (submodules, bound on first use as PyTorch's are at import)
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,7 +32,7 @@ from ._functional.normalization import layer_norm as _layer_norm
 
 __all__ = [
     "linear", "embedding", "embedding_bag", "layer_norm", "gelu", "relu", "softmax", "log_softmax", "dropout",
-    "cross_entropy", "mse_loss", "scaled_dot_product_attention",
+    "cross_entropy", "linear_cross_entropy", "mse_loss", "scaled_dot_product_attention",
 ]
 
 
@@ -144,6 +144,44 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                               label_smoothing=label_smoothing)
     return backends.pick(_cross_entropy, _ref.cross_entropy)(input, target, weight, ignore_index=ignore_index,
                                                              reduction=reduction, label_smoothing=label_smoothing)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...), as PyTorch's reference path.
+
+    Shapes: input (in_features,) or (N, in_features); linear_weight (C, in_features) or (C, d1, ..., dK,
+    in_features) for a K-dimensional loss (batched input only), whose logits are (N, C, d1, ..., dK);
+    target class ids, or probabilities of the logits' shape (then ignore_index must be None). ignore_index
+    None is -100. `options` picks PyTorch's chunked path (LinearCrossEntropyOptions), which minigrad has not.
+    """
+    if options is not None:
+        raise NotImplementedError("linear_cross_entropy: options (PyTorch's chunked path) is not supported in "
+                                  "minigrad; pass options=None")
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    batch, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), "
+                           f"got {input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batch:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires"
+                           f" batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*batch, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    if out_features:
+        linear_weight = linear_weight.reshape(-1, in_features)
+        linear_bias = None if linear_bias is None else linear_bias.reshape(-1)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None else ignore_index,
+                         reduction=reduction, label_smoothing=label_smoothing)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):

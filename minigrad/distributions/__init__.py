@@ -22,7 +22,7 @@ from .constraint_registry import biject_to, transform_to
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
-from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
+from .categorical import Categorical
 from .cauchy import Cauchy
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
@@ -30,11 +30,13 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .fishersnedecor import FisherSnedecor
-from .gamma import Chi2, Gamma
+from .chi2 import Chi2
+from .gamma import Gamma
 from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
-from .half_normal import HalfCauchy, HalfNormal
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
 from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
@@ -49,6 +51,7 @@ from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
 from .negative_binomial import NegativeBinomial
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
@@ -59,6 +62,7 @@ from .transforms import (
     AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
     ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform, PowerTransform, ReshapeTransform,
     SigmoidTransform, SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform, Transform,
+    identity_transform,
 )
 from .uniform import Uniform
 from .von_mises import VonMises

@@ -1,5 +1,4 @@
-"""`Gamma` and `Chi2`: the Gamma(concentration, rate) family on the non-negative reals."""
-import numbers
+"""`Gamma`: the Gamma(concentration, rate) family on the non-negative reals (Chi2, a Gamma, in chi2.py)."""
 
 import minigrad
 
@@ -62,22 +61,3 @@ class Gamma(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         return minigrad.special.gammainc(self.concentration, self.rate * value)
-
-
-class Chi2(Gamma):
-    """The chi-squared distribution with `df` degrees of freedom: Gamma(df / 2, 1 / 2)."""
-
-    arg_constraints = {"df": constraints.positive}
-
-    def __init__(self, df, validate_args=None):
-        if isinstance(df, numbers.Number):
-            df = minigrad.tensor(float(df))
-        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Chi2, _instance)
-        return super().expand(batch_shape, new)
-
-    @property
-    def df(self):
-        return self.concentration * 2

@@ -1,10 +1,9 @@
-"""`HalfNormal` and `HalfCauchy`: |X| for X a centred Normal or Cauchy (scale priors in Bayesian models)."""
+"""`HalfNormal`: |X| for X a centred Normal, through `_Folded` (which HalfCauchy, in half_cauchy.py, shares)."""
 import math
 
 import minigrad
 
 from . import constraints
-from .cauchy import Cauchy
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
@@ -60,26 +59,3 @@ class HalfNormal(_Folded):
     @property
     def variance(self):
         return self.scale.pow(2) * (1 - 2 / math.pi)
-
-
-class HalfCauchy(_Folded):
-    """|X| with X ~ Cauchy(0, `scale`)."""
-
-    def __init__(self, scale, validate_args=None):
-        super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfCauchy, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def mean(self):
-        return minigrad.full(self._extended_shape(), math.inf, dtype=self.scale.dtype, device=self.scale.device)
-
-    @property
-    def mode(self):
-        return minigrad.zeros_like(self.scale)
-
-    @property
-    def variance(self):
-        return self.base_dist.variance

@@ -6,7 +6,8 @@ import minigrad
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
-from .categorical import Categorical, OneHotCategorical
+from .categorical import Categorical
+from .one_hot_categorical import OneHotCategorical
 from .cauchy import Cauchy
 from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet

@@ -5,7 +5,7 @@ import minigrad
 
 from . import constraints
 from .distribution import Distribution
-from .gamma import Chi2
+from .chi2 import Chi2
 from .utils import broadcast_all
 
 

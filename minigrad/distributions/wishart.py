@@ -8,7 +8,7 @@ import minigrad
 from . import constraints
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .gamma import Chi2
+from .chi2 import Chi2
 from .utils import lazy_property
 
 _LOG_2 = math.log(2.0)

@@ -61,3 +61,7 @@ from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 from .pooling import (  # noqa: E402
     AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, LPPool3d, MaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
 )
+from .container import Container  # noqa: E402
+from .loss import LinearCrossEntropyLoss  # noqa: E402
+from .normalization import CrossMapLRN2d  # noqa: E402
+from .pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402

@@ -1,6 +1,7 @@
 """Containers: Sequential (a pipeline), ModuleList and ModuleDict (registered collections of modules),
 ParameterList and ParameterDict (of parameters)."""
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
 
@@ -300,3 +301,14 @@ def _describe(p, dtype_name):
     size = "x".join(map(str, p.shape))
     kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
     return f"{kind} containing: [{dtype_name} of size {size if p.device.type == 'cpu' else f'{size} ({p.device})'}]"
+
+
+class Container(Module):
+    """PyTorch's deprecated holder of named submodules, Container(name=module, ...): nn.Module does it all."""
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

@@ -2,12 +2,14 @@
 
 As in PyTorch, class weights (`weight`, `pos_weight`) are buffers: they move with `to()` and are saved in
 the state dict."""
+import math
 import warnings
 
 from .. import functional as F
 from .._functional.loss import _legacy_reduction
 from ..module import Module
 from .distance import PairwiseDistance
+from .linear import Linear
 
 
 class _Loss(Module):
@@ -262,3 +264,34 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A Linear(in_features, num_classes * prod(out_features), bias) layer and cross entropy on its logits in one
+    (F.linear_cross_entropy); the weight is held 2-D and viewed as (num_classes, *out_features, in_features)."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None,
+                 reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes, self.out_features = num_classes, out_features
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device,
+                             dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        shape = (self.num_classes, *self.out_features, self.linear.in_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(input, self.linear.weight.reshape(shape), target,
+                                      linear_bias=None if bias is None else bias.reshape(shape[:-1]),
+                                      weight=self.weight, reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
+                f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")

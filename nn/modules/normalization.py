@@ -5,6 +5,7 @@ import minigrad
 
 from .. import functional as F
 from .. import init
+from .._functional.cross_map_lrn import cross_map_lrn2d
 from ..module import Module
 from ..parameter import Parameter
 
@@ -114,6 +115,21 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """PyTorch's legacy LRN across channels, on (N, C, H, W) input: x / (k + alpha/size * window sum of x^2)^beta,
+    with its legacy windows (nn/_functional/cross_map_lrn.py); LocalResponseNorm is the one to use."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

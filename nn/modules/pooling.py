@@ -231,3 +231,41 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
     _n = 3
     _fn = staticmethod(F.max_unpool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    """Max pooling over windows of kernel_size at pseudo-random starts (F.fractional_max_pool2d/3d), to
+    output_size or to output_ratio of the input's size; `_random_samples` (N, C, n) in [0, 1), a buffer,
+    fixes the starts."""
+
+    n = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        name, as_n = type(self).__name__, lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,) * self.n
+        if self.n == 3 and not all(k > 0 for k in as_n(kernel_size)):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = as_n(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = as_n(output_size) if output_size is not None else None
+        self.output_ratio = as_n(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        pool = F.fractional_max_pool2d if self.n == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                    _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    n = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    n = 3

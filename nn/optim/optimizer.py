@@ -384,7 +384,8 @@ class Optimizer:
         for key, values in state_dict["state"].items():
             p = by_index.get(int(key))
             if p is not None:
-                new_state[p] = {name: _restore(v, p, name, key, self.scalar_state) for name, v in values.items()}
+                new_state[p] = {name: _restore(v, p, name, key, self.scalar_state, self._state_shape(p, name))
+                                for name, v in values.items()}
         new_groups = []
         for group, saved in zip(self.param_groups, saved_groups):
             new = {**saved, "params": group["params"]}  # the saved group's keys and order, as PyTorch's
@@ -393,11 +394,16 @@ class Optimizer:
             new_groups.append(new)
         self.state, self.param_groups = new_state, new_groups
 
+    def _state_shape(self, p, name):
+        """The shape of parameter `p`'s state tensor `name` (p's own, unless a subclass's state is shaped otherwise)."""
+        return p.shape
 
-def _restore(value, p, name, key, scalars=()):
+
+def _restore(value, p, name, key, scalars=(), shape=None):
     """A saved state value made ready for parameter `p`: an owned copy, on p's device and cast to its
     floating dtype (a 0-d scalar of `scalars` keeps its own). A Python number of `scalars` (a
-    state dict saved when minigrad kept them as numbers, or by hand) becomes a 0-d tensor of the scalar dtype."""
+    state dict saved when minigrad kept them as numbers, or by hand) becomes a 0-d tensor of the scalar dtype.
+    `shape`: the state's shape where it is not p's (Adafactor's row and column variances)."""
     if name in scalars and not isinstance(value, Tensor):
         return scalar_tensor(float(value))
     if name == "step" and name not in scalars:
@@ -406,7 +412,7 @@ def _restore(value, p, name, key, scalars=()):
         return value
     if name in scalars:  # (their dtype kept, as PyTorch keeps a step's: a resumed run goes on as it would have)
         return scalar_tensor(value.array.reshape(()), value.array.dtype)
-    if tuple(value.shape) != tuple(p.shape):
+    if tuple(value.shape) != tuple(p.shape if shape is None else shape):
         raise ValueError(f"loaded optimizer state for parameter {key} has '{name}' of shape {list(value.shape)}, "
                          f"but the parameter has shape {list(p.shape)}")
     arr = to_device(value.array, p.device)
