@@ -3,7 +3,7 @@ import numpy as np
 
 from minigrad.device import array_module
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, next_step, scalar_tensor
 
 
 def lerp_(start, end, weight):
@@ -71,13 +71,13 @@ class Adafactor(Optimizer):
                 raise RuntimeError("Adafactor does not support complex parameters")
             state = self.state[p]
             if not state:
-                state["step"] = 0
+                state["step"] = scalar_tensor(0.0)
                 if p.ndim > 1:
                     state["row_var"] = p.new_zeros(self._state_shape(p, "row_var"))
                     state["col_var"] = p.new_zeros(self._state_shape(p, "col_var"))
                 else:
                     state["variance"] = p.new_zeros(p.shape)
-            state["step"] += 1
+            next_step(state)
             if eps1 is None:  # (PyTorch's: the first parameter's dtype, for the whole group)
                 eps1 = float(np.finfo(p.array.dtype).eps)
             self._update(p, state, lr, beta2_decay, float(eps1), float(eps2), d, wd, maximize)
@@ -90,7 +90,7 @@ class Adafactor(Optimizer):
         xp = array_module(w)
         if maximize:
             g = -g
-        step = float(state["step"])
+        step = float(state["step"].array)
         weight = step ** beta2_decay  # 1 - beta2 at step t
         rho = min(lr, 1 / step ** 0.5)
         alpha = max(eps2, float(xp.linalg.norm(w.reshape(-1))) / w.size ** 0.5) * rho

@@ -62,8 +62,9 @@ def test_adafactor_matches_torch(kwargs, dtype):
     for i in tsd["state"]:
         assert list(sd["state"][i]) == list(tsd["state"][i])
         for name, value in tsd["state"][i].items():
-            np.testing.assert_allclose(np.asarray(sd["state"][i][name].array if name != "step" else sd["state"][i][name]),
-                                       value.numpy(), rtol=tol * 10, atol=tol)
+            mine_value = sd["state"][i][name]
+            assert isinstance(mine_value, minigrad.Tensor) and mine_value.dtype.name == str(value.dtype)[6:], name
+            np.testing.assert_allclose(mine_value.array, value.numpy(), rtol=tol * 10, atol=tol)
 
 
 def test_adafactor_state_dict_round_trip():
