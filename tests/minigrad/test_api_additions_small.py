@@ -1,0 +1,83 @@
+"""Small pieces of PyTorch 2.13's API that scripts call, each run on minigrad and on torch and compared."""
+import importlib
+
+import numpy as np
+import pytest
+
+import minigrad
+
+torch = pytest.importorskip("torch")
+
+
+def _err(f):
+    try:
+        f()
+    except Exception as e:  # noqa: BLE001 (the type and text are what is compared)
+        return type(e).__name__, str(e)
+    return None
+
+
+# --- torch.autograd ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["autograd.anomaly_mode", "autograd.variable"])
+def test_autograd_module_paths(path):
+    ours, theirs = importlib.import_module("minigrad." + path), importlib.import_module("torch." + path)
+    names = [n for n in ("detect_anomaly", "set_detect_anomaly", "Variable") if hasattr(theirs, n)]
+    assert names and all(hasattr(ours, n) for n in names)
+    if path.endswith("anomaly_mode"):
+        assert ours.__all__ == theirs.__all__
+        with ours.set_detect_anomaly(True):
+            assert minigrad.is_anomaly_enabled()
+        assert not minigrad.is_anomaly_enabled()
+
+
+def test_multithreading_and_view_replay_flags():
+    for lib in (torch, minigrad):
+        ag = lib.autograd
+        assert ag.is_multithreading_enabled() is True and ag.is_view_replay_enabled() is False
+        ag.set_multithreading_enabled(False)  # a call sets it at once
+        assert ag.is_multithreading_enabled() is False
+        with ag.set_multithreading_enabled(True):
+            assert ag.is_multithreading_enabled() is True
+        assert ag.is_multithreading_enabled() is False  # the with restores what was set before it
+        ag.set_multithreading_enabled(True)
+
+
+def test_is_tensor_like():
+    for v in (1, [1.0], np.ones(2)):
+        assert minigrad.autograd.is_tensor_like(v) == torch.autograd.is_tensor_like(v)
+    assert minigrad.autograd.is_tensor_like(minigrad.ones(2)) and torch.autograd.is_tensor_like(torch.ones(2))
+
+
+def _saved_hooks_run(lib):
+    a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    z = a * a
+    r = z.grad_fn._raw_saved_self
+    assert isinstance(r, lib.autograd.SavedTensor)
+    calls = []
+    r.register_hooks(lambda t: (calls.append("p"), t * 1)[1], lambda t: (calls.append("u"), t)[1])
+    out = [list(calls), _err(lambda: r.register_hooks(lambda t: t, lambda t: t))]
+    z.sum().backward()
+    out += [list(calls), a.grad.tolist(), _err(lambda: r.register_hooks(lambda t: t, lambda t: t))]
+    a.grad = None
+    z = a * a
+    z.grad_fn._raw_saved_self.register_hooks(lambda t: 5, lambda x: lib.ones(3) * x)
+    z.sum().backward()
+    out.append(a.grad.tolist())
+    y = a.exp()
+    y.grad_fn._raw_saved_result.register_hooks(lambda t: t.detach() * 2, lambda x: x)
+    (g,) = lib.autograd.grad(y.sum(), a, create_graph=True)
+    a.grad = None
+    g.sum().backward()
+    out += [g.tolist(), a.grad.tolist(), _err(lambda: lib.autograd.SavedTensor())]
+    return out
+
+
+def test_saved_tensor_register_hooks():
+    ours, theirs = _saved_hooks_run(minigrad), _saved_hooks_run(torch)
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        if isinstance(t, list) and t and isinstance(t[0], float):
+            np.testing.assert_allclose(o, t, rtol=1e-6)
+        else:
+            assert o == t
