@@ -81,3 +81,74 @@ def test_saved_tensor_register_hooks():
             np.testing.assert_allclose(o, t, rtol=1e-6)
         else:
             assert o == t
+
+
+# --- torch.amp -----------------------------------------------------------------------------------------
+
+def test_amp_module_paths_and_is_autocast_available():
+    import minigrad.amp.autocast_mode as ours_mode
+    import minigrad.amp.grad_scaler as ours_scaler
+    import torch.amp.autocast_mode as theirs_mode
+
+    assert ours_mode.autocast is minigrad.amp.autocast and ours_scaler.GradScaler is minigrad.amp.GradScaler
+    assert all(hasattr(ours_mode, n) for n in ("custom_fwd", "custom_bwd", "is_autocast_available"))
+    assert all(hasattr(theirs_mode, n) for n in ("custom_fwd", "custom_bwd", "is_autocast_available"))
+    for d in ("cpu", "cuda", "meta"):  # (mps, xla: PyTorch's True; minigrad has no such device, so False)
+        assert minigrad.amp.is_autocast_available(d) == torch.amp.is_autocast_available(d)
+    assert _err(lambda: minigrad.amp.is_autocast_available("foo")) == _err(lambda: torch.amp.is_autocast_available("foo"))
+
+
+def _custom_amp_run(lib):
+    seen = []
+
+    class Cast(lib.autograd.Function):
+        @staticmethod
+        @lib.amp.custom_fwd(device_type="cpu", cast_inputs=lib.float64)
+        def forward(ctx, x):
+            seen.append(("fwd", str(x.dtype).split(".")[-1], lib.is_autocast_enabled("cpu")))
+            return x * 2
+
+        @staticmethod
+        @lib.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            seen.append(("bwd", str(g.dtype).split(".")[-1], lib.is_autocast_enabled("cpu")))
+            return g * 2
+
+    class Keep(lib.autograd.Function):
+        @staticmethod
+        @lib.amp.custom_fwd(device_type="cpu")
+        def forward(ctx, x):
+            seen.append(("fwdK", lib.is_autocast_enabled("cpu")))
+            return x * 2
+
+        @staticmethod
+        @lib.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            seen.append(("bwdK", lib.is_autocast_enabled("cpu")))
+            return g * 2
+
+    x = lib.ones(2, requires_grad=True)
+    Cast.apply(x).sum().backward()
+    with lib.autocast("cpu"):
+        y, k = Cast.apply(x), Keep.apply(x)
+    seen.append(str(y.dtype).split(".")[-1])
+    (y.sum() + k.sum()).backward()
+    return seen, x.grad.tolist()
+
+
+def test_custom_fwd_bwd():
+    assert _custom_amp_run(minigrad) == _custom_amp_run(torch)
+    for f in ("custom_fwd", "custom_bwd"):
+        ours, theirs = getattr(minigrad.amp, f), getattr(torch.amp, f)
+        assert _err(lambda: ours(lambda c, x: x)) == _err(lambda: theirs(lambda c, x: x))  # noqa: B023
+        assert _err(lambda: ours(device_type=1)) == _err(lambda: theirs(device_type=1))  # noqa: B023
+
+
+@pytest.mark.parametrize("name", ["custom_fwd", "custom_bwd"])
+def test_cuda_amp_custom_decorators_deprecated(name):
+    texts = []
+    for lib in (minigrad, torch):
+        with pytest.warns(FutureWarning) as record:
+            getattr(lib.cuda.amp, name)(lambda c, x: x)
+        texts.append([str(w.message) for w in record])
+    assert texts[0] == texts[1]
