@@ -152,3 +152,71 @@ def test_cuda_amp_custom_decorators_deprecated(name):
             getattr(lib.cuda.amp, name)(lambda c, x: x)
         texts.append([str(w.message) for w in record])
     assert texts[0] == texts[1]
+
+
+# --- torch.utils ---------------------------------------------------------------------------------------
+
+def _swap_run(lib):
+    import weakref
+
+    a, b = lib.ones(2), lib.zeros(3, dtype=lib.float64, requires_grad=True)
+    b.grad = lib.full((3,), 5.0, dtype=lib.float64)
+    lib.utils.swap_tensors(a, b)
+    out = [a.tolist(), str(a.dtype).split(".")[-1], a.requires_grad, a.grad.tolist(), b.tolist(), b.requires_grad,
+           b.grad]
+    c = lib.ones(2)
+    ref = weakref.ref(c)  # noqa: F841 (held: its presence is what is refused)
+    out += [_err(lambda: lib.utils.swap_tensors(c, lib.ones(2))), _err(lambda: lib.utils.swap_tensors(lib.ones(2), c))]
+    x = lib.ones(2, requires_grad=True)
+    y = x * 2
+    z = lib.zeros(2)
+    lib.utils.swap_tensors(y, z)
+    out += [y.grad_fn is None, type(z.grad_fn).__name__]
+    return out
+
+
+def test_swap_tensors():
+    assert _swap_run(minigrad) == _swap_run(torch)
+
+
+def test_swap_tensors_refuses_different_slots():
+    class Slotted(minigrad.Tensor):
+        __slots__ = ("extra",)
+
+    s = Slotted(np.ones(2, dtype=np.float32))
+    assert _err(lambda: minigrad.utils.swap_tensors(minigrad.ones(2), s)) == (
+        "RuntimeError", "Cannot swap t1 and t2 if they have different slots")
+
+
+def test_utils_hooks_and_deterministic_paths():
+    import minigrad.utils.deterministic as ours
+    import torch.utils.deterministic as theirs
+
+    assert minigrad.utils.hooks.RemovableHandle is not None
+    assert ours.fill_uninitialized_memory is theirs.fill_uninitialized_memory is True
+
+    def set_int(module):
+        module.fill_uninitialized_memory = 1
+
+    assert _err(lambda: set_int(ours)) == _err(lambda: set_int(theirs))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "uint8", "bool"])
+def test_empty_filled_under_deterministic_algorithms(dtype):
+    import minigrad.utils.deterministic as ours
+    import torch.utils.deterministic as theirs
+
+    got = {}
+    for lib, flag in ((minigrad, ours), (torch, theirs)):
+        try:
+            lib.use_deterministic_algorithms(True)
+            dt = getattr(lib, dtype)
+            filled = lib.empty(3, dtype=dt).tolist(), lib.empty_strided((2,), (1,), dtype=dt).tolist()
+            flag.fill_uninitialized_memory = False
+            lib.empty(3, dtype=dt)  # (memory left as it is: nothing to compare)
+            got[lib.__name__] = filled
+        finally:
+            flag.fill_uninitialized_memory = True
+            lib.use_deterministic_algorithms(False)
+    np.testing.assert_array_equal(np.array(got["minigrad"][0]), np.array(got["torch"][0]))
+    np.testing.assert_array_equal(np.array(got["minigrad"][1]), np.array(got["torch"][1]))
