@@ -220,3 +220,32 @@ def test_empty_filled_under_deterministic_algorithms(dtype):
             lib.use_deterministic_algorithms(False)
     np.testing.assert_array_equal(np.array(got["minigrad"][0]), np.array(got["torch"][0]))
     np.testing.assert_array_equal(np.array(got["minigrad"][1]), np.array(got["torch"][1]))
+
+
+# --- Tensor methods ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["indices", "values", "coalesce", "is_coalesced", "sparse_dim", "dense_dim",
+                                  "crow_indices", "col_indices", "ccol_indices", "row_indices"])
+def test_sparse_accessors_on_a_strided_tensor(name):
+    ours = _err(lambda: getattr(minigrad.ones(2, 3), name)())
+    theirs = _err(lambda: getattr(torch.ones(2, 3), name)())
+    assert ours == theirs
+    if theirs is None:
+        assert getattr(minigrad.ones(2, 3), name)() == getattr(torch.ones(2, 3), name)()
+
+
+def test_sparse_accessors_still_reach_the_sparse_classes():
+    dense = [[0.0, 1.0], [2.0, 0.0]]
+    ours, theirs = minigrad.tensor(dense).to_sparse(), torch.tensor(dense).to_sparse()
+    assert ours.indices().tolist() == theirs.indices().tolist() and ours.values().tolist() == theirs.values().tolist()
+    assert ours.sparse_dim() == theirs.sparse_dim() == 2
+    assert minigrad.tensor(dense).to_sparse_csr().crow_indices().tolist() == [0, 1, 2]
+
+
+def test_conj_physical_in_place_and_chalf_refused():
+    for lib in (minigrad, torch):
+        c = lib.tensor([1 + 2j, -3j])
+        assert c.conj_physical_() is c and c.tolist() == [1 - 2j, 3j]
+        r = lib.tensor([1.0, -2.0])
+        assert r.conj_physical_() is r and r.tolist() == [1.0, -2.0]
+    assert _err(lambda: minigrad.ones(2).chalf())[0] == "TypeError"
