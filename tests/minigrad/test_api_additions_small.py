@@ -249,3 +249,18 @@ def test_conj_physical_in_place_and_chalf_refused():
         r = lib.tensor([1.0, -2.0])
         assert r.conj_physical_() is r and r.tolist() == [1.0, -2.0]
     assert _err(lambda: minigrad.ones(2).chalf())[0] == "TypeError"
+
+
+# --- torch.jit -----------------------------------------------------------------------------------------
+
+def test_jit_eager_no_ops():
+    for lib in (minigrad, torch):
+        jit = lib.jit
+        assert issubclass(jit.Error, Exception) and issubclass(jit.ScriptWarning, Warning)
+        assert issubclass(jit.TracerWarning, Warning)
+        a = jit.Attribute(3, int)
+        assert isinstance(a, tuple) and (a.value, a.type) == (3, int)
+        assert jit.script_if_tracing(lambda x: x + 1)(1) == 2
+        with jit.optimized_execution(True), jit.fuser("fuser1"):
+            pass
+    assert _err(lambda: minigrad.jit.fuser("bad")) == _err(lambda: torch.jit.fuser("bad").__enter__())
