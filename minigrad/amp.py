@@ -41,7 +41,7 @@ __all__ = ["GradScaler", "autocast", "is_autocast_enabled", "set_autocast_enable
            "set_autocast_dtype", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "is_autocast_cpu_enabled",
            "set_autocast_cpu_enabled", "set_autocast_cpu_dtype", "set_autocast_gpu_dtype", "is_autocast_cache_enabled",
            "set_autocast_cache_enabled", "clear_autocast_cache", "autocast_increment_nesting",
-           "autocast_decrement_nesting"]
+           "autocast_decrement_nesting", "custom_fwd", "custom_bwd", "is_autocast_available"]
 
 # an optimizer's place in one iteration: nothing done yet, gradients unscaled, stepped
 _READY, _UNSCALED, _STEPPED = "ready", "unscaled", "stepped"
@@ -407,6 +407,82 @@ class autocast:
         return run
 
 
+def is_autocast_available(device_type):
+    """Whether autocast accepts `device_type`: cpu and cuda, minigrad's devices; PyTorch's error for an unknown type."""
+    if device_type in _AUTOCAST_DTYPES:
+        return True
+    from .device import _TORCH_TYPES
+
+    if device_type.split(":")[0] not in _TORCH_TYPES:
+        device(device_type)  # (raises PyTorch's error)
+    return False
+
+
+def _cast(value, device_type, dtype):
+    """value with every floating-point tensor on `device_type` cast to dtype, through lists, tuples and dicts."""
+    from .tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return value.to(dtype) if value.is_floating_point() and value.device.type == device_type else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, device_type, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _cast(v, device_type, dtype) for k, v in value.items()}
+    return value
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorator for a custom Function's forward: inside an enabled autocast of device_type, with cast_inputs it
+    casts the floating-point tensor arguments to that dtype and runs forward with autocast off (else as it is).
+    It notes on ctx whether forward ran under autocast, for custom_bwd."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def forward(ctx, *args, **kwargs):
+        ctx._dtype = get_autocast_dtype(device_type)
+        on = is_autocast_enabled(device_type)
+        ctx._fwd_used_autocast = on and cast_inputs is None
+        if cast_inputs is None or not on:
+            return fwd(ctx, *args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(ctx, *_cast(args, device_type, cast_inputs), **_cast(kwargs, device_type, cast_inputs))
+
+    return forward
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorator for a custom Function's backward: runs it under the autocast state its forward ran in."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def backward(ctx, *args, **kwargs):
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(ctx, *args, **kwargs)
+
+    return backward
+
+
+def _module_path(name, doc, **members):
+    """A module `minigrad.amp.<name>` (PyTorch's torch.amp.<name>) holding these members, in sys.modules."""
+    module = types.ModuleType(f"{__name__}.{name}", doc)
+    module.__dict__.update(members)
+    module.__all__ = list(members)
+    sys.modules[module.__name__] = module
+    return module
+
+
+autocast_mode = _module_path("autocast_mode", "`minigrad.amp.autocast_mode`, as torch.amp.autocast_mode.",
+                             autocast=autocast, custom_fwd=custom_fwd, custom_bwd=custom_bwd,
+                             is_autocast_available=is_autocast_available)
+grad_scaler = _module_path("grad_scaler", "`minigrad.amp.grad_scaler`, as torch.amp.grad_scaler.", GradScaler=GradScaler)
+
+
 # ---- minigrad.cuda.amp and minigrad.cpu.amp: the same, with the device fixed, as torch.cuda.amp ---------
 def _device_amp(device):
     """The module `minigrad.<device>.amp`: GradScaler and autocast with PyTorch's per-device signatures (no
@@ -435,5 +511,20 @@ def _device_amp(device):
         cls.__module__ = name
         setattr(module, short, cls)
     module.__all__ = ["GradScaler", "autocast"]
+    if device == "cuda":  # (torch.cuda.amp's decorators, deprecated as PyTorch's)
+        for short, make in (("custom_fwd", custom_fwd), ("custom_bwd", custom_bwd)):
+            setattr(module, short, _deprecated_decorator(short, make))
+        module.__all__ += ["custom_fwd", "custom_bwd"]
     sys.modules[name] = module
     return module
+
+
+def _deprecated_decorator(short, make):
+    """torch.cuda.amp.custom_fwd / custom_bwd: the torch.amp decorator for device 'cuda', with PyTorch's warning."""
+    def decorator(*args, **kwargs):
+        warnings.warn(f"`torch.cuda.amp.{short}(args...)` is deprecated. Please use "
+                      f"`torch.amp.{short}(args..., device_type='cuda')` instead.", FutureWarning, stacklevel=2)
+        return make(*args, device_type="cuda", **kwargs)
+
+    decorator.__name__ = decorator.__qualname__ = short
+    return decorator

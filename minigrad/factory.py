@@ -11,6 +11,7 @@ import numpy as np
 
 from . import dtypes, random
 from .autograd import recording
+from .backends.flags import _deterministic
 from .device import module_for, to_device
 from .ops.conversion import warn_complex_to_real
 from .tensor import Tensor, _requiring_grad, dtype_argument, invalid_arguments, type_name
@@ -430,7 +431,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
     xp, dt = module_for(device), _dt(dtype_argument(dtype, "empty_strided"))
     n = 1 + builtins.sum((sz - 1) * st for sz, st in zip(size, stride)) if all(size) else 0
-    memory = xp.empty(n, dtype=dt)
+    filled = _deterministic["mode"] and _deterministic["fill_uninitialized_memory"]
+    memory = _known_fill(xp, n, dt) if filled else xp.empty(n, dtype=dt)
     return _make(xp.lib.stride_tricks.as_strided(memory, size, tuple(st * dt.itemsize for st in stride)), requires_grad)
 
 
@@ -464,10 +466,20 @@ def _filled(fill, size, dtype, device, requires_grad, name="empty"):
     return _fresh(fill, _size(size, name), dt, requires_grad, xp)
 
 
+def _known_fill(xp, size, dtype):
+    """What PyTorch's deterministic mode fills uninitialized memory with: NaN, or the dtype's largest value."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "fc":
+        return xp.full(size, np.nan, dtype=dtype)
+    return xp.full(size, True if dtype.kind == "b" else np.iinfo(dtype).max, dtype=dtype)
+
+
 def _fresh(fill, size, dtype, requires_grad, xp=np):
     if isinstance(fill, Tensor):  # (full's fill may be a 0-d tensor)
         fill = fill.array
     if isinstance(fill, str):  # "empty"
+        if _deterministic["mode"] and _deterministic["fill_uninitialized_memory"]:
+            return _make(_known_fill(xp, size, dtype), requires_grad)
         arr = xp.empty(size, dtype=dtype)
     elif fill == 0:
         arr = xp.zeros(size, dtype=dtype)

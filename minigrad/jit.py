@@ -125,3 +125,56 @@ def save(m, f, _extra_files=None):
 def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
     raise NotImplementedError("minigrad.jit.load: minigrad cannot read a TorchScript archive; load a state_dict "
                               "saved with torch.save(model.state_dict(), path) through minigrad.load")
+
+
+class Error(Exception):
+    """TorchScript's runtime error: never raised by minigrad, which runs everything as Python; caught as PyTorch's."""
+
+
+class ScriptWarning(Warning):
+    pass
+
+
+class TracerWarning(Warning):
+    pass
+
+
+class Attribute(typing.NamedTuple):
+    """`Attribute(value, type)`: a ScriptModule attribute's declared type; in eager Python the value is all."""
+    value: typing.Any
+    type: typing.Any
+
+
+def script_if_tracing(fn):
+    """Scripted only when traced: minigrad never traces, so the function runs as Python."""
+    return fn
+
+
+def script_method(fn):
+    return fn
+
+
+class _NoOpContext:
+    """A context manager that only runs its block: a TorchScript executor setting with no executor here."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class optimized_execution(_NoOpContext):
+    pass
+
+
+_FUSERS = ("fuser0", "fuser1", "fuser2", "fuser3", "none")
+
+
+class fuser(_NoOpContext):
+    def __init__(self, name):
+        if name not in _FUSERS:
+            raise Exception(f"unrecognized fuser option (name: {name})")  # (PyTorch raises this plain Exception)

@@ -706,6 +706,37 @@ class Tensor:
     def bfloat16(self):  # (minigrad has no bfloat16 arrays: the dtype's clear error)
         return self.to(dtypes.bfloat16)
 
+    def chalf(self):  # (as minigrad.complex32's refusal: numpy has no such arrays)
+        raise TypeError("chalf: minigrad has no complex32 dtype (numpy has none): use cfloat() (complex64)")
+
+    def conj_physical_(self):
+        """conj_physical in place: a real tensor is its own conjugate and comes back untouched."""
+        return self if self.array.dtype.kind != "c" else self.copy_(self.conj_physical())
+
+    # a strided tensor's answers to the sparse layouts' accessors (minigrad/sparse.py's classes have their own)
+    def sparse_dim(self):
+        return 0
+
+    def dense_dim(self):
+        return self.array.ndim
+
+    def _strided_refusal(name, layout):  # noqa: N805 (makes the methods below, at class creation)
+        def refuse(self):
+            raise RuntimeError(f"{name} expected sparse {layout} layout but got Strided")
+
+        refuse.__name__ = refuse.__qualname__ = name
+        return refuse
+
+    indices = _strided_refusal("indices", "coordinate tensor")
+    coalesce = _strided_refusal("coalesce", "coordinate tensor")
+    is_coalesced = _strided_refusal("is_coalesced", "coordinate tensor")
+    values = _strided_refusal("values", "tensor")
+    crow_indices = _strided_refusal("crow_indices", "row compressed tensor")
+    col_indices = _strided_refusal("col_indices", "row compressed tensor")
+    ccol_indices = _strided_refusal("ccol_indices", "column compressed tensor")
+    row_indices = _strided_refusal("row_indices", "column compressed tensor")
+    del _strided_refusal
+
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         """A COO sparse tensor of this one's nonzeros (of its rows over the first sparse_dim dims)."""
         from .sparse import to_sparse

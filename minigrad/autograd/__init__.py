@@ -10,10 +10,14 @@ from .grad_mode import (  # noqa: F401
 from . import functional  # noqa: F401, E402 (torch.autograd.functional: jacobian, hessian, vjp, jvp, hvp, vhp)
 from . import forward_ad  # noqa: F401, E402 (torch.autograd.forward_ad: dual tensors)
 
+from . import anomaly_mode, variable  # noqa: F401, E402
+from .variable import Variable  # noqa: F401, E402
+from .grad_mode import is_multithreading_enabled, is_view_replay_enabled, set_multithreading_enabled  # noqa: F401, E402
+from .function import SavedTensorHandle as SavedTensor  # noqa: F401, E402
 
-def Variable(data, requires_grad=False, volatile=False):
-    """PyTorch's old `Variable(t)`: since PyTorch 0.4 a Tensor is one, and Variable(t) gives t itself
-    (with `requires_grad=True`, t marked so; `volatile` is ignored, as it has been since then)."""
-    if requires_grad:
-        data.requires_grad_(True)
-    return data
+
+def is_tensor_like(inp):
+    """`torch.autograd.is_tensor_like`, which is `torch.overrides.is_tensor_like`."""
+    from ..overrides import is_tensor_like
+
+    return is_tensor_like(inp)

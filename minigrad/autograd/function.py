@@ -465,6 +465,7 @@ def _read_by_name(names):
             _SAVED_NAMES.add(name)
             if not hasattr(BackwardNode, "_saved_" + name):  # (_saved_output_nr is the engine's)
                 setattr(BackwardNode, "_saved_" + name, _SavedByName(name))
+                setattr(BackwardNode, "_raw_saved_" + name, _SavedByName(name, raw=True))
 
 
 class _SavedByName:
@@ -474,21 +475,63 @@ class _SavedByName:
     node would go. It defines no __set__, so an instance attribute of the name still wins (compile's
     replay sets them)."""
 
-    __slots__ = ("key",)
+    __slots__ = ("key", "raw")
 
-    def __init__(self, key):
-        self.key = key
+    def __init__(self, key, raw=False):
+        self.key, self.raw = key, raw  # raw: `_raw_saved_<key>`, the SavedTensor itself (SavedTensorHandle)
 
     def __get__(self, node, cls=None):
         if node is None:
             return self
         names = node._names
         if names and self.key in names:
+            s = node._saved[names.index(self.key)]
+            if self.raw:
+                return None if s is None else SavedTensorHandle._of(node, s)
             if node._freed:
                 raise RuntimeError(FREED_MESSAGE)
-            s = node._saved[names.index(self.key)]
             return None if s is None else s.unpack(node)
-        raise AttributeError(f"'{type(node).__name__}' object has no attribute '_saved_{self.key}'")
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{'_raw' if self.raw else ''}_saved_{self.key}'")
+
+
+class SavedTensorHandle:
+    """`node._raw_saved_<name>`: PyTorch's `torch.autograd.SavedTensor`, one saved tensor of a node.
+    `register_hooks(pack, unpack)` packs it at once and unpacks it when backward needs it, as the
+    pair of `saved_tensors_hooks` would have done had it been active when the op ran."""
+
+    __slots__ = ("_node", "_saved")
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("Trying to create a SavedTensor object from Python is forbidden.")
+
+    @classmethod
+    def _of(cls, node, saved):
+        h = object.__new__(cls)
+        h._node, h._saved = node, saved
+        return h
+
+    def unpack(self):
+        return self._saved.unpack(self._node)
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError("register_hooks(): incompatible function arguments: pack_hook and unpack_hook must be "
+                            "callables")
+        s = self._saved
+        if s.counter is None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need "
+                "to backward through the graph a second time or if you need to access saved variables after calling "
+                "backward.")
+        if s.tensor is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only "
+                               "one pair of hooks is allowed at a time.")
+        t = s.unpack(self._node)
+        # (the fields SavedTensor.__init__ sets under saved_tensors_hooks; unpack then goes through _reattach)
+        s.edge = (None if s.is_output else t._edge()) if t.requires_grad else False
+        s._shape, s._dtype = t.array.shape, t.array.dtype
+        s.packed, s.unpack_hook, s.tensor = pack_hook(t), unpack_hook, None
 
 
 def _zeros_like_meta(meta):

@@ -237,3 +237,34 @@ def _quiet(cls, *args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return cls(*args)
+
+
+_multithreading = [True]  # minigrad's engine runs every backward on the calling thread: the flag is kept, not used
+
+
+def is_multithreading_enabled():
+    """Whether backward may run device work on its own threads (PyTorch's flag; True by default)."""
+    return _multithreading[0]
+
+
+class set_multithreading_enabled(_GradModeContext):
+    """`set_multithreading_enabled(mode)`: sets the flag at once, and restores it on exit when used with `with`."""
+
+    def __init__(self, mode):
+        self.prev = _multithreading[0]
+        self.mode = bool(mode)
+        _multithreading[0] = self.mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _multithreading[0] = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+def is_view_replay_enabled():
+    """Whether views are replayed rather than as_strided'ed in backward: minigrad never replays (PyTorch's default)."""
+    return False

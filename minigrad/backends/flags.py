@@ -59,7 +59,8 @@ def set_float32_matmul_precision(precision):
     _set_tf32(precision != "highest")
 
 
-_deterministic = {"mode": False, "warn_only": False}
+# fill_uninitialized_memory: under deterministic algorithms, `empty` fills its memory (NaN, or an integer's largest)
+_deterministic = {"mode": False, "warn_only": False, "fill_uninitialized_memory": True}
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
