@@ -27,7 +27,6 @@ RENAMES = {
     "minigrad.nn.utils.clip_grad": "nn.utils", "minigrad.nn.utils.convert_parameters": "nn.utils",
     "minigrad.optim.adamw": "nn.optim.adam",
     "minigrad.autograd.profiler": "minigrad.profiler", "minigrad.autograd.profiler_util": "minigrad.profiler",
-    "minigrad.autograd.anomaly_mode": "minigrad.autograd.grad_mode", "minigrad.autograd.variable": "minigrad.autograd",
 }
 
 

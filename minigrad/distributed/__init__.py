@@ -390,6 +390,12 @@ def _comm(group, name):
     return g, group.comm, group.rank, group.size, group.ranks
 
 
+def _collective(group, name):
+    """_comm for a collective on tensors, which a minigrad.compile capture cannot record."""
+    _not_in_a_capture(name)
+    return _comm(group, name)
+
+
 def _group_rank(ranks, r, what):
     """The rank in the group of global rank `r` (src and dst are global ranks, as PyTorch's)."""
     if r not in ranks:
@@ -520,8 +526,7 @@ def _not_in_a_capture(name):
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce `tensor` over the ranks, in place, on every rank (AVG: the sum / world size)."""
-    _not_in_a_capture("all_reduce")
-    c = _comm(group, "all_reduce")
+    c = _collective(group, "all_reduce")
     if c is None:
         return None
     g, comm, _, size, _ = c
@@ -538,8 +543,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     """Copy rank `src`'s `tensor` into every other rank's, in place."""
-    _not_in_a_capture("broadcast")
-    c = _comm(group, "broadcast")
+    c = _collective(group, "broadcast")
     if c is None:
         return None
     g, comm, _, size, ranks = c
@@ -557,8 +561,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """Fill `tensor_list[r]` with rank r's `tensor`, on every rank."""
-    _not_in_a_capture("all_gather")
-    c = _comm(group, "all_gather")
+    c = _collective(group, "all_gather")
     if c is None:
         return None
     g, comm, _, size, _ = c
@@ -609,8 +612,7 @@ def _mpi_only(g, group, a, name):
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
     """`output_tensor` = every rank's `input_tensor`, in rank order: concatenated along dim 0, or stacked."""
-    _not_in_a_capture("all_gather_into_tensor")
-    c = _comm(group, "all_gather_into_tensor")
+    c = _collective(group, "all_gather_into_tensor")
     if c is None:
         return None
     g, comm, _, size, _ = c
@@ -628,8 +630,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce `input` over the ranks and give rank r the r-th of its world-size equal parts along dim 0."""
-    _not_in_a_capture("reduce_scatter_tensor")
-    c = _comm(group, "reduce_scatter_tensor")
+    c = _collective(group, "reduce_scatter_tensor")
     if c is None:
         return None
     g, comm, _, size, _ = c
@@ -649,8 +650,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
     """Reduce `tensor` over the ranks into rank `dst`'s (the others' are left as they are)."""
-    _not_in_a_capture("reduce")
-    c = _comm(group, "reduce")
+    c = _collective(group, "reduce")
     if c is None:
         return None
     g, comm, rank, size, ranks = c
@@ -670,8 +670,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_dst=None):
     """Rank `dst`'s `gather_list[r]` = rank r's `tensor` (the other ranks pass no list)."""
-    _not_in_a_capture("gather")
-    c = _comm(group, "gather")
+    c = _collective(group, "gather")
     if c is None:
         return None
     g, comm, rank, size, ranks = c
@@ -693,8 +692,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_ds
 
 def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_src=None):
     """`tensor` = rank `src`'s `scatter_list[r]` on rank r (the other ranks pass no list)."""
-    _not_in_a_capture("scatter")
-    c = _comm(group, "scatter")
+    c = _collective(group, "scatter")
     if c is None:
         return None
     g, comm, rank, size, ranks = c
@@ -716,8 +714,7 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False):
     """Rank r's `input` is cut along dim 0 (equal parts, or `input_split_sizes` rows each); part j goes to
     rank j, whose `output` holds, in rank order, the parts it was sent."""
-    _not_in_a_capture("all_to_all_single")
-    c = _comm(group, "all_to_all_single")
+    c = _collective(group, "all_to_all_single")
     if c is None:
         return None
     g, comm, _, size, _ = c

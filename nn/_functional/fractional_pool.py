@@ -3,6 +3,7 @@
 import numpy as np
 
 import minigrad
+from minigrad.autograd.composite import composite_node
 
 from ._common import check_tensor
 
@@ -62,11 +63,18 @@ def _fractional_max_pool(input, kernel_size, output_size, output_ratio, return_i
             # (a NaN wins its window, as in PyTorch's kernels; otherwise the first of the largest)
             best = np.where(np.isnan(vals).any(-1), np.isnan(vals).argmax(-1), vals.argmax(-1))
             idx[b, c] = np.take_along_axis(pos, best[..., None], -1)[..., 0]
-    indices = minigrad.tensor(idx)
-    out = x.flatten(-n).gather(-1, indices.flatten(-n)).reshape(x.shape[:2] + output_size)
-    if not batched:
-        out, indices = out.squeeze(0), indices.squeeze(0)
+    indices = minigrad.tensor(idx if batched else idx[0])
+    out = _PICK[n](input, indices.flatten(-n), tuple(indices.shape))
     return (out, indices) if return_indices else out
+
+
+def _pick(input, flat_indices, shape):
+    """input's values at flat_indices (positions in each plane: (N, C, P) or (C, P)), shaped `shape`."""
+    return input.reshape(tuple(flat_indices.shape[:-1]) + (-1,)).gather(-1, flat_indices).reshape(shape)
+
+
+# one node, PyTorch's (the windows' maxima do not move with input: the second derivative is zero)
+_PICK = {n: composite_node(f"FractionalMaxPool{n}DBackward0", "zero")(_pick) for n in (2, 3)}
 
 
 def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,

@@ -266,6 +266,12 @@ class _FractionalMaxPoolNd(Module):
 class FractionalMaxPool2d(_FractionalMaxPoolNd):
     n = 2
 
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__(kernel_size, output_size, output_ratio, return_indices, _random_samples)  # (its own name)
+
 
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
     n = 3
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__(kernel_size, output_size, output_ratio, return_indices, _random_samples)

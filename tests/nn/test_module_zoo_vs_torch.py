@@ -35,11 +35,7 @@ CASES = 3  # constructor argument sets per class
 
 # torch.nn classes nn does not implement, each with the reason it is out of scope.
 NOT_IMPLEMENTED = {
-    "CrossMapLRN2d": "Lua-torch legacy layer, kept in torch.nn only for old checkpoints",
-    "FractionalMaxPool2d": "random pooling regions drawn from torch's generator; not implemented",
-    "FractionalMaxPool3d": "random pooling regions drawn from torch's generator; not implemented",
-    "LinearCrossEntropyLoss": "new in torch 2.13 (fused linear + cross entropy with chunking options); not implemented",
-    "LinearCrossEntropyOptions": "the options object of LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions": "the options object of LinearCrossEntropyLoss (its chunking configuration)",
 }
 SKIPPED = {"Module", "Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"}
 
@@ -397,6 +393,15 @@ spec("RMSNorm", ctor=lambda r: dict(normalized_shape=ch(r, [3, (2, 3)]), eps=ch(
 spec("LocalResponseNorm", ctor=lambda r: dict(size=ri(r, 1, 3), alpha=float(ch(r, [1e-4, 0.1])),
                                               beta=float(ch(r, [0.75, 0.5])), k=float(ch(r, [1.0, 2.0]))),
      inputs=lambda r, kw, b: [fx(r, 2, 4, 3)], bad_input=lambda r, kw: [fx(r, 4)])
+# (size 1: PyTorch's legacy backward narrows past the channels and raises; minigrad gives the gradient)
+spec("CrossMapLRN2d", ctor=lambda r: dict(size=ri(r, 2, 3), alpha=float(ch(r, [1e-4, 0.1])),
+                                          beta=float(ch(r, [0.75, 0.5])), k=float(ch(r, [1.0, 2.0]))),
+     inputs=lambda r, kw, b: [fx(r, 2, 4, 3, 3)], bad_input=lambda r, kw: [fx(r, 4, 3, 3)])
+for _n in (2, 3):  # (the regions from given samples: each library's generator draws its own)
+    spec(f"FractionalMaxPool{_n}d",
+         ctor=lambda r, n=_n: dict(kernel_size=ch(r, [2, (2,) * n]), **ch(r, [dict(output_size=3), dict(output_ratio=0.5)]),
+                                   return_indices=bool(r.integers(2)), _random_samples=Arr(r.uniform(0, 1, (2, 3, n)))),
+         inputs=lambda r, kw, b, n=_n: [fx(r, 2, 3, *(6,) * n)])
 
 for _name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"):
     _n = dim_of(_name)
@@ -475,6 +480,10 @@ spec("NLLLoss", "NLLLoss2d", ctor=class_ctor,
 spec("CrossEntropyLoss", ctor=lambda r: dict(class_ctor(r), label_smoothing=float(ch(r, [0.0, 0.2]))),
      inputs=lambda r, kw, b: [fx(r, *batch((4,), b, 3)), ints(r, 4, *batch((), b, 3))], unbatched=True,
      bad_input=lambda r, kw: [fx(r, 3, 4), ints(r, 4, 2)])
+spec("LinearCrossEntropyLoss", ctor=lambda r: dict(in_features=3, num_classes=4, bias=bool(r.integers(2)), reduction=red(r),
+                                                   ignore_index=ch(r, [None, 1]),
+                                                   label_smoothing=float(ch(r, [0.0, 0.2]))),
+     inputs=lambda r, kw, b: [fx(r, 5, 3), ints(r, 4, 5)], bad_input=lambda r, kw: [fx(r, 5, 2), ints(r, 4, 5)])
 spec("KLDivLoss", ctor=lambda r: dict(reduction=ch(r, ["none", "mean", "sum", "batchmean"]),
                                       log_target=bool(r.integers(2))),
      inputs=lambda r, kw, b: [fx(r, 3, 4), (r.uniform(0.1, 1, (3, 4)), True)])
