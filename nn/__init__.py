@@ -112,7 +112,7 @@ __all__ += ["LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d", "La
             "LazyBatchNorm2d", "UninitializedParameter", "UninitializedBuffer"]
 
 
-# the 3-d family, max unpooling, the lazy instance norms, SyncBatchNorm (one process) and NLLLoss2d (NLLLoss's old name)
+# the 3-d family, max unpooling, the lazy instance norms, SyncBatchNorm and NLLLoss2d (NLLLoss's old name)
 from .modules import (  # noqa: E402
     AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, BatchNorm3d, Conv3d, ConvTranspose3d, LazyBatchNorm3d, LazyConv3d,
     LazyConvTranspose3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d, LPPool3d, MaxPool3d, MaxUnpool1d,

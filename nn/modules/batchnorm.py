@@ -1,8 +1,10 @@
 """BatchNorm1d, 2d and 3d and SyncBatchNorm: per-channel normalization with running statistics, as PyTorch's."""
 import minigrad
+import minigrad.distributed as dist
 from minigrad.autograd import recording
 
 from .. import functional as F
+from .._functional.sync_batch_norm import sync_batch_norm
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
@@ -115,9 +117,10 @@ class BatchNorm3d(_BatchNorm):
 
 
 class SyncBatchNorm(_BatchNorm):
-    """BatchNorm of an input of any rank (N, C, *) -> the same. PyTorch's shares the batch statistics among the
-    processes of a distributed run; minigrad runs in one process, where it is plain BatchNorm (`process_group`
-    is kept, unused)."""
+    """BatchNorm of an input of any rank (N, C, *) -> the same, whose training statistics are those of the whole
+    batch spread over the ranks of `process_group` (None: every rank), as PyTorch's: each rank's output and
+    input gradient are those of one BatchNorm over all the ranks' inputs. In eval, outside an initialized
+    minigrad.distributed, or in a group of one, it is plain BatchNorm."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  process_group=None, device=None, dtype=None, *, bias=True):
@@ -127,6 +130,27 @@ class SyncBatchNorm(_BatchNorm):
     def _check_input_dim(self, input):
         if input.ndim < 2:
             raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+
+    def forward(self, input):
+        if not isinstance(input, minigrad.Tensor):
+            raise TypeError(f"{self._short_repr()}: expected a minigrad Tensor as input, got {type(input).__name__}")
+        self._check_input_dim(input)
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        world_size = 1
+        if self.training and dist.is_initialized():
+            world_size = dist.get_world_size(self.process_group or None)
+        if world_size <= 1:
+            return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats:
+            _count_batch(self.num_batches_tracked)
+            if self.momentum is None:  # a cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        keep = self.track_running_stats
+        return sync_batch_norm(input, self.weight, self.bias, self.running_mean if keep else None,
+                               self.running_var if keep else None, self.eps, factor, self.process_group or None,
+                               world_size)
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):
@@ -138,12 +162,14 @@ class SyncBatchNorm(_BatchNorm):
         out = module
         if isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm):
             out = cls(module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats,
-                      process_group)
+                      process_group, bias=module.bias is not None)
             if module.affine:
                 out.weight, out.bias = module.weight, module.bias
             out.running_mean, out.running_var = module.running_mean, module.running_var
             out.num_batches_tracked = module.num_batches_tracked
             out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
         for name, child in module.named_children():
             out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
         return out
