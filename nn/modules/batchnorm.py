@@ -1,10 +1,8 @@
 """BatchNorm1d, 2d and 3d and SyncBatchNorm: per-channel normalization with running statistics, as PyTorch's."""
 import minigrad
-import minigrad.distributed as dist
 from minigrad.autograd import recording
 
 from .. import functional as F
-from .._functional.sync_batch_norm import sync_batch_norm
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
@@ -137,6 +135,10 @@ class SyncBatchNorm(_BatchNorm):
         self._check_input_dim(input)
         if input.shape[1] == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        # (the collectives load with the first SyncBatchNorm: `import nn` leaves them out, as most scripts never sync)
+        import minigrad.distributed as dist
+        from .._functional.sync_batch_norm import sync_batch_norm
+
         world_size = 1
         if self.training and dist.is_initialized():
             world_size = dist.get_world_size(self.process_group or None)
