@@ -14,6 +14,8 @@ one call per slice, not one batched call. Nested tuples, lists, dicts and namedt
 """
 import functools
 
+import numpy as np
+
 from . import autograd
 from . import random as _random
 from .autograd.grad_mode import enable_grad
@@ -236,6 +238,70 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     return result + (_outside(aux, own),) if has_aux else result
 
 
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) gives the Jacobian-vector product at primals, func run once
+    (the double-vjp of jvp kept, so each call differentiates the kept graph once more)."""
+    primals_spec = _flatten(primals)[1]
+    with enable_grad():
+        args, tracked = _tracked(primals, range(len(primals)))
+        out = func(*args)
+        outs, out_spec = _flatten(out)
+        _only_tensors(outs, "linearize(f, *primals): expected f(*primals) to return only tensors")
+        inputs = [t for leaves, _ in tracked for t in leaves]
+        us = [o.new_zeros(o.shape).requires_grad_() for o in outs]
+        vjps = _derivatives(outs, inputs, us)
+    own = _own_leaves(tracked) | {id(u) for u in us}
+
+    def jvp_fn(*tangents):
+        tan, tangents_spec = _flatten(tangents)
+        if tangents_spec != primals_spec:
+            raise RuntimeError(f"Expected the tangents {tangents_spec} to have the same argspec as the primals "
+                               f"{primals_spec}")
+        for i, (p, t) in enumerate(zip(inputs, tan)):
+            for what, want, got in (("shape", p.shape, t.shape), ("dtype", p.dtype, t.dtype)):
+                if got != want:
+                    raise RuntimeError(f"tangent:{i} with {what} {got} in flattened pytree doesn't match the {what} "
+                                       f"{want} of the corresponding primal.")
+        with enable_grad():
+            flat = _derivatives(vjps, us, tan)
+        return _outside(_unflatten(flat, out_spec), own)
+
+    return _outside(out, own), jvp_fn
+
+
+_REMOVE = ("mutations", "mutations_and_views")
+
+
+def functionalize(func, *, remove="mutations"):
+    """func as PyTorch's functionalized program runs it: each input it mutates ends with the mutated value (the
+    program's copy back), while no output aliases a mutated input; with remove="mutations_and_views" no output
+    is a view of an input either (an input given back unchanged stays itself)."""
+    if remove not in _REMOVE:
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. Valid options are:\n"
+            "     remove='mutations': all inplace and out= operators will be removed from the program, and replaced "
+            "with their out-of-place equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all aliasing operators {view} will be "
+            "replaced with their non-aliasing counterparts, {view}_copy.\n")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        inputs = [x for x in _flatten((args, kwargs))[0] if isinstance(x, Tensor)]
+        versions = [x._version for x in inputs]
+        outs, spec = _flatten(func(*args, **kwargs))
+        mutated = {id(x) for x, v in zip(inputs, versions) if x._version != v}
+        copied = [x for x in inputs if remove == "mutations_and_views" or id(x) in mutated]
+
+        def detached(o):  # a copy of o where it shares memory with an input it may not alias
+            if not isinstance(o, Tensor) or any(o is x and id(x) not in mutated for x in inputs):
+                return o
+            return o.clone() if any(np.may_share_memory(o.array, x.array) for x in copied) else o
+
+        return _unflatten([detached(o) for o in outs], spec)
+
+    return wrapper
+
+
 def _jacobian(func, argnums, has_aux, api, chunk_size=None, randomness=None):
     """The Jacobian function jacrev and jacfwd both give: one backward per output element. `api` names the
     transform PyTorch reports an output it cannot differentiate through; `randomness` is jacfwd's (PyTorch
@@ -437,3 +503,15 @@ def stack_module_state(models):
     from .nn.utils import stateless
 
     return stateless.stack_module_state(models)
+
+
+def replace_all_batch_norm_modules_(root):
+    """root, each BatchNorm in it made to normalize by the batch's own statistics (no running stats kept): what
+    vmap over a model with BatchNorm needs, each slice's statistics its own."""
+    from .nn.modules.batchnorm import _BatchNorm
+
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = module.running_var = module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root

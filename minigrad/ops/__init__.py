@@ -1,6 +1,7 @@
 """Every op, grouped by family; `_bind_methods` attaches them to Tensor (as `t.exp()`, `a @ b`, ...)."""
 import builtins as _builtins
 import functools
+import sys as _sys
 import inspect
 
 import numpy as _np
@@ -312,3 +313,11 @@ def _bind_methods(Tensor):
     Tensor.real, Tensor.imag = property(real), property(imag)
     Tensor.output_nr = property(lambda self: self._output_nr)  # (which output of its grad_fn this tensor is)
     Tensor.mT = property(shape._mT)
+
+
+def __getattr__(name):
+    # minigrad.ops.<ns> (torch.ops.<ns>): a namespace of ops that minigrad.library defined
+    library = _sys.modules.get("minigrad.library")
+    if library is not None and name in library._namespaces:
+        return library._namespaces[name]
+    raise AttributeError(f"module 'minigrad.ops' has no attribute '{name}'")
