@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 from minigrad.backends.cpu import blas, blas_library
 
@@ -207,8 +208,10 @@ def test_openblas_is_set_to_one_thread_around_the_teams_products_only_when_they_
     calls, real = [], blas_library._blas_setter
     monkeypatch.setattr(blas_library, "_blas_setter", lambda n: calls.append(n) or real(n))
     x = minigrad.tensor(np.ones((512, 512), np.float32), requires_grad=True)
-    y = F.linear(x, x)  # 2^27 multiply-adds: the team's products
-    y.sum().backward()
+    # (from OpenBLAS on 2 threads, a 2-core machine's default: at 1, as OMP_NUM_THREADS=1 leaves it, there is nothing to set)
+    with threadpool_limits(2, user_api="blas"):
+        y = F.linear(x, x)  # 2^27 multiply-adds: the team's products
+        y.sum().backward()
     np.testing.assert_array_equal(y.array, np.full((512, 512), 512.0, np.float32))
     if name == "openblas":
         assert calls and calls[0] == 1 and len(calls) % 2 == 0  # to one thread and back, each product
