@@ -254,6 +254,8 @@ def test_getitem_matches_torch(data):
     ((2, 2), "float64", (("slice", None, None, None), ("slice", 0, 7, None))),  # written as all: skipped
     ((1, 1), "float64", (("slice", None, 0, None), ("list", [1]))),  # no elements: ids unchecked
     ((2, 2), "float64", (("list", [5]), ("slice", 0, 0, None))),
+    ((2, 3), "float64", (("slice", None, None, -1), ("list", [0]))),  # numpy takes a negative step
+    ((2, 3), "float64", (("tensor", "bool", np.array(True)), ("tensor", "bool", np.array([True, True, False])))),
 ])
 def test_read_regressions(case):
     compare_read(*case, seed=0)
@@ -352,14 +354,28 @@ def compare_write(shape, dtype, spec, vspec, seed, mode):
     ((2, 3), "float64", (("none",), ("list", [0])), ("number", 2.5), 0, "leaf"),  # index_put_ into a view
     ((2, 3), "float64", (("slice", 0, 1, None), ("list", [0])), ("number", 2.5), 0, "leaf"),
     ((2, 3), "float64", (("slice", 0, 5, None), ("list", [0])), ("number", 2.5), 0, "leaf"),  # all of the dim
+    ((0,), "float64", (("bool", False), ("tensor", "bool", np.array([False]))), ("tensor", (), "float64"), 0,
+     "plain"),  # the mask is matched in the view the bool's unsqueeze left: [1, 0] at index 1
+    ((2, 3), "float64", (("tensor", "bool", np.array(True)), ("tensor", "bool", np.array([True, True, False]))),
+     ("number", 2.5), 0, "plain"),  # a 0-d mask too
+    ((0,), "float64", (("tensor", "bool", np.array([], dtype=bool)),), ("number", 2.5), 0, "clone"),  # t itself:
+    ((3,), "float64", (("list", [0, 1]),), ("tensor", (2,), "float64"), 0, "clone"),  # IndexPutBackward0
+    ((2, 3), "float64", (("tensor", "bool", np.array(True)), ("list", [0])), ("number", 2.5), 0, "clone"),  # a view
+    ((0,), "float64", (("none",), ("tensor", "bool", np.array([False]))), ("tensor", (), "float64"), 0, "leaf"),
+    ((2,), "float64", (("tensor", "bool", np.array([True, False, True])),), ("number", 2.5), 0, "leaf"),  # autograd's
+    ((2,), "float64", (("list", [0]),), ("tensor", (1,), "float32"), 0, "leaf"),  # refusal before index_put_'s checks
+    ((2,), "float64", (("bool", False), ("tensor", "bool", np.array([True, True]))), ("tensor", (), "float64"), 0,
+     "clone"),  # a recorded write's errors in PyTorch's words too
+    ((0,), "float64", (("slice", None, None, -1),), ("tensor", (), "float64"), 0, "plain"),  # numpy takes it
+    ((2, 3), "float64", (("slice", None, None, -1), ("int", 9)), ("number", 2.5), 0, "plain"),  # in order
+    ((2, 3), "float64", (("list", [0]), ("slice", None, None, -1)), ("number", 2.5), 0, "plain"),
+    ((2,), "bool", (("bool", False), ("tensor", "bool", np.array([True, True]))), ("tensor", (), "int64"), 0,
+     "plain"),  # the index's shapes, then the value's, then its dtype
 ])
 def test_write_regressions(case):
     compare_write(*case)
 
 
-@pytest.mark.xfail(strict=True, reason="open, on empty tensors: x[False, mask] = v checks the mask against x, where "
-                   "PyTorch checks it against the unsqueezed view (its text names [1, 0] at index 1); an empty mask "
-                   "written with a number into a non-leaf records CopySlices, PyTorch's IndexPutBackward0")
 @FUZZ
 @given(st.data())
 def test_setitem_matches_torch(data):
