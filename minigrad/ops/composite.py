@@ -1816,6 +1816,8 @@ def _quantile(input, q, dim, keepdim, interpolation, skip_nan):
 def index_put(input, indices, values, accumulate=False):
     """A copy of `input` with `values` written (or added, accumulate=True: repeats summed) at `input[indices]`."""
     idx = tuple(indices)
+    if len(idx) > input.array.ndim:  # (index_put's own words: it counts the tensors, not the dims they index)
+        raise IndexError(f"too many indices for tensor of dimension {input.array.ndim} (got {len(idx)})")
     if isinstance(values, Tensor) and values.array.dtype != input.array.dtype:  # (indexing's setitem casts; this does not)
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{input.dtype._legacy[:-6]} for the destination and {values.dtype._legacy[:-6]} for the source.")

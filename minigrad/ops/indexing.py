@@ -229,6 +229,8 @@ def _index_error(e, shape, index=None):
 
 def _zero_dim_error(index):
     if type(index) is slice:
+        if index.step is not None and index.step <= 0:  # (the step is checked first)
+            return ValueError("slice step cannot be zero" if index.step == 0 else "step must be greater than zero")
         return IndexError("slice() cannot be applied to a 0-dim tensor.")
     if index != 0:  # (PyTorch's words for any other int into a 0-dim tensor: its size taken as 0)
         return IndexError(f"index {index} is out of bounds for dimension 0 with size 0")
