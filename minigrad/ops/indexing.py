@@ -744,14 +744,14 @@ def put_values(a, index, values):
 
 def check_put_shapes(a, index, values):
     """index_put_'s checks of the index's and the values' shapes, which PyTorch makes before its dtypes' and
-    ids': put_values into a scratch array like `a`, every id 0 (a 0 past an empty dim passes too)."""
+    ids': put_values into a scratch array like `a`, every id 0 (a 0 past an empty dim passes; PyTorch's own words for it stand)."""
     first, rest = index if type(index) is TwoStep else ((), index)
     zeroed = tuple(np.zeros_like(i) if hasattr(i, "dtype") and i.dtype.kind in "iu" and i.ndim else i for i in rest)
     try:
         put_values(array_module(a).zeros(a.shape, a.dtype), TwoStep((first, zeroed)) if first else zeroed,
                    values.astype(a.dtype))
     except IndexError as e:
-        if not re.match("index (0 )?is out of bounds", str(e)):
+        if not str(e).startswith("index 0 is out of bounds"):
             raise _index_error(e, a.shape, index) from None
 
 

@@ -372,6 +372,7 @@ def compare_write(shape, dtype, spec, vspec, seed, mode):
     ((2, 3), "float64", (("list", [0]), ("slice", None, None, -1)), ("number", 2.5), 0, "plain"),
     ((2,), "bool", (("bool", False), ("tensor", "bool", np.array([True, True]))), ("tensor", (), "int64"), 0,
      "plain"),  # the index's shapes, then the value's, then its dtype
+    ((0,), "float64", (("numpy", np.array([0, 0])),), ("tensor", (), "float32"), 0, "plain"),  # ids into an empty dim
 ])
 def test_write_regressions(case):
     compare_write(*case)
