@@ -102,6 +102,8 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:
         return shape_ops.reshape(input, -1)[shape_ops.reshape(indices, -1)]
     d = normalize_dim(dim, input.array.ndim)
+    if not input.array.ndim and not indices.array.ndim:  # (PyTorch asks the 0-d index for its size at dim)
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     shape_i = list(indices.array.shape)
     shape_x = list(input.array.shape)
     shape_i[d] = shape_x[d] = 1
@@ -1213,7 +1215,8 @@ def index_fill(input, dim, index, value):
         mask[i] = True
         return mask.reshape(shape) if shape else mask.reshape(())
 
-    return elementwise.masked_fill(input, array_op(mask_of, index), value)
+    return elementwise.masked_fill(input, array_op(mask_of, index), value,
+                                   (elementwise.IndexFill, elementwise.IndexFillTensor))
 
 
 def index_copy(input, dim, index, source):
@@ -1816,6 +1819,8 @@ def _quantile(input, q, dim, keepdim, interpolation, skip_nan):
 def index_put(input, indices, values, accumulate=False):
     """A copy of `input` with `values` written (or added, accumulate=True: repeats summed) at `input[indices]`."""
     idx = tuple(indices)
+    if len(idx) > input.array.ndim:  # (index_put's own words: it counts the tensors, not the dims they index)
+        raise IndexError(f"too many indices for tensor of dimension {input.array.ndim} (got {len(idx)})")
     if isinstance(values, Tensor) and values.array.dtype != input.array.dtype:  # (indexing's setitem casts; this does not)
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{input.dtype._legacy[:-6]} for the destination and {values.dtype._legacy[:-6]} for the source.")

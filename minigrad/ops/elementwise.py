@@ -1606,6 +1606,14 @@ class MaskedFillTensor(MaskedFill):
     node_name = "MaskedFillBackward1"
 
 
+class IndexFill(MaskedFill):  # (index_fill is masked_fill on the mask of its indices)
+    node_name = "IndexFillBackward0"
+
+
+class IndexFillTensor(MaskedFill):
+    node_name = "IndexFillBackward1"
+
+
 class FillDiagonal(MaskedFill):
     """fill_diagonal_'s record: PyTorch fills a diagonal view, so its node is the view's write back."""
     node_name = "CopySlices"
@@ -1640,7 +1648,7 @@ def complex_fill(value, dtype):
         _complex_fill(value, dtype)
 
 
-def masked_fill(input, mask, value):
+def masked_fill(input, mask, value, _nodes=(MaskedFill, MaskedFillTensor)):
     """`input` with `value` (a number or a 0-dim tensor) wherever the boolean `mask` (broadcastable) is True."""
     if not isinstance(mask, Tensor):
         mask = Tensor._wrap(np.asarray(mask))
@@ -1654,8 +1662,8 @@ def masked_fill(input, mask, value):
     if isinstance(value, Tensor):
         if value.array.dtype != input.array.dtype and value.array.dtype.kind == "f":
             value = value.to(input.dtype)
-        return MaskedFillTensor.apply(input, mask, value)
-    return MaskedFill.apply(input, mask, checked_scalar(value, input.array.dtype))
+        return _nodes[1].apply(input, mask, value)
+    return _nodes[0].apply(input, mask, checked_scalar(value, input.array.dtype))
 
 
 # ---- comparisons and logic (no gradient) -------------------------------------------------

@@ -126,17 +126,18 @@ def _ints_first(idx, shape):
     dims they select (PyTorch's error names an integer's place in the index)."""
     ndim = len(shape)
     ints = builtins.any(_one_int(i) for i in idx)
-    if not ints and not builtins.any(i is Ellipsis for i in idx):
+    if not ints and not builtins.any(i is Ellipsis or type(i) is slice and i.step is not None for i in idx):
         return idx
     consumed = builtins.sum(
         (i.ndim if i.dtype.kind == "b" else 1) if hasattr(i, "dtype") else (0 if i is None or i is Ellipsis else 1)
         for i in idx
     )
     full = [slice(None)] * builtins.max(ndim - consumed, 0)
-    if not ints:
-        return tuple(j for i in idx for j in (full if i is Ellipsis else (i,)))
     first, rest = [], []
     for pos, i in enumerate(idx):
+        if type(i) is slice and i.step is not None and i.step <= 0:  # (in its place among the ints' checks)
+            _check_count(idx, shape)
+            raise ValueError("slice step cannot be zero" if i.step == 0 else "step must be greater than zero")
         if i is Ellipsis:
             first += full
             rest += full
@@ -150,6 +151,8 @@ def _ints_first(idx, shape):
         else:
             first += [slice(None)] * (i.ndim if hasattr(i, "dtype") and i.dtype.kind == "b" else 1)
             rest.append(i)
+    if not ints:
+        return tuple(j for i in idx for j in (full if i is Ellipsis else (i,)))
     return TwoStep((tuple(first), tuple(rest)))
 
 
@@ -226,6 +229,8 @@ def _index_error(e, shape, index=None):
 
 def _zero_dim_error(index):
     if type(index) is slice:
+        if index.step is not None and index.step <= 0:  # (the step is checked first)
+            return ValueError("slice step cannot be zero" if index.step == 0 else "step must be greater than zero")
         return IndexError("slice() cannot be applied to a 0-dim tensor.")
     if index != 0:  # (PyTorch's words for any other int into a 0-dim tensor: its size taken as 0)
         return IndexError(f"index {index} is out of bounds for dimension 0 with size 0")
@@ -233,22 +238,28 @@ def _zero_dim_error(index):
                       "to convert a 0-dim tensor to a number")
 
 
-def _check_masks(idx, shape):
-    """PyTorch's error for a boolean mask whose shape does not match the dims it indexes (shapes only), after
-    its count of the dims indexed; PyTorch applies the basic components first (ints, slices, None), so a mask is
-    matched in the tensor they leave."""
+def _check_count(idx, shape):
+    """PyTorch's error for an index of more dims than the tensor has; the count of dims it indexes."""
     n_consumed = builtins.sum(
         (i.ndim if i.dtype.kind == "b" else 1) if hasattr(i, "dtype") else (0 if i is None or i is Ellipsis else 1)
         for i in idx
     )
     if n_consumed > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    return n_consumed
+
+
+def _check_masks(idx, shape):
+    """PyTorch's error for a boolean mask whose shape does not match the dims it indexes (shapes only), after
+    its count of the dims indexed; PyTorch applies the basic components first (ints, slices, None), so a mask is
+    matched in the tensor they leave."""
+    n_consumed = _check_count(idx, shape)
     after, masks, d = [], [], 0  # (the shape PyTorch's basic steps leave, which a mask is matched in)
     for i in idx:
         if i is Ellipsis:
             k = len(shape) - n_consumed
             after, d = after + list(shape[d:d + k]), d + k
-        elif i is None:
+        elif i is None or hasattr(i, "dtype") and i.dtype.kind == "b" and not i.ndim:  # (a bool: a new dim too)
             after.append(1)
         elif hasattr(i, "dtype") and i.dtype.kind == "b":
             masks.append((i, len(after), d))
@@ -729,6 +740,19 @@ def put_values(a, index, values):
             expand(Tensor._wrap(values), list(picked))
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(picked)}") from None
+
+
+def check_put_shapes(a, index, values):
+    """index_put_'s checks of the index's and the values' shapes, which PyTorch makes before its dtypes' and
+    ids': put_values into a scratch array like `a`, every id 0 (a 0 past an empty dim passes; PyTorch's own words for it stand)."""
+    first, rest = index if type(index) is TwoStep else ((), index)
+    zeroed = tuple(np.zeros_like(i) if hasattr(i, "dtype") and i.dtype.kind in "iu" and i.ndim else i for i in rest)
+    try:
+        put_values(array_module(a).zeros(a.shape, a.dtype), TwoStep((first, zeroed)) if first else zeroed,
+                   values.astype(a.dtype))
+    except IndexError as e:
+        if not str(e).startswith("index 0 is out of bounds"):
+            raise _index_error(e, a.shape, index) from None
 
 
 def _put_unchecked(a, index, values):

@@ -18,8 +18,8 @@ from ..device import array_module
 from ..tensor import Tensor
 from ._util import broadcast_shapes, checked_scalar, too_many_positional, type_name
 from .complex import real_of, refuse, view_as_complex, view_as_real
-from .indexing import (Index, IndexPut, _basic_steps, _check_masks, _convert_index, _index_error, _ints_first,
-                       _plain_ints, _zero_dim_error, as_int, put_values)
+from .indexing import (Index, IndexPut, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
+                       _ints_first, _plain_ints, _zero_dim_error, as_int, check_put_shapes, put_values)
 
 
 NO_GRAD_VIEW_MESSAGE = (
@@ -460,18 +460,20 @@ def setitem(self, index, value):
     idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:
         ordered = _ints_first(idx, self.array.shape)  # (PyTorch checks the integers before the masks)
+        if state.grad_enabled and self.requires_grad and self.grad_fn is None:  # (autograd's refusal: after the
+            _check_count(idx, a.shape)  # basic items' checks, before index_put_'s own)
+            if _index_put_into_a_view(index, a.shape):
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                   "operation.")
+            check_inplace(self)
         _check_masks(idx, self.array.shape)
         idx = ordered
-        if state.grad_enabled and self.requires_grad and self.grad_fn is None and _index_put_into_a_view(index, a.shape):
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    elif state.grad_enabled and self.requires_grad:
-        try:
-            picked = self.array[idx].shape
-        except IndexError as e:
-            raise _index_error(e, self.array.shape, idx) from None
-        if self.grad_fn is None and picked != self.shape:
+    else:
+        steps = _basic_steps(_plain_ints(idx), a.shape)  # (PyTorch's checks, in its order)
+        if state.grad_enabled and self.requires_grad and self.grad_fn is None and steps:
             # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if not advanced and state.grad_enabled and self.requires_grad:
         if getattr(self, "_multi_output", False):  # (PyTorch writes into the index's view of the piece: its op named)
             name = _view_op_name(index, self.array.shape)
             if name is not None:
@@ -483,6 +485,7 @@ def setitem(self, index, value):
         value = Tensor._wrap(xp.asarray(checked_scalar(value, self.array.dtype), dtype=self.array.dtype))
     elif value.array.dtype != self.array.dtype:
         if advanced and index is not True and not _written_as_masked_fill(index, value):  # (PyTorch's index_put_ casts nothing)
+            check_put_shapes(a, idx, value.array)
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{self.dtype._legacy[:-6]} for the destination and {value.dtype._legacy[:-6]} for "
                                "the source.")
@@ -495,10 +498,15 @@ def setitem(self, index, value):
             raise _index_error(e, a.shape, idx) from None
 
     def recorded():
-        node = IndexPut
-        if not advanced and not _basic_steps(_plain_ints(idx), self.array.shape):  # no view: PyTorch's fill_ or copy_
+        node = IndexPut  # (PyTorch's copy_ or index_put_ into a view of t: CopySlices)
+        if advanced and not _index_put_into_a_view(index, a.shape):
+            node = IndexPutWhole
+        elif not advanced and not steps:  # no view: PyTorch's fill_ or copy_
             node = FillWhole if not value.array.ndim and self.array.ndim else CopyWhole  # (a 0-d tensor too)
-        return node.apply(self, value, idx)
+        try:
+            return node.apply(self, value, idx)
+        except IndexError as e:
+            raise _index_error(e, a.shape, idx) from None
 
     apply_inplace(self, raw, recorded, value)  # (returns None, as PyTorch's)
 
@@ -527,8 +535,8 @@ def _index_put_into_a_view(index, shape):
             d += len(shape) - sum(ndims(j) for j in items)
         elif i is None or type(i) is bool or isinstance(i, (int, np.integer)):
             return True
-        elif isinstance(i, Tensor) and not i.array.ndim and i.array.dtype.kind in "iu":
-            return True  # (a 0-d integer tensor: an int to PyTorch's indexing)
+        elif isinstance(i, Tensor) and not i.array.ndim and i.array.dtype.kind in "iub":
+            return True  # (a 0-d integer tensor: an int to PyTorch's indexing; a 0-d bool: a bool)
         elif type(i) is slice:
             if not (i.start in (None, 0) and i.step in (None, 1) and (i.stop is None or i.stop >= shape[d])):
                 return True
@@ -536,6 +544,11 @@ def _index_put_into_a_view(index, shape):
         else:
             d += ndims(i)
     return False
+
+
+class IndexPutWhole(IndexPut):
+    """`t[tensors] = value` with no basic item beside them: PyTorch's index_put_ into t itself."""
+    node_name = "IndexPutBackward0"
 
 
 class CopyWhole(IndexPut):

@@ -425,6 +425,8 @@ def _check_index_source(name, input, dim, index, source):
                            f"{len(src_shape)}")
     n = src_shape[d] if src_shape else 1
     if index.array.size != n:
+        if not src_shape:  # (PyTorch's message reads source.size(dim), which a 0-d source refuses)
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
         raise RuntimeError(f"{name}_(): Number of indices ({index.array.size}) should be equal to source.size(dim): "
                            f"({n}), for dim: {d}")
     # the shapes but `dim` must agree; a 0-d self or source is compared whole

@@ -254,6 +254,9 @@ def test_getitem_matches_torch(data):
     ((2, 2), "float64", (("slice", None, None, None), ("slice", 0, 7, None))),  # written as all: skipped
     ((1, 1), "float64", (("slice", None, 0, None), ("list", [1]))),  # no elements: ids unchecked
     ((2, 2), "float64", (("list", [5]), ("slice", 0, 0, None))),
+    ((2, 3), "float64", (("slice", None, None, -1), ("list", [0]))),  # numpy takes a negative step
+    ((2, 3), "float64", (("tensor", "bool", np.array(True)), ("tensor", "bool", np.array([True, True, False])))),
+    ((), "float64", ("slice", None, None, -1)),  # the step before the 0-d tensor's refusal
 ])
 def test_read_regressions(case):
     compare_read(*case, seed=0)
@@ -352,14 +355,29 @@ def compare_write(shape, dtype, spec, vspec, seed, mode):
     ((2, 3), "float64", (("none",), ("list", [0])), ("number", 2.5), 0, "leaf"),  # index_put_ into a view
     ((2, 3), "float64", (("slice", 0, 1, None), ("list", [0])), ("number", 2.5), 0, "leaf"),
     ((2, 3), "float64", (("slice", 0, 5, None), ("list", [0])), ("number", 2.5), 0, "leaf"),  # all of the dim
+    ((0,), "float64", (("bool", False), ("tensor", "bool", np.array([False]))), ("tensor", (), "float64"), 0,
+     "plain"),  # the mask is matched in the view the bool's unsqueeze left: [1, 0] at index 1
+    ((2, 3), "float64", (("tensor", "bool", np.array(True)), ("tensor", "bool", np.array([True, True, False]))),
+     ("number", 2.5), 0, "plain"),  # a 0-d mask too
+    ((0,), "float64", (("tensor", "bool", np.array([], dtype=bool)),), ("number", 2.5), 0, "clone"),  # t itself:
+    ((3,), "float64", (("list", [0, 1]),), ("tensor", (2,), "float64"), 0, "clone"),  # IndexPutBackward0
+    ((2, 3), "float64", (("tensor", "bool", np.array(True)), ("list", [0])), ("number", 2.5), 0, "clone"),  # a view
+    ((0,), "float64", (("none",), ("tensor", "bool", np.array([False]))), ("tensor", (), "float64"), 0, "leaf"),
+    ((2,), "float64", (("tensor", "bool", np.array([True, False, True])),), ("number", 2.5), 0, "leaf"),  # autograd's
+    ((2,), "float64", (("list", [0]),), ("tensor", (1,), "float32"), 0, "leaf"),  # refusal before index_put_'s checks
+    ((2,), "float64", (("bool", False), ("tensor", "bool", np.array([True, True]))), ("tensor", (), "float64"), 0,
+     "clone"),  # a recorded write's errors in PyTorch's words too
+    ((0,), "float64", (("slice", None, None, -1),), ("tensor", (), "float64"), 0, "plain"),  # numpy takes it
+    ((2, 3), "float64", (("slice", None, None, -1), ("int", 9)), ("number", 2.5), 0, "plain"),  # in order
+    ((2, 3), "float64", (("list", [0]), ("slice", None, None, -1)), ("number", 2.5), 0, "plain"),
+    ((2,), "bool", (("bool", False), ("tensor", "bool", np.array([True, True]))), ("tensor", (), "int64"), 0,
+     "plain"),  # the index's shapes, then the value's, then its dtype
+    ((0,), "float64", (("numpy", np.array([0, 0])),), ("tensor", (), "float32"), 0, "plain"),  # ids into an empty dim
 ])
 def test_write_regressions(case):
     compare_write(*case)
 
 
-@pytest.mark.xfail(strict=True, reason="open, on empty tensors: x[False, mask] = v checks the mask against x, where "
-                   "PyTorch checks it against the unsqueezed view (its text names [1, 0] at index 1); an empty mask "
-                   "written with a number into a non-leaf records CopySlices, PyTorch's IndexPutBackward0")
 @FUZZ
 @given(st.data())
 def test_setitem_matches_torch(data):
@@ -375,3 +393,163 @@ def test_setitem_matches_torch(data):
     vspec = data.draw(values(target, dtype), "value")
     mode = data.draw(st.sampled_from(["plain", "leaf", "clone"]), "mode")
     compare_write(shape, dtype, spec, vspec, data.draw(st.integers(0, 2**16), "seed"), mode)
+
+
+# ---- (c) the index ops -----------------------------------------------------------------------------
+INDEX_OPS = ["index_put_", "index_put", "index_select", "index_add_", "index_copy_", "index_fill_", "index_reduce_",
+             "masked_fill_", "masked_fill", "masked_scatter_", "masked_select", "take", "put_", "take_along_dim",
+             "gather", "scatter", "scatter_add", "scatter_reduce"]
+
+
+@st.composite
+def index_op_cases(draw):
+    """(op, shape, dtype, params): the index tensors as (values, dtype), a source's shape, the op's options."""
+    op = draw(st.sampled_from(INDEX_OPS))
+    shape = draw(st.lists(st.integers(0, 3), min_size=0, max_size=3).map(tuple))
+    dtype = draw(st.sampled_from(["float64", "float64", "float32", "int64"]))
+    nd = max(len(shape), 1)
+    dim = draw(st.integers(-nd - (draw(st.integers(0, 9)) == 0), nd - 1 + (draw(st.integers(0, 9)) == 0)))
+    n = shape[dim] if -len(shape) <= dim < len(shape) else 1
+    numel = int(np.prod(shape)) if shape else 1
+    idtype = draw(st.sampled_from(["int64", "int64", "int32"]))
+    p = {"dim": dim, "idtype": idtype, "seed": draw(st.integers(0, 2**16))}
+    if op in ("index_select", "index_add_", "index_copy_", "index_fill_", "index_reduce_"):
+        k = draw(st.integers(0, 3))
+        p["index"] = np.array(draw(st.lists(int_near(n), min_size=k, max_size=k)), dtype=np.int64)
+        if draw(st.integers(0, 9)) == 0:
+            p["index"] = p["index"][:1].reshape(()) if k else p["index"]
+        src = list(shape) or [1]
+        if -len(src) <= dim < len(src):
+            src[dim] = p["index"].size
+        p["src"] = tuple(src) if shape else ()
+        if op == "index_add_":
+            p["alpha"] = draw(st.sampled_from([1, 2, -0.5]))
+        if op == "index_reduce_":
+            p["reduce"] = draw(st.sampled_from(["prod", "mean", "amax", "amin"]))
+            p["include_self"] = draw(st.booleans())
+        if op == "index_fill_":
+            p["value"] = draw(st.sampled_from([1.5, -2, "tensor"]))
+    elif op in ("index_put_", "index_put"):
+        k = draw(st.integers(1, max(1, len(shape))))
+        w = draw(st.integers(0, 3))
+        p["indices"] = [np.array(draw(st.lists(int_near(shape[j] if j < len(shape) else 1), min_size=w, max_size=w)),
+                                 dtype=np.int64) for j in range(k)]
+        p["accumulate"] = draw(st.booleans())
+        p["src"] = (w,) + tuple(shape[k:]) if draw(st.booleans()) else ()
+    elif op in ("masked_fill_", "masked_fill", "masked_scatter_", "masked_select"):
+        mshape = list(shape[draw(st.integers(0, len(shape))):])
+        mshape = [1 if draw(st.integers(0, 3)) == 0 else s for s in mshape]
+        p["mask"] = np.random.default_rng(p["seed"]).random(mshape) < 0.5
+        p["value"] = draw(st.sampled_from([2.5, -1, "tensor"]))
+        p["src"] = (numel + draw(st.sampled_from([0, 0, 1, -1])),)
+    elif op in ("take", "put_"):
+        w = draw(st.integers(0, 3))
+        p["index"] = np.array(draw(st.lists(int_near(numel), min_size=w, max_size=w)), dtype=np.int64)
+        p["accumulate"] = draw(st.booleans())
+        p["src"] = (w,)
+    else:  # take_along_dim, gather, scatter*: an index of self's dims, each at most self's size
+        ishape = [draw(st.integers(0, s)) for s in shape]
+        if ishape and draw(st.integers(0, 9)) == 0:
+            ishape[0] += 1
+        p["index"] = np.array(draw(st.lists(int_near(n), min_size=int(np.prod(ishape)), max_size=int(np.prod(ishape))))
+                              if ishape else draw(int_near(n)), dtype=np.int64).reshape(ishape)
+        p["src"] = tuple(ishape) if draw(st.booleans()) else tuple(shape)
+        p["reduce"] = draw(st.sampled_from(["sum", "prod", "mean", "amax", "amin"]))
+        p["include_self"] = draw(st.booleans())
+        p["value"] = draw(st.sampled_from([None, 2.5]))
+    return op, shape, dtype, p
+
+
+def run_index_op(L, op, shape, dtype, p):
+    """The op on a fresh self (a non-leaf clone for float64, then a weighted sum's gradients of self and src)."""
+    grad = dtype == "float64"
+    x0 = L.tensor(make_array(shape, dtype, p["seed"]), requires_grad=grad)
+    src = L.tensor(make_array(p["src"], dtype, p["seed"] + 1), requires_grad=grad)
+    x = x0.clone() if grad else x0
+
+    def ix(a):
+        return L.tensor(a, dtype=getattr(L, p["idtype"]))
+    d = p["dim"]
+    if op in ("index_put_", "index_put"):
+        out = getattr(x, op)(tuple(ix(i) for i in p["indices"]), src, accumulate=p["accumulate"])
+    elif op == "index_select":
+        out = x.index_select(d, ix(p["index"]))
+    elif op == "index_add_":
+        out = x.index_add_(d, ix(p["index"]), src, alpha=p["alpha"])
+    elif op == "index_copy_":
+        out = x.index_copy_(d, ix(p["index"]), src)
+    elif op == "index_fill_":
+        out = x.index_fill_(d, ix(p["index"]), src.sum() if p["value"] == "tensor" else p["value"])
+    elif op == "index_reduce_":
+        out = x.index_reduce_(d, ix(p["index"]), src, p["reduce"], include_self=p["include_self"])
+    elif op in ("masked_fill_", "masked_fill"):
+        out = getattr(x, op)(L.tensor(p["mask"]), src.sum() if p["value"] == "tensor" else p["value"])
+    elif op == "masked_scatter_":
+        out = x.masked_scatter_(L.tensor(p["mask"]), src)
+    elif op == "masked_select":
+        out = x.masked_select(L.tensor(p["mask"]))
+    elif op == "take":
+        out = x.take(ix(p["index"]))
+    elif op == "put_":
+        out = x.put_(ix(p["index"]), src, accumulate=p["accumulate"])
+    elif op == "take_along_dim":
+        out = L.take_along_dim(x, ix(p["index"]), dim=d)
+    elif op == "gather":
+        out = x.gather(d, ix(p["index"]))
+    elif op == "scatter":
+        out = x.scatter(d, ix(p["index"]), src if p["value"] is None else p["value"])
+    elif op == "scatter_add":
+        out = x.scatter_add(d, ix(p["index"]), src)
+    else:
+        out = x.scatter_reduce(d, ix(p["index"]), src, p["reduce"], include_self=p["include_self"])
+    info = {"value": out.detach().clone(), "grad_fn": grad_name(out)}
+    if grad:
+        w = L.tensor(make_array(tuple(out.shape), "float64", p["seed"] + 3))
+        (out * w).sum().backward()
+        info["grads"] = (x0.grad, src.grad)
+    return info
+
+
+@pytest.mark.xfail(strict=True, reason="open: masked_scatter_ records WhereBackward0 (a composite), PyTorch "
+                   "MaskedScatterBackward0; take() takes an int32 index PyTorch refuses (and records IndexBackward0, "
+                   "PyTorch TakeBackward0); take_along_dim checks a 0-d index's dim before its dtype")
+@FUZZ
+@given(index_op_cases())
+def test_index_ops_match_torch(case):
+    op, shape, dtype, p = case
+    g, g_err = outcome(lambda: run_index_op(mg, op, shape, dtype, p))
+    w, w_err = outcome(lambda: run_index_op(torch, op, shape, dtype, p))
+    same_error(g_err, w_err)
+    if w_err:
+        return
+    same_values(g["value"], w["value"], op)
+    assert g["grad_fn"] == w["grad_fn"], f"{op}: grad_fn {g['grad_fn']} vs torch {w['grad_fn']}"
+    for what, gg, wg in zip(("self", "source"), *(r.get("grads", (None, None)) for r in (g, w))):
+        assert (gg is None) == (wg is None), f"{op}: gradient of {what}: minigrad {gg}, torch {wg}"
+        if wg is not None:
+            same_values(gg, wg, f"{op}: gradient of {what}")
+
+
+# Index ops the fuzzer once found, kept as regressions (op, shape, dtype, params).
+@pytest.mark.parametrize("case", [
+    ("index_put_", (), "float64", {"dim": 0, "idtype": "int64", "seed": 0, "indices": [np.array([], dtype=np.int64)],
+                                  "accumulate": False, "src": ()}),  # index_put_'s count of tensors: "(got 1)"
+    ("index_add_", (), "float64", {"dim": 0, "idtype": "int64", "seed": 0, "index": np.array([], dtype=np.int64),
+                                  "src": (), "alpha": 1}),  # its message's source.size(dim) of a 0-d source
+    ("index_reduce_", (1,), "float64", {"dim": 0, "idtype": "int64", "seed": 0, "index": np.array([0, 0]),
+                                       "src": (), "reduce": "amax", "include_self": True}),
+    ("take_along_dim", (), "float64", {"dim": 0, "idtype": "int64", "seed": 0, "index": np.array(0), "src": (),
+                                      "reduce": "sum", "include_self": False, "value": None}),
+    ("index_fill_", (2,), "float64", {"dim": 0, "idtype": "int64", "seed": 0, "index": np.array([1]), "src": (),
+                                     "value": 1.5}),  # IndexFillBackward0
+    ("index_fill_", (2,), "float64", {"dim": 0, "idtype": "int64", "seed": 0, "index": np.array([1]), "src": (),
+                                     "value": "tensor"}),  # IndexFillBackward1
+])
+def test_index_op_regressions(case):
+    test_index_ops_match_torch.hypothesis.inner_test(case)
+
+
+def test_index_fill_records_its_own_node():  # (a fixed difference the xfailed fuzz test above found)
+    for L in (mg, torch):
+        x = L.ones(2, dtype=L.float64, requires_grad=True).clone()
+        assert grad_name(x.index_fill_(0, L.tensor([1]), 2.0)) == "IndexFillBackward0"
