@@ -63,8 +63,13 @@ def set_scalar(state, name, value):
 
 
 def next_step(state):
-    """state["step"] one more, in place (PyTorch's `step += 1`); returns the new count."""
-    return set_scalar(state, "step", float(state["step"].array) + 1)
+    """state["step"] one more, in place (PyTorch's `step += 1`); returns the new count, for the caller to use
+    rather than read the tensor again. Below 2^24 a count is exact in float32 (and wider), so the float
+    written is what the tensor holds; past it the tensor's rounding is read back."""
+    a = state["step"].array
+    t = float(a) + 1
+    a[()] = t
+    return t if t < 16777216 else float(a)
 
 
 def grad_for_update(xp, w, g, wd, maximize, out):
