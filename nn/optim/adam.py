@@ -79,8 +79,7 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = p.new_zeros(p.shape)
             if amsgrad:
                 state["max_exp_avg_sq"] = p.new_zeros(p.shape)
-        next_step(state)
-        update(p, state, lr, beta1, beta2, eps, wd, flags)
+        update(p, state, next_step(state), lr, beta1, beta2, eps, wd, flags)
 
     def _step_foreach(self, params, lr, beta1, beta2, eps, wd, amsgrad, flags):
         """foreach: one update over the concatenation of `params` (one device and dtype; their m, v
@@ -100,11 +99,11 @@ class Adam(Optimizer):
                             beta2, eps, wd, *flags)
         self._scatter(params, w)
 
-    def _update(self, p, state, lr, beta1, beta2, eps, wd, flags):
-        """One parameter's step on its arrays, in place."""
+    def _update(self, p, state, step, lr, beta1, beta2, eps, wd, flags):
+        """One parameter's step (its count `step`) on its arrays, in place."""
         v_max = state["max_exp_avg_sq"].array if "max_exp_avg_sq" in state else None
         arrays = [p.array, p.grad.array, state["exp_avg"].array, state["exp_avg_sq"].array]
-        self._update_arrays(arrays, v_max, float(state["step"].array), lr, beta1, beta2, eps, wd, *flags)
+        self._update_arrays(arrays, v_max, step, lr, beta1, beta2, eps, wd, *flags)
         p._bump_version()
 
     def _update_arrays(self, arrays, v_max, step, lr, beta1, beta2, eps, wd, decoupled, maximize=False):
@@ -147,7 +146,7 @@ class Adam(Optimizer):
         self._for_blocks(arrays, update, 2 if l2 or maximize else 1)
 
 
-def _reference_update(p, state, lr, beta1, beta2, eps, wd, flags):
+def _reference_update(p, state, step, lr, beta1, beta2, eps, wd, flags):
     decoupled, maximize = flags
     grad = -p.grad if maximize else p.grad  # (under the step's no_grad: no graph)
     tensors = [p, grad, state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq")]
@@ -155,7 +154,7 @@ def _reference_update(p, state, lr, beta1, beta2, eps, wd, flags):
         arrays = real_views([None if t is None else t.array for t in tensors])
         tensors = [None if a is None else Tensor._wrap(a) for a in arrays]
     w, g, m, v, v_max = tensors
-    reference.adam_update(w, g, m, v, lr, beta1, beta2, eps, wd, decoupled, float(state["step"].array), v_max)
+    reference.adam_update(w, g, m, v, lr, beta1, beta2, eps, wd, decoupled, step, v_max)
     if w is not p:
         p._bump_version()
 

@@ -126,7 +126,8 @@ class LBFGS(Optimizer):
                     old_stps.append(s)
                     ro.append(1.0 / ys)
                     H_diag = ys / y.dot(y)
-                al = al or [None] * history_size
+                if al is None:  # (its place in the state's order, PyTorch's: made in the first quasi-Newton iteration)
+                    al, state["al"] = [None] * history_size, None
                 d = _two_loop(g, old_dirs, old_stps, ro, H_diag, al)
             prev_g, prev_loss = g.copy(), loss
             t = min(1.0, 1.0 / xp.abs(g).sum()) * lr if state["n_iter"] == 1 else lr
@@ -158,7 +159,7 @@ class LBFGS(Optimizer):
                 break  # no progress left to make
 
         carried = (d, t, old_dirs, old_stps, ro, H_diag, prev_g, prev_loss, al)
-        state.update({k: _wrap(v) for k, v in zip(_CARRIED, carried)})
+        state.update({k: _wrap(v) for k, v in zip(_CARRIED, carried) if v is not None or k != "al"})
         return orig_loss
 
     def load_state_dict(self, state_dict):

@@ -10,12 +10,14 @@ Two mechanisms here keep them fast and allocation-free:
   `minigrad.backends.arrays.scratch`), never part of the saved state.
 """
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
+from functools import wraps
 
 import numpy as np
 
 from minigrad import Tensor, enable_grad, no_grad
 from minigrad.autograd import recording
+from minigrad.autograd.function import RemovableHandle
 from minigrad.device import array_module, to_device
 
 from minigrad.backends.arrays import for_blocks, scratch
@@ -63,8 +65,13 @@ def set_scalar(state, name, value):
 
 
 def next_step(state):
-    """state["step"] one more, in place (PyTorch's `step += 1`); returns the new count."""
-    return set_scalar(state, "step", float(state["step"].array) + 1)
+    """state["step"] one more, in place (PyTorch's `step += 1`); returns the new count, for the caller to use
+    rather than read the tensor again. Below 2^24 a count is exact in float32 (and wider), so the float
+    written is what the tensor holds; past it the tensor's rounding is read back."""
+    a = state["step"].array
+    t = float(a) + 1
+    a[()] = t
+    return t if t < 16777216 else float(a)
 
 
 def grad_for_update(xp, w, g, wd, maximize, out):
@@ -130,6 +137,56 @@ def check_implementation(foreach, fused):
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+_global_optimizer_pre_hooks = OrderedDict()  # every optimizer's, run before its own (PyTorch's order)
+_global_optimizer_post_hooks = OrderedDict()  # every optimizer's, run after its own
+
+
+def register_optimizer_step_pre_hook(hook):
+    """`hook(optimizer, args, kwargs)` before every optimizer's step; it may return (new_args, new_kwargs)."""
+    return _add_hook(_global_optimizer_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """`hook(optimizer, args, kwargs)` after every optimizer's step."""
+    return _add_hook(_global_optimizer_post_hooks, hook)
+
+
+def _add_hook(table, hook, prepend=False):
+    handle = RemovableHandle(table)
+    table[handle.id] = hook
+    if prepend:
+        table.move_to_end(handle.id, last=False)
+    return handle
+
+
+def _with_step_hooks(step):
+    """An optimizer class's `step` wrapped, as PyTorch wraps each: the global then the optimizer's pre-hooks
+    (args include the optimizer), the step, the optimizer's then the global post-hooks. Without hooks, or
+    while minigrad.compile records (its replay calls this wrapper, which runs them), the step alone."""
+
+    @wraps(step)
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        pre, post = self._optimizer_step_pre_hooks, self._optimizer_step_post_hooks
+        if not (pre or post or _global_optimizer_pre_hooks or _global_optimizer_post_hooks) \
+                or recording.hook.recorder is not None:
+            return step(*args, **kwargs)
+        for hook in (*_global_optimizer_pre_hooks.values(), *pre.values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"<function {type(self).__name__}.step at {hex(id(step))}> must return None or "
+                                       f"a tuple of (new_args, new_kwargs), but got {result}.")
+                args, kwargs = result
+        out = step(*args, **kwargs)
+        for hook in (*post.values(), *_global_optimizer_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+
+    wrapper._step_hooks_wrapped = True
+    return wrapper
+
+
 class Optimizer:
     """Base class: holds `param_groups` (dicts of params + hyperparameters) and `state` (per parameter).
 
@@ -141,7 +198,14 @@ class Optimizer:
     scalar_state = ("step",)
     sparse_refusal = None  # PyTorch's text for a step given a sparse gradient, where it refuses one
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_step_hooks_wrapped", False):
+            cls.step = _with_step_hooks(step)
+
     def __init__(self, params, defaults):
+        self._init_hooks()
         self.defaults = defaults
         self.state = defaultdict(dict)
         self.param_groups = []
@@ -157,6 +221,40 @@ class Optimizer:
             groups = [{"params": groups}]
         for group in groups:
             self.add_param_group(group)
+
+    def _init_hooks(self):
+        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+                     "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+                     "_optimizer_load_state_dict_post_hooks"):
+            self.__dict__.setdefault(name, OrderedDict())
+
+    def __setstate__(self, state):  # (an optimizer pickled without the hook tables gets empty ones)
+        self.__dict__.update(state)
+        self._init_hooks()
+
+    def register_step_pre_hook(self, hook):
+        """`hook(optimizer, args, kwargs)` before each step; it may return (new_args, new_kwargs) for the step."""
+        return _add_hook(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """`hook(optimizer, args, kwargs)` after each step."""
+        return _add_hook(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """`hook(optimizer)` before `state_dict()` builds the dict."""
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """`hook(optimizer, state_dict)` after; a dict it returns is the result instead."""
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """`hook(optimizer, state_dict)` before loading (a shallow copy); a dict it returns is loaded instead."""
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """`hook(optimizer)` after loading."""
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def __repr__(self):  # PyTorch's: a blank line between groups
         text = type(self).__name__ + " ("
@@ -355,6 +453,8 @@ class Optimizer:
 
         Parameters are numbered in group order; state tensors are shared with the optimizer (not
         copied), as PyTorch's."""
+        for hook in self._optimizer_state_dict_pre_hooks.values():
+            hook(self)
         index = {}
         groups = []
         for group in self.param_groups:
@@ -363,12 +463,23 @@ class Optimizer:
             groups.append({**{k: v for k, v in group.items() if k != "params"},
                            "params": [index[id(p)] for p in group["params"]]})
         state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for hook in self._optimizer_state_dict_post_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict):
         """Restore `state_dict()`'s output (also one saved by PyTorch). Everything is checked first:
         on any error the optimizer is unchanged. State arrays are copied, cast to each parameter's
         floating dtype and moved to its device."""
+        if isinstance(state_dict, dict):
+            state_dict = state_dict.copy()  # (PyTorch's: a hook may change its keys without changing the caller's)
+            for hook in self._optimizer_load_state_dict_pre_hooks.values():
+                result = hook(self, state_dict)
+                if result is not None:
+                    state_dict = result
         if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
             raise ValueError("optimizer state_dict must be a dict with 'state' and 'param_groups' entries")
         saved_groups = state_dict["param_groups"]
@@ -393,6 +504,8 @@ class Optimizer:
                 new.setdefault(k, v)
             new_groups.append(new)
         self.state, self.param_groups = new_state, new_groups
+        for hook in self._optimizer_load_state_dict_post_hooks.values():
+            hook(self)
 
     def _state_shape(self, p, name):
         """The shape of parameter `p`'s state tensor `name` (p's own, unless a subclass's state is shaped otherwise)."""
@@ -419,3 +532,6 @@ def _restore(value, p, name, key, scalars=(), shape=None):
     xp = array_module(arr)
     dtype = p.array.dtype if value.array.dtype.kind == "f" else arr.dtype
     return Tensor._wrap(xp.array(arr, dtype=dtype, copy=True, order="C"))
+
+
+Optimizer.step = _with_step_hooks(Optimizer.step)
