@@ -212,12 +212,24 @@ def thread_safe_generator():
 
 
 
+# what this build has, as torch's flags say it of theirs: linear algebra and FFTs are numpy's (LAPACK, pocketfft);
+# neither MKL nor OpenMP is used (the CPU kernels' threads are numba's)
+has_lapack, has_spectral, has_mkl, has_openmp = True, True, False, False
+
+
+def is_distributed(input):
+    """Whether input is spread over processes: never here (a DTensor's local shards are tensors of their own)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_distributed(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return False
+
+
 _aliases.install()  # minigrad.nn, minigrad.optim: PyTorch's paths to the nn package, bound on first use
 # PyTorch's top-level names for ops that are nn.functional's here, with the same signatures
 _FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
                "cosine_similarity", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "selu", "selu_", "celu",
                "celu_", "threshold", "threshold_", "prelu", "rrelu_", "hardshrink", "max_pool1d", "max_pool2d",
-               "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "pdist", "bilinear", "rms_norm", "channel_shuffle")
+               "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "pdist", "bilinear", "rms_norm", "channel_shuffle", "conv_tbc")
 # the ones whose torch.* form differs (argument order, `train` required, reduction as an int)
 from ._functional_forms import *  # noqa: E402,F401,F403
 from ._functional_forms import METHODS as _NN_METHODS  # noqa: E402

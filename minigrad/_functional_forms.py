@@ -15,7 +15,8 @@ __all__ = [
     "cosine_embedding_loss", "hinge_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "ctc_loss",
     "constant_pad_nd", "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "gru", "lstm",
     "max_pool1d_with_indices", "convolution", "native_layer_norm", "native_batch_norm", "native_group_norm",
-    "native_dropout", "native_channel_shuffle", "embedding_bag",
+    "native_dropout", "native_channel_shuffle", "embedding_bag", "embedding_renorm_", "grid_sampler", "grid_sampler_2d",
+    "affine_grid_generator",
 ]
 
 
@@ -272,7 +273,7 @@ def native_dropout(input, p, train):
 
 
 def native_channel_shuffle(input, groups):
-    return _F().channel_shuffle(input, groups)
+    return _F().native_channel_shuffle(input, groups)
 
 
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
@@ -306,3 +307,49 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
         if builtins.len(members):
             arg[b] = members[rows[members].argmax(0)]
     return out, mg.tensor(bag, dtype=long), size, mg.tensor(arg, dtype=long)
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    """nn.functional.embedding's max_norm step on its own: the rows of `input` that `indices` picks scaled down in
+    place to a norm_type-norm of at most max_norm."""
+    mg = importlib.import_module("minigrad")
+    if indices.dtype not in (mg.int64, mg.int32):
+        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {indices.type()} instead (while checking arguments for "
+                           "embedding_renorm_)")
+    if input.ndim != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {input.ndim}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for embedding_renorm_)")
+    if input.requires_grad and input.grad_fn is None and mg.is_grad_enabled():
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    ids = indices.detach().numpy()
+    bad = ids[(ids < 0) | (ids >= input.shape[0])]
+    if bad.size:
+        raise IndexError(f"select(): index {int(bad[0])} out of range for tensor of size {list(input.shape)} at "
+                         "dimension 0")
+    return importlib.import_module("minigrad.nn._functional.linear").embedding_renorm_(input, indices, max_norm,
+                                                                                     norm_type)
+
+
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDINGS = ("zeros", "border", "reflection")
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """nn.functional.grid_sample with the modes as ints (0 bilinear, 1 nearest, 2 bicubic; 0 zeros, 1 border,
+    2 reflection) and align_corners required."""
+    if interpolation_mode not in builtins.range(3) or padding_mode not in builtins.range(3):
+        raise RuntimeError(f"grid_sampler(): expected interpolation_mode and padding_mode in 0, 1, 2, but got "
+                           f"{interpolation_mode} and {padding_mode}")
+    return _F().grid_sample(input, grid, _GRID_MODES[interpolation_mode], _GRID_PADDINGS[padding_mode],
+                            align_corners)
+
+
+grid_sampler_2d = grid_sampler  # (minigrad's grid_sample is the 2-D one)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    """nn.functional.affine_grid with align_corners required."""
+    if builtins.len(size) not in (4, 5):
+        raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
+    return _F().affine_grid(theta, size, align_corners)

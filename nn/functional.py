@@ -241,8 +241,8 @@ __all__ += [
 
 # ---- the rest of PyTorch's names that compose the ops above (nn/_functional/composed*.py) -----------------
 from ._functional.composed import (  # noqa: E402
-    bilinear, celu_, channel_shuffle, cosine_similarity, elu_, glu, gumbel_softmax, hardshrink, hardtanh_,
-    leaky_relu_, normalize, pairwise_distance, pdist, pixel_shuffle, pixel_unshuffle, prelu, relu_, rrelu, rrelu_,
+    bilinear, celu_, channel_shuffle, conv_tbc, cosine_similarity, elu_, glu, gumbel_softmax, hardshrink, hardtanh_,
+    leaky_relu_, native_channel_shuffle, normalize, pairwise_distance, pdist, pixel_shuffle, pixel_unshuffle, prelu, relu_, rrelu, rrelu_,
     selu_, softshrink, tanh, tanhshrink, threshold, threshold_,
 )
 from ._functional.composed_layers import (  # noqa: E402
@@ -262,7 +262,7 @@ from ._functional.loss import multilabel_margin_loss  # noqa: E402
 __all__ += [
     "sigmoid", "tanh", "glu", "threshold", "hardshrink", "softshrink", "tanhshrink", "prelu", "rrelu",
     "gumbel_softmax", "normalize", "cosine_similarity", "pairwise_distance", "pdist", "bilinear", "pixel_shuffle",
-    "pixel_unshuffle", "channel_shuffle", "relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "threshold_",
+    "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "conv_tbc", "relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "threshold_",
     "rrelu_", "group_norm", "instance_norm", "rms_norm", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
     "feature_alpha_dropout", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "upsample", "upsample_nearest",
     "upsample_bilinear", "huber_loss", "soft_margin_loss", "margin_ranking_loss", "hinge_embedding_loss",

@@ -2165,6 +2165,63 @@ for _name, _view in COPIES.items():
     globals()[_name] = _copied(_view, _name)
 
 
+class NoDerivative(Function):
+    """The node PyTorch records for an op it has no derivative for: the result requires grad where an input does
+    (grad_fn=<NotImplemented>), and a backward through it raises."""
+    node_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, result, op, *inputs):
+        ctx.op = op
+        return result
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(f"derivative for aten::{ctx.op} is not implemented")
+
+
+def detach_copy(input):
+    """A fresh copy of input's values (no storage shared); PyTorch records it with no derivative."""
+    return NoDerivative.apply(input.array.copy(), "detach_copy", input)
+
+
+@composite_node("NormBackward0")  # (PyTorch's v.norm(p): the norm op, not linalg.vector_norm)
+def _whole_norm(v, p):
+    return v.norm(p)
+
+
+def norm_except_dim(v, pow=2, dim=0):
+    """The p-norm of v over every dim but `dim`, shaped to broadcast against v (weight_norm's); dim=-1: all of v."""
+    if dim == -1:
+        return _whole_norm(v, pow)
+    last = v.array.ndim - 1
+    keep = [1] * v.array.ndim
+    if dim == 0:
+        keep[0] = v.shape[0]
+        return shape_ops.reshape(shape_ops.reshape(v, v.shape[0], -1).norm(pow, 1), *keep)
+    if dim == last:
+        keep[-1] = v.shape[-1]
+        return shape_ops.reshape(shape_ops.reshape(v, -1, v.shape[-1]).norm(pow, 0), *keep)
+    return shape_ops.transpose(norm_except_dim(shape_ops.transpose(v, 0, dim), pow, 0), 0, dim)
+
+
+def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
+    """The p-norm of a sparse COO tensor's values (a full reduction only); PyTorch has no dense kernel for it, and
+    no derivative."""
+    overload = "" if dim is None else ".ScalarOpt_dim_dtype"
+    if not getattr(input, "is_sparse", False):
+        raise NotImplementedError(f"Could not run 'aten::native_norm{overload}' with arguments from the 'CPU' backend. "
+                                  "This could be because the operator doesn't exist for this backend, or was omitted "
+                                  "during the selective/custom build process (if using custom build).")
+    if dim is not None and sorted(normalize_dim(d, input.dim()) for d in dim) != list(builtins.range(input.dim())):
+        raise RuntimeError("norm_sparse currently only supports full reductions, so 'dim' must either be empty or "
+                           "contain all dimensions of the input")
+    if dtype is not None:
+        raise RuntimeError("norm_sparse currently does not support 'dtype' argument")
+    values = input.coalesce()._values()
+    return NoDerivative.apply(values.detach().norm(p).array, "native_norm", values)
+
+
 def fill(input, value):
     """A tensor of input's shape and dtype filled with `value` (a number or a 0-d tensor, which gets the gradient)."""
     if isinstance(value, Tensor) and value.array.ndim != 0:

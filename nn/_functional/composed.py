@@ -14,7 +14,7 @@ from minigrad.ops._util import broadcast_shapes
 from minigrad.ops.scatter import make_inplace
 from minigrad.tensor import Tensor
 
-from . import activation
+from . import activation, padding
 from ._common import check_tensor
 
 
@@ -265,6 +265,41 @@ def channel_shuffle(input, groups):
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
     return ChannelShuffle.apply(input, groups)
 
+
+
+native_channel_shuffle = channel_shuffle  # (PyTorch's kernel-level name for the same op)
+
+
+@composite_node("ConvTbcBackward0")
+def _conv_tbc(input, weight, bias, pad):
+    # out[t] = bias + sum_k x_padded[t + k] @ weight[k]
+    x = padding.pad(input, (0, 0, 0, 0, pad, pad)) if pad else input
+    k, t = weight.shape[0], x.shape[0] - weight.shape[0] + 1
+    out = bias
+    for i in range(k):
+        out = out + x[i:i + t] @ weight[i]
+    return out
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """A 1-D convolution over time of input (time, batch, in_channels) with weight (kernel width, in_channels,
+    out_channels): out (time + 2 pad - kernel width + 1, batch, out_channels)."""
+    check_tensor(input, "input", "conv_tbc")
+    if input.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    t = input.shape[0] + 2 * pad - weight.shape[0] + 1
+    if t < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {t}: [{t}, {input.shape[1]}, "
+                           f"{weight.shape[2]}]")
+    return _conv_tbc(input, weight, bias, pad)
 
 # the shuffles move entries and nothing else: each one's gradient is the inverse shuffle of the incoming one
 def _pixel_shuffle(x, r):

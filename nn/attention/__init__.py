@@ -6,6 +6,7 @@ import contextlib
 import enum
 
 from minigrad import backends
+from minigrad.backends.cuda import SDPAParams, can_use_efficient_attention, can_use_flash_attention
 
 
 class SDPBackend(enum.Enum):
@@ -71,4 +72,4 @@ def sdpa_kernel(backends, set_priority=False):
         _set_backends(previous, set_priority)
 
 
-__all__ = ["SDPBackend", "sdpa_kernel"]
+__all__ = ["SDPBackend", "sdpa_kernel", "SDPAParams", "can_use_flash_attention", "can_use_efficient_attention"]

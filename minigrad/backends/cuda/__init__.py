@@ -50,3 +50,29 @@ def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, e
     finally:
         for name, enabled in saved.items():
             flags.set_sdp(name, enabled)
+
+
+class SDPAParams:
+    """torch.backends.cuda's SDPAParams: the arguments of one scaled_dot_product_attention call, as the kernel
+    checks (`can_use_flash_attention`, ...) read them."""
+
+    def __init__(self, query, key, value, attn_mask, dropout, is_causal, enable_gqa):
+        self.query, self.key, self.value, self.attn_mask = query, key, value, attn_mask
+        self.dropout, self.is_causal, self.enable_gqa = float(dropout), bool(is_causal), bool(enable_gqa)
+
+
+def _can_use(params):
+    if not isinstance(params, SDPAParams):
+        raise TypeError(f"expected an SDPAParams, got {type(params).__name__}")
+    return False  # minigrad has one attention (nn/_functional/attention.py): no flash or memory-efficient kernel
+
+
+def can_use_flash_attention(params, debug=False):
+    """Whether the flash-attention kernel would run these arguments: never, minigrad has none (so `debug` has
+    nothing to explain, as PyTorch built without it)."""
+    return _can_use(params)
+
+
+def can_use_efficient_attention(params, debug=False):
+    """Whether the memory-efficient kernel would run these arguments: never, minigrad has none."""
+    return _can_use(params)
