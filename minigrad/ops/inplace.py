@@ -469,7 +469,12 @@ def setitem(self, index, value):
         _check_masks(idx, self.array.shape)
         idx = ordered
     else:
-        steps = _basic_steps(_plain_ints(idx), a.shape)  # (PyTorch's checks, in its order)
+        # PyTorch's checks, in its order, where it matters: a view of a leaf refused, a step below 1 (numpy takes
+        # it), or an index numpy refuses (raw below); otherwise numpy's own checks are the same, and cheaper
+        steps = None
+        if state.grad_enabled and self.requires_grad or any(type(i) is slice and i.step is not None and i.step < 1
+                                                             for i in idx):
+            steps = _basic_steps(_plain_ints(idx), a.shape)
         if state.grad_enabled and self.requires_grad and self.grad_fn is None and steps:
             # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
@@ -495,13 +500,16 @@ def setitem(self, index, value):
         try:
             put_values(a, idx, value.array)
         except IndexError as e:
+            if not advanced:
+                _basic_steps(_plain_ints(idx), a.shape)  # (PyTorch's error where several components are wrong)
             raise _index_error(e, a.shape, idx) from None
 
     def recorded():
         node = IndexPut  # (PyTorch's copy_ or index_put_ into a view of t: CopySlices)
         if advanced and not _index_put_into_a_view(index, a.shape):
             node = IndexPutWhole
-        elif not advanced and not steps:  # no view: PyTorch's fill_ or copy_
+        elif not advanced and not (steps if steps is not None else _basic_steps(_plain_ints(idx), a.shape)):
+            # no view: PyTorch's fill_ or copy_
             node = FillWhole if not value.array.ndim and self.array.ndim else CopyWhole  # (a 0-d tensor too)
         try:
             return node.apply(self, value, idx)
