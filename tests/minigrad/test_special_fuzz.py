@@ -50,6 +50,11 @@ SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, -3.0, 3.0, 1e-300, -1e-30
            -30.0, 100.0, 88.7, 89.0, -103.9, 709.0, 710.0, -745.0, 1e20, -1e20, math.pi / 2, math.pi, -50.5, 4.5]
 ELEMENT = st.one_of(st.sampled_from(SPECIAL), st.floats(-6, 6), st.integers(-6, 6).map(float),
                     st.floats(allow_nan=True, allow_infinity=True))
+# PyTorch's single-precision kernels of the Bessel functions and polynomials overflow inside (nan where
+# the result is inf), minigrad computes them in float64: their float32 inputs stay within +-1e4.
+BOUNDED = ELEMENT.filter(lambda v: not abs(v) > 1e4)
+# PyTorch's orthogonal polynomials return uninitialized memory at a nan x: not compared there.
+NO_NAN = BOUNDED.filter(lambda v: v == v)
 SHAPES = [(), (1,), (3,), (2, 3), (2, 1), (0,), (0, 3), (1, 1, 2)]
 
 
@@ -84,24 +89,27 @@ def unary(name, ns=None):
 F = {}
 for _n in ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
            "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sinc", "sigmoid", "erf", "erfc", "erfinv",
-           "lgamma", "digamma", "i0"]:
+           "lgamma", "digamma"]:
     F[_n] = (1, unary(_n), None, "t int")
+F["i0"] = (1, unary("i0"), None, "t int f64")
 for _n in ["trunc", "frac", "sign", "sgn", "deg2rad", "rad2deg", "ceil", "floor", "abs", "neg", "reciprocal",
            "signbit", "square", "relu", "isnan", "isinf", "isfinite", "isposinf", "isneginf"]:
     F[_n] = (1, unary(_n), None, "int")
-for _n in ["entr", "erfcx", "expit", "gammaln", "i0e", "i1", "i1e", "log_ndtr", "ndtr", "ndtri", "psi", "sinc",
-           "exp2", "expm1", "log1p", "erf", "erfc", "erfinv"]:
+for _n in ["entr", "erfcx", "expit", "gammaln", "log_ndtr", "ndtr", "ndtri", "psi", "sinc", "exp2", "expm1", "log1p",
+           "erf", "erfc", "erfinv"]:
     F["special." + _n] = (1, unary(_n, "special"), None, "t int")
+for _n in ["i0e", "i1", "i1e"]:
+    F["special." + _n] = (1, unary(_n, "special"), None, "t int f64")
 for _n in ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
            "spherical_bessel_j0"]:
-    F["special." + _n] = (1, unary(_n, "special"), None, "t int nograd")
+    F["special." + _n] = (1, unary(_n, "special"), None, "t int nograd f64")
 for _n in ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
            "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
            "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
            "shifted_chebyshev_polynomial_w"]:
     F["special." + _n] = (1, lambda L, x, n, _n=_n: getattr(L.special, _n)(x, n), st.fixed_dictionaries(
-        {"n": st.integers(-1, 7)}), "t int nograd")
+        {"n": st.integers(-1, 7)}), "t int nograd f64 nonan")
 for _n in ["xlogy", "xlog1py", "zeta", "gammainc", "gammaincc"]:
     F["special." + _n] = (2, lambda L, x, y, _n=_n: getattr(L.special, _n)(x, y), None, "t int")
 for _n in ["xlogy", "igamma", "igammac", "logaddexp", "logaddexp2", "hypot", "atan2", "float_power", "pow"]:
@@ -155,11 +163,12 @@ def cases(draw, name):
     arity, _, params, flags = F[name]
     dtypes = FLOAT_DTYPES + (["int64", "bool"] if "int" in flags else [])
     shape = draw(st.sampled_from(SHAPES))
-    args = [draw(tensor_args(shape, draw(st.sampled_from(dtypes))))]
-    for _ in range(arity - 1):
+    args = []
+    for k in range(arity):
         # mostly the first input's dtype: mixed dtypes test promotion, same dtypes the values
-        dt = args[0].dtype.name if draw(st.integers(0, 2)) else draw(st.sampled_from(dtypes))
-        args.append(draw(tensor_args(draw(partner(shape)), dt)))
+        dt = args[0].dtype.name if k and draw(st.integers(0, 2)) else draw(st.sampled_from(dtypes))
+        elements = NO_NAN if "nonan" in flags else BOUNDED if "f64" in flags and dt == "float32" else ELEMENT
+        args.append(draw(tensor_args(draw(partner(shape)) if k else shape, dt, elements)))
     kw = draw(params) if params is not None else {}
     return args, kw
 
@@ -184,10 +193,17 @@ def run(L, name, args, kw):
             w = L.tensor(np.cos(np.arange(o.numel()) + 0.5).reshape(tuple(o.shape)), dtype=o.dtype)
             try:
                 (o * w).sum().backward()
-                grads = [None if x.grad is None else x.grad.numpy().copy() for x in xs]
+                grads = [None if x.grad is None else _array(x.grad) for x in xs]
             except Exception as e:  # noqa: BLE001
                 grads = _kind(e)
     return vals, grads
+
+
+def _array(t):
+    try:
+        return t.numpy().copy()
+    except RuntimeError:  # PyTorch's ZeroTensor (sgn's gradient) refuses numpy()
+        return np.zeros(tuple(t.shape))
 
 
 def _kind(e):
@@ -197,7 +213,7 @@ def _kind(e):
     return (type(e).__name__, str(e).split("\n")[0])
 
 
-def assert_close(got, want, dtype, ulps, what):
+def assert_close(got, want, dtype, ulps, what, zero_signs=True):
     """Values to `ulps` units in the last place (or 1e-12 relative for float64); nan, inf and zero signs exactly."""
     assert got.shape == want.shape, what
     if got.dtype.kind != "f":
@@ -209,7 +225,7 @@ def assert_close(got, want, dtype, ulps, what):
     assert (np.isinf(got) == np.isinf(want)).all() and (got[~fin & ~wn] == want[~fin & ~wn]).all(), \
         f"{what}: infs differ: {got} vs torch {want}"
     z = want == 0
-    assert (np.signbit(got[z]) == np.signbit(want[z])).all() or not (got[z] == 0).all(), \
+    assert not zero_signs or (np.signbit(got[z]) == np.signbit(want[z])).all() or not (got[z] == 0).all(), \
         f"{what}: signs of zero differ: {got} vs torch {want}"
     g, w = got[fin].astype(np.float64), want[fin].astype(np.float64)
     tol = ulps * np.spacing(np.abs(want[fin])).astype(np.float64)
@@ -239,7 +255,8 @@ def check(name, args, kw):
     for k, (gg, wg) in enumerate(zip(g_grads or [], w_grads or [])):
         assert (gg is None) == (wg is None), f"gradient {k}: minigrad {gg is not None}, torch {wg is not None}"
         if wg is not None:
-            assert_close(gg, wg, "float64", 16, f"gradient {k}")
+            # (a gradient's zero sign follows the order of a sum: not compared)
+            assert_close(gg, wg, "float64", 16, f"gradient {k}", zero_signs=False)
 
 
 @pytest.mark.parametrize("name", sorted(F))
