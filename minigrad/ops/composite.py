@@ -446,9 +446,21 @@ def heaviside(input, values):
     complex_ops.refuse("heaviside", input, values)
     if isinstance(values, Tensor) and values.array.dtype != input.array.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    zero = Tensor._wrap(array_module(input.array).zeros((), dtype=input.array.dtype))
-    one = Tensor._wrap(array_module(input.array).ones((), dtype=input.array.dtype))
-    return elementwise.where(input == 0, values, elementwise.where(input > 0, one, zero))
+    return elementwise.apply_binary(Heaviside, *binary_operands(input, values))
+
+
+class Heaviside(Function):
+    """PyTorch records heaviside with no derivative (grad_fn=<NotImplemented>): a backward through it raises."""
+    node_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, a, b):  # values where input == 0, else 1 where input > 0 (nan is not: 0)
+        x = a.array
+        return array_module(x).where(x == 0, b.array, (x > 0).astype(x.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("derivative for aten::heaviside is not implemented")
 
 
 def signbit(input):
@@ -1739,18 +1751,21 @@ def vdot(input, other):
 
 
 class Nextafter(Function):
-    """PyTorch's NextafterBackward0: the gradient passes to input unchanged (the result is input moved by one
-    ulp) and other gets zeros."""
+    """PyTorch's NextafterBackward0: the gradient passes to input unchanged where the result is input moved by
+    one ulp, and is 0 where input == other (the result is other there); other gets zeros."""
     node_name = "NextafterBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
-        return array_module(a.array).nextafter(a.array, b.array)
+        xp = array_module(a.array)
+        ctx.moved = xp.not_equal(a.array, b.array)
+        return xp.nextafter(a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):
         a_shape, b_shape = ctx._shapes
-        return (sum_to(g, a_shape) if ctx.needs_input_grad[0] else None,
+        moved = Tensor._wrap(ctx.moved.astype(g.array.dtype))
+        return (sum_to(g * moved, a_shape) if ctx.needs_input_grad[0] else None,
                 elementwise.zeros_like_grad(g, b_shape) if ctx.needs_input_grad[1] else None)
 
 

@@ -435,7 +435,11 @@ def zeta(x, q):
     s, q = s.reshape(-1), q.reshape(-1)
     with np.errstate(all="ignore"):
         n = xp.ceil(xp.maximum(xp.maximum(12.0, s) - q, 0.0))
-        n = xp.where(xp.isfinite(n) & (s > 1.0), n, 0.0)
+        n = xp.where(xp.isfinite(n) & (s > 1.0) & ~((q <= 0) & (q == xp.floor(q))), n, 0.0)
+        # past 64 terms beyond the last negative q + k, (q + k)^-x has fallen below e^-64 of the sum
+        # for x >= q + n: the terms end there and the tail is dropped (else a large x sums ~x terms)
+        cut = n > xp.maximum(-q, 0.0) + 64.0
+        n = xp.where(cut, xp.ceil(xp.maximum(-q, 0.0)) + 64.0, n)
         total = xp.zeros_like(s)
         idx = xp.nonzero(n > 0)[0]
         k = 0
@@ -446,11 +450,12 @@ def zeta(x, q):
         a = q + n
         inv = 1.0 / a
         power = a ** -s
-        total += a * power / (s - 1.0) + 0.5 * power
+        tail = a * power / (s - 1.0) + 0.5 * power
         term = s * power * inv  # x a^(-x-1)
         for j, c in enumerate(_bernoulli_over_factorial(12)):
-            total += c * term
+            tail += c * term
             term = term * ((s + (2 * j + 1)) * (s + (2 * j + 2))) * inv * inv
+        total += xp.where(cut, 0.0, tail)
         pole = (q <= 0) & (q == xp.floor(q))
         total = xp.where(pole, np.inf, xp.where((q < 0) & (s != xp.floor(s)), np.nan, total))
         total = xp.where(s == 1.0, np.inf, xp.where(s < 1.0, np.nan, total))
