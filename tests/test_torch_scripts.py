@@ -6,9 +6,11 @@ The two frameworks draw different random numbers from the same seed, so the runs
 different weights: the bar is the same kind of result (a loss within a band around PyTorch's), not
 the same bits. Each script prints `final <loss>` last; some assert more inside (the autograd check,
 the word model's reload)."""
+import json
 import math
 import os
 import re
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -43,17 +45,71 @@ def test_only_import_lines_change():
         "x = torch.ones(2)"]
 
 
-def run(path, args, tmp_path, framework):
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+
+# PyTorch's runs: a process that imports torch once, then forks a child per script that runs it as
+# `python script args` would (its own process, cwd, argv, sys.path[0], stdout and stderr). Importing
+# torch was a large part of each reference run; nothing else is shared, as the parent runs no op.
+FORKSERVER = r"""
+import json, os, runpy, sys, traceback
+import torch
+for request in sys.stdin:
+    r = json.loads(request)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.chdir(r["cwd"])
+            for fd, name, mode in ((0, os.devnull, os.O_RDONLY), (1, r["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+                                   (2, r["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)):
+                os.dup2(os.open(name, mode), fd)
+            sys.argv = r["argv"]
+            sys.path[0] = os.path.dirname(r["argv"][0])
+            runpy.run_path(r["argv"][0], run_name="__main__")
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps(os.waitstatus_to_exitcode(status)), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def torch_runner():
+    server = subprocess.Popen([sys.executable, "-c", FORKSERVER], env=ENV, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    yield server
+    server.stdin.close()
+    server.wait(timeout=60)
+
+
+def run(path, args, tmp_path, framework, torch_runner=None):
     script = tmp_path / f"{framework}_{path.name}"
     source = path.read_text()
     script.write_text(to_minigrad(source) if framework == "minigrad" else source)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, str(script), *map(str, args)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"{framework} run of {path.name} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
-    last = [line for line in done.stdout.splitlines() if line.startswith("final ")]
-    assert last, done.stdout
-    return float(last[-1].split()[1]), done.stdout
+    argv = [str(script), *map(str, args)]
+    if torch_runner is None:
+        done = subprocess.run([sys.executable, *argv], cwd=tmp_path, env=ENV, capture_output=True, text=True,
+                              timeout=600)
+        returncode, stdout, stderr = done.returncode, done.stdout, done.stderr
+    else:
+        out, err = tmp_path / f"{framework}.stdout", tmp_path / f"{framework}.stderr"
+        request = dict(cwd=str(tmp_path), argv=argv, stdout=str(out), stderr=str(err))
+        torch_runner.stdin.write(json.dumps(request) + "\n")
+        torch_runner.stdin.flush()
+        assert select.select([torch_runner.stdout], [], [], 600)[0], f"{framework} run of {path.name} timed out"
+        returncode = json.loads(torch_runner.stdout.readline())
+        stdout, stderr = out.read_text(), err.read_text()
+    assert returncode == 0, f"{framework} run of {path.name} failed:\n{stdout[-2000:]}\n{stderr[-4000:]}"
+    last = [line for line in stdout.splitlines() if line.startswith("final ")]
+    assert last, stdout
+    return float(last[-1].split()[1]), stdout
 
 
 def text_or_skip():
@@ -85,13 +141,13 @@ CASES = {  # name: (script, args, how far from PyTorch's final loss it may end: 
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_a_torch_script_runs_with_import_edits_only(name, tmp_path, torch):
+def test_a_torch_script_runs_with_import_edits_only(name, tmp_path, torch, torch_runner):
     script, args, band = CASES[name]
     if "TEXT" in args:
         args = [text_or_skip() if a == "TEXT" else a for a in args]
     ours, out = run(SCRIPTS / script, args, tmp_path, "minigrad")
     assert math.isfinite(ours), out
-    theirs, _ = run(SCRIPTS / script, args, tmp_path, "torch")
+    theirs, _ = run(SCRIPTS / script, args, tmp_path, "torch", torch_runner)
     if band is not None:
         assert theirs / band <= ours <= theirs * band, f"minigrad ended at {ours}, PyTorch at {theirs}"
 
