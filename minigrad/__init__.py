@@ -271,7 +271,8 @@ def __getattr__(name):
         return importlib.import_module(f".{name}", __name__)
     if name in ("stft", "istft"):  # torch.stft is torch.fft's here
         return getattr(importlib.import_module(".fft", __name__), name)
-    if name in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "spmm", "hspmm", "dsmm"):
+    if name in ("sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor", "spmm", "hspmm", "dsmm", "smm",
+                "sspaddmm"):
         # (and minigrad.sparse: mm, addmm, sum, softmax, the legacy FloatTensor)
         return getattr(importlib.import_module(".sparse", __name__), name)
     if name in _FUNCTIONAL:  # torch.conv2d, ...: nn.functional's (minigrad.nn is nn, bound on first use)

@@ -292,6 +292,16 @@ class SparseTensor:
     def __rmatmul__(self, other):
         return _dense_mm(other, self)
 
+    def smm(self, mat2):
+        return smm(self, mat2)
+
+    def sspaddmm(self, mat1, mat2, *, beta=1, alpha=1):
+        return sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def dim_order(self, *, ambiguity_check=False):
+        raise AttributeError(f"Can't get dim order on sparse type: {self.type()} Use Tensor.to_dense() to convert "
+                             "to a dense tensor first.")
+
     def __repr__(self):
         from ._format import add_suffixes
 
@@ -1072,3 +1082,72 @@ def _repr_suffixes(t):
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return suffixes
+
+
+class SparseSspaddmm(Function):
+    """PyTorch records sspaddmm (and smm, which is it) with no derivative: grad_fn=<NotImplemented>."""
+
+    node_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, values, *inputs):  # (the result's values, made already; the inputs only carry the history)
+        return values
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("derivative for aten::sspaddmm is not implemented")
+
+
+def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """torch.sspaddmm: beta * input + alpha * (mat1 @ mat2), sparse and uncoalesced as PyTorch makes it:
+    input's elements first, then each row of mat1 that holds an element as a full row of the product
+    (smm: input None, nothing to add)."""
+    if not builtins.any(isinstance(a, SparseTensor) for a in (input, mat1, mat2)):
+        raise RuntimeError("tensor.sspaddmm(...) can only be called on sparse tensors")
+    if not isinstance(mat1, SparseTensor):
+        raise RuntimeError("sspaddmm: expected 'mat1' to have sparse layout, got 'mat1' with layout Strided")
+    if isinstance(mat2, SparseTensor):
+        raise RuntimeError("sspaddmm: expected 'mat2' to have strided layout, got 'mat2' with layout Sparse")
+    smm = input is None
+    if not smm and not isinstance(input, SparseTensor):  # (PyTorch's own text: its sparse kernel reached with a dense self)
+        raise RuntimeError(
+            'self.is_sparse() INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/SparseTensorUtils.h'
+            '":28, please report a bug to PyTorch. _internal_get_SparseTensorImpl: not a sparse tensor')
+    if mat1.sparse_dim() != 2:
+        raise RuntimeError(f"sspaddmm: Argument #2: matrices expected, got {mat1.sparse_dim()}D tensor")
+    if mat1.dense_dim() != 0:
+        raise RuntimeError(f"sspaddmm: Argument #2: scalar values expected, got {mat1.dense_dim()}D values")
+    if mat2.dim() != 2:
+        raise RuntimeError(f"sspaddmm: Argument #3: matrices expected, got {mat2.dim()}D tensor")
+    (n, m), k = mat1.shape, mat2.shape[1]
+    sizes = ((3, 0, m, mat2.shape[0]),) + (() if smm else ((1, 0, n, input.shape[0]), (1, 1, k, input.shape[1])))
+    for arg, d, want, got in sizes:
+        if want != got:
+            raise RuntimeError(f"sspaddmm: Argument #{arg}: Expected dim {d} size {want}, got {got}")
+    if mat1.dtype != mat2.dtype:
+        raise RuntimeError(f"expected scalar type {mat1.dtype._legacy[:-6]} but found {mat2.dtype._legacy[:-6]}")
+    if not smm and input.dtype != mat1.dtype:
+        raise RuntimeError(f"dtype of values ({mat1.dtype._legacy[:-6]}) must match dtype of sparse tensor "
+                           f"({input.dtype._legacy[:-6]})")
+    s = mat1.coalesce()
+    rows, cols = s._indices_t.array
+    v, d = s._values_t.array, mat2.array
+    xp = xp_of(v)
+    product = xp.zeros((n, k), dtype=v.dtype)
+    xp.add.at(product, rows, (v * v.dtype.type(alpha))[:, None] * d[cols])
+    kept = xp.unique(rows)  # (the rows with an element, in order: each a full row, zeros included)
+    new_indices = xp.stack([xp.repeat(kept, k), xp.tile(xp.arange(k), len(kept))])
+    values, indices = product[kept].reshape(-1), new_indices.astype(np.int64)
+    if not smm:
+        values = xp.concatenate([input._values_t.array * v.dtype.type(beta), values])
+        indices = xp.concatenate([input._indices_t.array, indices], axis=1)
+    grads = [t for t in (None if smm else input._values_t, mat1._values_t, mat2) if t is not None and t.requires_grad]
+    values = SparseSspaddmm.apply(values, *grads) if grads else Tensor._wrap(values)
+    return SparseTensor(Tensor._wrap(indices), values, (n, k), coalesced=False)
+
+
+def smm(input, mat2):
+    """torch.smm: input @ mat2 as sspaddmm's sparse result."""
+    if not isinstance(mat2, Tensor) and not isinstance(mat2, SparseTensor):
+        raise TypeError(f"smm(): argument 'mat2' (position 1) must be Tensor, not {type(mat2).__name__}")
+    return sspaddmm(None, input, mat2)

@@ -762,6 +762,21 @@ class Tensor:
 
         return sparse_mask(self, mask)
 
+    def smm(self, mat2):
+        from .sparse import smm
+
+        return smm(self, mat2)
+
+    def sspaddmm(self, mat1, mat2, *, beta=1, alpha=1):
+        from .sparse import sspaddmm
+
+        return sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def dim_order(self, *, ambiguity_check=False):
+        from .ops.shape import dim_order
+
+        return dim_order(self, ambiguity_check)
+
     def type(self, dtype=None):
         """'minigrad.FloatTensor' (PyTorch's type string), or this tensor converted to `dtype`: a dtype, a
         legacy type (`minigrad.LongTensor`) or its name ('torch.LongTensor')."""

@@ -953,3 +953,67 @@ def triu(input, diagonal=0):
     if input.array.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return Triu.apply(input, diagonal, True)
+
+
+def _is_contiguous_as(sizes, strides, format_name):
+    """PyTorch's is_contiguous(memory_format=): size-1 dims skipped, the others packed in the format's order."""
+    order = {"channels_last": (1, 3, 2, 0), "channels_last_3d": (1, 4, 3, 2, 0)}.get(format_name)
+    if order is None:
+        if 0 in sizes:
+            return True
+        order = range(len(sizes) - 1, -1, -1)
+    elif len(sizes) != len(order):
+        return False
+    expected = 1
+    for d in order:
+        if sizes[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= sizes[d]
+    return True
+
+
+def dim_order(input, ambiguity_check=False):
+    """Tensor.dim_order: the dims from outermost to innermost in memory, as PyTorch's Python source sorts
+    them (an insertion sort by stride, ties left as they are)."""
+    from .. import memory_format
+
+    if not isinstance(ambiguity_check, bool) and not (
+            isinstance(ambiguity_check, list) and all(isinstance(f, memory_format) for f in ambiguity_check)):
+        raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
+    sizes, strides, ndim = tuple(input.shape), input.stride(), input.dim()
+    formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+    if (ambiguity_check is not False and (any(a == b for a, b in zip(strides, strides[1:])) or 1 in sizes)
+            and sum(_is_contiguous_as(sizes, strides, f.name) for f in formats) != 1):
+        raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
+                           "memory formats.")
+    if ndim < 2:
+        return tuple(range(ndim))
+    contiguous = _is_contiguous_as(sizes, strides, "contiguous_format")
+    if contiguous != _is_contiguous_as(sizes, strides, "channels_last"):
+        return tuple(range(ndim)) if contiguous else (0, *range(2, ndim), 1)
+
+    def ge(a, b):
+        return b == 0 or (a != 0 and (a >= b or a % b == 0))
+
+    def should_swap(a, b):
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa == sb:
+            return 0 if ge(sizes[b], sizes[a]) else 1
+        return -1 if ge(sb, sa) else 1 if ge(sa, sb) else 0
+
+    perm = list(reversed(range(ndim)))  # (sorted back to front, then reversed: PyTorch's order of comparisons)
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in reversed(range(i)):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    if ambiguity_check and any(should_swap(perm[i], perm[i + 1]) != -1 for i in range(ndim - 1)):
+        raise RuntimeError("The tensor does not have unique dim order.")
+    return tuple(reversed(perm))
