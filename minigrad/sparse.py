@@ -1109,10 +1109,8 @@ def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1):
     if isinstance(mat2, SparseTensor):
         raise RuntimeError("sspaddmm: expected 'mat2' to have strided layout, got 'mat2' with layout Sparse")
     smm = input is None
-    if not smm and not isinstance(input, SparseTensor):  # (PyTorch's own text: its sparse kernel reached with a dense self)
-        raise RuntimeError(
-            'self.is_sparse() INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/native/SparseTensorUtils.h'
-            '":28, please report a bug to PyTorch. _internal_get_SparseTensorImpl: not a sparse tensor')
+    if not smm and not isinstance(input, SparseTensor):  # (PyTorch fails an internal assert here: one clear line)
+        raise RuntimeError("sspaddmm: expected 'self' to have sparse layout, got 'self' with layout Strided")
     if mat1.sparse_dim() != 2:
         raise RuntimeError(f"sspaddmm: Argument #2: matrices expected, got {mat1.sparse_dim()}D tensor")
     if mat1.dense_dim() != 0:
