@@ -6,7 +6,11 @@ import contextlib
 import enum
 
 from minigrad import backends
-from minigrad.backends.cuda import SDPAParams, can_use_efficient_attention, can_use_flash_attention
+
+# torch.nn.attention's names of torch.backends.cuda's (reached as the switches below are, through `backends`)
+SDPAParams = backends.cuda.SDPAParams
+can_use_flash_attention = backends.cuda.can_use_flash_attention
+can_use_efficient_attention = backends.cuda.can_use_efficient_attention
 
 
 class SDPBackend(enum.Enum):
