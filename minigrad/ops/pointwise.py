@@ -380,6 +380,22 @@ class Logaddexp(Function):
                 sum_to(g / (1.0 + exp(a - b)), b_shape) if ctx.needs_input_grad[1] else None)
 
 
+class Logaddexp2(Function):
+    node_name = "Logaddexp2Backward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a, other=b)
+        return _quiet(array_module(a.array).logaddexp2, a.array, b.array)
+
+    @staticmethod
+    def backward(ctx, g):  # d log2(2^a + 2^b) = da / (1 + 2^(b-a)) + db / (1 + 2^(a-b))
+        a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx._shapes
+        return (sum_to(g / (1.0 + exp2(b - a)), a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(g / (1.0 + exp2(a - b)), b_shape) if ctx.needs_input_grad[1] else None)
+
+
 def logaddexp(input, other):
     """log(exp(input) + exp(other)), without overflow (floating tensors only, as PyTorch)."""
     a, _ = binary_operands(input, other)
@@ -571,4 +587,4 @@ def polygamma(n, input):
         input = input.to(_dtypes.default_float)
     return Polygamma.apply(int(n), input)
 
-keeps_operand_shapes(Atan2, CopysignScalar, CopysignTensor, FmodScalar, FmodTensor, Hypot, LerpScalar, Logaddexp, RemainderScalar, RemainderTensor)  # (their callers keep the operands' shapes)
+keeps_operand_shapes(Atan2, CopysignScalar, CopysignTensor, FmodScalar, FmodTensor, Hypot, LerpScalar, Logaddexp, Logaddexp2, RemainderScalar, RemainderTensor)  # (their callers keep the operands' shapes)

@@ -295,6 +295,8 @@ def test_matches_torch(name):
     ("atan2", [np.array([0.0, 0.0]), np.array([1e-30, 0.0], dtype=np.float32)]),  # float32's square underflows
     ("atan2", [np.array([0.0, 1.0]), np.array([0.0, -0.0])]),  # the gradient at (0, 0): 0, not nan
     ("atan2", [np.array([True, False]), np.array([0.5, 2.0])]),  # backward negates the bool input: refuses
+    ("logaddexp2", [np.array([0, 3]), np.array([-50.5, 1.0])]),  # int64 with float64: float64, log1p-accurate
+    ("logaddexp2", [np.array([0, 3]), np.array(1)]),  # integers: PyTorch has no kernel
 ])
 def test_found_inputs(name, args):
     check(name, args, {})
