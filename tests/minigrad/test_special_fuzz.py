@@ -297,6 +297,8 @@ def test_matches_torch(name):
     ("atan2", [np.array([True, False]), np.array([0.5, 2.0])]),  # backward negates the bool input: refuses
     ("logaddexp2", [np.array([0, 3]), np.array([-50.5, 1.0])]),  # int64 with float64: float64, log1p-accurate
     ("logaddexp2", [np.array([0, 3]), np.array(1)]),  # integers: PyTorch has no kernel
+    ("clamp_tensor", [np.array(0.0), np.array(0.0), np.array([0.0])]),  # backward's in-place mask can't broadcast
+    ("clamp_tensor", [np.array([0.0, -0.0]), np.array([0.0, -0.0]), np.array([-0.0, 0.0])]),  # a tie keeps input
 ])
 def test_found_inputs(name, args):
     check(name, args, {})
