@@ -161,8 +161,13 @@ class Frexp(Function):
 
     @staticmethod
     def backward(ctx, gm, ge):  # mantissa = a / 2^exponent, the exponent constant almost everywhere
-        # (2^-exponent in double: a half's 2^16 would overflow, where the scaled gradient does not)
-        return (gm.double() * 2.0 ** -ctx._saved_exponent.double()).to(gm.dtype)
+        # PyTorch's grad / exponent.exp2(): 2^exponent in the default float dtype, so a float64 input's
+        # exponent past 127 gives a 0 gradient (2^128 is float32's inf), and a half's is taken in float32;
+        # made exactly with ldexp (numpy's float32 exp2(127) is an ulp off)
+        e = ctx._saved_exponent.array
+        xp = array_module(e)
+        scale = Tensor._wrap(_quiet(xp.ldexp, xp.ones((), _dtypes.default_float.np), e))
+        return (gm / scale).to(gm.dtype)
 
 
 frexp_result = return_type("frexp", ("mantissa", "exponent"))

@@ -299,6 +299,7 @@ def test_matches_torch(name):
     ("logaddexp2", [np.array([0, 3]), np.array(1)]),  # integers: PyTorch has no kernel
     ("clamp_tensor", [np.array(0.0), np.array(0.0), np.array([0.0])]),  # backward's in-place mask can't broadcast
     ("clamp_tensor", [np.array([0.0, -0.0]), np.array([0.0, -0.0]), np.array([-0.0, 0.0])]),  # a tie keeps input
+    ("frexp", [np.array([1.70141183e+38, 1e300, 1e-40])]),  # gradient / 2^exponent, 2^exponent in float32
 ])
 def test_found_inputs(name, args):
     check(name, args, {})
