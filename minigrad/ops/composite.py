@@ -358,7 +358,12 @@ def hypot(input, other):
 
 
 def logaddexp2(input, other):
-    return pointwise.logaddexp(input * math.log(2.0), other * math.log(2.0)) / math.log(2.0)
+    """log2(2^input + 2^other), without overflow (floating tensors only, as PyTorch): its own kernel, as
+    PyTorch's, where scaling logaddexp by ln 2 would round twice (and lose log1p's precision near 0)."""
+    a, _ = binary_operands(input, other)
+    if a.array.dtype.kind != "f":
+        raise NotImplementedError(f"\"logaddexp2_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
+    return pointwise._two_kinds(pointwise.Logaddexp2, pointwise.Logaddexp2, input, other)
 
 
 def sinc(input):

@@ -1364,8 +1364,17 @@ class ClampTensor(Function):
     def forward(ctx, a, lo, hi):
         ctx.save(self=a, min=lo, max=hi)
         xp = array_module(a.array)
-        out = a.array if lo is None else xp.maximum(a.array, lo.array)  # (NaN anywhere gives NaN, as PyTorch)
-        return out if hi is None else xp.minimum(out, hi.array)
+        x = a.array
+        # (NaN anywhere gives NaN, as PyTorch); a tie keeps the value clamped, as PyTorch's std::max(a, min)
+        # and std::min(a, max) do: clamp(0.0, 0.0, -0.0) is 0.0, where numpy's minimum gives its second -0.0
+        out = x if lo is None else xp.maximum(x, lo.array)
+        if lo is not None and x.dtype.kind == "f":
+            out = xp.where(out == x, x, out)
+        if hi is None:
+            return out
+        low = out
+        out = xp.minimum(low, hi.array)
+        return xp.where(out == low, low, out) if x.dtype.kind == "f" else out
 
     @staticmethod
     def keep_state(node, inputs, outputs):  # the operands' shapes, to which backward sums the gradients
@@ -1375,6 +1384,15 @@ class ClampTensor(Function):
     def backward(ctx, g):  # PyTorch's masks (clamp_backward_min_max): a tie goes to `input`, min > max to `max`
         a, lo, hi = ctx._saved_self, ctx._saved_min, ctx._saved_max
         need = ctx.needs_input_grad
+        if lo is not None and hi is not None:  # PyTorch's masks combine in place into their first
+            sa, sl, sh = a.array.shape, lo.array.shape, hi.array.shape
+            for needed, first, second in ((need[0], broadcast_shapes(sa, sl), broadcast_shapes(sa, sh)),
+                                          (need[1], broadcast_shapes(sa, sl), broadcast_shapes(sl, sh)),
+                                          (need[2], broadcast_shapes(sa, sh), broadcast_shapes(sh, sl))):
+                full = broadcast_shapes(first, second)
+                if needed and full != first:
+                    from .inplace import output_shape_error  # (inplace builds on this module)
+                    raise output_shape_error(first, full)
         zero = g.new_zeros(())
         ga = glo = ghi = None
         if need[0]:

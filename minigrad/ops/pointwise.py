@@ -161,8 +161,13 @@ class Frexp(Function):
 
     @staticmethod
     def backward(ctx, gm, ge):  # mantissa = a / 2^exponent, the exponent constant almost everywhere
-        # (2^-exponent in double: a half's 2^16 would overflow, where the scaled gradient does not)
-        return (gm.double() * 2.0 ** -ctx._saved_exponent.double()).to(gm.dtype)
+        # PyTorch's grad / exponent.exp2(): 2^exponent in the default float dtype, so a float64 input's
+        # exponent past 127 gives a 0 gradient (2^128 is float32's inf), and a half's is taken in float32;
+        # made exactly with ldexp (numpy's float32 exp2(127) is an ulp off)
+        e = ctx._saved_exponent.array
+        xp = array_module(e)
+        scale = Tensor._wrap(_quiet(xp.ldexp, xp.ones((), _dtypes.default_float.np), e))
+        return (gm / scale).to(gm.dtype)
 
 
 frexp_result = return_type("frexp", ("mantissa", "exponent"))
@@ -182,15 +187,16 @@ def _zero_division(a, b):
         raise RuntimeError("ZeroDivisionError")
 
 
-def _two_kinds(tensor_cls, scalar_cls, input, other, floats=False, bool_name=None):
-    """Apply the op's node for a tensor `other` or for a number (PyTorch names them apart)."""
+def _two_kinds(tensor_cls, scalar_cls, input, other, floats=False, bool_name=None, extra=()):
+    """Apply the op's node for a tensor `other` or for a number (PyTorch names them apart); `extra`, further
+    arguments of its forward."""
     scalar = not isinstance(other, Tensor)
     a, b = (float_operands if floats else binary_operands)(input, other)
     if bool_name and a.array.dtype == np.bool_:
         raise NotImplementedError(f"\"{bool_name}_cpu\" not implemented for 'Bool'")
     if a.array.dtype.kind == "c" and (floats or bool_name):  # (real-only formulas: PyTorch's error)
         refuse(bool_name or tensor_cls.__name__.lower().replace("tensor", ""), a)
-    return _binary(scalar_cls if scalar else tensor_cls, a, b)
+    return _binary(scalar_cls if scalar else tensor_cls, a, b, *extra)
 
 
 class FmodTensor(Function):
@@ -307,22 +313,37 @@ class Atan2(Function):
     node_name = "Atan2Backward0"
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, dtypes):
         ctx.save(self=a, other=b)
+        ctx.dtypes = dtypes
         return array_module(a.array).arctan2(a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):  # d atan2(a, b) = (b da - a db) / (a^2 + b^2)
+        # PyTorch's atan2_backward works on the operands as they came: each squared in its own dtype (a
+        # float32 square underflows to 0 beside a float64 operand), 1 / 0 taken as 0 (atan2(0, 0)'s gradient),
+        # and a bool `self` negated for the other's gradient, which refuses.
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
-        r = g / (a * a + b * b)
-        return (sum_to(r * b, a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(-r * a, b_shape) if ctx.needs_input_grad[1] else None)
+        da, db = ctx.dtypes
+        if da == np.bool_ and ctx.needs_input_grad[1]:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                               "invert a mask, use the `~` or `logical_not()` operator instead.")
+        a2, b2 = a * a, b * b
+        if da is not None and da.kind == "f" and da.itemsize < a2.array.dtype.itemsize:
+            a2 = cast(cast(a2, da), a2.array.dtype)
+        if db is not None and db.kind == "f" and db.itemsize < b2.array.dtype.itemsize:
+            b2 = cast(cast(b2, db), b2.array.dtype)
+        recip = 1.0 / (a2 + b2)
+        recip = where(recip.isinf(), 0.0, recip)
+        return (sum_to(g * b * recip, a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(g * -a * recip, b_shape) if ctx.needs_input_grad[1] else None, None)
 
 
 def atan2(input, other):
     """The angle of (other, input): atan(input / other) in the right quadrant."""
-    return _two_kinds(Atan2, Atan2, input, other, floats=True)
+    dtypes = tuple(t.array.dtype if isinstance(t, Tensor) else None for t in (input, other))
+    return _two_kinds(Atan2, Atan2, input, other, floats=True, extra=(dtypes,))
 
 
 arctan2 = atan2
@@ -362,6 +383,22 @@ class Logaddexp(Function):
         a_shape, b_shape = ctx._shapes
         return (sum_to(g / (1.0 + exp(b - a)), a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(g / (1.0 + exp(a - b)), b_shape) if ctx.needs_input_grad[1] else None)
+
+
+class Logaddexp2(Function):
+    node_name = "Logaddexp2Backward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save(self=a, other=b)
+        return _quiet(array_module(a.array).logaddexp2, a.array, b.array)
+
+    @staticmethod
+    def backward(ctx, g):  # d log2(2^a + 2^b) = da / (1 + 2^(b-a)) + db / (1 + 2^(a-b))
+        a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx._shapes
+        return (sum_to(g / (1.0 + exp2(b - a)), a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(g / (1.0 + exp2(a - b)), b_shape) if ctx.needs_input_grad[1] else None)
 
 
 def logaddexp(input, other):
@@ -555,4 +592,4 @@ def polygamma(n, input):
         input = input.to(_dtypes.default_float)
     return Polygamma.apply(int(n), input)
 
-keeps_operand_shapes(Atan2, CopysignScalar, CopysignTensor, FmodScalar, FmodTensor, Hypot, LerpScalar, Logaddexp, RemainderScalar, RemainderTensor)  # (their callers keep the operands' shapes)
+keeps_operand_shapes(Atan2, CopysignScalar, CopysignTensor, FmodScalar, FmodTensor, Hypot, LerpScalar, Logaddexp, Logaddexp2, RemainderScalar, RemainderTensor)  # (their callers keep the operands' shapes)

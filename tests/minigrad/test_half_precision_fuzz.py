@@ -365,7 +365,7 @@ def _grad_cases():
 
 
 _GRAD_XFAILS = {
-    "rsqrt": "2 ulps", "atan2": "2 ulps", "div": "2 ulps on the divisor's gradient", "gelu": "8 ulps where its gradient cancels",
+    "rsqrt": "2 ulps", "div": "2 ulps on the divisor's gradient", "gelu": "8 ulps where its gradient cancels",
     "log_softmax": "PyTorch's half log_softmax output is not its float32 result rounded once, and its backward "
                    "reads it: several ulps where the gradient cancels",
     "cross_entropy": "minigrad's one fused node rounds the logits' gradient once, PyTorch's log_softmax and "

@@ -272,7 +272,7 @@ XFAIL = {
     "special.logit": "special.logit of a bool tensor: PyTorch promotes it to float, minigrad raises",
     "digamma": "trigamma (digamma's gradient) at huge x: PyTorch's 0, minigrad's ~1/x",
 }
-XFAIL.update({n: _OPEN for n in ["atan2", "clamp_tensor", "frexp", "i0", "logaddexp2", "mvlgamma", "special.i1",
+XFAIL.update({n: _OPEN for n in ["i0", "mvlgamma", "special.i1",
                                  "special.modified_bessel_i0", "special.modified_bessel_i1", "special.polygamma",
                                  "special.psi"]})
 
@@ -292,6 +292,14 @@ def test_matches_torch(name):
     ("heaviside", [np.array([0.0, 2.0]), np.array(0.5)]),   # PyTorch has no derivative: backward raises
     ("nextafter", [np.array([0.0, 1.0]), np.array([0.0, 2.0])]),  # gradient 0 where input == other
     ("special.zeta", [np.array([200.0, 1e6]), np.array([1.5, 0.5])]),  # a large x summed ~x terms (hung at 1e300)
+    ("atan2", [np.array([0.0, 0.0]), np.array([1e-30, 0.0], dtype=np.float32)]),  # float32's square underflows
+    ("atan2", [np.array([0.0, 1.0]), np.array([0.0, -0.0])]),  # the gradient at (0, 0): 0, not nan
+    ("atan2", [np.array([True, False]), np.array([0.5, 2.0])]),  # backward negates the bool input: refuses
+    ("logaddexp2", [np.array([0, 3]), np.array([-50.5, 1.0])]),  # int64 with float64: float64, log1p-accurate
+    ("logaddexp2", [np.array([0, 3]), np.array(1)]),  # integers: PyTorch has no kernel
+    ("clamp_tensor", [np.array(0.0), np.array(0.0), np.array([0.0])]),  # backward's in-place mask can't broadcast
+    ("clamp_tensor", [np.array([0.0, -0.0]), np.array([0.0, -0.0]), np.array([-0.0, 0.0])]),  # a tie keeps input
+    ("frexp", [np.array([1.70141183e+38, 1e300, 1e-40])]),  # gradient / 2^exponent, 2^exponent in float32
 ])
 def test_found_inputs(name, args):
     check(name, args, {})
