@@ -7,6 +7,16 @@ from minigrad import cuda_is_available
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
+try:  # hypothesis mixes the literal constants of the project's modules loaded so far into its draws: which are
+    # loaded depends on the tests a process ran before (pytest-xdist's scheduling), so a derandomized fuzzer drew
+    # differently from run to run. Without them its draws depend on its own code alone.
+    from hypothesis.internal.conjecture import providers as _hypothesis_providers
+
+    _NO_CONSTANTS = _hypothesis_providers.Constants()
+    _hypothesis_providers._get_local_constants = lambda: _NO_CONSTANTS
+except (ImportError, AttributeError):  # (another hypothesis: its draws as they come)
+    pass
+
 
 @pytest.fixture
 def torch():
