@@ -17,26 +17,19 @@ CI runs a fixed, derandomized slice (a few hundred programs, well under a minute
 
 (`MINIGRAD_FUZZ_SEED=<n>` picks another random slice instead of the fixed one.)
 """
-import os
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from fuzz_settings import fuzz_settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import minigrad as mg
 
 torch = pytest.importorskip("torch")
 
-EXAMPLES = int(os.environ.get("MINIGRAD_FUZZ_EXAMPLES", "400"))
-SEED = os.environ.get("MINIGRAD_FUZZ_SEED")
-FUZZ = settings(
-    max_examples=EXAMPLES, deadline=None, derandomize=SEED is None, database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
-if SEED is not None:
-    FUZZ = settings(FUZZ, derandomize=False)
+FUZZ = fuzz_settings("MINIGRAD_FUZZ_EXAMPLES", 400)
 
 TOL = {"float64": dict(rtol=1e-7, atol=1e-9), "float32": dict(rtol=2e-4, atol=1e-5), "float16": dict(rtol=1e-2, atol=1e-3)}
 

@@ -21,26 +21,19 @@ CI runs a fixed, derandomized slice. A longer run:
 
 (`MINIGRAD_FUZZ_SEED=<n>` picks another random slice instead of the fixed one.)
 """
-import os
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from fuzz_settings import fuzz_settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import minigrad as mg
 
 torch = pytest.importorskip("torch")
 
-EXAMPLES = int(os.environ.get("MINIGRAD_FUZZ_EXAMPLES", "150"))
-SEED = os.environ.get("MINIGRAD_FUZZ_SEED")
-FUZZ = settings(
-    max_examples=EXAMPLES, deadline=None, derandomize=SEED is None, database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
-if SEED is not None:
-    FUZZ = settings(FUZZ, derandomize=False)
+FUZZ = fuzz_settings("MINIGRAD_FUZZ_EXAMPLES", 150)
 
 DTYPES = ["float64", "float32", "int64", "bool"]
 TOL = {"float64": dict(rtol=1e-12, atol=1e-12), "float32": dict(rtol=1e-6, atol=1e-6)}

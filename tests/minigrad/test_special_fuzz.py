@@ -22,26 +22,19 @@ CI runs a fixed, derandomized slice (a few examples per function, about 20 s). A
 (`MINIGRAD_FUZZ_SEED=<n>` picks another random slice instead of the fixed one.)
 """
 import math
-import os
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from fuzz_settings import fuzz_settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import minigrad as mg
 
 torch = pytest.importorskip("torch")
 
-EXAMPLES = int(os.environ.get("MINIGRAD_SPECIAL_FUZZ_EXAMPLES", "12"))
-SEED = os.environ.get("MINIGRAD_FUZZ_SEED")
-FUZZ = settings(
-    max_examples=EXAMPLES, deadline=None, derandomize=SEED is None, database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)
-if SEED is not None:
-    FUZZ = settings(FUZZ, derandomize=False)
+FUZZ = fuzz_settings("MINIGRAD_SPECIAL_FUZZ_EXAMPLES", 12)
 
 # ---- values ---------------------------------------------------------------------------------------
 TINY, SUB = 2.2250738585072014e-308, 5e-324
