@@ -1022,8 +1022,6 @@ def asarray(obj, dtype=None, device=None, copy=None, requires_grad=False):
     return _requiring_grad(t) if requires_grad else t
 
 
-
-
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
                    pin_memory=False):
     """An uninitialised tensor of shape `size` laid out in memory in the order physical_layout gives its dims

@@ -1637,8 +1637,6 @@ class FillDiagonal(MaskedFill):
     node_name = "CopySlices"
 
 
-
-
 def check_fill_mask(mask):
     """masked_fill's mask must be bool: PyTorch's error names the C++ type of any other."""
     if mask.array.dtype != np.bool_:
