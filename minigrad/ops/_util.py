@@ -15,6 +15,11 @@ from ..tensor import Tensor, type_name  # noqa: F401 (re-exported)
 from .conversion import to_copy
 
 
+def output_shape_error(shape, broadcast):
+    """PyTorch's error for an in-place op whose result would broadcast self's `shape` to `broadcast`."""
+    return RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(broadcast)}")
+
+
 def not_differentiable(t, arg, fn):
     """PyTorch's error for an argument it gives no gradient that requires one (while a graph is recorded)."""
     if t is not None and t.requires_grad and state.grad_enabled:

@@ -18,7 +18,7 @@ from .out import out_call
 from .complex import check_same_dtype as _check_same_dtype, refuse as _refuse
 from ._util import (
     _check_broadcast, as_tensor_like, checked_scalar, binary_operands, broadcast_shapes, cast, float_only, float_operands, sum_to, sum_to_array, type_name,
-    too_many_positional, in_float32,
+    too_many_positional, in_float32, output_shape_error,
 )
 
 
@@ -1391,7 +1391,6 @@ class ClampTensor(Function):
                                           (need[2], broadcast_shapes(sa, sh), broadcast_shapes(sh, sl))):
                 full = broadcast_shapes(first, second)
                 if needed and full != first:
-                    from .inplace import output_shape_error  # (inplace builds on this module)
                     raise output_shape_error(first, full)
         zero = g.new_zeros(())
         ga = glo = ghi = None

@@ -16,7 +16,7 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import state
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import broadcast_shapes, checked_scalar, too_many_positional, type_name
+from ._util import broadcast_shapes, checked_scalar, output_shape_error, too_many_positional, type_name
 from .complex import real_of, refuse, view_as_complex, view_as_real
 from .indexing import (Index, IndexPut, _basic_steps, _check_count, _check_masks, _convert_index, _index_error,
                        _ints_first, _plain_ints, _zero_dim_error, as_int, check_put_shapes, put_values)
@@ -633,11 +633,6 @@ def check_broadcasts_into(self, *others):
             if shape != s:
                 raise output_shape_error(s, shape)
             return
-
-
-def output_shape_error(shape, broadcast):
-    """PyTorch's error for an in-place op whose result would broadcast self's `shape` to `broadcast`."""
-    return RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(broadcast)}")
 
 
 def copy_(self, src):
