@@ -8,6 +8,8 @@ import builtins
 
 import numpy as np
 
+from .device import array_module
+
 
 class dtype:
     """A tensor element type: `minigrad.float32`, `float64`, `int64`, `bool`, ..."""
@@ -84,6 +86,15 @@ class _NoArrayDtype(dtype):
 
 
 bfloat16 = _NoArrayDtype("bfloat16", 2, "BFloat16Tensor", "float32 or float16")
+
+
+def bfloat16_round(a):
+    """`a` rounded to bfloat16's 8 significant bits (to nearest, ties to even), held in float32: where PyTorch
+    computes in bfloat16, minigrad, with no bfloat16 arrays, rounds float32 results to it."""
+    xp = array_module(a)
+    bits = xp.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    bits = (bits + (0x7FFF + ((bits >> 16) & 1))) & 0xFFFF0000
+    return bits.view(np.float32)
 
 _BY_NP = {d.np: d for d in (float16, float32, float64, int8, uint8, int16, uint16, int32, int64, bool_, complex64,
                             complex128)}

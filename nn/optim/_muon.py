@@ -1,9 +1,8 @@
 """Muon, as `torch.optim.Muon`: momentum, then the update orthogonalized by a Newton-Schulz iteration."""
 import math
 
-import numpy as np
-
 from minigrad.device import array_module
+from minigrad.dtypes import bfloat16_round  # PyTorch runs the Newton-Schulz iteration in bfloat16
 
 from ._adafactor import lerp_
 from .optimizer import Optimizer
@@ -11,15 +10,6 @@ from .optimizer import Optimizer
 EPS = 1e-7
 DEFAULT_A, DEFAULT_B, DEFAULT_C = 3.4445, -4.7750, 2.0315
 DEFAULT_NS_STEPS = 5
-
-
-def bfloat16_round(a):
-    """`a` rounded to bfloat16's 8 significant bits (to nearest, ties to even), held in float32: PyTorch runs
-    the Newton-Schulz iteration in bfloat16, and minigrad has no bfloat16 arrays."""
-    xp = array_module(a)
-    bits = xp.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
-    bits = (bits + (0x7FFF + ((bits >> 16) & 1))) & 0xFFFF0000
-    return bits.view(np.float32)
 
 
 def zeropower_via_newtonschulz(grad, ns_coefficients, ns_steps, eps):
