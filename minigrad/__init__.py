@@ -267,7 +267,7 @@ def __getattr__(name):
     if name in ("cuda", "cpu", "amp", "memory", "viz", "utils", "distributed", "onnx", "serialization", "nn", "optim",
                 "_dynamo", "_inductor", "_logging", "accelerator", "version", "distributions", "special", "testing",
                 "mps", "multiprocessing", "jit", "func", "profiler", "fft", "sparse", "signal", "hub", "linalg",
-                "library"):
+                "library", "futures"):
         return importlib.import_module(f".{name}", __name__)
     if name in ("stft", "istft"):  # torch.stft is torch.fft's here
         return getattr(importlib.import_module(".fft", __name__), name)

@@ -32,6 +32,7 @@ from enum import Enum
 import numpy as np
 
 from ..autograd import recording
+from ..futures import Future
 
 __all__ = [
     "ReduceOp", "Work", "DistError", "DistBackendError", "init_process_group", "destroy_process_group",
@@ -39,7 +40,7 @@ __all__ = [
     "get_world_size", "get_node_local_rank", "all_reduce", "broadcast", "all_gather", "barrier",
     "all_gather_object", "broadcast_object_list", "abort", "progress", "dead_local_peers", "all_gather_into_tensor",
     "reduce_scatter_tensor", "reduce", "gather", "scatter", "all_to_all_single", "monitored_barrier", "new_group",
-    "ProcessGroup", "GroupMember", "group", "is_torchelastic_launched", "is_gloo_available",
+    "ProcessGroup", "GroupMember", "group", "is_torchelastic_launched", "is_gloo_available", "GradBucket",
 ]
 
 INSTALL_HINT = "minigrad.distributed needs mpi4py and an MPI library: pip install -e '.[mpi]'"
@@ -414,6 +415,7 @@ class Work:
     def __init__(self, group, reqs, what, finish=None, poll=None):
         self.group, self.reqs, self.what, self.finish, self.poll = group, reqs, what, finish, poll
         self.done = False
+        self.outputs = []
         group.pending.append(self)
 
     def is_completed(self):
@@ -440,6 +442,57 @@ class Work:
         if self.finish is not None:
             self.finish()
         return True
+
+    def get_future(self):
+        """A Future completed with the collective's output tensors (a list: [tensor] for all_reduce),
+        as PyTorch's; waiting on it (or on a Future chained to it by then()) finishes the collective."""
+        fut = Future()
+
+        def finish():
+            if fut._completed():
+                return
+            try:
+                self.wait()
+            except Exception as e:
+                fut.set_exception(e)
+                return
+            fut.set_result(self.outputs)
+
+        fut._drive = (self.is_completed, finish)
+        if self.done:
+            finish()
+        return fut
+
+
+class GradBucket:
+    """What a DistributedDataParallel communication hook receives (`hook(state, bucket)`): one bucket of
+    gradients, flattened into one 1-D buffer in the order of `parameters()`."""
+
+    def __init__(self, index, buffer, parameters, offsets, is_last):
+        self._index, self._buffer, self._parameters = index, buffer, parameters
+        self._offsets, self._is_last = offsets, is_last
+
+    def index(self):
+        return self._index
+
+    def buffer(self):
+        """The flat gradients (a hook may change it in place, or replace it with set_buffer)."""
+        return self._buffer
+
+    def set_buffer(self, buffer):
+        self._buffer = buffer
+
+    def gradients(self):
+        """Each parameter's gradient: views of the buffer, in the parameters' shapes."""
+        return [self._buffer[lo:hi].view(p.shape) for p, lo, hi in
+                zip(self._parameters, self._offsets, self._offsets[1:])]
+
+    def parameters(self):
+        return list(self._parameters)
+
+    def is_last(self):
+        """Whether this is the last bucket of the backward (the first parameters' gradients)."""
+        return self._is_last
 
 
 def progress():
@@ -499,7 +552,8 @@ def _then(*steps):
     return (lambda: [s() for s in steps]) if steps else None
 
 
-def _handle(work, async_op):
+def _handle(work, async_op, outputs=()):
+    work.outputs = list(outputs)  # what its Future holds (get_future)
     if async_op:
         return work
     work.wait()
@@ -534,11 +588,11 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     _check_op(op, a)
     tensor._bump_version()
     if group is None and _use_nccl(g, a):
-        return _handle(_nccl_comm(g).all_reduce(a, op), async_op)
+        return _handle(_nccl_comm(g).all_reduce(a, op), async_op, [tensor])
     h, back = _host(a)
     req = comm.Iallreduce(g.MPI.IN_PLACE, h, op=_mpi_op(g.MPI, op))
     average = (lambda: np.divide(h, size, out=h)) if op is ReduceOp.AVG else None
-    return _handle(Work(g, [req], "all_reduce", _then(average, back)), async_op)
+    return _handle(Work(g, [req], "all_reduce", _then(average, back)), async_op, [tensor])
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -553,10 +607,10 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     root = _group_rank(ranks, src, "src") if group_src is None else group_src
     tensor._bump_version()
     if group is None and _use_nccl(g, a):
-        return _handle(_nccl_comm(g).broadcast(a, src), async_op)
+        return _handle(_nccl_comm(g).broadcast(a, src), async_op, [tensor])
     h, back = _host(a)
     req = comm.Ibcast(h, root=root)
-    return _handle(Work(g, [req], "broadcast", back), async_op)
+    return _handle(Work(g, [req], "broadcast", back), async_op, [tensor])
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -573,7 +627,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     for t in tensor_list:
         t._bump_version()
     if group is None and _use_nccl(g, a):
-        return _handle(_nccl_comm(g).all_gather([t.array for t in tensor_list], a), async_op)
+        return _handle(_nccl_comm(g).all_gather([t.array for t in tensor_list], a), async_op, [tensor_list])
     send = _sendable(a)
     recv = np.empty((size,) + send.shape, dtype=send.dtype)
     req = comm.Iallgather(send, recv)
@@ -582,7 +636,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         for t, part in zip(tensor_list, recv):
             t.array[...] = _to_like(t.array, part)
 
-    return _handle(Work(g, [req], "all_gather", finish), async_op)
+    return _handle(Work(g, [req], "all_gather", finish), async_op, [tensor_list])
 
 
 def _same(t, a, what, shape=None):
@@ -625,7 +679,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
                          f"({tuple(out.shape)} for {size} ranks of {tuple(a.shape)})")
     recv = np.empty(out.size, dtype=out.dtype)
     req = comm.Iallgather(_sendable(a), recv)
-    return _handle(Work(g, [req], "all_gather_into_tensor", _into(output_tensor, recv)), async_op)
+    return _handle(Work(g, [req], "all_gather_into_tensor", _into(output_tensor, recv)), async_op, [output_tensor])
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -645,7 +699,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     recv = np.empty(out.size, dtype=out.dtype)
     req = comm.Ireduce_scatter_block(_sendable(a), recv, op=_mpi_op(g.MPI, op))
     average = (lambda: np.divide(recv, size, out=recv)) if op is ReduceOp.AVG else None
-    return _handle(Work(g, [req], "reduce_scatter_tensor", _then(average, _into(output, recv))), async_op)
+    return _handle(Work(g, [req], "reduce_scatter_tensor", _then(average, _into(output, recv))), async_op, [output])
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -665,7 +719,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     if rank == root:
         average = (lambda: np.divide(recv, size, out=recv)) if op is ReduceOp.AVG else None
         finish = _then(average, _into(tensor, recv))
-    return _handle(Work(g, [req], "reduce", finish), async_op)
+    return _handle(Work(g, [req], "reduce", finish), async_op, [tensor])
 
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_dst=None):
@@ -708,7 +762,7 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_
         raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     recv = np.empty(a.shape, dtype=a.dtype)
     req = comm.Iscatter(send, recv, root=root)
-    return _handle(Work(g, [req], "scatter", _into(tensor, recv)), async_op)
+    return _handle(Work(g, [req], "scatter", _into(tensor, recv)), async_op, [tensor])
 
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False):
@@ -739,7 +793,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     send, recv = _sendable(a).reshape(-1), np.empty(out.size, dtype=out.dtype)
     displ = (lambda cs: np.concatenate([[0], np.cumsum(cs)[:-1]]).astype(int).tolist())
     req = comm.Ialltoallv([send, (send_counts, displ(send_counts))], [recv, (recv_counts, displ(recv_counts))])
-    return _handle(Work(g, [req], "all_to_all_single", _into(output, recv)), async_op)
+    return _handle(Work(g, [req], "all_to_all_single", _into(output, recv)), async_op, [output])
 
 
 def _to_like(dst, part):
