@@ -10,10 +10,15 @@ computes the next ones. Buckets start strictly in order, so every rank issues th
 of collectives. When the last bucket has started, the hook waits for all of them and writes the
 averaged gradients back into `.grad`: `loss.backward()` returns with every rank's gradients equal.
 
+`ddp.register_comm_hook(state, hook)` replaces a bucket's allreduce by `hook(state, bucket)`
+(bucket: a dist.GradBucket of this rank's gradients, not divided by the world size), which returns a Future
+of the bucket's new flat gradients: those are written back, as they are (no averaging).
+
 Inside `with ddp.no_sync():` forwards' backwards only accumulate locally (gradient accumulation);
 the first backward of a forward run outside it reduces the sum of everything accumulated.
 """
 import contextlib
+import inspect
 import time
 
 import numpy as np
@@ -22,6 +27,7 @@ import minigrad
 import minigrad.distributed as dist
 from minigrad.device import array_module
 from minigrad.distributed.algorithms import Join, JoinHook
+from minigrad.futures import Future
 
 from ..module import Module
 
@@ -36,14 +42,14 @@ UNUSED = ("Expected to have finished reduction in the prior iteration before sta
 
 
 class _Bucket:
-    def __init__(self, params):
-        self.params = params
+    def __init__(self, index, params):
+        self.index, self.params = index, params
         self.sizes = [p.array.size for p in params]
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).tolist()
         xp = array_module(params[0].array)
         self.flat = xp.empty(self.offsets[-1], dtype=params[0].array.dtype)
         self.left = len(params)
-        self.work = None
+        self.fut = None  # its communication in flight: a Future of the bucket's new flat gradients
 
 
 class DistributedDataParallel(Module):
@@ -92,6 +98,7 @@ class DistributedDataParallel(Module):
         self._syncing = False  # set by forward: whether the coming backward reduces
         self._marked = set()
         self._next = 0  # the next bucket to start: they start in order on every rank
+        self._comm_hook = None  # (hook, state): register_comm_hook's
         self.last_sync = {"launch_s": 0.0, "wait_s": 0.0}  # time spent starting and waiting, last step
 
     @staticmethod
@@ -102,12 +109,12 @@ class DistributedDataParallel(Module):
             cap = first_cap if not buckets else cap_bytes
             if current and (size + nbytes > cap or p.array.dtype != current[0].array.dtype
                             or array_module(p.array) is not array_module(current[0].array)):
-                buckets.append(_Bucket(current))
+                buckets.append(_Bucket(len(buckets), current))
                 current, size = [], 0
             current.append(p)
             size += nbytes
         if current:
-            buckets.append(_Bucket(current))
+            buckets.append(_Bucket(len(buckets), current))
         return buckets
 
     def _sync_module_states(self):
@@ -180,9 +187,13 @@ class DistributedDataParallel(Module):
         bucket, _ = self._where[key]
         bucket.left -= 1
         t0 = time.perf_counter()
-        while self._next < len(self._buckets) and self._buckets[self._next].left == 0:
-            self._launch(self._buckets[self._next])
-            self._next += 1
+        try:
+            while self._next < len(self._buckets) and self._buckets[self._next].left == 0:
+                self._launch(self._buckets[self._next])
+                self._next += 1
+        except BaseException:  # (a comm hook that raised: the next step starts afresh)
+            self._reset()
+            raise
         t1 = time.perf_counter()
         self.last_sync["launch_s"] += t1 - t0
         if self._next == len(self._buckets):
@@ -197,7 +208,37 @@ class DistributedDataParallel(Module):
                 b.flat[lo:hi] = 0  # (unused here: another rank's gradient, averaged, or nothing)
             else:
                 b.flat[lo:hi] = p.grad.array.reshape(-1)
-        b.work = dist.all_reduce(minigrad.Tensor._wrap(b.flat), op=dist.ReduceOp.AVG, async_op=True)
+        b.fut = self._communicate(b)
+
+    def _communicate(self, b):
+        """Start bucket b's communication: the comm hook's Future, or the mean over the ranks."""
+        buffer = minigrad.Tensor._wrap(b.flat)
+        if self._comm_hook is None:
+            work = dist.all_reduce(buffer, op=dist.ReduceOp.AVG, async_op=True)
+            return work.get_future().then(lambda fut: fut.value()[0])
+        hook, state = self._comm_hook
+        fut = hook(state, dist.GradBucket(b.index, buffer, b.params, b.offsets, b.index == len(self._buckets) - 1))
+        if not isinstance(fut, Future):
+            kind = type(fut)
+            raise RuntimeError(f"DDP communication hook's callback must return a torch.futures.Future object, "
+                               f"but got {kind.__module__}.{kind.__qualname__}")
+        return fut
+
+    def register_comm_hook(self, state, hook):
+        """Communicate each bucket with `hook(state, bucket)` instead of the allreduce: it gets a
+        dist.GradBucket of this rank's gradients (not divided by the world size) and returns a Future
+        whose value, one flat tensor of the bucket's size, becomes the parameters' .grad as it is."""
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        sig = inspect.signature(hook)
+        bucket = sig.parameters.get("bucket")
+        if bucket is not None and bucket.annotation not in (inspect.Parameter.empty, dist.GradBucket):
+            raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
+        if sig.return_annotation not in (inspect.Signature.empty, Future[minigrad.Tensor]):
+            raise ValueError("Communication hook: return annotation should be torch.futures.Future[torch.Tensor].")
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        self._comm_hook = (hook, state)
 
     def _finish(self):
         try:
@@ -206,11 +247,11 @@ class DistributedDataParallel(Module):
                 self._used[1].wait()
                 used = self._used[0]
             for b in self._buckets:
-                b.work.wait()
+                flat = _flat_result(b.fut.wait(), b)
                 for p, lo, hi in zip(b.params, b.offsets, b.offsets[1:]):
                     if used is not None and not used[self._index[id(p)]]:
                         continue  # used on no rank: .grad is left as it was
-                    avg = b.flat[lo:hi].reshape(p.array.shape)
+                    avg = flat[lo:hi].reshape(p.array.shape)
                     if p.grad is None:
                         p.grad = minigrad.Tensor._wrap(avg.copy())
                         continue
@@ -220,12 +261,15 @@ class DistributedDataParallel(Module):
                     else:
                         p.grad.array = avg.copy()
         finally:
-            for b in self._buckets:
-                b.left, b.work = len(b.params), None
-            self._marked.clear()
-            self._next = 0
-            self._syncing = False
-            self._used = None
+            self._reset()
+
+    def _reset(self):
+        for b in self._buckets:
+            b.left, b.fut = len(b.params), None
+        self._marked.clear()
+        self._next = 0
+        self._syncing = False
+        self._used = None
 
     # ---- uneven inputs --------------------------------------------------------------------
     def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
@@ -277,7 +321,7 @@ class _DDPJoinHook(JoinHook):
             dist.all_reduce(minigrad.Tensor._wrap(np.zeros(len(ddp._index), dtype=np.int32)), op=dist.ReduceOp.MAX)
         for b in ddp._buckets:
             b.flat[...] = 0
-            dist.all_reduce(minigrad.Tensor._wrap(b.flat), op=dist.ReduceOp.AVG)
+            ddp._communicate(b).wait()
 
     def post_hook(self, is_last_joiner):
         """Every rank takes the model of the highest rank among the last to join (it took every step)."""
@@ -286,6 +330,16 @@ class _DDPJoinHook(JoinHook):
         with minigrad.no_grad():
             for w in [dist.broadcast(p, int(src.item()), async_op=True) for p in self.ddp.module.parameters()]:
                 w.wait()
+
+
+def _flat_result(value, b):
+    """The flat array of a bucket's Future value (one tensor of the bucket's size), in the bucket's dtype."""
+    if not isinstance(value, minigrad.Tensor):
+        raise RuntimeError(f"Unable to cast {value!r} to Tensor")
+    if value.numel() != b.flat.size:
+        raise RuntimeError(f"DDP communication hook: the Future's tensor has numel {value.numel()}, bucket "
+                           f"{b.index}'s gradients have numel {b.flat.size}")
+    return value.array.reshape(-1).astype(b.flat.dtype, copy=False)
 
 
 def _tensors(out):
