@@ -1,0 +1,354 @@
+"""Deep-learning scripts of still more kinds (DQN, VQ-VAE, temporal convolutional networks, set transformers,
+Gaussian process regression, training utilities, capsule networks, pointer networks, sparse-graph GCN,
+contrastive predictive coding), written once against a `torch`-like module and run twice: on PyTorch, then on
+minigrad from PyTorch's initial weights. Losses, gradients, parameters and outputs must agree closely (float64
+throughout; random draws by numpy or a seeded `random.Random`)."""
+import collections
+import copy
+import math
+import random
+
+import numpy as np
+
+from twins import both, start
+
+
+def grads(model):
+    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+
+# ---- DQN: a replay buffer, a target network with Polyak averaging, double-DQN targets, epsilon-greedy -------
+def dqn(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    q = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+    target = copy.deepcopy(q)
+    model = nn.ModuleDict({"q": q, "target": target})
+    init = start(model, init)
+    target.load_state_dict(q.state_dict())
+    for p in target.parameters():
+        p.requires_grad_(False)
+    opt = torch.optim.Adam(q.parameters(), lr=1e-2)
+    buffer = collections.deque(maxlen=16)
+    sampler, rng = random.Random(0), np.random.default_rng(50)
+    gamma, tau, eps = 0.9, 0.1, 0.5
+    state, losses, actions = rng.standard_normal(4), [], []
+    for step in range(20):
+        if rng.uniform() < eps:
+            action = int(rng.integers(0, 3))
+        else:
+            with torch.no_grad():
+                action = q(torch.tensor(state).unsqueeze(0)).argmax(dim=1).item()
+        actions.append(action)
+        reward, next_state, done = float(state[action]), rng.standard_normal(4), step % 7 == 6
+        buffer.append((state, action, reward, next_state, done))
+        state = rng.standard_normal(4) if done else next_state
+        eps = max(0.05, eps * 0.9)
+        if len(buffer) < 8 or step % 2:
+            continue
+        s, a, r, s2, d = zip(*sampler.sample(buffer, 6))
+        s, s2 = torch.tensor(np.stack(s)), torch.as_tensor(np.stack(s2))
+        a, r, d = torch.tensor(a), torch.tensor(r), torch.tensor(d, dtype=torch.float64)
+        q_sa = q(s).gather(1, a.unsqueeze(1)).squeeze(1)
+        with torch.no_grad():
+            best = q(s2).argmax(dim=1, keepdim=True)
+            y = r + gamma * (1 - d) * target(s2).gather(1, best).squeeze(1)
+        loss = F.smooth_l1_loss(q_sa, y)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_value_(q.parameters(), clip_value=0.5)
+        opt.step()
+        with torch.no_grad():
+            for tp, p in zip(target.parameters(), q.parameters()):
+                if step % 4:
+                    tp.lerp_(p, tau)
+                else:
+                    tp.data.mul_(1 - tau).add_(tau * p.data)
+        losses.append(loss)
+    return dict(init=init, losses=losses, actions=actions, state=list(model.state_dict().values()),
+                grads=grads(q), target_grads=[p.grad for p in target.parameters()])
+
+
+def test_dqn(torch):
+    both(torch, dqn)
+
+
+# ---- VQ-VAE: nearest codebook vectors, the straight-through estimator, commitment loss, an EMA codebook -----
+def vqvae(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    class VectorQuantizer(nn.Module):
+        def __init__(self, k=6, d=3, decay=0.8, eps=1e-5):
+            super().__init__()
+            self.k, self.d, self.decay, self.eps = k, d, decay, eps
+            self.embedding = nn.Embedding(k, d)
+            self.embedding.weight.data.uniform_(-1.0, 1.0)
+            self.embedding.weight.requires_grad_(False)
+            self.register_buffer("cluster_size", torch.zeros(k))
+            self.register_buffer("embed_avg", self.embedding.weight.data.clone())
+
+        def forward(self, z):
+            b, _, h, w = z.shape
+            flat = z.permute(0, 2, 3, 1).reshape(-1, self.d)
+            codes = self.embedding.weight
+            dist = flat.pow(2).sum(1, keepdim=True) - 2 * flat @ codes.t() + codes.pow(2).sum(1)
+            idx = torch.argmin(dist, dim=1)
+            zq = self.embedding(idx).view(b, h, w, self.d).permute(0, 3, 1, 2)
+            if self.training:
+                with torch.no_grad():
+                    counts = torch.bincount(idx, minlength=self.k).type(flat.dtype)
+                    self.cluster_size.mul_(self.decay).add_(counts, alpha=1 - self.decay)
+                    sums = torch.zeros_like(self.embed_avg).index_add_(0, idx, flat)
+                    sums2 = torch.zeros_like(self.embed_avg).scatter_add_(
+                        0, idx.unsqueeze(1).expand(-1, self.d), flat)
+                    assert torch.allclose(sums, sums2)
+                    self.embed_avg.mul_(self.decay).add_(sums, alpha=1 - self.decay)
+                    n = self.cluster_size.sum()
+                    size = (self.cluster_size + self.eps) / (n + self.k * self.eps) * n
+                    self.embedding.weight.copy_(self.embed_avg / size.unsqueeze(1))
+            commitment = F.mse_loss(z, zq.detach())
+            probs = F.one_hot(idx, self.k).double().mean(0)
+            perplexity = torch.exp(-torch.sum(probs * torch.log(probs + 1e-10)))
+            return z + (zq - z).detach(), commitment, idx, perplexity, torch.cdist(flat, codes)
+
+    class VQVAE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Sequential(nn.Conv2d(1, 4, 4, stride=2, padding=1), nn.ReLU(), nn.Conv2d(4, 3, 1))
+            self.vq = VectorQuantizer()
+            self.decoder = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(),
+                                         nn.ConvTranspose2d(4, 1, 4, stride=2, padding=1))
+
+        def forward(self, x):
+            zq, commitment, idx, perplexity, dist = self.vq(self.encoder(x))
+            return self.decoder(zq), commitment, idx, perplexity, dist
+
+    model = VQVAE()
+    init = start(model, init)
+    opt = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    rng = np.random.default_rng(51)
+    losses, codes = [], []
+    for _ in range(4):
+        x = torch.tensor(rng.standard_normal((2, 1, 8, 8)))
+        recon, commitment, idx, perplexity, dist = model(x)
+        loss = F.mse_loss(recon, x) + 0.25 * commitment
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append([loss, commitment, perplexity])
+        codes.append(idx)
+    model.eval()
+    with torch.no_grad():
+        recon, _, idx, _, dist = model(torch.tensor(rng.standard_normal((1, 1, 8, 8))))
+    return dict(init=init, losses=losses, codes=codes, recon=recon, idx=idx, dist=dist,
+                state=list(model.state_dict().values()), grads=grads(model),
+                codebook_grad=model.vq.embedding.weight.grad)
+
+
+def test_vqvae(torch):
+    both(torch, vqvae)
+
+
+# ---- temporal convolutional network: dilated causal convolutions (pad, then chomp), weight norm, residuals --
+def tcn(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    class Chomp1d(nn.Module):
+        def __init__(self, size):
+            super().__init__()
+            self.size = size
+
+        def forward(self, x):
+            return x[:, :, :-self.size].contiguous()
+
+    class TemporalBlock(nn.Module):
+        def __init__(self, cin, cout, k, dilation, old_weight_norm):
+            super().__init__()
+            pad = (k - 1) * dilation
+            wn = nn.utils.weight_norm if old_weight_norm else nn.utils.parametrizations.weight_norm
+            self.conv1 = wn(nn.Conv1d(cin, cout, k, padding=pad, dilation=dilation))
+            self.conv2 = wn(nn.Conv1d(cout, cout, k, padding=pad, dilation=dilation))
+            self.net = nn.Sequential(self.conv1, Chomp1d(pad), nn.ReLU(), nn.Dropout(0.0),
+                                     self.conv2, Chomp1d(pad), nn.ReLU(), nn.Dropout(0.0))
+            self.downsample = nn.Conv1d(cin, cout, 1) if cin != cout else None
+
+        def forward(self, x):
+            res = x if self.downsample is None else self.downsample(x)
+            return F.relu(self.net(x) + res)
+
+    class TCN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.Sequential(TemporalBlock(2, 4, 3, 1, False), TemporalBlock(4, 4, 3, 2, True),
+                                        TemporalBlock(4, 3, 2, 4, False))
+            self.head = nn.Linear(3, 1)
+
+        def forward(self, x):  # (batch, channels, time) -> a prediction per time step
+            return self.head(self.blocks(x).transpose(1, 2)).squeeze(-1)
+
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the old nn.utils.weight_norm is deprecated
+        model = TCN()
+    init = start(model, init)
+    keys = list(model.state_dict())
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    rng = np.random.default_rng(52)
+    losses = []
+    for _ in range(3):
+        x = torch.tensor(rng.standard_normal((3, 2, 12)))
+        y = torch.cumsum(x[:, 0], dim=1) * 0.1
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    x = torch.tensor(rng.standard_normal((2, 2, 12)))
+    with torch.no_grad():
+        out = model(x)
+        x2 = x.clone()
+        x2[:, :, 8:] += 1.0  # causality: changing the future leaves earlier outputs alone
+        causal = model(x2)[:, :8] - out[:, :8]
+        weights = [model.blocks[0].conv1.weight.clone(), model.blocks[1].conv1.weight.clone()]
+        torch.nn.utils.parametrize.remove_parametrizations(model.blocks[0].conv1, "weight")
+        torch.nn.utils.remove_weight_norm(model.blocks[1].conv1)
+        removed = model(x)
+    return dict(init=init, keys=keys, losses=losses, out=out, causal=causal, weights=weights, removed=removed,
+                after=list(model.state_dict()), grads=grads(model))
+
+
+def test_temporal_convolutional_network(torch):
+    _, ours = both(torch, tcn)
+    assert float(ours["causal"].abs().max()) == 0.0
+
+
+# ---- set transformer and deep sets: attention over padded sets with key_padding_mask, masked pooling --------
+def set_transformer(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    class MAB(nn.Module):
+        def __init__(self, d, heads):
+            super().__init__()
+            self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.ff = nn.Sequential(nn.Linear(d, 2 * d), nn.ReLU(), nn.Linear(2 * d, d))
+
+        def forward(self, q, kv, key_padding_mask=None):
+            h = self.ln1(q + self.attn(q, kv, kv, key_padding_mask=key_padding_mask, need_weights=False)[0])
+            return self.ln2(h + self.ff(h))
+
+    class SetTransformer(nn.Module):
+        def __init__(self, d=8, heads=2, seeds=1):
+            super().__init__()
+            self.embed = nn.Linear(2, d)
+            self.sab = MAB(d, heads)
+            self.seeds = nn.Parameter(torch.randn(1, seeds, d) * 0.1)
+            self.pma = MAB(d, heads)
+            self.out = nn.Linear(d, 1)
+
+        def forward(self, x, pad):
+            h = self.sab(self.embed(x), self.embed(x), key_padding_mask=pad)
+            pooled = self.pma(self.seeds.expand(x.size(0), -1, -1), h, key_padding_mask=pad)
+            return self.out(pooled.squeeze(1)).squeeze(-1)
+
+    class DeepSets(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.phi = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 8))
+            self.rho = nn.Sequential(nn.ReLU(), nn.Linear(8, 1))
+
+        def forward(self, x, pad):
+            keep = (~pad).unsqueeze(-1).to(x.dtype)
+            mean = (self.phi(x) * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1)
+            return self.rho(mean).squeeze(-1)
+
+    model = nn.ModuleDict({"st": SetTransformer(), "ds": DeepSets()})
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=5e-3)
+    rng = np.random.default_rng(53)
+    losses = []
+    for _ in range(3):
+        lengths = torch.tensor(rng.integers(1, 6, 4))
+        x = torch.tensor(rng.standard_normal((4, 5, 2)))
+        pad = torch.arange(5).unsqueeze(0) >= lengths.unsqueeze(1)
+        x = x.masked_fill(pad.unsqueeze(-1), 0.0)
+        y = x.sum(dim=(1, 2)) / lengths
+        loss = F.mse_loss(model["st"](x, pad), y) + F.mse_loss(model["ds"](x, pad), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    x = torch.tensor(rng.standard_normal((2, 5, 2)))
+    pad = torch.tensor([[False] * 5, [False, False, True, True, True]])
+    with torch.no_grad():
+        e = model["st"].embed(x)
+        _, weights = model["st"].sab.attn(e, e, e, key_padding_mask=pad, average_attn_weights=False)
+        out = model["st"](x, pad)
+        perm = model["st"](x[:, [1, 0, 4, 3, 2]], pad[:, [1, 0, 4, 3, 2]])  # permutation invariance
+    return dict(init=init, losses=losses, weights=weights, out=out, perm=perm, grads=grads(model),
+                params=list(model.parameters()))
+
+
+def test_set_transformer_and_deep_sets(torch):
+    _, ours = both(torch, set_transformer)
+    np.testing.assert_allclose(ours["perm"].numpy(), ours["out"].numpy(), atol=1e-12)
+
+
+# ---- Gaussian process regression: an RBF kernel, Cholesky, the exact marginal likelihood, predictions -------
+def gaussian_process(torch, init):
+    nn = torch.nn
+
+    class GP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.log_lengthscale = nn.Parameter(torch.tensor(0.0))
+            self.log_outputscale = nn.Parameter(torch.tensor(0.0))
+            self.log_noise = nn.Parameter(torch.tensor(-2.0))
+
+        def kernel(self, a, b):
+            a, b = a / self.log_lengthscale.exp(), b / self.log_lengthscale.exp()
+            sq = (a * a).sum(-1, keepdim=True) - 2 * a @ b.T + (b * b).sum(-1)
+            return self.log_outputscale.exp() * torch.exp(-0.5 * sq.clamp_min(0))
+
+        def cholesky(self, x):
+            k = self.kernel(x, x) + (self.log_noise.exp() + 1e-6) * torch.eye(x.shape[0], dtype=x.dtype)
+            return torch.linalg.cholesky(k)
+
+        def neg_mll(self, x, y):
+            n, chol = x.shape[0], self.cholesky(x)
+            alpha = torch.cholesky_solve(y.unsqueeze(-1), chol)
+            return (0.5 * (y.unsqueeze(-1) * alpha).sum() + torch.log(torch.diagonal(chol)).sum()
+                    + 0.5 * n * math.log(2 * math.pi)) / n
+
+        def predict(self, x, y, xs):
+            chol = self.cholesky(x)
+            ks = self.kernel(x, xs)
+            mean = ks.T @ torch.cholesky_solve(y.unsqueeze(-1), chol)
+            v = torch.linalg.solve_triangular(chol, ks, upper=False)
+            var = self.log_outputscale.exp() - (v * v).sum(0)
+            return mean.squeeze(-1), var
+
+    gp = GP()
+    init = start(gp, init)
+    rng = np.random.default_rng(54)
+    x = torch.tensor(np.sort(rng.uniform(-3, 3, (12, 1)), axis=0))
+    y = torch.sin(2 * x[:, 0]) + 0.1 * torch.tensor(rng.standard_normal(12))
+    opt = torch.optim.Adam(gp.parameters(), lr=0.1)
+    losses = []
+    for _ in range(5):
+        loss = gp.neg_mll(x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    chol = gp.cholesky(x)
+    mvn = torch.distributions.MultivariateNormal(torch.zeros(12, dtype=torch.float64), scale_tril=chol)
+    xs = torch.linspace(-3, 3, 7, dtype=torch.float64).unsqueeze(-1)
+    mean, var = gp.predict(x, y, xs)
+    (mean.sum() + var.sum()).backward()
+    return dict(init=init, losses=losses, mll=mvn.log_prob(y), mean=mean, var=var, params=list(gp.parameters()),
+                grads=grads(gp))
+
+
+def test_gaussian_process_regression(torch):
+    _, ours = both(torch, gaussian_process)
+    assert float(ours["var"].detach().min()) > 0
