@@ -352,3 +352,311 @@ def gaussian_process(torch, init):
 def test_gaussian_process_regression(torch):
     _, ours = both(torch, gaussian_process)
     assert float(ours["var"].detach().min()) > 0
+
+
+# ---- training utilities: accumulation, clipping, warmup + cosine, EMA / SWA, early stopping, checkpointing ---
+def training_utilities(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    CosineAnnealingLR, LambdaLR, SequentialLR = (getattr(torch.optim.lr_scheduler, name) for name in
+                                                 ("CosineAnnealingLR", "LambdaLR", "SequentialLR"))
+    swa_utils, checkpoint = torch.optim.swa_utils, torch.utils.checkpoint.checkpoint
+    SWALR, AveragedModel, get_ema_multi_avg_fn = swa_utils.SWALR, swa_utils.AveragedModel, swa_utils.get_ema_multi_avg_fn
+    update_bn = swa_utils.update_bn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.bn = nn.Linear(4, 8), nn.BatchNorm1d(8)
+            self.block = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8))
+            self.fc2 = nn.Linear(8, 2)
+
+        def forward(self, x):
+            h = F.relu(self.bn(self.fc1(x)))
+            h = h + checkpoint(self.block, h, use_reentrant=False)
+            return self.fc2(h)
+
+    model = Net()
+    init = start(model, init)
+    ema = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(0.8), use_buffers=True)
+    swa = AveragedModel(model, avg_fn=lambda avg, p, n: avg + (p - avg) / (n + 1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    warmup = LambdaLR(opt, lambda step: (step + 1) / 3)
+    cosine = CosineAnnealingLR(opt, T_max=4, eta_min=0.01)
+    sched = SequentialLR(opt, [warmup, cosine], milestones=[3])
+    swa_sched = SWALR(opt, swa_lr=0.05, anneal_epochs=2, anneal_strategy="cos")
+    rng = np.random.default_rng(55)
+    data = [(torch.tensor(rng.standard_normal((6, 4))), torch.tensor(rng.integers(0, 2, 6))) for _ in range(4)]
+    val_x, val_y = torch.tensor(rng.standard_normal((8, 4))), torch.tensor(rng.integers(0, 2, 8))
+    accum, swa_start, patience = 2, 3, 3
+    best, best_state, bad, lrs, norms, val_losses = math.inf, None, 0, [], [], []
+    for epoch in range(8):
+        model.train()
+        for i, (x, y) in enumerate(data):
+            loss = F.cross_entropy(model(x), y) / accum
+            loss.backward()
+            if (i + 1) % accum == 0:
+                norms.append(torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5))
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                ema.update_parameters(model)
+        if epoch >= swa_start:
+            swa.update_parameters(model)
+            swa_sched.step()
+        else:
+            sched.step()
+        lrs.append(opt.param_groups[0]["lr"])
+        model.eval()
+        with torch.no_grad():
+            val = F.cross_entropy(model(val_x), val_y).item()
+        val_losses.append(val)
+        if val < best - 1e-4:
+            best, best_state, bad = val, copy.deepcopy(model.state_dict()), 0
+        else:
+            bad += 1
+            if bad >= patience:
+                break
+    last = [p.clone() for p in model.parameters()]
+    model.load_state_dict(best_state)
+    update_bn((x for x, _ in data), swa)
+    with torch.no_grad():
+        outs = [m(val_x) for m in (model, ema.eval(), swa.eval())]
+    return dict(init=init, lrs=lrs, norms=norms, val_losses=val_losses, last=last, outs=outs,
+                n_averaged=[ema.n_averaged, swa.n_averaged], ema=list(ema.state_dict().values()),
+                swa=list(swa.state_dict().values()), state=list(model.state_dict().values()))
+
+
+def test_training_utilities(torch):
+    both(torch, training_utilities)
+
+
+# ---- capsule network: squash, routing by agreement, the margin loss, a masked reconstruction ---------------
+def capsules(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    def squash(s, dim=-1):
+        n2 = (s * s).sum(dim=dim, keepdim=True)
+        return n2 / (1 + n2) * s / torch.sqrt(n2 + 1e-9)
+
+    class CapsNet(nn.Module):
+        def __init__(self, classes=3, routing=3):
+            super().__init__()
+            self.routing = routing
+            self.conv = nn.Conv2d(1, 6, 3)
+            self.primary = nn.Conv2d(6, 2 * 4, 3, stride=2)  # 2 capsule types of 4 dimensions
+            self.W = nn.Parameter(0.1 * torch.randn(1, 8, classes, 5, 4))
+            self.decoder = nn.Sequential(nn.Linear(classes * 5, 16), nn.ReLU(), nn.Linear(16, 64), nn.Sigmoid())
+
+        def forward(self, x, y=None):
+            b = x.shape[0]
+            u = self.primary(F.relu(self.conv(x)))  # (b, 8, 2, 2)
+            u = squash(u.view(b, 2, 4, 2, 2).permute(0, 1, 3, 4, 2).reshape(b, -1, 4))  # (b, 8 capsules, 4)
+            u_hat = (self.W @ u[:, :, None, :, None]).squeeze(-1)  # (b, 8, classes, 5)
+            logits = torch.zeros(u_hat.shape[:3], dtype=x.dtype)
+            for i in range(self.routing):
+                c = F.softmax(logits, dim=2)
+                if i < self.routing - 1:
+                    v = squash(torch.einsum("bij,bijd->bjd", c, u_hat.detach()))
+                    logits = logits + (u_hat.detach() * v.unsqueeze(1)).sum(-1)
+                else:
+                    v = squash((c.unsqueeze(-1) * u_hat).sum(dim=1))
+            lengths = v.norm(dim=-1)
+            mask = F.one_hot(lengths.argmax(dim=1) if y is None else y, v.shape[1]).to(x.dtype)
+            return lengths, self.decoder((v * mask.unsqueeze(-1)).flatten(1)), c
+
+    def margin_loss(lengths, y, m_pos=0.9, m_neg=0.1, lam=0.5):
+        t = F.one_hot(y, lengths.shape[1]).to(lengths.dtype)
+        loss = t * F.relu(m_pos - lengths) ** 2 + lam * (1 - t) * F.relu(lengths - m_neg) ** 2
+        return loss.sum(dim=1).mean()
+
+    model = CapsNet()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    rng = np.random.default_rng(56)
+    losses = []
+    for _ in range(3):
+        x, y = torch.tensor(rng.uniform(size=(3, 1, 8, 8))), torch.tensor(rng.integers(0, 3, 3))
+        lengths, recon, _ = model(x, y)
+        loss = margin_loss(lengths, y) + 5e-4 * F.mse_loss(recon, x.flatten(1), reduction="sum")
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    with torch.no_grad():
+        lengths, recon, c = model(torch.tensor(rng.uniform(size=(2, 1, 8, 8))))
+    return dict(init=init, losses=losses, lengths=lengths, recon=recon, c=c, params=list(model.parameters()),
+                grads=grads(model))
+
+
+def test_capsule_network(torch):
+    both(torch, capsules)
+
+
+# ---- pointer network: additive attention over the inputs as the output vocabulary, masking chosen ones -----
+def pointer_network(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    class PointerNet(nn.Module):
+        def __init__(self, d=8):
+            super().__init__()
+            self.embed = nn.Linear(2, d)
+            self.encoder = nn.LSTM(d, d, batch_first=True)
+            self.decoder = nn.LSTMCell(d, d)
+            self.w_enc, self.w_dec = nn.Linear(d, d, bias=False), nn.Linear(d, d, bias=False)
+            self.v = nn.Linear(d, 1, bias=False)
+            self.first = nn.Parameter(torch.empty(d).uniform_(-0.5, 0.5))
+
+        def forward(self, x, targets=None):  # teacher forcing with `targets`, else greedy decoding
+            b, n, d = x.shape[0], x.shape[1], self.first.shape[0]
+            e = self.embed(x)
+            enc, (h, c) = self.encoder(e)
+            h, c, inp = h.squeeze(0), c.squeeze(0), self.first.expand(b, -1)
+            chosen = torch.zeros(b, n, dtype=torch.bool)
+            log_probs, picks = [], []
+            for t in range(n):
+                h, c = self.decoder(inp, (h, c))
+                scores = self.v(torch.tanh(self.w_enc(enc) + self.w_dec(h).unsqueeze(1))).squeeze(-1)
+                scores = scores.masked_fill(chosen, float("-inf"))
+                log_probs.append(F.log_softmax(scores, dim=-1))
+                idx = scores.argmax(dim=-1) if targets is None else targets[:, t]
+                picks.append(idx)
+                chosen = chosen.scatter(1, idx.unsqueeze(1), True)
+                inp = e.gather(1, idx.view(b, 1, 1).expand(-1, 1, d)).squeeze(1)
+            return torch.stack(log_probs, dim=1), torch.stack(picks, dim=1)
+
+    model = PointerNet()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    rng = np.random.default_rng(57)
+    losses = []
+    for _ in range(3):
+        x = torch.tensor(rng.uniform(size=(4, 5, 2)))
+        order = torch.argsort(x[..., 0], dim=1)  # learn to sort the points by their first coordinate
+        log_probs, _ = model(x, order)
+        loss = F.nll_loss(log_probs.reshape(-1, 5), order.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)
+        opt.step()
+        losses.append(loss)
+    with torch.no_grad():
+        x = torch.tensor(rng.uniform(size=(3, 5, 2)))
+        log_probs, picks = model(x)
+        exact = (picks == torch.argsort(x[..., 0], dim=1)).all(dim=1)
+    return dict(init=init, losses=losses, log_probs=log_probs, picks=picks, exact=exact,
+                params=list(model.parameters()), grads=grads(model))
+
+
+def test_pointer_network(torch):
+    _, ours = both(torch, pointer_network)
+    assert sorted(ours["picks"][0].tolist()) == list(range(5))  # each input chosen once
+
+
+# ---- GCN on a sparse adjacency: self-loops, symmetric degree normalization, node classification -----------
+def sparse_gcn(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    class GraphConv(nn.Module):
+        def __init__(self, cin, cout):
+            super().__init__()
+            self.linear = nn.Linear(cin, cout)
+
+        def forward(self, x, adj):
+            return torch.sparse.mm(adj, self.linear(x))
+
+    class GCN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = GraphConv(5, 8), GraphConv(8, 3)
+            self.dropout = nn.Dropout(0.0)
+
+        def forward(self, x, adj):
+            return self.conv2(self.dropout(F.relu(self.conv1(x, adj))), adj)
+
+    model = GCN()
+    init = start(model, init)
+    rng = np.random.default_rng(58)
+    n = 12
+    edges = rng.integers(0, n, (2, 20))
+    edges = np.concatenate([edges, edges[::-1], np.stack([np.arange(n)] * 2)], axis=1)  # undirected, self-loops
+    index = torch.tensor(edges)
+    raw = torch.sparse_coo_tensor(index, torch.ones(index.shape[1], dtype=torch.float64), (n, n)).coalesce()
+    raw = torch.sparse_coo_tensor(raw.indices(), torch.ones_like(raw.values()), (n, n)).coalesce()  # edges once
+    deg = torch.sparse.sum(raw, dim=1).to_dense()
+    dinv = deg.pow(-0.5)
+    row, col = raw.indices()
+    adj = torch.sparse_coo_tensor(raw.indices(), dinv[row] * raw.values() * dinv[col], (n, n)).coalesce()
+    x, y = torch.tensor(rng.standard_normal((n, 5))), torch.tensor(rng.integers(0, 3, n))
+    train_mask = torch.zeros(n, dtype=torch.bool)
+    train_mask[:6] = True
+    opt = torch.optim.Adam(model.parameters(), lr=0.05, weight_decay=5e-4)
+    losses = []
+    for _ in range(4):
+        model.train()
+        out = model(x, adj)
+        loss = F.cross_entropy(out[train_mask], y[train_mask])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    model.eval()
+    with torch.no_grad():
+        out = model(x, adj)
+        dense = model(x, adj.to_dense().to_sparse())
+        acc = (out.argmax(dim=1)[~train_mask] == y[~train_mask]).double().mean()
+    return dict(init=init, deg=deg, adj=adj.to_dense(), nnz=adj._nnz(), losses=losses, out=out, dense=dense,
+                acc=acc, params=list(model.parameters()), grads=grads(model))
+
+
+def test_sparse_gcn(torch):
+    both(torch, sparse_gcn)
+
+
+# ---- contrastive predictive coding: InfoNCE over future steps, GRU context, bilinear scores ---------------
+def cpc(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+
+    class CPC(nn.Module):
+        def __init__(self, zd=8, cd=6, steps=2):
+            super().__init__()
+            self.encoder = nn.Sequential(nn.Conv1d(1, zd, 4, stride=2, padding=1), nn.ReLU(),
+                                         nn.Conv1d(zd, zd, 3, padding=1))
+            self.gru = nn.GRU(zd, cd, batch_first=True)
+            self.predictors = nn.ModuleList([nn.Linear(cd, zd, bias=False) for _ in range(steps)])
+            self.bilinear = nn.Bilinear(cd, zd, 1)
+
+        def forward(self, x):
+            z = self.encoder(x).transpose(1, 2)  # (batch, time, zd)
+            c, _ = self.gru(z)
+            b, t = z.shape[:2]
+            loss, accuracies = 0.0, []
+            for k, predictor in enumerate(self.predictors, start=1):
+                scores = torch.einsum("btd,ntd->tbn", predictor(c[:, :t - k]), z[:, k:])  # positives on the diagonal
+                labels = torch.arange(b).expand(t - k, b)
+                loss = loss + F.cross_entropy(scores.reshape(-1, b), labels.reshape(-1))
+                accuracies.append((scores.argmax(dim=-1) == labels).double().mean())
+            mid = t // 2
+            pairs = self.bilinear(c[:, mid].unsqueeze(1).expand(b, b, -1), z[:, mid + 1].unsqueeze(0).expand(b, b, -1))
+            loss = loss + F.cross_entropy(pairs.squeeze(-1), torch.arange(b))
+            return loss / (len(self.predictors) + 1), accuracies
+
+    model = CPC()
+    init = start(model, init)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    rng = np.random.default_rng(59)
+    losses, accuracies = [], []
+    for _ in range(3):
+        phase = rng.uniform(0, 2 * np.pi, (5, 1, 1))
+        x = torch.tensor(np.sin(np.linspace(0, 6, 16) * rng.uniform(0.5, 2, (5, 1, 1)) + phase)
+                         + 0.1 * rng.standard_normal((5, 1, 16)))
+        loss, acc = model(x)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+        accuracies.append(acc)
+    return dict(init=init, losses=losses, accuracies=accuracies, params=list(model.parameters()),
+                grads=grads(model))
+
+
+def test_contrastive_predictive_coding(torch):
+    both(torch, cpc)
