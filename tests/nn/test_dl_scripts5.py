@@ -741,3 +741,18 @@ def test_weight_norm_second_derivative_as_pytorch(torch):
         out, v = _weight_norm_second(lib, v0, g0)
         results.append(lib.autograd.grad(out, v)[0].detach().numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-9)
+
+
+def _sparse_index_select(lib, dim, idx):
+    dense = np.arange(12.0).reshape(4, 3)
+    dense[1] = 0
+    try:
+        r = lib.tensor(dense).to_sparse().index_select(dim, lib.tensor(idx))
+    except IndexError as e:
+        return str(e)
+    return r._indices().tolist(), r._values().tolist(), tuple(r.shape), r.is_coalesced()
+
+
+def test_sparse_index_select_as_pytorch(torch):  # (a GCN's subgraph: the rows of some nodes)
+    for dim, idx in [(0, [2, 0, 2]), (1, [2, 0]), (-1, [1]), (0, [-1]), (0, [7]), (0, [-5]), (2, [0])]:
+        assert _sparse_index_select(minigrad, dim, idx) == _sparse_index_select(torch, dim, idx), (dim, idx)
