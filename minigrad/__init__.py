@@ -38,7 +38,7 @@ from .factory import (  # noqa: F401
 from .factory import bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window  # noqa: F401
 from .factory import empty_permuted, empty_strided, frombuffer  # noqa: F401
 from .ops import *  # noqa: F401,F403
-from .ops import _bind_methods, _standard_gamma  # noqa: F401
+from .ops import _bind_methods, _standard_gamma, _weight_norm  # noqa: F401
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: F401
 from .tensor import Size, Tensor  # noqa: F401
 from .legacy_types import (  # noqa: F401

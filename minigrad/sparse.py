@@ -209,6 +209,24 @@ class SparseTensor:
         size[dim0], size[dim1] = size[dim1], size[dim0]
         return SparseTensor(self._indices_t[order], self._values_t, size)
 
+    def index_select(self, dim, index):
+        """The slices at `index` along sparse dim `dim`: each picked slice's elements, in index order."""
+        dim = normalize_dim(dim, len(self._size))
+        if dim >= self.sparse_dim():
+            raise _no_sparse_kernel("index_select")  # (along a dense dim: not here)
+        idx = np.asarray(index.array if isinstance(index, Tensor) else index).reshape(-1)
+        out = idx[(idx < -self._size[dim]) | (idx >= self._size[dim])]
+        if out.size:
+            raise IndexError(f"index_select(): index contains {out[0]} that is out of range for tensor of size "
+                             f"{list(self._size)} at dimension {dim}")
+        coords = np.asarray(self._indices_t.array)
+        j, k = np.nonzero(coords[dim][None, :] == (idx % self._size[dim])[:, None])  # by output slot, then element
+        indices = coords[:, k]
+        indices[dim] = j
+        size = list(self._size)
+        size[dim] = idx.size
+        return SparseTensor(Tensor._wrap(indices), index_select(self._values_t, 0, Tensor._wrap(k)), size)
+
     def clone(self):
         return SparseTensor(self._indices_t.clone(), self._values_t.clone(), self._size, self._coalesced)
 

@@ -56,7 +56,7 @@ from .composite import broadcast_shapes, broadcast_tensors, tensordot  # noqa: F
 from .composite import _standard_gamma, binomial, combinations, cumulative_trapezoid, poisson  # noqa: F401
 from .composite import unravel_index  # noqa: F401
 from .composite import fill, is_conj, is_neg, slice_copy  # noqa: F401
-from .composite import detach_copy, native_norm, norm_except_dim  # noqa: F401
+from .composite import _weight_norm, detach_copy, native_norm, norm_except_dim  # noqa: F401
 from .composite import adjoint, angle, conj, conj_physical, imag, real  # noqa: F401
 from .complex import complex, polar, view_as_complex, view_as_real  # noqa: F401
 from .composite import unsafe_chunk, unsafe_split, unsafe_split_with_sizes  # noqa: F401

@@ -32,8 +32,8 @@ def _norm_except_dim(v, dim):
 
 
 def _weight_norm(v, g, dim):
-    """w = g v / ||v|| (norm over every dim but `dim`): PyTorch's _weight_norm, in recorded ops."""
-    return v * (g / _norm_except_dim(v, dim))
+    """w = g v / ||v|| (norm over every dim but `dim`): PyTorch's _weight_norm."""
+    return minigrad._weight_norm(v, g, dim)
 
 
 class _WeightNorm(Module):
