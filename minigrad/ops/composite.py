@@ -2225,7 +2225,6 @@ def norm_except_dim(v, pow=2, dim=0):
     return shape_ops.transpose(norm_except_dim(shape_ops.transpose(v, 0, dim), pow, 0), 0, dim)
 
 
-
 @composite_node("WeightNormInterfaceBackward0")
 def _weight_norm_interface(v, g, dim):
     return v * (g / norm_except_dim(v, 2, dim))
@@ -2239,6 +2238,7 @@ def _weight_norm(v, g, dim=0):
     if v.dtype != g.dtype:
         raise RuntimeError(f"expected scalar type {v.dtype._legacy[:-6]} but found {g.dtype._legacy[:-6]}")
     return _weight_norm_interface(v, g, dim)
+
 
 def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):
     """The p-norm of a sparse COO tensor's values (a full reduction only); PyTorch has no dense kernel for it, and
