@@ -1023,7 +1023,7 @@ def index_select(input, dim, index, *, out=None):
         if index.array.size != 1:
             raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.array.size} value(s)")
         if builtins.int(index.array.reshape(-1)[0]) != 0:
-            raise IndexError("index_select(): index out of range in self")
+            raise IndexError("index out of range in self")
         return _IndexSelectOfScalar.apply(input, (), False)
     if index.array.size and input.array.shape[d] == 0 and input.array.ndim > 1:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
