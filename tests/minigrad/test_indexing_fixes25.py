@@ -130,3 +130,29 @@ def test_index_copy_records_its_node():
 @pytest.mark.parametrize("index", [[-1], [3], -1, 1])
 def test_index_select_of_a_scalar_out_of_range(index):
     same(lambda L: L.tensor(1.0).index_select(0, L.tensor(index)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, x: x[[1, 9], [7, 1]],  # PyTorch walks the result's elements: (1, 7) fails before (9, 1)
+    lambda L, x: x[[[1, 9]], [[7], [1]]],
+    lambda L, x: x[[[1], [9]], [[1, 7]]],
+    lambda L, x: x[True, [1], [9]],  # a bool is an index tensor of its own dim
+    lambda L, x: x[True, True, [1], [7]],
+    lambda L, x: x[L.tensor(True), [7]],
+    lambda L, x: x[[0, 7], True],
+    lambda L, x: x[:, [1], [9]],
+    lambda L, x: x[L.tensor([[True] * 4] * 3), [9]],
+    lambda L, x: x[[1], 9, [7]],  # an int: checked first, at its own dim
+    lambda L, x: x[None, [1, 0], None, [0, 9]],
+    lambda L, x: x[[[0, 4]], [7]],
+])
+def test_several_advanced_indices_out_of_range(make):
+    same(lambda L: make(L, L.ones(3, 4, 5)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, x: x.__setitem__(([1, 9], [7, 1]), 2.0),
+    lambda L, x: x.__setitem__((True, [1], [9]), 2.0),
+])
+def test_several_advanced_indices_out_of_range_written(make):
+    same(lambda L: make(L, L.ones(3, 4, 5)))
