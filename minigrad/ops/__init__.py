@@ -102,7 +102,7 @@ _INPLACE = (
     "bitwise_right_shift bitwise_xor ceil clamp_max clamp_min clip copysign cos cosh cumprod cumsum deg2rad divide "
     "eq erf erfc exp2 exp expm1 fix float_power floor floor_divide fmod frac gcd ge greater greater_equal gt "
     "heaviside hypot index_copy index_fill lcm ldexp le lerp less less_equal log10 log1p log2 log logical_and "
-    "logical_not logical_or logical_xor logit lt masked_scatter multiply nan_to_num ne neg negative not_equal pow "
+    "logical_not logical_or logical_xor logit lt multiply nan_to_num ne neg negative not_equal pow "
     "rad2deg reciprocal relu remainder renorm round rsqrt sgn sigmoid sign sin sinc sinh sqrt square subtract tan "
     "tanh tril triu true_divide trunc xlogy digamma erfinv lgamma i0 igamma igammac mvlgamma"
 ).split()
@@ -110,7 +110,7 @@ _INPLACE = (
 # broadcast with self elementwise (addmm's matrices, index_copy's index), or PyTorch refuses before its shape
 # check (addcdiv of integers, ldexp into an integer tensor, bool - bool)
 _INPLACE_REFUSALS_FIRST = frozenset(
-    "addbmm addmm addmv addr baddbmm cumprod cumsum index_copy index_fill masked_scatter renorm tril triu "
+    "addbmm addmm addmv addr baddbmm cumprod cumsum index_copy index_fill renorm tril triu "
     "addcdiv ldexp subtract".split())
 # ops PyTorch has no derivative for (not even a zero one, as the comparisons have): their in-place forms write
 # into a leaf that requires grad, or a view of one, and leave self's history as it was
@@ -285,6 +285,7 @@ def _bind_methods(Tensor):
     methods.update(resize=shape.resize, resize_as=shape.resize_as)
     methods.update(resize_=inplace.resize_, resize_as_=inplace.resize_as_, map_=inplace.map_, map2_=inplace.map2_, put_=inplace.put_, set_=inplace.set_,
                    put=indexing.put)
+    methods["masked_scatter_"] = _make_inplace(composite.masked_scatter_into, "masked_scatter")
     for name in _INPLACE:
         if name + "_" not in methods:
             methods[name + "_"] = _make_inplace(methods[name], name, elementwise=name not in _INPLACE_REFUSALS_FIRST,

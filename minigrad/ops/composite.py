@@ -91,25 +91,51 @@ def select(input, dim, index):
     return input[(slice(None),) * d + (builtins.int(index),)]
 
 
-@composite_node("TakeBackward0")
+def _scalar_type(t):
+    """PyTorch's ScalarType name of t's dtype in its C++ checks: Long, Int, Float, Bool, Byte."""
+    return t.dtype._legacy[:-len("Tensor")]
+
+
 def take(input, index):
-    """Elements of the flattened input at `index` (the index's shape)."""
+    """Elements of the flattened input at `index` (the index's shape); a negative id counts from the end."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"take(): argument 'index' (position 1) must be Tensor, not {type_name(index)}")
+    if index.array.dtype != np.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_scalar_type(index)}")
+    n = input.array.size
+    if index.array.size and not n:
+        raise IndexError("take(): tried to take from an empty tensor")
+    if some_id_outside(index.array + n * (index.array < 0), n):  # (only on the error path: the id as given)
+        ids = index.array.reshape(-1)
+        bad = ids[(ids >= n) | (ids < -n)][0]
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    return _take(input, index)
+
+
+@composite_node("TakeBackward0")
+def _take(input, index):
     return shape_ops.reshape(input, -1)[index]
 
 
 def take_along_dim(input, indices, dim=None):
     """gather() with the index broadcast against the input (flattened when dim is None)."""
     if dim is None:
-        return shape_ops.reshape(input, -1)[shape_ops.reshape(indices, -1)]
+        return indexing_ops.gather(shape_ops.reshape(input, -1), 0, shape_ops.reshape(indices, -1))
+    if input.array.ndim != indices.array.ndim:  # (PyTorch's order: the ndims, the dtype, then the dim)
+        raise RuntimeError(f"minigrad.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {input.array.ndim} dimensions for input, and {indices.array.ndim} dimensions "
+                           f"for indices")
+    if indices.array.dtype != np.int64:
+        raise RuntimeError(f"minigrad.take_along_dim(): dtype of indices should be Long but got {_scalar_type(indices)}")
     d = normalize_dim(dim, input.array.ndim)
-    if not input.array.ndim and not indices.array.ndim:  # (PyTorch asks the 0-d index for its size at dim)
+    if not input.array.ndim:  # (PyTorch asks the 0-d index for its size at dim)
         raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     shape_i = list(indices.array.shape)
     shape_x = list(input.array.shape)
     shape_i[d] = shape_x[d] = 1
     from ._util import broadcast_shapes
 
-    b = broadcast_shapes(tuple(shape_i), tuple(shape_x))
+    b = broadcast_shapes(tuple(shape_x), tuple(shape_i))
     want_i = list(b)
     want_i[d] = indices.array.shape[d]
     want_x = list(b)
@@ -1237,8 +1263,6 @@ def index_fill(input, dim, index, value):
 
 
 def index_copy(input, dim, index, source):
-    from .scatter import index_add
-
     d = normalize_dim(dim, input.array.ndim)
     shape, src_shape = input.array.shape, source.array.shape
     if index.array.ndim > 1:
@@ -1276,6 +1300,15 @@ def index_copy(input, dim, index, source):
         source = source.reshape(1)
     elif not shape and src_shape:  # (a 0-d self: its one element the source's)
         source = source.reshape(())
+    return _index_copy(input, d, index, source)
+
+
+@composite_node("IndexCopyBackward0")
+def _index_copy(input, d, index, source):
+    # the rows at index zeroed, then the source's added: self's gradient is g with those rows zeroed,
+    # source's g's rows at index
+    from .scatter import index_add
+
     kept = index_fill(input, d, index, 0.0 if input.array.dtype.kind == "f" else 0)
     return index_add(kept, d, index, source)
 
@@ -1284,18 +1317,56 @@ def masked_scatter(input, mask, source):
     """`input` with the masked places filled, in order, from the first elements of `source`."""
     from ._util import broadcast_shapes
 
+    _tensor_arguments("masked_scatter", mask, source)
+    shape = broadcast_shapes(mask.array.shape, input.array.shape)
+    _check_masked_scatter(input, mask, source)
+    return _masked_scatter(input, mask, source, shape)
+
+
+def masked_scatter_into(input, mask, source):
+    """masked_scatter_'s checks, in PyTorch's order: the mask is expanded to self's shape, not broadcast with it."""
+    _tensor_arguments("masked_scatter_", mask, source)
+    _check_source_dtype(input, source)
+    if mask.array.ndim > input.array.ndim and mask.array.dtype == np.bool_:  # (PyTorch names a bool mask so here)
+        raise RuntimeError(f"expand(CPUBoolType{{{list(mask.array.shape)}}}, size={list(input.array.shape)}): the "
+                           f"number of sizes provided ({input.array.ndim}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({mask.array.ndim})")
+    shape_ops.expand(mask, input.array.shape)  # (its refusals)
+    _check_masked_scatter(input, mask, source)
+    return _masked_scatter(input, mask, source, input.array.shape)
+
+
+def _tensor_arguments(name, mask, source):
+    for pos, (arg, t) in enumerate((("mask", mask), ("source", source)), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type_name(t)}")
+
+
+def _check_source_dtype(input, source):
+    if source.array.dtype != input.array.dtype:  # (PyTorch's text has no space after "got")
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
+                           f"{_scalar_type(input)} and {_scalar_type(source)}")
+
+
+def _check_masked_scatter(input, mask, source):
+    _check_source_dtype(input, source)
     if mask.array.dtype != np.bool_:
         if mask.array.dtype == np.uint8:  # (PyTorch warns of uint8 masks, then refuses them all the same)
             warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior is now deprecated,"
-                          "please use a mask with dtype torch.bool instead.", UserWarning, stacklevel=2)
+                          "please use a mask with dtype torch.bool instead.", UserWarning, stacklevel=3)
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype._legacy[:-6]}")
-    shape = broadcast_shapes(input.array.shape, mask.array.shape)
+                           f"{_scalar_type(mask)}")
     recording.escape("masked_scatter, whose count of source elements depends on the mask's values,")
+
+
+@composite_node("MaskedScatterBackward0")
+def _masked_scatter(input, mask, source, shape):
+    # out = where(mask, source's first elements in order, input): self's gradient is g where the mask is false,
+    # source's the masked places of g in order, then zeros
     m = array_module(mask.array).broadcast_to(mask.array, shape)
     n = int(m.sum())
     if n > source.array.size:
-        raise RuntimeError("masked_scatter: expected source to have at least as many elements as ones in mask")
+        raise RuntimeError("Number of elements of source < number of ones in mask")
     taken = shape_ops.reshape(source, -1)[:n]
     placed = movement.MaskedScatter.apply(taken, m, shape)
     return elementwise.where(Tensor._wrap(m), placed, input if input.shape == shape else shape_ops.expand(input, *shape))

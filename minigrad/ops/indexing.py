@@ -185,7 +185,8 @@ def _numpy_shapes(msg):
 def _advanced_dim(index, shape, axis):
     """The dimension PyTorch names for an out-of-bounds id at numpy's `axis` of an advanced `index`: the
     position among the index tensors (a mask of k dims counting k), integers applied before (and checked:
-    `_ints_first`); an integer's place in the index; None where that place is lost."""
+    `_ints_first`); an integer's place in the index; None where that place is lost. For an index tensor's id,
+    PyTorch's whole account, which may name another id: `_first_bad_id`'s (id, dim, size)."""
     if type(index) is TwoStep:
         shape = [shape[d] for d, i in enumerate(index[0]) if isinstance(i, slice)] + list(shape[len(index[0]):])
         index = index[1]
@@ -202,11 +203,34 @@ def _advanced_dim(index, shape, axis):
         elif hasattr(i, "dtype"):
             width = i.ndim if i.dtype.kind == "b" else 1
             if at <= axis < at + width and i.dtype.kind != "b":
-                return ordinal
-            at, ordinal = at + width, ordinal + width
+                return _first_bad_id(index, shape, consumed)
+            at, ordinal = at + width, ordinal + builtins.max(width, 1)  # (a 0-d mask is one index tensor)
         elif i is not None:
             at += 1
     return None
+
+
+def _first_bad_id(index, shape, consumed):
+    """(id, its tensor's position among the index tensors, its dim's size) where PyTorch stops: it checks the
+    broadcast ids element by element, each element's ids in the index's order."""
+    at = ordinal = 0
+    ids = []
+    for i in index:
+        if i is Ellipsis:
+            at += len(shape) - consumed
+        elif hasattr(i, "dtype") and not _one_int(i):
+            if i.dtype.kind == "b":
+                at, ordinal = at + i.ndim, ordinal + builtins.max(i.ndim, 1)
+                continue
+            ids.append((i, shape[at], ordinal))
+            at, ordinal = at + 1, ordinal + 1
+        elif i is not None:
+            at += 1
+    arrays = np.broadcast_arrays(*(np.asarray(a) for a, _, _ in ids))
+    bad = np.stack([((a < -n) | (a >= n)).reshape(-1) for a, (_, n, _) in zip(arrays, ids)], axis=1)
+    element = bad.any(axis=1).argmax()
+    k = bad[element].argmax()
+    return arrays[k].reshape(-1)[element], ids[k][2], ids[k][1]
 
 
 def _index_error(e, shape, index=None):
@@ -215,6 +239,8 @@ def _index_error(e, shape, index=None):
     bounds = re.match(r"index (-?\d+) is out of bounds for dimension (\d+) with size (\d+)$", msg)
     if bounds and index is not None:
         dim = _advanced_dim(index if type(index) in (tuple, TwoStep) else (index,), shape, builtins.int(bounds[2]))
+        if type(dim) is tuple:
+            return IndexError(f"index {dim[0]} is out of bounds for dimension {dim[1]} with size {dim[2]}")
         return IndexError(f"index {bounds[1]} is out of bounds for dimension "
                           f"{bounds[2] if dim is None else dim} with size {bounds[3]}")
     if msg == "index is out of bounds for dimension with size 0":  # (PyTorch's words already: `_ids_unchecked`)
@@ -1023,7 +1049,7 @@ def index_select(input, dim, index, *, out=None):
         if index.array.size != 1:
             raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.array.size} value(s)")
         if builtins.int(index.array.reshape(-1)[0]) != 0:
-            raise IndexError("index_select(): index out of range in self")
+            raise IndexError("index out of range in self")
         return _IndexSelectOfScalar.apply(input, (), False)
     if index.array.size and input.array.shape[d] == 0 and input.array.ndim > 1:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")

@@ -503,15 +503,25 @@ def run_index_op(L, op, shape, dtype, p):
     return info
 
 
-@pytest.mark.xfail(strict=True, reason="open: masked_scatter_ records WhereBackward0 (a composite), PyTorch "
-                   "MaskedScatterBackward0; take() takes an int32 index PyTorch refuses (and records IndexBackward0, "
-                   "PyTorch TakeBackward0); take_along_dim checks a 0-d index's dim before its dtype")
+# PyTorch's own faults, not its checks: a kernel's view past an empty self's storage (index_copy_, index_fill_,
+# index_reduce_), take_along_dim's division by an empty self's size, scatter's and index_fill_'s backwards that
+# refuse an empty index's gradient. minigrad does not copy them; a case that meets one is left out.
+def torch_fault(op, err):
+    return err is not None and (err[1].startswith(("setStorage: ", "ZeroDivisionError", "Function Scatter"))
+                                or op == "index_fill_" and err[1].startswith("index_select(): "))
+
+
+@pytest.mark.xfail(strict=True, reason="open: index_copy_ and index_add_ into a self with an empty dim: index_copy_ "
+                   "checks a 0-d index PyTorch lets by and gives an empty source no gradient; index_add_ of an empty "
+                   "index records CloneBackward0, PyTorch IndexAddBackward0")
 @FUZZ
 @given(index_op_cases())
 def test_index_ops_match_torch(case):
     op, shape, dtype, p = case
     g, g_err = outcome(lambda: run_index_op(mg, op, shape, dtype, p))
     w, w_err = outcome(lambda: run_index_op(torch, op, shape, dtype, p))
+    if torch_fault(op, w_err):
+        return
     same_error(g_err, w_err)
     if w_err:
         return
