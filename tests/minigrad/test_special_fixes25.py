@@ -1,0 +1,55 @@
+"""Elementwise math that differed from PyTorch 2.13 (found by test_special_fuzz.py), each compared with torch."""
+import numpy as np
+import pytest
+from test_special_fuzz import check
+
+import minigrad as mg
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(L, fn):
+    try:
+        r = fn(L)
+    except Exception as e:  # noqa: BLE001 - both libraries must raise alike
+        return type(e).__name__, str(e)
+    return str(r.dtype).split(".")[-1], tuple(r.shape), r.detach().numpy().tolist()
+
+
+# ---- lerp: a 0-d weight of another dtype takes part in promotion; the value from the nearer end ----------
+@pytest.mark.parametrize("call", [
+    lambda L: L.lerp(L.zeros(2, dtype=L.float64), L.ones(2, dtype=L.float64), L.tensor(0.3, dtype=L.float32)),
+    lambda L: L.lerp(L.zeros((), dtype=L.float32), L.ones((), dtype=L.float32), L.tensor(0.3, dtype=L.float64)),
+    lambda L: L.lerp(L.zeros(2, dtype=L.int64), L.ones(2, dtype=L.int64), L.tensor(0.3, dtype=L.float64)),
+    lambda L: L.lerp(L.zeros(2, dtype=L.float32), L.ones(2, dtype=L.float32), L.tensor(1)),
+    lambda L: L.lerp(L.zeros(2, dtype=L.float64), L.ones(2, dtype=L.float64), L.tensor(0.3 + 0j, dtype=L.complex64)),
+    lambda L: L.zeros(2, dtype=L.float64).lerp_(L.ones(2, dtype=L.float64), L.tensor(0.3, dtype=L.float32)),
+    # still refused as PyTorch refuses: a 1-d weight of another dtype, integer results, an in-place upcast
+    lambda L: L.lerp(L.zeros(2, dtype=L.float64), L.ones(2, dtype=L.float64), L.tensor([0.3], dtype=L.float32)),
+    lambda L: L.lerp(L.zeros(2, dtype=L.int64), L.ones(2, dtype=L.int64), L.tensor(True)),
+    lambda L: L.zeros(2, dtype=L.int64).lerp_(L.ones(2, dtype=L.int64), L.tensor(0.3, dtype=L.float64)),
+])
+def test_lerp_zero_dim_weight_promotes(call):
+    assert _outcome(mg, call) == _outcome(torch, call)
+
+
+def test_lerp_zero_dim_weight_gradients():
+    grads = []
+    for L in (mg, torch):
+        a = L.zeros(2, dtype=L.float32, requires_grad=True)
+        w = L.tensor(0.3, dtype=L.float64, requires_grad=True)
+        out = L.lerp(a, L.ones(2, dtype=L.float32), w)
+        out.sum().backward()
+        grads.append((out.grad_fn.name(), str(a.grad.dtype)[-7:], a.grad.tolist(), str(w.grad.dtype)[-7:], w.grad.item()))
+    assert grads[0] == grads[1]
+
+
+@pytest.mark.parametrize("args", [
+    [np.array([1e300, -0.0, 0.0]), np.array([1.0, -0.0, np.inf]), np.array([1.0, 0.5, 0.5])],
+    [np.array([1.0, 2.1048853], dtype=np.float32), np.array([1.1125369e-30, 0.0], dtype=np.float32),
+     np.array([1.0, 0.75], dtype=np.float32)],
+])
+def test_lerp_from_the_nearer_end(args):
+    check("lerp_tensor", args, {})
+    for w in (1.0, 0.5, 0.75):
+        check("lerp", args[:2], {"w": w})
