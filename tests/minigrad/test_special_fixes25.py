@@ -53,3 +53,28 @@ def test_lerp_from_the_nearer_end(args):
     check("lerp_tensor", args, {})
     for w in (1.0, 0.5, 0.75):
         check("lerp", args[:2], {"w": w})
+
+
+# ---- logit: integer and bool inputs in the default float dtype; eps > 1/2 clamps below first ----------
+@pytest.mark.parametrize("dtype", ["bool", "int64", "uint8", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("eps", [None, 1e-3, 0.6])
+@pytest.mark.parametrize("name", ["logit", "special.logit", "method"])
+def test_logit_promotes_integers_and_bool(dtype, eps, name):
+    vals = [True, False] if dtype == "bool" else [0, 1, 2, -1, 0.6]
+
+    def call(L):
+        x = L.tensor(vals, dtype=getattr(L, dtype))
+        return x.logit(eps) if name == "method" else L.special.logit(x, eps) if name == "special.logit" else \
+            L.logit(x, eps)
+
+    got, want = _outcome(mg, call), _outcome(torch, call)
+    if isinstance(want[-1], list):
+        assert got[:2] == want[:2]
+        np.testing.assert_allclose(got[2], want[2], rtol=4e-7, equal_nan=True)
+    else:
+        assert got == want
+
+
+def test_logit_of_bool_fuzz_input():
+    check("special.logit", [np.array([False, True])], {"eps": None})
+    check("logit", [np.array([0.1, 0.7, 0.5])], {"eps": 0.6})

@@ -259,7 +259,6 @@ XFAIL = {
     "special.bessel_j0": _ACCURACY, "special.bessel_j1": _ACCURACY, "special.bessel_y0": _ACCURACY,
     "special.bessel_y1": _ACCURACY,
     "zeta_scalar": "zeta with a Python-number q differs from PyTorch at a special x",
-    "special.logit": "special.logit of a bool tensor: PyTorch promotes it to float, minigrad raises",
     "digamma": "trigamma (digamma's gradient) at huge x: PyTorch's 0, minigrad's ~1/x",
     "special.i1e": "i1e's gradient at a subnormal x: minigrad's formula divides by x (-inf), PyTorch's 0.4388",
 }
