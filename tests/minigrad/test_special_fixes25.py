@@ -78,3 +78,18 @@ def test_logit_promotes_integers_and_bool(dtype, eps, name):
 def test_logit_of_bool_fuzz_input():
     check("special.logit", [np.array([False, True])], {"eps": None})
     check("logit", [np.array([0.1, 0.7, 0.5])], {"eps": 0.6})
+
+
+# ---- digamma, trigamma, mvlgamma: PyTorch's methods, in its precision -----------------------------
+@pytest.mark.parametrize("name,args,kw", [
+    ("digamma", [np.array([1.0, -0.0, 0.0, 7.0, 12.5, 0.3, -2.5, -2.00001])], {}),  # trigamma's values, psi(-0.0)
+    ("special.psi", [np.array([-0.0, 0.0, -1.0, 1e20])], {}),
+    ("polygamma", [np.array([-1.0, -2.00001, 0.3])], {"n": 1}),  # off a pole by sin(pi x)'s rounding: finite
+    ("polygamma", [np.array([-1.0, -2.00001, 0.3], dtype=np.float32)], {"n": 1}),  # in float32, as PyTorch
+    ("digamma", [np.array([-2.00001, -7.3, 0.5, 10.0], dtype=np.float32)], {}),
+    ("mvlgamma", [np.array(-0.0)], {"p": 1}),  # the argument -0.0 + 0.0: digamma(+0) = -inf
+    ("mvlgamma", [np.array([0.0, 2.220446e-16], dtype=np.float32)], {"p": 3}),  # x - 1 rounds to the pole
+    ("mvlgamma", [np.array([2.55998333e+305])], {"p": 2}),  # lgamma overflows: inf, not OverflowError
+])
+def test_gamma_family(name, args, kw):
+    check(name, args, kw)
