@@ -372,6 +372,7 @@ _NOT_FOR_COMPLEX = {
     "clamp": (NotImplementedError, "clamp is not supported for complex types"),
     "sort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
     "topk": (RuntimeError, " topk does not support complex dtypes on CPU"),
+    "logit": (NotImplementedError, '"logit_cpu" not implemented for \'{}\''),
     "kthvalue": (NotImplementedError, '"kthvalue_cpu" not implemented for \'{}\''),
     "median": (NotImplementedError, '"median_cpu" not implemented for \'{}\''),
     "median_dim": (NotImplementedError, '"median_out" not implemented for \'{}\''),

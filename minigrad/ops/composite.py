@@ -12,6 +12,7 @@ from ..autograd.composite import composite_node
 from ..autograd.function import Function, _expandable, keep_absent_edges, keeps_operand_shapes
 from ..autograd.grad_mode import state
 from ..device import array_module
+from .. import dtypes as _dtypes
 from ..dtypes import cpp_name, int32, int64
 from ..tensor import Tensor, dtype_argument
 from . import complex as complex_ops
@@ -419,10 +420,10 @@ def rad2deg(input):
 
 
 def logit(input, eps=None):
-    if input.array.dtype.kind == "f":
-        return fused.Logit.apply(input, None if eps is None else float(eps))
-    x = input if eps is None else elementwise.clamp(input, eps, 1.0 - eps)
-    return elementwise.log(x / (1.0 - x))
+    if input.array.dtype.kind != "f":
+        complex_ops.refuse("logit", input)
+        input = input.to(_dtypes.default_float)  # (integers and bool, as the other unary float ops)
+    return fused.Logit.apply(input, None if eps is None else float(eps))
 
 
 def _float_power_dtype(input, exponent):

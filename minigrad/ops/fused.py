@@ -181,7 +181,10 @@ class Logit(Function):
     def forward(ctx, a, eps):  # log(x / (1 - x)), x = a clamped to [eps, 1 - eps]
         ctx.save(self=a)
         ctx.eps = eps
-        x = a.array if eps is None else array_module(a.array).clip(a.array, eps, 1.0 - eps)
+        x = a.array
+        if eps is not None:  # (as PyTorch: 1 - eps in x's dtype, and below eps first: eps > 1/2 gives eps, not 1 - eps)
+            lo = x.dtype.type(eps)
+            x = array_module(x).where(x < lo, lo, array_module(x).minimum(x, 1 - lo))
         return _quiet(lambda x: array_module(x).log(x / (1.0 - x)), x)
 
     @staticmethod

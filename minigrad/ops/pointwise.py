@@ -409,13 +409,21 @@ def logaddexp(input, other):
     return _two_kinds(Logaddexp, Logaddexp, input, other)
 
 
+def _lerp(a, b, w):
+    """a + w (b - a) from the nearer end, as PyTorch computes it: w = 1 gives b exactly (not 0 at a = 1e300, b = 1)."""
+    xp = array_module(a)
+    d = b - a
+    with np.errstate(invalid="ignore", over="ignore"):
+        return xp.where(xp.abs(w) < 0.5, a + w * d, b - d * (1 - w))
+
+
 class LerpScalar(Function):
     node_name = "LerpBackward0"
 
     @staticmethod
     def forward(ctx, a, b, weight):
         ctx.weight = weight
-        return a.array + weight * (b.array - a.array)
+        return _lerp(a.array, b.array, weight)
 
     @staticmethod
     def backward(ctx, g):  # d(a + w (b - a)) = (1 - w) da + w db
@@ -435,7 +443,7 @@ class LerpTensor(Function):
     @staticmethod
     def forward(ctx, a, b, w):
         ctx.save(self=a, end=b, weight=w)
-        return a.array + w.array * (b.array - a.array)
+        return _lerp(a.array, b.array, w.array)
 
     @staticmethod
     def backward(ctx, g):  # d(a + w (b - a)) = (1 - w) da + w db + (b - a) dw
@@ -480,7 +488,12 @@ def lerp(input, end, weight):
         complex_fill(weight, input.dtype)
         weight = weight.real
     if isinstance(weight, Tensor) and weight.array.dtype != input.array.dtype:
-        raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `weight` but got dtype {_dtypes.cpp_name(weight.array.dtype)}")
+        if weight.array.ndim:
+            raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `weight` but got dtype {_dtypes.cpp_name(weight.array.dtype)}")
+        # a 0-d weight of another dtype takes part in promotion as a 0-d tensor does (float64 input, float32 weight:
+        # float64; int64 input, float64 weight: float64), as PyTorch's lerp does
+        dt = _dtypes.result_type(input, end, weight)
+        input, end, weight = cast(input, dt), cast(end, dt), cast(weight, dt)
     if input.array.dtype.kind not in "fc":
         kind = "scalar" if not isinstance(weight, Tensor) else "tensor"
         raise NotImplementedError(f"\"lerp_kernel_{kind}\" not implemented for '{input.dtype._legacy[:-6]}'")

@@ -279,7 +279,7 @@ def lgamma(x):
     def one(v):
         try:
             return math.lgamma(v)
-        except ValueError:  # a pole
+        except (ValueError, OverflowError):  # a pole, or past ~2.5e305
             return math.inf
 
     flat = np.asarray(x, dtype=np.float64).reshape(-1)
@@ -287,49 +287,64 @@ def lgamma(x):
     return xp.asarray(out.reshape(x.shape).astype(dt))
 
 
-def _polygamma_series(x, order):
-    """digamma (order 0) or trigamma (order 1) of float64 x: recurrence up to x >= 12, then the asymptotic series."""
-    acc = np.zeros_like(x)
-    x = x.copy()
-    for _ in range(64):
-        low = x < 12.0
-        if not low.any():
-            break
-        acc = np.where(low, acc - (1.0 / x if order == 0 else -1.0 / (x * x)), acc)
-        x = np.where(low, x + 1.0, x)
-    inv = 1.0 / x
-    inv2 = inv * inv
-    if order == 0:
-        series = np.log(x) - 0.5 * inv - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
-    else:
-        series = inv + 0.5 * inv2 + inv * inv2 * (1 / 6 - inv2 * (1 / 30 - inv2 * (1 / 42 - inv2 / 30)))
-    return acc + series
+_PSI_10 = 2.25175258906672110764  # digamma(10)
+_PSI_ASYMPTOTIC = (8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
+                   -4.16666666666666666667e-3, 3.96825396825396825397e-3, -8.33333333333333333333e-3,
+                   8.33333333333333333333e-2)  # Cephes psi's series in 1/x^2 (highest power first)
 
 
-def _reflected(x, order, reflection, at_poles):
-    """polygamma of `order` (0, 1) elementwise in float64: the series for x >= 0.5, below it
-    `reflection(series at 1 - x, x)`; `at_poles` at 0, -1, -2, ... Returned in x's float dtype
-    (float32 for integers) on x's device."""
+def _in_own_precision(x):
+    """(array module, x as float32 or float64): PyTorch computes digamma and trigamma of float32 (and of
+    integers, float16) in float32, of float64 in float64."""
     xp = np if isinstance(x, np.ndarray) else _array_module(x)
-    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
-    v = np.asarray(x, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        neg = v < 0.5
-        out = _polygamma_series(np.where(neg, 1.0 - v, v), order)
-        out = np.where(neg, reflection(out, v), out)
-        out = np.where((v <= 0) & (v == np.floor(v)), at_poles(v), out)
-    return xp.asarray(out.astype(dt))
+    return xp, np.asarray(x, dtype=np.float64 if x.dtype == np.float64 else np.float32)
 
 
 def digamma(x):
-    """d/dx log Gamma(x), elementwise (reflection for x < 0.5); as PyTorch: -inf at 0, nan at the
-    negative integers."""
-    return _reflected(x, 0, lambda s, v: s - np.pi / np.tan(np.pi * v), lambda v: np.where(v == 0, -np.inf, np.nan))
+    """d/dx log Gamma(x), elementwise, by PyTorch's (Cephes's psi) method and in its precision: for x < 0
+    the reflection digamma(1 - x) - pi / tan(pi r), r the fractional part of x; the recurrence
+    digamma(x) = digamma(x + 1) - 1/x up to x >= 10, then log x - 1/(2x) - sum_k c_k / x^2k.
+    -inf at 0, inf at -0.0, nan at the negative integers."""
+    xp, v = _in_own_precision(x)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        neg = v < 0
+        y = np.where(neg, 1 - v, v)
+        acc = np.zeros_like(y)
+        for _ in range(10):  # (y >= 0 here: ten steps reach 10)
+            low = y < 10
+            acc = np.where(low, acc - 1 / y, acc)
+            y = np.where(low, y + 1, y)
+        z = 1 / (y * y)
+        poly = np.full_like(y, _PSI_ASYMPTOTIC[0])
+        for c in _PSI_ASYMPTOTIC[1:]:
+            poly = poly * z + c
+        out = acc + np.log(y) - 0.5 / y - np.where(y < 1e17, z * poly, 0)
+        out = np.where(y == 10, acc + v.dtype.type(_PSI_10), out)
+        r = np.modf(v.astype(np.float64))[0]
+        out = np.where(neg, out - (np.pi / np.tan(np.pi * r)).astype(v.dtype), out)
+        out = np.where(neg & (v == np.trunc(v)), np.nan, out)
+        out = np.where(v == 0, np.copysign(np.inf, -v), out)
+    return xp.asarray(out.astype(x.dtype if x.dtype.kind == "f" else np.float32, copy=False))
 
 
 def trigamma(x):
-    """The second derivative of log Gamma, elementwise (inf at the poles)."""
-    return _reflected(x, 1, lambda s, v: -s + (np.pi / np.sin(np.pi * v)) ** 2, lambda v: np.inf)
+    """The second derivative of log Gamma, elementwise, by PyTorch's method (its values, to the last bits):
+    for x < 1/2 the reflection pi^2 / sin^2(pi x) - trigamma(1 - x); six steps of the recurrence
+    trigamma(x) = 1/x^2 + trigamma(x + 1), then the asymptotic series 1/x + 1/(2x^2) + 1/(6x^3) - ...
+    (so at a pole, sin(pi x) rounded off 0, it is large but finite, and nan at -inf)."""
+    xp, v = _in_own_precision(x)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        neg = v < 0.5
+        sin = np.sin(np.pi * v)
+        out = np.where(neg, -(np.pi * np.pi) / (sin * sin), 0).astype(v.dtype)
+        y = np.where(neg, 1 - v, v)
+        for _ in range(6):
+            out += 1 / (y * y)
+            y = y + 1
+        inv2 = 1 / (y * y)
+        out += (1 + 1 / (2 * y) + inv2 * (1 / 6 - inv2 * (1 / 30 - inv2 / 42))) / y
+        out = np.where(neg, -out, out)
+    return xp.asarray(out.astype(x.dtype if x.dtype.kind == "f" else np.float32, copy=False))
 
 
 def _float64(x):

@@ -232,6 +232,12 @@ gammainc = igamma = _incomplete_gamma(False)
 gammaincc = igammac = _incomplete_gamma(True)
 
 
+def _mvlgamma_args(x, p):
+    """The arguments x - (p-1)/2, ..., x - 1/2, x + 0.0, as PyTorch makes them: an arange of offsets in x's
+    dtype added to x (so a float32 x rounds as there, and -0.0 + 0.0 is +0.0)."""
+    return [x + (0.5 * k - 0.5 * (p - 1)) for k in range(p)]
+
+
 class Mvlgamma(Function):
     node_name = "MvlgammaBackward0"
 
@@ -239,14 +245,12 @@ class Mvlgamma(Function):
     def forward(ctx, a, p):
         ctx.save(self=a)
         ctx.p = p
-        x = a.array.astype(np.float64)
-        out = sum(special_array.lgamma(x - 0.5 * i) for i in range(p)) + p * (p - 1) / 4.0 * math.log(math.pi)
-        return array_module(a.array).asarray(out, dtype=a.array.dtype)
+        out = sum(special_array.lgamma(arg) for arg in _mvlgamma_args(a.array, p))
+        return array_module(a.array).asarray(out + p * (p - 1) * math.log(math.pi) / 4, dtype=a.array.dtype)
 
     @staticmethod
     def backward(ctx, g):  # d sum_i log Gamma(a - i/2) = sum_i digamma(a - i/2) da
-        a = ctx._saved_self
-        return g * sum(digamma(a - 0.5 * i) for i in range(ctx.p)), None
+        return g * sum(digamma(arg) for arg in _mvlgamma_args(ctx._saved_self, ctx.p)), None
 
 
 def multigammaln(input, p):

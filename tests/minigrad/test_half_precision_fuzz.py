@@ -79,7 +79,7 @@ _UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "abs", "
           _case("rsqrt", _xfail("1 ulp on 3 of 300: minigrad's float32 reciprocal of sqrt, PyTorch's own rsqrt")),
           _case("erf", _xfail("up to 2 ulps: minigrad's erf approximation differs from PyTorch's vectorized one")),
           _case("sign", _xfail("sign(nan) is 0 in PyTorch, nan in minigrad: not half-specific (float32 too)")),
-          _case("digamma", _xfail("digamma at a negative pole: PyTorch's sign of the infinity differs"))]
+          "digamma"]
 
 
 @pytest.mark.parametrize("name", [n for n in _UNARY if isinstance(n, str)])

@@ -259,13 +259,8 @@ XFAIL = {
     "special.bessel_j0": _ACCURACY, "special.bessel_j1": _ACCURACY, "special.bessel_y0": _ACCURACY,
     "special.bessel_y1": _ACCURACY,
     "zeta_scalar": "zeta with a Python-number q differs from PyTorch at a special x",
-    "lerp": "a 0-d float32 weight with float64 inputs: PyTorch accepts it, minigrad refuses",
-    "lerp_tensor": "a 0-d float32 weight with float64 inputs: PyTorch accepts it, minigrad refuses",
-    "special.logit": "special.logit of a bool tensor: PyTorch promotes it to float, minigrad raises",
-    "digamma": "trigamma (digamma's gradient) at huge x: PyTorch's 0, minigrad's ~1/x",
     "special.i1e": "i1e's gradient at a subnormal x: minigrad's formula divides by x (-inf), PyTorch's 0.4388",
 }
-XFAIL.update({n: _OPEN for n in ["mvlgamma", "special.polygamma", "special.psi"]})
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAIL[n]))
