@@ -111,24 +111,45 @@ def _refusing(*names):
 
 
 class _ImportedOnUse:
-    """A module's stand-in that imports it at its first attribute read."""
+    """A module's stand-in that imports it at its first attribute read (put in sys.modules for
+    an import, it leaves it at that read: the import then finds the module itself)."""
+
+    __spec__ = None  # (what the import system asks of a module in sys.modules: not a read)
 
     def __init__(self, name):
         self._name = name
 
     def __getattr__(self, attr):
+        if sys.modules.get(self._name) is self:
+            del sys.modules[self._name]
         return getattr(importlib.import_module(self._name), attr)
 
 
+@contextlib.contextmanager
+def _imported_on_use(name):
+    """Within: `import name` (not imported yet) gives an `_ImportedOnUse` stand-in, which those
+    imports keep; afterwards `import name` imports it as before."""
+    stand_in = None
+    if name not in sys.modules:
+        stand_in = sys.modules[name] = _ImportedOnUse(name)
+    try:
+        yield
+    finally:
+        if stand_in is not None and sys.modules.get(name) is stand_in:
+            del sys.modules[name]
+
+
 def _import_numba():
-    """`import numba` without two imports it makes only in case they are needed, a sizeable part of a
-    small script's first step: scipy, imported only to check its version (any scipy that runs on the
-    numpy numba accepts passes), and yaml, for a .numba_config.yaml in the working directory, which
-    numba reads again before every compile: where there is none now, yaml is imported when numba reads one."""
+    """`import numba` without three imports it makes only in case they are needed, a sizeable part of
+    a small script's first step: scipy, imported only to check its version (any scipy that runs on the
+    numpy numba accepts passes); yaml, for a .numba_config.yaml in the working directory, which
+    numba reads again before every compile: where there is none now, yaml is imported when numba reads
+    one; and importlib.metadata, for the entry points of numba's extensions, which numba loads before a
+    compile (and minigrad's cached kernels do not need): imported when numba first looks for them."""
     refused = ["scipy"]
     if not os.path.exists(".numba_config.yaml"):
         refused.append("yaml")
-    with _refusing(*refused):
+    with _refusing(*refused), _imported_on_use("importlib.metadata"):
         import numba
     config = numba.core.config
     if "yaml" in refused and getattr(config, "_HAVE_YAML", True) is False and importlib.util.find_spec("yaml"):
@@ -200,11 +221,19 @@ def _typeof_without_masked_check(dispatcher):
 
 
 def _load_without_registries(dispatcher):
-    """Have `dispatcher` (a kernel's) load from numba's cache by `_load_cached`. Only minigrad's
+    """Have `dispatcher` (a kernel's) load from numba's cache by `_load_cached`, and its first call
+    of a signature skip numba's search of the installed packages for numba extensions to load: a
+    compile loads them anyway (the target context's refresh does, before compiling). Only minigrad's
     functions load so; a user's own numba code loads as numba does it."""
     cache = getattr(dispatcher, "_cache", None)
     if _can_load_cached(cache):
         cache.load_overload = functools.partial(_load_cached, cache)
+        if hasattr(dispatcher, "_compilation_chain_init_hook"):
+            dispatcher._compilation_chain_init_hook = _no_extensions_before_load
+
+
+def _no_extensions_before_load():
+    pass
 
 
 @contextlib.contextmanager
