@@ -77,3 +77,31 @@ def test_a_replay_with_grads_kept_or_shared_equals_eager():
     for e, c in ((ea, ca), (eb, cb), (ew, cw)):
         np.testing.assert_array_equal(c.grad.array, e.grad.array)
     assert not np.shares_memory(ca.grad.array, cb.grad.array)
+
+
+def test_the_teams_thread_count_reads_the_environment_without_decoding_it(monkeypatch):
+    # every kernel call asks threads(): it reads MINIGRAD_NUM_THREADS and OMP_NUM_THREADS from the mapping
+    # behind os.environ (no str decoding per call), and still sees each change made through os.environ
+    import os
+
+    from minigrad.backends.cpu import team
+
+    if os.name != "posix" or not team.has_team():
+        import pytest
+
+        pytest.skip("the thread team runs on POSIX with numba's OpenMP or TBB layer")
+    decoded = []
+    getitem = type(os.environ).__getitem__
+    monkeypatch.setattr(type(os.environ), "__getitem__", lambda self, k: (decoded.append(k), getitem(self, k))[1])
+    monkeypatch.setattr(team, "_requested", None)
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "1")
+    assert team.threads() == 1
+    monkeypatch.setenv("MINIGRAD_NUM_THREADS", "2")
+    n = team.threads()
+    assert n == min(2, team._numba.config.NUMBA_NUM_THREADS)
+    decoded.clear()
+    assert team.threads() == n
+    assert decoded == []
+    monkeypatch.delenv("MINIGRAD_NUM_THREADS")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert team.threads() == 1
