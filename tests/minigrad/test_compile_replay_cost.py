@@ -1,5 +1,6 @@
 """What a replayed training step does around its array work: gradients adopted as `.grad` in the
-replay's own code, the same bits and the same aliasing as eager (docs/compile.md, "How a replay runs")."""
+replay's own code, the same bits and the same aliasing as eager (docs/compile.md, "How a replay runs"),
+and the thread count each kernel call asks for."""
 import numpy as np
 
 import minigrad
