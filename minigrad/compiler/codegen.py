@@ -10,9 +10,12 @@ The common steps (an op's forward, an op's backward with all its gradients, a li
 accumulation into `.grad`) become a few lines each, doing what the step's `run` in program.py does;
 every other step (fused chains) is one call of its own `run`.
 """
+import sys
+
 import numpy as np
 
-from ..autograd.engine import accumulate_into_leaf
+from ..autograd import grad_mode
+from ..autograd.engine import _OWN, accumulate_into_leaf
 from ..autograd.function import _ForwardOnlyContext, wrap_outputs
 from ..tensor import Tensor
 
@@ -28,7 +31,8 @@ class _Writer:
         from .program import _store, resolve  # (program.py imports this module)
 
         self.names = {"Tensor": Tensor, "ndarray": np.ndarray, "ForwardOnlyContext": _ForwardOnlyContext,
-                      "wrap_outputs": wrap_outputs, "as_tensor": as_tensor, "store": _store, "resolve": resolve}
+                      "wrap_outputs": wrap_outputs, "as_tensor": as_tensor, "store": _store, "resolve": resolve,
+                      "getrefcount": sys.getrefcount, "own_refs": 1 + _OWN, "grad_mode": grad_mode}
         self.tensor_slots = set()  # slots known to hold a Tensor (not an array) when read
         self.array_slots = set()  # slots known to hold an array (an array step's)
         self.shells = {}  # slot -> the Tensor it is stored in at each call (see `generate`)
@@ -224,7 +228,21 @@ def _accumulate(w, i, step):
     leaf = w.value(f"c{i}_leaf", step.variable)
     accumulate = w.bind("accumulate_into_leaf", accumulate_into_leaf)
     grad = step.grad
-    if grad[0] == "t" and grad[1] in step.frees:
+    if grad[0] == "t" and grad[1] in step.frees and grad[1] in w.array_slots and step.variable[0] == "x":
+        # an array step's gradient into a `.grad` that is None (the usual step after zero_grad(set_to_none)):
+        # adopted as accumulate_into_leaf would adopt it, when only this line holds the array (the
+        # engine's `reusable` test, with one holder), without its checks of a general gradient
+        s, a, like = grad[1], leaf, step.variable[1].array  # (its shape and dtype: the program's guard checks them)
+        w.line(f"g = env[{s}]; env[{s}] = None")
+        w.line(f"if g is not None and {a}._grad is None and g.shape == {w.bind(f'shape{i}', like.shape)} "
+               f"and g.dtype == {w.bind(f'dtype{i}', like.dtype)} and g.base is None and g.flags.c_contiguous "
+               f"and g.flags.writeable and getrefcount(g) <= own_refs and not grad_mode.inference_tensors_made:")
+        w.line(f"    {a}._grad = Tensor._wrap(g)")
+        w.line("elif g is not None:")
+        w.line(f"    g = Tensor._wrap(g); {accumulate}({leaf}, g)")
+        w.line(f"else: {w.bind(f'step{i}', step.run)}(env, ctxs, {i})")
+        w.line("g = None")
+    elif grad[0] == "t" and grad[1] in step.frees:
         s = grad[1]
         w.line(f"g = env[{s}]")
         w.line(f"if g is None: {w.bind(f'step{i}', step.run)}(env, ctxs, {i})")

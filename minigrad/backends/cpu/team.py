@@ -576,6 +576,11 @@ _team_tls = threading.local()
 
 
 _threads_for = (None, 1)  # ((what num_threads() read), the answer then)
+# threads() runs at every kernel call: it reads the variables from the mapping behind os.environ (its
+# writes land there) without decoding them, which costs more than the lookup itself
+_environ_get = os.environ._data.get if os.name == "posix" else os.environ.get
+_MINIGRAD_NUM_THREADS, _OMP_NUM_THREADS = (os.fsencode(k) if os.name == "posix" else k
+                                           for k in ("MINIGRAD_NUM_THREADS", "OMP_NUM_THREADS"))
 _requested = None  # set_num_threads(n)'s n
 
 
@@ -607,7 +612,7 @@ def threads():
     global _threads_for
     if not has_team():
         return 1
-    key = (_requested, os.environ.get("MINIGRAD_NUM_THREADS"), os.environ.get("OMP_NUM_THREADS"))
+    key = (_requested, _environ_get(_MINIGRAD_NUM_THREADS), _environ_get(_OMP_NUM_THREADS))
     if _threads_for[0] != key:
         _threads_for = (key, min(num_threads(), _numba.config.NUMBA_NUM_THREADS))
     return _threads_for[1]
