@@ -256,8 +256,6 @@ def check(name, args, kw):
 _ACCURACY = "float64 values differ from PyTorch's Cephes beyond 1e-12 relative (a different approximation)"
 _OPEN = "open: minigrad differs from PyTorch on a drawn input (run without the xfail to see it)"
 XFAIL = {
-    "special.bessel_j0": _ACCURACY, "special.bessel_j1": _ACCURACY, "special.bessel_y0": _ACCURACY,
-    "special.bessel_y1": _ACCURACY,
     "zeta_scalar": "zeta with a Python-number q differs from PyTorch at a special x",
     "special.i1e": "i1e's gradient at a subnormal x: minigrad's formula divides by x (-inf), PyTorch's 0.4388",
 }
