@@ -67,9 +67,9 @@ def bessel_i(x, nu, scaled=False):
     y = xp.abs(v)
     with np.errstate(all="ignore"):
         r = _i_scaled(xp, y, nu)
-        if not scaled:
-            half = xp.exp(0.5 * y)  # (in two halves: I_nu is finite up to x ~ 713, e^x only up to ~ 709)
-            r = xp.where(xp.isinf(y), np.inf, r * half * half)
+        if not scaled:  # e^x times e^-x I_nu(x), as PyTorch's: inf once e^x overflows (past x ~ 709.78), nan at inf
+            e = xp.exp(y)
+            r = xp.where(xp.isinf(e) & ~xp.isinf(y), np.inf, r * e)
         if nu == 1:
             r = xp.where(v < 0, -r, r)
     return r.astype(dt, copy=False)

@@ -49,3 +49,71 @@ def test_bessel_jy_special_values(name):
     got, want = got.numpy(), want.numpy()
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+
+def _grads(name, x):
+    """(minigrad's, torch's) gradient of the sum of `name` (a function of one float64 input) at x."""
+    out = []
+    for lib in (mg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        fn = lib
+        for part in name.split("."):
+            fn = getattr(fn, part)
+        fn(t).sum().backward()
+        out.append(t.grad.numpy())
+    return out
+
+
+def test_ndtr_is_pytorchs_erf_form():
+    # (1 + erf(x / sqrt2)) / 2: its left tail rounds (0 below ~-8.3), and so does PyTorch's
+    x = np.array([-5.0, -8.0, -8.5, -20.0, -1.5, 0.0, 2.0, 40.0])
+    got, want = _both("special.ndtr", x, requires_grad=True)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-15, atol=0)
+    assert type(got.grad_fn).__name__ == want.grad_fn.name() == "MulBackward1"
+    np.testing.assert_allclose(*_grads("special.ndtr", x), rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("name", ["special.i1", "special.i1e"])
+def test_i1_gradient_near_zero_is_one_half(name):
+    # within eps of 0 the slope's division by x would round (subnormal x) or overflow: PyTorch's limit 1/2
+    x = np.array([5e-324, -2e-310, 1e-17, -2e-16, 0.0, 1e-3, -2.5])
+    got, want = _grads(name, x)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("name", ["i0", "special.i1", "special.modified_bessel_i0"])
+def test_i0_i1_are_inf_once_exp_overflows(name):
+    x = np.array([709.0, 709.78, 709.79, 710.0, 2.86e307, -710.0, math.inf])
+    got, want = _both(name, x)
+    got, want = got.numpy(), want.numpy()
+    assert np.isinf(want[2:-1]).all() and np.isnan(want[-1])
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_zeta_is_nan_where_pytorchs_series_overflows():
+    # every term underflows to 0 and x (x+1) ... (x+22) overflows: PyTorch's Cephes series gives inf * 0
+    x = np.array([1e20, 3e13, 1e13, 1e20, 1e20, 40.0])
+    q = np.array([3.0, 3.0, 3.0, 1.0, 0.5, 2.0])
+    got, want = _both("special.zeta", x, q)
+    got, want = got.numpy(), want.numpy()
+    assert np.isnan(want[:2]).all()
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["lgamma", "special.gammaln"])
+def test_lgamma_near_its_zeros_1_and_2(name):
+    # Python's math.lgamma loses relative accuracy next to lgamma's zeros; libm (PyTorch) does not
+    x = np.array([1 - 1e-12, 1 + 1e-12, 2 - 1e-12, 2 + 1e-10, 0.9999999, 1.1, 1.9, 2.2, 0.76, 2.24, 1.0, 2.0])
+    got, want = _both(name, x)
+    got, want = got.numpy(), want.numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_mvlgamma_near_one():
+    x = np.array([1 - 1e-12, 1 + 1e-12, 2 + 1e-11])
+    got, want = mg.special.multigammaln(mg.tensor(x), 1), torch.special.multigammaln(torch.tensor(x), 1)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-13, atol=0)
