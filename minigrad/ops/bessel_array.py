@@ -1,8 +1,8 @@
 """Bessel functions on raw arrays (numpy or cupy), for minigrad.special: I0 and I1 (and their
 exponentially scaled forms), K0 and K1 (and scaled), J0, J1, Y0, Y1 and the spherical j0.
 
-Each is computed in float64 and returned in the input's floating dtype, by methods that keep full
-float64 accuracy without tables of fitted coefficients:
+I, K and spherical j0 are computed in float64 and returned in the input's floating dtype, by methods
+that keep full float64 accuracy without tables of fitted coefficients:
 
 * I_nu, nu = 0, 1: the power series sum_k (x/2)^(2k+nu) / (k! (k+nu)!) (positive terms: no
   cancellation) for |x| <= 25, and the asymptotic series
@@ -12,15 +12,17 @@ float64 accuracy without tables of fitted coefficients:
   trapezoidal rule on e^x K_nu(x) = int_0^inf exp(-x (cosh t - 1)) cosh(nu t) dt, which converges
   geometrically in the number of nodes for this analytic, doubly exponentially decaying integrand
   (step min(0.15, 0.6 / sqrt(x)), 48 nodes: error ~1e-22).
-* J_nu, Y_nu, nu = 0, 1: for 0 < x <= 25 Miller's backward recurrence J_(k-1) = (2k/x) J_k - J_(k+1),
-  normalized by J0 + 2 (J2 + J4 + ...) = 1, then Neumann's series
-      Y0 = (2/pi) ((ln(x/2) + gamma) J0 + 2 sum_m (-1)^(m+1) J_2m / m)
-  and Y1 = -Y0' from it; above 25 Hankel's asymptotic expansion (30 terms). Absolute accuracy
-  ~1e-15, as Cephes's (relative accuracy is lost only next to the zeros).
+
+J0, J1, Y0, Y1 are PyTorch's own method, Cephes's rational approximations, evaluated in the same
+order and precision, so that their values are PyTorch's: relative accuracy is lost next to the zeros
+and, for huge x, in the rounding of the phase; and as in PyTorch the denominator of the asymptotic Q
+lacks the leading coefficient 1 of Cephes's (p1evl), which puts the values up to ~3e-7 off just above 5.
 """
 import math
 
 import numpy as np
+
+from ..device import array_module
 
 EULER_GAMMA = 0.57721566490153286061
 _SERIES_TERMS = 50  # the power series of I_nu up to |x| = 25: the last term is below 1e-19 of the sum
@@ -30,8 +32,6 @@ _SWITCH = 25.0
 
 def _float64(x):
     """(array module, result dtype, x as float64)."""
-    from ..device import array_module
-
     xp = array_module(x)
     dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
     return xp, dt, x.astype(np.float64)
@@ -67,9 +67,9 @@ def bessel_i(x, nu, scaled=False):
     y = xp.abs(v)
     with np.errstate(all="ignore"):
         r = _i_scaled(xp, y, nu)
-        if not scaled:
-            half = xp.exp(0.5 * y)  # (in two halves: I_nu is finite up to x ~ 713, e^x only up to ~ 709)
-            r = xp.where(xp.isinf(y), np.inf, r * half * half)
+        if not scaled:  # e^x times e^-x I_nu(x), as PyTorch's: inf once e^x overflows (past x ~ 709.78), nan at inf
+            e = xp.exp(y)
+            r = xp.where(xp.isinf(e) & ~xp.isinf(y), np.inf, r * e)
         if nu == 1:
             r = xp.where(v < 0, -r, r)
     return r.astype(dt, copy=False)
@@ -127,82 +127,106 @@ def bessel_k(x, nu, scaled=False):
 
 
 # ---- J0, J1, Y0, Y1 -------------------------------------------------------------------------------
-def _miller(xp, x):
-    """(J0, J1, Y0, Y1) of float64 1e-8 < x <= 25 (1-D), by Miller's backward recurrence."""
-    start = 2 * int(math.ceil((float(x.max()) + 40.0) / 2.0))  # even; J_start(x) < 1e-19 for x <= 25
-    b_next = xp.zeros_like(x)  # b_(k+1)
-    b = xp.ones_like(x)  # b_k, from k = start down
-    norm = 2.0 * b  # J0 + 2 (J2 + J4 + ...), unnormalized
-    y0_sum = (-1.0) ** (start // 2 + 1) * b / (start // 2)  # sum_m (-1)^(m+1) J_2m / m
-    y1_sum = xp.zeros_like(x)  # J1 + sum_j (-1)^j (2j+1) / (j (j+1)) J_(2j+1)
-    two_over_x = 2.0 / x
-    for k in range(start, 0, -1):
-        b, b_next = k * two_over_x * b - b_next, b  # b_(k-1)
-        m = k - 1
-        if m % 2 == 0 and m >= 2:
-            norm += 2.0 * b
-            y0_sum += ((-1.0) ** (m // 2 + 1) / (m // 2)) * b
-        elif m % 2 == 1:
-            j = m // 2
-            y1_sum += (1.0 if j == 0 else (-1.0) ** j * (2 * j + 1) / (j * (j + 1))) * b
-        big = xp.abs(b) > 1e250
-        if bool(big.any()):  # rescale those elements (the recurrence grows by up to 2k/x a step)
-            scale = xp.where(big, 1e-250, 1.0)
-            b, b_next, norm, y0_sum, y1_sum = b * scale, b_next * scale, norm * scale, y0_sum * scale, y1_sum * scale
-    norm += b  # b is b_0 now, b_next b_1
-    j0, j1 = b / norm, b_next / norm
-    log_term = xp.log(0.5 * x) + EULER_GAMMA
-    y0 = (2.0 / math.pi) * (log_term * j0 + 2.0 * y0_sum / norm)
-    y1 = -(2.0 / math.pi) * (j0 / x - log_term * j1 + y1_sum / norm)
-    return j0, j1, y0, y1
+# Cephes's rational approximations (S. L. Moshier, j0.c and j1.c), as PyTorch evaluates them: for
+# 0 < x <= 5 ratios of polynomials in x^2 (J with its first two zeros factored out, Y plus the
+# (2/pi) log(x) J term), above the asymptotic form sqrt(2/(pi x)) (P cos c - (5/x) Q sin c), c the
+# phase x - pi/4 (nu = 0) or x - 3 pi/4 (nu = 1), P and Q ratios of polynomials in 25/x^2.
+# Coefficients highest power first.
+_J0_R = (-4.79443220978201773821e09, 1.95617491946556577543e12, -2.49248344360967716204e14,
+         9.70862251047306323952e15)
+_J0_S = (4.99563147152651017219e02, 1.73785401676374683123e05, 4.84409658339962045305e07,
+         1.11855537045356834862e10, 2.11277520115489217587e12, 3.10518229857422583814e14,
+         3.18121955943204943306e16, 1.71086294081043136091e18)
+_J0_ZEROS_SQ = (5.78318596294678452118e00, 3.04712623436620863991e01)  # the first two zeros of J0, squared
+_Y0_R = (1.55924367855235737965e04, -1.46639295903971606143e07, 5.43526477051876500413e09,
+         -9.82136065717911466409e11, 8.75906394395366999549e13, -3.46628303384729719441e15,
+         4.42733268572569800351e16, -1.84950800436986690637e16)
+_Y0_S = (1.04128353664259848412e03, 6.26107330137134956842e05, 2.68919633393814121987e08,
+         8.64002487103935000337e10, 2.02979612750105546709e13, 3.17157752842975028269e15,
+         2.50596256172653059228e17)
+_J1_R = (-8.99971225705559398224e08, 4.52228297998194034323e11, -7.27494245221818276015e13,
+         3.68295732863852883286e15)
+_J1_S = (6.20836478118054335476e02, 2.56987256757748830383e05, 8.35146791431949253037e07,
+         2.21511595479792499675e10, 4.74914122079991414898e12, 7.84369607876235854894e14,
+         8.95222336184627338078e16, 5.32278620332680085395e18)
+_J1_ZEROS_SQ = (1.46819706421238932572e01, 4.92184563216946036703e01)  # the first two zeros of J1, squared
+_Y1_R = (1.26320474790178026440e09, -6.47355876379160291031e11, 1.14509511541823727583e14,
+         -8.12770255501325109621e15, 2.02439475713594898196e17, -7.78877196265950026825e17)
+_Y1_S = (5.94301592346128195359e02, 2.35564092943068577943e05, 7.34811944459721705660e07,
+         1.87601316108706159478e10, 3.88231277496238566008e12, 6.20557727146953693363e14,
+         6.87141087355300489866e16, 3.97270608116560655612e18)
+_ASYMPTOTIC_PQ = {  # nu: (P numerator, P denominator, Q numerator, Q denominator)
+    0: ((7.96936729297347051624e-04, 8.28352392107440799803e-02, 1.23953371646414299388e00, 5.44725003058768775090e00,
+         8.74716500199817011941e00, 5.30324038235394892183e00, 9.99999999999999997821e-01),
+        (9.24408810558863637013e-04, 8.56288474354474431428e-02, 1.25352743901058953537e00, 5.47097740330417105182e00,
+         8.76190883237069594232e00, 5.30605288235394617618e00, 1.00000000000000000218e00),
+        (-1.13663838898469149931e-02, -1.28252718670509318512e00, -1.95539544257735972385e01,
+         -9.32060152123768231369e01, -1.77681167980488050595e02, -1.47077505154951170175e02,
+         -5.14105326766599330220e01, -6.05014350600728481186e00),
+        (6.43178256118178023184e01, 8.56430025976980587198e02, 3.88240183605401609683e03, 7.24046774195652478189e03,
+         5.93072701187316984827e03, 2.06209331660327847417e03, 2.42005740240291393179e02)),
+    1: ((7.62125616208173112003e-04, 7.31397056940917570436e-02, 1.12719608129684925192e00, 5.11207951146807644818e00,
+         8.42404590141772420927e00, 5.21451598682361504063e00, 1.00000000000000000254e00),
+        (5.71323128072548699714e-04, 6.88455908754495404082e-02, 1.10514232634061696926e00, 5.07386386128601488557e00,
+         8.39985554327604159757e00, 5.20982848682361821619e00, 9.99999999999999997461e-01),
+        (5.10862594750176621635e-02, 4.98213872951233449420e00, 7.58238284132545283818e01, 3.66779609360150777800e02,
+         7.10856304998926107277e02, 5.97489612400613639965e02, 2.11688757100572135698e02, 2.52070205858023719784e01),
+        (7.42373277035675149943e01, 1.05644886038262816351e03, 4.98641058337653607651e03, 9.56231892404756170795e03,
+         7.99704160447350683650e03, 2.82619278517639096600e03, 3.36093607810698293419e02)),
+}
+_TWO_OVER_PI = 0.636619772367581343075535053490057448
+_SQRT_TWO_OVER_PI = 0.797884560802865355879892119868763737
+_PHASE = {0: 0.785398163397448309615660845819875721, 1: 2.356194490192344928846982537459627163}
 
 
-def _tiny(xp, x):
-    """(J0, J1, Y0, Y1) of 0 < x <= 1e-8: the series' leading terms (the rest is below 1e-32 relative)."""
-    log_term = xp.log(0.5 * x) + EULER_GAMMA
-    j0 = 1.0 - 0.25 * x * x
-    y0 = (2.0 / math.pi) * log_term * j0 + x * x / (2.0 * math.pi)
-    y1 = -2.0 / (math.pi * x) + (x / math.pi) * log_term - x / (2.0 * math.pi)
-    return j0, 0.5 * x, y0, y1
+def _horner(coefficients, z):
+    out = 0.0
+    for c in coefficients:
+        out = out * z + c
+    return out
 
 
-def _hankel(xp, x, nu):
-    """(J_nu, Y_nu) of float64 x > 25 by Hankel's expansion: sqrt(2/(pi x)) (P cos c - Q sin c) and
-    sqrt(2/(pi x)) (P sin c + Q cos c), c = x - (nu/2 + 1/4) pi, cos c and sin c from cos x and sin x
-    (no rounding of x - c)."""
-    t = xp.ones_like(x)
-    p, q = t.copy(), xp.zeros_like(x)
-    for k in range(1, _ASYMPTOTIC_TERMS + 1):
-        t = t * ((4 * nu * nu - (2 * k - 1) ** 2) / (8.0 * k)) / x
-        if k % 2:
-            q += t if k % 4 == 1 else -t
-        else:
-            p += t if k % 4 == 0 else -t
-    s, c = xp.sin(x), xp.cos(x)
+def _jy_small(xp, x, kind, nu):
+    """J_nu or Y_nu of 0 < x <= 5."""
+    z = x * x
+    if kind == "j" and nu == 0:
+        out = (z - _J0_ZEROS_SQ[0]) * (z - _J0_ZEROS_SQ[1]) * _horner(_J0_R, z) / _horner(_J0_S, z)
+        return xp.where(x < 1e-5, 1.0 - z / 4.0, out)
+    if kind == "j":
+        return _horner(_J1_R, z) / _horner(_J1_S, z) * x * (z - _J1_ZEROS_SQ[0]) * (z - _J1_ZEROS_SQ[1])
     if nu == 0:
-        cos_c, sin_c = c + s, s - c  # times sqrt(2)
-    else:
-        cos_c, sin_c = s - c, -(s + c)
-    amp = 1.0 / xp.sqrt(math.pi * x)  # sqrt(2/(pi x)) / sqrt(2)
-    return amp * (p * cos_c - q * sin_c), amp * (p * sin_c + q * cos_c)
+        return _horner(_Y0_R, z) / _horner(_Y0_S, z) + _TWO_OVER_PI * xp.log(x) * _jy_small(xp, x, "j", 0)
+    return x * (_horner(_Y1_R, z) / _horner(_Y1_S, z)) + _TWO_OVER_PI * (_jy_small(xp, x, "j", 1) * xp.log(x) - 1.0 / x)
+
+
+def _jy_large(xp, x, kind, nu):
+    """J_nu or Y_nu of x > 5 (nan at nan and inf, as PyTorch's)."""
+    pn, pd, qn, qd = _ASYMPTOTIC_PQ[nu]
+    z = 25.0 / (x * x) if nu == 0 else 5.0 / x * (5.0 / x)
+    p = _horner(pn, z) / _horner(pd, z)
+    q = 5.0 / x * (_horner(qn, z) / _horner(qd, z))
+    c = x - _PHASE[nu]
+    out = p * xp.cos(c) - q * xp.sin(c) if kind == "j" else p * xp.sin(c) + q * xp.cos(c)
+    return out * _SQRT_TWO_OVER_PI / xp.sqrt(x)
 
 
 def bessel_jy(x, kind, nu):
     """J_nu(x) (kind "j") or Y_nu(x) (kind "y") elementwise, nu = 0 or 1. J0 is even, J1 odd; Y is
-    -inf at 0 and nan for x < 0."""
-    xp, dt, v = _float64(x)
+    -inf at 0 and nan for x < 0. Computed in float32 for float32 and float16 x, as PyTorch's kernels do
+    (its float32 phase x - pi/4 is rounded in float32: float64 values would be thousands of ulps off)."""
+    xp = array_module(x)
+    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    v = x.astype(np.float64 if dt == np.float64 else np.float32)
     y = xp.abs(v)
     out = xp.full_like(v, np.nan)
     with np.errstate(all="ignore"):
-        pick = 0 if kind == "j" else 2
-        for sel, fn in (((y > 0) & (y <= 1e-8), _tiny), ((y > 1e-8) & (y <= _SWITCH), _miller)):
-            if bool(sel.any()):
-                out[sel] = fn(xp, y[sel])[pick + nu]
-        sel = ~(y <= _SWITCH)  # (nan and inf too: Hankel's expansion gives nan there, as PyTorch)
-        if bool(sel.any()):
-            out[sel] = _hankel(xp, y[sel], nu)[0 if kind == "j" else 1]
+        small = (y > 0) & (y <= 5.0)
+        out[small] = _jy_small(xp, y[small], kind, nu)
+        big = ~(y <= 5.0)
+        out[big] = _jy_large(xp, y[big], kind, nu)
         if kind == "j":
-            out[y == 0] = 1.0 if nu == 0 else 0.0
+            zero = y == 0
+            out[zero] = 1.0 if nu == 0 else v[zero]  # (J1(-0.0) = -0.0)
             if nu == 1:
                 out = xp.where(v < 0, -out, out)
         else:

@@ -271,8 +271,25 @@ def erfinv(y):
 TWO_OVER_SQRT_PI_ = 1.1283791670955126
 
 
+_LGAMMA_SERIES_RADIUS = 0.25
+_LGAMMA_SERIES_TERMS = 30  # 0.25^30 ~ 1e-18: the omitted terms are below float64's rounding
+
+
+@functools.cache
+def _lgamma_series():
+    """The Taylor coefficients of log Gamma at 1 and at 2 (z^k for k = 1..30, highest power first):
+        log Gamma(1 + z) = -gamma z + sum_(k>=2) (-1)^k zeta(k) z^k / k
+        log Gamma(2 + z) = (1 - gamma) z + sum_(k>=2) (-1)^k (zeta(k) - 1) z^k / k."""
+    k = np.arange(2.0, _LGAMMA_SERIES_TERMS + 1)
+    sign = (-1.0) ** k
+    at_one = [-0.57721566490153286061] + list(sign * zeta(k, np.ones_like(k)) / k)
+    at_two = [1 - 0.57721566490153286061] + list(sign * zeta(k, np.full_like(k, 2.0)) / k)
+    return at_one[::-1], at_two[::-1]
+
+
 def lgamma(x):
-    """log|Gamma(x)|, elementwise (math.lgamma per element; inf at the poles)."""
+    """log|Gamma(x)|, elementwise (inf at the poles): math.lgamma per element, but near its zeros 1 and 2
+    (where math.lgamma's relative accuracy is lost, libm's and PyTorch's not) the Taylor series there."""
     xp = np if isinstance(x, np.ndarray) else _array_module(x)
     dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
 
@@ -284,6 +301,14 @@ def lgamma(x):
 
     flat = np.asarray(x, dtype=np.float64).reshape(-1)
     out = np.fromiter((one(float(v)) if v == v else math.nan for v in flat), dtype=np.float64, count=flat.size)
+    for centre, coefficients in zip((1.0, 2.0), _lgamma_series()):
+        near = (np.abs(flat - centre) <= _LGAMMA_SERIES_RADIUS) & (flat != centre)  # (+0.0 at 1 and 2)
+        if near.any():
+            z = flat[near] - centre
+            poly = np.zeros_like(z)
+            for c in coefficients:
+                poly = (poly + c) * z
+            out[near] = poly
     return xp.asarray(out.reshape(x.shape).astype(dt))
 
 
@@ -471,6 +496,13 @@ def zeta(x, q):
             tail += c * term
             term = term * ((s + (2 * j + 1)) * (s + (2 * j + 2))) * inv * inv
         total += xp.where(cut, 0.0, tail)
+        # PyTorch's (Cephes's) zeta is nan where every term underflows to 0 and the Bernoulli terms' factor
+        # x (x+1) ... (x+22) overflows (inf * 0 in its series)
+        zero = xp.nonzero(total == 0)[0]
+        factor = xp.ones(zero.size)
+        for k in range(23):
+            factor = factor * (s[zero] + k)
+        total[zero[xp.isinf(factor)]] = np.nan
         pole = (q <= 0) & (q == xp.floor(q))
         total = xp.where(pole, np.inf, xp.where((q < 0) & (s != xp.floor(s)), np.nan, total))
         total = xp.where(s == 1.0, np.inf, xp.where(s < 1.0, np.nan, total))

@@ -20,8 +20,8 @@ from . import bessel_array, special_array
 from ._util import binary_operands, cast, float_operands, sum_to, type_name
 from .array_op import array_op
 from .complex import refuse
-from .elementwise import _binary, _unary, exp, log, sign, where
-from .pointwise import _float_unary, digamma, erfc, lgamma
+from .elementwise import _binary, _unary, add_scalar, exp, log, mul_scalar, sign, where
+from .pointwise import _float_unary, digamma, erf, lgamma
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -54,10 +54,10 @@ log_ndtr = _unary_saving_both("log_ndtr", "SpecialLogNdtrBackward0", special_arr
 
 
 def ndtr(input):
-    """The standard normal CDF, (1 + erf(x / sqrt2)) / 2, computed as erfc(-x / sqrt2) / 2 (accurate in
-    the left tail, where PyTorch's erf form rounds to 0)."""
+    """The standard normal CDF, as PyTorch's composite computes it: (1 + erf(x / sqrt2)) * 0.5 (which rounds to
+    0 below x ~ -8.3, where erfc(-x / sqrt2) / 2 would not)."""
     x = input if input.array.dtype.kind == "f" else input.to(_dtypes.default_float)
-    return erfc(x * -special_array.SQRT_HALF) * 0.5
+    return mul_scalar(add_scalar(erf(mul_scalar(x, special_array.SQRT_HALF)), 1.0), 0.5)
 
 
 def _entr(xp, x):
@@ -153,14 +153,20 @@ def xlog1py(input, other):
 
 
 # ---- the modified Bessel functions of the first kind ----------------------------------------------
+def _near_zero(a, slope):
+    """slope(safe a), but 1/2 (the limit at 0) where |a| <= eps of a's dtype, as PyTorch's: there the
+    divisions by a would round (subnormal a/2 over a) or overflow."""
+    eps = float(np.finfo(a.array.dtype).eps)
+    tiny = abs(a) <= eps
+    return where(tiny, 0.5, slope(where(tiny, eps, a)))
+
+
 def _i1_grad(g, a, r):  # d I1(a) = (I0(a) - I1(a)/a) da, 1/2 at 0
-    safe = where(a == 0, 1.0, a)
-    return g * where(a == 0, 0.5, i0(a) - r / safe)
+    return g * _near_zero(a, lambda x: i0(x) - r / x)
 
 
 def _i1e_grad(g, a, r):  # d(e^-|a| I1(a)) = (i0e(a) - i1e(a) (sgn(a) + 1/a)) da, 1/2 at 0
-    safe = where(a == 0, 1.0, a)
-    return g * where(a == 0, 0.5, i0e(a) - r * (sign(a) + 1.0 / safe))
+    return g * _near_zero(a, lambda x: i0e(x) - r * (sign(x) + 1.0 / x))
 
 
 i0 = _float_unary("i0", "I0Backward0", lambda xp, x: bessel_array.bessel_i(x, 0),

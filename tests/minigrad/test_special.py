@@ -156,11 +156,11 @@ def test_edge_values_as_torch():
     _compare(x.grad, [np.nan, np.inf, -(np.log(0.5) + 1.0), -np.inf], 1e-15)
     _compare(S.erfcx(minigrad.tensor([-30.0, -np.inf, np.inf])), [np.inf, np.inf, 0.0], 0.0)
     _compare(S.ndtri(minigrad.tensor([0.0, 1.0, 0.5, -0.1, 1.1, np.nan])), [-np.inf, np.inf, 0.0, np.nan, np.nan, np.nan], 0.0)
-    # I0 and I1 are finite up to x ~ 713, where e^x has overflowed already (PyTorch's are inf past ~709.8)
+    # as PyTorch's: I0 is inf once e^x overflows (past ~709.8, though I0 itself is finite up to ~713), and
+    # ndtr's (1 + erf(x/sqrt2)) / 2 rounds to 0 in the far left tail
     big = S.i0(minigrad.tensor([712.0, 720.0], dtype=minigrad.float64)).numpy()
-    assert big[0] == pytest.approx(2.4684110577627524e307, rel=1e-13) and big[1] == np.inf  # (mpmath's I0(712))
-    # the left tail: PyTorch's ndtr (1 + erf(x/sqrt2)) / 2 rounds to 0 there; erfc keeps it
-    assert float(S.ndtr(minigrad.tensor(-10.0, dtype=minigrad.float64))) == pytest.approx(7.619853024160527e-24, rel=1e-13)
+    assert (big == torch.special.i0(torch.tensor([712.0, 720.0], dtype=torch.float64)).numpy()).all()
+    assert float(S.ndtr(minigrad.tensor(-10.0, dtype=minigrad.float64))) == 0.0
     assert float(S.log_ndtr(minigrad.tensor(-40.0, dtype=minigrad.float64))) == pytest.approx(-804.6084420137538, rel=1e-14)
 
 
@@ -336,8 +336,12 @@ def test_bessel_j_y_against_mpmath():
     for nu in (0, 1):
         for kind, ref_fn in (("j", mpmath.besselj), ("y", mpmath.bessely)):
             ours = getattr(S, f"bessel_{kind}{nu}")(minigrad.tensor(xs)).numpy()
+            theirs = getattr(torch.special, f"bessel_{kind}{nu}")(torch.tensor(xs)).numpy()
             ref = np.array([float(ref_fn(nu, mpmath.mpf(float(x)))) for x in xs])
-            assert np.all(np.abs(ours - ref) <= 1e-15 * np.maximum(1.0, np.abs(ref))), (kind, nu)
+            scale = np.maximum(1.0, np.abs(ref))
+            # PyTorch's values, whose asymptotic Q drops the leading 1 of Cephes's denominator (~3e-7 off just above 5)
+            assert np.all(np.abs(ours - theirs) <= 1e-15 * scale), (kind, nu)
+            assert np.all(np.abs(ours - ref) <= 1e-6 * scale), (kind, nu)
 
 
 POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",

@@ -253,13 +253,9 @@ def check(name, args, kw):
 
 
 # Differences the fuzzer found and that are not fixed yet: strict, so a fix shows as an unexpected pass.
-_ACCURACY = "float64 values differ from PyTorch's Cephes beyond 1e-12 relative (a different approximation)"
 _OPEN = "open: minigrad differs from PyTorch on a drawn input (run without the xfail to see it)"
 XFAIL = {
-    "special.bessel_j0": _ACCURACY, "special.bessel_j1": _ACCURACY, "special.bessel_y0": _ACCURACY,
-    "special.bessel_y1": _ACCURACY,
     "zeta_scalar": "zeta with a Python-number q differs from PyTorch at a special x",
-    "special.i1e": "i1e's gradient at a subnormal x: minigrad's formula divides by x (-inf), PyTorch's 0.4388",
 }
 
 
@@ -271,19 +267,6 @@ def test_matches_torch(name):
     def inner(case):
         check(name, *case)
     inner()
-
-
-# Differences found on inputs the fixed slice does not draw (strict: a fix shows as an unexpected pass).
-@pytest.mark.parametrize("name,args,why", [
-    ("i0", [np.array([710.0, 2.86e307])], "inf in PyTorch; minigrad's scaling overflows (finite at 710, nan beyond)"),
-    ("special.i1", [np.array([710.0, 2.86e307])], "the same as i0's"),
-    ("special.ndtr", [np.array([-5.0, -8.0])], _ACCURACY),
-    ("special.zeta", [np.array([1e20]), np.array([3.0])], "PyTorch's Cephes zeta is nan at a huge x (inf * 0 in its "
-                                                          "series), minigrad's 0"),
-])
-@pytest.mark.xfail(strict=True, reason="a known difference (each case's `why`)")
-def test_known_differences(name, args, why):
-    check(name, args, {})
 
 
 # Inputs the fuzzer once found, kept as regressions.
