@@ -189,7 +189,7 @@ def dp_sgd(torch, init):
     rng = np.random.default_rng(62)
     clip, sigma, lr, b = 1.0, 0.5, 0.5, 5
     losses, norms_seen = [], []
-    for step in range(3):
+    for _ in range(3):
         x, y = torch.tensor(rng.standard_normal((b, 3))), torch.tensor(rng.integers(0, 2, b))
         g = per_sample_grads(params, x, y)
         norms = torch.stack([v.reshape(b, -1).norm(dim=1) for v in g.values()]).norm(dim=0)
@@ -324,7 +324,7 @@ def test_espcn_super_resolution(torch):
 
 # ---- DANN: a gradient reversal layer (a custom Function) scaled by a schedule, label and domain heads -------
 def dann(torch, init):
-    nn, F = torch.nn, torch.nn.functional
+    nn = torch.nn
 
     class GradReverse(torch.autograd.Function):
         @staticmethod
