@@ -416,7 +416,10 @@ def hnn(torch, init):
         _, dp = time_derivative(q_new, p_half, create_graph=False)
         q, p = q_new.detach(), (p_half + 0.5 * dt * dp).detach()
         trajectory.append(torch.cat([q, p]))
-    return dict(init=init, losses=losses, trajectory=torch.stack(trajectory), grads=grads(model),
+    x = torch.tensor([[0.3, -0.2]], dtype=torch.float64, requires_grad=True)
+    dh, = torch.autograd.grad(model(x).sum(), x, create_graph=True)
+    hessian, = torch.autograd.grad(dh.squeeze(0), x, torch.eye(2, dtype=torch.float64), is_grads_batched=True)
+    return dict(init=init, losses=losses, trajectory=torch.stack(trajectory), hessian=hessian, grads=grads(model),
                 params=list(model.parameters()))
 
 
