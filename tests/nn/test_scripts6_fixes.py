@@ -72,3 +72,13 @@ def test_autograd_grad_is_grads_batched(torch, create_graph):
             np.testing.assert_allclose(m.detach().numpy(), t.detach().numpy(), rtol=1e-12, atol=1e-14)
     if create_graph:
         np.testing.assert_allclose(ours[1][0].numpy(), theirs[1][0].numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 4), (1, 1, 4, 4), (1, 1, 2, 2, 2)])
+@pytest.mark.parametrize("kw", [dict(scale_factor=2), dict(), dict(size=3, scale_factor=2),
+                                dict(scale_factor=2, antialias=True)])
+def test_interpolate_unknown_mode_text(torch, shape, kw):
+    x = np.random.default_rng(3).standard_normal(shape)
+    theirs = error_of(lambda: torch.nn.functional.interpolate(torch.tensor(x), mode="bogus", **kw))
+    assert theirs is not None
+    assert error_of(lambda: F.interpolate(minigrad.tensor(x), mode="bogus", **kw)) == theirs
