@@ -492,7 +492,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                       "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
                       stacklevel=2)
     if is_grads_batched:
-        raise NotImplementedError("autograd.grad(is_grads_batched=True) (vmap over grad_outputs) is not supported")
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     if materialize_grads:
         if allow_unused is False:
             raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
@@ -526,6 +527,42 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = Tensor._wrap(_zeros_like(inputs[len(result)].array))
         result.append(g)
     return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads):
+    """grad() with a batch of grad_outputs along dim 0: one backward per row, each input's rows stacked."""
+    import minigrad  # (the engine's own package: stack is a recorded op, so create_graph works)
+
+    Tensor = _function.Tensor
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    if grad_outputs is None:
+        gs = [None] * len(outs)
+    else:
+        gs = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+    for i, (o, g) in enumerate(zip(outs, gs)):
+        if g is None:
+            if o.ndim:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that input is a "
+                             "Tensor of dimensionality 0 so expected in_dim to satisfy 0 <= in_dim < 0.")
+        if tuple(g.shape[1:]) != tuple(o.shape):  # (PyTorch's text shows the grad_output's shape past dim 1)
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of {g.shape[2:]} and "
+                f"output[{i}] has a shape of {o.shape}. If you only want some tensors in `grad_output` to be "
+                "considered batched, consider using vmap.")
+    sizes = [g.shape[0] for g in gs]
+    if len(set(sizes)) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    n = sizes[0]
+    if n == 0:
+        raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
+    keep = create_graph if retain_graph is None else retain_graph
+    rows = [grad(outs, inputs, [g[b] for g in gs], retain_graph=keep or b < n - 1, create_graph=create_graph,
+                 allow_unused=allow_unused, materialize_grads=materialize_grads) for b in range(n)]
+    return tuple(None if r[0] is None else minigrad.stack(list(r)) for r in zip(*rows))
 
 
 def _zeros_like(a):

@@ -7,6 +7,8 @@ glu and the shuffles, native ops in PyTorch, have their nodes (GluBackward0, Pix
     pixel_shuffle, pixel_unshuffle, channel_shuffle
     relu_, elu_, leaky_relu_, hardtanh_, selu_, celu_, threshold_, rrelu_   (the in-place forms)
 """
+import numbers
+
 from minigrad.autograd.composite import composite_node
 from minigrad.autograd.function import Function
 from minigrad.device import array_module
@@ -225,7 +227,11 @@ def bilinear(input1, input2, weight, bias=None):
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r): each r x r block of channels becomes a patch of pixels."""
     check_tensor(input, "input", "pixel_shuffle")
+    if not isinstance(upscale_factor, numbers.Integral):
+        raise TypeError(f"pixel_shuffle(): argument 'upscale_factor' (position 2) must be int, not {type(upscale_factor).__name__}")
     r = int(upscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
     if input.ndim < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
                            f"{input.ndim} dimension(s)")
@@ -239,7 +245,11 @@ def pixel_shuffle(input, upscale_factor):
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H r, W r) -> (*, C r^2, H, W): pixel_shuffle undone."""
     check_tensor(input, "input", "pixel_unshuffle")
+    if not isinstance(downscale_factor, numbers.Integral):
+        raise TypeError(f"pixel_unshuffle(): argument 'downscale_factor' (position 2) must be int, not {type(downscale_factor).__name__}")
     r = int(downscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
     if input.ndim < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
                            f"{input.ndim} dimension(s)")

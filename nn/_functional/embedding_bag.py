@@ -47,9 +47,10 @@ def _starts(off, n_entries, include_last_offset):
     return off[:-1] if include_last_offset else off
 
 
-def _bag_of(n, padding_idx, include_last_offset, ids, offsets=None, bag_len=None):
+def _bag_of(n, padding_idx, include_last_offset, fast_path, ids, offsets=None, bag_len=None):
     """Each entry's bag, as an int64 array of the entries' count: B (one past the last bag) for an entry
-    left out (of padding_idx, or of no bag at all), so that a sum into B + 1 rows drops it.
+    left out (of padding_idx, or of no bag at all), so that a sum into B + 1 rows drops it. `fast_path`: the
+    call is one PyTorch's CPU sends to its own kernel, whose out-of-range text differs.
 
     A function of the call's arrays, run as an op (array_op): a minigrad.compile replay works the layout
     out again from each call's ids and offsets, and checks them, instead of freezing the captured one."""
@@ -59,7 +60,9 @@ def _bag_of(n, padding_idx, include_last_offset, ids, offsets=None, bag_len=None
     bad = xp.flatnonzero((ids < 0) | (ids >= n))
     if bad.size:
         i = int(bad[0])
-        raise RuntimeError(f"Index {i} of input takes value {int(ids[i])} which is not in the valid range [0, {n})")
+        if fast_path:
+            raise RuntimeError(f"Index {i} of input takes value {int(ids[i])} which is not in the valid range [0, {n})")
+        raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {int(ids[i])}")
     entries = xp.arange(E, dtype=np.int64)
     if offsets is None:  # (B, N) input: fixed-length bags
         bag_of = entries // bag_len
@@ -132,14 +135,17 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise RuntimeError("Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 "
                            f"'per_sample_weights'; but type minigrad.{weight.dtype._legacy} does not equal "
                            f"minigrad.{per_sample_weights.dtype._legacy} (while checking arguments for embedding_bag)")
+    # (PyTorch's CPU kernel for 'sum' and 'mean' of reduced or single floats without padding_idx)
+    fast_path = mode != "max" and padding_idx is None and weight.dtype in (minigrad.float32, minigrad.float16)
     if input.ndim == 2:
         B = input.shape[0]
-        layout = functools.partial(_bag_of, n, padding_idx, include_last_offset, bag_len=input.shape[1])
+        layout = functools.partial(_bag_of, n, padding_idx, include_last_offset, fast_path, bag_len=input.shape[1])
         bag_of = array_op(layout, input)
     else:
         _check_int(offsets, "#2 'offsets'")
         B = max(offsets.shape[0] - 1, 0) if include_last_offset else offsets.shape[0]
-        bag_of = array_op(functools.partial(_bag_of, n, padding_idx, include_last_offset), input, offsets)
+        bag_of = array_op(functools.partial(_bag_of, n, padding_idx, include_last_offset, fast_path), input,
+                          offsets)
     if max_norm is not None:
         with minigrad.no_grad():
             embedding_renorm_(weight, input, max_norm, norm_type)

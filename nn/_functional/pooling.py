@@ -641,7 +641,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     `UpsampleBilinear2DBackward0` / ... node."""
     check_tensor(input, "input", "interpolate")
     modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
-    if mode not in modes:
+    if mode == "lanczos":
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; minigrad has {' | '.join(modes)}")
     if align_corners is not None and mode in ("nearest", "nearest-exact", "area"):
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
@@ -686,6 +686,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if min(size) < 0:
         raise RuntimeError(f"interpolate: output size must be positive, got {list(size)} for input of size "
                            f"{list(input.shape)}")
+    if mode not in modes:  # (PyTorch's text for a mode it has no kernel for, after the size checks)
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                                  f"nearest-exact (got {mode})")
     if input.array.dtype.kind != "f":
         raise NotImplementedError(f'"interpolate" not implemented for {input.dtype}: pass a floating point tensor')
     if mode == "area":  # PyTorch's area mode is adaptive average pooling to the new size
