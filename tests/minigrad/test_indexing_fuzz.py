@@ -511,9 +511,6 @@ def torch_fault(op, err):
                                 or op == "index_fill_" and err[1].startswith("index_select(): "))
 
 
-@pytest.mark.xfail(strict=True, reason="open: index_copy_ and index_add_ into a self with an empty dim: index_copy_ "
-                   "checks a 0-d index PyTorch lets by and gives an empty source no gradient; index_add_ of an empty "
-                   "index records CloneBackward0, PyTorch IndexAddBackward0")
 @FUZZ
 @given(index_op_cases())
 def test_index_ops_match_torch(case):
