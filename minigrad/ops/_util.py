@@ -263,8 +263,9 @@ def check_index_entries(index, n, dim):
     captured step checks each call's index."""
     if index.size:
         hi, lo = builtins.int(index.max()), builtins.int(index.min())
-        if hi >= n or lo < -n:
-            raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for dimension {dim} with size {n}")
+        if hi >= n or lo < -n:  # (PyTorch names the first in the index's order)
+            first = index[((index >= n) | (index < -n)).argmax()]
+            raise IndexError(f"index {first} is out of bounds for dimension {dim} with size {n}")
 
 
 def normalize_dim(dim, ndim):

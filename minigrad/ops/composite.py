@@ -1241,9 +1241,9 @@ def _unique_consecutive_along(arr, d, return_inverse, return_counts, xp):
 
 # ---- index helpers -----------------------------------------------------------------------------------------
 def index_fill(input, dim, index, value):
-    d = normalize_dim(dim, input.array.ndim)
     if index.array.dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    d = normalize_dim(dim, input.array.ndim)
     if isinstance(value, Tensor) and value.array.ndim:
         raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.array.ndim} dimension(s).")
@@ -1254,9 +1254,10 @@ def index_fill(input, dim, index, value):
 
     def mask_of(i):  # True at the indexed places along dim (an op: a captured call replays it on new indices)
         i = i.reshape(-1)
-        check_index_entries(i, n, d)
         mask = array_module(i).zeros(n, dtype=bool)
-        mask[i] = True
+        if input.array.size or 0 not in input.array.shape[:d] + input.array.shape[d + 1:]:
+            check_index_entries(i, n, d)  # (PyTorch reads the ids only as it fills: none where a slice is empty)
+            mask[i] = True
         return mask.reshape(shape) if shape else mask.reshape(())
 
     return elementwise.masked_fill(input, array_op(mask_of, index), value,
@@ -1287,31 +1288,43 @@ def index_copy(input, dim, index, source):
     if index.array.ndim and index.array.size != count:
         raise IndexError(f"index_copy_(): Number of indices ({index.array.size}) should be equal to source.size(dim) "
                          f"({count})")
-    n = shape[d] if shape else 1
-
-    def checked(index):  # (an op: a captured call's replay checks each call's index, in these words)
-        i = index.reshape(-1)
-        bad = (i < 0) | (i >= n)  # (no id counts from the end here)
-        if bad.any():
-            raise IndexError(f"index_copy_(): index {i[bad.argmax()]} is out of bounds for dimension {d} with size {n}")
-        return index
-
-    index = array_op(checked, index)
     if not src_shape and len(shape) == 1:  # (a 0-d source: one slice of a 1-d self)
         source = source.reshape(1)
     elif not shape and src_shape:  # (a 0-d self: its one element the source's)
         source = source.reshape(())
-    return _index_copy(input, d, index, source)
+    return IndexCopy.apply(input, d, index, source)
 
 
-@composite_node("IndexCopyBackward0")
-def _index_copy(input, d, index, source):
-    # the rows at index zeroed, then the source's added: self's gradient is g with those rows zeroed,
-    # source's g's rows at index
-    from .scatter import index_add
+class IndexCopy(Function):
+    node_name = "IndexCopyBackward0"
 
-    kept = index_fill(input, d, index, 0.0 if input.array.dtype.kind == "f" else 0)
-    return index_add(kept, d, index, source)
+    @staticmethod
+    def forward(ctx, a, dim, index, source):
+        i = index.array.reshape(-1)
+        n = a.array.shape[dim] if a.array.ndim else 1
+        # (here, not in index_copy: a replay checks each call's index; PyTorch reads the ids only as it copies)
+        if source.array.size and some_id_outside(i, n):
+            raise IndexError(f"index_copy_(): index {i[((i < 0) | (i >= n)).argmax()]} is out of bounds for "
+                             f"dimension {dim} with size {n}")
+        ctx.dim, ctx.source_shape = dim, source.array.shape
+        ctx.save(index=index)
+        out = a.array.copy()
+        if source.array.size:  # (a repeated id: the last copy stays, as PyTorch's CPU loop leaves it)
+            xp = array_module(out)
+            rows, src = (out.reshape(1), source.array.reshape(1)) if not out.ndim else (out, source.array)
+            xp.moveaxis(rows, dim, 0)[i] = xp.moveaxis(src, dim, 0)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):  # d(self with rows at index replaced by source): g with those rows zeroed; g's rows at index
+        from .indexing import index_select
+
+        ga = gs = None
+        if ctx.needs_input_grad[0]:
+            ga = index_fill(g, ctx.dim, ctx._saved_index, 0)
+        if ctx.needs_input_grad[3]:
+            gs = index_select(g, ctx.dim, ctx._saved_index).reshape(ctx.source_shape)
+        return ga, None, None, gs
 
 
 def masked_scatter(input, mask, source):

@@ -461,12 +461,7 @@ class IndexSelect(Function):
         i = index.array.reshape(-1)
         n = a.array.shape[dim]
         if some_id_outside(i, n):  # (here, not in index_select: a replay of a captured step checks each call's index)
-            lo, hi = builtins.int(i.min()), builtins.int(i.max())
-            if lo < 0:
-                raise RuntimeError(f"INDICES element is out of DATA bounds, id={lo} axis_dim={n}")
-            err = IndexError("index out of range in self")  # PyTorch's text; which index, in a note
-            err.__notes__ = [f"index {hi} is out of bounds for dimension {dim} with size {n}"]
-            raise err
+            _index_select_outside(a.array, dim, i, n)
         ctx.shape, ctx.index = a.array.shape, (slice(None),) * dim + (i,)
         out = a.array[ctx.index]
         return array_module(out).ascontiguousarray(out)
@@ -474,6 +469,17 @@ class IndexSelect(Function):
     @staticmethod
     def backward(ctx, g):  # scatter-add the gradient back to the picked entries
         return IndexPutAdd.apply(g, ctx.shape, ctx.index, True), None, None
+
+
+def _index_select_outside(a, dim, i, n):
+    """index_select's refusal of ids outside [0, n), in the words of PyTorch's kernel for the case: its own for
+    dim 1 of a matrix and for an empty one."""
+    first = i[((i < 0) | (i >= n)).argmax()]
+    if a.ndim > 1 and (dim == 1 or not a.size):
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={first} axis_dim={n}")
+    err = IndexError("index out of range in self")  # PyTorch's text; which index, in a note
+    err.__notes__ = [f"index {first} is out of bounds for dimension {dim} with size {n}"]
+    raise err
 
 
 class _IndexSelectOfScalar(Index):  # index_select of a 0-d tensor (its one index is 0)
@@ -845,6 +851,8 @@ def check_put(self, index, source, name="put"):
     n = self.numel()
     bad = index.array[(index.array >= n) | (index.array < -n)]
     if bad.size:
+        if not n:
+            raise IndexError("put_(): Tried to put elements into an empty tensor")
         raise IndexError(f"out of range: tried to access index {builtins.int(bad.reshape(-1)[0])} on a tensor of "
                          f"{n} elements.")
 

@@ -228,11 +228,23 @@ class IndexReduce(ScatterReduce):
         i = index.array.reshape(-1)
         n = a.array.shape[dim] if a.array.ndim else 1
         if ((i < 0) | (i >= n)).any():  # (here, not in index_reduce: a replay checks each call's index; no id
-            raise IndexError("index out of range in self")  # counts from the end, as in index_add)
+            _index_reduce_outside(a.array, dim, i, n, include_self)  # counts from the end, as in index_add)
         shape = [1] * source.array.ndim
         shape[dim] = i.size
         spread = xp.broadcast_to(i.astype(np.int64).reshape(shape), source.array.shape)
         return ScatterReduce.forward(ctx, a, dim, Tensor._wrap(spread), source, reduce, include_self)
+
+
+def _index_reduce_outside(a, dim, i, n, include_self):
+    """index_reduce's refusal of ids outside [0, n), in PyTorch's words: those of the index_fill that first puts
+    each reduction's start in place without include_self (where it fills anything: its ids from the end pass),
+    else its kernel's, whose first look along an empty dim of a matrix is a select's."""
+    outside = (i < -n) | (i >= n)
+    if not include_self and outside.any() and 0 not in a.shape[:dim] + a.shape[dim + 1:]:
+        raise IndexError(f"index {i[outside.argmax()]} is out of bounds for dimension {dim} with size {n}")
+    if a.ndim > 1 and n == 0:
+        raise IndexError(f"select(): index 0 out of range for tensor of size {list(a.shape)} at dimension {dim}")
+    raise IndexError("index out of range in self")
 
 
 _warned_index_reduce = False
@@ -276,13 +288,18 @@ class IndexAdd(Function):
         i = index.array.reshape(-1)
         n = a.array.shape[dim] if a.array.ndim else 1
         bad = (i < 0) | (i >= n)  # (here, not in index_add: a replay checks each call's index)
-        if bad.any():  # (PyTorch's rule: no id counts from the end; its words differ for a vector self)
-            if a.array.ndim <= 1:
+        if bad.any() and (a.array.ndim <= 1 or a.array.size):  # (PyTorch reads no id into an empty matrix)
+            # no id counts from the end; PyTorch's kernel for the first or last dim of a matrix by int64 ids
+            # and an alpha of 1, a scatter_add, words it its own way
+            if a.array.ndim <= 1 or dim not in (0, a.array.ndim - 1) or index.array.dtype != np.int64 \
+                    or alpha != 1 or type(alpha) is bool:
                 raise IndexError("index out of range in self")
             raise RuntimeError(f"index {i[bad.argmax()]} is out of bounds for dimension {dim} with size {n}")
         ctx.dim, ctx.alpha, ctx.source_shape = dim, alpha, source.array.shape
         ctx.save(index=index)
         out = a.array.copy()
+        if not out.size:  # (nothing to add to; the backward's index_select checks the ids)
+            return out
         if a.array.ndim == 0:
             return out + alpha * source.array.reshape(())
         src = xp.moveaxis(source.array, dim, 0) * alpha if alpha != 1 else xp.moveaxis(source.array, dim, 0)
@@ -442,8 +459,6 @@ def _check_index_source(name, input, dim, index, source):
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of `input` with alpha * source[k] added at input[index[k]] along `dim` (repeats summed)."""
     d = _check_index_source("index_add", input, dim, index, source)
-    if input.array.ndim > 1 and input.array.size == 0:  # PyTorch returns an empty matrix unchanged, the index unchecked
-        return input.clone()
     return IndexAdd.apply(input, d, index, source, alpha)  # (the index's entries are checked in its forward)
 
 
