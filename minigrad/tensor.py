@@ -34,7 +34,7 @@ class Tensor:
     __module__ = "minigrad"  # type(t) prints <class 'minigrad.Tensor'>, as PyTorch's <class 'torch.Tensor'>
 
     __slots__ = (
-        "array", "requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
+        "array", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
         "_grad_accumulator", "_hooks", "_post_accumulate_grad_hooks", "_retains_grad", "_base", "__weakref__",
         "_view_version",  # a view's: its base's version when its grad_fn was made (set with _base)
         "_inference",  # True on a tensor made under inference_mode (unset otherwise)
@@ -67,7 +67,7 @@ class Tensor:
         self._post_accumulate_grad_hooks = None
         self._retains_grad = False
         self._base = None
-        self.requires_grad = False
+        self._requires_grad = False
         if grad_mode.inference_tensors_made and state.inference:  # (a module global first: a thread-local costs more)
             self._inference = True
 
@@ -89,7 +89,7 @@ class Tensor:
         t._post_accumulate_grad_hooks = None
         t._retains_grad = False
         t._base = None
-        t.requires_grad = False
+        t._requires_grad = False
         if grad_mode.inference_tensors_made and state.inference:
             t._inference = True
         return _requiring_grad(t) if requires_grad else t
@@ -110,7 +110,7 @@ class Tensor:
         t._post_accumulate_grad_hooks = None
         t._retains_grad = False
         t._base = None
-        t.requires_grad = grad_fn is not None
+        t._requires_grad = grad_fn is not None
         if grad_mode.inference_tensors_made and state.inference:
             t._inference = True
         return t
@@ -123,7 +123,7 @@ class Tensor:
         return {name: getattr(self, name) for name in _PICKLED}
 
     def __deepcopy__(self, memo):
-        if self.grad_fn is not None and self.requires_grad:
+        if self.grad_fn is not None and self._requires_grad:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
                                "protocol at the moment")
         import copy
@@ -151,7 +151,7 @@ class Tensor:
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type_name(value)}")
-        if self.requires_grad and value.array.dtype.kind not in "fc":  # (a gradient could not have its dtype)
+        if self._requires_grad and value.array.dtype.kind not in "fc":  # (a gradient could not have its dtype)
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         if recording.hook.recorder is not None:  # in a minigrad.compile capture: a step of the replay too
             recording.hook.recorder.on_call(_set_data, self, value)
@@ -352,7 +352,7 @@ class Tensor:
 
     def apply_(self, callable):
         """Apply a Python function to every element, in place (CPU only; not on a tensor that requires grad)."""
-        if self.requires_grad:
+        if self._requires_grad:
             raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() instead.")
         if self.device.type != "cpu":
             raise TypeError("apply_ is only implemented on CPU tensors")
@@ -386,7 +386,7 @@ class Tensor:
 
     # ---- DLPack: zero-copy exchange with numpy, PyTorch, cupy, JAX, ... (minigrad.from_dlpack reads one in) ----
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        if self.requires_grad:
+        if self._requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         from .utils.dlpack import capsule
 
@@ -400,7 +400,7 @@ class Tensor:
         """The array as numpy (a view sharing memory, on the CPU). Refuses if it requires grad, unless `force`
         (PyTorch's `t.detach().cpu().numpy()`)."""
         recording.escape("Tensor.numpy()")
-        if self.requires_grad and state.grad_enabled and not force:
+        if self._requires_grad and state.grad_enabled and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return to_device(self.array, "cpu")
 
@@ -420,7 +420,7 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         # (PyTorch's, once a process, and only with grad mode on: LBFGS's float(loss) inside its no_grad step
         # says nothing; item() and int() say nothing)
-        if self.requires_grad and state.grad_enabled and not _warned[0]:
+        if self._requires_grad and state.grad_enabled and not _warned[0]:
             _warned[0] = True
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                           "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
@@ -523,7 +523,7 @@ class Tensor:
             extra.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")
-        elif self.requires_grad:
+        elif self._requires_grad:
             extra.append("requires_grad=True")
         tangent = forward_ad.tangent_of(self)
         if tangent is not None:
@@ -536,27 +536,30 @@ class Tensor:
         if type(requires_grad) is not bool:  # (PyTorch's binding refuses 1, None, numpy.bool_ alike)
             raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, "
                             f"not {type_name(requires_grad)}")
-        if not self.is_leaf:
-            if requires_grad:
-                return self
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
-                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
-            )
-        if requires_grad and self.array.dtype.kind not in "fc":
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        if requires_grad and self.is_inference() and not state.inference:  # no graph could record its use
-            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
-        if recording.hook.recorder is not None:  # in a minigrad.compile capture: a step on that call's value
-            return recording.hook.recorder.on_requires_grad(self, bool(requires_grad))
-        self.requires_grad = bool(requires_grad)
-        return self
+        if requires_grad and self.grad_fn is not None:  # (a non-leaf requires grad already)
+            return self
+        return _change_requires_grad(self, requires_grad, "only Tensors of floating point dtype can require gradients")
+
+    def _set_requires_grad_checked(self, requires_grad):
+        if type(requires_grad) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
+        _change_requires_grad(self, requires_grad,
+                              "only Tensors of floating point and complex dtype can require gradients")
+
+    def _del_requires_grad(self):
+        raise RuntimeError("requires_grad must be a bool")  # (PyTorch's setter, handed no value)
+
+    # The flag lives in the `_requires_grad` slot, which the engine reads and writes directly (an op reads it
+    # for every argument); `t.requires_grad = flag` goes through requires_grad_'s checks. (attrgetter: the
+    # cheapest getter a property can have.)
+    requires_grad = property(operator.attrgetter("_requires_grad"), _set_requires_grad_checked, _del_requires_grad,
+                             doc="Whether gradients are computed for this tensor (settable on a leaf only).")
 
     def _edge(self):
         """The (node, output_nr) that gradients for this tensor flow into."""
         if self.grad_fn is not None:
             return (self.grad_fn, self._output_nr)
-        if self.requires_grad:
+        if self._requires_grad:
             return (leaf_accumulator(self), 0)
         return (None, 0)
 
@@ -572,7 +575,7 @@ class Tensor:
     def retain_grad(self):
         """Keep `.grad` on this non-leaf tensor after backward (leaves always keep it)."""
         if self.grad_fn is None:
-            if not self.requires_grad:
+            if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
         if self._retains_grad:
@@ -586,7 +589,7 @@ class Tensor:
 
     def register_hook(self, hook):
         """`hook(grad) -> grad or None` runs when this tensor's gradient is computed; it may replace it."""
-        if not self.requires_grad:
+        if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             return self.grad_fn._register_tensor_hook(self._output_nr, hook)
@@ -599,7 +602,7 @@ class Tensor:
     def register_post_accumulate_grad_hook(self, hook):
         """`hook(tensor)` runs after backward has added into this leaf's `.grad` (data-parallel
         training starts a gradient's allreduce there, while backward goes on with the rest)."""
-        if not self.requires_grad:
+        if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
@@ -627,7 +630,7 @@ class Tensor:
                 "detach_() cannot be called on these gradients. To fix this error, please refer to the "
                 "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
         self.grad_fn = None
-        self.requires_grad = False
+        self._requires_grad = False
         self._output_nr = 0
         return self
 
@@ -675,7 +678,7 @@ class Tensor:
         a = self.array
         if a.dtype == dtype.np:
             return self
-        if type(a) is np.ndarray and not self.requires_grad and a.dtype.kind != "c" \
+        if type(a) is np.ndarray and not self._requires_grad and a.dtype.kind != "c" \
                 and (self._base is None or self._view_version == self._version_counter[0]) \
                 and (not recording.recorders_made or recording.hook.recorder is None) and _function.dual_apply is None:
             if dtype.np.kind in "iu" and a.dtype.kind == "f":  # (out-of-range floats cast silently, as PyTorch's)
@@ -1033,6 +1036,23 @@ def _requiring_grad(t):
     return t.requires_grad_(True)
 
 
+def _change_requires_grad(t, flag, dtype_message):
+    """Set leaf `t`'s requires_grad to `flag` after PyTorch's checks, in its order (`requires_grad_` and the
+    `requires_grad` setter word an integer tensor's refusal apart)."""
+    if t.grad_fn is not None:
+        raise RuntimeError("you can only change requires_grad flags of leaf variables." + ("" if flag else
+                           " If you want to use a computed variable in a subgraph that doesn't require "
+                           "differentiation use var_no_grad = var.detach()."))
+    if flag and t.array.dtype.kind not in "fc":
+        raise RuntimeError(dtype_message)
+    if flag and t.is_inference() and not state.inference:  # no graph could record its use
+        raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+    if recording.hook.recorder is not None:  # in a minigrad.compile capture: a step on that call's value
+        return recording.hook.recorder.on_requires_grad(t, flag)
+    t._requires_grad = flag
+    return t
+
+
 def _size_of(shape):
     """An array's shape as a Size (its ints need no checking: each `.shape` costs what a tuple would)."""
     return tuple.__new__(Size, shape)
@@ -1052,7 +1072,7 @@ class _RetainGrad:
             if t.grad is None:
                 # a copy, as PyTorch's retain_grad makes: the gradient the engine hands on may be a view
                 # of other gradients (a split's pieces side by side) or be adopted by a leaf
-                t.grad = Tensor._wrap(grad.array.copy()) if not grad.requires_grad else grad
+                t.grad = Tensor._wrap(grad.array.copy()) if not grad._requires_grad else grad
             else:
                 t.grad = t.grad + grad
 
@@ -1082,7 +1102,7 @@ _warned = [False]  # float() of a tensor that requires grad: said once a process
 
 
 def _set_requires_grad(t, flag):  # (... and for `t.requires_grad_()` on a value of the call)
-    t.requires_grad = flag
+    t._requires_grad = flag
     return t
 
 

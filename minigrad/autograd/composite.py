@@ -39,7 +39,7 @@ def composite_node(name, second=None, second_name=None):
             if not grad_mode.is_grad_enabled():
                 return fn(*args, **kwargs)
             places = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-            if not any(args[i].requires_grad for i in places):
+            if not any(args[i]._requires_grad for i in places):
                 return fn(*args, **kwargs)
 
             def on_tensors(*tensors):
@@ -67,7 +67,7 @@ class CompositeFunction(_function.Function):
     def forward(ctx, on_tensors, box, *inputs):
         ctx.save_for_backward(*inputs)
         ctx.on_tensors = on_tensors
-        stand_ins = [t.detach().requires_grad_(t.requires_grad) if t.array.dtype.kind in "fc"
+        stand_ins = [t.detach().requires_grad_(t._requires_grad) if t.array.dtype.kind in "fc"
                      else t.detach() for t in inputs]
         with grad_mode.enable_grad():
             out = on_tensors(*stand_ins)
@@ -77,7 +77,7 @@ class CompositeFunction(_function.Function):
         ctx.inner = (stand_ins, [items[k] for k in where])
         box.append((items, rebuild, where))
         arrays = [items[k].array for k in where]
-        no_grad = [a for a, k in zip(arrays, where) if not items[k].requires_grad]
+        no_grad = [a for a, k in zip(arrays, where) if not items[k]._requires_grad]
         if no_grad:
             ctx.mark_non_differentiable(*no_grad)
         return arrays[0] if len(arrays) == 1 else tuple(arrays)
@@ -92,7 +92,7 @@ class CompositeFunction(_function.Function):
             outs, sources = [t for t in items if isinstance(t, _function.Tensor)], inputs
         else:
             sources, outs = ctx.inner
-        pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad and g is not None]
+        pairs = [(o, g) for o, g in zip(outs, grads) if o._requires_grad and g is not None]
         result = [None] * (2 + len(inputs))
         if pairs and wanted:
             gs = _grad([o for o, _ in pairs], [sources[i] for i in wanted], [g for _, g in pairs],
@@ -101,6 +101,6 @@ class CompositeFunction(_function.Function):
                 result[2 + i] = g
         cls = ctx._forward_cls
         if cls.second is not None and result[2] is not None and grad_mode.is_grad_enabled():
-            incoming = [g for g in grads if g is not None and g.requires_grad]
+            incoming = [g for g in grads if g is not None and g._requires_grad]
             result[2] = _function.second_order(ctx, result[2], cls.second, *incoming, name=cls.second_name)
         return tuple(result)

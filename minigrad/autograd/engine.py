@@ -32,7 +32,7 @@ def _make_grads(outputs, grad_outputs):
     for i, t in enumerate(outputs):
         g = None if grad_outputs is None else grad_outputs[i]
         if g is None:
-            if not t.requires_grad:
+            if not t._requires_grad:
                 grads.append(None)
                 continue
             if t.array.size != 1:
@@ -54,7 +54,7 @@ def _make_grads(outputs, grad_outputs):
 
 def _roots(outputs):
     for i, t in enumerate(outputs):
-        if not t.requires_grad:
+        if not t._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 
 
@@ -398,14 +398,14 @@ def accumulate_into_leaf(variable, grad):
         if reusable(grad, _LEAF_HOLDERS) and grad.array.flags.c_contiguous:
             # no one else sees it: PyTorch steals such a gradient, and a plain tensor (no graph of its own,
             # no inference flag) is kept as it is: no new Tensor per leaf per backward
-            if type(grad) is Tensor and grad.grad_fn is None and not grad.requires_grad and grad._base is None \
+            if type(grad) is Tensor and grad.grad_fn is None and not grad._requires_grad and grad._base is None \
                     and not grad_mode.inference_tensors_made:
                 variable._grad = grad
             else:
                 variable._grad = Tensor._output(grad.array, None, grad._version_counter)
         else:
             variable._grad = Tensor._output(grad.array.copy(), None)
-    elif state.grad_enabled or old.requires_grad:
+    elif state.grad_enabled or old._requires_grad:
         variable._grad = old + grad
     else:
         old.array += grad.array
@@ -429,7 +429,7 @@ def _accumulate_sparse(variable, grad):
         variable._grad = old + grad
     elif old.is_sparse:
         variable._grad = grad + old.to_dense()
-    elif state.grad_enabled or old.requires_grad:
+    elif state.grad_enabled or old._requires_grad:
         variable._grad = old + grad.to_dense()
     else:
         old.array += grad.to_dense().array
@@ -511,7 +511,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         grad_outputs = tuple(grad_outputs)
     _roots(outputs)  # (the outputs are checked next, as PyTorch checks them)
     for t in inputs:
-        if not t.requires_grad:
+        if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     edges = [t._edge() for t in inputs]
     captured = run_backward(outputs, grad_outputs, retain_graph, create_graph, capture=set(edges), accumulate=False)

@@ -131,7 +131,7 @@ class AccumulateGrad(Node):
         """Accumulate `grad` into the leaf, after the leaf's hooks (which may replace it)."""
         if self.variable.grad_fn is not None:  # (it was written in place by a recorded op since this graph was made)
             raise RuntimeError("leaf variable has been moved into the graph interior")
-        if self.variable.requires_grad:  # (not after requires_grad_(False) or detach_(): PyTorch keeps nothing then)
+        if self.variable._requires_grad:  # (not after requires_grad_(False) or detach_(): PyTorch keeps nothing then)
             accumulate_into_leaf(self.variable, grad)
         hooks = self.variable._post_accumulate_grad_hooks
         if hooks:
@@ -187,7 +187,7 @@ class SavedTensor:
         if hooks:
             pack, self.unpack_hook = hooks[-1]
             # the original's place in the graph: its edge (None for an op's output: the node itself)
-            self.edge = (None if is_output else t._edge()) if t.requires_grad else False
+            self.edge = (None if is_output else t._edge()) if t._requires_grad else False
             self._shape, self._dtype = t.array.shape, t.array.dtype  # (the tensor itself is not kept)
             self.packed = pack(t)
             self.tensor = None
@@ -281,7 +281,7 @@ def _reattach(t, edge, node):
     if t.grad_fn is fn and t._output_nr == nr:
         return t
     out = Tensor._wrap(t.array, version_counter=t._version_counter)
-    out.requires_grad = True
+    out._requires_grad = True
     if isinstance(fn, AccumulateGrad):  # a leaf: gradients flow into the original leaf's accumulator
         out._grad_accumulator = weakref.ref(fn)
     else:
@@ -529,7 +529,7 @@ class SavedTensorHandle:
                                "one pair of hooks is allowed at a time.")
         t = s.unpack(self._node)
         # (the fields SavedTensor.__init__ sets under saved_tensors_hooks; unpack then goes through _reattach)
-        s.edge = (None if s.is_output else t._edge()) if t.requires_grad else False
+        s.edge = (None if s.is_output else t._edge()) if t._requires_grad else False
         s._shape, s._dtype = t.array.shape, t.array.dtype
         s.packed, s.unpack_hook, s.tensor = pack_hook(t), unpack_hook, None
 
@@ -665,8 +665,8 @@ class Function(metaclass=FunctionMeta):
         if mode["grad_enabled"]:
             for a in args:
                 if type(a) is Tensor or isinstance(a, Tensor):
-                    if a.requires_grad or a._base is not None and a._view_version != a._version_counter[0] \
-                            and a._base.requires_grad:  # (a view whose base was since written in place: below)
+                    if a._requires_grad or a._base is not None and a._view_version != a._version_counter[0] \
+                            and a._base._requires_grad:  # (a view whose base was since written in place: below)
                         record = True
                         break
         if not record:  # nothing to record: no node, no edges, nothing saved
@@ -686,13 +686,13 @@ class Function(metaclass=FunctionMeta):
         for i, a in enumerate(args):
             # (one that requires grad is floating: its dtype needs no look)
             if (type(a) is Tensor or isinstance(a, Tensor)) and (
-                    (rg := a.requires_grad) or not float_only or a.array.dtype.kind in "fc"):
+                    (rg := a._requires_grad) or not float_only or a.array.dtype.kind in "fc"):
                 pos.append(i)
                 if a._base is not None and a._view_version != a._version_counter[0]:
                     # a view taken before an in-place write to its base: its history is that region of
                     # the base as it is now (PyTorch regenerates a view's grad_fn likewise)
                     a._regrow_view()
-                    rg = a.requires_grad
+                    rg = a._requires_grad
                 fn = a.grad_fn  # a._edge(), inlined: this loop runs for every recorded op
                 if fn is not None:
                     edges.append((fn, a._output_nr))
@@ -811,7 +811,7 @@ def wrap_outputs(out, node, args, ctx):
     for o in outs:
         if isinstance(o, Tensor):
             if dirty and any(o is d for d in dirty):
-                if node is not None and o.requires_grad and o.grad_fn is None:
+                if node is not None and o._requires_grad and o.grad_fn is None:
                     raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
                 o._bump_version()
                 if node is not None and node._saved:
@@ -821,7 +821,7 @@ def wrap_outputs(out, node, args, ctx):
                             s.version = s.counter[0]
                 t = o
             else:
-                t = Tensor._wrap(o.array, version_counter=o._version_counter) if o.grad_fn is not None or o.requires_grad else o
+                t = Tensor._wrap(o.array, version_counter=o._version_counter) if o.grad_fn is not None or o._requires_grad else o
         elif o is None:
             t = None
         else:
@@ -835,7 +835,7 @@ def wrap_outputs(out, node, args, ctx):
                 continue
             meta.append((t.array.shape, t.array.dtype, array_module(t.array)))
             if t.array.dtype.kind in "fc" and not (non_diff and id(o) in non_diff):
-                t.grad_fn, t._output_nr, t.requires_grad = node, i, True
+                t.grad_fn, t._output_nr, t._requires_grad = node, i, True
         node._output_meta = meta
         if node._forward_cls.saves_result:
             _save_result(node, results[0])
@@ -870,7 +870,7 @@ class once_differentiable:
             cls = ctx._forward_cls
             if cls._user:
                 return _once_differentiable_user(self.fn, ctx, grads)
-            if not cls.backward_ignores_inputs or any(g is not None and g.requires_grad for g in grads):
+            if not cls.backward_ignores_inputs or any(g is not None and g._requires_grad for g in grads):
                 double = cls.double_backward  # (defaults on Function: no lookup that misses)
                 if double is not None:
                     return double(ctx, *grads)
@@ -904,7 +904,7 @@ def _once_differentiable_user(fn, ctx, grads):
     (through an Error node) only where an incoming gradient does."""
     with grad_mode.no_grad():
         out = fn(ctx, *grads)
-    if not any(isinstance(g, Tensor) and g.requires_grad for g in grads):
+    if not any(isinstance(g, Tensor) and g._requires_grad for g in grads):
         return out
     outs = out if isinstance(out, tuple) else (out,)
     present = [o.detach().requires_grad_() for o in outs if o is not None]
@@ -950,7 +950,7 @@ def second_order(node, gx, rule="zero", *others, name=None):
     fn, nr = node.next_functions[0]
     x = Tensor._wrap(np.zeros((), dtype=gx.array.dtype))  # (a stand-in on the input's own edge: no values read)
     if fn is not None:
-        x.grad_fn, x._output_nr, x.requires_grad = fn, nr, True
+        x.grad_fn, x._output_nr, x._requires_grad = fn, nr, True
     return cls.apply(gx, rule, x, *others)
 
 

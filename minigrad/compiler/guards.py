@@ -281,7 +281,7 @@ def _tensor_guard(t, alias):
     # with whether it is contiguous (the call's Python may branch on it, `if not x.is_contiguous()`, or view
     # it: `x.view(-1)` of a transposed tensor is an error eagerly, a reordering replayed) and whether hooks
     # wait for its gradient (`x.register_hook(...)` before the call: a capture with one runs eagerly)
-    return (a.shape, a.dtype.str, _device_names.get(type(a)) or _device_name(t), t.requires_grad,
+    return (a.shape, a.dtype.str, _device_names.get(type(a)) or _device_name(t), t._requires_grad,
             a.flags.c_contiguous, bool(t._hooks or t._post_accumulate_grad_hooks), alias)
 
 

@@ -311,7 +311,7 @@ class Call:
         return f"call {getattr(self.fn, '__qualname__', self.fn)}"
 
 
-_ARRAY, _REQUIRES_GRAD = operator.attrgetter("array"), operator.attrgetter("requires_grad")
+_ARRAY, _REQUIRES_GRAD = operator.attrgetter("array"), operator.attrgetter("_requires_grad")
 _HOOKS, _POST_HOOKS = operator.attrgetter("_hooks"), operator.attrgetter("_post_accumulate_grad_hooks")
 
 
@@ -387,15 +387,15 @@ class Program:
         if not hooked and all(map(operator.is_, map(_ARRAY, ext), self._arrays)) \
                 and list(map(_REQUIRES_GRAD, ext)) == self._rgs:
             return None
-        if not hooked and [(t.array.shape, t.array.dtype, t.requires_grad) for t in ext] == self._as_captured:
+        if not hooked and [(t.array.shape, t.array.dtype, t._requires_grad) for t in ext] == self._as_captured:
             self._arrays = [t.array for t in ext]  # (another array of the same kind: `p.data = ...`)
             return None
         for t, shape, dtype, requires_grad, hooked in self.externals:
             a = t.array
-            if a.shape != shape or a.dtype != dtype or t.requires_grad != requires_grad:
+            if a.shape != shape or a.dtype != dtype or t._requires_grad != requires_grad:
                 changes = [f"{what} {before} -> {now}" for what, before, now in
                            (("shape", shape, a.shape), ("dtype", dtype, a.dtype),
-                            ("requires_grad", requires_grad, t.requires_grad)) if before != now]
+                            ("requires_grad", requires_grad, t._requires_grad)) if before != now]
                 return f"a tensor the function reads from outside changed: {', '.join(changes)}"
             if hooked and (t._hooks or t._post_accumulate_grad_hooks):
                 return "a hook was registered on a parameter the function accumulates a gradient into"
@@ -437,7 +437,7 @@ def build_result(out, env, copy=False, made=None):
         if made is not None and out[1] in made:
             return made[out[1]]
         v = env[out[1]]
-        if type(v) is Tensor and v.requires_grad and v.grad_fn is None and not copy:
+        if type(v) is Tensor and v._requires_grad and v.grad_fn is None and not copy:
             return v  # a leaf the call made (`zeros(3, requires_grad=True)`): that call's own, as eager returns it
         v = v.array if isinstance(v, Tensor) else v
         t = Tensor._wrap(v.copy() if copy else v)
@@ -454,7 +454,7 @@ def build_result(out, env, copy=False, made=None):
     if kind == "g":
         return env[out[1]]
     if kind == "fresh":
-        return Tensor._wrap(out[1].array.copy(), requires_grad=out[1].requires_grad)
+        return Tensor._wrap(out[1].array.copy(), requires_grad=out[1]._requires_grad)
     if kind == "dict":
         return out[2]((k, build_result(o, env, copy, made)) for k, o in out[1])
     raise AssertionError(out)

@@ -22,7 +22,7 @@ def output_shape_error(shape, broadcast):
 
 def not_differentiable(t, arg, fn):
     """PyTorch's error for an argument it gives no gradient that requires one (while a graph is recorded)."""
-    if t is not None and t.requires_grad and state.grad_enabled:
+    if t is not None and t._requires_grad and state.grad_enabled:
         raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{arg}'. This input "
                            "cannot have requires_grad True.")
 

@@ -325,7 +325,7 @@ def kron(input, other):
         inter_b += [1, sb]
     out = shape_ops.reshape(a, tuple(inter_a)) * shape_ops.reshape(b, tuple(inter_b))
     shape = tuple(sa * sb for sa, sb in zip(a.array.shape, b.array.shape))
-    if not out.requires_grad:
+    if not out._requires_grad:
         return shape_ops.reshape(out, shape)
     # (the product is a fresh contiguous array: PyTorch sees it in the new shape with _unsafe_view)
     return shape_ops.UnsafeView.apply(out, shape)
@@ -753,7 +753,7 @@ def mode(input, dim=-1, keepdim=False):
     best = xp.take_along_axis(srt, counts.argmax(-1)[..., None], -1)[..., 0]
     idx = (x.shape[-1] - 1 - xp.argmax(xp.flip(x == best[..., None], -1), -1)).astype(np.int64)
     v = Tensor._wrap(best)
-    if input.requires_grad:
+    if input._requires_grad:
         v = take_along_dim(input, Tensor._wrap(xp.expand_dims(idx, d) if input.array.ndim else idx.reshape(())), d if input.array.ndim else None)
         v = shape_ops.squeeze(v, d) if input.array.ndim else shape_ops.reshape(v, ())
     i = Tensor._wrap(idx if input.array.ndim else idx.reshape(()))

@@ -368,14 +368,14 @@ def _half_number(input, other):
     if other.__class__ is builtins.float or other.__class__ is builtins.int:
         return float(other)
     if isinstance(other, Tensor) and other.array.ndim == 0 and input.array.ndim > 0 and \
-            other.array.dtype in (np.float32, np.float64) and not other.requires_grad:
+            other.array.dtype in (np.float32, np.float64) and not other._requires_grad:
         return float(other.array)
     return None
 
 
 def _half_by_number(cls, fn, input, number):
     """input (float16) * or / number (fn), recorded as the tensor op (cls) where a gradient is wanted."""
-    if input.requires_grad and state.grad_enabled:
+    if input._requires_grad and state.grad_enabled:
         return cls.apply(input, number)
     return Tensor._wrap(in_float32(fn, input.array, np.float32(number)))
 
@@ -627,14 +627,14 @@ def _plain_operand(a, b, ints=True):
         y = b.array
         if type(y) is not type(x) or y.dtype != x.dtype:
             return None
-        if (a.requires_grad or b.requires_grad) and state.grad_enabled:  # (a thread-local read last)
+        if (a._requires_grad or b._requires_grad) and state.grad_enabled:  # (a thread-local read last)
             xs, ys = x.shape, y.shape
             if xs != ys:  # (the usual, the same shapes, needs no call)
                 _check_broadcast(xs, ys)
             return b
         return y  # (shapes that do not broadcast: numpy's ValueError, which the caller makes PyTorch's error)
     if tb is builtins.float or (tb is builtins.int and -_EXACT_INT <= b <= _EXACT_INT):
-        if not (a.requires_grad and state.grad_enabled):
+        if not (a._requires_grad and state.grad_enabled):
             return b  # (numpy casts a Python number to the array's dtype, as a 0-d tensor of it would be)
         if type(x) is np.ndarray:  # `x * 0.5` recorded: the op's _NumberOperand, which keeps the number
             return _RECORD_NUMBER
@@ -1286,7 +1286,7 @@ class Clamp(Function):
     def backward(ctx, g):  # gradient passes where lo <= a <= hi (never at a NaN: its comparisons are false)
         a = ctx._saved_self
         lo, hi = ctx.bounds  # (one at least is a number: clamp checks)
-        if not g.requires_grad and g.array.dtype == a.array.dtype:  # nothing to record: the same steps on arrays
+        if not g._requires_grad and g.array.dtype == a.array.dtype:  # nothing to record: the same steps on arrays
             x = a.array
             keep = x >= lo if lo is not None else None
             if hi is not None:
@@ -1466,7 +1466,7 @@ def _clamp(input, min, max, nodes):
         # a tensor bound and a number: PyTorch's overloads take two tensors or two numbers, and its argument
         # parser reads a 0-dim tensor that needs no grad as a number (so it promotes as a number does)
         t = min if isinstance(min, Tensor) else max
-        if t.array.ndim or t.requires_grad:
+        if t.array.ndim or t._requires_grad:
             raise TypeError(
                 f"clamp() received an invalid combination of arguments - got (Tensor, {type_name(min)}, "
                 f"{type_name(max)}), but expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, "

@@ -662,7 +662,7 @@ def getitem(self, index):
         return _basic_index(self, idx, steps)
     ints = _ints_in_range(index, shape)
     # `t[i]`, `x[:, i, :]`, and `P[i, j]` when nothing is recorded: one select step, as below
-    if ints == 1 or ints and not (self.requires_grad and state.grad_enabled):
+    if ints == 1 or ints and not (self._requires_grad and state.grad_enabled):
         return _share_version(Select.apply(self, index if type(index) is tuple else (index,), False), self)
     if ints:  # `P[i, j]` recorded: a select step per int, as below (full slices only move the dim on)
         out, dim = self, 0
@@ -693,7 +693,7 @@ def getitem(self, index):
 
 def _basic_index(self, idx, steps):
     """`self[idx]` for a basic index whose `steps` `_basic_steps` gave: one node, or one per step."""
-    if not (self.requires_grad and state.grad_enabled) or len(steps) <= 1:  # (none: an alias, as PyTorch records)
+    if not (self._requires_grad and state.grad_enabled) or len(steps) <= 1:  # (none: an alias, as PyTorch records)
         if not steps:
             cls = Alias
         elif len(steps) > 1 or steps[0][0] != "unsqueeze":
@@ -921,7 +921,7 @@ class Gather(Function):
     def backward(ctx, g):  # scatter-add the gradient back along dim
         # nothing to record: ScatterAdd's forward at forward's checked index (reading the saved index checks
         # its version: one written in place since forward is refused, as below)
-        if not g.requires_grad and ctx.shape and ctx._saved_index is not None:
+        if not g._requires_grad and ctx.shape and ctx._saved_index is not None:
             xp = array_module(g.array)
             out = xp.zeros(ctx.shape, dtype=g.array.dtype)
             if ctx.at is None:

@@ -36,13 +36,13 @@ def check_inplace(self):
     if getattr(self, "_no_grad_view", False):
         raise RuntimeError(NO_GRAD_VIEW_MESSAGE)
     base = self._base
-    if self.requires_grad:
+    if self._requires_grad:
         if self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         if base is not None and getattr(self, "_multi_output", False):
             raise multi_output_error(self._output_nr, self.grad_fn.name().removesuffix("Backward0"))
     # (a view taken before its base required grad too, or one of a base detach_()ed since: a leaf now)
-    if base is not None and base.grad_fn is None and (self.requires_grad or base.requires_grad):
+    if base is not None and base.grad_fn is None and (self._requires_grad or base._requires_grad):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
@@ -109,11 +109,11 @@ def apply_inplace(self, raw, recorded, *others, differentiable=True):
     record = False
     if state.grad_enabled and differentiable:
         check_inplace(self)
-        if self.requires_grad:
+        if self._requires_grad:
             record = True
         else:  # (a loop, not any() over a generator: this runs for every in-place op, optimizer steps' too)
             for o in others:
-                if isinstance(o, Tensor) and o.requires_grad:
+                if isinstance(o, Tensor) and o._requires_grad:
                     record = True
                     break
     check_overlap(self)
@@ -157,7 +157,7 @@ def write_result(self, out):
         a[...] = b
     else:
         array_module(a).copyto(a, b, casting="same_kind")
-    self.grad_fn, self._output_nr, self.requires_grad = out.grad_fn, 0, True
+    self.grad_fn, self._output_nr, self._requires_grad = out.grad_fn, 0, True
     self._version_counter[0] += 1
     _output_kept_in(self, out)
     return self
@@ -176,7 +176,7 @@ def in_graph(self, others):
     (grad mode on, self or one of them requiring grad), self being no view: what minigrad.compile
     records as the out-of-place op whose result self stands for (capture.py's `on_inplace_in_graph`)."""
     return state.grad_enabled and self._base is None and (
-        self.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others))
+        self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others))
 
 
 def _place_in_base(view, base):
@@ -264,7 +264,7 @@ def _inplace_on_view(view, out, place):
     else:
         new_base = IndexPut.apply(base, out, place)
     array_module(view.array).copyto(view.array, out.array, casting="same_kind")  # (new_base's values, in memory)
-    base.grad_fn, base._output_nr, base.requires_grad = new_base.grad_fn, 0, True
+    base.grad_fn, base._output_nr, base._requires_grad = new_base.grad_fn, 0, True
     _region_of_base(view, place)
 
 
@@ -273,7 +273,7 @@ def regrow_view(view):
     a recorded op, through the base or another view): the view's region of the base as it is now."""
     base = view._base
     view._view_version = view._version_counter[0]
-    if not base.requires_grad:
+    if not base._requires_grad:
         return
     place = _place_in_base(view.array, base.array)
     if place is None:
@@ -305,7 +305,7 @@ def _region_of_base(view, place):
             region = ViewOfModifiedBase.apply(view._base, place, True)
     finally:
         state.grad_enabled = prev
-    view.grad_fn, view._output_nr, view.requires_grad = region.grad_fn, 0, True
+    view.grad_fn, view._output_nr, view._requires_grad = region.grad_fn, 0, True
 
 
 def _keep_original(self, node):
@@ -315,7 +315,7 @@ def _keep_original(self, node):
     for s in getattr(node, "_saved", None) or ():
         if s is not None and s.tensor is self:
             original = Tensor._wrap(self.array.copy())
-            original.grad_fn, original._output_nr, original.requires_grad = self.grad_fn, self._output_nr, self.requires_grad
+            original.grad_fn, original._output_nr, original._requires_grad = self.grad_fn, self._output_nr, self._requires_grad
             s.tensor, s.counter, s.version = original, original._version_counter, 0
 
 
@@ -338,9 +338,9 @@ def _plain_write(self, other):
     grad = state.grad_enabled
     if type(other) is Tensor:
         b = other.array
-        return (type(b) is np.ndarray and b.dtype == a.dtype and not (grad and (self.requires_grad or other.requires_grad))
+        return (type(b) is np.ndarray and b.dtype == a.dtype and not (grad and (self._requires_grad or other._requires_grad))
                 and (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:]))  # (a bias's shape: the end of self's)
-    return type(other) is float and not (grad and self.requires_grad)
+    return type(other) is float and not (grad and self._requires_grad)
 
 
 def _sums_in_place(self, other):
@@ -353,8 +353,8 @@ def _sums_in_place(self, other):
             or grad_mode.inference_tensors_made and _inference_outside(self):
         return False
     a, b = self.array, other.array
-    return (self._base is None and not (self.requires_grad and self.grad_fn is None)
-            and (self.requires_grad or other.requires_grad) and type(a) is np.ndarray and type(b) is np.ndarray
+    return (self._base is None and not (self._requires_grad and self.grad_fn is None)
+            and (self._requires_grad or other._requires_grad) and type(a) is np.ndarray and type(b) is np.ndarray
             and b.dtype == a.dtype and a.dtype.kind == "f" and a.flags.writeable
             and (b.shape == a.shape or b.shape == a.shape[a.ndim - b.ndim:]))
 
@@ -388,7 +388,7 @@ def _ufunc_inplace(name, op, torch_name, record_sum=None, refuse=None, alpha_fir
             raise TypeError(f"{torch_name}(): argument 'other' (position 1) must be Tensor, not {type_name(other)}")
         xp = array_module(self.array)
         alpha = kwargs.get("alpha", 1)
-        if type(other) is Tensor or refuse is not None or self.requires_grad or self._base is not None \
+        if type(other) is Tensor or refuse is not None or self._requires_grad or self._base is not None \
                 or not self.array.flags.writeable:  # (else nothing here refuses: `x.mul_(2)` skips the call)
             check_in_order(self, (other,) if type(other) is Tensor else (),
                            own=None if refuse is None else lambda: refuse(self, other))
@@ -449,7 +449,7 @@ def setitem(self, index, value):
     index, a = as_int(index, self.array), self.array
     if type(index) is int and type(value) is Tensor and type(a) is np.ndarray and value.array.dtype == a.dtype \
             and a.ndim and -a.shape[0] <= index < a.shape[0] and a.flags.writeable \
-            and not (state.grad_enabled and (self.requires_grad or value.requires_grad)):
+            and not (state.grad_enabled and (self._requires_grad or value._requires_grad)):
         # `dC[ix] += demb[k, j]` (its write back) with nothing to record: apply_inplace's raw write, checked here
         put_values(a, index, value.array)
         self._version_counter[0] += 1
@@ -460,7 +460,7 @@ def setitem(self, index, value):
     idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:
         ordered = _ints_first(idx, self.array.shape)  # (PyTorch checks the integers before the masks)
-        if state.grad_enabled and self.requires_grad and self.grad_fn is None:  # (autograd's refusal: after the
+        if state.grad_enabled and self._requires_grad and self.grad_fn is None:  # (autograd's refusal: after the
             _check_count(idx, a.shape)  # basic items' checks, before index_put_'s own)
             if _index_put_into_a_view(index, a.shape):
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
@@ -472,13 +472,13 @@ def setitem(self, index, value):
         # PyTorch's checks, in its order, where it matters: a view of a leaf refused, a step below 1 (numpy takes
         # it), or an index numpy refuses (raw below); otherwise numpy's own checks are the same, and cheaper
         steps = None
-        if state.grad_enabled and self.requires_grad or any(type(i) is slice and i.step is not None and i.step < 1
+        if state.grad_enabled and self._requires_grad or any(type(i) is slice and i.step is not None and i.step < 1
                                                              for i in idx):
             steps = _basic_steps(_plain_ints(idx), a.shape)
-        if state.grad_enabled and self.requires_grad and self.grad_fn is None and steps:
+        if state.grad_enabled and self._requires_grad and self.grad_fn is None and steps:
             # a basic index into a leaf is a view of it (PyTorch's text says so; all of it is the leaf itself)
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    if not advanced and state.grad_enabled and self.requires_grad:
+    if not advanced and state.grad_enabled and self._requires_grad:
         if getattr(self, "_multi_output", False):  # (PyTorch writes into the index's view of the piece: its op named)
             name = _view_op_name(index, self.array.shape)
             if name is not None:
@@ -593,7 +593,7 @@ def zero_(self):
     """Fill with zeros, in place."""
     a = self.array
     if type(a) is np.ndarray and a.ndim and a.flags.c_contiguous and a.flags.writeable \
-            and recording.hook.recorder is None and not (state.grad_enabled and self.requires_grad) \
+            and recording.hook.recorder is None and not (state.grad_enabled and self._requires_grad) \
             and not (grad_mode.inference_tensors_made and _inference_outside(self)):
         # zero in every dtype is all bits 0: the array's bytes cleared (a memset, faster than a float fill)
         a.view(np.uint8).fill(0)
@@ -871,7 +871,7 @@ def fill_diagonal_(self, fill_value, wrap=False):
     if a.ndim < 2 or (a.ndim > 2 and len(set(a.shape)) != 1):
         raise RuntimeError("all dimensions of input must be of equal length" if a.ndim > 2 else
                            "dimensions must larger than 1")
-    if state.grad_enabled and self.requires_grad and self.grad_fn is None:  # (PyTorch writes through a view)
+    if state.grad_enabled and self._requires_grad and self.grad_fn is None:  # (PyTorch writes through a view)
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     fill_value = checked_scalar(fill_value, a.dtype)  # (-inf into an integer tensor: PyTorch's overflow text)
     xp = array_module(a)
@@ -905,7 +905,7 @@ def resize_(self, *sizes, memory_format=None):
     """PyTorch's resize_: `sizes`, contiguous, over the memory self views from its first element on (so a
     smaller size stays a view of it, as PyTorch keeps the storage); new memory, the old elements first, where
     that is too small."""
-    if self.requires_grad:
+    if self._requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     shape = _size_args(sizes)
     if min(shape, default=0) < 0:
@@ -957,7 +957,7 @@ def _map(self, name, others, callable):
     for pos, (arg, t) in enumerate(others, 1):
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not {type_name(t)}")
-    if self.requires_grad or any(t.requires_grad for _, t in others):
+    if self._requires_grad or any(t._requires_grad for _, t in others):
         raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
     for arg, t in others:
         if t.dtype != self.dtype:

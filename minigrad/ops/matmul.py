@@ -148,7 +148,7 @@ def _check(a, b):
         # PyTorch multiplies by a batch of one that wants a gradient as by its matrix (a smaller gradient):
         # that product's rule and words
         for one, other, first in ((a, b, True), (b, a, False)):
-            if one.array.shape[0] == 1 and one.requires_grad:
+            if one.array.shape[0] == 1 and one._requires_grad:
                 matrix = SimpleNamespace(array=one.array[0], requires_grad=True)
                 return _check(matrix, other) if first else _check(other, matrix)
     if len(sa) <= 2 and len(sb) <= 2 or _folds(a, b):
@@ -172,7 +172,7 @@ def _folds(a, b):
     larger, smaller = (a, b) if a.array.ndim >= b.array.ndim else (b, a)
     if larger.array.ndim < 3 or smaller.array.ndim > 2:
         return False
-    if smaller.requires_grad:
+    if smaller._requires_grad:
         return True
     if a.array.ndim == 2:
         return False

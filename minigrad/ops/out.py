@@ -244,8 +244,8 @@ def _return_type(result, name):  # PyTorch's return_types.<op>_out, the named tu
 
 def _requires_grad(a):
     if isinstance(a, Tensor):
-        return a.requires_grad
-    return isinstance(a, (tuple, list)) and any(isinstance(t, Tensor) and t.requires_grad for t in a)
+        return a._requires_grad
+    return isinstance(a, (tuple, list)) and any(isinstance(t, Tensor) and t._requires_grad for t in a)
 
 
 def write(name, result, out, inputs=()):

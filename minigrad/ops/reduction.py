@@ -341,7 +341,7 @@ class Amax(Function):
     @staticmethod
     def backward(ctx, g):  # the gradient is shared evenly among the elements equal to the max
         a, result = ctx.saved_tensors
-        if not g.requires_grad and g.array.dtype == a.array.dtype:  # nothing to record: the same steps on arrays
+        if not g._requires_grad and g.array.dtype == a.array.dtype:  # nothing to record: the same steps on arrays
             ga, r = g.array, result.array
             if not ctx.keepdim and ctx.dims:
                 keep = _keep_shape(a.shape, ctx.dims)
@@ -369,7 +369,7 @@ class MaxAll(Amax):
         xp = array_module(x)
         picked = xp.isnan(x) if xp.isnan(r) else x == r
         count = picked.sum(dtype=dt)
-        if not g.requires_grad:  # nothing to record: zeros, and g / count where picked (PyTorch's steps)
+        if not g._requires_grad:  # nothing to record: zeros, and g / count where picked (PyTorch's steps)
             out = xp.zeros(x.shape, dtype=dt)
             out[picked] = g.array / count
             return Tensor._wrap(out), None, None, None
@@ -438,7 +438,7 @@ class MaxDim(Function):
     def backward(ctx, g, _):  # the gradient goes to the index that was picked
         from .indexing import index_scatter
 
-        if not g.requires_grad:  # nothing to record: zeros, g put at the picked indices
+        if not g._requires_grad:  # nothing to record: zeros, g put at the picked indices
             ga, idx = g.array, ctx.indices
             xp = array_module(ga)
             out = xp.zeros(ctx.shape, dtype=ga.dtype)

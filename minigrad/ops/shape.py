@@ -42,12 +42,12 @@ def _as_view(out, base):
     out._version_counter = base._version_counter
     out._base = base if base._base is None else base._base
     out._view_version = base._version_counter[0]
-    if base.requires_grad or _flags_set and base._base is not None:  # (a flag below comes from such a base only)
+    if base._requires_grad or _flags_set and base._base is not None:  # (a flag below comes from such a base only)
         if _flags_set and getattr(base, "_multi_output", False):  # (a view of a piece of unbind/split is one too)
             out._multi_output = True
-        if not state.grad_enabled and (base.requires_grad or getattr(base, "_no_grad_view", False)):
+        if not state.grad_enabled and (base._requires_grad or getattr(base, "_no_grad_view", False)):
             out._no_grad_view = _flags_set = True  # (apply_inplace refuses writing through it with grad mode on)
-            out.requires_grad = True  # (as PyTorch's: a leaf that requires grad through its base, gradients to neither)
+            out._requires_grad = True  # (as PyTorch's: a leaf that requires grad through its base, gradients to neither)
 
 
 def _view_of(base, array):
@@ -61,7 +61,7 @@ def _records_nothing(t):
     """Whether an op on `t` alone records nothing (no gradient wanted, no minigrad.compile capture, and t
     is no view whose base was since written in place, no forward-AD level entered: Function.apply gives such a view that write's
     history), so that a view op may be the view alone."""
-    return not (t.requires_grad and state.grad_enabled) \
+    return not (t._requires_grad and state.grad_enabled) \
         and (not recording.recorders_made or recording.hook.recorder is None) \
         and _function.dual_apply is None \
         and (t._base is None or t._view_version == t._version_counter[0])
@@ -112,7 +112,7 @@ class View(Function):
 
     @staticmethod
     def backward(ctx, g):  # reshape the gradient back
-        if not g.requires_grad:  # nothing to record (no create_graph): the array op alone
+        if not g._requires_grad:  # nothing to record (no create_graph): the array op alone
             return Tensor._wrap(g.array.reshape(ctx.shape)), None
         return g.reshape(ctx.shape), None
 
@@ -280,7 +280,7 @@ class Transpose(Function):
 
     @staticmethod
     def backward(ctx, g):  # swap the same two dims back
-        if not g.requires_grad:  # nothing to record (no create_graph): the array op alone
+        if not g._requires_grad:  # nothing to record (no create_graph): the array op alone
             return Tensor._wrap(g.array.swapaxes(*ctx.d)), None, None
         return transpose(g, *ctx.d), None, None
 
@@ -300,7 +300,7 @@ class T(Function):
 
     @staticmethod
     def backward(ctx, g):
-        if not g.requires_grad:  # nothing to record (no create_graph): the array op alone
+        if not g._requires_grad:  # nothing to record (no create_graph): the array op alone
             return Tensor._wrap(g.array.T)
         return t(g)
 
@@ -677,7 +677,7 @@ class Stack(Function):
 
     @staticmethod
     def backward(ctx, g):  # each input gets its slice of the gradient
-        if not g.requires_grad:  # nothing to record (no create_graph): views of g's array
+        if not g._requires_grad:  # nothing to record (no create_graph): views of g's array
             return (None,) + tuple([Tensor._wrap(p) for p in _unstacked(g.array, ctx.dim)])
         return (None,) + unbind(g, ctx.dim)
 
@@ -744,7 +744,7 @@ class Split(Function):
 
     @staticmethod
     def backward(ctx, *grads):  # concatenate the pieces' gradients (zeros for unused pieces)
-        if not builtins.any(g.requires_grad for g in grads):
+        if not builtins.any(g._requires_grad for g in grads):
             joined = _joined_view([g.array for g in grads], ctx.dim)
             if joined is not None:
                 return Tensor._wrap(joined), None, None
@@ -835,7 +835,7 @@ def _mark_multi_output(pieces):
     (apply_inplace), as the op's node could not be rebased onto one piece's write."""
     global _flags_set
     for p in pieces:
-        if p.requires_grad and p._base is not None:
+        if p._requires_grad and p._base is not None:
             p._multi_output = _flags_set = True
 
 
@@ -863,7 +863,7 @@ class Unbind(Function):
 
     @staticmethod
     def backward(ctx, *grads):  # stack the pieces' gradients (zeros for unused pieces)
-        if not builtins.any(g.requires_grad for g in grads):
+        if not builtins.any(g._requires_grad for g in grads):
             joined = _joined_view([g.array for g in grads], ctx.dim, new_axis=True)
             if joined is not None:
                 return Tensor._wrap(joined), None

@@ -132,7 +132,7 @@ class _Frame:
         self.fn, self.kwargs, self.check = fn, kwargs, check
         # tensor inputs are saved as saved tensors, so an enclosing checkpoint's hooks pack them
         # too (nested checkpoints keep nothing of the outer function) and in-place edits are caught
-        self.inputs = [(SavedTensor(a), a.requires_grad) if isinstance(a, Tensor) else a for a in args]
+        self.inputs = [(SavedTensor(a), a._requires_grad) if isinstance(a, Tensor) else a for a in args]
         self.rng = _rng_snapshot(args) if preserve_rng_state else None
         self.meta = []  # (shape, dtype) of each tensor the forward saved, in order
         self.handles = []  # weak references to the handles given out
@@ -169,7 +169,7 @@ class _Frame:
                 saved, requires_grad = a
                 t = saved.unpack(self)
                 d = Tensor._wrap(t.array, version_counter=t._version_counter)  # detached, as the original
-                d.requires_grad = requires_grad
+                d._requires_grad = requires_grad
                 args.append(d)
             else:
                 args.append(a)

@@ -218,7 +218,7 @@ def _in_graph_at(edge, shape, dtype, values=None):
     where an op reads them, else a zero."""
     stand_in = Tensor._wrap(np.zeros((), dtype=dtype) if values is None else values)
     if edge[0] is not None:
-        stand_in.grad_fn, stand_in._output_nr, stand_in.requires_grad = edge[0], edge[1], True
+        stand_in.grad_fn, stand_in._output_nr, stand_in._requires_grad = edge[0], edge[1], True
     return stand_in
 
 

@@ -155,7 +155,7 @@ def _zero_grad(parameters, set_to_none=True):
             g._indices_t, g._values_t, g._coalesced = g._indices_t[:, :0], g._values_t[:0].detach(), True
             continue
         # a gradient built with create_graph is part of a graph: cut it off before overwriting it
-        g.grad_fn, g.requires_grad = None, False
+        g.grad_fn, g._requires_grad = None, False
         g.array.fill(0)
         g._bump_version()
 

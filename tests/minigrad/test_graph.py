@@ -1940,7 +1940,7 @@ def test_an_op_output_has_every_slot_a_new_tensor_has(make):
     out = make(x)
     fresh = _slots(mg.Tensor(out.array))
     got = _slots(out)
-    for name in ("grad_fn", "requires_grad", "_version_counter", "array"):
+    for name in ("grad_fn", "_requires_grad", "_version_counter", "array"):
         fresh.pop(name), got.pop(name)
     assert got == fresh
     assert out.requires_grad == (out.grad_fn is not None)
@@ -1949,7 +1949,7 @@ def test_an_op_output_has_every_slot_a_new_tensor_has(make):
         saved = out.grad_fn._saved_result
         assert saved.grad_fn is out.grad_fn and saved.requires_grad
         assert saved._version_counter is out._version_counter
-        assert {k: v for k, v in _slots(saved).items() if k not in ("grad_fn", "requires_grad", "_version_counter",
+        assert {k: v for k, v in _slots(saved).items() if k not in ("grad_fn", "_requires_grad", "_version_counter",
                                                                       "array")} == fresh
 
 
