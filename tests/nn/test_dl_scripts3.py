@@ -8,11 +8,7 @@ import numpy as np
 import pytest
 
 import minigrad
-from twins import agree, both, numpy_state, start  # noqa: F401
-
-
-def grads(model):
-    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+from twins import agree, both, grads, numpy_state, start  # noqa: F401
 
 
 # ---- SimCLR: NT-Xent over a (2N, 2N) similarity matrix ----------------------------------------------------

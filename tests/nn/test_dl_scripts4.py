@@ -7,11 +7,7 @@ import random
 
 import numpy as np
 
-from twins import both, start
-
-
-def grads(model):
-    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+from twins import both, grads, start
 
 
 # ---- WGAN-GP: a gradient penalty on interpolated samples, n_critic critic steps per generator step ----------

@@ -13,11 +13,7 @@ import pytest
 
 import minigrad
 
-from twins import both, start
-
-
-def grads(model):
-    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+from twins import both, grads, start
 
 
 # ---- DQN: a replay buffer, a target network with Polyak averaging, double-DQN targets, epsilon-greedy -------

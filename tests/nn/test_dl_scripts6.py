@@ -8,11 +8,7 @@ import math
 
 import numpy as np
 
-from twins import both, start
-
-
-def grads(model):
-    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+from twins import both, grads, start
 
 
 # ---- BiLSTM-CRF: emissions from a BiLSTM, the forward algorithm, the gold path score, Viterbi decoding -------

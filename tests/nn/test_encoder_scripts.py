@@ -9,16 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from twins import agree, both, start  # noqa: F401
+from twins import agree, both, grads, start  # noqa: F401
 
 
 @pytest.fixture
 def torch():
     return pytest.importorskip("torch")
-
-
-def grads(model):
-    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
 
 
 def params(model):

@@ -8,16 +8,12 @@ import numpy as np
 import pytest
 
 import minigrad
-from twins import SCRIPT_TOL as TOL, agree, both, numpy_state, start  # noqa: F401
+from twins import SCRIPT_TOL as TOL, agree, both, grads, numpy_state, start  # noqa: F401
 
 
 @pytest.fixture
 def torch():
     return pytest.importorskip("torch")
-
-
-def grads(model):
-    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
 
 
 # ---- a small nanoGPT-style model --------------------------------------------------------------------------

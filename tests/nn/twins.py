@@ -81,6 +81,11 @@ def numpy_state(model):
     return {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
 
 
+def grads(model):
+    """The gradients a script's model has, as clones (a script's result to compare)."""
+    return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+
 def start(model, init):
     """`model` in float64; with `init` (PyTorch's initial state), loaded from it, else recorded."""
     model.double()
