@@ -215,7 +215,9 @@ class DistributedDataParallel(Module):
         buffer = minigrad.Tensor._wrap(b.flat)
         if self._comm_hook is None:
             work = dist.all_reduce(buffer, op=dist.ReduceOp.AVG, async_op=True)
-            return work.get_future().then(lambda fut: fut.value()[0])
+            # (the collective's own Future, of [buffer]: a callback's Future would wrap a failed rank's
+            # DistBackendError in a RuntimeError, and the trainer names the failed rank from that error)
+            return work.get_future()
         hook, state = self._comm_hook
         fut = hook(state, dist.GradBucket(b.index, buffer, b.params, b.offsets, b.index == len(self._buckets) - 1))
         if not isinstance(fut, Future):
@@ -247,7 +249,8 @@ class DistributedDataParallel(Module):
                 self._used[1].wait()
                 used = self._used[0]
             for b in self._buckets:
-                flat = _flat_result(b.fut.wait(), b)
+                value = b.fut.wait()
+                flat = _flat_result(value[0] if self._comm_hook is None else value, b)
                 for p, lo, hi in zip(b.params, b.offsets, b.offsets[1:]):
                     if used is not None and not used[self._index[id(p)]]:
                         continue  # used on no rank: .grad is left as it was
