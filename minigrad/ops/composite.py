@@ -1312,7 +1312,10 @@ class IndexCopy(Function):
         if source.array.size:  # (a repeated id: the last copy stays, as PyTorch's CPU loop leaves it)
             xp = array_module(out)
             rows, src = (out.reshape(1), source.array.reshape(1)) if not out.ndim else (out, source.array)
-            xp.moveaxis(rows, dim, 0)[i] = xp.moveaxis(src, dim, 0)
+            if dim == 0:
+                rows[i] = src
+            else:
+                xp.moveaxis(rows, dim, 0)[i] = xp.moveaxis(src, dim, 0)
         return out
 
     @staticmethod

@@ -944,6 +944,21 @@ def _along(xp, dim, index, shape):
     return tuple(idx)
 
 
+def flat_along(dim, index, target):
+    """_along's index as one flat index into target.reshape(-1) (checked), where target is a C-contiguous
+    numpy array of one dim or more and the index has its ndim; else None. The same elements in the same
+    order, for numpy's 1-D fast loops (np.add.at, take): its loops over a tuple of index arrays are slow."""
+    if type(target) is not np.ndarray or not target.flags.c_contiguous or index.ndim != target.ndim or not index.ndim:
+        return None
+    _check_along(index, dim, target.shape)
+    steps = [s // target.itemsize for s in target.strides]  # (C-contiguous: in elements, row-major)
+    flat = index * np.intp(steps[dim])  # (a new intp array: each other dim's position is added into it)
+    for d, grid in enumerate(_grids(np, index.shape)):
+        if d != dim and index.shape[d] > 1:
+            flat += grid * steps[d]
+    return flat
+
+
 def _check_along(index, dim, shape):
     n = shape[dim] if shape else 1
     if some_id_outside(index, n):  # PyTorch refuses negative indices here, and names the first bad one
@@ -972,10 +987,17 @@ def whole_slices(index, dim, shape):
 def scatter_add_at(xp, out, dim, index, src):
     """out += src placed along `dim` at `index` (arrays; src of the index's shape; repeats summed in order)."""
     ids = whole_slices(index, dim, out.shape) if dim == 0 and out.flags.c_contiguous else None
-    if ids is None:
-        _add_at(xp, out, _along(xp, dim, index, out.shape), src)
-    else:  # (the same sums in the same order: the same bits)
+    if ids is not None:  # (the same sums in the same order: the same bits)
         _add_rows_at(out, ids, src)
+        return
+    big = xp is np and index.size >= _FLAT_ADD_AT and src.shape == index.shape
+    flat = flat_along(dim, index, out) if big else None
+    if flat is not None:
+        np.add.at(out.reshape(-1), flat.reshape(-1), src.reshape(-1))
+    elif xp is np:  # (few entries: numpy's loop over the index arrays, quicker than making a flat index)
+        np.add.at(out, _along(xp, dim, index, out.shape), src)
+    else:
+        _add_at(xp, out, _along(xp, dim, index, out.shape), src)
 
 
 def _grids(xp, shape):

@@ -10,7 +10,7 @@ from ..autograd import recording
 from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
-from ._util import checked_scalar, normalize_dim, too_many_positional, type_name
+from ._util import checked_scalar, normalize_dim, some_id_outside, too_many_positional, type_name
 from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, flat_index, scatter_add_at
 
 
@@ -284,17 +284,7 @@ class IndexAdd(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index, source, alpha):
-        xp = array_module(a.array)
-        i = index.array.reshape(-1)
-        n = a.array.shape[dim] if a.array.ndim else 1
-        bad = (i < 0) | (i >= n)  # (here, not in index_add: a replay checks each call's index)
-        if bad.any() and (a.array.ndim <= 1 or a.array.size):  # (PyTorch reads no id into an empty matrix)
-            # no id counts from the end; PyTorch's kernel for the first or last dim of a matrix by int64 ids
-            # and an alpha of 1, a scatter_add, words it its own way
-            if a.array.ndim <= 1 or dim not in (0, a.array.ndim - 1) or index.array.dtype != np.int64 \
-                    or alpha != 1 or type(alpha) is bool:
-                raise IndexError("index out of range in self")
-            raise RuntimeError(f"index {i[bad.argmax()]} is out of bounds for dimension {dim} with size {n}")
+        _check_index_add_ids(a.array, dim, index.array, alpha)  # (here, not in index_add: a replay checks each call's index)
         ctx.dim, ctx.alpha, ctx.source_shape = dim, alpha, source.array.shape
         ctx.save(index=index)
         out = a.array.copy()
@@ -302,11 +292,7 @@ class IndexAdd(Function):
             return out
         if a.array.ndim == 0:
             return out + alpha * source.array.reshape(())
-        src = xp.moveaxis(source.array, dim, 0) * alpha if alpha != 1 else xp.moveaxis(source.array, dim, 0)
-        if xp is np and dim == 0:  # (rows of a contiguous copy: the fast row loop of indexing's backward)
-            _add_rows_at(out, i, src)
-        else:
-            xp.add.at(xp.moveaxis(out, dim, 0), i, src)
+        _index_add_to(out, dim, index.array.reshape(-1), source.array, alpha)
         return out
 
     @staticmethod
@@ -322,6 +308,44 @@ class IndexAdd(Function):
             if ctx.alpha != 1:
                 gs = gs * ctx.alpha
         return (g if ctx.needs_input_grad[0] else None), None, None, gs, None
+
+
+def _check_index_add_ids(a, dim, index, alpha):
+    i = index.reshape(-1)
+    n = a.shape[dim] if a.ndim else 1
+    if some_id_outside(i, n) and (a.ndim <= 1 or a.size):  # (PyTorch reads no id into an empty matrix)
+        # no id counts from the end; PyTorch's kernel for the first or last dim of a matrix by int64 ids
+        # and an alpha of 1, a scatter_add, words it its own way
+        if a.ndim <= 1 or dim not in (0, a.ndim - 1) or index.dtype != np.int64 or alpha != 1 or type(alpha) is bool:
+            raise IndexError("index out of range in self")
+        raise RuntimeError(f"index {i[((i < 0) | (i >= n)).argmax()]} is out of bounds for dimension {dim} with size {n}")
+
+
+def _index_add_to(out, dim, i, source, alpha):
+    """out += alpha * source placed at the ids `i` along dim, in place (out of one dim or more, C-contiguous)."""
+    xp = array_module(out)
+    if dim == 0:  # (rows of a contiguous array: the fast row loop of indexing's backward)
+        src = source * alpha if alpha != 1 else source
+        if xp is np:
+            _add_rows_at(out, i, src)
+        else:
+            xp.add.at(out, i, src)
+        return
+    src = xp.moveaxis(source, dim, 0) * alpha if alpha != 1 else xp.moveaxis(source, dim, 0)
+    xp.add.at(xp.moveaxis(out, dim, 0), i, src)
+
+
+def _index_add_into(arr, dim=None, index=None, source=None, *rest, alpha=1, **unknown):
+    """index_add_ adding into arr itself (index_add's checks first), not into a copy then written back. Not
+    where an argument shares arr's memory (the op reads them as they were), nor into a 0-d or strided arr."""
+    if rest or unknown or not (isinstance(index, Tensor) and isinstance(source, Tensor) and arr.ndim and arr.size
+            and arr.flags.c_contiguous) or np.may_share_memory(arr, source.array) \
+            or np.may_share_memory(arr, index.array):
+        return False
+    d = _check_index_source("index_add", Tensor._wrap(arr), dim, index, source)
+    _check_index_add_ids(arr, d, index.array, alpha)
+    _index_add_to(arr, d, index.array.reshape(-1), source.array, alpha)
+    return True
 
 
 # ---- argument checks and the public functions ------------------------------------------------------
@@ -502,7 +526,7 @@ def _scatter_add_into(arr, dim, index, src):
 
 scatter_add_ = _inplace(scatter_add, _scatter_add_into, src_at=2)
 scatter_reduce_ = _inplace(scatter_reduce, src_at=2)
-index_add_ = _inplace(index_add)
+index_add_ = _inplace(index_add, _index_add_into)
 index_reduce_ = _inplace(index_reduce)
 
 
