@@ -21,7 +21,7 @@ def selective_ssm(torch, init):
             self.to_dt = nn.Linear(d, d)
             self.to_b = nn.Linear(d, n, bias=False)
             self.to_c = nn.Linear(d, n, bias=False)
-            a = torch.arange(1, n + 1, dtype=torch.float64).repeat(d, 1)
+            a = torch.arange(1, n + 1, dtype=torch.float64).unsqueeze(0)  # one A shared by the d channels
             self.a_log = nn.Parameter(torch.log(a))  # A = -exp(a_log) keeps the state stable
             self.d_skip = nn.Parameter(torch.ones(d))
             self.out_proj = nn.Linear(d, d)
@@ -30,7 +30,7 @@ def selective_ssm(torch, init):
             u, gate = self.in_proj(x).chunk(2, dim=-1)
             u = F.silu(u)
             dt = F.softplus(self.to_dt(u))                                  # (b, l, d)
-            a = -torch.exp(self.a_log)                                      # (d, n)
+            a = -torch.exp(self.a_log)                                      # (1, n), broadcast over d
             decay = torch.exp(torch.einsum("bld,dn->bldn", dt, a))          # discretised A
             drive = torch.einsum("bld,bln,bld->bldn", dt, self.to_b(u), u)  # discretised B times u
             c = self.to_c(u)
