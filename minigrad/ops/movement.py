@@ -496,41 +496,100 @@ def _einsum(ins, out, operands):
     return Einsum.apply((tuple(ins), out), *operands)
 
 
+def _labels(text, start, where):
+    """The subscripts of one side of an equation, '...' kept as one item; `start` is the text's index in the
+    equation (for the error text), `where` names the side ('operand 0', 'output')."""
+    labels, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == ".":
+            if "..." in labels:
+                raise RuntimeError(f"einsum(): found '.' for {where} "
+                                   + ("but an ellipsis (...) was already found" if where == "output"
+                                      else "for which an ellipsis was already found"))
+            if text[i:i + 3] != "...":
+                raise RuntimeError(f"einsum(): found '.' for {where} that is not part of any ellipsis"
+                                   + (" (...)" if where == "output" else ""))
+            labels.append("...")
+            i += 3
+            continue
+        if c != " ":
+            if not (c.isascii() and c.isalpha()):
+                raise RuntimeError(f"einsum(): invalid subscript given at index {start + i} in the equation string, "
+                                   "subscripts must be in [a-zA-Z]")
+            labels.append(c)
+        i += 1
+    return labels
+
+
 def _parse(equation, operands):
-    """The equation's operand and output subscripts, with '...' spelt out as capital letters."""
-    eq = equation.replace(" ", "")
-    lhs, arrow, rhs = eq.partition("->")
-    ins = lhs.split(",")
-    if len(ins) != len(operands):
-        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
-                           if len(operands) > len(ins) else "einsum(): fewer operands were provided than specified in the equation")
-    ell = builtins.max([o.array.ndim - len(s.replace("...", "")) for s, o in zip(ins, operands) if "..." in s] or [0])
-    letters = [c for c in string.ascii_uppercase + string.ascii_lowercase if c not in eq][:ell]
+    """The equation's operand and output subscripts, with '...' spelt out as capital letters, checked as PyTorch
+    checks them; and the operands with their size-1 dimensions broadcast to the other operands' sizes."""
+    lhs, arrow, rhs = equation.partition("->")
+    parts, start = [], 0
+    for k, part in enumerate(lhs.split(",")):
+        if k == len(operands):
+            raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+        parts.append(_labels(part, start, f"operand {k}"))
+        start += len(part) + 1
+    if len(parts) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    ell = 0
+    for k, (labels, o) in enumerate(zip(parts, operands)):
+        n, has_ell = len(labels) - ("..." in labels), "..." in labels
+        if (n > o.array.ndim) if has_ell else (n != o.array.ndim):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) does not match the number "
+                               f"of dimensions ({o.array.ndim}) for operand {k}"
+                               + ("" if has_ell else " and no ellipsis was given"))
+        ell = builtins.max(ell, o.array.ndim - n if has_ell else 0)
+    used = {c for labels in parts for c in labels}
+    letters = [c for c in string.ascii_uppercase + string.ascii_lowercase if c not in used][:ell]
     spelt = []
-    for s, o in zip(ins, operands):
-        if "..." in s:
-            n = o.array.ndim - len(s.replace("...", ""))
-            s = s.replace("...", "".join(letters[ell - n:]))
-        if len(s) != o.array.ndim:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s)}) does not match the "
-                               f"number of dimensions ({o.array.ndim}) for operand {len(spelt)}"
-                               + ("" if "..." in s else " and no ellipsis was given"))
-        spelt.append(s)
+    for labels, o in zip(parts, operands):
+        n = o.array.ndim - len(labels) + 1
+        spelt.append("".join("".join(letters[ell - n:]) if c == "..." else c for c in labels))
     if arrow:
-        out = rhs.replace("...", "".join(letters))
+        out = []
+        for c in _labels(rhs, len(lhs) + 2, "output"):
+            if c != "..." and (c in out or c not in used):
+                raise RuntimeError(f"einsum(): output subscript {c} "
+                                   + ("appears more than once in the output" if c in out
+                                      else "does not appear in the equation for any input operand"))
+            out.append(c)
+        out = "".join("".join(letters) if c == "..." else c for c in out)
     else:
         counts = {}
         for s in spelt:
             for c in s:
                 counts[c] = counts.get(c, 0) + 1
         out = "".join(letters) + "".join(sorted(c for c in counts if counts[c] == 1 and c not in letters))
+    for k, (s, o) in enumerate(zip(spelt, operands)):
+        first = {}
+        for j, c in enumerate(s):
+            d = first.setdefault(c, j)
+            if o.array.shape[j] != o.array.shape[d]:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} but the sizes don't match, "
+                                   f"{o.array.shape[j]} != {o.array.shape[d]}")
+    # PyTorch's order of dimensions: the output's, then the ellipsis's if the output drops it, then the summed ones
+    order = out + ("" if arrow and "..." in rhs or not arrow else "".join(letters))
+    order += "".join(sorted(c for c in set("".join(spelt)) if c not in order))
     sizes = {}
-    for s, o in zip(spelt, operands):
-        for c, n in zip(s, o.array.shape):
-            if sizes.setdefault(c, n) != n:
-                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes (original->remapped): "
-                                   f"subscript {c} has size {sizes[c]} for one operand and {n} for another")
-    return spelt, out
+    for c in order:
+        for k, (s, o) in enumerate(zip(spelt, operands)):
+            n = o.array.shape[s.index(c)] if c in s else 1
+            seen = sizes.setdefault(c, n)
+            if n != seen and n != 1:
+                if seen != 1:
+                    if c in letters:
+                        raise RuntimeError(f"einsum(): dimension {letters.index(c)} covered by ellipsis in operand "
+                                           f"{k}has size {n} which does not broadcast with previously seen ellipsis "
+                                           f"with size {seen} for the respective dimension")
+                    raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which does not "
+                                       f"broadcast with previously seen size {seen}")
+                sizes[c] = n
+    operands = [o if all(n == sizes[c] for c, n in zip(s, o.array.shape)) else expand(o, *(sizes[c] for c in s))
+                for s, o in zip(spelt, operands)]
+    return spelt, out, operands
 
 
 def _sublist_equation(args):
@@ -569,7 +628,7 @@ def einsum(equation, *operands):
         equation, operands = _sublist_equation((equation,) + operands)
     elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    ins, out = _parse(equation, operands)
+    ins, out, operands = _parse(equation, operands)
     dts = {o.array.dtype for o in operands}
     if len(dts) > 1:
         raise RuntimeError(f"expected scalar type {operands[0].dtype._legacy[:-6]} but found "
