@@ -390,7 +390,8 @@ def logaddexp2(input, other):
     a, _ = binary_operands(input, other)
     if a.array.dtype.kind != "f":
         raise NotImplementedError(f"\"logaddexp2_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
-    return pointwise._two_kinds(pointwise.Logaddexp2, pointwise.Logaddexp2, input, other)
+    return pointwise._two_kinds(pointwise.Logaddexp2, pointwise.Logaddexp2, input, other,
+                                extra=(pointwise.has_bool(input, other),))
 
 
 def sinc(input):

@@ -12,9 +12,9 @@ from .. import dtypes as _dtypes
 from ..tensor import Tensor
 from .array_op import array_op
 from .complex import check_same_dtype, refuse
-from ._util import binary_operands, cast, float_operands, return_type, sum_to, type_name
+from ._util import binary_operands, cast, float_operands, in_float32, return_type, sum_to, type_name
 from ._util import quiet as _quiet
-from .elementwise import _binary, _unary, complex_fill, exp, sqrt, where, zeros_like_grad
+from .elementwise import _BOOL_SUB, _binary, _unary, complex_fill, exp, sqrt, where, zeros_like_grad
 
 LN2, LN10 = math.log(2.0), math.log(10.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -369,36 +369,72 @@ class Hypot(Function):
                 sum_to(r * b, b_shape) if ctx.needs_input_grad[1] else None)
 
 
+def _refuse_bool_operand(ctx):
+    """PyTorch's backward of logaddexp and logaddexp2 subtracts the operands as they came: a bool one refuses."""
+    if ctx.bool_operand:
+        raise RuntimeError(_BOOL_SUB)
+
+
 class Logaddexp(Function):
     node_name = "LogaddexpBackward0"
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, bool_operand):
         ctx.save(self=a, other=b)
+        ctx.bool_operand = bool_operand
         return _quiet(array_module(a.array).logaddexp, a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):  # d log(e^a + e^b) = da / (1 + e^(b-a)) + db / (1 + e^(a-b))
+        _refuse_bool_operand(ctx)
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
         return (sum_to(g / (1.0 + exp(b - a)), a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(g / (1.0 + exp(a - b)), b_shape) if ctx.needs_input_grad[1] else None)
+                sum_to(g / (1.0 + exp(a - b)), b_shape) if ctx.needs_input_grad[1] else None, None)
+
+
+def _mul_add(x, y, z):
+    """x * y + z rounded once, as a fused multiply-add (y a number): float32 in float64, where x * y is exact;
+    float64 with the product's rounding error recovered by Dekker's split of x and y into halves."""
+    if x.dtype == np.float32:
+        return (x.astype(np.float64) * float(np.float32(y)) + z).astype(np.float32)
+    p = x * y
+    xs, ys = x * 134217729.0, y * 134217729.0  # (2^27 + 1: the halves have 26 bits)
+    xh, yh = xs - (xs - x), ys - (ys - y)
+    xl, yl = x - xh, y - yh
+    return (p + z) + (((xh * yh - p) + xh * yl + xl * yh) + xl * yl)
+
+
+def _logaddexp2(xp, x, y):
+    # as PyTorch's kernel: max + log1p(2^-|x - y|) / ln 2 (in one fused multiply-add), x where both are one infinity
+    out = _mul_add(xp.log1p(xp.exp2(-xp.abs(x - y))), 1.0 / LN2, xp.maximum(x, y))
+    return xp.where(xp.isinf(x) & (x == y), x, out)
 
 
 class Logaddexp2(Function):
     node_name = "Logaddexp2Backward0"
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, bool_operand):
         ctx.save(self=a, other=b)
-        return _quiet(array_module(a.array).logaddexp2, a.array, b.array)
+        ctx.bool_operand = bool_operand
+        xp = array_module(a.array)
+        if a.array.dtype == np.float16:
+            return _quiet(in_float32, lambda x, y: _logaddexp2(xp, x, y), a.array, b.array)
+        return _quiet(_logaddexp2, xp, a.array, b.array)
 
     @staticmethod
     def backward(ctx, g):  # d log2(2^a + 2^b) = da / (1 + 2^(b-a)) + db / (1 + 2^(a-b))
+        _refuse_bool_operand(ctx)
         a, b = ctx.saved_tensors
         a_shape, b_shape = ctx._shapes
         return (sum_to(g / (1.0 + exp2(b - a)), a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(g / (1.0 + exp2(a - b)), b_shape) if ctx.needs_input_grad[1] else None)
+                sum_to(g / (1.0 + exp2(a - b)), b_shape) if ctx.needs_input_grad[1] else None, None)
+
+
+def has_bool(*operands):
+    """Whether one of the operands is a bool tensor."""
+    return any(isinstance(t, Tensor) and t.array.dtype == np.bool_ for t in operands)
 
 
 def logaddexp(input, other):
@@ -406,7 +442,7 @@ def logaddexp(input, other):
     a, _ = binary_operands(input, other)
     if a.array.dtype.kind != "f":
         raise NotImplementedError(f"\"logaddexp_cpu\" not implemented for '{a.dtype._legacy[:-6]}'")
-    return _two_kinds(Logaddexp, Logaddexp, input, other)
+    return _two_kinds(Logaddexp, Logaddexp, input, other, extra=(has_bool(input, other),))
 
 
 def _lerp(a, b, w):

@@ -397,6 +397,8 @@ def erfcx(x):
     (erfcx(y) ~ 1/(sqrt(pi) y) for large y, 0 at inf); below, exp(x^2) (1 - erf(x)); for negative x,
     erfcx(x) = 2 exp(x^2) - erfcx(-x) (inf once exp(x^2) overflows, below x ~ -26.6)."""
     xp, dt, v = _float64(x)
+    if dt == np.float32:
+        return _erfcx_float32(xp, v.astype(np.float32))
     y = xp.abs(v)
     out = xp.empty_like(v)
     with np.errstate(all="ignore"):
@@ -415,15 +417,28 @@ def erfcx(x):
     return out.astype(dt, copy=False)
 
 
-def log_ndtr(x):
-    """log of the standard normal CDF, elementwise: for x < -1 log(erfcx(-x/sqrt2) / 2) - x^2/2
-    (no underflow of the CDF), above log1p(-erfc(x/sqrt2) / 2) (accurate as the CDF nears 1)."""
-    xp, dt, v = _float64(x)
+def _erfcx_float32(xp, x):
+    """PyTorch's float32 erfcx (Faddeeva's, in float): for |x| <= 50 its fit is taken at y = 400 / (4 + |x|)
+    rounded to float32, so at the x' = 400 / y - 4 that y stands for; for x < 0, 2 exp(x^2) - erfcx(-x) with
+    x^2, exp and the difference each rounded to float32."""
     with np.errstate(all="ignore"):
-        low = xp.log(0.5 * erfcx(-v * SQRT_HALF)) - 0.5 * v * v
-        high = xp.log1p(-0.5 * erfc(v * SQRT_HALF))
-        out = xp.where(v < -1.0, low, high)
-    return out.astype(dt, copy=False)
+        y = xp.abs(x)
+        rounded = np.float32(400.0) / (np.float32(4.0) + y)
+        at = xp.where(y > 50.0, y, 400.0 / rounded.astype(np.float64) - 4.0)
+        r = erfcx(at).astype(np.float32)
+        return xp.where(x < 0, (2.0 * xp.exp((x * x).astype(np.float64))).astype(np.float32) - r, r)
+
+
+def log_ndtr(x):
+    """log of the standard normal CDF, elementwise, in x's precision as PyTorch's: with t = x/sqrt2, for x < -1
+    log(erfcx(-t) / 2) - t^2 (no underflow of the CDF), above log1p(-erfc(t) / 2) (accurate as the CDF nears 1)."""
+    xp = np if isinstance(x, np.ndarray) else _array_module(x)
+    v = x if x.dtype.kind == "f" else x.astype(np.float32)
+    with np.errstate(all="ignore"):
+        t = v * v.dtype.type(SQRT_HALF)
+        low = xp.log(0.5 * erfcx(-t)) - t * t
+        high = xp.log1p(-0.5 * erfc(t))
+        return xp.where(v < -1.0, low, high)
 
 
 def ndtri(p):
@@ -506,6 +521,9 @@ def zeta(x, q):
         pole = (q <= 0) & (q == xp.floor(q))
         total = xp.where(pole, np.inf, xp.where((q < 0) & (s != xp.floor(s)), np.nan, total))
         total = xp.where(s == 1.0, np.inf, xp.where(s < 1.0, np.nan, total))
+        # at x = inf Cephes's series ends at its first term q^-inf: 1 at q = 1, inf below (where some q + k
+        # lies in (-1, 1)), 0 above (then nan, as for any x where every term underflows)
+        total = xp.where(s == np.inf, xp.where(q == 1.0, 1.0, xp.where(q < 1.0, np.inf, np.nan)), total)
     return total.reshape(shape)
 
 

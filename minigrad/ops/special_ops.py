@@ -19,12 +19,30 @@ from ..tensor import Tensor
 from . import bessel_array, special_array
 from ._util import binary_operands, cast, float_operands, sum_to, type_name
 from .array_op import array_op
-from .complex import refuse
+from .complex import _scalar_type, refuse
 from .elementwise import _binary, _unary, add_scalar, exp, log, mul_scalar, sign, where
 from .pointwise import _float_unary, digamma, erf, lgamma
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 SQRT_2PI = math.sqrt(2.0 * math.pi)
+
+# The ops whose PyTorch CPU kernels are built for float32 and float64 only (integers are promoted first):
+# float16 and complex tensors are refused in the kernel's name.
+FLOAT_KERNELS = {name: f"{name}_cpu" for name in (
+    "erfcx", "ndtri", "log_ndtr", "zeta", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+    "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "spherical_bessel_j0", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
+    "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")}
+
+
+def check_kernel(opname, t):
+    """PyTorch's refusal where op `opname` (a key of FLOAT_KERNELS, else nothing refused) meets a tensor `t` of
+    the computation's dtype that its kernel lacks."""
+    dt = t.array.dtype
+    if (dt.kind == "c" or dt == np.float16) and opname in FLOAT_KERNELS:
+        raise NotImplementedError(f"\"{FLOAT_KERNELS[opname]}\" not implemented for '{_scalar_type(dt)}'")
 
 
 def _unary_saving_both(opname, node, array_fn, backward):
@@ -41,14 +59,29 @@ def _unary_saving_both(opname, node, array_fn, backward):
 
     cls = type(opname.capitalize(), (Function,), dict(node_name=node, saves_result=True,
                                                       forward=staticmethod(forward), backward=staticmethod(bwd)))
-    return _unary(cls, opname)
+    return _checked_unary(opname, _unary(cls, opname))
+
+
+def _checked_unary(opname, op):
+    """op, refusing first the dtypes that PyTorch's kernel of `opname` lacks."""
+    if opname not in FLOAT_KERNELS:
+        return op
+
+    def checked(input):
+        if isinstance(input, Tensor):
+            check_kernel(opname, input)
+        return op(input)
+
+    checked.__name__, checked.__doc__ = op.__name__, op.__doc__
+    return checked
 
 
 # ---- the error function family ------------------------------------------------------------------
 erfcx = _unary_saving_both("erfcx", "SpecialErfcxBackward0", special_array.erfcx,
                            lambda g, a, r: g * (2.0 * a * r - TWO_OVER_SQRT_PI))  # d erfcx(a) = (2 a erfcx(a) - 2/sqrt(pi)) da
-ndtri = _float_unary("ndtri", "SpecialNdtriBackward0", lambda xp, x: special_array.ndtri(x),
-                     lambda g, r: g * (SQRT_2PI * exp(r * r * 0.5)), saves="result")  # d ndtri(p) = sqrt(2 pi) e^(x^2/2) dp
+ndtri = _checked_unary("ndtri", _float_unary(
+    "ndtri", "SpecialNdtriBackward0", lambda xp, x: special_array.ndtri(x),
+    lambda g, r: g * (SQRT_2PI * exp(r * r * 0.5)), saves="result"))  # d ndtri(p) = sqrt(2 pi) e^(x^2/2) dp
 log_ndtr = _unary_saving_both("log_ndtr", "SpecialLogNdtrBackward0", special_array.log_ndtr,
                               lambda g, a, r: g * exp(-(r + a * a * 0.5)) / SQRT_2PI)  # d log ndtr(a) = pdf(a) / ndtr(a) da
 
@@ -80,6 +113,7 @@ def _binary_float_op(nodes, input, other, opname=None):
     the default float (or, with `opname`, refused as PyTorch refuses them)."""
     cls = nodes[1] if not isinstance(input, Tensor) else nodes[2] if not isinstance(other, Tensor) else nodes[0]
     a, b = binary_operands(input, other)
+    check_kernel(nodes[0].__name__.lower(), a)
     if a.array.dtype.kind != "f":
         if opname is not None or a.array.dtype.kind == "c":  # (never the real part silently)
             opname = opname or cls.__name__.lower().rstrip("0123456789").replace("tensor", "").replace("scalar", "")
@@ -277,6 +311,7 @@ def _no_grad(opname, array_fn):
     def op(input):
         if not isinstance(input, Tensor):
             raise TypeError(f"{opname}(): argument 'input' must be Tensor, not {type_name(input)}")
+        check_kernel(opname, input)
         x = input if input.array.dtype.kind == "f" else input.to(_dtypes.default_float)
         return array_op(array_fn, x)
 
@@ -322,6 +357,7 @@ def _polynomial(opname, first, step, shifted=False):
         if not isinstance(input, Tensor) and not isinstance(n, Tensor):
             raise TypeError(f"{opname}(): expected a Tensor argument")
         x, m = binary_operands(input, n)
+        check_kernel(opname, x)
         if x.array.dtype.kind != "f":
             x, m = cast(x, _dtypes.default_float.np), cast(m, _dtypes.default_float.np)
         with np.errstate(over="ignore", invalid="ignore"):

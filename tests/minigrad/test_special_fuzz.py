@@ -254,9 +254,7 @@ def check(name, args, kw):
 
 # Differences the fuzzer found and that are not fixed yet: strict, so a fix shows as an unexpected pass.
 _OPEN = "open: minigrad differs from PyTorch on a drawn input (run without the xfail to see it)"
-XFAIL = {
-    "zeta_scalar": "zeta with a Python-number q differs from PyTorch at a special x",
-}
+XFAIL = {}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=XFAIL[n]))
