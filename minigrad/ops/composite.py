@@ -141,6 +141,8 @@ def take_along_dim(input, indices, dim=None):
     want_i[d] = indices.array.shape[d]
     want_x = list(b)
     want_x[d] = input.array.shape[d]
+    if input.array.shape[d]:  # (PyTorch takes each id modulo the dim's size: none is out of range)
+        indices = indices % input.array.shape[d]
     return indexing_ops.gather(shape_ops.expand(input, *want_x), d, shape_ops.expand(indices, *want_i))
 
 

@@ -110,3 +110,17 @@ def test_index_reduce_of_a_zero_dim_self_backward(reduce, include_self):
         (out * 5).sum().backward()
         results.append((out.item(), tuple(out.shape), type(out.grad_fn).__name__, x0.grad.item(), s.grad.item()))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("shape, ids, dim", [((1,), [-1], 0), ((3,), [-1, -3, 5, -7], 0), ((2, 3), [[-1], [4]], 1),
+                                             ((3,), [-1], None)])
+def test_take_along_dim_takes_ids_modulo_the_dim(shape, ids, dim):
+    results = []
+    for L in (mg, torch):
+        x = L.tensor(np.arange(float(np.prod(shape))).reshape(shape), requires_grad=True)
+        got, err = outcome(lambda L=L, x=x: L.take_along_dim(x, L.tensor(ids), dim=dim))
+        if err is None:
+            (got * L.tensor(np.arange(1.0, 1.0 + got.numel()).reshape(tuple(got.shape)))).sum().backward()
+            got = (got.detach().numpy().tolist(), x.grad.numpy().tolist())
+        results.append((got, err))
+    assert results[0] == results[1]
