@@ -141,6 +141,8 @@ def take_along_dim(input, indices, dim=None):
     want_i[d] = indices.array.shape[d]
     want_x = list(b)
     want_x[d] = input.array.shape[d]
+    if input.array.shape[d]:  # (PyTorch takes each id modulo the dim's size: none is out of range)
+        indices = indices % input.array.shape[d]
     return indexing_ops.gather(shape_ops.expand(input, *want_x), d, shape_ops.expand(indices, *want_i))
 
 
@@ -1930,23 +1932,18 @@ def index_put(input, indices, values, accumulate=False):
     idx = tuple(indices)
     if len(idx) > input.array.ndim:  # (index_put's own words: it counts the tensors, not the dims they index)
         raise IndexError(f"too many indices for tensor of dimension {input.array.ndim} (got {len(idx)})")
-    if isinstance(values, Tensor) and values.array.dtype != input.array.dtype:  # (indexing's setitem casts; this does not)
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{input.dtype._legacy[:-6]} for the destination and {values.dtype._legacy[:-6]} for the source.")
     if not accumulate:
+        _check_put_dtypes(input, values)
         out = shape_ops.clone(input)
         out[idx] = values
         return out
-    from .indexing import IndexPutAdd, _convert_index, _index_error, _ints_first, _take
+    from .indexing import _convert_index, _ints_first
 
     xp = array_module(input.array)
-    conv, advanced = _convert_index(idx, xp, input.array.shape)
+    index, advanced = _convert_index(idx, xp, input.array.shape)
     if advanced:
-        conv = _ints_first(conv, input.array.shape)
-    try:
-        shape = _take(input.array, conv).shape
-    except IndexError as e:
-        raise _index_error(e, input.array.shape, conv) from None
+        index = _ints_first(index, input.array.shape)
+    shape, in_range = _put_shape(input.array, index)
     v = values if isinstance(values, Tensor) else Tensor._wrap(xp.asarray(values, dtype=input.array.dtype))
     try:
         fits = np.broadcast_shapes(v.array.shape, shape) == shape
@@ -1955,8 +1952,53 @@ def index_put(input, indices, values, accumulate=False):
     if not fits:  # (PyTorch's words, as index_put without accumulate says them)
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.array.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(shape)}")
-    v = shape_ops.expand(v.to(input.dtype), *shape) if tuple(v.shape) != tuple(shape) else v.to(input.dtype)
-    return input + IndexPutAdd.apply(v, input.array.shape, conv, True)
+    _check_put_dtypes(input, values)
+    if not in_range:
+        if math.prod(shape):  # (PyTorch checks the ids last, one element at a time, as it adds)
+            _put_shape(input.array, index, check_ids=True)
+        index = indexing_ops._zeroed_ids(index)  # (nothing is added: ids numpy takes, for the same empty shapes)
+    return IndexPutAccumulate.apply(input, v.to(input.dtype), index, shape)
+
+
+def _check_put_dtypes(input, values):
+    if isinstance(values, Tensor) and values.array.dtype != input.array.dtype:  # (indexing's setitem casts; this does not)
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{input.dtype._legacy[:-6]} for the destination and {values.dtype._legacy[:-6]} for the source.")
+
+
+def _put_shape(a, index, check_ids=False):
+    """(the shape index_put_ adds into at `index`, whether its ids are in range). PyTorch checks the values'
+    shape before the ids, and refuses ids into an indexed dim of size 0 before both, in words of their own."""
+    from .indexing import _index_error, _take, _zeroed_ids
+
+    try:
+        return _take(a, index).shape, True
+    except IndexError as e:
+        zeroed = None if check_ids else _zeroed_ids(index)
+        if zeroed is None:
+            raise _index_error(e, a.shape, index) from None
+    try:
+        return _take(a, zeroed).shape, False
+    except IndexError as e:
+        if not a.size and str(e).startswith("index 0 is out of bounds"):
+            raise IndexError("index is out of bounds for dimension with size 0") from None
+        raise _index_error(e, a.shape, index) from None
+
+
+class IndexPutAccumulate(Function):
+    node_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, a, values, index, shape):  # out = a, with values added at a[index] (repeats summed)
+        ctx.index, ctx.values_shape = index, values.array.shape
+        out = array_module(a.array).array(a.array, order="C")
+        indexing_ops.add_at_index(out, index, array_module(out).broadcast_to(values.array, shape))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):  # d/da: g; d/dvalues: g at the index, summed to the values' broadcast shape
+        gv = sum_to(indexing_ops.Index.apply(g, ctx.index, True), ctx.values_shape) if ctx.needs_input_grad[1] else None
+        return g, gv, None, None
 
 
 def index_put_into(arr, indices, values, accumulate=False):

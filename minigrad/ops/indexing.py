@@ -398,13 +398,9 @@ def _ids_unchecked(a, index):
     (a dim not indexed of size 0, or sliced to none) takes ids out of range unchecked; ids into an indexed dim of size 0 are refused
     in words of their own. For an index numpy refused: (the index with every id array 0, the empty result) where
     PyTorch takes it, None where numpy's error stands."""
-    first, rest = index if type(index) is TwoStep else ((), index)
-    rest = rest if type(rest) is tuple else (rest,)
-    ids = [hasattr(i, "dtype") and i.dtype.kind in "iu" and i.ndim > 0 for i in rest]
-    if not builtins.any(ids):  # (a basic index: its ints' own error)
+    zeroed = _zeroed_ids(index)
+    if zeroed is None:  # (a basic index: its ints' own error)
         return None
-    zeroed = tuple(np.zeros_like(i) if is_ids else i for i, is_ids in zip(rest, ids))
-    zeroed = TwoStep((first, zeroed)) if type(index) is TwoStep else zeroed
     try:
         out = _take(a, zeroed)  # (the result's shape does not depend on the ids)
     except IndexError as e:
@@ -412,6 +408,18 @@ def _ids_unchecked(a, index):
             raise IndexError("index is out of bounds for dimension with size 0") from None
         return None
     return (zeroed, array_module(a).ascontiguousarray(out)) if not out.size else None
+
+
+def _zeroed_ids(index):
+    """`index` with every array of ids (of one dim or more) all 0: the same result's shape, ids numpy takes
+    wherever the dims they index are not empty. None for an index with no such array."""
+    first, rest = index if type(index) is TwoStep else ((), index)
+    rest = rest if type(rest) is tuple else (rest,)
+    ids = [hasattr(i, "dtype") and i.dtype.kind in "iu" and i.ndim > 0 for i in rest]
+    if not builtins.any(ids):
+        return None
+    zeroed = tuple(np.zeros_like(i) if is_ids else i for i, is_ids in zip(rest, ids))
+    return TwoStep((first, zeroed)) if type(index) is TwoStep else zeroed
 
 
 def _basic_view(x, index, out):
@@ -496,17 +504,23 @@ class IndexPutAdd(Function):
         ctx.index, ctx.advanced = index, advanced
         if not advanced:
             return _put(g.array, shape, index)
-        xp = array_module(g.array)
-        out = xp.zeros(shape, dtype=g.array.dtype)
-        if xp is np and len(index) == 1 and _integer_array(index[0]):
-            _add_rows_at(out, index[0], g.array)
-        else:
-            _add_at(xp, *_target(out, index), g.array)
+        out = array_module(g.array).zeros(shape, dtype=g.array.dtype)
+        add_at_index(out, index, g.array)
         return out
 
     @staticmethod
     def backward(ctx, gg):
         return Index.apply(gg, ctx.index, ctx.advanced), None, None, None
+
+
+def add_at_index(out, index, values):
+    """out[index] += values for an advanced `index` into a C-contiguous `out`, repeats summed; `values` of the
+    indexed shape. One integer array: by rows (_add_rows_at), else _add_at."""
+    xp = array_module(out)
+    if xp is np and len(index) == 1 and _integer_array(index[0]):
+        _add_rows_at(out, index[0], values)
+    else:
+        _add_at(xp, *_target(out, index), values)
 
 
 _FLAT_ADD_AT = 1024  # index entries from which _add_at makes one flat index

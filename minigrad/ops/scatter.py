@@ -230,7 +230,8 @@ class IndexReduce(ScatterReduce):
         if ((i < 0) | (i >= n)).any():  # (here, not in index_reduce: a replay checks each call's index; no id
             _index_reduce_outside(a.array, dim, i, n, include_self)  # counts from the end, as in index_add)
         shape = [1] * source.array.ndim
-        shape[dim] = i.size
+        if shape:  # (a 0-d source: its one element goes to the one id)
+            shape[dim] = i.size
         spread = xp.broadcast_to(i.astype(np.int64).reshape(shape), source.array.shape)
         return ScatterReduce.forward(ctx, a, dim, Tensor._wrap(spread), source, reduce, include_self)
 
@@ -266,9 +267,6 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise NotImplementedError("\"index_reduce_func_exclude_input_init\" not implemented for 'Bool'")
     if input.array.dtype == np.bool_ and reduce == "mean":
         raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
-    if input.array.ndim == 0:  # (a 0-d self and source: as one element each)
-        return index_reduce(input.reshape(1), 0, index, source.reshape(1), reduce,
-                            include_self=include_self).reshape(())
     return IndexReduce.apply(input, d, index, source, reduce, include_self)
 
 

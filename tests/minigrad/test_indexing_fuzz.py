@@ -511,9 +511,6 @@ def torch_fault(op, err):
                                 or op == "index_fill_" and err[1].startswith("index_select(): "))
 
 
-@pytest.mark.xfail(strict=True, reason="open: index_put_/index_put with accumulate=True: its ids are checked where "
-                   "PyTorch writes nothing (an empty self), not in PyTorch's words for an indexed dim of size 0 ('index "
-                   "is out of bounds for dimension with size 0'), and it records AddBackward0, PyTorch IndexPutBackward0")
 @FUZZ
 @given(index_op_cases())
 def test_index_ops_match_torch(case):
