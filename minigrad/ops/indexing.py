@@ -383,6 +383,8 @@ class Index(Function):
 
     @staticmethod
     def backward(ctx, g):  # scatter the gradient to where the elements came from
+        if not (ctx.advanced or g._requires_grad):  # a basic index, nothing to record (no create_graph): the array op
+            return Tensor._wrap(_put(g.array, ctx.shape, ctx.index)), None, None
         return IndexPutAdd.apply(g, ctx.shape, ctx.index, ctx.advanced), None, None
 
     @staticmethod
@@ -646,7 +648,7 @@ def getitem(self, index):
             except IndexError:
                 pass
         return Index.apply(self, (ids,), True)  # (what the general path below makes of it)
-    if type(index) is tuple and _slices_and_int_list(index):  # `logits[:, [-1]]`: as the general path converts it
+    if type(index) is tuple and list in map(type, index) and _slices_and_int_list(index):  # `logits[:, [-1]]`: as the general path converts it
         xp = array_module(self.array)
         return Index.apply(self, tuple([xp.asarray(i) if type(i) is list else i for i in index]), True)
     if type(index) is Tensor and (not recording.recorders_made or recording.hook.recorder is None):

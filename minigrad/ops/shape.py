@@ -31,6 +31,8 @@ def _share_version(out, base):
     return out
 
 
+_requires_grad = operator.attrgetter("_requires_grad")  # (any(map(...)) over a node's gradients: no Python frame)
+
 # True once some tensor has a flag below (_multi_output, _no_grad_view): until then a view of a view (a
 # sample cut from a slice of the data, a row of a reshaped gradient) has none to pass on, and is spared
 # the look for them (reading an unset slot costs a caught AttributeError)
@@ -254,6 +256,8 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx, g):  # permute back with the inverse permutation
+        if not g._requires_grad:  # nothing to record (no create_graph): the array op alone
+            return Tensor._wrap(g.array.transpose(_inverse(ctx.dims))), None
         return permute(g, _inverse(ctx.dims)), None
 
     @staticmethod
@@ -263,11 +267,8 @@ class Permute(Function):
 
 
 def _inverse(dims):
-    """The permutation that undoes `dims`."""
-    inv = [0] * len(dims)
-    for i, d in enumerate(dims):
-        inv[d] = i
-    return tuple(inv)
+    """The permutation that undoes `dims`: the positions of 0, 1, ... in it."""
+    return tuple(sorted(range(len(dims)), key=dims.__getitem__))
 
 
 class Transpose(Function):
@@ -394,6 +395,8 @@ class Squeeze(Function):
 
     @staticmethod
     def backward(ctx, g):  # put the size-1 dims back
+        if not g._requires_grad:  # nothing to record (no create_graph): the array op alone
+            return Tensor._wrap(g.array.reshape(ctx.shape)), None
         return g.reshape(ctx.shape), None
 
     @staticmethod
@@ -434,6 +437,8 @@ class Unsqueeze(Function):
 
     @staticmethod
     def backward(ctx, g):  # drop the added dim
+        if not g._requires_grad:  # nothing to record (no create_graph): the array op alone
+            return Tensor._wrap(g.array.squeeze(ctx.dim)), None
         return g.squeeze(ctx.dim), None
 
     @staticmethod
@@ -744,10 +749,12 @@ class Split(Function):
 
     @staticmethod
     def backward(ctx, *grads):  # concatenate the pieces' gradients (zeros for unused pieces)
-        if not builtins.any(g._requires_grad for g in grads):
-            joined = _joined_view([g.array for g in grads], ctx.dim)
-            if joined is not None:
-                return Tensor._wrap(joined), None, None
+        if not builtins.any(map(_requires_grad, grads)):  # nothing to record (no create_graph): arrays alone
+            arrays = [g.array for g in grads]
+            joined = _joined_view(arrays, ctx.dim)
+            if joined is None:
+                joined = array_module(arrays[0]).concatenate(arrays, axis=ctx.dim)
+            return Tensor._wrap(joined), None, None
         return cat(list(grads), ctx.dim), None, None
 
     @staticmethod
@@ -825,17 +832,27 @@ def split(input, split_size_or_sections, dim=0):
         cls = Split
     if _records_nothing(input):  # nothing to record (a generated token's rotate_half, its q, k, v): the views alone
         return tuple([_view_of(input, p) for p in _pieces(input.array, sizes or [0], d)])
-    outs = tuple([_share_version(o, input) for o in cls.apply(input, sizes or [0], d)])
-    _mark_multi_output(outs)
+    outs = cls.apply(input, sizes or [0], d)
+    if _share_version(outs[0], input)._base is not None:  # (basic slices of one array: views all, or none)
+        _as_views(outs, input)
     return outs
 
 
-def _mark_multi_output(pieces):
-    """Flag the recorded pieces of one op that returns several views: PyTorch refuses in-place ops on them
-    (apply_inplace), as the op's node could not be rebased onto one piece's write."""
+def _as_views(pieces, base):
+    """_as_view of each of the pieces of one op that returns several views (split's, unbind's), the recorded
+    ones flagged _multi_output: PyTorch refuses in-place ops on them (apply_inplace), as the op's node could not
+    be rebased onto one piece's write. What depends on `base` alone is worked out once for all the pieces."""
     global _flags_set
+    counter = base._version_counter
+    root, version = base if base._base is None else base._base, counter[0]
+    flagged = base._requires_grad or _flags_set and base._base is not None  # (_as_view's tests, in its order)
+    inherited = flagged and _flags_set and getattr(base, "_multi_output", False)
+    no_grad_view = flagged and not state.grad_enabled and (base._requires_grad or getattr(base, "_no_grad_view", False))
     for p in pieces:
-        if p._requires_grad and p._base is not None:
+        p._version_counter, p._base, p._view_version = counter, root, version
+        if no_grad_view:
+            p._no_grad_view = p._requires_grad = _flags_set = True
+        if inherited or p._requires_grad:
             p._multi_output = _flags_set = True
 
 
@@ -863,10 +880,10 @@ class Unbind(Function):
 
     @staticmethod
     def backward(ctx, *grads):  # stack the pieces' gradients (zeros for unused pieces)
-        if not builtins.any(g._requires_grad for g in grads):
-            joined = _joined_view([g.array for g in grads], ctx.dim, new_axis=True)
-            if joined is not None:
-                return Tensor._wrap(joined), None
+        if not builtins.any(map(_requires_grad, grads)):  # nothing to record (no create_graph): arrays alone
+            arrays = [g.array for g in grads]
+            joined = _joined_view(arrays, ctx.dim, new_axis=True)
+            return Tensor._wrap(_stacked(arrays, ctx.dim) if joined is None else joined), None
         return stack(list(grads), ctx.dim), None
 
     @staticmethod
@@ -888,8 +905,9 @@ def _unbound(a, dim):
     """Array `a`'s views along `dim`, a tuple."""
     if a.ndim == 1:  # (iterating a 1-D array yields scalars, copies: PyTorch's pieces are views)
         return tuple([a[i, ...] for i in range(a.shape[0])])
-    # iterating an array yields its views along axis 0 (in C: a per-slice index costs more)
-    return tuple(a if dim == 0 else array_module(a).moveaxis(a, dim, 0))
+    # iterating an array yields its views along axis 0 (in C: a per-slice index costs more); `dim` is
+    # brought to the front by a transpose (moveaxis's own, without its Python)
+    return tuple(a if dim == 0 else a.transpose((dim, *range(dim), *range(dim + 1, a.ndim))))
 
 
 def unbind(input, dim=0):
@@ -904,9 +922,7 @@ def unbind(input, dim=0):
         outs = (outs,)
     # the pieces of one unbind are all views of input's array (or, copies, none): the first one tells for all
     if outs and _share_version(outs[0], input)._base is not None:
-        for o in outs[1:]:
-            _as_view(o, input)
-        _mark_multi_output(outs)
+        _as_views(outs, input)
     return outs
 
 
