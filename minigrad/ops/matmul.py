@@ -149,7 +149,7 @@ def _check(a, b):
         # that product's rule and words
         for one, other, first in ((a, b, True), (b, a, False)):
             if one.array.shape[0] == 1 and one._requires_grad:
-                matrix = SimpleNamespace(array=one.array[0], requires_grad=True)
+                matrix = SimpleNamespace(array=one.array[0], _requires_grad=True)
                 return _check(matrix, other) if first else _check(other, matrix)
     if len(sa) <= 2 and len(sb) <= 2 or _folds(a, b):
         if len(sb) > 2:  # folded the other way round: b's transpose times a's
