@@ -493,8 +493,9 @@ class PowTensor(Function):
     saves_result = True
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, bool_exponent=False):
         ctx.save(self=a, other=b)
+        ctx.bool_exponent = bool_exponent
         x, y = a.array, b.array
         if y.dtype.kind in "iu" and x.dtype.kind in "iu" and bool((y < 0).any()):
             return _int_pow_negative(x, y)
@@ -507,6 +508,8 @@ class PowTensor(Function):
         ga = gb = None
         holomorphic = result.array.dtype.kind == "c"  # then g conj(f'(z)), PyTorch's convention
         if ctx.needs_input_grad[0]:
+            if ctx.bool_exponent:  # PyTorch's b - 1 refuses a bool exponent (before its promotion)
+                raise RuntimeError(_BOOL_SUB)
             # where b == 0 the gradient is 0 (not 0 * a^-1, nan at a == 0), as in PyTorch
             d = b * a ** (b - 1)
             ga = sum_to(where(b == 0, 0.0, g * (d.conj() if holomorphic else d)), a_shape)
@@ -880,7 +883,7 @@ def pow(input, exponent):
         return PowScalar.apply(cast(input, dt), exponent)
     a, b = binary_operands(input, exponent)
     _check_pow(a.array.dtype, None)
-    out = PowTensor.apply(a, b)
+    out = PowTensor.apply(a, b, isinstance(exponent, Tensor) and exponent.array.dtype == np.bool_)
     if out.grad_fn is not None:
         out.grad_fn._keep_shapes(a.array.shape, b.array.shape)
     return out
@@ -1474,7 +1477,14 @@ def _clamp(input, min, max, nodes):
         min, max = (b.item() if isinstance(b, Tensor) else b for b in (min, max))
     bounds = [b for b in (min, max) if b is not None]
     dt = result_type(input, *bounds)  # (all three at once: pairwise steps can promote differently)
+    if dt == np.bool_ and (len(bounds) == 2 or not isinstance(bounds[0], Tensor)):  # (bool clamp_min(t) works)
+        kernel = "clamp" if len(bounds) == 2 else "clamp_min" if max is None else "clamp_max"
+        kernel += "_scalar" if not isinstance(bounds[0], Tensor) else ""
+        raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'")
     if isinstance(bounds[0], Tensor):  # tensor bounds: elementwise, broadcasting
+        shape = input.array.shape
+        for b in bounds:  # PyTorch's error for shapes that do not broadcast, before numpy's
+            shape = broadcast_shapes(shape, b.array.shape)
         out = nodes[1].apply(*(None if b is None else cast(b, dt) for b in (input, min, max)))
         if out.grad_fn is not None:
             ClampTensor.keep_state(out.grad_fn, (input, min, max), out)

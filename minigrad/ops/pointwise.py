@@ -183,7 +183,8 @@ def frexp(input):
 
 # ---- binary: fmod, remainder, copysign, atan2, logaddexp ----------------------------------------
 def _zero_division(a, b):
-    if a.array.dtype.kind in "iu" and not bool((b.array != 0).all()):
+    # (an empty result divides nothing: no error, as PyTorch)
+    if a.array.dtype.kind in "iu" and a.array.size and not bool((b.array != 0).all()):
         raise RuntimeError("ZeroDivisionError")
 
 
@@ -296,7 +297,8 @@ class CopysignTensor(Function):
         a_shape, b_shape = ctx._shapes
         ga = None
         if ctx.needs_input_grad[0]:
-            ga = sum_to(where(a == 0, 0.0, g * result / where(a == 0, 1.0, a)), a_shape)
+            # (the ratio first, as PyTorch: g * result underflows at a subnormal result)
+            ga = sum_to(where(a == 0, 0.0, g * (result / where(a == 0, 1.0, a))), a_shape)
         return ga, (zeros_like_grad(g, b_shape) if ctx.needs_input_grad[1] else None)
 
 
@@ -364,9 +366,9 @@ class Hypot(Function):
     def backward(ctx, g):  # PyTorch's: g a / r, g b / r (NaN at r = 0)
         a, b = ctx.saved_tensors[:2]  # (the result saved after them)
         a_shape, b_shape = ctx._shapes
-        r = g / ctx._saved_result
-        return (sum_to(r * a, a_shape) if ctx.needs_input_grad[0] else None,
-                sum_to(r * b, b_shape) if ctx.needs_input_grad[1] else None)
+        r = ctx._saved_result  # (g a first: g / r overflows at a subnormal r)
+        return (sum_to(g * a / r, a_shape) if ctx.needs_input_grad[0] else None,
+                sum_to(g * b / r, b_shape) if ctx.needs_input_grad[1] else None)
 
 
 def _refuse_bool_operand(ctx):
