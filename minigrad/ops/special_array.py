@@ -261,8 +261,13 @@ def erfinv(y):
                   1.00167406, 2.83297682):
             pb = c + pb * wb
         x = xp.where(small, ps, pb) * v
-        for _ in range(2):  # Newton on erf(x) = v
-            x = x - (erf(x) - v) / (TWO_OVER_SQRT_PI_ * xp.exp(-x * x))
+        near_one = xp.abs(v) > 0.5
+        tail = 1.0 - xp.abs(v)  # (exact above 0.5)
+        for _ in range(8):  # Halley on erf(x) = v (erf'' = -2x erf'); near +-1 on erfc(|x|) = 1 - |v|, where
+            # erf(x) - v cancels (and the approximation far out needs the cubic steps)
+            r = xp.where(near_one, xp.sign(v) * (tail - erfc(xp.abs(x))), erf(x) - v)
+            t = r / (TWO_OVER_SQRT_PI_ * xp.exp(-x * x))
+            x = x - t / (1.0 + x * t)
         x = xp.where(v == 1.0, np.inf, xp.where(v == -1.0, -np.inf, x))
         x = xp.where(xp.abs(v) > 1.0, np.nan, x)
     return x.astype(dt, copy=False)
