@@ -14,7 +14,7 @@ from .autograd import recording
 from .backends.flags import _deterministic
 from .device import module_for, to_device
 from .ops.conversion import warn_complex_to_real
-from .tensor import Tensor, _requiring_grad, dtype_argument, invalid_arguments, type_name
+from .tensor import Tensor, _requiring_grad, dtype_argument, int_argument, invalid_arguments, type_name
 
 
 def _size_keyword(fn):
@@ -909,19 +909,8 @@ def _randint(low, high, size, dtype, device, generator):
 
 
 def randperm(n, dtype=None, device=None, generator=None):
-    n = _int_argument(n, "randperm", "'n' (position 1)")
+    n = int_argument(n, "randperm", "'n' (position 1)")
     return _drawn(_randperm, generator, n, dtype_argument(dtype, "randperm", (n,)), device)
-
-
-def _int_argument(x, name, argument):
-    """x as PyTorch's argument parser takes an int: a Python or numpy integer, or an integer tensor of one
-    element (not a bool, not a float)."""
-    try:
-        if not isinstance(x, builtins.bool):
-            return operator.index(x)
-    except TypeError:
-        pass
-    raise TypeError(f"{name}(): argument {argument} must be int, not {type_name(x)}")
 
 
 def _randperm(n, dtype, device, generator):

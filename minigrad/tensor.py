@@ -911,6 +911,17 @@ def type_name(x):
     return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 
+def int_argument(x, name, argument):
+    """x as PyTorch's argument parser takes an int: a Python or numpy integer, or an integer tensor of one
+    element (not a bool, not a float)."""
+    try:
+        if not isinstance(x, builtins_bool):
+            return operator.index(x)
+    except TypeError:
+        pass
+    raise TypeError(f"{name}(): argument {argument} must be int, not {type_name(x)}")
+
+
 _TO_OVERLOADS = (
     "torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool copy = False, *, "
     "torch.memory_format memory_format = None",

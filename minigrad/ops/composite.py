@@ -14,7 +14,7 @@ from ..autograd.grad_mode import state
 from ..device import array_module
 from .. import dtypes as _dtypes
 from ..dtypes import cpp_name, int32, int64
-from ..tensor import Tensor, dtype_argument
+from ..tensor import Tensor, dtype_argument, int_argument
 from . import complex as complex_ops
 from . import elementwise, fused, matmul, movement, pointwise, reduction, scan, special_array
 from . import indexing as indexing_ops  # (meshgrid has an argument named indexing)
@@ -917,18 +917,22 @@ def meshgrid(*tensors, indexing=None):
 
 
 def tril_indices(row, col, offset=0, dtype=None, device=None):
-    return _triangle_indices(np.tril_indices(row, offset, col), dtype, "tril_indices")
+    return _triangle_indices(np.tril_indices, row, col, offset, dtype, "tril_indices")
 
 
 def triu_indices(row, col, offset=0, dtype=None, device=None):
-    return _triangle_indices(np.triu_indices(row, offset, col), dtype, "triu_indices")
+    return _triangle_indices(np.triu_indices, row, col, offset, dtype, "triu_indices")
 
 
-def _triangle_indices(rows_cols, dtype, name):
+def _triangle_indices(indices, row, col, offset, dtype, name):
+    row, col = int_argument(row, name, "'row' (position 1)"), int_argument(col, name, "'col' (position 2)")
+    offset = int_argument(offset, name, "'offset'")
+    if row < 0 or col < 0:
+        raise RuntimeError(f"{'row' if row < 0 else 'col'} must be non-negative, got{row if row < 0 else col}")
     dt = dtype_argument(dtype, name) or int64
     if dt is not int64 and dt is not int32:  # (PyTorch's kernels: the two wide integer types only)
         raise NotImplementedError(f'"{name}" not implemented for \'{dt._legacy[:-6]}\'')
-    return Tensor._wrap(np.stack(rows_cols).astype(dt.np))
+    return Tensor._wrap(np.stack(indices(row, offset, col)).astype(dt.np))
 
 
 def _shape_from_data(what):
