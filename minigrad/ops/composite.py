@@ -1941,7 +1941,7 @@ def index_put(input, indices, values, accumulate=False):
     v = values if isinstance(values, Tensor) else Tensor._wrap(xp.asarray(values, dtype=input.array.dtype))
     if not accumulate and v.array.size == 1 and len(index) == 1 and getattr(index[0], "dtype", None) == np.bool_:
         # one mask and one value: PyTorch's masked_fill_, the value cast to input's dtype as a number
-        return IndexPutWhole.apply(input, v.reshape(()).to(input.dtype), index)
+        return IndexPutWhole.apply(input, v.to(input.dtype), index)
     if advanced:
         index = _ints_first(index, input.array.shape)
     shape, in_range = _put_shape(input.array, index)
