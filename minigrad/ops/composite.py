@@ -21,6 +21,7 @@ from . import indexing as indexing_ops  # (meshgrid has an argument named indexi
 from . import shape as shape_ops  # (many functions here have a local named shape)
 from ..autograd import recording
 from .array_op import array_op
+from .inplace import IndexPutWhole
 from ._util import binary_operands, check_index_entries, normalize_dim, return_type, some_id_outside, type_name
 from ._util import sum_to, sum_to_array
 from ._util import scaled as _scaled
@@ -1933,35 +1934,36 @@ def _quantile(input, q, dim, keepdim, interpolation, skip_nan):
 
 def index_put(input, indices, values, accumulate=False):
     """A copy of `input` with `values` written (or added, accumulate=True: repeats summed) at `input[indices]`."""
+    from .indexing import _check_masks, _convert_index, _ints_first
+
     idx = tuple(indices)
     if len(idx) > input.array.ndim:  # (index_put's own words: it counts the tensors, not the dims they index)
         raise IndexError(f"too many indices for tensor of dimension {input.array.ndim} (got {len(idx)})")
-    if not accumulate:
-        _check_put_dtypes(input, values)
-        out = shape_ops.clone(input)
-        out[idx] = values
-        return out
-    from .indexing import _convert_index, _ints_first
-
     xp = array_module(input.array)
     index, advanced = _convert_index(idx, xp, input.array.shape)
+    _check_masks(index, input.array.shape)
+    v = values if isinstance(values, Tensor) else Tensor._wrap(xp.asarray(values, dtype=input.array.dtype))
+    if not accumulate and v.array.size == 1 and len(index) == 1 and getattr(index[0], "dtype", None) == np.bool_:
+        # one mask and one value: PyTorch's masked_fill_, the value cast to input's dtype as a number
+        return IndexPutWhole.apply(input, v.to(input.dtype), index)
     if advanced:
         index = _ints_first(index, input.array.shape)
     shape, in_range = _put_shape(input.array, index)
-    v = values if isinstance(values, Tensor) else Tensor._wrap(xp.asarray(values, dtype=input.array.dtype))
     try:
         fits = np.broadcast_shapes(v.array.shape, shape) == shape
     except ValueError:
         fits = False
-    if not fits:  # (PyTorch's words, as index_put without accumulate says them)
+    if not fits:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.array.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(shape)}")
     _check_put_dtypes(input, values)
     if not in_range:
-        if math.prod(shape):  # (PyTorch checks the ids last, one element at a time, as it adds)
+        if math.prod(shape):  # (PyTorch checks the ids last, one element at a time, as it writes)
             _put_shape(input.array, index, check_ids=True)
-        index = indexing_ops._zeroed_ids(index)  # (nothing is added: ids numpy takes, for the same empty shapes)
-    return IndexPutAccumulate.apply(input, v.to(input.dtype), index, shape)
+        index = indexing_ops._zeroed_ids(index)  # (nothing is written: ids numpy takes, for the same empty shapes)
+    if accumulate:
+        return IndexPutAccumulate.apply(input, v, index, shape)
+    return IndexPutWhole.apply(input, v, index)
 
 
 def _check_put_dtypes(input, values):

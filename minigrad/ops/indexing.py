@@ -779,19 +779,23 @@ def put_values(a, index, values):
         target[i] = values
     except IndexError:
         _put_unchecked(a, index, values)
-    except ValueError:
+    except (ValueError, TypeError):  # (a TypeError: numpy's for values of 2 dims or more into a mask)
         try:
             picked = target[i].shape
         except IndexError:  # (numpy checks the values' shape before the ids)
             _put_unchecked(a, index, values)
             return
-        lead = values.ndim - len(picked)
-        if lead > 0 and values.shape[:lead] == (1,) * lead:
-            # PyTorch drops a value's leading dims of 1 (numpy does too, except into a 0-d target: `t[()] = v`)
+        # PyTorch drops all of a value's leading dims of 1 before it writes (numpy only those past the target's dims,
+        # and none into a mask or a 0-d target), and names the value's shape without them
+        k = 0
+        while k < values.ndim and values.shape[k] == 1:
+            k += 1
+        values = values.reshape(values.shape[k:])
+        if k:
             try:
-                target[i] = values.reshape(values.shape[lead:])
+                target[i] = values
                 return
-            except ValueError:
+            except (ValueError, TypeError):
                 pass
         parts = i if type(i) is tuple else (i,)
         if not builtins.any(hasattr(p, "ndim") and (p.ndim or p.dtype == np.bool_) for p in parts):
@@ -821,6 +825,10 @@ def _put_unchecked(a, index, values):
     values' shape is checked; numpy's IndexError where PyTorch checks the ids."""
     unchecked = _ids_unchecked(a, index)
     if unchecked is None:
+        rest = index[1] if type(index) is TwoStep else index
+        if builtins.any(hasattr(i, "dtype") and i.dtype.kind in "iu" and i.ndim and i.any()
+                        for i in (rest if type(rest) is tuple else (rest,))):
+            check_put_shapes(a, index, values)  # (PyTorch checks the values' shape before the ids; with them all 0)
         raise
     put_values(a, unchecked[0], values)
 
