@@ -56,6 +56,18 @@ def gather_along(g, dim, index):
     return Gather.apply(g, dim, index)
 
 
+def _scatter_write(out, dim, index, values):
+    """out[...] = values (an array of the index's shape, or a scalar) at `index` along `dim`, in place."""
+    if not index.size:
+        return
+    at = _nonempty(out)
+    flat = flat_along(dim, index, at)  # (checked) one 1-D index, where numpy can: its quickest setitem
+    if flat is None:
+        at[_along(array_module(out), dim, index, at.shape)] = values
+    else:
+        at.reshape(-1)[flat] = values
+
+
 class Scatter(Function):
     node_name = "ScatterBackward0"
 
@@ -64,9 +76,7 @@ class Scatter(Function):
         ctx.dim, ctx.src_shape = dim, src.array.shape
         ctx.save(index=index)
         out = a.array.copy()
-        if index.array.size:
-            at = _nonempty(out)
-            at[_along(array_module(a.array), dim, index.array, at.shape)] = _used(src.array, index.array)
+        _scatter_write(out, dim, index.array, _used(src.array, index.array))
         return out
 
     @staticmethod
@@ -88,9 +98,7 @@ class ScatterValue(Function):
         ctx.dim = dim
         ctx.save(index=index)
         out = a.array.copy()
-        if index.array.size:
-            at = _nonempty(out)
-            at[_along(array_module(a.array), dim, index.array, at.shape)] = value
+        _scatter_write(out, dim, index.array, value)
         return out
 
     @staticmethod
@@ -516,7 +524,23 @@ def _inplace(fn, into=None, src_at=None):
     return op
 
 
-scatter_ = _inplace(scatter)
+def _scatter_into(arr, dim=None, index=None, src=None, value=None, reduce=None, **unknown):
+    """scatter_ writing into arr itself (scatter's checks first), not into a copy then written back (a one-hot,
+    `zeros(n, k).scatter_(1, ids.unsqueeze(1), 1.0)`). Not for a reduce, nor where a tensor argument shares
+    arr's memory (the op reads them as they were), nor a value other than a Python number."""
+    if src is not None and not isinstance(src, Tensor):
+        src, value = None, src
+    if unknown or reduce is not None or not isinstance(index, Tensor) or np.may_share_memory(arr, index.array) \
+            or (src is None and type(value) not in (float, int, bool)) \
+            or (src is not None and (not isinstance(src, Tensor) or np.may_share_memory(arr, src.array))):
+        return False
+    d, index, src = _scatter_args(Tensor._wrap(arr), dim, index, src)
+    _scatter_write(arr, d, index.array, _used(src.array, index.array) if src is not None
+                   else checked_scalar(value, arr.dtype))
+    return True
+
+
+scatter_ = _inplace(scatter, _scatter_into)
 
 
 def _scatter_add_into(arr, dim, index, src):
