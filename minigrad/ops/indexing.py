@@ -6,6 +6,7 @@ repeated indices (as PyTorch's index backward does); that scatter is itself an o
 backward is the index again, so indexing is twice differentiable.
 """
 import builtins
+import functools
 import math
 import re
 
@@ -473,6 +474,8 @@ class IndexSelect(Function):
         if some_id_outside(i, n):  # (here, not in index_select: a replay of a captured step checks each call's index)
             _index_select_outside(a.array, dim, i, n)
         ctx.shape, ctx.index = a.array.shape, (slice(None),) * dim + (i,)
+        if type(a.array) is np.ndarray:  # (take: the same entries, C-contiguous, quicker than indexing)
+            return a.array.take(i, dim)
         out = a.array[ctx.index]
         return array_module(out).ascontiguousarray(out)
 
@@ -936,8 +939,12 @@ class Gather(Function):
         xp = array_module(a.array)
         ids = whole_slices(index.array, dim, a.array.shape)
         if ids is not None:  # (checked)
-            ctx.at = None
+            ctx.at = ctx.flat = None
             return xp.take(a.array, ids, axis=dim)
+        flat = ctx.flat = flat_along(dim, index.array, a.array)  # (checked: kept for backward)
+        if flat is not None:  # (numpy's take of one flat index: its tuple of index arrays is slower)
+            ctx.at = None
+            return a.array.reshape(-1).take(flat)
         at = ctx.at = _along(xp, dim, index.array, a.array.shape)  # (checked: kept for backward)
         return a.array.copy() if a.array.ndim == 0 else a.array[at]  # (0-d: the index is 0)
 
@@ -948,7 +955,9 @@ class Gather(Function):
         if not g._requires_grad and ctx.shape and ctx._saved_index is not None:
             xp = array_module(g.array)
             out = xp.zeros(ctx.shape, dtype=g.array.dtype)
-            if ctx.at is None:
+            if ctx.flat is not None:  # (the same sums in the same order as at forward's tuple of index arrays)
+                np.add.at(out.reshape(-1), ctx.flat.reshape(-1), g.array.reshape(-1))
+            elif ctx.at is None:
                 scatter_add_at(xp, out, ctx.dim, ctx._saved_index.array, g.array)
             else:
                 _add_at(xp, out, ctx.at, g.array)
@@ -975,12 +984,21 @@ def flat_along(dim, index, target):
     if type(target) is not np.ndarray or not target.flags.c_contiguous or index.ndim != target.ndim or not index.ndim:
         return None
     _check_along(index, dim, target.shape)
-    steps = [s // target.itemsize for s in target.strides]  # (C-contiguous: in elements, row-major)
-    flat = index * np.intp(steps[dim])  # (a new intp array: each other dim's position is added into it)
-    for d, grid in enumerate(_grids(np, index.shape)):
-        if d != dim and index.shape[d] > 1:
-            flat += grid * steps[d]
-    return flat
+    step, rest = _flat_steps(index.shape, dim, target.shape)
+    return index + rest if step == 1 else index * step + rest  # (new intp arrays)
+
+
+@functools.lru_cache(maxsize=256)
+def _flat_steps(shape, dim, target_shape):
+    """For flat_along, into a C-contiguous array of `target_shape`: the flat step along `dim`, and the flat
+    offset of each position of index `shape`'s other dims (dim `dim` of size 1), kept read only."""
+    steps = [int(n) for n in np.cumprod((1,) + target_shape[:0:-1])[::-1]]  # (row-major, in elements)
+    rest = np.zeros([1 if d == dim else n for d, n in enumerate(shape)], dtype=np.intp)
+    for d, grid in enumerate(np.indices(rest.shape, sparse=True)):
+        if d != dim:
+            rest += grid * steps[d]
+    rest.flags.writeable = False
+    return np.intp(steps[dim]), rest
 
 
 def _check_along(index, dim, shape):

@@ -11,7 +11,7 @@ from ..autograd.function import Function
 from ..device import array_module
 from ..tensor import Tensor
 from ._util import checked_scalar, normalize_dim, some_id_outside, too_many_positional, type_name
-from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, flat_index, scatter_add_at
+from .indexing import _add_at, _add_rows_at, _along, _ufunc_at, flat_along, scatter_add_at
 
 
 def _used(src, index):
@@ -56,6 +56,18 @@ def gather_along(g, dim, index):
     return Gather.apply(g, dim, index)
 
 
+def _scatter_write(out, dim, index, values):
+    """out[...] = values (an array of the index's shape, or a scalar) at `index` along `dim`, in place."""
+    if not index.size:
+        return
+    at = _nonempty(out)
+    flat = flat_along(dim, index, at)  # (checked) one 1-D index, where numpy can: its quickest setitem
+    if flat is None:
+        at[_along(array_module(out), dim, index, at.shape)] = values
+    else:
+        at.reshape(-1)[flat] = values
+
+
 class Scatter(Function):
     node_name = "ScatterBackward0"
 
@@ -64,9 +76,7 @@ class Scatter(Function):
         ctx.dim, ctx.src_shape = dim, src.array.shape
         ctx.save(index=index)
         out = a.array.copy()
-        if index.array.size:
-            at = _nonempty(out)
-            at[_along(array_module(a.array), dim, index.array, at.shape)] = _used(src.array, index.array)
+        _scatter_write(out, dim, index.array, _used(src.array, index.array))
         return out
 
     @staticmethod
@@ -88,9 +98,7 @@ class ScatterValue(Function):
         ctx.dim = dim
         ctx.save(index=index)
         out = a.array.copy()
-        if index.array.size:
-            at = _nonempty(out)
-            at[_along(array_module(a.array), dim, index.array, at.shape)] = value
+        _scatter_write(out, dim, index.array, value)
         return out
 
     @staticmethod
@@ -147,22 +155,17 @@ class ScatterReduce(Function):
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce, include_self):
         xp = array_module(a.array)
-        at = _along(xp, dim, index.array, _nonempty(a.array).shape)
         s = _used(src.array, index.array)
         out = _nonempty(a.array.copy())
-        flat = flat_index(xp, out, at)
-        if flat is not None:  # one 1-D index for numpy's fast loops (its setitem of a tuple of index arrays is slow too)
-            at, s = flat, s.reshape(-1)
-        view = out if flat is None else out.reshape(-1)
+        flat = flat_along(dim, index.array, out)  # (checked) one 1-D index: numpy's fast loops take no other
+        if flat is None:
+            at, view = _along(xp, dim, index.array, out.shape), out
+        else:
+            at, s, view = flat.reshape(-1), s.reshape(-1), out.reshape(-1)
         _reduce_into(xp, view, at, s, _OLD_NAMES.get(reduce, reduce), include_self)
         count = None
-        if reduce == "mean":
-            count = xp.full(out.shape, 1 if include_self else 0, dtype=a.array.dtype)
-            view = count if flat is None else count.reshape(-1)
-            if not include_self:
-                view[at] = 0
-            _add_at(xp, view, at, count.dtype.type(1))  # (a Python 1 sends np.add.at down a 100x slower loop)
-            count = xp.maximum(count, 1)
+        if reduce == "mean":  # out / how many values each place took in (at least 1)
+            count = _mean_count(xp, out, at, flat is not None, include_self, a.array.dtype)
             out = out / count if out.dtype.kind == "f" else xp.floor_divide(out, count).astype(out.dtype)
             count = count.reshape(a.array.shape)
         out = out.reshape(a.array.shape)
@@ -208,6 +211,20 @@ class ScatterReduce(Function):
         if gs is not None:
             gs = _pad_to(gs, ctx.src_shape)
         return (ga if ctx.needs_input_grad[0] else None), None, None, (gs if ctx.needs_input_grad[3] else None), None, None
+
+
+def _mean_count(xp, out, at, flat, include_self, dtype):
+    """scatter_reduce mean's divisor in `dtype`: how many values each place of `out` reduced, at least 1. `at`:
+    a flat index into out.reshape(-1) where `flat`, else _along's index."""
+    if flat and (dtype.kind in "iu" or dtype in (np.float32, np.float64) and at.size < 2 ** 24):
+        # counted in int64, then cast: the counts that adding ones in dtype reaches (integers wrap the same;
+        # floats are exact below 2**24)
+        count = (np.bincount(at, minlength=out.size) + include_self).astype(dtype).reshape(out.shape)
+    else:
+        count = xp.full(out.shape, 1 if include_self else 0, dtype=dtype)
+        # (a Python 1 sends np.add.at down a 100x slower loop)
+        _add_at(xp, count.reshape(-1) if flat else count, at, count.dtype.type(1))
+    return xp.maximum(count, 1)
 
 
 def _zeros_per_group(a, dim, index, s, include_self):
@@ -507,7 +524,23 @@ def _inplace(fn, into=None, src_at=None):
     return op
 
 
-scatter_ = _inplace(scatter)
+def _scatter_into(arr, dim=None, index=None, src=None, value=None, reduce=None, **unknown):
+    """scatter_ writing into arr itself (scatter's checks first), not into a copy then written back (a one-hot,
+    `zeros(n, k).scatter_(1, ids.unsqueeze(1), 1.0)`). Not for a reduce, nor where a tensor argument shares
+    arr's memory (the op reads them as they were), nor a value other than a Python number."""
+    if src is not None and not isinstance(src, Tensor):
+        src, value = None, src
+    if unknown or reduce is not None or not isinstance(index, Tensor) or np.may_share_memory(arr, index.array) \
+            or (src is None and type(value) not in (float, int, bool)) \
+            or (src is not None and (not isinstance(src, Tensor) or np.may_share_memory(arr, src.array))):
+        return False
+    d, index, src = _scatter_args(Tensor._wrap(arr), dim, index, src)
+    _scatter_write(arr, d, index.array, _used(src.array, index.array) if src is not None
+                   else checked_scalar(value, arr.dtype))
+    return True
+
+
+scatter_ = _inplace(scatter, _scatter_into)
 
 
 def _scatter_add_into(arr, dim, index, src):
