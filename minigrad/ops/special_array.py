@@ -132,21 +132,26 @@ ERF32_BETA = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-0
          -1.42647390514189e-02)
 
 
+# P and Q scaled so that P(0) = 1: x P is then exact for a subnormal x, whose erf (2 / sqrt(pi)) x stays nonzero
+_ERF32_P = tuple(a / ERF32_ALPHA[-1] for a in ERF32_ALPHA)
+_ERF32_Q = tuple(b / ERF32_ALPHA[-1] for b in ERF32_BETA)
+
+
 def erf32_block(x, out, x2, q):
     """erf of a float32 block `x` into `out` (may be `x` itself), using scratch buffers x2 and q (same size)."""
     np.clip(x, -4.0, 4.0, out=out)
     np.multiply(out, out, out=x2)
-    np.multiply(x2, ERF32_ALPHA[0], out=q)  # q holds P for now; out keeps clamped x
-    for a in ERF32_ALPHA[1:-1]:
+    np.multiply(x2, _ERF32_P[0], out=q)  # q holds P for now; out keeps clamped x
+    for a in _ERF32_P[1:-1]:
         q += a
         q *= x2
-    q += ERF32_ALPHA[-1]
+    q += _ERF32_P[-1]
     out *= q  # x P(x^2)
-    np.multiply(x2, ERF32_BETA[0], out=q)
-    for b in ERF32_BETA[1:-1]:
+    np.multiply(x2, _ERF32_Q[0], out=q)
+    for b in _ERF32_Q[1:-1]:
         q += b
         q *= x2
-    q += ERF32_BETA[-1]
+    q += _ERF32_Q[-1]
     out /= q  # x P / Q
     return out
 

@@ -1,0 +1,16 @@
+"""More differences the elementwise-math fuzzer (test_special_fuzz.py) found on longer runs, each compared against
+PyTorch with the fuzzer's own check: values, dtypes, errors and gradients."""
+import numpy as np
+import pytest
+from test_special_fuzz import check
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("name,args", [
+    # float32 subnormals: erf(x) ~ (2 / sqrt(pi)) x, not 0 (x P(x^2) underflowed before the division by Q)
+    ("erf", [np.array([1e-44, -1.4e-45, 1e-40, 1.1754942e-38], dtype=np.float32)]),
+    ("special.erf", [np.array([1e-44, 3e-45, -1e-42], dtype=np.float32)]),
+])
+def test_found_inputs(name, args):
+    check(name, args, {})
