@@ -22,7 +22,7 @@ from . import shape as shape_ops  # (many functions here have a local named shap
 from ..autograd import recording
 from .array_op import array_op
 from .inplace import IndexPutWhole
-from ._util import binary_operands, check_index_entries, normalize_dim, return_type, some_id_outside, type_name
+from ._util import _check_broadcast, binary_operands, check_index_entries, normalize_dim, return_type, some_id_outside, type_name
 from ._util import sum_to, sum_to_array
 from ._util import scaled as _scaled
 from ._util import broadcast_shapes as _broadcast_pair  # (two shapes; broadcast_shapes below takes many)
@@ -544,6 +544,7 @@ def lcm(input, other):
 def ldexp(input, other):  # input * 2**other
     from ..dtypes import default_float, result_type
 
+    _check_broadcast(input.array.shape, other.array.shape)  # (PyTorch's error, not numpy's)
     if input.array.dtype.kind == "f" and other.array.dtype.kind in "biu":  # (PyTorch's kernel of input's dtype)
         if other.array.dtype == np.bool_:
             raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")

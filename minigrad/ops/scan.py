@@ -216,7 +216,9 @@ class Logcumsumexp(Function):
         if dim is None:
             return a.array.copy()
         with np.errstate(invalid="ignore"):
-            return array_module(a.array).logaddexp.accumulate(a.array, axis=dim)
+            out = array_module(a.array).logaddexp.accumulate(a.array, axis=dim)
+        out += 0.0  # the first entry is log(0 + e^x): +0 at x = -0, as PyTorch
+        return out
 
     @staticmethod
     def backward(ctx, g):  # d out_j / d a_i = exp(a_i - out_j) for i <= j (each term <= 1: no overflow)

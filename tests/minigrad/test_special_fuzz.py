@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 import pytest
 from fuzz_settings import fuzz_settings
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import minigrad as mg
@@ -162,6 +162,7 @@ def cases(draw, name):
         dt = args[0].dtype.name if k and draw(st.integers(0, 2)) else draw(st.sampled_from(dtypes))
         elements = NO_NAN if "nonan" in flags else BOUNDED if "f64" in flags and dt == "float32" else ELEMENT
         args.append(draw(tensor_args(draw(partner(shape)) if k else shape, dt, elements)))
+    assume(not known(name, args))
     kw = draw(params) if params is not None else {}
     return args, kw
 
@@ -250,6 +251,35 @@ def check(name, args, kw):
         if wg is not None:
             # (a gradient's zero sign follows the order of a sum: not compared)
             assert_close(gg, wg, "float64", 16, f"gradient {k}", zero_signs=False)
+
+
+# Deliberate differences where PyTorch is wrong: (name, the input class, reason, a case of it: inputs, params). The main test
+# leaves exactly that class out; test_known_difference checks the input, a strict xfail that passes once it is gone.
+def _neg_int_exponent(args):
+    return args[0].dtype == np.float64 and args[1].dtype == np.int64 and bool((args[1] < 0).any())
+
+
+def _large_finite(args):
+    a = args[0]
+    return a.dtype == np.float64 and bool((np.isfinite(a) & (np.abs(a) >= 2.0 ** 15)).any())
+
+
+KNOWN = [
+    ("ldexp", _neg_int_exponent, "PyTorch's gradient with a negative int64 exponent is 0: it computes 2**other in "
+     "integers; minigrad's is g * 2**other", ([np.array([0.0, 3.0]), np.array([-1, 2])], {})),
+    ("logcumsumexp", _large_finite, "PyTorch's backward adds log(g) to a large x and loses it (gradient 1 at x = "
+     "1e20, last bits wrong from |x| ~ 2**15); minigrad's exp(x - result) g is exact", ([np.array([1e20, 0.5])], {"dim": 0})),
+]
+
+
+def known(name, args):
+    return any(n == name and inputs(args) for n, inputs, _, _ in KNOWN)
+
+
+@pytest.mark.parametrize("name,case", [pytest.param(n, c, marks=pytest.mark.xfail(strict=True, reason=why), id=n)
+                                       for n, _, why, c in KNOWN])
+def test_known_difference(name, case):
+    check(name, *case)
 
 
 # Differences the fuzzer found and that are not fixed yet: strict, so a fix shows as an unexpected pass.
