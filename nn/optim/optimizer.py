@@ -196,6 +196,7 @@ class Optimizer:
     """
 
     scalar_state = ("step",)
+    _state_as_saved = False
     sparse_refusal = None  # PyTorch's text for a step given a sparse gradient, where it refuses one
 
     def __init_subclass__(cls, **kwargs):
@@ -203,6 +204,8 @@ class Optimizer:
         step = cls.__dict__.get("step")
         if step is not None and not getattr(step, "_step_hooks_wrapped", False):
             cls.step = _with_step_hooks(step)
+        if step is not None:  # its own step keeps state of its own shapes and types: restored as saved, as PyTorch's
+            cls._state_as_saved = True
 
     def __init__(self, params, defaults):
         self._init_hooks()
@@ -495,7 +498,8 @@ class Optimizer:
         for key, values in state_dict["state"].items():
             p = by_index.get(int(key))
             if p is not None:
-                new_state[p] = {name: _restore(v, p, name, key, self.scalar_state, self._state_shape(p, name))
+                new_state[p] = {name: _restore_as_saved(v, p, name) if self._state_as_saved else
+                                _restore(v, p, name, key, self.scalar_state, self._state_shape(p, name))
                                 for name, v in values.items()}
         new_groups = []
         for group, saved in zip(self.param_groups, saved_groups):
@@ -510,6 +514,17 @@ class Optimizer:
     def _state_shape(self, p, name):
         """The shape of parameter `p`'s state tensor `name` (p's own, unless a subclass's state is shaped otherwise)."""
         return p.shape
+
+
+def _restore_as_saved(value, p, name):
+    """A saved state value of an optimizer that writes its own step (a user's, LBFGS): a tensor copied to p's
+    device, and to p's dtype where p is floating (integer state too, as PyTorch's), whatever its shape; a `step`
+    or any other value kept as it is."""
+    if not isinstance(value, Tensor) or name == "step":
+        return value.clone() if isinstance(value, Tensor) else value
+    arr = to_device(value.array, p.device)
+    dtype = p.array.dtype if p.array.dtype.kind == "f" else arr.dtype
+    return Tensor._wrap(array_module(arr).array(arr, dtype=dtype, copy=True, order="C"))
 
 
 def _restore(value, p, name, key, scalars=(), shape=None):
