@@ -936,17 +936,8 @@ class Gather(Function):
     def forward(ctx, a, dim, index):
         ctx.shape, ctx.dim = a.array.shape, dim
         ctx.save(index=index)
-        xp = array_module(a.array)
-        ids = whole_slices(index.array, dim, a.array.shape)
-        if ids is not None:  # (checked)
-            ctx.at = ctx.flat = None
-            return xp.take(a.array, ids, axis=dim)
-        flat = ctx.flat = flat_along(dim, index.array, a.array)  # (checked: kept for backward)
-        if flat is not None:  # (numpy's take of one flat index: its tuple of index arrays is slower)
-            ctx.at = None
-            return a.array.reshape(-1).take(flat)
-        at = ctx.at = _along(xp, dim, index.array, a.array.shape)  # (checked: kept for backward)
-        return a.array.copy() if a.array.ndim == 0 else a.array[at]  # (0-d: the index is 0)
+        out, ctx.flat, ctx.at = _gather(a.array, dim, index.array)  # (the checked index, kept for backward)
+        return out
 
     @staticmethod
     def backward(ctx, g):  # scatter-add the gradient back along dim
@@ -963,6 +954,18 @@ class Gather(Function):
                 _add_at(xp, out, ctx.at, g.array)
             return Tensor._wrap(out), None, None
         return index_scatter(g, ctx.dim, ctx._saved_index, ctx.shape), None, None
+
+
+def _gather(a, dim, index):
+    """Gather's forward on arrays: (out, flat, at), flat_along's index or else _along's (checked), the one it took."""
+    ids = whole_slices(index, dim, a.shape)
+    if ids is not None:  # (checked)
+        return array_module(a).take(a, ids, axis=dim), None, None
+    flat = flat_along(dim, index, a)
+    if flat is not None:  # (numpy's take of one flat index: its tuple of index arrays is slower)
+        return a.reshape(-1).take(flat), flat, None
+    at = _along(array_module(a), dim, index, a.shape)
+    return (a.copy() if a.ndim == 0 else a[at]), None, at  # (0-d: the index is 0)
 
 
 def _along(xp, dim, index, shape):
@@ -983,9 +986,20 @@ def flat_along(dim, index, target):
     order, for numpy's 1-D fast loops (np.add.at, take): its loops over a tuple of index arrays are slow."""
     if type(target) is not np.ndarray or not target.flags.c_contiguous or index.ndim != target.ndim or not index.ndim:
         return None
+    if index.size <= _RAVEL_MAX:  # numpy checks each id as it makes the flat index: one call, no range pass
+        at = list(_grids(np, index.shape))
+        at[dim] = index
+        try:
+            return np.ravel_multi_index(tuple(at), target.shape)
+        except ValueError:  # (an id out of range: refused below, in PyTorch's words)
+            pass
     _check_along(index, dim, target.shape)
     step, rest = _flat_steps(index.shape, dim, target.shape)
     return index + rest if step == 1 else index * step + rest  # (new intp arrays)
+
+
+_RAVEL_MAX = 512  # index entries up to which flat_along's index is numpy's ravel_multi_index: its loop
+# costs ~3x the arithmetic below per entry, but it saves the separate range check
 
 
 @functools.lru_cache(maxsize=256)
@@ -1092,6 +1106,8 @@ def gather(input, dim, index, *, out=None):
     d = check_index_shape("gather", input, dim, index)
     if input.array.ndim == 0 and index.array.ndim == 1:  # PyTorch lets a 0-d input take a 1-element index
         return Gather.apply(input.reshape(1), 0, index)
+    if _records_nothing(input):  # (a DQN's `q.gather(1, a.unsqueeze(1))` of its target net) the arrays alone
+        return Tensor._output(_gather(input.array, d, index.array)[0], None)
     return Gather.apply(input, d, index)
 
 

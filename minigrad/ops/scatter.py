@@ -183,7 +183,9 @@ class ScatterReduce(Function):
         if reduce in _OLD_NAMES:
             raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got {reduce}.")
         s = src if tuple(src.shape) == tuple(index.shape) else src[tuple(slice(0, n) for n in index.shape)]
-        touched = Tensor._wrap(_touched(a.array, dim, index.array))
+        touched = None  # (the places the index reaches: read without include_self, and by amax / amin)
+        if not ctx.include_self or reduce in ("amax", "amin"):
+            touched = Tensor._wrap(_touched(a.array, dim, index.array))
         ga = gs = None
         if reduce == "sum":  # d(self + sum src) = dself + dsrc
             ga = g if ctx.include_self else where(touched, 0.0, g)
@@ -231,7 +233,11 @@ def _zeros_per_group(a, dim, index, s, include_self):
     """How many zeros each place of `a` reduces (its own if include_self, and src's scattered there)."""
     xp = array_module(a)
     count = (a == 0).astype(np.int64) if include_self else xp.zeros(a.shape, dtype=np.int64)
-    _add_at(xp, _nonempty(count), _along(xp, dim, index, _nonempty(a).shape), (s == 0).astype(np.int64))
+    flat = flat_along(dim, index, _nonempty(count))
+    if flat is None:
+        _add_at(xp, _nonempty(count), _along(xp, dim, index, _nonempty(a).shape), (s == 0).astype(np.int64))
+    else:  # (the places of src's zeros, counted)
+        count += np.bincount(flat[s == 0], minlength=count.size).reshape(count.shape)
     return count
 
 
@@ -288,9 +294,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
 
 
 def _touched(a, dim, index):
-    xp = array_module(a)
-    t = xp.zeros(a.shape, dtype=bool)
-    _nonempty(t)[_along(xp, dim, index, _nonempty(a).shape)] = True
+    t = array_module(a).zeros(a.shape, dtype=bool)
+    _scatter_write(t, dim, index, True)
     return t
 
 
