@@ -1050,10 +1050,8 @@ def scatter_add_at(xp, out, dim, index, src):
     flat = flat_along(dim, index, out) if big else None
     if flat is not None:
         np.add.at(out.reshape(-1), flat.reshape(-1), src.reshape(-1))
-    elif xp is np:  # (few entries: numpy's loop over the index arrays, quicker than making a flat index)
-        np.add.at(out, _along(xp, dim, index, out.shape), src)
-    else:
-        _add_at(xp, out, _along(xp, dim, index, out.shape), src)
+    else:  # (few entries: the loop over the index arrays, quicker than making a flat index; cupy's always)
+        xp.add.at(out, _along(xp, dim, index, out.shape), src)
 
 
 def _grids(xp, shape):
