@@ -4,6 +4,12 @@ from minigrad import Tensor, strided
 from minigrad.tensor import _requiring_grad
 
 
+def _refuse_sparse(data, kind):
+    if not isinstance(data, Tensor) and getattr(data, "layout", None) not in (None, strided):
+        raise NotImplementedError(f"nn.{kind} of a {str(data.layout).split('.')[-1]} tensor: minigrad's parameters "
+                                  "and buffers are dense tensors; call .to_dense() first")
+
+
 class Parameter(Tensor):
     """A leaf tensor that requires grad and that a Module registers when assigned to one of its attributes.
 
@@ -18,9 +24,7 @@ class Parameter(Tensor):
             import numpy as np
 
             data = np.empty((0,), dtype=np.float32)
-        if not isinstance(data, Tensor) and getattr(data, "layout", None) not in (None, strided):
-            raise NotImplementedError(f"nn.Parameter of a {str(data.layout).split('.')[-1]} tensor: minigrad's "
-                                      "parameters are dense tensors; call .to_dense() first")
+        _refuse_sparse(data, "Parameter")
         if not isinstance(data, Tensor) and hasattr(data, "shape"):  # an array (a checkpoint's): kept as it is
             data = Tensor._wrap(data)
         if isinstance(data, Tensor):
@@ -56,9 +60,7 @@ class Buffer(Tensor):
             import numpy as np
 
             data = np.empty((0,), dtype=np.float32)
-        if not isinstance(data, Tensor) and getattr(data, "layout", None) not in (None, strided):
-            raise NotImplementedError(f"nn.Parameter of a {str(data.layout).split('.')[-1]} tensor: minigrad's "
-                                      "parameters are dense tensors; call .to_dense() first")
+        _refuse_sparse(data, "Buffer")
         if not isinstance(data, Tensor) and hasattr(data, "shape"):  # an array (a checkpoint's): kept as it is
             data = Tensor._wrap(data)
         if isinstance(data, Tensor):

@@ -60,3 +60,8 @@ def test_sparse_adam_refuses_a_sparse_parameter_as_pytorch(torch):
             lib.optim.SparseAdam([lib.nn.Parameter(lib.ones(3).to_sparse())])
         errors.append((e.type, str(e.value)))
     assert errors[0] == errors[1]
+
+
+def test_sparse_buffer_is_refused_in_one_clear_line():
+    with pytest.raises(NotImplementedError, match=r"^nn.Buffer of a sparse_coo tensor: .*call .to_dense\(\)"):
+        minigrad.nn.Buffer(minigrad.ones(2, 3).to_sparse())
