@@ -2,7 +2,8 @@
 and sparse embeddings under SparseAdam, multi-task learning with learned uncertainty weights and a param group added
 mid-run, mixup / cutmix on soft targets, Performer-style linear attention, a U-Net with interpolated skips and a
 dice + weighted BCE loss, schedulers saved to bytes and resumed, a tabular model on a random split, truncated BPTT
-with a ReLU RNN and a projected LSTM), written once against a `torch`-like module and run twice: on PyTorch, then on
+with a ReLU RNN and a projected LSTM, distillation with a hint from a frozen BatchNorm teacher, supervised
+contrastive learning beside NT-Xent), written once against a `torch`-like module and run twice: on PyTorch, then on
 minigrad from PyTorch's initial weights. Losses, gradients, parameters and outputs must agree closely (float64
 throughout; random draws by numpy)."""
 import io
@@ -76,7 +77,8 @@ def multitask(torch, init):
             super().__init__()
             self.trunk = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 8), nn.GELU())
             self.heads = nn.ModuleDict({"cls": nn.Linear(8, 3), "reg": nn.Linear(8, 2), "bin": nn.Linear(8, 1)})
-            self.log_vars = nn.ParameterDict({k: nn.Parameter(torch.zeros(())) for k in self.heads})
+            self.log_vars = nn.ParameterDict({"cls": nn.Parameter(torch.zeros(()))})
+            self.log_vars |= {k: torch.zeros(()) for k in ("reg", "bin")}  # plain tensors become Parameters
 
         def forward(self, x):
             h = self.trunk(x)
@@ -451,3 +453,84 @@ def tbptt(torch, init, cell):
 @pytest.mark.parametrize("cell", ["rnn", "lstm"])
 def test_truncated_bptt_relu_rnn_projected_lstm(torch, cell):
     both(torch, tbptt, cell=cell)
+
+
+# ---- distillation with a hint: a frozen BatchNorm teacher in eval under no_grad, temperature KL, feature MSE ----
+def hint_distillation(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    teacher = nn.Sequential(nn.Linear(6, 10), nn.BatchNorm1d(10), nn.ReLU(), nn.Linear(10, 4))
+    student = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 4))
+    regressor = nn.Linear(5, 10)  # the student's hidden layer mapped onto the teacher's
+    model = nn.ModuleDict(dict(teacher=teacher, student=student, regressor=regressor))
+    init = start(model, init)
+    rng = np.random.default_rng(120)
+    teacher.train()
+    with torch.no_grad():  # a forward in train mode moves the teacher's running statistics only
+        teacher(torch.tensor(rng.standard_normal((8, 6))))
+    teacher.eval()
+    for p in teacher.parameters():
+        p.requires_grad_(False)
+    opt = torch.optim.Adam(list(student.parameters()) + list(regressor.parameters()), lr=0.02)
+    kl = nn.KLDivLoss(reduction="batchmean", log_target=True)
+    T, alpha = 3.0, 0.7
+    x = torch.tensor(rng.standard_normal((8, 6)))
+    y = torch.tensor(rng.integers(0, 4, 8))
+    losses = []
+    for _ in range(3):
+        with torch.no_grad():
+            t_hidden = teacher[:3](x)
+            t_logits = teacher[3](t_hidden)
+        s_hidden = student[:2](x)
+        s_logits = student[2](s_hidden)
+        soft = kl(F.log_softmax(s_logits / T, dim=-1), F.log_softmax(t_logits / T, dim=-1)) * T * T
+        hint = F.mse_loss(regressor(s_hidden), t_hidden)
+        loss = alpha * soft + (1 - alpha) * F.cross_entropy(s_logits, y) + 0.1 * hint
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    frozen = all(p.grad is None for p in teacher.parameters()) and not t_logits.requires_grad
+    return dict(init=init, losses=losses, grads=grads(model), params=list(model.parameters()),
+                buffers=list(model.buffers()), frozen=frozen)
+
+
+def test_hint_distillation_frozen_batchnorm_teacher(torch):
+    theirs, _ = both(torch, hint_distillation)
+    assert theirs["frozen"]
+
+
+# ---- supervised contrastive learning: cosine similarities by broadcasting, an eye mask, same-label positives ----
+def supcon(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    model = nn.Sequential(nn.Linear(5, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 4))
+    init = start(model, init)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+    rng = np.random.default_rng(121)
+    x = torch.tensor(rng.standard_normal((6, 5)))
+    labels = torch.tensor([0, 1, 0, 2, 1, 0])
+    tau = 0.5
+    losses, sims = [], []
+    for _ in range(3):
+        views = torch.cat([x + 0.1 * torch.tensor(rng.standard_normal((6, 5))) for _ in range(2)])
+        z = model(views)
+        sim = F.cosine_similarity(z.unsqueeze(1), z.unsqueeze(0), dim=-1) / tau  # (2N, 2N)
+        self_mask = torch.eye(2 * 6, dtype=torch.bool)
+        sim = sim.masked_fill(self_mask, float("-inf"))
+        lab = labels.repeat(2)
+        positive = (lab[:, None] == lab[None, :]) & ~self_mask
+        log_prob = sim - torch.logsumexp(sim, dim=1, keepdim=True)
+        loss = -(log_prob.masked_fill(~positive, 0.0).sum(1) / positive.sum(1)).mean()
+        zn = F.normalize(z, dim=1)  # SimCLR's NT-Xent on the same views: the other view is the one positive
+        logits = (zn @ zn.T / tau).masked_fill(self_mask, -1e9)
+        nt_xent = F.cross_entropy(logits, torch.arange(12).roll(6))
+        opt.zero_grad()
+        (loss + nt_xent).backward()
+        opt.step()
+        losses.append(torch.stack([loss, nt_xent]))
+        sims.append(sim.masked_fill(self_mask, 0.0))
+    return dict(init=init, losses=losses, sims=sims, grads=grads(model), params=list(model.parameters()),
+                buffers=list(model.buffers()))
+
+
+def test_supervised_contrastive_cosine_broadcast(torch):
+    both(torch, supcon)
