@@ -1,7 +1,13 @@
 """`Parameter`: a tensor that a `Module` treats as one of its learnable weights; `Buffer`: one it treats
 as state that is not learned (`self.pe = nn.Buffer(pe)`, PyTorch 2.5's spelling of register_buffer)."""
-from minigrad import Tensor
+from minigrad import Tensor, strided
 from minigrad.tensor import _requiring_grad
+
+
+def _refuse_sparse(data, kind):
+    if not isinstance(data, Tensor) and getattr(data, "layout", None) not in (None, strided):
+        raise NotImplementedError(f"nn.{kind} of a {str(data.layout).split('.')[-1]} tensor: minigrad's parameters "
+                                  "and buffers are dense tensors; call .to_dense() first")
 
 
 class Parameter(Tensor):
@@ -18,6 +24,7 @@ class Parameter(Tensor):
             import numpy as np
 
             data = np.empty((0,), dtype=np.float32)
+        _refuse_sparse(data, "Parameter")
         if not isinstance(data, Tensor) and hasattr(data, "shape"):  # an array (a checkpoint's): kept as it is
             data = Tensor._wrap(data)
         if isinstance(data, Tensor):
@@ -53,6 +60,7 @@ class Buffer(Tensor):
             import numpy as np
 
             data = np.empty((0,), dtype=np.float32)
+        _refuse_sparse(data, "Buffer")
         if not isinstance(data, Tensor) and hasattr(data, "shape"):  # an array (a checkpoint's): kept as it is
             data = Tensor._wrap(data)
         if isinstance(data, Tensor):

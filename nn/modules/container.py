@@ -244,10 +244,10 @@ class ParameterDict(Module):
             self.update(parameters)
 
     def __getitem__(self, key):
-        return self._parameters[key]
+        return self._parameters[_key(key)]
 
     def __setitem__(self, key, value):
-        self.register_parameter(key, _as_parameter(value))
+        self.register_parameter(_key(key), _as_parameter(value))
 
     def __delitem__(self, key):
         del self._parameters[key]
@@ -274,7 +274,38 @@ class ParameterDict(Module):
         return self._parameters.get(key, default)
 
     def pop(self, key):
-        return self._parameters.pop(key)
+        return self._parameters.pop(_key(key))
+
+    def popitem(self):
+        return self._parameters.popitem()
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        self._parameters.clear()
+
+    def copy(self):
+        return ParameterDict(OrderedDict(self.items()))  # (an OrderedDict keeps the order: a dict's is sorted)
+
+    def fromkeys(self, keys, default=None):
+        return ParameterDict((k, default) for k in keys)
+
+    def __or__(self, other):
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ror__(self, other):
+        merged = other.copy()  # (a dict on the left stays a dict, as in PyTorch)
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
 
     def update(self, parameters):
         """Add (key, value) pairs from a mapping or an iterable of pairs (a plain dict's in key order,
@@ -291,6 +322,13 @@ class ParameterDict(Module):
     def extra_repr(self):
         return "\n".join(f"  ({k}): " + _describe(p, _typename(p)) for k, p in self.items())
         # (PyTorch's two reprs name the dtype in two ways)
+
+
+def _key(key):
+    if not isinstance(key, str):
+        raise TypeError("Index given to ParameterDict cannot be used as a key as it is not a string (type is "
+                        f"'{type(key).__name__}'). Open an issue on github if you need non-string keys.")
+    return key
 
 
 def _describe(p, dtype_name):
