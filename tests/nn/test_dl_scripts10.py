@@ -211,3 +211,169 @@ def checkpointed(torch, init, reentrant):
 def test_checkpoint_dropout_deep_mlp(torch, reentrant):
     theirs, _ = both(torch, checkpointed, reentrant=reentrant)
     assert theirs["same"] == [True, True, True]
+
+
+# ---- seq2seq: a packed two-layer GRU encoder, a GRUCell decoder with additive attention, teacher forcing --------
+def packed_attention_seq2seq(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    rnn_utils = nn.utils.rnn
+    V, E, H, PAD, BOS = 9, 5, 6, 0, 1
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(V, E, padding_idx=PAD)
+            self.enc = nn.GRU(E, H, num_layers=2, batch_first=True)
+            self.w_enc, self.w_dec = nn.Linear(H, H, bias=False), nn.Linear(H, H)
+            self.v = nn.Linear(H, 1, bias=False)
+            self.cell = nn.GRUCell(E + H, H)
+            self.out = nn.Linear(2 * H, V)
+
+        def forward(self, src, lengths, tgt, force):
+            packed = rnn_utils.pack_padded_sequence(self.emb(src), lengths, batch_first=True, enforce_sorted=False)
+            enc_packed, h_n = self.enc(packed)
+            enc, lens = rnn_utils.pad_packed_sequence(enc_packed, batch_first=True, total_length=src.shape[1])
+            mask = torch.arange(src.shape[1])[None, :] < lens[:, None]
+            keys = self.w_enc(enc)
+            h, token, logits, attns = h_n[-1], tgt[:, 0], [], []
+            for t in range(1, tgt.shape[1]):
+                score = self.v(torch.tanh(keys + self.w_dec(h).unsqueeze(1))).squeeze(-1)
+                alpha = F.softmax(score.masked_fill(~mask, float("-inf")), dim=-1)
+                context = torch.bmm(alpha.unsqueeze(1), enc).squeeze(1)
+                h = self.cell(torch.cat([self.emb(token), context], -1), h)
+                step = self.out(torch.cat([h, context], -1))
+                logits.append(step)
+                attns.append(alpha)
+                token = torch.where(force[:, t - 1], tgt[:, t], step.argmax(-1))
+            return torch.stack(logits, 1), torch.stack(attns, 1), lens
+
+    model = Model()
+    init = start(model, init)
+    rng = np.random.default_rng(104)
+    lengths = torch.tensor([3, 6, 2, 5])
+    src = rng.integers(2, V, (4, 6))
+    src[np.arange(6)[None, :] >= lengths.numpy()[:, None]] = PAD
+    tgt = np.concatenate([np.full((4, 1), BOS), src[:, :5]], 1)
+    src, tgt = torch.tensor(src), torch.tensor(tgt)
+    force = torch.tensor(rng.random((3, 4, 5)) < 0.6)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for step in range(3):
+        logits, attn, lens = model(src, lengths, tgt, force[step])
+        loss = F.cross_entropy(logits.transpose(1, 2), tgt[:, 1:], ignore_index=PAD)
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(loss)
+    return dict(init=init, losses=losses, attn=attn, lens=lens, grads=grads(model), params=list(model.parameters()))
+
+
+def test_packed_gru_encoder_additive_attention_grucell_decoder(torch):
+    both(torch, packed_attention_seq2seq)
+
+
+# ---- a switch-style mixture of experts: top-2 of the router logits, capacity, gather / scatter dispatch ---------
+def switch_moe(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    d, n_exp, k, cap = 4, 3, 2, 4
+
+    class MoE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.router = nn.Linear(d, n_exp, bias=False)
+            self.w1 = nn.Parameter(torch.randn(n_exp, d, 8, dtype=torch.float64) * 0.3)
+            self.w2 = nn.Parameter(torch.randn(n_exp, 8, d, dtype=torch.float64) * 0.3)
+
+        def forward(self, x):
+            logits = self.router(x)  # (tokens, experts)
+            top_logits, chosen = torch.topk(logits, k, dim=-1)
+            gates = F.softmax(top_logits, dim=-1)
+            onehot = F.one_hot(chosen, n_exp).to(x.dtype)  # (tokens, k, experts)
+            # a token's place in its expert's queue: the choices before it, first choices first
+            flat = onehot.transpose(0, 1).reshape(-1, n_exp)
+            position = (flat.cumsum(0) - 1).reshape(k, -1, n_exp).transpose(0, 1)
+            position = (position * onehot).sum(-1).long()  # (tokens, k)
+            keep = position < cap
+            slot = chosen * cap + position.clamp(max=cap - 1)
+            buffer = torch.zeros(n_exp * cap, d, dtype=x.dtype)
+            src = x.unsqueeze(1).expand(-1, k, -1) * keep.unsqueeze(-1)
+            buffer = buffer.index_add(0, slot[keep], src[keep])
+            h = torch.bmm(F.gelu(torch.bmm(buffer.view(n_exp, cap, d), self.w1)), self.w2).reshape(-1, d)
+            back = h.gather(0, slot.reshape(-1, 1).expand(-1, d)).view(-1, k, d)
+            weight = (gates * keep).unsqueeze(-1)
+            out = (back * weight).sum(1)
+            probs = F.softmax(logits, dim=-1)
+            fraction = torch.zeros(n_exp, dtype=x.dtype).scatter_add(0, chosen[:, 0], torch.ones(len(x),
+                                                                                                  dtype=x.dtype))
+            balance = n_exp * (fraction / len(x) * probs.mean(0)).sum()
+            z_loss = torch.logsumexp(logits, -1).pow(2).mean()
+            return out, balance, z_loss, keep
+
+    model = nn.ModuleDict(dict(moe=MoE(), head=nn.Linear(d, 2)))
+    init = start(model, init)
+    rng = np.random.default_rng(105)
+    x, y = torch.tensor(rng.standard_normal((7, d))), torch.tensor(rng.integers(0, 2, 7))
+    opt = torch.optim.Adam(model.parameters(), lr=2e-2)
+    losses = []
+    for _ in range(3):
+        h, balance, z_loss, keep = model["moe"](x)
+        loss = F.cross_entropy(model["head"](x + h), y) + 0.01 * balance + 1e-3 * z_loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    return dict(init=init, losses=losses, balance=balance, keep=keep, grads=grads(model),
+                params=list(model.parameters()))
+
+
+def test_switch_moe_capacity_gather_scatter(torch):
+    both(torch, switch_moe)
+
+
+# ---- a pre-norm nn.Transformer on a copy task, greedy decoding through the whole model in eval mode ------------
+def prenorm_copy(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    V, D, PAD, BOS = 8, 8, 0, 1
+
+    class Copier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb, self.pos = nn.Embedding(V, D, padding_idx=PAD), nn.Parameter(torch.zeros(1, 8, D))
+            self.tf = nn.Transformer(D, 2, 1, 1, dim_feedforward=16, dropout=0.0, batch_first=True,
+                                     norm_first=True, activation=F.gelu)
+            self.out = nn.Linear(D, V)
+
+        def forward(self, src, tgt):
+            mask = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1], dtype=torch.float64)
+            pad = src == PAD
+            h = self.tf(self.emb(src) + self.pos[:, :src.shape[1]], self.emb(tgt) + self.pos[:, :tgt.shape[1]],
+                        tgt_mask=mask, src_key_padding_mask=pad, memory_key_padding_mask=pad, tgt_is_causal=True)
+            return self.out(h)
+
+    model = Copier()
+    init = start(model, init)
+    rng = np.random.default_rng(106)
+    src = rng.integers(2, V, (3, 5))
+    src[0, 3:] = PAD
+    src = torch.tensor(src)
+    tgt = torch.cat([torch.full((3, 1), BOS), src], 1)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(3):
+        loss = F.cross_entropy(model(src, tgt[:, :-1]).reshape(-1, V), tgt[:, 1:].reshape(-1), ignore_index=PAD)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    model.eval()
+    with torch.inference_mode():
+        ys = torch.full((3, 1), BOS)
+        for _ in range(4):
+            ys = torch.cat([ys, model(src, ys)[:, -1].argmax(-1, keepdim=True)], 1)
+        last = model(src, ys).log_softmax(-1)
+    return dict(init=init, losses=losses, ys=ys, last=last, grads=grads(model), params=list(model.parameters()))
+
+
+def test_prenorm_transformer_copy_greedy(torch):
+    both(torch, prenorm_copy)
