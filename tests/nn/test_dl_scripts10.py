@@ -377,3 +377,172 @@ def prenorm_copy(torch, init):
 
 def test_prenorm_transformer_copy_greedy(torch):
     both(torch, prenorm_copy)
+
+
+# ---- RealNVP on 4x4 images: checkerboard masks, convolutional affine couplings, Independent(Normal) base --------
+def checkerboard_realnvp(torch, init):
+    nn, D = torch.nn, torch.distributions
+
+    class Coupling(nn.Module):
+        def __init__(self, parity):
+            super().__init__()
+            grid = torch.arange(4).view(4, 1) + torch.arange(4).view(1, 4)
+            self.register_buffer("mask", ((grid + parity) % 2).to(torch.float64).view(1, 1, 4, 4))
+            self.net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1))
+            self.scale = nn.Parameter(torch.ones(1))
+
+        def forward(self, x):
+            log_s, t = self.net(x * self.mask).chunk(2, dim=1)
+            log_s = self.scale * torch.tanh(log_s) * (1 - self.mask)
+            y = x * self.mask + (1 - self.mask) * (x * log_s.exp() + t)
+            return y, log_s.flatten(1).sum(-1)
+
+        def inverse(self, y):
+            log_s, t = self.net(y * self.mask).chunk(2, dim=1)
+            log_s = self.scale * torch.tanh(log_s) * (1 - self.mask)
+            return y * self.mask + (1 - self.mask) * (y - t) * torch.exp(-log_s)
+
+    flows = nn.ModuleList([Coupling(i % 2) for i in range(3)])
+    init = start(flows, init)
+    base = D.Independent(D.Normal(torch.zeros(1, 4, 4, dtype=torch.float64),
+                                  torch.ones(1, 4, 4, dtype=torch.float64)), 3)
+
+    def log_prob(x):
+        total = torch.zeros(x.shape[0], dtype=x.dtype)
+        for f in flows:
+            x, ld = f(x)
+            total = total + ld
+        return base.log_prob(x) + total, x
+
+    rng = np.random.default_rng(107)
+    data = torch.tensor(rng.standard_normal((6, 1, 4, 4)) * 0.5 + 0.2)
+    opt = torch.optim.Adam(flows.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(3):
+        loss = -log_prob(data)[0].mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    with torch.no_grad():
+        z = torch.tensor(rng.standard_normal((2, 1, 4, 4)))
+        x = z
+        for f in reversed(flows):
+            x = f.inverse(x)
+        lp, back = log_prob(x)
+    return dict(init=init, losses=losses, grads=grads(flows), params=list(flows.parameters()), samples=x, lp=lp,
+                back=back, event=(tuple(base.batch_shape), tuple(base.event_shape)),
+                entropy=base.entropy(), same=bool(torch.allclose(back, z, atol=1e-10)))
+
+
+def test_checkerboard_realnvp_images(torch):
+    theirs, _ = both(torch, checkerboard_realnvp)
+    assert theirs["same"]
+
+
+# ---- a neural ODE: a hand-written RK4, a Jacobian-norm penalty by jacrev + vmap, the Hessian of an energy ------
+def neural_ode(torch, init):
+    nn = torch.nn
+    func = torch.func
+
+    field = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 2))
+    init = start(field, init)
+    params = dict(field.named_parameters())
+
+    def f(z):
+        return field(z)
+
+    def rk4(z, steps=4, dt=0.25):
+        for _ in range(steps):
+            k1 = f(z)
+            k2 = f(z + dt / 2 * k1)
+            k3 = f(z + dt / 2 * k2)
+            k4 = f(z + dt * k3)
+            z = z + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        return z
+
+    def one(p, z):
+        return func.functional_call(field, p, (z,))
+
+    rng = np.random.default_rng(108)
+    z0 = torch.tensor(rng.standard_normal((5, 2)))
+    target = torch.stack([z0[:, 1], -z0[:, 0]], 1)  # a quarter turn
+    opt = torch.optim.Adam(field.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(3):
+        jac = func.vmap(func.jacrev(one, argnums=1), in_dims=(None, 0))(params, z0)  # (5, 2, 2)
+        loss = (rk4(z0) - target).pow(2).mean() + 1e-2 * jac.pow(2).sum((1, 2)).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+
+    def energy(z):
+        return 0.5 * (field(z) ** 2).sum() + z.pow(4).sum() / 4
+
+    hess = torch.autograd.functional.hessian(energy, z0[0])
+    hess_graph = torch.autograd.functional.hessian(energy, z0[1], create_graph=True)
+    hess_graph.trace().backward()
+    return dict(init=init, losses=losses, jac=jac, hess=hess, hess_sym=bool(torch.allclose(hess, hess.T)),
+                grads=grads(field), params=list(field.parameters()), final=rk4(z0).detach())
+
+
+def test_neural_ode_rk4_jacobian_penalty_hessian(torch):
+    theirs, _ = both(torch, neural_ode)
+    assert theirs["hess_sym"]
+
+
+# ---- an audio classifier: stft magnitude, a triangular filterbank, log1p, Conv1d, AdaptiveAvgPool1d; istft -------
+def audio_classifier(torch, init):
+    nn, F = torch.nn, torch.nn.functional
+    n_fft, hop, n_bands = 32, 8, 6
+
+    edges = np.linspace(0, n_fft // 2, n_bands + 2)
+    bins = np.arange(n_fft // 2 + 1)[:, None]
+    fbank = np.clip(np.minimum((bins - edges[None, :-2]) / (edges[1:-1] - edges[:-2]),
+                               (edges[None, 2:] - bins) / (edges[2:] - edges[1:-1])), 0, None)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("window", torch.hann_window(n_fft, dtype=torch.float64))
+            self.register_buffer("fbank", torch.tensor(fbank))
+            self.convs = nn.Sequential(nn.Conv1d(n_bands, 8, 3, padding=1), nn.BatchNorm1d(8), nn.ReLU(),
+                                       nn.Conv1d(8, 8, 3, stride=2), nn.ReLU(), nn.AdaptiveAvgPool1d(1))
+            self.head = nn.Linear(8, 3)
+
+        def forward(self, wave):
+            spec = torch.stft(wave, n_fft, hop_length=hop, window=self.window, center=True, pad_mode="reflect",
+                              return_complex=True)
+            mel = torch.matmul(spec.abs().transpose(1, 2), self.fbank).transpose(1, 2)  # (batch, bands, frames)
+            return self.head(self.convs(torch.log1p(mel)).squeeze(-1)), spec
+
+    model = Net()
+    init = start(model, init)
+    rng = np.random.default_rng(109)
+    t = np.arange(128) / 128
+    freqs = np.array([3, 11, 23])
+    y = rng.integers(0, 3, 6)
+    wave = torch.tensor(np.sin(2 * np.pi * freqs[y][:, None] * t) + 0.1 * rng.standard_normal((6, 128)))
+    y = torch.tensor(y)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    losses = []
+    for _ in range(3):
+        logits, spec = model(wave)
+        loss = F.cross_entropy(logits, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    model.eval()
+    with torch.no_grad():
+        logits, spec = model(wave)
+        back = torch.istft(spec, n_fft, hop_length=hop, window=model.window, center=True, length=128)
+    return dict(init=init, losses=losses, grads=grads(model), params=list(model.parameters()), eval=logits,
+                spec=spec, back=back, round_trip=bool(torch.allclose(back, wave, atol=1e-10)),
+                stats=(model.convs[1].running_mean, model.convs[1].running_var))
+
+
+def test_stft_filterbank_conv1d_audio_classifier(torch):
+    theirs, _ = both(torch, audio_classifier)
+    assert theirs["round_trip"]
