@@ -4,12 +4,14 @@ The backward of a transform is the adjoint transform: fft's is ifft with the dua
 "forward" trade places, "ortho" is its own), resized back to the input's length. rfft's takes the real part
 of that (its input is real); irfft's doubles the bins that stand for a conjugate pair.
 """
+import warnings
+
 import numpy as np
 
 from .autograd.function import Function
 from .dtypes import default_float, from_numpy_dtype
 from .ops._util import normalize_dim
-from .ops.complex import _scalar_type, complex_of, conj, real_of
+from .ops.complex import _scalar_type, complex_of, conj, real_of, view_as_real
 from .ops.out import take_out
 from .tensor import Tensor, dtype_argument
 
@@ -290,6 +292,10 @@ def _window(window, win_length, n_fft, like):
         window = _cat(_cat(window.new_zeros(left), window, 0), window.new_zeros(n_fft - win_length - left), 0)
     return window
 
+_REAL_STFT = ("stft with return_complex=False is deprecated. In a future pytorch release, stft will return complex "
+              "tensors for all inputs, and return_complex=False will raise an error.\nNote: you can still call "
+              "torch.view_as_real on the complex output to recover the old return format.")
+
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
          normalized=False, onesided=None, return_complex=None):
@@ -298,9 +304,10 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if return_complex is None and input.array.dtype.kind != "c" and (window is None or not window.is_complex()):
         raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
                            "require that return_complex=True in a future PyTorch release.")
-    if not return_complex:
-        raise RuntimeError("stft with return_complex=False is not supported by minigrad: pass return_complex=True "
-                           "and use torch.view_as_real on the result")
+    if return_complex is False:  # (PyTorch's deprecated form: the complex result's real view)
+        warnings.warn(_REAL_STFT, UserWarning, stacklevel=2)
+        return view_as_real(stft(input, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+                                 onesided, return_complex=True))
     if input.array.dtype.kind == "c":
         raise NotImplementedError("stft of a complex signal is not supported by minigrad")
     hop = n_fft // 4 if hop_length is None else hop_length

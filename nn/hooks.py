@@ -60,6 +60,9 @@ def call_with_hooks(module, args, kwargs):
         if key in with_kwargs:
             result = hook(module, args, kwargs)
             if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                       f"but got {result}.")
                 args, kwargs = result
         else:
             result = hook(module, args)

@@ -23,7 +23,7 @@ import weakref
 
 from .. import random as _random
 from ..autograd.function import SavedTensor
-from ..autograd.grad_mode import enable_grad, state
+from ..autograd.grad_mode import enable_grad, no_grad, state
 from ..autograd.graph import saved_tensors_hooks
 from ..tensor import Tensor
 
@@ -49,7 +49,8 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, det
     recomputation sees the random generators (numpy's and cupy's) in the state the forward did,
     so random ops such as dropout draw the same values. `determinism_check="none"` skips the
     check that the recomputation saved the same tensors. Outside grad mode this is just
-    `function(*args, **kwargs)`. Only the non-reentrant variant is implemented.
+    `function(*args, **kwargs)`. `use_reentrant=True` takes no `kwargs` and gives no gradients when no input
+    requires grad, as PyTorch's; otherwise it recomputes as the non-reentrant variant does (the same gradients).
     """
     if use_reentrant is None:
         # PyTorch warns when the variant is left unsaid (its default is still the reentrant one);
@@ -58,10 +59,14 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, det
                                      "use_reentrant will raise an exception."), stacklevel=2)
         use_reentrant = False
     if use_reentrant:
-        raise NotImplementedError(
-            "checkpoint(use_reentrant=True) is not implemented in minigrad; the non-reentrant "
-            "checkpoint (use_reentrant=False) works with backward(), autograd.grad, kwargs and nesting"
-        )
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if state.grad_enabled and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            # PyTorch's reentrant variant is a graph node over the inputs only: with none requiring grad, no
+            # gradient reaches the parameters inside `function`.
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+            with no_grad():
+                return function(*args)
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be 'default' or 'none', got {determinism_check!r}")
     if not state.grad_enabled:
