@@ -20,7 +20,7 @@ from . import bessel_array, special_array
 from ._util import binary_operands, cast, float_operands, sum_to, type_name
 from .array_op import array_op
 from .complex import _scalar_type, refuse
-from .elementwise import _binary, _unary, add_scalar, exp, log, mul_scalar, sign, where
+from .elementwise import BOOL_NEGATION, _binary, _unary, add_scalar, exp, log, mul_scalar, sign, where
 from .pointwise import _float_unary, digamma, erf, lgamma
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -90,7 +90,14 @@ def ndtr(input):
     """The standard normal CDF, as PyTorch's composite computes it: (1 + erf(x / sqrt2)) * 0.5 (which rounds to
     0 below x ~ -8.3, where erfc(-x / sqrt2) / 2 would not)."""
     x = input if input.array.dtype.kind == "f" else input.to(_dtypes.default_float)
-    return mul_scalar(add_scalar(erf(mul_scalar(x, special_array.SQRT_HALF)), 1.0), 0.5)
+    z = mul_scalar(x, special_array.SQRT_HALF)
+    if z.array.dtype == np.float32:
+        # 1 + erf cancels below x ~ -1, so each ulp of erf is many of the result: PyTorch's float32 erf is
+        # within an ulp of the exact value, which the float64 erf rounded once gives; the float32 rational does not
+        e = cast(erf(cast(z, np.float64)), np.float32)
+    else:
+        e = erf(z)
+    return mul_scalar(add_scalar(e, 1.0), 0.5)
 
 
 def _entr(xp, x):
@@ -188,11 +195,11 @@ def xlog1py(input, other):
 
 # ---- the modified Bessel functions of the first kind ----------------------------------------------
 def _near_zero(a, slope):
-    """slope(safe a), but 1/2 (the limit at 0) where |a| <= eps of a's dtype, as PyTorch's: there the
-    divisions by a would round (subnormal a/2 over a) or overflow."""
+    """slope(safe a), but 1/2 (the limit at 0) where not |a| > eps of a's dtype, nan included, as PyTorch's:
+    there the divisions by a would round (subnormal a/2 over a) or overflow."""
     eps = float(np.finfo(a.array.dtype).eps)
-    tiny = abs(a) <= eps
-    return where(tiny, 0.5, slope(where(tiny, eps, a)))
+    safe = abs(a) > eps
+    return where(safe, slope(where(safe, a, eps)), 0.5)
 
 
 def _i1_grad(g, a, r):  # d I1(a) = (I0(a) - I1(a)/a) da, 1/2 at 0
@@ -228,11 +235,20 @@ class Zeta(Function):
         return None, sum_to(g * -a * zeta(a + 1.0, b), ctx._shapes[1])
 
 
+class ZetaBoolSelf(Zeta):
+    @staticmethod
+    def backward(ctx, g):  # PyTorch's formula negates `self` as it came: a bool one refuses
+        raise RuntimeError(BOOL_NEGATION)
+
+
+ZetaBoolSelf.__name__ = "Zeta"  # (the kernel's name, for check_kernel)
 _ZETA = _three_nodes(Zeta, "Zeta", "SpecialZetaBackward")
 
 
 def zeta(input, other):
     """The Hurwitz zeta function sum_k (other + k)^-input (the Riemann zeta at other = 1); either may be a number."""
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and input.array.dtype == np.bool_:
+        return _binary_float_op((ZetaBoolSelf,) + _ZETA[1:], input, other)
     return _binary_float_op(_ZETA, input, other)
 
 
