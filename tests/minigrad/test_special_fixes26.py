@@ -21,3 +21,19 @@ torch = pytest.importorskip("torch")
 ])
 def test_found_inputs(name, args):
     check(name, args, {})
+
+
+@pytest.mark.parametrize("name,x", [
+    # n > 6 inside (-1, 1): cos(n acos(x)), not the recurrence (T_7(0) is -4.3e-16 there, not -0)
+    ("chebyshev_polynomial_t", np.array([0.0, 0.3, -0.7])),
+    ("shifted_chebyshev_polynomial_t", np.array([0.5, 0.2])),
+    # float32: the recurrence in float32 (fused as PyTorch's compiled one), not float64 rounded once
+    ("shifted_chebyshev_polynomial_v", np.array([0.0, 0.375, 1.0], dtype=np.float32)),
+    ("laguerre_polynomial_l", np.array([0, 0, 1])),
+    ("laguerre_polynomial_l", np.array([1.0, 2.5, 0.0], dtype=np.float32)),
+    ("hermite_polynomial_h", np.array([0.3, -1.7, 2.2], dtype=np.float32)),
+    ("legendre_polynomial_p", np.array([0.3, -0.9, 1.0, -1.0], dtype=np.float32)),
+])
+@pytest.mark.parametrize("n", [5, 7])
+def test_polynomials(name, x, n):
+    check("special." + name, [x], {"n": n})
