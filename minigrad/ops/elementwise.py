@@ -1333,11 +1333,14 @@ sin = _unary(Sin, "sin")
 cos = _unary(Cos, "cos")
 
 
+BOOL_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+                 "use the `~` or `logical_not()` operator instead.")
+
+
 def neg(input):
     """-input."""
     if input.array.dtype == np.bool_:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
-                           "mask, use the `~` or `logical_not()` operator instead.")
+        raise RuntimeError(BOOL_NEGATION)
     return Neg.apply(input)
 
 

@@ -20,7 +20,7 @@ from . import bessel_array, special_array
 from ._util import binary_operands, cast, float_operands, sum_to, type_name
 from .array_op import array_op
 from .complex import _scalar_type, refuse
-from .elementwise import _binary, _unary, add_scalar, exp, log, mul_scalar, sign, where
+from .elementwise import BOOL_NEGATION, _binary, _unary, add_scalar, exp, log, mul_scalar, sign, where
 from .pointwise import _float_unary, digamma, erf, lgamma
 
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -90,7 +90,14 @@ def ndtr(input):
     """The standard normal CDF, as PyTorch's composite computes it: (1 + erf(x / sqrt2)) * 0.5 (which rounds to
     0 below x ~ -8.3, where erfc(-x / sqrt2) / 2 would not)."""
     x = input if input.array.dtype.kind == "f" else input.to(_dtypes.default_float)
-    return mul_scalar(add_scalar(erf(mul_scalar(x, special_array.SQRT_HALF)), 1.0), 0.5)
+    z = mul_scalar(x, special_array.SQRT_HALF)
+    if z.array.dtype == np.float32:
+        # 1 + erf cancels below x ~ -1, so each ulp of erf is many of the result: PyTorch's float32 erf is
+        # within an ulp of the exact value, which the float64 erf rounded once gives; the float32 rational does not
+        e = cast(erf(cast(z, np.float64)), np.float32)
+    else:
+        e = erf(z)
+    return mul_scalar(add_scalar(e, 1.0), 0.5)
 
 
 def _entr(xp, x):
@@ -188,11 +195,11 @@ def xlog1py(input, other):
 
 # ---- the modified Bessel functions of the first kind ----------------------------------------------
 def _near_zero(a, slope):
-    """slope(safe a), but 1/2 (the limit at 0) where |a| <= eps of a's dtype, as PyTorch's: there the
-    divisions by a would round (subnormal a/2 over a) or overflow."""
+    """slope(safe a), but 1/2 (the limit at 0) where not |a| > eps of a's dtype, nan included, as PyTorch's:
+    there the divisions by a would round (subnormal a/2 over a) or overflow."""
     eps = float(np.finfo(a.array.dtype).eps)
-    tiny = abs(a) <= eps
-    return where(tiny, 0.5, slope(where(tiny, eps, a)))
+    safe = abs(a) > eps
+    return where(safe, slope(where(safe, a, eps)), 0.5)
 
 
 def _i1_grad(g, a, r):  # d I1(a) = (I0(a) - I1(a)/a) da, 1/2 at 0
@@ -228,11 +235,20 @@ class Zeta(Function):
         return None, sum_to(g * -a * zeta(a + 1.0, b), ctx._shapes[1])
 
 
+class ZetaBoolSelf(Zeta):
+    @staticmethod
+    def backward(ctx, g):  # PyTorch's formula negates `self` as it came: a bool one refuses
+        raise RuntimeError(BOOL_NEGATION)
+
+
+ZetaBoolSelf.__name__ = "Zeta"  # (the kernel's name, for check_kernel)
 _ZETA = _three_nodes(Zeta, "Zeta", "SpecialZetaBackward")
 
 
 def zeta(input, other):
     """The Hurwitz zeta function sum_k (other + k)^-input (the Riemann zeta at other = 1); either may be a number."""
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and input.array.dtype == np.bool_:
+        return _binary_float_op((ZetaBoolSelf,) + _ZETA[1:], input, other)
     return _binary_float_op(_ZETA, input, other)
 
 
@@ -333,25 +349,29 @@ scaled_modified_bessel_k1 = _no_grad("scaled_modified_bessel_k1", lambda x: bess
 spherical_bessel_j0 = _no_grad("spherical_bessel_j0", bessel_array.spherical_j0)
 
 
-def _polynomial(opname, first, step, shifted=False):
-    """The op of an orthogonal polynomial family p_n(x), n the integer part of `n` (0 for n < 0), from
-    p_0 = 1, p_1 = first(x) and the three-term recurrence p_(k+1) = step(k, x, p_k, p_(k-1)), in
-    float64; `shifted`: of 2x - 1 (the shifted Chebyshev polynomials on [0, 1])."""
+def _polynomial(opname, first, step, ends=None, closed=None, shifted=False):
+    """The op of an orthogonal polynomial family p_n(x), n the integer part of `n` (0 for n < 0), as PyTorch's
+    kernel computes it, in x's dtype: p_0 = 1, p_1 = first(t) and the three-term recurrence
+    p_(k+1) = step(k, t, p_k, p_(k-1)); `ends(t, n)`: the (where, value) pairs taken exactly (t = +-1);
+    `closed = (m, f)`: f(t, n), the trigonometric form, for n > m and |t| < 1; `shifted`: of t = 2x - 1."""
 
     def values(x, n):
         xp = array_module(x)
-        t = x.astype(np.float64)
-        if shifted:
-            t = 2.0 * t - 1.0
-        t, n = xp.broadcast_arrays(t, xp.trunc(n.astype(np.float64)))
-        out = xp.where(n == 0, 1.0, 0.0)
+        t = x + x - 1 if shifted else x
+        t, n = xp.broadcast_arrays(t, xp.trunc(n))
+        out = xp.where(n == 0, 1, 0).astype(t.dtype)
         top = int(n.max()) if n.size else 0
         prev, cur = xp.ones_like(t), first(t)
         for k in range(1, top + 1):
             out = xp.where(n == k, cur, out)
             if k < top:
                 prev, cur = cur, step(k, t, cur, prev)
-        return out.astype(x.dtype)
+        if closed is not None and top > closed[0]:
+            inside = (n > closed[0]) & (abs(t) < 1)
+            out = xp.where(inside, closed[1](xp, xp.where(inside, t, 0), n), out)
+        for where_, value in ends(xp, t, n) if ends is not None else ():
+            out = xp.where(where_, value, out)
+        return xp.where(n < 0, 0, out).astype(x.dtype, copy=False)
 
     def op(input, n):
         if not isinstance(input, Tensor) and not isinstance(n, Tensor):
@@ -360,7 +380,7 @@ def _polynomial(opname, first, step, shifted=False):
         check_kernel(opname, x)
         if x.array.dtype.kind != "f":
             x, m = cast(x, _dtypes.default_float.np), cast(m, _dtypes.default_float.np)
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             return array_op(values, x, m)
 
     op.__name__ = opname
@@ -368,25 +388,88 @@ def _polynomial(opname, first, step, shifted=False):
     return op
 
 
-def _chebyshev(name, first, shifted=False):
-    return _polynomial(name, first, lambda k, x, p, q: 2.0 * x * p - q, shifted)
+def _fused(a, b, c):
+    """a * b + c, for float32 rounded once as in PyTorch's compiled recurrences (the compiler fuses them into an
+    fma; a float32 product is exact in float64)."""
+    if a.dtype == np.float32:
+        return (a.astype(np.float64) * b + c).astype(np.float32)
+    return a * b + c
 
 
-chebyshev_polynomial_t = _chebyshev("chebyshev_polynomial_t", lambda x: x)
-chebyshev_polynomial_u = _chebyshev("chebyshev_polynomial_u", lambda x: 2.0 * x)
-chebyshev_polynomial_v = _chebyshev("chebyshev_polynomial_v", lambda x: 2.0 * x - 1.0)
-chebyshev_polynomial_w = _chebyshev("chebyshev_polynomial_w", lambda x: 2.0 * x + 1.0)
-shifted_chebyshev_polynomial_t = _chebyshev("shifted_chebyshev_polynomial_t", lambda x: x, shifted=True)
-shifted_chebyshev_polynomial_u = _chebyshev("shifted_chebyshev_polynomial_u", lambda x: 2.0 * x, shifted=True)
-shifted_chebyshev_polynomial_v = _chebyshev("shifted_chebyshev_polynomial_v", lambda x: 2.0 * x - 1.0, shifted=True)
-shifted_chebyshev_polynomial_w = _chebyshev("shifted_chebyshev_polynomial_w", lambda x: 2.0 * x + 1.0, shifted=True)
-hermite_polynomial_h = _polynomial("hermite_polynomial_h", lambda x: 2.0 * x,
-                                   lambda k, x, p, q: 2.0 * x * p - 2.0 * k * q)  # H_(k+1) = 2x H_k - 2k H_(k-1)
+def _odd(n):
+    return n % 2 != 0
+
+
+# The values at t = +-1, where the recurrence and the trigonometric forms lose them: T_n(1) = 1, T_n(-1) = (-1)^n,
+# U_n(+-1) = (+-1)^n (n + 1), V_n(1) = 1, V_n(-1) = (-1)^n (2n + 1), W_n(1) = 2n + 1, W_n(-1) = (-1)^n.
+def _t_ends(xp, t, n):
+    return [(abs(t) == 1, xp.where((t < 0) & _odd(n), -1, 1))]
+
+
+def _u_ends(xp, t, n):
+    return [(abs(t) == 1, xp.where((t < 0) & _odd(n), -(n + 1), n + 1))]
+
+
+def _v_ends(xp, t, n):
+    return [(t == 1, 1), (t == -1, xp.where(_odd(n), -(n + n + 1), n + n + 1))]
+
+
+def _w_ends(xp, t, n):
+    return [(t == 1, n + n + 1), (t == -1, xp.where(_odd(n), -1, 1))]
+
+
+def _rounded(fn, x):
+    """fn(x) in float64, rounded once to x's dtype: as the C library's float32 functions (within half an ulp or
+    so), which numpy's own float32 ones are not (n acos(t) multiplies their error by n)."""
+    return fn(x.astype(np.float64)).astype(x.dtype, copy=False)
+
+
+def _t_closed(xp, t, n):  # T_n(cos a) = cos(n a)
+    return _rounded(xp.cos, n * _rounded(xp.arccos, t))
+
+
+def _u_closed(xp, t, n):  # U_n(cos a) = sin((n + 1) a) / sin a
+    a = _rounded(xp.arccos, t)
+    sin_a = _rounded(xp.sin, a)
+    return xp.where(sin_a != 0, _rounded(xp.sin, (n + 1) * a) / sin_a, (n + 1) * _rounded(xp.cos, (n + 1) * a) / t)
+
+
+def _v_closed(xp, t, n):  # V_n(cos a) = cos((n + 1/2) a) / cos(a / 2)
+    a = _rounded(xp.arccos, t)
+    return xp.where(_rounded(xp.sin, a / 2) != 1, _rounded(xp.cos, (n + 0.5) * a) / _rounded(xp.cos, a / 2),
+                    xp.where(_odd(n), -(n + n + 1), n + n + 1))
+
+
+def _w_closed(xp, t, n):  # W_n(cos a) = sin((n + 1/2) a) / sin(a / 2)
+    a = _rounded(xp.arccos, t)
+    return xp.where(_rounded(xp.cos, a / 2) != 1, _rounded(xp.sin, (n + 0.5) * a) / _rounded(xp.sin, a / 2),
+                    xp.where(t > 0, n + n + 1, xp.where(_odd(n), -1, 1)))
+
+
+def _chebyshev(name, first, ends, closed_above, closed, shifted=False):
+    # (PyTorch takes the trigonometric form from a lower degree for some shifted families)
+    return _polynomial(name, first, lambda k, t, p, q: _fused(t + t, p, -q), ends, (closed_above, closed), shifted)
+
+
+chebyshev_polynomial_t = _chebyshev("chebyshev_polynomial_t", lambda t: t, _t_ends, 6, _t_closed)
+chebyshev_polynomial_u = _chebyshev("chebyshev_polynomial_u", lambda t: t + t, _u_ends, 8, _u_closed)
+chebyshev_polynomial_v = _chebyshev("chebyshev_polynomial_v", lambda t: t + t - 1, _v_ends, 8, _v_closed)
+chebyshev_polynomial_w = _chebyshev("chebyshev_polynomial_w", lambda t: t + t + 1, _w_ends, 8, _w_closed)
+shifted_chebyshev_polynomial_t = _chebyshev("shifted_chebyshev_polynomial_t", lambda t: t, _t_ends, 6, _t_closed, True)
+shifted_chebyshev_polynomial_u = _chebyshev("shifted_chebyshev_polynomial_u", lambda t: t + t, _u_ends, 6, _u_closed,
+                                            True)
+shifted_chebyshev_polynomial_v = _chebyshev("shifted_chebyshev_polynomial_v", lambda t: t + t - 1, _v_ends, 6, _v_closed,
+                                            True)
+shifted_chebyshev_polynomial_w = _chebyshev("shifted_chebyshev_polynomial_w", lambda t: t + t + 1, _w_ends, 4, _w_closed,
+                                            True)
+hermite_polynomial_h = _polynomial("hermite_polynomial_h", lambda x: x + x,
+                                   lambda k, x, p, q: _fused(x + x, p, -((k + k) * q)))  # H_(k+1) = 2x H_k - 2k H_(k-1)
 hermite_polynomial_he = _polynomial("hermite_polynomial_he", lambda x: x,
-                                    lambda k, x, p, q: x * p - k * q)  # He_(k+1) = x He_k - k He_(k-1)
-laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", lambda x: 1.0 - x,
-                                    lambda k, x, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1))
+                                    lambda k, x, p, q: _fused(x, p, -(k * q)))  # He_(k+1) = x He_k - k He_(k-1)
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", lambda x: 1 - x,
+                                    lambda k, x, p, q: _fused(k + k + (1 - x), p, -(k * q)) / (k + 1),
+                                    lambda xp, x, n: [(x == 0, 1)])  # L_n(0) = 1
 legendre_polynomial_p = _polynomial("legendre_polynomial_p", lambda x: x,
-                                    lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1))
+                                    lambda k, x, p, q: _fused((k + k + 1) * x, p, -(k * q)) / (k + 1), _t_ends)
 
 keeps_operand_shapes(Xlog1py, Xlogy, Zeta)  # (their callers keep the operands' shapes; the subclasses inherit it)
