@@ -22,8 +22,9 @@ class Adam(Optimizer):
     minigrad's ops (nn/_functional/reference.py's adam_update, for reading), as array code below
     (MINIGRAD_KERNELS=numpy), and in the backends (minigrad/backends/{cpu,cuda}/adamw.py).
     `foreach` as PyTorch's, a choice of speed with the same bits: True and None (the default) run it
-    once over a group's parameters concatenated (their m, v in flat buffers) when they are small, else
-    once per parameter; False always once per parameter (Optimizer._foreach_params). `maximize`
+    once over a group's small parameters concatenated (their m, v in flat buffers) and once per large
+    parameter, in place, or once per parameter where the small ones add up to much; False always once
+    per parameter (Optimizer._foreach_params). `maximize`
     runs the array code (the backend kernels take no sign); `capturable` and `differentiable` are
     accepted and kept in the groups, as PyTorch's, and change nothing.
     """
@@ -64,7 +65,10 @@ class Adam(Optimizer):
         lists = self._foreach_params(group)
         if lists is not None:
             for params in lists:
-                self._step_foreach(params, lr, beta1, beta2, eps, wd, amsgrad, flags)
+                if len(params) == 1:  # (a large parameter: in place, with no copies)
+                    self._step_one(self._update, params[0], lr, beta1, beta2, eps, wd, amsgrad, flags)
+                else:
+                    self._step_foreach(params, lr, beta1, beta2, eps, wd, amsgrad, flags)
             return
         update = backends.pick(self._update, _reference_update)
         for p in group["params"]:

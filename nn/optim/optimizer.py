@@ -26,6 +26,9 @@ from ..utils import _zero_grad
 # 128K elements: the 5 float32 arrays of one AdamW block (512 KiB each) stay in the L2/L3 cache across its
 # 13 passes, and blocks are big enough that the per-block Python overhead is noise (docs/performance.md)
 BLOCK = 1 << 17
+# foreach: a parameter of this many elements or more is stepped on its own, in place: copying it into
+# the concatenation and back costs more than one more kernel call (measured: about 2K to 4K float32s)
+ALONE = 1 << 12
 
 
 class _Required:
@@ -326,26 +329,32 @@ class Optimizer:
     def _foreach_params(self, group):
         """foreach: the group's parameters with gradients in lists of one device and dtype, or None
         where the per-parameter loop runs instead: foreach=False, MINIGRAD_KERNELS=reference, or
-        more than BLOCK elements (foreach=True or None), where the loop's per-parameter cost is noise
-        beside the copies the concatenation makes and the two flat buffers it keeps. Both give the
-        same bits."""
+        more than BLOCK elements to concatenate (foreach=True or None), where the loop's per-parameter
+        cost is noise beside the copies the concatenation makes and the two flat buffers it keeps. A
+        parameter of ALONE elements or more, or the only one of its kind, is a list of its own, which
+        the caller steps with its per-parameter code (no copies). Both give the same bits."""
         from minigrad import backends
 
         foreach = group.get("foreach")
         if foreach is False or backends.get_kernels() == "reference":
             return None
-        lists, total, n = {}, 0, 0
+        lists, alone, total, n = {}, [], 0, 0
         for p in group["params"]:
             if p.grad is not None:
                 a = p.array
+                n += 1
+                if p not in self.state:  # (made in the group's order, as state_dict lists it, whichever list steps first)
+                    self.state[p] = {}
+                if a.size >= ALONE:
+                    alone.append([p])
+                    continue
                 lists.setdefault((type(a), a.dtype), []).append(p)  # (the array's type: its device)
                 total += a.size
-                n += 1
                 if total > BLOCK:
                     return None
-        if len({id(p) for ps in lists.values() for p in ps}) != n:
+        if len({id(p) for ps in lists.values() for p in ps} | {id(ps[0]) for ps in alone}) != n:
             return None  # a parameter listed twice (warned of) is stepped twice, as the loop does
-        return list(lists.values())
+        return list(lists.values()) + alone
 
     def _flat(self, params, names):
         """foreach: one flat buffer per state name over `params` (one device and dtype), their state

@@ -42,6 +42,9 @@ class SGD(Optimizer):
         lists = None if sparse_grads(group["params"]) else self._foreach_params(group)  # (PyTorch's rule too)
         if lists is not None:  # foreach: one update over each list's concatenated parameters
             for params in lists:
+                if len(params) == 1:  # (a large parameter: in place, with no copies)
+                    self._step_params(params, lr, wd, momentum, dampening, nesterov, maximize)
+                    continue
                 # some buffers new, some not (params added later); (no state at all without momentum, as PyTorch's)
                 if momentum != 0 and len({"momentum_buffer" in self.state[p] for p in params}) == 2:
                     self._step_params(params, lr, wd, momentum, dampening, nesterov, maximize)
