@@ -1935,23 +1935,29 @@ def _quantile(input, q, dim, keepdim, interpolation, skip_nan):
 
 def index_put(input, indices, values, accumulate=False):
     """A copy of `input` with `values` written (or added, accumulate=True: repeats summed) at `input[indices]`."""
-    from .indexing import _check_masks, _convert_index, _ints_first
+    v, index, shape = _index_put_args(input, indices, values, accumulate)
+    if accumulate:
+        return IndexPutAccumulate.apply(input, v, index, shape)
+    return IndexPutWhole.apply(input, v, index)
 
+
+def _index_put_args(input, indices, values, accumulate):
+    """index_put's checks, in PyTorch's order: (the values as a tensor, the numpy index, the shape written)."""
     idx = tuple(indices)
     if len(idx) > input.array.ndim:  # (index_put's own words: it counts the tensors, not the dims they index)
         raise IndexError(f"too many indices for tensor of dimension {input.array.ndim} (got {len(idx)})")
     xp = array_module(input.array)
-    index, advanced = _convert_index(idx, xp, input.array.shape)
-    _check_masks(index, input.array.shape)
+    index, advanced = indexing_ops._convert_index(idx, xp, input.array.shape)
+    indexing_ops._check_masks(index, input.array.shape)
     v = values if isinstance(values, Tensor) else Tensor._wrap(xp.asarray(values, dtype=input.array.dtype))
     if not accumulate and v.array.size == 1 and len(index) == 1 and getattr(index[0], "dtype", None) == np.bool_:
         # one mask and one value: PyTorch's masked_fill_, the value cast to input's dtype as a number
-        return IndexPutWhole.apply(input, v.to(input.dtype), index)
+        return v.to(input.dtype), index, None
     if advanced:
-        index = _ints_first(index, input.array.shape)
+        index = indexing_ops._ints_first(index, input.array.shape)
     shape, in_range = _put_shape(input.array, index)
     try:
-        fits = np.broadcast_shapes(v.array.shape, shape) == shape
+        fits = v.array.shape == shape or np.broadcast_shapes(v.array.shape, shape) == shape
     except ValueError:
         fits = False
     if not fits:
@@ -1962,9 +1968,7 @@ def index_put(input, indices, values, accumulate=False):
         if math.prod(shape):  # (PyTorch checks the ids last, one element at a time, as it writes)
             _put_shape(input.array, index, check_ids=True)
         index = indexing_ops._zeroed_ids(index)  # (nothing is written: ids numpy takes, for the same empty shapes)
-    if accumulate:
-        return IndexPutAccumulate.apply(input, v, index, shape)
-    return IndexPutWhole.apply(input, v, index)
+    return v, index, shape
 
 
 def _check_put_dtypes(input, values):
@@ -1976,20 +1980,18 @@ def _check_put_dtypes(input, values):
 def _put_shape(a, index, check_ids=False):
     """(the shape index_put_ adds into at `index`, whether its ids are in range). PyTorch checks the values'
     shape before the ids, and refuses ids into an indexed dim of size 0 before both, in words of their own."""
-    from .indexing import _index_error, _take, _zeroed_ids
-
     try:
-        return _take(a, index).shape, True
+        return indexing_ops._take(a, index).shape, True
     except IndexError as e:
-        zeroed = None if check_ids else _zeroed_ids(index)
+        zeroed = None if check_ids else indexing_ops._zeroed_ids(index)
         if zeroed is None:
-            raise _index_error(e, a.shape, index) from None
+            raise indexing_ops._index_error(e, a.shape, index) from None
     try:
-        return _take(a, zeroed).shape, False
+        return indexing_ops._take(a, zeroed).shape, False
     except IndexError as e:
         if not a.size and str(e).startswith("index 0 is out of bounds"):
             raise IndexError("index is out of bounds for dimension with size 0") from None
-        raise _index_error(e, a.shape, index) from None
+        raise indexing_ops._index_error(e, a.shape, index) from None
 
 
 class IndexPutAccumulate(Function):
@@ -2009,11 +2011,21 @@ class IndexPutAccumulate(Function):
 
 
 def index_put_into(arr, indices, values, accumulate=False):
-    """index_put_(accumulate=True) adding the values into arr itself, each to its entry in turn (PyTorch's
-    in-place kernel's order), not summed into zeros of arr's shape, added to arr and written back: for an
-    integer array (in range) per dim and values of arr's dtype and of their broadcast shape, apart from
-    arr's memory. False: the general path."""
-    if not accumulate or type(values) is not Tensor or values.array.dtype != arr.dtype or type(arr) is not np.ndarray \
+    """index_put_ writing into arr itself, not into a copy then written back. Without accumulate: index_put's
+    checks, then the values written (no tensor argument sharing arr's memory: the op reads them as they were).
+    With accumulate, the values added each to its entry in turn (PyTorch's in-place kernel's order), not summed
+    into zeros of arr's shape: for an integer array (in range) per dim and values of arr's dtype and of their
+    broadcast shape, apart from arr's memory. False: the general path."""
+    if not accumulate:
+        if type(arr) is not np.ndarray or type(indices) not in (tuple, list):
+            return False
+        for t in (values, *indices):
+            if isinstance(t, Tensor) and np.may_share_memory(arr, t.array):
+                return False
+        v, index, _ = _index_put_args(Tensor._wrap(arr), indices, values, False)
+        indexing_ops.put_values(arr, index, v.array)
+        return True
+    if type(values) is not Tensor or values.array.dtype != arr.dtype or type(arr) is not np.ndarray \
             or type(indices) not in (tuple, list) or len(indices) != arr.ndim or np.may_share_memory(arr, values.array):
         return False
     index = tuple(i.array if type(i) is Tensor else None for i in indices)

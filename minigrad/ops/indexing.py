@@ -293,6 +293,11 @@ def _check_masks(idx, shape):
     its count of the dims indexed; PyTorch applies the basic components first (ints, slices, None), so a mask is
     matched in the tensor they leave."""
     n_consumed = _check_count(idx, shape)
+    for i in idx:
+        if type(i) is slice or hasattr(i, "dtype") and i.dtype.kind == "b":
+            break
+    else:  # (no mask, and no slice whose own check below could refuse it)
+        return
     after, masks, d = [], [], 0  # (the shape PyTorch's basic steps leave, which a mask is matched in)
     for i in idx:
         if i is Ellipsis:

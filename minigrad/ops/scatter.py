@@ -151,6 +151,7 @@ _OLD_NAMES = {"max": "amax", "min": "amin"}
 
 class ScatterReduce(Function):
     node_name = "ScatterReduceBackward0"
+    saves_result = True  # (as PyTorch: prod's, amax's and amin's backward read it; an in-place write to it is caught)
 
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce, include_self):
@@ -178,7 +179,7 @@ class ScatterReduce(Function):
     def backward(ctx, g):
         from .elementwise import where
 
-        a, index, src = ctx.saved_tensors
+        a, index, src, result = ctx.saved_tensors
         dim, reduce = ctx.dim, ctx.reduce
         if reduce in _OLD_NAMES:
             raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got {reduce}.")
@@ -196,7 +197,6 @@ class ScatterReduce(Function):
             gs = gather_along(gc, dim, index)
         elif reduce == "prod":  # d prod / d x = the product of the others: prod / x, or where x is 0 the
             # product of the nonzero others if x is the only 0 of its group, else 0
-            result = ScatterReduce.apply(a, dim, index, src, "prod", ctx.include_self)
             a1, s1 = where(a == 0, 1.0, a), where(s == 0, 1.0, s)
             nonzero = ScatterReduce.apply(a1, dim, index, s1, "prod", ctx.include_self)
             zeros = _zeros_per_group(a.array, dim, index.array, s.array, ctx.include_self)
@@ -204,7 +204,7 @@ class ScatterReduce(Function):
             ga = where(a == 0, gn, gr / a1) if ctx.include_self else where(touched, 0.0, g)
             gs = where(s == 0, gather_along(gn, dim, index), gather_along(gr, dim, index) / s1)
         else:  # amax / amin: the gradient shared evenly among the elements equal to the result
-            result = ScatterReduce.apply(a.detach(), dim, index, src.detach(), reduce, ctx.include_self).detach()
+            result = result.detach()
             self_hit = (a == result).to(g.dtype)  # (counted in the ties without include_self too, as PyTorch)
             src_hit = (s == gather_along(result, dim, index)).to(g.dtype)
             ties = ScatterAdd.apply(self_hit, dim, index, src_hit)
