@@ -558,7 +558,10 @@ _GAMMAINC_MAX_ITERATIONS = 100000
 def gammainc(a, x, upper=False):
     """P(a, x) = gamma(a, x) / Gamma(a), or (upper) Q(a, x) = 1 - P(a, x), elementwise (broadcast), in float64.
 
-    With the prefactor f = x^a e^-x / Gamma(a) (taken through its logarithm): where x < a + 1 the
+    With the prefactor f = x^a e^-x / Gamma(a) (taken through its logarithm): for small a and x <= 1.1
+    (PyTorch's bounds: a <= -0.4 / log x up to x = 0.5, a <= 1.1 x above) Q directly by the series
+    Q = 1 - x^a / Gamma(1 + a) - x^a / Gamma(a) sum_(n>=1) (-x)^n / (n! (a + n)), with log Gamma(1 + a)
+    from its Taylor series in a (1 + a would round away a tiny a); elsewhere, where x < a + 1 the
     series P = f sum_k x^k / (a (a+1) ... (a+k)), else Q by the continued fraction
     f / (x + 1 - a - 1 (1 - a) / (x + 3 - a - 2 (2 - a) / (x + 5 - a - ...))) (modified Lentz), each until
     its terms are below float64 precision; the other one is 1 minus it. The one computed directly
@@ -573,8 +576,11 @@ def gammainc(a, x, upper=False):
     p = xp.full_like(a, np.nan)
     with np.errstate(all="ignore"):
         regular = (a > 0) & (x > 0) & xp.isfinite(a) & xp.isfinite(x)
-        series = xp.nonzero(regular & (x < a + 1.0))[0]
-        fraction = xp.nonzero(regular & ~(x < a + 1.0))[0]
+        small = regular & (x <= 1.1) & (a <= xp.where(x <= 0.5, -0.4 / xp.log(xp.minimum(x, 0.5)), 1.1 * x))
+        q_direct = xp.nonzero(small)[0]
+        series = xp.nonzero(regular & ~small & (x < a + 1.0))[0]
+        fraction = xp.nonzero(regular & ~small & ~(x < a + 1.0))[0]
+        q_series = _gammaincc_small_a(xp, a[q_direct], x[q_direct])
         # the series for P
         aa, xx = a[series], x[series]
         term = 1.0 / aa
@@ -611,14 +617,30 @@ def gammainc(a, x, upper=False):
             live = live[xp.abs(delta - 1.0) > eps]
         q_fraction = h * xp.exp(aa * xp.log(xx) - xx - lgamma(aa).astype(np.float64))
         if upper:
-            p[series], p[fraction] = 1.0 - p_series, q_fraction
+            p[series], p[fraction], p[q_direct] = 1.0 - p_series, q_fraction, q_series
         else:
-            p[series], p[fraction] = p_series, 1.0 - q_fraction
+            p[series], p[fraction], p[q_direct] = p_series, 1.0 - q_fraction, 1.0 - q_series
         one, zero = (0.0, 1.0) if upper else (1.0, 0.0)  # the values of P = 1 and P = 0
         ok = (a >= 0) & (x >= 0) & ~((a == 0) & (x == 0))
         p = xp.where(ok & ((a == 0) | ((x == np.inf) & xp.isfinite(a))), one, p)
         p = xp.where(ok & (a > 0) & ((x == 0) | ((a == np.inf) & xp.isfinite(x))), zero, p)
     return p.reshape(shape)
+
+
+def _gammaincc_small_a(xp, a, x):
+    """Q(a, x) for small a > 0 and 0 < x <= 1.1 (DLMF 8.7.3): 1 - x^a / Gamma(1 + a) without cancellation
+    (expm1 of a log x - log Gamma(1 + a)), minus a x^a / Gamma(1 + a) sum_(n>=1) (-x)^n / (n! (a + n))."""
+    term = xp.ones_like(x)
+    total = xp.zeros_like(x)
+    for n in range(1, 26):  # 1.1^25 / 25! ~ 1e-24: the rest is below float64's rounding
+        term = term * (-x / n)
+        total += term / (a + n)
+    poly = xp.zeros_like(a)
+    for c in _lgamma_series()[0]:  # log Gamma(1 + a) by its Taylor series at 1, for a <= 0.25
+        poly = (poly + c) * a
+    lgamma1p = xp.where(a <= _LGAMMA_SERIES_RADIUS, poly, lgamma(1.0 + a).astype(np.float64))
+    log_f = a * xp.log(x) - lgamma1p  # log(x^a / Gamma(1 + a)); x^a / Gamma(a) = a times that
+    return -xp.expm1(log_f) - a * xp.exp(log_f) * total
 
 
 def standard_gamma_grad(a, x):
