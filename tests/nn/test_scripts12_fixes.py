@@ -1,0 +1,40 @@
+"""Focused tests for what the scripts of test_dl_scripts12.py found minigrad doing unlike PyTorch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minigrad
+import nn as mnn
+import nn.functional as MF
+
+
+def _buffer_dtypes(lib, nn, cast):
+    m = nn.Linear(2, 2)
+    angles = lib.ones(3, dtype=lib.float64)
+    m.register_buffer("rot", lib.polar(lib.ones_like(angles), angles), persistent=False)
+    m.register_buffer("steps", lib.zeros(2, dtype=lib.long))
+    getattr(m, cast)()
+    return [str(t.dtype).split(".")[-1] for t in (m.weight, m.rot, m.steps)]
+
+
+@pytest.mark.parametrize("cast", ["double", "float", "half"])
+def test_module_float_casts_leave_complex_buffers_alone(torch, cast):
+    assert _buffer_dtypes(minigrad, mnn, cast) == _buffer_dtypes(torch, torch.nn, cast)
+
+
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_backward_of_an_impossible_sample_warns_not(torch, zero_infinity):
+    lp = np.log(np.full((3, 2, 3), 1 / 3))
+    targets, lengths = [[1, 2, 1, 2], [1, 0, 0, 0]], ((3, 3), (4, 1))  # the first needs more frames than it has
+    results = []
+    for lib, F in ((torch, torch.nn.functional), (minigrad, MF)):
+        x = lib.tensor(lp, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            loss = F.ctc_loss(x, lib.tensor(targets), *lengths, reduction="sum", zero_infinity=zero_infinity)
+            loss.backward()
+        results.append((loss.item(), x.grad.numpy()))
+    (t_loss, t_grad), (m_loss, m_grad) = results
+    np.testing.assert_allclose(m_loss, t_loss, rtol=1e-12)
+    np.testing.assert_allclose(m_grad, t_grad, rtol=1e-12, atol=1e-14)  # (nan where PyTorch's is nan)
