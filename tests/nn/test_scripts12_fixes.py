@@ -38,3 +38,30 @@ def test_ctc_backward_of_an_impossible_sample_warns_not(torch, zero_infinity):
     (t_loss, t_grad), (m_loss, m_grad) = results
     np.testing.assert_allclose(m_loss, t_loss, rtol=1e-12)
     np.testing.assert_allclose(m_grad, t_grad, rtol=1e-12, atol=1e-14)  # (nan where PyTorch's is nan)
+
+
+def _error(fn, *args, **kw):
+    try:
+        fn(*args, **kw)
+    except Exception as e:  # noqa: BLE001 (the type and text are what is compared)
+        return type(e).__name__, str(e).split("\n")[0]
+    return None
+
+
+@pytest.mark.parametrize("case", [
+    dict(q=1.5), dict(q=-0.25, nan=True), dict(q=0.5, interpolation="cubic"), dict(q=1.5, interpolation="cubic"),
+    dict(q=0.5, x=[]), dict(q=[[0.5]]), dict(q=[[0.5]], x=[]), dict(q=[1.5]), dict(q=[0.5], q_dtype="float32"),
+    dict(q=0.5, x=[1, 2]), dict(q=0.5, x=[1, 2], interpolation="cubic"),
+])
+def test_quantile_checks_its_arguments_as_pytorch(torch, case):
+    def call(lib):
+        x = lib.tensor(case.get("x", [1.0, 4.0, 2.0]), dtype=lib.float64 if case.get("x", 0) == [] else None)
+        x = x.double() if x.is_floating_point() else x
+        q = case["q"]
+        if isinstance(q, list):
+            q = lib.tensor(q, dtype=getattr(lib, case.get("q_dtype", "float64")))
+        fn = lib.nanquantile if case.get("nan") else lib.quantile
+        return _error(fn, x, q, interpolation=case.get("interpolation", "linear"))
+    theirs = call(torch)
+    assert theirs is not None
+    assert call(minigrad) == theirs
