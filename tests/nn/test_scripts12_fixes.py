@@ -65,3 +65,15 @@ def test_quantile_checks_its_arguments_as_pytorch(torch, case):
     theirs = call(torch)
     assert theirs is not None
     assert call(minigrad) == theirs
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "SGD", "Adagrad"])
+@pytest.mark.parametrize("foreach", [None, True])
+def test_fused_optimizer_refuses_differentiable(torch, name, foreach):
+    def make(lib):
+        p = lib.nn.Parameter(lib.ones(2)) if lib is torch else mnn.Parameter(minigrad.ones(2))
+        optim = torch.optim if lib is torch else mnn.optim
+        return _error(getattr(optim, name), [p], lr=0.1, fused=True, foreach=foreach, differentiable=True)
+    theirs = make(torch)
+    assert theirs is not None
+    assert make(minigrad) == theirs
