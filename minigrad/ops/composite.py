@@ -290,8 +290,9 @@ def mv(input, vec):
 
 def outer(input, vec2):
     """input[i] * vec2[j]."""
-    if input.array.ndim != 1 or vec2.array.ndim != 1:
-        raise RuntimeError(f"outer: expected 1-D tensors, got {input.array.ndim}-D and {vec2.array.ndim}-D")
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t.array.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.array.ndim}-D")
     return shape_ops.unsqueeze(input, 1) * shape_ops.unsqueeze(vec2, 0)
 
 

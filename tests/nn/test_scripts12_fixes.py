@@ -77,3 +77,13 @@ def test_fused_optimizer_refuses_differentiable(torch, name, foreach):
     theirs = make(torch)
     assert theirs is not None
     assert make(minigrad) == theirs
+
+
+@pytest.mark.parametrize("shapes", [((2, 2), (2,)), ((2,), (2, 2)), ((), (2,)), ((2,), ())])
+def test_outer_rank_error_names_the_argument(torch, shapes):
+    def call(lib):
+        a, b = (lib.ones(s, dtype=lib.float64) for s in shapes)
+        return [_error(lib.outer, a, b), _error(lib.ger, a, b), _error(a.outer, b)]
+    theirs = call(torch)
+    assert None not in theirs
+    assert call(minigrad) == theirs
