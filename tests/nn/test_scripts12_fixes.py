@@ -87,3 +87,16 @@ def test_outer_rank_error_names_the_argument(torch, shapes):
     theirs = call(torch)
     assert None not in theirs
     assert call(minigrad) == theirs
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "float16", "bfloat16"])
+@pytest.mark.parametrize("enabled", [True, False])
+def test_cpu_autocast_disables_itself_for_a_dtype_it_lacks(torch, dtype, enabled):
+    def call(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lib.autocast("cpu", dtype=getattr(lib, dtype), enabled=enabled):
+                inside = lib.is_autocast_enabled("cpu"), str(lib.get_autocast_dtype("cpu")).split(".")[-1]
+        texts = [str(w.message).replace("torch.", "minigrad.") for w in caught if w.category is UserWarning]
+        return inside, texts
+    assert call(minigrad) == call(torch)
