@@ -100,3 +100,10 @@ def test_cpu_autocast_disables_itself_for_a_dtype_it_lacks(torch, dtype, enabled
         texts = [str(w.message).replace("torch.", "minigrad.") for w in caught if w.category is UserWarning]
         return inside, texts
     assert call(minigrad) == call(torch)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_view_as_complex_shape_errors(torch, shape):
+    theirs = _error(torch.view_as_complex, torch.ones(shape))
+    assert theirs is not None
+    assert _error(minigrad.view_as_complex, minigrad.ones(shape)) == theirs
