@@ -137,7 +137,7 @@ def nanogpt(torch, init, fused):
             param_group["lr"] = lr
         if it % 2 == 0:
             evals.append(estimate_loss())
-        for micro in range(2):
+        for _ in range(2):
             with ctx:
                 logits, loss = model(X, Y)
                 loss = loss / 2
@@ -314,7 +314,7 @@ def mil(torch, init):
         opt.step()
         losses.append(loss)
     return dict(init=init, losses=losses, a=a, w=w, grads=grads(model), params=list(model.parameters()),
-                padded=[float(a[i, s:].sum()) for i, s in enumerate(sizes)], top=a.argmax(1))
+                padded=[float(a[i, s:].detach().sum()) for i, s in enumerate(sizes)], top=a.argmax(1))
 
 
 def test_attention_multiple_instance_pooling(torch):
