@@ -381,6 +381,10 @@ class autocast:
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", UserWarning,
                           stacklevel=2)
             enabled = False
+        if enabled and device_type == "cpu" and self.fast_dtype not in (dtypes.bfloat16, dtypes.float16):
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling autocast.\nCPU Autocast "
+                          f"only supports dtypes of {dtypes.bfloat16}, {dtypes.float16} currently.", UserWarning, stacklevel=2)
+            enabled = False
         self._enabled = bool(enabled)
         self._cache_enabled = cache_enabled
 

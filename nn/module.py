@@ -587,17 +587,21 @@ class Module:
         """Move every parameter and buffer to the GPU (cupy), in place; returns self."""
         return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
 
+    def _to_floating(self, dt):
+        # unlike to(dtype), leaves complex parameters and buffers alone (a rotary table stays complex)
+        return self._apply(lambda a: a.astype(dt.np) if a.dtype.kind == "f" and a.dtype != dt.np else a)
+
     def double(self):
-        """Floating parameters and buffers to float64 (what gradcheck wants)."""
-        return self.to(dtypes.float64)
+        """Real floating parameters and buffers to float64 (what gradcheck wants)."""
+        return self._to_floating(dtypes.float64)
 
     def float(self):
-        """Floating parameters and buffers to float32."""
-        return self.to(dtypes.float32)
+        """Real floating parameters and buffers to float32."""
+        return self._to_floating(dtypes.float32)
 
     def half(self):
-        """Floating parameters and buffers to float16."""
-        return self.to(dtypes.float16)
+        """Real floating parameters and buffers to float16."""
+        return self._to_floating(dtypes.float16)
 
     # ---- state dicts --------------------------------------------------------------------
     # A module's state-dict hooks live in tables of its own, made on first use (the empty class-level

@@ -305,7 +305,9 @@ def view_as_complex(input):
     if x.dtype not in _COMPLEX_OF:
         raise RuntimeError(f"view_as_complex is only supported for float and double tensors, but got a tensor of "
                            f"scalar type: {_scalar_type(x.dtype)}")
-    if x.ndim == 0 or x.shape[-1] != 2:
+    if x.ndim == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if x.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if x.strides[-1] != x.itemsize:
         raise RuntimeError("Tensor must have a last dimension with stride 1")

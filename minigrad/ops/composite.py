@@ -290,8 +290,9 @@ def mv(input, vec):
 
 def outer(input, vec2):
     """input[i] * vec2[j]."""
-    if input.array.ndim != 1 or vec2.array.ndim != 1:
-        raise RuntimeError(f"outer: expected 1-D tensors, got {input.array.ndim}-D and {vec2.array.ndim}-D")
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t.array.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.array.ndim}-D")
     return shape_ops.unsqueeze(input, 1) * shape_ops.unsqueeze(vec2, 0)
 
 
@@ -1888,9 +1889,24 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile(input, q, dim, keepdim, interpolation, skip_nan=True)
 
 
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
 def _quantile(input, q, dim, keepdim, interpolation, skip_nan):
+    # PyTorch's checks, in its order (nanquantile's texts say quantile() too)
+    if not isinstance(q, (Tensor, list, tuple)) and not 0 <= q <= 1:
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q:g}")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, "
+                           f"but got {interpolation}")
+    if input.array.size == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if isinstance(q, Tensor) and q.array.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
     if input.array.dtype.kind != "f":
         raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if isinstance(q, Tensor) and q.array.dtype != input.array.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
     x = shape_ops.reshape(input, -1) if dim is None else input
     d = 0 if dim is None else normalize_dim(dim, input.array.ndim)
     qs = q.array if isinstance(q, Tensor) else np.asarray(q, dtype=np.float64)

@@ -94,8 +94,10 @@ class CtcLoss(Function):
         xp = xp_of(lp)
         beta = _beta(ctx.lpe, ctx.jump, ctx.last, ctx.end)
         # exp(alpha + beta + loss - y) per position s, then summed into its class l'_s (within one s the
-        # samples' classes are distinct cells, so a plain += adds each once)
-        occupancy = xp.exp(ctx.alpha + beta + ctx.nll[None, :, None] - ctx.lpe)
+        # samples' classes are distinct cells, so a plain += adds each once); an impossible sample's infinite
+        # loss meets alpha's -inf there: its nan gradient is PyTorch's too (or zeroed below), without numpy's warning
+        with np.errstate(invalid="ignore"):
+            occupancy = xp.exp(ctx.alpha + beta + ctx.nll[None, :, None] - ctx.lpe)
         grad = xp.exp(lp)
         rows = xp.arange(lp.shape[1])
         for s in range(ctx.ext.shape[1]):

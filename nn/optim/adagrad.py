@@ -32,7 +32,7 @@ class Adagrad(Optimizer):
             raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
         if eps < 0.0:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        check_implementation(foreach, fused)
+        check_implementation(foreach, fused, differentiable)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)

@@ -133,9 +133,11 @@ def add_sparse_(p, grad, alpha):
     p._bump_version()
 
 
-def check_implementation(foreach, fused):
+def check_implementation(foreach, fused, differentiable=False):
     """PyTorch's `foreach=` / `fused=` pick among implementations of one update; minigrad has one
     (array code over each parameter, or a backend kernel), so both are accepted and give its result."""
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
     if foreach and fused:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
