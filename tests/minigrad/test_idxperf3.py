@@ -64,3 +64,37 @@ def test_slices_and_id_tensors_index_recorded_as_torch(case):
     assert res[mg][0] == res[torch][0]
     np.testing.assert_array_equal(res[mg][1], res[torch][1])
     np.testing.assert_allclose(res[mg][2], res[torch][2], rtol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["rows", "broadcast", "int32", "repeated", "negative", "bad_id", "shape", "dtype",
+                                  "leaf", "zero_dim_self", "nonleaf_recorded"])
+def test_setitem_by_an_id_tensor_as_torch(case):
+    def run(lib):
+        t = lib.tensor
+        x = t(X.copy(), requires_grad=case == "leaf")
+        if case == "nonleaf_recorded":
+            x = t(X.copy(), requires_grad=True) * 1
+        ids, v = t([4, 1]), t(X[:2] + 3)
+        if case == "broadcast":
+            v = t(X[0] + 1)
+        elif case == "int32":
+            ids = t(np.array([2, 0], dtype=np.int32))
+        elif case == "repeated":
+            ids = t([3, 3])
+        elif case == "negative":
+            ids = t([-1, -6])
+        elif case == "bad_id":
+            ids = t([0, 6])
+        elif case == "shape":
+            v = t(X[:3])
+        elif case == "dtype":
+            v = t(X[:2].astype(np.float64))
+        elif case == "zero_dim_self":
+            x = t(1.0)
+        before = x._version
+        x[ids] = v
+        name = x.grad_fn.name() if x.grad_fn is not None else None
+        return x.detach().numpy().tolist(), x._version - before, name
+
+    om, ot = outcome(lambda: run(mg)), outcome(lambda: run(torch))
+    assert om == ot
