@@ -629,6 +629,27 @@ def _slices_and_int_list(index):
     return lists == 1
 
 
+def _slices_and_id_arrays(index, ndim):
+    """Tuple `index` as the general path converts it, where it is slices of int bounds and steps above 0 and
+    int32 / int64 tensors of one dim or more (one at least), no more than `ndim`: an index in which that
+    path finds no int, mask or error of its own to check (numpy's, for ids, are PyTorch's); else None."""
+    if len(index) > ndim:
+        return None
+    out, ids = [], False
+    for i in index:
+        if type(i) is slice:
+            if not (i.step is None or type(i.step) is int and i.step > 0) \
+                    or not (i.start is None or type(i.start) is int) or not (i.stop is None or type(i.stop) is int):
+                return None
+            out.append(i)
+        elif type(i) is Tensor and i.array.ndim and (i.array.dtype == np.int64 or i.array.dtype == np.int32):
+            out.append(i.array)
+            ids = True
+        else:
+            return None
+    return tuple(out) if ids else None
+
+
 def as_int(index, indexed):
     """The int of a 0-d integer tensor index (`dC[ix]`, ix one element of an id tensor), with which PyTorch
     indexes an array `indexed` of one dim or more as with that int, as the general path does after converting
@@ -659,6 +680,8 @@ def getitem(self, index):
     if type(index) is tuple and list in map(type, index) and _slices_and_int_list(index):  # `logits[:, [-1]]`: as the general path converts it
         xp = array_module(self.array)
         return Index.apply(self, tuple([xp.asarray(i) if type(i) is list else i for i in index]), True)
+    if type(index) is tuple and (idx := _slices_and_id_arrays(index, self.array.ndim)) is not None:
+        return Index.apply(self, idx, True)  # `x[:, cols]`, `x[rows, 1:5]`: as the general path converts it
     if type(index) is Tensor and (not recording.recorders_made or recording.hook.recorder is None):
         # (a capture keeps the general path below)
         index = as_int(index, self.array)

@@ -457,16 +457,21 @@ def setitem(self, index, value):
     if not a.ndim and (type(index) is int or type(index) is slice):
         raise _zero_dim_error(index)
     xp = array_module(self.array)
-    idx, advanced = _convert_index(index, xp, self.array.shape)
+    ids = type(index) is Tensor and a.ndim and index.array.ndim and index.array.dtype in (np.int64, np.int32)
+    if ids:  # `x[ids] = v`: what the conversion makes of it, with no int, mask or slice to check
+        idx, advanced = (index.array,), True
+    else:
+        idx, advanced = _convert_index(index, xp, self.array.shape)
     if advanced:
-        ordered = _ints_first(idx, self.array.shape)  # (PyTorch checks the integers before the masks)
+        ordered = idx if ids else _ints_first(idx, self.array.shape)  # (PyTorch checks the integers before the masks)
         if state.grad_enabled and self._requires_grad and self.grad_fn is None:  # (autograd's refusal: after the
             _check_count(idx, a.shape)  # basic items' checks, before index_put_'s own)
             if _index_put_into_a_view(index, a.shape):
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
             check_inplace(self)
-        _check_masks(idx, self.array.shape)
+        if not ids:
+            _check_masks(idx, self.array.shape)
         idx = ordered
     else:
         # PyTorch's checks, in its order, where it matters: a view of a leaf refused, a step below 1 (numpy takes
