@@ -1,6 +1,7 @@
 """Elementwise ops. Each forward works on arrays; each backward is written in Tensor ops, so a
 backward run with create_graph=True is itself recorded (second derivatives come free)."""
 import builtins
+import math
 import operator
 import warnings
 
@@ -1523,7 +1524,7 @@ class Sign(Function):
         xp = array_module(a.array)
         out = xp.sign(a.array)
         # PyTorch's sign is (0 < a) - (a < 0): 0 at NaN, where numpy's is NaN (a sum of the +-1s finds one)
-        if out.dtype.kind == "f" and out.sum() != out.sum():
+        if out.dtype.kind == "f" and math.isnan(out.sum()):
             return xp.where(out == out, out, out.dtype.type(0))
         return out
 
