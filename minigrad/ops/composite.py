@@ -33,7 +33,7 @@ greater, greater_equal, less, less_equal, not_equal = elementwise.gt, elementwis
 swapaxes = swapdims = shape_ops.transpose
 def sgn(input):
     """sign, and z/|z| for a complex z (0 at 0)."""
-    return complex_ops.sgn(input) if input.array.dtype.kind == "c" else elementwise.sign(input)
+    return complex_ops.sgn(input) if input.array.dtype.kind == "c" else elementwise.sign(input, elementwise.SgnReal)
 
 
 def positive(input):

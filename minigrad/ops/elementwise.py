@@ -1,6 +1,8 @@
 """Elementwise ops. Each forward works on arrays; each backward is written in Tensor ops, so a
 backward run with create_graph=True is itself recorded (second derivatives come free)."""
 import builtins
+import math
+import operator
 import warnings
 
 import numpy as np
@@ -566,7 +568,7 @@ class Maximum(Function):
     @staticmethod
     def backward(ctx, g):  # the larger input gets the gradient; ties split it in half
         a, b = ctx.saved_tensors
-        return _minmax_backward(g, a, b, a > b, ctx)
+        return _minmax_backward(g, a, b, ctx, operator.gt)
 
 
 class Minimum(Function):
@@ -581,16 +583,16 @@ class Minimum(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        return _minmax_backward(g, a, b, a < b, ctx)
+        return _minmax_backward(g, a, b, ctx, operator.lt)
 
 
-def _minmax_backward(g, a, b, a_wins, ctx):
-    # picked with where, not multiplied by a 0/1 mask: an inf gradient on the losing side stays out
-    tie = a == b
-    half = g * 0.5
+def _minmax_backward(g, a, b, ctx, wins):
+    # picked with where, not multiplied by a 0/1 mask: an inf gradient on the losing side stays out; a side
+    # loses only where the other wins (`wins(other, side)`), so at a NaN both get g, as in PyTorch
+    split = where(a == b, g * 0.5, g)
     a_shape, b_shape = ctx._shapes
-    return (sum_to(where(a_wins, g, where(tie, half, 0.0)), a_shape) if ctx.needs_input_grad[0] else None,
-            sum_to(where(a_wins | tie, where(tie, half, 0.0), g), b_shape) if ctx.needs_input_grad[1] else None)
+    return (sum_to(where(wins(b, a), 0.0, split), a_shape) if ctx.needs_input_grad[0] else None,
+            sum_to(where(wins(a, b), 0.0, split), b_shape) if ctx.needs_input_grad[1] else None)
 
 
 def _binary(cls, a, b, *extra):
@@ -1519,19 +1521,28 @@ class Sign(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return array_module(a.array).sign(a.array)
+        xp = array_module(a.array)
+        out = xp.sign(a.array)
+        # PyTorch's sign is (0 < a) - (a < 0): 0 at NaN, where numpy's is NaN (a sum of the +-1s finds one)
+        if out.dtype.kind == "f" and math.isnan(out.sum()):
+            return xp.where(out == out, out, out.dtype.type(0))
+        return out
 
     @staticmethod
     def backward(ctx, g):  # d(sign a) = 0 almost everywhere
         return zeros_like_grad(g)
 
 
-def sign(input):
-    """-1, 0 or 1 elementwise (a zero gradient, as PyTorch's SignBackward0)."""
+class SgnReal(Sign):  # torch.sgn of a real tensor: sign, under PyTorch's name for sgn's node
+    node_name = "SgnBackward0"
+
+
+def sign(input, node=Sign):
+    """-1, 0 or 1 elementwise, 0 at NaN (a zero gradient, as PyTorch's SignBackward0)."""
     if input.array.dtype.kind in "bc":
         _refuse("sign", input)
         return array_op("copy", input)
-    return Sign.apply(input)
+    return node.apply(input)
 
 
 def square(input):

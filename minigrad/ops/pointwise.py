@@ -487,9 +487,15 @@ class LerpTensor(Function):
     def backward(ctx, g):  # d(a + w (b - a)) = (1 - w) da + w db + (b - a) dw
         a, b, w = ctx.saved_tensors
         a_shape, b_shape, w_shape = ctx._shapes3
+        if ctx.needs_input_grad[2]:
+            # PyTorch takes b - a in the dtype a and b had before a 0-d weight promoted them (float32's rounding)
+            d = b - a if ctx.end_dtype is None else cast(b, ctx.end_dtype) - cast(a, ctx.end_dtype)
         return (sum_to(g * (1.0 - w), a_shape) if ctx.needs_input_grad[0] else None,
                 sum_to(g * w, b_shape) if ctx.needs_input_grad[1] else None,
-                sum_to(g * (b - a), w_shape) if ctx.needs_input_grad[2] else None)
+                sum_to(g * d, w_shape) if ctx.needs_input_grad[2] else None)
+
+
+LerpTensor._backward_cls.end_dtype = None  # (a lerp whose 0-d weight promoted float input and end keeps theirs)
 
 
 _LERP_OVERLOADS = ("Tensor input, Tensor end, Tensor weight, *, Tensor out = None",
@@ -520,6 +526,7 @@ def lerp(input, end, weight):
 
         raise TypeError(invalid_arguments("lerp", (input, end, weight), _LERP_OVERLOADS))
     broadcast_shapes(input.array.shape, end.array.shape)
+    end_dtype = None
     if end.array.dtype != input.array.dtype:  # (PyTorch checks the dtypes before it looks for a kernel)
         raise RuntimeError(f"expected dtype {_dtypes.cpp_name(input.array.dtype)} for `end` but got dtype {_dtypes.cpp_name(end.array.dtype)}")
     if isinstance(weight, complex) and input.array.dtype.kind != "c":  # (a number PyTorch converts to input's dtype)
@@ -531,6 +538,8 @@ def lerp(input, end, weight):
         # a 0-d weight of another dtype takes part in promotion as a 0-d tensor does (float64 input, float32 weight:
         # float64; int64 input, float64 weight: float64), as PyTorch's lerp does
         dt = _dtypes.result_type(input, end, weight)
+        if dt != input.array.dtype and input.array.dtype.kind == "f":
+            end_dtype = input.array.dtype
         input, end, weight = cast(input, dt), cast(end, dt), cast(weight, dt)
     if input.array.dtype.kind not in "fc":
         kind = "scalar" if not isinstance(weight, Tensor) else "tensor"
@@ -542,6 +551,8 @@ def lerp(input, end, weight):
     out = LerpTensor.apply(input, end, weight)
     if out.grad_fn is not None:
         LerpTensor.keep_state(out.grad_fn, (input, end, weight), out)
+        if end_dtype is not None:
+            out.grad_fn.end_dtype = end_dtype
     return out
 
 
